@@ -1,0 +1,71 @@
+#!/usr/bin/env python3
+"""Set up and drive the serQ workspace with nothing but python3 (3.11+) and the package index.
+
+    python3 dev.py example   # set up, then run an example end to end
+    python3 dev.py test      # set up, then run the whole test suite (ruff included)
+    python3 dev.py setup     # set up only: .venv/ with every part installed
+
+Set-up installs uv into .tools/uv (a private venv) when no uv is on PATH, then runs
+``uv sync --all-packages --frozen``, which makes ``.venv/`` with the six parts and the dev tools.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+TOOLS = ROOT / ".tools" / "uv"
+BIN = "Scripts" if os.name == "nt" else "bin"
+
+
+def sh(*cmd: str | Path) -> None:
+    print("+", " ".join(str(c) for c in cmd), flush=True)
+    r = subprocess.run([str(c) for c in cmd], cwd=ROOT)
+    if r.returncode != 0:
+        sys.exit(r.returncode)
+
+
+def uv() -> str:
+    found = shutil.which("uv")
+    if found:
+        return found
+    exe = TOOLS / BIN / "uv"
+    if not exe.exists():
+        print(f"+ installing uv into {TOOLS.relative_to(ROOT)}", flush=True)
+        venv.EnvBuilder(with_pip=True, clear=True).create(TOOLS)
+        sh(TOOLS / BIN / "python", "-m", "pip", "install", "--quiet", "uv>=0.5")
+    return str(exe)
+
+
+def setup() -> None:
+    sh(uv(), "sync", "--all-packages", "--frozen")
+
+
+def venv_bin(name: str) -> str:
+    return str(ROOT / ".venv" / BIN / name)
+
+
+def main(argv: list[str]) -> None:
+    what = argv[1] if len(argv) > 1 else "help"
+    if what == "setup":
+        setup()
+    elif what == "test":
+        setup()
+        sh(venv_bin("ruff"), "check", ".")
+        sh(venv_bin("python"), "-m", "pytest", "-q", "-p", "no:cacheprovider", *argv[2:])
+    elif what == "example":
+        setup()
+        example = argv[2] if len(argv) > 2 else "examples/single-turn/mg1.sq"
+        sh(venv_bin("serq"), "run", example, *argv[3:])
+    else:
+        print(__doc__)
+        sys.exit(0 if what == "help" else 2)
+
+
+if __name__ == "__main__":
+    main(sys.argv)

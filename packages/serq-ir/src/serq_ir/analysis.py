@@ -1,0 +1,34 @@
+"""Small read-only walks over a program."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from .nodes import Branch, Hold, Loop, Program, Stmt
+
+
+def blocks(stmts: list[Stmt]) -> Iterator[list[Stmt]]:
+    """Every statement block nested in ``stmts`` (not ``stmts`` itself)."""
+    for s in stmts:
+        if isinstance(s, Hold):
+            yield s.body
+            yield from blocks(s.body)
+        elif isinstance(s, Branch):
+            yield s.then
+            yield from blocks(s.then)
+            if s.orelse:
+                yield s.orelse
+                yield from blocks(s.orelse)
+        elif isinstance(s, Loop):
+            yield s.body
+            yield from blocks(s.body)
+
+
+def count_blocks(program: Program) -> int:
+    """The statement blocks of a program: the session, ``init`` and ``turn`` (when present), and every
+    block nested in them (hold bodies, branch arms, loop bodies)."""
+    n = 0
+    for top in (program.session, program.workload.init, program.workload.turn):
+        if top:
+            n += 1 + sum(1 for _ in blocks(top))
+    return n

@@ -1,0 +1,548 @@
+"""The serQ IR: the kernel of the language as msgspec Structs.
+
+Every node is frozen and keyword-only and forbids unknown fields. Members of a union carry an internal
+tag, ``"kind"``, so a decoder knows which node it reads. The frontend emits these nodes, the simulator
+runs them, and a tool that knows what it wants to run may build them directly.
+
+Conventions:
+
+* Names are resolved. An attribute is a slot number into ``Program.attributes``; a pool or stage is a
+  family number into ``Program.pools`` / ``Program.stages`` plus an optional member index expression;
+  an observe is a number into ``Program.observes``.
+* Constants are folded: ``let`` does not exist here, and every constant position holds a number.
+  ``inf`` is written as the string ``"inf"`` (JSON has no infinity); see :data:`Number`.
+* Every node made from source may carry a ``span`` (file, line, column) so that the simulator can
+  point a run-time error at the program. Spans are data about the program, not part of its meaning:
+  :func:`serq_ir.strip_spans` removes them, and IR equivalence is judged without them.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal, Union
+
+import msgspec
+
+#: The IR version this package reads and writes. Another version is refused on load.
+IR_VERSION = 1
+
+#: A folded constant: a finite float, or ``"inf"`` / ``"-inf"``.
+Number = Union[float, Literal["inf", "-inf"]]
+
+
+class Span(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True, array_like=True):
+    """Where a node came from: ``[file, line, col]`` (1-based)."""
+
+    file: str
+    line: int
+    col: int
+
+
+class _Node(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True, omit_defaults=True,
+            tag_field="kind", tag=True):
+    """Base of every tagged node. The tag is the class name."""
+
+
+# ---------------------------------------------------------------------------------------------------
+# Expressions
+# ---------------------------------------------------------------------------------------------------
+
+#: The context variables of §2. Each is readable only at its moment (the frontend's linker checks
+#: that); the simulator supplies them where they exist.
+ContextName = Literal[
+    "now", "size", "age", "last", "waiting", "present", "residents", "decoders", "kv_decode",
+    "kv_prefill", "tokens", "prefilled", "attention", "decoding", "admission", "remaining", "position",
+    "waited",
+]
+
+#: Distributions of ``~name(args)``.
+DrawName = Literal["exp", "det", "uniform", "erlang", "h2", "bernoulli"]
+
+#: Pure functions of numbers.
+FunctionName = Literal["min", "max", "abs", "floor", "ceil", "sqrt", "exp", "ln", "pow"]
+
+#: Observables of pools and stages, ``name(target, args…)``. ``blocksize`` is folded at link time.
+ObservableName = Literal[
+    "queue", "busy", "work", "used", "free", "cachedin", "holders", "queued", "budget_left", "price",
+    "est_lambda", "est_rho", "est_wait",
+]
+
+UnaryOp = Literal["-", "!"]
+BinaryOp = Literal["+", "-", "*", "/", "%", "<", "<=", ">", ">=", "==", "!=", "&&", "||"]
+
+
+class Num(_Node):
+    """A number."""
+
+    value: Number
+    span: Span | None = None
+
+
+class Attr(_Node):
+    """A session attribute, by slot."""
+
+    slot: int
+    span: Span | None = None
+
+
+class Ctx(_Node):
+    """A context variable."""
+
+    name: ContextName
+    span: Span | None = None
+
+
+class Draw(_Node):
+    """A random draw ``~name(args)`` from the session's stream."""
+
+    dist: DrawName
+    args: list[Expr]
+    span: Span | None = None
+
+
+class Call(_Node):
+    """A pure function of its arguments."""
+
+    fn: FunctionName
+    args: list[Expr]
+    span: Span | None = None
+
+
+class PoolRef(_Node):
+    """A member of a pool family: ``pools[pool]``, member ``index`` (absent for a family of one)."""
+
+    pool: int
+    index: Expr | None = None
+    span: Span | None = None
+
+
+class StageRef(_Node):
+    """A member of a stage family: ``stages[stage]``, member ``index`` (absent for a family of one)."""
+
+    stage: int
+    index: Expr | None = None
+    span: Span | None = None
+
+
+Ref = Union[PoolRef, StageRef]
+
+
+class Observable(_Node):
+    """An observable of a pool or a stage: ``name(target, args…)``."""
+
+    name: ObservableName
+    target: Ref
+    args: list[Expr] = []
+    span: Span | None = None
+
+
+class Unary(_Node):
+    op: UnaryOp
+    arg: Expr
+    span: Span | None = None
+
+
+class Binary(_Node):
+    op: BinaryOp
+    lhs: Expr
+    rhs: Expr
+    span: Span | None = None
+
+
+class Cond(_Node):
+    """``test ? then : orelse``; a non-zero test is true."""
+
+    test: Expr
+    then: Expr
+    orelse: Expr
+    span: Span | None = None
+
+
+Expr = Union[Num, Attr, Ctx, Draw, Call, Observable, Unary, Binary, Cond]
+
+
+# ---------------------------------------------------------------------------------------------------
+# Statements
+# ---------------------------------------------------------------------------------------------------
+
+
+class Turn(_Node):
+    """Load the next turn's attributes (workload ``turn`` block, trace row, or preset)."""
+
+    span: Span | None = None
+
+
+class Set(_Node):
+    slot: int
+    value: Expr
+    span: Span | None = None
+
+
+class Observe(_Node):
+    """Record a sample of ``observes[observe]``."""
+
+    observe: int
+    value: Expr
+    span: Span | None = None
+
+
+class HoldPool(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True, omit_defaults=True):
+    """One pool of a hold: the units it takes and the room it needs (``max(units, reserve)``)."""
+
+    pool: PoolRef
+    units: Expr
+    reserve: Expr | None = None
+
+
+class Lease(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True, omit_defaults=True):
+    """``lease POOL (t)``: the allocation on ``pool`` outlives the scope for ``time``."""
+
+    pool: PoolRef
+    time: Expr
+
+
+class Hold(_Node):
+    """``hold p1 (u1) reserve (r1), … reuse (ρ) { body } cache (ℓ) lease P (t)``.
+
+    The session joins the queue of the first pool. ``cache`` absent is the memory-only hold (consumes no
+    prefix, caches nothing); ``reuse`` absent with a cache clause consumes the whole own prefix.
+    """
+
+    pools: list[HoldPool]
+    body: list[Stmt]
+    reuse: Expr | None = None
+    cache: Expr | None = None
+    lease: Lease | None = None
+    span: Span | None = None
+
+
+class Grow(_Node):
+    pool: PoolRef
+    amount: Expr
+    span: Span | None = None
+
+
+class Drop(_Node):
+    """Discard the session's own cached prefix in ``pool``."""
+
+    pool: PoolRef
+    span: Span | None = None
+
+
+class Release(_Node):
+    """Give back the innermost enclosing hold's allocation on ``pool`` now, or end a lease of it."""
+
+    pool: PoolRef
+    span: Span | None = None
+
+
+class Load(_Node):
+    """The KV of ``amount`` tokens arrived: the innermost hold's computed position on ``pool`` advances."""
+
+    pool: PoolRef
+    amount: Expr
+    span: Span | None = None
+
+
+RunMode = Literal["plain", "prefill", "decode"]
+
+
+class Run(_Node):
+    """One job of ``work`` on one stage, or one flow holding several stages at once."""
+
+    stages: list[StageRef]
+    work: Expr
+    mode: RunMode = "plain"
+    growing: PoolRef | None = None
+    span: Span | None = None
+
+
+class Branch(_Node):
+    """``branch (guard) { then } else { orelse }``; the guard must be 0 or 1."""
+
+    guard: Expr
+    then: list[Stmt]
+    orelse: list[Stmt] = []
+    span: Span | None = None
+
+
+class Loop(_Node):
+    body: list[Stmt]
+    span: Span | None = None
+
+
+class Choose(_Node):
+    """``choose x in n by (k…)``: ``slot`` := the index in ``0..n`` with the least keys (then the least index).
+
+    Each key is evaluated with the candidate index in ``slot``.
+    """
+
+    slot: int
+    n: Expr
+    keys: list[Expr]
+    span: Span | None = None
+
+
+class End(_Node):
+    span: Span | None = None
+
+
+Stmt = Union[Turn, Set, Observe, Hold, Grow, Drop, Release, Load, Run, Branch, Loop, Choose, End]
+
+
+# ---------------------------------------------------------------------------------------------------
+# Pools
+# ---------------------------------------------------------------------------------------------------
+
+
+class EvictLru(_Node):
+    """Release time, then release order."""
+
+
+class EvictBy(_Node):
+    """Ascending keys (at the Evict moment), then release order."""
+
+    keys: list[Expr]
+
+
+class Extension(_Node):
+    """A stage kind or policy a plugin provides: ``name`` as registered, ``params`` its own JSON."""
+
+    name: str
+    params: msgspec.Raw = msgspec.field(default_factory=lambda: msgspec.Raw(b"null"))
+
+
+Evict = Union[EvictLru, EvictBy, Extension]
+
+
+class PreemptNone(_Node):
+    """A grow that does not fit waits."""
+
+
+class PreemptBy(_Node):
+    """Preempt the candidate with the least keys (ties: the last admitted); ``lifo`` is
+    ``by (-admission) requeue head``."""
+
+    keys: list[Expr]
+    requeue: Literal["head", "tail"] = "head"
+
+
+Preempt = Union[PreemptNone, PreemptBy, Extension]
+
+
+class QueueFifo(_Node):
+    pass
+
+
+class QueueBy(_Node):
+    keys: list[Expr]
+
+
+Queue = Union[QueueFifo, QueueBy]
+
+
+class Spill(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True, omit_defaults=True):
+    """``spill TIER via LINK (work) when (pred)``."""
+
+    tier: PoolRef
+    link: StageRef
+    work: Expr
+    when: Expr
+
+
+class Pool(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True, omit_defaults=True):
+    """A family of ``size`` pools."""
+
+    name: str
+    size: int = 1
+    cap: Number = "inf"
+    block: float | None = None
+    evict: Evict = EvictLru()
+    preempt: Preempt = PreemptNone()
+    queue: Queue = QueueFifo()
+    reserve_held: bool = False
+    spill: Spill | None = None
+    admit_via: int | None = None
+    span: Span | None = None
+
+
+# ---------------------------------------------------------------------------------------------------
+# Stages
+# ---------------------------------------------------------------------------------------------------
+
+
+class Fifo(_Node):
+    servers: Number = 1.0
+
+
+class Ps(_Node):
+    """Throughput ``capacity`` (reads ``present``) shared equally."""
+
+    capacity: Expr
+
+
+class Delay(_Node):
+    pass
+
+
+class ServeBy(_Node):
+    """Residents in ascending key order, then admission order (no keys: admission order)."""
+
+    keys: list[Expr] = []
+
+
+class ServeExclusivePrefill(_Node):
+    pass
+
+
+class Step(_Node):
+    """The iteration-level engine of continuous batching."""
+
+    budget: Expr
+    cost: Expr
+    chunk: Expr | None = None
+    serve: ServeBy | ServeExclusivePrefill = ServeBy()
+    memory: int | None = None
+
+
+StageKind = Union[Fifo, Ps, Delay, Step, Extension]
+
+
+class Stage(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True, omit_defaults=True):
+    """A family of ``size`` stages."""
+
+    name: str
+    kind: StageKind
+    size: int = 1
+    span: Span | None = None
+
+
+# ---------------------------------------------------------------------------------------------------
+# Workload, run, program
+# ---------------------------------------------------------------------------------------------------
+
+
+class Poisson(_Node):
+    """An arrival at time 0, then exponential gaps of mean ``1 / rate``."""
+
+    rate: Number
+
+
+class Renewal(_Node):
+    """The first arrival after one gap; gaps must be positive and finite."""
+
+    gap: Expr
+
+
+class Closed(_Node):
+    """``n`` sessions; each that ends is replaced at once."""
+
+    n: int
+
+
+class Batch(_Node):
+    """``n`` sessions at time 0."""
+
+    n: int
+
+
+class NoArrivals(_Node):
+    """No generated arrivals (the sessions are the presets, if any)."""
+
+
+Arrive = Union[Poisson, Renewal, Closed, Batch, NoArrivals]
+
+
+class SlotValue(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True, array_like=True):
+    """``[slot, value]``: an attribute preset."""
+
+    slot: int
+    value: float
+
+
+class Preset(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True, omit_defaults=True):
+    """A session given explicitly: it arrives at ``at`` with ``attrs`` set before ``init``; each
+    ``turn`` statement loads the next entry of ``turns`` and sets ``more`` (1 while turns remain)."""
+
+    at: float
+    attrs: list[SlotValue] = []
+    turns: list[list[SlotValue]] = []
+
+
+class Trace(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True, omit_defaults=True):
+    """Replay a CSV trace (``session,turn,new,out,think,forced``); ``ordered``: session i replays trace
+    session i, otherwise each arrival samples a trace session."""
+
+    path: str
+    ordered: bool = False
+    span: Span | None = None
+
+
+class Workload(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True, omit_defaults=True):
+    arrive: Arrive = NoArrivals()
+    presets: list[Preset] = []
+    trace: Trace | None = None
+    init: list[Stmt] = []
+    turn: list[Stmt] = []
+
+
+class RunSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True, omit_defaults=True):
+    horizon: Number = "inf"
+    warmup: float = 0.0
+    seed: int = 1
+    arrivals: int | None = None
+
+
+class Attribute(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True, omit_defaults=True):
+    """A session attribute slot. ``builtin`` slots are the language's (``serial``, ``turn_no``,
+    ``cached``, ``computed``, and with a trace ``new``, ``out``, ``think``, ``more``, ``forced``);
+    ``hidden`` ones the scheduler may not read."""
+
+    name: str
+    builtin: bool = False
+    hidden: bool = False
+
+
+class ObserveDecl(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True, omit_defaults=True):
+    """An observation. ``test``: its expression is a test (outermost comparison, ``&&``, ``||``, ``!``)."""
+
+    name: str
+    test: bool = False
+
+
+class Gauge(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True, omit_defaults=True):
+    name: str
+    value: Expr
+    span: Span | None = None
+
+
+class Constant(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True, array_like=True):
+    """``[name, value]``: a folded ``let``, kept for reports and tools (the IR never refers to it)."""
+
+    name: str
+    value: Number
+
+
+Share = Literal["maxmin", "bottleneck"]
+
+
+class Program(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True, omit_defaults=True):
+    """A whole serQ program."""
+
+    version: int
+    attributes: list[Attribute] = []
+    constants: list[Constant] = []
+    observes: list[ObserveDecl] = []
+    gauges: list[Gauge] = []
+    pools: list[Pool] = []
+    stages: list[Stage] = []
+    workload: Workload = Workload()
+    session: list[Stmt] = []
+    share: str | None = None
+    run: RunSettings = RunSettings()
+    source: str | None = None
+
+
+#: The built-in attributes every program has, in slot order.
+BUILTIN_ATTRIBUTES = ("serial", "turn_no", "cached", "computed")
+#: The attributes a trace (or a preset's turns) supplies.
+TRACE_ATTRIBUTES = ("new", "out", "think", "more", "forced")

@@ -1,0 +1,92 @@
+"""The result of a simulation: the figures a report shows, as msgspec Structs.
+
+The simulator (serq-sim) fills a :class:`Result`; the reporters (serq-report) format it. JSON output is
+this struct encoded, so its field names are the JSON report's keys. Non-finite numbers (an empty
+statistic is NaN) encode as ``null``.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+#: Version of the report's JSON shape.
+REPORT_VERSION = 1
+
+
+class _S(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    pass
+
+
+class ObserveStats(_S):
+    """One observe: sample count, mean, 95% batch-means CI half-width, cv², p99 (NaN below 40 samples)."""
+
+    count: int
+    mean: float
+    ci: float
+    cv2: float
+    p99: float
+
+
+class StageStats(_S):
+    """One stage member, over [warmup, end]."""
+
+    name: str
+    index: int
+    present: float  # time-average number of jobs present
+    utilisation: float
+    completions: int
+    throughput: float
+    wait: float  # mean wait before service
+    service: float  # mean time in service
+    iterations: int | None = None  # step stages only
+
+
+class PoolStats(_S):
+    """One pool member, over [warmup, end]."""
+
+    name: str
+    index: int
+    used: float  # time-average allocated units
+    cached: float  # time-average cached units
+    queue: float  # time-average sessions waiting
+    holders: float  # time-average holders
+    wait: float  # mean queue wait of the admitted
+    admissions: int
+    evicted_entries: int
+    evicted_units: float
+    preemptions: int
+    spills: int
+    rejections: int
+    stuck: int
+    over_cap: int = 0
+
+
+class GaugeStats(_S):
+    """One gauge: time average over [warmup, end], batch-means CI over 20 windows, least and greatest
+    value held for a positive time."""
+
+    mean: float
+    ci: float
+    min: float
+    max: float
+
+
+class Result(_S):
+    """Everything a report shows."""
+
+    report_version: int = REPORT_VERSION
+    horizon: float
+    end: float
+    warmup: float
+    seed: int
+    events: int
+    arrivals: int
+    ended: int
+    turns: int
+    mean_live: float
+    interrupted: bool = False
+    observes: dict[str, ObserveStats] = {}
+    stages: list[StageStats] = []
+    pools: list[PoolStats] = []
+    gauges: dict[str, GaugeStats] = {}
+    notes: list[str] = []

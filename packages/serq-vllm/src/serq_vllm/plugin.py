@@ -1,0 +1,12 @@
+"""serq-vllm as a part of ``serq``: the ``vllm`` commands and the library folder holding vllm.sq."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from serq import hookimpl
+
+
+@hookimpl(optionalhook=True)
+def serq_frontend_library_paths():
+    return [Path(__file__).parent / "lib"]

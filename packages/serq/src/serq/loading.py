@@ -1,0 +1,89 @@
+"""Loading a program from a file through the loaders the installed parts register."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pluggy
+
+from .errors import UserError
+from .plugins import Registry, collect
+
+#: Which distribution loads which file type, for the message when none installed does.
+KNOWN_SUFFIXES = {".ir.json": "serq-ir", ".sq": "serq-frontend"}
+
+
+@dataclass(frozen=True)
+class LoadOptions:
+    """What a command passes to a loader: ``--set NAME=value`` and ``--def NAME=expr``."""
+
+    sets: dict[str, float] = field(default_factory=dict)
+    defs: dict[str, str] = field(default_factory=dict)
+
+
+def loaders(pm: pluggy.PluginManager) -> Registry:
+    return collect(pm, "serq_register_loaders", "loader for")
+
+
+def load_program(pm: pluggy.PluginManager, path: str | Path, options: LoadOptions | None = None) -> Any:
+    """Load ``path`` with the loader of the longest matching suffix."""
+    options = options or LoadOptions()
+    p = Path(path)
+    reg = loaders(pm)
+    name = p.name
+    matches = sorted((s for s in reg.names() if name.endswith(s)), key=len, reverse=True)
+    if not matches:
+        for suffix, dist in sorted(KNOWN_SUFFIXES.items(), key=lambda kv: -len(kv[0])):
+            if name.endswith(suffix):
+                raise UserError(f"{p}: no installed part loads {suffix} files; install {dist} "
+                                f"(pip install {dist}, or serq[all])")
+        known = ", ".join(sorted(reg.names())) or "none"
+        raise UserError(f"{p}: unknown file type (the installed parts load: {known})")
+    if (options.sets or options.defs) and matches[0] == ".ir.json":
+        raise UserError(f"{p}: --set and --def apply to source programs, not to IR files")
+    return reg[matches[0]](p, options)
+
+
+def parse_assignments(items: tuple[str, ...], flag: str) -> dict[str, str]:
+    """``NAME=value`` pairs of a repeated flag."""
+    out: dict[str, str] = {}
+    for item in items:
+        name, eq, value = item.partition("=")
+        if not eq or not name.strip():
+            raise UserError(f"{flag} {item!r}: expected NAME=VALUE")
+        out[name.strip()] = value
+    return out
+
+
+def parse_sets(items: tuple[str, ...]) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for name, value in parse_assignments(items, "--set").items():
+        try:
+            out[name] = float(value)
+        except ValueError:
+            raise UserError(f"--set {name}={value}: {value!r} is not a number") from None
+    return out
+
+
+def apply_run_overrides(program: Any, *, seed: int | None = None, horizon: float | None = None,
+                        warmup: float | None = None, arrivals: int | None = None) -> Any:
+    """The program with the run settings the command line overrides."""
+    import msgspec
+
+    changes: dict[str, Any] = {}
+    if seed is not None:
+        changes["seed"] = seed
+    if horizon is not None:
+        changes["horizon"] = "inf" if horizon == float("inf") else horizon
+    if warmup is not None:
+        changes["warmup"] = warmup
+    if arrivals is not None:
+        if arrivals < 1:
+            raise UserError(f"--arrivals {arrivals}: must be a positive integer")
+        changes["arrivals"] = arrivals
+    if not changes:
+        return program
+    run = msgspec.structs.replace(program.run, **changes)
+    return msgspec.structs.replace(program, run=run)
