@@ -17,7 +17,7 @@ class _S(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     pass
 
 
-class ObserveStats(_S):
+class ObserveStats(_S, kw_only=True):
     """One observe: sample count, mean, 95% batch-means CI half-width, cv², p99 (NaN below 40 samples)."""
 
     count: int
@@ -27,7 +27,7 @@ class ObserveStats(_S):
     p99: float
 
 
-class StageStats(_S):
+class StageStats(_S, kw_only=True):
     """One stage member, over [warmup, end]."""
 
     name: str
@@ -41,7 +41,7 @@ class StageStats(_S):
     iterations: int | None = None  # step stages only
 
 
-class PoolStats(_S):
+class PoolStats(_S, kw_only=True):
     """One pool member, over [warmup, end]."""
 
     name: str
@@ -61,7 +61,7 @@ class PoolStats(_S):
     over_cap: int = 0
 
 
-class GaugeStats(_S):
+class GaugeStats(_S, kw_only=True):
     """One gauge: time average over [warmup, end], batch-means CI over 20 windows, least and greatest
     value held for a positive time."""
 
@@ -71,7 +71,7 @@ class GaugeStats(_S):
     max: float
 
 
-class Result(_S):
+class Result(_S, kw_only=True):
     """Everything a report shows."""
 
     report_version: int = REPORT_VERSION
