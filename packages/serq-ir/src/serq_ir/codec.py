@@ -77,8 +77,8 @@ def _strip(obj: Any) -> Any:
 
 def strip_spans(program: Program) -> Program:
     """The same program without source spans (IR equivalence is judged on this)."""
-    raw = msgspec.to_builtins(program)
-    return msgspec.convert(_strip(raw), Program)
+    raw = msgspec.json.decode(_encoder.encode(program))
+    return _decoder.decode(_encoder.encode(_strip(raw)))
 
 
 def schema() -> dict[str, Any]:

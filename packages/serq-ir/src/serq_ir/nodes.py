@@ -18,7 +18,7 @@ Conventions:
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, Union
+from typing import Any, Literal, Union
 
 import msgspec
 
@@ -305,10 +305,11 @@ class EvictBy(_Node):
 
 
 class Extension(_Node):
-    """A stage kind or policy a plugin provides: ``name`` as registered, ``params`` its own JSON."""
+    """A stage kind or policy a plugin provides: ``name`` as registered, ``params`` its own JSON value,
+    which the owning plugin decodes (``msgspec.convert(params, ItsParams)``)."""
 
     name: str
-    params: msgspec.Raw = msgspec.field(default_factory=lambda: msgspec.Raw(b"null"))
+    params: Any = None
 
 
 Evict = Union[EvictLru, EvictBy, Extension]

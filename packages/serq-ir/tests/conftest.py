@@ -1,0 +1,5 @@
+import sys
+from pathlib import Path
+
+# Test helpers beside the tests (ir_programs.py) are imported by name.
+sys.path.insert(0, str(Path(__file__).parent))
