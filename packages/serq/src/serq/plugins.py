@@ -105,7 +105,7 @@ def collect(pm: pluggy.PluginManager, hook: str, kind: str,
     caller = getattr(pm.hook, hook, None)
     if caller is None:
         return reg
-    for impl in reversed(caller.get_hookimpls()):
+    for impl in caller.get_hookimpls():
         provider = provider_name(pm, impl.plugin)
 
         def register(*args: Any, _provider: str = provider) -> None:

@@ -1,0 +1,111 @@
+"""The ``serq`` command: help, version, exit statuses, loading IR, malformed IR everywhere."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import serq
+import serq_ir
+from host_helpers import run_serq
+
+
+def mm1_ir(tmp_path):
+    from serq_ir import nodes as n
+
+    attrs = [n.Attribute(name=a, builtin=True) for a in n.BUILTIN_ATTRIBUTES] + [n.Attribute(name="t0")]
+    program = n.Program(
+        version=n.IR_VERSION, attributes=attrs, observes=[n.ObserveDecl(name="response")],
+        stages=[n.Stage(name="server", kind=n.Fifo())], workload=n.Workload(arrive=n.Poisson(rate=0.8)),
+        session=[n.Set(slot=4, value=n.Ctx(name="now")),
+                 n.Run(stages=[n.StageRef(stage=0)], work=n.Draw(dist="exp", args=[n.Num(value=1.0)])),
+                 n.Observe(observe=0, value=n.Binary(op="-", lhs=n.Ctx(name="now"), rhs=n.Attr(slot=4)))],
+        run=n.RunSettings(horizon=1000.0))
+    path = tmp_path / "mm1.ir.json"
+    path.write_bytes(serq_ir.encode(program))
+    return path
+
+
+def test_help_lists_the_commands_of_the_installed_parts():
+    r = run_serq("--help")
+    assert r.returncode == 0
+    for cmd in ("check", "ir", "plugins"):
+        assert cmd in r.stdout
+
+
+def test_version():
+    r = run_serq("--version")
+    assert r.returncode == 0 and r.stdout.strip() == f"serq, version {serq.__version__}"
+
+
+def test_python_dash_m():
+    r = run_serq("--version", module=True)
+    assert r.returncode == 0 and serq.__version__ in r.stdout
+
+
+def test_usage_error_is_status_2():
+    assert run_serq("no-such-command").returncode == 2
+    assert run_serq("check").returncode == 2
+    assert run_serq("ir", "--seed", "many", "x.ir.json").returncode == 2
+
+
+def test_check_an_ir_file(tmp_path):
+    r = run_serq("check", str(mm1_ir(tmp_path)))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "OK: 0 pool(s), 1 stage(s), 5 attribute(s), 1 block(s)\n"
+
+
+def test_ir_prints_the_program_with_overrides(tmp_path):
+    r = run_serq("ir", str(mm1_ir(tmp_path)), "--seed", "9", "--horizon", "50", "--arrivals", "10")
+    assert r.returncode == 0, r.stderr
+    program = serq_ir.decode(r.stdout)
+    assert (program.run.seed, program.run.horizon, program.run.arrivals) == (9, 50.0, 10)
+
+
+def test_ir_schema():
+    r = run_serq("ir", "--schema")
+    assert r.returncode == 0
+    assert "Program" in json.loads(r.stdout)["$defs"]
+
+
+def test_plugins_json():
+    r = run_serq("plugins")
+    assert r.returncode == 0
+    got = {p["name"]: p for p in json.loads(r.stdout)}
+    assert {"host", "ir", "frontend", "sim", "report", "vllm"} <= set(got)
+    assert got["ir"]["distribution"] == "serq-ir" and got["ir"]["version"] == "0.1.0"
+    assert "serq_register_loaders" in got["ir"]["hooks"]
+    assert "serq_register_commands" in got["host"]["hooks"]
+
+
+def test_unknown_file_type(tmp_path):
+    p = tmp_path / "prog.txt"
+    p.write_text("x")
+    r = run_serq("check", str(p))
+    assert r.returncode == 1
+    assert r.stderr.startswith(f"error: {p}: unknown file type")
+    assert "Traceback" not in r.stderr
+
+
+BAD = {
+    "truncated": ('{"version":1,"pools":[', "Input data was truncated"),
+    "wrong type": ('{"version":1,"pools":[{"name":"kv","cap":"x"}]}', "Invalid enum value 'x' - at '$.pools[0].cap'"),
+    "wrong type 2": ('{"version":1,"pools":[{"name":7}]}', "Expected 'str', got 'int' - at '$.pools[0].name'"),
+    "unknown field": ('{"version":1,"colour":1}', "Object contains unknown field 'colour'"),
+    "another version": ('{"version":2}', "IR version 2 is not supported (this serq-ir reads version 1)"
+                        " - at '$.version'"),
+}
+
+COMMANDS = [("check",), ("ir",), ("run", "--no-progress")]
+
+
+@pytest.mark.parametrize("case", sorted(BAD))
+@pytest.mark.parametrize("command", COMMANDS, ids=lambda c: c[0])
+def test_malformed_ir_is_one_line_and_status_1(tmp_path, case, command):
+    text, message = BAD[case]
+    path = tmp_path / "bad.ir.json"
+    path.write_text(text)
+    r = run_serq(command[0], str(path), *command[1:])
+    assert r.returncode == 1, (r.stdout, r.stderr)
+    assert r.stderr == f"error: {path}: {message}\n"
+    assert r.stdout == ""

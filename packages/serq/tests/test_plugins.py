@@ -1,0 +1,159 @@
+"""The plugin host: discovery, the disable switches, added hookspecs, duplicate names."""
+
+from __future__ import annotations
+
+import click
+import pluggy
+import pytest
+import serq
+from serq import hookimpl
+from serq.cli import build_cli
+from serq.errors import PluginError
+from serq.plugins import collect, get_plugin_manager
+
+PARTS = {"host", "ir", "frontend", "sim", "report", "vllm"}
+
+
+def names(pm) -> set[str]:
+    return {n for n, p in pm.list_name_plugin() if p is not None}
+
+
+def test_every_part_is_discovered_through_the_entry_point_group():
+    pm = get_plugin_manager()
+    assert PARTS <= names(pm)
+    dists = {d.project_name for _, d in pm.list_plugin_distinfo()}
+    assert {"serq", "serq-ir", "serq-frontend", "serq-sim", "serq-report", "serq-vllm"} <= dists
+
+
+def test_manager_is_built_fresh_each_time():
+    assert get_plugin_manager() is not get_plugin_manager()
+
+
+def test_disabled_plugins_are_blocked(monkeypatch):
+    monkeypatch.setenv("SERQ_DISABLED_PLUGINS", "sim, vllm")
+    got = names(get_plugin_manager())
+    assert "sim" not in got and "vllm" not in got
+    assert {"host", "ir", "frontend", "report"} <= got
+
+
+def test_autoload_switch_leaves_only_the_host(monkeypatch):
+    monkeypatch.setenv("SERQ_DISABLE_PLUGIN_AUTOLOAD", "1")
+    assert names(get_plugin_manager()) == {"host"}
+
+
+def test_parts_add_their_own_hookspecs():
+    pm = get_plugin_manager()
+    for hook in ("serq_sim_register_stage_kinds", "serq_sim_register_eviction_orders",
+                 "serq_sim_register_preemption_policies", "serq_sim_register_share_policies",
+                 "serq_report_register_formats", "serq_frontend_register_sugar",
+                 "serq_frontend_library_paths"):
+        assert hasattr(pm.hook, hook), hook
+
+
+class AddsHooks:
+    """A third-party part that brings its own hookspec through serq_addhooks."""
+
+    class Specs:
+        @pluggy.HookspecMarker("serq")
+        def serq_demo_colours(self, register):
+            """Register colours."""
+
+    @hookimpl
+    def serq_addhooks(self, pluginmanager):
+        pluginmanager.add_hookspecs(self.Specs)
+
+
+class Paints:
+    @hookimpl
+    def serq_demo_colours(self, register):
+        register("red", 1)
+
+
+def test_a_plugin_adds_a_hookspec_others_implement():
+    pm = get_plugin_manager(plugins=[AddsHooks(), Paints()])
+    assert collect(pm, "serq_demo_colours", "colour").names() == ["red"]
+
+
+@click.command("hello")
+def hello():
+    """Say hello."""
+    click.echo("hello from a plugin")
+
+
+class Vacation:
+    """A stage kind a plugin provides (the simulator resolves it by name)."""
+
+
+class ThirdParty:
+    @hookimpl
+    def serq_register_commands(self, register):
+        register(hello)
+
+    @hookimpl
+    def serq_sim_register_stage_kinds(self, register):
+        register("vacation", Vacation)
+
+
+class Rival:
+    @hookimpl
+    def serq_register_commands(self, register):
+        register(hello)
+
+    @hookimpl
+    def serq_sim_register_stage_kinds(self, register):
+        register("vacation", object)
+
+
+def test_a_plugin_adds_a_subcommand(capsys):
+    pm = get_plugin_manager(plugins=[ThirdParty()])
+    cli = build_cli(pm)
+    assert "hello" in cli.commands
+    with pytest.raises(SystemExit) as e:
+        cli.main(["hello"], prog_name="serq")
+    assert e.value.code == 0
+    assert capsys.readouterr().out == "hello from a plugin\n"
+
+
+def test_a_plugin_adds_a_stage_kind():
+    pm = get_plugin_manager(plugins=[ThirdParty()])
+    kinds = collect(pm, "serq_sim_register_stage_kinds", "stage kind")
+    assert kinds["vacation"] is Vacation
+    assert kinds.provider("vacation") == pm.get_name(next(p for p in pm.get_plugins() if isinstance(p, ThirdParty)))
+
+
+def test_a_duplicate_command_names_both_providers():
+    pm = get_plugin_manager(plugins=[ThirdParty()])
+    pm.register(Rival(), name="rival-plugin")
+    with pytest.raises(PluginError) as e:
+        build_cli(pm)
+    msg = str(e.value)
+    assert "command 'hello' is registered twice" in msg
+    assert "rival-plugin" in msg
+    third = [n for n, p in pm.list_name_plugin() if isinstance(p, ThirdParty)][0]
+    assert third in msg
+
+
+def test_a_duplicate_stage_kind_names_both_providers():
+    pm = get_plugin_manager(plugins=[])
+    pm.register(ThirdParty(), name="vacation-one")
+    pm.register(Rival(), name="vacation-two")
+    with pytest.raises(PluginError, match=r"stage kind 'vacation' is registered twice: by vacation-one "
+                                          r"and by vacation-two"):
+        collect(pm, "serq_sim_register_stage_kinds", "stage kind")
+
+
+def test_a_duplicate_builtin_command_names_the_distribution():
+    class Shadow:
+        @hookimpl
+        def serq_register_commands(self, register):
+            register(click.Command("check", callback=lambda: None))
+
+    pm = get_plugin_manager()
+    pm.register(Shadow(), name="shadow")
+    with pytest.raises(PluginError, match=r"command 'check' is registered twice: by host \(serq 0\.1\.0\) "
+                                          r"and by shadow"):
+        build_cli(pm)
+
+
+def test_hookimpl_is_the_serq_marker():
+    assert serq.hookimpl.project_name == "serq"

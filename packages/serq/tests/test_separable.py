@@ -1,0 +1,42 @@
+"""The parts are separable: with only serq and serq-ir, IR files work and .sq files name the part."""
+
+from __future__ import annotations
+
+import json
+
+from host_helpers import run_serq
+from test_cli import mm1_ir
+
+ONLY_IR = {"SERQ_DISABLED_PLUGINS": "frontend,sim,report,vllm"}
+
+
+def test_only_host_and_ir_check_an_ir_file(tmp_path):
+    r = run_serq("check", str(mm1_ir(tmp_path)), env=ONLY_IR)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("OK: 0 pool(s), 1 stage(s)")
+
+
+def test_only_host_and_ir_name_the_frontend_for_source(tmp_path):
+    prog = tmp_path / "prog.sq"
+    prog.write_text("stage s : fifo;\n")
+    r = run_serq("check", str(prog), env=ONLY_IR)
+    assert r.returncode == 1
+    assert r.stderr == (f"error: {prog}: no installed part loads .sq files; install serq-frontend "
+                        "(pip install serq-frontend, or serq[all])\n")
+
+
+def test_only_host_and_ir_have_no_run_command(tmp_path):
+    r = run_serq("run", str(mm1_ir(tmp_path)), env=ONLY_IR)
+    assert r.returncode == 2
+    assert "No such command 'run'" in r.stderr
+
+
+def test_plugins_lists_only_what_is_enabled():
+    r = run_serq("plugins", env=ONLY_IR)
+    assert {p["name"] for p in json.loads(r.stdout)} == {"host", "ir"}
+
+
+def test_without_ir_an_ir_file_names_serq_ir(tmp_path):
+    r = run_serq("check", str(mm1_ir(tmp_path)), env={"SERQ_DISABLED_PLUGINS": "ir"})
+    assert r.returncode == 1
+    assert "install serq-ir" in r.stderr
