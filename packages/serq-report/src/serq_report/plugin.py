@@ -1,4 +1,4 @@
-"""serq-report as a part of ``serq``: the text and JSON reporters."""
+"""serq-report as a part of ``serq``: its hook specifications and the ``text`` and ``json`` formats."""
 
 from __future__ import annotations
 
@@ -10,3 +10,12 @@ def serq_addhooks(pluginmanager):
     from . import hookspecs
 
     pluginmanager.add_hookspecs(hookspecs)
+
+
+@hookimpl
+def serq_report_register_formats(register):
+    from .json import json_reporter
+    from .text import text_reporter
+
+    register("text", text_reporter)
+    register("json", json_reporter)

@@ -1,0 +1,184 @@
+"""The text report: the run line, then the observe, stage, pool and gauge tables, then the notes.
+
+Layout (every line ends in ``\\n``, no trailing spaces, sections separated by one blank line, a table
+with no rows is left out)::
+
+    run: horizon 1000  end 1000  warmup 100  seed 1  events 52311  arrivals 400  ended 380  turns 1510  mean live 19.8
+
+    observe  count      mean        ci      cv2       p99
+    ttft      1490  0.253012  ±0.00123  1.02344  1.20001
+
+    stage      present  util  completions  throughput  wait  service
+    ...
+
+    note: observe hit is constant 0 over 5357 samples
+
+An interrupted run has ``INTERRUPTED`` right after ``run:``. Tables have their kind as the first
+column's heading, names left-aligned and numbers right-aligned, columns two spaces apart. A member of a
+stage or pool family is ``name[i]`` when the family has more than one member (some entry of that name
+has an index above 0) and plain ``name`` otherwise. The stage table has an ``iterations`` column only
+when some stage has a count (``-`` for the others). Rows keep the order of the Result.
+
+Numbers (:func:`format_number`): counts as integers; every other figure with 6 significant digits as
+Python's ``format(x, ".6g")`` writes it (``0.253012``, ``1.5e+06``, ``1e-05``), ``nan`` for NaN,
+``inf``/``-inf``, and ``0`` for a negative zero. A confidence half-width is prefixed ``±`` unless NaN.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any, TextIO
+
+from serq_ir.report import PoolStats, Result, StageStats
+
+from ._result import result_of
+
+__all__ = ["format_number", "render_text", "text_reporter"]
+
+
+def format_number(x: float) -> str:
+    """A figure with 6 significant digits: ``.6g``, ``nan``, ``inf``, ``-inf``; ``-0`` shows as ``0``."""
+    x = float(x)
+    if x == 0.0:
+        return "0"
+    return format(x, ".6g")
+
+
+def _int(x: int) -> str:
+    return str(int(x))
+
+
+def _ci(x: float) -> str:
+    return "nan" if math.isnan(x) else "±" + format_number(x)
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    widths = [max(len(r[i]) for r in (header, *rows)) for i in range(len(header))]
+    lines = []
+    for r in (header, *rows):
+        cells = [r[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(r[1:], widths[1:])]
+        lines.append("  ".join(cells).rstrip())
+    return lines
+
+
+def _labels(entries: Sequence[StageStats | PoolStats]) -> list[str]:
+    several = {e.name for e in entries if e.index > 0}
+    return [f"{e.name}[{e.index}]" if e.name in several else e.name for e in entries]
+
+
+def _run_line(r: Result) -> str:
+    fields = [
+        ("horizon", format_number(r.horizon)),
+        ("end", format_number(r.end)),
+        ("warmup", format_number(r.warmup)),
+        ("seed", _int(r.seed)),
+        ("events", _int(r.events)),
+        ("arrivals", _int(r.arrivals)),
+        ("ended", _int(r.ended)),
+        ("turns", _int(r.turns)),
+        ("mean live", format_number(r.mean_live)),
+    ]
+    head = "run: INTERRUPTED  " if r.interrupted else "run: "
+    return head + "  ".join(f"{k} {v}" for k, v in fields)
+
+
+def _observes(r: Result) -> list[str]:
+    rows = [
+        [name, _int(o.count), format_number(o.mean), _ci(o.ci), format_number(o.cv2), format_number(o.p99)]
+        for name, o in r.observes.items()
+    ]
+    return _table(["observe", "count", "mean", "ci", "cv2", "p99"], rows) if rows else []
+
+
+def _stages(r: Result) -> list[str]:
+    if not r.stages:
+        return []
+    with_iterations = any(s.iterations is not None for s in r.stages)
+    header = ["stage", "present", "util", "completions", "throughput", "wait", "service"]
+    if with_iterations:
+        header.append("iterations")
+    rows = []
+    for label, s in zip(_labels(r.stages), r.stages):
+        row = [
+            label,
+            format_number(s.present),
+            format_number(s.utilisation),
+            _int(s.completions),
+            format_number(s.throughput),
+            format_number(s.wait),
+            format_number(s.service),
+        ]
+        if with_iterations:
+            row.append("-" if s.iterations is None else _int(s.iterations))
+        rows.append(row)
+    return _table(header, rows)
+
+
+def _pools(r: Result) -> list[str]:
+    if not r.pools:
+        return []
+    header = [
+        "pool",
+        "used",
+        "cached",
+        "queue",
+        "holders",
+        "wait",
+        "admissions",
+        "evicted",
+        "evicted_units",
+        "preemptions",
+        "spills",
+        "rejections",
+        "stuck",
+        "over_cap",
+    ]
+    rows = [
+        [
+            label,
+            format_number(p.used),
+            format_number(p.cached),
+            format_number(p.queue),
+            format_number(p.holders),
+            format_number(p.wait),
+            _int(p.admissions),
+            _int(p.evicted_entries),
+            format_number(p.evicted_units),
+            _int(p.preemptions),
+            _int(p.spills),
+            _int(p.rejections),
+            _int(p.stuck),
+            _int(p.over_cap),
+        ]
+        for label, p in zip(_labels(r.pools), r.pools)
+    ]
+    return _table(header, rows)
+
+
+def _gauges(r: Result) -> list[str]:
+    rows = [
+        [name, format_number(g.mean), _ci(g.ci), format_number(g.min), format_number(g.max)]
+        for name, g in r.gauges.items()
+    ]
+    return _table(["gauge", "mean", "ci", "min", "max"], rows) if rows else []
+
+
+def _notes(r: Result) -> list[str]:
+    lines = []
+    for note in r.notes:
+        text = note.removeprefix("note: ").rstrip("\n")
+        lines.extend(f"note: {line}" if i == 0 else f"  {line}" for i, line in enumerate(text.split("\n")))
+    return lines
+
+
+def render_text(report: Any) -> str:
+    """The text report of a report (or a bare Result), as a string ending in a newline."""
+    r = result_of(report)
+    sections = [[_run_line(r)], _observes(r), _stages(r), _pools(r), _gauges(r), _notes(r)]
+    return "\n\n".join("\n".join(s) for s in sections if s) + "\n"
+
+
+def text_reporter(report: Any, out: TextIO) -> None:
+    """The ``text`` format: writes :func:`render_text` to ``out``."""
+    out.write(render_text(report))
