@@ -10,3 +10,10 @@ from serq import hookimpl
 @hookimpl(optionalhook=True)
 def serq_frontend_library_paths():
     return [Path(__file__).parent / "lib"]
+
+
+@hookimpl
+def serq_register_commands(register):
+    from .cli import vllm_group
+
+    register(vllm_group)

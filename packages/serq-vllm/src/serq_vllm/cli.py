@@ -1,0 +1,71 @@
+"""``serq vllm …``: the oracle scenarios, the engine configuration a program implies, the bridge."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from serq import UserError
+from serq.loading import load_program
+
+
+@click.group("vllm")
+def vllm_group() -> None:
+    """vLLM v1 as a serQ program: oracle scenarios, targets, the real scheduler."""
+
+
+@vllm_group.command("scenarios")
+def scenarios_command() -> None:
+    """List the oracle scenarios shipped with serq-vllm (group/name, requests, path)."""
+    from .scenarios import list_scenarios
+
+    rows = list_scenarios()
+    width = max(len(r.name) for r in rows)
+    for r in rows:
+        click.echo(f"{r.name:<{width}}  {r.summary}  {r.path}")
+
+
+def _read(file: str) -> dict:
+    from .scenarios import read_scenario
+
+    return read_scenario(file)
+
+
+@vllm_group.command("scenario")
+@click.argument("file")
+def scenario_command(file: str) -> None:
+    """Run a scenario (a file, or a name `serq vllm scenarios` lists) through lib/vllm.sq's
+    vllm_request on the step clock and print the answer as JSON, in the oracle's conventions."""
+    from .scenarios import run_scenario
+
+    click.echo(json.dumps(run_scenario(_read(file)), sort_keys=False))
+
+
+@vllm_group.command("real")
+@click.argument("file")
+def real_command(file: str) -> None:
+    """Run a scenario through an installed vLLM's real scheduler (fake model runner) and print the same
+    JSON. vLLM is not a dependency: see docs/vllm-oracle.md for a CPU-only install."""
+    from . import real
+
+    try:
+        result = real.run_real(_read(file))
+    except real.VllmNotInstalled as e:
+        raise UserError(str(e)) from None
+    click.echo(json.dumps(result))
+
+
+@vllm_group.command("target")
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--set", "sets", multiple=True, metavar="NAME=VALUE", help="Override a let constant.")
+@click.option("--def", "defs", multiple=True, metavar="NAME=EXPR", help="Give a definition's body.")
+@click.pass_obj
+def target_command(pm, file: str, sets, defs) -> None:
+    """Print the vLLM engine configuration a program implies (the *.target.json shape)."""
+    from serq.options import to_load_options
+
+    from .target import target
+
+    program = load_program(pm, file, to_load_options(sets, defs))
+    click.echo(json.dumps(target(program), indent=2, sort_keys=True))

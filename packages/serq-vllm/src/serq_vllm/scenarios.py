@@ -1,0 +1,184 @@
+"""The oracle scenarios: listing, reading, and running them through ``vllm_request``.
+
+A scenario (see ``oracle/README.md``) is run on the step clock: the program ``programs/scenario.sq``
+(the vLLM engine of ``lib/vllm.sq`` with cost 1) is compiled with the scenario's settings as ``let``
+overrides and its serving order as a definition, and each request, or each chain of turns, becomes one
+session given explicitly in the IR (a ``Preset``): it arrives at the request's ``arrive`` and each
+``turn;`` loads the next request's ``prompt``, ``o`` and ``think``. The answer is read back from the
+observes ``vllm_request`` records.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from serq import UserError
+
+ORACLE = Path(__file__).parent / "oracle"
+PROGRAM = Path(__file__).parent / "programs" / "scenario.sq"
+
+
+@dataclass(frozen=True)
+class ScenarioFile:
+    name: str  # group/name
+    path: Path
+    summary: str
+
+
+def list_scenarios() -> list[ScenarioFile]:
+    """Every scenario shipped (those with an answer beside them), by group then name."""
+    out = []
+    for path in sorted(ORACLE.glob("*/*.json")):
+        if path.name.endswith((".out.json", ".target.json")) or not path.with_suffix(".out.json").exists():
+            continue
+        sc = json.loads(path.read_text())
+        reqs = sc.get("requests", [])
+        bits = [f"{len(reqs)} request(s)", f"budget {sc.get('budget')}", f"{sc.get('num_blocks')} blocks"]
+        if sc.get("chunk"):
+            bits.append(f"chunk {sc['chunk']}")
+        if sc.get("prefix_caching"):
+            bits.append("prefix caching")
+        if "serve" in sc:
+            bits.append(f"serve by ({sc['serve']})")
+        out.append(ScenarioFile(f"{path.parent.name}/{path.stem}", path, ", ".join(bits)))
+    return out
+
+
+def answer_path(path: Path) -> Path:
+    return path.with_name(path.name[: -len(".json")] + ".out.json")
+
+
+def read_scenario(file: str | Path) -> dict[str, Any]:
+    """A scenario from a path, or from a name ``serq vllm scenarios`` lists (``vllm/preempt``)."""
+    p = Path(file)
+    if not p.exists():
+        named = ORACLE / f"{file}.json"
+        if named.exists():
+            p = named
+        else:
+            raise UserError(f"{file}: no such scenario file or shipped scenario (see `serq vllm scenarios`)")
+    try:
+        sc = json.loads(p.read_text())
+    except json.JSONDecodeError as e:
+        raise UserError(f"{p}:{e.lineno}:{e.colno}: error: {e.msg}") from None
+    except OSError as e:
+        raise UserError(f"{p}: cannot read: {e.strerror}") from None
+    if not isinstance(sc, dict) or not isinstance(sc.get("requests"), list) or not sc["requests"]:
+        raise UserError(f"{p}: not a scenario: expected an object with a non-empty 'requests' list")
+    for key in ("budget", "max_seqs", "block_size", "num_blocks"):
+        if not isinstance(sc.get(key), int | float) or sc[key] <= 0:
+            raise UserError(f"{p}: '{key}' must be a positive number")
+    for i, r in enumerate(sc["requests"]):
+        if not isinstance(r, dict) or not all(isinstance(r.get(k), int) and r[k] > 0 for k in ("prompt", "out")):
+            raise UserError(f"{p}: requests[{i}]: 'prompt' and 'out' must be positive integers")
+    return sc
+
+
+def _chains(sc: dict[str, Any]) -> list[list[tuple[int, dict[str, Any]]]]:
+    """Requests grouped into sessions (chains of turns), each a list of (request index, request)."""
+    sessions: dict[Any, list[tuple[int, dict[str, Any]]]] = {}
+    order: list[Any] = []
+    for i, r in enumerate(sc["requests"]):
+        key = ("s", r["session"]) if "session" in r else ("r", i)
+        if key not in sessions:
+            sessions[key] = []
+            order.append(key)
+        sessions[key].append((i, r))
+    chains = [sorted(sessions[k], key=lambda ir: ir[1].get("turn", 0)) for k in order]
+    for chain in chains:
+        for _, r in chain[1:]:
+            if r.get("arrive"):
+                raise UserError("a later turn with its own 'arrive' is not supported")
+    return chains
+
+
+def scenario_program(sc: dict[str, Any], pm: Any = None):
+    """The IR of a scenario: ``programs/scenario.sq`` with the scenario's settings and sessions."""
+    from serq_frontend import compile as compile_program
+    from serq_ir import nodes as n
+
+    sets = {
+        "B": float(sc["budget"]), "max_seqs": float(sc["max_seqs"]), "bs": float(sc["block_size"]),
+        "blocks": float(sc["num_blocks"] - 1), "C": float(sc.get("chunk") or 0),
+        "caching": 1.0 if sc.get("prefix_caching") else 0.0,
+    }
+    defs = {"serve_key": str(sc.get("serve", "admission"))}
+    program = compile_program(PROGRAM, sets=sets, defs=defs)
+    slot = {a.name: i for i, a in enumerate(program.attributes)}
+    for name in ("prompt", "o", "think_time", "more"):
+        if name not in slot:
+            raise RuntimeError(f"{PROGRAM.name} does not set {name}")
+    presets = []
+    for chain in _chains(sc):
+        turns = []
+        for k, (_, r) in enumerate(chain):
+            nxt = chain[k + 1][1] if k + 1 < len(chain) else None
+            turns.append([
+                n.SlotValue(slot=slot["prompt"], value=float(r["prompt"])),
+                n.SlotValue(slot=slot["o"], value=float(r["out"])),
+                n.SlotValue(slot=slot["think_time"], value=float(nxt.get("think", 0)) if nxt else 0.0),
+                n.SlotValue(slot=slot["more"], value=1.0 if nxt else 0.0),
+            ])
+        presets.append(n.Preset(at=float(chain[0][1].get("arrive", 0)), turns=turns))
+    workload = msgspec.structs.replace(program.workload, presets=presets)
+    return msgspec.structs.replace(program, workload=workload), _chains(sc)
+
+
+def run_scenario(sc: dict[str, Any]) -> dict[str, Any]:
+    """Run a scenario and answer in the oracle's conventions."""
+    import numpy as np
+    from serq_sim import run
+
+    program, chains = scenario_program(sc)
+    report = run(program)
+    index = {}  # (session serial, turn number) -> request index
+    for s, chain in enumerate(chains):
+        for t, (i, _) in enumerate(chain):
+            index[(s, t + 1)] = i
+
+    def firsts(name: str, last: bool = False) -> dict[int, float]:
+        ob = report.observe(name)
+        out: dict[int, float] = {}
+        for sess, turn, v in zip(ob.sessions.tolist(), ob.turns.tolist(), ob.values.tolist()):
+            key = index.get((int(sess), int(turn)))
+            if key is not None and (last or key not in out):
+                out[key] = v
+        return out
+
+    first = firsts("first_token")
+    done = firsts("done", last=True)
+    cached = firsts("hit")
+    preempted_counts = firsts("preempted", last=True)
+    n_req = len(sc["requests"])
+    missing = [i for i in range(n_req) if i not in done]
+    if missing:
+        raise UserError(f"requests {missing} did not finish by the horizon (stuck?)")
+    order = sorted(range(n_req), key=lambda i: (first.get(i, np.inf), i))
+    total_pre = sum(p.preemptions for p in report.result.pools)
+    return {
+        "first": {str(i): int(round(first[i])) for i in order},
+        "done": {str(i): int(round(done[i])) for i in order},
+        "preempted": {str(i): int(round(preempted_counts.get(i, 0))) for i in range(n_req)},
+        "cached": {str(i): int(round(cached.get(i, 0))) for i in order},
+        "preemptions": int(total_pre),
+        "steps": int(round(max(done.values()))) + 1,
+        "config": {k: sc.get(k) for k in ("budget", "max_seqs", "chunk", "block_size", "num_blocks")},
+    }
+
+
+def compare(answer: dict[str, Any], expected: dict[str, Any]) -> list[str]:
+    """The differences between an answer and the oracle's, on the fields the oracle gives."""
+    diffs = []
+    for field in ("first", "done", "preempted", "cached"):
+        if field in expected:
+            for k, v in expected[field].items():
+                if answer[field].get(k) != v:
+                    diffs.append(f"{field}[{k}]: serQ {answer[field].get(k)}, vLLM {v}")
+    if answer["preemptions"] != expected["preemptions"]:
+        diffs.append(f"preemptions: serQ {answer['preemptions']}, vLLM {expected['preemptions']}")
+    return diffs
