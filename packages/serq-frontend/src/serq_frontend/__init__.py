@@ -1,0 +1,150 @@
+"""serq-frontend: serQ's text language. Parse (lark, LALR), take the sugar away, link to the IR.
+
+>>> p = compile(source="stage svc : fifo; workload { arrive poisson(0.5); } session { run svc (~exp(1)); }")
+>>> [s.name for s in p.stages]
+['svc']
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from .diagnostics import CompileError, Pos, Reporter, Sources
+
+__all__ = ["CompileError", "Pos", "compile", "layers", "parse"]
+
+_DEFAULT_PM: Any = None
+
+
+def _default_pm() -> Any:
+    global _DEFAULT_PM
+    if _DEFAULT_PM is None:
+        import serq
+
+        _DEFAULT_PM = serq.get_plugin_manager()
+    return _DEFAULT_PM
+
+
+def layers(pm: Any = None) -> list[Any]:
+    """The sugar layers in the order they apply: serq-frontend's own, then each plugin's."""
+    from .sugar import SugarLayer, builtin_layers
+
+    out = list(builtin_layers())
+    if pm is None:
+        return out
+    names = {layer.name: "serq-frontend" for layer in out}
+    hook = getattr(pm.hook, "serq_frontend_register_sugar", None)
+    if hook is None:
+        return out
+    from serq.plugins import provider_name
+
+    for impl in reversed(hook.get_hookimpls()):
+        provider = provider_name(pm, impl.plugin)
+
+        def register(layer: SugarLayer, _provider: str = provider) -> None:
+            if any(layer is x for x in out):
+                return
+            if layer.name in names:
+                from serq import PluginError
+
+                raise PluginError(f"error: sugar layer {layer.name!r} is registered twice: by "
+                                  f"{names[layer.name]} and by {_provider}")
+            names[layer.name] = _provider
+            out.append(layer)
+
+        impl.function(register=register)
+    return out
+
+
+def _setup(path: str | Path | None, source: str | None, pm: Any, sets: Mapping[str, float],
+           defs: Mapping[str, str], use_pm: bool) -> tuple[Any, Any, str, str | None]:
+    from .context import Context
+    from .parser import get_parser
+
+    if (path is None) == (source is None):
+        raise TypeError("compile() takes a path or source=, not both")
+    if use_pm and pm is None:
+        pm = _default_pm()
+    layer_list = layers(pm)
+    parser = get_parser(layer_list)
+    sources = Sources()
+    name = str(path) if path is not None else "<source>"
+    reporter = Reporter(sources, name)
+    if path is not None:
+        p = Path(path)
+        try:
+            text = p.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as e:
+            raise CompileError(f"error: {name}: cannot read: {getattr(e, 'strerror', None) or e}") from None
+        base: Path | None = p.parent
+    else:
+        text = source or ""
+        base = None
+    sources.add(name, text)
+
+    def library_paths() -> list[Path]:
+        if pm is None:
+            return []
+        hook = getattr(pm.hook, "serq_frontend_library_paths", None)
+        if hook is None:
+            return []
+        return [Path(x) for paths in hook() for x in (paths or [])]
+
+    ctx = Context(reporter=reporter, sources=sources, parser=parser, base_dir=base,
+                  library_paths=library_paths, sets=dict(sets), defs=dict(defs))
+    return ctx, layer_list, text, name
+
+
+def parse(path: str | Path | None = None, *, source: str | None = None, pm: Any = None,
+          desugar: bool = False, sets: Mapping[str, float] | None = None,
+          defs: Mapping[str, str] | None = None) -> Any:
+    """The AST of a program (:class:`serq_frontend.ast.Module`); with ``desugar`` after every layer."""
+    from . import ast as A
+
+    ctx, layer_list, text, name = _setup(path, source, pm, sets or {}, defs or {}, desugar)
+    module = A.Module(ctx.parser.parse(text, name, ctx.reporter), name)
+    if desugar:
+        module = _desugar(module, ctx, layer_list)
+    return module
+
+
+def _desugar(module: Any, ctx: Any, layer_list: Sequence[Any]) -> Any:
+    for layer in layer_list:
+        if layer.rewrite is not None:
+            ctx.set_module(module)
+            module = layer.rewrite(module, ctx)
+    ctx.set_module(module)
+    return module
+
+
+def compile(path: str | Path | None = None, *, source: str | None = None,  # noqa: A001
+            sets: Mapping[str, float] | None = None, defs: Mapping[str, str] | None = None,
+            pm: Any = None) -> Any:
+    """Compile a serQ program to its IR (a :class:`serq_ir.Program`).
+
+    :param path: the program file; or give ``source=`` text instead.
+    :param sets: ``--set NAME=value``: override ``let`` constants (an unknown name is an error).
+    :param defs: ``--def NAME=expr``: give expression definitions' bodies (an unknown name is an error).
+    :param pm: the plugin manager whose sugar layers and library paths apply (default: the installed
+        plugins, loaded once).
+    :raises CompileError: the program does not parse or link; ``str(e)`` is the whole diagnostic.
+    """
+    from . import ast as A
+    from .link import link
+
+    ctx, layer_list, text, name = _setup(path, source, pm, sets or {}, defs or {}, True)
+    try:
+        module = A.Module(ctx.parser.parse(text, name, ctx.reporter), name)
+        module = _desugar(module, ctx, layer_list)
+        return link(module, ctx, str(path) if path is not None else None)
+    except CompileError:
+        raise
+    except RecursionError:
+        raise ctx.error(None, "the program nests too deeply to compile") from None
+
+
+# keep the builtin available under its own name for modules that import * from here
+_builtin_compile = builtins.compile

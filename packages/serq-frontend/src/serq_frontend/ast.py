@@ -1,0 +1,710 @@
+"""The AST: dataclasses with a position each, what the parser builds and the rewrites transform.
+
+Expressions are :class:`Num`, :class:`Var` (a name, a reference ``kv[j]`` or ``D[j].kv``, a dotted
+attribute ``D.first_token``), :class:`Call` (a function, an observable or an expression definition),
+:class:`Draw`, :class:`Unary`, :class:`Binary`, :class:`Cond` and the sugar :class:`Agg`. A reference in a
+statement (``hold kv[j] (…)``) is a :class:`Var` too.
+
+Statements and items are dataclasses. Every node class names its parts in three class attributes, which
+the generic walks (:func:`map_stmt`, :func:`walk_stmts`) read: ``EXPRS`` (fields holding an expression or
+``None``), ``EXPR_LISTS`` (lists of expressions), ``REFS`` (a reference or ``None``), ``REF_LISTS``,
+``BLOCKS`` (statement lists). A sugar plugin's own statement classes declare the same attributes, or
+none (a leaf), and its rewrite replaces them before the linker sees the program.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from .diagnostics import Pos
+
+# ---------------------------------------------------------------------------------------------------
+# Expressions
+# ---------------------------------------------------------------------------------------------------
+
+
+@dataclass(slots=True, eq=False)
+class Num:
+    value: float
+    pos: Pos
+
+
+@dataclass(slots=True, eq=False)
+class Var:
+    """``a``, ``kv[j]``, ``D.kv[j]``, ``D[j].kv``: parts of a name, each with an optional index."""
+
+    parts: list[tuple[str, Any]]
+    pos: Pos
+
+    @property
+    def simple(self) -> str | None:
+        """The name, when this is one name with no index."""
+        if len(self.parts) == 1 and self.parts[0][1] is None:
+            return self.parts[0][0]
+        return None
+
+    @property
+    def dotted(self) -> str:
+        return ".".join(p[0] for p in self.parts)
+
+    def indexes(self) -> list[Any]:
+        return [p[1] for p in self.parts if p[1] is not None]
+
+
+@dataclass(slots=True, eq=False)
+class Call:
+    name: str
+    args: list[Any]
+    pos: Pos
+
+
+@dataclass(slots=True, eq=False)
+class Draw:
+    dist: str
+    args: list[Any]
+    pos: Pos
+
+
+@dataclass(slots=True, eq=False)
+class Unary:
+    op: str
+    arg: Any
+    pos: Pos
+
+
+@dataclass(slots=True, eq=False)
+class Binary:
+    op: str
+    lhs: Any
+    rhs: Any
+    pos: Pos
+
+
+@dataclass(slots=True, eq=False)
+class Cond:
+    test: Any
+    then: Any
+    orelse: Any
+    pos: Pos
+
+
+@dataclass(slots=True, eq=False)
+class Agg:
+    """``max j in n (body)`` (sugar)."""
+
+    op: str
+    var: str
+    n: Any
+    body: Any
+    pos: Pos
+
+
+Expr = Num | Var | Call | Draw | Unary | Binary | Cond | Agg
+
+
+def expr_children(e: Any) -> list[Any]:
+    t = type(e)
+    if t is Num:
+        return []
+    if t is Var:
+        return [i for _, i in e.parts if i is not None]
+    if t is Call or t is Draw:
+        return e.args
+    if t is Unary:
+        return [e.arg]
+    if t is Binary:
+        return [e.lhs, e.rhs]
+    if t is Cond:
+        return [e.test, e.then, e.orelse]
+    if t is Agg:
+        return [e.n, e.body]
+    return []
+
+
+def walk_expr(e: Any) -> Iterator[Any]:
+    """Every node of ``e``, ``e`` first."""
+    stack = [e]
+    while stack:
+        x = stack.pop()
+        yield x
+        stack.extend(expr_children(x))
+
+
+def map_expr(e: Any, f: Callable[[Any], Any | None]) -> Any:
+    """A copy of ``e`` where ``f`` replaces the nodes it returns something for (top-down: a replaced
+    node's children are not visited)."""
+    r = f(e)
+    if r is not None:
+        return r
+    t = type(e)
+    if t is Num:
+        return e
+    if t is Var:
+        if all(i is None for _, i in e.parts):
+            return e
+        return Var([(n, None if i is None else map_expr(i, f)) for n, i in e.parts], e.pos)
+    if t is Call:
+        return Call(e.name, [map_expr(a, f) for a in e.args], e.pos)
+    if t is Draw:
+        return Draw(e.dist, [map_expr(a, f) for a in e.args], e.pos)
+    if t is Unary:
+        return Unary(e.op, map_expr(e.arg, f), e.pos)
+    if t is Binary:
+        return Binary(e.op, map_expr(e.lhs, f), map_expr(e.rhs, f), e.pos)
+    if t is Cond:
+        return Cond(map_expr(e.test, f), map_expr(e.then, f), map_expr(e.orelse, f), e.pos)
+    if t is Agg:
+        return Agg(e.op, e.var, map_expr(e.n, f), map_expr(e.body, f), e.pos)
+    return e
+
+
+def draws(e: Any) -> bool:
+    return any(type(x) is Draw for x in walk_expr(e))
+
+
+# ---------------------------------------------------------------------------------------------------
+# Statements
+# ---------------------------------------------------------------------------------------------------
+
+
+class Node:
+    EXPRS: tuple[str, ...] = ()
+    EXPR_LISTS: tuple[str, ...] = ()
+    REFS: tuple[str, ...] = ()
+    REF_LISTS: tuple[str, ...] = ()
+    BLOCKS: tuple[str, ...] = ()
+
+
+@dataclass(slots=True, eq=False)
+class STurn(Node):
+    pos: Pos
+
+
+@dataclass(slots=True, eq=False)
+class SEnd(Node):
+    pos: Pos
+
+
+@dataclass(slots=True, eq=False)
+class SSet(Node):
+    name: str
+    value: Any
+    pos: Pos
+    EXPRS = ("value",)
+
+
+@dataclass(slots=True, eq=False)
+class SObserve(Node):
+    name: str
+    value: Any
+    pos: Pos
+    EXPRS = ("value",)
+
+
+@dataclass(slots=True, eq=False)
+class HoldPool(Node):
+    ref: Var
+    units: Any
+    reserve: Any = None
+    EXPRS = ("units", "reserve")
+    REFS = ("ref",)
+
+
+@dataclass(slots=True, eq=False)
+class Binding:
+    name: str
+    value: Any
+    pos: Pos
+
+
+@dataclass(slots=True, eq=False)
+class SHold(Node):
+    pools: list[HoldPool]
+    body: list[Any]
+    pos: Pos
+    reuse: Any = None
+    bindings: list[Binding] = field(default_factory=list)
+    cache: Any = None
+    lease: Var | None = None
+    lease_time: Any = None
+    EXPRS = ("reuse", "cache", "lease_time")
+    REFS = ("lease",)
+    BLOCKS = ("body",)
+
+
+@dataclass(slots=True, eq=False)
+class SGrow(Node):
+    ref: Var
+    amount: Any
+    pos: Pos
+    EXPRS = ("amount",)
+    REFS = ("ref",)
+
+
+@dataclass(slots=True, eq=False)
+class SDrop(Node):
+    ref: Var
+    pos: Pos
+    REFS = ("ref",)
+
+
+@dataclass(slots=True, eq=False)
+class SRelease(Node):
+    ref: Var
+    pos: Pos
+    REFS = ("ref",)
+
+
+@dataclass(slots=True, eq=False)
+class SLoad(Node):
+    ref: Var
+    amount: Any
+    pos: Pos
+    EXPRS = ("amount",)
+    REFS = ("ref",)
+
+
+@dataclass(slots=True, eq=False)
+class SRun(Node):
+    """``run a, b mode (work) growing g``; no stages: the queue's own (inside an entry)."""
+
+    stages: list[Var]
+    mode: str
+    work: Any
+    pos: Pos
+    growing: Var | None = None
+    EXPRS = ("work",)
+    REFS = ("growing",)
+    REF_LISTS = ("stages",)
+
+
+@dataclass(slots=True, eq=False)
+class SBranch(Node):
+    guard: Any
+    then: list[Any]
+    orelse: list[Any]
+    pos: Pos
+    EXPRS = ("guard",)
+    BLOCKS = ("then", "orelse")
+
+
+@dataclass(slots=True, eq=False)
+class SBranchWith(Node):
+    prob: Any
+    then: list[Any]
+    orelse: list[Any]
+    pos: Pos
+    EXPRS = ("prob",)
+    BLOCKS = ("then", "orelse")
+
+
+@dataclass(slots=True, eq=False)
+class SLoop(Node):
+    body: list[Any]
+    pos: Pos
+    BLOCKS = ("body",)
+
+
+@dataclass(slots=True, eq=False)
+class SChoose(Node):
+    name: str
+    n: Any
+    keys: list[Any]
+    pos: Pos
+    EXPRS = ("n",)
+    EXPR_LISTS = ("keys",)
+
+
+@dataclass(slots=True, eq=False)
+class SRequest(Node):
+    gateway: str | None
+    pos: Pos
+
+
+@dataclass(slots=True, eq=False)
+class SMark(Node):
+    name: str
+    pos: Pos
+
+
+@dataclass(slots=True, eq=False)
+class SServing(Node):
+    """``prefill|decode|tool [ [j] | on S, … ] work [growing g];``"""
+
+    verb: str
+    index: Any
+    on: list[Var]
+    work: Any
+    pos: Pos
+    growing: Var | None = None
+    EXPRS = ("index", "work")
+    REFS = ("growing",)
+    REF_LISTS = ("on",)
+
+
+@dataclass(slots=True, eq=False)
+class STransfer(Node):
+    """``transfer [ [j] | on S, … ] work from P to Q (amount);``"""
+
+    index: Any
+    on: list[Var]
+    work: Any
+    src: Var
+    dst: Var
+    amount: Any
+    pos: Pos
+    pulled: bool = False
+    EXPRS = ("index", "work", "amount")
+    REFS = ("src", "dst")
+    REF_LISTS = ("on",)
+
+
+@dataclass(slots=True, eq=False)
+class SDefCall(Node):
+    name: str
+    args: list[Any]
+    pos: Pos
+    EXPR_LISTS = ("args",)
+
+
+@dataclass(slots=True, eq=False)
+class SQCall(Node):
+    """``Q[i].verb (args) [from S[k]] [to P (m)];``"""
+
+    queue: str
+    index: Any
+    verb: str
+    args: list[Any]
+    pos: Pos
+    src: Var | None = None
+    to: Var | None = None
+    to_amount: Any = None
+    EXPRS = ("index", "to_amount")
+    EXPR_LISTS = ("args",)
+    REFS = ("src", "to")
+
+
+# ---------------------------------------------------------------------------------------------------
+# Items
+# ---------------------------------------------------------------------------------------------------
+
+
+@dataclass(slots=True, eq=False)
+class Let(Node):
+    name: str
+    value: Any
+    pos: Pos
+
+
+@dataclass(slots=True, eq=False)
+class PoolOpt:
+    kind: str
+    args: list[Any]
+    pos: Pos
+    extra: Any = None
+
+
+@dataclass(slots=True, eq=False)
+class PoolItem(Node):
+    name: str
+    size: Any
+    opts: list[PoolOpt]
+    pos: Pos
+
+
+@dataclass(slots=True, eq=False)
+class Kind:
+    """A stage kind: ``fifo`` (args: count or None), ``ps`` (capacity), ``delay``, ``step`` (fields)."""
+
+    kind: str
+    pos: Pos
+    arg: Any = None
+    fields: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True, eq=False)
+class StageItem(Node):
+    name: str
+    size: Any
+    kind: Kind
+    pos: Pos
+
+
+@dataclass(slots=True, eq=False)
+class WlItem:
+    kind: str
+    pos: Pos
+    arg: Any = None
+    extra: Any = None
+
+
+@dataclass(slots=True, eq=False)
+class WorkloadItem(Node):
+    items: list[WlItem]
+    pos: Pos
+
+
+@dataclass(slots=True, eq=False)
+class SessionItem(Node):
+    body: list[Any]
+    pos: Pos
+
+
+@dataclass(slots=True, eq=False)
+class ServerItem(Node):
+    body: list[Any]
+    pos: Pos
+
+
+@dataclass(slots=True, eq=False)
+class RunItem(Node):
+    fields: list[tuple[str, Any, Pos]]
+    pos: Pos
+
+
+@dataclass(slots=True, eq=False)
+class ShareItem(Node):
+    policy: str
+    pos: Pos
+
+
+@dataclass(slots=True, eq=False)
+class GaugeItem(Node):
+    name: str
+    value: Any
+    pos: Pos
+
+
+@dataclass(slots=True, eq=False)
+class DefItem(Node):
+    name: str
+    params: list[str]
+    expr: Any
+    body: list[Any] | None
+    pos: Pos
+
+
+@dataclass(slots=True, eq=False)
+class UseItem(Node):
+    path: str
+    pos: Pos
+
+
+@dataclass(slots=True, eq=False)
+class QEntry:
+    verb: str
+    params: list[str]
+    src: str | None
+    body: list[Any]
+    pos: Pos
+
+
+@dataclass(slots=True, eq=False)
+class QueueItem(Node):
+    name: str
+    size: Any
+    roles: list[tuple[str, Pos]]
+    pools: list[PoolItem]
+    serve: Kind | None
+    latency: Any
+    nic: Kind | None
+    entries: list[QEntry]
+    pos: Pos
+    order_errors: list[tuple[Pos, str]] = field(default_factory=list)
+
+
+@dataclass(slots=True, eq=False)
+class PullItem(Node):
+    reader: str
+    source: str
+    latency: Any
+    share: str
+    pos: Pos
+
+
+@dataclass(slots=True, eq=False)
+class Module:
+    """A parsed file: its items, in order."""
+
+    items: list[Any]
+    file: str
+
+
+# ---------------------------------------------------------------------------------------------------
+# Generic walks over statements
+# ---------------------------------------------------------------------------------------------------
+
+
+def map_stmt(s: Any, fe: Callable[[Any], Any] | None = None, fr: Callable[[Any], Any] | None = None,
+             fb: Callable[[list[Any]], list[Any]] | None = None) -> Any:
+    """A shallow copy of ``s`` with ``fe`` applied to its expressions, ``fr`` to its references and
+    ``fb`` to its blocks (each may be ``None``: left as is)."""
+    cls = type(s)
+    n = copy.copy(s)
+    if cls is SHold:
+        n.pools = [map_stmt(p, fe, fr, fb) for p in s.pools]
+        if fe is not None:
+            n.bindings = [Binding(b.name, fe(b.value), b.pos) for b in s.bindings]
+    if fe is not None:
+        for a in cls.EXPRS:
+            v = getattr(s, a)
+            if v is not None:
+                setattr(n, a, fe(v))
+        for a in cls.EXPR_LISTS:
+            setattr(n, a, [fe(v) for v in getattr(s, a)])
+    if fr is not None:
+        for a in cls.REFS:
+            v = getattr(s, a)
+            if v is not None:
+                setattr(n, a, fr(v))
+        for a in cls.REF_LISTS:
+            setattr(n, a, [fr(v) for v in getattr(s, a)])
+    if fb is not None:
+        for a in cls.BLOCKS:
+            setattr(n, a, fb(getattr(s, a)))
+    return n
+
+
+def stmt_exprs(s: Any) -> Iterator[Any]:
+    """The expressions directly in ``s`` (not in its blocks), references' indexes included."""
+    cls = type(s)
+    if cls is SHold:
+        for p in s.pools:
+            yield from stmt_exprs(p)
+        for b in s.bindings:
+            yield b.value
+    for a in cls.EXPRS:
+        v = getattr(s, a)
+        if v is not None:
+            yield v
+    for a in cls.EXPR_LISTS:
+        yield from getattr(s, a)
+    for a in cls.REFS:
+        v = getattr(s, a)
+        if v is not None:
+            yield v
+    for a in cls.REF_LISTS:
+        yield from getattr(s, a)
+
+
+def blocks_of(s: Any) -> Iterator[list[Any]]:
+    for a in type(s).BLOCKS:
+        yield getattr(s, a)
+
+
+def walk_stmts(stmts: list[Any]) -> Iterator[Any]:
+    """Every statement of ``stmts``, nested ones included, in source order."""
+    for s in stmts:
+        yield s
+        for b in blocks_of(s):
+            yield from walk_stmts(b)
+
+
+def rewrite_block(stmts: list[Any], f: Callable[[Any], list[Any] | None]) -> list[Any]:
+    """Bottom-up statement rewrite: blocks first, then ``f(s)`` (a list replaces ``s``; ``None`` keeps it)."""
+    out: list[Any] = []
+    for s in stmts:
+        if type(s).BLOCKS:
+            s = map_stmt(s, fb=lambda b: rewrite_block(b, f))
+        r = f(s)
+        if r is None:
+            out.append(s)
+        else:
+            out.extend(r)
+    return out
+
+
+def map_item(item: Any, fe: Callable[[Any], Any], fb: Callable[[list[Any]], list[Any]],
+             fr: Callable[[Any], Any] | None = None) -> Any:
+    """A copy of a top-level item with ``fe`` applied to every expression in it, ``fr`` (default
+    ``fe``) to every reference, and ``fb`` to every statement block."""
+    fr = fr or fe
+    t = type(item)
+    if t is Let:
+        return Let(item.name, fe(item.value), item.pos)
+    if t is PoolItem:
+        return PoolItem(item.name, _opt(item.size, fe), [map_pool_opt(o, fe, fr) for o in item.opts], item.pos)
+    if t is StageItem:
+        return StageItem(item.name, _opt(item.size, fe), map_kind(item.kind, fe, fr), item.pos)
+    if t is WorkloadItem:
+        out = []
+        for w in item.items:
+            if w.kind in ("init", "turn", "session"):
+                out.append(WlItem(w.kind, w.pos, fb(w.arg), w.extra))
+            elif w.kind == "arrive" and w.arg is not None:
+                out.append(WlItem(w.kind, w.pos, fe(w.arg), w.extra))
+            else:
+                out.append(w)
+        return WorkloadItem(out, item.pos)
+    if t is SessionItem:
+        return SessionItem(fb(item.body), item.pos)
+    if t is ServerItem:
+        return ServerItem(fb(item.body), item.pos)
+    if t is RunItem:
+        return RunItem([(n, fe(v), p) for n, v, p in item.fields], item.pos)
+    if t is GaugeItem:
+        return GaugeItem(item.name, fe(item.value), item.pos)
+    if t is QueueItem:
+        q = copy.copy(item)
+        q.size = _opt(item.size, fe)
+        q.pools = [map_item(p, fe, fb, fr) for p in item.pools]
+        q.serve = map_kind(item.serve, fe, fr) if item.serve else None
+        q.latency = _opt(item.latency, fe)
+        q.nic = map_kind(item.nic, fe, fr) if item.nic else None
+        q.entries = [QEntry(e.verb, e.params, e.src, fb(e.body), e.pos) for e in item.entries]
+        return q
+    if t is PullItem:
+        return PullItem(item.reader, item.source, _opt(item.latency, fe), item.share, item.pos)
+    return item
+
+
+def _opt(x: Any, f: Callable[[Any], Any]) -> Any:
+    return None if x is None else f(x)
+
+
+REF_OPTS = {"admit_via": (0,), "spill": (0, 1)}
+
+
+def map_pool_opt(o: PoolOpt, fe: Callable[[Any], Any], fr: Callable[[Any], Any]) -> PoolOpt:
+    refs = REF_OPTS.get(o.kind, ())
+    args = []
+    for i, a in enumerate(o.args):
+        if isinstance(a, list):
+            args.append([fe(x) for x in a])
+        elif i in refs:
+            args.append(fr(a))
+        else:
+            args.append(fe(a))
+    return PoolOpt(o.kind, args, o.pos, o.extra)
+
+
+def map_kind(k: Kind, fe: Callable[[Any], Any], fr: Callable[[Any], Any]) -> Kind:
+    n = Kind(k.kind, k.pos, _opt(k.arg, fe), {})
+    for name, (v, p) in k.fields.items():
+        if name == "memory":
+            n.fields[name] = (fr(v), p)
+        elif name == "serve":
+            how, keys = v
+            n.fields[name] = ((how, [fe(x) for x in keys] if keys is not None else None), p)
+        else:
+            n.fields[name] = (fe(v), p)
+    return n
+
+
+def item_blocks(item: Any) -> Iterator[list[Any]]:
+    """The statement blocks of a top-level item."""
+    t = type(item)
+    if t is WorkloadItem:
+        for w in item.items:
+            if w.kind in ("init", "turn", "session"):
+                yield w.arg
+    elif t in (SessionItem, ServerItem):
+        yield item.body
+    elif t is QueueItem:
+        for e in item.entries:
+            yield e.body
+    elif t is DefItem and item.body is not None:
+        yield item.body

@@ -1,0 +1,126 @@
+"""Constant folding: the value of an expression over numbers, lets and pure functions."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from . import ast as A
+
+INF = math.inf
+
+
+class NotConstant(Exception):
+    """The expression reads something other than numbers and constants."""
+
+    def __init__(self, node: Any):
+        self.node = node
+
+
+def _truth(x: float) -> bool:
+    return x != 0 and not math.isnan(x)
+
+
+def fn_value(name: str, args: list[float]) -> float:
+    try:
+        if name == "min":
+            return min(args)
+        if name == "max":
+            return max(args)
+        if name == "abs":
+            return abs(args[0])
+        if name == "floor":
+            return float(math.floor(args[0])) if math.isfinite(args[0]) else args[0]
+        if name == "ceil":
+            return float(math.ceil(args[0])) if math.isfinite(args[0]) else args[0]
+        if name == "sqrt":
+            return math.sqrt(args[0]) if args[0] >= 0 else math.nan
+        if name == "exp":
+            try:
+                return math.exp(args[0])
+            except OverflowError:
+                return INF
+        if name == "ln":
+            x = args[0]
+            if x < 0 or math.isnan(x):
+                return math.nan
+            return -INF if x == 0 else math.log(x)
+        if name == "pow":
+            try:
+                return float(math.pow(args[0], args[1]))
+            except (OverflowError, ValueError):
+                return math.nan if args[0] < 0 else INF
+    except (ValueError, IndexError):
+        return math.nan
+    raise KeyError(name)
+
+
+def binary_value(op: str, a: float, b: float) -> float:
+    if op == "+":
+        return a + b
+    if op == "-":
+        return a - b
+    if op == "*":
+        if (a == 0 and math.isinf(b)) or (b == 0 and math.isinf(a)):
+            return math.nan
+        return a * b
+    if op == "/":
+        if b == 0:
+            if a == 0 or math.isnan(a):
+                return math.nan
+            return math.copysign(INF, a) * (math.copysign(1.0, b))
+        return a / b
+    if op == "%":
+        if b == 0 or math.isinf(a):
+            return math.nan
+        return math.fmod(a, b)
+    if op == "<":
+        return float(a < b)
+    if op == "<=":
+        return float(a <= b)
+    if op == ">":
+        return float(a > b)
+    if op == ">=":
+        return float(a >= b)
+    if op == "==":
+        return float(a == b)
+    if op == "!=":
+        return float(a != b)
+    if op == "&&":
+        return float(_truth(a) and _truth(b))
+    if op == "||":
+        return float(_truth(a) or _truth(b))
+    raise KeyError(op)
+
+
+PURE_FUNCTIONS = {"min": (1, None), "max": (1, None), "abs": (1, 1), "floor": (1, 1), "ceil": (1, 1),
+                  "sqrt": (1, 1), "exp": (1, 1), "ln": (1, 1), "pow": (2, 2)}
+
+
+def fold(e: Any, lets: dict[str, float]) -> float:
+    """The value of ``e``; raises :class:`NotConstant` at the first node that is not constant."""
+    t = type(e)
+    if t is A.Num:
+        return e.value
+    if t is A.Var:
+        name = e.simple
+        if name is not None:
+            if name in lets:
+                return lets[name]
+            if name == "inf":
+                return INF
+        raise NotConstant(e)
+    if t is A.Unary:
+        v = fold(e.arg, lets)
+        return -v if e.op == "-" else float(not _truth(v))
+    if t is A.Binary:
+        return binary_value(e.op, fold(e.lhs, lets), fold(e.rhs, lets))
+    if t is A.Cond:
+        c = fold(e.test, lets)
+        return fold(e.then, lets) if _truth(c) else fold(e.orelse, lets)
+    if t is A.Call and e.name in PURE_FUNCTIONS:
+        lo, hi = PURE_FUNCTIONS[e.name]
+        if len(e.args) < lo or (hi is not None and len(e.args) > hi):
+            raise NotConstant(e)
+        return fn_value(e.name, [fold(a, lets) for a in e.args])
+    raise NotConstant(e)

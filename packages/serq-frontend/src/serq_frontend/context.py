@@ -1,0 +1,128 @@
+"""What the rewrites and the linker share for one compile: the reporter, the constants, the parser."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+from . import ast as A
+from .consts import NotConstant, fold
+from .diagnostics import CompileError, Pos, Reporter, Sources
+
+
+def describe(e: Any) -> str:
+    if isinstance(e, A.Var):
+        return f"`{e.dotted}`"
+    if isinstance(e, A.Call):
+        return f"`{e.name}(…)`"
+    if isinstance(e, A.Draw):
+        return f"the draw `~{e.dist}(…)`"
+    return "this"
+
+
+class Context:
+    def __init__(self, *, reporter: Reporter, sources: Sources, parser: Any, base_dir: Path | None,
+                 library_paths: Any, sets: dict[str, float], defs: dict[str, str]):
+        self.reporter = reporter
+        self.sources = sources
+        self.parser = parser
+        self.base_dir = base_dir
+        self._library_paths = library_paths
+        self.sets = dict(sets)
+        self.defs = dict(defs)
+        self.module: A.Module | None = None
+        self._lets: dict[str, float] | None = None
+        self.let_pos: dict[str, Pos] = {}
+        self.libraries_read: set[str] = set()
+        #: what layers leave for the linker (e.g. the queues' generated names)
+        self.notes: dict[str, Any] = {}
+
+    # -- errors ------------------------------------------------------------------------------------
+
+    def error(self, pos: Pos | None, message: str) -> CompileError:
+        return self.reporter.error(pos, message)
+
+    # -- constants ---------------------------------------------------------------------------------
+
+    def set_module(self, module: A.Module) -> None:
+        self.module = module
+        self._lets = None
+
+    def lets(self) -> dict[str, float]:
+        """The value of every ``let`` (``--set`` applied), in declaration order."""
+        if self._lets is None:
+            self._lets = self._compute_lets()
+        return self._lets
+
+    def _compute_lets(self) -> dict[str, float]:
+        assert self.module is not None
+        out: dict[str, float] = {}
+        self.let_pos = {}
+        for item in self.module.items:
+            if not isinstance(item, A.Let):
+                continue
+            if item.name in out:
+                raise self.error(item.pos, f"`{item.name}` is declared twice (first at "
+                                 f"{self.let_pos[item.name].line}:{self.let_pos[item.name].col})")
+            self.let_pos[item.name] = item.pos
+            if item.name in self.sets:
+                out[item.name] = self.sets[item.name]
+                continue
+            try:
+                v = fold(item.value, out)
+            except NotConstant as e:
+                raise self.error(e.node.pos, f"`let {item.name}` is not a constant: it reads "
+                                 f"{describe(e.node)}") from None
+            if math.isnan(v):
+                raise self.error(item.value.pos, f"`let {item.name}` evaluates to NaN")
+            out[item.name] = v
+        for name in self.sets:
+            if name not in out:
+                raise self.error(None, f"--set {name}: the program has no `let {name}`")
+        return out
+
+    def const(self, e: Any, what: str) -> float:
+        """The value of a constant position; an error naming ``what`` when it is not a constant."""
+        try:
+            v = fold(e, self.lets())
+        except NotConstant as x:
+            raise self.error(x.node.pos, f"{what} must be a constant (numbers and `let`s): it reads "
+                             f"{describe(x.node)}") from None
+        if math.isnan(v):
+            raise self.error(e.pos, f"{what} evaluates to NaN")
+        return v
+
+    def const_int(self, e: Any, what: str, *, minimum: int = 1) -> int:
+        v = self.const(e, what)
+        if not math.isfinite(v) or v != int(v) or v < minimum:
+            raise self.error(e.pos, f"{what} must be an integer of at least {minimum}, not {fmt_num(v)}")
+        return int(v)
+
+    # -- files -------------------------------------------------------------------------------------
+
+    def library_paths(self) -> list[Path]:
+        if callable(self._library_paths):
+            self._library_paths = list(self._library_paths())
+        return list(self._library_paths or [])
+
+    def parse_file(self, path: Path, name: str) -> A.Module:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as e:
+            raise self.error(None, f"{name}: cannot read: {getattr(e, 'strerror', None) or e}") from None
+        self.sources.add(name, text)
+        items = self.parser.parse(text, name, self.reporter)
+        return A.Module(items, name)
+
+    def parse_expr(self, text: str, name: str) -> Any:
+        self.sources.add(name, text)
+        return self.parser.parse(text, name, self.reporter, start="expr_start")
+
+
+def fmt_num(v: float) -> str:
+    if math.isinf(v):
+        return "inf" if v > 0 else "-inf"
+    if v == int(v) and abs(v) < 1e15:
+        return str(int(v))
+    return repr(v)

@@ -1,0 +1,110 @@
+"""Diagnostics: where a piece of source is, and the one exception a compile raises.
+
+A message reads as a C compiler's does::
+
+    prog.sq:12:5: error: unknown stage `egine`
+      run egine (1);
+          ^
+    prog.sq:30:3: note: in the expansion of `vllm_request`, used here
+      vllm_request(reqs, kv, engine, prompt, o, t0);
+      ^
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Pos:
+    """A place in a source file (1-based). ``via`` is the use a definition's body was expanded at."""
+
+    file: str
+    line: int
+    col: int
+    via: Pos | None = None
+    via_name: str | None = None
+
+    def at(self) -> str:
+        return f"{self.file}:{self.line}:{self.col}"
+
+    def expanded(self, use: Pos, name: str) -> Pos:
+        """This position as seen through one more expansion, at ``use``, of the definition ``name``."""
+        if self.via is None:
+            return Pos(self.file, self.line, self.col, use, name)
+        return Pos(self.file, self.line, self.col, self.via.expanded(use, name), self.via_name)
+
+
+class CompileError(Exception):
+    """A program that does not parse or link. ``str(e)`` is the whole diagnostic."""
+
+    serq_user_error = True
+
+    def __init__(self, message: str, pos: Pos | None = None, *, rendered: str | None = None):
+        self.message = message
+        self.pos = pos
+        super().__init__(rendered if rendered is not None else message)
+
+    @property
+    def line(self) -> int | None:
+        return self.pos.line if self.pos else None
+
+    @property
+    def col(self) -> int | None:
+        return self.pos.col if self.pos else None
+
+
+class Sources:
+    """The text of every file a compile read, for the source lines under a message."""
+
+    def __init__(self) -> None:
+        self.texts: dict[str, str] = {}
+        self._lines: dict[str, list[str]] = {}
+
+    def add(self, name: str, text: str) -> None:
+        self.texts[name] = text
+        self._lines.pop(name, None)
+
+    def line(self, name: str, n: int) -> str | None:
+        lines = self._lines.get(name)
+        if lines is None:
+            text = self.texts.get(name)
+            if text is None:
+                return None
+            lines = self._lines[name] = text.split("\n")
+        if 1 <= n <= len(lines):
+            return lines[n - 1].rstrip("\r")
+        return None
+
+
+def _excerpt(sources: Sources | None, pos: Pos) -> list[str]:
+    text = sources.line(pos.file, pos.line) if sources else None
+    if text is None:
+        return []
+    text = text.replace("\t", " ")
+    col = max(1, min(pos.col, len(text) + 1))
+    return [f"  {text}", "  " + " " * (col - 1) + "^"]
+
+
+def render(message: str, pos: Pos | None, sources: Sources | None, *, name: str = "<source>") -> str:
+    """``FILE:LINE:COL: error: MESSAGE``, the source line, a caret, and a note per expansion."""
+    if pos is None:
+        return f"{name}: error: {message}"
+    out = [f"{pos.at()}: error: {message}", *_excerpt(sources, pos)]
+    via, via_name = pos.via, pos.via_name
+    while via is not None:
+        out.append(f"{via.at()}: note: in the expansion of `{via_name}`, used here")
+        out.extend(_excerpt(sources, via))
+        via, via_name = via.via, via.via_name
+    return "\n".join(out)
+
+
+class Reporter:
+    """Raises :class:`CompileError` with the rendered diagnostic."""
+
+    def __init__(self, sources: Sources, name: str = "<source>"):
+        self.sources = sources
+        self.name = name
+
+    def error(self, pos: Pos | None, message: str) -> CompileError:
+        return CompileError(message, pos, rendered=render(message, pos, self.sources, name=self.name))

@@ -1,0 +1,772 @@
+"""The linker: the kernel AST to the IR (``serq_ir``), with every check of §2 and §3 that is not syntax.
+
+Names are resolved (attributes to slots, pools and stages to family numbers, lets folded), constants
+fold, and each expression is read at its *moment* (:data:`MOMENTS`): the context variables it may read,
+whether it sees a session's attributes, whether it may draw, whether hidden attributes are visible.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from serq_ir import nodes as ir
+
+from . import ast as A
+from .consts import binary_value, fn_value
+from .context import Context, fmt_num
+from .diagnostics import Pos
+from .names import BUILTIN_ATTRIBUTES, CONTEXT, DRAWS, FUNCTIONS, OBSERVABLES, TRACE_ATTRIBUTES
+
+
+@dataclass(frozen=True)
+class Moment:
+    name: str
+    what: str
+    context: frozenset[str]
+    attrs: bool = True
+    draws: bool = False
+    hidden: bool = False
+    gauge: bool = False
+    victim: bool = False
+
+
+def _m(name: str, what: str, ctx: str, **kw: Any) -> Moment:
+    return Moment(name, what, frozenset(ctx.split()), **kw)
+
+
+SESSION = _m("Session", "a session statement", "now", draws=True, hidden=True)
+ADMIT = _m("Admit", "a hold's header (units, reserve, reuse: read at admission)", "now", draws=True)
+QUEUE = _m("Queue", "a pool's queue key", "now waited")
+EVICT = _m("Evict", "an eviction key or a spill clause", "size age last waiting now", draws=True)
+VICTIM = _m("Victim", "a preemption key", "admission decoding position now", victim=True)
+PS = _m("Ps", "a ps stage's capacity", "present now", attrs=False)
+BUDGET = _m("Budget", "a step stage's budget or chunk", "residents decoders kv_decode kv_prefill now",
+            attrs=False)
+COST = _m("Cost", "a step stage's cost",
+          "tokens decoders prefilled residents kv_decode kv_prefill attention now", attrs=False)
+SERVE = _m("Serve", "a step stage's serve keys",
+           "decoding admission remaining residents decoders kv_decode kv_prefill now")
+GAUGE = _m("Gauge", "a gauge", "", attrs=False, gauge=True)
+ARRIVAL = _m("Arrival", "an arrival gap", "now", attrs=False, draws=True)
+MOMENTS = (SESSION, ADMIT, QUEUE, EVICT, VICTIM, PS, BUDGET, COST, SERVE, GAUGE, ARRIVAL)
+
+#: where each context variable exists, for messages
+CONTEXT_HOME = {
+    "size": "eviction keys and spill clauses", "age": "eviction keys and spill clauses",
+    "last": "eviction keys and spill clauses", "waiting": "eviction keys and spill clauses",
+    "present": "a ps stage's capacity", "residents": "a step stage's budget, chunk, cost and serve keys",
+    "decoders": "a step stage's budget, chunk, cost and serve keys",
+    "kv_decode": "a step stage's budget, chunk, cost and serve keys",
+    "kv_prefill": "a step stage's budget, chunk, cost and serve keys",
+    "tokens": "a step stage's cost", "prefilled": "a step stage's cost", "attention": "a step stage's cost",
+    "decoding": "a step stage's serve keys and preemption keys",
+    "admission": "a step stage's serve keys and preemption keys",
+    "remaining": "a step stage's serve keys", "position": "preemption keys", "waited": "a pool's queue keys",
+    "now": "every expression but a gauge",
+}
+
+
+def span(p: Pos) -> ir.Span:
+    return ir.Span(file=p.file, line=p.line, col=p.col)
+
+
+def number(v: float) -> ir.Number:
+    if math.isinf(v):
+        return "inf" if v > 0 else "-inf"
+    return float(v)
+
+
+def _num_value(n: ir.Num) -> float:
+    v = n.value
+    if v == "inf":
+        return math.inf
+    if v == "-inf":
+        return -math.inf
+    return float(v)
+
+
+@dataclass
+class Family:
+    index: int
+    size: int
+    item: Any
+    kind: str = ""
+
+
+class Linker:
+    def __init__(self, module: A.Module, ctx: Context, source: str | None):
+        self.module = module
+        self.ctx = ctx
+        self.source = source
+        self.lets = ctx.lets()
+        self.pools: dict[str, Family] = {}
+        self.stages: dict[str, Family] = {}
+        self.slots: dict[str, int] = {}
+        self.attributes: list[ir.Attribute] = []
+        self.hidden: set[str] = set()
+        self.observes: dict[str, int] = {}
+        self.observe_tests: list[bool] = []
+        self.hold_stack: list[A.SHold] = []
+        self.tainted: dict[str, Pos] = {}
+        self.multi_run: Pos | None = None
+
+    def error(self, pos: Pos | None, msg: str) -> Exception:
+        return self.ctx.error(pos, msg)
+
+    # -----------------------------------------------------------------------------------------------
+    # Declarations
+    # -----------------------------------------------------------------------------------------------
+
+    def declare(self) -> None:
+        ctx = self.ctx
+        for item in self.module.items:
+            if isinstance(item, (A.PoolItem, A.StageItem)):
+                table = self.pools if isinstance(item, A.PoolItem) else self.stages
+                what = "pool" if table is self.pools else "stage"
+                name = item.name
+                if name in self.pools or name in self.stages:
+                    other = self.pools.get(name) or self.stages[name]
+                    raise self.error(item.pos, f"`{name}` is declared twice (first at "
+                                     f"{other.item.pos.line}:{other.item.pos.col})")
+                if name in self.lets:
+                    raise self.error(item.pos, f"the {what} `{name}` has the name of a `let`")
+                if name in CONTEXT or name == "inf":
+                    raise self.error(item.pos, f"the {what} `{name}` has the name of a context variable")
+                size = 1
+                if item.size is not None:
+                    size = ctx.const_int(item.size, f"the size of {what} `{name}`")
+                kind = item.kind.kind if isinstance(item, A.StageItem) else ""
+                table[name] = Family(len(table), size, item, kind)
+        for name in self.lets:
+            if name in CONTEXT or name == "inf":
+                raise self.error(ctx.let_pos.get(name), f"`let {name}`: `{name}` is a context variable")
+
+    def collect_attributes(self, init: list[Any], turn: list[Any], session: list[Any], trace: bool) -> None:
+        for n in BUILTIN_ATTRIBUTES:
+            self.slots[n] = len(self.attributes)
+            self.attributes.append(ir.Attribute(name=n, builtin=True))
+        if trace:
+            for n in TRACE_ATTRIBUTES:
+                self.slots[n] = len(self.attributes)
+                self.attributes.append(ir.Attribute(name=n, builtin=True))
+        for block in (init, turn, session):
+            for s in A.walk_stmts(block):
+                if isinstance(s, (A.SSet, A.SChoose)):
+                    self.assign(s.name, s.pos)
+                elif isinstance(s, A.SObserve):
+                    if s.name not in self.observes:
+                        self.observes[s.name] = len(self.observes)
+                        self.observe_tests.append(is_test(s.value))
+
+    def assign(self, name: str, pos: Pos) -> None:
+        if name in self.slots:
+            if name in BUILTIN_ATTRIBUTES:
+                raise self.error(pos, f"`{name}` is a built-in attribute; the language sets it")
+            return
+        if name in self.lets:
+            raise self.error(pos, f"`{name}` is a `let` constant and an attribute this sets: give them two "
+                             "names (the attribute would be read where the constant was meant)")
+        if name in CONTEXT or name == "inf":
+            raise self.error(pos, f"`{name}` is a context variable; an attribute needs another name (`set "
+                             f"{name} = …` would shadow it)")
+        if name in self.pools or name in self.stages:
+            what = "pool" if name in self.pools else "stage"
+            raise self.error(pos, f"`{name}` is a {what}; an attribute needs another name")
+        self.slots[name] = len(self.attributes)
+        self.attributes.append(ir.Attribute(name=name))
+
+    # -----------------------------------------------------------------------------------------------
+    # Expressions
+    # -----------------------------------------------------------------------------------------------
+
+    def num(self, v: float, pos: Pos, what: str = "this expression") -> ir.Num:
+        if math.isnan(v):
+            raise self.error(pos, f"{what} evaluates to NaN")
+        return ir.Num(value=number(v), span=span(pos))
+
+    def expr(self, e: Any, m: Moment) -> Any:
+        t = type(e)
+        if t is A.Num:
+            return self.num(e.value, e.pos)
+        if t is A.Var:
+            return self.var(e, m)
+        if t is A.Unary:
+            a = self.expr(e.arg, m)
+            if type(a) is ir.Num:
+                v = _num_value(a)
+                return self.num(-v if e.op == "-" else float(not (v != 0 and not math.isnan(v))), e.pos)
+            return ir.Unary(op=e.op, arg=a, span=span(e.pos))
+        if t is A.Binary:
+            lhs, rhs = self.expr(e.lhs, m), self.expr(e.rhs, m)
+            if type(lhs) is ir.Num and type(rhs) is ir.Num:
+                return self.num(binary_value(e.op, _num_value(lhs), _num_value(rhs)), e.pos)
+            return ir.Binary(op=e.op, lhs=lhs, rhs=rhs, span=span(e.pos))
+        if t is A.Cond:
+            test, then, orelse = self.expr(e.test, m), self.expr(e.then, m), self.expr(e.orelse, m)
+            if type(test) is ir.Num and type(then) is ir.Num and type(orelse) is ir.Num:
+                v = _num_value(test)
+                return then if v != 0 and not math.isnan(v) else orelse
+            return ir.Cond(test=test, then=then, orelse=orelse, span=span(e.pos))
+        if t is A.Call:
+            return self.call(e, m)
+        if t is A.Draw:
+            if e.dist not in DRAWS:
+                raise self.error(e.pos, f"unknown distribution `~{e.dist}` (the distributions: "
+                                 f"{', '.join(DRAWS)})")
+            if len(e.args) != DRAWS[e.dist]:
+                raise self.error(e.pos, f"`~{e.dist}` takes {DRAWS[e.dist]} argument(s), got {len(e.args)}")
+            if not m.draws:
+                raise self.error(e.pos, f"{m.what} may not draw (`~{e.dist}`)")
+            return ir.Draw(dist=e.dist, args=[self.expr(a, m) for a in e.args], span=span(e.pos))
+        if t is A.Agg:
+            raise self.error(e.pos, "an aggregate the aggregates layer did not write out")
+        raise self.error(getattr(e, "pos", None), f"an expression the linker does not know ({t.__name__})")
+
+    def var(self, v: A.Var, m: Moment) -> Any:
+        name = v.dotted
+        idx = v.indexes()
+        if name in self.lets and not idx:
+            return self.num(self.lets[name], v.pos)
+        if name == "inf" and not idx:
+            return ir.Num(value="inf", span=span(v.pos))
+        if name in CONTEXT and not idx:
+            return self.context_var(name, v.pos, m)
+        if name in self.slots:
+            if idx:
+                hint = f"; write `{name}`" if len(v.parts) > 1 else ""
+                raise self.error(v.pos, f"`{name}` is an attribute of the request; it takes no index{hint}")
+            return self.attr(name, v.pos, m)
+        if name in self.pools or name in self.stages:
+            what = "pool" if name in self.pools else "stage"
+            raise self.error(v.pos, f"`{name}` is a {what}, not a value (an observable reads it, "
+                             f"{'used' if what == 'pool' else 'busy'}({name}))")
+        if "." in name and name.split(".")[0] in self.queue_names():
+            raise self.error(v.pos, f"unknown name `{name}`: nothing sets or marks it")
+        raise self.error(v.pos, f"unknown name `{name}`")
+
+    def queue_names(self) -> set[str]:
+        return {n.split(".")[0] for n in list(self.pools) + list(self.stages) if "." in n}
+
+    def context_var(self, name: str, pos: Pos, m: Moment) -> ir.Ctx:
+        if name not in m.context:
+            if m.gauge and name == "now":
+                raise self.error(pos, "a gauge may not read `now`: it moves between events")
+            raise self.error(pos, f"`{name}` is not readable in {m.what}: it exists in "
+                             f"{CONTEXT_HOME[name]} (reading it here would be a silent 0)")
+        return ir.Ctx(name=name, span=span(pos))
+
+    def attr(self, name: str, pos: Pos, m: Moment) -> ir.Attr:
+        if not m.attrs:
+            what = "a gauge may not read an attribute" if m.gauge else f"{m.what} has no session"
+            raise self.error(pos, f"{what}: `{name}` is a session attribute")
+        if name in self.hidden and not m.hidden:
+            raise self.error(pos, f"`{name}` is hidden: {m.what} is the scheduler's, and may not read it")
+        if m.victim and name == "computed":
+            raise self.error(pos, "a preemption key may not read `computed` (the position at the session's "
+                             "last preemption); `position` is where the candidate is now")
+        if name == "cached" and m is SESSION and self.hold_stack and self.hold_stack[-1].cache is None:
+            raise self.error(pos, "`cached` in the body of a hold without `cache`: that hold consumes no "
+                             "prefix, so `cached` would read 0; give the hold a `cache (…)` clause")
+        if m is ADMIT and name in self.tainted:
+            at = self.tainted[name]
+            raise self.error(pos, f"`{name}` is set from live pool or stage state (at {at.line}:{at.col}) "
+                             "and read in a hold's header: the header is read at admission, the set when "
+                             "the session queued; read the state in `at admission (…)` instead")
+        return ir.Attr(slot=self.slots[name], span=span(pos))
+
+    def call(self, e: A.Call, m: Moment) -> Any:
+        name = e.name
+        if name in FUNCTIONS:
+            lo, hi = FUNCTIONS[name]
+            if len(e.args) < lo or (hi is not None and len(e.args) > hi):
+                want = f"{lo}" if lo == hi else f"at least {lo}"
+                raise self.error(e.pos, f"`{name}` takes {want} argument(s), got {len(e.args)}")
+            args = [self.expr(a, m) for a in e.args]
+            if all(type(a) is ir.Num for a in args):
+                return self.num(fn_value(name, [_num_value(a) for a in args]), e.pos)
+            return ir.Call(fn=name, args=args, span=span(e.pos))
+        if name in OBSERVABLES:
+            kind, extra = OBSERVABLES[name]
+            if len(e.args) != 1 + extra:
+                raise self.error(e.pos, f"`{name}` takes {1 + extra} argument(s), got {len(e.args)}")
+            target = e.args[0]
+            if not isinstance(target, A.Var):
+                raise self.error(e.pos, f"`{name}(…)` reads a {kind}: its first argument names one")
+            if m.gauge and name in ("cachedin", "work", "budget_left"):
+                why = {"cachedin": "the session's own prefix", "work": "it moves between events",
+                       "budget_left": "it plans an iteration"}[name]
+                raise self.error(e.pos, f"a gauge may not read `{name}(…)` ({why})")
+            if m.victim and name == "budget_left":
+                raise self.error(e.pos, "a preemption key may not read `budget_left(…)`")
+            if name == "blocksize":
+                fam = self.family(target, "pool")
+                item = fam.item
+                block = 1.0
+                for o in item.opts:
+                    if o.kind == "block":
+                        block = self.ctx.const(o.args[0], f"the block of pool `{item.name}`")
+                return self.num(block, e.pos)
+            ref = self.ref(target, kind, m)
+            if name == "budget_left" and self.stages_kind(target) != "step":
+                raise self.error(target.pos, f"`budget_left({target.dotted})`: `{target.dotted}` is no step "
+                                 "stage")
+            args = [self.expr(a, m) for a in e.args[1:]]
+            return ir.Observable(name=name, target=ref, args=args, span=span(e.pos))
+        raise self.error(e.pos, f"unknown function `{name}`")
+
+    def stages_kind(self, v: A.Var) -> str:
+        fam = self.stages.get(v.dotted)
+        return fam.kind if fam else ""
+
+    def family(self, v: A.Var, kind: str) -> Family:
+        name = v.dotted
+        table = self.pools if kind == "pool" else self.stages
+        fam = table.get(name)
+        if fam is None:
+            other = self.stages if kind == "pool" else self.pools
+            if name in other:
+                raise self.error(v.pos, f"`{name}` is a {'stage' if kind == 'pool' else 'pool'}, and a "
+                                 f"{kind} is wanted here")
+            raise self.error(v.pos, f"unknown {kind} `{name}`")
+        return fam
+
+    def ref(self, v: A.Var, kind: str, m: Moment, *, family_ok: bool = False) -> Any:
+        fam = self.family(v, kind)
+        idx = v.indexes()
+        if len(idx) > 1:
+            raise self.error(v.pos, f"`{v.dotted}` is indexed twice")
+        index = None
+        if idx:
+            index = self.expr(idx[0], m)
+            if type(index) is ir.Num:
+                k = _num_value(index)
+                if k != int(k) or not 0 <= k < fam.size:
+                    raise self.error(idx[0].pos, f"`{v.dotted}[{fmt_num(k)}]`: `{v.dotted}` has members "
+                                     f"0 … {fam.size - 1}")
+            elif m.gauge:
+                raise self.error(idx[0].pos, f"a gauge names `{v.dotted}` by a number, `{v.dotted}[0]`")
+            if fam.size == 1:
+                index = None
+        elif fam.size > 1 and not family_ok:
+            raise self.error(v.pos, f"`{v.dotted}` is a family of {fam.size}; index it, `{v.dotted}[j]`")
+        cls = ir.PoolRef if kind == "pool" else ir.StageRef
+        if kind == "pool":
+            return cls(pool=fam.index, index=index, span=span(v.pos))
+        return cls(stage=fam.index, index=index, span=span(v.pos))
+
+    def family_ref(self, v: A.Var, kind: str, owner: Family, owner_name: str) -> int:
+        """A family named in a declaration (``admit via S``, ``memory kv``): paired member for member."""
+        fam = self.family(v, kind)
+        if v.indexes():
+            raise self.error(v.pos, f"`{v.dotted}[…]`: a {kind} family is paired member for member with "
+                             f"`{owner_name}`; name it without an index")
+        if fam.size != owner.size and fam.size != 1:
+            raise self.error(v.pos, f"`{owner_name}` is a family of {owner.size} and `{v.dotted}` one of "
+                             f"{fam.size}: families pair N with N, or N with 1")
+        return fam.index
+
+    # -----------------------------------------------------------------------------------------------
+    # Pools and stages
+    # -----------------------------------------------------------------------------------------------
+
+    def pool(self, name: str, fam: Family) -> ir.Pool:
+        ctx = self.ctx
+        item: A.PoolItem = fam.item
+        seen: dict[str, Pos] = {}
+        kw: dict[str, Any] = {"name": name, "size": fam.size, "span": span(item.pos)}
+        for o in item.opts:
+            group = o.kind.split("_")[0]
+            if group in seen:
+                raise self.error(o.pos, f"pool `{name}`: `{group.replace('reserve', 'reserve held')}` is "
+                                 "given twice")
+            seen[group] = o.pos
+            if o.kind == "cap":
+                v = ctx.const(o.args[0], f"the cap of pool `{name}`")
+                if v < 0:
+                    raise self.error(o.args[0].pos, f"the cap of pool `{name}` is negative")
+                kw["cap"] = number(v)
+            elif o.kind == "block":
+                v = ctx.const(o.args[0], f"the block of pool `{name}`")
+                if not (v > 0 and math.isfinite(v)):
+                    raise self.error(o.args[0].pos, f"the block of pool `{name}` must be a positive number")
+                kw["block"] = float(v)
+            elif o.kind == "evict_lru":
+                kw["evict"] = ir.EvictLru()
+            elif o.kind == "evict_by":
+                kw["evict"] = ir.EvictBy(keys=[self.expr(k, EVICT) for k in o.args[0]])
+            elif o.kind == "preempt_none":
+                kw["preempt"] = ir.PreemptNone()
+            elif o.kind == "preempt_lifo":
+                kw["preempt"] = ir.PreemptBy(keys=[ir.Unary(op="-", arg=ir.Ctx(name="admission"))],
+                                             requeue="head")
+            elif o.kind == "preempt_by":
+                kw["preempt"] = ir.PreemptBy(keys=[self.expr(k, VICTIM) for k in o.args[0]],
+                                             requeue=o.extra)
+            elif o.kind == "queue_fifo":
+                kw["queue"] = ir.QueueFifo()
+            elif o.kind == "queue_by":
+                kw["queue"] = ir.QueueBy(keys=[self.expr(k, QUEUE) for k in o.args[0]])
+            elif o.kind == "reserve_held":
+                kw["reserve_held"] = True
+            elif o.kind == "admit_via":
+                s = self.family_ref(o.args[0], "stage", fam, name)
+                if self.stages[o.args[0].dotted].kind != "step":
+                    raise self.error(o.args[0].pos, f"`admit via {o.args[0].dotted}`: a pool is admitted by "
+                                     "a step stage's scheduler, and this stage is no step")
+                kw["admit_via"] = s
+            elif o.kind == "spill":
+                tier, link, work, when = o.args
+                kw["spill"] = ir.Spill(tier=self.ref(tier, "pool", EVICT), link=self.ref(link, "stage", EVICT),
+                                       work=self.expr(work, EVICT), when=self.expr(when, EVICT))
+        return ir.Pool(**kw)
+
+    def stage(self, name: str, fam: Family) -> ir.Stage:
+        ctx = self.ctx
+        item: A.StageItem = fam.item
+        k = item.kind
+        kind: Any
+        if k.kind == "fifo":
+            c = 1.0 if k.arg is None else ctx.const(k.arg, f"the server count of stage `{name}`")
+            if c < 1 or (math.isfinite(c) and c != int(c)):
+                raise self.error(k.arg.pos, f"stage `{name}`: a fifo has a whole number of servers, at least 1")
+            kind = ir.Fifo(servers=number(c))
+        elif k.kind == "ps":
+            kind = ir.Ps(capacity=self.expr(k.arg, PS))
+        elif k.kind == "delay":
+            kind = ir.Delay()
+        else:
+            f = k.fields
+            if "cost" not in f:
+                raise self.error(k.pos, f"step stage `{name}` has no `cost`")
+            budget = self.expr(f["budget"][0], BUDGET) if "budget" in f else ir.Num(value="inf")
+            cost = self.expr(f["cost"][0], COST)
+            chunk = self.expr(f["chunk"][0], BUDGET) if "chunk" in f else None
+            serve: Any = ir.ServeBy()
+            if "serve" in f:
+                how, keys = f["serve"][0]
+                if how == "by":
+                    serve = ir.ServeBy(keys=[self.expr(x, SERVE) for x in keys])
+                elif how == "decode_first":
+                    serve = ir.ServeBy(keys=[ir.Cond(test=ir.Ctx(name="decoding"), then=ir.Num(value=0.0),
+                                                     orelse=ir.Num(value=1.0))])
+                else:
+                    serve = ir.ServeExclusivePrefill()
+            memory = None
+            if "memory" in f:
+                memory = self.family_ref(f["memory"][0], "pool", fam, name)
+            kind = ir.Step(budget=budget, cost=cost, chunk=chunk, serve=serve, memory=memory)
+        return ir.Stage(name=name, kind=kind, size=fam.size, span=span(item.pos))
+
+    # -----------------------------------------------------------------------------------------------
+    # Statements
+    # -----------------------------------------------------------------------------------------------
+
+    def block(self, stmts: list[Any], where: str) -> list[Any]:
+        return [self.stmt(s, where) for s in stmts]
+
+    def stmt(self, s: Any, where: str) -> Any:
+        t = type(s)
+        if where in ("init", "turn") and t not in (A.SSet, A.SObserve, A.SBranch):
+            what = KIND_NAMES.get(t, t.__name__)
+            raise self.error(s.pos, f"{what} in the workload's `{where}` block: `{where}` holds only `set` "
+                             "and `observe` (and `branch` over them)")
+        sp = span(s.pos) if hasattr(s, "pos") else None
+        if t is A.SSet:
+            return ir.Set(slot=self.slots[s.name], value=self.expr(s.value, SESSION), span=sp)
+        if t is A.SObserve:
+            return ir.Observe(observe=self.observes[s.name], value=self.expr(s.value, SESSION), span=sp)
+        if t is A.STurn:
+            return ir.Turn(span=sp)
+        if t is A.SEnd:
+            return ir.End(span=sp)
+        if t is A.SHold:
+            return self.hold(s, where)
+        if t is A.SGrow:
+            return ir.Grow(pool=self.ref(s.ref, "pool", SESSION), amount=self.expr(s.amount, SESSION), span=sp)
+        if t is A.SDrop:
+            return ir.Drop(pool=self.ref(s.ref, "pool", SESSION), span=sp)
+        if t is A.SRelease:
+            return ir.Release(pool=self.ref(s.ref, "pool", SESSION), span=sp)
+        if t is A.SLoad:
+            return ir.Load(pool=self.ref(s.ref, "pool", SESSION), amount=self.expr(s.amount, SESSION), span=sp)
+        if t is A.SRun:
+            return self.run(s)
+        if t is A.SBranch:
+            guard = self.expr(s.guard, SESSION)
+            if type(guard) is ir.Num:
+                v = _num_value(guard)
+                if 0 < v < 1:
+                    raise self.error(s.guard.pos, f"the guard is the constant {fmt_num(v)}, strictly between "
+                                     f"0 and 1: that is a draw; write `branch with ({fmt_num(v)})`")
+                if v not in (0.0, 1.0):
+                    raise self.error(s.guard.pos, f"the guard is the constant {fmt_num(v)}; a guard is a "
+                                     "test, 0 or 1")
+            return ir.Branch(guard=guard, then=self.block(s.then, where), orelse=self.block(s.orelse, where),
+                             span=sp)
+        if t is A.SLoop:
+            return ir.Loop(body=self.block(s.body, where), span=sp)
+        if t is A.SChoose:
+            return ir.Choose(slot=self.slots[s.name], n=self.expr(s.n, SESSION),
+                             keys=[self.expr(k, SESSION) for k in s.keys], span=sp)
+        if t is A.SRequest:
+            raise self.error(s.pos, "`request` outside a workload's session")
+        if t is A.SMark:
+            raise self.error(s.pos, "`mark` belongs in a queue's entry")
+        raise self.error(getattr(s, "pos", None), f"{KIND_NAMES.get(t, t.__name__)}: a statement the "
+                         "kernel does not have, left by a sugar layer")
+
+    def hold(self, s: A.SHold, where: str) -> ir.Hold:
+        pools = []
+        names = []
+        for p in s.pools:
+            ref = self.ref(p.ref, "pool", ADMIT)
+            names.append(p.ref.dotted)
+            pools.append(ir.HoldPool(pool=ref, units=self.expr(p.units, ADMIT),
+                                     reserve=None if p.reserve is None else self.expr(p.reserve, ADMIT)))
+        reuse = None
+        if s.reuse is not None:
+            if s.cache is None:
+                raise self.error(s.reuse.pos, "`reuse` on a hold without `cache`: a memory-only hold consumes "
+                                 "no prefix; give it a `cache (…)` clause")
+            reuse = self.expr(s.reuse, ADMIT)
+        self.hold_stack.append(s)
+        try:
+            body = self.block(s.body, where)
+        finally:
+            self.hold_stack.pop()
+        cache = None if s.cache is None else self.expr(s.cache, SESSION)
+        lease = None
+        if s.lease is not None:
+            if s.lease.dotted not in names:
+                raise self.error(s.lease.pos, f"`lease {s.lease.dotted}`: the hold does not hold "
+                                 f"`{s.lease.dotted}`; a lease names one of its pools")
+            lease = ir.Lease(pool=self.ref(s.lease, "pool", SESSION), time=self.expr(s.lease_time, SESSION))
+        return ir.Hold(pools=pools, body=body, reuse=reuse, cache=cache, lease=lease, span=span(s.pos))
+
+    def run(self, s: A.SRun) -> ir.Run:
+        if not s.stages:
+            raise self.error(s.pos, "`run (…)` names no stage: only in a queue's entry does it run on the "
+                             "queue's own; write `run STAGE (…)`")
+        refs = [self.ref(v, "stage", SESSION) for v in s.stages]
+        kinds = [self.stages[v.dotted].kind for v in s.stages]
+        if len(s.stages) > 1:
+            seen = set()
+            for v, k in zip(s.stages, kinds):
+                if v.dotted in seen:
+                    raise self.error(v.pos, f"`{v.dotted}` is named twice in one run; a run names each stage "
+                                     "array once")
+                seen.add(v.dotted)
+                fam = self.stages[v.dotted]
+                cap = fam.item.kind.arg if k == "ps" else None
+                ok = False
+                if cap is not None:
+                    try:
+                        ok = self.ctx.const(cap, "") > 0
+                    except Exception:
+                        ok = False
+                if not ok:
+                    raise self.error(v.pos, f"`{v.dotted}` in a run over several stages: every stage of such "
+                                     "a run is ps(φ) with a constant φ above 0")
+            if s.mode != "plain":
+                raise self.error(s.pos, f"a run over several stages has no mode (`{s.mode}`)")
+            self.multi_run = self.multi_run or s.pos
+        else:
+            k = kinds[0]
+            name = s.stages[0].dotted
+            if k == "step" and s.mode == "plain":
+                raise self.error(s.pos, f"`run {name} (…)`: `{name}` is a step stage, and a run there says "
+                                 f"what it is, `run {name} prefill (…)` or `run {name} decode (…)`")
+            if k != "step" and s.mode != "plain":
+                raise self.error(s.pos, f"`run {name} {s.mode} (…)`: `{name}` is no step stage; a mode is "
+                                 "for a step stage only")
+        growing = None if s.growing is None else self.ref(s.growing, "pool", SESSION)
+        return ir.Run(stages=refs, work=self.expr(s.work, SESSION), mode=s.mode, growing=growing,
+                      span=span(s.pos))
+
+    # -----------------------------------------------------------------------------------------------
+    # The program
+    # -----------------------------------------------------------------------------------------------
+
+    def taint(self, blocks: list[list[Any]]) -> None:
+        """Attributes set from live pool or stage state (the first lint of §3), transitively."""
+        sets: list[A.SSet] = [s for b in blocks for s in A.walk_stmts(b) if isinstance(s, A.SSet)]
+        changed = True
+        while changed:
+            changed = False
+            for s in sets:
+                if s.name in self.tainted:
+                    continue
+                for x in A.walk_expr(s.value):
+                    if (type(x) is A.Call and x.name in OBSERVABLES and x.name != "blocksize") or \
+                            (type(x) is A.Var and x.simple in self.tainted):
+                        self.tainted[s.name] = s.pos
+                        changed = True
+                        break
+
+    def link(self) -> ir.Program:
+        ctx = self.ctx
+        self.declare()
+        workload = None
+        session_item = None
+        run_item = None
+        share_item = None
+        gauges: list[A.GaugeItem] = []
+        for item in self.module.items:
+            if isinstance(item, A.WorkloadItem):
+                if workload is not None:
+                    raise self.error(item.pos, "duplicate workload: a program has one")
+                workload = item
+            elif isinstance(item, A.SessionItem):
+                if session_item is not None:
+                    raise self.error(item.pos, "a second `session`: a program has one")
+                session_item = item
+            elif isinstance(item, A.RunItem):
+                if run_item is not None:
+                    raise self.error(item.pos, "a second `run { … }` block")
+                run_item = item
+            elif isinstance(item, A.ShareItem):
+                if share_item is not None:
+                    raise self.error(item.pos, "`share` is given twice")
+                share_item = item
+            elif isinstance(item, A.GaugeItem):
+                gauges.append(item)
+            elif isinstance(item, (A.Let, A.PoolItem, A.StageItem)):
+                pass
+            else:
+                what = type(item).__name__
+                raise self.error(getattr(item, "pos", None), f"an item the kernel does not have ({what}), "
+                                 "left by a sugar layer")
+        wl: dict[str, Any] = {}
+        if workload is not None:
+            for w in workload.items:
+                key = w.kind
+                if key in wl and key != "hidden":
+                    raise self.error(w.pos, f"the workload has two `{key}`s")
+                if key == "hidden":
+                    wl.setdefault("hidden", []).extend(w.arg)
+                elif key == "session":
+                    raise self.error(w.pos, "a workload `session` needs the two-sides layer")
+                else:
+                    wl[key] = w
+        init = wl["init"].arg if "init" in wl else []
+        turn = wl["turn"].arg if "turn" in wl else []
+        session = session_item.body if session_item is not None else []
+        self.collect_attributes(init, turn, session, "trace" in wl)
+        for name, pos in wl.get("hidden", []):
+            if name in ("cached", "computed"):
+                raise self.error(pos, f"`{name}` cannot be hidden: the scheduler itself sets it")
+            if name not in self.slots:
+                raise self.error(pos, f"`hidden {name}`: the program sets no attribute `{name}`")
+            self.hidden.add(name)
+        self.attributes = [ir.Attribute(name=a.name, builtin=a.builtin, hidden=a.name in self.hidden)
+                           for a in self.attributes]
+        self.taint([init, turn, session])
+        pools = [self.pool(n, f) for n, f in self.pools.items()]
+        stages = [self.stage(n, f) for n, f in self.stages.items()]
+        ir_init = self.block(init, "init")
+        ir_turn = self.block(turn, "turn")
+        ir_session = self.block(session, "session")
+        # workload
+        arrive: Any = ir.NoArrivals()
+        if "arrive" in wl:
+            w = wl["arrive"]
+            kind = w.extra
+            if kind == "poisson":
+                rate = ctx.const(w.arg, "the arrival rate")
+                if not rate > 0:
+                    raise self.error(w.arg.pos, f"the arrival rate must be above 0, not {fmt_num(rate)}")
+                arrive = ir.Poisson(rate=number(rate))
+            elif kind == "renewal":
+                arrive = ir.Renewal(gap=self.expr(w.arg, ARRIVAL))
+            elif kind == "closed":
+                arrive = ir.Closed(n=ctx.const_int(w.arg, "the population of `arrive closed`"))
+            elif kind == "batch":
+                arrive = ir.Batch(n=ctx.const_int(w.arg, "the count of `arrive batch`"))
+        trace = None
+        if "trace" in wl:
+            w = wl["trace"]
+            trace = ir.Trace(path=w.arg, ordered=bool(w.extra), span=span(w.pos))
+        workload_ir = ir.Workload(arrive=arrive, trace=trace, init=ir_init, turn=ir_turn)
+        # gauges
+        gauge_ir = []
+        gauge_names: set[str] = set()
+        for g in gauges:
+            if g.name in gauge_names:
+                raise self.error(g.pos, f"gauge `{g.name}` is declared twice")
+            if g.name in self.observes:
+                raise self.error(g.pos, f"gauge `{g.name}` has the name of an observe")
+            gauge_names.add(g.name)
+            gauge_ir.append(ir.Gauge(name=g.name, value=self.expr(g.value, GAUGE), span=span(g.pos)))
+        # share
+        share = None
+        if share_item is not None:
+            if share_item.policy not in ("maxmin", "bottleneck"):
+                raise self.error(share_item.pos, f"`share {share_item.policy}`: the policies are maxmin and "
+                                 "bottleneck")
+            if self.multi_run is None:
+                raise self.error(share_item.pos, "`share` with no run over several stages: it divides such "
+                                 "runs' stages, and the program has none")
+            share = share_item.policy
+        elif self.multi_run is not None:
+            raise self.error(self.multi_run, "a run over several stages needs the program's `share maxmin;` "
+                             "or `share bottleneck;`: there is no default")
+        run = self.run_settings(run_item, arrive)
+        observes = [ir.ObserveDecl(name=n, test=self.observe_tests[i]) for n, i in self.observes.items()]
+        constants = [ir.Constant(name=n, value=number(v)) for n, v in self.lets.items()]
+        return ir.Program(version=ir.IR_VERSION, attributes=self.attributes, constants=constants,
+                          observes=observes, gauges=gauge_ir, pools=pools, stages=stages, workload=workload_ir,
+                          session=ir_session, share=share, run=run, source=self.source)
+
+    def run_settings(self, item: A.RunItem | None, arrive: Any) -> ir.RunSettings:
+        if item is None:
+            return ir.RunSettings()
+        ctx = self.ctx
+        kw: dict[str, Any] = {}
+        seen: set[str] = set()
+        for name, value, pos in item.fields:
+            if name in seen:
+                raise self.error(pos, f"`{name}` is given twice in the run block")
+            seen.add(name)
+            if name == "horizon":
+                v = ctx.const(value, "the horizon")
+                if not v > 0:
+                    raise self.error(value.pos, "the horizon must be above 0")
+                kw["horizon"] = number(v)
+            elif name == "warmup":
+                v = ctx.const(value, "the warmup")
+                if not (v >= 0 and math.isfinite(v)):
+                    raise self.error(value.pos, "the warmup must be a finite number of at least 0")
+                kw["warmup"] = float(v)
+            elif name == "seed":
+                kw["seed"] = ctx.const_int(value, "the seed", minimum=0)
+            elif name == "arrivals":
+                if not isinstance(arrive, (ir.Poisson, ir.Renewal)):
+                    raise self.error(pos, "`arrivals` needs an open workload (`arrive poisson` or "
+                                     "`arrive renewal`)")
+                kw["arrivals"] = ctx.const_int(value, "`arrivals`")
+        h = kw.get("horizon", "inf")
+        hv = math.inf if h == "inf" else h
+        if kw.get("warmup", 0.0) >= hv:
+            raise self.error(item.pos, "the warmup must be below the horizon")
+        return ir.RunSettings(**kw)
+
+
+KIND_NAMES = {A.STurn: "`turn;`", A.SEnd: "`end;`", A.SHold: "`hold`", A.SGrow: "`grow`", A.SDrop: "`drop`",
+              A.SRelease: "`release`", A.SLoad: "`load`", A.SRun: "`run`", A.SBranch: "`branch`",
+              A.SLoop: "`loop`", A.SChoose: "`choose`", A.SRequest: "`request;`", A.SMark: "`mark`",
+              A.SServing: "a serving form", A.STransfer: "`transfer`", A.SDefCall: "a definition's use",
+              A.SQCall: "a queue's entry call", A.SBranchWith: "`branch with`"}
+
+
+def is_test(e: Any) -> bool:
+    if isinstance(e, A.Binary):
+        return e.op in ("<", "<=", ">", ">=", "==", "!=", "&&", "||")
+    if isinstance(e, A.Unary):
+        return e.op == "!"
+    return False
+
+
+def link(module: A.Module, ctx: Context, source: str | None) -> ir.Program:
+    return Linker(module, ctx, source).link()

@@ -1,0 +1,348 @@
+"""The parser facade: one LALR parser per set of sugar layers, built once, and the AST builder.
+
+The kernel grammar is ``grammar/kernel.lark``; each sugar layer appends its own grammar (``%extend``) and
+the callbacks that build its AST nodes. Lark calls the callbacks while it parses (an inline transformer,
+so no parse tree is built), with positions propagated.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from importlib import resources
+from typing import Any
+
+import lark
+from lark import Lark, Token
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+
+from . import ast as A
+from .diagnostics import CompileError, Pos, Reporter
+
+Builder = Callable[["BuildContext", Pos, list[Any]], Any]
+
+
+def grammar_text(name: str) -> str:
+    """A grammar file of this package (``kernel``, ``serving``, …)."""
+    return resources.files("serq_frontend").joinpath("grammar", f"{name}.lark").read_text()
+
+
+class BuildContext:
+    """What a builder callback sees: the file being parsed, and a way to fail at a position."""
+
+    def __init__(self) -> None:
+        self.file = "<source>"
+        self.reporter: Reporter | None = None
+
+    def error(self, pos: Pos, message: str) -> CompileError:
+        assert self.reporter is not None
+        return self.reporter.error(pos, message)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Kernel builders
+# ---------------------------------------------------------------------------------------------------
+
+
+def _tok(x: Any) -> str:
+    return str(x)
+
+
+def _binop(op: str) -> Builder:
+    return lambda b, p, c: A.Binary(op, c[0], c[1], p)
+
+
+def _stmts(x: Any) -> list[Any]:
+    return x if x is not None else []
+
+
+def _opt(kind: str) -> Builder:
+    return lambda b, p, c: A.PoolOpt(kind, [x for x in c if x is not None], p)
+
+
+def _s_hold(b: BuildContext, p: Pos, c: list[Any]) -> A.SHold:
+    pools: list[A.HoldPool] = []
+    body: list[Any] = []
+    h = A.SHold(pools, body, p)
+    for x in c:
+        if isinstance(x, A.HoldPool):
+            pools.append(x)
+        elif isinstance(x, list):
+            h.body = x
+        elif isinstance(x, tuple):
+            tag = x[0]
+            if tag == "reuse":
+                if h.reuse is not None:
+                    raise b.error(x[2], "`reuse` is given twice")
+                h.reuse = x[1]
+            elif tag == "at":
+                if h.bindings:
+                    raise b.error(x[2], "`at admission` is given twice")
+                h.bindings = x[1]
+            elif tag == "cache":
+                h.cache = x[1]
+            elif tag == "lease":
+                h.lease, h.lease_time = x[1], x[2]
+    return h
+
+
+def _ref_part(b: BuildContext, p: Pos, c: list[Any]) -> tuple[str, Any]:
+    return (str(c[0]), c[1] if len(c) > 1 else None)
+
+
+def _kind_step(b: BuildContext, p: Pos, c: list[Any]) -> A.Kind:
+    k = A.Kind("step", p)
+    for name, value, pos in c:
+        if name in k.fields:
+            what = "serve" if name == "serve" else name
+            raise b.error(pos, f"`{what}` is given twice in this step stage")
+        k.fields[name] = (value, pos)
+    return k
+
+
+def _step_field(name: str, value: Callable[[list[Any]], Any] = lambda c: c[0]) -> Builder:
+    return lambda b, p, c: (name, value(c), p)
+
+
+def _wl(kind: str, arg: Callable[[list[Any]], Any] = lambda c: None,
+        extra: Callable[[list[Any]], Any] = lambda c: None) -> Builder:
+    return lambda b, p, c: A.WlItem(kind, p, arg(c), extra(c))
+
+
+def _number(b: BuildContext, p: Pos, c: list[Any]) -> A.Num:
+    return A.Num(float(c[0]), p)
+
+
+KERNEL_BUILDERS: dict[str, Builder] = {
+    "start": lambda b, p, c: list(c),
+    "expr_start": lambda b, p, c: c[0],
+    "let_item": lambda b, p, c: A.Let(str(c[0]), c[1], p),
+    "pool_item": lambda b, p, c: A.PoolItem(str(c[0]), c[1], list(c[2:]), p),
+    "stage_item": lambda b, p, c: A.StageItem(c[0], c[1], c[2], p),
+    "workload_item": lambda b, p, c: A.WorkloadItem(list(c), p),
+    "session_item": lambda b, p, c: A.SessionItem(c[0], p),
+    "run_item": lambda b, p, c: A.RunItem(list(c), p),
+    "share_item": lambda b, p, c: A.ShareItem(str(c[0]), p),
+    "gauge_item": lambda b, p, c: A.GaugeItem(str(c[0]), c[1], p),
+    "size": lambda b, p, c: c[0],
+    "opt_cap": _opt("cap"),
+    "opt_block": _opt("block"),
+    "opt_evict_lru": _opt("evict_lru"),
+    "opt_evict_by": _opt("evict_by"),
+    "opt_preempt_none": _opt("preempt_none"),
+    "opt_preempt_lifo": _opt("preempt_lifo"),
+    "opt_preempt_by": lambda b, p, c: A.PoolOpt("preempt_by", [c[0]], p, c[1] or "head"),
+    "requeue": lambda b, p, c: str(c[0]),
+    "opt_queue_fifo": _opt("queue_fifo"),
+    "opt_queue_by": _opt("queue_by"),
+    "opt_reserve_held": _opt("reserve_held"),
+    "opt_admit_via": _opt("admit_via"),
+    "opt_spill": _opt("spill"),
+    "kind_fifo": lambda b, p, c: A.Kind("fifo", p, c[0]),
+    "paren_expr": lambda b, p, c: c[0],
+    "kind_ps": lambda b, p, c: A.Kind("ps", p, c[0]),
+    "kind_delay": lambda b, p, c: A.Kind("delay", p),
+    "kind_step": _kind_step,
+    "step_budget": _step_field("budget"),
+    "step_cost": _step_field("cost"),
+    "step_chunk": _step_field("chunk"),
+    "serve_admission": _step_field("serve", lambda c: ("by", [])),
+    "serve_by": _step_field("serve", lambda c: ("by", c[0])),
+    "serve_decode_first": _step_field("serve", lambda c: ("decode_first", None)),
+    "serve_exclusive": _step_field("serve", lambda c: ("exclusive", None)),
+    "step_memory": _step_field("memory"),
+    "wl_arrive": _wl("arrive", lambda c: c[1], lambda c: str(c[0])),
+    "wl_arrive_none": _wl("arrive", extra=lambda c: "none"),
+    "wl_trace": _wl("trace", lambda c: str(c[0])[1:-1], lambda c: c[1] is not None),
+    "wl_init": _wl("init", lambda c: c[0]),
+    "wl_turn": _wl("turn", lambda c: c[0]),
+    "wl_hidden": lambda b, p, c: A.WlItem("hidden", p, [(str(t), Pos(b.file, t.line, t.column)) for t in c]),
+    "run_field": lambda b, p, c: (str(c[0]), c[1], p),
+    "block": lambda b, p, c: list(c),
+    "s_turn": lambda b, p, c: A.STurn(p),
+    "s_end": lambda b, p, c: A.SEnd(p),
+    "s_set": lambda b, p, c: A.SSet(str(c[0]), c[1], p),
+    "s_observe": lambda b, p, c: A.SObserve(str(c[0]), c[1], p),
+    "s_hold": _s_hold,
+    "s_grow": lambda b, p, c: A.SGrow(c[0], c[1], p),
+    "s_drop": lambda b, p, c: A.SDrop(c[0], p),
+    "s_release": lambda b, p, c: A.SRelease(c[0], p),
+    "s_load": lambda b, p, c: A.SLoad(c[0], c[1], p),
+    "s_run": lambda b, p, c: A.SRun(list(c[:-3]), c[-3] or "plain", c[-2], p, c[-1]),
+    "s_run_own": lambda b, p, c: A.SRun([], "plain", c[0], p, c[1]),
+    "s_branch": lambda b, p, c: A.SBranch(c[0], c[1], _stmts(c[2]), p),
+    "s_loop": lambda b, p, c: A.SLoop(c[0], p),
+    "s_choose": lambda b, p, c: A.SChoose(str(c[0]), c[1], c[2], p),
+    "semi": lambda b, p, c: None,
+    "mode": lambda b, p, c: str(c[0]),
+    "growing": lambda b, p, c: c[0],
+    "else_block": lambda b, p, c: c[0],
+    "hold_pool": lambda b, p, c: A.HoldPool(c[0], c[1], c[2]),
+    "reserve": lambda b, p, c: c[0],
+    "hold_reuse": lambda b, p, c: ("reuse", c[0], p),
+    "hold_cache": lambda b, p, c: ("cache", c[0], p),
+    "hold_lease": lambda b, p, c: ("lease", c[0], c[1], p),
+    "ref": lambda b, p, c: A.Var(list(c), p),
+    "ref_part": _ref_part,
+    "rname": lambda b, p, c: str(c[0]),
+    "args": lambda b, p, c: list(c),
+    "cond": lambda b, p, c: A.Cond(c[0], c[1], c[2], p),
+    "or_": _binop("||"),
+    "and_": _binop("&&"),
+    "lt": _binop("<"),
+    "le": _binop("<="),
+    "gt": _binop(">"),
+    "ge": _binop(">="),
+    "eq": _binop("=="),
+    "ne": _binop("!="),
+    "add": _binop("+"),
+    "sub": _binop("-"),
+    "mul": _binop("*"),
+    "div": _binop("/"),
+    "mod": _binop("%"),
+    "neg": lambda b, p, c: A.Unary("-", c[0], p),
+    "not_": lambda b, p, c: A.Unary("!", c[0], p),
+    "number": _number,
+    "var": lambda b, p, c: A.Var(list(c), p),
+    "var_part": _ref_part,
+    "call": lambda b, p, c: A.Call(str(c[0]), c[1] or [], p),
+    "draw": lambda b, p, c: A.Draw(str(c[0]), c[1] or [], p),
+}
+
+
+# ---------------------------------------------------------------------------------------------------
+# The parser, built once per set of layers
+# ---------------------------------------------------------------------------------------------------
+
+
+class Parser:
+    """A lark LALR parser for the kernel and the given layers, with its builder."""
+
+    def __init__(self, layers: Sequence[Any]):
+        texts = [grammar_text("kernel")]
+        builders = dict(KERNEL_BUILDERS)
+        for layer in layers:
+            if layer.grammar:
+                texts.append(layer.grammar)
+            builders.update(layer.builders or {})
+        self.context = BuildContext()
+        ctx = self.context
+
+        def method(fn: Builder) -> Callable[..., Any]:
+            def m(self: Any, meta: Any, children: list[Any]) -> Any:
+                if getattr(meta, "empty", True):
+                    pos = Pos(ctx.file, 0, 0)
+                else:
+                    pos = Pos(ctx.file, meta.line, meta.column)
+                return fn(ctx, pos, children)
+
+            return lark.v_args(meta=True)(m)
+
+        ns = {name: method(fn) for name, fn in builders.items()}
+        transformer_cls = type("SerqBuilder", (lark.Transformer,), ns)
+        self.transformer = transformer_cls()
+        self.lark = Lark("\n".join(texts), parser="lalr", lexer="contextual", propagate_positions=True,
+                         maybe_placeholders=True, start=["start", "expr_start"])
+
+    def parse(self, text: str, file: str, reporter: Reporter, *, start: str = "start") -> Any:
+        self.context.file = file
+        self.context.reporter = reporter
+        try:
+            tree = self.lark.parse(text, start=start)
+        except UnexpectedInput as e:
+            raise syntax_error(e, text, file, reporter) from None
+        try:
+            return self.transformer.transform(tree)
+        except lark.exceptions.VisitError as e:
+            if isinstance(e.orig_exc, CompileError):
+                raise e.orig_exc from None
+            raise
+
+
+_PARSERS: dict[tuple[int, ...], Parser] = {}
+
+
+def get_parser(layers: Sequence[Any]) -> Parser:
+    """The parser for these layers, built on first use."""
+    key = tuple(id(layer) for layer in layers)
+    p = _PARSERS.get(key)
+    if p is None:
+        p = _PARSERS[key] = Parser(layers)
+    return p
+
+
+# ---------------------------------------------------------------------------------------------------
+# Syntax errors
+# ---------------------------------------------------------------------------------------------------
+
+_TERMINAL_NAMES = {
+    "SEMICOLON": "`;`", "LBRACE": "`{`", "RBRACE": "`}`", "LPAR": "`(`", "RPAR": "`)`",
+    "LSQB": "`[`", "RSQB": "`]`", "COMMA": "`,`", "EQUAL": "`=`", "COLON": "`:`", "DOT": "`.`",
+    "NAME": "a name", "NUMBER": "a number", "STRING": "a string", "$END": "the end of the file",
+}
+
+
+def _describe(term: str) -> str:
+    if term in _TERMINAL_NAMES:
+        return _TERMINAL_NAMES[term]
+    if term.startswith("__ANON") or term.isupper():
+        return term.lower()
+    return term
+
+
+def _prev_token_end(text: str, offset: int) -> tuple[int, int] | None:
+    """Line and column just after the last token before ``offset`` (comments and blanks skipped)."""
+    i = offset
+    lines_text = text[:i]
+    # strip trailing whitespace and comments, line by line
+    while True:
+        stripped = lines_text.rstrip()
+        last_nl = stripped.rfind("\n")
+        line = stripped[last_nl + 1:]
+        m = re.search(r"//", line)
+        if m and '"' not in line[: m.start()]:
+            lines_text = stripped[: last_nl + 1 + m.start()]
+            continue
+        lines_text = stripped
+        break
+    if not lines_text:
+        return None
+    line_no = lines_text.count("\n") + 1
+    col = len(lines_text) - (lines_text.rfind("\n") + 1) + 1
+    return line_no, col
+
+
+def _token_text(tok: Token) -> str:
+    if tok.type == "$END":
+        return "the end of the file"
+    return f"`{tok}`"
+
+
+def syntax_error(e: UnexpectedInput, text: str, file: str, reporter: Reporter) -> CompileError:
+    if isinstance(e, UnexpectedCharacters):
+        ch = text[e.pos_in_stream] if e.pos_in_stream < len(text) else ""
+        return reporter.error(Pos(file, e.line, e.column), f"unexpected character `{ch}`")
+    if isinstance(e, UnexpectedEOF):
+        end = _prev_token_end(text, len(text)) or (1, 1)
+        return reporter.error(Pos(file, *end), "unexpected end of the file")
+    assert isinstance(e, UnexpectedToken)
+    tok = e.token
+    expected = set(e.expected)
+    if tok.type == "$END":
+        prev = _prev_token_end(text, len(text)) or (1, 1)
+        pos = Pos(file, *prev)
+    else:
+        pos = Pos(file, tok.line, tok.column)
+    if "SEMICOLON" in expected and tok.type not in ("SEMICOLON",):
+        offset = tok.start_pos if tok.start_pos is not None and tok.type != "$END" else len(text)
+        prev = _prev_token_end(text, offset)
+        if prev is not None:
+            return reporter.error(Pos(file, *prev), f"missing `;` (found {_token_text(tok)} next)")
+    if tok.type == "$END" and "RBRACE" in expected:
+        return reporter.error(pos, "unexpected end of the file: a `}` is missing")
+    names = sorted({_describe(t) for t in expected})
+    if len(names) > 8:
+        hint = ""
+    else:
+        hint = " (expected " + ", ".join(names) + ")"
+    return reporter.error(pos, f"unexpected {_token_text(tok)}{hint}")

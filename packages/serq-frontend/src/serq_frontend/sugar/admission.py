@@ -1,0 +1,157 @@
+"""``at admission (x = e, …)`` on a hold: each binding substituted into the hold's header (units,
+reserve, reuse); one the body reads is set at the body's top, ``set x = e;``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import ast as A
+from ..names import BUILTIN_ATTRIBUTES, CONTEXT, OBSERVABLES
+from ..parser import grammar_text
+from . import SugarLayer
+
+BUILDERS = {
+    "hold_at": lambda b, p, c: ("at", list(c), p),
+    "binding": lambda b, p, c: A.Binding(str(c[0]), c[1], p),
+}
+
+
+def _subst(e: Any, env: dict[str, Any]) -> Any:
+    if not env:
+        return e
+
+    def f(x: Any) -> Any:
+        if type(x) is A.Var and x.simple in env:
+            return env[x.simple]
+        return None
+
+    return A.map_expr(e, f)
+
+
+def live_read(e: Any) -> str | None:
+    for x in A.walk_expr(e):
+        if type(x) is A.Call and x.name in OBSERVABLES and x.name != "blocksize":
+            return f"`{x.name}(…)`"
+        if type(x) is A.Var and x.simple is not None and (x.simple in CONTEXT or x.simple == "cached"):
+            return f"`{x.simple}`"
+    return None
+
+
+def _reads(stmts: list[Any], extra: list[Any]) -> set[str]:
+    out: set[str] = set()
+    roots = list(extra)
+    for s in A.walk_stmts(stmts):
+        roots.extend(A.stmt_exprs(s))
+    for r in roots:
+        for x in A.walk_expr(r):
+            if type(x) is A.Var:
+                out.add(x.parts[0][0])
+    return out
+
+
+class Admission:
+    def __init__(self, module: A.Module, ctx: Any):
+        self.ctx = ctx
+        self.taken: dict[str, str] = {}
+        self.sets: set[str] = set()
+        for item in module.items:
+            if isinstance(item, A.Let):
+                self.taken[item.name] = "a `let`"
+            elif isinstance(item, A.PoolItem):
+                self.taken[item.name] = "a pool"
+            elif isinstance(item, A.StageItem):
+                self.taken[item.name] = "a stage"
+            for b in A.item_blocks(item):
+                for s in A.walk_stmts(b):
+                    if isinstance(s, (A.SSet, A.SChoose)):
+                        self.sets.add(s.name)
+        #: binding names a body reads: they become attributes, read only inside their holds
+        self.attrs: dict[str, Any] = {}
+
+    def hold(self, h: A.SHold) -> A.SHold:
+        ctx = self.ctx
+        if not h.bindings:
+            return h
+        env: dict[str, Any] = {}
+        for b in h.bindings:
+            if A.draws(b.value):
+                raise ctx.error(b.value.pos, f"the binding `{b.name}` draws: a binding is substituted, so a "
+                                "name used twice would draw twice; draw into an attribute with `set` first")
+            if b.name in env:
+                raise ctx.error(b.pos, f"`{b.name}` is bound twice in this `at admission`")
+            why = self.taken.get(b.name)
+            if why is None and (b.name in CONTEXT or b.name == "inf"):
+                why = "a context variable"
+            if why is None and b.name in BUILTIN_ATTRIBUTES:
+                why = "a built-in attribute"
+            if why is not None:
+                raise ctx.error(b.pos, f"the binding `{b.name}` is {why}; give it a name of its own")
+            env[b.name] = _subst(b.value, env)
+        n = A.map_stmt(h)
+        n.bindings = []
+        n.pools = [A.HoldPool(_subst(p.ref, env),
+                              _subst(p.units, env), None if p.reserve is None else _subst(p.reserve, env))
+                   for p in h.pools]
+        if h.reuse is not None:
+            n.reuse = _subst(h.reuse, env)
+        body_reads = _reads(h.body, [e for e in (h.cache, h.lease_time) if e is not None])
+        top: list[Any] = []
+        for b in h.bindings:
+            if b.name not in body_reads:
+                continue
+            value = env[b.name]
+            live = live_read(value)
+            if live is not None:
+                raise ctx.error(b.pos, f"the body reads `{b.name}`, a binding that reads live state "
+                                f"({live}): it has another value there than at the admission; the body "
+                                "reads `cached`, the units the admission consumed")
+            if b.name in self.sets:
+                raise ctx.error(b.pos, f"the binding `{b.name}`, which the body reads, is an attribute the "
+                                "program sets; give the binding a name of its own")
+            self.attrs.setdefault(b.name, b.pos)
+            top.append(A.SSet(b.name, value, b.pos))
+        n.body = top + h.body
+        return n
+
+    def block(self, stmts: list[Any], inside: frozenset[str]) -> list[Any]:
+        out = []
+        for s in stmts:
+            if isinstance(s, A.SHold):
+                bound = inside | {b.name for b in s.bindings}
+                s = self.hold(s)
+                s = A.map_stmt(s, fb=lambda b, bound=bound: self.block(b, bound))
+            else:
+                s = A.map_stmt(s, fb=lambda b: self.block(b, inside))
+            out.append(s)
+        return out
+
+
+def rewrite(module: A.Module, ctx: Any) -> A.Module:
+    adm = Admission(module, ctx)
+    items = []
+    for item in module.items:
+        items.append(A.map_item(item, lambda e: e, lambda b: adm.block(b, frozenset())))
+    if adm.attrs:
+        # a read outside every hold that binds the name
+        for item in module.items:
+            for b in A.item_blocks(item):
+                _scan_outside(ctx, adm, b, frozenset())
+    return A.Module(items, module.file)
+
+
+def _scan_outside(ctx: Any, adm: Admission, stmts: list[Any], inside: frozenset[str]) -> None:
+    for s in stmts:
+        here = inside
+        if isinstance(s, A.SHold):
+            here = inside | {b.name for b in s.bindings}
+        exprs = list(A.stmt_exprs(s))
+        for r in exprs:
+            for x in A.walk_expr(r):
+                if type(x) is A.Var and x.simple in adm.attrs and x.simple not in here:
+                    raise ctx.error(x.pos, f"`{x.simple}` is an `at admission` binding, readable only inside "
+                                    "the holds that bind it")
+        for b in A.blocks_of(s):
+            _scan_outside(ctx, adm, b, here)
+
+
+LAYER = SugarLayer("admission", grammar_text("admission"), BUILDERS, rewrite)

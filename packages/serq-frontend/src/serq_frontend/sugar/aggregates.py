@@ -1,0 +1,97 @@
+"""Aggregates over an index, ``max j in n (e)``, ``min …``, ``sum …``: written out with j = 0 … n-1."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import ast as A
+from ..parser import grammar_text
+from . import SugarLayer
+
+OPS = ("max", "min", "sum")
+
+
+def _aggregate(b: Any, p: Any, c: list[Any]) -> A.Agg:
+    op, var, n, body = str(c[0]), str(c[1]), c[2], c[3]
+    if op not in OPS:
+        raise b.error(p, f"`{op} {var} in …`: an aggregate is `max`, `min` or `sum`")
+    return A.Agg(op, var, n, body, p)
+
+
+BUILDERS = {
+    "aggregate": _aggregate,
+    "agg_name": lambda b, p, c: A.Var([(str(c[0]), None)], p),
+}
+
+MAX_TERMS = 10_000
+
+
+class Writer:
+    def __init__(self, ctx: Any, taken: set[str]):
+        self.ctx = ctx
+        self.taken = taken
+
+    def expr(self, e: Any) -> Any:
+        def f(x: Any) -> Any:
+            if type(x) is A.Agg:
+                return self.write(x)
+            return None
+
+        return A.map_expr(e, f)
+
+    def write(self, a: A.Agg) -> Any:
+        ctx = self.ctx
+        if a.var in self.taken:
+            raise ctx.error(a.pos, f"`{a.op} {a.var} in …`: `{a.var}` is a name the program has already; "
+                            "give the index its own")
+        n = ctx.const_int(a.n, f"the count of `{a.op} {a.var} in …`", minimum=1)
+        if n > MAX_TERMS:
+            raise ctx.error(a.n.pos, f"`{a.op} {a.var} in {n}`: more than {MAX_TERMS} terms")
+        body = self.expr(a.body)
+        terms = [_subst(body, a.var, k) for k in range(n)]
+        if a.op == "sum":
+            out = terms[0]
+            for t in terms[1:]:
+                out = A.Binary("+", out, t, a.pos)
+            return out
+        if n == 1:
+            return terms[0]
+        return A.Call(a.op, terms, a.pos)
+
+
+def _subst(e: Any, var: str, k: int) -> Any:
+    def f(x: Any) -> Any:
+        if type(x) is A.Var and x.simple == var:
+            return A.Num(float(k), x.pos)
+        return None
+
+    return A.map_expr(e, f)
+
+
+def _names(module: A.Module) -> set[str]:
+    out: set[str] = {"inf", "self"}
+    for item in module.items:
+        name = getattr(item, "name", None)
+        if isinstance(name, str):
+            out.add(name)
+        for b in A.item_blocks(item):
+            for s in A.walk_stmts(b):
+                if isinstance(s, (A.SSet, A.SChoose)):
+                    out.add(s.name)
+                elif isinstance(s, A.SHold):
+                    out.update(x.name for x in s.bindings)
+    from ..names import BUILTIN_ATTRIBUTES, CONTEXT, TRACE_ATTRIBUTES
+
+    return out | CONTEXT | set(BUILTIN_ATTRIBUTES) | set(TRACE_ATTRIBUTES)
+
+
+def rewrite(module: A.Module, ctx: Any) -> A.Module:
+    w = Writer(ctx, _names(module))
+
+    def fb(b: list[Any]) -> list[Any]:
+        return [A.map_stmt(s, w.expr, w.expr, fb) for s in b]
+
+    return A.Module([A.map_item(i, w.expr, fb) for i in module.items], module.file)
+
+
+LAYER = SugarLayer("aggregates", grammar_text("aggregates"), BUILDERS, rewrite)

@@ -1,0 +1,388 @@
+"""Definitions and libraries: ``def``, ``use``, and their expansion where they are used.
+
+A use is replaced by the body, each parameter by its argument; every node of the expansion keeps its
+place in the body and remembers the use (a diagnostic in it ends with a note naming the use).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from .. import ast as A
+from ..diagnostics import Pos
+from ..names import BUILTIN_ATTRIBUTES, CONTEXT, DRAWS, FUNCTIONS, KEYWORDS, OBSERVABLES
+from ..parser import grammar_text
+from . import SugarLayer
+
+BUILDERS = {
+    "def_expr": lambda b, p, c: A.DefItem(str(c[0]), c[1] or [], c[2], None, p),
+    "def_block": lambda b, p, c: A.DefItem(str(c[0]), c[1] or [], None, c[2], p),
+    "use_item": lambda b, p, c: A.UseItem(str(c[0])[1:-1], p),
+    "s_defcall": lambda b, p, c: A.SDefCall(str(c[0]), c[1] or [], p),
+    "params": lambda b, p, c: [str(x) for x in c],
+}
+
+
+def assigned_in(stmts: list[Any]) -> set[str]:
+    """Names a block assigns: set, choose, the bindings of its holds, mark (as written)."""
+    out: set[str] = set()
+    for s in A.walk_stmts(stmts):
+        if isinstance(s, (A.SSet, A.SChoose)):
+            out.add(s.name)
+        elif isinstance(s, A.SHold):
+            out.update(b.name for b in s.bindings)
+    return out
+
+
+def names_read(e: Any) -> set[str]:
+    out = set()
+    for x in A.walk_expr(e):
+        if type(x) is A.Var:
+            out.add(x.parts[0][0])
+            if len(x.parts) > 1:
+                out.add(x.dotted)
+    return out
+
+
+def reads_live(e: Any) -> A.Var | A.Call | None:
+    for x in A.walk_expr(e):
+        if type(x) is A.Var and x.simple == "now":
+            return x
+        if type(x) is A.Call and x.name in OBSERVABLES and x.name != "blocksize":
+            return x
+    return None
+
+
+class Expander:
+    def __init__(self, module: A.Module, ctx: Any):
+        self.ctx = ctx
+        self.module = module
+        self.defs: dict[str, A.DefItem] = {}
+        self.all_defs: dict[str, Pos] = {}
+        self.taken: dict[str, str] = {}
+        for item in module.items:
+            if isinstance(item, A.Let):
+                self.taken[item.name] = "a `let`"
+            elif isinstance(item, A.PoolItem):
+                self.taken[item.name] = "a pool"
+            elif isinstance(item, A.StageItem):
+                self.taken[item.name] = "a stage"
+            elif isinstance(item, A.QueueItem):
+                self.taken[item.name] = "a queue"
+            elif isinstance(item, A.DefItem):
+                self.all_defs.setdefault(item.name, item.pos)
+        self.overridden: set[str] = set()
+
+    # -- definitions -------------------------------------------------------------------------------
+
+    def define(self, d: A.DefItem) -> None:
+        ctx = self.ctx
+        name = d.name
+        if name in KEYWORDS:
+            raise ctx.error(d.pos, f"`{name}` is a keyword; a definition needs another name")
+        if name in FUNCTIONS or name in DRAWS or name in OBSERVABLES:
+            raise ctx.error(d.pos, f"`{name}` is a function of the language; a definition needs another name")
+        if name in self.taken:
+            raise ctx.error(d.pos, f"`{name}` is {self.taken[name]}; a definition needs another name")
+        if name in CONTEXT or name in BUILTIN_ATTRIBUTES or name == "inf":
+            raise ctx.error(d.pos, f"`{name}` is a name of the language; a definition needs another name")
+        if name in self.defs:
+            first = self.defs[name].pos
+            raise ctx.error(d.pos, f"`{name}` is defined twice (first at {first.at()})")
+        seen = set()
+        for p in d.params:
+            if p in KEYWORDS or p in FUNCTIONS:
+                raise ctx.error(d.pos, f"`{p}` cannot be a parameter of `{name}`: it is a "
+                                f"{'keyword' if p in KEYWORDS else 'function'}")
+            if p in seen:
+                raise ctx.error(d.pos, f"`{name}` has two parameters named `{p}`")
+            seen.add(p)
+        if d.body is not None:
+            assigned = assigned_in(d.body)
+            for p in d.params:
+                if p in assigned:
+                    raise ctx.error(d.pos, f"`{p}` is a parameter of `{name}` and its body assigns it; "
+                                    "a parameter is substituted, so give the attribute another name")
+        if name in ctx.defs:
+            if d.body is not None:
+                raise ctx.error(d.pos, f"--def {name}: `{name}` is a statement definition; --def gives "
+                                "an expression definition's body")
+            expr = ctx.parse_expr(ctx.defs[name], f"--def {name}")
+            d = A.DefItem(name, d.params, expr, None, d.pos)
+            self.overridden.add(name)
+        # the body uses only the definitions before it
+        if d.body is not None:
+            d = A.DefItem(name, d.params, None, self.block(d.body), d.pos)
+        else:
+            d = A.DefItem(name, d.params, self.expr(d.expr), None, d.pos)
+        self.defs[name] = d
+
+    def use(self, u: A.UseItem, base: Path | None) -> None:
+        ctx = self.ctx
+        candidates: list[Path] = []
+        if base is not None:
+            candidates.append(base / u.path)
+        candidates.extend(Path(p) / u.path for p in ctx.library_paths())
+        found = next((c for c in candidates if c.is_file()), None)
+        if found is None:
+            where = ", ".join(str(c.parent) for c in candidates) or "no folder (a program given as text)"
+            raise ctx.error(u.pos, f"`use \"{u.path}\"`: no such library (looked in {where})")
+        key = str(found.resolve())
+        if key in ctx.libraries_read:
+            return
+        ctx.libraries_read.add(key)
+        name = str(found)
+        lib = ctx.parse_file(found, name)
+        for item in lib.items:
+            if isinstance(item, A.DefItem):
+                self.define(item)
+            elif isinstance(item, A.UseItem):
+                self.use(item, found.parent)
+            else:
+                raise ctx.error(item.pos, "a library holds only `def`s and `use`s")
+
+    # -- expansion ---------------------------------------------------------------------------------
+
+    def _unknown(self, name: str, pos: Pos) -> None:
+        if name in self.all_defs:
+            raise self.ctx.error(pos, f"`{name}` is used before its definition (at "
+                                 f"{self.all_defs[name].line}:{self.all_defs[name].col}); define it first")
+
+    def expr(self, e: Any) -> Any:
+        defs = self.defs
+
+        def f(x: Any) -> Any:
+            if type(x) is A.Call:
+                d = defs.get(x.name)
+                if d is None:
+                    self._unknown(x.name, x.pos)
+                    return None
+                if d.expr is None:
+                    raise self.ctx.error(x.pos, f"`{x.name}` is a statement definition; use it as a "
+                                         f"statement, `{x.name}(…);`")
+                args = [self.expr(a) for a in x.args]
+                return self.instantiate_expr(d, args, x.pos)
+            return None
+
+        return A.map_expr(e, f)
+
+    def block(self, stmts: list[Any]) -> list[Any]:
+        out: list[Any] = []
+        for s in stmts:
+            s = A.map_stmt(s, self.expr, self.expr, self.block)
+            if type(s) is A.SDefCall:
+                d = self.defs.get(s.name)
+                if d is None:
+                    self._unknown(s.name, s.pos)
+                    raise self.ctx.error(s.pos, f"`{s.name}(…);`: no definition `{s.name}`")
+                if d.body is None:
+                    raise self.ctx.error(s.pos, f"`{s.name}` is an expression definition; use it in an "
+                                         "expression")
+                out.extend(self.instantiate_block(d, s.args, s.pos))
+            else:
+                out.append(s)
+        return out
+
+    def bind(self, d: A.DefItem, args: list[Any], pos: Pos) -> dict[str, Any]:
+        if len(args) != len(d.params):
+            raise self.ctx.error(pos, f"`{d.name}` takes {len(d.params)} argument(s), got {len(args)}")
+        return dict(zip(d.params, args))
+
+    def check_args(self, d: A.DefItem, params: dict[str, Any], pos: Pos) -> None:
+        counts = {p: 0 for p in params}
+        roots: list[Any] = [d.expr] if d.expr is not None else []
+        stmts = d.body or []
+        for s in A.walk_stmts(stmts):
+            roots.extend(A.stmt_exprs(s))
+            if isinstance(s, A.SRequest) and s.gateway in counts:
+                counts[s.gateway] += 1
+            if isinstance(s, A.SQCall) and s.queue in counts:
+                counts[s.queue] += 1
+        for r in roots:
+            for x in A.walk_expr(r):
+                if type(x) is A.Var and x.parts[0][0] in counts:
+                    counts[x.parts[0][0]] += 1
+        assigned = self.assigned_by(stmts, params) if stmts else set()
+        for p, a in params.items():
+            if A.draws(a) and counts[p] > 1:
+                raise self.ctx.error(a.pos, f"the argument for `{p}` of `{d.name}` draws, and the body "
+                                     f"reads `{p}` {counts[p]} times: each would draw anew; set an "
+                                     "attribute to the draw and pass its name")
+            read = names_read(a)
+            hit = sorted(read & assigned)
+            if hit:
+                raise self.ctx.error(a.pos, f"an argument of `{d.name}` reads `{hit[0]}`, which its body "
+                                     "assigns: the body would read the new value; pass a copy")
+            if d.body is not None:
+                live = reads_live(a)
+                if live is not None:
+                    what = "the clock" if isinstance(live, A.Var) else f"live state, `{live.name}(…)`"
+                    raise self.ctx.error(live.pos, f"an argument of the statements `{d.name}` reads "
+                                         f"{what}: the body would read it after its runs; name the value "
+                                         "with `set` first and pass the name")
+
+    def assigned_by(self, stmts: list[Any], params: dict[str, Any]) -> set[str]:
+        out = assigned_in(stmts)
+        for s in A.walk_stmts(stmts):
+            if isinstance(s, A.SHold):
+                out.update(("cached", "computed"))
+            elif isinstance(s, A.SMark):
+                out.add(s.name)
+            elif isinstance(s, A.STurn):
+                out.update(self._turn_assigns())
+            elif isinstance(s, A.SRequest):
+                gw = s.gateway
+                if gw is not None and gw in params:
+                    arg = params[gw]
+                    gw = arg.simple if isinstance(arg, A.Var) else None
+                    if gw is None:
+                        out.update(self._all_routes())
+                        continue
+                out.update(self._request_assigns(gw))
+        return out
+
+    def _turn_assigns(self) -> set[str]:
+        out: set[str] = set()
+        for item in self.module.items:
+            if isinstance(item, A.WorkloadItem):
+                for w in item.items:
+                    if w.kind == "turn":
+                        out |= assigned_in(w.arg)
+                    elif w.kind == "trace":
+                        out.update(("new", "out", "think", "more", "forced"))
+        return out | {"turn_no"}
+
+    def _request_assigns(self, gw: str | None) -> set[str]:
+        out: set[str] = set()
+        for item in self.module.items:
+            if gw is None and isinstance(item, A.ServerItem):
+                out |= assigned_in(item.body)
+            elif gw is not None and isinstance(item, A.QueueItem) and item.name == gw:
+                for e in item.entries:
+                    out |= assigned_in(e.body)
+        return out
+
+    def _all_routes(self) -> set[str]:
+        out: set[str] = set()
+        for item in self.module.items:
+            if isinstance(item, A.QueueItem) and any(r == "gateway" for r, _ in item.roles):
+                for e in item.entries:
+                    out |= assigned_in(e.body)
+        return out
+
+    def instantiate_expr(self, d: A.DefItem, args: list[Any], pos: Pos) -> Any:
+        params = self.bind(d, args, pos)
+        self.check_args(d, params, pos)
+        return Instance(self.ctx, d.name, params, pos).expr(d.expr)
+
+    def instantiate_block(self, d: A.DefItem, args: list[Any], pos: Pos) -> list[Any]:
+        params = self.bind(d, args, pos)
+        self.check_args(d, params, pos)
+        return Instance(self.ctx, d.name, params, pos).block(d.body or [])
+
+
+class Instance:
+    """One expansion of a definition's body at a use."""
+
+    def __init__(self, ctx: Any, name: str, params: dict[str, Any], use: Pos):
+        self.ctx = ctx
+        self.name = name
+        self.params = params
+        self.use = use
+
+    def pos(self, p: Pos) -> Pos:
+        return p.expanded(self.use, self.name)
+
+    def expr(self, e: Any) -> Any:
+        t = type(e)
+        if t is A.Var:
+            head, idx = e.parts[0]
+            if head in self.params:
+                arg = self.params[head]
+                if len(e.parts) == 1 and idx is None:
+                    return arg
+                if not isinstance(arg, A.Var):
+                    raise self.ctx.error(self.pos(e.pos), f"`{head}` is used as a reference here, and its "
+                                         f"argument is not a name")
+                return self.combine(arg, e)
+            return A.Var([(n, None if i is None else self.expr(i)) for n, i in e.parts], self.pos(e.pos))
+        if t is A.Num:
+            return A.Num(e.value, self.pos(e.pos))
+        if t is A.Call:
+            return A.Call(e.name, [self.expr(a) for a in e.args], self.pos(e.pos))
+        if t is A.Draw:
+            return A.Draw(e.dist, [self.expr(a) for a in e.args], self.pos(e.pos))
+        if t is A.Unary:
+            return A.Unary(e.op, self.expr(e.arg), self.pos(e.pos))
+        if t is A.Binary:
+            return A.Binary(e.op, self.expr(e.lhs), self.expr(e.rhs), self.pos(e.pos))
+        if t is A.Cond:
+            return A.Cond(self.expr(e.test), self.expr(e.then), self.expr(e.orelse), self.pos(e.pos))
+        if t is A.Agg:
+            return A.Agg(e.op, e.var, self.expr(e.n), self.expr(e.body), self.pos(e.pos))
+        return e
+
+    def combine(self, arg: A.Var, use: A.Var) -> A.Var:
+        last_name, last_idx = arg.parts[-1]
+        idx = use.parts[0][1]
+        if idx is not None and last_idx is not None:
+            raise self.ctx.error(self.pos(use.pos), f"`{use.parts[0][0]}[…]` indexes `{arg.dotted}`, which "
+                                 "its argument indexes already")
+        idx = self.expr(idx) if idx is not None else last_idx
+        parts = list(arg.parts[:-1]) + [(last_name, idx)]
+        parts += [(n, None if i is None else self.expr(i)) for n, i in use.parts[1:]]
+        return A.Var(parts, arg.pos)
+
+    def ref(self, r: A.Var) -> A.Var:
+        out = self.expr(r)
+        if not isinstance(out, A.Var):
+            raise self.ctx.error(self.pos(r.pos), f"`{r.dotted}` names a pool or a stage here, and its "
+                                 f"argument in the use of `{self.name}` is not a name")
+        return out
+
+    def block(self, stmts: list[Any]) -> list[Any]:
+        return [self.stmt(s) for s in stmts]
+
+    def stmt(self, s: Any) -> Any:
+        n = A.map_stmt(s, self.expr, self.ref, self.block)
+        if hasattr(n, "pos"):
+            n.pos = self.pos(s.pos)
+        if isinstance(n, A.SHold):
+            n.bindings = [A.Binding(b.name, b.value, self.pos(b.pos)) for b in n.bindings]
+        elif isinstance(n, A.SRequest) and n.gateway in self.params:
+            arg = self.params[n.gateway]
+            if not isinstance(arg, A.Var) or arg.simple is None:
+                raise self.ctx.error(arg.pos, f"`request {n.gateway};` in `{self.name}`: the argument "
+                                     "must name a gateway")
+            n.gateway = arg.simple
+        elif isinstance(n, A.SQCall) and n.queue in self.params:
+            arg = self.params[n.queue]
+            if not isinstance(arg, A.Var) or len(arg.parts) != 1:
+                raise self.ctx.error(arg.pos, f"`{n.queue}.{n.verb}` in `{self.name}`: the argument must "
+                                     "name a queue")
+            name, idx = arg.parts[0]
+            if idx is not None and n.index is not None:
+                raise self.ctx.error(arg.pos, f"`{n.queue}[…]` indexes a queue its argument indexes already")
+            n.queue, n.index = name, n.index if n.index is not None else idx
+        return n
+
+
+def rewrite(module: A.Module, ctx: Any) -> A.Module:
+    ex = Expander(module, ctx)
+    base = ctx.base_dir
+    out: list[Any] = []
+    for item in module.items:
+        if isinstance(item, A.DefItem):
+            ex.define(item)
+        elif isinstance(item, A.UseItem):
+            ex.use(item, base)
+        else:
+            out.append(A.map_item(item, ex.expr, ex.block))
+    for name in ctx.defs:
+        if name not in ex.overridden:
+            raise ctx.error(None, f"--def {name}: the program has no expression definition `{name}`")
+    return A.Module(out, module.file)
+
+
+LAYER = SugarLayer("defs", grammar_text("defs"), BUILDERS, rewrite)

@@ -1,0 +1,674 @@
+"""Queues: a station declared whole (its pools, its stage, its NIC, its entries), entry calls expanded
+in place, ``request gw;`` expanded to the gateway's route, and the pull relation between two queues.
+
+What the kernel sees (the contract with the linker and the simulator):
+
+* a queue ``Q[N]``'s pool ``p`` is the program pool ``Q.p`` (a family of N; of one, unindexed, when the
+  queue is not a family); its ``serve`` is the stage ``Q``; its ``nic`` the stage ``Q.nic``; a link's
+  ``serve … latency x`` the delay stage ``Q.latency``; a relation ``R pull S latency x`` the delay stage
+  ``R.nic.latency`` (a family of R's size, declared where the relation is) and the program's ``share``;
+* an entry call is the entry's body in place: parameters substituted, own pools and stage indexed by
+  the call's member, ``self`` the member index, names the body sets renamed ``Q.x`` (a gateway keeps
+  the session's names), ``mark x;`` written ``set Q.x = now;``, and ``from S[k]`` bound to the pool S's
+  entries lease, member k;
+* a ``transfer`` without ``on`` in an entry of a queue that pulls is the read:
+  ``run R.nic.latency[j] (x); transfer on S.nic[k], R.nic[j] (…) from S.p[k] to … (…);``, and every
+  ``transfer on L[k] …`` naming a link with a latency first runs ``L.latency[k] (x)``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .. import ast as A
+from ..diagnostics import Pos
+from ..names import BUILTIN_ATTRIBUTES, CONTEXT, TRACE_ATTRIBUTES
+from ..parser import grammar_text
+from . import SugarLayer
+
+#: role -> its entries: (verb, parameters, takes `from`)
+ROLES: dict[str, list[tuple[str, int, bool]]] = {
+    "gateway": [("route", 0, False)],
+    "prefill": [("prefill", 1, False)],
+    "decode": [("decode", 1, False), ("decode", 1, True)],
+    "link": [("transfer", 1, False)],
+}
+
+
+def _queue_item(b: Any, p: Pos, c: list[Any]) -> A.QueueItem:
+    name, size, roles = str(c[0]), c[1], c[2] or []
+    q = A.QueueItem(name, size, roles, [], None, None, None, [], p)
+    stage = 0  # 0 pools, 1 serve/nic, 2 entries
+    for it in c[3:]:
+        if isinstance(it, A.PoolItem):
+            if stage > 0:
+                q.order_errors.append((it.pos, f"queue `{name}`: declare its pools first, then its "
+                                       "`serve`, then its entries"))
+            q.pools.append(it)
+        elif isinstance(it, tuple) and it[0] == "serve":
+            if stage > 1:
+                q.order_errors.append((it[3], f"queue `{name}`: its `serve` comes before its entries"))
+            if q.serve is not None:
+                q.order_errors.append((it[3], f"queue `{name}` has two `serve`s"))
+            stage = max(stage, 1)
+            q.serve, q.latency = it[1], it[2]
+        elif isinstance(it, tuple) and it[0] == "nic":
+            if stage > 1:
+                q.order_errors.append((it[2], f"queue `{name}`: its `nic` comes before its entries"))
+            if q.nic is not None:
+                q.order_errors.append((it[2], f"queue `{name}` has two `nic`s"))
+            stage = max(stage, 1)
+            q.nic = it[1]
+        elif isinstance(it, A.QEntry):
+            stage = 2
+            q.entries.append(it)
+    return q
+
+
+BUILDERS = {
+    "queue_item": _queue_item,
+    "roles": lambda b, p, c: [(str(t), Pos(b.file, t.line, t.column)) for t in c],
+    "pull_item": lambda b, p, c: A.PullItem(str(c[0]), str(c[1]), c[2], str(c[3]), p),
+    "pull_latency": lambda b, p, c: c[0],
+    "q_latency": lambda b, p, c: c[0],
+    "q_pool": lambda b, p, c: A.PoolItem(str(c[0]), c[1], list(c[2:]), p),
+    "q_serve": lambda b, p, c: ("serve", c[0], c[1], p),
+    "q_nic": lambda b, p, c: ("nic", c[0], p),
+    "q_entry": lambda b, p, c: A.QEntry(c[0], c[1] or [], c[2], c[3], p),
+    "q_params": lambda b, p, c: [str(x) for x in c if x is not None],
+    "q_entry_from": lambda b, p, c: str(c[0]),
+    "q_verb": lambda b, p, c: str(c[0]),
+    "q_target": lambda b, p, c: (str(c[0]), c[1] if len(c) > 1 else None, p),
+    "q_from": lambda b, p, c: c[0],
+    "q_to": lambda b, p, c: (c[0], c[1]),
+    "s_qcall": lambda b, p, c: A.SQCall(c[0][0], c[0][1], c[1], c[2] or [], c[0][2], c[3],
+                                        c[4][0] if c[4] else None, c[4][1] if c[4] else None),
+    "s_mark": lambda b, p, c: A.SMark(str(c[0]), p),
+}
+
+
+@dataclass(eq=False)
+class Queue:
+    item: A.QueueItem
+    size: int
+    family: bool
+    roles: list[str]
+    pools: list[str]
+    entries: dict[tuple[str, bool], A.QEntry]
+    locals: dict[tuple[str, bool], set[str]]
+    leases: dict[tuple[str, bool], str | None]
+    leased: str | None = None
+    pulls: A.PullItem | None = None
+    index: int = 0
+    latency: Any = None
+    nic_declared: bool = False
+
+    @property
+    def name(self) -> str:
+        return self.item.name
+
+    @property
+    def gateway(self) -> bool:
+        return "gateway" in self.roles
+
+
+def leases_on_every_path(stmts: list[Any]) -> str | None:
+    """The pool a block leases on every way through it, or None."""
+    for s in stmts:
+        if isinstance(s, A.SHold) and s.lease is not None and s.lease.simple:
+            return s.lease.simple
+        if isinstance(s, A.SBranch) or isinstance(s, A.SBranchWith):
+            a, b = leases_on_every_path(s.then), leases_on_every_path(s.orelse)
+            if a is not None and a == b:
+                return a
+    return None
+
+
+def leases_somewhere(stmts: list[Any]) -> str | None:
+    for s in A.walk_stmts(stmts):
+        if isinstance(s, A.SHold) and s.lease is not None and s.lease.simple:
+            return s.lease.simple
+    return None
+
+
+MAX_EXPANDED = 100_000
+
+
+class QueueRewriter:
+    def __init__(self, module: A.Module, ctx: Any):
+        self.ctx = ctx
+        self.module = module
+        self.queues: dict[str, Queue] = {}
+        self.expanded = 0
+        self.hidden: set[str] = set()
+        self.globals: set[str] = set()
+        for item in module.items:
+            if isinstance(item, A.WorkloadItem):
+                for w in item.items:
+                    if w.kind == "hidden":
+                        self.hidden.update(n for n, _ in w.arg)
+            elif isinstance(item, (A.PoolItem, A.StageItem)):
+                self.globals.add(item.name)
+
+    # -- declarations ------------------------------------------------------------------------------
+
+    def declare(self, item: A.QueueItem, index: int) -> Queue:
+        ctx = self.ctx
+        if item.order_errors:
+            pos, msg = item.order_errors[0]
+            raise ctx.error(pos, msg)
+        if item.name in self.queues:
+            raise ctx.error(item.pos, f"queue `{item.name}` is declared twice")
+        roles = []
+        for r, rpos in item.roles:
+            if r not in ROLES:
+                raise ctx.error(rpos, f"`{r}` is not a role: the roles are gateway, prefill, decode, link")
+            roles.append(r)
+        family = item.size is not None
+        size = ctx.const_int(item.size, f"the size of queue `{item.name}`") if family else 1
+        if "gateway" in roles and family:
+            raise ctx.error(item.pos, f"gateway `{item.name}` is a family; each gateway is a single queue")
+        pools = []
+        for p in item.pools:
+            if p.size is not None:
+                raise ctx.error(p.pos, f"`pool {p.name}[…]` in queue `{item.name}`: a queue's pool is the "
+                                "member's, one per member; declare the queue a family instead")
+            if p.name in pools:
+                raise ctx.error(p.pos, f"queue `{item.name}` declares pool `{p.name}` twice")
+            pools.append(p.name)
+        entries: dict[tuple[str, bool], A.QEntry] = {}
+        locals_: dict[tuple[str, bool], set[str]] = {}
+        leases: dict[tuple[str, bool], str | None] = {}
+        allowed = {(v, f): n for r in roles for v, n, f in ROLES[r]}
+        for e in item.entries:
+            key = (e.verb, e.src is not None)
+            if key not in allowed:
+                verbs = sorted({v for v, _ in allowed})
+                what = f"`{e.verb}{' … from' if e.src else ''}`"
+                if not roles:
+                    raise ctx.error(e.pos, f"queue `{item.name}` plays no role, so it has no entry {what}; "
+                                    "declare its roles, `queue NAME : ROLE { … }`")
+                raise ctx.error(e.pos, f"{what} is no entry of the roles of queue `{item.name}` "
+                                f"({', '.join(roles)}: {', '.join(verbs) or 'none'})")
+            if key in entries:
+                raise ctx.error(e.pos, f"queue `{item.name}` has two `{e.verb}` entries")
+            if len(e.params) != allowed[key]:
+                raise ctx.error(e.pos, f"`{item.name}.{e.verb}` takes {allowed[key]} parameter(s), as the "
+                                "role says")
+            entries[key] = e
+            names = {s.name for s in A.walk_stmts(e.body) if isinstance(s, (A.SSet, A.SChoose, A.SMark))}
+            locals_[key] = names
+            leases[key] = leases_on_every_path(e.body)
+        leased_any = {v for v in (leases_somewhere(e.body) for e in item.entries) if v}
+        leased = next(iter(leased_any)) if leased_any else None
+        q = Queue(item, size, family, roles, pools, entries, locals_, leases, leased, index=index,
+                  latency=item.latency)
+        if item.latency is not None:
+            if "link" not in roles:
+                raise ctx.error(item.latency.pos, f"`latency` on the serve of `{item.name}`: only a link's "
+                                "serve takes one")
+            if ("transfer", False) in entries:
+                raise ctx.error(item.latency.pos, f"`latency` on link `{item.name}`: only a link without an "
+                                "entry takes one (an entry's body is the read)")
+            ctx.const(item.latency, f"the latency of link `{item.name}`")
+        self.queues[item.name] = q
+        return q
+
+    def emit(self, q: Queue) -> list[Any]:
+        """The kernel items a queue stands for."""
+        item = q.item
+        size = A.Num(float(q.size), item.size.pos) if q.family else None
+        out: list[Any] = []
+        own = self.own_names(q)
+        for p in item.pools:
+            opts = [A.map_pool_opt(o, lambda e: self.decl_expr(q, e), lambda r: self.decl_ref(q, r, own))
+                    for o in p.opts]
+            out.append(A.PoolItem(f"{q.name}.{p.name}", size, opts, p.pos))
+        if item.serve is not None:
+            kind = A.map_kind(item.serve, lambda e: self.decl_expr(q, e), lambda r: self.decl_ref(q, r, own))
+            out.append(A.StageItem(q.name, size, kind, item.serve.pos))
+            if q.latency is not None:
+                out.append(A.StageItem(f"{q.name}.latency", size, A.Kind("delay", q.latency.pos),
+                                       q.latency.pos))
+        if item.nic is not None:
+            kind = A.map_kind(item.nic, lambda e: self.decl_expr(q, e), lambda r: self.decl_ref(q, r, own))
+            out.append(A.StageItem(f"{q.name}.nic", size, kind, item.nic.pos))
+        return out
+
+    def own_names(self, q: Queue) -> dict[str, str]:
+        out = {p: f"{q.name}.{p}" for p in q.pools}
+        if q.item.serve is not None:
+            out[q.name] = q.name
+        return out
+
+    def decl_ref(self, q: Queue, r: A.Var, own: dict[str, str]) -> A.Var:
+        """A reference in a queue's declarations: its own pools by their short names."""
+        head, idx = r.parts[0]
+        if len(r.parts) == 1 and head in own:
+            if idx is not None:
+                raise self.ctx.error(r.pos, f"`{head}[…]` inside queue `{q.name}`: the queue's own is the "
+                                     f"member's; write `{head}`")
+            return A.Var([(own[head], None)], r.pos)
+        return r
+
+    def decl_expr(self, q: Queue, e: Any) -> Any:
+        own = self.own_names(q)
+
+        def f(x: Any) -> Any:
+            if type(x) is A.Var and x.parts[0][0] in own and len(x.parts) == 1:
+                return self.decl_ref(q, x, own)
+            return None
+
+        return A.map_expr(e, f)
+
+    # -- the rewrite -------------------------------------------------------------------------------
+
+    def run(self) -> A.Module:
+        ctx = self.ctx
+        items = self.module.items
+        for i, item in enumerate(items):
+            if isinstance(item, A.QueueItem):
+                self.declare(item, i)
+        shares = [it for it in items if isinstance(it, A.ShareItem)]
+        out: list[Any] = []
+        for i, item in enumerate(items):
+            if isinstance(item, A.QueueItem):
+                q = self.queues[item.name]
+                for kind in (item.serve, item.nic):
+                    if kind is not None:
+                        pass
+                out.extend(self.emit(q))
+                q.nic_declared = True
+                for e in item.entries:
+                    self.check_entry(q, e)
+            elif isinstance(item, A.PullItem):
+                out.extend(self.pull(item, i, shares))
+            else:
+                out.append(item)
+        final = []
+        for item in out:
+            if isinstance(item, A.QueueItem):
+                final.append(item)
+            else:
+                final.append(A.map_item(item, lambda e: e, lambda b: self.block(b, None, [])))
+        return A.Module(final, self.module.file)
+
+    def pull(self, item: A.PullItem, index: int, shares: list[A.ShareItem]) -> list[Any]:
+        ctx = self.ctx
+        for name in (item.reader, item.source):
+            q = self.queues.get(name)
+            if q is None or q.index > index:
+                raise ctx.error(item.pos, f"`{item.reader} pull {item.source}`: no queue `{name}` is "
+                                "declared above")
+            if q.item.nic is None:
+                raise ctx.error(item.pos, f"`{item.reader} pull {item.source}`: queue `{name}` has no "
+                                "`nic`; a pull reads over both queues' NICs")
+        reader = self.queues[item.reader]
+        if reader.pulls is not None:
+            raise ctx.error(item.pos, f"`{item.reader}` pulls from `{reader.pulls.source}` already; a "
+                            "reader has one source")
+        if item.share not in ("maxmin", "bottleneck"):
+            raise ctx.error(item.pos, f"`share {item.share}`: the policies are maxmin and bottleneck")
+        if shares:
+            raise ctx.error(shares[0].pos, "`share` is given twice: the pull relation "
+                            f"`{item.reader} pull {item.source}` names the program's share")
+        reader.pulls = item
+        out: list[Any] = [A.ShareItem(item.share, item.pos)]
+        if item.latency is not None:
+            ctx.const(item.latency, "`latency` is a number or a constant over `let`s; the latency")
+            size = A.Num(float(reader.size), item.pos) if reader.family else None
+            out.append(A.StageItem(f"{reader.name}.nic.latency", size, A.Kind("delay", item.pos), item.pos))
+        return out
+
+    def check_entry(self, q: Queue, e: A.QEntry) -> None:
+        """An entry sees its own: the boundary of the queue (gateways excepted)."""
+        if q.gateway:
+            return
+        ctx = self.ctx
+        key = (e.verb, e.src is not None)
+        own_pools = set(q.pools)
+        if e.src:
+            own_pools.add(e.src)
+        locals_ = q.locals[key]
+        lets = set(ctx.lets())
+        allowed = (set(e.params) | locals_ | lets | CONTEXT | {"inf", "self", "cached", "computed"}
+                   | set(BUILTIN_ATTRIBUTES) | self.hidden | own_pools | {q.name} | self.globals)
+        allowed |= {f"{n}.{s}" for n, o in self.queues.items() for s in ("nic",) if o.item.nic}
+        allowed |= set(self.queues)
+        bound: set[str] = set()
+        for s in A.walk_stmts(e.body):
+            for r in self._pool_refs(s):
+                head = r.parts[0][0]
+                if head not in own_pools:
+                    verb = type(s).__name__[1:].lower()
+                    raise ctx.error(r.pos, f"`{verb} {r.dotted}` in `{q.name}.{e.verb}`: `{r.dotted}` is not "
+                                    f"a pool of `{q.name}`; an entry holds only its queue's own pools and "
+                                    "the one its `from` names")
+            roots = list(A.stmt_exprs(s))
+            if isinstance(s, A.SHold):
+                bound.update(b.name for b in s.bindings)
+            for root in roots:
+                for x in A.walk_expr(root):
+                    if type(x) is A.Agg:
+                        bound.add(x.var)
+        for s in A.walk_stmts(e.body):
+            for root in A.stmt_exprs(s):
+                for x in A.walk_expr(root):
+                    if type(x) is not A.Var:
+                        continue
+                    head = x.parts[0][0]
+                    if len(x.parts) > 1 and head in self.queues and head != q.name:
+                        dotted = x.dotted
+                        if not any(dotted == f"{head}.{p}" for p in self.queues[head].pools) and \
+                                dotted != f"{head}.nic":
+                            raise ctx.error(x.pos, f"`{q.name}.{e.verb}` reads `{dotted}`, another queue's")
+                        continue
+                    if head in allowed or head in bound:
+                        continue
+                    raise ctx.error(x.pos, f"`{q.name}.{e.verb}` reads `{head}`, a session attribute set "
+                                    "outside the queue; an entry reads its parameters, what it sets, "
+                                    "`cached` and the request's hidden attributes")
+
+    @staticmethod
+    def _pool_refs(s: Any) -> list[A.Var]:
+        if isinstance(s, A.SHold):
+            out = [p.ref for p in s.pools]
+            if s.lease is not None:
+                out.append(s.lease)
+            return out
+        if isinstance(s, (A.SGrow, A.SDrop, A.SRelease, A.SLoad)):
+            return [s.ref]
+        return []
+
+    # -- expansion ---------------------------------------------------------------------------------
+
+    def block(self, stmts: list[Any], inst: Instance | None, stack: list[tuple[str, str, bool]]) -> list[Any]:
+        out: list[Any] = []
+        for s in stmts:
+            if inst is not None:
+                produced = inst.stmt(s, lambda b: self.block(b, inst, stack))
+            else:
+                produced = [A.map_stmt(s, fb=lambda b: self.block(b, None, stack))]
+            for n in produced:
+                if isinstance(n, A.SQCall):
+                    out.extend(self.call(n, stack))
+                elif isinstance(n, A.SRequest) and n.gateway is not None:
+                    out.extend(self.request(n, stack))
+                elif isinstance(n, A.STransfer) and n.on and not n.pulled:
+                    out.extend(self.link_latency(n))
+                    out.append(n)
+                else:
+                    out.append(n)
+        return out
+
+    def link_latency(self, t: A.STransfer) -> list[Any]:
+        out = []
+        for r in t.on:
+            q = self.queues.get(r.parts[0][0])
+            if q is not None and len(r.parts) == 1 and q.latency is not None:
+                idx = r.parts[0][1]
+                out.append(A.SRun([A.Var([(f"{q.name}.latency", idx)], r.pos)], "plain", q.latency, t.pos))
+        return out
+
+    def request(self, s: A.SRequest, stack: list[tuple[str, str, bool]]) -> list[Any]:
+        ctx = self.ctx
+        q = self.queues.get(s.gateway or "")
+        if q is None:
+            raise ctx.error(s.pos, f"`request {s.gateway};`: no queue `{s.gateway}` is declared")
+        if not q.gateway:
+            raise ctx.error(s.pos, f"`request {s.gateway};`: queue `{s.gateway}` is no gateway (its roles: "
+                            f"{', '.join(q.roles) or 'none'})")
+        entry = q.entries.get(("route", False))
+        if entry is None:
+            raise ctx.error(s.pos, f"`request {s.gateway};`: gateway `{s.gateway}` has no `route`")
+        key = (q.name, "route", False)
+        if key in stack:
+            raise ctx.error(s.pos, f"`request {s.gateway};`: the entries call each other in a cycle")
+        inst = Instance(self, q, entry, {}, None, None, s.pos, gateway=True)
+        return self._expand(inst, entry, key, stack, s.pos)
+
+    def _expand(self, inst: Instance, entry: A.QEntry, key: tuple[str, str, bool],
+                stack: list[tuple[str, str, bool]], pos: Pos) -> list[Any]:
+        size = sum(1 for _ in A.walk_stmts(entry.body))
+        self.expanded += size
+        if self.expanded > MAX_EXPANDED:
+            raise self.ctx.error(pos, f"`{key[0]}.{key[1]}`: the queue calls expand to more than "
+                                 f"{MAX_EXPANDED} statements")
+        stack.append(key)
+        try:
+            return self.block(entry.body, inst, stack)
+        finally:
+            stack.pop()
+
+    def call(self, c: A.SQCall, stack: list[tuple[str, str, bool]]) -> list[Any]:
+        ctx = self.ctx
+        q = self.queues.get(c.queue)
+        if q is None:
+            raise ctx.error(c.pos, f"`{c.queue}.{c.verb}`: no queue `{c.queue}` is declared")
+        if c.index is None and q.family:
+            raise ctx.error(c.pos, f"`{q.name}.{c.verb}`: `{q.name}` is a family of {q.size}; index it, "
+                            f"`{q.name}[i].{c.verb} (…)`")
+        if c.index is not None and not q.family:
+            raise ctx.error(c.pos, f"`{q.name}[…].{c.verb}`: `{q.name}` is one queue, not a family")
+        is_transfer = c.verb == "transfer" and "link" in q.roles
+        takes_from = c.src is not None and not is_transfer
+        entry = q.entries.get((c.verb, takes_from))
+        if entry is None and not is_transfer:
+            other = q.entries.get((c.verb, not takes_from))
+            hint = ""
+            if other is not None:
+                hint = f": its `{c.verb}` takes no `from`" if c.src else f": its `{c.verb}` needs `from`"
+            raise ctx.error(c.pos, f"`{q.name}.{c.verb}`: queue `{q.name}` has no such entry{hint}")
+        if entry is None:
+            raise ctx.error(c.pos, f"`{q.name}.transfer`: link `{q.name}` has no `transfer` entry; its "
+                            f"`serve` is its cost: `transfer on {q.name}[…] (n) from S to P (m);`")
+        if c.to is not None and not is_transfer:
+            raise ctx.error(c.pos, f"`to` belongs to a link's `transfer`, not to `{c.verb}`")
+        if is_transfer and (c.to is None or c.src is None):
+            raise ctx.error(c.pos, f"`{q.name}.transfer (n) from S to P (m)`: a transfer names the pool it "
+                            "takes from and the pool it fills")
+        if len(c.args) != len(entry.params):
+            raise ctx.error(c.pos, f"`{q.name}.{c.verb}` takes {len(entry.params)} argument(s), got "
+                            f"{len(c.args)}")
+        for p, a in zip(entry.params, c.args):
+            if A.draws(a):
+                raise ctx.error(a.pos, f"`{q.name}.{c.verb}`: the argument for `{p}` draws; a parameter is "
+                                "substituted, so a name used twice would draw twice")
+        src = self.source(c) if c.src is not None else None
+        key = (q.name, c.verb, takes_from)
+        if key in stack:
+            raise ctx.error(c.pos, f"`{q.name}.{c.verb}`: the entries call each other in a cycle")
+        inst = Instance(self, q, entry, dict(zip(entry.params, c.args)), c.index, src, c.pos)
+        out = self._expand(inst, entry, key, stack, c.pos)
+        if is_transfer:
+            assert c.to is not None and src is not None
+            out.append(A.SLoad(c.to, c.to_amount, c.pos))
+            out.append(A.SRelease(src, c.pos))
+        return out
+
+    def source(self, c: A.SQCall) -> A.Var:
+        """``from S[k]``: the pool S's entries lease, member k; or a pool named outright."""
+        ctx = self.ctx
+        r = c.src
+        assert r is not None
+        head, idx = r.parts[0]
+        s = self.queues.get(head)
+        if s is None:
+            return r
+        if len(r.parts) > 1:
+            raise ctx.error(r.pos, f"`from {r.dotted}`: a call takes from a queue, `from {head}`, and gets "
+                            "the pool its entries lease")
+        if s.leased is None:
+            raise ctx.error(r.pos, f"`from {head}`: no entry of `{head}` leases a pool, so it has nothing "
+                            "to take")
+        for (verb, _), leased in s.leases.items():
+            if leased != s.leased:
+                raise ctx.error(r.pos, f"`from {head}`: `{head}.{verb}` leases nothing on some way through "
+                                "it, so a request that went through it would have no KV to take; a `from` "
+                                f"needs every entry of `{head}` to lease `{s.leased}`")
+        if idx is None and s.family:
+            raise ctx.error(r.pos, f"`from {head}`: `{head}` is a family of {s.size}; index it")
+        if idx is not None and not s.family:
+            raise ctx.error(r.pos, f"`from {head}[…]`: `{head}` is one queue, not a family")
+        return A.Var([(f"{head}.{s.leased}", idx)], r.pos)
+
+
+@dataclass(eq=False)
+class Instance:
+    """One expansion of an entry's body at a call."""
+
+    rw: QueueRewriter
+    q: Queue
+    entry: A.QEntry
+    params: dict[str, Any]
+    index: Any
+    src: A.Var | None
+    use: Pos
+    gateway: bool = False
+    locals: set[str] = field(default_factory=set)
+
+    def __post_init__(self) -> None:
+        if not self.gateway:
+            self.locals = self.q.locals[(self.entry.verb, self.entry.src is not None)]
+        self.own = self.rw.own_names(self.q)
+        self.name = f"{self.q.name}.{self.entry.verb}"
+
+    def pos(self, p: Pos) -> Pos:
+        return p.expanded(self.use, self.name)
+
+    def error(self, p: Pos, msg: str) -> Exception:
+        return self.rw.ctx.error(self.pos(p), msg)
+
+    def local(self, n: str) -> str:
+        return f"{self.q.name}.{n}" if n in self.locals else n
+
+    def var(self, x: A.Var, in_index: bool = False) -> Any:
+        head, idx = x.parts[0]
+        src_name = self.entry.src
+        if len(x.parts) == 1 and idx is None:
+            if head == "self":
+                if not self.q.family:
+                    raise self.error(x.pos, f"`self` inside queue `{self.q.name}`, which is not a family")
+                return self.index
+            if head in self.params:
+                return self.params[head]
+            if src_name is not None and head == src_name:
+                assert self.src is not None
+                if in_index:
+                    i = self.src.parts[-1][1]
+                    if i is None:
+                        raise self.error(x.pos, f"`{head}` as an index: its source `{self.src.dotted}` is "
+                                         "no family's member")
+                    return i
+                return self.src
+            if head in self.locals:
+                return A.Var([(self.local(head), None)], self.pos(x.pos))
+        if src_name is not None and head == src_name and len(x.parts) == 1:
+            raise self.error(x.pos, f"`{head}` is the source pool; it takes no index")
+        if head in self.own and len(x.parts) == 1:
+            if idx is not None:
+                raise self.error(x.pos, f"`{head}[…]` inside queue `{self.q.name}`: the queue's own is the "
+                                 f"member's; write `{head}`")
+            return A.Var([(self.own[head], self.index)], self.pos(x.pos))
+        parts = [(n, None if i is None else self.expr(i, True)) for n, i in x.parts]
+        return A.Var(parts, self.pos(x.pos))
+
+    def expr(self, e: Any, in_index: bool = False) -> Any:
+        t = type(e)
+        if t is A.Var:
+            return self.var(e, in_index)
+        if t is A.Num:
+            return A.Num(e.value, self.pos(e.pos))
+        if t is A.Call:
+            return A.Call(e.name, [self.expr(a) for a in e.args], self.pos(e.pos))
+        if t is A.Draw:
+            return A.Draw(e.dist, [self.expr(a) for a in e.args], self.pos(e.pos))
+        if t is A.Unary:
+            return A.Unary(e.op, self.expr(e.arg, in_index), self.pos(e.pos))
+        if t is A.Binary:
+            return A.Binary(e.op, self.expr(e.lhs, in_index), self.expr(e.rhs, in_index), self.pos(e.pos))
+        if t is A.Cond:
+            return A.Cond(self.expr(e.test, in_index), self.expr(e.then, in_index),
+                          self.expr(e.orelse, in_index), self.pos(e.pos))
+        if t is A.Agg:
+            taken = {"self", *self.params, *self.locals, self.entry.src}
+            if e.var in taken:
+                raise self.error(e.pos, f"`{e.op} {e.var} in` inside queue `{self.q.name}`: `{e.var}` is a "
+                                 "name of the entry; give the index its own")
+            return A.Agg(e.op, e.var, self.expr(e.n), self.expr(e.body), self.pos(e.pos))
+        return e
+
+    def ref(self, r: A.Var) -> A.Var:
+        out = self.expr(r)
+        if not isinstance(out, A.Var):
+            raise self.error(r.pos, f"`{r.dotted}` names a pool or stage here")
+        return out
+
+    def own_stage(self, p: Pos) -> A.Var:
+        if self.q.item.serve is None:
+            raise self.error(p, f"queue `{self.q.name}` has no `serve`, so it has no stage of its own to run")
+        return A.Var([(self.q.name, self.index)], self.pos(p))
+
+    def stmt(self, s: Any, fb: Any) -> list[Any]:
+        t = type(s)
+        if t is A.SMark:
+            return [A.SSet(f"{self.q.name}.{s.name}", A.Var([("now", None)], self.pos(s.pos)), self.pos(s.pos))]
+        if t is A.STransfer and not s.on and s.index is None and not self.gateway:
+            return self.pull(s)
+        n = A.map_stmt(s, self.expr, self.ref, fb)
+        if hasattr(n, "pos"):
+            n.pos = self.pos(s.pos)
+        if t is A.SSet or t is A.SChoose:
+            n.name = self.local(s.name)
+        elif t is A.SHold:
+            n.bindings = [A.Binding(b.name, b.value, self.pos(b.pos)) for b in n.bindings]
+        elif t is A.SRun and not s.stages and not self.gateway:
+            n.stages = [self.own_stage(s.pos)]
+        elif t is A.SServing and not s.on and s.index is None and not self.gateway and s.verb != "tool":
+            n.on = [self.own_stage(s.pos)]
+        return [n]
+
+    def pull(self, s: A.STransfer) -> list[Any]:
+        q = self.q
+        rel = q.pulls
+        if rel is None:
+            raise self.error(s.pos, f"`{q.name}`'s `transfer` names no NIC and `{q.name}` pulls from no "
+                             f"queue: declare `{q.name} pull SOURCE share …;`, or write `transfer on …`")
+        if self.src is None:
+            raise self.error(s.pos, "a read takes `from` the entry's source; call the entry with `from`")
+        if s.src.simple != self.entry.src:
+            raise self.error(s.src.pos, f"a read takes from the entry's source, `from {self.entry.src}`")
+        src_queue = self.src.parts[0][0].split(".")[0]
+        if src_queue != rel.source:
+            raise self.error(s.pos, f"`{q.name}` pulls from `{rel.source}`, and this entry was called "
+                             f"`from {self.src.dotted}`")
+        p = self.pos(s.pos)
+        out: list[Any] = []
+        if rel.latency is not None:
+            out.append(A.SRun([A.Var([(f"{q.name}.nic.latency", self.index)], p)], "plain", rel.latency, p))
+        src_idx = self.src.parts[-1][1]
+        on = [A.Var([(f"{rel.source}.nic", src_idx)], p), A.Var([(f"{q.name}.nic", self.index)], p)]
+        out.append(A.STransfer(None, on, self.expr(s.work), self.src, self.ref(s.dst), self.expr(s.amount), p,
+                               pulled=True))
+        return out
+
+
+def rewrite(module: A.Module, ctx: Any) -> A.Module:
+    if not any(isinstance(i, (A.QueueItem, A.PullItem)) for i in module.items) and not _has_sugar(module):
+        return module
+    return QueueRewriter(module, ctx).run()
+
+
+def _has_sugar(module: A.Module) -> bool:
+    for item in module.items:
+        for b in A.item_blocks(item):
+            for s in A.walk_stmts(b):
+                if isinstance(s, (A.SQCall, A.SMark)) or (isinstance(s, A.SRequest) and s.gateway):
+                    return True
+    return False
+
+
+LAYER = SugarLayer("queues", grammar_text("queues"), BUILDERS, rewrite)
+
+__all__ = ["LAYER", "ROLES", "TRACE_ATTRIBUTES"]

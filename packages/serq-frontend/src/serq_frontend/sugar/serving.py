@@ -1,0 +1,98 @@
+"""The serving vocabulary: ``prefill``, ``decode``, ``tool`` and ``transfer``, rewritten to ``run`` (and
+``load``, ``release``) on the stage the which-stage rule finds."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import ast as A
+from ..parser import grammar_text
+from . import SugarLayer
+
+
+def _s_serving(b: Any, p: Any, c: list[Any]) -> A.SServing:
+    verb, where, work, growing = c
+    index, on = None, []
+    if isinstance(where, tuple):
+        index, on = where[1], where[2]
+    return A.SServing(verb, index, on, work, p, growing)
+
+
+def _s_transfer(b: Any, p: Any, c: list[Any]) -> A.STransfer:
+    where, work, src, dst, amount = c
+    index, on = None, []
+    if isinstance(where, tuple):
+        index, on = where[1], where[2]
+    return A.STransfer(index, on, work, src, dst, amount, p)
+
+
+BUILDERS = {
+    "s_serving": _s_serving,
+    "s_transfer": _s_transfer,
+    "serve_verb": lambda b, p, c: str(c[0]),
+    "where_index": lambda b, p, c: ("index", c[0], []),
+    "where_on": lambda b, p, c: ("on", None, list(c)),
+}
+
+ROLE_STAGES = {"prefill": ("prefill",), "decode": ("decode",), "tool": ("tool",),
+               "transfer": ("link", "transfer")}
+
+
+class Serving:
+    def __init__(self, module: A.Module, ctx: Any):
+        self.ctx = ctx
+        self.kinds: dict[str, str] = {}
+        for item in module.items:
+            if isinstance(item, A.StageItem):
+                self.kinds.setdefault(item.name, item.kind.kind)
+
+    def find(self, verb: str, pos: Any) -> str:
+        names = [n for n in ROLE_STAGES[verb] if n in self.kinds]
+        if len(names) == 1:
+            return names[0]
+        if len(names) > 1:
+            raise self.ctx.error(pos, f"`{verb}`: several stages qualify ({', '.join(names)}); say which "
+                                 f"with `{verb} on STAGE …`")
+        if verb in ("prefill", "decode"):
+            steps = [n for n, k in self.kinds.items() if k == "step"]
+            if len(steps) == 1:
+                return steps[0]
+            if len(steps) > 1:
+                raise self.ctx.error(pos, f"`{verb}`: several step engines qualify ({', '.join(steps)}); "
+                                     f"say which with `{verb} on STAGE …`")
+            wanted = f"a stage named `{verb}` or one step engine"
+        else:
+            wanted = " or ".join(f"a stage named `{n}`" for n in ROLE_STAGES[verb])
+        raise self.ctx.error(pos, f"unknown stage in a serving form: `{verb}` finds no stage to run on "
+                             f"(it needs {wanted}); declare one above, or write `{verb} on STAGE …`")
+
+    def stages(self, s: Any) -> list[A.Var]:
+        if s.on:
+            return list(s.on)
+        name = self.find(s.verb if isinstance(s, A.SServing) else "transfer", s.pos)
+        return [A.Var([(name, s.index)], s.pos)]
+
+    def rewrite(self, s: Any) -> list[Any] | None:
+        if isinstance(s, A.SServing):
+            stages = self.stages(s)
+            if len(stages) > 1:
+                raise self.ctx.error(stages[1].pos, f"`{s.verb} on` names one stage; a run over several "
+                                     "is a `transfer` or the kernel's `run a, b (…)`")
+            mode = "plain"
+            if s.verb in ("prefill", "decode") and self.kinds.get(stages[0].dotted) == "step":
+                mode = s.verb
+            return [A.SRun(stages, mode, s.work, s.pos, s.growing)]
+        if isinstance(s, A.STransfer):
+            stages = self.stages(s)
+            return [A.SRun(stages, "plain", s.work, s.pos), A.SLoad(s.dst, s.amount, s.pos),
+                    A.SRelease(s.src, s.pos)]
+        return None
+
+
+def rewrite(module: A.Module, ctx: Any) -> A.Module:
+    sv = Serving(module, ctx)
+    return A.Module([A.map_item(i, lambda e: e, lambda b: A.rewrite_block(b, sv.rewrite))
+                     for i in module.items], module.file)
+
+
+LAYER = SugarLayer("serving", grammar_text("serving"), BUILDERS, rewrite)

@@ -1,0 +1,94 @@
+"""The two sides: ``workload { session { … request; … } }`` and ``server { … }``, spliced at every
+``request;`` into the one session block of the kernel."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import ast as A
+from ..parser import grammar_text
+from . import SugarLayer
+
+BUILDERS = {
+    "server_item": lambda b, p, c: A.ServerItem(c[0], p),
+    "wl_session": lambda b, p, c: A.WlItem("session", p, c[0]),
+    "s_request": lambda b, p, c: A.SRequest(str(c[0]) if c[0] is not None else None, p),
+}
+
+
+def _check_server(ctx: Any, stmts: list[Any]) -> None:
+    for s in A.walk_stmts(stmts):
+        if isinstance(s, A.STurn):
+            raise ctx.error(s.pos, "`turn;` in a server: the next turn is the session's side (write it in "
+                            "the workload's session); a server is done with a request when its block is")
+        if isinstance(s, A.SEnd):
+            raise ctx.error(s.pos, "`end;` in a server: the exit is the session's side (write it in the "
+                            "workload's session)")
+        if isinstance(s, A.SRequest):
+            raise ctx.error(s.pos, "`request;` inside server: a server does not request itself; `request;` "
+                            "belongs to the workload's session")
+
+
+def _splice(stmts: list[Any], server: list[Any], count: list[int]) -> list[Any]:
+    def f(s: Any) -> list[Any] | None:
+        if isinstance(s, A.SRequest) and s.gateway is None:
+            count[0] += 1
+            return [A.map_stmt(x, fb=lambda b: b) for x in server]
+        return None
+
+    return A.rewrite_block(stmts, f)
+
+
+def rewrite(module: A.Module, ctx: Any) -> A.Module:
+    servers = [i for i in module.items if isinstance(i, A.ServerItem)]
+    sessions = [i for i in module.items if isinstance(i, A.SessionItem)]
+    wl_sessions = [(item, w) for item in module.items if isinstance(item, A.WorkloadItem)
+                   for w in item.items if w.kind == "session"]
+    for s in sessions:
+        for x in A.walk_stmts(s.body):
+            if isinstance(x, A.SRequest):
+                raise ctx.error(x.pos, "`request;` in a top-level session: the session there is the whole "
+                                "path; with a server, write the session inside the workload")
+    if len(servers) > 1:
+        raise ctx.error(servers[1].pos, "a second `server`: a program has one")
+    if len(wl_sessions) > 1:
+        raise ctx.error(wl_sessions[1][1].pos, "a second `session` in the workload")
+    if not servers and not wl_sessions:
+        return module
+    if sessions and (servers or wl_sessions):
+        other = servers[0] if servers else wl_sessions[0][1]
+        raise ctx.error(other.pos, "a top-level `session` and the two sides (a workload's `session` and a "
+                        "`server`) are exclusive: write one form")
+    server = servers[0].body if servers else None
+    if server is not None:
+        _check_server(ctx, server)
+    if server is not None and not wl_sessions:
+        raise ctx.error(servers[0].pos, "a `server` that is never requested: the workload has no `session` "
+                        "saying `request;`")
+    wl_item, wl_session = wl_sessions[0]
+    body = wl_session.arg
+    count = [0]
+    if server is not None:
+        body = _splice(body, server, count)
+    else:
+        for x in A.walk_stmts(body):
+            if isinstance(x, A.SRequest) and x.gateway is None:
+                raise ctx.error(x.pos, "`request;` with no `server`: declare a `server { … }` block, or "
+                                "name a gateway, `request gw;`")
+    if server is not None and count[0] == 0:
+        raise ctx.error(servers[0].pos, "a `server` that is never requested: the workload's session has "
+                        "no `request;`")
+    out = []
+    for item in module.items:
+        if isinstance(item, A.ServerItem):
+            continue
+        if item is wl_item:
+            rest = [w for w in item.items if w is not wl_session]
+            out.append(A.WorkloadItem(rest, item.pos))
+            out.append(A.SessionItem(body, wl_session.pos))
+            continue
+        out.append(item)
+    return A.Module(out, module.file)
+
+
+LAYER = SugarLayer("sides", grammar_text("sides"), BUILDERS, rewrite)
