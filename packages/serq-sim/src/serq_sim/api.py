@@ -1,0 +1,69 @@
+"""The Python API: :func:`run`, and the registries of stage kinds and policies it resolves."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Registries:
+    """What the hooks registered: ``name -> factory`` per kind of thing (see :mod:`serq.plugins`)."""
+
+    stage_kinds: Any
+    evict: Any
+    preempt: Any
+    share: Any
+
+
+_default: Registries | None = None
+
+
+def registries(pm=None) -> Registries:
+    """Collect the registries from plugin manager ``pm`` (default: one with the installed parts)."""
+    global _default
+    from serq.plugins import collect, get_plugin_manager
+
+    if pm is None:
+        if _default is not None:
+            return _default
+        pm = get_plugin_manager()
+        _ensure_builtin(pm)
+        _default = _collect(pm, collect)
+        return _default
+    _ensure_builtin(pm)
+    return _collect(pm, collect)
+
+
+def _ensure_builtin(pm) -> None:
+    from . import plugin
+
+    if not pm.is_registered(plugin) and pm.get_plugin("sim") is None:
+        pm.register(plugin, name="sim")
+
+
+def _collect(pm, collect) -> Registries:
+    return Registries(
+        stage_kinds=collect(pm, "serq_sim_register_stage_kinds", "stage kind"),
+        evict=collect(pm, "serq_sim_register_eviction_orders", "eviction order"),
+        preempt=collect(pm, "serq_sim_register_preemption_policies", "preemption policy"),
+        share=collect(pm, "serq_sim_register_share_policies", "share policy"),
+    )
+
+
+def run(program, *, seed: int | None = None, horizon: float | None = None, warmup: float | None = None,
+        arrivals: int | None = None, check_invariants: bool = False, progress: bool = False,
+        trace: str | None = None, pm=None):
+    """Simulate ``program`` (a :class:`serq_ir.Program`) and return its :class:`~serq_sim.Report`.
+
+    ``seed``, ``horizon``, ``warmup`` and ``arrivals`` override the program's run block;
+    ``check_invariants`` asserts every pool's bookkeeping after every event; ``progress`` shows a
+    progress bar on stderr when it is a terminal; ``trace`` replaces the workload's trace file; ``pm`` a
+    plugin manager whose stage kinds and policies to use (default: the installed ones).
+    """
+    from .engine import Simulation
+
+    reg = registries(pm)
+    sim = Simulation(program, reg, seed=seed, horizon=horizon, warmup=warmup, arrivals=arrivals,
+                     check_invariants=check_invariants, progress=progress, trace_path=trace)
+    return sim.run()

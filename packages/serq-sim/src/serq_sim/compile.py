@@ -1,0 +1,458 @@
+"""Preparing a program once: expressions to Python code, statement blocks to generator functions.
+
+Every expression becomes Python source in which an attribute is ``A[slot]`` (a list index), a context
+variable ``C.name`` (``now`` is ``E.now``), a pool or stage a module-level name bound to its runtime object
+(or a bounds-checked lookup when it has an index expression), and a draw a call on its stream's bound
+``random`` method. The source of a whole program is compiled with one ``exec``.
+
+The session block becomes one generator function. Commands that take no time run inline; a command that
+waits (``hold``, ``run``, a ``grow`` that does not fit) calls the engine, which records where the session
+waits, and then ``yield``\\ s; the engine resumes the generator when the session is ready again. A hold is
+the loop::
+
+    while True:
+        E.hold(s, H)          # join the queue of the first pool
+        try:
+            yield             # admitted (a preemption may come before the body starts)
+            ...body...
+        except Preempted as x:
+            if x.depth != d: raise
+            continue          # re-execute the hold (computed is set by the engine)
+        break
+    E.end_hold(s)
+
+so a preemption is ``gen.throw(Preempted(d))``, caught by the hold at stack depth ``d``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from serq_ir import nodes as N
+
+from . import rand
+from .errors import Preempted
+
+
+def _floor(x: float) -> float:
+    try:
+        return float(math.floor(x))
+    except (OverflowError, ValueError):
+        return x
+
+
+def _ceil(x: float) -> float:
+    try:
+        return float(math.ceil(x))
+    except (OverflowError, ValueError):
+        return x
+
+
+def _sqrt(x: float) -> float:
+    return math.sqrt(x) if x >= 0 else (x if x != x else math.nan)
+
+
+def _exp(x: float) -> float:
+    try:
+        return math.exp(x)
+    except OverflowError:
+        return math.inf
+
+
+def _ln(x: float) -> float:
+    if x > 0:
+        return math.log(x)
+    if x == 0:
+        return -math.inf
+    return math.nan
+
+
+def _pow(x: float, y: float) -> float:
+    try:
+        r = x ** y
+    except OverflowError:
+        return math.inf
+    except ZeroDivisionError:
+        return math.inf
+    return r if isinstance(r, float) else math.nan
+
+
+def _div(a: float, b: float) -> float:
+    try:
+        return a / b
+    except ZeroDivisionError:
+        if a != a or a == 0:
+            return math.nan
+        return math.copysign(math.inf, a) * math.copysign(1.0, b)
+
+
+def _mod(a: float, b: float) -> float:
+    try:
+        return math.fmod(a, b)
+    except ValueError:
+        return math.nan
+
+
+def _min(*xs: float) -> float:
+    return min(xs)
+
+
+def _max(*xs: float) -> float:
+    return max(xs)
+
+
+HELPERS: dict[str, Any] = {
+    "_floor": _floor, "_ceil": _ceil, "_sqrt": _sqrt, "_exp": _exp, "_ln": _ln, "_pow": _pow,
+    "_div": _div, "_mod": _mod, "_INF": math.inf, "_NAN": math.nan, "_log": math.log,
+    "_Preempted": Preempted, "_d_exp": rand.d_exp, "_d_uniform": rand.d_uniform,
+    "_d_erlang": rand.d_erlang, "_d_h2": rand.d_h2, "_d_bernoulli": rand.d_bernoulli,
+    "_d_det": rand.d_det,
+}
+
+_FN = {"abs": "abs", "floor": "_floor", "ceil": "_ceil", "sqrt": "_sqrt", "exp": "_exp", "ln": "_ln",
+       "pow": "_pow"}
+_CMP = {"<", "<=", ">", ">=", "==", "!="}
+
+#: Stream names as the generated code knows them.
+RNG = {"arrivals": "_ra", "workload": "_rw", "session": "_rs", "eviction": "_re", "trace": "_rt"}
+
+
+def state_dependent(e: N.Expr) -> bool:
+    """Whether ``e`` reads anything but attributes and numbers (an observable, a context variable, a
+    draw): its value may change while a session waits."""
+    if isinstance(e, (N.Observable, N.Ctx, N.Draw)):
+        return True
+    if isinstance(e, (N.Num, N.Attr)):
+        return False
+    if isinstance(e, N.Call):
+        return any(state_dependent(a) for a in e.args)
+    if isinstance(e, N.Unary):
+        return state_dependent(e.arg)
+    if isinstance(e, N.Binary):
+        return state_dependent(e.lhs) or state_dependent(e.rhs)
+    if isinstance(e, N.Cond):
+        return state_dependent(e.test) or state_dependent(e.then) or state_dependent(e.orelse)
+    return True
+
+
+def reads(e: N.Expr, pred) -> bool:
+    """Whether some node of ``e`` satisfies ``pred``."""
+    if pred(e):
+        return True
+    if isinstance(e, (N.Draw, N.Call)):
+        return any(reads(a, pred) for a in e.args)
+    if isinstance(e, N.Observable):
+        return any(reads(a, pred) for a in e.args) or (
+            e.target.index is not None and reads(e.target.index, pred))
+    if isinstance(e, N.Unary):
+        return reads(e.arg, pred)
+    if isinstance(e, N.Binary):
+        return reads(e.lhs, pred) or reads(e.rhs, pred)
+    if isinstance(e, N.Cond):
+        return reads(e.test, pred) or reads(e.then, pred) or reads(e.orelse, pred)
+    return False
+
+
+def num(v: N.Number) -> float:
+    if isinstance(v, str):
+        return math.inf if v == "inf" else -math.inf
+    return float(v)
+
+
+class HoldInfo:
+    """A hold statement, prepared: its pools' references, units, reserves and clauses as functions
+    ``f(s, A, C)``. ``units_dep[k]``: pool k's units read deployment state; ``static[k]``: pool k has a
+    reserve that reads none (both decide rejection at queue time against over_cap at the end)."""
+
+    __slots__ = ("pool_refs", "units", "reserves", "static", "reuse", "cache", "lease_ref", "lease_time",
+                 "depth", "span", "node", "units_dep")
+
+    def __init__(self):
+        self.pool_refs: list = []
+        self.units: list = []
+        self.reserves: list = []
+        self.static: list[bool] = []
+        self.units_dep: list[bool] = []
+        self.reuse = None
+        self.cache = None
+        self.lease_ref = None
+        self.lease_time = None
+        self.depth = 0
+        self.span = None
+        self.node = None
+
+
+class Compiler:
+    """Compiles a program's expressions and blocks against one simulation's runtime objects."""
+
+    def __init__(self, sim, program: N.Program):
+        self.sim = sim
+        self.program = program
+        self.g: dict[str, Any] = dict(HELPERS)
+        self.g["E"] = sim
+        for name, r in sim.rngs.items():
+            self.g[RNG[name]] = r.random
+        self._objs: dict[int, str] = {}
+        self.spans: list = [None]
+        self._span_ids: dict[int, int] = {}
+        self.cur_span = 0
+        self._n = 0
+
+    # ---------------------------------------------------------------- helpers
+    def obj(self, o: Any, prefix: str = "_o") -> str:
+        key = id(o)
+        name = self._objs.get(key)
+        if name is None:
+            name = f"{prefix}{len(self._objs)}"
+            self._objs[key] = name
+            self.g[name] = o
+        return name
+
+    def span_id(self, span) -> int:
+        if span is None:
+            return self.cur_span
+        k = id(span)
+        i = self._span_ids.get(k)
+        if i is None:
+            i = len(self.spans)
+            self.spans.append(span)
+            self._span_ids[k] = i
+        return i
+
+    def fresh(self, stem: str) -> str:
+        self._n += 1
+        return f"{stem}{self._n}"
+
+    # ------------------------------------------------------------ expressions
+    def pool_ref(self, r: N.PoolRef, rng: str) -> str:
+        sim = self.sim
+        base, size = sim.pool_base[r.pool], self.program.pools[r.pool].size
+        if r.index is None:
+            return self.obj(sim.pools[base], "_p")
+        return f"E.pool_at({base}, {size}, {self.expr(r.index, rng)}, {self.span_id(getattr(r, 'span', None))})"
+
+    def stage_ref(self, r: N.StageRef, rng: str) -> str:
+        sim = self.sim
+        base, size = sim.stage_base[r.stage], self.program.stages[r.stage].size
+        if r.index is None:
+            return self.obj(sim.stages[base], "_s")
+        return f"E.stage_at({base}, {size}, {self.expr(r.index, rng)}, {self.span_id(getattr(r, 'span', None))})"
+
+    def expr(self, e: N.Expr, rng: str = "session") -> str:
+        r = self.expr
+        if isinstance(e, N.Num):
+            v = num(e.value)
+            if v == math.inf:
+                return "_INF"
+            if v == -math.inf:
+                return "(-_INF)"
+            if v != v:
+                return "_NAN"
+            return repr(v)
+        if isinstance(e, N.Attr):
+            return f"A[{e.slot}]"
+        if isinstance(e, N.Ctx):
+            return "E.now" if e.name == "now" else f"C.{e.name}"
+        if isinstance(e, N.Unary):
+            a = r(e.arg, rng)
+            return f"(-{a})" if e.op == "-" else f"(0.0 if {a} != 0.0 else 1.0)"
+        if isinstance(e, N.Binary):
+            a, b = r(e.lhs, rng), r(e.rhs, rng)
+            op = e.op
+            if op in ("+", "-", "*"):
+                return f"({a} {op} {b})"
+            if op == "/":
+                if isinstance(e.rhs, N.Num) and num(e.rhs.value) not in (0.0,) and num(e.rhs.value) == num(
+                        e.rhs.value):
+                    return f"({a} / {b})"
+                return f"_div({a}, {b})"
+            if op == "%":
+                return f"_mod({a}, {b})"
+            if op in _CMP:
+                return f"(1.0 if {a} {op} {b} else 0.0)"
+            if op == "&&":
+                return f"(1.0 if ({a} != 0.0 and {b} != 0.0) else 0.0)"
+            if op == "||":
+                return f"(1.0 if ({a} != 0.0 or {b} != 0.0) else 0.0)"
+            raise ValueError(f"unknown operator {op!r}")
+        if isinstance(e, N.Cond):
+            return f"({r(e.then, rng)} if {r(e.test, rng)} != 0.0 else {r(e.orelse, rng)})"
+        if isinstance(e, N.Call):
+            args = [r(a, rng) for a in e.args]
+            if e.fn in ("min", "max"):
+                if len(args) == 1:
+                    return args[0]
+                return f"{e.fn}({', '.join(args)})"
+            return f"{_FN[e.fn]}({', '.join(args)})"
+        if isinstance(e, N.Draw):
+            rv = RNG[rng]
+            args = [r(a, rng) for a in e.args]
+            if e.dist == "exp":
+                return f"(-{args[0]} * _log(1.0 - {rv}()))"
+            if e.dist == "det":
+                return f"({args[0]})"
+            return f"_d_{e.dist}({rv}, {', '.join(args)})"
+        if isinstance(e, N.Observable):
+            return self.observable(e, rng)
+        raise TypeError(f"not an expression: {e!r}")
+
+    def observable(self, e: N.Observable, rng: str) -> str:
+        t = e.target
+        ref = self.pool_ref(t, rng) if isinstance(t, N.PoolRef) else self.stage_ref(t, rng)
+        args = "".join(", " + self.expr(a, rng) for a in e.args)
+        if e.name == "cachedin":
+            return f"E.obs_cachedin({ref}, s)"
+        return f"E.obs_{e.name}({ref}{args})"
+
+    def fn(self, e: N.Expr | None, rng: str = "session", span=None):
+        """``e`` as a function ``f(s, A, C)``; ``None`` stays ``None``."""
+        if e is None:
+            return None
+        old = self.cur_span
+        if span is not None:
+            self.cur_span = self.span_id(span)
+        try:
+            src = f"lambda s, A, C: {self.expr(e, rng)}"
+        finally:
+            self.cur_span = old
+        return eval(compile(src, "<serq>", "eval"), self.g)  # noqa: S307 - our own generated code
+
+    def keys_fn(self, keys: list[N.Expr], rng: str = "session", span=None):
+        """Several keys as one function returning a tuple."""
+        old = self.cur_span
+        if span is not None:
+            self.cur_span = self.span_id(span)
+        try:
+            src = "lambda s, A, C: (" + "".join(self.expr(k, rng) + ", " for k in keys) + ")"
+        finally:
+            self.cur_span = old
+        return eval(compile(src, "<serq>", "eval"), self.g)  # noqa: S307
+
+    # ------------------------------------------------------------- statements
+    def session_fn(self, stmts: list[N.Stmt], name: str = "session"):
+        """A generator function ``g(s)`` running ``stmts`` for session ``s``."""
+        lines = [f"def _{name}(s):", "    A = s.attrs", "    C = E.null_ctx"]
+        self._block(stmts, lines, 1, 0)
+        lines += ["    return", "    yield"]
+        src = "\n".join(lines) + "\n"
+        ns: dict[str, Any] = {}
+        exec(compile(src, f"<serq {name}>", "exec"), self.g, ns)  # noqa: S102 - our own generated code
+        fn = ns[f"_{name}"]
+        fn.__serq_source__ = src
+        return fn
+
+    def plain_fn(self, stmts: list[N.Stmt], name: str, rng: str = "workload"):
+        """A plain function ``f(s)`` for an ``init`` or ``turn`` block (only ``set`` and ``observe``)."""
+        lines = [f"def _{name}(s):", "    A = s.attrs", "    C = E.null_ctx"]
+        for st in stmts:
+            self.cur_span = self.span_id(getattr(st, "span", None))
+            if isinstance(st, N.Set):
+                lines.append(f"    A[{st.slot}] = {self.expr(st.value, rng)}")
+            elif isinstance(st, N.Observe):
+                lines.append(f"    E.observe(s, {st.observe}, {self.expr(st.value, rng)})")
+            else:
+                raise ValueError(f"a workload {name} block may only set and observe, not {type(st).__name__}")
+        lines.append("    return")
+        src = "\n".join(lines) + "\n"
+        ns: dict[str, Any] = {}
+        exec(compile(src, f"<serq {name}>", "exec"), self.g, ns)  # noqa: S102
+        return ns[f"_{name}"]
+
+    def _block(self, stmts: list[N.Stmt], out: list[str], ind: int, depth: int) -> None:
+        pad = "    " * ind
+        if not stmts:
+            out.append(pad + "pass")
+            return
+        for st in stmts:
+            self.cur_span = sid = self.span_id(getattr(st, "span", None))
+            x = self.expr
+            if isinstance(st, N.Set):
+                out.append(f"{pad}A[{st.slot}] = {x(st.value)}")
+            elif isinstance(st, N.Observe):
+                out.append(f"{pad}E.observe(s, {st.observe}, {x(st.value)})")
+            elif isinstance(st, N.Turn):
+                out.append(f"{pad}E.turn(s)")
+            elif isinstance(st, N.End):
+                out.append(f"{pad}return")
+            elif isinstance(st, N.Loop):
+                out.append(f"{pad}while True:")
+                self._block(st.body, out, ind + 1, depth)
+            elif isinstance(st, N.Branch):
+                g = self.fresh("_g")
+                out.append(f"{pad}{g} = {x(st.guard)}")
+                out.append(f"{pad}if {g} == 1.0:")
+                self._block(st.then, out, ind + 1, depth)
+                out.append(f"{pad}elif {g} == 0.0:")
+                self._block(st.orelse, out, ind + 1, depth)
+                out.append(f"{pad}else:")
+                out.append(f"{pad}    E.guard_error(s, {g}, {sid})")
+            elif isinstance(st, N.Choose):
+                kf = self.obj(self.keys_fn(st.keys, span=st.span), "_k")
+                out.append(f"{pad}A[{st.slot}] = E.choose(s, A, {st.slot}, {x(st.n)}, {kf})")
+            elif isinstance(st, N.Hold):
+                h = self.obj(self.hold_info(st, depth), "_h")
+                out.append(f"{pad}while True:")
+                out.append(f"{pad}    E.hold(s, {h})")
+                out.append(f"{pad}    try:")
+                out.append(f"{pad}        yield")
+                self._block(st.body, out, ind + 2, depth + 1)
+                self.cur_span = sid
+                out.append(f"{pad}    except _Preempted as _x:")
+                out.append(f"{pad}        if _x.depth != {depth}:")
+                out.append(f"{pad}            raise")
+                out.append(f"{pad}        continue")
+                out.append(f"{pad}    break")
+                out.append(f"{pad}E.end_hold(s)")
+            elif isinstance(st, N.Grow):
+                out.append(f"{pad}_r = E.grow(s, {self.pool_ref(st.pool, 'session')}, {x(st.amount)}, {sid})")
+                out.append(f"{pad}if _r is not None:")
+                out.append(f"{pad}    if _r is True:")
+                out.append(f"{pad}        yield")
+                out.append(f"{pad}    else:")
+                out.append(f"{pad}        raise _r")
+            elif isinstance(st, N.Drop):
+                out.append(f"{pad}E.drop(s, {self.pool_ref(st.pool, 'session')})")
+            elif isinstance(st, N.Release):
+                out.append(f"{pad}E.release(s, {self.pool_ref(st.pool, 'session')})")
+            elif isinstance(st, N.Load):
+                out.append(f"{pad}E.load(s, {self.pool_ref(st.pool, 'session')}, {x(st.amount)}, {sid})")
+            elif isinstance(st, N.Run):
+                work = x(st.work)
+                if len(st.stages) == 1:
+                    stage = self.stage_ref(st.stages[0], "session")
+                    g = "None" if st.growing is None else self.pool_ref(st.growing, "session")
+                    out.append(f"{pad}E.run_job(s, {stage}, {work}, {st.mode!r}, {g}, {sid})")
+                else:
+                    stages = ", ".join(self.stage_ref(r, "session") for r in st.stages)
+                    out.append(f"{pad}E.run_flow(s, ({stages},), {work}, {sid})")
+                out.append(f"{pad}yield")
+            else:
+                raise TypeError(f"unknown statement {type(st).__name__}")
+
+    def hold_info(self, st: N.Hold, depth: int) -> HoldInfo:
+        h = HoldInfo()
+        h.depth = depth
+        h.span = st.span
+        h.node = st
+        sp = st.span
+        for hp in st.pools:
+            old = self.cur_span
+            self.cur_span = self.span_id(sp)
+            src = f"lambda s, A, C: {self.pool_ref(hp.pool, 'session')}"
+            self.cur_span = old
+            h.pool_refs.append(eval(compile(src, "<serq>", "eval"), self.g))  # noqa: S307
+            h.units.append(self.fn(hp.units, span=sp))
+            h.reserves.append(self.fn(hp.reserve, span=sp))
+            h.units_dep.append(state_dependent(hp.units))
+            h.static.append(hp.reserve is not None and not state_dependent(hp.reserve))
+        h.reuse = self.fn(st.reuse, span=sp)
+        h.cache = self.fn(st.cache, span=sp)
+        if st.lease is not None:
+            old = self.cur_span
+            self.cur_span = self.span_id(sp)
+            src = f"lambda s, A, C: {self.pool_ref(st.lease.pool, 'session')}"
+            self.cur_span = old
+            h.lease_ref = eval(compile(src, "<serq>", "eval"), self.g)  # noqa: S307
+            h.lease_time = self.fn(st.lease.time, span=sp)
+        return h

@@ -1,0 +1,1460 @@
+"""The interpreter of the IR: the configuration of §3, the settle loop, the event list.
+
+See docs/simulator.md for the design. In short: a session is a generator (compiled by
+:mod:`serq_sim.compile`) plus its attributes, status and active holds; a pool has its holders, cache
+entries, queue and growers; a stage kind object has its jobs. Events are ``(time, seq, callback, arg)``
+in a heap, ``seq`` from one counter, so events at one instant run in the order they were scheduled. After
+every event :meth:`Simulation.settle` runs the ready sessions in the order they became ready, then retries
+growers and admissions at every pool not served by a stage until nothing changes, then (when no other
+event is pending at the instant) lets every idle step stage start an iteration, then lets marked stages
+reschedule.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import math
+import sys
+import time as _time
+from array import array
+from collections import deque
+from pathlib import Path
+
+from serq_ir import nodes as N
+
+from . import rand
+from .compile import Compiler, num
+from .errors import InvariantError, Preempted, SessionGone, SimError, format_error
+from .stages import Ctx, FlowNetwork, Job
+
+EPS = 1e-9
+INF = math.inf
+
+# session status
+READY, QUEUED, STAGE, GROWING, ENDED = 0, 1, 2, 3, 4
+SLOT_SERIAL, SLOT_TURN, SLOT_CACHED, SLOT_COMPUTED = 0, 1, 2, 3
+
+
+class Session:
+    __slots__ = ("serial", "attrs", "gen", "status", "holds", "pending", "adm_seq", "preempt_pos", "stuck",
+                 "leases", "trace", "preset", "requeue", "job", "grow", "qpool", "in_ready")
+
+    def __init__(self, serial: int, nattrs: int):
+        self.serial = serial
+        self.attrs = [0.0] * nattrs
+        self.attrs[SLOT_SERIAL] = float(serial)
+        self.gen = None
+        self.status = READY
+        self.holds: list = []
+        self.pending = None
+        self.adm_seq = -1
+        self.preempt_pos = None
+        self.stuck = False
+        self.leases: list = []
+        self.trace = None
+        self.preset = None
+        self.requeue = None
+        self.job = None
+        self.grow = None
+        self.qpool = None
+        self.in_ready = False
+
+
+class Pending:
+    """A hold waiting in its first pool's queue."""
+
+    __slots__ = ("info", "pools", "queued_at", "join_seq")
+
+    def __init__(self, info, pools, queued_at, join_seq):
+        self.info = info
+        self.pools = pools
+        self.queued_at = queued_at
+        self.join_seq = join_seq
+
+
+class HoldRT:
+    """An active hold: one slot per pool."""
+
+    __slots__ = ("info", "slots", "grown")
+
+    def __init__(self, info, slots):
+        self.info = info
+        self.slots = slots
+        self.grown = False
+
+
+class Slot:
+    """A hold's allocation on one pool: ``alloc`` units, computed position ``pos``, reservation ``r`` and
+    its unallocated part ``u`` (counted by ``reserve held``)."""
+
+    __slots__ = ("pool", "alloc", "pos", "r", "u", "owner", "hold", "lease")
+
+    def __init__(self, pool, alloc, pos, r, u, owner, hold):
+        self.pool = pool
+        self.alloc = alloc
+        self.pos = pos
+        self.r = r
+        self.u = u
+        self.owner = owner
+        self.hold = hold
+        self.lease = False
+
+
+class Lease:
+    __slots__ = ("slot", "cache", "alive", "grown")
+
+    def __init__(self, slot, cache, grown):
+        self.slot = slot
+        self.cache = cache
+        self.alive = True
+        self.grown = grown
+
+
+class Entry:
+    """A cached prefix: a session's own (``dead`` False) or a dead remainder past a ``reuse`` bound."""
+
+    __slots__ = ("size", "last", "seq", "owner", "snap", "alive", "eid", "dead")
+
+    def __init__(self, size, last, seq, owner, snap, eid, dead=False):
+        self.size = size
+        self.last = last
+        self.seq = seq
+        self.owner = owner
+        self.snap = snap
+        self.alive = True
+        self.eid = eid
+        self.dead = dead
+
+
+class Pool:
+    """One member of a pool family."""
+
+    def __init__(self, sim, node: N.Pool, member: int, flat: int):
+        self.sim = sim
+        self.node = node
+        self.name = node.name
+        self.index = member
+        self.flat = flat
+        self.cap = num(node.cap)
+        self.block = float(node.block) if node.block else None
+        self.reserve_held = node.reserve_held
+        self.used = 0.0
+        self.cached = 0.0
+        self.reserved = 0.0
+        self.holders: dict[Slot, None] = {}
+        self.own: dict[int, Entry] = {}
+        self.dead: dict[int, Entry] = {}
+        self.front: deque = deque()
+        self.queue: deque = deque()
+        self.keyed = None  # queue-by keys function
+        self.growers: deque = deque()
+        self.via = None
+        self.memory_of: list = []
+        self.evict = None
+        self.preempt = None
+        self.spill = None
+        self.needs_snap = False
+        # statistics
+        self.t_last = 0.0
+        self.a_used = self.a_cached = self.a_queue = self.a_holders = 0.0
+        self.wait_sum = 0.0
+        self.admissions = 0
+        self.evicted_entries = 0
+        self.evicted_units = 0.0
+        self.preemptions = 0
+        self.spills = 0
+        self.rejections = 0
+        self.stuck = 0
+        self.over_cap = 0
+
+    def acc(self) -> None:
+        now = self.sim.now
+        dt = now - self.t_last
+        if dt > 0:
+            self.a_used += self.used * dt
+            self.a_cached += self.cached * dt
+            self.a_queue += (len(self.front) + len(self.queue)) * dt
+            self.a_holders += len(self.holders) * dt
+        self.t_last = now
+
+    def reset_stats(self) -> None:
+        self.acc()
+        self.a_used = self.a_cached = self.a_queue = self.a_holders = 0.0
+        self.wait_sum = 0.0
+        self.admissions = self.evicted_entries = self.preemptions = self.spills = 0
+        self.rejections = self.stuck = 0
+        self.evicted_units = 0.0
+
+    def iter_entries(self):
+        yield from self.own.values()
+        yield from self.dead.values()
+
+    def round_up(self, x: float) -> float:
+        b = self.block
+        if b is None or x == INF:
+            return x
+        return math.ceil(x / b - 1e-12) * b
+
+    def round_down(self, x: float) -> float:
+        b = self.block
+        if b is None or x == INF:
+            return x
+        return math.floor(x / b + 1e-12) * b
+
+    def qlen(self) -> int:
+        return len(self.front) + len(self.queue)
+
+
+class Observations:
+    """One observe's samples: values, times, session serials and turn numbers."""
+
+    __slots__ = ("values", "times", "sessions", "turns")
+
+    def __init__(self):
+        self.values = array("d")
+        self.times = array("d")
+        self.sessions = array("q")
+        self.turns = array("i")
+
+
+class Simulation:
+    """One run of one program. Build with :func:`serq_sim.run` (or :meth:`build`), then :meth:`run`."""
+
+    def __init__(self, program: N.Program, registries, *, seed=None, horizon=None, warmup=None,
+                 arrivals=None, check_invariants=False, progress=False, trace_path=None):
+        self.program = program
+        rs = program.run
+        self.seed = int(rs.seed if seed is None else seed)
+        self.horizon = num(rs.horizon) if horizon is None else float(horizon)
+        self.warmup = float(rs.warmup if warmup is None else warmup)
+        self.arr_limit = rs.arrivals if arrivals is None else arrivals
+        self.check = check_invariants
+        self.progress = progress
+        self.source = program.source
+        self.now = 0.0
+        self.heap: list = []
+        self._seq = itertools.count()
+        self.ready: deque = deque()
+        self.dirty: list = []
+        self.events = 0
+        self.arrivals = 0
+        self.open_arrivals = 0
+        self.ended = 0
+        self.turns = 0
+        self.live = 0
+        self.live_t = 0.0
+        self.a_live = 0.0
+        self.warm = self.warmup <= 0
+        self.next_serial = 0
+        self.adm_counter = itertools.count()
+        self.join_counter = itertools.count()
+        self.release_counter = itertools.count()
+        self.eid_counter = itertools.count()
+        self.preempt_count = 0
+        self.admit_budget = None
+        self.interrupted = False
+        self.cur = None
+        self.rngs = rand.streams(self.seed)
+        self.null_ctx = Ctx()
+        self.nattrs = len(program.attributes)
+        names = {a.name: i for i, a in enumerate(program.attributes)}
+        self.slot_more = names.get("more")
+        self.trace_slots = [names.get(n) for n in ("new", "out", "think", "forced")]
+        self.obs = [Observations() for _ in program.observes]
+        self.gauge_points: list[tuple[array, array]] = []
+        self._build(registries, trace_path)
+
+    # ----------------------------------------------------------------------------------- building
+    def _build(self, reg, trace_path) -> None:
+        p = self.program
+        self.pool_base = []
+        self.pools: list[Pool] = []
+        for node in p.pools:
+            self.pool_base.append(len(self.pools))
+            for m in range(node.size):
+                self.pools.append(Pool(self, node, m, len(self.pools)))
+        self.stage_base = []
+        n = 0
+        for node in p.stages:
+            self.stage_base.append(n)
+            n += node.size
+        self.stages: list = [None] * n
+        self.compiler = Compiler(self, p)
+        self.spans = self.compiler.spans
+        # which stage families some run holds together with another: their ps members are flows
+        self.shared_families = set()
+        for blk in _all_blocks(p):
+            for st in blk:
+                if isinstance(st, N.Run) and len(st.stages) > 1:
+                    self.shared_families.update(r.stage for r in st.stages)
+        self.flow_network = None
+        if self.shared_families:
+            share = p.share
+            if share is None:
+                raise SimError(format_error(None, None, None, "a run holds several stages but the program "
+                                            "declares no share (share maxmin; or share bottleneck;)",
+                                            self.source))
+            if share not in reg.share:
+                raise SimError(format_error(None, None, None, f"unknown share policy {share!r} (known: "
+                                            f"{', '.join(reg.share.names())})", self.source))
+            self.flow_network = FlowNetwork(self, reg.share[share])
+        for f, node in enumerate(p.stages):
+            kind = node.kind
+            name = kind.name if isinstance(kind, N.Extension) else type(kind).__name__
+            if name not in reg.stage_kinds:
+                raise SimError(format_error(node.span, None, None, f"stage {node.name}: unknown stage kind "
+                                            f"{name!r} (registered: {', '.join(reg.stage_kinds.names())})",
+                                            self.source))
+            factory = reg.stage_kinds[name]
+            for m in range(node.size):
+                flat = self.stage_base[f] + m
+                self.stages[flat] = factory(self, node, m, flat)
+        # admit via and memory, member for member
+        for f, node in enumerate(p.pools):
+            if node.admit_via is not None:
+                for m in range(node.size):
+                    self.pools[self.pool_base[f] + m].via = self._pair(node.admit_via, node.size, m, node)
+        self.step_stages = [s for s in self.stages if getattr(s, "wants_start", False)]
+        for st in self.step_stages:
+            st.bind()
+        for pool in self.pools:
+            node = pool.node
+            ev = node.evict
+            ename = ev.name if isinstance(ev, N.Extension) else type(ev).__name__
+            if ename not in reg.evict:
+                raise SimError(format_error(node.span, None, None, f"pool {node.name}: unknown eviction "
+                                            f"order {ename!r}", self.source))
+            pool.evict = reg.evict[ename](self, pool, ev)
+            pr = node.preempt
+            pname = pr.name if isinstance(pr, N.Extension) else type(pr).__name__
+            if pname not in reg.preempt:
+                raise SimError(format_error(node.span, None, None, f"pool {node.name}: unknown preemption "
+                                            f"policy {pname!r}", self.source))
+            pool.preempt = reg.preempt[pname](self, pool, pr)
+            if isinstance(node.queue, N.QueueBy):
+                pool.keyed = self.compiler.keys_fn(node.queue.keys, span=node.span)
+            if node.spill is not None:
+                sp = node.spill
+                tier = self._spill_ref(sp.tier, pool)
+                link = self._spill_stage(sp.link, pool)
+                pool.spill = (tier, link, self.compiler.fn(sp.work, rng="eviction", span=node.span),
+                              self.compiler.fn(sp.when, rng="eviction", span=node.span))
+            pool.needs_snap = not isinstance(pool.evict, _lru_type()) or pool.spill is not None
+        self.free_pools = [pl for pl in self.pools if pl.via is None]
+        self.any_pools = bool(self.pools)
+        self.need_est = _reads_estimates(p)
+        # workload
+        wl = p.workload
+        self.session_fn = self.compiler.session_fn(p.session, "session")
+        self.init_fn = self.compiler.plain_fn(wl.init, "init") if wl.init else None
+        self.turn_fn = self.compiler.plain_fn(wl.turn, "turn") if wl.turn else None
+        self.trace = None
+        if wl.trace is not None:
+            from .trace import load_trace
+
+            path = trace_path or wl.trace.path
+            if trace_path is None and self.source and not Path(path).is_absolute():
+                path = str(Path(self.source).parent / path)
+            self.trace = load_trace(path)
+            self.trace_ordered = wl.trace.ordered
+        arrive = wl.arrive
+        self.arrive = arrive
+        if self.arr_limit is not None:
+            if not isinstance(arrive, (N.Poisson, N.Renewal)):
+                raise SimError(format_error(None, None, None, "run { arrivals N; } needs an open workload "
+                                            "(arrive poisson or renewal)", self.source))
+            if self.arr_limit < 1:
+                raise SimError(format_error(None, None, None, f"arrivals {self.arr_limit}: must be a "
+                                            "positive integer", self.source))
+        if isinstance(arrive, N.Renewal):
+            self.gap_fn = self.compiler.fn(arrive.gap, rng="arrivals", span=getattr(arrive.gap, "span", None))
+        self.gauges = [(g.name, self.compiler.fn(g.value, span=g.span)) for g in p.gauges]
+        self.gauge_points = [(array("d"), array("d")) for _ in p.gauges]
+        self.gauge_last = [None] * len(p.gauges)
+        if not (self.warmup < self.horizon or self.horizon == INF):
+            raise SimError(format_error(None, None, None, f"warmup {self.warmup:g} is not below the horizon "
+                                        f"{self.horizon:g}", self.source))
+
+    def _pair(self, fam: int, count: int, m: int, node):
+        size = self.program.stages[fam].size
+        if size == count:
+            return self.stages[self.stage_base[fam] + m]
+        if size == 1:
+            return self.stages[self.stage_base[fam]]
+        raise SimError(format_error(node.span, None, None, f"pool {node.name}[{count}] cannot be paired "
+                                    f"with stage {self.program.stages[fam].name}[{size}]", self.source))
+
+    def _spill_ref(self, r: N.PoolRef, pool: Pool) -> Pool:
+        size = self.program.pools[r.pool].size
+        base = self.pool_base[r.pool]
+        if size == 1:
+            return self.pools[base]
+        if size == self.program.pools[pool.node and self._family(pool)].size:
+            return self.pools[base + pool.index]
+        return self.pools[base]
+
+    def _spill_stage(self, r: N.StageRef, pool: Pool):
+        size = self.program.stages[r.stage].size
+        base = self.stage_base[r.stage]
+        if size == self.program.pools[self._family(pool)].size:
+            return self.stages[base + pool.index]
+        return self.stages[base]
+
+    def _family(self, pool: Pool) -> int:
+        return self.program.pools.index(pool.node)
+
+    # ----------------------------------------------------------------------------------- errors
+    def error(self, msg: str, sid: int | None = None, s: Session | None = None, span=None) -> SimError:
+        if span is None and sid is not None:
+            span = self.spans[sid]
+        s = s if s is not None else self.cur
+        return SimError(format_error(span, self.now, s.serial if s is not None else None, msg, self.source))
+
+    def guard_error(self, s: Session, g: float, sid: int) -> None:
+        raise self.error(f"branch guard is {_show(g)}, not 0 or 1 (a draw is written `branch with (p)`)",
+                         sid, s)
+
+    def pool_at(self, base: int, size: int, idx: float, sid: int) -> Pool:
+        if not (idx == idx) or idx < 0 or idx >= size:
+            raise self.error(f"pool index {_show(idx)} out of range (the family has {size})", sid)
+        return self.pools[base + int(idx)]
+
+    def stage_at(self, base: int, size: int, idx: float, sid: int):
+        if not (idx == idx) or idx < 0 or idx >= size:
+            raise self.error(f"stage index {_show(idx)} out of range (the family has {size})", sid)
+        return self.stages[base + int(idx)]
+
+    # ----------------------------------------------------------------------------------- events
+    def at(self, t: float, cb, arg=None) -> None:
+        heapq.heappush(self.heap, (t, next(self._seq), cb, arg))
+
+    # ----------------------------------------------------------------------------------- running
+    def run(self):
+        """Run to the end and return the :class:`serq_sim.report.Report`."""
+        from .report import build_report
+
+        try:
+            self._start()
+            self._loop()
+        except KeyboardInterrupt:
+            self.interrupted = True
+            self.end = self.now
+        self._finish()
+        return build_report(self)
+
+    def _start(self) -> None:
+        if self.warmup > 0:
+            self.at(self.warmup, self._end_warmup)
+        wl = self.program.workload
+        a = self.arrive
+        for k, pr in enumerate(wl.presets):
+            self.at(float(pr.at), self._arrive_preset, k)
+        if isinstance(a, N.Poisson):
+            self.rate = num(a.rate)
+            self.at(0.0, self._arrive_poisson)
+        elif isinstance(a, N.Renewal):
+            self._schedule_renewal()
+        elif isinstance(a, (N.Batch, N.Closed)):
+            for _ in range(a.n):
+                self.spawn()
+        self.settle()
+
+    def _loop(self) -> None:
+        heap = self.heap
+        pop = heapq.heappop
+        settle = self.settle
+        horizon = self.horizon
+        limit = self.arr_limit
+        check = self.check
+        progress = self.progress and sys.stderr.isatty()
+        next_tick = 0
+        t_wall = _time.monotonic()
+        while heap:
+            if heap[0][0] > horizon:
+                break
+            t, _, cb, arg = pop(heap)
+            self.now = t
+            self.events += 1
+            cb(arg)
+            settle()
+            if check:
+                self.check_invariants()
+            if limit is not None and self.open_arrivals >= limit and self.live == 0:
+                self.end = t
+                return
+            if progress and self.events >= next_tick:
+                next_tick = self.events + 20000
+                w = _time.monotonic()
+                if w - t_wall > 0.25:
+                    t_wall = w
+                    self._show_progress()
+        if limit is not None:
+            when = horizon if horizon != INF else self.now
+            self.now = when
+            if self.open_arrivals < limit:
+                raise SimError(format_error(None, when, None, f"run {{ arrivals {limit}; }}: only "
+                                            f"{self.open_arrivals} arrivals by the horizon", self.source))
+            raise SimError(format_error(None, when, None, f"run {{ arrivals {limit}; }}: {self.live} "
+                                        "session(s) still live at the horizon (not drained)", self.source))
+        self.end = horizon if horizon != INF else self.now
+
+    def _show_progress(self) -> None:
+        if self.arr_limit is not None:
+            frac = self.open_arrivals / self.arr_limit
+        elif self.horizon != INF and self.horizon > 0:
+            frac = self.now / self.horizon
+        else:
+            frac = 0.0
+        frac = min(max(frac, 0.0), 1.0)
+        bar = "#" * int(frac * 30)
+        sys.stderr.write(f"\r[{bar:<30}] {frac * 100:5.1f}%  t={self.now:.6g}  events={self.events}")
+        sys.stderr.flush()
+        self._progress_shown = True
+
+    def _finish(self) -> None:
+        if getattr(self, "_progress_shown", False):
+            sys.stderr.write("\r" + " " * 79 + "\r")
+            sys.stderr.flush()
+        end = self.end
+        if self.limit_drained_early(end):
+            raise SimError(format_error(None, end, None, f"run {{ arrivals {self.arr_limit}; }}: drained at "
+                                        f"t={end:g}, at or before the warmup {self.warmup:g} (nothing to "
+                                        "measure)", self.source))
+        self.now = end
+        for pool in self.pools:
+            pool.acc()
+        for st in self.stages:
+            st.acc()
+        self._acc_live()
+        # over_cap: sessions still waiting whose demand exceeds the capacity
+        for pool in self.pools:
+            for s in list(pool.front) + list(pool.queue):
+                try:
+                    demand = self._demand(s, s.pending)
+                except SimError:
+                    continue
+                for q, _u, need in demand:
+                    if need > q.cap + EPS:
+                        q.over_cap += 1
+
+    def limit_drained_early(self, end: float) -> bool:
+        return (self.arr_limit is not None and not self.interrupted and self.warmup > 0
+                and end <= self.warmup)
+
+    def _end_warmup(self, _=None) -> None:
+        self.warm = True
+        for pool in self.pools:
+            pool.reset_stats()
+        for st in self.stages:
+            st.reset_stats()
+        self._acc_live()
+        self.a_live = 0.0
+
+    def _acc_live(self) -> None:
+        now = self.now
+        dt = now - self.live_t
+        if dt > 0:
+            self.a_live += self.live * dt
+        self.live_t = now
+
+    def settle(self) -> None:
+        ready = self.ready
+        while True:
+            while ready:
+                s = ready.popleft()
+                s.in_ready = False
+                if s.status == READY:
+                    self._resume(s)
+            if self.any_pools:
+                self._admit_all()
+                if ready:
+                    continue
+            if self.step_stages:
+                heap = self.heap
+                if not (heap and heap[0][0] <= self.now):
+                    for st in self.step_stages:
+                        if st.idle():
+                            st.try_start()
+                    if ready:
+                        continue
+            break
+        dirty = self.dirty
+        if dirty:
+            i = 0
+            while i < len(dirty):
+                dirty[i].settle()
+                i += 1
+            dirty.clear()
+        if self.gauges:
+            heap = self.heap
+            if not (heap and heap[0][0] <= self.now):
+                self._record_gauges()
+
+    def _record_gauges(self) -> None:
+        now = self.now
+        ctx = self.null_ctx
+        for k, (_name, fn) in enumerate(self.gauges):
+            v = fn(None, None, ctx)
+            if v != self.gauge_last[k]:
+                ts, vs = self.gauge_points[k]
+                if ts and ts[-1] == now:
+                    vs[-1] = v
+                else:
+                    ts.append(now)
+                    vs.append(v)
+                self.gauge_last[k] = v
+
+    def make_ready(self, s: Session) -> None:
+        s.status = READY
+        if not s.in_ready:
+            s.in_ready = True
+            self.ready.append(s)
+
+    def _resume(self, s: Session) -> None:
+        prev = self.cur
+        self.cur = s
+        try:
+            s.gen.send(None)
+        except StopIteration:
+            self.end_session(s)
+        except SessionGone:
+            pass
+        finally:
+            self.cur = prev
+
+    def _throw(self, s: Session, exc: BaseException) -> None:
+        prev = self.cur
+        self.cur = s
+        try:
+            s.gen.throw(exc)
+        except StopIteration:
+            self.end_session(s)
+        except SessionGone:
+            pass
+        finally:
+            self.cur = prev
+
+    def drain_ready(self) -> None:
+        """Run ready sessions now (a step stage's admission runs the admitted session until it blocks)."""
+        ready = self.ready
+        while ready:
+            s = ready.popleft()
+            s.in_ready = False
+            if s.status == READY:
+                self._resume(s)
+
+    # ----------------------------------------------------------------------------------- workload
+    def _arrive_poisson(self, _=None) -> None:
+        limit = self.arr_limit
+        self.open_arrivals += 1
+        if limit is None or self.open_arrivals < limit:
+            gap = -math.log(1.0 - self.rngs["arrivals"].random()) / self.rate
+            self.at(self.now + gap, self._arrive_poisson)
+        self.spawn()
+
+    def _schedule_renewal(self) -> None:
+        g = self.gap_fn(None, None, self.null_ctx)
+        if not (g > 0) or g == INF:
+            span = getattr(self.arrive.gap, "span", None)
+            raise SimError(format_error(span, self.now, None, f"arrive renewal: the gap is {_show(g)}; gaps "
+                                        "must be positive and finite", self.source))
+        self.at(self.now + g, self._arrive_renewal)
+
+    def _arrive_renewal(self, _=None) -> None:
+        self.open_arrivals += 1
+        if self.arr_limit is None or self.open_arrivals < self.arr_limit:
+            self._schedule_renewal()
+        self.spawn()
+
+    def _arrive_preset(self, k: int) -> None:
+        self.spawn(self.program.workload.presets[k])
+
+    def spawn(self, preset: N.Preset | None = None) -> Session:
+        serial = self.next_serial
+        self.next_serial += 1
+        s = Session(serial, self.nattrs)
+        self.arrivals += 1
+        self._acc_live()
+        self.live += 1
+        if preset is not None:
+            for sv in preset.attrs:
+                s.attrs[sv.slot] = sv.value
+            if preset.turns:
+                s.preset = [preset.turns, 0]
+        elif self.trace is not None:
+            sessions = self.trace.sessions
+            if self.trace_ordered:
+                i = serial % len(sessions)
+            else:
+                i = int(self.rngs["trace"].random() * len(sessions))
+            s.trace = [sessions[i], 0]
+        if self.init_fn is not None:
+            prev = self.cur
+            self.cur = s
+            try:
+                self.init_fn(s)
+            finally:
+                self.cur = prev
+        s.gen = self.session_fn(s)
+        s.in_ready = True
+        self.ready.append(s)
+        return s
+
+    def turn(self, s: Session) -> None:
+        A = s.attrs
+        A[SLOT_TURN] += 1.0
+        if self.warm:
+            self.turns += 1
+        if s.preset is not None:
+            turns, i = s.preset
+            if i < len(turns):
+                for sv in turns[i]:
+                    A[sv.slot] = sv.value
+                s.preset[1] = i + 1
+                more = 1.0 if i + 1 < len(turns) else 0.0
+            else:
+                more = 0.0
+            if self.slot_more is not None:
+                A[self.slot_more] = more
+        elif s.trace is not None:
+            rows, i = s.trace
+            if i < len(rows):
+                row = rows[i]
+                for slot, v in zip(self.trace_slots, row):
+                    if slot is not None:
+                        A[slot] = v
+                s.trace[1] = i + 1
+                more = 1.0 if i + 1 < len(rows) else 0.0
+            else:
+                more = 0.0
+            if self.slot_more is not None:
+                A[self.slot_more] = more
+        if self.turn_fn is not None:
+            self.turn_fn(s)
+
+    def observe(self, s: Session, k: int, v: float) -> None:
+        if self.warm:
+            o = self.obs[k]
+            o.values.append(v)
+            o.times.append(self.now)
+            o.sessions.append(s.serial)
+            o.turns.append(int(s.attrs[SLOT_TURN]))
+
+    def choose(self, s: Session, A, slot: int, n: float, keyfn) -> float:
+        if not (n == n) or n < 1:
+            return 0.0
+        n = int(min(n, 1e9))
+        best = None
+        bi = 0
+        ctx = self.null_ctx
+        for j in range(n):
+            A[slot] = float(j)
+            k = keyfn(s, A, ctx)
+            if best is None or k < best:
+                best, bi = k, j
+        return float(bi)
+
+    def end_session(self, s: Session) -> None:
+        if s.status == ENDED:
+            return
+        self._detach(s)
+        while s.holds:
+            h = s.holds.pop()
+            self._release_hold(s, h)
+        while s.leases:
+            self._end_lease(s.leases[0])
+        s.status = ENDED
+        self._acc_live()
+        self.live -= 1
+        if self.warm:
+            self.ended += 1
+        if isinstance(self.arrive, N.Closed):
+            self.spawn()
+        if self.any_pools:
+            self._admit_all()
+
+    def _detach(self, s: Session) -> None:
+        st = s.status
+        if st == QUEUED:
+            pool = s.qpool
+            pool.acc()
+            try:
+                pool.front.remove(s)
+            except ValueError:
+                pool.queue.remove(s)
+            s.pending = None
+            s.qpool = None
+        elif st == STAGE:
+            job = s.job
+            if job is not None and job.stage is not None:
+                job.stage.detach(job)
+            s.job = None
+        elif st == GROWING:
+            pool = s.grow[0]
+            pool.growers.remove(s)
+            job = s.grow[3]
+            if job is not None and job.stage is not None:
+                job.stage.detach(job)
+            s.grow = None
+            s.job = None
+        s.status = READY
+
+    # ----------------------------------------------------------------------------------- stages
+    def run_job(self, s: Session, st, work: float, mode: str, growing, sid: int) -> None:
+        if work != work:
+            raise self.error("the run's work is NaN", sid, s)
+        if work <= 0:
+            self.make_ready(s)
+            return
+        job = Job(s, work, mode, growing, self.now, sid)
+        s.job = job
+        s.status = STAGE
+        st.attach(job)
+
+    def run_flow(self, s: Session, stages, work: float, sid: int) -> None:
+        if work != work:
+            raise self.error("the run's work is NaN", sid, s)
+        if work <= 0:
+            self.make_ready(s)
+            return
+        job = Job(s, work, "plain", None, self.now, sid)
+        s.job = job
+        s.status = STAGE
+        self.flow_network.add(job, tuple(stages))
+
+    def stage_stats(self, st, job: Job) -> None:
+        started = job.started if job.started is not None else job.enqueued
+        if self.warm:
+            st.completions += 1
+            st.wait_sum += started - job.enqueued
+            st.service_sum += self.now - started
+        if self.need_est:
+            st.est.observe(started, started - job.enqueued, self.now - started)
+
+    def job_done(self, st, job: Job) -> None:
+        started = job.started if job.started is not None else job.enqueued
+        if self.warm:
+            st.completions += 1
+            st.wait_sum += started - job.enqueued
+            st.service_sum += self.now - started
+        if self.need_est:
+            st.est.observe(started, started - job.enqueued, self.now - started)
+        owner = job.owner
+        if owner is not None and owner.job is job:
+            owner.job = None
+            owner.status = READY
+            if not owner.in_ready:
+                owner.in_ready = True
+                self.ready.append(owner)
+
+    def start_job(self, st, work: float) -> None:
+        """An ownerless job (a spill's write)."""
+        if work > 0:
+            st.attach(Job(None, work, "plain", None, self.now))
+
+    # ----------------------------------------------------------------------------------- pools
+    def hold(self, s: Session, info) -> None:
+        A = s.attrs
+        C = self.null_ctx
+        pools = [ref(s, A, C) for ref in info.pool_refs]
+        for k, pool in enumerate(pools):
+            if not info.units_dep[k]:
+                u = info.units[k](s, A, C)
+                if u != u:
+                    raise self.error(f"the units of {pool.name} are NaN", None, s, info.span)
+                if pool.round_up(max(u, 0.0)) > pool.cap + EPS:
+                    self._reject(s, pool)
+            if info.static[k]:
+                r = info.reserves[k](s, A, C)
+                if r != r:
+                    raise self.error(f"the reserve of {pool.name} is NaN", None, s, info.span)
+                if pool.round_up(max(r, 0.0)) > pool.cap + EPS:
+                    self._reject(s, pool)
+        first = pools[0]
+        first.acc()
+        s.pending = Pending(info, pools, self.now, next(self.join_counter))
+        s.status = QUEUED
+        s.qpool = first
+        rq = s.requeue
+        if rq is not None:
+            s.requeue = None
+            if rq == "head":
+                first.front.appendleft(s)
+                return
+        first.queue.append(s)
+
+    def _reject(self, s: Session, pool: Pool) -> None:
+        if self.warm:
+            pool.rejections += 1
+        self.end_session(s)
+        raise SessionGone
+
+    def _head(self, pool: Pool):
+        if pool.front:
+            return pool.front[0]
+        q = pool.queue
+        if not q:
+            return None
+        if pool.keyed is None or len(q) == 1:
+            return q[0]
+        ctx = self.null_ctx
+        now = self.now
+        keyed = pool.keyed
+        best = None
+        bk = None
+        for s in q:
+            ctx.waited = now - s.pending.queued_at
+            k = keyed(s, s.attrs, ctx)
+            if best is None or k < bk:
+                best, bk = s, k
+        ctx.waited = math.nan
+        return best
+
+    def _pop_head(self, pool: Pool, s: Session) -> None:
+        pool.acc()
+        if pool.front and pool.front[0] is s:
+            pool.front.popleft()
+        elif pool.queue[0] is s:
+            pool.queue.popleft()
+        else:
+            pool.queue.remove(s)
+
+    def _demand(self, s: Session, pend: Pending):
+        """``[(pool, units, room needed)]`` of a waiting hold, evaluated now."""
+        info = pend.info
+        A = s.attrs
+        C = self.null_ctx
+        out = []
+        for k, pool in enumerate(pend.pools):
+            u = info.units[k](s, A, C)
+            if u != u:
+                raise self.error(f"the units of {pool.name} are NaN", None, s, info.span)
+            u = max(u, 0.0)
+            rf = info.reserves[k]
+            r = u
+            if rf is not None:
+                r = rf(s, A, C)
+                if r != r:
+                    raise self.error(f"the reserve of {pool.name} is NaN", None, s, info.span)
+                r = max(r, u)
+            out.append((pool, u, pool.round_up(r)))
+        return out
+
+    @staticmethod
+    def fits(demand) -> bool:
+        for pool, _u, need in demand:
+            if pool.used + pool.reserved + need > pool.cap + EPS:
+                return False
+        return True
+
+    def _admit_all(self) -> None:
+        for pool in self.pools:
+            if pool.growers:
+                self._retry_growers(pool)
+        for pool in self.free_pools:
+            if pool.front or pool.queue:
+                self._try_admit(pool)
+
+    def _try_admit(self, pool: Pool) -> None:
+        while True:
+            s = self._head(pool)
+            if s is None:
+                return
+            demand = self._demand(s, s.pending)
+            if not self.fits(demand):
+                return
+            self._pop_head(pool, s)
+            self._admit(s, s.pending, demand)
+
+    def admit_from(self, pool: Pool, budget_left: float, stage) -> bool:
+        """A step stage's scheduler admits the head of ``pool`` with ``budget_left`` tokens left (what
+        ``budget_left(stage)`` reads in the header); runs the admitted session until it blocks."""
+        s = self._head(pool)
+        if s is None:
+            return False
+        self.admit_budget = (stage, budget_left)
+        try:
+            demand = self._demand(s, s.pending)
+        finally:
+            self.admit_budget = None
+        if not self.fits(demand):
+            return False
+        self._pop_head(pool, s)
+        self._admit(s, s.pending, demand)
+        self.drain_ready()
+        return True
+
+    def _admit(self, s: Session, pend: Pending, demand) -> None:
+        info = pend.info
+        A = s.attrs
+        reuse = None
+        if info.reuse is not None:
+            reuse = info.reuse(s, A, self.null_ctx)
+            if reuse != reuse:
+                raise self.error("the reuse bound is NaN", None, s, info.span)
+            reuse = max(reuse, 0.0)
+        has_cache = info.cache is not None
+        hold = HoldRT(info, [])
+        consumed = 0.0
+        now = self.now
+        warm = self.warm
+        for pool, units, need in demand:
+            pool.acc()
+            alloc = pool.round_up(units)
+            own = 0.0
+            if has_cache:
+                e = pool.own.pop(s.serial, None)
+                if e is not None:
+                    e.alive = False
+                    pool.cached -= e.size
+                    own = e.size
+                    if reuse is not None:
+                        r = pool.round_down(reuse)
+                        if own > r + EPS:
+                            dead = Entry(own - r, e.last, e.seq, s, e.snap, next(self.eid_counter), True)
+                            pool.dead[dead.eid] = dead
+                            pool.cached += dead.size
+                            pool.evict.on_insert(dead)
+                            own = r
+            if own > consumed:
+                consumed = own
+            self.make_room(pool, alloc)
+            pool.used += alloc
+            u = max(need - alloc, 0.0) if pool.reserve_held else 0.0
+            pool.reserved += u
+            slot = Slot(pool, alloc, own, need, u, s, hold)
+            pool.holders[slot] = None
+            hold.slots.append(slot)
+            if warm:
+                pool.admissions += 1
+        if warm:
+            pend.pools[0].wait_sum += now - pend.queued_at
+        s.adm_seq = next(self.adm_counter)
+        A[SLOT_CACHED] = consumed
+        s.pending = None
+        s.qpool = None
+        s.holds.append(hold)
+        self.make_ready(s)
+
+    def make_room(self, pool: Pool, need: float) -> None:
+        """Evict cached entries (in the pool's order, per block from the tail) until ``need`` fits."""
+        cap = pool.cap
+        while pool.used + pool.cached + need > cap + EPS:
+            e = pool.evict.pick(pool)
+            if e is None:
+                return
+            b = pool.block
+            short = pool.used + pool.cached + need - cap
+            if b is None:
+                amount = e.size
+            elif pool.evict.batch and pool.spill is None:
+                amount = min(e.size, math.ceil(short / b - 1e-12) * b)
+            else:
+                amount = min(b, e.size)
+            self._evict(pool, e, amount)
+
+    def _evict(self, pool: Pool, e: Entry, amount: float) -> None:
+        pool.acc()
+        e.size -= amount
+        pool.cached -= amount
+        if self.warm:
+            pool.evicted_units += amount
+        if e.size <= EPS:
+            pool.cached -= e.size
+            e.size = 0.0
+            e.alive = False
+            if e.dead:
+                del pool.dead[e.eid]
+            else:
+                del pool.own[e.owner.serial]
+            if self.warm:
+                pool.evicted_entries += 1
+        if pool.spill is not None:
+            self._spill(pool, e, amount)
+
+    def _spill(self, pool: Pool, e: Entry, units: float) -> None:
+        tier, link, work_fn, when_fn = pool.spill
+        ctx = Ctx()
+        ctx.size = units
+        ctx.last = e.last
+        ctx.age = self.now - e.last
+        owner = e.owner
+        live = owner is not None and owner.status != ENDED
+        ctx.waiting = 1.0 if (live and owner.status == QUEUED) else 0.0
+        attrs = owner.attrs if (live or e.snap is None) else e.snap
+        if when_fn(owner if live else None, attrs, ctx) == 0:
+            return
+        work = work_fn(owner if live else None, attrs, ctx)
+        # the tier takes what fits after evicting its own entries (a spill never breaks its invariant)
+        room = tier.cap - tier.used
+        units = min(units, max(room, 0.0))
+        if units <= EPS:
+            return
+        tier.acc()
+        key = e.owner.serial if (not e.dead and e.owner is not None) else None
+        old = tier.own.get(key) if key is not None else None
+        if old is not None:
+            old.alive = False
+            del tier.own[key]
+            tier.cached -= old.size
+            units_total = old.size + units
+        else:
+            units_total = units
+        self.make_room(tier, units_total)
+        units_total = min(units_total, tier.cap - tier.used - tier.cached)
+        if units_total > EPS:
+            ne = Entry(units_total, self.now, next(self.release_counter), e.owner, e.snap,
+                       next(self.eid_counter), key is None)
+            if key is None:
+                tier.dead[ne.eid] = ne
+            else:
+                tier.own[key] = ne
+            tier.cached += units_total
+            tier.evict.on_insert(ne)
+        if self.warm:
+            pool.spills += 1
+        self.start_job(link, max(work, 0.0) if work == work else 0.0)
+
+    def _release_slot(self, s: Session, slot: Slot, cache_value, grown: bool) -> None:
+        pool = slot.pool
+        pool.acc()
+        pool.used -= slot.alloc
+        pool.reserved -= slot.u
+        pool.holders.pop(slot, None)
+        if cache_value is not None:
+            computed = slot.pos if grown else slot.alloc
+            keep = pool.round_down(min(cache_value, computed, slot.alloc))
+            if keep > EPS:
+                old = pool.own.pop(s.serial, None)
+                if old is not None:
+                    old.alive = False
+                    pool.cached -= old.size
+                snap = list(s.attrs) if pool.needs_snap else None
+                e = Entry(keep, self.now, next(self.release_counter), s, snap, next(self.eid_counter))
+                pool.own[s.serial] = e
+                pool.cached += keep
+                pool.evict.on_insert(e)
+
+    def _cache_value(self, s: Session, info):
+        if info.cache is None:
+            return None
+        v = info.cache(s, s.attrs, self.null_ctx)
+        if v != v:
+            raise self.error("the cache length is NaN", None, s, info.span)
+        return max(v, 0.0)
+
+    def _release_hold(self, s: Session, h: HoldRT) -> None:
+        cv = self._cache_value(s, h.info)
+        for slot in h.slots:
+            self._release_slot(s, slot, cv, h.grown)
+        h.slots = []
+
+    def end_hold(self, s: Session) -> None:
+        h = s.holds.pop()
+        info = h.info
+        cv = self._cache_value(s, info)
+        lease_pool = None
+        if info.lease_ref is not None:
+            lease_pool = info.lease_ref(s, s.attrs, self.null_ctx)
+        for slot in h.slots:
+            if slot.pool is lease_pool:
+                t = info.lease_time(s, s.attrs, self.null_ctx)
+                slot.lease = True
+                lease = Lease(slot, info.cache, h.grown)
+                s.leases.append(lease)
+                if t == t and t != INF:
+                    self.at(self.now + max(t, 0.0), self._lease_end, lease)
+                continue
+            self._release_slot(s, slot, cv, h.grown)
+            if s.preempt_pos:
+                s.preempt_pos.pop(slot.pool, None)
+        s.attrs[SLOT_COMPUTED] = 0.0
+        if self.any_pools:
+            self._admit_all()
+
+    def _end_lease(self, lease: Lease) -> None:
+        if not lease.alive:
+            return
+        lease.alive = False
+        s = lease.slot.owner
+        s.leases.remove(lease)
+        cv = None
+        if lease.cache is not None:
+            v = lease.cache(s, s.attrs, self.null_ctx)
+            cv = max(v, 0.0) if v == v else 0.0
+        self._release_slot(s, lease.slot, cv, lease.grown)
+
+    def _lease_end(self, lease: Lease) -> None:
+        if lease.alive:
+            self._end_lease(lease)
+            self._admit_all()
+
+    def _innermost(self, s: Session, pool: Pool):
+        for hi in range(len(s.holds) - 1, -1, -1):
+            for slot in s.holds[hi].slots:
+                if slot.pool is pool:
+                    return hi, slot
+        return None, None
+
+    def release(self, s: Session, pool: Pool) -> None:
+        hi, slot = self._innermost(s, pool)
+        if slot is not None:
+            h = s.holds[hi]
+            h.slots.remove(slot)
+            self._release_slot(s, slot, self._cache_value(s, h.info), h.grown)
+            if s.preempt_pos:
+                s.preempt_pos.pop(pool, None)
+        else:
+            for lease in s.leases:
+                if lease.slot.pool is pool:
+                    self._end_lease(lease)
+                    break
+            else:
+                return
+        self._admit_all()
+
+    def drop(self, s: Session, pool: Pool) -> None:
+        e = pool.own.pop(s.serial, None)
+        if e is not None:
+            pool.acc()
+            e.alive = False
+            pool.cached -= e.size
+
+    def load(self, s: Session, pool: Pool, n: float, sid: int) -> None:
+        hi, slot = self._innermost(s, pool)
+        if slot is None:
+            raise self.error(f"load {pool.name}: outside a hold of {pool.name}", sid, s)
+        if n != n:
+            raise self.error(f"load {pool.name}: the amount is NaN", sid, s)
+        n = max(n, 0.0)
+        if slot.pos + n > slot.alloc + EPS:
+            raise self.error(f"load {pool.name} ({_show(n)}): the hold has {_show(slot.alloc)} allocated and "
+                             f"{_show(slot.pos)} computed; a load must fit the allocation (grow first)", sid, s)
+        slot.pos += n
+        s.holds[hi].grown = True
+
+    def grow(self, s: Session, pool: Pool, d: float, sid: int):
+        """``grow``: ``None`` when done, ``True`` when the session waits, or the :class:`Preempted` to
+        raise when the grower preempted itself."""
+        hi, slot = self._innermost(s, pool)
+        if slot is None:
+            raise self.error(f"grow {pool.name}: outside a hold of {pool.name}", sid, s)
+        if d != d:
+            raise self.error(f"grow {pool.name}: the amount is NaN", sid, s)
+        d = max(d, 0.0)
+        r = self.grow_slot(s, slot, d, None)
+        if r is True:
+            return True
+        if r is None or r is False:
+            return None
+        return r
+
+    def grow_slot(self, s: Session, slot: Slot, d: float, job):
+        """Grow ``slot`` by ``d`` (rounded to blocks), preempting per the pool's rule. Returns ``None``
+        when it grew, ``True`` when the grower waits (queued as a grower), or the :class:`Preempted`
+        exception when the grower itself was the victim (already thrown if its generator is not
+        running)."""
+        pool = slot.pool
+        need = pool.round_up(slot.alloc + d) - slot.alloc
+        if need <= EPS:
+            return None
+        while True:
+            if pool.used + pool.reserved - slot.u + need <= pool.cap + EPS:
+                self._grow_alloc(slot, need)
+                return None
+            victim = pool.preempt.victim(pool, s)
+            if victim is None:
+                s.status = GROWING
+                s.grow = (pool, slot, d, job)
+                pool.growers.append(s)
+                return True
+            exc = self.preempt(victim, pool)
+            if victim is s:
+                return exc
+
+    def _grow_alloc(self, slot: Slot, need: float) -> None:
+        pool = slot.pool
+        pool.acc()
+        self.make_room(pool, need)
+        pool.used += need
+        slot.alloc += need
+        if pool.reserve_held:
+            u = max(slot.r - slot.alloc, 0.0)
+            pool.reserved += u - slot.u
+            slot.u = u
+
+    def _retry_growers(self, pool: Pool) -> None:
+        while pool.growers:
+            s = pool.growers[0]
+            _p, slot, d, job = s.grow
+            need = pool.round_up(slot.alloc + d) - slot.alloc
+            if pool.used + pool.reserved - slot.u + need > pool.cap + EPS:
+                return
+            pool.growers.popleft()
+            if need > EPS:
+                self._grow_alloc(slot, need)
+            s.grow = None
+            if job is not None:
+                s.status = STAGE
+                s.job = job
+            else:
+                self.make_ready(s)
+
+    def preempt_candidates(self, pool: Pool):
+        """The victim candidates of ``pool`` in admission order: ``[(session, slot)]``."""
+        engines = pool.memory_of
+        seen = {}
+        for slot in pool.holders:
+            if slot.lease:
+                continue
+            s = slot.owner
+            if engines:
+                job = s.job
+                if job is None or job.stage not in engines or s.status not in (STAGE, GROWING):
+                    continue
+            seen[s] = slot  # the innermost (latest) slot wins
+        return sorted(seen.items(), key=lambda kv: kv[0].adm_seq)
+
+    def preempt(self, victim: Session, pool: Pool) -> Preempted:
+        hi, slot = self._innermost(victim, pool)
+        self._detach(victim)
+        computed = slot.pos
+        pp = victim.preempt_pos
+        if pp is None:
+            pp = victim.preempt_pos = {}
+        prev = pp.get(pool)
+        if prev is not None and computed <= prev + EPS and not victim.stuck:
+            victim.stuck = True
+            pool.stuck += 1
+        pp[pool] = computed
+        victim.attrs[SLOT_COMPUTED] = computed
+        while len(victim.holds) > hi:
+            h = victim.holds.pop()
+            self._release_hold(victim, h)
+        if self.warm:
+            pool.preemptions += 1
+        self.preempt_count += 1
+        victim.requeue = pool.preempt.requeue
+        exc = Preempted(hi)
+        if victim.gen.gi_running:
+            return exc
+        self._throw(victim, exc)
+        return exc
+
+    # ----------------------------------------------------------------------------------- observables
+    def obs_queue(self, st) -> float:
+        return st.queue()
+
+    def obs_busy(self, st) -> float:
+        return st.busy()
+
+    def obs_work(self, st) -> float:
+        return st.work()
+
+    def obs_used(self, p: Pool) -> float:
+        return p.used
+
+    def obs_free(self, p: Pool) -> float:
+        return p.cap - p.used
+
+    def obs_cachedin(self, p: Pool, s) -> float:
+        if s is None:
+            return 0.0
+        e = p.own.get(s.serial)
+        return e.size if e is not None else 0.0
+
+    def obs_holders(self, p: Pool) -> float:
+        return float(len(p.holders))
+
+    def obs_queued(self, p: Pool) -> float:
+        return float(len(p.front) + len(p.queue))
+
+    def obs_budget_left(self, st) -> float:
+        ab = self.admit_budget
+        if ab is not None and ab[0] is st:
+            return ab[1]
+        f = getattr(st, "budget_left", None)
+        if f is None:
+            raise self.error(f"budget_left({st.name}): not a step stage")
+        return f()
+
+    def obs_price(self, st, s_h: float, ds: float) -> float:
+        return st.est.price(s_h, ds)
+
+    def obs_est_lambda(self, st) -> float:
+        return st.est.estimates()[0]
+
+    def obs_est_rho(self, st) -> float:
+        return st.est.estimates()[1]
+
+    def obs_est_wait(self, st) -> float:
+        return st.est.estimates()[2]
+
+    # ----------------------------------------------------------------------------------- checking
+    def check_invariants(self) -> None:
+        """Assert every pool's bookkeeping (``--check-invariants``): allocated + cached ≤ cap, used and
+        cached equal to what the holders and entries account for, and the queues consistent."""
+        now = self.now
+        for pool in self.pools:
+            where = f"t={now:g}: pool {pool.name}[{pool.index}]"
+            used = sum(sl.alloc for sl in pool.holders)
+            cached = sum(e.size for e in pool.iter_entries())
+            tol = 1e-6 * max(1.0, pool.cap if pool.cap != INF else 1.0, used, cached)
+            if pool.used + pool.cached > pool.cap + tol:
+                raise InvariantError(f"{where}: allocated {pool.used} + cached {pool.cached} > cap {pool.cap}")
+            if abs(used - pool.used) > tol:
+                raise InvariantError(f"{where}: used {pool.used} but the holders hold {used}")
+            if abs(cached - pool.cached) > tol:
+                raise InvariantError(f"{where}: cached {pool.cached} but the entries hold {cached}")
+            if pool.used < -tol or pool.cached < -tol:
+                raise InvariantError(f"{where}: negative used/cached")
+            for e in pool.iter_entries():
+                if not e.alive or e.size <= 0:
+                    raise InvariantError(f"{where}: an entry of size {e.size} (alive {e.alive}) is cached")
+            res = sum(sl.u for sl in pool.holders)
+            if abs(res - pool.reserved) > tol:
+                raise InvariantError(f"{where}: reserved {pool.reserved} but the holds reserve {res}")
+            seen = set()
+            for s in list(pool.front) + list(pool.queue):
+                if s in seen:
+                    raise InvariantError(f"{where}: session {s.serial} is queued twice")
+                seen.add(s)
+                if s.status != QUEUED or s.qpool is not pool or s.pending is None:
+                    raise InvariantError(f"{where}: session {s.serial} is in the queue with status {s.status}")
+            for s in pool.growers:
+                if s.status != GROWING or s.grow is None or s.grow[0] is not pool:
+                    raise InvariantError(f"{where}: grower {s.serial} has status {s.status}")
+            for sl in pool.holders:
+                if sl.owner.status == ENDED:
+                    raise InvariantError(f"{where}: an ended session {sl.owner.serial} still holds")
+
+
+def _lru_type():
+    from .policies import LruOrder
+
+    return LruOrder
+
+
+def _show(x: float) -> str:
+    if x != x:
+        return "NaN"
+    if x == int(x) if math.isfinite(x) else False:
+        return str(int(x))
+    return f"{x:g}"
+
+
+def _all_blocks(p: N.Program):
+    from serq_ir.analysis import blocks
+
+    for top in (p.session, p.workload.init, p.workload.turn):
+        if top:
+            yield top
+            yield from blocks(top)
+
+
+def _reads_estimates(p: N.Program) -> bool:
+    import msgspec
+
+    raw = msgspec.json.encode(p)
+    return any(k in raw for k in (b'"price"', b'"est_lambda"', b'"est_rho"', b'"est_wait"'))

@@ -1,0 +1,77 @@
+"""Errors of the simulator.
+
+A mistake in the program or its inputs that shows only while it runs (a branch guard of 0.5, NaN units,
+a gap that is not positive, a malformed trace row) is a :class:`SimError`: its message is
+``FILE:LINE:COL: error: at t=T, session N: MESSAGE``, then the source line and a caret, and the CLI prints
+it without a traceback (exit status 1). Anything else that goes wrong is a bug of the simulator and keeps
+its traceback.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+
+class SimError(Exception):
+    """A run-time error of the program being simulated (printed as its message alone)."""
+
+    serq_user_error = True
+
+
+class InvariantError(AssertionError):
+    """``check_invariants``: a pool's bookkeeping broke (a simulator bug, never a user's mistake)."""
+
+
+class Preempted(Exception):  # noqa: N818 - control flow, not an error
+    """Thrown into a session's continuation: its hold at stack ``depth`` was preempted."""
+
+    __slots__ = ("depth",)
+
+    def __init__(self, depth: int):
+        super().__init__(depth)
+        self.depth = depth
+
+
+class SessionGone(Exception):  # noqa: N818 - control flow, not an error
+    """Raised out of a continuation whose session has ended (a rejected hold)."""
+
+
+def fmt_time(t: float) -> str:
+    if math.isfinite(t) and t == int(t) and abs(t) < 1e15:
+        return str(int(t))
+    return f"{t:.6g}"
+
+
+def source_excerpt(file: str, line: int, col: int, base: str | None = None) -> str:
+    """The source line and a caret under ``col``, or ``""`` when the file cannot be read."""
+    candidates = [Path(file)]
+    if base:
+        candidates.append(Path(base).parent / file)
+    for p in candidates:
+        try:
+            lines = p.read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            continue
+        if 1 <= line <= len(lines):
+            text = lines[line - 1].rstrip("\n")
+            lead = "".join(ch if ch == "\t" else " " for ch in text[: max(col - 1, 0)])
+            return f"\n{text}\n{lead}^"
+        return ""
+    return ""
+
+
+def format_error(span, t: float | None, serial: int | None, message: str, base: str | None = None) -> str:
+    """``FILE:LINE:COL: error: at t=T, session N: MESSAGE`` plus the source line and a caret."""
+    where = []
+    if t is not None:
+        where.append(f"at t={fmt_time(t)}")
+    if serial is not None:
+        where.append(f"session {serial}")
+    ctx = ", ".join(where)
+    body = f"{ctx}: {message}" if ctx else message
+    if span is None:
+        head = f"{base}: " if base else ""
+        return f"{head}error: {body}"
+    return f"{span.file}:{span.line}:{span.col}: error: {body}" + source_excerpt(span.file, span.line,
+                                                                                   span.col, base)

@@ -1,0 +1,173 @@
+"""Eviction orders and preemption policies: the contracts and the built-ins.
+
+Both are registered through hooks (``serq_sim_register_eviction_orders``,
+``serq_sim_register_preemption_policies``) as ``register(name, factory)``, ``name`` the IR tag
+(``"EvictLru"``, ``"EvictBy"``, ``"PreemptNone"``, ``"PreemptBy"``) or an ``Extension`` node's ``name``,
+and resolved once per pool when a simulation is built: ``factory(sim, pool, node)`` returns the policy
+object of that pool (``node`` the IR node, whose ``params`` an extension decodes itself).
+
+An **eviction order** is an :class:`EvictionOrder`: ``pick(pool)`` returns the cache entry to evict next
+(from its tail, a block at a time when the pool has blocks), or ``None`` when the pool caches nothing;
+``on_insert(entry)`` is called whenever an entry is cached. The usual way to write one is to override
+``key(entry)``: the entry with the least key goes first, ties in release order (``entry.seq``). An entry
+has ``size``, ``last`` (release time), ``seq`` (release order), ``owner`` (the session; ``owner.attrs``
+while it lives, ``snap`` after it has ended) and ``dead`` (a remainder past a ``reuse`` bound).
+
+A **preemption policy** is a :class:`PreemptionPolicy`: ``victim(pool, grower)`` returns the session to
+preempt when a grow on ``pool`` does not fit, or ``None`` to make the grower wait; ``requeue`` is
+``"head"`` or ``"tail"``. ``sim.preempt_candidates(pool)`` gives the candidates of pool-reference.txt (the
+holders resident in the step stage whose memory the pool is, else the holders with an active hold scope;
+never a lease), in admission order, each as ``(session, slot)`` (``slot.pos`` its position).
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+
+from .stages import Ctx
+
+
+class EvictionOrder:
+    """Base of eviction orders: least ``key(entry)`` first, ties in release order."""
+
+    #: The picked entry keeps its key while it shrinks, so several blocks of it may go at once.
+    batch = False
+
+    def __init__(self, sim, pool, node):
+        self.sim = sim
+        self.pool = pool
+        self.node = node
+
+    def key(self, entry) -> tuple:
+        raise NotImplementedError
+
+    def pick(self, pool):
+        best = None
+        bk = None
+        for e in pool.iter_entries():
+            k = (*self.key(e), e.seq)
+            if best is None or k < bk:
+                best, bk = e, k
+        return best
+
+    def on_insert(self, entry) -> None:
+        pass
+
+
+class LruOrder(EvictionOrder):
+    """``evict lru``: release time, then release order (a heap with lazy deletion)."""
+
+    batch = True
+
+    def __init__(self, sim, pool, node):
+        super().__init__(sim, pool, node)
+        self.heap: list = []
+
+    def key(self, entry) -> tuple:
+        return (entry.last,)
+
+    def on_insert(self, entry) -> None:
+        heapq.heappush(self.heap, (entry.last, entry.seq, entry.eid, entry))
+
+    def pick(self, pool):
+        heap = self.heap
+        while heap:
+            e = heap[0][3]
+            if e.alive:
+                return e
+            heapq.heappop(heap)
+        return None
+
+
+class KeyedOrder(EvictionOrder):
+    """``evict by (k1, …)``: ascending keys evaluated per entry at the Evict moment (``size``, ``age``,
+    ``last``, ``waiting`` and the entry's session's attributes), then release order."""
+
+    def __init__(self, sim, pool, node):
+        super().__init__(sim, pool, node)
+        self.keys = sim.compiler.keys_fn(node.keys, rng="eviction", span=pool.node.span)
+        self.ctx = Ctx()
+
+    def key(self, entry) -> tuple:
+        ctx = self.ctx
+        now = self.sim.now
+        ctx.size = entry.size
+        ctx.last = entry.last
+        ctx.age = now - entry.last
+        owner = entry.owner
+        live = owner is not None and owner.status != 4
+        ctx.waiting = 1.0 if (live and owner.status == 1) else 0.0
+        attrs = owner.attrs if live else (entry.snap if entry.snap is not None else owner.attrs)
+        return self.keys(owner if live else None, attrs, ctx)
+
+
+class PreemptionPolicy:
+    """Base of preemption policies."""
+
+    requeue = "head"
+
+    def __init__(self, sim, pool, node):
+        self.sim = sim
+        self.pool = pool
+        self.node = node
+
+    def victim(self, pool, grower):
+        raise NotImplementedError
+
+
+class NoPreemption(PreemptionPolicy):
+    """``preempt none``: the grower waits for room."""
+
+    def victim(self, pool, grower):
+        return None
+
+
+class PreemptByKeys(PreemptionPolicy):
+    """``preempt by (k…) requeue head|tail`` (``lifo`` is ``by (-admission) requeue head``): the candidate
+    with the least keys, compared in order; ties go to the last admitted. Keys read the candidate's
+    attributes, ``admission`` (its place in the candidates' admission order), ``decoding`` and
+    ``position``."""
+
+    def __init__(self, sim, pool, node):
+        super().__init__(sim, pool, node)
+        self.requeue = node.requeue
+        self.keys = sim.compiler.keys_fn(node.keys, span=pool.node.span) if node.keys else None
+        self.ctx = Ctx()
+
+    def victim(self, pool, grower):
+        cands = self.sim.preempt_candidates(pool)
+        if not cands:
+            return None
+        if self.keys is None:
+            return cands[-1][0]
+        ctx = self.ctx
+        best = None
+        bk = None
+        for rank, (s, slot) in enumerate(cands):
+            ctx.admission = float(rank)
+            job = s.job
+            ctx.decoding = 1.0 if (job is not None and job.mode == "decode") else 0.0
+            ctx.position = slot.pos
+            k = (*self.keys(s, s.attrs, ctx), -rank)
+            if any(x != x for x in k):
+                k = tuple(math.inf if x != x else x for x in k)
+            if best is None or k < bk:
+                best, bk = s, k
+        return best
+
+
+def lru_factory(sim, pool, node):
+    return LruOrder(sim, pool, node)
+
+
+def keyed_factory(sim, pool, node):
+    return KeyedOrder(sim, pool, node)
+
+
+def none_factory(sim, pool, node):
+    return NoPreemption(sim, pool, node)
+
+
+def by_factory(sim, pool, node):
+    return PreemptByKeys(sim, pool, node)

@@ -1,0 +1,164 @@
+"""The report of a run: :class:`serq_ir.report.Result` plus each observe's samples and each gauge's change
+points as numpy arrays."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from serq_ir.report import GaugeStats, ObserveStats, PoolStats, Result, StageStats
+
+from .stats import MIN_SAMPLES, observe_stats, time_stats
+
+
+@dataclass(frozen=True)
+class ObserveData:
+    """One observe's samples (after warm-up), in the order they were taken."""
+
+    name: str
+    values: np.ndarray
+    times: np.ndarray
+    sessions: np.ndarray
+    turns: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+
+@dataclass(frozen=True)
+class GaugeData:
+    """One gauge's change points: ``values[i]`` holds from ``times[i]`` to the next change."""
+
+    name: str
+    times: np.ndarray
+    values: np.ndarray
+
+
+class Report:
+    """What :func:`serq_sim.run` returns."""
+
+    def __init__(self, result: Result, observes: dict[str, ObserveData], gauges: dict[str, GaugeData]):
+        self.result = result
+        self._observes = observes
+        self._gauges = gauges
+
+    # typed accessors
+    def observe(self, name: str) -> ObserveData:
+        try:
+            return self._observes[name]
+        except KeyError:
+            raise KeyError(f"no observe {name!r} (the program has: {', '.join(self._observes) or 'none'})"
+                           ) from None
+
+    def gauge(self, name: str) -> GaugeData:
+        try:
+            return self._gauges[name]
+        except KeyError:
+            raise KeyError(f"no gauge {name!r} (the program has: {', '.join(self._gauges) or 'none'})"
+                           ) from None
+
+    @property
+    def observes(self) -> dict[str, ObserveData]:
+        return dict(self._observes)
+
+    @property
+    def gauges(self) -> dict[str, GaugeData]:
+        return dict(self._gauges)
+
+    def stats(self, name: str) -> ObserveStats:
+        return self.result.observes[name]
+
+    def pool(self, name: str, index: int = 0) -> PoolStats:
+        for p in self.result.pools:
+            if p.name == name and p.index == index:
+                return p
+        raise KeyError(f"no pool {name}[{index}]")
+
+    def stage(self, name: str, index: int = 0) -> StageStats:
+        for s in self.result.stages:
+            if s.name == name and s.index == index:
+                return s
+        raise KeyError(f"no stage {name}[{index}]")
+
+    @property
+    def interrupted(self) -> bool:
+        return self.result.interrupted
+
+    def __repr__(self) -> str:
+        r = self.result
+        return (f"<Report end={r.end:g} events={r.events} arrivals={r.arrivals} ended={r.ended} "
+                f"observes={list(self._observes)}>")
+
+
+def _div(a: float, b: float) -> float:
+    return a / b if b > 0 else math.nan
+
+
+def build_report(sim) -> Report:
+    p = sim.program
+    start = sim.warmup
+    end = sim.end
+    span = end - start
+    observes: dict[str, ObserveData] = {}
+    ostats: dict[str, ObserveStats] = {}
+    notes: list[str] = []
+    for decl, o in zip(p.observes, sim.obs):
+        values = np.frombuffer(o.values, dtype=np.float64).copy() if len(o.values) else np.zeros(0)
+        data = ObserveData(
+            decl.name, values,
+            np.frombuffer(o.times, dtype=np.float64).copy() if len(o.times) else np.zeros(0),
+            np.frombuffer(o.sessions, dtype=np.int64).copy() if len(o.sessions) else np.zeros(0, np.int64),
+            np.frombuffer(o.turns, dtype=np.int32).copy() if len(o.turns) else np.zeros(0, np.int32),
+        )
+        observes[decl.name] = data
+        n, mean, ci, cv2, p99 = observe_stats(values)
+        ostats[decl.name] = ObserveStats(count=n, mean=mean, ci=ci, cv2=cv2, p99=p99)
+        if decl.test and n >= MIN_SAMPLES and not np.any(values != 0):
+            notes.append(f"note: observe {decl.name} is constant 0 over {n} samples")
+    stages = []
+    for st in sim.stages:
+        completions = st.completions
+        stages.append(StageStats(
+            name=st.name, index=st.index,
+            present=_div(st.a_present, span),
+            utilisation=_div(st.a_busy / getattr(st, "c", 1.0), span),
+            completions=completions,
+            throughput=_div(completions, span),
+            wait=st.wait_sum / completions if completions else math.nan,
+            service=st.service_sum / completions if completions else math.nan,
+            iterations=st.iterations,
+        ))
+    pools = []
+    for pl in sim.pools:
+        pools.append(PoolStats(
+            name=pl.name, index=pl.index,
+            used=_div(pl.a_used, span), cached=_div(pl.a_cached, span),
+            queue=_div(pl.a_queue, span), holders=_div(pl.a_holders, span),
+            wait=pl.wait_sum / pl.admissions if pl.admissions else math.nan,
+            admissions=pl.admissions, evicted_entries=pl.evicted_entries, evicted_units=pl.evicted_units,
+            preemptions=pl.preemptions, spills=pl.spills, rejections=pl.rejections, stuck=pl.stuck,
+            over_cap=pl.over_cap,
+        ))
+    gauges: dict[str, GaugeData] = {}
+    gstats: dict[str, GaugeStats] = {}
+    for (name, _fn), (ts, vs) in zip(sim.gauges, sim.gauge_points):
+        t = np.frombuffer(ts, dtype=np.float64).copy() if len(ts) else np.zeros(0)
+        v = np.frombuffer(vs, dtype=np.float64).copy() if len(vs) else np.zeros(0)
+        gauges[name] = GaugeData(name, t, v)
+        mean, ci, lo, hi = time_stats(t, v, start, end)
+        gstats[name] = GaugeStats(mean=mean, ci=ci, min=lo, max=hi)
+    stuck = sum(pl.stuck for pl in sim.pools)
+    if stuck:
+        names = ", ".join(f"{pl.name}[{pl.index}]" if pl.node.size > 1 else pl.name
+                          for pl in sim.pools if pl.stuck)
+        notes.append(f"note: {stuck} session(s) stuck (preempted again without progress) at {names}")
+    if sim.interrupted:
+        notes.append(f"note: interrupted at t={end:g}; the figures cover what was simulated")
+    result = Result(
+        horizon=sim.horizon, end=end, warmup=sim.warmup, seed=sim.seed, events=sim.events,
+        arrivals=sim.arrivals, ended=sim.ended, turns=sim.turns,
+        mean_live=_div(sim.a_live, span), interrupted=sim.interrupted,
+        observes=ostats, stages=stages, pools=pools, gauges=gstats, notes=notes,
+    )
+    return Report(result, observes, gauges)

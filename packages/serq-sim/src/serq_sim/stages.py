@@ -1,0 +1,503 @@
+"""Stage kinds: the contract, and the built-in ``fifo``, ``ps`` and ``delay`` (``step`` is in
+:mod:`serq_sim.step`); runs over several stages (flows) and their share policies.
+
+The stage-kind contract
+-----------------------
+
+A stage kind is registered through the hook ``serq_sim_register_stage_kinds`` as
+``register(name, factory)``, ``name`` the IR tag (``"Fifo"``) or an ``Extension`` stage node's ``name``.
+When a simulation is built, ``factory(sim, node, member, flat)`` is called once per member of every stage
+family of that kind (``node`` the :class:`serq_ir.nodes.Stage`, ``member`` the index in the family,
+``flat`` the index among all stages) and returns an object derived from :class:`StageKind`. The simulator
+then talks to it through these methods only:
+
+``attach(job)``
+    A :class:`Job` arrives (``job.owner`` the session, ``job.work`` its work, ``job.mode``
+    ``"plain" | "prefill" | "decode"``, ``job.growing`` the pool a growing run grows or ``None``). The
+    kind must set ``job.stage = self`` and count it in ``present``.
+``detach(job)``
+    The job leaves before completing (its session was preempted, or ended). Set ``job.stage = None``;
+    events already scheduled for it are cancelled lazily (check ``job.stage is self`` when they fire).
+``settle()``
+    Called at the end of the settle after :meth:`mark` asked for it (at most once per settle): the place
+    to reschedule (a ps stage's next completion) or to start work that must see every event of the
+    instant first (a step stage's iteration; see ``wants_start``).
+``busy_level()``
+    The utilisation signal now, in [0, 1] (the time average is the reported utilisation).
+
+and it reports a completion with ``self.sim.job_done(self, job)`` (which records wait and service from
+``job.enqueued`` and ``job.started`` and makes the owner ready), schedules its events with
+``self.sim.at(time, callback, arg)`` (``callback(arg)`` runs at ``time``; ties run in scheduling order),
+and calls :meth:`acc` *before* every change of ``present`` or of what ``busy_level`` returns, so that the
+time averages integrate the value held until then. ``queue()``, ``busy()`` and ``work()`` answer the
+observables of the same names. A kind that reads the program's expressions compiles them once in its
+constructor with ``sim.compiler.fn(expr)`` (a function ``f(session, attrs, ctx)``).
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections import deque
+
+from .compile import num
+from .stats import PriceEstimator
+
+
+class Job:
+    """One run on one stage (or one flow over several)."""
+
+    __slots__ = ("owner", "work", "total", "mode", "growing", "enqueued", "started", "stage", "tag", "seq",
+                 "rate", "stages", "assigned", "span")
+
+    def __init__(self, owner, work: float, mode: str, growing, now: float, span: int = 0):
+        self.owner = owner
+        self.work = work
+        self.total = work
+        self.mode = mode
+        self.growing = growing
+        self.enqueued = now
+        self.started = None
+        self.stage = None
+        self.tag = 0.0
+        self.seq = 0
+        self.rate = 0.0
+        self.stages = None
+        self.assigned = 0.0
+        self.span = span
+
+
+class Ctx:
+    """Context variables of one moment (attributes set as needed; unset ones read NaN)."""
+
+    def __getattr__(self, name: str) -> float:
+        return math.nan
+
+
+class StageKind:
+    """Base of a stage kind (see the module docstring for the contract)."""
+
+    #: Whether the simulator should call :meth:`settle` at the end of every settle while the stage is
+    #: idle and has work to start (step engines), rather than only after :meth:`mark`.
+    wants_start = False
+
+    def __init__(self, sim, node, member: int, flat: int):
+        self.sim = sim
+        self.node = node
+        self.name = node.name
+        self.index = member
+        self.flat = flat
+        self.present = 0
+        self.t_last = 0.0
+        self.a_present = 0.0
+        self.a_busy = 0.0
+        self.completions = 0
+        self.wait_sum = 0.0
+        self.service_sum = 0.0
+        self.iterations: int | None = None
+        self.est = PriceEstimator()
+        self._marked = False
+
+    # -- accounting
+    def acc(self) -> None:
+        """Integrate ``present`` and ``busy_level()`` up to now (call before changing either)."""
+        now = self.sim.now
+        dt = now - self.t_last
+        if dt > 0:
+            self.a_present += self.present * dt
+            self.a_busy += self.busy_level() * dt
+        self.t_last = now
+
+    def reset_stats(self) -> None:
+        self.acc()
+        self.a_present = self.a_busy = 0.0
+        self.completions = 0
+        self.wait_sum = self.service_sum = 0.0
+        if self.iterations is not None:
+            self.iterations = 0
+
+    def mark(self) -> None:
+        """Ask for :meth:`settle` at the end of this settle."""
+        if not self._marked:
+            self._marked = True
+            self.sim.dirty.append(self)
+
+    # -- the contract
+    def attach(self, job: Job) -> None:
+        raise NotImplementedError
+
+    def detach(self, job: Job) -> None:
+        raise NotImplementedError
+
+    def settle(self) -> None:
+        pass
+
+    def busy_level(self) -> float:
+        return 1.0 if self.present else 0.0
+
+    # -- observables
+    def queue(self) -> float:
+        return float(self.present)
+
+    def busy(self) -> float:
+        return float(self.present)
+
+    def work(self) -> float:
+        return 0.0
+
+
+class FifoStage(StageKind):
+    """``fifo(c)``: ``c`` servers, jobs in arrival order at rate 1."""
+
+    def __init__(self, sim, node, member, flat):
+        super().__init__(sim, node, member, flat)
+        self.c = num(node.kind.servers)
+        self.active = 0
+        self.q: deque[Job] = deque()
+
+    def busy_level(self) -> float:
+        return self.active / self.c if self.c != math.inf else 0.0
+
+    def attach(self, job: Job) -> None:
+        sim = self.sim
+        now = sim.now
+        dt = now - self.t_last
+        if dt > 0:
+            self.a_present += self.present * dt
+            self.a_busy += self.active * dt
+        self.t_last = now
+        self.present += 1
+        job.stage = self
+        if self.active < self.c:
+            self.active += 1
+            job.started = now
+            sim.at(now + job.work, self._done, job)
+        else:
+            self.q.append(job)
+
+    def acc(self) -> None:
+        now = self.sim.now
+        dt = now - self.t_last
+        if dt > 0:
+            self.a_present += self.present * dt
+            self.a_busy += self.active * dt
+        self.t_last = now
+
+    def _done(self, job: Job) -> None:
+        if job.stage is not self:
+            return
+        sim = self.sim
+        now = sim.now
+        dt = now - self.t_last
+        if dt > 0:
+            self.a_present += self.present * dt
+            self.a_busy += self.active * dt
+        self.t_last = now
+        self.present -= 1
+        job.stage = None
+        job.work = 0.0
+        if self.q:
+            nxt = self.q.popleft()
+            nxt.started = now
+            sim.at(now + nxt.work, self._done, nxt)
+        else:
+            self.active -= 1
+        sim.job_done(self, job)
+
+    def detach(self, job: Job) -> None:
+        self.acc()
+        self.present -= 1
+        job.stage = None
+        if job.started is not None:
+            self.active -= 1
+            if self.q:
+                nxt = self.q.popleft()
+                nxt.started = self.sim.now
+                self.active += 1
+                self.sim.at(self.sim.now + nxt.work, self._done, nxt)
+        else:
+            self.q.remove(job)
+
+    def busy(self) -> float:
+        return float(self.active)
+
+    def work(self) -> float:
+        now = self.sim.now
+        w = sum(j.work for j in self.q)
+        # active jobs: their remaining work
+        return w + self._active_work(now)
+
+    def _active_work(self, now: float) -> float:
+        # active jobs are not listed; their finish events are: remaining = finish - now
+        total = 0.0
+        for t, _, cb, arg in self.sim.heap:
+            if getattr(cb, "__self__", None) is self and arg.stage is self:
+                total += max(t - now, 0.0)
+        return total
+
+    def reset_stats(self) -> None:
+        super().reset_stats()
+
+
+class DelayStage(StageKind):
+    """``delay``: every job on its own at rate 1, no waiting."""
+
+    def attach(self, job: Job) -> None:
+        self.acc()
+        self.present += 1
+        job.stage = self
+        job.started = self.sim.now
+        self.sim.at(self.sim.now + job.work, self._done, job)
+
+    def _done(self, job: Job) -> None:
+        if job.stage is not self:
+            return
+        self.acc()
+        self.present -= 1
+        job.stage = None
+        self.sim.job_done(self, job)
+
+    def detach(self, job: Job) -> None:
+        self.acc()
+        self.present -= 1
+        job.stage = None
+
+    def work(self) -> float:
+        now = self.sim.now
+        return sum(max(t - now, 0.0) for t, _, cb, arg in self.sim.heap
+                   if getattr(cb, "__self__", None) is self and arg.stage is self)
+
+
+class PsStage(StageKind):
+    """``ps(φ)``: every job at once, each at ``φ(present) / present``; completions in the order of the
+    finish tags (virtual time), ties in start order."""
+
+    def __init__(self, sim, node, member, flat):
+        super().__init__(sim, node, member, flat)
+        self.phi = sim.compiler.fn(node.kind.capacity, span=node.span)
+        self.ctx = Ctx()
+        self.v = 0.0
+        self.v_last = 0.0
+        self.rate = 0.0
+        self.heap: list = []
+        self.epoch = 0
+        self.nseq = 0
+
+    def _advance(self) -> None:
+        now = self.sim.now
+        self.v += self.rate * (now - self.v_last)
+        self.v_last = now
+
+    def attach(self, job: Job) -> None:
+        self.acc()
+        self._advance()
+        job.stage = self
+        job.started = self.sim.now
+        job.tag = self.v + job.work
+        self.nseq += 1
+        heapq.heappush(self.heap, (job.tag, self.nseq, job))
+        self.present += 1
+        self.mark()
+
+    def detach(self, job: Job) -> None:
+        self.acc()
+        self._advance()
+        job.work = max(job.tag - self.v, 0.0)
+        job.stage = None
+        self.present -= 1
+        self.mark()
+
+    def settle(self) -> None:
+        self._marked = False
+        self._advance()
+        heap = self.heap
+        while heap and heap[0][2].stage is not self:
+            heapq.heappop(heap)
+        n = self.present
+        if n > 0:
+            self.ctx.present = float(n)
+            phi = self.phi(None, None, self.ctx)
+            self.rate = phi / n if phi > 0 else 0.0
+        else:
+            self.rate = 0.0
+        self.epoch += 1
+        if heap and self.rate > 0:
+            dt = max((heap[0][0] - self.v) / self.rate, 0.0)
+            self.sim.at(self.sim.now + dt, self._done, self.epoch)
+
+    def _done(self, epoch: int) -> None:
+        if epoch != self.epoch:
+            return
+        heap = self.heap
+        while heap and heap[0][2].stage is not self:
+            heapq.heappop(heap)
+        if not heap:
+            return
+        self.acc()
+        self._advance()
+        tag, _, job = heapq.heappop(heap)
+        self.v = max(self.v, tag)
+        job.stage = None
+        job.work = 0.0
+        self.present -= 1
+        self.mark()
+        self.sim.job_done(self, job)
+
+    def work(self) -> float:
+        now = self.sim.now
+        v = self.v + self.rate * (now - self.v_last)
+        return sum(max(tag - v, 0.0) for tag, _, j in self.heap if j.stage is self)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Flows: runs over several stages, and every run on a stage family such a run shares
+# ---------------------------------------------------------------------------------------------------
+
+
+def share_maxmin(flows: list[list[int]], caps: list[float]) -> list[float]:
+    """Max-min fair rates (progressive filling): every unfrozen flow's rate rises together until a stage
+    fills; the flows through it freeze there, the others go on."""
+    rates = [0.0] * len(flows)
+    left = list(caps)
+    active = set(range(len(flows)))
+    while active:
+        count: dict[int, int] = {}
+        for f in active:
+            for s in flows[f]:
+                count[s] = count.get(s, 0) + 1
+        inc = min(left[s] / c for s, c in count.items())
+        for f in active:
+            rates[f] += inc
+        full = set()
+        for s, c in count.items():
+            left[s] -= inc * c
+            if left[s] <= 1e-12 * max(caps[s], 1.0):
+                full.add(s)
+        active = {f for f in active if not any(s in full for s in flows[f])}
+    return rates
+
+
+def share_bottleneck(flows: list[list[int]], caps: list[float]) -> list[float]:
+    """Each flow's equal share at the tightest of its stages, ``min_s φ_s / n_s``."""
+    count: dict[int, int] = {}
+    for f in flows:
+        for s in f:
+            count[s] = count.get(s, 0) + 1
+    return [min(caps[s] / count[s] for s in f) for f in flows]
+
+
+class FlowStage(StageKind):
+    """A ps stage whose family some run holds together with another: every job on it is a flow of the
+    program's share policy (its capacity is constant). The :class:`FlowNetwork` does the work."""
+
+    def __init__(self, sim, node, member, flat):
+        super().__init__(sim, node, member, flat)
+        c = sim.compiler.fn(node.kind.capacity, span=node.span)
+        ctx = Ctx()
+        ctx.present = 1.0
+        self.cap = float(c(None, None, ctx))
+        self.carried = 0.0
+        self.net: FlowNetwork = sim.flow_network
+
+    def busy_level(self) -> float:
+        return self.carried / self.cap if self.cap > 0 else 0.0
+
+    def attach(self, job: Job) -> None:
+        self.net.add(job, (self,))
+
+    def detach(self, job: Job) -> None:
+        self.net.remove(job)
+
+    def work(self) -> float:
+        self.net.advance()
+        return sum(j.work for j in self.net.flows if self in j.stages)
+
+
+class FlowNetwork:
+    """The flows of a simulation: rates from the share policy, recomputed at every change."""
+
+    def __init__(self, sim, policy):
+        self.sim = sim
+        self.policy = policy
+        self.flows: dict[Job, None] = {}
+        self.last = 0.0
+        self.epoch = 0
+        self._marked = False
+
+    def advance(self) -> None:
+        now = self.sim.now
+        dt = now - self.last
+        if dt > 0:
+            for j in self.flows:
+                j.work -= j.rate * dt
+        self.last = now
+
+    def mark(self) -> None:
+        if not self._marked:
+            self._marked = True
+            self.sim.dirty.append(self)
+
+    def add(self, job: Job, stages) -> None:
+        self.advance()
+        job.stages = stages
+        job.stage = self
+        job.started = self.sim.now
+        job.rate = 0.0
+        self.flows[job] = None
+        for st in stages:
+            st.acc()
+            st.present += 1
+        self.mark()
+
+    def remove(self, job: Job) -> None:
+        if job not in self.flows:
+            return
+        self.advance()
+        del self.flows[job]
+        job.stage = None
+        for st in job.stages:
+            st.acc()
+            st.present -= 1
+            st.carried -= job.rate
+        job.rate = 0.0
+        self.mark()
+
+    def settle(self) -> None:
+        self._marked = False
+        self.advance()
+        jobs = list(self.flows)
+        stages: dict = {}
+        for j in jobs:
+            for st in j.stages:
+                stages.setdefault(st, len(stages))
+        for st in stages:
+            st.acc()
+        caps = [st.cap for st in stages]
+        rates = self.policy([[stages[st] for st in j.stages] for j in jobs], caps) if jobs else []
+        for st in stages:
+            st.carried = 0.0
+        best = math.inf
+        for j, r in zip(jobs, rates):
+            j.rate = r
+            for st in j.stages:
+                st.carried += r
+            if r > 0:
+                best = min(best, max(j.work, 0.0) / r)
+        self.epoch += 1
+        if best < math.inf:
+            self.sim.at(self.sim.now + best, self._done, self.epoch)
+
+    def _done(self, epoch: int) -> None:
+        if epoch != self.epoch:
+            return
+        self.advance()
+        done = [j for j in self.flows if j.work <= 1e-9 * max(j.total, 1.0)]
+        if not done:
+            self.mark()
+            return
+        for j in done:
+            self.remove(j)
+            j.work = 0.0
+            for st in j.stages[1:]:
+                self.sim.stage_stats(st, j)
+            self.sim.job_done(j.stages[0], j)

@@ -1,0 +1,375 @@
+"""The ``step`` stage kind: the iteration-level engine of continuous batching.
+
+An iteration is planned at one instant, when the stage is idle, the settle has nothing left to run and no
+other event is pending at that instant (a scheduler step sees every arrival up to it):
+
+1. The budget moment: ``residents``, ``decoders``, ``kv_decode``, ``kv_prefill`` (the jobs present and the
+   memory their sessions hold on the stage's ``memory`` pool) are fixed; ``budget`` and ``chunk`` are
+   evaluated with them (``chunk`` absent, ≤ 0, NaN or ``inf``: no cap).
+2. The residents are served in the ``serve by`` order (keys ascending, then admission order): one token to
+   a decoding job, up to ``chunk`` to a prefilling one, until the budget is spent. A growing job first
+   grows its hold to the position it will reach, block by block, preempting per the pool's rule; a victim
+   already served gives its tokens back. Its position advances now (so a later victim's ``computed`` and
+   the cache see it), its work when the iteration ends.
+3. Unless this planning preempted someone, the stage admits from the pools it serves (``admit via``), in
+   declaration order, while budget is left: ``budget_left(S)`` in the head's header reads the budget left;
+   the first head that does not fit ends the admissions. The admitted session runs at once (zero time)
+   until it joins the stage or blocks, and a newcomer is served like a resident.
+4. Nothing scheduled and nothing preempted: no iteration. Otherwise the iteration lasts ``cost``
+   (``tokens``, ``decoders``, ``prefilled``, ``residents``, ``kv_decode``, ``kv_prefill``, ``attention``);
+   an iteration that only preempted costs ``cost`` at zero tokens.
+
+``serve exclusive prefill``: a resident prefill (the first in admission order) is served alone; otherwise
+the decodes are scheduled tentatively, and a waiting prefill admitted while budget is left (its header
+sees the full budget) displaces them: they keep any allocation they acquired but neither execute nor
+advance their position, and the prefill gets the whole budget. A selected prefill ends admission.
+"""
+
+from __future__ import annotations
+
+import math
+
+from serq_ir import nodes as N
+
+from .errors import SimError, format_error
+from .stages import Ctx, Job, StageKind
+
+EPS = 1e-9
+
+
+class StepStage(StageKind):
+    """``step { budget B; cost C; chunk K; serve …; memory POOL; }``."""
+
+    wants_start = True
+
+    def __init__(self, sim, node: N.Stage, member: int, flat: int):
+        super().__init__(sim, node, member, flat)
+        k: N.Step = node.kind
+        c = sim.compiler
+        self.budget_fn = c.fn(k.budget, span=node.span)
+        self.cost_fn = c.fn(k.cost, span=node.span)
+        self.chunk_fn = c.fn(k.chunk, span=node.span) if k.chunk is not None else None
+        self.exclusive = isinstance(k.serve, N.ServeExclusivePrefill)
+        keys = k.serve.keys if isinstance(k.serve, N.ServeBy) else []
+        self.serve_keys = c.keys_fn(keys, span=node.span) if keys else None
+        self.memory_family = k.memory
+        self.memory = None
+        self.served_pools: list = []
+        self.residents: list[Job] = []
+        self.iter: list[Job] | None = None
+        self.epoch = 0
+        self.iterations = 0
+        self.planning = False
+        self.assign: list[Job] = []
+        self.left = 0.0
+        self.budget = 0.0
+        self.attn = 0.0
+
+    def bind(self) -> None:
+        """Called once all stages and pools exist: find the memory pool and the pools admitted here."""
+        sim = self.sim
+        p = sim.program
+        if self.memory_family is not None:
+            f = self.memory_family
+            size = p.pools[f].size
+            base = sim.pool_base[f]
+            if size == self.node.size:
+                self.memory = sim.pools[base + self.index]
+            elif size == 1:
+                self.memory = sim.pools[base]
+            else:
+                raise SimError(format_error(self.node.span, None, None, f"stage {self.name}[{self.node.size}]"
+                                            f": memory {p.pools[f].name}[{size}] cannot be paired", sim.source))
+            self.memory.memory_of.append(self)
+        self.served_pools = [pl for pl in sim.pools if pl.via is self]
+
+    # ------------------------------------------------------------------ the contract
+    def busy_level(self) -> float:
+        return 1.0 if self.iter is not None else 0.0
+
+    def idle(self) -> bool:
+        if self.iter is not None:
+            return False
+        if self.residents:
+            return True
+        for pl in self.served_pools:
+            if pl.front or pl.queue:
+                return True
+        return False
+
+    def attach(self, job: Job) -> None:
+        if job.mode == "plain":
+            raise self.sim.error(f"run {self.name}: a run on a step stage is prefill or decode", job.span,
+                                 job.owner)
+        self.acc()
+        job.stage = self
+        job.started = self.sim.now
+        job.assigned = 0.0
+        seq = job.owner.adm_seq if job.owner is not None else math.inf
+        res = self.residents
+        i = len(res)
+        while i > 0 and (res[i - 1].owner.adm_seq if res[i - 1].owner is not None else math.inf) > seq:
+            i -= 1
+        res.insert(i, job)
+        self.present += 1
+
+    def detach(self, job: Job) -> None:
+        self.acc()
+        try:
+            self.residents.remove(job)
+        except ValueError:
+            pass
+        self.present -= 1
+        job.stage = None
+        if job.assigned > 0:
+            t = job.assigned
+            job.assigned = 0.0
+            if job.growing is not None and job.owner is not None:
+                _hi, slot = self.sim._innermost(job.owner, job.growing)
+                if slot is not None:
+                    slot.pos -= t
+            if self.planning:
+                self.left += t
+
+    def settle(self) -> None:
+        self._marked = False
+
+    # ------------------------------------------------------------------ observables
+    def busy(self) -> float:
+        return float(len(self.iter)) if self.iter is not None else 0.0
+
+    def work(self) -> float:
+        return sum(j.work for j in self.residents)
+
+    def budget_left(self) -> float:
+        pre = self._pre()
+        budget = self.budget_fn(None, None, pre)
+        chunk = self._chunk(pre)
+        want = 0.0
+        for j in self.residents:
+            want += min(1.0, j.work) if j.mode == "decode" else min(j.work, chunk)
+        return max(budget - want, 0.0)
+
+    # ------------------------------------------------------------------ planning
+    def _held(self, s) -> float:
+        pool = self.memory
+        if pool is None or s is None:
+            return 0.0
+        return sum(sl.alloc for h in s.holds for sl in h.slots if sl.pool is pool)
+
+    def _pre(self) -> Ctx:
+        ctx = Ctx()
+        ctx.residents = float(len(self.residents))
+        dec = kvd = kvp = 0.0
+        for j in self.residents:
+            m = self._held(j.owner)
+            if j.mode == "decode":
+                dec += 1
+                kvd += m
+            else:
+                kvp += m
+        ctx.decoders = dec
+        ctx.kv_decode = kvd
+        ctx.kv_prefill = kvp
+        return ctx
+
+    def _chunk(self, pre: Ctx) -> float:
+        if self.chunk_fn is None:
+            return math.inf
+        c = self.chunk_fn(None, None, pre)
+        if not (c > 0):
+            return math.inf
+        return c
+
+    def _order(self, jobs: list[Job], pre: Ctx) -> list[Job]:
+        if self.serve_keys is None:
+            return list(jobs)
+        keys = self.serve_keys
+        ctx = Ctx()
+        ctx.__dict__.update(pre.__dict__)
+        keyed = []
+        for j in jobs:
+            ctx.decoding = 1.0 if j.mode == "decode" else 0.0
+            ctx.admission = float(j.owner.adm_seq) if j.owner is not None else math.inf
+            ctx.remaining = j.work
+            s = j.owner
+            keyed.append((keys(s, s.attrs if s is not None else None, ctx), j))
+        keyed.sort(key=lambda kv: kv[0])
+        return [j for _, j in keyed]
+
+    def try_start(self) -> None:
+        sim = self.sim
+        pre = self._pre()
+        budget = self.budget_fn(None, None, pre)
+        if budget != budget:
+            raise sim.error(f"stage {self.name}: the budget is NaN", span=self.node.span)
+        chunk = self._chunk(pre)
+        self.budget = budget
+        self.left = budget
+        self.assign = []
+        self.attn = 0.0
+        p0 = sim.preempt_count
+        self.planning = True
+        try:
+            if self.exclusive:
+                self._plan_exclusive(pre, chunk, p0)
+            else:
+                self._plan(pre, chunk, p0)
+        finally:
+            self.planning = False
+        assign = [j for j in self.assign if j.stage is self and j.assigned > 0]
+        self.assign = []
+        preempted = sim.preempt_count > p0
+        if not assign and not preempted:
+            return
+        ctx = Ctx()
+        tokens = dec = pre_t = kvd = kvp = 0.0
+        for j in assign:
+            tokens += j.assigned
+            m = self._held(j.owner)
+            if j.mode == "decode":
+                dec += 1
+                kvd += m
+            else:
+                pre_t += j.assigned
+                kvp += m
+        ctx.tokens = tokens
+        ctx.decoders = dec
+        ctx.prefilled = pre_t
+        ctx.residents = float(len(self.residents))
+        ctx.kv_decode = kvd
+        ctx.kv_prefill = kvp
+        ctx.attention = self.attn
+        cost = self.cost_fn(None, None, ctx)
+        if cost != cost:
+            raise sim.error(f"stage {self.name}: the iteration's cost is NaN", span=self.node.span)
+        cost = max(cost, 0.0)
+        self.acc()
+        self.iter = assign
+        self.epoch += 1
+        if sim.warm:
+            self.iterations += 1
+        sim.at(sim.now + cost, self._end, self.epoch)
+
+    def _plan(self, pre: Ctx, chunk: float, p0: int) -> None:
+        sim = self.sim
+        served = set()
+        for job in self._order(self.residents, pre):
+            served.add(job)
+            if job.stage is self:
+                self._serve(job, chunk)
+            if self.left <= 0:
+                return
+        while self.left > 0 and sim.preempt_count == p0:
+            if not self._admit_one(self.left):
+                return
+            for job in self._order([j for j in self.residents if j not in served], pre):
+                served.add(job)
+                if job.stage is self:
+                    self._serve(job, chunk)
+                if self.left <= 0:
+                    return
+
+    def _plan_exclusive(self, pre: Ctx, chunk: float, p0: int) -> None:
+        sim = self.sim
+        order = self._order(self.residents, pre)
+        for job in order:
+            if job.mode == "prefill" and job.owner.status != 3:
+                self._serve(job, chunk)
+                return
+        served = set()
+        for job in order:
+            served.add(job)
+            if job.stage is self:
+                self._serve(job, chunk)
+        while self.left > 0 and sim.preempt_count == p0:
+            if not self._admit_one(self.budget):
+                return
+            for job in self._order([j for j in self.residents if j not in served], pre):
+                served.add(job)
+                if job.stage is not self:
+                    continue
+                if job.mode == "prefill":
+                    self._displace()
+                    self._serve(job, chunk)
+                    return
+                self._serve(job, chunk)
+
+    def _displace(self) -> None:
+        """Cancel the tentative decodes: they keep their allocation, not their tokens."""
+        sim = self.sim
+        for j in self.assign:
+            if j.assigned > 0 and j.growing is not None and j.owner is not None:
+                _hi, slot = sim._innermost(j.owner, j.growing)
+                if slot is not None:
+                    slot.pos -= j.assigned
+            j.assigned = 0.0
+        self.assign = []
+        self.left = self.budget
+        self.attn = 0.0
+
+    def _admit_one(self, budget_left: float) -> bool:
+        for pool in self.served_pools:
+            if pool.front or pool.queue:
+                return self.sim.admit_from(pool, budget_left, self)
+        return False
+
+    def _serve(self, job: Job, chunk: float) -> None:
+        owner = job.owner
+        if owner is not None and owner.status == 3:  # a stalled grower gets nothing
+            return
+        if job.mode == "decode":
+            want = 1.0 if job.work > 1.0 else job.work
+        else:
+            want = job.work if job.work < chunk else chunk
+        tokens = want if want < self.left else self.left
+        if tokens <= 0:
+            return
+        pool = job.growing
+        if pool is not None:
+            sim = self.sim
+            hi, slot = sim._innermost(owner, pool)
+            if slot is None:
+                raise sim.error(f"run {self.name} … growing {pool.name}: outside a hold of {pool.name}",
+                                job.span, owner)
+            need = slot.pos + tokens - slot.alloc
+            if need > EPS:
+                r = sim.grow_slot(owner, slot, need, job)
+                if r is not None:
+                    return
+            k0 = slot.pos
+            slot.pos += tokens
+            owner.holds[hi].grown = True
+        else:
+            k0 = job.total - job.work
+        if job.mode == "prefill":
+            self.attn += tokens * (k0 + tokens / 2.0)
+        job.assigned = tokens
+        self.assign.append(job)
+        self.left -= tokens
+
+    def _end(self, epoch: int) -> None:
+        if epoch != self.epoch or self.iter is None:
+            return
+        assign = self.iter
+        self.acc()
+        self.iter = None
+        finished = []
+        for job in assign:
+            if job.stage is not self:
+                continue
+            t = job.assigned
+            job.assigned = 0.0
+            job.work -= t
+            if job.work <= EPS:
+                finished.append(job)
+        for job in finished:
+            self.residents.remove(job)
+            self.present -= 1
+            job.stage = None
+            job.work = 0.0
+            self.sim.job_done(self, job)
+
+
+def step_factory(sim, node, member, flat):
+    return StepStage(sim, node, member, flat)

@@ -1,0 +1,82 @@
+"""Reading a workload trace: CSV with the columns ``session,turn,new,out,think,forced``.
+
+Rows are grouped by session (in the order sessions first appear) and each session's turns sorted by
+``turn``. A malformed file is a :class:`~serq_sim.errors.SimError` naming the file, line and column.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from dataclasses import dataclass
+
+from .errors import SimError
+
+COLUMNS = ("session", "turn", "new", "out", "think", "forced")
+
+
+@dataclass
+class TraceCorpus:
+    path: str
+    #: per session, its turns as ``(new, out, think, forced)``
+    sessions: list[list[tuple[float, float, float, float]]]
+
+
+def _err(path: str, line: int, col: int, msg: str) -> SimError:
+    return SimError(f"{path}:{line}:{col}: error: {msg}")
+
+
+def load_trace(path: str) -> TraceCorpus:
+    try:
+        with open(path, encoding="utf-8", newline="") as f:
+            text = f.read()
+    except OSError as e:
+        raise SimError(f"{path}: error: cannot read the trace: {e.strerror or e}") from None
+    lines = text.splitlines()
+    if not lines or not lines[0].strip():
+        raise _err(path, 1, 1, "the trace is empty (expected the header session,turn,new,out,think,forced)")
+    header = next(csv.reader([lines[0]]))
+    names = [h.strip() for h in header]
+    missing = [c for c in COLUMNS if c not in names]
+    if missing:
+        raise _err(path, 1, 1, f"the header lacks the column(s) {', '.join(missing)} (expected "
+                   "session,turn,new,out,think,forced)")
+    idx = [names.index(c) for c in COLUMNS]
+    groups: dict[float, list[tuple[float, tuple]]] = {}
+    reader = csv.reader(io.StringIO(text))
+    next(reader)
+    for row in reader:
+        lineno = reader.line_num
+        if not row or all(not c.strip() for c in row):
+            continue
+        if len(row) != len(names):
+            raise _err(path, lineno, 1, f"expected {len(names)} fields, found {len(row)}")
+        starts = []
+        pos = 1
+        raw = lines[lineno - 1] if lineno - 1 < len(lines) else ""
+        for cell in raw.split(","):
+            starts.append(pos)
+            pos += len(cell) + 1
+        vals = []
+        for name, i in zip(COLUMNS, idx):
+            cell = row[i].strip()
+            col = starts[i] if i < len(starts) else 1
+            try:
+                v = float(cell)
+            except ValueError:
+                raise _err(path, lineno, col, f"column {name}: {cell!r} is not a number") from None
+            if not math.isfinite(v):
+                raise _err(path, lineno, col, f"column {name}: {cell!r} is not finite")
+            if name in ("new", "out", "think") and v < 0:
+                raise _err(path, lineno, col, f"column {name}: {cell} is negative")
+            vals.append(v)
+        sess, turn, new, out, think, forced = vals
+        groups.setdefault(sess, []).append((turn, (new, out, think, forced)))
+    if not groups:
+        raise _err(path, 2, 1, "the trace has no rows")
+    sessions = []
+    for rows in groups.values():
+        rows.sort(key=lambda r: r[0])
+        sessions.append([r[1] for r in rows])
+    return TraceCorpus(path, sessions)
