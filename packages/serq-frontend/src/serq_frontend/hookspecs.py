@@ -4,21 +4,32 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import pluggy
 
+if TYPE_CHECKING:
+    from .sugar import SugarLayer
+
 hookspec = pluggy.HookspecMarker("serq")
+
+# ---------------------------------------------------------------------------------------------------
+# The language
+# ---------------------------------------------------------------------------------------------------
 
 
 @hookspec
-def serq_frontend_register_sugar(register: Callable[[Any], None]) -> None:
-    """Called when the parser is built, to add a layer of sugar.
+def serq_frontend_register_sugar(register: Callable[[SugarLayer], None]) -> None:
+    """Called when the parser is built (once per set of plugins), to add a layer of sugar.
 
     :param register: ``register(layer)`` with a :class:`serq_frontend.sugar.SugarLayer`: its ``name``,
-        the grammar it contributes (lark text using ``%extend``), and its rewrite pass from the sugared
-        AST to the kernel AST. Layers apply in registration order; a name two plugins register is an
-        error naming both.
+        the grammar it contributes (lark text that ``%extend``\\ s the kernel's rules ``item``,
+        ``wl_item``, ``stmt``, ``hold_clause`` or ``atom``), the ``builders`` that turn its rules into
+        AST nodes (``builder(ctx, pos, children)``), and its ``rewrite(module, ctx)`` from the sugared
+        AST to one without its nodes. serq-frontend registers its own layers through this hook (defs,
+        queues, sides, serving, admission, branch_with, aggregates, in that order); the layers apply in
+        registration order, so a plugin's layer sees a module its own nodes are the only sugar left in.
+        A name two plugins register is an error naming both.
     """
 
 

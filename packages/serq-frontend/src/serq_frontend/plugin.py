@@ -1,4 +1,5 @@
-"""serq-frontend as a part of ``serq``: it loads ``.sq`` files and owns the sugar hooks."""
+"""serq-frontend as a part of ``serq``: it loads ``.sq`` files, owns the sugar hooks, registers its own
+sugar layers through them, and adds the commands ``serq fmt`` and ``serq ast``."""
 
 from __future__ import annotations
 
@@ -24,3 +25,19 @@ def _load_sq(path: Path, options=None):
 @hookimpl
 def serq_register_loaders(register):
     register(".sq", _load_sq)
+
+
+@hookimpl
+def serq_frontend_register_sugar(register):
+    from .sugar import builtin_layers
+
+    for layer in builtin_layers():
+        register(layer)
+
+
+@hookimpl
+def serq_register_commands(register):
+    from .commands import ast_command, fmt_command
+
+    register(fmt_command)
+    register(ast_command)

@@ -37,6 +37,22 @@ def live_read(e: Any) -> str | None:
     return None
 
 
+def _set_first(stmts: list[Any], name: str) -> bool:
+    """Whether the block sets ``name`` at its top level before anything reads it."""
+    for s in stmts:
+        reads = any(type(x) is A.Var and x.parts[0][0] == name
+                    for r in A.stmt_exprs(s) for x in A.walk_expr(r))
+        if reads:
+            return False
+        if isinstance(s, A.SSet) and s.name == name:
+            return True
+        if any(True for b in A.blocks_of(s) for x in A.walk_stmts(b)
+               if any(type(y) is A.Var and y.parts[0][0] == name for r in A.stmt_exprs(x)
+                      for y in A.walk_expr(r))):
+            return False
+    return False
+
+
 def _reads(stmts: list[Any], extra: list[Any]) -> set[str]:
     out: set[str] = set()
     roots = list(extra)
@@ -97,7 +113,7 @@ class Admission:
         body_reads = _reads(h.body, [e for e in (h.cache, h.lease_time) if e is not None])
         top: list[Any] = []
         for b in h.bindings:
-            if b.name not in body_reads:
+            if b.name not in body_reads or _set_first(h.body, b.name):
                 continue
             value = env[b.name]
             live = live_read(value)

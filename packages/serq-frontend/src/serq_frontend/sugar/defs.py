@@ -124,7 +124,9 @@ class Expander:
         if base is not None:
             candidates.append(base / u.path)
         candidates.extend(Path(p) / u.path for p in ctx.library_paths())
-        found = next((c for c in candidates if c.is_file()), None)
+        here = Path(u.pos.file).resolve() if u.pos.file != "<source>" else None
+        # a file never uses itself: `use "vllm.sq";` in a program called vllm.sq means the library
+        found = next((c for c in candidates if c.is_file() and c.resolve() != here), None)
         if found is None:
             where = ", ".join(str(c.parent) for c in candidates) or "no folder (a program given as text)"
             raise ctx.error(u.pos, f"`use \"{u.path}\"`: no such library (looked in {where})")
@@ -135,12 +137,16 @@ class Expander:
         name = str(found)
         lib = ctx.parse_file(found, name)
         for item in lib.items:
+            if not isinstance(item, (A.DefItem, A.UseItem)):
+                others = [str(c) for c in candidates if c.is_file() and c != found]
+                hint = f"; the library path also has {others[0]}" if others else ""
+                raise ctx.error(u.pos, f"`use \"{u.path}\"` finds {found}, which is a program, not a "
+                                f"library (it declares more than `def`s and `use`s){hint}")
+        for item in lib.items:
             if isinstance(item, A.DefItem):
                 self.define(item)
-            elif isinstance(item, A.UseItem):
-                self.use(item, found.parent)
             else:
-                raise ctx.error(item.pos, "a library holds only `def`s and `use`s")
+                self.use(item, found.parent)
 
     # -- expansion ---------------------------------------------------------------------------------
 

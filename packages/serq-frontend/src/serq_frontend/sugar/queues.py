@@ -623,9 +623,10 @@ class Instance:
             n.name = self.local(s.name)
         elif t is A.SHold:
             n.bindings = [A.Binding(b.name, b.value, self.pos(b.pos)) for b in n.bindings]
-        elif t is A.SRun and not s.stages and not self.gateway:
+        elif t is A.SRun and not s.stages:
             n.stages = [self.own_stage(s.pos)]
-        elif t is A.SServing and not s.on and s.index is None and not self.gateway and s.verb != "tool":
+        elif (t is A.SServing and not s.on and s.index is None and s.verb != "tool"
+              and self.q.item.serve is not None):
             n.on = [self.own_stage(s.pos)]
         return [n]
 

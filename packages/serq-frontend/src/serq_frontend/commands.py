@@ -1,0 +1,68 @@
+"""The frontend's commands: ``serq fmt`` and ``serq ast``."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from .diagnostics import CompileError, Pos
+
+
+@click.command("fmt")
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("--check", is_flag=True, help="Change nothing; list the files fmt would change, exit 1 if any.")
+@click.pass_obj
+def fmt_command(pm: Any, files: tuple[str, ...], check: bool) -> None:
+    """Reformat serQ source in one canonical style (comments kept)."""
+    from . import parse
+    from .fmt import format_source
+
+    changed = []
+    for f in files:
+        p = Path(f)
+        try:
+            text = p.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as e:
+            raise CompileError(f"error: {f}: cannot read: {getattr(e, 'strerror', None) or e}") from None
+        parse(p, pm=pm)  # a file that does not parse is not formatted
+        new = format_source(text)
+        if new != text:
+            changed.append(f)
+            if not check:
+                p.write_text(new, encoding="utf-8")
+    for f in changed:
+        click.echo(f"{'would reformat' if check else 'reformatted'} {f}")
+    if check and changed:
+        sys.exit(1)
+
+
+def to_json(x: Any) -> Any:
+    if isinstance(x, Pos):
+        return f"{x.line}:{x.col}"
+    if dataclasses.is_dataclass(x) and not isinstance(x, type):
+        d: dict[str, Any] = {"node": type(x).__name__}
+        for f in dataclasses.fields(x):
+            d[f.name] = to_json(getattr(x, f.name))
+        return d
+    if isinstance(x, (list, tuple)):
+        return [to_json(v) for v in x]
+    if isinstance(x, dict):
+        return {str(k): to_json(v) for k, v in x.items()}
+    return x
+
+
+@click.command("ast")
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--desugar", is_flag=True, help="After every sugar layer: the kernel AST the linker reads.")
+@click.pass_obj
+def ast_command(pm: Any, file: str, desugar: bool) -> None:
+    """Print a program's AST as JSON (for debugging the frontend)."""
+    from . import parse
+
+    module = parse(file, pm=pm, desugar=desugar)
+    click.echo(json.dumps(to_json(module.items), indent=1))
