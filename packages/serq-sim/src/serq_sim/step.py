@@ -28,6 +28,8 @@ advance their position, and the prefill gets the whole budget. A selected prefil
 from __future__ import annotations
 
 import math
+import os
+import sys
 
 from serq_ir import nodes as N
 
@@ -35,6 +37,8 @@ from .errors import SimError, format_error
 from .stages import Ctx, Job, StageKind
 
 EPS = 1e-9
+#: ``SERQ_TRACE_ITER=1``: print every iteration's composition on stderr (debugging).
+_TRACE = bool(os.environ.get("SERQ_TRACE_ITER"))
 
 
 class StepStage(StageKind):
@@ -244,6 +248,11 @@ class StepStage(StageKind):
         if cost != cost:
             raise sim.error(f"stage {self.name}: the iteration's cost is NaN", span=self.node.span)
         cost = max(cost, 0.0)
+        if _TRACE:
+            parts = " ".join(f"{j.owner.serial}:{'d' if j.mode == 'decode' else 'p'}{j.assigned:g}" for j in assign)
+            kv = self.memory
+            print(f"ITER t={sim.now:g} {parts} | preempted={preempted} used={kv.used if kv else 0:g} "
+                  f"cached={kv.cached if kv else 0:g}", file=sys.stderr)
         self.acc()
         self.iter = assign
         self.epoch += 1
@@ -256,8 +265,8 @@ class StepStage(StageKind):
         served = set()
         for job in self._order(self.residents, pre):
             served.add(job)
-            if job.stage is self:
-                self._serve(job, chunk)
+            if job.stage is self and self._serve(job, chunk):
+                return
             if self.left <= 0:
                 return
         while self.left > 0 and sim.preempt_count == p0:
@@ -265,8 +274,8 @@ class StepStage(StageKind):
                 return
             for job in self._order([j for j in self.residents if j not in served], pre):
                 served.add(job)
-                if job.stage is self:
-                    self._serve(job, chunk)
+                if job.stage is self and self._serve(job, chunk):
+                    return
                 if self.left <= 0:
                     return
 
@@ -280,8 +289,8 @@ class StepStage(StageKind):
         served = set()
         for job in order:
             served.add(job)
-            if job.stage is self:
-                self._serve(job, chunk)
+            if job.stage is self and self._serve(job, chunk):
+                return
         while self.left > 0 and sim.preempt_count == p0:
             if not self._admit_one(self.budget):
                 return
@@ -314,17 +323,18 @@ class StepStage(StageKind):
                 return self.sim.admit_from(pool, budget_left, self)
         return False
 
-    def _serve(self, job: Job, chunk: float) -> None:
+    def _serve(self, job: Job, chunk: float) -> bool:
+        """Schedule ``job``'s tokens; ``True`` when its growth preempted itself (serving stops)."""
         owner = job.owner
         if owner is not None and owner.status == 3:  # a stalled grower gets nothing
-            return
+            return False
         if job.mode == "decode":
             want = 1.0 if job.work > 1.0 else job.work
         else:
             want = job.work if job.work < chunk else chunk
         tokens = want if want < self.left else self.left
         if tokens <= 0:
-            return
+            return False
         pool = job.growing
         if pool is not None:
             sim = self.sim
@@ -335,8 +345,13 @@ class StepStage(StageKind):
             need = slot.pos + tokens - slot.alloc
             if need > EPS:
                 r = sim.grow_slot(owner, slot, need, job)
+                if r is True:
+                    return False
                 if r is not None:
-                    return
+                    # the grower preempted itself: vLLM's running loop stops here
+                    # (scheduler.py: `if new_blocks is None: break`), so the residents after it in the
+                    # serving order get nothing this iteration
+                    return True
             k0 = slot.pos
             slot.pos += tokens
             owner.holds[hi].grown = True
@@ -347,6 +362,7 @@ class StepStage(StageKind):
         job.assigned = tokens
         self.assign.append(job)
         self.left -= tokens
+        return False
 
     def _end(self, epoch: int) -> None:
         if epoch != self.epoch or self.iter is None:
