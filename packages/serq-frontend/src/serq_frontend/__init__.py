@@ -84,6 +84,7 @@ def _setup(path: str | Path | None, source: str | None, pm: Any, sets: Mapping[s
         text = source or ""
         base = None
     sources.add(name, text)
+    parser.context.seen = set()
 
     def library_paths() -> list[Path]:
         if pm is None:
@@ -112,8 +113,9 @@ def parse(path: str | Path | None = None, *, source: str | None = None, pm: Any 
 
 
 def _desugar(module: Any, ctx: Any, layer_list: Sequence[Any]) -> Any:
+    seen = ctx.parser.context.seen
     for layer in layer_list:
-        if layer.rewrite is not None:
+        if layer.rewrite is not None and (layer.name in seen or not layer.builders):
             ctx.set_module(module)
             module = layer.rewrite(module, ctx)
     ctx.set_module(module)

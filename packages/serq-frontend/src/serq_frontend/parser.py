@@ -33,6 +33,8 @@ class BuildContext:
     def __init__(self) -> None:
         self.file = "<source>"
         self.reporter: Reporter | None = None
+        #: the layers whose rules the parses of this compile have built
+        self.seen: set[str] = set()
 
     def error(self, pos: Pos, message: str) -> CompileError:
         assert self.reporter is not None
@@ -86,8 +88,23 @@ def _s_hold(b: BuildContext, p: Pos, c: list[Any]) -> A.SHold:
     return h
 
 
-def _ref_part(b: BuildContext, p: Pos, c: list[Any]) -> tuple[str, Any]:
-    return (str(c[0]), c[1] if len(c) > 1 else None)
+class _Part:
+    __slots__ = ("name", "index", "pos")
+
+    def __init__(self, name: str, index: Any, pos: Pos):
+        self.name, self.index, self.pos = name, index, pos
+
+
+def _ref_part(b: BuildContext, p: Pos, c: list[Any]) -> _Part:
+    return _Part(str(c[0]), c[1] if len(c) > 1 else None, p)
+
+
+def _var(b: BuildContext, p: Pos, c: list[Any]) -> A.Var:
+    return A.Var([(x.name, x.index) for x in c], p)
+
+
+def _middle(b: BuildContext, p: Pos, c: list[Any]) -> Any:
+    return c[0]
 
 
 def _kind_step(b: BuildContext, p: Pos, c: list[Any]) -> A.Kind:
@@ -182,7 +199,7 @@ KERNEL_BUILDERS: dict[str, Builder] = {
     "hold_reuse": lambda b, p, c: ("reuse", c[0], p),
     "hold_cache": lambda b, p, c: ("cache", c[0], p),
     "hold_lease": lambda b, p, c: ("lease", c[0], c[1], p),
-    "ref": lambda b, p, c: A.Var(list(c), p),
+    "ref": _var,
     "ref_part": _ref_part,
     "rname": lambda b, p, c: str(c[0]),
     "args": lambda b, p, c: list(c),
@@ -203,7 +220,8 @@ KERNEL_BUILDERS: dict[str, Builder] = {
     "neg": lambda b, p, c: A.Unary("-", c[0], p),
     "not_": lambda b, p, c: A.Unary("!", c[0], p),
     "number": _number,
-    "var": lambda b, p, c: A.Var(list(c), p),
+    "var": _var,
+    "atom": _middle,
     "var_part": _ref_part,
     "call": lambda b, p, c: A.Call(str(c[0]), c[1] or [], p),
     "draw": lambda b, p, c: A.Draw(str(c[0]), c[1] or [], p),
@@ -221,42 +239,75 @@ class Parser:
     def __init__(self, layers: Sequence[Any]):
         texts = [grammar_text("kernel")]
         builders = dict(KERNEL_BUILDERS)
+        owner: dict[str, str] = {}
         for layer in layers:
             if layer.grammar:
                 texts.append(layer.grammar)
+            for rule in layer.builders or {}:
+                owner[rule] = layer.name
             builders.update(layer.builders or {})
         self.context = BuildContext()
         ctx = self.context
 
-        def method(fn: Builder) -> Callable[..., Any]:
-            def m(self: Any, meta: Any, children: list[Any]) -> Any:
-                if getattr(meta, "empty", True):
+        def method(fn: Builder, keep: bool, layer: str | None) -> Callable[..., Any]:
+            # Every token is kept (so that a rule knows where its first keyword is); the builder sees
+            # the children lark would give it without keep_all_tokens: named terminals, nodes, and the
+            # None of an absent optional.
+            def m(children: list[Any]) -> Any:
+                pos = None
+                for c in children:
+                    if c is None:
+                        continue
+                    if type(c) is Token:
+                        pos = Pos(ctx.file, c.line, c.column)
+                    else:
+                        pos = _pos_of(c)
+                    if pos is not None:
+                        break
+                if pos is None:
                     pos = Pos(ctx.file, 0, 0)
-                else:
-                    pos = Pos(ctx.file, meta.line, meta.column)
+                if not keep:
+                    children = [c for c in children if type(c) is not Token or c.type in NAMED_TERMINALS]
+                if layer is not None:
+                    ctx.seen.add(layer)
                 return fn(ctx, pos, children)
 
-            return lark.v_args(meta=True)(m)
+            return m
 
-        ns = {name: method(fn) for name, fn in builders.items()}
-        transformer_cls = type("SerqBuilder", (lark.Transformer,), ns)
-        self.transformer = transformer_cls()
-        self.lark = Lark("\n".join(texts), parser="lalr", lexer="contextual", propagate_positions=True,
-                         maybe_placeholders=True, start=["start", "expr_start"])
+        ns = {name: staticmethod(method(fn, name in KEEP_TOKENS, owner.get(name)))
+              for name, fn in builders.items()}
+        callbacks = type("SerqBuilder", (), ns)()
+        self.lark = Lark("\n".join(texts), parser="lalr", lexer="contextual", propagate_positions=False,
+                         maybe_placeholders=True, keep_all_tokens=True, start=["start", "expr_start"],
+                         transformer=callbacks)
 
     def parse(self, text: str, file: str, reporter: Reporter, *, start: str = "start") -> Any:
         self.context.file = file
         self.context.reporter = reporter
         try:
-            tree = self.lark.parse(text, start=start)
+            return self.lark.parse(text, start=start)
         except UnexpectedInput as e:
             raise syntax_error(e, text, file, reporter) from None
-        try:
-            return self.transformer.transform(tree)
-        except lark.exceptions.VisitError as e:
-            if isinstance(e.orig_exc, CompileError):
-                raise e.orig_exc from None
-            raise
+
+
+#: terminals a builder sees (anonymous keywords and punctuation are left out)
+NAMED_TERMINALS = frozenset({"NAME", "NUMBER", "STRING", "REQUEUE", "ARRIVE", "ORDERED", "RUN_FIELD"})
+#: rules whose builder reads a keyword token itself
+KEEP_TOKENS = frozenset({"rname", "mode", "serve_verb", "q_verb"})
+
+
+def _pos_of(x: Any) -> Pos | None:
+    p = getattr(x, "pos", None)
+    if isinstance(p, Pos):
+        return p
+    if isinstance(x, tuple) and x:
+        for y in x:
+            if isinstance(y, Pos):
+                return y
+        return _pos_of(x[0]) if not isinstance(x[0], str) else None
+    if isinstance(x, list) and x:
+        return _pos_of(x[0])
+    return None
 
 
 _PARSERS: dict[tuple[int, ...], Parser] = {}

@@ -21,6 +21,7 @@ def _aggregate(b: Any, p: Any, c: list[Any]) -> A.Agg:
 BUILDERS = {
     "aggregate": _aggregate,
     "agg_name": lambda b, p, c: A.Var([(str(c[0]), None)], p),
+    "agg_n": lambda b, p, c: c[0],
 }
 
 MAX_TERMS = 10_000
