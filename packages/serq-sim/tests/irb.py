@@ -143,3 +143,28 @@ def ctx(name: str) -> N.Ctx:
 
 def num(x) -> N.Num:
     return N.Num(value=float(x) if not isinstance(x, str) else x)
+
+
+def roles(p: P, blocks: list[list]) -> list:
+    """One session block where a session with attribute ``role == k`` runs ``blocks[k]``."""
+    out: list = list(blocks[-1])
+    for k in range(len(blocks) - 2, -1, -1):
+        out = [p.branch(b("==", p.ex("role"), k), blocks[k], out)]
+    return out
+
+
+def at(p: P, t: float, role: int, **attrs) -> N.Preset:
+    """A preset session arriving at ``t`` with ``role`` (and other attributes)."""
+    vals = [N.SlotValue(slot=p.slot("role"), value=float(role))]
+    vals += [N.SlotValue(slot=p.slot(k), value=float(v)) for k, v in attrs.items()]
+    return N.Preset(at=float(t), attrs=vals)
+
+
+def pool_of(report, name: str, index: int = 0):
+    return report.pool(name, index)
+
+
+def samples(report, name: str) -> list[tuple[float, int]]:
+    """``(value, session)`` of every sample of an observe, in order."""
+    o = report.observe(name)
+    return [(float(v), int(s)) for v, s in zip(o.values, o.sessions)]

@@ -1,0 +1,85 @@
+"""Run-time errors: ``FILE:LINE:COL: error: at t=T, session N: MESSAGE``, the source line and a caret."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import serq_sim
+from irb import P, b, draw
+from serq_ir import nodes as N
+
+SRC = "workload { arrive batch(1); }\nsession {\n  branch (g) { end; }\n  hold p (u) { }\n}\n"
+
+
+@pytest.fixture
+def src(tmp_path):
+    f = tmp_path / "prog.sq"
+    f.write_text(SRC)
+    return str(f)
+
+
+def test_branch_guard_not_0_or_1(src):
+    p = P()
+    sp = N.Span(file=src, line=3, col=3)
+    prog = p.build([p.set_("g", 0.5), N.Branch(guard=p.ex("g"), then=[N.End()], span=sp)],
+                   arrive=N.Batch(n=1), source=src)
+    with pytest.raises(serq_sim.SimError) as e:
+        serq_sim.run(prog)
+    msg = str(e.value)
+    assert msg.splitlines()[0] == f"{src}:3:3: error: at t=0, session 0: branch guard is 0.5, not 0 or 1 " \
+                                  "(a draw is written `branch with (p)`)"
+    assert msg.splitlines()[1] == "  branch (g) { end; }"
+    assert msg.splitlines()[2] == "  ^"
+
+
+def test_nan_units(src):
+    p = P()
+    pool = p.pool("p", cap=10.0)
+    sp = N.Span(file=src, line=4, col=3)
+    prog = p.build([p.set_("u", b("-", math.inf, math.inf)),
+                    N.Hold(pools=[N.HoldPool(pool=pool, units=p.ex("u"))], body=[], span=sp)],
+                   arrive=N.Batch(n=2), source=src)
+    with pytest.raises(serq_sim.SimError) as e:
+        serq_sim.run(prog)
+    assert str(e.value).startswith(f"{src}:4:3: error: at t=0, session 0: the units of p are NaN")
+
+
+def test_renewal_gap_must_be_positive(src):
+    p = P()
+    gap = N.Num(value=0.0, span=N.Span(file=src, line=1, col=19))
+    prog = p.build([], arrive=N.Renewal(gap=gap), horizon=10.0, source=src)
+    with pytest.raises(serq_sim.SimError) as e:
+        serq_sim.run(prog)
+    assert str(e.value).startswith(f"{src}:1:19: error: at t=0: arrive renewal: the gap is 0; gaps must be "
+                                   "positive and finite")
+
+
+def test_bad_trace_row(tmp_path):
+    csv = tmp_path / "t.csv"
+    csv.write_text("session,turn,new,out,think,forced\n0,1,100,5,0,0\n0,2,12x,5,0,0\n")
+    p = P()
+    p.trace_attrs()
+    prog = p.build([N.Turn()], arrive=N.Batch(n=1), trace=N.Trace(path=str(csv)))
+    with pytest.raises(serq_sim.SimError) as e:
+        serq_sim.run(prog)
+    assert str(e.value) == f"{csv}:3:5: error: column new: '12x' is not a number"
+
+
+def test_cli_exits_1_with_the_message(tmp_path, src):
+    import subprocess
+    import sys
+
+    import serq_ir
+
+    p = P()
+    sp = N.Span(file=src, line=3, col=3)
+    prog = p.build([p.set_("g", draw("uniform", 0.2, 0.8)), N.Branch(guard=p.ex("g"), then=[], span=sp)],
+                   arrive=N.Batch(n=1), source=src)
+    f = tmp_path / "p.ir.json"
+    f.write_text(serq_ir.encode_pretty(prog))
+    r = subprocess.run([sys.executable, "-m", "serq", "run", str(f), "--no-progress"], capture_output=True,
+                       text=True)
+    assert r.returncode == 1
+    assert r.stderr.startswith(f"{src}:3:3: error: at t=0, session 0: branch guard is 0.")
+    assert "Traceback" not in r.stderr
