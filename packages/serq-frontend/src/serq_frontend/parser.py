@@ -88,6 +88,18 @@ def _s_hold(b: BuildContext, p: Pos, c: list[Any]) -> A.SHold:
     return h
 
 
+class Word(str):
+    """A keyword or name a builder passes on as a value, with its position."""
+
+    pos: Pos
+
+
+def _word(b: BuildContext, p: Pos, c: list[Any]) -> Word:
+    w = Word(str(c[0]))
+    w.pos = p
+    return w
+
+
 class _Part:
     __slots__ = ("name", "index", "pos")
 
@@ -135,7 +147,7 @@ KERNEL_BUILDERS: dict[str, Builder] = {
     "expr_start": lambda b, p, c: c[0],
     "let_item": lambda b, p, c: A.Let(str(c[0]), c[1], p),
     "pool_item": lambda b, p, c: A.PoolItem(str(c[0]), c[1], list(c[2:]), p),
-    "stage_item": lambda b, p, c: A.StageItem(c[0], c[1], c[2], p),
+    "stage_item": lambda b, p, c: A.StageItem(str(c[0]), c[1], c[2], p),
     "workload_item": lambda b, p, c: A.WorkloadItem(list(c), p),
     "session_item": lambda b, p, c: A.SessionItem(c[0], p),
     "run_item": lambda b, p, c: A.RunItem(list(c), p),
@@ -185,13 +197,13 @@ KERNEL_BUILDERS: dict[str, Builder] = {
     "s_drop": lambda b, p, c: A.SDrop(c[0], p),
     "s_release": lambda b, p, c: A.SRelease(c[0], p),
     "s_load": lambda b, p, c: A.SLoad(c[0], c[1], p),
-    "s_run": lambda b, p, c: A.SRun(list(c[:-3]), c[-3] or "plain", c[-2], p, c[-1]),
+    "s_run": lambda b, p, c: A.SRun(list(c[:-3]), str(c[-3] or "plain"), c[-2], p, c[-1]),
     "s_run_own": lambda b, p, c: A.SRun([], "plain", c[0], p, c[1]),
     "s_branch": lambda b, p, c: A.SBranch(c[0], c[1], _stmts(c[2]), p),
     "s_loop": lambda b, p, c: A.SLoop(c[0], p),
     "s_choose": lambda b, p, c: A.SChoose(str(c[0]), c[1], c[2], p),
     "semi": lambda b, p, c: None,
-    "mode": lambda b, p, c: str(c[0]),
+    "mode": _word,
     "growing": lambda b, p, c: c[0],
     "else_block": lambda b, p, c: c[0],
     "hold_pool": lambda b, p, c: A.HoldPool(c[0], c[1], c[2]),
@@ -201,7 +213,7 @@ KERNEL_BUILDERS: dict[str, Builder] = {
     "hold_lease": lambda b, p, c: ("lease", c[0], c[1], p),
     "ref": _var,
     "ref_part": _ref_part,
-    "rname": lambda b, p, c: str(c[0]),
+    "rname": _word,
     "args": lambda b, p, c: list(c),
     "cond": lambda b, p, c: A.Cond(c[0], c[1], c[2], p),
     "or_": _binop("||"),

@@ -24,7 +24,7 @@ from typing import Any
 from .. import ast as A
 from ..diagnostics import Pos
 from ..names import BUILTIN_ATTRIBUTES, CONTEXT, TRACE_ATTRIBUTES
-from ..parser import grammar_text
+from ..parser import _word, grammar_text
 from . import SugarLayer
 
 #: role -> its entries: (verb, parameters, takes `from`)
@@ -75,14 +75,14 @@ BUILDERS = {
     "q_pool": lambda b, p, c: A.PoolItem(str(c[0]), c[1], list(c[2:]), p),
     "q_serve": lambda b, p, c: ("serve", c[0], c[1], p),
     "q_nic": lambda b, p, c: ("nic", c[0], p),
-    "q_entry": lambda b, p, c: A.QEntry(c[0], c[1] or [], c[2], c[3], p),
+    "q_entry": lambda b, p, c: A.QEntry(str(c[0]), c[1] or [], c[2], c[3], p),
     "q_params": lambda b, p, c: [str(x) for x in c if x is not None],
     "q_entry_from": lambda b, p, c: str(c[0]),
-    "q_verb": lambda b, p, c: str(c[0]),
+    "q_verb": _word,
     "q_target": lambda b, p, c: (str(c[0]), c[1] if len(c) > 1 else None, p),
     "q_from": lambda b, p, c: c[0],
     "q_to": lambda b, p, c: (c[0], c[1]),
-    "s_qcall": lambda b, p, c: A.SQCall(c[0][0], c[0][1], c[1], c[2] or [], c[0][2], c[3],
+    "s_qcall": lambda b, p, c: A.SQCall(c[0][0], c[0][1], str(c[1]), c[2] or [], c[0][2], c[3],
                                         c[4][0] if c[4] else None, c[4][1] if c[4] else None),
     "s_mark": lambda b, p, c: A.SMark(str(c[0]), p),
 }

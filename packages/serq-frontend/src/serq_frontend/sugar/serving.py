@@ -6,12 +6,12 @@ from __future__ import annotations
 from typing import Any
 
 from .. import ast as A
-from ..parser import grammar_text
+from ..parser import _word, grammar_text
 from . import SugarLayer
 
 
 def _s_serving(b: Any, p: Any, c: list[Any]) -> A.SServing:
-    verb, where, work, growing = c
+    verb, where, work, growing = str(c[0]), c[1], c[2], c[3]
     index, on = None, []
     if isinstance(where, tuple):
         index, on = where[1], where[2]
@@ -29,7 +29,7 @@ def _s_transfer(b: Any, p: Any, c: list[Any]) -> A.STransfer:
 BUILDERS = {
     "s_serving": _s_serving,
     "s_transfer": _s_transfer,
-    "serve_verb": lambda b, p, c: str(c[0]),
+    "serve_verb": _word,
     "where_index": lambda b, p, c: ("index", c[0], []),
     "where_on": lambda b, p, c: ("on", None, list(c)),
 }

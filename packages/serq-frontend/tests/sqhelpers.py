@@ -1,0 +1,78 @@
+"""Helpers: a plugin manager with the host, the frontend and serq-vllm's library folder only, and the
+check of a diagnostic against a marked place in the source."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import serq
+import serq_frontend
+import serq_frontend.plugin
+import serq_ir
+
+ROOT = Path(__file__).resolve().parents[3]
+EXAMPLES = ROOT / "examples"
+LIB = ROOT / "packages" / "serq-vllm" / "src" / "serq_vllm" / "lib"
+
+
+class LibPaths:
+    """serq-vllm's library folder, without importing serq-vllm's plugin (and what it imports)."""
+
+    @serq.hookimpl
+    def serq_frontend_library_paths(self):
+        return [LIB]
+
+
+def make_pm(*plugins):
+    return serq.get_plugin_manager(autoload=False, plugins=[serq_frontend.plugin, LibPaths(), *plugins])
+
+
+_PM = None
+
+
+def compile_src(src: str, **kw):
+    return serq_frontend.compile(source=src, pm=kw.pop("pm", None) or _pm(), **kw)
+
+
+def _pm():
+    global _PM
+    if _PM is None:
+        _PM = make_pm()
+    return _PM
+
+
+def ir_bytes(program) -> bytes:
+    import msgspec
+
+    return serq_ir.encode(msgspec.structs.replace(program, source=None), spans=False)
+
+
+MARK = "⟨"
+
+
+def located(src: str) -> tuple[str, int, int]:
+    """The source without its one ``⟨`` marker, and the line and column the marker stood at."""
+    i = src.index(MARK)
+    before = src[:i]
+    line = before.count("\n") + 1
+    col = i - (before.rfind("\n") + 1) + 1
+    return src.replace(MARK, "", 1), line, col
+
+
+def refused(src: str, message: str, **kw) -> serq_frontend.CompileError:
+    """Compile ``src`` (with a ``⟨`` where the error must point) and check the diagnostic."""
+    text, line, col = located(src)
+    with pytest.raises(serq_frontend.CompileError) as info:
+        compile_src(text, **kw)
+    e = info.value
+    first = str(e).splitlines()[0]
+    assert message in first, f"{message!r} not in {first!r}"
+    assert (e.line, e.col) == (line, col), f"{first}: expected {line}:{col}"
+    assert first.startswith(f"<source>:{line}:{col}: error: ")
+    return e
+
+
+def normalise(s: str) -> str:
+    return re.sub(r"\s+", " ", s).strip()
