@@ -399,7 +399,9 @@ def syntax_error(e: UnexpectedInput, text: str, file: str, reporter: Reporter) -
     if "SEMICOLON" in expected and tok.type not in ("SEMICOLON",):
         offset = tok.start_pos if tok.start_pos is not None and tok.type != "$END" else len(text)
         prev = _prev_token_end(text, offset)
-        if prev is not None:
+        # a statement that ends where a new one starts: the next line, a `}`, or a keyword or name
+        starts = tok.type in ("$END", "RBRACE", "NAME") or (tok.type.isupper() and str(tok).isalpha())
+        if prev is not None and (starts or prev[0] < tok.line):
             return reporter.error(Pos(file, *prev), f"missing `;` (found {_token_text(tok)} next)")
     if tok.type == "$END" and "RBRACE" in expected:
         return reporter.error(pos, "unexpected end of the file: a `}` is missing")
