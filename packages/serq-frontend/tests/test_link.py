@@ -6,8 +6,8 @@ import math
 
 import pytest
 import serq_frontend
-from sqhelpers import compile_src, refused
 from serq_ir import nodes as ir
+from sqhelpers import compile_src, refused
 
 HEAD = """let lam = 0.5;
 pool kv { cap 1000; block 16; }

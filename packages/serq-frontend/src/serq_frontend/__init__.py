@@ -7,7 +7,6 @@
 
 from __future__ import annotations
 
-import builtins
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -147,6 +146,3 @@ def compile(path: str | Path | None = None, *, source: str | None = None,  # noq
     except RecursionError:
         raise ctx.error(None, "the program nests too deeply to compile") from None
 
-
-# keep the builtin available under its own name for modules that import * from here
-_builtin_compile = builtins.compile

@@ -12,7 +12,6 @@ from collections.abc import Callable, Sequence
 from importlib import resources
 from typing import Any
 
-import lark
 from lark import Lark, Token
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 

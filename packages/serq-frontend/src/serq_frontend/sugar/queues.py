@@ -265,7 +265,6 @@ class QueueRewriter:
     # -- the rewrite -------------------------------------------------------------------------------
 
     def run(self) -> A.Module:
-        ctx = self.ctx
         items = self.module.items
         for i, item in enumerate(items):
             if isinstance(item, A.QueueItem):
@@ -275,9 +274,6 @@ class QueueRewriter:
         for i, item in enumerate(items):
             if isinstance(item, A.QueueItem):
                 q = self.queues[item.name]
-                for kind in (item.serve, item.nic):
-                    if kind is not None:
-                        pass
                 out.extend(self.emit(q))
                 q.nic_declared = True
                 for e in item.entries:
