@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 import click
-
 from serq import UserError
 from serq.loading import load_program
 

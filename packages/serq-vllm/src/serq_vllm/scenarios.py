@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
-
 from serq import UserError
 
 ORACLE = Path(__file__).parent / "oracle"
@@ -90,6 +89,8 @@ def _chains(sc: dict[str, Any]) -> list[list[tuple[int, dict[str, Any]]]]:
             order.append(key)
         sessions[key].append((i, r))
     chains = [sorted(sessions[k], key=lambda ir: ir[1].get("turn", 0)) for k in order]
+    # Sessions are numbered in arrival order (those arriving together: in request order).
+    chains.sort(key=lambda ch: (float(ch[0][1].get("arrive", 0)), ch[0][0]))
     for chain in chains:
         for _, r in chain[1:]:
             if r.get("arrive"):
@@ -110,15 +111,16 @@ def scenario_program(sc: dict[str, Any], pm: Any = None):
     defs = {"serve_key": str(sc.get("serve", "admission"))}
     program = compile_program(PROGRAM, sets=sets, defs=defs)
     slot = {a.name: i for i, a in enumerate(program.attributes)}
-    for name in ("prompt", "o", "think_time", "more"):
+    for name in ("idx", "prompt", "o", "think_time", "more"):
         if name not in slot:
             raise RuntimeError(f"{PROGRAM.name} does not set {name}")
     presets = []
     for chain in _chains(sc):
         turns = []
-        for k, (_, r) in enumerate(chain):
+        for k, (i, r) in enumerate(chain):
             nxt = chain[k + 1][1] if k + 1 < len(chain) else None
             turns.append([
+                n.SlotValue(slot=slot["idx"], value=float(i)),
                 n.SlotValue(slot=slot["prompt"], value=float(r["prompt"])),
                 n.SlotValue(slot=slot["o"], value=float(r["out"])),
                 n.SlotValue(slot=slot["think_time"], value=float(nxt.get("think", 0)) if nxt else 0.0),
@@ -134,7 +136,7 @@ def run_scenario(sc: dict[str, Any]) -> dict[str, Any]:
     import numpy as np
     from serq_sim import run
 
-    program, chains = scenario_program(sc)
+    program, chains = scenario_program(sc)  # chains in session (serial) order
     report = run(program)
     index = {}  # (session serial, turn number) -> request index
     for s, chain in enumerate(chains):

@@ -75,13 +75,21 @@ def _walk(e: Any) -> Any:
                 yield from _walk(v)
 
 
+def _selected(e: n.Expr | None) -> n.Expr | None:
+    """``e`` with conditionals on a constant test replaced by the branch they take."""
+    while isinstance(e, n.Cond) and isinstance(e.test, n.Num):
+        e = e.orelse if e.test.value == 0 else e.then
+    return e
+
+
 def _uses_cache(program: n.Program, pool: int) -> bool:
-    """Whether some hold on ``pool`` takes part in the prefix cache with a non-zero reuse."""
+    """Whether some hold on ``pool`` reads the prefix cache: a cache clause, and a reuse (or, without
+    one, the units) that reads ``cachedin`` of the pool."""
     for x in _walk_program(program):
         if isinstance(x, n.Hold) and x.cache is not None and any(hp.pool.pool == pool for hp in x.pools):
-            if not (isinstance(x.reuse, n.Num) and x.reuse.value == 0):
-                hold_units = [hp.units for hp in x.pools if hp.pool.pool == pool]
-                if any(isinstance(o, n.Observable) and o.name == "cachedin" for u in hold_units for o in _walk(u)):
+            reads = [x.reuse] if x.reuse is not None else [hp.units for hp in x.pools if hp.pool.pool == pool]
+            for e in reads:
+                if any(isinstance(o, n.Observable) and o.name == "cachedin" for o in _walk(_selected(e))):
                     return True
     return False
 
