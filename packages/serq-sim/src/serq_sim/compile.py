@@ -230,14 +230,14 @@ class Compiler:
         base, size = sim.pool_base[r.pool], self.program.pools[r.pool].size
         if r.index is None:
             return self.obj(sim.pools[base], "_p")
-        return f"E.pool_at({base}, {size}, {self.expr(r.index, rng)}, {self.span_id(getattr(r, 'span', None))})"
+        return f"E.pool_at({base}, {size}, {self.expr(r.index, rng)}, {self.span_id(getattr(r, 'span', None))}, s)"
 
     def stage_ref(self, r: N.StageRef, rng: str) -> str:
         sim = self.sim
         base, size = sim.stage_base[r.stage], self.program.stages[r.stage].size
         if r.index is None:
             return self.obj(sim.stages[base], "_s")
-        return f"E.stage_at({base}, {size}, {self.expr(r.index, rng)}, {self.span_id(getattr(r, 'span', None))})"
+        return f"E.stage_at({base}, {size}, {self.expr(r.index, rng)}, {self.span_id(getattr(r, 'span', None))}, s)"
 
     def expr(self, e: N.Expr, rng: str = "session") -> str:
         r = self.expr

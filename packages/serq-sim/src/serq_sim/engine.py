@@ -30,6 +30,7 @@ from .stages import Ctx, FlowNetwork, Job
 
 EPS = 1e-9
 INF = math.inf
+_log = math.log
 
 # session status
 READY, QUEUED, STAGE, GROWING, ENDED = 0, 1, 2, 3, 4
@@ -256,12 +257,14 @@ class Simulation:
         self.interrupted = False
         self.cur = None
         self.rngs = rand.streams(self.seed)
+        self._rand_arr = self.rngs["arrivals"].random
         self.null_ctx = Ctx()
         self.nattrs = len(program.attributes)
         names = {a.name: i for i, a in enumerate(program.attributes)}
         self.slot_more = names.get("more")
         self.trace_slots = [names.get(n) for n in ("new", "out", "think", "forced")]
         self.obs = [Observations() for _ in program.observes]
+        self.obs_app = [(o.values.append, o.times.append, o.sessions.append, o.turns.append) for o in self.obs]
         self.gauge_points: list[tuple[array, array]] = []
         self._build(registries, trace_path)
 
@@ -360,6 +363,7 @@ class Simulation:
             self.trace_ordered = wl.trace.ordered
         arrive = wl.arrive
         self.arrive = arrive
+        self.closed = isinstance(arrive, N.Closed)
         if self.arr_limit is not None:
             if not isinstance(arrive, (N.Poisson, N.Renewal)):
                 raise SimError(format_error(None, None, None, "run { arrivals N; } needs an open workload "
@@ -415,14 +419,14 @@ class Simulation:
         raise self.error(f"branch guard is {_show(g)}, not 0 or 1 (a draw is written `branch with (p)`)",
                          sid, s)
 
-    def pool_at(self, base: int, size: int, idx: float, sid: int) -> Pool:
+    def pool_at(self, base: int, size: int, idx: float, sid: int, s=None) -> Pool:
         if not (idx == idx) or idx < 0 or idx >= size:
-            raise self.error(f"pool index {_show(idx)} out of range (the family has {size})", sid)
+            raise self.error(f"pool index {_show(idx)} out of range (the family has {size})", sid, s)
         return self.pools[base + int(idx)]
 
-    def stage_at(self, base: int, size: int, idx: float, sid: int):
+    def stage_at(self, base: int, size: int, idx: float, sid: int, s=None):
         if not (idx == idx) or idx < 0 or idx >= size:
-            raise self.error(f"stage index {_show(idx)} out of range (the family has {size})", sid)
+            raise self.error(f"stage index {_show(idx)} out of range (the family has {size})", sid, s)
         return self.stages[base + int(idx)]
 
     # ----------------------------------------------------------------------------------- events
@@ -470,6 +474,11 @@ class Simulation:
         progress = self.progress and sys.stderr.isatty()
         next_tick = 0
         t_wall = _time.monotonic()
+        ready = self.ready
+        # the settle's later phases matter only with pools, step stages, marked stages or gauges
+        simple = not (self.any_pools or self.step_stages or self.gauges or self.flow_network)
+        dirty = self.dirty
+        end_session = self.end_session
         while heap:
             if heap[0][0] > horizon:
                 break
@@ -477,7 +486,22 @@ class Simulation:
             self.now = t
             self.events += 1
             cb(arg)
-            settle()
+            if simple and not dirty:
+                # the settle of a program without pools, step stages or gauges: run the ready sessions
+                while ready:
+                    s = ready.popleft()
+                    s.in_ready = False
+                    if s.status == READY:
+                        try:
+                            s.gen.send(None)
+                        except StopIteration:
+                            end_session(s)
+                        except SessionGone:
+                            pass
+                if dirty:
+                    settle()
+            else:
+                settle()
             if check:
                 self.check_invariants()
             if limit is not None and self.open_arrivals >= limit and self.live == 0:
@@ -565,7 +589,12 @@ class Simulation:
                 s = ready.popleft()
                 s.in_ready = False
                 if s.status == READY:
-                    self._resume(s)
+                    try:
+                        s.gen.send(None)
+                    except StopIteration:
+                        self.end_session(s)
+                    except SessionGone:
+                        pass
             if self.any_pools:
                 self._admit_all()
                 if ready:
@@ -612,28 +641,20 @@ class Simulation:
             self.ready.append(s)
 
     def _resume(self, s: Session) -> None:
-        prev = self.cur
-        self.cur = s
         try:
             s.gen.send(None)
         except StopIteration:
             self.end_session(s)
         except SessionGone:
             pass
-        finally:
-            self.cur = prev
 
     def _throw(self, s: Session, exc: BaseException) -> None:
-        prev = self.cur
-        self.cur = s
         try:
             s.gen.throw(exc)
         except StopIteration:
             self.end_session(s)
         except SessionGone:
             pass
-        finally:
-            self.cur = prev
 
     def drain_ready(self) -> None:
         """Run ready sessions now (a step stage's admission runs the admitted session until it blocks)."""
@@ -649,7 +670,7 @@ class Simulation:
         limit = self.arr_limit
         self.open_arrivals += 1
         if limit is None or self.open_arrivals < limit:
-            gap = -math.log(1.0 - self.rngs["arrivals"].random()) / self.rate
+            gap = -_log(1.0 - self._rand_arr()) / self.rate
             self.at(self.now + gap, self._arrive_poisson)
         self.spawn()
 
@@ -675,7 +696,11 @@ class Simulation:
         self.next_serial += 1
         s = Session(serial, self.nattrs)
         self.arrivals += 1
-        self._acc_live()
+        now = self.now
+        dt = now - self.live_t
+        if dt > 0:
+            self.a_live += self.live * dt
+        self.live_t = now
         self.live += 1
         if preset is not None:
             for sv in preset.attrs:
@@ -690,12 +715,7 @@ class Simulation:
                 i = int(self.rngs["trace"].random() * len(sessions))
             s.trace = [sessions[i], 0]
         if self.init_fn is not None:
-            prev = self.cur
-            self.cur = s
-            try:
-                self.init_fn(s)
-            finally:
-                self.cur = prev
+            self.init_fn(s)
         s.gen = self.session_fn(s)
         s.in_ready = True
         self.ready.append(s)
@@ -735,11 +755,11 @@ class Simulation:
 
     def observe(self, s: Session, k: int, v: float) -> None:
         if self.warm:
-            o = self.obs[k]
-            o.values.append(v)
-            o.times.append(self.now)
-            o.sessions.append(s.serial)
-            o.turns.append(int(s.attrs[SLOT_TURN]))
+            va, ta, sa, tu = self.obs_app[k]
+            va(v)
+            ta(self.now)
+            sa(s.serial)
+            tu(int(s.attrs[1]))
 
     def choose(self, s: Session, A, slot: int, n: float, keyfn) -> float:
         if not (n == n) or n < 1:
@@ -756,20 +776,26 @@ class Simulation:
         return float(bi)
 
     def end_session(self, s: Session) -> None:
-        if s.status == ENDED:
+        st = s.status
+        if st == ENDED:
             return
-        self._detach(s)
+        if st != READY:
+            self._detach(s)
         while s.holds:
             h = s.holds.pop()
             self._release_hold(s, h)
         while s.leases:
             self._end_lease(s.leases[0])
         s.status = ENDED
-        self._acc_live()
+        now = self.now
+        dt = now - self.live_t
+        if dt > 0:
+            self.a_live += self.live * dt
+        self.live_t = now
         self.live -= 1
         if self.warm:
             self.ended += 1
-        if isinstance(self.arrive, N.Closed):
+        if self.closed:
             self.spawn()
         if self.any_pools:
             self._admit_all()

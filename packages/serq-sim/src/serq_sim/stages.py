@@ -41,6 +41,8 @@ import math
 from collections import deque
 
 from .compile import num
+
+_heappush = heapq.heappush
 from .stats import PriceEstimator
 
 
@@ -171,7 +173,7 @@ class FifoStage(StageKind):
         if self.active < self.c:
             self.active += 1
             job.started = now
-            sim.at(now + job.work, self._done, job)
+            _heappush(sim.heap, (now + job.work, next(sim._seq), self._done, job))
         else:
             self.q.append(job)
 
@@ -199,7 +201,7 @@ class FifoStage(StageKind):
         if self.q:
             nxt = self.q.popleft()
             nxt.started = now
-            sim.at(now + nxt.work, self._done, nxt)
+            _heappush(sim.heap, (now + nxt.work, next(sim._seq), self._done, nxt))
         else:
             self.active -= 1
         sim.job_done(self, job)
