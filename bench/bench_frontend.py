@@ -2,7 +2,8 @@
 
     .venv/bin/python bench/bench_frontend.py [--repeat N]
 
-The target on the project's 2-core machine is under a second for each. The parser is built once (the
+The target on the project's 2-core machine is under a second for each (CPU time of the process; the
+wall time is printed too, and exceeds it when other work shares the cores). The parser is built once (the
 first compile pays for it, reported apart).
 """
 
@@ -56,12 +57,14 @@ def synthetic(lines: int = 5000) -> str:
     return "\n".join(head + body + tail) + "\n"
 
 
-def timed(fn, repeat: int) -> list[float]:
+def timed(fn, repeat: int) -> list[tuple[float, float]]:
+    """(wall, CPU) seconds of each call. On a shared machine the CPU time is the measure: the wall time
+    also counts the time other processes had the cores."""
     out = []
     for _ in range(repeat):
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         fn()
-        out.append(time.perf_counter() - t)
+        out.append((time.perf_counter() - t, time.process_time() - c))
     return out
 
 
@@ -87,16 +90,18 @@ def main(argv: list[str] | None = None) -> int:
             continue
         times = timed(lambda ex=ex: serq_frontend.compile(ex, pm=pm), args.repeat)
         lines = ex.read_text().count("\n")
-        results.append((f"largest example {ex.relative_to(ROOT)} ({lines} lines)", statistics.median(times)))
+        results.append((f"largest example {ex.relative_to(ROOT)} ({lines} lines)", times))
         break
     src = synthetic()
     times = timed(lambda: serq_frontend.compile(source=src, pm=pm), args.repeat)
-    results.append((f"synthetic program ({src.count(chr(10))} lines)", statistics.median(times)))
+    results.append((f"synthetic program ({src.count(chr(10))} lines)", times))
     ok = True
-    for name, t in results:
-        flag = "ok" if t < 1.0 else "SLOW"
-        ok &= t < 1.0
-        print(f"{name}: parse+link {t:.3f} s (median of {args.repeat}) {flag}")
+    for name, times in results:
+        wall = statistics.median(t for t, _ in times)
+        cpu = statistics.median(c for _, c in times)
+        flag = "ok" if cpu < 1.0 else "SLOW"
+        ok &= cpu < 1.0
+        print(f"{name}: parse+link {cpu:.3f} s CPU, {wall:.3f} s wall (medians of {args.repeat}) {flag}")
     return 0 if ok else 1
 
 
