@@ -20,23 +20,42 @@ def serq_sim_register_stage_kinds(register: Callable[[str, Any], None]) -> None:
 
     :param register: ``register(name, factory)``. ``name`` is the IR tag (``"Fifo"``, ``"Ps"``,
         ``"Delay"``, ``"Step"``) or, for a plugin's kind, the ``name`` of an ``Extension`` stage node.
-        See :mod:`serq_sim.stages` for the factory's contract.
+        ``factory(sim, node, member, flat)`` is called once per member of every stage family of that kind
+        and returns a :class:`serq_sim.stages.StageKind` (``attach``, ``detach``, ``settle``,
+        ``busy_level``; completions through ``sim.job_done``). The module docstring of
+        :mod:`serq_sim.stages` is the full contract. A name two plugins register is an error naming both.
     """
 
 
 @hookspec
 def serq_sim_register_eviction_orders(register: Callable[[str, Any], None]) -> None:
-    """Called when a simulation is built, to add eviction orders (``EvictLru``, ``EvictBy``, or an
-    ``Extension`` name). See :mod:`serq_sim.policies` for the contract."""
+    """Called when a simulation is built, to add eviction orders.
+
+    :param register: ``register(name, factory)``; ``name`` is ``"EvictLru"``, ``"EvictBy"`` or an
+        ``Extension`` evict node's ``name``. ``factory(sim, pool, node)`` is called once per pool member
+        and returns a :class:`serq_sim.policies.EvictionOrder` (``pick(pool)`` the next entry to evict,
+        or override ``key(entry)``: least first, ties in release order). See :mod:`serq_sim.policies`.
+    """
 
 
 @hookspec
 def serq_sim_register_preemption_policies(register: Callable[[str, Any], None]) -> None:
-    """Called when a simulation is built, to add preemption policies (``PreemptNone``, ``PreemptBy``, or
-    an ``Extension`` name). See :mod:`serq_sim.policies` for the contract."""
+    """Called when a simulation is built, to add preemption policies.
+
+    :param register: ``register(name, factory)``; ``name`` is ``"PreemptNone"``, ``"PreemptBy"`` or an
+        ``Extension`` preempt node's ``name``. ``factory(sim, pool, node)`` returns a
+        :class:`serq_sim.policies.PreemptionPolicy`: ``victim(pool, grower)`` the session to preempt when
+        a grow does not fit (``None``: the grower waits), and ``requeue`` (``"head"`` or ``"tail"``).
+        ``sim.preempt_candidates(pool)`` lists the candidates of pool-reference.txt.
+    """
 
 
 @hookspec
 def serq_sim_register_share_policies(register: Callable[[str, Any], None]) -> None:
-    """Called when a simulation is built, to add share policies for runs over several stages
-    (``maxmin``, ``bottleneck``, or a plugin's name, as the program's ``share`` names it)."""
+    """Called when a simulation is built, to add share policies for runs over several stages.
+
+    :param register: ``register(name, policy)``; ``name`` as the program's ``share`` names it
+        (``"maxmin"``, ``"bottleneck"``). ``policy(flows, caps) -> rates``: ``flows[i]`` lists the stage
+        numbers flow ``i`` holds, ``caps[k]`` is stage ``k``'s constant capacity φ; it returns one rate per
+        flow, recomputed whenever a flow starts or ends.
+    """

@@ -41,9 +41,9 @@ import math
 from collections import deque
 
 from .compile import num
+from .stats import PriceEstimator
 
 _heappush = heapq.heappush
-from .stats import PriceEstimator
 
 
 class Job:
