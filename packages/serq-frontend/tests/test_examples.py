@@ -12,18 +12,11 @@ REQUIRED = ["single-turn/mg1.sq", "single-turn/ps.sq", "multi-turn/closed.sq", "
             "multi-turn/routing.sq", "multi-turn/vllm.sq", "multi-turn/vllm_chat.sq",
             "multi-turn/vllm_single_turn.sq", "multi-turn/vllm_subagents.sq",
             "pd-disaggregation/llmd_nixl_pull.sq", "replay/vllm_replay.sq"]
-#: examples whose `use "vllm.sq";` finds examples/multi-turn/vllm.sq (a program) before the library
-KNOWN_USE_COLLISION = "which is a program, not a library"
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(EXAMPLES)))
 def test_example_compiles(path):
-    try:
-        p = serq_frontend.compile(path, pm=_pm())
-    except serq_frontend.CompileError as e:
-        if KNOWN_USE_COLLISION in str(e):
-            pytest.skip("example bug: `use \"vllm.sq\"` resolves to the program next to it")
-        raise
+    p = serq_frontend.compile(path, pm=_pm())
     assert serq_ir.decode(serq_ir.encode(p)) == p
     assert p.source == str(path)
     for s in p.session:
@@ -32,5 +25,4 @@ def test_example_compiles(path):
 
 def test_the_required_examples_exist():
     missing = [r for r in REQUIRED if not (EXAMPLES / r).exists()]
-    if missing:
-        pytest.skip(f"not written yet: {missing}")
+    assert not missing

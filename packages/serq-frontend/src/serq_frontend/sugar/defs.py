@@ -125,23 +125,27 @@ class Expander:
             candidates.append(base / u.path)
         candidates.extend(Path(p) / u.path for p in ctx.library_paths())
         here = Path(u.pos.file).resolve() if u.pos.file != "<source>" else None
-        # a file never uses itself: `use "vllm.sq";` in a program called vllm.sq means the library
-        found = next((c for c in candidates if c.is_file() and c.resolve() != here), None)
-        if found is None:
+        # A file never uses itself, and `use` wants a library (a file of defs and uses): a program of
+        # the same name in the using file's folder (examples/multi-turn/vllm.sq next to vllm_chat.sq)
+        # is passed over for the library further along the path.
+        files = [c for c in candidates if c.is_file() and c.resolve() != here]
+        if not files:
             where = ", ".join(str(c.parent) for c in candidates) or "no folder (a program given as text)"
             raise ctx.error(u.pos, f"`use \"{u.path}\"`: no such library (looked in {where})")
-        key = str(found.resolve())
-        if key in ctx.libraries_read:
-            return
-        ctx.libraries_read.add(key)
-        name = str(found)
-        lib = ctx.parse_file(found, name)
-        for item in lib.items:
-            if not isinstance(item, (A.DefItem, A.UseItem)):
-                others = [str(c) for c in candidates if c.is_file() and c != found]
-                hint = f"; the library path also has {others[0]}" if others else ""
-                raise ctx.error(u.pos, f"`use \"{u.path}\"` finds {found}, which is a program, not a "
-                                f"library (it declares more than `def`s and `use`s){hint}")
+        found = lib = None
+        for c in files:
+            key = str(c.resolve())
+            if key in ctx.libraries_read:
+                return
+            parsed = ctx.parse_file(c, str(c))
+            if all(isinstance(item, (A.DefItem, A.UseItem)) for item in parsed.items):
+                found, lib = c, parsed
+                break
+        if found is None:
+            raise ctx.error(u.pos, f"`use \"{u.path}\"` finds {files[0]}, which is a program, not a "
+                            "library (it declares more than `def`s and `use`s), and no library of that "
+                            "name on the library path")
+        ctx.libraries_read.add(str(found.resolve()))
         for item in lib.items:
             if isinstance(item, A.DefItem):
                 self.define(item)
