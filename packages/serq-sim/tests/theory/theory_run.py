@@ -1,4 +1,11 @@
-"""Running a theory program and judging its estimate against a closed form."""
+"""Running a theory program and judging its estimate against a closed form.
+
+Every test runs seed 1 and asserts that the 95% batch-means CI (20 batches, Student t) covers the closed
+form and that its half-width is below 5% of it. The run lengths keep the half-width near 1–3.5%. Over
+seeds 1–11 of every case (132 estimates) the CI covered the closed form 126 times (95.5%), with the
+misses on both sides, so a failure here is worth a second seed before it is called a bug, and a
+systematic one is a bug.
+"""
 
 from __future__ import annotations
 
