@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 BIN = Path(sys.executable).parent
+REPO = Path(__file__).resolve().parents[3]
 
 
 def run_serq(*args: str, env: dict[str, str] | None = None, cwd: str | Path | None = None,

@@ -7,7 +7,7 @@ import inspect
 import re
 
 import pytest
-from conftest import REPO
+from host_helpers import REPO
 
 SPEC_MODULES = ["serq.hookspecs", "serq_frontend.hookspecs", "serq_sim.hookspecs", "serq_report.hookspecs"]
 
