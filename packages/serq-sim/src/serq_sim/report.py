@@ -104,12 +104,12 @@ def build_report(sim) -> Report:
     ostats: dict[str, ObserveStats] = {}
     notes: list[str] = []
     for decl, o in zip(p.observes, sim.obs):
-        values = np.frombuffer(o.values, dtype=np.float64).copy() if len(o.values) else np.zeros(0)
+        values = np.frombuffer(o.values, dtype=np.float64) if len(o.values) else np.zeros(0)
         data = ObserveData(
             decl.name, values,
-            np.frombuffer(o.times, dtype=np.float64).copy() if len(o.times) else np.zeros(0),
-            np.frombuffer(o.sessions, dtype=np.int64).copy() if len(o.sessions) else np.zeros(0, np.int64),
-            np.frombuffer(o.turns, dtype=np.int32).copy() if len(o.turns) else np.zeros(0, np.int32),
+            np.frombuffer(o.times, dtype=np.float64) if len(o.times) else np.zeros(0),
+            np.frombuffer(o.sessions, dtype=np.int64) if len(o.sessions) else np.zeros(0, np.int64),
+            np.frombuffer(o.turns, dtype=np.int32) if len(o.turns) else np.zeros(0, np.int32),
         )
         observes[decl.name] = data
         n, mean, ci, cv2, p99 = observe_stats(values)
@@ -143,8 +143,8 @@ def build_report(sim) -> Report:
     gauges: dict[str, GaugeData] = {}
     gstats: dict[str, GaugeStats] = {}
     for (name, _fn), (ts, vs) in zip(sim.gauges, sim.gauge_points):
-        t = np.frombuffer(ts, dtype=np.float64).copy() if len(ts) else np.zeros(0)
-        v = np.frombuffer(vs, dtype=np.float64).copy() if len(vs) else np.zeros(0)
+        t = np.frombuffer(ts, dtype=np.float64) if len(ts) else np.zeros(0)
+        v = np.frombuffer(vs, dtype=np.float64) if len(vs) else np.zeros(0)
         gauges[name] = GaugeData(name, t, v)
         mean, ci, lo, hi = time_stats(t, v, start, end)
         gstats[name] = GaugeStats(mean=mean, ci=ci, min=lo, max=hi)
