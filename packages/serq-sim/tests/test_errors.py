@@ -29,8 +29,8 @@ def test_branch_guard_not_0_or_1(src):
     msg = str(e.value)
     assert msg.splitlines()[0] == f"{src}:3:3: error: at t=0, session 0: branch guard is 0.5, not 0 or 1 " \
                                   "(a draw is written `branch with (p)`)"
-    assert msg.splitlines()[1] == "  branch (g) { end; }"
-    assert msg.splitlines()[2] == "  ^"
+    assert msg.splitlines()[1] == "    branch (g) { end; }"
+    assert msg.splitlines()[2] == "    ^"
 
 
 def test_nan_units(src):

@@ -56,7 +56,7 @@ def source_excerpt(file: str, line: int, col: int, base: str | None = None) -> s
         if 1 <= line <= len(lines):
             text = lines[line - 1].rstrip("\n")
             lead = "".join(ch if ch == "\t" else " " for ch in text[: max(col - 1, 0)])
-            return f"\n{text}\n{lead}^"
+            return f"\n  {text}\n  {lead}^"  # indented as the frontend's diagnostics are
         return ""
     return ""
 
