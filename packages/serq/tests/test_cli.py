@@ -109,3 +109,13 @@ def test_malformed_ir_is_one_line_and_status_1(tmp_path, case, command):
     assert r.returncode == 1, (r.stdout, r.stderr)
     assert r.stderr == f"error: {path}: {message}\n"
     assert r.stdout == ""
+
+
+def test_an_unwritable_output_is_one_error(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    r = run_serq("run", str(mm1_ir(tmp_path)), "--no-progress", "--horizon", "50", "--dump",
+                 str(blocker / "dumps"))
+    assert r.returncode == 1
+    assert r.stderr.startswith("error: ") and str(blocker) in r.stderr
+    assert "Traceback" not in r.stderr

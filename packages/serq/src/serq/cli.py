@@ -57,6 +57,11 @@ def main(argv: list[str] | None = None) -> None:
         code = 1
     except BrokenPipeError:
         code = 1
+    except OSError as e:
+        if e.filename is None:  # not about a file the user named: a bug, with its traceback
+            raise
+        click.echo(f"error: {e.filename}: {e.strerror or e}", err=True)
+        code = 1
     except Exception as e:  # a user's mistake is one message; anything else is a bug with a traceback
         if not is_user_error(e):
             raise
