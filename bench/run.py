@@ -164,8 +164,13 @@ def main() -> int:
     except (Failed, ValueError, KeyError, TypeError, IndexError) as e:
         rows.append((f"serq cb, {n_it} requests", "FAILED", e.brief() if isinstance(e, Failed) else repr(e)[:160]))
 
-    # Start-up of the command alone, to read the figures above against.
-    timed("startup", "serq --help (start-up)", [*SERQ, "--help"])
+    # Start-up: the command with a one-customer run, to read the figures above against.
+    timed("startup", "serq run bench/mm1.sq, 1 customer (start-up)",
+          serq_run("bench/mm1.sq", "--arrivals", "1", "--horizon", "1e9"))
+    timed("py_startup", "python -c pass (interpreter start-up)", [PY, "-c", "pass"])
+    if "startup" in fig and "serq_mm1" in fig and "heapq" in fig and "py_startup" in fig:
+        net = (fig["serq_mm1"] - fig["startup"]) / max(fig["heapq"] - fig["py_startup"], 1e-9)
+        rows.append(("  serq/heapq (M/M/1) net of start-up", f"{net:.2f}", "informative, no target"))
 
     # The vLLM examples, when present.
     for key, example in (("vllm", "examples/multi-turn/vllm.sq"), ("vllm_replay", "examples/replay/vllm_replay.sq")):
