@@ -11,11 +11,20 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .diagnostics import CompileError, Pos, Reporter, Sources
-
 __all__ = ["CompileError", "Pos", "compile", "layers", "parse"]
 
 _DEFAULT_PM: Any = None
+
+
+def __getattr__(name: str) -> Any:
+    # CompileError and Pos are imported on first use (PEP 562): the plugin host imports this package.
+    if name in ("CompileError", "Pos"):
+        from . import diagnostics
+
+        value = getattr(diagnostics, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _default_pm() -> Any:
@@ -58,17 +67,64 @@ def layers(pm: Any = None) -> list[Any]:
     return out
 
 
+def _cache_dir() -> Path | None:
+    """Where the LALR tables are kept between runs: ``$SERQ_CACHE_DIR`` (empty: no cache), else
+    ``$XDG_CACHE_HOME/serq``, else ``~/.cache/serq``; None when it cannot be created."""
+    import os
+
+    env = os.environ.get("SERQ_CACHE_DIR")
+    if env is not None:
+        if not env.strip():
+            return None
+        d = Path(env)
+    else:
+        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        d = Path(base) / "serq"
+    try:
+        d.mkdir(parents=True, exist_ok=True, mode=0o700)
+    except OSError:
+        return None
+    return d if os.access(d, os.W_OK) else None
+
+
+def _get_parser(layer_list: Sequence[Any]) -> Any:
+    """``parser.get_parser`` with lark's grammar analysis cached on disk (lark's ``cache=``: the file
+    holds a hash of the grammar text, the options and lark's version, and is rebuilt when any differ).
+    Building the LALR tables is most of a small program's compile time; loading them is a tenth of it."""
+    import functools
+    import hashlib
+
+    from . import parser as P
+
+    key = tuple(id(layer) for layer in layer_list)
+    if key in P._PARSERS:
+        return P._PARSERS[key]
+    d = _cache_dir()
+    if d is None:
+        return P.get_parser(layer_list)
+    import lark
+
+    names = "\0".join(getattr(layer, "name", "?") for layer in layer_list)
+    tag = hashlib.sha256(f"{lark.__version__}\0{names}".encode()).hexdigest()[:16]
+    plain = P.Lark
+    P.Lark = functools.partial(plain, cache=str(d / f"parser-{tag}.lark"))
+    try:
+        return P.get_parser(layer_list)
+    finally:
+        P.Lark = plain
+
+
 def _setup(path: str | Path | None, source: str | None, pm: Any, sets: Mapping[str, float],
            defs: Mapping[str, str], use_pm: bool) -> tuple[Any, Any, str, str | None]:
     from .context import Context
-    from .parser import get_parser
+    from .diagnostics import CompileError, Reporter, Sources
 
     if (path is None) == (source is None):
         raise TypeError("compile() takes a path or source=, not both")
     if use_pm and pm is None:
         pm = _default_pm()
     layer_list = layers(pm)
-    parser = get_parser(layer_list)
+    parser = _get_parser(layer_list)
     sources = Sources()
     name = str(path) if path is not None else "<source>"
     reporter = Reporter(sources, name)
@@ -134,6 +190,7 @@ def compile(path: str | Path | None = None, *, source: str | None = None,  # noq
     :raises CompileError: the program does not parse or link; ``str(e)`` is the whole diagnostic.
     """
     from . import ast as A
+    from .diagnostics import CompileError
     from .link import link
 
     ctx, layer_list, text, name = _setup(path, source, pm, sets or {}, defs or {}, True)

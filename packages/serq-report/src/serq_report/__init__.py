@@ -13,10 +13,37 @@ from typing import Any
 
 from serq.errors import UserError
 
-from .atomic import open_atomic, write_atomic
-from .csv import dump
-from .json import encode_json, json_reporter
-from .text import format_number, render_text, text_reporter
+# The names below are imported on first use (PEP 562), so that importing the package (as the plugin
+# host does to register the formats) does not import numpy, msgspec or the IR.
+_LAZY = {
+    "open_atomic": "atomic", "write_atomic": "atomic",
+    "dump": "csv",
+    "encode_json": "json", "json_reporter": "json",
+    "format_number": "text", "render_text": "text", "text_reporter": "text",
+}
+
+
+def __getattr__(name: str) -> Any:
+    g = globals()
+    if name in g:
+        return g[name]
+    if name == "BUILTIN_FORMATS":
+        from .json import json_reporter
+        from .text import text_reporter
+
+        value: Any = {"text": text_reporter, "json": json_reporter}
+    elif name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    g[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
 
 __all__ = [
     "BUILTIN_FORMATS",
@@ -32,8 +59,7 @@ __all__ = [
     "write_atomic",
 ]
 
-#: The formats this part registers, by name.
-BUILTIN_FORMATS = {"text": text_reporter, "json": json_reporter}
+#: ``BUILTIN_FORMATS``: the formats this part registers, by name (``text``, ``json``), made on first use.
 
 
 def formats(pm: Any = None) -> Any:
@@ -55,12 +81,13 @@ def render(report: Any, fmt: str = "text", *, pm: Any = None) -> str:
     ``pm`` register (a new plugin manager when ``pm`` is not given). An unknown name is a
     :class:`serq.UserError` listing the known ones.
     """
-    reporter = BUILTIN_FORMATS.get(fmt) if pm is None else None
+    builtin = __getattr__("BUILTIN_FORMATS")
+    reporter = builtin.get(fmt) if pm is None else None
     if reporter is None:
         registry = formats(pm)
         reporter = registry.get(fmt)
         if reporter is None:
-            known = ", ".join(sorted(set(registry.names()) | (set(BUILTIN_FORMATS) if pm is None else set())))
+            known = ", ".join(sorted(set(registry.names()) | (set(builtin) if pm is None else set())))
             raise UserError(f"unknown report format {fmt!r} (known: {known})")
     out = io.StringIO(newline="")
     reporter(report, out)

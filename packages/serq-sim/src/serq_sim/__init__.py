@@ -8,9 +8,29 @@ A run-time error of the program raises :class:`SimError`.
 
 from __future__ import annotations
 
-from .api import Registries, registries, run
-from .errors import InvariantError, SimError
-from .report import GaugeData, ObserveData, Report
+from typing import Any
+
+# Imported on first use (PEP 562): importing the package, as the plugin host does to register the
+# built-ins, must not import numpy, the IR or the engine.
+_LAZY = {
+    "Registries": "api", "registries": "api", "run": "api",
+    "InvariantError": "errors", "SimError": "errors",
+    "GaugeData": "report", "ObserveData": "report", "Report": "report",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
 
 __all__ = ["GaugeData", "InvariantError", "ObserveData", "Registries", "Report", "SimError", "registries",
            "run"]
