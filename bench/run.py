@@ -44,6 +44,11 @@ def serq_exe() -> list[str]:
 
 SERQ = serq_exe()
 
+#: The children's environment. Python caches compiled bytecode by default; an environment that sets
+#: PYTHONDONTWRITEBYTECODE makes every process compile every module it imports from source again (which
+#: more than doubled serq's start-up where this was written), so it is unset unless --keep-env says not to.
+CHILD_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
 
 class Failed(Exception):
     def __init__(self, cmd: list[str], code: int, output: str):
@@ -64,7 +69,7 @@ def run_once(cmd: list[str]) -> tuple[float, str, int]:
     would give the largest of every child so far)."""
     t0 = time.perf_counter()
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen(cmd, cwd=ROOT, stdout=out, stderr=err)
+        proc = subprocess.Popen(cmd, cwd=ROOT, stdout=out, stderr=err, env=CHILD_ENV)
         _, status, usage = os.wait4(proc.pid, 0)
         elapsed = time.perf_counter() - t0
         proc.returncode = os.waitstatus_to_exitcode(status)
@@ -97,7 +102,12 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="smaller runs (a smoke test of the benchmark)")
     ap.add_argument("--repeat", type=int, default=None, help="runs per timing (default 3, quick 1)")
+    ap.add_argument("--keep-env", action="store_true",
+                    help="keep PYTHONDONTWRITEBYTECODE for the children if it is set")
     args = ap.parse_args()
+    if args.keep_env:
+        CHILD_ENV.clear()
+        CHILD_ENV.update(os.environ)
     quick = args.quick
     repeat = args.repeat or (1 if quick else 3)
     n_mm1 = 50_000 if quick else 200_000
@@ -121,8 +131,8 @@ def main() -> int:
         print(f"  {label}: {t:.3f} s", file=sys.stderr)
         return out
 
-    print(f"serQ benchmarks ({'quick' if quick else 'full'}; {os.cpu_count()} CPUs; best of {repeat})",
-          file=sys.stderr)
+    print(f"serQ benchmarks ({'quick' if quick else 'full'}; {os.cpu_count()} CPUs; best of {repeat}; "
+          f"bytecode cache {'off' if 'PYTHONDONTWRITEBYTECODE' in CHILD_ENV else 'on'})", file=sys.stderr)
 
     # M/M/1 at rho 0.8, the same customers in each.
     timed("simpy", f"M/M/1 SimPy, {n_mm1} customers", [PY, str(BENCH / "mm1_simpy.py"), str(n_mm1)])
@@ -207,6 +217,9 @@ def main() -> int:
                     "n/a" if x is None else f"{x:.0f} MB"))
 
     width = max(len(r[0]) for r in rows)
+    print(f"{'quick' if quick else 'full'} run, {os.cpu_count()} CPUs, best of {repeat}, bytecode cache "
+          f"{'off' if 'PYTHONDONTWRITEBYTECODE' in CHILD_ENV else 'on'}, load average "
+          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print()
     for what, figure, note in rows:
         print(f"{what:<{width}}  {figure:>12}  {note}")
