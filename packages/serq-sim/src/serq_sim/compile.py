@@ -370,7 +370,11 @@ class Compiler:
             if isinstance(st, N.Set):
                 out.append(f"{pad}A[{st.slot}] = {x(st.value)}")
             elif isinstance(st, N.Observe):
-                out.append(f"{pad}E.observe(s, {st.observe}, {x(st.value)})")
+                # E.observe inlined: the value is taken whether or not the warm-up is over (it may draw)
+                va, ta, sa, tu = (self.obj(f, "_oa") for f in self.sim.obs_app[st.observe])
+                out.append(f"{pad}_ov = {x(st.value)}")
+                out.append(f"{pad}if E.warm:")
+                out.append(f"{pad}    {va}(_ov); {ta}(E.now); {sa}(s.serial); {tu}(int(A[1]))")
             elif isinstance(st, N.Turn):
                 out.append(f"{pad}E.turn(s)")
             elif isinstance(st, N.End):
@@ -422,13 +426,29 @@ class Compiler:
                 if len(st.stages) == 1:
                     stage = self.stage_ref(st.stages[0], "session")
                     g = "None" if st.growing is None else self.pool_ref(st.growing, "session")
-                    out.append(f"{pad}E.run_job(s, {stage}, {work}, {st.mode!r}, {g}, {sid})")
+                    fast = self._fast_start(st)
+                    if fast is not None:
+                        out.append(f"{pad}{fast}(s, {work}, {sid})")
+                    else:
+                        out.append(f"{pad}E.run_job(s, {stage}, {work}, {st.mode!r}, {g}, {sid})")
                 else:
                     stages = ", ".join(self.stage_ref(r, "session") for r in st.stages)
                     out.append(f"{pad}E.run_flow(s, ({stages},), {work}, {sid})")
                 out.append(f"{pad}yield")
             else:
                 raise TypeError(f"unknown statement {type(st).__name__}")
+
+    def _fast_start(self, st: N.Run) -> str | None:
+        """A plain run on one stage named without an index, whose kind offers ``start(s, work, sid)``
+        (``E.run_job`` and ``attach`` in one call): the name of that bound method, else None."""
+        r = st.stages[0]
+        if r.index is not None or st.growing is not None or st.mode != "plain":
+            return None
+        stage = self.sim.stages[self.sim.stage_base[r.stage]]
+        if not vars(type(stage)).get("fast_start", False):
+            return None
+        start = stage.start
+        return self.obj(start, "_st")
 
     def hold_info(self, st: N.Hold, depth: int) -> HoldInfo:
         h = HoldInfo()

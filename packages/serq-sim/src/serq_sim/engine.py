@@ -26,7 +26,7 @@ from serq_ir import nodes as N
 from . import rand
 from .compile import Compiler, num
 from .errors import InvariantError, Preempted, SessionGone, SimError, format_error
-from .stages import Ctx, FlowNetwork, Job
+from .stages import _READY, _STAGE, Ctx, FlowNetwork, Job
 
 EPS = 1e-9
 INF = math.inf
@@ -35,6 +35,7 @@ _log = math.log
 # session status
 READY, QUEUED, STAGE, GROWING, ENDED = 0, 1, 2, 3, 4
 SLOT_SERIAL, SLOT_TURN, SLOT_CACHED, SLOT_COMPUTED = 0, 1, 2, 3
+assert (_READY, _STAGE) == (READY, STAGE)  # the stages' fast paths set these statuses themselves
 
 
 class Session:
@@ -456,6 +457,7 @@ class Simulation:
             self.at(float(pr.at), self._arrive_preset, k)
         if isinstance(a, N.Poisson):
             self.rate = num(a.rate)
+            self._arrive_cb = self._arrive_poisson
             self.at(0.0, self._arrive_poisson)
         elif isinstance(a, N.Renewal):
             self._schedule_renewal()
@@ -479,40 +481,49 @@ class Simulation:
         simple = not (self.any_pools or self.step_stages or self.gauges or self.flow_network)
         dirty = self.dirty
         end_session = self.end_session
-        while heap:
-            if heap[0][0] > horizon:
-                break
-            t, _, cb, arg = pop(heap)
-            self.now = t
-            self.events += 1
-            cb(arg)
-            if simple and not dirty:
-                # the settle of a program without pools, step stages or gauges: run the ready sessions
-                while ready:
-                    s = ready.popleft()
-                    s.in_ready = False
-                    if s.status == READY:
-                        try:
-                            s.gen.send(None)
-                        except StopIteration:
-                            end_session(s)
-                        except SessionGone:
-                            pass
-                if dirty:
+        popleft = ready.popleft
+        # the event count is kept in a local and stored back on every way out (progress reads it too)
+        events = self.events
+        if not progress:
+            next_tick = -1  # never: `events == next_tick` below is false
+        try:
+            while heap:
+                if heap[0][0] > horizon:
+                    break
+                t, _, cb, arg = pop(heap)
+                self.now = t
+                events += 1
+                cb(arg)
+                if simple and not dirty:
+                    # the settle of a program without pools, step stages or gauges: run the ready sessions
+                    while ready:
+                        s = popleft()
+                        s.in_ready = False
+                        if s.status == READY:
+                            try:
+                                s.gen.send(None)
+                            except StopIteration:
+                                end_session(s)
+                            except SessionGone:
+                                pass
+                    if dirty:
+                        settle()
+                else:
                     settle()
-            else:
-                settle()
-            if check:
-                self.check_invariants()
-            if limit is not None and self.open_arrivals >= limit and self.live == 0:
-                self.end = t
-                return
-            if progress and self.events >= next_tick:
-                next_tick = self.events + 20000
-                w = _time.monotonic()
-                if w - t_wall > 0.25:
-                    t_wall = w
-                    self._show_progress()
+                if check:
+                    self.check_invariants()
+                if self.live == 0 and limit is not None and self.open_arrivals >= limit:
+                    self.end = t
+                    return
+                if events >= next_tick >= 0:
+                    self.events = events
+                    next_tick = events + 20000
+                    w = _time.monotonic()
+                    if w - t_wall > 0.25:
+                        t_wall = w
+                        self._show_progress()
+        finally:
+            self.events = events
         if limit is not None:
             when = horizon if horizon != INF else self.now
             self.now = when
@@ -671,7 +682,7 @@ class Simulation:
         self.open_arrivals += 1
         if limit is None or self.open_arrivals < limit:
             gap = -_log(1.0 - self._rand_arr()) / self.rate
-            self.at(self.now + gap, self._arrive_poisson)
+            heapq.heappush(self.heap, (self.now + gap, next(self._seq), self._arrive_cb, None))
         self.spawn()
 
     def _schedule_renewal(self) -> None:

@@ -45,6 +45,9 @@ from .stats import PriceEstimator
 
 _heappush = heapq.heappush
 
+# session statuses (as in engine.py, which checks that they agree)
+_READY, _STAGE = 0, 2
+
 
 class Job:
     """One run on one stage (or one flow over several)."""
@@ -156,9 +159,39 @@ class FifoStage(StageKind):
         self.c = num(node.kind.servers)
         self.active = 0
         self.q: deque[Job] = deque()
+        self._done_cb = self._done  # one bound method for every completion event
 
     def busy_level(self) -> float:
         return self.active / self.c if self.c != math.inf else 0.0
+
+    #: ``start`` may stand for ``sim.run_job`` + ``attach`` (read from this class's own namespace, so a
+    #: subclass that changes ``attach`` takes the general path unless it says so itself).
+    fast_start = True
+
+    def start(self, s, work: float, sid: int) -> None:
+        """``sim.run_job(s, self, work, "plain", None, sid)`` in one call (the compiled session calls it for
+        a plain run on this stage named without an index)."""
+        sim = self.sim
+        if not (work > 0):  # NaN (an error) or nothing to do: the general path
+            sim.run_job(s, self, work, "plain", None, sid)
+            return
+        now = sim.now
+        job = Job(s, work, "plain", None, now, sid)
+        s.job = job
+        s.status = _STAGE
+        dt = now - self.t_last
+        if dt > 0:
+            self.a_present += self.present * dt
+            self.a_busy += self.active * dt
+        self.t_last = now
+        self.present += 1
+        job.stage = self
+        if self.active < self.c:
+            self.active += 1
+            job.started = now
+            _heappush(sim.heap, (now + work, next(sim._seq), self._done_cb, job))
+        else:
+            self.q.append(job)
 
     def attach(self, job: Job) -> None:
         sim = self.sim
@@ -173,7 +206,7 @@ class FifoStage(StageKind):
         if self.active < self.c:
             self.active += 1
             job.started = now
-            _heappush(sim.heap, (now + job.work, next(sim._seq), self._done, job))
+            _heappush(sim.heap, (now + job.work, next(sim._seq), self._done_cb, job))
         else:
             self.q.append(job)
 
@@ -201,10 +234,24 @@ class FifoStage(StageKind):
         if self.q:
             nxt = self.q.popleft()
             nxt.started = now
-            _heappush(sim.heap, (now + nxt.work, next(sim._seq), self._done, nxt))
+            _heappush(sim.heap, (now + nxt.work, next(sim._seq), self._done_cb, nxt))
         else:
             self.active -= 1
-        sim.job_done(self, job)
+        # sim.job_done(self, job), inlined (job.started is set: the job was served)
+        started = job.started
+        if sim.warm:
+            self.completions += 1
+            self.wait_sum += started - job.enqueued
+            self.service_sum += now - started
+        if sim.need_est:
+            self.est.observe(started, started - job.enqueued, now - started)
+        owner = job.owner
+        if owner is not None and owner.job is job:
+            owner.job = None
+            owner.status = _READY
+            if not owner.in_ready:
+                owner.in_ready = True
+                sim.ready.append(owner)
 
     def detach(self, job: Job) -> None:
         self.acc()
@@ -243,6 +290,32 @@ class FifoStage(StageKind):
 
 class DelayStage(StageKind):
     """``delay``: every job on its own at rate 1, no waiting."""
+
+    fast_start = True
+
+    def __init__(self, sim, node, member, flat):
+        super().__init__(sim, node, member, flat)
+        self._done_cb = self._done
+
+    def start(self, s, work: float, sid: int) -> None:
+        """``sim.run_job(s, self, work, "plain", None, sid)`` in one call (see :meth:`FifoStage.start`)."""
+        sim = self.sim
+        if not (work > 0):
+            sim.run_job(s, self, work, "plain", None, sid)
+            return
+        now = sim.now
+        job = Job(s, work, "plain", None, now, sid)
+        s.job = job
+        s.status = _STAGE
+        dt = now - self.t_last
+        if dt > 0:
+            self.a_present += self.present * dt
+            self.a_busy += (1.0 if self.present else 0.0) * dt
+        self.t_last = now
+        self.present += 1
+        job.stage = self
+        job.started = now
+        _heappush(sim.heap, (now + work, next(sim._seq), self._done_cb, job))
 
     def attach(self, job: Job) -> None:
         self.acc()
