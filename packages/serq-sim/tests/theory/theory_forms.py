@@ -129,3 +129,30 @@ def cobham_responses(lams: list[float], m1s: list[float], m2s: list[float]) -> l
         out.append(w0 / ((1.0 - sigma_prev) * (1.0 - sigma)) + m1)
         sigma_prev = sigma
     return out
+
+
+# --- GI/M/1 --------------------------------------------------------------------------------------
+
+
+def h2_laplace(mean: float, cv2: float, s: float) -> float:
+    """E[e^{-sA}] of the balanced-means hyperexponential of the given mean and cv2 (serQ's ~h2): with
+    probability p an Exp of rate 2p/mean, else an Exp of rate 2(1-p)/mean,
+    p = (1 + sqrt((cv2 - 1) / (cv2 + 1))) / 2."""
+    p = 0.5 * (1.0 + math.sqrt((cv2 - 1.0) / (cv2 + 1.0)))
+    r1, r2 = 2.0 * p / mean, 2.0 * (1.0 - p) / mean
+    return p * r1 / (r1 + s) + (1.0 - p) * r2 / (r2 + s)
+
+
+def gim1_response(laplace, mu: float) -> float:
+    """Mean response of GI/M/1 FIFO with exponential service of rate mu, given the interarrival law's
+    Laplace transform. An arrival finds n customers with probability (1 - s) s^n, s the root in (0, 1) of
+    s = A*(mu (1 - s)) (the embedded chain at arrivals), so its response, n + 1 exponential services, has
+    mean 1 / (mu (1 - s)). The root is the limit of the iteration from 0, which increases monotonically."""
+    s = 0.0
+    for _ in range(100_000):
+        nxt = laplace(mu * (1.0 - s))
+        if abs(nxt - s) < 1e-15:
+            break
+        s = nxt
+    assert 0.0 < s < 1.0
+    return 1.0 / (mu * (1.0 - s))
