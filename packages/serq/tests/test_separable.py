@@ -40,3 +40,33 @@ def test_without_ir_an_ir_file_names_serq_ir(tmp_path):
     r = run_serq("check", str(mm1_ir(tmp_path)), env={"SERQ_DISABLED_PLUGINS": "ir"})
     assert r.returncode == 1
     assert "install serq-ir" in r.stderr
+
+
+WITH_FRONTEND = {"SERQ_DISABLED_PLUGINS": "sim,report,vllm"}
+WITHOUT_REPORT = {"SERQ_DISABLED_PLUGINS": "report,vllm"}
+PROGRAM = """stage s : fifo;
+workload { arrive poisson(0.5); }
+session { set t0 = now; run s (~exp(1)); observe response = now - t0; }
+run { horizon 100; }
+"""
+
+
+def test_with_the_frontend_source_checks_but_nothing_runs(tmp_path):
+    prog = tmp_path / "prog.sq"
+    prog.write_text(PROGRAM)
+    r = run_serq("check", str(prog), env=WITH_FRONTEND)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "OK: 0 pool(s), 1 stage(s), 5 attribute(s), 1 block(s)\n"
+    assert run_serq("ir", str(prog), env=WITH_FRONTEND).returncode == 0
+    r = run_serq("run", str(prog), env=WITH_FRONTEND)
+    assert r.returncode == 2 and "No such command 'run'" in r.stderr
+    r = run_serq("vllm", "scenarios", env=WITH_FRONTEND)
+    assert r.returncode == 2 and "No such command 'vllm'" in r.stderr
+
+
+def test_the_simulator_without_reports_names_serq_report(tmp_path):
+    prog = tmp_path / "prog.sq"
+    prog.write_text(PROGRAM)
+    r = run_serq("run", str(prog), env=WITHOUT_REPORT)
+    assert r.returncode == 1
+    assert r.stderr == "error: no report format is installed; install serq-report (pip install serq-report)\n"
