@@ -91,7 +91,6 @@ def _get_parser(layer_list: Sequence[Any]) -> Any:
     """``parser.get_parser`` with lark's grammar analysis cached on disk (lark's ``cache=``: the file
     holds a hash of the grammar text, the options and lark's version, and is rebuilt when any differ).
     Building the LALR tables is most of a small program's compile time; loading them is a tenth of it."""
-    import functools
     import hashlib
 
     from . import parser as P
@@ -106,12 +105,7 @@ def _get_parser(layer_list: Sequence[Any]) -> Any:
 
     names = "\0".join(getattr(layer, "name", "?") for layer in layer_list)
     tag = hashlib.sha256(f"{lark.__version__}\0{names}".encode()).hexdigest()[:16]
-    plain = P.Lark
-    P.Lark = functools.partial(plain, cache=str(d / f"parser-{tag}.lark"))
-    try:
-        return P.get_parser(layer_list)
-    finally:
-        P.Lark = plain
+    return P.get_parser(layer_list, cache=str(d / f"parser-{tag}.lark"))
 
 
 def _setup(path: str | Path | None, source: str | None, pm: Any, sets: Mapping[str, float],

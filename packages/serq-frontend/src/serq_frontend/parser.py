@@ -247,7 +247,7 @@ KERNEL_BUILDERS: dict[str, Builder] = {
 class Parser:
     """A lark LALR parser for the kernel and the given layers, with its builder."""
 
-    def __init__(self, layers: Sequence[Any]):
+    def __init__(self, layers: Sequence[Any], cache: str | None = None):
         texts = [grammar_text("kernel")]
         builders = dict(KERNEL_BUILDERS)
         owner: dict[str, str] = {}
@@ -290,7 +290,7 @@ class Parser:
         callbacks = type("SerqBuilder", (), ns)()
         self.lark = Lark("\n".join(texts), parser="lalr", lexer="contextual", propagate_positions=False,
                          maybe_placeholders=True, keep_all_tokens=True, start=["start", "expr_start"],
-                         transformer=callbacks)
+                         transformer=callbacks, **({"cache": cache} if cache else {}))
 
     def parse(self, text: str, file: str, reporter: Reporter, *, start: str = "start") -> Any:
         self.context.file = file
@@ -324,12 +324,13 @@ def _pos_of(x: Any) -> Pos | None:
 _PARSERS: dict[tuple[int, ...], Parser] = {}
 
 
-def get_parser(layers: Sequence[Any]) -> Parser:
-    """The parser for these layers, built on first use."""
+def get_parser(layers: Sequence[Any], cache: str | None = None) -> Parser:
+    """The parser for these layers, built on first use. ``cache``: a file where lark keeps the grammar's
+    LALR tables between processes (rebuilt when the grammar, the options or lark's version change)."""
     key = tuple(id(layer) for layer in layers)
     p = _PARSERS.get(key)
     if p is None:
-        p = _PARSERS[key] = Parser(layers)
+        p = _PARSERS[key] = Parser(layers, cache)
     return p
 
 
