@@ -66,4 +66,11 @@ def run(program, *, seed: int | None = None, horizon: float | None = None, warmu
     reg = registries(pm)
     sim = Simulation(program, reg, seed=seed, horizon=horizon, warmup=warmup, arrivals=arrivals,
                      check_invariants=check_invariants, progress=progress, trace_path=trace)
+    if not check_invariants:
+        from . import fast
+
+        if not fast.forced_general():
+            report = fast.run(sim)  # None when the program is outside the fast tier's class
+            if report is not None:
+                return report
     return sim.run()

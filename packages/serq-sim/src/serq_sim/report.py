@@ -38,6 +38,9 @@ class GaugeData:
 class Report:
     """What :func:`serq_sim.run` returns."""
 
+    #: Which simulator made it: ``"fast"`` (the fast tier, :mod:`serq_sim.fast`) or ``"general"``.
+    tier = "general"
+
     def __init__(self, result: Result, observes: dict[str, ObserveData], gauges: dict[str, GaugeData]):
         self.result = result
         self._observes = observes

@@ -1,0 +1,912 @@
+"""The fast tier: the whole run of a simple program compiled into one Python function.
+
+A program is *simple* when every stage is a built-in ``fifo(c)``, ``delay`` or ``ps(φ)`` (no flows), it
+has no pools (so no hold, grow, release, load or drop), no step stages, no gauges and no extension kinds,
+its expressions read no observable but ``queue`` and ``busy`` of stages, and ``φ`` and a renewal gap read
+no attribute. For such a program the settle loop reduces to "run the ready sessions in order, then let the
+marked ps stages reschedule", and :func:`run` generates, from the IR, the source of one function holding
+the whole run (workload arrivals, the session's statements, the stages' logic, the statistics) as a
+specialised event loop over local variables, ``exec``\\ s it once and runs it instead of
+:meth:`serq_sim.engine.Simulation.run`.
+
+The generated loop is the general engine's, step for step: the same events ``(time, seq, kind, arg)``
+with ``seq`` counted the same way (so the same ties and the same event count, stale ps completions
+included), the same draws from the same streams in the same order, the same floating-point operations on
+the statistics, and the same :class:`~serq_sim.errors.SimError` messages. The result is written back into
+the :class:`~serq_sim.engine.Simulation` built for the run, whose own ``_finish`` and
+:func:`serq_sim.report.build_report` make the report, so the report is byte-identical by construction of
+the same state.
+
+A session is one list: its attributes, then its continuation point ``pc`` (an integer), its serial, and
+its job's enqueue time, start time, work and family member (plus its preset or trace turns when the
+program has presets or a trace). The session block becomes basic blocks split at every ``run`` (the
+only statement that waits); running a session dispatches on ``pc`` until it starts a job (``pc`` records
+where to resume) or ends. A branch or loop that contains no ``run`` stays structured Python code.
+
+``SERQ_SIM_TIER=general`` in the environment forces the general engine; so does ``check_invariants``.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import os
+from collections import deque
+from typing import Any
+
+from serq_ir import nodes as N
+
+from .compile import HELPERS, RNG, Compiler, num, reads
+from .errors import SimError, format_error
+
+#: Why a program is not simple: ``None`` when it is.
+_ALLOWED_STMTS = (N.Set, N.Observe, N.Turn, N.End, N.Loop, N.Branch, N.Choose, N.Run)
+_OBSERVABLES = ("queue", "busy")
+
+
+def _stmts(stmts):
+    for st in stmts:
+        yield st
+        if isinstance(st, N.Branch):
+            yield from _stmts(st.then)
+            yield from _stmts(st.orelse)
+        elif isinstance(st, N.Loop):
+            yield from _stmts(st.body)
+        elif isinstance(st, N.Hold):
+            yield from _stmts(st.body)
+
+
+def _exprs_of(st):
+    if isinstance(st, (N.Set, N.Observe)):
+        yield st.value
+    elif isinstance(st, N.Branch):
+        yield st.guard
+    elif isinstance(st, N.Choose):
+        yield st.n
+        yield from st.keys
+    elif isinstance(st, N.Run):
+        yield st.work
+        for r in st.stages:
+            if r.index is not None:
+                yield r.index
+
+
+def _bad_expr(e) -> str | None:
+    """Why expression ``e`` is outside the fast tier, or None."""
+    found: list[str] = []
+
+    def pred(x):
+        if isinstance(x, N.Observable):
+            if x.name not in _OBSERVABLES:
+                found.append(f"observable {x.name}")
+            elif not isinstance(x.target, N.StageRef):
+                found.append("a pool observable")
+        elif isinstance(x, N.PoolRef):
+            found.append("a pool")
+        return False
+
+    reads(e, pred)
+    return found[0] if found else None
+
+
+def exclusion(program: N.Program) -> str | None:
+    """Why ``program`` is not in the fast tier's class (see the module docstring), or ``None``."""
+    p = program
+    if p.pools:
+        return "pools"
+    if p.gauges:
+        return "gauges"
+    for stg in p.stages:
+        if not isinstance(stg.kind, (N.Fifo, N.Ps, N.Delay)):
+            kind = stg.kind
+            return f"stage kind {kind.name if isinstance(kind, N.Extension) else type(kind).__name__}"
+        if isinstance(stg.kind, N.Ps):
+            why = _bad_expr(stg.kind.capacity)
+            if why:
+                return why
+            if reads(stg.kind.capacity, lambda x: isinstance(x, N.Attr)):
+                return "a ps capacity reading an attribute"
+    wl = p.workload
+    if isinstance(wl.arrive, N.Renewal):
+        if _bad_expr(wl.arrive.gap):
+            return _bad_expr(wl.arrive.gap)
+        if reads(wl.arrive.gap, lambda x: isinstance(x, N.Attr)):
+            return "a renewal gap reading an attribute"
+    for top in (p.session, wl.init, wl.turn):
+        for st in _stmts(top):
+            if not isinstance(st, _ALLOWED_STMTS):
+                return f"statement {type(st).__name__}"
+            if isinstance(st, N.Run) and (len(st.stages) != 1 or st.growing is not None):
+                return "a run over several stages or a growing run"
+            for e in _exprs_of(st):
+                why = _bad_expr(e)
+                if why:
+                    return why
+    for top in (wl.init, wl.turn):
+        for st in top:
+            if not isinstance(st, (N.Set, N.Observe)):
+                return "a workload block with more than set and observe"
+    return None
+
+
+def forced_general() -> bool:
+    return os.environ.get("SERQ_SIM_TIER", "").strip().lower() == "general"
+
+
+def tier(program: N.Program, *, check_invariants: bool = False) -> str:
+    """``"fast"`` when :func:`serq_sim.run` would run ``program`` in the fast tier (with the built-in stage
+    kinds), else ``"general"``."""
+    if check_invariants or forced_general() or exclusion(program) is not None:
+        return "general"
+    return "fast"
+
+
+def _sim_ok(sim) -> bool:
+    """The stage objects the registries built are the built-in kinds themselves (a plugin may replace
+    them)."""
+    from .stages import DelayStage, FifoStage, PsStage
+
+    want = {N.Fifo: FifoStage, N.Ps: PsStage, N.Delay: DelayStage}
+    p = sim.program
+    for f, node in enumerate(p.stages):
+        for m in range(node.size):
+            if type(sim.stages[sim.stage_base[f] + m]) is not want[type(node.kind)]:
+                return False
+    return sim.flow_network is None and not sim.need_est and not sim.pools and not sim.gauges
+
+
+# ---------------------------------------------------------------------------------------------------
+# Code generation
+# ---------------------------------------------------------------------------------------------------
+
+_FIELDS = {
+    "fifo": ("pr", "ac", "tl", "ap", "ab", "n", "ws", "ss"),
+    "delay": ("pr", "tl", "ap", "ab", "n", "ws", "ss"),
+    "ps": ("pr", "tl", "ap", "ab", "n", "ws", "ss", "v", "vl", "rt", "ep", "ns", "mk"),
+}
+_INIT = {"pr": "0", "ac": "0", "n": "0", "ep": "0", "ns": "0", "mk": "False"}
+
+
+def _has_run(stmts) -> bool:
+    return any(isinstance(s, (N.Run, N.Loop)) for s in _stmts(stmts))
+
+
+class _Gen(Compiler):
+    """Expression source for the fast tier (``now``, stage state and context variables as locals), and
+    the generated function."""
+
+    def __init__(self, sim):
+        super().__init__(sim, sim.program)
+        p = sim.program
+        self.p = p
+        self.ctx: dict[str, str] = {}
+        self.ser = "None"  # the serial of the session an expression is evaluated for
+        self.fam_kind = []
+        for node in p.stages:
+            self.fam_kind.append({N.Fifo: "fifo", N.Ps: "ps", N.Delay: "delay"}[type(node.kind)])
+        na = sim.nattrs
+        self.XP, self.XS, self.XE, self.XT, self.XW, self.XM = na, na + 1, na + 2, na + 3, na + 4, na + 5
+        nxt = na + 6
+        self.presets = bool(p.workload.presets)
+        self.traced = sim.trace is not None
+        self.XPR = self.XTR = None
+        if self.presets:
+            self.XPR, nxt = nxt, nxt + 2
+        if self.traced:
+            self.XTR, nxt = nxt, nxt + 2
+        self.width = nxt
+        self.consts: dict[str, Any] = {}
+        self._nconst = 0
+
+    # -- names
+    def const(self, v: Any, stem: str = "_c") -> str:
+        self._nconst += 1
+        name = f"{stem}{self._nconst}"
+        self.consts[name] = v
+        return name
+
+    def sv(self, f: int, field: str, m: str = "0") -> str:
+        """State ``field`` of member ``m`` (an expression) of stage family ``f``."""
+        if self.p.stages[f].size == 1:
+            return f"f{f}_{field}"
+        return f"f{f}_{field}[{m}]"
+
+    # -- expressions
+    def expr(self, e, rng: str = "session") -> str:
+        if isinstance(e, N.Ctx):
+            if e.name == "now":
+                return "now"
+            return self.ctx.get(e.name, "_NAN")
+        return super().expr(e, rng)
+
+    def member(self, r: N.StageRef, rng: str) -> str:
+        """The member index of stage reference ``r`` as an expression (checked like ``stage_at``)."""
+        size = self.p.stages[r.stage].size
+        if r.index is None:
+            return "0"
+        sid = self.span_id(getattr(r, "span", None))
+        return f"_sidx({self.expr(r.index, rng)}, {size}, {sid}, {self.ser}, now)"
+
+    def observable(self, e: N.Observable, rng: str) -> str:
+        r = e.target
+        f = r.stage
+        size = self.p.stages[f].size
+        field = "ac" if (e.name == "busy" and self.fam_kind[f] == "fifo") else "pr"
+        if size == 1:
+            if r.index is None:
+                return f"float(f{f}_{field})"
+            return f"(float(f{f}_{field}) if {self.member(r, rng)} == 0 else 0.0)"
+        return f"float(f{f}_{field}[{self.member(r, rng)}])"
+
+    # -- statements
+    def observe_lines(self, k: int, value: str, pad: str) -> list[str]:
+        return [f"{pad}_ov = {value}",
+                f"{pad}if warm:",
+                f"{pad}    _va{k}(_ov); _ta{k}(now); _sa{k}(A[{self.XS}]); _tu{k}(int(A[1]))"]
+
+    def plain_lines(self, stmts, pad: str) -> list[str]:
+        """An ``init`` or ``turn`` block (set and observe, workload stream) for the session in ``A``."""
+        out = []
+        for st in stmts:
+            self.cur_span = self.span_id(getattr(st, "span", None))
+            if isinstance(st, N.Set):
+                out.append(f"{pad}A[{st.slot}] = {self.expr(st.value, 'workload')}")
+            else:
+                out += self.observe_lines(st.observe, self.expr(st.value, "workload"), pad)
+        return out
+
+    def spawn_lines(self, pad: str, preset: str | None) -> list[str]:
+        """``Simulation.spawn``: a new session in ``A`` (not yet queued); ``preset`` the expression of the
+        preset index, or None."""
+        sim = self.sim
+        cells = ["_sf"] + ["0.0"] * (sim.nattrs - 1) + ["0", "_serial", "0.0", "0.0", "0.0", "0"]
+        if self.presets:
+            cells += ["None", "0"]
+        if self.traced:
+            cells += ["None", "0"]
+        out = [f"{pad}_serial = next_serial",
+               f"{pad}next_serial += 1",
+               f"{pad}_sf = float(_serial)",
+               f"{pad}A = [{', '.join(cells)}]",
+               f"{pad}arrivals += 1",
+               f"{pad}_dt = now - live_t",
+               f"{pad}if _dt > 0:",
+               f"{pad}    a_live += live * _dt",
+               f"{pad}live_t = now",
+               f"{pad}live += 1"]
+        if preset is not None:
+            out += [f"{pad}for _sl, _sv in _PATTR[{preset}]:",
+                    f"{pad}    A[_sl] = _sv",
+                    f"{pad}if _PTURN[{preset}]:",
+                    f"{pad}    A[{self.XPR}] = _PTURN[{preset}]"]
+        elif self.traced:
+            out += [f"{pad}_tss = _TRACE.sessions"]
+            if sim.trace_ordered:
+                out += [f"{pad}_ti = _serial % len(_tss)"]
+            else:
+                out += [f"{pad}_ti = int(_rt() * len(_tss))"]
+            out += [f"{pad}A[{self.XTR}] = _tss[_ti]"]
+        wl = self.p.workload
+        if wl.init:
+            out += self.plain_lines(wl.init, pad)
+        return out
+
+    def turn_lines(self, pad: str) -> list[str]:
+        sim = self.sim
+        out = [f"{pad}A[1] += 1.0", f"{pad}if warm:", f"{pad}    turns += 1"]
+        more = sim.slot_more
+        kw = "if"
+        if self.presets:
+            x = self.XPR
+            out += [f"{pad}{kw} A[{x}] is not None:",
+                    f"{pad}    _pt = A[{x}]",
+                    f"{pad}    _pi = A[{x + 1}]",
+                    f"{pad}    if _pi < len(_pt):",
+                    f"{pad}        for _sl, _sv in _pt[_pi]:",
+                    f"{pad}            A[_sl] = _sv",
+                    f"{pad}        A[{x + 1}] = _pi + 1",
+                    f"{pad}        _more = 1.0 if _pi + 1 < len(_pt) else 0.0",
+                    f"{pad}    else:",
+                    f"{pad}        _more = 0.0"]
+            if more is not None:
+                out.append(f"{pad}    A[{more}] = _more")
+            kw = "elif"
+        if self.traced:
+            x = self.XTR
+            out += [f"{pad}{kw} A[{x}] is not None:",
+                    f"{pad}    _pt = A[{x}]",
+                    f"{pad}    _pi = A[{x + 1}]",
+                    f"{pad}    if _pi < len(_pt):",
+                    f"{pad}        for _sl, _sv in zip(_TSLOTS, _pt[_pi]):",
+                    f"{pad}            if _sl is not None:",
+                    f"{pad}                A[_sl] = _sv",
+                    f"{pad}        A[{x + 1}] = _pi + 1",
+                    f"{pad}        _more = 1.0 if _pi + 1 < len(_pt) else 0.0",
+                    f"{pad}    else:",
+                    f"{pad}        _more = 0.0"]
+            if more is not None:
+                out.append(f"{pad}    A[{more}] = _more")
+        wl = self.p.workload
+        if wl.turn:
+            out += self.plain_lines(wl.turn, pad)
+        return out
+
+    def end_lines(self, pad: str) -> list[str]:
+        """``end_session`` for the session in ``A`` (then leave the dispatch loop)."""
+        out = [f"{pad}_dt = now - live_t",
+               f"{pad}if _dt > 0:",
+               f"{pad}    a_live += live * _dt",
+               f"{pad}live_t = now",
+               f"{pad}live -= 1",
+               f"{pad}if warm:",
+               f"{pad}    ended += 1"]
+        if self.sim.closed:
+            out += self.spawn_lines(pad, None)
+            out.append(f"{pad}ready.append(A)")
+        out.append(f"{pad}break")
+        return out
+
+    # stage logic -----------------------------------------------------------------------------------
+    def acc_lines(self, f: int, m: str, pad: str) -> list[str]:
+        k = self.fam_kind[f]
+        s = lambda x: self.sv(f, x, m)  # noqa: E731
+        busy = f"{s('ac')} * _dt" if k == "fifo" else f"(1.0 if {s('pr')} else 0.0) * _dt"
+        return [f"{pad}_dt = now - {s('tl')}",
+                f"{pad}if _dt > 0:",
+                f"{pad}    {s('ap')} += {s('pr')} * _dt",
+                f"{pad}    {s('ab')} += {busy}",
+                f"{pad}{s('tl')} = now"]
+
+    def advance_lines(self, f: int, m: str, pad: str) -> list[str]:
+        s = lambda x: self.sv(f, x, m)  # noqa: E731
+        return [f"{pad}{s('v')} += {s('rt')} * (now - {s('vl')})", f"{pad}{s('vl')} = now"]
+
+    def mark_lines(self, f: int, m: str, pad: str) -> list[str]:
+        flat = self.sim.stage_base[f]
+        return [f"{pad}if not {self.sv(f, 'mk', m)}:",
+                f"{pad}    {self.sv(f, 'mk', m)} = True",
+                f"{pad}    dirty.append({flat} + {m})" if self.p.stages[f].size > 1 else
+                f"{pad}    dirty.append({flat})"]
+
+    def start_lines(self, f: int, m: str, pad: str) -> list[str]:
+        """Attach the session in ``A`` with work ``_w`` (> 0) to member ``m`` of family ``f``."""
+        k = self.fam_kind[f]
+        s = lambda x: self.sv(f, x, m)  # noqa: E731
+        kind = 3 + f
+        out = self.acc_lines(f, m, pad)
+        if self.p.stages[f].size > 1 and k != "ps":
+            out.append(f"{pad}A[{self.XM}] = {m}")
+        if k == "fifo":
+            c = self.sim.stages[self.sim.stage_base[f]].c
+            cs = "_INF" if c == math.inf else repr(c)
+            out += [f"{pad}{s('pr')} += 1",
+                    f"{pad}A[{self.XE}] = now",
+                    f"{pad}if {s('ac')} < {cs}:",
+                    f"{pad}    {s('ac')} += 1",
+                    f"{pad}    A[{self.XT}] = now",
+                    f"{pad}    push(heap, (now + _w, seq, {kind}, A))",
+                    f"{pad}    seq += 1",
+                    f"{pad}else:",
+                    f"{pad}    A[{self.XW}] = _w",
+                    f"{pad}    {s('q')}.append(A)" if self.p.stages[f].size == 1 else
+                    f"{pad}    f{f}_q[{m}].append(A)"]
+        elif k == "delay":
+            out += [f"{pad}{s('pr')} += 1",
+                    f"{pad}A[{self.XE}] = now",
+                    f"{pad}A[{self.XT}] = now",
+                    f"{pad}push(heap, (now + _w, seq, {kind}, A))",
+                    f"{pad}seq += 1"]
+        else:
+            h = f"f{f}_h" if self.p.stages[f].size == 1 else f"f{f}_h[{m}]"
+            out += self.advance_lines(f, m, pad)
+            out += [f"{pad}A[{self.XE}] = now",
+                    f"{pad}A[{self.XT}] = now",
+                    f"{pad}{s('ns')} += 1",
+                    f"{pad}hpush({h}, ({s('v')} + _w, {s('ns')}, A))",
+                    f"{pad}{s('pr')} += 1"]
+            out += self.mark_lines(f, m, pad)
+        return out
+
+    def done_stats_lines(self, f: int, m: str, pad: str) -> list[str]:
+        s = lambda x: self.sv(f, x, m)  # noqa: E731
+        return [f"{pad}if warm:",
+                f"{pad}    _st = A[{self.XT}]",
+                f"{pad}    {s('n')} += 1",
+                f"{pad}    {s('ws')} += _st - A[{self.XE}]",
+                f"{pad}    {s('ss')} += now - _st"]
+
+    def done_lines(self, f: int, pad: str) -> list[str]:
+        """The completion event of family ``f`` (``arg`` its argument); leaves the owner in ``A`` or
+        ``None`` in ``A``."""
+        k = self.fam_kind[f]
+        size = self.p.stages[f].size
+        out = []
+        if k in ("fifo", "delay"):
+            out.append(f"{pad}A = arg")
+            m = "0"
+            if size > 1:
+                out.append(f"{pad}_m = A[{self.XM}]")
+                m = "_m"
+            s = lambda x: self.sv(f, x, m)  # noqa: E731
+            out += self.acc_lines(f, m, pad)
+            out.append(f"{pad}{s('pr')} -= 1")
+            if k == "fifo":
+                q = f"f{f}_q" if size == 1 else f"f{f}_q[_m]"
+                out += [f"{pad}if {q}:",
+                        f"{pad}    _nx = {q}.popleft()",
+                        f"{pad}    _nx[{self.XT}] = now",
+                        f"{pad}    push(heap, (now + _nx[{self.XW}], seq, {3 + f}, _nx))",
+                        f"{pad}    seq += 1",
+                        f"{pad}else:",
+                        f"{pad}    {s('ac')} -= 1"]
+            out += self.done_stats_lines(f, m, pad)
+            return out
+        # ps: arg is the epoch (a family: (member, epoch))
+        m = "0"
+        if size > 1:
+            out.append(f"{pad}_m, arg = arg")
+            m = "_m"
+        s = lambda x: self.sv(f, x, m)  # noqa: E731
+        h = f"f{f}_h" if size == 1 else f"f{f}_h[_m]"
+        out += [f"{pad}if arg != {s('ep')} or not {h}:",
+                f"{pad}    A = None",
+                f"{pad}else:"]
+        p2 = pad + "    "
+        out += self.acc_lines(f, m, p2)
+        out += self.advance_lines(f, m, p2)
+        out += [f"{p2}_tag, _, A = hpop({h})",
+                f"{p2}{s('v')} = max({s('v')}, _tag)",
+                f"{p2}{s('pr')} -= 1"]
+        out += self.mark_lines(f, m, p2)
+        out += self.done_stats_lines(f, m, p2)
+        return out
+
+    def ps_settle_lines(self, f: int, m: str, pad: str) -> list[str]:
+        s = lambda x: self.sv(f, x, m)  # noqa: E731
+        size = self.p.stages[f].size
+        h = f"f{f}_h" if size == 1 else f"f{f}_h[{m}]"
+        node = self.p.stages[f]
+        old_ctx, old_ser, old_span = self.ctx, self.ser, self.cur_span
+        self.ctx, self.ser = {"present": "_pres"}, "None"
+        self.cur_span = self.span_id(node.span)
+        phi = self.expr(node.kind.capacity)
+        self.ctx, self.ser, self.cur_span = old_ctx, old_ser, old_span
+        arg = "_e" if size == 1 else f"({m}, _e)"
+        out = [f"{pad}{s('mk')} = False"]
+        out += self.advance_lines(f, m, pad)
+        out += [f"{pad}_n = {s('pr')}",
+                f"{pad}if _n > 0:",
+                f"{pad}    _pres = float(_n)",
+                f"{pad}    _phi = {phi}",
+                f"{pad}    {s('rt')} = _phi / _n if _phi > 0 else 0.0",
+                f"{pad}else:",
+                f"{pad}    {s('rt')} = 0.0",
+                f"{pad}{s('ep')} += 1",
+                f"{pad}if {h} and {s('rt')} > 0:",
+                f"{pad}    _e = {s('ep')}",
+                f"{pad}    push(heap, (now + max(({h}[0][0] - {s('v')}) / {s('rt')}, 0.0), seq, {3 + f}, {arg}))",
+                f"{pad}    seq += 1"]
+        return out
+
+    # the session as blocks --------------------------------------------------------------------------
+    def session_blocks(self) -> list[list[str]]:
+        self.blocks: list[list[str]] = [[]]
+        cur = self._seq(self.p.session, self.blocks[0], "")
+        if cur is not None:
+            cur += self.end_lines("")
+        return self.blocks
+
+    def _new_block(self) -> tuple[int, list[str]]:
+        self.blocks.append([])
+        return len(self.blocks) - 1, self.blocks[-1]
+
+    def _seq(self, stmts, cur: list[str] | None, pad: str) -> list[str] | None:
+        """Append ``stmts`` to block ``cur`` at indentation ``pad`` (blocks are relative to the dispatch);
+        returns the block that continues after them, or None when control never gets there."""
+        for st in stmts:
+            if cur is None:
+                return None  # unreachable code after end or a loop
+            self.cur_span = sid = self.span_id(getattr(st, "span", None))
+            x = self.expr
+            if isinstance(st, N.Set):
+                cur.append(f"{pad}A[{st.slot}] = {x(st.value)}")
+            elif isinstance(st, N.Observe):
+                cur += self.observe_lines(st.observe, x(st.value), pad)
+            elif isinstance(st, N.Turn):
+                cur += self.turn_lines(pad)
+            elif isinstance(st, N.End):
+                cur += self.end_lines(pad)
+                return None
+            elif isinstance(st, N.Choose):
+                keys = "".join(x(k) + ", " for k in st.keys)
+                g = self.fresh("")
+                cur += [f"{pad}_n{g} = {x(st.n)}",
+                        f"{pad}if not (_n{g} == _n{g}) or _n{g} < 1:",
+                        f"{pad}    A[{st.slot}] = 0.0",
+                        f"{pad}else:",
+                        f"{pad}    _n{g} = int(min(_n{g}, 1e9))",
+                        f"{pad}    _best = None",
+                        f"{pad}    _bi = 0",
+                        f"{pad}    for _j in range(_n{g}):",
+                        f"{pad}        A[{st.slot}] = float(_j)",
+                        f"{pad}        _k = ({keys})",
+                        f"{pad}        if _best is None or _k < _best:",
+                        f"{pad}            _best = _k",
+                        f"{pad}            _bi = _j",
+                        f"{pad}    A[{st.slot}] = float(_bi)"]
+            elif isinstance(st, N.Branch):
+                g = self.fresh("_g")
+                cur += [f"{pad}{g} = {x(st.guard)}"]
+                err = (f"{pad}    raise _err('branch guard is ' + _show({g}) + ', not 0 or 1 (a draw is written "
+                       f"`branch with (p)`)', {sid}, A[{self.XS}], now)")
+                if not _has_run(st.then) and not _has_run(st.orelse):
+                    # structured: both arms inline; control continues after the branch unless an arm ends
+                    cur.append(f"{pad}if {g} == 1.0:")
+                    t = self._seq(st.then, cur, pad + "    ")
+                    if not st.then:
+                        cur.append(f"{pad}    pass")
+                    cur.append(f"{pad}elif {g} == 0.0:")
+                    e = self._seq(st.orelse, cur, pad + "    ")
+                    if not st.orelse:
+                        cur.append(f"{pad}    pass")
+                    cur += [f"{pad}else:", err]
+                    if t is None and e is None:
+                        return None
+                    continue
+                jl, jb = self._new_block()
+                tl, tb = self._new_block()
+                el, eb = self._new_block()
+                cur += [f"{pad}if {g} == 1.0:",
+                        f"{pad}    pc = {tl}",
+                        f"{pad}elif {g} == 0.0:",
+                        f"{pad}    pc = {el}",
+                        f"{pad}else:", err,
+                        f"{pad}continue"]
+                for lbl_body, blk in ((st.then, tb), (st.orelse, eb)):
+                    end = self._seq(lbl_body, blk, "")
+                    if end is not None:
+                        end += [f"pc = {jl}", "continue"]
+                cur, pad = jb, ""
+            elif isinstance(st, N.Loop):
+                hl, hb = self._new_block()
+                cur += [f"{pad}pc = {hl}", f"{pad}continue"]
+                end = self._seq(st.body, hb, "")
+                if end is not None:
+                    end += [f"pc = {hl}", "continue"]
+                return None
+            elif isinstance(st, N.Run):
+                r = st.stages[0]
+                f = r.stage
+                size = self.p.stages[f].size
+                rl, rb = self._new_block()
+                if r.index is not None:
+                    cur.append(f"{pad}_mm = {self.member(r, 'session')}")
+                    m = "_mm" if size > 1 else "0"
+                else:
+                    m = "0"
+                cur.append(f"{pad}_w = {x(st.work)}")
+                cur.append(f"{pad}if _w > 0:")
+                cur += self.start_lines(f, m, pad + "    ")
+                cur += [f"{pad}elif _w != _w:",
+                        f"{pad}    raise _err(\"the run's work is NaN\", {sid}, A[{self.XS}], now)",
+                        f"{pad}else:",
+                        f"{pad}    ready.append(A)",
+                        f"{pad}A[{self.XP}] = {rl}",
+                        f"{pad}break"]
+                cur, pad = rb, ""
+            else:  # pragma: no cover - excluded by exclusion()
+                raise TypeError(type(st).__name__)
+        return cur
+
+    # the whole function ------------------------------------------------------------------------------
+    def source(self, progress: bool) -> str:
+        sim = self.sim
+        p = self.p
+        self.ser = f"A[{self.XS}]"
+        blocks = self.session_blocks()
+        L: list[str] = []
+        a = L.append
+        a("def _fast_run(_G):")
+        for name in ("_log", "_NAN", "_INF", "_div", "_mod", "_floor", "_ceil", "_sqrt", "_exp", "_ln", "_pow",
+                     "_d_exp", "_d_uniform", "_d_erlang", "_d_h2", "_d_bernoulli", "_d_det", "_sidx", "_err",
+                     "_show", "push", "pop", "hpush", "hpop", "_mono", "_PATTR", "_PTURN", "_TRACE",
+                     "_TSLOTS"):
+            a(f"    {name} = _G[{name!r}]")
+        for rname in RNG.values():
+            a(f"    {rname} = _G[{rname!r}]")
+        for k in range(len(p.observes)):
+            for stem in ("_va", "_ta", "_sa", "_tu"):
+                a(f"    {stem}{k} = _G['{stem}{k}']")
+        for name in self.consts:
+            a(f"    {name} = _G[{name!r}]")
+        if isinstance(sim.arrive, N.Poisson):
+            a("    rate = _G['rate']")
+        a("    heap = []")
+        a("    ready = _G['deque']()")
+        a("    popleft = ready.popleft")
+        a("    dirty = []")
+        a("    now = 0.0")
+        a("    seq = 0")
+        a("    events = 0")
+        a("    arrivals = 0")
+        a("    open_arrivals = 0")
+        a("    ended = 0")
+        a("    turns = 0")
+        a("    live = 0")
+        a("    live_t = 0.0")
+        a("    a_live = 0.0")
+        a("    next_serial = 0")
+        a("    interrupted = False")
+        a("    status = 0")
+        a(f"    warm = {sim.warmup <= 0}")
+        a(f"    horizon = {_flt(sim.horizon)}")
+        a(f"    limit = {sim.arr_limit!r}")
+        for f, node in enumerate(p.stages):
+            k = self.fam_kind[f]
+            for field in _FIELDS[k]:
+                init = _INIT.get(field, "0.0")
+                a(f"    f{f}_{field} = {init}" if node.size == 1 else f"    f{f}_{field} = [{init}] * {node.size}")
+            if k == "fifo":
+                a(f"    f{f}_q = _G['deque']()" if node.size == 1 else
+                  f"    f{f}_q = [_G['deque']() for _ in range({node.size})]")
+            if k == "ps":
+                a(f"    f{f}_h = []" if node.size == 1 else f"    f{f}_h = [[] for _ in range({node.size})]")
+        # _start
+        if sim.warmup > 0:
+            a(f"    push(heap, ({_flt(sim.warmup)}, seq, 1, None))")
+            a("    seq += 1")
+        for k, pr in enumerate(p.workload.presets):
+            a(f"    push(heap, ({_flt(float(pr.at))}, seq, 2, {k}))")
+            a("    seq += 1")
+        arrive = sim.arrive
+        if isinstance(arrive, N.Poisson):
+            a("    push(heap, (0.0, seq, 0, None))")
+            a("    seq += 1")
+        elif isinstance(arrive, N.Renewal):
+            L.extend(self.renewal_lines("    "))
+        elif isinstance(arrive, (N.Batch, N.Closed)):
+            a(f"    for _i in range({arrive.n}):")
+            L.extend(self.spawn_lines("        ", None))
+            a("        ready.append(A)")
+        a("    A = popleft() if ready else None")
+        if progress:
+            a("    next_tick = 0")
+            a("    t_wall = _mono()")
+        a("    try:")
+        a("        while True:")
+        # settle: the ready sessions in order
+        a("            while A is not None:")
+        a(f"                pc = A[{self.XP}]")
+        a("                while True:")
+        pad = "                    "
+        for lbl, blk in enumerate(blocks):
+            if not blk:
+                continue
+            a(f"{pad}if pc == {lbl}:")
+            for line in blk:
+                a(f"{pad}    {line}")
+        a("                A = popleft() if ready else None")
+        ps_fams = [f for f in range(len(p.stages)) if self.fam_kind[f] == "ps"]
+        if ps_fams:
+            a("            if dirty:")
+            a("                for _d in dirty:")
+            kw = "if"
+            for f in ps_fams:
+                base, size = sim.stage_base[f], p.stages[f].size
+                if size == 1:
+                    a(f"                    {kw} _d == {base}:")
+                    L.extend(self.ps_settle_lines(f, "0", "                        "))
+                else:
+                    a(f"                    {kw} {base} <= _d < {base + size}:")
+                    a(f"                        _pm = _d - {base}")
+                    L.extend(self.ps_settle_lines(f, "_pm", "                        "))
+                kw = "elif"
+            a("                dirty.clear()")
+        if sim.arr_limit is not None:
+            a("            if live == 0 and open_arrivals >= limit:")
+            a("                status = 2")
+            a("                break")
+        if progress:
+            a("            if events >= next_tick:")
+            a("                next_tick = events + 20000")
+            a("                _w = _mono()")
+            a("                if _w - t_wall > 0.25:")
+            a("                    t_wall = _w")
+            a("                    _G['progress'](events, now, open_arrivals)")
+        # the next event
+        a("            if not heap:")
+        a("                break")
+        if sim.horizon != math.inf:
+            a("            if heap[0][0] > horizon:")
+            a("                break")
+        a("            now, _, kind, arg = pop(heap)")
+        a("            events += 1")
+        handlers: list[tuple[int, list[str]]] = []
+        hp = "                "
+        for f in range(len(p.stages)):
+            handlers.append((3 + f, self.done_lines(f, hp)))
+        if isinstance(arrive, N.Poisson):
+            lines = [hp + "open_arrivals += 1"]
+            ap = hp
+            if sim.arr_limit is not None:
+                lines.append(hp + "if open_arrivals < limit:")
+                ap = hp + "    "
+            lines += [ap + "push(heap, (now + -_log(1.0 - _ra()) / rate, seq, 0, None))", ap + "seq += 1"]
+            lines += self.spawn_lines(hp, None)
+            handlers.insert(0, (0, lines))
+        elif isinstance(arrive, N.Renewal):
+            lines = [hp + "open_arrivals += 1"]
+            if sim.arr_limit is not None:
+                lines.append(hp + "if open_arrivals < limit:")
+                lines += self.renewal_lines(hp + "    ")
+            else:
+                lines += self.renewal_lines(hp)
+            lines += self.spawn_lines(hp, None)
+            handlers.insert(0, (0, lines))
+        if p.workload.presets:
+            handlers.append((2, self.spawn_lines(hp, "arg")))
+        if sim.warmup > 0:
+            lines = [hp + "warm = True"]
+            for f, node in enumerate(p.stages):
+                if node.size == 1:
+                    lines += self.reset_lines(f, "0", hp)
+                else:
+                    lines.append(f"{hp}for _rm in range({node.size}):")
+                    lines += self.reset_lines(f, "_rm", hp + "    ")
+            lines += [hp + "_dt = now - live_t", hp + "if _dt > 0:", hp + "    a_live += live * _dt",
+                      hp + "live_t = now", hp + "a_live = 0.0", hp + "A = None"]
+            handlers.append((1, lines))
+        kw = "if"
+        for kind, lines in handlers:
+            a(f"            {kw} kind == {kind}:")
+            L.extend(lines)
+            kw = "elif"
+        a("    except KeyboardInterrupt:")
+        a("        interrupted = True")
+        a("    return locals()")
+        return "\n".join(L) + "\n"
+
+    def renewal_lines(self, pad: str) -> list[str]:
+        old_ser, old_span = self.ser, self.cur_span
+        self.ser = "None"
+        gap = self.sim.arrive.gap
+        self.cur_span = self.span_id(getattr(gap, "span", None))
+        g = self.expr(gap, "arrivals")
+        self.ser, self.cur_span = old_ser, old_span
+        span = self.const(getattr(gap, "span", None), "_gspan")
+        return [f"{pad}_gap = {g}",
+                f"{pad}if not (_gap > 0) or _gap == _INF:",
+                f"{pad}    raise _G['SimError'](_G['format_error']({span}, now, None, 'arrive renewal: the gap is ' + "
+                f"_show(_gap) + '; gaps must be positive and finite', _G['source']))",
+                f"{pad}push(heap, (now + _gap, seq, 0, None))",
+                f"{pad}seq += 1"]
+
+    def reset_lines(self, f: int, m: str, pad: str) -> list[str]:
+        s = lambda x: self.sv(f, x, m)  # noqa: E731
+        return self.acc_lines(f, m, pad) + [f"{pad}{s('ap')} = 0.0", f"{pad}{s('ab')} = 0.0", f"{pad}{s('n')} = 0",
+                                             f"{pad}{s('ws')} = 0.0", f"{pad}{s('ss')} = 0.0"]
+
+
+def _flt(x: float) -> str:
+    if x == math.inf:
+        return "_INF"
+    if x == -math.inf:
+        return "(-_INF)"
+    return repr(float(x))
+
+
+# ---------------------------------------------------------------------------------------------------
+# Running
+# ---------------------------------------------------------------------------------------------------
+
+
+def build(sim, progress: bool):
+    """The generated source and its globals for ``sim`` (a built :class:`Simulation`)."""
+    from .engine import _show
+
+    gen = _Gen(sim)
+    src = gen.source(progress)
+    p = sim.program
+    spans = gen.spans
+    source = sim.source
+
+    def _err(msg, sid, serial, now):
+        return SimError(format_error(spans[sid], now, serial, msg, source))
+
+    def _sidx(idx, size, sid, serial, now):
+        if not (idx == idx) or idx < 0 or idx >= size:
+            raise _err(f"stage index {_show(idx)} out of range (the family has {size})", sid, serial, now)
+        return int(idx)
+
+    def _progress(events, now, open_arrivals):
+        sim.events = events
+        sim.now = now
+        sim.open_arrivals = open_arrivals
+        sim._show_progress()
+
+    import time as _time
+
+    g: dict[str, Any] = dict(HELPERS)
+    g.update(gen.consts)
+    g.update({
+        "push": heapq.heappush, "pop": heapq.heappop, "hpush": heapq.heappush, "hpop": heapq.heappop,
+        "deque": deque, "_sidx": _sidx, "_err": _err, "_show": _show, "_mono": _time.monotonic,
+        "SimError": SimError, "format_error": format_error, "source": source, "progress": _progress,
+        "_PATTR": [[(sv.slot, sv.value) for sv in pr.attrs] for pr in p.workload.presets],
+        "_PTURN": [[[(sv.slot, sv.value) for sv in row] for row in pr.turns] or None
+                   for pr in p.workload.presets],
+        "_TRACE": sim.trace, "_TSLOTS": sim.trace_slots,
+    })
+    if isinstance(sim.arrive, N.Poisson):
+        g["rate"] = sim.rate = num(sim.arrive.rate)
+    for name, r in sim.rngs.items():
+        g[RNG[name]] = r.random
+    for k, apps in enumerate(sim.obs_app):
+        for stem, fn in zip(("_va", "_ta", "_sa", "_tu"), apps):
+            g[f"{stem}{k}"] = fn
+    return gen, src, g
+
+
+def run(sim):
+    """Run ``sim`` (a :class:`~serq_sim.engine.Simulation` of a simple program) in the fast tier and
+    return its report; ``None`` when the program is not simple."""
+    import sys
+
+    from .report import build_report
+
+    if exclusion(sim.program) is not None or not _sim_ok(sim):
+        return None
+    progress = bool(sim.progress and sys.stderr.isatty())
+    gen, src, g = build(sim, progress)
+    ns: dict[str, Any] = {}
+    code = compile(src, "<serq fast>", "exec")
+    exec(code, g, ns)  # noqa: S102 - our own generated code
+    st = ns["_fast_run"](g)
+    _write_back(sim, gen, st)
+    horizon = sim.horizon
+    if st["interrupted"]:
+        sim.interrupted = True
+        sim.end = sim.now
+    elif st["status"] == 2:
+        sim.end = sim.now
+    else:
+        limit = sim.arr_limit
+        if limit is not None:
+            when = horizon if horizon != math.inf else sim.now
+            sim.now = when
+            if sim.open_arrivals < limit:
+                raise SimError(format_error(None, when, None, f"run {{ arrivals {limit}; }}: only "
+                                            f"{sim.open_arrivals} arrivals by the horizon", sim.source))
+            raise SimError(format_error(None, when, None, f"run {{ arrivals {limit}; }}: {sim.live} "
+                                        "session(s) still live at the horizon (not drained)", sim.source))
+        sim.end = horizon if horizon != math.inf else sim.now
+    sim._finish()
+    report = build_report(sim)
+    report.tier = "fast"
+    return report
+
+
+def _write_back(sim, gen: _Gen, st: dict) -> None:
+    sim.now = st["now"]
+    sim.events = st["events"]
+    sim.arrivals = st["arrivals"]
+    sim.open_arrivals = st["open_arrivals"]
+    sim.ended = st["ended"]
+    sim.turns = st["turns"]
+    sim.live = st["live"]
+    sim.live_t = st["live_t"]
+    sim.a_live = st["a_live"]
+    sim.warm = st["warm"]
+    sim.next_serial = st["next_serial"]
+    p = sim.program
+    names = {"pr": "present", "ac": "active", "tl": "t_last", "ap": "a_present", "ab": "a_busy",
+             "n": "completions", "ws": "wait_sum", "ss": "service_sum"}
+    for f, node in enumerate(p.stages):
+        k = gen.fam_kind[f]
+        for m in range(node.size):
+            obj = sim.stages[sim.stage_base[f] + m]
+            for field, attr in names.items():
+                if field not in _FIELDS[k]:
+                    continue
+                v = st[f"f{f}_{field}"]
+                setattr(obj, attr, v if node.size == 1 else v[m])
