@@ -197,6 +197,10 @@ class _Gen(Compiler):
         self.width = nxt
         self.consts: dict[str, Any] = {}
         self._nconst = 0
+        wl = p.workload
+        every = [st for top in (p.session, wl.init, wl.turn) for st in _stmts(top)]
+        self.turn_zero = not any(isinstance(st, N.Turn) or (isinstance(st, N.Set) and st.slot == 1)
+                                 for st in every) and not any(sv.slot == 1 for pr in wl.presets for sv in pr.attrs)
 
     # -- names
     def const(self, v: Any, stem: str = "_c") -> str:
@@ -239,10 +243,24 @@ class _Gen(Compiler):
         return f"float(f{f}_{field}[{self.member(r, rng)}])"
 
     # -- statements
+    def if_warm(self, lines: list[str], pad: str) -> list[str]:
+        """``lines`` (at ``pad``) under ``if warm:``, or as they are when there is no warm-up."""
+        if self.sim.warmup <= 0:
+            return [pad + x for x in lines]
+        return [f"{pad}if warm:"] + [pad + "    " + x for x in lines]
+
     def observe_lines(self, k: int, value: str, pad: str) -> list[str]:
-        return [f"{pad}_ov = {value}",
-                f"{pad}if warm:",
-                f"{pad}    _va{k}(_ov); _ta{k}(now); _sa{k}(A[{self.XS}]); _tu{k}(int(A[1]))"]
+        """A sample of observe ``k``: the arrays grow in steps (``_grow``) and are written by index; the
+        turn numbers are all 0, and filled in at the end, when nothing changes ``turn_no``."""
+        store = [f"if _on{k} == _cap{k}:",
+                 f"    _cap{k} = _grow({k}, _on{k})",
+                 f"_vv{k}[_on{k}] = _ov",
+                 f"_tv{k}[_on{k}] = now",
+                 f"_sv{k}[_on{k}] = A[{self.XS}]"]
+        if not self.turn_zero:
+            store.append(f"_uv{k}[_on{k}] = int(A[1])")
+        store.append(f"_on{k} += 1")
+        return [f"{pad}_ov = {value}"] + self.if_warm(store, pad)
 
     def plain_lines(self, stmts, pad: str) -> list[str]:
         """An ``init`` or ``turn`` block (set and observe, workload stream) for the session in ``A``."""
@@ -259,16 +277,15 @@ class _Gen(Compiler):
         """``Simulation.spawn``: a new session in ``A`` (not yet queued); ``preset`` the expression of the
         preset index, or None."""
         sim = self.sim
-        cells = ["_sf"] + ["0.0"] * (sim.nattrs - 1) + ["0", "_serial", "0.0", "0.0", "0.0", "0"]
+        cells = ["next_sf"] + ["0.0"] * (sim.nattrs - 1) + ["0", "next_serial", "0.0", "0.0", "0.0", "0"]
         if self.presets:
             cells += ["None", "0"]
         if self.traced:
             cells += ["None", "0"]
-        out = [f"{pad}_serial = next_serial",
+        # ``arrivals`` is ``next_serial``; ``next_sf`` is ``float(next_serial)`` (exact below 2**53)
+        out = [f"{pad}A = [{', '.join(cells)}]",
                f"{pad}next_serial += 1",
-               f"{pad}_sf = float(_serial)",
-               f"{pad}A = [{', '.join(cells)}]",
-               f"{pad}arrivals += 1",
+               f"{pad}next_sf += 1.0",
                f"{pad}_dt = now - live_t",
                f"{pad}if _dt > 0:",
                f"{pad}    a_live += live * _dt",
@@ -282,7 +299,7 @@ class _Gen(Compiler):
         elif self.traced:
             out += [f"{pad}_tss = _TRACE.sessions"]
             if sim.trace_ordered:
-                out += [f"{pad}_ti = _serial % len(_tss)"]
+                out += [f"{pad}_ti = A[{self.XS}] % len(_tss)"]
             else:
                 out += [f"{pad}_ti = int(_rt() * len(_tss))"]
             out += [f"{pad}A[{self.XTR}] = _tss[_ti]"]
@@ -293,7 +310,7 @@ class _Gen(Compiler):
 
     def turn_lines(self, pad: str) -> list[str]:
         sim = self.sim
-        out = [f"{pad}A[1] += 1.0", f"{pad}if warm:", f"{pad}    turns += 1"]
+        out = [f"{pad}A[1] += 1.0"] + self.if_warm(["turns += 1"], pad)
         more = sim.slot_more
         kw = "if"
         if self.presets:
@@ -337,9 +354,7 @@ class _Gen(Compiler):
                f"{pad}if _dt > 0:",
                f"{pad}    a_live += live * _dt",
                f"{pad}live_t = now",
-               f"{pad}live -= 1",
-               f"{pad}if warm:",
-               f"{pad}    ended += 1"]
+               f"{pad}live -= 1"] + self.if_warm(["ended += 1"], pad)
         if self.sim.closed:
             out += self.spawn_lines(pad, None)
             out.append(f"{pad}ready.append(A)")
@@ -409,11 +424,10 @@ class _Gen(Compiler):
 
     def done_stats_lines(self, f: int, m: str, pad: str) -> list[str]:
         s = lambda x: self.sv(f, x, m)  # noqa: E731
-        return [f"{pad}if warm:",
-                f"{pad}    _st = A[{self.XT}]",
-                f"{pad}    {s('n')} += 1",
-                f"{pad}    {s('ws')} += _st - A[{self.XE}]",
-                f"{pad}    {s('ss')} += now - _st"]
+        return self.if_warm([f"_st = A[{self.XT}]",
+                             f"{s('n')} += 1",
+                             f"{s('ws')} += _st - A[{self.XE}]",
+                             f"{s('ss')} += now - _st"], pad)
 
     def done_lines(self, f: int, pad: str) -> list[str]:
         """The completion event of family ``f`` (``arg`` its argument); leaves the owner in ``A`` or
@@ -614,9 +628,11 @@ class _Gen(Compiler):
             a(f"    {name} = _G[{name!r}]")
         for rname in RNG.values():
             a(f"    {rname} = _G[{rname!r}]")
+        a("    _grow = _G['_grow']")
         for k in range(len(p.observes)):
-            for stem in ("_va", "_ta", "_sa", "_tu"):
-                a(f"    {stem}{k} = _G['{stem}{k}']")
+            a(f"    _vv{k}, _tv{k}, _sv{k}, _uv{k} = _G['_obs'][{k}]")
+            a(f"    _on{k} = 0")
+            a(f"    _cap{k} = 0")
         for name in self.consts:
             a(f"    {name} = _G[{name!r}]")
         if isinstance(sim.arrive, N.Poisson):
@@ -627,8 +643,6 @@ class _Gen(Compiler):
         a("    dirty = []")
         a("    now = 0.0")
         a("    seq = 0")
-        a("    events = 0")
-        a("    arrivals = 0")
         a("    open_arrivals = 0")
         a("    ended = 0")
         a("    turns = 0")
@@ -636,6 +650,7 @@ class _Gen(Compiler):
         a("    live_t = 0.0")
         a("    a_live = 0.0")
         a("    next_serial = 0")
+        a("    next_sf = 0.0")
         a("    interrupted = False")
         a("    status = 0")
         a(f"    warm = {sim.warmup <= 0}")
@@ -707,6 +722,7 @@ class _Gen(Compiler):
             a("                status = 2")
             a("                break")
         if progress:
+            a("            events = seq - len(heap)")
             a("            if events >= next_tick:")
             a("                next_tick = events + 20000")
             a("                _w = _mono()")
@@ -714,13 +730,20 @@ class _Gen(Compiler):
             a("                    t_wall = _w")
             a("                    _G['progress'](events, now, open_arrivals)")
         # the next event
-        a("            if not heap:")
+        # every event pushed is popped once, so the event count is seq - len(heap) (less one popped past
+        # the horizon); an empty heap ends the loop with IndexError
+        a("            try:")
+        if sim.horizon != math.inf:
+            a("                _t, _, kind, arg = pop(heap)")
+        else:
+            a("                now, _, kind, arg = pop(heap)")
+        a("            except IndexError:")
         a("                break")
         if sim.horizon != math.inf:
-            a("            if heap[0][0] > horizon:")
+            a("            if _t > horizon:")
+            a("                status = 1")
             a("                break")
-        a("            now, _, kind, arg = pop(heap)")
-        a("            events += 1")
+            a("            now = _t")
         handlers: list[tuple[int, list[str]]] = []
         hp = "                "
         for f in range(len(p.stages)):
@@ -841,9 +864,17 @@ def build(sim, progress: bool):
         g["rate"] = sim.rate = num(sim.arrive.rate)
     for name, r in sim.rngs.items():
         g[RNG[name]] = r.random
-    for k, apps in enumerate(sim.obs_app):
-        for stem, fn in zip(("_va", "_ta", "_sa", "_tu"), apps):
-            g[f"{stem}{k}"] = fn
+    arrays = [(o.values, o.times, o.sessions, o.turns) for o in sim.obs]
+    g["_obs"] = arrays
+    widths = (8, 8, 8, 4) if not gen.turn_zero else (8, 8, 8)
+
+    def _grow(k, n):
+        add = max(1024, n >> 3)
+        for arr, w in zip(arrays[k], widths):
+            arr.frombytes(bytes(w * add))
+        return n + add
+
+    g["_grow"] = _grow
     return gen, src, g
 
 
@@ -888,8 +919,8 @@ def run(sim):
 
 def _write_back(sim, gen: _Gen, st: dict) -> None:
     sim.now = st["now"]
-    sim.events = st["events"]
-    sim.arrivals = st["arrivals"]
+    sim.events = st["seq"] - len(st["heap"]) - (1 if st["status"] == 1 else 0)
+    sim.arrivals = st["next_serial"]
     sim.open_arrivals = st["open_arrivals"]
     sim.ended = st["ended"]
     sim.turns = st["turns"]
@@ -898,6 +929,12 @@ def _write_back(sim, gen: _Gen, st: dict) -> None:
     sim.a_live = st["a_live"]
     sim.warm = st["warm"]
     sim.next_serial = st["next_serial"]
+    for k, o in enumerate(sim.obs):
+        n = st[f"_on{k}"]
+        for arr in (o.values, o.times, o.sessions, o.turns):
+            del arr[n:]
+        if gen.turn_zero:
+            o.turns.frombytes(bytes(4 * n))
     p = sim.program
     names = {"pr": "present", "ac": "active", "tl": "t_last", "ap": "a_present", "ab": "a_busy",
              "n": "completions", "ws": "wait_sum", "ss": "service_sum"}
