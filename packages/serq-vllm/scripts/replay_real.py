@@ -4,7 +4,7 @@ and compare it request for request with a `serq run --dump` of examples/replay/v
 
 Runs in an interpreter that imports vLLM (docs/vllm-oracle.md), e.g.
 
-    /work/vllm-venv/bin/python packages/serq-vllm/scripts/replay_real.py --spacing 5 \\
+    ~/vllm-venv/bin/python packages/serq-vllm/scripts/replay_real.py --spacing 5 \\
         --out /tmp/real5.csv --serq-dump /tmp/serq5      # after: serq run vllm_replay.sq \\
                                                          #   --set spacing=5 --dump /tmp/serq5
 
@@ -48,8 +48,11 @@ def scheduler(blocks: int, block_size: int, budget: int, max_seqs: int):
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     import torch
     from vllm.config import CacheConfig, DeviceConfig, ModelConfig, SchedulerConfig, VllmConfig
-    from vllm.v1.core.kv_cache_utils import (get_request_block_hasher, init_none_hash,
-                                             resolve_kv_cache_block_sizes)
+    from vllm.v1.core.kv_cache_utils import (
+        get_request_block_hasher,
+        init_none_hash,
+        resolve_kv_cache_block_sizes,
+    )
     from vllm.v1.core.sched.scheduler import Scheduler
     from vllm.v1.kv_cache_interface import FullAttentionSpec, KVCacheConfig, KVCacheGroupSpec
     from vllm.v1.structured_output import StructuredOutputManager

@@ -43,15 +43,21 @@ def scenario_command(file: str) -> None:
 
 @vllm_group.command("real")
 @click.argument("file")
-def real_command(file: str) -> None:
+@click.option("--python", "python", type=click.Path(dir_okay=False), default=None, metavar="PATH",
+              help="Run the bridge in this interpreter (one that has vLLM), not serQ's own.")
+def real_command(file: str, python: str | None) -> None:
     """Run a scenario through an installed vLLM's real scheduler (fake model runner) and print the same
     JSON. vLLM is not a dependency: see docs/vllm-oracle.md for a CPU-only install."""
     from . import real
 
-    try:
-        result = real.run_real(_read(file))
-    except real.VllmNotInstalled as e:
-        raise UserError(str(e)) from None
+    scenario = _read(file)
+    if python is not None:
+        result = real.run_real_in(python, scenario)
+    else:
+        try:
+            result = real.run_real(scenario)
+        except real.VllmNotInstalled as e:
+            raise UserError(str(e)) from None
     click.echo(json.dumps(result))
 
 

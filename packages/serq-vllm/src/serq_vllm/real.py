@@ -1,0 +1,524 @@
+"""The bridge to the real vLLM v1 scheduler: run an oracle scenario through it and answer in the
+oracle's conventions.
+
+vLLM is never a dependency of serQ. This module imports it lazily, inside :func:`run_real`, from
+whatever interpreter runs it; see ``docs/vllm-oracle.md`` for a CPU-only install. It imports nothing
+else from the project, so it also runs on its own::
+
+    /path/to/vllm-venv/bin/python -m serq_vllm.real SCENARIO.json
+    /path/to/vllm-venv/bin/python path/to/serq_vllm/real.py SCENARIO.json
+
+What runs is vLLM's own ``Scheduler`` (``vllm.v1.core.sched.scheduler``) with its ``KVCacheManager``
+and ``BlockPool``, unpatched, configured from the scenario:
+
+====================  =====================================================================
+scenario              vLLM setting
+====================  =====================================================================
+``budget``            ``max_num_batched_tokens`` (chunked prefill on)
+``max_seqs``          ``max_num_seqs``
+``block_size``        ``block_size``
+``num_blocks``        ``num_gpu_blocks`` (vLLM keeps one as its null block)
+``chunk``             ``long_prefill_token_threshold`` (0 or absent: none)
+``prefix_caching``    ``enable_prefix_caching`` (absent: false)
+``serve``             a ``Scheduler`` subclass that reorders the running requests by that key
+====================  =====================================================================
+
+The model is a fake: no weights, no tokenizer (a tiny ``config.json`` in a temporary folder), and a
+model runner that returns one sampled token for every scheduled request whose prefill is complete
+after the step, nothing for a request still prefilling.
+
+The step clock: every ``schedule()`` call is one step; step k runs from time k to time k + 1. A request
+with ``arrive: a`` is added just before call a. ``first`` is the end of the step whose chunk completed
+the prefill (the first time), ``done`` the end of the step that sampled the last token, ``steps`` the
+last ``done`` + 1. Turn k + 1 of a session is submitted ``think`` after turn k's ``done`` (and not
+before its own ``arrive``); its token ids are turn k's prompt, then turn k's output, then fresh tokens
+up to its ``prompt`` length. All other token ids are fresh, so requests share nothing else.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import sys
+import tempfile
+from typing import Any
+
+__all__ = ["VllmNotInstalled", "run_real", "vllm_version", "SERVE_ORDERS"]
+
+# The serving orders the scheduler subclass knows (the `serve by` keys of the oracle scenarios).
+SERVE_ORDERS = ("admission", "-admission", "decoding", "-decoding", "decoding ? X : Y")
+
+# A step cap: a scenario that has not finished by then is stuck.
+MAX_STEPS = 100_000
+
+
+class VllmNotInstalled(RuntimeError):
+    """vLLM cannot be imported in this interpreter."""
+
+    serq_user_error = True
+
+
+def vllm_version() -> str | None:
+    """The version of the vLLM this interpreter can import, or None."""
+    try:
+        from importlib.metadata import PackageNotFoundError, version
+    except ImportError:  # pragma: no cover
+        return None
+    try:
+        return version("vllm")
+    except PackageNotFoundError:
+        return None
+
+
+def _import_vllm() -> dict[str, Any]:
+    """vLLM's scheduler API, imported now, or VllmNotInstalled."""
+    if vllm_version() is None:
+        raise VllmNotInstalled(
+            "vLLM is not installed in this interpreter "
+            f"({sys.executable}); see docs/vllm-oracle.md for a CPU-only install"
+        )
+    os.environ.setdefault("VLLM_LOGGING_LEVEL", "ERROR")
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    try:
+        import torch
+        from vllm.config import CacheConfig, DeviceConfig, ModelConfig, SchedulerConfig, VllmConfig
+        from vllm.sampling_params import SamplingParams
+        from vllm.v1.core.kv_cache_utils import (
+            get_request_block_hasher,
+            init_none_hash,
+            resolve_kv_cache_block_sizes,
+        )
+        from vllm.v1.core.sched.request_queue import SchedulingPolicy
+        from vllm.v1.core.sched.scheduler import Scheduler
+        from vllm.v1.kv_cache_interface import FullAttentionSpec, KVCacheConfig, KVCacheGroupSpec
+        from vllm.v1.outputs import ModelRunnerOutput
+        from vllm.v1.request import Request
+        from vllm.v1.structured_output import StructuredOutputManager
+    except ImportError as e:
+        raise VllmNotInstalled(
+            f"vLLM {vllm_version()} is installed but its scheduler does not import ({e}); "
+            "see docs/vllm-oracle.md for the packages it needs"
+        ) from e
+    try:
+        from vllm.utils.hashing import get_hash_fn_by_name
+    except ImportError:
+        try:  # older layouts
+            from vllm.utils import get_hash_fn_by_name  # type: ignore[no-redef]
+        except ImportError as e:
+            raise VllmNotInstalled(f"vLLM {vllm_version()}: no get_hash_fn_by_name ({e})") from e
+    return dict(
+        torch=torch,
+        CacheConfig=CacheConfig,
+        DeviceConfig=DeviceConfig,
+        ModelConfig=ModelConfig,
+        SchedulerConfig=SchedulerConfig,
+        VllmConfig=VllmConfig,
+        SamplingParams=SamplingParams,
+        get_request_block_hasher=get_request_block_hasher,
+        init_none_hash=init_none_hash,
+        resolve_kv_cache_block_sizes=resolve_kv_cache_block_sizes,
+        Scheduler=Scheduler,
+        SchedulingPolicy=SchedulingPolicy,
+        FullAttentionSpec=FullAttentionSpec,
+        KVCacheConfig=KVCacheConfig,
+        KVCacheGroupSpec=KVCacheGroupSpec,
+        ModelRunnerOutput=ModelRunnerOutput,
+        Request=Request,
+        StructuredOutputManager=StructuredOutputManager,
+        get_hash_fn_by_name=get_hash_fn_by_name,
+    )
+
+
+def _serve_key(serve: str):
+    """The sort key of a serving order, a function of (admission stamp, decoding).
+
+    Known: ``admission``, ``-admission``, ``decoding``, ``-decoding`` and ``decoding ? X : Y`` with
+    numbers X and Y (``decoding ? 1 : 0``: prefills first; ``decoding ? 0 : 1``: decodes first)."""
+    s = "".join(str(serve).split())
+    if s == "admission":
+        return lambda adm, decoding: adm
+    if s == "-admission":
+        return lambda adm, decoding: -adm
+    if s in ("decoding", "-decoding"):
+        sign = -1 if s.startswith("-") else 1
+        return lambda adm, decoding: sign * (1 if decoding else 0)
+    m = re.fullmatch(r"decoding\?(-?[0-9.]+):(-?[0-9.]+)", s)
+    if m:
+        yes, no = float(m.group(1)), float(m.group(2))
+        return lambda adm, decoding: yes if decoding else no
+    raise ValueError(
+        f"serve order {serve!r} is not supported by the bridge (known: {', '.join(SERVE_ORDERS)})"
+    )
+
+
+def _decoding(request: Any) -> bool:
+    """Whether a running request has its prefill (or its recompute after a preemption) complete:
+    vLLM's ``not is_prefill_chunk``, as set after the request's last scheduled chunk."""
+    flag = getattr(request, "is_prefill_chunk", None)
+    if flag is not None:
+        return not flag
+    return request.num_output_tokens > 0 and request.num_computed_tokens >= request.num_tokens - 1
+
+
+def _serve_scheduler(base: type, priority_policy: Any, serve: str) -> type:
+    """A subclass of vLLM's ``Scheduler`` that hands the token budget to its running requests in the
+    order of a serve key, and leaves everything else as vLLM does it.
+
+    vLLM's ``schedule()`` serves ``self.running`` in list order (its own list is in admission order:
+    a request is appended when it is admitted, or re-admitted after a preemption). Before each call
+    this class sorts the list by (key, admission), admission breaking ties. What vLLM's own order
+    also decides, and this class keeps as vLLM has it:
+
+    * the victim of a failed block allocation is the last admitted running request (vLLM's
+      ``self.running[-1]``). The list being reordered, the class selects that victim through vLLM's
+      own victim-anywhere path (the one its priority policy uses: ``max`` over the running requests
+      by ``(priority, arrival_time)``, with ``priority`` set to the admission stamp), which also
+      gives back the budget of a victim already served in this step. The waiting queue stays the
+      FCFS queue vLLM built at construction, so nothing else of the priority policy applies.
+    * a request that is its own victim ends the pass over the running requests (in vLLM's order it
+      is the last one); the requests after it in the serve order are not served in that step.
+    """
+    key = _serve_key(serve)
+
+    class SerqScheduler(base):  # type: ignore[misc, valid-type]
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self.policy = priority_policy
+            self._serq_admitted: dict[str, int] = {}
+            self._serq_counter = 0
+            self._serq_allocating: Any = None
+            self._serq_held: list[Any] = []
+            manager = self.kv_cache_manager
+            allocate = manager.allocate_slots
+
+            def allocate_slots(request: Any, *a: Any, **k: Any) -> Any:
+                # Observe which request is allocating (to recognise a request that is its own victim).
+                self._serq_allocating = request
+                return allocate(request, *a, **k)
+
+            manager.allocate_slots = allocate_slots
+
+        def _serq_stamp(self) -> None:
+            running = {r.request_id for r in self.running}
+            for rid in list(self._serq_admitted):
+                if rid not in running:
+                    del self._serq_admitted[rid]
+            for r in self.running:
+                if r.request_id not in self._serq_admitted:
+                    self._serq_admitted[r.request_id] = self._serq_counter
+                    self._serq_counter += 1
+                r.priority = self._serq_admitted[r.request_id]
+
+        def _preempt_request(self, request: Any, *args: Any, **kwargs: Any) -> None:
+            if request is self._serq_allocating and self._serq_position is not None:
+                # Its own victim: vLLM has removed it from the running list; end the pass by
+                # holding back the requests after it until schedule() returns.
+                pos = self._serq_position(request)
+                self._serq_held = self.running[pos:]
+                del self.running[pos:]
+            super()._preempt_request(request, *args, **kwargs)
+
+        def schedule(self, *args: Any, **kwargs: Any) -> Any:
+            self._serq_stamp()
+            adm = self._serq_admitted
+            self.running.sort(key=lambda r: (key(adm[r.request_id], _decoding(r)), adm[r.request_id]))
+            order = [r.request_id for r in self.running]
+
+            def position(request: Any) -> int:
+                # Where the requests after `request` (in this step's serve order) start in the list.
+                later = set(order[order.index(request.request_id) + 1 :])
+                for k, r in enumerate(self.running):
+                    if r.request_id in later:
+                        return k
+                return len(self.running)
+
+            self._serq_position = position
+            self._serq_held = []
+            try:
+                out = super().schedule(*args, **kwargs)
+            finally:
+                self._serq_position = None
+                self._serq_allocating = None
+                if self._serq_held:
+                    self.running.extend(self._serq_held)
+                    self._serq_held = []
+            self._serq_stamp()
+            return out
+
+    SerqScheduler._serq_position = None
+    SerqScheduler.__name__ = SerqScheduler.__qualname__ = "SerqScheduler"
+    return SerqScheduler
+
+
+def _write_model_config(d: str) -> str:
+    """A tiny model config.json (no weights, no tokenizer) in folder d: enough for ModelConfig."""
+    config = {
+        "architectures": ["LlamaForCausalLM"],
+        "model_type": "llama",
+        "hidden_size": 64,
+        "intermediate_size": 128,
+        "num_attention_heads": 4,
+        "num_key_value_heads": 4,
+        "num_hidden_layers": 1,
+        "vocab_size": 32000,
+        "max_position_embeddings": 1 << 20,
+        "rms_norm_eps": 1e-6,
+        "torch_dtype": "float32",
+    }
+    with open(os.path.join(d, "config.json"), "w") as f:
+        json.dump(config, f)
+    return d
+
+
+def _chains(requests: list[dict[str, Any]]) -> dict[int, int]:
+    """request index -> index of the previous turn of its session (only for later turns)."""
+    sessions: dict[Any, list[int]] = {}
+    for i, r in enumerate(requests):
+        if "session" in r:
+            sessions.setdefault(r["session"], []).append(i)
+    prev: dict[int, int] = {}
+    for idxs in sessions.values():
+        idxs.sort(key=lambda i: (requests[i].get("turn", 0), i))
+        for a, b in zip(idxs, idxs[1:]):
+            prev[b] = a
+    return prev
+
+
+def _config_out(sc: dict[str, Any]) -> dict[str, Any]:
+    out = {
+        "budget": sc["budget"],
+        "max_seqs": sc["max_seqs"],
+        "chunk": sc.get("chunk") or 0,
+        "block_size": sc["block_size"],
+        "num_blocks": sc["num_blocks"],
+    }
+    if sc.get("prefix_caching"):
+        out["prefix_caching"] = True
+    return out
+
+
+def run_real(scenario: dict[str, Any]) -> dict[str, Any]:
+    """Run a scenario through the installed vLLM's real scheduler; answer in the oracle's conventions:
+    ``first``, ``done``, ``preempted``, ``cached``, ``preemptions``, ``steps``, ``config``, ``vllm``.
+
+    Raises VllmNotInstalled if vLLM cannot be imported here."""
+    v = _import_vllm()
+    with tempfile.TemporaryDirectory(prefix="serq-vllm-model-") as d:
+        return _run(v, scenario, _write_model_config(d))
+
+
+def _run(v: dict[str, Any], sc: dict[str, Any], model_dir: str) -> dict[str, Any]:
+    requests: list[dict[str, Any]] = list(sc["requests"])
+    n = len(requests)
+    budget = int(sc["budget"])
+    block_size = int(sc["block_size"])
+    num_blocks = int(sc["num_blocks"])
+    chunk = int(sc.get("chunk") or 0)
+    caching = bool(sc.get("prefix_caching"))
+    serve = sc.get("serve")
+    max_len = max(int(r["prompt"]) + int(r["out"]) for r in requests)
+    max_model_len = max(4096, 1 << (max_len + budget).bit_length())
+
+    model_config = v["ModelConfig"](
+        model=model_dir,
+        skip_tokenizer_init=True,
+        max_model_len=max_model_len,
+        dtype="float32",
+    )
+    cache_config = v["CacheConfig"](block_size=block_size, enable_prefix_caching=caching)
+    scheduler_config = v["SchedulerConfig"](
+        max_num_batched_tokens=budget,
+        max_num_seqs=int(sc["max_seqs"]),
+        long_prefill_token_threshold=chunk,
+        max_model_len=max_model_len,
+        is_encoder_decoder=False,
+        enable_chunked_prefill=True,
+        async_scheduling=False,
+    )
+    vllm_config = v["VllmConfig"](
+        model_config=model_config,
+        cache_config=cache_config,
+        scheduler_config=scheduler_config,
+        device_config=v["DeviceConfig"](device="cpu"),
+    )
+    vllm_config.cache_config.num_gpu_blocks = num_blocks
+    kv_cache_config = v["KVCacheConfig"](
+        num_blocks=num_blocks,
+        kv_cache_tensors=[],
+        kv_cache_groups=[
+            v["KVCacheGroupSpec"](
+                ["model.layers.0.self_attn.attn"],
+                v["FullAttentionSpec"](
+                    block_size=block_size, num_kv_heads=1, head_size=64, dtype=v["torch"].float32
+                ),
+            )
+        ],
+    )
+    sched_block_size, hash_block_size = v["resolve_kv_cache_block_sizes"](kv_cache_config, vllm_config)
+    base = v["Scheduler"]
+    cls = base if serve is None else _serve_scheduler(base, v["SchedulingPolicy"].PRIORITY, serve)
+    scheduler = cls(
+        vllm_config=vllm_config,
+        kv_cache_config=kv_cache_config,
+        structured_output_manager=v["StructuredOutputManager"](vllm_config),
+        block_size=sched_block_size,
+        hash_block_size=hash_block_size,
+        log_stats=False,
+    )
+    block_hasher = None
+    if caching:
+        hash_fn = v["get_hash_fn_by_name"](vllm_config.cache_config.prefix_caching_hash_algo)
+        v["init_none_hash"](hash_fn)
+        block_hasher = v["get_request_block_hasher"](
+            hash_block_size, hash_fn, getattr(vllm_config, "num_hash_lookahead_tokens", 0)
+        )
+
+    prev = _chains(requests)
+    fresh = iter(range(1000, 1 << 62))  # fresh token ids: no two requests share any unless chained
+    tokens: dict[int, list[int]] = {}  # request index -> prompt token ids
+    outputs: dict[int, list[int]] = {i: [] for i in range(n)}
+    submit_at: dict[int, int] = {}  # request index -> the step before which it is added
+    for i, r in enumerate(requests):
+        if i not in prev:
+            submit_at[i] = int(math.ceil(r.get("arrive", 0) or 0))
+    submitted: set[int] = set()
+    reqs: dict[int, Any] = {}
+
+    first: dict[int, int] = {}
+    done: dict[int, int] = {}
+    cached: dict[int, int] = {}
+
+    def submit(i: int, step: int) -> None:
+        r = requests[i]
+        prompt = int(r["prompt"])
+        ids: list[int] = []
+        if i in prev:
+            j = prev[i]
+            ids = (tokens[j] + outputs[j])[:prompt]
+        ids = ids + [next(fresh) for _ in range(prompt - len(ids))]
+        tokens[i] = ids
+        params = v["SamplingParams"](max_tokens=int(r["out"]), ignore_eos=True, detokenize=False)
+        req = v["Request"](
+            request_id=str(i),
+            prompt_token_ids=list(ids),
+            sampling_params=params,
+            pooling_params=None,
+            arrival_time=float(step),
+            block_hasher=block_hasher,
+        )
+        reqs[i] = req
+        submitted.add(i)
+        scheduler.add_request(req)
+
+    step = 0
+    while len(done) < n:
+        if step >= MAX_STEPS:
+            missing = sorted(set(range(n)) - set(done))
+            raise RuntimeError(f"requests {missing} did not finish within {MAX_STEPS} steps (stuck?)")
+        for i in sorted((i for i, a in submit_at.items() if a <= step and i not in submitted)):
+            submit(i, step)
+        out = scheduler.schedule()
+        req_ids: list[str] = []
+        sampled: list[list[int]] = []
+        for rid, num in out.num_scheduled_tokens.items():
+            i = int(rid)
+            req = scheduler.requests[rid]
+            if i not in cached:
+                # num_computed_tokens has been advanced by this step's chunk already
+                cached[i] = req.num_computed_tokens - num
+            req_ids.append(rid)
+            if req.num_computed_tokens >= req.num_tokens:
+                tok = next(fresh)
+                sampled.append([tok])
+                if i not in first:
+                    first[i] = step + 1
+            else:
+                sampled.append([])
+        runner_output = v["ModelRunnerOutput"](
+            req_ids=req_ids,
+            req_id_to_index={rid: k for k, rid in enumerate(req_ids)},
+            sampled_token_ids=sampled,
+        )
+        scheduler.update_from_output(out, runner_output)
+        if not req_ids and not out.preempted_req_ids and len(submitted) == len(submit_at):
+            # nothing ran, nothing changed and nothing more is due: it would stay so for ever
+            stuck = sorted(set(range(n)) - set(done))
+            raise RuntimeError(
+                f"requests {stuck} can never be scheduled (step {step}): a prompt needs more KV "
+                "blocks than the engine has, or max_seqs is 0"
+            )
+        for rid, toks in zip(req_ids, sampled):
+            i = int(rid)
+            if toks and i not in done:
+                outputs[i] = list(reqs[i].output_token_ids)
+                if reqs[i].is_finished():
+                    done[i] = step + 1
+                    for j, p in prev.items():
+                        if p == i:
+                            r = requests[j]
+                            at = done[i] + float(r.get("think", 0) or 0)
+                            at = max(at, float(r.get("arrive", 0) or 0))
+                            submit_at[j] = int(math.ceil(at))
+        step += 1
+
+    preempted = {i: int(reqs[i].num_preemptions) for i in range(n)}
+    by_first = sorted(range(n), key=lambda i: (first[i], i))
+    by_done = sorted(range(n), key=lambda i: (done[i], i))
+    return {
+        "first": {str(i): first[i] for i in by_first},
+        "done": {str(i): done[i] for i in by_done},
+        "preempted": {str(i): preempted[i] for i in range(n)},
+        "cached": {str(i): cached[i] for i in by_first},
+        "preemptions": sum(preempted.values()),
+        "steps": max(done.values()) + 1,
+        "config": _config_out(sc),
+        "vllm": vllm_version(),
+    }
+
+
+class BridgeError(RuntimeError):
+    """The bridge failed in another interpreter (``run_real_in``); the message is its error output."""
+
+    serq_user_error = True
+
+
+def run_real_in(python: str, scenario: dict) -> dict:
+    """``run_real`` in another interpreter, one that has vLLM: this file runs there on its own (it
+    imports nothing else of serQ), reading the scenario from its standard input."""
+    import subprocess
+
+    try:
+        r = subprocess.run([python, __file__, "-"], input=json.dumps(scenario), capture_output=True,
+                           text=True)
+    except OSError as e:
+        raise BridgeError(f"error: --python {python}: {e.strerror or e}") from None
+    if r.returncode != 0:
+        lines = [x for x in r.stderr.splitlines() if x.strip() and "vllm._C" not in x]
+        tail = lines[-1] if lines else f"exit status {r.returncode}"
+        raise BridgeError(tail if tail.startswith("error:") else f"error: {python}: {tail}")
+    return json.loads(r.stdout)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if len(argv) != 1:
+        print("usage: python -m serq_vllm.real SCENARIO.json (or - for standard input)", file=sys.stderr)
+        return 2
+    if argv[0] == "-":
+        scenario = json.load(sys.stdin)
+    else:
+        with open(argv[0]) as f:
+            scenario = json.load(f)
+    try:
+        result = run_real(scenario)
+    except VllmNotInstalled as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    print(json.dumps(result, indent=None))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
