@@ -30,6 +30,7 @@ from __future__ import annotations
 import math
 import os
 import sys
+from heapq import heappush as _heappush
 
 from serq_ir import nodes as N
 
@@ -68,12 +69,20 @@ class StepStage(StageKind):
         self.left = 0.0
         self.budget = 0.0
         self.attn = 0.0
+        #: how many residents decode (kept as ``residents`` changes: attach, detach, the end of an iteration)
+        self.ndec = 0
+        # ``acc`` may read ``iter`` directly unless a subclass redefines ``busy_level``
+        self._own_busy = type(self).busy_level is StepStage.busy_level
         # Whether the budget moment's expressions (budget, chunk, serve keys) and the cost read the memory
         # held by decoders and prefills: summing it per resident is most of a plan's time when they do not.
         # Judged from the encoded IR (any mention of the name counts), so it errs towards computing.
         pre_exprs = [k.budget, k.chunk, *keys]
         self.pre_kv = _mentions(pre_exprs, ("kv_decode", "kv_prefill"))
         self.cost_kv = _mentions([k.cost], ("kv_decode", "kv_prefill"))
+        # Whether the cost reads any of the sums over the iteration's jobs (judged the same way)
+        self.cost_sums = self.cost_kv or _mentions([k.cost], ("tokens", "decoders", "prefilled"))
+        #: detachments so far: none during a planning means every planned job is still here, with tokens
+        self.detached = 0
 
     def bind(self) -> None:
         """Called once all stages and pools exist: find the memory pool and the pools admitted here."""
@@ -121,14 +130,20 @@ class StepStage(StageKind):
         while i > 0 and (res[i - 1].owner.adm_seq if res[i - 1].owner is not None else math.inf) > seq:
             i -= 1
         res.insert(i, job)
+        if job.mode == "decode":
+            self.ndec += 1
         self.present += 1
 
     def detach(self, job: Job) -> None:
+        self.detached += 1
         self.acc()
         try:
             self.residents.remove(job)
         except ValueError:
             pass
+        else:
+            if job.mode == "decode":
+                self.ndec -= 1
         self.present -= 1
         job.stage = None
         if job.assigned > 0:
@@ -143,6 +158,16 @@ class StepStage(StageKind):
 
     def settle(self) -> None:
         self._marked = False
+
+    def acc(self) -> None:
+        if not self._own_busy:
+            return super().acc()
+        now = self.sim.now
+        dt = now - self.t_last
+        if dt > 0:
+            self.a_present += self.present * dt
+            self.a_busy += (1.0 if self.iter is not None else 0.0) * dt
+        self.t_last = now
 
     # ------------------------------------------------------------------ observables
     def busy(self) -> float:
@@ -188,9 +213,7 @@ class StepStage(StageKind):
                     kvp += m
         else:
             # nothing reads kv_decode or kv_prefill at the budget moment: their value is never seen
-            for j in res:
-                if j.mode == "decode":
-                    dec += 1
+            dec = float(self.ndec)
         ctx.decoders = dec
         ctx.kv_decode = kvd
         ctx.kv_prefill = kvp
@@ -232,6 +255,7 @@ class StepStage(StageKind):
         self.assign = []
         self.attn = 0.0
         p0 = sim.preempt_count
+        d0 = self.detached
         self.planning = True
         try:
             if self.exclusive:
@@ -240,14 +264,14 @@ class StepStage(StageKind):
                 self._plan(pre, chunk, p0)
         finally:
             self.planning = False
-        assign = [j for j in self.assign if j.stage is self and j.assigned > 0]
+        planned = self.assign
         self.assign = []
-        preempted = sim.preempt_count > p0
-        if not assign and not preempted:
-            return
-        ctx = Ctx()
         tokens = dec = pre_t = kvd = kvp = 0.0
         if self.cost_kv:
+            assign = [j for j in planned if j.stage is self and j.assigned > 0]
+            preempted = sim.preempt_count > p0
+            if not assign and not preempted:
+                return
             held = self._held
             for j in assign:
                 tokens += j.assigned
@@ -258,14 +282,35 @@ class StepStage(StageKind):
                 else:
                     pre_t += j.assigned
                     kvp += m
+        elif not self.cost_sums:
+            # the cost reads none of the sums; without a detachment during the planning every planned job
+            # is still here with its tokens (a job is planned only with tokens > 0)
+            if self.detached == d0:
+                assign = planned
+            else:
+                assign = [j for j in planned if j.stage is self and j.assigned > 0]
+            preempted = sim.preempt_count > p0
+            if not assign and not preempted:
+                return
         else:
-            # the cost reads neither kv_decode nor kv_prefill
-            for j in assign:
-                tokens += j.assigned
-                if j.mode == "decode":
-                    dec += 1
-                else:
-                    pre_t += j.assigned
+            # the cost reads neither kv_decode nor kv_prefill; the sums are taken while filtering (they are
+            # read only if the iteration happens)
+            assign = []
+            append = assign.append
+            for j in planned:
+                if j.stage is self:
+                    t = j.assigned
+                    if t > 0:
+                        append(j)
+                        tokens += t
+                        if j.mode == "decode":
+                            dec += 1
+                        else:
+                            pre_t += t
+            preempted = sim.preempt_count > p0
+            if not assign and not preempted:
+                return
+        ctx = Ctx()
         ctx.tokens = tokens
         ctx.decoders = dec
         ctx.prefilled = pre_t
@@ -287,12 +332,16 @@ class StepStage(StageKind):
         self.epoch += 1
         if sim.warm:
             self.iterations += 1
-        sim.at(sim.now + cost, self._end, self.epoch)
+        _heappush(sim.heap, (sim.now + cost, next(sim._seq), self._end, self.epoch))
 
     def _plan(self, pre: Ctx, chunk: float, p0: int) -> None:
         sim = self.sim
-        order = self._order(self.residents, pre)
+        order = self._order(self.residents, pre) if self.serve_keys is not None else list(self.residents)
         serve = self._serve
+        append = self.assign.append
+        # ``left`` and ``attn`` live in locals here and are written back before anything else reads them
+        left = self.left
+        attn = self.attn
         for job in order:
             if job.stage is self:
                 if job.growing is None:
@@ -302,24 +351,39 @@ class StepStage(StageKind):
                         w = job.work
                         if job.mode == "decode":
                             want = 1.0 if w > 1.0 else w
+                            tokens = want if want < left else left
+                            if tokens > 0:
+                                job.assigned = tokens
+                                append(job)
+                                left = left - tokens
                         else:
                             want = w if w < chunk else chunk
-                        left = self.left
-                        tokens = want if want < left else left
-                        if tokens > 0:
-                            if job.mode == "prefill":
-                                self.attn += tokens * ((job.total - w) + tokens / 2.0)
-                            job.assigned = tokens
-                            self.assign.append(job)
-                            self.left = left - tokens
-                elif serve(job, chunk):
-                    return
-            if self.left <= 0:
+                            tokens = want if want < left else left
+                            if tokens > 0:
+                                attn += tokens * ((job.total - w) + tokens / 2.0)
+                                job.assigned = tokens
+                                append(job)
+                                left = left - tokens
+                else:
+                    self.left = left
+                    self.attn = attn
+                    stop = serve(job, chunk)
+                    left = self.left
+                    attn = self.attn
+                    if stop:
+                        return
+            if left <= 0:
+                self.left = left
+                self.attn = attn
                 return
-        served = set(order)
+        self.left = left
+        self.attn = attn
+        served = None
         while self.left > 0 and sim.preempt_count == p0:
             if not self._admit_one(self.left):
                 return
+            if served is None:
+                served = set(order)
             for job in self._order([j for j in self.residents if j not in served], pre):
                 served.add(job)
                 if job.stage is self and self._serve(job, chunk):
@@ -418,21 +482,30 @@ class StepStage(StageKind):
         assign = self.iter
         self.acc()
         self.iter = None
-        finished = []
+        finished = None
         for job in assign:
             if job.stage is not self:
                 continue
-            t = job.assigned
+            w = job.work - job.assigned
             job.assigned = 0.0
-            job.work -= t
-            if job.work <= EPS:
-                finished.append(job)
+            job.work = w
+            if w <= EPS:
+                if finished is None:
+                    finished = [job]
+                else:
+                    finished.append(job)
+        if finished is None:
+            return
+        residents = self.residents
+        job_done = self.sim.job_done
         for job in finished:
-            self.residents.remove(job)
+            residents.remove(job)
+            if job.mode == "decode":
+                self.ndec -= 1
             self.present -= 1
             job.stage = None
             job.work = 0.0
-            self.sim.job_done(self, job)
+            job_done(self, job)
 
 
 def _mentions(exprs, names) -> bool:
