@@ -81,6 +81,11 @@ class StepStage(StageKind):
         self.cost_kv = _mentions([k.cost], ("kv_decode", "kv_prefill"))
         # Whether the cost reads any of the sums over the iteration's jobs (judged the same way)
         self.cost_sums = self.cost_kv or _mentions([k.cost], ("tokens", "decoders", "prefilled"))
+        # Whether the budget moment's expressions and the cost read any of their context variables at all:
+        # when not, they are given a context with none set (every name reads NaN, as an unset one would)
+        self._no_ctx = Ctx()
+        self.pre_ctx = _mentions(pre_exprs, _PRE_NAMES)
+        self.cost_ctx = _mentions([k.cost], _COST_NAMES)
         #: detachments so far: none during a planning means every planned job is still here, with tokens
         self.detached = 0
 
@@ -245,11 +250,11 @@ class StepStage(StageKind):
 
     def try_start(self) -> None:
         sim = self.sim
-        pre = self._pre()
+        pre = self._pre() if self.pre_ctx else self._no_ctx
         budget = self.budget_fn(None, None, pre)
         if budget != budget:
             raise sim.error(f"stage {self.name}: the budget is NaN", span=self.node.span)
-        chunk = self._chunk(pre)
+        chunk = self._chunk(pre) if self.chunk_fn is not None else math.inf
         self.budget = budget
         self.left = budget
         self.assign = []
@@ -310,14 +315,17 @@ class StepStage(StageKind):
             preempted = sim.preempt_count > p0
             if not assign and not preempted:
                 return
-        ctx = Ctx()
-        ctx.tokens = tokens
-        ctx.decoders = dec
-        ctx.prefilled = pre_t
-        ctx.residents = float(len(self.residents))
-        ctx.kv_decode = kvd
-        ctx.kv_prefill = kvp
-        ctx.attention = self.attn
+        if self.cost_ctx:
+            ctx = Ctx()
+            ctx.tokens = tokens
+            ctx.decoders = dec
+            ctx.prefilled = pre_t
+            ctx.residents = float(len(self.residents))
+            ctx.kv_decode = kvd
+            ctx.kv_prefill = kvp
+            ctx.attention = self.attn
+        else:
+            ctx = self._no_ctx
         cost = self.cost_fn(None, None, ctx)
         if cost != cost:
             raise sim.error(f"stage {self.name}: the iteration's cost is NaN", span=self.node.span)
@@ -506,6 +514,11 @@ class StepStage(StageKind):
             job.stage = None
             job.work = 0.0
             job_done(self, job)
+
+
+#: the context variables set at the budget moment, and for the cost
+_PRE_NAMES = ("residents", "decoders", "kv_decode", "kv_prefill")
+_COST_NAMES = ("tokens", "decoders", "prefilled", "residents", "kv_decode", "kv_prefill", "attention")
 
 
 def _mentions(exprs, names) -> bool:
