@@ -962,20 +962,28 @@ class Simulation:
         info = pend.info
         A = s.attrs
         C = self.null_ctx
+        units = info.units
+        reserves = info.reserves
         out = []
-        for k, pool in enumerate(pend.pools):
-            u = info.units[k](s, A, C)
+        k = 0
+        for pool in pend.pools:
+            u = units[k](s, A, C)
             if u != u:
                 raise self.error(f"the units of {pool.name} are NaN", None, s, info.span)
-            u = max(u, 0.0)
-            rf = info.reserves[k]
+            if u < 0.0:  # max(u, 0.0)
+                u = 0.0
+            rf = reserves[k]
             r = u
             if rf is not None:
                 r = rf(s, A, C)
                 if r != r:
                     raise self.error(f"the reserve of {pool.name} is NaN", None, s, info.span)
                 r = max(r, u)
-            out.append((pool, u, pool.round_up(r)))
+            b = pool.block  # pool.round_up(r), inlined
+            if b is not None and r != INF:
+                r = math.ceil(r / b - 1e-12) * b
+            out.append((pool, u, r))
+            k += 1
         return out
 
     @staticmethod
@@ -1015,8 +1023,9 @@ class Simulation:
             demand = self._demand(s, s.pending)
         finally:
             self.admit_budget = None
-        if not self.fits(demand):
-            return False
+        for q, _u, need in demand:  # self.fits(demand), inlined
+            if q.used + q.reserved + need > q.cap + EPS:
+                return False
         self._pop_head(pool, s)
         self._admit(s, s.pending, demand)
         self.drain_ready()
