@@ -29,6 +29,11 @@ def __getattr__(name: str) -> Any:
 
 def _default_pm() -> Any:
     global _DEFAULT_PM
+    from serq.plugins import running_plugin_manager
+
+    running = running_plugin_manager()  # serving a `serq` command: the plugins it loaded
+    if running is not None:
+        return running
     if _DEFAULT_PM is None:
         import serq
 
@@ -47,12 +52,12 @@ def layers(pm: Any = None) -> list[Any]:
     hook = getattr(pm.hook, "serq_frontend_register_sugar", None)
     if hook is None:
         return out
-    from serq.plugins import provider_name
+    from serq.plugins import _LazyProvider
 
     for impl in reversed(hook.get_hookimpls()):
-        provider = provider_name(pm, impl.plugin)
+        provider = _LazyProvider(pm, impl.plugin)
 
-        def register(layer: SugarLayer, _provider: str = provider) -> None:
+        def register(layer: SugarLayer, _provider: _LazyProvider = provider) -> None:
             if any(layer is x for x in out):
                 return
             if layer.name in names:

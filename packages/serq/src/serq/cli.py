@@ -40,8 +40,13 @@ def is_user_error(exc: BaseException) -> bool:
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point of ``serq`` and ``python -m serq``."""
+    from . import plugins
+
+    previous = plugins._running
     try:
-        cli = build_cli()
+        pm = get_plugin_manager()
+        plugins._running = pm
+        cli = build_cli(pm)
         rv = cli.main(args=argv, prog_name="serq", standalone_mode=False)
         code = rv if isinstance(rv, int) else 0
     except click.exceptions.UsageError as e:
@@ -68,4 +73,6 @@ def main(argv: list[str] | None = None) -> None:
         msg = str(e)
         click.echo(msg if msg.startswith("error") or ": error:" in msg else f"error: {msg}", err=True)
         code = 1
+    finally:
+        plugins._running = previous
     sys.exit(code)

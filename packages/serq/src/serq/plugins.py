@@ -49,6 +49,17 @@ def get_plugin_manager(*, autoload: bool | None = None, plugins: Iterable[Any] =
     return pm
 
 
+#: the plugin manager of the ``serq`` command running in this process (set by :func:`serq.cli.main`)
+_running: pluggy.PluginManager | None = None
+
+
+def running_plugin_manager() -> pluggy.PluginManager | None:
+    """The plugin manager the running ``serq`` command built, if a command is running (``None`` when
+    serQ is used as a library): a part that needs the installed plugins while serving the command uses it
+    rather than loading the entry points a second time."""
+    return _running
+
+
 def provider_name(pm: pluggy.PluginManager, plugin: Any) -> str:
     """How a plugin is named in messages: its distribution and entry point, or its registered name."""
     name = pm.get_name(plugin) or repr(plugin)
@@ -58,18 +69,45 @@ def provider_name(pm: pluggy.PluginManager, plugin: Any) -> str:
     return name
 
 
+def _provider_text(provider: str | Callable[[], str]) -> str:
+    return provider if isinstance(provider, str) else provider()
+
+
+class _LazyProvider:
+    """``provider_name(pm, plugin)``, computed once when first asked for."""
+
+    __slots__ = ("pm", "plugin", "text")
+
+    def __init__(self, pm: pluggy.PluginManager, plugin: Any):
+        self.pm = pm
+        self.plugin = plugin
+        self.text: str | None = None
+
+    def __call__(self) -> str:
+        if self.text is None:
+            self.text = provider_name(self.pm, self.plugin)
+        return self.text
+
+    def __str__(self) -> str:
+        return self()
+
+
 class Registry:
-    """``name → object`` for one kind of thing plugins register, remembering who registered each."""
+    """``name → object`` for one kind of thing plugins register, remembering who registered each.
+
+    A provider is its name (a string) or a function returning it, called when the name is first needed
+    (naming a plugin reads its distribution's metadata, which most runs never show)."""
 
     def __init__(self, kind: str):
         self.kind = kind
-        self._items: dict[str, tuple[Any, str]] = {}
+        self._items: dict[str, tuple[Any, str | Callable[[], str]]] = {}
 
-    def add(self, name: str, obj: Any, provider: str) -> None:
+    def add(self, name: str, obj: Any, provider: str | Callable[[], str]) -> None:
         if name in self._items:
-            other = self._items[name][1]
+            other = _provider_text(self._items[name][1])
             raise PluginError(
-                f"error: {self.kind} {name!r} is registered twice: by {other} and by {provider}"
+                f"error: {self.kind} {name!r} is registered twice: by {other} and by "
+                f"{_provider_text(provider)}"
             )
         self._items[name] = (obj, provider)
 
@@ -84,7 +122,11 @@ class Registry:
         return item[0] if item else default
 
     def provider(self, name: str) -> str:
-        return self._items[name][1]
+        obj, provider = self._items[name]
+        if not isinstance(provider, str):
+            provider = provider()
+            self._items[name] = (obj, provider)
+        return provider
 
     def names(self) -> list[str]:
         return list(self._items)
@@ -106,9 +148,9 @@ def collect(pm: pluggy.PluginManager, hook: str, kind: str,
     if caller is None:
         return reg
     for impl in caller.get_hookimpls():
-        provider = provider_name(pm, impl.plugin)
+        provider = _LazyProvider(pm, impl.plugin)
 
-        def register(*args: Any, _provider: str = provider) -> None:
+        def register(*args: Any, _provider: _LazyProvider = provider) -> None:
             if key is not None:
                 (obj,) = args
                 reg.add(key(obj), obj, _provider)
