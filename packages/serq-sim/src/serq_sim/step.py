@@ -335,7 +335,15 @@ class StepStage(StageKind):
             kv = self.memory
             print(f"ITER t={sim.now:g} {parts} | preempted={preempted} used={kv.used if kv else 0:g} "
                   f"cached={kv.cached if kv else 0:g}", file=sys.stderr)
-        self.acc()
+        if self._own_busy:  # self.acc(), inlined: no iteration runs until now
+            now = sim.now
+            dt = now - self.t_last
+            if dt > 0:
+                self.a_present += self.present * dt
+                self.a_busy += 0.0 * dt
+            self.t_last = now
+        else:
+            self.acc()
         self.iter = assign
         self.epoch += 1
         if sim.warm:
@@ -488,7 +496,15 @@ class StepStage(StageKind):
         if epoch != self.epoch or self.iter is None:
             return
         assign = self.iter
-        self.acc()
+        if self._own_busy:  # self.acc(), inlined: an iteration ran until now
+            now = self.sim.now
+            dt = now - self.t_last
+            if dt > 0:
+                self.a_present += self.present * dt
+                self.a_busy += 1.0 * dt
+            self.t_last = now
+        else:
+            self.acc()
         self.iter = None
         finished = None
         for job in assign:
