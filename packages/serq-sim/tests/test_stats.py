@@ -65,3 +65,15 @@ def test_warmup_discards_and_note_for_a_constant_test():
     assert t[0] == 50.0 and len(t) == 51
     assert r.result.notes == ["note: observe hit is constant 0 over 51 samples"]
     assert r.result.observes["hit"].count == 51
+
+
+def test_non_finite_samples_give_non_finite_figures_without_warnings():
+    import numpy as np
+    from serq_sim.stats import observe_stats, time_stats
+
+    values = np.array([1.0, 2.0, np.inf] + [1.0] * 50)
+    n, mean, ci, cv2, p99 = observe_stats(values)
+    assert n == 53 and mean == np.inf and np.isnan(cv2) and p99 == np.inf
+    assert np.isnan(ci) or ci == np.inf
+    mean, ci, lo, hi = time_stats(np.array([0.0, 1.0]), np.array([1.0, np.inf]), 0.0, 2.0)
+    assert mean == np.inf and lo == 1.0 and hi == np.inf

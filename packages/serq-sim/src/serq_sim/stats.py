@@ -34,7 +34,14 @@ def _half_width(means: np.ndarray) -> float:
 
 
 def observe_stats(values: np.ndarray) -> tuple[int, float, float, float, float]:
-    """``(count, mean, ci, cv2, p99)`` of one observe's samples."""
+    """``(count, mean, ci, cv2, p99)`` of one observe's samples. Non-finite samples (a division by
+    zero in the observed expression) make the figures they enter inf or NaN, silently: the report
+    shows them as such (null in JSON)."""
+    with np.errstate(all="ignore"):
+        return _observe_stats(values)
+
+
+def _observe_stats(values: np.ndarray) -> tuple[int, float, float, float, float]:
     n = len(values)
     if n == 0:
         return 0, NAN, NAN, NAN, NAN
@@ -54,6 +61,12 @@ def time_stats(times: np.ndarray, values: np.ndarray, start: float, end: float,
     """``(mean, ci, min, max)`` of a piecewise-constant signal given by change points over
     ``[start, end]``: the time average, a batch-means CI over ``windows`` equal windows, and the least
     and greatest value held for a positive time. A value before ``start`` holds into it."""
+    with np.errstate(all="ignore"):
+        return _time_stats(times, values, start, end, windows)
+
+
+def _time_stats(times: np.ndarray, values: np.ndarray, start: float, end: float,
+                windows: int) -> tuple[float, float, float, float]:
     span = end - start
     if not (span > 0) or len(times) == 0:
         return NAN, NAN, NAN, NAN
