@@ -5,7 +5,7 @@ import os
 import numpy as np
 import pytest
 import serq_report
-from serq_report import atomic
+from serq import files as atomic  # serq_report writes through the host's atomic files
 from serq_report import csv as dump_module
 
 

@@ -3,32 +3,14 @@
 from __future__ import annotations
 
 import io
-import os
 import sys
-import tempfile
 
 import click
 from serq.errors import UserError
+from serq.files import write_atomic
 from serq.loading import apply_run_overrides, load_program
 from serq.options import load_options, run_options, to_load_options
 from serq.plugins import collect
-
-
-def _write_atomic(path: str, text: str) -> None:
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".serq-", dir=folder)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
 
 
 @click.command("run")
@@ -73,7 +55,7 @@ def run_command(pm, file, sets, defs, seed, horizon, warmup, arrivals, trace, as
     reporters[fmt](report, buf)
     text = buf.getvalue()
     if output:
-        _write_atomic(output, text)
+        write_atomic(output, text)
     else:
         sys.stdout.write(text)
         sys.stdout.flush()
