@@ -6,6 +6,7 @@ import math
 from typing import Any
 
 from . import ast as A
+from .names import FUNCTIONS
 
 INF = math.inf
 
@@ -93,10 +94,6 @@ def binary_value(op: str, a: float, b: float) -> float:
     raise KeyError(op)
 
 
-PURE_FUNCTIONS = {"min": (1, None), "max": (1, None), "abs": (1, 1), "floor": (1, 1), "ceil": (1, 1),
-                  "sqrt": (1, 1), "exp": (1, 1), "ln": (1, 1), "pow": (2, 2)}
-
-
 def fold(e: Any, lets: dict[str, float]) -> float:
     """The value of ``e``; raises :class:`NotConstant` at the first node that is not constant."""
     t = type(e)
@@ -118,8 +115,8 @@ def fold(e: Any, lets: dict[str, float]) -> float:
     if t is A.Cond:
         c = fold(e.test, lets)
         return fold(e.then, lets) if _truth(c) else fold(e.orelse, lets)
-    if t is A.Call and e.name in PURE_FUNCTIONS:
-        lo, hi = PURE_FUNCTIONS[e.name]
+    if t is A.Call and e.name in FUNCTIONS:
+        lo, hi = FUNCTIONS[e.name]
         if len(e.args) < lo or (hi is not None and len(e.args) > hi):
             raise NotConstant(e)
         return fn_value(e.name, [fold(a, lets) for a in e.args])
