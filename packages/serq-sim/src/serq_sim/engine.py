@@ -204,9 +204,6 @@ class Pool:
             return x
         return math.floor(x / b + 1e-12) * b
 
-    def qlen(self) -> int:
-        return len(self.front) + len(self.queue)
-
 
 class Observations:
     """One observe's samples: values, times, session serials and turn numbers."""
@@ -395,19 +392,16 @@ class Simulation:
         base = self.pool_base[r.pool]
         if size == 1:
             return self.pools[base]
-        if size == self.program.pools[pool.node and self._family(pool)].size:
+        if size == pool.node.size:
             return self.pools[base + pool.index]
         return self.pools[base]
 
     def _spill_stage(self, r: N.StageRef, pool: Pool):
         size = self.program.stages[r.stage].size
         base = self.stage_base[r.stage]
-        if size == self.program.pools[self._family(pool)].size:
+        if size == pool.node.size:
             return self.stages[base + pool.index]
         return self.stages[base]
-
-    def _family(self, pool: Pool) -> int:
-        return self.program.pools.index(pool.node)
 
     # ----------------------------------------------------------------------------------- errors
     def error(self, msg: str, sid: int | None = None, s: Session | None = None, span=None) -> SimError:
