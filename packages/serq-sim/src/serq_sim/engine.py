@@ -518,6 +518,13 @@ class Simulation:
                         self._show_progress()
         finally:
             self.events = events
+        self.end_at_horizon()
+
+    def end_at_horizon(self) -> None:
+        """The run reached the horizon or ran out of events (both tiers): it ends at the horizon, or now
+        when there is none; under ``arrivals N`` that is an error saying what was not reached."""
+        horizon = self.horizon
+        limit = self.arr_limit
         if limit is not None:
             when = horizon if horizon != INF else self.now
             self.now = when

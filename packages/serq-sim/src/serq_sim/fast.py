@@ -894,23 +894,13 @@ def run(sim):
     exec(code, g, ns)  # noqa: S102 - our own generated code
     st = ns["_fast_run"](g)
     _write_back(sim, gen, st)
-    horizon = sim.horizon
     if st["interrupted"]:
         sim.interrupted = True
         sim.end = sim.now
     elif st["status"] == 2:
         sim.end = sim.now
     else:
-        limit = sim.arr_limit
-        if limit is not None:
-            when = horizon if horizon != math.inf else sim.now
-            sim.now = when
-            if sim.open_arrivals < limit:
-                raise SimError(format_error(None, when, None, f"run {{ arrivals {limit}; }}: only "
-                                            f"{sim.open_arrivals} arrivals by the horizon", sim.source))
-            raise SimError(format_error(None, when, None, f"run {{ arrivals {limit}; }}: {sim.live} "
-                                        "session(s) still live at the horizon (not drained)", sim.source))
-        sim.end = horizon if horizon != math.inf else sim.now
+        sim.end_at_horizon()
     sim._finish()
     report = build_report(sim)
     report.tier = "fast"
