@@ -305,29 +305,27 @@ class Compiler:
             return f"E.obs_cachedin({ref}, s)"
         return f"E.obs_{e.name}({ref}{args})"
 
-    def fn(self, e: N.Expr | None, rng: str = "session", span=None):
-        """``e`` as a function ``f(s, A, C)``; ``None`` stays ``None``."""
-        if e is None:
-            return None
+    def _lambda(self, body, span):
+        """``lambda s, A, C: <body()>`` compiled, ``body()`` (the source of the value) generated with
+        ``span`` (if any) as the current span."""
         old = self.cur_span
         if span is not None:
             self.cur_span = self.span_id(span)
         try:
-            src = f"lambda s, A, C: {self.expr(e, rng)}"
+            src = f"lambda s, A, C: {body()}"
         finally:
             self.cur_span = old
         return eval(compile(src, "<serq>", "eval"), self.g)  # noqa: S307 - our own generated code
 
+    def fn(self, e: N.Expr | None, rng: str = "session", span=None):
+        """``e`` as a function ``f(s, A, C)``; ``None`` stays ``None``."""
+        if e is None:
+            return None
+        return self._lambda(lambda: self.expr(e, rng), span)
+
     def keys_fn(self, keys: list[N.Expr], rng: str = "session", span=None):
         """Several keys as one function returning a tuple."""
-        old = self.cur_span
-        if span is not None:
-            self.cur_span = self.span_id(span)
-        try:
-            src = "lambda s, A, C: (" + "".join(self.expr(k, rng) + ", " for k in keys) + ")"
-        finally:
-            self.cur_span = old
-        return eval(compile(src, "<serq>", "eval"), self.g)  # noqa: S307
+        return self._lambda(lambda: "(" + "".join(self.expr(k, rng) + ", " for k in keys) + ")", span)
 
     # ------------------------------------------------------------- statements
     def session_fn(self, stmts: list[N.Stmt], name: str = "session"):
@@ -457,11 +455,7 @@ class Compiler:
         h.node = st
         sp = st.span
         for hp in st.pools:
-            old = self.cur_span
-            self.cur_span = self.span_id(sp)
-            src = f"lambda s, A, C: {self.pool_ref(hp.pool, 'session')}"
-            self.cur_span = old
-            h.pool_refs.append(eval(compile(src, "<serq>", "eval"), self.g))  # noqa: S307
+            h.pool_refs.append(self._lambda(lambda hp=hp: self.pool_ref(hp.pool, "session"), sp))
             h.units.append(self.fn(hp.units, span=sp))
             h.reserves.append(self.fn(hp.reserve, span=sp))
             h.units_dep.append(state_dependent(hp.units))
@@ -469,10 +463,6 @@ class Compiler:
         h.reuse = self.fn(st.reuse, span=sp)
         h.cache = self.fn(st.cache, span=sp)
         if st.lease is not None:
-            old = self.cur_span
-            self.cur_span = self.span_id(sp)
-            src = f"lambda s, A, C: {self.pool_ref(st.lease.pool, 'session')}"
-            self.cur_span = old
-            h.lease_ref = eval(compile(src, "<serq>", "eval"), self.g)  # noqa: S307
+            h.lease_ref = self._lambda(lambda: self.pool_ref(st.lease.pool, "session"), sp)
             h.lease_time = self.fn(st.lease.time, span=sp)
         return h
