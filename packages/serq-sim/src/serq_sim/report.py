@@ -98,6 +98,12 @@ def _div(a: float, b: float) -> float:
     return a / b if b > 0 else math.nan
 
 
+def _array(buf, dtype) -> np.ndarray:
+    """The samples in ``buf`` (an ``array.array``) as a numpy array over the same memory; a fresh empty
+    one when there are none."""
+    return np.frombuffer(buf, dtype=dtype) if len(buf) else np.zeros(0, dtype)
+
+
 def build_report(sim) -> Report:
     p = sim.program
     start = sim.warmup
@@ -107,13 +113,9 @@ def build_report(sim) -> Report:
     ostats: dict[str, ObserveStats] = {}
     notes: list[str] = []
     for decl, o in zip(p.observes, sim.obs):
-        values = np.frombuffer(o.values, dtype=np.float64) if len(o.values) else np.zeros(0)
-        data = ObserveData(
-            decl.name, values,
-            np.frombuffer(o.times, dtype=np.float64) if len(o.times) else np.zeros(0),
-            np.frombuffer(o.sessions, dtype=np.int64) if len(o.sessions) else np.zeros(0, np.int64),
-            np.frombuffer(o.turns, dtype=np.int32) if len(o.turns) else np.zeros(0, np.int32),
-        )
+        values = _array(o.values, np.float64)
+        data = ObserveData(decl.name, values, _array(o.times, np.float64), _array(o.sessions, np.int64),
+                           _array(o.turns, np.int32))
         observes[decl.name] = data
         n, mean, ci, cv2, p99 = observe_stats(values)
         ostats[decl.name] = ObserveStats(count=n, mean=mean, ci=ci, cv2=cv2, p99=p99)
@@ -146,8 +148,8 @@ def build_report(sim) -> Report:
     gauges: dict[str, GaugeData] = {}
     gstats: dict[str, GaugeStats] = {}
     for (name, _fn), (ts, vs) in zip(sim.gauges, sim.gauge_points):
-        t = np.frombuffer(ts, dtype=np.float64) if len(ts) else np.zeros(0)
-        v = np.frombuffer(vs, dtype=np.float64) if len(vs) else np.zeros(0)
+        t = _array(ts, np.float64)
+        v = _array(vs, np.float64)
         gauges[name] = GaugeData(name, t, v)
         mean, ci, lo, hi = time_stats(t, v, start, end)
         gstats[name] = GaugeStats(mean=mean, ci=ci, min=lo, max=hi)
