@@ -18,8 +18,12 @@ class NotConstant(Exception):
         self.node = node
 
 
-def _truth(x: float) -> bool:
+def truth(x: float) -> bool:
     return x != 0 and not math.isnan(x)
+
+
+def unary_value(op: str, a: float) -> float:
+    return -a if op == "-" else float(not truth(a))
 
 
 def fn_value(name: str, args: list[float]) -> float:
@@ -88,9 +92,9 @@ def binary_value(op: str, a: float, b: float) -> float:
     if op == "!=":
         return float(a != b)
     if op == "&&":
-        return float(_truth(a) and _truth(b))
+        return float(truth(a) and truth(b))
     if op == "||":
-        return float(_truth(a) or _truth(b))
+        return float(truth(a) or truth(b))
     raise KeyError(op)
 
 
@@ -108,13 +112,12 @@ def fold(e: Any, lets: dict[str, float]) -> float:
                 return INF
         raise NotConstant(e)
     if t is A.Unary:
-        v = fold(e.arg, lets)
-        return -v if e.op == "-" else float(not _truth(v))
+        return unary_value(e.op, fold(e.arg, lets))
     if t is A.Binary:
         return binary_value(e.op, fold(e.lhs, lets), fold(e.rhs, lets))
     if t is A.Cond:
         c = fold(e.test, lets)
-        return fold(e.then, lets) if _truth(c) else fold(e.orelse, lets)
+        return fold(e.then, lets) if truth(c) else fold(e.orelse, lets)
     if t is A.Call and e.name in FUNCTIONS:
         lo, hi = FUNCTIONS[e.name]
         if len(e.args) < lo or (hi is not None and len(e.args) > hi):

@@ -14,7 +14,7 @@ from typing import Any
 from serq_ir import nodes as ir
 
 from . import ast as A
-from .consts import binary_value, fn_value
+from .consts import binary_value, fn_value, truth, unary_value
 from .context import Context, fmt_num
 from .diagnostics import Pos
 from .names import BUILTIN_ATTRIBUTES, CONTEXT, DRAWS, FUNCTIONS, OBSERVABLES, TRACE_ATTRIBUTES
@@ -195,8 +195,7 @@ class Linker:
         if t is A.Unary:
             a = self.expr(e.arg, m)
             if type(a) is ir.Num:
-                v = _num_value(a)
-                return self.num(-v if e.op == "-" else float(not (v != 0 and not math.isnan(v))), e.pos)
+                return self.num(unary_value(e.op, _num_value(a)), e.pos)
             return ir.Unary(op=e.op, arg=a, span=span(e.pos))
         if t is A.Binary:
             lhs, rhs = self.expr(e.lhs, m), self.expr(e.rhs, m)
@@ -206,8 +205,7 @@ class Linker:
         if t is A.Cond:
             test, then, orelse = self.expr(e.test, m), self.expr(e.then, m), self.expr(e.orelse, m)
             if type(test) is ir.Num and type(then) is ir.Num and type(orelse) is ir.Num:
-                v = _num_value(test)
-                return then if v != 0 and not math.isnan(v) else orelse
+                return then if truth(_num_value(test)) else orelse
             return ir.Cond(test=test, then=then, orelse=orelse, span=span(e.pos))
         if t is A.Call:
             return self.call(e, m)
