@@ -108,8 +108,9 @@ def exclusion(program: N.Program) -> str | None:
                 return "a ps capacity reading an attribute"
     wl = p.workload
     if isinstance(wl.arrive, N.Renewal):
-        if _bad_expr(wl.arrive.gap):
-            return _bad_expr(wl.arrive.gap)
+        why = _bad_expr(wl.arrive.gap)
+        if why:
+            return why
         if reads(wl.arrive.gap, lambda x: isinstance(x, N.Attr)):
             return "a renewal gap reading an attribute"
     for top in (p.session, wl.init, wl.turn):
@@ -312,32 +313,22 @@ class _Gen(Compiler):
         sim = self.sim
         out = [f"{pad}A[1] += 1.0"] + self.if_warm(["turns += 1"], pad)
         more = sim.slot_more
-        kw = "if"
+        # the session's next preset turn, or its next trace row: (its cell in A, how a row is applied)
+        sources = []
         if self.presets:
-            x = self.XPR
-            out += [f"{pad}{kw} A[{x}] is not None:",
-                    f"{pad}    _pt = A[{x}]",
-                    f"{pad}    _pi = A[{x + 1}]",
-                    f"{pad}    if _pi < len(_pt):",
-                    f"{pad}        for _sl, _sv in _pt[_pi]:",
-                    f"{pad}            A[_sl] = _sv",
-                    f"{pad}        A[{x + 1}] = _pi + 1",
-                    f"{pad}        _more = 1.0 if _pi + 1 < len(_pt) else 0.0",
-                    f"{pad}    else:",
-                    f"{pad}        _more = 0.0"]
-            if more is not None:
-                out.append(f"{pad}    A[{more}] = _more")
-            kw = "elif"
+            sources.append((self.XPR, ["for _sl, _sv in _pt[_pi]:",
+                                       "    A[_sl] = _sv"]))
         if self.traced:
-            x = self.XTR
-            out += [f"{pad}{kw} A[{x}] is not None:",
+            sources.append((self.XTR, ["for _sl, _sv in zip(_TSLOTS, _pt[_pi]):",
+                                       "    if _sl is not None:",
+                                       "        A[_sl] = _sv"]))
+        for n, (x, apply) in enumerate(sources):
+            out += [f"{pad}{'elif' if n else 'if'} A[{x}] is not None:",
                     f"{pad}    _pt = A[{x}]",
                     f"{pad}    _pi = A[{x + 1}]",
-                    f"{pad}    if _pi < len(_pt):",
-                    f"{pad}        for _sl, _sv in zip(_TSLOTS, _pt[_pi]):",
-                    f"{pad}            if _sl is not None:",
-                    f"{pad}                A[_sl] = _sv",
-                    f"{pad}        A[{x + 1}] = _pi + 1",
+                    f"{pad}    if _pi < len(_pt):"]
+            out += [f"{pad}        {line}" for line in apply]
+            out += [f"{pad}        A[{x + 1}] = _pi + 1",
                     f"{pad}        _more = 1.0 if _pi + 1 < len(_pt) else 0.0",
                     f"{pad}    else:",
                     f"{pad}        _more = 0.0"]
