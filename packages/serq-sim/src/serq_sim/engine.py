@@ -1289,13 +1289,7 @@ class Simulation:
             raise self.error(f"grow {pool.name}: outside a hold of {pool.name}", sid, s)
         if d != d:
             raise self.error(f"grow {pool.name}: the amount is NaN", sid, s)
-        d = max(d, 0.0)
-        r = self.grow_slot(s, slot, d, None)
-        if r is True:
-            return True
-        if r is None or r is False:
-            return None
-        return r
+        return self.grow_slot(s, slot, max(d, 0.0), None)
 
     def grow_slot(self, s: Session, slot: Slot, d: float, job):
         """Grow ``slot`` by ``d`` (rounded to blocks), preempting per the pool's rule. Returns ``None``
