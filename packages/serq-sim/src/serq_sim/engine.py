@@ -871,13 +871,7 @@ class Simulation:
             st.est.observe(started, started - job.enqueued, self.now - started)
 
     def job_done(self, st, job: Job) -> None:
-        started = job.started if job.started is not None else job.enqueued
-        if self.warm:
-            st.completions += 1
-            st.wait_sum += started - job.enqueued
-            st.service_sum += self.now - started
-        if self.need_est:
-            st.est.observe(started, started - job.enqueued, self.now - started)
+        self.stage_stats(st, job)
         owner = job.owner
         if owner is not None and owner.job is job:
             owner.job = None
