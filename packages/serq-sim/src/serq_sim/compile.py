@@ -154,6 +154,20 @@ def reads(e: N.Expr, pred) -> bool:
     return False
 
 
+def mentions(nodes, names) -> bool:
+    """Whether the JSON encoding of any of ``nodes`` (IR nodes, or None) contains one of ``names``: a
+    cheap test of what an expression might read (any mention counts, so it errs towards yes)."""
+    import msgspec
+
+    for e in nodes:
+        if e is None:
+            continue
+        text = msgspec.json.encode(e)
+        if any(n.encode() in text for n in names):
+            return True
+    return False
+
+
 def num(v: N.Number) -> float:
     if isinstance(v, str):
         return math.inf if v == "inf" else -math.inf

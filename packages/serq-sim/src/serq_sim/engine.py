@@ -24,7 +24,7 @@ from pathlib import Path
 from serq_ir import nodes as N
 
 from . import rand
-from .compile import Compiler, num
+from .compile import Compiler, mentions, num
 from .errors import InvariantError, Preempted, SessionGone, SimError, format_error
 from .stages import _READY, _STAGE, Ctx, FlowNetwork, Job
 
@@ -344,7 +344,8 @@ class Simulation:
             pool.needs_snap = not isinstance(pool.evict, _lru_type()) or pool.spill is not None
         self.free_pools = [pl for pl in self.pools if pl.via is None]
         self.any_pools = bool(self.pools)
-        self.need_est = _reads_estimates(p)
+        # whether some expression reads a stage's online estimates (any mention of their names counts)
+        self.need_est = mentions([p], ('"price"', '"est_lambda"', '"est_rho"', '"est_wait"'))
         # workload
         wl = p.workload
         self.session_fn = self.compiler.session_fn(p.session, "session")
@@ -1486,10 +1487,3 @@ def _all_blocks(p: N.Program):
         if top:
             yield top
             yield from blocks(top)
-
-
-def _reads_estimates(p: N.Program) -> bool:
-    import msgspec
-
-    raw = msgspec.json.encode(p)
-    return any(k in raw for k in (b'"price"', b'"est_lambda"', b'"est_rho"', b'"est_wait"'))

@@ -34,6 +34,7 @@ from heapq import heappush as _heappush
 
 from serq_ir import nodes as N
 
+from .compile import mentions
 from .errors import SimError, format_error
 from .stages import Ctx, Job, StageKind
 
@@ -77,15 +78,15 @@ class StepStage(StageKind):
         # held by decoders and prefills: summing it per resident is most of a plan's time when they do not.
         # Judged from the encoded IR (any mention of the name counts), so it errs towards computing.
         pre_exprs = [k.budget, k.chunk, *keys]
-        self.pre_kv = _mentions(pre_exprs, ("kv_decode", "kv_prefill"))
-        self.cost_kv = _mentions([k.cost], ("kv_decode", "kv_prefill"))
+        self.pre_kv = mentions(pre_exprs, ("kv_decode", "kv_prefill"))
+        self.cost_kv = mentions([k.cost], ("kv_decode", "kv_prefill"))
         # Whether the cost reads any of the sums over the iteration's jobs (judged the same way)
-        self.cost_sums = self.cost_kv or _mentions([k.cost], ("tokens", "decoders", "prefilled"))
+        self.cost_sums = self.cost_kv or mentions([k.cost], ("tokens", "decoders", "prefilled"))
         # Whether the budget moment's expressions and the cost read any of their context variables at all:
         # when not, they are given a context with none set (every name reads NaN, as an unset one would)
         self._no_ctx = Ctx()
-        self.pre_ctx = _mentions(pre_exprs, _PRE_NAMES)
-        self.cost_ctx = _mentions([k.cost], _COST_NAMES)
+        self.pre_ctx = mentions(pre_exprs, _PRE_NAMES)
+        self.cost_ctx = mentions([k.cost], _COST_NAMES)
         #: detachments so far: none during a planning means every planned job is still here, with tokens
         self.detached = 0
 
@@ -535,19 +536,6 @@ class StepStage(StageKind):
 #: the context variables set at the budget moment, and for the cost
 _PRE_NAMES = ("residents", "decoders", "kv_decode", "kv_prefill")
 _COST_NAMES = ("tokens", "decoders", "prefilled", "residents", "kv_decode", "kv_prefill", "attention")
-
-
-def _mentions(exprs, names) -> bool:
-    """Whether any of ``exprs`` (IR expressions or None) mentions one of ``names`` anywhere."""
-    import msgspec
-
-    for e in exprs:
-        if e is None:
-            continue
-        text = msgspec.json.encode(e)
-        if any(n.encode() in text for n in names):
-            return True
-    return False
 
 
 def step_factory(sim, node, member, flat):
