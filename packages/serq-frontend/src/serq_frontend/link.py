@@ -17,7 +17,15 @@ from . import ast as A
 from .consts import binary_value, fn_value, truth, unary_value
 from .context import Context, fmt_num
 from .diagnostics import Pos
-from .names import BUILTIN_ATTRIBUTES, CONTEXT, DRAWS, FUNCTIONS, OBSERVABLES, TRACE_ATTRIBUTES
+from .names import (
+    BUILTIN_ATTRIBUTES,
+    CONTEXT,
+    DRAWS,
+    FUNCTIONS,
+    LIVE_OBSERVABLES,
+    OBSERVABLES,
+    TRACE_ATTRIBUTES,
+)
 
 
 @dataclass(frozen=True)
@@ -597,7 +605,7 @@ class Linker:
                 if s.name in self.tainted:
                     continue
                 for x in A.walk_expr(s.value):
-                    if (type(x) is A.Call and x.name in OBSERVABLES and x.name != "blocksize") or \
+                    if (type(x) is A.Call and x.name in LIVE_OBSERVABLES) or \
                             (type(x) is A.Var and x.simple in self.tainted):
                         self.tainted[s.name] = s.pos
                         changed = True

@@ -18,6 +18,8 @@ OBSERVABLES = {
     "budget_left": ("stage", 0), "price": ("stage", 2), "est_lambda": ("stage", 0),
     "est_rho": ("stage", 0), "est_wait": ("stage", 0), "blocksize": ("pool", 0),
 }
+#: the observables that read live pool or stage state (``blocksize`` folds to the pool's block)
+LIVE_OBSERVABLES = frozenset(OBSERVABLES) - {"blocksize"}
 BUILTIN_ATTRIBUTES = ("serial", "turn_no", "cached", "computed")
 TRACE_ATTRIBUTES = ("new", "out", "think", "more", "forced")
 KEYWORDS = frozenset({

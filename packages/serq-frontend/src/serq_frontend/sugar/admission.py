@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import ast as A
-from ..names import BUILTIN_ATTRIBUTES, CONTEXT, OBSERVABLES
+from ..names import BUILTIN_ATTRIBUTES, CONTEXT, LIVE_OBSERVABLES
 from ..parser import grammar_text
 from . import SugarLayer
 
@@ -30,7 +30,7 @@ def _subst(e: Any, env: dict[str, Any]) -> Any:
 
 def live_read(e: Any) -> str | None:
     for x in A.walk_expr(e):
-        if type(x) is A.Call and x.name in OBSERVABLES and x.name != "blocksize":
+        if type(x) is A.Call and x.name in LIVE_OBSERVABLES:
             return f"`{x.name}(…)`"
         if type(x) is A.Var and x.simple is not None and (x.simple in CONTEXT or x.simple == "cached"):
             return f"`{x.simple}`"

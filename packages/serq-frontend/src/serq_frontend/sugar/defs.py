@@ -11,7 +11,7 @@ from typing import Any
 
 from .. import ast as A
 from ..diagnostics import Pos
-from ..names import BUILTIN_ATTRIBUTES, CONTEXT, DRAWS, FUNCTIONS, KEYWORDS, OBSERVABLES
+from ..names import BUILTIN_ATTRIBUTES, CONTEXT, DRAWS, FUNCTIONS, KEYWORDS, LIVE_OBSERVABLES, OBSERVABLES
 from ..parser import grammar_text
 from . import SugarLayer
 
@@ -49,7 +49,7 @@ def reads_live(e: Any) -> A.Var | A.Call | None:
     for x in A.walk_expr(e):
         if type(x) is A.Var and x.simple == "now":
             return x
-        if type(x) is A.Call and x.name in OBSERVABLES and x.name != "blocksize":
+        if type(x) is A.Call and x.name in LIVE_OBSERVABLES:
             return x
     return None
 
