@@ -87,13 +87,8 @@ def _join(tokens: list[Tok]) -> str:
             sp = False
         elif t.text == "[":
             sp = False
-        elif t.text == "(":
-            if prev.kind == "name":
-                sp = t.space_before
-            elif prev.text in _CLOSERS:
-                sp = t.space_before
-            else:
-                sp = prev.text not in ("(", "[")
+        elif t.text == "(" and (prev.kind == "name" or prev.text in _CLOSERS):
+            sp = t.space_before
         out.append((" " if sp else "") + t.text)
         prev = t
     return "".join(out)
@@ -143,9 +138,6 @@ def format_source(text: str) -> str:
             last = t
         if last is not None:
             continued = not (last.text in (";", "{", "}") and paren == 0)
-        paren_now = paren
-        if not continued:
-            paren = paren_now
     # no trailing blank lines, one newline at the end
     while out and out[-1] == ("", None):
         out.pop()
