@@ -1116,18 +1116,14 @@ class Simulation:
             self._spill(pool, e, amount)
 
     def _spill(self, pool: Pool, e: Entry, units: float) -> None:
+        from .policies import evict_context
+
         tier, link, work_fn, when_fn = pool.spill
         ctx = Ctx()
-        ctx.size = units
-        ctx.last = e.last
-        ctx.age = self.now - e.last
-        owner = e.owner
-        live = owner is not None and owner.status != ENDED
-        ctx.waiting = 1.0 if (live and owner.status == QUEUED) else 0.0
-        attrs = owner.attrs if (live or e.snap is None) else e.snap
-        if when_fn(owner if live else None, attrs, ctx) == 0:
+        owner, attrs = evict_context(ctx, e, units, self.now)
+        if when_fn(owner, attrs, ctx) == 0:
             return
-        work = work_fn(owner if live else None, attrs, ctx)
+        work = work_fn(owner, attrs, ctx)
         # the tier takes what fits after evicting its own entries (a spill never breaks its invariant)
         room = tier.cap - tier.used
         units = min(units, max(room, 0.0))

@@ -90,16 +90,22 @@ class KeyedOrder(EvictionOrder):
         self.ctx = Ctx()
 
     def key(self, entry) -> tuple:
-        ctx = self.ctx
-        now = self.sim.now
-        ctx.size = entry.size
-        ctx.last = entry.last
-        ctx.age = now - entry.last
-        owner = entry.owner
-        live = owner is not None and owner.status != 4
-        ctx.waiting = 1.0 if (live and owner.status == 1) else 0.0
-        attrs = owner.attrs if live else (entry.snap if entry.snap is not None else owner.attrs)
-        return self.keys(owner if live else None, attrs, ctx)
+        s, attrs = evict_context(self.ctx, entry, entry.size, self.sim.now)
+        return self.keys(s, attrs, self.ctx)
+
+
+def evict_context(ctx, entry, size: float, now: float):
+    """Set the context of the Evict moment of ``entry`` in ``ctx`` (``size``, ``last``, ``age``,
+    ``waiting``), ``size`` the units at stake; return the session and the attributes its expressions
+    read: the owner's while it lives, else ``None`` and the snapshot taken at release (if any)."""
+    ctx.size = size
+    ctx.last = entry.last
+    ctx.age = now - entry.last
+    owner = entry.owner
+    live = owner is not None and owner.status != 4  # ENDED
+    ctx.waiting = 1.0 if (live and owner.status == 1) else 0.0  # QUEUED
+    attrs = owner.attrs if (live or entry.snap is None) else entry.snap
+    return (owner if live else None), attrs
 
 
 class PreemptionPolicy:
