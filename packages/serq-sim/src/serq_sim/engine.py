@@ -598,16 +598,8 @@ class Simulation:
     def settle(self) -> None:
         ready = self.ready
         while True:
-            while ready:
-                s = ready.popleft()
-                s.in_ready = False
-                if s.status == READY:
-                    try:
-                        s.gen.send(None)
-                    except StopIteration:
-                        self.end_session(s)
-                    except SessionGone:
-                        pass
+            if ready:
+                self.drain_ready()
             if self.any_pools:
                 self._admit_all()
                 if ready:
