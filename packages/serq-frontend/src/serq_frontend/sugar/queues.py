@@ -282,13 +282,8 @@ class QueueRewriter:
                 out.extend(self.pull(item, i, shares))
             else:
                 out.append(item)
-        final = []
-        for item in out:
-            if isinstance(item, A.QueueItem):
-                final.append(item)
-            else:
-                final.append(A.map_item(item, lambda e: e, lambda b: self.block(b, None, [])))
-        return A.Module(final, self.module.file)
+        return A.Module([A.map_item(item, lambda e: e, lambda b: self.block(b, None, [])) for item in out],
+                        self.module.file)
 
     def pull(self, item: A.PullItem, index: int, shares: list[A.ShareItem]) -> list[Any]:
         ctx = self.ctx
@@ -330,7 +325,6 @@ class QueueRewriter:
         lets = set(ctx.lets())
         allowed = (set(e.params) | locals_ | lets | CONTEXT | {"inf", "self", "cached", "computed"}
                    | set(BUILTIN_ATTRIBUTES) | self.hidden | own_pools | {q.name} | self.globals)
-        allowed |= {f"{n}.{s}" for n, o in self.queues.items() for s in ("nic",) if o.item.nic}
         allowed |= set(self.queues)
         bound: set[str] = set()
         for s in A.walk_stmts(e.body):
