@@ -155,10 +155,7 @@ class StepStage(StageKind):
         if job.assigned > 0:
             t = job.assigned
             job.assigned = 0.0
-            if job.growing is not None and job.owner is not None:
-                _hi, slot = self.sim._innermost(job.owner, job.growing)
-                if slot is not None:
-                    slot.pos -= t
+            self._unadvance(job, t)
             if self.planning:
                 self.left += t
 
@@ -435,16 +432,20 @@ class StepStage(StageKind):
 
     def _displace(self) -> None:
         """Cancel the tentative decodes: they keep their allocation, not their tokens."""
-        sim = self.sim
         for j in self.assign:
-            if j.assigned > 0 and j.growing is not None and j.owner is not None:
-                _hi, slot = sim._innermost(j.owner, j.growing)
-                if slot is not None:
-                    slot.pos -= j.assigned
+            if j.assigned > 0:
+                self._unadvance(j, j.assigned)
             j.assigned = 0.0
         self.assign = []
         self.left = self.budget
         self.attn = 0.0
+
+    def _unadvance(self, job: Job, tokens: float) -> None:
+        """Take back the ``tokens`` a growing job's planning advanced its hold's position by."""
+        if job.growing is not None and job.owner is not None:
+            _hi, slot = self.sim._innermost(job.owner, job.growing)
+            if slot is not None:
+                slot.pos -= tokens
 
     def _admit_one(self, budget_left: float) -> bool:
         for pool in self.served_pools:
