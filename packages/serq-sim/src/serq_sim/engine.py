@@ -731,25 +731,19 @@ class Simulation:
         A[SLOT_TURN] += 1.0
         if self.warm:
             self.turns += 1
-        if s.preset is not None:
-            turns, i = s.preset
-            if i < len(turns):
-                for sv in turns[i]:
-                    A[sv.slot] = sv.value
-                s.preset[1] = i + 1
-                more = 1.0 if i + 1 < len(turns) else 0.0
-            else:
-                more = 0.0
-            if self.slot_more is not None:
-                A[self.slot_more] = more
-        elif s.trace is not None:
-            rows, i = s.trace
+        # the next preset turn, or the next trace row: [rows, index of the next]
+        nxt = s.preset if s.preset is not None else s.trace
+        if nxt is not None:
+            rows, i = nxt
             if i < len(rows):
-                row = rows[i]
-                for slot, v in zip(self.trace_slots, row):
-                    if slot is not None:
-                        A[slot] = v
-                s.trace[1] = i + 1
+                if nxt is s.preset:
+                    for sv in rows[i]:
+                        A[sv.slot] = sv.value
+                else:
+                    for slot, v in zip(self.trace_slots, rows[i]):
+                        if slot is not None:
+                            A[slot] = v
+                nxt[1] = i + 1
                 more = 1.0 if i + 1 < len(rows) else 0.0
             else:
                 more = 0.0
