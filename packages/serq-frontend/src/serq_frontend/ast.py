@@ -694,6 +694,14 @@ def map_kind(k: Kind, fe: Callable[[Any], Any], fr: Callable[[Any], Any]) -> Kin
     return n
 
 
+_DECLARES = {Let: "a `let`", PoolItem: "a pool", StageItem: "a stage", QueueItem: "a queue"}
+
+
+def declared_names(module: Module) -> dict[str, str]:
+    """The names the lets, pools, stages and queues of a module declare, each with what it is."""
+    return {item.name: _DECLARES[type(item)] for item in module.items if type(item) in _DECLARES}
+
+
 def item_blocks(item: Any) -> Iterator[list[Any]]:
     """The statement blocks of a top-level item."""
     t = type(item)

@@ -68,15 +68,9 @@ def _reads(stmts: list[Any], extra: list[Any]) -> set[str]:
 class Admission:
     def __init__(self, module: A.Module, ctx: Any):
         self.ctx = ctx
-        self.taken: dict[str, str] = {}
+        self.taken = A.declared_names(module)
         self.sets: set[str] = set()
         for item in module.items:
-            if isinstance(item, A.Let):
-                self.taken[item.name] = "a `let`"
-            elif isinstance(item, A.PoolItem):
-                self.taken[item.name] = "a pool"
-            elif isinstance(item, A.StageItem):
-                self.taken[item.name] = "a stage"
             for b in A.item_blocks(item):
                 for s in A.walk_stmts(b):
                     if isinstance(s, (A.SSet, A.SChoose)):

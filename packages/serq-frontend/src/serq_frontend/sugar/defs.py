@@ -60,17 +60,9 @@ class Expander:
         self.module = module
         self.defs: dict[str, A.DefItem] = {}
         self.all_defs: dict[str, Pos] = {}
-        self.taken: dict[str, str] = {}
+        self.taken = A.declared_names(module)
         for item in module.items:
-            if isinstance(item, A.Let):
-                self.taken[item.name] = "a `let`"
-            elif isinstance(item, A.PoolItem):
-                self.taken[item.name] = "a pool"
-            elif isinstance(item, A.StageItem):
-                self.taken[item.name] = "a stage"
-            elif isinstance(item, A.QueueItem):
-                self.taken[item.name] = "a queue"
-            elif isinstance(item, A.DefItem):
+            if isinstance(item, A.DefItem):
                 self.all_defs.setdefault(item.name, item.pos)
         self.overridden: set[str] = set()
 
