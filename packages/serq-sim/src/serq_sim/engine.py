@@ -475,8 +475,6 @@ class Simulation:
         # the settle's later phases matter only with pools, step stages, marked stages or gauges
         simple = not (self.any_pools or self.step_stages or self.gauges or self.flow_network)
         dirty = self.dirty
-        end_session = self.end_session
-        popleft = ready.popleft
         # the event count is kept in a local and stored back on every way out (progress reads it too)
         events = self.events
         if not progress:
@@ -491,16 +489,8 @@ class Simulation:
                 cb(arg)
                 if simple and not dirty:
                     # the settle of a program without pools, step stages or gauges: run the ready sessions
-                    while ready:
-                        s = popleft()
-                        s.in_ready = False
-                        if s.status == READY:
-                            try:
-                                s.gen.send(None)
-                            except StopIteration:
-                                end_session(s)
-                            except SessionGone:
-                                pass
+                    if ready:
+                        self.drain_ready()
                     if dirty:
                         settle()
                 else:
