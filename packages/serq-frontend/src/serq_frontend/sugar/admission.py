@@ -40,16 +40,10 @@ def live_read(e: Any) -> str | None:
 def _set_first(stmts: list[Any], name: str) -> bool:
     """Whether the block sets ``name`` at its top level before anything reads it."""
     for s in stmts:
-        reads = any(type(x) is A.Var and x.parts[0][0] == name
-                    for r in A.stmt_exprs(s) for x in A.walk_expr(r))
-        if reads:
+        if name in _reads([s], []):
             return False
         if isinstance(s, A.SSet) and s.name == name:
             return True
-        if any(True for b in A.blocks_of(s) for x in A.walk_stmts(b)
-               if any(type(y) is A.Var and y.parts[0][0] == name for r in A.stmt_exprs(x)
-                      for y in A.walk_expr(r))):
-            return False
     return False
 
 
