@@ -121,6 +121,21 @@ class StageKind:
         if self.iterations is not None:
             self.iterations = 0
 
+    #: Whether the compiled session may call :meth:`start` for a plain run on this stage named without
+    #: an index (read from the class's own namespace, so a subclass opts in itself).
+    fast_start = False
+
+    def start(self, s, work: float, sid: int) -> None:
+        """``sim.run_job(s, self, work, "plain", None, sid)`` in one call."""
+        sim = self.sim
+        if not (work > 0):  # NaN (an error) or nothing to do: the general path
+            sim.run_job(s, self, work, "plain", None, sid)
+            return
+        job = Job(s, work, "plain", None, sim.now, sid)
+        s.job = job
+        s.status = _STAGE
+        self.attach(job)
+
     def mark(self) -> None:
         """Ask for :meth:`settle` at the end of this settle."""
         if not self._marked:
@@ -164,21 +179,7 @@ class FifoStage(StageKind):
     def busy_level(self) -> float:
         return self.active / self.c if self.c != math.inf else 0.0
 
-    #: ``start`` may stand for ``sim.run_job`` + ``attach`` (read from this class's own namespace, so a
-    #: subclass that changes ``attach`` takes the general path unless it says so itself).
     fast_start = True
-
-    def start(self, s, work: float, sid: int) -> None:
-        """``sim.run_job(s, self, work, "plain", None, sid)`` in one call (the compiled session calls it for
-        a plain run on this stage named without an index)."""
-        sim = self.sim
-        if not (work > 0):  # NaN (an error) or nothing to do: the general path
-            sim.run_job(s, self, work, "plain", None, sid)
-            return
-        job = Job(s, work, "plain", None, sim.now, sid)
-        s.job = job
-        s.status = _STAGE
-        self.attach(job)
 
     def attach(self, job: Job) -> None:
         sim = self.sim
@@ -282,17 +283,6 @@ class DelayStage(StageKind):
     def __init__(self, sim, node, member, flat):
         super().__init__(sim, node, member, flat)
         self._done_cb = self._done
-
-    def start(self, s, work: float, sid: int) -> None:
-        """``sim.run_job(s, self, work, "plain", None, sid)`` in one call (see :meth:`FifoStage.start`)."""
-        sim = self.sim
-        if not (work > 0):
-            sim.run_job(s, self, work, "plain", None, sid)
-            return
-        job = Job(s, work, "plain", None, sim.now, sid)
-        s.job = job
-        s.status = _STAGE
-        self.attach(job)
 
     def attach(self, job: Job) -> None:
         sim = self.sim
