@@ -10,20 +10,21 @@ from ..parser import _word, grammar_text
 from . import SugarLayer
 
 
+def _where(where: Any) -> tuple[Any, list[A.Var]]:
+    """The index and the stages of ``[j]`` or ``on S, …`` (none: no index, no stages)."""
+    if isinstance(where, tuple):
+        return where[1], where[2]
+    return None, []
+
+
 def _s_serving(b: Any, p: Any, c: list[Any]) -> A.SServing:
     verb, where, work, growing = str(c[0]), c[1], c[2], c[3]
-    index, on = None, []
-    if isinstance(where, tuple):
-        index, on = where[1], where[2]
-    return A.SServing(verb, index, on, work, p, growing)
+    return A.SServing(verb, *_where(where), work, p, growing)
 
 
 def _s_transfer(b: Any, p: Any, c: list[Any]) -> A.STransfer:
     where, work, src, dst, amount = c
-    index, on = None, []
-    if isinstance(where, tuple):
-        index, on = where[1], where[2]
-    return A.STransfer(index, on, work, src, dst, amount, p)
+    return A.STransfer(*_where(where), work, src, dst, amount, p)
 
 
 BUILDERS = {
