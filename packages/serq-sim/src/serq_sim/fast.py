@@ -89,6 +89,17 @@ def _bad_expr(e) -> str | None:
     return found[0] if found else None
 
 
+def _bad_sessionless(e, what: str) -> str | None:
+    """Why ``e``, evaluated for no session (``what``, a ps capacity or a renewal gap), is outside the
+    fast tier, or None."""
+    why = _bad_expr(e)
+    if why:
+        return why
+    if reads(e, lambda x: isinstance(x, N.Attr)):
+        return f"{what} reading an attribute"
+    return None
+
+
 def exclusion(program: N.Program) -> str | None:
     """Why ``program`` is not in the fast tier's class (see the module docstring), or ``None``."""
     p = program
@@ -101,18 +112,14 @@ def exclusion(program: N.Program) -> str | None:
             kind = stg.kind
             return f"stage kind {kind.name if isinstance(kind, N.Extension) else type(kind).__name__}"
         if isinstance(stg.kind, N.Ps):
-            why = _bad_expr(stg.kind.capacity)
+            why = _bad_sessionless(stg.kind.capacity, "a ps capacity")
             if why:
                 return why
-            if reads(stg.kind.capacity, lambda x: isinstance(x, N.Attr)):
-                return "a ps capacity reading an attribute"
     wl = p.workload
     if isinstance(wl.arrive, N.Renewal):
-        why = _bad_expr(wl.arrive.gap)
+        why = _bad_sessionless(wl.arrive.gap, "a renewal gap")
         if why:
             return why
-        if reads(wl.arrive.gap, lambda x: isinstance(x, N.Attr)):
-            return "a renewal gap reading an attribute"
     for top in (p.session, wl.init, wl.turn):
         for st in _stmts(top):
             if not isinstance(st, _ALLOWED_STMTS):
