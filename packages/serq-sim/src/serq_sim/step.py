@@ -272,9 +272,6 @@ class StepStage(StageKind):
         tokens = dec = pre_t = kvd = kvp = 0.0
         if self.cost_kv:
             assign = [j for j in planned if j.stage is self and j.assigned > 0]
-            preempted = sim.preempt_count > p0
-            if not assign and not preempted:
-                return
             held = self._held
             for j in assign:
                 tokens += j.assigned
@@ -292,9 +289,6 @@ class StepStage(StageKind):
                 assign = planned
             else:
                 assign = [j for j in planned if j.stage is self and j.assigned > 0]
-            preempted = sim.preempt_count > p0
-            if not assign and not preempted:
-                return
         else:
             # the cost reads neither kv_decode nor kv_prefill; the sums are taken while filtering (they are
             # read only if the iteration happens)
@@ -310,9 +304,9 @@ class StepStage(StageKind):
                             dec += 1
                         else:
                             pre_t += t
-            preempted = sim.preempt_count > p0
-            if not assign and not preempted:
-                return
+        preempted = sim.preempt_count > p0
+        if not assign and not preempted:
+            return
         if self.cost_ctx:
             ctx = Ctx()
             ctx.tokens = tokens
