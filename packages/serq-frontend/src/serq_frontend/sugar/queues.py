@@ -221,18 +221,24 @@ class QueueRewriter:
         size = A.Num(float(q.size), item.size.pos) if q.family else None
         out: list[Any] = []
         own = self.own_names(q)
+
+        def fe(e: Any) -> Any:
+            return self.decl_expr(q, e, own)
+
+        def fr(r: A.Var) -> A.Var:
+            return self.decl_ref(q, r, own)
+
         for p in item.pools:
-            opts = [A.map_pool_opt(o, lambda e: self.decl_expr(q, e), lambda r: self.decl_ref(q, r, own))
-                    for o in p.opts]
+            opts = [A.map_pool_opt(o, fe, fr) for o in p.opts]
             out.append(A.PoolItem(f"{q.name}.{p.name}", size, opts, p.pos))
         if item.serve is not None:
-            kind = A.map_kind(item.serve, lambda e: self.decl_expr(q, e), lambda r: self.decl_ref(q, r, own))
+            kind = A.map_kind(item.serve, fe, fr)
             out.append(A.StageItem(q.name, size, kind, item.serve.pos))
             if q.latency is not None:
                 out.append(A.StageItem(f"{q.name}.latency", size, A.Kind("delay", q.latency.pos),
                                        q.latency.pos))
         if item.nic is not None:
-            kind = A.map_kind(item.nic, lambda e: self.decl_expr(q, e), lambda r: self.decl_ref(q, r, own))
+            kind = A.map_kind(item.nic, fe, fr)
             out.append(A.StageItem(f"{q.name}.nic", size, kind, item.nic.pos))
         return out
 
@@ -252,9 +258,7 @@ class QueueRewriter:
             return A.Var([(own[head], None)], r.pos)
         return r
 
-    def decl_expr(self, q: Queue, e: Any) -> Any:
-        own = self.own_names(q)
-
+    def decl_expr(self, q: Queue, e: Any, own: dict[str, str]) -> Any:
         def f(x: Any) -> Any:
             if type(x) is A.Var and x.parts[0][0] in own and len(x.parts) == 1:
                 return self.decl_ref(q, x, own)
