@@ -7,7 +7,6 @@ so no parse tree is built), with positions propagated.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from importlib import resources
 from typing import Any
@@ -355,16 +354,15 @@ def _describe(term: str) -> str:
 
 def _prev_token_end(text: str, offset: int) -> tuple[int, int] | None:
     """Line and column just after the last token before ``offset`` (comments and blanks skipped)."""
-    i = offset
-    lines_text = text[:i]
+    lines_text = text[:offset]
     # strip trailing whitespace and comments, line by line
     while True:
         stripped = lines_text.rstrip()
         last_nl = stripped.rfind("\n")
         line = stripped[last_nl + 1:]
-        m = re.search(r"//", line)
-        if m and '"' not in line[: m.start()]:
-            lines_text = stripped[: last_nl + 1 + m.start()]
+        k = line.find("//")
+        if k >= 0 and '"' not in line[:k]:
+            lines_text = stripped[: last_nl + 1 + k]
             continue
         lines_text = stripped
         break
@@ -396,7 +394,7 @@ def syntax_error(e: UnexpectedInput, text: str, file: str, reporter: Reporter) -
         pos = Pos(file, *prev)
     else:
         pos = Pos(file, tok.line, tok.column)
-    if "SEMICOLON" in expected and tok.type not in ("SEMICOLON",):
+    if "SEMICOLON" in expected and tok.type != "SEMICOLON":
         offset = tok.start_pos if tok.start_pos is not None and tok.type != "$END" else len(text)
         prev = _prev_token_end(text, offset)
         # a statement that ends where a new one starts: the next line, a `}`, or a keyword or name
