@@ -121,19 +121,12 @@ RNG = {"arrivals": "_ra", "workload": "_rw", "session": "_rs", "eviction": "_re"
 def state_dependent(e: N.Expr) -> bool:
     """Whether ``e`` reads anything but attributes and numbers (an observable, a context variable, a
     draw): its value may change while a session waits."""
-    if isinstance(e, (N.Observable, N.Ctx, N.Draw)):
-        return True
-    if isinstance(e, (N.Num, N.Attr)):
-        return False
-    if isinstance(e, N.Call):
-        return any(state_dependent(a) for a in e.args)
-    if isinstance(e, N.Unary):
-        return state_dependent(e.arg)
-    if isinstance(e, N.Binary):
-        return state_dependent(e.lhs) or state_dependent(e.rhs)
-    if isinstance(e, N.Cond):
-        return state_dependent(e.test) or state_dependent(e.then) or state_dependent(e.orelse)
-    return True
+    return reads(e, _not_pure)
+
+
+def _not_pure(e: N.Expr) -> bool:
+    # numbers, attributes and the operators and functions over them; any other node reads state
+    return not isinstance(e, (N.Num, N.Attr, N.Call, N.Unary, N.Binary, N.Cond))
 
 
 def reads(e: N.Expr, pred) -> bool:
