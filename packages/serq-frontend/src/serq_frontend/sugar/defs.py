@@ -11,7 +11,16 @@ from typing import Any
 
 from .. import ast as A
 from ..diagnostics import Pos
-from ..names import BUILTIN_ATTRIBUTES, CONTEXT, DRAWS, FUNCTIONS, KEYWORDS, LIVE_OBSERVABLES, OBSERVABLES
+from ..names import (
+    BUILTIN_ATTRIBUTES,
+    CONTEXT,
+    DRAWS,
+    FUNCTIONS,
+    KEYWORDS,
+    LIVE_OBSERVABLES,
+    OBSERVABLES,
+    TRACE_ATTRIBUTES,
+)
 from ..parser import grammar_text
 from . import SugarLayer
 
@@ -252,7 +261,7 @@ class Expander:
                     if w.kind == "turn":
                         out |= assigned_in(w.arg)
                     elif w.kind == "trace":
-                        out.update(("new", "out", "think", "more", "forced"))
+                        out.update(TRACE_ATTRIBUTES)
         return out | {"turn_no"}
 
     def _request_assigns(self, gw: str | None) -> set[str]:
