@@ -341,9 +341,7 @@ class Compiler:
         self._block(stmts, lines, 1, 0)
         lines += ["    return", "    yield"]
         src = "\n".join(lines) + "\n"
-        ns: dict[str, Any] = {}
-        exec(compile(src, f"<serq {name}>", "exec"), self.g, ns)  # noqa: S102 - our own generated code
-        fn = ns[f"_{name}"]
+        fn = self._define(src, name)
         fn.__serq_source__ = src
         return fn
 
@@ -359,9 +357,12 @@ class Compiler:
             else:
                 raise ValueError(f"a workload {name} block may only set and observe, not {type(st).__name__}")
         lines.append("    return")
-        src = "\n".join(lines) + "\n"
+        return self._define("\n".join(lines) + "\n", name)
+
+    def _define(self, src: str, name: str):
+        """The function ``_name`` that ``src`` defines, compiled against the program's globals."""
         ns: dict[str, Any] = {}
-        exec(compile(src, f"<serq {name}>", "exec"), self.g, ns)  # noqa: S102
+        exec(compile(src, f"<serq {name}>", "exec"), self.g, ns)  # noqa: S102 - our own generated code
         return ns[f"_{name}"]
 
     def _block(self, stmts: list[N.Stmt], out: list[str], ind: int, depth: int) -> None:
