@@ -77,3 +77,12 @@ def test_non_finite_samples_give_non_finite_figures_without_warnings():
     assert np.isnan(ci) or ci == np.inf
     mean, ci, lo, hi = time_stats(np.array([0.0, 1.0]), np.array([1.0, np.inf]), 0.0, 2.0)
     assert mean == np.inf and lo == 1.0 and hi == np.inf
+
+
+def test_pow_of_integer_observables_is_a_number():
+    from serq_sim.compile import _pow
+
+    assert _pow(0, 0) == 1.0 and isinstance(_pow(0, 0), float)
+    assert _pow(2, 3) == 8.0
+    assert _pow(-8.0, 1 / 3) != _pow(-8.0, 1 / 3)  # complex: NaN
+    assert _pow(0.0, -1.0) == float("inf")

@@ -75,7 +75,9 @@ def _pow(x: float, y: float) -> float:
         return math.inf
     except ZeroDivisionError:
         return math.inf
-    return r if isinstance(r, float) else math.nan
+    # a negative base to a fractional power is complex: not a number here; ints (work() of an empty
+    # stage is 0) power to ints
+    return math.nan if isinstance(r, complex) else float(r)
 
 
 def _div(a: float, b: float) -> float:
