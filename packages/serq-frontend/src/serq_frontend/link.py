@@ -152,13 +152,9 @@ class Linker:
                 raise self.error(ctx.let_pos.get(name), f"`let {name}`: `{name}` is a context variable")
 
     def collect_attributes(self, init: list[Any], turn: list[Any], session: list[Any], trace: bool) -> None:
-        for n in BUILTIN_ATTRIBUTES:
+        for n in BUILTIN_ATTRIBUTES + (TRACE_ATTRIBUTES if trace else ()):
             self.slots[n] = len(self.attributes)
             self.attributes.append(ir.Attribute(name=n, builtin=True))
-        if trace:
-            for n in TRACE_ATTRIBUTES:
-                self.slots[n] = len(self.attributes)
-                self.attributes.append(ir.Attribute(name=n, builtin=True))
         for block in (init, turn, session):
             for s in A.walk_stmts(block):
                 if isinstance(s, (A.SSet, A.SChoose)):
