@@ -617,6 +617,10 @@ def rewrite_block(stmts: list[Any], f: Callable[[Any], list[Any] | None]) -> lis
     return out
 
 
+#: the workload items that hold a statement block (``init { … }``, ``turn { … }``, ``session { … }``)
+WL_BLOCKS = ("init", "turn", "session")
+
+
 def map_item(item: Any, fe: Callable[[Any], Any], fb: Callable[[list[Any]], list[Any]],
              fr: Callable[[Any], Any] | None = None) -> Any:
     """A copy of a top-level item with ``fe`` applied to every expression in it, ``fr`` (default
@@ -632,7 +636,7 @@ def map_item(item: Any, fe: Callable[[Any], Any], fb: Callable[[list[Any]], list
     if t is WorkloadItem:
         out = []
         for w in item.items:
-            if w.kind in ("init", "turn", "session"):
+            if w.kind in WL_BLOCKS:
                 out.append(WlItem(w.kind, w.pos, fb(w.arg), w.extra))
             elif w.kind == "arrive" and w.arg is not None:
                 out.append(WlItem(w.kind, w.pos, fe(w.arg), w.extra))
@@ -707,7 +711,7 @@ def item_blocks(item: Any) -> Iterator[list[Any]]:
     t = type(item)
     if t is WorkloadItem:
         for w in item.items:
-            if w.kind in ("init", "turn", "session"):
+            if w.kind in WL_BLOCKS:
                 yield w.arg
     elif t in (SessionItem, ServerItem):
         yield item.body
