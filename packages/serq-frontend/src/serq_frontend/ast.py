@@ -539,15 +539,20 @@ class Module:
 
 
 def map_stmt(s: Any, fe: Callable[[Any], Any] | None = None, fr: Callable[[Any], Any] | None = None,
-             fb: Callable[[list[Any]], list[Any]] | None = None) -> Any:
-    """A shallow copy of ``s`` with ``fe`` applied to its expressions, ``fr`` to its references and
-    ``fb`` to its blocks (each may be ``None``: left as is)."""
+             fb: Callable[[list[Any]], list[Any]] | None = None,
+             fp: Callable[[Pos], Pos] | None = None) -> Any:
+    """A shallow copy of ``s`` with ``fe`` applied to its expressions, ``fr`` to its references,
+    ``fb`` to its blocks and ``fp`` to its own position and its bindings' (each may be ``None``: left as
+    is)."""
     cls = type(s)
     n = copy.copy(s)
     if cls is SHold:
         n.pools = [map_stmt(p, fe, fr, fb) for p in s.pools]
-        if fe is not None:
-            n.bindings = [Binding(b.name, fe(b.value), b.pos) for b in s.bindings]
+        if fe is not None or fp is not None:
+            n.bindings = [Binding(b.name, b.value if fe is None else fe(b.value),
+                                  b.pos if fp is None else fp(b.pos)) for b in s.bindings]
+    if fp is not None and hasattr(s, "pos"):
+        n.pos = fp(s.pos)
     if fe is not None:
         for a in cls.EXPRS:
             v = getattr(s, a)

@@ -356,12 +356,8 @@ class Instance:
         return [self.stmt(s) for s in stmts]
 
     def stmt(self, s: Any) -> Any:
-        n = A.map_stmt(s, self.expr, self.ref, self.block)
-        if hasattr(n, "pos"):
-            n.pos = self.pos(s.pos)
-        if isinstance(n, A.SHold):
-            n.bindings = [A.Binding(b.name, b.value, self.pos(b.pos)) for b in n.bindings]
-        elif isinstance(n, A.SRequest) and n.gateway in self.params:
+        n = A.map_stmt(s, self.expr, self.ref, self.block, self.pos)
+        if isinstance(n, A.SRequest) and n.gateway in self.params:
             arg = self.params[n.gateway]
             if not isinstance(arg, A.Var) or arg.simple is None:
                 raise self.ctx.error(arg.pos, f"`request {n.gateway};` in `{self.name}`: the argument "

@@ -610,13 +610,9 @@ class Instance:
             return [A.SSet(f"{self.q.name}.{s.name}", A.Var([("now", None)], self.pos(s.pos)), self.pos(s.pos))]
         if t is A.STransfer and not s.on and s.index is None and not self.gateway:
             return self.pull(s)
-        n = A.map_stmt(s, self.expr, self.ref, fb)
-        if hasattr(n, "pos"):
-            n.pos = self.pos(s.pos)
+        n = A.map_stmt(s, self.expr, self.ref, fb, self.pos)
         if t is A.SSet or t is A.SChoose:
             n.name = self.local(s.name)
-        elif t is A.SHold:
-            n.bindings = [A.Binding(b.name, b.value, self.pos(b.pos)) for b in n.bindings]
         elif t is A.SRun and not s.stages:
             n.stages = [self.own_stage(s.pos)]
         elif (t is A.SServing and not s.on and s.index is None and s.verb != "tool"
