@@ -608,6 +608,17 @@ def walk_stmts(stmts: list[Any]) -> Iterator[Any]:
             yield from walk_stmts(b)
 
 
+def assigned_in(stmts: list[Any]) -> set[str]:
+    """Names a block assigns: set, choose, and the bindings of its holds."""
+    out: set[str] = set()
+    for s in walk_stmts(stmts):
+        if isinstance(s, (SSet, SChoose)):
+            out.add(s.name)
+        elif isinstance(s, SHold):
+            out.update(b.name for b in s.bindings)
+    return out
+
+
 def rewrite_block(stmts: list[Any], f: Callable[[Any], list[Any] | None]) -> list[Any]:
     """Bottom-up statement rewrite: blocks first, then ``f(s)`` (a list replaces ``s``; ``None`` keeps it)."""
     out: list[Any] = []

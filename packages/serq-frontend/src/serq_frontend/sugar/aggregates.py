@@ -76,11 +76,7 @@ def _names(module: A.Module) -> set[str]:
         if isinstance(name, str):
             out.add(name)
         for b in A.item_blocks(item):
-            for s in A.walk_stmts(b):
-                if isinstance(s, (A.SSet, A.SChoose)):
-                    out.add(s.name)
-                elif isinstance(s, A.SHold):
-                    out.update(x.name for x in s.bindings)
+            out |= A.assigned_in(b)
     from ..names import BUILTIN_ATTRIBUTES, CONTEXT, TRACE_ATTRIBUTES
 
     return out | CONTEXT | set(BUILTIN_ATTRIBUTES) | set(TRACE_ATTRIBUTES)

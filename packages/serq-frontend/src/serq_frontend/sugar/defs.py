@@ -33,17 +33,6 @@ BUILDERS = {
 }
 
 
-def assigned_in(stmts: list[Any]) -> set[str]:
-    """Names a block assigns: set, choose, the bindings of its holds, mark (as written)."""
-    out: set[str] = set()
-    for s in A.walk_stmts(stmts):
-        if isinstance(s, (A.SSet, A.SChoose)):
-            out.add(s.name)
-        elif isinstance(s, A.SHold):
-            out.update(b.name for b in s.bindings)
-    return out
-
-
 def names_read(e: Any) -> set[str]:
     out = set()
     for x in A.walk_expr(e):
@@ -100,7 +89,7 @@ class Expander:
                 raise ctx.error(d.pos, f"`{name}` has two parameters named `{p}`")
             seen.add(p)
         if d.body is not None:
-            assigned = assigned_in(d.body)
+            assigned = A.assigned_in(d.body)
             for p in d.params:
                 if p in assigned:
                     raise ctx.error(d.pos, f"`{p}` is a parameter of `{name}` and its body assigns it; "
@@ -234,7 +223,7 @@ class Expander:
                                          "with `set` first and pass the name")
 
     def assigned_by(self, stmts: list[Any], params: dict[str, Any]) -> set[str]:
-        out = assigned_in(stmts)
+        out = A.assigned_in(stmts)
         for s in A.walk_stmts(stmts):
             if isinstance(s, A.SHold):
                 out.update(("cached", "computed"))
@@ -259,7 +248,7 @@ class Expander:
             if isinstance(item, A.WorkloadItem):
                 for w in item.items:
                     if w.kind == "turn":
-                        out |= assigned_in(w.arg)
+                        out |= A.assigned_in(w.arg)
                     elif w.kind == "trace":
                         out.update(TRACE_ATTRIBUTES)
         return out | {"turn_no"}
@@ -268,10 +257,10 @@ class Expander:
         out: set[str] = set()
         for item in self.module.items:
             if gw is None and isinstance(item, A.ServerItem):
-                out |= assigned_in(item.body)
+                out |= A.assigned_in(item.body)
             elif gw is not None and isinstance(item, A.QueueItem) and item.name == gw:
                 for e in item.entries:
-                    out |= assigned_in(e.body)
+                    out |= A.assigned_in(e.body)
         return out
 
     def _all_routes(self) -> set[str]:
@@ -279,7 +268,7 @@ class Expander:
         for item in self.module.items:
             if isinstance(item, A.QueueItem) and any(r == "gateway" for r, _ in item.roles):
                 for e in item.entries:
-                    out |= assigned_in(e.body)
+                    out |= A.assigned_in(e.body)
         return out
 
     def instantiate_expr(self, d: A.DefItem, args: list[Any], pos: Pos) -> Any:
