@@ -44,10 +44,6 @@ class BuildContext:
 # ---------------------------------------------------------------------------------------------------
 
 
-def _tok(x: Any) -> str:
-    return str(x)
-
-
 def _binop(op: str) -> Builder:
     return lambda b, p, c: A.Binary(op, c[0], c[1], p)
 
@@ -121,8 +117,7 @@ def _kind_step(b: BuildContext, p: Pos, c: list[Any]) -> A.Kind:
     k = A.Kind("step", p)
     for name, value, pos in c:
         if name in k.fields:
-            what = "serve" if name == "serve" else name
-            raise b.error(pos, f"`{what}` is given twice in this step stage")
+            raise b.error(pos, f"`{name}` is given twice in this step stage")
         k.fields[name] = (value, pos)
     return k
 
