@@ -94,6 +94,9 @@ BAD = {
     "unknown field": ('{"version":1,"colour":1}', "Object contains unknown field 'colour'"),
     "another version": ('{"version":2}', "IR version 2 is not supported (this serq-ir reads version 1)"
                         " - at '$.version'"),
+    "bad reference": ('{"version":1,"attributes":[{"name":"serial"},{"name":"turn_no"},{"name":"cached"},'
+                      '{"name":"computed"}],"session":[{"kind":"Set","slot":9,"value":{"kind":"Num","value":1.0}}]}',
+                      "attribute slot 9 does not exist (the program has 4) - at '$.session[0].slot'"),
 }
 
 COMMANDS = [("check",), ("ir",), ("run", "--no-progress")]

@@ -39,7 +39,8 @@ def encode_pretty(program: Program, *, spans: bool = True) -> str:
 
 
 def decode(data: bytes | str, *, name: str = "<ir>") -> Program:
-    """Decode and validate IR JSON. Any fault raises :class:`IRError` with one line naming ``name``."""
+    """Decode and validate IR JSON (the schema, then every reference: :func:`serq_ir.validate.validate`).
+    Any fault raises :class:`IRError` with one line naming ``name``."""
     if isinstance(data, str):
         data = data.encode()
     try:
@@ -52,9 +53,12 @@ def decode(data: bytes | str, *, name: str = "<ir>") -> Program:
             f"(this serq-ir reads version {IR_VERSION}) - at '$.version'"
         )
     try:
-        return _decoder.decode(data)
+        program = _decoder.decode(data)
     except msgspec.DecodeError as e:
         raise IRError(f"error: {name}: {_quote(str(e))}") from None
+    from .validate import validate
+
+    return validate(program, name=name)
 
 
 def load(path: str | Path) -> Program:

@@ -61,8 +61,12 @@ def run(program, *, seed: int | None = None, horizon: float | None = None, warmu
     progress bar on stderr when it is a terminal; ``trace`` replaces the workload's trace file; ``pm`` a
     plugin manager whose stage kinds and policies to use (default: the installed ones).
     """
+    from serq_ir.validate import validate
+
     from .engine import Simulation
 
+    # a Program built in Python has not been through decode's checks (a walk of the IR, cheap)
+    validate(program, name=program.source or "<program>")
     reg = registries(pm)
     sim = Simulation(program, reg, seed=seed, horizon=horizon, warmup=warmup, arrivals=arrivals,
                      check_invariants=check_invariants, progress=progress, trace_path=trace)

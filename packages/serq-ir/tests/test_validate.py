@@ -1,0 +1,61 @@
+"""References the schema cannot check: each bad one is one error naming the place."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import serq_ir
+from ir_programs import everything, mm1
+from serq_ir.validate import validate
+
+
+def mutate(program, change) -> str:
+    d = json.loads(serq_ir.encode(program, spans=False))
+    change(d)
+    return json.dumps(d)
+
+
+def set_(path, value):
+    def change(d):
+        *head, last = path
+        for k in head:
+            d = d[k]
+        d[last] = value
+    return change
+
+
+CASES = {
+    "attribute slot": (set_(["session", 0, "slot"], 99),
+                       "attribute slot 99 does not exist (the program has 5) - at '$.session[0].slot'"),
+    "stage": (set_(["session", 1, "stages", 0, "stage"], 3),
+              "stage 3 does not exist (the program has 1) - at '$.session[1].stages[0].stage'"),
+    "observe": (set_(["session", 2, "observe"], 1),
+                "observe 1 does not exist (the program has 1) - at '$.session[2].observe'"),
+    "family size": (set_(["stages", 0, "size"], 0),
+                    "a family has at least one member, not 0 - at '$.stages[0].size'"),
+    "builtins": (set_(["attributes", 0, "name"], "t"),
+                 "the first attributes must be the built-in serial, turn_no, cached, computed - at '$.attributes'"),
+    "arrivals": (set_(["run", "arrivals"], 0), "arrivals is a positive integer, not 0 - at '$.run.arrivals'"),
+    "empty run": (set_(["session", 1, "stages"], []), "a run names at least one stage - at '$.session[1].stages'"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_bad_reference_is_one_line(case):
+    change, message = CASES[case]
+    with pytest.raises(serq_ir.IRError) as e:
+        serq_ir.decode(mutate(mm1(), change), name="bad.ir.json")
+    assert str(e.value) == f"error: bad.ir.json: {message}"
+
+
+def test_pool_references_in_the_big_program():
+    bad = mutate(everything(), set_(["session", 30, "pools", 0, "pool", "pool"], 9))
+    with pytest.raises(serq_ir.IRError, match=r"pool 9 does not exist \(the program has 3\) - at "
+                                              r"'\$\.session\[30\]\.pools\[0\]\.pool\.pool'"):
+        serq_ir.decode(bad, name="x")
+
+
+def test_valid_programs_pass():
+    for p in (mm1(), everything()):
+        assert validate(p) is p
