@@ -38,6 +38,14 @@ CASES = {
                  "the first attributes must be the built-in serial, turn_no, cached, computed - at '$.attributes'"),
     "arrivals": (set_(["run", "arrivals"], 0), "arrivals is a positive integer, not 0 - at '$.run.arrivals'"),
     "empty run": (set_(["session", 1, "stages"], []), "a run names at least one stage - at '$.session[1].stages'"),
+    "servers": (set_(["stages", 0, "kind", "servers"], -1.0),
+                "a fifo has a whole number of servers, at least 1, not -1.0 - at '$.stages[0].kind.servers'"),
+    "fractional servers": (set_(["stages", 0, "kind", "servers"], 1.5),
+                           "a fifo has a whole number of servers, at least 1, not 1.5 - at '$.stages[0].kind.servers'"),
+    "rate": (set_(["workload", "arrive", "rate"], -2.0),
+             "an arrival rate is positive and finite, not -2.0 - at '$.workload.arrive.rate'"),
+    "infinite rate": (set_(["workload", "arrive", "rate"], "inf"),
+                      "an arrival rate is positive and finite, not inf - at '$.workload.arrive.rate'"),
 }
 
 
@@ -53,6 +61,18 @@ def test_pool_references_in_the_big_program():
     bad = mutate(everything(), set_(["session", 30, "pools", 0, "pool", "pool"], 9))
     with pytest.raises(serq_ir.IRError, match=r"pool 9 does not exist \(the program has 3\) - at "
                                               r"'\$\.session\[30\]\.pools\[0\]\.pool\.pool'"):
+        serq_ir.decode(bad, name="x")
+
+
+def test_pool_cap_and_block():
+    from serq_ir import nodes as n
+
+    bad = serq_ir.encode(n.Program(version=n.IR_VERSION, attributes=mm1().attributes,
+                                   pools=[n.Pool(name="kv", cap=-1.0)])).decode()
+    with pytest.raises(serq_ir.IRError, match=r"a capacity is not negative \(-1\.0\) - at '\$\.pools\[0\]\.cap'"):
+        serq_ir.decode(bad, name="x")
+    bad = bad.replace('"cap":-1.0', '"cap":8.0,"block":0.0')
+    with pytest.raises(serq_ir.IRError, match=r"a block is positive and finite, not 0\.0 - at '\$\.pools\[0\]\.block'"):
         serq_ir.decode(bad, name="x")
 
 

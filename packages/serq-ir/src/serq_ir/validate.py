@@ -7,6 +7,7 @@ error naming the place (``$.session[0].slot``) rather than a failure deep inside
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import msgspec
@@ -18,8 +19,10 @@ from .nodes import (
     Batch,
     Choose,
     Closed,
+    Fifo,
     Hold,
     Observe,
+    Poisson,
     Pool,
     PoolRef,
     Program,
@@ -75,6 +78,17 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
             fail(f"{path}.stages", "a run names at least one stage")
         elif isinstance(obj, Closed | Batch) and obj.n < 0:
             fail(f"{path}.n", f"a population is not negative ({obj.n})")
+        elif isinstance(obj, Fifo) and not (obj.servers == "inf" or (isinstance(obj.servers, float)
+                                                                     and obj.servers >= 1
+                                                                     and obj.servers == int(obj.servers))):
+            fail(f"{path}.servers", f"a fifo has a whole number of servers, at least 1, not {obj.servers}")
+        elif isinstance(obj, Poisson) and not (isinstance(obj.rate, float) and 0 < obj.rate < math.inf):
+            fail(f"{path}.rate", f"an arrival rate is positive and finite, not {obj.rate}")
+        elif isinstance(obj, Pool):
+            if isinstance(obj.cap, float) and not obj.cap >= 0 or obj.cap == "-inf":
+                fail(f"{path}.cap", f"a capacity is not negative ({obj.cap})")
+            if obj.block is not None and not 0 < obj.block < math.inf:
+                fail(f"{path}.block", f"a block is positive and finite, not {obj.block}")
         for field in obj.__struct_fields__:
             if field != "span":
                 walk(getattr(obj, field), f"{path}.{field}")
