@@ -311,3 +311,11 @@ def test_no_nan_in_the_ir_and_infinite_numbers():
     p = compile_src(prog("  run svc (1 / 0);"))
     assert p.session[0].work.value == "inf"
     assert not any(isinstance(c.value, float) and math.isnan(c.value) for c in p.constants)
+
+
+@pytest.mark.parametrize("index,message", [
+    ("inf", "`s` has members 0 … 1"), ("-inf", "`s` has members 0 … 1"), ("2", "`s` has members 0 … 1"),
+    ("0.5", "`s` has members 0 … 1"), ("0/0", "this expression evaluates to NaN"),
+])
+def test_a_constant_member_index_out_of_range_or_not_whole(index, message):
+    refused(f"stage s[2] : fifo;\nsession {{ run s[⟨{index}] (1); }}\n", message)

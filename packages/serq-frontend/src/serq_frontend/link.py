@@ -344,7 +344,7 @@ class Linker:
             index = self.expr(idx[0], m)
             if type(index) is ir.Num:
                 k = _num_value(index)
-                if k != int(k) or not 0 <= k < fam.size:
+                if not 0 <= k < fam.size or k != int(k):  # range first: int(inf) and int(nan) raise
                     raise self.error(idx[0].pos, f"`{v.dotted}[{fmt_num(k)}]`: `{v.dotted}` has members "
                                      f"0 … {fam.size - 1}")
             elif m.gauge:
