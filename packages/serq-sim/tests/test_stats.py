@@ -86,3 +86,14 @@ def test_pow_of_integer_observables_is_a_number():
     assert _pow(2, 3) == 8.0
     assert _pow(-8.0, 1 / 3) != _pow(-8.0, 1 / 3)  # complex: NaN
     assert _pow(0.0, -1.0) == float("inf")
+
+
+def test_h2_of_mean_zero_is_zero_and_draws_as_any_other():
+    import random
+
+    from serq_sim.rand import d_h2
+
+    a, b = random.Random(5), random.Random(5)
+    assert d_h2(a.random, 0.0, 4.0) == 0.0
+    d_h2(b.random, 1.0, 4.0)
+    assert a.random() == b.random()  # the same two numbers were drawn

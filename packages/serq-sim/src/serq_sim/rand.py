@@ -50,11 +50,11 @@ def d_h2(rnd, mean: float, cv2: float) -> float:
     """Hyperexponential with balanced means: ``p/λ1 = (1-p)/λ2``; mean and cv² as given (cv² ≥ 1)."""
     cv2 = max(cv2, 1.0)
     p = 0.5 * (1.0 + math.sqrt((cv2 - 1.0) / (cv2 + 1.0)))
-    if rnd() < p:
-        rate = 2.0 * p / mean
-    else:
-        rate = 2.0 * (1.0 - p) / mean
-    return -_log(1.0 - rnd()) / rate
+    q = p if rnd() < p else 1.0 - p  # the branch drawn: its rate is 2q / mean
+    u = rnd()
+    if mean == 0:  # both branches are the point 0 (as ~exp(0) is)
+        return 0.0
+    return -_log(1.0 - u) / (2.0 * q / mean)
 
 
 def d_bernoulli(rnd, p: float) -> float:
