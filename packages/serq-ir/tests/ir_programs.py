@@ -60,7 +60,7 @@ def everything() -> n.Program:
                       n.HoldPool(pool=kv1, units=num(1.0))],
                body=body, reuse=num(16.0), cache=x, lease=n.Lease(pool=kv0, time=num("inf"))),
         n.Drop(pool=kv0),
-        n.Run(stages=[n.StageRef(stage=1), n.StageRef(stage=3)], work=num(1.0)),
+        n.Run(stages=[n.StageRef(stage=6), n.StageRef(stage=7)], work=num(1.0)),
         n.Branch(guard=n.Draw(dist="bernoulli", args=[num(0.5)]), then=[n.End()], orelse=[n.Turn()]),
         n.Loop(body=[n.Choose(slot=5, n=num(2.0), keys=[n.Observable(name="queue", target=st), x]),
                      n.Run(stages=[st], work=num(1.0))]),
@@ -94,6 +94,8 @@ def everything() -> n.Program:
             n.Stage(name="vac", kind=n.Extension(name="vacation", params=raw)),
             n.Stage(name="e2", kind=n.Step(budget=num(64.0), cost=num(1.0),
                                              serve=n.ServeBy(keys=[n.Ctx(name="remaining")]))),
+            n.Stage(name="egress", kind=n.Ps(capacity=num(2.0))),
+            n.Stage(name="ingress", kind=n.Ps(capacity=num("inf"))),
         ],
         workload=n.Workload(
             arrive=n.Renewal(gap=n.Draw(dist="h2", args=[num(2.0), num(4.0)])),

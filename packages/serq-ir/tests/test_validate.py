@@ -76,6 +76,18 @@ def test_pool_cap_and_block():
         serq_ir.decode(bad, name="x")
 
 
+def test_a_flow_over_a_stage_that_is_not_ps():
+    from serq_ir import nodes as n
+
+    program = n.Program(
+        version=n.IR_VERSION, attributes=mm1().attributes, share="maxmin",
+        stages=[n.Stage(name="a", kind=n.Ps(capacity=n.Num(value=1.0))), n.Stage(name="b", kind=n.Delay())],
+        session=[n.Run(stages=[n.StageRef(stage=0), n.StageRef(stage=1)], work=n.Num(value=1.0))])
+    with pytest.raises(serq_ir.IRError, match=r"every stage of a run over several stages is ps with a constant "
+                                              r"capacity above 0; 'b' is not - at '\$\.session\[0\]\.stages\[1\]'"):
+        serq_ir.decode(serq_ir.encode(program), name="x")
+
+
 def test_valid_programs_pass():
     for p in (mm1(), everything()):
         assert validate(p) is p

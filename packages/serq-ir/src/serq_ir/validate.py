@@ -21,11 +21,13 @@ from .nodes import (
     Closed,
     Fifo,
     Hold,
+    Num,
     Observe,
     Poisson,
     Pool,
     PoolRef,
     Program,
+    Ps,
     Run,
     Set,
     SlotValue,
@@ -76,6 +78,16 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
             fail(f"{path}.pools", "a hold names at least one pool")
         elif isinstance(obj, Run) and not obj.stages:
             fail(f"{path}.stages", "a run names at least one stage")
+        elif isinstance(obj, Run) and len(obj.stages) > 1:
+            for i, ref in enumerate(obj.stages):
+                if not 0 <= ref.stage < n_stages:
+                    break  # the walk below names the dangling reference
+                kind = program.stages[ref.stage].kind
+                if not (isinstance(kind, Ps) and isinstance(kind.capacity, Num)
+                        and kind.capacity.value != "-inf" and (kind.capacity.value == "inf"
+                                                              or kind.capacity.value > 0)):
+                    fail(f"{path}.stages[{i}]", "every stage of a run over several stages is ps with a "
+                         f"constant capacity above 0; {program.stages[ref.stage].name!r} is not")
         elif isinstance(obj, Closed | Batch) and obj.n < 0:
             fail(f"{path}.n", f"a population is not negative ({obj.n})")
         elif isinstance(obj, Fifo) and not (obj.servers == "inf" or (isinstance(obj.servers, float)
