@@ -7,6 +7,12 @@ and spill clauses) and ``trace`` (which trace session an arrival replays). Each 
 ``random.Random`` (Mersenne Twister) with 128 bits of its state: a draw in the hot path is one call of a C
 method, which is several times faster than a numpy scalar draw, and a stream is unaffected by how many
 draws the others make.
+
+The seed sequence is computed here in pure Python (:func:`seed_state`), without importing numpy: the
+entropy mixing of numpy's ``SeedSequence`` (O'Neill's ``seed_seq`` hash: ``hashmix`` and ``mix`` on 32-bit
+words, a pool of four words), its ``spawn`` (the child's spawn key appended to the entropy) and its
+``generate_state``. The states are numpy's word for word (``tests/test_rand.py`` compares them), so the
+streams are the ones a numpy-seeded run had.
 """
 
 from __future__ import annotations
@@ -14,18 +20,87 @@ from __future__ import annotations
 import math
 import random
 
-import numpy as np
-
 STREAMS = ("arrivals", "workload", "session", "eviction", "trace")
 
 
+_M32 = 0xFFFFFFFF
+# The constants of numpy's SeedSequence (O'Neill's seed_seq).
+_INIT_A, _MULT_A = 0x43B0D7E5, 0x931E8875
+_INIT_B, _MULT_B = 0x8B51F9DD, 0x58F38DED
+_MIX_L, _MIX_R = 0xCA01F9DD, 0x4973F715
+_POOL = 4  # words of the entropy pool (numpy's default, 128 bits)
+
+
+def _entropy_words(seed: int, spawn_key: tuple[int, ...]) -> list[int]:
+    """The seed and the spawn key as 32-bit words, least significant first, the seed's words padded with
+    zeros to the pool size when there is a spawn key (as numpy does since 1.19)."""
+
+    def words(n: int) -> list[int]:
+        out = [n & _M32]
+        n >>= 32
+        while n:
+            out.append(n & _M32)
+            n >>= 32
+        return out
+
+    run = words(seed)
+    key = [w for k in spawn_key for w in words(k)]
+    if key and len(run) < _POOL:
+        run += [0] * (_POOL - len(run))
+    return run + key
+
+
+def _pool(entropy: list[int]) -> list[int]:
+    """The four pool words after mixing ``entropy`` in."""
+    hc = _INIT_A
+
+    def hashed(value: int) -> int:
+        nonlocal hc
+        value ^= hc
+        hc = (hc * _MULT_A) & _M32
+        value = (value * hc) & _M32
+        return value ^ (value >> 16)
+
+    def mix(x: int, y: int) -> int:
+        r = (_MIX_L * x - _MIX_R * y) & _M32
+        return r ^ (r >> 16)
+
+    pool = [hashed(entropy[i] if i < len(entropy) else 0) for i in range(_POOL)]
+    for src in range(_POOL):  # every word affects every other, later words the earlier ones too
+        for dst in range(_POOL):
+            if src != dst:
+                pool[dst] = mix(pool[dst], hashed(pool[src]))
+    for extra in entropy[_POOL:]:  # entropy beyond the pool, mixed into every word
+        for dst in range(_POOL):
+            pool[dst] = mix(pool[dst], hashed(extra))
+    return pool
+
+
+def seed_state(seed: int, spawn_key: tuple[int, ...] = (), words: int = 4) -> list[int]:
+    """``numpy.random.SeedSequence(seed, spawn_key=spawn_key).generate_state(words, numpy.uint32)`` as
+    a list of ints, computed without numpy. ``seed`` and the keys are non-negative integers."""
+    if seed < 0 or any(k < 0 for k in spawn_key):
+        raise ValueError("seed sequence entropy must be non-negative")
+    pool = _pool(_entropy_words(seed, spawn_key))
+    hc = _INIT_B
+    out = []
+    for i in range(words):
+        value = pool[i % _POOL] ^ hc
+        hc = (hc * _MULT_B) & _M32
+        value = (value * hc) & _M32
+        out.append(value ^ (value >> 16))
+    return out
+
+
 def streams(seed: int) -> dict[str, random.Random]:
-    """The five streams of ``seed`` (any integer; negative seeds are taken modulo 2**64)."""
-    ss = np.random.SeedSequence(int(seed) % (1 << 64))
+    """The five streams of ``seed`` (any integer; negative seeds are taken modulo 2**64): stream ``i``
+    is seeded with the 128 bits of child ``i`` of the seed sequence of ``seed``, word ``j`` of its state
+    as bits ``32 j`` to ``32 j + 31``."""
+    root = int(seed) % (1 << 64)
     out = {}
-    for name, child in zip(STREAMS, ss.spawn(len(STREAMS))):
-        state = child.generate_state(4, np.uint32)
-        out[name] = random.Random(int.from_bytes(state.tobytes(), "little"))
+    for i, name in enumerate(STREAMS):
+        state = seed_state(root, (i,))
+        out[name] = random.Random(sum(w << (32 * j) for j, w in enumerate(state)))
     return out
 
 
