@@ -14,7 +14,7 @@ A plugin module implements hooks with :data:`hookimpl`::
         register(my_click_command)
 """
 
-from importlib.metadata import PackageNotFoundError, version
+from typing import Any
 
 import pluggy
 
@@ -25,11 +25,19 @@ NAME = "serq"
 #: Marker for hook implementations, for plugin authors.
 hookimpl = pluggy.HookimplMarker(NAME)
 
-try:
-    __version__ = version("serq")
-except PackageNotFoundError:  # pragma: no cover - running from a source tree without metadata
-    __version__ = "0.0.0"
-
 from .plugins import get_plugin_manager  # noqa: E402
+
+
+def __getattr__(name: str) -> Any:
+    # ``__version__`` is read from the distribution's metadata on first use (PEP 562): most commands
+    # never show it.
+    if name == "__version__":
+        from .plugins import find_distribution
+
+        dist = find_distribution("serq")
+        version = (dist.version if dist is not None else None) or "0.0.0"  # a source tree without metadata
+        globals()["__version__"] = version
+        return version
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = ["NAME", "PluginError", "SerqError", "UserError", "__version__", "get_plugin_manager", "hookimpl"]

@@ -10,8 +10,17 @@ import sys
 
 import click
 
-from . import __version__
 from .plugins import collect, get_plugin_manager
+
+
+def _show_version(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    # click's version_option, with the version looked up only when it is asked for
+    if not value or ctx.resilient_parsing:
+        return
+    from . import __version__
+
+    click.echo(f"serq, version {__version__}", color=ctx.color)
+    ctx.exit()
 
 
 def build_cli(pm=None) -> click.Group:
@@ -19,7 +28,8 @@ def build_cli(pm=None) -> click.Group:
     pm = pm or get_plugin_manager()
 
     @click.group(context_settings={"help_option_names": ["-h", "--help"]})
-    @click.version_option(__version__, prog_name="serq")
+    @click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_show_version,
+                  help="Show the version and exit.")
     @click.pass_context
     def cli(ctx: click.Context) -> None:
         """serQ: an LLM serving deployment as a program, simulated.

@@ -4,11 +4,16 @@ Start-up order (as pytest and tox do it): add the host's specs, then block the p
 ``SERQ_DISABLED_PLUGINS`` (comma-separated entry-point names), then load the ``serq`` entry points
 unless ``SERQ_DISABLE_PLUGIN_AUTOLOAD`` is set, then let each part add its specs
 (``serq_addhooks``, historic), then ``check_pending()``.
+
+The entry points are found by a small scanner of ``sys.path`` (:func:`entry_points`) rather than
+``importlib.metadata``, whose import alone (email, zipfile, csv, pathlib) is a good part of a short run's
+start-up. It keeps ``importlib.metadata``'s rules and falls back to it for any path it does not handle.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -20,6 +25,271 @@ from .errors import PluginError
 ENTRY_POINT_GROUP = "serq"
 
 
+# ---------------------------------------------------------------------------------------------------
+# Finding the entry points
+# ---------------------------------------------------------------------------------------------------
+
+
+class _Unusual(Exception):
+    """Something on ``sys.path`` the scanner leaves to ``importlib.metadata`` (a zip file, an egg…)."""
+
+
+def normalize_name(name: str) -> str:
+    """A distribution name as ``importlib.metadata`` compares them (PEP 503, dashes as underscores)."""
+    import re
+
+    return re.sub(r"[-_.]+", "-", name).lower().replace("-", "_")
+
+
+class Distribution:
+    """An installed distribution found by the scanner: its ``*.dist-info`` (or ``*.egg-info``) folder.
+
+    It offers what serQ and pluggy's ``DistFacade`` ask of an ``importlib.metadata.Distribution``
+    (``metadata``, ``name``, ``version``, ``project_name``, ``read_text``); the metadata file is read
+    only when one of them is first asked for."""
+
+    __slots__ = ("_path", "_meta")
+
+    def __init__(self, path: str):
+        self._path = path
+        self._meta: _Headers | None = None
+
+    @property
+    def path(self) -> str:
+        """The ``*.dist-info`` or ``*.egg-info`` folder (or file)."""
+        return self._path
+
+    def read_text(self, filename: str) -> str | None:
+        """A metadata file's text, or ``None`` when it is not there (as ``importlib.metadata``)."""
+        try:
+            with open(os.path.join(self._path, filename) if filename else self._path, encoding="utf-8") as f:
+                return f.read()
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError):
+            return None
+
+    @property
+    def metadata(self) -> _Headers:
+        """The header fields of ``METADATA`` (``PKG-INFO`` for an egg), keyed in lower case; the first of
+        a repeated field. ``metadata["Name"]`` and ``metadata["name"]`` both work; a missing field is
+        ``None``."""
+        if self._meta is None:
+            text = self.read_text("METADATA") or self.read_text("PKG-INFO") or self.read_text("") or ""
+            self._meta = _headers(text)
+        return self._meta
+
+    @property
+    def name(self) -> str | None:
+        return self.metadata["Name"]
+
+    @property
+    def project_name(self) -> str | None:
+        return self.metadata["Name"]
+
+    @property
+    def version(self) -> str | None:
+        return self.metadata["Version"]
+
+    def __repr__(self) -> str:
+        return f"<serq.plugins.Distribution {self._path!r}>"
+
+
+class _Headers(dict):
+    """Header fields keyed in lower case, looked up in any case; a missing one is ``None``."""
+
+    def __getitem__(self, key: str) -> Any:
+        return dict.get(self, key.lower())
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return dict.get(self, key.lower(), default)
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and dict.__contains__(self, key.lower())
+
+
+def _headers(text: str) -> _Headers:
+    """The RFC 822 header block at the top of a metadata file (continuation lines joined)."""
+    out = _Headers()
+    key = None
+    for line in text.splitlines():
+        if not line.strip():
+            break
+        if line[0] in " \t":
+            if key is not None:
+                dict.__setitem__(out, key, f"{dict.__getitem__(out, key)}\n{line.strip()}")
+            continue
+        name, sep, value = line.partition(":")
+        key = name.strip().lower() if sep else None
+        if key is None or dict.__contains__(out, key):  # a repeated field keeps its first value
+            key = None
+            continue
+        dict.__setitem__(out, key, value.strip())
+    return out
+
+
+def _distribution_paths() -> Iterable[tuple[str, str]]:
+    """``(normalized name, metadata folder)`` of every distribution on ``sys.path``, in the order
+    ``importlib.metadata.distributions()`` gives them."""
+    import importlib.machinery
+
+    for finder in sys.meta_path:
+        if finder is not importlib.machinery.PathFinder and hasattr(finder, "find_distributions"):
+            raise _Unusual(f"a finder of distributions on sys.meta_path: {finder!r}")
+    for entry in list(sys.path):
+        if not isinstance(entry, str):
+            raise _Unusual(f"sys.path entry {entry!r}")
+        root = entry or "."
+        try:
+            children = os.listdir(root)
+        except (FileNotFoundError, PermissionError):
+            continue
+        except OSError:
+            if os.path.isfile(root):
+                raise _Unusual(f"{entry}: a file on sys.path (a zip?)") from None
+            continue
+        if os.path.basename(entry).lower().endswith(".egg"):
+            raise _Unusual(f"{entry}: an egg on sys.path")
+        groups: dict[str, list[str]] = {}
+        for child in children:
+            low = child.lower()
+            if low.endswith((".dist-info", ".egg-info")):
+                if not child.endswith((".dist-info", ".egg-info")):
+                    raise _Unusual(f"{child}: upper-case suffix")
+                name = low.rpartition(".")[0].partition("-")[0]
+                groups.setdefault(normalize_name(name), []).append(child)
+        for norm, childs in groups.items():
+            for child in childs:
+                yield norm, os.path.join(entry, child)
+
+
+def _parse_entry_points(text: str, group: str) -> list[tuple[str, str]]:
+    """``(name, value)`` of the ``[group]`` section of an ``entry_points.txt``, as
+    ``importlib.metadata`` reads it."""
+    out = []
+    section = None
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        if line.startswith("[") and line.endswith("]"):
+            section = line.strip("[]")
+            continue
+        if section is None:
+            continue
+        name, sep, value = line.partition("=")
+        if not sep:
+            raise _Unusual(f"entry point line {line!r}")
+        if section == group:
+            out.append((name.strip(), value.strip()))
+    return out
+
+
+def entry_points(group: str = ENTRY_POINT_GROUP) -> list[tuple[str, str, Distribution]]:
+    """``(name, value, distribution)`` of every entry point of ``group``, in the order and with the rules
+    of ``importlib.metadata.entry_points(group=group)``: the distributions on ``sys.path`` in order, the
+    first of each normalized name wins and later ones of that name are skipped.
+
+    :raises _Unusual: something on the path the scanner does not handle (the caller falls back to
+        ``importlib.metadata``).
+    """
+    seen: set[str] = set()
+    out = []
+    for norm, path in _distribution_paths():
+        if norm in seen:
+            continue
+        seen.add(norm)
+        dist = Distribution(path)
+        text = dist.read_text("entry_points.txt")
+        if text:
+            out.extend((name, value, dist) for name, value in _parse_entry_points(text, group))
+    return out
+
+
+def find_distributions(names: Iterable[str]) -> dict[str, Any]:
+    """``{name: distribution or None}``: the installed distribution of each name (the first on
+    ``sys.path``), a :class:`Distribution`, or an ``importlib.metadata`` one when the scanner cannot read
+    the path. One pass over ``sys.path`` for all the names."""
+    wanted = {normalize_name(n): n for n in names}
+    out: dict[str, Any] = dict.fromkeys(wanted.values())
+    left = len(wanted)
+    try:
+        for norm, path in _distribution_paths():
+            name = wanted.get(norm)
+            if name is not None and out[name] is None:
+                out[name] = Distribution(path)
+                left -= 1
+                if not left:
+                    break
+        return out
+    except _Unusual:
+        import importlib.metadata
+
+        for name in wanted.values():
+            try:
+                out[name] = importlib.metadata.distribution(name)
+            except importlib.metadata.PackageNotFoundError:
+                out[name] = None
+        return out
+
+
+def find_distribution(name: str) -> Any:
+    """The installed distribution ``name`` (see :func:`find_distributions`), or ``None``."""
+    return find_distributions([name])[name]
+
+
+def load_object(value: str) -> Any:
+    """What an entry point's value (``module``, ``module:attr``, ``module:attr.attr [extras]``) names,
+    as ``importlib.metadata.EntryPoint.load`` finds it."""
+    import importlib
+    import re
+
+    match = re.match(r"(?P<module>[\w.]+)\s*(:\s*(?P<attr>[\w.]+)\s*)?((?P<extras>\[.*\])\s*)?$", value)
+    if match is None:
+        raise PluginError(f"error: entry point {value!r} is not `module` or `module:attribute`")
+    obj = importlib.import_module(match.group("module"))
+    for attr in (match.group("attr") or "").split("."):
+        if attr:
+            obj = getattr(obj, attr)
+    return obj
+
+
+class PluginManager(pluggy.PluginManager):
+    """pluggy's manager, which also lists the plugins the scanner loaded in
+    ``list_plugin_distinfo()`` and ``list_plugin_distributions()`` (with a :class:`Distribution` each,
+    which answers ``project_name``, ``version`` and ``metadata`` as pluggy's ``DistFacade`` does)."""
+
+    def __init__(self, project_name: str = "serq"):
+        super().__init__(project_name)
+        self._scanned_distinfo: list[tuple[Any, Distribution]] = []
+
+    def list_plugin_distinfo(self) -> list[tuple[Any, Any]]:
+        return [*super().list_plugin_distinfo(), *self._scanned_distinfo]
+
+    def list_plugin_distributions(self) -> list[tuple[Any, Any]]:
+        base = getattr(super(), "list_plugin_distributions", None)
+        return [*(base() if base is not None else []), *self._scanned_distinfo]
+
+
+def load_entry_points(pm: pluggy.PluginManager, group: str = ENTRY_POINT_GROUP) -> int:
+    """Import and register every plugin of the entry-point group ``group``, as pluggy's
+    ``load_setuptools_entrypoints`` does (a blocked name, or one already registered, is skipped), with
+    the scanner; through ``importlib.metadata`` when the scanner cannot read ``sys.path``. Returns the
+    number of plugins registered."""
+    try:
+        found = entry_points(group)
+    except _Unusual:
+        return pm.load_setuptools_entrypoints(group)
+    count = 0
+    for name, value, dist in found:
+        if pm.has_plugin(name) or pm.is_blocked(name):
+            continue
+        plugin = load_object(value)
+        pm.register(plugin, name=name)
+        if isinstance(pm, PluginManager):
+            pm._scanned_distinfo.append((plugin, dist))
+        count += 1
+    return count
+
+
 def get_plugin_manager(*, autoload: bool | None = None, plugins: Iterable[Any] = ()) -> pluggy.PluginManager:
     """A new plugin manager with the installed parts loaded.
 
@@ -27,7 +297,7 @@ def get_plugin_manager(*, autoload: bool | None = None, plugins: Iterable[Any] =
         set to a non-empty value.
     :param plugins: extra plugin objects (modules or instances) to register, as tests do.
     """
-    pm = pluggy.PluginManager("serq")
+    pm = PluginManager("serq")
     pm.add_hookspecs(hookspecs)
     pm.hook.serq_addhooks.call_historic(kwargs={"pluginmanager": pm})
     for name in os.environ.get("SERQ_DISABLED_PLUGINS", "").split(","):
@@ -36,7 +306,7 @@ def get_plugin_manager(*, autoload: bool | None = None, plugins: Iterable[Any] =
     if autoload is None:
         autoload = not os.environ.get("SERQ_DISABLE_PLUGIN_AUTOLOAD")
     if autoload:
-        pm.load_setuptools_entrypoints(ENTRY_POINT_GROUP)
+        load_entry_points(pm, ENTRY_POINT_GROUP)
     else:
         # The host's own plugin is always there; the parts come only through their entry points.
         from . import builtin
