@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import io
 import os
-import secrets
 from collections.abc import Iterator
 from typing import IO
 
@@ -25,7 +24,7 @@ def _create_temp(path: str) -> tuple[int, str]:
     folder, name = os.path.split(path)
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0) | getattr(os, "O_CLOEXEC", 0)
     while True:
-        tmp = os.path.join(folder, f".{name}.{secrets.token_hex(4)}.tmp")
+        tmp = os.path.join(folder, f".{name}.{os.urandom(4).hex()}.tmp")  # secrets.token_hex(4), unimported
         try:
             return os.open(tmp, flags, 0o666), tmp
         except FileExistsError:  # pragma: no cover - a 32-bit random collision
