@@ -1,16 +1,15 @@
-"""The frontend's commands: ``serq fmt`` and ``serq ast``."""
+"""The frontend's commands: ``serq fmt`` and ``serq ast``.
+
+Registering them imports nothing of the frontend: every ``serq`` command line assembles them.
+"""
 
 from __future__ import annotations
 
-import dataclasses
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
 import click
-
-from .diagnostics import CompileError, Pos
 
 
 @click.command("fmt")
@@ -20,6 +19,7 @@ from .diagnostics import CompileError, Pos
 def fmt_command(pm: Any, files: tuple[str, ...], check: bool) -> None:
     """Reformat serQ source in one canonical style (comments kept)."""
     from . import parse
+    from .diagnostics import CompileError
     from .fmt import format_source
 
     changed = []
@@ -42,18 +42,26 @@ def fmt_command(pm: Any, files: tuple[str, ...], check: bool) -> None:
 
 
 def to_json(x: Any) -> Any:
-    if isinstance(x, Pos):
-        return f"{x.line}:{x.col}"
-    if dataclasses.is_dataclass(x) and not isinstance(x, type):
-        d: dict[str, Any] = {"node": type(x).__name__}
-        for f in dataclasses.fields(x):
-            d[f.name] = to_json(getattr(x, f.name))
-        return d
-    if isinstance(x, (list, tuple)):
-        return [to_json(v) for v in x]
-    if isinstance(x, dict):
-        return {str(k): to_json(v) for k, v in x.items()}
-    return x
+    """An AST as JSON values: each node a dict with its class under ``node``, positions ``LINE:COL``."""
+    import dataclasses
+
+    from .diagnostics import Pos
+
+    def conv(x: Any) -> Any:
+        if isinstance(x, Pos):
+            return f"{x.line}:{x.col}"
+        if dataclasses.is_dataclass(x) and not isinstance(x, type):
+            d: dict[str, Any] = {"node": type(x).__name__}
+            for f in dataclasses.fields(x):
+                d[f.name] = conv(getattr(x, f.name))
+            return d
+        if isinstance(x, (list, tuple)):
+            return [conv(v) for v in x]
+        if isinstance(x, dict):
+            return {str(k): conv(v) for k, v in x.items()}
+        return x
+
+    return conv(x)
 
 
 @click.command("ast")
@@ -62,6 +70,8 @@ def to_json(x: Any) -> Any:
 @click.pass_obj
 def ast_command(pm: Any, file: str, desugar: bool) -> None:
     """Print a program's AST as JSON (for debugging the frontend)."""
+    import json
+
     from . import parse
 
     module = parse(file, pm=pm, desugar=desugar)
