@@ -73,23 +73,10 @@ def layers(pm: Any = None) -> list[Any]:
 
 
 def _cache_dir() -> Path | None:
-    """Where the LALR tables are kept between runs: ``$SERQ_CACHE_DIR`` (empty: no cache), else
-    ``$XDG_CACHE_HOME/serq``, else ``~/.cache/serq``; None when it cannot be created."""
-    import os
+    """Where the LALR tables (and the compile cache) are kept between runs: see :func:`cache.cache_dir`."""
+    from .cache import cache_dir
 
-    env = os.environ.get("SERQ_CACHE_DIR")
-    if env is not None:
-        if not env.strip():
-            return None
-        d = Path(env)
-    else:
-        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-        d = Path(base) / "serq"
-    try:
-        d.mkdir(parents=True, exist_ok=True, mode=0o700)
-    except OSError:
-        return None
-    return d if os.access(d, os.W_OK) else None
+    return cache_dir()
 
 
 def _get_parser(layer_list: Sequence[Any]) -> Any:
@@ -114,7 +101,10 @@ def _get_parser(layer_list: Sequence[Any]) -> Any:
 
 
 def _setup(path: str | Path | None, source: str | None, pm: Any, sets: Mapping[str, float],
-           defs: Mapping[str, str], use_pm: bool) -> tuple[Any, Any, str, str | None]:
+           defs: Mapping[str, str], use_pm: bool, *, text: str | None = None,
+           library_paths: Sequence[Path] | None = None, recorder: Any = None) -> tuple[Any, Any, str, str | None]:
+    """The context of one compile. The compile cache passes the program's ``text`` it has read (and
+    keyed), the ``library_paths`` it keyed, and a ``recorder`` of what the compile looks for and reads."""
     from .context import Context
     from .diagnostics import CompileError, Reporter, Sources
 
@@ -123,16 +113,19 @@ def _setup(path: str | Path | None, source: str | None, pm: Any, sets: Mapping[s
     if use_pm and pm is None:
         pm = _default_pm()
     layer_list = layers(pm)
+    if recorder is not None:
+        recorder.layers = layer_list
     parser = _get_parser(layer_list)
     sources = Sources()
     name = str(path) if path is not None else "<source>"
     reporter = Reporter(sources, name)
     if path is not None:
         p = Path(path)
-        try:
-            text = p.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as e:
-            raise CompileError(f"error: {name}: cannot read: {getattr(e, 'strerror', None) or e}") from None
+        if text is None:
+            try:
+                text = p.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as e:
+                raise CompileError(f"error: {name}: cannot read: {getattr(e, 'strerror', None) or e}") from None
         base: Path | None = p.parent
     else:
         text = source or ""
@@ -140,7 +133,7 @@ def _setup(path: str | Path | None, source: str | None, pm: Any, sets: Mapping[s
     sources.add(name, text)
     parser.context.seen = set()
 
-    def library_paths() -> list[Path]:
+    def _library_paths() -> list[Path]:
         if pm is None:
             return []
         hook = getattr(pm.hook, "serq_frontend_library_paths", None)
@@ -149,7 +142,9 @@ def _setup(path: str | Path | None, source: str | None, pm: Any, sets: Mapping[s
         return [Path(x) for paths in hook() for x in (paths or [])]
 
     ctx = Context(reporter=reporter, sources=sources, parser=parser, base_dir=base,
-                  library_paths=library_paths, sets=dict(sets), defs=dict(defs))
+                  library_paths=_library_paths if library_paths is None else list(library_paths),
+                  sets=dict(sets), defs=dict(defs))
+    ctx.recorder = recorder
     return ctx, layer_list, text, name
 
 
@@ -188,11 +183,16 @@ def compile(path: str | Path | None = None, *, source: str | None = None,  # noq
         plugins, loaded once).
     :raises CompileError: the program does not parse or link; ``str(e)`` is the whole diagnostic.
     """
+    return _compile(path, source, sets or {}, defs or {}, pm)
+
+
+def _compile(path: str | Path | None, source: str | None, sets: Mapping[str, float],
+             defs: Mapping[str, str], pm: Any, **setup: Any) -> Any:
     from . import ast as A
     from .diagnostics import CompileError
     from .link import link
 
-    ctx, layer_list, text, name = _setup(path, source, pm, sets or {}, defs or {}, True)
+    ctx, layer_list, text, name = _setup(path, source, pm, sets, defs, True, **setup)
     try:
         module = A.Module(ctx.parser.parse(text, name, ctx.reporter), name)
         module = _desugar(module, ctx, layer_list)

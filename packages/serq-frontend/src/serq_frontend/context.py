@@ -37,6 +37,8 @@ class Context:
         self.libraries_read: set[str] = set()
         #: what layers leave for the linker (e.g. the queues' generated names)
         self.notes: dict[str, Any] = {}
+        #: the compile cache's record of the files a compile looked for and read (``cache.Recorder``)
+        self.recorder: Any = None
 
     # -- errors ------------------------------------------------------------------------------------
 
@@ -111,6 +113,8 @@ class Context:
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as e:
             raise self.error(None, f"{name}: cannot read: {getattr(e, 'strerror', None) or e}") from None
+        if self.recorder is not None:
+            self.recorder.read(path, text)
         self.sources.add(name, text)
         items = self.parser.parse(text, name, self.reporter)
         return A.Module(items, name)

@@ -16,10 +16,10 @@ def serq_addhooks(pluginmanager):
 
 
 def _load_sq(path: Path, options=None):
-    from . import compile as compile_program
+    # through the compile cache (cache.py): a hit imports none of the compiler
+    from .cache import load
 
-    return compile_program(path, sets=dict(options.sets) if options else {},
-                           defs=dict(options.defs) if options else {})
+    return load(path, sets=dict(options.sets) if options else {}, defs=dict(options.defs) if options else {})
 
 
 @hookimpl

@@ -118,7 +118,13 @@ class Expander:
         # A file never uses itself, and `use` wants a library (a file of defs and uses): a program of
         # the same name in the using file's folder (examples/multi-turn/vllm.sq next to vllm_chat.sq)
         # is passed over for the library further along the path.
-        files = [c for c in candidates if c.is_file() and c.resolve() != here]
+        files = []
+        for c in candidates:
+            real = c.resolve() if c.is_file() else None
+            if ctx.recorder is not None:  # the compile cache checks each candidate again on a hit
+                ctx.recorder.candidate(c, real)
+            if real is not None and real != here:
+                files.append(c)
         if not files:
             where = ", ".join(str(c.parent) for c in candidates) or "no folder (a program given as text)"
             raise ctx.error(u.pos, f"`use \"{u.path}\"`: no such library (looked in {where})")

@@ -1,0 +1,377 @@
+"""The compile cache: a ``.sq`` program's IR kept between runs, so that loading an unchanged program again
+reads one file instead of importing lark and parsing, desugaring and linking.
+
+It lives beside lark's tables, in :func:`cache_dir` (``$SERQ_CACHE_DIR``, else ``$XDG_CACHE_HOME/serq``
+or ``~/.cache/serq``; an empty ``SERQ_CACHE_DIR`` turns both caches off), one file per key
+(``compile-KEY.bin``). ``SERQ_COMPILE_CACHE=0`` (or ``off``, ``no``, ``false``) turns this cache off
+alone. The ``.sq`` loader (``serq run``, ``serq check``, ``serq ir``) uses it; :func:`serq_frontend.compile`
+does not.
+
+The key is a hash of everything the compile's result depends on that is known before compiling: the
+program's path as given and where it resolves to, its text, the ``--set`` and ``--def`` values, the size
+and modification time of every ``.py`` and ``.lark`` file of serq-frontend and serq-ir (an edited
+checkout misses), the installed serq-frontend, serq-ir, lark and msgspec (their ``*.dist-info`` names,
+which hold the versions), every plugin that implements a frontend hook (sugar layers, library paths:
+its name, distribution and module file's size and modification time), the library paths, the Python
+version and the IR version.
+
+An entry holds the key, what the compile found while resolving ``use`` (every candidate path it looked
+at: absent, or a file and where it resolves to; the text hash of every file it read), the files of the
+modules the sugar layers of other distributions are defined in (size and modification time), what the
+compile wrote to stderr, and the IR. A hit checks every candidate and file again, so an edited library,
+or a library that appears earlier on the search path, is a miss; then it writes the stored stderr again
+and decodes the IR with serq-ir's codec (``serq_ir.decode``, which checks it). The IR keeps its source
+spans and ``source``, so run-time errors quote the program as after a fresh compile.
+
+Only successful compiles are stored, written atomically (:func:`serq.files.write_atomic`). An entry that
+is corrupt, truncated, of another key or another layout is a miss, and is replaced. A write that finds
+more than :data:`KEEP` entries removes the oldest written.
+
+This module imports no part of the compiler: a hit imports neither lark nor the parser, the sugar layers
+or the linker.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+try:  # BLAKE2 without importing hashlib, whose OpenSSL module costs milliseconds at start-up
+    from _blake2 import blake2b as _blake2b
+except ImportError:  # pragma: no cover - a Python without the builtin module
+    from hashlib import blake2b as _blake2b
+
+#: The layout of an entry (bumped when it changes; part of the key).
+FORMAT = 1
+_MAGIC = b"serq-compile-cache\n"
+_OFF = ("0", "off", "no", "false")
+#: At most this many entries are kept (the oldest written go first).
+KEEP = 256
+#: The distributions whose version is part of the key.
+_DISTRIBUTIONS = ("serq-frontend", "serq-ir", "lark", "msgspec")
+#: The frontend's hooks whose implementations are part of the key.
+_HOOKS = ("serq_frontend_register_sugar", "serq_frontend_library_paths")
+
+
+def cache_dir() -> Path | None:
+    """Where serq-frontend keeps files between runs: ``$SERQ_CACHE_DIR`` (empty: nowhere), else
+    ``$XDG_CACHE_HOME/serq``, else ``~/.cache/serq``; None when it cannot be created or written."""
+    env = os.environ.get("SERQ_CACHE_DIR")
+    if env is not None:
+        if not env.strip():
+            return None
+        d = Path(env)
+    else:
+        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        d = Path(base) / "serq"
+    try:
+        d.mkdir(parents=True, exist_ok=True, mode=0o700)
+    except OSError:
+        return None
+    return d if os.access(d, os.W_OK) else None
+
+
+def enabled() -> bool:
+    """Whether the compile cache is on (``SERQ_COMPILE_CACHE`` is not ``0``, ``off``, ``no``, ``false``)."""
+    return os.environ.get("SERQ_COMPILE_CACHE", "").strip().lower() not in _OFF
+
+
+def _digest(data: bytes) -> str:
+    return _blake2b(data, digest_size=32).hexdigest()
+
+
+def _text_digest(text: str) -> str:
+    return _digest(text.encode("utf-8", "surrogatepass"))
+
+
+# ---------------------------------------------------------------------------------------------------
+# The key
+# ---------------------------------------------------------------------------------------------------
+
+
+def _stamp(path: str | None) -> list[Any] | None:
+    """``[path, size, mtime_ns]`` of a file (``[path]`` when it cannot be read)."""
+    if not path:
+        return None
+    try:
+        st = os.stat(path)
+    except OSError:
+        return [path]
+    return [path, st.st_size, st.st_mtime_ns]
+
+
+def _tree(package_dir: str) -> list[Any]:
+    """Size and modification time of every ``.py`` and ``.lark`` file under a package's folder."""
+    out: list[Any] = [package_dir]
+    for folder, dirs, files in os.walk(package_dir):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        for f in sorted(files):
+            if f.endswith((".py", ".lark")):
+                out.append(_stamp(os.path.join(folder, f)))
+    return out
+
+
+def _dist_label(dist: Any) -> str | None:
+    """A distribution as the key names it: its ``*.dist-info`` folder's name (which holds the version),
+    else its name and version."""
+    if dist is None:
+        return None
+    path = getattr(dist, "path", None)
+    if isinstance(path, str) and path.endswith(".dist-info"):
+        return os.path.basename(path)
+    return f"{dist.metadata['Name']} {dist.version}"
+
+
+def _plugin_file(plugin: Any) -> str | None:
+    f = getattr(plugin, "__file__", None)
+    if f is None:  # an object: the module its class is defined in
+        f = getattr(sys.modules.get(getattr(type(plugin), "__module__", "")), "__file__", None)
+    return f
+
+
+def _plugins(pm: Any) -> list[Any]:
+    """Every implementation of the frontend's hooks: hook, plugin name, distribution, module file."""
+    if pm is None:
+        return []
+    dists = None
+    out = []
+    for hook_name in _HOOKS:
+        hook = getattr(pm.hook, hook_name, None)
+        if hook is None:
+            continue
+        for impl in hook.get_hookimpls():
+            if dists is None:
+                dists = {id(p): d for p, d in pm.list_plugin_distinfo()}
+            out.append([hook_name, impl.plugin_name, _dist_label(dists.get(id(impl.plugin))),
+                        _stamp(_plugin_file(impl.plugin))])
+    return out
+
+
+def _library_paths(pm: Any) -> list[Path]:
+    """The library folders, as the compile computes them."""
+    if pm is None:
+        return []
+    hook = getattr(pm.hook, "serq_frontend_library_paths", None)
+    if hook is None:
+        return []
+    return [Path(x) for paths in hook() for x in (paths or [])]
+
+
+def compute_key(name: str, real: str, text: str, sets: Mapping[str, float], defs: Mapping[str, str],
+                pm: Any, library_paths: list[Path]) -> str:
+    """The key of one compile (see the module's documentation)."""
+    import serq_ir
+    from serq.plugins import find_distributions
+
+    import serq_frontend
+
+    parts = {
+        "format": FORMAT,
+        "python": [sys.version, sys.implementation.cache_tag],
+        "ir_version": serq_ir.IR_VERSION,
+        "frontend": _tree(os.path.dirname(os.path.abspath(serq_frontend.__file__))),
+        "ir": _tree(os.path.dirname(os.path.abspath(serq_ir.__file__))),
+        "distributions": {k: _dist_label(v) for k, v in find_distributions(_DISTRIBUTIONS).items()},
+        "plugins": _plugins(pm),
+        "library_paths": [str(p) for p in library_paths],
+        "program": [name, real, _text_digest(text)],
+        "sets": sorted([k, repr(v)] for k, v in sets.items()),
+        "defs": sorted([k, v] for k, v in defs.items()),
+    }
+    return _digest(json.dumps(parts, sort_keys=True).encode())
+
+
+# ---------------------------------------------------------------------------------------------------
+# Recording a compile, checking an entry
+# ---------------------------------------------------------------------------------------------------
+
+
+class Recorder:
+    """What one compile looked for and read (``Context.recorder``), checked again on a hit."""
+
+    def __init__(self) -> None:
+        self.deps: list[list[Any]] = []
+        #: the sugar layers the compile applied (set by the compile)
+        self.layers: list[Any] = []
+
+    def candidate(self, path: Path, real: Path | None) -> None:
+        """A path a ``use`` looked at: not a file (``real`` None), or a file resolving to ``real``."""
+        self.deps.append(["candidate", str(path), None if real is None else str(real)])
+
+    def read(self, path: Path, text: str) -> None:
+        """A file the compile read (its text as decoded)."""
+        self.deps.append(["read", str(path), _text_digest(text)])
+
+    def layer_modules(self) -> list[list[Any]]:
+        """The files of the modules the sugar layers' functions come from, outside serq-frontend (whose
+        files are part of the key)."""
+        import serq_frontend
+
+        own = os.path.dirname(os.path.abspath(serq_frontend.__file__)) + os.sep
+        files: dict[str, None] = {}
+        for layer in self.layers:
+            for f in (layer.rewrite, *layer.builders.values()):
+                module = sys.modules.get(getattr(f, "__module__", None) or "")
+                path = getattr(module, "__file__", None)
+                if path and not os.path.abspath(path).startswith(own):
+                    files[path] = None
+        return [["module", *(_stamp(f) or [])] for f in files]
+
+
+def _holds(deps: Any) -> bool:
+    """Whether every recorded candidate, file and module is as it was."""
+    if not isinstance(deps, list):
+        return False
+    try:
+        for d in deps:
+            kind = d[0]
+            if kind == "candidate":
+                p = Path(d[1])
+                if (str(p.resolve()) if p.is_file() else None) != d[2]:
+                    return False
+            elif kind == "read":
+                try:
+                    text = Path(d[1]).read_text(encoding="utf-8")
+                except (OSError, UnicodeDecodeError):
+                    return False
+                if _text_digest(text) != d[2]:
+                    return False
+            elif kind == "module":
+                if _stamp(d[1]) != d[1:]:
+                    return False
+            else:
+                return False
+    except (TypeError, IndexError, ValueError, OSError, RuntimeError):
+        return False
+    return True
+
+
+def _read_entry(file: Path, key: str) -> tuple[dict[str, Any], bytes] | None:
+    """The header and the IR of an entry, or None when it is missing, corrupt or of another key."""
+    try:
+        with open(file, "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    if not data.startswith(_MAGIC):
+        return None
+    digest, _, body = data[len(_MAGIC):].partition(b"\n")
+    if digest != _digest(body).encode():
+        return None
+    head, _, ir = body.partition(b"\n")
+    try:
+        header = json.loads(head)
+    except ValueError:
+        return None
+    if not isinstance(header, dict) or header.get("key") != key or not isinstance(header.get("stderr"), str):
+        return None
+    return header, ir
+
+
+def _entry(key: str, deps: list[list[Any]], stderr: str, ir: bytes) -> bytes:
+    body = json.dumps({"key": key, "deps": deps, "stderr": stderr}).encode() + b"\n" + ir
+    return _MAGIC + _digest(body).encode() + b"\n" + body
+
+
+class _Tee:
+    """``sys.stderr`` while compiling: writes go through, and are kept."""
+
+    def __init__(self, stream: Any):
+        self._stream = stream
+        self.parts: list[str] = []
+
+    def write(self, s: str) -> int:
+        self.parts.append(s)
+        return self._stream.write(s) if self._stream is not None else len(s)
+
+    def flush(self) -> None:
+        if self._stream is not None:
+            self._stream.flush()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Loading
+# ---------------------------------------------------------------------------------------------------
+
+
+def load(path: str | Path, *, sets: Mapping[str, float] | None = None, defs: Mapping[str, str] | None = None,
+         pm: Any = None) -> Any:
+    """Compile ``path`` (as :func:`serq_frontend.compile`), through the compile cache when it is on."""
+    import serq_frontend
+
+    sets, defs = dict(sets or {}), dict(defs or {})
+    if pm is None:
+        pm = serq_frontend._default_pm()
+    folder = cache_dir() if enabled() else None
+    if folder is None:
+        return serq_frontend._compile(path, None, sets, defs, pm)
+    name = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+        real = str(Path(path).resolve())
+    except (OSError, UnicodeDecodeError, RuntimeError):  # the compile says why
+        return serq_frontend._compile(path, None, sets, defs, pm)
+    library_paths = _library_paths(pm)
+    key = compute_key(name, real, text, sets, defs, pm, library_paths)
+    file = folder / f"compile-{key[:40]}.bin"
+
+    found = _read_entry(file, key)
+    if found is not None and _holds(found[0].get("deps")):
+        import serq_ir
+
+        try:
+            program = serq_ir.decode(found[1], name=name)
+        except Exception:  # noqa: BLE001 - an entry that does not decode is a miss, never an error
+            program = None
+        if program is not None:
+            if found[0]["stderr"] and sys.stderr is not None:
+                sys.stderr.write(found[0]["stderr"])
+                sys.stderr.flush()
+            return program
+
+    recorder = Recorder()
+    tee = _Tee(sys.stderr)
+    sys.stderr = tee
+    try:
+        program = serq_frontend._compile(path, None, sets, defs, pm, text=text,
+                                         library_paths=library_paths, recorder=recorder)
+    finally:
+        if sys.stderr is tee:
+            sys.stderr = tee._stream
+    store(file, key, recorder.deps + recorder.layer_modules(), "".join(tee.parts), program)
+    return program
+
+
+def store(file: Path, key: str, deps: list[list[Any]], stderr: str, program: Any) -> None:
+    """Write an entry atomically; a cache that cannot be written is no error."""
+    import serq_ir
+    from serq.files import write_atomic
+
+    try:
+        write_atomic(file, _entry(key, deps, stderr, serq_ir.encode(program)))
+    except OSError:
+        return
+    prune(file.parent)
+
+
+def prune(folder: Path, keep: int = KEEP) -> None:
+    """When the folder holds more than ``keep`` entries, remove the oldest written down to 3/4 of it."""
+    try:
+        found = [e for e in os.scandir(folder) if e.name.startswith("compile-") and e.name.endswith(".bin")]
+        if len(found) <= keep:
+            return
+        aged = sorted((e.stat().st_mtime_ns, e.path) for e in found)
+    except OSError:
+        return
+    for _, path in aged[: len(found) - keep * 3 // 4]:
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
