@@ -249,6 +249,53 @@ def test_what_the_compile_wrote_to_stderr_is_written_again_on_a_hit(tmp_path, fo
     assert str(Path(__file__)) in entry.read_bytes().decode(errors="replace")
 
 
+WARNS = """import warnings
+
+import serq
+from serq_frontend.sugar import SugarLayer
+
+
+def rewrite(module, ctx):
+    warnings.warn("the warning layer saw the program")
+    return module
+
+
+@serq.hookimpl(optionalhook=True)
+def serq_frontend_register_sugar(register):
+    register(SugarLayer(name="warns", rewrite=rewrite))
+"""
+
+
+def test_an_installed_plugins_python_warning_is_written_again_on_a_hit(tmp_path, folder):
+    site = tmp_path / "site"
+    info = site / "serq_warns-1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: serq-warns\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[serq]\nwarns = serq_warns\n")
+    (site / "serq_warns.py").write_text(WARNS)
+    prog = tmp_path / "prog.sq"
+    prog.write_text(PROGRAM)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])}
+
+    def check():
+        return subprocess.run([str(BIN / "serq"), "check", str(prog)], capture_output=True, text=True, env=env,
+                              timeout=120)
+
+    first = check()
+    assert first.returncode == 0, first.stderr
+    assert "UserWarning: the warning layer saw the program" in first.stderr
+    (entry,) = entries(folder)
+    assert "serq_warns" in entry.read_bytes().decode(errors="replace")  # the plugin is part of the key
+    written = (entry.stat().st_ino, entry.stat().st_mtime_ns)
+    second = check()
+    assert (second.stdout, second.stderr) == (first.stdout, first.stderr)
+    assert entries(folder) == [entry] and (entry.stat().st_ino, entry.stat().st_mtime_ns) == written  # a hit
+    without = subprocess.run([str(BIN / "serq"), "check", str(prog)], capture_output=True, text=True,
+                             timeout=120)
+    assert without.returncode == 0 and without.stderr == ""  # another key: no warning, no replay
+    assert len(entries(folder)) == 2
+
+
 def test_old_entries_are_pruned(tmp_path, folder):
     folder.mkdir()
     for i in range(12):
@@ -323,6 +370,8 @@ def test_a_run_time_error_reads_the_same_after_a_hit(tmp_path, folder):
     assert lines[0].startswith("lib.sq:2:3: error: at t=0, session 0: branch guard is ")
     assert lines[1:] == ["    branch (g) { end; }", "    ^"]
     miss = run()
-    assert len(entries(folder)) == 1
+    (entry,) = entries(folder)
+    written = (entry.stat().st_ino, entry.stat().st_mtime_ns)
     hit = run()
+    assert (entry.stat().st_ino, entry.stat().st_mtime_ns) == written  # a hit: the entry was not written again
     assert (miss.returncode, miss.stderr) == (hit.returncode, hit.stderr) == (1, fresh.stderr)
