@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+from array import array
+from fractions import Fraction
 
 import numpy as np
 import serq_sim
@@ -15,23 +17,47 @@ def test_observe_statistics():
     x = np.arange(100, dtype=float)
     n, mean, ci, cv2, p99 = observe_stats(x)
     assert (n, mean, p99) == (100, 49.5, 98.0)  # ceil(0.99 * 100) = 99th smallest
-    assert abs(cv2 - np.var(x, ddof=1) / 49.5 ** 2) < 1e-12
-    # 20 batches of 5: batch means 2, 7, …, 97: sd 29.58…, half-width 2.093 * sd / sqrt(20)
-    means = np.arange(20) * 5 + 2.0
-    assert abs(ci - 2.093 * np.std(means, ddof=1) / math.sqrt(20)) < 1e-12
+    # the squared deviations (i - 49.5)² and their sum 83325 are exact, so the variance is 83325 / 99
+    assert cv2 == (83325.0 / 99) / 49.5**2
+    # 20 batches of 5: batch means 2, 7, …, 97; squared deviations sum to 25 * 665: variance 875,
+    # half-width 2.093 * sqrt(875 / 20)
+    assert ci == 2.093 * math.sqrt(875.0 / 20)
     n, mean, ci, cv2, p99 = observe_stats(np.ones(39))
     assert math.isnan(ci) and math.isnan(p99)
+    assert observe_stats(array("d")) == (0, *observe_stats(array("d"))[1:])
+    assert all(map(math.isnan, observe_stats([])[1:]))
+    n, mean, ci, cv2, p99 = observe_stats([3.0])
+    assert (n, mean) == (1, 3.0) and math.isnan(cv2)
+
+
+def test_statistics_are_correctly_rounded_sums():
+    # numpy's pairwise sum gives 0.0 for the mean here; the exact sum is 3, divided by 4
+    x = [1e16, 1.0, -1e16, 2.0]
+    n, mean, _, cv2, _ = observe_stats(x)
+    assert mean == 0.75
+    devs = [Fraction((v - 0.75) * (v - 0.75)) for v in x]  # each deviation and square rounded
+    assert cv2 == float(sum(devs)) / 3 / 0.75**2
 
 
 def test_time_stats_of_a_step():
     # 0 on [0, 1), 2 on [1, 3), 5 from 3; over [1, 4]: (2*2 + 5) / 3
     mean, ci, lo, hi = time_stats(np.array([0.0, 1.0, 3.0]), np.array([0.0, 2.0, 5.0]), 1.0, 4.0)
-    assert abs(mean - 3.0) < 1e-12 and (lo, hi) == (2.0, 5.0)
+    assert mean == 3.0 and (lo, hi) == (2.0, 5.0)
     # a value held for no time is not an extreme; a constant has a zero CI
     _, _, lo, hi = time_stats(np.array([0.0, 2.0, 2.0]), np.array([1.0, 9.0, 1.0]), 0.0, 4.0)
     assert hi == 1.0
-    _, ci, _, _ = time_stats(np.array([0.0]), np.array([3.0]), 0.0, 7.0)
-    assert ci < 1e-12
+    mean, ci, _, _ = time_stats(np.array([0.0]), np.array([3.0]), 0.0, 7.0)
+    assert mean == 3.0 and ci < 1e-12  # a window's 3 * width / width may be off by one unit
+    # 1 on [0, 10), 3 on [10, 20] in 20 windows of 1: ten window averages 1 and ten 3, so the CI is
+    # 2.093 * sqrt(var / 20), var = 20 * 1² / 19
+    mean, ci, lo, hi = time_stats(array("d", [0.0, 10.0]), array("d", [1.0, 3.0]), 0.0, 20.0)
+    assert (mean, lo, hi) == (2.0, 1.0, 3.0)
+    assert ci == 2.093 * math.sqrt(20.0 / 19 / 20)
+    # a change point after the end, nothing in [start, end], no span
+    assert time_stats([0.0, 5.0], [1.0, 9.0], 0.0, 5.0)[2:] == (1.0, 1.0)
+    assert all(map(math.isnan, time_stats([6.0], [1.0], 0.0, 5.0)))
+    assert all(map(math.isnan, time_stats([0.0], [1.0], 5.0, 5.0)))
+    assert all(map(math.isnan, time_stats([], [], 0.0, 5.0)))
 
 
 def test_gauge_pool_and_stage_averages():
@@ -68,15 +94,37 @@ def test_warmup_discards_and_note_for_a_constant_test():
 
 
 def test_non_finite_samples_give_non_finite_figures_without_warnings():
-    import numpy as np
-    from serq_sim.stats import observe_stats, time_stats
+    import warnings
 
-    values = np.array([1.0, 2.0, np.inf] + [1.0] * 50)
-    n, mean, ci, cv2, p99 = observe_stats(values)
-    assert n == 53 and mean == np.inf and np.isnan(cv2) and p99 == np.inf
-    assert np.isnan(ci) or ci == np.inf
-    mean, ci, lo, hi = time_stats(np.array([0.0, 1.0]), np.array([1.0, np.inf]), 0.0, 2.0)
-    assert mean == np.inf and lo == 1.0 and hi == np.inf
+    inf, nan = math.inf, math.nan
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        values = np.array([1.0, 2.0, inf] + [1.0] * 50)
+        n, mean, ci, cv2, p99 = observe_stats(values)
+        assert n == 53 and mean == inf and math.isnan(cv2) and p99 == inf
+        assert math.isnan(ci)  # a batch mean is inf: inf - inf in the variance of the batch means
+        mean, ci, lo, hi = time_stats(np.array([0.0, 1.0]), np.array([1.0, inf]), 0.0, 2.0)
+        assert mean == inf and lo == 1.0 and hi == inf and math.isnan(ci)
+        # both infinities, NaN: NaN; an overflowing sum: inf; a mean under 1e-154: its square is 0
+        assert all(map(math.isnan, observe_stats([inf, -inf] * 20)[1:4]))
+        assert all(map(math.isnan, observe_stats([nan] * 40)[1:]))
+        assert observe_stats([1e308] * 40)[1] == inf
+        assert observe_stats([1e308, 1e308, -1e308])[1] == 1e308 / 3
+        assert observe_stats([-1.0, 1.0, 2e-170])[3] == inf
+        # a gauge with a NaN: its mean, min and max are NaN
+        assert all(map(math.isnan, time_stats([0.0, 1.0], [1.0, nan], 0.0, 2.0)))
+
+
+def test_p99_orders_nan_last_and_minus_zero_first():
+    nan = math.nan
+    # 100 samples: p99 is the 99th smallest; one NaN is the 100th, two NaNs reach the 99th
+    one = [float(i) for i in range(99)] + [nan]
+    assert observe_stats(one)[4] == 98.0
+    assert math.isnan(observe_stats([nan, nan] + [float(i) for i in range(98)])[4])
+    zeros = [-0.0] * 99 + [0.0]  # the 99th smallest is the last -0.0
+    assert math.copysign(1.0, observe_stats(zeros)[4]) == -1.0
+    zeros = [0.0] * 2 + [-0.0] * 98  # the 99th smallest is the first 0.0
+    assert math.copysign(1.0, observe_stats(zeros)[4]) == 1.0
 
 
 def test_pow_of_integer_observables_is_a_number():

@@ -2,7 +2,8 @@
 
 ``serq_sim.run(program, *, seed=None, horizon=None, warmup=None, arrivals=None, check_invariants=False)``
 runs a :class:`serq_ir.Program` and returns a :class:`Report` (``report.result`` is a
-:class:`serq_ir.report.Result`; ``report.observe(name)`` and ``report.gauge(name)`` give numpy arrays).
+:class:`serq_ir.report.Result`; ``report.observe(name)`` and ``report.gauge(name)`` give numpy arrays,
+made when first read: a run and its report import no numpy until then).
 A run-time error of the program raises :class:`SimError`.
 """
 

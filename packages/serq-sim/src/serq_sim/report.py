@@ -1,38 +1,93 @@
 """The report of a run: :class:`serq_ir.report.Result` plus each observe's samples and each gauge's change
-points as numpy arrays."""
+points, which the Python API gives as numpy arrays.
+
+The report is made without numpy (the statistics are :mod:`serq_sim.stats`): the samples stay in the
+engine's ``array.array`` buffers, and :class:`ObserveData` and :class:`GaugeData` import numpy and make
+their arrays (views of those buffers, ``numpy.frombuffer``) when one is first read.
+"""
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from typing import Any
 
-import numpy as np
 from serq_ir.report import GaugeStats, ObserveStats, PoolStats, Result, StageStats
 
-from .stats import MIN_SAMPLES, observe_stats, time_stats
+from .stats import MIN_SAMPLES, all_zero, observe_stats, time_stats
 
 
-@dataclass(frozen=True)
-class ObserveData:
-    """One observe's samples (after warm-up), in the order they were taken."""
+def _array(buf: Any, dtype: str) -> Any:
+    """``buf`` as a numpy array of ``dtype``: a numpy array as it is, an ``array.array`` (or another
+    buffer) as a view of its memory, a list or tuple copied; a fresh empty array when there are none."""
+    import numpy as np
 
-    name: str
-    values: np.ndarray
-    times: np.ndarray
-    sessions: np.ndarray
-    turns: np.ndarray
+    if isinstance(buf, np.ndarray):
+        return buf
+    if isinstance(buf, (list, tuple)):
+        return np.array(buf, dtype=dtype)
+    return np.frombuffer(buf, dtype=dtype) if len(buf) else np.zeros(0, dtype)
+
+
+class _Columns:
+    """Columns kept as given and made numpy arrays when first read."""
+
+    __slots__ = ("name", "_buffers", "_arrays")
+    _DTYPES: dict[str, str] = {}
+
+    def __init__(self, name: str, **columns: Any):
+        self.name = name
+        self._buffers = columns
+        self._arrays: dict[str, Any] = {}
+
+    def _column(self, col: str) -> Any:
+        arr = self._arrays.get(col)
+        if arr is None:
+            arr = self._arrays[col] = _array(self._buffers[col], self._DTYPES[col])
+        return arr
+
+    def buffer(self, col: str) -> Any:
+        """Column ``col`` as it was given (the engine's ``array.array``), without numpy."""
+        return self._buffers[col]
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name!r}: {len(self._buffers[next(iter(self._DTYPES))])} rows>"
+
+
+class ObserveData(_Columns):
+    """One observe's samples (after warm-up), in the order they were taken: ``values``, ``times``,
+    ``sessions`` and ``turns``, numpy arrays (float64, float64, int64, int32) over the engine's buffers,
+    made (and numpy imported) when first read."""
+
+    __slots__ = ()
+    _DTYPES = {"values": "float64", "times": "float64", "sessions": "int64", "turns": "int32"}
+
+    def __init__(self, name: str, values: Any, times: Any, sessions: Any, turns: Any):
+        super().__init__(name, values=values, times=times, sessions=sessions, turns=turns)
+
+    values = property(lambda self: self._column("values"), doc="The observed values.")
+    times = property(lambda self: self._column("times"), doc="When each sample was taken.")
+    sessions = property(lambda self: self._column("sessions"), doc="The serial of the sampling session.")
+    turns = property(lambda self: self._column("turns"), doc="Its turn number.")
 
     def __len__(self) -> int:
-        return len(self.values)
+        return len(self._buffers["values"])
 
 
-@dataclass(frozen=True)
-class GaugeData:
-    """One gauge's change points: ``values[i]`` holds from ``times[i]`` to the next change."""
+class GaugeData(_Columns):
+    """One gauge's change points: ``values[i]`` holds from ``times[i]`` to the next change (numpy arrays,
+    float64, made when first read)."""
 
-    name: str
-    times: np.ndarray
-    values: np.ndarray
+    __slots__ = ()
+    _DTYPES = {"times": "float64", "values": "float64"}
+
+    def __init__(self, name: str, times: Any, values: Any):
+        super().__init__(name, times=times, values=values)
+
+    times = property(lambda self: self._column("times"), doc="The instants of the changes.")
+    values = property(lambda self: self._column("values"), doc="The value from each change on.")
+
+    def __len__(self) -> int:
+        return len(self._buffers["times"])
 
 
 class Report:
@@ -98,12 +153,6 @@ def _div(a: float, b: float) -> float:
     return a / b if b > 0 else math.nan
 
 
-def _array(buf, dtype) -> np.ndarray:
-    """The samples in ``buf`` (an ``array.array``) as a numpy array over the same memory; a fresh empty
-    one when there are none."""
-    return np.frombuffer(buf, dtype=dtype) if len(buf) else np.zeros(0, dtype)
-
-
 def build_report(sim) -> Report:
     p = sim.program
     start = sim.warmup
@@ -113,13 +162,11 @@ def build_report(sim) -> Report:
     ostats: dict[str, ObserveStats] = {}
     notes: list[str] = []
     for decl, o in zip(p.observes, sim.obs):
-        values = _array(o.values, np.float64)
-        data = ObserveData(decl.name, values, _array(o.times, np.float64), _array(o.sessions, np.int64),
-                           _array(o.turns, np.int32))
-        observes[decl.name] = data
+        values = o.values
+        observes[decl.name] = ObserveData(decl.name, values, o.times, o.sessions, o.turns)
         n, mean, ci, cv2, p99 = observe_stats(values)
         ostats[decl.name] = ObserveStats(count=n, mean=mean, ci=ci, cv2=cv2, p99=p99)
-        if decl.test and n >= MIN_SAMPLES and not np.any(values != 0):
+        if decl.test and n >= MIN_SAMPLES and all_zero(values):
             notes.append(f"note: observe {decl.name} is constant 0 over {n} samples")
     stages = []
     for st in sim.stages:
@@ -148,10 +195,8 @@ def build_report(sim) -> Report:
     gauges: dict[str, GaugeData] = {}
     gstats: dict[str, GaugeStats] = {}
     for (name, _fn), (ts, vs) in zip(sim.gauges, sim.gauge_points):
-        t = _array(ts, np.float64)
-        v = _array(vs, np.float64)
-        gauges[name] = GaugeData(name, t, v)
-        mean, ci, lo, hi = time_stats(t, v, start, end)
+        gauges[name] = GaugeData(name, ts, vs)
+        mean, ci, lo, hi = time_stats(ts, vs, start, end)
         gstats[name] = GaugeStats(mean=mean, ci=ci, min=lo, max=hi)
     stuck = sum(pl.stuck for pl in sim.pools)
     if stuck:

@@ -1,10 +1,30 @@
-"""Statistics: batch means, time averages of change points, the online price estimator."""
+"""Statistics: batch means, time averages of change points, the online price estimator.
+
+Pure Python, so a run's report needs no numpy: sums are ``math.fsum`` (the exact sum, rounded once), and
+an order statistic (:func:`kth_smallest`) is taken in Python below :data:`NUMPY_SORT_FROM` samples and
+from numpy's sort (imported then) from there on, which give the same value. The functions take any
+sequence of floats: an ``array.array('d')`` (the engine's buffers), a list or a numpy array.
+
+Definitions (docs/simulator.md, "Statistics"):
+
+* ``total(x)``: the exact sum of ``x`` rounded once to the nearest double (``math.fsum``); ``±inf`` when
+  it is beyond the double range; NaN when ``x`` has a NaN, or both ``inf`` and ``-inf``; ``+0.0`` when
+  it is exactly zero.
+* mean ``m = total(x) / n``; sample variance ``total((xᵢ - m)²) / (n - 1)``, each ``xᵢ - m`` and its
+  square rounded as doubles.
+* the ``k``-th smallest in the order ``-inf < … < -0.0 < +0.0 < … < inf < NaN`` (every NaN alike, and
+  returned as ``nan``).
+"""
 
 from __future__ import annotations
 
 import math
-
-import numpy as np
+from array import array
+from bisect import bisect_left, bisect_right
+from functools import partial
+from itertools import compress, islice
+from math import copysign, fsum
+from operator import le, mul, sub
 
 #: Below this many samples an observe has no CI and no p99; at or above it a constant-0 test is noted.
 MIN_SAMPLES = 40
@@ -12,89 +32,279 @@ MIN_SAMPLES = 40
 BATCHES = 20
 #: Student t quantile (0.975) for 19 degrees of freedom.
 T19 = 2.093
+#: From this many samples on, an order statistic is read from numpy's sort (numpy imported then); below
+#: it in pure Python, which is faster than importing numpy there and holds a Python float (32 bytes) per
+#: sample it sorts.
+NUMPY_SORT_FROM = 1_000_000
 
 NAN = math.nan
+INF = math.inf
+_DEN = 1 << 1074  # every finite double is an integer multiple of 2**-1074
 
 
-def batch_means_ci(x: np.ndarray, batches: int = BATCHES) -> float:
+def _div(a: float, b: float) -> float:
+    """``a / b`` as IEEE 754 divides (a zero divisor gives ``±inf`` or NaN, not an exception)."""
+    if b != 0:  # a NaN divisor too
+        return a / b
+    if a != a or a == 0:
+        return NAN
+    return copysign(INF, a) * copysign(1.0, b)
+
+
+def floats(x):
+    """``x`` as a sequence of Python floats: an ``array.array('d')``, list or tuple as it is; a numpy
+    array (or another buffer of doubles) copied into an ``array('d')``; anything else into a list."""
+    if isinstance(x, (array, list, tuple)):
+        return x
+    try:
+        mv = memoryview(x)
+    except TypeError:
+        return [float(v) for v in x]
+    with mv:
+        if mv.ndim == 1 and mv.format in ("d", "<d", "=d") and mv.c_contiguous:
+            out = array("d")
+            out.frombytes(mv.cast("B"))
+            return out
+    return [float(v) for v in x]
+
+
+def total(x) -> float:
+    """The exact sum of the floats in ``x`` (a sequence: it may be read twice) rounded once: see the
+    module's docstring."""
+    try:
+        return fsum(x)
+    except ValueError:  # inf + -inf
+        return NAN
+    except OverflowError:  # a partial sum left the double range; the total may not
+        return _exact_total(x)
+
+
+def _exact_total(x) -> float:
+    """:func:`total` in integers (``x`` read once): slow, for the sums ``fsum`` cannot finish."""
+    acc = 0
+    pos = neg = False
+    for v in x:
+        if v != v:
+            return NAN
+        if v == INF:
+            pos = True
+        elif v == -INF:
+            neg = True
+        else:
+            num, den = float(v).as_integer_ratio()
+            acc += num * (_DEN // den)
+    if pos or neg:
+        return NAN if pos and neg else (INF if pos else -INF)
+    try:
+        return acc / _DEN  # int / int is correctly rounded
+    except OverflowError:
+        return INF if acc > 0 else -INF
+
+
+def _squared_deviations(x, m: float) -> float:
+    """``total((v - m)² for v in x)``."""
+    try:
+        return fsum((v - m) * (v - m) for v in x)
+    except ValueError:
+        return NAN
+    except OverflowError:
+        return _exact_total((v - m) * (v - m) for v in x)
+
+
+def mean_var(x) -> tuple[float, float]:
+    """``(mean, sample variance)`` of the sequence ``x`` (NaN where undefined: no samples, one sample)."""
+    n = len(x)
+    if n == 0:
+        return NAN, NAN
+    m = total(x) / n
+    return m, (_squared_deviations(x, m) / (n - 1) if n >= 2 else NAN)
+
+
+def batch_means_ci(x, batches: int = BATCHES) -> float:
     """95 % batch-means half-width: ``batches`` consecutive batches of ``len(x) // batches`` samples
-    (the remainder at the end is left out)."""
+    (the remainder at the end is left out), each batch's mean ``total / size``."""
     size = len(x) // batches
     if batches < 2 or size < 1:
         return NAN
-    means = x[: size * batches].reshape(batches, size).mean(axis=1)
-    return _half_width(means)
+    return _half_width([total(x[k * size : (k + 1) * size]) / size for k in range(batches)])
 
 
-def _half_width(means: np.ndarray) -> float:
+def _half_width(means: list[float]) -> float:
     k = len(means)
-    var = float(np.var(means, ddof=1))
+    _, var = mean_var(means)
     t = T19 if k == 20 else 2.0
-    return t * math.sqrt(var / k)
+    return t * math.sqrt(var / k) if var >= 0 else NAN  # var is NaN with a non-finite mean
 
 
-def observe_stats(values: np.ndarray) -> tuple[int, float, float, float, float]:
-    """``(count, mean, ci, cv2, p99)`` of one observe's samples. Non-finite samples (a division by
-    zero in the observed expression) make the figures they enter inf or NaN, silently: the report
-    shows them as such (null in JSON)."""
-    with np.errstate(all="ignore"):
-        return _observe_stats(values)
+def kth_smallest(x, k: int, *, nan_free: bool = False) -> float:
+    """The ``k``-th smallest (from 0) of the floats in ``x`` in the order ``-inf < … < -0.0 < +0.0 < … <
+    inf < NaN``; ``nan_free``: the caller knows that ``x`` has no NaN.
+
+    From :data:`NUMPY_SORT_FROM` samples on it is read from numpy's sort. Below, in Python: from
+    ``sorted(x)``, or, for a ``k`` in the upper half of :data:`_SELECT_FROM` samples or more (a p99),
+    from ``sorted`` of the samples at or above a threshold when they include the ``k``-th
+    (:func:`_kth_above_threshold`). Every way gives the same value."""
+    n = len(x)
+    if not 0 <= k < n:
+        raise IndexError(f"no {k}-th smallest of {n} samples")
+    if n >= NUMPY_SORT_FROM:
+        return _kth_numpy(x, k)
+    if not nan_free and any(map(math.isnan, x)):
+        srt = sorted(v for v in x if v == v)  # NaNs spoil the order sorted() makes; they would go last
+        return _kth_of_sorted(srt, k) if k < len(srt) else NAN
+    if n >= _SELECT_FROM and 2 * k >= n:
+        v = _kth_above_threshold(x, k)
+        if v is not None:
+            return v
+    return _kth_of_sorted(sorted(x), k)
 
 
-def _observe_stats(values: np.ndarray) -> tuple[int, float, float, float, float]:
-    n = len(values)
+#: From this many samples on, an order statistic in the upper half is selected (:func:`kth_smallest`).
+_SELECT_FROM = 4096
+
+
+def _kth_of_sorted(srt: list, k: int) -> float:
+    """``srt[k]`` of a sorted list without NaN, a zero with its sign in the total order: -0.0 and 0.0
+    compare equal, so ``sorted`` leaves them as they came."""
+    v = float(srt[k])
+    if v == 0:
+        lo, hi = bisect_left(srt, 0.0), bisect_right(srt, 0.0)
+        negative = sum(1 for z in islice(srt, lo, hi) if copysign(1.0, z) < 0)
+        return -0.0 if k < lo + negative else 0.0
+    return v
+
+
+def _kth_above_threshold(x, k: int) -> float | None:
+    """The ``k``-th smallest of ``x`` (no NaN, a sequence with extended slicing) from the samples not
+    below a threshold ``t``: ``t`` is taken from a sorted sub-sample (every ``step``-th sample) a margin
+    below the rank of ``k``, so that the samples ``>= t`` (a few hundredths of them for a p99) include the
+    ``k``-th; ``None`` when they do not (the caller sorts everything)."""
+    n = len(x)
+    step = max(n // 2048, 1)
+    sample = sorted(x[::step])
+    m = len(sample)
+    r = k / n
+    j = int(m * r - 3.0 * math.sqrt(m * r * (1.0 - r)) - 8.0)
+    if j <= 0:
+        return None
+    above = sorted(filter(partial(le, sample[j]), x))  # every v with t <= v
+    below = n - len(above)
+    if k < below:
+        return None
+    return _kth_of_sorted(above, k - below)
+
+
+def _kth_numpy(x, k: int) -> float:
+    import numpy as np
+
+    a = np.asarray(x, dtype=np.float64)
+    srt = np.sort(a)  # NaNs go last
+    v = float(srt[k])
+    if v != v:
+        return NAN
+    if v == 0:  # the sort (min/max networks) may not keep the zeros' signs: count them in the samples
+        lo = int(np.searchsorted(srt, 0.0, side="left"))
+        negative = int(np.count_nonzero((a == 0) & np.signbit(a)))
+        return -0.0 if k < lo + negative else 0.0
+    return v
+
+
+def observe_stats(x) -> tuple[int, float, float, float, float]:
+    """``(count, mean, ci, cv2, p99)`` of one observe's samples ``x`` (a sequence of floats, in the
+    order taken). Non-finite samples (a division by zero in the observed expression) make the sums they
+    enter inf or NaN, silently: the report shows them as such (null in JSON). In p99 a NaN sample is
+    greater than every number, so p99 is NaN only when the ⌈0.99 n⌉-th smallest is a NaN."""
+    x = floats(x)
+    n = len(x)
     if n == 0:
         return 0, NAN, NAN, NAN, NAN
-    mean = float(values.mean())
-    var = float(values.var(ddof=1)) if n >= 2 else NAN
-    cv2 = var / (mean * mean) if n >= 2 and mean != 0 else NAN
+    mean, var = mean_var(x)
+    cv2 = _div(var, mean * mean) if n >= 2 and mean != 0 else NAN
     if n < MIN_SAMPLES:
         return n, mean, NAN, cv2, NAN
-    ci = batch_means_ci(values)
-    srt = np.sort(values)
+    ci = batch_means_ci(x)
     idx = min(max(math.ceil(0.99 * n), 1), n) - 1
-    return n, mean, ci, cv2, float(srt[idx])
+    return n, mean, ci, cv2, kth_smallest(x, idx, nan_free=mean == mean)  # a NaN sample makes the mean NaN
 
 
-def time_stats(times: np.ndarray, values: np.ndarray, start: float, end: float,
+def all_zero(x) -> bool:
+    """Whether every sample is 0 (``-0.0`` too; NaN is not 0)."""
+    return not any(x)
+
+
+def time_stats(times, values, start: float, end: float,
                windows: int = BATCHES) -> tuple[float, float, float, float]:
     """``(mean, ci, min, max)`` of a piecewise-constant signal given by change points over
-    ``[start, end]``: the time average, a batch-means CI over ``windows`` equal windows, and the least
-    and greatest value held for a positive time. A value before ``start`` holds into it."""
-    with np.errstate(all="ignore"):
-        return _time_stats(times, values, start, end, windows)
-
-
-def _time_stats(times: np.ndarray, values: np.ndarray, start: float, end: float,
-                windows: int) -> tuple[float, float, float, float]:
+    ``[start, end]``: ``values[i]`` holds from ``times[i]`` (increasing) to the next change. The time
+    average ``total(vᵢ · lᵢ) / (end - start)`` over the pieces held a positive time ``lᵢ`` inside
+    ``[start, end]`` (nothing held before the first change point counts as 0), a batch-means CI over
+    ``windows`` equal windows (each window's average the same way, a piece cut at the window's edges),
+    and the least and greatest value held for a positive time (NaN if one is NaN; a zero is ``-0.0``
+    in the least when some ``-0.0`` was held, ``0.0`` in the greatest when some ``0.0`` was). A value
+    before ``start`` holds into it."""
+    times, values = floats(times), floats(values)
     span = end - start
-    if not (span > 0) or len(times) == 0:
+    n = len(times)
+    if not (span > 0) or n == 0:
         return NAN, NAN, NAN, NAN
-    t = np.asarray(times, dtype=float)
-    v = np.asarray(values, dtype=float)
-    nxt = np.append(t[1:], end)
-    a = np.maximum(t, start)
-    b = np.minimum(nxt, end)
-    keep = b > a
-    if not keep.any():
+    # the pieces [a, b) of the change points that reach into [start, end], with their values
+    first = max(bisect_right(times, start) - 1, 0)
+    last = bisect_left(times, end)  # pieces from here on start at or after the end
+    if last <= first:
         return NAN, NAN, NAN, NAN
-    a, b, v = a[keep], b[keep], v[keep]
-    mean = float((v * (b - a)).sum() / span)
-    lo, hi = float(v.min()), float(v.max())
-    edges = start + span * np.arange(windows + 1) / windows
-    edges[-1] = end
-    # integral of the signal up to each edge
-    cum = np.concatenate(([0.0], np.cumsum(v * (b - a))))
-    pos = np.searchsorted(a, edges, side="right") - 1  # the segment each edge falls in (or before)
-    integ = np.empty(windows + 1)
-    for i, (e, p) in enumerate(zip(edges, pos)):
-        if p < 0:
-            integ[i] = 0.0
-        else:
-            integ[i] = cum[p] + v[p] * (min(e, b[p]) - a[p])
-    w = np.diff(integ) / np.diff(edges)
-    ci = _half_width(w) if windows >= 2 else NAN
+    a_s = list(times[first:last])
+    b_s = list(times[first + 1 : last])
+    b_s.append(end)  # the last piece holds to the end (or is cut there)
+    v_s = list(values[first:last])
+    if a_s[0] < start:
+        a_s[0] = start
+    lengths = list(map(sub, b_s, a_s))
+    if not min(lengths) > 0:  # leave out the pieces held for no time
+        keep = [d > 0 for d in lengths]
+        a_s, b_s, v_s, lengths = (list(compress(c, keep)) for c in (a_s, b_s, v_s, lengths))
+        if not a_s:
+            return NAN, NAN, NAN, NAN
+    terms = list(map(mul, v_s, lengths))
+    mean = total(terms) / span
+    lo, hi = _extremes(v_s)
+    ci = _window_ci(a_s, b_s, v_s, terms, start, end, span, windows) if windows >= 2 else NAN
     return mean, ci, lo, hi
+
+
+def _extremes(v: list[float]) -> tuple[float, float]:
+    if any(map(math.isnan, v)):
+        return NAN, NAN
+    lo, hi = min(v), max(v)
+    if lo == 0:
+        lo = -0.0 if any(x == 0 and copysign(1.0, x) < 0 for x in v) else 0.0
+    if hi == 0:
+        hi = 0.0 if any(x == 0 and copysign(1.0, x) > 0 for x in v) else -0.0
+    return lo, hi
+
+
+def _window_ci(a_s, b_s, v_s, terms, start, end, span, windows) -> float:
+    edges = [start + span * k / windows for k in range(windows + 1)]
+    edges[-1] = end
+    avgs = []
+    for k in range(windows):
+        lo, hi = edges[k], edges[k + 1]
+        i = max(bisect_right(a_s, lo) - 1, 0)  # the first piece that may reach into the window
+        j = bisect_left(a_s, hi)  # pieces from j on start at or after the window's end
+        if j <= i:  # the first piece starts after this window: nothing held in it
+            avgs.append(0.0)
+            continue
+        # the pieces between the first and the last lie inside the window: their terms as they are
+        parts = terms[i + 1 : j - 1]
+        for p in (i, j - 1) if j - 1 > i else (i,):
+            a, b = a_s[p], b_s[p]
+            if a >= lo and b <= hi:
+                parts.append(terms[p])
+            else:
+                a, b = max(a, lo), min(b, hi)
+                if b > a:
+                    parts.append(v_s[p] * (b - a))
+        avgs.append(_div(total(parts), hi - lo))
+    return _half_width(avgs)
 
 
 class PriceEstimator:
