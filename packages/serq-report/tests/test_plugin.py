@@ -84,3 +84,23 @@ def test_without_autoload_the_module_registers_the_same(report):
 
     pm = serq.get_plugin_manager(autoload=False, plugins=[plugin])
     assert serq_report.formats(pm).names() == ["text", "json"]
+
+
+def test_the_text_and_json_reporters_import_no_numpy():
+    import subprocess
+    import sys
+
+    code = """if True:
+        import sys
+        import serq_report
+        from serq_ir.report import GaugeStats, ObserveStats, Result
+        r = Result(horizon=10.0, end=10.0, warmup=0.0, seed=1, events=3, arrivals=1, ended=1, turns=0,
+                   mean_live=0.5, interrupted=False,
+                   observes={"x": ObserveStats(count=1, mean=2.0, ci=float("nan"), cv2=float("nan"),
+                                               p99=float("nan"))},
+                   stages=[], pools=[], gauges={"g": GaugeStats(mean=1.0, ci=0.0, min=1.0, max=1.0)}, notes=[])
+        assert "x" in serq_report.render(r, "text") and '"g"' in serq_report.render(r, "json")
+        print("numpy" in sys.modules)
+    """
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
