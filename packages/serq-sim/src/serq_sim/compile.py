@@ -175,7 +175,7 @@ class HoldInfo:
     reserve that reads none (both decide rejection at queue time against over_cap at the end)."""
 
     __slots__ = ("pool_refs", "units", "reserves", "static", "reuse", "cache", "lease_ref", "lease_time",
-                 "depth", "span", "node", "units_dep")
+                 "depth", "span", "node", "units_dep", "pure")
 
     def __init__(self):
         self.pool_refs: list = []
@@ -183,6 +183,8 @@ class HoldInfo:
         self.reserves: list = []
         self.static: list[bool] = []
         self.units_dep: list[bool] = []
+        #: no pool's units or reserve reads state: the demand of a waiting hold never changes
+        self.pure = True
         self.reuse = None
         self.cache = None
         self.lease_ref = None
@@ -470,6 +472,8 @@ class Compiler:
             h.reserves.append(self.fn(hp.reserve, span=sp))
             h.units_dep.append(state_dependent(hp.units))
             h.static.append(hp.reserve is not None and not state_dependent(hp.reserve))
+            if h.units_dep[-1] or (hp.reserve is not None and not h.static[-1]):
+                h.pure = False
         h.reuse = self.fn(st.reuse, span=sp)
         h.cache = self.fn(st.cache, span=sp)
         if st.lease is not None:

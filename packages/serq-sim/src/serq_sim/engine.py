@@ -66,13 +66,15 @@ class Session:
 class Pending:
     """A hold waiting in its first pool's queue."""
 
-    __slots__ = ("info", "pools", "queued_at", "join_seq")
+    __slots__ = ("info", "pools", "queued_at", "join_seq", "demand")
 
     def __init__(self, info, pools, queued_at, join_seq):
         self.info = info
         self.pools = pools
         self.queued_at = queued_at
         self.join_seq = join_seq
+        #: the demand, once evaluated, when it cannot change while the hold waits (``info.pure``)
+        self.demand = None
 
 
 class HoldRT:
@@ -930,7 +932,11 @@ class Simulation:
             pool.queue.remove(s)
 
     def _demand(self, s: Session, pend: Pending):
-        """``[(pool, units, room needed)]`` of a waiting hold, evaluated now."""
+        """``[(pool, units, room needed)]`` of a waiting hold, evaluated now (once, for a hold whose units
+        and reserves read only attributes and numbers: a waiting session's attributes do not change)."""
+        demand = pend.demand
+        if demand is not None:
+            return demand
         info = pend.info
         A = s.attrs
         C = self.null_ctx
@@ -956,6 +962,8 @@ class Simulation:
                 r = math.ceil(r / b - 1e-12) * b
             out.append((pool, u, r))
             k += 1
+        if info.pure:
+            pend.demand = out
         return out
 
     @staticmethod

@@ -53,7 +53,7 @@ class Job:
     """One run on one stage (or one flow over several)."""
 
     __slots__ = ("owner", "work", "total", "mode", "growing", "enqueued", "started", "stage", "tag", "seq",
-                 "rate", "stages", "assigned", "span")
+                 "rate", "stages", "assigned", "span", "lz")
 
     def __init__(self, owner, work: float, mode: str, growing, now: float, span: int = 0):
         self.owner = owner
@@ -70,6 +70,9 @@ class Job:
         self.stages = None
         self.assigned = 0.0
         self.span = span
+        #: a step stage's lazy decode (serq_sim.step): the round its ``work`` was last brought up to date,
+        #: or -1 when ``work`` is current
+        self.lz = -1
 
 
 class Ctx:

@@ -89,6 +89,27 @@ class StepStage(StageKind):
         self.cost_ctx = mentions([k.cost], _COST_NAMES)
         #: detachments so far: none during a planning means every planned job is still here, with tokens
         self.detached = 0
+        # Lazy decoding (see _plan_lazy): a decoding job that grows nothing and has a whole number of tokens
+        # left takes exactly one token per iteration until it is done, so it is not visited per iteration:
+        # ``rounds`` counts the iterations that ended, a lazy job's ``work`` is its work at round ``job.lz``
+        # and ``due[r]`` lists the lazy jobs whose last token is in round r. ``eager`` holds the other
+        # residents (admission order). Off when anything read per job could tell (serve keys, exclusive
+        # prefill, kv sums), in a subclass, and under SERQ_SIM_TIER=general (the per-job reference).
+        self.lazy_ok = (type(self) is StepStage and self.serve_keys is None and not self.exclusive
+                        and not self.pre_kv and not self.cost_kv
+                        and os.environ.get("SERQ_SIM_TIER", "").strip().lower() != "general")
+        self.eager: list[Job] = []
+        self.nlazy = 0
+        self.ngrow = 0
+        self.rounds = 0
+        self.due: dict[int, list[Job]] = {}
+        #: lazy jobs in the running iteration, and how many of ``iter`` were residents when it was planned
+        self.iter_lazy = 0
+        self.iter_split = 0
+        #: planning the lazy way (a lazy job detached now gives its token back)
+        self.fast = False
+        #: iterations planned the lazy way with lazy jobs in them (tests read it; not reported)
+        self.lazy_iterations = 0
 
     def bind(self) -> None:
         """Called once all stages and pools exist: find the memory pool and the pools admitted here."""
@@ -131,13 +152,12 @@ class StepStage(StageKind):
         job.started = self.sim.now
         job.assigned = 0.0
         seq = job.owner.adm_seq if job.owner is not None else math.inf
-        res = self.residents
-        i = len(res)
-        while i > 0 and (res[i - 1].owner.adm_seq if res[i - 1].owner is not None else math.inf) > seq:
-            i -= 1
-        res.insert(i, job)
+        _insert(self.residents, job, seq)
+        _insert(self.eager, job, seq)
         if job.mode == "decode":
             self.ndec += 1
+        if job.growing is not None:
+            self.ngrow += 1
         self.present += 1
 
     def detach(self, job: Job) -> None:
@@ -150,6 +170,14 @@ class StepStage(StageKind):
         else:
             if job.mode == "decode":
                 self.ndec -= 1
+            if job.growing is not None:
+                self.ngrow -= 1
+            if job.lz >= 0:
+                self._materialize(job)
+                if self.planning and self.fast:
+                    self.left += 1.0  # its token of this iteration, as a planned job's below
+            else:
+                self.eager.remove(job)
         self.present -= 1
         job.stage = None
         if job.assigned > 0:
@@ -174,18 +202,21 @@ class StepStage(StageKind):
 
     # ------------------------------------------------------------------ observables
     def busy(self) -> float:
-        return float(len(self.iter)) if self.iter is not None else 0.0
+        return float(len(self.iter) + self.iter_lazy) if self.iter is not None else 0.0
 
     def work(self) -> float:
-        return sum(j.work for j in self.residents)
+        r = self.rounds
+        return sum(j.work - (r - j.lz) if j.lz >= 0 else j.work for j in self.residents)
 
     def budget_left(self) -> float:
         pre = self._pre()
         budget = self.budget_fn(None, None, pre)
         chunk = self._chunk(pre)
         want = 0.0
+        r = self.rounds
         for j in self.residents:
-            want += min(1.0, j.work) if j.mode == "decode" else min(j.work, chunk)
+            w = j.work - (r - j.lz) if j.lz >= 0 else j.work
+            want += min(1.0, w) if j.mode == "decode" else min(w, chunk)
         return max(budget - want, 0.0)
 
     # ------------------------------------------------------------------ planning
@@ -253,6 +284,12 @@ class StepStage(StageKind):
         if budget != budget:
             raise sim.error(f"stage {self.name}: the budget is NaN", span=self.node.span)
         chunk = self._chunk(pre) if self.chunk_fn is not None else math.inf
+        if self.lazy_ok and self.ngrow == 0 and (budget == _INF or -_EXACT < budget < _EXACT
+                                                  and budget == int(budget)):
+            if self._start_lazy(budget, chunk):
+                return
+        if self.nlazy:
+            self._materialize_all()
         self.budget = budget
         self.left = budget
         self.assign = []
@@ -323,10 +360,7 @@ class StepStage(StageKind):
             raise sim.error(f"stage {self.name}: the iteration's cost is NaN", span=self.node.span)
         cost = max(cost, 0.0)
         if _TRACE:
-            parts = " ".join(f"{j.owner.serial}:{'d' if j.mode == 'decode' else 'p'}{j.assigned:g}" for j in assign)
-            kv = self.memory
-            print(f"ITER t={sim.now:g} {parts} | preempted={preempted} used={kv.used if kv else 0:g} "
-                  f"cached={kv.cached if kv else 0:g}", file=sys.stderr)
+            self._trace(assign, 0, preempted)
         if self._own_busy:  # self.acc(), inlined: no iteration runs until now
             now = sim.now
             dt = now - self.t_last
@@ -337,10 +371,19 @@ class StepStage(StageKind):
         else:
             self.acc()
         self.iter = assign
+        self.iter_lazy = 0
         self.epoch += 1
         if sim.warm:
             self.iterations += 1
         _heappush(sim.heap, (sim.now + cost, next(sim._seq), self._end, self.epoch))
+
+    def _trace(self, assign: list[Job], nl: int, preempted: bool) -> None:
+        parts = " ".join(f"{j.owner.serial}:{'d' if j.mode == 'decode' else 'p'}{j.assigned:g}" for j in assign)
+        if nl:
+            parts += f" +{nl} lazy d1"
+        kv = self.memory
+        print(f"ITER t={self.sim.now:g} {parts} | preempted={preempted} used={kv.used if kv else 0:g} "
+              f"cached={kv.cached if kv else 0:g}", file=sys.stderr)
 
     def _plan(self, pre: Ctx, chunk: float, p0: int) -> None:
         sim = self.sim
@@ -398,6 +441,209 @@ class StepStage(StageKind):
                     return
                 if self.left <= 0:
                     return
+
+    def _start_lazy(self, budget: float, chunk: float) -> bool:
+        """Plan and start an iteration in which every lazy job gets its token (``try_start`` for a stage
+        with lazy decoding and no growers): the residents that are not lazy are served in admission order,
+        each seeing the budget the jobs before it left, lazy ones included; then the admissions, as in
+        ``_plan``. ``False`` (nothing planned) when the per-job planning must run instead: a lazy job would
+        go without its token, or a resident's tokens are not a whole number.
+
+        ``budget`` is a whole number or ``inf``; with the residents' tokens whole numbers too, every
+        ``left`` and every sum below is exact, so it equals what the per-job order computes; the tokens of
+        the jobs admitted here are added after, in the per-job order."""
+        rounds = self.rounds
+        eager = self.eager
+        # decoders that have become lazy (none grows: there are no growers)
+        if eager:
+            keep = None
+            for k, job in enumerate(eager):
+                w = job.work
+                if job.mode == "decode" and job.owner is not None and 1.0 <= w <= _EXACT and w == int(w):
+                    if keep is None:
+                        keep = eager[:k]
+                    job.lz = rounds
+                    key = rounds + int(w)
+                    lst = self.due.get(key)
+                    if lst is None:
+                        self.due[key] = [job]
+                    else:
+                        lst.append(job)
+                    self.nlazy += 1
+                elif keep is not None:
+                    keep.append(job)
+            if keep is not None:
+                self.eager = eager = keep
+        nl = self.nlazy
+        assign: list[Job] = []
+        spent = 0.0  # the tokens of the eager residents served so far
+        attn = 0.0
+        if eager:
+            res = self.residents
+            last = len(res) - 1  # the position of the last lazy resident
+            if nl:
+                while res[last].lz < 0:
+                    last -= 1
+                before = 0  # lazy residents before the job; -1: all of them are
+            else:
+                before = -1
+            for k, job in enumerate(eager):
+                if before >= 0:
+                    pos = res.index(job)
+                    if pos > last:
+                        # every lazy job comes before this one: each gets its token iff this holds
+                        if budget - nl - spent < 0:
+                            return _unplan(assign)
+                        before = -1
+                        left = budget - nl - spent
+                    else:
+                        before = pos - k
+                        left = budget - before - spent
+                else:
+                    left = budget - nl - spent
+                w = job.work
+                if job.mode == "decode":
+                    want = 1.0 if w > 1.0 else w
+                    if want != int(want):
+                        return _unplan(assign)
+                    tokens = want if want < left else left
+                    if tokens > 0:
+                        job.assigned = tokens
+                        assign.append(job)
+                        spent += tokens
+                else:
+                    want = w if w < chunk else chunk
+                    if want != int(want):
+                        return _unplan(assign)
+                    tokens = want if want < left else left
+                    if tokens > 0:
+                        attn += tokens * ((job.total - w) + tokens / 2.0)
+                        job.assigned = tokens
+                        assign.append(job)
+                        spent += tokens
+            if before >= 0 and budget - nl - spent < 0:
+                return _unplan(assign)
+        split = len(assign)
+        left = budget - nl - spent
+        sim = self.sim
+        p0 = sim.preempt_count
+        if left > 0 and self.served_pools and self._may_admit():
+            # the admissions, as in _plan: the newcomers are the residents not lazy and not yet served
+            d0 = self.detached
+            self.budget = budget
+            self.left = left
+            self.attn = attn
+            self.assign = assign
+            self.planning = True
+            self.fast = True
+            try:
+                served = set(self.eager)
+                while self.left > 0 and sim.preempt_count == p0:
+                    if not self._admit_one(self.left):
+                        break
+                    stop = False
+                    for job in [j for j in self.eager if j not in served]:
+                        served.add(job)
+                        if (job.stage is self and self._serve(job, chunk)) or self.left <= 0:
+                            stop = True
+                            break
+                    if stop:
+                        break
+            finally:
+                self.planning = False
+                self.fast = False
+            self.assign = []
+            attn = self.attn
+            if self.detached != d0:
+                # a detachment (a preemption by an admitted session) took planned jobs out
+                split = sum(1 for j in assign[:split] if j.stage is self and j.assigned > 0)
+                assign = [j for j in assign if j.stage is self and j.assigned > 0]
+            nl = self.nlazy
+        preempted = sim.preempt_count > p0
+        if not assign and not nl and not preempted:
+            return True  # no iteration
+        if self.cost_ctx:
+            # the sums in the per-job order: the lazy jobs' and the residents' tokens are whole numbers,
+            # so adding them first is exact; then the newcomers' in their order
+            tokens = dec = float(nl)
+            pre_t = 0.0
+            for j in assign:
+                t = j.assigned
+                tokens += t
+                if j.mode == "decode":
+                    dec += 1
+                else:
+                    pre_t += t
+            ctx = Ctx()
+            ctx.tokens = tokens
+            ctx.decoders = dec
+            ctx.prefilled = pre_t
+            ctx.residents = float(len(self.residents))
+            ctx.kv_decode = 0.0
+            ctx.kv_prefill = 0.0
+            ctx.attention = attn
+        else:
+            ctx = self._no_ctx
+        cost = self.cost_fn(None, None, ctx)
+        if cost != cost:
+            raise sim.error(f"stage {self.name}: the iteration's cost is NaN", span=self.node.span)
+        if cost < 0.0:
+            cost = 0.0
+        if _TRACE:
+            self._trace(assign, nl, preempted)
+        now = sim.now  # self.acc(), inlined: no iteration runs until now
+        dt = now - self.t_last
+        if dt > 0:
+            self.a_present += self.present * dt
+        self.t_last = now
+        self.iter = assign
+        self.iter_lazy = nl
+        self.iter_split = split
+        if nl:
+            self.lazy_iterations += 1
+        self.epoch += 1
+        if sim.warm:
+            self.iterations += 1
+        _heappush(sim.heap, (now + cost, next(sim._seq), self._end, self.epoch))
+        return True
+
+    def _may_admit(self) -> bool:
+        """Whether a pool admitted here has a head that might fit: ``False`` only when every head's
+        demand is known (it reads only attributes and numbers) and does not fit."""
+        for pool in self.served_pools:
+            if pool.front or pool.queue:
+                if pool.keyed is not None and not pool.front and len(pool.queue) > 1:
+                    return True
+                s = pool.front[0] if pool.front else pool.queue[0]
+                demand = s.pending.demand
+                if demand is None:
+                    return True
+                for q, _u, need in demand:
+                    if q.used + q.reserved + need > q.cap + EPS:
+                        break
+                else:
+                    return True
+                return False  # the first pool with a waiting session is the one admitted from
+        return False
+
+
+    def _materialize(self, job: Job) -> None:
+        """Bring a lazy job's ``work`` up to date; it is no longer lazy."""
+        w = job.work
+        self.due[job.lz + int(w)].remove(job)
+        job.work = w - (self.rounds - job.lz)
+        job.lz = -1
+        self.nlazy -= 1
+
+    def _materialize_all(self) -> None:
+        r = self.rounds
+        for job in self.residents:
+            if job.lz >= 0:
+                job.work = job.work - (r - job.lz)
+                job.lz = -1
+        self.eager = list(self.residents)
+        self.nlazy = 0
+        self.due.clear()
 
     def _plan_exclusive(self, pre: Ctx, chunk: float, p0: int) -> None:
         sim = self.sim
@@ -502,6 +748,8 @@ class StepStage(StageKind):
         else:
             self.acc()
         self.iter = None
+        self.rounds += 1
+        lazy_done = self.due.pop(self.rounds, None) if self.iter_lazy else None
         finished = None
         for job in assign:
             if job.stage is not self:
@@ -514,18 +762,60 @@ class StepStage(StageKind):
                     finished = [job]
                 else:
                     finished.append(job)
-        if finished is None:
+        if lazy_done is not None:
+            # in the per-job order: the residents at the planning in admission order, then the newcomers
+            split = self.iter_split
+            first = [j for j in assign[:split] if finished is not None and j in finished]
+            rest = [j for j in finished if j not in first] if finished is not None else []
+            for job in lazy_done:
+                job.lz = -1
+                job.work = 0.0
+                self.nlazy -= 1
+            first.extend(lazy_done)
+            first.sort(key=_adm_seq)
+            finished = first + rest
+        elif finished is None:
             return
         residents = self.residents
+        eager = self.eager
         job_done = self.sim.job_done
         for job in finished:
             residents.remove(job)
             if job.mode == "decode":
                 self.ndec -= 1
+            if job.growing is not None:
+                self.ngrow -= 1
+            try:
+                eager.remove(job)
+            except ValueError:
+                pass  # a lazy job
             self.present -= 1
             job.stage = None
             job.work = 0.0
             job_done(self, job)
+
+
+_INF = math.inf
+#: below this a float holds every whole number exactly (and subtracting one is exact)
+_EXACT = 9007199254740992.0
+
+
+def _unplan(assign: list[Job]) -> bool:
+    for j in assign:
+        j.assigned = 0.0
+    return False
+
+
+def _adm_seq(job: Job) -> float:
+    return job.owner.adm_seq if job.owner is not None else math.inf
+
+
+def _insert(jobs: list[Job], job: Job, seq: float) -> None:
+    """Insert ``job`` into ``jobs`` (in admission order) after every job admitted no later."""
+    i = len(jobs)
+    while i > 0 and (jobs[i - 1].owner.adm_seq if jobs[i - 1].owner is not None else math.inf) > seq:
+        i -= 1
+    jobs.insert(i, job)
 
 
 #: the context variables set at the budget moment, and for the cost
