@@ -239,6 +239,9 @@ class Simulation:
         self.ready: deque = deque()
         self.dirty: list = []
         self.events = 0
+        #: events a step stage's quiet rounds stood for (serq_sim.step: each is an iteration's end that the
+        #: event loop did not pop); counted into ``events`` when the loop stops
+        self.virtual_events = 0
         self.arrivals = 0
         self.open_arrivals = 0
         self.ended = 0
@@ -510,7 +513,7 @@ class Simulation:
                         t_wall = w
                         self._show_progress()
         finally:
-            self.events = events
+            self.events = events + self.virtual_events
         self.end_at_horizon()
 
     def end_at_horizon(self) -> None:

@@ -34,7 +34,7 @@ from heapq import heappush as _heappush
 
 from serq_ir import nodes as N
 
-from .compile import mentions
+from .compile import mentions, reads
 from .errors import SimError, format_error
 from .stages import Ctx, Job, StageKind
 
@@ -110,6 +110,9 @@ class StepStage(StageKind):
         self.fast = False
         #: iterations planned the lazy way with lazy jobs in them (tests read it; not reported)
         self.lazy_iterations = 0
+        #: whether quiet rounds may be completed without the event loop, as far as the program tells
+        #: (None: not judged yet; see _quiet)
+        self._quiet_static: bool | None = None
 
     def bind(self) -> None:
         """Called once all stages and pools exist: find the memory pool and the pools admitted here."""
@@ -527,8 +530,10 @@ class StepStage(StageKind):
         left = budget - nl - spent
         sim = self.sim
         p0 = sim.preempt_count
+        tried = False
         if left > 0 and self.served_pools and self._may_admit():
             # the admissions, as in _plan: the newcomers are the residents not lazy and not yet served
+            tried = True
             d0 = self.detached
             self.budget = budget
             self.left = left
@@ -599,13 +604,78 @@ class StepStage(StageKind):
         self.iter = assign
         self.iter_lazy = nl
         self.iter_split = split
+        t = now + cost
+        n = 0
+        if not assign and not tried and not preempted and self._quiet():
+            n = self._quiet_rounds(now, t, cost)
+            if n:
+                for _ in range(n):
+                    t += cost
         if nl:
-            self.lazy_iterations += 1
+            self.lazy_iterations += 1 + n
         self.epoch += 1
         if sim.warm:
-            self.iterations += 1
-        _heappush(sim.heap, (now + cost, next(sim._seq), self._end, self.epoch))
+            self.iterations += 1 + n
+        _heappush(sim.heap, (t, next(sim._seq), self._end, self.epoch))
         return True
+
+    def _quiet(self) -> bool:
+        """Whether the rounds after this iteration would repeat it until something happens: it served only
+        lazy jobs and admitted no one (so only a lazy job's last token or another event can change what
+        the next planning sees), and nothing else in the settle acts: no ready session, grower, marked
+        stage, queue at a pool admitted outside the engine, gauge, other step stage or invariant check;
+        and the budget, chunk and cost read nothing that could change (no draw, observable or ``now``)."""
+        ok = self._quiet_static
+        if ok is None:
+            sim = self.sim
+            k: N.Step = self.node.kind
+            ok = (self.lazy_ok and len(sim.step_stages) == 1 and not sim.gauges and not sim.check
+                  and not _TRACE and not reads(k.budget, _not_steady(_PRE_NAMES))
+                  and (k.chunk is None or not reads(k.chunk, _not_steady(_PRE_NAMES)))
+                  and not reads(k.cost, _not_steady(_COST_NAMES)))
+            self._quiet_static = ok
+        if not ok:
+            return False
+        sim = self.sim
+        if sim.ready or sim.dirty:
+            return False
+        for pool in sim.pools:
+            if pool.growers or (pool.via is None and (pool.front or pool.queue)):
+                return False
+        return True
+
+    def _quiet_rounds(self, now: float, t: float, cost: float) -> int:
+        """Complete the quiet rounds that follow at once: round k ends at ``t`` (each a sum with ``cost``,
+        as the event loop would take them) before any other event, at or before the horizon, and with no
+        lazy job's last token in it; after it the same iteration is planned again. Their accounting is
+        the per-round one (the sums in the same order); the event count takes one per round. Returns how
+        many rounds were completed this way (the iteration then pushed ends one ``cost`` after them)."""
+        sim = self.sim
+        heap = sim.heap
+        t_next = heap[0][0] if heap else _INF
+        horizon = sim.horizon
+        due = self.due
+        r = self.rounds
+        n = 0
+        last = now
+        a_present = self.a_present
+        a_busy = self.a_busy
+        present = self.present
+        while t < t_next and t <= horizon and (r + n + 1) not in due:
+            dt = t - last
+            if dt > 0:
+                a_present += present * dt
+                a_busy += 1.0 * dt
+            last = t
+            n += 1
+            t = t + cost
+        if n:
+            self.a_present = a_present
+            self.a_busy = a_busy
+            self.t_last = last
+            self.rounds = r + n
+            sim.virtual_events += n
+        return n
 
     def _may_admit(self) -> bool:
         """Whether a pool admitted here has a head that might fit: ``False`` only when every head's
@@ -798,6 +868,13 @@ class StepStage(StageKind):
 _INF = math.inf
 #: below this a float holds every whole number exactly (and subtracting one is exact)
 _EXACT = 9007199254740992.0
+
+
+def _not_steady(names: tuple[str, ...]):
+    """A predicate for :func:`reads`: a node whose value may differ between two quiet rounds."""
+    def pred(e) -> bool:
+        return isinstance(e, (N.Draw, N.Observable, N.Attr)) or (isinstance(e, N.Ctx) and e.name not in names)
+    return pred
 
 
 def _unplan(assign: list[Job]) -> bool:
