@@ -100,6 +100,10 @@ def test_lazy_jobs_preempted_during_the_planning(sets):
     finally:
         del os.environ["SERQ_SIM_TIER"]
     assert r.pool("kv").preemptions > 0
+    # the bookkeeping of lazy jobs holds only lazy jobs (a preempted one leaves no empty entry behind)
+    (eng,) = [st for st in sim.stages if isinstance(st, StepStage)]
+    assert all(eng.due.values())
+    assert sum(len(v) for v in eng.due.values()) == eng.nlazy == sum(1 for j in eng.residents if j.lz >= 0)
 
 
 @pytest.mark.parametrize("sets", [dict(gap=3, B=24, think=4), dict(gap=2, B=8, think=2), dict(gap=5, B=24, think=1),

@@ -700,7 +700,11 @@ class StepStage(StageKind):
     def _materialize(self, job: Job) -> None:
         """Bring a lazy job's ``work`` up to date; it is no longer lazy."""
         w = job.work
-        self.due[job.lz + int(w)].remove(job)
+        key = job.lz + int(w)
+        lst = self.due[key]
+        lst.remove(job)
+        if not lst:
+            del self.due[key]
         job.work = w - (self.rounds - job.lz)
         job.lz = -1
         self.nlazy -= 1
