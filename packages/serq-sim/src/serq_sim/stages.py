@@ -53,7 +53,7 @@ class Job:
     """One run on one stage (or one flow over several)."""
 
     __slots__ = ("owner", "work", "total", "mode", "growing", "enqueued", "started", "stage", "tag", "seq",
-                 "rate", "stages", "assigned", "span", "lz")
+                 "rate", "stages", "assigned", "span", "lz", "gslot", "ghi", "mslots")
 
     def __init__(self, owner, work: float, mode: str, growing, now: float, span: int = 0):
         self.owner = owner
@@ -73,6 +73,12 @@ class Job:
         #: a step stage's lazy decode (serq_sim.step): the round its ``work`` was last brought up to date,
         #: or -1 when ``work`` is current
         self.lz = -1
+        #: on a step stage: the slot its run grows and that hold's index in the session's holds, and the
+        #: slots its session holds on the stage's memory pool (found once: a session's holds do not change
+        #: while it runs)
+        self.gslot = None
+        self.ghi = 0
+        self.mslots = None
 
 
 class Ctx:

@@ -223,15 +223,20 @@ class StepStage(StageKind):
         return max(budget - want, 0.0)
 
     # ------------------------------------------------------------------ planning
-    def _held(self, s) -> float:
-        pool = self.memory
-        if pool is None or s is None:
-            return 0.0
+    def _held(self, job: Job) -> float:
+        """What ``job``'s session holds on the stage's memory pool (its slots found once per job)."""
+        slots = job.mslots
+        if slots is None:
+            pool = self.memory
+            s = job.owner
+            if pool is None or s is None:
+                slots = ()
+            else:
+                slots = [sl for h in s.holds for sl in h.slots if sl.pool is pool]
+            job.mslots = slots
         m = 0  # as sum() would: an int 0 when nothing is held there
-        for h in s.holds:
-            for sl in h.slots:
-                if sl.pool is pool:
-                    m += sl.alloc
+        for sl in slots:
+            m += sl.alloc
         return m
 
     def _pre(self) -> Ctx:
@@ -242,7 +247,7 @@ class StepStage(StageKind):
         if self.pre_kv:
             held = self._held
             for j in res:
-                m = held(j.owner)
+                m = held(j)
                 if j.mode == "decode":
                     dec += 1
                     kvd += m
@@ -311,16 +316,27 @@ class StepStage(StageKind):
         self.assign = []
         tokens = dec = pre_t = kvd = kvp = 0.0
         if self.cost_kv:
-            assign = [j for j in planned if j.stage is self and j.assigned > 0]
+            # without a detachment during the planning every planned job is still here with its tokens
+            if self.detached == d0:
+                assign = planned
+            else:
+                assign = [j for j in planned if j.stage is self and j.assigned > 0]
             held = self._held
             for j in assign:
-                tokens += j.assigned
-                m = held(j.owner)
+                t = j.assigned
+                tokens += t
+                slots = j.mslots
+                if slots is None:
+                    m = held(j)
+                else:  # held(j), inlined
+                    m = 0
+                    for sl in slots:
+                        m += sl.alloc
                 if j.mode == "decode":
                     dec += 1
                     kvd += m
                 else:
-                    pre_t += j.assigned
+                    pre_t += t
                     kvp += m
         elif not self.cost_sums:
             # the cost reads none of the sums; without a detachment during the planning every planned job
@@ -757,7 +773,9 @@ class StepStage(StageKind):
     def _unadvance(self, job: Job, tokens: float) -> None:
         """Take back the ``tokens`` a growing job's planning advanced its hold's position by."""
         if job.growing is not None and job.owner is not None:
-            _hi, slot = self.sim._innermost(job.owner, job.growing)
+            slot = job.gslot
+            if slot is None:
+                _hi, slot = self.sim._innermost(job.owner, job.growing)
             if slot is not None:
                 slot.pos -= tokens
 
@@ -782,10 +800,16 @@ class StepStage(StageKind):
         pool = job.growing
         if pool is not None:
             sim = self.sim
-            hi, slot = sim._innermost(owner, pool)
+            slot = job.gslot
             if slot is None:
-                raise sim.error(f"run {self.name} … growing {pool.name}: outside a hold of {pool.name}",
-                                job.span, owner)
+                hi, slot = sim._innermost(owner, pool)
+                if slot is None:
+                    raise sim.error(f"run {self.name} … growing {pool.name}: outside a hold of {pool.name}",
+                                    job.span, owner)
+                job.gslot = slot
+                job.ghi = hi
+            else:
+                hi = job.ghi
             need = slot.pos + tokens - slot.alloc
             if need > EPS:
                 r = sim.grow_slot(owner, slot, need, job)
