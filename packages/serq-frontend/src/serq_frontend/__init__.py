@@ -134,12 +134,9 @@ def _setup(path: str | Path | None, source: str | None, pm: Any, sets: Mapping[s
     parser.context.seen = set()
 
     def _library_paths() -> list[Path]:
-        if pm is None:
-            return []
-        hook = getattr(pm.hook, "serq_frontend_library_paths", None)
-        if hook is None:
-            return []
-        return [Path(x) for paths in hook() for x in (paths or [])]
+        from .cache import library_paths as paths
+
+        return paths(pm)
 
     ctx = Context(reporter=reporter, sources=sources, parser=parser, base_dir=base,
                   library_paths=_library_paths if library_paths is None else list(library_paths),

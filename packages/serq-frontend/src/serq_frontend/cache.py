@@ -151,8 +151,9 @@ def _plugins(pm: Any) -> list[Any]:
     return out
 
 
-def _library_paths(pm: Any) -> list[Path]:
-    """The library folders, as the compile computes them."""
+def library_paths(pm: Any) -> list[Path]:
+    """The library folders the installed parts contribute (``serq_frontend_library_paths``), in plugin
+    order: what a compile searches after the program's own folder, and part of a cache entry's key."""
     if pm is None:
         return []
     hook = getattr(pm.hook, "serq_frontend_library_paths", None)
@@ -318,8 +319,8 @@ def load(path: str | Path, *, sets: Mapping[str, float] | None = None, defs: Map
         real = str(Path(path).resolve())
     except (OSError, UnicodeDecodeError, RuntimeError):  # the compile says why
         return serq_frontend._compile(path, None, sets, defs, pm)
-    library_paths = _library_paths(pm)
-    key = compute_key(name, real, text, sets, defs, pm, library_paths)
+    lib_paths = library_paths(pm)
+    key = compute_key(name, real, text, sets, defs, pm, lib_paths)
     file = folder / f"compile-{key[:40]}.bin"
 
     found = _read_entry(file, key)
@@ -341,7 +342,7 @@ def load(path: str | Path, *, sets: Mapping[str, float] | None = None, defs: Map
     sys.stderr = tee
     try:
         program = serq_frontend._compile(path, None, sets, defs, pm, text=text,
-                                         library_paths=library_paths, recorder=recorder)
+                                         library_paths=lib_paths, recorder=recorder)
     finally:
         if sys.stderr is tee:
             sys.stderr = tee._stream
