@@ -139,6 +139,25 @@ def test_lease_expiry():
     assert (st.evicted_entries, st.evicted_units) == (1, 10.0)
 
 
+def test_lease_with_a_nan_cache_length_is_an_error_at_its_end():
+    # the cache length is evaluated again when the lease ends (t = 1 + 5): x is NaN by then, which is the
+    # error a hold's scope gives at its end, naming the hold, the time and the session
+    p = P()
+    pool = p.pool("p", cap=12.0)
+    d = p.stage("d", N.Delay())
+    prog = p.build(roles(p, [
+        [p.set_("x", 10.0), p.hold([(pool, 10)], [p.run(d, 1)], cache="x", lease=(pool, 5)),
+         p.set_("x", b("/", 0.0, 0.0)), p.run(d, 20)],
+    ]), presets=[at(p, 0, 0)])
+    try:
+        run(prog)
+    except serq_sim.SimError as e:
+        msg = str(e)
+    else:
+        raise AssertionError("no error")
+    assert "the cache length is NaN" in msg and "t=6" in msg and "session 0" in msg
+
+
 def _preempt_program(policy, queue=None):
     p = P()
     kw = {"queue": queue} if queue is not None else {}

@@ -106,13 +106,15 @@ class Slot:
 
 
 class Lease:
-    __slots__ = ("slot", "cache", "alive", "grown")
+    __slots__ = ("slot", "cache", "alive", "grown", "span")
 
-    def __init__(self, slot, cache, grown):
+    def __init__(self, slot, cache, grown, span):
         self.slot = slot
         self.cache = cache
         self.alive = True
         self.grown = grown
+        #: the hold statement that leased (a NaN cache length at the lease's end is reported there)
+        self.span = span
 
 
 class Entry:
@@ -1186,7 +1188,7 @@ class Simulation:
             if slot.pool is lease_pool:
                 t = info.lease_time(s, s.attrs, self.null_ctx)
                 slot.lease = True
-                lease = Lease(slot, info.cache, h.grown)
+                lease = Lease(slot, info.cache, h.grown, info.span)
                 s.leases.append(lease)
                 if t == t and t != INF:
                     self.at(self.now + max(t, 0.0), self._lease_end, lease)
@@ -1207,7 +1209,9 @@ class Simulation:
         cv = None
         if lease.cache is not None:
             v = lease.cache(s, s.attrs, self.null_ctx)
-            cv = max(v, 0.0) if v == v else 0.0
+            if v != v:  # as at the end of a hold's scope
+                raise self.error("the cache length is NaN (at the end of the lease)", None, s, lease.span)
+            cv = max(v, 0.0)
         self._release_slot(s, lease.slot, cv, lease.grown)
 
     def _lease_end(self, lease: Lease) -> None:
