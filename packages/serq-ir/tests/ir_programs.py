@@ -38,8 +38,10 @@ def everything() -> n.Program:
     exprs: list[n.Expr] = [
         num("inf"), num(-2.5), x,
         *[n.Ctx(name=c) for c in ("now", "waited", "position")],
-        *[n.Draw(dist=d, args=[num(1.0), num(2.0)]) for d in ("exp", "det", "uniform", "erlang", "h2", "bernoulli")],
-        *[n.Call(fn=f, args=[x, num(2.0)]) for f in ("min", "max", "abs", "floor", "ceil", "sqrt", "exp", "ln", "pow")],
+        *[n.Draw(dist=d, args=[num(1.0), num(2.0)][:k])
+          for d, k in (("exp", 1), ("det", 1), ("uniform", 2), ("erlang", 2), ("h2", 2), ("bernoulli", 1))],
+        *[n.Call(fn=f, args=[x, num(2.0)][:2 if f in ("min", "max", "pow") else 1])
+          for f in ("min", "max", "abs", "floor", "ceil", "sqrt", "exp", "ln", "pow")],
         n.Observable(name="used", target=kv0), n.Observable(name="budget_left", target=n.StageRef(stage=2)),
         n.Observable(name="price", target=st, args=[num(1.0), num(0.5)]),
         n.Unary(op="-", arg=x), n.Unary(op="!", arg=x),

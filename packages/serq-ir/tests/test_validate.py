@@ -25,6 +25,8 @@ def set_(path, value):
     return change
 
 
+ONE = {"kind": "Num", "value": 1.0}
+
 CASES = {
     "attribute slot": (set_(["session", 0, "slot"], 99),
                        "attribute slot 99 does not exist (the program has 5) - at '$.session[0].slot'"),
@@ -46,6 +48,25 @@ CASES = {
              "an arrival rate is positive and finite, not -2.0 - at '$.workload.arrive.rate'"),
     "infinite rate": (set_(["workload", "arrive", "rate"], "inf"),
                       "an arrival rate is positive and finite, not inf - at '$.workload.arrive.rate'"),
+    # found by fuzzing the IR (test_fuzz_ir.py): each was a TypeError, IndexError or AttributeError in a run
+    "draw arguments": (set_(["session", 1, "work", "args"], []),
+                       "~exp takes 1 argument(s), not 0 - at '$.session[1].work.args'"),
+    "function arguments": (set_(["session", 1, "work"], {"kind": "Call", "fn": "pow", "args": [ONE]}),
+                           "pow takes 2 argument(s), not 1 - at '$.session[1].work.args'"),
+    "min of nothing": (set_(["session", 1, "work"], {"kind": "Call", "fn": "min", "args": []}),
+                       "min takes at least 1 argument(s), not 0 - at '$.session[1].work.args'"),
+    "observable of a stage": (set_(["session", 1, "work"], {"kind": "Observable", "name": "used",
+                                                             "target": {"kind": "StageRef", "stage": 0}}),
+                              "used(…) reads a pool, not a stage - at '$.session[1].work.target'"),
+    "observable arguments": (set_(["session", 1, "work"], {"kind": "Observable", "name": "price",
+                                                            "target": {"kind": "StageRef", "stage": 0}}),
+                             "price(…) takes 2 argument(s) after its stage, not 0 - at '$.session[1].work.args'"),
+    "attribute without a session": (set_(["stages", 0, "kind"], {"kind": "Ps", "capacity": {"kind": "Attr",
+                                                                                             "slot": 4}}),
+                                    "a ps stage's capacity has no session: it may not read the attribute "
+                                    "'t0' - at '$.stages[0].kind.capacity'"),
+    "workload block": (set_(["workload", "turn"], [{"kind": "End"}]),
+                       "a workload turn block only sets and observes, not End - at '$.workload.turn[0]'"),
 }
 
 

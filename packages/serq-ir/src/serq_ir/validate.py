@@ -2,7 +2,11 @@
 
 The schema says a slot is an integer; only the program says how many attributes there are. A file a
 user wrote by hand, or a tool built, is checked here when it is read, so that a bad reference is one
-error naming the place (``$.session[0].slot``) rather than a failure deep inside a simulation.
+error naming the place (``$.session[0].slot``) rather than a failure deep inside a simulation. So are the
+rules of the language the simulator relies on: each function, draw and observable has its number of
+arguments, an observable reads a pool or a stage as its name says, an expression read where there is no
+session (a ps stage's capacity, a step stage's budget, chunk and cost, a gauge, an arrival gap) reads no
+attribute, and a workload ``init`` or ``turn`` block only sets and observes.
 """
 
 from __future__ import annotations
@@ -17,17 +21,21 @@ from .nodes import (
     BUILTIN_ATTRIBUTES,
     Attr,
     Batch,
+    Call,
     Choose,
     Closed,
+    Draw,
     Fifo,
     Hold,
     Num,
+    Observable,
     Observe,
     Poisson,
     Pool,
     PoolRef,
     Program,
     Ps,
+    Renewal,
     Run,
     Set,
     SlotValue,
@@ -35,6 +43,39 @@ from .nodes import (
     StageRef,
     Step,
 )
+
+#: function -> (least, most) arguments (``None``: any number)
+FUNCTION_ARGS = {"min": (1, None), "max": (1, None), "abs": (1, 1), "floor": (1, 1), "ceil": (1, 1),
+                 "sqrt": (1, 1), "exp": (1, 1), "ln": (1, 1), "pow": (2, 2)}
+#: distribution -> its arguments
+DRAW_ARGS = {"exp": 1, "det": 1, "uniform": 2, "erlang": 2, "h2": 2, "bernoulli": 1}
+#: observable -> (what it reads, the number of arguments after the target)
+OBSERVABLE_ARGS = {
+    "queue": ("stage", 0), "busy": ("stage", 0), "work": ("stage", 0), "used": ("pool", 0),
+    "free": ("pool", 0), "cachedin": ("pool", 0), "holders": ("pool", 0), "queued": ("pool", 0),
+    "budget_left": ("stage", 0), "price": ("stage", 2), "est_lambda": ("stage", 0),
+    "est_rho": ("stage", 0), "est_wait": ("stage", 0),
+}
+
+
+def _first_attr(obj: Any, path: str) -> tuple[str, Attr] | None:
+    """The first attribute read in ``obj`` (an expression, or a list of them), with its path."""
+    if isinstance(obj, list):
+        for i, x in enumerate(obj):
+            found = _first_attr(x, f"{path}[{i}]")
+            if found:
+                return found
+        return None
+    if isinstance(obj, Attr):
+        return path, obj
+    if not isinstance(obj, msgspec.Struct):
+        return None
+    for field in obj.__struct_fields__:
+        if field != "span":
+            found = _first_attr(getattr(obj, field), f"{path}.{field}")
+            if found:
+                return found
+    return None
 
 
 def validate(program: Program, *, name: str = "<ir>") -> Program:
@@ -88,6 +129,21 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
                                                               or kind.capacity.value > 0)):
                     fail(f"{path}.stages[{i}]", "every stage of a run over several stages is ps with a "
                          f"constant capacity above 0; {program.stages[ref.stage].name!r} is not")
+        elif isinstance(obj, Call):
+            lo, hi = FUNCTION_ARGS[obj.fn]
+            if not lo <= len(obj.args) <= (hi if hi is not None else len(obj.args)):
+                want = f"{lo}" if lo == hi else f"at least {lo}"
+                fail(f"{path}.args", f"{obj.fn} takes {want} argument(s), not {len(obj.args)}")
+        elif isinstance(obj, Draw) and len(obj.args) != DRAW_ARGS[obj.dist]:
+            fail(f"{path}.args", f"~{obj.dist} takes {DRAW_ARGS[obj.dist]} argument(s), not {len(obj.args)}")
+        elif isinstance(obj, Observable):
+            what, extra = OBSERVABLE_ARGS[obj.name]
+            if not isinstance(obj.target, PoolRef if what == "pool" else StageRef):
+                fail(f"{path}.target", f"{obj.name}(…) reads a {what}, not a "
+                     f"{'stage' if what == 'pool' else 'pool'}")
+            if len(obj.args) != extra:
+                fail(f"{path}.args", f"{obj.name}(…) takes {extra} argument(s) after its {what}, "
+                     f"not {len(obj.args)}")
         elif isinstance(obj, Closed | Batch) and obj.n < 0:
             fail(f"{path}.n", f"a population is not negative ({obj.n})")
         elif isinstance(obj, Fifo) and not (obj.servers == "inf" or (isinstance(obj.servers, float)
@@ -106,6 +162,31 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
                 walk(getattr(obj, field), f"{path}.{field}")
 
     walk(program, "$")
+
+    def no_session(expr: Any, path: str, what: str) -> None:
+        found = _first_attr(expr, path)
+        if found:
+            at, attr = found
+            name = program.attributes[attr.slot].name
+            fail(at, f"{what} has no session: it may not read the attribute {name!r}")
+
+    for i, stage in enumerate(program.stages):
+        kind = stage.kind
+        if isinstance(kind, Ps):
+            no_session(kind.capacity, f"$.stages[{i}].kind.capacity", "a ps stage's capacity")
+        elif isinstance(kind, Step):
+            for field in ("budget", "chunk", "cost"):
+                no_session(getattr(kind, field), f"$.stages[{i}].kind.{field}", f"a step stage's {field}")
+    for i, gauge in enumerate(program.gauges):
+        no_session(gauge.value, f"$.gauges[{i}].value", "a gauge")
+    wl = program.workload
+    if isinstance(wl.arrive, Renewal):
+        no_session(wl.arrive.gap, "$.workload.arrive.gap", "an arrival gap")
+    for block in ("init", "turn"):
+        for i, st in enumerate(getattr(wl, block)):
+            if not isinstance(st, Set | Observe):
+                fail(f"$.workload.{block}[{i}]", f"a workload {block} block only sets and observes, not "
+                     f"{type(st).__name__}")
     run = program.run
     if run.arrivals is not None and run.arrivals < 1:
         fail("$.run.arrivals", f"arrivals is a positive integer, not {run.arrivals}")
