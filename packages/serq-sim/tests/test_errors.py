@@ -45,6 +45,20 @@ def test_nan_units(src):
     assert str(e.value).startswith(f"{src}:4:3: error: at t=0, session 0: the units of p are NaN")
 
 
+@pytest.mark.parametrize("k", ["nan", "inf"])
+def test_erlang_of_nan_or_infinite_phases_is_nan_work(src, k):
+    # found by fuzzing the IR: int(k) raised ValueError / OverflowError out of the run
+    p = P()
+    s = p.stage("s", N.Delay())
+    sp = N.Span(file=src, line=4, col=3)
+    setk = p.set_("k", b("-", math.inf, math.inf) if k == "nan" else "inf")
+    prog = p.build([setk, N.Run(stages=[s], work=draw("erlang", p.ex("k"), 1.0), span=sp)],
+                   arrive=N.Batch(n=1), source=src)
+    for tier in ("fast", "general"):
+        with pytest.raises(serq_sim.SimError, match=rf"^{src}:4:3: error: at t=0, session 0: the run's work is NaN"):
+            serq_sim.run(prog, check_invariants=tier == "general")
+
+
 def test_renewal_gap_must_be_positive(src):
     p = P()
     gap = N.Num(value=0.0, span=N.Span(file=src, line=1, col=19))

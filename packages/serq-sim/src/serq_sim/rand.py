@@ -116,6 +116,8 @@ def d_uniform(rnd, lo: float, hi: float) -> float:
 
 
 def d_erlang(rnd, k: float, mean: float) -> float:
+    if not -math.inf < k < math.inf:  # NaN or infinitely many phases: not a number (the caller says where)
+        return math.nan
     n = max(int(k), 1)
     m = mean / n
     return sum(-m * _log(1.0 - rnd()) for _ in range(n))
