@@ -59,6 +59,18 @@ def test_erlang_of_nan_or_infinite_phases_is_nan_work(src, k):
             serq_sim.run(prog, check_invariants=tier == "general")
 
 
+def test_h2_of_an_infinite_mean_is_infinite():
+    # found by fuzzing the IR: the rate 2q / mean was 0, a ZeroDivisionError out of the run
+    p = P()
+    s = p.stage("s", N.Delay())
+    t = p.stage("t", N.Fifo())
+    prog = p.build([p.set_("x", draw("h2", math.inf, 4.0)), p.observe("x", "x"), p.run(s, 1.0), p.run(t, 1.0)],
+                   arrive=N.Batch(n=1))
+    for tier in ("fast", "general"):
+        r = serq_sim.run(prog, check_invariants=tier == "general")
+        assert r.tier == tier and list(r.observe("x").values) == [math.inf]
+
+
 def test_renewal_gap_must_be_positive(src):
     p = P()
     gap = N.Num(value=0.0, span=N.Span(file=src, line=1, col=19))

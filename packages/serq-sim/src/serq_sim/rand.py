@@ -131,6 +131,8 @@ def d_h2(rnd, mean: float, cv2: float) -> float:
     u = rnd()
     if mean == 0:  # both branches are the point 0 (as ~exp(0) is)
         return 0.0
+    if mean in (math.inf, -math.inf):  # the rate 2q / mean is 0: the draw is the mean (as ~exp(inf) is)
+        return mean
     return -_log(1.0 - u) / (2.0 * q / mean)
 
 
