@@ -71,3 +71,20 @@ def test_stage_family_index_out_of_range():
     prog = p.build([p.run(N.StageRef(stage=s.stage, index=N.Num(value=2.0)), 1)], arrive=N.Batch(n=1))
     with pytest.raises(serq_sim.SimError, match="stage index 2 out of range"):
         serq_sim.run(prog)
+
+
+@pytest.mark.parametrize("read", [0, 1])
+def test_a_ps_capacity_reads_its_own_stage_or_a_later_one(monkeypatch, read):
+    # found by fuzzing the IR: the general engine compiled the capacity while the stage (or the later one)
+    # was not built yet, and reading it was an AttributeError on None; the fast tier read it
+    p = P()
+    a = p.stage("a", N.Ps(capacity=b("+", 1.0, N.Observable(name="queue", target=N.StageRef(stage=read)))))
+    f = p.stage("f", N.Fifo())
+    prog = p.build([p.set_("t0", "now"), p.run(a, call("min", 1.0)), p.run(f, 0.5),
+                    p.observe("r", b("-", "now", "t0", p))], arrive=N.Poisson(rate=1.0), horizon=50.0)
+    out = {}
+    for tier in ("general", ""):
+        monkeypatch.setenv("SERQ_SIM_TIER", tier)
+        r = serq_sim.run(prog)
+        out[r.tier] = (list(r.observe("r").values), r.stage("a").utilisation)
+    assert out["general"] == out["fast"]

@@ -247,7 +247,10 @@ class Compiler:
         sim = self.sim
         base, size = sim.stage_base[r.stage], self.program.stages[r.stage].size
         if r.index is None:
-            return self.obj(sim.stages[base], "_s")
+            stage = sim.stages[base]
+            if stage is None:  # not built yet: a stage's own expressions read it or a later one (at run time)
+                return f"E.stages[{base}]"
+            return self.obj(stage, "_s")
         return f"E.stage_at({base}, {size}, {self.expr(r.index, rng)}, {self.span_id(getattr(r, 'span', None))}, s)"
 
     def expr(self, e: N.Expr, rng: str = "session") -> str:
