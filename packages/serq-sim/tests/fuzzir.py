@@ -1,0 +1,356 @@
+"""Mutating the IR of the repository's programs, and judging what reading and running the result does.
+
+Used by ``test_fuzz_ir.py``. The programs are ``examples/**/*.sq`` and ``bench/*.sq``, compiled once and
+encoded as JSON; :func:`mutate` changes the decoded JSON tree in place (numbers, indices, types, list
+items, keys, node kinds, whole subtrees) and returns the text, sometimes truncated. :func:`outcome` decodes
+the text, runs what decodes for a short while (a small horizon, few arrivals, a wall-clock guard) and
+formats the report as text and JSON. The acceptable outcomes are the IR's own error (:class:`IRError`,
+one line naming the file, with a JSON path where the fault has one), a user error of the simulator
+(:class:`SimError`: ``error:`` in its first line), or a report. Anything else propagates: a crash.
+"""
+
+from __future__ import annotations
+
+import copy
+import io
+import json
+import math
+import signal
+from contextlib import contextmanager
+from pathlib import Path
+
+import msgspec
+from serq_ir import nodes as N
+
+ROOT = Path(__file__).resolve().parents[3]
+SOURCES = sorted((ROOT / "examples").rglob("*.sq")) + sorted((ROOT / "bench").glob("*.sq"))
+
+#: the simulated time and arrivals a mutated program runs for at most
+HORIZON = 30.0
+ARRIVALS = 20
+#: the wall-clock guard of one run (a mutated rate or work can make a short horizon take forever)
+WALL = 1.0
+
+_HUGE = "\x00huge\x00"  # written as 1e400 (out of any float's range) in the JSON text
+_NEG_HUGE = "\x00-huge\x00"
+
+_IR: dict[str, bytes] | None = None
+
+
+def programs() -> dict[str, bytes]:
+    """``{name: IR JSON}`` of every repository program (compiled once per process)."""
+    global _IR
+    if _IR is None:
+        import serq_frontend
+        import serq_ir
+
+        _IR = {str(p.relative_to(ROOT)): serq_ir.encode(serq_frontend.compile(p)) for p in SOURCES}
+    return _IR
+
+
+def _tags(union) -> list[str]:
+    return [t.__name__ for t in union.__args__]
+
+
+EXPR_KINDS = _tags(N.Expr)
+STMT_KINDS = _tags(N.Stmt)
+KIND_GROUPS = [EXPR_KINDS, STMT_KINDS, _tags(N.Evict), _tags(N.Preempt), _tags(N.Queue),
+               _tags(N.StageKind), _tags(N.Arrive), ["ServeBy", "ServeExclusivePrefill"],
+               ["PoolRef", "StageRef"]]
+ALL_KINDS = sorted({k for g in KIND_GROUPS for k in g})
+CONTEXT = list(N.ContextName.__args__)
+DRAWS = list(N.DrawName.__args__)
+FUNCTIONS = list(N.FunctionName.__args__)
+OBSERVABLES = list(N.ObservableName.__args__)
+BINARY = list(N.BinaryOp.__args__)
+
+NUMBERS = [0, 0.0, -1, 1, 0.5, -0.5, 2, 3, 1e-300, -1e-300, 1e308, -1e308, 1e15, 2**31, 2**53 + 1, 2**63 - 1,
+           -(2**63), "inf", "-inf"]
+#: what a number is replaced with when not with a number: out of range, or of the wrong type
+NOT_NUMBERS = [2**64, _HUGE, _NEG_HUGE, "nan", "NaN", "1", "", None, True, False, [], {}]
+INDICES = [-1, 0, 1, 2, 3, 7, 10**9, 2**63 - 1, -(2**63)]
+OTHER = [None, True, "x", [], {}, 0, -1, "inf", {"kind": "Num", "value": 1}, [0], {"kind": "End"}]
+INDEX_KEYS = {"slot", "pool", "stage", "observe", "admit_via", "memory", "size", "n", "arrivals", "seed",
+              "line", "col"}
+
+
+class Chooser:
+    """Where a mutation's choices come from: hypothesis's ``draw`` (shrinkable) or a ``random.Random``."""
+
+    def __init__(self, draw=None, rng=None):
+        self._draw, self._rng = draw, rng
+
+    def int(self, lo: int, hi: int) -> int:
+        if self._draw is not None:
+            from hypothesis import strategies as st
+
+            return self._draw(st.integers(lo, hi))
+        return self._rng.randint(lo, hi)
+
+    def pick(self, seq):
+        return seq[self.int(0, len(seq) - 1)]
+
+
+# -- paths into the JSON tree ---------------------------------------------------------------------------
+
+
+def _walk(obj, path, out, spans):
+    out.append((path, obj))
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            if k == "span" and not spans:
+                continue
+            _walk(v, (*path, k), out, spans)
+    elif isinstance(obj, list):
+        for i, v in enumerate(obj):
+            _walk(v, (*path, i), out, spans)
+
+
+def nodes(tree, spans=False):
+    out: list = []
+    _walk(tree, (), out, spans)
+    return out
+
+
+def get(tree, path):
+    for k in path:
+        tree = tree[k]
+    return tree
+
+
+def put(tree, path, value):
+    if not path:
+        return value
+    get(tree, path[:-1])[path[-1]] = value
+    return tree
+
+
+def _is_num(v) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool)
+
+
+def _group(kind: str) -> list[str]:
+    for g in KIND_GROUPS:
+        if kind in g:
+            return g
+    return [kind]
+
+
+def _count(tree, key: str) -> int:
+    v = tree.get(key) if isinstance(tree, dict) else None
+    return len(v) if isinstance(v, list) else 0
+
+
+def _expr(c: Chooser, tree, depth: int = 0):
+    """A random expression node (valid as to the schema, not necessarily as to the program)."""
+    k = c.pick(["Num", "Num", "Ctx", "Attr", "Draw", "Call", "Observable", "Unary", "Binary", "Cond"]
+               if depth < 2 else ["Num", "Ctx", "Attr"])
+    if k == "Num":
+        return {"kind": "Num", "value": c.pick(NUMBERS)}
+    if k == "Ctx":
+        return {"kind": "Ctx", "name": c.pick(CONTEXT)}
+    if k == "Attr":
+        return {"kind": "Attr", "slot": c.int(0, max(_count(tree, "attributes") - 1, 0))}
+    if k in ("Draw", "Call"):
+        name = c.pick(DRAWS if k == "Draw" else FUNCTIONS)
+        n = _ARITY[name if k == "Call" else "~" + name]
+        if c.int(0, 7) == 0:  # mostly the right number of arguments, sometimes not
+            n = c.int(0, 3)
+        args = [_expr(c, tree, depth + 1) for _ in range(n)]
+        return {"kind": k, "dist" if k == "Draw" else "fn": name, "args": args}
+    if k == "Observable":
+        name = c.pick(OBSERVABLES)
+        pool = name in ("used", "free", "cachedin", "holders", "queued")
+        if c.int(0, 7) == 0:
+            pool = not pool
+        if pool and _count(tree, "pools"):
+            target = {"kind": "PoolRef", "pool": c.int(0, _count(tree, "pools") - 1)}
+        else:
+            target = {"kind": "StageRef", "stage": c.int(0, max(_count(tree, "stages") - 1, 0))}
+        if c.int(0, 3) == 0:
+            target["index"] = _expr(c, tree, depth + 1)
+        n = 2 if name == "price" else 0
+        if c.int(0, 7) == 0:
+            n = c.int(0, 2)
+        return {"kind": "Observable", "name": name, "target": target,
+                "args": [_expr(c, tree, depth + 1) for _ in range(n)]}
+    if k == "Unary":
+        return {"kind": "Unary", "op": c.pick(["-", "!"]), "arg": _expr(c, tree, depth + 1)}
+    if k == "Binary":
+        return {"kind": "Binary", "op": c.pick(BINARY), "lhs": _expr(c, tree, depth + 1),
+                "rhs": _expr(c, tree, depth + 1)}
+    return {"kind": "Cond", "test": _expr(c, tree, depth + 1), "then": _expr(c, tree, depth + 1),
+            "orelse": _expr(c, tree, depth + 1)}
+
+
+_ARITY = {"min": 2, "max": 3, "abs": 1, "floor": 1, "ceil": 1, "sqrt": 1, "exp": 1, "ln": 1, "pow": 2,
+          "~exp": 1, "~det": 1, "~uniform": 2, "~erlang": 2, "~h2": 2, "~bernoulli": 1}
+
+OPS = ["number", "number", "number", "index", "index", "type", "drop", "drop", "dup", "dup", "swap",
+       "dropkey", "addkey", "kind", "transplant", "transplant", "transplant", "expr", "expr", "expr",
+       "span", "run"]
+
+
+def _mutate_once(c: Chooser, tree):
+    op = c.pick(OPS)
+    all_nodes = nodes(tree)
+    if op == "number":
+        cands = [(p, v) for p, v in all_nodes if p and _is_num(v)]
+        if cands:
+            p, _ = c.pick(cands)
+            return put(tree, p, copy.deepcopy(c.pick(NUMBERS if c.int(0, 3) else NOT_NUMBERS)))
+    elif op == "index":
+        cands = [(p, v) for p, v in nodes(tree, spans=True) if p and p[-1] in INDEX_KEYS]
+        if cands:
+            p, v = c.pick(cands)
+            counts = [_count(tree, k) for k in ("attributes", "pools", "stages", "observes")]
+            return put(tree, p, c.pick(INDICES + counts + [c2 + 1 for c2 in counts]))
+    elif op == "type":
+        p, _ = c.pick(all_nodes[1:])
+        return put(tree, p, copy.deepcopy(c.pick(OTHER)))
+    elif op in ("drop", "dup", "swap"):
+        cands = [(p, v) for p, v in all_nodes if isinstance(v, list) and v]
+        if cands:
+            _, lst = c.pick(cands)
+            i = c.int(0, len(lst) - 1)
+            if op == "drop":
+                del lst[i]
+            elif op == "dup":
+                lst.insert(i, copy.deepcopy(lst[i]))
+            else:
+                j = c.int(0, len(lst) - 1)
+                lst[i], lst[j] = lst[j], lst[i]
+    elif op == "dropkey":
+        cands = [v for p, v in all_nodes if isinstance(v, dict) and v]
+        if cands:
+            d = c.pick(cands)
+            del d[c.pick(sorted(d))]
+    elif op == "addkey":
+        cands = [v for p, v in all_nodes if isinstance(v, dict)]
+        d = c.pick(cands)
+        d[c.pick(["extra", "span", "index", "reserve", "chunk", "kind", "value"])] = copy.deepcopy(
+            c.pick(OTHER))
+    elif op == "kind":
+        cands = [v for p, v in all_nodes if isinstance(v, dict) and "kind" in v]
+        if cands:
+            d = c.pick(cands)
+            d["kind"] = c.pick(_group(d["kind"]) if c.int(0, 3) else ALL_KINDS)
+    elif op == "transplant":
+        cands = [(p, v) for p, v in all_nodes if p and isinstance(v, dict) and "kind" in v]
+        if cands:
+            p, v = c.pick(cands)
+            group = _group(v["kind"])
+            same = [w for _, w in cands if w.get("kind") in group]
+            return put(tree, p, copy.deepcopy(c.pick(same)))
+    elif op == "expr":
+        cands = [p for p, v in all_nodes if p and isinstance(v, dict) and v.get("kind") in EXPR_KINDS]
+        if cands:
+            return put(tree, c.pick(cands), _expr(c, tree))
+    elif op == "span":
+        cands = [p for p, v in nodes(tree, spans=True) if p and p[-1] == "span"]
+        if cands:
+            span = [c.pick(["", "/", "nowhere.sq", "examples", "x\ny"]), c.pick(INDICES), c.pick(INDICES)]
+            return put(tree, c.pick(cands), span)
+    elif op == "run":
+        run = tree.setdefault("run", {})
+        if isinstance(run, dict):
+            run[c.pick(["horizon", "warmup", "seed", "arrivals"])] = c.pick(NUMBERS + NOT_NUMBERS[:6])
+    return tree
+
+
+def _dumps(tree) -> str:
+    text = json.dumps(tree, allow_nan=False)
+    return text.replace(json.dumps(_HUGE), "1e400").replace(json.dumps(_NEG_HUGE), "-1e400")
+
+
+def mutate(c: Chooser, name: str | None = None) -> tuple[str, str]:
+    """``(program name, mutated IR JSON text)``: one to three mutations, sometimes a truncation."""
+    ir = programs()
+    name = name or c.pick(sorted(ir))
+    tree = json.loads(ir[name])
+    for _ in range(c.int(1, 3)):
+        tree = _mutate_once(c, tree)
+    text = _dumps(tree)
+    if c.int(0, 15) == 0:
+        text = text[: c.int(0, len(text) - 1)]
+    return name, text
+
+
+# -- running ----------------------------------------------------------------------------------------------
+
+
+class WallClock(BaseException):  # noqa: N818 - not an error of the program: the guard of a test's time
+    """A run took longer than :data:`WALL` seconds of wall-clock time."""
+
+
+@contextmanager
+def wall_clock(seconds: float):
+    def on_alarm(signum, frame):
+        raise WallClock
+
+    old = signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def shortened(program: N.Program) -> N.Program:
+    """The program with at most :data:`HORIZON` of simulated time, or at most :data:`ARRIVALS` arrivals."""
+    rs = program.run
+    h = rs.horizon
+    if rs.arrivals is not None:
+        horizon = h if h == "-inf" or (h != "inf" and h <= 1e4) else 1e4
+        arrivals = min(rs.arrivals, ARRIVALS)
+    else:
+        horizon = h if h == "-inf" or (h != "inf" and h <= HORIZON) else HORIZON
+        arrivals = None
+    warmup = rs.warmup
+    if isinstance(horizon, float) and math.isfinite(horizon) and warmup >= horizon > 0:
+        warmup = horizon / 10
+    return msgspec.structs.replace(program, run=msgspec.structs.replace(
+        rs, horizon=horizon, warmup=warmup, arrivals=arrivals))
+
+
+def is_user_error(e: BaseException) -> bool:
+    return bool(getattr(type(e), "serq_user_error", False))
+
+
+def check_message(e: BaseException) -> str:
+    msg = str(e)
+    assert msg, f"{type(e).__name__} with an empty message"
+    assert "error:" in msg.splitlines()[0], msg
+    assert "Traceback" not in msg, msg
+    return msg
+
+
+def outcome(text: str, name: str = "<fuzz>", *, check_invariants: bool = False) -> str:
+    """``"ir-error"``, ``"sim-error"``, ``"report"`` or ``"slow"``; any other exception propagates."""
+    import serq_ir
+    import serq_sim
+    from serq_ir import IRError
+    from serq_report import json_reporter, text_reporter
+
+    try:
+        program = serq_ir.decode(text, name=name)
+    except IRError as e:
+        msg = check_message(e)
+        assert "\n" not in msg, msg
+        assert msg.startswith(f"error: {name}: "), msg
+        return "ir-error"
+    program = shortened(program)
+    try:
+        with wall_clock(WALL):
+            report = serq_sim.run(program, check_invariants=check_invariants)
+            text_reporter(report, io.StringIO())
+            json_reporter(report, io.StringIO())
+    except WallClock:
+        return "slow"
+    except Exception as e:
+        if not is_user_error(e):
+            raise
+        check_message(e)
+        return "sim-error"
+    return "report"

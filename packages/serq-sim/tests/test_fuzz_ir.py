@@ -1,0 +1,116 @@
+"""Fuzzing the IR: the repository's programs (examples/**/*.sq, bench/*.sq) compiled, their JSON mutated
+(numbers to 0, -1, 1e308, 1e400, "inf", "nan"; indices of slots, pools, stages and observes out of range;
+wrong types; list items dropped, duplicated, swapped; keys dropped or added; node kinds swapped; subtrees
+copied over others of their kind; random expressions; spans; run settings; truncation), then read and,
+when they decode, run for a short while (fuzzir.py). Reading gives the IR's one-line error or a program;
+running gives a report or a SimError; nothing else (no KeyError, IndexError, ZeroDivisionError,
+OverflowError, RecursionError, TypeError…) may escape. The CLI part checks that `serq check`/`serq run` on
+mutated IR files exit 1 with one message (the IR's: one line naming the file) and no traceback.
+
+Deterministic (``derandomize=True``): the same examples every run. ``SERQ_FUZZ_EXAMPLES=N`` runs N
+examples per test instead of the default, to search further (``SERQ_FUZZ_SEED=S`` then draws other
+examples: the tests are no longer derandomized but seeded), e.g.::
+
+    SERQ_FUZZ_EXAMPLES=5000 .venv/bin/python -m pytest -q -p no:cacheprovider \\
+        packages/serq-sim/tests/test_fuzz_ir.py
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from fuzzir import Chooser, mutate, outcome, programs, shortened
+from hypothesis import HealthCheck, given, seed, settings
+from hypothesis import strategies as st
+
+EXAMPLES = int(os.environ.get("SERQ_FUZZ_EXAMPLES", "0"))
+SEED = os.environ.get("SERQ_FUZZ_SEED")
+
+
+def fuzz_settings(default: int):
+    n = EXAMPLES or default
+    return settings(max_examples=n, deadline=None, derandomize=SEED is None, database=None,
+                    suppress_health_check=list(HealthCheck))
+
+
+def fuzz_seed(f):
+    return seed(int(SEED))(f) if SEED is not None else f
+
+
+@st.composite
+def mutated_ir(draw):
+    return mutate(Chooser(draw=draw))
+
+
+def test_the_programs_compile_and_run_unmutated():
+    for name, text in programs().items():
+        assert outcome(text.decode(), name) in ("report", "sim-error"), name
+
+
+@fuzz_seed
+@fuzz_settings(300)
+@given(mutated_ir())
+def test_mutated_ir_reads_and_runs_or_gives_one_error(case):
+    name, text = case
+    outcome(text, name)
+
+
+@fuzz_seed
+@fuzz_settings(60)
+@given(mutated_ir())
+def test_mutated_ir_keeps_the_pool_invariants_in_the_general_engine(case):
+    name, text = case
+    outcome(text, name, check_invariants=True)
+
+
+# -- the command line ----------------------------------------------------------------------------------------
+
+SERQ = str(Path(sys.executable).parent / "serq")
+
+
+def cli_cases() -> list[tuple[str, str]]:
+    """A handful of mutated IR files: fixed ones, and the first of some seeded mutations that fail to read
+    and that fail to run."""
+    import json
+
+    import serq_ir
+
+    mg1 = json.loads(programs()["examples/single-turn/mg1.sq"])
+    bad_slot = json.loads(json.dumps(mg1))
+    bad_slot["session"][0]["slot"] = 99
+    cases = [("ir-error", json.dumps(mg1)[:200]), ("ir-error", json.dumps(bad_slot)),
+             ("ir-error", json.dumps({**mg1, "run": {**mg1["run"], "horizon": "x"}}))]
+    rng = random.Random(1)
+    want = {"ir-error": 1, "sim-error": 2}
+    while any(want.values()):
+        name, text = mutate(Chooser(rng=rng))
+        got = outcome(text, name)
+        if want.get(got):
+            want[got] -= 1
+            if got == "sim-error":  # as it ran: shortened
+                text = serq_ir.encode(shortened(serq_ir.decode(text))).decode()
+            cases.append((got, text))
+    return cases
+
+
+@pytest.mark.parametrize("command", ["check", "run"])
+def test_the_cli_gives_one_message_for_a_mutated_ir_file(tmp_path, command):
+    for i, (what, text) in enumerate(cli_cases()):
+        if command == "check" and what == "sim-error":
+            continue
+        f = tmp_path / f"m{i}.ir.json"
+        f.write_text(text, encoding="utf-8")
+        args = [SERQ, command, str(f)] + (["--no-progress"] if command == "run" else [])
+        r = subprocess.run(args, capture_output=True, text=True, timeout=60)
+        assert r.returncode == 1, (what, r.returncode, r.stderr)
+        assert "Traceback" not in r.stderr, (what, r.stderr)
+        if what == "sim-error":
+            assert ": error: " in r.stderr.split("\n")[0], r.stderr
+        else:  # the IR's error: one line naming the file
+            assert r.stderr.startswith(f"error: {f}: ") and r.stderr.count("\n") == 1, (what, r.stderr)
+        assert r.stdout == "", (what, r.stdout)
