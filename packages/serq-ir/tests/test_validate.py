@@ -65,6 +65,9 @@ CASES = {
                                                                                              "slot": 4}}),
                                     "a ps stage's capacity has no session: it may not read the attribute "
                                     "'t0' - at '$.stages[0].kind.capacity'"),
+    "extension of a built-in kind": (set_(["stages", 0, "kind"], {"kind": "Extension", "name": "Fifo"}),
+                                     "an extension names a plugin's kind, not the built-in 'Fifo' (write the "
+                                     "node {\"kind\": \"Fifo\", …} itself) - at '$.stages[0].kind.name'"),
     "workload block": (set_(["workload", "turn"], [{"kind": "End"}]),
                        "a workload turn block only sets and observes, not End - at '$.workload.turn[0]'"),
 }

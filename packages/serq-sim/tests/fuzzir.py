@@ -188,7 +188,7 @@ _ARITY = {"min": 2, "max": 3, "abs": 1, "floor": 1, "ceil": 1, "sqrt": 1, "exp":
 
 OPS = ["number", "number", "number", "index", "index", "type", "drop", "drop", "dup", "dup", "swap",
        "dropkey", "addkey", "kind", "transplant", "transplant", "transplant", "expr", "expr", "expr",
-       "span", "run"]
+       "span", "run", "extension"]
 
 
 def _mutate_once(c: Chooser, tree):
@@ -251,6 +251,13 @@ def _mutate_once(c: Chooser, tree):
         if cands:
             span = [c.pick(["", "/", "nowhere.sq", "examples", "x\ny"]), c.pick(INDICES), c.pick(INDICES)]
             return put(tree, c.pick(cands), span)
+    elif op == "extension":  # a stage kind or a policy as a plugin's node: a registered name or not
+        cands = [p for p, v in all_nodes if p and p[-1] in ("kind", "evict", "preempt") and isinstance(v, dict)]
+        if cands:
+            name = c.pick(["Fifo", "Ps", "Delay", "Step", "EvictLru", "EvictBy", "PreemptBy", "PreemptNone",
+                           "nope", "", "maxmin"])
+            ext = {"kind": "Extension", "name": name, "params": copy.deepcopy(c.pick(OTHER))}
+            return put(tree, c.pick(cands), ext)
     elif op == "run":
         run = tree.setdefault("run", {})
         if isinstance(run, dict):

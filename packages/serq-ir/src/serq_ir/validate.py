@@ -25,6 +25,8 @@ from .nodes import (
     Choose,
     Closed,
     Draw,
+    Evict,
+    Extension,
     Fifo,
     Hold,
     Num,
@@ -33,6 +35,7 @@ from .nodes import (
     Poisson,
     Pool,
     PoolRef,
+    Preempt,
     Program,
     Ps,
     Renewal,
@@ -40,6 +43,7 @@ from .nodes import (
     Set,
     SlotValue,
     Stage,
+    StageKind,
     StageRef,
     Step,
 )
@@ -56,6 +60,12 @@ OBSERVABLE_ARGS = {
     "budget_left": ("stage", 0), "price": ("stage", 2), "est_lambda": ("stage", 0),
     "est_rho": ("stage", 0), "est_wait": ("stage", 0),
 }
+
+
+#: the IR's own node kinds: an extension node names a plugin's kind, never one of these (the simulator would
+#: hand the extension to the built-in kind's code, which reads fields the extension does not have)
+BUILTIN_KINDS = frozenset(t.__name__ for t in (*StageKind.__args__, *Evict.__args__, *Preempt.__args__)
+                          if t is not Extension)
 
 
 def _first_attr(obj: Any, path: str) -> tuple[str, Attr] | None:
@@ -144,6 +154,9 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
             if len(obj.args) != extra:
                 fail(f"{path}.args", f"{obj.name}(…) takes {extra} argument(s) after its {what}, "
                      f"not {len(obj.args)}")
+        elif isinstance(obj, Extension) and obj.name in BUILTIN_KINDS:
+            fail(f"{path}.name", f"an extension names a plugin's kind, not the built-in {obj.name!r} (write "
+                 f"the node {{\"kind\": \"{obj.name}\", …}} itself)")
         elif isinstance(obj, Closed | Batch) and obj.n < 0:
             fail(f"{path}.n", f"a population is not negative ({obj.n})")
         elif isinstance(obj, Fifo) and not (obj.servers == "inf" or (isinstance(obj.servers, float)
