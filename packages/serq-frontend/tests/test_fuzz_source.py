@@ -21,6 +21,7 @@ import math
 import os
 import random
 import re
+import resource
 import signal
 import subprocess
 import sys
@@ -180,11 +181,34 @@ def wall_clock(seconds: float):
 
     old = signal.signal(signal.SIGALRM, on_alarm)
     signal.setitimer(signal.ITIMER_REAL, seconds)
+    limits = _limit_memory()
     try:
         yield
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)
+        if limits is not None:
+            resource.setrlimit(resource.RLIMIT_AS, limits)
+
+
+#: the address space a guarded run may add: a program that wants more fails the test with a MemoryError
+#: (rather than the machine killing the test run)
+MEMORY = 2 << 30
+
+
+def _limit_memory():
+    """Cap the address space at its size now plus :data:`MEMORY`; the limits before, or None (no /proc)."""
+    try:
+        with open("/proc/self/statm") as f:
+            size = int(f.read().split()[0]) * resource.getpagesize()
+    except (OSError, ValueError):
+        return None
+    before = resource.getrlimit(resource.RLIMIT_AS)
+    cap = size + MEMORY
+    if before[0] != resource.RLIM_INFINITY and before[0] <= cap:
+        return None
+    resource.setrlimit(resource.RLIMIT_AS, (cap, before[1]))
+    return before
 
 
 def shortened(program):
