@@ -109,3 +109,35 @@ def test_cli_exits_1_with_the_message(tmp_path, src):
     assert r.returncode == 1
     assert r.stderr.startswith(f"{src}:3:3: error: at t=0, session 0: branch guard is 0.")
     assert "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize("tier", ["general", ""])
+def test_a_loop_that_never_waits_is_an_error(tmp_path, monkeypatch, tier):
+    # the loop's head is passed SPIN_LIMIT + 1 times at t=0: session 0 never lets time pass. Both tiers
+    # (this program is in the fast tier's class) give the same message at the loop's source position.
+    f = tmp_path / "spin.sq"
+    f.write_text("stage s : delay;\nworkload { arrive batch(1); }\nsession {\n  set x = 0;\n"
+                 "  loop {\n    set x = x + 1;\n    branch (x < 0) { run s (1); } else { }\n  }\n}\n"
+                 "run { horizon 10; }\n")
+    import serq_frontend
+    from serq_sim.compile import SPIN_LIMIT
+
+    monkeypatch.setenv("SERQ_SIM_TIER", tier)
+    prog = serq_frontend.compile(str(f), sets={}, defs={})
+    with pytest.raises(serq_sim.SimError) as e:
+        serq_sim.run(prog)
+    first = str(e.value).splitlines()[0]
+    assert first == (f"{f}:5:3: error: at t=0, session 0: loop: {SPIN_LIMIT} passes at one instant without "
+                     "simulated time passing (a loop that never waits: no run, hold or grow that takes time in "
+                     "its body)")
+
+
+def test_a_loop_that_waits_at_times_is_not_an_error():
+    # a loop whose passes wait now and then (the run of 1 every third pass) is fine, however long it runs
+    p = P()
+    d = p.stage("d", N.Delay())
+    body = [p.set_("x", b("+", "x", 1.0, p)),
+            N.Branch(guard=b("==", b("%", "x", 3.0, p), 0.0), then=[p.run(d, 1.0)], orelse=[])]
+    prog = p.build([p.set_("x", 0.0), N.Loop(body=body)], arrive=N.Batch(n=2), horizon=5000.0)
+    r = serq_sim.run(prog)
+    assert r.result.end == 5000.0

@@ -34,6 +34,11 @@ from serq_ir import nodes as N
 from . import rand
 from .errors import Preempted
 
+#: passes of loop heads a session may make at one instant before its loop is an error (it never waits)
+SPIN_LIMIT = 1_000_000
+SPIN_MESSAGE = (f"loop: {SPIN_LIMIT} passes at one instant without simulated time passing (a loop that never "
+                "waits: no run, hold or grow that takes time in its body)")
+
 
 def _floor(x: float) -> float:
     try:
@@ -393,7 +398,16 @@ class Compiler:
             elif isinstance(st, N.End):
                 out.append(f"{pad}return")
             elif isinstance(st, N.Loop):
-                out.append(f"{pad}while True:")
+                # a loop whose iterations take no time would spin at one instant forever: past SPIN_LIMIT
+                # passes of a loop head at one instant (the session's, whatever loop), it is an error
+                out += [f"{pad}while True:",
+                        f"{pad}    if E.now == s.spin_t:",
+                        f"{pad}        s.spin_k += 1",
+                        f"{pad}        if s.spin_k > {SPIN_LIMIT}:",
+                        f"{pad}            E.spin_error(s, {sid})",
+                        f"{pad}    else:",
+                        f"{pad}        s.spin_t = E.now",
+                        f"{pad}        s.spin_k = 0"]
                 self._block(st.body, out, ind + 1, depth)
             elif isinstance(st, N.Branch):
                 g = self.fresh("_g")

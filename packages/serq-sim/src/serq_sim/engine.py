@@ -24,7 +24,7 @@ from pathlib import Path
 from serq_ir import nodes as N
 
 from . import rand
-from .compile import Compiler, mentions, num
+from .compile import SPIN_MESSAGE, Compiler, mentions, num
 from .errors import InvariantError, Preempted, SessionGone, SimError, format_error
 from .stages import _READY, _STAGE, Ctx, FlowNetwork, Job
 
@@ -40,7 +40,7 @@ assert (_READY, _STAGE) == (READY, STAGE)  # the stages' fast paths set these st
 
 class Session:
     __slots__ = ("serial", "attrs", "gen", "status", "holds", "pending", "adm_seq", "preempt_pos", "stuck",
-                 "leases", "trace", "preset", "requeue", "job", "grow", "qpool", "in_ready")
+                 "leases", "trace", "preset", "requeue", "job", "grow", "qpool", "in_ready", "spin_t", "spin_k")
 
     def __init__(self, serial: int, nattrs: int):
         self.serial = serial
@@ -61,6 +61,9 @@ class Session:
         self.grow = None
         self.qpool = None
         self.in_ready = False
+        #: the instant of the session's last loop-head pass, and how many passes it made at it
+        self.spin_t = math.nan
+        self.spin_k = 0
 
 
 class Pending:
@@ -417,6 +420,9 @@ class Simulation:
             span = self.spans[sid]
         s = s if s is not None else self.cur
         return SimError(format_error(span, self.now, s.serial if s is not None else None, msg, self.source))
+
+    def spin_error(self, s: Session, sid: int) -> None:
+        raise self.error(SPIN_MESSAGE, sid, s)
 
     def guard_error(self, s: Session, g: float, sid: int) -> None:
         raise self.error(f"branch guard is {_show(g)}, not 0 or 1 (a draw is written `branch with (p)`)",

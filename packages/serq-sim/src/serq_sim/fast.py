@@ -36,7 +36,7 @@ from typing import Any
 
 from serq_ir import nodes as N
 
-from .compile import HELPERS, RNG, Compiler, num, reads
+from .compile import HELPERS, RNG, SPIN_LIMIT, SPIN_MESSAGE, Compiler, num, reads
 from .errors import SimError, format_error
 
 #: Why a program is not simple: ``None`` when it is.
@@ -194,7 +194,9 @@ class _Gen(Compiler):
             self.fam_kind.append({N.Fifo: "fifo", N.Ps: "ps", N.Delay: "delay"}[type(node.kind)])
         na = sim.nattrs
         self.XP, self.XS, self.XE, self.XT, self.XW, self.XM = na, na + 1, na + 2, na + 3, na + 4, na + 5
-        nxt = na + 6
+        #: the instant of the session's last loop-head pass and how many it made then (see compile.SPIN_LIMIT)
+        self.XLT, self.XLK = na + 6, na + 7
+        nxt = na + 8
         self.presets = bool(p.workload.presets)
         self.traced = sim.trace is not None
         self.XPR = self.XTR = None
@@ -285,7 +287,7 @@ class _Gen(Compiler):
         """``Simulation.spawn``: a new session in ``A`` (not yet queued); ``preset`` the expression of the
         preset index, or None."""
         sim = self.sim
-        cells = ["next_sf"] + ["0.0"] * (sim.nattrs - 1) + ["0", "next_serial", "0.0", "0.0", "0.0", "0"]
+        cells = ["next_sf"] + ["0.0"] * (sim.nattrs - 1) + ["0", "next_serial", "0.0", "0.0", "0.0", "0", "_nan", "0"]
         if self.presets:
             cells += ["None", "0"]
         if self.traced:
@@ -582,6 +584,14 @@ class _Gen(Compiler):
             elif isinstance(st, N.Loop):
                 hl, hb = self._new_block()
                 cur += [f"{pad}pc = {hl}", f"{pad}continue"]
+                lt, lk = self.XLT, self.XLK
+                hb += [f"if now == A[{lt}]:",
+                       f"    A[{lk}] += 1",
+                       f"    if A[{lk}] > {SPIN_LIMIT}:",
+                       f"        raise _err({SPIN_MESSAGE!r}, {sid}, A[{self.XS}], now)",
+                       "else:",
+                       f"    A[{lt}] = now",
+                       f"    A[{lk}] = 0"]
                 end = self._seq(st.body, hb, "")
                 if end is not None:
                     end += [f"pc = {hl}", "continue"]
@@ -851,7 +861,7 @@ def build(sim, progress: bool):
     g.update(gen.consts)
     g.update({
         "push": heapq.heappush, "pop": heapq.heappop, "hpush": heapq.heappush, "hpop": heapq.heappop,
-        "deque": deque, "_sidx": _sidx, "_err": _err, "_show": _show, "_mono": _time.monotonic,
+        "deque": deque, "_sidx": _sidx, "_err": _err, "_show": _show, "_mono": _time.monotonic, "_nan": math.nan,
         "SimError": SimError, "format_error": format_error, "source": source, "progress": _progress,
         "_PATTR": [[(sv.slot, sv.value) for sv in pr.attrs] for pr in p.workload.presets],
         "_PTURN": [[[(sv.slot, sv.value) for sv in row] for row in pr.turns] or None
