@@ -17,33 +17,28 @@ default, to search further (``SERQ_FUZZ_SEED=S`` draws other ones: seeded, not d
 from __future__ import annotations
 
 import io
-import math
-import os
 import random
 import re
-import resource
-import signal
 import subprocess
 import sys
-from contextlib import contextmanager
 from pathlib import Path
 
-import msgspec
 import pytest
 import serq_frontend
-from hypothesis import HealthCheck, given, seed, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from sqhelpers import EXAMPLES, LIB, ROOT, _pm
+
+# the run guard and the fuzz settings are the IR fuzz test's (serq-sim's tests)
+sys.path.insert(0, str(ROOT / "packages" / "serq-sim" / "tests"))
+from fuzzir import WALL, Chooser, WallClock, fuzz_seed, fuzz_settings, shortened, wall_clock  # noqa: E402
 
 PATHS = sorted(EXAMPLES.rglob("*.sq")) + sorted((ROOT / "bench").glob("*.sq")) + sorted(LIB.glob("*.sq"))
 SOURCES = {str(p.relative_to(ROOT)): p.read_text(encoding="utf-8") for p in PATHS}
 NAMES = sorted(SOURCES)
 
-EXAMPLES_N = int(os.environ.get("SERQ_FUZZ_EXAMPLES", "0"))
-SEED = os.environ.get("SERQ_FUZZ_SEED")
 
 #: the simulated time and arrivals a compiled mutant runs for at most, and the wall-clock guard of one run
-HORIZON, ARRIVALS, WALL = 30.0, 20, 1.0
 
 TOKEN = re.compile(r"//[^\n]*|\"[^\"\n]*\"|\d+(?:\.\d*)?(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?|[A-Za-z_]\w*"
                    r"|<=|>=|==|!=|&&|\|\||\S")
@@ -62,21 +57,6 @@ KEYWORDS = ["let", "def", "use", "pool", "stage", "workload", "session", "queue"
             "budget_left", "price", "blocksize", "horizon", "warmup", "seed", "arrivals", "servers", "zzz"]
 OPERATORS = ["+", "-", "*", "/", "%", "<", "<=", ">", ">=", "==", "!=", "&&", "||", "!", "?", ":", "~", "(",
              ")", "{", "}", "[", "]", ";", ",", ".", "=", "#", "\"", "'", "\\", "\t", "\n", "\u00e9", "\x00"]
-
-
-class Chooser:
-    """A mutation's choices: hypothesis's ``draw`` (shrinkable) or a ``random.Random``."""
-
-    def __init__(self, draw=None, rng=None):
-        self._draw, self._rng = draw, rng
-
-    def int(self, lo: int, hi: int) -> int:
-        if self._draw is not None:
-            return self._draw(st.integers(lo, hi))
-        return self._rng.randint(lo, hi)
-
-    def pick(self, seq):
-        return seq[self.int(0, len(seq) - 1)]
 
 
 def split(text: str) -> list[list[str]]:
@@ -170,63 +150,6 @@ def check_diagnostic(e: Exception, src: str) -> None:
         assert 1 <= int(m.group(2)) <= src.count("\n") + 1, msg
 
 
-class WallClock(BaseException):  # noqa: N818 - the guard of a test's time, not an error of the program
-    pass
-
-
-@contextmanager
-def wall_clock(seconds: float):
-    def on_alarm(signum, frame):
-        raise WallClock
-
-    old = signal.signal(signal.SIGALRM, on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    limits = _limit_memory()
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
-        if limits is not None:
-            resource.setrlimit(resource.RLIMIT_AS, limits)
-
-
-#: the address space a guarded run may add: a program that wants more fails the test with a MemoryError
-#: (rather than the machine killing the test run)
-MEMORY = 2 << 30
-
-
-def _limit_memory():
-    """Cap the address space at its size now plus :data:`MEMORY`; the limits before, or None (no /proc)."""
-    try:
-        with open("/proc/self/statm") as f:
-            size = int(f.read().split()[0]) * resource.getpagesize()
-    except (OSError, ValueError):
-        return None
-    before = resource.getrlimit(resource.RLIMIT_AS)
-    cap = size + MEMORY
-    if before[0] != resource.RLIM_INFINITY and before[0] <= cap:
-        return None
-    resource.setrlimit(resource.RLIMIT_AS, (cap, before[1]))
-    return before
-
-
-def shortened(program):
-    rs = program.run
-    h = rs.horizon
-    if rs.arrivals is not None:
-        horizon = h if h == "-inf" or (h != "inf" and h <= 1e4) else 1e4
-        arrivals = min(rs.arrivals, ARRIVALS)
-    else:
-        horizon = h if h == "-inf" or (h != "inf" and h <= HORIZON) else HORIZON
-        arrivals = None
-    warmup = rs.warmup
-    if isinstance(horizon, float) and math.isfinite(horizon) and warmup >= horizon > 0:
-        warmup = horizon / 10
-    return msgspec.structs.replace(program, run=msgspec.structs.replace(
-        rs, horizon=horizon, warmup=warmup, arrivals=arrivals))
-
-
 def outcome(src: str) -> str:
     """``"compile-error"``, ``"sim-error"``, ``"report"`` or ``"slow"``; anything else propagates."""
     try:
@@ -253,15 +176,6 @@ def outcome(src: str) -> str:
 
 
 # -- the tests --------------------------------------------------------------------------------------------------
-
-
-def fuzz_settings(default: int):
-    return settings(max_examples=EXAMPLES_N or default, deadline=None, derandomize=SEED is None,
-                    database=None, suppress_health_check=list(HealthCheck))
-
-
-def fuzz_seed(f):
-    return seed(int(SEED))(f) if SEED is not None else f
 
 
 @st.composite

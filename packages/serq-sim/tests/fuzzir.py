@@ -15,12 +15,14 @@ import copy
 import io
 import json
 import math
+import os
 import resource
 import signal
 from contextlib import contextmanager
 from pathlib import Path
 
 import msgspec
+from hypothesis import HealthCheck, seed, settings
 from serq_ir import nodes as N
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -31,6 +33,21 @@ HORIZON = 30.0
 ARRIVALS = 20
 #: the wall-clock guard of one run (a mutated rate or work can make a short horizon take forever)
 WALL = 1.0
+
+#: ``SERQ_FUZZ_EXAMPLES=N``: N examples per fuzz test instead of its default; ``SERQ_FUZZ_SEED=S``: other
+#: examples (seeded, not derandomized). Shared by the IR and the source fuzz tests.
+EXAMPLES = int(os.environ.get("SERQ_FUZZ_EXAMPLES", "0"))
+SEED = os.environ.get("SERQ_FUZZ_SEED")
+
+
+def fuzz_settings(default: int):
+    return settings(max_examples=EXAMPLES or default, deadline=None, derandomize=SEED is None, database=None,
+                    suppress_health_check=list(HealthCheck))
+
+
+def fuzz_seed(f):
+    return seed(int(SEED))(f) if SEED is not None else f
+
 
 _HUGE = "\x00huge\x00"  # written as 1e400 (out of any float's range) in the JSON text
 _NEG_HUGE = "\x00-huge\x00"

@@ -17,29 +17,15 @@ examples: the tests are no longer derandomized but seeded), e.g.::
 
 from __future__ import annotations
 
-import os
 import random
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from fuzzir import Chooser, mutate, outcome, programs, shortened
-from hypothesis import HealthCheck, given, seed, settings
+from fuzzir import Chooser, fuzz_seed, fuzz_settings, mutate, outcome, programs, shortened
+from hypothesis import given
 from hypothesis import strategies as st
-
-EXAMPLES = int(os.environ.get("SERQ_FUZZ_EXAMPLES", "0"))
-SEED = os.environ.get("SERQ_FUZZ_SEED")
-
-
-def fuzz_settings(default: int):
-    n = EXAMPLES or default
-    return settings(max_examples=n, deadline=None, derandomize=SEED is None, database=None,
-                    suppress_health_check=list(HealthCheck))
-
-
-def fuzz_seed(f):
-    return seed(int(SEED))(f) if SEED is not None else f
 
 
 @st.composite

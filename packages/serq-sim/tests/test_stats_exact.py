@@ -220,20 +220,8 @@ def test_report_and_run_need_no_numpy(tmp_path):
                 assert not e.code, e.code
         print("numpy" in sys.modules, file=sys.stderr)
     """
-    program = """
-        pool kv { cap 64; block 4; evict lru; }
-        stage svc : ps(2);
-        gauge used_kv = used(kv);
-        workload { arrive poisson(0.9); }
-        session {
-          set t0 = now;
-          set n = floor(~uniform(4, 20));
-          hold kv (n) reuse (n) { run svc (~h2(1, 4)); } cache (n);
-          observe response = now - t0;
-          observe hit = cached > 0;
-        }
-        run { horizon 2000; warmup 100; seed 3; }
-    """
+    from test_determinism import PROGRAM as program  # a program with a cache, a gauge and two observes
+
     path = tmp_path / "gauged.sq"
     path.write_text(program)
     out = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=True)
