@@ -89,7 +89,7 @@ class StepStage(StageKind):
         self.cost_ctx = mentions([k.cost], _COST_NAMES)
         #: detachments so far: none during a planning means every planned job is still here, with tokens
         self.detached = 0
-        # Lazy decoding (see _plan_lazy): a decoding job that grows nothing and has a whole number of tokens
+        # Lazy decoding (see _start_lazy): a decoding job that grows nothing and has a whole number of tokens
         # left takes exactly one token per iteration until it is done, so it is not visited per iteration:
         # ``rounds`` counts the iterations that ended, a lazy job's ``work`` is its work at round ``job.lz``
         # and ``due[r]`` lists the lazy jobs whose last token is in round r. ``eager`` holds the other
