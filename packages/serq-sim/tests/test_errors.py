@@ -92,6 +92,25 @@ def test_bad_trace_row(tmp_path):
     assert str(e.value) == f"{csv}:3:5: error: column new: '12x' is not a number"
 
 
+def test_a_trace_that_cannot_be_read(tmp_path):
+    # named by the program: reported at the workload's trace clause, with the source line and a caret;
+    # given as --trace: reported with the file's name alone (there is no clause to point at)
+    import serq_frontend
+
+    f = tmp_path / "tr.sq"
+    f.write_text('stage s : delay;\nworkload { trace "nope.csv"; }\nsession { turn; run s (new); }\n'
+                 "run { horizon 10; }\n")
+    prog = serq_frontend.compile(str(f), sets={}, defs={})
+    with pytest.raises(serq_sim.SimError) as e:
+        serq_sim.run(prog)
+    lines = str(e.value).splitlines()
+    assert lines[0].startswith(f"{f}:2:12: error: cannot read the trace {tmp_path / 'nope.csv'}: ")
+    assert lines[1:] == ['  workload { trace "nope.csv"; }', "             ^"]
+    with pytest.raises(serq_sim.SimError) as e:
+        serq_sim.run(prog, trace=str(tmp_path / "other.csv"))
+    assert str(e.value).startswith(f"{tmp_path / 'other.csv'}: error: cannot read the trace: ")
+
+
 def test_cli_exits_1_with_the_message(tmp_path, src):
     import subprocess
     import sys

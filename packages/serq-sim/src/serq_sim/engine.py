@@ -368,7 +368,7 @@ class Simulation:
             path = trace_path or wl.trace.path
             if trace_path is None and self.source and not Path(path).is_absolute():
                 path = str(Path(self.source).parent / path)
-            self.trace = load_trace(path)
+            self.trace = load_trace(path, wl.trace.span if trace_path is None else None, self.source)
             self.trace_ordered = wl.trace.ordered
         arrive = wl.arrive
         self.arrive = arrive

@@ -11,7 +11,7 @@ import io
 import math
 from dataclasses import dataclass
 
-from .errors import SimError
+from .errors import SimError, format_error
 
 COLUMNS = ("session", "turn", "new", "out", "think", "forced")
 
@@ -27,12 +27,19 @@ def _err(path: str, line: int, col: int, msg: str) -> SimError:
     return SimError(f"{path}:{line}:{col}: error: {msg}")
 
 
-def load_trace(path: str) -> TraceCorpus:
+def load_trace(path: str, declared=None, source: str | None = None) -> TraceCorpus:
+    """The trace in ``path``. ``declared``: the span of the workload's ``trace`` clause that names it (a
+    file that cannot be read is reported there, with the source line; ``source`` the program's file);
+    ``None`` for a trace given on the command line."""
     try:
         with open(path, encoding="utf-8", newline="") as f:
             text = f.read()
     except OSError as e:
-        raise SimError(f"{path}: error: cannot read the trace: {e.strerror or e}") from None
+        why = e.strerror or str(e)
+        if declared is not None:
+            raise SimError(format_error(declared, None, None, f"cannot read the trace {path}: {why}",
+                                        source)) from None
+        raise SimError(f"{path}: error: cannot read the trace: {why}") from None
     lines = text.splitlines()
     if not lines or not lines[0].strip():
         raise _err(path, 1, 1, "the trace is empty (expected the header session,turn,new,out,think,forced)")
