@@ -694,24 +694,17 @@ class StepStage(StageKind):
         return n
 
     def _may_admit(self) -> bool:
-        """Whether a pool admitted here has a head that might fit: ``False`` only when every head's
-        demand is known (it reads only attributes and numbers) and does not fit."""
+        """Whether the admission ``_admit_one`` would attempt might succeed: ``False`` only when the head
+        of the first pool with a waiting session has its demand known (it reads only attributes and
+        numbers) and that demand does not fit."""
+        sim = self.sim
         for pool in self.served_pools:
             if pool.front or pool.queue:
                 if pool.keyed is not None and not pool.front and len(pool.queue) > 1:
-                    return True
-                s = pool.front[0] if pool.front else pool.queue[0]
-                demand = s.pending.demand
-                if demand is None:
-                    return True
-                for q, _u, need in demand:
-                    if q.used + q.reserved + need > q.cap + EPS:
-                        break
-                else:
-                    return True
-                return False  # the first pool with a waiting session is the one admitted from
+                    return True  # the head is chosen by keys, evaluated at the attempt
+                demand = sim._head(pool).pending.demand
+                return demand is None or sim.fits(demand)
         return False
-
 
     def _materialize(self, job: Job) -> None:
         """Bring a lazy job's ``work`` up to date; it is no longer lazy."""
@@ -918,7 +911,7 @@ def _adm_seq(job: Job) -> float:
 def _insert(jobs: list[Job], job: Job, seq: float) -> None:
     """Insert ``job`` into ``jobs`` (in admission order) after every job admitted no later."""
     i = len(jobs)
-    while i > 0 and (jobs[i - 1].owner.adm_seq if jobs[i - 1].owner is not None else math.inf) > seq:
+    while i > 0 and _adm_seq(jobs[i - 1]) > seq:
         i -= 1
     jobs.insert(i, job)
 
