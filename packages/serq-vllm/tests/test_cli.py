@@ -55,6 +55,56 @@ def test_bad_scenario_is_one_error(tmp_path, text, message):
     assert message in r.stderr and "Traceback" not in r.stderr
 
 
+BASE = {"budget": 64, "max_seqs": 8, "block_size": 16, "num_blocks": 40}
+
+
+def _turns(**second):
+    return [{"session": 0, "turn": 1, "prompt": 100, "out": 3}, {"session": 0, "turn": 2, "prompt": 150, "out": 3,
+                                                                 "think": 2, **second}]
+
+
+@pytest.mark.parametrize("scenario,message", [
+    ({**BASE, "prefix": [{"tokens": 64, "requests": [0, 1]}], "requests": [{"prompt": 100, "out": 3}]},
+     "'prefix': unknown scenario key, not modelled"),
+    ({**BASE, "requests": [{"prompt": 100, "out": 3}, {"prompt": 100, "out": 3, "prefix": 0}]},
+     "requests[1].prefix: unknown request key, not modelled"),
+    ({**BASE, "max_seqs": 65, "requests": [{"prompt": 100, "out": 3}]},
+     "'max_seqs' (65) is above 'budget' (64): vLLM refuses"),
+    ({**BASE, "requests": [{"prompt": 100, "out": 3}, {"prompt": 10, "out": 3, "arrive": 2.5}]},
+     "requests[1].arrive: must be a non-negative integer"),
+    ({**BASE, "requests": _turns(think=0.5)}, "requests[1].think: must be a non-negative integer"),
+    ({**BASE, "requests": _turns(prompt=102)},
+     "requests[1].prompt: 102 is shorter than its history, the previous turn's prompt and output (requests[0]: 103)"),
+    ({**BASE, "requests": _turns(arrive=9)}, "requests[1].arrive: a later turn with its own 'arrive'"),
+    ({**BASE, "requests": _turns(turn=1)}, "requests[0].turn: session 0 has this turn twice"),
+    ({**BASE, "serve": "remaining", "requests": [{"prompt": 100, "out": 3}]},
+     "'serve': serve order 'remaining' is not supported by the bridge"),
+    ({**BASE, "budget": 64.5, "requests": [{"prompt": 100, "out": 3}]}, "'budget' must be a positive integer"),
+    ({**BASE, "chunk": -1, "requests": [{"prompt": 100, "out": 3}]}, "'chunk' must be a non-negative integer"),
+])
+@pytest.mark.parametrize("command", ["scenario", "real"])
+def test_what_neither_side_models_is_refused(tmp_path, scenario, message, command):
+    """`serq vllm scenario` and `serq vllm real` refuse, naming the JSON path, what they do not both
+    model, before running anything (so `real` says so with or without vLLM installed)."""
+    p = tmp_path / "unmodelled.json"
+    p.write_text(json.dumps(scenario))
+    r = serq("vllm", command, str(p))
+    assert r.returncode == 1, r.stdout
+    assert r.stderr.count("error:") == 1 and f"{p}: " in r.stderr and "Traceback" not in r.stderr
+    assert message in r.stderr, r.stderr
+
+
+def test_the_bridge_refuses_on_its_own(tmp_path):
+    """The bridge run as a script in another interpreter (it imports nothing of serQ) refuses too."""
+    p = tmp_path / "s.json"
+    p.write_text(json.dumps({**BASE, "requests": [{"prompt": 100, "out": 3, "prefix": 1}]}))
+    from serq_vllm import real
+
+    r = subprocess.run([sys.executable, real.__file__, str(p)], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 1 and "requests[0].prefix: unknown request key" in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr
+
+
 def test_missing_scenario():
     r = serq("vllm", "scenario", "vllm/nope")
     assert r.returncode == 1 and "no such scenario" in r.stderr

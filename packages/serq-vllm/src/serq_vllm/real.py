@@ -45,7 +45,7 @@ import sys
 import tempfile
 from typing import Any
 
-__all__ = ["VllmNotInstalled", "run_real", "vllm_version", "SERVE_ORDERS"]
+__all__ = ["VllmNotInstalled", "ScenarioError", "check_scenario", "run_real", "vllm_version", "SERVE_ORDERS"]
 
 # The serving orders the scheduler subclass knows (the `serve by` keys of the oracle scenarios).
 SERVE_ORDERS = ("admission", "-admission", "decoding", "-decoding", "decoding ? X : Y")
@@ -58,6 +58,98 @@ class VllmNotInstalled(RuntimeError):
     """vLLM cannot be imported in this interpreter."""
 
     serq_user_error = True
+
+
+class ScenarioError(ValueError):
+    """A scenario asks for something neither side models; the message names the JSON path."""
+
+    serq_user_error = True
+
+
+# The fields a scenario may have, and those of a request: everything both sides model. Anything else
+# (a `prefix` group shared across sessions, say) is refused rather than silently dropped.
+SCENARIO_KEYS = ("budget", "max_seqs", "block_size", "num_blocks", "chunk", "prefix_caching", "serve",
+                 "requests")
+REQUEST_KEYS = ("prompt", "out", "arrive", "session", "turn", "think")
+
+
+def _int(x: Any) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def check_scenario(sc: Any) -> None:
+    """Refuse, with the JSON path, a scenario that asks for what the two sides (the serQ program of
+    ``serq vllm scenario`` and this bridge) do not both model the same way: an unknown key, a setting
+    that is not a positive integer, ``max_seqs`` above ``budget`` (vLLM refuses that configuration), an
+    arrival or a think time that is not a whole number of steps (the two sides would round it
+    differently), a later turn whose prompt is shorter than its history (the previous prompt and
+    output), a later turn with an arrival of its own, a serving order the bridge lacks. Raises
+    ScenarioError."""
+    if not isinstance(sc, dict) or not isinstance(sc.get("requests"), list) or not sc["requests"]:
+        raise ScenarioError("not a scenario: expected an object with a non-empty 'requests' list")
+    for k in sc:
+        if k not in SCENARIO_KEYS:
+            raise ScenarioError(f"'{k}': unknown scenario key, not modelled (a scenario has "
+                                f"{', '.join(SCENARIO_KEYS)})")
+    for key in ("budget", "max_seqs", "block_size", "num_blocks"):
+        if not _int(sc.get(key)) or sc[key] <= 0:
+            raise ScenarioError(f"'{key}' must be a positive integer")
+    if sc["max_seqs"] > sc["budget"]:
+        raise ScenarioError(f"'max_seqs' ({sc['max_seqs']}) is above 'budget' ({sc['budget']}): vLLM refuses "
+                            "max_num_seqs > max_num_batched_tokens")
+    if sc.get("chunk") is not None and (not _int(sc["chunk"]) or sc["chunk"] < 0):
+        raise ScenarioError("'chunk' must be a non-negative integer (0: no long-prefill threshold)")
+    if "prefix_caching" in sc and not isinstance(sc["prefix_caching"], bool):
+        raise ScenarioError("'prefix_caching' must be true or false")
+    if "serve" in sc:
+        if not isinstance(sc["serve"], str):
+            raise ScenarioError("'serve' must be a string (a serve key)")
+        try:
+            _serve_key(sc["serve"])
+        except ValueError as e:
+            raise ScenarioError(f"'serve': {e}") from None
+    sessions: dict[Any, list[int]] = {}
+    for i, r in enumerate(sc["requests"]):
+        where = f"requests[{i}]"
+        if not isinstance(r, dict):
+            raise ScenarioError(f"{where}: a request is an object")
+        for k in r:
+            if k not in REQUEST_KEYS:
+                raise ScenarioError(f"{where}.{k}: unknown request key, not modelled (a request has "
+                                    f"{', '.join(REQUEST_KEYS)})")
+        if not all(_int(r.get(k)) and r[k] > 0 for k in ("prompt", "out")):
+            raise ScenarioError(f"{where}: 'prompt' and 'out' must be positive integers")
+        for k in ("arrive", "think"):
+            if k in r and (not _int(r[k]) or r[k] < 0):
+                raise ScenarioError(f"{where}.{k}: must be a non-negative integer (a number of steps); "
+                                    "the two sides round a fraction differently")
+        if "turn" in r and not _int(r["turn"]):
+            raise ScenarioError(f"{where}.turn: must be an integer")
+        if "session" in r:
+            if not (_int(r["session"]) or isinstance(r["session"], str)):
+                raise ScenarioError(f"{where}.session: must be an integer or a string")
+            sessions.setdefault(r["session"], []).append(i)
+        elif "turn" in r or "think" in r:
+            raise ScenarioError(f"{where}: 'turn' and 'think' belong to a request of a session (no 'session')")
+    reqs = sc["requests"]
+    for idxs in sessions.values():
+        turns = [reqs[i].get("turn", 0) for i in idxs]
+        if len(set(turns)) != len(turns):
+            dup = next(i for i in idxs if turns.count(reqs[i].get("turn", 0)) > 1)
+            raise ScenarioError(f"requests[{dup}].turn: session {reqs[dup]['session']!r} has this turn twice")
+        idxs = sorted(idxs, key=lambda i: reqs[i].get("turn", 0))
+        if "think" in reqs[idxs[0]]:
+            raise ScenarioError(f"requests[{idxs[0]}].think: the first turn of a session has no think "
+                                "(it arrives at 'arrive')")
+        for a, b in zip(idxs, idxs[1:]):
+            if reqs[b].get("arrive"):
+                raise ScenarioError(f"requests[{b}].arrive: a later turn with its own 'arrive' is not "
+                                    "modelled (it is sent 'think' after the previous turn's last token)")
+            history = reqs[a]["prompt"] + reqs[a]["out"]
+            if reqs[b]["prompt"] < history:
+                raise ScenarioError(f"requests[{b}].prompt: {reqs[b]['prompt']} is shorter than its history, "
+                                    f"the previous turn's prompt and output (requests[{a}]: {history}); a "
+                                    "turn's prompt extends the whole previous sequence")
 
 
 def vllm_version() -> str | None:
@@ -303,7 +395,9 @@ def run_real(scenario: dict[str, Any]) -> dict[str, Any]:
     """Run a scenario through the installed vLLM's real scheduler; answer in the oracle's conventions:
     ``first``, ``done``, ``preempted``, ``cached``, ``preemptions``, ``steps``, ``config``, ``vllm``.
 
-    Raises VllmNotInstalled if vLLM cannot be imported here."""
+    Raises ScenarioError for a scenario it does not model, VllmNotInstalled if vLLM cannot be
+    imported here."""
+    check_scenario(scenario)
     v = _import_vllm()
     with tempfile.TemporaryDirectory(prefix="serq-vllm-model-") as d:
         return _run(v, scenario, _write_model_config(d))
@@ -513,7 +607,7 @@ def main(argv: list[str] | None = None) -> int:
             scenario = json.load(f)
     try:
         result = run_real(scenario)
-    except VllmNotInstalled as e:
+    except (VllmNotInstalled, ScenarioError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
     print(json.dumps(result, indent=None))

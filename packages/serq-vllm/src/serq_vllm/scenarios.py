@@ -18,6 +18,8 @@ from typing import Any
 import msgspec
 from serq import UserError
 
+from .real import ScenarioError, check_scenario
+
 ORACLE = Path(__file__).parent / "oracle"
 PROGRAM = Path(__file__).parent / "programs" / "scenario.sq"
 
@@ -67,14 +69,10 @@ def read_scenario(file: str | Path) -> dict[str, Any]:
         raise UserError(f"{p}:{e.lineno}:{e.colno}: error: {e.msg}") from None
     except OSError as e:
         raise UserError(f"{p}: cannot read: {e.strerror}") from None
-    if not isinstance(sc, dict) or not isinstance(sc.get("requests"), list) or not sc["requests"]:
-        raise UserError(f"{p}: not a scenario: expected an object with a non-empty 'requests' list")
-    for key in ("budget", "max_seqs", "block_size", "num_blocks"):
-        if not isinstance(sc.get(key), int | float) or sc[key] <= 0:
-            raise UserError(f"{p}: '{key}' must be a positive number")
-    for i, r in enumerate(sc["requests"]):
-        if not isinstance(r, dict) or not all(isinstance(r.get(k), int) and r[k] > 0 for k in ("prompt", "out")):
-            raise UserError(f"{p}: requests[{i}]: 'prompt' and 'out' must be positive integers")
+    try:
+        check_scenario(sc)
+    except ScenarioError as e:
+        raise UserError(f"{p}: {e}") from None
     return sc
 
 
@@ -91,15 +89,13 @@ def _chains(sc: dict[str, Any]) -> list[list[tuple[int, dict[str, Any]]]]:
     chains = [sorted(sessions[k], key=lambda ir: ir[1].get("turn", 0)) for k in order]
     # Sessions are numbered in arrival order (those arriving together: in request order).
     chains.sort(key=lambda ch: (float(ch[0][1].get("arrive", 0)), ch[0][0]))
-    for chain in chains:
-        for _, r in chain[1:]:
-            if r.get("arrive"):
-                raise UserError("a later turn with its own 'arrive' is not supported")
     return chains
 
 
 def scenario_program(sc: dict[str, Any], pm: Any = None):
-    """The IR of a scenario: ``programs/scenario.sq`` with the scenario's settings and sessions."""
+    """The IR of a scenario: ``programs/scenario.sq`` with the scenario's settings and sessions.
+    Raises ScenarioError for a scenario it does not model (``check_scenario``)."""
+    check_scenario(sc)
     from serq_frontend import compile as compile_program
     from serq_ir import nodes as n
 
