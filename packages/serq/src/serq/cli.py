@@ -2,10 +2,17 @@
 
 Exit status: 0 on success, 1 for an error in a program or an input (one ``error:`` line, with source
 context where there is a source), 2 for a usage error.
+
+Standard output that cannot take what a command writes is not a bug: a reader that went away (``serq run
+x.sq | head -c1``, a broken pipe) ends the command quietly with status 141, as a program killed by
+SIGPIPE ends; a full device, a closed descriptor (``>&-``) or another failed write is one line on stderr,
+``error: cannot write to standard output: REASON``, and status 1.
 """
 
 from __future__ import annotations
 
+import errno
+import os
 import sys
 
 import click
@@ -44,6 +51,113 @@ def build_cli(pm=None) -> click.Group:
     return cli
 
 
+#: The status of a command whose standard output was a pipe that its reader closed (128 + SIGPIPE).
+BROKEN_PIPE_STATUS = 141
+
+
+class StdoutError(Exception):
+    """Standard output refused a write (or a flush): ``cause`` is the ``OSError``."""
+
+    def __init__(self, cause: OSError):
+        super().__init__(f"error: cannot write to standard output: {cause.strerror or cause}")
+        self.cause = cause
+
+
+class _Output:
+    """``sys.stdout`` while a command runs: the stream itself, whose failed writes and flushes raise
+    :class:`StdoutError` (so they are told apart from an ``OSError`` of anything else). ``None`` stands
+    for a closed standard output (Python sets ``sys.stdout`` to ``None`` then): every write fails with
+    ``EBADF``."""
+
+    def __init__(self, stream, binary: bool = False):
+        self._stream = stream
+        self._binary = binary
+
+    def _failed(self, e: OSError | None = None):
+        return StdoutError(e or OSError(errno.EBADF, os.strerror(errno.EBADF)))
+
+    def write(self, data):
+        if self._stream is None:
+            raise self._failed()
+        try:
+            return self._stream.write(data)
+        except OSError as e:
+            raise self._failed(e) from None
+
+    def writelines(self, lines):
+        for line in lines:
+            self.write(line)
+
+    def flush(self) -> None:
+        if self._stream is None:
+            return
+        try:
+            self._stream.flush()
+        except OSError as e:
+            raise self._failed(e) from None
+
+    @property
+    def buffer(self):
+        return _Output(None if self._stream is None else self._stream.buffer, binary=True)
+
+    def isatty(self) -> bool:
+        return self._stream is not None and self._stream.isatty()
+
+    @property
+    def encoding(self) -> str:
+        return "utf-8" if self._stream is None else self._stream.encoding
+
+    @property
+    def errors(self) -> str:
+        return "strict" if self._stream is None else self._stream.errors
+
+    def fileno(self) -> int:
+        if self._stream is None:
+            raise OSError(errno.EBADF, os.strerror(errno.EBADF))
+        return self._stream.fileno()
+
+    def __getattr__(self, name: str):
+        if self._stream is None:
+            raise AttributeError(name)
+        return getattr(self._stream, name)
+
+
+def _hold_descriptor(fd: int) -> None:
+    """Open the null device at ``fd`` if it is closed, so that no file the command opens becomes its
+    standard output or error (nor a child's)."""
+    try:
+        os.fstat(fd)
+        return
+    except OSError:
+        pass
+    try:
+        null = os.open(os.devnull, os.O_RDWR)
+    except OSError:  # pragma: no cover - no null device
+        return
+    if null != fd:
+        os.dup2(null, fd)
+        os.close(null)
+
+
+def _silence_stdout() -> None:
+    """After standard output failed: point its descriptor at the null device, so the interpreter's
+    flush at exit has somewhere to put what is still buffered (instead of a second error)."""
+    stream = sys.__stdout__
+    if stream is None:
+        return
+    try:
+        fd = stream.fileno()
+        null = os.open(os.devnull, os.O_WRONLY)
+    except (OSError, ValueError):  # pragma: no cover - a stream without a descriptor
+        return
+    try:
+        os.dup2(null, fd)
+    except OSError:  # pragma: no cover
+        pass
+    finally:
+        os.close(null)
+
+
 def is_user_error(exc: BaseException) -> bool:
     return bool(getattr(type(exc), "serq_user_error", False))
 
@@ -53,12 +167,23 @@ def main(argv: list[str] | None = None) -> None:
     from . import plugins
 
     previous = plugins._running
+    exiting: SystemExit | None = None
+    stdout = sys.stdout
+    if stdout is None:
+        _hold_descriptor(1)
+    if sys.stderr is None:
+        _hold_descriptor(2)
+    guarded = isinstance(stdout, _Output)
+    if not guarded:
+        sys.stdout = _Output(stdout)
     try:
         pm = get_plugin_manager()
         plugins._running = pm
         cli = build_cli(pm)
         rv = cli.main(args=argv, prog_name="serq", standalone_mode=False)
         code = rv if isinstance(rv, int) else 0
+    except SystemExit as e:  # a command's own sys.exit(): its status, once what it wrote is out
+        exiting, code = e, 0
     except click.exceptions.UsageError as e:
         e.show()
         code = 2
@@ -70,8 +195,8 @@ def main(argv: list[str] | None = None) -> None:
     except click.ClickException as e:
         e.show()
         code = 1
-    except BrokenPipeError:
-        code = 1
+    except StdoutError as e:
+        code = _output_failed(e)
     except OSError as e:
         if e.filename is None:  # not about a file the user named: a bug, with its traceback
             raise
@@ -85,4 +210,23 @@ def main(argv: list[str] | None = None) -> None:
         code = 1
     finally:
         plugins._running = previous
+        if not guarded:
+            sys.stdout = stdout
+    try:
+        _Output(stdout).flush()
+    except StdoutError as e:
+        exiting, code = None, _output_failed(e)
+    if exiting is not None:
+        raise exiting
     sys.exit(code)
+
+
+def _output_failed(e: StdoutError) -> int:
+    _silence_stdout()
+    if isinstance(e.cause, BrokenPipeError):
+        return BROKEN_PIPE_STATUS
+    try:
+        click.echo(str(e), err=True)
+    except OSError:  # pragma: no cover - standard error refuses it too; the status still says so
+        pass
+    return 1

@@ -4,7 +4,8 @@ The data goes to a temporary file in the target's folder (``.NAME.XXXXXXXX.tmp``
 usual ``0o666 & ~umask`` permissions), which is flushed, fsynced and then renamed over the target with
 :func:`os.replace`; the folder is fsynced too where the platform allows. If anything fails, or the
 writer is interrupted (``KeyboardInterrupt`` included), the temporary file is removed and the target is
-left as it was.
+left as it was. An ``OSError`` that names no file (a write to a full disk, say) is raised again naming
+``path``.
 
 Every part that writes a user's file (reports, dumps, ``serq run -o``) writes it through here.
 """
@@ -75,9 +76,11 @@ def open_atomic(path: str | os.PathLike[str], mode: str = "w") -> Iterator[IO]:
             raw.flush()
             os.fsync(raw.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as e:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+        if isinstance(e, OSError) and e.filename is None:  # a failed write (a full disk): name the file
+            raise type(e)(e.errno, e.strerror, path) from None
         raise
     _fsync_folder(os.path.dirname(path))
 
