@@ -136,3 +136,57 @@ def test_real_without_vllm_says_how_to_install():
     r = serq("vllm", "real", str(ORACLE / "vllm" / "preempt.json"))
     assert r.returncode == 1
     assert "docs/vllm-oracle.md" in r.stderr and "Traceback" not in r.stderr
+
+
+ENGINE = """use "vllm.sq";
+pool reqs { cap 8; admit via engine; }
+pool kv { cap 100 * 16; block 16; evict lru; preempt lifo; }
+stage engine : step {
+  budget 64;
+  cost 1;
+  chunk long_prefill(reqs, 32);
+  memory kv;
+};
+workload { arrive poisson(1); hidden o; turn { set o = 3; } }
+session { turn; set t0 = now; vllm_request_at(reqs, kv, engine, 10, o, t0, inf, 32); }
+"""
+
+
+def _target(tmp_path, text):
+    p = tmp_path / "engine.sq"
+    p.write_text(text)
+    return p, serq("vllm", "target", str(p))
+
+
+def test_a_plain_fcfs_engine_is_vllms_own_scheduler(tmp_path):
+    """No serve clause: vLLM's own scheduler (no scheduler_cls); the lone-request threshold is 32;
+    prefix caching, since the request looks its prefix up (match inf)."""
+    _, r = _target(tmp_path, ENGINE)
+    assert r.returncode == 0, r.stderr
+    got = json.loads(r.stdout)
+    assert got["config"] == {"block_size": 16, "enable_prefix_caching": True, "long_prefill_token_threshold": 32,
+                             "max_num_batched_tokens": 64, "max_num_seqs": 8, "num_gpu_blocks": 101}
+    assert got["serve_by"] == [{"Ctx": "Admission"}]
+    # a serve order with keys needs serQ's scheduler class, which sorts the running list by them
+    _, r = _target(tmp_path, ENGINE.replace("memory kv;", "serve by (-admission); memory kv;"))
+    assert json.loads(r.stdout)["config"]["scheduler_cls"] == "serq_vllm.SerqScheduler"
+
+
+@pytest.mark.parametrize("old,new,line,col,message", [
+    ("memory kv;", "serve exclusive prefill; memory kv;", 4, 1, "serves exclusive prefill"),
+    ("memory kv;", "serve by (decoding, remaining); memory kv;", 8, 23, "serves by `remaining`"),
+    ("preempt lifo;", "preempt lifo; reserve held;", 3, 1, "pool `kv` says `reserve held`"),
+    ("admit via engine;", "admit via engine; reserve held;", 2, 1, "pool `reqs` says `reserve held`"),
+    ("chunk long_prefill(reqs, 32);", "chunk 32;", 7, 9, "a constant chunk cap (32) caps a request alone too"),
+    ("preempt lifo;", "preempt none;", 3, 1, "memory pool `kv` does not `preempt lifo`"),
+    ("preempt lifo;", "preempt by (admission);", 3, 1, "memory pool `kv` does not `preempt lifo`"),
+    ("evict lru;", "evict by (age);", 3, 1, "memory pool `kv` does not `evict lru`"),
+])
+def test_target_refuses_what_vllm_cannot_run_at_the_construct(tmp_path, old, new, line, col, message):
+    text = ENGINE.replace(old, new)
+    assert text != ENGINE
+    p, r = _target(tmp_path, text)
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    head, src, caret = r.stderr.splitlines()[:3]
+    assert head.startswith(f"{p}:{line}:{col}: error: ") and message in head, r.stderr
+    assert src == "  " + text.splitlines()[line - 1] and caret == "  " + " " * (col - 1) + "^", r.stderr

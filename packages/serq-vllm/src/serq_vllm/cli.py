@@ -73,4 +73,4 @@ def target_command(pm, file: str, sets, defs) -> None:
     from .target import target
 
     program = load_program(pm, file, to_load_options(sets, defs))
-    click.echo(json.dumps(target(program), indent=2, sort_keys=True))
+    click.echo(json.dumps(target(program, file), indent=2, sort_keys=True))

@@ -6,6 +6,16 @@ lifo`` and whose admission pool (``admit via``) has a cap: the stage's budget is
 ``block_size`` and ``cap / block + 1`` blocks ``num_gpu_blocks`` (vLLM keeps one null block), the chunk
 cap ``long_prefill_token_threshold``, and the ``serve by`` keys the running order, written in the
 reference implementation's serde form (``{"Ctx": "Admission"}``, ``{"Unary": ["Neg", …]}``).
+
+A program vLLM cannot run is refused, at the construct (file:line:col, the source line and a caret):
+``serve exclusive prefill`` (vLLM's scheduler has no batch isolation), a serve key reading ``remaining``
+(vLLM does not know how many tokens a request has left: the output length is ``max_tokens`` at most),
+``reserve held`` on the engine's pools (vLLM checks a reservation at admission only), a memory pool that
+does not ``preempt lifo`` or ``evict lru``, and a constant chunk cap (vLLM's
+``long_prefill_token_threshold`` lifts for a lone request: ``chunk long_prefill(reqs, C)`` says so).
+Served in admission order with no keys (no ``serve`` clause, or ``serve admission``), the program is
+vLLM's own scheduler and its configuration names no ``scheduler_cls``; any ``serve by`` keys, even
+``(admission)``, name serQ's scheduler class, which sorts the running requests by them.
 """
 
 from __future__ import annotations
@@ -15,6 +25,25 @@ from typing import Any
 
 from serq import UserError
 from serq_ir import nodes as n
+
+
+class TargetError(UserError):
+    """A program vLLM cannot run, at the construct that says so."""
+
+    def __init__(self, span: n.Span | None, message: str, base: str | None = None):
+        from serq_sim.errors import format_error
+
+        super().__init__(format_error(span, None, None, message, base))
+
+
+def _span(*nodes: Any) -> n.Span | None:
+    """The first source span among ``nodes`` and what they contain."""
+    for node in nodes:
+        for x in _walk(node):
+            span = getattr(x, "span", None)
+            if span is not None:
+                return span
+    return None
 
 _BINARY = {"+": "Add", "-": "Sub", "*": "Mul", "/": "Div", "%": "Rem", "<": "Lt", "<=": "Le", ">": "Gt",
            ">=": "Ge", "==": "Eq", "!=": "Ne", "&&": "And", "||": "Or"}
@@ -43,24 +72,33 @@ def serde_expr(e: n.Expr) -> Any:
     raise UserError(f"serve key {type(e).__name__} has no vLLM form")
 
 
-def _const(e: n.Expr | None, what: str) -> float:
+def _const(e: n.Expr | None, what: str, base: str | None = None) -> float:
     if isinstance(e, n.Num):
         return math.inf if e.value == "inf" else float(e.value)
-    raise UserError(f"the engine's {what} is not a constant, so it has no vLLM setting")
+    raise TargetError(_span(e), f"the engine's {what} is not a constant, so it has no vLLM setting", base)
 
 
-def _chunk(e: n.Expr | None) -> int:
-    """``long_prefill_token_threshold``: 0 for no cap; the constant of ``long_prefill(reqs, c)``."""
+def _chunk(e: n.Expr | None, base: str | None = None, top: bool = True) -> int:
+    """``long_prefill_token_threshold``: 0 for no cap; the constant of ``long_prefill(reqs, c)``. A
+    finite constant cap is refused: vLLM's threshold lifts while a request is alone, a constant does
+    not."""
     if e is None:
         return 0
     if isinstance(e, n.Num):
-        v = _const(e, "chunk")
-        return 0 if math.isinf(v) or v <= 0 else int(v)
+        v = _const(e, "chunk", base)
+        if math.isinf(v) or v <= 0:
+            return 0
+        if top:
+            raise TargetError(_span(e), f"a constant chunk cap ({v:g}) caps a request alone too, and vLLM's "
+                              "long_prefill_token_threshold lifts for a lone request: write `chunk "
+                              "long_prefill(reqs, C)` (lib/vllm.sq) for vLLM's rule", base)
+        return int(v)
     if isinstance(e, n.Cond):  # the lone-request exception: `… ? c : inf`, either way round
-        finite = [_chunk(x) for x in (e.then, e.orelse) if isinstance(x, n.Num)]
+        finite = [_chunk(x, base, False) for x in (e.then, e.orelse) if isinstance(x, n.Num)]
         if finite:
             return max(finite)
-    raise UserError("the engine's chunk is neither a constant nor `test ? c : inf`, so it has no vLLM setting")
+    raise TargetError(_span(e), "the engine's chunk is neither a constant nor `test ? c : inf`, so it has no "
+                      "vLLM setting", base)
 
 
 def _walk(e: Any) -> Any:
@@ -100,33 +138,82 @@ def _walk_program(program: n.Program):
             yield from _walk(s)
 
 
-def target(program: n.Program) -> dict[str, Any]:
+def _refuse_unrunnable(program: n.Program, stage: n.Stage, kv: n.Pool, admitted: list[n.Pool],
+                       base: str | None) -> None:
+    """Refuse, at the construct, what vLLM's scheduler cannot do (the module's docstring)."""
+    kind = stage.kind
+    if isinstance(kind.serve, n.ServeExclusivePrefill):
+        raise TargetError(stage.span, f"step stage `{stage.name}` serves exclusive prefill (one prefill alone or "
+                          "a decode-only batch), which vLLM's scheduler cannot do: it mixes prefill chunks "
+                          "and decodes in one step", base)
+    for key in kind.serve.keys:
+        for x in _walk(key):
+            if isinstance(x, n.Ctx) and x.name == "remaining":
+                raise TargetError(x.span or stage.span, f"step stage `{stage.name}` serves by `remaining`, "
+                                  "the tokens a request has left, which vLLM's scheduler does not know (it "
+                                  "knows max_tokens, not the output length)", base)
+    for pool in (kv, *admitted):
+        if pool.reserve_held:
+            raise TargetError(pool.span, f"pool `{pool.name}` says `reserve held`: vLLM checks a request's "
+                              "reservation at its admission only, later admissions do not count it", base)
+    lifo = n.PreemptBy(keys=[n.Unary(op="-", arg=n.Ctx(name="admission"))], requeue="head")
+    preempt = kv.preempt
+    if not (isinstance(preempt, n.PreemptBy) and preempt.requeue == "head" and len(preempt.keys) == 1
+            and _same(preempt.keys[0], lifo.keys[0])):
+        raise TargetError(kv.span, f"memory pool `{kv.name}` does not `preempt lifo`: vLLM preempts the last "
+                          "admitted running request and re-queues it at the head", base)
+    if not isinstance(kv.evict, n.EvictLru):
+        raise TargetError(kv.span, f"memory pool `{kv.name}` does not `evict lru`: vLLM's free queue is LRU",
+                          base)
+
+
+def _same(a: n.Expr, b: n.Expr) -> bool:
+    """Two expressions equal up to their spans."""
+    import msgspec
+
+    def bare(x: Any) -> Any:
+        if isinstance(x, dict):
+            return {k: bare(v) for k, v in x.items() if k != "span"}
+        if isinstance(x, list):
+            return [bare(v) for v in x]
+        return x
+
+    return bare(msgspec.to_builtins(a)) == bare(msgspec.to_builtins(b))
+
+
+def target(program: n.Program, base: str | None = None) -> dict[str, Any]:
+    """The vLLM configuration ``program`` implies; ``base`` is the program's file, for messages.
+    Raises UserError (a TargetError at the construct) for a program vLLM cannot run."""
     steps = [(i, s) for i, s in enumerate(program.stages) if isinstance(s.kind, n.Step)]
     if len(steps) != 1:
         raise UserError(f"a vLLM target needs exactly one step stage; the program has {len(steps)}")
     sid, stage = steps[0]
     kind = stage.kind
     if kind.memory is None:
-        raise UserError(f"step stage {stage.name!r} names no memory pool, so it has no KV cache")
+        raise TargetError(stage.span, f"step stage {stage.name!r} names no memory pool, so it has no KV cache",
+                          base)
     kv = program.pools[kind.memory]
     if kv.block is None:
-        raise UserError(f"memory pool {kv.name!r} has no block size")
+        raise TargetError(kv.span, f"memory pool {kv.name!r} has no block size", base)
     admitted = [p for p in program.pools if p.admit_via == sid]
+    _refuse_unrunnable(program, stage, kv, admitted, base)
     seqs = min((_const(n.Num(value=p.cap), "cap") for p in admitted), default=math.inf)
     cap = _const(n.Num(value=kv.cap), "memory cap")
     if math.isinf(cap):
-        raise UserError(f"memory pool {kv.name!r} has no cap")
+        raise TargetError(kv.span, f"memory pool {kv.name!r} has no cap", base)
     serve = kind.serve
-    serve_by = [serde_expr(k) for k in serve.keys] if isinstance(serve, n.ServeBy) else "ExclusivePrefill"
-    if serve_by == []:
+    serve_by = [serde_expr(k) for k in serve.keys]
+    fcfs = serve_by == []  # vLLM's own order: its own scheduler
+    if fcfs:
         serve_by = [{"Ctx": "Admission"}]
     config = {
         "block_size": int(kv.block),
         "enable_prefix_caching": _uses_cache(program, kind.memory),
-        "long_prefill_token_threshold": _chunk(kind.chunk),
-        "max_num_batched_tokens": int(_const(kind.budget, "budget")),
+        "long_prefill_token_threshold": _chunk(kind.chunk, base),
+        "max_num_batched_tokens": int(_const(kind.budget, "budget", base)),
         "max_num_seqs": None if math.isinf(seqs) else int(seqs),
         "num_gpu_blocks": int(cap // kv.block) + 1,
-        "scheduler_cls": "serq_vllm.SerqScheduler",
     }
+    if not fcfs:
+        config["scheduler_cls"] = "serq_vllm.SerqScheduler"
     return {"config": config, "engine": "vllm", "serve_by": serve_by, "target": "vllm"}
