@@ -86,11 +86,110 @@ def test_columns_of_different_lengths(report, tmp_path):
     assert not (tmp_path / "ttft.csv").exists()
 
 
-def test_bad_names_are_refused_before_writing(report, tmp_path):
-    report.result.observes = {"ok": report.result.observes["ttft"], "../x": report.result.observes["ttft"]}
-    with pytest.raises(ValueError, match="not usable as a file name"):
-        serq_report.dump(report, tmp_path / "d")
-    assert not (tmp_path / "d").exists()
+def _unescape(text: str) -> str:
+    """The name a file name (not a hashed one) stands for: each ``%XX`` is a UTF-8 byte."""
+    if text == "%":
+        return ""
+    out = bytearray()
+    i = 0
+    while i < len(text):
+        if text[i] == "%":
+            out.append(int(text[i + 1 : i + 3], 16))
+            i += 3
+        else:
+            out += text[i].encode()
+            i += 1
+    return out.decode("utf-8", "surrogatepass")
+
+
+NAMES = {  # a name, its file name
+    "ttft": "ttft",
+    "P.ttft": "P.ttft",
+    "a-b_c.9": "a-b_c.9",
+    "a/b": "a%2Fb",
+    "a\\b": "a%5Cb",
+    "..": "%2E.",
+    ".hidden": "%2Ehidden",
+    "": "%",
+    "nul\0x": "nul%00x",
+    "100%": "100%25",
+    "~": "%7E",
+    "con": "%63on",
+    "Nul.txt": "%4Eul.txt",
+    "com1": "%63om1",
+    "console": "console",
+    "é t": "%C3%A9%20t",
+    "a:b*c?": "a%3Ab%2Ac%3F",
+}
+
+
+def test_file_names_of_awkward_names():
+    got = dump_module.file_names(NAMES)
+    assert got == NAMES
+    for name, file in got.items():
+        assert _unescape(file) == name
+
+
+def test_names_differing_only_in_case_get_distinct_files():
+    assert dump_module.file_names(["X", "x", "Ab", "aB", "ab", "Y"]) == {
+        "X": "%58", "x": "x", "Ab": "%41b", "aB": "a%42", "ab": "ab", "Y": "Y"}
+
+
+def test_a_very_long_name_is_cut_and_hashed():
+    import hashlib
+
+    long = "x" * 300
+    other = "x" * 299 + "y"
+    slashes = "/" * 300
+    got = dump_module.file_names([long, other, slashes, "x" * 200, "x" * 201])
+    assert got["x" * 200] == "x" * 200  # at the limit: kept whole
+    assert got[long] == "x" * 183 + "~" + hashlib.sha256(long.encode()).hexdigest()[:16]
+    assert got[other] == "x" * 183 + "~" + hashlib.sha256(other.encode()).hexdigest()[:16]
+    # an escape is never cut: 61 whole escapes (183 characters), then the hash
+    assert got[slashes] == "%2F" * 61 + "~" + hashlib.sha256(slashes.encode()).hexdigest()[:16]
+    assert all(len(f) <= 200 for f in got.values()) and len(set(got.values())) == 5
+
+
+def test_any_names_map_to_distinct_safe_file_names():
+    import re
+
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    chars = st.sampled_from(list("aAbB.%~/\\\0 -_:éЖ😀") + ["\ud800"])
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.lists(st.text(chars, max_size=80), max_size=8, unique=True))
+    def check(names):
+        got = dump_module.file_names(names)
+        files = list(got.values())
+        assert len({f.lower() for f in files}) == len(names)  # distinct, even ignoring case
+        for name, f in got.items():
+            assert re.fullmatch(r"[A-Za-z0-9_.%~-]+", f) and not f.startswith(".") and len(f) <= 200
+            assert f.split(".", 1)[0].upper() not in ("CON", "PRN", "AUX", "NUL")
+            if "~" not in f:
+                assert _unescape(f) == name
+
+    check()
+
+
+def test_awkward_names_dump_inside_the_folder(report, tmp_path):
+    stats = report.result.observes["ttft"]
+    names = ["../x", "a/b", "..", "", "nul\0", "X", "x", "y" * 300]
+    report.result.observes = {n: stats for n in names}
+    report.result.gauges = {"../g": report.result.gauges["full"]}
+    report._observes = {n: ([1.0], [i], [0], [float(i)]) for i, n in enumerate(names)}
+    report._gauges = {"../g": ([0.0], [1.0])}
+    folder = tmp_path / "d"
+    written = serq_report.dump(report, folder)
+    files = dump_module.file_names(names)
+    assert written == [os.path.join(folder, f"{files[n]}.csv") for n in names] + [
+        os.path.join(folder, "gauge", "%2E.%2Fg.csv")]
+    assert sorted(os.listdir(tmp_path)) == ["d"]
+    assert sorted(os.listdir(folder)) == sorted(["gauge", *(f"{files[n]}.csv" for n in names)])
+    for i, n in enumerate(names):
+        assert read(folder / f"{files[n]}.csv") == f"time,session,turn,value\n1.0,{i},0,{float(i)!r}\n"
+    assert read(folder / "gauge" / "%2E.%2Fg.csv") == "time,value\n0.0,1.0\n"
 
 
 def test_a_bare_result_has_no_samples(result, tmp_path):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 import serq
@@ -10,12 +11,12 @@ import serq_ir
 from host_helpers import run_serq
 
 
-def mm1_ir(tmp_path):
+def mm1_ir(tmp_path, observe: str = "response"):
     from serq_ir import nodes as n
 
     attrs = [n.Attribute(name=a, builtin=True) for a in n.BUILTIN_ATTRIBUTES] + [n.Attribute(name="t0")]
     program = n.Program(
-        version=n.IR_VERSION, attributes=attrs, observes=[n.ObserveDecl(name="response")],
+        version=n.IR_VERSION, attributes=attrs, observes=[n.ObserveDecl(name=observe)],
         stages=[n.Stage(name="server", kind=n.Fifo())], workload=n.Workload(arrive=n.Poisson(rate=0.8)),
         session=[n.Set(slot=4, value=n.Ctx(name="now")),
                  n.Run(stages=[n.StageRef(stage=0)], work=n.Draw(dist="exp", args=[n.Num(value=1.0)])),
@@ -122,3 +123,12 @@ def test_an_unwritable_output_is_one_error(tmp_path):
     assert r.returncode == 1
     assert r.stderr.startswith("error: ") and str(blocker) in r.stderr
     assert "Traceback" not in r.stderr
+
+
+def test_an_observe_named_like_a_path_dumps_inside_the_folder(tmp_path):
+    # the IR takes any name: each is written under a file name of its own inside the folder
+    r = run_serq("run", str(mm1_ir(tmp_path, observe="../a/b")), "--no-progress", "--horizon", "50",
+                 "--dump", str(tmp_path / "d"))
+    assert r.returncode == 0, r.stderr
+    assert os.listdir(tmp_path / "d") == ["%2E.%2Fa%2Fb.csv"]
+    assert (tmp_path / "d" / "%2E.%2Fa%2Fb.csv").read_text().startswith("time,session,turn,value\n")

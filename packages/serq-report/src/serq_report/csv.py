@@ -5,14 +5,18 @@ sample in the order the report gives them; ``DIR/gauge/NAME.csv`` for every gaug
 ``time,value`` and one row per change point. Lines end in ``\\n``. Floats are written as Python's
 ``repr`` writes them (the shortest text that reads back as the same float: ``0.1``, ``12.0``,
 ``1e-05``, ``nan``, ``inf``), integers and booleans as integers, so the same run gives the same bytes.
+A name is the file's name when it is safe everywhere (:func:`file_names`); any other name (``a/b``,
+``..``, a NUL, a device name such as ``con``, non-ASCII letters, a very long name, two names that differ
+only in case) is mapped to one that is, and every name the program has gets a file of its own.
 Every file is written atomically (:func:`serq_report.open_atomic`): a run interrupted while dumping
 leaves each file either whole or absent (or as an earlier run left it).
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import numpy as np
@@ -20,7 +24,7 @@ import numpy as np
 from ._result import result_of
 from .atomic import open_atomic
 
-__all__ = ["dump", "format_column"]
+__all__ = ["dump", "file_names", "format_column"]
 
 #: Rows formatted and written at a time.
 CHUNK = 1 << 18
@@ -74,9 +78,61 @@ def _write_csv(path: str, header: str, columns: list[np.ndarray]) -> None:
             f.write(chunk)
 
 
-def _check_name(kind: str, name: str) -> None:
-    if not name or name.startswith(".") or "/" in name or "\\" in name or "\0" in name:
-        raise ValueError(f"cannot dump {kind} {name!r}: not usable as a file name")
+#: The characters a file name keeps as they are (any other is escaped; so are an initial ``.`` and, in
+#: names that differ from another only in case, the capitals).
+_SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
+#: Names Windows gives to devices, with any extension: their first letter is escaped.
+_DEVICES = frozenset(["CON", "PRN", "AUX", "NUL", *(f"COM{i}" for i in range(10)), *(f"LPT{i}" for i in range(10))])
+#: The longest file name (before ``.csv``) kept whole: with ``.csv`` and the atomic write's temporary
+#: name (``.NAME.csv.XXXXXXXX.tmp``) it stays below the 255 bytes of common file systems.
+MAX_NAME = 200
+#: How much of an escaped name longer than :data:`MAX_NAME` is kept before ``~`` and its hash.
+_KEPT = MAX_NAME - 17
+
+
+def _escape(name: str, capitals: bool) -> str:
+    out = []
+    for i, ch in enumerate(name):
+        if ch in _SAFE and not (i == 0 and ch == ".") and not (capitals and "A" <= ch <= "Z"):
+            out.append(ch)
+        else:
+            out.extend(f"%{b:02X}" for b in ch.encode("utf-8", "surrogatepass"))
+    text = "".join(out) or "%"
+    if text.split(".", 1)[0].upper() in _DEVICES:
+        text = f"%{ord(text[0]):02X}{text[1:]}"
+    if len(text) > MAX_NAME:
+        cut = _KEPT
+        while "%" in text[cut - 2 : cut]:  # do not split an escape
+            cut -= 1
+        digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+        text = f"{text[:cut]}~{digest}"
+    return text
+
+
+def file_names(names: Iterable[str]) -> dict[str, str]:
+    """The file name (without ``.csv``) of each of the ``names`` written to one folder.
+
+    A name made of ASCII letters, digits, ``_``, ``.`` and ``-`` that does not begin with ``.``, is not a
+    Windows device name (``con``, ``nul.x``, ``com1``, … in any case) and is at most :data:`MAX_NAME`
+    characters is its own file name. In any other, every other character, an initial ``.`` and the
+    first letter of a device name are written ``%XX``, the hexadecimal (capitals) of each of its UTF-8
+    bytes (``a/b`` is ``a%2Fb``, ``..`` is ``%2E.``, ``%`` is ``%25``); the empty name is ``%``. Names
+    that would differ only in case (which a case-insensitive file system cannot tell apart) have their
+    capitals escaped too (``X`` and ``x`` are ``%58`` and ``x``). An escaped name longer than
+    :data:`MAX_NAME` keeps its first characters, then ``~`` and the first 16 hexadecimal digits of the
+    SHA-256 of the name. ``%`` and ``~`` appear only where these rules put them, so distinct names get
+    distinct file names (up to a collision of 64 bits of SHA-256).
+    """
+    names = list(dict.fromkeys(names))
+    plain = {n: _escape(n, False) for n in names}
+    folded: dict[str, list[str]] = {}
+    for n in names:
+        folded.setdefault(plain[n].lower(), []).append(n)
+    for group in folded.values():
+        if len(group) > 1:
+            for n in group:
+                plain[n] = _escape(n, True)
+    return plain
 
 
 def dump(report: Any, folder: str | os.PathLike[str]) -> list[str]:
@@ -91,16 +147,14 @@ def dump(report: Any, folder: str | os.PathLike[str]) -> list[str]:
     if report is result:
         raise TypeError("dump needs a report with samples (observe, gauge), not a bare Result")
     folder = os.fspath(folder)
-    for name in result.observes:
-        _check_name("observe", name)
-    for name in result.gauges:
-        _check_name("gauge", name)
+    observe_files = file_names(result.observes)
+    gauge_files = file_names(result.gauges)
     os.makedirs(folder, exist_ok=True)
     written = []
     for name in result.observes:
         o = report.observe(name)
         cols = _columns(f"observe {name}", times=o.times, sessions=o.sessions, turns=o.turns, values=o.values)
-        path = os.path.join(folder, f"{name}.csv")
+        path = os.path.join(folder, f"{observe_files[name]}.csv")
         _write_csv(path, "time,session,turn,value", cols)
         written.append(path)
     if result.gauges:
@@ -109,7 +163,7 @@ def dump(report: Any, folder: str | os.PathLike[str]) -> list[str]:
         for name in result.gauges:
             g = report.gauge(name)
             cols = _columns(f"gauge {name}", times=g.times, values=g.values)
-            path = os.path.join(gauge_folder, f"{name}.csv")
+            path = os.path.join(gauge_folder, f"{gauge_files[name]}.csv")
             _write_csv(path, "time,value", cols)
             written.append(path)
     return written
