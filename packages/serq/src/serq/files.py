@@ -79,7 +79,7 @@ def open_atomic(path: str | os.PathLike[str], mode: str = "w") -> Iterator[IO]:
     except BaseException as e:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
-        if isinstance(e, OSError) and e.filename is None:  # a failed write (a full disk): name the file
+        if isinstance(e, OSError) and e.filename is None and e.errno is not None:  # a full disk: name the file
             raise type(e)(e.errno, e.strerror, path) from None
         raise
     _fsync_folder(os.path.dirname(path))
