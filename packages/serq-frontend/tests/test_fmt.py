@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 import serq_frontend
 from serq_frontend.fmt import format_source
-from sqhelpers import EXAMPLES, LIB, _pm, ir_bytes
+from sqhelpers import EXAMPLES, LIB, ROOT, _pm, ir_bytes
 
 FILES = sorted(EXAMPLES.rglob("*.sq")) + sorted(LIB.glob("*.sq"))
+#: every program of the repository: examples, the library, benchmarks, test programs
+ALL_FILES = sorted(p for p in ROOT.rglob("*.sq")
+                   if not any(part.startswith(".") for part in p.relative_to(ROOT).parts))
 
 
 def test_canonical_layout():
@@ -58,3 +63,54 @@ def test_examples_format_to_a_fixed_point_with_the_same_program(path, tmp_path):
     finally:
         f.unlink()
     assert ir_bytes(after) == ir_bytes(before)
+
+
+def test_the_semicolon_after_a_step_kind_is_left_out():
+    src = ("stage e : step { budget 1; cost 1; };\n"
+           "stage f : step {\n  budget 1;\n  cost 1;\n}\n;\n"
+           "stage g : fifo;\n"
+           "queue Q : prefill {\n  serve step { budget 1; cost 1; } ;\n  nic step { budget 1; cost 1; };\n"
+           "  prefill (p) { run (p); }\n}\n")
+    assert format_source(src) == ("stage e : step { budget 1; cost 1; }\n"
+                                  "stage f : step {\n  budget 1;\n  cost 1;\n}\n"
+                                  "stage g : fifo;\n"
+                                  "queue Q : prefill {\n  serve step { budget 1; cost 1; }\n"
+                                  "  nic step { budget 1; cost 1; }\n  prefill (p) { run (p); }\n}\n")
+
+
+def test_continued_lines_keep_a_deeper_alignment_and_comments_their_column():
+    src = ("session {\n  hold kv (1)\n       at admission (h = 1,\n                     k = 2) {\n  }\n"
+           "   hold kv (1)\n at admission (h = 1) { }\n}\n"
+           "let a = 1;        // x\nlet bb = 22;      // y\n\nlet c = 1;   // z\nlet d = 1; // w\n\n"
+           "let e = 1;       // v\n")
+    assert format_source(src) == ("session {\n  hold kv (1)\n       at admission (h = 1,\n"
+                                  "                     k = 2) {\n  }\n"
+                                  "  hold kv (1)\n      at admission (h = 1) { }\n}\n"
+                                  "let a = 1;        // x\nlet bb = 22;      // y\n\n"
+                                  "let c = 1;  // z\nlet d = 1;  // w\n\nlet e = 1;  // v\n")
+
+
+@pytest.mark.parametrize("path", ALL_FILES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_program_of_the_repository_is_in_canonical_form(path):
+    # README: `serq fmt --check examples/**/*.sq`
+    text = path.read_text()
+    assert format_source(text) == text, f"serq fmt would reformat {path.relative_to(ROOT)}"
+
+
+#: a step stage kind (its fields hold no braces)
+_STEP_KIND = re.compile(r"((?::|\bserve|\bnic)\s+step\s*\{[^{}]*\})")
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def test_the_old_layout_formats_to_the_file_with_the_same_program(path):
+    # the examples as they were written before the canonical form dropped the `;` after a step kind
+    text = path.read_text()
+    old = _STEP_KIND.sub(r"\1;", text)
+    assert format_source(old) == text
+    f = path.with_name(f".old-{path.name}")
+    f.write_text(old)
+    try:
+        before = serq_frontend.compile(f, pm=_pm())
+    finally:
+        f.unlink()
+    assert ir_bytes(serq_frontend.compile(path, pm=_pm())) == ir_bytes(before)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import serq_frontend
 from serq_frontend import ast as A
 from serq_frontend.parser import get_parser
-from sqhelpers import _pm, compile_src
+from sqhelpers import _pm, compile_src, ir_bytes, refused
 
 
 def parse(src: str):
@@ -104,3 +104,42 @@ def test_keywords_are_names_where_they_cannot_be_keywords():
 
 def test_comments():
     assert parse("// nothing\nlet a = 1; // one\n") [0].name == "a"
+
+
+_STEP_PROGRAM = """pool kv { cap 100; admit via e; }
+stage e : step { budget 4; cost 1; memory kv; }{semi}
+stage f[2] : step { budget 4; cost 1; }{semi}
+session { hold kv (1) { run e prefill (3); } end; }
+"""
+
+
+def test_the_semicolon_after_a_step_kind_is_optional():
+    # language.txt §2 writes `serve step { budget B; cost …; memory kv; }` without the `;`
+    bare = compile_src(_STEP_PROGRAM.replace("{semi}", ""))
+    with_semi = compile_src(_STEP_PROGRAM.replace("{semi}", ";"))
+    assert ir_bytes(bare) == ir_bytes(with_semi)
+    assert [(s.name, s.size, s.kind.budget.value) for s in bare.stages] == [("e", 1, 4.0), ("f", 2, 4.0)]
+
+
+_QUEUE_PROGRAM = """queue Q : prefill {
+  pool kv { cap 10; admit via Q; }
+  serve step { budget 4; cost 1; memory kv; }{serve}
+  nic step { budget 2; cost 1; }{nic}
+  prefill (p) { hold kv (1) { run Q prefill (p); } }
+}
+session { Q.prefill(2); end; }
+"""
+
+
+def test_the_semicolon_after_a_queues_step_kind_is_optional():
+    variants = [_QUEUE_PROGRAM.replace("{serve}", s).replace("{nic}", n) for s in ("", ";") for n in ("", ";")]
+    irs = {ir_bytes(compile_src(v)) for v in variants}
+    assert len(irs) == 1
+    # a latency after the kind still needs its `;`, which ends the latency's expression
+    (q, _) = parse(_QUEUE_PROGRAM.replace("{serve}", " latency 0.5;").replace("{nic}", ""))
+    assert q.latency.value == 0.5 and q.serve.kind == "step" and q.nic.kind == "step"
+
+
+def test_other_kinds_still_need_their_semicolon():
+    refused("stage s : fifo⟨\nsession { run s (1); }\n", "missing `;`")
+    refused("queue Q : prefill { serve fifo⟨ prefill (p) { run (p); } }\n", "missing `;`")

@@ -2,11 +2,15 @@
 
 The formatter works on tokens, not on the AST, so that every comment stays where it was. It keeps the
 author's line breaks (a long header stays wrapped where it was wrapped) and normalises the rest:
-indentation (two spaces a brace, four more on a continued line), the spaces between tokens (binary
-operators spaced, none inside brackets, none before ``;`` or ``,``), one blank line at most between
-statements, a trailing comments of consecutive lines aligned, no trailing blanks, one newline at the end. Whether
-a name and its ``(`` are apart (``hold kv (1)``, ``min(a, b)``) is kept as written. The result is a
-fixed point: formatting it again changes nothing.
+indentation (two spaces a brace; a continued line four more, and two more for every bracket still open,
+or deeper where it was written deeper relative to the line its statement starts on, so an argument
+aligned under another stays aligned), the spaces between tokens (binary operators spaced, none inside
+brackets, none before ``;`` or ``,``), one blank line at most between statements, the trailing comments
+of consecutive lines aligned in one column (two spaces after the longest code, or the column they were
+written aligned in when that is further right), no trailing blanks, one newline at the end. Whether a name
+and its ``(`` are apart (``hold kv (1)``, ``min(a, b)``) is kept as written. The ``;`` that may follow a
+stage kind ending in ``}`` (``stage e : step { … }``, ``serve step { … }``) is left out, as
+language.txt writes it. The result is a fixed point: formatting it again changes nothing.
 """
 
 from __future__ import annotations
@@ -30,30 +34,58 @@ _CLOSERS = {")", "]"}
 
 
 class Tok:
-    __slots__ = ("kind", "text", "space_before", "unary")
+    __slots__ = ("kind", "text", "space_before", "unary", "col", "dropped")
 
-    def __init__(self, kind: str, text: str, space_before: bool):
+    def __init__(self, kind: str, text: str, space_before: bool, col: int):
         self.kind = kind
         self.text = text
         self.space_before = space_before
         self.unary = False
+        #: the column the token was written at (tabs expanded to 8)
+        self.col = col
+        self.dropped = False
 
 
 def _lines(text: str) -> list[list[Tok]]:
     lines: list[list[Tok]] = [[]]
     space = False
+    col = 0
     for m in _TOKEN.finditer(text):
         kind = m.lastgroup or "other"
         if kind == "ws":
             space = True
+            col = len(("x" * col + m.group()).expandtabs(8))
             continue
         if kind == "nl":
             lines.append([])
             space = False
+            col = 0
             continue
-        lines[-1].append(Tok(kind, m.group(), space))
+        lines[-1].append(Tok(kind, m.group(), space, col))
+        col += len(m.group())
         space = False
     return lines
+
+
+#: the words before ``step {`` that make it a stage kind: ``stage e : step {``, ``serve step {``,
+#: ``nic step {``
+_KIND_BEFORE = {":", "serve", "nic"}
+
+
+def _drop_kind_semicolons(lines: list[list[Tok]]) -> None:
+    """Mark the ``;`` right after the ``}`` of a ``step { … }`` stage kind as dropped (one canonical
+    form: without it). Only ``stage …``, ``serve`` and ``nic`` take a
+    kind before a ``;``, and the formatter is given source that parses, so a ``: NAME {`` of another
+    construct (a queue's roles) is never followed by a ``;``."""
+    toks = [t for line in lines for t in line if t.kind != "comment"]
+    stack: list[bool] = []
+    for i, t in enumerate(toks):
+        if t.text == "{":
+            stack.append(i >= 2 and toks[i - 1].text == "step" and toks[i - 2].text in _KIND_BEFORE)
+        elif t.text == "}":
+            kind = stack.pop() if stack else False
+            if kind and i + 1 < len(toks) and toks[i + 1].text == ";":
+                toks[i + 1].dropped = True
 
 
 def _mark_unary(lines: list[list[Tok]]) -> None:
@@ -98,14 +130,21 @@ def format_source(text: str) -> str:
     """The canonical layout of ``text`` (which should parse; the formatter does not check)."""
     lines = _lines(text)
     _mark_unary(lines)
-    out: list[str] = []
+    _drop_kind_semicolons(lines)
+    out: list[tuple[str, str | None, int]] = []
     depth = 0
     paren = 0
     continued = False
     blank = 0
+    # where the current statement's first line was written, and where it is written now
+    start_written = start_out = 0
     for tokens in lines:
         if not tokens:
             blank += 1
+            continue
+        written = tokens[0].col
+        tokens = [t for t in tokens if not t.dropped]
+        if not tokens:  # a line that held only a dropped `;`
             continue
         lead_close = 0
         for t in tokens:
@@ -116,13 +155,19 @@ def format_source(text: str) -> str:
         indent = max(0, depth - lead_close)
         cont = continued and lead_close == 0 and tokens[0].kind != "comment"
         if blank and out:
-            out.append(("", None))
+            out.append(("", None, 0))
         blank = 0
-        prefix = "  " * indent + ("    " if cont else "") + "  " * (paren if cont else 0)
-        if tokens[-1].kind == "comment" and len(tokens) > 1:
-            out.append((prefix + _join(tokens[:-1]), tokens[-1].text))
+        if cont:
+            width = max(2 * indent + 4 + 2 * paren, start_out + written - start_written)
         else:
-            out.append((prefix + _join(tokens), None))
+            width = 2 * indent
+            if tokens[0].kind != "comment":
+                start_written, start_out = written, width
+        prefix = " " * width
+        if tokens[-1].kind == "comment" and len(tokens) > 1:
+            out.append((prefix + _join(tokens[:-1]), tokens[-1].text, tokens[-1].col))
+        else:
+            out.append((prefix + _join(tokens), None, 0))
         last = None
         for t in tokens:
             if t.kind == "comment":
@@ -139,17 +184,18 @@ def format_source(text: str) -> str:
         if last is not None:
             continued = not (last.text in (";", "{", "}") and paren == 0)
     # no trailing blank lines, one newline at the end
-    while out and out[-1] == ("", None):
+    while out and out[-1] == ("", None, 0):
         out.pop()
     return "\n".join(_align(out)) + "\n" if out else ""
 
 
-def _align(lines: list[tuple[str, str | None]]) -> list[str]:
-    """Trailing comments of consecutive lines start in one column, two spaces after the longest code."""
+def _align(lines: list[tuple[str, str | None, int]]) -> list[str]:
+    """Trailing comments of consecutive lines start in one column: two spaces after the longest code, or,
+    when they were written aligned in one column further right, that column."""
     result: list[str] = []
     i = 0
     while i < len(lines):
-        code, comment = lines[i]
+        code, comment, col = lines[i]
         if comment is None:
             result.append(code)
             i += 1
@@ -157,8 +203,11 @@ def _align(lines: list[tuple[str, str | None]]) -> list[str]:
         j = i
         while j < len(lines) and lines[j][1] is not None:
             j += 1
-        width = max(len(c) for c, _ in lines[i:j])
-        for c, m in lines[i:j]:
-            result.append(c.ljust(width) + "  " + str(m))
+        width = max(len(c) for c, _, _ in lines[i:j]) + 2
+        cols = {c for _, _, c in lines[i:j]}
+        if j - i > 1 and len(cols) == 1:  # written aligned: keep that column where it is further right
+            width = max(width, col)
+        for c, m, _ in lines[i:j]:
+            result.append(c.ljust(width) + str(m))
         i = j
     return result
