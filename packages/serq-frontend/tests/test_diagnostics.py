@@ -4,7 +4,9 @@ named messages for common mistakes."""
 from __future__ import annotations
 
 import pytest
+import serq
 import serq_frontend
+import serq_frontend.plugin
 from sqhelpers import _pm, compile_src, refused
 
 
@@ -118,3 +120,78 @@ def test_compile_never_raises_anything_else_on_odd_input():
             compile_src(src)
         except serq_frontend.CompileError as e:
             assert "error:" in str(e)
+
+
+_DIALECT = {
+    "claim": ("pool kv { cap 10; }\nsession { ⟨claim kv (1) { } end; }\n", "`claim` is not part of this language"),
+    "fork": ("stage s : delay;\nsession { ⟨fork { run s (1); } end; }\n", "`fork` is not part of this language"),
+    "join": ("stage s : delay;\nsession { run s (1); ⟨join; end; }\n", "`join` is not part of this language"),
+    "iteration in a step": ("stage e : step { budget 1; cost 1; ⟨iteration { } }\nsession { end; }\n",
+                            "`iteration` is not part of this language"),
+    "iteration as an item": ("⟨iteration { budget 1; }\n", "`iteration` is not part of this language"),
+    "serve only": ("pool kv { cap 9; admit via e; }\nstage e : step { budget 1; cost 1; ⟨serve only decode; }\n"
+                   "session { end; }\n", "`serve only` is not part of this language"),
+    "serve only in a queue": ("queue Q : prefill { ⟨serve only; prefill (p) { run (p); } }\n",
+                              "`serve only` is not part of this language"),
+    "state as an item": ("let a = 1;\n⟨state { x = 1; }\n", "`state` is not part of this language"),
+    "state as a statement": ("session {\n  ⟨state x = 1;\n  end;\n}\n", "`state` is not part of this language"),
+    "while": ("session {\n  set i = 0;\n  ⟨while (i < 3) { set i = i + 1; }\n  end;\n}\n",
+              "`while` is not part of this language"),
+    "while without a block": ("session { ⟨while (1); end; }\n", "`while` is not part of this language"),
+    "fn main": ("// a program\n⟨fn main() {\n  stage svc : delay;\n}\n", "`fn` is not part of this language"),
+    "push": ("session { ⟨push x; end; }\n", "`push` is not part of this language"),
+    "engine": ("⟨engine e { budget 1; }\n", "`engine` is not part of this language"),
+    "pool on": ("stage e : step { budget 1; cost 1; }\n⟨pool kv on e { cap 10; }\n",
+                "`pool … on …` is not part of this language"),
+    "cost wrapper": ("pool reqs { cap 2; }\nstage svc : delay;\nsession {\n"
+                     "  hold reqs (⟨cost(reqs, 1)) { run svc (2); }\n  end;\n}\n",
+                     "`cost(…)` is not part of this language"),
+}
+
+
+@pytest.mark.parametrize("case", list(_DIALECT))
+def test_constructs_of_other_dialects_are_named(case):
+    src, message = _DIALECT[case]
+    refused(src, message)
+
+
+def test_the_other_dialects_words_are_names_here():
+    # none of them is a keyword of this language: as names they compile as before
+    words = ["claim", "join", "iteration", "only", "state", "while", "fn", "main"]
+    src = "".join(f"let {w} = {i};\n" for i, w in enumerate(words, 1))
+    src += ("stage s : delay;\nqueue engine : prefill { serve fifo; prefill (p) { run (p); } }\n"
+            "def fork(x) = x + 1;\ndef push(q) { run s (q); }\n"
+            "session {\n  set claim2 = state + while + only + fn + main + iteration;\n  push(fork(claim));\n"
+            "  engine.prefill(join);\n  end;\n}\n")
+    program = compile_src(src)
+    assert len(program.stages) == 2
+
+
+def test_a_missing_use_names_the_library(tmp_path):
+    (tmp_path / "mylib.sq").write_text("// a library\ndef go(s, n) { run s (n); }\ndef twice(x) = 2 * x;\n")
+    pm = serq.get_plugin_manager(autoload=False, plugins=[serq_frontend.plugin, _Lib(tmp_path)])
+    e = refused("stage s : delay;\nsession { ⟨go(s, 1); end; }\n", "no definition `go`", pm=pm)
+    first = str(e).splitlines()[0]
+    assert "the library `mylib.sq` defines it" in first and 'use "mylib.sq";' in first
+    e = refused("stage s : delay;\nsession { run s (⟨twice(1)); end; }\n", "unknown function `twice`", pm=pm)
+    assert "the library `mylib.sq` defines it" in str(e)
+    # a name no library defines gets no hint
+    e = refused("stage s : delay;\nsession { ⟨gone(s, 1); end; }\n", "no definition `gone`", pm=pm)
+    assert "library" not in str(e)
+
+
+def test_a_missing_use_of_vllm_names_vllm_sq():
+    src = ("pool reqs { cap 4; admit via engine; }\npool kv { cap 100; block 16; }\n"
+           "stage engine : step { budget 8; cost 1; memory kv; }\n"
+           "session {\n  set t0 = now;\n  ⟨vllm_request(reqs, kv, engine, 10, 5, t0);\n  end;\n}\n")
+    e = refused(src, "no definition `vllm_request`")
+    assert 'the library `vllm.sq` defines it' in str(e) and 'use "vllm.sq";' in str(e)
+
+
+class _Lib:
+    def __init__(self, folder):
+        self.folder = folder
+
+    @serq.hookimpl
+    def serq_frontend_library_paths(self):
+        return [self.folder]

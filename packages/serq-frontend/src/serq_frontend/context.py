@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -107,6 +108,25 @@ class Context:
         if callable(self._library_paths):
             self._library_paths = list(self._library_paths())
         return list(self._library_paths or [])
+
+    def library_hint(self, name: str) -> str:
+        """For an unknown definition ``name``: the words naming the library on the library path that
+        defines it (``; the library `vllm.sq` defines it: …``), or nothing."""
+        pattern = re.compile(rf"^[ \t]*def[ \t]+{re.escape(name)}[ \t]*\(", re.M)
+        for folder in self.library_paths():
+            try:
+                files = sorted(Path(folder).glob("*.sq"))
+            except OSError:
+                continue
+            for f in files:
+                try:
+                    text = f.read_text(encoding="utf-8")
+                except (OSError, UnicodeDecodeError):
+                    continue
+                if pattern.search(text):
+                    return (f"; the library `{f.name}` defines it ({f}): write `use \"{f.name}\";` before "
+                            "its first use")
+        return ""
 
     def parse_file(self, path: Path, name: str) -> A.Module:
         try:

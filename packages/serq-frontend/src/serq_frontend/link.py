@@ -20,6 +20,7 @@ from .diagnostics import Pos
 from .names import (
     BUILTIN_ATTRIBUTES,
     CONTEXT,
+    DIALECT,
     DRAWS,
     FUNCTIONS,
     LIVE_OBSERVABLES,
@@ -316,7 +317,10 @@ class Linker:
                                  "stage")
             args = [self.expr(a, m) for a in e.args[1:]]
             return ir.Observable(name=name, target=ref, args=args, span=span(e.pos))
-        raise self.error(e.pos, f"unknown function `{name}`")
+        if name in DIALECT:
+            raise self.error(e.pos, f"`{name}(…)` is not part of this language"
+                             + (f"; {DIALECT[name]}" if DIALECT[name] else ""))
+        raise self.error(e.pos, f"unknown function `{name}`" + self.ctx.library_hint(name))
 
     def stages_kind(self, v: A.Var) -> str:
         fam = self.stages.get(v.dotted)

@@ -30,3 +30,26 @@ KEYWORDS = frozenset({
     "release", "load", "growing", "branch", "with", "else", "loop", "choose", "in", "by", "end", "mark",
     "prefill", "decode", "transfer", "tool", "on", "from", "to", "pull", "latency", "nic",
 })
+
+#: words that start a construct in another dialect of serQ (the reference implementation's later one,
+#: and older drafts), with what this language writes instead. They are not keywords here: each is an
+#: ordinary name wherever a name may stand (``let state = 1;``, ``set while = 2;``), so they are
+#: recognised only where a syntax error shows the other dialect's construct.
+DIALECT: dict[str, str] = {
+    "claim": "a session takes units of a pool with `hold POOL (units) { … }`",
+    "fork": "a session is one sequence of statements; `run A, B (w);` is one job on several stages",
+    "join": "a session is one sequence of statements; `run A, B (w);` is one job on several stages",
+    "iteration": "a step engine is a stage, `stage NAME : step { budget …; cost …; }`",
+    "state": "a session's attributes are set with `set NAME = expr;`",
+    "while": "a loop is `loop { … }`, left with `end;` in a `branch`",
+    "fn": "a program is its items at the top level, without `fn main() { … }`",
+    "push": "",
+    "engine": "an engine is a stage, `stage NAME : step { … }`",
+    "cost": "a hold's units and a run's work are written as they are, `hold kv (n) { run s (w); }`",
+}
+
+
+def not_in_language(word: str) -> str:
+    """The message for a construct of another dialect that starts with ``word``."""
+    hint = DIALECT.get(word)
+    return f"`{word}` is not part of this language" + (f"; {hint}" if hint else "")

@@ -16,6 +16,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 
 from . import ast as A
 from .diagnostics import CompileError, Pos, Reporter
+from .names import DIALECT, not_in_language
 
 Builder = Callable[["BuildContext", Pos, list[Any]], Any]
 
@@ -384,6 +385,9 @@ def syntax_error(e: UnexpectedInput, text: str, file: str, reporter: Reporter) -
     assert isinstance(e, UnexpectedToken)
     tok = e.token
     expected = set(e.expected)
+    dialect = _dialect(tok, expected, text)
+    if dialect is not None:
+        return reporter.error(Pos(file, *dialect[0]), dialect[1])
     if tok.type == "$END":
         prev = _prev_token_end(text, len(text)) or (1, 1)
         pos = Pos(file, *prev)
@@ -404,3 +408,79 @@ def syntax_error(e: UnexpectedInput, text: str, file: str, reporter: Reporter) -
     else:
         hint = " (expected " + ", ".join(names) + ")"
     return reporter.error(pos, f"unexpected {_token_text(tok)}{hint}")
+
+
+# ---------------------------------------------------------------------------------------------------
+# Constructs of other serQ dialects
+# ---------------------------------------------------------------------------------------------------
+
+_SERVE_ONLY = ("`serve only` is not part of this language; a step stage serves `admission`, `by (…)`, "
+               "`decode first` or `exclusive prefill`")
+_POOL_ON = ("`pool … on …` is not part of this language; a pool a step stage admits says "
+            "`admit via STAGE;` among its options")
+
+
+def _tokens_before(text: str, offset: int) -> list[tuple[str, str, int, int]]:
+    """The tokens of ``text[:offset]`` (comments and blanks left out): kind, text, line, column."""
+    from .fmt import _TOKEN
+
+    out: list[tuple[str, str, int, int]] = []
+    line, start = 1, 0
+    for m in _TOKEN.finditer(text, 0, offset):
+        kind = m.lastgroup or "other"
+        if kind == "nl":
+            line, start = line + 1, m.end()
+        elif kind not in ("ws", "comment"):
+            out.append((kind, m.group(), line, m.start() - start + 1))
+    return out
+
+
+def _dialect(tok: Token, expected: set[str], text: str) -> tuple[tuple[int, int], str] | None:
+    """Where and how to say that the construct a syntax error stops in belongs to another dialect, or
+    None when it does not look like one.
+
+    Three shapes: the error is at the word itself where no name may stand (``step { iteration { … } }``);
+    the word starts an item or a statement and what follows it cannot follow a name there (``claim kv
+    (1) { … }``, ``fn main() { … }``, ``state { … }``, ``join;``), or only its parenthesis does and a
+    block follows (``while (c) { … }``). A name at the start of a statement may be a definition's use
+    (``f(x);``), a queue's call (``Q.prefill(x);``) or, as an item, a pull (``D pull P …``), so only an
+    error right after the word, or a block right after its parenthesis, is taken for the other dialect.
+    """
+    value = str(tok)
+    here = (tok.line, tok.column)
+    if tok.type == "NAME" and "NAME" not in expected and value in DIALECT:
+        return here, not_in_language(value)
+    offset = tok.start_pos if tok.type != "$END" and tok.start_pos is not None else len(text)
+    before = _tokens_before(text, offset)
+    if not before:
+        return None
+    if value == "only" and before[-1][1] == "serve":
+        return before[-1][2:], _SERVE_ONLY
+    if value == "on" and len(before) >= 2 and before[-2][1] == "pool" and before[-1][0] == "name":
+        return before[-2][2:], _POOL_ON
+    # the start of the statement or item the error is in
+    depth = 0
+    i = len(before)
+    while i > 0:
+        t = before[i - 1][1]
+        if depth == 0 and t in (";", "{", "}"):
+            break
+        if t in (")", "]"):
+            depth += 1
+        elif t in ("(", "["):
+            depth -= 1
+        i -= 1
+    if i >= len(before) or before[i][0] != "name" or before[i][1] not in DIALECT:
+        return None
+    word = before[i]
+    if i == len(before) - 1:
+        return word[2:], not_in_language(word[1])
+    if before[i + 1][1] == "(" and before[-1][1] == ")" and value == "{":
+        depth = 0
+        for j in range(i + 1, len(before)):
+            depth += {"(": 1, ")": -1}.get(before[j][1], 0)
+            if depth == 0:
+                if j == len(before) - 1:
+                    return word[2:], not_in_language(word[1])
+                break
+    return None

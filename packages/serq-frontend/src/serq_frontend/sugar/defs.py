@@ -14,12 +14,14 @@ from ..diagnostics import Pos
 from ..names import (
     BUILTIN_ATTRIBUTES,
     CONTEXT,
+    DIALECT,
     DRAWS,
     FUNCTIONS,
     KEYWORDS,
     LIVE_OBSERVABLES,
     OBSERVABLES,
     TRACE_ATTRIBUTES,
+    not_in_language,
 )
 from ..parser import grammar_text
 from . import SugarLayer
@@ -181,7 +183,10 @@ class Expander:
                 d = self.defs.get(s.name)
                 if d is None:
                     self._unknown(s.name, s.pos)
-                    raise self.ctx.error(s.pos, f"`{s.name}(…);`: no definition `{s.name}`")
+                    if s.name in DIALECT:
+                        raise self.ctx.error(s.pos, not_in_language(s.name))
+                    raise self.ctx.error(s.pos, f"`{s.name}(…);`: no definition `{s.name}`"
+                                         + self.ctx.library_hint(s.name))
                 if d.body is None:
                     raise self.ctx.error(s.pos, f"`{s.name}` is an expression definition; use it in an "
                                          "expression")
