@@ -18,6 +18,7 @@ KEYS = [
     "turns",
     "mean_live",
     "interrupted",
+    "partial",
     "observes",
     "stages",
     "pools",

@@ -84,7 +84,8 @@ class Result(_S, kw_only=True):
     ended: int
     turns: int
     mean_live: float
-    interrupted: bool = False
+    interrupted: bool = False  # the run stopped before its end: the figures cover what was simulated
+    partial: str | None = None  # why: "interrupted", "sigterm", "max-events", "max-wall", ...
     observes: dict[str, ObserveStats] = {}
     stages: list[StageStats] = []
     pools: list[PoolStats] = []

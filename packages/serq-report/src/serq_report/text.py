@@ -13,7 +13,8 @@ with no rows is left out)::
 
     note: observe hit is constant 0 over 5357 samples
 
-An interrupted run has ``INTERRUPTED`` right after ``run:``. Tables have their kind as the first
+An interrupted run (Ctrl-C) has ``INTERRUPTED`` right after ``run:``; a run stopped early for another
+reason (``Result.partial``: ``sigterm``, ``max-events``, ``max-wall``, ...) has ``PARTIAL (reason)``. Tables have their kind as the first
 column's heading, names left-aligned and numbers right-aligned, columns two spaces apart. A member of a
 stage or pool family is ``name[i]`` when the family has more than one member (some entry of that name
 has an index above 0) and plain ``name`` otherwise. The stage table has an ``iterations`` column only
@@ -79,7 +80,10 @@ def _run_line(r: Result) -> str:
         ("turns", _int(r.turns)),
         ("mean live", format_number(r.mean_live)),
     ]
-    head = "run: INTERRUPTED  " if r.interrupted else "run: "
+    if r.partial not in (None, "interrupted"):
+        head = f"run: PARTIAL ({r.partial})  "
+    else:
+        head = "run: INTERRUPTED  " if r.interrupted else "run: "
     return head + "  ".join(f"{k} {v}" for k, v in fields)
 
 

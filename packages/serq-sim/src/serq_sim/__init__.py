@@ -1,9 +1,10 @@
 """serq-sim: serQ's discrete-event simulator.
 
-``serq_sim.run(program, *, seed=None, horizon=None, warmup=None, arrivals=None, check_invariants=False)``
-runs a :class:`serq_ir.Program` and returns a :class:`Report` (``report.result`` is a
-:class:`serq_ir.report.Result`; ``report.observe(name)`` and ``report.gauge(name)`` give numpy arrays,
-made when first read: a run and its report import no numpy until then).
+``serq_sim.run(program, *, seed=None, horizon=None, warmup=None, arrivals=None, check_invariants=False,
+max_events=None, max_wall=None)`` runs a :class:`serq_ir.Program` and returns a :class:`Report`
+(``report.result`` is a :class:`serq_ir.report.Result`; ``report.observe(name)`` and
+``report.gauge(name)`` give numpy arrays, made when first read: a run and its report import no numpy
+until then). A run that a bound or Ctrl-C stopped early returns its partial report (``report.partial``).
 A run-time error of the program raises :class:`SimError`.
 """
 

@@ -53,14 +53,28 @@ def _collect(pm, collect) -> Registries:
 
 def run(program, *, seed: int | None = None, horizon: float | None = None, warmup: float | None = None,
         arrivals: int | None = None, check_invariants: bool = False, progress: bool = False,
-        trace: str | None = None, pm=None):
+        trace: str | None = None, pm=None, max_events: int | None = None, max_wall: float | None = None):
     """Simulate ``program`` (a :class:`serq_ir.Program`) and return its :class:`~serq_sim.Report`.
 
     ``seed``, ``horizon``, ``warmup`` and ``arrivals`` override the program's run block;
     ``check_invariants`` asserts every pool's bookkeeping after every event; ``progress`` shows a
     progress bar on stderr when it is a terminal; ``trace`` replaces the workload's trace file; ``pm`` a
     plugin manager whose stage kinds and policies to use (default: the installed ones).
+
+    ``max_events`` (a positive integer) and ``max_wall`` (seconds of wall-clock time, positive) bound the
+    run: when the event count reaches ``max_events`` (checked after every event; a step stage's quiet
+    rounds may carry it past), or ``max_wall`` seconds have passed since the run was set up (checked every
+    1 000 events), the run stops and the report is partial: ``report.partial`` is ``"max-events"`` or
+    ``"max-wall"``, ``report.interrupted`` is true, and a note says so. Ctrl-C (KeyboardInterrupt) stops
+    a run the same way (``"interrupted"``).
     """
+    if max_events is not None and (isinstance(max_events, bool) or not isinstance(max_events, int)
+                                   or max_events < 1):
+        raise ValueError(f"max_events must be a positive integer, not {max_events!r}")
+    if max_wall is not None:
+        if isinstance(max_wall, bool) or not isinstance(max_wall, (int, float)) or not 0 < max_wall < float("inf"):
+            raise ValueError(f"max_wall must be a positive, finite number of seconds, not {max_wall!r}")
+        max_wall = float(max_wall)
     from serq_ir.validate import validate
 
     from .engine import Simulation
@@ -69,7 +83,8 @@ def run(program, *, seed: int | None = None, horizon: float | None = None, warmu
     validate(program, name=program.source or "<program>")
     reg = registries(pm)
     sim = Simulation(program, reg, seed=seed, horizon=horizon, warmup=warmup, arrivals=arrivals,
-                     check_invariants=check_invariants, progress=progress, trace_path=trace)
+                     check_invariants=check_invariants, progress=progress, trace_path=trace,
+                     max_events=max_events, max_wall=max_wall)
     if not check_invariants:
         from . import fast
 

@@ -3,14 +3,22 @@
 from __future__ import annotations
 
 import io
+import math
 import sys
 
 import click
+from serq import signals
 from serq.errors import UserError
 from serq.files import write_atomic
 from serq.loading import apply_run_overrides, load_program
 from serq.options import load_options, run_options, to_load_options
 from serq.plugins import collect
+
+
+def _positive_seconds(ctx, param, value):
+    if value is not None and not (0 < value < math.inf):
+        raise click.BadParameter(f"{value:g} is not a positive, finite number of seconds", ctx, param)
+    return value
 
 
 @click.command("run")
@@ -26,10 +34,19 @@ from serq.plugins import collect
               help="Write the report to this file (atomically) instead of stdout.")
 @click.option("--check-invariants", is_flag=True, help="Assert every pool's bookkeeping after every event.")
 @click.option("--no-progress", is_flag=True, help="No progress bar on stderr.")
+@click.option("--max-events", "max_events", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Stop after N events with the partial report (exit status 3).")
+@click.option("--max-wall", "max_wall", type=float, default=None, callback=_positive_seconds,
+              metavar="SECONDS", help="Stop after SECONDS of wall-clock time with the partial report (exit 3).")
 @click.pass_obj
 def run_command(pm, file, sets, defs, seed, horizon, warmup, arrivals, trace, as_json, fmt, dump, output,
-                check_invariants, no_progress) -> None:
-    """Simulate a program and print its report."""
+                check_invariants, no_progress, max_events, max_wall) -> None:
+    """Simulate a program and print its report.
+
+    Exit status: 0; 1 for an error in the program or its inputs; 2 for a usage error; 3 when the run
+    stopped at --max-events or --max-wall (the report is partial, marked so); 130 on Ctrl-C and 143 on
+    SIGTERM (the partial report is written all the same).
+    """
     from .api import run
 
     if as_json and fmt not in (None, "json"):
@@ -50,16 +67,18 @@ def run_command(pm, file, sets, defs, seed, horizon, warmup, arrivals, trace, as
     program = load_program(pm, file, to_load_options(sets, defs))
     program = apply_run_overrides(program, seed=seed, horizon=horizon, warmup=warmup, arrivals=arrivals)
     report = run(program, check_invariants=check_invariants, progress=not no_progress, trace=trace,
-                 pm=pm)
-    buf = io.StringIO()
-    reporters[fmt](report, buf)
-    text = buf.getvalue()
-    if output:
-        write_atomic(output, text)
-    else:
-        sys.stdout.write(text)
-        sys.stdout.flush()
-    if dumper is not None:
-        dumper(report, dump)
-    if report.interrupted:
-        sys.exit(130)
+                 pm=pm, max_events=max_events, max_wall=max_wall)
+    with signals.deferred():  # a signal now would lose the report: it is written first
+        buf = io.StringIO()
+        reporters[fmt](report, buf)
+        text = buf.getvalue()
+        if output:
+            write_atomic(output, text)
+        else:
+            sys.stdout.write(text)
+            sys.stdout.flush()
+        if dumper is not None:
+            dumper(report, dump)
+    status = report.exit_status or signals.exit_status()
+    if status:
+        sys.exit(status)

@@ -25,7 +25,7 @@ from serq_ir import nodes as N
 
 from . import rand
 from .compile import SPIN_MESSAGE, Compiler, mentions, num
-from .errors import InvariantError, Preempted, SessionGone, SimError, format_error
+from .errors import InvariantError, Preempted, SessionGone, SimError, StopRun, format_error
 from .stages import _READY, _STAGE, Ctx, FlowNetwork, Job
 
 EPS = 1e-9
@@ -228,7 +228,8 @@ class Simulation:
     """One run of one program. Build with :func:`serq_sim.run` (or :meth:`build`), then :meth:`run`."""
 
     def __init__(self, program: N.Program, registries, *, seed=None, horizon=None, warmup=None,
-                 arrivals=None, check_invariants=False, progress=False, trace_path=None):
+                 arrivals=None, check_invariants=False, progress=False, trace_path=None, max_events=None,
+                 max_wall=None):
         self.program = program
         rs = program.run
         self.seed = int(rs.seed if seed is None else seed)
@@ -237,6 +238,10 @@ class Simulation:
         self.arr_limit = rs.arrivals if arrivals is None else arrivals
         self.check = check_invariants
         self.progress = progress
+        #: the user's bounds (``serq run --max-events/--max-wall``): the run stops with a partial report
+        self.max_events = max_events
+        self.max_wall = max_wall
+        self.t_wall0 = _time.monotonic()
         self.source = program.source
         self.now = 0.0
         self.heap: list = []
@@ -263,6 +268,9 @@ class Simulation:
         self.preempt_count = 0
         self.admit_budget = None
         self.interrupted = False
+        #: why the run stopped early (``None``: it did not), and the report's note saying so
+        self.partial: str | None = None
+        self.partial_note = ""
         self.cur = None
         self.rngs = rand.streams(self.seed)
         self._rand_arr = self.rngs["arrivals"].random
@@ -450,11 +458,37 @@ class Simulation:
         try:
             self._start()
             self._loop()
-        except KeyboardInterrupt:
-            self.interrupted = True
-            self.end = self.now
-        self._finish()
-        return build_report(self)
+        except (KeyboardInterrupt, StopRun) as e:
+            self.stopped(e)
+        with _signals_deferred():
+            self._finish()
+            return build_report(self)
+
+    def stop(self, reason: str, message: str) -> None:
+        """End the run now with the partial report (see :class:`StopRun`); both tiers."""
+        raise StopRun(reason, message)
+
+    def stopped(self, e: BaseException) -> None:
+        """The run was stopped early by ``e`` (Ctrl-C, SIGTERM or :class:`StopRun`): its report is partial."""
+        self.interrupted = True
+        self.end = self.now
+        if isinstance(e, StopRun):
+            self.partial, self.partial_note = e.reason, e.message
+        else:
+            self.partial = getattr(e, "reason", "interrupted")
+            self.partial_note = "terminated (SIGTERM)" if self.partial == "sigterm" else "interrupted"
+
+    def bounds_tick(self, events: int) -> int:
+        """At a tick of the event loop (both tiers): stop at the user's bounds; the next tick's count."""
+        me = self.max_events
+        if me is not None and events >= me:
+            self.stop("max-events", f"stopped after {events} events (--max-events {me})")
+        mw = self.max_wall
+        if mw is not None and _time.monotonic() - self.t_wall0 >= mw:
+            self.stop("max-wall", f"stopped after {_time.monotonic() - self.t_wall0:.3g} s of wall time "
+                                  f"(--max-wall {mw:g})")
+        nxt = events + (1000 if mw is not None else 20000)
+        return nxt if me is None else min(nxt, me)
 
     def _start(self) -> None:
         if self.warmup > 0:
@@ -484,14 +518,17 @@ class Simulation:
         progress = self.progress and sys.stderr.isatty()
         next_tick = 0
         t_wall = _time.monotonic()
+        bounded = self.max_events is not None or self.max_wall is not None
+        if bounded:
+            next_tick = self.bounds_tick(self.events)
         ready = self.ready
         # the settle's later phases matter only with pools, step stages, marked stages or gauges
         simple = not (self.any_pools or self.step_stages or self.gauges or self.flow_network)
         dirty = self.dirty
         # the event count is kept in a local and stored back on every way out (progress reads it too)
         events = self.events
-        if not progress:
-            next_tick = -1  # never: `events == next_tick` below is false
+        if not (progress or bounded):
+            next_tick = -1  # never: `events >= next_tick >= 0` below is false
         try:
             while heap:
                 if heap[0][0] > horizon:
@@ -516,10 +553,13 @@ class Simulation:
                 if events >= next_tick >= 0:
                     self.events = events
                     next_tick = events + 20000
-                    w = _time.monotonic()
-                    if w - t_wall > 0.25:
-                        t_wall = w
-                        self._show_progress()
+                    if bounded:
+                        next_tick = self.bounds_tick(events + self.virtual_events)
+                    if progress:
+                        w = _time.monotonic()
+                        if w - t_wall > 0.25:
+                            t_wall = w
+                            self._show_progress()
         finally:
             self.events = events + self.virtual_events
         self.end_at_horizon()
@@ -1457,6 +1497,18 @@ class Simulation:
             for sl in pool.holders:
                 if sl.owner.status == ENDED:
                     raise InvariantError(f"{where}: an ended session {sl.owner.serial} still holds")
+
+
+def _signals_deferred():
+    """While the report is made, a first Ctrl-C or SIGTERM is recorded, not raised (when the ``serq``
+    command handles them, :mod:`serq.signals`); a context that does nothing otherwise."""
+    try:
+        from serq.signals import deferred
+    except ImportError:  # pragma: no cover - the host is a dependency
+        import contextlib
+
+        return contextlib.nullcontext()
+    return deferred()
 
 
 def _lru_type():

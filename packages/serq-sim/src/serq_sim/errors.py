@@ -19,6 +19,21 @@ class SimError(Exception):
     serq_user_error = True
 
 
+class StopRun(BaseException):  # noqa: N818 - control flow, not an error
+    """End the run now, with the partial report (``Report.partial`` is ``reason``).
+
+    Raised from anywhere inside a run (the event loop, a stage, a session's statement); the run stops at
+    once, as on Ctrl-C, and its report covers what was simulated up to then, marked partial with
+    ``reason`` (a short word: ``max-events``, ``max-wall``, ...) and with ``message`` as its note. A
+    ``BaseException`` so that nothing between the raise and the run catches it by mistake.
+    """
+
+    def __init__(self, reason: str, message: str):
+        super().__init__(reason, message)
+        self.reason = reason
+        self.message = message
+
+
 class InvariantError(AssertionError):
     """``check_invariants``: a pool's bookkeeping broke (a simulator bug, never a user's mistake)."""
 

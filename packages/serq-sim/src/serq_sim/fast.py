@@ -37,7 +37,7 @@ from typing import Any
 from serq_ir import nodes as N
 
 from .compile import HELPERS, RNG, SPIN_LIMIT, SPIN_MESSAGE, Compiler, num, reads
-from .errors import SimError, format_error
+from .errors import SimError, StopRun, format_error
 
 #: Why a program is not simple: ``None`` when it is.
 _ALLOWED_STMTS = (N.Set, N.Observe, N.Turn, N.End, N.Loop, N.Branch, N.Choose, N.Run)
@@ -692,7 +692,8 @@ class _Gen(Compiler):
             L.extend(self.spawn_lines("        ", None))
             a("        ready.append(A)")
         a("    A = popleft() if ready else None")
-        if progress:
+        bounded = sim.max_events is not None or sim.max_wall is not None
+        if progress or bounded:
             a("    next_tick = 0")
             a("    t_wall = _mono()")
         a("    try:")
@@ -729,14 +730,17 @@ class _Gen(Compiler):
             a("            if live == 0 and open_arrivals >= limit:")
             a("                status = 2")
             a("                break")
-        if progress:
+        if progress or bounded:
             a("            events = seq - len(heap)")
             a("            if events >= next_tick:")
             a("                next_tick = events + 20000")
-            a("                _w = _mono()")
-            a("                if _w - t_wall > 0.25:")
-            a("                    t_wall = _w")
-            a("                    _G['progress'](events, now, open_arrivals)")
+            if bounded:
+                a("                next_tick = _G['bounds_tick'](events, now)")
+            if progress:
+                a("                _w = _mono()")
+                a("                if _w - t_wall > 0.25:")
+                a("                    t_wall = _w")
+                a("                    _G['progress'](events, now, open_arrivals)")
         # the next event
         # every event pushed is popped once, so the event count is seq - len(heap) (less one popped past
         # the horizon); an empty heap ends the loop with IndexError
@@ -792,8 +796,8 @@ class _Gen(Compiler):
             a(f"            {kw} kind == {kind}:")
             L.extend(lines)
             kw = "elif"
-        a("    except KeyboardInterrupt:")
-        a("        interrupted = True")
+        a("    except (KeyboardInterrupt, _G['StopRun']) as _e:")
+        a("        interrupted = _e")
         a("    return locals()")
         return "\n".join(L) + "\n"
 
@@ -849,6 +853,10 @@ def build(sim, progress: bool):
             raise _err(f"stage index {_show(idx)} out of range (the family has {size})", sid, serial, now)
         return int(idx)
 
+    def _bounds_tick(events, now):
+        sim.now = now
+        return sim.bounds_tick(events)
+
     def _progress(events, now, open_arrivals):
         sim.events = events
         sim.now = now
@@ -863,6 +871,7 @@ def build(sim, progress: bool):
         "push": heapq.heappush, "pop": heapq.heappop, "hpush": heapq.heappush, "hpop": heapq.heappop,
         "deque": deque, "_sidx": _sidx, "_err": _err, "_show": _show, "_mono": _time.monotonic, "_nan": math.nan,
         "SimError": SimError, "format_error": format_error, "source": source, "progress": _progress,
+        "bounds_tick": _bounds_tick, "StopRun": StopRun,
         "_PATTR": [[(sv.slot, sv.value) for sv in pr.attrs] for pr in p.workload.presets],
         "_PTURN": [[[(sv.slot, sv.value) for sv in row] for row in pr.turns] or None
                    for pr in p.workload.presets],
@@ -903,16 +912,18 @@ def run(sim):
     st = ns["_fast_run"](g)
     _write_back(sim, gen, st)
     if st["interrupted"]:
-        sim.interrupted = True
-        sim.end = sim.now
+        sim.stopped(st["interrupted"])
     elif st["status"] == 2:
         sim.end = sim.now
     else:
         sim.end_at_horizon()
-    sim._finish()
-    report = build_report(sim)
-    report.tier = "fast"
-    return report
+    from .engine import _signals_deferred
+
+    with _signals_deferred():
+        sim._finish()
+        report = build_report(sim)
+        report.tier = "fast"
+        return report
 
 
 def _write_back(sim, gen: _Gen, st: dict) -> None:

@@ -141,12 +141,32 @@ class Report:
 
     @property
     def interrupted(self) -> bool:
+        """The run stopped before its end (:attr:`partial` says why)."""
         return self.result.interrupted
+
+    @property
+    def partial(self) -> str | None:
+        """Why the run stopped before its end (``"interrupted"``, ``"sigterm"``, ``"max-events"``,
+        ``"max-wall"``, ...), or ``None`` when it ran to its end."""
+        return self.result.partial
+
+    @property
+    def exit_status(self) -> int:
+        """What ``serq run`` exits with after writing this report: 0, or :data:`PARTIAL_EXIT` of
+        :attr:`partial` (3 for a reason not listed)."""
+        if self.result.partial is None:
+            return 130 if self.result.interrupted else 0
+        return PARTIAL_EXIT.get(self.result.partial, 3)
 
     def __repr__(self) -> str:
         r = self.result
         return (f"<Report end={r.end:g} events={r.events} arrivals={r.arrivals} ended={r.ended} "
                 f"observes={list(self._observes)}>")
+
+
+#: Exit status of ``serq run`` for a partial report, by its reason: a bound the user set is 3, a signal
+#: 128 + its number, as a shell reports it.
+PARTIAL_EXIT = {"max-events": 3, "max-wall": 3, "interrupted": 130, "sigterm": 143}
 
 
 def _div(a: float, b: float) -> float:
@@ -204,11 +224,13 @@ def build_report(sim) -> Report:
                           for pl in sim.pools if pl.stuck)
         notes.append(f"note: {stuck} session(s) stuck (preempted again without progress) at {names}")
     if sim.interrupted:
-        notes.append(f"note: interrupted at t={end:g}; the figures cover what was simulated")
+        why = getattr(sim, "partial_note", "") or "interrupted"
+        notes.append(f"note: {why} at t={end:g}; the figures cover what was simulated")
     result = Result(
         horizon=sim.horizon, end=end, warmup=sim.warmup, seed=sim.seed, events=sim.events,
         arrivals=sim.arrivals, ended=sim.ended, turns=sim.turns,
         mean_live=_div(sim.a_live, span), interrupted=sim.interrupted,
+        partial=getattr(sim, "partial", None) or ("interrupted" if sim.interrupted else None),
         observes=ostats, stages=stages, pools=pools, gauges=gstats, notes=notes,
     )
     return Report(result, observes, gauges)

@@ -14,21 +14,26 @@ A plugin module implements hooks with :data:`hookimpl`::
         register(my_click_command)
 """
 
-from typing import Any
-
-import pluggy
-
 from .errors import PluginError, SerqError, UserError
 
 #: The project name: the hook prefix and the entry-point group.
 NAME = "serq"
-#: Marker for hook implementations, for plugin authors.
-hookimpl = pluggy.HookimplMarker(NAME)
-
-from .plugins import get_plugin_manager  # noqa: E402
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str):  # -> Any (typing is not imported: start-up)
+    # ``hookimpl`` (the marker for hook implementations, for plugin authors) and ``get_plugin_manager``
+    # are made on first use, so that ``serq`` starts by handling Ctrl-C (serq.signals) before pluggy and
+    # the plugin machinery are imported.
+    if name == "hookimpl":
+        import pluggy
+
+        globals()["hookimpl"] = marker = pluggy.HookimplMarker(NAME)
+        return marker
+    if name == "get_plugin_manager":
+        from .plugins import get_plugin_manager
+
+        globals()["get_plugin_manager"] = get_plugin_manager
+        return get_plugin_manager
     # ``__version__`` is read from the distribution's metadata on first use (PEP 562): most commands
     # never show it.
     if name == "__version__":

@@ -1,7 +1,12 @@
 """The ``serq`` command, assembled from the subcommands the installed parts register.
 
 Exit status: 0 on success, 1 for an error in a program or an input (one ``error:`` line, with source
-context where there is a source), 2 for a usage error.
+context where there is a source), 2 for a usage error, 130 when stopped by Ctrl-C and 143 by SIGTERM
+(``serq run`` writes the partial report first; see :mod:`serq.signals`). A command may add its own
+(``serq run``: 3 for a run stopped at a bound the user set).
+
+:func:`main` handles SIGINT and SIGTERM before it imports anything else (click, pluggy, the parts), so a
+Ctrl-C early in start-up is the one line ``interrupted`` too.
 
 Standard output that cannot take what a command writes is not a bug: a reader that went away (``serq run
 x.sq | head -c1``, a broken pipe) ends the command quietly with status 141, as a program killed by
@@ -15,15 +20,17 @@ import errno
 import os
 import sys
 
-import click
-
-from .plugins import collect, get_plugin_manager
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
+if TYPE_CHECKING:
+    import click
 
 
 def _show_version(ctx: click.Context, param: click.Parameter, value: bool) -> None:
     # click's version_option, with the version looked up only when it is asked for
     if not value or ctx.resilient_parsing:
         return
+    import click
+
     from . import __version__
 
     click.echo(f"serq, version {__version__}", color=ctx.color)
@@ -32,6 +39,10 @@ def _show_version(ctx: click.Context, param: click.Parameter, value: bool) -> No
 
 def build_cli(pm=None) -> click.Group:
     """The ``serq`` group with every registered subcommand."""
+    import click
+
+    from .plugins import collect, get_plugin_manager
+
     pm = pm or get_plugin_manager()
 
     @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -164,6 +175,29 @@ def is_user_error(exc: BaseException) -> bool:
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point of ``serq`` and ``python -m serq``."""
+    from . import signals
+
+    signals.install()
+    try:
+        code = _main(argv)
+    except KeyboardInterrupt:  # before or after a command (a run catches its own: its partial report)
+        code = _interrupted()
+    finally:
+        signals.uninstall()
+    sys.exit(code)
+
+
+def _interrupted() -> int:
+    from . import signals
+
+    status = signals.exit_status() or 130
+    sys.stderr.write("terminated\n" if status == 143 else "interrupted\n")
+    return status
+
+
+def _main(argv: list[str] | None) -> int:
+    import click
+
     from . import plugins
 
     previous = plugins._running
@@ -177,7 +211,7 @@ def main(argv: list[str] | None = None) -> None:
     if not guarded:
         sys.stdout = _Output(stdout)
     try:
-        pm = get_plugin_manager()
+        pm = plugins.get_plugin_manager()
         plugins._running = pm
         cli = build_cli(pm)
         rv = cli.main(args=argv, prog_name="serq", standalone_mode=False)
@@ -189,9 +223,12 @@ def main(argv: list[str] | None = None) -> None:
         code = 2
     except click.exceptions.Exit as e:
         code = e.exit_code
-    except click.exceptions.Abort:
-        click.echo("aborted", err=True)
-        code = 130
+    except click.exceptions.Abort as e:
+        if isinstance(e.__context__, KeyboardInterrupt):  # click's own turn of Ctrl-C (or SIGTERM)
+            code = _interrupted()
+        else:
+            click.echo("aborted", err=True)
+            code = 130
     except click.ClickException as e:
         e.show()
         code = 1
@@ -218,10 +255,12 @@ def main(argv: list[str] | None = None) -> None:
         exiting, code = None, _output_failed(e)
     if exiting is not None:
         raise exiting
-    sys.exit(code)
+    return code
 
 
 def _output_failed(e: StdoutError) -> int:
+    import click
+
     _silence_stdout()
     if isinstance(e.cause, BrokenPipeError):
         return BROKEN_PIPE_STATUS

@@ -1,0 +1,223 @@
+"""A run stopped early (``max_events``, ``max_wall``, Ctrl-C, SIGTERM) ends with its partial report, marked
+as such, in the Python API and at ``serq run`` (exit status 3 for a bound, 130 for SIGINT, 143 for
+SIGTERM); the same bound stops both tiers at the same event."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import serq_frontend
+import serq_sim
+from serq_report.json import encode_json
+
+SERQ = str(Path(sys.executable).parent / "serq")
+
+# an M/M/1 queue: two events per customer (an arrival, a completion); fast tier
+MM1 = """stage s : fifo;
+workload { arrive poisson(0.5); }
+session { set t0 = now; run s (~exp(1)); observe response = now - t0; }
+run { horizon 1e12; seed 4; }
+"""
+# the same behind a pool: the general engine
+MM1_POOL = """pool slots { cap 1; }
+stage s : fifo;
+workload { arrive poisson(0.5); }
+session { hold slots (1) { set t0 = now; run s (~exp(1)); observe response = now - t0; } }
+run { horizon 1e12; seed 4; }
+"""
+
+
+def _compile(src: str):
+    return serq_frontend.compile(source=src)
+
+
+@pytest.mark.parametrize("src, tier", [(MM1, "fast"), (MM1_POOL, "general")])
+def test_max_events_stops_at_exactly_n_events_with_a_partial_report(src, tier):
+    r = serq_sim.run(_compile(src), max_events=4321)
+    assert r.tier == tier
+    assert r.result.events == 4321
+    assert r.partial == "max-events" and r.interrupted and r.result.partial == "max-events"
+    assert r.exit_status == 3
+    assert any("stopped after 4321 events (--max-events 4321)" in n for n in r.result.notes), r.result.notes
+    assert 0 < r.result.end < 1e12
+    # the figures are those of the first 4321 events: the full run's samples start with them
+    full = serq_sim.run(_compile(src), max_events=10_000)
+    n = len(r.observe("response"))
+    assert n > 1000
+    assert list(full.observe("response").values[:n]) == list(r.observe("response").values)
+
+
+def test_a_bound_stops_both_tiers_at_the_same_event(monkeypatch):
+    program = _compile(MM1)
+    fast = serq_sim.run(program, max_events=777)
+    monkeypatch.setenv("SERQ_SIM_TIER", "general")
+    general = serq_sim.run(program, max_events=777)
+    assert (fast.tier, general.tier) == ("fast", "general")
+    assert encode_json(fast) == encode_json(general)
+
+
+def test_a_run_that_ends_before_the_bound_is_not_partial():
+    r = serq_sim.run(_compile(MM1.replace("horizon 1e12", "horizon 100")), max_events=10**9, max_wall=1e6)
+    assert r.partial is None and not r.interrupted and r.exit_status == 0
+    assert r.result.end == 100
+
+
+@pytest.mark.parametrize("src", [MM1, MM1_POOL])
+def test_max_wall_stops_a_run_that_would_not_end(src):
+    t0 = time.monotonic()
+    r = serq_sim.run(_compile(src), max_wall=0.3)
+    took = time.monotonic() - t0
+    assert r.partial == "max-wall" and r.exit_status == 3
+    assert 0.3 <= took < 10
+    assert r.result.events > 0 and r.result.end < 1e12
+    assert any("--max-wall 0.3" in n for n in r.result.notes)
+
+
+@pytest.mark.parametrize("bad", [0, -1, 1.5, True, "10"])
+def test_max_events_must_be_a_positive_integer(bad):
+    with pytest.raises(ValueError, match="max_events"):
+        serq_sim.run(_compile(MM1), max_events=bad)
+
+
+@pytest.mark.parametrize("bad", [0, -1.0, math.nan, math.inf, "1"])
+def test_max_wall_must_be_positive(bad):
+    with pytest.raises(ValueError, match="max_wall"):
+        serq_sim.run(_compile(MM1), max_wall=bad)
+
+
+def test_keyboard_interrupt_in_the_api_is_a_partial_report():
+    # a KeyboardInterrupt raised from inside the run (as Ctrl-C would) ends it with the partial report
+    from serq_sim import engine
+
+    calls = {"n": 0}
+    original = engine.Simulation.end_session
+
+    def end_session(self, s):
+        calls["n"] += 1
+        if calls["n"] == 500:
+            raise KeyboardInterrupt
+        original(self, s)
+
+    engine.Simulation.end_session = end_session
+    try:
+        r = serq_sim.run(_compile(MM1_POOL))
+    finally:
+        engine.Simulation.end_session = original
+    assert r.partial == "interrupted" and r.exit_status == 130
+    assert r.result.ended == 499
+    assert any(n.startswith("note: interrupted at t=") for n in r.result.notes)
+
+
+# --- serq run ------------------------------------------------------------------------------------------
+
+def _write(tmp_path, src: str) -> str:
+    prog = tmp_path / "prog.sq"
+    prog.write_text(src)
+    return str(prog)
+
+
+def test_cli_max_events_exits_3_with_the_partial_report(tmp_path):
+    p = subprocess.run([SERQ, "run", _write(tmp_path, MM1), "--max-events", "1000"], capture_output=True,
+                       text=True, timeout=60)
+    assert p.returncode == 3, p.stderr
+    assert p.stdout.startswith("run: PARTIAL (max-events)  ")
+    assert "events 1000" in p.stdout
+    assert "Traceback" not in p.stderr
+    p = subprocess.run([SERQ, "run", _write(tmp_path, MM1), "--max-events", "1000", "--json"],
+                       capture_output=True, text=True, timeout=60)
+    doc = json.loads(p.stdout)
+    assert p.returncode == 3 and doc["partial"] == "max-events" and doc["interrupted"] is True
+    assert doc["events"] == 1000
+
+
+def test_cli_max_wall_exits_3(tmp_path):
+    p = subprocess.run([SERQ, "run", _write(tmp_path, MM1_POOL), "--max-wall", "0.5", "--json"],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 3, p.stderr
+    assert json.loads(p.stdout)["partial"] == "max-wall"
+
+
+@pytest.mark.parametrize("flag", [["--max-events", "0"], ["--max-events", "x"], ["--max-wall", "0"],
+                                  ["--max-wall", "-1"], ["--max-wall", "nan"],
+                                  ["--max-wall", "inf"]])
+def test_cli_bad_bounds_are_usage_errors(tmp_path, flag):
+    p = subprocess.run([SERQ, "run", _write(tmp_path, MM1), *flag], capture_output=True, text=True,
+                       timeout=60)
+    assert p.returncode == 2, (p.returncode, p.stderr)
+    assert "Traceback" not in p.stderr and flag[0] in p.stderr
+
+
+def _start(tmp_path, src: str, *args: str) -> subprocess.Popen:
+    return subprocess.Popen([SERQ, "run", _write(tmp_path, src), "--no-progress", *args],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                            env=os.environ)
+
+
+def _wait_running(proc, seconds: float = 3.0) -> None:
+    # long enough for start-up (imports, compiling) to be over: the run is in its event loop
+    time.sleep(seconds)
+    assert proc.poll() is None
+
+
+@pytest.mark.parametrize("src", [MM1, MM1_POOL])
+def test_sigterm_writes_the_partial_report_and_exits_143(tmp_path, src):
+    proc = _start(tmp_path, src, "--json")
+    try:
+        _wait_running(proc)
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 143, err
+    doc = json.loads(out)
+    assert doc["partial"] == "sigterm" and doc["interrupted"] is True
+    assert doc["observes"]["response"]["count"] > 100
+    assert any(n.startswith("note: terminated (SIGTERM) at t=") for n in doc["notes"])
+    assert b"Traceback" not in err
+
+
+@pytest.mark.parametrize("src", [MM1, MM1_POOL])
+def test_two_ctrl_c_20ms_apart_keep_the_partial_report(tmp_path, src):
+    # a large report (many samples to summarise) takes a while to write: the second Ctrl-C arrives then
+    proc = _start(tmp_path, src, "--json")
+    try:
+        _wait_running(proc)
+        proc.send_signal(signal.SIGINT)
+        time.sleep(0.02)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, err
+    doc = json.loads(out)
+    assert doc["partial"] == "interrupted"
+    assert b"Traceback" not in err
+
+
+@pytest.mark.parametrize("delay", [0.15, 0.3, 0.5, 0.8])
+@pytest.mark.parametrize("sig, status, word", [(signal.SIGINT, 130, b"interrupted"),
+                                               (signal.SIGTERM, 143, b"")])
+def test_a_signal_during_start_up_is_one_line_and_no_traceback(tmp_path, delay, sig, status, word):
+    proc = _start(tmp_path, MM1)
+    try:
+        time.sleep(delay)
+        proc.send_signal(sig)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == status, err
+    assert b"Traceback" not in err, err
+    # either start-up was cut short (one line) or the run had begun (its partial report)
+    if out:
+        assert out.startswith(b"run: INTERRUPTED" if sig == signal.SIGINT else b"run: PARTIAL (sigterm)")
+    else:
+        assert err.strip() in ((b"interrupted",) if sig == signal.SIGINT else (b"terminated",)), err
+    assert word in err or out
