@@ -111,3 +111,100 @@ def test_dump_fails_on_a_later_file(report, tmp_path, monkeypatch):
     assert sorted(os.listdir(tmp_path)) == ["empty.csv", "gauge", "hit.csv", "price.csv", "ttft.csv"]
     assert os.listdir(tmp_path / "gauge") == []
     assert (tmp_path / "ttft.csv").read_text().count("\n") == 5
+
+
+# -- what each kind of target gets (serq.files' rules) ---------------------------------------------------
+
+
+posix = pytest.mark.skipif(os.name != "posix", reason="POSIX files: FIFOs, symbolic links, /dev")
+
+
+@posix
+def test_a_fifo_is_written_through_not_replaced(tmp_path):
+    import threading
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()), daemon=True)
+    reader.start()
+    serq_report.write_atomic(fifo, "through the pipe\n")
+    reader.join(10)
+    assert got == [b"through the pipe\n"]
+    assert os.path.exists(fifo) and not os.path.isfile(fifo)  # still a FIFO
+    assert os.listdir(tmp_path) == ["pipe"]  # no temporary file left
+
+
+@posix
+def test_a_character_device_is_written_through(tmp_path):
+    # through a link in tmp_path, so that a writer that renamed over its target would replace the link
+    # and never the device itself
+    (tmp_path / "null").symlink_to("/dev/null")
+    before = os.stat("/dev/null")
+    serq_report.write_atomic(tmp_path / "null", "gone\n")
+    after = os.stat("/dev/null")
+    assert os.readlink(tmp_path / "null") == "/dev/null"
+    assert (after.st_ino, after.st_mode, after.st_rdev) == (before.st_ino, before.st_mode, before.st_rdev)
+    assert os.listdir(tmp_path) == ["null"]
+
+
+@posix
+def test_a_symlink_stays_a_link_and_its_target_is_written(tmp_path):
+    (tmp_path / "real.txt").write_text("old\n")
+    (tmp_path / "link").symlink_to("real.txt")
+    serq_report.write_atomic(tmp_path / "link", "new\n")
+    assert os.readlink(tmp_path / "link") == "real.txt"
+    assert (tmp_path / "real.txt").read_text() == "new\n"
+    assert sorted(os.listdir(tmp_path)) == ["link", "real.txt"]
+
+
+@posix
+def test_a_dangling_symlink_creates_its_target(tmp_path):
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "link").symlink_to("sub/made.txt")
+    serq_report.write_atomic(tmp_path / "link", "x")
+    assert os.path.islink(tmp_path / "link")
+    assert (tmp_path / "sub" / "made.txt").read_text() == "x"
+
+
+@posix
+def test_replacing_a_file_keeps_its_permissions(tmp_path):
+    f = tmp_path / "secret.txt"
+    f.write_text("old")
+    f.chmod(0o600)
+    old = os.umask(0o022)
+    try:
+        serq_report.write_atomic(f, "new")
+    finally:
+        os.umask(old)
+    assert f.read_text() == "new" and f.stat().st_mode & 0o777 == 0o600
+
+
+def test_a_folder_is_refused(tmp_path):
+    with pytest.raises(atomic.OutputError, match="is a folder"):
+        serq_report.write_atomic(tmp_path, "x")
+
+
+def test_an_input_is_never_written_by_any_path(tmp_path):
+    prog = tmp_path / "prog.sq"
+    prog.write_text("program\n")
+    with pytest.raises(atomic.OutputError, match="refusing to write over an input"):
+        serq_report.write_atomic(prog, "report", inputs=[str(prog)])
+    if os.name == "posix":
+        (tmp_path / "alias").symlink_to("prog.sq")
+        os.link(prog, tmp_path / "hard")
+        for other in ("alias", "hard"):
+            with pytest.raises(atomic.OutputError, match=r"\(it is .*prog\.sq\)"):
+                serq_report.write_atomic(tmp_path / other, "report", inputs=[str(prog)])
+    assert prog.read_text() == "program\n"
+    serq_report.write_atomic(tmp_path / "new.txt", "fine", inputs=[str(prog)])  # another path is fine
+    assert (tmp_path / "new.txt").read_text() == "fine"
+
+
+def test_dump_refuses_to_write_over_an_input_before_writing_anything(report, tmp_path):
+    victim = tmp_path / "hit.csv"  # the trace the run read, say
+    victim.write_text("session,turn\n")
+    with pytest.raises(atomic.OutputError, match="refusing"):
+        serq_report.dump(report, tmp_path, inputs=[str(victim)])
+    assert victim.read_text() == "session,turn\n"
+    assert os.listdir(tmp_path) == ["hit.csv"]

@@ -32,3 +32,24 @@ def count_blocks(program: Program) -> int:
         if top:
             n += 1 + sum(1 for _ in blocks(top))
     return n
+
+
+def span_files(program: Program) -> list[str]:
+    """Every file the program's source spans name (its source and the libraries its text came from),
+    each once."""
+    import msgspec
+
+    out: dict[str, None] = {}
+    if program.source:
+        out[program.source] = None
+    stack: list[object] = [msgspec.to_builtins(program)]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, dict):
+            span = x.get("span")
+            if isinstance(span, list) and span and isinstance(span[0], str):
+                out.setdefault(span[0], None)
+            stack.extend(x.values())
+        elif isinstance(x, list):
+            stack.extend(x)
+    return list(out)

@@ -8,8 +8,9 @@ sample in the order the report gives them; ``DIR/gauge/NAME.csv`` for every gaug
 A name is the file's name when it is safe everywhere (:func:`file_names`); any other name (``a/b``,
 ``..``, a NUL, a device name such as ``con``, non-ASCII letters, a very long name, two names that differ
 only in case) is mapped to one that is, and every name the program has gets a file of its own.
-Every file is written atomically (:func:`serq_report.open_atomic`): a run interrupted while dumping
-leaves each file either whole or absent (or as an earlier run left it).
+Every file is written atomically (:func:`serq_report.open_atomic`, whose rules say what a device, a FIFO
+or a symbolic link in the folder gets): a run interrupted while dumping leaves each file either whole or
+absent (or as an earlier run left it). A dump never writes over a file the run read (``inputs``).
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from typing import Any
 import numpy as np
 
 from ._result import result_of
+from serq.files import check_not_input
+
 from .atomic import open_atomic
 
 __all__ = ["dump", "file_names", "format_column"]
@@ -71,8 +74,8 @@ def _chunks(columns: list[np.ndarray]) -> Iterator[str]:
         yield "\n".join(map(",".join, zip(*cells))) + "\n"
 
 
-def _write_csv(path: str, header: str, columns: list[np.ndarray]) -> None:
-    with open_atomic(path, "w") as f:
+def _write_csv(path: str, header: str, columns: list[np.ndarray], inputs: list[str]) -> None:
+    with open_atomic(path, "w", inputs=inputs) as f:
         f.write(header + "\n")
         for chunk in _chunks(columns):
             f.write(chunk)
@@ -135,12 +138,14 @@ def file_names(names: Iterable[str]) -> dict[str, str]:
     return plain
 
 
-def dump(report: Any, folder: str | os.PathLike[str]) -> list[str]:
+def dump(report: Any, folder: str | os.PathLike[str], *, inputs: Iterable[str | None] = ()) -> list[str]:
     """Write the samples of every observe and the change points of every gauge as CSV files.
 
     :param report: a ``serq_sim.Report``: its ``result`` names the observes and gauges,
         ``observe(name)`` gives ``times, sessions, turns, values`` and ``gauge(name)`` ``times, values``.
     :param folder: created (with parents) if missing; ``gauge/`` in it only when there are gauges.
+    :param inputs: the files the run read; a dump that would write over one of them is refused
+        (:class:`serq.files.OutputError`) before any file is written.
     :returns: the paths written, observes first, each kind in the Result's order.
     """
     result = result_of(report)
@@ -149,21 +154,25 @@ def dump(report: Any, folder: str | os.PathLike[str]) -> list[str]:
     folder = os.fspath(folder)
     observe_files = file_names(result.observes)
     gauge_files = file_names(result.gauges)
+    inputs = [p for p in inputs if p is not None]
+    gauge_folder = os.path.join(folder, "gauge")
+    for path in [os.path.join(folder, f"{f}.csv") for f in observe_files.values()] + \
+            [os.path.join(gauge_folder, f"{f}.csv") for f in gauge_files.values()]:
+        check_not_input(path, inputs)
     os.makedirs(folder, exist_ok=True)
     written = []
     for name in result.observes:
         o = report.observe(name)
         cols = _columns(f"observe {name}", times=o.times, sessions=o.sessions, turns=o.turns, values=o.values)
         path = os.path.join(folder, f"{observe_files[name]}.csv")
-        _write_csv(path, "time,session,turn,value", cols)
+        _write_csv(path, "time,session,turn,value", cols, inputs)
         written.append(path)
     if result.gauges:
-        gauge_folder = os.path.join(folder, "gauge")
         os.makedirs(gauge_folder, exist_ok=True)
         for name in result.gauges:
             g = report.gauge(name)
             cols = _columns(f"gauge {name}", times=g.times, values=g.values)
             path = os.path.join(gauge_folder, f"{gauge_files[name]}.csv")
-            _write_csv(path, "time,value", cols)
+            _write_csv(path, "time,value", cols, inputs)
             written.append(path)
     return written

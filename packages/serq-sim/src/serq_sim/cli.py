@@ -9,7 +9,7 @@ import sys
 import click
 from serq import signals
 from serq.errors import UserError
-from serq.files import write_atomic
+from serq.files import check_not_input, write_atomic
 from serq.loading import apply_run_overrides, load_program
 from serq.options import load_options, run_options, to_load_options
 from serq.plugins import collect
@@ -19,6 +19,27 @@ def _positive_seconds(ctx, param, value):
     if value is not None and not (0 < value < math.inf):
         raise click.BadParameter(f"{value:g} is not a positive, finite number of seconds", ctx, param)
     return value
+
+
+def run_inputs(program, file: str, trace: str | None) -> list[str]:
+    """The files a run reads, which its outputs never overwrite: the program's file, every file its
+    spans name (its source and its libraries; a relative name also as seen from the source's folder),
+    the trace it names and the ``--trace`` file."""
+    from pathlib import Path
+
+    from serq_ir.analysis import span_files
+
+    found = [file, *([trace] if trace else [])]
+    base = Path(program.source).parent if program.source else None
+    for f in span_files(program):
+        found.append(f)
+        if base is not None and not Path(f).is_absolute():
+            found.append(str(base / f))
+    if program.workload.trace is not None:
+        from .trace import resolve_trace
+
+        found.append(resolve_trace(program.workload.trace.path, program.source))
+    return found
 
 
 @click.command("run")
@@ -66,6 +87,9 @@ def run_command(pm, file, sets, defs, seed, horizon, warmup, arrivals, trace, as
             raise UserError("--dump needs serq-report (pip install serq-report)") from None
     program = load_program(pm, file, to_load_options(sets, defs))
     program = apply_run_overrides(program, seed=seed, horizon=horizon, warmup=warmup, arrivals=arrivals)
+    inputs = run_inputs(program, file, trace) if output or dump is not None else []
+    if output:  # refused before the run, not after it
+        check_not_input(output, inputs)
     report = run(program, check_invariants=check_invariants, progress=not no_progress, trace=trace,
                  pm=pm, max_events=max_events, max_wall=max_wall)
     with signals.deferred():  # a signal now would lose the report: it is written first
@@ -73,12 +97,12 @@ def run_command(pm, file, sets, defs, seed, horizon, warmup, arrivals, trace, as
         reporters[fmt](report, buf)
         text = buf.getvalue()
         if output:
-            write_atomic(output, text)
+            write_atomic(output, text, inputs=inputs)
         else:
             sys.stdout.write(text)
             sys.stdout.flush()
         if dumper is not None:
-            dumper(report, dump)
+            dumper(report, dump, inputs=inputs)
     status = report.exit_status or signals.exit_status()
     if status:
         sys.exit(status)

@@ -371,11 +371,9 @@ class Simulation:
         self.turn_fn = self.compiler.plain_fn(wl.turn, "turn") if wl.turn else None
         self.trace = None
         if wl.trace is not None:
-            from .trace import load_trace
+            from .trace import load_trace, resolve_trace
 
-            path = trace_path or wl.trace.path
-            if trace_path is None and self.source and not Path(path).is_absolute():
-                path = str(Path(self.source).parent / path)
+            path = trace_path or resolve_trace(wl.trace.path, self.source)
             self.trace = load_trace(path, wl.trace.span if trace_path is None else None, self.source)
             self.trace_ordered = wl.trace.ordered
         arrive = wl.arrive

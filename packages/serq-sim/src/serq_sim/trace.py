@@ -10,6 +10,7 @@ import csv
 import io
 import math
 from dataclasses import dataclass
+from pathlib import Path
 
 from .errors import SimError, format_error
 
@@ -25,6 +26,14 @@ class TraceCorpus:
 
 def _err(path: str, line: int, col: int, msg: str) -> SimError:
     return SimError(f"{path}:{line}:{col}: error: {msg}")
+
+
+def resolve_trace(path: str, source: str | None) -> str:
+    """Where the trace a program's workload names is: a relative path is relative to the program's
+    folder (``source``'s)."""
+    if source and not Path(path).is_absolute():
+        return str(Path(source).parent / path)
+    return path
 
 
 def load_trace(path: str, declared=None, source: str | None = None) -> TraceCorpus:

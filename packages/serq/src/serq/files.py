@@ -1,11 +1,26 @@
-"""Writing a file atomically: readers see the old file or the whole new one, never a part.
+"""Writing a user's file: atomically where that can be done, through to the target where it cannot, and
+never over one of the run's inputs.
 
-The data goes to a temporary file in the target's folder (``.NAME.XXXXXXXX.tmp``, created with the
-usual ``0o666 & ~umask`` permissions), which is flushed, fsynced and then renamed over the target with
-:func:`os.replace`; the folder is fsynced too where the platform allows. If anything fails, or the
-writer is interrupted (``KeyboardInterrupt`` included), the temporary file is removed and the target is
-left as it was. An ``OSError`` that names no file (a write to a full disk, say) is raised again naming
-``path``.
+Which target gets what (:func:`open_atomic`):
+
+* **a new path, or a regular file** — written atomically: readers see the old file or the whole new one,
+  never a part. The data goes to a temporary file in the target's folder (``.NAME.XXXXXXXX.tmp``,
+  created with the usual ``0o666 & ~umask`` permissions, or with the permissions of the file it
+  replaces), which is flushed, fsynced and then renamed over the target with :func:`os.replace`; the
+  folder is fsynced too where the platform allows. If anything fails, or the writer is interrupted
+  (``KeyboardInterrupt`` included), the temporary file is removed and the target is left as it was. An
+  ``OSError`` that names no file (a write to a full disk, say) is raised again naming ``path``.
+* **a symbolic link** — the file it resolves to is the target (the rules above and below apply to it);
+  the link stays a link.
+* **anything else that exists** (a character device such as ``/dev/null``, a FIFO, a socket), and every
+  path under ``/dev`` (``/dev/stdout``, ``/dev/fd/1``) — written through: opened for appending, never
+  created, truncated, renamed over or removed. Such a write is not atomic. A FIFO blocks until some
+  process reads it, as a shell's ``>`` does.
+* **a folder** — an error.
+
+``inputs`` (the files a run read: the program, its libraries, its trace, the IR) are never written: a
+target that is one of them, by any path (a symbolic or hard link included), is refused with an
+:class:`OutputError` before anything is written.
 
 Every part that writes a user's file (reports, dumps, ``serq run -o``) writes it through here.
 """
@@ -15,19 +30,26 @@ from __future__ import annotations
 import contextlib
 import io
 import os
-from collections.abc import Iterator
+import stat
+from collections.abc import Iterable, Iterator
 from typing import IO
 
-__all__ = ["open_atomic", "write_atomic"]
+from .errors import UserError
+
+__all__ = ["OutputError", "check_not_input", "open_atomic", "write_atomic"]
 
 
-def _create_temp(path: str) -> tuple[int, str]:
+class OutputError(UserError):
+    """An output path the rules above refuse (an input of the run, a folder)."""
+
+
+def _create_temp(path: str, mode: int) -> tuple[int, str]:
     folder, name = os.path.split(path)
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0) | getattr(os, "O_CLOEXEC", 0)
     while True:
         tmp = os.path.join(folder, f".{name}.{os.urandom(4).hex()}.tmp")  # secrets.token_hex(4), unimported
         try:
-            return os.open(tmp, flags, 0o666), tmp
+            return os.open(tmp, flags, mode), tmp
         except FileExistsError:  # pragma: no cover - a 32-bit random collision
             continue
 
@@ -47,11 +69,62 @@ def _fsync_folder(folder: str) -> None:
         os.close(fd)
 
 
+def _identity(path: str) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return st.st_dev, st.st_ino
+
+
+def check_not_input(path: str | os.PathLike[str], inputs: Iterable[str | os.PathLike[str] | None]) -> None:
+    """Refuse (:class:`OutputError`) to write ``path`` when it is one of ``inputs`` (the same file, by any
+    path). A path that does not exist yet is no input."""
+    path = os.fspath(path)
+    target = _identity(path)
+    if target is None:
+        return
+    for p in inputs:
+        if p is not None and _identity(os.fspath(p)) == target:
+            same = "" if os.fspath(p) == path else f" (it is {os.fspath(p)})"
+            raise OutputError(f"{path}: refusing to write over an input of this run{same}")
+
+
+def _through_dev(path: str) -> bool:
+    return os.name == "posix" and os.path.abspath(path).startswith("/dev/")
+
+
 @contextlib.contextmanager
-def open_atomic(path: str | os.PathLike[str], mode: str = "w") -> Iterator[IO]:
-    """Open ``path`` for writing so that it appears only once the ``with`` block has finished.
+def _write_through(path: str, mode: str) -> Iterator[IO]:
+    flags = os.O_WRONLY | os.O_APPEND | getattr(os, "O_BINARY", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as e:
+        raise type(e)(e.errno, e.strerror, path) from None
+    try:
+        with open(fd, "wb", closefd=True) as raw:
+            if mode == "w":
+                f: IO = io.TextIOWrapper(raw, encoding="utf-8", newline="")
+                try:
+                    yield f
+                finally:
+                    f.detach()
+            else:
+                yield raw
+    except OSError as e:
+        if e.filename is None and e.errno is not None:  # a full device: name the file
+            raise type(e)(e.errno, e.strerror, path) from None
+        raise
+
+
+@contextlib.contextmanager
+def open_atomic(path: str | os.PathLike[str], mode: str = "w", *,
+                inputs: Iterable[str | os.PathLike[str] | None] = ()) -> Iterator[IO]:
+    """Open ``path`` for writing by the rules of this module: a new path or a regular file appears only
+    once the ``with`` block has finished; a device, a FIFO or a path under ``/dev`` is written through.
 
     :param mode: ``"w"`` for text (UTF-8, ``\\n`` line endings on every platform) or ``"wb"`` for bytes.
+    :param inputs: files that must not be written (:func:`check_not_input`).
 
     An exception raised in the block removes the temporary file, leaves ``path`` untouched and
     propagates. The folder must exist.
@@ -59,11 +132,29 @@ def open_atomic(path: str | os.PathLike[str], mode: str = "w") -> Iterator[IO]:
     if mode not in ("w", "wb"):
         raise ValueError(f"open_atomic: mode must be 'w' or 'wb', not {mode!r}")
     path = os.fspath(path)
+    check_not_input(path, inputs)
     try:
-        fd, tmp = _create_temp(path)
+        st = os.stat(path)
+    except FileNotFoundError:
+        st = None
+    except OSError as e:
+        raise type(e)(e.errno, e.strerror, path) from None
+    if st is not None and stat.S_ISDIR(st.st_mode):
+        raise OutputError(f"{path}: is a folder, not a file")
+    if (st is not None and not stat.S_ISREG(st.st_mode)) or (st is not None and _through_dev(path)):
+        with _write_through(path, mode) as f:
+            yield f
+        return
+    target = os.path.realpath(path) if os.path.islink(path) else path  # a link stays a link
+    perms = st.st_mode & 0o777 if st is not None else 0o666
+    try:
+        fd, tmp = _create_temp(target, perms)
     except OSError as e:  # name the file the user asked for, not the temporary one
         raise type(e)(e.errno, e.strerror, path) from None
     try:
+        if st is not None:  # the replacement keeps the permissions of the file it replaces
+            with contextlib.suppress(OSError, NotImplementedError):
+                os.chmod(fd, perms)
         with open(fd, "wb", closefd=True) as raw:
             if mode == "w":
                 f: IO = io.TextIOWrapper(raw, encoding="utf-8", newline="")
@@ -75,22 +166,23 @@ def open_atomic(path: str | os.PathLike[str], mode: str = "w") -> Iterator[IO]:
                 yield raw
             raw.flush()
             os.fsync(raw.fileno())
-        os.replace(tmp, path)
+        os.replace(tmp, target)
     except BaseException as e:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         if isinstance(e, OSError) and e.filename is None and e.errno is not None:  # a full disk: name the file
             raise type(e)(e.errno, e.strerror, path) from None
         raise
-    _fsync_folder(os.path.dirname(path))
+    _fsync_folder(os.path.dirname(target))
 
 
-def write_atomic(path: str | os.PathLike[str], data: str | bytes) -> None:
-    """Write ``data`` to ``path`` atomically (see :func:`open_atomic`); a ``str`` is written as UTF-8
+def write_atomic(path: str | os.PathLike[str], data: str | bytes, *,
+                 inputs: Iterable[str | os.PathLike[str] | None] = ()) -> None:
+    """Write ``data`` to ``path`` by the rules of :func:`open_atomic`; a ``str`` is written as UTF-8
     with its line endings as given."""
     if isinstance(data, str):
         data = data.encode("utf-8")
     elif not isinstance(data, bytes | bytearray | memoryview):
         raise TypeError(f"write_atomic: data must be str or bytes, not {type(data).__name__}")
-    with open_atomic(path, "wb") as f:
+    with open_atomic(path, "wb", inputs=inputs) as f:
         f.write(data)

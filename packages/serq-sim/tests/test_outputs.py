@@ -1,0 +1,78 @@
+"""``serq run -o FILE`` and ``--dump DIR`` never write over a file the run read: the program, a library it
+uses, the trace it names, the ``--trace`` file (by any path); they write through to a device."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+LIB = "def twice(x) = 2 * x;\n"
+PROG = ('use "lib.sq";\nstage s : fifo;\nworkload {{ {arrive} }}\nsession {{ set t0 = now; run s (twice(1)); '
+        'observe response = now - t0; }}\nrun {{ horizon 20; }}\n')
+TRACE = "session,turn,new,out,think,forced\n0,0,1,1,0,0\n1,0,2,1,0,0\n"
+
+
+def serq(*args: str, cwd) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "serq", "run", "--no-progress", *args], capture_output=True,
+                          text=True, cwd=cwd, timeout=120, env={**os.environ, "SERQ_CACHE_DIR": ""})
+
+
+@pytest.fixture
+def folder(tmp_path):
+    (tmp_path / "lib.sq").write_text(LIB)
+    (tmp_path / "p.sq").write_text(PROG.format(arrive="arrive batch(2);"))
+    (tmp_path / "t.sq").write_text(PROG.format(arrive='arrive batch(2); trace "response.csv";'))
+    (tmp_path / "response.csv").write_text(TRACE)
+    (tmp_path / "other.csv").write_text(TRACE)
+    return tmp_path
+
+
+def snapshot(folder):
+    return {p: (folder / p).read_bytes() for p in sorted(os.listdir(folder)) if (folder / p).is_file()}
+
+
+@pytest.mark.parametrize("args, victim", [
+    (["p.sq", "-o", "p.sq"], "p.sq"),                                  # the program
+    (["p.sq", "-o", "lib.sq"], "lib.sq"),                              # a library it uses
+    (["t.sq", "-o", "response.csv"], "response.csv"),                  # the trace it names
+    (["p.sq", "--trace", "other.csv", "-o", "other.csv"], "other.csv"),  # the --trace file
+    (["t.sq", "--dump", "."], "response.csv"),                         # the observe `response` over the trace
+    # --trace replaces the trace the program names, which is still kept from being written over
+    (["t.sq", "--trace", "other.csv", "--dump", "."], "response.csv"),
+])
+def test_an_input_is_refused(folder, args, victim):
+    before = snapshot(folder)
+    r = serq(*args, cwd=folder)
+    assert r.returncode == 1, r.stderr
+    assert "refusing to write over an input of this run" in r.stderr and victim in r.stderr
+    assert "Traceback" not in r.stderr
+    assert snapshot(folder) == before
+
+
+@pytest.mark.skipif(os.name != "posix", reason="symbolic links")
+def test_an_input_by_another_name_is_refused(folder):
+    os.symlink("p.sq", folder / "alias.txt")
+    before = snapshot(folder)
+    r = serq("p.sq", "-o", "alias.txt", cwd=folder)
+    assert r.returncode == 1 and "refusing" in r.stderr and "(it is" in r.stderr
+    assert snapshot(folder) == before
+
+
+@pytest.mark.skipif(os.name != "posix", reason="/dev/stdout")
+def test_a_device_is_written_through(folder):
+    # `-o` names a link to /dev/stdout (a pipe here): the report goes through it, the link stays
+    os.symlink("/dev/stdout", folder / "out")
+    r = serq("p.sq", "-o", "out", cwd=folder)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("run: horizon 20")
+    assert os.readlink(folder / "out") == "/dev/stdout"
+
+
+def test_a_new_file_is_written(folder):
+    r = serq("p.sq", "-o", "report.txt", "--dump", "out", cwd=folder)
+    assert r.returncode == 0, r.stderr
+    assert (folder / "report.txt").read_text().startswith("run: horizon 20")
+    assert (folder / "out" / "response.csv").read_text().startswith("time,session,turn,value\n")
