@@ -21,10 +21,9 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 import numpy as np
-
-from ._result import result_of
 from serq.files import check_not_input
 
+from ._result import result_of
 from .atomic import open_atomic
 
 __all__ = ["dump", "file_names", "format_column"]

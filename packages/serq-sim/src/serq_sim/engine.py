@@ -19,7 +19,6 @@ import sys
 import time as _time
 from array import array
 from collections import deque
-from pathlib import Path
 
 from serq_ir import nodes as N
 
