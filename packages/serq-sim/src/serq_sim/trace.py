@@ -1,27 +1,70 @@
 """Reading a workload trace: CSV with the columns ``session,turn,new,out,think,forced``.
 
 Rows are grouped by session (in the order sessions first appear) and each session's turns sorted by
-``turn``. A malformed file is a :class:`~serq_sim.errors.SimError` naming the file, line and column.
+``turn`` (stably: rows of one session with equal turns keep the file's order). The file is UTF-8 (a
+byte-order mark is skipped); other columns are allowed and ignored; blank lines are skipped. Every cell
+of the six columns is a finite number, and ``new``, ``out`` and ``think`` are not negative. A malformed
+file is a :class:`~serq_sim.errors.SimError` naming the file, line and column.
+
+The file is read as a stream, a line at a time, into six ``array('d')`` columns (48 bytes a row), never
+whole: a trace of ten million rows takes about 0.6 GB (docs/performance.md). Above :data:`EAGER_ROWS`
+rows a session's turns are made into tuples only when a session replays it.
 """
 
 from __future__ import annotations
 
 import csv
-import io
 import math
+from array import array
+from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import accumulate, compress, count, groupby, islice, repeat
+from operator import gt, itemgetter
 from pathlib import Path
 
 from .errors import SimError, format_error
 
 COLUMNS = ("session", "turn", "new", "out", "think", "forced")
+INF = math.inf
+#: Up to this many rows, every session's turns are made into tuples once, when the trace is read; above
+#: it, each time a session starts replaying it (:class:`LazySessions`).
+EAGER_ROWS = 100_000
+
+
+class LazySessions(Sequence):
+    """The sessions of a trace kept as columns: item ``i`` is session ``i``'s turns, a list of
+    ``(new, out, think, forced)``, made when it is asked for."""
+
+    __slots__ = ("_cols", "_start")
+
+    def __init__(self, cols: tuple[array, array, array, array], start: array):
+        self._cols = cols
+        self._start = start  # session i's rows are rows start[i] .. start[i + 1] - 1 of the columns
+
+    def __len__(self) -> int:
+        return len(self._start) - 1
+
+    def __getitem__(self, i):
+        n = len(self._start) - 1
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(n))]
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError("trace session index out of range")
+        a, b = self._start[i], self._start[i + 1]
+        new, out, think, forced = self._cols
+        return list(zip(new[a:b], out[a:b], think[a:b], forced[a:b]))
 
 
 @dataclass
 class TraceCorpus:
     path: str
-    #: per session, its turns as ``(new, out, think, forced)``
-    sessions: list[list[tuple[float, float, float, float]]]
+    #: per session, its turns as ``(new, out, think, forced)``: a list of lists, or for a trace of more
+    #: than :data:`EAGER_ROWS` rows a :class:`LazySessions`
+    sessions: Sequence[list[tuple[float, float, float, float]]]
+    #: the rows read
+    rows: int = 0
 
 
 def _err(path: str, line: int, col: int, msg: str) -> SimError:
@@ -36,63 +79,202 @@ def resolve_trace(path: str, source: str | None) -> str:
     return path
 
 
+def _physical_line(path: str, lineno: int) -> str:
+    """Line ``lineno`` of the file as the reader split it (undecodable bytes as surrogate escapes)."""
+    with open(path, encoding="utf-8-sig", errors="surrogateescape", newline="") as f:
+        for n, line in enumerate(f, 1):
+            if n == lineno:
+                return line.rstrip("\r\n")
+    return ""
+
+
+def _not_utf8(path: str) -> SimError:
+    """The error for the first byte of the file that is not UTF-8, at its line and column."""
+    with open(path, encoding="utf-8-sig", errors="surrogateescape", newline="") as f:
+        for n, line in enumerate(f, 1):
+            for col, ch in enumerate(line, 1):
+                if "\udc80" <= ch <= "\udcff":
+                    return _err(path, n, col, f"the trace is not UTF-8 text (byte 0x{ord(ch) - 0xDC00:02X})")
+    return _err(path, 1, 1, "the trace is not UTF-8 text")  # pragma: no cover - the decoder said it was not
+
+
+def _first_error(path: str, width: int, idx: list[int]) -> SimError | None:
+    """The first malformed row of the file, read again row by row: a row whose number of fields is not
+    the header's, or one of whose six cells is not a number, not finite or negative where it may not be
+    (the first such cell, at its column); ``None`` if there is none."""
+    with open(path, encoding="utf-8-sig", newline="") as f:
+        reader = csv.reader(f)
+        next(reader)
+        for row in reader:
+            if not row or all(not c.strip() for c in row):
+                continue
+            lineno = reader.line_num
+            if len(row) != width:
+                return _err(path, lineno, 1, f"expected {width} fields, found {len(row)}")
+            starts = None
+            for name, i in zip(COLUMNS, idx):
+                cell = row[i].strip()
+                try:
+                    v = float(cell)
+                    why = (None if math.isfinite(v) else f"{cell!r} is not finite") if v >= 0 or name in (
+                        "session", "turn", "forced") or v != v else f"{cell} is negative"
+                except ValueError:
+                    why = f"{cell!r} is not a number"
+                if why is None:
+                    continue
+                if starts is None:
+                    starts, pos = [], 1
+                    for part in _physical_line(path, lineno).split(","):
+                        starts.append(pos)
+                        pos += len(part) + 1
+                return _err(path, lineno, starts[i] if i < len(starts) else 1, f"column {name}: {why}")
+    return None
+
+
 def load_trace(path: str, declared=None, source: str | None = None) -> TraceCorpus:
     """The trace in ``path``. ``declared``: the span of the workload's ``trace`` clause that names it (a
     file that cannot be read is reported there, with the source line; ``source`` the program's file);
     ``None`` for a trace given on the command line."""
     try:
-        with open(path, encoding="utf-8", newline="") as f:
-            text = f.read()
+        f = open(path, encoding="utf-8-sig", newline="")
     except OSError as e:
         why = e.strerror or str(e)
         if declared is not None:
             raise SimError(format_error(declared, None, None, f"cannot read the trace {path}: {why}",
                                         source)) from None
         raise SimError(f"{path}: error: cannot read the trace: {why}") from None
-    lines = text.splitlines()
-    if not lines or not lines[0].strip():
+    reader = csv.reader(f)
+    try:
+        with f:
+            return _read(path, reader)
+    except UnicodeDecodeError:
+        raise _not_utf8(path) from None
+    except csv.Error as e:
+        raise _err(path, max(reader.line_num, 1), 1, f"the trace is not CSV: {e}") from None
+    except OSError as e:
+        raise SimError(f"{path}: error: cannot read the trace: {e.strerror or e}") from None
+
+
+def _read(path: str, reader) -> TraceCorpus:
+    header = next(reader, None)
+    if not header or all(not c.strip() for c in header):
         raise _err(path, 1, 1, "the trace is empty (expected the header session,turn,new,out,think,forced)")
-    header = next(csv.reader([lines[0]]))
     names = [h.strip() for h in header]
     missing = [c for c in COLUMNS if c not in names]
     if missing:
         raise _err(path, 1, 1, f"the header lacks the column(s) {', '.join(missing)} (expected "
                    "session,turn,new,out,think,forced)")
+    width = len(names)
     idx = [names.index(c) for c in COLUMNS]
-    groups: dict[float, list[tuple[float, tuple]]] = {}
-    reader = csv.reader(io.StringIO(text))
-    next(reader)
+    cells = itemgetter(*idx)
+    # the six cells of every row, in the file's order, as doubles: the loop does no more per row than
+    # this; the checks come after, on whole columns, and a malformed row is found by reading it again
+    data = array("d")
+    put = data.extend
     for row in reader:
-        lineno = reader.line_num
+        if len(row) == width:
+            try:
+                put(map(float, cells(row)))
+                continue
+            except ValueError:
+                del data[len(data) - len(data) % 6:]
         if not row or all(not c.strip() for c in row):
             continue
-        if len(row) != len(names):
-            raise _err(path, lineno, 1, f"expected {len(names)} fields, found {len(row)}")
-        starts = []
-        pos = 1
-        raw = lines[lineno - 1] if lineno - 1 < len(lines) else ""
-        for cell in raw.split(","):
-            starts.append(pos)
-            pos += len(cell) + 1
-        vals = []
-        for name, i in zip(COLUMNS, idx):
-            cell = row[i].strip()
-            col = starts[i] if i < len(starts) else 1
-            try:
-                v = float(cell)
-            except ValueError:
-                raise _err(path, lineno, col, f"column {name}: {cell!r} is not a number") from None
-            if not math.isfinite(v):
-                raise _err(path, lineno, col, f"column {name}: {cell!r} is not finite")
-            if name in ("new", "out", "think") and v < 0:
-                raise _err(path, lineno, col, f"column {name}: {cell} is negative")
-            vals.append(v)
-        sess, turn, new, out, think, forced = vals
-        groups.setdefault(sess, []).append((turn, (new, out, think, forced)))
-    if not groups:
+        raise _first_error(path, width, idx) or _err(path, reader.line_num, 1, "malformed row")
+    rows = len(data) // 6
+    if not rows:
         raise _err(path, 2, 1, "the trace has no rows")
-    sessions = []
-    for rows in groups.values():
-        rows.sort(key=lambda r: r[0])
-        sessions.append([r[1] for r in rows])
-    return TraceCorpus(path, sessions)
+    cols: list[array] = []
+    for k in range(5, -1, -1):  # split the columns off one at a time: at most one more column is held
+        cols.append(data[k :: k + 1])
+        del data[k :: k + 1]
+    del data
+    sess, turn, new, out, think, forced = reversed(cols)
+    del cols
+    if not _plausible(sess, turn, new, out, think, forced):
+        err = _first_error(path, width, idx)
+        if err is not None:
+            raise err
+    # runs of rows of one session; the trace is grouped when no session has two runs and no run's turns
+    # go down (then the rows need no reordering)
+    index: dict[float, int] = {}
+    run_sid, run_len = array("q"), array("q")
+    grouped = True
+    for s, run in groupby(sess):
+        k = index.get(s)
+        if k is None:
+            k = index[s] = len(index)
+        else:
+            grouped = False
+        run_sid.append(k)
+        run_len.append(len(list(run)))
+    del sess
+    nsess = len(index)
+    del index
+    if grouped:
+        starts = array("q", accumulate(run_len, initial=0))
+        down = compress(count(1), map(gt, turn, islice(turn, 1, None)))  # i: turn[i - 1] > turn[i]
+        firsts = None
+        for i in down:
+            if firsts is None:
+                firsts = set(starts)
+            if i not in firsts:
+                grouped = False
+                break
+    # the lists hold the only references, so _regroup can let each column go as it replaces it
+    vals = [new, out, think, forced]
+    held = [turn]
+    del new, out, think, forced, turn
+    if grouped:
+        start = starts
+    else:
+        start = _regroup(run_sid, run_len, nsess, held, vals)
+    del held, run_sid, run_len
+    lazy = LazySessions(tuple(vals), start)
+    sessions = lazy if rows > EAGER_ROWS else [lazy[k] for k in range(nsess)]
+    return TraceCorpus(path, sessions, rows)
+
+
+def _plausible(sess, turn, new, out, think, forced) -> bool:
+    """Whether every value is finite and ``new``, ``out``, ``think`` are not negative, as far as whole
+    columns tell (C loops): ``False`` when some value may not be (the rows are then read again)."""
+    try:
+        if not all(math.isfinite(math.fsum(c)) for c in (sess, turn, new, out, think, forced)):
+            return False
+    except (OverflowError, ValueError):  # a partial sum beyond the doubles, or inf + -inf
+        return False
+    return min(new) >= 0 and min(out) >= 0 and min(think) >= 0
+
+
+def _regroup(run_sid, run_len, nsess, held, vals) -> array:
+    """Reorder the rows session by session (in the order sessions first appear), each session's stably
+    by turn: ``vals`` (a list of columns) is reordered in place, ``held`` (``[turn]``) emptied; returns
+    the start of each session's rows."""
+    sid = array("q")
+    for k, n in zip(run_sid, run_len):
+        sid.extend(repeat(k, n))
+    rows = len(sid)
+    counts = array("q", bytes(8 * nsess))
+    for k, n in zip(run_sid, run_len):
+        counts[k] += n
+    start = array("q", accumulate(counts, initial=0))
+    del counts
+    fill = array("q", start)
+    perm = array("q", bytes(8 * rows))  # a stable counting sort by session
+    for r, k in enumerate(sid):
+        perm[fill[k]] = r
+        fill[k] += 1
+    del fill, sid
+    turn = held.pop()
+    for k in range(nsess):
+        a, b = start[k], start[k + 1]
+        part = perm[a:b]
+        turns = [turn[r] for r in part]
+        if any(map(gt, turns, islice(turns, 1, None))):
+            perm[a:b] = array("q", [r for _, r in sorted(zip(turns, part), key=itemgetter(0))])
+    del turn
+    for j, col in enumerate(vals):
+        vals[j] = None
+        vals[j] = array("d", map(col.__getitem__, perm))
+        del col
+    return start
