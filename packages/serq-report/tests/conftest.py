@@ -55,7 +55,7 @@ def full_result(**overrides) -> Result:
         stages=[
             StageStats(
                 name="router",
-                index=0,
+                index=None,
                 present=0.1,
                 utilisation=0.1,
                 completions=480,
@@ -123,7 +123,7 @@ def full_result(**overrides) -> Result:
             ),
             PoolStats(
                 name="slots",
-                index=0,
+                index=None,
                 used=3.5,
                 cached=0.0,
                 queue=1.5,

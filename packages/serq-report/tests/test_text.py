@@ -70,18 +70,19 @@ def first_column(text, heading):
     return rows
 
 
-def test_families_of_one_have_no_index(minimal_result):
+def test_single_stages_and_pools_have_no_index_and_arrays_of_one_keep_theirs(minimal_result):
+    # index None: declared without a size (`pool kv`); an index: a member of an array (`pool one[1]`)
     r = minimal_result
-    r.stages = [stage("a", 0), stage("b", 0), stage("b", 1), stage("b", 2)]
-    r.pools = [pool("kv", 0), pool("reqs", 0), pool("reqs", 1)]
+    r.stages = [stage("a", None), stage("b", 0), stage("b", 1), stage("b", 2), stage("c", 0)]
+    r.pools = [pool("kv", None), pool("reqs", 0), pool("reqs", 1), pool("one", 0)]
     text = render_text(r)
-    assert first_column(text, "stage") == ["a", "b[0]", "b[1]", "b[2]"]
-    assert first_column(text, "pool") == ["kv", "reqs[0]", "reqs[1]"]
+    assert first_column(text, "stage") == ["a", "b[0]", "b[1]", "b[2]", "c[0]"]
+    assert first_column(text, "pool") == ["kv", "reqs[0]", "reqs[1]", "one[0]"]
 
 
-def test_a_family_is_judged_by_its_own_name_only(minimal_result):
+def test_a_label_is_judged_by_the_entry_alone(minimal_result):
     r = minimal_result
-    r.stages = [stage("x", 1), stage("y", 0)]  # x has a member with index 1: shown with its index
+    r.stages = [stage("x", 1), stage("y", None)]
     assert first_column(render_text(r), "stage") == ["x[1]", "y"]
 
 

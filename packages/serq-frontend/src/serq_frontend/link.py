@@ -382,6 +382,8 @@ class Linker:
         item: A.PoolItem = fam.item
         seen: dict[str, Pos] = {}
         kw: dict[str, Any] = {"name": name, "size": fam.size, "span": span(item.pos)}
+        if item.size is not None:
+            kw["array"] = True
         for o in item.opts:
             group = o.kind.split("_")[0]
             if group in seen:
@@ -463,7 +465,7 @@ class Linker:
             if "memory" in f:
                 memory = self.family_ref(f["memory"][0], "pool", fam, name)
             kind = ir.Step(budget=budget, cost=cost, chunk=chunk, serve=serve, memory=memory)
-        return ir.Stage(name=name, kind=kind, size=fam.size, span=span(item.pos))
+        return ir.Stage(name=name, kind=kind, size=fam.size, array=item.size is not None, span=span(item.pos))
 
     # -----------------------------------------------------------------------------------------------
     # Statements

@@ -355,6 +355,9 @@ class Pool(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True
 
     name: str
     size: int = 1
+    #: declared with a size (``pool kv[N]``): a family even when N is 1, whose members the report
+    #: labels ``kv[i]``; a pool declared without one is ``kv``
+    array: bool = False
     cap: Number = "inf"
     block: float | None = None
     evict: Evict = EvictLru()
@@ -414,6 +417,8 @@ class Stage(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tru
     name: str
     kind: StageKind
     size: int = 1
+    #: declared with a size (``stage E[N]``), as for :class:`Pool`
+    array: bool = False
     span: Span | None = None
 
 

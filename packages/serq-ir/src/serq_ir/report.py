@@ -10,7 +10,7 @@ from __future__ import annotations
 import msgspec
 
 #: Version of the report's JSON shape.
-REPORT_VERSION = 1
+REPORT_VERSION = 2
 
 
 class _S(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -31,7 +31,7 @@ class StageStats(_S, kw_only=True):
     """One stage member, over [warmup, end]."""
 
     name: str
-    index: int
+    index: int | None  # its index in a stage array (`stage E[N]`, N = 1 too); None for a single stage
     present: float  # time-average number of jobs present
     utilisation: float
     completions: int
@@ -45,7 +45,7 @@ class PoolStats(_S, kw_only=True):
     """One pool member, over [warmup, end]."""
 
     name: str
-    index: int
+    index: int | None  # its index in a pool array (`pool kv[N]`, N = 1 too); None for a single pool
     used: float  # time-average allocated units
     cached: float  # time-average cached units
     queue: float  # time-average sessions waiting

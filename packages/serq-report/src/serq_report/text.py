@@ -16,8 +16,9 @@ with no rows is left out)::
 An interrupted run (Ctrl-C) has ``INTERRUPTED`` right after ``run:``; a run stopped early for another
 reason (``Result.partial``: ``sigterm``, ``max-events``, ``max-wall``, ...) has ``PARTIAL (reason)``. Tables have their kind as the first
 column's heading, names left-aligned and numbers right-aligned, columns two spaces apart. A member of a
-stage or pool family is ``name[i]`` when the family has more than one member (some entry of that name
-has an index above 0) and plain ``name`` otherwise. The stage table has an ``iterations`` column only
+stage or pool array (declared ``kv[N]``, N = 1 included) is ``name[i]``, a stage or pool declared
+without a size plain ``name`` (its ``index`` is None), so a sweep over an array's size keeps its labels
+at 1. The stage table has an ``iterations`` column only
 when some stage has a count (``-`` for the others). Rows keep the order of the Result.
 
 Numbers (:func:`format_number`): counts as integers; every other figure with 6 significant digits as
@@ -64,8 +65,7 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
 
 
 def _labels(entries: Sequence[StageStats | PoolStats]) -> list[str]:
-    several = {e.name for e in entries if e.index > 0}
-    return [f"{e.name}[{e.index}]" if e.name in several else e.name for e in entries]
+    return [e.name if e.index is None else f"{e.name}[{e.index}]" for e in entries]
 
 
 def _run_line(r: Result) -> str:

@@ -127,17 +127,19 @@ class Report:
     def stats(self, name: str) -> ObserveStats:
         return self.result.observes[name]
 
-    def pool(self, name: str, index: int = 0) -> PoolStats:
+    def pool(self, name: str, index: int | None = None) -> PoolStats:
+        """The pool ``name`` (``index`` None or 0 for a single pool), or member ``index`` of an array."""
         for p in self.result.pools:
-            if p.name == name and p.index == index:
+            if p.name == name and (p.index or 0) == (index or 0):
                 return p
-        raise KeyError(f"no pool {name}[{index}]")
+        raise KeyError(f"no pool {name}" + ("" if index is None else f"[{index}]"))
 
-    def stage(self, name: str, index: int = 0) -> StageStats:
+    def stage(self, name: str, index: int | None = None) -> StageStats:
+        """The stage ``name`` (``index`` None or 0 for a single stage), or member ``index`` of an array."""
         for s in self.result.stages:
-            if s.name == name and s.index == index:
+            if s.name == name and (s.index or 0) == (index or 0):
                 return s
-        raise KeyError(f"no stage {name}[{index}]")
+        raise KeyError(f"no stage {name}" + ("" if index is None else f"[{index}]"))
 
     @property
     def interrupted(self) -> bool:
@@ -169,6 +171,19 @@ class Report:
 PARTIAL_EXIT = {"max-events": 3, "max-wall": 3, "interrupted": 130, "sigterm": 143}
 
 
+def member_index(m: Any) -> int | None:
+    """A pool or stage member's index as the report gives it: None for one declared without a size
+    (``pool kv``), its index in an array otherwise (``pool kv[N]``, N = 1 too)."""
+    node = m.node
+    return m.index if node.size > 1 or getattr(node, "array", False) else None
+
+
+def member_label(m: Any) -> str:
+    """``kv`` for a single pool or stage, ``kv[i]`` for a member of an array."""
+    i = member_index(m)
+    return m.name if i is None else f"{m.name}[{i}]"
+
+
 def _div(a: float, b: float) -> float:
     return a / b if b > 0 else math.nan
 
@@ -192,7 +207,7 @@ def build_report(sim) -> Report:
     for st in sim.stages:
         completions = st.completions
         stages.append(StageStats(
-            name=st.name, index=st.index,
+            name=st.name, index=member_index(st),
             present=_div(st.a_present, span),
             utilisation=_div(st.a_busy / getattr(st, "c", 1.0), span),
             completions=completions,
@@ -204,7 +219,7 @@ def build_report(sim) -> Report:
     pools = []
     for pl in sim.pools:
         pools.append(PoolStats(
-            name=pl.name, index=pl.index,
+            name=pl.name, index=member_index(pl),
             used=_div(pl.a_used, span), cached=_div(pl.a_cached, span),
             queue=_div(pl.a_queue, span), holders=_div(pl.a_holders, span),
             wait=pl.wait_sum / pl.admissions if pl.admissions else math.nan,
@@ -220,8 +235,7 @@ def build_report(sim) -> Report:
         gstats[name] = GaugeStats(mean=mean, ci=ci, min=lo, max=hi)
     stuck = sum(pl.stuck for pl in sim.pools)
     if stuck:
-        names = ", ".join(f"{pl.name}[{pl.index}]" if pl.node.size > 1 else pl.name
-                          for pl in sim.pools if pl.stuck)
+        names = ", ".join(member_label(pl) for pl in sim.pools if pl.stuck)
         notes.append(f"note: {stuck} session(s) stuck (preempted again without progress) at {names}")
     if sim.interrupted:
         why = getattr(sim, "partial_note", "") or "interrupted"
