@@ -80,9 +80,9 @@ def _cache_dir() -> Path | None:
 
 
 def _get_parser(layer_list: Sequence[Any]) -> Any:
-    """``parser.get_parser`` with lark's grammar analysis cached on disk (lark's ``cache=``: the file
-    holds a hash of the grammar text, the options and lark's version, and is rebuilt when any differ).
-    Building the LALR tables is most of a small program's compile time; loading them is a tenth of it."""
+    """``parser.get_parser`` with the grammar's LALR tables kept on disk (``parser.load_tables``: JSON, never
+    pickle, keyed by the grammar text, the options, lark's and Python's version, and rebuilt when any
+    differ). Building the tables is most of a small program's compile time; loading them is a tenth of it."""
     import hashlib
 
     from . import parser as P
@@ -97,7 +97,7 @@ def _get_parser(layer_list: Sequence[Any]) -> Any:
 
     names = "\0".join(getattr(layer, "name", "?") for layer in layer_list)
     tag = hashlib.sha256(f"{lark.__version__}\0{names}".encode()).hexdigest()[:16]
-    return P.get_parser(layer_list, cache=str(d / f"parser-{tag}.lark"))
+    return P.get_parser(layer_list, cache=str(d / f"lalr-{tag}.json"))
 
 
 def _setup(path: str | Path | None, source: str | None, pm: Any, sets: Mapping[str, float],

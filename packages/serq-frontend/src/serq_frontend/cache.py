@@ -23,8 +23,11 @@ or a library that appears earlier on the search path, is a miss; then it writes 
 and decodes the IR with serq-ir's codec (``serq_ir.decode``, which checks it). The IR keeps its source
 spans and ``source``, so run-time errors quote the program as after a fresh compile.
 
-Only successful compiles are stored, written atomically (:func:`serq.files.write_atomic`). An entry that
-is corrupt, truncated, of another key or another layout is a miss, and is replaced. A write that finds
+Only successful compiles are stored, written atomically (:func:`serq.files.write_atomic`) and readable by
+the user alone. An entry that is corrupt, truncated, of another key or another layout is a miss, and is
+replaced; so is one that is not a regular file, belongs to another user or is writable by others. A
+folder that belongs to another user or that others can write is not used at all (:func:`cache_dir`).
+Nothing in an entry is executed: its header is JSON and its IR is decoded and checked by serq-ir. A write that finds
 more than :data:`KEEP` entries removes the oldest written.
 
 This module imports no part of the compiler: a hit imports neither lark nor the parser, the sugar layers
@@ -38,6 +41,7 @@ import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
+from stat import S_ISREG
 from typing import Any
 
 try:  # BLAKE2 without importing hashlib, whose OpenSSL module costs milliseconds at start-up
@@ -57,9 +61,26 @@ _DISTRIBUTIONS = ("serq-frontend", "serq-ir", "lark", "msgspec")
 _HOOKS = ("serq_frontend_register_sugar", "serq_frontend_library_paths")
 
 
+def _untrusted(st: os.stat_result) -> str | None:
+    """Why a cache folder or file with this status is not to be trusted (None: it is). On POSIX it must
+    belong to the user serq runs as and be writable by nobody else."""
+    if os.name != "posix":  # pragma: no cover - no owners and modes to check
+        return None
+    if st.st_uid != os.geteuid():
+        return "belongs to another user"
+    if st.st_mode & 0o022:
+        return "can be written by other users"
+    return None
+
+
+_warned: set[str] = set()
+
+
 def cache_dir() -> Path | None:
     """Where serq-frontend keeps files between runs: ``$SERQ_CACHE_DIR`` (empty: nowhere), else
-    ``$XDG_CACHE_HOME/serq``, else ``~/.cache/serq``; None when it cannot be created or written."""
+    ``$XDG_CACHE_HOME/serq``, else ``~/.cache/serq``; None when it cannot be created or written, or when it
+    belongs to another user or others can write it (then both caches are off, with a warning on stderr
+    once per process: what such a folder holds could have been written by someone else)."""
     env = os.environ.get("SERQ_CACHE_DIR")
     if env is not None:
         if not env.strip():
@@ -70,9 +91,37 @@ def cache_dir() -> Path | None:
         d = Path(base) / "serq"
     try:
         d.mkdir(parents=True, exist_ok=True, mode=0o700)
+        st = os.stat(d)
     except OSError:
         return None
+    why = _untrusted(st)
+    if why is not None:
+        if str(d) not in _warned and sys.stderr is not None:
+            _warned.add(str(d))
+            sys.stderr.write(f"serq: warning: not using the cache folder {d}: it {why} (make it your own "
+                             "and not writable by others, or set SERQ_CACHE_DIR to another folder)\n")
+        return None
     return d if os.access(d, os.W_OK) else None
+
+
+def read_trusted(path: str | os.PathLike[str]) -> bytes | None:
+    """The bytes of a cache file, or None when it is missing, is not a regular file (a symbolic link is
+    not followed), belongs to another user or others can write it."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not S_ISREG(st.st_mode) or _untrusted(st) is not None:
+            return None
+        with open(fd, "rb", closefd=False) as f:
+            return f.read()
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 def enabled() -> bool:
@@ -253,12 +302,8 @@ def _holds(deps: Any) -> bool:
 
 def _read_entry(file: Path, key: str) -> tuple[dict[str, Any], bytes] | None:
     """The header and the IR of an entry, or None when it is missing, corrupt or of another key."""
-    try:
-        with open(file, "rb") as f:
-            data = f.read()
-    except OSError:
-        return None
-    if not data.startswith(_MAGIC):
+    data = read_trusted(file)
+    if data is None or not data.startswith(_MAGIC):
         return None
     digest, _, body = data[len(_MAGIC):].partition(b"\n")
     if digest != _digest(body).encode():
@@ -356,7 +401,7 @@ def store(file: Path, key: str, deps: list[list[Any]], stderr: str, program: Any
     from serq.files import write_atomic
 
     try:
-        write_atomic(file, _entry(key, deps, stderr, serq_ir.encode(program)))
+        write_atomic(file, _entry(key, deps, stderr, serq_ir.encode(program)), perms=0o600)
     except OSError:
         return
     prune(file.parent)

@@ -283,9 +283,16 @@ class Parser:
         ns = {name: staticmethod(method(fn, name in KEEP_TOKENS, owner.get(name)))
               for name, fn in builders.items()}
         callbacks = type("SerqBuilder", (), ns)()
-        self.lark = Lark("\n".join(texts), parser="lalr", lexer="contextual", propagate_positions=False,
-                         maybe_placeholders=True, keep_all_tokens=True, start=["start", "expr_start"],
-                         transformer=callbacks, **({"cache": cache} if cache else {}))
+        grammar = "\n".join(texts)
+        lark = None
+        if cache:
+            key = tables_key(grammar, LARK_OPTIONS)
+            lark = load_tables(cache, key, callbacks)
+        if lark is None:
+            lark = Lark(grammar, transformer=callbacks, **LARK_OPTIONS)
+            if cache:
+                save_tables(cache, key, lark)
+        self.lark = lark
 
     def parse(self, text: str, file: str, reporter: Reporter, *, start: str = "start") -> Any:
         self.context.file = file
@@ -296,6 +303,10 @@ class Parser:
             raise syntax_error(e, text, file, reporter) from None
 
 
+#: how every parser is built (the tables file's key includes them)
+LARK_OPTIONS: dict[str, Any] = {"parser": "lalr", "lexer": "contextual", "propagate_positions": False,
+                                "maybe_placeholders": True, "keep_all_tokens": True,
+                                "start": ["start", "expr_start"]}
 #: terminals a builder sees (anonymous keywords and punctuation are left out)
 NAMED_TERMINALS = frozenset({"NAME", "NUMBER", "STRING", "REQUEUE", "ARRIVE", "ORDERED", "RUN_FIELD"})
 #: rules whose builder reads a keyword token itself
@@ -320,13 +331,103 @@ _PARSERS: dict[tuple[int, ...], Parser] = {}
 
 
 def get_parser(layers: Sequence[Any], cache: str | None = None) -> Parser:
-    """The parser for these layers, built on first use. ``cache``: a file where lark keeps the grammar's
-    LALR tables between processes (rebuilt when the grammar, the options or lark's version change)."""
+    """The parser for these layers, built on first use. ``cache``: a file where the grammar's LALR tables
+    are kept between processes (:func:`load_tables`; rebuilt when the grammar, the options, lark's or
+    Python's version change)."""
     key = tuple(id(layer) for layer in layers)
     p = _PARSERS.get(key)
     if p is None:
         p = _PARSERS[key] = Parser(layers, cache)
     return p
+
+
+# ---------------------------------------------------------------------------------------------------
+# The LALR tables between processes
+# ---------------------------------------------------------------------------------------------------
+
+#: The layout of a tables file (bumped when it changes; part of its key).
+TABLES_FORMAT = 1
+_TABLES_MAGIC = b"serq-lalr-tables\n"
+#: How a dict whose keys are not all strings is written in JSON: ``{"\u0000d": [[key, value], ...]}``.
+_PAIRS = "\0d"
+
+
+def _to_json(x: Any) -> Any:
+    if isinstance(x, dict):
+        if all(type(k) is str for k in x):
+            return {k: _to_json(v) for k, v in x.items()}
+        return {_PAIRS: [[k, _to_json(v)] for k, v in x.items()]}
+    if isinstance(x, list | tuple):
+        return [_to_json(v) for v in x]
+    if x is None or type(x) in (str, int, bool, float):
+        return x
+    raise TypeError(f"cannot keep {type(x).__name__} in the tables file")
+
+
+def _from_json(d: dict[str, Any]) -> Any:
+    if len(d) == 1 and _PAIRS in d:
+        return {k: v for k, v in d[_PAIRS]}
+    return d
+
+
+def tables_key(grammar: str, options: dict[str, Any]) -> str:
+    """The key of the tables of ``grammar`` built with ``options``: it changes with the grammar, the
+    options, lark's version, Python's and the file layout."""
+    import hashlib
+    import sys
+
+    import lark
+
+    text = "\0".join([str(TABLES_FORMAT), lark.__version__, repr(sys.version_info[:2]),
+                      repr(sorted(options.items())), grammar])
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def load_tables(path: str, key: str, transformer: Any) -> Lark | None:
+    """The parser kept in ``path`` for ``key``, or None when the file is missing, is not one this process
+    may trust (:func:`serq_frontend.cache.read_trusted`), is corrupt, or is of another key. The file is
+    JSON: reading it runs no code, whatever it holds."""
+    import hashlib
+    import json
+
+    from .cache import read_trusted
+
+    data = read_trusted(path)
+    if data is None or not data.startswith(_TABLES_MAGIC):
+        return None
+    head, _, body = data[len(_TABLES_MAGIC):].partition(b"\n")
+    file_key, _, digest = head.decode("ascii", "replace").partition(" ")
+    if file_key != key or digest != hashlib.sha256(body).hexdigest():
+        return None
+    try:
+        d = json.loads(body, object_hook=_from_json)
+        return Lark._load_from_dict(d["data"], d["memo"], transformer=transformer)
+    except Exception:  # noqa: BLE001 - a file that does not load is rebuilt, never an error
+        return None
+
+
+def save_tables(path: str, key: str, parser: Lark) -> None:
+    """Keep ``parser``'s tables in ``path`` (JSON, written atomically, readable by this user alone); a
+    folder that cannot be written is no error."""
+    import hashlib
+    import json
+
+    from lark.grammar import Rule
+    from lark.lark import _LOAD_ALLOWED_OPTIONS
+    from lark.lexer import TerminalDef
+    from serq.files import write_atomic
+
+    data, memo = parser.memo_serialize([TerminalDef, Rule])
+    data["options"] = {k: v for k, v in data["options"].items() if k not in _LOAD_ALLOWED_OPTIONS}
+    try:
+        body = json.dumps(_to_json({"data": data, "memo": memo}), separators=(",", ":")).encode()
+    except (TypeError, ValueError):  # pragma: no cover - a lark whose tables hold something else
+        return
+    head = f"{key} {hashlib.sha256(body).hexdigest()}\n".encode()
+    try:
+        write_atomic(path, _TABLES_MAGIC + head + body, perms=0o600)
+    except OSError:
+        pass
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -119,12 +119,14 @@ def _write_through(path: str, mode: str) -> Iterator[IO]:
 
 @contextlib.contextmanager
 def open_atomic(path: str | os.PathLike[str], mode: str = "w", *,
-                inputs: Iterable[str | os.PathLike[str] | None] = ()) -> Iterator[IO]:
+                inputs: Iterable[str | os.PathLike[str] | None] = (), perms: int | None = None) -> Iterator[IO]:
     """Open ``path`` for writing by the rules of this module: a new path or a regular file appears only
     once the ``with`` block has finished; a device, a FIFO or a path under ``/dev`` is written through.
 
     :param mode: ``"w"`` for text (UTF-8, ``\\n`` line endings on every platform) or ``"wb"`` for bytes.
     :param inputs: files that must not be written (:func:`check_not_input`).
+    :param perms: the permission bits of the file written atomically (default: those of the file it
+        replaces, else ``0o666 & ~umask``).
 
     An exception raised in the block removes the temporary file, leaves ``path`` untouched and
     propagates. The folder must exist.
@@ -146,13 +148,15 @@ def open_atomic(path: str | os.PathLike[str], mode: str = "w", *,
             yield f
         return
     target = os.path.realpath(path) if os.path.islink(path) else path  # a link stays a link
-    perms = st.st_mode & 0o777 if st is not None else 0o666
+    exact = perms is not None or st is not None
+    if perms is None:
+        perms = st.st_mode & 0o777 if st is not None else 0o666
     try:
         fd, tmp = _create_temp(target, perms)
     except OSError as e:  # name the file the user asked for, not the temporary one
         raise type(e)(e.errno, e.strerror, path) from None
     try:
-        if st is not None:  # the replacement keeps the permissions of the file it replaces
+        if exact:  # the replacement keeps the permissions of the file it replaces, or gets those asked for
             with contextlib.suppress(OSError, NotImplementedError):
                 os.chmod(fd, perms)
         with open(fd, "wb", closefd=True) as raw:
@@ -177,12 +181,12 @@ def open_atomic(path: str | os.PathLike[str], mode: str = "w", *,
 
 
 def write_atomic(path: str | os.PathLike[str], data: str | bytes, *,
-                 inputs: Iterable[str | os.PathLike[str] | None] = ()) -> None:
+                 inputs: Iterable[str | os.PathLike[str] | None] = (), perms: int | None = None) -> None:
     """Write ``data`` to ``path`` by the rules of :func:`open_atomic`; a ``str`` is written as UTF-8
     with its line endings as given."""
     if isinstance(data, str):
         data = data.encode("utf-8")
     elif not isinstance(data, bytes | bytearray | memoryview):
         raise TypeError(f"write_atomic: data must be str or bytes, not {type(data).__name__}")
-    with open_atomic(path, "wb", inputs=inputs) as f:
+    with open_atomic(path, "wb", inputs=inputs, perms=perms) as f:
         f.write(data)
