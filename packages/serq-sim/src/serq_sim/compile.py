@@ -449,19 +449,32 @@ class Compiler:
             elif isinstance(st, N.Load):
                 out.append(f"{pad}E.load(s, {self.pool_ref(st.pool, 'session')}, {x(st.amount)}, {sid})")
             elif isinstance(st, N.Run):
-                work = x(st.work)
+                # A run of zero work completes at once: the session goes on without waiting (it keeps its
+                # place among the sessions ready at this instant, so, e.g., two requests that finish in
+                # one iteration release in the order the iteration served them). NaN goes to the engine,
+                # which reports it.
+                # (the stage, the work and the growing pool are evaluated in this order either way)
                 if len(st.stages) == 1:
-                    stage = self.stage_ref(st.stages[0], "session")
-                    g = "None" if st.growing is None else self.pool_ref(st.growing, "session")
                     fast = self._fast_start(st)
                     if fast is not None:
-                        out.append(f"{pad}{fast}(s, {work}, {sid})")
+                        out.append(f"{pad}_zw = {x(st.work)}")
+                        call = f"{fast}(s, _zw, {sid})"
                     else:
-                        out.append(f"{pad}E.run_job(s, {stage}, {work}, {st.mode!r}, {g}, {sid})")
+                        out.append(f"{pad}_zs = {self.stage_ref(st.stages[0], 'session')}")
+                        out.append(f"{pad}_zw = {x(st.work)}")
+                        g = "None"
+                        if st.growing is not None:
+                            out.append(f"{pad}_zg = {self.pool_ref(st.growing, 'session')}")
+                            g = "_zg"
+                        call = f"E.run_job(s, _zs, _zw, {st.mode!r}, {g}, {sid})"
                 else:
                     stages = ", ".join(self.stage_ref(r, "session") for r in st.stages)
-                    out.append(f"{pad}E.run_flow(s, ({stages},), {work}, {sid})")
-                out.append(f"{pad}yield")
+                    out.append(f"{pad}_zs = ({stages},)")
+                    out.append(f"{pad}_zw = {x(st.work)}")
+                    call = f"E.run_flow(s, _zs, _zw, {sid})"
+                out.append(f"{pad}if _zw > 0 or _zw != _zw:")
+                out.append(f"{pad}    {call}")
+                out.append(f"{pad}    yield")
             else:
                 raise TypeError(f"unknown statement {type(st).__name__}")
 

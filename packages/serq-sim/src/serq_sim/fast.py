@@ -609,12 +609,13 @@ class _Gen(Compiler):
                 cur.append(f"{pad}_w = {x(st.work)}")
                 cur.append(f"{pad}if _w > 0:")
                 cur += self.start_lines(f, m, pad + "    ")
-                cur += [f"{pad}elif _w != _w:",
+                # a run of zero work completes at once: the session goes on in place (the general engine's)
+                cur += [f"{pad}    A[{self.XP}] = {rl}",
+                        f"{pad}    break",
+                        f"{pad}elif _w != _w:",
                         f"{pad}    raise _err(\"the run's work is NaN\", {sid}, A[{self.XS}], now)",
-                        f"{pad}else:",
-                        f"{pad}    ready.append(A)",
-                        f"{pad}A[{self.XP}] = {rl}",
-                        f"{pad}break"]
+                        f"{pad}pc = {rl}",
+                        f"{pad}continue"]
                 cur, pad = rb, ""
             else:  # pragma: no cover - excluded by exclusion()
                 raise TypeError(type(st).__name__)
