@@ -353,7 +353,7 @@ def test_a_hit_imports_no_compiler(tmp_path, folder):
 
 RUNTIME_LIB = "def wobble(g) {\n  branch (g) { end; }\n}\n"
 RUNTIME_PROG = ('use "lib.sq";\nstage s : fifo;\nworkload { arrive batch(1); }\n'
-                "session {\n  set g = ~uniform(0.2, 0.8);\n  wobble(g);\n}\n")
+                "session {\n  set g = ~uniform(0.2, 0.8);\n  wobble(g);\n}\nrun { horizon 10; }\n")
 
 
 def test_a_run_time_error_reads_the_same_after_a_hit(tmp_path, folder):

@@ -348,7 +348,7 @@ def _limit_memory():
 def shortened(program: N.Program) -> N.Program:
     """The program with at most :data:`HORIZON` of simulated time, or at most :data:`ARRIVALS` arrivals."""
     rs = program.run
-    h = rs.horizon
+    h = "inf" if rs.horizon is None else rs.horizon
     if rs.arrivals is not None:
         horizon = h if h == "-inf" or (h != "inf" and h <= 1e4) else 1e4
         arrivals = min(rs.arrivals, ARRIVALS)

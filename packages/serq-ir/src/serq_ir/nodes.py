@@ -492,7 +492,10 @@ class Workload(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
 
 
 class RunSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True, omit_defaults=True):
-    horizon: Number = "inf"
+    """The run block. ``horizon`` ``None``: the program gives none (``serq run`` then needs
+    ``--horizon``; ``serq_sim.run`` without one runs until no event is left)."""
+
+    horizon: Number | None = None
     warmup: float = 0.0
     seed: int = 1
     arrivals: int | None = None

@@ -87,6 +87,10 @@ def run_command(pm, file, sets, defs, seed, horizon, warmup, arrivals, trace, as
             raise UserError("--dump needs serq-report (pip install serq-report)") from None
     program = load_program(pm, file, to_load_options(sets, defs))
     program = apply_run_overrides(program, seed=seed, horizon=horizon, warmup=warmup, arrivals=arrivals)
+    if program.run.horizon is None:
+        # program-reference.txt: a run's horizon is required (a run without one need never end)
+        raise UserError(f"{file}: the run has no horizon: give the program `run {{ horizon T; }}` or the "
+                        "command --horizon T (`inf` to run until no event is left)")
     inputs = run_inputs(program, file, trace) if output or dump is not None else []
     if output:  # refused before the run, not after it
         check_not_input(output, inputs)

@@ -232,7 +232,11 @@ class Simulation:
         self.program = program
         rs = program.run
         self.seed = int(rs.seed if seed is None else seed)
-        self.horizon = num(rs.horizon) if horizon is None else float(horizon)
+        if horizon is not None:
+            self.horizon = float(horizon)
+        else:
+            # a program without a horizon runs until no event is left (serq run refuses it)
+            self.horizon = INF if rs.horizon is None else num(rs.horizon)
         self.warmup = float(rs.warmup if warmup is None else warmup)
         self.arr_limit = rs.arrivals if arrivals is None else arrivals
         self.check = check_invariants
@@ -1368,7 +1372,10 @@ class Simulation:
                 self.make_ready(s)
 
     def preempt_candidates(self, pool: Pool):
-        """The victim candidates of ``pool`` in admission order: ``[(session, slot)]``."""
+        """The victim candidates of ``pool`` in admission order: ``[(session, slot)]``. On a pool that is
+        some step stage's memory, the residents there in the order of their sessions' latest admission
+        (the engine's serving order); on any other pool, its holders in the order the pool admitted them
+        (``pool.holders`` is in that order), a session with several holds there placed by its latest."""
         engines = pool.memory_of
         seen = {}
         for slot in pool.holders:
@@ -1379,8 +1386,24 @@ class Simulation:
                 job = s.job
                 if job is None or job.stage not in engines or s.status not in (STAGE, GROWING):
                     continue
-            seen[s] = slot  # the innermost (latest) slot wins
-        return sorted(seen.items(), key=lambda kv: kv[0].adm_seq)
+                seen[s] = slot  # the innermost (latest) slot wins
+            else:
+                seen.pop(s, None)  # placed by its latest admission here
+                seen[s] = slot
+        if engines:
+            return sorted(seen.items(), key=lambda kv: kv[0].adm_seq)
+        return list(seen.items())
+
+    @staticmethod
+    def computed_position(s: Session, slot: Slot) -> float:
+        """The position ``slot``'s hold has computed: its position less the tokens the step iteration
+        being planned or run gives the session's growing job there (applied only when it ends)."""
+        job = s.job
+        if job is not None and job.assigned > 0 and job.growing is slot.pool and job.stage is not None:
+            gslot = job.gslot
+            if gslot is None or gslot is slot:
+                return slot.pos - job.assigned
+        return slot.pos
 
     def preempt(self, victim: Session, pool: Pool) -> Preempted:
         hi, slot = self._innermost(victim, pool)
@@ -1397,6 +1420,9 @@ class Simulation:
         victim.attrs[SLOT_COMPUTED] = computed
         while len(victim.holds) > hi:
             h = victim.holds.pop()
+            # the aborted holds cache their computed prefix (their position), as a hold does whose
+            # body advanced it, whether or not this one's had
+            h.grown = True
             self._release_hold(victim, h)
         if self.warm:
             pool.preemptions += 1

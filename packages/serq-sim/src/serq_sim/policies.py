@@ -17,7 +17,8 @@ A **preemption policy** is a :class:`PreemptionPolicy`: ``victim(pool, grower)``
 preempt when a grow on ``pool`` does not fit, or ``None`` to make the grower wait; ``requeue`` is
 ``"head"`` or ``"tail"``. ``sim.preempt_candidates(pool)`` gives the candidates of pool-reference.txt (the
 holders resident in the step stage whose memory the pool is, else the holders with an active hold scope;
-never a lease), in admission order, each as ``(session, slot)`` (``slot.pos`` its position).
+never a lease), in admission order, each as ``(session, slot)``; ``sim.computed_position(session, slot)``
+is the position its hold has computed (``slot.pos`` less the tokens of the iteration in flight).
 """
 
 from __future__ import annotations
@@ -154,7 +155,7 @@ class PreemptByKeys(PreemptionPolicy):
             ctx.admission = float(rank)
             job = s.job
             ctx.decoding = 1.0 if (job is not None and job.mode == "decode") else 0.0
-            ctx.position = slot.pos
+            ctx.position = self.sim.computed_position(s, slot)
             k = (*self.keys(s, s.attrs, ctx), -rank)
             if any(x != x for x in k):
                 k = tuple(math.inf if x != x else x for x in k)
