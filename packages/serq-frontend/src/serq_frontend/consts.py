@@ -10,12 +10,36 @@ from .names import FUNCTIONS
 
 INF = math.inf
 
+#: the most terms an aggregate ``max j in n (e)`` is written out to
+MAX_TERMS = 10_000
+
 
 class NotConstant(Exception):
     """The expression reads something other than numbers and constants."""
 
     def __init__(self, node: Any):
         self.node = node
+
+
+class BadConstant(Exception):
+    """A constant that cannot be: an aggregate's count that is not a whole number of terms."""
+
+    def __init__(self, node: Any, message: str):
+        self.node = node
+        self.message = message
+
+
+def agg_count(a: Any, n: float) -> int:
+    """The number of terms of aggregate ``a`` whose count folded to ``n``; :class:`BadConstant` when it is
+    not a whole number from 1 to :data:`MAX_TERMS`."""
+    what = f"the count of `{a.op} {a.var} in …`"
+    if not math.isfinite(n) or n != int(n) or n < 1:
+        shown = ("inf" if n > 0 else "-inf") if math.isinf(n) else ("NaN" if n != n else
+                                                                     (str(int(n)) if n == int(n) else repr(n)))
+        raise BadConstant(a.n, f"{what} must be an integer of at least 1, not {shown}")
+    if n > MAX_TERMS:
+        raise BadConstant(a.n, f"`{a.op} {a.var} in {int(n)}`: more than {MAX_TERMS} terms")
+    return int(n)
 
 
 def truth(x: float) -> bool:
@@ -99,7 +123,8 @@ def binary_value(op: str, a: float, b: float) -> float:
 
 
 def fold(e: Any, lets: dict[str, float]) -> float:
-    """The value of ``e``; raises :class:`NotConstant` at the first node that is not constant."""
+    """The value of ``e``; raises :class:`NotConstant` at the first node that is not constant (and
+    :class:`BadConstant` at an aggregate whose count is not a whole number of terms)."""
     t = type(e)
     if t is A.Num:
         return e.value
@@ -118,6 +143,20 @@ def fold(e: Any, lets: dict[str, float]) -> float:
     if t is A.Cond:
         c = fold(e.test, lets)
         return fold(e.then, lets) if truth(c) else fold(e.orelse, lets)
+    if t is A.Agg:
+        # a constant where its terms are: the terms written out (sugar/aggregates.py) fold the same way
+        n = agg_count(e, fold(e.n, lets))
+        env = dict(lets)
+        vals = []
+        for k in range(n):
+            env[e.var] = float(k)
+            vals.append(fold(e.body, env))
+        if e.op == "sum":
+            out = vals[0]
+            for v in vals[1:]:
+                out = binary_value("+", out, v)
+            return out
+        return vals[0] if n == 1 else fn_value(e.op, vals)
     if t is A.Call and e.name in FUNCTIONS:
         lo, hi = FUNCTIONS[e.name]
         if len(e.args) < lo or (hi is not None and len(e.args) > hi):

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from . import ast as A
-from .consts import NotConstant, fold
+from .consts import BadConstant, NotConstant, fold
 from .diagnostics import CompileError, Pos, Reporter, Sources
 
 
@@ -77,6 +77,8 @@ class Context:
             except NotConstant as e:
                 raise self.error(e.node.pos, f"`let {item.name}` is not a constant: it reads "
                                  f"{describe(e.node)}") from None
+            except BadConstant as e:
+                raise self.error(e.node.pos, e.message) from None
             if math.isnan(v):
                 raise self.error(item.value.pos, f"`let {item.name}` evaluates to NaN")
             out[item.name] = v
@@ -92,6 +94,8 @@ class Context:
         except NotConstant as x:
             raise self.error(x.node.pos, f"{what} must be a constant (numbers and `let`s): it reads "
                              f"{describe(x.node)}") from None
+        except BadConstant as x:
+            raise self.error(x.node.pos, x.message) from None
         if math.isnan(v):
             raise self.error(e.pos, f"{what} evaluates to NaN")
         return v

@@ -119,6 +119,8 @@ class Linker:
         self.observe_tests: list[bool] = []
         self.hold_stack: list[A.SHold] = []
         self.tainted: dict[str, Pos] = {}
+        #: per hold (by id): the attributes set from live state whose value reaches its header
+        self.header_taint: dict[int, dict[str, Pos]] = {}
         self.multi_run: Pos | None = None
 
     def error(self, pos: Pos | None, msg: str) -> Exception:
@@ -161,9 +163,13 @@ class Linker:
                 if isinstance(s, (A.SSet, A.SChoose)):
                     self.assign(s.name, s.pos)
                 elif isinstance(s, A.SObserve):
+                    # a test-valued observe is one every site of which is a test (`observe hit = 0;` at one
+                    # site and a comparison at another is not: its zeros need not be a test that failed)
                     if s.name not in self.observes:
                         self.observes[s.name] = len(self.observes)
                         self.observe_tests.append(is_test(s.value))
+                    elif not is_test(s.value):
+                        self.observe_tests[self.observes[s.name]] = False
 
     def assign(self, name: str, pos: Pos) -> None:
         if name in self.slots:
@@ -528,6 +534,7 @@ class Linker:
     def hold(self, s: A.SHold, where: str) -> ir.Hold:
         pools = []
         names = []
+        self.tainted = self.header_taint.get(id(s), {})
         for p in s.pools:
             ref = self.ref(p.ref, "pool", ADMIT)
             names.append(p.ref.dotted)
@@ -539,6 +546,7 @@ class Linker:
                 raise self.error(s.reuse.pos, "`reuse` on a hold without `cache`: a memory-only hold consumes "
                                  "no prefix; give it a `cache (…)` clause")
             reuse = self.expr(s.reuse, ADMIT)
+        self.tainted = {}
         self.hold_stack.append(s)
         try:
             body = self.block(s.body, where)
@@ -597,21 +605,11 @@ class Linker:
     # The program
     # -----------------------------------------------------------------------------------------------
 
-    def taint(self, blocks: list[list[Any]]) -> None:
-        """Attributes set from live pool or stage state (the first lint of §3), transitively."""
-        sets: list[A.SSet] = [s for b in blocks for s in A.walk_stmts(b) if isinstance(s, A.SSet)]
-        changed = True
-        while changed:
-            changed = False
-            for s in sets:
-                if s.name in self.tainted:
-                    continue
-                for x in A.walk_expr(s.value):
-                    if (type(x) is A.Call and x.name in LIVE_OBSERVABLES) or \
-                            (type(x) is A.Var and x.simple in self.tainted):
-                        self.tainted[s.name] = s.pos
-                        changed = True
-                        break
+    def taint(self, init: list[Any], turn: list[Any], session: list[Any]) -> None:
+        """The first lint of §3, flow-sensitive: for every hold, the attributes whose value reaching its
+        header was set from live pool or stage state (directly, or from an attribute so set), each with
+        the set that did it (``self.header_taint``, by the hold's id)."""
+        Taint(self.header_taint, turn).run(init, session)
 
     def link(self) -> ir.Program:
         ctx = self.ctx
@@ -653,7 +651,11 @@ class Linker:
                 if key in wl and key != "hidden":
                     raise self.error(w.pos, f"the workload has two `{key}`s")
                 if key == "hidden":
-                    wl.setdefault("hidden", []).extend(w.arg)
+                    for name, pos in w.arg:
+                        first = next((p for n, p in wl.get("hidden", []) if n == name), None)
+                        if first is not None:
+                            raise self.error(pos, f"`{name}` is hidden twice (first at {first.line}:{first.col})")
+                        wl.setdefault("hidden", []).append((name, pos))
                 elif key == "session":
                     raise self.error(w.pos, "a workload `session` needs the two-sides layer")
                 else:
@@ -670,7 +672,7 @@ class Linker:
             self.hidden.add(name)
         self.attributes = [ir.Attribute(name=a.name, builtin=a.builtin, hidden=a.name in self.hidden)
                            for a in self.attributes]
-        self.taint([init, turn, session])
+        self.taint(init, turn, session)
         pools = [self.pool(n, f) for n, f in self.pools.items()]
         stages = [self.stage(n, f) for n, f in self.stages.items()]
         ir_init = self.block(init, "init")
@@ -759,6 +761,100 @@ class Linker:
         if kw.get("warmup", 0.0) >= hv:
             raise self.error(item.pos, "the warmup must be below the horizon")
         return ir.RunSettings(**kw)
+
+
+class Taint:
+    """The flow of attributes set from live pool or stage state (``set x = used(kv);``, or from such an
+    attribute) to the holds' headers: a may-analysis over the statements in execution order. A set from
+    anything else, and a ``choose``, gives the attribute a value of another kind; a branch joins its
+    arms; a loop, its entry and its body's end; a hold's header also sees every state inside its body,
+    since a preemption there executes the hold again; ``turn;`` runs the workload's ``turn`` block, and
+    ``end;`` ends the flow. A state is ``{name: the set's position}``, ``None`` where nothing flows."""
+
+    def __init__(self, out: dict[int, dict[str, Pos]], turn: list[Any]):
+        self.out = out
+        self.turn = turn
+        #: the states seen inside the holds being analysed (innermost last), for their re-execution
+        self.inside: list[list[dict[str, Pos]]] = []
+
+    def run(self, init: list[Any], session: list[Any]) -> None:
+        self.block(session, self.block(init, {}))
+
+    @staticmethod
+    def join(a: dict[str, Pos] | None, b: dict[str, Pos] | None) -> dict[str, Pos] | None:
+        if a is None:
+            return None if b is None else dict(b)
+        if b is None:
+            return dict(a)
+        out = dict(a)
+        for k, p in b.items():
+            q = out.get(k)
+            if q is None or (p.line, p.col) < (q.line, q.col):
+                out[k] = p
+        return out
+
+    def see(self, state: dict[str, Pos] | None) -> None:
+        if state is not None:
+            for seen in self.inside:
+                seen.append(state)
+
+    def block(self, stmts: list[Any], state: dict[str, Pos] | None) -> dict[str, Pos] | None:
+        for s in stmts:
+            state = self.stmt(s, state)
+            self.see(state)
+        return state
+
+    def stmt(self, s: Any, state: dict[str, Pos] | None) -> dict[str, Pos] | None:
+        if state is None:
+            return None
+        t = type(s)
+        if t is A.SSet:
+            state = dict(state)
+            if any((type(x) is A.Call and x.name in LIVE_OBSERVABLES) or (type(x) is A.Var and x.simple in state)
+                   for x in A.walk_expr(s.value)):
+                state[s.name] = s.pos
+            else:
+                state.pop(s.name, None)
+            return state
+        if t is A.SChoose:
+            state = dict(state)
+            state.pop(s.name, None)
+            return state
+        if t is A.STurn:
+            return self.block(self.turn, state)
+        if t is A.SEnd:
+            return None
+        if t is A.SBranch:
+            return self.join(self.block(s.then, state), self.block(s.orelse, state))
+        if t is A.SLoop:
+            entry = state
+            while True:
+                end = self.block(s.body, state)
+                nxt = self.join(entry, end)
+                if nxt == state:
+                    return state
+                state = nxt
+        if t is A.SHold:
+            header = state
+            while True:
+                self.inside.append([])
+                try:
+                    end = self.block(s.body, header)
+                    seen = self.inside[-1]
+                finally:
+                    self.inside.pop()
+                nxt = header
+                for st in seen:
+                    nxt = self.join(nxt, st)
+                if nxt == header:
+                    break
+                header = nxt
+            prev = self.out.get(id(s))
+            self.out[id(s)] = header if prev is None else self.join(prev, header)
+            return end
+        for b in A.blocks_of(s):
+            state = self.join(state, self.block(b, state))
+        return state
 
 
 KIND_NAMES = {A.STurn: "`turn;`", A.SEnd: "`end;`", A.SHold: "`hold`", A.SGrow: "`grow`", A.SDrop: "`drop`",

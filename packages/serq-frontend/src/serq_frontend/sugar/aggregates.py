@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import ast as A
+from ..consts import MAX_TERMS, BadConstant, agg_count
 from ..parser import grammar_text
 from . import SugarLayer
 
@@ -24,7 +25,7 @@ BUILDERS = {
     "agg_n": lambda b, p, c: c[0],
 }
 
-MAX_TERMS = 10_000
+__all__ = ["LAYER", "MAX_TERMS"]
 
 
 class Writer:
@@ -45,9 +46,11 @@ class Writer:
         if a.var in self.taken:
             raise ctx.error(a.pos, f"`{a.op} {a.var} in …`: `{a.var}` is a name the program has already; "
                             "give the index its own")
-        n = ctx.const_int(a.n, f"the count of `{a.op} {a.var} in …`", minimum=1)
-        if n > MAX_TERMS:
-            raise ctx.error(a.n.pos, f"`{a.op} {a.var} in {n}`: more than {MAX_TERMS} terms")
+        v = ctx.const(a.n, f"the count of `{a.op} {a.var} in …`")
+        try:
+            n = agg_count(a, v)
+        except BadConstant as x:
+            raise ctx.error(x.node.pos, x.message) from None
         body = self.expr(a.body)
         terms = [_subst(body, a.var, k) for k in range(n)]
         if a.op == "sum":

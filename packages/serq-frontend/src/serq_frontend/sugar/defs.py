@@ -251,6 +251,44 @@ class Expander:
                         out.update(self._all_routes())
                         continue
                 out.update(self._request_assigns(gw))
+            elif isinstance(s, A.SQCall):
+                q = s.queue
+                if q in params:
+                    arg = params[q]
+                    q = arg.parts[0][0] if isinstance(arg, A.Var) and len(arg.parts) == 1 else None
+                if q is None:
+                    for item in self.module.items:
+                        if isinstance(item, A.QueueItem):
+                            out.update(self._entry_assigns(item.name, set()))
+                else:
+                    out.update(self._entry_assigns(q, set()))
+        return out
+
+    def _entry_assigns(self, queue: str, seen: set[str]) -> set[str]:
+        """What a call of an entry of ``queue`` assigns, as the session sees it after the queues layer:
+        the names its entries set, choose and mark (as ``queue.NAME``, a gateway's sets as written),
+        their holds' bindings and admission attributes, and what the calls and requests in them assign."""
+        out: set[str] = set()
+        if queue in seen:
+            return out
+        seen.add(queue)
+        for item in self.module.items:
+            if not (isinstance(item, A.QueueItem) and item.name == queue):
+                continue
+            gateway = any(r == "gateway" for r, _ in item.roles)
+            for e in item.entries:
+                for s in A.walk_stmts(e.body):
+                    if isinstance(s, A.SMark):
+                        out.add(f"{queue}.{s.name}")
+                    elif isinstance(s, (A.SSet, A.SChoose)):
+                        out.add(s.name if gateway else f"{queue}.{s.name}")
+                    elif isinstance(s, A.SHold):
+                        out.update(b.name for b in s.bindings)
+                        out.update(("cached", "computed"))
+                    elif isinstance(s, A.SQCall):
+                        out |= self._entry_assigns(s.queue, seen)
+                    elif isinstance(s, A.SRequest) and s.gateway is not None:
+                        out |= self._entry_assigns(s.gateway, seen)
         return out
 
     def _turn_assigns(self) -> set[str]:
@@ -272,6 +310,7 @@ class Expander:
             elif gw is not None and isinstance(item, A.QueueItem) and item.name == gw:
                 for e in item.entries:
                     out |= A.assigned_in(e.body)
+                out |= self._entry_assigns(gw, set())
         return out
 
     def _all_routes(self) -> set[str]:
@@ -280,6 +319,7 @@ class Expander:
             if isinstance(item, A.QueueItem) and any(r == "gateway" for r, _ in item.roles):
                 for e in item.entries:
                     out |= A.assigned_in(e.body)
+                out |= self._entry_assigns(item.name, set())
         return out
 
     def instantiate_expr(self, d: A.DefItem, args: list[Any], pos: Pos) -> Any:

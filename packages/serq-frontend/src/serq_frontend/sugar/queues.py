@@ -23,7 +23,7 @@ from typing import Any
 
 from .. import ast as A
 from ..diagnostics import Pos
-from ..names import BUILTIN_ATTRIBUTES, CONTEXT, TRACE_ATTRIBUTES
+from ..names import CONTEXT, OBSERVABLES, TRACE_ATTRIBUTES
 from ..parser import _word, grammar_text
 from . import SugarLayer
 
@@ -135,12 +135,18 @@ def leases_somewhere(stmts: list[Any]) -> str | None:
 MAX_EXPANDED = 100_000
 
 
+def _verb(s: Any) -> str:
+    return type(s).__name__[1:].lower()
+
+
 class QueueRewriter:
     def __init__(self, module: A.Module, ctx: Any):
         self.ctx = ctx
         self.module = module
         self.queues: dict[str, Queue] = {}
         self.expanded = 0
+        #: whether a `request gw;` may stand here (in the workload's session, outside every entry)
+        self.request_ok = False
         self.hidden: set[str] = set()
         self.globals: set[str] = set()
         for item in module.items:
@@ -286,8 +292,23 @@ class QueueRewriter:
                 out.extend(self.pull(item, i, shares))
             else:
                 out.append(item)
-        return A.Module([A.map_item(item, lambda e: e, lambda b: self.block(b, None, [])) for item in out],
-                        self.module.file)
+        return A.Module([self.expand_item(item) for item in out], self.module.file)
+
+    def expand_item(self, item: Any) -> Any:
+        if not isinstance(item, A.WorkloadItem):
+            return A.map_item(item, lambda e: e, lambda b: self.block(b, None, []))
+        items = []
+        for w in item.items:
+            if w.kind in A.WL_BLOCKS:
+                # `request gw;` only in the workload's session (program-reference.txt, session)
+                self.request_ok = w.kind == "session"
+                try:
+                    items.append(A.WlItem(w.kind, w.pos, self.block(w.arg, None, []), w.extra))
+                finally:
+                    self.request_ok = False
+            else:
+                items.append(w)
+        return A.WorkloadItem(items, item.pos)
 
     def pull(self, item: A.PullItem, index: int, shares: list[A.ShareItem]) -> list[Any]:
         ctx = self.ctx
@@ -316,9 +337,23 @@ class QueueRewriter:
             out.append(A.StageItem(f"{reader.name}.nic.latency", size, A.Kind("delay", item.pos), item.pos))
         return out
 
+    def check_route(self, q: Queue, e: A.QEntry) -> None:
+        """A gateway's route reads the request's attributes as a server does, but the pools of the other
+        queues are theirs: only their entries hold, grow, load or release them."""
+        for s in A.walk_stmts(e.body):
+            for r in self._pool_refs(s):
+                head = r.parts[0][0]
+                if head in self.queues and head != q.name and len(r.parts) > 1:
+                    verb = _verb(s)
+                    raise self.ctx.error(r.pos, f"`{verb} {r.dotted}` in `{q.name}.{e.verb}`: `{r.dotted}` is a "
+                                         f"pool of queue `{head}`, which only `{head}`'s entries hold, grow, "
+                                         f"load and release; call one (`{head}[…].VERB (…);`)")
+
     def check_entry(self, q: Queue, e: A.QEntry) -> None:
-        """An entry sees its own: the boundary of the queue (gateways excepted)."""
+        """An entry sees its own: the boundary of the queue (gateways excepted, but for other queues'
+        pools, see :meth:`check_route`)."""
         if q.gateway:
+            self.check_route(q, e)
             return
         ctx = self.ctx
         key = (e.verb, e.src is not None)
@@ -327,18 +362,23 @@ class QueueRewriter:
             own_pools.add(e.src)
         locals_ = q.locals[key]
         lets = set(ctx.lets())
+        # serial and turn_no are the session's, as every attribute but the ones below
         allowed = (set(e.params) | locals_ | lets | CONTEXT | {"inf", "self", "cached", "computed"}
-                   | set(BUILTIN_ATTRIBUTES) | self.hidden | own_pools | {q.name} | self.globals)
+                   | self.hidden | own_pools | {q.name} | self.globals)
         allowed |= set(self.queues)
         bound: set[str] = set()
         for s in A.walk_stmts(e.body):
             for r in self._pool_refs(s):
                 head = r.parts[0][0]
                 if head not in own_pools:
-                    verb = type(s).__name__[1:].lower()
+                    verb = _verb(s)
                     raise ctx.error(r.pos, f"`{verb} {r.dotted}` in `{q.name}.{e.verb}`: `{r.dotted}` is not "
                                     f"a pool of `{q.name}`; an entry holds only its queue's own pools and "
                                     "the one its `from` names")
+            if isinstance(s, A.SHold):
+                self.check_header(q, e, s, own_pools, lets)
+            for root in A.stmt_exprs(s):
+                self.check_reads(q, e, root, own_pools)
             roots = list(A.stmt_exprs(s))
             if isinstance(s, A.SHold):
                 bound.update(b.name for b in s.bindings)
@@ -360,9 +400,69 @@ class QueueRewriter:
                         continue
                     if head in allowed or head in bound:
                         continue
-                    raise ctx.error(x.pos, f"`{q.name}.{e.verb}` reads `{head}`, a session attribute set "
-                                    "outside the queue; an entry reads its parameters, what it sets, "
-                                    "`cached` and the request's hidden attributes")
+                    what = "the session's attribute" if head in ("serial", "turn_no") else \
+                        "a session attribute set outside the queue"
+                    raise ctx.error(x.pos, f"`{q.name}.{e.verb}` reads `{head}`, {what}; an entry reads its "
+                                    "parameters, what it sets, `cached` and the request's hidden attributes")
+
+    def check_header(self, q: Queue, e: A.QEntry, s: A.SHold, own_pools: set[str], lets: set[str]) -> None:
+        """A hold's header in an entry (units, reserve, reuse, the ``at admission`` bindings) reads the
+        parameters, the queue's pools and stage and the constants: not the clock, nor what the session or
+        the entry has set (language.txt, Queues)."""
+        # `computed` too: the hold's own position at its last preemption, which the pool sets, and what
+        # a header that resumes rather than restarts reads (lib/vllm.sq's `known`)
+        ok = set(e.params) | lets | own_pools | {q.name, "inf", "self", "computed"}
+        roots: list[Any] = []
+        for p in s.pools:
+            roots.extend(A.stmt_exprs(p))
+        if s.reuse is not None:
+            roots.append(s.reuse)
+        bound: set[str] = set()
+        for b in s.bindings:
+            roots.append(b.value)
+        for b in s.bindings:
+            bound.add(b.name)
+        for root in roots:
+            aggs = {x.var for x in A.walk_expr(root) if type(x) is A.Agg}
+            for x in A.walk_expr(root):
+                if type(x) is not A.Var:
+                    continue
+                head = x.parts[0][0]
+                if head in ok or head in bound or head in aggs:
+                    continue
+                if head == "now":
+                    what = "the clock, `now`"
+                elif head in self.queues or head in self.globals:
+                    continue  # a reference: check_reads and the linker judge it
+                else:
+                    what = f"`{head}`"
+                raise self.ctx.error(x.pos, f"the header of a hold in `{q.name}.{e.verb}` reads {what}; an "
+                                     "entry's header (units, reserve, reuse, `at admission`) reads its "
+                                     "parameters, its queue's pools and stage and the constants (the body "
+                                     "may read more: set the value there, or pass it)")
+
+    def check_reads(self, q: Queue, e: A.QEntry, root: Any, own_pools: set[str]) -> None:
+        """An observable in an entry reads the queue's own pools and stage (and the pool its ``from``
+        names), never a top-level pool or stage nor another queue's."""
+        for x in A.walk_expr(root):
+            if type(x) is not A.Call or x.name not in OBSERVABLES or x.name == "blocksize" or not x.args:
+                continue
+            t = x.args[0]
+            if type(t) is not A.Var:
+                continue
+            head = t.parts[0][0]
+            if len(t.parts) == 1 and (head in own_pools or head == q.name):
+                continue
+            if t.dotted in (f"{q.name}.nic", f"{q.name}.latency", f"{q.name}.nic.latency"):
+                continue
+            if head in self.queues:
+                whose = f"queue `{head}`'s" if head != q.name else "not its queue's own"
+            elif head in self.globals:
+                whose = "a top-level pool's or stage's"
+            else:
+                continue  # unknown: the linker says so
+            raise self.ctx.error(t.pos, f"`{q.name}.{e.verb}` reads `{x.name}({t.dotted})`, {whose} state; an "
+                                 "entry reads its own queue's pools and stage (and the pool its `from` names)")
 
     @staticmethod
     def _pool_refs(s: Any) -> list[A.Var]:
@@ -373,6 +473,8 @@ class QueueRewriter:
             return out
         if isinstance(s, (A.SGrow, A.SDrop, A.SRelease, A.SLoad)):
             return [s.ref]
+        if isinstance(s, A.STransfer):  # a load of the one and a release of the other
+            return [s.src, s.dst]
         return []
 
     # -- expansion ---------------------------------------------------------------------------------
@@ -407,6 +509,11 @@ class QueueRewriter:
 
     def request(self, s: A.SRequest, stack: list[tuple[str, str, bool]]) -> list[Any]:
         ctx = self.ctx
+        if not self.request_ok or stack:
+            where = f"in `{stack[-1][0]}.{stack[-1][1]}`" if stack else "outside the workload's session"
+            raise ctx.error(s.pos, f"`request {s.gateway};` {where}: the workload's session requests (a "
+                            "server, a top-level session, the workload's init and turn and a queue's "
+                            "entries do not)")
         q = self.queues.get(s.gateway or "")
         if q is None:
             raise ctx.error(s.pos, f"`request {s.gateway};`: no queue `{s.gateway}` is declared")
