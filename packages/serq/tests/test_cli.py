@@ -132,3 +132,20 @@ def test_an_observe_named_like_a_path_dumps_inside_the_folder(tmp_path):
     assert r.returncode == 0, r.stderr
     assert os.listdir(tmp_path / "d") == ["%2E.%2Fa%2Fb.csv"]
     assert (tmp_path / "d" / "%2E.%2Fa%2Fb.csv").read_text().startswith("time,session,turn,value\n")
+
+
+def test_python_m_serq_loads_no_plugin_from_the_current_folder(tmp_path):
+    # a folder a program came in, with a distribution beside it that names a `serq` entry point
+    info = tmp_path / "planted-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: planted\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[serq]\nplanted = planted_plugin\n")
+    marker = tmp_path / "ran"
+    (tmp_path / "planted_plugin.py").write_text(f"open({str(marker)!r}, 'w').close()\n")
+    r = run_serq("plugins", module=True, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert not marker.exists(), "python -m serq imported a plugin from the current folder"
+    assert "planted" not in r.stdout
+    # the same distribution on the path the user chose is a plugin as before
+    r = run_serq("plugins", module=True, cwd=tmp_path, env={"PYTHONPATH": str(tmp_path)})
+    assert marker.exists() and "planted" in r.stdout
