@@ -12,7 +12,7 @@ attribute, and a workload ``init`` or ``turn`` block only sets and observes.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, get_args
 
 import msgspec
 
@@ -21,9 +21,13 @@ from .nodes import (
     BUILTIN_ATTRIBUTES,
     Attr,
     Batch,
+    Binary,
+    BinaryOp,
     Call,
     Choose,
     Closed,
+    ContextName,
+    Ctx,
     Draw,
     Evict,
     Extension,
@@ -46,6 +50,8 @@ from .nodes import (
     StageKind,
     StageRef,
     Step,
+    Unary,
+    UnaryOp,
 )
 
 #: function -> (least, most) arguments (``None``: any number)
@@ -66,6 +72,15 @@ OBSERVABLE_ARGS = {
 #: hand the extension to the built-in kind's code, which reads fields the extension does not have)
 BUILTIN_KINDS = frozenset(t.__name__ for t in (*StageKind.__args__, *Evict.__args__, *Preempt.__args__)
                           if t is not Extension)
+
+
+_NAMES = {Ctx: frozenset(get_args(ContextName)), Unary: frozenset(get_args(UnaryOp)),
+          Binary: frozenset(get_args(BinaryOp))}
+
+
+def _named(obj: Any) -> bool:
+    value = obj.name if isinstance(obj, Ctx) else obj.op
+    return type(value) is str and value in _NAMES[type(obj)]
 
 
 def _first_attr(obj: Any, path: str) -> tuple[str, Attr] | None:
@@ -139,6 +154,17 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
                                                               or kind.capacity.value > 0)):
                     fail(f"{path}.stages[{i}]", "every stage of a run over several stages is ps with a "
                          f"constant capacity above 0; {program.stages[ref.stage].name!r} is not")
+        elif isinstance(obj, Ctx | Unary | Binary) and not _named(obj):
+            # a Program built in Python skips decode's check of these names, which the simulator's code
+            # generator writes into Python source: a name outside the IR's own list is refused here
+            field = "name" if isinstance(obj, Ctx) else "op"
+            fail(f"{path}.{field}", f"{type(obj).__name__} {field} {getattr(obj, field)!r} is not one of the IR's")
+        elif isinstance(obj, Call) and obj.fn not in FUNCTION_ARGS:
+            fail(f"{path}.fn", f"unknown function {obj.fn!r}")
+        elif isinstance(obj, Draw) and obj.dist not in DRAW_ARGS:
+            fail(f"{path}.dist", f"unknown distribution {obj.dist!r}")
+        elif isinstance(obj, Observable) and obj.name not in OBSERVABLE_ARGS:
+            fail(f"{path}.name", f"unknown observable {obj.name!r}")
         elif isinstance(obj, Call):
             lo, hi = FUNCTION_ARGS[obj.fn]
             if not lo <= len(obj.args) <= (hi if hi is not None else len(obj.args)):
