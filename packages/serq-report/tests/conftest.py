@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from serq_ir.report import GaugeStats, ObserveStats, PoolStats, Result, StageStats
+from serq_ir.report import GaugeStats, ObserveStats, PoolStats, ProgramInfo, Result, StageStats
 
 NAN = float("nan")
 INF = float("inf")
@@ -36,6 +36,9 @@ def full_result(**overrides) -> Result:
     """A Result with every table: NaN and infinities, a family of one and families of several, a
     gauge, notes, an interrupted run."""
     fields = dict(
+        serq_version="1.2.3",
+        program=ProgramInfo(path="examples/p.sq", sha256="ab" * 32, ir_sha256="cd" * 32,
+                            sets={"N": 2.0, "big": float("inf")}, defs={"service": "~exp(1)"}),
         horizon=1000.0,
         end=532.25,
         warmup=100.0,

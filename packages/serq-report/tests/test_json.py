@@ -8,6 +8,8 @@ from serq_report import encode_json, render
 
 KEYS = [
     "report_version",
+    "serq_version",
+    "program",
     "horizon",
     "end",
     "warmup",

@@ -71,10 +71,23 @@ class GaugeStats(_S, kw_only=True):
     max: float
 
 
+class ProgramInfo(_S, kw_only=True):
+    """What ``serq run`` simulated: the program as it was given, and the IR it became."""
+
+    path: str  # the program's path as given on the command line
+    sha256: str  # of the program file's bytes (hex)
+    ir_sha256: str  # of the IR simulated: --set, --def and the run overrides applied, libraries included,
+    # without source spans or the source's path (hex of the compact JSON, ``serq_ir.encode(spans=False)``)
+    sets: dict[str, float] = {}  # every --set NAME=value
+    defs: dict[str, str] = {}  # every --def NAME=expr
+
+
 class Result(_S, kw_only=True):
     """Everything a report shows."""
 
     report_version: int = REPORT_VERSION
+    serq_version: str | None = None  # the installed serq's version
+    program: ProgramInfo | None = None  # filled by ``serq run``; None for a report made by the API
     horizon: float
     end: float
     warmup: float

@@ -42,6 +42,14 @@ def run_inputs(program, file: str, trace: str | None) -> list[str]:
     return found
 
 
+def _read_bytes(file: str) -> bytes:
+    try:
+        with open(file, "rb") as f:
+            return f.read()
+    except OSError as e:  # it was read a moment ago to load it
+        raise UserError(f"{file}: cannot read: {e.strerror or e}") from None
+
+
 @click.command("run")
 @load_options
 @run_options
@@ -69,6 +77,7 @@ def run_command(pm, file, sets, defs, seed, horizon, warmup, arrivals, trace, as
     SIGTERM (the partial report is written all the same).
     """
     from .api import run
+    from .report import record_program
 
     if as_json and fmt not in (None, "json"):
         raise click.UsageError("--json and --format name two formats")
@@ -85,7 +94,8 @@ def run_command(pm, file, sets, defs, seed, horizon, warmup, arrivals, trace, as
             from serq_report import dump as dumper
         except ImportError:
             raise UserError("--dump needs serq-report (pip install serq-report)") from None
-    program = load_program(pm, file, to_load_options(sets, defs))
+    options = to_load_options(sets, defs)
+    program = load_program(pm, file, options)
     program = apply_run_overrides(program, seed=seed, horizon=horizon, warmup=warmup, arrivals=arrivals)
     if program.run.horizon is None:
         # program-reference.txt: a run's horizon is required (a run without one need never end)
@@ -96,6 +106,7 @@ def run_command(pm, file, sets, defs, seed, horizon, warmup, arrivals, trace, as
         check_not_input(output, inputs)
     report = run(program, check_invariants=check_invariants, progress=not no_progress, trace=trace,
                  pm=pm, max_events=max_events, max_wall=max_wall)
+    record_program(report, file, _read_bytes(file), program, options.sets, options.defs)
     with signals.deferred():  # a signal now would lose the report: it is written first
         buf = io.StringIO()
         reporters[fmt](report, buf)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from serq_ir.report import GaugeStats, ObserveStats, PoolStats, Result, StageStats
+from serq_ir.report import GaugeStats, ObserveStats, PoolStats, ProgramInfo, Result, StageStats
 
 from .stats import MIN_SAMPLES, all_zero, observe_stats, time_stats
 
@@ -171,6 +171,22 @@ class Report:
 PARTIAL_EXIT = {"max-events": 3, "max-wall": 3, "interrupted": 130, "sigterm": 143}
 
 
+def record_program(report: Report, path: str, data: bytes, program: Any, sets: dict[str, float],
+                   defs: dict[str, str]) -> None:
+    """Record in ``report`` what was run: the program's ``path`` as given, the SHA-256 of its bytes
+    ``data`` and of the IR ``program`` as simulated (without spans or the source's path), and every
+    ``--set`` and ``--def``."""
+    import hashlib
+
+    import msgspec
+    import serq_ir
+
+    ir = serq_ir.encode(msgspec.structs.replace(program, source=None), spans=False)
+    info = ProgramInfo(path=str(path), sha256=hashlib.sha256(data).hexdigest(),
+                       ir_sha256=hashlib.sha256(ir).hexdigest(), sets=dict(sets), defs=dict(defs))
+    report.result = msgspec.structs.replace(report.result, program=info)
+
+
 def member_index(m: Any) -> int | None:
     """A pool or stage member's index as the report gives it: None for one declared without a size
     (``pool kv``), its index in an array otherwise (``pool kv[N]``, N = 1 too)."""
@@ -240,7 +256,10 @@ def build_report(sim) -> Report:
     if sim.interrupted:
         why = getattr(sim, "partial_note", "") or "interrupted"
         notes.append(f"note: {why} at t={end:g}; the figures cover what was simulated")
+    import serq
+
     result = Result(
+        serq_version=serq.__version__,
         horizon=sim.horizon, end=end, warmup=sim.warmup, seed=sim.seed, events=sim.events,
         arrivals=sim.arrivals, ended=sim.ended, turns=sim.turns,
         mean_live=_div(sim.a_live, span), interrupted=sim.interrupted,
