@@ -143,3 +143,14 @@ def test_the_semicolon_after_a_queues_step_kind_is_optional():
 def test_other_kinds_still_need_their_semicolon():
     refused("stage s : fifo⟨\nsession { run s (1); }\n", "missing `;`")
     refused("queue Q : prefill { serve fifo⟨ prefill (p) { run (p); } }\n", "missing `;`")
+
+
+def test_the_readmes_program_compiles():
+    # README.md's first block writes `stage engine : step { … }` without the `;`
+    from sqhelpers import ROOT
+
+    text = (ROOT / "README.md").read_text()
+    block = text.split("```\n", 2)[1]
+    assert "stage engine : step {" in block and block.rstrip().endswith("}")
+    program = compile_src(block + "session { hold reqs (1), kv (16) { run engine prefill (16); } end; }\n")
+    assert [s.name for s in program.stages] == ["engine"] and [p.name for p in program.pools] == ["reqs", "kv"]
