@@ -143,6 +143,8 @@ _DIALECT = {
     "engine": ("⟨engine e { budget 1; }\n", "`engine` is not part of this language"),
     "pool on": ("stage e : step { budget 1; cost 1; }\n⟨pool kv on e { cap 10; }\n",
                 "`pool … on …` is not part of this language"),
+    "pool array on": ("stage e[2] : step { budget 1; cost 1; }\n⟨pool kv[2] on e { cap 10; }\n",
+                      "`pool … on …` is not part of this language"),
     "cost wrapper": ("pool reqs { cap 2; }\nstage svc : delay;\nsession {\n"
                      "  hold reqs (⟨cost(reqs, 1)) { run svc (2); }\n  end;\n}\n",
                      "`cost(…)` is not part of this language"),

@@ -557,8 +557,6 @@ def _dialect(tok: Token, expected: set[str], text: str) -> tuple[tuple[int, int]
         return None
     if value == "only" and before[-1][1] == "serve":
         return before[-1][2:], _SERVE_ONLY
-    if value == "on" and len(before) >= 2 and before[-2][1] == "pool" and before[-1][0] == "name":
-        return before[-2][2:], _POOL_ON
     # the start of the statement or item the error is in
     depth = 0
     i = len(before)
@@ -571,7 +569,11 @@ def _dialect(tok: Token, expected: set[str], text: str) -> tuple[tuple[int, int]
         elif t in ("(", "["):
             depth -= 1
         i -= 1
-    if i >= len(before) or before[i][0] != "name" or before[i][1] not in DIALECT:
+    if i >= len(before) or before[i][0] != "name":
+        return None
+    if before[i][1] == "pool" and value == "on":  # `pool kv on E {`, `pool kv[N] on E {`
+        return before[i][2:], _POOL_ON
+    if before[i][1] not in DIALECT:
         return None
     word = before[i]
     if i == len(before) - 1:
