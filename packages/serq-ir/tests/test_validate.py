@@ -70,7 +70,62 @@ CASES = {
                                      "node {\"kind\": \"Fifo\", …} itself) - at '$.stages[0].kind.name'"),
     "workload block": (set_(["workload", "turn"], [{"kind": "End"}]),
                        "a workload turn block only sets and observes, not End - at '$.workload.turn[0]'"),
+    # values the frontend refuses at link time are refused in a file too (serq_ir.rules)
+    "draw domain": (set_(["session", 1, "work"], {"kind": "Draw", "dist": "uniform", "args": [
+        {"kind": "Num", "value": 5.0}, ONE]}),
+        "~uniform(5, 1): the low bound is above the high bound - at '$.session[1].work.args'"),
+    "bernoulli above one": (set_(["session", 1, "work"], {"kind": "Draw", "dist": "bernoulli", "args": [
+        {"kind": "Num", "value": 2.0}]}), "~bernoulli(2): a probability is between 0 and 1 - at '$.session[1].work.args'"),
+    "negative ps capacity": (set_(["stages", 0, "kind"], {"kind": "Ps", "capacity": {"kind": "Num", "value": -1.0}}),
+                             "the capacity is negative (-1); a ps stage's capacity is at least 0 - at "
+                             "'$.stages[0].kind.capacity'"),
+    "huge family": (set_(["stages", 0, "size"], 10**9),
+                    "more than 100000 stages (a program has at most 100000, counting every member of every "
+                    "family) - at '$.stages[0].size'"),
+    "negative seed": (set_(["run", "seed"], -1),
+                      "a seed is an integer from 0 to 2**64 - 1 (18446744073709551615), not -1 - at '$.run.seed'"),
+    "seed beyond 64 bits": (set_(["run", "seed"], 2**64),
+                            "a seed is an integer from 0 to 2**64 - 1 (18446744073709551615), not "
+                            "18446744073709551616 - at '$.run.seed'"),
 }
+
+
+def _engine(budget, cost=None, units=None, second_budget=None):
+    from serq_ir import nodes as n
+
+    num = lambda v: n.Num(value=v)  # noqa: E731
+    stages = [n.Stage(name="E", kind=n.Step(budget=budget, cost=cost or num(1.0), memory=0))]
+    pools = [n.Pool(name="kv", cap=100.0, admit_via=0)]
+    if second_budget is not None:
+        stages.append(n.Stage(name="F", kind=n.Step(budget=second_budget, cost=num(1.0), memory=1)))
+        pools.append(n.Pool(name="kw", cap=100.0, admit_via=1))
+    return n.Program(version=n.IR_VERSION, attributes=mm1().attributes, pools=pools, stages=stages,
+                     workload=n.Workload(arrive=n.Poisson(rate=1.0)),
+                     session=[n.Hold(pools=[n.HoldPool(pool=n.PoolRef(pool=0), units=units or num(1.0))], body=[
+                         n.Grow(pool=n.PoolRef(pool=0), amount=num(1.0)),
+                         n.Run(stages=[n.StageRef(stage=0)], work=num(2.0), mode="prefill")])])
+
+
+def test_step_and_memory_values():
+    from serq_ir import nodes as n
+
+    def refused(program, message):
+        with pytest.raises(serq_ir.IRError) as e:
+            serq_ir.decode(serq_ir.encode(program), name="x")
+        assert str(e.value) == f"error: x: {message}"
+
+    bl = lambda s: n.Observable(name="budget_left", target=n.StageRef(stage=s))  # noqa: E731
+    serq_ir.decode(serq_ir.encode(_engine(n.Num(value=8.0))), name="x")
+    refused(_engine(n.Num(value=8.0), cost=n.Num(value=-1.0)),
+            "the cost is negative (-1); an iteration's cost is at least 0 - at '$.stages[0].kind.cost'")
+    refused(_engine(n.Num(value=8.0), units=n.Num(value=-2.0)),
+            "the units are negative (-2); an amount of memory is not negative - at '$.session[0].pools[0].units'")
+    refused(_engine(bl(0)), "the budget of step stage 'E' reads budget_left(E), which reads it back: evaluating "
+                            "it would never end - at '$.stages[0].kind.budget'")
+    refused(_engine(n.Binary(op="+", lhs=n.Num(value=1.0), rhs=bl(1)), second_budget=bl(0)),
+            "the budget of step stage 'E' reads budget_left(F), which reads it back: evaluating it would never "
+            "end - at '$.stages[0].kind.budget.rhs'")
+    serq_ir.decode(serq_ir.encode(_engine(n.Num(value=8.0), second_budget=bl(0))), name="x")  # one way
 
 
 @pytest.mark.parametrize("case", sorted(CASES))

@@ -46,8 +46,9 @@ def test_nan_units(src):
 
 
 @pytest.mark.parametrize("k", ["nan", "inf"])
-def test_erlang_of_nan_or_infinite_phases_is_nan_work(src, k):
-    # found by fuzzing the IR: int(k) raised ValueError / OverflowError out of the run
+def test_erlang_of_nan_or_infinite_phases_is_an_error(src, k):
+    # found by fuzzing the IR: int(k) raised ValueError / OverflowError out of the run; then it was NaN
+    # work; now the draw refuses its parameters (serq_ir.rules.draw_problem)
     p = P()
     s = p.stage("s", N.Delay())
     sp = N.Span(file=src, line=4, col=3)
@@ -55,7 +56,10 @@ def test_erlang_of_nan_or_infinite_phases_is_nan_work(src, k):
     prog = p.build([setk, N.Run(stages=[s], work=draw("erlang", p.ex("k"), 1.0), span=sp)],
                    arrive=N.Batch(n=1), source=src)
     for tier in ("fast", "general"):
-        with pytest.raises(serq_sim.SimError, match=rf"^{src}:4:3: error: at t=0, session 0: the run's work is NaN"):
+        want = ("a parameter is NaN" if k == "nan"
+                else "the number of phases must be a whole number of at least 1")
+        with pytest.raises(serq_sim.SimError,
+                           match=rf"^{src}:4:3: error: at t=0, session 0: ~erlang\({'NaN' if k == 'nan' else 'inf'}, 1\): {want}"):
             serq_sim.run(prog, check_invariants=tier == "general")
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from serq_ir import nodes as ir
+from serq_ir import rules
 
 from . import ast as A
 from .consts import binary_value, fn_value, truth, unary_value
@@ -132,6 +133,7 @@ class Linker:
 
     def declare(self) -> None:
         ctx = self.ctx
+        members = {"pool": 0, "stage": 0}
         for item in self.module.items:
             if isinstance(item, (A.PoolItem, A.StageItem)):
                 table = self.pools if isinstance(item, A.PoolItem) else self.stages
@@ -148,6 +150,12 @@ class Linker:
                 size = 1
                 if item.size is not None:
                     size = ctx.const_int(item.size, f"the size of {what} `{name}`")
+                members[what] += size
+                if members[what] > rules.MAX_MEMBERS:
+                    at = item.size.pos if item.size is not None else item.pos
+                    raise self.error(at, f"the {what} `{name}`{f' (a family of {size})' if size > 1 else ''} "
+                                     f"makes more than {rules.MAX_MEMBERS} {what}s: a program has at most "
+                                     f"{rules.MAX_MEMBERS} {what}s, counting every member of every family")
                 kind = item.kind.kind if isinstance(item, A.StageItem) else ""
                 table[name] = Family(len(table), size, item, kind)
         for name in self.lets:
@@ -228,7 +236,12 @@ class Linker:
                 raise self.error(e.pos, f"`~{e.dist}` takes {DRAWS[e.dist]} argument(s), got {len(e.args)}")
             if not m.draws:
                 raise self.error(e.pos, f"{m.what} may not draw (`~{e.dist}`)")
-            return ir.Draw(dist=e.dist, args=[self.expr(a, m) for a in e.args], span=span(e.pos))
+            args = [self.expr(a, m) for a in e.args]
+            if all(type(a) is ir.Num for a in args):
+                why = rules.draw_problem(e.dist, [_num_value(a) for a in args])
+                if why:
+                    raise self.error(e.pos, why)
+            return ir.Draw(dist=e.dist, args=args, span=span(e.pos))
         if t is A.Agg:
             raise self.error(e.pos, "an aggregate the aggregates layer did not write out")
         raise self.error(getattr(e, "pos", None), f"an expression the linker does not know ({t.__name__})")
@@ -447,7 +460,12 @@ class Linker:
                 raise self.error(k.arg.pos, f"stage `{name}`: a fifo has a whole number of servers, at least 1")
             kind = ir.Fifo(servers=number(c))
         elif k.kind == "ps":
-            kind = ir.Ps(capacity=self.expr(k.arg, PS))
+            phi = self.expr(k.arg, PS)
+            if type(phi) is ir.Num:
+                why = rules.capacity_problem(_num_value(phi))
+                if why:
+                    raise self.error(k.arg.pos, f"stage `{name}`: {why}; a ps stage's capacity is at least 0")
+            kind = ir.Ps(capacity=phi)
         elif k.kind == "delay":
             kind = ir.Delay()
         else:
@@ -456,6 +474,11 @@ class Linker:
                 raise self.error(k.pos, f"step stage `{name}` has no `cost`")
             budget = self.expr(f["budget"][0], BUDGET) if "budget" in f else ir.Num(value="inf")
             cost = self.expr(f["cost"][0], COST)
+            if type(cost) is ir.Num:
+                why = rules.cost_problem(_num_value(cost))
+                if why:
+                    raise self.error(f["cost"][0].pos, f"stage `{name}`: {why}; an iteration's cost is at "
+                                     "least 0")
             chunk = self.expr(f["chunk"][0], BUDGET) if "chunk" in f else None
             serve: Any = ir.ServeBy()
             if "serve" in f:
@@ -498,13 +521,13 @@ class Linker:
         if t is A.SHold:
             return self.hold(s, where)
         if t is A.SGrow:
-            return ir.Grow(pool=self.ref(s.ref, "pool", SESSION), amount=self.expr(s.amount, SESSION), span=sp)
+            return ir.Grow(pool=self.ref(s.ref, "pool", SESSION), amount=self.amount(s.amount, f"grow {s.ref.dotted}"), span=sp)
         if t is A.SDrop:
             return ir.Drop(pool=self.ref(s.ref, "pool", SESSION), span=sp)
         if t is A.SRelease:
             return ir.Release(pool=self.ref(s.ref, "pool", SESSION), span=sp)
         if t is A.SLoad:
-            return ir.Load(pool=self.ref(s.ref, "pool", SESSION), amount=self.expr(s.amount, SESSION), span=sp)
+            return ir.Load(pool=self.ref(s.ref, "pool", SESSION), amount=self.amount(s.amount, f"load {s.ref.dotted}"), span=sp)
         if t is A.SRun:
             return self.run(s)
         if t is A.SBranch:
@@ -531,6 +554,16 @@ class Linker:
         raise self.error(getattr(s, "pos", None), f"{KIND_NAMES.get(t, t.__name__)}: a statement the "
                          "kernel does not have, left by a sugar layer")
 
+    def amount(self, e: Any, verb: str, what: str = "the amount", m: Moment = SESSION) -> Any:
+        """An amount of memory (a hold's units or reserve, a grow's or load's amount): a constant one is
+        not negative."""
+        x = self.expr(e, m)
+        if type(x) is ir.Num:
+            why = rules.amount_problem(what, _num_value(x))
+            if why:
+                raise self.error(e.pos, f"{verb}: {why}; an amount of memory is not negative")
+        return x
+
     def hold(self, s: A.SHold, where: str) -> ir.Hold:
         pools = []
         names = []
@@ -538,8 +571,9 @@ class Linker:
         for p in s.pools:
             ref = self.ref(p.ref, "pool", ADMIT)
             names.append(p.ref.dotted)
-            pools.append(ir.HoldPool(pool=ref, units=self.expr(p.units, ADMIT),
-                                     reserve=None if p.reserve is None else self.expr(p.reserve, ADMIT)))
+            pools.append(ir.HoldPool(pool=ref, units=self.amount(p.units, f"hold {p.ref.dotted}", "the units", ADMIT),
+                                     reserve=None if p.reserve is None else
+                                     self.amount(p.reserve, f"hold {p.ref.dotted}", "the reserve", ADMIT)))
         reuse = None
         if s.reuse is not None:
             if s.cache is None:
@@ -675,6 +709,16 @@ class Linker:
         self.taint(init, turn, session)
         pools = [self.pool(n, f) for n, f in self.pools.items()]
         stages = [self.stage(n, f) for n, f in self.stages.items()]
+        cycle = rules.budget_cycle(stages)
+        if cycle is not None:
+            i, field, _at, obs = cycle
+            target = stages[obs.target.stage].name
+            me = stages[i].name
+            via = "its own stage's" if target == me else f"and `{target}`'s budget or chunk reads `budget_left({me})` back"
+            sp = obs.span
+            raise self.error(Pos(sp.file, sp.line, sp.col) if sp is not None else None,
+                             f"the {field} of step stage `{me}` reads `budget_left({target})`, {via}: "
+                             "`budget_left(S)` evaluates S's budget and chunk, so this would never end")
         ir_init = self.block(init, "init")
         ir_turn = self.block(turn, "turn")
         ir_session = self.block(session, "session")
@@ -685,8 +729,9 @@ class Linker:
             kind = w.extra
             if kind == "poisson":
                 rate = ctx.const(w.arg, "the arrival rate")
-                if not rate > 0:
-                    raise self.error(w.arg.pos, f"the arrival rate must be above 0, not {fmt_num(rate)}")
+                if not (rate > 0 and math.isfinite(rate)):
+                    raise self.error(w.arg.pos, "the arrival rate must be positive and finite, not "
+                                     f"{fmt_num(rate)}")
                 arrive = ir.Poisson(rate=number(rate))
             elif kind == "renewal":
                 arrive = ir.Renewal(gap=self.expr(w.arg, ARRIVAL))
@@ -751,6 +796,9 @@ class Linker:
                 kw["warmup"] = float(v)
             elif name == "seed":
                 kw["seed"] = ctx.const_int(value, "the seed", minimum=0)
+                if kw["seed"] > rules.MAX_SEED:
+                    raise self.error(value.pos, f"the seed is at most 2**64 - 1 ({rules.MAX_SEED}), not "
+                                     f"{kw['seed']}")
             elif name == "arrivals":
                 if not isinstance(arrive, (ir.Poisson, ir.Renewal)):
                     raise self.error(pos, "`arrivals` needs an open workload (`arrive poisson` or "

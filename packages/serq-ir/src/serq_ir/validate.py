@@ -16,6 +16,7 @@ from typing import Any, get_args
 
 import msgspec
 
+from . import rules
 from .errors import IRError
 from .nodes import (
     BUILTIN_ATTRIBUTES,
@@ -32,7 +33,10 @@ from .nodes import (
     Evict,
     Extension,
     Fifo,
+    Grow,
     Hold,
+    HoldPool,
+    Load,
     Num,
     Observable,
     Observe,
@@ -101,6 +105,11 @@ def _first_attr(obj: Any, path: str) -> tuple[str, Attr] | None:
             if found:
                 return found
     return None
+
+
+def _value(n: Num) -> float:
+    v = n.value
+    return math.inf if v == "inf" else -math.inf if v == "-inf" else float(v)
 
 
 def validate(program: Program, *, name: str = "<ir>") -> Program:
@@ -172,6 +181,25 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
                 fail(f"{path}.args", f"{obj.fn} takes {want} argument(s), not {len(obj.args)}")
         elif isinstance(obj, Draw) and len(obj.args) != DRAW_ARGS[obj.dist]:
             fail(f"{path}.args", f"~{obj.dist} takes {DRAW_ARGS[obj.dist]} argument(s), not {len(obj.args)}")
+        elif isinstance(obj, Draw) and all(isinstance(a, Num) for a in obj.args):
+            why = rules.draw_problem(obj.dist, [_value(a) for a in obj.args])
+            if why:
+                fail(f"{path}.args", why)
+        elif isinstance(obj, Ps) and isinstance(obj.capacity, Num):
+            why = rules.capacity_problem(_value(obj.capacity))
+            if why:
+                fail(f"{path}.capacity", f"{why}; a ps stage's capacity is at least 0")
+        elif isinstance(obj, Step) and isinstance(obj.cost, Num):
+            why = rules.cost_problem(_value(obj.cost))
+            if why:
+                fail(f"{path}.cost", f"{why}; an iteration's cost is at least 0")
+        elif isinstance(obj, HoldPool | Grow | Load):
+            for field in ("units", "reserve") if isinstance(obj, HoldPool) else ("amount",):
+                x = getattr(obj, field)
+                if isinstance(x, Num):
+                    why = rules.amount_problem(f"the {field}", _value(x))
+                    if why:
+                        fail(f"{path}.{field}", f"{why}; an amount of memory is not negative")
         elif isinstance(obj, Observable):
             what, extra = OBSERVABLE_ARGS[obj.name]
             if not isinstance(obj.target, PoolRef if what == "pool" else StageRef):
@@ -202,6 +230,20 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
 
     walk(program, "$")
 
+    for what, families in (("pool", program.pools), ("stage", program.stages)):
+        total = 0
+        for i, fam in enumerate(families):
+            total += fam.size
+            if total > rules.MAX_MEMBERS:
+                fail(f"$.{what}s[{i}].size", f"more than {rules.MAX_MEMBERS} {what}s (a program has at most "
+                     f"{rules.MAX_MEMBERS}, counting every member of every family)")
+    cycle = rules.budget_cycle(program.stages)
+    if cycle is not None:
+        i, field, at, obs = cycle
+        fail(f"$.stages[{i}].kind.{field}{at}", f"the {field} of step stage {program.stages[i].name!r} reads "
+             f"budget_left({program.stages[obs.target.stage].name}), which reads it back: evaluating it would "
+             "never end")
+
     def no_session(expr: Any, path: str, what: str) -> None:
         found = _first_attr(expr, path)
         if found:
@@ -229,6 +271,9 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
     run = program.run
     if run.arrivals is not None and run.arrivals < 1:
         fail("$.run.arrivals", f"arrivals is a positive integer, not {run.arrivals}")
+    why = rules.seed_problem(run.seed)
+    if why:
+        fail("$.run.seed", why)
     if not run.warmup >= 0:
         fail("$.run.warmup", f"warmup is not negative ({run.warmup})")
     return program

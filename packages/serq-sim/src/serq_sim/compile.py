@@ -114,7 +114,8 @@ HELPERS: dict[str, Any] = {
     "_div": _div, "_mod": _mod, "_INF": math.inf, "_NAN": math.nan, "_log": math.log,
     "_Preempted": Preempted, "_d_exp": rand.d_exp, "_d_uniform": rand.d_uniform,
     "_d_erlang": rand.d_erlang, "_d_h2": rand.d_h2, "_d_bernoulli": rand.d_bernoulli,
-    "_d_det": rand.d_det,
+    "_d_det": rand.d_det, "_k_exp": rand.k_exp, "_k_uniform": rand.k_uniform, "_k_erlang": rand.k_erlang,
+    "_k_h2": rand.k_h2, "_k_bernoulli": rand.k_bernoulli,
 }
 
 _FN = {"abs": "abs", "floor": "_floor", "ceil": "_ceil", "sqrt": "_sqrt", "exp": "_exp", "ln": "_ln",
@@ -307,6 +308,11 @@ class Compiler:
         if isinstance(e, N.Draw):
             rv = RNG[rng]
             args = [r(a, rng) for a in e.args]
+            if e.dist != "det" and not all(isinstance(a, N.Num) for a in e.args):
+                # computed parameters are checked when the draw is made (constant ones were, at link time
+                # or by serq_ir.validate)
+                sid = self.span_id(getattr(e, "span", None))
+                return f"_k_{e.dist}({rv}, {', '.join(args)}, {self.draw_fail(sid)})"
             if e.dist == "exp":
                 return f"(-{args[0]} * _log(1.0 - {rv}()))"
             if e.dist == "det":
@@ -315,6 +321,11 @@ class Compiler:
         if isinstance(e, N.Observable):
             return self.observable(e, rng)
         raise TypeError(f"not an expression: {e!r}")
+
+    def draw_fail(self, sid: int) -> str:
+        """The trailing arguments of a checked draw: ``fail, span id, session, time`` (``fail(message, sid,
+        session, time)`` raises the run-time error)."""
+        return f"{self.obj(self.sim.draw_fail, '_df')}, {sid}, s, E.now"
 
     def observable(self, e: N.Observable, rng: str) -> str:
         t = e.target

@@ -202,13 +202,19 @@ class Pool:
         b = self.block
         if b is None or x == INF:
             return x
-        return math.ceil(x / b - 1e-12) * b
+        try:
+            return math.ceil(x / b - 1e-12) * b
+        except OverflowError:  # x / b beyond the float range: blocks finer than x's precision
+            return x
 
     def round_down(self, x: float) -> float:
         b = self.block
         if b is None or x == INF:
             return x
-        return math.floor(x / b + 1e-12) * b
+        try:
+            return math.floor(x / b + 1e-12) * b
+        except OverflowError:  # as in round_up
+            return x
 
 
 class Observations:
@@ -231,6 +237,12 @@ class Simulation:
                  max_wall=None):
         self.program = program
         rs = program.run
+        if seed is not None:
+            from serq_ir.rules import seed_problem
+
+            why = seed_problem(seed)
+            if why:
+                raise SimError(f"error: {why}")
         self.seed = int(rs.seed if seed is None else seed)
         if horizon is not None:
             self.horizon = float(horizon)
@@ -432,6 +444,10 @@ class Simulation:
 
     def spin_error(self, s: Session, sid: int) -> None:
         raise self.error(SPIN_MESSAGE, sid, s)
+
+    def draw_fail(self, msg: str, sid: int, s, _t: float) -> None:
+        """A draw whose computed parameters are outside its distribution's domain (compile.Compiler.expr)."""
+        raise self.error(msg, sid, s)
 
     def guard_error(self, s: Session, g: float, sid: int) -> None:
         raise self.error(f"branch guard is {_show(g)}, not 0 or 1 (a draw is written `branch with (p)`)",
@@ -924,15 +940,15 @@ class Simulation:
         for k, pool in enumerate(pools):
             if not info.units_dep[k]:
                 u = info.units[k](s, A, C)
-                if u != u:
-                    raise self.error(f"the units of {pool.name} are NaN", None, s, info.span)
-                if pool.round_up(max(u, 0.0)) > pool.cap + EPS:
+                if not u >= 0.0:
+                    self._amount_error(s, info, pool, "units", u)
+                if pool.round_up(u) > pool.cap + EPS:
                     self._reject(s, pool)
             if info.static[k]:
                 r = info.reserves[k](s, A, C)
-                if r != r:
-                    raise self.error(f"the reserve of {pool.name} is NaN", None, s, info.span)
-                if pool.round_up(max(r, 0.0)) > pool.cap + EPS:
+                if not r >= 0.0:
+                    self._amount_error(s, info, pool, "reserve", r)
+                if pool.round_up(r) > pool.cap + EPS:
                     self._reject(s, pool)
         first = pools[0]
         first.acc()
@@ -983,6 +999,12 @@ class Simulation:
         else:
             pool.queue.remove(s)
 
+    def _amount_error(self, s: Session, info, pool: Pool, what: str, x: float) -> None:
+        """A hold's units or reserve that is NaN or negative (an amount of memory is neither)."""
+        verb = "are" if what == "units" else "is"
+        how = "NaN" if x != x else f"negative ({_show(x)})"
+        raise self.error(f"the {what} of {pool.name} {verb} {how}", None, s, info.span)
+
     def _demand(self, s: Session, pend: Pending):
         """``[(pool, units, room needed)]`` of a waiting hold, evaluated now (once, for a hold whose units
         and reserves read only attributes and numbers: a waiting session's attributes do not change)."""
@@ -998,20 +1020,21 @@ class Simulation:
         k = 0
         for pool in pend.pools:
             u = units[k](s, A, C)
-            if u != u:
-                raise self.error(f"the units of {pool.name} are NaN", None, s, info.span)
-            if u < 0.0:  # max(u, 0.0)
-                u = 0.0
+            if not u >= 0.0:
+                self._amount_error(s, info, pool, "units", u)
             rf = reserves[k]
             r = u
             if rf is not None:
                 r = rf(s, A, C)
-                if r != r:
-                    raise self.error(f"the reserve of {pool.name} is NaN", None, s, info.span)
+                if not r >= 0.0:
+                    self._amount_error(s, info, pool, "reserve", r)
                 r = max(r, u)
             b = pool.block  # pool.round_up(r), inlined
             if b is not None and r != INF:
-                r = math.ceil(r / b - 1e-12) * b
+                try:
+                    r = math.ceil(r / b - 1e-12) * b
+                except OverflowError:  # as in Pool.round_up
+                    pass
             out.append((pool, u, r))
             k += 1
         if info.pure:
@@ -1127,7 +1150,7 @@ class Simulation:
             if b is None:
                 amount = e.size
             elif pool.evict.batch and pool.spill is None:
-                amount = min(e.size, math.ceil(short / b - 1e-12) * b)
+                amount = min(e.size, pool.round_up(short))
             else:
                 amount = min(b, e.size)
             self._evict(pool, e, amount)
@@ -1301,9 +1324,9 @@ class Simulation:
         hi, slot = self._innermost(s, pool)
         if slot is None:
             raise self.error(f"load {pool.name}: outside a hold of {pool.name}", sid, s)
-        if n != n:
-            raise self.error(f"load {pool.name}: the amount is NaN", sid, s)
-        n = max(n, 0.0)
+        if not n >= 0.0:
+            raise self.error(f"load {pool.name}: the amount is {'NaN' if n != n else f'negative ({_show(n)})'}",
+                             sid, s)
         if slot.pos + n > slot.alloc + EPS:
             raise self.error(f"load {pool.name} ({_show(n)}): the hold has {_show(slot.alloc)} allocated and "
                              f"{_show(slot.pos)} computed; a load must fit the allocation (grow first)", sid, s)
@@ -1316,9 +1339,10 @@ class Simulation:
         hi, slot = self._innermost(s, pool)
         if slot is None:
             raise self.error(f"grow {pool.name}: outside a hold of {pool.name}", sid, s)
-        if d != d:
-            raise self.error(f"grow {pool.name}: the amount is NaN", sid, s)
-        return self.grow_slot(s, slot, max(d, 0.0), None)
+        if not d >= 0.0:
+            raise self.error(f"grow {pool.name}: the amount is {'NaN' if d != d else f'negative ({_show(d)})'}",
+                             sid, s)
+        return self.grow_slot(s, slot, d, None)
 
     def grow_slot(self, s: Session, slot: Slot, d: float, job):
         """Grow ``slot`` by ``d`` (rounded to blocks), preempting per the pool's rule. Returns ``None``

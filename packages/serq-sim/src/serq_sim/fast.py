@@ -233,6 +233,12 @@ class _Gen(Compiler):
             return self.ctx.get(e.name, "_NAN")
         return super().expr(e, rng)
 
+    def draw_fail(self, sid: int) -> str:
+        return f"_dfail, {sid}, {self.ser}, now"
+
+    def cur_span_of(self, node) -> int:
+        return self.span_id(node.span)
+
     def member(self, r: N.StageRef, rng: str) -> str:
         """The member index of stage reference ``r`` as an expression (checked like ``stage_at``)."""
         size = self.p.stages[r.stage].size
@@ -492,6 +498,8 @@ class _Gen(Compiler):
                 f"{pad}if _n > 0:",
                 f"{pad}    _pres = float(_n)",
                 f"{pad}    _phi = {phi}",
+                f"{pad}    if not _phi >= 0:",
+                f"{pad}        raise _err(_G['capacity_message']({node.name!r}, _phi, _pres), {self.cur_span_of(node)}, None, now)",
                 f"{pad}    {s('rt')} = _phi / _n if _phi > 0 else 0.0",
                 f"{pad}else:",
                 f"{pad}    {s('rt')} = 0.0",
@@ -839,6 +847,7 @@ def _flt(x: float) -> str:
 def build(sim, progress: bool):
     """The generated source and its globals for ``sim`` (a built :class:`Simulation`)."""
     from .engine import _show
+    from .stages import capacity_message
 
     gen = _Gen(sim)
     src = gen.source(progress)
@@ -848,6 +857,9 @@ def build(sim, progress: bool):
 
     def _err(msg, sid, serial, now):
         return SimError(format_error(spans[sid], now, serial, msg, source))
+
+    def _dfail(msg, sid, serial, now):
+        raise _err(msg, sid, serial, now)
 
     def _sidx(idx, size, sid, serial, now):
         if not (idx == idx) or idx < 0 or idx >= size:
@@ -870,9 +882,9 @@ def build(sim, progress: bool):
     g.update(gen.consts)
     g.update({
         "push": heapq.heappush, "pop": heapq.heappop, "hpush": heapq.heappush, "hpop": heapq.heappop,
-        "deque": deque, "_sidx": _sidx, "_err": _err, "_show": _show, "_mono": _time.monotonic, "_nan": math.nan,
-        "SimError": SimError, "format_error": format_error, "source": source, "progress": _progress,
-        "bounds_tick": _bounds_tick, "StopRun": StopRun,
+        "deque": deque, "_sidx": _sidx, "_dfail": _dfail, "_err": _err, "_show": _show, "_mono": _time.monotonic,
+        "_nan": math.nan, "SimError": SimError, "format_error": format_error, "capacity_message": capacity_message,
+        "source": source, "progress": _progress, "bounds_tick": _bounds_tick, "StopRun": StopRun,
         "_PATTR": [[(sv.slot, sv.value) for sv in pr.attrs] for pr in p.workload.presets],
         "_PTURN": [[[(sv.slot, sv.value) for sv in row] for row in pr.turns] or None
                    for pr in p.workload.presets],

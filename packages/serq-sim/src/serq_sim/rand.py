@@ -142,3 +142,44 @@ def d_bernoulli(rnd, p: float) -> float:
 
 def d_det(rnd, x: float) -> float:
     return x
+
+
+# Checked draws: a draw whose parameters are computed (a constant one was checked at link time) checks them
+# when it is made (serq_ir.rules.draw_problem); ``fail(message, sid, who, t)`` raises the run-time error.
+
+
+def _bad(dist, args, fail, sid, who, t):
+    from serq_ir.rules import draw_problem
+
+    fail(draw_problem(dist, list(args)), sid, who, t)
+
+
+def k_exp(rnd, mean, fail, sid, who, t):
+    if not mean >= 0:
+        _bad("exp", (mean,), fail, sid, who, t)
+    return -mean * _log(1.0 - rnd())
+
+
+def k_uniform(rnd, lo, hi, fail, sid, who, t):
+    if not (-math.inf < lo <= hi < math.inf):
+        _bad("uniform", (lo, hi), fail, sid, who, t)
+    return lo + (hi - lo) * rnd()
+
+
+def k_erlang(rnd, k, mean, fail, sid, who, t):
+    if not (1 <= k < math.inf and k == int(k) and mean >= 0):
+        _bad("erlang", (k, mean), fail, sid, who, t)
+    return d_erlang(rnd, k, mean)
+
+
+def k_h2(rnd, mean, cv2, fail, sid, who, t):
+    if not (mean >= 0 and 1 <= cv2 < math.inf):
+        _bad("h2", (mean, cv2), fail, sid, who, t)
+    return d_h2(rnd, mean, cv2)
+
+
+def k_bernoulli(rnd, p, fail, sid, who, t):
+    if not 0 <= p <= 1:
+        _bad("bernoulli", (p,), fail, sid, who, t)
+    return 1.0 if rnd() < p else 0.0
+

@@ -326,6 +326,14 @@ class DelayStage(StageKind):
                    if getattr(cb, "__self__", None) is self and arg.stage is self)
 
 
+def capacity_message(name: str, phi: float, present: float) -> str:
+    """The run-time error of a ps stage whose capacity came out NaN or negative (both tiers)."""
+    from .engine import _show
+
+    how = "NaN" if phi != phi else f"negative ({_show(phi)})"
+    return f"stage {name}: the capacity is {how} at present = {_show(present)}; a ps stage's capacity is at least 0"
+
+
 class PsStage(StageKind):
     """``ps(φ)``: every job at once, each at ``φ(present) / present``; completions in the order of the
     finish tags (virtual time), ties in start order."""
@@ -340,6 +348,9 @@ class PsStage(StageKind):
         self.heap: list = []
         self.epoch = 0
         self.nseq = 0
+
+    def _capacity_error(self, phi: float) -> None:
+        raise self.sim.error(capacity_message(self.name, phi, self.ctx.present), span=self.node.span)
 
     def _advance(self) -> None:
         now = self.sim.now
@@ -375,6 +386,8 @@ class PsStage(StageKind):
         if n > 0:
             self.ctx.present = float(n)
             phi = self.phi(None, None, self.ctx)
+            if not phi >= 0:
+                self._capacity_error(phi)
             self.rate = phi / n if phi > 0 else 0.0
         else:
             self.rate = 0.0

@@ -261,6 +261,13 @@ class StepStage(StageKind):
         ctx.kv_prefill = kvp
         return ctx
 
+    def _cost_error(self, cost: float) -> None:
+        """An iteration's cost that is NaN or negative (an iteration cannot end before it starts)."""
+        from .engine import _show
+
+        how = "NaN" if cost != cost else f"negative ({_show(cost)})"
+        raise self.sim.error(f"stage {self.name}: the iteration's cost is {how}", span=self.node.span)
+
     def _chunk(self, pre: Ctx) -> float:
         if self.chunk_fn is None:
             return math.inf
@@ -375,9 +382,8 @@ class StepStage(StageKind):
         else:
             ctx = self._no_ctx
         cost = self.cost_fn(None, None, ctx)
-        if cost != cost:
-            raise sim.error(f"stage {self.name}: the iteration's cost is NaN", span=self.node.span)
-        cost = max(cost, 0.0)
+        if not cost >= 0.0:
+            self._cost_error(cost)
         if _TRACE:
             self._trace(assign, 0, preempted)
         if self._own_busy:  # self.acc(), inlined: no iteration runs until now
@@ -606,10 +612,8 @@ class StepStage(StageKind):
         else:
             ctx = self._no_ctx
         cost = self.cost_fn(None, None, ctx)
-        if cost != cost:
-            raise sim.error(f"stage {self.name}: the iteration's cost is NaN", span=self.node.span)
-        if cost < 0.0:
-            cost = 0.0
+        if not cost >= 0.0:
+            self._cost_error(cost)
         if _TRACE:
             self._trace(assign, nl, preempted)
         now = sim.now  # self.acc(), inlined: no iteration runs until now

@@ -74,6 +74,11 @@ def apply_run_overrides(program: Any, *, seed: int | None = None, horizon: float
 
     changes: dict[str, Any] = {}
     if seed is not None:
+        from serq_ir.rules import seed_problem
+
+        why = seed_problem(seed)
+        if why:
+            raise UserError(f"--seed {seed}: {why}")
         changes["seed"] = seed
     if horizon is not None:
         changes["horizon"] = "inf" if horizon == float("inf") else horizon

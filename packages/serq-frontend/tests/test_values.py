@@ -1,0 +1,109 @@
+"""Invalid constant values are refused at link time, at their position (serq_ir.rules): what `serq run`
+would refuse (or would run silently wrong), `serq check` refuses first."""
+
+from __future__ import annotations
+
+import pytest
+from sqhelpers import compile_src, refused
+
+HEAD = """pool kv { cap 1000; }
+stage svc : fifo;
+workload { arrive poisson(1); }
+"""
+
+
+def prog(session: str, head: str = HEAD) -> str:
+    return head + "session {\n" + session + "\n}\n"
+
+
+@pytest.mark.parametrize("draw, why", [
+    ("~uniform(5, 1)", "~uniform(5, 1): the low bound is above the high bound"),
+    ("~uniform(0, inf)", "~uniform(0, inf): the bounds must be finite"),
+    ("~erlang(0, 2)", "~erlang(0, 2): the number of phases must be a whole number of at least 1"),
+    ("~erlang(2.5, 2)", "~erlang(2.5, 2): the number of phases must be a whole number of at least 1"),
+    ("~erlang(2, -1)", "~erlang(2, -1): the mean is negative"),
+    ("~exp(-1)", "~exp(-1): the mean is negative"),
+    ("~h2(1, 0.5)", "~h2(1, 0.5): cv2 must be at least 1 and finite"),
+    ("~bernoulli(1.5)", "~bernoulli(1.5): a probability is between 0 and 1"),
+    ("~bernoulli(-0.1)", "~bernoulli(-0.1): a probability is between 0 and 1"),
+])
+def test_a_constant_draw_outside_its_domain(draw, why):
+    refused(prog(f"  set x = ⟨{draw};\n  run svc (x);"), why)
+
+
+def test_draws_at_the_edges_of_their_domains_link():
+    for d in ("~uniform(1, 1)", "~erlang(1, 0)", "~exp(0)", "~exp(inf)", "~h2(0, 1)", "~bernoulli(0)",
+              "~bernoulli(1)", "~det(-3)"):
+        compile_src(prog(f"  set x = {d};\n  run svc (1);"))
+
+
+def test_branch_with_a_probability_above_one():
+    refused(prog("  branch with (⟨2) { run svc (1); }"), "~bernoulli(2): a probability is between 0 and 1")
+
+
+def test_a_negative_ps_capacity():
+    refused("stage p : ps(⟨-1);\n" + HEAD.split("\n", 2)[2] + "session { run p (1); }\n",
+            "stage `p`: the capacity is negative (-1)")
+    # 0 serves nothing, and is a capacity
+    compile_src("stage p : ps(0);\n" + HEAD.split("\n", 2)[2] + "session { run p (1); }\n")
+
+
+def test_a_negative_step_cost():
+    head = "pool kv { cap 100; admit via E; }\nstage E : step { budget 8; cost ⟨1 - 2; memory kv; };\n" \
+           "workload { arrive poisson(1); }\n"
+    refused(prog("  hold kv (1) { run E prefill (2); }", head), "stage `E`: the cost is negative (-1)")
+
+
+@pytest.mark.parametrize("stmt, why", [
+    ("hold kv (⟨-3) { run svc (1); }", "hold kv: the units are negative (-3)"),
+    ("hold kv (1) reserve (⟨-1) { run svc (1); }", "hold kv: the reserve is negative (-1)"),
+    ("hold kv (3) { grow kv (⟨-2); run svc (1); }", "grow kv: the amount is negative (-2)"),
+    ("hold kv (3) { load kv (⟨-2); run svc (1); }", "load kv: the amount is negative (-2)"),
+])
+def test_a_negative_amount_of_memory(stmt, why):
+    refused(prog("  " + stmt), why)
+
+
+def test_an_infinite_arrival_rate():
+    refused("stage svc : fifo;\nworkload { arrive poisson(⟨inf); }\nsession { run svc (1); }\n",
+            "the arrival rate must be positive and finite, not inf")
+
+
+@pytest.mark.parametrize("decl", ["stage svc[⟨n] : fifo;", "pool kv[⟨n] { cap 1; }"])
+@pytest.mark.parametrize("n", ["1e9", "1e20", "100001"])
+def test_a_family_too_large_to_build(decl, n):
+    what = "stage" if decl.startswith("stage") else "pool"
+    src = f"let n = {n};\n{decl}\nstage one : fifo;\nworkload {{ arrive poisson(1); }}\nsession {{ run one (1); }}\n"
+    refused(src, f"makes more than 100000 {what}s: a program has at most 100000 {what}s")
+
+
+def test_families_count_together():
+    ok = "stage a[50000] : fifo;\nstage b[50000] : fifo;\nworkload { arrive poisson(1); }\n" \
+         "session { run a[0] (1); }\n"
+    compile_src(ok)
+    refused(ok.replace("session", "⟨stage c : fifo;\nsession"), "the stage `c` makes more than 100000 stages")
+
+
+def test_a_budget_reading_its_own_budget_left():
+    head = "pool kv { cap 100; admit via E; }\n" \
+           "stage E : step { budget 10 + ⟨budget_left(E); cost 1; memory kv; };\nworkload { arrive poisson(1); }\n"
+    refused(prog("  hold kv (1) { run E prefill (3); }", head),
+            "the budget of step stage `E` reads `budget_left(E)`, its own stage's")
+
+
+def test_two_engines_reading_each_others_budget_left():
+    head = ("pool kv { cap 100; admit via E; }\npool kw { cap 100; admit via F; }\n"
+            "stage E : step { budget 10; chunk ⟨budget_left(F); cost 1; memory kv; };\n"
+            "stage F : step { budget 10 + budget_left(E); cost 1; memory kw; };\n"
+            "workload { arrive poisson(1); }\n")
+    refused(prog("  hold kv (1) { run E prefill (3); }", head),
+            "the chunk of step stage `E` reads `budget_left(F)`, and `F`'s budget or chunk reads "
+            "`budget_left(E)` back")
+    # one way is fine: F's budget reads E's, E's reads nothing
+    compile_src(prog("  hold kv (1) { run E prefill (3); }",
+                     head.replace("chunk ⟨budget_left(F); ", "")))
+
+
+def test_a_seed_beyond_64_bits():
+    refused(prog("  run svc (1);") + "run { seed ⟨2 ** 64; }\n".replace("2 ** 64", "18446744073709551616"),
+            "the seed is at most 2**64 - 1")

@@ -1,0 +1,167 @@
+"""Rules on values that the language states, or that this implementation chose where it is silent
+(docs/language.md, "Rules chosen where the spec is silent"). The frontend's linker applies them to
+constants (an error at the source position), :mod:`serq_ir.validate` to the constants of an IR file (an
+error at the JSON path), and the simulator to computed values when it evaluates them (a run-time error
+naming the statement, the time and the session). One function per rule, so the three say the same.
+"""
+
+from __future__ import annotations
+
+import math
+
+#: The most members a program's pool families may have together, and likewise its stage families: each
+#: member is a runtime object with its own statistics, and a family of 10⁹ would exhaust memory before
+#: the run began.
+MAX_MEMBERS = 100_000
+
+#: Seeds are the integers 0 … 2**64 - 1 (the streams are seeded from 64 bits; a negative seed or a larger
+#: one would silently equal another seed).
+MAX_SEED = 2**64 - 1
+
+
+def seed_problem(seed) -> str | None:
+    """Why ``seed`` is no seed, or None."""
+    import operator
+
+    try:
+        v = None if isinstance(seed, bool) else operator.index(seed)
+    except TypeError:
+        v = None
+    if v is None or not 0 <= v <= MAX_SEED:
+        return f"a seed is an integer from 0 to 2**64 - 1 ({MAX_SEED}), not {seed!r}"
+    return None
+
+
+def _show(x: float) -> str:
+    if x != x:
+        return "NaN"
+    if x in (math.inf, -math.inf):
+        return "inf" if x > 0 else "-inf"
+    if x == int(x) and abs(x) < 1e15:
+        return str(int(x))
+    return repr(float(x))
+
+
+def draw_problem(dist: str, args: list[float]) -> str | None:
+    """Why ``~dist(args)`` is no draw (its parameters are outside the distribution's domain), or None.
+
+    ``~exp(mean)``: mean ≥ 0; ``~uniform(lo, hi)``: finite, lo ≤ hi; ``~erlang(k, mean)``: k a whole
+    number ≥ 1, mean ≥ 0; ``~h2(mean, cv2)``: mean ≥ 0, 1 ≤ cv2 < inf; ``~bernoulli(p)``: 0 ≤ p ≤ 1;
+    ``~det(x)``: any number (it is x). Infinite means are allowed (the draw is inf)."""
+    if dist == "det":
+        return None
+    shown = ", ".join(_show(a) for a in args)
+    head = f"~{dist}({shown})"
+    if any(a != a for a in args):
+        return f"{head}: a parameter is NaN"
+    if dist == "exp":
+        if args[0] < 0:
+            return f"{head}: the mean is negative"
+    elif dist == "uniform":
+        lo, hi = args
+        if not (math.isfinite(lo) and math.isfinite(hi)):
+            return f"{head}: the bounds must be finite"
+        if lo > hi:
+            return f"{head}: the low bound is above the high bound"
+    elif dist == "erlang":
+        k, mean = args
+        if not (1 <= k < math.inf and k == int(k)):
+            return f"{head}: the number of phases must be a whole number of at least 1"
+        if mean < 0:
+            return f"{head}: the mean is negative"
+    elif dist == "h2":
+        mean, cv2 = args
+        if mean < 0:
+            return f"{head}: the mean is negative"
+        if not 1 <= cv2 < math.inf:
+            return f"{head}: cv2 must be at least 1 and finite (a hyperexponential is at least as variable as ~exp)"
+    elif dist == "bernoulli":
+        if not 0 <= args[0] <= 1:
+            return f"{head}: a probability is between 0 and 1"
+    return None
+
+
+def capacity_problem(phi: float) -> str | None:
+    """Why ``phi`` is no ps capacity (negative or NaN; 0 serves nothing and is allowed), or None."""
+    if phi != phi:
+        return "the capacity is NaN"
+    if phi < 0:
+        return f"the capacity is negative ({_show(phi)})"
+    return None
+
+
+def cost_problem(c: float) -> str | None:
+    """Why ``c`` is no iteration cost (negative or NaN: an iteration cannot end before it starts)."""
+    if c != c:
+        return "the cost is NaN"
+    if c < 0:
+        return f"the cost is negative ({_show(c)})"
+    return None
+
+
+def amount_problem(what: str, x: float) -> str | None:
+    """Why ``x`` is no amount of memory (``what``: "the units", "the reserve", "the amount"), or None:
+    an amount is not negative and not NaN (inf is allowed: it never fits)."""
+    if x != x:
+        return f"{what} is NaN"
+    if x < 0:
+        return f"{what} {'are' if what == 'the units' else 'is'} negative ({_show(x)})"
+    return None
+
+
+def _budget_reads(expr, path: str):
+    """``(path, stage family)`` of every ``budget_left(…)`` in ``expr`` (walked without recursion)."""
+    import msgspec
+
+    from .nodes import Observable
+
+    out = []
+    todo = [(expr, path)]
+    while todo:
+        obj, at = todo.pop()
+        if isinstance(obj, list):
+            todo.extend((x, f"{at}[{i}]") for i, x in reversed(list(enumerate(obj))))
+            continue
+        if not isinstance(obj, msgspec.Struct):
+            continue
+        if isinstance(obj, Observable) and obj.name == "budget_left":
+            out.append((at, obj))
+        todo.extend((getattr(obj, f), f"{at}.{f}") for f in reversed(obj.__struct_fields__) if f != "span")
+    return out
+
+
+def budget_cycle(stages) -> tuple[int, str, str, object] | None:
+    """A step stage whose budget or chunk reads ``budget_left`` of itself, or of a stage whose budget or
+    chunk reads it back (through any number of stages): evaluating ``budget_left(S)`` evaluates S's budget
+    and chunk, so such a program would recurse without end. Families count as one stage. Returns
+    ``(stage, field, path inside the field, the Observable)`` of the first read that closes a cycle, or
+    None."""
+    from .nodes import Step
+
+    edges: dict[int, list] = {}
+    for i, st in enumerate(stages):
+        if not isinstance(st.kind, Step):
+            continue
+        for field in ("budget", "chunk"):
+            e = getattr(st.kind, field)
+            if e is not None:
+                for at, obs in _budget_reads(e, ""):
+                    edges.setdefault(i, []).append((obs.target.stage, field, at, obs))
+
+    def reaches(a: int, goal: int) -> bool:
+        seen, todo = {a}, [a]
+        while todo:
+            x = todo.pop()
+            if x == goal:
+                return True
+            for y, *_ in edges.get(x, ()):
+                if y not in seen and 0 <= y < len(stages):
+                    seen.add(y)
+                    todo.append(y)
+        return False
+
+    for i in sorted(edges):
+        for target, field, at, obs in edges[i]:
+            if reaches(target, i):
+                return i, field, at, obs
+    return None

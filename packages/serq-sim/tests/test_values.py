@@ -1,0 +1,115 @@
+"""Invalid computed values are run-time errors naming the statement, the time and the session, in both
+tiers, where they used to be clamped or run silently (serq_ir.rules; their constant twins are link errors,
+serq-frontend's tests/test_values.py)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import serq_frontend
+import serq_sim
+
+# y is 2 + an exponential draw: > 2, so every expression below is invalid for every session
+HEAD = "stage svc : fifo;\n"
+SESSION = "session {\n  set y = 2 + ~exp(1);\n  STMT\n  end;\n}\nrun { horizon 50; }\n"
+
+
+def run(tmp_path, text: str, tier: str):
+    f = tmp_path / "prog.sq"
+    f.write_text(text)
+    prog = serq_frontend.compile(str(f))
+    return serq_sim.run(prog, check_invariants=tier == "general"), str(f)
+
+
+def refused(tmp_path, text: str, tier: str, line: int, col: int, message: str):
+    with pytest.raises(serq_sim.SimError) as e:
+        run(tmp_path, text, tier)
+    first = str(e.value).splitlines()[0]
+    f = tmp_path / "prog.sq"
+    assert first.startswith(f"{f}:{line}:{col}: error: at t=0"), first
+    assert message in first, first
+    assert len(str(e.value).splitlines()) == 3  # the source line and a caret
+
+
+@pytest.mark.parametrize("tier", ["fast", "general"])
+@pytest.mark.parametrize("stmt, col, message", [
+    ("set x = ~uniform(y, 1);", 11, "session 0: ~uniform("),
+    ("set x = ~erlang(y - 2, 1);", 11, "the number of phases must be a whole number of at least 1"),
+    ("set x = ~exp(-y);", 11, "~exp(-"),
+    ("set x = ~h2(1, 1 - y);", 11, "cv2 must be at least 1 and finite"),
+    ("branch with (y) { run svc (1); }", 16, "~bernoulli("),
+])
+def test_a_computed_draw_outside_its_domain(tmp_path, tier, stmt, col, message):
+    text = HEAD + "workload { arrive poisson(1); }\n" + SESSION.replace("STMT", stmt)
+    refused(tmp_path, text, tier, 5, col, message)
+
+
+def test_a_computed_draw_inside_its_domain_draws_as_a_constant_one(tmp_path):
+    # the check adds no draw: ~uniform(0, max(4, y - 100)) draws what ~uniform(0, 4) draws
+    text = HEAD + "workload { arrive poisson(1); }\n" + SESSION.replace(
+        "STMT", "set x = ~uniform(0, max(4, y - 100)); observe x = x; run svc (1);")
+    a, _ = run(tmp_path, text, "general")
+    b, _ = run(tmp_path, text.replace("max(4, y - 100)", "4"), "general")
+    assert list(a.observe("x").values) == list(b.observe("x").values)
+    assert len(a.observe("x").values) > 10
+
+
+@pytest.mark.parametrize("tier", ["fast", "general"])
+def test_a_computed_negative_ps_capacity(tmp_path, tier):
+    # ps(2 - present): with 3 present the capacity is -1; jobs used to stay there forever
+    text = "stage p : ps(2 - present);\nworkload { arrive batch(3); }\nsession { run p (1); end; }\n"
+    f = tmp_path / "prog.sq"
+    with pytest.raises(serq_sim.SimError) as e:
+        run(tmp_path, text, tier)
+    assert str(e.value).splitlines()[0] == (f"{f}:1:1: error: at t=0: stage p: the capacity is negative (-1) at "
+                                            "present = 3; a ps stage's capacity is at least 0")
+
+
+@pytest.mark.parametrize("tier", ["fast", "general"])
+def test_a_zero_ps_capacity_is_allowed(tmp_path, tier):
+    # ps(present > 1 ? 0 : 1): nothing is served while two are present (the run ends at its horizon)
+    text = "stage p : ps(present > 1 ? 0 : 1);\nworkload { arrive batch(2); }\nsession { run p (1); end; }\n" \
+           "run { horizon 10; }\n"
+    r, _ = run(tmp_path, text, tier)
+    assert r.result.ended == 0
+
+
+@pytest.mark.parametrize("stmt, col, message", [
+    ("hold kv (2 - y) { run svc (1); }", 3, "the units of kv are negative (-"),
+    ("hold kv (1) reserve (1 - y) { run svc (1); }", 3, "the reserve of kv is negative (-"),
+    ("hold kv (3) { grow kv (2 - y); run svc (1); }", 17, "grow kv: the amount is negative (-"),
+    ("hold kv (3) { load kv (2 - y); run svc (1); }", 17, "load kv: the amount is negative (-"),
+])
+def test_a_computed_negative_amount_of_memory(tmp_path, stmt, col, message):
+    # these were clamped to 0
+    text = "pool kv { cap 100; }\n" + HEAD + "workload { arrive poisson(1); }\n" + SESSION.replace("STMT", stmt)
+    refused(tmp_path, text, "general", 6, col, "session 0: " + message)
+
+
+def test_a_computed_negative_step_cost(tmp_path):
+    # cost 1 - tokens: negative once an iteration serves 2 tokens; it was clamped to 0
+    text = ("pool kv { cap 100; admit via E; }\nstage E : step { budget 8; cost 1 - tokens; memory kv; };\n"
+            "workload { arrive batch(1); }\nsession { hold kv (1) { run E prefill (4); } end; }\n")
+    f = tmp_path / "prog.sq"
+    with pytest.raises(serq_sim.SimError) as e:
+        run(tmp_path, text, "general")
+    assert str(e.value).splitlines()[0] == f"{f}:2:1: error: at t=0: stage E: the iteration's cost is negative (-3)"
+
+
+@pytest.mark.parametrize("seed", [-1, 2**64, 1.5])
+def test_a_seed_outside_64_bits_is_refused(seed):
+    # -1 used to run as 2**64 - 1, 2**64 as 0
+    prog = serq_frontend.compile(source="stage s : fifo;\nworkload { arrive batch(1); }\nsession { run s (1); }\n")
+    with pytest.raises(serq_sim.SimError, match=r"a seed is an integer from 0 to 2\*\*64 - 1"):
+        serq_sim.run(prog, seed=seed)
+    serq_sim.run(prog, seed=2**64 - 1)
+
+
+def test_a_block_finer_than_the_amounts_precision(tmp_path):
+    # --set bs=1e-308 on vllm.sq: x / block overflowed in the rounding to blocks (OverflowError)
+    text = ("pool kv { cap 1e-300; block 1e-308; evict lru; }\nstage svc : fifo;\nworkload { arrive batch(2); }\n"
+            "session { hold kv (1e-300) { run svc (1); } cache (1e-300); hold kv (1e-300) { run svc (1); } end; }\n")
+    r, _ = run(tmp_path, text, "general")
+    assert r.result.ended == 2
+    assert math.isfinite(r.result.pools[0].used)
