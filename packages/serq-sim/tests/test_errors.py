@@ -85,7 +85,8 @@ def test_renewal_gap_must_be_positive(src):
                                    "positive and finite")
 
 
-def test_bad_trace_row(tmp_path):
+def test_bad_trace_row(tmp_path, monkeypatch):
+    monkeypatch.setenv("SERQ_PATH", str(tmp_path))  # a program without a source reads traces there too
     csv = tmp_path / "t.csv"
     csv.write_text("session,turn,new,out,think,forced\n0,1,100,5,0,0\n0,2,12x,5,0,0\n")
     p = P()

@@ -201,14 +201,16 @@ def _plugins(pm: Any) -> list[Any]:
 
 
 def library_paths(pm: Any) -> list[Path]:
-    """The library folders the installed parts contribute (``serq_frontend_library_paths``), in plugin
-    order: what a compile searches after the program's own folder, and part of a cache entry's key."""
-    if pm is None:
-        return []
-    hook = getattr(pm.hook, "serq_frontend_library_paths", None)
-    if hook is None:
-        return []
-    return [Path(x) for paths in hook() for x in (paths or [])]
+    """The library folders: those ``SERQ_PATH`` names, then those the installed parts contribute
+    (``serq_frontend_library_paths``), in plugin order: what a compile searches after the program's own
+    folder, where a ``use`` may read, and part of a cache entry's key."""
+    from serq.files import widened_paths
+
+    out = [Path(x) for x in widened_paths()]
+    hook = getattr(pm.hook, "serq_frontend_library_paths", None) if pm is not None else None
+    if hook is not None:
+        out.extend(Path(x) for paths in hook() for x in (paths or []))
+    return out
 
 
 def compute_key(name: str, real: str, text: str, sets: Mapping[str, float], defs: Mapping[str, str],

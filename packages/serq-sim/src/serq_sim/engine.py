@@ -386,9 +386,11 @@ class Simulation:
         self.turn_fn = self.compiler.plain_fn(wl.turn, "turn") if wl.turn else None
         self.trace = None
         if wl.trace is not None:
-            from .trace import load_trace, resolve_trace
+            from .trace import load_trace, resolve_trace, trace_outside
 
             path = trace_path or resolve_trace(wl.trace.path, self.source)
+            if trace_path is None and (why := trace_outside(path, self.source)) is not None:
+                raise SimError(format_error(wl.trace.span, None, None, why, self.source))
             self.trace = load_trace(path, wl.trace.span if trace_path is None else None, self.source)
             self.trace_ordered = wl.trace.ordered
         arrive = wl.arrive

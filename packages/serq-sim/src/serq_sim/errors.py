@@ -59,11 +59,17 @@ def fmt_time(t: float) -> str:
 
 
 def source_excerpt(file: str, line: int, col: int, base: str | None = None) -> str:
-    """The source line and a caret under ``col``, or ``""`` when the file cannot be read."""
+    """The source line and a caret under ``col``, or ``""`` when the file cannot be read or is no serQ
+    source: only a regular file whose name ends in ``.sq`` is quoted, so an IR whose span names another
+    file (``/etc/passwd``, a key, a trace) does not have its lines printed (docs/security.md)."""
+    if not file.endswith(".sq"):
+        return ""
     candidates = [Path(file)]
     if base:
         candidates.append(Path(base).parent / file)
     for p in candidates:
+        if not p.is_file():
+            continue
         try:
             lines = p.read_text(encoding="utf-8", errors="replace").splitlines()
         except OSError:

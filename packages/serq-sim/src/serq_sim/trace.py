@@ -79,6 +79,21 @@ def resolve_trace(path: str, source: str | None) -> str:
     return path
 
 
+def trace_outside(path: str, source: str | None) -> str | None:
+    """Why the program may not read the trace its workload names at ``path`` (as resolved), or None when
+    it may: a program reads a trace inside its own folder (the current folder for an IR without a
+    source), or inside a folder ``SERQ_PATH`` names, with every symbolic link resolved. A ``--trace``
+    file is the user's choice and is not checked."""
+    from serq.files import inside, widened_paths
+
+    root = str(Path(source).parent) if source else "."
+    if inside(path, root) or any(inside(path, w) for w in widened_paths()):
+        return None
+    where = "the program's folder" if source else "the current folder (the IR names no source)"
+    return (f"the trace {path} is outside {where}; a program reads a trace only there (SERQ_PATH adds "
+            "folders, --trace FILE reads any file)")
+
+
 def _physical_line(path: str, lineno: int) -> str:
     """Line ``lineno`` of the file as the reader split it (undecodable bytes as surrogate escapes)."""
     with open(path, encoding="utf-8-sig", errors="surrogateescape", newline="") as f:

@@ -190,3 +190,21 @@ def write_atomic(path: str | os.PathLike[str], data: str | bytes, *,
         raise TypeError(f"write_atomic: data must be str or bytes, not {type(data).__name__}")
     with open_atomic(path, "wb", inputs=inputs, perms=perms) as f:
         f.write(data)
+
+
+# ---------------------------------------------------------------------------------------------------
+# What a program may read
+# ---------------------------------------------------------------------------------------------------
+
+
+def widened_paths() -> list[str]:
+    """The folders ``SERQ_PATH`` names (``os.pathsep``-separated; empty entries left out): a program's
+    ``use`` searches them after its own folder, and a program may read a library or a trace inside them
+    as well as inside its own folder and the installed parts' library folders (docs/security.md)."""
+    return [p for p in os.environ.get("SERQ_PATH", "").split(os.pathsep) if p.strip()]
+
+
+def inside(path: str | os.PathLike[str], folder: str | os.PathLike[str]) -> bool:
+    """Whether ``path``, with every symbolic link resolved, lies in ``folder`` (resolved too)."""
+    real, root = os.path.realpath(path), os.path.realpath(folder)
+    return real == root or real.startswith(root.rstrip(os.sep) + os.sep)

@@ -111,22 +111,31 @@ class Expander:
         self.defs[name] = d
 
     def use(self, u: A.UseItem, base: Path | None) -> None:
+        from serq.files import inside
+
         ctx = self.ctx
-        candidates: list[Path] = []
-        if base is not None:
-            candidates.append(base / u.path)
-        candidates.extend(Path(p) / u.path for p in ctx.library_paths())
+        if not u.path.endswith(".sq"):
+            raise ctx.error(u.pos, f"`use \"{u.path}\"`: a library is a `.sq` file")
+        libs = ctx.library_paths()
+        roots = ([base] if base is not None else []) + libs
+        candidates = [root / u.path for root in roots]
         here = Path(u.pos.file).resolve() if u.pos.file != "<source>" else None
         # A file never uses itself, and `use` wants a library (a file of defs and uses): a program of
         # the same name in the using file's folder (examples/multi-turn/vllm.sq next to vllm_chat.sq)
         # is passed over for the library further along the path.
         files = []
-        for c in candidates:
+        for root, c in zip(roots, candidates):
             real = c.resolve() if c.is_file() else None
             if ctx.recorder is not None:  # the compile cache checks each candidate again on a hit
                 ctx.recorder.candidate(c, real)
-            if real is not None and real != here:
-                files.append(c)
+            if real is None or real == here:
+                continue
+            # A program reads only inside the folder it searched (an absolute path, `..` or a link
+            # leading out is not read) or inside a library folder (SERQ_PATH widens them)
+            if not (inside(real, root) or any(inside(real, lib) for lib in libs)):
+                raise ctx.error(u.pos, f"`use \"{u.path}\"` finds {c}, which is outside the folders a "
+                                f"program may read ({root} and the library folders; SERQ_PATH adds folders)")
+            files.append(c)
         if not files:
             where = ", ".join(str(c.parent) for c in candidates) or "no folder (a program given as text)"
             raise ctx.error(u.pos, f"`use \"{u.path}\"`: no such library (looked in {where})")
