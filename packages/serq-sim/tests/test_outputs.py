@@ -76,3 +76,14 @@ def test_a_new_file_is_written(folder):
     assert r.returncode == 0, r.stderr
     assert (folder / "report.txt").read_text().startswith("run: horizon 20")
     assert (folder / "out" / "response.csv").read_text().startswith("time,session,turn,value\n")
+
+
+@pytest.mark.parametrize("flag", ["-o", "--dump"])
+def test_the_refusal_comes_before_the_run(folder, flag):
+    # this program's run fails at t=0; the refusal is reported instead, so it was decided first
+    (folder / "bad.sq").write_text('stage s : fifo;\nworkload { arrive batch(1); trace "response.csv"; }\n'
+                                   "session { set g = ~uniform(0.2, 0.8); branch (g) { } turn; "
+                                   "observe response = now; }\nrun { horizon 20; }\n")
+    r = serq("bad.sq", flag, "response.csv" if flag == "-o" else ".", cwd=folder)
+    assert r.returncode == 1
+    assert "refusing to write over an input of this run" in r.stderr and "branch guard" not in r.stderr

@@ -104,6 +104,15 @@ def run_command(pm, file, sets, defs, seed, horizon, warmup, arrivals, trace, as
     inputs = run_inputs(program, file, trace) if output or dump is not None else []
     if output:  # refused before the run, not after it
         check_not_input(output, inputs)
+    if dump is not None:
+        import os
+
+        from serq_report.csv import file_names
+
+        for folder, names in ((dump, [o.name for o in program.observes]),
+                              (os.path.join(dump, "gauge"), [g.name for g in program.gauges])):
+            for name in file_names(names).values():
+                check_not_input(os.path.join(folder, f"{name}.csv"), inputs)
     report = run(program, check_invariants=check_invariants, progress=not no_progress, trace=trace,
                  pm=pm, max_events=max_events, max_wall=max_wall)
     record_program(report, file, _read_bytes(file), program, options.sets, options.defs)
