@@ -208,9 +208,20 @@ def test_definitions_are_expanded(tmp_path):
 
 def test_aggregates_are_written_out():
     head = "let N = 3;\npool kv[3] { cap 10; }\nstage s : fifo;\n"
-    same(head + "session { observe m = max j in N (used(kv[j])) + sum k in (N - 1) (k * free(kv[k])); run s (1); }",
-         head + "session { observe m = max(used(kv[0]), used(kv[1]), used(kv[2])) + (0 * free(kv[0]) + "
+    same(head + "session { observe m = max j in N (used(kv[j])) + min k in (N - 1) (k * free(kv[k])); run s (1); }",
+         head + "session { observe m = max(used(kv[0]), used(kv[1]), used(kv[2])) + min(0 * free(kv[0]), "
          "1 * free(kv[1])); run s (1); }")
+    # a sum is one flat node (the IR's Call "sum", the left fold of its terms), not a chain of additions
+    from sqhelpers import compile_src
+
+    e = compile_src(head + "session { observe m = sum k in (N - 1) (k * free(kv[k])); run s (1); }").session[0].value
+    chain = compile_src(head + "session { observe m = 0 * free(kv[0]) + 1 * free(kv[1]); run s (1); }").session[0].value
+    from serq_ir.codec import _strip
+
+    def bare(x):
+        return _strip(msgspec.json.decode(msgspec.json.encode(x)))
+
+    assert e.fn == "sum" and [bare(a) for a in e.args] == [bare(chain.lhs), bare(chain.rhs)]
 
 
 # -- a third-party layer -----------------------------------------------------------------------------

@@ -107,3 +107,44 @@ def test_two_engines_reading_each_others_budget_left():
 def test_a_seed_beyond_64_bits():
     refused(prog("  run svc (1);") + "run { seed ⟨2 ** 64; }\n".replace("2 ** 64", "18446744073709551616"),
             "the seed is at most 2**64 - 1")
+
+
+# -- nesting ------------------------------------------------------------------------------------------
+
+
+def test_a_sum_of_ten_thousand_terms_is_one_flat_node():
+    # the stated limit of an aggregate is 10 000 terms; from about 1 000 it failed, "nests too deeply"
+    from serq_ir import nodes as ir
+
+    p = compile_src(prog("  set y = ~exp(1);\n  set x = sum j in 10000 (y * j);\n  run svc (x);"))
+    e = p.session[1].value
+    assert type(e) is ir.Call and e.fn == "sum" and len(e.args) == 10000
+
+
+def test_a_constant_sum_folds_as_the_chain_of_additions_does():
+    v = compile_src(prog("  set x = sum j in 3 (0.1 * (j + 1));\n  run svc (x);")).session[0].value.value
+    assert v == (0.1 + 0.2) + 0.30000000000000004
+
+
+def test_an_expression_nested_too_deeply():
+    deep = "-(" * 65 + "y" + ")" * 65
+    with pytest.raises(Exception) as e:
+        compile_src(prog(f"  set y = ~exp(1);\n  set x = {deep};\n  run svc (x);"))
+    first = str(e.value).splitlines()[0]
+    assert first.startswith("<source>:6:") and "this expression nests more than 64 deep" in first
+    compile_src(prog(f"  set y = ~exp(1);\n  set x = {deep[4:-2]};\n  run svc (x);"))
+
+
+def test_blocks_nested_too_deeply():
+    body = "loop {\n" * 32 + "⟨loop { run svc (1); }\n" + "}\n" * 32
+    refused(prog(body), "loops, branches and holds nest more than 32 deep here")
+    compile_src(prog("loop {\n" * 32 + "run svc (1);\n" + "}\n" * 32))
+
+
+def test_a_program_nested_a_thousand_deep_is_refused_where_it_nests():
+    # 2 000 unary minuses: a RecursionError in the sugar layers, "nests too deeply" with no position
+    src = prog("  set y = ~exp(1);\n  set x = " + "-" * 2000 + "y;\n  run svc (x);")
+    with pytest.raises(Exception) as e:
+        compile_src(src)
+    first = str(e.value).splitlines()[0]
+    assert first.startswith("<source>:6:") and "the program nests more than 1000 deep here" in first

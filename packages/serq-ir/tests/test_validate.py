@@ -170,3 +170,18 @@ def test_a_flow_over_a_stage_that_is_not_ps():
 def test_valid_programs_pass():
     for p in (mm1(), everything()):
         assert validate(p) is p
+
+
+@pytest.mark.parametrize("depth, message", [
+    (70, "an expression nests more than 64 deep - at '$.session[1].work"),
+    (5000, "the JSON nests too deeply to be read (an IR program's expressions nest at most 64 deep, its blocks "
+           "32) - at '$.session[1].work.arg.arg"),
+])
+def test_ir_nested_too_deeply(depth, message):
+    # a RecursionError out of msgspec or the walkers; now one error with the JSON path
+    d = json.loads(serq_ir.encode(mm1(), spans=False))
+    w = json.dumps(d["session"][1]["work"])
+    data = json.dumps(d).replace(w, '{"kind":"Unary","op":"-","arg":' * depth + w + "}" * depth)
+    with pytest.raises(serq_ir.IRError) as e:
+        serq_ir.decode(data, name="x")
+    assert str(e.value).startswith(f"error: x: {message}")

@@ -113,3 +113,50 @@ def test_a_block_finer_than_the_amounts_precision(tmp_path):
     r, _ = run(tmp_path, text, "general")
     assert r.result.ended == 2
     assert math.isfinite(r.result.pools[0].used)
+
+
+# -- what serq check accepts runs: Python's limits on generated code --------------------------------------
+
+NEST = "stage svc : fifo;\nPOOL\nworkload { arrive poisson(1); }\nsession {\n  set y = ~exp(1);\nBODY\n  end;\n}\n" \
+       "run { horizon 30; }\n"
+
+
+@pytest.mark.parametrize("pool", [False, True])
+@pytest.mark.parametrize("body", [
+    "loop {\n" * 21 + "run svc (y); end;\n" + "}\n" * 21,                 # 21 nested loops
+    "branch (y > 0) {\n" * 32 + "run svc (y);\n" + "}\n" * 32,            # indentation
+    "set x = sum j in 200 (y * j);\nrun svc (x / 10000);",                 # 200 nested parentheses
+    "set x = sum j in 10000 (y * j);\nrun svc (x / 1e7);",
+    "set x = " + "-(" * 63 + "y" + ")" * 63 + ";\nrun svc (x * x);",
+])
+def test_deep_programs_run_in_both_tiers(tmp_path, pool, body):
+    # each was a SyntaxError, IndentationError or RecursionError traceback out of `serq run`
+    text = NEST.replace("POOL", "pool kv { cap 10; }" if pool else "").replace("BODY", body)
+    fast, _ = run(tmp_path, text, "fast")
+    general, _ = run(tmp_path, text, "general")
+    assert fast.result.arrivals > 10 and fast.result == general.result
+
+
+def test_ten_nested_holds_run(tmp_path):
+    body = "hold kv (1) {\n" * 10 + "run svc (y);\n" + "}\n" * 10
+    r, _ = run(tmp_path, NEST.replace("POOL", "pool kv { cap 100; }").replace("BODY", body), "general")
+    assert r.result.ended > 10 and r.result.pools[0].admissions >= 10 * r.result.ended
+
+
+def test_a_sum_is_the_chain_of_its_additions(tmp_path):
+    # the flat sum folds left as the written-out chain (((y*0 + y*1) + y*2) + …) does, to the last bit
+    terms = " + ".join(f"y * {k}.1" for k in range(40))
+    a, _ = run(tmp_path, NEST.replace("POOL", "").replace("BODY", "observe x = sum j in 40 (y * (j + 0.1));"),
+               "fast")
+    b, _ = run(tmp_path, NEST.replace("POOL", "").replace("BODY", f"observe x = {terms};"), "fast")
+    assert list(a.observe("x").values) == list(b.observe("x").values) and len(a.observe("x").values) > 10
+
+
+def test_many_stage_families_run(tmp_path):
+    # 20 000 stage lines: the fast tier's one function was a MemoryError in compile(); past 200 families the
+    # general engine runs the program
+    n = 300
+    text = "".join(f"stage s{i} : fifo;\n" for i in range(n)) + "workload { arrive poisson(1); }\nsession {\n" + \
+        "".join(f"  run s{i} (0.001);\n" for i in range(n)) + "}\nrun { horizon 20; }\n"
+    r, _ = run(tmp_path, text, "fast")
+    assert r.tier == "general" and r.result.ended > 5

@@ -185,17 +185,53 @@ def compile(path: str | Path | None = None, *, source: str | None = None,  # noq
 
 def _compile(path: str | Path | None, source: str | None, sets: Mapping[str, float],
              defs: Mapping[str, str], pm: Any, **setup: Any) -> Any:
+    import sys
+
     from . import ast as A
     from .diagnostics import CompileError
     from .link import link
 
     ctx, layer_list, text, name = _setup(path, source, pm, sets, defs, True, **setup)
+    limit = sys.getrecursionlimit()
     try:
         module = A.Module(ctx.parser.parse(text, name, ctx.reporter), name)
+        _check_nesting(module, ctx)
+        # the passes recurse over the program: a program within MAX_NESTING stays within this limit
+        sys.setrecursionlimit(max(limit, 8 * MAX_NESTING))
         module = _desugar(module, ctx, layer_list)
         return link(module, ctx, str(path) if path is not None else None)
     except CompileError:
         raise
     except RecursionError:
         raise ctx.error(None, "the program nests too deeply to compile") from None
+    finally:
+        sys.setrecursionlimit(limit)
+
+
+#: how deep the parsed program's nodes may nest (each expression, statement, block and item a level) before
+#: the sugar layers see it; the linker's own limits (serq_ir.rules.MAX_EXPR_DEPTH, MAX_BLOCK_DEPTH) are far
+#: below, and give the precise message
+MAX_NESTING = 1000
+
+
+def _check_nesting(module: Any, ctx: Any) -> None:
+    """Refuse, at the deepest node's position, a parsed program nested deeper than :data:`MAX_NESTING`
+    (walked without recursion)."""
+    import dataclasses
+
+    todo = [(module, 0)]
+    while todo:
+        obj, d = todo.pop()
+        if isinstance(obj, (list, tuple)):
+            todo.extend((x, d) for x in obj)
+            continue
+        if not dataclasses.is_dataclass(obj) or isinstance(obj, type):
+            continue
+        d += 1
+        if d > MAX_NESTING:
+            raise ctx.error(getattr(obj, "pos", None), f"the program nests more than {MAX_NESTING} deep here "
+                            "(expressions and blocks inside one another)")
+        for f in dataclasses.fields(obj):
+            if f.name != "pos":
+                todo.append((getattr(obj, f.name), d))
 

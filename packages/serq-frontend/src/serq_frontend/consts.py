@@ -13,6 +13,10 @@ INF = math.inf
 #: the most terms an aggregate ``max j in n (e)`` is written out to
 MAX_TERMS = 10_000
 
+#: the name of a written-out ``sum j in n (e)`` in the kernel AST (``Call(SUM, terms)``, a left fold of
+#: ``+``; no source can name it): the IR's ``Call(fn="sum")``
+SUM = "+"
+
 
 class NotConstant(Exception):
     """The expression reads something other than numbers and constants."""
@@ -143,6 +147,11 @@ def fold(e: Any, lets: dict[str, float]) -> float:
     if t is A.Cond:
         c = fold(e.test, lets)
         return fold(e.then, lets) if truth(c) else fold(e.orelse, lets)
+    if t is A.Call and e.name == SUM:
+        out = fold(e.args[0], lets)
+        for x in e.args[1:]:
+            out = binary_value("+", out, fold(x, lets))
+        return out
     if t is A.Agg:
         # a constant where its terms are: the terms written out (sugar/aggregates.py) fold the same way
         n = agg_count(e, fold(e.n, lets))

@@ -15,7 +15,7 @@ from serq_ir import nodes as ir
 from serq_ir import rules
 
 from . import ast as A
-from .consts import binary_value, fn_value, truth, unary_value
+from .consts import SUM, binary_value, fn_value, truth, unary_value
 from .context import Context, fmt_num
 from .diagnostics import Pos
 from .names import (
@@ -123,6 +123,8 @@ class Linker:
         #: per hold (by id): the attributes set from live state whose value reaches its header
         self.header_taint: dict[int, dict[str, Pos]] = {}
         self.multi_run: Pos | None = None
+        self.edepth = 0
+        self.bdepth = 0
 
     def error(self, pos: Pos | None, msg: str) -> Exception:
         return self.ctx.error(pos, msg)
@@ -206,6 +208,17 @@ class Linker:
         return ir.Num(value=number(v), span=span(pos))
 
     def expr(self, e: Any, m: Moment) -> Any:
+        self.edepth += 1
+        try:
+            if self.edepth > rules.MAX_EXPR_DEPTH:
+                raise self.error(getattr(e, "pos", None), f"this expression nests more than {rules.MAX_EXPR_DEPTH} "
+                                 "deep (operators, calls and conditionals inside one another); name a part with "
+                                 "`set` or a `def`")
+            return self._expr(e, m)
+        finally:
+            self.edepth -= 1
+
+    def _expr(self, e: Any, m: Moment) -> Any:
         t = type(e)
         if t is A.Num:
             return self.num(e.value, e.pos)
@@ -300,6 +313,18 @@ class Linker:
 
     def call(self, e: A.Call, m: Moment) -> Any:
         name = e.name
+        if name == SUM:
+            # a written-out sum: folded as the chain ((t0 + t1) + t2) … would be (its constant head)
+            args = [self.expr(a, m) for a in e.args]
+            k = 1
+            while k < len(args) and type(args[0]) is ir.Num and type(args[k]) is ir.Num:
+                v = binary_value("+", _num_value(args[0]), _num_value(args[k]))
+                args[0] = self.num(v, e.pos)
+                k += 1
+            args = [args[0]] + args[k:]
+            if len(args) == 1:
+                return args[0]
+            return ir.Call(fn="sum", args=args, span=span(e.pos))
         if name in FUNCTIONS:
             lo, hi = FUNCTIONS[name]
             if len(e.args) < lo or (hi is not None and len(e.args) > hi):
@@ -504,6 +529,17 @@ class Linker:
         return [self.stmt(s, where) for s in stmts]
 
     def stmt(self, s: Any, where: str) -> Any:
+        nests = type(s) in (A.SHold, A.SBranch, A.SLoop)
+        self.bdepth += nests
+        try:
+            if self.bdepth > rules.MAX_BLOCK_DEPTH:
+                raise self.error(s.pos, f"loops, branches and holds nest more than {rules.MAX_BLOCK_DEPTH} deep "
+                                 "here")
+            return self._stmt(s, where)
+        finally:
+            self.bdepth -= nests
+
+    def _stmt(self, s: Any, where: str) -> Any:
         t = type(s)
         if where in ("init", "turn") and t not in (A.SSet, A.SObserve, A.SBranch):
             what = KIND_NAMES.get(t, t.__name__)

@@ -47,6 +47,8 @@ def decode(data: bytes | str, *, name: str = "<ir>") -> Program:
         head = _version_decoder.decode(data)
     except msgspec.DecodeError as e:
         raise IRError(f"error: {name}: {_quote(str(e))}") from None
+    except RecursionError:
+        _too_deep(data, name)
     if head.version != IR_VERSION:
         raise IRError(
             f"error: {name}: IR version {json.dumps(head.version)} is not supported "
@@ -56,9 +58,52 @@ def decode(data: bytes | str, *, name: str = "<ir>") -> Program:
         program = _decoder.decode(data)
     except msgspec.DecodeError as e:
         raise IRError(f"error: {name}: {_quote(str(e))}") from None
+    except RecursionError:
+        _too_deep(data, name)
     from .validate import validate
 
     return validate(program, name=name)
+
+
+#: how deep the path of a JSON text nesting too deeply to decode is given
+JSON_DEPTH = 500
+
+
+def _too_deep(data: bytes, name: str) -> None:
+    raise IRError(f"error: {name}: the JSON nests too deeply to be read (an IR program's expressions nest at "
+                  f"most 64 deep, its blocks 32) - at '{_deep_path(data, JSON_DEPTH)}'") from None
+
+
+def _deep_path(data: bytes, limit: int) -> str:
+    """The JSON path (``$.session[0].value.arg…``) where ``data`` first nests ``limit`` deep (scanned without
+    recursion; ``$`` when it never does)."""
+    import re
+
+    stack: list[list] = []  # [kind, key or index]
+    key = None
+    for m in re.finditer(rb'"(?:[^"\\]|\\.)*"|[{}\[\],:]', data):
+        tok = m.group()
+        if tok[:1] == b'"':
+            key = tok
+            continue
+        if tok in (b"{", b"["):
+            if len(stack) >= limit:
+                break
+            stack.append([tok, None if tok == b"{" else 0])
+        elif tok in (b"}", b"]"):
+            if stack:
+                stack.pop()
+        elif tok == b":" and stack:
+            try:
+                stack[-1][1] = json.loads(key)
+            except (ValueError, TypeError):
+                stack[-1][1] = "?"
+        elif tok == b"," and stack and stack[-1][0] == b"[":
+            stack[-1][1] += 1
+    path = "$"
+    for kind, k in stack[:-1] if stack else []:
+        path += f"[{k}]" if kind == b"[" else f".{k}"
+    return path
 
 
 def load(path: str | Path) -> Program:

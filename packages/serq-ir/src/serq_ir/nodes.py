@@ -57,8 +57,10 @@ ContextName = Literal[
 #: Distributions of ``~name(args)``.
 DrawName = Literal["exp", "det", "uniform", "erlang", "h2", "bernoulli"]
 
-#: Pure functions of numbers.
-FunctionName = Literal["min", "max", "abs", "floor", "ceil", "sqrt", "exp", "ln", "pow"]
+#: Pure functions of numbers. ``sum`` is the language's ``sum j in n (e)`` written out: the left fold
+#: ``((a0 + a1) + a2) + …`` of its arguments, one node however many terms (a chain of ``Binary`` would nest
+#: as deep as the sum is long).
+FunctionName = Literal["min", "max", "abs", "floor", "ceil", "sqrt", "exp", "ln", "pow", "sum"]
 
 #: Observables of pools and stages, ``name(target, args…)``. ``blocksize`` is folded at link time.
 ObservableName = Literal[

@@ -14,6 +14,61 @@ import math
 #: the run began.
 MAX_MEMBERS = 100_000
 
+#: How deep an expression may nest (operators, calls, conditionals and draws inside one another; a
+#: written-out ``sum j in n (…)`` is one level however long), and how deep loops, branches and holds may nest
+#: in a block. Deeper programs are refused where the nesting crosses the limit: the passes over a program,
+#: its IR and the code the simulator generates from it stay within Python's own limits.
+MAX_EXPR_DEPTH = 64
+MAX_BLOCK_DEPTH = 32
+
+
+def nesting_problem(program) -> tuple[str, str] | None:
+    """``(JSON path, message)`` where an expression of ``program`` nests deeper than
+    :data:`MAX_EXPR_DEPTH` or its statements deeper than :data:`MAX_BLOCK_DEPTH`, or None (walked without
+    recursion, so any depth is judged)."""
+    import msgspec
+
+    from .nodes import (
+        Attr,
+        Binary,
+        Branch,
+        Call,
+        Cond,
+        Ctx,
+        Draw,
+        Hold,
+        Loop,
+        Num,
+        Observable,
+        PoolRef,
+        StageRef,
+        Unary,
+    )
+
+    exprs = (Num, Attr, Ctx, Draw, Call, Observable, Unary, Binary, Cond)
+    blocks = (Branch, Loop, Hold)
+    todo = [(program, "$", 0, 0)]
+    while todo:
+        obj, at, ed, bd = todo.pop()
+        if isinstance(obj, list):
+            todo.extend((x, f"{at}[{i}]", ed, bd) for i, x in enumerate(obj))
+            continue
+        if not isinstance(obj, msgspec.Struct):
+            continue
+        if isinstance(obj, exprs):
+            ed += 1
+            if ed > MAX_EXPR_DEPTH:
+                return at, f"an expression nests more than {MAX_EXPR_DEPTH} deep"
+        elif not isinstance(obj, (PoolRef, StageRef)):  # a reference's index nests in its observable
+            ed = 0
+        if isinstance(obj, blocks):
+            bd += 1
+            if bd > MAX_BLOCK_DEPTH:
+                return at, f"loops, branches and holds nest more than {MAX_BLOCK_DEPTH} deep"
+        todo.extend((getattr(obj, f), f"{at}.{f}", ed, bd) for f in obj.__struct_fields__ if f != "span")
+    return None
+
+
 #: Seeds are the integers 0 … 2**64 - 1 (the streams are seeded from 64 bits; a negative seed or a larger
 #: one would silently equal another seed).
 MAX_SEED = 2**64 - 1

@@ -59,7 +59,7 @@ from .nodes import (
 )
 
 #: function -> (least, most) arguments (``None``: any number)
-FUNCTION_ARGS = {"min": (1, None), "max": (1, None), "abs": (1, 1), "floor": (1, 1), "ceil": (1, 1),
+FUNCTION_ARGS = {"min": (1, None), "max": (1, None), "sum": (1, None), "abs": (1, 1), "floor": (1, 1), "ceil": (1, 1),
                  "sqrt": (1, 1), "exp": (1, 1), "ln": (1, 1), "pow": (2, 2)}
 #: distribution -> its arguments
 DRAW_ARGS = {"exp": 1, "det": 1, "uniform": 2, "erlang": 2, "h2": 2, "bernoulli": 1}
@@ -119,6 +119,10 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
 
     def fail(path: str, message: str) -> None:
         raise IRError(f"error: {name}: {message} - at '{path}'")
+
+    deep = rules.nesting_problem(program)
+    if deep is not None:
+        fail(*deep)
 
     head = tuple(a.name for a in program.attributes[: len(BUILTIN_ATTRIBUTES)])
     if head != BUILTIN_ATTRIBUTES:

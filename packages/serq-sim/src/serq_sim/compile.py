@@ -34,6 +34,11 @@ from serq_ir import nodes as N
 from . import rand
 from .errors import Preempted
 
+#: loops and trys open at once in one generated function (Python allows 20), and its deepest indentation
+#: (Python allows 100): a statement nested deeper goes into a generator function of its own
+NEST_LIMIT = 16
+INDENT_LIMIT = 60
+
 #: passes of loop heads a session may make at one instant before its loop is an error (it never waits)
 SPIN_LIMIT = 1_000_000
 SPIN_MESSAGE = (f"loop: {SPIN_LIMIT} passes at one instant without simulated time passing (a loop that never "
@@ -101,6 +106,13 @@ def _mod(a: float, b: float) -> float:
         return math.nan
 
 
+def _sum(*xs: float) -> float:
+    t = xs[0]
+    for x in xs[1:]:
+        t = t + x
+    return t
+
+
 def _min(*xs: float) -> float:
     return min(xs)
 
@@ -111,7 +123,7 @@ def _max(*xs: float) -> float:
 
 HELPERS: dict[str, Any] = {
     "_floor": _floor, "_ceil": _ceil, "_sqrt": _sqrt, "_exp": _exp, "_ln": _ln, "_pow": _pow,
-    "_div": _div, "_mod": _mod, "_INF": math.inf, "_NAN": math.nan, "_log": math.log,
+    "_div": _div, "_mod": _mod, "_sum": _sum, "_INF": math.inf, "_NAN": math.nan, "_log": math.log,
     "_Preempted": Preempted, "_d_exp": rand.d_exp, "_d_uniform": rand.d_uniform,
     "_d_erlang": rand.d_erlang, "_d_h2": rand.d_h2, "_d_bernoulli": rand.d_bernoulli,
     "_d_det": rand.d_det, "_k_exp": rand.k_exp, "_k_uniform": rand.k_uniform, "_k_erlang": rand.k_erlang,
@@ -300,6 +312,14 @@ class Compiler:
             return f"({r(e.then, rng)} if {r(e.test, rng)} != 0.0 else {r(e.orelse, rng)})"
         if isinstance(e, N.Call):
             args = [r(a, rng) for a in e.args]
+            if e.fn == "sum":
+                # the left fold, as ((a + b) + c) …; a long one through a helper (one call, however many
+                # terms: the parser and compiler of Python refuse deep nesting)
+                if len(args) == 1:
+                    return args[0]
+                if len(args) <= 32:
+                    return "(" + " + ".join(args) + ")"
+                return f"_sum({', '.join(args)})"
             if e.fn in ("min", "max"):
                 if len(args) == 1:
                     return args[0]
@@ -388,7 +408,23 @@ class Compiler:
         exec(compile(src, f"<serq {name}>", "exec"), self.g, ns)  # noqa: S102 - our own generated code
         return ns[f"_{name}"]
 
-    def _block(self, stmts: list[N.Stmt], out: list[str], ind: int, depth: int) -> None:
+    def _sub(self, st: N.Stmt, out: list[str], pad: str, depth: int, ret: str) -> None:
+        """``st`` (a loop, branch or hold) as a generator function of its own, delegated to with ``yield
+        from``: Python refuses more than 20 statically nested blocks and 100 indentation levels in one
+        function. The function returns True when the session ended in it (``end``)."""
+        name = self.fresh("_sub")
+        lines = [f"def {name}(s):", "    A = s.attrs", "    C = E.null_ctx"]
+        self._block([st], lines, 1, depth, 0, "return True")
+        lines += ["    return False", "    yield"]
+        fn = self._define("\n".join(lines) + "\n", name[1:])
+        ref = self.obj(fn, "_sg")
+        out.append(f"{pad}if (yield from {ref}(s)):")
+        out.append(f"{pad}    {ret}")
+
+    def _block(self, stmts: list[N.Stmt], out: list[str], ind: int, depth: int, nest: int = 0,
+               ret: str = "return") -> None:
+        """``stmts`` at indentation ``ind`` with ``depth`` holds open and ``nest`` loops and trys open in this
+        function; ``ret`` is how ``end`` leaves it."""
         pad = "    " * ind
         if not stmts:
             out.append(pad + "pass")
@@ -396,6 +432,10 @@ class Compiler:
         for st in stmts:
             self.cur_span = sid = self.span_id(getattr(st, "span", None))
             x = self.expr
+            cost = 2 if isinstance(st, N.Hold) else 1 if isinstance(st, N.Loop) else 0
+            if isinstance(st, (N.Loop, N.Branch, N.Hold)) and (nest + cost > NEST_LIMIT or ind > INDENT_LIMIT):
+                self._sub(st, out, pad, depth, ret)
+                continue
             if isinstance(st, N.Set):
                 out.append(f"{pad}A[{st.slot}] = {x(st.value)}")
             elif isinstance(st, N.Observe):
@@ -407,7 +447,7 @@ class Compiler:
             elif isinstance(st, N.Turn):
                 out.append(f"{pad}E.turn(s)")
             elif isinstance(st, N.End):
-                out.append(f"{pad}return")
+                out.append(f"{pad}{ret}")
             elif isinstance(st, N.Loop):
                 # a loop whose iterations take no time would spin at one instant forever: past SPIN_LIMIT
                 # passes of a loop head at one instant (the session's, whatever loop), it is an error
@@ -419,14 +459,14 @@ class Compiler:
                         f"{pad}    else:",
                         f"{pad}        s.spin_t = E.now",
                         f"{pad}        s.spin_k = 0"]
-                self._block(st.body, out, ind + 1, depth)
+                self._block(st.body, out, ind + 1, depth, nest + 1, ret)
             elif isinstance(st, N.Branch):
                 g = self.fresh("_g")
                 out.append(f"{pad}{g} = {x(st.guard)}")
                 out.append(f"{pad}if {g} == 1.0:")
-                self._block(st.then, out, ind + 1, depth)
+                self._block(st.then, out, ind + 1, depth, nest, ret)
                 out.append(f"{pad}elif {g} == 0.0:")
-                self._block(st.orelse, out, ind + 1, depth)
+                self._block(st.orelse, out, ind + 1, depth, nest, ret)
                 out.append(f"{pad}else:")
                 out.append(f"{pad}    E.guard_error(s, {g}, {sid})")
             elif isinstance(st, N.Choose):
@@ -438,7 +478,7 @@ class Compiler:
                 out.append(f"{pad}    E.hold(s, {h})")
                 out.append(f"{pad}    try:")
                 out.append(f"{pad}        yield")
-                self._block(st.body, out, ind + 2, depth + 1)
+                self._block(st.body, out, ind + 2, depth + 1, nest + 2, ret)
                 self.cur_span = sid
                 out.append(f"{pad}    except _Preempted as _x:")
                 out.append(f"{pad}        if _x.depth != {depth}:")

@@ -100,11 +100,41 @@ def _bad_sessionless(e, what: str) -> str | None:
     return None
 
 
+#: The fast tier's generated function holds the whole run: a program nested deeper, or with more stage
+#: families, than these runs in the general engine (which splits deep blocks into functions of their own)
+#: rather than meet Python's limits on one function (20 nested blocks, 100 indentation levels, the
+#: compiler's recursion).
+FAST_NEST = 8
+FAST_FAMILIES = 200
+FAST_BLOCKS = 2000
+
+
+def _nesting(stmts) -> int:
+    """How deep loops, branches and holds nest in ``stmts`` (without recursion)."""
+    deepest = 0
+    todo = [(stmts, 0)]
+    while todo:
+        block, d = todo.pop()
+        for st in block:
+            if isinstance(st, N.Branch):
+                todo += [(st.then, d + 1), (st.orelse, d + 1)]
+            elif isinstance(st, (N.Loop, N.Hold)):
+                todo.append((st.body, d + 1))
+            deepest = max(deepest, d + 1 if isinstance(st, (N.Branch, N.Loop, N.Hold)) else d)
+    return deepest
+
+
 def exclusion(program: N.Program) -> str | None:
     """Why ``program`` is not in the fast tier's class (see the module docstring), or ``None``."""
     p = program
     if p.pools:
         return "pools"
+    if len(p.stages) > FAST_FAMILIES:
+        return f"more than {FAST_FAMILIES} stage families"
+    if _nesting(p.session) > FAST_NEST:
+        return f"statements nested more than {FAST_NEST} deep"
+    if sum(1 for st in _stmts(p.session) if isinstance(st, (N.Run, N.Branch, N.Loop))) > FAST_BLOCKS:
+        return f"more than {FAST_BLOCKS} runs, branches and loops"
     if p.gauges:
         return "gauges"
     for stg in p.stages:

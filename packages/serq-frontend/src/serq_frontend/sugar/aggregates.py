@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import ast as A
-from ..consts import MAX_TERMS, BadConstant, agg_count
+from ..consts import MAX_TERMS, SUM, BadConstant, agg_count
 from ..parser import grammar_text
 from . import SugarLayer
 
@@ -53,13 +53,12 @@ class Writer:
             raise ctx.error(x.node.pos, x.message) from None
         body = self.expr(a.body)
         terms = [_subst(body, a.var, k) for k in range(n)]
-        if a.op == "sum":
-            out = terms[0]
-            for t in terms[1:]:
-                out = A.Binary("+", out, t, a.pos)
-            return out
         if n == 1:
             return terms[0]
+        if a.op == "sum":
+            # one flat node (the linker's IR Call "sum", a left fold): a chain of 10 000 Binary nodes nested
+            # too deeply for the passes after this one and for the simulator's generated code
+            return A.Call(SUM, terms, a.pos)
         return A.Call(a.op, terms, a.pos)
 
 
