@@ -310,19 +310,32 @@ class WallClock(BaseException):  # noqa: N818 - not an error of the program: the
 
 @contextmanager
 def wall_clock(seconds: float):
+    """Raise :class:`WallClock` in the body after ``seconds``, with the address space capped (:func:`_limit_memory`).
+
+    The cap and the SIGALRM handler are restored whenever the guard ends: the cap is set inside the
+    ``try`` and before the timer is armed, and the alarm, which fires at most once, restores both itself
+    before it raises (so an alarm in the ``finally``, or anywhere before it, cannot leave them behind).
+    """
+    old = signal.getsignal(signal.SIGALRM)
+    saved: list = []  # the limits before the cap, once the cap may be set
+
+    def restore():
+        while saved:
+            resource.setrlimit(resource.RLIMIT_AS, saved.pop())
+        signal.signal(signal.SIGALRM, old)
+
     def on_alarm(signum, frame):
+        restore()
         raise WallClock
 
-    old = signal.signal(signal.SIGALRM, on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    limits = _limit_memory()
     try:
+        _limit_memory(saved)
+        signal.signal(signal.SIGALRM, on_alarm)
+        signal.setitimer(signal.ITIMER_REAL, seconds)
         yield
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
-        if limits is not None:
-            resource.setrlimit(resource.RLIMIT_AS, limits)
+        restore()
 
 
 #: the address space a guarded run may add: a program that wants more fails the test with a MemoryError
@@ -330,19 +343,20 @@ def wall_clock(seconds: float):
 MEMORY = 2 << 30
 
 
-def _limit_memory():
-    """Cap the address space at its size now plus :data:`MEMORY`; the limits before, or None (no /proc)."""
+def _limit_memory(saved: list) -> None:
+    """Cap the address space at its size now plus :data:`MEMORY`, appending the limits before to ``saved``
+    first (nothing when there is no /proc, or the limit is already lower)."""
     try:
         with open("/proc/self/statm") as f:
             size = int(f.read().split()[0]) * resource.getpagesize()
     except (OSError, ValueError):
-        return None
+        return
     before = resource.getrlimit(resource.RLIMIT_AS)
     cap = size + MEMORY
     if before[0] != resource.RLIM_INFINITY and before[0] <= cap:
-        return None
+        return
+    saved.append(before)
     resource.setrlimit(resource.RLIMIT_AS, (cap, before[1]))
-    return before
 
 
 def shortened(program: N.Program) -> N.Program:

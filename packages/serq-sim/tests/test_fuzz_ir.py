@@ -100,3 +100,50 @@ def test_the_cli_gives_one_message_for_a_mutated_ir_file(tmp_path, command):
         else:  # the IR's error: one line naming the file
             assert r.stderr.startswith(f"error: {f}: ") and r.stderr.count("\n") == 1, (what, r.stderr)
         assert r.stdout == "", (what, r.stdout)
+
+
+# -- the guard of a run: its address-space cap and its alarm never outlive it ------------------------------
+
+
+def _limits_after(fire_where, monkeypatch):
+    import resource
+    import signal
+
+    import fuzzir
+
+    before = resource.getrlimit(resource.RLIMIT_AS), signal.getsignal(signal.SIGALRM)
+    real_limit, real_timer = fuzzir._limit_memory, signal.setitimer
+    if fire_where == "after the cap is set":
+        def limit(*a):
+            real_limit(*a)
+            raise fuzzir.WallClock  # as an alarm there would
+        monkeypatch.setattr(fuzzir, "_limit_memory", limit)
+    elif fire_where == "in the finally":
+        def timer(which, seconds, *a):
+            if seconds == 0:
+                signal.raise_signal(signal.SIGALRM)  # the alarm comes just before it is disarmed
+            return real_timer(which, seconds, *a)
+        monkeypatch.setattr(fuzzir.signal, "setitimer", timer)
+    capped = None
+    with pytest.raises(fuzzir.WallClock):
+        with fuzzir.wall_clock(5.0):
+            capped = resource.getrlimit(resource.RLIMIT_AS)
+            if fire_where == "in the body":
+                signal.raise_signal(signal.SIGALRM)
+    monkeypatch.undo()
+    return before, capped, (resource.getrlimit(resource.RLIMIT_AS), signal.getsignal(signal.SIGALRM))
+
+
+@pytest.mark.parametrize("fire_where", ["in the body", "in the finally"])
+def test_the_guard_restores_the_address_space_and_the_alarm_handler(fire_where, monkeypatch):
+    import resource
+
+    before, capped, after = _limits_after(fire_where, monkeypatch)
+    if before[0][0] == resource.RLIM_INFINITY:  # the cap was set in the body
+        assert capped is not None and capped[0] != resource.RLIM_INFINITY
+    assert after == before
+
+
+def test_the_guard_restores_the_address_space_when_the_alarm_comes_as_the_cap_is_set(monkeypatch):
+    before, _, after = _limits_after("after the cap is set", monkeypatch)
+    assert after == before
