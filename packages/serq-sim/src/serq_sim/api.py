@@ -53,7 +53,8 @@ def _collect(pm, collect) -> Registries:
 
 def run(program, *, seed: int | None = None, horizon: float | None = None, warmup: float | None = None,
         arrivals: int | None = None, check_invariants: bool = False, progress: bool = False,
-        trace: str | None = None, pm=None, max_events: int | None = None, max_wall: float | None = None):
+        trace: str | None = None, pm=None, max_events: int | None = None, max_wall: float | None = None,
+        max_samples: int | None = None):
     """Simulate ``program`` (a :class:`serq_ir.Program`) and return its :class:`~serq_sim.Report`.
 
     ``seed``, ``horizon``, ``warmup`` and ``arrivals`` override the program's run block;
@@ -67,10 +68,19 @@ def run(program, *, seed: int | None = None, horizon: float | None = None, warmu
     1 000 events), the run stops and the report is partial: ``report.partial`` is ``"max-events"`` or
     ``"max-wall"``, ``report.interrupted`` is true, and a note says so. Ctrl-C (KeyboardInterrupt) stops
     a run the same way (``"interrupted"``).
+
+    ``max_samples`` (a positive integer; default :data:`serq_sim.engine.DEFAULT_MAX_SAMPLES`, 100 000 000)
+    bounds the samples the run holds (every observe's and every gauge's change points): once it holds
+    that many, the run stops with the partial report ``"max-samples"`` (checked every 20 000 events, and
+    in the fast tier whenever an observe's buffers grow, so a run may hold somewhat more). A run that runs
+    out of memory (``MemoryError``) stops likewise, ``"memory"``, if its report can still be made.
     """
     if max_events is not None and (isinstance(max_events, bool) or not isinstance(max_events, int)
                                    or max_events < 1):
         raise ValueError(f"max_events must be a positive integer, not {max_events!r}")
+    if max_samples is not None and (isinstance(max_samples, bool) or not isinstance(max_samples, int)
+                                    or max_samples < 1):
+        raise ValueError(f"max_samples must be a positive integer, not {max_samples!r}")
     if max_wall is not None:
         if isinstance(max_wall, bool) or not isinstance(max_wall, (int, float)) or not 0 < max_wall < float("inf"):
             raise ValueError(f"max_wall must be a positive, finite number of seconds, not {max_wall!r}")
@@ -84,7 +94,7 @@ def run(program, *, seed: int | None = None, horizon: float | None = None, warmu
     reg = registries(pm)
     sim = Simulation(program, reg, seed=seed, horizon=horizon, warmup=warmup, arrivals=arrivals,
                      check_invariants=check_invariants, progress=progress, trace_path=trace,
-                     max_events=max_events, max_wall=max_wall)
+                     max_events=max_events, max_wall=max_wall, max_samples=max_samples)
     if not check_invariants:
         from . import fast
 

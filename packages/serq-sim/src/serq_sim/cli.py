@@ -67,14 +67,16 @@ def _read_bytes(file: str) -> bytes:
               help="Stop after N events with the partial report (exit status 3).")
 @click.option("--max-wall", "max_wall", type=float, default=None, callback=_positive_seconds,
               metavar="SECONDS", help="Stop after SECONDS of wall-clock time with the partial report (exit 3).")
+@click.option("--max-samples", "max_samples", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Stop with the partial report once N samples are held (exit 3; default 100000000).")
 @click.pass_obj
 def run_command(pm, file, sets, defs, seed, horizon, warmup, arrivals, trace, as_json, fmt, dump, output,
-                check_invariants, no_progress, max_events, max_wall) -> None:
+                check_invariants, no_progress, max_events, max_wall, max_samples) -> None:
     """Simulate a program and print its report.
 
     Exit status: 0; 1 for an error in the program or its inputs; 2 for a usage error; 3 when the run
-    stopped at --max-events or --max-wall (the report is partial, marked so); 130 on Ctrl-C and 143 on
-    SIGTERM (the partial report is written all the same).
+    stopped at --max-events, --max-wall or --max-samples, or ran out of memory (the report is partial,
+    marked so); 130 on Ctrl-C and 143 on SIGTERM (the partial report is written all the same).
     """
     from .api import run
     from .report import record_program
@@ -114,7 +116,7 @@ def run_command(pm, file, sets, defs, seed, horizon, warmup, arrivals, trace, as
             for name in file_names(names).values():
                 check_not_input(os.path.join(folder, f"{name}.csv"), inputs)
     report = run(program, check_invariants=check_invariants, progress=not no_progress, trace=trace,
-                 pm=pm, max_events=max_events, max_wall=max_wall)
+                 pm=pm, max_events=max_events, max_wall=max_wall, max_samples=max_samples)
     record_program(report, file, _read_bytes(file), program, options.sets, options.defs)
     with signals.deferred():  # a signal now would lose the report: it is written first
         buf = io.StringIO()

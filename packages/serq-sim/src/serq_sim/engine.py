@@ -229,12 +229,17 @@ class Observations:
         self.turns = array("i")
 
 
+#: The most samples a run holds unless told otherwise (``serq run --max-samples``): 28 bytes each
+#: (an observe's value, time, session and turn), 2.8 GB in all.
+DEFAULT_MAX_SAMPLES = 100_000_000
+
+
 class Simulation:
     """One run of one program. Build with :func:`serq_sim.run` (or :meth:`build`), then :meth:`run`."""
 
     def __init__(self, program: N.Program, registries, *, seed=None, horizon=None, warmup=None,
                  arrivals=None, check_invariants=False, progress=False, trace_path=None, max_events=None,
-                 max_wall=None):
+                 max_wall=None, max_samples=None):
         self.program = program
         rs = program.run
         if seed is not None:
@@ -256,6 +261,10 @@ class Simulation:
         #: the user's bounds (``serq run --max-events/--max-wall``): the run stops with a partial report
         self.max_events = max_events
         self.max_wall = max_wall
+        #: at most this many samples (observes' and gauges' change points) are held: a run that holds more
+        #: stops with its partial report (checked at the bounds ticks and when the fast tier grows its
+        #: buffers), instead of running out of memory
+        self.max_samples = DEFAULT_MAX_SAMPLES if max_samples is None else max_samples
         self.t_wall0 = _time.monotonic()
         self.source = program.source
         self.now = 0.0
@@ -479,6 +488,13 @@ class Simulation:
             self._loop()
         except (KeyboardInterrupt, StopRun) as e:
             self.stopped(e)
+        except MemoryError:
+            # a sample may have been cut short between its columns: keep the whole ones
+            for cols in [(o.values, o.times, o.sessions, o.turns) for o in self.obs] + self.gauge_points:
+                whole = min(map(len, cols))
+                for col in cols:
+                    del col[whole:]
+            self.stopped(self.out_of_memory())
         with _signals_deferred():
             self._finish()
             return build_report(self)
@@ -497,8 +513,24 @@ class Simulation:
             self.partial = getattr(e, "reason", "interrupted")
             self.partial_note = "terminated (SIGTERM)" if self.partial == "sigterm" else "interrupted"
 
+    def samples_held(self) -> int:
+        """The samples the run holds: every observe's, and every gauge's change points."""
+        return sum(len(o.values) for o in self.obs) + sum(len(ts) for ts, _ in self.gauge_points)
+
+    def too_many_samples(self, held: int) -> None:
+        """Stop the run: it holds ``held`` samples, more than :attr:`max_samples`."""
+        self.stop("max-samples", f"stopped holding {held} samples (--max-samples {self.max_samples})")
+
+    def out_of_memory(self) -> StopRun:
+        """What stops a run that ran out of memory (a ``MemoryError``): its partial report."""
+        return StopRun("memory", f"out of memory holding {self.samples_held()} samples (--max-samples N "
+                                 "stops a run before it holds N)")
+
     def bounds_tick(self, events: int) -> int:
         """At a tick of the event loop (both tiers): stop at the user's bounds; the next tick's count."""
+        held = self.samples_held()  # in the fast tier, the buffers' sizes: at least what they hold
+        if held >= self.max_samples:
+            self.too_many_samples(held)
         me = self.max_events
         if me is not None and events >= me:
             self.stop("max-events", f"stopped after {events} events (--max-events {me})")
@@ -537,7 +569,9 @@ class Simulation:
         progress = self.progress and sys.stderr.isatty()
         next_tick = 0
         t_wall = _time.monotonic()
-        bounded = self.max_events is not None or self.max_wall is not None
+        # the general engine always ticks (for the samples' bound): its loop tests the tick after every
+        # event in any case
+        bounded = True
         if bounded:
             next_tick = self.bounds_tick(self.events)
         ready = self.ready

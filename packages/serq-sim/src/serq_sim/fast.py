@@ -299,7 +299,7 @@ class _Gen(Compiler):
         """A sample of observe ``k``: the arrays grow in steps (``_grow``) and are written by index; the
         turn numbers are all 0, and filled in at the end, when nothing changes ``turn_no``."""
         store = [f"if _on{k} == _cap{k}:",
-                 f"    _cap{k} = _grow({k}, _on{k})",
+                 f"    _cap{k} = _grow({k}, _on{k}, now)",
                  f"_vv{k}[_on{k}] = _ov",
                  f"_tv{k}[_on{k}] = now",
                  f"_sv{k}[_on{k}] = A[{self.XS}]"]
@@ -837,6 +837,8 @@ class _Gen(Compiler):
             kw = "elif"
         a("    except (KeyboardInterrupt, _G['StopRun']) as _e:")
         a("        interrupted = _e")
+        a("    except MemoryError:")
+        a("        interrupted = _G['out_of_memory']()")
         a("    return locals()")
         return "\n".join(L) + "\n"
 
@@ -915,6 +917,7 @@ def build(sim, progress: bool):
         "deque": deque, "_sidx": _sidx, "_dfail": _dfail, "_err": _err, "_show": _show, "_mono": _time.monotonic,
         "_nan": math.nan, "SimError": SimError, "format_error": format_error, "capacity_message": capacity_message,
         "source": source, "progress": _progress, "bounds_tick": _bounds_tick, "StopRun": StopRun,
+        "out_of_memory": sim.out_of_memory,
         "_PATTR": [[(sv.slot, sv.value) for sv in pr.attrs] for pr in p.workload.presets],
         "_PTURN": [[[(sv.slot, sv.value) for sv in row] for row in pr.turns] or None
                    for pr in p.workload.presets],
@@ -928,10 +931,22 @@ def build(sim, progress: bool):
     g["_obs"] = arrays
     widths = (8, 8, 8, 4) if not gen.turn_zero else (8, 8, 8)
 
-    def _grow(k, n):
+    cap = sim.max_samples
+
+    def _grow(k, n, now):
+        # the buffers of observe k are full (n samples): grow them by an eighth, unless the samples of
+        # every observe (their buffers' sizes) pass the bound; out of memory, stop the run likewise
         add = max(1024, n >> 3)
-        for arr, w in zip(arrays[k], widths):
-            arr.frombytes(bytes(w * add))
+        held = sum(len(arrs[0]) for arrs in arrays)
+        if held >= cap:
+            sim.now = now
+            sim.too_many_samples(held)
+        try:
+            for arr, w in zip(arrays[k], widths):
+                arr.frombytes(bytes(w * add))
+        except MemoryError:
+            sim.now = now
+            raise sim.out_of_memory() from None
         return n + add
 
     g["_grow"] = _grow

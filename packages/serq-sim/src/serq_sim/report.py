@@ -168,7 +168,7 @@ class Report:
 
 #: Exit status of ``serq run`` for a partial report, by its reason: a bound the user set is 3, a signal
 #: 128 + its number, as a shell reports it.
-PARTIAL_EXIT = {"max-events": 3, "max-wall": 3, "interrupted": 130, "sigterm": 143}
+PARTIAL_EXIT = {"max-events": 3, "max-wall": 3, "max-samples": 3, "memory": 3, "interrupted": 130, "sigterm": 143}
 
 
 def record_program(report: Report, path: str, data: bytes, program: Any, sets: dict[str, float],

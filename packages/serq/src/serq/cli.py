@@ -234,6 +234,9 @@ def _main(argv: list[str] | None) -> int:
         code = 1
     except StdoutError as e:
         code = _output_failed(e)
+    except MemoryError:  # the machine's limit, not a bug: one line (a run stops with its report if it can)
+        click.echo("error: out of memory (serq run --max-samples N bounds the samples a run holds)", err=True)
+        code = 1
     except OSError as e:
         if e.filename is None:  # not about a file the user named: a bug, with its traceback
             raise
