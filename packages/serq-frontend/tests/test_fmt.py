@@ -114,3 +114,27 @@ def test_the_old_layout_formats_to_the_file_with_the_same_program(path):
     finally:
         f.unlink()
     assert ir_bytes(serq_frontend.compile(path, pm=_pm())) == ir_bytes(before)
+
+
+def test_fmt_rewrites_a_file_atomically(tmp_path, monkeypatch):
+    # the new text goes to a temporary file renamed over the old one: a failed rename leaves the old file
+    # whole (a write in place would have truncated it first), and no temporary file behind
+    from click.testing import CliRunner
+    from serq import files
+    from serq_frontend.commands import fmt_command
+
+    f = tmp_path / "p.sq"
+    old = "stage s:fifo;\nworkload{arrive batch(1);}\nsession{run s(1);}\n"
+    f.write_text(old)
+
+    def fail(src, dst):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(files.os, "replace", fail)
+    r = CliRunner().invoke(fmt_command, [str(f)], obj=_pm())
+    assert r.exit_code != 0
+    assert f.read_text() == old and sorted(x.name for x in tmp_path.iterdir()) == ["p.sq"]
+    monkeypatch.undo()
+    r = CliRunner().invoke(fmt_command, [str(f)], obj=_pm())
+    assert r.exit_code == 0, r.output
+    assert f.read_text() == format_source(old) != old

@@ -33,8 +33,10 @@ def fmt_command(pm: Any, files: tuple[str, ...], check: bool) -> None:
         new = format_source(text)
         if new != text:
             changed.append(f)
-            if not check:
-                p.write_text(new, encoding="utf-8")
+            if not check:  # atomically, as every output (serq.files): a failed write leaves the file as it was
+                from serq.files import write_atomic
+
+                write_atomic(p, new)
     for f in changed:
         click.echo(f"{'would reformat' if check else 'reformatted'} {f}")
     if check and changed:
