@@ -171,8 +171,9 @@ def _gauges(r: Result) -> list[str]:
 def _notes(r: Result) -> list[str]:
     lines = []
     for note in r.notes:
-        text = note.removeprefix("note: ").rstrip("\n")
-        lines.extend(f"note: {line}" if i == 0 else f"  {line}" for i, line in enumerate(text.split("\n")))
+        head = "warning" if note.startswith("warning: ") else "note"  # a warning: what --strict fails on
+        text = note.removeprefix(f"{head}: ").rstrip("\n")
+        lines.extend(f"{head}: {line}" if i == 0 else f"  {line}" for i, line in enumerate(text.split("\n")))
     return lines
 
 

@@ -14,6 +14,9 @@ from serq.loading import apply_run_overrides, load_program
 from serq.options import load_options, run_options, to_load_options
 from serq.plugins import collect
 
+#: ``serq run --strict``: the exit status of a report with a warning
+STRICT_EXIT = 4
+
 
 def _positive_seconds(ctx, param, value):
     if value is not None and not (0 < value < math.inf):
@@ -69,14 +72,18 @@ def _read_bytes(file: str) -> bytes:
               metavar="SECONDS", help="Stop after SECONDS of wall-clock time with the partial report (exit 3).")
 @click.option("--max-samples", "max_samples", type=click.IntRange(min=1), default=None, metavar="N",
               help="Stop with the partial report once N samples are held (exit 3; default 100000000).")
+@click.option("--strict", is_flag=True,
+              help="Warnings are errors: exit status 4 when the report has a warning (sessions that wait for "
+                   "ever, ...).")
 @click.pass_obj
 def run_command(pm, file, sets, defs, seed, horizon, warmup, arrivals, trace, as_json, fmt, dump, output,
-                check_invariants, no_progress, max_events, max_wall, max_samples) -> None:
+                check_invariants, no_progress, max_events, max_wall, max_samples, strict) -> None:
     """Simulate a program and print its report.
 
     Exit status: 0; 1 for an error in the program or its inputs; 2 for a usage error; 3 when the run
     stopped at --max-events, --max-wall or --max-samples, or ran out of memory (the report is partial,
-    marked so); 130 on Ctrl-C and 143 on SIGTERM (the partial report is written all the same).
+    marked so); 4 under --strict when the report has a warning; 130 on Ctrl-C and 143 on SIGTERM (the
+    partial report is written all the same).
     """
     from .api import run
     from .report import record_program
@@ -130,5 +137,7 @@ def run_command(pm, file, sets, defs, seed, horizon, warmup, arrivals, trace, as
         if dumper is not None:
             dumper(report, dump, inputs=inputs)
     status = report.exit_status or signals.exit_status()
+    if not status and strict and report.warnings:
+        status = STRICT_EXIT
     if status:
         sys.exit(status)

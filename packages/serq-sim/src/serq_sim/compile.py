@@ -43,6 +43,12 @@ INDENT_LIMIT = 60
 SPIN_LIMIT = 1_000_000
 SPIN_MESSAGE = (f"loop: {SPIN_LIMIT} passes at one instant without simulated time passing (a loop that never "
                 "waits: no run, hold or grow that takes time in its body)")
+#: re-executions of preempted holds a session may make at one instant before its hold is an error (each is
+#: a preemption, far dearer than a loop pass: a smaller limit stops the spin as soon)
+REDO_LIMIT = 10_000
+REDO_MESSAGE = (f"hold: preempted and re-executed {REDO_LIMIT} times at one instant without simulated time "
+                "passing (its body makes the pool preempt it again before any time passes, as a grow beyond "
+                "what the pool can ever give does)")
 
 
 def _floor(x: float) -> float:
@@ -483,6 +489,14 @@ class Compiler:
                 out.append(f"{pad}    except _Preempted as _x:")
                 out.append(f"{pad}        if _x.depth != {depth}:")
                 out.append(f"{pad}            raise")
+                # re-executed at the instant it was preempted, again and again, it would spin for ever
+                out.append(f"{pad}        if E.now == s.redo_t:")
+                out.append(f"{pad}            s.redo_k += 1")
+                out.append(f"{pad}            if s.redo_k > {REDO_LIMIT}:")
+                out.append(f"{pad}                E.redo_error(s, {sid})")
+                out.append(f"{pad}        else:")
+                out.append(f"{pad}            s.redo_t = E.now")
+                out.append(f"{pad}            s.redo_k = 0")
                 out.append(f"{pad}        continue")
                 out.append(f"{pad}    break")
                 out.append(f"{pad}E.end_hold(s)")

@@ -23,12 +23,19 @@ from collections import deque
 from serq_ir import nodes as N
 
 from . import rand
-from .compile import SPIN_MESSAGE, Compiler, mentions, num
+from .compile import REDO_MESSAGE, SPIN_MESSAGE, Compiler, mentions, num
 from .errors import InvariantError, Preempted, SessionGone, SimError, StopRun, format_error
 from .stages import _READY, _STAGE, Ctx, FlowNetwork, Job
 
 EPS = 1e-9
 INF = math.inf
+#: events between two ticks of the event loop (the no-progress guard, the bounds, the progress bar)
+TICK = 20_000
+#: the no-progress guard: a run that makes more than STALL_EVENTS + STALL_PER_SESSION × (sessions live when
+#: the instant began) events at one instant is an error (legitimate work at one instant is bounded by
+#: what its sessions do; a flow or a stage rescheduling at the same instant for ever is not)
+STALL_EVENTS = 1_000_000
+STALL_PER_SESSION = 1_000
 _log = math.log
 
 # session status
@@ -39,7 +46,8 @@ assert (_READY, _STAGE) == (READY, STAGE)  # the stages' fast paths set these st
 
 class Session:
     __slots__ = ("serial", "attrs", "gen", "status", "holds", "pending", "adm_seq", "preempt_pos", "stuck",
-                 "leases", "trace", "preset", "requeue", "job", "grow", "qpool", "in_ready", "spin_t", "spin_k")
+                 "leases", "trace", "preset", "requeue", "job", "grow", "qpool", "in_ready", "spin_t", "spin_k",
+                 "redo_t", "redo_k")
 
     def __init__(self, serial: int, nattrs: int):
         self.serial = serial
@@ -63,6 +71,9 @@ class Session:
         #: the instant of the session's last loop-head pass, and how many passes it made at it
         self.spin_t = math.nan
         self.spin_k = 0
+        #: the instant of the session's last re-execution of a preempted hold, and how many it made then
+        self.redo_t = math.nan
+        self.redo_k = 0
 
 
 class Pending:
@@ -265,7 +276,13 @@ class Simulation:
         #: stops with its partial report (checked at the bounds ticks and when the fast tier grows its
         #: buffers), instead of running out of memory
         self.max_samples = DEFAULT_MAX_SAMPLES if max_samples is None else max_samples
-        self.t_wall0 = _time.monotonic()
+        self.t_wall0 = self.t_shown = _time.monotonic()
+        self.show_progress = False
+        #: the no-progress guard (see tick): the instant of the first tick at it, the event count and the
+        #: live sessions then
+        self.stall_t = math.nan
+        self.stall_ev = 0
+        self.stall_live = 0
         self.source = program.source
         self.now = 0.0
         self.heap: list = []
@@ -292,6 +309,8 @@ class Simulation:
         self.preempt_count = 0
         self.admit_budget = None
         self.interrupted = False
+        #: whether events were left when the run ended (none left: every live session waits for ever)
+        self.heap_left = True
         #: why the run stopped early (``None``: it did not), and the report's note saying so
         self.partial: str | None = None
         self.partial_note = ""
@@ -460,6 +479,9 @@ class Simulation:
         """A draw whose computed parameters are outside its distribution's domain (compile.Compiler.expr)."""
         raise self.error(msg, sid, s)
 
+    def redo_error(self, s: Session, sid: int) -> None:
+        raise self.error(REDO_MESSAGE, sid, s)
+
     def guard_error(self, s: Session, g: float, sid: int) -> None:
         raise self.error(f"branch guard is {_show(g)}, not 0 or 1 (a draw is written `branch with (p)`)",
                          sid, s)
@@ -526,21 +548,65 @@ class Simulation:
         return StopRun("memory", f"out of memory holding {self.samples_held()} samples (--max-samples N "
                                  "stops a run before it holds N)")
 
-    def bounds_tick(self, events: int) -> int:
-        """At a tick of the event loop (both tiers): stop at the user's bounds; the next tick's count."""
+    def tick(self, events: int) -> int:
+        """Every few thousand events of the event loop (both tiers, at the same events: after an event and
+        its settle, ``events`` counted as the report counts them): the no-progress guard, the user's
+        bounds, the progress bar. Returns the event count of the next tick."""
         held = self.samples_held()  # in the fast tier, the buffers' sizes: at least what they hold
         if held >= self.max_samples:
             self.too_many_samples(held)
+        now = self.now
+        if now == self.stall_t:
+            if events - self.stall_ev > STALL_EVENTS + STALL_PER_SESSION * self.stall_live:
+                self.stall_error(events - self.stall_ev)
+        else:
+            self.stall_t = now
+            self.stall_ev = events
+            self.stall_live = self.live
         me = self.max_events
         if me is not None and events >= me:
             self.stop("max-events", f"stopped after {events} events (--max-events {me})")
         mw = self.max_wall
-        if mw is not None and _time.monotonic() - self.t_wall0 >= mw:
-            self.stop("max-wall", f"stopped after {_time.monotonic() - self.t_wall0:.3g} s of wall time "
-                                  f"(--max-wall {mw:g})")
-        nxt = events + (1000 if mw is not None else 20000)
+        if mw is not None or self.show_progress:
+            w = _time.monotonic()
+            if mw is not None and w - self.t_wall0 >= mw:
+                self.stop("max-wall", f"stopped after {w - self.t_wall0:.3g} s of wall time (--max-wall {mw:g})")
+            if self.show_progress and w - self.t_shown > 0.25:
+                self.t_shown = w
+                self._show_progress()
+        nxt = events + (1000 if mw is not None else TICK)
         return nxt if me is None else min(nxt, me)
 
+    def stall_error(self, n: int) -> None:
+        """The no-progress guard tripped: ``n`` events at this instant. A run-time error naming what the
+        events due now are for (the runs of the jobs they complete, their sessions), else the arrivals."""
+        now = self.now
+        jobs: list[Job] = []
+        other = []
+        for t, _seq, cb, arg in sorted(self.heap, key=lambda e: (e[0], e[1])):
+            if t > now:
+                break
+            owner = getattr(cb, "__self__", None)
+            found = [arg] if isinstance(arg, Job) else _jobs_of(owner)
+            if found:
+                jobs.extend(j for j in found if j not in jobs)
+            elif owner is self:
+                other.append(getattr(cb, "__name__", "event").lstrip("_").replace("_", " "))
+        runs = sorted((j for j in jobs if isinstance(j.owner, Session)), key=lambda j: j.owner.serial)
+        msg = (f"no progress: more than {STALL_EVENTS} events at one instant without simulated time passing "
+               "(the clock cannot move past it")
+        if runs:
+            first = runs[0]
+            where = []
+            for j in runs[:5]:
+                sp = self.spans[j.span]
+                at = f" at {sp.file}:{sp.line}:{sp.col}" if sp is not None else ""
+                where.append(f"the run{at} of session {j.owner.serial}")
+            more = f" and {len(runs) - 5} more" if len(runs) > 5 else ""
+            raise self.error(f"{msg}): the events due now are those of {', '.join(where)}{more}, put off to "
+                             "this same instant again and again", first.span, first.owner)
+        what = f"the events due now: {', '.join(dict.fromkeys(other))}" if other else "no event names a statement"
+        raise SimError(format_error(None, now, None, f"{msg}); {what}", self.source))
     def _start(self) -> None:
         if self.warmup > 0:
             self.at(self.warmup, self._end_warmup)
@@ -566,22 +632,14 @@ class Simulation:
         horizon = self.horizon
         limit = self.arr_limit
         check = self.check
-        progress = self.progress and sys.stderr.isatty()
-        next_tick = 0
-        t_wall = _time.monotonic()
-        # the general engine always ticks (for the samples' bound): its loop tests the tick after every
-        # event in any case
-        bounded = True
-        if bounded:
-            next_tick = self.bounds_tick(self.events)
+        self.show_progress = self.progress and sys.stderr.isatty()
+        next_tick = self.tick(self.events)
         ready = self.ready
         # the settle's later phases matter only with pools, step stages, marked stages or gauges
         simple = not (self.any_pools or self.step_stages or self.gauges or self.flow_network)
         dirty = self.dirty
         # the event count is kept in a local and stored back on every way out (progress reads it too)
         events = self.events
-        if not (progress or bounded):
-            next_tick = -1  # never: `events >= next_tick >= 0` below is false
         try:
             while heap:
                 if heap[0][0] > horizon:
@@ -603,18 +661,12 @@ class Simulation:
                 if self.live == 0 and limit is not None and self.open_arrivals >= limit:
                     self.end = t
                     return
-                if events >= next_tick >= 0:
+                if events >= next_tick:
                     self.events = events
-                    next_tick = events + 20000
-                    if bounded:
-                        next_tick = self.bounds_tick(events + self.virtual_events)
-                    if progress:
-                        w = _time.monotonic()
-                        if w - t_wall > 0.25:
-                            t_wall = w
-                            self._show_progress()
+                    next_tick = self.tick(events + self.virtual_events) - self.virtual_events
         finally:
             self.events = events + self.virtual_events
+            self.heap_left = bool(heap)
         self.end_at_horizon()
 
     def end_at_horizon(self) -> None:
@@ -670,6 +722,55 @@ class Simulation:
                 for q, _u, need in demand:
                     if need > q.cap + EPS:
                         q.over_cap += 1
+
+    def waiting_forever(self) -> str | None:
+        """The warning for sessions that, at the end of the run, wait for ever (no event can wake them):
+        every live session when no event is left; else the sessions queued at a pool or waiting to grow
+        whose pools are held only by such sessions (a deadlock, or a demand beyond the capacity)."""
+        from .report import member_label
+
+        waits: dict[Session, list[Pool]] = {}
+        where: dict[Session, str] = {}
+        for pool in self.pools:
+            label = member_label(pool)
+            for q in (pool.front, pool.queue):
+                for x in q:
+                    if x.status == QUEUED and x.pending is not None and x not in waits:
+                        waits[x] = list(x.pending.pools)
+                        where[x] = f"queued at {label}"
+            for x in pool.growers:
+                if x.status == GROWING and x not in waits:
+                    waits[x] = [pool]
+                    where[x] = f"growing at {label}"
+        if not self.heap_left:
+            if self.live <= 0:
+                return None
+            stuck = set(waits)
+            why = "no event is left that could wake them"
+        else:
+            stuck = set(waits)
+            changed = True
+            while changed:  # drop every session a holder outside the set (or a lease's end) may free
+                changed = False
+                for x in list(stuck):
+                    if any(sl.lease or sl.owner not in stuck for p in waits[x] for sl in p.holders):
+                        stuck.discard(x)
+                        changed = True
+            if not stuck:
+                return None
+            why = "each waits for pools that only they hold: a deadlock, or a demand beyond the capacity"
+        n = self.live if not self.heap_left else len(stuck)
+        counts: dict[str, list[int]] = {}
+        for x in sorted(stuck, key=lambda x: x.serial):
+            counts.setdefault(where[x], []).append(x.serial)
+        parts = []
+        for w, serials in counts.items():
+            shown = ", ".join(str(k) for k in serials[:5]) + (", …" if len(serials) > 5 else "")
+            parts.append(f"{len(serials)} {w} (session{'s' if len(serials) > 1 else ''} {shown})")
+        other = n - len(stuck)
+        if other > 0:
+            parts.append(f"{other} at a stage that will never complete them")
+        return (f"warning: {n} session(s) wait for ever at the end of the run ({why}): {'; '.join(parts)}")
 
     def limit_drained_early(self, end: float) -> bool:
         return (self.arr_limit is not None and not self.interrupted and self.warmup > 0
@@ -1580,6 +1681,25 @@ class Simulation:
             for sl in pool.holders:
                 if sl.owner.status == ENDED:
                     raise InvariantError(f"{where}: an ended session {sl.owner.serial} still holds")
+
+
+def _jobs_of(owner) -> list:
+    """The jobs a stage or the flow network has in progress (for the no-progress guard's message)."""
+    if owner is None:
+        return []
+    flows = getattr(owner, "flows", None)
+    if isinstance(flows, dict):
+        return list(flows)
+    out = []
+    for name in ("heap", "active", "jobs", "residents", "queue"):
+        got = getattr(owner, name, None)
+        if not got:
+            continue
+        for x in got:
+            j = x[-1] if isinstance(x, tuple) else x
+            if isinstance(j, Job) and j not in out:
+                out.append(j)
+    return out
 
 
 def _signals_deferred():

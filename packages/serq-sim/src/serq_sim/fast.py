@@ -676,6 +676,7 @@ class _Gen(Compiler):
         for rname in RNG.values():
             a(f"    {rname} = _G[{rname!r}]")
         a("    _grow = _G['_grow']")
+        a("    _tick = _G['_tick']")
         for k in range(len(p.observes)):
             a(f"    _vv{k}, _tv{k}, _sv{k}, _uv{k} = _G['_obs'][{k}]")
             a(f"    _on{k} = 0")
@@ -731,10 +732,9 @@ class _Gen(Compiler):
             L.extend(self.spawn_lines("        ", None))
             a("        ready.append(A)")
         a("    A = popleft() if ready else None")
-        bounded = sim.max_events is not None or sim.max_wall is not None
-        if progress or bounded:
-            a("    next_tick = 0")
-            a("    t_wall = _mono()")
+        # the ticks of the general engine's loop (Simulation.tick: the no-progress guard, the bounds, the
+        # progress bar), at the same events
+        a("    next_tick = 0")
         a("    try:")
         a("        while True:")
         # settle: the ready sessions in order
@@ -769,17 +769,15 @@ class _Gen(Compiler):
             a("            if live == 0 and open_arrivals >= limit:")
             a("                status = 2")
             a("                break")
-        if progress or bounded:
-            a("            events = seq - len(heap)")
-            a("            if events >= next_tick:")
-            a("                next_tick = events + 20000")
-            if bounded:
-                a("                next_tick = _G['bounds_tick'](events, now)")
-            if progress:
-                a("                _w = _mono()")
-                a("                if _w - t_wall > 0.25:")
-                a("                    t_wall = _w")
-                a("                    _G['progress'](events, now, open_arrivals)")
+        if progress or sim.max_events is not None or sim.max_wall is not None:
+            a("            if seq - len(heap) >= next_tick:")
+            a("                next_tick = _tick(seq - len(heap), now, open_arrivals, live)")
+        else:
+            # the no-progress guard alone needs no exact count: ticks by the events pushed (a spin at one
+            # instant pushes what it pops), one comparison an event
+            a("            if seq >= next_tick:")
+            a("                next_tick = seq - len(heap)")
+            a("                next_tick = seq + _tick(next_tick, now, open_arrivals, live) - next_tick")
         # the next event
         # every event pushed is popped once, so the event count is seq - len(heap) (less one popped past
         # the horizon); an empty heap ends the loop with IndexError
@@ -898,15 +896,12 @@ def build(sim, progress: bool):
             raise _err(f"stage index {_show(idx)} out of range (the family has {size})", sid, serial, now)
         return int(idx)
 
-    def _bounds_tick(events, now):
-        sim.now = now
-        return sim.bounds_tick(events)
-
-    def _progress(events, now, open_arrivals):
+    def _tick(events, now, open_arrivals, live):
         sim.events = events
         sim.now = now
         sim.open_arrivals = open_arrivals
-        sim._show_progress()
+        sim.live = live
+        return sim.tick(events)
 
     import time as _time
 
@@ -916,7 +911,7 @@ def build(sim, progress: bool):
         "push": heapq.heappush, "pop": heapq.heappop, "hpush": heapq.heappush, "hpop": heapq.heappop,
         "deque": deque, "_sidx": _sidx, "_dfail": _dfail, "_err": _err, "_show": _show, "_mono": _time.monotonic,
         "_nan": math.nan, "SimError": SimError, "format_error": format_error, "capacity_message": capacity_message,
-        "source": source, "progress": _progress, "bounds_tick": _bounds_tick, "StopRun": StopRun,
+        "source": source, "_tick": _tick, "StopRun": StopRun,
         "out_of_memory": sim.out_of_memory,
         "_PATTR": [[(sv.slot, sv.value) for sv in pr.attrs] for pr in p.workload.presets],
         "_PTURN": [[[(sv.slot, sv.value) for sv in row] for row in pr.turns] or None
@@ -962,7 +957,7 @@ def run(sim):
 
     if exclusion(sim.program) is not None or not _sim_ok(sim):
         return None
-    progress = bool(sim.progress and sys.stderr.isatty())
+    progress = sim.show_progress = bool(sim.progress and sys.stderr.isatty())
     gen, src, g = build(sim, progress)
     ns: dict[str, Any] = {}
     code = compile(src, "<serq fast>", "exec")
@@ -986,6 +981,7 @@ def run(sim):
 
 def _write_back(sim, gen: _Gen, st: dict) -> None:
     sim.now = st["now"]
+    sim.heap_left = bool(st["heap"]) or st["status"] == 1  # status 1: an event past the horizon was popped
     sim.events = st["seq"] - len(st["heap"]) - (1 if st["status"] == 1 else 0)
     sim.arrivals = st["next_serial"]
     sim.open_arrivals = st["open_arrivals"]

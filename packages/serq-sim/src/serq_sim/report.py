@@ -153,6 +153,11 @@ class Report:
         return self.result.partial
 
     @property
+    def warnings(self) -> list[str]:
+        """The notes that are warnings (``warning: …``): what ``serq run --strict`` fails on."""
+        return [n for n in self.result.notes if n.startswith("warning:")]
+
+    @property
     def exit_status(self) -> int:
         """What ``serq run`` exits with after writing this report: 0, or :data:`PARTIAL_EXIT` of
         :attr:`partial` (3 for a reason not listed)."""
@@ -253,6 +258,9 @@ def build_report(sim) -> Report:
     if stuck:
         names = ", ".join(member_label(pl) for pl in sim.pools if pl.stuck)
         notes.append(f"note: {stuck} session(s) stuck (preempted again without progress) at {names}")
+    forever = sim.waiting_forever() if hasattr(sim, "waiting_forever") else None
+    if forever:
+        notes.append(forever)
     if sim.interrupted:
         why = getattr(sim, "partial_note", "") or "interrupted"
         notes.append(f"note: {why} at t={end:g}; the figures cover what was simulated")

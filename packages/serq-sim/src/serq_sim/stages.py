@@ -562,7 +562,12 @@ class FlowNetwork:
         if epoch != self.epoch:
             return
         self.advance()
-        done = [j for j in self.flows if j.work <= 1e-9 * max(j.total, 1.0)]
+        # done: what is left is rounding noise, or so little that its finish time rounds to now (now +
+        # work / rate == now, as it does for a residue below half an ulp of now at its rate: rescheduled,
+        # the completion would come at this same instant for ever)
+        now = self.sim.now
+        done = [j for j in self.flows
+                if j.work <= 1e-9 * max(j.total, 1.0) or (j.rate > 0 and now + j.work / j.rate <= now)]
         if not done:
             self.mark()
             return
