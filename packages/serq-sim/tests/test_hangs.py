@@ -258,3 +258,23 @@ def test_strict_makes_a_warning_exit_4(tmp_path):
     ok = tmp_path / "ok.sq"
     ok.write_text(DEADLOCK.replace("ARRIVE", "arrive batch(1);").replace("PRE", ""))
     assert subprocess.run([serq, "run", str(ok), "--strict"], capture_output=True, timeout=120).returncode == 0
+
+
+@pytest.mark.parametrize("kind, what", [("batch", "the count of `arrive batch`"),
+                                        ("closed", "the population of `arrive closed`")])
+def test_a_population_beyond_memory_is_refused_where_it_is_written(kind, what):
+    # `arrive batch(1e30)` spawned sessions at t=0 until memory ran out; it is refused at link time (so
+    # `serq check` refuses it too), and so is its IR
+    from serq_frontend.diagnostics import CompileError
+    from serq_ir.codec import decode, encode
+    from serq_ir.errors import IRError
+
+    src = f"stage s : fifo;\nworkload {{ arrive {kind}(1e30); }}\nsession {{ run s (1); }}\nrun {{ horizon 10; }}\n"
+    with pytest.raises(CompileError) as e:
+        serq_frontend.compile(source=src)
+    assert str(e.value).startswith(f"<source>:2:{19 + len(kind) + 1}: error: {what} is at most 100,000,000 "
+                                   "sessions (all live at once), not 1e+30"), str(e.value)
+    ok = serq_frontend.compile(source=src.replace("1e30", "100000000"))
+    doc = encode(ok).replace(b'"n":100000000', b'"n":100000001')
+    with pytest.raises(IRError, match="a population is at most 100,000,000 sessions"):
+        decode(doc)

@@ -13,6 +13,7 @@ from typing import Any
 
 from serq_ir import nodes as ir
 from serq_ir import rules
+from serq_ir.validate import MAX_POPULATION
 
 from . import ast as A
 from .consts import SUM, binary_value, fn_value, truth, unary_value
@@ -771,10 +772,13 @@ class Linker:
                 arrive = ir.Poisson(rate=number(rate))
             elif kind == "renewal":
                 arrive = ir.Renewal(gap=self.expr(w.arg, ARRIVAL))
-            elif kind == "closed":
-                arrive = ir.Closed(n=ctx.const_int(w.arg, "the population of `arrive closed`"))
-            elif kind == "batch":
-                arrive = ir.Batch(n=ctx.const_int(w.arg, "the count of `arrive batch`"))
+            elif kind in ("closed", "batch"):
+                what = "the population of `arrive closed`" if kind == "closed" else "the count of `arrive batch`"
+                n = ctx.const_int(w.arg, what)
+                if n > MAX_POPULATION:  # all live at once: more could only end in a MemoryError
+                    raise self.error(w.arg.pos, f"{what} is at most {MAX_POPULATION:,} sessions (all live at "
+                                                f"once), not {fmt_num(float(n))}")
+                arrive = ir.Closed(n=n) if kind == "closed" else ir.Batch(n=n)
         trace = None
         if "trace" in wl:
             w = wl["trace"]

@@ -58,6 +58,10 @@ from .nodes import (
     UnaryOp,
 )
 
+#: the most sessions `arrive batch(n)` or `arrive closed(n)` may start: they are all live at once, and a
+#: live session takes memory (a larger n could only end in a MemoryError, after a long wait)
+MAX_POPULATION = 100_000_000
+
 #: function -> (least, most) arguments (``None``: any number)
 FUNCTION_ARGS = {"min": (1, None), "max": (1, None), "sum": (1, None), "abs": (1, 1), "floor": (1, 1), "ceil": (1, 1),
                  "sqrt": (1, 1), "exp": (1, 1), "ln": (1, 1), "pow": (2, 2)}
@@ -217,6 +221,9 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
                  f"the node {{\"kind\": \"{obj.name}\", …}} itself)")
         elif isinstance(obj, Closed | Batch) and obj.n < 0:
             fail(f"{path}.n", f"a population is not negative ({obj.n})")
+        elif isinstance(obj, Closed | Batch) and obj.n > MAX_POPULATION:
+            fail(f"{path}.n", f"a population is at most {MAX_POPULATION:,} sessions (each is live at once), "
+                 f"not {obj.n if obj.n < 10**15 else format(float(obj.n), '.3g')}")
         elif isinstance(obj, Fifo) and not (obj.servers == "inf" or (isinstance(obj.servers, float)
                                                                      and obj.servers >= 1
                                                                      and obj.servers == int(obj.servers))):

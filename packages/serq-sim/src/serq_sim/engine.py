@@ -607,6 +607,7 @@ class Simulation:
                              "this same instant again and again", first.span, first.owner)
         what = f"the events due now: {', '.join(dict.fromkeys(other))}" if other else "no event names a statement"
         raise SimError(format_error(None, now, None, f"{msg}); {what}", self.source))
+
     def _start(self) -> None:
         if self.warmup > 0:
             self.at(self.warmup, self._end_warmup)
@@ -748,14 +749,20 @@ class Simulation:
             stuck = set(waits)
             why = "no event is left that could wake them"
         else:
+            # a pool may free units when a holder outside the set (or a lease's end) releases; a session
+            # waiting for such a pool may be woken, and then so may its own holds: to the fixed point
             stuck = set(waits)
+            freeing: set[Pool] = set()
             changed = True
-            while changed:  # drop every session a holder outside the set (or a lease's end) may free
+            while changed:
                 changed = False
-                for x in list(stuck):
-                    if any(sl.lease or sl.owner not in stuck for p in waits[x] for sl in p.holders):
-                        stuck.discard(x)
+                for p in self.pools:
+                    if p not in freeing and any(sl.lease or sl.owner not in stuck for sl in p.holders):
+                        freeing.add(p)
                         changed = True
+                for x in [x for x in stuck if any(p in freeing for p in waits[x])]:
+                    stuck.discard(x)
+                    changed = True
             if not stuck:
                 return None
             why = "each waits for pools that only they hold: a deadlock, or a demand beyond the capacity"
