@@ -161,21 +161,28 @@ def _start(tmp_path, src: str, *args: str) -> subprocess.Popen:
                             env=os.environ)
 
 
-def _wait_running(proc, seconds: float = 3.0) -> None:
-    # long enough for start-up (imports, compiling) to be over: the run is in its event loop
-    time.sleep(seconds)
-    assert proc.poll() is None
+def _signalled(tmp_path, src: str, *signals_: tuple[float, int]) -> tuple[subprocess.Popen, bytes, bytes]:
+    """Run ``src`` with --json and send each ``(delay, signal)`` in turn. Nothing says when start-up is
+    over (a signal before it is one line on stderr and no report), so the first delay grows until the run
+    had begun."""
+    for first in (3.0, 8.0, 20.0, 45.0):
+        proc = _start(tmp_path, src, "--json")
+        try:
+            for k, (delay, sig) in enumerate(signals_):
+                time.sleep(first if k == 0 else delay)
+                proc.send_signal(sig)
+            out, err = proc.communicate(timeout=60)
+        finally:
+            proc.kill()
+        if out:
+            return proc, out, err
+        assert err.strip() in (b"interrupted", b"terminated"), err
+    raise AssertionError("the run never began")
 
 
 @pytest.mark.parametrize("src", [MM1, MM1_POOL])
 def test_sigterm_writes_the_partial_report_and_exits_143(tmp_path, src):
-    proc = _start(tmp_path, src, "--json")
-    try:
-        _wait_running(proc)
-        proc.send_signal(signal.SIGTERM)
-        out, err = proc.communicate(timeout=60)
-    finally:
-        proc.kill()
+    proc, out, err = _signalled(tmp_path, src, (0, signal.SIGTERM))
     assert proc.returncode == 143, err
     doc = json.loads(out)
     assert doc["partial"] == "sigterm" and doc["interrupted"] is True
@@ -187,15 +194,7 @@ def test_sigterm_writes_the_partial_report_and_exits_143(tmp_path, src):
 @pytest.mark.parametrize("src", [MM1, MM1_POOL])
 def test_two_ctrl_c_20ms_apart_keep_the_partial_report(tmp_path, src):
     # a large report (many samples to summarise) takes a while to write: the second Ctrl-C arrives then
-    proc = _start(tmp_path, src, "--json")
-    try:
-        _wait_running(proc)
-        proc.send_signal(signal.SIGINT)
-        time.sleep(0.02)
-        proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=60)
-    finally:
-        proc.kill()
+    proc, out, err = _signalled(tmp_path, src, (0, signal.SIGINT), (0.02, signal.SIGINT))
     assert proc.returncode == 130, err
     doc = json.loads(out)
     assert doc["partial"] == "interrupted"
