@@ -169,8 +169,8 @@ def test_a_test_that_hangs_fails_fast(tmp_path, pytestconfig):
     p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-c",
                         str(pytestconfig.inipath), "--rootdir", str(tmp_path), "-o", "timeout=2",
                         str(tmp_path / "test_sleeps.py")], capture_output=True, text=True, timeout=120)
-    assert p.returncode == 1, p.stdout + p.stderr
-    assert "Timeout" in p.stdout and "1 failed" in p.stdout, p.stdout
+    assert p.returncode != 0, p.stdout + p.stderr
+    assert "Timeout" in p.stdout + p.stderr and "test_sleeps" in p.stdout + p.stderr, p.stdout + p.stderr
     assert time.monotonic() - t0 < 60
 
 
