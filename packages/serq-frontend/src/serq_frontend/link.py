@@ -126,6 +126,9 @@ class Linker:
         self.multi_run: Pos | None = None
         self.edepth = 0
         self.bdepth = 0
+        #: the step-stage family whose own expressions (budget, chunk, cost, serve keys) are being linked:
+        #: there a family of its size named without an index is the member paired with the stage's member
+        self.own: Family | None = None
 
     def error(self, pos: Pos | None, msg: str) -> Exception:
         return self.ctx.error(pos, msg)
@@ -400,7 +403,11 @@ class Linker:
                 raise self.error(idx[0].pos, f"a gauge names `{v.dotted}` by a number, `{v.dotted}[0]`")
             if fam.size == 1:
                 index = None
-        elif fam.size > 1 and not family_ok:
+        elif fam.size > 1 and not family_ok and not (self.own is not None and self.own.size == fam.size):
+            if self.own is not None:
+                raise self.error(v.pos, f"`{v.dotted}` is a family of {fam.size} and this step stage one of "
+                                 f"{self.own.size}: a stage's own expressions name a family of its size "
+                                 f"without an index (each member its own), any other by member, `{v.dotted}[0]`")
             raise self.error(v.pos, f"`{v.dotted}` is a family of {fam.size}; index it, `{v.dotted}[j]`")
         cls = ir.PoolRef if kind == "pool" else ir.StageRef
         if kind == "pool":
@@ -498,19 +505,24 @@ class Linker:
             f = k.fields
             if "cost" not in f:
                 raise self.error(k.pos, f"step stage `{name}` has no `cost`")
-            budget = self.expr(f["budget"][0], BUDGET) if "budget" in f else ir.Num(value="inf")
-            cost = self.expr(f["cost"][0], COST)
+            self.own = fam
+            try:
+                budget = self.expr(f["budget"][0], BUDGET) if "budget" in f else ir.Num(value="inf")
+                cost = self.expr(f["cost"][0], COST)
+                chunk = self.expr(f["chunk"][0], BUDGET) if "chunk" in f else None
+                keys = [self.expr(x, SERVE) for x in (f["serve"][0][1] or [])] if "serve" in f else []
+            finally:
+                self.own = None
             if type(cost) is ir.Num:
                 why = rules.cost_problem(_num_value(cost))
                 if why:
                     raise self.error(f["cost"][0].pos, f"stage `{name}`: {why}; an iteration's cost is at "
                                      "least 0")
-            chunk = self.expr(f["chunk"][0], BUDGET) if "chunk" in f else None
             serve: Any = ir.ServeBy()
             if "serve" in f:
-                how, keys = f["serve"][0]
+                how = f["serve"][0][0]
                 if how == "by":
-                    serve = ir.ServeBy(keys=[self.expr(x, SERVE) for x in keys])
+                    serve = ir.ServeBy(keys=keys)
                 elif how == "decode_first":
                     serve = ir.ServeBy(keys=[ir.Cond(test=ir.Ctx(name="decoding"), then=ir.Num(value=0.0),
                                                      orelse=ir.Num(value=1.0))])

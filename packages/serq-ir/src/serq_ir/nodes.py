@@ -110,7 +110,9 @@ class Call(_Node):
 
 
 class PoolRef(_Node):
-    """A member of a pool family: ``pools[pool]``, member ``index`` (absent for a family of one)."""
+    """A member of a pool family: ``pools[pool]``, member ``index`` (absent for a family of one; also
+    absent in a step family's own expressions, budget, chunk, cost and serve keys, for a family of the
+    stage's size: there it is the member paired with the stage's member)."""
 
     pool: int
     index: Expr | None = None
@@ -118,7 +120,8 @@ class PoolRef(_Node):
 
 
 class StageRef(_Node):
-    """A member of a stage family: ``stages[stage]``, member ``index`` (absent for a family of one)."""
+    """A member of a stage family: ``stages[stage]``, member ``index`` (absent for a family of one, or as
+    in :class:`PoolRef`, in a step family's own expressions for a family of its size)."""
 
     stage: int
     index: Expr | None = None

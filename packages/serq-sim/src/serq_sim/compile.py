@@ -233,6 +233,9 @@ class Compiler:
         self._span_ids: dict[int, int] = {}
         self.cur_span = 0
         self._n = 0
+        #: (size, member) of the stage family whose own expressions are being compiled: there a pool or
+        #: stage family of that size named without an index is the member paired with the stage's own
+        self.own: tuple[int, int] | None = None
 
     # ---------------------------------------------------------------- helpers
     def obj(self, o: Any, prefix: str = "_o") -> str:
@@ -264,6 +267,9 @@ class Compiler:
         sim = self.sim
         base, size = sim.pool_base[r.pool], self.program.pools[r.pool].size
         if r.index is None:
+            own = self.own
+            if own is not None and size > 1 and own[0] == size:
+                base += own[1]
             return self.obj(sim.pools[base], "_p")
         return f"E.pool_at({base}, {size}, {self.expr(r.index, rng)}, {self.span_id(getattr(r, 'span', None))}, s)"
 
@@ -271,6 +277,9 @@ class Compiler:
         sim = self.sim
         base, size = sim.stage_base[r.stage], self.program.stages[r.stage].size
         if r.index is None:
+            own = self.own
+            if own is not None and size > 1 and own[0] == size:
+                base += own[1]
             stage = sim.stages[base]
             if stage is None:  # not built yet: a stage's own expressions read it or a later one (at run time)
                 return f"E.stages[{base}]"

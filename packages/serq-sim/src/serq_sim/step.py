@@ -52,12 +52,17 @@ class StepStage(StageKind):
         super().__init__(sim, node, member, flat)
         k: N.Step = node.kind
         c = sim.compiler
-        self.budget_fn = c.fn(k.budget, span=node.span)
-        self.cost_fn = c.fn(k.cost, span=node.span)
-        self.chunk_fn = c.fn(k.chunk, span=node.span) if k.chunk is not None else None
+        # a family of the stage's size named without an index in these is this member's own
+        c.own = (node.size, member)
+        try:
+            self.budget_fn = c.fn(k.budget, span=node.span)
+            self.cost_fn = c.fn(k.cost, span=node.span)
+            self.chunk_fn = c.fn(k.chunk, span=node.span) if k.chunk is not None else None
+            keys = k.serve.keys if isinstance(k.serve, N.ServeBy) else []
+            self.serve_keys = c.keys_fn(keys, span=node.span) if keys else None
+        finally:
+            c.own = None
         self.exclusive = isinstance(k.serve, N.ServeExclusivePrefill)
-        keys = k.serve.keys if isinstance(k.serve, N.ServeBy) else []
-        self.serve_keys = c.keys_fn(keys, span=node.span) if keys else None
         self.memory_family = k.memory
         self.memory = None
         self.served_pools: list = []
