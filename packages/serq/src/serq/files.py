@@ -95,6 +95,20 @@ def _through_dev(path: str) -> bool:
 
 
 @contextlib.contextmanager
+def _as_mode(raw: IO, mode: str) -> Iterator[IO]:
+    """``raw`` itself for ``"wb"``; for ``"w"`` a UTF-8 text layer over it, detached (so flushed into
+    ``raw``) at the end, ``raw`` being closed by its owner."""
+    if mode != "w":
+        yield raw
+        return
+    f: IO = io.TextIOWrapper(raw, encoding="utf-8", newline="")
+    try:
+        yield f
+    finally:
+        f.detach()
+
+
+@contextlib.contextmanager
 def _write_through(path: str, mode: str) -> Iterator[IO]:
     flags = os.O_WRONLY | os.O_APPEND | getattr(os, "O_BINARY", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
@@ -102,15 +116,8 @@ def _write_through(path: str, mode: str) -> Iterator[IO]:
     except OSError as e:
         raise type(e)(e.errno, e.strerror, path) from None
     try:
-        with open(fd, "wb", closefd=True) as raw:
-            if mode == "w":
-                f: IO = io.TextIOWrapper(raw, encoding="utf-8", newline="")
-                try:
-                    yield f
-                finally:
-                    f.detach()
-            else:
-                yield raw
+        with open(fd, "wb", closefd=True) as raw, _as_mode(raw, mode) as f:
+            yield f
     except OSError as e:
         if e.filename is None and e.errno is not None:  # a full device: name the file
             raise type(e)(e.errno, e.strerror, path) from None
@@ -159,15 +166,8 @@ def open_atomic(path: str | os.PathLike[str], mode: str = "w", *,
         if exact:  # the replacement keeps the permissions of the file it replaces, or gets those asked for
             with contextlib.suppress(OSError, NotImplementedError):
                 os.chmod(fd, perms)
-        with open(fd, "wb", closefd=True) as raw:
-            if mode == "w":
-                f: IO = io.TextIOWrapper(raw, encoding="utf-8", newline="")
-                try:
-                    yield f
-                finally:
-                    f.detach()  # flushes into ``raw``; ``raw`` is closed by its own ``with``
-            else:
-                yield raw
+        with open(fd, "wb", closefd=True) as raw, _as_mode(raw, mode) as f:
+            yield f
             raw.flush()
             os.fsync(raw.fileno())
         os.replace(tmp, target)
