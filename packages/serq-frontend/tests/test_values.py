@@ -148,3 +148,27 @@ def test_a_program_nested_a_thousand_deep_is_refused_where_it_nests():
         compile_src(src)
     first = str(e.value).splitlines()[0]
     assert first.startswith("<source>:6:") and "the program nests more than 1000 deep here" in first
+
+
+def test_definitions_expand_at_most_64_deep_inside_one_another():
+    # each expansion copies the ones inside it: a chain of 1 000 defs took hours (cubic) before linking
+    def chain(n):
+        return "".join(f"def f{k}(a) = {'a' if k == 0 else f'f{k - 1}(a)'};\n" for k in range(n))
+    ok = chain(64) + prog("  set x = f63(~exp(1));\n  run svc (x);")
+    compile_src(ok)
+    for n in (65, 1000):
+        with pytest.raises(Exception) as e:
+            compile_src(chain(n) + prog("  set x = f0(~exp(1));\n  run svc (x);"))
+        first = str(e.value).splitlines()[0]
+        assert first.startswith("<source>:65:14: error: definitions expand more than 64 deep inside one another "
+                                "here (`f63` is 64 deep already)"), first
+
+
+def test_an_aggregate_writes_out_at_most_ten_thousand_terms_with_those_inside_it():
+    # max j in 1000 (max i in 1000 (…)) wrote out a million terms (41 s); 10 000 × 10 000 did not end
+    compile_src(prog("  set y = ~exp(1);\n  set x = max j in 100 (max i in 100 (y * i + j));\n  run svc (x);"))
+    with pytest.raises(Exception) as e:
+        compile_src(prog("  set y = ~exp(1);\n  set x = max j in 101 (min i in 100 (y * i + j));\n  run svc (x);"))
+    first = str(e.value).splitlines()[0]
+    assert first.startswith("<source>:6:11: error: `max j in …` writes out 101 × 100 terms with the aggregates "
+                            "inside it; an aggregate writes out at most 10000 terms"), first

@@ -106,7 +106,7 @@ def _setup(path: str | Path | None, source: str | None, pm: Any, sets: Mapping[s
     """The context of one compile. The compile cache passes the program's ``text`` it has read (and
     keyed), the ``library_paths`` it keyed, and a ``recorder`` of what the compile looks for and reads."""
     from .context import Context
-    from .diagnostics import CompileError, Reporter, Sources
+    from .diagnostics import CompileError, Reporter, Sources, decode_source
 
     if (path is None) == (source is None):
         raise TypeError("compile() takes a path or source=, not both")
@@ -123,9 +123,10 @@ def _setup(path: str | Path | None, source: str | None, pm: Any, sets: Mapping[s
         p = Path(path)
         if text is None:
             try:
-                text = p.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError) as e:
-                raise CompileError(f"error: {name}: cannot read: {getattr(e, 'strerror', None) or e}") from None
+                data = p.read_bytes()
+            except OSError as e:
+                raise CompileError(f"error: {name}: cannot read: {e.strerror or e}") from None
+            text = decode_source(data, name)
         base: Path | None = p.parent
     else:
         text = source or ""

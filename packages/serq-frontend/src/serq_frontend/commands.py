@@ -19,16 +19,17 @@ import click
 def fmt_command(pm: Any, files: tuple[str, ...], check: bool) -> None:
     """Reformat serQ source in one canonical style (comments kept)."""
     from . import parse
-    from .diagnostics import CompileError
+    from .diagnostics import CompileError, decode_source
     from .fmt import format_source
 
     changed = []
     for f in files:
         p = Path(f)
         try:
-            text = p.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as e:
-            raise CompileError(f"error: {f}: cannot read: {getattr(e, 'strerror', None) or e}") from None
+            data = p.read_bytes()
+        except OSError as e:
+            raise CompileError(f"error: {f}: cannot read: {e.strerror or e}") from None
+        text = decode_source(data, f)
         parse(p, pm=pm)  # a file that does not parse is not formatted
         new = format_source(text)
         if new != text:

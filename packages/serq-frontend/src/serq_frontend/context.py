@@ -9,7 +9,7 @@ from typing import Any
 
 from . import ast as A
 from .consts import BadConstant, NotConstant, fold
-from .diagnostics import CompileError, Pos, Reporter, Sources
+from .diagnostics import CompileError, Pos, Reporter, Sources, decode_source
 
 
 def describe(e: Any) -> str:
@@ -134,9 +134,10 @@ class Context:
 
     def parse_file(self, path: Path, name: str) -> A.Module:
         try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as e:
-            raise self.error(None, f"{name}: cannot read: {getattr(e, 'strerror', None) or e}") from None
+            data = path.read_bytes()
+        except OSError as e:
+            raise self.error(None, f"{name}: cannot read: {e.strerror or e}") from None
+        text = decode_source(data, name)
         if self.recorder is not None:
             self.recorder.read(path, text)
         self.sources.add(name, text)

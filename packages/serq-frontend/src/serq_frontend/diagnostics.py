@@ -108,3 +108,22 @@ class Reporter:
 
     def error(self, pos: Pos | None, message: str) -> CompileError:
         return CompileError(message, pos, rendered=render(message, pos, self.sources, name=self.name))
+
+
+def decode_source(data: bytes, name: str) -> str:
+    """The text of a .sq file's bytes, UTF-8. A byte that is not UTF-8 is one error at its line and column,
+    the line quoted with the bytes that are not UTF-8 as ``?``."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        before = data[: e.start]
+        line = before.count(b"\n") + 1
+        start = before.rfind(b"\n") + 1
+        col = len(data[start: e.start].decode("utf-8")) + 1
+        end = data.find(b"\n", e.start)
+        text = data[start: len(data) if end < 0 else end].decode("utf-8", errors="replace").replace("\ufffd", "?")
+        sources = Sources()
+        sources.add(name, "\n" * (line - 1) + text)
+        message = f"the file is not UTF-8 text (byte 0x{data[e.start]:02X})"
+        pos = Pos(name, line, col)
+        raise CompileError(message, pos, rendered=render(message, pos, sources, name=name)) from None

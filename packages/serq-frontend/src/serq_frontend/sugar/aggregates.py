@@ -32,6 +32,8 @@ class Writer:
     def __init__(self, ctx: Any, taken: set[str]):
         self.ctx = ctx
         self.taken = taken
+        #: the terms written out so far in the body of the aggregate being written
+        self.inner = 0
 
     def expr(self, e: Any) -> Any:
         def f(x: Any) -> Any:
@@ -51,7 +53,16 @@ class Writer:
             n = agg_count(a, v)
         except BadConstant as x:
             raise ctx.error(x.node.pos, x.message) from None
-        body = self.expr(a.body)
+        outer, self.inner = self.inner, 0
+        try:
+            body = self.expr(a.body)
+            inner = max(1, self.inner)  # the terms the aggregates in the body write out (1: none)
+        finally:
+            self.inner = outer
+        if n * inner > MAX_TERMS:
+            raise ctx.error(a.pos, f"`{a.op} {a.var} in …` writes out {n} × {inner} terms with the aggregates "
+                            f"inside it; an aggregate writes out at most {MAX_TERMS} terms")
+        self.inner += n * inner
         terms = [_subst(body, a.var, k) for k in range(n)]
         if n == 1:
             return terms[0]

@@ -54,6 +54,10 @@ def reads_live(e: Any) -> A.Var | A.Call | None:
     return None
 
 
+#: how deep definitions may expand inside one another (a definition whose body uses one that uses one …)
+MAX_DEF_DEPTH = 64
+
+
 class Expander:
     def __init__(self, module: A.Module, ctx: Any):
         self.ctx = ctx
@@ -65,6 +69,10 @@ class Expander:
             if isinstance(item, A.DefItem):
                 self.all_defs.setdefault(item.name, item.pos)
         self.overridden: set[str] = set()
+        #: how deep each definition's expansion nests definitions (1: its body uses none), and the deepest
+        #: use in the body being expanded
+        self.depth: dict[str, int] = {}
+        self._deepest, self._defining = 0, False
 
     # -- definitions -------------------------------------------------------------------------------
 
@@ -104,11 +112,23 @@ class Expander:
             d = A.DefItem(name, d.params, expr, None, d.pos)
             self.overridden.add(name)
         # the body uses only the definitions before it
+        self._deepest, self._defining = 0, True
         if d.body is not None:
             d = A.DefItem(name, d.params, None, self.block(d.body), d.pos)
         else:
             d = A.DefItem(name, d.params, self.expr(d.expr), None, d.pos)
         self.defs[name] = d
+        self.depth[name] = self._deepest + 1
+        self._defining = False
+
+    def used(self, name: str, pos: Pos) -> None:
+        """A use of the definition ``name`` at ``pos``: refused where definitions would expand more than
+        :data:`MAX_DEF_DEPTH` deep inside one another (each expansion copies the ones inside it)."""
+        depth = self.depth.get(name, 1)
+        if self._defining and depth >= MAX_DEF_DEPTH:
+            raise self.ctx.error(pos, f"definitions expand more than {MAX_DEF_DEPTH} deep inside one another "
+                                 f"here (`{name}` is {depth} deep already); use `set` for a part")
+        self._deepest = max(self._deepest, depth)
 
     def use(self, u: A.UseItem, base: Path | None) -> None:
         from serq.files import inside
@@ -178,6 +198,7 @@ class Expander:
                 if d.expr is None:
                     raise self.ctx.error(x.pos, f"`{x.name}` is a statement definition; use it as a "
                                          f"statement, `{x.name}(…);`")
+                self.used(x.name, x.pos)
                 args = [self.expr(a) for a in x.args]
                 return self.instantiate_expr(d, args, x.pos)
             return None
@@ -199,6 +220,7 @@ class Expander:
                 if d.body is None:
                     raise self.ctx.error(s.pos, f"`{s.name}` is an expression definition; use it in an "
                                          "expression")
+                self.used(s.name, s.pos)
                 out.extend(self.instantiate_block(d, s.args, s.pos))
             else:
                 out.append(s)
