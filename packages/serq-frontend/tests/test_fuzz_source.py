@@ -135,6 +135,98 @@ def mutate(c: Chooser) -> tuple[str, str]:
     return name, text
 
 
+# -- hostile programs: deep nesting, huge sizes, long aggregates, bytes that are not UTF-8 -----------------------
+
+#: nesting depths around the limits (blocks 32, expressions 64, Python's 20 blocks and ~100 parentheses, the
+#: parsed program's 1 000)
+DEPTHS = [1, 2, 8, 9, 20, 21, 31, 32, 33, 63, 64, 65, 100, 200, 999, 1000, 1001, 2500]
+#: family sizes and aggregate counts around the limits (100 000 pools or stages, 10 000 terms) and far out
+SIZES = ["1", "2", "200", "1000", "9999", "10000", "10001", "1e5", "100000", "100001", "1e9", "1e20", "1e308",
+         "1e400", "inf", "nan", "0", "-1", "0.5", "99999999999999999999"]
+HUGE = ["1e308", "-1e308", "1e-308", "5e-324", "1e400", "1e20", "0", "inf", "nan", "99999999999999999999"]
+BAD_BYTES = [b"\x80", b"\xff", b"\xfe", b"\xc0\x80", b"\xed\xa0\x80", b"\xf8\x88\x80\x80\x80", b"\xe2\x82",
+             b"\xf4\x90\x80\x80"]
+
+HOSTILE = """let N = {n};
+let C = {cap};
+stage svc{sfam} : fifo;
+pool kv{pfam} {{ cap C; }}
+{defs}
+workload {{ arrive poisson({rate}); }}
+
+session {{
+  set y = ~exp(1);
+{body}
+  end;
+}}
+
+run {{ horizon 30; }}
+"""
+
+
+def _deep_expr(c: Chooser, depth: int) -> str:
+    shape = c.pick(["neg", "paren", "add", "cond", "call", "draw", "agg", "mixed"])
+    e = "y"
+    for _ in range(depth):
+        k = c.pick(["neg", "paren", "add", "cond", "call", "draw", "agg"]) if shape == "mixed" else shape
+        e = {"neg": "-{}", "paren": "({})", "add": "({} + 1)", "cond": "(y > 0 ? {} : 1)", "call": "abs({})",
+             "draw": "~det({})", "agg": "max j in 2 ({})"}[k].format(e)
+    return e
+
+
+def _deep_block(c: Chooser, depth: int, inner: str) -> str:
+    shape = c.pick(["loop {", "hold kv{i} (1) {", "branch (y > 0.5) {", "mixed"])
+    opens = [c.pick(["loop {", "hold kv{i} (1) {", "branch (y > 0.5) {"]) if shape == "mixed" else shape
+             for _ in range(depth)]
+    closes = ["end; }" if o == "loop {" else "}" for o in reversed(opens)]
+    return "\n".join([*opens, inner, *closes])
+
+
+def hostile(c: Chooser) -> str:
+    """A program of one hostile shape: blocks or an expression nested ``DEPTHS`` deep (also through
+    ``def``s), a long or nested aggregate, a huge family, cap, rate or work."""
+    fam = c.int(0, 2)
+    n = c.pick(SIZES) if fam else "1"
+    sfam, pfam = ("[N]" if fam in (1, 2) and c.int(0, 1) else ""), ("[N]" if fam == 2 else "")
+    idx = "[N - 1]" if c.int(0, 1) else "[0]"
+    fill = {"n": n, "cap": c.pick(HUGE + ["100"]) if c.int(0, 2) == 0 else "100",
+            "sfam": sfam, "pfam": pfam, "defs": "",
+            "rate": c.pick(HUGE) if c.int(0, 5) == 0 else "1"}
+    run = f"run svc{idx if sfam else ''} (0.01);"
+    shape = c.pick(["blocks", "blocks", "expr", "expr", "defs", "def-blocks", "agg", "work"])
+    depth = c.pick(DEPTHS)
+    if shape == "blocks":
+        body = _deep_block(c, depth, run)
+    elif shape == "expr":
+        body = f"set x = {_deep_expr(c, depth)};\n{run}\nobserve o = x;"
+    elif shape == "defs":  # an expression that nests only once the defs are expanded
+        fill["defs"] = "def f0(a) = a;\n" + "".join(
+            f"def f{k}(a) = {c.pick(['-f{}(a)', 'f{}(a) + 1', 'abs(f{}(a))', '(a > 0 ? f{}(a) : 1)'])};\n"
+            .format(k - 1) for k in range(1, depth + 1))
+        body = f"set x = f{depth}(y);\n{run}\nobserve o = x;"
+    elif shape == "def-blocks":  # blocks that nest only once the defs are expanded
+        fill["defs"] = f"def g0() {{ {run} }}\n" + "".join(
+            f"def g{k}() {{ " + c.pick(["loop {{ g{p}(); end; }}", "branch (y > 0.5) {{ g{p}(); }}",
+                                        "hold kv{{i}} (1) {{ g{p}(); }}"]).format(p=k - 1) + " }\n"
+            for k in range(1, depth + 1))
+        body = f"g{depth}();"
+    elif shape == "agg":
+        agg = c.pick(["sum", "max", "min"])
+        m = c.pick(SIZES)
+        inner = c.pick(["y * j", f"{agg} i in {c.pick(['2', '100', '1000', '10000'])} (y * i + j)", "j"])
+        body = f"set x = {agg} j in {m} ({inner});\n{run}\nobserve o = x;"
+    else:
+        body = f"run svc{idx if sfam else ''} ({c.pick(HUGE)});\nhold kv{idx if pfam else ''} ({c.pick(HUGE)}) {{ {run} }}"
+    return HOSTILE.format(**fill, body=body).replace("kv{i}", "kv[0]" if pfam else "kv")
+
+
+def bad_bytes(c: Chooser, data: bytes) -> bytes:
+    for _ in range(c.int(1, 3)):
+        i = c.int(0, len(data))
+        data = data[:i] + c.pick(BAD_BYTES) + data[i:]
+    return data
+
+
 # -- judging --------------------------------------------------------------------------------------------------
 
 DIAGNOSTIC = re.compile(r"^(.+?):(\d+):(\d+): error: ")
@@ -196,6 +288,30 @@ def test_a_mutated_source_compiles_or_gives_one_diagnostic_and_runs_or_gives_a_s
     outcome(src)
 
 
+@st.composite
+def undecodable(draw):
+    c = Chooser(draw=draw)
+    _, src = mutate(c) if c.int(0, 1) else ("", hostile(c))
+    return bad_bytes(c, src.encode())
+
+
+@fuzz_seed
+@fuzz_settings(60)
+@given(undecodable())
+def test_a_source_that_is_not_utf8_gives_one_diagnostic_at_its_first_bad_byte(tmp_path_factory, data):
+    f = tmp_path_factory.mktemp("bytes") / "p.sq"
+    f.write_bytes(data)
+    with pytest.raises(serq_frontend.CompileError) as e:
+        serq_frontend.compile(f, pm=_pm())
+    first = data.decode("utf-8", errors="surrogateescape")
+    bad = next(i for i, ch in enumerate(first) if "\udc80" <= ch <= "\udcff")
+    line = first[:bad].count("\n") + 1
+    col = bad - (first.rfind("\n", 0, bad) + 1) + 1
+    head, src_line, caret = str(e.value).split("\n")
+    assert head.startswith(f"{f}:{line}:{col}: error: the file is not UTF-8 text (byte 0x"), str(e.value)
+    assert caret == "  " + " " * (col - 1) + "^" and "\ufffd" not in src_line, str(e.value)
+
+
 SERQ = str(Path(sys.executable).parent / "serq")
 
 
@@ -206,7 +322,10 @@ def cli_cases() -> list[tuple[str, str]]:
     assert "set t0 = now;" in mg1
     cases = [("compile-error", mg1 + "\n\u00e9\n"),
              ("compile-error", mg1.split("session {")[0] + "session { set t0 ="),
-             ("sim-error", mg1.replace("set t0 = now;", "set t0 = now; branch (0.5 + t0 * 0) { end; }"))]
+             ("sim-error", mg1.replace("set t0 = now;", "set t0 = now; branch (0.5 + t0 * 0) { end; }")),
+             ("compile-error", mg1.encode().replace(b"set t0", b"set \xff\xfe t0")),  # not UTF-8
+             ("compile-error", mg1.replace("run svc (service());", "loop {\n" * 1001 + "}\n" * 1001)),
+             ("compile-error", mg1.replace("stage svc : fifo;", "stage svc[1e20] : fifo;"))]
     rng = random.Random(2)
     want = 3
     while want:
@@ -226,7 +345,10 @@ def test_the_cli_gives_one_message_for_a_mutated_source(tmp_path, command):
         if command == "check" and what == "sim-error":
             continue
         f = tmp_path / f"m{i}.sq"
-        f.write_text(src, encoding="utf-8")
+        if isinstance(src, bytes):
+            f.write_bytes(src)
+        else:
+            f.write_text(src, encoding="utf-8")
         args = [SERQ, command, str(f)]
         if command == "run":
             args += ["--no-progress", "--horizon", "30", "--warmup", "0"]

@@ -112,21 +112,17 @@ class Chooser:
 # -- paths into the JSON tree ---------------------------------------------------------------------------
 
 
-def _walk(obj, path, out, spans):
-    out.append((path, obj))
-    if isinstance(obj, dict):
-        for k, v in obj.items():
-            if k == "span" and not spans:
-                continue
-            _walk(v, (*path, k), out, spans)
-    elif isinstance(obj, list):
-        for i, v in enumerate(obj):
-            _walk(v, (*path, i), out, spans)
-
-
 def nodes(tree, spans=False):
+    """Every ``(path, value)`` of the tree, in document order (iteratively: a tree may nest thousands deep)."""
     out: list = []
-    _walk(tree, (), out, spans)
+    todo = [((), tree)]
+    while todo:
+        path, obj = todo.pop()
+        out.append((path, obj))
+        if isinstance(obj, dict):
+            todo.extend(((*path, k), v) for k, v in reversed(obj.items()) if k != "span" or spans)
+        elif isinstance(obj, list):
+            todo.extend(((*path, i), v) for i, v in reversed(list(enumerate(obj))))
     return out
 
 
@@ -201,7 +197,7 @@ def _expr(c: Chooser, tree, depth: int = 0):
             "orelse": _expr(c, tree, depth + 1)}
 
 
-_ARITY = {"min": 2, "max": 3, "abs": 1, "floor": 1, "ceil": 1, "sqrt": 1, "exp": 1, "ln": 1, "pow": 2,
+_ARITY = {"min": 2, "max": 3, "sum": 2, "abs": 1, "floor": 1, "ceil": 1, "sqrt": 1, "exp": 1, "ln": 1, "pow": 2,
           "~exp": 1, "~det": 1, "~uniform": 2, "~erlang": 2, "~h2": 2, "~bernoulli": 1}
 
 OPS = ["number", "number", "number", "index", "index", "type", "drop", "drop", "dup", "dup", "swap",
@@ -284,20 +280,131 @@ def _mutate_once(c: Chooser, tree):
 
 
 def _dumps(tree) -> str:
-    text = json.dumps(tree, allow_nan=False)
+    import sys
+
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 20000))  # a hostile tree nests up to a few thousand deep
+    try:
+        text = json.dumps(tree, allow_nan=False)
+    finally:
+        sys.setrecursionlimit(limit)
     return text.replace(json.dumps(_HUGE), "1e400").replace(json.dumps(_NEG_HUGE), "-1e400")
 
 
-def mutate(c: Chooser, name: str | None = None) -> tuple[str, str]:
-    """``(program name, mutated IR JSON text)``: one to three mutations, sometimes a truncation."""
+# -- hostile shapes: deep nesting, huge sizes, long sums, bytes that are not UTF-8 ---------------------------
+
+#: nesting depths around the limits (blocks 32, expressions 64, Python's 20 blocks and ~100 parentheses,
+#: the parsed program's 1 000, msgspec's and the walkers' recursion)
+DEPTHS = [1, 2, 8, 9, 20, 21, 31, 32, 33, 63, 64, 65, 100, 200, 999, 1000, 1001, 3000]
+#: family sizes, caps and term counts around the limits (100 000 pools or stages, 10 000 terms) and far out
+SIZES = [1, 2, 200, 1000, 9999, 10000, 10001, 10**5, 10**5 + 1, 10**9, 10**20, 2**63 - 1, 2**64, 1e5, 1e9, 1e20,
+         1e308, _HUGE, "inf", 0, -1, 0.5]
+HUGE_NUMBERS = [1e308, -1e308, 1e-308, 5e-324, 1e20, 2**53 + 1, 2**63 - 1, 2**64, _HUGE, _NEG_HUGE, "inf", "-inf"]
+#: bytes that are not UTF-8 (a lone continuation byte, an overlong form, a surrogate, a truncated sequence…)
+BAD_BYTES = [b"\x80", b"\xff", b"\xfe", b"\xc0\x80", b"\xed\xa0\x80", b"\xf8\x88\x80\x80\x80", b"\xe2\x82",
+             b"\xf4\x90\x80\x80", b"\x00", b"\xef\xbb\xbf"]
+
+
+def _wrap_expr(c: Chooser, e, depth: int):
+    """``e`` inside ``depth`` operators, calls, conditionals and draws."""
+    shape = c.pick(["Unary", "Binary", "Cond", "Call", "Draw", "mixed"])
+    for _ in range(depth):
+        k = c.pick(["Unary", "Binary", "Cond", "Call", "Draw"]) if shape == "mixed" else shape
+        if k == "Unary":
+            e = {"kind": "Unary", "op": "-", "arg": e}
+        elif k == "Binary":
+            e = {"kind": "Binary", "op": c.pick(["+", "*", "-"]),
+                 "lhs": e, "rhs": {"kind": "Num", "value": 1}}
+        elif k == "Cond":
+            e = {"kind": "Cond", "test": {"kind": "Num", "value": 1}, "then": e, "orelse": {"kind": "Num", "value": 0}}
+        elif k == "Call":
+            e = {"kind": "Call", "fn": "abs", "args": [e]}
+        else:
+            e = {"kind": "Draw", "dist": "det", "args": [e]}
+    return e
+
+
+def _wrap_block(c: Chooser, tree, body: list, depth: int) -> list:
+    """``body`` inside ``depth`` loops, branches and holds (holds only where there is a pool)."""
+    kinds = ["Loop", "Branch"] + (["Hold"] if _count(tree, "pools") else [])
+    shape = c.pick([*kinds, "mixed"])
+    for _ in range(depth):
+        k = c.pick(kinds) if shape == "mixed" else shape
+        if k == "Loop":
+            body = [{"kind": "Loop", "body": body + [{"kind": "End"}]}]
+        elif k == "Branch":
+            body = [{"kind": "Branch", "guard": {"kind": "Num", "value": c.pick([0, 1, 1])}, "then": body}]
+        else:
+            pool = {"kind": "PoolRef", "pool": c.int(0, _count(tree, "pools") - 1)}
+            body = [{"kind": "Hold", "pools": [{"pool": pool, "units": {"kind": "Num", "value": 1}}], "body": body}]
+    return body
+
+
+def _hostile_once(c: Chooser, tree, deep: bool = True):
+    op = c.pick(["deep-expr", "deep-expr", "deep-block", "deep-block", "size", "size", "cap", "number", "sum"]
+                if deep else ["size", "cap", "number"])
+    all_nodes = nodes(tree)
+    if op == "deep-expr" or op == "sum":
+        cands = [p for p, v in all_nodes if p and isinstance(v, dict) and v.get("kind") in EXPR_KINDS]
+        if cands:
+            p = c.pick(cands)
+            if op == "sum":  # the flat node of `sum j in n (e)`: its terms as arguments
+                n = c.pick([0, 1, 2, 200, 1000, 9999, 10000, 10001, 20000])
+                term = copy.deepcopy(get(tree, p))
+                return put(tree, p, {"kind": "Call", "fn": "sum", "args": [term] * n})
+            return put(tree, p, _wrap_expr(c, copy.deepcopy(get(tree, p)), c.pick(DEPTHS)))
+    elif op == "deep-block":
+        cands = [v for p, v in all_nodes if isinstance(v, list) and v and isinstance(v[0], dict)
+                 and v[0].get("kind") in STMT_KINDS]
+        if cands:
+            lst = c.pick(cands)
+            i = c.int(0, len(lst) - 1)
+            j = c.int(i, len(lst))
+            lst[i:j] = _wrap_block(c, tree, lst[i:j], c.pick(DEPTHS))
+    elif op in ("size", "cap"):
+        cands = [v for p, v in all_nodes if p and p[-2:-1] in (("pools",), ("stages",)) and isinstance(v, dict)]
+        if cands:
+            d = c.pick(cands)
+            key = "cap" if op == "cap" and _is_pool(d) else "size"
+            d[key] = c.pick(SIZES if key == "size" else HUGE_NUMBERS + SIZES)
+            if key == "size" and c.int(0, 1):
+                d["array"] = True
+    else:
+        cands = [(p, v) for p, v in all_nodes if p and _is_num(v)]
+        if cands:
+            p, _ = c.pick(cands)
+            return put(tree, p, c.pick(HUGE_NUMBERS))
+    return tree
+
+
+def _is_pool(d: dict) -> bool:
+    return "kind" not in d  # a stage has a kind, a pool has none
+
+
+def _bad_bytes(c: Chooser, data: bytes) -> bytes:
+    for _ in range(c.int(1, 3)):
+        i = c.int(0, len(data))
+        data = data[:i] + c.pick(BAD_BYTES) + data[i:]
+    return data
+
+
+def mutate(c: Chooser, name: str | None = None) -> tuple[str, str | bytes]:
+    """``(program name, mutated IR JSON)``: one to three mutations, sometimes a truncation; one time in
+    four a hostile shape (:func:`_hostile_once`: deep nesting, huge sizes and numbers, long sums) among
+    them, and sometimes bytes that are not UTF-8 (then the JSON is bytes, else text)."""
     ir = programs()
     name = name or c.pick(sorted(ir))
     tree = json.loads(ir[name])
+    hostile = c.int(0, 3) == 0
     for _ in range(c.int(1, 3)):
-        tree = _mutate_once(c, tree)
+        tree = _hostile_once(c, tree, deep=False) if hostile and c.int(0, 1) == 0 else _mutate_once(c, tree)
+    if hostile:
+        tree = _hostile_once(c, tree)
     text = _dumps(tree)
     if c.int(0, 15) == 0:
         text = text[: c.int(0, len(text) - 1)]
+    if c.int(0, 11) == 0:
+        return name, _bad_bytes(c, text.encode())
     return name, text
 
 
@@ -388,7 +495,7 @@ def check_message(e: BaseException) -> str:
     return msg
 
 
-def outcome(text: str, name: str = "<fuzz>", *, check_invariants: bool = False) -> str:
+def outcome(text: str | bytes, name: str = "<fuzz>", *, check_invariants: bool = False) -> str:
     """``"ir-error"``, ``"sim-error"``, ``"report"`` or ``"slow"``; any other exception propagates."""
     import serq_ir
     import serq_sim

@@ -90,7 +90,10 @@ def test_the_cli_gives_one_message_for_a_mutated_ir_file(tmp_path, command):
         if command == "check" and what == "sim-error":
             continue
         f = tmp_path / f"m{i}.ir.json"
-        f.write_text(text, encoding="utf-8")
+        if isinstance(text, bytes):
+            f.write_bytes(text)
+        else:
+            f.write_text(text, encoding="utf-8")
         args = [SERQ, command, str(f)] + (["--no-progress"] if command == "run" else [])
         r = subprocess.run(args, capture_output=True, text=True, timeout=60)
         assert r.returncode == 1, (what, r.returncode, r.stderr)
