@@ -292,7 +292,12 @@ def test_a_mutated_source_compiles_or_gives_one_diagnostic_and_runs_or_gives_a_s
 def undecodable(draw):
     c = Chooser(draw=draw)
     _, src = mutate(c) if c.int(0, 1) else ("", hostile(c))
-    return bad_bytes(c, src.encode())
+    data = bad_bytes(c, src.encode())
+    try:  # an inserted byte can complete a sequence (b"\xe2\x82" before b"\x80" is the euro sign)
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return data
+    return data + b"\xff"
 
 
 @fuzz_seed
