@@ -138,29 +138,26 @@ def draw_problem(dist: str, args: list[float]) -> str | None:
 
 def capacity_problem(phi: float) -> str | None:
     """Why ``phi`` is no ps capacity (negative or NaN; 0 serves nothing and is allowed), or None."""
-    if phi != phi:
-        return "the capacity is NaN"
-    if phi < 0:
-        return f"the capacity is negative ({_show(phi)})"
-    return None
+    return _not_negative("the capacity", "is", phi)
 
 
 def cost_problem(c: float) -> str | None:
     """Why ``c`` is no iteration cost (negative or NaN: an iteration cannot end before it starts)."""
-    if c != c:
-        return "the cost is NaN"
-    if c < 0:
-        return f"the cost is negative ({_show(c)})"
-    return None
+    return _not_negative("the cost", "is", c)
 
 
 def amount_problem(what: str, x: float) -> str | None:
     """Why ``x`` is no amount of memory (``what``: "the units", "the reserve", "the amount"), or None:
     an amount is not negative and not NaN (inf is allowed: it never fits)."""
+    return _not_negative(what, "are" if what == "the units" else "is", x)
+
+
+def _not_negative(what: str, verb: str, x: float) -> str | None:
+    """The one rule of capacities, costs and amounts: NaN and negative values are refused (inf is not)."""
     if x != x:
         return f"{what} is NaN"
     if x < 0:
-        return f"{what} {'are' if what == 'the units' else 'is'} negative ({_show(x)})"
+        return f"{what} {verb} negative ({_show(x)})"
     return None
 
 
