@@ -51,8 +51,11 @@ def differences(want, got, path="") -> list[str]:
         if not isinstance(got, list) or len(got) != len(want):
             return [f"{path}: {got!r} is not a list of {len(want)}"]
         return [d for i, (w, g) in enumerate(zip(want, got)) for d in differences(w, g, f"{path}[{i}]")]
-    same = want == got and type(want) is type(got) or (isinstance(want, float) and isinstance(got, float)
-                                                        and math.isnan(want) and math.isnan(got))
+    same = (
+        want == got
+        and type(want) is type(got)
+        or (isinstance(want, float) and isinstance(got, float) and math.isnan(want) and math.isnan(got))
+    )
     return [] if same else [f"{path}: {got!r}, golden {want!r}"]
 
 
