@@ -46,7 +46,7 @@ def ps_factory(sim, node, member, flat):
 
 @hookimpl
 def serq_sim_register_eviction_orders(register):
-    from .policies import keyed_factory, lru_factory
+    from .policies.eviction import keyed_factory, lru_factory
 
     register("EvictLru", lru_factory)
     register("EvictBy", keyed_factory)
@@ -54,7 +54,7 @@ def serq_sim_register_eviction_orders(register):
 
 @hookimpl
 def serq_sim_register_preemption_policies(register):
-    from .policies import by_factory, none_factory
+    from .policies.preemption import by_factory, none_factory
 
     register("PreemptNone", none_factory)
     register("PreemptBy", by_factory)
@@ -62,7 +62,7 @@ def serq_sim_register_preemption_policies(register):
 
 @hookimpl
 def serq_sim_register_share_policies(register):
-    from .stages import share_bottleneck, share_maxmin
+    from .policies.share import share_bottleneck, share_maxmin
 
     register("maxmin", share_maxmin)
     register("bottleneck", share_bottleneck)

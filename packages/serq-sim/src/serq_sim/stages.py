@@ -425,38 +425,6 @@ class PsStage(StageKind):
 # ---------------------------------------------------------------------------------------------------
 
 
-def share_maxmin(flows: list[list[int]], caps: list[float]) -> list[float]:
-    """Max-min fair rates (progressive filling): every unfrozen flow's rate rises together until a stage
-    fills; the flows through it freeze there, the others go on."""
-    rates = [0.0] * len(flows)
-    left = list(caps)
-    active = set(range(len(flows)))
-    while active:
-        count: dict[int, int] = {}
-        for f in active:
-            for s in flows[f]:
-                count[s] = count.get(s, 0) + 1
-        inc = min(left[s] / c for s, c in count.items())
-        for f in active:
-            rates[f] += inc
-        full = set()
-        for s, c in count.items():
-            left[s] -= inc * c
-            if left[s] <= 1e-12 * max(caps[s], 1.0):
-                full.add(s)
-        active = {f for f in active if not any(s in full for s in flows[f])}
-    return rates
-
-
-def share_bottleneck(flows: list[list[int]], caps: list[float]) -> list[float]:
-    """Each flow's equal share at the tightest of its stages, ``min_s φ_s / n_s``."""
-    count: dict[int, int] = {}
-    for f in flows:
-        for s in f:
-            count[s] = count.get(s, 0) + 1
-    return [min(caps[s] / count[s] for s in f) for f in flows]
-
-
 class FlowStage(StageKind):
     """A ps stage whose family some run holds together with another: every job on it is a flow of the
     program's share policy (its capacity is constant). The :class:`FlowNetwork` does the work."""
