@@ -13,9 +13,6 @@ from typing import Any
 
 __all__ = ["CompileError", "Pos", "compile", "layers", "parse"]
 
-_DEFAULT_PM: Any = None
-
-
 def __getattr__(name: str) -> Any:
     # CompileError and Pos are imported on first use (PEP 562): the plugin host imports this package.
     if name in ("CompileError", "Pos"):
@@ -28,48 +25,25 @@ def __getattr__(name: str) -> Any:
 
 
 def _default_pm() -> Any:
-    global _DEFAULT_PM
-    from serq.plugins import running_plugin_manager
+    """The plugin manager a caller that passes none gets: the installed plugins (built once)."""
+    from serq.plugins import installed_plugin_manager
 
-    running = running_plugin_manager()  # serving a `serq` command: the plugins it loaded
-    if running is not None:
-        return running
-    if _DEFAULT_PM is None:
-        import serq
-
-        _DEFAULT_PM = serq.get_plugin_manager()
-    return _DEFAULT_PM
+    return installed_plugin_manager()
 
 
 def layers(pm: Any = None) -> list[Any]:
-    """The sugar layers in the order they apply: serq-frontend's own, then each plugin's."""
-    from .sugar import SugarLayer, builtin_layers
+    """The sugar layers in the order they apply: those the plugins of ``pm`` register through
+    ``serq_frontend_register_sugar``, in registration order (serq-frontend's own, registered by its
+    plugin, come first when it is registered first, as the host registers it; see :mod:`serq.plugins`).
+    With no ``pm``, serq-frontend's own layers."""
+    from .sugar import builtin_layers
 
-    out = list(builtin_layers())
     if pm is None:
-        return out
-    names = {layer.name: "serq-frontend" for layer in out}
-    hook = getattr(pm.hook, "serq_frontend_register_sugar", None)
-    if hook is None:
-        return out
-    from serq.plugins import _LazyProvider
+        return list(builtin_layers())
+    from serq.plugins import collect
 
-    for impl in reversed(hook.get_hookimpls()):
-        provider = _LazyProvider(pm, impl.plugin)
-
-        def register(layer: SugarLayer, _provider: _LazyProvider = provider) -> None:
-            if any(layer is x for x in out):
-                return
-            if layer.name in names:
-                from serq import PluginError
-
-                raise PluginError(f"error: sugar layer {layer.name!r} is registered twice: by "
-                                  f"{names[layer.name]} and by {_provider}")
-            names[layer.name] = _provider
-            out.append(layer)
-
-        impl.function(register=register)
-    return out
+    reg = collect(pm, "serq_frontend_register_sugar", "sugar layer", key=lambda layer: layer.name)
+    return [layer for _name, layer in reg.items()]
 
 
 def _cache_dir() -> Path | None:

@@ -19,7 +19,8 @@ def _load_sq(path: Path, options=None):
     # through the compile cache (cache.py): a hit imports none of the compiler
     from .cache import load
 
-    return load(path, sets=dict(options.sets) if options else {}, defs=dict(options.defs) if options else {})
+    return load(path, sets=dict(options.sets) if options else {}, defs=dict(options.defs) if options else {},
+                pm=getattr(options, "pm", None))
 
 
 @hookimpl

@@ -63,32 +63,32 @@ __all__ = [
 
 
 def formats(pm: Any = None) -> Any:
-    """The report formats every installed plugin registers: a :class:`serq.plugins.Registry`.
+    """The report formats every plugin of ``pm`` registers: a :class:`serq.plugins.Registry`.
 
-    :param pm: a plugin manager; default: a new ``serq.get_plugin_manager()``. A name two plugins
-        register is a :class:`serq.PluginError` naming both.
+    :param pm: a plugin manager; default: the installed plugins
+        (``serq.plugins.installed_plugin_manager()``). A name two plugins register is a
+        :class:`serq.PluginError` naming both.
     """
-    from serq import get_plugin_manager
-    from serq.plugins import collect
+    from serq.plugins import collect, installed_plugin_manager
 
-    return collect(pm or get_plugin_manager(), "serq_report_register_formats", "report format")
+    return collect(pm or installed_plugin_manager(), "serq_report_register_formats", "report format")
 
 
 def render(report: Any, fmt: str = "text", *, pm: Any = None) -> str:
     """The report in format ``fmt``, as a string.
 
-    ``text`` and ``json`` are built in; another name is looked up among the formats the plugins of
-    ``pm`` register (a new plugin manager when ``pm`` is not given). An unknown name is a
-    :class:`serq.UserError` listing the known ones.
+    The format is looked up among those the plugins of ``pm`` register through
+    ``serq_report_register_formats`` (default: the installed plugins), ``text`` and ``json`` as any other:
+    serq-report registers them through the hook. An unknown name is a :class:`serq.UserError` listing the
+    registered ones.
     """
-    builtin = __getattr__("BUILTIN_FORMATS")
-    reporter = builtin.get(fmt) if pm is None else None
+    registry = formats(pm)
+    reporter = registry.get(fmt)
     if reporter is None:
-        registry = formats(pm)
-        reporter = registry.get(fmt)
-        if reporter is None:
-            known = ", ".join(sorted(set(registry.names()) | (set(builtin) if pm is None else set())))
-            raise UserError(f"unknown report format {fmt!r} (known: {known})")
+        if not registry.names():
+            raise UserError(f"unknown report format {fmt!r}: no plugin registers a report format (serq-report "
+                            "registers text and json)")
+        raise UserError(f"unknown report format {fmt!r} (known: {', '.join(sorted(registry.names()))})")
     out = io.StringIO(newline="")
     reporter(report, out)
     return out.getvalue()

@@ -16,33 +16,14 @@ class Registries:
     share: Any
 
 
-_default: Registries | None = None
-
-
 def registries(pm=None) -> Registries:
-    """Collect the registries from plugin manager ``pm`` (default: one with the installed parts)."""
-    global _default
-    from serq.plugins import collect, get_plugin_manager
+    """The registries the plugins of ``pm`` fill through serq-sim's hooks (default: the installed
+    plugins). serq-sim's own kinds and policies are there when its plugin (``sim``) is registered, as
+    any plugin's: a manager without it has none of them."""
+    from serq.plugins import collect, installed_plugin_manager
 
     if pm is None:
-        if _default is not None:
-            return _default
-        pm = get_plugin_manager()
-        _ensure_builtin(pm)
-        _default = _collect(pm, collect)
-        return _default
-    _ensure_builtin(pm)
-    return _collect(pm, collect)
-
-
-def _ensure_builtin(pm) -> None:
-    from . import plugin
-
-    if not pm.is_registered(plugin) and pm.get_plugin("sim") is None:
-        pm.register(plugin, name="sim")
-
-
-def _collect(pm, collect) -> Registries:
+        pm = installed_plugin_manager()
     return Registries(
         stage_kinds=collect(pm, "serq_sim_register_stage_kinds", "stage kind"),
         evict=collect(pm, "serq_sim_register_eviction_orders", "eviction order"),

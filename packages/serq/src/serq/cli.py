@@ -200,7 +200,6 @@ def _main(argv: list[str] | None) -> int:
 
     from . import plugins
 
-    previous = plugins._running
     exiting: SystemExit | None = None
     stdout = sys.stdout
     if stdout is None:
@@ -212,7 +211,6 @@ def _main(argv: list[str] | None) -> int:
         sys.stdout = _Output(stdout)
     try:
         pm = plugins.get_plugin_manager()
-        plugins._running = pm
         cli = build_cli(pm)
         rv = cli.main(args=argv, prog_name="serq", standalone_mode=False)
         code = rv if isinstance(rv, int) else 0
@@ -249,7 +247,6 @@ def _main(argv: list[str] | None) -> int:
         click.echo(msg if msg.startswith("error") or ": error:" in msg else f"error: {msg}", err=True)
         code = 1
     finally:
-        plugins._running = previous
         if not guarded:
             sys.stdout = stdout
     try:

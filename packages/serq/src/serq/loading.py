@@ -17,10 +17,13 @@ KNOWN_SUFFIXES = {".ir.json": "serq-ir", ".sq": "serq-frontend"}
 
 @dataclass(frozen=True)
 class LoadOptions:
-    """What a command passes to a loader: ``--set NAME=value`` and ``--def NAME=expr``."""
+    """What a command passes to a loader: ``--set NAME=value``, ``--def NAME=expr``, and ``pm``, the
+    command's plugin manager (whose sugar layers, library folders and registered kinds a loader uses;
+    ``None`` from a caller that has none: the loader then uses the installed plugins)."""
 
     sets: dict[str, float] = field(default_factory=dict)
     defs: dict[str, str] = field(default_factory=dict)
+    pm: Any = None
 
 
 def loaders(pm: pluggy.PluginManager) -> Registry:
@@ -30,6 +33,10 @@ def loaders(pm: pluggy.PluginManager) -> Registry:
 def load_program(pm: pluggy.PluginManager, path: str | Path, options: LoadOptions | None = None) -> Any:
     """Load ``path`` with the loader of the longest matching suffix."""
     options = options or LoadOptions()
+    if options.pm is None:
+        import dataclasses
+
+        options = dataclasses.replace(options, pm=pm)
     p = Path(path)
     reg = loaders(pm)
     name = p.name

@@ -269,15 +269,39 @@ class PluginManager(pluggy.PluginManager):
         return [*(base() if base is not None else []), *self._scanned_distinfo]
 
 
+#: serQ's own distributions, whose entry points are registered first and in this order, before any other
+#: plugin's (which follow in ``sys.path`` order): registration order is what orders what the register
+#: hooks collect (sugar layers apply in it), so the parts' own come first whatever the file system lists
+FIRST_PARTY = ("serq", "serq-ir", "serq-frontend", "serq-sim", "serq-report", "serq-vllm")
+
+
+_FIRST_PARTY_RANK = {normalize_name(n): i for i, n in enumerate(FIRST_PARTY)}
+
+
+def _first_party_rank(dist: Any) -> int:
+    """Where a distribution's plugins come in the order of registration: serQ's own parts in the order of
+    :data:`FIRST_PARTY`, then every other (its name is read from its metadata folder's name, so a third
+    party's metadata is read only when a message needs it)."""
+    path = getattr(dist, "path", None)
+    if isinstance(path, str):
+        name = os.path.basename(path).rpartition(".")[0].partition("-")[0]
+    else:  # an importlib.metadata distribution
+        name = (dist.metadata["Name"] if dist is not None else None) or ""
+    return _FIRST_PARTY_RANK.get(normalize_name(name), len(FIRST_PARTY))
+
+
 def load_entry_points(pm: pluggy.PluginManager, group: str = ENTRY_POINT_GROUP) -> int:
     """Import and register every plugin of the entry-point group ``group``, as pluggy's
     ``load_setuptools_entrypoints`` does (a blocked name, or one already registered, is skipped), with
-    the scanner; through ``importlib.metadata`` when the scanner cannot read ``sys.path``. Returns the
-    number of plugins registered."""
+    the scanner; through ``importlib.metadata`` when the scanner cannot read ``sys.path``. serQ's own
+    parts (:data:`FIRST_PARTY`) are registered first, in that order; the others follow in the order the
+    entry points are found. Returns the number of plugins registered."""
     try:
         found = entry_points(group)
     except _Unusual:
-        return pm.load_setuptools_entrypoints(group)
+        found = _metadata_entry_points(group)
+    # the scanner names a part's distribution by its folder (no metadata read for a third party's)
+    found.sort(key=lambda f: _first_party_rank(f[2]))  # stable: the others keep the order found
     count = 0
     for name, value, dist in found:
         if pm.has_plugin(name) or pm.is_blocked(name):
@@ -288,6 +312,27 @@ def load_entry_points(pm: pluggy.PluginManager, group: str = ENTRY_POINT_GROUP) 
             pm._scanned_distinfo.append((plugin, dist))
         count += 1
     return count
+
+
+def _metadata_entry_points(group: str) -> list[tuple[str, str, Any]]:
+    """What :func:`entry_points` finds, through ``importlib.metadata`` (a path the scanner does not read)."""
+    import importlib.metadata
+
+    return [(ep.name, ep.value, _MetadataDist(ep.dist)) for ep in importlib.metadata.entry_points(group=group)]
+
+
+class _MetadataDist:
+    """An ``importlib.metadata`` distribution with ``project_name``, as pluggy's ``DistFacade``."""
+
+    def __init__(self, dist: Any):
+        self._dist = dist
+
+    @property
+    def project_name(self) -> str | None:
+        return self._dist.metadata["Name"] if self._dist is not None else None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._dist, name)
 
 
 def get_plugin_manager(*, autoload: bool | None = None, plugins: Iterable[Any] = ()) -> pluggy.PluginManager:
@@ -319,15 +364,18 @@ def get_plugin_manager(*, autoload: bool | None = None, plugins: Iterable[Any] =
     return pm
 
 
-#: the plugin manager of the ``serq`` command running in this process (set by :func:`serq.cli.main`)
-_running: pluggy.PluginManager | None = None
+_installed: pluggy.PluginManager | None = None
 
 
-def running_plugin_manager() -> pluggy.PluginManager | None:
-    """The plugin manager the running ``serq`` command built, if a command is running (``None`` when
-    serQ is used as a library): a part that needs the installed plugins while serving the command uses it
-    rather than loading the entry points a second time."""
-    return _running
+def installed_plugin_manager() -> pluggy.PluginManager:
+    """The plugin manager of the installed plugins, built on first use and kept for the process: what the
+    library API (``serq_frontend.compile``, ``serq_sim.run``, ``serq_report.render``) uses when it is
+    given no ``pm``. A ``serq`` command never uses it: it builds its own manager and passes it to every
+    part through the hooks' arguments (a loader's ``options.pm``, a command's context object)."""
+    global _installed
+    if _installed is None:
+        _installed = get_plugin_manager()
+    return _installed
 
 
 def provider_name(pm: pluggy.PluginManager, plugin: Any) -> str:
@@ -405,29 +453,67 @@ class Registry:
         return [(k, v[0]) for k, v in self._items.items()]
 
 
+def _calling_impl(codes: dict[Any, list[Any]]) -> Any:
+    """The hook implementation (of ``codes``: code object -> implementations) whose call is on the stack
+    above the caller: the one that called ``register``, directly or through its own helpers."""
+    frame = sys._getframe(2)
+    while frame is not None:
+        impls = codes.get(frame.f_code)
+        if impls is not None:
+            if len(impls) == 1:
+                return impls[0]
+            # one function serving several plugins (methods of one class): the one bound to this self
+            first = frame.f_code.co_varnames[0] if frame.f_code.co_argcount else None
+            me = frame.f_locals.get(first) if first else None
+            for impl in impls:
+                if getattr(impl.function, "__self__", None) is me:
+                    return impl
+            return impls[0]
+        frame = frame.f_back
+    return None
+
+
 def collect(pm: pluggy.PluginManager, hook: str, kind: str,
             key: Callable[..., str] | None = None, **kwargs: Any) -> Registry:
-    """Call every implementation of a ``register``-style hook and collect what each registers.
+    """Call a ``register``-style hook through its hook caller and collect what each implementation
+    registers.
 
     ``register(name, obj)`` by default; with ``key``, ``register(obj)`` and the name is ``key(obj)``.
-    Implementations are called in registration order (first-registered first), each with a ``register``
-    bound to its provider, so a duplicate names both plugins.
+    The hook is called once, as ``pm.hook.<hook>(register=…, **kwargs)``, so pluggy's wrappers and its
+    tracing (``pm.enable_tracing()``, ``pm.add_hookcall_monitoring``) see the call like any other. What
+    is registered is kept in registration order (the implementations of the first-registered plugin
+    first; pluggy calls them last-registered first), each with the plugin that registered it (the
+    implementation on the stack when ``register`` is called), so a duplicate names both plugins.
     """
     reg = Registry(kind)
     caller = getattr(pm.hook, hook, None)
     if caller is None:
         return reg
-    for impl in caller.get_hookimpls():
-        provider = _LazyProvider(pm, impl.plugin)
+    impls = caller.get_hookimpls()
+    rank = {id(impl): i for i, impl in enumerate(impls)}
+    codes: dict[Any, list[Any]] = {}
+    for impl in impls:
+        code = getattr(impl.function, "__code__", None)
+        if code is not None:
+            codes.setdefault(code, []).append(impl)
+    got: list[tuple[int, int, str, Any, Any]] = []
 
-        def register(*args: Any, _provider: _LazyProvider = provider) -> None:
-            if key is not None:
-                (obj,) = args
-                reg.add(key(obj), obj, _provider)
-            else:
-                name, obj = args
-                reg.add(name, obj, _provider)
+    def register(*args: Any) -> None:
+        if key is not None:
+            (obj,) = args
+            name = key(obj)
+        else:
+            name, obj = args
+        impl = _calling_impl(codes)
+        got.append((rank.get(id(impl), len(impls)), len(got), name, obj, impl))
 
-        available = {"register": register, **kwargs}
-        impl.function(**{a: available[a] for a in impl.argnames if a in available})
+    caller(register=register, **kwargs)
+    got.sort(key=lambda g: (g[0], g[1]))
+    providers: dict[int, _LazyProvider | str] = {}
+    for _r, _s, name, obj, impl in got:
+        provider = providers.get(id(impl))
+        if provider is None:
+            provider = providers[id(impl)] = (_LazyProvider(pm, impl.plugin) if impl is not None
+                                              else "a plugin that registered outside its hook")
+        reg.add(name, obj, provider)
     return reg
