@@ -107,3 +107,36 @@ def test_builtins_register_through_the_hooks():
     assert {"PreemptNone", "PreemptBy"} <= set(reg.preempt.names())
     assert {"maxmin", "bottleneck"} <= set(reg.share.names())
     assert "serq-sim" in reg.stage_kinds.provider("Fifo")
+
+
+def test_an_unknown_eviction_order_or_preemption_policy_lists_the_registered_ones(pm):
+    p = P()
+    pool = p.pool("p", cap=32.0, evict=N.Extension(name="nope"))
+    d = p.stage("d", N.Delay())
+    prog = p.build([p.hold([(pool, 1)], [p.run(d, 1)])], presets=[at(p, 0, 0)])
+    with pytest.raises(serq_sim.SimError, match=r"unknown eviction order 'nope' \(registered: EvictLru, EvictBy, "
+                       r"mru\)"):
+        serq_sim.run(prog, pm=pm)
+    p = P()
+    pool = p.pool("p", cap=32.0, preempt=N.Extension(name="nope"))
+    d = p.stage("d", N.Delay())
+    prog = p.build([p.hold([(pool, 1)], [p.run(d, 1)])], presets=[at(p, 0, 0)])
+    with pytest.raises(serq_sim.SimError, match=r"unknown preemption policy 'nope' \(registered: PreemptNone, "
+                       r"PreemptBy\)"):
+        serq_sim.run(prog, pm=pm)
+
+
+VACATION_SRC = """stage srv : @vacation_fifo(vacation = 2);
+workload { arrive batch(3); }
+session { run srv (1); observe t = now; }
+run { horizon 100; }
+"""
+
+
+def test_a_plugin_stage_kind_named_from_source(pm):
+    import serq_frontend
+
+    prog = serq_frontend.compile(source=VACATION_SRC, pm=pm)
+    r = serq_sim.run(prog, pm=pm)
+    # served [0,1], away [1,3], served [3,4], away [4,6], served [6,7]
+    assert [v for v, _ in samples(r, "t")] == [1.0, 4.0, 7.0]

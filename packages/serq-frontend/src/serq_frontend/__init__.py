@@ -115,7 +115,7 @@ def _setup(path: str | Path | None, source: str | None, pm: Any, sets: Mapping[s
 
     ctx = Context(reporter=reporter, sources=sources, parser=parser, base_dir=base,
                   library_paths=_library_paths if library_paths is None else list(library_paths),
-                  sets=dict(sets), defs=dict(defs))
+                  sets=dict(sets), defs=dict(defs), pm=pm)
     ctx.recorder = recorder
     return ctx, layer_list, text, name
 

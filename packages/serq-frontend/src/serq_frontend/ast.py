@@ -416,8 +416,19 @@ class PoolItem(Node):
 
 
 @dataclass(slots=True, eq=False)
+class ExtRef:
+    """``@name`` or ``@name(args)``: a plugin's stage kind or policy by its registered name. ``args``
+    holds ``(name or None, expr, pos)``: a named argument has its name, a positional one ``None``."""
+
+    name: str
+    args: list[Any]
+    pos: Pos
+
+
+@dataclass(slots=True, eq=False)
 class Kind:
-    """A stage kind: ``fifo`` (args: count or None), ``ps`` (capacity), ``delay``, ``step`` (fields)."""
+    """A stage kind: ``fifo`` (args: count or None), ``ps`` (capacity), ``delay``, ``step`` (fields),
+    ``ext`` (a plugin's: arg is its :class:`ExtRef`)."""
 
     kind: str
     pos: Pos

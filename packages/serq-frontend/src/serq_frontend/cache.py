@@ -57,8 +57,11 @@ _OFF = ("0", "off", "no", "false")
 KEEP = 256
 #: The distributions whose version is part of the key.
 _DISTRIBUTIONS = ("serq-frontend", "serq-ir", "lark", "msgspec")
-#: The frontend's hooks whose implementations are part of the key.
-_HOOKS = ("serq_frontend_register_sugar", "serq_frontend_library_paths")
+#: The frontend's hooks, and those of the stage kinds and policies a program names (serq.extensions), whose
+#: implementations are part of the key.
+_HOOKS = ("serq_frontend_register_sugar", "serq_frontend_library_paths", "serq_sim_register_stage_kinds",
+          "serq_sim_register_eviction_orders", "serq_sim_register_preemption_policies",
+          "serq_sim_register_share_policies")
 
 
 def _untrusted(st: os.stat_result) -> str | None:

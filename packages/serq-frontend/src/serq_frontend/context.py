@@ -24,7 +24,7 @@ def describe(e: Any) -> str:
 
 class Context:
     def __init__(self, *, reporter: Reporter, sources: Sources, parser: Any, base_dir: Path | None,
-                 library_paths: Any, sets: dict[str, float], defs: dict[str, str]):
+                 library_paths: Any, sets: dict[str, float], defs: dict[str, str], pm: Any = None):
         self.reporter = reporter
         self.sources = sources
         self.parser = parser
@@ -32,6 +32,10 @@ class Context:
         self._library_paths = library_paths
         self.sets = dict(sets)
         self.defs = dict(defs)
+        from serq.extensions import Extensions
+
+        #: the stage kinds and policies the plugins of the compile's manager register (serq.extensions)
+        self.extensions = Extensions(pm)
         self.module: A.Module | None = None
         self._lets: dict[str, float] | None = None
         self.let_pos: dict[str, Pos] = {}

@@ -456,6 +456,10 @@ class Linker:
                 kw["evict"] = ir.EvictLru()
             elif o.kind == "evict_by":
                 kw["evict"] = ir.EvictBy(keys=[self.expr(k, EVICT) for k in o.args[0]])
+            elif o.kind == "evict_ext":
+                kw["evict"] = self.extension("eviction order", o.args[0], f"pool `{name}`")
+            elif o.kind == "preempt_ext":
+                kw["preempt"] = self.extension("preemption policy", o.args[0], f"pool `{name}`")
             elif o.kind == "preempt_none":
                 kw["preempt"] = ir.PreemptNone()
             elif o.kind == "preempt_lifo":
@@ -482,6 +486,34 @@ class Linker:
                                        work=self.expr(work, EVICT), when=self.expr(when, EVICT))
         return ir.Pool(**kw)
 
+    def extension(self, point: str, ref: A.ExtRef, owner: str) -> ir.Extension:
+        """``@name(args)``: a plugin's stage kind or policy, which the plugins must register (looked up in
+        the registries of the compile's plugin manager); its arguments, constants, are the node's params: a
+        list when positional, an object when named, none without arguments."""
+        why = self.ctx.extensions.problem(point, ref.name, f"`@{ref.name}`")
+        if why:
+            raise self.error(ref.pos, f"{owner}: {why}")
+        params: Any = None
+        if ref.args:
+            named = [a for a in ref.args if a[0] is not None]
+            if named and len(named) != len(ref.args):
+                first = ref.args[0][0] is not None
+                odd = next(a for a in ref.args if (a[0] is not None) != first)
+                raise self.error(odd[2], f"`@{ref.name}(…)`: its arguments are all named or all positional")
+            values = []
+            for i, (key, e, _pos) in enumerate(ref.args):
+                what = f"argument `{key}` of `@{ref.name}`" if key else f"argument {i + 1} of `@{ref.name}`"
+                values.append(number(self.ctx.const(e, what)))
+            if named:
+                params = {}
+                for (key, _e, pos), v in zip(ref.args, values):
+                    if key in params:
+                        raise self.error(pos, f"`@{ref.name}(…)`: argument `{key}` is given twice")
+                    params[key] = v
+            else:
+                params = values
+        return ir.Extension(name=ref.name, params=params)
+
     def stage(self, name: str, fam: Family) -> ir.Stage:
         ctx = self.ctx
         item: A.StageItem = fam.item
@@ -501,6 +533,8 @@ class Linker:
             kind = ir.Ps(capacity=phi)
         elif k.kind == "delay":
             kind = ir.Delay()
+        elif k.kind == "ext":
+            kind = self.extension("stage kind", k.arg, f"stage `{name}`")
         else:
             f = k.fields
             if "cost" not in f:
@@ -809,9 +843,9 @@ class Linker:
         # share
         share = None
         if share_item is not None:
-            if share_item.policy not in ("maxmin", "bottleneck"):
-                raise self.error(share_item.pos, f"`share {share_item.policy}`: the policies are maxmin and "
-                                 "bottleneck")
+            why = self.ctx.extensions.problem("share policy", share_item.policy, f"`{share_item.policy}`")
+            if why:
+                raise self.error(share_item.pos, f"`share {share_item.policy}`: {why}")
             if self.multi_run is None:
                 raise self.error(share_item.pos, "`share` with no run over several stages: it divides such "
                                  "runs' stages, and the program has none")

@@ -152,6 +152,12 @@ KERNEL_BUILDERS: dict[str, Builder] = {
     "opt_block": _opt("block"),
     "opt_evict_lru": _opt("evict_lru"),
     "opt_evict_by": _opt("evict_by"),
+    "opt_evict_ext": _opt("evict_ext"),
+    "opt_preempt_ext": _opt("preempt_ext"),
+    "ext_ref": lambda b, p, c: A.ExtRef(str(c[0])[1:], c[1] or [], p),
+    "ext_args": lambda b, p, c: [x if isinstance(x, tuple) else (None, x, getattr(x, "pos", p)) for x in c],
+    "ext_named": lambda b, p, c: (str(c[0]), c[1], p),
+    "kind_ext": lambda b, p, c: A.Kind("ext", p, c[0]),
     "opt_preempt_none": _opt("preempt_none"),
     "opt_preempt_lifo": _opt("preempt_lifo"),
     "opt_preempt_by": lambda b, p, c: A.PoolOpt("preempt_by", [c[0]], p, c[1] or "head"),
@@ -308,7 +314,7 @@ LARK_OPTIONS: dict[str, Any] = {"parser": "lalr", "lexer": "contextual", "propag
                                 "maybe_placeholders": True, "keep_all_tokens": True,
                                 "start": ["start", "expr_start"]}
 #: terminals a builder sees (anonymous keywords and punctuation are left out)
-NAMED_TERMINALS = frozenset({"NAME", "NUMBER", "STRING", "REQUEUE", "ARRIVE", "ORDERED", "RUN_FIELD"})
+NAMED_TERMINALS = frozenset({"NAME", "NUMBER", "STRING", "REQUEUE", "ARRIVE", "ORDERED", "RUN_FIELD", "EXT_NAME"})
 #: rules whose builder reads a keyword token itself
 KEEP_TOKENS = frozenset({"rname", "mode", "serve_verb", "q_verb"})
 
@@ -437,7 +443,7 @@ def save_tables(path: str, key: str, parser: Lark) -> None:
 _TERMINAL_NAMES = {
     "SEMICOLON": "`;`", "LBRACE": "`{`", "RBRACE": "`}`", "LPAR": "`(`", "RPAR": "`)`",
     "LSQB": "`[`", "RSQB": "`]`", "COMMA": "`,`", "EQUAL": "`=`", "COLON": "`:`", "DOT": "`.`",
-    "NAME": "a name", "NUMBER": "a number", "STRING": "a string", "$END": "the end of the file",
+    "NAME": "a name", "EXT_NAME": "a plugin's name (@name)", "NUMBER": "a number", "STRING": "a string", "$END": "the end of the file",
 }
 
 

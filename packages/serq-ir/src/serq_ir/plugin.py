@@ -14,9 +14,21 @@ hookimpl = pluggy.HookimplMarker("serq")
 
 
 def _load_ir(path: Path, options: object = None):
+    """An IR file, whose extension nodes must name what the command's plugins register (a plugin's stage
+    kind or policy nobody provides is an error at its JSON path, as every other IR error)."""
     from . import load
+    from .errors import IRError
 
-    return load(path)
+    program = load(path)
+    pm = getattr(options, "pm", None)
+    if pm is not None:
+        from serq.extensions import ir_problems
+
+        found = ir_problems(program, pm)
+        if found is not None:
+            at, message = found
+            raise IRError(f"error: {path}: {message} - at '{at}'")
+    return program
 
 
 @hookimpl

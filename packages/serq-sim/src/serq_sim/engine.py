@@ -386,13 +386,15 @@ class Simulation:
             ename = ev.name if isinstance(ev, N.Extension) else type(ev).__name__
             if ename not in reg.evict:
                 raise SimError(format_error(node.span, None, None, f"pool {node.name}: unknown eviction "
-                                            f"order {ename!r}", self.source))
+                                            f"order {ename!r} (registered: {', '.join(reg.evict.names())})",
+                                            self.source))
             pool.evict = reg.evict[ename](self, pool, ev)
             pr = node.preempt
             pname = pr.name if isinstance(pr, N.Extension) else type(pr).__name__
             if pname not in reg.preempt:
                 raise SimError(format_error(node.span, None, None, f"pool {node.name}: unknown preemption "
-                                            f"policy {pname!r}", self.source))
+                                            f"policy {pname!r} (registered: {', '.join(reg.preempt.names())})",
+                                            self.source))
             pool.preempt = reg.preempt[pname](self, pool, pr)
             if isinstance(node.queue, N.QueueBy):
                 pool.keyed = self.compiler.keys_fn(node.queue.keys, span=node.span)

@@ -1,0 +1,112 @@
+"""The extension points a program names: stage kinds, eviction orders, preemption policies and share
+policies, each registered through its hook (serq-sim's), and the one rule by which a program's names are
+checked against those registries, for a source program (serq-frontend's linker) and an IR file
+(serq-ir's loader) alike.
+
+A point's registry is collected from the plugin manager only when a program names something in it that
+is not built in, so a program of built-in kinds and policies never imports the simulator to compile.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+#: point -> the hook its names are registered through
+HOOKS = {
+    "stage kind": "serq_sim_register_stage_kinds",
+    "eviction order": "serq_sim_register_eviction_orders",
+    "preemption policy": "serq_sim_register_preemption_policies",
+    "share policy": "serq_sim_register_share_policies",
+}
+
+#: the part that specifies the hooks (named when it is missing)
+OWNER = "serq-sim"
+
+#: point -> what the language has built in (as a program writes it), for messages
+BUILT_IN = {
+    "stage kind": "fifo, ps, delay, step",
+    "eviction order": "lru, by (…)",
+    "preemption policy": "none, lifo, by (…)",
+    "share policy": "maxmin, bottleneck",
+}
+
+PLURAL = {"stage kind": "stage kinds", "eviction order": "eviction orders",
+          "preemption policy": "preemption policies", "share policy": "share policies"}
+
+#: share policies the language itself names (language.txt): a program may say them without serq-sim
+BUILTIN_SHARE = ("maxmin", "bottleneck")
+
+#: the names the built-ins register under that no program names as a plugin's (the IR's own node tags)
+IR_TAGS = frozenset({"Fifo", "Ps", "Delay", "Step", "EvictLru", "EvictBy", "PreemptNone", "PreemptBy"})
+
+
+class Extensions:
+    """The registries of one plugin manager, collected on first use per point."""
+
+    def __init__(self, pm: Any):
+        self.pm = pm
+        self._registries: dict[str, Any] = {}
+
+    def registry(self, point: str) -> Any:
+        """The :class:`serq.plugins.Registry` of ``point``, or ``None`` when no installed part specifies its
+        hook (serq-sim is not installed, or is disabled)."""
+        if point not in self._registries:
+            from .plugins import collect
+
+            caller = getattr(self.pm.hook, HOOKS[point], None) if self.pm is not None else None
+            if caller is None or not caller.has_spec():
+                self._registries[point] = None
+            else:
+                self._registries[point] = collect(self.pm, HOOKS[point], point)
+        return self._registries[point]
+
+    def registered(self, point: str) -> list[str]:
+        """The names plugins register for ``point`` that a program can name (sorted; not the IR's tags)."""
+        reg = self.registry(point)
+        return sorted(n for n in (reg.names() if reg is not None else []) if n not in IR_TAGS)
+
+    def problem(self, point: str, name: str, spelled: str) -> str | None:
+        """Why a program may not name ``name`` as a ``point`` (``None``: it may), with the program's
+        spelling ``spelled`` of it (``@batch``, ``'batch'``)."""
+        if point == "share policy" and name in BUILTIN_SHARE:
+            return None  # the language's own names (the simulator checks its registry when it builds)
+        if name in IR_TAGS:
+            return (f"{spelled} is the IR's tag of a built-in {point}, not a plugin's; the built-in "
+                    f"{PLURAL[point]} are {BUILT_IN[point]}")
+        reg = self.registry(point)
+        if reg is None:
+            return (f"{spelled} names a plugin's {point}, and no installed part registers {PLURAL[point]}: "
+                    f"{OWNER}, which owns the hook {HOOKS[point]}, is not installed or is disabled")
+        if name in reg:
+            return None
+        names = self.registered(point)
+        if point == "share policy":
+            return f"unknown share policy {spelled} (registered: {', '.join(names) or 'none'})"
+        known = f"plugins register: {', '.join(names)}" if names else f"no plugin registers {PLURAL[point]}"
+        return f"unknown {point} {spelled} ({known}; built in: {BUILT_IN[point]})"
+
+
+def ir_problems(program: Any, pm: Any) -> tuple[str, str] | None:
+    """The first extension an IR program names that the plugins of ``pm`` do not register, as
+    ``(JSON path, message)``; ``None`` when every one is registered. Looked at: every stage's kind, every
+    pool's evict and preempt, and the program's share policy."""
+    from serq_ir import nodes as N
+
+    exts = Extensions(pm)
+    for i, pool in enumerate(program.pools):
+        for field, point in (("evict", "eviction order"), ("preempt", "preemption policy")):
+            node = getattr(pool, field)
+            if isinstance(node, N.Extension):
+                why = exts.problem(point, node.name, repr(node.name))
+                if why:
+                    return f"pools[{i}].{field}.name", f"pool {pool.name}: {why}"
+    for i, stage in enumerate(program.stages):
+        if isinstance(stage.kind, N.Extension):
+            why = exts.problem("stage kind", stage.kind.name, repr(stage.kind.name))
+            if why:
+                return f"stages[{i}].kind.name", f"stage {stage.name}: {why}"
+    if program.share is not None:
+        why = exts.problem("share policy", program.share, repr(program.share))
+        if why:
+            return "share", why
+    return None
