@@ -7,7 +7,7 @@ import json
 from host_helpers import run_serq
 from test_cli import mm1_ir
 
-ONLY_IR = {"SERQ_DISABLED_PLUGINS": "frontend,sim,report,vllm"}
+ONLY_IR = {"SERQ_DISABLED_PLUGINS": "frontend,sim,report,vllm,sweep"}
 
 
 def test_only_host_and_ir_check_an_ir_file(tmp_path):

@@ -6,6 +6,9 @@ max_events=None, max_wall=None)`` runs a :class:`serq_ir.Program` and returns a 
 ``report.gauge(name)`` give numpy arrays, made when first read: a run and its report import no numpy
 until then). A run that a bound or Ctrl-C stopped early returns its partial report (``report.partial``).
 A run-time error of the program raises :class:`SimError`.
+
+``serq_sim.sweep(...)`` is :func:`serq_sweep.sweep` (a program over a grid of ``--set``/``--def`` values
+times seeds, as a DataFrame), when serq-sweep is installed.
 """
 
 from __future__ import annotations
@@ -22,6 +25,12 @@ _LAZY = {
 
 
 def __getattr__(name: str) -> Any:
+    if name == "sweep":  # serq-sweep's, which depends on this part (not the other way round)
+        try:
+            from serq_sweep import sweep
+        except ImportError:
+            raise AttributeError("serq_sim.sweep needs serq-sweep: pip install 'serq-sweep[pandas]'") from None
+        return sweep
     if name not in _LAZY:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     import importlib

@@ -1,0 +1,23 @@
+"""serq-sweep: sweeps over a program's constants and definitions times seeds, paired comparisons, capacity
+search and plots (``serq sweep``, ``serq compare``, ``serq plot``; ``serq_sweep.sweep(...)``, also
+``serq_sim.sweep``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+_LAZY = {"sweep": "api", "aggregate": "api", "compare": "compare", "find": "find", "plot": "plot",
+         "flatten": "figures"}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+__all__ = sorted(_LAZY)

@@ -1,0 +1,123 @@
+"""The Python API: :func:`sweep`, :func:`aggregate`."""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from . import core
+from .engines import engine as make_engine
+
+
+def run_plan(plan: core.Plan, *, workers: int | None = None, dask: Any = None, out: str | None = None,
+             fresh: bool = False, progress: bool | None = None, desc: str = "sweep"
+             ) -> tuple[list[str], list[dict[str, Any]], bool, int]:
+    """Run ``plan`` (resuming from ``out`` unless ``fresh``) and write its tables to ``out``. Returns the
+    table's columns, its rows, whether every run finished, and how many runs an earlier sweep had
+    finished."""
+    from serq import signals
+
+    done: dict[str, dict] = {}
+    resumed = 0
+    inputs: list[str] = []
+    journal = None
+    if out is not None:
+        out = os.fspath(out)
+        inputs = core.check_outputs(out, plan)
+        if fresh:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(core.journal_path(out))
+        else:
+            done = core.load_finished(out, plan)
+        journal = open(core.journal_path(out), "a", encoding="utf-8")  # noqa: SIM115
+    resumed = len(done)
+    try:
+        with make_engine(workers, dask) as eng:
+            done, complete = core.execute(plan, eng, done=done, journal=journal, progress=progress, desc=desc)
+    finally:
+        if journal is not None:
+            journal.close()
+    with signals.deferred():  # a second signal cannot lose what finished
+        if out is not None:
+            columns, table = core.write_tables(plan, done, out, inputs)
+            if complete:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(core.journal_path(out))
+        else:
+            columns, table = core.rows(plan, done)
+            for r in table:
+                for c in columns:
+                    r.setdefault(c, math.nan)
+    return columns, table, complete, resumed
+
+
+def sweep(program: str | os.PathLike | Sequence[str | os.PathLike], *, sets: Mapping[str, Any] | None = None,
+          defs: Mapping[str, Any] | None = None, zip: Sequence[Sequence[str]] = (),  # noqa: A002
+          seeds: Any = (1,), horizon: float | None = None, warmup: float | None = None,
+          arrivals: int | None = None, workers: int | None = None, dask: Any = None,
+          out: str | os.PathLike | None = None, fresh: bool = False, progress: bool | None = None,
+          max_wall: float | None = None, max_events: int | None = None, max_samples: int | None = None,
+          pm: Any = None) -> Any:
+    """Run a sweep and return its table as a pandas DataFrame (one row per point and seed; see
+    :mod:`serq_sweep.core`).
+
+    ``program``: a path, or a list of paths (swept as the column ``program``). ``sets``: name -> a number,
+    a list of numbers, or a range ``"START:STOP:STEP"``; ``defs``: name -> an expression or a list of
+    them; the points are the grid over them, where the names of each group in ``zip`` move together.
+    ``seeds``: a list of seeds or ``"1..20"``. ``horizon``, ``warmup``, ``arrivals`` override the run block;
+    ``max_wall``, ``max_events``, ``max_samples`` bound each run (a bounded run's row has status
+    ``partial``). ``workers``: local processes (default every core; 0 runs in this process); ``dask``: a
+    scheduler address, ``"local"`` (a LocalCluster of ``workers`` processes) or a ``distributed.Client``.
+    ``out``: also write the table (``.parquet`` or ``.csv``) and its per-point aggregates
+    (``NAME.points.EXT``), resuming from what an earlier sweep into it finished unless ``fresh``.
+    ``progress``: a progress bar (None: when stderr is a terminal; in a notebook pass True).
+
+    The frame's ``attrs["axes"]`` lists the swept names. Ctrl-C stops the sweep: what finished is written
+    to ``out``, and ``KeyboardInterrupt`` is raised again.
+    """
+    files = [program] if isinstance(program, (str, os.PathLike)) else list(program)
+    plan = core.plan(files, sets=sets, defs=defs, zip=zip, seeds=seeds, horizon=horizon, warmup=warmup,
+                     arrivals=arrivals, max_wall=max_wall, max_events=max_events, max_samples=max_samples,
+                     pm=pm)
+    columns, table, complete, _ = run_plan(plan, workers=workers, dask=dask, out=out, fresh=fresh,
+                                        progress=progress)
+    if not complete:
+        raise KeyboardInterrupt
+    frame = core.to_frame(columns, table)
+    frame.attrs["axes"] = plan.names
+    return frame
+
+
+def aggregate(frame: Any, by: Sequence[str] | None = None) -> Any:
+    """Per point across seeds: for every numeric figure its mean and 95 % half-width (Student t over the
+    seeds), columns ``FIGURE:mean`` and ``FIGURE:ci``, and ``runs``. ``by``: the columns that make a
+    point (default ``frame.attrs["axes"]``, else every column before ``seed``)."""
+    import pandas as pd
+
+    from .stats import mean_ci
+
+    cols = list(frame.columns)
+    if by is None:
+        by = frame.attrs.get("axes") or cols[1:cols.index("seed")] if "seed" in cols else []
+    by = list(by)
+    start = cols.index("key") + 1 if "key" in cols else 0
+    figs = [c for c in cols[start:] if c not in by and c != "seed"
+            and pd.api.types.is_numeric_dtype(frame[c])]
+    ok = frame[frame["status"] != "error"] if "status" in cols else frame
+    out = []
+    groups = ok.groupby(by, sort=False, dropna=False) if by else [((), ok)]
+    for key, g in groups:
+        key = key if isinstance(key, tuple) else (key,)
+        row: dict[str, Any] = dict(zip_(by, key))
+        row["runs"] = len(g)
+        for f in figs:
+            _, m, ci, _ = mean_ci(g[f].astype(float).tolist())
+            row[f"{f}:mean"], row[f"{f}:ci"] = m, ci
+        out.append(row)
+    return pd.DataFrame(out)
+
+
+zip_ = zip

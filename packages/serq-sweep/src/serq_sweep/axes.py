@@ -1,0 +1,176 @@
+"""Sweep axes: ``--set NAME=VALUES`` and ``--def NAME=EXPR``, lists, ranges, grids and zipped groups, and
+``--seeds``."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from serq.errors import UserError
+
+#: at most this many points (compiled programs) in one sweep, and this many values in one range
+MAX_POINTS = 1_000_000
+
+
+@dataclass(frozen=True)
+class Axis:
+    """One swept name: ``kind`` ``"set"`` (a let constant, float values), ``"def"`` (a definition's body,
+    str values) or ``"program"`` (the file, str values)."""
+
+    name: str
+    kind: str
+    values: tuple[Any, ...]
+
+
+def _number(text: str, what: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise UserError(f"{what}: {text.strip()!r} is not a number") from None
+    if math.isnan(v):
+        raise UserError(f"{what}: NaN is not a value to sweep")
+    return v
+
+
+def parse_range(text: str, what: str) -> list[float]:
+    """``START:STOP:STEP`` (STOP included when a step lands on it, to 1e-9 of a step), ``START:STOP`` (step
+    1), a comma list ``1,2,4``, or one number."""
+    text = text.strip()
+    if ":" in text:
+        parts = text.split(":")
+        if len(parts) not in (2, 3):
+            raise UserError(f"{what}: {text!r}: a range is START:STOP or START:STOP:STEP")
+        start, stop = _number(parts[0], what), _number(parts[1], what)
+        step = _number(parts[2], what) if len(parts) == 3 else 1.0
+        if not (math.isfinite(start) and math.isfinite(stop) and math.isfinite(step)):
+            raise UserError(f"{what}: {text!r}: a range's bounds and step are finite")
+        if step <= 0:
+            raise UserError(f"{what}: {text!r}: the step must be positive")
+        if stop < start:
+            raise UserError(f"{what}: {text!r}: the range ends before it starts")
+        count = math.floor((stop - start) / step + 1e-9) + 1
+        if count > MAX_POINTS:
+            raise UserError(f"{what}: {text!r}: {count} values, more than {MAX_POINTS}")
+        # each value from its index (no accumulated rounding): start + i * step, shown as a short decimal
+        return [float(f"{start + i * step:.12g}") for i in range(count)]
+    return [_number(p, what) for p in text.split(",") if p.strip() != ""] or \
+        [_number(text, what)]
+
+
+def parse_seeds(text: str) -> list[int]:
+    """``1..20`` (both ends included), ``1,5,9``, ``7``, or a mix ``1..3,10``."""
+    out: list[int] = []
+    for part in str(text).split(","):
+        part = part.strip()
+        if not part:
+            continue
+        lo, dots, hi = part.partition("..")
+        try:
+            a = int(lo)
+            b = int(hi) if dots else a
+        except ValueError:
+            raise UserError(f"--seeds {text}: {part!r} is not a seed or a range A..B of seeds") from None
+        if b < a:
+            raise UserError(f"--seeds {text}: {part!r} ends before it starts")
+        if b - a >= MAX_POINTS:
+            raise UserError(f"--seeds {text}: more than {MAX_POINTS} seeds")
+        out.extend(range(a, b + 1))
+    if not out:
+        raise UserError(f"--seeds {text!r}: no seed")
+    from serq_ir.rules import seed_problem
+
+    for s in out:
+        why = seed_problem(s)
+        if why:
+            raise UserError(f"--seeds {text}: {s}: {why}")
+    seen: set[int] = set()
+    dup = [s for s in out if s in seen or seen.add(s)]
+    if dup:
+        raise UserError(f"--seeds {text}: seed {dup[0]} is given twice")
+    return out
+
+
+def set_axes(sets: Mapping[str, Any]) -> list[Axis]:
+    """Axes of ``--set``: each value a number, a list of numbers or a range string."""
+    out = []
+    for name, v in sets.items():
+        what = f"--set {name}"
+        if isinstance(v, str):
+            values = parse_range(v, what)
+        elif isinstance(v, (int, float)) and not isinstance(v, bool):
+            values = [float(v)]
+        else:
+            values = []
+            for x in v:
+                values.extend(parse_range(x, what) if isinstance(x, str) else [_number(str(x), what)])
+        if not values:
+            raise UserError(f"{what}: no value")
+        out.append(Axis(name, "set", tuple(values)))
+    return out
+
+
+def def_axes(defs: Mapping[str, Any]) -> list[Axis]:
+    out = []
+    for name, v in defs.items():
+        values = [v] if isinstance(v, str) else [str(x) for x in v]
+        if not values:
+            raise UserError(f"--def {name}: no value")
+        out.append(Axis(name, "def", tuple(values)))
+    return out
+
+
+def group_cli(items: Sequence[str], flag: str) -> dict[str, list[str]]:
+    """``NAME=VALUES`` items of a repeated flag, a name given again adding values to its axis."""
+    out: dict[str, list[str]] = {}
+    for item in items:
+        name, eq, value = item.partition("=")
+        if not eq or not name.strip():
+            raise UserError(f"{flag} {item!r}: expected NAME=VALUE")
+        out.setdefault(name.strip(), []).append(value)
+    return out
+
+
+def points(axes: Sequence[Axis], zipped: Sequence[Sequence[str]] = ()) -> list[dict[str, Any]]:
+    """The points of a sweep: the grid (cartesian product, the first axis varying slowest) over the axes,
+    where the axes of each ``zipped`` group move together (equal lengths) as one axis of the grid."""
+    by_name = {a.name: a for a in axes}
+    grouped: set[str] = set()
+    units: list[list[dict[str, Any]]] = []
+    groups = [list(g) for g in zipped]
+    for g in groups:
+        for name in g:
+            if name not in by_name:
+                raise UserError(f"--zip {','.join(g)}: {name} is not a swept name "
+                                f"(swept: {', '.join(by_name) or 'none'})")
+            if name in grouped:
+                raise UserError(f"--zip: {name} is in two groups")
+            grouped.add(name)
+        lengths = {len(by_name[n].values) for n in g}
+        if len(lengths) > 1:
+            raise UserError(f"--zip {','.join(g)}: the zipped names have different numbers of values ("
+                            + ", ".join(f"{n}: {len(by_name[n].values)}" for n in g) + ")")
+    order: list[Any] = []
+    for a in axes:
+        g = next((g for g in groups if a.name in g), None)
+        if g is None:
+            order.append([a.name])
+        elif g not in order:
+            order.append(g)
+    for names in order:
+        n = len(by_name[names[0]].values)
+        units.append([{name: by_name[name].values[i] for name in names} for i in range(n)])
+    total = 1
+    for u in units:
+        total *= len(u)
+    if total > MAX_POINTS:
+        raise UserError(f"the sweep has {total} points, more than {MAX_POINTS}")
+    out = []
+    for combo in itertools.product(*units):
+        p: dict[str, Any] = {}
+        for d in combo:
+            p.update(d)
+        out.append(p)
+    return out

@@ -1,0 +1,148 @@
+"""``serq sweep``, ``serq compare`` and ``serq plot``."""
+
+from __future__ import annotations
+
+import math
+import sys
+
+import click
+from serq import signals
+
+
+def _positive_seconds(ctx, param, value):
+    if value is not None and not (0 < value < math.inf):
+        raise click.BadParameter(f"{value:g} is not a positive, finite number of seconds", ctx, param)
+    return value
+
+
+def _common(f):
+    """The options every command that runs a program over seeds shares."""
+    for opt in reversed([
+        click.option("--set", "sets", multiple=True, metavar="NAME=VALUES",
+                     help="Sweep a let constant: a number, a list 1,2,4 or a range START:STOP[:STEP] "
+                          "(repeatable; a name given again adds values)."),
+        click.option("--def", "defs", multiple=True, metavar="NAME=EXPR",
+                     help="Sweep a definition's body (repeatable; a name given again adds a value)."),
+        click.option("--zip", "zips", multiple=True, metavar="NAME,NAME,...",
+                     help="These swept names move together (equal numbers of values) instead of forming a "
+                          "grid (repeatable)."),
+        click.option("--seeds", default="1", show_default=True, metavar="SEEDS",
+                     help="Seeds of each point: A..B, a list 1,5,9, or a mix."),
+        click.option("--horizon", type=float, default=None, help="End of each run."),
+        click.option("--warmup", type=float, default=None, help="Discard samples before T."),
+        click.option("--arrivals", type=int, default=None, help="Exactly N arrivals, then drain."),
+        click.option("--max-wall", "max_wall", type=float, default=None, callback=_positive_seconds,
+                     metavar="SECONDS", help="Bound each run's wall-clock time (its row is then partial)."),
+        click.option("--max-events", "max_events", type=click.IntRange(min=1), default=None, metavar="N",
+                     help="Bound each run's events (its row is then partial)."),
+        click.option("--workers", type=click.IntRange(min=0), default=None, metavar="N",
+                     help="Local worker processes (default: every core; 0: in this process); with "
+                          "--dask local, the LocalCluster's workers."),
+        click.option("--dask", "dask", default=None, metavar="ADDRESS",
+                     help="Run on a Dask distributed scheduler (tcp://HOST:PORT, a scheduler file), or "
+                          "'local' for a LocalCluster here (pip install 'serq-sweep[dask]')."),
+        click.option("--no-progress", is_flag=True, help="No progress bar on stderr."),
+    ]):
+        f = opt(f)
+    return f
+
+
+def _plan_args(sets, defs, zips, seeds, horizon, warmup, arrivals, max_wall, max_events) -> dict:
+    from .axes import group_cli
+
+    return dict(sets=group_cli(sets, "--set"), defs=group_cli(defs, "--def"),
+                zip=[[n.strip() for n in z.split(",") if n.strip()] for z in zips], seeds=seeds,
+                horizon=horizon, warmup=warmup, arrivals=arrivals, max_wall=max_wall, max_events=max_events)
+
+
+def _exit_for(complete: bool, errors: list[str] | None = None) -> None:
+    if not complete:
+        status = signals.exit_status() or 130
+        click.echo("terminated" if status == 143 else "interrupted", err=True)
+        sys.exit(status)
+    if errors:
+        click.echo(f"error: {len(errors)} run(s) failed; the first:\n{errors[0]}", err=True)
+        sys.exit(1)
+
+
+@click.command("sweep")
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@_common
+@click.option("-o", "--out", "out", type=click.Path(dir_okay=False), default=None, metavar="FILE",
+              help="Write the table (.parquet or .csv; one row per point and seed) and its per-point "
+                   "aggregates (FILE's name with .points); a rerun resumes: only unfinished runs run.")
+@click.option("--fresh", is_flag=True, help="Run everything again instead of resuming from --out.")
+@click.option("--show", "show", multiple=True, metavar="FIGURE",
+              help="Print these figures' means and 95 % CIs across seeds, per point (repeatable).")
+@click.option("--find", "find", multiple=True, metavar="'FIGURE OP NUMBER'",
+              help="Capacity search: the largest value of the --over knob at which every condition holds "
+                   "(on the mean across seeds), per point of the other axes.")
+@click.option("--over", "over", nargs=2, default=None, metavar="NAME RANGE",
+              help="The knob --find searches and its range LO:HI (or LO:HI:STEP to search a grid).")
+@click.option("--tol", "tol", type=float, default=None, metavar="X",
+              help="--find stops when the bracket is narrower than X (default: the range / 64).")
+@click.pass_obj
+def sweep_command(pm, files, sets, defs, zips, seeds, horizon, warmup, arrivals, max_wall, max_events,
+                  workers, dask, no_progress, out, fresh, show, find, over, tol) -> None:
+    """Run FILE over every point of the --set/--def values times every seed, into one table.
+
+    Several FILEs are an axis 'program'. Every point is compiled once and run once per seed, on a local
+    process pool over every core (or --dask). Without --out the table is written to stdout as CSV.
+
+    Exit status: 0; 1 for an error in the program or its inputs, or when a run failed (its row says why);
+    2 for a usage error; 130 on Ctrl-C and 143 on SIGTERM (what finished is written all the same).
+    """
+    from . import core
+    from .api import run_plan
+
+    args = _plan_args(sets, defs, zips, seeds, horizon, warmup, arrivals, max_wall, max_events)
+    progress = False if no_progress else None
+    if find or over:
+        if not (find and over):
+            raise click.UsageError("--find and --over go together")
+        from .find import find_cli
+
+        find_cli(pm, list(files), args, find, over, tol, workers=workers, dask=dask, progress=progress,
+                 out=out)
+        return
+    plan = core.plan(list(files), pm=pm, **args)
+    columns, table, complete, resumed = run_plan(plan, workers=workers, dask=dask, out=out, fresh=fresh,
+                                        progress=progress)
+    with signals.deferred():
+        if out is None:
+            sys.stdout.write(core.encode_table(columns, table, "csv").decode("utf-8"))
+        else:
+            click.echo(f"{len(table)} run(s) of {len(plan.points)} point(s) x {len(plan.seeds)} seed(s) "
+                       f"({len(table) - resumed} run now, {resumed} resumed): {out}; per point: "
+                       f"{core.points_path(out)}", err=True)
+        if show:
+            sys.stdout.write(show_table(plan, columns, table, show))
+        sys.stdout.flush()
+    _exit_for(complete, [r["message"] for r in table if r["status"] == "error"])
+
+
+def show_table(plan, columns, table, figures) -> str:
+    """The per-point means and CIs of ``figures`` as aligned text."""
+    from .core import aggregate_rows
+    from .figures import resolve
+
+    names = [resolve(f, columns[len(plan.names) + 5:]) for f in figures]
+    acols, arows = aggregate_rows(plan, columns, table)
+    head = [*plan.names, "runs", *figures]
+    lines = [head]
+    for r in arows:
+        cells = [_fmt(r[n]) for n in plan.names] + [str(r["runs"])]
+        for n in names:
+            m, ci = r.get(f"{n}:mean", math.nan), r.get(f"{n}:ci", math.nan)
+            cells.append(f"{_fmt(m)} ± {_fmt(ci)}" if not math.isnan(ci) else _fmt(m))
+        lines.append(cells)
+    widths = [max(len(line[i]) for line in lines) for i in range(len(head))]
+    return "".join("  ".join(c.rjust(w) for c, w in zip(line, widths)).rstrip() + "\n" for line in lines)
+
+
+def _fmt(v) -> str:
+    if isinstance(v, float):
+        return "nan" if math.isnan(v) else f"{v:.6g}"
+    return str(v)
+
+

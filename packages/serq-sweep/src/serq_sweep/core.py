@@ -1,0 +1,426 @@
+"""A sweep: points (programs compiled once each) x seeds, run on an engine, into one tidy table.
+
+The table has one row per point and seed: ``point`` (its number, from 0), a column per swept name (and
+``program`` when several programs are swept), ``seed``, ``status`` (``ok``, ``partial``: a bound stopped
+the run, ``error``: a run-time error of the program), ``message``, ``key`` (what identifies the run: the
+SHA-256 of the IR simulated, the seed and the run bounds) and then every figure of the report
+(:mod:`serq_sweep.figures`). Rows are in the order of point and seed whatever order the runs finished in,
+so the same sweep gives the same table on any engine.
+
+Resuming: with an output file, each finished run is appended at once to a journal beside it
+(``OUT.journal``, one JSON line a run); a sweep reads the table and the journal it finds there and runs
+only the runs whose key is in neither. Ctrl-C or SIGTERM ends the workers, writes the table of what
+finished (atomically, :mod:`serq.files`) and exits 130 or 143; the complete table removes the journal.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import math
+import os
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from serq.errors import UserError
+
+from .axes import Axis, def_axes, parse_seeds, points, set_axes
+
+#: columns before the figures (the swept names go between ``point`` and ``seed``)
+FIXED = ("point", "seed", "status", "message", "key")
+
+
+@dataclass
+class Point:
+    index: int
+    params: dict[str, Any]
+    file: str
+    ir: bytes
+    ir_hash: str
+    inputs: list[str] = field(default_factory=list)
+
+    @property
+    def label(self) -> str:
+        return ", ".join(f"{k}={_show(v)}" for k, v in self.params.items()) or "(the program as it is)"
+
+
+def _show(v: Any) -> str:
+    return f"{v:g}" if isinstance(v, float) else str(v)
+
+
+@dataclass
+class Plan:
+    """What a sweep runs: its axes, points and seeds."""
+
+    axes: list[Axis]
+    points: list[Point]
+    seeds: list[int]
+    limits: dict[str, Any]
+
+    @property
+    def names(self) -> list[str]:
+        return [a.name for a in self.axes]
+
+    def key(self, point: Point, seed: int) -> str:
+        text = json.dumps([point.ir_hash, seed, sorted(self.limits.items())])
+        return hashlib.sha256(text.encode()).hexdigest()[:24]
+
+    def tasks(self, done: Iterable[str] = ()) -> list[tuple]:
+        done = set(done)
+        out = []
+        for p in self.points:
+            for s in self.seeds:
+                k = self.key(p, s)
+                if k not in done:
+                    out.append(((p.index, s, k), p.ir, p.ir_hash, p.file, s, self.limits))
+        return out
+
+
+def _plugin_manager(pm: Any) -> Any:
+    if pm is not None:
+        return pm
+    from serq.plugins import get_plugin_manager, running_plugin_manager
+
+    return running_plugin_manager() or get_plugin_manager()
+
+
+def compile_point(pm: Any, file: str, sets: Mapping[str, float], defs: Mapping[str, str],
+                  overrides: Mapping[str, Any]) -> tuple[Any, list[str]]:
+    """The program of ``file`` with ``sets``/``defs`` and the run ``overrides`` (horizon, warmup,
+    arrivals) applied, and the files its run reads."""
+    from serq.loading import LoadOptions, apply_run_overrides, load_program
+    from serq_sim.cli import run_inputs
+
+    program = load_program(pm, file, LoadOptions(sets=dict(sets), defs=dict(defs)))
+    program = apply_run_overrides(program, **{k: v for k, v in overrides.items() if v is not None})
+    if program.run.horizon is None:
+        raise UserError(f"{file}: the run has no horizon: give the program `run {{ horizon T; }}` or "
+                        "--horizon T")
+    return program, run_inputs(program, file, None)
+
+
+def plan(files: Sequence[str], *, sets: Mapping[str, Any] | None = None, defs: Mapping[str, Any] | None = None,
+         zip: Sequence[Sequence[str]] = (), seeds: Any = (1,), horizon: float | None = None,  # noqa: A002
+         warmup: float | None = None, arrivals: int | None = None, max_wall: float | None = None,
+         max_events: int | None = None, max_samples: int | None = None, pm: Any = None,
+         program_labels: Sequence[str] | None = None) -> Plan:
+    """Compile every point of the sweep (once each). ``files``: one program, or several (an axis
+    ``program``); ``sets``: name -> a number, a list, or a range ``"2:10:0.5"``; ``defs``: name -> an
+    expression or a list of them; ``zip``: groups of names that move together; ``seeds``: a list of ints or
+    ``"1..20"``."""
+    import serq_ir
+
+    pm = _plugin_manager(pm)
+    if isinstance(files, (str, os.PathLike)):
+        files = [os.fspath(files)]
+    files = [os.fspath(f) for f in files]
+    if not files:
+        raise UserError("no program to sweep")
+    axes: list[Axis] = []
+    if len(files) > 1:
+        labels = list(program_labels) if program_labels else files
+        if len(set(labels)) != len(labels):
+            raise UserError("the programs of a sweep are given twice: " + ", ".join(files))
+        axes.append(Axis("program", "program", tuple(labels)))
+    axes += set_axes(sets or {}) + def_axes(defs or {})
+    seen: set[str] = set()
+    for a in axes:
+        if a.name in seen or a.name in FIXED:
+            raise UserError(f"{a.name}: swept twice, or the name of a column of the table "
+                            f"({', '.join(FIXED)})")
+        seen.add(a.name)
+    seed_list = parse_seeds(seeds) if isinstance(seeds, str) else [int(s) for s in seeds]
+    if isinstance(seeds, str) is False:
+        parse_seeds(",".join(str(s) for s in seed_list))  # the same checks
+    overrides = {"horizon": horizon, "warmup": warmup, "arrivals": arrivals}
+    limits = {k: v for k, v in (("max_wall", max_wall), ("max_events", max_events),
+                                ("max_samples", max_samples)) if v is not None}
+    by_label = dict(zip_(axes[0].values, files)) if len(files) > 1 else {}
+    out: list[Point] = []
+    for i, params in enumerate(points(axes, zip)):
+        file = by_label[params["program"]] if by_label else files[0]
+        s = {a.name: params[a.name] for a in axes if a.kind == "set"}
+        d = {a.name: params[a.name] for a in axes if a.kind == "def"}
+        try:
+            program, inputs = compile_point(pm, file, s, d, overrides)
+        except Exception as e:
+            if not getattr(type(e), "serq_user_error", False):
+                raise
+            label = ", ".join(f"{k}={_show(v)}" for k, v in params.items())
+            raise UserError(f"{e}\n(at the sweep's point {label})" if label else str(e)) from None
+        ir = serq_ir.encode(program)
+        import msgspec
+
+        bare = serq_ir.encode(msgspec.structs.replace(program, source=None), spans=False)
+        out.append(Point(i, params, file, ir, hashlib.sha256(bare).hexdigest(), inputs))
+    return Plan(axes, out, seed_list, limits)
+
+
+zip_ = zip
+
+
+# ---------------------------------------------------------------------------------------------------
+# Running
+# ---------------------------------------------------------------------------------------------------
+
+
+def _progress(total: int, initial: int, enabled: bool | None, desc: str) -> Any:
+    """A progress bar (tqdm.auto: a text bar in a terminal, a widget in a notebook) on stderr; ``enabled``
+    None shows it when stderr is a terminal."""
+    if enabled is None:
+        enabled = bool(getattr(sys.stderr, "isatty", lambda: False)())
+    if not enabled:
+        return _NoBar()
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, initial=initial, desc=desc, unit="run", file=sys.stderr, dynamic_ncols=True,
+                leave=True)
+
+
+class _NoBar:
+    def update(self, n: int = 1) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def execute(plan: Plan, engine: Any, *, done: Mapping[str, dict] | None = None, journal: Any = None,
+            progress: bool | None = None, desc: str = "sweep") -> tuple[dict[str, dict], bool]:
+    """Run the plan's runs not in ``done`` (key -> result) on ``engine``; every result is added to
+    ``done`` (and written to ``journal``, a text file, as one JSON line). Returns ``(done, complete)``;
+    on Ctrl-C or SIGTERM the workers end and ``complete`` is false."""
+    done = dict(done or {})
+    tasks = plan.tasks(done)
+    bar = _progress(len(tasks) + sum(1 for p in plan.points for s in plan.seeds if plan.key(p, s) in done),
+                    len(done), progress, desc)
+    complete = False
+    try:
+        for t, result in engine.run(tasks):
+            _point, _seed, key = t[0]
+            done[key] = result
+            if journal is not None:
+                journal.write(json.dumps({"key": key, **{k: v for k, v in result.items() if k != "wall"}})
+                              + "\n")
+                journal.flush()
+            bar.update(1)
+        complete = True
+    except KeyboardInterrupt:
+        complete = False
+    finally:
+        bar.close()
+    return done, complete
+
+
+def rows(plan: Plan, done: Mapping[str, dict]) -> tuple[list[str], list[dict[str, Any]]]:
+    """The table's columns and rows (point, seed order) of the runs in ``done``."""
+    figures: dict[str, None] = {}
+    out = []
+    for p in plan.points:
+        for s in plan.seeds:
+            k = plan.key(p, s)
+            r = done.get(k)
+            if r is None:
+                continue
+            row = {"point": p.index, **p.params, "seed": s, "status": r["status"], "message": r["message"],
+                   "key": k}
+            for name, v in r["figures"].items():
+                figures.setdefault(name, None)
+                row[name] = v
+            out.append(row)
+    columns = ["point", *plan.names, "seed", "status", "message", "key", *figures]
+    return columns, out
+
+
+def aggregate_rows(plan: Plan, columns: Sequence[str], table: Sequence[dict[str, Any]]
+                   ) -> tuple[list[str], list[dict[str, Any]]]:
+    """Per point across its seeds (runs that did not fail): ``runs``, and for every numeric figure
+    ``FIGURE:mean`` and ``FIGURE:ci`` (95 %, Student t over the seeds)."""
+    from .stats import mean_ci
+
+    figs = columns[len(plan.names) + 5:]
+    by_point: dict[int, list[dict[str, Any]]] = {}
+    for r in table:
+        if r["status"] != "error":
+            by_point.setdefault(r["point"], []).append(r)
+    numeric = [f for f in figs if any(isinstance(r.get(f), (int, float)) and not isinstance(r.get(f), str)
+                                      for r in table)]
+    out_cols = ["point", *plan.names, "runs"]
+    for f in numeric:
+        out_cols += [f"{f}:mean", f"{f}:ci"]
+    out = []
+    for p in plan.points:
+        rs = by_point.get(p.index, [])
+        row: dict[str, Any] = {"point": p.index, **p.params, "runs": len(rs)}
+        for f in numeric:
+            _, m, ci, _ = mean_ci([float(r[f]) for r in rs if isinstance(r.get(f), (int, float))])
+            row[f"{f}:mean"], row[f"{f}:ci"] = m, ci
+        out.append(row)
+    return out_cols, out
+
+
+# ---------------------------------------------------------------------------------------------------
+# Files
+# ---------------------------------------------------------------------------------------------------
+
+
+def table_format(path: str) -> str:
+    low = path.lower()
+    if low.endswith(".parquet"):
+        return "parquet"
+    if low.endswith(".csv"):
+        return "csv"
+    raise UserError(f"--out {path}: a table is .parquet or .csv")
+
+
+def points_path(path: str) -> str:
+    """Where the per-point aggregates of table ``path`` go: ``results.points.parquet`` beside
+    ``results.parquet``."""
+    stem, ext = os.path.splitext(path)
+    return f"{stem}.points{ext}"
+
+
+def journal_path(path: str) -> str:
+    return f"{path}.journal"
+
+
+def _csv_value(v: Any) -> str:
+    if isinstance(v, float):
+        return "" if math.isnan(v) else repr(v)
+    return "" if v is None else str(v)
+
+
+def encode_table(columns: Sequence[str], table: Sequence[dict[str, Any]], fmt: str) -> bytes:
+    if fmt == "csv":
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        w.writerow(columns)
+        for r in table:
+            w.writerow([_csv_value(r.get(c)) for c in columns])
+        return buf.getvalue().encode("utf-8")
+    frame = to_frame(columns, table)
+    buf = io.BytesIO()
+    try:
+        frame.to_parquet(buf, index=False)
+    except ImportError:
+        raise UserError("a .parquet table needs pyarrow: pip install 'serq-sweep[pandas]' (or write .csv)"
+                        ) from None
+    return buf.getvalue()
+
+
+def to_frame(columns: Sequence[str], table: Sequence[dict[str, Any]]) -> Any:
+    try:
+        import pandas as pd
+    except ImportError:
+        raise UserError("a DataFrame needs pandas: pip install 'serq-sweep[pandas]'") from None
+    return pd.DataFrame([[r.get(c, math.nan) for c in columns] for r in table], columns=list(columns))
+
+
+def _parse_csv(v: str) -> Any:
+    if v == "":
+        return math.nan
+    if v in ("True", "False"):
+        return v == "True"
+    try:
+        return int(v)
+    except ValueError:
+        pass
+    try:
+        return float(v)
+    except ValueError:
+        return v
+
+
+def read_table(path: str) -> list[dict[str, Any]]:
+    """The rows of a table written by a sweep (``.csv`` or ``.parquet``)."""
+    fmt = table_format(path)
+    if fmt == "csv":
+        with open(path, newline="", encoding="utf-8") as f:
+            return [{k: _parse_csv(v) for k, v in r.items()} for r in csv.DictReader(f)]
+    import pandas as pd
+
+    frame = pd.read_parquet(path)
+    return frame.to_dict("records")
+
+
+def _result_of_row(row: Mapping[str, Any], figure_names: Sequence[str]) -> dict[str, Any]:
+    msg = row.get("message")
+    return {"status": str(row.get("status")),
+            "message": "" if msg is None or (isinstance(msg, float) and math.isnan(msg)) else str(msg),
+            "figures": {f: _plain(row[f]) for f in figure_names if f in row}}
+
+
+def _plain(v: Any) -> Any:
+    if hasattr(v, "item"):  # a numpy scalar from parquet
+        v = v.item()
+    return v
+
+
+def load_finished(path: str, plan: Plan) -> dict[str, dict]:
+    """The runs an earlier sweep into ``path`` finished: those of the table there and of its journal,
+    key -> result (a key this sweep does not run is left out)."""
+    wanted = {plan.key(p, s) for p in plan.points for s in plan.seeds}
+    done: dict[str, dict] = {}
+    if os.path.exists(path):
+        try:
+            table = read_table(path)
+        except (OSError, ValueError, KeyError) as e:
+            raise UserError(f"{path}: cannot read the table to resume from ({e}); remove it or give "
+                            "--fresh") from None
+        if table:
+            names = list(table[0])
+            if "key" not in names:
+                raise UserError(f"{path}: not a sweep's table (no column key); remove it or give --fresh")
+            start = names.index("key") + 1
+            figs = names[start:]
+            for r in table:
+                if r.get("key") in wanted:
+                    res = _result_of_row(r, figs)
+                    res["figures"] = {f: v for f, v in res["figures"].items()
+                                      if not (isinstance(v, float) and math.isnan(v) and res["status"] == "error")}
+                    done[r["key"]] = res
+    jp = journal_path(path)
+    if os.path.exists(jp):
+        with open(jp, encoding="utf-8") as f:
+            for line in f:
+                try:
+                    r = json.loads(line)
+                except ValueError:  # the last line of a journal cut short by a kill
+                    continue
+                if r.get("key") in wanted:
+                    done[r["key"]] = {"status": r["status"], "message": r["message"], "figures": r["figures"]}
+    return done
+
+
+def write_tables(plan: Plan, done: Mapping[str, dict], out: str, inputs: Iterable[str]) -> tuple[list, list]:
+    """Write the table of ``done`` to ``out`` and its per-point aggregates beside it (both atomically)."""
+    from serq.files import write_atomic
+
+    fmt = table_format(out)
+    columns, table = rows(plan, done)
+    # a figure a run did not report (an error's row) is NaN in every format
+    for r in table:
+        for c in columns:
+            r.setdefault(c, math.nan)
+    acols, atable = aggregate_rows(plan, columns, table)
+    inputs = list(inputs)
+    write_atomic(out, encode_table(columns, table, fmt), inputs=inputs)
+    write_atomic(points_path(out), encode_table(acols, atable, fmt), inputs=inputs)
+    return columns, table
+
+
+def check_outputs(out: str, plan: Plan) -> list[str]:
+    from serq.files import check_not_input
+
+    table_format(out)
+    folder = os.path.dirname(out) or "."
+    if not os.path.isdir(folder):
+        raise UserError(f"{out}: no folder {folder}")
+    inputs = sorted({i for p in plan.points for i in p.inputs})
+    for target in (out, points_path(out), journal_path(out)):
+        check_not_input(target, inputs)
+    return inputs

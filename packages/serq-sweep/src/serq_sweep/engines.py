@@ -1,0 +1,163 @@
+"""Where a sweep's runs run: this process, a local process pool, or a Dask distributed cluster.
+
+An engine is a context manager with ``run(tasks)``, which yields ``(task, result)`` as runs finish (in any
+order); a task is a tuple of :func:`serq_sweep.worker.run_task`'s arguments after an id. Leaving the
+engine ends its workers; an interrupted ``run`` (Ctrl-C, SIGTERM: ``KeyboardInterrupt``) ends them at
+once, so the caller keeps what had finished.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from serq.errors import UserError
+
+from .worker import run_task
+
+Task = tuple[Any, bytes, str, str, int, dict]
+
+
+def cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
+class InProcess:
+    """Every run in this process, one after another (``workers=0``)."""
+
+    name = "this process"
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        pass
+
+    def run(self, tasks: Iterable[Task]) -> Iterator[tuple[Task, dict]]:
+        for t in tasks:
+            yield t, run_task(*t[1:])
+
+
+class LocalPool:
+    """A pool of ``workers`` processes (forkserver: each starts from a clean interpreter with the
+    simulator imported), fed one run at a time."""
+
+    def __init__(self, workers: int):
+        self.workers = workers
+        self.name = f"{workers} local worker{'s' if workers != 1 else ''}"
+        self._pool = None
+
+    def __enter__(self):
+        import multiprocessing as mp
+
+        methods = mp.get_all_start_methods()
+        ctx = mp.get_context("forkserver" if "forkserver" in methods else "spawn")
+        if "forkserver" in methods:
+            ctx.set_forkserver_preload(["serq_sweep.worker", "serq_sim.engine", "serq_sim.fast"])
+        from .worker import ignore_sigint
+
+        self._pool = ctx.Pool(self.workers, initializer=ignore_sigint)
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        pool, self._pool = self._pool, None
+        if pool is None:
+            return
+        if exc_type is None:
+            pool.close()
+        else:
+            pool.terminate()
+        pool.join()
+
+    def run(self, tasks: Iterable[Task]) -> Iterator[tuple[Task, dict]]:
+        tasks = list(tasks)
+        try:
+            for i, result in self._pool.imap_unordered(_indexed, list(enumerate(tasks)), chunksize=1):
+                yield tasks[i], result
+        except BaseException:
+            pool, self._pool = self._pool, None
+            pool.terminate()
+            pool.join()
+            raise
+
+
+def _indexed(item: tuple[int, Task]) -> tuple[int, dict]:
+    i, t = item
+    return i, run_task(*t[1:])
+
+
+class Dask:
+    """A Dask distributed cluster: ``address`` (``tcp://host:8786``, a scheduler file's path), ``"local"``
+    for a :class:`distributed.LocalCluster` of ``workers`` single-threaded processes started here, or a
+    ``distributed.Client`` the caller made (left open)."""
+
+    def __init__(self, where: Any, workers: int | None = None):
+        self.where = where
+        self.workers = workers
+        self._client = self._cluster = None
+        self._own = True
+        self.name = "dask"
+
+    def __enter__(self):
+        try:
+            import distributed
+        except ImportError:
+            raise UserError("--dask needs Dask distributed: pip install 'serq-sweep[dask]'") from None
+        if isinstance(self.where, distributed.Client):
+            self._client, self._own = self.where, False
+        elif self.where == "local":
+            self._cluster = distributed.LocalCluster(n_workers=self.workers or cores(), threads_per_worker=1,
+                                                     processes=True, dashboard_address=None)
+            self._client = distributed.Client(self._cluster)
+        else:
+            where = str(self.where)
+            try:
+                if where.endswith(".json") and os.path.exists(where):
+                    self._client = distributed.Client(scheduler_file=where, timeout="10s")
+                else:
+                    self._client = distributed.Client(where, timeout="10s")
+            except (OSError, TimeoutError, ValueError) as e:
+                raise UserError(f"--dask {where}: cannot reach the scheduler: {e}") from None
+        self.name = f"dask ({self._client.scheduler.address})"
+        self._scattered: dict[str, Any] = {}
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._own:
+            if self._client is not None:
+                self._client.close()
+            if self._cluster is not None:
+                self._cluster.close()
+        self._client = self._cluster = None
+
+    def run(self, tasks: Iterable[Task]) -> Iterator[tuple[Task, dict]]:
+        import distributed
+
+        client = self._client
+        futures = {}
+        for t in tasks:
+            _, ir, ir_hash, name, seed, limits = t
+            ref = self._scattered.get(ir_hash)
+            if ref is None:  # a point's IR travels once, not once per seed
+                ref = self._scattered[ir_hash] = client.scatter(ir, broadcast=False)
+            f = client.submit(run_task, ref, ir_hash, name, seed, limits, pure=False)
+            futures[f] = t
+        try:
+            for f, result in distributed.as_completed(list(futures), with_results=True):
+                yield futures.pop(f), result
+        except BaseException:
+            client.cancel(list(futures))
+            raise
+
+
+def engine(workers: int | None = None, dask: Any = None):
+    """The engine for ``workers`` (None: every core; 0: this process) and ``dask``."""
+    if dask is not None:
+        return Dask(dask, workers)
+    if workers == 0:
+        return InProcess()
+    return LocalPool(workers or cores())

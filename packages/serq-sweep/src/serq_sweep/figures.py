@@ -1,0 +1,80 @@
+"""Every figure of a report, flattened to ``JSON.PATH -> value`` generically, so figures a report gains
+later flow into a sweep's table without a change here.
+
+The path of a figure is its place in the JSON report (``serq run --json``) with dots: ``events``,
+``observes.ttft.p99``, ``gauges.live.mean``; an entry of a list of named objects (``stages``, ``pools``) is
+addressed by its name, ``stages.engine.utilisation``, and a member of an array by ``name[index]``,
+``pools.kv[1].used``. What says what was run, not what came of it (``report_version``, ``serq_version``,
+``program``, ``seed``) and text lists (``notes``) are no figures. A figure may be named by any tail of its
+path that no other figure ends with (``ttft.p99`` for ``observes.ttft.p99``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from typing import Any
+
+from serq.errors import UserError
+
+#: top-level keys of the report that are not figures
+NOT_FIGURES = frozenset({"report_version", "serq_version", "program", "seed", "notes"})
+
+
+def _label(item: dict[str, Any]) -> str | None:
+    name = item.get("name")
+    if not isinstance(name, str):
+        return None
+    index = item.get("index")
+    return name if index is None else f"{name}[{index}]"
+
+
+def _walk(value: Any, path: str, out: dict[str, Any]) -> None:
+    if isinstance(value, dict):
+        for k, v in value.items():
+            _walk(v, f"{path}.{k}" if path else str(k), out)
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            if isinstance(item, dict):
+                label = _label(item)
+                sub = {k: v for k, v in item.items() if k not in ("name", "index")}
+                _walk(sub, f"{path}.{label if label is not None else i}", out)
+            # a list of scalars (notes, text) is no figure
+    elif value is None:
+        out[path] = math.nan
+    elif isinstance(value, bool):
+        out[path] = value
+    elif isinstance(value, (int, float, str)):
+        out[path] = value
+
+
+def flatten(result: Any) -> dict[str, Any]:
+    """The figures of ``result`` (a :class:`serq_ir.report.Result`, a Report or the JSON report as a dict)
+    in the report's order. ``null`` (NaN, an absent figure) is NaN."""
+    if hasattr(result, "result"):
+        result = result.result
+    if not isinstance(result, dict):
+        import msgspec
+
+        result = msgspec.to_builtins(result)
+    out: dict[str, Any] = {}
+    for k, v in result.items():
+        if k not in NOT_FIGURES:
+            _walk(v, k, out)
+    return out
+
+
+def resolve(name: str, columns: Iterable[str]) -> str:
+    """The column a figure ``name`` means: itself, or the one column whose path ends with ``.name``."""
+    cols = list(columns)
+    if name in cols:
+        return name
+    tails = [c for c in cols if c.endswith("." + name)]
+    if len(tails) == 1:
+        return tails[0]
+    if tails:
+        raise UserError(f"figure {name!r} is ambiguous: " + ", ".join(tails[:6])
+                        + (" ..." if len(tails) > 6 else ""))
+    near = [c for c in cols if name.split(".")[-1] in c.split(".")][:6]
+    hint = f" (figures with {name.split('.')[-1]!r}: {', '.join(near)})" if near else ""
+    raise UserError(f"no figure {name!r} in the results{hint}")

@@ -1,0 +1,58 @@
+"""What runs on a worker (a process of the local pool, or a Dask worker): one program under one seed.
+
+Kept small and importable on its own: a worker imports this module, serq-ir and serq-sim, nothing else of
+the sweep."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+_programs: dict[str, Any] = {}
+#: decoded programs a worker keeps (a sweep runs one point's seeds together)
+_KEEP = 8
+
+
+def _program(ir: bytes, ir_hash: str, name: str) -> Any:
+    program = _programs.get(ir_hash)
+    if program is None:
+        import serq_ir
+
+        program = serq_ir.decode(ir, name=name)
+        if len(_programs) >= _KEEP:
+            _programs.pop(next(iter(_programs)))
+        _programs[ir_hash] = program
+    return program
+
+
+def run_task(ir: bytes, ir_hash: str, name: str, seed: int, limits: dict[str, Any]) -> dict[str, Any]:
+    """Run the program of IR ``ir`` under ``seed`` with ``limits`` (``max_wall``, ``max_events``,
+    ``max_samples``). Returns ``{"status", "message", "figures", "wall"}``: status ``ok``, ``partial`` (a
+    bound stopped it; ``message`` says which) or ``error`` (a run-time error of the program; ``message`` is
+    its diagnostic); ``wall`` the seconds the run took."""
+    import serq_sim
+
+    from .figures import flatten
+
+    program = _program(ir, ir_hash, name)
+    t0 = time.perf_counter()
+    try:
+        report = serq_sim.run(program, seed=seed, **limits)
+    except Exception as e:
+        if not getattr(type(e), "serq_user_error", False):
+            raise
+        return {"status": "error", "message": str(e), "figures": {}, "wall": time.perf_counter() - t0}
+    wall = time.perf_counter() - t0
+    partial = report.partial
+    if partial in ("interrupted", "sigterm"):  # a signal reached the run itself: it did not finish
+        raise KeyboardInterrupt
+    return {"status": "ok" if partial is None else "partial", "message": partial or "",
+            "figures": flatten(report.result), "wall": wall}
+
+
+def ignore_sigint() -> None:
+    """A pool worker's initializer: Ctrl-C at a terminal reaches the whole process group; the sweep
+    itself decides what happens (it ends its workers and keeps what finished)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)

@@ -1,0 +1,241 @@
+"""serq sweep: axes, the table (every figure of every run, as a single `serq run` gives it), aggregates,
+the local pool and Dask giving one table, resuming after SIGTERM, and users' mistakes."""
+
+from __future__ import annotations
+
+import csv
+import math
+import signal
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import serq_frontend
+import serq_sim
+from serq_sweep import core
+from serq_sweep.axes import Axis, parse_range, parse_seeds, points
+from serq_sweep.figures import flatten, resolve
+from serq_sweep.stats import mean_ci, t975
+
+ROOT = Path(__file__).resolve().parents[3]
+MG1 = str(ROOT / "examples/single-turn/mg1.sq")
+VLLM = str(ROOT / "examples/multi-turn/vllm.sq")
+SERQ = str(Path(sys.executable).parent / "serq")
+
+
+def read_csv(path):
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def serq(*args, cwd=None):
+    return subprocess.run([SERQ, *args], capture_output=True, text=True, cwd=cwd)
+
+
+# --- axes -------------------------------------------------------------------------------------------
+
+def test_ranges_lists_and_seeds():
+    assert parse_range("2:10:0.5", "x") == [2 + 0.5 * i for i in range(17)]
+    assert parse_range("0.1:0.3:0.1", "x") == [0.1, 0.2, 0.3]  # 0.30000000000000004 is shown as 0.3
+    assert parse_range("1:4", "x") == [1, 2, 3, 4]
+    assert parse_range("1,2,4", "x") == [1, 2, 4]
+    assert parse_range("7", "x") == [7]
+    assert parse_seeds("1..3,10") == [1, 2, 3, 10]
+    assert parse_seeds("5") == [5]
+
+
+def test_grid_and_zip_order():
+    a, b, c = Axis("a", "set", (1, 2)), Axis("b", "set", (10, 20)), Axis("c", "def", ("x", "y", "z"))
+    grid = points([a, b, c])
+    assert len(grid) == 12 and grid[0] == {"a": 1, "b": 10, "c": "x"} and grid[1] == {"a": 1, "b": 10, "c": "y"}
+    zipped = points([a, b, c], [["a", "b"]])
+    assert zipped == [{"a": 1, "b": 10, "c": "x"}, {"a": 1, "b": 10, "c": "y"}, {"a": 1, "b": 10, "c": "z"},
+                      {"a": 2, "b": 20, "c": "x"}, {"a": 2, "b": 20, "c": "y"}, {"a": 2, "b": 20, "c": "z"}]
+
+
+# --- statistics and figures -------------------------------------------------------------------------
+
+def test_t_quantiles():
+    # the 0.975 quantiles of Student's t (tables): 1, 4, 19, 30, 60, 120 degrees of freedom
+    for df, t in ((1, 12.706), (4, 2.776), (19, 2.093), (30, 2.042), (60, 2.000), (120, 1.980)):
+        assert t975(df) == pytest.approx(t, abs=6e-4)
+    xs = [1.0, 2.0, 4.0]
+    n, m, ci, sd = mean_ci(xs)
+    assert (n, m) == (3, statistics.mean(xs)) and sd == pytest.approx(statistics.stdev(xs))
+    assert ci == pytest.approx(4.303 * statistics.stdev(xs) / math.sqrt(3))
+
+
+def test_flatten_is_generic():
+    doc = {"report_version": 2, "serq_version": "x", "program": {"path": "p"}, "seed": 3, "events": 7,
+           "partial": None, "observes": {"ttft": {"mean": 1.5, "p99": None}},
+           "stages": [{"name": "e", "index": None, "utilisation": 0.5}],
+           "pools": [{"name": "kv", "index": 1, "used": 3.0}], "new": {"deep": {"figure": 2}},
+           "notes": ["a note"]}
+    f = flatten(doc)
+    assert list(f) == ["events", "partial", "observes.ttft.mean", "observes.ttft.p99", "stages.e.utilisation",
+                       "pools.kv[1].used", "new.deep.figure"]
+    assert f["observes.ttft.mean"] == 1.5 and math.isnan(f["observes.ttft.p99"]) and f["new.deep.figure"] == 2
+    assert resolve("ttft.p99", f) == "observes.ttft.p99" and resolve("events", f) == "events"
+    with pytest.raises(Exception, match="no figure"):
+        resolve("tpot.p99", f)
+    with pytest.raises(Exception, match="ambiguous"):
+        resolve("x", ["a.x", "b.x"])
+
+
+# --- the table --------------------------------------------------------------------------------------
+
+def test_rows_are_the_runs_figures():
+    frame = serq_sim.sweep(MG1, sets={"lambda": [0.3, 0.6]}, seeds="1..2", horizon=5000, workers=2)
+    assert list(frame["lambda"]) == [0.3, 0.3, 0.6, 0.6] and list(frame["seed"]) == [1, 2, 1, 2]
+    assert list(frame["status"]) == ["ok"] * 4 and list(frame["point"]) == [0, 0, 1, 1]
+    for _, row in frame.iterrows():
+        program = serq_frontend.compile(MG1, sets={"lambda": row["lambda"]})
+        want = flatten(serq_sim.run(program, seed=int(row["seed"]), horizon=5000).result)
+        assert list(frame.columns[6:]) == list(want)
+        for k, v in want.items():
+            got = row[k]
+            assert (isinstance(v, float) and math.isnan(v) and math.isnan(got)) or got == v, k
+
+
+def test_aggregates_and_csv(tmp_path):
+    out = str(tmp_path / "r.csv")
+    r = serq("sweep", MG1, "--set", "lambda=0.2,0.5", "--seeds", "1..3", "--horizon", "4000", "--out", out,
+             "--show", "response.mean")
+    assert r.returncode == 0, r.stderr
+    assert "6 run(s) of 2 point(s) x 3 seed(s) (6 run now, 0 resumed)" in r.stderr
+    runs = read_csv(out)
+    pts = read_csv(tmp_path / "r.points.csv")
+    assert len(runs) == 6 and len(pts) == 2
+    for p in pts:
+        xs = [float(x["observes.response.mean"]) for x in runs if x["point"] == p["point"]]
+        assert float(p["observes.response.mean:mean"]) == pytest.approx(statistics.mean(xs), rel=1e-12)
+        assert float(p["observes.response.mean:ci"]) == pytest.approx(
+            4.303 * statistics.stdev(xs) / math.sqrt(3), rel=1e-9)
+        assert p["runs"] == "3"
+    # --show prints the same means
+    line = r.stdout.splitlines()[1].split()
+    assert line[0] == "0.2" and float(line[2]) == pytest.approx(float(pts[0]["observes.response.mean:mean"]),
+                                                                 rel=1e-5)
+    assert not (tmp_path / "r.csv.journal").exists()
+
+
+def test_parquet_equals_csv(tmp_path):
+    import pandas as pd
+
+    for ext in ("csv", "parquet"):
+        r = serq("sweep", MG1, "--set", "lambda=0.2:0.4:0.2", "--seeds", "1..2", "--horizon", "3000",
+                 "--out", str(tmp_path / f"r.{ext}"), "--workers", "1")
+        assert r.returncode == 0, r.stderr
+    again = serq("sweep", MG1, "--set", "lambda=0.2:0.4:0.2", "--seeds", "1..2", "--horizon", "3000",
+                 "--out", str(tmp_path / "r.parquet"), "--workers", "1")
+    assert "(0 run now, 4 resumed)" in again.stderr, again.stderr
+    a = pd.read_csv(tmp_path / "r.csv", keep_default_na=True)
+    b = pd.read_parquet(tmp_path / "r.parquet")
+    assert list(a.columns) == list(b.columns)
+    num = [c for c in a.columns if c not in ("status", "message", "key", "partial")]
+    assert (a[num].astype(float).fillna(-1).values == b[num].astype(float).fillna(-1).values).all()
+
+
+VLLM_ARGS = ("--set", "Lambda=0.01:0.4:0.01", "--seeds", "1..3", "--horizon", "20", "--warmup", "0")
+
+
+@pytest.mark.timeout(240)
+def test_vllm_40_points_local_pool_and_dask_give_one_table(tmp_path):
+    from distributed import Client, LocalCluster
+
+    r = serq("sweep", VLLM, *VLLM_ARGS, "--out", str(tmp_path / "pool.csv"))
+    assert r.returncode == 0, r.stderr
+    plan = core.plan([VLLM], sets={"Lambda": "0.01:0.4:0.01"}, seeds="1..3", horizon=20, warmup=0)
+    assert len(plan.points) == 40
+    with LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None) as cluster, \
+            Client(cluster) as client:
+        from serq_sweep.api import run_plan
+
+        columns, table, complete, _ = run_plan(plan, dask=client, out=str(tmp_path / "dask.csv"))
+    assert complete and len(table) == 120
+    assert (tmp_path / "pool.csv").read_bytes() == (tmp_path / "dask.csv").read_bytes()
+    assert (tmp_path / "pool.points.csv").read_bytes() == (tmp_path / "dask.points.csv").read_bytes()
+
+
+@pytest.mark.timeout(240)
+def test_sigterm_keeps_what_finished_and_a_rerun_runs_the_rest(tmp_path):
+    out = tmp_path / "r.csv"
+    journal = tmp_path / "r.csv.journal"
+    args = ("sweep", VLLM, "--set", "Lambda=0.02:0.4:0.02", "--seeds", "1..2", "--horizon", "30", "--warmup", "0",
+            "--workers", "2", "--no-progress", "--out", str(out))
+    proc = subprocess.Popen([SERQ, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if journal.exists() and len(journal.read_text().splitlines()) >= 6:
+            break
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143, err
+    assert b"terminated" in err
+    first = read_csv(out)
+    assert 6 <= len(first) < 40
+    keys = {r["key"] for r in first}
+    r = serq(*args)
+    assert r.returncode == 0, r.stderr
+    assert f"40 run(s) of 20 point(s) x 2 seed(s) ({40 - len(first)} run now, {len(first)} resumed)" in r.stderr
+    whole = read_csv(out)
+    assert len(whole) == 40 and keys <= {r["key"] for r in whole}
+    # the rows kept from the stopped sweep are those a fresh sweep makes
+    fresh = serq(*args[:-1], str(tmp_path / "fresh.csv"))
+    assert fresh.returncode == 0, fresh.stderr
+    assert (tmp_path / "fresh.csv").read_bytes() == out.read_bytes()
+    assert not journal.exists()
+
+
+def test_a_rerun_of_a_finished_sweep_runs_nothing(tmp_path):
+    out = str(tmp_path / "r.csv")
+    args = ("sweep", MG1, "--set", "lambda=0.2,0.4", "--seeds", "1..2", "--horizon", "3000", "--out", out,
+            "--workers", "0")
+    assert serq(*args).returncode == 0
+    before = Path(out).read_bytes()
+    r = serq(*args[:-2], "--seeds", "1..3", "--workers", "0")
+    assert "6 run(s) of 2 point(s) x 3 seed(s) (2 run now, 4 resumed)" in r.stderr, r.stderr
+    r = serq(*args[:-2], "--seeds", "1..3", "--workers", "0")
+    assert "(0 run now, 6 resumed)" in r.stderr
+    assert before != Path(out).read_bytes()
+
+
+def test_users_mistakes_are_one_message(tmp_path):
+    cases = [
+        (("--set", "nope=1,2"), "the program has no `let nope`"),
+        (("--set", "lambda=1:0"), "ends before it starts"),
+        (("--set", "lambda=a,b"), "is not a number"),
+        (("--seeds", "3..1"), "ends before it starts"),
+        (("--set", "lambda=0.1,0.2", "--set", "mu=1", "--zip", "lambda,mu"), "different numbers of values"),
+        (("--out", str(tmp_path / "r.txt")), "a table is .parquet or .csv"),
+        (("--out", MG1[:-3] + ".csv", "--set", "lambda=0.1"), None),
+        (("--out", MG1), "a table is .parquet or .csv"),
+        (("--out", str(tmp_path / "none" / "r.csv")), "no folder"),
+        (("--find", "response.mean <= 1"), "--find and --over go together"),
+    ]
+    for args, msg in cases:
+        if msg is None:
+            continue
+        r = serq("sweep", MG1, "--horizon", "100", *args)
+        assert r.returncode in (1, 2), (args, r.stderr)
+        assert msg in r.stderr, (args, r.stderr)
+        assert "Traceback" not in r.stderr
+
+
+def test_a_runtime_error_is_a_row_and_exit_1(tmp_path):
+    src = tmp_path / "p.sq"
+    src.write_text("let G = 1;\nstage s : delay;\nworkload { arrive poisson(1); }\nsession {\n  set g = G;\n"
+                   "  run s (~exp(1));\n  branch (g) { end; }\n}\nrun { horizon 50; seed 1; }\n")
+    out = tmp_path / "e.csv"
+    r = serq("sweep", str(src), "--set", "G=1,0.5", "--workers", "0", "--out", str(out))
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    assert "error: 1 run(s) failed; the first:\n" in r.stderr
+    assert f"{src}:7:3: error: at t=" in r.stderr and "branch guard is 0.5" in r.stderr
+    rows = read_csv(out)
+    assert [x["status"] for x in rows] == ["ok", "error"]
+    assert rows[1]["message"].startswith(f"{src}:7:3: error:") and rows[1]["events"] == ""
+    assert int(rows[0]["events"]) > 0
