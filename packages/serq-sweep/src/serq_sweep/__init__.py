@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-_LAZY = {"sweep": "api", "aggregate": "api", "compare": "compare", "find": "find", "plot": "plot",
+_LAZY = {"sweep": "api", "aggregate": "api", "compare": "pairing", "find": "search", "plot": "plots",
          "flatten": "figures"}
 
 

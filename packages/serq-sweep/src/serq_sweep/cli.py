@@ -100,7 +100,7 @@ def sweep_command(pm, files, sets, defs, zips, seeds, horizon, warmup, arrivals,
     if find or over:
         if not (find and over):
             raise click.UsageError("--find and --over go together")
-        from .find import find_cli
+        from .search import find_cli
 
         find_cli(pm, list(files), args, find, over, tol, workers=workers, dask=dask, progress=progress,
                  out=out)
@@ -146,3 +146,49 @@ def _fmt(v) -> str:
     return str(v)
 
 
+
+
+@click.command("compare")
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@_common
+@click.option("--figure", "figures", multiple=True, metavar="FIGURE",
+              help="Compare only these figures (repeatable; default every figure).")
+@click.option("-o", "--out", "out", type=click.Path(dir_okay=False), default=None, metavar="FILE",
+              help="Also write the comparison as a table (.csv or .parquet).")
+@click.pass_obj
+def compare_command(pm, files, sets, defs, zips, seeds, horizon, warmup, arrivals, max_wall, max_events,
+                    workers, dask, no_progress, figures, out) -> None:
+    """Paired differences of every figure between arms run under the same seeds.
+
+    The arms are two or more FILEs, or one FILE and the values of one --set or --def name (--set B=8192,512).
+    Each arm after the first is compared with the first, seed by seed: the mean difference with its paired
+    95 % CI, the CI the same runs would give unpaired, and the variance reduction pairing brings.
+    """
+    from . import core
+    from . import pairing as C
+    from .api import run_plan
+
+    given = click.get_current_context().get_parameter_source("seeds") != click.core.ParameterSource.DEFAULT
+    args = _plan_args(sets, defs, zips, seeds if given else "1..10", horizon, warmup, arrivals,
+                      max_wall, max_events)
+    args.pop("zip")
+    plan = C.arms_plan(list(files), pm=pm, **args)
+    if out is not None:
+        from serq.files import check_not_input
+
+        core.table_format(out)
+        check_not_input(out, sorted({i for p in plan.points for i in p.inputs}))
+    columns, table, complete, _ = run_plan(plan, workers=workers, dask=dask,
+                                           progress=False if no_progress else None, desc="compare")
+    if not complete:
+        _exit_for(False)
+    rows, same = C.comparisons(plan, columns, table, figures)
+    with signals.deferred():
+        sys.stdout.write(C.render(rows, same, len(plan.seeds)))
+        sys.stdout.flush()
+        if out is not None:
+            from serq.files import write_atomic
+
+            write_atomic(out, core.encode_table(C.COLUMNS, rows, core.table_format(out)),
+                         inputs=sorted({i for p in plan.points for i in p.inputs}))
+    _exit_for(True, [r["message"] for r in table if r["status"] == "error"])

@@ -83,9 +83,9 @@ class Plan:
 def _plugin_manager(pm: Any) -> Any:
     if pm is not None:
         return pm
-    from serq.plugins import get_plugin_manager, running_plugin_manager
+    from serq.plugins import installed_plugin_manager
 
-    return running_plugin_manager() or get_plugin_manager()
+    return installed_plugin_manager()
 
 
 def compile_point(pm: Any, file: str, sets: Mapping[str, float], defs: Mapping[str, str],
@@ -100,6 +100,9 @@ def compile_point(pm: Any, file: str, sets: Mapping[str, float], defs: Mapping[s
     if program.run.horizon is None:
         raise UserError(f"{file}: the run has no horizon: give the program `run {{ horizon T; }}` or "
                         "--horizon T")
+    h, w = program.run.horizon, program.run.warmup or 0.0
+    if h != "inf" and not w < h:  # refused before any run, not once per run
+        raise UserError(f"{file}: warmup {w:g} is not below the horizon {h:g} (--warmup, --horizon)")
     return program, run_inputs(program, file, None)
 
 

@@ -7,6 +7,7 @@ from serq import hookimpl
 
 @hookimpl
 def serq_register_commands(register):
-    from .cli import sweep_command
+    from .cli import compare_command, sweep_command
 
     register(sweep_command)
+    register(compare_command)

@@ -272,7 +272,7 @@ class PluginManager(pluggy.PluginManager):
 #: serQ's own distributions, whose entry points are registered first and in this order, before any other
 #: plugin's (which follow in ``sys.path`` order): registration order is what orders what the register
 #: hooks collect (sugar layers apply in it), so the parts' own come first whatever the file system lists
-FIRST_PARTY = ("serq", "serq-ir", "serq-frontend", "serq-sim", "serq-report", "serq-vllm")
+FIRST_PARTY = ("serq", "serq-ir", "serq-frontend", "serq-sim", "serq-report", "serq-vllm", "serq-sweep")
 
 
 _FIRST_PARTY_RANK = {normalize_name(n): i for i, n in enumerate(FIRST_PARTY)}

@@ -1,0 +1,120 @@
+"""Paired comparisons: two or more arms (programs, or the values of one swept name) run under the same
+seeds, and for every figure the difference of each arm from the first, seed by seed.
+
+Per figure: the arms' means over the seeds, the mean difference ``B - A``, its paired 95 % half-width
+(Student t over the per-seed differences), the half-width the same runs would give unpaired (Welch, as if
+the arms had independent seeds), and the variance reduction pairing brings, ``1 - var(B - A) / (var(A) +
+var(B))``: near 1 when the arms see the same workload under one seed (common random numbers), near 0 when
+their noise is independent.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from serq.errors import UserError
+
+from . import core
+from .stats import paired
+
+COLUMNS = ("arm", "base", "figure", "n", "a", "b", "diff", "ci_paired", "ci_unpaired", "variance_reduction")
+
+
+def arms_plan(files: Sequence[str], *, sets: Mapping[str, Any] | None = None, defs: Mapping[str, Any] | None = None,
+              seeds: Any = "1..10", pm: Any = None, **kw: Any) -> core.Plan:
+    """The plan of a comparison: two or more files, or one file and one swept name of two or more values;
+    nothing else swept."""
+    plan = core.plan(list(files), sets=sets, defs=defs, seeds=seeds, pm=pm, **kw)
+    if len(plan.axes) != 1 or len(plan.points) < 2:
+        swept = ", ".join(a.name for a in plan.axes) or "nothing"
+        raise UserError("serq compare compares two or more programs, or one program under the values of one "
+                        f"--set or --def name (swept here: {swept})")
+    if len(plan.seeds) < 2:
+        raise UserError("serq compare needs two or more seeds (--seeds 1..10) for its CIs")
+    return plan
+
+
+def comparisons(plan: core.Plan, columns: Sequence[str], table: Sequence[dict[str, Any]],
+                figures: Sequence[str] = ()) -> tuple[list[dict[str, Any]], int]:
+    """One row per arm after the first and figure (see the module). Figures equal in every run of the two
+    arms are left out; returns the rows and how many were."""
+    from .figures import resolve
+
+    axis = plan.axes[0].name
+    figs = list(columns[len(plan.names) + 5:])
+    if figures:
+        figs = [resolve(f, figs) for f in figures]
+    by = {(r["point"], r["seed"]): r for r in table if r["status"] != "error"}
+    base = plan.points[0]
+    out: list[dict[str, Any]] = []
+    same = 0
+    for arm in plan.points[1:]:
+        for f in figs:
+            a = [_num(by.get((base.index, s), {}).get(f)) for s in plan.seeds]
+            b = [_num(by.get((arm.index, s), {}).get(f)) for s in plan.seeds]
+            if all(x is None for x in a + b):
+                continue
+            if a == b and not figures:
+                same += 1
+                continue
+            out.append({"arm": _label(arm.params[axis]), "base": _label(base.params[axis]), "figure": f,
+                        **paired([_nan(x) for x in a], [_nan(x) for x in b])})
+    return out, same
+
+
+def _label(v: Any) -> str:
+    return f"{v:g}" if isinstance(v, float) else str(v)
+
+
+def _num(v: Any) -> float | None:
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return None
+    return float(v) if math.isfinite(v) else None
+
+
+def _nan(v: float | None) -> float:
+    return math.nan if v is None else v
+
+
+def render(rows: Sequence[dict[str, Any]], same: int, seeds: int) -> str:
+    """The comparison as text: per arm, a line per figure."""
+    from .cli import _fmt
+
+    out = []
+    arms: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for r in rows:
+        arms.setdefault((r["arm"], r["base"]), []).append(r)
+    for (arm, base), rs in arms.items():
+        out.append(f"{arm} - {base}, paired over {seeds} seeds (95 % CIs):")
+        head = ["figure", "A", "B", "B - A", "paired ±", "unpaired ±", "var. reduction"]
+        lines = [head]
+        for r in rs:
+            vr = r["variance_reduction"]
+            lines.append([r["figure"], _fmt(r["a"]), _fmt(r["b"]), _fmt(r["diff"]), _fmt(r["ci_paired"]),
+                          _fmt(r["ci_unpaired"]), "nan" if math.isnan(vr) else f"{100 * vr:.1f} %"])
+        widths = [max(len(line[i]) for line in lines) for i in range(len(head))]
+        for line in lines:
+            out.append("  " + "  ".join([line[0].ljust(widths[0])]
+                                        + [c.rjust(w) for c, w in zip(line[1:], widths[1:])]).rstrip())
+    if same:
+        out.append(f"({same} figure(s) equal in every run of both arms left out)")
+    return "\n".join(out) + "\n"
+
+
+def compare(files: str | Sequence[str], *, sets: Mapping[str, Any] | None = None,
+            defs: Mapping[str, Any] | None = None, seeds: Any = "1..10", figures: Sequence[str] = (),
+            workers: int | None = None, dask: Any = None, progress: bool | None = None, pm: Any = None,
+            **kw: Any) -> Any:
+    """Compare arms (see :func:`arms_plan`) under common seeds; a DataFrame with the columns
+    :data:`COLUMNS`, a row per arm after the first and figure."""
+    from .api import run_plan
+
+    files = [files] if isinstance(files, str) else list(files)
+    plan = arms_plan(files, sets=sets, defs=defs, seeds=seeds, pm=pm, **kw)
+    columns, table, complete, _ = run_plan(plan, workers=workers, dask=dask, progress=progress, desc="compare")
+    if not complete:
+        raise KeyboardInterrupt
+    rows, _ = comparisons(plan, columns, table, figures)
+    return core.to_frame(COLUMNS, rows)

@@ -1,0 +1,81 @@
+"""serq compare: paired differences against hand computations, paired CIs narrower than unpaired ones when
+the arms share a workload, and users' mistakes."""
+
+from __future__ import annotations
+
+import math
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from serq_sweep import core
+from serq_sweep.api import run_plan
+from serq_sweep.pairing import arms_plan, comparisons
+from serq_sweep.stats import paired
+
+ROOT = Path(__file__).resolve().parents[3]
+VLLM = str(ROOT / "examples/multi-turn/vllm.sq")
+MG1 = str(ROOT / "examples/single-turn/mg1.sq")
+SERQ = str(Path(sys.executable).parent / "serq")
+
+
+def test_paired_by_hand():
+    a = [1.0, 2.0, 3.0, 4.0]
+    b = [1.5, 2.4, 3.7, 4.4]
+    d = [y - x for x, y in zip(a, b)]
+    r = paired(a, b)
+    assert r["n"] == 4 and r["diff"] == pytest.approx(statistics.mean(d))
+    assert r["ci_paired"] == pytest.approx(3.182 * statistics.stdev(d) / 2)
+    va, vb = statistics.variance(a) / 4, statistics.variance(b) / 4
+    df = (va + vb) ** 2 / ((va * va + vb * vb) / 3)  # Welch: 5.97..., the table's 5 degrees of freedom
+    assert int(df) == 5
+    assert r["ci_unpaired"] == pytest.approx(2.571 * math.sqrt(va + vb))
+    assert r["variance_reduction"] == pytest.approx(
+        1 - statistics.variance(d) / (statistics.variance(a) + statistics.variance(b)))
+    # a pair with a NaN is left out
+    assert paired([1.0, math.nan, 3.0], [2.0, 5.0, 4.0])["n"] == 2
+
+
+@pytest.mark.timeout(200)
+def test_budget_arms_paired_cis_narrower_than_unpaired():
+    plan = arms_plan([VLLM], sets={"B": [8192, 512]}, seeds="1..6", horizon=200, warmup=20)
+    columns, table, complete, _ = run_plan(plan, workers=2, progress=False)
+    assert complete
+    rows, _ = comparisons(plan, columns, table)
+    by = {r["figure"]: r for r in rows}
+    for fig in ("observes.response.mean", "observes.done.mean", "stages.engine.utilisation"):
+        r = by[fig]
+        # by hand from the table
+        a = [x[fig] for x in table if x["point"] == 0]
+        b = [x[fig] for x in table if x["point"] == 1]
+        d = [y - x for x, y in zip(a, b)]
+        assert r["diff"] == pytest.approx(statistics.mean(d))
+        assert r["ci_paired"] == pytest.approx(2.571 * statistics.stdev(d) / math.sqrt(6))
+        assert r["ci_paired"] < r["ci_unpaired"], fig
+        assert r["variance_reduction"] > 0.5, fig
+    assert by["observes.ttft.mean"]["arm"] == "512" and by["observes.ttft.mean"]["base"] == "8192"
+
+
+def test_cli_output_and_table(tmp_path):
+    out = tmp_path / "c.csv"
+    r = subprocess.run([SERQ, "compare", MG1, "--def", "service=~exp(1)", "--def", "service=~exp(0.8)", "--seeds", "1..3", "--horizon", "3000",
+                        "--figure", "response.mean", "--figure", "events", "--out", str(out), "--workers", "1"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0] == "~exp(0.8) - ~exp(1), paired over 3 seeds (95 % CIs):"
+    assert lines[2].split()[0] == "observes.response.mean" and lines[3].split()[0] == "events"
+    rows = core.read_table(str(out))
+    assert [x["figure"] for x in rows] == ["observes.response.mean", "events"]
+    assert rows[0]["b"] < rows[0]["a"]  # a faster server answers sooner
+
+
+def test_mistakes(tmp_path):
+    for args, msg in [((MG1,), "two or more programs"),
+                      ((MG1, "--set", "lambda=0.1,0.2", "--def", "service=~exp(1)"), "swept here: lambda, service"),
+                      ((MG1, "--set", "lambda=0.1,0.2", "--seeds", "1"), "two or more seeds"),
+                      ((MG1, MG1), "given twice")]:
+        r = subprocess.run([SERQ, "compare", *args, "--horizon", "3000"], capture_output=True, text=True)
+        assert r.returncode == 1 and msg in r.stderr and "Traceback" not in r.stderr, (args, r.stderr)
