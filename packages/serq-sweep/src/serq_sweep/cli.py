@@ -109,9 +109,9 @@ def sweep_command(pm, files, sets, defs, zips, seeds, horizon, warmup, arrivals,
     columns, table, complete, resumed = run_plan(plan, workers=workers, dask=dask, out=out, fresh=fresh,
                                         progress=progress)
     with signals.deferred():
-        if out is None:
+        if out is None and not show:
             sys.stdout.write(core.encode_table(columns, table, "csv").decode("utf-8"))
-        else:
+        elif out is not None:
             click.echo(f"{len(table)} run(s) of {len(plan.points)} point(s) x {len(plan.seeds)} seed(s) "
                        f"({len(table) - resumed} run now, {resumed} resumed): {out}; per point: "
                        f"{core.points_path(out)}", err=True)
@@ -192,3 +192,24 @@ def compare_command(pm, files, sets, defs, zips, seeds, horizon, warmup, arrival
             write_atomic(out, core.encode_table(C.COLUMNS, rows, core.table_format(out)),
                          inputs=sorted({i for p in plan.points for i in p.inputs}))
     _exit_for(True, [r["message"] for r in table if r["status"] == "error"])
+
+
+@click.command("plot")
+@click.argument("source", type=click.Path(exists=True))
+@click.option("-o", "--out", "out", required=True, type=click.Path(dir_okay=False), metavar="FILE",
+              help="The picture: .svg, .png or .pdf (written atomically).")
+@click.option("--x", "x", default=None, metavar="NAME", help="The swept name along the x axis.")
+@click.option("--y", "y", default=None, metavar="FIGURE", help="The figure drawn (ttft.p99, ...).")
+@click.option("--hue", "hue", default=None, metavar="NAME", help="A line (and band) per value of this name.")
+@click.option("--cdf", "cdf", multiple=True, metavar="OBSERVE",
+              help="From a dump folder: the CDF of this observe's samples (repeatable).")
+@click.option("--gauge", "gauge", multiple=True, metavar="GAUGE",
+              help="From a dump folder: this gauge against time (repeatable).")
+@click.pass_obj
+def plot_command(pm, source, out, x, y, hue, cdf, gauge) -> None:
+    """Draw a sweep's table (SOURCE a .parquet or .csv from serq sweep: --y against --x, with 95 % CI bands
+    across seeds, a line per --hue), or from a dump folder (serq run --dump DIR) the CDFs of observes'
+    samples (--cdf) or gauges' time series (--gauge)."""
+    from .plots import plot
+
+    plot(source, out, x=x, y=y, hue=hue, cdf_of=cdf, gauge=gauge)

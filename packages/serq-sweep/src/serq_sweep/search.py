@@ -1,0 +1,225 @@
+"""Capacity search (``serq sweep ... --find 'FIGURE OP NUMBER' --over NAME LO:HI``): per point of the other
+swept names, the largest value of a monotone knob at which every condition holds.
+
+A condition is checked on the mean of its figure across the seeds. The search evaluates both ends of the
+range; when the condition holds at LO and fails at HI it bisects (each evaluation runs every seed, and the
+evaluations of every point run together on the engine) until the bracket ``[holds, fails]`` is at most the
+tolerance wide (default (HI - LO) / 64), or, for a grid LO:HI:STEP, until the two are neighbours on the
+grid. The answer is the bracket's lower end; it holds at HI too (``holds everywhere``) or fails already at
+LO (``fails everywhere``) are reported as such. The knob is assumed monotone: the condition holds below
+some value and fails above it.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from serq.errors import UserError
+
+from . import core
+from .axes import Axis, def_axes, parse_range, parse_seeds, points, set_axes
+
+_OPS = {"<=": operator.le, "<": operator.lt, ">=": operator.ge, ">": operator.gt, "==": operator.eq,
+        "!=": operator.ne}
+_COND = re.compile(r"^\s*([A-Za-z_][\w.\[\]]*)\s*(<=|>=|==|!=|<|>)\s*([-+]?[\d.]+(?:[eE][-+]?\d+)?|inf)\s*$")
+
+#: at most this many bisection steps (a float range halves to the tolerance long before)
+MAX_STEPS = 60
+
+
+def parse_condition(text: str) -> tuple[str, str, float]:
+    m = _COND.match(text)
+    if not m:
+        raise UserError(f"--find {text!r}: expected FIGURE OP NUMBER, OP one of <= < >= > == != "
+                        "(e.g. 'ttft.p99 <= 1')")
+    return m.group(1), m.group(2), float(m.group(3))
+
+
+class _Search:
+    def __init__(self, index: int, params: dict[str, Any], lo: float, hi: float, grid: list[float] | None,
+                 tol: float):
+        self.index, self.params = index, params
+        self.grid, self.tol = grid, tol
+        self.lo, self.hi = (0, len(grid) - 1) if grid else (lo, hi)
+        self.holds: Any = None  # the largest value (or grid index) seen to hold
+        self.fails: Any = None  # the smallest seen to fail
+        self.evaluations = 0
+        self.state = "start"
+        self.means: dict[Any, dict[str, float]] = {}
+
+    def value(self, x: Any) -> float:
+        return self.grid[x] if self.grid else x
+
+    def next(self) -> list[Any]:
+        """The knob values (grid indices) to evaluate next; [] when done."""
+        if self.state == "start":
+            return [self.lo, self.hi]
+        if self.state != "bisect":
+            return []
+        if self.grid:
+            if self.fails - self.holds <= 1:
+                self.state = "done"
+                return []
+            return [(self.holds + self.fails) // 2]
+        if self.fails - self.holds <= self.tol or self.evaluations >= MAX_STEPS + 2:
+            self.state = "done"
+            return []
+        return [(self.holds + self.fails) / 2]
+
+    def record(self, x: Any, ok: bool) -> None:
+        self.evaluations += 1
+        if ok and (self.holds is None or x > self.holds):
+            self.holds = x
+        if not ok and (self.fails is None or x < self.fails):
+            self.fails = x
+
+    def settle(self) -> None:
+        if self.state == "start":
+            if self.fails is None:
+                self.state = "holds everywhere"
+            elif self.holds is None:
+                self.state = "fails everywhere"
+            elif self.holds > self.fails:
+                self.state = "not monotone"
+            else:
+                self.state = "bisect"
+
+
+def find(program: str | Sequence[str], conditions: str | Sequence[str], over: tuple[str, str], *,
+         sets: Mapping[str, Any] | None = None, defs: Mapping[str, Any] | None = None,
+         seeds: Any = (1,), tol: float | None = None, horizon: float | None = None,
+         warmup: float | None = None, arrivals: int | None = None, max_wall: float | None = None,
+         max_events: int | None = None, workers: int | None = None, dask: Any = None,
+         progress: bool | None = None, pm: Any = None) -> tuple[list[str], list[dict[str, Any]]]:
+    """Run the search (see the module) and return its table's columns and rows: one per point of the
+    other swept names, with the knob's value found, the bracket, the outcome, the number of evaluations,
+    and each condition's figure mean at the value found."""
+    import serq_ir
+
+    from .engines import engine as make_engine
+    from .figures import resolve
+
+    pm = core._plugin_manager(pm)
+    files = [program] if isinstance(program, str) else list(program)
+    conds = [parse_condition(c) for c in ([conditions] if isinstance(conditions, str) else conditions)]
+    if not conds:
+        raise UserError("--find: no condition")
+    name, spec = over
+    if (sets and name in sets) or (defs and name in defs):
+        raise UserError(f"--over {name}: {name} is also given with --set/--def")
+    if ":" not in spec:
+        raise UserError(f"--over {name} {spec}: a range LO:HI or LO:HI:STEP")
+    parts = spec.split(":")
+    grid = parse_range(spec, f"--over {name}") if len(parts) == 3 else None
+    lo, hi = (grid[0], grid[-1]) if grid else tuple(parse_range(spec, f"--over {name}")[i] for i in (0, -1))
+    if len(parts) == 2:
+        lo, hi = float(parts[0]), float(parts[1])
+        if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+            raise UserError(f"--over {name} {spec}: LO must be below HI, both finite")
+    tol = tol if tol is not None else (hi - lo) / 64
+    if not (tol > 0):
+        raise UserError(f"--tol {tol:g}: must be positive")
+    seed_list = parse_seeds(seeds) if isinstance(seeds, str) else parse_seeds(",".join(map(str, seeds)))
+    axes: list[Axis] = []
+    if len(files) > 1:
+        axes.append(Axis("program", "program", tuple(files)))
+    axes += set_axes(sets or {}) + def_axes(defs or {})
+    others = points(axes)
+    overrides = {"horizon": horizon, "warmup": warmup, "arrivals": arrivals}
+    limits = {k: v for k, v in (("max_wall", max_wall), ("max_events", max_events)) if v is not None}
+    searches = [_Search(i, p, lo, hi, grid, tol) for i, p in enumerate(others)]
+    figures: list[str] | None = None
+    import hashlib
+
+    import msgspec
+
+    with make_engine(workers, dask) as eng:
+        while True:
+            pending = [(s, x) for s in searches for x in s.next() if x not in s.means]
+            if not pending:
+                break
+            plan_points, owners = [], []
+            for s, x in pending:
+                params = dict(s.params)
+                file = params.pop("program", files[0])
+                sv = {a.name: params[a.name] for a in axes if a.kind == "set"}
+                sv[name] = s.value(x)
+                dv = {a.name: params[a.name] for a in axes if a.kind == "def"}
+                program_, inputs = core.compile_point(pm, file, sv, dv, overrides)
+                ir = serq_ir.encode(program_)
+                bare = serq_ir.encode(msgspec.structs.replace(program_, source=None), spans=False)
+                plan_points.append(core.Point(len(plan_points), {**s.params, name: s.value(x)}, file, ir,
+                                              hashlib.sha256(bare).hexdigest(), inputs))
+                owners.append((s, x))
+            plan = core.Plan([], plan_points, seed_list, limits)
+            done, complete = core.execute(plan, eng, progress=progress, desc="find")
+            if not complete:
+                raise KeyboardInterrupt
+            for p, (s, x) in zip(plan_points, owners):
+                results = [done[plan.key(p, seed)] for seed in seed_list]
+                bad = [r for r in results if r["status"] == "error"]
+                if bad:
+                    raise UserError(f"{bad[0]['message']}\n(at {name}={s.value(x):g} of the capacity search)")
+                if figures is None:
+                    cols = list(results[0]["figures"])
+                    figures = [resolve(f, cols) for f, _, _ in conds]
+                means = {}
+                for f in figures:
+                    vals = [r["figures"].get(f) for r in results]
+                    vals = [float(v) for v in vals if isinstance(v, (int, float)) and math.isfinite(v)]
+                    means[f] = math.fsum(vals) / len(vals) if vals else math.nan
+                s.means[x] = means
+                ok = all(_OPS[op](means[f], bound) for f, (_, op, bound) in zip(figures, conds))
+                s.record(x, ok)
+            for s in searches:
+                s.settle()
+    out_cols = [a.name for a in axes] + [name, "outcome", "holds", "fails", "evaluations"]
+    out_cols += [f"{f}:mean" for f in figures or []]
+    rows = []
+    for s in searches:
+        found = s.value(s.holds) if s.holds is not None else math.nan
+        row = {**s.params, name: found,
+               "outcome": "found" if s.state == "done" else s.state,
+               "holds": found, "fails": s.value(s.fails) if s.fails is not None else math.nan,
+               "evaluations": s.evaluations}
+        at = s.means.get(s.holds, {})
+        for f in figures or []:
+            row[f"{f}:mean"] = at.get(f, math.nan)
+        rows.append(row)
+    return out_cols, rows
+
+
+def find_cli(pm, files, args, find_, over, tol, *, workers, dask, progress, out) -> None:
+    import sys
+
+    from serq import signals
+
+    seeds = args.pop("seeds")
+    args.pop("zip")
+    if args.get("max_events") is None:
+        args.pop("max_events", None)
+    try:
+        columns, rows = find(files, list(find_), tuple(over), seeds=seeds, tol=tol, workers=workers, dask=dask,
+                             progress=progress, pm=pm, **args)
+    except KeyboardInterrupt:
+        status = signals.exit_status() or 130
+        sys.stderr.write("terminated\n" if status == 143 else "interrupted\n")
+        sys.exit(status)
+    from .cli import _fmt
+
+    with signals.deferred():
+        if out is not None:
+            from serq.files import write_atomic
+
+            write_atomic(out, core.encode_table(columns, rows, core.table_format(out)))
+        lines = [columns[: columns.index("evaluations") + 1]]
+        for r in rows:
+            lines.append([_fmt(r[c]) for c in lines[0]])
+        widths = [max(len(line[i]) for line in lines) for i in range(len(lines[0]))]
+        sys.stdout.write("".join("  ".join(c.rjust(w) for c, w in zip(line, widths)).rstrip() + "\n"
+                                 for line in lines))
+        sys.stdout.flush()
