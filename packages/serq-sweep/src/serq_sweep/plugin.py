@@ -7,7 +7,8 @@ from serq import hookimpl
 
 @hookimpl
 def serq_register_commands(register):
-    from .cli import compare_command, sweep_command
+    from .cli import compare_command, plot_command, sweep_command
 
     register(sweep_command)
     register(compare_command)
+    register(plot_command)

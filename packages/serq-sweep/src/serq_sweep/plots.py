@@ -1,0 +1,192 @@
+"""``serq plot``: a sweep's figure against a swept name with 95 % CI bands, CDFs of an observe's samples
+and gauges' time series from a ``serq run --dump`` folder (matplotlib, ``serq-sweep[plot]``).
+
+Each function returns a ``matplotlib.figure.Figure`` (made without pyplot, so no window and no global
+state); :func:`save` writes it (``.svg``, ``.png`` or ``.pdf``) atomically, the same figure giving the same
+bytes. The data drawn are the artists' own (``ax.lines[i].get_xydata()``).
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import os
+from collections.abc import Sequence
+from typing import Any
+
+from serq.errors import UserError
+
+FORMATS = ("svg", "png", "pdf")
+
+
+def _figure(width: float = 6.4, height: float = 4.0) -> Any:
+    try:
+        from matplotlib.figure import Figure
+    except ImportError:
+        raise UserError("serq plot needs matplotlib: pip install 'serq-sweep[plot]' (or serq[plot])") from None
+    return Figure(figsize=(width, height), layout="constrained")
+
+
+def _read(table: Any) -> Any:
+    import pandas as pd
+
+    if isinstance(table, pd.DataFrame):
+        return table
+    from .core import table_format
+
+    path = os.fspath(table)
+    fmt = table_format(path)
+    try:
+        return pd.read_csv(path) if fmt == "csv" else pd.read_parquet(path)
+    except (OSError, ValueError) as e:
+        raise UserError(f"{path}: cannot read the table: {e}") from None
+
+
+def curve_data(table: Any, x: str, y: str, hue: str | None = None) -> tuple[str, dict[Any, tuple[list, list, list]]]:
+    """What :func:`curve` draws: the figure's column, and per hue value ``(xs, means, half-widths)``,
+    xs ascending. A runs table (a row per seed) is averaged here (Student t over the seeds, rows that failed
+    left out); a points table (``FIGURE:mean``, ``FIGURE:ci``) is read as it is."""
+    from .figures import resolve
+    from .stats import mean_ci
+
+    frame = _read(table)
+    cols = list(frame.columns)
+    for name, what in ((x, "--x"), (hue, "--hue")):
+        if name is not None and name not in cols:
+            raise UserError(f"{what} {name}: no column {name} (the table's swept names: "
+                            + ", ".join(c for c in cols[: cols.index('seed') if 'seed' in cols else 0]
+                                        if c != "point") + ")")
+    points_table = any(c.endswith(":mean") for c in cols)
+    if points_table:
+        fig = resolve(y, [c[:-5] for c in cols if c.endswith(":mean")])
+    else:
+        start = cols.index("key") + 1 if "key" in cols else 0
+        fig = resolve(y, cols[start:])
+    if "status" in cols:
+        frame = frame[frame["status"] != "error"]
+    out: dict[Any, tuple[list, list, list]] = {}
+    groups = frame.groupby(hue, sort=True) if hue else [(None, frame)]
+    for h, g in groups:
+        h = h[0] if isinstance(h, tuple) else h
+        xs, ms, cis = [], [], []
+        for xv, gx in sorted(g.groupby(x, sort=True), key=lambda kv: kv[0]):
+            xv = xv[0] if isinstance(xv, tuple) else xv
+            if points_table:
+                m, ci = float(gx[f"{fig}:mean"].iloc[0]), float(gx[f"{fig}:ci"].iloc[0])
+            else:
+                _, m, ci, _ = mean_ci(gx[fig].astype(float).tolist())
+            xs.append(float(xv))
+            ms.append(m)
+            cis.append(ci)
+        out[h] = (xs, ms, cis)
+    return fig, out
+
+
+def curve(table: Any, x: str, y: str, hue: str | None = None, *, title: str | None = None) -> Any:
+    """``y`` (a figure's name) against the swept ``x``, a line per value of ``hue``, each with its 95 % CI
+    band (none where a point has one seed)."""
+    fig_name, data = curve_data(table, x, y, hue)
+    figure = _figure()
+    ax = figure.add_subplot()
+    for h, (xs, ms, cis) in data.items():
+        label = None if hue is None else f"{hue} = {h:g}" if isinstance(h, float) else f"{hue} = {h}"
+        (line,) = ax.plot(xs, ms, marker="o", markersize=3, label=label)
+        if any(not math.isnan(c) for c in cis):
+            lo = [m - (0 if math.isnan(c) else c) for m, c in zip(ms, cis)]
+            hi = [m + (0 if math.isnan(c) else c) for m, c in zip(ms, cis)]
+            ax.fill_between(xs, lo, hi, alpha=0.2, color=line.get_color(), linewidth=0)
+    ax.set_xlabel(x)
+    ax.set_ylabel(y)
+    ax.set_title(title or f"{fig_name} (mean, 95 % CI across seeds)", fontsize="medium")
+    ax.grid(True, alpha=0.3)
+    if hue is not None:
+        ax.legend(fontsize="small")
+    return figure
+
+
+def _dump_csv(folder: str, name: str, gauge: bool) -> tuple[list[float], list[float]]:
+    import csv
+
+    path = os.path.join(folder, "gauge", f"{name}.csv") if gauge else os.path.join(folder, f"{name}.csv")
+    if not os.path.isfile(path):
+        where = os.path.join(folder, "gauge") if gauge else folder
+        have = sorted(f[:-4] for f in os.listdir(where) if f.endswith(".csv")) if os.path.isdir(where) else []
+        kind = "gauge" if gauge else "observe"
+        raise UserError(f"{folder}: no {kind} {name} in the dump ({kind}s there: {', '.join(have) or 'none'})")
+    ts, vs = [], []
+    with open(path, newline="", encoding="utf-8") as f:
+        for r in csv.DictReader(f):
+            ts.append(float(r["time"]))
+            vs.append(float(r["value"]))
+    return ts, vs
+
+
+def cdf(dump: str, observes: Sequence[str]) -> Any:
+    """The empirical CDF of each observe's samples in a dump (``serq run --dump DIR``): a step at every
+    sample, from 0 to 1."""
+    figure = _figure()
+    ax = figure.add_subplot()
+    for name in observes:
+        _, vs = _dump_csv(dump, name, gauge=False)
+        vs = sorted(v for v in vs if not math.isnan(v))
+        n = len(vs)
+        ax.step(vs, [(i + 1) / n for i in range(n)], where="post", label=f"{name} ({n} samples)")
+    ax.set_xlabel("value")
+    ax.set_ylabel("fraction of samples ≤ value")
+    ax.set_ylim(0, 1.02)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize="small")
+    return figure
+
+
+def gauges(dump: str, names: Sequence[str]) -> Any:
+    """Each gauge's value against time, as the step function its change points make."""
+    figure = _figure(6.4, 2.2 * max(1, len(names)) + 0.6)
+    axes = figure.subplots(len(names), 1, sharex=True, squeeze=False)[:, 0]
+    for ax, name in zip(axes, names):
+        ts, vs = _dump_csv(dump, name, gauge=True)
+        ax.step(ts, vs, where="post")
+        ax.set_ylabel(name)
+        ax.grid(True, alpha=0.3)
+    axes[-1].set_xlabel("time")
+    return figure
+
+
+def save(figure: Any, path: str, inputs: Sequence[str] = ()) -> None:
+    from serq.files import write_atomic
+
+    ext = os.path.splitext(path)[1].lower().lstrip(".")
+    if ext not in FORMATS:
+        raise UserError(f"-o {path}: a plot is .svg, .png or .pdf")
+    buf = io.BytesIO()
+    meta = {"svg": {"Date": None}, "pdf": {"CreationDate": None, "ModDate": None}, "png": {"Software": None}}[ext]
+    import matplotlib
+
+    with matplotlib.rc_context({"svg.hashsalt": "serq", "svg.fonttype": "path"}):
+        figure.savefig(buf, format=ext, metadata=meta, dpi=120)
+    write_atomic(path, buf.getvalue(), inputs=inputs)
+
+
+def plot(source: Any, out: str | None = None, *, x: str | None = None, y: str | None = None,
+         hue: str | None = None, cdf_of: Sequence[str] = (), gauge: Sequence[str] = ()) -> Any:
+    """The Python side of ``serq plot``: a curve from a table (``x``, ``y``, ``hue``), or CDFs
+    (``cdf_of``) or gauges (``gauge``) from a dump folder; written to ``out`` when given. Returns the
+    Figure."""
+    src = os.fspath(source) if isinstance(source, (str, os.PathLike)) else source
+    if out is not None and os.path.splitext(out)[1].lower().lstrip(".") not in FORMATS:
+        raise UserError(f"-o {out}: a plot is .svg, .png or .pdf")
+    if cdf_of or gauge:
+        if not (isinstance(src, str) and os.path.isdir(src)):
+            raise UserError(f"{src}: --cdf and --gauge read a dump folder (serq run --dump DIR)")
+        if cdf_of and gauge:
+            raise UserError("--cdf and --gauge make two plots: give one of them")
+        figure = cdf(src, cdf_of) if cdf_of else gauges(src, gauge)
+    else:
+        if x is None or y is None:
+            raise UserError("serq plot TABLE needs --x NAME and --y FIGURE")
+        if isinstance(src, str) and os.path.isdir(src):
+            raise UserError(f"{src}: a folder: --x/--y read a sweep's table (--cdf/--gauge read a dump)")
+        figure = curve(src, x, y, hue)
+    if out is not None:
+        save(figure, out, inputs=[src] if isinstance(src, str) else [])
+    return figure
