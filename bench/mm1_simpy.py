@@ -1,7 +1,8 @@
-"""M/M/1 at rho = 0.8 in SimPy: Poisson arrivals of rate 0.8, one server (Resource, capacity 1),
-exponential service of mean 1; N customers; prints the mean response time.
+"""M/M/c at rho = 0.8 in SimPy: Poisson arrivals of rate 0.8 c, c servers (one Resource of capacity c),
+exponential service of mean 1; N customers; prints the mean response time. c = 1 (the default) is the
+M/M/1 of bench/mm1.sq and bench/mm1_pool.sq, c = 4 the M/M/4 of bench/mm4_pool.sq.
 
-    python bench/mm1_simpy.py [N] [SEED]
+    python bench/mm1_simpy.py [N] [SEED] [C]
 """
 
 import random
@@ -9,12 +10,15 @@ import sys
 
 import simpy
 
+#: mean response in theory (Erlang C), by c
+THEORY = {1: 5.0, 4: 1.7455}
 
-def main(n: int, seed: int) -> None:
-    lam, mu = 0.8, 1.0
+
+def main(n: int, seed: int, c: int) -> None:
+    lam, mu = 0.8 * c, 1.0
     rng = random.Random(seed)
     env = simpy.Environment()
-    server = simpy.Resource(env, capacity=1)
+    server = simpy.Resource(env, capacity=c)
     responses: list[float] = []
 
     def customer(env):
@@ -31,8 +35,11 @@ def main(n: int, seed: int) -> None:
 
     env.process(source(env))
     env.run()
-    print(f"customers {len(responses)} mean response {sum(responses) / len(responses):.4f} (theory 5)")
+    theory = THEORY.get(c)
+    print(f"customers {len(responses)} mean response {sum(responses) / len(responses):.4f}"
+          + (f" (theory {theory})" if theory else ""))
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 200_000, int(sys.argv[2]) if len(sys.argv) > 2 else 1)
+    argv = sys.argv[1:]
+    main(int(argv[0]) if argv else 200_000, int(argv[1]) if len(argv) > 1 else 1, int(argv[2]) if len(argv) > 2 else 1)

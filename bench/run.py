@@ -1,22 +1,23 @@
-"""serQ's benchmarks: each program is run as a whole process, timed by wall clock, best of three.
+"""serQ's benchmarks: each comparison runs its two sides as whole processes, alternated, and reads the
+ratio pair by pair.
 
-    python bench/run.py            # the full set (a few minutes on two cores)
-    python bench/run.py --quick    # smaller runs, for a smoke test (the targets are for the full set)
+    python bench/run.py                # the full set, 5 pairs per comparison
+    python bench/run.py --quick        # smaller runs, 1 pair each: a smoke test (about 2 minutes)
+    python bench/run.py --pairs 9      # more pairs
+    python bench/run.py --only vllm    # the rows whose key contains "vllm"
 
-Prints a table of seconds and ratios and a PASS/MISS line per target:
+Method. A comparison has a serQ side A and a peer side B doing the same work. They run A B A B ...
+(``--pairs`` pairs), one process at a time, each a fresh interpreter (start-up, imports, compiling the
+program and writing the report included). The figure of a run is its CPU time, user + system from
+``os.wait4`` (the child's own usage; on a shared machine CPU time moves far less than the wall clock,
+which is printed too). The ratio of a pair is A's CPU time over B's, taken within the pair, so both
+sides saw the same moment's load; a row prints the median ratio over the pairs and its spread (min-max),
+and a target is PASS or MISS on the median paired ratio. Best-of-three taken separately for each side is
+not used: it pairs A's luckiest run with B's luckiest one, minutes apart (it printed 1.19 for a ratio
+that paired runs put at 1.79).
 
-* serq/simpy <= 0.5 and serq/heapq <= 3: an M/M/1 at rho 0.8 (bench/mm1.sq against bench/mm1_simpy.py
-  and bench/mm1_heapq.py, the same number of customers);
-* serq cb / plain cb <= 3: continuous batching (bench/cb.sq against bench/plain_cb.py, 2 000 requests;
-  best of three, so serq's later runs find the program in the compile cache, as a user's repeated runs
-  do; the same with SERQ_COMPILE_CACHE=0 is printed too, without a target);
-* serq engine iterations per second >= 30 000 at a batch of about 16 (bench/cb.sq, a longer run:
-  iterations from the JSON report over the process's wall clock, start-up included);
-* peak RSS <= 500 MB for a run recording 10 million observe samples (bench/observe10m.sq), measured
-  with wait4 on the child.
-
-examples/multi-turn/vllm.sq (its own horizon) and examples/replay/vllm_replay.sq are timed too when they
-exist. A command that fails is reported and its targets MISS.
+Every row says what it measures (``what``); ``--list`` prints them without running anything. The load
+average is printed before and after. A command that fails is reported and its targets MISS.
 """
 
 from __future__ import annotations
@@ -25,10 +26,13 @@ import argparse
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -64,11 +68,19 @@ class Failed(Exception):
         return f"exit {self.code}: {self.last}"[:160]
 
 
-def run_once(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, str, int]:
-    """Wall-clock seconds, stdout and peak RSS (KiB on Linux) of one run of ``cmd``.
+@dataclass
+class Run:
+    cpu: float  # user + system seconds of the child
+    wall: float
+    rss_kib: int
+    out: str
+
+
+def run_once(cmd: list[str], env: dict[str, str] | None = None) -> Run:
+    """CPU and wall-clock seconds, peak RSS (KiB on Linux) and stdout of one run of ``cmd``.
 
     The child is reaped with os.wait4, which gives that child's own resource usage (RUSAGE_CHILDREN
-    would give the largest of every child so far)."""
+    would sum every child so far, and give the largest RSS of any)."""
     t0 = time.perf_counter()
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         proc = subprocess.Popen(cmd, cwd=ROOT, stdout=out, stderr=err, env=CHILD_ENV | (env or {}))
@@ -80,15 +92,7 @@ def run_once(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, 
         stdout, stderr = out.read().decode(errors="replace"), err.read().decode(errors="replace")
     if proc.returncode != 0:
         raise Failed(cmd, proc.returncode, stderr or stdout)
-    return elapsed, stdout, usage.ru_maxrss
-
-
-def best_of(cmd: list[str], repeat: int, env: dict[str, str] | None = None) -> tuple[float, str]:
-    times, out = [], ""
-    for _ in range(repeat):
-        t, out, _ = run_once(cmd, env)
-        times.append(t)
-    return min(times), out
+    return Run(usage.ru_utime + usage.ru_stime, elapsed, usage.ru_maxrss, stdout)
 
 
 def report_json(out: str) -> dict:
@@ -100,10 +104,203 @@ def serq_run(program: str, *extra: str) -> list[str]:
     return [*SERQ, "run", program, *extra, "--no-progress", "--json"]
 
 
+def observe_means(out: str) -> str:
+    r = report_json(out)
+    return " ".join(f"{k} {v['mean']:.4f}" for k, v in r["observes"].items() if v.get("mean") is not None)
+
+
+def first_line(out: str) -> str:
+    return out.strip().splitlines()[0] if out.strip() else ""
+
+
+@dataclass
+class Side:
+    label: str  # what runs, as a command a reader can repeat
+    cmd: list[str]
+    summary: Callable[[str], str] = first_line  # what the run printed, for the table
+    env: dict[str, str] | None = None
+
+
+@dataclass
+class Comparison:
+    key: str
+    what: str  # what the row measures, in a sentence
+    a: Side  # serQ
+    b: Side  # the peer
+    target: float | None = None  # A/B at most this (None: printed, no target)
+    target_text: str = ""
+    per: tuple[str, float] | None = None  # ("requests", n): print n per CPU second of each side
+    floor: tuple[float, str] | None = None  # (n per CPU second at least, why) for side A
+
+
+@dataclass
+class Outcome:
+    comp: Comparison
+    pairs: list[tuple[Run, Run]] = field(default_factory=list)
+    error: str | None = None
+
+    def ratios(self) -> list[float]:
+        return [a.cpu / b.cpu for a, b in self.pairs if b.cpu > 0]
+
+
+def run_pairs(comp: Comparison, n: int) -> Outcome:
+    res = Outcome(comp)
+    for i in range(n):
+        try:
+            ra = run_once(comp.a.cmd, comp.a.env)
+            rb = run_once(comp.b.cmd, comp.b.env)
+        except Failed as e:
+            res.error = e.brief()
+            print(f"  {comp.key}: FAILED\n    {e}", file=sys.stderr)
+            return res
+        res.pairs.append((ra, rb))
+        print(f"  {comp.key} pair {i + 1}/{n}: A {ra.cpu:.3f} s B {rb.cpu:.3f} s ratio {ra.cpu / rb.cpu:.3f}",
+              file=sys.stderr)
+    return res
+
+
+def med(xs: list[float]) -> float:
+    return statistics.median(xs)
+
+
+def loadavg() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The comparisons
+
+
+def comparisons(quick: bool) -> list[Comparison]:
+    n_mm1 = 50_000 if quick else 200_000
+    n_prio = 20_000 if quick else 80_000
+    out: list[Comparison] = []
+    simpy = [PY, str(BENCH / "mm1_simpy.py")]
+    out.append(Comparison(
+        "mm1_pool",
+        f"M/M/1 at rho 0.8, {n_mm1} customers, on the general engine: serQ's one-slot pool in front of a "
+        "delay stage (bench/mm1_pool.sq, the way a serving program writes a server) against SimPy's "
+        "Resource(capacity=1) (bench/mm1_simpy.py)",
+        Side(f"serq run bench/mm1_pool.sq --arrivals {n_mm1}",
+             serq_run("bench/mm1_pool.sq", "--arrivals", str(n_mm1), "--horizon", "1e9"), observe_means),
+        Side(f"python bench/mm1_simpy.py {n_mm1} 1 1", [*simpy, str(n_mm1), "1", "1"]),
+        0.5, "serq/simpy <= 0.5 (issue #11)", per=("customers", n_mm1)))
+    out.append(Comparison(
+        "mm4_pool",
+        f"M/M/4 at rho 0.8, {n_mm1} customers, on the general engine: a pool of 4 in front of a delay stage "
+        "(bench/mm4_pool.sq) against SimPy's Resource(capacity=4) (bench/mm1_simpy.py N 1 4)",
+        Side(f"serq run bench/mm4_pool.sq --arrivals {n_mm1}",
+             serq_run("bench/mm4_pool.sq", "--arrivals", str(n_mm1), "--horizon", "1e9"), observe_means),
+        Side(f"python bench/mm1_simpy.py {n_mm1} 1 4", [*simpy, str(n_mm1), "1", "4"]),
+        0.5, "serq/simpy <= 0.5 (issue #11)", per=("customers", n_mm1)))
+    out.append(Comparison(
+        "prio_pool",
+        f"non-preemptive priority M/M/1 at rho 0.8, two classes, {n_prio} customers: a pool with "
+        "queue by (prio, serial) (bench/prio_pool.sq) against SimPy's PriorityResource (bench/prio_simpy.py)",
+        Side(f"serq run bench/prio_pool.sq --arrivals {n_prio}",
+             serq_run("bench/prio_pool.sq", "--arrivals", str(n_prio), "--horizon", "1e9"), observe_means),
+        Side(f"python bench/prio_simpy.py {n_prio}", [PY, str(BENCH / "prio_simpy.py"), str(n_prio)]),
+        None, "no target of its own (the queue by target is on the vLLM rows)", per=("customers", n_prio)))
+    out.append(Comparison(
+        "mm1_fast",
+        f"M/M/1 at rho 0.8, {n_mm1} customers, on the FAST TIER: bench/mm1.sq has no pool and no step stage, "
+        "so it runs as one generated loop; no serving program is eligible for it. Against SimPy's "
+        "Resource(capacity=1)",
+        Side(f"serq run bench/mm1.sq --arrivals {n_mm1}",
+             serq_run("bench/mm1.sq", "--arrivals", str(n_mm1), "--horizon", "1e9"), observe_means),
+        Side(f"python bench/mm1_simpy.py {n_mm1} 1 1", [*simpy, str(n_mm1), "1", "1"]),
+        0.5, "serq/simpy <= 0.5 (fast tier only)", per=("customers", n_mm1)))
+    out.append(Comparison(
+        "mm1_fast_heapq",
+        f"the same fast-tier M/M/1 against a hand-written heapq event loop (bench/mm1_heapq.py), "
+        f"{n_mm1} customers",
+        Side(f"serq run bench/mm1.sq --arrivals {n_mm1}",
+             serq_run("bench/mm1.sq", "--arrivals", str(n_mm1), "--horizon", "1e9"), observe_means),
+        Side(f"python bench/mm1_heapq.py {n_mm1}", [PY, str(BENCH / "mm1_heapq.py"), str(n_mm1)]),
+        3.0, "serq/heapq <= 3 (fast tier only)"))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Single measurements (no peer): memory
+
+
+@dataclass
+class Single:
+    key: str
+    what: str
+    figure: str = ""
+    note: str = ""
+    target: str = ""
+    met: bool | None = None
+
+
+def memory_rows(quick: bool) -> list[Single]:
+    rows = []
+    n_sessions = 100_000 if quick else 1_000_000  # ten observe samples each
+    samples = 10 * n_sessions
+    s = Single("observe_rss", f"peak RSS of `serq run bench/observe10m.sq --arrivals {n_sessions}` "
+               f"({samples} observe samples kept for the report), os.wait4's ru_maxrss",
+               target=f"<= 500 MB at {10 * 1_000_000} samples")
+    try:
+        r = run_once(serq_run("bench/observe10m.sq", "--arrivals", str(n_sessions), "--horizon", "1e9"))
+        count = report_json(r.out)["observes"]["x"]["count"]
+        mb = r.rss_kib * 1024 / 1e6
+        s.figure, s.note = f"{mb:.0f} MB", f"{count} samples recorded, {r.cpu:.2f} s CPU"
+        s.met = mb <= 500 if not quick else None
+    except (Failed, ValueError, KeyError, TypeError) as e:
+        s.figure, s.note, s.met = "FAILED", e.brief() if isinstance(e, Failed) else repr(e)[:160], False
+    rows.append(s)
+    return rows
+
+
+# ---------------------------------------------------------------------------------------------------------
+
+
+def print_comparison(o: Outcome) -> list[tuple[str, bool, str]]:
+    c = o.comp
+    print(f"[{c.key}] {c.what}")
+    print(f"    A = {c.a.label}")
+    print(f"    B = {c.b.label}")
+    targets = []
+    if o.error is not None or not o.pairs:
+        print(f"    FAILED: {o.error}")
+        if c.target is not None:
+            targets.append((f"{c.key}: {c.target_text}", False, "failed"))
+        return targets
+    ra = o.ratios()
+    a_cpu = med([a.cpu for a, _ in o.pairs])
+    b_cpu = med([b.cpu for _, b in o.pairs])
+    a_wall = med([a.wall for a, _ in o.pairs])
+    b_wall = med([b.wall for _, b in o.pairs])
+    print(f"    CPU s, median of {len(o.pairs)}: A {a_cpu:.3f}  B {b_cpu:.3f}   (wall {a_wall:.3f} / {b_wall:.3f})")
+    if c.per is not None:
+        what, n = c.per
+        print(f"    {what} per CPU second: A {n / a_cpu:,.0f}  B {n / b_cpu:,.0f}")
+    print(f"    A/B paired ratio: median {med(ra):.3f}  (min {min(ra):.3f}, max {max(ra):.3f}, "
+          f"{len(ra)} pair{'s' if len(ra) > 1 else ''})")
+    print(f"    A printed: {c.a.summary(o.pairs[-1][0].out)}")
+    print(f"    B printed: {c.b.summary(o.pairs[-1][1].out)}")
+    if c.target is not None:
+        met = med(ra) <= c.target
+        print(f"    target {c.target_text}: {'PASS' if met else 'MISS'}")
+        targets.append((f"{c.key}: {c.target_text}", met, f"{med(ra):.3f}"))
+    if c.floor is not None:
+        rate, why = c.floor
+        what, n = c.per
+        x = n / a_cpu
+        met = x >= rate
+        print(f"    target {what} per CPU second >= {rate:,.0f} ({why}): {'PASS' if met else 'MISS'}")
+        targets.append((f"{c.key}: serQ {what} per CPU second >= {rate:,.0f}", met, f"{x:,.0f}"))
+    return targets
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--quick", action="store_true", help="smaller runs (a smoke test of the benchmark)")
-    ap.add_argument("--repeat", type=int, default=None, help="runs per timing (default 3, quick 1)")
+    ap.add_argument("--quick", action="store_true", help="smaller runs, one pair (a smoke test)")
+    ap.add_argument("--pairs", type=int, default=None, help="A B pairs per comparison (default 5, quick 1)")
+    ap.add_argument("--only", default=None, help="run only the rows whose key contains this")
+    ap.add_argument("--list", action="store_true", help="print the rows and what each measures, run nothing")
     ap.add_argument("--keep-env", action="store_true",
                     help="keep PYTHONDONTWRITEBYTECODE for the children if it is set")
     args = ap.parse_args()
@@ -111,131 +308,41 @@ def main() -> int:
         CHILD_ENV.clear()
         CHILD_ENV.update(os.environ)
     quick = args.quick
-    repeat = args.repeat or (1 if quick else 3)
-    n_mm1 = 50_000 if quick else 200_000
-    n_cb = 500 if quick else 2_000
-    n_it = 2_000 if quick else 20_000
-    n_sessions = 100_000 if quick else 1_000_000  # ten observe samples each
+    pairs = args.pairs or (1 if quick else 5)
+    comps = [c for c in comparisons(quick) if args.only is None or args.only in c.key]
+    if args.list:
+        for c in comps:
+            print(f"[{c.key}] {c.what}\n    A = {c.a.label}\n    B = {c.b.label}")
+        return 0
+    bytecode = "off" if "PYTHONDONTWRITEBYTECODE" in CHILD_ENV else "on"
+    start_load = loadavg()
+    print(f"serQ benchmarks ({'quick' if quick else 'full'}; {os.cpu_count()} CPUs; {pairs} pairs; "
+          f"bytecode cache {bytecode}; load average {start_load})", file=sys.stderr)
+    outcomes = [run_pairs(c, pairs) for c in comps]
+    singles: list[Single] = []
+    if args.only is None or "rss" in args.only:
+        singles += memory_rows(quick)
 
-    rows: list[tuple[str, str, str]] = []  # (what, figure, note)
-    targets: list[tuple[str, bool, str]] = []  # (target, met, figure)
-    fig: dict[str, float] = {}
-
-    def timed(key: str, label: str, cmd: list[str], env: dict[str, str] | None = None) -> str | None:
-        try:
-            t, out = best_of(cmd, repeat, env)
-        except Failed as e:
-            rows.append((label, "FAILED", e.brief()))
-            print(f"  {label}: FAILED\n    {e}", file=sys.stderr)
-            return None
-        fig[key] = t
-        rows.append((label, f"{t:.3f} s", f"best of {repeat}"))
-        print(f"  {label}: {t:.3f} s", file=sys.stderr)
-        return out
-
-    print(f"serQ benchmarks ({'quick' if quick else 'full'}; {os.cpu_count()} CPUs; best of {repeat}; "
-          f"bytecode cache {'off' if 'PYTHONDONTWRITEBYTECODE' in CHILD_ENV else 'on'})", file=sys.stderr)
-
-    # M/M/1 at rho 0.8, the same customers in each.
-    timed("simpy", f"M/M/1 SimPy, {n_mm1} customers", [PY, str(BENCH / "mm1_simpy.py"), str(n_mm1)])
-    timed("heapq", f"M/M/1 heapq, {n_mm1} customers", [PY, str(BENCH / "mm1_heapq.py"), str(n_mm1)])
-    out = timed("serq_mm1", f"M/M/1 serq, {n_mm1} customers",
-                serq_run("bench/mm1.sq", "--arrivals", str(n_mm1), "--horizon", "1e9"))
-    if out is not None:
-        try:
-            r = report_json(out)
-            rows.append(("  serq M/M/1 mean response (theory 5)", f"{r['observes']['response']['mean']:.3f}", ""))
-        except (ValueError, KeyError, TypeError) as e:
-            rows.append(("  serq M/M/1 JSON", "unreadable", repr(e)[:100]))
-
-    # Continuous batching.
-    out = timed("plain_cb", f"continuous batching, plain Python, {n_cb} requests",
-                [PY, str(BENCH / "plain_cb.py"), str(n_cb)])
-    if out is not None:
-        rows.append(("  plain cb", out.strip(), ""))
-    out = timed("serq_cb", f"continuous batching, serq, {n_cb} requests",
-                serq_run("bench/cb.sq", "--arrivals", str(n_cb), "--horizon", "1e9"))
-    if out is not None:
-        try:
-            r = report_json(out)
-            eng = [s for s in r["stages"] if s["name"] == "engine"][0]
-            rows.append(("  serq cb", f"iterations {eng['iterations']} mean batch {eng['present']:.2f} "
-                         f"mean ttft {r['observes']['ttft']['mean']:.4f} end {r['end']:.1f}", ""))
-        except (ValueError, KeyError, TypeError, IndexError) as e:
-            rows.append(("  serq cb JSON", "unreadable", repr(e)[:100]))
-    # The same with the compile cache off: what a first run of a changed program costs (no target).
-    timed("serq_cb_nocache", f"continuous batching, serq, {n_cb} requests, SERQ_COMPILE_CACHE=0",
-          serq_run("bench/cb.sq", "--arrivals", str(n_cb), "--horizon", "1e9"), env={"SERQ_COMPILE_CACHE": "0"})
-    if "serq_cb_nocache" in fig and "plain_cb" in fig:
-        rows.append(("  serq cb / plain cb, compile cache off", f"{fig['serq_cb_nocache'] / fig['plain_cb']:.2f}",
-                     "informative, no target"))
-
-    # Engine iterations per second: a longer run of the same program.
-    try:
-        t, out = best_of(serq_run("bench/cb.sq", "--arrivals", str(n_it), "--horizon", "1e9"), repeat)
-        r = report_json(out)
-        eng = [s for s in r["stages"] if s["name"] == "engine"][0]
-        fig["iter_per_s"] = eng["iterations"] / t
-        rows.append((f"serq cb, {n_it} requests", f"{t:.3f} s",
-                     f"{eng['iterations']} iterations, mean batch {eng['present']:.2f}"))
-        rows.append(("  engine iterations per second", f"{fig['iter_per_s']:.0f}", "start-up included"))
-    except (Failed, ValueError, KeyError, TypeError, IndexError) as e:
-        rows.append((f"serq cb, {n_it} requests", "FAILED", e.brief() if isinstance(e, Failed) else repr(e)[:160]))
-
-    # Start-up: the command with a one-customer run, to read the figures above against.
-    timed("startup", "serq run bench/mm1.sq, 1 customer (start-up)",
-          serq_run("bench/mm1.sq", "--arrivals", "1", "--horizon", "1e9"))
-    timed("py_startup", "python -c pass (interpreter start-up)", [PY, "-c", "pass"])
-    if "startup" in fig and "serq_mm1" in fig and "heapq" in fig and "py_startup" in fig:
-        net = (fig["serq_mm1"] - fig["startup"]) / max(fig["heapq"] - fig["py_startup"], 1e-9)
-        rows.append(("  serq/heapq (M/M/1) net of start-up", f"{net:.2f}", "informative, no target"))
-
-    # The vLLM examples, when present.
-    for key, example in (("vllm", "examples/multi-turn/vllm.sq"), ("vllm_replay", "examples/replay/vllm_replay.sq")):
-        if (ROOT / example).exists():
-            timed(key, f"serq run {example}", [*SERQ, "run", example, "--no-progress"])
-        else:
-            rows.append((f"serq run {example}", "absent", ""))
-
-    # Memory: ten observe samples per session.
-    samples = 10 * n_sessions
-    try:
-        t, out, rss_kib = run_once(serq_run("bench/observe10m.sq", "--arrivals", str(n_sessions), "--horizon", "1e9"))
-        r = report_json(out)
-        count = r["observes"]["x"]["count"]
-        fig["rss_mb"] = rss_kib * 1024 / 1e6
-        rows.append((f"{samples} observe samples", f"{t:.3f} s", f"{count} recorded"))
-        rows.append(("  peak RSS", f"{fig['rss_mb']:.0f} MB", "wait4 ru_maxrss"))
-    except (Failed, ValueError, KeyError, TypeError) as e:
-        rows.append((f"{samples} observe samples", "FAILED", e.brief() if isinstance(e, Failed) else repr(e)[:160]))
-
-    def ratio(a: str, b: str) -> float | None:
-        return fig[a] / fig[b] if a in fig and b in fig and fig[b] > 0 else None
-
-    for label, a, b, limit in (("serq/simpy (M/M/1)", "serq_mm1", "simpy", 0.5),
-                               ("serq/heapq (M/M/1)", "serq_mm1", "heapq", 3.0),
-                               ("serq cb / plain cb", "serq_cb", "plain_cb", 3.0)):
-        x = ratio(a, b)
-        rows.append((label, "n/a" if x is None else f"{x:.2f}", f"target <= {limit}"))
-        targets.append((f"{label} <= {limit}", x is not None and x <= limit, "n/a" if x is None else f"{x:.2f}"))
-    x = fig.get("iter_per_s")
-    targets.append(("engine iterations/s >= 30000", x is not None and x >= 30_000, "n/a" if x is None else f"{x:.0f}"))
-    x = fig.get("rss_mb")
-    targets.append((f"peak RSS at {samples} samples <= 500 MB", x is not None and x <= 500,
-                    "n/a" if x is None else f"{x:.0f} MB"))
-
-    width = max(len(r[0]) for r in rows)
-    print(f"{'quick' if quick else 'full'} run, {os.cpu_count()} CPUs, best of {repeat}, bytecode cache "
-          f"{'off' if 'PYTHONDONTWRITEBYTECODE' in CHILD_ENV else 'on'}, load average "
-          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(f"{'quick' if quick else 'full'} run, {os.cpu_count()} CPUs, {pairs} A B pair{'s' if pairs > 1 else ''} "
+          f"per comparison, CPU time of whole processes, bytecode cache {bytecode}")
+    print(f"load average at the start {start_load}, at the end {loadavg()}")
     print()
-    for what, figure, note in rows:
-        print(f"{what:<{width}}  {figure:>12}  {note}")
-    print()
+    targets: list[tuple[str, bool, str]] = []
+    for o in outcomes:
+        targets += print_comparison(o)
+        print()
+    for s in singles:
+        print(f"[{s.key}] {s.what}")
+        print(f"    {s.figure}  {s.note}")
+        if s.target:
+            print(f"    target {s.target}: {'PASS' if s.met else 'MISS' if s.met is False else 'n/a (quick)'}")
+            if s.met is not None:
+                targets.append((f"{s.key}: {s.target}", s.met, s.figure))
+        print()
     for name, met, figure in targets:
         print(f"{'PASS' if met else 'MISS'}  {name}  ({figure})")
     if quick:
-        print("\n(quick: the targets are set for the full runs)")
+        print("\n(quick: smaller runs and one pair; the targets are set for the full runs)")
     return 0
 
 
