@@ -131,6 +131,10 @@ class Comparison:
     target_text: str = ""
     per: tuple[str, float] | None = None  # ("requests", n): print n per CPU second of each side
     floor: tuple[float, str] | None = None  # (n per CPU second at least, why) for side A
+    #: (stdout A, stdout B) -> None when the two sides agree, else what differs (the row then fails)
+    agree: Callable[[str, str], str | None] | None = None
+    #: when per's count is 0: the counts read from the outputs of A and of B
+    counts: tuple[Callable[[str], float], Callable[[str], float]] | None = None
 
 
 @dataclass
@@ -218,7 +222,144 @@ def comparisons(quick: bool) -> list[Comparison]:
              serq_run("bench/mm1.sq", "--arrivals", str(n_mm1), "--horizon", "1e9"), observe_means),
         Side(f"python bench/mm1_heapq.py {n_mm1}", [PY, str(BENCH / "mm1_heapq.py"), str(n_mm1)]),
         3.0, "serq/heapq <= 3 (fast tier only)"))
+    out += vllm_comparisons(quick)
     return out
+
+
+#: Requests per CPU second of serQ's whole process at commit a4d921f (main before the speed work of
+#: issue #11), CPU time (user + system) on the 2-core machine, 2026-12-01, load average 7-10, the better
+#: of two runs: bench/vllm_single.sq at 10 000 requests (5.30 s) and 100 000 requests (48.91 s), and
+#: examples/multi-turn/vllm.sq with --warmup 0 (2 633 requests, 2.20 s). The issue's "today" (2 000-2 250
+#: requests per CPU second on the single-turn workload) is the same figure. The targets are three times these.
+BASELINE = {"single_10k": 1_890.0, "single_100k": 2_040.0, "multiturn": 1_200.0}
+BASELINE_AT = "a4d921f"
+
+
+def serq_requests(out: str) -> str:
+    r = report_json(out)
+    ob = r["observes"]
+    eng = [st for st in r["stages"] if st["name"] == "engine"][0]
+    pre = sum(p.get("preemptions", 0) for p in r["pools"])
+    return (f"requests done {ob['done']['count']} mean ttft {ob['ttft']['mean']:.4f} iterations "
+            f"{eng['iterations']} preemptions {pre:g}")
+
+
+def serq_done(out: str) -> float:
+    return float(report_json(out)["observes"]["done"]["count"])
+
+
+def peer_done(out: str) -> float:
+    return float(out.split("requests done ")[1].split()[0])
+
+
+def scenario_agree(a: str, b: str) -> str | None:
+    x, y = json.loads(a), json.loads(b)
+    diff = [k for k in ("first", "done", "preempted", "cached", "preemptions", "steps") if x.get(k) != y.get(k)]
+    return None if not diff else f"the answers differ in {', '.join(diff)}"
+
+
+def scenario_summary(out: str) -> str:
+    x = json.loads(out)
+    return f"{len(x['done'])} requests, {x['steps']} steps, {x['preemptions']} preemptions"
+
+
+def vllm_comparisons(quick: bool) -> list[Comparison]:
+    peer = [PY, str(BENCH / "vllm_peer.py")]
+    out: list[Comparison] = []
+    sizes = (("single_10k", 2_000 if quick else 10_000), ("single_100k", 10_000 if quick else 100_000))
+    for key, n in sizes:
+        out.append(Comparison(
+            f"vllm_{key}",
+            f"the single-turn vLLM workload, {n} requests (Poisson at 6/s, prompt 1 + floor(exp(1000)), output "
+            "1 + floor(exp(200)); budget 512, 64 slots, 8 000 blocks of 16, A100 step cost; KV blocks growing "
+            "as tokens are computed): serQ's bench/vllm_single.sq on lib/vllm.sq against the plain-Python "
+            "scheduler loop bench/vllm_peer.py doing the same work (its own random draws: the same laws)",
+            Side(f"serq run bench/vllm_single.sq --arrivals {n}",
+                 serq_run("bench/vllm_single.sq", "--arrivals", str(n), "--horizon", "1e9"), serq_requests),
+            Side(f"python bench/vllm_peer.py single {n}", [*peer, "single", str(n)]),
+            1.0, "serq/peer <= 1 (faster than the plain loop, issue #11)", per=("requests", n),
+            floor=(3 * BASELINE[key], f"3x the {BASELINE[key]:,.0f} of {BASELINE_AT}")))
+    n = 2_000 if quick else 10_000
+    out.append(Comparison(
+        "vllm_preempt",
+        f"the same single-turn workload with 3 000 KV blocks instead of 8 000, {n} requests: preemption-heavy "
+        "(hundreds of recompute preemptions, re-admissions from the request's own cached prefix)",
+        Side(f"serq run bench/vllm_single.sq --set blocks=3000 --arrivals {n}",
+             serq_run("bench/vllm_single.sq", "--set", "blocks=3000", "--arrivals", str(n), "--horizon", "1e9"),
+             serq_requests),
+        Side(f"python bench/vllm_peer.py single {n} --blocks 3000", [*peer, "single", str(n), "--blocks", "3000"]),
+        1.0, "serq/peer <= 1 (issue #11)", per=("requests", n)))
+    horizon = "600" if quick else "1800"
+    out.append(Comparison(
+        "vllm_multiturn",
+        f"examples/multi-turn/vllm.sq (multi-turn agent sessions, 256 slots, budget 2048, prefix hits across "
+        f"turns), horizon {horizon} s, warm-up 0 so that every request counts (the warm-up changes only what "
+        "is recorded), against bench/vllm_peer.py multiturn (the same workload laws)",
+        Side(f"serq run examples/multi-turn/vllm.sq --warmup 0 --horizon {horizon}",
+             serq_run("examples/multi-turn/vllm.sq", "--warmup", "0", "--horizon", horizon), serq_requests),
+        Side(f"python bench/vllm_peer.py multiturn --warmup 0 --horizon {horizon}",
+             [*peer, "multiturn", "--warmup", "0", "--horizon", horizon]),
+        1.0, "serq/peer <= 1 (issue #11)", per=("requests", 0), counts=(serq_done, peer_done),
+        floor=None if quick else (3 * BASELINE["multiturn"], f"3x the {BASELINE['multiturn']:,.0f} of {BASELINE_AT}")))
+    out.append(Comparison(
+        "vllm_scenario_1000",
+        "the `serq vllm scenario` path (programs/scenario.sq: queue by (t0, idx), serve by (admission)) on "
+        "bench/scenario_1000.json, 1 000 requests in 400 multi-turn sessions on the step clock, against "
+        "bench/vllm_peer.py scenario; both must give the same answer",
+        Side("serq vllm scenario bench/scenario_1000.json", [*SERQ, "vllm", "scenario", "bench/scenario_1000.json"],
+             scenario_summary),
+        Side("python bench/vllm_peer.py scenario bench/scenario_1000.json",
+             [*peer, "scenario", "bench/scenario_1000.json"], scenario_summary),
+        1.5, "serq/peer <= 1.5 (issue #11)", per=("requests", 1000), agree=scenario_agree))
+    sc = "packages/serq-vllm/src/serq_vllm/oracle/vllm/multiturn.json"
+    out.append(Comparison(
+        "vllm_scenario_oracle",
+        "the same path on an oracle scenario as shipped (vllm/multiturn, 9 requests): start-up against "
+        "start-up, since neither side has work to speak of",
+        Side("serq vllm scenario vllm/multiturn", [*SERQ, "vllm", "scenario", "vllm/multiturn"], scenario_summary),
+        Side(f"python bench/vllm_peer.py scenario {sc}", [*peer, "scenario", sc], scenario_summary),
+        None, "no target", agree=scenario_agree))
+    return out
+
+
+def decoder_rows(quick: bool, pairs: int) -> list[Single]:
+    """Cost per iteration at N steady decoders, serQ and the peer: each side runs at two output lengths
+    and the difference in CPU time is divided by the difference in iterations (start-up and prefill
+    cancel). The four runs of a batch size alternate (serQ short, peer short, serQ long, peer long)."""
+    o1, o2 = (128, 384) if quick else (256, 768)
+    peer = [PY, str(BENCH / "vllm_peer.py")]
+    rows = []
+    for n in (16, 64, 256, 1024):
+        def serq(o: int, n: int = n) -> list[str]:
+            return serq_run("bench/vllm_decoders.sq", "--set", f"N={n}", "--set", f"O={o}")
+
+        def peer_cmd(o: int, n: int = n) -> list[str]:
+            return [*peer, "decoders", str(n), "--out", str(o)]
+
+        s = Single(f"decoders_{n}", f"microseconds per iteration at {n} steady decoders growing their KV "
+                   f"(bench/vllm_decoders.sq --set N={n}, O = {o1} and {o2}; peer bench/vllm_peer.py decoders "
+                   f"{n} --out O)")
+        try:
+            a_us, b_us = [], []
+            for _ in range(pairs):
+                ra1, rb1 = run_once(serq(o1)), run_once(peer_cmd(o1))
+                ra2, rb2 = run_once(serq(o2)), run_once(peer_cmd(o2))
+                ia1 = [st for st in report_json(ra1.out)["stages"] if st["name"] == "engine"][0]["iterations"]
+                ia2 = [st for st in report_json(ra2.out)["stages"] if st["name"] == "engine"][0]["iterations"]
+                ib1 = int(rb1.out.split("iterations ")[1].split()[0])
+                ib2 = int(rb2.out.split("iterations ")[1].split()[0])
+                if (ia1, ia2) != (ib1, ib2):
+                    raise ValueError(f"iterations differ: serQ {ia1}, {ia2}, peer {ib1}, {ib2}")
+                a_us.append((ra2.cpu - ra1.cpu) / (ia2 - ia1) * 1e6)
+                b_us.append((rb2.cpu - rb1.cpu) / (ib2 - ib1) * 1e6)
+            s.figure = f"serQ {med(a_us):.1f} us, peer {med(b_us):.1f} us"
+            s.note = (f"{med(a_us) / n:.2f} / {med(b_us) / n:.2f} us per decoder; serQ/peer {med(a_us) / med(b_us):.2f}"
+                      f" (median of {pairs}; serQ {min(a_us):.1f}-{max(a_us):.1f})")
+        except (Failed, ValueError, KeyError, IndexError) as e:
+            s.figure, s.note = "FAILED", e.brief() if isinstance(e, Failed) else repr(e)[:160]
+        print(f"  {s.key}: {s.figure}", file=sys.stderr)
+        rows.append(s)
+    return rows
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -276,19 +417,30 @@ def print_comparison(o: Outcome) -> list[tuple[str, bool, str]]:
     print(f"    CPU s, median of {len(o.pairs)}: A {a_cpu:.3f}  B {b_cpu:.3f}   (wall {a_wall:.3f} / {b_wall:.3f})")
     if c.per is not None:
         what, n = c.per
-        print(f"    {what} per CPU second: A {n / a_cpu:,.0f}  B {n / b_cpu:,.0f}")
+        na, nb = (n, n) if n else (c.counts[0](o.pairs[-1][0].out), c.counts[1](o.pairs[-1][1].out))
+        print(f"    {what} per CPU second: A {na / a_cpu:,.0f}  B {nb / b_cpu:,.0f}"
+              + ("" if n else f"  ({na:.0f} and {nb:.0f} {what})"))
     print(f"    A/B paired ratio: median {med(ra):.3f}  (min {min(ra):.3f}, max {max(ra):.3f}, "
           f"{len(ra)} pair{'s' if len(ra) > 1 else ''})")
-    print(f"    A printed: {c.a.summary(o.pairs[-1][0].out)}")
-    print(f"    B printed: {c.b.summary(o.pairs[-1][1].out)}")
+    try:
+        print(f"    A printed: {c.a.summary(o.pairs[-1][0].out)}")
+        print(f"    B printed: {c.b.summary(o.pairs[-1][1].out)}")
+    except (ValueError, KeyError, TypeError, IndexError) as e:
+        print(f"    output unreadable: {e!r}"[:200])
+    disagree = None
+    if c.agree is not None:
+        disagree = c.agree(o.pairs[-1][0].out, o.pairs[-1][1].out)
+        print(f"    the two sides: {'the same answer' if disagree is None else 'DIFFER: ' + disagree}")
+        if disagree is not None:
+            targets.append((f"{c.key}: the two sides agree", False, disagree))
     if c.target is not None:
-        met = med(ra) <= c.target
+        met = med(ra) <= c.target and disagree is None
         print(f"    target {c.target_text}: {'PASS' if met else 'MISS'}")
         targets.append((f"{c.key}: {c.target_text}", met, f"{med(ra):.3f}"))
     if c.floor is not None:
         rate, why = c.floor
         what, n = c.per
-        x = n / a_cpu
+        x = (n or c.counts[0](o.pairs[-1][0].out)) / a_cpu
         met = x >= rate
         print(f"    target {what} per CPU second >= {rate:,.0f} ({why}): {'PASS' if met else 'MISS'}")
         targets.append((f"{c.key}: serQ {what} per CPU second >= {rate:,.0f}", met, f"{x:,.0f}"))
@@ -320,6 +472,18 @@ def main() -> int:
           f"bytecode cache {bytecode}; load average {start_load})", file=sys.stderr)
     outcomes = [run_pairs(c, pairs) for c in comps]
     singles: list[Single] = []
+    if args.only is None or "decoders" in args.only:
+        singles += decoder_rows(quick, pairs)
+    for o in outcomes:  # the 100 000-request run's peak RSS
+        if o.comp.key == "vllm_single_100k" and o.pairs:
+            n = o.comp.per[1]
+            mb = max(a.rss_kib for a, _ in o.pairs) * 1024 / 1e6
+            singles.append(Single(
+                "vllm_rss", f"peak RSS of `{o.comp.a.label}` (os.wait4's ru_maxrss, the largest of its runs): "
+                f"{n} requests, each with the six per-request observe samples lib/vllm.sq records (there is no "
+                "separate per-request records feature on main)", f"{mb:.0f} MB",
+                f"peer {max(b.rss_kib for _, b in o.pairs) * 1024 / 1e6:.0f} MB",
+                "<= 300 MB at 100000 requests (issue #11)", None if quick else mb <= 300))
     if args.only is None or "rss" in args.only:
         singles += memory_rows(quick)
 

@@ -193,3 +193,16 @@ def test_the_peer_does_what_serq_does(name):
         assert eng.hit_total > 0
     if "preempted" not in needs and "hit" not in needs:
         assert eng.preemptions == 0
+
+
+def test_the_peer_answers_the_benchmark_scenario_as_serq_vllm_scenario_does():
+    # bench/scenario_1000.json: 1 000 requests in 400 sessions of 1-5 turns, chunk cap, prefix caching,
+    # 600 blocks: preemptions, evictions and partial hits
+    from serq_vllm.scenarios import run_scenario
+
+    sc = json.loads((REPO / "bench" / "scenario_1000.json").read_text())
+    want = run_scenario(sc)
+    got = peer.run_scenario(sc)
+    assert want["preemptions"] > 100 and sum(want["cached"].values()) > 0
+    for field in ("first", "done", "preempted", "cached", "preemptions", "steps"):
+        assert got[field] == want[field], field
