@@ -3,7 +3,7 @@ or replaced; numbers replaced by 0, -1, 1e308, 1e400, inf, nan…; names by othe
 ones; operators and brackets inserted; lines deleted, duplicated, swapped; random characters; truncation).
 ``serq_frontend.compile(source=...)`` returns IR or raises CompileError, whose message starts with
 ``<source>:LINE:COL: error:`` (or a used library file's name and position); nothing else may escape. What compiles runs for
-a short while (a small horizon, few arrivals, a wall-clock guard): a report or a SimError, nothing else.
+a short while (a small horizon, few arrivals, a CPU-time guard): a report or a SimError, nothing else.
 The CLI part checks that ``serq check``/``serq run`` on mutated sources exit 1 with one message (its
 position, the source line and a caret) and no traceback.
 
@@ -31,14 +31,14 @@ from sqhelpers import EXAMPLES, LIB, ROOT, _pm
 
 # the run guard and the fuzz settings are the IR fuzz test's (serq-sim's tests)
 sys.path.insert(0, str(ROOT / "packages" / "serq-sim" / "tests"))
-from fuzzir import WALL, Chooser, WallClock, fuzz_seed, fuzz_settings, shortened, wall_clock  # noqa: E402
+from fuzzir import RUN_CPU, Chooser, OverTime, bounded, capped, cpu_limit, fuzz_seed, fuzz_settings, shortened  # noqa: E402
 
 PATHS = sorted(EXAMPLES.rglob("*.sq")) + sorted((ROOT / "bench").glob("*.sq")) + sorted(LIB.glob("*.sq"))
 SOURCES = {str(p.relative_to(ROOT)): p.read_text(encoding="utf-8") for p in PATHS}
 NAMES = sorted(SOURCES)
 
 
-#: the simulated time and arrivals a compiled mutant runs for at most, and the wall-clock guard of one run
+#: the simulated time and arrivals a compiled mutant runs for at most, and the CPU-time guard of one run
 
 TOKEN = re.compile(r"//[^\n]*|\"[^\"\n]*\"|\d+(?:\.\d*)?(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?|[A-Za-z_]\w*"
                    r"|<=|>=|==|!=|&&|\|\||\S")
@@ -245,18 +245,19 @@ def check_diagnostic(e: Exception, src: str) -> None:
 def outcome(src: str) -> str:
     """``"compile-error"``, ``"sim-error"``, ``"report"`` or ``"slow"``; anything else propagates."""
     try:
-        program = serq_frontend.compile(source=src, pm=_pm())
+        with bounded("the compile"):
+            program = serq_frontend.compile(source=src, pm=_pm())
     except serq_frontend.CompileError as e:
         check_diagnostic(e, src)
         return "compile-error"
     serq_sim = pytest.importorskip("serq_sim")
     serq_report = pytest.importorskip("serq_report")
     try:
-        with wall_clock(WALL):
+        with cpu_limit(RUN_CPU):
             report = serq_sim.run(shortened(program))
             serq_report.text_reporter(report, io.StringIO())
             serq_report.json_reporter(report, io.StringIO())
-    except WallClock:
+    except OverTime:
         return "slow"
     except Exception as e:
         if not getattr(type(e), "serq_user_error", False):
@@ -306,7 +307,7 @@ def undecodable(draw):
 def test_a_source_that_is_not_utf8_gives_one_diagnostic_at_its_first_bad_byte(tmp_path_factory, data):
     f = tmp_path_factory.mktemp("bytes") / "p.sq"
     f.write_bytes(data)
-    with pytest.raises(serq_frontend.CompileError) as e:
+    with pytest.raises(serq_frontend.CompileError) as e, bounded("the compile"):
         serq_frontend.compile(f, pm=_pm())
     first = data.decode("utf-8", errors="surrogateescape")
     bad = next(i for i, ch in enumerate(first) if "\udc80" <= ch <= "\udcff")
@@ -336,7 +337,8 @@ def cli_cases() -> list[tuple[str, str]]:
     while want:
         _, src = mutate(Chooser(rng=rng))
         try:
-            serq_frontend.compile(source=src, pm=_pm())
+            with bounded("the compile"):
+                serq_frontend.compile(source=src, pm=_pm())
         except serq_frontend.CompileError:
             want -= 1
             cases.append(("compile-error", src))
@@ -357,7 +359,7 @@ def test_the_cli_gives_one_message_for_a_mutated_source(tmp_path, command):
         args = [SERQ, command, str(f)]
         if command == "run":
             args += ["--no-progress", "--horizon", "30", "--warmup", "0"]
-        r = subprocess.run(args, capture_output=True, text=True, timeout=60, cwd=tmp_path)
+        r = subprocess.run(capped(args), capture_output=True, text=True, timeout=60, cwd=tmp_path)
         assert r.returncode == 1, (what, r.returncode, r.stderr)
         assert "Traceback" not in r.stderr, (what, r.stderr)
         first, *rest = r.stderr.split("\n")
@@ -365,3 +367,37 @@ def test_the_cli_gives_one_message_for_a_mutated_source(tmp_path, command):
         assert what != "sim-error" or ": error: at t=0, session 0: branch guard is 0.5" in first, r.stderr
         assert len(rest) == 3 and rest[1].lstrip().startswith("^") and rest[2] == "", r.stderr  # line, caret
         assert r.stdout == "", (what, r.stdout)
+
+
+# -- the guard of a compile: a compile that does not end, or that wants too much memory, fails fast -------------
+
+
+def test_the_guard_fails_a_compile_that_does_not_end(monkeypatch):
+    import time
+
+    import fuzzir
+
+    def spin(*a, **k):
+        t = time.monotonic()
+        while time.monotonic() - t < 5:
+            pass
+
+    monkeypatch.setattr(serq_frontend, "compile", spin)
+    monkeypatch.setattr(fuzzir, "COMPILE_CPU", 0.2)
+    t = time.process_time()
+    with pytest.raises(AssertionError, match=r"^the compile took more than 0\.2 s of CPU time$"):
+        outcome("run { horizon 1; }")
+    assert time.process_time() - t < 2
+
+
+def test_the_guard_caps_the_memory_of_a_compile(monkeypatch):
+    import mmap
+
+    import fuzzir
+
+    def grab(*a, **k):  # maps (without touching) more than a guarded step may add
+        return mmap.mmap(-1, fuzzir.MEMORY + (1 << 30))
+
+    monkeypatch.setattr(serq_frontend, "compile", grab)
+    with pytest.raises((MemoryError, OSError)):
+        outcome("run { horizon 1; }")

@@ -3,7 +3,7 @@
 Used by ``test_fuzz_ir.py``. The programs are ``examples/**/*.sq`` and ``bench/*.sq``, compiled once and
 encoded as JSON; :func:`mutate` changes the decoded JSON tree in place (numbers, indices, types, list
 items, keys, node kinds, whole subtrees) and returns the text, sometimes truncated. :func:`outcome` decodes
-the text, runs what decodes for a short while (a small horizon, few arrivals, a wall-clock guard) and
+the text, runs what decodes for a short while (a small horizon, few arrivals, a CPU-time guard) and
 formats the report as text and JSON. The acceptable outcomes are the IR's own error (:class:`IRError`,
 one line naming the file, with a JSON path where the fault has one), a user error of the simulator
 (:class:`SimError`: ``error:`` in its first line), or a report. Anything else propagates: a crash.
@@ -19,6 +19,7 @@ import math
 import os
 import resource
 import signal
+import sys
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -32,8 +33,9 @@ SOURCES = sorted((ROOT / "examples").rglob("*.sq")) + sorted((ROOT / "bench").gl
 #: the simulated time and arrivals a mutated program runs for at most
 HORIZON = 30.0
 ARRIVALS = 20
-#: the wall-clock guard of one run (a mutated rate or work can make a short horizon take forever)
-WALL = 1.0
+#: the guard of one run, in seconds of the process's CPU time (a mutated rate or work can make a short
+#: horizon take forever); CPU time, not wall-clock time, so that a busy machine does not make a run "slow"
+RUN_CPU = 1.0
 
 #: ``SERQ_FUZZ_EXAMPLES=N``: N examples per fuzz test instead of its default; ``SERQ_FUZZ_SEED=S``: other
 #: examples (seeded, not derandomized). Shared by the IR and the source fuzz tests.
@@ -281,8 +283,6 @@ def _mutate_once(c: Chooser, tree):
 
 
 def _dumps(tree) -> str:
-    import sys
-
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, 20000))  # a hostile tree nests up to a few thousand deep
     try:
@@ -409,46 +409,70 @@ def mutate(c: Chooser, name: str | None = None) -> tuple[str, str | bytes]:
     return name, text
 
 
-# -- running ----------------------------------------------------------------------------------------------
+# -- guarding and running -------------------------------------------------------------------------------------
 
 
-class WallClock(BaseException):  # noqa: N818 - not an error of the program: the guard of a test's time
-    """A run took longer than :data:`WALL` seconds of wall-clock time."""
+#: the timer of the guards (the CPU time of the process, user and system) and the signal it sends
+TIMER = signal.ITIMER_PROF
+SIGNAL = signal.SIGPROF
+
+
+class OverTime(BaseException):  # noqa: N818 - not an error of the program: the guard of a test's time
+    """A guarded step took more than its seconds of CPU time (:func:`cpu_limit`)."""
 
 
 @contextmanager
-def wall_clock(seconds: float):
-    """Raise :class:`WallClock` in the body after ``seconds``, with the address space capped (:func:`_limit_memory`).
+def cpu_limit(seconds: float):
+    """Raise :class:`OverTime` in the body after ``seconds`` of CPU time, the address space capped (:func:`_limit_memory`).
 
-    The cap and the SIGALRM handler are restored whenever the guard ends: the cap is set inside the
+    The cap and the :data:`SIGNAL` handler are restored whenever the guard ends: the cap is set inside the
     ``try`` and before the timer is armed, and the alarm, which fires at most once, restores both itself
     before it raises (so an alarm in the ``finally``, or anywhere before it, cannot leave them behind).
     """
-    old = signal.getsignal(signal.SIGALRM)
+    old = signal.getsignal(SIGNAL)
     saved: list = []  # the limits before the cap, once the cap may be set
 
     def restore():
         while saved:
             resource.setrlimit(resource.RLIMIT_AS, saved.pop())
-        signal.signal(signal.SIGALRM, old)
+        signal.signal(SIGNAL, old)
 
     def on_alarm(signum, frame):
         if frame is not None and any(getattr(cb, "__code__", None) is frame.f_code for cb in gc.callbacks):
             # the alarm came inside a gc callback (hypothesis keeps one): an exception raised there never
             # reaches the body, Python only reports it as unraisable, so try again a millisecond later
-            signal.setitimer(signal.ITIMER_REAL, 0.001)
+            signal.setitimer(TIMER, 0.001)
             return
         restore()
-        raise WallClock
+        raise OverTime
 
     try:
         _limit_memory(saved)
-        signal.signal(signal.SIGALRM, on_alarm)
-        signal.setitimer(signal.ITIMER_REAL, seconds)
+        signal.signal(SIGNAL, on_alarm)
+        signal.setitimer(TIMER, seconds)
         yield
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.setitimer(TIMER, 0)
         restore()
+
+
+#: the bound of one compile or decode in a fuzz test, in seconds of CPU time (the slowest hostile sources,
+#: thousands of lines, compile in a few seconds)
+COMPILE_CPU = 30.0
+
+
+@contextmanager
+def bounded(what: str, seconds: float | None = None):
+    """Guard a step that ends fast whatever its input (a compile, an IR file's decoding): the body runs
+    under :func:`cpu_limit`, with the address space capped, and one that takes longer than ``seconds``
+    (default :data:`COMPILE_CPU`) fails the test (an :class:`AssertionError` naming ``what``), as one that
+    wants more memory does (a :class:`MemoryError`), instead of holding the machine."""
+    seconds = COMPILE_CPU if seconds is None else seconds
+    try:
+        with cpu_limit(seconds):
+            yield
+    except OverTime:
+        raise AssertionError(f"{what} took more than {seconds:g} s of CPU time") from None
 
 
 #: the address space a guarded run may add: a program that wants more fails the test with a MemoryError
@@ -470,6 +494,18 @@ def _limit_memory(saved: list) -> None:
         return
     saved.append(before)
     resource.setrlimit(resource.RLIMIT_AS, (cap, before[1]))
+
+
+#: what a command a fuzz test starts (:func:`capped`) may map: the interpreter and serq, and MEMORY more
+CHILD_MEMORY = (1 << 30) + MEMORY
+
+
+def capped(args: list[str]) -> list[str]:
+    """``args`` as a command whose address space is capped at :data:`CHILD_MEMORY` (set in the new process
+    by the interpreter, which then executes ``args``: no code runs between fork and exec in the test)."""
+    cap = "import os, resource, sys; resource.setrlimit(resource.RLIMIT_AS, (int(sys.argv[1]),) * 2); " \
+          "os.execv(sys.argv[2], sys.argv[2:])"
+    return [sys.executable, "-c", cap, str(CHILD_MEMORY), *args]
 
 
 def shortened(program: N.Program) -> N.Program:
@@ -509,7 +545,8 @@ def outcome(text: str | bytes, name: str = "<fuzz>", *, check_invariants: bool =
     from serq_report import json_reporter, text_reporter
 
     try:
-        program = serq_ir.decode(text, name=name)
+        with bounded("decoding the IR"):
+            program = serq_ir.decode(text, name=name)
     except IRError as e:
         msg = check_message(e)
         assert "\n" not in msg, msg
@@ -517,11 +554,11 @@ def outcome(text: str | bytes, name: str = "<fuzz>", *, check_invariants: bool =
         return "ir-error"
     program = shortened(program)
     try:
-        with wall_clock(WALL):
+        with cpu_limit(RUN_CPU):
             report = serq_sim.run(program, check_invariants=check_invariants)
             text_reporter(report, io.StringIO())
             json_reporter(report, io.StringIO())
-    except WallClock:
+    except OverTime:
         return "slow"
     except Exception as e:
         if not is_user_error(e):

@@ -23,7 +23,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from fuzzir import Chooser, fuzz_seed, fuzz_settings, mutate, outcome, programs, shortened
+from fuzzir import Chooser, capped, fuzz_seed, fuzz_settings, mutate, outcome, programs, shortened
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -95,7 +95,7 @@ def test_the_cli_gives_one_message_for_a_mutated_ir_file(tmp_path, command):
         else:
             f.write_text(text, encoding="utf-8")
         args = [SERQ, command, str(f)] + (["--no-progress"] if command == "run" else [])
-        r = subprocess.run(args, capture_output=True, text=True, timeout=60)
+        r = subprocess.run(capped(args), capture_output=True, text=True, timeout=60)
         assert r.returncode == 1, (what, r.returncode, r.stderr)
         assert "Traceback" not in r.stderr, (what, r.stderr)
         if what == "sim-error":
@@ -118,27 +118,27 @@ def _limits_after(fire_where, monkeypatch):
 
     import fuzzir
 
-    before = resource.getrlimit(resource.RLIMIT_AS), signal.getsignal(signal.SIGALRM)
+    before = resource.getrlimit(resource.RLIMIT_AS), signal.getsignal(fuzzir.SIGNAL)
     real_limit, real_timer = fuzzir._limit_memory, signal.setitimer
     if fire_where == "after the cap is set":
         def limit(*a):
             real_limit(*a)
-            raise fuzzir.WallClock  # as an alarm there would
+            raise fuzzir.OverTime  # as an alarm there would
         monkeypatch.setattr(fuzzir, "_limit_memory", limit)
     elif fire_where == "in the finally":
         def timer(which, seconds, *a):
             if seconds == 0:
-                signal.raise_signal(signal.SIGALRM)  # the alarm comes just before it is disarmed
+                signal.raise_signal(fuzzir.SIGNAL)  # the alarm comes just before it is disarmed
             return real_timer(which, seconds, *a)
         monkeypatch.setattr(fuzzir.signal, "setitimer", timer)
     capped = None
-    with pytest.raises(fuzzir.WallClock):
-        with fuzzir.wall_clock(5.0):
+    with pytest.raises(fuzzir.OverTime):
+        with fuzzir.cpu_limit(5.0):
             capped = resource.getrlimit(resource.RLIMIT_AS)
             if fire_where == "in the body":
-                signal.raise_signal(signal.SIGALRM)
+                signal.raise_signal(fuzzir.SIGNAL)
     monkeypatch.undo()
-    return before, capped, (resource.getrlimit(resource.RLIMIT_AS), signal.getsignal(signal.SIGALRM))
+    return before, capped, (resource.getrlimit(resource.RLIMIT_AS), signal.getsignal(fuzzir.SIGNAL))
 
 
 @pytest.mark.parametrize("fire_where", ["in the body", "in the finally"])
@@ -154,3 +154,13 @@ def test_the_guard_restores_the_address_space_and_the_alarm_handler(fire_where, 
 def test_the_guard_restores_the_address_space_when_the_alarm_comes_as_the_cap_is_set(monkeypatch):
     before, _, after = _limits_after("after the cap is set", monkeypatch)
     assert after == before
+
+
+def test_a_command_a_fuzz_test_starts_has_its_address_space_capped():
+    import fuzzir
+
+    grab = f"import mmap; mmap.mmap(-1, {fuzzir.CHILD_MEMORY})"
+    r = subprocess.run(capped([sys.executable, "-c", grab]), capture_output=True, text=True, timeout=60)
+    assert r.returncode == 1 and "Cannot allocate memory" in r.stderr, r.stderr
+    ok = subprocess.run(capped([sys.executable, "-c", "print(1)"]), capture_output=True, text=True, timeout=60)
+    assert (ok.returncode, ok.stdout) == (0, "1\n"), ok.stderr
