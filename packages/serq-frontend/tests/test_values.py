@@ -164,6 +164,64 @@ def test_definitions_expand_at_most_64_deep_inside_one_another():
                                 "here (`f63` is 64 deep already)"), first
 
 
+# -- what writing out definitions and aggregates may make: 200 000 nodes in all -------------------------------
+
+
+def _compile_guarded(src: str):
+    """Compile under the fuzz tests' guard (30 s, the address space capped): a blow-up fails the test."""
+    import sys
+
+    from sqhelpers import ROOT
+
+    sys.path.insert(0, str(ROOT / "packages" / "serq-sim" / "tests"))
+    from fuzzir import bounded
+
+    with bounded("the compile"):
+        return compile_src(src)
+
+
+def _first_line(src: str) -> str:
+    with pytest.raises(Exception) as e:
+        _compile_guarded(src)
+    assert type(e.value).__name__ == "CompileError", repr(e.value)
+    return str(e.value).splitlines()[0]
+
+
+LIMIT = "and the program's definitions and aggregates written out make more than 200000 nodes"
+
+
+def test_definitions_that_double_are_refused_at_the_use_that_writes_out_too_much():
+    # f_k(a) = f_{k-1}(a) + f_{k-1}(a): f40 is 2**41 - 1 nodes (it did not end). f_k's body is 2**(k+1) - 1
+    # nodes, so defining f1 … f15 writes out 2 * (2**16 - 2 - 15) = 131 038; f16's first use of f15 adds
+    # 65 535 (196 573), its second crosses 200 000. Before positions were one link per expansion, even
+    # reaching that took minutes (each node copied the chain of uses it came through).
+    defs = "def f0(a) = a;\n" + "".join(f"def f{k}(a) = f{k - 1}(a) + f{k - 1}(a);\n" for k in range(1, 41))
+    first = _first_line(defs + prog("  set x = f40(~exp(1));\n  run svc (x);"))
+    assert first.startswith("<source>:17:23: error: this use of `f15` writes out 65535 nodes, " + LIMIT), first
+    _compile_guarded(defs.split("def f16")[0] + prog("  set y = ~exp(1);\n  set x = f14(y);\n  run svc (x);"))
+
+
+def test_statement_definitions_that_double_are_refused_at_the_use_that_writes_out_too_much():
+    # g0 is a set of a number (2 nodes); g_k is 2**(k+1): g1 … g15 write out 2**17 - 4 = 131 068, g16's
+    # first use of g15 65 536 more (196 604), its second crosses
+    defs = "def g0() { set z = 1; }\n" + "".join(f"def g{k}() {{ g{k - 1}(); g{k - 1}(); }}\n"
+                                                 for k in range(1, 41))
+    first = _first_line(defs + prog("  g40();\n  run svc (1);"))
+    assert first.startswith("<source>:17:20: error: this use of `g15` writes out 65536 nodes, " + LIMIT), first
+
+
+def test_aggregates_write_out_at_most_200_000_nodes_in_all():
+    # each `sum j in 10000 (y * j + 1)` writes 10 000 terms of 5 nodes: four make 200 000, the fifth crosses
+    sets = "".join(f"  set x{k} = sum j in 10000 (y * j + 1);\n" for k in range(5))
+    first = _first_line(prog("  set y = ~exp(1);\n" + sets + "  run svc (x0);"))
+    assert first.startswith("<source>:10:12: error: `sum j in 10000 (…)` writes out 50000 nodes, " + LIMIT), first
+    _compile_guarded(prog("  set y = ~exp(1);\n" + sets.rsplit("  set", 1)[0] + "  run svc (x0);"))
+    # one aggregate of 10 000 terms of 23 nodes (eleven y added, times j): 230 000
+    big = "(" + " + ".join(["y"] * 11) + ")"
+    first = _first_line(prog(f"  set y = ~exp(1);\n  set x = max j in 10000 ({big} * j);\n  run svc (x);"))
+    assert first.startswith("<source>:6:11: error: `max j in 10000 (…)` writes out 230000 nodes, " + LIMIT), first
+
+
 def test_an_aggregate_writes_out_at_most_ten_thousand_terms_with_those_inside_it():
     # max j in 1000 (max i in 1000 (…)) wrote out a million terms (41 s); 10 000 × 10 000 did not end
     compile_src(prog("  set y = ~exp(1);\n  set x = max j in 100 (max i in 100 (y * i + j));\n  run svc (x);"))

@@ -133,6 +133,11 @@ def walk_expr(e: Any) -> Iterator[Any]:
         stack.extend(expr_children(x))
 
 
+def expr_size(e: Any) -> int:
+    """The number of nodes of ``e``."""
+    return sum(1 for _ in walk_expr(e))
+
+
 def map_expr(e: Any, f: Callable[[Any], Any | None]) -> Any:
     """A copy of ``e`` where ``f`` replaces the nodes it returns something for (top-down: a replaced
     node's children are not visited)."""
@@ -617,6 +622,11 @@ def walk_stmts(stmts: list[Any]) -> Iterator[Any]:
         yield s
         for b in blocks_of(s):
             yield from walk_stmts(b)
+
+
+def block_size(stmts: list[Any]) -> int:
+    """The number of statements of ``stmts`` (nested ones included) and of the nodes of their expressions."""
+    return sum(1 + sum(expr_size(e) for e in stmt_exprs(s)) for s in walk_stmts(stmts))
 
 
 def assigned_in(stmts: list[Any]) -> set[str]:

@@ -13,6 +13,11 @@ INF = math.inf
 #: the most terms an aggregate ``max j in n (e)`` is written out to
 MAX_TERMS = 10_000
 
+#: the most nodes (expressions and statements) writing out a program's definitions and aggregates may make
+#: in all: each use of a definition copies its body, each aggregate its body per term, so a few lines can
+#: ask for 2**40 of them (``def f1(a) = f0(a) + f0(a);`` … ``f40``) or for 10 000 copies of a large term
+MAX_WRITTEN = 200_000
+
 #: the name of a written-out ``sum j in n (e)`` in the kernel AST (``Call(SUM, terms)``, a left fold of
 #: ``+``; no source can name it): the IR's ``Call(fn="sum")``
 SUM = "+"

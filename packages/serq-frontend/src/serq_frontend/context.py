@@ -44,11 +44,25 @@ class Context:
         self.notes: dict[str, Any] = {}
         #: the compile cache's record of the files a compile looked for and read (``cache.Recorder``)
         self.recorder: Any = None
+        #: the nodes writing out definitions and aggregates has made so far (:meth:`write_out`)
+        self.written = 0
 
     # -- errors ------------------------------------------------------------------------------------
 
     def error(self, pos: Pos | None, message: str) -> CompileError:
         return self.reporter.error(pos, message)
+
+    def write_out(self, n: int, pos: Pos, what: str) -> None:
+        """Count ``n`` more nodes written out for ``what`` at ``pos`` (a use of a definition, an aggregate):
+        an error there when the program's written-out definitions and aggregates pass
+        :data:`~serq_frontend.consts.MAX_WRITTEN` nodes in all (checked before they are made)."""
+        from .consts import MAX_WRITTEN
+
+        self.written += n
+        if self.written > MAX_WRITTEN:
+            raise self.error(pos, f"{what} writes out {n} nodes, and the program's definitions and aggregates "
+                             f"written out make more than {MAX_WRITTEN} nodes (expressions and statements) "
+                             "in all; compute a part once with `set`")
 
     # -- constants ---------------------------------------------------------------------------------
 

@@ -13,26 +13,41 @@ A message reads as a C compiler's does::
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True, slots=True)
 class Pos:
-    """A place in a source file (1-based). ``via`` is the use a definition's body was expanded at."""
+    """A place in a source file (1-based). ``uses`` are the uses of definitions (or queue entries) this
+    place was expanded at, the outermost first: a link ``(use, name, inner)``, ``inner`` the link of the
+    use it was expanded at inside ``name``'s body (``None``: none)."""
 
     file: str
     line: int
     col: int
-    via: Pos | None = None
-    via_name: str | None = None
+    uses: tuple[Pos, str, Any] | None = None
 
     def at(self) -> str:
         return f"{self.file}:{self.line}:{self.col}"
 
     def expanded(self, use: Pos, name: str) -> Pos:
-        """This position as seen through one more expansion, at ``use``, of the definition ``name``."""
-        if self.via is None:
-            return Pos(self.file, self.line, self.col, use, name)
-        return Pos(self.file, self.line, self.col, self.via.expanded(use, name), self.via_name)
+        """This position as seen through one more expansion, at ``use``, of the definition ``name`` (one
+        link: each node of a body is expanded at every use around it, however deep the uses nest)."""
+        return Pos(self.file, self.line, self.col, (use, name, self.uses))
+
+    def notes(self) -> list[tuple[Pos, str]]:
+        """``(use, name)`` of every expansion, the innermost first, each use followed by the expansions
+        its own place was seen through."""
+        links = []
+        link = self.uses
+        while link is not None:
+            links.append(link)
+            link = link[2]
+        out: list[tuple[Pos, str]] = []
+        for use, name, _ in reversed(links):
+            out.append((use, name))
+            out.extend(use.notes())
+        return out
 
 
 class CompileError(Exception):
@@ -91,11 +106,9 @@ def render(message: str, pos: Pos | None, sources: Sources | None, *, name: str 
     if pos is None:
         return f"{name}: error: {message}"
     out = [f"{pos.at()}: error: {message}", *_excerpt(sources, pos)]
-    via, via_name = pos.via, pos.via_name
-    while via is not None:
-        out.append(f"{via.at()}: note: in the expansion of `{via_name}`, used here")
-        out.extend(_excerpt(sources, via))
-        via, via_name = via.via, via.via_name
+    for use, name in pos.notes():
+        out.append(f"{use.at()}: note: in the expansion of `{name}`, used here")
+        out.extend(_excerpt(sources, use))
     return "\n".join(out)
 
 

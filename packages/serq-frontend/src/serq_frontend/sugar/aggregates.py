@@ -63,6 +63,7 @@ class Writer:
             raise ctx.error(a.pos, f"`{a.op} {a.var} in …` writes out {n} × {inner} terms with the aggregates "
                             f"inside it; an aggregate writes out at most {MAX_TERMS} terms")
         self.inner += n * inner
+        ctx.write_out(n * A.expr_size(body), a.pos, f"`{a.op} {a.var} in {n} (…)`")
         terms = [_subst(body, a.var, k) for k in range(n)]
         if n == 1:
             return terms[0]

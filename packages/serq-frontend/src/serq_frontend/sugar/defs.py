@@ -54,6 +54,24 @@ def reads_live(e: Any) -> A.Var | A.Call | None:
     return None
 
 
+def param_reads(d: A.DefItem) -> dict[str, int]:
+    """How often the body of ``d`` reads each of its parameters (as a name, a request's gateway or a
+    queue call's queue)."""
+    counts = {p: 0 for p in d.params}
+    roots: list[Any] = [d.expr] if d.expr is not None else []
+    for s in A.walk_stmts(d.body or []):
+        roots.extend(A.stmt_exprs(s))
+        if isinstance(s, A.SRequest) and s.gateway in counts:
+            counts[s.gateway] += 1
+        if isinstance(s, A.SQCall) and s.queue in counts:
+            counts[s.queue] += 1
+    for r in roots:
+        for x in A.walk_expr(r):
+            if type(x) is A.Var and x.parts[0][0] in counts:
+                counts[x.parts[0][0]] += 1
+    return counts
+
+
 #: how deep definitions may expand inside one another (a definition whose body uses one that uses one …)
 MAX_DEF_DEPTH = 64
 
@@ -73,6 +91,9 @@ class Expander:
         #: use in the body being expanded
         self.depth: dict[str, int] = {}
         self._deepest, self._defining = 0, False
+        #: each definition's body as stored (expanded): its nodes, and how often it reads each parameter
+        self.size: dict[str, int] = {}
+        self.reads: dict[str, dict[str, int]] = {}
 
     # -- definitions -------------------------------------------------------------------------------
 
@@ -120,6 +141,8 @@ class Expander:
         self.defs[name] = d
         self.depth[name] = self._deepest + 1
         self._defining = False
+        self.size[name] = A.expr_size(d.expr) if d.body is None else A.block_size(d.body)
+        self.reads[name] = param_reads(d)
 
     def used(self, name: str, pos: Pos) -> None:
         """A use of the definition ``name`` at ``pos``: refused where definitions would expand more than
@@ -231,20 +254,16 @@ class Expander:
             raise self.ctx.error(pos, f"`{d.name}` takes {len(d.params)} argument(s), got {len(args)}")
         return dict(zip(d.params, args))
 
+    def write_out(self, d: A.DefItem, params: dict[str, Any], pos: Pos) -> None:
+        """Count the nodes the use of ``d`` at ``pos`` makes (its body, each parameter read replaced by
+        its argument) before they are made (:meth:`Context.write_out`)."""
+        reads = self.reads[d.name]
+        n = self.size[d.name] + sum(reads[p] * (A.expr_size(a) - 1) for p, a in params.items())
+        self.ctx.write_out(n, pos, f"this use of `{d.name}`")
+
     def check_args(self, d: A.DefItem, params: dict[str, Any], pos: Pos) -> None:
-        counts = {p: 0 for p in params}
-        roots: list[Any] = [d.expr] if d.expr is not None else []
+        counts = self.reads[d.name]
         stmts = d.body or []
-        for s in A.walk_stmts(stmts):
-            roots.extend(A.stmt_exprs(s))
-            if isinstance(s, A.SRequest) and s.gateway in counts:
-                counts[s.gateway] += 1
-            if isinstance(s, A.SQCall) and s.queue in counts:
-                counts[s.queue] += 1
-        for r in roots:
-            for x in A.walk_expr(r):
-                if type(x) is A.Var and x.parts[0][0] in counts:
-                    counts[x.parts[0][0]] += 1
         assigned = self.assigned_by(stmts, params) if stmts else set()
         for p, a in params.items():
             if A.draws(a) and counts[p] > 1:
@@ -355,11 +374,13 @@ class Expander:
 
     def instantiate_expr(self, d: A.DefItem, args: list[Any], pos: Pos) -> Any:
         params = self.bind(d, args, pos)
+        self.write_out(d, params, pos)
         self.check_args(d, params, pos)
         return Instance(self.ctx, d.name, params, pos).expr(d.expr)
 
     def instantiate_block(self, d: A.DefItem, args: list[Any], pos: Pos) -> list[Any]:
         params = self.bind(d, args, pos)
+        self.write_out(d, params, pos)
         self.check_args(d, params, pos)
         return Instance(self.ctx, d.name, params, pos).block(d.body or [])
 
