@@ -164,3 +164,23 @@ def test_the_compile_cache_key_covers_the_plugins_that_register_kinds(pm):
     with_kinds = compute_key("p.sq", "/p.sq", "stage svc : @batch;", {}, {}, pm, [])
     without = compute_key("p.sq", "/p.sq", "stage svc : @batch;", {}, {}, make_pm(serq_sim.plugin), [])
     assert with_kinds != without
+
+
+def test_a_stage_kind_a_sugar_layer_leaves_is_refused_not_taken_for_a_step(pm):
+    # a layer whose builder makes a Kind the kernel does not have, and whose rewrite leaves it
+    from serq_frontend import ast as A
+    from serq_frontend.sugar import SugarLayer
+
+    def build(b, pos, children):
+        return A.Kind("odd", pos)
+
+    layer = SugarLayer("odd_kind", '%extend plain_kind: "odd" -> kind_odd\n', {"kind_odd": build},
+                       lambda module, ctx: module)
+
+    class Odd:
+        @serq.hookimpl
+        def serq_frontend_register_sugar(self, register):
+            register(layer)
+
+    refused("stage svc : ⟨odd;\n" + TAIL, pm=make_pm(serq_sim.plugin, Odd()),
+            message="stage `svc`: a stage kind the kernel does not have ('odd'), left by a sugar layer")

@@ -535,6 +535,9 @@ class Linker:
             kind = ir.Delay()
         elif k.kind == "ext":
             kind = self.extension("stage kind", k.arg, f"stage `{name}`")
+        elif k.kind != "step":  # only the kernel's kinds reach here (a sugar layer's own are its to rewrite)
+            raise self.error(k.pos, f"stage `{name}`: a stage kind the kernel does not have ({k.kind!r}), left "
+                             "by a sugar layer")
         else:
             f = k.fields
             if "cost" not in f:
