@@ -67,6 +67,7 @@ def test_the_invariant_check_can_fail():
     import pytest
     from serq_sim.api import registries
     from serq_sim.engine import Simulation
+    from serq_sim.pools.check import check_invariants
 
     p = P()
     pool = p.pool("p", cap=10.0)
@@ -76,5 +77,5 @@ def test_the_invariant_check_can_fail():
     sim._start()
     sim.pools[0].used += 7  # 11 > cap 10
     with pytest.raises(serq_sim.InvariantError):
-        sim.check_invariants()
+        check_invariants(sim)
     _ = b

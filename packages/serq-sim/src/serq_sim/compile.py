@@ -173,18 +173,35 @@ def reads(e: N.Expr, pred) -> bool:
     return False
 
 
-def mentions(nodes, names) -> bool:
-    """Whether the JSON encoding of any of ``nodes`` (IR nodes, or None) contains one of ``names``: a
-    cheap test of what an expression might read (any mention counts, so it errs towards yes)."""
+def reads_any(exprs, pred) -> bool:
+    """Whether some node of one of ``exprs`` (expressions, or None) satisfies ``pred``."""
+    return any(e is not None and reads(e, pred) for e in exprs)
+
+
+def reads_context(exprs, names) -> bool:
+    """Whether one of ``exprs`` reads one of the context variables ``names``."""
+    return reads_any(exprs, lambda e: isinstance(e, N.Ctx) and e.name in names)
+
+
+def walk(node):
+    """Every IR node in ``node`` and below it (every field of every struct, every item of every list),
+    depth first; an ``Extension``'s parameters are the plugin's JSON, not IR, and are not entered."""
     import msgspec
 
-    for e in nodes:
-        if e is None:
-            continue
-        text = msgspec.json.encode(e)
-        if any(n.encode() in text for n in names):
-            return True
-    return False
+    stack = [node]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, msgspec.Struct):
+            yield x
+            if not isinstance(x, N.Extension):
+                stack.extend(getattr(x, f) for f in reversed(x.__struct_fields__))
+        elif isinstance(x, (list, tuple)):
+            stack.extend(reversed(x))
+
+
+def observables_read(program) -> set[str]:
+    """The names of the observables some expression of ``program`` reads."""
+    return {x.name for x in walk(program) if isinstance(x, N.Observable)}
 
 
 def num(v: N.Number) -> float:

@@ -23,9 +23,19 @@ from collections import deque
 from serq_ir import nodes as N
 
 from . import rand
-from .compile import REDO_MESSAGE, SPIN_MESSAGE, Compiler, mentions, num
-from .errors import InvariantError, Preempted, SessionGone, SimError, StopRun, format_error
-from .stages import _READY, _STAGE, Ctx, FlowNetwork, Job
+from . import workload as _workload
+from .build import build
+from .compile import REDO_MESSAGE, SPIN_MESSAGE, num
+from .errors import SessionGone, SimError, StopRun, format_error, show
+from .pools import admission as _admission
+from .pools import cache as _cache
+from .pools import check as _check
+from .pools import growth as _growth
+from .pools import release as _release
+from .pools.model import Pool
+from .session import Session
+from .stages import Ctx, Job
+from .status import ENDED, GROWING, QUEUED, READY, STAGE
 
 EPS = 1e-9
 INF = math.inf
@@ -37,195 +47,6 @@ TICK = 20_000
 STALL_EVENTS = 1_000_000
 STALL_PER_SESSION = 1_000
 _log = math.log
-
-# session status
-READY, QUEUED, STAGE, GROWING, ENDED = 0, 1, 2, 3, 4
-SLOT_SERIAL, SLOT_TURN, SLOT_CACHED, SLOT_COMPUTED = 0, 1, 2, 3
-assert (_READY, _STAGE) == (READY, STAGE)  # the stages' fast paths set these statuses themselves
-
-
-class Session:
-    __slots__ = ("serial", "attrs", "gen", "status", "holds", "pending", "adm_seq", "preempt_pos", "stuck",
-                 "leases", "trace", "preset", "requeue", "job", "grow", "qpool", "in_ready", "spin_t", "spin_k",
-                 "redo_t", "redo_k")
-
-    def __init__(self, serial: int, nattrs: int):
-        self.serial = serial
-        self.attrs = [0.0] * nattrs
-        self.attrs[SLOT_SERIAL] = float(serial)
-        self.gen = None
-        self.status = READY
-        self.holds: list = []
-        self.pending = None
-        self.adm_seq = -1
-        self.preempt_pos = None
-        self.stuck = False
-        self.leases: list = []
-        self.trace = None
-        self.preset = None
-        self.requeue = None
-        self.job = None
-        self.grow = None
-        self.qpool = None
-        self.in_ready = False
-        #: the instant of the session's last loop-head pass, and how many passes it made at it
-        self.spin_t = math.nan
-        self.spin_k = 0
-        #: the instant of the session's last re-execution of a preempted hold, and how many it made then
-        self.redo_t = math.nan
-        self.redo_k = 0
-
-
-class Pending:
-    """A hold waiting in its first pool's queue."""
-
-    __slots__ = ("info", "pools", "queued_at", "join_seq", "demand")
-
-    def __init__(self, info, pools, queued_at, join_seq):
-        self.info = info
-        self.pools = pools
-        self.queued_at = queued_at
-        self.join_seq = join_seq
-        #: the demand, once evaluated, when it cannot change while the hold waits (``info.pure``)
-        self.demand = None
-
-
-class HoldRT:
-    """An active hold: one slot per pool."""
-
-    __slots__ = ("info", "slots", "grown")
-
-    def __init__(self, info, slots):
-        self.info = info
-        self.slots = slots
-        self.grown = False
-
-
-class Slot:
-    """A hold's allocation on one pool: ``alloc`` units, computed position ``pos``, reservation ``r`` and
-    its unallocated part ``u`` (counted by ``reserve held``)."""
-
-    __slots__ = ("pool", "alloc", "pos", "r", "u", "owner", "hold", "lease")
-
-    def __init__(self, pool, alloc, pos, r, u, owner, hold):
-        self.pool = pool
-        self.alloc = alloc
-        self.pos = pos
-        self.r = r
-        self.u = u
-        self.owner = owner
-        self.hold = hold
-        self.lease = False
-
-
-class Lease:
-    __slots__ = ("slot", "cache", "alive", "grown", "span")
-
-    def __init__(self, slot, cache, grown, span):
-        self.slot = slot
-        self.cache = cache
-        self.alive = True
-        self.grown = grown
-        #: the hold statement that leased (a NaN cache length at the lease's end is reported there)
-        self.span = span
-
-
-class Entry:
-    """A cached prefix: a session's own (``dead`` False) or a dead remainder past a ``reuse`` bound."""
-
-    __slots__ = ("size", "last", "seq", "owner", "snap", "alive", "eid", "dead")
-
-    def __init__(self, size, last, seq, owner, snap, eid, dead=False):
-        self.size = size
-        self.last = last
-        self.seq = seq
-        self.owner = owner
-        self.snap = snap
-        self.alive = True
-        self.eid = eid
-        self.dead = dead
-
-
-class Pool:
-    """One member of a pool family."""
-
-    def __init__(self, sim, node: N.Pool, member: int, flat: int):
-        self.sim = sim
-        self.node = node
-        self.name = node.name
-        self.index = member
-        self.flat = flat
-        self.cap = num(node.cap)
-        self.block = float(node.block) if node.block else None
-        self.reserve_held = node.reserve_held
-        self.used = 0.0
-        self.cached = 0.0
-        self.reserved = 0.0
-        self.holders: dict[Slot, None] = {}
-        self.own: dict[int, Entry] = {}
-        self.dead: dict[int, Entry] = {}
-        self.front: deque = deque()
-        self.queue: deque = deque()
-        self.keyed = None  # queue-by keys function
-        self.growers: deque = deque()
-        self.via = None
-        self.memory_of: list = []
-        self.evict = None
-        self.preempt = None
-        self.spill = None
-        self.needs_snap = False
-        # statistics
-        self.t_last = 0.0
-        self.a_used = self.a_cached = self.a_queue = self.a_holders = 0.0
-        self.wait_sum = 0.0
-        self.admissions = 0
-        self.evicted_entries = 0
-        self.evicted_units = 0.0
-        self.preemptions = 0
-        self.spills = 0
-        self.rejections = 0
-        self.stuck = 0
-        self.over_cap = 0
-
-    def acc(self) -> None:
-        now = self.sim.now
-        dt = now - self.t_last
-        if dt > 0:
-            self.a_used += self.used * dt
-            self.a_cached += self.cached * dt
-            self.a_queue += (len(self.front) + len(self.queue)) * dt
-            self.a_holders += len(self.holders) * dt
-        self.t_last = now
-
-    def reset_stats(self) -> None:
-        self.acc()
-        self.a_used = self.a_cached = self.a_queue = self.a_holders = 0.0
-        self.wait_sum = 0.0
-        self.admissions = self.evicted_entries = self.preemptions = self.spills = 0
-        self.rejections = self.stuck = 0
-        self.evicted_units = 0.0
-
-    def iter_entries(self):
-        yield from self.own.values()
-        yield from self.dead.values()
-
-    def round_up(self, x: float) -> float:
-        b = self.block
-        if b is None or x == INF:
-            return x
-        try:
-            return math.ceil(x / b - 1e-12) * b
-        except OverflowError:  # x / b beyond the float range: blocks finer than x's precision
-            return x
-
-    def round_down(self, x: float) -> float:
-        b = self.block
-        if b is None or x == INF:
-            return x
-        try:
-            return math.floor(x / b + 1e-12) * b
-        except OverflowError:  # as in round_up
-            return x
 
 
 class Observations:
@@ -325,147 +146,7 @@ class Simulation:
         self.obs = [Observations() for _ in program.observes]
         self.obs_app = [(o.values.append, o.times.append, o.sessions.append, o.turns.append) for o in self.obs]
         self.gauge_points: list[tuple[array, array]] = []
-        self._build(registries, trace_path)
-
-    # ----------------------------------------------------------------------------------- building
-    def _build(self, reg, trace_path) -> None:
-        p = self.program
-        self.pool_base = []
-        self.pools: list[Pool] = []
-        for node in p.pools:
-            self.pool_base.append(len(self.pools))
-            for m in range(node.size):
-                self.pools.append(Pool(self, node, m, len(self.pools)))
-        self.stage_base = []
-        n = 0
-        for node in p.stages:
-            self.stage_base.append(n)
-            n += node.size
-        self.stages: list = [None] * n
-        self.compiler = Compiler(self, p)
-        self.spans = self.compiler.spans
-        # which stage families some run holds together with another: their ps members are flows
-        self.shared_families = set()
-        for blk in _all_blocks(p):
-            for st in blk:
-                if isinstance(st, N.Run) and len(st.stages) > 1:
-                    self.shared_families.update(r.stage for r in st.stages)
-        self.flow_network = None
-        if self.shared_families:
-            share = p.share
-            if share is None:
-                raise SimError(format_error(None, None, None, "a run holds several stages but the program "
-                                            "declares no share (share maxmin; or share bottleneck;)",
-                                            self.source))
-            if share not in reg.share:
-                raise SimError(format_error(None, None, None, f"unknown share policy {share!r} (known: "
-                                            f"{', '.join(reg.share.names())})", self.source))
-            self.flow_network = FlowNetwork(self, reg.share[share])
-        for f, node in enumerate(p.stages):
-            kind = node.kind
-            name = kind.name if isinstance(kind, N.Extension) else type(kind).__name__
-            if name not in reg.stage_kinds:
-                raise SimError(format_error(node.span, None, None, f"stage {node.name}: unknown stage kind "
-                                            f"{name!r} (registered: {', '.join(reg.stage_kinds.names())})",
-                                            self.source))
-            factory = reg.stage_kinds[name]
-            for m in range(node.size):
-                flat = self.stage_base[f] + m
-                self.stages[flat] = factory(self, node, m, flat)
-        # admit via and memory, member for member
-        for f, node in enumerate(p.pools):
-            if node.admit_via is not None:
-                for m in range(node.size):
-                    self.pools[self.pool_base[f] + m].via = self._pair(node.admit_via, node.size, m, node)
-        self.step_stages = [s for s in self.stages if getattr(s, "wants_start", False)]
-        for st in self.step_stages:
-            st.bind()
-        for pool in self.pools:
-            node = pool.node
-            ev = node.evict
-            ename = ev.name if isinstance(ev, N.Extension) else type(ev).__name__
-            if ename not in reg.evict:
-                raise SimError(format_error(node.span, None, None, f"pool {node.name}: unknown eviction "
-                                            f"order {ename!r} (registered: {', '.join(reg.evict.names())})",
-                                            self.source))
-            pool.evict = reg.evict[ename](self, pool, ev)
-            pr = node.preempt
-            pname = pr.name if isinstance(pr, N.Extension) else type(pr).__name__
-            if pname not in reg.preempt:
-                raise SimError(format_error(node.span, None, None, f"pool {node.name}: unknown preemption "
-                                            f"policy {pname!r} (registered: {', '.join(reg.preempt.names())})",
-                                            self.source))
-            pool.preempt = reg.preempt[pname](self, pool, pr)
-            if isinstance(node.queue, N.QueueBy):
-                pool.keyed = self.compiler.keys_fn(node.queue.keys, span=node.span)
-            if node.spill is not None:
-                sp = node.spill
-                tier = self._spill_ref(sp.tier, pool)
-                link = self._spill_stage(sp.link, pool)
-                pool.spill = (tier, link, self.compiler.fn(sp.work, rng="eviction", span=node.span),
-                              self.compiler.fn(sp.when, rng="eviction", span=node.span))
-            pool.needs_snap = not isinstance(pool.evict, _lru_type()) or pool.spill is not None
-        self.free_pools = [pl for pl in self.pools if pl.via is None]
-        self.any_pools = bool(self.pools)
-        # whether some expression reads a stage's online estimates (any mention of their names counts)
-        self.need_est = mentions([p], ('"price"', '"est_lambda"', '"est_rho"', '"est_wait"'))
-        # workload
-        wl = p.workload
-        self.session_fn = self.compiler.session_fn(p.session, "session")
-        self.init_fn = self.compiler.plain_fn(wl.init, "init") if wl.init else None
-        self.turn_fn = self.compiler.plain_fn(wl.turn, "turn") if wl.turn else None
-        self.trace = None
-        if wl.trace is not None:
-            from .trace import load_trace, resolve_trace, trace_outside
-
-            path = trace_path or resolve_trace(wl.trace.path, self.source)
-            if trace_path is None and (why := trace_outside(path, self.source)) is not None:
-                raise SimError(format_error(wl.trace.span, None, None, why, self.source))
-            self.trace = load_trace(path, wl.trace.span if trace_path is None else None, self.source)
-            self.trace_ordered = wl.trace.ordered
-        arrive = wl.arrive
-        self.arrive = arrive
-        self.closed = isinstance(arrive, N.Closed)
-        if self.arr_limit is not None:
-            if not isinstance(arrive, (N.Poisson, N.Renewal)):
-                raise SimError(format_error(None, None, None, "run { arrivals N; } needs an open workload "
-                                            "(arrive poisson or renewal)", self.source))
-            if self.arr_limit < 1:
-                raise SimError(format_error(None, None, None, f"arrivals {self.arr_limit}: must be a "
-                                            "positive integer", self.source))
-        if isinstance(arrive, N.Renewal):
-            self.gap_fn = self.compiler.fn(arrive.gap, rng="arrivals", span=getattr(arrive.gap, "span", None))
-        self.gauges = [(g.name, self.compiler.fn(g.value, span=g.span)) for g in p.gauges]
-        self.gauge_points = [(array("d"), array("d")) for _ in p.gauges]
-        self.gauge_last = [None] * len(p.gauges)
-        if not (self.warmup < self.horizon or self.horizon == INF):
-            raise SimError(format_error(None, None, None, f"warmup {self.warmup:g} is not below the horizon "
-                                        f"{self.horizon:g}", self.source))
-
-    def _pair(self, fam: int, count: int, m: int, node):
-        size = self.program.stages[fam].size
-        if size == count:
-            return self.stages[self.stage_base[fam] + m]
-        if size == 1:
-            return self.stages[self.stage_base[fam]]
-        raise SimError(format_error(node.span, None, None, f"pool {node.name}[{count}] cannot be paired "
-                                    f"with stage {self.program.stages[fam].name}[{size}]", self.source))
-
-    def _spill_ref(self, r: N.PoolRef, pool: Pool) -> Pool:
-        size = self.program.pools[r.pool].size
-        base = self.pool_base[r.pool]
-        if size == 1:
-            return self.pools[base]
-        if size == pool.node.size:
-            return self.pools[base + pool.index]
-        return self.pools[base]
-
-    def _spill_stage(self, r: N.StageRef, pool: Pool):
-        size = self.program.stages[r.stage].size
-        base = self.stage_base[r.stage]
-        if size == pool.node.size:
-            return self.stages[base + pool.index]
-        return self.stages[base]
+        build(self, registries, trace_path)
 
     # ----------------------------------------------------------------------------------- errors
     def error(self, msg: str, sid: int | None = None, s: Session | None = None, span=None) -> SimError:
@@ -485,17 +166,17 @@ class Simulation:
         raise self.error(REDO_MESSAGE, sid, s)
 
     def guard_error(self, s: Session, g: float, sid: int) -> None:
-        raise self.error(f"branch guard is {_show(g)}, not 0 or 1 (a draw is written `branch with (p)`)",
+        raise self.error(f"branch guard is {show(g)}, not 0 or 1 (a draw is written `branch with (p)`)",
                          sid, s)
 
     def pool_at(self, base: int, size: int, idx: float, sid: int, s=None) -> Pool:
         if not (idx == idx) or idx < 0 or idx >= size:
-            raise self.error(f"pool index {_show(idx)} out of range (the family has {size})", sid, s)
+            raise self.error(f"pool index {show(idx)} out of range (the family has {size})", sid, s)
         return self.pools[base + int(idx)]
 
     def stage_at(self, base: int, size: int, idx: float, sid: int, s=None):
         if not (idx == idx) or idx < 0 or idx >= size:
-            raise self.error(f"stage index {_show(idx)} out of range (the family has {size})", sid, s)
+            raise self.error(f"stage index {show(idx)} out of range (the family has {size})", sid, s)
         return self.stages[base + int(idx)]
 
     # ----------------------------------------------------------------------------------- events
@@ -613,19 +294,7 @@ class Simulation:
     def _start(self) -> None:
         if self.warmup > 0:
             self.at(self.warmup, self._end_warmup)
-        wl = self.program.workload
-        a = self.arrive
-        for k, pr in enumerate(wl.presets):
-            self.at(float(pr.at), self._arrive_preset, k)
-        if isinstance(a, N.Poisson):
-            self.rate = num(a.rate)
-            self._arrive_cb = self._arrive_poisson
-            self.at(0.0, self._arrive_poisson)
-        elif isinstance(a, N.Renewal):
-            self._schedule_renewal()
-        elif isinstance(a, (N.Batch, N.Closed)):
-            for _ in range(a.n):
-                self.spawn()
+        _workload.start_arrivals(self)
         self.settle()
 
     def _loop(self) -> None:
@@ -660,7 +329,7 @@ class Simulation:
                 else:
                     settle()
                 if check:
-                    self.check_invariants()
+                    _check.check_invariants(self)
                 if self.live == 0 and limit is not None and self.open_arrivals >= limit:
                     self.end = t
                     return
@@ -719,7 +388,7 @@ class Simulation:
         for pool in self.pools:
             for s in list(pool.front) + list(pool.queue):
                 try:
-                    demand = self._demand(s, s.pending)
+                    demand = _admission.demand_of(self, s, s.pending)
                 except SimError:
                     continue
                 for q, _u, need in demand:
@@ -807,7 +476,7 @@ class Simulation:
             if ready:
                 self.drain_ready()
             if self.any_pools:
-                self._admit_all()
+                _admission.admit_all(self)
                 if ready:
                     continue
             if self.step_stages:
@@ -877,86 +546,13 @@ class Simulation:
                 self._resume(s)
 
     # ----------------------------------------------------------------------------------- workload
-    def _arrive_poisson(self, _=None) -> None:
-        limit = self.arr_limit
-        self.open_arrivals += 1
-        if limit is None or self.open_arrivals < limit:
-            gap = -_log(1.0 - self._rand_arr()) / self.rate
-            heapq.heappush(self.heap, (self.now + gap, next(self._seq), self._arrive_cb, None))
-        self.spawn()
-
-    def _schedule_renewal(self) -> None:
-        g = self.gap_fn(None, None, self.null_ctx)
-        if not (g > 0) or g == INF:
-            span = getattr(self.arrive.gap, "span", None)
-            raise SimError(format_error(span, self.now, None, f"arrive renewal: the gap is {_show(g)}; gaps "
-                                        "must be positive and finite", self.source))
-        self.at(self.now + g, self._arrive_renewal)
-
-    def _arrive_renewal(self, _=None) -> None:
-        self.open_arrivals += 1
-        if self.arr_limit is None or self.open_arrivals < self.arr_limit:
-            self._schedule_renewal()
-        self.spawn()
-
-    def _arrive_preset(self, k: int) -> None:
-        self.spawn(self.program.workload.presets[k])
-
-    def spawn(self, preset: N.Preset | None = None) -> Session:
-        serial = self.next_serial
-        self.next_serial += 1
-        s = Session(serial, self.nattrs)
-        self.arrivals += 1
-        now = self.now  # self._acc_live(), inlined: once per session (a call costs a few % of an M/M/1)
-        dt = now - self.live_t
-        if dt > 0:
-            self.a_live += self.live * dt
-        self.live_t = now
-        self.live += 1
-        if preset is not None:
-            for sv in preset.attrs:
-                s.attrs[sv.slot] = sv.value
-            if preset.turns:
-                s.preset = [preset.turns, 0]
-        elif self.trace is not None:
-            sessions = self.trace.sessions
-            if self.trace_ordered:
-                i = serial % len(sessions)
-            else:
-                i = int(self.rngs["trace"].random() * len(sessions))
-            s.trace = [sessions[i], 0]
-        if self.init_fn is not None:
-            self.init_fn(s)
-        s.gen = self.session_fn(s)
-        s.in_ready = True
-        self.ready.append(s)
-        return s
-
-    def turn(self, s: Session) -> None:
-        A = s.attrs
-        A[SLOT_TURN] += 1.0
-        if self.warm:
-            self.turns += 1
-        # the next preset turn, or the next trace row: [rows, index of the next]
-        nxt = s.preset if s.preset is not None else s.trace
-        if nxt is not None:
-            rows, i = nxt
-            if i < len(rows):
-                if nxt is s.preset:
-                    for sv in rows[i]:
-                        A[sv.slot] = sv.value
-                else:
-                    for slot, v in zip(self.trace_slots, rows[i]):
-                        if slot is not None:
-                            A[slot] = v
-                nxt[1] = i + 1
-                more = 1.0 if i + 1 < len(rows) else 0.0
-            else:
-                more = 0.0
-            if self.slot_more is not None:
-                A[self.slot_more] = more
-        if self.turn_fn is not None:
-            self.turn_fn(s)
+    # serq_sim.workload's functions, as the simulation's methods (the arrivals are event callbacks; the
+    # compiled session code calls E.turn; a closed workload spawns at every end)
+    _arrive_poisson = _workload._arrive_poisson
+    _arrive_renewal = _workload._arrive_renewal
+    _arrive_preset = _workload._arrive_preset
+    spawn = _workload.spawn
+    turn = _workload.turn
 
     def observe(self, s: Session, k: int, v: float) -> None:
         if self.warm:
@@ -988,9 +584,9 @@ class Simulation:
             self._detach(s)
         while s.holds:
             h = s.holds.pop()
-            self._release_hold(s, h)
+            _release.release_hold(self, s, h)
         while s.leases:
-            self._end_lease(s.leases[0])
+            _release.end_lease(self, s.leases[0])
         s.status = ENDED
         now = self.now  # self._acc_live(), inlined as in spawn
         dt = now - self.live_t
@@ -1003,7 +599,7 @@ class Simulation:
         if self.closed:
             self.spawn()
         if self.any_pools:
-            self._admit_all()
+            _admission.admit_all(self)
 
     def _detach(self, s: Session) -> None:
         st = s.status
@@ -1079,530 +675,19 @@ class Simulation:
             st.attach(Job(None, work, "plain", None, self.now))
 
     # ----------------------------------------------------------------------------------- pools
-    def hold(self, s: Session, info) -> None:
-        A = s.attrs
-        C = self.null_ctx
-        pools = [ref(s, A, C) for ref in info.pool_refs]
-        for k, pool in enumerate(pools):
-            if not info.units_dep[k]:
-                u = info.units[k](s, A, C)
-                if not u >= 0.0:
-                    self._amount_error(s, info, pool, "units", u)
-                if pool.round_up(u) > pool.cap + EPS:
-                    self._reject(s, pool)
-            if info.static[k]:
-                r = info.reserves[k](s, A, C)
-                if not r >= 0.0:
-                    self._amount_error(s, info, pool, "reserve", r)
-                if pool.round_up(r) > pool.cap + EPS:
-                    self._reject(s, pool)
-        first = pools[0]
-        first.acc()
-        s.pending = Pending(info, pools, self.now, next(self.join_counter))
-        s.status = QUEUED
-        s.qpool = first
-        rq = s.requeue
-        if rq is not None:
-            s.requeue = None
-            if rq == "head":
-                first.front.appendleft(s)
-                return
-        first.queue.append(s)
-
-    def _reject(self, s: Session, pool: Pool) -> None:
-        if self.warm:
-            pool.rejections += 1
-        self.end_session(s)
-        raise SessionGone
-
-    def _head(self, pool: Pool):
-        if pool.front:
-            return pool.front[0]
-        q = pool.queue
-        if not q:
-            return None
-        if pool.keyed is None or len(q) == 1:
-            return q[0]
-        ctx = self.null_ctx
-        now = self.now
-        keyed = pool.keyed
-        best = None
-        bk = None
-        for s in q:
-            ctx.waited = now - s.pending.queued_at
-            k = keyed(s, s.attrs, ctx)
-            if best is None or k < bk:
-                best, bk = s, k
-        ctx.waited = math.nan
-        return best
-
-    def _pop_head(self, pool: Pool, s: Session) -> None:
-        pool.acc()
-        if pool.front and pool.front[0] is s:
-            pool.front.popleft()
-        elif pool.queue[0] is s:
-            pool.queue.popleft()
-        else:
-            pool.queue.remove(s)
-
-    def _amount_error(self, s: Session, info, pool: Pool, what: str, x: float) -> None:
-        """A hold's units or reserve that is NaN or negative (an amount of memory is neither)."""
-        verb = "are" if what == "units" else "is"
-        how = "NaN" if x != x else f"negative ({_show(x)})"
-        raise self.error(f"the {what} of {pool.name} {verb} {how}", None, s, info.span)
-
-    def _demand(self, s: Session, pend: Pending):
-        """``[(pool, units, room needed)]`` of a waiting hold, evaluated now (once, for a hold whose units
-        and reserves read only attributes and numbers: a waiting session's attributes do not change)."""
-        demand = pend.demand
-        if demand is not None:
-            return demand
-        info = pend.info
-        A = s.attrs
-        C = self.null_ctx
-        units = info.units
-        reserves = info.reserves
-        out = []
-        k = 0
-        for pool in pend.pools:
-            u = units[k](s, A, C)
-            if not u >= 0.0:
-                self._amount_error(s, info, pool, "units", u)
-            rf = reserves[k]
-            r = u
-            if rf is not None:
-                r = rf(s, A, C)
-                if not r >= 0.0:
-                    self._amount_error(s, info, pool, "reserve", r)
-                r = max(r, u)
-            b = pool.block  # pool.round_up(r), inlined
-            if b is not None and r != INF:
-                try:
-                    r = math.ceil(r / b - 1e-12) * b
-                except OverflowError:  # as in Pool.round_up
-                    pass
-            out.append((pool, u, r))
-            k += 1
-        if info.pure:
-            pend.demand = out
-        return out
-
-    @staticmethod
-    def fits(demand) -> bool:
-        for pool, _u, need in demand:
-            if pool.used + pool.reserved + need > pool.cap + EPS:
-                return False
-        return True
-
-    def _admit_all(self) -> None:
-        for pool in self.pools:
-            if pool.growers:
-                self._retry_growers(pool)
-        for pool in self.free_pools:
-            if pool.front or pool.queue:
-                self._try_admit(pool)
-
-    def _try_admit(self, pool: Pool) -> None:
-        while True:
-            s = self._head(pool)
-            if s is None:
-                return
-            demand = self._demand(s, s.pending)
-            if not self.fits(demand):
-                return
-            self._pop_head(pool, s)
-            self._admit(s, s.pending, demand)
-
-    def admit_from(self, pool: Pool, budget_left: float, stage) -> bool:
-        """A step stage's scheduler admits the head of ``pool`` with ``budget_left`` tokens left (what
-        ``budget_left(stage)`` reads in the header); runs the admitted session until it blocks."""
-        s = self._head(pool)
-        if s is None:
-            return False
-        self.admit_budget = (stage, budget_left)
-        try:
-            demand = self._demand(s, s.pending)
-        finally:
-            self.admit_budget = None
-        for q, _u, need in demand:  # self.fits(demand), inlined
-            if q.used + q.reserved + need > q.cap + EPS:
-                return False
-        self._pop_head(pool, s)
-        self._admit(s, s.pending, demand)
-        self.drain_ready()
-        return True
-
-    def _admit(self, s: Session, pend: Pending, demand) -> None:
-        info = pend.info
-        A = s.attrs
-        reuse = None
-        if info.reuse is not None:
-            reuse = info.reuse(s, A, self.null_ctx)
-            if reuse != reuse:
-                raise self.error("the reuse bound is NaN", None, s, info.span)
-            reuse = max(reuse, 0.0)
-        has_cache = info.cache is not None
-        hold = HoldRT(info, [])
-        consumed = 0.0
-        now = self.now
-        warm = self.warm
-        for pool, units, need in demand:
-            pool.acc()
-            alloc = pool.round_up(units)
-            own = 0.0
-            if has_cache:
-                e = pool.own.pop(s.serial, None)
-                if e is not None:
-                    e.alive = False
-                    pool.cached -= e.size
-                    own = e.size
-                    if reuse is not None:
-                        r = pool.round_down(reuse)
-                        if own > r + EPS:
-                            dead = Entry(own - r, e.last, e.seq, s, e.snap, next(self.eid_counter), True)
-                            pool.dead[dead.eid] = dead
-                            pool.cached += dead.size
-                            pool.evict.on_insert(dead)
-                            own = r
-            if own > consumed:
-                consumed = own
-            self.make_room(pool, alloc)
-            pool.used += alloc
-            u = max(need - alloc, 0.0) if pool.reserve_held else 0.0
-            pool.reserved += u
-            slot = Slot(pool, alloc, own, need, u, s, hold)
-            pool.holders[slot] = None
-            hold.slots.append(slot)
-            if warm:
-                pool.admissions += 1
-        if warm:
-            pend.pools[0].wait_sum += now - pend.queued_at
-        s.adm_seq = next(self.adm_counter)
-        A[SLOT_CACHED] = consumed
-        s.pending = None
-        s.qpool = None
-        s.holds.append(hold)
-        self.make_ready(s)
-
-    def make_room(self, pool: Pool, need: float) -> None:
-        """Evict cached entries (in the pool's order, per block from the tail) until ``need`` fits."""
-        cap = pool.cap
-        while pool.used + pool.cached + need > cap + EPS:
-            e = pool.evict.pick(pool)
-            if e is None:
-                return
-            b = pool.block
-            short = pool.used + pool.cached + need - cap
-            if b is None:
-                amount = e.size
-            elif pool.evict.batch and pool.spill is None:
-                amount = min(e.size, pool.round_up(short))
-            else:
-                amount = min(b, e.size)
-            self._evict(pool, e, amount)
-
-    def _evict(self, pool: Pool, e: Entry, amount: float) -> None:
-        pool.acc()
-        e.size -= amount
-        pool.cached -= amount
-        if self.warm:
-            pool.evicted_units += amount
-        if e.size <= EPS:
-            pool.cached -= e.size
-            e.size = 0.0
-            e.alive = False
-            if e.dead:
-                del pool.dead[e.eid]
-            else:
-                del pool.own[e.owner.serial]
-            if self.warm:
-                pool.evicted_entries += 1
-        if pool.spill is not None:
-            self._spill(pool, e, amount)
-
-    def _spill(self, pool: Pool, e: Entry, units: float) -> None:
-        from .policies import evict_context
-
-        tier, link, work_fn, when_fn = pool.spill
-        ctx = Ctx()
-        owner, attrs = evict_context(ctx, e, units, self.now)
-        if when_fn(owner, attrs, ctx) == 0:
-            return
-        work = work_fn(owner, attrs, ctx)
-        # the tier takes what fits after evicting its own entries (a spill never breaks its invariant)
-        room = tier.cap - tier.used
-        units = min(units, max(room, 0.0))
-        if units <= EPS:
-            return
-        tier.acc()
-        key = e.owner.serial if (not e.dead and e.owner is not None) else None
-        old = tier.own.get(key) if key is not None else None
-        if old is not None:
-            old.alive = False
-            del tier.own[key]
-            tier.cached -= old.size
-            units_total = old.size + units
-        else:
-            units_total = units
-        self.make_room(tier, units_total)
-        units_total = min(units_total, tier.cap - tier.used - tier.cached)
-        if units_total > EPS:
-            ne = Entry(units_total, self.now, next(self.release_counter), e.owner, e.snap,
-                       next(self.eid_counter), key is None)
-            if key is None:
-                tier.dead[ne.eid] = ne
-            else:
-                tier.own[key] = ne
-            tier.cached += units_total
-            tier.evict.on_insert(ne)
-        if self.warm:
-            pool.spills += 1
-        self.start_job(link, max(work, 0.0) if work == work else 0.0)
-
-    def _release_slot(self, s: Session, slot: Slot, cache_value, grown: bool) -> None:
-        pool = slot.pool
-        pool.acc()
-        pool.used -= slot.alloc
-        pool.reserved -= slot.u
-        pool.holders.pop(slot, None)
-        if cache_value is not None:
-            computed = slot.pos if grown else slot.alloc
-            keep = pool.round_down(min(cache_value, computed, slot.alloc))
-            if keep > EPS:
-                old = pool.own.pop(s.serial, None)
-                if old is not None:
-                    old.alive = False
-                    pool.cached -= old.size
-                snap = list(s.attrs) if pool.needs_snap else None
-                e = Entry(keep, self.now, next(self.release_counter), s, snap, next(self.eid_counter))
-                pool.own[s.serial] = e
-                pool.cached += keep
-                pool.evict.on_insert(e)
-
-    def _cache_value(self, s: Session, info):
-        if info.cache is None:
-            return None
-        v = info.cache(s, s.attrs, self.null_ctx)
-        if v != v:
-            raise self.error("the cache length is NaN", None, s, info.span)
-        return max(v, 0.0)
-
-    def _release_hold(self, s: Session, h: HoldRT) -> None:
-        cv = self._cache_value(s, h.info)
-        for slot in h.slots:
-            self._release_slot(s, slot, cv, h.grown)
-        h.slots = []
-
-    def end_hold(self, s: Session) -> None:
-        h = s.holds.pop()
-        info = h.info
-        cv = self._cache_value(s, info)
-        lease_pool = None
-        if info.lease_ref is not None:
-            lease_pool = info.lease_ref(s, s.attrs, self.null_ctx)
-        for slot in h.slots:
-            if slot.pool is lease_pool:
-                t = info.lease_time(s, s.attrs, self.null_ctx)
-                slot.lease = True
-                lease = Lease(slot, info.cache, h.grown, info.span)
-                s.leases.append(lease)
-                if t == t and t != INF:
-                    self.at(self.now + max(t, 0.0), self._lease_end, lease)
-                continue
-            self._release_slot(s, slot, cv, h.grown)
-            if s.preempt_pos:
-                s.preempt_pos.pop(slot.pool, None)
-        s.attrs[SLOT_COMPUTED] = 0.0
-        if self.any_pools:
-            self._admit_all()
-
-    def _end_lease(self, lease: Lease) -> None:
-        if not lease.alive:
-            return
-        lease.alive = False
-        s = lease.slot.owner
-        s.leases.remove(lease)
-        cv = None
-        if lease.cache is not None:
-            v = lease.cache(s, s.attrs, self.null_ctx)
-            if v != v:  # as at the end of a hold's scope
-                raise self.error("the cache length is NaN (at the end of the lease)", None, s, lease.span)
-            cv = max(v, 0.0)
-        self._release_slot(s, lease.slot, cv, lease.grown)
-
-    def _lease_end(self, lease: Lease) -> None:
-        if lease.alive:
-            self._end_lease(lease)
-            self._admit_all()
-
-    def _innermost(self, s: Session, pool: Pool):
-        for hi in range(len(s.holds) - 1, -1, -1):
-            for slot in s.holds[hi].slots:
-                if slot.pool is pool:
-                    return hi, slot
-        return None, None
-
-    def release(self, s: Session, pool: Pool) -> None:
-        hi, slot = self._innermost(s, pool)
-        if slot is not None:
-            h = s.holds[hi]
-            h.slots.remove(slot)
-            self._release_slot(s, slot, self._cache_value(s, h.info), h.grown)
-            if s.preempt_pos:
-                s.preempt_pos.pop(pool, None)
-        else:
-            for lease in s.leases:
-                if lease.slot.pool is pool:
-                    self._end_lease(lease)
-                    break
-            else:
-                return
-        self._admit_all()
-
-    def drop(self, s: Session, pool: Pool) -> None:
-        e = pool.own.pop(s.serial, None)
-        if e is not None:
-            pool.acc()
-            e.alive = False
-            pool.cached -= e.size
-
-    def load(self, s: Session, pool: Pool, n: float, sid: int) -> None:
-        hi, slot = self._innermost(s, pool)
-        if slot is None:
-            raise self.error(f"load {pool.name}: outside a hold of {pool.name}", sid, s)
-        if not n >= 0.0:
-            raise self.error(f"load {pool.name}: the amount is {'NaN' if n != n else f'negative ({_show(n)})'}",
-                             sid, s)
-        if slot.pos + n > slot.alloc + EPS:
-            raise self.error(f"load {pool.name} ({_show(n)}): the hold has {_show(slot.alloc)} allocated and "
-                             f"{_show(slot.pos)} computed; a load must fit the allocation (grow first)", sid, s)
-        slot.pos += n
-        s.holds[hi].grown = True
-
-    def grow(self, s: Session, pool: Pool, d: float, sid: int):
-        """``grow``: ``None`` when done, ``True`` when the session waits, or the :class:`Preempted` to
-        raise when the grower preempted itself."""
-        hi, slot = self._innermost(s, pool)
-        if slot is None:
-            raise self.error(f"grow {pool.name}: outside a hold of {pool.name}", sid, s)
-        if not d >= 0.0:
-            raise self.error(f"grow {pool.name}: the amount is {'NaN' if d != d else f'negative ({_show(d)})'}",
-                             sid, s)
-        return self.grow_slot(s, slot, d, None)
-
-    def grow_slot(self, s: Session, slot: Slot, d: float, job):
-        """Grow ``slot`` by ``d`` (rounded to blocks), preempting per the pool's rule. Returns ``None``
-        when it grew, ``True`` when the grower waits (queued as a grower), or the :class:`Preempted`
-        exception when the grower itself was the victim (already thrown if its generator is not
-        running)."""
-        pool = slot.pool
-        need = pool.round_up(slot.alloc + d) - slot.alloc
-        if need <= EPS:
-            return None
-        while True:
-            if pool.used + pool.reserved - slot.u + need <= pool.cap + EPS:
-                self._grow_alloc(slot, need)
-                return None
-            victim = pool.preempt.victim(pool, s)
-            if victim is None:
-                s.status = GROWING
-                s.grow = (pool, slot, d, job)
-                pool.growers.append(s)
-                return True
-            exc = self.preempt(victim, pool)
-            if victim is s:
-                return exc
-
-    def _grow_alloc(self, slot: Slot, need: float) -> None:
-        pool = slot.pool
-        pool.acc()
-        self.make_room(pool, need)
-        pool.used += need
-        slot.alloc += need
-        if pool.reserve_held:
-            u = max(slot.r - slot.alloc, 0.0)
-            pool.reserved += u - slot.u
-            slot.u = u
-
-    def _retry_growers(self, pool: Pool) -> None:
-        while pool.growers:
-            s = pool.growers[0]
-            _p, slot, d, job = s.grow
-            need = pool.round_up(slot.alloc + d) - slot.alloc
-            if pool.used + pool.reserved - slot.u + need > pool.cap + EPS:
-                return
-            pool.growers.popleft()
-            if need > EPS:
-                self._grow_alloc(slot, need)
-            s.grow = None
-            if job is not None:
-                s.status = STAGE
-                s.job = job
-            else:
-                self.make_ready(s)
-
-    def preempt_candidates(self, pool: Pool):
-        """The victim candidates of ``pool`` in admission order: ``[(session, slot)]``. On a pool that is
-        some step stage's memory, the residents there in the order of their sessions' latest admission
-        (the engine's serving order); on any other pool, its holders in the order the pool admitted them
-        (``pool.holders`` is in that order), a session with several holds there placed by its latest."""
-        engines = pool.memory_of
-        seen = {}
-        for slot in pool.holders:
-            if slot.lease:
-                continue
-            s = slot.owner
-            if engines:
-                job = s.job
-                if job is None or job.stage not in engines or s.status not in (STAGE, GROWING):
-                    continue
-                seen[s] = slot  # the innermost (latest) slot wins
-            else:
-                seen.pop(s, None)  # placed by its latest admission here
-                seen[s] = slot
-        if engines:
-            return sorted(seen.items(), key=lambda kv: kv[0].adm_seq)
-        return list(seen.items())
-
-    @staticmethod
-    def computed_position(s: Session, slot: Slot) -> float:
-        """The position ``slot``'s hold has computed: its position less the tokens the step iteration
-        being planned or run gives the session's growing job there (applied only when it ends)."""
-        job = s.job
-        if job is not None and job.assigned > 0 and job.growing is slot.pool and job.stage is not None:
-            gslot = job.gslot
-            if gslot is None or gslot is slot:
-                return slot.pos - job.assigned
-        return slot.pos
-
-    def preempt(self, victim: Session, pool: Pool) -> Preempted:
-        hi, slot = self._innermost(victim, pool)
-        self._detach(victim)
-        computed = slot.pos
-        pp = victim.preempt_pos
-        if pp is None:
-            pp = victim.preempt_pos = {}
-        prev = pp.get(pool)
-        if prev is not None and computed <= prev + EPS and not victim.stuck:
-            victim.stuck = True
-            pool.stuck += 1
-        pp[pool] = computed
-        victim.attrs[SLOT_COMPUTED] = computed
-        while len(victim.holds) > hi:
-            h = victim.holds.pop()
-            # the aborted holds cache their computed prefix (their position), as a hold does whose
-            # body advanced it, whether or not this one's had
-            h.grown = True
-            self._release_hold(victim, h)
-        if self.warm:
-            pool.preemptions += 1
-        self.preempt_count += 1
-        victim.requeue = pool.preempt.requeue
-        exc = Preempted(hi)
-        if victim.gen.gi_running:
-            return exc
-        self._throw(victim, exc)
-        return exc
+    # The pools' behaviour is the package serq_sim.pools (functions of the simulation). These are its
+    # entry points as methods of the simulation: the compiled session code calls E.hold, E.end_hold,
+    # E.grow, E.load, E.release and E.drop; a lease's end is an event (a callback of the simulation);
+    # preemption policies ask sim.preempt_candidates and sim.computed_position (their contract).
+    hold = _admission.hold
+    end_hold = _release.end_hold
+    release = _release.release
+    lease_end = _release.lease_end
+    grow = _growth.grow
+    load = _growth.load
+    drop = _cache.drop
+    preempt_candidates = _growth.preempt_candidates
+    computed_position = staticmethod(_growth.computed_position)
 
     # ----------------------------------------------------------------------------------- observables
     def obs_queue(self, st) -> float:
@@ -1653,44 +738,6 @@ class Simulation:
     def obs_est_wait(self, st) -> float:
         return st.est.estimates()[2]
 
-    # ----------------------------------------------------------------------------------- checking
-    def check_invariants(self) -> None:
-        """Assert every pool's bookkeeping (``--check-invariants``): allocated + cached ≤ cap, used and
-        cached equal to what the holders and entries account for, and the queues consistent."""
-        now = self.now
-        for pool in self.pools:
-            where = f"t={now:g}: pool {pool.name}[{pool.index}]"
-            used = sum(sl.alloc for sl in pool.holders)
-            cached = sum(e.size for e in pool.iter_entries())
-            tol = 1e-6 * max(1.0, pool.cap if pool.cap != INF else 1.0, used, cached)
-            if pool.used + pool.cached > pool.cap + tol:
-                raise InvariantError(f"{where}: allocated {pool.used} + cached {pool.cached} > cap {pool.cap}")
-            if abs(used - pool.used) > tol:
-                raise InvariantError(f"{where}: used {pool.used} but the holders hold {used}")
-            if abs(cached - pool.cached) > tol:
-                raise InvariantError(f"{where}: cached {pool.cached} but the entries hold {cached}")
-            if pool.used < -tol or pool.cached < -tol:
-                raise InvariantError(f"{where}: negative used/cached")
-            for e in pool.iter_entries():
-                if not e.alive or e.size <= 0:
-                    raise InvariantError(f"{where}: an entry of size {e.size} (alive {e.alive}) is cached")
-            res = sum(sl.u for sl in pool.holders)
-            if abs(res - pool.reserved) > tol:
-                raise InvariantError(f"{where}: reserved {pool.reserved} but the holds reserve {res}")
-            seen = set()
-            for s in list(pool.front) + list(pool.queue):
-                if s in seen:
-                    raise InvariantError(f"{where}: session {s.serial} is queued twice")
-                seen.add(s)
-                if s.status != QUEUED or s.qpool is not pool or s.pending is None:
-                    raise InvariantError(f"{where}: session {s.serial} is in the queue with status {s.status}")
-            for s in pool.growers:
-                if s.status != GROWING or s.grow is None or s.grow[0] is not pool:
-                    raise InvariantError(f"{where}: grower {s.serial} has status {s.status}")
-            for sl in pool.holders:
-                if sl.owner.status == ENDED:
-                    raise InvariantError(f"{where}: an ended session {sl.owner.serial} still holds")
-
 
 def _jobs_of(owner) -> list:
     """The jobs a stage or the flow network has in progress (for the no-progress guard's message)."""
@@ -1721,26 +768,3 @@ def _signals_deferred():
 
         return contextlib.nullcontext()
     return deferred()
-
-
-def _lru_type():
-    from .policies import LruOrder
-
-    return LruOrder
-
-
-def _show(x: float) -> str:
-    if x != x:
-        return "NaN"
-    if x == int(x) if math.isfinite(x) else False:
-        return str(int(x))
-    return f"{x:g}"
-
-
-def _all_blocks(p: N.Program):
-    from serq_ir.analysis import blocks
-
-    for top in (p.session, p.workload.init, p.workload.turn):
-        if top:
-            yield top
-            yield from blocks(top)

@@ -96,3 +96,12 @@ def format_error(span, t: float | None, serial: int | None, message: str, base: 
         return f"{head}error: {body}"
     return f"{span.file}:{span.line}:{span.col}: error: {body}" + source_excerpt(span.file, span.line,
                                                                                    span.col, base)
+
+
+def show(x: float) -> str:
+    """A number as a message shows it: ``NaN``, a whole number without a point, else ``%g``."""
+    if x != x:
+        return "NaN"
+    if x == int(x) if math.isfinite(x) else False:
+        return str(int(x))
+    return f"{x:g}"

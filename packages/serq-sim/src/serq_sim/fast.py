@@ -876,7 +876,7 @@ def _flt(x: float) -> str:
 
 def build(sim, progress: bool):
     """The generated source and its globals for ``sim`` (a built :class:`Simulation`)."""
-    from .engine import _show
+    from .errors import show as _show
     from .stages import capacity_message
 
     gen = _Gen(sim)

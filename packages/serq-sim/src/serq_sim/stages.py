@@ -20,10 +20,24 @@ then talks to it through these methods only:
     events already scheduled for it are cancelled lazily (check ``job.stage is self`` when they fire).
 ``settle()``
     Called at the end of the settle after :meth:`mark` asked for it (at most once per settle): the place
-    to reschedule (a ps stage's next completion) or to start work that must see every event of the
-    instant first (a step stage's iteration; see ``wants_start``).
+    to reschedule (a ps stage's next completion).
 ``busy_level()``
     The utilisation signal now, in [0, 1] (the time average is the reported utilisation).
+``bind()``
+    Called once, when every stage and pool of the simulation exists (the place to find the pools it
+    serves: ``sim.pools``, ``pool.via``). The base does nothing.
+
+A kind that starts work of its own accord once an instant has settled (a step stage's iteration) sets the
+class attribute ``wants_start = True`` and implements:
+
+``idle()``
+    Whether it could start work now (no iteration running, and residents or sessions waiting at a pool
+    it admits from).
+``try_start()``
+    Called when ``idle()``, after the settle has run every ready session, grower and admission and no
+    other event is pending at this instant (so it sees every arrival up to now); it may admit (through
+    :func:`serq_sim.pools.admission.admit_from`) and schedule. If that made sessions ready, the settle
+    runs them and asks again.
 
 and it reports a completion with ``self.sim.job_done(self, job)`` (which records wait and service from
 ``job.enqueued`` and ``job.started`` and makes the owner ready), schedules its events with
@@ -41,12 +55,12 @@ import math
 from collections import deque
 
 from .compile import num
+from .errors import show
 from .stats import PriceEstimator
+from .status import READY, STAGE
 
 _heappush = heapq.heappush
 
-# session statuses (as in engine.py, which checks that they agree)
-_READY, _STAGE = 0, 2
 
 
 class Job:
@@ -91,8 +105,8 @@ class Ctx:
 class StageKind:
     """Base of a stage kind (see the module docstring for the contract)."""
 
-    #: Whether the simulator should call :meth:`settle` at the end of every settle while the stage is
-    #: idle and has work to start (step engines), rather than only after :meth:`mark`.
+    #: Whether the simulator calls :meth:`try_start` once an instant has settled, while :meth:`idle`
+    #: (step engines); see the contract above.
     wants_start = False
 
     def __init__(self, sim, node, member: int, flat: int):
@@ -142,7 +156,7 @@ class StageKind:
             return
         job = Job(s, work, "plain", None, sim.now, sid)
         s.job = job
-        s.status = _STAGE
+        s.status = STAGE
         self.attach(job)
 
     def mark(self) -> None:
@@ -163,6 +177,16 @@ class StageKind:
 
     def busy_level(self) -> float:
         return 1.0 if self.present else 0.0
+
+    def bind(self) -> None:
+        pass
+
+    # -- a kind with ``wants_start``
+    def idle(self) -> bool:
+        return False
+
+    def try_start(self) -> None:
+        raise NotImplementedError
 
     # -- observables
     def queue(self) -> float:
@@ -247,7 +271,7 @@ class FifoStage(StageKind):
         owner = job.owner
         if owner is not None and owner.job is job:
             owner.job = None
-            owner.status = _READY
+            owner.status = READY
             if not owner.in_ready:
                 owner.in_ready = True
                 sim.ready.append(owner)
@@ -328,10 +352,8 @@ class DelayStage(StageKind):
 
 def capacity_message(name: str, phi: float, present: float) -> str:
     """The run-time error of a ps stage whose capacity came out NaN or negative (both tiers)."""
-    from .engine import _show
-
-    how = "NaN" if phi != phi else f"negative ({_show(phi)})"
-    return f"stage {name}: the capacity is {how} at present = {_show(present)}; a ps stage's capacity is at least 0"
+    how = "NaN" if phi != phi else f"negative ({show(phi)})"
+    return f"stage {name}: the capacity is {how} at present = {show(present)}; a ps stage's capacity is at least 0"
 
 
 class PsStage(StageKind):

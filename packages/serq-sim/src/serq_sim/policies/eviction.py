@@ -16,6 +16,7 @@ from __future__ import annotations
 import heapq
 
 from ..stages import Ctx
+from ..status import ENDED, QUEUED
 
 
 class EvictionOrder:
@@ -92,8 +93,8 @@ def evict_context(ctx, entry, size: float, now: float):
     ctx.last = entry.last
     ctx.age = now - entry.last
     owner = entry.owner
-    live = owner is not None and owner.status != 4  # ENDED
-    ctx.waiting = 1.0 if (live and owner.status == 1) else 0.0  # QUEUED
+    live = owner is not None and owner.status != ENDED
+    ctx.waiting = 1.0 if (live and owner.status == QUEUED) else 0.0
     attrs = owner.attrs if (live or entry.snap is None) else entry.snap
     return (owner if live else None), attrs
 

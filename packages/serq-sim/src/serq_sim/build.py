@@ -1,0 +1,184 @@
+"""The IR → runtime build of a :class:`~serq_sim.engine.Simulation`: pool and stage members (families
+paired member for member), stage kinds and policies taken from the registries, the compiled session,
+workload and gauges, the trace, and the checks of the run's settings against the program."""
+
+from __future__ import annotations
+
+import math
+from array import array
+
+from serq_ir import nodes as N
+
+from .compile import Compiler, observables_read
+from .errors import SimError, format_error
+from .pools.model import Pool
+from .stages import FlowNetwork
+
+#: the observables that read a stage's online estimates (serq_sim.stats.PriceEstimator)
+ESTIMATES = frozenset(("price", "est_lambda", "est_rho", "est_wait"))
+INF = math.inf
+
+
+def build(sim, reg, trace_path) -> None:
+    """Build ``sim``'s runtime from its program: pools and stages (member by member), the compiled
+    session, workload and gauges, the policies from the registries ``reg``, the trace."""
+    p = sim.program
+    sim.pool_base = []
+    sim.pools: list[Pool] = []
+    for node in p.pools:
+        sim.pool_base.append(len(sim.pools))
+        for m in range(node.size):
+            sim.pools.append(Pool(sim, node, m, len(sim.pools)))
+    sim.stage_base = []
+    n = 0
+    for node in p.stages:
+        sim.stage_base.append(n)
+        n += node.size
+    sim.stages: list = [None] * n
+    sim.compiler = Compiler(sim, p)
+    sim.spans = sim.compiler.spans
+    # which stage families some run holds together with another: their ps members are flows
+    sim.shared_families = set()
+    for blk in _all_blocks(p):
+        for st in blk:
+            if isinstance(st, N.Run) and len(st.stages) > 1:
+                sim.shared_families.update(r.stage for r in st.stages)
+    sim.flow_network = None
+    if sim.shared_families:
+        share = p.share
+        if share is None:
+            raise SimError(format_error(None, None, None, "a run holds several stages but the program "
+                                        "declares no share (share maxmin; or share bottleneck;)",
+                                        sim.source))
+        if share not in reg.share:
+            raise SimError(format_error(None, None, None, f"unknown share policy {share!r} (known: "
+                                        f"{', '.join(reg.share.names())})", sim.source))
+        sim.flow_network = FlowNetwork(sim, reg.share[share])
+    for f, node in enumerate(p.stages):
+        factory = stage_factory(sim, reg, node)
+        for m in range(node.size):
+            flat = sim.stage_base[f] + m
+            sim.stages[flat] = factory(sim, node, m, flat)
+    # admit via and memory, member for member
+    for f, node in enumerate(p.pools):
+        if node.admit_via is not None:
+            for m in range(node.size):
+                sim.pools[sim.pool_base[f] + m].via = pair(sim, node.admit_via, node.size, m, node)
+    # the stages that start work once an instant has settled (the stage-kind contract: wants_start)
+    sim.step_stages = [s for s in sim.stages if s.wants_start]
+    for st in sim.stages:
+        st.bind()
+    for pool in sim.pools:
+        node = pool.node
+        pool.evict = pool_policy(sim, reg.evict, pool, node.evict, "eviction order")
+        pool.preempt = pool_policy(sim, reg.preempt, pool, node.preempt, "preemption policy")
+        if isinstance(node.queue, N.QueueBy):
+            pool.keyed = sim.compiler.keys_fn(node.queue.keys, span=node.span)
+        if node.spill is not None:
+            sp = node.spill
+            tier = spill_pool(sim, sp.tier, pool)
+            link = spill_stage(sim, sp.link, pool)
+            pool.spill = (tier, link, sim.compiler.fn(sp.work, rng="eviction", span=node.span),
+                          sim.compiler.fn(sp.when, rng="eviction", span=node.span))
+        pool.needs_snap = not isinstance(pool.evict, _lru_type()) or pool.spill is not None
+    sim.free_pools = [pl for pl in sim.pools if pl.via is None]
+    sim.any_pools = bool(sim.pools)
+    # whether some expression reads a stage's online estimates (else the stages do not keep them)
+    sim.need_est = not observables_read(p).isdisjoint(ESTIMATES)
+    # workload
+    wl = p.workload
+    sim.session_fn = sim.compiler.session_fn(p.session, "session")
+    sim.init_fn = sim.compiler.plain_fn(wl.init, "init") if wl.init else None
+    sim.turn_fn = sim.compiler.plain_fn(wl.turn, "turn") if wl.turn else None
+    sim.trace = None
+    if wl.trace is not None:
+        from .trace import load_trace, resolve_trace, trace_outside
+
+        path = trace_path or resolve_trace(wl.trace.path, sim.source)
+        if trace_path is None and (why := trace_outside(path, sim.source)) is not None:
+            raise SimError(format_error(wl.trace.span, None, None, why, sim.source))
+        sim.trace = load_trace(path, wl.trace.span if trace_path is None else None, sim.source)
+        sim.trace_ordered = wl.trace.ordered
+    arrive = wl.arrive
+    sim.arrive = arrive
+    sim.closed = isinstance(arrive, N.Closed)
+    if sim.arr_limit is not None:
+        if not isinstance(arrive, (N.Poisson, N.Renewal)):
+            raise SimError(format_error(None, None, None, "run { arrivals N; } needs an open workload "
+                                        "(arrive poisson or renewal)", sim.source))
+        if sim.arr_limit < 1:
+            raise SimError(format_error(None, None, None, f"arrivals {sim.arr_limit}: must be a "
+                                        "positive integer", sim.source))
+    if isinstance(arrive, N.Renewal):
+        sim.gap_fn = sim.compiler.fn(arrive.gap, rng="arrivals", span=getattr(arrive.gap, "span", None))
+    sim.gauges = [(g.name, sim.compiler.fn(g.value, span=g.span)) for g in p.gauges]
+    sim.gauge_points = [(array("d"), array("d")) for _ in p.gauges]
+    sim.gauge_last = [None] * len(p.gauges)
+    if not (sim.warmup < sim.horizon or sim.horizon == INF):
+        raise SimError(format_error(None, None, None, f"warmup {sim.warmup:g} is not below the horizon "
+                                    f"{sim.horizon:g}", sim.source))
+
+
+def pair(sim, fam: int, count: int, m: int, node):
+    size = sim.program.stages[fam].size
+    if size == count:
+        return sim.stages[sim.stage_base[fam] + m]
+    if size == 1:
+        return sim.stages[sim.stage_base[fam]]
+    raise SimError(format_error(node.span, None, None, f"pool {node.name}[{count}] cannot be paired "
+                                f"with stage {sim.program.stages[fam].name}[{size}]", sim.source))
+
+
+def spill_pool(sim, r: N.PoolRef, pool: Pool) -> Pool:
+    size = sim.program.pools[r.pool].size
+    base = sim.pool_base[r.pool]
+    if size == 1:
+        return sim.pools[base]
+    if size == pool.node.size:
+        return sim.pools[base + pool.index]
+    return sim.pools[base]
+
+
+def spill_stage(sim, r: N.StageRef, pool: Pool):
+    size = sim.program.stages[r.stage].size
+    base = sim.stage_base[r.stage]
+    if size == pool.node.size:
+        return sim.stages[base + pool.index]
+    return sim.stages[base]
+
+
+def stage_factory(sim, reg, node: N.Stage):
+    """The factory of stage ``node``'s kind in the registry: the IR tag of a built-in kind, the name of
+    an ``Extension``'s; an unknown kind is an error listing the registered ones."""
+    kind = node.kind
+    name = kind.name if isinstance(kind, N.Extension) else type(kind).__name__
+    if name not in reg.stage_kinds:
+        raise SimError(format_error(node.span, None, None, f"stage {node.name}: unknown stage kind "
+                                    f"{name!r} (registered: {', '.join(reg.stage_kinds.names())})",
+                                    sim.source))
+    return reg.stage_kinds[name]
+
+
+def pool_policy(sim, registry, pool: Pool, node, what: str):
+    """Pool member ``pool``'s policy of the kind ``what`` (its eviction order or preemption policy), made
+    by the factory ``registry`` has for ``node``'s IR tag (or an ``Extension``'s name)."""
+    name = node.name if isinstance(node, N.Extension) else type(node).__name__
+    if name not in registry:
+        raise SimError(format_error(pool.node.span, None, None, f"pool {pool.node.name}: unknown {what} "
+                                    f"{name!r} (registered: {', '.join(registry.names())})", sim.source))
+    return registry[name](sim, pool, node)
+
+
+def _lru_type():
+    from .policies import LruOrder
+
+    return LruOrder
+
+
+def _all_blocks(p: N.Program):
+    from serq_ir.analysis import blocks
+
+    for top in (p.session, p.workload.init, p.workload.turn):
+        if top:
+            yield top
+            yield from blocks(top)

@@ -1,0 +1,231 @@
+"""Admission: a hold joins its first pool's queue (at the tail, or at the head when its session was
+preempted with ``requeue head``), the head is the first of the re-queued, else the least ``queue by``
+key, else the first to join; the head is admitted when every pool of its hold has room for
+``round_up(max(units, reserve))`` over what is used and reserved (cached entries never block).
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..errors import SessionGone, show
+from ..status import QUEUED
+from . import cache, growth
+from .model import EPS, SLOT_CACHED, Entry, HoldRT, Pending, Pool, Slot
+
+
+def hold(sim, s, info) -> None:
+    A = s.attrs
+    C = sim.null_ctx
+    pools = [ref(s, A, C) for ref in info.pool_refs]
+    for k, pool in enumerate(pools):
+        if not info.units_dep[k]:
+            u = info.units[k](s, A, C)
+            if not u >= 0.0:
+                amount_error(sim, s, info, pool, "units", u)
+            if pool.round_up(u) > pool.cap + EPS:
+                reject(sim, s, pool)
+        if info.static[k]:
+            r = info.reserves[k](s, A, C)
+            if not r >= 0.0:
+                amount_error(sim, s, info, pool, "reserve", r)
+            if pool.round_up(r) > pool.cap + EPS:
+                reject(sim, s, pool)
+    first = pools[0]
+    first.acc()
+    s.pending = Pending(info, pools, sim.now, next(sim.join_counter))
+    s.status = QUEUED
+    s.qpool = first
+    enqueue(first, s)
+
+
+def enqueue(pool: Pool, s) -> None:
+    """``s`` joins ``pool``'s queue: at its tail, or, re-entering after a preemption whose policy says
+    ``requeue head``, at the head (before every session waiting there, those re-queued at the head before it
+    included)."""
+    rq = s.requeue
+    if rq is not None:
+        s.requeue = None
+        if rq == "head":
+            pool.front.appendleft(s)
+            return
+    pool.queue.append(s)
+
+
+def reject(sim, s, pool: Pool) -> None:
+    if sim.warm:
+        pool.rejections += 1
+    sim.end_session(s)
+    raise SessionGone
+
+
+def head(sim, pool: Pool):
+    """The session ``pool`` admits next: the first re-queued at the head, else the least of the ``queue by``
+    keys (ties: the first to join), else the first to join."""
+    if pool.front:
+        return pool.front[0]
+    q = pool.queue
+    if not q:
+        return None
+    if pool.keyed is None or len(q) == 1:
+        return q[0]
+    ctx = sim.null_ctx
+    now = sim.now
+    keyed = pool.keyed
+    best = None
+    bk = None
+    for s in q:
+        ctx.waited = now - s.pending.queued_at
+        k = keyed(s, s.attrs, ctx)
+        if best is None or k < bk:
+            best, bk = s, k
+    ctx.waited = math.nan
+    return best
+
+
+def pop_head(sim, pool: Pool, s) -> None:
+    pool.acc()
+    if pool.front and pool.front[0] is s:
+        pool.front.popleft()
+    elif pool.queue[0] is s:
+        pool.queue.popleft()
+    else:
+        pool.queue.remove(s)
+
+
+def amount_error(sim, s, info, pool: Pool, what: str, x: float) -> None:
+    """A hold's units or reserve that is NaN or negative (an amount of memory is neither)."""
+    verb = "are" if what == "units" else "is"
+    how = "NaN" if x != x else f"negative ({show(x)})"
+    raise sim.error(f"the {what} of {pool.name} {verb} {how}", None, s, info.span)
+
+
+def demand_of(sim, s, pend: Pending):
+    """``[(pool, units, room needed)]`` of a waiting hold, evaluated now (once, for a hold whose units
+    and reserves read only attributes and numbers: a waiting session's attributes do not change)."""
+    demand = pend.demand
+    if demand is not None:
+        return demand
+    info = pend.info
+    A = s.attrs
+    C = sim.null_ctx
+    units = info.units
+    reserves = info.reserves
+    out = []
+    k = 0
+    for pool in pend.pools:
+        u = units[k](s, A, C)
+        if not u >= 0.0:
+            amount_error(sim, s, info, pool, "units", u)
+        rf = reserves[k]
+        r = u
+        if rf is not None:
+            r = rf(s, A, C)
+            if not r >= 0.0:
+                amount_error(sim, s, info, pool, "reserve", r)
+            r = max(r, u)
+        out.append((pool, u, pool.round_up(r)))
+        k += 1
+    if info.pure:
+        pend.demand = out
+    return out
+
+
+def fits(demand) -> bool:
+    for pool, _u, need in demand:
+        if pool.used + pool.reserved + need > pool.cap + EPS:
+            return False
+    return True
+
+
+def admit_all(sim) -> None:
+    for pool in sim.pools:
+        if pool.growers:
+            growth.retry_growers(sim, pool)
+    for pool in sim.free_pools:
+        if pool.front or pool.queue:
+            try_admit(sim, pool)
+
+
+def try_admit(sim, pool: Pool) -> None:
+    while True:
+        s = head(sim, pool)
+        if s is None:
+            return
+        demand = demand_of(sim, s, s.pending)
+        if not fits(demand):
+            return
+        pop_head(sim, pool, s)
+        admit(sim, s, s.pending, demand)
+
+
+def admit_from(sim, pool: Pool, budget_left: float, stage) -> bool:
+    """A step stage's scheduler admits the head of ``pool`` with ``budget_left`` tokens left (what
+    ``budget_left(stage)`` reads in the header); runs the admitted session until it blocks."""
+    s = head(sim, pool)
+    if s is None:
+        return False
+    sim.admit_budget = (stage, budget_left)
+    try:
+        demand = demand_of(sim, s, s.pending)
+    finally:
+        sim.admit_budget = None
+    if not fits(demand):
+        return False
+    pop_head(sim, pool, s)
+    admit(sim, s, s.pending, demand)
+    sim.drain_ready()
+    return True
+
+
+def admit(sim, s, pend: Pending, demand) -> None:
+    info = pend.info
+    A = s.attrs
+    reuse = None
+    if info.reuse is not None:
+        reuse = info.reuse(s, A, sim.null_ctx)
+        if reuse != reuse:
+            raise sim.error("the reuse bound is NaN", None, s, info.span)
+        reuse = max(reuse, 0.0)
+    has_cache = info.cache is not None
+    hold = HoldRT(info, [])
+    consumed = 0.0
+    now = sim.now
+    warm = sim.warm
+    for pool, units, need in demand:
+        pool.acc()
+        alloc = pool.round_up(units)
+        own = 0.0
+        if has_cache:
+            e = pool.own.pop(s.serial, None)
+            if e is not None:
+                e.alive = False
+                pool.cached -= e.size
+                own = e.size
+                if reuse is not None:
+                    r = pool.round_down(reuse)
+                    if own > r + EPS:
+                        dead = Entry(own - r, e.last, e.seq, s, e.snap, next(sim.eid_counter), True)
+                        pool.dead[dead.eid] = dead
+                        pool.cached += dead.size
+                        pool.evict.on_insert(dead)
+                        own = r
+        if own > consumed:
+            consumed = own
+        cache.make_room(sim, pool, alloc)
+        pool.used += alloc
+        u = max(need - alloc, 0.0) if pool.reserve_held else 0.0
+        pool.reserved += u
+        slot = Slot(pool, alloc, own, need, u, s, hold)
+        pool.holders[slot] = None
+        hold.slots.append(slot)
+        if warm:
+            pool.admissions += 1
+    if warm:
+        pend.pools[0].wait_sum += now - pend.queued_at
+    s.adm_seq = next(sim.adm_counter)
+    A[SLOT_CACHED] = consumed
+    s.pending = None
+    s.qpool = None
+    s.holds.append(hold)
+    sim.make_ready(s)

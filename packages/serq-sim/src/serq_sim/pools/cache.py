@@ -1,0 +1,108 @@
+"""The cache of a pool: its entries (a session's own prefix, and dead remainders past a ``reuse``
+bound), eviction in the pool's order until an allocation fits, spilling evicted units to a tier, and
+``drop``. (The orders themselves are :mod:`serq_sim.policies.eviction`.)
+"""
+
+from __future__ import annotations
+
+from ..policies import evict_context
+from ..stages import Ctx
+from .model import EPS, Entry, Pool
+
+
+def make_room(sim, pool: Pool, need: float) -> None:
+    """Evict cached entries (in the pool's order, per block from the tail) until ``need`` fits."""
+    cap = pool.cap
+    while pool.used + pool.cached + need > cap + EPS:
+        e = pool.evict.pick(pool)
+        if e is None:
+            return
+        evict(sim, pool, e, evict_amount(pool, e, pool.used + pool.cached + need - cap))
+
+
+def evict_amount(pool: Pool, e: Entry, short: float) -> float:
+    """How much of entry ``e`` one eviction takes when ``short`` units are missing: the whole entry on a
+    pool without blocks; else from the entry's tail, one block (its prefix stays cached), or, for an
+    order whose key does not change as the entry shrinks (``batch``) and without a spill, the blocks
+    still short at once (what one block at a time would take, as the entry stays the one picked)."""
+    b = pool.block
+    if b is None:
+        return e.size
+    if pool.evict.batch and pool.spill is None:
+        return min(e.size, pool.round_up(short))
+    return min(b, e.size)
+
+
+def evict(sim, pool: Pool, e: Entry, amount: float) -> None:
+    pool.acc()
+    e.size -= amount
+    pool.cached -= amount
+    if sim.warm:
+        pool.evicted_units += amount
+    if e.size <= EPS:
+        pool.cached -= e.size
+        e.size = 0.0
+        e.alive = False
+        if e.dead:
+            del pool.dead[e.eid]
+        else:
+            del pool.own[e.owner.serial]
+        if sim.warm:
+            pool.evicted_entries += 1
+    if pool.spill is not None:
+        spill(sim, pool, e, amount)
+
+
+def spill(sim, pool: Pool, e: Entry, units: float) -> None:
+    tier, link, work_fn, when_fn = pool.spill
+    ctx = Ctx()
+    owner, attrs = evict_context(ctx, e, units, sim.now)
+    if when_fn(owner, attrs, ctx) == 0:
+        return
+    work = work_fn(owner, attrs, ctx)
+    # the tier takes what fits after evicting its own entries (a spill never breaks its invariant)
+    room = tier.cap - tier.used
+    units = min(units, max(room, 0.0))
+    if units <= EPS:
+        return
+    tier.acc()
+    key = e.owner.serial if (not e.dead and e.owner is not None) else None
+    old = tier.own.get(key) if key is not None else None
+    if old is not None:
+        old.alive = False
+        del tier.own[key]
+        tier.cached -= old.size
+        units_total = old.size + units
+    else:
+        units_total = units
+    make_room(sim, tier, units_total)
+    units_total = min(units_total, tier.cap - tier.used - tier.cached)
+    if units_total > EPS:
+        ne = Entry(units_total, sim.now, next(sim.release_counter), e.owner, e.snap,
+                   next(sim.eid_counter), key is None)
+        if key is None:
+            tier.dead[ne.eid] = ne
+        else:
+            tier.own[key] = ne
+        tier.cached += units_total
+        tier.evict.on_insert(ne)
+    if sim.warm:
+        pool.spills += 1
+    sim.start_job(link, max(work, 0.0) if work == work else 0.0)
+
+
+def drop(sim, s, pool: Pool) -> None:
+    e = pool.own.pop(s.serial, None)
+    if e is not None:
+        pool.acc()
+        e.alive = False
+        pool.cached -= e.size
+
+
+def cache_value(sim, s, info):
+    if info.cache is None:
+        return None
+    v = info.cache(s, s.attrs, sim.null_ctx)
+    if v != v:
+        raise sim.error("the cache length is NaN", None, s, info.span)
+    return max(v, 0.0)

@@ -1,0 +1,161 @@
+"""Growth and preemption: ``load`` and ``grow`` inside a hold, a grow that does not fit preempting per
+the pool's policy (or waiting as a grower), the victim candidates and their computed positions, the
+preemption of a victim (released down to the preempted hold, its computed prefix cached, re-queued at the
+head or the tail) and the ``stuck`` count.
+"""
+
+from __future__ import annotations
+
+from ..errors import Preempted, show
+from ..status import GROWING, STAGE
+from . import cache, release
+from .model import EPS, SLOT_COMPUTED, Pool, Slot
+
+
+def held_for(sim, s, pool: Pool, what: str, x: float, sid: int):
+    """``(index of the hold, slot)``: the innermost hold of ``s`` on ``pool`` that statement ``what``
+    (``load``, ``grow``) of amount ``x`` acts on; outside one, or with an amount that is NaN or negative,
+    the statement's run-time error."""
+    hi, slot = release.innermost(s, pool)
+    if slot is None:
+        raise sim.error(f"{what} {pool.name}: outside a hold of {pool.name}", sid, s)
+    if not x >= 0.0:
+        raise sim.error(f"{what} {pool.name}: the amount is {'NaN' if x != x else f'negative ({show(x)})'}",
+                        sid, s)
+    return hi, slot
+
+
+def load(sim, s, pool: Pool, n: float, sid: int) -> None:
+    """``load``: the innermost hold's position on ``pool`` advances by ``n``, within its allocation."""
+    hi, slot = held_for(sim, s, pool, "load", n, sid)
+    if slot.pos + n > slot.alloc + EPS:
+        raise sim.error(f"load {pool.name} ({show(n)}): the hold has {show(slot.alloc)} allocated and "
+                         f"{show(slot.pos)} computed; a load must fit the allocation (grow first)", sid, s)
+    slot.pos += n
+    s.holds[hi].grown = True
+
+
+def grow(sim, s, pool: Pool, d: float, sid: int):
+    """``grow``: ``None`` when done, ``True`` when the session waits, or the :class:`Preempted` to
+    raise when the grower preempted itself."""
+    _hi, slot = held_for(sim, s, pool, "grow", d, sid)
+    return grow_slot(sim, s, slot, d, None)
+
+
+def grow_slot(sim, s, slot: Slot, d: float, job):
+    """Grow ``slot`` by ``d`` (rounded to blocks), preempting per the pool's rule. Returns ``None``
+    when it grew, ``True`` when the grower waits (queued as a grower), or the :class:`Preempted`
+    exception when the grower itself was the victim (already thrown if its generator is not
+    running)."""
+    pool = slot.pool
+    need = pool.round_up(slot.alloc + d) - slot.alloc
+    if need <= EPS:
+        return None
+    while True:
+        if pool.used + pool.reserved - slot.u + need <= pool.cap + EPS:
+            grow_alloc(sim, slot, need)
+            return None
+        victim = pool.preempt.victim(pool, s)
+        if victim is None:
+            s.status = GROWING
+            s.grow = (pool, slot, d, job)
+            pool.growers.append(s)
+            return True
+        exc = preempt(sim, victim, pool)
+        if victim is s:
+            return exc
+
+
+def grow_alloc(sim, slot: Slot, need: float) -> None:
+    pool = slot.pool
+    pool.acc()
+    cache.make_room(sim, pool, need)
+    pool.used += need
+    slot.alloc += need
+    if pool.reserve_held:
+        u = max(slot.r - slot.alloc, 0.0)
+        pool.reserved += u - slot.u
+        slot.u = u
+
+
+def retry_growers(sim, pool: Pool) -> None:
+    while pool.growers:
+        s = pool.growers[0]
+        _p, slot, d, job = s.grow
+        need = pool.round_up(slot.alloc + d) - slot.alloc
+        if pool.used + pool.reserved - slot.u + need > pool.cap + EPS:
+            return
+        pool.growers.popleft()
+        if need > EPS:
+            grow_alloc(sim, slot, need)
+        s.grow = None
+        if job is not None:
+            s.status = STAGE
+            s.job = job
+        else:
+            sim.make_ready(s)
+
+
+def preempt_candidates(sim, pool: Pool):
+    """The victim candidates of ``pool`` in admission order: ``[(session, slot)]``. On a pool that is
+    some step stage's memory, the residents there in the order of their sessions' latest admission
+    (the engine's serving order); on any other pool, its holders in the order the pool admitted them
+    (``pool.holders`` is in that order), a session with several holds there placed by its latest."""
+    engines = pool.memory_of
+    seen = {}
+    for slot in pool.holders:
+        if slot.lease:
+            continue
+        s = slot.owner
+        if engines:
+            job = s.job
+            if job is None or job.stage not in engines or s.status not in (STAGE, GROWING):
+                continue
+            seen[s] = slot  # the innermost (latest) slot wins
+        else:
+            seen.pop(s, None)  # placed by its latest admission here
+            seen[s] = slot
+    if engines:
+        return sorted(seen.items(), key=lambda kv: kv[0].adm_seq)
+    return list(seen.items())
+
+
+def computed_position(s, slot: Slot) -> float:
+    """The position ``slot``'s hold has computed: its position less the tokens the step iteration
+    being planned or run gives the session's growing job there (applied only when it ends)."""
+    job = s.job
+    if job is not None and job.assigned > 0 and job.growing is slot.pool and job.stage is not None:
+        gslot = job.gslot
+        if gslot is None or gslot is slot:
+            return slot.pos - job.assigned
+    return slot.pos
+
+
+def preempt(sim, victim, pool: Pool) -> Preempted:
+    hi, slot = release.innermost(victim, pool)
+    sim._detach(victim)
+    computed = slot.pos
+    pp = victim.preempt_pos
+    if pp is None:
+        pp = victim.preempt_pos = {}
+    prev = pp.get(pool)
+    if prev is not None and computed <= prev + EPS and not victim.stuck:
+        victim.stuck = True
+        pool.stuck += 1
+    pp[pool] = computed
+    victim.attrs[SLOT_COMPUTED] = computed
+    while len(victim.holds) > hi:
+        h = victim.holds.pop()
+        # the aborted holds cache their computed prefix (their position), as a hold does whose
+        # body advanced it, whether or not this one's had
+        h.grown = True
+        release.release_hold(sim, victim, h)
+    if sim.warm:
+        pool.preemptions += 1
+    sim.preempt_count += 1
+    victim.requeue = pool.preempt.requeue
+    exc = Preempted(hi)
+    if victim.gen.gi_running:
+        return exc
+    sim._throw(victim, exc)
+    return exc

@@ -1,0 +1,173 @@
+"""What a pool is made of: a :class:`Pool` (one member of a pool family: capacity, holders, cache entries,
+queue, growers, policies and statistics), a waiting hold (:class:`Pending`), an active one
+(:class:`HoldRT`) and its allocation on each pool (:class:`Slot`), a :class:`Lease` and a cached
+:class:`Entry`. The behaviour is in the modules beside it: :mod:`.admission`, :mod:`.cache`,
+:mod:`.growth`, :mod:`.release`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+
+from serq_ir import nodes as N
+
+from ..compile import num
+from ..session import SLOT_CACHED, SLOT_COMPUTED
+
+EPS = 1e-9
+INF = math.inf
+
+__all__ = ["EPS", "INF", "SLOT_CACHED", "SLOT_COMPUTED", "Entry", "HoldRT", "Lease", "Pending", "Pool", "Slot"]
+
+
+class Pending:
+    """A hold waiting in its first pool's queue."""
+
+    __slots__ = ("info", "pools", "queued_at", "join_seq", "demand")
+
+    def __init__(self, info, pools, queued_at, join_seq):
+        self.info = info
+        self.pools = pools
+        self.queued_at = queued_at
+        self.join_seq = join_seq
+        #: the demand, once evaluated, when it cannot change while the hold waits (``info.pure``)
+        self.demand = None
+
+
+class HoldRT:
+    """An active hold: one slot per pool."""
+
+    __slots__ = ("info", "slots", "grown")
+
+    def __init__(self, info, slots):
+        self.info = info
+        self.slots = slots
+        self.grown = False
+
+
+class Slot:
+    """A hold's allocation on one pool: ``alloc`` units, computed position ``pos``, reservation ``r`` and
+    its unallocated part ``u`` (counted by ``reserve held``)."""
+
+    __slots__ = ("pool", "alloc", "pos", "r", "u", "owner", "hold", "lease")
+
+    def __init__(self, pool, alloc, pos, r, u, owner, hold):
+        self.pool = pool
+        self.alloc = alloc
+        self.pos = pos
+        self.r = r
+        self.u = u
+        self.owner = owner
+        self.hold = hold
+        self.lease = False
+
+
+class Lease:
+    __slots__ = ("slot", "cache", "alive", "grown", "span")
+
+    def __init__(self, slot, cache, grown, span):
+        self.slot = slot
+        self.cache = cache
+        self.alive = True
+        self.grown = grown
+        #: the hold statement that leased (a NaN cache length at the lease's end is reported there)
+        self.span = span
+
+
+class Entry:
+    """A cached prefix: a session's own (``dead`` False) or a dead remainder past a ``reuse`` bound."""
+
+    __slots__ = ("size", "last", "seq", "owner", "snap", "alive", "eid", "dead")
+
+    def __init__(self, size, last, seq, owner, snap, eid, dead=False):
+        self.size = size
+        self.last = last
+        self.seq = seq
+        self.owner = owner
+        self.snap = snap
+        self.alive = True
+        self.eid = eid
+        self.dead = dead
+
+
+class Pool:
+    """One member of a pool family."""
+
+    def __init__(self, sim, node: N.Pool, member: int, flat: int):
+        self.sim = sim
+        self.node = node
+        self.name = node.name
+        self.index = member
+        self.flat = flat
+        self.cap = num(node.cap)
+        self.block = float(node.block) if node.block else None
+        self.reserve_held = node.reserve_held
+        self.used = 0.0
+        self.cached = 0.0
+        self.reserved = 0.0
+        self.holders: dict[Slot, None] = {}
+        self.own: dict[int, Entry] = {}
+        self.dead: dict[int, Entry] = {}
+        self.front: deque = deque()
+        self.queue: deque = deque()
+        self.keyed = None  # queue-by keys function
+        self.growers: deque = deque()
+        self.via = None
+        self.memory_of: list = []
+        self.evict = None
+        self.preempt = None
+        self.spill = None
+        self.needs_snap = False
+        # statistics
+        self.t_last = 0.0
+        self.a_used = self.a_cached = self.a_queue = self.a_holders = 0.0
+        self.wait_sum = 0.0
+        self.admissions = 0
+        self.evicted_entries = 0
+        self.evicted_units = 0.0
+        self.preemptions = 0
+        self.spills = 0
+        self.rejections = 0
+        self.stuck = 0
+        self.over_cap = 0
+
+    def acc(self) -> None:
+        now = self.sim.now
+        dt = now - self.t_last
+        if dt > 0:
+            self.a_used += self.used * dt
+            self.a_cached += self.cached * dt
+            self.a_queue += (len(self.front) + len(self.queue)) * dt
+            self.a_holders += len(self.holders) * dt
+        self.t_last = now
+
+    def reset_stats(self) -> None:
+        self.acc()
+        self.a_used = self.a_cached = self.a_queue = self.a_holders = 0.0
+        self.wait_sum = 0.0
+        self.admissions = self.evicted_entries = self.preemptions = self.spills = 0
+        self.rejections = self.stuck = 0
+        self.evicted_units = 0.0
+
+    def iter_entries(self):
+        yield from self.own.values()
+        yield from self.dead.values()
+
+    def round_up(self, x: float) -> float:
+        b = self.block
+        if b is None or x == INF:
+            return x
+        try:
+            return math.ceil(x / b - 1e-12) * b
+        except OverflowError:  # x / b beyond the float range: blocks finer than x's precision
+            return x
+
+    def round_down(self, x: float) -> float:
+        b = self.block
+        if b is None or x == INF:
+            return x
+        try:
+            return math.floor(x / b + 1e-12) * b
+        except OverflowError:  # as in round_up
+            return x

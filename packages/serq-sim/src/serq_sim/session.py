@@ -1,0 +1,44 @@
+"""A live session of §3's configuration: its attributes (a list indexed by slot; the first four are
+the serial, the turn, ``cached`` and ``computed``), its continuation (a generator), status, active holds
+and leases, and where it waits.
+"""
+
+from __future__ import annotations
+
+import math
+
+from .status import READY
+
+SLOT_SERIAL, SLOT_TURN, SLOT_CACHED, SLOT_COMPUTED = 0, 1, 2, 3
+
+
+class Session:
+    __slots__ = ("serial", "attrs", "gen", "status", "holds", "pending", "adm_seq", "preempt_pos", "stuck",
+                 "leases", "trace", "preset", "requeue", "job", "grow", "qpool", "in_ready", "spin_t", "spin_k",
+                 "redo_t", "redo_k")
+
+    def __init__(self, serial: int, nattrs: int):
+        self.serial = serial
+        self.attrs = [0.0] * nattrs
+        self.attrs[SLOT_SERIAL] = float(serial)
+        self.gen = None
+        self.status = READY
+        self.holds: list = []
+        self.pending = None
+        self.adm_seq = -1
+        self.preempt_pos = None
+        self.stuck = False
+        self.leases: list = []
+        self.trace = None
+        self.preset = None
+        self.requeue = None
+        self.job = None
+        self.grow = None
+        self.qpool = None
+        self.in_ready = False
+        #: the instant of the session's last loop-head pass, and how many passes it made at it
+        self.spin_t = math.nan
+        self.spin_k = 0
+        #: the instant of the session's last re-execution of a preempted hold, and how many it made then
+        self.redo_t = math.nan
+        self.redo_k = 0

@@ -1,0 +1,47 @@
+"""What the parts of the step stage share: constants and small helpers."""
+
+from __future__ import annotations
+
+import math
+import os
+
+from serq_ir import nodes as N
+
+from ..stages import Job
+
+EPS = 1e-9
+#: ``SERQ_TRACE_ITER=1``: print every iteration's composition on stderr (debugging).
+_TRACE = bool(os.environ.get("SERQ_TRACE_ITER"))
+_INF = math.inf
+#: below this a float holds every whole number exactly (and subtracting one is exact)
+_EXACT = 9007199254740992.0
+
+
+def _not_steady(names: tuple[str, ...]):
+    """A predicate for :func:`reads`: a node whose value may differ between two quiet rounds."""
+    def pred(e) -> bool:
+        return isinstance(e, (N.Draw, N.Observable, N.Attr)) or (isinstance(e, N.Ctx) and e.name not in names)
+    return pred
+
+
+def _unplan(assign: list[Job]) -> bool:
+    for j in assign:
+        j.assigned = 0.0
+    return False
+
+
+def _adm_seq(job: Job) -> float:
+    return job.owner.adm_seq if job.owner is not None else math.inf
+
+
+def _insert(jobs: list[Job], job: Job, seq: float) -> None:
+    """Insert ``job`` into ``jobs`` (in admission order) after every job admitted no later."""
+    i = len(jobs)
+    while i > 0 and _adm_seq(jobs[i - 1]) > seq:
+        i -= 1
+    jobs.insert(i, job)
+
+
+#: the context variables set at the budget moment, and for the cost
+_PRE_NAMES = ("residents", "decoders", "kv_decode", "kv_prefill")
+_COST_NAMES = ("tokens", "decoders", "prefilled", "residents", "kv_decode", "kv_prefill", "attention")

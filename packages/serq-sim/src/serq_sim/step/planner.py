@@ -1,0 +1,363 @@
+"""The planning of an iteration: the budget moment, serving the residents in ``serve by`` order, the
+one admission loop and its gates, the cost; the per-job planning (the lazy and exclusive-prefill
+plannings are beside it and share the admission loop)."""
+
+from __future__ import annotations
+
+import math
+import sys
+from heapq import heappush as _heappush
+
+from ..errors import show
+from ..pools import admission
+from ..pools.growth import grow_slot
+from ..pools.release import innermost
+from ..stages import Ctx, Job
+from ..status import GROWING
+from .common import (
+    _EXACT,
+    _INF,
+    _TRACE,
+    EPS,
+)
+
+
+class Planner:
+    """The planning of a step stage's iteration (a part of :class:`~serq_sim.step.StepStage`)."""
+
+    # ------------------------------------------------------------------ planning
+    def _held(self, job: Job) -> float:
+        """What ``job``'s session holds on the stage's memory pool (its slots found once per job)."""
+        slots = job.mslots
+        if slots is None:
+            pool = self.memory
+            s = job.owner
+            if pool is None or s is None:
+                slots = ()
+            else:
+                slots = [sl for h in s.holds for sl in h.slots if sl.pool is pool]
+            job.mslots = slots
+        m = 0  # as sum() would: an int 0 when nothing is held there
+        for sl in slots:
+            m += sl.alloc
+        return m
+
+    def _pre(self) -> Ctx:
+        ctx = Ctx()
+        res = self.residents
+        ctx.residents = float(len(res))
+        dec = kvd = kvp = 0.0
+        if self.pre_kv:
+            held = self._held
+            for j in res:
+                m = held(j)
+                if j.mode == "decode":
+                    dec += 1
+                    kvd += m
+                else:
+                    kvp += m
+        else:
+            # nothing reads kv_decode or kv_prefill at the budget moment: their value is never seen
+            dec = float(self.ndec)
+        ctx.decoders = dec
+        ctx.kv_decode = kvd
+        ctx.kv_prefill = kvp
+        return ctx
+
+    def _cost_error(self, cost: float) -> None:
+        """An iteration's cost that is NaN or negative (an iteration cannot end before it starts)."""
+        how = "NaN" if cost != cost else f"negative ({show(cost)})"
+        raise self.sim.error(f"stage {self.name}: the iteration's cost is {how}", span=self.node.span)
+
+    def _chunk(self, pre: Ctx) -> float:
+        if self.chunk_fn is None:
+            return math.inf
+        c = self.chunk_fn(None, None, pre)
+        if not (c > 0):
+            return math.inf
+        return c
+
+    def _order(self, jobs: list[Job], pre: Ctx) -> list[Job]:
+        if self.serve_keys is None:
+            return list(jobs)
+        keys = self.serve_keys
+        ctx = Ctx()
+        ctx.__dict__.update(pre.__dict__)
+        keyed = []
+        for j in jobs:
+            ctx.decoding = 1.0 if j.mode == "decode" else 0.0
+            ctx.admission = float(j.owner.adm_seq) if j.owner is not None else math.inf
+            ctx.remaining = j.work
+            s = j.owner
+            keyed.append((keys(s, s.attrs if s is not None else None, ctx), j))
+        keyed.sort(key=lambda kv: kv[0])
+        return [j for _, j in keyed]
+
+    def try_start(self) -> None:
+        sim = self.sim
+        pre = self._pre() if self.pre_ctx else self._no_ctx
+        budget = self.budget_fn(None, None, pre)
+        if budget != budget:
+            raise sim.error(f"stage {self.name}: the budget is NaN", span=self.node.span)
+        chunk = self._chunk(pre) if self.chunk_fn is not None else math.inf
+        if self.lazy_ok and self.ngrow == 0 and (budget == _INF or -_EXACT < budget < _EXACT
+                                                  and budget == int(budget)):
+            if self._start_lazy(budget, chunk):
+                return
+        if self.nlazy:
+            self._materialize_all()
+        self.budget = budget
+        self.left = budget
+        self.assign = []
+        self.attn = 0.0
+        p0 = sim.preempt_count
+        d0 = self.detached
+        self.planning = True
+        try:
+            if self.exclusive:
+                self._plan_exclusive(pre, chunk, p0)
+            else:
+                self._plan(pre, chunk, p0)
+        finally:
+            self.planning = False
+        planned = self.assign
+        self.assign = []
+        tokens = dec = pre_t = kvd = kvp = 0.0
+        if self.cost_kv:
+            # without a detachment during the planning every planned job is still here with its tokens
+            if self.detached == d0:
+                assign = planned
+            else:
+                assign = [j for j in planned if j.stage is self and j.assigned > 0]
+            held = self._held
+            for j in assign:
+                t = j.assigned
+                tokens += t
+                slots = j.mslots
+                if slots is None:
+                    m = held(j)
+                else:  # held(j), inlined
+                    m = 0
+                    for sl in slots:
+                        m += sl.alloc
+                if j.mode == "decode":
+                    dec += 1
+                    kvd += m
+                else:
+                    pre_t += t
+                    kvp += m
+        elif not self.cost_sums:
+            # the cost reads none of the sums; without a detachment during the planning every planned job
+            # is still here with its tokens (a job is planned only with tokens > 0)
+            if self.detached == d0:
+                assign = planned
+            else:
+                assign = [j for j in planned if j.stage is self and j.assigned > 0]
+        else:
+            # the cost reads neither kv_decode nor kv_prefill; the sums are taken while filtering (they are
+            # read only if the iteration happens)
+            assign = []
+            append = assign.append
+            for j in planned:
+                if j.stage is self:
+                    t = j.assigned
+                    if t > 0:
+                        append(j)
+                        tokens += t
+                        if j.mode == "decode":
+                            dec += 1
+                        else:
+                            pre_t += t
+        preempted = sim.preempt_count > p0
+        if not assign and not preempted:
+            return
+        if self.cost_ctx:
+            ctx = Ctx()
+            ctx.tokens = tokens
+            ctx.decoders = dec
+            ctx.prefilled = pre_t
+            ctx.residents = float(len(self.residents))
+            ctx.kv_decode = kvd
+            ctx.kv_prefill = kvp
+            ctx.attention = self.attn
+        else:
+            ctx = self._no_ctx
+        cost = self.cost_fn(None, None, ctx)
+        if not cost >= 0.0:
+            self._cost_error(cost)
+        if _TRACE:
+            self._trace(assign, 0, preempted)
+        if self._own_busy:  # self.acc(), inlined: no iteration runs until now
+            now = sim.now
+            dt = now - self.t_last
+            if dt > 0:
+                self.a_present += self.present * dt
+                self.a_busy += 0.0 * dt
+            self.t_last = now
+        else:
+            self.acc()
+        self.iter = assign
+        self.iter_lazy = 0
+        self.epoch += 1
+        if sim.warm:
+            self.iterations += 1
+        _heappush(sim.heap, (sim.now + cost, next(sim._seq), self._end, self.epoch))
+
+    def _trace(self, assign: list[Job], nl: int, preempted: bool) -> None:
+        parts = " ".join(f"{j.owner.serial}:{'d' if j.mode == 'decode' else 'p'}{j.assigned:g}" for j in assign)
+        if nl:
+            parts += f" +{nl} lazy d1"
+        kv = self.memory
+        print(f"ITER t={self.sim.now:g} {parts} | preempted={preempted} used={kv.used if kv else 0:g} "
+              f"cached={kv.cached if kv else 0:g}", file=sys.stderr)
+
+    def _plan(self, pre: Ctx, chunk: float, p0: int) -> None:
+        order = self._order(self.residents, pre) if self.serve_keys is not None else list(self.residents)
+        serve = self._serve
+        append = self.assign.append
+        # ``left`` and ``attn`` live in locals here and are written back before anything else reads them
+        left = self.left
+        attn = self.attn
+        for job in order:
+            if job.stage is self:
+                if job.growing is None:
+                    # self._serve(job, chunk) for a job that grows nothing (it cannot preempt), inlined
+                    owner = job.owner
+                    if owner is None or owner.status != GROWING:
+                        w = job.work
+                        if job.mode == "decode":
+                            want = 1.0 if w > 1.0 else w
+                            tokens = want if want < left else left
+                            if tokens > 0:
+                                job.assigned = tokens
+                                append(job)
+                                left = left - tokens
+                        else:
+                            want = w if w < chunk else chunk
+                            tokens = want if want < left else left
+                            if tokens > 0:
+                                attn += tokens * ((job.total - w) + tokens / 2.0)
+                                job.assigned = tokens
+                                append(job)
+                                left = left - tokens
+                else:
+                    self.left = left
+                    self.attn = attn
+                    stop = serve(job, chunk)
+                    left = self.left
+                    attn = self.attn
+                    if stop:
+                        return
+            if left <= 0:
+                self.left = left
+                self.attn = attn
+                return
+        self.left = left
+        self.attn = attn
+        self._admissions(p0, chunk, order, pre)
+
+    # ------------------------------------------------------------------ admission (one loop, its gates)
+    def _admission_open(self, p0: int) -> bool:
+        """The gates of admission in a planning: budget is left, and nothing was preempted since the
+        planning began (``p0``, the preemptions then): no admission in an iteration that preempted."""
+        return self.left > 0 and self.sim.preempt_count == p0
+
+    def _admissions(self, p0: int, chunk: float, before, pre: Ctx | None, lazy: bool = False,
+                    exclusive: bool = False) -> None:
+        """The admission loop of every planning (per job, lazy, exclusive prefill): while the gates are
+        open, admit the head of the first served pool with a waiting session (its header's
+        ``budget_left`` reads the budget left; under ``exclusive`` the full budget), then serve the
+        residents that admission brought, in serving order (``serve by`` keys when ``pre`` is given; only
+        the residents that are not lazy when ``lazy``); ``before`` holds the residents served before the
+        admissions. The first head that does not fit ends the admissions, and so does serving that
+        stops (:meth:`_serve_admitted`)."""
+        served = None
+        while self._admission_open(p0):
+            if not self._admit_one(self.budget if exclusive else self.left):
+                return
+            if served is None:
+                served = set(before)
+            jobs = [j for j in (self.eager if lazy else self.residents) if j not in served]
+            if pre is not None:
+                jobs = self._order(jobs, pre)
+            for job in jobs:
+                served.add(job)
+                if self._serve_admitted(job, chunk, exclusive):
+                    return
+
+    def _serve_admitted(self, job: Job, chunk: float, exclusive: bool) -> bool:
+        """Serve a resident an admission brought; ``True`` when serving stops: its growth preempted itself
+        or no budget is left; under ``exclusive``, when it is a prefill (it displaces the tentative
+        decodes and is served alone; a decode is served tentatively whatever its growth did)."""
+        if job.stage is not self:
+            return not exclusive and self.left <= 0
+        if exclusive:
+            if job.mode == "prefill":
+                self._displace()
+                self._serve(job, chunk)
+                return True
+            self._serve(job, chunk)
+            return False
+        return self._serve(job, chunk) or self.left <= 0
+
+    def _admit_one(self, budget_left: float) -> bool:
+        for pool in self.served_pools:
+            if pool.front or pool.queue:
+                return admission.admit_from(self.sim, pool, budget_left, self)
+        return False
+
+    def _serve(self, job: Job, chunk: float) -> bool:
+        """Schedule ``job``'s tokens; ``True`` when its growth preempted itself (serving stops)."""
+        owner = job.owner
+        if owner is not None and owner.status == GROWING:  # a stalled grower gets nothing
+            return False
+        if job.mode == "decode":
+            want = 1.0 if job.work > 1.0 else job.work
+        else:
+            want = job.work if job.work < chunk else chunk
+        tokens = want if want < self.left else self.left
+        if tokens <= 0:
+            return False
+        pool = job.growing
+        if pool is not None:
+            sim = self.sim
+            slot = job.gslot
+            if slot is None:
+                hi, slot = innermost(owner, pool)
+                if slot is None:
+                    raise sim.error(f"run {self.name} … growing {pool.name}: outside a hold of {pool.name}",
+                                    job.span, owner)
+                job.gslot = slot
+                job.ghi = hi
+            else:
+                hi = job.ghi
+            need = slot.pos + tokens - slot.alloc
+            if need > EPS:
+                r = grow_slot(sim, owner, slot, need, job)
+                if r is True:
+                    return False
+                if r is not None:
+                    # the grower preempted itself: vLLM's running loop stops here
+                    # (scheduler.py: `if new_blocks is None: break`), so the residents after it in the
+                    # serving order get nothing this iteration
+                    return True
+            k0 = slot.pos
+            slot.pos += tokens
+            owner.holds[hi].grown = True
+        else:
+            k0 = job.total - job.work
+        if job.mode == "prefill":
+            self.attn += tokens * (k0 + tokens / 2.0)
+        job.assigned = tokens
+        self.assign.append(job)
+        self.left -= tokens
+        return False
+
+    def _unadvance(self, job: Job, tokens: float) -> None:
+        """Take back the ``tokens`` a growing job's planning advanced its hold's position by."""
+        if job.growing is not None and job.owner is not None:
+            slot = job.gslot
+            if slot is None:
+                _hi, slot = innermost(job.owner, job.growing)
+            if slot is not None:
+                slot.pos -= tokens

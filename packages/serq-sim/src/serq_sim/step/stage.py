@@ -1,0 +1,271 @@
+"""The ``step`` stage kind: its state, the stage-kind contract, the observables and the end of an
+iteration; the planning is :mod:`.planner`, :mod:`.lazy` and :mod:`.exclusive`."""
+
+from __future__ import annotations
+
+import math
+import os
+
+from serq_ir import nodes as N
+
+from ..compile import reads_context
+from ..errors import SimError, format_error
+from ..stages import Ctx, Job, StageKind
+from .common import (
+    _COST_NAMES,
+    _PRE_NAMES,
+    EPS,
+    _adm_seq,
+    _insert,
+)
+from .exclusive import ExclusivePrefill
+from .lazy import LazyDecoding
+from .planner import Planner
+
+
+class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
+    """``step { budget B; cost C; chunk K; serve …; memory POOL; }``."""
+
+    wants_start = True
+
+    def __init__(self, sim, node: N.Stage, member: int, flat: int):
+        super().__init__(sim, node, member, flat)
+        k: N.Step = node.kind
+        c = sim.compiler
+        # a family of the stage's size named without an index in these is this member's own
+        c.own = (node.size, member)
+        try:
+            self.budget_fn = c.fn(k.budget, span=node.span)
+            self.cost_fn = c.fn(k.cost, span=node.span)
+            self.chunk_fn = c.fn(k.chunk, span=node.span) if k.chunk is not None else None
+            keys = k.serve.keys if isinstance(k.serve, N.ServeBy) else []
+            self.serve_keys = c.keys_fn(keys, span=node.span) if keys else None
+        finally:
+            c.own = None
+        self.exclusive = isinstance(k.serve, N.ServeExclusivePrefill)
+        self.memory_family = k.memory
+        self.memory = None
+        self.served_pools: list = []
+        self.residents: list[Job] = []
+        self.iter: list[Job] | None = None
+        self.epoch = 0
+        self.iterations = 0
+        self.planning = False
+        self.assign: list[Job] = []
+        self.left = 0.0
+        self.budget = 0.0
+        self.attn = 0.0
+        #: how many residents decode (kept as ``residents`` changes: attach, detach, the end of an iteration)
+        self.ndec = 0
+        # ``acc`` may read ``iter`` directly unless a subclass redefines ``busy_level``
+        self._own_busy = type(self).busy_level is StepStage.busy_level
+        # Whether the budget moment's expressions (budget, chunk, serve keys) and the cost read the memory
+        # held by decoders and prefills: summing it per resident is most of a plan's time when they do not.
+        pre_exprs = [k.budget, k.chunk, *keys]
+        self.pre_kv = reads_context(pre_exprs, ("kv_decode", "kv_prefill"))
+        self.cost_kv = reads_context([k.cost], ("kv_decode", "kv_prefill"))
+        # Whether the cost reads any of the sums over the iteration's jobs
+        self.cost_sums = self.cost_kv or reads_context([k.cost], ("tokens", "decoders", "prefilled"))
+        # Whether the budget moment's expressions and the cost read any of their context variables at all:
+        # when not, they are given a context with none set (every name reads NaN, as an unset one would)
+        self._no_ctx = Ctx()
+        self.pre_ctx = reads_context(pre_exprs, _PRE_NAMES)
+        self.cost_ctx = reads_context([k.cost], _COST_NAMES)
+        #: detachments so far: none during a planning means every planned job is still here, with tokens
+        self.detached = 0
+        # Lazy decoding (see _start_lazy): a decoding job that grows nothing and has a whole number of tokens
+        # left takes exactly one token per iteration until it is done, so it is not visited per iteration:
+        # ``rounds`` counts the iterations that ended, a lazy job's ``work`` is its work at round ``job.lz``
+        # and ``due[r]`` lists the lazy jobs whose last token is in round r. ``eager`` holds the other
+        # residents (admission order). Off when anything read per job could tell (serve keys, exclusive
+        # prefill, kv sums), in a subclass, and under SERQ_SIM_TIER=general (the per-job reference).
+        self.lazy_ok = (type(self) is StepStage and self.serve_keys is None and not self.exclusive
+                        and not self.pre_kv and not self.cost_kv
+                        and os.environ.get("SERQ_SIM_TIER", "").strip().lower() != "general")
+        self.eager: list[Job] = []
+        self.nlazy = 0
+        self.ngrow = 0
+        self.rounds = 0
+        self.due: dict[int, list[Job]] = {}
+        #: lazy jobs in the running iteration, and how many of ``iter`` were residents when it was planned
+        self.iter_lazy = 0
+        self.iter_split = 0
+        #: planning the lazy way (a lazy job detached now gives its token back)
+        self.fast = False
+        #: iterations planned the lazy way with lazy jobs in them (tests read it; not reported)
+        self.lazy_iterations = 0
+        #: whether quiet rounds may be completed without the event loop, as far as the program tells
+        #: (None: not judged yet; see _quiet)
+        self._quiet_static: bool | None = None
+
+    def bind(self) -> None:
+        """Called once all stages and pools exist: find the memory pool and the pools admitted here."""
+        sim = self.sim
+        p = sim.program
+        if self.memory_family is not None:
+            f = self.memory_family
+            size = p.pools[f].size
+            base = sim.pool_base[f]
+            if size == self.node.size:
+                self.memory = sim.pools[base + self.index]
+            elif size == 1:
+                self.memory = sim.pools[base]
+            else:
+                raise SimError(format_error(self.node.span, None, None, f"stage {self.name}[{self.node.size}]"
+                                            f": memory {p.pools[f].name}[{size}] cannot be paired", sim.source))
+            self.memory.memory_of.append(self)
+        self.served_pools = [pl for pl in sim.pools if pl.via is self]
+
+    # ------------------------------------------------------------------ the contract
+    def busy_level(self) -> float:
+        return 1.0 if self.iter is not None else 0.0
+
+    def idle(self) -> bool:
+        if self.iter is not None:
+            return False
+        if self.residents:
+            return True
+        for pl in self.served_pools:
+            if pl.front or pl.queue:
+                return True
+        return False
+
+    def attach(self, job: Job) -> None:
+        if job.mode == "plain":
+            raise self.sim.error(f"run {self.name}: a run on a step stage is prefill or decode", job.span,
+                                 job.owner)
+        self.acc()
+        job.stage = self
+        job.started = self.sim.now
+        job.assigned = 0.0
+        seq = job.owner.adm_seq if job.owner is not None else math.inf
+        _insert(self.residents, job, seq)
+        _insert(self.eager, job, seq)
+        if job.mode == "decode":
+            self.ndec += 1
+        if job.growing is not None:
+            self.ngrow += 1
+        self.present += 1
+
+    def detach(self, job: Job) -> None:
+        self.detached += 1
+        self.acc()
+        try:
+            self.residents.remove(job)
+        except ValueError:
+            pass
+        else:
+            if job.mode == "decode":
+                self.ndec -= 1
+            if job.growing is not None:
+                self.ngrow -= 1
+            if job.lz >= 0:
+                self._materialize(job)
+                if self.planning and self.fast:
+                    self.left += 1.0  # its token of this iteration, as a planned job's below
+            else:
+                self.eager.remove(job)
+        self.present -= 1
+        job.stage = None
+        if job.assigned > 0:
+            t = job.assigned
+            job.assigned = 0.0
+            self._unadvance(job, t)
+            if self.planning:
+                self.left += t
+
+    def settle(self) -> None:
+        self._marked = False
+
+    def acc(self) -> None:
+        if not self._own_busy:
+            return super().acc()
+        now = self.sim.now
+        dt = now - self.t_last
+        if dt > 0:
+            self.a_present += self.present * dt
+            self.a_busy += (1.0 if self.iter is not None else 0.0) * dt
+        self.t_last = now
+
+    # ------------------------------------------------------------------ observables
+    def busy(self) -> float:
+        return float(len(self.iter) + self.iter_lazy) if self.iter is not None else 0.0
+
+    def work(self) -> float:
+        r = self.rounds
+        return sum(j.work - (r - j.lz) if j.lz >= 0 else j.work for j in self.residents)
+
+    def budget_left(self) -> float:
+        pre = self._pre()
+        budget = self.budget_fn(None, None, pre)
+        chunk = self._chunk(pre)
+        want = 0.0
+        r = self.rounds
+        for j in self.residents:
+            w = j.work - (r - j.lz) if j.lz >= 0 else j.work
+            want += min(1.0, w) if j.mode == "decode" else min(w, chunk)
+        return max(budget - want, 0.0)
+
+    def _end(self, epoch: int) -> None:
+        if epoch != self.epoch or self.iter is None:
+            return
+        assign = self.iter
+        if self._own_busy:  # self.acc(), inlined: an iteration ran until now
+            now = self.sim.now
+            dt = now - self.t_last
+            if dt > 0:
+                self.a_present += self.present * dt
+                self.a_busy += 1.0 * dt
+            self.t_last = now
+        else:
+            self.acc()
+        self.iter = None
+        self.rounds += 1
+        lazy_done = self.due.pop(self.rounds, None) if self.iter_lazy else None
+        finished = None
+        for job in assign:
+            if job.stage is not self:
+                continue
+            w = job.work - job.assigned
+            job.assigned = 0.0
+            job.work = w
+            if w <= EPS:
+                if finished is None:
+                    finished = [job]
+                else:
+                    finished.append(job)
+        if lazy_done is not None:
+            # in the per-job order: the residents at the planning in admission order, then the newcomers
+            split = self.iter_split
+            first = [j for j in assign[:split] if finished is not None and j in finished]
+            rest = [j for j in finished if j not in first] if finished is not None else []
+            for job in lazy_done:
+                job.lz = -1
+                job.work = 0.0
+                self.nlazy -= 1
+            first.extend(lazy_done)
+            first.sort(key=_adm_seq)
+            finished = first + rest
+        elif finished is None:
+            return
+        residents = self.residents
+        eager = self.eager
+        job_done = self.sim.job_done
+        for job in finished:
+            residents.remove(job)
+            if job.mode == "decode":
+                self.ndec -= 1
+            if job.growing is not None:
+                self.ngrow -= 1
+            try:
+                eager.remove(job)
+            except ValueError:
+                pass  # a lazy job
+            self.present -= 1
+            job.stage = None
+            job.work = 0.0
+            job_done(self, job)
+
+
+def step_factory(sim, node, member, flat):
+    return StepStage(sim, node, member, flat)

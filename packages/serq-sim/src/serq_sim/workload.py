@@ -1,0 +1,122 @@
+"""The workload: arrivals (poisson, renewal, batch, closed, presets, ``arrivals N``), a session's spawn
+(``init``, a preset's attributes or a trace session), and ``turn`` (the next preset or trace turn,
+``more``, the workload's ``turn`` block). The functions are the simulation's methods of the same
+names (arrival events are its callbacks)."""
+
+from __future__ import annotations
+
+import heapq
+import math
+
+from serq_ir import nodes as N
+
+from .compile import num
+from .errors import SimError, format_error, show
+from .session import SLOT_TURN, Session
+
+INF = math.inf
+_log = math.log
+
+
+def start_arrivals(sim) -> None:
+    """Schedule the first arrivals, the presets', and spawn a batch or closed workload's sessions."""
+    wl = sim.program.workload
+    a = sim.arrive
+    for k, pr in enumerate(wl.presets):
+        sim.at(float(pr.at), sim._arrive_preset, k)
+    if isinstance(a, N.Poisson):
+        sim.rate = num(a.rate)
+        sim._arrive_cb = sim._arrive_poisson
+        sim.at(0.0, sim._arrive_poisson)
+    elif isinstance(a, N.Renewal):
+        _schedule_renewal(sim)
+    elif isinstance(a, (N.Batch, N.Closed)):
+        for _ in range(a.n):
+            spawn(sim)
+
+
+def _arrive_poisson(sim, _=None) -> None:
+    limit = sim.arr_limit
+    sim.open_arrivals += 1
+    if limit is None or sim.open_arrivals < limit:
+        gap = -_log(1.0 - sim._rand_arr()) / sim.rate
+        heapq.heappush(sim.heap, (sim.now + gap, next(sim._seq), sim._arrive_cb, None))
+    spawn(sim)
+
+
+def _schedule_renewal(sim) -> None:
+    g = sim.gap_fn(None, None, sim.null_ctx)
+    if not (g > 0) or g == INF:
+        span = getattr(sim.arrive.gap, "span", None)
+        raise SimError(format_error(span, sim.now, None, f"arrive renewal: the gap is {show(g)}; gaps "
+                                    "must be positive and finite", sim.source))
+    sim.at(sim.now + g, sim._arrive_renewal)
+
+
+def _arrive_renewal(sim, _=None) -> None:
+    sim.open_arrivals += 1
+    if sim.arr_limit is None or sim.open_arrivals < sim.arr_limit:
+        _schedule_renewal(sim)
+    spawn(sim)
+
+
+def _arrive_preset(sim, k: int) -> None:
+    spawn(sim, sim.program.workload.presets[k])
+
+
+def spawn(sim, preset: N.Preset | None = None) -> Session:
+    serial = sim.next_serial
+    sim.next_serial += 1
+    s = Session(serial, sim.nattrs)
+    sim.arrivals += 1
+    now = sim.now  # sim._acc_live(), inlined: once per session (a call costs a few % of an M/M/1)
+    dt = now - sim.live_t
+    if dt > 0:
+        sim.a_live += sim.live * dt
+    sim.live_t = now
+    sim.live += 1
+    if preset is not None:
+        for sv in preset.attrs:
+            s.attrs[sv.slot] = sv.value
+        if preset.turns:
+            s.preset = [preset.turns, 0]
+    elif sim.trace is not None:
+        sessions = sim.trace.sessions
+        if sim.trace_ordered:
+            i = serial % len(sessions)
+        else:
+            i = int(sim.rngs["trace"].random() * len(sessions))
+        s.trace = [sessions[i], 0]
+    if sim.init_fn is not None:
+        sim.init_fn(s)
+    s.gen = sim.session_fn(s)
+    s.in_ready = True
+    sim.ready.append(s)
+    return s
+
+
+def turn(sim, s: Session) -> None:
+    A = s.attrs
+    A[SLOT_TURN] += 1.0
+    if sim.warm:
+        sim.turns += 1
+    # the next preset turn, or the next trace row: [rows, index of the next]
+    nxt = s.preset if s.preset is not None else s.trace
+    if nxt is not None:
+        rows, i = nxt
+        if i < len(rows):
+            if nxt is s.preset:
+                for sv in rows[i]:
+                    A[sv.slot] = sv.value
+            else:
+                for slot, v in zip(sim.trace_slots, rows[i]):
+                    if slot is not None:
+                        A[slot] = v
+            nxt[1] = i + 1
+            more = 1.0 if i + 1 < len(rows) else 0.0
+        else:
+            more = 0.0
+        if sim.slot_more is not None:
+            A[sim.slot_more] = more
+    if sim.turn_fn is not None:
+        sim.turn_fn(s)
