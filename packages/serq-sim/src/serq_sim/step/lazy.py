@@ -158,11 +158,7 @@ class LazyDecoding:
             ctx.attention = attn
         else:
             ctx = self._no_ctx
-        cost = self.cost_fn(None, None, ctx)
-        if not cost >= 0.0:
-            self._cost_error(cost)
-        if _TRACE:
-            self._trace(assign, nl, preempted)
+        cost = self._cost(ctx, assign, nl, preempted)
         now = sim.now  # self.acc(), inlined: no iteration runs until now
         dt = now - self.t_last
         if dt > 0:

@@ -64,6 +64,15 @@ class Planner:
         ctx.kv_prefill = kvp
         return ctx
 
+    def _cost(self, ctx: Ctx, assign: list[Job], nl: int, preempted: bool) -> float:
+        """The iteration's cost at ``ctx`` (an error when NaN or negative); traced under SERQ_TRACE_ITER."""
+        cost = self.cost_fn(None, None, ctx)
+        if not cost >= 0.0:
+            self._cost_error(cost)
+        if _TRACE:
+            self._trace(assign, nl, preempted)
+        return cost
+
     def _cost_error(self, cost: float) -> None:
         """An iteration's cost that is NaN or negative (an iteration cannot end before it starts)."""
         how = "NaN" if cost != cost else f"negative ({show(cost)})"
@@ -182,11 +191,7 @@ class Planner:
             ctx.attention = self.attn
         else:
             ctx = self._no_ctx
-        cost = self.cost_fn(None, None, ctx)
-        if not cost >= 0.0:
-            self._cost_error(cost)
-        if _TRACE:
-            self._trace(assign, 0, preempted)
+        cost = self._cost(ctx, assign, 0, preempted)
         if self._own_busy:  # self.acc(), inlined: no iteration runs until now
             now = sim.now
             dt = now - self.t_last
