@@ -30,6 +30,8 @@ from serq.errors import UserError
 
 from .axes import Axis, def_axes, parse_seeds, points, set_axes
 
+#: what the journal keeps of a run's result (not its timings: the table is the same whatever the timings)
+_JOURNALED = ("status", "message", "figures")
 #: columns before the figures (the swept names go between ``point`` and ``seed``)
 FIXED = ("point", "seed", "status", "message", "key")
 
@@ -207,7 +209,7 @@ def execute(plan: Plan, engine: Any, *, done: Mapping[str, dict] | None = None, 
             _point, _seed, key = t[0]
             done[key] = result
             if journal is not None:
-                journal.write(json.dumps({"key": key, **{k: v for k, v in result.items() if k != "wall"}})
+                journal.write(json.dumps({"key": key, **{k: v for k, v in result.items() if k in _JOURNALED}})
                               + "\n")
                 journal.flush()
             bar.update(1)

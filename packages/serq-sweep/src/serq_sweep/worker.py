@@ -29,25 +29,29 @@ def run_task(ir: bytes, ir_hash: str, name: str, seed: int, limits: dict[str, An
     """Run the program of IR ``ir`` under ``seed`` with ``limits`` (``max_wall``, ``max_events``,
     ``max_samples``). Returns ``{"status", "message", "figures", "wall"}``: status ``ok``, ``partial`` (a
     bound stopped it; ``message`` says which) or ``error`` (a run-time error of the program; ``message`` is
-    its diagnostic); ``wall`` the seconds the run took."""
+    its diagnostic); ``wall`` the seconds the run took, ``run_cpu`` its CPU seconds and ``cpu`` the task's
+(decoding, flattening the report included): what ``bench/sweep.py`` weighs."""
     import serq_sim
 
     from .figures import flatten
 
+    c0 = time.process_time()
     program = _program(ir, ir_hash, name)
-    t0 = time.perf_counter()
+    t0, c1 = time.perf_counter(), time.process_time()
     try:
         report = serq_sim.run(program, seed=seed, **limits)
     except Exception as e:
         if not getattr(type(e), "serq_user_error", False):
             raise
         return {"status": "error", "message": str(e), "figures": {}, "wall": time.perf_counter() - t0}
-    wall = time.perf_counter() - t0
+    wall, c2 = time.perf_counter() - t0, time.process_time()
     partial = report.partial
     if partial in ("interrupted", "sigterm"):  # a signal reached the run itself: it did not finish
         raise KeyboardInterrupt
-    return {"status": "ok" if partial is None else "partial", "message": partial or "",
-            "figures": flatten(report.result), "wall": wall}
+    out = {"status": "ok" if partial is None else "partial", "message": partial or "",
+           "figures": flatten(report.result), "wall": wall, "run_cpu": c2 - c1}
+    out["cpu"] = time.process_time() - c0
+    return out
 
 
 def ignore_sigint() -> None:
