@@ -50,11 +50,13 @@ def full_result(**overrides) -> Result:
         mean_live=19.87654321,
         interrupted=True,
         observes={
-            "ttft": ObserveStats(count=5357, mean=0.2530123456, ci=0.001234567, cv2=1.0234, p99=1.20001234),
-            "hit": ObserveStats(count=5357, mean=0.0, ci=0.0, cv2=NAN, p99=0.0),
+            "ttft": ObserveStats(count=5357, mean=0.2530123456, ci=0.001234567, cv2=1.0234, p50=0.17000012,
+                                 p90=0.5330123, p95=0.71230099, p99=1.20001234),
+            "hit": ObserveStats(count=5357, mean=0.0, ci=0.0, cv2=NAN, p50=-0.0, p90=0.0, p95=0.0, p99=0.0),
             "price": ObserveStats(count=12, mean=1234567.891, ci=INF, cv2=-0.0, p99=NAN),
             "empty": ObserveStats(count=0, mean=NAN, ci=NAN, cv2=NAN, p99=NAN),
         },
+        instants={"first_token": 5357, "done": 5300},
         stages=[
             StageStats(
                 name="router",

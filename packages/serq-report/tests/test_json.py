@@ -22,6 +22,7 @@ KEYS = [
     "interrupted",
     "partial",
     "observes",
+    "instants",
     "stages",
     "pools",
     "gauges",
@@ -36,7 +37,8 @@ def test_keys_in_struct_order(report):
 
 def test_non_finite_numbers_are_null(report):
     doc = json.loads(render(report, "json"))
-    assert doc["observes"]["empty"] == {"count": 0, "mean": None, "ci": None, "cv2": None, "p99": None}
+    assert doc["observes"]["empty"] == {"count": 0, "mean": None, "ci": None, "cv2": None, "p50": None, "p90": None, "p95": None,
+                                       "p99": None}
     assert doc["gauges"]["spread"] == {"mean": None, "ci": None, "min": None, "max": None}
     assert doc["stages"][0]["iterations"] is None
 
@@ -44,7 +46,7 @@ def test_non_finite_numbers_are_null(report):
 def test_shape(report):
     data = encode_json(report)
     assert data.endswith(b"}\n") and not data.endswith(b"\n\n")
-    assert data.splitlines()[1] == b'  "report_version": 2,'
+    assert data.splitlines()[1] == b'  "report_version": 3,'
     # Pretty-printing changes only whitespace.
     assert json.loads(data) == json.loads(msgspec.json.encode(report.result))
 

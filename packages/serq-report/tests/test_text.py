@@ -131,7 +131,17 @@ def test_observe_ci_sign(minimal_result):
         "b": ObserveStats(count=0, mean=float("nan"), ci=float("nan"), cv2=float("nan"), p99=float("nan")),
     }
     rows = [line.split() for line in render_text(minimal_result).splitlines()[3:5]]
-    assert rows == [["a", "1", "1", "±0.5", "0", "nan"], ["b", "0", "nan", "nan", "nan", "nan"]]
+    assert rows == [["a", "1", "1", "±0.5", "0", "nan", "nan", "nan", "nan"], ["b", "0"] + ["nan"] * 7]
+
+
+def test_quantile_columns_and_instants(minimal_result):
+    minimal_result.observes = {"t": ObserveStats(count=40, mean=2.0, ci=0.1, cv2=0.5, p50=1.5, p90=2.5, p95=3.5,
+                                                 p99=4.5)}
+    minimal_result.instants = {"first_token": 40, "done": 39}
+    lines = render_text(minimal_result).splitlines()
+    assert lines[2].split() == ["observe", "count", "mean", "ci", "cv2", "p50", "p90", "p95", "p99"]
+    assert lines[3].split() == ["t", "40", "2", "±0.1", "0.5", "1.5", "2.5", "3.5", "4.5"]
+    assert lines[4:6] == ["", "instants (samples only): first_token 40  done 39"]
 
 
 def test_deterministic(report):

@@ -10,7 +10,8 @@ import numpy as np
 import serq_sim
 from irb import P, at, b, obs, roles
 from serq_ir import nodes as N
-from serq_sim.stats import observe_stats, time_stats
+from serq_sim import stats
+from serq_sim.stats import observe_stats, observe_summary, time_stats
 
 
 def test_observe_statistics():
@@ -28,6 +29,48 @@ def test_observe_statistics():
     assert all(map(math.isnan, observe_stats([])[1:]))
     n, mean, ci, cv2, p99 = observe_stats([3.0])
     assert (n, mean) == (1, 3.0) and math.isnan(cv2)
+
+
+def test_observe_quantiles_are_nearest_ranks():
+    # 200 samples 1 … 200 shuffled: the q-quantile is the ceil(q n)-th smallest, the value ceil(200 q)
+    x = [float(v) for v in np.random.default_rng(3).permutation(np.arange(1, 201))]
+    n, mean, ci, cv2, qs = observe_summary(x)
+    assert qs == [100.0, 180.0, 190.0, 198.0]
+    assert observe_stats(x)[4] == 198.0
+    # 41 samples: ceil(0.5 * 41) = 21st, ceil(0.9 * 41) = 37th, ceil(0.95 * 41) = 39th, ceil(0.99 * 41) = 41st
+    assert observe_summary([float(v) for v in range(41)])[4] == [20.0, 36.0, 38.0, 40.0]
+    assert all(map(math.isnan, observe_summary([1.0] * 39)[4]))  # below 40 samples: none
+    # a NaN is above every number: one of 100 is the 100th smallest, two reach the 99th
+    assert observe_summary([math.nan] + [float(v) for v in range(99)])[4] == [49.0, 89.0, 94.0, 98.0]
+    two = observe_summary([math.nan, math.nan] + [float(v) for v in range(98)])[4]
+    assert two[:3] == [49.0, 89.0, 94.0] and math.isnan(two[3])
+    # from NUMPY_SORT_FROM on numpy's sort gives the same values
+    big = [float(v) for v in np.random.default_rng(4).permutation(3000)]
+    old = stats.NUMPY_SORT_FROM
+    try:
+        stats.NUMPY_SORT_FROM = 1000
+        assert observe_summary(big)[4] == [1499.0, 2699.0, 2849.0, 2969.0]
+    finally:
+        stats.NUMPY_SORT_FROM = old
+    assert observe_summary(big)[4] == [1499.0, 2699.0, 2849.0, 2969.0]
+
+
+def test_instants_leave_the_observe_table():
+    import serq_frontend
+
+    program = serq_frontend.compile(source="""
+        stage d : delay;
+        workload { arrive poisson(1); }
+        session { set t0 = now; run d (1); observe sent = t0; observe at = now; run d (1); observe at = now;
+                  observe mixed = now; observe mixed = now - t0; observe w = now - t0; }
+        run { horizon 100; warmup 0; seed 1; }
+        """)
+    assert [(o.name, o.instant) for o in program.observes] == [
+        ("sent", False), ("at", True), ("mixed", False), ("w", False)]
+    r = serq_sim.run(program).result
+    assert list(r.observes) == ["sent", "mixed", "w"]
+    assert r.instants == {"at": r.observes["sent"].count + r.observes["w"].count}
+    assert r.observes["w"].p50 == 2.0
 
 
 def test_statistics_are_correctly_rounded_sums():

@@ -119,6 +119,7 @@ class Linker:
         self.hidden: set[str] = set()
         self.observes: dict[str, int] = {}
         self.observe_tests: list[bool] = []
+        self.observe_instants: list[bool] = []
         self.hold_stack: list[A.SHold] = []
         self.tainted: dict[str, Pos] = {}
         #: per hold (by id): the attributes set from live state whose value reaches its header
@@ -179,11 +180,16 @@ class Linker:
                 elif isinstance(s, A.SObserve):
                     # a test-valued observe is one every site of which is a test (`observe hit = 0;` at one
                     # site and a comparison at another is not: its zeros need not be a test that failed)
+                    # an instant is an observe that is `now` at every site (a time, not a duration)
                     if s.name not in self.observes:
                         self.observes[s.name] = len(self.observes)
                         self.observe_tests.append(is_test(s.value))
-                    elif not is_test(s.value):
-                        self.observe_tests[self.observes[s.name]] = False
+                        self.observe_instants.append(is_now(s.value))
+                    else:
+                        if not is_test(s.value):
+                            self.observe_tests[self.observes[s.name]] = False
+                        if not is_now(s.value):
+                            self.observe_instants[self.observes[s.name]] = False
 
     def assign(self, name: str, pos: Pos) -> None:
         if name in self.slots:
@@ -857,7 +863,8 @@ class Linker:
             raise self.error(self.multi_run, "a run over several stages needs the program's `share maxmin;` "
                              "or `share bottleneck;`: there is no default")
         run = self.run_settings(run_item, arrive)
-        observes = [ir.ObserveDecl(name=n, test=self.observe_tests[i]) for n, i in self.observes.items()]
+        observes = [ir.ObserveDecl(name=n, test=self.observe_tests[i], instant=self.observe_instants[i])
+                    for n, i in self.observes.items()]
         constants = [ir.Constant(name=n, value=number(v)) for n, v in self.lets.items()]
         return ir.Program(version=ir.IR_VERSION, attributes=self.attributes, constants=constants,
                           observes=observes, gauges=gauge_ir, pools=pools, stages=stages, workload=workload_ir,
@@ -999,6 +1006,11 @@ KIND_NAMES = {A.STurn: "`turn;`", A.SEnd: "`end;`", A.SHold: "`hold`", A.SGrow: 
               A.SLoop: "`loop`", A.SChoose: "`choose`", A.SRequest: "`request;`", A.SMark: "`mark`",
               A.SServing: "a serving form", A.STransfer: "`transfer`", A.SDefCall: "a definition's use",
               A.SQCall: "a queue's entry call", A.SBranchWith: "`branch with`"}
+
+
+def is_now(e: Any) -> bool:
+    """Whether ``e`` is the clock itself, ``now`` (no let or attribute can take that name)."""
+    return isinstance(e, A.Var) and e.simple == "now"
 
 
 def is_test(e: Any) -> bool:

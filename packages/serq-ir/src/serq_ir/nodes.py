@@ -23,7 +23,8 @@ from typing import Any, Literal, Union
 import msgspec
 
 #: The IR version this package reads and writes. Another version is refused on load.
-IR_VERSION = 1
+#: 2: an observe declaration may be ``instant`` (its value is ``now`` at every site).
+IR_VERSION = 2
 
 #: A folded constant: a finite float, or ``"inf"`` / ``"-inf"``.
 Number = Union[float, Literal["inf", "-inf"]]
@@ -517,10 +518,13 @@ class Attribute(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields
 
 
 class ObserveDecl(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True, omit_defaults=True):
-    """An observation. ``test``: its expression is a test (outermost comparison, ``&&``, ``||``, ``!``)."""
+    """An observation. ``test``: its expression is a test (outermost comparison, ``&&``, ``||``, ``!``)
+    at every site; ``instant``: it is the clock, ``now``, at every site (an instant, not a duration: the
+    report leaves it out of the observe table)."""
 
     name: str
     test: bool = False
+    instant: bool = False
 
 
 class Gauge(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True, omit_defaults=True):

@@ -10,7 +10,8 @@ from __future__ import annotations
 import msgspec
 
 #: Version of the report's JSON shape.
-REPORT_VERSION = 2
+#: 3: observes have p50, p90, p95; instants; records, engine statistics (issue 12).
+REPORT_VERSION = 3
 
 
 class _S(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -18,12 +19,16 @@ class _S(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
 
 
 class ObserveStats(_S, kw_only=True):
-    """One observe: sample count, mean, 95% batch-means CI half-width, cv², p99 (NaN below 40 samples)."""
+    """One observe: sample count, mean, 95% batch-means CI half-width, cv², and the quantiles p50, p90,
+    p95, p99 (each the ⌈q n⌉-th smallest sample; NaN below 40 samples)."""
 
     count: int
     mean: float
     ci: float
     cv2: float
+    p50: float = float("nan")
+    p90: float = float("nan")
+    p95: float = float("nan")
     p99: float
 
 
@@ -100,6 +105,9 @@ class Result(_S, kw_only=True):
     interrupted: bool = False  # the run stopped before its end: the figures cover what was simulated
     partial: str | None = None  # why: "interrupted", "sigterm", "max-events", "max-wall", ...
     observes: dict[str, ObserveStats] = {}
+    # observes whose value is the clock at every site (`observe done = now;`): instants, not durations,
+    # so not in the observe table; their sample counts (the samples are in the dump and the API)
+    instants: dict[str, int] = {}
     stages: list[StageStats] = []
     pools: list[PoolStats] = []
     gauges: dict[str, GaugeStats] = {}

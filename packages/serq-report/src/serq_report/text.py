@@ -5,8 +5,10 @@ with no rows is left out)::
 
     run: horizon 1000  end 1000  warmup 100  seed 1  events 52311  arrivals 400  ended 380  turns 1510  mean live 19.8
 
-    observe  count      mean        ci      cv2       p99
-    ttft      1490  0.253012  ±0.00123  1.02344  1.20001
+    observe  count      mean        ci      cv2       p50       p90       p95       p99
+    ttft      1490  0.253012  ±0.00123  1.02344  0.170001  0.533012  0.712301  1.20001
+
+    instants (samples only): first_token 1490  done 1490
 
     stage      present  util  completions  throughput  wait  service
     ...
@@ -89,10 +91,18 @@ def _run_line(r: Result) -> str:
 
 def _observes(r: Result) -> list[str]:
     rows = [
-        [name, _int(o.count), format_number(o.mean), _ci(o.ci), format_number(o.cv2), format_number(o.p99)]
+        [name, _int(o.count), format_number(o.mean), _ci(o.ci), format_number(o.cv2), format_number(o.p50),
+         format_number(o.p90), format_number(o.p95), format_number(o.p99)]
         for name, o in r.observes.items()
     ]
-    return _table(["observe", "count", "mean", "ci", "cv2", "p99"], rows) if rows else []
+    header = ["observe", "count", "mean", "ci", "cv2", "p50", "p90", "p95", "p99"]
+    return _table(header, rows) if rows else []
+
+
+def _instants(r: Result) -> list[str]:
+    if not r.instants:
+        return []
+    return ["instants (samples only): " + "  ".join(f"{name} {_int(n)}" for name, n in r.instants.items())]
 
 
 def _stages(r: Result) -> list[str]:
@@ -180,7 +190,7 @@ def _notes(r: Result) -> list[str]:
 def render_text(report: Any) -> str:
     """The text report of a report (or a bare Result), as a string ending in a newline."""
     r = result_of(report)
-    sections = [[_run_line(r)], _observes(r), _stages(r), _pools(r), _gauges(r), _notes(r)]
+    sections = [[_run_line(r)], _observes(r), _instants(r), _stages(r), _pools(r), _gauges(r), _notes(r)]
     return "\n\n".join("\n".join(s) for s in sections if s) + "\n"
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from serq_ir.report import GaugeStats, ObserveStats, PoolStats, ProgramInfo, Result, StageStats
 
-from .stats import MIN_SAMPLES, all_zero, observe_stats, time_stats
+from .stats import MIN_SAMPLES, all_zero, observe_summary, time_stats
 
 
 def _array(buf: Any, dtype: str) -> Any:
@@ -216,12 +216,17 @@ def build_report(sim) -> Report:
     span = end - start
     observes: dict[str, ObserveData] = {}
     ostats: dict[str, ObserveStats] = {}
+    instants: dict[str, int] = {}
     notes: list[str] = []
     for decl, o in zip(p.observes, sim.obs):
         values = o.values
         observes[decl.name] = ObserveData(decl.name, values, o.times, o.sessions, o.turns)
-        n, mean, ci, cv2, p99 = observe_stats(values)
-        ostats[decl.name] = ObserveStats(count=n, mean=mean, ci=ci, cv2=cv2, p99=p99)
+        if decl.instant:  # an instant (`observe done = now;`): its mean means nothing
+            instants[decl.name] = len(values)
+            continue
+        n, mean, ci, cv2, (p50, p90, p95, p99) = observe_summary(values)
+        ostats[decl.name] = ObserveStats(count=n, mean=mean, ci=ci, cv2=cv2, p50=p50, p90=p90, p95=p95,
+                                         p99=p99)
         if decl.test and n >= MIN_SAMPLES and all_zero(values):
             notes.append(f"note: observe {decl.name} is constant 0 over {n} samples")
     stages = []
@@ -272,6 +277,6 @@ def build_report(sim) -> Report:
         arrivals=sim.arrivals, ended=sim.ended, turns=sim.turns,
         mean_live=_div(sim.a_live, span), interrupted=sim.interrupted,
         partial=getattr(sim, "partial", None) or ("interrupted" if sim.interrupted else None),
-        observes=ostats, stages=stages, pools=pools, gauges=gstats, notes=notes,
+        observes=ostats, instants=instants, stages=stages, pools=pools, gauges=gstats, notes=notes,
     )
     return Report(result, observes, gauges)

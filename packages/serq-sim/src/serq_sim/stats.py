@@ -209,22 +209,69 @@ def _kth_numpy(x, k: int) -> float:
     return v
 
 
-def observe_stats(x) -> tuple[int, float, float, float, float]:
-    """``(count, mean, ci, cv2, p99)`` of one observe's samples ``x`` (a sequence of floats, in the
-    order taken). Non-finite samples (a division by zero in the observed expression) make the sums they
-    enter inf or NaN, silently: the report shows them as such (null in JSON). In p99 a NaN sample is
-    greater than every number, so p99 is NaN only when the ⌈0.99 n⌉-th smallest is a NaN."""
+#: The quantiles of an observe's samples the report gives (p50, p90, p95, p99).
+QUANTILES = (0.5, 0.9, 0.95, 0.99)
+
+
+def rank(q: float, n: int) -> int:
+    """The index (from 0) of the ``q``-quantile of ``n`` samples: the ⌈q n⌉-th smallest (nearest rank)."""
+    return min(max(math.ceil(q * n), 1), n) - 1
+
+
+def kths_smallest(x, ks, *, nan_free: bool = False) -> list[float]:
+    """:func:`kth_smallest` of each ``k`` in ``ks`` from one sort of ``x``."""
+    n = len(x)
+    for k in ks:
+        if not 0 <= k < n:
+            raise IndexError(f"no {k}-th smallest of {n} samples")
+    if len(ks) == 1 or n >= NUMPY_SORT_FROM:
+        return [kth_smallest(x, k, nan_free=nan_free) for k in ks] if len(ks) == 1 else _kths_numpy(x, ks)
+    srt = sorted(x) if nan_free or not any(map(math.isnan, x)) else sorted(v for v in x if v == v)
+    return [_kth_of_sorted(srt, k) if k < len(srt) else NAN for k in ks]
+
+
+def _kths_numpy(x, ks) -> list[float]:
+    import numpy as np
+
+    a = np.asarray(x, dtype=np.float64)
+    srt = np.sort(a)  # NaNs go last
+    out = []
+    lo = negative = None
+    for k in ks:
+        v = float(srt[k])
+        if v == 0:  # the sort may not keep the zeros' signs: count them in the samples
+            if lo is None:
+                lo = int(np.searchsorted(srt, 0.0, side="left"))
+                negative = int(np.count_nonzero((a == 0) & np.signbit(a)))
+            v = -0.0 if k < lo + negative else 0.0
+        out.append(NAN if v != v else v)
+    return out
+
+
+def observe_summary(x, qs=QUANTILES) -> tuple[int, float, float, float, list[float]]:
+    """``(count, mean, ci, cv2, [quantile for q in qs])`` of one observe's samples ``x`` (a sequence of
+    floats, in the order taken). Non-finite samples (a division by zero in the observed expression) make
+    the sums they enter inf or NaN, silently: the report shows them as such (null in JSON). A quantile
+    ``q`` is the ⌈q n⌉-th smallest (:func:`rank`), NaN below :data:`MIN_SAMPLES` samples; in it a NaN
+    sample is greater than every number, so it is NaN only when the ⌈q n⌉-th smallest is a NaN."""
     x = floats(x)
     n = len(x)
     if n == 0:
-        return 0, NAN, NAN, NAN, NAN
+        return 0, NAN, NAN, NAN, [NAN] * len(qs)
     mean, var = mean_var(x)
     cv2 = _div(var, mean * mean) if n >= 2 and mean != 0 else NAN
     if n < MIN_SAMPLES:
-        return n, mean, NAN, cv2, NAN
+        return n, mean, NAN, cv2, [NAN] * len(qs)
     ci = batch_means_ci(x)
-    idx = min(max(math.ceil(0.99 * n), 1), n) - 1
-    return n, mean, ci, cv2, kth_smallest(x, idx, nan_free=mean == mean)  # a NaN sample makes the mean NaN
+    # a NaN sample makes the mean NaN
+    return n, mean, ci, cv2, kths_smallest(x, [rank(q, n) for q in qs], nan_free=mean == mean)
+
+
+def observe_stats(x) -> tuple[int, float, float, float, float]:
+    """``(count, mean, ci, cv2, p99)`` of one observe's samples ``x``: :func:`observe_summary` with the
+    one quantile 0.99."""
+    n, mean, ci, cv2, (p99,) = observe_summary(x, (0.99,))
+    return n, mean, ci, cv2, p99
 
 
 def all_zero(x) -> bool:
