@@ -141,3 +141,28 @@ def run_command(pm, file, sets, defs, seed, horizon, warmup, arrivals, trace, as
         status = STRICT_EXIT
     if status:
         sys.exit(status)
+
+
+@click.command("fit")
+@click.argument("steps", type=click.Path(dir_okay=False))
+@click.option("--name", default="fitted", show_default=True, metavar="NAME",
+              help="The name of the profile's definition printed at the end.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Write the fit as JSON (the form of examples/replay/a100_step_fit.json).")
+def fit_command(steps, name, as_json) -> None:
+    """Fit a step-cost profile to a step trace.
+
+    STEPS is JSON Lines, one iteration a line: {"decoders": …, "kv_decode": …, "prefilled": …,
+    "attention": …, "time": seconds}. Prints the least-squares coefficients of
+    c + d * decoders + e * kv_decode + a * prefilled + b * attention, the mean absolute percentage
+    error by batch kind (decode-only, prefill-only, mixed), and the profile as a definition a step
+    stage's cost can name (lib/step_costs.sq).
+    """
+    import re
+
+    from .fit import fit_steps, read_steps, render, to_json
+
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+        raise click.BadParameter(f"{name!r} is not a name", param_hint="--name")
+    fit = fit_steps(read_steps(steps), steps)
+    sys.stdout.write(to_json(fit) if as_json else render(fit, name))

@@ -17,9 +17,10 @@ def serq_addhooks(pluginmanager):
 
 @hookimpl
 def serq_register_commands(register):
-    from .cli import run_command
+    from .cli import fit_command, run_command
 
     register(run_command)
+    register(fit_command)
 
 
 @hookimpl

@@ -1,0 +1,140 @@
+"""``serq fit STEPS.jsonl``: a step-cost profile fitted to measured iterations.
+
+A step trace is JSON Lines, one object per iteration of a step engine: its composition, the terms of a
+step stage's cost (``decoders``, ``kv_decode``, ``prefilled``, ``attention``; a term left out is 0), and
+``time``, the iteration's measured duration in seconds (positive). The fit is ordinary least squares of
+``time`` on the terms ``1, decoders, kv_decode, prefilled, attention``, giving the coefficients ``c, d,
+e, a, b`` of
+
+    c + d * decoders + e * kv_decode + a * prefilled + b * attention
+
+the form of lib/step_costs.sq's profiles. Its error is the mean absolute percentage error
+``mean(|fit - time| / time)`` by batch kind: ``decode`` (decoders > 0, prefilled = 0), ``prefill``
+(prefilled > 0, decoders = 0), ``mixed`` (both) and ``idle`` (neither).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+
+from serq.errors import UserError
+
+#: The composition terms, in the order of their coefficients after the fixed term ``c``.
+TERMS = ("decoders", "kv_decode", "prefilled", "attention")
+#: The coefficients' names: c for the fixed term, then one per term.
+COEFFICIENTS = ("c", "d", "e", "a", "b")
+KINDS = ("decode", "prefill", "mixed", "idle")
+
+
+@dataclass
+class Fit:
+    coefficients: dict[str, float]
+    steps: int
+    counts: dict[str, int] = field(default_factory=dict)  # steps by batch kind
+    mape: dict[str, float] = field(default_factory=dict)  # by batch kind (NaN for a kind with no step)
+
+    def definition(self, name: str) -> str:
+        """The profile as an expression definition for lib/step_costs.sq or a program."""
+        c = self.coefficients
+        terms = " + ".join(f"{c[k]!r} * {t}" for k, t in zip(COEFFICIENTS[1:], TERMS))
+        return f"def {name}() = {c['c']!r} + {terms};"
+
+
+def kind(decoders: float, prefilled: float) -> str:
+    if prefilled > 0:
+        return "mixed" if decoders > 0 else "prefill"
+    return "decode" if decoders > 0 else "idle"
+
+
+def read_steps(path: str) -> list[tuple[float, float, float, float, float]]:
+    """The steps of a JSON Lines file: ``(decoders, kv_decode, prefilled, attention, time)`` each; a
+    mistake is one error at its line."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        raise UserError(f"{path}: cannot read: {e.strerror or e}") from None
+    steps = []
+    for no, raw in enumerate(data.split(b"\n"), 1):
+        if not raw.strip():
+            continue
+        where = f"{path}:{no}"
+        try:
+            obj = json.loads(raw)
+        except (UnicodeDecodeError, ValueError) as e:
+            raise UserError(f"{where}: error: not a JSON object ({e})") from None
+        if not isinstance(obj, dict):
+            raise UserError(f"{where}: error: a step is a JSON object with {', '.join(TERMS)} and time")
+        unknown = sorted(set(obj) - set(TERMS) - {"time"})
+        if unknown:
+            raise UserError(f"{where}: error: unknown key {unknown[0]!r} (a step has {', '.join(TERMS)} and "
+                            "time)")
+        row = []
+        for key in (*TERMS, "time"):
+            v = obj.get(key, 0 if key != "time" else None)
+            if v is None:
+                raise UserError(f"{where}: error: the step has no time (its duration in seconds)")
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
+                raise UserError(f"{where}: error: {key} is {json.dumps(v)}: a finite number, not negative")
+            row.append(float(v))
+        if not row[-1] > 0:
+            raise UserError(f"{where}: error: time is 0: an iteration takes a positive time")
+        steps.append(tuple(row))
+    if not steps:
+        raise UserError(f"{path}: error: no steps")
+    return steps
+
+
+def fit_steps(steps, where: str = "") -> Fit:
+    """Least squares of the steps' times on the terms (see the module's docstring); ``where`` (the
+    file's name) heads an error."""
+    import numpy as np
+
+    a = np.asarray(steps, dtype=np.float64)
+    x = np.column_stack([np.ones(len(a)), a[:, :4]])
+    t = a[:, 4]
+    head = f"{where}: error:" if where else "error:"
+    for j, term in enumerate(TERMS, 1):
+        if not np.any(x[:, j]):
+            raise UserError(f"{head} no step has {term} > 0: its coefficient {COEFFICIENTS[j]} cannot be fitted")
+    # the columns scaled to unit norm, so that terms of very different sizes (attention ~1e9) condition well
+    scale = np.linalg.norm(x, axis=0)
+    coef, _, rank, _ = np.linalg.lstsq(x / scale, t, rcond=None)
+    if rank < x.shape[1]:
+        raise UserError(f"{head} the terms are linearly dependent over these {len(a)} steps: the fit is not "
+                        "determined (give steps of more varied composition)")
+    coef = coef / scale
+    pred = x @ coef
+    ape = np.abs(pred - t) / t
+    kinds = np.array([kind(d, p) for d, p in zip(a[:, 0], a[:, 2])])
+    counts, mape = {}, {}
+    for k in KINDS:
+        sel = kinds == k
+        counts[k] = int(sel.sum())
+        mape[k] = float(ape[sel].mean()) if counts[k] else math.nan
+    return Fit(coefficients={n: float(v) for n, v in zip(COEFFICIENTS, coef)}, steps=len(a), counts=counts,
+               mape=mape)
+
+
+def render(fit: Fit, name: str) -> str:
+    lines = [f"fit: {fit.steps} steps, least squares of time on "
+             "c + d * decoders + e * kv_decode + a * prefilled + b * attention", ""]
+    lines.append("coefficient  value")
+    units = {"c": "s per iteration", "d": "s per decoding request", "e": "s per token of decode context",
+             "a": "s per prefilled token", "b": "s per unit of prefill attention"}
+    for k in COEFFICIENTS:
+        lines.append(f"{k:<11}  {fit.coefficients[k]!r}  ({units[k]})")
+    lines += ["", "kind     steps  mape"]
+    for k in KINDS:
+        if fit.counts[k]:
+            lines.append(f"{k:<7}  {fit.counts[k]:>5}  {fit.mape[k] * 100:.2f} %")
+    lines += ["", fit.definition(name)]
+    return "\n".join(lines) + "\n"
+
+
+def to_json(fit: Fit) -> str:
+    mape = {k: (v if v == v else None) for k, v in fit.mape.items() if fit.counts[k]}
+    return json.dumps({"sum": fit.coefficients, "sum_mape": mape, "n": fit.steps,
+                       "counts": {k: v for k, v in fit.counts.items() if v}}, indent=1) + "\n"
