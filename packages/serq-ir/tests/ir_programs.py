@@ -66,6 +66,7 @@ def everything() -> n.Program:
         n.Branch(guard=n.Draw(dist="bernoulli", args=[num(0.5)]), then=[n.End()], orelse=[n.Turn()]),
         n.Loop(body=[n.Choose(slot=5, n=num(2.0), keys=[n.Observable(name="queue", target=st), x]),
                      n.Run(stages=[st], work=num(1.0))]),
+        n.Record(record=0, values=[x, n.Ctx(name="now")]),
         n.End(),
     ]
     raw = {"vacation": 2.5, "a": [1, 2]}
@@ -74,7 +75,9 @@ def everything() -> n.Program:
         attributes=[*(n.Attribute(name=a, builtin=True) for a in n.BUILTIN_ATTRIBUTES),
                     n.Attribute(name="x"), n.Attribute(name="j"), n.Attribute(name="o", hidden=True)],
         constants=[n.Constant(name="B", value=512.0), n.Constant(name="cap", value="inf")],
-        observes=[n.ObserveDecl(name="x"), n.ObserveDecl(name="hit", test=True)],
+        observes=[n.ObserveDecl(name="x"), n.ObserveDecl(name="hit", test=True),
+                  n.ObserveDecl(name="at", instant=True)],
+        records=[n.RecordDecl(name="request", columns=["sent", "done"])],
         gauges=[n.Gauge(name="u", value=n.Observable(name="used", target=n.PoolRef(pool=0, index=num(1.0))))],
         pools=[
             n.Pool(name="kv", size=2, cap=1024.0, block=16.0, evict=n.EvictBy(keys=[n.Ctx(name="age")]),

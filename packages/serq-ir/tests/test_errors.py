@@ -14,13 +14,13 @@ CASES = {
                    "error: bad.ir.json: Invalid enum value 'long' - at '$.run.horizon'"),
     "wrong type in list": (GOOD.replace('"servers":1.0', '"servers":[1]'),
                            "error: bad.ir.json: Expected 'float | str', got 'array' - at '$.stages[0].kind.servers'"),
-    "unknown field": (GOOD.replace('"version":1', '"version":1,"colour":"red"'),
+    "unknown field": (GOOD.replace('"version":2', '"version":2,"colour":"red"'),
                       "error: bad.ir.json: Object contains unknown field 'colour'"),
-    "another version": (GOOD.replace('"version":1', '"version":99'),
-                        "error: bad.ir.json: IR version 99 is not supported (this serq-ir reads version 1)"
+    "another version": (GOOD.replace('"version":2', '"version":99'),
+                        "error: bad.ir.json: IR version 99 is not supported (this serq-ir reads version 2)"
                         " - at '$.version'"),
     "missing version": ("{}", "error: bad.ir.json: IR version null is not supported"
-                        " (this serq-ir reads version 1) - at '$.version'"),
+                        " (this serq-ir reads version 2) - at '$.version'"),
     "unknown node kind": (GOOD.replace('"kind":"Fifo"', '"kind":"Lifo"'),
                           "error: bad.ir.json: Invalid value 'Lifo' - at '$.stages[0].kind.kind'"),
     "not json": ("hello", "error: bad.ir.json: JSON is malformed: invalid character (byte 0)"),

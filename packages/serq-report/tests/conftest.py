@@ -57,6 +57,7 @@ def full_result(**overrides) -> Result:
             "empty": ObserveStats(count=0, mean=NAN, ci=NAN, cv2=NAN, p99=NAN),
         },
         instants={"first_token": 5357, "done": 5300},
+        records={"request": 5290},
         stages=[
             StageStats(
                 name="router",
@@ -170,6 +171,8 @@ def report(result) -> FakeReport:
             "hit": ([100.5, 300.0], [1, 3], [0, 2], np.array([False, True])),
             "price": ([0.1 + 0.2, -0.0], [0, 1], [0, 0], [float("nan"), float("-inf")]),
             "empty": ([], [], [], np.array([], dtype=np.float64)),
+            "first_token": ([100.5], [1], [0], [100.5]),
+            "done": ([101.0], [1], [0], [101.0]),
         },
         gauges={
             "full": ([0.0, 100.0, 123.456], np.array([0, 1, 0], dtype=np.int64)),

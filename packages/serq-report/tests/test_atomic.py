@@ -108,7 +108,8 @@ def test_dump_fails_on_a_later_file(report, tmp_path, monkeypatch):
     monkeypatch.setattr(report, "gauge", gauge)
     with pytest.raises(Boom):
         serq_report.dump(report, tmp_path)
-    assert sorted(os.listdir(tmp_path)) == ["empty.csv", "gauge", "hit.csv", "price.csv", "ttft.csv"]
+    assert sorted(os.listdir(tmp_path)) == ["done.csv", "empty.csv", "first_token.csv", "gauge", "hit.csv",
+                                            "price.csv", "ttft.csv"]
     assert os.listdir(tmp_path / "gauge") == []
     assert (tmp_path / "ttft.csv").read_text().count("\n") == 5
 

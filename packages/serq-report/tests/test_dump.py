@@ -17,9 +17,11 @@ def read(path) -> str:
 def test_files_and_content(report, tmp_path):
     folder = tmp_path / "new" / "dump"  # created with its parents
     written = serq_report.dump(report, folder)
-    names = ["ttft.csv", "hit.csv", "price.csv", "empty.csv", "gauge/full.csv", "gauge/spread.csv"]
+    names = ["ttft.csv", "hit.csv", "price.csv", "empty.csv", "first_token.csv", "done.csv", "gauge/full.csv",
+             "gauge/spread.csv"]  # the instants' samples after the observes'
     assert written == [os.path.join(folder, n) for n in names]
-    assert sorted(os.listdir(folder)) == sorted(["gauge", *names[:4]])
+    assert sorted(os.listdir(folder)) == sorted(["gauge", *names[:6]])
+    assert read(folder / "done.csv") == "time,session,turn,value\n101.0,1,0,101.0\n"
     assert read(folder / "ttft.csv") == (
         "time,session,turn,value\n100.5,1,0,0.1\n101.0,2,0,0.25\n101.0,2,1,1e-05\n250.125,17,3,12.0\n"
     )
@@ -177,6 +179,7 @@ def test_awkward_names_dump_inside_the_folder(report, tmp_path):
     stats = report.result.observes["ttft"]
     names = ["../x", "a/b", "..", "", "nul\0", "X", "x", "y" * 300]
     report.result.observes = {n: stats for n in names}
+    report.result.instants = {}
     report.result.gauges = {"../g": report.result.gauges["full"]}
     report._observes = {n: ([1.0], [i], [0], [float(i)]) for i, n in enumerate(names)}
     report._gauges = {"../g": ([0.0], [1.0])}

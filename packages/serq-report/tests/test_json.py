@@ -23,6 +23,7 @@ KEYS = [
     "partial",
     "observes",
     "instants",
+    "records",
     "stages",
     "pools",
     "gauges",

@@ -210,6 +210,18 @@ class SObserve(Node):
 
 
 @dataclass(slots=True, eq=False)
+class SRecord(Node):
+    """``record NAME { col = expr; … }``: one row of the table NAME, every column at once."""
+
+    name: str
+    cols: list[str]
+    values: list[Any]
+    pos: Pos
+    col_pos: list[Pos]
+    EXPR_LISTS = ("values",)
+
+
+@dataclass(slots=True, eq=False)
 class HoldPool(Node):
     ref: Var
     units: Any

@@ -120,6 +120,8 @@ class Linker:
         self.observes: dict[str, int] = {}
         self.observe_tests: list[bool] = []
         self.observe_instants: list[bool] = []
+        #: record tables by name: their index and columns (every site of one table names the same columns)
+        self.records: dict[str, tuple[int, list[str]]] = {}
         self.hold_stack: list[A.SHold] = []
         self.tainted: dict[str, Pos] = {}
         #: per hold (by id): the attributes set from live state whose value reaches its header
@@ -177,6 +179,8 @@ class Linker:
             for s in A.walk_stmts(block):
                 if isinstance(s, (A.SSet, A.SChoose)):
                     self.assign(s.name, s.pos)
+                elif isinstance(s, A.SRecord):
+                    self.declare_record(s)
                 elif isinstance(s, A.SObserve):
                     # a test-valued observe is one every site of which is a test (`observe hit = 0;` at one
                     # site and a comparison at another is not: its zeros need not be a test that failed)
@@ -190,6 +194,26 @@ class Linker:
                             self.observe_tests[self.observes[s.name]] = False
                         if not is_now(s.value):
                             self.observe_instants[self.observes[s.name]] = False
+
+    def declare_record(self, s: A.SRecord) -> None:
+        """A record statement's table: its columns are the statement's, the same (and in the same order)
+        at every site of the table, none of them named twice or as a column the simulator adds."""
+        for i, (col, pos) in enumerate(zip(s.cols, s.col_pos)):
+            if col in ir.RECORD_OWN_COLUMNS:
+                raise self.error(pos, f"`{col}` is a column every record has ({', '.join(ir.RECORD_OWN_COLUMNS)}: "
+                                 "the session's serial, its turn number and the time of the row); give this "
+                                 "column another name")
+            if col in s.cols[:i]:
+                raise self.error(pos, f"column `{col}` twice in one record")
+        if not s.cols:
+            raise self.error(s.pos, f"record `{s.name}` has no column: write `record {s.name} {{ name = expr; … }}`")
+        if s.name in self.records:
+            cols = self.records[s.name][1]
+            if cols != s.cols:
+                raise self.error(s.pos, f"record `{s.name}` has the columns {', '.join(cols)} elsewhere; every "
+                                 "record of one table names the same columns in the same order")
+        else:
+            self.records[s.name] = (len(self.records), list(s.cols))
 
     def assign(self, name: str, pos: Pos) -> None:
         if name in self.slots:
@@ -335,6 +359,8 @@ class Linker:
             if len(args) == 1:
                 return args[0]
             return ir.Call(fn="sum", args=args, span=span(e.pos))
+        if name == "member":
+            return self.member(e, m)
         if name in FUNCTIONS:
             lo, hi = FUNCTIONS[name]
             if len(e.args) < lo or (hi is not None and len(e.args) > hi):
@@ -375,6 +401,16 @@ class Linker:
             raise self.error(e.pos, f"`{name}(…)` is not part of this language"
                              + (f"; {DIALECT[name]}" if DIALECT[name] else ""))
         raise self.error(e.pos, f"unknown function `{name}`" + self.ctx.library_hint(name))
+
+    def member(self, e: A.Call, m: Moment) -> Any:
+        """``member(X)``: the index of the pool or stage member ``X`` names, ``j`` for ``kv[j]`` and 0 for
+        a pool or stage declared without a size (a record's `engine = member(engine);`)."""
+        if len(e.args) != 1 or not isinstance(e.args[0], A.Var):
+            raise self.error(e.pos, "`member(…)` takes one pool or stage member, `member(kv[j])`")
+        target = e.args[0]
+        kind = "stage" if target.dotted in self.stages else "pool"
+        ref = self.ref(target, kind, m)
+        return ref.index if ref.index is not None else self.num(0.0, e.pos)
 
     def stages_kind(self, v: A.Var) -> str:
         fam = self.stages.get(v.dotted)
@@ -606,6 +642,9 @@ class Linker:
             return ir.Set(slot=self.slots[s.name], value=self.expr(s.value, SESSION), span=sp)
         if t is A.SObserve:
             return ir.Observe(observe=self.observes[s.name], value=self.expr(s.value, SESSION), span=sp)
+        if t is A.SRecord:
+            return ir.Record(record=self.records[s.name][0], values=[self.expr(v, SESSION) for v in s.values],
+                             span=sp)
         if t is A.STurn:
             return ir.Turn(span=sp)
         if t is A.SEnd:
@@ -866,8 +905,9 @@ class Linker:
         observes = [ir.ObserveDecl(name=n, test=self.observe_tests[i], instant=self.observe_instants[i])
                     for n, i in self.observes.items()]
         constants = [ir.Constant(name=n, value=number(v)) for n, v in self.lets.items()]
+        records = [ir.RecordDecl(name=n, columns=cols) for n, (_, cols) in self.records.items()]
         return ir.Program(version=ir.IR_VERSION, attributes=self.attributes, constants=constants,
-                          observes=observes, gauges=gauge_ir, pools=pools, stages=stages, workload=workload_ir,
+                          observes=observes, records=records, gauges=gauge_ir, pools=pools, stages=stages, workload=workload_ir,
                           session=ir_session, share=share, run=run, source=self.source)
 
     def run_settings(self, item: A.RunItem | None, arrive: Any) -> ir.RunSettings:
@@ -1005,7 +1045,8 @@ KIND_NAMES = {A.STurn: "`turn;`", A.SEnd: "`end;`", A.SHold: "`hold`", A.SGrow: 
               A.SRelease: "`release`", A.SLoad: "`load`", A.SRun: "`run`", A.SBranch: "`branch`",
               A.SLoop: "`loop`", A.SChoose: "`choose`", A.SRequest: "`request;`", A.SMark: "`mark`",
               A.SServing: "a serving form", A.STransfer: "`transfer`", A.SDefCall: "a definition's use",
-              A.SQCall: "a queue's entry call", A.SBranchWith: "`branch with`"}
+              A.SQCall: "a queue's entry call", A.SBranchWith: "`branch with`",
+              A.SRecord: "`record`"}
 
 
 def is_now(e: Any) -> bool:

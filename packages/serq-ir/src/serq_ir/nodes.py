@@ -23,7 +23,8 @@ from typing import Any, Literal, Union
 import msgspec
 
 #: The IR version this package reads and writes. Another version is refused on load.
-#: 2: an observe declaration may be ``instant`` (its value is ``now`` at every site).
+#: 2: an observe declaration may be ``instant`` (its value is ``now`` at every site); a program may
+#: declare tables of records (``records``, the statement ``Record``).
 IR_VERSION = 2
 
 #: A folded constant: a finite float, or ``"inf"`` / ``"-inf"``.
@@ -191,6 +192,15 @@ class Observe(_Node):
     span: Span | None = None
 
 
+class Record(_Node):
+    """Append one row to the table ``records[record]``: ``values`` in the order of its ``columns``, all
+    taken at once (a row is never half-present); the simulator adds the session, turn and time."""
+
+    record: int
+    values: list[Expr]
+    span: Span | None = None
+
+
 class HoldPool(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True, omit_defaults=True):
     """One pool of a hold: the units it takes and the room it needs (``max(units, reserve)``)."""
 
@@ -292,7 +302,7 @@ class End(_Node):
     span: Span | None = None
 
 
-Stmt = Union[Turn, Set, Observe, Hold, Grow, Drop, Release, Load, Run, Branch, Loop, Choose, End]
+Stmt = Union[Turn, Set, Observe, Record, Hold, Grow, Drop, Release, Load, Run, Branch, Loop, Choose, End]
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -527,6 +537,20 @@ class ObserveDecl(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
     instant: bool = False
 
 
+#: The columns the simulator gives every record: the session's serial, its turn number, the time the row
+#: was recorded.
+RECORD_OWN_COLUMNS = ("session", "turn", "time")
+
+
+class RecordDecl(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True, omit_defaults=True):
+    """A table of records (``record NAME { col = expr; … }``): its name and its columns, in order. A row
+    whose column ``sent`` is before the warm-up's end is left out of the report (without a ``sent``
+    column, the row's time decides)."""
+
+    name: str
+    columns: list[str]
+
+
 class Gauge(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True, omit_defaults=True):
     name: str
     value: Expr
@@ -550,6 +574,7 @@ class Program(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=T
     attributes: list[Attribute] = []
     constants: list[Constant] = []
     observes: list[ObserveDecl] = []
+    records: list[RecordDecl] = []
     gauges: list[Gauge] = []
     pools: list[Pool] = []
     stages: list[Stage] = []

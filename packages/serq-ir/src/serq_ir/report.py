@@ -66,6 +66,42 @@ class PoolStats(_S, kw_only=True):
     over_cap: int = 0
 
 
+class MetricStats(_S, kw_only=True):
+    """One of vLLM's serving metrics over the requests after the warm-up (seconds): count, mean, 95 %
+    batch-means CI (NaN below 40 values), median and percentiles p90, p95, p99 as numpy's percentile
+    (linear interpolation, vLLM's benchmark) computes them; NaN without values."""
+
+    count: int
+    mean: float
+    ci: float
+    median: float
+    p90: float
+    p95: float
+    p99: float
+
+
+class RequestMetrics(_S, kw_only=True):
+    """vLLM's serving-benchmark metrics of a record table with the columns sent, first_token,
+    last_token and output (lib/vllm.sq's ``request``): per request TTFT = first_token - sent, TPOT =
+    (last_token - first_token) / (output - 1) for output > 1, E2E latency (e2el) = last_token - sent;
+    ITL, every gap between consecutive output tokens (NaN-filled until measured); throughputs over the
+    measured window end - warmup; goodput, the requests that meet every SLO given (``--slo``) per second."""
+
+    table: str
+    completed: int  # the rows after the warm-up (requests sent after it and done by the end)
+    duration: float  # end - warmup
+    request_throughput: float  # completed / duration
+    output_throughput: float  # output tokens / duration
+    total_token_throughput: float  # (prompt + output tokens) / duration; NaN without a prompt column
+    ttft: MetricStats
+    tpot: MetricStats
+    itl: MetricStats | None = None
+    e2el: MetricStats
+    slo: dict[str, float] = {}
+    good: int | None = None  # requests that meet every SLO
+    goodput: float | None = None  # good / duration
+
+
 class GaugeStats(_S, kw_only=True):
     """One gauge: time average over [warmup, end], batch-means CI over 20 windows, least and greatest
     value held for a positive time."""
@@ -108,6 +144,9 @@ class Result(_S, kw_only=True):
     # observes whose value is the clock at every site (`observe done = now;`): instants, not durations,
     # so not in the observe table; their sample counts (the samples are in the dump and the API)
     instants: dict[str, int] = {}
+    # the program's tables of records (`record NAME { … }`): rows after the warm-up (by their send time)
+    records: dict[str, int] = {}
+    requests: RequestMetrics | None = None  # vLLM's metric set, for a table of requests
     stages: list[StageStats] = []
     pools: list[PoolStats] = []
     gauges: dict[str, GaugeStats] = {}

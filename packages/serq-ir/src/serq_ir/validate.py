@@ -20,6 +20,7 @@ from . import rules
 from .errors import IRError
 from .nodes import (
     BUILTIN_ATTRIBUTES,
+    RECORD_OWN_COLUMNS,
     Attr,
     Batch,
     Binary,
@@ -46,6 +47,7 @@ from .nodes import (
     Preempt,
     Program,
     Ps,
+    Record,
     Renewal,
     Run,
     Set,
@@ -147,6 +149,14 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
             slot(f"{path}.slot", obj.slot)
         elif isinstance(obj, Observe) and not 0 <= obj.observe < n_obs:
             fail(f"{path}.observe", f"observe {obj.observe} does not exist (the program has {n_obs})")
+        elif isinstance(obj, Record):
+            if not 0 <= obj.record < len(program.records):
+                fail(f"{path}.record", f"record table {obj.record} does not exist (the program has "
+                     f"{len(program.records)})")
+            cols = program.records[obj.record].columns
+            if len(obj.values) != len(cols):
+                fail(f"{path}.values", f"{len(obj.values)} values for the {len(cols)} columns of record "
+                     f"{program.records[obj.record].name!r}")
         elif isinstance(obj, PoolRef) and not 0 <= obj.pool < n_pools:
             fail(f"{path}.pool", f"pool {obj.pool} does not exist (the program has {n_pools})")
         elif isinstance(obj, StageRef) and not 0 <= obj.stage < n_stages:
@@ -279,6 +289,15 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
             if not isinstance(st, Set | Observe):
                 fail(f"$.workload.{block}[{i}]", f"a workload {block} block only sets and observes, not "
                      f"{type(st).__name__}")
+    seen_tables: set[str] = set()
+    for i, rec in enumerate(program.records):
+        if rec.name in seen_tables:
+            fail(f"$.records[{i}].name", f"a second record table {rec.name!r}")
+        seen_tables.add(rec.name)
+        for j, col in enumerate(rec.columns):
+            if col in RECORD_OWN_COLUMNS or col in rec.columns[:j]:
+                fail(f"$.records[{i}].columns[{j}]", f"column {col!r} is " + (
+                    "one the simulator adds" if col in RECORD_OWN_COLUMNS else "named twice"))
     run = program.run
     if run.arrivals is not None and run.arrivals < 1:
         fail("$.run.arrivals", f"arrivals is a positive integer, not {run.arrivals}")

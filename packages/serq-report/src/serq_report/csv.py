@@ -1,6 +1,6 @@
 """The CSV dumps of a run (``serq run --dump DIR``).
 
-``DIR/NAME.csv`` for every observe of the Result, header ``time,session,turn,value`` and one row per
+``DIR/NAME.csv`` for every observe of the Result (its instants too), header ``time,session,turn,value`` and one row per
 sample in the order the report gives them; ``DIR/gauge/NAME.csv`` for every gauge, header
 ``time,value`` and one row per change point. Lines end in ``\\n``. Floats are written as Python's
 ``repr`` writes them (the shortest text that reads back as the same float: ``0.1``, ``12.0``,
@@ -26,7 +26,7 @@ from serq.files import check_not_input
 from ._result import result_of
 from .atomic import open_atomic
 
-__all__ = ["dump", "file_names", "format_column"]
+__all__ = ["dump", "file_names", "format_column", "write_table"]
 
 #: Rows formatted and written at a time.
 CHUNK = 1 << 18
@@ -78,6 +78,16 @@ def _write_csv(path: str, header: str, columns: list[np.ndarray], inputs: list[s
         f.write(header + "\n")
         for chunk in _chunks(columns):
             f.write(chunk)
+
+
+def write_table(path: str | os.PathLike[str], columns: dict[str, Any], *,
+                inputs: Iterable[str | None] = ()) -> None:
+    """One table as a CSV file, atomically: a header of the column names, then one row per entry, cells as
+    in the dumps (floats by ``repr``, integers as integers). ``serq run --records FILE.csv``."""
+    path = os.fspath(path)
+    inputs = [p for p in inputs if p is not None]
+    check_not_input(path, inputs)
+    _write_csv(path, ",".join(columns), _columns(f"table {path}", **columns), inputs)
 
 
 #: The characters a file name keeps as they are (any other is escaped; so are an initial ``.`` and, in
@@ -151,7 +161,8 @@ def dump(report: Any, folder: str | os.PathLike[str], *, inputs: Iterable[str | 
     if report is result:
         raise TypeError("dump needs a report with samples (observe, gauge), not a bare Result")
     folder = os.fspath(folder)
-    observe_files = file_names(result.observes)
+    observe_names = [*result.observes, *result.instants]  # the instants' samples too
+    observe_files = file_names(observe_names)
     gauge_files = file_names(result.gauges)
     inputs = [p for p in inputs if p is not None]
     gauge_folder = os.path.join(folder, "gauge")
@@ -160,7 +171,7 @@ def dump(report: Any, folder: str | os.PathLike[str], *, inputs: Iterable[str | 
         check_not_input(path, inputs)
     os.makedirs(folder, exist_ok=True)
     written = []
-    for name in result.observes:
+    for name in observe_names:
         o = report.observe(name)
         cols = _columns(f"observe {name}", times=o.times, sessions=o.sessions, turns=o.turns, values=o.values)
         path = os.path.join(folder, f"{observe_files[name]}.csv")

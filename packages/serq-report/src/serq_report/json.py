@@ -1,8 +1,8 @@
 """The JSON report: the :class:`~serq_ir.report.Result` encoded with msgspec.
 
 Keys in the order of the struct's fields (``report_version, serq_version, program, horizon, end,
-warmup, seed, events, arrivals, ended, turns, mean_live, interrupted, partial, observes, instants, stages, pools,
-gauges, notes``), every field present (defaults included), NaN and infinities as ``null``, pretty-printed with a 2-space indent, UTF-8,
+warmup, seed, events, arrivals, ended, turns, mean_live, interrupted, partial, observes, instants,
+records, stages, pools, gauges, notes``), every field present (defaults included), NaN and infinities as ``null``, pretty-printed with a 2-space indent, UTF-8,
 ending in a newline. The same Result always gives the same bytes.
 """
 

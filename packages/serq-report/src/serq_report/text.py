@@ -9,6 +9,7 @@ with no rows is left out)::
     ttft      1490  0.253012  ±0.00123  1.02344  0.170001  0.533012  0.712301  1.20001
 
     instants (samples only): first_token 1490  done 1490
+    records (rows): request 1490
 
     stage      present  util  completions  throughput  wait  service
     ...
@@ -105,6 +106,32 @@ def _instants(r: Result) -> list[str]:
     return ["instants (samples only): " + "  ".join(f"{name} {_int(n)}" for name, n in r.instants.items())]
 
 
+def _records(r: Result) -> list[str]:
+    if not r.records:
+        return []
+    return ["records (rows): " + "  ".join(f"{name} {_int(n)}" for name, n in r.records.items())]
+
+
+def _requests(r: Result) -> list[str]:
+    m = r.requests
+    if m is None:
+        return []
+    head = (f"requests ({m.table}): completed {_int(m.completed)} over {format_number(m.duration)} s  "
+            f"{format_number(m.request_throughput)} req/s  output {format_number(m.output_throughput)} tok/s  "
+            f"total {format_number(m.total_token_throughput)} tok/s")
+    if m.goodput is not None:
+        slo = ", ".join(f"{k} <= {format_number(v)}" for k, v in m.slo.items())
+        head += f"  goodput {format_number(m.goodput)} req/s ({_int(m.good or 0)} good: {slo})"
+    rows = []
+    for name in ("ttft", "tpot", "itl", "e2el"):
+        st = getattr(m, name)
+        if st is None:
+            continue
+        rows.append([name, _int(st.count), format_number(st.mean), _ci(st.ci), format_number(st.median),
+                     format_number(st.p90), format_number(st.p95), format_number(st.p99)])
+    return [head, "", *_table(["metric", "count", "mean", "ci", "median", "p90", "p95", "p99"], rows)]
+
+
 def _stages(r: Result) -> list[str]:
     if not r.stages:
         return []
@@ -190,7 +217,7 @@ def _notes(r: Result) -> list[str]:
 def render_text(report: Any) -> str:
     """The text report of a report (or a bare Result), as a string ending in a newline."""
     r = result_of(report)
-    sections = [[_run_line(r)], _observes(r), _instants(r), _stages(r), _pools(r), _gauges(r), _notes(r)]
+    sections = [[_run_line(r)], _observes(r), _instants(r) + _records(r), _requests(r), _stages(r), _pools(r), _gauges(r), _notes(r)]
     return "\n\n".join("\n".join(s) for s in sections if s) + "\n"
 
 

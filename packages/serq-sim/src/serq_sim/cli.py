@@ -62,6 +62,11 @@ def _read_bytes(file: str) -> bytes:
 @click.option("--format", "fmt", default=None, metavar="NAME", help="Report format (text, json, …).")
 @click.option("--dump", "dump", type=click.Path(file_okay=False), default=None, metavar="DIR",
               help="Write each observe's samples and each gauge's change points as CSV into DIR.")
+@click.option("--records", "records_file", type=click.Path(dir_okay=False), default=None, metavar="FILE",
+              help="Write the program's records, one row per record, to FILE (.csv or .parquet).")
+@click.option("--slo", "slo", default=None, metavar="NAME=SECONDS,…",
+              help="Service-level objectives for the goodput of the request metrics: ttft, tpot, e2el "
+                   "(e.g. ttft=1,tpot=0.05).")
 @click.option("-o", "--output", "output", type=click.Path(dir_okay=False), default=None,
               help="Write the report to this file (atomically) instead of stdout.")
 @click.option("--check-invariants", is_flag=True, help="Assert every pool's bookkeeping after every event.")
@@ -76,8 +81,8 @@ def _read_bytes(file: str) -> bytes:
               help="Warnings are errors: exit status 4 when the report has a warning (sessions that wait for "
                    "ever, ...).")
 @click.pass_obj
-def run_command(pm, file, sets, defs, seed, horizon, warmup, arrivals, trace, as_json, fmt, dump, output,
-                check_invariants, no_progress, max_events, max_wall, max_samples, strict) -> None:
+def run_command(pm, file, sets, defs, seed, horizon, warmup, arrivals, trace, as_json, fmt, dump, records_file,
+                slo, output, check_invariants, no_progress, max_events, max_wall, max_samples, strict) -> None:
     """Simulate a program and print its report.
 
     Exit status: 0; 1 for an error in the program or its inputs; 2 for a usage error; 3 when the run
@@ -110,7 +115,28 @@ def run_command(pm, file, sets, defs, seed, horizon, warmup, arrivals, trace, as
         # program-reference.txt: a run's horizon is required (a run without one need never end)
         raise UserError(f"{file}: the run has no horizon: give the program `run {{ horizon T; }}` or the "
                         "command --horizon T (`inf` to run until no event is left)")
-    inputs = run_inputs(program, file, trace) if output or dump is not None else []
+    slos = None
+    if slo is not None:
+        from .metrics import parse_slo
+
+        try:
+            slos = parse_slo(slo)
+        except ValueError as e:
+            raise click.BadParameter(str(e), param_hint="--slo") from None
+    record_paths: dict[str, str] = {}
+    if records_file is not None:
+        from .records import record_files
+
+        if not records_file.lower().endswith((".csv", ".parquet")):
+            raise click.BadParameter(f"{records_file}: a records file ends in .csv or .parquet",
+                                     param_hint="--records")
+        if not program.records:
+            raise UserError(f"--records {records_file}: the program declares no records (`record NAME {{ col = "
+                            "expr; … }}`; lib/vllm.sq's vllm_request records every request)")
+        record_paths = record_files(records_file, [r.name for r in program.records])
+    inputs = run_inputs(program, file, trace) if output or dump is not None or record_paths else []
+    for path in record_paths.values():
+        check_not_input(path, inputs)
     if output:  # refused before the run, not after it
         check_not_input(output, inputs)
     if dump is not None:
@@ -125,6 +151,11 @@ def run_command(pm, file, sets, defs, seed, horizon, warmup, arrivals, trace, as
     report = run(program, check_invariants=check_invariants, progress=not no_progress, trace=trace,
                  pm=pm, max_events=max_events, max_wall=max_wall, max_samples=max_samples)
     record_program(report, file, _read_bytes(file), program, options.sets, options.defs)
+    if slos is not None:
+        try:
+            report.set_slo(slos)
+        except ValueError as e:
+            raise UserError(f"--slo: {e}") from None
     with signals.deferred():  # a signal now would lose the report: it is written first
         buf = io.StringIO()
         reporters[fmt](report, buf)
@@ -136,6 +167,11 @@ def run_command(pm, file, sets, defs, seed, horizon, warmup, arrivals, trace, as
             sys.stdout.flush()
         if dumper is not None:
             dumper(report, dump, inputs=inputs)
+        if record_paths:
+            from .records import write as write_records
+
+            for name, path in record_paths.items():
+                write_records(report.record_table(name), path, inputs)
     status = report.exit_status or signals.exit_status()
     if not status and strict and report.warnings:
         status = STRICT_EXIT

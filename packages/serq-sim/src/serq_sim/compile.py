@@ -476,6 +476,11 @@ class Compiler:
                 out.append(f"{pad}_ov = {x(st.value)}")
                 out.append(f"{pad}if E.warm:")
                 out.append(f"{pad}    {va}(_ov); {ta}(E.now); {sa}(s.serial); {tu}(int(A[1]))")
+            elif isinstance(st, N.Record):
+                # one row, every column taken at once (the warm-up applies to whole rows, in the report)
+                add = self.obj(self.sim.record_tables[st.record].add, "_ra")
+                vals = ", ".join(x(v) for v in st.values)
+                out.append(f"{pad}{add}(s.serial, int(A[1]), E.now, ({vals},))")
             elif isinstance(st, N.Turn):
                 out.append(f"{pad}E.turn(s)")
             elif isinstance(st, N.End):

@@ -22,7 +22,7 @@ from collections import deque
 
 from serq_ir import nodes as N
 
-from . import rand
+from . import rand, records
 from . import workload as _workload
 from .build import build
 from .compile import REDO_MESSAGE, SPIN_MESSAGE, num
@@ -145,6 +145,7 @@ class Simulation:
         self.trace_slots = [names.get(n) for n in ("new", "out", "think", "forced")]
         self.obs = [Observations() for _ in program.observes]
         self.obs_app = [(o.values.append, o.times.append, o.sessions.append, o.turns.append) for o in self.obs]
+        self.record_tables = records.tables(program)
         self.gauge_points: list[tuple[array, array]] = []
         build(self, registries, trace_path)
 

@@ -96,10 +96,51 @@ class Report:
     #: Which simulator made it: ``"fast"`` (the fast tier, :mod:`serq_sim.fast`) or ``"general"``.
     tier = "general"
 
-    def __init__(self, result: Result, observes: dict[str, ObserveData], gauges: dict[str, GaugeData]):
+    def __init__(self, result: Result, observes: dict[str, ObserveData], gauges: dict[str, GaugeData],
+                 records: dict[str, Any] | None = None):
         self.result = result
         self._observes = observes
         self._gauges = gauges
+        self._records = records or {}
+
+    def records(self, name: str | None = None, kind: str = "auto") -> Any:
+        """The table of records ``name`` (``None``: the program's one table), one row per record, rows
+        sent before the warm-up's end left out: a pandas DataFrame when pandas is installed, else a
+        polars DataFrame, else a dict of numpy arrays by column (``kind`` picks one: ``"pandas"``,
+        ``"polars"``, ``"numpy"``). Columns: ``session``, ``turn``, ``time``, then the declared ones."""
+        return self.record_table(name).frame(kind)
+
+    def record_table(self, name: str | None = None) -> Any:
+        """The :class:`serq_sim.records.Records` of table ``name`` (``None``: the program's one table)."""
+        if name is None:
+            if len(self._records) != 1:
+                raise KeyError("the program has no record table" if not self._records else
+                               f"the program has {len(self._records)} record tables ({', '.join(self._records)}): "
+                               "name one")
+            name = next(iter(self._records))
+        try:
+            return self._records[name]
+        except KeyError:
+            raise KeyError(f"no record table {name!r} (the program has: {', '.join(self._records) or 'none'})"
+                           ) from None
+
+    @property
+    def record_names(self) -> list[str]:
+        return list(self._records)
+
+    def set_slo(self, slo: dict[str, float]) -> None:
+        """Fill the goodput of the report's request metrics under ``slo`` (seconds by metric: ttft, tpot,
+        e2el); ``serq run --slo ttft=1,tpot=0.05``."""
+        import msgspec
+
+        from .metrics import metric_table, with_slo
+
+        m = self.result.requests
+        if m is None:
+            raise ValueError("the program records no requests (a record table with the columns sent, first_token, "
+                             "last_token and output; lib/vllm.sq's vllm_request records them)")
+        self.result = msgspec.structs.replace(self.result,
+                                              requests=with_slo(m, metric_table(self._records), slo))
 
     # typed accessors
     def observe(self, name: str) -> ObserveData:
@@ -259,6 +300,23 @@ def build_report(sim) -> Report:
         gauges[name] = GaugeData(name, ts, vs)
         mean, ci, lo, hi = time_stats(ts, vs, start, end)
         gstats[name] = GaugeStats(mean=mean, ci=ci, min=lo, max=hi)
+    from .records import Records
+
+    records = {t.name: Records(t, sim.warmup) for t in getattr(sim, "record_tables", ())}
+    requests = None
+    if records:
+        from .metrics import metric_table, request_metrics
+
+        table = metric_table(records)
+        if table is not None:
+            requests = request_metrics(table, span)
+    from . import notes as warn
+
+    durations = [(d.name, o.values) for d, o in zip(p.observes, sim.obs) if not d.test and not d.instant]
+    notes += warn.steadiness(durations, sim.arrivals, sim.ended)
+    notes += warn.few_samples([(d.name, len(o.values)) for d, o in zip(p.observes, sim.obs) if not d.instant]
+                              + [(f"record {n}", len(r)) for n, r in records.items()], sim.warmup)
+    notes += warn.rejections([(member_label(pl), pl.rejections, pl.admissions, pl.cap) for pl in sim.pools])
     stuck = sum(pl.stuck for pl in sim.pools)
     if stuck:
         names = ", ".join(member_label(pl) for pl in sim.pools if pl.stuck)
@@ -277,6 +335,7 @@ def build_report(sim) -> Report:
         arrivals=sim.arrivals, ended=sim.ended, turns=sim.turns,
         mean_live=_div(sim.a_live, span), interrupted=sim.interrupted,
         partial=getattr(sim, "partial", None) or ("interrupted" if sim.interrupted else None),
-        observes=ostats, instants=instants, stages=stages, pools=pools, gauges=gstats, notes=notes,
+        observes=ostats, instants=instants, records={n: len(r) for n, r in records.items()}, requests=requests, stages=stages,
+        pools=pools, gauges=gstats, notes=notes,
     )
-    return Report(result, observes, gauges)
+    return Report(result, observes, gauges, records)

@@ -102,7 +102,7 @@ class Expander:
         name = d.name
         if name in KEYWORDS:
             raise ctx.error(d.pos, f"`{name}` is a keyword; a definition needs another name")
-        if name in FUNCTIONS or name in DRAWS or name in OBSERVABLES:
+        if name in FUNCTIONS or name in DRAWS or name in OBSERVABLES or name == "member":
             raise ctx.error(d.pos, f"`{name}` is a function of the language; a definition needs another name")
         if name in self.taken:
             raise ctx.error(d.pos, f"`{name}` is {self.taken[name]}; a definition needs another name")

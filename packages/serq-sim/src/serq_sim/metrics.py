@@ -1,0 +1,115 @@
+"""vLLM's serving metrics from a table of request records (vLLM's ``vllm/benchmarks/serve.py``,
+``calculate_metrics``), in seconds:
+
+* TTFT ``first_token - sent``; E2E latency (e2el) ``last_token - sent``;
+* TPOT ``(last_token - first_token) / (output - 1)`` of each request with more than one output token
+  (a request of one token has none; in goodput it counts as 0, as vLLM counts it);
+* request throughput ``completed / duration``, output-token throughput ``sum(output) / duration``,
+  total-token throughput ``(sum(prompt) + sum(output)) / duration``, the duration being the measured
+  window ``end - warmup`` (vLLM's is the benchmark's wall time);
+* goodput: the requests whose every metric named by an SLO is at or below it, per second.
+
+Each metric's mean (correctly rounded sum / n), median and p90/p95/p99 are numpy's ``mean``-free
+``percentile`` with linear interpolation, as vLLM reports them; the CI is the batch-means half-width of
+the values in the order of the records (NaN below 40).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from serq_ir.report import MetricStats, RequestMetrics
+
+from .stats import MIN_SAMPLES, batch_means_ci, floats, total
+
+#: The columns a record table needs for the metric set (prompt is optional: total-token throughput).
+NEEDED = ("sent", "first_token", "last_token", "output")
+#: The SLOs ``--slo`` takes, by metric name.
+SLO_METRICS = ("ttft", "tpot", "e2el")
+
+
+def metric_table(records: dict[str, Any]) -> Any | None:
+    """The first record table that has the columns the metric set needs, or None."""
+    for r in records.values():
+        if all(c in r.columns for c in NEEDED):
+            return r
+    return None
+
+
+def stats_of(values) -> MetricStats:
+    import numpy as np
+
+    n = len(values)
+    if n == 0:
+        nan = math.nan
+        return MetricStats(count=0, mean=nan, ci=nan, median=nan, p90=nan, p95=nan, p99=nan)
+    a = np.asarray(values, dtype=np.float64)
+    med, p90, p95, p99 = (float(v) for v in np.percentile(a, [50, 90, 95, 99]))
+    xs = floats(a)
+    return MetricStats(count=n, mean=total(xs) / n, ci=batch_means_ci(xs) if n >= MIN_SAMPLES else math.nan,
+                       median=med, p90=p90, p95=p95, p99=p99)
+
+
+def request_metrics(table: Any, duration: float, itl: Any = None) -> RequestMetrics:
+    """The metric set of ``table`` (a :class:`serq_sim.records.Records`); ``itl`` the inter-token gaps
+    when measured."""
+    import numpy as np
+
+    c = table.arrays()
+    sent, first, last, out = c["sent"], c["first_token"], c["last_token"], c["output"]
+    n = len(sent)
+    ttft = first - sent
+    e2el = last - sent
+    many = out > 1
+    tpot = (last[many] - first[many]) / (out[many] - 1)
+
+    def per_second(x: float) -> float:
+        return x / duration if duration > 0 else math.nan
+
+    output_tokens = total(floats(np.ascontiguousarray(out, dtype=np.float64)))
+    prompt_tokens = total(floats(np.ascontiguousarray(c["prompt"], dtype=np.float64))) if "prompt" in c else math.nan
+    return RequestMetrics(
+        table=table.name, completed=n, duration=duration,
+        request_throughput=per_second(n), output_throughput=per_second(output_tokens),
+        total_token_throughput=per_second(prompt_tokens + output_tokens),
+        ttft=stats_of(ttft), tpot=stats_of(tpot), itl=stats_of(itl) if itl is not None else None,
+        e2el=stats_of(e2el),
+    )
+
+
+def with_slo(m: RequestMetrics, table: Any, slo: dict[str, float]) -> RequestMetrics:
+    """``m`` with the goodput under ``slo`` (seconds by metric name: ttft, tpot, e2el)."""
+    import msgspec
+    import numpy as np
+
+    c = table.arrays()
+    sent, first, last, out = c["sent"], c["first_token"], c["last_token"], c["output"]
+    good = np.ones(len(sent), dtype=bool)
+    tpot = np.where(out > 1, (last - first) / np.maximum(out - 1, 1), 0.0)  # vLLM: 0 for one token
+    for name, limit in slo.items():
+        value = {"ttft": first - sent, "tpot": tpot, "e2el": last - sent}[name]
+        good &= value <= limit
+    k = int(good.sum())
+    return msgspec.structs.replace(m, slo=dict(slo), good=k,
+                                   goodput=k / m.duration if m.duration > 0 else math.nan)
+
+
+def parse_slo(text: str) -> dict[str, float]:
+    """``ttft=1,tpot=0.05`` as ``{"ttft": 1.0, "tpot": 0.05}``; a ValueError says what is wrong."""
+    out: dict[str, float] = {}
+    for part in text.split(","):
+        name, eq, value = part.strip().partition("=")
+        name = name.strip()
+        if not eq or name not in SLO_METRICS:
+            raise ValueError(f"{part.strip()!r}: an SLO is NAME=SECONDS with NAME one of {', '.join(SLO_METRICS)}")
+        try:
+            v = float(value)
+        except ValueError:
+            raise ValueError(f"{part.strip()!r}: {value.strip()!r} is not a number of seconds") from None
+        if not v >= 0:
+            raise ValueError(f"{part.strip()!r}: an SLO is not negative")
+        if name in out:
+            raise ValueError(f"{name} is given twice")
+        out[name] = v
+    return out
