@@ -31,6 +31,13 @@ WALL = 600.0
 GOLDEN = Path(__file__).parent / "golden_runs"
 UPDATE = bool(os.environ.get("SERQ_UPDATE_GOLDEN"))
 UNPINNED = ("program", "serq_version", "report_version")
+#: The runs of shipped examples that are not steady at their defaults, which the report's not-steady
+#: warning says (its only warning there): vllm_subagents.sq's admission queue grows through the run at
+#: every seed (about 100 waiting on average, 736 sessions arrived and 410 ended at seed 1, TTFT ~50 s),
+#: and llmd_nixl_pull.sq collapses at seed 3 (TTFT 1.5 s over the first half of the run, 22 s over the
+#: second, sessions stuck at D.kv[0]).
+NOT_STEADY = {("multi-turn/vllm_subagents.sq", 1), ("multi-turn/vllm_subagents.sq", 2),
+              ("multi-turn/vllm_subagents.sq", 3), ("pd-disaggregation/llmd_nixl_pull.sq", 3)}
 
 
 def pinned(report) -> dict:
@@ -97,7 +104,10 @@ def test_example_runs_to_its_end(example, seed, stall_watch):
     r = serq_sim.run(program, seed=seed, max_wall=WALL)
     res = r.result
     assert r.partial is None, res.notes
-    assert r.warnings == [], res.notes
+    if (example, seed) in NOT_STEADY:
+        assert len(r.warnings) == 1 and r.warnings[0].startswith("warning: the run is not steady: "), res.notes
+    else:
+        assert r.warnings == [], res.notes
     assert res.seed == seed
     if program.run.arrivals is None:
         assert res.end == res.horizon < math.inf
