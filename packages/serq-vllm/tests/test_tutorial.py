@@ -1,0 +1,81 @@
+"""docs/tutorial.md: every command in it runs, in order, as written (in a copy of its folder), and says
+what the text says it says."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[3]
+DOC = ROOT / "docs" / "tutorial.md"
+BLOCK = re.compile(r"^```(\w+)\n(.*?)^```$", re.S | re.M)
+
+
+def blocks() -> list[tuple[str, str]]:
+    return [(m.group(1), m.group(2)) for m in BLOCK.finditer(DOC.read_text())]
+
+
+def test_the_program_in_the_text_is_the_file():
+    (sq,) = [body for kind, body in blocks() if kind == "sq"]
+    assert sq == (ROOT / "docs" / "tutorial" / "engine.sq").read_text()
+
+
+@pytest.fixture(scope="module")
+def ran(tmp_path_factory):
+    """Every sh and python block run in order in a fresh folder holding docs/tutorial/; what each
+    printed."""
+    pytest.importorskip("pandas", reason="the tutorial reads its outputs with pandas (the dev environment has it)")
+    work = tmp_path_factory.mktemp("tutorial")
+    shutil.copytree(ROOT / "docs" / "tutorial", work / "docs" / "tutorial")
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+           "SERQ_CACHE_DIR": ""}
+    outputs = []
+    for kind, body in blocks():
+        if kind == "sh":
+            for line in body.splitlines():
+                p = subprocess.run(["bash", "-c", line], cwd=work, env=env, capture_output=True, text=True,
+                                   timeout=900)
+                assert p.returncode == 0, f"{line}\n{p.stdout}\n{p.stderr}"
+                assert "Traceback" not in p.stderr, p.stderr
+                outputs.append((line, p.stdout))
+        elif kind == "python":
+            p = subprocess.run([sys.executable, "-c", body], cwd=work, env=env, capture_output=True, text=True,
+                               timeout=900)
+            assert p.returncode == 0, f"{body}\n{p.stdout}\n{p.stderr}"
+            outputs.append((body, p.stdout))
+    return work, outputs
+
+
+def test_every_command_runs(ran):
+    work, outputs = ran
+    assert len(outputs) == sum(len(b.splitlines()) if k == "sh" else 1 for k, b in blocks() if k in ("sh", "python"))
+
+
+def test_what_the_text_says_the_runs_show(ran):
+    work, outputs = ran
+    one = next(out for cmd, out in outputs if cmd.startswith("serq run docs/tutorial/engine.sq --no-progress --slo"))
+    assert "requests (request): completed" in one and "goodput" in one and "\nttft " in one
+    # one row per request, and the JSON reports one row per run
+    import pandas as pd
+
+    df = pd.read_csv(work / "out" / "requests.csv")
+    report = json.loads((work / "out" / "rate2.json").read_text())
+    assert len(df) == report["requests"]["completed"] == report["records"]["request"]
+    assert list(df.columns[:4]) == ["session", "turn", "time", "sent"]
+    runs = pd.json_normalize([json.loads((work / "out" / f"rate{r}.json").read_text()) for r in (2, 4, 6, 7)])
+    assert len(runs) == 4 and runs["program.sets.rate"].tolist()[1:] == [4.0, 6.0, 7.0]  # rate2: the default
+    p99 = list(runs["requests.ttft.p99"])
+    assert p99[0] < 1 < p99[-1]  # the answer lies between rate 2 and rate 7
+    assert report["notes"] == [] and any("not steady" in n for n in runs["notes"].iloc[-1])
+    kv = json.loads((work / "out" / "kv1200.json").read_text())
+    full = json.loads((work / "out" / "rate4.json").read_text())
+    assert kv["pools"][1]["name"] == "kv" and kv["pools"][1]["preemptions"] > full["pools"][1]["preemptions"]
+    last = outputs[-1][1]
+    assert "warning: pool kv rejected" in last and "can never fit its capacity 1600" in last
