@@ -24,6 +24,7 @@ KEYS = [
     "observes",
     "instants",
     "records",
+    "requests",
     "stages",
     "pools",
     "gauges",

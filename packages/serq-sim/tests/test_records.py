@@ -152,6 +152,22 @@ def test_serq_run_records_refuses_what_it_cannot_write(tmp_path, capsys):
         assert not (tmp_path / "x.parquet").exists()
 
 
+def test_the_records_file_reads_back_with_pandas_one_row_per_request(tmp_path, capsys):
+    pd = pytest.importorskip("pandas")
+    (tmp_path / "p.sq").write_text(PROG)
+    want = [[0, 0, 1.0, 0.0, 1.0, 0.0], [1, 0, 2.0, 0.0, 2.0, 10.0], [2, 0, 3.0, 0.0, 3.0, 20.0]]
+    files = ["r.csv"] + (["r.parquet"] if importlib.util.find_spec("pyarrow") or importlib.util.find_spec("polars")
+                         else [])
+    for name in files:
+        code, text = serq(["run", str(tmp_path / "p.sq"), "--no-progress", "--records", str(tmp_path / name)], capsys)
+        assert code == 0, text
+        df = (pd.read_parquet if name.endswith(".parquet") else pd.read_csv)(tmp_path / name)
+        assert list(df.columns) == ["session", "turn", "time", "sent", "done", "k"]
+        assert df.values.tolist() == want
+    frame = serq_sim.run(compile_src(PROG)).records()
+    assert isinstance(frame, pd.DataFrame) and frame.values.tolist() == want
+
+
 def test_records_stay_small():
     """100 000 requests of 13 columns: 20 bytes a row for session, turn and time and 8 a column."""
     src = """

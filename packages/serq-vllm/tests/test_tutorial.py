@@ -53,11 +53,13 @@ def ran(tmp_path_factory):
     return work, outputs
 
 
+@pytest.mark.timeout(1800)  # the first test to use the fixture runs the whole tutorial
 def test_every_command_runs(ran):
     work, outputs = ran
     assert len(outputs) == sum(len(b.splitlines()) if k == "sh" else 1 for k, b in blocks() if k in ("sh", "python"))
 
 
+@pytest.mark.timeout(1800)
 def test_what_the_text_says_the_runs_show(ran):
     work, outputs = ran
     one = next(out for cmd, out in outputs if cmd.startswith("serq run docs/tutorial/engine.sq --no-progress --slo"))

@@ -69,7 +69,7 @@ class PoolStats(_S, kw_only=True):
 class MetricStats(_S, kw_only=True):
     """One of vLLM's serving metrics over the requests after the warm-up (seconds): count, mean, 95 %
     batch-means CI (NaN below 40 values), median and percentiles p90, p95, p99 as numpy's percentile
-    (linear interpolation, vLLM's benchmark) computes them; NaN without values."""
+    (linear interpolation, vLLM's benchmark) computes them, to within rounding; NaN without values."""
 
     count: int
     mean: float

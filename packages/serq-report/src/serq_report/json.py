@@ -2,7 +2,7 @@
 
 Keys in the order of the struct's fields (``report_version, serq_version, program, horizon, end,
 warmup, seed, events, arrivals, ended, turns, mean_live, interrupted, partial, observes, instants,
-records, stages, pools, gauges, notes``), every field present (defaults included), NaN and infinities as ``null``, pretty-printed with a 2-space indent, UTF-8,
+records, requests, stages, pools, gauges, notes``), every field present (defaults included), NaN and infinities as ``null``, pretty-printed with a 2-space indent, UTF-8,
 ending in a newline. The same Result always gives the same bytes.
 """
 

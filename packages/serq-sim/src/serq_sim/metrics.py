@@ -9,8 +9,9 @@
   window ``end - warmup`` (vLLM's is the benchmark's wall time);
 * goodput: the requests whose every metric named by an SLO is at or below it, per second.
 
-Each metric's mean (correctly rounded sum / n), median and p90/p95/p99 are numpy's ``mean``-free
-``percentile`` with linear interpolation, as vLLM reports them; the CI is the batch-means half-width of
+Each metric's mean (correctly rounded sum / n), median and p90/p95/p99 as numpy's ``percentile``
+with linear interpolation gives them (vLLM's; computed in Python, as the report imports no numpy: the
+same to within a few units in the last place); the CI is the batch-means half-width of
 the values in the order of the records (NaN below 40).
 """
 
@@ -21,7 +22,7 @@ from typing import Any
 
 from serq_ir.report import MetricStats, RequestMetrics
 
-from .stats import MIN_SAMPLES, batch_means_ci, floats, total
+from .stats import MIN_SAMPLES, batch_means_ci, total
 
 #: The columns a record table needs for the metric set (prompt is optional: total-token throughput).
 NEEDED = ("sent", "first_token", "last_token", "output")
@@ -37,43 +38,50 @@ def metric_table(records: dict[str, Any]) -> Any | None:
     return None
 
 
-def stats_of(values) -> MetricStats:
-    import numpy as np
+def percentile(srt: list[float], q: float) -> float:
+    """numpy's ``percentile(x, q)`` (linear interpolation) of the sorted ``srt``, in Python."""
+    h = (len(srt) - 1) * q / 100.0
+    lo = math.floor(h)
+    hi = min(lo + 1, len(srt) - 1)
+    a, b, t = srt[lo], srt[hi], h - lo
+    return b - (b - a) * (1.0 - t) if t >= 0.5 else a + (b - a) * t  # numpy's _lerp
 
+
+def stats_of(values: list[float]) -> MetricStats:
     n = len(values)
     if n == 0:
         nan = math.nan
         return MetricStats(count=0, mean=nan, ci=nan, median=nan, p90=nan, p95=nan, p99=nan)
-    a = np.asarray(values, dtype=np.float64)
-    med, p90, p95, p99 = (float(v) for v in np.percentile(a, [50, 90, 95, 99]))
-    xs = floats(a)
-    return MetricStats(count=n, mean=total(xs) / n, ci=batch_means_ci(xs) if n >= MIN_SAMPLES else math.nan,
+    srt = sorted(values)
+    med, p90, p95, p99 = (percentile(srt, q) for q in (50, 90, 95, 99))
+    return MetricStats(count=n, mean=total(values) / n,
+                       ci=batch_means_ci(values) if n >= MIN_SAMPLES else math.nan,
                        median=med, p90=p90, p95=p95, p99=p99)
 
 
-def request_metrics(table: Any, duration: float, itl: Any = None) -> RequestMetrics:
-    """The metric set of ``table`` (a :class:`serq_sim.records.Records`); ``itl`` the inter-token gaps
-    when measured."""
-    import numpy as np
+def _columns(table: Any) -> tuple[list[float], list[float], list[float], list[float]]:
+    return tuple(table.column(c) for c in NEEDED)
 
-    c = table.arrays()
-    sent, first, last, out = c["sent"], c["first_token"], c["last_token"], c["output"]
+
+def request_metrics(table: Any, duration: float, itl: Any = None) -> RequestMetrics:
+    """The metric set of ``table`` (a :class:`serq_sim.records.Records`), in pure Python; ``itl`` the
+    inter-token gaps when measured."""
+    sent, first, last, out = _columns(table)
     n = len(sent)
-    ttft = first - sent
-    e2el = last - sent
-    many = out > 1
-    tpot = (last[many] - first[many]) / (out[many] - 1)
+    ttft = [f - s for f, s in zip(first, sent)]
+    e2el = [la - s for la, s in zip(last, sent)]
+    tpot = [(la - f) / (o - 1) for f, la, o in zip(first, last, out) if o > 1]
 
     def per_second(x: float) -> float:
         return x / duration if duration > 0 else math.nan
 
-    output_tokens = total(floats(np.ascontiguousarray(out, dtype=np.float64)))
-    prompt_tokens = total(floats(np.ascontiguousarray(c["prompt"], dtype=np.float64))) if "prompt" in c else math.nan
+    output_tokens = total(out)
+    prompt_tokens = total(table.column("prompt")) if "prompt" in table.columns else math.nan
     return RequestMetrics(
         table=table.name, completed=n, duration=duration,
         request_throughput=per_second(n), output_throughput=per_second(output_tokens),
         total_token_throughput=per_second(prompt_tokens + output_tokens),
-        ttft=stats_of(ttft), tpot=stats_of(tpot), itl=stats_of(itl) if itl is not None else None,
+        ttft=stats_of(ttft), tpot=stats_of(tpot), itl=stats_of(list(itl)) if itl is not None else None,
         e2el=stats_of(e2el),
     )
 
@@ -81,16 +89,13 @@ def request_metrics(table: Any, duration: float, itl: Any = None) -> RequestMetr
 def with_slo(m: RequestMetrics, table: Any, slo: dict[str, float]) -> RequestMetrics:
     """``m`` with the goodput under ``slo`` (seconds by metric name: ttft, tpot, e2el)."""
     import msgspec
-    import numpy as np
 
-    c = table.arrays()
-    sent, first, last, out = c["sent"], c["first_token"], c["last_token"], c["output"]
-    good = np.ones(len(sent), dtype=bool)
-    tpot = np.where(out > 1, (last - first) / np.maximum(out - 1, 1), 0.0)  # vLLM: 0 for one token
-    for name, limit in slo.items():
-        value = {"ttft": first - sent, "tpot": tpot, "e2el": last - sent}[name]
-        good &= value <= limit
-    k = int(good.sum())
+    sent, first, last, out = _columns(table)
+    k = 0
+    for s, f, la, o in zip(sent, first, last, out):
+        value = {"ttft": f - s, "tpot": (la - f) / (o - 1) if o > 1 else 0.0, "e2el": la - s}  # vLLM: 0
+        if all(value[name] <= limit for name, limit in slo.items()):
+            k += 1
     return msgspec.structs.replace(m, slo=dict(slo), good=k,
                                    goodput=k / m.duration if m.duration > 0 else math.nan)
 

@@ -59,6 +59,7 @@ class Records:
         self._table = table
         self._warmup = warmup
         self._arrays: dict[str, Any] | None = None
+        self._kept: list[int] | None = None
 
     def arrays(self) -> dict[str, Any]:
         if self._arrays is None:
@@ -77,8 +78,27 @@ class Records:
             self._arrays = cols
         return self._arrays
 
+    def kept(self) -> list[int]:
+        """The indexes of the rows the report keeps, in pure Python (the report imports no numpy)."""
+        t = self._table
+        key = t.values[t.columns.index("sent")] if "sent" in t.columns else t.times
+        w = self._warmup
+        return [i for i, v in enumerate(key) if v >= w]
+
+    def column(self, name: str) -> list[float]:
+        """One declared column (or ``time``) of the kept rows, as Python floats."""
+        t = self._table
+        buf = t.times if name == "time" else t.values[t.columns.index(name)]
+        return [buf[i] for i in self.kept_rows]
+
+    @property
+    def kept_rows(self) -> list[int]:
+        if self._kept is None:
+            self._kept = self.kept()
+        return self._kept
+
     def __len__(self) -> int:
-        return len(next(iter(self.arrays().values())))
+        return len(self.kept_rows)
 
     def frame(self, kind: str = "auto") -> Any:
         """The rows as a DataFrame: ``kind`` ``"pandas"``, ``"polars"``, ``"numpy"`` (the dict of arrays)
