@@ -2,7 +2,7 @@
 ratio pair by pair.
 
     python bench/run.py                # the full set, 5 pairs per comparison
-    python bench/run.py --quick        # smaller runs, 1 pair each: a smoke test (about 2 minutes)
+    python bench/run.py --quick        # smaller runs, 1 pair each: a smoke test (under a minute of CPU)
     python bench/run.py --pairs 9      # more pairs
     python bench/run.py --only vllm    # the rows whose key contains "vllm"
 
@@ -13,8 +13,8 @@ program and writing the report included). The figure of a run is its CPU time, u
 which is printed too). The ratio of a pair is A's CPU time over B's, taken within the pair, so both
 sides saw the same moment's load; a row prints the median ratio over the pairs and its spread (min-max),
 and a target is PASS or MISS on the median paired ratio. Best-of-three taken separately for each side is
-not used: it pairs A's luckiest run with B's luckiest one, minutes apart (it printed 1.19 for a ratio
-that paired runs put at 1.79).
+not used: it pairs A's luckiest run with B's luckiest one, minutes apart (issue #11 reports it printing
+1.19 for a ratio that paired runs put at 1.79).
 
 Every row says what it measures (``what``); ``--list`` prints them without running anything. The load
 average is printed before and after. A command that fails is reported and its targets MISS.
@@ -326,10 +326,13 @@ def decoder_rows(quick: bool, pairs: int) -> list[Single]:
     """Cost per iteration at N steady decoders, serQ and the peer: each side runs at two output lengths
     and the difference in CPU time is divided by the difference in iterations (start-up and prefill
     cancel). The four runs of a batch size alternate (serQ short, peer short, serQ long, peer long)."""
-    o1, o2 = (128, 384) if quick else (256, 768)
     peer = [PY, str(BENCH / "vllm_peer.py")]
     rows = []
     for n in (16, 64, 256, 1024):
+        # the second length adds about as many decoder-iterations at every size (at least 512 iterations),
+        # so that the difference stands well above the run-to-run noise of a whole process
+        o1 = 128 if quick else 256
+        o2 = o1 + max(256 if quick else 512, (32_768 if quick else 131_072) // n)
         def serq(o: int, n: int = n) -> list[str]:
             return serq_run("bench/vllm_decoders.sq", "--set", f"N={n}", "--set", f"O={o}")
 
@@ -451,7 +454,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="smaller runs, one pair (a smoke test)")
     ap.add_argument("--pairs", type=int, default=None, help="A B pairs per comparison (default 5, quick 1)")
-    ap.add_argument("--only", default=None, help="run only the rows whose key contains this")
+    ap.add_argument("--only", default=None,
+                    help="run only the rows whose key contains one of these (comma-separated)")
     ap.add_argument("--list", action="store_true", help="print the rows and what each measures, run nothing")
     ap.add_argument("--keep-env", action="store_true",
                     help="keep PYTHONDONTWRITEBYTECODE for the children if it is set")
@@ -461,7 +465,12 @@ def main() -> int:
         CHILD_ENV.update(os.environ)
     quick = args.quick
     pairs = args.pairs or (1 if quick else 5)
-    comps = [c for c in comparisons(quick) if args.only is None or args.only in c.key]
+    only = None if args.only is None else args.only.split(",")
+
+    def chosen(key: str) -> bool:
+        return only is None or any(w in key for w in only)
+
+    comps = [c for c in comparisons(quick) if chosen(c.key)]
     if args.list:
         for c in comps:
             print(f"[{c.key}] {c.what}\n    A = {c.a.label}\n    B = {c.b.label}")
@@ -472,7 +481,7 @@ def main() -> int:
           f"bytecode cache {bytecode}; load average {start_load})", file=sys.stderr)
     outcomes = [run_pairs(c, pairs) for c in comps]
     singles: list[Single] = []
-    if args.only is None or "decoders" in args.only:
+    if chosen("decoders"):
         singles += decoder_rows(quick, pairs)
     for o in outcomes:  # the 100 000-request run's peak RSS
         if o.comp.key == "vllm_single_100k" and o.pairs:
@@ -484,7 +493,7 @@ def main() -> int:
                 "separate per-request records feature on main)", f"{mb:.0f} MB",
                 f"peer {max(b.rss_kib for _, b in o.pairs) * 1024 / 1e6:.0f} MB",
                 "<= 300 MB at 100000 requests (issue #11)", None if quick else mb <= 300))
-    if args.only is None or "rss" in args.only:
+    if chosen("observe_rss"):
         singles += memory_rows(quick)
 
     print(f"{'quick' if quick else 'full'} run, {os.cpu_count()} CPUs, {pairs} A B pair{'s' if pairs > 1 else ''} "
