@@ -182,9 +182,13 @@ def _deep_block(c: Chooser, depth: int, inner: str) -> str:
     return "\n".join([*opens, inner, *closes])
 
 
-def hostile(c: Chooser) -> str:
+SHAPES = ["blocks", "blocks", "expr", "expr", "defs", "def-blocks", "agg", "work", "doubling", "aggs"]
+
+
+def hostile(c: Chooser, shape: str | None = None, depth: int | None = None) -> str:
     """A program of one hostile shape: blocks or an expression nested ``DEPTHS`` deep (also through
-    ``def``s), a long or nested aggregate, a huge family, cap, rate or work."""
+    ``def``s), defs that use the one before twice (2**depth nodes written out), a long or nested aggregate,
+    many aggregates, a huge family, cap, rate or work."""
     fam = c.int(0, 2)
     n = c.pick(SIZES) if fam else "1"
     sfam, pfam = ("[N]" if fam in (1, 2) and c.int(0, 1) else ""), ("[N]" if fam == 2 else "")
@@ -193,8 +197,8 @@ def hostile(c: Chooser) -> str:
             "sfam": sfam, "pfam": pfam, "defs": "",
             "rate": c.pick(HUGE) if c.int(0, 5) == 0 else "1"}
     run = f"run svc{idx if sfam else ''} (0.01);"
-    shape = c.pick(["blocks", "blocks", "expr", "expr", "defs", "def-blocks", "agg", "work"])
-    depth = c.pick(DEPTHS)
+    shape = shape or c.pick(SHAPES)
+    depth = depth or c.pick(DEPTHS)
     if shape == "blocks":
         body = _deep_block(c, depth, run)
     elif shape == "expr":
@@ -210,6 +214,22 @@ def hostile(c: Chooser) -> str:
                                         "hold kv{{i}} (1) {{ g{p}(); }}"]).format(p=k - 1) + " }\n"
             for k in range(1, depth + 1))
         body = f"g{depth}();"
+    elif shape == "doubling":  # each def uses the one before twice: 2**depth nodes once written out
+        if c.int(0, 1):
+            fill["defs"] = "def f0(a) = a;\n" + "".join(
+                f"def f{k}(a) = {c.pick(['f{p}(a) + f{p}(a)', 'max(f{p}(a), f{p}(a))', '(a > 0 ? f{p}(a) : f{p}(a))'])};\n"
+                .format(p=k - 1) for k in range(1, depth + 1))
+            body = f"set x = f{depth}(y);\n{run}\nobserve o = x;"
+        else:
+            fill["defs"] = f"def g0() {{ {run} }}\n" + "".join(
+                f"def g{k}() {{ " + c.pick(["g{p}(); g{p}();", "branch (y > 0.5) {{ g{p}(); }} g{p}();",
+                                            "loop {{ g{p}(); g{p}(); end; }}"]).format(p=k - 1) + " }\n"
+                for k in range(1, depth + 1))
+            body = f"g{depth}();"
+    elif shape == "aggs":  # many aggregates, each within its limit
+        m = c.pick(["100", "1000", "10000"])
+        body = "".join(f"set x{k} = sum j in {m} (y * j + {k});\n" for k in range(c.pick([1, 4, 5, 20, 100])))
+        body += f"{run}\nobserve o = x0;"
     elif shape == "agg":
         agg = c.pick(["sum", "max", "min"])
         m = c.pick(SIZES)
@@ -239,7 +259,10 @@ def check_diagnostic(e: Exception, src: str) -> None:
     m = DIAGNOSTIC.match(lines[0])
     assert m, f"no position in the diagnostic: {msg!r}"
     if m.group(1) == "<source>":  # else a library file the source uses
-        assert 1 <= int(m.group(2)) <= src.count("\n") + 1, msg
+        line, col = int(m.group(2)), int(m.group(3))
+        assert 1 <= line <= src.count("\n") + 1, msg
+        text = src.split("\n")[line - 1].rstrip("\r").replace("\t", " ")  # the line quoted, the caret under col
+        assert lines[1:3] == ["  " + text, "  " + " " * (max(1, min(col, len(text) + 1)) - 1) + "^"], msg
 
 
 def outcome(src: str) -> str:
@@ -287,6 +310,27 @@ def test_the_sources_split_and_join_back():
 def test_a_mutated_source_compiles_or_gives_one_diagnostic_and_runs_or_gives_a_sim_error(case):
     name, src = case
     outcome(src)
+
+
+@st.composite
+def hostile_programs(draw):
+    return hostile(Chooser(draw=draw))
+
+
+@fuzz_seed
+@fuzz_settings(30)
+@given(hostile_programs())
+def test_a_hostile_program_compiles_and_runs_or_gives_one_positioned_diagnostic(src):
+    # deep nesting (also through defs), long and nested aggregates, huge families, caps, rates and work:
+    # the compile is bounded (time and memory), a refusal is one diagnostic with its line, column, source
+    # line and caret, and what compiles runs (bounded) to a report or a simulator's error
+    outcome(src)
+
+
+@pytest.mark.parametrize("shape", sorted(set(SHAPES)))
+def test_each_hostile_shape_at_its_deepest_compiles_and_runs_or_gives_one_positioned_diagnostic(shape):
+    # the shapes at the depth that blew up: defs that double 40 deep wrote out 2**41 nodes (did not end)
+    outcome(hostile(Chooser(rng=random.Random(shape)), shape, 40 if shape == "doubling" else DEPTHS[-1]))
 
 
 @st.composite
