@@ -34,7 +34,7 @@ def load_jobs(path, options):
         raise UserError(f"{path}: {', '.join(missing)} not given")
     source = (f"stage server : fifo({values['servers']:g});\n"
               f"workload {{ arrive batch({values['jobs']:g}); }}\n"
-              f"session {{ run server ({values['work']:g}); observe response = now; }}\n"
+              f"session {{ set t0 = now; run server ({values['work']:g}); observe response = now - t0; }}\n"
               "run { horizon inf; }\n")
     return serq_frontend.compile(source=source, pm=options.pm)
 
