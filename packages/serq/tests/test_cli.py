@@ -89,13 +89,13 @@ def test_unknown_file_type(tmp_path):
 
 
 BAD = {
-    "truncated": ('{"version":1,"pools":[', "Input data was truncated"),
-    "wrong type": ('{"version":1,"pools":[{"name":"kv","cap":"x"}]}', "Invalid enum value 'x' - at '$.pools[0].cap'"),
-    "wrong type 2": ('{"version":1,"pools":[{"name":7}]}', "Expected 'str', got 'int' - at '$.pools[0].name'"),
-    "unknown field": ('{"version":1,"colour":1}', "Object contains unknown field 'colour'"),
-    "another version": ('{"version":2}', "IR version 2 is not supported (this serq-ir reads version 1)"
+    "truncated": ('{"version":2,"pools":[', "Input data was truncated"),
+    "wrong type": ('{"version":2,"pools":[{"name":"kv","cap":"x"}]}', "Invalid enum value 'x' - at '$.pools[0].cap'"),
+    "wrong type 2": ('{"version":2,"pools":[{"name":7}]}', "Expected 'str', got 'int' - at '$.pools[0].name'"),
+    "unknown field": ('{"version":2,"colour":1}', "Object contains unknown field 'colour'"),
+    "another version": ('{"version":9}', "IR version 9 is not supported (this serq-ir reads version 2)"
                         " - at '$.version'"),
-    "bad reference": ('{"version":1,"attributes":[{"name":"serial"},{"name":"turn_no"},{"name":"cached"},'
+    "bad reference": ('{"version":2,"attributes":[{"name":"serial"},{"name":"turn_no"},{"name":"cached"},'
                       '{"name":"computed"}],"session":[{"kind":"Set","slot":9,"value":{"kind":"Num","value":1.0}}]}',
                       "attribute slot 9 does not exist (the program has 4) - at '$.session[0].slot'"),
 }
