@@ -29,7 +29,7 @@ def test_the_knee_of_single_turn_vllm():
     assert 0 < first_fail and not any(ok[first_fail:]), means  # one knee inside the range
     dense_pass, dense_fail = grid[first_fail - 1], grid[first_fail]
 
-    _, rows = serq_sweep.find(SINGLE, "ttft.p99 <= 1", ("Lambda", "2:12"), tol=0.05, workers=2, **RUN)
+    _, rows = serq_sweep.find(SINGLE, "observes.ttft.p99 <= 1", ("Lambda", "2:12"), tol=0.05, workers=2, **RUN)
     (r,) = rows
     assert r["outcome"] == "found"
     # the crossing the bisection brackets meets the dense sweep's bracket (at a resolution finer than the
@@ -39,7 +39,7 @@ def test_the_knee_of_single_turn_vllm():
     assert r["fails"] - r["holds"] <= 0.05 and r["observes.ttft.p99:mean"] <= 1
 
     # on the dense sweep's grid the search lands on the dense sweep's own bracket, in a few evaluations
-    _, rows = serq_sweep.find(SINGLE, ["ttft.p99 <= 1"], ("Lambda", "5:8.5:0.25"), workers=2, **RUN)
+    _, rows = serq_sweep.find(SINGLE, ["observes.ttft.p99 <= 1"], ("Lambda", "5:8.5:0.25"), workers=2, **RUN)
     (g,) = rows
     assert (g["holds"], g["fails"]) == (dense_pass, dense_fail)
     assert g["evaluations"] <= 2 + math.ceil(math.log2(len(grid)))
@@ -67,7 +67,7 @@ def test_ends_of_the_range_and_other_points(tmp_path):
 
 
 def test_conditions():
-    assert parse_condition("ttft.p99 <= 1") == ("ttft.p99", "<=", 1.0)
+    assert parse_condition("observes.ttft.p99 <= 1") == ("ttft.p99", "<=", 1.0)
     assert parse_condition(" pools.kv[1].used>2e3") == ("pools.kv[1].used", ">", 2000.0)
     for bad in ("ttft.p99 =< 1", "<= 1", "ttft.p99 <= x"):
         with pytest.raises(Exception, match="expected FIGURE OP NUMBER"):
