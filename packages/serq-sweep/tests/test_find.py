@@ -67,7 +67,7 @@ def test_ends_of_the_range_and_other_points(tmp_path):
 
 
 def test_conditions():
-    assert parse_condition("observes.ttft.p99 <= 1") == ("ttft.p99", "<=", 1.0)
+    assert parse_condition("ttft.p99 <= 1") == ("ttft.p99", "<=", 1.0)
     assert parse_condition(" pools.kv[1].used>2e3") == ("pools.kv[1].used", ">", 2000.0)
     for bad in ("ttft.p99 =< 1", "<= 1", "ttft.p99 <= x"):
         with pytest.raises(Exception, match="expected FIGURE OP NUMBER"):
