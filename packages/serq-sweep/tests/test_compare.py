@@ -45,7 +45,7 @@ def test_budget_arms_paired_cis_narrower_than_unpaired():
     assert complete
     rows, _ = comparisons(plan, columns, table)
     by = {r["figure"]: r for r in rows}
-    for fig in ("observes.response.mean", "observes.done.mean", "stages.engine.utilisation"):
+    for fig in ("observes.response.mean", "stages.engine.utilisation"):
         r = by[fig]
         # by hand from the table
         a = [x[fig] for x in table if x["point"] == 0]
