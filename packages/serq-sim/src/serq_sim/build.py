@@ -80,7 +80,9 @@ def build(sim, reg, trace_path) -> None:
             link = spill_stage(sim, sp.link, pool)
             pool.spill = (tier, link, sim.compiler.fn(sp.work, rng="eviction", span=node.span),
                           sim.compiler.fn(sp.when, rng="eviction", span=node.span))
-        pool.needs_snap = not isinstance(pool.evict, _lru_type()) or pool.spill is not None
+        # the attributes are copied at a release only when the order's key or the spill's clauses read them
+        # after the session has ended
+        pool.needs_snap = pool.evict.needs_snapshot or pool.spill is not None
     sim.free_pools = [pl for pl in sim.pools if pl.via is None]
     sim.any_pools = bool(sim.pools)
     # whether some expression reads a stage's online estimates (else the stages do not keep them)
@@ -167,12 +169,6 @@ def pool_policy(sim, registry, pool: Pool, node, what: str):
         raise SimError(format_error(pool.node.span, None, None, f"pool {pool.node.name}: unknown {what} "
                                     f"{name!r} (registered: {', '.join(registry.names())})", sim.source))
     return registry[name](sim, pool, node)
-
-
-def _lru_type():
-    from .policies import LruOrder
-
-    return LruOrder
 
 
 def _all_blocks(p: N.Program):

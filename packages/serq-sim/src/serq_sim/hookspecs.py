@@ -33,8 +33,10 @@ def serq_sim_register_eviction_orders(register: Callable[[str, Any], None]) -> N
 
     :param register: ``register(name, factory)``; ``name`` is ``"EvictLru"``, ``"EvictBy"`` or an
         ``Extension`` evict node's ``name``. ``factory(sim, pool, node)`` is called once per pool member
-        and returns a :class:`serq_sim.policies.EvictionOrder` (``pick(pool)`` the next entry to evict,
-        or override ``key(entry)``: least first, ties in release order). See :mod:`serq_sim.policies`.
+        and returns a :class:`serq_sim.policies.EvictionOrder`: override ``key(entry)`` (least first, ties
+        in release order) and declare ``fixed_key = True`` when the key does not change while the entry is
+        cached (the pool's entries are then kept sorted), or override ``pick(pool)``, the next entry to
+        evict. See :mod:`serq_sim.policies.eviction`.
     """
 
 
@@ -46,7 +48,8 @@ def serq_sim_register_preemption_policies(register: Callable[[str, Any], None]) 
         ``Extension`` preempt node's ``name``. ``factory(sim, pool, node)`` returns a
         :class:`serq_sim.policies.PreemptionPolicy`: ``victim(pool, grower)`` the session to preempt when
         a grow does not fit (``None``: the grower waits), and ``requeue`` (``"head"`` or ``"tail"``).
-        ``sim.preempt_candidates(pool)`` lists the candidates of pool-reference.txt.
+        ``sim.preempt_candidates(pool)`` lists the candidates of pool-reference.txt. See
+        :mod:`serq_sim.policies.preemption`.
     """
 
 
@@ -57,5 +60,5 @@ def serq_sim_register_share_policies(register: Callable[[str, Any], None]) -> No
     :param register: ``register(name, policy)``; ``name`` as the program's ``share`` names it
         (``"maxmin"``, ``"bottleneck"``). ``policy(flows, caps) -> rates``: ``flows[i]`` lists the stage
         numbers flow ``i`` holds, ``caps[k]`` is stage ``k``'s constant capacity φ; it returns one rate per
-        flow, recomputed whenever a flow starts or ends.
+        flow, recomputed whenever a flow starts or ends. See :mod:`serq_sim.policies.share`.
     """

@@ -1,19 +1,53 @@
-"""Eviction orders: the contract and the built-ins ``evict lru`` and ``evict by (k, …)``.
+"""Eviction orders: the contract, the keyed structure every order with a fixed key gets, and the
+built-ins ``evict lru`` and ``evict by (k, …)``.
+
+The contract
+------------
 
 An order is registered through ``serq_sim_register_eviction_orders`` as ``register(name, factory)``,
 ``name`` the IR tag (``"EvictLru"``, ``"EvictBy"``) or an ``Extension`` evict node's ``name``;
 ``factory(sim, pool, node)`` is called once per pool member when a simulation is built and returns an
-:class:`EvictionOrder`: ``pick(pool)`` returns the cache entry to evict next (from its tail, a block at a
-time when the pool has blocks), or ``None`` when the pool caches nothing; ``on_insert(entry)`` is called
-whenever an entry is cached. The usual way to write one is to override ``key(entry)``: the entry with the
-least key goes first, ties in release order (``entry.seq``). An entry has ``size``, ``last`` (release
-time), ``seq`` (release order), ``owner`` (the session; ``owner.attrs`` while it lives, ``snap`` after it
-has ended) and ``dead`` (a remainder past a ``reuse`` bound).
+:class:`EvictionOrder`. The engine talks to it through these members only:
+
+``key(entry)``
+    The entry's rank: a tuple of numbers, the least evicted first, ties in release order
+    (``entry.seq``). An entry has ``size`` (units cached), ``last`` (release time), ``seq`` (release
+    order), ``owner`` (the session; ``owner.attrs`` while it lives, ``snap`` after it has ended) and
+    ``dead`` (a remainder past a ``reuse`` bound).
+``fixed_key``
+    The order's declaration that ``key(entry)`` does not change while the entry is cached (it reads
+    ``last``, ``seq``, ``dead``, constants, and only attributes of the owner that cannot change while
+    the entry is cached). Then the order keeps the pool's entries sorted by ``(key, seq)`` (a
+    ``sortedcontainers.SortedList``): ``key`` is called once when an entry is cached, caching and
+    removing an entry cost O(log n), and a pick is the least, O(1). Left ``False``, every pick calls
+    ``key`` of every entry (O(n) a block), which is right for a key that reads the time (``age``), the
+    run's state, a live session's changing attributes or a draw.
+``reads_size``
+    With ``fixed_key``: the key reads ``entry.size`` too; the entry is ranked again after part of it is
+    evicted (the only way an entry's size changes while it is cached).
+``batch``
+    The picked entry keeps its rank while it shrinks, so the engine may evict several blocks of it in
+    one step (only when the pool spills nothing: a spill is per block).
+``needs_snapshot``
+    Whether ``key`` reads ``entry.snap``, the attributes an ended session had at its release. The
+    engine copies a session's attributes at every release only for an order that says so (or a pool
+    that spills: the spill's clauses read them).
+``pick(pool)``
+    The entry to evict next (from its tail, a block at a time when the pool has blocks), or ``None``
+    when the pool caches nothing. The base class answers it from ``key`` as above; overriding it is the
+    escape hatch for an order that is no ranking. It is called for every block evicted.
+``on_insert(entry)``, ``on_remove(entry)``, ``on_shrink(entry)``
+    The engine's notices: the entry is cached; it has left the cache (consumed by its session's
+    admission, evicted whole, replaced, dropped); part of it was evicted and it stays. The base class
+    keeps its sorted entries with them; an order overriding ``pick`` may use them for its own structure.
+
+A key with a NaN in it cannot be sorted: the first one an order with ``fixed_key`` meets turns the pool
+over to the scan for the rest of the run, which picks exactly as it would have.
 """
 
 from __future__ import annotations
 
-import heapq
+from sortedcontainers import SortedList
 
 from ..stages import Ctx
 from ..status import ENDED, QUEUED
@@ -22,18 +56,39 @@ from ..status import ENDED, QUEUED
 class EvictionOrder:
     """Base of eviction orders: least ``key(entry)`` first, ties in release order."""
 
-    #: The picked entry keeps its key while it shrinks, so several blocks of it may go at once.
+    #: ``key(entry)`` does not change while the entry is cached (see the module docstring).
+    fixed_key = False
+    #: With ``fixed_key``: ``key(entry)`` reads ``entry.size``, so an entry is ranked again as it shrinks.
+    reads_size = False
+    #: The picked entry keeps its rank while it shrinks, so several blocks of it may go at once.
     batch = False
+    #: ``key(entry)`` reads ``entry.snap`` (the attributes of an ended session at its release).
+    needs_snapshot = True
 
     def __init__(self, sim, pool, node):
         self.sim = sim
         self.pool = pool
         self.node = node
+        #: ``(*key, seq, eid, entry)`` of every entry cached, ascending, while :attr:`keyed`.
+        self.ranked = SortedList()
+        #: Whether the entries are ranked: decided from ``fixed_key`` when the first entry is cached
+        #: (``None`` until then), ``False`` for good once a key was NaN (the scan takes over).
+        self.keyed = None
 
     def key(self, entry) -> tuple:
         raise NotImplementedError
 
     def pick(self, pool):
+        if self.keyed:
+            try:
+                return self.ranked[0][-1]
+            except IndexError:  # nothing cached
+                return None
+        return self.scan(pool)
+
+    def scan(self, pool):
+        """The entry with the least ``(key, seq)``, every key evaluated now (entries in the pool's
+        order: its sessions' own, then the dead remainders, each in the order they were cached)."""
         best = None
         bk = None
         for e in pool.iter_entries():
@@ -43,46 +98,98 @@ class EvictionOrder:
         return best
 
     def on_insert(self, entry) -> None:
-        pass
+        keyed = self.keyed
+        if keyed is None:
+            keyed = self.keyed = bool(self.fixed_key)
+        if keyed:
+            self._rank(entry)
+
+    def on_remove(self, entry) -> None:
+        if self.keyed:
+            self.ranked.remove(entry.rank)
+
+    def on_shrink(self, entry) -> None:
+        if self.reads_size and self.keyed:
+            self.ranked.remove(entry.rank)
+            self._rank(entry)
+
+    def _rank(self, entry) -> None:
+        k = self.key(entry)
+        for x in k:
+            if x != x:  # NaN: no total order; the scan decides from now on
+                self.keyed = False
+                self.ranked = None
+                return
+        r = entry.rank = (*k, entry.seq, entry.eid, entry)
+        self.ranked.add(r)
 
 
 class LruOrder(EvictionOrder):
-    """``evict lru``: release time, then release order (a heap with lazy deletion)."""
+    """``evict lru``: release time, then release order. A release time is the clock at the release, and
+    the release order counts releases, so the two agree and the key is the release order alone."""
 
+    fixed_key = True
     batch = True
-
-    def __init__(self, sim, pool, node):
-        super().__init__(sim, pool, node)
-        self.heap: list = []
+    needs_snapshot = False
 
     def key(self, entry) -> tuple:
-        return (entry.last,)
-
-    def on_insert(self, entry) -> None:
-        heapq.heappush(self.heap, (entry.last, entry.seq, entry.eid, entry))
-
-    def pick(self, pool):
-        heap = self.heap
-        while heap:
-            e = heap[0][3]
-            if e.alive:
-                return e
-            heapq.heappop(heap)
-        return None
+        return ()
 
 
 class KeyedOrder(EvictionOrder):
     """``evict by (k1, …)``: ascending keys evaluated per entry at the Evict moment (``size``, ``age``,
-    ``last``, ``waiting`` and the entry's session's attributes), then release order."""
+    ``last``, ``waiting`` and the entry's session's attributes), then release order. The keys are fixed
+    when they read only numbers, ``last``, ``size`` and attributes no statement changes after the
+    session's ``init`` (:func:`key_reads`)."""
 
     def __init__(self, sim, pool, node):
         super().__init__(sim, pool, node)
+        self.fixed_key, self.reads_size, self.needs_snapshot = key_reads(sim.program, node.keys)
         self.keys = sim.compiler.keys_fn(node.keys, rng="eviction", span=pool.node.span)
         self.ctx = Ctx()
 
     def key(self, entry) -> tuple:
         s, attrs = evict_context(self.ctx, entry, entry.size, self.sim.now)
         return self.keys(s, attrs, self.ctx)
+
+
+def key_reads(program, keys) -> tuple[bool, bool, bool]:
+    """What eviction keys read: ``(fixed, size, attributes)``. ``fixed``: nothing that changes while an
+    entry is cached but its size (no draw, observable, ``now``, ``age`` or ``waiting``, and only
+    attributes of :func:`fixed_slots`); ``size``: ``size``; ``attributes``: some attribute."""
+    from serq_ir import nodes as N
+
+    from ..compile import reads
+
+    frozen = fixed_slots(program)
+    fixed = not any(reads(k, lambda e: isinstance(e, (N.Draw, N.Observable)) or (
+        isinstance(e, N.Ctx) and e.name not in ("last", "size")) or (
+        isinstance(e, N.Attr) and e.slot not in frozen)) for k in keys)
+    size = any(reads(k, lambda e: isinstance(e, N.Ctx) and e.name == "size") for k in keys)
+    attrs = any(reads(k, lambda e: isinstance(e, N.Attr)) for k in keys)
+    return fixed, size, attrs
+
+
+def fixed_slots(program) -> set[int]:
+    """The attribute slots whose value cannot change once a session has run its ``init``: ``serial``,
+    and every attribute but ``turn_no``, ``cached``, ``computed``, those a trace or a preset's turns
+    load, and those a ``set`` or ``choose`` of the session or ``turn`` block assigns."""
+    from serq_ir import nodes as N
+    from serq_ir.analysis import blocks
+
+    names = {a.name: i for i, a in enumerate(program.attributes)}
+    changing = {names[n] for n in ("turn_no", "cached", "computed") if n in names}
+    changing |= {i for i, a in enumerate(program.attributes) if a.builtin and a.name in N.TRACE_ATTRIBUTES}
+    wl = program.workload
+    for pr in wl.presets:
+        for row in pr.turns:
+            changing |= {sv.slot for sv in row}
+    for top in (program.session, wl.turn):
+        for block in (top, *blocks(top)):
+            for st in block:
+                if isinstance(st, (N.Set, N.Choose)):
+                    changing.add(st.slot)
+    return set(range(len(program.attributes))) - changing
 
 
 def evict_context(ctx, entry, size: float, now: float):

@@ -200,6 +200,7 @@ def admit(sim, s, pend: Pending, demand) -> None:
             e = pool.own.pop(s.serial, None)
             if e is not None:
                 e.alive = False
+                pool.evict.on_remove(e)
                 pool.cached -= e.size
                 own = e.size
                 if reuse is not None:

@@ -78,7 +78,7 @@ class Lease:
 class Entry:
     """A cached prefix: a session's own (``dead`` False) or a dead remainder past a ``reuse`` bound."""
 
-    __slots__ = ("size", "last", "seq", "owner", "snap", "alive", "eid", "dead")
+    __slots__ = ("size", "last", "seq", "owner", "snap", "alive", "eid", "dead", "rank")
 
     def __init__(self, size, last, seq, owner, snap, eid, dead=False):
         self.size = size

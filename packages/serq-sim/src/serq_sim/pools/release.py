@@ -30,6 +30,7 @@ def release_slot(sim, s, slot: Slot, cache_value, grown: bool) -> None:
             old = pool.own.pop(s.serial, None)
             if old is not None:
                 old.alive = False
+                pool.evict.on_remove(old)
                 pool.cached -= old.size
             snap = list(s.attrs) if pool.needs_snap else None
             e = Entry(keep, sim.now, next(sim.release_counter), s, snap, next(sim.eid_counter))
