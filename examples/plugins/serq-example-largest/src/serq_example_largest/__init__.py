@@ -11,6 +11,13 @@ from serq_sim.policies import EvictionOrder
 
 
 class LargestFirst(EvictionOrder):
+    # The key reads nothing that changes while the entry is cached but its size (which eviction itself
+    # changes): the pool keeps its entries sorted by it, ranking an entry again as it shrinks, instead of
+    # evaluating every entry's key for every block evicted.
+    fixed_key = True
+    reads_size = True
+    needs_snapshot = False  # the key reads no attributes
+
     def key(self, entry):
         return (-entry.size,)
 
