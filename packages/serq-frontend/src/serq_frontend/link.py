@@ -705,6 +705,10 @@ class Linker:
             pools.append(ir.HoldPool(pool=ref, units=self.amount(p.units, f"hold {p.ref.dotted}", "the units", ADMIT),
                                      reserve=None if p.reserve is None else
                                      self.amount(p.reserve, f"hold {p.ref.dotted}", "the reserve", ADMIT)))
+        twice = rules.hold_twice(pools)
+        if twice is not None:
+            p = s.pools[twice]
+            raise self.error(p.ref.pos, rules.same_member_message(f"`{p.ref.dotted}`"))
         reuse = None
         if s.reuse is not None:
             if s.cache is None:

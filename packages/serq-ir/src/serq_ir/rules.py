@@ -217,3 +217,32 @@ def budget_cycle(stages) -> tuple[int, str, str, object] | None:
             if reaches(target, i):
                 return i, field, at, obs
     return None
+
+
+def hold_twice(pools) -> int | None:
+    """The position of the first of a hold's pools (:class:`~serq_ir.nodes.HoldPool`) that names the same
+    pool member as an earlier one, when both are written the same way (no index, or the same number), or
+    None. A hold takes one amount of each pool: ``hold m (a), m (b)`` would leave ``release m``, ``lease m``
+    and the pool's admission test ambiguous; it is written ``hold m (a + b)``. Members chosen by computed
+    indices are compared when the hold executes (:func:`same_member_message`)."""
+    from .nodes import Num
+
+    seen = set()
+    for k, hp in enumerate(pools):
+        ix = hp.pool.index
+        if ix is None:
+            key = (hp.pool.pool, None)
+        elif type(ix) is Num:
+            key = (hp.pool.pool, ix.value)
+        else:
+            continue
+        if key in seen:
+            return k
+        seen.add(key)
+    return None
+
+
+def same_member_message(name: str) -> str:
+    """The message of :func:`hold_twice`'s rule, at the link, in an IR file and at run time."""
+    return f"the hold names pool {name} twice; a hold takes one amount of each pool (write one amount, the sum)"
+

@@ -118,6 +118,12 @@ def _value(n: Num) -> float:
     return math.inf if v == "inf" else -math.inf if v == "-inf" else float(v)
 
 
+def _pool_name(program: Program, ref: PoolRef) -> str:
+    ok = 0 <= ref.pool < len(program.pools)
+    name = program.pools[ref.pool].name if ok else f"#{ref.pool}"
+    return name if ref.index is None else f"{name}[{_value(ref.index):g}]"
+
+
 def validate(program: Program, *, name: str = "<ir>") -> Program:
     """Raise :class:`IRError` at the first reference to something the program does not have."""
     n_attrs, n_obs = len(program.attributes), len(program.observes)
@@ -169,6 +175,8 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
             fail(f"{path}.memory", f"pool {obj.memory} does not exist (the program has {n_pools})")
         elif isinstance(obj, Hold) and not obj.pools:
             fail(f"{path}.pools", "a hold names at least one pool")
+        elif isinstance(obj, Hold) and (k := rules.hold_twice(obj.pools)) is not None:
+            fail(f"{path}.pools[{k}]", rules.same_member_message(_pool_name(program, obj.pools[k].pool)))
         elif isinstance(obj, Run) and not obj.stages:
             fail(f"{path}.stages", "a run names at least one stage")
         elif isinstance(obj, Run) and len(obj.stages) > 1:

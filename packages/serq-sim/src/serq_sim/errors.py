@@ -35,7 +35,11 @@ class StopRun(BaseException):  # noqa: N818 - control flow, not an error
 
 
 class InvariantError(AssertionError):
-    """``check_invariants``: a pool's bookkeeping broke (a simulator bug, never a user's mistake)."""
+    """``check_invariants``: a pool's bookkeeping broke (a simulator bug, never a user's mistake). The
+    command line reports it as one message asking for a bug report (``serq_internal_error``), with exit
+    status 70; the Python API raises it."""
+
+    serq_internal_error = True
 
 
 class Preempted(Exception):  # noqa: N818 - control flow, not an error

@@ -241,11 +241,16 @@ def _main(argv: list[str] | None) -> int:
         click.echo(f"error: {e.filename}: {e.strerror or e}", err=True)
         code = 1
     except Exception as e:  # a user's mistake is one message; anything else is a bug with a traceback
-        if not is_user_error(e):
+        if getattr(type(e), "serq_internal_error", False):  # a check the user asked for found a bug
+            click.echo(f"error: {e}\n(an internal check failed: a bug in serQ, not in the program; please report "
+                       "it with the program, the seed and the command)", err=True)
+            code = 70
+        elif not is_user_error(e):
             raise
-        msg = str(e)
-        click.echo(msg if msg.startswith("error") or ": error:" in msg else f"error: {msg}", err=True)
-        code = 1
+        else:
+            msg = str(e)
+            click.echo(msg if msg.startswith("error") or ": error:" in msg else f"error: {msg}", err=True)
+            code = 1
     finally:
         if not guarded:
             sys.stdout = stdout

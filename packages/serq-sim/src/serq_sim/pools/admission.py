@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import math
 
+from serq_ir import rules
+
 from ..errors import SessionGone, show
 from ..status import QUEUED
 from . import cache, growth
@@ -18,6 +20,8 @@ def hold(sim, s, info) -> None:
     A = s.attrs
     C = sim.null_ctx
     pools = [ref(s, A, C) for ref in info.pool_refs]
+    if len(pools) > 1 and len(set(map(id, pools))) < len(pools):
+        twice(sim, s, info, pools)
     for k, pool in enumerate(pools):
         if not info.units_dep[k]:
             u = info.units[k](s, A, C)
@@ -37,6 +41,17 @@ def hold(sim, s, info) -> None:
     s.status = QUEUED
     s.qpool = first
     enqueue(first, s)
+
+
+def twice(sim, s, info, pools) -> None:
+    """A hold whose computed indices name one pool member twice (the linker refuses the written-out case:
+    :func:`serq_ir.rules.hold_twice`)."""
+    seen = set()
+    for pool in pools:
+        if id(pool) in seen:
+            name = pool.name if pool.node.size == 1 and not pool.node.array else f"{pool.name}[{pool.index}]"
+            raise sim.error(rules.same_member_message(name), None, s, info.span)
+        seen.add(id(pool))
 
 
 def enqueue(pool: Pool, s) -> None:
