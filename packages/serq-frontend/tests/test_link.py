@@ -199,14 +199,14 @@ def test_a_member_of_a_family_of_one():
     assert p.session[0].stages[0].index is None
 
 
-def test_a_hold_names_each_pool_once():
+def test_a_hold_names_each_pool_once_not_twice():
     # `hold m (a), m (b)` would leave `release m`, `lease m` and the admission test (one amount against
     # the cap, or the sum?) ambiguous: refused at the second name, with the sum as the way to write it
     msg = "the hold names pool `kv` twice; a hold takes one amount of each pool (write one amount, the sum)"
     refused(prog("  hold kv (1), ⟨kv (2) { run svc (1); }"), msg)
     fam = "pool m[3] { cap 4; }\nstage svc : fifo;\n"
     refused(fam + "session { hold m[1] (1), ⟨m[1] (1) { run svc (1); } }", "pool `m[1]` twice")
-    refused(fam + "session { hold m[2] (1), m[0] (1), ⟨m[2.0] (1) { run svc (1); } }", "pool `m[2.0]` twice")
+    refused(fam + "session { hold m[2] (1), m[0] (1), ⟨m[2.0] (1) { run svc (1); } }", "pool `m[2]` twice")
     compile_src(fam + "session { hold m[0] (1), m[1] (1), m[2] (1) { run svc (1); } }")
     # members chosen by computed indices are compared when the hold executes (test_pools.py)
     compile_src(fam + "session { set i = 1; hold m[0] (1), m[i] (1) { run svc (1); } }")

@@ -707,8 +707,9 @@ class Linker:
                                      self.amount(p.reserve, f"hold {p.ref.dotted}", "the reserve", ADMIT)))
         twice = rules.hold_twice(pools)
         if twice is not None:
-            p = s.pools[twice]
-            raise self.error(p.ref.pos, rules.same_member_message(f"`{p.ref.dotted}`"))
+            p, ix = s.pools[twice], pools[twice].pool.index
+            name = p.ref.dotted if ix is None else f"{p.ref.dotted}[{_num_value(ix):g}]"
+            raise self.error(p.ref.pos, rules.same_member_message(f"`{name}`"))
         reuse = None
         if s.reuse is not None:
             if s.cache is None:
