@@ -7,6 +7,8 @@ import os
 
 from serq_ir import nodes as N
 
+from ..compile import num
+
 from ..stages import Job
 
 EPS = 1e-9
@@ -22,6 +24,20 @@ def _not_steady(names: tuple[str, ...]):
     def pred(e) -> bool:
         return isinstance(e, (N.Draw, N.Observable, N.Attr)) or (isinstance(e, N.Ctx) and e.name not in names)
     return pred
+
+
+def admission_order(keys) -> bool:
+    """Whether ``serve by`` keys order the residents exactly as admission order does: each key is a number
+    (the same for every resident: it orders nothing) or ``admission`` (a resident's admission sequence,
+    unique per admission), and one is ``admission``. The residents are kept in admission order, so such
+    keys need no sort (a stable sort of that list by them leaves it as it is)."""
+    seen = False
+    for k in keys:
+        if isinstance(k, N.Ctx) and k.name == "admission":
+            seen = True
+        elif not (isinstance(k, N.Num) and num(k.value) == num(k.value)):
+            return False
+    return seen
 
 
 def _unplan(assign: list[Job]) -> bool:

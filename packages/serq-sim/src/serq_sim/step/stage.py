@@ -17,10 +17,16 @@ from .common import (
     EPS,
     _adm_seq,
     _insert,
+    admission_order,
 )
 from .exclusive import ExclusivePrefill
 from .lazy import LazyDecoding
 from .planner import Planner
+
+
+def _general() -> bool:
+    """Under SERQ_SIM_TIER=general: the per-job planning, the reference the others are checked against."""
+    return os.environ.get("SERQ_SIM_TIER", "").strip().lower() == "general"
 
 
 class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
@@ -39,6 +45,8 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
             self.cost_fn = c.fn(k.cost, span=node.span)
             self.chunk_fn = c.fn(k.chunk, span=node.span) if k.chunk is not None else None
             keys = k.serve.keys if isinstance(k.serve, N.ServeBy) else []
+            if admission_order(keys) and not _general():
+                keys = []  # the residents are kept in that order already (the per-job reference sorts)
             self.serve_keys = c.keys_fn(keys, span=node.span) if keys else None
         finally:
             c.own = None
@@ -81,7 +89,7 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
         # prefill, kv sums), in a subclass, and under SERQ_SIM_TIER=general (the per-job reference).
         self.lazy_ok = (type(self) is StepStage and self.serve_keys is None and not self.exclusive
                         and not self.pre_kv and not self.cost_kv
-                        and os.environ.get("SERQ_SIM_TIER", "").strip().lower() != "general")
+                        and not _general())
         self.eager: list[Job] = []
         self.nlazy = 0
         self.ngrow = 0
