@@ -8,7 +8,6 @@ import os
 from serq_ir import nodes as N
 
 from ..compile import num
-
 from ..stages import Job
 
 EPS = 1e-9
