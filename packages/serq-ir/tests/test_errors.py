@@ -23,7 +23,6 @@ CASES = {
                         " (this serq-ir reads version 2) - at '$.version'"),
     "unknown node kind": (GOOD.replace('"kind":"Fifo"', '"kind":"Lifo"'),
                           "error: bad.ir.json: Invalid value 'Lifo' - at '$.stages[0].kind.kind'"),
-    "not json": ("hello", "error: bad.ir.json: JSON is malformed: invalid character (byte 0)"),
 }
 
 
@@ -34,6 +33,33 @@ def test_one_line_error(case):
         serq_ir.decode(data, name="bad.ir.json")
     assert str(info.value) == message
     assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize(("data", "expected"), [
+    # malformed JSON and bytes that are not UTF-8: at their line and column, the line quoted, a caret
+    (b"hello", "bad.ir.json:1:1: error: JSON is malformed: invalid character (at offset 0)\n    hello\n    ^"),
+    (b'{\n  "version": 2,\n  "attributes": [1,, 2]\n}',
+     'bad.ir.json:3:20: error: JSON is malformed: invalid character (at offset 37)\n'
+     '      "attributes": [1,, 2]\n                       ^'),
+    (b'{"version": 2,\n "pools": [{"name": "k\xc3\xa9v\xff"}]}',
+     # column 25 counts characters (é is one), the offset bytes: 15 on line 1, 25 before the 0xFF
+     'bad.ir.json:2:25: error: the file is not UTF-8 text (byte 0xFF at offset 40)\n'
+     '     "pools": [{"name": "k\u00e9v?"}]}\n                            ^'),
+])
+def test_malformed_text_is_located(data, expected):
+    with pytest.raises(serq_ir.IRError) as info:
+        serq_ir.decode(data, name="bad.ir.json")
+    assert str(info.value) == expected
+
+
+def test_a_long_compact_line_is_quoted_around_the_fault():
+    data = b'{"version": 2, "pools": [' + b'{"name": "k"}, ' * 100 + b'{"name": "\x80"}]}'
+    with pytest.raises(serq_ir.IRError) as info:
+        serq_ir.decode(data, name="bad.ir.json")
+    head, line, caret = str(info.value).split("\n")
+    off = data.index(b"\x80")
+    assert head == f"bad.ir.json:1:{off + 1}: error: the file is not UTF-8 text (byte 0x80 at offset {off})"
+    assert len(line) <= 4 + 200 and line[len(caret) - 1] == "?"
 
 
 def test_missing_file(tmp_path):

@@ -165,3 +165,15 @@ def test_a_loop_that_waits_at_times_is_not_an_error():
     prog = p.build([p.set_("x", 0.0), N.Loop(body=body)], arrive=N.Batch(n=2), horizon=5000.0)
     r = serq_sim.run(prog)
     assert r.result.end == 5000.0
+
+
+def test_a_span_file_name_with_control_characters_is_printed_escaped():
+    # found by fuzzing the IR at 2000 examples: a span naming "x\ny" split the one-line message in two (the
+    # first line without "error:"); an IR is data, so its file names are printed with escapes
+    p = P()
+    sp = N.Span(file="x\ny\x1b[2J.sq", line=3, col=3)
+    prog = p.build([p.set_("g", 0.5), N.Branch(guard=p.ex("g"), then=[N.End()], span=sp)], arrive=N.Batch(n=1))
+    with pytest.raises(serq_sim.SimError) as e:
+        serq_sim.run(prog)
+    assert str(e.value).splitlines()[0] == ("x\\ny\\x1b[2J.sq:3:3: error: at t=0, session 0: branch guard is 0.5, "
+                                            "not 0 or 1 (a draw is written `branch with (p)`)")

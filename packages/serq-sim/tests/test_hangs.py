@@ -278,3 +278,19 @@ def test_a_population_beyond_memory_is_refused_where_it_is_written(kind, what):
     doc = encode(ok).replace(b'"n":100000000', b'"n":100000001')
     with pytest.raises(IRError, match="a population is at most 100,000,000 sessions"):
         decode(doc)
+
+
+@pytest.mark.parametrize("tier", ["general", ""])
+@pytest.mark.timeout(120)
+def test_max_wall_stops_a_batch_while_it_spawns(monkeypatch, tier):
+    # arrive batch(N) spawns N sessions at t=0 before the event loop (and its ticks) runs: 3·10⁷ take
+    # minutes and ~10 GB; --max-wall is checked every 4096 sessions, so the run stops with its partial report
+    monkeypatch.setenv("SERQ_SIM_TIER", tier)
+    src = ("stage svc : delay;\nworkload { arrive batch(30000000); }\nsession { run svc (1); end; }\n"
+           "run { horizon 100; seed 1; }\n")
+    r = serq_sim.run(serq_frontend.compile(source=src), max_wall=0.3)
+    assert r.partial == "max-wall" and r.exit_status == 3
+    note = next(n for n in r.result.notes if "--max-wall 0.3" in n)
+    assert "spawning the batch" in note and r.result.events == 0
+    spawned = int(note.split("spawning the batch (")[1].split(" of ")[0])
+    assert 0 < spawned < 30_000_000 and spawned % 4096 == 0 and r.result.arrivals >= spawned

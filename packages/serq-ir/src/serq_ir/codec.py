@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,41 @@ def _quote(msg: str) -> str:
     return msg.replace("`", "'")
 
 
+def _located(data: bytes, name: str, off: int, message: str) -> str:
+    """``message`` at byte ``off`` of the JSON text ``data``: ``name:line:col`` (the column counts
+    characters), the line quoted (bytes that are not UTF-8 as ``?``, controls as ``?``) and a caret."""
+    off = max(0, min(off, len(data)))
+    start = data.rfind(b"\n", 0, off) + 1
+    end = data.find(b"\n", off)
+    end = len(data) if end < 0 else end
+    line = data.count(b"\n", 0, off) + 1
+    col = len(data[start:off].decode("utf-8", errors="replace")) + 1
+    text = data[start:end].decode("utf-8", errors="replace")
+    text = "".join("?" if ch == "\ufffd" or (ch < " " and ch != "\t") else ch for ch in text)
+    if len(text) > 200:  # one long line (compact JSON): the 100 characters either side of the fault
+        lo = max(0, col - 101)
+        text, col_shown = text[lo: col + 99], col - lo
+    else:
+        col_shown = col
+    return f"{name}:{line}:{col}: error: {message}\n    {text}\n    {' ' * (col_shown - 1)}^"
+
+
+def _decode_error(data: bytes, name: str, e: msgspec.DecodeError) -> IRError:
+    """A :class:`msgspec.DecodeError` as one message: where the text names a byte (malformed JSON) or is
+    not UTF-8, at its line and column; a schema fault as msgspec words it, with its JSON path."""
+    msg = _quote(str(e))
+    if msg.startswith("Invalid UTF-8"):
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError as u:
+            return IRError(_located(data, name, u.start, f"the file is not UTF-8 text (byte 0x{data[u.start]:02X} "
+                                                         f"at offset {u.start})"))
+    m = re.search(r" \(byte (\d+)\)$", msg)
+    if m:
+        return IRError(_located(data, name, int(m.group(1)), f"{msg[: m.start()]} (at offset {m.group(1)})"))
+    return IRError(f"error: {name}: {msg}")
+
+
 def encode(program: Program, *, spans: bool = True) -> bytes:
     """The program as compact, deterministic JSON. ``spans=False`` leaves out the source spans."""
     if not spans:
@@ -46,7 +82,7 @@ def decode(data: bytes | str, *, name: str = "<ir>") -> Program:
     try:
         head = _version_decoder.decode(data)
     except msgspec.DecodeError as e:
-        raise IRError(f"error: {name}: {_quote(str(e))}") from None
+        raise _decode_error(data, name, e) from None
     except RecursionError:
         _too_deep(data, name)
     if head.version != IR_VERSION:
@@ -57,7 +93,7 @@ def decode(data: bytes | str, *, name: str = "<ir>") -> Program:
     try:
         program = _decoder.decode(data)
     except msgspec.DecodeError as e:
-        raise IRError(f"error: {name}: {_quote(str(e))}") from None
+        raise _decode_error(data, name, e) from None
     except RecursionError:
         _too_deep(data, name)
     from .validate import validate

@@ -26,7 +26,7 @@ from . import rand, records
 from . import workload as _workload
 from .build import build
 from .compile import REDO_MESSAGE, SPIN_MESSAGE, num
-from .errors import SessionGone, SimError, StopRun, format_error, show
+from .errors import SessionGone, SimError, StopRun, format_error, printable, show
 from .pools import admission as _admission
 from .pools import cache as _cache
 from .pools import check as _check
@@ -189,6 +189,7 @@ class Simulation:
         """Run to the end and return the :class:`serq_sim.report.Report`."""
         from .report import build_report
 
+        self.show_progress = self.progress and sys.stderr.isatty()
         try:
             self._start()
             self._loop()
@@ -261,6 +262,20 @@ class Simulation:
         nxt = events + (1000 if mw is not None else TICK)
         return nxt if me is None else min(nxt, me)
 
+    def spawn_tick(self, spawned: int) -> None:
+        """Every 4096 sessions a batch or closed workload spawns at the start (both tiers), before the event
+        loop and its ticks run: the user's wall-clock bound and the progress bar (a batch of 10⁸ takes
+        minutes before time moves). Spawning is not an event: ``--max-events`` does not count it."""
+        mw = self.max_wall
+        if mw is not None or self.show_progress:
+            w = _time.monotonic()
+            if mw is not None and w - self.t_wall0 >= mw:
+                self.stop("max-wall", f"stopped after {w - self.t_wall0:.3g} s of wall time (--max-wall {mw:g}), "
+                                      f"spawning the batch ({spawned} of {self.arrive.n} sessions)")
+            if self.show_progress and w - self.t_shown > 0.25:
+                self.t_shown = w
+                self._show_progress()
+
     def stall_error(self, n: int) -> None:
         """The no-progress guard tripped: ``n`` events at this instant. A run-time error naming what the
         events due now are for (the runs of the jobs they complete, their sessions), else the arrivals."""
@@ -284,7 +299,7 @@ class Simulation:
             where = []
             for j in runs[:5]:
                 sp = self.spans[j.span]
-                at = f" at {sp.file}:{sp.line}:{sp.col}" if sp is not None else ""
+                at = f" at {printable(sp.file)}:{sp.line}:{sp.col}" if sp is not None else ""
                 where.append(f"the run{at} of session {j.owner.serial}")
             more = f" and {len(runs) - 5} more" if len(runs) > 5 else ""
             raise self.error(f"{msg}): the events due now are those of {', '.join(where)}{more}, put off to "

@@ -98,8 +98,17 @@ def format_error(span, t: float | None, serial: int | None, message: str, base: 
     if span is None:
         head = f"{base}: " if base else ""
         return f"{head}error: {body}"
-    return f"{span.file}:{span.line}:{span.col}: error: {body}" + source_excerpt(span.file, span.line,
-                                                                                   span.col, base)
+    return f"{printable(span.file)}:{span.line}:{span.col}: error: {body}" + source_excerpt(span.file, span.line,
+                                                                                              span.col, base)
+
+
+def printable(name: str) -> str:
+    """A file name from an IR span (data, not a source) as a message may print it: control characters
+    (a newline would split the one-line message, an escape sequence would drive the terminal) written as
+    ``\\xNN`` / ``\\uNNNN`` escapes."""
+    if name.isprintable():
+        return name
+    return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in name)
 
 
 def show(x: float) -> str:

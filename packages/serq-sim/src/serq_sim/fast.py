@@ -727,15 +727,18 @@ class _Gen(Compiler):
             a("    seq += 1")
         elif isinstance(arrive, N.Renewal):
             L.extend(self.renewal_lines("    "))
-        elif isinstance(arrive, (N.Batch, N.Closed)):
-            a(f"    for _i in range({arrive.n}):")
-            L.extend(self.spawn_lines("        ", None))
-            a("        ready.append(A)")
-        a("    A = popleft() if ready else None")
         # the ticks of the general engine's loop (Simulation.tick: the no-progress guard, the bounds, the
         # progress bar), at the same events
         a("    next_tick = 0")
         a("    try:")
+        if isinstance(arrive, (N.Batch, N.Closed)):
+            # Simulation.spawn_tick every 4096 sessions: a batch of 10⁸ takes minutes before time moves
+            a(f"        for _i in range({arrive.n}):")
+            L.extend(self.spawn_lines("            ", None))
+            a("            ready.append(A)")
+            a("            if _i & 4095 == 4095:")
+            a("                _spawn_tick(_i + 1)")
+        a("        A = popleft() if ready else None")
         a("        while True:")
         # settle: the ready sessions in order
         a("            while A is not None:")
@@ -911,7 +914,7 @@ def build(sim, progress: bool):
         "push": heapq.heappush, "pop": heapq.heappop, "hpush": heapq.heappush, "hpop": heapq.heappop,
         "deque": deque, "_sidx": _sidx, "_dfail": _dfail, "_err": _err, "_show": _show, "_mono": _time.monotonic,
         "_nan": math.nan, "SimError": SimError, "format_error": format_error, "capacity_message": capacity_message,
-        "source": source, "_tick": _tick, "StopRun": StopRun,
+        "source": source, "_tick": _tick, "StopRun": StopRun, "_spawn_tick": sim.spawn_tick,
         "out_of_memory": sim.out_of_memory,
         "_PATTR": [[(sv.slot, sv.value) for sv in pr.attrs] for pr in p.workload.presets],
         "_PTURN": [[[(sv.slot, sv.value) for sv in row] for row in pr.turns] or None

@@ -31,8 +31,10 @@ def start_arrivals(sim) -> None:
     elif isinstance(a, N.Renewal):
         _schedule_renewal(sim)
     elif isinstance(a, (N.Batch, N.Closed)):
-        for _ in range(a.n):
+        for i in range(a.n):
             spawn(sim)
+            if i & 4095 == 4095:
+                sim.spawn_tick(i + 1)
 
 
 def _arrive_poisson(sim, _=None) -> None:

@@ -29,6 +29,8 @@ class Terminated(KeyboardInterrupt):
 _received: int | None = None
 _defer = 0
 _installed = False
+#: the handlers :func:`install` replaced, given back by :func:`uninstall`
+_previous: dict[int, object] = {}
 
 
 def _on_signal(signum, frame) -> None:
@@ -48,14 +50,17 @@ def install() -> None:
         return
     _received = None
     for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, _on_signal)
+        prev = signal.signal(sig, _on_signal)
+        if not _installed:
+            _previous[sig] = prev
     _installed = True
 
 
 def uninstall() -> None:
-    """Give both signals back their defaults (after :func:`install`), unless one was received: the
-    command is then on its way out with that signal's status, and a repeated signal stays ignored (with
-    Python's default it would kill the process, and the status would be the signal's, not 130/143)."""
+    """Give both signals back the handlers :func:`install` found (Python's defaults in the ``serq``
+    command; a program calling :func:`serq.cli.main` keeps its own), unless one was received: the command
+    is then on its way out with that signal's status, and a repeated signal stays ignored (with Python's
+    default it would kill the process, and the status would be the signal's, not 130/143)."""
     global _installed
     if not _installed or threading.current_thread() is not threading.main_thread():
         return
@@ -63,8 +68,11 @@ def uninstall() -> None:
         for sig in (signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, signal.SIG_IGN)
     else:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            prev = _previous.get(sig)
+            signal.signal(sig, prev if prev is not None else
+                          signal.default_int_handler if sig == signal.SIGINT else signal.SIG_DFL)
+    _previous.clear()
     _installed = False
 
 
