@@ -78,3 +78,17 @@ def test_serve_by_admission_is_not_sorted(keys, tmp_path):
         del os.environ["SERQ_SIM_TIER"]
     assert engines(ref)[0].serve_keys is not None
     assert sim.pools[1].preemptions > 0
+
+
+@pytest.mark.parametrize("sets", [
+    dict(), dict(blocks=60, rate=6), dict(blocks=40, rate=8, C=8), dict(B=37, C=5, blocks=100, rate=5),
+    dict(B=63.5, blocks=80, rate=5), dict(B=512, max_seqs=64, blocks=300, rate=10, turns=3),
+    dict(B=16, bs=1, blocks=500, rate=4), dict(B=2048, bs=16, blocks=30, rate=6, E_n=100),
+    dict(kvcost=0, blocks=50, rate=6),
+], ids=str)
+def test_growing_requests_agree(sets):
+    # preemption storms (small blocks), chunk caps, fractional budgets, prefix hits across turns
+    sim = assert_same(compile_(**sets))
+    if sets.get("blocks", 400) <= 100:
+        assert sim.pools[1].preemptions > 0
+    assert sim.pools[1].node.name == "kv"

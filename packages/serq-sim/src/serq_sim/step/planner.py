@@ -246,13 +246,42 @@ class Planner:
                                 append(job)
                                 left = left - tokens
                 else:
-                    self.left = left
-                    self.attn = attn
-                    stop = serve(job, chunk)
-                    left = self.left
-                    attn = self.attn
-                    if stop:
-                        return
+                    # self._serve(job, chunk) for a grower whose slot is known and whose tokens fit its
+                    # allocation (nothing to grow: it cannot preempt), inlined
+                    slot = job.gslot
+                    done = False
+                    if slot is not None:
+                        owner = job.owner
+                        if owner.status == GROWING:
+                            done = True  # a stalled grower gets nothing
+                        else:
+                            w = job.work
+                            if job.mode == "decode":
+                                want = 1.0 if w > 1.0 else w
+                            else:
+                                want = w if w < chunk else chunk
+                            tokens = want if want < left else left
+                            if tokens <= 0:
+                                done = True
+                            else:
+                                k0 = slot.pos
+                                if k0 + tokens - slot.alloc <= EPS:
+                                    slot.pos = k0 + tokens
+                                    owner.holds[job.ghi].grown = True
+                                    if job.mode != "decode":
+                                        attn += tokens * (k0 + tokens / 2.0)
+                                    job.assigned = tokens
+                                    append(job)
+                                    left = left - tokens
+                                    done = True
+                    if not done:
+                        self.left = left
+                        self.attn = attn
+                        stop = serve(job, chunk)
+                        left = self.left
+                        attn = self.attn
+                        if stop:
+                            return
             if left <= 0:
                 self.left = left
                 self.attn = attn
