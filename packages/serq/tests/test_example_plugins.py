@@ -26,6 +26,8 @@ EXPECTED = {
     "serq-example-repeat": ("repeat", ["serq_frontend_register_sugar"]),
     "serq-example-stages": ("stages", ["serq_register_commands"]),
     "serq-example-jobs": ("jobs", ["serq_register_loaders"]),
+    "serq-example-mm": ("mm", ["serq_frontend_library_paths"]),
+    "serq-example-lint": ("lint", ["serq_addhooks", "serq_example_lint_register", "serq_register_commands"]),
 }
 
 
@@ -77,6 +79,15 @@ def report(site: Path, path: Path, *args: str) -> dict:
 def test_there_is_an_example_for_every_registration_hook():
     dists = sorted(p.name for p in PLUGINS.iterdir() if (p / "pyproject.toml").exists())
     assert dists == sorted(EXPECTED)
+
+
+def test_every_hook_of_every_part_has_an_example():
+    import ast
+
+    specs = set()
+    for f in REPO.glob("packages/*/src/*/hookspecs.py"):
+        specs |= {n.name for n in ast.parse(f.read_text()).body if isinstance(n, ast.FunctionDef)}
+    assert specs and specs <= {h for _, hooks in EXPECTED.values() for h in hooks}
 
 
 def test_serq_plugins_lists_them_with_their_hooks(site):
@@ -174,3 +185,21 @@ def test_a_plugin_refusing_its_arguments_is_one_positioned_error(site, tmp_path)
     assert r.stderr.startswith(f"{path}:1:1: error: stage svc: @batch(size) takes one whole number, at least 1, "
                                "not [0.0]\n")
     assert "Traceback" not in r.stderr
+
+
+def test_library_paths_mm(site, tmp_path):
+    # M/D/1 at rho = 0.5: Pollaczek-Khinchine mean response 1 + 0.5 * (1 + 0) / (2 * (1 - 0.5)) = 1.5
+    path = program(tmp_path, "serq-example-mm")
+    out = report(site, path)["observes"]["response"]
+    assert abs(out["mean"] - 1.5) <= out["ci"] < 0.03
+    r = run_serq("check", str(path))  # without the plugin: one error at the use, naming where it looked
+    assert r.returncode == 1 and r.stderr.startswith(f"{path}:1:1: error: `use \"mm.sq\"`: no such library")
+
+
+def test_addhooks_lint(site, tmp_path):
+    path = program(tmp_path, "serq-example-lint")
+    r = serq(site, "lint", str(path))
+    assert (r.returncode, r.stdout) == (1, f"{path}: unused-stage: stage `spare` is declared and no run names it\n")
+    path.write_text(path.read_text().replace("stage spare : delay;\n", ""))
+    r = serq(site, "lint", str(path))
+    assert (r.returncode, r.stdout) == (0, f"{path}: 1 lint(s), nothing found\n")
