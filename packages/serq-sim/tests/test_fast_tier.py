@@ -97,13 +97,13 @@ def test_mm1_benchmark_takes_the_fast_tier(monkeypatch):
     assert serq_sim.run(prog, arrivals=2000, check_invariants=True).tier == "general"
 
 
-def test_a_program_with_a_pool_takes_the_general_engine():
+def test_a_program_with_a_pool_of_blocks_takes_the_general_engine():
     p = P()
-    kv = p.pool("kv", cap=10.0)
+    kv = p.pool("kv", cap=10.0, block=2.0)
     s = p.stage("s", N.Fifo())
     prog = p.build([p.hold([(kv, 1)], [p.run(s, draw("exp", 1.0))])], arrive=N.Poisson(rate=0.5),
                    horizon=100.0)
-    assert fast.exclusion(prog) == "pools"
+    assert fast.exclusion(prog) == "a pool with blocks"
     assert fast.tier(prog) == "general"
     assert serq_sim.run(prog).tier == "general"
 

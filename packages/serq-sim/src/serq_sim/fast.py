@@ -1,13 +1,18 @@
 """The fast tier: the whole run of a simple program compiled into one Python function.
 
-A program is *simple* when every stage is a built-in ``fifo(c)``, ``delay`` or ``ps(φ)`` (no flows), it
-has no pools (so no hold, grow, release, load or drop), no step stages, no gauges and no extension kinds,
-its expressions read no observable but ``queue`` and ``busy`` of stages, and ``φ`` and a renewal gap read
-no attribute. For such a program the settle loop reduces to "run the ready sessions in order, then let the
+A program is *simple* when every stage is a built-in ``fifo(c)``, ``delay`` or ``ps(φ)`` (no flows), its
+pools are *cap-only*, it has no step stages, no gauges and no extension kinds, its expressions read no
+observable but ``queue`` and ``busy`` of stages and ``used``, ``free``, ``holders``, ``queued`` and
+``cachedin`` of pools, and ``φ`` and a renewal gap read no attribute. A cap-only pool has a capacity and
+a FIFO queue or ``queue by`` keys, and nothing else: no blocks, no eviction order or preemption policy
+(nothing is cached and nothing preempts), no ``reserve held``, no spill, no ``admit via``; its holds are
+``hold P (u), Q (v) … { … }`` with no reserve, ``reuse``, ``cache`` or ``lease``, naming each pool family
+once; ``grow``, ``load``, ``drop``, ``release``, ``record`` and growing runs stay out. For such a program
+the settle loop reduces to "run the ready sessions in order, retry the pools' admissions, then let the
 marked ps stages reschedule", and :func:`run` generates, from the IR, the source of one function holding
-the whole run (workload arrivals, the session's statements, the stages' logic, the statistics) as a
-specialised event loop over local variables, ``exec``\\ s it once and runs it instead of
-:meth:`serq_sim.engine.Simulation.run`.
+the whole run (workload arrivals, the session's statements, the stages' logic, the pools' queues and
+admissions, the statistics) as a specialised event loop over local variables, ``exec``\\ s it once and
+runs it instead of :meth:`serq_sim.engine.Simulation.run`.
 
 The generated loop is the general engine's, step for step: the same events ``(time, seq, kind, arg)``
 with ``seq`` counted the same way (so the same ties and the same event count, stale ps completions
@@ -19,7 +24,19 @@ the same state.
 
 A session is one list: its attributes, then its continuation point ``pc`` (an integer), its serial, and
 its job's enqueue time, start time, work and family member (plus its preset or trace turns when the
-program has presets or a trace). The session block becomes basic blocks split at every ``run`` (the
+program has presets or a trace), then, for the pools, the time it joined a queue and the hold it waits
+in, and per hold statement and pool the member (a family) and the units (the demand while it waits,
+the allocation while it holds, ``None`` otherwise).
+
+A pool's admissions (``admission.admit_all``) are the nested function ``_adm``, called where the general
+engine calls ``admit_all``: after the ready sessions ran, at the end of a hold's scope and at a session's
+end. A FIFO queue is a deque; ``queue by`` keys that read state (``now``, ``waited``, observables) are
+evaluated for every waiting session at every head lookup, as the general engine does; keys that read
+only attributes are evaluated once at the join and kept in a heap of ``(key, join order, session)``
+(the least key, ties to the first to join: what the scan finds), until a key holds a NaN, after which
+that pool scans its stored keys in join order (a NaN does not order). At the end the queues and holders
+are written back as the general engine's sessions and slots, so ``over_cap`` and the waiting-for-ever
+warning are the general engine's own. The session block becomes basic blocks split at every ``run`` (the
 only statement that waits); running a session dispatches on ``pc`` until it starts a job (``pc`` records
 where to resume) or ends. A branch or loop that contains no ``run`` stays structured Python code.
 
@@ -36,12 +53,15 @@ from typing import Any
 
 from serq_ir import nodes as N
 
-from .compile import HELPERS, RNG, SPIN_LIMIT, SPIN_MESSAGE, Compiler, num, reads
+from .compile import HELPERS, RNG, SPIN_LIMIT, SPIN_MESSAGE, Compiler, num, reads, state_dependent
 from .errors import SimError, StopRun, format_error
+from .pools.model import EPS
 
 #: Why a program is not simple: ``None`` when it is.
-_ALLOWED_STMTS = (N.Set, N.Observe, N.Turn, N.End, N.Loop, N.Branch, N.Choose, N.Run)
+_ALLOWED_STMTS = (N.Set, N.Observe, N.Turn, N.End, N.Loop, N.Branch, N.Choose, N.Run, N.Hold)
 _OBSERVABLES = ("queue", "busy")
+#: the observables of a pool the fast tier keeps (``cachedin`` is 0: its pools cache nothing)
+_POOL_OBSERVABLES = ("used", "free", "holders", "queued", "cachedin")
 
 
 def _stmts(stmts):
@@ -69,6 +89,11 @@ def _exprs_of(st):
         for r in st.stages:
             if r.index is not None:
                 yield r.index
+    elif isinstance(st, N.Hold):
+        for hp in st.pools:
+            yield hp.units
+            if hp.pool.index is not None:
+                yield hp.pool.index
 
 
 def _bad_expr(e) -> str | None:
@@ -77,12 +102,11 @@ def _bad_expr(e) -> str | None:
 
     def pred(x):
         if isinstance(x, N.Observable):
-            if x.name not in _OBSERVABLES:
+            if isinstance(x.target, N.PoolRef):
+                if x.name not in _POOL_OBSERVABLES:
+                    found.append(f"observable {x.name}")
+            elif x.name not in _OBSERVABLES:
                 found.append(f"observable {x.name}")
-            elif not isinstance(x.target, N.StageRef):
-                found.append("a pool observable")
-        elif isinstance(x, N.PoolRef):
-            found.append("a pool")
         return False
 
     reads(e, pred)
@@ -124,11 +148,47 @@ def _nesting(stmts) -> int:
     return deepest
 
 
+def _bad_pool(node: N.Pool) -> str | None:
+    """Why pool ``node`` is outside the fast tier (it keeps cap-only pools: a capacity, a FIFO queue or
+    ``queue by`` keys), or None."""
+    if node.block is not None:
+        return "a pool with blocks"
+    if not isinstance(node.evict, N.EvictLru):
+        return "a pool with an eviction order"
+    if not isinstance(node.preempt, N.PreemptNone):
+        return "a pool with a preemption policy"
+    if node.reserve_held:
+        return "a pool with reserve held"
+    if node.spill is not None:
+        return "a pool that spills"
+    if node.admit_via is not None:
+        return "a pool admitted via a stage"
+    if isinstance(node.queue, N.QueueBy):
+        for k in node.queue.keys:
+            why = _bad_expr(k)
+            if why:
+                return why
+    return None
+
+
+def _bad_hold(st: N.Hold) -> str | None:
+    if st.reuse is not None or st.cache is not None or st.lease is not None:
+        return "a hold that caches or leases"
+    if any(hp.reserve is not None for hp in st.pools):
+        return "a hold with a reserve"
+    fams = [hp.pool.pool for hp in st.pools]
+    if len(set(fams)) < len(fams):
+        return "a hold naming one pool family twice"
+    return None
+
+
 def exclusion(program: N.Program) -> str | None:
     """Why ``program`` is not in the fast tier's class (see the module docstring), or ``None``."""
     p = program
-    if p.pools:
-        return "pools"
+    for node in p.pools:
+        why = _bad_pool(node)
+        if why:
+            return why
     if len(p.stages) > FAST_FAMILIES:
         return f"more than {FAST_FAMILIES} stage families"
     if _nesting(p.session) > FAST_NEST:
@@ -156,6 +216,10 @@ def exclusion(program: N.Program) -> str | None:
                 return f"statement {type(st).__name__}"
             if isinstance(st, N.Run) and (len(st.stages) != 1 or st.growing is not None):
                 return "a run over several stages or a growing run"
+            if isinstance(st, N.Hold):
+                why = _bad_hold(st)
+                if why:
+                    return why
             for e in _exprs_of(st):
                 why = _bad_expr(e)
                 if why:
@@ -190,7 +254,8 @@ def _sim_ok(sim) -> bool:
         for m in range(node.size):
             if type(sim.stages[sim.stage_base[f] + m]) is not want[type(node.kind)]:
                 return False
-    return sim.flow_network is None and not sim.need_est and not sim.pools and not sim.gauges
+    return sim.flow_network is None and not sim.need_est and not sim.gauges and all(
+        pl.via is None for pl in sim.pools)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -206,7 +271,8 @@ _INIT = {"pr": "0", "ac": "0", "n": "0", "ep": "0", "ns": "0", "mk": "False"}
 
 
 def _has_run(stmts) -> bool:
-    return any(isinstance(s, (N.Run, N.Loop)) for s in _stmts(stmts))
+    """Whether ``stmts`` may wait (a run or a hold) or loop: a branch over them is split into blocks."""
+    return any(isinstance(s, (N.Run, N.Loop, N.Hold)) for s in _stmts(stmts))
 
 
 class _Gen(Compiler):
@@ -234,7 +300,47 @@ class _Gen(Compiler):
             self.XPR, nxt = nxt, nxt + 2
         if self.traced:
             self.XTR, nxt = nxt, nxt + 2
+        # pools: a queued session's join time and hold; per hold statement and pool, the member (a family
+        # named with an index) and the units (the demand while queued, the allocation while held, None
+        # when not held)
+        self.XQT, self.XHID = nxt, nxt + 1
+        nxt += 2
+        self.holds: list[N.Hold] = []
+        self.hold_id: dict[int, int] = {}
+        self.XHM: list[list[int | None]] = []
+        self.XHU: list[list[int]] = []
+        for st in _stmts(p.session):
+            if isinstance(st, N.Hold):
+                self.hold_id[id(st)] = len(self.holds)
+                self.holds.append(st)
+                ms, us = [], []
+                for hp in st.pools:
+                    if p.pools[hp.pool.pool].size > 1:
+                        ms.append(nxt)
+                        nxt += 1
+                    else:
+                        ms.append(None)
+                    us.append(nxt)
+                    nxt += 1
+                self.XHM.append(ms)
+                self.XHU.append(us)
         self.width = nxt
+        #: per pool family: its queue ("fifo"; "dyn", keys evaluated at every head lookup; "static", keys
+        #: evaluated once at the join, a heap of (key, tie, session) until a key holds a NaN)
+        self.pmode: list[str] = []
+        for node in p.pools:
+            if not isinstance(node.queue, N.QueueBy):
+                self.pmode.append("fifo")
+            elif any(state_dependent(k) for k in node.queue.keys):
+                self.pmode.append("dyn")
+            else:
+                self.pmode.append("static")
+        #: the holds that queue at each pool family (their first pool)
+        self.queued_at: list[list[int]] = [[] for _ in p.pools]
+        for h, st in enumerate(self.holds):
+            self.queued_at[st.pools[0].pool.pool].append(h)
+        #: the holds open around the statement being generated (innermost last)
+        self.open_holds: list[int] = []
         self.consts: dict[str, Any] = {}
         self._nconst = 0
         wl = p.workload
@@ -277,8 +383,47 @@ class _Gen(Compiler):
         sid = self.span_id(getattr(r, "span", None))
         return f"_sidx({self.expr(r.index, rng)}, {size}, {sid}, {self.ser}, now)"
 
+    def pv(self, g: int, field: str, m: str = "0") -> str:
+        """State ``field`` of member ``m`` of pool family ``g``."""
+        if self.p.pools[g].size == 1:
+            return f"g{g}_{field}"
+        return f"g{g}_{field}[{m}]"
+
+    def pcap(self, g: int, eps: bool = False) -> str:
+        c = num(self.p.pools[g].cap)
+        return _flt(c + EPS if eps else c)
+
+    def pmember(self, r, rng: str = "session") -> str:
+        """The member index of pool reference ``r`` as an expression (checked like ``pool_at``)."""
+        size = self.p.pools[r.pool].size
+        if r.index is None:
+            return "0"
+        sid = self.span_id(getattr(r, "span", None))
+        return f"_pidx({self.expr(r.index, rng)}, {size}, {sid}, {self.ser}, now)"
+
+    def pool_observable(self, e: N.Observable, rng: str) -> str:
+        r = e.target
+        g = r.pool
+        if e.name == "cachedin":
+            return "0.0" if r.index is None else f"(0.0 if {self.pmember(r, rng)} == 0 else 0.0)"
+        if e.name == "used":
+            v = lambda m: self.pv(g, "u", m)  # noqa: E731
+        elif e.name == "free":
+            v = lambda m: f"({self.pcap(g)} - {self.pv(g, 'u', m)})"  # noqa: E731
+        elif e.name == "holders":
+            v = lambda m: f"float({self.pv(g, 'h', m)})"  # noqa: E731
+        else:
+            v = lambda m: f"float(len({self.pv(g, 'q', m)}))"  # noqa: E731
+        if self.p.pools[g].size == 1:
+            if r.index is None:
+                return v("0")
+            return f"({v('0')} if {self.pmember(r, rng)} == 0 else 0.0)"
+        return v(self.pmember(r, rng))
+
     def observable(self, e: N.Observable, rng: str) -> str:
         r = e.target
+        if isinstance(r, N.PoolRef):
+            return self.pool_observable(e, rng)
         f = r.stage
         size = self.p.stages[f].size
         field = "ac" if (e.name == "busy" and self.fam_kind[f] == "fifo") else "pr"
@@ -328,6 +473,7 @@ class _Gen(Compiler):
             cells += ["None", "0"]
         if self.traced:
             cells += ["None", "0"]
+        cells += ["0.0", "0"] + ["None"] * (self.width - self.XHID - 1)
         # ``arrivals`` is ``next_serial``; ``next_sf`` is ``float(next_serial)`` (exact below 2**53)
         out = [f"{pad}A = [{', '.join(cells)}]",
                f"{pad}next_serial += 1",
@@ -385,8 +531,12 @@ class _Gen(Compiler):
         return out
 
     def end_lines(self, pad: str) -> list[str]:
-        """``end_session`` for the session in ``A`` (then leave the dispatch loop)."""
-        out = [f"{pad}_dt = now - live_t",
+        """``end_session`` for the session in ``A`` (then leave the dispatch loop): its open holds released
+        (innermost first), and, in a program with pools, the admissions retried."""
+        out = []
+        for h in reversed(self.open_holds):
+            out += self.release_lines(h, pad)
+        out += [f"{pad}_dt = now - live_t",
                f"{pad}if _dt > 0:",
                f"{pad}    a_live += live * _dt",
                f"{pad}live_t = now",
@@ -394,7 +544,232 @@ class _Gen(Compiler):
         if self.sim.closed:
             out += self.spawn_lines(pad, None)
             out.append(f"{pad}ready.append(A)")
+        if self.p.pools:
+            out.append(f"{pad}_adm(now, warm)")
         out.append(f"{pad}break")
+        return out
+
+    # pools -----------------------------------------------------------------------------------------
+    def pacc_lines(self, g: int, m: str, pad: str) -> list[str]:
+        """``Pool.acc`` of member ``m`` of pool family ``g`` (nothing is cached: ``a_cached`` stays 0)."""
+        v = lambda x: self.pv(g, x, m)  # noqa: E731
+        return [f"{pad}_dt = now - {v('t')}",
+                f"{pad}if _dt > 0:",
+                f"{pad}    {v('au')} += {v('u')} * _dt",
+                f"{pad}    {v('aq')} += len({v('q')}) * _dt",
+                f"{pad}    {v('ah')} += {v('h')} * _dt",
+                f"{pad}{v('t')} = now"]
+
+    def hmember(self, h: int, k: int) -> str:
+        cell = self.XHM[h][k]
+        return "0" if cell is None else f"A[{cell}]"
+
+    def release_lines(self, h: int, pad: str) -> list[str]:
+        """``release_slot`` of every pool of hold ``h`` (its slots in order) for the session in ``A``."""
+        out = []
+        st = self.holds[h]
+        for k, hp in enumerate(st.pools):
+            g = hp.pool.pool
+            m = self.hmember(h, k)
+            if m != "0":
+                out.append(f"{pad}_rm = {m}")
+                m = "_rm"
+            out += self.pacc_lines(g, m, pad)
+            out += [f"{pad}{self.pv(g, 'u', m)} -= A[{self.XHU[h][k]}]",
+                    f"{pad}{self.pv(g, 'h', m)} -= 1",
+                    f"{pad}A[{self.XHU[h][k]}] = None"]
+        return out
+
+    def end_hold_lines(self, h: int, pad: str) -> list[str]:
+        """``end_hold``: the scope of hold ``h`` ends; ``computed`` is reset; admissions are retried."""
+        return self.release_lines(h, pad) + [f"{pad}A[3] = 0.0", f"{pad}_adm(now, warm)"]
+
+    def key_src(self, g: int, rng: str = "session") -> str:
+        keys = self.p.pools[g].queue.keys
+        old_ctx, old_span = self.ctx, self.cur_span
+        self.ctx = {"waited": "_wt"}
+        self.cur_span = self.span_id(self.p.pools[g].span)
+        src = "(" + "".join(self.expr(k, rng) + ", " for k in keys) + ")"
+        self.ctx, self.cur_span = old_ctx, old_span
+        return src
+
+    def hold_lines(self, st: N.Hold, h: int, pad: str, body: int) -> list[str]:
+        """``hold``: the pools' members, the units that read no state (a demand beyond the capacity is
+        rejected: the session ends), the join to the first pool's queue; the session then waits."""
+        sid = self.span_id(st.span)
+        self.cur_span = sid
+        out = []
+        members = []
+        for k, hp in enumerate(st.pools):
+            r = hp.pool
+            if r.index is None:
+                members.append("0")
+                continue
+            out.append(f"{pad}_pm{k} = {self.pmember(r)}")
+            members.append(f"_pm{k}" if self.p.pools[r.pool].size > 1 else "0")
+        for k, hp in enumerate(st.pools):
+            g = hp.pool.pool
+            if state_dependent(hp.units):
+                continue
+            name = self.p.pools[g].name
+            out += [f"{pad}_u = {self.expr(hp.units)}",
+                    f"{pad}if not _u >= 0.0:",
+                    f"{pad}    raise _amt({name!r}, _u, {sid}, A[{self.XS}], now)",
+                    f"{pad}if _u > {self.pcap(g, True)}:"]
+            out += self.if_warm([f"{self.pv(g, 'r', members[k])} += 1"], pad + "    ")
+            out += self.end_lines(pad + "    ")
+            out.append(f"{pad}A[{self.XHU[h][k]}] = _u")
+        for k in range(len(st.pools)):
+            if self.XHM[h][k] is not None:
+                out.append(f"{pad}A[{self.XHM[h][k]}] = {members[k]}")
+        g = st.pools[0].pool.pool
+        m = members[0]
+        out += self.pacc_lines(g, m, pad)
+        out += [f"{pad}A[{self.XQT}] = now", f"{pad}A[{self.XHID}] = {h}"]
+        q = self.pv(g, "q", m)
+        mode = self.pmode[g]
+        if mode == "static":
+            x = self.pv(g, "x", m)
+            out += [f"{pad}_k = {self.key_src(g)}",
+                    f"{pad}if {x}:",
+                    f"{pad}    {q}.append((_k, qtie, A))",
+                    f"{pad}elif {' or '.join(f'_k[{i}] != _k[{i}]' for i in range(len(self.p.pools[g].queue.keys)))}:",
+                    f"{pad}    {x} = True",
+                    f"{pad}    {q}.sort(key=_tie)",
+                    f"{pad}    {q}.append((_k, qtie, A))",
+                    f"{pad}else:",
+                    f"{pad}    hpush({q}, (_k, qtie, A))",
+                    f"{pad}qtie += 1"]
+        else:
+            out.append(f"{pad}{q}.append(A)")
+        out += [f"{pad}A[{self.XP}] = {body}", f"{pad}break"]
+        return out
+
+    def adm_source(self) -> list[str]:
+        """``admit_all`` as the nested function ``_adm(now, warm)``: every pool member in order admits its
+        head while the head's demand fits (``try_admit``); an admitted session joins the ready ones."""
+        p = self.p
+        old_ser = self.ser
+        self.ser = f"A[{self.XS}]"
+        L = ["def _adm(now, warm):"]
+        scal = []
+        for g, node in enumerate(p.pools):
+            if node.size == 1:
+                scal += [f"g{g}_{x}" for x in ("u", "h", "t", "au", "aq", "ah", "w", "n")]
+        if scal:
+            L.append("    nonlocal " + ", ".join(scal))
+        body = []
+        for g, node in enumerate(p.pools):
+            if not self.queued_at[g]:
+                continue
+            pad = "    "
+            if node.size > 1:
+                body.append(f"{pad}for _m in range({node.size}):")
+                pad += "    "
+                m = "_m"
+            else:
+                m = "0"
+            q = self.pv(g, "q", m)
+            body.append(f"{pad}_q = {q}")
+            body.append(f"{pad}while _q:")
+            pad += "    "
+            body += self.head_lines(g, m, pad)
+            hs = self.queued_at[g]
+            if len(hs) == 1:
+                body += self.admit_lines(hs[0], g, m, pad)
+            else:
+                body.append(f"{pad}_hid = A[{self.XHID}]")
+                for i, h in enumerate(hs):
+                    body.append(f"{pad}{'if' if i == 0 else 'elif'} _hid == {h}:")
+                    body += self.admit_lines(h, g, m, pad + "    ")
+        if not body:
+            body = ["    pass"]
+        self.ser = old_ser
+        return L + body
+
+    def head_lines(self, g: int, m: str, pad: str) -> list[str]:
+        """``head``: the session member ``m`` of pool family ``g`` admits next, into ``A``."""
+        mode = self.pmode[g]
+        if mode == "fifo":
+            return [f"{pad}A = _q[0]"]
+        if mode == "dyn":
+            return [f"{pad}if len(_q) == 1:",
+                    f"{pad}    A = _q[0]",
+                    f"{pad}else:",
+                    f"{pad}    _b = None",
+                    f"{pad}    for A in _q:",
+                    f"{pad}        _wt = now - A[{self.XQT}]",
+                    f"{pad}        _k = {self.key_src(g)}",
+                    f"{pad}        if _b is None or _k < _bk:",
+                    f"{pad}            _b = A",
+                    f"{pad}            _bk = _k",
+                    f"{pad}    A = _b"]
+        x = self.pv(g, "x", m)
+        return [f"{pad}if not {x}:",
+                f"{pad}    A = _q[0][2]",
+                f"{pad}else:",
+                f"{pad}    _b = None",
+                f"{pad}    for _e in _q:",
+                f"{pad}        if _b is None or _e[0] < _bk:",
+                f"{pad}            _b = _e",
+                f"{pad}            _bk = _e[0]",
+                f"{pad}    A = _b[2]"]
+
+    def pop_lines(self, g: int, m: str, pad: str) -> list[str]:
+        mode = self.pmode[g]
+        out = self.pacc_lines(g, m, pad)
+        if mode == "fifo":
+            return out + [f"{pad}_q.popleft()"]
+        if mode == "dyn":
+            return out + [f"{pad}if _q[0] is A:",
+                          f"{pad}    _q.popleft()",
+                          f"{pad}else:",
+                          f"{pad}    _drop(_q, A)"]
+        x = self.pv(g, "x", m)
+        return out + [f"{pad}if not {x}:",
+                      f"{pad}    hpop(_q)",
+                      f"{pad}else:",
+                      f"{pad}    _drop(_q, _b)"]
+
+    def admit_lines(self, h: int, g: int, m: str, pad: str) -> list[str]:
+        """The head ``A`` of member ``m`` of family ``g`` waits in hold ``h``: its demand (units that read
+        state evaluated now, in order), the fit (else this pool admits no more now), admission."""
+        st = self.holds[h]
+        sid = self.span_id(st.span)
+        old_span = self.cur_span
+        self.cur_span = sid
+        out = []
+        members = []
+        for k in range(len(st.pools)):
+            members.append(m if k == 0 else self.hmember(h, k))
+            if members[k] not in ("0", m):
+                out.append(f"{pad}_am{k} = {members[k]}")
+                members[k] = f"_am{k}"
+        for k, hp in enumerate(st.pools):
+            if state_dependent(hp.units):
+                name = self.p.pools[hp.pool.pool].name
+                out += [f"{pad}_u{k} = {self.expr(hp.units)}",
+                        f"{pad}if not _u{k} >= 0.0:",
+                        f"{pad}    raise _amt({name!r}, _u{k}, {sid}, A[{self.XS}], now)"]
+            else:
+                out.append(f"{pad}_u{k} = A[{self.XHU[h][k]}]")
+        for k, hp in enumerate(st.pools):
+            gk = hp.pool.pool
+            out += [f"{pad}if {self.pv(gk, 'u', members[k])} + _u{k} > {self.pcap(gk, True)}:",
+                    f"{pad}    break"]
+        out += self.pop_lines(g, m, pad)
+        for k, hp in enumerate(st.pools):
+            gk = hp.pool.pool
+            mk = members[k]
+            out += self.pacc_lines(gk, mk, pad)
+            out += [f"{pad}{self.pv(gk, 'u', mk)} += _u{k}",
+                    f"{pad}{self.pv(gk, 'h', mk)} += 1"]
+            out += self.if_warm([f"{self.pv(gk, 'n', mk)} += 1"], pad)
+            if state_dependent(hp.units):
+                out.append(f"{pad}A[{self.XHU[h][k]}] = _u{k}")
+        out += self.if_warm([f"{self.pv(g, 'w', m)} += now - A[{self.XQT}]"], pad)
+        out += [f"{pad}A[2] = 0.0", f"{pad}ready.append(A)"]
+        self.cur_span = old_span
         return out
 
     # stage logic -----------------------------------------------------------------------------------
@@ -634,6 +1009,18 @@ class _Gen(Compiler):
                 if end is not None:
                     end += [f"pc = {hl}", "continue"]
                 return None
+            elif isinstance(st, N.Hold):
+                h = self.hold_id[id(st)]
+                bl, bb = self._new_block()
+                cur += self.hold_lines(st, h, pad, bl)
+                self.open_holds.append(h)
+                end = self._seq(st.body, bb, "")
+                self.open_holds.pop()
+                if end is None:
+                    return None
+                self.cur_span = sid
+                end += self.end_hold_lines(h, "")
+                cur, pad = end, ""
             elif isinstance(st, N.Run):
                 r = st.stages[0]
                 f = r.stage
@@ -671,7 +1058,7 @@ class _Gen(Compiler):
         for name in ("_log", "_NAN", "_INF", "_div", "_mod", "_floor", "_ceil", "_sqrt", "_exp", "_ln", "_pow",
                      "_d_exp", "_d_uniform", "_d_erlang", "_d_h2", "_d_bernoulli", "_d_det", "_sidx", "_err",
                      "_show", "push", "pop", "hpush", "hpop", "_mono", "_PATTR", "_PTURN", "_TRACE",
-                     "_TSLOTS"):
+                     "_TSLOTS", "_pidx", "_amt", "_drop", "_tie"):
             a(f"    {name} = _G[{name!r}]")
         for rname in RNG.values():
             a(f"    {rname} = _G[{rname!r}]")
@@ -714,6 +1101,18 @@ class _Gen(Compiler):
                   f"    f{f}_q = [_G['deque']() for _ in range({node.size})]")
             if k == "ps":
                 a(f"    f{f}_h = []" if node.size == 1 else f"    f{f}_h = [[] for _ in range({node.size})]")
+        a("    qtie = 0")
+        for g, node in enumerate(p.pools):
+            fields = [("u", "0.0"), ("h", "0"), ("t", "0.0"), ("au", "0.0"), ("aq", "0.0"), ("ah", "0.0"),
+                      ("w", "0.0"), ("n", "0"), ("r", "0")]
+            if self.pmode[g] == "static":
+                fields.append(("x", "False"))
+            for field, init in fields:
+                a(f"    g{g}_{field} = {init}" if node.size == 1 else f"    g{g}_{field} = [{init}] * {node.size}")
+            qi = "[]" if self.pmode[g] == "static" else "_G['deque']()"
+            a(f"    g{g}_q = {qi}" if node.size == 1 else f"    g{g}_q = [{qi} for _ in range({node.size})]")
+        if p.pools:
+            L.extend("    " + line for line in self.adm_source())
         # _start
         if sim.warmup > 0:
             a(f"    push(heap, ({_flt(sim.warmup)}, seq, 1, None))")
@@ -752,6 +1151,11 @@ class _Gen(Compiler):
             for line in blk:
                 a(f"{pad}    {line}")
         a("                A = popleft() if ready else None")
+        if p.pools:
+            a("            _adm(now, warm)")
+            a("            if ready:")
+            a("                A = popleft()")
+            a("                continue")
         ps_fams = [f for f in range(len(p.stages)) if self.fam_kind[f] == "ps"]
         if ps_fams:
             a("            if dirty:")
@@ -822,6 +1226,15 @@ class _Gen(Compiler):
             handlers.append((2, self.spawn_lines(hp, "arg")))
         if sim.warmup > 0:
             lines = [hp + "warm = True"]
+            for g, node in enumerate(p.pools):
+                pad = hp
+                m = "0"
+                if node.size > 1:
+                    lines.append(f"{hp}for _rm in range({node.size}):")
+                    pad, m = hp + "    ", "_rm"
+                lines += self.pacc_lines(g, m, pad)
+                lines += [f"{pad}{self.pv(g, x, m)} = {z}"
+                          for x, z in (("au", "0.0"), ("aq", "0.0"), ("ah", "0.0"), ("w", "0.0"), ("n", "0"), ("r", "0"))]
             for f, node in enumerate(p.stages):
                 if node.size == 1:
                     lines += self.reset_lines(f, "0", hp)
@@ -899,6 +1312,22 @@ def build(sim, progress: bool):
             raise _err(f"stage index {_show(idx)} out of range (the family has {size})", sid, serial, now)
         return int(idx)
 
+    def _pidx(idx, size, sid, serial, now):
+        if not (idx == idx) or idx < 0 or idx >= size:
+            raise _err(f"pool index {_show(idx)} out of range (the family has {size})", sid, serial, now)
+        return int(idx)
+
+    def _amt(name, x, sid, serial, now):
+        # admission.amount_error: a hold's units that are NaN or negative
+        how = "NaN" if x != x else f"negative ({_show(x)})"
+        return _err(f"the units of {name} are {how}", sid, serial, now)
+
+    def _drop(q, x):
+        for i, y in enumerate(q):
+            if y is x:
+                del q[i]
+                return
+
     def _tick(events, now, open_arrivals, live):
         sim.events = events
         sim.now = now
@@ -912,7 +1341,8 @@ def build(sim, progress: bool):
     g.update(gen.consts)
     g.update({
         "push": heapq.heappush, "pop": heapq.heappop, "hpush": heapq.heappush, "hpop": heapq.heappop,
-        "deque": deque, "_sidx": _sidx, "_dfail": _dfail, "_err": _err, "_show": _show, "_mono": _time.monotonic,
+        "deque": deque, "_sidx": _sidx, "_pidx": _pidx, "_amt": _amt, "_drop": _drop,
+        "_tie": lambda e: e[1], "_dfail": _dfail, "_err": _err, "_show": _show, "_mono": _time.monotonic,
         "_nan": math.nan, "SimError": SimError, "format_error": format_error, "capacity_message": capacity_message,
         "source": source, "_tick": _tick, "StopRun": StopRun, "_spawn_tick": sim.spawn_tick,
         "out_of_memory": sim.out_of_memory,
@@ -1013,3 +1443,89 @@ def _write_back(sim, gen: _Gen, st: dict) -> None:
                     continue
                 v = st[f"f{f}_{field}"]
                 setattr(obj, attr, v if node.size == 1 else v[m])
+    if p.pools:
+        _write_back_pools(sim, gen, st)
+
+
+def _write_back_pools(sim, gen: _Gen, st: dict) -> None:
+    """The pools' statistics and state as the general engine keeps them: the queues hold sessions waiting
+    with their holds (:class:`~serq_sim.pools.model.Pending`), the holders their slots, so that
+    :meth:`~serq_sim.engine.Simulation._finish` (``over_cap``) and ``waiting_forever`` read them."""
+    from collections import deque as _deque
+
+    from .compile import HoldInfo
+    from .pools.model import Pending, Slot
+    from .session import Session
+    from .status import QUEUED
+
+    p = sim.program
+    infos = {id(v.node): v for v in sim.compiler.g.values() if isinstance(v, HoldInfo)}
+    sessions: dict[int, Session] = {}
+
+    def sess(A) -> Session:
+        s = sessions.get(id(A))
+        if s is None:
+            s = Session(int(A[gen.XS]), sim.nattrs)
+            s.attrs = list(A[:sim.nattrs])
+            sessions[id(A)] = s
+        return s
+
+    def pool_of(h: int, k: int, A):
+        g = gen.holds[h].pools[k].pool.pool
+        cell = gen.XHM[h][k]
+        return sim.pools[sim.pool_base[g] + (0 if cell is None else int(A[cell]))]
+
+    queued: dict[int, int] = {}  # id(A): the hold it waits in
+    live: dict[int, list] = {}
+    for g, node in enumerate(p.pools):
+        for m in range(node.size):
+            pool = sim.pools[sim.pool_base[g] + m]
+            get = lambda x: st[f"g{g}_{x}"] if node.size == 1 else st[f"g{g}_{x}"][m]  # noqa: B023, E731
+            pool.used = get("u")
+            pool.t_last = get("t")
+            pool.a_used, pool.a_queue, pool.a_holders = get("au"), get("aq"), get("ah")
+            pool.wait_sum, pool.admissions, pool.rejections = get("w"), get("n"), get("r")
+            q = get("q")
+            if gen.pmode[g] == "static":
+                q = [e[2] for e in sorted(q, key=lambda e: e[1])]
+            pool.queue = _deque()
+            for A in q:
+                h = A[gen.XHID]
+                queued[id(A)] = h
+                live[id(A)] = A
+                s = sess(A)
+                s.status = QUEUED
+                s.qpool = pool
+                pools = [pool_of(h, k, A) for k in range(len(gen.holds[h].pools))]
+                s.pending = Pending(infos[id(gen.holds[h])], pools, A[gen.XQT], 0)
+                pool.queue.append(s)
+    # every other live session: at a stage (in the heap, a fifo queue, a ps stage's heap) or ready
+    events = list(st["heap"])
+    if st["status"] == 1:  # the event popped past the horizon: the general engine leaves it in the heap
+        events.append((None, None, st["kind"], st["arg"]))
+    for _t, _seq, kind, arg in events:
+        if kind >= 3 and isinstance(arg, list):
+            live.setdefault(id(arg), arg)
+    for f, node in enumerate(p.stages):
+        k = gen.fam_kind[f]
+        if k == "fifo":
+            qs = [st[f"f{f}_q"]] if node.size == 1 else st[f"f{f}_q"]
+            for q in qs:
+                for A in q:
+                    live.setdefault(id(A), A)
+        elif k == "ps":
+            hs = [st[f"f{f}_h"]] if node.size == 1 else st[f"f{f}_h"]
+            for hh in hs:
+                for e in hh:
+                    live.setdefault(id(e[2]), e[2])
+    for A in list(st["ready"]) + ([st["A"]] if isinstance(st.get("A"), list) else []):
+        live.setdefault(id(A), A)
+    for A in live.values():
+        for h, cells in enumerate(gen.XHU):
+            if queued.get(id(A)) == h:
+                continue
+            for k, cell in enumerate(cells):
+                if A[cell] is not None:
+                    pool = pool_of(h, k, A)
+                    slot = Slot(pool, A[cell], 0.0, A[cell], 0.0, sess(A), None)
+                    pool.holders[slot] = None
