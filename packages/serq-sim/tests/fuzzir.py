@@ -17,6 +17,7 @@ import io
 import json
 import math
 import os
+import re
 import resource
 import signal
 import sys
@@ -537,6 +538,18 @@ def check_message(e: BaseException) -> str:
     return msg
 
 
+def check_ir_message(msg: str, name: str) -> None:
+    """An IR file's error: one line naming the file (a schema fault at its JSON path), or, for text that is
+    not JSON or not UTF-8, ``NAME:LINE:COL: error: …``, the line quoted and a caret under the column."""
+    lines = msg.rstrip("\n").split("\n")
+    if msg.startswith(f"error: {name}: "):
+        assert len(lines) == 1, msg
+        return
+    assert re.match(re.escape(name) + r":\d+:\d+: error: ", lines[0]), msg
+    assert len(lines) == 3 and lines[1].startswith("    ") and lines[2].strip() == "^", msg
+    assert lines[1].isprintable(), msg
+
+
 def outcome(text: str | bytes, name: str = "<fuzz>", *, check_invariants: bool = False) -> str:
     """``"ir-error"``, ``"sim-error"``, ``"report"`` or ``"slow"``; any other exception propagates."""
     import serq_ir
@@ -548,9 +561,7 @@ def outcome(text: str | bytes, name: str = "<fuzz>", *, check_invariants: bool =
         with bounded("decoding the IR"):
             program = serq_ir.decode(text, name=name)
     except IRError as e:
-        msg = check_message(e)
-        assert "\n" not in msg, msg
-        assert msg.startswith(f"error: {name}: "), msg
+        check_ir_message(check_message(e), name)
         return "ir-error"
     program = shortened(program)
     try:
