@@ -41,6 +41,9 @@ def _run(program, tier: str, **kw):
     samples = {name: tuple(getattr(o, f).tobytes() for f in ("values", "times", "sessions", "turns"))
                for name, o in r.observes.items()}
     lazy = sum(s.lazy_iterations for s in sim.stages if isinstance(s, StepStage))
+    gaps = getattr(sim, "token_gaps", None)  # the output tokens' gaps (ITL), in order
+    if gaps is not None:
+        samples["(itl)"] = (gaps.values.tobytes(), gaps.weights.tobytes())
     return ("report", encode_json(r)), samples, lazy
 
 

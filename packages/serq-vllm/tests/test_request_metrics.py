@@ -145,3 +145,66 @@ def test_goodput_under_slos(tmp_path, capsys):
             main(["run", str(path), "--no-progress", "--slo", bad])
         err = capsys.readouterr().err
         assert info.value.code == 2 and "--slo" in err and "Traceback" not in err, err
+
+
+# ------------------------------------------------------------------ ITL: every gap between output tokens
+
+def test_itl_of_a_chunked_prefill_by_hand():
+    """CHUNKED with the cost 1 + tokens / 100: step 0 (A's 64 tokens) ends at 1.64, step 1 (A's last 36,
+    B's 10) at 1.64 + 1.46, where both sample their first token; step 2 (two decodes) ends 1.02 later
+    (A's second token, B's last), step 3 (one decode) 1.01 after that (A's last). The gaps: A's 1.02 and
+    1.01, B's 1.02; each request's gaps add up to its last token minus its first."""
+    report = serq_sim.run(serq_frontend.compile(source=CHUNKED.replace("cost 1;", "cost 1 + tokens / 100;")))
+    t1 = 0.0 + (1 + 64 / 100)
+    t2 = t1 + (1 + 46 / 100)
+    t3 = t2 + (1 + 2 / 100)
+    t4 = t3 + (1 + 1 / 100)
+    rows = report.records(kind="numpy")
+    by = {int(s): k for k, s in enumerate(rows["session"])}
+    assert [rows["first_token"][by[0]], rows["last_token"][by[0]], rows["last_token"][by[1]]] == [t2, t4, t3]
+    gaps = sorted([t3 - t2, t4 - t3, t3 - t2])
+    itl = report.result.requests.itl
+    assert itl.count == 3
+    assert itl.mean == math.fsum(gaps) / 3
+    assert (itl.median, itl.p99) == (float(np.median(gaps)), pytest.approx(float(np.percentile(gaps, 99)), rel=1e-15))
+    assert math.isnan(itl.ci)  # below 40 gaps
+
+
+def test_itl_of_a_preempted_request_by_hand():
+    """PREEMPT: both sample their first token at 1 and decode one token a step. At the planning of step
+    17 (t = 17) B, growing to its third block, finds none and preempts itself (lifo): its last token was
+    at 17. A decodes on to its 30th token at 30; then B is admitted again with its 32 computed tokens
+    cached, recomputes 1 token and samples its 18th token at 31 (the gap across the preemption: 31 - 17
+    = 14), then its 12 others at 32 … 43. So 57 gaps of 1 and one of 14."""
+    report = serq_sim.run(serq_frontend.compile(source=PREEMPT))
+    rows = report.records(kind="numpy")
+    by = {int(s): k for k, s in enumerate(rows["session"])}
+    assert rows["last_token"][by[1]] == 43.0 and rows["preemptions"][by[1]] == 1
+    gaps = [1.0] * 57 + [14.0]
+    itl = report.result.requests.itl
+    assert itl.count == 58 and itl.mean == 71 / 58
+    assert itl.median == 1.0 and itl.p95 == 1.0
+    assert itl.p99 == pytest.approx(float(np.percentile(gaps, 99)), rel=1e-15)  # 1 + 13 * 0.43
+    # the CI over 20 batches of 2 gaps in time order: the 14 is the 46th gap (32 before 17, 13 of A's
+    # alone after it), past the 40 that the batches take, so every batch mean is 1
+    assert itl.ci == 0.0
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
+def test_itl_agrees_with_the_oracle(name):
+    """Each request has out - 1 gaps, which add up to done - first: over every request of a scenario,
+    the ITL count is the sum of out - 1 and its mean the sum of done - first over it, both from the real
+    scheduler's steps."""
+    sc = read_scenario(name)
+    want = json.loads(answer_path(read_scenario.__globals__["ORACLE"] / f"{name}.json").read_text())
+    program, _ = scenario_program(sc)
+    report = serq_sim.run(program)
+    n = len(sc["requests"])
+    count = sum(sc["requests"][i]["out"] - 1 for i in range(n))
+    spread = math.fsum(want["done"][str(i)] - want["first"][str(i)] for i in range(n))
+    itl = report.result.requests.itl
+    assert itl.count == count
+    if count:
+        assert itl.mean == pytest.approx(spread / count, rel=1e-12)
+        # every gap is a whole number of steps (the step clock), at least one
+        assert itl.median >= 1.0 and itl.p99 <= max(want["done"].values())

@@ -84,7 +84,8 @@ class RequestMetrics(_S, kw_only=True):
     """vLLM's serving-benchmark metrics of a record table with the columns sent, first_token,
     last_token and output (lib/vllm.sq's ``request``): per request TTFT = first_token - sent, TPOT =
     (last_token - first_token) / (output - 1) for output > 1, E2E latency (e2el) = last_token - sent;
-    ITL, every gap between consecutive output tokens (NaN-filled until measured); throughputs over the
+    ITL, every gap between consecutive output tokens of a request on the step stages (serq-sim's
+    step/tokens.py; None without a step stage), the gaps ending after the warm-up; throughputs over the
     measured window end - warmup; goodput, the requests that meet every SLO given (``--slo``) per second."""
 
     table: str

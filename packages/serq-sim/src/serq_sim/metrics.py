@@ -65,7 +65,7 @@ def _columns(table: Any) -> tuple[list[float], list[float], list[float], list[fl
 
 def request_metrics(table: Any, duration: float, itl: Any = None) -> RequestMetrics:
     """The metric set of ``table`` (a :class:`serq_sim.records.Records`), in pure Python; ``itl`` the
-    inter-token gaps when measured."""
+    inter-token latency's statistics when measured (``TokenGaps.stats()``, step/tokens.py)."""
     sent, first, last, out = _columns(table)
     n = len(sent)
     ttft = [f - s for f, s in zip(first, sent)]
@@ -81,7 +81,7 @@ def request_metrics(table: Any, duration: float, itl: Any = None) -> RequestMetr
         table=table.name, completed=n, duration=duration,
         request_throughput=per_second(n), output_throughput=per_second(output_tokens),
         total_token_throughput=per_second(prompt_tokens + output_tokens),
-        ttft=stats_of(ttft), tpot=stats_of(tpot), itl=stats_of(list(itl)) if itl is not None else None,
+        ttft=stats_of(ttft), tpot=stats_of(tpot), itl=itl,
         e2el=stats_of(e2el),
     )
 

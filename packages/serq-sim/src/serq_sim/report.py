@@ -309,7 +309,8 @@ def build_report(sim) -> Report:
 
         table = metric_table(records)
         if table is not None:
-            requests = request_metrics(table, span)
+            gaps = getattr(sim, "token_gaps", None)  # the step stages' output tokens (step/tokens.py)
+            requests = request_metrics(table, span, gaps.stats() if gaps is not None else None)
     from . import notes as warn
 
     durations = [(d.name, o.values) for d, o in zip(p.observes, sim.obs) if not d.test and not d.instant]

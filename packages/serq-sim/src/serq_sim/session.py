@@ -15,7 +15,7 @@ SLOT_SERIAL, SLOT_TURN, SLOT_CACHED, SLOT_COMPUTED = 0, 1, 2, 3
 class Session:
     __slots__ = ("serial", "attrs", "gen", "status", "holds", "pending", "adm_seq", "preempt_pos", "stuck",
                  "leases", "trace", "preset", "requeue", "job", "grow", "qpool", "in_ready", "spin_t", "spin_k",
-                 "redo_t", "redo_k")
+                 "redo_t", "redo_k", "tok", "tokp")
 
     def __init__(self, serial: int, nattrs: int):
         self.serial = serial
@@ -42,3 +42,7 @@ class Session:
         #: the instant of the session's last re-execution of a preempted hold, and how many it made then
         self.redo_t = math.nan
         self.redo_k = 0
+        #: the time of the session's last output token on a step stage (-1: none in this request), and
+        #: whether it was preempted since (step/tokens.py)
+        self.tok = -1.0
+        self.tokp = False

@@ -154,6 +154,7 @@ def preempt(sim, victim, pool: Pool) -> Preempted:
         pool.preemptions += 1
     sim.preempt_count += 1
     victim.requeue = pool.preempt.requeue
+    victim.tokp = True  # its next prefill's token continues the request (step/tokens.py)
     exc = Preempted(hi)
     if victim.gen.gi_running:
         return exc

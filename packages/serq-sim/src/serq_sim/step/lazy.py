@@ -36,15 +36,21 @@ class LazyDecoding:
         the jobs admitted here are added after, in the per-job order."""
         rounds = self.rounds
         eager = self.eager
+        if self.tpend:
+            self.tpend = []
         # decoders that have become lazy (none grows: there are no growers)
         if eager:
             keep = None
+            now = self.sim.now
             for k, job in enumerate(eager):
                 w = job.work
                 if job.mode == "decode" and job.owner is not None and 1.0 <= w <= _EXACT and w == int(w):
                     if keep is None:
                         keep = eager[:k]
                     job.lz = rounds
+                    tok = job.owner.tok
+                    if tok != now:  # its previous output token was not this iteration's start (tokens.py)
+                        self.tpend.append((job, tok))
                     key = rounds + int(w)
                     lst = self.due.get(key)
                     if lst is None:
@@ -167,6 +173,7 @@ class LazyDecoding:
         self.iter = assign
         self.iter_lazy = nl
         self.iter_split = split
+        self.t_start = now
         t = now + cost
         n = 0
         if not assign and not tried and not preempted and self._quiet():
@@ -224,11 +231,21 @@ class LazyDecoding:
         a_present = self.a_present
         a_busy = self.a_busy
         present = self.present
+        gaps = self.gaps
+        warm = sim.warm
+        nlazy = self.nlazy
         while t < t_next and t <= horizon and (r + n + 1) not in due:
             dt = t - last
             if dt > 0:
                 a_present += present * dt
                 a_busy += 1.0 * dt
+            # the round's output tokens (tokens.py): the first round's pending decoders, then all regular
+            if n == 0:
+                gaps.iteration(None, (), last, t, nlazy, self.tpend, None, warm)
+                if self.tpend:
+                    self.tpend = []
+            elif warm:
+                gaps.add(t - last, nlazy)
             last = t
             n += 1
             t = t + cost
@@ -236,6 +253,7 @@ class LazyDecoding:
             self.a_present = a_present
             self.a_busy = a_busy
             self.t_last = last
+            self.t_start = self.t_round = last
             self.rounds = r + n
             sim.virtual_events += n
         return n
@@ -262,6 +280,8 @@ class LazyDecoding:
         if not lst:
             del self.due[key]
         job.work = w - (self.rounds - job.lz)
+        if self.rounds > job.lz:  # its last output token was the last round's end (tokens.py)
+            job.owner.tok = self.t_round
         job.lz = -1
         self.nlazy -= 1
 
@@ -270,7 +290,11 @@ class LazyDecoding:
         for job in self.residents:
             if job.lz >= 0:
                 job.work = job.work - (r - job.lz)
+                if r > job.lz:  # its last output token was the last round's end (tokens.py)
+                    job.owner.tok = self.t_round
                 job.lz = -1
+        if self.tpend:
+            self.tpend = []
         self.eager = list(self.residents)
         self.nlazy = 0
         self.due.clear()

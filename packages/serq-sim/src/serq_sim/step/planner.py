@@ -203,6 +203,7 @@ class Planner:
             self.acc()
         self.iter = assign
         self.iter_lazy = 0
+        self.t_start = sim.now
         self.epoch += 1
         if sim.warm:
             self.iterations += 1

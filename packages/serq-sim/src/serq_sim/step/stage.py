@@ -22,6 +22,7 @@ from .common import (
 from .exclusive import ExclusivePrefill
 from .lazy import LazyDecoding
 from .planner import Planner
+from .tokens import gaps_of
 
 
 def _general() -> bool:
@@ -105,6 +106,13 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
         #: whether quiet rounds may be completed without the event loop, as far as the program tells
         #: (None: not judged yet; see _quiet)
         self._quiet_static: bool | None = None
+        #: the output tokens' gaps (ITL, step/tokens.py): the running iteration's start, the end of the
+        #: last round that ended, and the lazy decoders made lazy at this planning whose previous token
+        #: was not its start, (job, that token's time)
+        self.gaps = gaps_of(sim)
+        self.t_start = 0.0
+        self.t_round = -1.0
+        self.tpend: list = []
 
     def bind(self) -> None:
         """Called once all stages and pools exist: find the memory pool and the pools admitted here."""
@@ -229,6 +237,7 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
             self.acc()
         self.iter = None
         self.rounds += 1
+        self.t_round = self.sim.now
         lazy_done = self.due.pop(self.rounds, None) if self.iter_lazy else None
         finished = None
         for job in assign:
@@ -242,6 +251,10 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
                     finished = [job]
                 else:
                     finished.append(job)
+        self.gaps.iteration(self, assign, self.t_start, self.t_round, self.nlazy if self.iter_lazy else 0,
+                            self.tpend, lazy_done, self.sim.warm)
+        if self.tpend:
+            self.tpend = []
         if lazy_done is not None:
             # in the per-job order: the residents at the planning in admission order, then the newcomers
             split = self.iter_split

@@ -1,0 +1,188 @@
+"""The inter-token latency (ITL) of every step stage: when each output token is produced, and the gap
+between consecutive output tokens of a request (vLLM's ``itl``).
+
+A session produces an output token at the end of an iteration in which it is given a decode token, or
+in which a prefill of its completes (vLLM samples a token when a request's computed tokens reach its
+known ones). The session keeps the time of its last output token (``Session.tok``, -1 for none) and
+whether it was preempted since (``Session.tokp``). A gap is taken at every output token that follows
+another of the same request: a decode token, after any earlier token of the request; the completion of
+a prefill, only when the session was preempted since its last token (the recomputed prefill after a
+preemption samples the request's next token; a prefill that completes otherwise begins a request, its
+first token, so a P/D program's prefiller token is not followed by a gap across the transfer, and the
+decoder's first token opens the request). A ``record`` statement ends the request (``tok`` = -1).
+
+The gaps are kept aggregate, so that a decoder served iteration after iteration costs nothing of its
+own: the decoders whose previous token was the iteration's start (the previous iteration's end) have
+the iteration's duration (end - start) as their gap, a weighted sample; every other gap (the first
+decode after a stall, a preemption, a transfer or a wait) is a sample of its own. Both go into one
+sequence of runs ``(value, weight)`` in the order of the iterations' ends, a run merged into the one
+before when its value is the same (so a steady engine's rounds of one cost are one run), kept after
+the warm-up only (by the iteration's end). Quantiles are exact (numpy's linear interpolation of the
+sorted gaps, read from the weighted values); the CI is the batch-means half-width over the gaps in
+that order.
+"""
+
+from __future__ import annotations
+
+import math
+from array import array
+
+from serq_ir.report import MetricStats
+
+from ..stats import BATCHES, MIN_SAMPLES, _half_width
+from .common import EPS
+
+
+class TokenGaps:
+    """The ITL gaps of a run, as runs of equal values: ``values[i]`` taken ``weights[i]`` times."""
+
+    __slots__ = ("values", "weights", "last")
+
+    def __init__(self) -> None:
+        self.values = array("d")
+        self.weights = array("q")
+        self.last = math.nan
+
+    def add(self, value: float, weight: int) -> None:
+        """``weight`` gaps of ``value`` (seconds)."""
+        if value == self.last:
+            self.weights[-1] += weight
+        else:
+            self.values.append(value)
+            self.weights.append(weight)
+            self.last = value
+
+    def iteration(self, stage, assign: list, start: float, end: float, nlazy: int, pending: list,
+                  lazy_done, warm: bool) -> None:
+        """The end of an iteration of ``stage`` that ran from ``start`` to ``end``: the output tokens of
+        the jobs in ``assign`` still there (a decode given a token, a prefill whose work is done), and
+        of the ``nlazy`` lazy decoders (each given a token; those in ``pending``, ``(job, tok)``, had
+        their previous token at ``tok``, every other one at ``start``); ``lazy_done`` the lazy jobs whose
+        last token this is. Only gaps that end after the warm-up (``warm``) are kept: the irregular ones
+        in ascending order (so the order of the jobs does not matter), then the regular ones."""
+        regular = 0
+        irr = None
+        for job in assign:
+            if job.stage is not stage:
+                continue
+            s = job.owner
+            if s is None:
+                continue
+            if job.mode == "decode":
+                tok = s.tok
+                if tok == start:
+                    regular += 1
+                else:
+                    if tok >= 0:
+                        if irr is None:
+                            irr = [end - tok]
+                        else:
+                            irr.append(end - tok)
+                    s.tokp = False
+                s.tok = end
+            elif job.work <= EPS:  # a prefill that completes samples a token
+                if s.tokp:
+                    if s.tok >= 0:
+                        if irr is None:
+                            irr = [end - s.tok]
+                        else:
+                            irr.append(end - s.tok)
+                    s.tokp = False
+                s.tok = end
+        if nlazy:
+            regular += nlazy
+            for job, tok in pending:
+                if job.lz >= 0:  # still lazy: it got this round's token
+                    regular -= 1
+                    if tok >= 0:
+                        if irr is None:
+                            irr = [end - tok]
+                        else:
+                            irr.append(end - tok)
+                    job.owner.tokp = False
+        if lazy_done is not None:
+            for job in lazy_done:
+                job.owner.tok = end
+        if warm:
+            if irr is not None:
+                if len(irr) > 1:
+                    irr.sort()
+                for g in irr:
+                    self.add(g, 1)
+            if regular:
+                self.add(end - start, regular)
+
+    # ------------------------------------------------------------------ after the run
+    def __len__(self) -> int:
+        return sum(self.weights)
+
+    def expanded(self) -> list[float]:
+        """Every gap, in order (tests; the report never expands them)."""
+        return [v for v, w in zip(self.values, self.weights) for _ in range(w)]
+
+    def stats(self) -> MetricStats:
+        """Count, mean, CI, median, p90, p95, p99 as :func:`serq_sim.metrics.stats_of` computes them of
+        the expanded gaps (the mean's sum of value × weight products, each rounded once)."""
+        n = sum(self.weights)
+        nan = math.nan
+        if n == 0:
+            return MetricStats(count=0, mean=nan, ci=nan, median=nan, p90=nan, p95=nan, p99=nan)
+        vals, ws = self.values, self.weights
+        mean = math.fsum(v * w for v, w in zip(vals, ws)) / n
+        by: dict[float, int] = {}
+        for v, w in zip(vals, ws):
+            by[v] = by.get(v, 0) + w
+        keys = sorted(by)
+        cum = []
+        c = 0
+        for k in keys:
+            c += by[k]
+            cum.append(c)
+
+        def kth(i: int) -> float:  # the i-th smallest gap (from 0)
+            lo, hi = 0, len(cum) - 1
+            while lo < hi:
+                mid = (lo + hi) // 2
+                if cum[mid] > i:
+                    hi = mid
+                else:
+                    lo = mid + 1
+            return keys[lo]
+
+        def percentile(q: float) -> float:  # serq_sim.metrics.percentile over the expanded gaps
+            h = (n - 1) * q / 100.0
+            lo = math.floor(h)
+            a, b, t = kth(lo), kth(min(lo + 1, n - 1)), h - lo
+            return b - (b - a) * (1.0 - t) if t >= 0.5 else a + (b - a) * t
+
+        med, p90, p95, p99 = (percentile(q) for q in (50, 90, 95, 99))
+        ci = self._ci(n) if n >= MIN_SAMPLES else nan
+        return MetricStats(count=n, mean=mean, ci=ci, median=med, p90=p90, p95=p95, p99=p99)
+
+    def _ci(self, n: int) -> float:
+        """The batch-means half-width: 20 consecutive batches of ``n // 20`` gaps (the rest left out)."""
+        size = n // BATCHES
+        means = []
+        parts: list[float] = []
+        room = size
+        for v, w in zip(self.values, self.weights):
+            while w > 0 and len(means) < BATCHES:
+                k = w if w < room else room
+                parts.append(v * k)
+                w -= k
+                room -= k
+                if room == 0:
+                    means.append(math.fsum(parts) / size)
+                    parts = []
+                    room = size
+            if len(means) == BATCHES:
+                break
+        return _half_width(means)
+
+
+def gaps_of(sim) -> TokenGaps:
+    """The run's :class:`TokenGaps` (one for every step stage), made by the first stage that asks."""
+    g = getattr(sim, "token_gaps", None)
+    if g is None:
+        g = sim.token_gaps = TokenGaps()
+    return g
