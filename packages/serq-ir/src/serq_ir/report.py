@@ -44,6 +44,15 @@ class StageStats(_S, kw_only=True):
     wait: float  # mean wait before service
     service: float  # mean time in service
     iterations: int | None = None  # step stages only
+    # step stages only, after the warm-up (None otherwise):
+    requests: int | None = None  # requests completed (whose first output token was produced here), not runs
+    request_throughput: float | None = None  # requests / (end - warmup)
+    prefill_only: int | None = None  # iterations that served prefills only
+    decode_only: int | None = None  # ... decodes only
+    mixed: int | None = None  # ... both (the rest of ``iterations`` only preempted)
+    batch: float | None = None  # mean jobs served per iteration (decoders and prefills)
+    tokens: float | None = None  # mean tokens per iteration
+    token_utilisation: float | None = None  # tokens / budget summed over the iterations (NaN: budget inf)
 
 
 class PoolStats(_S, kw_only=True):

@@ -156,6 +156,23 @@ def _stages(r: Result) -> list[str]:
     return _table(header, rows)
 
 
+def _engines(r: Result) -> list[str]:
+    """The step stages' engine statistics: iterations by composition, mean batch and tokens per
+    iteration, token utilisation (tokens / budget) beside busy time, completed requests."""
+    rows = []
+    for label, s in zip(_labels(r.stages), r.stages):
+        if s.requests is None:
+            continue
+        rows.append([label, _int(s.iterations or 0), _int(s.prefill_only or 0), _int(s.decode_only or 0),
+                     _int(s.mixed or 0), format_number(s.batch), format_number(s.tokens),
+                     format_number(s.token_utilisation), format_number(s.utilisation), _int(s.requests),
+                     format_number(s.request_throughput)])
+    if not rows:
+        return []
+    return _table(["engine", "iterations", "prefill-only", "decode-only", "mixed", "batch", "tokens/it",
+                   "token util", "busy", "requests", "req/s"], rows)
+
+
 def _pools(r: Result) -> list[str]:
     if not r.pools:
         return []
@@ -217,7 +234,7 @@ def _notes(r: Result) -> list[str]:
 def render_text(report: Any) -> str:
     """The text report of a report (or a bare Result), as a string ending in a newline."""
     r = result_of(report)
-    sections = [[_run_line(r)], _observes(r), _instants(r) + _records(r), _requests(r), _stages(r), _pools(r), _gauges(r), _notes(r)]
+    sections = [[_run_line(r)], _observes(r), _instants(r) + _records(r), _requests(r), _stages(r), _engines(r), _pools(r), _gauges(r), _notes(r)]
     return "\n\n".join("\n".join(s) for s in sections if s) + "\n"
 
 

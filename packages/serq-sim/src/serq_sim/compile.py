@@ -481,7 +481,11 @@ class Compiler:
                 add = self.obj(self.sim.record_tables[st.record].add, "_ra")
                 vals = ", ".join(x(v) for v in st.values)
                 out.append(f"{pad}{add}(s.serial, int(A[1]), E.now, ({vals},))")
-                out.append(f"{pad}s.tok = -1.0")  # a record ends the request's output tokens (step/tokens.py)
+                # a record ends the request's output tokens (step/tokens.py)
+                from .step.tokens import TokenGaps
+
+                close = self.obj(TokenGaps.close, "_tc")
+                out.append(f"{pad}if s.tokst is not None: {close}(s, E.warm)")
             elif isinstance(st, N.Turn):
                 out.append(f"{pad}E.turn(s)")
             elif isinstance(st, N.End):

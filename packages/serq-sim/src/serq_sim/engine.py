@@ -36,6 +36,7 @@ from .pools.model import Pool
 from .session import Session
 from .stages import Ctx, Job
 from .status import ENDED, GROWING, QUEUED, READY, STAGE
+from .step.tokens import TokenGaps
 
 EPS = 1e-9
 INF = math.inf
@@ -604,6 +605,8 @@ class Simulation:
         while s.leases:
             _release.end_lease(self, s.leases[0])
         s.status = ENDED
+        if s.tokst is not None:  # its open request ends (step/tokens.py)
+            TokenGaps.close(s, self.warm)
         now = self.now  # self._acc_live(), inlined as in spawn
         dt = now - self.live_t
         if dt > 0:

@@ -273,6 +273,14 @@ def build_report(sim) -> Report:
     stages = []
     for st in sim.stages:
         completions = st.completions
+        step = {}
+        if getattr(st, "sum_budget", None) is not None:  # a step stage's engine statistics
+            it = st.iterations
+            step = dict(requests=st.requests, request_throughput=_div(st.requests, span),
+                        prefill_only=st.it_prefill, decode_only=st.it_decode, mixed=st.it_mixed,
+                        batch=_div(st.sum_jobs, it), tokens=_div(st.sum_tokens, it),
+                        token_utilisation=_div(st.sum_tokens, st.sum_budget) if math.isfinite(st.sum_budget)
+                        else math.nan)
         stages.append(StageStats(
             name=st.name, index=member_index(st),
             present=_div(st.a_present, span),
@@ -282,6 +290,7 @@ def build_report(sim) -> Report:
             wait=st.wait_sum / completions if completions else math.nan,
             service=st.service_sum / completions if completions else math.nan,
             iterations=st.iterations,
+            **step,
         ))
     pools = []
     for pl in sim.pools:

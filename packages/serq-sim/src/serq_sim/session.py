@@ -15,7 +15,7 @@ SLOT_SERIAL, SLOT_TURN, SLOT_CACHED, SLOT_COMPUTED = 0, 1, 2, 3
 class Session:
     __slots__ = ("serial", "attrs", "gen", "status", "holds", "pending", "adm_seq", "preempt_pos", "stuck",
                  "leases", "trace", "preset", "requeue", "job", "grow", "qpool", "in_ready", "spin_t", "spin_k",
-                 "redo_t", "redo_k", "tok", "tokp")
+                 "redo_t", "redo_k", "tok", "tokp", "tokst")
 
     def __init__(self, serial: int, nattrs: int):
         self.serial = serial
@@ -46,3 +46,5 @@ class Session:
         #: whether it was preempted since (step/tokens.py)
         self.tok = -1.0
         self.tokp = False
+        #: the step stage of the first output token of the session's open request (None: none open)
+        self.tokst = None

@@ -186,6 +186,7 @@ class LazyDecoding:
         self.epoch += 1
         if sim.warm:
             self.iterations += 1 + n
+            self._tally(assign, nl, budget, 1 + n)
         _heappush(sim.heap, (t, next(sim._seq), self._end, self.epoch))
         return True
 
@@ -241,7 +242,7 @@ class LazyDecoding:
                 a_busy += 1.0 * dt
             # the round's output tokens (tokens.py): the first round's pending decoders, then all regular
             if n == 0:
-                gaps.iteration(None, (), last, t, nlazy, self.tpend, None, warm)
+                gaps.iteration(self, (), last, t, nlazy, self.tpend, None, warm)
                 if self.tpend:
                     self.tpend = []
             elif warm:

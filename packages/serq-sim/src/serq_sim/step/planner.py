@@ -207,7 +207,30 @@ class Planner:
         self.epoch += 1
         if sim.warm:
             self.iterations += 1
+            self._tally(assign, 0, budget, 1)
         _heappush(sim.heap, (sim.now + cost, next(sim._seq), self._end, self.epoch))
+
+    def _tally(self, assign: list[Job], nl: int, budget: float, k: int) -> None:
+        """The engine statistics of ``k`` iterations like the one planned (after the warm-up): its
+        composition (prefill-only, decode-only, mixed; one that only preempted is none of them), the
+        jobs served (the batch), the tokens and the budget."""
+        tokens = float(nl)
+        dec = nl
+        for j in assign:
+            tokens += j.assigned
+            if j.mode == "decode":
+                dec += 1
+        jobs = len(assign) + nl
+        if jobs:
+            if dec == jobs:
+                self.it_decode += k
+            elif dec == 0:
+                self.it_prefill += k
+            else:
+                self.it_mixed += k
+        self.sum_jobs += jobs * k
+        self.sum_tokens += tokens * k
+        self.sum_budget += budget * k
 
     def _trace(self, assign: list[Job], nl: int, preempted: bool) -> None:
         parts = " ".join(f"{j.owner.serial}:{'d' if j.mode == 'decode' else 'p'}{j.assigned:g}" for j in assign)

@@ -113,6 +113,14 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
         self.t_start = 0.0
         self.t_round = -1.0
         self.tpend: list = []
+        #: engine statistics after the warm-up (the report's): iterations by composition, the jobs
+        #: served, tokens and budget summed over the iterations, and the requests completed here (whose
+        #: first output token was produced here, counted when the request ends: step/tokens.py)
+        self.it_prefill = self.it_decode = self.it_mixed = 0
+        self.sum_jobs = 0
+        self.sum_tokens = 0.0
+        self.sum_budget = 0.0
+        self.requests = 0
 
     def bind(self) -> None:
         """Called once all stages and pools exist: find the memory pool and the pools admitted here."""

@@ -9,7 +9,9 @@ another of the same request: a decode token, after any earlier token of the requ
 a prefill, only when the session was preempted since its last token (the recomputed prefill after a
 preemption samples the request's next token; a prefill that completes otherwise begins a request, its
 first token, so a P/D program's prefiller token is not followed by a gap across the transfer, and the
-decoder's first token opens the request). A ``record`` statement ends the request (``tok`` = -1).
+decoder's first token opens the request). A ``record`` statement ends the request (``tok`` = -1), and
+so does the session's end; the request counts as completed (``StepStage.requests``, after the warm-up)
+on the stage of its first output token, when it ends.
 
 The gaps are kept aggregate, so that a decoder served iteration after iteration costs nothing of its
 own: the decoders whose previous token was the iteration's start (the previous iteration's end) have
@@ -78,16 +80,19 @@ class TokenGaps:
                             irr = [end - tok]
                         else:
                             irr.append(end - tok)
+                    else:  # the request's first token
+                        self.open(s, stage, warm)
                     s.tokp = False
                 s.tok = end
             elif job.work <= EPS:  # a prefill that completes samples a token
-                if s.tokp:
-                    if s.tok >= 0:
-                        if irr is None:
-                            irr = [end - s.tok]
-                        else:
-                            irr.append(end - s.tok)
-                    s.tokp = False
+                if s.tokp and s.tok >= 0:
+                    if irr is None:
+                        irr = [end - s.tok]
+                    else:
+                        irr.append(end - s.tok)
+                else:  # the request's first token
+                    self.open(s, stage, warm)
+                s.tokp = False
                 s.tok = end
         if nlazy:
             regular += nlazy
@@ -99,6 +104,8 @@ class TokenGaps:
                             irr = [end - tok]
                         else:
                             irr.append(end - tok)
+                    else:  # the request's first token
+                        self.open(job.owner, stage, warm)
                     job.owner.tokp = False
         if lazy_done is not None:
             for job in lazy_done:
@@ -111,6 +118,25 @@ class TokenGaps:
                     self.add(g, 1)
             if regular:
                 self.add(end - start, regular)
+
+    @staticmethod
+    def open(s, stage, warm: bool) -> None:
+        """``s``'s request has its first output token on ``stage``: a request it had open ends."""
+        st = s.tokst
+        if st is not None and warm:
+            st.requests += 1
+        s.tokst = stage
+
+    @staticmethod
+    def close(s, warm: bool) -> None:
+        """``s``'s request ends (a ``record``, the session's end): it counts as completed on the stage of
+        its first output token."""
+        st = s.tokst
+        if st is not None:
+            if warm:
+                st.requests += 1
+            s.tokst = None
+        s.tok = -1.0
 
     # ------------------------------------------------------------------ after the run
     def __len__(self) -> int:
