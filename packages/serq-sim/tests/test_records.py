@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import importlib.util
 import json
+from pathlib import Path
 
 import msgspec
 import numpy as np
@@ -15,6 +16,8 @@ import serq_ir
 import serq_sim
 from serq.cli import main
 from serq_frontend.diagnostics import CompileError
+
+REPO = Path(__file__).resolve().parents[3]
 
 PROG = """
 stage d : delay;
@@ -131,8 +134,9 @@ def test_serq_run_records_writes_one_row_per_record(tmp_path, capsys):
     assert code == 0, text
     assert "records (rows): req 3" in text
     rows = list(csv.reader(out.read_text().splitlines()))
-    assert rows == [["session", "turn", "time", "sent", "done", "k"], ["0", "0", "1.0", "0.0", "1.0", "0.0"],
-                    ["1", "0", "2.0", "0.0", "2.0", "10.0"], ["2", "0", "3.0", "0.0", "3.0", "20.0"]]
+    # k = serial * 10 can only be a whole number: written as an integer; sent and done are times
+    assert rows == [["session", "turn", "time", "sent", "done", "k"], ["0", "0", "1.0", "0.0", "1.0", "0"],
+                    ["1", "0", "2.0", "0.0", "2.0", "10"], ["2", "0", "3.0", "0.0", "3.0", "20"]]
 
 
 def test_serq_run_records_refuses_what_it_cannot_write(tmp_path, capsys):
@@ -166,6 +170,67 @@ def test_the_records_file_reads_back_with_pandas_one_row_per_request(tmp_path, c
         assert df.values.tolist() == want
     frame = serq_sim.run(compile_src(PROG)).records()
     assert isinstance(frame, pd.DataFrame) and frame.values.tolist() == want
+
+
+TYPED = """
+stage d : delay;
+workload { arrive batch(4); }
+session {
+  set t0 = now;
+  set n = 1 + floor(~exp(5));
+  set half = n / 2;
+  set k = 0;
+  loop {
+    run d (1);
+    set k = k + n;
+    branch (k > 20) { end; }
+    set at = now;
+    record r { sent = t0; at = at; n = n; k = k; half = half; flag = n > 3; m = member(d);
+               mixed = serial == 2 ? 1 / 0 : serial; q = ~exp(1); big = n * 1e300; }
+  }
+}
+run { horizon 100; warmup 0; }
+"""
+
+
+def test_integer_columns_are_integers_in_every_output(tmp_path, capsys):
+    """Columns that can only be whole numbers (counts, floor, comparisons, member, sums of them, through
+    attributes) are int64 when every kept value is a whole finite number below 2^53; times (now, even
+    whole on this clock), divisions, draws and a column that holds inf in some row stay float64."""
+    prog = compile_src(TYPED)
+    from serq_sim.records import whole_columns
+
+    assert whole_columns(prog) == [[False, False, True, True, False, True, True, True, False, True]]
+    rows = serq_sim.run(prog, seed=2).records(kind="numpy")
+    ints = ["session", "n", "k", "flag", "m"]
+    floats = ["time", "sent", "at", "half", "mixed", "q", "big"]
+    assert [c for c in rows if rows[c].dtype == np.int64] == ints
+    assert all(rows[c].dtype == np.float64 for c in floats) and rows["turn"].dtype == np.int32
+    assert rows["at"].tolist() == [float(int(v)) for v in rows["at"]]  # whole, yet a time
+    assert np.isinf(rows["mixed"]).any() and (rows["big"] >= 2.0 ** 53).all()  # whole, beyond exact ints
+    pd = pytest.importorskip("pandas")
+    (tmp_path / "p.sq").write_text(TYPED)
+    files = ["r.csv"] + (["r.parquet"] if importlib.util.find_spec("pyarrow") or importlib.util.find_spec("polars")
+                         else [])
+    for name in files:
+        code, text = serq(["run", str(tmp_path / "p.sq"), "--seed", "2", "--no-progress", "--records",
+                           str(tmp_path / name)], capsys)
+        assert code == 0, text
+        df = (pd.read_parquet if name.endswith(".parquet") else pd.read_csv)(tmp_path / name)
+        assert [c for c in df.columns if df[c].dtype.kind == "i"] == ["session", "turn", *ints[1:]], name
+        assert df["k"].tolist() == rows["k"].tolist()
+    frame = serq_sim.run(prog, seed=2).records(kind="pandas")
+    assert [c for c in frame.columns if frame[c].dtype.kind == "i"] == ["session", "turn", *ints[1:]]
+
+
+def test_lib_vllm_request_counts_are_integers():
+    src = (REPO / "examples" / "multi-turn" / "vllm.sq").read_text()
+    rows = serq_sim.run(compile_src(src), horizon=250.0).records(kind="numpy")
+    assert len(rows["session"]) > 10
+    for c in ("prompt", "output", "cached", "preemptions", "engine"):
+        assert rows[c].dtype == np.int64, c
+    for c in ("sent", "admitted", "first_token", "last_token"):
+        assert rows[c].dtype == np.float64, c
 
 
 def test_records_stay_small():

@@ -6,24 +6,103 @@ row was recorded, ``array('d')``): 20 bytes a row plus 8 per declared column, so
 lib/vllm.sq's 13 columns are 12 MB. Every row is kept during the run; the report leaves out the rows
 recorded for requests sent before the warm-up's end (by the column ``sent`` when the table has one, by
 ``time`` otherwise), so a row is in or out as a whole.
+
+Integer columns. A declared column is given as integers (int64 in the arrays, the DataFrame, CSV and
+Parquet) when its values can only be whole numbers, as far as the program tells (:func:`whole_columns`:
+no ``record`` of the table computes it from a time, a duration, a division or a draw other than
+``bernoulli``, directly or through an attribute) and every row the report keeps is a whole finite
+number below 2^53 (a count, a member index, tokens; lib/vllm.sq's ``prompt``, ``output``, ``cached``,
+``preemptions`` and ``engine``). Any other column stays float64; ``session`` is int64 and ``turn``
+int32 always.
 """
 
 from __future__ import annotations
 
+import math
 from array import array
 from typing import Any
 
+from serq_ir import nodes as N
+
 OWN = ("session", "turn", "time")
+#: context variables and observables that are counts: whole numbers
+_WHOLE_CTX = frozenset(("size", "waiting", "present", "residents", "decoders", "decoding", "admission"))
+_FRACTION_OBS = frozenset(("price", "est_lambda", "est_rho", "est_wait"))
+#: the attributes a trace (or a preset's turns) supplies that are not whole: the think time
+_FRACTION_ATTRS = frozenset(("think",))
+
+
+def _whole(e, attrs: list[bool]) -> bool:
+    """Whether ``e`` can only be a whole number (or a non-finite one), given which attributes can."""
+    if isinstance(e, N.Num):
+        v = e.value
+        return isinstance(v, str) or not math.isfinite(v) or v == math.floor(v)
+    if isinstance(e, N.Attr):
+        return 0 <= e.slot < len(attrs) and attrs[e.slot]
+    if isinstance(e, N.Ctx):
+        return e.name in _WHOLE_CTX
+    if isinstance(e, N.Draw):
+        return e.dist == "bernoulli"
+    if isinstance(e, N.Call):
+        if e.fn in ("floor", "ceil"):
+            return True
+        return e.fn in ("min", "max", "abs", "sum") and all(_whole(a, attrs) for a in e.args)
+    if isinstance(e, N.Observable):
+        return e.name not in _FRACTION_OBS  # counts, or units: whole or not by the values
+    if isinstance(e, N.Unary):
+        return e.op == "!" or _whole(e.arg, attrs)
+    if isinstance(e, N.Binary):
+        if e.op == "/":
+            return False
+        if e.op in ("+", "-", "*", "%"):
+            return _whole(e.lhs, attrs) and _whole(e.rhs, attrs)
+        return True  # comparisons and logic: 0 or 1
+    if isinstance(e, N.Cond):
+        return _whole(e.then, attrs) and _whole(e.orelse, attrs)
+    return False
+
+
+def whole_columns(program: Any) -> list[list[bool]]:
+    """For each table, for each declared column, whether it can only be a whole number: the attributes
+    that can are found as a fixed point (every ``set`` of one, every preset value, whole), then every
+    ``record`` of the table must compute the column from whole numbers only."""
+    from .compile import walk
+
+    attrs = [a.name not in _FRACTION_ATTRS for a in program.attributes]
+    nodes = list(walk(program))
+    sets = [x for x in nodes if isinstance(x, N.Set)]
+    for x in nodes:
+        if isinstance(x, N.SlotValue):
+            v = float(x.value)
+            if math.isfinite(v) and v != math.floor(v) and 0 <= x.slot < len(attrs):
+                attrs[x.slot] = False
+    changed = True
+    while changed:
+        changed = False
+        for st in sets:
+            if 0 <= st.slot < len(attrs) and attrs[st.slot] and not _whole(st.value, attrs):
+                attrs[st.slot] = False
+                changed = True
+    out = [[True] * len(d.columns) for d in program.records]
+    for x in nodes:
+        if isinstance(x, N.Record) and 0 <= x.record < len(out):
+            cols = out[x.record]
+            for k, v in enumerate(x.values[:len(cols)]):
+                if cols[k] and not _whole(v, attrs):
+                    cols[k] = False
+    return out
 
 
 class RecordTable:
     """One table's rows while the run goes on."""
 
-    __slots__ = ("name", "columns", "values", "sessions", "turns", "times", "add")
+    __slots__ = ("name", "columns", "values", "sessions", "turns", "times", "add", "whole")
 
-    def __init__(self, name: str, columns: list[str]):
+    def __init__(self, name: str, columns: list[str], whole: list[bool] | None = None):
         self.name = name
         self.columns = list(columns)
+        #: which declared columns can only be whole numbers (whole_columns)
+        self.whole = list(whole) if whole is not None else [False] * len(columns)
         self.values = [array("d") for _ in columns]
         self.sessions = array("q")
         self.turns = array("i")
@@ -45,7 +124,8 @@ class RecordTable:
 
 
 def tables(program: Any) -> list[RecordTable]:
-    return [RecordTable(d.name, d.columns) for d in program.records]
+    whole = whole_columns(program) if program.records else []
+    return [RecordTable(d.name, d.columns, w) for d, w in zip(program.records, whole)]
 
 
 class Records:
@@ -75,6 +155,11 @@ class Records:
             keep = key >= self._warmup
             if not keep.all():
                 cols = {k: v[keep] for k, v in cols.items()}
+            for name, whole in zip(t.columns, t.whole):
+                a = cols[name]
+                # a whole-number column (whole_columns) whose kept values are all whole, finite and exact
+                if whole and bool(np.all((a == np.floor(a)) & (np.abs(a) < 2.0 ** 53))):
+                    cols[name] = a.astype(np.int64)
             self._arrays = cols
         return self._arrays
 
