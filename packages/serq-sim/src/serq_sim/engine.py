@@ -139,6 +139,9 @@ class Simulation:
         self.cur = None
         self.rngs = rand.streams(self.seed)
         self._rand_arr = self.rngs["arrivals"].random
+        # common random numbers (rand.py): the workload stream is reseeded per session and turn
+        self._wl_seed = self.rngs["workload"].seed
+        self._wl_base = rand.workload_base(self.seed)
         self.null_ctx = Ctx()
         self.nattrs = len(program.attributes)
         names = {a.name: i for i, a in enumerate(program.attributes)}

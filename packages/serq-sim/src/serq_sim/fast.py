@@ -53,6 +53,7 @@ from typing import Any
 
 from serq_ir import nodes as N
 
+from . import rand
 from .compile import HELPERS, RNG, SPIN_LIMIT, SPIN_MESSAGE, Compiler, num, reads, state_dependent
 from .errors import SimError, StopRun, format_error
 from .pools.model import EPS
@@ -496,7 +497,8 @@ class _Gen(Compiler):
                 out += [f"{pad}_ti = int(_rt() * len(_tss))"]
             out += [f"{pad}A[{self.XTR}] = _tss[_ti]"]
         wl = self.p.workload
-        if wl.init:
+        if wl.init:  # common random numbers (rand.py): the workload stream of (serial, turn 0)
+            out += [f"{pad}_rwseed(_rwbase + (int(A[0]) << 32))"]
             out += self.plain_lines(wl.init, pad)
         return out
 
@@ -526,7 +528,8 @@ class _Gen(Compiler):
             if more is not None:
                 out.append(f"{pad}    A[{more}] = _more")
         wl = self.p.workload
-        if wl.turn:
+        if wl.turn:  # the workload stream of (serial, turn)
+            out += [f"{pad}_rwseed(_rwbase + (int(A[0]) << 32) + int(A[1]))"]
             out += self.plain_lines(wl.turn, pad)
         return out
 
@@ -1355,6 +1358,8 @@ def build(sim, progress: bool):
         g["rate"] = sim.rate = num(sim.arrive.rate)
     for name, r in sim.rngs.items():
         g[RNG[name]] = r.random
+    g["_rwseed"] = sim.rngs["workload"].seed
+    g["_rwbase"] = rand.workload_base(sim.seed)
     arrays = [(o.values, o.times, o.sessions, o.turns) for o in sim.obs]
     g["_obs"] = arrays
     widths = (8, 8, 8, 4) if not gen.turn_zero else (8, 8, 8)

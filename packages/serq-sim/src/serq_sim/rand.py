@@ -8,6 +8,15 @@ and spill clauses) and ``trace`` (which trace session an arrival replays). Each 
 method, which is several times faster than a numpy scalar draw, and a stream is unaffected by how many
 draws the others make.
 
+Common random numbers: the ``workload`` stream does not run on from one draw to the next across sessions.
+Before a session's ``init`` block it is reseeded (:func:`workload_key`) from the seed and the session's
+serial (turn 0), and before each ``turn`` block from the seed, the serial and the turn number (1, 2, ...):
+so a session's ``init`` and ``turn`` draws (its prompt and output lengths, ``more``) depend only on the
+seed, its serial, its turn and the draw's place in the block, never on the order in which the deployment's
+schedule happened to reach the sessions' turns. Two programs that differ only in the deployment draw the
+same workload under one seed. The arrival gaps (``arrivals``) and the trace session each arrival replays
+(``trace``) are drawn in the order of the sessions' serials already, one stream each.
+
 The seed sequence is computed here in pure Python (:func:`seed_state`), without importing numpy: the
 entropy mixing of numpy's ``SeedSequence`` (O'Neill's ``seed_seq`` hash: ``hashmix`` and ``mix`` on 32-bit
 words, a pool of four words), its ``spawn`` (the child's spawn key appended to the entropy) and its
@@ -102,6 +111,23 @@ def streams(seed: int) -> dict[str, random.Random]:
         state = seed_state(root, (i,))
         out[name] = random.Random(sum(w << (32 * j) for j, w in enumerate(state)))
     return out
+
+
+#: bit offsets of the key a workload block reseeds its stream with: seed, then serial, then turn
+_KEY_SEED, _KEY_SERIAL = 96, 32
+
+
+def workload_base(seed: int) -> int:
+    """The part of every :func:`workload_key` of ``seed`` that the seed makes (above a tag bit, so no key
+    is a plain seed's)."""
+    return ((int(seed) % (1 << 64)) << _KEY_SEED) | (1 << (_KEY_SEED - 1))
+
+
+def workload_key(seed: int, serial: int, turn: int) -> int:
+    """What the ``workload`` stream is seeded with (``random.Random.seed``) before session ``serial``'s
+    ``init`` block (``turn`` 0) or its ``turn`` block number ``turn``: ``workload_base(seed) + serial *
+    2**32 + turn`` (serials below 2**63, turns below 2**32: every key distinct)."""
+    return workload_base(seed) + (serial << _KEY_SERIAL) + turn
 
 
 _log = math.log

@@ -89,7 +89,8 @@ def spawn(sim, preset: N.Preset | None = None) -> Session:
         else:
             i = int(sim.rngs["trace"].random() * len(sessions))
         s.trace = [sessions[i], 0]
-    if sim.init_fn is not None:
+    if sim.init_fn is not None:  # common random numbers (rand.py): the workload stream of (serial, turn 0)
+        sim._wl_seed(sim._wl_base + (serial << 32))
         sim.init_fn(s)
     s.gen = sim.session_fn(s)
     s.in_ready = True
@@ -120,5 +121,6 @@ def turn(sim, s: Session) -> None:
             more = 0.0
         if sim.slot_more is not None:
             A[sim.slot_more] = more
-    if sim.turn_fn is not None:
+    if sim.turn_fn is not None:  # the workload stream of (serial, turn)
+        sim._wl_seed(sim._wl_base + (s.serial << 32) + int(A[SLOT_TURN]))
         sim.turn_fn(s)
