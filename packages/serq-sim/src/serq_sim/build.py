@@ -9,14 +9,18 @@ from array import array
 
 from serq_ir import nodes as N
 
-from .compile import Compiler, observables_read
+from .compile import Compiler, observables_read, state_dependent
 from .errors import SimError, format_error
-from .pools.model import Pool
+from .pools.model import KeyedQueue, Pool
 from .stages import FlowNetwork
 
 #: the observables that read a stage's online estimates (serq_sim.stats.PriceEstimator)
 ESTIMATES = frozenset(("price", "est_lambda", "est_rho", "est_wait"))
 INF = math.inf
+#: ``queue by`` keys that read only attributes and numbers are evaluated once, at the join
+#: (:class:`~serq_sim.pools.model.KeyedQueue`); False evaluates every key at every head lookup (the tests
+#: compare the two)
+KEYS_AT_JOIN = True
 
 
 def build(sim, reg, trace_path) -> None:
@@ -74,6 +78,9 @@ def build(sim, reg, trace_path) -> None:
         pool.preempt = pool_policy(sim, reg.preempt, pool, node.preempt, "preemption policy")
         if isinstance(node.queue, N.QueueBy):
             pool.keyed = sim.compiler.keys_fn(node.queue.keys, span=node.span)
+            if KEYS_AT_JOIN and not any(state_dependent(k) for k in node.queue.keys):
+                pool.queue = KeyedQueue(pool)
+                pool.keyed_at_join = True
         if node.spill is not None:
             sp = node.spill
             tier = spill_pool(sim, sp.tier, pool)

@@ -82,7 +82,7 @@ def head(sim, pool: Pool):
     q = pool.queue
     if not q:
         return None
-    if pool.keyed is None or len(q) == 1:
+    if pool.keyed is None or len(q) == 1 or (pool.keyed_at_join and not q.scan):
         return q[0]
     ctx = sim.null_ctx
     now = sim.now

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import math
 from collections import deque
+from operator import attrgetter
 
 from serq_ir import nodes as N
+from sortedcontainers import SortedKeyList
 
 from ..compile import num
 from ..session import SLOT_CACHED, SLOT_COMPUTED
@@ -18,7 +20,68 @@ from ..session import SLOT_CACHED, SLOT_COMPUTED
 EPS = 1e-9
 INF = math.inf
 
-__all__ = ["EPS", "INF", "SLOT_CACHED", "SLOT_COMPUTED", "Entry", "HoldRT", "Lease", "Pending", "Pool", "Slot"]
+__all__ = ["EPS", "INF", "SLOT_CACHED", "SLOT_COMPUTED", "Entry", "HoldRT", "KeyedQueue", "Lease", "Pending",
+           "Pool", "Slot"]
+
+_QKEY = attrgetter("qkey")
+
+
+class KeyedQueue:
+    """The queue of a pool whose ``queue by`` keys read only attributes and numbers (a waiting session's
+    attributes do not change, so neither does its key): each session's key is evaluated once, when it
+    joins, and the queue is kept sorted by ``(key, join order)`` — its first is the least key, ties to the
+    first to join, which is what scanning the keys in join order (:func:`.admission.head`) finds. A key
+    holding a NaN orders nothing: from the first such key the queue keeps the join order (``scan``) and
+    the head is found by that scan again. The deque's operations the engine uses: ``append`` (a join),
+    ``popleft``, ``remove``, ``[0]``, ``len``, iteration (in queue order)."""
+
+    __slots__ = ("pool", "sl", "dq", "tie", "scan")
+
+    def __init__(self, pool):
+        self.pool = pool
+        self.sl = SortedKeyList(key=_QKEY)
+        self.dq: deque | None = None
+        self.tie = 0
+        self.scan = False
+
+    def append(self, s) -> None:
+        if self.scan:
+            self.dq.append(s)
+            return
+        pool = self.pool
+        k = pool.keyed(s, s.attrs, pool.sim.null_ctx)
+        for x in k:
+            if x != x:
+                # join order back, and the scan from now on
+                self.scan = True
+                self.dq = deque(sorted(self.sl, key=lambda w: w.qkey[1]))
+                self.dq.append(s)
+                self.sl = None
+                return
+        s.qkey = (k, self.tie)
+        self.tie += 1
+        self.sl.add(s)
+
+    def popleft(self):
+        return self.dq.popleft() if self.scan else self.sl.pop(0)
+
+    def remove(self, s) -> None:
+        if self.scan:
+            self.dq.remove(s)
+        else:
+            self.sl.remove(s)
+
+    def __getitem__(self, i: int):
+        return self.dq[i] if self.scan else self.sl[i]
+
+    def __len__(self) -> int:
+        return len(self.dq) if self.scan else len(self.sl)
+
+    def __bool__(self) -> bool:
+        return bool(self.dq) if self.scan else bool(self.sl)
+
+    def __iter__(self):
+        return iter(self.dq if self.scan else self.sl)
 
 
 class Pending:
@@ -112,6 +175,8 @@ class Pool:
         self.front: deque = deque()
         self.queue: deque = deque()
         self.keyed = None  # queue-by keys function
+        #: the queue is a :class:`KeyedQueue` (keys evaluated once, at the join)
+        self.keyed_at_join = False
         self.growers: deque = deque()
         self.via = None
         self.memory_of: list = []
