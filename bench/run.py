@@ -182,17 +182,17 @@ def comparisons(quick: bool) -> list[Comparison]:
     simpy = [PY, str(BENCH / "mm1_simpy.py")]
     out.append(Comparison(
         "mm1_pool",
-        f"M/M/1 at rho 0.8, {n_mm1} customers, on the general engine: serQ's one-slot pool in front of a "
-        "delay stage (bench/mm1_pool.sq, the way a serving program writes a server) against SimPy's "
-        "Resource(capacity=1) (bench/mm1_simpy.py)",
+        f"M/M/1 at rho 0.8, {n_mm1} customers: serQ's one-slot pool in front of a delay stage "
+        "(bench/mm1_pool.sq, the way a serving program writes a server; a cap-only pool, which the fast tier "
+        "takes) against SimPy's Resource(capacity=1) (bench/mm1_simpy.py)",
         Side(f"serq run bench/mm1_pool.sq --arrivals {n_mm1}",
              serq_run("bench/mm1_pool.sq", "--arrivals", str(n_mm1), "--horizon", "1e9"), observe_means),
         Side(f"python bench/mm1_simpy.py {n_mm1} 1 1", [*simpy, str(n_mm1), "1", "1"]),
         0.5, "serq/simpy <= 0.5 (issue #11)", per=("customers", n_mm1)))
     out.append(Comparison(
         "mm4_pool",
-        f"M/M/4 at rho 0.8, {n_mm1} customers, on the general engine: a pool of 4 in front of a delay stage "
-        "(bench/mm4_pool.sq) against SimPy's Resource(capacity=4) (bench/mm1_simpy.py N 1 4)",
+        f"M/M/4 at rho 0.8, {n_mm1} customers: a pool of 4 in front of a delay stage (bench/mm4_pool.sq, "
+        "the fast tier) against SimPy's Resource(capacity=4) (bench/mm1_simpy.py N 1 4)",
         Side(f"serq run bench/mm4_pool.sq --arrivals {n_mm1}",
              serq_run("bench/mm4_pool.sq", "--arrivals", str(n_mm1), "--horizon", "1e9"), observe_means),
         Side(f"python bench/mm1_simpy.py {n_mm1} 1 4", [*simpy, str(n_mm1), "1", "4"]),
@@ -200,15 +200,33 @@ def comparisons(quick: bool) -> list[Comparison]:
     out.append(Comparison(
         "prio_pool",
         f"non-preemptive priority M/M/1 at rho 0.8, two classes, {n_prio} customers: a pool with "
-        "queue by (prio, serial) (bench/prio_pool.sq) against SimPy's PriorityResource (bench/prio_simpy.py)",
+        "queue by (prio, serial) (bench/prio_pool.sq, the fast tier: keys read only attributes, so each is "
+        "evaluated once, at the join) against SimPy's PriorityResource (bench/prio_simpy.py)",
         Side(f"serq run bench/prio_pool.sq --arrivals {n_prio}",
              serq_run("bench/prio_pool.sq", "--arrivals", str(n_prio), "--horizon", "1e9"), observe_means),
         Side(f"python bench/prio_simpy.py {n_prio}", [PY, str(BENCH / "prio_simpy.py"), str(n_prio)]),
         None, "no target of its own (the queue by target is on the vLLM rows)", per=("customers", n_prio)))
+    general = {"SERQ_SIM_TIER": "general"}
+    out.append(Comparison(
+        "mm1_pool_general",
+        f"the M/M/1 of mm1_pool on the GENERAL ENGINE (SERQ_SIM_TIER=general: what a pool program outside the "
+        "fast tier's class, e.g. with blocks, a cache or a step stage, runs on) against SimPy's Resource(1)",
+        Side(f"SERQ_SIM_TIER=general serq run bench/mm1_pool.sq --arrivals {n_mm1}",
+             serq_run("bench/mm1_pool.sq", "--arrivals", str(n_mm1), "--horizon", "1e9"), observe_means, general),
+        Side(f"python bench/mm1_simpy.py {n_mm1} 1 1", [*simpy, str(n_mm1), "1", "1"]),
+        None, "none (printed: the general engine's own figure)", per=("customers", n_mm1)))
+    out.append(Comparison(
+        "prio_pool_general",
+        f"the priority M/M/1 of prio_pool on the GENERAL ENGINE (SERQ_SIM_TIER=general; the keys sorted once "
+        "at the join there too) against SimPy's PriorityResource",
+        Side(f"SERQ_SIM_TIER=general serq run bench/prio_pool.sq --arrivals {n_prio}",
+             serq_run("bench/prio_pool.sq", "--arrivals", str(n_prio), "--horizon", "1e9"), observe_means, general),
+        Side(f"python bench/prio_simpy.py {n_prio}", [PY, str(BENCH / "prio_simpy.py"), str(n_prio)]),
+        None, "none (printed)", per=("customers", n_prio)))
     out.append(Comparison(
         "mm1_fast",
         f"M/M/1 at rho 0.8, {n_mm1} customers, on the FAST TIER: bench/mm1.sq has no pool and no step stage, "
-        "so it runs as one generated loop; no serving program is eligible for it. Against SimPy's "
+        "so it runs as one generated loop (the queue is a fifo stage, not a pool). Against SimPy's "
         "Resource(capacity=1)",
         Side(f"serq run bench/mm1.sq --arrivals {n_mm1}",
              serq_run("bench/mm1.sq", "--arrivals", str(n_mm1), "--horizon", "1e9"), observe_means),
