@@ -282,26 +282,26 @@ class Compiler:
     # ------------------------------------------------------------ expressions
     def pool_ref(self, r: N.PoolRef, rng: str) -> str:
         sim = self.sim
-        base, size = sim.pool_base[r.pool], self.program.pools[r.pool].size
-        if r.index is None:
-            own = self.own
-            if own is not None and size > 1 and own[0] == size:
-                base += own[1]
-            return self.obj(sim.pools[base], "_p")
-        return f"E.pool_at({base}, {size}, {self.expr(r.index, rng)}, {self.span_id(getattr(r, 'span', None))}, s)"
+        return self._member(r, rng, sim.pool_base[r.pool], self.program.pools[r.pool].size, sim.pools, "pool")
 
     def stage_ref(self, r: N.StageRef, rng: str) -> str:
         sim = self.sim
-        base, size = sim.stage_base[r.stage], self.program.stages[r.stage].size
+        return self._member(r, rng, sim.stage_base[r.stage], self.program.stages[r.stage].size, sim.stages,
+                            "stage")
+
+    def _member(self, r, rng: str, base: int, size: int, objs: list, what: str) -> str:
+        """The code of a pool's or stage's member: the object itself when the reference has no index (in a
+        step family's own expressions, the member paired with the stage's), else the checked lookup
+        ``E.pool_at`` / ``E.stage_at`` of the computed index."""
         if r.index is None:
             own = self.own
             if own is not None and size > 1 and own[0] == size:
                 base += own[1]
-            stage = sim.stages[base]
-            if stage is None:  # not built yet: a stage's own expressions read it or a later one (at run time)
-                return f"E.stages[{base}]"
-            return self.obj(stage, "_s")
-        return f"E.stage_at({base}, {size}, {self.expr(r.index, rng)}, {self.span_id(getattr(r, 'span', None))}, s)"
+            obj = objs[base]
+            if obj is None:  # a stage not built yet: a stage's own expressions read it or a later one (at run time)
+                return f"E.{what}s[{base}]"
+            return self.obj(obj, "_p" if what == "pool" else "_s")
+        return f"E.{what}_at({base}, {size}, {self.expr(r.index, rng)}, {self.span_id(getattr(r, 'span', None))}, s)"
 
     def expr(self, e: N.Expr, rng: str = "session") -> str:
         r = self.expr

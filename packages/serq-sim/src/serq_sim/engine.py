@@ -23,6 +23,7 @@ from collections import deque
 from serq_ir import nodes as N
 
 from . import rand, records
+from . import stages as _stages
 from . import workload as _workload
 from .build import build
 from .compile import REDO_MESSAGE, SPIN_MESSAGE, num
@@ -672,24 +673,9 @@ class Simulation:
         s.status = STAGE
         self.flow_network.add(job, tuple(stages))
 
-    def stage_stats(self, st, job: Job) -> None:
-        started = job.started if job.started is not None else job.enqueued
-        if self.warm:
-            st.completions += 1
-            st.wait_sum += started - job.enqueued
-            st.service_sum += self.now - started
-        if self.need_est:
-            st.est.observe(started, started - job.enqueued, self.now - started)
-
-    def job_done(self, st, job: Job) -> None:
-        self.stage_stats(st, job)
-        owner = job.owner
-        if owner is not None and owner.job is job:
-            owner.job = None
-            owner.status = READY
-            if not owner.in_ready:
-                owner.in_ready = True
-                self.ready.append(owner)
+    # a job's completion (the stages' contract; stages.job_done owns it, FifoStage._done inlines it there)
+    stage_stats = _stages.stage_stats
+    job_done = _stages.job_done
 
     def start_job(self, st, work: float) -> None:
         """An ownerless job (a spill's write)."""

@@ -62,6 +62,31 @@ from .status import READY, STAGE
 _heappush = heapq.heappush
 
 
+def stage_stats(sim, st, job) -> None:
+    """A completion's statistics at stage ``st``: completions, wait and service (after warm-up), and the
+    stage's price estimate when a program reads one."""
+    started = job.started if job.started is not None else job.enqueued
+    if sim.warm:
+        st.completions += 1
+        st.wait_sum += started - job.enqueued
+        st.service_sum += sim.now - started
+    if sim.need_est:
+        st.est.observe(started, started - job.enqueued, sim.now - started)
+
+
+def job_done(sim, st, job) -> None:
+    """``job`` completed at stage ``st`` (``sim.job_done(st, job)``, what every stage kind calls): its
+    statistics, and its session, still waiting on it, becomes ready."""
+    stage_stats(sim, st, job)
+    owner = job.owner
+    if owner is not None and owner.job is job:
+        owner.job = None
+        owner.status = READY
+        if not owner.in_ready:
+            owner.in_ready = True
+            sim.ready.append(owner)
+
+
 
 class Job:
     """One run on one stage (or one flow over several)."""
@@ -260,7 +285,7 @@ class FifoStage(StageKind):
             _heappush(sim.heap, (now + nxt.work, next(sim._seq), self._done_cb, nxt))
         else:
             self.active -= 1
-        # sim.job_done(self, job), inlined (job.started is set: the job was served)
+        # job_done(sim, self, job), inlined (job.started is set: the job was served)
         started = job.started
         if sim.warm:
             self.completions += 1
