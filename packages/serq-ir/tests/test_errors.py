@@ -65,3 +65,12 @@ def test_a_long_compact_line_is_quoted_around_the_fault():
 def test_missing_file(tmp_path):
     with pytest.raises(serq_ir.IRError, match=r"^error: .*nope.ir.json: cannot read"):
         serq_ir.load(tmp_path / "nope.ir.json")
+
+
+def test_a_byte_order_mark_is_ignored_and_unprintable_characters_are_not_quoted():
+    assert serq_ir.decode(b"\xef\xbb\xbf" + GOOD.encode()) == serq_ir.decode(GOOD)
+    with pytest.raises(serq_ir.IRError) as info:
+        serq_ir.decode('{"version": 2, \u200e\x1b[2J x}'.encode(), name="bad.ir.json")
+    head, line, caret = str(info.value).split("\n")
+    assert head == "bad.ir.json:1:16: error: JSON is malformed: object keys must be strings (at offset 15)"
+    assert line == '    {"version": 2, ??[2J x}' and caret == "    " + " " * 15 + "^"

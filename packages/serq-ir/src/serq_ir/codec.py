@@ -29,7 +29,8 @@ def _quote(msg: str) -> str:
 
 def _located(data: bytes, name: str, off: int, message: str) -> str:
     """``message`` at byte ``off`` of the JSON text ``data``: ``name:line:col`` (the column counts
-    characters), the line quoted (bytes that are not UTF-8 as ``?``, controls as ``?``) and a caret."""
+    characters), the line quoted (bytes that are not UTF-8 and characters that do not print as ``?``) and a
+    caret."""
     off = max(0, min(off, len(data)))
     start = data.rfind(b"\n", 0, off) + 1
     end = data.find(b"\n", off)
@@ -37,7 +38,7 @@ def _located(data: bytes, name: str, off: int, message: str) -> str:
     line = data.count(b"\n", 0, off) + 1
     col = len(data[start:off].decode("utf-8", errors="replace")) + 1
     text = data[start:end].decode("utf-8", errors="replace")
-    text = "".join("?" if ch == "\ufffd" or (ch < " " and ch != "\t") else ch for ch in text)
+    text = "".join(ch if ch == "\t" or (ch.isprintable() and ch != "\ufffd") else "?" for ch in text)
     if len(text) > 200:  # one long line (compact JSON): the 100 characters either side of the fault
         lo = max(0, col - 101)
         text, col_shown = text[lo: col + 99], col - lo
@@ -79,6 +80,8 @@ def decode(data: bytes | str, *, name: str = "<ir>") -> Program:
     Any fault raises :class:`IRError` with one line naming ``name``."""
     if isinstance(data, str):
         data = data.encode()
+    if data.startswith(b"\xef\xbb\xbf"):  # a UTF-8 byte-order mark, which JSON readers may ignore (RFC 8259)
+        data = data[3:]
     try:
         head = _version_decoder.decode(data)
     except msgspec.DecodeError as e:
