@@ -92,6 +92,7 @@ stage d : delay;
 workload { arrive poisson(1); }
 session {
   set sz = floor(~uniform(0, 5));
+  branch (serial % 7 == 3) { hold a (4) { run d (1); } }
   hold a (sz) {
     run d (~exp(0.5));
     hold b (now > 600 ? 3 : 1) { run d (1); }

@@ -547,8 +547,7 @@ class _Gen(Compiler):
         if self.sim.closed:
             out += self.spawn_lines(pad, None)
             out.append(f"{pad}ready.append(A)")
-        if self.p.pools:
-            out.append(f"{pad}_adm(now, warm)")
+        out += self.adm_call(pad)
         out.append(f"{pad}break")
         return out
 
@@ -585,7 +584,15 @@ class _Gen(Compiler):
 
     def end_hold_lines(self, h: int, pad: str) -> list[str]:
         """``end_hold``: the scope of hold ``h`` ends; ``computed`` is reset; admissions are retried."""
-        return self.release_lines(h, pad) + [f"{pad}A[3] = 0.0", f"{pad}_adm(now, warm)"]
+        return self.release_lines(h, pad) + [f"{pad}A[3] = 0.0"] + self.adm_call(pad)
+
+    def adm_call(self, pad: str) -> list[str]:
+        """``admit_all``: ``_adm`` when some queue has a session (with every queue empty it admits none)."""
+        qs = [f"g{g}_q" if self.p.pools[g].size == 1 else f"any(g{g}_q)"
+              for g in range(len(self.p.pools)) if self.queued_at[g]]
+        if not qs:
+            return []
+        return [f"{pad}if {' or '.join(qs)}:", f"{pad}    _adm(now, warm)"]
 
     def key_src(self, g: int, rng: str = "session") -> str:
         keys = self.p.pools[g].queue.keys
@@ -595,6 +602,16 @@ class _Gen(Compiler):
         src = "(" + "".join(self.expr(k, rng) + ", " for k in keys) + ")"
         self.ctx, self.cur_span = old_ctx, old_span
         return src
+
+    def const_units(self, hp: N.HoldPool, g: int) -> str | None:
+        """The units of ``hp`` as a literal when they are a number at most the capacity (never rejected,
+        never an amount error), else None."""
+        if not isinstance(hp.units, N.Num):
+            return None
+        u = num(hp.units.value)
+        if u >= 0.0 and not u > num(self.p.pools[g].cap) + EPS:
+            return _flt(u)
+        return None
 
     def hold_lines(self, st: N.Hold, h: int, pad: str, body: int) -> list[str]:
         """``hold``: the pools' members, the units that read no state (a demand beyond the capacity is
@@ -615,6 +632,10 @@ class _Gen(Compiler):
             if state_dependent(hp.units):
                 continue
             name = self.p.pools[g].name
+            c = self.const_units(hp, g)
+            if c is not None:  # a constant that fits: nothing to check
+                out.append(f"{pad}A[{self.XHU[h][k]}] = {c}")
+                continue
             out += [f"{pad}_u = {self.expr(hp.units)}",
                     f"{pad}if not _u >= 0.0:",
                     f"{pad}    raise _amt({name!r}, _u, {sid}, A[{self.XS}], now)",
@@ -755,7 +776,8 @@ class _Gen(Compiler):
                         f"{pad}if not _u{k} >= 0.0:",
                         f"{pad}    raise _amt({name!r}, _u{k}, {sid}, A[{self.XS}], now)"]
             else:
-                out.append(f"{pad}_u{k} = A[{self.XHU[h][k]}]")
+                c = self.const_units(hp, hp.pool.pool)
+                out.append(f"{pad}_u{k} = {c if c is not None else f'A[{self.XHU[h][k]}]'}")
         for k, hp in enumerate(st.pools):
             gk = hp.pool.pool
             out += [f"{pad}if {self.pv(gk, 'u', members[k])} + _u{k} > {self.pcap(gk, True)}:",
@@ -764,7 +786,8 @@ class _Gen(Compiler):
         for k, hp in enumerate(st.pools):
             gk = hp.pool.pool
             mk = members[k]
-            out += self.pacc_lines(gk, mk, pad)
+            if k:  # the first pool's acc was pop_head's, at this instant
+                out += self.pacc_lines(gk, mk, pad)
             out += [f"{pad}{self.pv(gk, 'u', mk)} += _u{k}",
                     f"{pad}{self.pv(gk, 'h', mk)} += 1"]
             out += self.if_warm([f"{self.pv(gk, 'n', mk)} += 1"], pad)
@@ -1155,7 +1178,7 @@ class _Gen(Compiler):
                 a(f"{pad}    {line}")
         a("                A = popleft() if ready else None")
         if p.pools:
-            a("            _adm(now, warm)")
+            L.extend(self.adm_call("            "))
             a("            if ready:")
             a("                A = popleft()")
             a("                continue")
