@@ -132,9 +132,6 @@ def leases_somewhere(stmts: list[Any]) -> str | None:
     return None
 
 
-MAX_EXPANDED = 100_000
-
-
 def _verb(s: Any) -> str:
     return type(s).__name__[1:].lower()
 
@@ -144,7 +141,6 @@ class QueueRewriter:
         self.ctx = ctx
         self.module = module
         self.queues: dict[str, Queue] = {}
-        self.expanded = 0
         #: whether a `request gw;` may stand here (in the workload's session, outside every entry)
         self.request_ok = False
         self.hidden: set[str] = set()
@@ -531,11 +527,9 @@ class QueueRewriter:
 
     def _expand(self, inst: Instance, entry: A.QEntry, key: tuple[str, str, bool],
                 stack: list[tuple[str, str, bool]], pos: Pos) -> list[Any]:
-        size = sum(1 for _ in A.walk_stmts(entry.body))
-        self.expanded += size
-        if self.expanded > MAX_EXPANDED:
-            raise self.ctx.error(pos, f"`{key[0]}.{key[1]}`: the queue calls expand to more than "
-                                 f"{MAX_EXPANDED} statements")
+        # a call copies the entry's body: counted with the definitions' and aggregates' copies, against one
+        # limit (Context.write_out), before it is made
+        self.ctx.write_out(A.block_size(entry.body), pos, f"this call of `{key[0]}.{key[1]}`")
         stack.append(key)
         try:
             return self.block(entry.body, inst, stack)
