@@ -209,7 +209,7 @@ def comparisons(quick: bool) -> list[Comparison]:
     general = {"SERQ_SIM_TIER": "general"}
     out.append(Comparison(
         "mm1_pool_general",
-        f"the M/M/1 of mm1_pool on the GENERAL ENGINE (SERQ_SIM_TIER=general: what a pool program outside the "
+        "the M/M/1 of mm1_pool on the GENERAL ENGINE (SERQ_SIM_TIER=general: what a pool program outside the "
         "fast tier's class, e.g. with blocks, a cache or a step stage, runs on) against SimPy's Resource(1)",
         Side(f"SERQ_SIM_TIER=general serq run bench/mm1_pool.sq --arrivals {n_mm1}",
              serq_run("bench/mm1_pool.sq", "--arrivals", str(n_mm1), "--horizon", "1e9"), observe_means, general),
@@ -217,7 +217,7 @@ def comparisons(quick: bool) -> list[Comparison]:
         None, "none (printed: the general engine's own figure)", per=("customers", n_mm1)))
     out.append(Comparison(
         "prio_pool_general",
-        f"the priority M/M/1 of prio_pool on the GENERAL ENGINE (SERQ_SIM_TIER=general; the keys sorted once "
+        "the priority M/M/1 of prio_pool on the GENERAL ENGINE (SERQ_SIM_TIER=general; the keys sorted once "
         "at the join there too) against SimPy's PriorityResource",
         Side(f"SERQ_SIM_TIER=general serq run bench/prio_pool.sq --arrivals {n_prio}",
              serq_run("bench/prio_pool.sq", "--arrivals", str(n_prio), "--horizon", "1e9"), observe_means, general),
