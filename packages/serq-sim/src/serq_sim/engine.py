@@ -511,9 +511,13 @@ class Simulation:
             break
         dirty = self.dirty
         if dirty:
+            # what mark() asked for, in the order asked; the mark is cleared here, before settle(), so a
+            # settle that marks again is settled again at this instant (the stage kind's contract)
             i = 0
             while i < len(dirty):
-                dirty[i].settle()
+                d = dirty[i]
+                d._marked = False
+                d.settle()
                 i += 1
             dirty.clear()
         if self.gauges:

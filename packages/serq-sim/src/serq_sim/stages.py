@@ -19,8 +19,9 @@ then talks to it through these methods only:
     The job leaves before completing (its session was preempted, or ended). Set ``job.stage = None``;
     events already scheduled for it are cancelled lazily (check ``job.stage is self`` when they fire).
 ``settle()``
-    Called at the end of the settle after :meth:`mark` asked for it (at most once per settle): the place
-    to reschedule (a ps stage's next completion).
+    Called at the end of the settle after :meth:`mark` asked for it (at most once per mark: the engine
+    clears the mark before the call, so a kind that marks itself again in its settle is settled again at
+    the same instant): the place to reschedule (a ps stage's next completion).
 ``busy_level()``
     The utilisation signal now, in [0, 1] (the time average is the reported utilisation).
 ``bind()``
@@ -424,7 +425,6 @@ class PsStage(StageKind):
         self.mark()
 
     def settle(self) -> None:
-        self._marked = False
         self._advance()
         heap = self.heap
         while heap and heap[0][2].stage is not self:
@@ -549,7 +549,6 @@ class FlowNetwork:
         self.mark()
 
     def settle(self) -> None:
-        self._marked = False
         self.advance()
         jobs = list(self.flows)
         stages: dict = {}

@@ -52,8 +52,7 @@ class BatchStage(StageKind):
         else:
             self.waiting.remove(job)
 
-    def settle(self):
-        self._marked = False
+    def settle(self):  # asked for by self.mark(); the engine clears the mark before calling it
         if self.serving or not self.waiting:
             return
         self.acc()

@@ -199,7 +199,7 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
                 self.left += t
 
     def settle(self) -> None:
-        self._marked = False
+        pass  # the engine cleared the mark; an iteration is started by try_start, not here
 
     def acc(self) -> None:
         if not self._own_busy:
