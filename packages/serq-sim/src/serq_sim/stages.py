@@ -93,7 +93,7 @@ class Job:
     """One run on one stage (or one flow over several)."""
 
     __slots__ = ("owner", "work", "total", "mode", "growing", "enqueued", "started", "stage", "tag", "seq",
-                 "rate", "stages", "assigned", "span", "lz", "gslot", "ghi", "mslots")
+                 "rate", "stages", "assigned", "span", "lz", "gslot", "ghi", "mslots", "lzm")
 
     def __init__(self, owner, work: float, mode: str, growing, now: float, span: int = 0):
         self.owner = owner
@@ -119,6 +119,8 @@ class Job:
         self.gslot = None
         self.ghi = 0
         self.mslots = None
+        #: a lazy decoder's memory on its step stage's memory pool (constant while it is lazy)
+        self.lzm = 0.0
 
 
 class Ctx:

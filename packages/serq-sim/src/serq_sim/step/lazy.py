@@ -7,15 +7,18 @@ from heapq import heappush as _heappush
 
 from serq_ir import nodes as N
 
-from ..compile import reads
+from ..compile import reads, reads_context
+from ..policies.preemption import NoPreemption, PreemptByKeys
 from ..pools import admission
 from ..stages import Ctx, Job
+from ..status import GROWING
 from .common import (
     _COST_NAMES,
     _EXACT,
     _INF,
     _PRE_NAMES,
     _TRACE,
+    _insert,
     _not_steady,
     _unplan,
 )
@@ -176,7 +179,7 @@ class LazyDecoding:
         self.t_start = now
         t = now + cost
         n = 0
-        if not assign and not tried and not preempted and self._quiet():
+        if not assign and not tried and not preempted and self._quiet_static is not False and self._quiet():
             n = self._quiet_rounds(now, t, cost)
             if n:
                 for _ in range(n):
@@ -200,7 +203,7 @@ class LazyDecoding:
         if ok is None:
             sim = self.sim
             k: N.Step = self.node.kind
-            ok = (self.lazy_ok and len(sim.step_stages) == 1 and not sim.gauges and not sim.check
+            ok = ((self.lazy_ok or self.glazy_ok) and len(sim.step_stages) == 1 and not sim.gauges and not sim.check
                   and not _TRACE and not reads(k.budget, _not_steady(_PRE_NAMES))
                   and (k.chunk is None or not reads(k.chunk, _not_steady(_PRE_NAMES)))
                   and not reads(k.cost, _not_steady(_COST_NAMES)))
@@ -226,6 +229,7 @@ class LazyDecoding:
         t_next = heap[0][0] if heap else _INF
         horizon = sim.horizon
         due = self.due
+        wake = self.wake
         r = self.rounds
         n = 0
         last = now
@@ -235,7 +239,7 @@ class LazyDecoding:
         gaps = self.gaps
         warm = sim.warm
         nlazy = self.nlazy
-        while t < t_next and t <= horizon and (r + n + 1) not in due:
+        while t < t_next and t <= horizon and (r + n + 1) not in due and (r + n + 1) not in wake:
             dt = t - last
             if dt > 0:
                 a_present += present * dt
@@ -273,29 +277,345 @@ class LazyDecoding:
         return False
 
     def _materialize(self, job: Job) -> None:
-        """Bring a lazy job's ``work`` up to date; it is no longer lazy."""
-        w = job.work
-        key = job.lz + int(w)
-        lst = self.due[key]
-        lst.remove(job)
-        if not lst:
-            del self.due[key]
-        job.work = w - (self.rounds - job.lz)
-        if self.rounds > job.lz:  # its last output token was the last round's end (tokens.py)
-            job.owner.tok = self.t_round
-        job.lz = -1
-        self.nlazy -= 1
+        """Bring a lazy job's ``work`` (a grower's position) up to date; it is no longer lazy."""
+        self._unlazy(job)
 
     def _materialize_all(self) -> None:
         r = self.rounds
         for job in self.residents:
             if job.lz >= 0:
-                job.work = job.work - (r - job.lz)
-                if r > job.lz:  # its last output token was the last round's end (tokens.py)
+                d = r - job.lz
+                job.work = job.work - d
+                if job.growing is not None:
+                    job.gslot.pos += d
+                if d > 0:  # its last output token was the last round's end (tokens.py)
                     job.owner.tok = self.t_round
                 job.lz = -1
         if self.tpend:
             self.tpend = []
         self.eager = list(self.residents)
         self.nlazy = 0
+        self.kv_lazy = 0.0
         self.due.clear()
+        self.wake.clear()
+
+    # ------------------------------------------------------------------ lazy growers
+    def _glazy_judge(self) -> bool:
+        """Whether lazy decoding may take decoders that grow their hold block by block and a cost that
+        reads ``kv_decode``/``kv_prefill`` (judged once, when the pools are bound): the memory pool's
+        blocks are whole numbers with a finite whole capacity below 2**53 (every allocation, and every
+        sum of them, is then exact in any order) and its preemption policy asks nothing a lazy job's
+        stale position would answer (no ``position`` key; a plugin might ask anything)."""
+        if not self.glazy_ok:
+            return False
+        pool = self.memory
+        ok = True
+        if pool is not None:
+            b = pool.block
+            cap = pool.cap
+            ok = (b is not None and b >= 1 and b == int(b) and cap == cap and cap < _EXACT and cap == int(cap))
+            pol = pool.preempt
+            if type(pol) is PreemptByKeys:
+                ok = ok and not reads_context(pol.node.keys, ("position",))
+            elif type(pol) is not NoPreemption:
+                ok = False
+        elif self.cost_kv:
+            ok = False
+        self.glazy_ok = ok
+        self._glazy_judged = True
+        return ok
+
+    def _lazy_key(self, job: Job) -> tuple[dict, int]:
+        """The table (``due`` or ``wake``) and round under which lazy ``job`` is listed."""
+        w = job.work
+        slot = job.gslot if job.growing is not None else None
+        if slot is not None:
+            room = slot.alloc - slot.pos
+            if w > room:
+                return self.wake, job.lz + int(room)
+        return self.due, job.lz + int(w)
+
+    def _start_glazy(self, budget: float, chunk: float) -> bool:
+        """``try_start`` with lazy decoders that may grow (their next block boundary, where they must grow,
+        is known in advance: they wake then) and a cost that may read the kv sums (kept as a running total
+        over the lazy decoders). The residents are walked in admission order as the per-job planning
+        walks them; a run of lazy decoders between two residents that are not lazy takes one token each,
+        as a count (a preemption taking one out gives its token back, or has it skipped). ``False``
+        (nothing done) when the per-job planning must run instead: a resident that is not lazy would be
+        planned a fraction of a token (checked before anything is done)."""
+        rounds = self.rounds
+        wake = self.wake.pop(rounds, None)
+        eager = self.eager
+        if self.tpend:
+            self.tpend = []
+        now = self.sim.now
+        if eager:
+            keep = None
+            cost_kv = self.cost_kv
+            for k, job in enumerate(eager):
+                w = job.work
+                owner = job.owner
+                lazy = False
+                if job.mode == "decode" and owner is not None and 1.0 <= w <= _EXACT and w == int(w) \
+                        and owner.status != GROWING:
+                    if job.growing is None:
+                        lazy = True
+                        key = rounds + int(w)
+                        table = self.due
+                    else:
+                        slot = job.gslot
+                        if slot is not None:
+                            pos = slot.pos
+                            room = slot.alloc - pos
+                            if room >= 1.0 and pos == int(pos) and room == int(room):
+                                lazy = True
+                                if w > room:
+                                    key = rounds + int(room)
+                                    table = self.wake
+                                else:
+                                    key = rounds + int(w)
+                                    table = self.due
+                    if lazy and cost_kv:
+                        slots = job.mslots
+                        if slots is None:
+                            m = self._held(job)
+                        else:  # self._held(job), inlined
+                            m = 0
+                            for sl in slots:
+                                m += sl.alloc
+                        if m != int(m):
+                            lazy = False
+                        else:
+                            job.lzm = m
+                            self.kv_lazy += m
+                if lazy:
+                    if keep is None:
+                        keep = eager[:k]
+                    job.lz = rounds
+                    tok = owner.tok
+                    if tok != now:  # its previous output token was not this iteration's start (tokens.py)
+                        self.tpend.append((job, tok))
+                    lst = table.get(key)
+                    if lst is None:
+                        table[key] = [job]
+                    else:
+                        lst.append(job)
+                    self.nlazy += 1
+                elif keep is not None:
+                    keep.append(job)
+            if keep is not None:
+                self.eager = eager = keep
+        if wake is not None:
+            # the decoders whose next token needs a block: planned as residents that are not lazy (after
+            # the loop above, which would keep them: they have no room)
+            unlazy = self._unlazy
+            for job in wake:
+                unlazy(job, listed=False)
+            if len(wake) > 4:
+                self.eager = eager = [j for j in self.residents if j.lz < 0]
+            else:
+                for job in wake:
+                    _insert(eager, job, job.owner.adm_seq)
+        # what the residents that are not lazy will be planned must be whole tokens
+        for job in eager:
+            owner = job.owner
+            if owner is not None and owner.status == GROWING:
+                continue
+            w = job.work
+            want = (1.0 if w > 1.0 else w) if job.mode == "decode" else (w if w < chunk else chunk)
+            if not -_EXACT < want < _EXACT or want != int(want):
+                return False
+        sim = self.sim
+        p0 = sim.preempt_count
+        d0 = self.detached
+        order = list(self.residents)
+        walk = list(eager)
+        self.budget = budget
+        self.assign = assign = []
+        self.attn = 0.0
+        self.lz_gone = gone = []
+        skip = None
+        left = budget
+        prev = -1
+        stop = -2  # the position after which nothing is served (-2: none)
+        self.planning = True
+        self.gwalk = True
+        try:
+            for job in walk:
+                p = order.index(job, prev + 1)
+                g = p - prev - 1
+                if g:
+                    if skip:
+                        g -= sum(1 for q in skip if prev < q < p)
+                    if g >= left:
+                        stop = self._lazy_stop(order, prev, left)
+                        left = 0.0
+                        break
+                    left -= g
+                prev = p
+                if job.stage is not self:
+                    continue
+                self.left = left
+                halt = self._serve(job, chunk)
+                left = self.left
+                if gone:
+                    for v in gone:
+                        q = order.index(v)
+                        if q < p:
+                            left += 1.0  # its token of this iteration, given back
+                        else:
+                            if skip is None:
+                                skip = []
+                            skip.append(q)
+                    gone.clear()
+                if halt or left <= 0:
+                    stop = p
+                    break
+            else:
+                g = len(order) - prev - 1
+                if g:
+                    if skip:
+                        g -= sum(1 for q in skip if q > prev)
+                    if g >= left:
+                        stop = self._lazy_stop(order, prev, left)
+                        left = 0.0
+                    else:
+                        left -= g
+            if stop != -2:
+                # the lazy residents after the stop go without their token: they are lazy no more
+                moved = False
+                for job in order[stop + 1:]:
+                    if job.lz >= 0 and job.stage is self:
+                        self._unlazy(job)
+                        moved = True
+                if moved:
+                    self.eager = [j for j in self.residents if j.lz < 0]
+        finally:
+            self.gwalk = False
+            self.planning = False
+        split = len(assign)
+        attn = self.attn
+        tried = False
+        if stop == -2 and left > 0 and sim.preempt_count == p0 and self.served_pools and self._may_admit():
+            tried = True
+            self.left = left
+            self.planning = True
+            self.fast = True
+            try:
+                self._admissions(p0, chunk, set(self.eager), None, lazy=True)
+            finally:
+                self.planning = False
+                self.fast = False
+            attn = self.attn
+        self.assign = []
+        if self.detached != d0:
+            split = sum(1 for j in assign[:split] if j.stage is self and j.assigned > 0)
+            assign = [j for j in assign if j.stage is self and j.assigned > 0]
+        nl = self.nlazy
+        preempted = sim.preempt_count > p0
+        if not assign and not nl and not preempted:
+            return True  # no iteration
+        if nl:
+            self.glazy_iterations += 1
+        if self.cost_ctx:
+            tokens = dec = float(nl)
+            pre_t = 0.0
+            kvd = kvp = 0.0
+            cost_kv = self.cost_kv
+            if cost_kv:
+                kvd = self.kv_lazy
+            held = self._held
+            for j in assign:
+                t = j.assigned
+                tokens += t
+                if cost_kv:
+                    slots = j.mslots
+                    if slots is None:
+                        m = held(j)
+                    else:  # held(j), inlined
+                        m = 0
+                        for sl in slots:
+                            m += sl.alloc
+                    if j.mode == "decode":
+                        dec += 1
+                        kvd += m
+                    else:
+                        pre_t += t
+                        kvp += m
+                elif j.mode == "decode":
+                    dec += 1
+                else:
+                    pre_t += t
+            ctx = Ctx()
+            ctx.tokens = tokens
+            ctx.decoders = dec
+            ctx.prefilled = pre_t
+            ctx.residents = float(len(self.residents))
+            ctx.kv_decode = kvd
+            ctx.kv_prefill = kvp
+            ctx.attention = attn
+        else:
+            ctx = self._no_ctx
+        return self._launch(ctx, assign, nl, split, tried, preempted, budget)
+
+    def _lazy_stop(self, order: list[Job], prev: int, left: float) -> int:
+        """The position in ``order`` of the last lazy resident after ``prev`` that still gets its token
+        when ``left`` tokens are left for them (``prev`` when none does)."""
+        k = prev
+        n = 0
+        while n < left:
+            k += 1
+            j = order[k]
+            if j.lz >= 0 and j.stage is self:
+                n += 1
+        return k
+
+    def _launch(self, ctx, assign, nl, split, tried, preempted, budget) -> bool:
+        """Start the iteration a lazy planning planned (its cost at ``ctx``), with its quiet rounds."""
+        sim = self.sim
+        cost = self._cost(ctx, assign, nl, preempted)
+        now = sim.now  # self.acc(), inlined: no iteration runs until now
+        dt = now - self.t_last
+        if dt > 0:
+            self.a_present += self.present * dt
+        self.t_last = now
+        self.iter = assign
+        self.iter_lazy = nl
+        self.iter_split = split
+        self.t_start = now
+        t = now + cost
+        n = 0
+        if not assign and not tried and not preempted and self._quiet_static is not False and self._quiet():
+            n = self._quiet_rounds(now, t, cost)
+            if n:
+                for _ in range(n):
+                    t += cost
+        if nl:
+            self.lazy_iterations += 1 + n
+        self.epoch += 1
+        if sim.warm:
+            self.iterations += 1 + n
+            self._tally(assign, nl, budget, 1 + n)
+        _heappush(sim.heap, (t, next(sim._seq), self._end, self.epoch))
+        return True
+
+    def _unlazy(self, job: Job, listed: bool = True) -> None:
+        """Bring a lazy job up to date (its ``work``, a grower's position) at the current round, taking it
+        out of the lazy bookkeeping (its table unless ``listed`` is False, the count, the kv total); it is
+        no longer lazy."""
+        if listed:
+            table, key = self._lazy_key(job)
+            lst = table[key]
+            lst.remove(job)
+            if not lst:
+                del table[key]
+        d = self.rounds - job.lz
+        job.work = job.work - d
+        if job.growing is not None:
+            job.gslot.pos += d
+        if d > 0:  # its last output token was the last round's end (tokens.py)
+            job.owner.tok = self.t_round
+        if self.cost_kv:
+            self.kv_lazy -= job.lzm
+        job.lz = -1
+        self.nlazy -= 1

@@ -109,8 +109,12 @@ class Planner:
         if budget != budget:
             raise sim.error(f"stage {self.name}: the budget is NaN", span=self.node.span)
         chunk = self._chunk(pre) if self.chunk_fn is not None else math.inf
-        if self.lazy_ok and self.ngrow == 0 and (budget == _INF or -_EXACT < budget < _EXACT
-                                                  and budget == int(budget)):
+        if self.glazy_ok and (self.ngrow or self.cost_kv) and (budget == _INF or -_EXACT < budget < _EXACT
+                                                                and budget == int(budget)):
+            if (self._glazy_judged or self._glazy_judge()) and self._start_glazy(budget, chunk):
+                return
+        elif self.lazy_ok and self.ngrow == 0 and (budget == _INF or -_EXACT < budget < _EXACT
+                                                    and budget == int(budget)):
             if self._start_lazy(budget, chunk):
                 return
         if self.nlazy:

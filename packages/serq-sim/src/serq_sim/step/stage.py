@@ -14,6 +14,7 @@ from ..stages import Ctx, Job, StageKind
 from .common import (
     _COST_NAMES,
     _PRE_NAMES,
+    _TRACE,
     EPS,
     _adm_seq,
     _insert,
@@ -103,6 +104,19 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
         self.fast = False
         #: iterations planned the lazy way with lazy jobs in them (tests read it; not reported)
         self.lazy_iterations = 0
+        # Lazy growers (see _start_glazy): decoders that grow their hold are lazy between block boundaries
+        # (``wake[r]`` lists those whose next token, in round r, needs a block), and the cost may read the
+        # kv sums (``kv_lazy``: what the lazy decoders' sessions hold on the memory pool). Judged once the
+        # pools are bound (_glazy_judge).
+        self.glazy_ok = (type(self) is StepStage and self.serve_keys is None and not self.exclusive
+                         and not self.pre_kv and not _TRACE and not _general())
+        self._glazy_judged = False
+        self.wake: dict[int, list[Job]] = {}
+        self.kv_lazy = 0.0
+        self.lz_gone: list[Job] = []
+        self.gwalk = False
+        #: iterations planned with lazy jobs by the lazy-grower planning (tests read it; not reported)
+        self.glazy_iterations = 0
         #: whether quiet rounds may be completed without the event loop, as far as the program tells
         #: (None: not judged yet; see _quiet)
         self._quiet_static: bool | None = None
@@ -185,8 +199,11 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
                 self.ngrow -= 1
             if job.lz >= 0:
                 self._materialize(job)
-                if self.planning and self.fast:
-                    self.left += 1.0  # its token of this iteration, as a planned job's below
+                if self.planning:
+                    if self.fast:
+                        self.left += 1.0  # its token of this iteration, as a planned job's below
+                    elif self.gwalk:
+                        self.lz_gone.append(job)  # the walk gives its token back if it was counted
             else:
                 self.eager.remove(job)
         self.present -= 1
@@ -268,7 +285,12 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
             split = self.iter_split
             first = [j for j in assign[:split] if finished is not None and j in finished]
             rest = [j for j in finished if j not in first] if finished is not None else []
+            r = self.rounds
             for job in lazy_done:
+                if job.growing is not None:
+                    job.gslot.pos += r - job.lz
+                if self.cost_kv:
+                    self.kv_lazy -= job.lzm
                 job.lz = -1
                 job.work = 0.0
                 self.nlazy -= 1
