@@ -26,8 +26,8 @@ workload { arrive poisson(0.5); }
 session { set t0 = now; run s (~exp(1)); observe response = now - t0; }
 run { horizon 1e12; seed 4; }
 """
-# the same behind a pool: the general engine
-MM1_POOL = """pool slots { cap 1; }
+# the same behind a pool of blocks (the fast tier takes cap-only pools): the general engine
+MM1_POOL = """pool slots { cap 1; block 1; }
 stage s : fifo;
 workload { arrive poisson(0.5); }
 session { hold slots (1) { set t0 = now; run s (~exp(1)); observe response = now - t0; } }
@@ -39,7 +39,8 @@ def _compile(src: str):
     return serq_frontend.compile(source=src)
 
 
-@pytest.mark.parametrize("src, tier", [(MM1, "fast"), (MM1_POOL, "general")])
+@pytest.mark.parametrize("src, tier", [(MM1, "fast"), (MM1_POOL, "general"),
+                                       (MM1_POOL.replace(" block 1;", ""), "fast")])
 def test_max_events_stops_at_exactly_n_events_with_a_partial_report(src, tier):
     r = serq_sim.run(_compile(src), max_events=4321)
     assert r.tier == tier
@@ -55,8 +56,9 @@ def test_max_events_stops_at_exactly_n_events_with_a_partial_report(src, tier):
     assert list(full.observe("response").values[:n]) == list(r.observe("response").values)
 
 
-def test_a_bound_stops_both_tiers_at_the_same_event(monkeypatch):
-    program = _compile(MM1)
+@pytest.mark.parametrize("src", [MM1, MM1_POOL.replace(" block 1;", "")], ids=["stage", "cap-only pool"])
+def test_a_bound_stops_both_tiers_at_the_same_event(src, monkeypatch):
+    program = _compile(src)
     fast = serq_sim.run(program, max_events=777)
     monkeypatch.setenv("SERQ_SIM_TIER", "general")
     general = serq_sim.run(program, max_events=777)
