@@ -496,9 +496,10 @@ class LazyDecoding:
         split = len(assign)
         attn = self.attn
         tried = False
-        if stop == -2 and left > 0 and sim.preempt_count == p0 and self.served_pools and self._may_admit():
+        self.left = left
+        # the gates of admission are the per-job planning's (_admission_open), and serving did not stop
+        if stop == -2 and self.served_pools and self._admission_open(p0) and self._may_admit():
             tried = True
-            self.left = left
             self.planning = True
             self.fast = True
             try:
