@@ -170,3 +170,16 @@ def test_the_command_does_not_import_importlib_metadata(tmp_path):
 def test_version_flag_names_the_distribution_version():
     r = run_serq("--version")
     assert r.stdout == f"serq, version {importlib.metadata.version('serq')}\n"
+
+
+def test_the_importlib_metadata_backports_finder_is_not_unusual(monkeypatch):
+    # importing Dask puts the importlib_metadata backport's MetadataPathFinder on sys.meta_path; it reads the
+    # same .dist-info folders, so the scan stays on its own path (it fell back, and these tests failed in a
+    # suite that had imported Dask first)
+    try:
+        from importlib_metadata import MetadataPathFinder  # installed with Dask on Python 3.11
+    except ImportError:  # Python 3.12+: a class of the same name and module stands in for it
+        MetadataPathFinder = type("MetadataPathFinder", (), {"__module__": "importlib_metadata",  # noqa: N806
+                                                             "find_distributions": lambda self, *a: iter(())})
+    monkeypatch.setattr(sys, "meta_path", [*sys.meta_path, MetadataPathFinder()])
+    assert scanned("serq") == reference("serq")

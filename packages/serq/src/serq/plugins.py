@@ -126,13 +126,22 @@ def _headers(text: str) -> _Headers:
     return out
 
 
+def _path_metadata_finder(finder) -> bool:
+    """The ``importlib_metadata`` backport's finder (installed on ``sys.meta_path`` when that package is
+    imported, by Dask for one): it finds the ``.dist-info`` folders on ``sys.path``, as the standard
+    library's path finder does, so it finds nothing the scan does not."""
+    t = type(finder)
+    return t.__name__ == "MetadataPathFinder" and t.__module__.split(".")[0] == "importlib_metadata"
+
+
 def _distribution_paths() -> Iterable[tuple[str, str]]:
     """``(normalized name, metadata folder)`` of every distribution on ``sys.path``, in the order
     ``importlib.metadata.distributions()`` gives them."""
     import importlib.machinery
 
     for finder in sys.meta_path:
-        if finder is not importlib.machinery.PathFinder and hasattr(finder, "find_distributions"):
+        if finder is not importlib.machinery.PathFinder and hasattr(finder, "find_distributions") and \
+                not _path_metadata_finder(finder):
             raise _Unusual(f"a finder of distributions on sys.meta_path: {finder!r}")
     for entry in list(sys.path):
         if not isinstance(entry, str):
