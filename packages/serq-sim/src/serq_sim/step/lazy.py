@@ -167,31 +167,7 @@ class LazyDecoding:
             ctx.attention = attn
         else:
             ctx = self._no_ctx
-        cost = self._cost(ctx, assign, nl, preempted)
-        now = sim.now  # self.acc(), inlined: no iteration runs until now
-        dt = now - self.t_last
-        if dt > 0:
-            self.a_present += self.present * dt
-        self.t_last = now
-        self.iter = assign
-        self.iter_lazy = nl
-        self.iter_split = split
-        self.t_start = now
-        t = now + cost
-        n = 0
-        if not assign and not tried and not preempted and self._quiet_static is not False and self._quiet():
-            n = self._quiet_rounds(now, t, cost)
-            if n:
-                for _ in range(n):
-                    t += cost
-        if nl:
-            self.lazy_iterations += 1 + n
-        self.epoch += 1
-        if sim.warm:
-            self.iterations += 1 + n
-            self._tally(assign, nl, budget, 1 + n)
-        _heappush(sim.heap, (t, next(sim._seq), self._end, self.epoch))
-        return True
+        return self._launch(ctx, assign, nl, split, tried, preempted, budget)
 
     def _quiet(self) -> bool:
         """Whether the rounds after this iteration would repeat it until something happens: it served only
