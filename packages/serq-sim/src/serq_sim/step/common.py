@@ -60,3 +60,33 @@ def _insert(jobs: list[Job], job: Job, seq: float) -> None:
 #: the context variables set at the budget moment, and for the cost
 _PRE_NAMES = ("residents", "decoders", "kv_decode", "kv_prefill")
 _COST_NAMES = ("tokens", "decoders", "prefilled", "residents", "kv_decode", "kv_prefill", "attention")
+
+
+def iteration_sums(assign: list[Job], held, kv: bool, tokens: float, dec: float, kvd: float):
+    """The sums an iteration's cost reads over the planned jobs ``assign``, added to what is given (a lazy
+    planning's counted decoders and their KV): ``(tokens, decoders, prefilled, kv_decode, kv_prefill)``;
+    with ``kv`` False the KV sums are not taken (the cost reads neither). ``held(job)`` is the KV a job
+    holds (its slots' allocations, inlined here when the job lists them)."""
+    pre_t = kvp = 0.0
+    for j in assign:
+        t = j.assigned
+        tokens += t
+        if kv:
+            slots = j.mslots
+            if slots is None:
+                m = held(j)
+            else:  # held(j), inlined
+                m = 0
+                for sl in slots:
+                    m += sl.alloc
+            if j.mode == "decode":
+                dec += 1
+                kvd += m
+            else:
+                pre_t += t
+                kvp += m
+        elif j.mode == "decode":
+            dec += 1
+        else:
+            pre_t += t
+    return tokens, dec, pre_t, kvd, kvp

@@ -21,6 +21,7 @@ from .common import (
     _insert,
     _not_steady,
     _unplan,
+    iteration_sums,
 )
 
 
@@ -495,34 +496,9 @@ class LazyDecoding:
         if nl:
             self.glazy_iterations += 1
         if self.cost_ctx:
-            tokens = dec = float(nl)
-            pre_t = 0.0
-            kvd = kvp = 0.0
             cost_kv = self.cost_kv
-            if cost_kv:
-                kvd = self.kv_lazy
-            held = self._held
-            for j in assign:
-                t = j.assigned
-                tokens += t
-                if cost_kv:
-                    slots = j.mslots
-                    if slots is None:
-                        m = held(j)
-                    else:  # held(j), inlined
-                        m = 0
-                        for sl in slots:
-                            m += sl.alloc
-                    if j.mode == "decode":
-                        dec += 1
-                        kvd += m
-                    else:
-                        pre_t += t
-                        kvp += m
-                elif j.mode == "decode":
-                    dec += 1
-                else:
-                    pre_t += t
+            tokens, dec, pre_t, kvd, kvp = iteration_sums(assign, self._held, cost_kv, float(nl), float(nl),
+                                                          self.kv_lazy if cost_kv else 0.0)
             ctx = Ctx()
             ctx.tokens = tokens
             ctx.decoders = dec

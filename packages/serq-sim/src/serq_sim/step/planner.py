@@ -19,6 +19,7 @@ from .common import (
     _INF,
     _TRACE,
     EPS,
+    iteration_sums,
 )
 
 
@@ -142,23 +143,7 @@ class Planner:
                 assign = planned
             else:
                 assign = [j for j in planned if j.stage is self and j.assigned > 0]
-            held = self._held
-            for j in assign:
-                t = j.assigned
-                tokens += t
-                slots = j.mslots
-                if slots is None:
-                    m = held(j)
-                else:  # held(j), inlined
-                    m = 0
-                    for sl in slots:
-                        m += sl.alloc
-                if j.mode == "decode":
-                    dec += 1
-                    kvd += m
-                else:
-                    pre_t += t
-                    kvp += m
+            tokens, dec, pre_t, kvd, kvp = iteration_sums(assign, self._held, True, 0.0, 0.0, 0.0)
         elif not self.cost_sums:
             # the cost reads none of the sums; without a detachment during the planning every planned job
             # is still here with its tokens (a job is planned only with tokens > 0)
