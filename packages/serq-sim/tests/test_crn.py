@@ -64,3 +64,82 @@ def test_budgets_8192_and_512_draw_the_same_prompt_and_output_lengths(tmp_path):
     common = set(a) & set(b)
     assert len(common) > 500
     assert all(a[k] == b[k] for k in common)
+
+
+# -- the session block's draws: a stream per (serial, turn, place) ------------------------------------
+PLACES = HERE / "crn_places.sq"
+_M64 = (1 << 64) - 1
+
+
+def _splitmix_out(z: int) -> int:
+    # SplitMix64's output function, written out again from Steele, Lea and Flood (2014)
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) % 2**64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) % 2**64
+    return z ^ (z >> 31)
+
+
+def _session_word(seed: int, serial: int) -> int:
+    # the places stream: child 5 of the seed sequence, as the other streams; one 64-bit word per serial
+    state = rand.seed_state(seed, (5,))
+    stream = random.Random(sum(w << (32 * j) for j, w in enumerate(state)))
+    for _ in range(serial):
+        stream.getrandbits(64)
+    return stream.getrandbits(64)
+
+
+def _uniform(seed, serial, turn, place, k=0):
+    w = _session_word(seed, serial)
+    if turn:
+        w = _splitmix_out((w + turn * 0x9E3779B97F4A7C15) % 2**64)
+    return (_splitmix_out((w + (place * 2**32 + k) * 0x9E3779B97F4A7C15) % 2**64) >> 11) / 2**53
+
+
+@pytest.mark.parametrize("tier", ["fast", "general"])
+def test_the_session_blocks_draws_do_not_depend_on_the_deployment(tier, monkeypatch):
+    """mu changes when everything happens and so which sessions take the branch with the extra draw
+    (place 0); the draws after it (places 1 and 2), the `branch with` (place 3) and so the number of
+    turns, and every tool time stay."""
+    if tier == "general":
+        monkeypatch.setenv("SERQ_SIM_TIER", "general")
+    runs, slow = [], []
+    for mu in (0.5, 1.0):
+        r = serq_sim.run(serq_frontend.compile(str(PLACES), sets={"mu": mu}), seed=3)
+        assert r.tier == tier
+        runs.append(per_turn(r, "y", "zt"))
+        slow.append(set(per_turn(r, "slow")))
+    # the branch is the deployment's: taken by other sessions and turns at the other speed
+    assert len(slow[0] ^ slow[1]) > 100
+    a, b = runs
+    common = set(a) & set(b)
+    assert len(common) > 500
+    assert all(a[k] == b[k] for k in common)
+    # the sessions that arrived in the first half of the run (and ended long before its end) ran the same
+    # turns, whatever mu did to their times and to the branch on them
+    early = lambda runs_: sorted(k for k in runs_ if k[0] < 150)  # noqa: E731
+    assert early(a) == early(b) and len(early(a)) > 300
+    assert 0.2 < sum(x[0] for x in a.values()) / len(a) < 0.8
+    # the values are the ones the layout of docs/simulator.md gives, by hand: y is place 1, z place 2
+    for serial, turn in [(0, 1), (7, 1), (7, 2), (40, 1)]:
+        if (serial, turn) in a:
+            y, z = a[(serial, turn)]
+            assert y == _uniform(3, serial, turn, 1)
+            assert z == -3 * math.log(1.0 - _uniform(3, serial, turn, 2))
+    assert (7, 1) in a and (0, 1) in a
+
+
+def test_budgets_8192_and_512_see_the_same_tool_times(tmp_path):
+    """vllm.sq's tool time is the session block's draw: the same on every common session and turn."""
+    src = (ROOT / "examples/multi-turn/vllm.sq").read_text()
+    old = "      tool (~exp(Z));"
+    assert old in src
+    src = src.replace(old, "      set zt = ~exp(Z);\n      observe z_tool = zt;\n      tool (zt);")
+    prog = tmp_path / "vllm_tools.sq"
+    prog.write_text(src)
+    runs = []
+    for budget in (8192, 512):
+        program = serq_frontend.compile(str(prog), sets={"B": budget})
+        runs.append(per_turn(serq_sim.run(program, seed=1, horizon=600, warmup=0), "z_tool"))
+    a, b = runs
+    common = set(a) & set(b)
+    assert len(common) > 300
+    assert all(a[k] == b[k] for k in common)

@@ -71,10 +71,10 @@ def test_what_the_text_says_the_runs_show(ran):
     report = json.loads((work / "out" / "rate2.json").read_text())
     assert len(df) == report["requests"]["completed"] == report["records"]["request"]
     assert list(df.columns[:4]) == ["session", "turn", "time", "sent"]
-    runs = pd.json_normalize([json.loads((work / "out" / f"rate{r}.json").read_text()) for r in (2, 4, 6, 7)])
-    assert len(runs) == 4 and runs["program.sets.rate"].tolist()[1:] == [4.0, 6.0, 7.0]  # rate2: the default
+    runs = pd.json_normalize([json.loads((work / "out" / f"rate{r}.json").read_text()) for r in (2, 4, 6, 8)])
+    assert len(runs) == 4 and runs["program.sets.rate"].tolist()[1:] == [4.0, 6.0, 8.0]  # rate2: the default
     p99 = list(runs["requests.ttft.p99"])
-    assert p99[0] < 1 < p99[-1]  # the answer lies between rate 2 and rate 7
+    assert p99[0] < 1 < p99[-1]  # the answer lies between rate 2 and rate 8
     assert report["notes"] == [] and any("not steady" in n for n in runs["notes"].iloc[-1])
     kv = json.loads((work / "out" / "kv1200.json").read_text())
     full = json.loads((work / "out" / "rate4.json").read_text())

@@ -26,6 +26,7 @@ so a preemption is ``gen.throw(Preempted(d))``, caught by the hold at stack dept
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -133,7 +134,7 @@ HELPERS: dict[str, Any] = {
     "_Preempted": Preempted, "_d_exp": rand.d_exp, "_d_uniform": rand.d_uniform,
     "_d_erlang": rand.d_erlang, "_d_h2": rand.d_h2, "_d_bernoulli": rand.d_bernoulli,
     "_d_det": rand.d_det, "_k_exp": rand.k_exp, "_k_uniform": rand.k_uniform, "_k_erlang": rand.k_erlang,
-    "_k_h2": rand.k_h2, "_k_bernoulli": rand.k_bernoulli,
+    "_k_h2": rand.k_h2, "_k_bernoulli": rand.k_bernoulli, "_pu": rand.place_draw, "_part": functools.partial,
 }
 
 _FN = {"abs": "abs", "floor": "_floor", "ceil": "_ceil", "sqrt": "_sqrt", "exp": "_exp", "ln": "_ln",
@@ -141,7 +142,7 @@ _FN = {"abs": "abs", "floor": "_floor", "ceil": "_ceil", "sqrt": "_sqrt", "exp":
 _CMP = {"<", "<=", ">", ">=", "==", "!="}
 
 #: Stream names as the generated code knows them.
-RNG = {"arrivals": "_ra", "workload": "_rw", "session": "_rs", "eviction": "_re", "trace": "_rt"}
+RNG = {"arrivals": "_ra", "workload": "_rw", "session": "_rs", "eviction": "_re", "trace": "_rt", "places": "_rp"}
 
 
 def state_dependent(e: N.Expr) -> bool:
@@ -199,6 +200,16 @@ def walk(node):
             stack.extend(reversed(x))
 
 
+def places(program) -> dict[int, int]:
+    """The draws of ``program``'s session block (with its holds' headers), by ``id``, numbered 0, 1, ...
+    in the order :func:`walk` meets them: a draw's place."""
+    out: dict[int, int] = {}
+    for x in walk(program.session):
+        if isinstance(x, N.Draw) and id(x) not in out:
+            out[id(x)] = len(out)
+    return out
+
+
 def observables_read(program) -> set[str]:
     """The names of the observables some expression of ``program`` reads."""
     return {x.name for x in walk(program) if isinstance(x, N.Observable)}
@@ -250,6 +261,9 @@ class Compiler:
         self._span_ids: dict[int, int] = {}
         self.cur_span = 0
         self._n = 0
+        #: the session block's draws by their place (common random numbers, rand.place_draw): the
+        #: position of the draw among the draws of ``program.session``, depth first in the IR's order
+        self.places: dict[int, int] = places(program)
         #: (size, member) of the stage family whose own expressions are being compiled: there a pool or
         #: stage family of that size named without an index is the member paired with the stage's own
         self.own: tuple[int, int] | None = None
@@ -360,6 +374,12 @@ class Compiler:
         if isinstance(e, N.Draw):
             rv = RNG[rng]
             args = [r(a, rng) for a in e.args]
+            place = self.places.get(id(e)) if rng == "session" else None
+            if place is not None and e.dist != "det":
+                # a draw of the session block: its session's stream of (turn, place)
+                if e.dist == "exp" and all(isinstance(a, N.Num) for a in e.args):
+                    return f"(-{args[0]} * _log(1.0 - _pu({self.draw_state()}, {place})))"
+                rv = f"_part(_pu, {self.draw_state()}, {place})"
             if e.dist != "det" and not all(isinstance(a, N.Num) for a in e.args):
                 # computed parameters are checked when the draw is made (constant ones were, at link time
                 # or by serq_ir.validate)
@@ -373,6 +393,10 @@ class Compiler:
         if isinstance(e, N.Observable):
             return self.observable(e, rng)
         raise TypeError(f"not an expression: {e!r}")
+
+    def draw_state(self) -> str:
+        """The draw state (rand.place_state) of the session an expression is evaluated for."""
+        return "s.draws"
 
     def draw_fail(self, sid: int) -> str:
         """The trailing arguments of a checked draw: ``fail, span id, session, time`` (``fail(message, sid,

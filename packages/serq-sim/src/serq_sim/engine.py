@@ -27,6 +27,7 @@ from . import stages as _stages
 from . import workload as _workload
 from .build import build
 from .compile import REDO_MESSAGE, SPIN_MESSAGE, num
+from .compile import places as compile_places
 from .errors import SessionGone, SimError, StopRun, format_error, printable, show
 from .pools import admission as _admission
 from .pools import cache as _cache
@@ -143,6 +144,9 @@ class Simulation:
         # common random numbers (rand.py): the workload stream is reseeded per session and turn
         self._wl_seed = self.rngs["workload"].seed
         self._wl_base = rand.workload_base(self.seed)
+        # ... and the session block's draws come from a stream per session, turn and place
+        self._pl_word = self.rngs["places"].getrandbits
+        self.nplaces = len(compile_places(program))
         self.null_ctx = Ctx()
         self.nattrs = len(program.attributes)
         names = {a.name: i for i, a in enumerate(program.attributes)}

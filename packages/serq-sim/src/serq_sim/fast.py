@@ -325,6 +325,10 @@ class _Gen(Compiler):
                     nxt += 1
                 self.XHM.append(ms)
                 self.XHU.append(us)
+        # the session block's draw state (rand.place_state), when the block draws
+        self.XD = None
+        if self.places:
+            self.XD, nxt = nxt, nxt + 1
         self.width = nxt
         #: per pool family: its queue ("fifo"; "dyn", keys evaluated at every head lookup; "static", keys
         #: evaluated once at the join, a heap of (key, tie, session) until a key holds a NaN)
@@ -372,6 +376,9 @@ class _Gen(Compiler):
 
     def draw_fail(self, sid: int) -> str:
         return f"_dfail, {sid}, {self.ser}, now"
+
+    def draw_state(self) -> str:
+        return f"A[{self.XD}]"
 
     def cur_span_of(self, node) -> int:
         return self.span_id(node.span)
@@ -496,6 +503,8 @@ class _Gen(Compiler):
             else:
                 out += [f"{pad}_ti = int(_rt() * len(_tss))"]
             out += [f"{pad}A[{self.XTR}] = _tss[_ti]"]
+        if self.XD is not None:  # the session block's draws: a stream per (serial, turn, place)
+            out += [f"{pad}A[{self.XD}] = _pnew(_plword(64), {len(self.places)})"]
         wl = self.p.workload
         if wl.init:  # common random numbers (rand.py): the workload stream of (serial, turn 0)
             out += [f"{pad}_rwseed(_rwbase + (int(A[0]) << 32))"]
@@ -504,7 +513,10 @@ class _Gen(Compiler):
 
     def turn_lines(self, pad: str) -> list[str]:
         sim = self.sim
-        out = [f"{pad}A[1] += 1.0"] + self.if_warm(["turns += 1"], pad)
+        out = [f"{pad}A[1] += 1.0"]
+        if self.XD is not None:
+            out += [f"{pad}_pturn(A[{self.XD}], A[1])"]
+        out += self.if_warm(["turns += 1"], pad)
         more = sim.slot_more
         # the session's next preset turn, or its next trace row: (its cell in A, how a row is applied)
         sources = []
@@ -1383,6 +1395,7 @@ def build(sim, progress: bool):
         g[RNG[name]] = r.random
     g["_rwseed"] = sim.rngs["workload"].seed
     g["_rwbase"] = rand.workload_base(sim.seed)
+    g["_pnew"], g["_pturn"], g["_plword"] = rand.place_state, rand.place_turn, sim.rngs["places"].getrandbits
     arrays = [(o.values, o.times, o.sessions, o.turns) for o in sim.obs]
     g["_obs"] = arrays
     widths = (8, 8, 8, 4) if not gen.turn_zero else (8, 8, 8)

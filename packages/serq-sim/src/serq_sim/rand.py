@@ -1,9 +1,11 @@
 """The random streams of a run.
 
-One seed gives five independent streams, spawned from ``numpy.random.SeedSequence(seed)`` in this order:
+One seed gives six independent streams, spawned from ``numpy.random.SeedSequence(seed)`` in this order:
 ``arrivals`` (Poisson and renewal gaps), ``workload`` (draws in ``init`` and ``turn``), ``session``
-(draws in the session block, a hold's header, a stage's expressions), ``eviction`` (draws in eviction keys
-and spill clauses) and ``trace`` (which trace session an arrival replays). Each child sequence seeds a
+(draws made for no session's block: a stage's expressions, a pool's queue and preemption keys, gauges),
+``eviction`` (draws in eviction keys and spill clauses), ``trace`` (which trace session an arrival
+replays) and ``places`` (one 64-bit word per session at its spawn, which its session block's draws start
+from: :func:`place_draw`). Each child sequence seeds a
 ``random.Random`` (Mersenne Twister) with 128 bits of its state: a draw in the hot path is one call of a C
 method, which is several times faster than a numpy scalar draw, and a stream is unaffected by how many
 draws the others make.
@@ -14,7 +16,9 @@ serial (turn 0), and before each ``turn`` block from the seed, the serial and th
 so a session's ``init`` and ``turn`` draws (its prompt and output lengths, ``more``) depend only on the
 seed, its serial, its turn and the draw's place in the block, never on the order in which the deployment's
 schedule happened to reach the sessions' turns. Two programs that differ only in the deployment draw the
-same workload under one seed. The arrival gaps (``arrivals``) and the trace session each arrival replays
+same workload under one seed. The session block's draws (tool times, ``branch with``, a hold's header:
+every draw under ``program.session``) likewise come from a stream of their own per session, turn and
+place (the draw's position among the session block's draws): :func:`place_draw`. The arrival gaps (``arrivals``) and the trace session each arrival replays
 (``trace``) are drawn in the order of the sessions' serials already, one stream each.
 
 The seed sequence is computed here in pure Python (:func:`seed_state`), without importing numpy: the
@@ -29,7 +33,7 @@ from __future__ import annotations
 import math
 import random
 
-STREAMS = ("arrivals", "workload", "session", "eviction", "trace")
+STREAMS = ("arrivals", "workload", "session", "eviction", "trace", "places")
 
 
 _M32 = 0xFFFFFFFF
@@ -102,7 +106,7 @@ def seed_state(seed: int, spawn_key: tuple[int, ...] = (), words: int = 4) -> li
 
 
 def streams(seed: int) -> dict[str, random.Random]:
-    """The five streams of ``seed`` (any integer; negative seeds are taken modulo 2**64): stream ``i``
+    """The six streams of ``seed`` (any integer; negative seeds are taken modulo 2**64): stream ``i``
     is seeded with the 128 bits of child ``i`` of the seed sequence of ``seed``, word ``j`` of its state
     as bits ``32 j`` to ``32 j + 31``."""
     root = int(seed) % (1 << 64)
@@ -128,6 +132,52 @@ def workload_key(seed: int, serial: int, turn: int) -> int:
     ``init`` block (``turn`` 0) or its ``turn`` block number ``turn``: ``workload_base(seed) + serial *
     2**32 + turn`` (serials below 2**63, turns below 2**32: every key distinct)."""
     return workload_base(seed) + (serial << _KEY_SERIAL) + turn
+
+
+# The session block's draws: a counter-based stream per (seed, serial, turn, place). A draw is SplitMix64's
+# output function (Steele, Lea and Flood, "Fast splittable pseudorandom number generators", 2014: Stafford's
+# variant 13 of the MurmurHash3 finalizer, a bijection of 64-bit words) applied to a word that only the
+# session's word, its turn, the draw's place and how many draws that place made before in that turn make.
+# A session's word is the next 64 bits of the ``places`` stream at its spawn (sessions spawn in the order
+# of their serials, one word each), so no stream object is seeded per session (seeding a Mersenne Twister
+# costs ~5 us).
+_M64 = (1 << 64) - 1
+_GAMMA = 0x9E3779B97F4A7C15
+_MIX_1, _MIX_2 = 0xBF58476D1CE4E5B9, 0x94D049BB133111EB
+_U53 = 2.0 ** -53
+
+
+def mix64(z: int) -> int:
+    """SplitMix64's output function of the 64-bit word ``z``."""
+    z = ((z ^ (z >> 30)) * _MIX_1) & _M64
+    z = ((z ^ (z >> 27)) * _MIX_2) & _M64
+    return z ^ (z >> 31)
+
+
+def place_state(word: int, nplaces: int) -> list:
+    """A session's draw state for its turn 0, from its session word (64 bits of the ``places`` stream):
+    ``[turn word, session word, count of place 0, ...]``; turn 0's word is the session word."""
+    return [word, word] + [0] * nplaces
+
+
+def place_turn(d: list, turn) -> None:
+    """Move draw state ``d`` to turn number ``turn`` (the session's ``turn_no``, counted by ``turn;``): the
+    turn word becomes ``mix64(session word + turn * GAMMA)``, every place's count 0."""
+    t = int(turn) if turn == turn and abs(turn) < 2.0 ** 62 else 0
+    d[0] = mix64((d[1] + t * _GAMMA) & _M64) if t else d[1]
+    for i in range(2, len(d)):
+        d[i] = 0
+
+
+def place_draw(d: list, p: int) -> float:
+    """The next uniform in [0, 1) of place ``p`` in draw state ``d``: its draw number ``k`` (0, 1, ... in
+    this turn) is ``mix64(turn word + (p * 2**32 + k) * GAMMA) >> 11`` times 2**-53."""
+    k = d[p + 2]
+    d[p + 2] = k + 1
+    z = (d[0] + ((p << 32) + k) * _GAMMA) & _M64
+    z = ((z ^ (z >> 30)) * _MIX_1) & _M64
+    z = ((z ^ (z >> 27)) * _MIX_2) & _M64
+    return ((z ^ (z >> 31)) >> 11) * _U53
 
 
 _log = math.log

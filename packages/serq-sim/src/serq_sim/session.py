@@ -15,13 +15,15 @@ SLOT_SERIAL, SLOT_TURN, SLOT_CACHED, SLOT_COMPUTED = 0, 1, 2, 3
 class Session:
     __slots__ = ("serial", "attrs", "gen", "status", "holds", "pending", "adm_seq", "preempt_pos", "stuck",
                  "leases", "trace", "preset", "requeue", "job", "grow", "qpool", "in_ready", "spin_t", "spin_k",
-                 "redo_t", "redo_k", "tok", "tokp", "tokst", "qkey")
+                 "redo_t", "redo_k", "tok", "tokp", "tokst", "qkey", "draws")
 
     def __init__(self, serial: int, nattrs: int):
         self.serial = serial
         self.attrs = [0.0] * nattrs
         self.attrs[SLOT_SERIAL] = float(serial)
         self.gen = None
+        #: the session block's draw state (rand.place_state), when the block draws
+        self.draws = None
         self.status = READY
         self.holds: list = []
         self.pending = None

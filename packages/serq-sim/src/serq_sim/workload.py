@@ -12,6 +12,7 @@ from serq_ir import nodes as N
 
 from .compile import num
 from .errors import SimError, format_error, show
+from .rand import place_state, place_turn
 from .session import SLOT_TURN, Session
 
 INF = math.inf
@@ -89,6 +90,8 @@ def spawn(sim, preset: N.Preset | None = None) -> Session:
         else:
             i = int(sim.rngs["trace"].random() * len(sessions))
         s.trace = [sessions[i], 0]
+    if sim.nplaces:  # the session block's draws: a stream per (serial, turn, place)
+        s.draws = place_state(sim._pl_word(64), sim.nplaces)
     if sim.init_fn is not None:  # common random numbers (rand.py): the workload stream of (serial, turn 0)
         sim._wl_seed(sim._wl_base + (serial << 32))
         sim.init_fn(s)
@@ -101,6 +104,8 @@ def spawn(sim, preset: N.Preset | None = None) -> Session:
 def turn(sim, s: Session) -> None:
     A = s.attrs
     A[SLOT_TURN] += 1.0
+    if s.draws is not None:
+        place_turn(s.draws, A[SLOT_TURN])
     if sim.warm:
         sim.turns += 1
     # the next preset turn, or the next trace row: [rows, index of the next]
