@@ -128,14 +128,7 @@ class LazyDecoding:
             self.left = left
             self.attn = attn
             self.assign = assign
-            self.planning = True
-            self.fast = True
-            try:
-                # the newcomers are the residents not lazy and not yet served (no serve keys here)
-                self._admissions(p0, chunk, set(self.eager), None, lazy=True)
-            finally:
-                self.planning = False
-                self.fast = False
+            self._admit_lazily(p0, chunk)
             self.assign = []
             attn = self.attn
             if self.detached != d0:
@@ -477,13 +470,7 @@ class LazyDecoding:
         # the gates of admission are the per-job planning's (_admission_open), and serving did not stop
         if stop == -2 and self.served_pools and self._admission_open(p0) and self._may_admit():
             tried = True
-            self.planning = True
-            self.fast = True
-            try:
-                self._admissions(p0, chunk, set(self.eager), None, lazy=True)
-            finally:
-                self.planning = False
-                self.fast = False
+            self._admit_lazily(p0, chunk)
             attn = self.attn
         self.assign = []
         if self.detached != d0:
@@ -522,6 +509,17 @@ class LazyDecoding:
             if j.lz >= 0 and j.stage is self:
                 n += 1
         return k
+
+    def _admit_lazily(self, p0: int, chunk: float) -> None:
+        """The admission loop inside a lazy planning: the newcomers are the residents neither lazy nor yet
+        served (no serve keys here)."""
+        self.planning = True
+        self.fast = True
+        try:
+            self._admissions(p0, chunk, set(self.eager), None, lazy=True)
+        finally:
+            self.planning = False
+            self.fast = False
 
     def _launch(self, ctx, assign, nl, split, tried, preempted, budget) -> bool:
         """Start the iteration a lazy planning planned (its cost at ``ctx``), with its quiet rounds."""
