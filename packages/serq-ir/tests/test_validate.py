@@ -39,6 +39,10 @@ CASES = {
     "builtins": (set_(["attributes", 0, "name"], "t"),
                  "the first attributes must be the built-in serial, turn_no, cached, computed - at '$.attributes'"),
     "arrivals": (set_(["run", "arrivals"], 0), "arrivals is a positive integer, not 0 - at '$.run.arrivals'"),
+    # a set of turn_no (NaN) reached the workload stream's reseeding as a ValueError traceback
+    "set of a built-in": (set_(["session", 0, "slot"], 1),
+                          "the built-in attribute 'turn_no' is kept by the simulator; a program does not write it"
+                          " - at '$.session[0].slot'"),
     "empty run": (set_(["session", 1, "stages"], []), "a run names at least one stage - at '$.session[1].stages'"),
     "servers": (set_(["stages", 0, "kind", "servers"], -1.0),
                 "a fifo has a whole number of servers, at least 1, not -1.0 - at '$.stages[0].kind.servers'"),
