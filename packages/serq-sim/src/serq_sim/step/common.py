@@ -8,7 +8,7 @@ import os
 from serq_ir import nodes as N
 
 from ..compile import num
-from ..stages import Job
+from ..stages import Ctx, Job
 
 EPS = 1e-9
 #: ``SERQ_TRACE_ITER=1``: print every iteration's composition on stderr (debugging).
@@ -90,3 +90,18 @@ def iteration_sums(assign: list[Job], held, kv: bool, tokens: float, dec: float,
         else:
             pre_t += t
     return tokens, dec, pre_t, kvd, kvp
+
+
+def cost_context(tokens: float, dec: float, pre_t: float, residents: float, kvd: float, kvp: float,
+                 attn: float) -> Ctx:
+    """What an iteration's cost expression reads: ``tokens``, ``decoders``, ``prefilled``, ``residents``,
+    ``kv_decode``, ``kv_prefill`` and ``attention``."""
+    ctx = Ctx()
+    ctx.tokens = tokens
+    ctx.decoders = dec
+    ctx.prefilled = pre_t
+    ctx.residents = residents
+    ctx.kv_decode = kvd
+    ctx.kv_prefill = kvp
+    ctx.attention = attn
+    return ctx

@@ -10,7 +10,7 @@ from serq_ir import nodes as N
 from ..compile import reads, reads_context
 from ..policies.preemption import NoPreemption, PreemptByKeys
 from ..pools import admission
-from ..stages import Ctx, Job
+from ..stages import Job
 from ..status import GROWING
 from .common import (
     _COST_NAMES,
@@ -21,6 +21,7 @@ from .common import (
     _insert,
     _not_steady,
     _unplan,
+    cost_context,
     iteration_sums,
 )
 
@@ -151,14 +152,7 @@ class LazyDecoding:
                     dec += 1
                 else:
                     pre_t += t
-            ctx = Ctx()
-            ctx.tokens = tokens
-            ctx.decoders = dec
-            ctx.prefilled = pre_t
-            ctx.residents = float(len(self.residents))
-            ctx.kv_decode = 0.0
-            ctx.kv_prefill = 0.0
-            ctx.attention = attn
+            ctx = cost_context(tokens, dec, pre_t, float(len(self.residents)), 0.0, 0.0, attn)
         else:
             ctx = self._no_ctx
         return self._launch(ctx, assign, nl, split, tried, preempted, budget)
@@ -486,14 +480,7 @@ class LazyDecoding:
             cost_kv = self.cost_kv
             tokens, dec, pre_t, kvd, kvp = iteration_sums(assign, self._held, cost_kv, float(nl), float(nl),
                                                           self.kv_lazy if cost_kv else 0.0)
-            ctx = Ctx()
-            ctx.tokens = tokens
-            ctx.decoders = dec
-            ctx.prefilled = pre_t
-            ctx.residents = float(len(self.residents))
-            ctx.kv_decode = kvd
-            ctx.kv_prefill = kvp
-            ctx.attention = attn
+            ctx = cost_context(tokens, dec, pre_t, float(len(self.residents)), kvd, kvp, attn)
         else:
             ctx = self._no_ctx
         return self._launch(ctx, assign, nl, split, tried, preempted, budget)

@@ -19,6 +19,7 @@ from .common import (
     _INF,
     _TRACE,
     EPS,
+    cost_context,
     iteration_sums,
 )
 
@@ -170,14 +171,7 @@ class Planner:
         if not assign and not preempted:
             return
         if self.cost_ctx:
-            ctx = Ctx()
-            ctx.tokens = tokens
-            ctx.decoders = dec
-            ctx.prefilled = pre_t
-            ctx.residents = float(len(self.residents))
-            ctx.kv_decode = kvd
-            ctx.kv_prefill = kvp
-            ctx.attention = self.attn
+            ctx = cost_context(tokens, dec, pre_t, float(len(self.residents)), kvd, kvp, self.attn)
         else:
             ctx = self._no_ctx
         cost = self._cost(ctx, assign, 0, preempted)
