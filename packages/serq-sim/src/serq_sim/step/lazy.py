@@ -57,11 +57,7 @@ class LazyDecoding:
                     if tok != now:  # its previous output token was not this iteration's start (tokens.py)
                         self.tpend.append((job, tok))
                     key = rounds + int(w)
-                    lst = self.due.get(key)
-                    if lst is None:
-                        self.due[key] = [job]
-                    else:
-                        lst.append(job)
+                    self.due.setdefault(key, []).append(job)
                     self.nlazy += 1
                 elif keep is not None:
                     keep.append(job)
@@ -359,11 +355,7 @@ class LazyDecoding:
                     tok = owner.tok
                     if tok != now:  # its previous output token was not this iteration's start (tokens.py)
                         self.tpend.append((job, tok))
-                    lst = table.get(key)
-                    if lst is None:
-                        table[key] = [job]
-                    else:
-                        lst.append(job)
+                    table.setdefault(key, []).append(job)
                     self.nlazy += 1
                 elif keep is not None:
                     keep.append(job)

@@ -63,7 +63,7 @@ class TokenGaps:
         last token this is. Only gaps that end after the warm-up (``warm``) are kept: the irregular ones
         in ascending order (so the order of the jobs does not matter), then the regular ones."""
         regular = 0
-        irr = None
+        irr = []  # the irregular gaps
         for job in assign:
             if job.stage is not stage:
                 continue
@@ -76,20 +76,14 @@ class TokenGaps:
                     regular += 1
                 else:
                     if tok >= 0:
-                        if irr is None:
-                            irr = [end - tok]
-                        else:
-                            irr.append(end - tok)
+                        irr.append(end - tok)
                     else:  # the request's first token
                         self.open(s, stage, warm)
                     s.tokp = False
                 s.tok = end
             elif job.work <= EPS:  # a prefill that completes samples a token
                 if s.tokp and s.tok >= 0:
-                    if irr is None:
-                        irr = [end - s.tok]
-                    else:
-                        irr.append(end - s.tok)
+                    irr.append(end - s.tok)
                 else:  # the request's first token
                     self.open(s, stage, warm)
                 s.tokp = False
@@ -100,10 +94,7 @@ class TokenGaps:
                 if job.lz >= 0:  # still lazy: it got this round's token
                     regular -= 1
                     if tok >= 0:
-                        if irr is None:
-                            irr = [end - tok]
-                        else:
-                            irr.append(end - tok)
+                        irr.append(end - tok)
                     else:  # the request's first token
                         self.open(job.owner, stage, warm)
                     job.owner.tokp = False
@@ -111,7 +102,7 @@ class TokenGaps:
             for job in lazy_done:
                 job.owner.tok = end
         if warm:
-            if irr is not None:
+            if irr:
                 if len(irr) > 1:
                     irr.sort()
                 for g in irr:
