@@ -128,10 +128,8 @@ class LazyDecoding:
             self._admit_lazily(p0, chunk)
             self.assign = []
             attn = self.attn
-            if self.detached != d0:
-                # a detachment (a preemption by an admitted session) took planned jobs out
-                split = sum(1 for j in assign[:split] if j.stage is self and j.assigned > 0)
-                assign = [j for j in assign if j.stage is self and j.assigned > 0]
+            if self.detached != d0:  # a detachment (a preemption by an admitted session) took planned jobs out
+                split, assign = self._still_planned(assign, split)
             nl = self.nlazy
         preempted = sim.preempt_count > p0
         if not assign and not nl and not preempted:
@@ -460,8 +458,7 @@ class LazyDecoding:
             attn = self.attn
         self.assign = []
         if self.detached != d0:
-            split = sum(1 for j in assign[:split] if j.stage is self and j.assigned > 0)
-            assign = [j for j in assign if j.stage is self and j.assigned > 0]
+            split, assign = self._still_planned(assign, split)
         nl = self.nlazy
         preempted = sim.preempt_count > p0
         if not assign and not nl and not preempted:
@@ -488,6 +485,12 @@ class LazyDecoding:
             if j.lz >= 0 and j.stage is self:
                 n += 1
         return k
+
+    def _still_planned(self, assign: list[Job], split: int) -> tuple[int, list[Job]]:
+        """After a detachment during a lazy planning: the planned jobs still here with tokens, and how many
+        of the first ``split`` (those planned before the admissions) they keep."""
+        keep = [j for j in assign if j.stage is self and j.assigned > 0]
+        return sum(1 for j in assign[:split] if j.stage is self and j.assigned > 0), keep
 
     def _admit_lazily(self, p0: int, chunk: float) -> None:
         """The admission loop inside a lazy planning: the newcomers are the residents neither lazy nor yet
