@@ -12,35 +12,17 @@ import pytest
 import serq_frontend
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from serq_report.json import encode_json
 from serq_sim.api import registries
 from serq_sim.engine import Simulation
 from serq_sim.step import StepStage
+from tiers import run_on_tier
 
 inf_ = float("inf")
 HERE = Path(__file__).resolve().parent
 STRESS = HERE / "lazy" / "vllm_stress.sq"
 
 
-def _sim(program, tier: str, **kw):
-    old = os.environ.get("SERQ_SIM_TIER")
-    os.environ["SERQ_SIM_TIER"] = tier
-    try:
-        sim = Simulation(program, registries(), seed=kw.get("seed"), horizon=kw.get("horizon"),
-                         warmup=kw.get("warmup"), arrivals=kw.get("arrivals"), check_invariants=False,
-                         progress=False, trace_path=None)
-        try:
-            r = sim.run()
-        except Exception as e:  # noqa: BLE001 - the error itself is compared
-            return sim, ("error", type(e).__name__, str(e)), None
-    finally:
-        if old is None:
-            del os.environ["SERQ_SIM_TIER"]
-        else:
-            os.environ["SERQ_SIM_TIER"] = old
-    samples = {name: tuple(getattr(o, f).tobytes() for f in ("values", "times", "sessions", "turns"))
-               for name, o in r.observes.items()}
-    return sim, ("report", encode_json(r)), samples
+_sim = run_on_tier
 
 
 def engines(sim) -> list[StepStage]:

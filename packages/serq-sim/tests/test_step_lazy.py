@@ -12,10 +12,10 @@ import pytest
 import serq_frontend
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from serq_report.json import encode_json
 from serq_sim.api import registries
 from serq_sim.engine import Simulation
 from serq_sim.step import StepStage
+from tiers import run_on_tier
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[2]
@@ -23,28 +23,14 @@ LAZY = HERE / "lazy"
 
 
 def _run(program, tier: str, **kw):
-    old = os.environ.get("SERQ_SIM_TIER")
-    os.environ["SERQ_SIM_TIER"] = tier
-    try:
-        sim = Simulation(program, registries(), seed=kw.get("seed"), horizon=kw.get("horizon"),
-                         warmup=kw.get("warmup"), arrivals=kw.get("arrivals"), check_invariants=False,
-                         progress=False, trace_path=None)
-        try:
-            r = sim.run()
-        except Exception as e:  # noqa: BLE001 - the error itself is compared
-            return ("error", type(e).__name__, str(e)), None, 0
-    finally:
-        if old is None:
-            del os.environ["SERQ_SIM_TIER"]
-        else:
-            os.environ["SERQ_SIM_TIER"] = old
-    samples = {name: tuple(getattr(o, f).tobytes() for f in ("values", "times", "sessions", "turns"))
-               for name, o in r.observes.items()}
+    sim, outcome, samples = run_on_tier(program, tier, **kw)
+    if samples is None:
+        return outcome, None, 0
     lazy = sum(s.lazy_iterations for s in sim.stages if isinstance(s, StepStage))
     gaps = getattr(sim, "token_gaps", None)  # the output tokens' gaps (ITL), in order
     if gaps is not None:
         samples["(itl)"] = (gaps.values.tobytes(), gaps.weights.tobytes())
-    return ("report", encode_json(r)), samples, lazy
+    return outcome, samples, lazy
 
 
 def assert_same(program, **kw) -> int:

@@ -329,7 +329,6 @@ class Simulation:
         horizon = self.horizon
         limit = self.arr_limit
         check = self.check
-        self.show_progress = self.progress and sys.stderr.isatty()
         next_tick = self.tick(self.events)
         ready = self.ready
         # the settle's later phases matter only with pools, step stages, marked stages or gauges

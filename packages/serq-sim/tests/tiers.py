@@ -1,0 +1,33 @@
+"""Running one program on a named tier (``SERQ_SIM_TIER``) for the differential tests of the step engine's
+shortcuts (test_step_growing.py, test_step_lazy.py): the report as JSON and every observe's samples."""
+
+from __future__ import annotations
+
+import os
+
+from serq_report.json import encode_json
+from serq_sim.api import registries
+from serq_sim.engine import Simulation
+
+
+def run_on_tier(program, tier: str, **kw):
+    """``(simulation, outcome, samples)``: ``outcome`` is ``("report", json)`` or, when the run raised,
+    ``("error", type name, message)`` with ``samples`` None; ``samples`` the observes' columns as bytes."""
+    old = os.environ.get("SERQ_SIM_TIER")
+    os.environ["SERQ_SIM_TIER"] = tier
+    try:
+        sim = Simulation(program, registries(), seed=kw.get("seed"), horizon=kw.get("horizon"),
+                         warmup=kw.get("warmup"), arrivals=kw.get("arrivals"), check_invariants=False,
+                         progress=False, trace_path=None)
+        try:
+            r = sim.run()
+        except Exception as e:  # noqa: BLE001 - the error itself is compared
+            return sim, ("error", type(e).__name__, str(e)), None
+    finally:
+        if old is None:
+            del os.environ["SERQ_SIM_TIER"]
+        else:
+            os.environ["SERQ_SIM_TIER"] = old
+    samples = {name: tuple(getattr(o, f).tobytes() for f in ("values", "times", "sessions", "turns"))
+               for name, o in r.observes.items()}
+    return sim, ("report", encode_json(r)), samples
