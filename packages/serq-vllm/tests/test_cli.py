@@ -41,6 +41,53 @@ def test_scenario_by_name():
     assert json.loads(r.stdout)["first"] == json.loads((ORACLE / "vllm" / "hol.out.json").read_text())["first"]
 
 
+#: ``serq vllm scenario`` in this process, then which heavy modules it imported (the compiler, numpy) and
+#: how many plugin managers it built
+PROBE = """import json, sys
+import serq.plugins as plugins
+built = []
+make = plugins.get_plugin_manager
+plugins.get_plugin_manager = lambda *a, **k: built.append(1) or make(*a, **k)
+sys.argv = ["serq", "vllm", "scenario", sys.argv[1]]
+from serq.cli import main
+try:
+    main()
+except SystemExit:
+    pass
+heavy = sorted(m for m in sys.modules if m in ("lark", "numpy", "serq_frontend.parser", "serq_frontend.link"))
+print(json.dumps({"heavy": heavy, "managers": len(built)}))
+"""
+
+
+def test_a_second_scenario_of_the_same_settings_compiles_nothing(tmp_path):
+    # The program before its sessions depends only on the settings (budget, blocks, serve order…): the
+    # second scenario with the same settings but other requests loads it from the compile cache, and no
+    # run imports numpy to read its answers or builds a second plugin manager.
+    env = {**os.environ, "SERQ_CACHE_DIR": str(tmp_path / "cache")}
+    env.pop("SERQ_COMPILE_CACHE", None)
+    sc = json.loads((ORACLE / "vllm" / "preempt.json").read_text())
+    one, two = tmp_path / "one.json", tmp_path / "two.json"
+    one.write_text(json.dumps(sc))
+    sc["requests"] = [*sc["requests"], {"prompt": 20, "out": 3, "arrive": 9}]
+    two.write_text(json.dumps(sc))
+
+    def probe(path):
+        r = subprocess.run([sys.executable, "-c", PROBE, str(path)], capture_output=True, text=True, timeout=300,
+                           env=env)
+        assert r.returncode == 0, r.stderr
+        answer, seen = r.stdout.splitlines()
+        return json.loads(answer), json.loads(seen)
+
+    answer, seen = probe(one)
+    assert "lark" in seen["heavy"] and "numpy" not in seen["heavy"] and seen["managers"] == 1
+    want = json.loads((ORACLE / "vllm" / "preempt.out.json").read_text())
+    assert (answer["first"], answer["done"], answer["preemptions"]) == (want["first"], want["done"],
+                                                                        want["preemptions"])
+    answer, seen = probe(two)
+    assert seen == {"heavy": [], "managers": 1}
+    assert len(answer["done"]) == len(sc["requests"])
+
+
 @pytest.mark.parametrize("text,message", [
     ("{", "error: Expecting property name enclosed in double quotes"),
     ('{"requests": []}', "not a scenario"),

@@ -33,12 +33,13 @@ def _read(file: str) -> dict:
 
 @vllm_group.command("scenario")
 @click.argument("file")
-def scenario_command(file: str) -> None:
+@click.pass_obj
+def scenario_command(pm, file: str) -> None:
     """Run a scenario (a file, or a name `serq vllm scenarios` lists) through lib/vllm.sq's
     vllm_request on the step clock and print the answer as JSON, in the oracle's conventions."""
     from .scenarios import run_scenario
 
-    click.echo(json.dumps(run_scenario(_read(file)), sort_keys=False))
+    click.echo(json.dumps(run_scenario(_read(file), pm), sort_keys=False))
 
 
 @vllm_group.command("real")

@@ -93,10 +93,14 @@ def _chains(sc: dict[str, Any]) -> list[list[tuple[int, dict[str, Any]]]]:
 
 
 def scenario_program(sc: dict[str, Any], pm: Any = None):
-    """The IR of a scenario: ``programs/scenario.sq`` with the scenario's settings and sessions.
-    Raises ScenarioError for a scenario it does not model (``check_scenario``)."""
+    """The IR of a scenario: ``programs/scenario.sq`` with the scenario's settings and sessions, and the
+    sessions' chains of requests (in session order). Raises ScenarioError for a scenario it does not model
+    (``check_scenario``). ``pm``: the plugin manager whose parts compile it (default: the installed ones).
+
+    The program before its sessions depends only on the scenario's settings, so it comes from the compile
+    cache (:mod:`serq_frontend.cache`) when a scenario of the same settings ran before."""
     check_scenario(sc)
-    from serq_frontend import compile as compile_program
+    from serq_frontend.cache import load
     from serq_ir import nodes as n
 
     sets = {
@@ -105,58 +109,66 @@ def scenario_program(sc: dict[str, Any], pm: Any = None):
         "caching": 1.0 if sc.get("prefix_caching") else 0.0,
     }
     defs = {"serve_key": str(sc.get("serve", "admission"))}
-    program = compile_program(PROGRAM, sets=sets, defs=defs)
+    program = load(PROGRAM, sets=sets, defs=defs, pm=pm)
     slot = {a.name: i for i, a in enumerate(program.attributes)}
     for name in ("idx", "prompt", "o", "think_time", "more"):
         if name not in slot:
             raise RuntimeError(f"{PROGRAM.name} does not set {name}")
+    s_idx, s_prompt, s_o, s_think, s_more = (slot[k] for k in ("idx", "prompt", "o", "think_time", "more"))
+    SlotValue, Preset = n.SlotValue, n.Preset
+    chains = _chains(sc)
     presets = []
-    for chain in _chains(sc):
+    for chain in chains:
         turns = []
+        last = len(chain) - 1
         for k, (i, r) in enumerate(chain):
-            nxt = chain[k + 1][1] if k + 1 < len(chain) else None
+            more = k < last
             turns.append([
-                n.SlotValue(slot=slot["idx"], value=float(i)),
-                n.SlotValue(slot=slot["prompt"], value=float(r["prompt"])),
-                n.SlotValue(slot=slot["o"], value=float(r["out"])),
-                n.SlotValue(slot=slot["think_time"], value=float(nxt.get("think", 0)) if nxt else 0.0),
-                n.SlotValue(slot=slot["more"], value=1.0 if nxt else 0.0),
+                SlotValue(slot=s_idx, value=float(i)),
+                SlotValue(slot=s_prompt, value=float(r["prompt"])),
+                SlotValue(slot=s_o, value=float(r["out"])),
+                SlotValue(slot=s_think, value=float(chain[k + 1][1].get("think", 0)) if more else 0.0),
+                SlotValue(slot=s_more, value=1.0 if more else 0.0),
             ])
-        presets.append(n.Preset(at=float(chain[0][1].get("arrive", 0)), turns=turns))
+        presets.append(Preset(at=float(chain[0][1].get("arrive", 0)), turns=turns))
     workload = msgspec.structs.replace(program.workload, presets=presets)
-    return msgspec.structs.replace(program, workload=workload), _chains(sc)
+    return msgspec.structs.replace(program, workload=workload), chains
 
 
-def run_scenario(sc: dict[str, Any]) -> dict[str, Any]:
-    """Run a scenario and answer in the oracle's conventions."""
-    import numpy as np
+def run_scenario(sc: dict[str, Any], pm: Any = None) -> dict[str, Any]:
+    """Run a scenario and answer in the oracle's conventions (``pm``: as :func:`scenario_program`)."""
     from serq_sim import run
 
-    program, chains = scenario_program(sc)  # chains in session (serial) order
-    report = run(program)
-    index = {}  # (session serial, turn number) -> request index
-    for s, chain in enumerate(chains):
-        for t, (i, _) in enumerate(chain):
-            index[(s, t + 1)] = i
+    program, chains = scenario_program(sc, pm)  # chains in session (serial) order
+    report = run(program, pm=pm)
+    # the request index of each session's turns: by_session[serial][turn - 1]
+    by_session = [[i for i, _ in chain] for chain in chains]
+    n_sessions = len(by_session)
 
-    def firsts(name: str, last: bool = False) -> dict[int, float]:
+    def samples(name: str, last: bool = False) -> dict[int, float]:
+        # the engine's sample buffers as they are (no numpy): one pass, each sample keyed by its
+        # (session, turn); the first sample of a request, or with ``last`` its last
         ob = report.observe(name)
         out: dict[int, float] = {}
-        for sess, turn, v in zip(ob.sessions.tolist(), ob.turns.tolist(), ob.values.tolist()):
-            key = index.get((int(sess), int(turn)))
-            if key is not None and (last or key not in out):
-                out[key] = v
+        for sess, turn, v in zip(ob.buffer("sessions"), ob.buffer("turns"), ob.buffer("values")):
+            if 0 <= sess < n_sessions:
+                turns = by_session[sess]
+                if 0 < turn <= len(turns):
+                    key = turns[turn - 1]
+                    if last or key not in out:
+                        out[key] = v
         return out
 
-    first = firsts("first_token")
-    done = firsts("done", last=True)
-    cached = firsts("hit")
-    preempted_counts = firsts("preempted", last=True)
+    first = samples("first_token")
+    done = samples("done", last=True)
+    cached = samples("hit")
+    preempted_counts = samples("preempted", last=True)
     n_req = len(sc["requests"])
     missing = [i for i in range(n_req) if i not in done]
     if missing:
         raise UserError(f"requests {missing} did not finish by the horizon (stuck?)")
-    order = sorted(range(n_req), key=lambda i: (first.get(i, np.inf), i))
+    inf = float("inf")
+    order = sorted(range(n_req), key=lambda i: (first.get(i, inf), i))
     total_pre = sum(p.preemptions for p in report.result.pools)
     return {
         "first": {str(i): int(round(first[i])) for i in order},
