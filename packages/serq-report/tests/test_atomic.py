@@ -209,3 +209,24 @@ def test_dump_refuses_to_write_over_an_input_before_writing_anything(report, tmp
         serq_report.dump(report, tmp_path, inputs=[str(victim)])
     assert victim.read_text() == "session,turn\n"
     assert os.listdir(tmp_path) == ["hit.csv"]
+
+
+@posix
+def test_a_file_serq_names_itself_is_never_written_through_a_link_or_a_fifo(tmp_path):
+    from serq.files import OutputError, open_own_append
+
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep\n")
+    (tmp_path / "link").symlink_to(victim)
+    os.mkfifo(tmp_path / "pipe")
+    for name in ("link", "pipe"):
+        with pytest.raises(OutputError, match="serq names this file itself"):
+            serq_report.write_atomic(tmp_path / name, "x", own=True)
+        with pytest.raises(OutputError, match="serq names this file itself"):
+            open_own_append(tmp_path / name)  # returns at once: a FIFO is never opened
+    assert victim.read_text() == "keep\n" and os.path.islink(tmp_path / "link")
+    serq_report.write_atomic(tmp_path / "new", "a", own=True)  # new and regular files are written
+    serq_report.write_atomic(tmp_path / "new", "b", own=True)
+    with open_own_append(tmp_path / "new") as f:
+        f.write("c")
+    assert (tmp_path / "new").read_text() == "bc"

@@ -87,3 +87,36 @@ def test_the_refusal_comes_before_the_run(folder, flag):
     r = serq("bad.sq", flag, "response.csv" if flag == "-o" else ".", cwd=folder)
     assert r.returncode == 1
     assert "refusing to write over an input of this run" in r.stderr and "branch guard" not in r.stderr
+
+
+@pytest.mark.skipif(os.name != "posix", reason="symbolic links")
+@pytest.mark.parametrize("entry", ["response.csv", "gauge"])
+def test_a_link_inside_the_dump_folder_is_refused(folder, entry):
+    # the user names the folder, not its files: a link planted in it (to a file or to a folder elsewhere)
+    # is refused before anything is written, and its target is untouched
+    (folder / "elsewhere").mkdir()
+    victim = folder / "elsewhere" / "victim.txt"
+    victim.write_text("keep me\n")
+    out = folder / "out"
+    out.mkdir()
+    if entry == "gauge":
+        (folder / "g.sq").write_text("gauge waiting = queue(s);\n" + PROG.format(arrive="arrive batch(2);"))
+        (out / "gauge").symlink_to(folder / "elsewhere", target_is_directory=True)
+        prog = "g.sq"
+    else:
+        (out / "response.csv").symlink_to(victim)
+        prog = "p.sq"
+    before = snapshot(folder / "elsewhere")
+    r = serq(prog, "--dump", "out", cwd=folder)
+    assert r.returncode == 1, r.stderr
+    assert "is a symbolic link" in r.stderr and "Traceback" not in r.stderr
+    assert snapshot(folder / "elsewhere") == before
+    assert sorted(os.listdir(out)) == [entry]
+
+
+def test_a_dump_over_a_regular_file_in_the_folder_replaces_it(folder):
+    (folder / "out").mkdir()
+    (folder / "out" / "response.csv").write_text("old\n")
+    r = serq("p.sq", "--dump", "out", cwd=folder)
+    assert r.returncode == 0, r.stderr
+    assert (folder / "out" / "response.csv").read_text().startswith("time,session,turn,value\n")

@@ -237,3 +237,29 @@ def test_a_runtime_error_is_a_row_and_exit_1(tmp_path):
     assert [x["status"] for x in rows] == ["ok", "error"]
     assert rows[1]["message"].startswith(f"{src}:7:3: error:") and rows[1]["events"] == ""
     assert int(rows[0]["events"]) > 0
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="symbolic links and FIFOs")
+@pytest.mark.parametrize("entry", ["journal", "points"])
+@pytest.mark.parametrize("kind", ["link", "fifo"])
+def test_files_the_sweep_names_itself_are_never_links_or_fifos(tmp_path, entry, kind):
+    # the user names r.csv; r.csv.journal and r.points.csv are serq's: a link planted there must not
+    # carry a write to its target, and a FIFO there must not block the sweep (reading or appending)
+    import os
+
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me\n")
+    target = tmp_path / ("r.csv.journal" if entry == "journal" else "r.points.csv")
+    if kind == "link":
+        target.symlink_to(victim)
+    else:
+        os.mkfifo(target)
+    r = subprocess.run([SERQ, "sweep", MG1, "--set", "lambda=0.2", "--horizon", "3000", "--workers", "0",
+                        "--no-progress", "--out", str(tmp_path / "r.csv")], capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 1, r.stderr
+    assert f"{target}: is {'a symbolic link' if kind == 'link' else 'not a regular file'}" in r.stderr
+    assert "Traceback" not in r.stderr
+    assert victim.read_text() == "keep me\n"
+    assert not (tmp_path / "r.csv").exists()
+    assert os.path.islink(target) if kind == "link" else not target.is_file()

@@ -8,9 +8,11 @@ sample in the order the report gives them; ``DIR/gauge/NAME.csv`` for every gaug
 A name is the file's name when it is safe everywhere (:func:`file_names`); any other name (``a/b``,
 ``..``, a NUL, a device name such as ``con``, non-ASCII letters, a very long name, two names that differ
 only in case) is mapped to one that is, and every name the program has gets a file of its own.
-Every file is written atomically (:func:`serq_report.open_atomic`, whose rules say what a device, a FIFO
-or a symbolic link in the folder gets): a run interrupted while dumping leaves each file either whole or
-absent (or as an earlier run left it). A dump never writes over a file the run read (``inputs``).
+Every file is written atomically (:func:`serq_report.open_atomic`): a run interrupted while dumping leaves
+each file either whole or absent (or as an earlier run left it). The user names the folder, not the files
+in it: a file (or ``gauge``) in the folder that is a symbolic link, a FIFO, a device or anything but a
+regular file (a real folder for ``gauge``) is refused before any file is written (``own=True`` in
+:mod:`serq.files`), as is a file the run read (``inputs``).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 import numpy as np
-from serq.files import check_not_input
+from serq.files import OutputError, check_not_input, check_own
 
 from ._result import result_of
 from .atomic import open_atomic
@@ -73,8 +75,8 @@ def _chunks(columns: list[np.ndarray]) -> Iterator[str]:
         yield "\n".join(map(",".join, zip(*cells))) + "\n"
 
 
-def _write_csv(path: str, header: str, columns: list[np.ndarray], inputs: list[str]) -> None:
-    with open_atomic(path, "w", inputs=inputs) as f:
+def _write_csv(path: str, header: str, columns: list[np.ndarray], inputs: list[str], own: bool = False) -> None:
+    with open_atomic(path, "w", inputs=inputs, own=own) as f:
         f.write(header + "\n")
         for chunk in _chunks(columns):
             f.write(chunk)
@@ -166,8 +168,13 @@ def dump(report: Any, folder: str | os.PathLike[str], *, inputs: Iterable[str | 
     gauge_files = file_names(result.gauges)
     inputs = [p for p in inputs if p is not None]
     gauge_folder = os.path.join(folder, "gauge")
+    if gauge_files and (os.path.islink(gauge_folder) or (os.path.lexists(gauge_folder)
+                                                         and not os.path.isdir(gauge_folder))):
+        raise OutputError(f"{gauge_folder}: is {'a symbolic link' if os.path.islink(gauge_folder) else 'not a folder'}; "
+                          "a dump writes its gauges only into a folder of its own (remove it, or dump elsewhere)")
     for path in [os.path.join(folder, f"{f}.csv") for f in observe_files.values()] + \
             [os.path.join(gauge_folder, f"{f}.csv") for f in gauge_files.values()]:
+        check_own(path)
         check_not_input(path, inputs)
     os.makedirs(folder, exist_ok=True)
     written = []
@@ -175,7 +182,7 @@ def dump(report: Any, folder: str | os.PathLike[str], *, inputs: Iterable[str | 
         o = report.observe(name)
         cols = _columns(f"observe {name}", times=o.times, sessions=o.sessions, turns=o.turns, values=o.values)
         path = os.path.join(folder, f"{observe_files[name]}.csv")
-        _write_csv(path, "time,session,turn,value", cols, inputs)
+        _write_csv(path, "time,session,turn,value", cols, inputs, own=True)
         written.append(path)
     if result.gauges:
         os.makedirs(gauge_folder, exist_ok=True)
@@ -183,6 +190,6 @@ def dump(report: Any, folder: str | os.PathLike[str], *, inputs: Iterable[str | 
             g = report.gauge(name)
             cols = _columns(f"gauge {name}", times=g.times, values=g.values)
             path = os.path.join(gauge_folder, f"{gauge_files[name]}.csv")
-            _write_csv(path, "time,value", cols, inputs)
+            _write_csv(path, "time,value", cols, inputs, own=True)
             written.append(path)
     return written

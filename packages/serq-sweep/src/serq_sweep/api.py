@@ -19,6 +19,7 @@ def run_plan(plan: core.Plan, *, workers: int | None = None, dask: Any = None, o
     table's columns, its rows, whether every run finished, and how many runs an earlier sweep had
     finished."""
     from serq import signals
+    from serq.files import open_own_append
 
     done: dict[str, dict] = {}
     resumed = 0
@@ -32,7 +33,7 @@ def run_plan(plan: core.Plan, *, workers: int | None = None, dask: Any = None, o
                 os.unlink(core.journal_path(out))
         else:
             done = core.load_finished(out, plan)
-        journal = open(core.journal_path(out), "a", encoding="utf-8")  # noqa: SIM115
+        journal = open_own_append(core.journal_path(out))
     resumed = len(done)
     try:
         with make_engine(workers, dask) as eng:

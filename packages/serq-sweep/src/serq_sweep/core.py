@@ -414,12 +414,12 @@ def write_tables(plan: Plan, done: Mapping[str, dict], out: str, inputs: Iterabl
     acols, atable = aggregate_rows(plan, columns, table)
     inputs = list(inputs)
     write_atomic(out, encode_table(columns, table, fmt), inputs=inputs)
-    write_atomic(points_path(out), encode_table(acols, atable, fmt), inputs=inputs)
+    write_atomic(points_path(out), encode_table(acols, atable, fmt), inputs=inputs, own=True)
     return columns, table
 
 
 def check_outputs(out: str, plan: Plan) -> list[str]:
-    from serq.files import check_not_input
+    from serq.files import check_not_input, check_own
 
     table_format(out)
     folder = os.path.dirname(out) or "."
@@ -428,4 +428,6 @@ def check_outputs(out: str, plan: Plan) -> list[str]:
     inputs = sorted({i for p in plan.points for i in p.inputs})
     for target in (out, points_path(out), journal_path(out)):
         check_not_input(target, inputs)
+    for target in (points_path(out), journal_path(out)):  # named by serq, beside the table the user named
+        check_own(target)
     return inputs

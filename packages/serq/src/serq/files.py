@@ -18,6 +18,12 @@ Which target gets what (:func:`open_atomic`):
   process reads it, as a shell's ``>`` does.
 * **a folder** — an error.
 
+A file serq names itself, beside or inside what the user named (a dump folder's ``NAME.csv``, a sweep's
+``OUT.points.csv`` and ``OUT.journal``), is opened with ``own=True`` (:func:`open_own_append` for a
+journal): it is written only as a new path or a regular file. A symbolic link, a FIFO, a device or a
+socket at that path is refused (:class:`OutputError`) before anything is written: the user named the
+folder or the table, not that entry, and a link planted there must not carry a write elsewhere.
+
 ``inputs`` (the files a run read: the program, its libraries, its trace, the IR) are never written: a
 target that is one of them, by any path (a symbolic or hard link included), is refused with an
 :class:`OutputError` before anything is written.
@@ -36,7 +42,7 @@ from typing import IO
 
 from .errors import UserError
 
-__all__ = ["OutputError", "check_not_input", "open_atomic", "write_atomic"]
+__all__ = ["OutputError", "check_not_input", "check_own", "open_atomic", "open_own_append", "write_atomic"]
 
 
 class OutputError(UserError):
@@ -90,6 +96,48 @@ def check_not_input(path: str | os.PathLike[str], inputs: Iterable[str | os.Path
             raise OutputError(f"{path}: refusing to write over an input of this run{same}")
 
 
+def check_own(path: str | os.PathLike[str]) -> None:
+    """Refuse (:class:`OutputError`) an existing entry at ``path`` that is not a regular file, not
+    following a link: ``path`` is a file serq names itself."""
+    path = os.fspath(path)
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    except OSError as e:
+        raise type(e)(e.errno, e.strerror, path) from None
+    if stat.S_ISREG(st.st_mode):
+        return
+    what = ("a symbolic link" if stat.S_ISLNK(st.st_mode) else "a folder" if stat.S_ISDIR(st.st_mode)
+            else "not a regular file")
+    raise OutputError(f"{path}: is {what}; serq names this file itself and writes it only as a new or "
+                      "regular file (remove it, or choose another output)")
+
+
+def open_own_append(path: str | os.PathLike[str]) -> IO[str]:
+    """Open ``path``, a file serq names itself (a sweep's journal), for appending text: created if new,
+    refused (:class:`OutputError`) when it is a symbolic link or anything but a regular file; never
+    blocks on a FIFO."""
+    path = os.fspath(path)
+    check_own(path)
+    flags = (os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+             | getattr(os, "O_CLOEXEC", 0))
+    try:
+        fd = os.open(path, flags, 0o666)
+    except OSError as e:
+        if os.path.islink(path):  # swapped for a link since the check
+            raise OutputError(f"{path}: is a symbolic link; serq names this file itself and writes it only "
+                              "as a new or regular file") from None
+        raise type(e)(e.errno, e.strerror, path) from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        check_own(path)  # names what it is
+        raise OutputError(f"{path}: not a regular file")  # pragma: no cover - swapped since the check
+    if hasattr(os, "set_blocking"):
+        os.set_blocking(fd, True)
+    return open(fd, "a", encoding="utf-8", closefd=True)
+
+
 def _through_dev(path: str) -> bool:
     return os.name == "posix" and os.path.abspath(path).startswith("/dev/")
 
@@ -126,7 +174,8 @@ def _write_through(path: str, mode: str) -> Iterator[IO]:
 
 @contextlib.contextmanager
 def open_atomic(path: str | os.PathLike[str], mode: str = "w", *,
-                inputs: Iterable[str | os.PathLike[str] | None] = (), perms: int | None = None) -> Iterator[IO]:
+                inputs: Iterable[str | os.PathLike[str] | None] = (), perms: int | None = None,
+                own: bool = False) -> Iterator[IO]:
     """Open ``path`` for writing by the rules of this module: a new path or a regular file appears only
     once the ``with`` block has finished; a device, a FIFO or a path under ``/dev`` is written through.
 
@@ -134,6 +183,7 @@ def open_atomic(path: str | os.PathLike[str], mode: str = "w", *,
     :param inputs: files that must not be written (:func:`check_not_input`).
     :param perms: the permission bits of the file written atomically (default: those of the file it
         replaces, else ``0o666 & ~umask``).
+    :param own: ``path`` is a file serq names itself: anything there but a regular file is refused.
 
     An exception raised in the block removes the temporary file, leaves ``path`` untouched and
     propagates. The folder must exist.
@@ -141,6 +191,8 @@ def open_atomic(path: str | os.PathLike[str], mode: str = "w", *,
     if mode not in ("w", "wb"):
         raise ValueError(f"open_atomic: mode must be 'w' or 'wb', not {mode!r}")
     path = os.fspath(path)
+    if own:
+        check_own(path)
     check_not_input(path, inputs)
     try:
         st = os.stat(path)
@@ -181,14 +233,15 @@ def open_atomic(path: str | os.PathLike[str], mode: str = "w", *,
 
 
 def write_atomic(path: str | os.PathLike[str], data: str | bytes, *,
-                 inputs: Iterable[str | os.PathLike[str] | None] = (), perms: int | None = None) -> None:
+                 inputs: Iterable[str | os.PathLike[str] | None] = (), perms: int | None = None,
+                 own: bool = False) -> None:
     """Write ``data`` to ``path`` by the rules of :func:`open_atomic`; a ``str`` is written as UTF-8
     with its line endings as given."""
     if isinstance(data, str):
         data = data.encode("utf-8")
     elif not isinstance(data, bytes | bytearray | memoryview):
         raise TypeError(f"write_atomic: data must be str or bytes, not {type(data).__name__}")
-    with open_atomic(path, "wb", inputs=inputs, perms=perms) as f:
+    with open_atomic(path, "wb", inputs=inputs, perms=perms, own=own) as f:
         f.write(data)
 
 
