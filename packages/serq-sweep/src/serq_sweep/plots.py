@@ -42,6 +42,17 @@ def _read(table: Any) -> Any:
         raise UserError(f"{path}: cannot read the table: {e}") from None
 
 
+def _numeric(frame: Any, column: str, what: str) -> None:
+    """Refuse (one message) a column that does not hold numbers: a curve's x and y are numbers."""
+    import pandas as pd
+
+    values = frame[column]
+    if pd.api.types.is_bool_dtype(values) or not pd.api.types.is_numeric_dtype(values):
+        bad = next((v for v in values if not isinstance(v, int | float) or isinstance(v, bool)), None)
+        raise UserError(f"{what}: column {column} does not hold numbers (it has {bad!r}); a curve's x and y "
+                        "are numbers (a name whose values are not, such as a program, goes to --hue)")
+
+
 def curve_data(table: Any, x: str, y: str, hue: str | None = None) -> tuple[str, dict[Any, tuple[list, list, list]]]:
     """What :func:`curve` draws: the figure's column, and per hue value ``(xs, means, half-widths)``,
     xs ascending. A runs table (a row per seed) is averaged here (Student t over the seeds, rows that failed
@@ -64,6 +75,10 @@ def curve_data(table: Any, x: str, y: str, hue: str | None = None) -> tuple[str,
         fig = resolve(y, cols[start:])
     if "status" in cols:
         frame = frame[frame["status"] != "error"]
+    if frame.empty:
+        raise UserError("no rows to plot: the table is empty or every run in it failed")
+    for name, what, column in ((x, "--x", x), (y, "--y", f"{fig}:mean" if points_table else fig)):
+        _numeric(frame, column, f"{what} {name}")
     out: dict[Any, tuple[list, list, list]] = {}
     groups = frame.groupby(hue, sort=True) if hue else [(None, frame)]
     for h, g in groups:
