@@ -189,3 +189,40 @@ def test_ir_nested_too_deeply(depth, message):
     with pytest.raises(serq_ir.IRError) as e:
         serq_ir.decode(data, name="x")
     assert str(e.value).startswith(f"error: x: {message}")
+
+
+@pytest.mark.parametrize("path,slot,message", [
+    (["attrs", 0], 99, "attribute slot 99 does not exist (the program has {n}) - at '$.workload.presets[0].attrs[0].slot'"),
+    (["turns", 0, 0], 99, "attribute slot 99 does not exist (the program has {n}) - at "
+                          "'$.workload.presets[0].turns[0][0].slot'"),
+    (["turns", 0, 0], 2, "the built-in attribute 'cached' is kept by the simulator; a program does not write it - at "
+                         "'$.workload.presets[0].turns[0][0].slot'"),
+    (["attrs", 0], -1, "attribute slot -1 does not exist (the program has {n}) - at '$.workload.presets[0].attrs[0].slot'"),
+])
+def test_a_bad_preset_value_is_refused_at_its_path(path, slot, message):
+    # a preset of numbers is checked in one loop (serq_ir.rules.plain_preset); one that is not plain is
+    # walked as before, so the message and the path are the same
+    program = everything()
+    n = len(program.attributes)
+
+    def change(d):
+        row = d["workload"]["presets"][0]
+        for k in path:
+            row = row[k]
+        row[0] = slot
+
+    with pytest.raises(serq_ir.IRError) as e:
+        serq_ir.decode(mutate(program, change), name="bad.ir.json")
+    assert str(e.value) == f"error: bad.ir.json: {message.format(n=n)}"
+    # a Program built in Python (validate, not decode) is refused the same way
+    bad = serq_ir.decode(mutate(program, lambda d: None), name="x")
+    import msgspec
+    from serq_ir import nodes as N
+
+    pr = bad.workload.presets[0]
+    sv = N.SlotValue(slot=slot, value=1.0)
+    pr = msgspec.structs.replace(pr, attrs=[sv]) if path[0] == "attrs" else msgspec.structs.replace(pr, turns=[[sv]])
+    bad = msgspec.structs.replace(bad, workload=msgspec.structs.replace(bad.workload, presets=[pr]))
+    with pytest.raises(serq_ir.IRError) as e:
+        validate(bad, name="bad.ir.json")
+    assert str(e.value) == f"error: bad.ir.json: {message.format(n=n)}"

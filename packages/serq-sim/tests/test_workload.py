@@ -92,3 +92,55 @@ def test_same_seed_same_json_other_seed_other():
     a = enc.encode(serq_sim.run(prog, seed=7).result)
     assert a == enc.encode(serq_sim.run(prog, seed=7).result)
     assert a != enc.encode(serq_sim.run(prog, seed=8).result)
+
+
+def _preset_program(turns_each: int, sessions: int = 20):
+    """Sessions given as presets, ``turns_each`` turns of two values each, and a record table (whose
+    whole-number columns are judged from the presets' values)."""
+    p = P()
+    x, y = p.slot("x"), p.slot("y")
+    d = p.stage("d", N.Delay())
+    body = [N.Turn(), p.run(d, "x"), p.observe("x", "x")]
+    presets = [N.Preset(at=float(k), turns=[[N.SlotValue(slot=x, value=float(t + 1)), N.SlotValue(slot=y, value=0.5)]
+                                            for t in range(turns_each)]) for k in range(sessions)]
+    prog = p.build(body, presets=presets, horizon=1000.0)
+    table = N.RecordDecl(name="r", columns=["x", "y"])
+    rec = N.Record(record=0, values=[N.Attr(slot=x), N.Attr(slot=y)])
+    return msgspec.structs.replace(prog, records=[table], session=[*prog.session, rec])
+
+
+def _python_calls(fn) -> int:
+    """How many Python-level calls (and generator resumptions) ``fn()`` makes."""
+    import sys
+
+    count = 0
+
+    def profile(frame, event, arg):
+        nonlocal count
+        if event == "call":
+            count += 1
+
+    sys.setprofile(profile)
+    try:
+        fn()
+    finally:
+        sys.setprofile(None)
+    return count
+
+
+def test_checking_and_preparing_presets_costs_nothing_per_value():
+    # A workload given as presets (serq vllm scenario's: one preset a session) was walked node by node by
+    # every pass over the program (serq_ir's checks, the engine's set-up), a call per preset value; the
+    # passes now take a preset of numbers in one loop, so the Python calls do not grow with the values.
+    from serq_ir.validate import validate
+    from serq_sim.api import registries
+    from serq_sim.engine import Simulation
+
+    short, long = _preset_program(1), _preset_program(40)
+    reg = registries()
+    assert _python_calls(lambda: validate(long)) == _python_calls(lambda: validate(short))
+    assert _python_calls(lambda: Simulation(long, reg)) == _python_calls(lambda: Simulation(short, reg))
+    # and what the passes find is the same: the values are whole in one slot and not in the other
+    r = serq_sim.run(_preset_program(3, sessions=2))
+    assert r.record_table("r")._table.whole == [True, False]
+    assert samples(r, "x") == [(1.0, 0), (1.0, 1)]

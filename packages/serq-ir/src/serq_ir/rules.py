@@ -41,6 +41,7 @@ def nesting_problem(program) -> tuple[str, str] | None:
         Num,
         Observable,
         PoolRef,
+        Preset,
         StageRef,
         Unary,
     )
@@ -55,6 +56,8 @@ def nesting_problem(program) -> tuple[str, str] | None:
             continue
         if not isinstance(obj, msgspec.Struct):
             continue
+        if type(obj) is Preset and plain_preset(obj):  # numbers only: nothing nests (thousands of them)
+            continue
         if isinstance(obj, exprs):
             ed += 1
             if ed > MAX_EXPR_DEPTH:
@@ -67,6 +70,28 @@ def nesting_problem(program) -> tuple[str, str] | None:
                 return at, f"loops, branches and holds nest more than {MAX_BLOCK_DEPTH} deep"
         todo.extend((getattr(obj, f), f"{at}.{f}", ed, bd) for f in obj.__struct_fields__ if f != "span")
     return None
+
+
+_NUMBERS = (float, int)
+
+
+def plain_preset(preset, lo: int = 0, hi: float = math.inf) -> bool:
+    """Whether a workload ``Preset`` holds numbers only, as the IR's types say it does: its ``at``, and
+    lists of ``SlotValue`` of a number each, every slot in ``lo <= slot < hi``. Such a preset holds no
+    expression, block or reference, so the passes that walk a program for those skip it in one loop (a
+    workload given as presets has one per session; the JSON path of a node is made only for a problem)."""
+    from .nodes import SlotValue
+
+    if type(preset.at) not in _NUMBERS or type(preset.attrs) is not list or type(preset.turns) is not list:
+        return False
+    for row in (preset.attrs, *preset.turns):
+        if type(row) is not list:
+            return False
+        for sv in row:
+            if type(sv) is not SlotValue or type(sv.slot) is not int or type(sv.value) not in _NUMBERS \
+                    or not lo <= sv.slot < hi:
+                return False
+    return True
 
 
 #: Seeds are the integers 0 … 2**64 - 1 (the streams are seeded from 64 bits; a negative seed or a larger

@@ -45,6 +45,7 @@ from .nodes import (
     Pool,
     PoolRef,
     Preempt,
+    Preset,
     Program,
     Ps,
     Record,
@@ -144,6 +145,8 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
         if not 0 <= k < n_attrs:
             fail(path, f"attribute slot {k} does not exist (the program has {n_attrs})")
 
+    n_builtin = len(BUILTIN_ATTRIBUTES)
+
     def walk(obj: Any, path: str) -> None:
         if isinstance(obj, list):
             for i, x in enumerate(obj):
@@ -151,6 +154,8 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
             return
         if not isinstance(obj, msgspec.Struct):
             return
+        if type(obj) is Preset and rules.plain_preset(obj, n_builtin, n_attrs):
+            return  # every value sets an attribute the program has and may write: what the walk below checks
         if isinstance(obj, Attr | Set | Choose | SlotValue):
             slot(f"{path}.slot", obj.slot)
             if not isinstance(obj, Attr) and 0 <= obj.slot < len(BUILTIN_ATTRIBUTES):

@@ -184,9 +184,11 @@ def reads_context(exprs, names) -> bool:
     return reads_any(exprs, lambda e: isinstance(e, N.Ctx) and e.name in names)
 
 
-def walk(node):
+def walk(node, presets: bool = True):
     """Every IR node in ``node`` and below it (every field of every struct, every item of every list),
-    depth first; an ``Extension``'s parameters are the plugin's JSON, not IR, and are not entered."""
+    depth first; an ``Extension``'s parameters are the plugin's JSON, not IR, and are not entered. With
+    ``presets`` false the workload's presets (numbers only: a ``Preset`` holds ``SlotValue`` rows, one
+    preset a session) are not entered either."""
     import msgspec
 
     stack = [node]
@@ -194,7 +196,11 @@ def walk(node):
         x = stack.pop()
         if isinstance(x, msgspec.Struct):
             yield x
-            if not isinstance(x, N.Extension):
+            if isinstance(x, N.Extension):
+                continue
+            if not presets and isinstance(x, N.Workload):
+                stack.extend(getattr(x, f) for f in reversed(x.__struct_fields__) if f != "presets")
+            else:
                 stack.extend(getattr(x, f) for f in reversed(x.__struct_fields__))
         elif isinstance(x, (list, tuple)):
             stack.extend(reversed(x))
@@ -212,7 +218,7 @@ def places(program) -> dict[int, int]:
 
 def observables_read(program) -> set[str]:
     """The names of the observables some expression of ``program`` reads."""
-    return {x.name for x in walk(program) if isinstance(x, N.Observable)}
+    return {x.name for x in walk(program, presets=False) if isinstance(x, N.Observable)}
 
 
 def num(v: N.Number) -> float:

@@ -69,10 +69,14 @@ def whole_columns(program: Any) -> list[list[bool]]:
     from .compile import walk
 
     attrs = [a.name not in _FRACTION_ATTRS for a in program.attributes]
-    nodes = list(walk(program))
+    nodes = list(walk(program, presets=False))  # the presets' values (one preset a session) are read below
     sets = [x for x in nodes if isinstance(x, N.Set)]
-    for x in nodes:
-        if isinstance(x, N.SlotValue):
+    rows = [[x for x in nodes if isinstance(x, N.SlotValue)]]
+    for pr in program.workload.presets:
+        rows.append(pr.attrs)
+        rows.extend(pr.turns)
+    for row in rows:
+        for x in row:
             v = float(x.value)
             if math.isfinite(v) and v != math.floor(v) and 0 <= x.slot < len(attrs):
                 attrs[x.slot] = False

@@ -42,7 +42,6 @@ import math
 import os
 import re
 import sys
-import tempfile
 from typing import Any
 
 __all__ = ["VllmNotInstalled", "ScenarioError", "check_scenario", "run_real", "vllm_version", "SERVE_ORDERS"]
@@ -399,6 +398,8 @@ def run_real(scenario: dict[str, Any]) -> dict[str, Any]:
     imported here."""
     check_scenario(scenario)
     v = _import_vllm()
+    import tempfile  # here: serq vllm scenario imports this module for check_scenario alone
+
     with tempfile.TemporaryDirectory(prefix="serq-vllm-model-") as d:
         return _run(v, scenario, _write_model_config(d))
 
