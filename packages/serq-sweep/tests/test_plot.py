@@ -112,7 +112,8 @@ def test_mistakes(tmp_path):
                     (dict(x="nope", y="ttft.p99"), "--x nope: no column"),
                     (dict(x="x", y="ttft.p99", out="x.jpg"), "a plot is .svg, .png or .pdf"),
                     (dict(source=tmp_path / "d", gauge=["g"]), "no gauge g in the dump"),
-                    (dict(cdf_of=["ttft"]), "read a dump folder")]:
+                    (dict(cdf_of=["ttft"]), "--cdf ttft needs the records' columns sent, first_token"),
+                    (dict(gauge=["g"]), "--gauge reads a dump folder")]:
         kw.setdefault("source", path)
         with pytest.raises(UserError, match=msg.replace(".", r"\.").replace("(", r"\(")):
             plots.plot(kw.pop("source"), kw.pop("out", str(tmp_path / "x.svg")), **kw)
@@ -120,3 +121,76 @@ def test_mistakes(tmp_path):
                        capture_output=True, text=True, cwd=tmp_path)
     assert r.returncode == 1 and "no figure 'tpot.p99'" in r.stderr and "Traceback" not in r.stderr, r.stderr
     assert not (tmp_path / "x.svg").exists()
+
+
+SINGLE = ROOT / "examples/multi-turn/vllm_single_turn.sq"
+
+
+def empirical(values):
+    """An empirical CDF by hand: the values sorted, and i/n at the i-th."""
+    xs = sorted(values)
+    return xs, [(i + 1) / len(xs) for i in range(len(xs))]
+
+
+def test_cdfs_from_the_records_of_a_run(tmp_path):
+    rec = tmp_path / "requests.csv"
+    r = subprocess.run([SERQ, "run", str(SINGLE), "--set", "Lambda=6", "--horizon", "40", "--warmup", "5",
+                        "--no-progress", "--records", str(rec)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    with open(rec) as f:
+        rows = [{k: float(v) for k, v in x.items()} for x in csv.DictReader(f)]
+    assert len(rows) > 100
+    want = {"ttft": [x["first_token"] - x["sent"] for x in rows],
+            "tpot": [(x["last_token"] - x["first_token"]) / (x["output"] - 1) for x in rows if x["output"] > 1],
+            "e2el": [x["last_token"] - x["sent"] for x in rows],
+            "prompt": [x["prompt"] for x in rows]}
+    want["itl"] = want["tpot"]  # a request's mean gap: its TPOT
+    assert len(want["tpot"]) < len(rows)  # requests of one output token have none
+    svg = tmp_path / "fig.svg"
+    r = subprocess.run([SERQ, "plot", str(rec), "--cdf", "ttft", "--cdf", "tpot", "-o", str(svg)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert ET.fromstring(svg.read_bytes()).tag.endswith("svg")
+    fig = plots.records_cdf(str(rec), ["ttft", "tpot", "itl", "e2el", "prompt"])
+    lines = fig.axes[0].lines
+    assert [line.get_label() for line in lines] == [f"{m} ({len(want[m])} requests)"
+                                                    for m in ("ttft", "tpot", "itl", "e2el", "prompt")]
+    for line, m in zip(lines, ("ttft", "tpot", "itl", "e2el", "prompt")):
+        xs, ys = empirical(want[m])
+        xy = line.get_xydata()
+        assert list(xy[:, 0]) == pytest.approx(xs, rel=1e-15, abs=0) and list(xy[:, 1]) == ys, m
+
+
+def test_cdfs_from_a_sweeps_records_by_hue(tmp_path):
+    out, rec = tmp_path / "r.parquet", tmp_path / "rec.parquet"
+    r = subprocess.run([SERQ, "sweep", str(SINGLE), "--set", "Lambda=2,6", "--seeds", "1..2", "--horizon", "30",
+                        "--warmup", "5", "--workers", "0", "--no-progress", "--out", str(out), "--records", str(rec)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    import pyarrow.parquet as pq
+
+    t = pq.read_table(rec).to_pydict()
+    png = tmp_path / "cdf.png"
+    r = subprocess.run([SERQ, "plot", str(rec), "--cdf", "ttft", "--hue", "Lambda", "-o", str(png)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    fig = plots.records_cdf(str(rec), ["ttft", "e2el"], hue="Lambda")
+    lines = fig.axes[0].lines
+    assert [line.get_label().split(" (")[0] for line in lines] == [
+        "ttft, Lambda = 2", "ttft, Lambda = 6", "e2el, Lambda = 2", "e2el, Lambda = 6"]
+    for line, (m, lam) in zip(lines, [("ttft", 2), ("ttft", 6), ("e2el", 2), ("e2el", 6)]):
+        end = "first_token" if m == "ttft" else "last_token"
+        values = [e - s for e, s, lv in zip(t[end], t["sent"], t["Lambda"]) if lv == lam]  # both seeds
+        xs, ys = empirical(values)
+        xy = line.get_xydata()
+        assert list(xy[:, 0]) == pytest.approx(xs, rel=1e-15, abs=0) and list(xy[:, 1]) == ys
+        assert len(values) == sum(1 for lv in t["Lambda"] if lv == lam) > 20
+    from serq.errors import UserError
+
+    for kw, msg in [(dict(cdf_of=["ttft"], hue="nope"), "--hue nope: no column nope (the swept names: Lambda)"),
+                    (dict(cdf_of=["nope"]), "--cdf nope: no column nope"),
+                    (dict(source=out, cdf_of=["ttft"]), "--cdf ttft needs the records' columns sent, first_token"),
+                    (dict(gauge=["g"]), "--gauge reads a dump folder")]:
+        with pytest.raises(UserError, match=msg.replace("(", r"\(").replace(")", r"\)")):
+            plots.plot(kw.pop("source", rec), str(tmp_path / "x.svg"), **kw)

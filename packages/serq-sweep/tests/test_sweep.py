@@ -160,6 +160,23 @@ def test_vllm_40_points_local_pool_and_dask_give_one_table(tmp_path):
     assert (tmp_path / "pool.points.csv").read_bytes() == (tmp_path / "dask.points.csv").read_bytes()
 
 
+@pytest.mark.timeout(280)
+def test_cli_dask_local_gives_the_local_pools_tables(tmp_path):
+    # `serq sweep --dask local`: a LocalCluster of two worker processes started by the command itself
+    args = ("sweep", VLLM, "--set", "Lambda=0.1:0.4:0.1", "--seeds", "1..2", "--horizon", "20", "--warmup", "0",
+            "--workers", "2", "--no-progress")
+    for name, engine in (("pool", ()), ("dask", ("--dask", "local"))):
+        r = subprocess.run([SERQ, *args, *engine, "--out", str(tmp_path / f"{name}.csv"), "--records",
+                            str(tmp_path / f"{name}.rec.csv")], capture_output=True, text=True, timeout=240)
+        assert r.returncode == 0, r.stderr
+        assert "8 run(s) of 4 point(s) x 2 seed(s) (8 run now, 0 resumed)" in r.stderr, r.stderr
+        assert "Traceback" not in r.stderr
+    for f in ("{}.csv", "{}.points.csv", "{}.rec.csv"):
+        assert (tmp_path / f.format("pool")).read_bytes() == (tmp_path / f.format("dask")).read_bytes(), f
+    rows = read_csv(tmp_path / "dask.csv")
+    assert [x["status"] for x in rows] == ["ok"] * 8 and len({x["events"] for x in rows}) == 8
+
+
 @pytest.mark.timeout(240)
 def test_sigterm_keeps_what_finished_and_a_rerun_runs_the_rest(tmp_path):
     out = tmp_path / "r.csv"
@@ -263,3 +280,47 @@ def test_files_the_sweep_names_itself_are_never_links_or_fifos(tmp_path, entry, 
     assert victim.read_text() == "keep me\n"
     assert not (tmp_path / "r.csv").exists()
     assert os.path.islink(target) if kind == "link" else not target.is_file()
+
+
+# --- the progress bar -------------------------------------------------------------------------------
+
+class _Shell:
+    kernel = object()  # an IPython kernel's shell has one; a terminal IPython's has none
+
+
+def _fake_notebook(monkeypatch, shell):
+    import types
+
+    ipython = types.ModuleType("IPython")
+    ipython.get_ipython = lambda: shell
+    monkeypatch.setitem(sys.modules, "IPython", ipython)
+    monkeypatch.setitem(sys.modules, "ipykernel", types.ModuleType("ipykernel"))
+
+
+def test_the_progress_bar_shows_in_a_notebook_and_not_in_a_pipe(monkeypatch):
+    import io
+
+    err = io.StringIO()  # no terminal, as a notebook's stderr and a pipe
+    monkeypatch.setattr(sys, "stderr", err)
+    assert isinstance(core.progress_bar(3, 0, None, "sweep"), core._NoBar)  # a pipe: none
+    _fake_notebook(monkeypatch, type("Terminal", (), {})())
+    assert not core.in_notebook()  # a terminal IPython
+    assert isinstance(core.progress_bar(3, 0, None, "sweep"), core._NoBar)
+    _fake_notebook(monkeypatch, _Shell())
+    assert core.in_notebook()
+    # without ipywidgets, the text bar on the notebook's stderr
+    monkeypatch.setattr(core, "has_widgets", lambda: False)
+    frame = serq_sim.sweep(MG1, sets={"lambda": [0.3]}, seeds="1..3", horizon=2500, workers=0)
+    assert len(frame) == 3
+    shown = err.getvalue()
+    assert "sweep: 100%" in shown and "3/3" in shown, shown
+    assert isinstance(core.progress_bar(3, 0, False, "sweep"), core._NoBar)  # --no-progress
+    # with ipywidgets, tqdm's widget (a stand-in here: this environment has no ipywidgets)
+    import types
+
+    monkeypatch.setattr(core, "has_widgets", lambda: True)
+    fake = types.ModuleType("tqdm.notebook")
+    fake.tqdm = type("Widget", (), {"__init__": lambda self, **kw: setattr(self, "kw", kw)})
+    monkeypatch.setitem(sys.modules, "tqdm.notebook", fake)
+    bar = core.progress_bar(5, 2, None, "sweep")
+    assert type(bar) is fake.tqdm and bar.kw == dict(total=5, initial=2, desc="sweep", unit="run", leave=True)

@@ -8,21 +8,23 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from serq.errors import UserError
+
 from . import core
 from .engines import engine as make_engine
 
 
 def run_plan(plan: core.Plan, *, workers: int | None = None, dask: Any = None, out: str | None = None,
-             fresh: bool = False, progress: bool | None = None, desc: str = "sweep"
+             fresh: bool = False, progress: bool | None = None, desc: str = "sweep", records: Any = None
              ) -> tuple[list[str], list[dict[str, Any]], bool, int]:
     """Run ``plan`` (resuming from ``out`` unless ``fresh``) and write its tables to ``out``. Returns the
     table's columns, its rows, whether every run finished, and how many runs an earlier sweep had
-    finished."""
+    finished. ``records``: None, or a :class:`Records` that keeps every run's records (and writes them
+    to its file, resuming with ``out``)."""
     from serq import signals
     from serq.files import open_own_append
 
     done: dict[str, dict] = {}
-    resumed = 0
     inputs: list[str] = []
     journal = None
     if out is not None:
@@ -33,15 +35,25 @@ def run_plan(plan: core.Plan, *, workers: int | None = None, dask: Any = None, o
                 os.unlink(core.journal_path(out))
         else:
             done = core.load_finished(out, plan)
+    skip = set(done)
+    if records is not None:
+        records.open(plan, out, inputs, fresh)
+        skip = {k for k in skip if records.complete(k, done[k])}
+    resumed = len(skip)
+    if out is not None:
         journal = open_own_append(core.journal_path(out))
-    resumed = len(done)
     try:
         with make_engine(workers, dask) as eng:
-            done, complete = core.execute(plan, eng, done=done, journal=journal, progress=progress, desc=desc)
+            done, complete = core.execute(plan, eng, done=done, journal=journal, progress=progress, desc=desc,
+                                          skip=skip, records=None if records is None else records.add)
     finally:
         if journal is not None:
             journal.close()
+        if records is not None:
+            records.close()
     with signals.deferred():  # a second signal cannot lose what finished
+        if records is not None:
+            records.write(complete)
         if out is not None:
             columns, table = core.write_tables(plan, done, out, inputs)
             if complete:
@@ -55,13 +67,80 @@ def run_plan(plan: core.Plan, *, workers: int | None = None, dask: Any = None, o
     return columns, table, complete, resumed
 
 
+class Records:
+    """The records of a sweep's runs, kept in memory and, with a ``path``, written to the records tables
+    there (:mod:`serq_sweep.records`; resumed with the sweep's ``--out``)."""
+
+    def __init__(self, path: str | os.PathLike | None = None):
+        self.path = None if path is None else os.fspath(path)
+        self.runs: dict[str, Any] = {}
+        self.files: dict[str, str] = {}
+        self._journal = None
+
+    def open(self, plan: core.Plan, out: str | None, inputs: list[str], fresh: bool) -> None:
+        from . import records as R
+
+        self.plan, self.inputs = plan, inputs
+        self.names = R.table_names(plan)
+        if self.path is None:
+            return
+        if out is None:
+            raise UserError(f"--records {self.path}: give --out too (the records resume with the sweep's "
+                            "table)")
+        self.files = R.check(self.path, plan, out, inputs)
+        jp = R.journal_path(self.path)
+        if fresh:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(jp)
+        else:
+            self.runs = R.load(self.path, plan)
+        from serq.files import open_own_append
+
+        self._journal = open_own_append(jp)
+
+    def complete(self, key: str, result: dict | None) -> bool:
+        from . import records as R
+
+        return R.complete(key, self.runs, result, self.names)
+
+    def add(self, key: str, run: dict) -> None:
+        self.runs[key] = run
+        if self._journal is not None:
+            from . import records as R
+
+            self._journal.write(R.journal_line(key, run))
+            self._journal.flush()
+
+    def close(self) -> None:
+        if self._journal is not None:
+            self._journal.close()
+            self._journal = None
+
+    def write(self, complete: bool) -> None:
+        if self.path is None:
+            return
+        from . import records as R
+
+        R.write(self.plan, self.runs, self.path, self.inputs)
+        if complete:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(R.journal_path(self.path))
+
+    def frames(self) -> Any:
+        """A DataFrame for a program of one record table, else a dict of them by name."""
+        from . import records as R
+
+        frames = {n: R.frame(self.plan, self.runs, n) for n in self.names}
+        return next(iter(frames.values())) if len(frames) == 1 else frames
+
+
 def sweep(program: str | os.PathLike | Sequence[str | os.PathLike], *, sets: Mapping[str, Any] | None = None,
           defs: Mapping[str, Any] | None = None, zip: Sequence[Sequence[str]] = (),  # noqa: A002
           seeds: Any = (1,), horizon: float | None = None, warmup: float | None = None,
           arrivals: int | None = None, workers: int | None = None, dask: Any = None,
           out: str | os.PathLike | None = None, fresh: bool = False, progress: bool | None = None,
           max_wall: float | None = None, max_events: int | None = None, max_samples: int | None = None,
-          pm: Any = None) -> Any:
+          records: bool | str | os.PathLike = False, pm: Any = None) -> Any:
     """Run a sweep and return its table as a pandas DataFrame (one row per point and seed; see
     :mod:`serq_sweep.core`).
 
@@ -74,7 +153,13 @@ def sweep(program: str | os.PathLike | Sequence[str | os.PathLike], *, sets: Map
     scheduler address, ``"local"`` (a LocalCluster of ``workers`` processes) or a ``distributed.Client``.
     ``out``: also write the table (``.parquet`` or ``.csv``) and its per-point aggregates
     (``NAME.points.EXT``), resuming from what an earlier sweep into it finished unless ``fresh``.
-    ``progress``: a progress bar (None: when stderr is a terminal; in a notebook pass True).
+    ``records``: True keeps every run's records (what ``serq run --records`` writes) and returns
+    ``(frame, records)``: one DataFrame of the records of every run, columns ``point``, the swept names,
+    ``seed``, ``key``, then the record's (a dict of them by name for a program of several record tables);
+    a path (``.parquet``, ``.csv``) also writes them there, resuming with ``out``
+    (:mod:`serq_sweep.records`).
+    ``progress``: a progress bar (None: when stderr is a terminal or in a notebook; see
+    :func:`serq_sweep.core.progress_bar`).
 
     The frame's ``attrs["axes"]`` lists the swept names. Ctrl-C stops the sweep: what finished is written
     to ``out``, and ``KeyboardInterrupt`` is raised again.
@@ -83,13 +168,16 @@ def sweep(program: str | os.PathLike | Sequence[str | os.PathLike], *, sets: Map
     plan = core.plan(files, sets=sets, defs=defs, zip=zip, seeds=seeds, horizon=horizon, warmup=warmup,
                      arrivals=arrivals, max_wall=max_wall, max_events=max_events, max_samples=max_samples,
                      pm=pm)
+    recs = None
+    if records is not False and records is not None:
+        recs = Records(None if records is True else records)
     columns, table, complete, _ = run_plan(plan, workers=workers, dask=dask, out=out, fresh=fresh,
-                                        progress=progress)
+                                           progress=progress, records=recs)
     if not complete:
         raise KeyboardInterrupt
     frame = core.to_frame(columns, table)
     frame.attrs["axes"] = plan.names
-    return frame
+    return frame if recs is None else (frame, recs.frames())
 
 
 def aggregate(frame: Any, by: Sequence[str] | None = None) -> Any:

@@ -71,6 +71,9 @@ def _exit_for(complete: bool, errors: list[str] | None = None) -> None:
 @click.option("-o", "--out", "out", type=click.Path(dir_okay=False), default=None, metavar="FILE",
               help="Write the table (.parquet or .csv; one row per point and seed) and its per-point "
                    "aggregates (FILE's name with .points); a rerun resumes: only unfinished runs run.")
+@click.option("--records", "records_file", type=click.Path(dir_okay=False), default=None, metavar="FILE",
+              help="Also write every run's records (as serq run --records) into one table (.parquet or .csv): "
+                   "point, the swept names, seed, key, then the record's columns; with --out, resumed too.")
 @click.option("--fresh", is_flag=True, help="Run everything again instead of resuming from --out.")
 @click.option("--show", "show", multiple=True, metavar="FIGURE",
               help="Print these figures' means and 95 % CIs across seeds, per point (repeatable).")
@@ -83,7 +86,7 @@ def _exit_for(complete: bool, errors: list[str] | None = None) -> None:
               help="--find stops when the bracket is narrower than X (default: the range / 64).")
 @click.pass_obj
 def sweep_command(pm, files, sets, defs, zips, seeds, horizon, warmup, arrivals, max_wall, max_events,
-                  workers, dask, no_progress, out, fresh, show, find, over, tol) -> None:
+                  workers, dask, no_progress, out, records_file, fresh, show, find, over, tol) -> None:
     """Run FILE over every point of the --set/--def values times every seed, into one table.
 
     Several FILEs are an axis 'program'. Every point is compiled once and run once per seed, on a local
@@ -93,28 +96,34 @@ def sweep_command(pm, files, sets, defs, zips, seeds, horizon, warmup, arrivals,
     2 for a usage error; 130 on Ctrl-C and 143 on SIGTERM (what finished is written all the same).
     """
     from . import core
-    from .api import run_plan
+    from .api import Records, run_plan
 
     args = _plan_args(sets, defs, zips, seeds, horizon, warmup, arrivals, max_wall, max_events)
     progress = False if no_progress else None
     if find or over:
         if not (find and over):
             raise click.UsageError("--find and --over go together")
+        if records_file is not None:
+            raise click.UsageError("--records is not for --find (the search's runs are its own)")
         from .search import find_cli
 
         find_cli(pm, list(files), args, find, over, tol, workers=workers, dask=dask, progress=progress,
                  out=out)
         return
+    if records_file is not None and out is None:
+        raise click.UsageError("--records goes with --out (the records resume with the sweep's table)")
     plan = core.plan(list(files), pm=pm, **args)
+    recs = None if records_file is None else Records(records_file)
     columns, table, complete, resumed = run_plan(plan, workers=workers, dask=dask, out=out, fresh=fresh,
-                                        progress=progress)
+                                                 progress=progress, records=recs)
     with signals.deferred():
         if out is None and not show:
             sys.stdout.write(core.encode_table(columns, table, "csv").decode("utf-8"))
         elif out is not None:
             click.echo(f"{len(table)} run(s) of {len(plan.points)} point(s) x {len(plan.seeds)} seed(s) "
                        f"({len(table) - resumed} run now, {resumed} resumed): {out}; per point: "
-                       f"{core.points_path(out)}", err=True)
+                       f"{core.points_path(out)}"
+                       + (f"; records: {', '.join(recs.files.values())}" if recs is not None else ""), err=True)
         if show:
             sys.stdout.write(show_table(plan, columns, table, show))
         sys.stdout.flush()
@@ -201,15 +210,18 @@ def compare_command(pm, files, sets, defs, zips, seeds, horizon, warmup, arrival
 @click.option("--x", "x", default=None, metavar="NAME", help="The swept name along the x axis.")
 @click.option("--y", "y", default=None, metavar="FIGURE", help="The figure drawn (ttft.p99, ...).")
 @click.option("--hue", "hue", default=None, metavar="NAME", help="A line (and band) per value of this name.")
-@click.option("--cdf", "cdf", multiple=True, metavar="OBSERVE",
-              help="From a dump folder: the CDF of this observe's samples (repeatable).")
+@click.option("--cdf", "cdf", multiple=True, metavar="NAME",
+              help="From a dump folder: the CDF of this observe's samples; from a records file: of this "
+                   "per-request metric (ttft, tpot, itl, e2el) or column (repeatable).")
 @click.option("--gauge", "gauge", multiple=True, metavar="GAUGE",
               help="From a dump folder: this gauge against time (repeatable).")
 @click.pass_obj
 def plot_command(pm, source, out, x, y, hue, cdf, gauge) -> None:
     """Draw a sweep's table (SOURCE a .parquet or .csv from serq sweep: --y against --x, with 95 % CI bands
-    across seeds, a line per --hue), or from a dump folder (serq run --dump DIR) the CDFs of observes'
-    samples (--cdf) or gauges' time series (--gauge)."""
+    across seeds, a line per --hue), from a dump folder (serq run --dump DIR) the CDFs of observes'
+    samples (--cdf) or gauges' time series (--gauge), or from records (serq run --records, serq sweep
+    --records) the CDFs of per-request TTFT, TPOT, ITL (the per-request mean gap), E2E latency (--cdf),
+    a line per --hue."""
     from .plots import plot
 
     plot(source, out, x=x, y=y, hue=hue, cdf_of=cdf, gauge=gauge)

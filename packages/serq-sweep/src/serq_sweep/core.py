@@ -44,6 +44,8 @@ class Point:
     ir: bytes
     ir_hash: str
     inputs: list[str] = field(default_factory=list)
+    #: the names of the program's record tables
+    records: list[str] = field(default_factory=list)
 
     @property
     def label(self) -> str:
@@ -71,14 +73,15 @@ class Plan:
         text = json.dumps([point.ir_hash, seed, sorted(self.limits.items())])
         return hashlib.sha256(text.encode()).hexdigest()[:24]
 
-    def tasks(self, done: Iterable[str] = ()) -> list[tuple]:
+    def tasks(self, done: Iterable[str] = (), records: bool = False) -> list[tuple]:
+        """The runs not in ``done``; with ``records``, each run returns its records too."""
         done = set(done)
         out = []
         for p in self.points:
             for s in self.seeds:
                 k = self.key(p, s)
                 if k not in done:
-                    out.append(((p.index, s, k), p.ir, p.ir_hash, p.file, s, self.limits))
+                    out.append(((p.index, s, k), p.ir, p.ir_hash, p.file, s, self.limits, records))
         return out
 
 
@@ -161,7 +164,8 @@ def plan(files: Sequence[str], *, sets: Mapping[str, Any] | None = None, defs: M
         import msgspec
 
         bare = serq_ir.encode(msgspec.structs.replace(program, source=None), spans=False)
-        out.append(Point(i, params, file, ir, hashlib.sha256(bare).hexdigest(), inputs))
+        out.append(Point(i, params, file, ir, hashlib.sha256(bare).hexdigest(), inputs,
+                         [r.name for r in program.records]))
     return Plan(axes, out, seed_list, limits)
 
 
@@ -173,17 +177,43 @@ zip_ = zip
 # ---------------------------------------------------------------------------------------------------
 
 
-def _progress(total: int, initial: int, enabled: bool | None, desc: str) -> Any:
-    """A progress bar (tqdm.auto: a text bar in a terminal, a widget in a notebook) on stderr; ``enabled``
-    None shows it when stderr is a terminal."""
+def in_notebook() -> bool:
+    """Whether this process is an IPython kernel's (Jupyter, JupyterLab, VS Code's notebooks), where
+    stderr is no terminal and a progress bar is shown all the same."""
+    ipython = sys.modules.get("IPython")
+    if ipython is None or "ipykernel" not in sys.modules:
+        return False
+    try:
+        shell = ipython.get_ipython()
+    except Exception:  # noqa: BLE001 - an IPython too old or too odd to ask: no notebook
+        return False
+    return shell is not None and getattr(shell, "kernel", None) is not None
+
+
+def has_widgets() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("ipywidgets") is not None
+
+
+def progress_bar(total: int, initial: int, enabled: bool | None, desc: str) -> Any:
+    """A progress bar of ``total`` runs, ``initial`` of them done. ``enabled`` None shows it when stderr
+    is a terminal or in a notebook (:func:`in_notebook`). In a notebook with ipywidgets it is tqdm's
+    widget; anywhere else (a notebook without ipywidgets too, whose stderr redraws a line ending in a
+    carriage return in place) tqdm's text bar on stderr, redrawn at most once a second in a notebook."""
+    notebook = in_notebook()
     if enabled is None:
-        enabled = bool(getattr(sys.stderr, "isatty", lambda: False)())
+        enabled = bool(getattr(sys.stderr, "isatty", lambda: False)()) or notebook
     if not enabled:
         return _NoBar()
-    from tqdm.auto import tqdm
+    if notebook and has_widgets():
+        from tqdm.notebook import tqdm as widget
+
+        return widget(total=total, initial=initial, desc=desc, unit="run", leave=True)
+    from tqdm.std import tqdm
 
     return tqdm(total=total, initial=initial, desc=desc, unit="run", file=sys.stderr, dynamic_ncols=True,
-                leave=True)
+                leave=True, mininterval=1.0 if notebook else 0.1)
 
 
 class _NoBar:
@@ -195,18 +225,23 @@ class _NoBar:
 
 
 def execute(plan: Plan, engine: Any, *, done: Mapping[str, dict] | None = None, journal: Any = None,
-            progress: bool | None = None, desc: str = "sweep") -> tuple[dict[str, dict], bool]:
-    """Run the plan's runs not in ``done`` (key -> result) on ``engine``; every result is added to
-    ``done`` (and written to ``journal``, a text file, as one JSON line). Returns ``(done, complete)``;
-    on Ctrl-C or SIGTERM the workers end and ``complete`` is false."""
+            progress: bool | None = None, desc: str = "sweep", skip: Iterable[str] | None = None,
+            records: Any = None) -> tuple[dict[str, dict], bool]:
+    """Run the plan's runs not in ``skip`` (default: the keys of ``done``, key -> result) on ``engine``;
+    every result is added to ``done`` (and written to ``journal``, a text file, as one JSON line).
+    ``records``: a callable given ``(key, the run's records)`` of every run (its runs return their
+    records). Returns ``(done, complete)``; on Ctrl-C or SIGTERM the workers end and ``complete`` is
+    false."""
     done = dict(done or {})
-    tasks = plan.tasks(done)
-    bar = _progress(len(tasks) + sum(1 for p in plan.points for s in plan.seeds if plan.key(p, s) in done),
-                    len(done), progress, desc)
+    tasks = plan.tasks(done if skip is None else skip, records=records is not None)
+    total = len(plan.points) * len(plan.seeds)
+    bar = progress_bar(total, total - len(tasks), progress, desc)
     complete = False
     try:
         for t, result in engine.run(tasks):
             _point, _seed, key = t[0]
+            if records is not None:
+                records(key, result.pop("records", {}))
             done[key] = result
             if journal is not None:
                 journal.write(json.dumps({"key": key, **{k: v for k, v in result.items() if k in _JOURNALED}})

@@ -16,7 +16,7 @@ from serq.errors import UserError
 
 from .worker import run_task
 
-Task = tuple[Any, bytes, str, str, int, dict]
+Task = tuple[Any, bytes, str, str, int, dict, bool]
 
 
 def cores() -> int:
@@ -140,11 +140,11 @@ class Dask:
         client = self._client
         futures = {}
         for t in tasks:
-            _, ir, ir_hash, name, seed, limits = t
+            _, ir, ir_hash, name, seed, limits, *rest = t
             ref = self._scattered.get(ir_hash)
             if ref is None:  # a point's IR travels once, not once per seed
                 ref = self._scattered[ir_hash] = client.scatter(ir, broadcast=False)
-            f = client.submit(run_task, ref, ir_hash, name, seed, limits, pure=False)
+            f = client.submit(run_task, ref, ir_hash, name, seed, limits, *rest, pure=False)
             futures[f] = t
         try:
             for f, result in distributed.as_completed(list(futures), with_results=True):

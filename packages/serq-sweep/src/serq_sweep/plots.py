@@ -1,5 +1,14 @@
 """``serq plot``: a sweep's figure against a swept name with 95 % CI bands, CDFs of an observe's samples
-and gauges' time series from a ``serq run --dump`` folder (matplotlib, ``serq-sweep[plot]``).
+and gauges' time series from a ``serq run --dump`` folder, and CDFs of per-request TTFT, TPOT, ITL and E2E
+latency from records (``serq run --records``, ``serq sweep --records``) (matplotlib, ``serq-sweep[plot]``).
+
+From records, each request gives one value (vLLM's definitions, as the report's ``requests`` figures,
+serq_sim.metrics): ``ttft`` ``first_token - sent``, ``e2el`` ``last_token - sent``, ``tpot``
+``(last_token - first_token) / (output - 1)`` of the requests of more than one output token, and ``itl``
+the request's mean inter-token gap: records keep no single gaps, and the gaps of a request add up to
+``last_token - first_token`` over ``output - 1`` of them, so the per-request mean ITL is that request's
+TPOT (the distribution of single gaps, pooled over requests, is the report's ``requests.itl``
+quantiles). Any other column of the records is drawn as it is (``--cdf prompt``).
 
 Each function returns a ``matplotlib.figure.Figure`` (made without pyplot, so no window and no global
 state); :func:`save` writes it (``.svg``, ``.png`` or ``.pdf``) atomically, the same figure giving the same
@@ -154,6 +163,101 @@ def cdf(dump: str, observes: Sequence[str]) -> Any:
     return figure
 
 
+#: the metrics a CDF of records computes: name -> (what it is, the columns it needs)
+RECORD_METRICS = {
+    "ttft": ("time to first token", ("sent", "first_token")),
+    "tpot": ("time per output token", ("first_token", "last_token", "output")),
+    "itl": ("inter-token latency, per-request mean", ("first_token", "last_token", "output")),
+    "e2el": ("end-to-end latency", ("sent", "last_token")),
+}
+
+
+def _read_records(source: Any) -> Any:
+    import pandas as pd
+
+    if isinstance(source, pd.DataFrame):
+        return source
+    path = os.fspath(source)
+    low = path.lower()
+    if not low.endswith((".csv", ".parquet")):
+        raise UserError(f"{path}: --cdf reads a dump folder or a records file (.parquet or .csv)")
+    try:
+        return pd.read_csv(path) if low.endswith(".csv") else pd.read_parquet(path)
+    except (OSError, ValueError) as e:
+        raise UserError(f"{path}: cannot read the records: {e}") from None
+
+
+def _metric(frame: Any, name: str, where: str) -> Any:
+    """The values of metric ``name`` (or column ``name``) per row of ``frame``, NaN where it has none."""
+    import numpy as np
+
+    cols = set(frame.columns)
+    if name in RECORD_METRICS:
+        need = RECORD_METRICS[name][1]
+        if all(c in cols for c in need):
+            if name == "ttft":
+                return (frame["first_token"] - frame["sent"]).to_numpy(dtype=float)
+            if name == "e2el":
+                return (frame["last_token"] - frame["sent"]).to_numpy(dtype=float)
+            out = frame["output"].to_numpy(dtype=float)
+            span = (frame["last_token"] - frame["first_token"]).to_numpy(dtype=float)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                return np.where(out > 1, span / (out - 1), np.nan)
+        if name not in cols:
+            raise UserError(f"{where}: --cdf {name} needs the records' columns {', '.join(need)} (it has "
+                            f"{', '.join(frame.columns)})")
+    if name not in cols:
+        raise UserError(f"{where}: --cdf {name}: no column {name} in the records and no metric of that name "
+                        f"(metrics: {', '.join(RECORD_METRICS)}; columns: {', '.join(frame.columns)})")
+    return frame[name].to_numpy(dtype=float)
+
+
+def records_cdf_data(records: Any, metrics: Sequence[str], hue: str | None = None
+                     ) -> dict[tuple[str, Any], list[float]]:
+    """What :func:`records_cdf` draws: per (metric, value of ``hue``, None without one) the metric's values
+    sorted (the requests that have one; every run of a sweep's records table pooled, or per value of
+    ``hue``), each step of the CDF at one of them."""
+    import math as _m
+
+    where = os.fspath(records) if isinstance(records, (str, os.PathLike)) else "the records"
+    frame = _read_records(records)
+    if hue is not None and hue not in frame.columns:
+        swept = list(frame.columns[: list(frame.columns).index("seed")]) if "seed" in frame.columns else []
+        raise UserError(f"{where}: --hue {hue}: no column {hue}"
+                        + (f" (the swept names: {', '.join(c for c in swept if c != 'point')})" if swept else ""))
+    out: dict[tuple[str, Any], list[float]] = {}
+    for name in metrics:
+        values = _metric(frame, name, where)
+        if hue is None:
+            out[(name, None)] = sorted(float(v) for v in values if not _m.isnan(v))
+            continue
+        keys = frame[hue].to_numpy()
+        for h in sorted(set(keys.tolist()), key=lambda v: (isinstance(v, str), v)):
+            sel = values[keys == h]
+            out[(name, h)] = sorted(float(v) for v in sel if not _m.isnan(v))
+    return out
+
+
+def records_cdf(records: Any, metrics: Sequence[str], hue: str | None = None) -> Any:
+    """The empirical CDF of each metric over the requests of ``records`` (a records file of ``serq run
+    --records`` or ``serq sweep --records``, or a DataFrame): a step at every request's value, from 0 to 1;
+    a line per value of ``hue`` (a swept name) when given."""
+    data = records_cdf_data(records, metrics, hue)
+    figure = _figure()
+    ax = figure.add_subplot()
+    for (name, h), vs in data.items():
+        n = len(vs)
+        label = name if h is None else f"{name}, {hue} = {h:g}" if isinstance(h, float) else f"{name}, {hue} = {h}"
+        ax.step(vs, [(i + 1) / n for i in range(n)], where="post", label=f"{label} ({n} requests)")
+    timed = all(m in RECORD_METRICS for m in metrics)
+    ax.set_xlabel("seconds" if timed else "value")
+    ax.set_ylabel("fraction of requests ≤ value")
+    ax.set_ylim(0, 1.02)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize="small")
+    return figure
+
+
 def gauges(dump: str, names: Sequence[str]) -> Any:
     """Each gauge's value against time, as the step function its change points make."""
     figure = _figure(6.4, 2.2 * max(1, len(names)) + 0.6)
@@ -184,17 +288,23 @@ def save(figure: Any, path: str, inputs: Sequence[str] = ()) -> None:
 
 def plot(source: Any, out: str | None = None, *, x: str | None = None, y: str | None = None,
          hue: str | None = None, cdf_of: Sequence[str] = (), gauge: Sequence[str] = ()) -> Any:
-    """The Python side of ``serq plot``: a curve from a table (``x``, ``y``, ``hue``), or CDFs
-    (``cdf_of``) or gauges (``gauge``) from a dump folder; written to ``out`` when given. Returns the
-    Figure."""
+    """The Python side of ``serq plot``: a curve from a table (``x``, ``y``, ``hue``), CDFs (``cdf_of``)
+    of observes from a dump folder or of per-request metrics from a records file (``hue`` a swept name
+    of a sweep's records), or gauges (``gauge``) from a dump folder; written to ``out`` when given.
+    Returns the Figure."""
     src = os.fspath(source) if isinstance(source, (str, os.PathLike)) else source
     if out is not None and os.path.splitext(out)[1].lower().lstrip(".") not in FORMATS:
         raise UserError(f"-o {out}: a plot is .svg, .png or .pdf")
-    if cdf_of or gauge:
+    if cdf_of and gauge:
+        raise UserError("--cdf and --gauge make two plots: give one of them")
+    if cdf_of and not (isinstance(src, str) and os.path.isdir(src)):
+        figure = records_cdf(src, cdf_of, hue)  # a records file (or DataFrame)
+    elif cdf_of or gauge:
         if not (isinstance(src, str) and os.path.isdir(src)):
-            raise UserError(f"{src}: --cdf and --gauge read a dump folder (serq run --dump DIR)")
-        if cdf_of and gauge:
-            raise UserError("--cdf and --gauge make two plots: give one of them")
+            raise UserError(f"{src}: --gauge reads a dump folder (serq run --dump DIR)")
+        if hue is not None:
+            raise UserError("--hue draws a line per value of a swept name: of a sweep's table, or of the "
+                            "records of serq sweep --records")
         figure = cdf(src, cdf_of) if cdf_of else gauges(src, gauge)
     else:
         if x is None or y is None:

@@ -25,12 +25,14 @@ def _program(ir: bytes, ir_hash: str, name: str) -> Any:
     return program
 
 
-def run_task(ir: bytes, ir_hash: str, name: str, seed: int, limits: dict[str, Any]) -> dict[str, Any]:
+def run_task(ir: bytes, ir_hash: str, name: str, seed: int, limits: dict[str, Any], records: bool = False
+             ) -> dict[str, Any]:
     """Run the program of IR ``ir`` under ``seed`` with ``limits`` (``max_wall``, ``max_events``,
     ``max_samples``). Returns ``{"status", "message", "figures", "wall"}``: status ``ok``, ``partial`` (a
     bound stopped it; ``message`` says which) or ``error`` (a run-time error of the program; ``message`` is
     its diagnostic); ``wall`` the seconds the run took, ``run_cpu`` its CPU seconds and ``cpu`` the task's
-(decoding, flattening the report included): what ``bench/sweep.py`` weighs."""
+(decoding, flattening the report included): what ``bench/sweep.py`` weighs. With ``records``, also
+``"records"``: the run's records, table -> column -> array (:mod:`serq_sweep.records`)."""
     import serq_sim
 
     from .figures import flatten
@@ -50,6 +52,8 @@ def run_task(ir: bytes, ir_hash: str, name: str, seed: int, limits: dict[str, An
         raise KeyboardInterrupt
     out = {"status": "ok" if partial is None else "partial", "message": partial or "",
            "figures": flatten(report.result), "wall": wall, "run_cpu": c2 - c1}
+    if records:  # by table, the arrays of serq_sim.records.Records.arrays (what serq run --records writes)
+        out["records"] = {n: dict(report.record_table(n).arrays()) for n in report.record_names}
     out["cpu"] = time.process_time() - c0
     return out
 

@@ -1,0 +1,286 @@
+"""The records of a sweep's runs (``serq sweep --records FILE``, ``sweep(..., records=...)``).
+
+Each run's per-request records (what ``serq run --records`` writes: :meth:`serq_sim.Report.records`, the
+rows sent before the warm-up's end left out) go into one tidy table per record table of the program:
+``point``, the swept names, ``seed`` and ``key`` (the run's, as in the sweep's table, so the two join on
+it), then the record's columns (``session``, ``turn``, ``time``, then the declared ones), the runs in point
+and seed order and each run's rows in the order ``serq run --records`` gives them. ``FILE`` is ``.parquet``
+or ``.csv``; a program of several record tables gets ``STEM.NAME.EXT`` for each (``serq run --records``'s
+rule). A column whose values are whole numbers in every run is an integer column, as in ``serq run
+--records``; a column some run gives as floats is float64 in the whole table.
+
+Resuming goes with the sweep's table (``--out``): each finished run's records are appended at once to a
+journal beside the records file (``FILE.journal``, one JSON line a run); a rerun skips a run when its row is
+in the table (or its journal) and its records are in the records tables or their journal (or it has none:
+it failed, or its row counts no record after the warm-up). Ctrl-C or SIGTERM writes the records of what
+finished; the complete tables remove the journal. Every file is written atomically (:mod:`serq.files`).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from serq.errors import UserError
+
+#: one run's records: table name -> column -> a numpy array
+Run = dict[str, dict[str, Any]]
+
+
+def table_names(plan: Any) -> list[str]:
+    """The record tables of the plan's programs (in the order they are first declared)."""
+    names: dict[str, None] = {}
+    for p in plan.points:
+        for n in p.records:
+            names.setdefault(n, None)
+    if not names:
+        raise UserError("--records: the program declares no records (`record NAME { col = expr; … }`; "
+                        "lib/vllm.sq's vllm_request records every request)")
+    return list(names)
+
+
+def files(path: str, names: Sequence[str]) -> dict[str, str]:
+    """Where each table goes: ``path`` for one table; ``STEM.NAME.EXT`` for several."""
+    from serq_sim.records import record_files
+
+    return record_files(path, list(names))
+
+
+def journal_path(path: str) -> str:
+    return f"{path}.journal"
+
+
+def record_format(path: str) -> str:
+    low = path.lower()
+    if low.endswith(".parquet"):
+        return "parquet"
+    if low.endswith(".csv"):
+        return "csv"
+    raise UserError(f"--records {path}: a records file is .parquet or .csv")
+
+
+def check(path: str, plan: Any, out: str | None, inputs: Iterable[str]) -> dict[str, str]:
+    """Refuse a records file a sweep cannot write (before anything runs); its tables' files."""
+    from serq.files import check_not_input, check_own
+
+    from .core import journal_path as out_journal
+    from .core import points_path
+
+    record_format(path)
+    folder = os.path.dirname(path) or "."
+    if not os.path.isdir(folder):
+        raise UserError(f"--records {path}: no folder {folder}")
+    paths = files(path, table_names(plan))
+    taken = set()
+    if out is not None:
+        taken = {os.path.realpath(p) for p in (out, points_path(out), out_journal(out))}
+    inputs = list(inputs)
+    for target in [*paths.values(), journal_path(path)]:
+        if os.path.realpath(target) in taken:
+            raise UserError(f"--records {path}: {target} is also a file of --out {out}")
+        check_not_input(target, inputs)
+    for target in [*(p for p in paths.values() if p != path), journal_path(path)]:  # named by serq
+        check_own(target)
+    return paths
+
+
+# ---------------------------------------------------------------------------------------------------
+# What a run gives, and what an earlier sweep kept
+# ---------------------------------------------------------------------------------------------------
+
+
+def journal_line(key: str, run: Run) -> str:
+    # floats by repr (json's), so they read back as the same floats; an integer column stays integers
+    return json.dumps({"key": key, "tables": {n: {c: a.tolist() for c, a in cols.items()}
+                                              for n, cols in run.items()}}) + "\n"
+
+
+def _arrays(cols: Mapping[str, Sequence]) -> dict[str, Any]:
+    import numpy as np
+
+    out = {}
+    for c, v in cols.items():
+        a = np.asarray(v)
+        out[c] = a if a.size else np.zeros(0)
+    return out
+
+
+def _read_csv(path: str) -> tuple[list[str], dict[str, dict[str, Any]]]:
+    """A records table in CSV: its header, and key -> column -> array (integers where every cell of the
+    column is written as one, as the writer writes integer columns)."""
+    import numpy as np
+
+    with open(path, newline="", encoding="utf-8") as f:
+        reader = csv.reader(f)
+        header = next(reader, None)
+        if header is None:
+            return [], {}
+        if "key" not in header:
+            raise ValueError("no column key")
+        k = header.index("key")
+        cols = header[k + 1:]
+        by_key: dict[str, list[list[str]]] = {}
+        for row in reader:
+            by_key.setdefault(row[k], []).append(row[k + 1:])
+    whole = []
+    for j in range(len(cols)):
+        cells = (r[j] for rs in by_key.values() for r in rs)
+        whole.append(all(c.lstrip("-").isdigit() for c in cells))
+    out = {}
+    for key, rs in by_key.items():
+        out[key] = {c: np.array([int(r[j]) if whole[j] else float(r[j]) for r in rs],
+                                dtype=np.int64 if whole[j] else np.float64) for j, c in enumerate(cols)}
+    return header, out
+
+
+def _read_parquet(path: str) -> tuple[list[str], dict[str, dict[str, Any]]]:
+    import pandas as pd
+
+    frame = pd.read_parquet(path)
+    header = list(frame.columns)
+    if "key" not in header:
+        raise ValueError("no column key")
+    cols = header[header.index("key") + 1:]
+    out = {}
+    for key, g in frame.groupby("key", sort=False):
+        out[key] = {c: g[c].to_numpy() for c in cols}
+    return header, out
+
+
+def load(path: str, plan: Any) -> dict[str, Run]:
+    """The records an earlier sweep into ``path`` kept (its tables and its journal): key -> the run's
+    tables (a key this sweep does not run is left out)."""
+    wanted = {plan.key(p, s) for p in plan.points for s in plan.seeds}
+    runs: dict[str, Run] = {}
+    for name, file in files(path, table_names(plan)).items():
+        if not os.path.exists(file):
+            continue
+        try:
+            _, by_key = (_read_parquet if record_format(file) == "parquet" else _read_csv)(file)
+        except (OSError, ValueError, KeyError, ImportError) as e:
+            raise UserError(f"{file}: cannot read the records to resume from ({e}); remove it or give "
+                            "--fresh") from None
+        for key, cols in by_key.items():
+            if key in wanted:
+                runs.setdefault(key, {})[name] = cols
+    jp = journal_path(path)
+    if os.path.exists(jp):
+        with open(jp, encoding="utf-8") as f:
+            for line in f:
+                try:
+                    r = json.loads(line)
+                except ValueError:  # the last line of a journal cut short by a kill
+                    continue
+                if r.get("key") in wanted:
+                    runs[r["key"]] = {n: _arrays(cols) for n, cols in r["tables"].items()}
+    return runs
+
+
+def complete(key: str, runs: Mapping[str, Run], result: Mapping[str, Any] | None, names: Sequence[str]) -> bool:
+    """Whether the records of run ``key`` are kept: every table's rows are in ``runs``, or the run (its
+    ``result`` in the sweep's table) failed or counts no row of the tables missing."""
+    have = runs.get(key, {})
+    missing = [n for n in names if n not in have]
+    if not missing:
+        return True
+    if result is None:
+        return False
+    if result.get("status") == "error":
+        return True
+    figs = result.get("figures", {})
+    return all(figs.get(f"records.{n}") == 0 for n in missing)
+
+
+# ---------------------------------------------------------------------------------------------------
+# The tables
+# ---------------------------------------------------------------------------------------------------
+
+
+def assemble(plan: Any, runs: Mapping[str, Run], name: str) -> tuple[list[str], list[tuple], dict[str, Any]]:
+    """Table ``name`` of the runs in ``runs``: its columns, the runs in it in point and seed order as
+    ``(prefix values, rows)``, and the record columns concatenated (a column a run lacks is NaN there)."""
+    import numpy as np
+
+    rec_cols: dict[str, None] = {}
+    order = []
+    for p in plan.points:
+        for s in plan.seeds:
+            k = plan.key(p, s)
+            tbl = runs.get(k, {}).get(name)
+            if tbl is None:
+                continue
+            for c in tbl:
+                rec_cols.setdefault(c, None)
+            n = len(next(iter(tbl.values()))) if tbl else 0
+            order.append(((p.index, *p.params.values(), s, k), n, tbl))
+    prefix = ["point", *plan.names, "seed", "key"]
+    columns = [*prefix, *rec_cols]
+    cat: dict[str, Any] = {}
+    for c in rec_cols:
+        parts = [tbl[c] if c in tbl else np.full(n, math.nan) for _, n, tbl in order if n]
+        cat[c] = np.concatenate(parts) if parts else np.zeros(0)
+    return columns, [(pre, n) for pre, n, _ in order], cat
+
+
+def _encode_csv(columns: list[str], order: list[tuple], cat: dict[str, Any]) -> bytes:
+    from serq_report.csv import format_column
+
+    from .core import _csv_value
+
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(columns)
+    cells = [format_column(a) for a in cat.values()]
+    rows = list(zip(*cells)) if cells else []
+    i = 0
+    for pre, n in order:
+        head = io.StringIO()
+        csv.writer(head, lineterminator="").writerow([_csv_value(v) for v in pre])
+        lead = head.getvalue() + ("," if cells else "")
+        buf.write("".join(lead + ",".join(r) + "\n" for r in rows[i:i + n]))
+        i += n
+    return buf.getvalue().encode("utf-8")
+
+
+def frame(plan: Any, runs: Mapping[str, Run], name: str) -> Any:
+    """Table ``name`` as a pandas DataFrame."""
+    import numpy as np
+
+    try:
+        import pandas as pd
+    except ImportError:
+        raise UserError("the records as a DataFrame need pandas: pip install 'serq-sweep[pandas]'") from None
+    columns, order, cat = assemble(plan, runs, name)
+    npre = len(columns) - len(cat)
+    data: dict[str, Any] = {}
+    for j, c in enumerate(columns[:npre]):
+        values = [pre[j] for pre, n in order for _ in range(n)]
+        a = np.asarray(values) if values else np.zeros(0)
+        data[c] = a.astype(object) if a.dtype.kind == "U" else a
+    data.update(cat)
+    return pd.DataFrame(data, columns=columns)
+
+
+def write(plan: Any, runs: Mapping[str, Run], path: str, inputs: Iterable[str]) -> None:
+    """Every table of ``runs`` to its file (``path``, or ``STEM.NAME.EXT`` for several), atomically."""
+    from serq.files import write_atomic
+
+    inputs = list(inputs)
+    for name, file in files(path, table_names(plan)).items():
+        if record_format(file) == "csv":
+            columns, order, cat = assemble(plan, runs, name)
+            data = _encode_csv(columns, order, cat)
+        else:
+            buf = io.BytesIO()
+            try:
+                frame(plan, runs, name).to_parquet(buf, index=False)
+            except ImportError:
+                raise UserError("a .parquet records table needs pyarrow: pip install 'serq-sweep[pandas]' "
+                                "(or write .csv)") from None
+            data = buf.getvalue()
+        write_atomic(file, data, inputs=inputs, own=file != path)  # STEM.NAME.EXT: named by serq
