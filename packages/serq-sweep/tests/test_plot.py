@@ -190,6 +190,7 @@ def test_cdfs_from_a_sweeps_records_by_hue(tmp_path):
 
     for kw, msg in [(dict(cdf_of=["ttft"], hue="nope"), "--hue nope: no column nope (the swept names: Lambda)"),
                     (dict(cdf_of=["nope"]), "--cdf nope: no column nope"),
+                    (dict(cdf_of=["key"]), "--cdf key: column key does not hold numbers"),
                     (dict(source=out, cdf_of=["ttft"]), "--cdf ttft needs the records' columns sent, first_token"),
                     (dict(gauge=["g"]), "--gauge reads a dump folder")]:
         with pytest.raises(UserError, match=msg.replace("(", r"\(").replace(")", r"\)")):

@@ -209,7 +209,10 @@ def _metric(frame: Any, name: str, where: str) -> Any:
     if name not in cols:
         raise UserError(f"{where}: --cdf {name}: no column {name} in the records and no metric of that name "
                         f"(metrics: {', '.join(RECORD_METRICS)}; columns: {', '.join(frame.columns)})")
-    return frame[name].to_numpy(dtype=float)
+    try:
+        return frame[name].to_numpy(dtype=float)
+    except (TypeError, ValueError):
+        raise UserError(f"{where}: --cdf {name}: column {name} does not hold numbers") from None
 
 
 def records_cdf_data(records: Any, metrics: Sequence[str], hue: str | None = None
