@@ -110,3 +110,61 @@ def test_every_request_s_gaps_add_up_to_its_last_token_minus_its_first(tier, mon
     assert itl.mean * count == pytest.approx(spread, rel=1e-12)
     # every gap is a whole number of iterations: at least the cheapest one (0.5 + 0.125)
     assert min(sim.token_gaps.values) >= 0.625
+
+
+WARM = """
+stage E : step { budget 64; cost 0.5 + 0.25 * tokens; }
+stage wait : delay;
+workload { arrive batch(2); }
+session {
+  branch (serial == 1) { run wait (3.5); }
+  set t0 = now;
+  prefill on E (4);
+  set t1 = now;
+  decode on E (5);
+  record req { sent = t0; first_token = t1; last_token = now; output = 6; }
+}
+run { horizon 100; warmup 2; }
+"""
+
+
+@pytest.mark.parametrize("tier", ["", "general"])
+def test_the_warm_up_applies_per_request_by_its_send_time(tier, monkeypatch):
+    """An iteration costs 0.5 + 0.25 a token. Request A (session 0) is sent at 0, before the warm-up's end
+    (2): its prefill of 4 takes [0, 1.5], its decodes end at 2.25, 3, 3.75 (one token: 0.75 each), then
+    5.5 (B's prefill of 4 joins: 5 tokens, 1.75) and 6.5 (two decodes, 1): five gaps, all after the
+    warm-up, none of which counts. Request B (session 1) is sent at 3.5, after it: its first token at
+    5.5, its decodes at 6.5, 7.25, 8, 8.75, 9.5: gaps 1, 0.75, 0.75, 0.75, 0.75, all of which count."""
+    monkeypatch.setenv("SERQ_SIM_TIER", tier)
+    report = serq_sim.run(serq_frontend.compile(source=WARM))
+    rows = report.records(kind="numpy")
+    assert rows["sent"].tolist() == [3.5] and rows["last_token"].tolist() == [9.5]  # A's row is left out
+    itl = report.result.requests.itl
+    assert (itl.count, itl.mean, itl.median, itl.p99) == (5, 0.8, 0.75, pytest.approx(0.99))
+    assert report.result.requests.tpot.mean == itl.mean  # B's one TPOT: (9.5 - 5.5) / 5
+
+
+# long answers at a lower rate: many decoders sent before the warm-up decode lazily across it
+LONG = LAZY.replace("exp(6)", "exp(60)").replace("poisson(1.5)", "poisson(0.3)")
+
+
+@pytest.mark.parametrize("tier", ["", "general"])
+@pytest.mark.parametrize("warmup", [37.0, 150.0])
+@pytest.mark.parametrize("src", [LAZY, LONG], ids=["short", "long"])
+def test_after_a_warm_up_the_gaps_are_those_of_the_kept_records(tier, warmup, src, monkeypatch):
+    """With a warm-up, every request drained: the ITL's count and total are those of the records the
+    report keeps (sent after the warm-up's end), whatever the requests straddling it did (in the lazy
+    planning too, where decoders sent before it are lazy after it: their rounds do not count)."""
+    monkeypatch.setenv("SERQ_SIM_TIER", tier)
+    prog = serq_frontend.compile(source=src.replace("warmup 0", f"warmup {warmup:g}"))
+    sim = Simulation(prog, registries(), seed=5, horizon=math.inf, arrivals=400)
+    report = sim.run()
+    if not tier:
+        assert sim.stages[0].lazy_iterations > 0
+    rows = report.records(kind="numpy")
+    assert 0 < len(rows["output"]) < 400 and rows["sent"].min() >= warmup
+    count = int(np.sum(rows["output"] - 1))
+    spread = math.fsum(rows["last_token"] - rows["first_token"])
+    itl = report.result.requests.itl
+    assert itl.count == count
+    assert itl.mean * count == pytest.approx(spread, rel=1e-12)

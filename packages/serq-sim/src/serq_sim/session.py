@@ -15,7 +15,7 @@ SLOT_SERIAL, SLOT_TURN, SLOT_CACHED, SLOT_COMPUTED = 0, 1, 2, 3
 class Session:
     __slots__ = ("serial", "attrs", "gen", "status", "holds", "pending", "adm_seq", "preempt_pos", "stuck",
                  "leases", "trace", "preset", "requeue", "job", "grow", "qpool", "in_ready", "spin_t", "spin_k",
-                 "redo_t", "redo_k", "tok", "tokp", "tokst", "qkey", "draws")
+                 "redo_t", "redo_k", "tok", "tokp", "tokst", "tokw", "qkey", "draws")
 
     def __init__(self, serial: int, nattrs: int):
         self.serial = serial
@@ -50,5 +50,7 @@ class Session:
         self.tokp = False
         #: the step stage of the first output token of the session's open request (None: none open)
         self.tokst = None
+        #: whether the gaps of its open request count (sent at or after the warm-up's end; tokens.py)
+        self.tokw = True
         #: (its queue key, its join order) while it waits in a pool's KeyedQueue
         self.qkey = None

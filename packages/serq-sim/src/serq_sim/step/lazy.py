@@ -59,6 +59,8 @@ class LazyDecoding:
                     key = rounds + int(w)
                     self.due.setdefault(key, []).append(job)
                     self.nlazy += 1
+                    if not job.owner.tokw:  # its request's gaps do not count (tokens.py)
+                        self.nlazy_x += 1
                 elif keep is not None:
                     keep.append(job)
             if keep is not None:
@@ -207,8 +209,9 @@ class LazyDecoding:
                 gaps.iteration(self, (), last, t, nlazy, self.tpend, None, warm)
                 if self.tpend:
                     self.tpend = []
-            elif warm:
-                gaps.add(t - last, nlazy)
+                counted = nlazy - self.nlazy_x  # the decoders whose gaps count (tokens.py)
+            elif warm and counted:
+                gaps.add(t - last, counted)
             last = t
             n += 1
             t = t + cost
@@ -253,6 +256,7 @@ class LazyDecoding:
             self.tpend = []
         self.eager = list(self.residents)
         self.nlazy = 0
+        self.nlazy_x = 0
         self.kv_lazy = 0.0
         self.due.clear()
         self.wake.clear()
@@ -355,6 +359,8 @@ class LazyDecoding:
                         self.tpend.append((job, tok))
                     table.setdefault(key, []).append(job)
                     self.nlazy += 1
+                    if not owner.tokw:  # its request's gaps do not count (tokens.py)
+                        self.nlazy_x += 1
                 elif keep is not None:
                     keep.append(job)
             if keep is not None:
@@ -552,3 +558,5 @@ class LazyDecoding:
             self.kv_lazy -= job.lzm
         job.lz = -1
         self.nlazy -= 1
+        if not job.owner.tokw:
+            self.nlazy_x -= 1

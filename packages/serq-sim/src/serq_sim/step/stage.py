@@ -94,6 +94,8 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
                         and not _general())
         self.eager: list[Job] = []
         self.nlazy = 0
+        #: the lazy decoders whose request's gaps do not count (sent before the warm-up; tokens.py)
+        self.nlazy_x = 0
         self.ngrow = 0
         self.rounds = 0
         self.due: dict[int, list[Job]] = {}
@@ -294,6 +296,8 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
                 job.lz = -1
                 job.work = 0.0
                 self.nlazy -= 1
+                if not job.owner.tokw:
+                    self.nlazy_x -= 1
             first.extend(lazy_done)
             first.sort(key=_adm_seq)
             finished = first + rest

@@ -18,10 +18,19 @@ own: the decoders whose previous token was the iteration's start (the previous i
 the iteration's duration (end - start) as their gap, a weighted sample; every other gap (the first
 decode after a stall, a preemption, a transfer or a wait) is a sample of its own. Both go into one
 sequence of runs ``(value, weight)`` in the order of the iterations' ends, a run merged into the one
-before when its value is the same (so a steady engine's rounds of one cost are one run), kept after
-the warm-up only (by the iteration's end). Quantiles are exact (numpy's linear interpolation of the
+before when its value is the same (so a steady engine's rounds of one cost are one run). Quantiles are exact (numpy's linear interpolation of the
 sorted gaps, read from the weighted values); the CI is the batch-means half-width over the gaps in
 that order.
+
+The warm-up applies per request, by its send time, as it does to the records (and so to TTFT, TPOT and
+E2E): every gap of a request sent at or after the warm-up's end is kept, and none of a request sent
+before it, whenever its tokens come. The send time is the record's ``sent`` (of the table the metric set
+reads, :func:`serq_sim.metrics.metric_table`), read when the request's first output token opens it:
+when every ``record`` of that table takes ``sent`` from one attribute (lib/vllm.sq's ``t0``), that
+attribute then; otherwise the first token's time stands for it. Whether the request counts is a flag of
+its session (``Session.tokw``), and a step stage keeps how many of its lazy decoders do not count
+(``StepStage.nlazy_x``), so the weighted gaps of a round count only the others. (Gaps are kept only
+after the warm-up's end, when no request sent later has a token before it.)
 """
 
 from __future__ import annotations
@@ -38,12 +47,16 @@ from .common import EPS
 class TokenGaps:
     """The ITL gaps of a run, as runs of equal values: ``values[i]`` taken ``weights[i]`` times."""
 
-    __slots__ = ("values", "weights", "last")
+    __slots__ = ("values", "weights", "last", "warmup", "sent")
 
-    def __init__(self) -> None:
+    def __init__(self, warmup: float = 0.0, sent: int | None = None) -> None:
         self.values = array("d")
         self.weights = array("q")
         self.last = math.nan
+        #: a request counts when its send time is at least ``warmup``: the attribute ``sent`` when its
+        #: first output token opens it (None: that token's time)
+        self.warmup = warmup
+        self.sent = sent
 
     def add(self, value: float, weight: int) -> None:
         """``weight`` gaps of ``value`` (seconds)."""
@@ -60,8 +73,9 @@ class TokenGaps:
         the jobs in ``assign`` still there (a decode given a token, a prefill whose work is done), and
         of the ``nlazy`` lazy decoders (each given a token; those in ``pending``, ``(job, tok)``, had
         their previous token at ``tok``, every other one at ``start``); ``lazy_done`` the lazy jobs whose
-        last token this is. Only gaps that end after the warm-up (``warm``) are kept: the irregular ones
-        in ascending order (so the order of the jobs does not matter), then the regular ones."""
+        last token this is. Only the gaps of requests that count (``Session.tokw``; the lazy decoders
+        that do not: ``stage.nlazy_x``) and that end after the warm-up (``warm``) are kept: the irregular
+        ones in ascending order (so the order of the jobs does not matter), then the regular ones."""
         regular = 0
         irr = []  # the irregular gaps
         for job in assign:
@@ -73,31 +87,41 @@ class TokenGaps:
             if job.mode == "decode":
                 tok = s.tok
                 if tok == start:
-                    regular += 1
+                    if s.tokw:
+                        regular += 1
                 else:
                     if tok >= 0:
-                        irr.append(end - tok)
+                        if s.tokw:
+                            irr.append(end - tok)
                     else:  # the request's first token
-                        self.open(s, stage, warm)
+                        self.open(s, stage, warm, end)
                     s.tokp = False
                 s.tok = end
             elif job.work <= EPS:  # a prefill that completes samples a token
                 if s.tokp and s.tok >= 0:
-                    irr.append(end - s.tok)
+                    if s.tokw:
+                        irr.append(end - s.tok)
                 else:  # the request's first token
-                    self.open(s, stage, warm)
+                    self.open(s, stage, warm, end)
                 s.tokp = False
                 s.tok = end
         if nlazy:
-            regular += nlazy
+            regular += nlazy - stage.nlazy_x
             for job, tok in pending:
                 if job.lz >= 0:  # still lazy: it got this round's token
-                    regular -= 1
+                    s = job.owner
                     if tok >= 0:
-                        irr.append(end - tok)
-                    else:  # the request's first token
-                        self.open(job.owner, stage, warm)
-                    job.owner.tokp = False
+                        if s.tokw:
+                            regular -= 1
+                            irr.append(end - tok)
+                    else:  # the request's first token: it did not count before it opened
+                        tokw = s.tokw
+                        self.open(s, stage, warm, end)
+                        if s.tokw != tokw:  # the lazy count of those not counting was kept by the old flag
+                            stage.nlazy_x += 1 if tokw else -1
+                        if tokw:  # it was among the counted lazy decoders
+                            regular -= 1
+                    s.tokp = False
         if lazy_done is not None:
             for job in lazy_done:
                 job.owner.tok = end
@@ -110,13 +134,15 @@ class TokenGaps:
             if regular:
                 self.add(end - start, regular)
 
-    @staticmethod
-    def open(s, stage, warm: bool) -> None:
-        """``s``'s request has its first output token on ``stage``: a request it had open ends."""
+    def open(self, s, stage, warm: bool, now: float) -> None:
+        """``s``'s request has its first output token on ``stage`` at ``now``: a request it had open ends;
+        whether the new one counts (its send time against the warm-up)."""
         st = s.tokst
         if st is not None and warm:
             st.requests += 1
         s.tokst = stage
+        k = self.sent
+        s.tokw = (s.attrs[k] if k is not None else now) >= self.warmup
 
     @staticmethod
     def close(s, warm: bool) -> None:
@@ -197,9 +223,26 @@ class TokenGaps:
         return _half_width(means)
 
 
+def sent_slot(program) -> int | None:
+    """The attribute every ``record`` of the metric set's table (the first with the columns it needs)
+    takes its ``sent`` from, or None (no such table, or ``sent`` is not one attribute)."""
+    from serq_ir import nodes as N
+
+    from ..compile import walk
+    from ..metrics import NEEDED
+
+    for k, d in enumerate(program.records):
+        if all(c in d.columns for c in NEEDED):
+            col = list(d.columns).index("sent")
+            slots = {x.values[col].slot if isinstance(x.values[col], N.Attr) else None
+                     for x in walk(program) if isinstance(x, N.Record) and x.record == k}
+            return slots.pop() if len(slots) == 1 else None
+    return None
+
+
 def gaps_of(sim) -> TokenGaps:
     """The run's :class:`TokenGaps` (one for every step stage), made by the first stage that asks."""
     g = getattr(sim, "token_gaps", None)
     if g is None:
-        g = sim.token_gaps = TokenGaps()
+        g = sim.token_gaps = TokenGaps(sim.warmup, sent_slot(sim.program))
     return g
