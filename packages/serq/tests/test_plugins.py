@@ -157,3 +157,76 @@ def test_a_duplicate_builtin_command_names_the_distribution():
 
 def test_hookimpl_is_the_serq_marker():
     assert serq.hookimpl.project_name == "serq"
+
+
+#: ``serq ARGS`` in this process, then which modules of other commands it imported
+COMMAND_MODULES = ("serq.commands", "serq.loading", "serq_sim.cli", "serq_sweep.cli", "serq_frontend.commands",
+                   "serq_vllm.cli")
+PROBE = f"""import json, sys
+args = sys.argv[1:]
+sys.argv = ["serq", *args]
+from serq.cli import main
+try:
+    main()
+except SystemExit:
+    pass
+print(json.dumps(sorted(m for m in sys.modules if m in {COMMAND_MODULES!r})))
+"""
+
+
+def imported_commands(*args: str) -> list[str]:
+    import json
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-c", PROBE, *args], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout.splitlines()[-1])
+
+
+def test_a_command_imports_only_its_own_module():
+    # The parts register their commands by name (serq.cli.LazyCommand): a command's start-up imports its
+    # own module, not every other command's (and click's options of them)
+    assert imported_commands("vllm", "scenarios") == ["serq_vllm.cli"]
+    assert imported_commands("plugins") == ["serq.commands", "serq.loading"]
+    assert imported_commands("--version") == []
+    # the help lists every command, so it imports them all
+    assert imported_commands("--help") == sorted(COMMAND_MODULES)
+
+
+hello_lazily = click.Command("hello", callback=lambda: click.echo("hello, lazily"))
+
+
+class LazyParty:
+    def __init__(self, target: str, name: str = "hello"):
+        self.target, self.name = target, name
+
+    @hookimpl
+    def serq_register_commands(self, register):
+        from serq.cli import LazyCommand
+
+        register(LazyCommand(self.name, self.target))
+
+
+def test_a_plugin_adds_a_subcommand_by_name(capsys):
+    pm = get_plugin_manager(plugins=[LazyParty(f"{__name__}:hello_lazily")])
+    cli = build_cli(pm)
+    assert type(cli.commands["hello"]).__name__ == "LazyCommand"  # not imported yet
+    with pytest.raises(SystemExit) as e:
+        cli.main(["hello"], prog_name="serq")
+    assert e.value.code == 0
+    assert capsys.readouterr().out == "hello, lazily\n"
+    assert cli.commands["hello"] is hello_lazily
+    # a name two plugins claim is refused whether or not one is lazy
+    pm.register(Rival(), name="rival-plugin")
+    with pytest.raises(PluginError, match="command 'hello' is registered twice"):
+        build_cli(pm)
+
+
+@pytest.mark.parametrize("target", [f"{__name__}:hello_lazily", f"{__name__}:Vacation"])
+def test_a_lazy_command_that_is_not_the_command_it_names_is_one_error(target):
+    pm = get_plugin_manager(plugins=[LazyParty(target, name="hullo")])
+    cli = build_cli(pm)
+    with pytest.raises(PluginError, match=r"error: the command 'hullo' registered as .* is not a click command "
+                                          r"named 'hullo'"):
+        cli.main(["hullo"], prog_name="serq", standalone_mode=False)

@@ -38,7 +38,7 @@ def serq_frontend_register_sugar(register):
 
 @hookimpl
 def serq_register_commands(register):
-    from .commands import ast_command, fmt_command
+    from serq.cli import LazyCommand  # the commands' module is imported when one of them runs
 
-    register(fmt_command)
-    register(ast_command)
+    register(LazyCommand("fmt", "serq_frontend.commands:fmt_command"))
+    register(LazyCommand("ast", "serq_frontend.commands:ast_command"))

@@ -17,10 +17,10 @@ def serq_addhooks(pluginmanager):
 
 @hookimpl
 def serq_register_commands(register):
-    from .cli import fit_command, run_command
+    from serq.cli import LazyCommand  # the commands' module is imported when one of them runs
 
-    register(run_command)
-    register(fit_command)
+    register(LazyCommand("run", "serq_sim.cli:run_command"))
+    register(LazyCommand("fit", "serq_sim.cli:fit_command"))
 
 
 @hookimpl

@@ -7,8 +7,7 @@ from serq import hookimpl
 
 @hookimpl
 def serq_register_commands(register):
-    from .cli import compare_command, plot_command, sweep_command
+    from serq.cli import LazyCommand  # the commands' module is imported when one of them runs
 
-    register(sweep_command)
-    register(compare_command)
-    register(plot_command)
+    for name in ("sweep", "compare", "plot"):
+        register(LazyCommand(name, f"serq_sweep.cli:{name}_command"))

@@ -6,7 +6,6 @@ import json
 
 import click
 from serq import UserError
-from serq.loading import load_program
 
 
 @click.group("vllm")
@@ -69,6 +68,7 @@ def real_command(file: str, python: str | None) -> None:
 @click.pass_obj
 def target_command(pm, file: str, sets, defs) -> None:
     """Print the vLLM engine configuration a program implies (the *.target.json shape)."""
+    from serq.loading import load_program
     from serq.options import to_load_options
 
     from .target import target

@@ -14,6 +14,6 @@ def serq_frontend_library_paths():
 
 @hookimpl
 def serq_register_commands(register):
-    from .cli import vllm_group
+    from serq.cli import LazyCommand  # the commands' module is imported when one of them runs
 
-    register(vllm_group)
+    register(LazyCommand("vllm", "serq_vllm.cli:vllm_group"))

@@ -1,17 +1,12 @@
 """The host's own plugin: the commands every installation has (``plugins``, ``check``, ``ir``).
 
-They register through the same hook a third-party plugin uses.
+They register through the same hook a third-party plugin uses, by name (:class:`serq.cli.LazyCommand`):
+their module, :mod:`serq.commands`, is imported only when one of them runs.
 """
 
 from __future__ import annotations
 
-import json
-
-import click
-
 from . import hookimpl
-from .loading import apply_run_overrides, load_program
-from .options import load_options, run_options, to_load_options
 from .plugins import provider_name
 
 
@@ -34,13 +29,6 @@ def plugin_info(pm) -> list[dict]:
     return out
 
 
-@click.command("plugins")
-@click.pass_obj
-def plugins_command(pm) -> None:
-    """List the installed plugins, their distributions, versions and hooks, as JSON."""
-    click.echo(json.dumps(plugin_info(pm), indent=2))
-
-
 def summary(program) -> str:
     from serq_ir.analysis import count_blocks
 
@@ -48,42 +36,12 @@ def summary(program) -> str:
             f"{len(program.attributes)} attribute(s), {count_blocks(program)} block(s)")
 
 
-@click.command("check")
-@load_options
-@click.pass_obj
-def check_command(pm, file, sets, defs) -> None:
-    """Load and validate a program (source or IR) and print a one-line summary."""
-    program = load_program(pm, file, to_load_options(sets, defs))
-    click.echo(summary(program))
-
-
-@click.command("ir")
-@click.argument("file", type=click.Path(dir_okay=False), required=False)
-@click.option("--set", "sets", multiple=True, metavar="NAME=VALUE", help="Override a let constant.")
-@click.option("--def", "defs", multiple=True, metavar="NAME=EXPR", help="Give a definition's body.")
-@run_options
-@click.option("--schema", is_flag=True, help="Print the IR's JSON Schema instead.")
-@click.option("--no-spans", is_flag=True, help="Leave out source spans.")
-@click.pass_obj
-def ir_command(pm, file, sets, defs, seed, horizon, warmup, arrivals, schema, no_spans) -> None:
-    """Print a program's IR as JSON (or the IR's JSON Schema with --schema)."""
-    import serq_ir
-
-    if schema:
-        click.echo(json.dumps(serq_ir.schema(), indent=2, sort_keys=True))
-        return
-    if file is None:
-        raise click.UsageError("missing FILE (or --schema)")
-    program = load_program(pm, file, to_load_options(sets, defs))
-    program = apply_run_overrides(program, seed=seed, horizon=horizon, warmup=warmup, arrivals=arrivals)
-    click.echo(serq_ir.encode_pretty(program, spans=not no_spans))
-
-
 @hookimpl
 def serq_register_commands(register):
-    register(plugins_command)
-    register(check_command)
-    register(ir_command)
+    from .cli import LazyCommand
+
+    for name in ("plugins", "check", "ir"):
+        register(LazyCommand(name, f"serq.commands:{name}_command"))
 
 
 __all__ = ["provider_name", "summary"]

@@ -37,15 +37,60 @@ def _show_version(ctx: click.Context, param: click.Parameter, value: bool) -> No
     ctx.exit()
 
 
+class LazyCommand:
+    """A subcommand registered by its name and where it is defined, ``"module:attribute"``, and imported
+    only when it is needed: when the command line names it, or ``serq --help`` lists the commands.
+    ``register(LazyCommand("run", "serq_sim.cli:run_command"))`` in ``serq_register_commands`` adds the
+    command ``run`` without importing ``serq_sim.cli`` (and click's options of it) in every other
+    command's start-up. What ``target`` names must be a ``click.Command`` of that ``name``."""
+
+    __slots__ = ("name", "target")
+
+    def __init__(self, name: str, target: str):
+        self.name = name
+        self.target = target
+
+    def load(self) -> click.Command:
+        import click
+
+        from .errors import PluginError
+        from .plugins import load_object
+
+        command = load_object(self.target)
+        if not isinstance(command, click.Command) or command.name != self.name:
+            raise PluginError(f"error: the command {self.name!r} registered as {self.target} is not a click "
+                              f"command named {self.name!r}")
+        return command
+
+    def __repr__(self) -> str:
+        return f"<LazyCommand {self.name} = {self.target}>"
+
+
+def _group_class() -> type:
+    import click
+
+    class SerqGroup(click.Group):
+        """The ``serq`` group: a :class:`LazyCommand` is imported when it is first looked up."""
+
+        def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+            command = self.commands.get(cmd_name)
+            if isinstance(command, LazyCommand):
+                command = self.commands[cmd_name] = command.load()
+            return command
+
+    return SerqGroup
+
+
 def build_cli(pm=None) -> click.Group:
-    """The ``serq`` group with every registered subcommand."""
+    """The ``serq`` group with every registered subcommand (a :class:`LazyCommand` stays unimported until
+    it is looked up)."""
     import click
 
     from .plugins import collect, get_plugin_manager
 
     pm = pm or get_plugin_manager()
 
-    @click.group(context_settings={"help_option_names": ["-h", "--help"]})
+    @click.group(cls=_group_class(), context_settings={"help_option_names": ["-h", "--help"]})
     @click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_show_version,
                   help="Show the version and exit.")
     @click.pass_context

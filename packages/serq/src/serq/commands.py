@@ -1,0 +1,49 @@
+"""The host's own commands, ``plugins``, ``check`` and ``ir`` (registered by :mod:`serq.builtin`)."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from .builtin import plugin_info, summary
+from .loading import apply_run_overrides, load_program
+from .options import load_options, run_options, to_load_options
+
+
+@click.command("plugins")
+@click.pass_obj
+def plugins_command(pm) -> None:
+    """List the installed plugins, their distributions, versions and hooks, as JSON."""
+    click.echo(json.dumps(plugin_info(pm), indent=2))
+
+
+@click.command("check")
+@load_options
+@click.pass_obj
+def check_command(pm, file, sets, defs) -> None:
+    """Load and validate a program (source or IR) and print a one-line summary."""
+    program = load_program(pm, file, to_load_options(sets, defs))
+    click.echo(summary(program))
+
+
+@click.command("ir")
+@click.argument("file", type=click.Path(dir_okay=False), required=False)
+@click.option("--set", "sets", multiple=True, metavar="NAME=VALUE", help="Override a let constant.")
+@click.option("--def", "defs", multiple=True, metavar="NAME=EXPR", help="Give a definition's body.")
+@run_options
+@click.option("--schema", is_flag=True, help="Print the IR's JSON Schema instead.")
+@click.option("--no-spans", is_flag=True, help="Leave out source spans.")
+@click.pass_obj
+def ir_command(pm, file, sets, defs, seed, horizon, warmup, arrivals, schema, no_spans) -> None:
+    """Print a program's IR as JSON (or the IR's JSON Schema with --schema)."""
+    import serq_ir
+
+    if schema:
+        click.echo(json.dumps(serq_ir.schema(), indent=2, sort_keys=True))
+        return
+    if file is None:
+        raise click.UsageError("missing FILE (or --schema)")
+    program = load_program(pm, file, to_load_options(sets, defs))
+    program = apply_run_overrides(program, seed=seed, horizon=horizon, warmup=warmup, arrivals=arrivals)
+    click.echo(serq_ir.encode_pretty(program, spans=not no_spans))
