@@ -79,5 +79,46 @@ def test_what_the_text_says_the_runs_show(ran):
     kv = json.loads((work / "out" / "kv1200.json").read_text())
     full = json.loads((work / "out" / "rate4.json").read_text())
     assert kv["pools"][1]["name"] == "kv" and kv["pools"][1]["preemptions"] > full["pools"][1]["preemptions"]
-    last = outputs[-1][1]
+    last = next(out for cmd, out in outputs if "--set blocks=100 " in cmd)
     assert "warning: pool kv rejected" in last and "can never fit its capacity 1600" in last
+
+
+@pytest.mark.timeout(1800)
+def test_what_the_sweep_chapter_says(ran):
+    work, outputs = ran
+    import pandas as pd
+
+    sweep_cmd = next(cmd for cmd, _ in outputs if cmd.startswith("serq sweep docs/tutorial/engine.sq --set rate"))
+    runs = pd.read_csv(work / "out" / "sweep.csv")
+    assert len(runs) == 24 and (runs["status"] == "ok").all()
+    p99 = runs.groupby(["rate", "blocks"])["requests.ttft.p99"].mean()
+    assert p99[(2, 8010)] < p99[(4, 8010)] < p99[(6, 8010)] < 1 < 5 < p99[(8, 8010)]
+    assert p99[(2, 1200)] > 1
+    points = pd.read_csv(work / "out" / "sweep.points.csv")
+    assert len(points) == 8 and (points["runs"] == 3).all()
+    recs = pd.read_parquet(work / "out" / "sweep_requests.parquet")
+    assert list(recs.columns[:6]) == ["point", "rate", "blocks", "seed", "key", "session"]
+    assert (runs["key"].map(recs.groupby("key").size()) == runs["records.request"]).all()
+    joined = next(out for cmd, out in outputs if "rows per run" in cmd)
+    assert "rows per run = the run's request count: True" in joined
+    # a rerun runs nothing
+    p = subprocess.run(["bash", "-c", sweep_cmd], cwd=work, capture_output=True, text=True, timeout=900,
+                       env={**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"})
+    assert p.returncode == 0 and "(0 run now, 24 resumed)" in p.stderr, p.stderr
+    # the capacity search lands inside the grid's bracket, in 6 evaluations
+    found = next(out for cmd, out in outputs if "--find" in cmd).splitlines()
+    assert found[0].split() == ["blocks", "rate", "outcome", "holds", "fails", "evaluations"]
+    blocks, rate, outcome, holds, fails, evaluations = found[1].split()
+    assert outcome == "found" and 6 <= float(holds) < float(fails) <= 8 and float(fails) - float(holds) <= 0.5
+    assert evaluations == "6"
+    # the paired CI of the mean E2E latency is far narrower than the unpaired one; the small cache preempts
+    compare = next(out for cmd, out in outputs if cmd.startswith("serq compare"))
+    rows = {line.split()[0]: line.split() for line in compare.splitlines()[2:]}
+    e2el = rows["requests.e2el.mean"]
+    assert float(e2el[4]) < float(e2el[5]) / 5 and float(e2el[6].rstrip("%")) > 90
+    assert float(rows["pools.kv.preemptions"][2]) > 0 == float(rows["pools.kv.preemptions"][1])
+    # the plots are SVG files
+    import xml.etree.ElementTree as ET
+
+    for name in ("ttft_vs_rate.svg", "rate2_cdf.svg", "ttft_cdf_rate6.svg"):
+        assert ET.fromstring((work / "out" / name).read_bytes()).tag.endswith("svg"), name
