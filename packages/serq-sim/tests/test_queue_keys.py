@@ -94,7 +94,7 @@ session {
   hold server (1) { run svc (~exp(1)); }
   observe response = now;
 }
-run { horizon 3000; warmup 100; seed 3; }
+run { horizon 1000; warmup 100; seed 3; }
 """.replace("KEY", key)
     _same(serq_frontend.compile(source=src, sets={}, defs={}), monkeypatch)
 
