@@ -80,10 +80,10 @@ class EvictionOrder:
 
     def pick(self, pool):
         if self.keyed:
-            try:
-                return self.ranked[0][-1]
-            except IndexError:  # nothing cached
-                return None
+            # self.ranked[0][-1] (the SortedList's first sublist holds its least item; none when it is
+            # empty), without SortedList.__getitem__'s general indexing: a pick is made for every eviction
+            lists = self.ranked._lists
+            return lists[0][0][-1] if lists else None
         return self.scan(pool)
 
     def scan(self, pool):

@@ -311,6 +311,7 @@ class LazyDecoding:
         if self.tpend:
             self.tpend = []
         now = self.sim.now
+        frac = False
         if eager:
             keep = None
             cost_kv = self.cost_kv
@@ -361,30 +362,43 @@ class LazyDecoding:
                     self.nlazy += 1
                     if not owner.tokw:  # its request's gaps do not count (tokens.py)
                         self.nlazy_x += 1
-                elif keep is not None:
-                    keep.append(job)
+                else:
+                    if keep is not None:
+                        keep.append(job)
+                    # what it will be planned must be a whole number of tokens (a lazy job's, and a woken
+                    # one's below, are: one)
+                    if owner is None or owner.status != GROWING:
+                        want = (1.0 if w > 1.0 else w) if job.mode == "decode" else (w if w < chunk else chunk)
+                        if not -_EXACT < want < _EXACT or want != int(want):
+                            frac = True
             if keep is not None:
                 self.eager = eager = keep
         if wake is not None:
             # the decoders whose next token needs a block: planned as residents that are not lazy (after
             # the loop above, which would keep them: they have no room)
-            unlazy = self._unlazy
+            # self._unlazy(job, listed=False) for each, inlined (a woken decoder is a grower with its slot)
+            t_round = self.t_round
+            cost_kv = self.cost_kv
             for job in wake:
-                unlazy(job, listed=False)
+                d = rounds - job.lz
+                job.work = job.work - d
+                job.gslot.pos += d
+                owner = job.owner
+                if d > 0:  # its last output token was the last round's end (tokens.py)
+                    owner.tok = t_round
+                if cost_kv:
+                    self.kv_lazy -= job.lzm
+                job.lz = -1
+                if not owner.tokw:
+                    self.nlazy_x -= 1
+            self.nlazy -= len(wake)
             if len(wake) > 4:
                 self.eager = eager = [j for j in self.residents if j.lz < 0]
             else:
                 for job in wake:
                     _insert(eager, job, job.owner.adm_seq)
-        # what the residents that are not lazy will be planned must be whole tokens
-        for job in eager:
-            owner = job.owner
-            if owner is not None and owner.status == GROWING:
-                continue
-            w = job.work
-            want = (1.0 if w > 1.0 else w) if job.mode == "decode" else (w if w < chunk else chunk)
-            if not -_EXACT < want < _EXACT or want != int(want):
-                return False
+        if frac:
+            return False  # a resident that is not lazy would be planned a fraction of a token
         sim = self.sim
         p0 = sim.preempt_count
         d0 = self.detached
@@ -476,9 +490,9 @@ class LazyDecoding:
             tokens, dec, pre_t, kvd, kvp = iteration_sums(assign, self._held, cost_kv, float(nl), float(nl),
                                                           self.kv_lazy if cost_kv else 0.0)
             ctx = cost_context(tokens, dec, pre_t, float(len(self.residents)), kvd, kvp, attn)
-        else:
-            ctx = self._no_ctx
-        return self._launch(ctx, assign, nl, split, tried, preempted, budget)
+            # the tally's sums are these (the same additions in the same order)
+            return self._launch(ctx, assign, nl, split, tried, preempted, budget, tokens, dec)
+        return self._launch(self._no_ctx, assign, nl, split, tried, preempted, budget)
 
     def _lazy_stop(self, order: list[Job], prev: int, left: float) -> int:
         """The position in ``order`` of the last lazy resident after ``prev`` that still gets its token
@@ -509,10 +523,15 @@ class LazyDecoding:
             self.planning = False
             self.fast = False
 
-    def _launch(self, ctx, assign, nl, split, tried, preempted, budget) -> bool:
-        """Start the iteration a lazy planning planned (its cost at ``ctx``), with its quiet rounds."""
+    def _launch(self, ctx, assign, nl, split, tried, preempted, budget, tokens=None, dec=0.0) -> bool:
+        """Start the iteration a lazy planning planned (its cost at ``ctx``), with its quiet rounds;
+        ``tokens`` and ``dec``, when given, are the iteration's tokens and decoders (for the tally)."""
         sim = self.sim
-        cost = self._cost(ctx, assign, nl, preempted)
+        cost = self.cost_fn(None, None, ctx)  # self._cost(ctx, assign, nl, preempted), inlined
+        if not cost >= 0.0:
+            self._cost_error(cost)
+        if _TRACE:
+            self._trace(assign, nl, preempted)
         now = sim.now  # self.acc(), inlined: no iteration runs until now
         dt = now - self.t_last
         if dt > 0:
@@ -534,7 +553,7 @@ class LazyDecoding:
         self.epoch += 1
         if sim.warm:
             self.iterations += 1 + n
-            self._tally(assign, nl, budget, 1 + n)
+            self._tally(assign, nl, budget, 1 + n, tokens, dec)
         _heappush(sim.heap, (t, next(sim._seq), self._end, self.epoch))
         return True
 
