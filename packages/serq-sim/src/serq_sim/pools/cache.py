@@ -12,6 +12,9 @@ from ..policies.eviction import EvictionOrder
 from ..stages import Ctx
 from .model import EPS, INF, Entry, Pool
 
+_PICK = EvictionOrder.pick
+_ON_SHRINK = EvictionOrder.on_shrink
+
 
 def make_room(sim, pool: Pool, need: float) -> None:
     """Evict cached entries (in the pool's order, per block from the tail) until ``need`` fits."""
@@ -19,12 +22,45 @@ def make_room(sim, pool: Pool, need: float) -> None:
     if not (pool.used + pool.cached + need > cap + EPS):
         return
     order = pool.evict
-    if order.batch and pool.spill is None and pool.block is not None:
-        _make_room_batch(sim, pool, order, need)
+    b = pool.block
+    if order.batch and pool.spill is None and b is not None:
+        # an order that evicts several blocks of its pick at once, on a pool with blocks that spills
+        # nothing: evict_amount and evict inlined, and the pick of the built-in ranking read here (a hot
+        # path: every block a decoder grows on a full cache), the same subtractions in the same order. The
+        # pool's statistics are brought up to now once (the clock does not move in between: each evict's
+        # would add nothing more).
+        pool.acc()
+        warm = sim.warm
+        cls = type(order)
+        shrink = order.on_shrink if (order.reads_size or cls.on_shrink is not _ON_SHRINK) else None
+        ranked = cls.pick is _PICK
+        while pool.used + pool.cached + need > cap + EPS:
+            if ranked and order.keyed:
+                lists = order.ranked._lists  # EvictionOrder.pick, inlined
+                e = lists[0][0][-1] if lists else None
+            else:
+                e = order.pick(pool)
+            if e is None:
+                return
+            x = pool.used + pool.cached + need - cap
+            if x != INF:  # pool.round_up(x), inlined
+                try:
+                    x = ceil(x / b - 1e-12) * b
+                except OverflowError:
+                    pass
+            amount = x if x < e.size else e.size  # min(e.size, x)
+            e.size -= amount
+            pool.cached -= amount
+            if warm:
+                pool.evicted_units += amount
+            if e.size <= EPS:
+                evicted(sim, pool, e)
+            elif shrink is not None:
+                shrink(e)
         return
     # the pick stays the same entry while it shrinks when the order's key is fixed and reads no size: its
     # blocks then go one by one in evict_blocks, as picking again for every block would take them
-    by_blocks = (pool.block is not None and pool.spill is None and not order.batch and order.fixed_key
+    by_blocks = (b is not None and pool.spill is None and not order.batch and order.fixed_key
                  and not order.reads_size)
     while pool.used + pool.cached + need > cap + EPS:
         e = order.pick(pool)
@@ -34,39 +70,6 @@ def make_room(sim, pool: Pool, need: float) -> None:
             evict_blocks(sim, pool, e, need)
         else:
             evict(sim, pool, e, evict_amount(pool, e, pool.used + pool.cached + need - cap))
-
-
-def _make_room_batch(sim, pool: Pool, order, need: float) -> None:
-    """:func:`make_room` for an order that evicts several blocks of its pick at once (``batch``) on a pool
-    with blocks that spills nothing, with :func:`evict_amount` and :func:`evict` inlined (a hot path: every
-    block a decoder grows on a full cache): the same subtractions in the same order. The pool's statistics
-    are brought up to now once (the clock does not move in between, so each :func:`evict` would add
-    nothing more)."""
-    pool.acc()
-    cap = pool.cap
-    b = pool.block
-    warm = sim.warm
-    shrink = order.on_shrink if (order.reads_size or type(order).on_shrink is not EvictionOrder.on_shrink) \
-        else None
-    while pool.used + pool.cached + need > cap + EPS:
-        e = order.pick(pool)
-        if e is None:
-            return
-        x = pool.used + pool.cached + need - cap
-        if x != INF:  # pool.round_up(x), inlined (the pool has blocks)
-            try:
-                x = ceil(x / b - 1e-12) * b
-            except OverflowError:
-                pass
-        amount = min(e.size, x)
-        e.size -= amount
-        pool.cached -= amount
-        if warm:
-            pool.evicted_units += amount
-        if e.size <= EPS:
-            evicted(sim, pool, e)
-        elif shrink is not None:
-            shrink(e)
 
 
 def evict_amount(pool: Pool, e: Entry, short: float) -> float:

@@ -63,7 +63,17 @@ def grow_slot(sim, s, slot: Slot, d: float, job):
         return None
     while True:
         if pool.used + pool.reserved - slot.u + need <= pool.cap + EPS:
-            grow_alloc(sim, slot, need)
+            # grow_alloc(sim, slot, need), inlined
+            if pool.t_last != sim.now:  # pool.acc() (a no-op when it is up to date)
+                pool.acc()
+            if pool.used + pool.cached + need > pool.cap + EPS:  # make_room's own test: else it evicts nothing
+                cache.make_room(sim, pool, need)
+            pool.used += need
+            slot.alloc += need
+            if pool.reserve_held:
+                u = max(slot.r - slot.alloc, 0.0)
+                pool.reserved += u - slot.u
+                slot.u = u
             return None
         victim = pool.preempt.victim(pool, s)
         if victim is None:
