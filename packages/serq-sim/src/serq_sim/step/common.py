@@ -7,7 +7,7 @@ import os
 
 from serq_ir import nodes as N
 
-from ..compile import num
+from ..compile import num, reads
 from ..stages import Ctx, Job
 
 EPS = 1e-9
@@ -37,6 +37,37 @@ def admission_order(keys) -> bool:
         elif not (isinstance(k, N.Num) and num(k.value) == num(k.value)):
             return False
     return seen
+
+
+#: the observables that only read a count off a pool (they cannot fail, nor change anything)
+_PLAIN_OBSERVABLES = ("holders", "queued", "used", "free")
+
+
+def _may_act(e) -> bool:
+    """A predicate for :func:`reads`: a node whose evaluation might fail or act (a draw, a call, a division
+    or remainder through their helpers, an observable other than a plain count of a pool named without an
+    index)."""
+    if isinstance(e, (N.Draw, N.Call)):
+        return True
+    if isinstance(e, N.Observable):
+        return not (e.name in _PLAIN_OBSERVABLES and isinstance(e.target, N.PoolRef) and e.target.index is None
+                    and not e.args)
+    return isinstance(e, N.Binary) and e.op in ("/", "%")
+
+
+def constant(e) -> float | None:
+    """The value of ``e`` when it is the same whatever the state, else ``None``: a number, or ``t ? a : b``
+    with ``a`` and ``b`` the same constant and a test that can neither fail nor act (``long_prefill(reqs,
+    inf)`` of lib/vllm.sq is ``inf`` either way)."""
+    if isinstance(e, N.Num):
+        return num(e.value)
+    if isinstance(e, N.Cond):
+        a = constant(e.then)
+        if a is not None:
+            b = constant(e.orelse)
+            if b is not None and repr(a) == repr(b) and not reads(e.test, _may_act):
+                return a
+    return None
 
 
 def _unplan(assign: list[Job]) -> bool:

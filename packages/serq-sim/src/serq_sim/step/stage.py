@@ -19,6 +19,7 @@ from .common import (
     _adm_seq,
     _insert,
     admission_order,
+    constant,
 )
 from .exclusive import ExclusivePrefill
 from .lazy import LazyDecoding
@@ -45,7 +46,10 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
         try:
             self.budget_fn = c.fn(k.budget, span=node.span)
             self.cost_fn = c.fn(k.cost, span=node.span)
-            self.chunk_fn = c.fn(k.chunk, span=node.span) if k.chunk is not None else None
+            # a chunk that is inf whatever the state is no chunk (what _chunk gives for none), not evaluated
+            # every iteration
+            self.chunk_fn = (c.fn(k.chunk, span=node.span) if k.chunk is not None and constant(k.chunk) != math.inf
+                             else None)
             keys = k.serve.keys if isinstance(k.serve, N.ServeBy) else []
             if admission_order(keys) and not _general():
                 keys = []  # the residents are kept in that order already (the per-job reference sorts)
