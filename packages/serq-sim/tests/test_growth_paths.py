@@ -15,7 +15,7 @@ import serq_frontend
 from serq_sim.policies import eviction
 from serq_sim.pools import cache, growth
 from serq_sim.pools.model import EPS
-from serq_sim.step import planner
+from serq_sim.step import lazy, planner
 from tiers import run_on_tier
 
 HERE = Path(__file__).resolve().parent
@@ -98,6 +98,7 @@ def test_growth_fast_paths_agree_with_the_plain_calls(sets, monkeypatch):
     monkeypatch.setattr(cache, "make_room", plain_make_room)
     monkeypatch.setattr(growth, "grow_slot", plain_grow_slot)
     monkeypatch.setattr(planner, "grow_slot", plain_grow_slot)
+    monkeypatch.setattr(lazy, "grow_slot", plain_grow_slot)
     monkeypatch.setattr(eviction.EvictionOrder, "pick", plain_pick)
     _sim, ref, ref_samples = run_on_tier(prog, "")
     assert got == ref

@@ -10,6 +10,7 @@ from serq_ir import nodes as N
 from ..compile import reads, reads_context
 from ..policies.preemption import NoPreemption, PreemptByKeys
 from ..pools import admission
+from ..pools.growth import grow_slot
 from ..stages import Job
 from ..status import GROWING
 from .common import (
@@ -18,7 +19,7 @@ from .common import (
     _INF,
     _PRE_NAMES,
     _TRACE,
-    _insert,
+    EPS,
     _not_steady,
     _unplan,
     cost_context,
@@ -395,8 +396,16 @@ class LazyDecoding:
             if len(wake) > 4:
                 self.eager = eager = [j for j in self.residents if j.lz < 0]
             else:
-                for job in wake:
-                    _insert(eager, job, job.owner.adm_seq)
+                for job in wake:  # _insert(eager, job, job.owner.adm_seq), inlined
+                    seq = job.owner.adm_seq
+                    i = len(eager)
+                    while i > 0:
+                        o = eager[i - 1].owner
+                        if (o.adm_seq if o is not None else _INF) > seq:
+                            i -= 1
+                        else:
+                            break
+                    eager.insert(i, job)
         if frac:
             return False  # a resident that is not lazy would be planned a fraction of a token
         sim = self.sim
@@ -430,7 +439,34 @@ class LazyDecoding:
                 if job.stage is not self:
                     continue
                 self.left = left
-                halt = self._serve(job, chunk)
+                slot = job.gslot
+                if slot is None or job.growing is None:
+                    halt = self._serve(job, chunk)
+                else:
+                    # self._serve(job, chunk) for a grower whose slot is known, inlined
+                    halt = False
+                    owner = job.owner
+                    if owner.status != GROWING:  # a stalled grower gets nothing
+                        w = job.work
+                        if job.mode == "decode":
+                            want = 1.0 if w > 1.0 else w
+                        else:
+                            want = w if w < chunk else chunk
+                        tokens = want if want < left else left
+                        if tokens > 0:
+                            need = slot.pos + tokens - slot.alloc
+                            r = grow_slot(sim, owner, slot, need, job) if need > EPS else None
+                            if r is None:
+                                k0 = slot.pos
+                                slot.pos += tokens
+                                owner.holds[job.ghi].grown = True
+                                if job.mode == "prefill":
+                                    self.attn += tokens * (k0 + tokens / 2.0)
+                                job.assigned = tokens
+                                assign.append(job)
+                                self.left -= tokens  # self.left: a preemption by the growth may have added
+                            elif r is not True:
+                                halt = True  # the grower preempted itself (see _serve)
                 left = self.left
                 if gone:
                     for v in gone:
