@@ -77,6 +77,11 @@ def test_def_overrides_and_unknown_def_is_an_error():
     assert p.session[0].work.dist == "erlang"
     with pytest.raises(serq_frontend.CompileError, match=r"--def other: the program has no expression definition"):
         compile_src(src, defs={"other": "1"})
+    # a program with no definition at all (its defs layer has nothing to expand) refuses it too, even when
+    # the name is one of its lets or the body would not parse
+    for body in ("1", "1+", "now"):
+        with pytest.raises(serq_frontend.CompileError, match=r"--def lam: the program has no expression definition"):
+            compile_src(prog("  run svc (lam);"), defs={"lam": body})
 
 
 def test_constant_positions_must_be_constants():

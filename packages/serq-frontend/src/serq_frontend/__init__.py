@@ -135,10 +135,16 @@ def parse(path: str | Path | None = None, *, source: str | None = None, pm: Any 
 
 def _desugar(module: Any, ctx: Any, layer_list: Sequence[Any]) -> Any:
     seen = ctx.parser.context.seen
+    ran = set()
     for layer in layer_list:
         if layer.rewrite is not None and (layer.name in seen or not layer.builders):
             ctx.set_module(module)
             module = layer.rewrite(module, ctx)
+            ran.add(layer.name)
+    if ctx.defs and "defs" not in ran:  # no def or use in the program: every --def names nothing
+        from .sugar.defs import unknown_defs
+
+        unknown_defs(ctx, set())
     ctx.set_module(module)
     return module
 

@@ -478,10 +478,16 @@ def rewrite(module: A.Module, ctx: Any) -> A.Module:
             ex.use(item, base)
         else:
             out.append(A.map_item(item, ex.expr, ex.block))
-    for name in ctx.defs:
-        if name not in ex.overridden:
-            raise ctx.error(None, f"--def {name}: the program has no expression definition `{name}`")
+    unknown_defs(ctx, ex.overridden)
     return A.Module(out, module.file)
+
+
+def unknown_defs(ctx: Any, overridden: set[str]) -> None:
+    """Refuse a ``--def`` that names no expression definition of the program (also when the program has
+    no definition at all, and this layer has nothing else to do)."""
+    for name in ctx.defs:
+        if name not in overridden:
+            raise ctx.error(None, f"--def {name}: the program has no expression definition `{name}`")
 
 
 LAYER = SugarLayer("defs", grammar_text("defs"), BUILDERS, rewrite)
