@@ -142,39 +142,51 @@ def test_parquet_equals_csv(tmp_path):
 VLLM_ARGS = ("--set", "Lambda=0.01:0.4:0.01", "--seeds", "1..3", "--horizon", "20", "--warmup", "0")
 
 
-@pytest.mark.timeout(240)
-def test_vllm_40_points_local_pool_and_dask_give_one_table(tmp_path):
-    from distributed import Client, LocalCluster
-
-    r = serq("sweep", VLLM, *VLLM_ARGS, "--out", str(tmp_path / "pool.csv"))
-    assert r.returncode == 0, r.stderr
+@pytest.mark.timeout(280)
+def test_vllm_40_points_local_pool_and_dask_local_give_one_table(tmp_path):
+    # `serq sweep --dask local`: a LocalCluster of two worker processes started by the command itself;
+    # a distributed.Client given to the Python API: test_records.py
     plan = core.plan([VLLM], sets={"Lambda": "0.01:0.4:0.01"}, seeds="1..3", horizon=20, warmup=0)
     assert len(plan.points) == 40
-    with LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None) as cluster, \
-            Client(cluster) as client:
-        from serq_sweep.api import run_plan
-
-        columns, table, complete, _ = run_plan(plan, dask=client, out=str(tmp_path / "dask.csv"))
-    assert complete and len(table) == 120
-    assert (tmp_path / "pool.csv").read_bytes() == (tmp_path / "dask.csv").read_bytes()
-    assert (tmp_path / "pool.points.csv").read_bytes() == (tmp_path / "dask.points.csv").read_bytes()
-
-
-@pytest.mark.timeout(280)
-def test_cli_dask_local_gives_the_local_pools_tables(tmp_path):
-    # `serq sweep --dask local`: a LocalCluster of two worker processes started by the command itself
-    args = ("sweep", VLLM, "--set", "Lambda=0.1:0.4:0.1", "--seeds", "1..2", "--horizon", "20", "--warmup", "0",
-            "--workers", "2", "--no-progress")
     for name, engine in (("pool", ()), ("dask", ("--dask", "local"))):
-        r = subprocess.run([SERQ, *args, *engine, "--out", str(tmp_path / f"{name}.csv"), "--records",
-                            str(tmp_path / f"{name}.rec.csv")], capture_output=True, text=True, timeout=240)
+        r = subprocess.run([SERQ, "sweep", VLLM, *VLLM_ARGS, "--workers", "2", "--no-progress", *engine,
+                            "--out", str(tmp_path / f"{name}.csv"), "--records", str(tmp_path / f"{name}.rec.csv")],
+                           capture_output=True, text=True, timeout=240)
         assert r.returncode == 0, r.stderr
-        assert "8 run(s) of 4 point(s) x 2 seed(s) (8 run now, 0 resumed)" in r.stderr, r.stderr
+        assert "120 run(s) of 40 point(s) x 3 seed(s) (120 run now, 0 resumed)" in r.stderr, r.stderr
         assert "Traceback" not in r.stderr
     for f in ("{}.csv", "{}.points.csv", "{}.rec.csv"):
         assert (tmp_path / f.format("pool")).read_bytes() == (tmp_path / f.format("dask")).read_bytes(), f
     rows = read_csv(tmp_path / "dask.csv")
-    assert [x["status"] for x in rows] == ["ok"] * 8 and len({x["events"] for x in rows}) == 8
+    assert len(rows) == 120 and [x["status"] for x in rows] == ["ok"] * 120
+    assert [x["key"] for x in rows] == [plan.key(p, s) for p in plan.points for s in plan.seeds]
+
+
+@pytest.mark.timeout(280)
+def test_sigterm_on_dask_local_keeps_what_finished_and_a_rerun_runs_the_rest(tmp_path):
+    out = tmp_path / "r.csv"
+    journal = tmp_path / "r.csv.journal"
+    args = ("sweep", VLLM, "--set", "Lambda=0.02:0.4:0.02", "--seeds", "1..2", "--horizon", "30", "--warmup", "0",
+            "--workers", "2", "--no-progress")
+    proc = subprocess.Popen([SERQ, *args, "--dask", "local", "--out", str(out)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 150
+    while time.monotonic() < deadline and proc.poll() is None:
+        if journal.exists() and len(journal.read_text().splitlines()) >= 4:
+            break
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=90)
+    assert proc.returncode == 143, err
+    assert b"terminated" in err and b"Traceback" not in err, err
+    first = read_csv(out)
+    assert 4 <= len(first) < 40
+    r = serq(*args, "--dask", "local", "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    assert f"({40 - len(first)} run now, {len(first)} resumed)" in r.stderr, r.stderr
+    fresh = serq(*args, "--out", str(tmp_path / "fresh.csv"))  # the local pool, from nothing
+    assert fresh.returncode == 0, fresh.stderr
+    assert (tmp_path / "fresh.csv").read_bytes() == out.read_bytes()
 
 
 @pytest.mark.timeout(240)
