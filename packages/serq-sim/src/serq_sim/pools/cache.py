@@ -29,7 +29,8 @@ def make_room(sim, pool: Pool, need: float) -> None:
         # path: every block a decoder grows on a full cache), the same subtractions in the same order. The
         # pool's statistics are brought up to now once (the clock does not move in between: each evict's
         # would add nothing more).
-        pool.acc()
+        if pool.t_last != sim.now:  # pool.acc() (a no-op when it is up to date)
+            pool.acc()
         warm = sim.warm
         cls = type(order)
         shrink = order.on_shrink if (order.reads_size or cls.on_shrink is not _ON_SHRINK) else None
