@@ -589,8 +589,22 @@ class LazyDecoding:
             self.lazy_iterations += 1 + n
         self.epoch += 1
         if sim.warm:
-            self.iterations += 1 + n
-            self._tally(assign, nl, budget, 1 + n, tokens, dec)
+            k = 1 + n
+            self.iterations += k
+            if tokens is None:
+                self._tally(assign, nl, budget, k)
+            else:  # self._tally(assign, nl, budget, k, tokens, dec), inlined: the sums are taken
+                jobs = len(assign) + nl
+                if jobs:
+                    if dec == jobs:
+                        self.it_decode += k
+                    elif dec == 0:
+                        self.it_prefill += k
+                    else:
+                        self.it_mixed += k
+                self.sum_jobs += jobs * k
+                self.sum_tokens += tokens * k
+                self.sum_budget += budget * k
         _heappush(sim.heap, (t, next(sim._seq), self._end, self.epoch))
         return True
 

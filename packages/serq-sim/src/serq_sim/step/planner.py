@@ -193,19 +193,17 @@ class Planner:
             self._tally(assign, 0, budget, 1)
         _heappush(sim.heap, (sim.now + cost, next(sim._seq), self._end, self.epoch))
 
-    def _tally(self, assign: list[Job], nl: int, budget: float, k: int, tokens: float | None = None,
-               dec: float = 0.0) -> None:
+    def _tally(self, assign: list[Job], nl: int, budget: float, k: int) -> None:
         """The engine statistics of ``k`` iterations like the one planned (after the warm-up): its
         composition (prefill-only, decode-only, mixed; one that only preempted is none of them), the
-        jobs served (the batch), the tokens and the budget. ``tokens`` and ``dec``, when given, are the
-        sums below, already taken (the ``nl`` lazy decoders' token each, then the planned jobs in order)."""
-        if tokens is None:
-            tokens = float(nl)
-            dec = nl
-            for j in assign:
-                tokens += j.assigned
-                if j.mode == "decode":
-                    dec += 1
+        jobs served (the batch), the tokens and the budget (the lazy planning, which has the sums, does
+        the same in ``_launch``)."""
+        tokens = float(nl)
+        dec = nl
+        for j in assign:
+            tokens += j.assigned
+            if j.mode == "decode":
+                dec += 1
         jobs = len(assign) + nl
         if jobs:
             if dec == jobs:
