@@ -35,7 +35,7 @@ def make_room(sim, pool: Pool, need: float) -> None:
         cls = type(order)
         shrink = order.on_shrink if (order.reads_size or cls.on_shrink is not _ON_SHRINK) else None
         ranked = cls.pick is _PICK
-        while pool.used + pool.cached + need > cap + EPS:
+        while True:  # the test of the loop below held above
             if ranked and order.keyed:
                 lists = order.ranked._lists  # EvictionOrder.pick, inlined
                 e = lists[0][0][-1] if lists else None
@@ -58,7 +58,8 @@ def make_room(sim, pool: Pool, need: float) -> None:
                 evicted(sim, pool, e)
             elif shrink is not None:
                 shrink(e)
-        return
+            if not (pool.used + pool.cached + need > cap + EPS):
+                return
     # the pick stays the same entry while it shrinks when the order's key is fixed and reads no size: its
     # blocks then go one by one in evict_blocks, as picking again for every block would take them
     by_blocks = (b is not None and pool.spill is None and not order.batch and order.fixed_key
