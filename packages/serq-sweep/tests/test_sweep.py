@@ -336,3 +336,15 @@ def test_the_progress_bar_shows_in_a_notebook_and_not_in_a_pipe(monkeypatch):
     monkeypatch.setitem(sys.modules, "tqdm.notebook", fake)
     bar = core.progress_bar(5, 2, None, "sweep")
     assert type(bar) is fake.tqdm and bar.kw == dict(total=5, initial=2, desc="sweep", unit="run", leave=True)
+
+
+@pytest.mark.parametrize("line", ['5\n', '{"key": "x"}\n', '["a"]\n', '{"status": "ok"}\n'])
+def test_a_journal_that_is_not_a_sweeps_is_one_message(tmp_path, line):
+    # the file a sweep resumes from is data: an entry of another shape names its line, no traceback
+    out = tmp_path / "r.csv"
+    (tmp_path / "r.csv.journal").write_text('{"cut short\n' + line)
+    r = serq("sweep", MG1, "--set", "lambda=0.2", "--horizon", "3000", "--workers", "0", "--no-progress",
+             "--out", str(out))
+    assert r.returncode == 1, r.stderr
+    assert f"{tmp_path / 'r.csv.journal'}:2: not an entry of a sweep's journal" in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr and not out.exists()

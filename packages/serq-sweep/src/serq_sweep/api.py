@@ -40,9 +40,9 @@ def run_plan(plan: core.Plan, *, workers: int | None = None, dask: Any = None, o
         records.open(plan, out, inputs, fresh)
         skip = {k for k in skip if records.complete(k, done[k])}
     resumed = len(skip)
-    if out is not None:
-        journal = open_own_append(core.journal_path(out))
     try:
+        if out is not None:
+            journal = open_own_append(core.journal_path(out))
         with make_engine(workers, dask) as eng:
             done, complete = core.execute(plan, eng, done=done, journal=journal, progress=progress, desc=desc,
                                           skip=skip, records=None if records is None else records.add)

@@ -22,7 +22,7 @@ import json
 import math
 import os
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -423,17 +423,28 @@ def load_finished(path: str, plan: Plan) -> dict[str, dict]:
                     res["figures"] = {f: v for f, v in res["figures"].items()
                                       if not (isinstance(v, float) and math.isnan(v) and res["status"] == "error")}
                     done[r["key"]] = res
-    jp = journal_path(path)
-    if os.path.exists(jp):
-        with open(jp, encoding="utf-8") as f:
-            for line in f:
-                try:
-                    r = json.loads(line)
-                except ValueError:  # the last line of a journal cut short by a kill
-                    continue
-                if r.get("key") in wanted:
-                    done[r["key"]] = {"status": r["status"], "message": r["message"], "figures": r["figures"]}
+    for key, r in journal_entries(journal_path(path), wanted, ("status", "message", "figures")):
+        done[key] = {"status": r["status"], "message": r["message"], "figures": r["figures"]}
     return done
+
+
+def journal_entries(path: str, wanted: set[str], fields: Sequence[str]) -> Iterator[tuple[str, dict]]:
+    """The entries of the journal ``path`` (one JSON object a line, if the file exists) whose key this
+    sweep runs, in the order written (a later entry of a key replaces an earlier one). A line that does not
+    parse is the last one of a journal cut short by a kill, and is skipped; an object without ``fields``
+    is one message naming the line."""
+    if not os.path.exists(path):
+        return
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for n, line in enumerate(f, 1):
+            try:
+                r = json.loads(line)
+            except ValueError:
+                continue
+            if not isinstance(r, dict) or not all(k in r for k in ("key", *fields)):
+                raise UserError(f"{path}:{n}: not an entry of a sweep's journal; remove the file or give --fresh")
+            if r["key"] in wanted:
+                yield r["key"], r
 
 
 def write_tables(plan: Plan, done: Mapping[str, dict], out: str, inputs: Iterable[str]) -> tuple[list, list]:

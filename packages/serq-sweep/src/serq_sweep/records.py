@@ -168,16 +168,14 @@ def load(path: str, plan: Any) -> dict[str, Run]:
         for key, cols in by_key.items():
             if key in wanted:
                 runs.setdefault(key, {})[name] = cols
-    jp = journal_path(path)
-    if os.path.exists(jp):
-        with open(jp, encoding="utf-8") as f:
-            for line in f:
-                try:
-                    r = json.loads(line)
-                except ValueError:  # the last line of a journal cut short by a kill
-                    continue
-                if r.get("key") in wanted:
-                    runs[r["key"]] = {n: _arrays(cols) for n, cols in r["tables"].items()}
+    from .core import journal_entries
+
+    for key, r in journal_entries(journal_path(path), wanted, ("tables",)):
+        try:
+            runs[key] = {n: _arrays(cols) for n, cols in r["tables"].items()}
+        except (AttributeError, TypeError, ValueError, KeyError):
+            raise UserError(f"{journal_path(path)}: the records of run {key} are not a sweep's; remove the "
+                            "file or give --fresh") from None
     return runs
 
 
