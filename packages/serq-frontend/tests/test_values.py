@@ -3,6 +3,8 @@ would refuse (or would run silently wrong), `serq check` refuses first."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from sqhelpers import compile_src, refused
 
@@ -243,3 +245,35 @@ def test_queue_calls_count_against_the_same_limit():
            f"session {{\n{calls}\n  end;\n}}\n")
     first = _first_line(src)
     assert first.startswith("<source>:42:3: error: this call of `P.prefill` writes out 6005 nodes, " + LIMIT), first
+
+
+@pytest.mark.parametrize("args", [["ast"], ["ast", "--desugar"], ["fmt"]])
+def test_ast_and_fmt_refuse_what_compile_refuses_and_print_what_it_accepts(tmp_path, args):
+    # `serq ast` on a chain of 1 200 additions (or 990, which compiles) was a RecursionError traceback:
+    # parse did not walk the nesting as compile does, and printing the AST recursed past the default limit
+    import subprocess
+    import sys
+
+    serq = [sys.executable, "-c", "from serq.cli import main; main()"]
+    deep = tmp_path / "deep.sq"
+    deep.write_text("let x = " + "1+" * 1200 + "1;\n")
+    before = deep.read_bytes()
+    r = subprocess.run([*serq, *args, str(deep)], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 1, r.stderr
+    assert "Traceback" not in r.stderr
+    assert r.stderr.startswith(f"{deep}:1:") and "the program nests more than 1000 deep here" in r.stderr
+    assert r.stdout == "" and deep.read_bytes() == before
+    ok = tmp_path / "ok.sq"
+    ok.write_text("let x = " + "1+" * 990 + "1;\n")
+    r = subprocess.run([*serq, *args, str(ok)], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+    if args[0] == "ast":
+        limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(10_000)  # json.loads recurses a frame per level
+        try:
+            e, depth = json.loads(r.stdout)[0]["value"], 0
+        finally:
+            sys.setrecursionlimit(limit)
+        while e.get("node") == "Binary":  # the chain of additions, left-nested: 990 of them, then the first 1
+            e, depth = e["lhs"], depth + 1
+        assert depth == 990 and e == {"node": "Num", "value": 1.0, "pos": "1:9"}

@@ -124,13 +124,26 @@ def parse(path: str | Path | None = None, *, source: str | None = None, pm: Any 
           desugar: bool = False, sets: Mapping[str, float] | None = None,
           defs: Mapping[str, str] | None = None) -> Any:
     """The AST of a program (:class:`serq_frontend.ast.Module`); with ``desugar`` after every layer."""
+    import sys
+
     from . import ast as A
+    from .diagnostics import CompileError
 
     ctx, layer_list, text, name = _setup(path, source, pm, sets or {}, defs or {}, desugar)
-    module = A.Module(ctx.parser.parse(text, name, ctx.reporter), name)
-    if desugar:
-        module = _desugar(module, ctx, layer_list)
-    return module
+    limit = sys.getrecursionlimit()
+    try:
+        module = A.Module(ctx.parser.parse(text, name, ctx.reporter), name)
+        _check_nesting(module, ctx)  # as compile: what is parsed is walked by recursive passes (and printed)
+        if desugar:
+            sys.setrecursionlimit(max(limit, 8 * MAX_NESTING))
+            module = _desugar(module, ctx, layer_list)
+        return module
+    except CompileError:
+        raise
+    except RecursionError:
+        raise ctx.error(None, "the program nests too deeply to compile") from None
+    finally:
+        sys.setrecursionlimit(limit)
 
 
 def _desugar(module: Any, ctx: Any, layer_list: Sequence[Any]) -> Any:

@@ -77,5 +77,13 @@ def ast_command(pm: Any, file: str, desugar: bool) -> None:
 
     from . import parse
 
-    module = parse(file, pm=pm, desugar=desugar)
-    click.echo(json.dumps(to_json(module.items), indent=1))
+    module = parse(file, pm=pm, desugar=desugar)  # refuses a program nested deeper than MAX_NESTING
+    limit = sys.getrecursionlimit()
+    try:  # to_json and json.dumps recurse a few frames per level of a program parse let through
+        from . import MAX_NESTING
+
+        sys.setrecursionlimit(max(limit, 8 * MAX_NESTING))
+        text = json.dumps(to_json(module.items), indent=1)
+    finally:
+        sys.setrecursionlimit(limit)
+    click.echo(text)
