@@ -500,7 +500,17 @@ class Simulation:
             if ready:
                 self.drain_ready()
             if self.any_pools:
-                _admission.admit_all(self)
+                # _admission.admit_all(self) when it has something to do: a grower waits, or a session in
+                # the queue of a pool admitted outside the step stages (a settle per event: most have none)
+                for pool in self.pools:
+                    if pool.growers:
+                        _admission.admit_all(self)
+                        break
+                else:
+                    for pool in self.free_pools:
+                        if pool.front or pool.queue:
+                            _admission.admit_all(self)
+                            break
                 if ready:
                     continue
             if self.step_stages:
