@@ -5,12 +5,10 @@ bound), eviction in the pool's order until an allocation fits, spilling evicted 
 
 from __future__ import annotations
 
-from math import ceil
-
 from ..policies import evict_context
 from ..policies.eviction import EvictionOrder
 from ..stages import Ctx
-from .model import EPS, INF, Entry, Pool
+from .model import EPS, Entry, Pool
 
 _PICK = EvictionOrder.pick
 _ON_SHRINK = EvictionOrder.on_shrink
@@ -25,7 +23,7 @@ def make_room(sim, pool: Pool, need: float) -> None:
     b = pool.block
     if order.batch and pool.spill is None and b is not None:
         # an order that evicts several blocks of its pick at once, on a pool with blocks that spills
-        # nothing: evict_amount and evict inlined, and the pick of the built-in ranking read here (a hot
+        # nothing: evict inlined, and the pick of the built-in ranking read here (a hot
         # path: every block a decoder grows on a full cache), the same subtractions in the same order. The
         # pool's statistics are brought up to now once (the clock does not move in between: each evict's
         # would add nothing more).
@@ -43,13 +41,7 @@ def make_room(sim, pool: Pool, need: float) -> None:
                 e = order.pick(pool)
             if e is None:
                 return
-            x = pool.used + pool.cached + need - cap
-            if x != INF:  # pool.round_up(x), inlined
-                try:
-                    x = ceil(x / b - 1e-12) * b
-                except OverflowError:
-                    pass
-            amount = x if x < e.size else e.size  # min(e.size, x)
+            amount = evict_amount(pool, e, pool.used + pool.cached + need - cap)  # the rule: one function
             e.size -= amount
             pool.cached -= amount
             if warm:

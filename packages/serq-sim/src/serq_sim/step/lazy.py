@@ -507,9 +507,8 @@ class LazyDecoding:
         attn = self.attn
         tried = False
         self.left = left
-        # the gates of admission are the per-job planning's (_admission_open, inlined: budget left, no
-        # preemption since the planning began), and serving did not stop
-        if stop == -2 and self.served_pools and left > 0 and sim.preempt_count == p0 and self._may_admit():
+        # the gates of admission are the per-job planning's (_admission_open), and serving did not stop
+        if stop == -2 and self.served_pools and self._admission_open(p0) and self._may_admit():
             tried = True
             self._admit_lazily(p0, chunk)
             attn = self.attn
