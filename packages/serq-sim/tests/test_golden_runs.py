@@ -34,17 +34,6 @@ WALL = 600.0
 GOLDEN = Path(__file__).parent / "golden_runs"
 UPDATE = bool(os.environ.get("SERQ_UPDATE_GOLDEN"))
 UNPINNED = ("program", "serq_version", "report_version")
-#: The runs of shipped examples that are not steady at their defaults, which the report's not-steady
-#: warning says (its only warning there): the chat workload (vllm_chat.sq and its twin) at seed 3, whose
-#: conversations outgrow the KV pool in the second half (TTFT 0.052 s over the first half, 0.176 s over
-#: the second; 293 sessions arrived, 247 ended): the chat runs near the pool's limit, and at seeds 1-12
-#: the warning fires at 2 of 12 under the per-session workload streams as it did at 1 of 12 before them
-#: (seed 5 then). Over longer runs it shows no trend (seed 3: mean TTFT 0.113, 0.150 and 0.126 s over
-#: 1800, 3600 and 7200 s, the queue near 0; a warm-up of 600 s does not silence it): a slow
-#: fluctuation that the 20-batch slope test reads as a climb, not an overload. (vllm_subagents.sq at 0.4 sessions/s, replica.sq at 20 live sessions and
-#: llmd_nixl_pull.sq at 0.6 sessions/s were flagged too, each a real overload whose queue or TTFT grows
-#: with the horizon; their defaults moved to steady points.)
-NOT_STEADY = {("multi-turn/vllm_chat.sq", 3), ("multi-turn/twins/vllm_chat_session.sq", 3)}
 
 
 def pinned(report) -> dict:
@@ -111,10 +100,10 @@ def test_example_runs_to_its_end(example, seed, stall_watch):
     r = serq_sim.run(program, seed=seed, max_wall=WALL)
     res = r.result
     assert r.partial is None, res.notes
-    if (example, seed) in NOT_STEADY:
-        assert len(r.warnings) == 1 and r.warnings[0].startswith("warning: the run is not steady: "), res.notes
-    else:
-        assert r.warnings == [], res.notes
+    # no warning at all: not steady, too few samples, rejections, stuck sessions, waiting for ever (the
+    # not-steady test reads the backlog; the chat workload's live conversations, whose latencies drift
+    # with its heavy-tailed sessions, are steady)
+    assert r.warnings == [], res.notes
     assert res.seed == seed
     if program.run.arrivals is None:
         assert res.end == res.horizon < math.inf

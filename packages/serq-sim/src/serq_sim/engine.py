@@ -25,6 +25,7 @@ from serq_ir import nodes as N
 from . import rand, records
 from . import stages as _stages
 from . import workload as _workload
+from .backlog import Backlog
 from .build import build
 from .compile import REDO_MESSAGE, SPIN_MESSAGE, num
 from .compile import places as compile_places
@@ -124,6 +125,10 @@ class Simulation:
         self.live = 0
         self.live_t = 0.0
         self.a_live = 0.0
+        #: the live count's integral at the bins' ends (backlog.py; the not-steady test): a spawn or an end
+        #: at or past ``live_next`` closes the bins up to it
+        self.backlog = Backlog(self.warmup, self.horizon)
+        self.live_next = self.backlog.next
         self.warm = self.warmup <= 0
         self.next_serial = 0
         self.adm_counter = itertools.count()
@@ -408,6 +413,7 @@ class Simulation:
         for st in self.stages:
             st.acc()
         self._acc_live()
+        self.backlog.cut(end, self.live, self.live_t, self.a_live, self.arrivals)
         # over_cap: sessions still waiting whose demand exceeds the capacity
         for pool in self.pools:
             for s in list(pool.front) + list(pool.queue):
@@ -486,6 +492,7 @@ class Simulation:
             st.reset_stats()
         self._acc_live()
         self.a_live = 0.0
+        self.backlog.warm(self.live, self.arrivals)
 
     def _acc_live(self) -> None:
         now = self.now
@@ -629,6 +636,8 @@ class Simulation:
         if s.tokst is not None:  # its open request ends (step/tokens.py)
             TokenGaps.close(s, self.warm)
         now = self.now  # self._acc_live(), inlined as in spawn
+        if now >= self.live_next:
+            self.live_next = self.backlog.cut(now, self.live, self.live_t, self.a_live, self.arrivals)
         dt = now - self.live_t
         if dt > 0:
             self.a_live += self.live * dt

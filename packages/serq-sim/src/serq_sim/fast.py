@@ -483,7 +483,9 @@ class _Gen(Compiler):
             cells += ["None", "0"]
         cells += ["0.0", "0"] + ["None"] * (self.width - self.XHID - 1)
         # ``arrivals`` is ``next_serial``; ``next_sf`` is ``float(next_serial)`` (exact below 2**53)
-        out = [f"{pad}A = [{', '.join(cells)}]",
+        out = [f"{pad}if now >= live_next:",  # the backlog's bins (backlog.py), before the count moves
+               f"{pad}    live_next = _lcut(now, live, live_t, a_live, next_serial)",
+               f"{pad}A = [{', '.join(cells)}]",
                f"{pad}next_serial += 1",
                f"{pad}next_sf += 1.0",
                f"{pad}_dt = now - live_t",
@@ -551,11 +553,13 @@ class _Gen(Compiler):
         out = []
         for h in reversed(self.open_holds):
             out += self.release_lines(h, pad)
-        out += [f"{pad}_dt = now - live_t",
-               f"{pad}if _dt > 0:",
-               f"{pad}    a_live += live * _dt",
-               f"{pad}live_t = now",
-               f"{pad}live -= 1"] + self.if_warm(["ended += 1"], pad)
+        out += [f"{pad}if now >= live_next:",
+                f"{pad}    live_next = _lcut(now, live, live_t, a_live, next_serial)",
+                f"{pad}_dt = now - live_t",
+                f"{pad}if _dt > 0:",
+                f"{pad}    a_live += live * _dt",
+                f"{pad}live_t = now",
+                f"{pad}live -= 1"] + self.if_warm(["ended += 1"], pad)
         if self.sim.closed:
             out += self.spawn_lines(pad, None)
             out.append(f"{pad}ready.append(A)")
@@ -1122,6 +1126,8 @@ class _Gen(Compiler):
         a("    live = 0")
         a("    live_t = 0.0")
         a("    a_live = 0.0")
+        a("    live_next = _G['live_next']")
+        a("    _lcut = _G['_lcut']")
         a("    next_serial = 0")
         a("    next_sf = 0.0")
         a("    interrupted = False")
@@ -1280,7 +1286,7 @@ class _Gen(Compiler):
                     lines.append(f"{hp}for _rm in range({node.size}):")
                     lines += self.reset_lines(f, "_rm", hp + "    ")
             lines += [hp + "_dt = now - live_t", hp + "if _dt > 0:", hp + "    a_live += live * _dt",
-                      hp + "live_t = now", hp + "a_live = 0.0", hp + "A = None"]
+                      hp + "live_t = now", hp + "a_live = 0.0", hp + "_lwarm(live, next_serial)", hp + "A = None"]
             handlers.append((1, lines))
         kw = "if"
         for kind, lines in handlers:
@@ -1388,6 +1394,7 @@ def build(sim, progress: bool):
         "_PTURN": [[[(sv.slot, sv.value) for sv in row] for row in pr.turns] or None
                    for pr in p.workload.presets],
         "_TRACE": sim.trace, "_TSLOTS": sim.trace_slots,
+        "live_next": sim.live_next, "_lcut": sim.backlog.cut, "_lwarm": sim.backlog.warm,
     })
     if isinstance(sim.arrive, N.Poisson):
         g["rate"] = sim.rate = num(sim.arrive.rate)

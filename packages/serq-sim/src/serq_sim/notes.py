@@ -1,72 +1,134 @@
 """The report's warnings about the figures themselves: a run that is not steady, observes left with too
-few samples by the warm-up, holds rejected as never fitting. Each names the figures behind it; each is a
-``warning:`` (``serq run --strict`` fails on it). Pure Python, as the rest of the report.
+few samples by the warm-up, holds rejected as never fitting, sessions stuck in preemption. Each names the
+figures behind it; each is a ``warning:`` (``serq run --strict`` fails on it). Pure Python, as the rest of
+the report.
 
-Not steady: an observe's samples in the order taken (their time order), cut into 20 batches; the
-least-squares slope of the batch means against the batch number, and its t statistic from the residuals
-(18 degrees of freedom). The run is not steady when some duration observe (not a test, not an instant)
-of at least :data:`TREND_MIN` samples has ``t > TREND_T`` and a fitted rise over the run (slope × 19) of
-more than :data:`TREND_RISE` of its mean: its batch means climb through the run, as a queue that grows
-without bound makes them, so its mean depends on the horizon. A steady run's batch means scatter about
-a level (t of a few at most, from the batches' correlation).
+Not steady: judged on the backlog, the number of live sessions (arrived, not ended), as the engine keeps
+it over the run (:mod:`serq_sim.backlog`): its time-weighted mean over each of 20 equal bins of the run
+after the warm-up (the bins after the last arrival left out, the drain of ``arrivals N``; at least
+:data:`MIN_BINS`). The run is not steady when all four hold:
+
+* the bins' means climb: the least-squares slope over the bins has a t statistic (from the residuals)
+  above :data:`TREND_T`;
+* the climb is material: the fitted growth over the bins (slope × their number) is more than
+  :data:`TREND_RISE` of the mean backlog;
+* arrivals exceed completions over those bins (the live count at their end less the one at the warm-up's
+  end: arrivals - ended) by more than :data:`TREND_GROWTH` of the mean backlog, what a steady system holds;
+* and the climb goes on: over the second half of the bins alone the slope's t is above
+  :data:`HALF_T` and its fitted growth more than :data:`HALF_RISE` of the mean backlog (a backlog that
+  fills to its level after a short warm-up, as a chat workload's live conversations do, levels off).
+
+An overloaded queue grows by its excess of arrivals over service all through the run, and so does the
+live count; a steady one scatters about a level. On an M/M/1 queue over 2 000 mean service times after a
+warm-up of 200 the warning fired at rho = 0.9 for 2 of 1 000 seeds (711 and 911), at rho = 1.1 for 277
+of 300 (tests/test_notes.py checks 200 and 50 of them); over 1 000 after 100, a short run for a queue
+that relaxes over hundreds of service times, for 17 of 1 000 and 211 of 300.
 """
 
 from __future__ import annotations
 
 import math
 
-from .stats import BATCHES, MIN_SAMPLES, floats, total
+from .stats import MIN_SAMPLES
 
-#: Samples an observe needs for the trend test.
-TREND_MIN = 200
-#: The slope's t statistic above which the batch means climb.
+#: The bins the backlog test needs.
+MIN_BINS = 10
+#: The slope's t statistic above which the backlog climbs.
 TREND_T = 6.0
-#: ... and the fitted rise over the run, as a share of the mean, above which it matters.
+#: ... the fitted growth over the run, as a share of the mean backlog, above which it matters,
 TREND_RISE = 0.5
+#: ... the arrivals less completions over the run, as a share of the mean backlog, above which they outpace,
+TREND_GROWTH = 0.5
+#: ... and over the second half of the bins, the slope's t and its fitted growth (as a share of the mean).
+HALF_T = 2.0
+HALF_RISE = 0.25
 
 
-def trend(x) -> tuple[float, float, float, float] | None:
-    """``(t, rise, first, second)`` of samples ``x``: the slope's t statistic over 20 batch means, the
-    fitted rise over the run as a share of the mean, and the means of the first and second halves;
-    ``None`` when undefined (too few samples, a non-finite or zero mean, no residual scatter and no slope)."""
-    x = floats(x)
-    n = len(x)
-    size = n // BATCHES
-    if n < TREND_MIN or size < 1:
-        return None
-    b = [total(x[k * size:(k + 1) * size]) / size for k in range(BATCHES)]
-    if not all(map(math.isfinite, b)):
-        return None
-    k = BATCHES
+def fit(y: list[float]) -> tuple[float, float]:
+    """``(slope, t)`` of the least-squares line through ``y`` against 0, 1, …: the slope per step and its t
+    statistic from the residuals (``inf`` with a slope and no residual scatter, NaN with neither)."""
+    k = len(y)
     kbar = (k - 1) / 2
-    mean = total(b) / k
-    sxx = sum((i - kbar) ** 2 for i in range(k))
-    slope = total([(i - kbar) * (v - mean) for i, v in enumerate(b)]) / sxx
-    resid = total([(v - mean - slope * (i - kbar)) ** 2 for i, v in enumerate(b)])
+    mean = math.fsum(y) / k
+    sxx = math.fsum((i - kbar) ** 2 for i in range(k))
+    slope = math.fsum((i - kbar) * (v - mean) for i, v in enumerate(y)) / sxx
+    resid = math.fsum((v - mean - slope * (i - kbar)) ** 2 for i, v in enumerate(y))
     se = math.sqrt(resid / (k - 2) / sxx)
-    if mean == 0 or (se == 0 and slope == 0):
+    if se == 0:
+        return slope, (math.nan if slope == 0 else math.copysign(math.inf, slope))
+    return slope, slope / se
+
+
+def trend(means: list[float], live0: float, live_end: float) -> dict | None:
+    """The backlog test's figures over the bins' means ``means`` (the live count ``live0`` at their start,
+    ``live_end`` at their end): ``level`` (the mean), ``slope`` and ``t`` (per bin), ``rise`` (the fitted
+    growth over the bins, a share of the level), ``growth`` (arrivals - ended, a share of the level),
+    ``half_t`` and ``half_rise`` (the same over the second half); None when undefined (too few bins, a
+    non-finite or zero level)."""
+    n = len(means)
+    if n < MIN_BINS or not all(map(math.isfinite, means)):
         return None
-    t = math.inf if se == 0 else slope / se
-    first, second = total(b[: k // 2]) / (k // 2), total(b[k // 2:]) / (k - k // 2)
-    return t, slope * (k - 1) / abs(mean), first, second
+    level = math.fsum(means) / n
+    if not level > 0:
+        return None
+    slope, t = fit(means)
+    h = n // 2
+    half_slope, half_t = fit(means[n - h:])
+    return dict(level=level, slope=slope, t=t, rise=slope * n / level, growth=(live_end - live0) / level,
+                half_t=half_t, half_rise=half_slope * n / level)
 
 
-def steadiness(names_values, arrivals: int, ended: int) -> list[str]:
-    """The not-steady warning, for the first observe whose batch means climb (and how many do)."""
-    found = []
-    for name, values in names_values:
-        r = trend(values)
-        if r is not None and r[0] > TREND_T and r[1] > TREND_RISE:
-            found.append((name, r))
+def climbs(r: dict | None) -> bool:
+    """Whether the figures of :func:`trend` say the backlog climbs through the run."""
+    return (r is not None and r["t"] > TREND_T and r["rise"] > TREND_RISE and r["growth"] > TREND_GROWTH
+            and r["half_t"] > HALF_T and r["half_rise"] > HALF_RISE)
+
+
+def backlog_bins(b, arrivals: int) -> tuple[list[float], float, float, float] | None:
+    """The bins of :class:`serq_sim.backlog.Backlog` ``b`` the test reads, up to the one of the last of the
+    run's ``arrivals``: ``(means, their end, the live count then, arrivals since the warm-up by then)``."""
+    means = b.means()
+    n = len(means)
+    if n == 0:
+        return None
+    while n > 1 and b.arrivals[n - 2] >= arrivals:
+        n -= 1  # the bin before had the last arrival already: this one is the drain
+    return means[:n], b.times[n - 1], b.live[n - 1], b.arrivals[n - 1] - b.arrivals0
+
+
+def steadiness(b, arrivals: int) -> list[str]:
+    """The not-steady warning of a run whose backlog (:class:`serq_sim.backlog.Backlog`) climbs; ``arrivals``
+    the run's (since t = 0)."""
+    got = backlog_bins(b, arrivals)
+    if got is None:
+        return []
+    means, end, live_end, arrived = got
+    r = trend(means, b.live0, live_end)
+    if not climbs(r):
+        return []
+    n = len(means)
+    width = (end - b.start) / n
+    ended = arrived - (live_end - b.live0)
+    return [f"warning: the run is not steady: the live sessions (the backlog) climb through the run: "
+            f"{b.live0:g} at the warm-up's end (t = {b.start:g}) and {live_end:g} at t = {end:g}, a mean of "
+            f"{r['level']:.4g} over {n} bins of {width:.4g}, the fitted growth {r['rise'] * r['level']:.4g} "
+            f"({r['rise'] * 100:.3g} % of the mean; slope {r['slope'] / width:.4g} a time unit, t = {r['t']:.3g}; "
+            f"over the second half t = {r['half_t']:.3g}); {arrived:g} session(s) arrived and {ended:g} ended "
+            "in that time. Arrivals outpace the service (a queue that grows without bound) or the warm-up is "
+            "too short: the means depend on the horizon"]
+
+
+def stuck(pools) -> list[str]:
+    """Pools where sessions were preempted again at no greater position (``pools.growth``: stuck), with
+    the preemptions there: ``(label, stuck, preemptions)``."""
+    found = [(label, n, pre) for label, n, pre in pools if n]
     if not found:
         return []
-    name, (t, rise, first, second) = found[0]
-    others = f" (and {len(found) - 1} more observe(s))" if len(found) > 1 else ""
-    return [f"warning: the run is not steady: observe {name}{others} climbs through the run: its mean is "
-            f"{first:.6g} over the first half of its samples and {second:.6g} over the second (20 batch means: "
-            f"rise {rise * 100:.3g} % of the mean, slope t = {t:.3g}); {arrivals} session(s) arrived and "
-            f"{ended} ended. Arrivals may outpace the service (a queue that grows without bound) or the "
-            "warm-up may be too short: the means depend on the horizon"]
+    total = sum(n for _label, n, _pre in found)
+    where = ", ".join(f"{label} ({n} stuck, {pre} preemption(s))" for label, n, pre in found)
+    return [f"warning: {total} session(s) stuck after the warm-up, preempted again without progress (at no "
+            f"greater position than at their previous preemption): {where}; such a session can cycle "
+            "between admission and preemption for as long as the pool is short, and its latency grows with it"]
 
 
 def few_samples(counts, warmup: float) -> list[str]:

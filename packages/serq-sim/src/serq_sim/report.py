@@ -322,15 +322,11 @@ def build_report(sim) -> Report:
             requests = request_metrics(table, span, gaps.stats() if gaps is not None else None)
     from . import notes as warn
 
-    durations = [(d.name, o.values) for d, o in zip(p.observes, sim.obs) if not d.test and not d.instant]
-    notes += warn.steadiness(durations, sim.arrivals, sim.ended)
+    notes += warn.steadiness(sim.backlog, sim.arrivals)
     notes += warn.few_samples([(d.name, len(o.values)) for d, o in zip(p.observes, sim.obs) if not d.instant]
                               + [(f"record {n}", len(r)) for n, r in records.items()], sim.warmup)
     notes += warn.rejections([(member_label(pl), pl.rejections, pl.admissions, pl.cap) for pl in sim.pools])
-    stuck = sum(pl.stuck for pl in sim.pools)
-    if stuck:
-        names = ", ".join(member_label(pl) for pl in sim.pools if pl.stuck)
-        notes.append(f"note: {stuck} session(s) stuck (preempted again without progress) at {names}")
+    notes += warn.stuck([(member_label(pl), pl.stuck, pl.preemptions) for pl in sim.pools])
     forever = sim.waiting_forever() if hasattr(sim, "waiting_forever") else None
     if forever:
         notes.append(forever)

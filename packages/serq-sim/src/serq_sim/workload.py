@@ -71,8 +71,10 @@ def spawn(sim, preset: N.Preset | None = None) -> Session:
     serial = sim.next_serial
     sim.next_serial += 1
     s = Session(serial, sim.nattrs)
-    sim.arrivals += 1
     now = sim.now  # sim._acc_live(), inlined: once per session (a call costs a few % of an M/M/1)
+    if now >= sim.live_next:
+        sim.live_next = sim.backlog.cut(now, sim.live, sim.live_t, sim.a_live, sim.arrivals)
+    sim.arrivals += 1
     dt = now - sim.live_t
     if dt > 0:
         sim.a_live += sim.live * dt
