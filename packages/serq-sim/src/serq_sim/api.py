@@ -32,6 +32,32 @@ def registries(pm=None) -> Registries:
     )
 
 
+def _check_run_args(program, horizon, warmup, arrivals, trace) -> None:
+    """Refuse, before anything is built, what ``run``'s arguments cannot be (as the command line refuses its
+    flags): a wrong type was an AttributeError or a float() error deep in the set-up, a negative warmup or
+    a fractional arrivals count ran silently."""
+    import math
+    import numbers
+    import os
+
+    from serq_ir.nodes import Program
+
+    if not isinstance(program, Program):
+        raise TypeError("program must be a serq_ir.Program (serq_frontend.compile(path) or serq_ir.load(path)), "
+                        f"not {type(program).__name__}")
+    if horizon is not None and (isinstance(horizon, bool) or not isinstance(horizon, numbers.Real)
+                                or math.isnan(horizon) or horizon <= 0):
+        raise ValueError(f"horizon must be a positive number (inf: until no event is left), not {horizon!r}")
+    if warmup is not None and (isinstance(warmup, bool) or not isinstance(warmup, numbers.Real)
+                               or not 0 <= warmup < math.inf):
+        raise ValueError(f"warmup must be a finite number at least 0, not {warmup!r}")
+    if arrivals is not None and (isinstance(arrivals, bool) or not isinstance(arrivals, numbers.Integral)
+                                 or arrivals < 1):
+        raise ValueError(f"arrivals must be a positive integer, not {arrivals!r}")
+    if trace is not None and not isinstance(trace, (str, os.PathLike)):
+        raise TypeError(f"trace must be a path (str or os.PathLike), not {type(trace).__name__}")
+
+
 def run(program, *, seed: int | None = None, horizon: float | None = None, warmup: float | None = None,
         arrivals: int | None = None, check_invariants: bool = False, progress: bool = False,
         trace: str | None = None, pm=None, max_events: int | None = None, max_wall: float | None = None,
@@ -66,6 +92,7 @@ def run(program, *, seed: int | None = None, horizon: float | None = None, warmu
         if isinstance(max_wall, bool) or not isinstance(max_wall, (int, float)) or not 0 < max_wall < float("inf"):
             raise ValueError(f"max_wall must be a positive, finite number of seconds, not {max_wall!r}")
         max_wall = float(max_wall)
+    _check_run_args(program, horizon, warmup, arrivals, trace)
     from serq_ir.validate import validate
 
     from .engine import Simulation

@@ -1,0 +1,66 @@
+"""``serq_sim.run``'s arguments are checked before anything is built, and ``--trace`` on a program with no
+trace to replace is refused rather than ignored."""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+
+import pytest
+import serq_sim
+
+SRC = "workload { arrive poisson(1); }\nsession { }\nrun { horizon 50; }\n"
+
+
+def _program():
+    import serq_frontend
+
+    return serq_frontend.compile(source=SRC)
+
+
+@pytest.mark.parametrize(("kw", "exc", "says"), [
+    ({"horizon": "x"}, ValueError, "horizon must be a positive number"),
+    ({"horizon": [1]}, ValueError, "horizon must be a positive number"),
+    ({"horizon": math.nan}, ValueError, "horizon must be a positive number"),
+    ({"horizon": -1.0}, ValueError, "horizon must be a positive number"),
+    ({"horizon": True}, ValueError, "horizon must be a positive number"),
+    ({"warmup": -1.0}, ValueError, "warmup must be a finite number at least 0"),  # ran as if 0
+    ({"warmup": math.inf}, ValueError, "warmup must be a finite number at least 0"),
+    ({"warmup": "5"}, ValueError, "warmup must be a finite number at least 0"),
+    ({"arrivals": 1.5}, ValueError, "arrivals must be a positive integer"),  # ran as "arrivals 1.5"
+    ({"arrivals": True}, ValueError, "arrivals must be a positive integer"),  # ran as 1 arrival
+    ({"arrivals": "3"}, ValueError, "arrivals must be a positive integer"),
+    ({"trace": 5}, TypeError, "trace must be a path"),
+])
+def test_a_bad_argument_is_one_clear_exception(kw, exc, says):
+    with pytest.raises(exc) as e:
+        serq_sim.run(_program(), **kw)
+    assert says in str(e.value)
+
+
+@pytest.mark.parametrize("bad", [None, "prog.sq", {"run": {}}, 5])
+def test_a_program_that_is_not_a_program(bad):
+    # was AttributeError: 'str' object has no attribute 'source'
+    with pytest.raises(TypeError, match=r"program must be a serq_ir.Program .*, not " + type(bad).__name__):
+        serq_sim.run(bad)
+
+
+def test_good_arguments_still_run():
+    r = serq_sim.run(_program(), horizon=20, warmup=0, arrivals=5, seed=3)
+    assert r.result.arrivals == 5
+
+
+def test_a_trace_for_a_program_without_one_is_refused(tmp_path):
+    # --trace FILE on a program whose workload reads no trace ran the program as if it were not given
+    with pytest.raises(serq_sim.SimError, match="the program's workload reads no trace"):
+        serq_sim.run(_program(), trace=str(tmp_path / "t.csv"), horizon=5)
+    prog = tmp_path / "p.sq"
+    prog.write_text(SRC)
+    out = tmp_path / "r.txt"
+    r = subprocess.run([sys.executable, "-c", "from serq.cli import main; main()", "run", str(prog),
+                        "--trace", str(tmp_path / "nope.csv"), "-o", str(out)],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    assert f"--trace {tmp_path / 'nope.csv'}: the program's workload reads no trace" in r.stderr
+    assert not out.exists()
