@@ -91,6 +91,9 @@ def test_serq_fit_prints_the_fit_its_mape_by_kind_and_a_definition(tmp_path, cap
     ('{"decoders": 1, "time": 0}\n', "s.jsonl:1: error: time is 0"),
     ("\n", "s.jsonl: error: no steps"),
     ('{"decoders": 1, "kv_decode": 5, "time": 1}\n' * 3, "s.jsonl: error: no step has prefilled > 0"),
+    # a line nested past json.loads' recursion was a RecursionError traceback
+    pytest.param('{"decoders": 1, "time": 0.1}\n' + "[" * 100_000 + "]" * 100_000 + "\n",
+                 "s.jsonl:2: error: not a step: JSON nested too deeply", id="deep"),
 ])
 def test_a_bad_step_trace_is_one_message(tmp_path, capsys, text, message):
     (tmp_path / "s.jsonl").write_text(text)

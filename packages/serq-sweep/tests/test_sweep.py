@@ -338,7 +338,8 @@ def test_the_progress_bar_shows_in_a_notebook_and_not_in_a_pipe(monkeypatch):
     assert type(bar) is fake.tqdm and bar.kw == dict(total=5, initial=2, desc="sweep", unit="run", leave=True)
 
 
-@pytest.mark.parametrize("line", ['5\n', '{"key": "x"}\n', '["a"]\n', '{"status": "ok"}\n'])
+@pytest.mark.parametrize("line", ['5\n', '{"key": "x"}\n', '["a"]\n', '{"status": "ok"}\n',
+                                  pytest.param("[" * 100_000 + "]" * 100_000 + "\n", id="deep")])
 def test_a_journal_that_is_not_a_sweeps_is_one_message(tmp_path, line):
     # the file a sweep resumes from is data: an entry of another shape names its line, no traceback
     out = tmp_path / "r.csv"

@@ -93,13 +93,18 @@ def test_a_second_scenario_of_the_same_settings_compiles_nothing(tmp_path):
     ('{"requests": []}', "not a scenario"),
     ('{"budget": 1, "max_seqs": 1, "block_size": 16, "num_blocks": 3, "requests": [{"prompt": 0, "out": 1}]}',
      "'prompt' and 'out' must be positive integers"),
+    # nested past json.loads' recursion, and bytes that are not UTF-8: tracebacks
+    pytest.param('{"a": ' * 100_000 + "1" + "}" * 100_000, "bad.json: error: not a scenario: JSON nested too deeply",
+                 id="deep"),
+    pytest.param(b'{"budget": "\xff"}', "bad.json: error: not UTF-8 text (byte 12)", id="not-utf8"),
 ])
 def test_bad_scenario_is_one_error(tmp_path, text, message):
     p = tmp_path / "bad.json"
-    p.write_text(text)
-    r = serq("vllm", "scenario", str(p))
-    assert r.returncode == 1
-    assert message in r.stderr and "Traceback" not in r.stderr
+    p.write_bytes(text) if isinstance(text, bytes) else p.write_text(text)
+    for command in ("scenario", "real"):
+        r = serq("vllm", command, str(p))
+        assert r.returncode == 1
+        assert message in r.stderr and "Traceback" not in r.stderr, r.stderr
 
 
 BASE = {"budget": 64, "max_seqs": 8, "block_size": 16, "num_blocks": 40}

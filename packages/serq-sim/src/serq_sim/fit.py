@@ -65,6 +65,8 @@ def read_steps(path: str) -> list[tuple[float, float, float, float, float]]:
             obj = json.loads(raw)
         except (UnicodeDecodeError, ValueError) as e:
             raise UserError(f"{where}: error: not a JSON object ({e})") from None
+        except RecursionError:  # json.loads recurses a frame per level of [ or {
+            raise UserError(f"{where}: error: not a step: JSON nested too deeply") from None
         if not isinstance(obj, dict):
             raise UserError(f"{where}: error: a step is a JSON object with {', '.join(TERMS)} and time")
         unknown = sorted(set(obj) - set(TERMS) - {"time"})

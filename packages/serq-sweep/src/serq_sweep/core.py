@@ -441,6 +441,8 @@ def journal_entries(path: str, wanted: set[str], fields: Sequence[str]) -> Itera
                 r = json.loads(line)
             except ValueError:
                 continue
+            except RecursionError:  # JSON nested deeper than json.loads recurses: no entry a sweep writes
+                raise UserError(f"{path}:{n}: not an entry of a sweep's journal; remove the file or give --fresh") from None
             if not isinstance(r, dict) or not all(k in r for k in ("key", *fields)):
                 raise UserError(f"{path}:{n}: not an entry of a sweep's journal; remove the file or give --fresh")
             if r["key"] in wanted:

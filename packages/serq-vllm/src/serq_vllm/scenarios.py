@@ -67,6 +67,10 @@ def read_scenario(file: str | Path) -> dict[str, Any]:
         sc = json.loads(p.read_text())
     except json.JSONDecodeError as e:
         raise UserError(f"{p}:{e.lineno}:{e.colno}: error: {e.msg}") from None
+    except UnicodeDecodeError as e:
+        raise UserError(f"{p}: error: not UTF-8 text (byte {e.start})") from None
+    except RecursionError:  # json.loads recurses a frame per level of [ or {
+        raise UserError(f"{p}: error: not a scenario: JSON nested too deeply") from None
     except OSError as e:
         raise UserError(f"{p}: cannot read: {e.strerror}") from None
     try:
