@@ -93,3 +93,32 @@ def test_a_span_naming_another_file_is_not_quoted(tree):
         assert str(e.value).startswith(f"{file}:1:1: error: at t=0, session 0: branch guard is 0.")
         assert (SECRET in str(e.value)) is False
         assert ("run here" in str(e.value)) is shown  # a .sq file's line is quoted as before
+
+
+def test_a_trace_the_program_names_is_read_only_as_a_regular_file(tmp_path):
+    # a FIFO planted where a program's trace clause points blocked the run forever (nothing hangs); a
+    # --trace the user names is read as given (`--trace <(zcat t.csv.gz)` is a pipe)
+    import subprocess
+    import sys
+    import threading
+
+    prog = tmp_path / "p.sq"
+    prog.write_text('stage s : fifo;\nworkload { arrive batch(1); trace "t.csv"; }\n'
+                    'session { turn; run s (new); }\nrun { horizon 10; }\n')
+    os.mkfifo(tmp_path / "t.csv")
+    out = tmp_path / "r.txt"
+    serq = [sys.executable, "-c", "from serq.cli import main; main()"]
+    r = subprocess.run([*serq, "run", str(prog), "-o", str(out)], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+    assert r.stderr.startswith(f"{prog}:2:29: error: cannot read the trace {tmp_path / 't.csv'}: not a regular "
+                               "file (a FIFO, device or socket)"), r.stderr
+    assert not out.exists()
+    fifo = tmp_path / "given"
+    os.mkfifo(fifo)
+    feed = threading.Thread(target=lambda: fifo.write_text("session,turn,new,out,think,forced\n0,0,1,1,0,0\n"))
+    feed.start()
+    r = subprocess.run([*serq, "run", str(prog), "--trace", str(fifo), "-o", str(out)], capture_output=True,
+                       text=True, timeout=120)
+    feed.join()
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+    assert out.exists()

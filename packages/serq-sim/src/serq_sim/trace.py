@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import csv
 import math
+import os
 from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -151,6 +152,12 @@ def load_trace(path: str, declared=None, source: str | None = None) -> TraceCorp
     file that cannot be read is reported there, with the source line; ``source`` the program's file);
     ``None`` for a trace given on the command line."""
     try:
+        if declared is not None:  # a file the program names is read only as a regular file: a FIFO would block
+            import stat
+
+            mode = os.stat(path).st_mode
+            if not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+                raise OSError(0, "not a regular file (a FIFO, device or socket)")
         f = open(path, encoding="utf-8-sig", newline="")
     except OSError as e:
         why = e.strerror or str(e)
