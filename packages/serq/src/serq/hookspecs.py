@@ -41,8 +41,10 @@ def serq_addhooks(pluginmanager: pluggy.PluginManager) -> None:
 def serq_register_commands(register: Callable[[click.Command], None]) -> None:
     """Called when the ``serq`` command is assembled, to add subcommands.
 
-    :param register: ``register(command)`` adds a ``click.Command`` (or group) under its own name. A name
-        two plugins register is an error naming both.
+    :param register: ``register(command)`` adds a ``click.Command`` (or group) under its own name; a
+        :class:`serq.cli.LazyCommand` (the name, and ``"module:attribute"`` where the command is) adds it
+        without importing its module until the command is used. A name two plugins register is an error
+        naming both.
     """
 
 

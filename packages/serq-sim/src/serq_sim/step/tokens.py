@@ -235,7 +235,7 @@ def sent_slot(program) -> int | None:
         if all(c in d.columns for c in NEEDED):
             col = list(d.columns).index("sent")
             slots = {x.values[col].slot if isinstance(x.values[col], N.Attr) else None
-                     for x in walk(program) if isinstance(x, N.Record) and x.record == k}
+                     for x in walk(program, presets=False) if isinstance(x, N.Record) and x.record == k}
             return slots.pop() if len(slots) == 1 else None
     return None
 
