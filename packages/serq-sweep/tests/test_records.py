@@ -103,7 +103,7 @@ def test_dask_gives_the_same_records(tmp_path):
     _, _, complete, _ = run_plan(plan, workers=2, out=str(tmp_path / "pool.csv"),
                                  records=Records(tmp_path / "pool.rec.csv"))
     assert complete
-    with LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None) as cluster, \
+    with LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address="127.0.0.1:0") as cluster, \
             Client(cluster) as client:
         _, _, complete, _ = run_plan(plan, dask=client, out=str(tmp_path / "dask.csv"),
                                      records=Records(tmp_path / "dask.rec.csv"))

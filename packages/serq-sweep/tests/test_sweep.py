@@ -349,3 +349,18 @@ def test_a_journal_that_is_not_a_sweeps_is_one_message(tmp_path, line):
     assert r.returncode == 1, r.stderr
     assert f"{tmp_path / 'r.csv.journal'}:2: not an entry of a sweep's journal" in r.stderr, r.stderr
     assert "Traceback" not in r.stderr and not out.exists()
+
+
+@pytest.mark.timeout(280)
+def test_two_dask_local_sweeps_at_once_share_no_port(tmp_path):
+    # each `--dask local` cluster listens on the loopback at ports of its own: a second sweep (or another
+    # Dask user on 8787) is no conflict and no warning
+    args = ("sweep", MG1, "--set", "lambda=0.2,0.4", "--horizon", "3000", "--dask", "local", "--workers", "1",
+            "--no-progress")
+    procs = [subprocess.Popen([SERQ, *args, "--out", str(tmp_path / f"r{i}.csv")], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for i in range(2)]
+    outs = [p.communicate(timeout=240) for p in procs]
+    for p, (_, err) in zip(procs, outs):
+        assert p.returncode == 0, err
+        assert "already in use" not in err and "Warning" not in err, err
+    assert (tmp_path / "r0.csv").read_bytes() == (tmp_path / "r1.csv").read_bytes()
