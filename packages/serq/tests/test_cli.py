@@ -149,3 +149,23 @@ def test_python_m_serq_loads_no_plugin_from_the_current_folder(tmp_path):
     # the same distribution on the path the user chose is a plugin as before
     r = run_serq("plugins", module=True, cwd=tmp_path, env={"PYTHONPATH": str(tmp_path)})
     assert marker.exists() and "planted" in r.stdout
+
+
+@pytest.mark.parametrize("command", ["run", "check", "ir"])
+@pytest.mark.parametrize("flag, first, second", [("--set", "rate=0.5", "rate=0.6"),
+                                                 ("--def", "svc=~exp(1)", "svc=~exp(2)")])
+def test_a_name_given_twice_with_two_values_is_refused(tmp_path, command, flag, first, second):
+    # `--set rate=0.5 --set rate=0.6` ran with 0.6, the first silently lost
+    prog = tmp_path / "p.sq"
+    prog.write_text("let rate = 0.8;\ndef svc() = ~exp(1);\nstage s : fifo;\nworkload { arrive poisson(rate); }\n"
+                    "session { run s (svc()); }\nrun { horizon 100; }\n")
+    out = tmp_path / "r.txt"
+    extra = ["-o", str(out), "--no-progress"] if command == "run" else []
+    name, _, v1 = first.partition("=")
+    v2 = second.partition("=")[2]
+    r = run_serq(command, str(prog), flag, first, flag, second, *extra)
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+    assert r.stderr == f"error: {flag} {name}: given twice, {v1!r} and {v2!r} (give it once)\n"
+    assert r.stdout == "" and not out.exists()
+    r = run_serq(command, str(prog), flag, first, flag, first, *extra)  # the same value twice is that value
+    assert r.returncode == 0, r.stderr

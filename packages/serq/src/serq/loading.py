@@ -60,7 +60,10 @@ def parse_assignments(items: tuple[str, ...], flag: str) -> dict[str, str]:
         name, eq, value = item.partition("=")
         if not eq or not name.strip():
             raise UserError(f"{flag} {item!r}: expected NAME=VALUE")
-        out[name.strip()] = value
+        name = name.strip()
+        if name in out and out[name] != value:  # the later one silently won
+            raise UserError(f"{flag} {name}: given twice, {out[name]!r} and {value!r} (give it once)")
+        out[name] = value
     return out
 
 
