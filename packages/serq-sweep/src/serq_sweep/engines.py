@@ -131,10 +131,22 @@ class Dask:
 
     def __exit__(self, *exc) -> None:
         if self._own:
-            if self._client is not None:
-                self._client.close()
-            if self._cluster is not None:
-                self._cluster.close()
+            # a cluster of our own torn down (after Ctrl-C or SIGTERM too): Dask's and tornado's loggers
+            # report the callbacks its closing comms cut short, with tracebacks; none of it is the user's
+            import logging
+
+            loggers = [logging.getLogger(n) for n in ("tornado.application", "distributed", "asyncio")]
+            levels = [lg.level for lg in loggers]
+            for lg in loggers:
+                lg.setLevel(logging.CRITICAL + 1)
+            try:
+                if self._client is not None:
+                    self._client.close()
+                if self._cluster is not None:
+                    self._cluster.close()
+            finally:
+                for lg, lv in zip(loggers, levels):
+                    lg.setLevel(lv)
         self._client = self._cluster = None
 
     def run(self, tasks: Iterable[Task]) -> Iterator[tuple[Task, dict]]:
