@@ -308,13 +308,14 @@ def aggregate_rows(plan: Plan, columns: Sequence[str], table: Sequence[dict[str,
 # ---------------------------------------------------------------------------------------------------
 
 
-def table_format(path: str) -> str:
+def table_format(path: str, flag: str = "--out", what: str = "a table") -> str:
+    """``"parquet"`` or ``"csv"`` by ``path``'s extension; else one message naming ``flag``."""
     low = path.lower()
     if low.endswith(".parquet"):
         return "parquet"
     if low.endswith(".csv"):
         return "csv"
-    raise UserError(f"--out {path}: a table is .parquet or .csv")
+    raise UserError(f"{flag} {path}: {what} is .parquet or .csv")
 
 
 def points_path(path: str) -> str:

@@ -56,12 +56,9 @@ def journal_path(path: str) -> str:
 
 
 def record_format(path: str) -> str:
-    low = path.lower()
-    if low.endswith(".parquet"):
-        return "parquet"
-    if low.endswith(".csv"):
-        return "csv"
-    raise UserError(f"--records {path}: a records file is .parquet or .csv")
+    from .core import table_format
+
+    return table_format(path, "--records", "a records file")
 
 
 def check(path: str, plan: Any, out: str | None, inputs: Iterable[str]) -> dict[str, str]:
