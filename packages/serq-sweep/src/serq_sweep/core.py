@@ -21,6 +21,7 @@ import io
 import json
 import math
 import os
+import signal
 import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -236,6 +237,8 @@ def execute(plan: Plan, engine: Any, *, done: Mapping[str, dict] | None = None, 
     tasks = plan.tasks(done if skip is None else skip, records=records is not None)
     total = len(plan.points) * len(plan.seeds)
     bar = progress_bar(total, total - len(tasks), progress, desc)
+    stop_after = _stop_after()
+    n = 0
     complete = False
     try:
         for t, result in engine.run(tasks):
@@ -248,12 +251,25 @@ def execute(plan: Plan, engine: Any, *, done: Mapping[str, dict] | None = None, 
                               + "\n")
                 journal.flush()
             bar.update(1)
+            n += 1
+            if n == stop_after:  # a test's fixed point to signal at (docs/sweep.md)
+                os.kill(os.getpid(), signal.SIGSTOP)
         complete = True
     except KeyboardInterrupt:
         complete = False
     finally:
         bar.close()
     return done, complete
+
+
+def _stop_after() -> int:
+    """``SERQ_SWEEP_STOP_AFTER=N``: the sweep stops itself (SIGSTOP) once its N-th run of this invocation is
+    journaled, so that a test signals it at a known point rather than racing it; 0 (unset, or not a
+    positive whole number, or no SIGSTOP here): never."""
+    v = os.environ.get("SERQ_SWEEP_STOP_AFTER", "")
+    if not v.isdigit() or not hasattr(signal, "SIGSTOP"):
+        return 0
+    return int(v)
 
 
 def rows(plan: Plan, done: Mapping[str, dict]) -> tuple[list[str], list[dict[str, Any]]]:
