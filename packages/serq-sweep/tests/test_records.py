@@ -5,16 +5,15 @@ from __future__ import annotations
 
 import csv
 import json
-import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 import serq_frontend
 import serq_sim
+from sweepstop import needs_proc, stopped_after
 
 ROOT = Path(__file__).resolve().parents[3]
 SINGLE = str(ROOT / "examples/multi-turn/vllm_single_turn.sq")
@@ -113,27 +112,8 @@ def test_dask_gives_the_same_records(tmp_path):
     assert len((tmp_path / "pool.rec.csv").read_text().splitlines()) > 20
 
 
-def stopped_after(n, args, path):
-    """A sweep of ``args`` that has journaled exactly ``n`` runs (``path`` its records journal) and stopped
-    itself there (SERQ_SWEEP_STOP_AFTER, docs/sweep.md): signalled at a known point, not raced."""
-    before = len(path.read_text().splitlines()) if path.exists() else 0
-    proc = subprocess.Popen([SERQ, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            env={**os.environ, "SERQ_SWEEP_STOP_AFTER": str(n)})
-    deadline = time.monotonic() + 120
-    stat = Path(f"/proc/{proc.pid}/stat")
-    while proc.poll() is None and time.monotonic() < deadline:
-        if stat.read_text().rsplit(")", 1)[1].split()[0] == "T":
-            break
-        time.sleep(0.02)
-    else:
-        proc.kill()
-        raise AssertionError(f"the sweep did not stop after {n} runs: {proc.communicate()[1]!r}")
-    assert len(path.read_text().splitlines()) == before + n
-    return proc
-
-
 @pytest.mark.timeout(280)
-@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads a process's state from /proc")
+@needs_proc
 def test_sigterm_and_sigkill_keep_what_finished_and_a_rerun_runs_the_rest(tmp_path):
     out, rec = tmp_path / "r.csv", tmp_path / "rec.csv"
     journal = tmp_path / "rec.csv.journal"

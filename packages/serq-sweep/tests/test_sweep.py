@@ -9,7 +9,6 @@ import signal
 import statistics
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -19,6 +18,7 @@ from serq_sweep import core
 from serq_sweep.axes import Axis, parse_range, parse_seeds, points
 from serq_sweep.figures import flatten, resolve
 from serq_sweep.stats import mean_ci, t975
+from sweepstop import needs_proc, stopped_after
 
 ROOT = Path(__file__).resolve().parents[3]
 MG1 = str(ROOT / "examples/single-turn/mg1.sq")
@@ -163,54 +163,47 @@ def test_vllm_40_points_local_pool_and_dask_local_give_one_table(tmp_path):
 
 
 @pytest.mark.timeout(280)
+@needs_proc
 def test_sigterm_on_dask_local_keeps_what_finished_and_a_rerun_runs_the_rest(tmp_path):
     out = tmp_path / "r.csv"
     journal = tmp_path / "r.csv.journal"
     args = ("sweep", VLLM, "--set", "Lambda=0.02:0.4:0.02", "--seeds", "1..2", "--horizon", "30", "--warmup", "0",
             "--workers", "2", "--no-progress")
-    proc = subprocess.Popen([SERQ, *args, "--dask", "local", "--out", str(out)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 150
-    while time.monotonic() < deadline and proc.poll() is None:
-        if journal.exists() and len(journal.read_text().splitlines()) >= 4:
-            break
-        time.sleep(0.05)
+    proc = stopped_after(4, (*args, "--dask", "local", "--out", str(out)), journal)
     proc.send_signal(signal.SIGTERM)
+    proc.send_signal(signal.SIGCONT)
     _, err = proc.communicate(timeout=90)
     assert proc.returncode == 143, err
     assert b"terminated" in err and b"Traceback" not in err, err
     first = read_csv(out)
-    assert 4 <= len(first) < 40
+    assert len(first) == 4
     r = serq(*args, "--dask", "local", "--out", str(out))
     assert r.returncode == 0, r.stderr
-    assert f"({40 - len(first)} run now, {len(first)} resumed)" in r.stderr, r.stderr
+    assert "(36 run now, 4 resumed)" in r.stderr, r.stderr
     fresh = serq(*args, "--out", str(tmp_path / "fresh.csv"))  # the local pool, from nothing
     assert fresh.returncode == 0, fresh.stderr
     assert (tmp_path / "fresh.csv").read_bytes() == out.read_bytes()
 
 
 @pytest.mark.timeout(240)
+@needs_proc
 def test_sigterm_keeps_what_finished_and_a_rerun_runs_the_rest(tmp_path):
     out = tmp_path / "r.csv"
     journal = tmp_path / "r.csv.journal"
     args = ("sweep", VLLM, "--set", "Lambda=0.02:0.4:0.02", "--seeds", "1..2", "--horizon", "30", "--warmup", "0",
             "--workers", "2", "--no-progress", "--out", str(out))
-    proc = subprocess.Popen([SERQ, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        if journal.exists() and len(journal.read_text().splitlines()) >= 6:
-            break
-        time.sleep(0.05)
+    proc = stopped_after(6, args, journal)
     proc.send_signal(signal.SIGTERM)
+    proc.send_signal(signal.SIGCONT)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 143, err
     assert b"terminated" in err
     first = read_csv(out)
-    assert 6 <= len(first) < 40
+    assert len(first) == 6
     keys = {r["key"] for r in first}
     r = serq(*args)
     assert r.returncode == 0, r.stderr
-    assert f"40 run(s) of 20 point(s) x 2 seed(s) ({40 - len(first)} run now, {len(first)} resumed)" in r.stderr
+    assert "40 run(s) of 20 point(s) x 2 seed(s) (34 run now, 6 resumed)" in r.stderr, r.stderr
     whole = read_csv(out)
     assert len(whole) == 40 and keys <= {r["key"] for r in whole}
     # the rows kept from the stopped sweep are those a fresh sweep makes
