@@ -124,20 +124,27 @@ def parse(path: str | Path | None = None, *, source: str | None = None, pm: Any 
           desugar: bool = False, sets: Mapping[str, float] | None = None,
           defs: Mapping[str, str] | None = None) -> Any:
     """The AST of a program (:class:`serq_frontend.ast.Module`); with ``desugar`` after every layer."""
+    ctx, layer_list, text, name = _setup(path, source, pm, sets or {}, defs or {}, desugar)
+    return _front(ctx, text, name, layer_list, desugar)
+
+
+def _front(ctx: Any, text: str, name: str, layer_list: Sequence[Any], desugar: bool, finish: Any = None) -> Any:
+    """Parse ``text`` and, with ``desugar``, run the sugar layers over it, then ``finish`` (the linker) if
+    given. The passes after parsing recurse over the program: a program within MAX_NESTING stays within
+    the raised limit, and one that still overflows it is one message, not a RecursionError."""
     import sys
 
     from . import ast as A
     from .diagnostics import CompileError
 
-    ctx, layer_list, text, name = _setup(path, source, pm, sets or {}, defs or {}, desugar)
     limit = sys.getrecursionlimit()
     try:
         module = A.Module(ctx.parser.parse(text, name, ctx.reporter), name)
-        _check_nesting(module, ctx)  # as compile: what is parsed is walked by recursive passes (and printed)
+        _check_nesting(module, ctx)  # what is parsed is walked by recursive passes (and printed)
         if desugar:
             sys.setrecursionlimit(max(limit, 8 * MAX_NESTING))
             module = _desugar(module, ctx, layer_list)
-        return module
+        return module if finish is None else finish(module)
     except CompileError:
         raise
     except RecursionError:
@@ -179,27 +186,10 @@ def compile(path: str | Path | None = None, *, source: str | None = None,  # noq
 
 def _compile(path: str | Path | None, source: str | None, sets: Mapping[str, float],
              defs: Mapping[str, str], pm: Any, **setup: Any) -> Any:
-    import sys
-
-    from . import ast as A
-    from .diagnostics import CompileError
     from .link import link
 
     ctx, layer_list, text, name = _setup(path, source, pm, sets, defs, True, **setup)
-    limit = sys.getrecursionlimit()
-    try:
-        module = A.Module(ctx.parser.parse(text, name, ctx.reporter), name)
-        _check_nesting(module, ctx)
-        # the passes recurse over the program: a program within MAX_NESTING stays within this limit
-        sys.setrecursionlimit(max(limit, 8 * MAX_NESTING))
-        module = _desugar(module, ctx, layer_list)
-        return link(module, ctx, str(path) if path is not None else None)
-    except CompileError:
-        raise
-    except RecursionError:
-        raise ctx.error(None, "the program nests too deeply to compile") from None
-    finally:
-        sys.setrecursionlimit(limit)
+    return _front(ctx, text, name, layer_list, True, lambda module: link(module, ctx, str(path) if path is not None else None))
 
 
 #: how deep the parsed program's nodes may nest (each expression, statement, block and item a level) before
