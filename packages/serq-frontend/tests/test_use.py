@@ -61,6 +61,25 @@ def test_no_such_library(tmp_path):
         serq_frontend.compile(prog, pm=_pm())
 
 
+def test_a_library_that_is_no_regular_file_is_named_as_such(tmp_path):
+    import os
+
+    prog = tmp_path / "p.sq"
+    prog.write_text('use "d.sq";\nuse "f.sq";\n' + PROG.format(arg="1"))
+    (tmp_path / "d.sq").mkdir()
+    with pytest.raises(serq_frontend.CompileError) as e:
+        serq_frontend.compile(prog, pm=_pm())
+    assert str(e.value).startswith(f"{prog}:1:1: error: `use \"d.sq\"` finds {tmp_path / 'd.sq'}, which is not a "
+                                   "regular file")
+    (tmp_path / "d.sq").rmdir()
+    (tmp_path / "d.sq").write_text("def x() = 1;\n")
+    os.mkfifo(tmp_path / "f.sq")  # never opened: a FIFO is refused before it is read
+    with pytest.raises(serq_frontend.CompileError) as e:
+        serq_frontend.compile(prog, pm=_pm())
+    assert str(e.value).startswith(f"{prog}:2:1: error: `use \"f.sq\"` finds {tmp_path / 'f.sq'}, which is not a "
+                                   "regular file")
+
+
 def test_the_examples_next_to_vllm_sq_use_the_library(tmp_path):
     from sqhelpers import EXAMPLES
 

@@ -167,8 +167,11 @@ class Expander:
         # the same name in the using file's folder (examples/multi-turn/vllm.sq next to vllm_chat.sq)
         # is passed over for the library further along the path.
         files = []
+        odd = None  # the first candidate that exists and is no regular file (a folder, a FIFO, a device)
         for root, c in zip(roots, candidates):
             real = c.resolve() if c.is_file() else None
+            if real is None and odd is None and c.exists():
+                odd = c
             if ctx.recorder is not None:  # the compile cache checks each candidate again on a hit
                 ctx.recorder.candidate(c, real)
             if real is None or real == here:
@@ -179,6 +182,9 @@ class Expander:
                 raise ctx.error(u.pos, f"`use \"{u.path}\"` finds {c}, which is outside the folders a "
                                 f"program may read ({root} and the library folders; SERQ_PATH adds folders)")
             files.append(c)
+        if not files and odd is not None:
+            raise ctx.error(u.pos, f"`use \"{u.path}\"` finds {odd}, which is not a regular file (a library "
+                            "is a `.sq` file of `def`s and `use`s)")
         if not files:
             where = ", ".join(str(c.parent) for c in candidates) or "no folder (a program given as text)"
             raise ctx.error(u.pos, f"`use \"{u.path}\"`: no such library (looked in {where})")
