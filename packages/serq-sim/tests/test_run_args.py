@@ -32,6 +32,7 @@ def _program():
     ({"arrivals": True}, ValueError, "arrivals must be a positive integer"),  # ran as 1 arrival
     ({"arrivals": "3"}, ValueError, "arrivals must be a positive integer"),
     ({"trace": 5}, TypeError, "trace must be a path"),
+    ({"trace": ""}, ValueError, "trace must name a file, not the empty path"),  # ran the workload's own trace
 ])
 def test_a_bad_argument_is_one_clear_exception(kw, exc, says):
     with pytest.raises(exc) as e:

@@ -56,6 +56,8 @@ def _check_run_args(program, horizon, warmup, arrivals, trace) -> None:
         raise ValueError(f"arrivals must be a positive integer, not {arrivals!r}")
     if trace is not None and not isinstance(trace, (str, os.PathLike)):
         raise TypeError(f"trace must be a path (str or os.PathLike), not {type(trace).__name__}")
+    if trace is not None and not os.fspath(trace):
+        raise ValueError("trace must name a file, not the empty path (None: the workload's own trace)")
 
 
 def run(program, *, seed: int | None = None, horizon: float | None = None, warmup: float | None = None,

@@ -106,7 +106,7 @@ def build(sim, reg, trace_path) -> None:
     if wl.trace is not None:
         from .trace import load_trace, resolve_trace, trace_outside
 
-        path = trace_path or resolve_trace(wl.trace.path, sim.source)
+        path = trace_path if trace_path is not None else resolve_trace(wl.trace.path, sim.source)
         if trace_path is None and (why := trace_outside(path, sim.source)) is not None:
             raise SimError(format_error(wl.trace.span, None, None, why, sim.source))
         sim.trace = load_trace(path, wl.trace.span if trace_path is None else None, sim.source)
