@@ -122,6 +122,25 @@ def test_aggregates_and_csv(tmp_path):
     assert not (tmp_path / "r.csv.journal").exists()
 
 
+def test_an_axis_of_whole_numbers_is_an_integer_column(tmp_path):
+    import pandas as pd
+
+    single = str(ROOT / "examples/multi-turn/vllm_single_turn.sq")
+    args = ("sweep", single, "--set", "blocks=1200,8010", "--set", "Lambda=1:1.5:0.5", "--seeds", "1", "--horizon",
+            "10", "--warmup", "2", "--workers", "0", "--no-progress")
+    for ext in ("csv", "parquet"):
+        r = serq(*args, "--out", str(tmp_path / f"r.{ext}"), "--records", str(tmp_path / f"rec.{ext}"))
+        assert r.returncode == 0, r.stderr
+    rows = read_csv(tmp_path / "r.csv")
+    assert [(x["blocks"], x["Lambda"]) for x in rows] == [("1200", "1.0"), ("1200", "1.5"), ("8010", "1.0"),
+                                                         ("8010", "1.5")]
+    assert [x["blocks"] for x in read_csv(tmp_path / "r.points.csv")] == ["1200"] * 2 + ["8010"] * 2
+    assert {x["blocks"] for x in read_csv(tmp_path / "rec.csv")} == {"1200", "8010"}
+    for name in ("r", "r.points", "rec"):
+        df = pd.read_parquet(tmp_path / f"{name}.parquet")
+        assert str(df["blocks"].dtype) == "int64" and str(df["Lambda"].dtype) == "float64", name
+
+
 def test_parquet_equals_csv(tmp_path):
     import pandas as pd
 

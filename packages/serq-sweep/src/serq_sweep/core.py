@@ -16,6 +16,7 @@ finished (atomically, :mod:`serq.files`) and exits 130 or 143; the complete tabl
 from __future__ import annotations
 
 import csv
+import functools
 import hashlib
 import io
 import json
@@ -69,6 +70,19 @@ class Plan:
     @property
     def names(self) -> list[str]:
         return [a.name for a in self.axes]
+
+    @functools.cached_property
+    def _whole(self) -> frozenset[str]:
+        return frozenset(a.name for a in self.axes if a.kind == "set" and all(
+            isinstance(v, float) and v.is_integer() and abs(v) < 2.0 ** 53 for v in a.values))
+
+    def shown(self, point: Point) -> dict[str, Any]:
+        """``point.params`` as the tables give them: a ``--set`` axis whose every value is a whole number is
+        an integer column (``--set blocks=1200,8010``: 1200, not 1200.0); the others are as swept."""
+        whole = self._whole
+        if not whole:
+            return point.params
+        return {k: int(v) if k in whole else v for k, v in point.params.items()}
 
     def key(self, point: Point, seed: int) -> str:
         text = json.dumps([point.ir_hash, seed, sorted(self.limits.items())])
@@ -282,7 +296,7 @@ def rows(plan: Plan, done: Mapping[str, dict]) -> tuple[list[str], list[dict[str
             r = done.get(k)
             if r is None:
                 continue
-            row = {"point": p.index, **p.params, "seed": s, "status": r["status"], "message": r["message"],
+            row = {"point": p.index, **plan.shown(p), "seed": s, "status": r["status"], "message": r["message"],
                    "key": k}
             for name, v in r["figures"].items():
                 figures.setdefault(name, None)
@@ -311,7 +325,7 @@ def aggregate_rows(plan: Plan, columns: Sequence[str], table: Sequence[dict[str,
     out = []
     for p in plan.points:
         rs = by_point.get(p.index, [])
-        row: dict[str, Any] = {"point": p.index, **p.params, "runs": len(rs)}
+        row: dict[str, Any] = {"point": p.index, **plan.shown(p), "runs": len(rs)}
         for f in numeric:
             _, m, ci, _ = mean_ci([float(r[f]) for r in rs if isinstance(r.get(f), (int, float))])
             row[f"{f}:mean"], row[f"{f}:ci"] = m, ci

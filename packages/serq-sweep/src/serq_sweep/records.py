@@ -212,7 +212,7 @@ def assemble(plan: Any, runs: Mapping[str, Run], name: str) -> tuple[list[str], 
             for c in tbl:
                 rec_cols.setdefault(c, None)
             n = len(next(iter(tbl.values()))) if tbl else 0
-            order.append(((p.index, *p.params.values(), s, k), n, tbl))
+            order.append(((p.index, *plan.shown(p).values(), s, k), n, tbl))
     prefix = ["point", *plan.names, "seed", "key"]
     columns = [*prefix, *rec_cols]
     cat: dict[str, Any] = {}
