@@ -79,6 +79,50 @@ def test_the_records_table_is_serq_run_records_of_each_point_and_seed(tmp_path):
     assert a.equals(b.astype(a.dtypes.to_dict()))
 
 
+TWO_TABLES = """
+let lambda = 0.5;
+pool server { cap 1; }
+stage svc : delay;
+workload { arrive poisson(lambda); }
+session {
+  set t0 = now;
+  hold server (1) { run svc (~exp(1)); }
+  record a { sent = t0; done = now; }
+  branch with (0.5) { record b { late = now - t0; } }
+}
+run { horizon 40; warmup 5; }
+"""
+
+
+def test_a_program_of_two_record_tables_gets_a_records_file_for_each(tmp_path):
+    prog = tmp_path / "two.sq"
+    prog.write_text(TWO_TABLES)
+    args = ("sweep", str(prog), "--set", "lambda=0.5,0.8", "--seeds", "1..2", "--workers", "0", "--no-progress",
+            "--out", str(tmp_path / "r.csv"), "--records", str(tmp_path / "rec.csv"))
+    r = serq(*args)
+    assert r.returncode == 0, r.stderr
+    assert not (tmp_path / "rec.csv").exists()
+    runs = read_csv(tmp_path / "r.csv")
+    tables = {name: read_csv(tmp_path / f"rec.{name}.csv") for name in ("a", "b")}
+    for row in runs:
+        own = tmp_path / f"one-{row['key']}.csv"
+        one = serq("run", str(prog), "--set", f"lambda={row['lambda']}", "--seed", row["seed"], "--no-progress",
+                   "--records", str(own))
+        assert one.returncode == 0, one.stderr
+        for name, table in tables.items():
+            want = read_csv(tmp_path / f"one-{row['key']}.{name}.csv")
+            got = [{k: v for k, v in x.items() if k not in ("point", "lambda", "seed", "key")}
+                   for x in table if x["key"] == row["key"]]
+            assert got == want and len(want) == int(row[f"records.{name}"]) > 0, (name, row)
+    assert not list(tmp_path.glob("*.journal"))
+    again = serq(*args)
+    assert "(0 run now, 4 resumed)" in again.stderr, again.stderr
+    (tmp_path / "rec.b.csv").unlink()  # one table lost: every run runs again
+    again = serq(*args)
+    assert "(4 run now, 0 resumed)" in again.stderr, again.stderr
+    assert len(read_csv(tmp_path / "rec.b.csv")) == sum(int(x["records.b"]) for x in runs)
+
+
 def test_the_python_api_gives_the_records_of_each_run():
     frame, recs = serq_sim.sweep(SINGLE, sets={"Lambda": [3]}, seeds=[1, 2], horizon=20, warmup=5, workers=0,
                                  records=True)
