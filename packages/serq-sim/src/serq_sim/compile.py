@@ -233,7 +233,7 @@ class HoldInfo:
     reserve that reads none (both decide rejection at queue time against over_cap at the end)."""
 
     __slots__ = ("pool_refs", "units", "reserves", "static", "reuse", "cache", "lease_ref", "lease_time",
-                 "depth", "span", "node", "units_dep", "pure")
+                 "depth", "span", "node", "units_dep", "pure", "fast")
 
     def __init__(self):
         self.pool_refs: list = []
@@ -250,6 +250,8 @@ class HoldInfo:
         self.depth = 0
         self.span = None
         self.node = None
+        #: the admission by a step stage prepared for this hold (:mod:`serq_sim.pools.prepared`), or None
+        self.fast = None
 
 
 class Compiler:
@@ -640,4 +642,7 @@ class Compiler:
         if st.lease is not None:
             h.lease_ref = self._lambda(lambda: self.pool_ref(st.lease.pool, "session"), sp)
             h.lease_time = self.fn(st.lease.time, span=sp)
+        from .pools.prepared import prepare
+
+        h.fast = prepare(self, st, h)
         return h

@@ -180,6 +180,10 @@ def admit_from(sim, pool: Pool, budget_left: float, stage) -> bool:
     s = head(sim, pool)
     if s is None:
         return False
+    fast = s.pending.info.fast
+    if fast is not None:
+        # the same, prepared for this hold (serq_sim.pools.prepared)
+        return fast(sim, pool, s, budget_left, stage)
     sim.admit_budget = (stage, budget_left)
     try:
         demand = demand_of(sim, s, s.pending)

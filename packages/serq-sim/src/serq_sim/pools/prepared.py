@@ -1,0 +1,496 @@
+"""A hold statement's admission by a step stage, prepared once: the Python code of
+:func:`.admission.admit_from` after the head is found (the demand, the fit, taking the head from its queue,
+the allocation on every pool, running the admitted session), specialised to one hold.
+
+What the general functions (:func:`.admission.demand_of`, :func:`.admission.fits`,
+:func:`.admission.pop_head`, :func:`.admission.admit`) find out at every admission is decided here once:
+how many pools the hold has, which of them have blocks (the rounding inlined), which amounts are numbers
+(checked and rounded here), whether a reserve or a reuse bound is written, whether the hold caches. The
+header's expressions are compiled into the function's body rather than called as one closure each, and a
+subexpression that appears more than once (``lib/vllm.sq``'s ``known`` is written out five times in its
+units, reserve and reuse) is computed once, as are the observables a header reads of a pool or stage
+named without an index (``cachedin``, ``holders``, ``queued``, ``used``, ``free``; ``budget_left`` of
+the admitting stage is the budget left it passes).
+
+Only what cannot fail and has no effect is computed once and ahead of its place: numbers, attributes,
+``now``, the operators and functions over them (none of them raises: the helpers of
+:mod:`serq_sim.compile` return NaN or an infinity where Python would raise) and those observables; every
+other part (a draw, an observable of a computed member, a context variable) stays where it was written,
+evaluated when and as often as the general path evaluates it, so errors and draws are the same. The
+values are the same floats: the same operations in the same order on the same operands.
+
+A hold that the preparation does not cover (a draw in its header) keeps the general path. Under
+``SERQ_SIM_TIER=general`` no hold is prepared: the general path is the reference the differential tests
+compare this one with (tests/test_prepared_admission.py)."""
+
+from __future__ import annotations
+
+import math
+import re
+
+from serq_ir import nodes as N
+
+from ..compile import _CMP, _FN, num, reads
+from ..errors import show
+from . import cache
+from .model import EPS, SLOT_CACHED, Entry, HoldRT, Slot
+
+#: prepare holds (False: every hold takes the general path; the tests compare the two)
+ENABLED = True
+
+#: the observables computed once, of a pool named without an index
+_POOL_OBS = {
+    "cachedin": "({v}.size if ({v} := {p}.own.get(s.serial)) is not None else 0.0)",
+    "holders": "float(len({p}.holders))",
+    "queued": "float(len({p}.front) + len({p}.queue))",
+    "used": "{p}.used",
+    "free": "({p}.cap - {p}.used)",
+}
+#: the observables whose value taking the head from its queue changes (not shared with the reuse bound)
+_MOVES_AT_POP = {"queued", "budget_left"}
+
+
+def amount_error(sim, s, info, pool, what: str, x: float) -> None:
+    """:func:`.admission.amount_error` (the same message)."""
+    verb = "are" if what == "units" else "is"
+    how = "NaN" if x != x else f"negative ({show(x)})"
+    raise sim.error(f"the {what} of {pool.name} {verb} {how}", None, s, info.span)
+
+
+def take_own(sim, pool, s, e, reuse) -> float:
+    """The part of ``s``'s own cached entry ``e`` (just taken out of ``pool.own``) its admission consumes,
+    as :func:`.admission.admit` takes it: the rest past the ``reuse`` bound stays cached, dead."""
+    e.alive = False
+    pool.evict.on_remove(e)
+    pool.cached -= e.size
+    own = e.size
+    if reuse is not None:
+        r = pool.round_down(reuse)
+        if own > r + EPS:
+            dead = Entry(own - r, e.last, e.seq, s, e.snap, next(sim.eid_counter), True)
+            pool.dead[dead.eid] = dead
+            pool.cached += dead.size
+            pool.evict.on_insert(dead)
+            own = r
+    return own
+
+
+class _Gen:
+    """The code of one hold's admission: its expressions with common parts computed once. ``code(e)``
+    gives ``(canon, code, safe, moves)``: the expression's code written out (the key of a common part),
+    its code with the common parts as temporaries, whether it cannot fail and has no effect (it may be
+    computed ahead of its place and once) and whether it reads what taking the head from its queue
+    changes (then it is not shared between the demand and the reuse bound)."""
+
+    def __init__(self, comp, hold: N.Hold, info, st0):
+        self.comp = comp
+        self.hold = hold
+        self.info = info
+        #: the stage that admits this hold, when it is known here (the first pool has no index)
+        self.st0 = st0
+        self.n = 0
+        #: counting (not emitting): how often each safe part that is not a leaf occurs
+        self.counting = True
+        self.count: dict[tuple[str, str], int] = {}
+        self.temp: dict[tuple[str, str], str] = {}
+        self.pre: list[str] = []
+        self.needs_ctx = False
+        self.ok = True
+
+    def code(self, e, phase: str):
+        c = self.comp
+        if isinstance(e, N.Num):
+            x = c.expr(e)
+            return x, x, True, False
+        if isinstance(e, N.Attr):
+            x = f"A[{e.slot}]"
+            return x, x, True, False
+        if isinstance(e, N.Ctx):
+            if e.name == "now":
+                return "E.now", "E.now", True, False
+            self.needs_ctx = True
+            x = f"C.{e.name}"
+            return x, x, False, False
+        if isinstance(e, N.Draw):
+            self.ok = False
+            return "None", "None", False, False
+        if isinstance(e, N.Observable):
+            return self.observable(e, phase)
+        if isinstance(e, N.Unary):
+            ca, a, sa, ma = self.code(e.arg, phase)
+            if e.op == "-":
+                return self.share(f"(-{ca})", f"(-{a})", sa, ma, phase)
+            return self.share(f"(0.0 if {ca} != 0.0 else 1.0)", f"(0.0 if {a} != 0.0 else 1.0)", sa, ma, phase)
+        if isinstance(e, N.Binary):
+            ca, a, sa, ma = self.code(e.lhs, phase)
+            cb, b, sb, mb = self.code(e.rhs, phase)
+            op = e.op
+            if op in ("+", "-", "*"):
+                fmt = "({a} " + op + " {b})"
+            elif op == "/":
+                if isinstance(e.rhs, N.Num) and _num(e.rhs) != 0.0 and _num(e.rhs) == _num(e.rhs):
+                    fmt = "({a} / {b})"
+                else:
+                    fmt = "_div({a}, {b})"
+            elif op == "%":
+                fmt = "_mod({a}, {b})"
+            elif op in _CMP:
+                fmt = "(1.0 if {a} " + op + " {b} else 0.0)"
+            elif op == "&&":
+                fmt = "(1.0 if ({a} != 0.0 and {b} != 0.0) else 0.0)"
+            elif op == "||":
+                fmt = "(1.0 if ({a} != 0.0 or {b} != 0.0) else 0.0)"
+            else:
+                raise ValueError(f"unknown operator {op!r}")
+            return self.share(fmt.format(a=ca, b=cb), fmt.format(a=a, b=b), sa and sb, ma or mb, phase)
+        if isinstance(e, N.Cond):
+            if isinstance(e.test, N.Num):
+                # a test that is a number takes one branch, always
+                return self.code(e.then if _num(e.test) != 0.0 else e.orelse, phase)
+            test = e.test
+            if isinstance(test, N.Binary) and test.op in _CMP:
+                # ``(1.0 if x < y else 0.0) != 0.0`` is ``x < y``
+                cx, x, sx, mx = self.code(test.lhs, phase)
+                cy, y, sy, my = self.code(test.rhs, phase)
+                ct, t, st_, mt = f"{cx} {test.op} {cy}", f"{x} {test.op} {y}", sx and sy, mx or my
+            else:
+                ct, t, st_, mt = self.code(test, phase)
+                ct, t = f"{ct} != 0.0", f"{t} != 0.0"
+            ca, a, sa, ma = self.code(e.then, phase)
+            cb, b, sb, mb = self.code(e.orelse, phase)
+            if st_ and ca == cb:
+                return ca, a, sa, ma  # both branches the same: the test (which cannot fail) changes nothing
+            canon = f"({ca} if {ct} else {cb})"
+            code = f"({a} if {t} else {b})"
+            return self.share(canon, code, st_ and sa and sb, mt or ma or mb, phase)
+        if isinstance(e, N.Call):
+            parts = [self.code(a, phase) for a in e.args]
+            safe = all(p[2] for p in parts)
+            moves = any(p[3] for p in parts)
+            fn = e.fn
+            if len(parts) == 1 and fn in ("sum", "min", "max"):
+                return parts[0]
+            if fn in ("min", "max"):
+                # an infinity past the first argument of min (-inf of max) never wins: min keeps the first
+                # least argument, and no number is less than inf
+                drop = "_INF" if fn == "min" else "(-_INF)"
+                parts = parts[:1] + [p for p in parts[1:] if p[0] != drop]
+                if len(parts) == 1:
+                    return parts[0]
+            if fn == "sum":
+                if len(parts) <= 32:
+                    fmt = "(" + " + ".join("{}" for _ in parts) + ")"
+                else:
+                    fmt = "_sum(" + ", ".join("{}" for _ in parts) + ")"
+            else:
+                name = fn if fn in ("min", "max") else _FN[fn]
+                fmt = name + "(" + ", ".join("{}" for _ in parts) + ")"
+            return self.share(fmt.format(*(p[0] for p in parts)), fmt.format(*(p[1] for p in parts)), safe,
+                              moves, phase)
+        raise TypeError(f"not an expression: {e!r}")
+
+    def observable(self, e: N.Observable, phase: str):
+        c = self.comp
+        t = e.target
+        if reads(e, _is_draw):
+            self.ok = False
+        if t.index is None and not e.args:
+            if isinstance(t, N.PoolRef) and e.name in _POOL_OBS:
+                p = c.pool_ref(t, "session")
+                x = _POOL_OBS[e.name].format(p=p, v=f"_v{p}")
+                return self.share(x, x, True, e.name in _MOVES_AT_POP, phase)
+            if isinstance(t, N.StageRef) and e.name == "budget_left" and phase == "D" and self.st0 is not None:
+                if c.program.stages[t.stage].size == 1 and c.sim.stages[c.sim.stage_base[t.stage]] is self.st0:
+                    return "bl", "bl", True, True  # the budget left the admitting stage passes
+        if e.name == "budget_left" and phase == "D":
+            # read of another stage, or through a computed member: as written; through the simulation it
+            # would read the admitting stage's budget left there, which this code does not set
+            if t.index is not None:
+                self.ok = False
+            ref = c.stage_ref(t, "session")
+            x = f"(bl if {ref} is st else {ref}.budget_left())"
+            return x, x, False, True
+        x = c.expr(e)
+        return x, x, False, False  # as written: evaluated in place
+
+    def share(self, canon: str, code: str, safe: bool, moves: bool, phase: str):
+        """A safe part met more than once is computed once, into a temporary, before the first expression
+        that reads it (its own parts before it)."""
+        if not safe:
+            return canon, code, False, moves
+        key = (phase if moves else "", canon)
+        if self.counting:
+            self.count[key] = self.count.get(key, 0) + 1
+            return canon, code, True, moves
+        t = self.temp.get(key)
+        if t is None:
+            if self.count.get(key, 0) < 2:
+                return canon, code, True, moves
+            self.n += 1
+            t = f"_cse{self.n}"
+            self.temp[key] = t
+            self.pre.append(f"{t} = {code}")
+        return canon, t, True, moves
+
+
+def _is_draw(e) -> bool:
+    return isinstance(e, N.Draw)
+
+
+def _num(e: N.Num) -> float:
+    return num(e.value)
+
+
+def prepare(comp, hold: N.Hold, info):
+    """The prepared admission of ``hold`` (``f(sim, pool, s, budget_left, stage) -> bool``, what
+    :func:`.admission.admit_from` does once it has the head ``s``), or None: the general path."""
+    from ..fast import forced_general
+
+    if not ENABLED or forced_general():
+        return None
+    try:
+        return _prepare(comp, hold, info)
+    except RecursionError:  # a header too deep for the code: the general path
+        return None
+
+
+def _prepare(comp, hold: N.Hold, info):
+    sp = hold.span
+    old = comp.cur_span
+    if sp is not None:
+        comp.cur_span = comp.span_id(sp)
+    try:
+        return _source(comp, hold, info)
+    finally:
+        comp.cur_span = old
+
+
+def _source(comp, hold: N.Hold, info):
+    sim = comp.sim
+    pools = hold.pools
+    npools = len(pools)
+    pure = info.pure
+    nodes = [comp.program.pools[hp.pool.pool] for hp in pools]
+    # a member of each pool's family (the members of a family share their node: block, capacity)
+    members = [sim.pools[sim.pool_base[hp.pool.pool]] for hp in pools]
+    st0 = members[0].via if pools[0].pool.index is None and nodes[0].size == 1 else None
+    g = _Gen(comp, hold, info, st0)
+    # the demand's expressions (units, reserves: phase D) and the reuse bound (phase R, evaluated once the
+    # head has left its queue), counted first, then written: a part met twice goes into the prelude of its
+    # phase; a part of the demand that the reuse bound reads too (and that taking the head does not change)
+    # is computed once, with the demand, unless the demand of a pure hold is kept (it is then not evaluated
+    # again, and the reuse bound has its own prelude)
+    for hp in pools:
+        g.code(hp.units, "D")
+        if hp.reserve is not None:
+            g.code(hp.reserve, "D")
+    count_d = g.count
+    if hold.reuse is not None:
+        if pure:
+            g.count = {}
+        g.code(hold.reuse, "R")
+    count_r = g.count
+    if not g.ok:
+        return None
+    g.counting = False
+    g.count = count_d if pure else count_r
+    units_code = []
+    res_code = []
+    for hp in pools:
+        units_code.append(g.code(hp.units, "D")[1])
+        res_code.append(g.code(hp.reserve, "D")[1] if hp.reserve is not None else None)
+    pre_d = g.pre
+    g.pre = []
+    reuse_code = None
+    pre_r: list[str] = []
+    if hold.reuse is not None:
+        if pure:
+            g.temp = {}
+            g.count = count_r
+        reuse_code = g.code(hold.reuse, "R")[1]
+        pre_r = g.pre
+    pre_d, pre_r, finals = _inline_once(pre_d, pre_r, units_code + res_code + [reuse_code])
+    units_code = finals[:npools]
+    res_code = finals[npools:2 * npools]
+    reuse_code = finals[-1]
+    lines: list[str] = []
+    w = lines.append
+    blocks = [float(nd.block) if nd.block else None for nd in nodes]
+    caps = [m.cap + EPS for m in members]
+    for k in range(npools):
+        comp.g[f"_adm_cap{id(members[k])}"] = caps[k]
+
+    w("def _admit(E, q, s, bl, st):")
+    w("    A = s.attrs")
+    if g.needs_ctx:
+        w("    C = E.null_ctx")
+    w("    pend = s.pending")
+    w("    info = pend.info")
+    names = [f"P{k}" for k in range(npools)]
+    w(f"    {', '.join(names)}{',' if npools == 1 else ''} = pend.pools")
+
+    def rnd(k: int, x: str) -> str:
+        b = blocks[k]
+        if b is None:
+            return x
+        if b >= 1.0:
+            return f"({x} if {x} == _INF else _adm_ceil({x} / {b!r} - 1e-12) * {b!r})"
+        return f"{names[k]}.round_up({x})"
+
+    def demand(ind: str) -> None:
+        for line in pre_d:
+            w(f"{ind}{line}")
+        for k in range(npools):
+            u, r = units_code[k], res_code[k]
+            w(f"{ind}u{k} = {u}")
+            if not _valid_number(u):
+                w(f"{ind}if not u{k} >= 0.0:")
+                w(f"{ind}    _adm_amount_error(E, s, info, P{k}, 'units', u{k})")
+            if r is None:
+                w(f"{ind}n{k} = {rnd(k, f'u{k}')}")
+            else:
+                w(f"{ind}r{k} = {r}")
+                if not _valid_number(r):
+                    w(f"{ind}if not r{k} >= 0.0:")
+                    w(f"{ind}    _adm_amount_error(E, s, info, P{k}, 'reserve', r{k})")
+                w(f"{ind}r{k} = max(r{k}, u{k})")
+                w(f"{ind}n{k} = {rnd(k, f'r{k}')}")
+
+    if pure:
+        w("    dm = pend.demand")
+        w("    if dm is None:")
+        demand("        ")
+        w("        pend.demand = [" + ", ".join(f"(P{k}, u{k}, n{k})" for k in range(npools)) + "]")
+        w("    else:")
+        w("        " + ", ".join(f"(_, u{k}, n{k})" for k in range(npools)) + (","
+                                                                                 if npools == 1 else "") + " = dm")
+    else:
+        demand("    ")
+    # the fit: every pool in order (admission.fits)
+    fit = " or ".join(f"P{k}.used + P{k}.reserved + n{k} > _adm_cap{id(members[k])}" for k in range(npools))
+    w(f"    if {fit}:")
+    w("        return False")
+    # the head leaves its queue (admission.pop_head)
+    w("    q.acc()")
+    w("    fr = q.front")
+    w("    if fr and fr[0] is s:")
+    w("        fr.popleft()")
+    w("    else:")
+    w("        qq = q.queue")
+    w("        if qq[0] is s:")
+    w("            qq.popleft()")
+    w("        else:")
+    w("            qq.remove(s)")
+    # the allocation (admission.admit)
+    if reuse_code is not None:
+        for line in pre_r:
+            w(f"    {line}")
+        w(f"    reuse = {reuse_code}")
+        w("    if reuse != reuse:")
+        w("        raise E.error('the reuse bound is NaN', None, s, info.span)")
+        w("    reuse = max(reuse, 0.0)")
+    else:
+        w("    reuse = None")
+    has_cache = hold.cache is not None
+    w("    hold = _adm_HoldRT(info, [])")
+    w("    slots = hold.slots")
+    w("    consumed = 0.0")
+    w("    warm = E.warm")
+    if has_cache:
+        w("    serial = s.serial")
+    for k in range(npools):
+        P = f"P{k}"
+        w(f"    {P}.acc()")
+        w(f"    a{k} = {rnd(k, f'u{k}')}")
+        if has_cache:
+            w(f"    e = {P}.own.pop(serial, None)")
+            w("    if e is not None:")
+            w(f"        own = _adm_take_own(E, {P}, s, e, reuse)")
+            w("        if own > consumed:")
+            w("            consumed = own")
+            w("    else:")
+            w("        own = 0.0")
+        else:
+            w("    own = 0.0")
+        w(f"    _adm_cache.make_room(E, {P}, a{k})")
+        w(f"    {P}.used += a{k}")
+        if nodes[k].reserve_held:
+            w(f"    x = max(n{k} - a{k}, 0.0)")
+        else:
+            w("    x = 0.0")
+        w(f"    {P}.reserved += x")
+        w(f"    sl = _adm_Slot({P}, a{k}, own, n{k}, x, s, hold)")
+        w(f"    {P}.holders[sl] = None")
+        w("    slots.append(sl)")
+        w("    if warm:")
+        w(f"        {P}.admissions += 1")
+    w("    if warm:")
+    w("        P0.wait_sum += E.now - pend.queued_at")
+    w("    s.adm_seq = next(E.adm_counter)")
+    w(f"    A[{SLOT_CACHED}] = consumed")
+    w("    s.pending = None")
+    w("    s.qpool = None")
+    w("    s.holds.append(hold)")
+    w("    E.make_ready(s)")
+    w("    E.drain_ready()")
+    w("    return True")
+    src = "\n".join(lines) + "\n"
+    gl = comp.g
+    gl.setdefault("_adm_ceil", math.ceil)
+    gl.setdefault("_adm_HoldRT", HoldRT)
+    gl.setdefault("_adm_Slot", Slot)
+    gl.setdefault("_adm_cache", cache)
+    gl.setdefault("_adm_take_own", take_own)
+    gl.setdefault("_adm_amount_error", amount_error)
+    ns: dict = {}
+    exec(compile(src, "<serq admission>", "exec"), gl, ns)  # noqa: S102 - our own generated code
+    fn = ns["_admit"]
+    fn.__serq_source__ = src
+    return fn
+
+
+_TEMP = re.compile(r"\b_cse[0-9]+\b")
+
+
+def _inline_once(pre_d: list[str], pre_r: list[str], finals: list):
+    """The preludes and final codes with every temporary read once (or never) written in its place: only a
+    part read twice is worth its own name (a part of a shared part is counted with it)."""
+    defs = {}
+    order = []
+    for which, pre in ((0, pre_d), (1, pre_r)):
+        for line in pre:
+            name, code = line.split(" = ", 1)
+            defs[name] = code
+            order.append((which, name))
+    while True:
+        texts = list(defs.values()) + [f for f in finals if f is not None]
+        uses: dict[str, int] = {}
+        for t in texts:
+            for m in _TEMP.findall(t):
+                uses[m] = uses.get(m, 0) + 1
+        once = [n for n in defs if uses.get(n, 0) <= 1]
+        if not once:
+            break
+        n = once[-1]  # the last first: it may read the earlier ones
+        code = defs.pop(n)
+        pat = re.compile(r"\b" + n + r"\b")
+
+        def put(_m, code=code):
+            return code
+
+        defs = {k: pat.sub(put, v) for k, v in defs.items()}
+        finals = [pat.sub(put, f) if f is not None else None for f in finals]
+    out_d = [f"{n} = {defs[n]}" for which, n in order if which == 0 and n in defs]
+    out_r = [f"{n} = {defs[n]}" for which, n in order if which == 1 and n in defs]
+    return out_d, out_r, finals
+
+
+def _valid_number(code: str) -> bool:
+    """Whether ``code`` is a number literal that is >= 0 (its check cannot fail)."""
+    if code == "_INF":
+        return True
+    try:
+        v = float(code)
+    except ValueError:
+        return False
+    return v >= 0.0
