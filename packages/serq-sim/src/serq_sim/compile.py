@@ -275,6 +275,8 @@ class Compiler:
         #: (size, member) of the stage family whose own expressions are being compiled: there a pool or
         #: stage family of that size named without an index is the member paired with the stage's own
         self.own: tuple[int, int] | None = None
+        #: while compiling a :meth:`ctx_fn`: the context variables that are its arguments
+        self.ctx_args: tuple[str, ...] | None = None
 
     # ---------------------------------------------------------------- helpers
     def obj(self, o: Any, prefix: str = "_o") -> str:
@@ -339,7 +341,12 @@ class Compiler:
         if isinstance(e, N.Attr):
             return f"A[{e.slot}]"
         if isinstance(e, N.Ctx):
-            return "E.now" if e.name == "now" else f"C.{e.name}"
+            if e.name == "now":
+                return "E.now"
+            args = self.ctx_args
+            if args is not None and e.name in args:
+                return f"c_{e.name}"
+            return f"C.{e.name}"
         if isinstance(e, N.Unary):
             a = r(e.arg, rng)
             return f"(-{a})" if e.op == "-" else f"(0.0 if {a} != 0.0 else 1.0)"
@@ -436,6 +443,26 @@ class Compiler:
         if e is None:
             return None
         return self._lambda(lambda: self.expr(e, rng), span)
+
+    def ctx_fn(self, e: N.Expr, names: tuple[str, ...], span=None):
+        """``e`` as a function of the context variables ``names``, in that order, given as arguments
+        (``f(*values)``, no context object): the same value as ``fn(e)(None, None, C)`` with ``C`` holding
+        them (any other context variable reads NaN, as an unset one does)."""
+        old = self.cur_span
+        if span is not None:
+            self.cur_span = self.span_id(span)
+        self.ctx_args = names
+        try:
+            params = ", ".join(f"c_{n}" for n in names)
+            src = f"lambda {params}, s=None, A=None, C=_NULL_CTX: {self.expr(e, 'session')}"
+        finally:
+            self.ctx_args = None
+            self.cur_span = old
+        if "_NULL_CTX" not in self.g:
+            from .stages import Ctx
+
+            self.g["_NULL_CTX"] = Ctx()
+        return eval(compile(src, "<serq>", "eval"), self.g)  # noqa: S307 - our own generated code
 
     def keys_fn(self, keys: list[N.Expr], rng: str = "session", span=None):
         """Several keys as one function returning a tuple."""

@@ -4,6 +4,7 @@ that grows nothing and has a whole number of tokens left is not visited per iter
 from __future__ import annotations
 
 from heapq import heappush as _heappush
+from operator import attrgetter
 
 from serq_ir import nodes as N
 
@@ -20,11 +21,13 @@ from .common import (
     _PRE_NAMES,
     _TRACE,
     EPS,
+    _adm_seq,
     _not_steady,
     _unplan,
-    cost_context,
-    iteration_sums,
 )
+
+#: a resident's admission sequence (the order residents are kept in): _adm_seq for a job with a session
+_SEQ = attrgetter("owner.adm_seq")
 
 
 class LazyDecoding:
@@ -149,10 +152,10 @@ class LazyDecoding:
                     dec += 1
                 else:
                     pre_t += t
-            ctx = cost_context(tokens, dec, pre_t, float(len(self.residents)), 0.0, 0.0, attn)
+            cost = self.cost_of(tokens, dec, pre_t, float(len(self.residents)), 0.0, 0.0, attn)
         else:
-            ctx = self._no_ctx
-        return self._launch(ctx, assign, nl, split, tried, preempted, budget)
+            cost = self.cost_fn(None, None, self._no_ctx)
+        return self._launch(cost, assign, nl, split, tried, preempted, budget)
 
     def _quiet(self) -> bool:
         """Whether the rounds after this iteration would repeat it until something happens: it served only
@@ -307,15 +310,15 @@ class LazyDecoding:
         (nothing done) when the per-job planning must run instead: a resident that is not lazy would be
         planned a fraction of a token (checked before anything is done)."""
         rounds = self.rounds
-        wake = self.wake.pop(rounds, None)
+        wl = self.wake.get(rounds)
         eager = self.eager
         if self.tpend:
             self.tpend = []
         now = self.sim.now
         frac = False
+        cost_kv = self.cost_kv
         if eager:
             keep = None
-            cost_kv = self.cost_kv
             for k, job in enumerate(eager):
                 w = job.work
                 owner = job.owner
@@ -374,45 +377,23 @@ class LazyDecoding:
                             frac = True
             if keep is not None:
                 self.eager = eager = keep
-        if wake is not None:
-            # the decoders whose next token needs a block: planned as residents that are not lazy (after
-            # the loop above, which would keep them: they have no room)
-            # self._unlazy(job, listed=False) for each, inlined (a woken decoder is a grower with its slot)
-            t_round = self.t_round
-            cost_kv = self.cost_kv
-            for job in wake:
-                d = rounds - job.lz
-                job.work = job.work - d
-                job.gslot.pos += d
-                owner = job.owner
-                if d > 0:  # its last output token was the last round's end (tokens.py)
-                    owner.tok = t_round
-                if cost_kv:
-                    self.kv_lazy -= job.lzm
-                job.lz = -1
-                if not owner.tokw:
-                    self.nlazy_x -= 1
-            self.nlazy -= len(wake)
-            if len(wake) > 4:
-                self.eager = eager = [j for j in self.residents if j.lz < 0]
-            else:
-                for job in wake:  # _insert(eager, job, job.owner.adm_seq), inlined
-                    seq = job.owner.adm_seq
-                    i = len(eager)
-                    while i > 0:
-                        o = eager[i - 1].owner
-                        if (o.adm_seq if o is not None else _INF) > seq:
-                            i -= 1
-                        else:
-                            break
-                    eager.insert(i, job)
         if frac:
             return False  # a resident that is not lazy would be planned a fraction of a token
         sim = self.sim
         p0 = sim.preempt_count
         d0 = self.detached
         order = list(self.residents)
-        walk = list(eager)
+        if wl is not None:
+            # the decoders whose next token needs a block (woken) are walked in their place, still lazy
+            # (and listed) until the walk reaches them
+            walk = eager + wl
+            try:
+                walk.sort(key=_SEQ)
+            except AttributeError:  # a job without a session (none runs on a step stage)
+                walk.sort(key=_adm_seq)
+            t_round = self.t_round
+        else:
+            walk = list(eager)
         self.budget = budget
         self.assign = assign = []
         self.attn = 0.0
@@ -440,7 +421,56 @@ class LazyDecoding:
                     continue
                 self.left = left
                 slot = job.gslot
-                if slot is None or job.growing is None:
+                if job.lz >= 0:
+                    # a woken decoder: its token of this round (one: ``left`` is a whole number) and the
+                    # block it needs; then lazy again from this round on when the next planning would make
+                    # it so (as _relazy), else planned as a resident that is not lazy
+                    halt = False
+                    owner = job.owner
+                    d = rounds - job.lz
+                    k0 = slot.pos + d  # its position now
+                    if left >= 1.0:
+                        need = k0 + 1.0 - slot.alloc
+                        r = grow_slot(sim, owner, slot, need, job) if need > EPS else None
+                        if r is None:
+                            owner.holds[job.ghi].grown = True
+                            room = slot.alloc - k0
+                            ok = room >= 2.0 and room == int(room)
+                            if ok and cost_kv:
+                                m = 0  # self._held(job), inlined (a lazy job's slots are known)
+                                for sl in job.mslots:
+                                    m += sl.alloc
+                                if m != int(m):
+                                    ok = False
+                            if ok:
+                                wl.remove(job)
+                                w = job.work - d
+                                job.work = w
+                                slot.pos = k0
+                                owner.tok = t_round  # its last output token was the last round's end
+                                if t_round != now:  # ... and not this iteration's start (tokens.py)
+                                    self.tpend.append((job, t_round))
+                                if cost_kv:
+                                    self.kv_lazy += m - job.lzm
+                                    job.lzm = m
+                                job.lz = rounds
+                                if w > room:
+                                    self.wake.setdefault(rounds + int(room), []).append(job)
+                                else:
+                                    self.due.setdefault(rounds + int(w), []).append(job)
+                            else:
+                                self._wake_unlazy(job, wl)
+                                slot.pos = k0 + 1.0
+                                job.assigned = 1.0
+                                assign.append(job)
+                            self.left -= 1.0  # self.left: a preemption by the growth may have added
+                        elif r is True:
+                            self._wake_unlazy(job, wl)  # it waits as a grower
+                        else:
+                            halt = True  # the grower preempted itself (see _serve)
+                    else:
+                        self._wake_unlazy(job, wl)  # nothing is left for it
+                elif slot is None or job.growing is None:
                     halt = self._serve(job, chunk)
                 else:
                     # self._serve(job, chunk) for a grower whose slot is known, inlined
@@ -458,12 +488,17 @@ class LazyDecoding:
                             r = grow_slot(sim, owner, slot, need, job) if need > EPS else None
                             if r is None:
                                 k0 = slot.pos
-                                slot.pos += tokens
                                 owner.holds[job.ghi].grown = True
                                 if job.mode == "prefill":
+                                    slot.pos = k0 + tokens
                                     self.attn += tokens * (k0 + tokens / 2.0)
-                                job.assigned = tokens
-                                assign.append(job)
+                                    job.assigned = tokens
+                                    assign.append(job)
+                                elif not (tokens == 1.0 and w <= _EXACT and w == int(w) and k0 == int(k0)
+                                          and self._relazy(job, owner, slot, k0, rounds, now)):
+                                    slot.pos = k0 + tokens
+                                    job.assigned = tokens
+                                    assign.append(job)
                                 self.left -= tokens  # self.left: a preemption by the growth may have added
                             elif r is not True:
                                 halt = True  # the grower preempted itself (see _serve)
@@ -503,6 +538,8 @@ class LazyDecoding:
         finally:
             self.gwalk = False
             self.planning = False
+        if wl is not None and not wl:
+            self.wake.pop(rounds, None)  # every woken decoder was walked (or is lazy no more)
         split = len(assign)
         attn = self.attn
         tried = False
@@ -522,13 +559,93 @@ class LazyDecoding:
         if nl:
             self.glazy_iterations += 1
         if self.cost_ctx:
-            cost_kv = self.cost_kv
-            tokens, dec, pre_t, kvd, kvp = iteration_sums(assign, self._held, cost_kv, float(nl), float(nl),
-                                                          self.kv_lazy if cost_kv else 0.0)
-            ctx = cost_context(tokens, dec, pre_t, float(len(self.residents)), kvd, kvp, attn)
+            # iteration_sums(assign, self._held, cost_kv, nl, nl, kv_lazy), inlined
+            tokens = dec = float(nl)
+            pre_t = kvp = 0.0
+            if self.cost_kv:
+                kvd = self.kv_lazy
+                held = self._held
+                for j in assign:
+                    t = j.assigned
+                    tokens += t
+                    slots = j.mslots
+                    if slots is None:
+                        m = held(j)
+                    else:  # held(j), inlined
+                        m = 0
+                        for sl in slots:
+                            m += sl.alloc
+                    if j.mode == "decode":
+                        dec += 1
+                        kvd += m
+                    else:
+                        pre_t += t
+                        kvp += m
+            else:
+                kvd = 0.0
+                for j in assign:
+                    t = j.assigned
+                    tokens += t
+                    if j.mode == "decode":
+                        dec += 1
+                    else:
+                        pre_t += t
+            cost = self.cost_of(tokens, dec, pre_t, float(len(self.residents)), kvd, kvp, attn)
             # the tally's sums are these (the same additions in the same order)
-            return self._launch(ctx, assign, nl, split, tried, preempted, budget, tokens, dec)
-        return self._launch(self._no_ctx, assign, nl, split, tried, preempted, budget)
+            return self._launch(cost, assign, nl, split, tried, preempted, budget, tokens, dec)
+        return self._launch(self.cost_fn(None, None, self._no_ctx), assign, nl, split, tried, preempted, budget)
+
+    def _wake_unlazy(self, job: Job, wl: list[Job]) -> None:
+        """A woken decoder (listed in ``wl``, the round's wake list) is lazy no more: brought up to date
+        and kept with the residents that are not lazy (admission order)."""
+        wl.remove(job)
+        self._unlazy(job, listed=False)
+        eager = self.eager
+        seq = job.owner.adm_seq
+        i = len(eager)  # _insert(eager, job, seq), inlined
+        while i > 0:
+            o = eager[i - 1].owner
+            if (o.adm_seq if o is not None else _INF) > seq:
+                i -= 1
+            else:
+                break
+        eager.insert(i, job)
+
+    def _relazy(self, job: Job, owner, slot, pos: float, rounds: int, now: float) -> bool:
+        """A decoder the walk has just given its token of this round (one, its block grown as needed; its
+        ``work`` a whole number of at least one, its position ``pos`` a whole number) becomes lazy from
+        this round on, as the next planning would make it (its token is then this round's lazy one:
+        the same sums, the same gap, the same end); ``False`` (nothing done) when the next planning would
+        not: no room left after this token (or a fractional one), or a fractional KV held."""
+        room = slot.alloc - pos
+        if not (room >= 2.0 and room == int(room)):
+            return False
+        if self.cost_kv:
+            slots = job.mslots
+            if slots is None:
+                m = self._held(job)
+            else:  # self._held(job), inlined
+                m = 0
+                for sl in slots:
+                    m += sl.alloc
+            if m != int(m):
+                return False
+            job.lzm = m
+            self.kv_lazy += m
+        self.eager.remove(job)
+        job.lz = rounds
+        tok = owner.tok
+        if tok != now:  # its previous output token was not this iteration's start (tokens.py)
+            self.tpend.append((job, tok))
+        w = job.work
+        if w > room:
+            self.wake.setdefault(rounds + int(room), []).append(job)
+        else:
+            self.due.setdefault(rounds + int(w), []).append(job)
+        self.nlazy += 1
+        if not owner.tokw:  # its request's gaps do not count (tokens.py)
+            self.nlazy_x += 1
+        return True
 
     def _lazy_stop(self, order: list[Job], prev: int, left: float) -> int:
         """The position in ``order`` of the last lazy resident after ``prev`` that still gets its token
@@ -559,12 +676,11 @@ class LazyDecoding:
             self.planning = False
             self.fast = False
 
-    def _launch(self, ctx, assign, nl, split, tried, preempted, budget, tokens=None, dec=0.0) -> bool:
-        """Start the iteration a lazy planning planned (its cost at ``ctx``), with its quiet rounds;
-        ``tokens`` and ``dec``, when given, are the iteration's tokens and decoders (for the tally)."""
+    def _launch(self, cost, assign, nl, split, tried, preempted, budget, tokens=None, dec=0.0) -> bool:
+        """Start the iteration a lazy planning planned (its ``cost``), with its quiet rounds; ``tokens``
+        and ``dec``, when given, are the iteration's tokens and decoders (for the tally)."""
         sim = self.sim
-        cost = self.cost_fn(None, None, ctx)  # self._cost(ctx, assign, nl, preempted), inlined
-        if not cost >= 0.0:
+        if not cost >= 0.0:  # self._cost(ctx, assign, nl, preempted), inlined
             self._cost_error(cost)
         if _TRACE:
             self._trace(assign, nl, preempted)

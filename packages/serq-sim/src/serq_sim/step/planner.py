@@ -107,18 +107,22 @@ class Planner:
     def try_start(self) -> None:
         sim = self.sim
         pre = self._pre() if self.pre_ctx else self._no_ctx
-        budget = self.budget_fn(None, None, pre)
-        if budget != budget:
-            raise sim.error(f"stage {self.name}: the budget is NaN", span=self.node.span)
+        budget = self.budget_const
+        if budget is None:
+            budget = self.budget_fn(None, None, pre)
+            if budget != budget:
+                raise sim.error(f"stage {self.name}: the budget is NaN", span=self.node.span)
+            whole = budget == _INF or -_EXACT < budget < _EXACT and budget == int(budget)
+        else:
+            whole = self.budget_whole
         chunk = self._chunk(pre) if self.chunk_fn is not None else math.inf
-        if self.glazy_ok and (self.ngrow or self.cost_kv) and (budget == _INF or -_EXACT < budget < _EXACT
-                                                                and budget == int(budget)):
-            if (self._glazy_judged or self._glazy_judge()) and self._start_glazy(budget, chunk):
-                return
-        elif self.lazy_ok and self.ngrow == 0 and (budget == _INF or -_EXACT < budget < _EXACT
-                                                    and budget == int(budget)):
-            if self._start_lazy(budget, chunk):
-                return
+        if whole:
+            if self.glazy_ok and (self.ngrow or self.cost_kv):
+                if (self._glazy_judged or self._glazy_judge()) and self._start_glazy(budget, chunk):
+                    return
+            elif self.lazy_ok and self.ngrow == 0:
+                if self._start_lazy(budget, chunk):
+                    return
         if self.nlazy:
             self._materialize_all()
         self.budget = budget

@@ -13,6 +13,7 @@ from ..errors import SimError, format_error
 from ..stages import Ctx, Job, StageKind
 from .common import (
     _COST_NAMES,
+    _EXACT,
     _PRE_NAMES,
     _TRACE,
     EPS,
@@ -46,6 +47,9 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
         try:
             self.budget_fn = c.fn(k.budget, span=node.span)
             self.cost_fn = c.fn(k.cost, span=node.span)
+            #: the cost as a function of its context variables (_COST_NAMES, in order): the lazy plannings'
+            #: (no context object per iteration; the per-job planning, the reference, keeps cost_fn)
+            self.cost_of = c.ctx_fn(k.cost, _COST_NAMES, span=node.span)
             # a chunk that is inf whatever the state is no chunk (what _chunk gives for none), not evaluated
             # every iteration
             self.chunk_fn = (c.fn(k.chunk, span=node.span) if k.chunk is not None and constant(k.chunk) != math.inf
@@ -56,6 +60,11 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
             self.serve_keys = c.keys_fn(keys, span=node.span) if keys else None
         finally:
             c.own = None
+        #: the budget when it is the same whatever the state (not NaN: that is an error when planning), not
+        #: evaluated every iteration, and whether it is a whole number or inf (what the lazy plannings take)
+        b = constant(k.budget)
+        self.budget_const = b if b is not None and b == b else None
+        self.budget_whole = b is not None and (b == math.inf or -_EXACT < b < _EXACT and b == int(b))
         self.exclusive = isinstance(k.serve, N.ServeExclusivePrefill)
         self.memory_family = k.memory
         self.memory = None
