@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import functools
 import math
+import os
 from typing import Any
 
 from serq_ir import nodes as N
@@ -174,6 +175,11 @@ def reads(e: N.Expr, pred) -> bool:
     return False
 
 
+def _may_fail(e: N.Expr) -> bool:
+    # a draw checks its computed parameters, an observable its member's index and kind
+    return isinstance(e, (N.Draw, N.Observable))
+
+
 def reads_any(exprs, pred) -> bool:
     """Whether some node of one of ``exprs`` (expressions, or None) satisfies ``pred``."""
     return any(e is not None and reads(e, pred) for e in exprs)
@@ -233,10 +239,16 @@ class HoldInfo:
     reserve that reads none (both decide rejection at queue time against over_cap at the end)."""
 
     __slots__ = ("pool_refs", "units", "reserves", "static", "reuse", "cache", "lease_ref", "lease_time",
-                 "depth", "span", "node", "units_dep", "pure", "fast")
+                 "depth", "span", "node", "units_dep", "pure", "fast", "pools", "units_now")
 
     def __init__(self):
         self.pool_refs: list = []
+        #: the pools themselves when every one is named without an index (distinct: the linker refuses one
+        #: named twice), else None (the references are evaluated at every hold)
+        self.pools: list | None = None
+        #: pool k's units are checked against its capacity when the hold queues: they read no deployment
+        #: state (``units_dep``) and are not a number known, with the pool, to fit
+        self.units_now: list[bool] = []
         self.units: list = []
         self.reserves: list = []
         self.static: list[bool] = []
@@ -277,6 +289,11 @@ class Compiler:
         self.own: tuple[int, int] | None = None
         #: while compiling a :meth:`ctx_fn`: the context variables that are its arguments
         self.ctx_args: tuple[str, ...] | None = None
+        #: the lean session code (guards that are comparisons tested as bools, a run of observes appended
+        #: under one test of the warm-up, a record's row appended column by column, a step stage's run in
+        #: one call, a hold's pools named without an index found once); SERQ_SIM_TIER=general gives the
+        #: reference code instead (the same results, byte for byte: the differential tests compare them)
+        self.lean = os.environ.get("SERQ_SIM_TIER", "").strip().lower() != "general"
 
     # ---------------------------------------------------------------- helpers
     def obj(self, o: Any, prefix: str = "_o") -> str:
@@ -348,8 +365,11 @@ class Compiler:
                 return f"c_{e.name}"
             return f"C.{e.name}"
         if isinstance(e, N.Unary):
-            a = r(e.arg, rng)
-            return f"(-{a})" if e.op == "-" else f"(0.0 if {a} != 0.0 else 1.0)"
+            if e.op == "-":
+                return f"(-{r(e.arg, rng)})"
+            return f"(0.0 if {self.nonzero(e.arg, rng)} else 1.0)"
+        if isinstance(e, N.Binary) and e.op in ("&&", "||") and self.lean:
+            return f"(1.0 if {self.truth(e, rng)} else 0.0)"
         if isinstance(e, N.Binary):
             a, b = r(e.lhs, rng), r(e.rhs, rng)
             op = e.op
@@ -370,7 +390,7 @@ class Compiler:
                 return f"(1.0 if ({a} != 0.0 or {b} != 0.0) else 0.0)"
             raise ValueError(f"unknown operator {op!r}")
         if isinstance(e, N.Cond):
-            return f"({r(e.then, rng)} if {r(e.test, rng)} != 0.0 else {r(e.orelse, rng)})"
+            return f"({r(e.then, rng)} if {self.nonzero(e.test, rng)} else {r(e.orelse, rng)})"
         if isinstance(e, N.Call):
             args = [r(a, rng) for a in e.args]
             if e.fn == "sum":
@@ -408,6 +428,27 @@ class Compiler:
         if isinstance(e, N.Observable):
             return self.observable(e, rng)
         raise TypeError(f"not an expression: {e!r}")
+
+    def truth(self, e: N.Expr, rng: str = "session") -> str | None:
+        """For an expression whose value can only be 1.0 or 0.0 (a comparison, ``&&``, ``||``, ``!``): the
+        source of a Python bool, true when the value is 1.0 (evaluating what the value's code evaluates, in
+        the same order); else None (always, for the reference code: see :attr:`lean`)."""
+        if not self.lean:
+            return None
+        if isinstance(e, N.Binary):
+            if e.op in _CMP:
+                return f"({self.expr(e.lhs, rng)} {e.op} {self.expr(e.rhs, rng)})"
+            if e.op in ("&&", "||"):
+                a, b = self.nonzero(e.lhs, rng), self.nonzero(e.rhs, rng)
+                return f"({a} {'and' if e.op == '&&' else 'or'} {b})"
+        if isinstance(e, N.Unary) and e.op == "!":
+            return f"(not {self.nonzero(e.arg, rng)})"
+        return None
+
+    def nonzero(self, e: N.Expr, rng: str = "session") -> str:
+        """The source of the Python bool ``value of e != 0.0``."""
+        t = self.truth(e, rng)
+        return t if t is not None else f"({self.expr(e, rng)} != 0.0)"
 
     def draw_state(self) -> str:
         """The draw state (rand.place_state) of the session an expression is evaluated for."""
@@ -520,7 +561,10 @@ class Compiler:
         if not stmts:
             out.append(pad + "pass")
             return
-        for st in stmts:
+        i = 0
+        while i < len(stmts):
+            st = stmts[i]
+            i += 1
             self.cur_span = sid = self.span_id(getattr(st, "span", None))
             x = self.expr
             cost = 2 if isinstance(st, N.Hold) else 1 if isinstance(st, N.Loop) else 0
@@ -529,22 +573,58 @@ class Compiler:
                 continue
             if isinstance(st, N.Set):
                 out.append(f"{pad}A[{st.slot}] = {x(st.value)}")
-            elif isinstance(st, N.Observe):
+            elif isinstance(st, N.Observe) and not self.lean:
                 # E.observe inlined: the value is taken whether or not the warm-up is over (it may draw)
                 va, ta, sa, tu = (self.obj(f, "_oa") for f in self.sim.obs_app[st.observe])
                 out.append(f"{pad}_ov = {x(st.value)}")
                 out.append(f"{pad}if E.warm:")
                 out.append(f"{pad}    {va}(_ov); {ta}(E.now); {sa}(s.serial); {tu}(int(A[1]))")
-            elif isinstance(st, N.Record):
+            elif isinstance(st, N.Observe):
+                # E.observe inlined, for a run of consecutive observes at once: every value that may draw
+                # or fail is taken, in order, whether or not the warm-up is over, then the samples appended
+                # (no time passes between them: the same time, session and turn)
+                run = [st]
+                while i < len(stmts) and isinstance(stmts[i], N.Observe):
+                    run.append(stmts[i])
+                    i += 1
+                vals = []
+                for k, ob in enumerate(run):
+                    self.cur_span = self.span_id(getattr(ob, "span", None))
+                    v = x(ob.value)
+                    if reads(ob.value, _may_fail):
+                        out.append(f"{pad}_ov{k} = {v}")
+                        v = f"_ov{k}"
+                    vals.append(v)  # else it has no effect and cannot fail: taken in the append
+                out.append(f"{pad}if E.warm:")
+                if len(run) > 1:
+                    out.append(f"{pad}    _ot = E.now; _os = s.serial; _ou = int(A[1])")
+                    at = ("_ot", "_os", "_ou")
+                else:
+                    at = ("E.now", "s.serial", "int(A[1])")
+                for ob, v in zip(run, vals):
+                    va, ta, sa, tu = (self.obj(f, "_oa") for f in self.sim.obs_app[ob.observe])
+                    out.append(f"{pad}    {va}({v}); {ta}({at[0]}); {sa}({at[1]}); {tu}({at[2]})")
+            elif isinstance(st, N.Record) and not self.lean:
                 # one row, every column taken at once (the warm-up applies to whole rows, in the report)
                 add = self.obj(self.sim.record_tables[st.record].add, "_ra")
                 vals = ", ".join(x(v) for v in st.values)
                 out.append(f"{pad}{add}(s.serial, int(A[1]), E.now, ({vals},))")
-                # a record ends the request's output tokens (step/tokens.py)
-                from .step.tokens import TokenGaps
-
-                close = self.obj(TokenGaps.close, "_tc")
-                out.append(f"{pad}if s.tokst is not None: {close}(s, E.warm)")
+                self._token_close(out, pad)
+            elif isinstance(st, N.Record):
+                # one row, every column taken at once (the warm-up applies to whole rows, in the report):
+                # the values first (a draw or an observable may fail: no part of a row is appended), then
+                # one append a column
+                tab = self.sim.record_tables[st.record]
+                vals = [x(v) for v in st.values]
+                if reads_any(st.values, _may_fail):
+                    for k, v in enumerate(vals):
+                        out.append(f"{pad}_rv{k} = {v}")
+                    vals = [f"_rv{k}" for k in range(len(vals))]
+                apps = [self.obj(a, "_ra") for a in (tab.sessions.append, tab.turns.append, tab.times.append)]
+                row = [f"{apps[0]}(s.serial)", f"{apps[1]}(int(A[1]))", f"{apps[2]}(E.now)"]
+                row += [f"{self.obj(col.append, '_ra')}({v})" for col, v in zip(tab.values, vals)]
+                out.append(pad + "; ".join(row))
+                self._token_close(out, pad)
             elif isinstance(st, N.Turn):
                 out.append(f"{pad}E.turn(s)")
             elif isinstance(st, N.End):
@@ -561,6 +641,13 @@ class Compiler:
                         f"{pad}        s.spin_t = E.now",
                         f"{pad}        s.spin_k = 0"]
                 self._block(st.body, out, ind + 1, depth, nest + 1, ret)
+            elif isinstance(st, N.Branch) and (t := self.truth(st.guard)) is not None:
+                # a guard that can only be 1 or 0 (a comparison, a logic operator) is tested as a bool
+                out.append(f"{pad}if {t}:")
+                self._block(st.then, out, ind + 1, depth, nest, ret)
+                if st.orelse:
+                    out.append(f"{pad}else:")
+                    self._block(st.orelse, out, ind + 1, depth, nest, ret)
             elif isinstance(st, N.Branch):
                 g = self.fresh("_g")
                 out.append(f"{pad}{g} = {x(st.guard)}")
@@ -619,6 +706,10 @@ class Compiler:
                     if fast is not None:
                         out.append(f"{pad}_zw = {x(st.work)}")
                         call = f"{fast}(s, _zw, {sid})"
+                    elif (step := self._step_start(st)) is not None:
+                        out.append(f"{pad}_zw = {x(st.work)}")
+                        g = "None" if st.growing is None else self.pool_ref(st.growing, "session")
+                        call = f"{step}(s, _zw, {st.mode!r}, {g}, {sid})"
                     else:
                         out.append(f"{pad}_zs = {self.stage_ref(st.stages[0], 'session')}")
                         out.append(f"{pad}_zw = {x(st.work)}")
@@ -638,6 +729,13 @@ class Compiler:
             else:
                 raise TypeError(f"unknown statement {type(st).__name__}")
 
+    def _token_close(self, out: list[str], pad: str) -> None:
+        """A record ends the request's output tokens (step/tokens.py)."""
+        from .step.tokens import TokenGaps
+
+        close = self.obj(TokenGaps.close, "_tc")
+        out.append(f"{pad}if s.tokst is not None: {close}(s, E.warm)")
+
     def _fast_start(self, st: N.Run) -> str | None:
         """A plain run on one stage named without an index, whose kind offers ``start(s, work, sid)``
         (``E.run_job`` and ``attach`` in one call): the name of that bound method, else None."""
@@ -649,6 +747,18 @@ class Compiler:
             return None
         start = stage.start
         return self.obj(start, "_st")
+
+    def _step_start(self, st: N.Run) -> str | None:
+        """A run on one stage named without an index (and growing a pool named without one, if any), whose
+        kind offers ``start_run(s, work, mode, growing, sid)`` (``E.run_job`` and ``attach`` in one call, a
+        step stage's): the name of that bound method, else None. Nothing of the run is evaluated but its
+        work, as before (the stage and the pool are the objects themselves)."""
+        r = st.stages[0]
+        if not self.lean or r.index is not None or (st.growing is not None and st.growing.index is not None):
+            return None
+        stage = self.sim.stages[self.sim.stage_base[r.stage]]
+        start = getattr(stage, "start_run", None)
+        return None if start is None else self.obj(start, "_st")
 
     def hold_info(self, st: N.Hold, depth: int) -> HoldInfo:
         h = HoldInfo()
@@ -664,6 +774,18 @@ class Compiler:
             h.static.append(hp.reserve is not None and not state_dependent(hp.reserve))
             if h.units_dep[-1] or (hp.reserve is not None and not h.static[-1]):
                 h.pure = False
+        if self.lean and all(hp.pool.index is None for hp in st.pools):
+            pools = [ref(None, None, None) for ref in h.pool_refs]
+            if len(set(map(id, pools))) == len(pools):
+                h.pools = pools
+        from .pools.model import EPS
+
+        for k, hp in enumerate(st.pools):
+            fits = False
+            if h.pools is not None and isinstance(hp.units, N.Num):
+                u, pool = num(hp.units.value), h.pools[k]
+                fits = u >= 0.0 and not (pool.round_up(u) > pool.cap + EPS)
+            h.units_now.append(not h.units_dep[k] and not fits)
         h.reuse = self.fn(st.reuse, span=sp)
         h.cache = self.fn(st.cache, span=sp)
         if st.lease is not None:

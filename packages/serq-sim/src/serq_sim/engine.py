@@ -12,6 +12,7 @@ reschedule.
 
 from __future__ import annotations
 
+import _random
 import heapq
 import itertools
 import math
@@ -147,7 +148,9 @@ class Simulation:
         self.rngs = rand.streams(self.seed)
         self._rand_arr = self.rngs["arrivals"].random
         # common random numbers (rand.py): the workload stream is reseeded per session and turn
-        self._wl_seed = self.rngs["workload"].seed
+        # (random.Random.seed without its wrapper's checks of the argument's type, which is an int here,
+        # nor its reset of gauss_next, which no draw reads)
+        self._wl_seed = _random.Random.seed.__get__(self.rngs["workload"])
         self._wl_base = rand.workload_base(self.seed)
         # ... and the session block's draws come from a stream per session, turn and place
         self._pl_word = self.rngs["places"].getrandbits
@@ -584,11 +587,17 @@ class Simulation:
     def drain_ready(self) -> None:
         """Run ready sessions now (a step stage's admission runs the admitted session until it blocks)."""
         ready = self.ready
+        pop = ready.popleft
         while ready:
-            s = ready.popleft()
+            s = pop()
             s.in_ready = False
             if s.status == READY:
-                self._resume(s)
+                try:  # self._resume(s), inlined: every resumption of every session passes here
+                    s.gen.send(None)
+                except StopIteration:
+                    self.end_session(s)
+                except SessionGone:
+                    pass
 
     # ----------------------------------------------------------------------------------- workload
     # serq_sim.workload's functions, as the simulation's methods (the arrivals are event callbacks; the

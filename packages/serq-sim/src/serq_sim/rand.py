@@ -160,13 +160,15 @@ def place_state(word: int, nplaces: int) -> list:
     return [word, word] + [0] * nplaces
 
 
+_ZEROS = [0] * 64
+
+
 def place_turn(d: list, turn) -> None:
     """Move draw state ``d`` to turn number ``turn`` (the session's ``turn_no``, counted by ``turn;``): the
     turn word becomes ``mix64(session word + turn * GAMMA)``, every place's count 0."""
     t = int(turn) if turn == turn and abs(turn) < 2.0 ** 62 else 0
     d[0] = mix64((d[1] + t * _GAMMA) & _M64) if t else d[1]
-    for i in range(2, len(d)):
-        d[i] = 0
+    d[2:] = _ZEROS[:len(d) - 2] if len(d) - 2 <= len(_ZEROS) else [0] * (len(d) - 2)
 
 
 def place_draw(d: list, p: int) -> float:

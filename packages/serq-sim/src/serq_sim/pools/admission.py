@@ -19,11 +19,13 @@ from .model import EPS, SLOT_CACHED, Entry, HoldRT, Pending, Pool, Slot
 def hold(sim, s, info) -> None:
     A = s.attrs
     C = sim.null_ctx
-    pools = [ref(s, A, C) for ref in info.pool_refs]
-    if len(pools) > 1 and len(set(map(id, pools))) < len(pools):
-        twice(sim, s, info, pools)
+    pools = info.pools  # prepared with the statement when every pool is named without an index
+    if pools is None:
+        pools = [ref(s, A, C) for ref in info.pool_refs]
+        if len(pools) > 1 and len(set(map(id, pools))) < len(pools):
+            twice(sim, s, info, pools)
     for k, pool in enumerate(pools):
-        if not info.units_dep[k]:
+        if info.units_now[k]:
             u = info.units[k](s, A, C)
             if not u >= 0.0:
                 amount_error(sim, s, info, pool, "units", u)

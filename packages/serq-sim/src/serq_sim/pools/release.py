@@ -5,8 +5,12 @@ admissions at once.
 
 from __future__ import annotations
 
+import math
+
 from . import admission, cache
 from .model import EPS, INF, SLOT_COMPUTED, Entry, HoldRT, Lease, Pool, Slot
+
+_floor = math.floor
 
 
 def innermost(s, pool: Pool):
@@ -19,13 +23,26 @@ def innermost(s, pool: Pool):
 
 def release_slot(sim, s, slot: Slot, cache_value, grown: bool) -> None:
     pool = slot.pool
-    pool.acc()
-    pool.used -= slot.alloc
+    now = sim.now
+    dt = now - pool.t_last  # pool.acc(), inlined: every slot of every hold passes here
+    if dt > 0:
+        pool.a_used += pool.used * dt
+        pool.a_cached += pool.cached * dt
+        pool.a_queue += (len(pool.front) + len(pool.queue)) * dt
+        pool.a_holders += len(pool.holders) * dt
+    pool.t_last = now
+    alloc = slot.alloc
+    pool.used -= alloc
     pool.reserved -= slot.u
     pool.holders.pop(slot, None)
     if cache_value is not None:
-        computed = slot.pos if grown else slot.alloc
-        keep = pool.round_down(min(cache_value, computed, slot.alloc))
+        keep = min(cache_value, slot.pos if grown else alloc, alloc)
+        b = pool.block
+        if b is not None and keep != INF:  # pool.round_down(keep), inlined
+            try:
+                keep = _floor(keep / b + 1e-12) * b
+            except OverflowError:
+                pass
         if keep > EPS:
             old = pool.own.pop(s.serial, None)
             if old is not None:
@@ -49,23 +66,36 @@ def release_hold(sim, s, h: HoldRT) -> None:
 def end_hold(sim, s) -> None:
     h = s.holds.pop()
     info = h.info
-    cv = cache.cache_value(sim, s, info)
-    lease_pool = None
-    if info.lease_ref is not None:
-        lease_pool = info.lease_ref(s, s.attrs, sim.null_ctx)
-    for slot in h.slots:
-        if slot.pool is lease_pool:
-            t = info.lease_time(s, s.attrs, sim.null_ctx)
-            slot.lease = True
-            lease = Lease(slot, info.cache, h.grown, info.span)
-            s.leases.append(lease)
-            if t == t and t != INF:
-                sim.at(sim.now + max(t, 0.0), sim.lease_end, lease)
-            continue
-        release_slot(sim, s, slot, cv, h.grown)
-        if s.preempt_pos:
-            s.preempt_pos.pop(slot.pool, None)
-    s.attrs[SLOT_COMPUTED] = 0.0
+    A = s.attrs
+    cv = None
+    cf = info.cache
+    if cf is not None:  # cache.cache_value(sim, s, info), inlined
+        cv = cf(s, A, sim.null_ctx)
+        if cv != cv:
+            raise sim.error("the cache length is NaN", None, s, info.span)
+        if cv < 0.0:
+            cv = 0.0
+    grown = h.grown
+    if info.lease_ref is None:
+        for slot in h.slots:
+            release_slot(sim, s, slot, cv, grown)
+            if s.preempt_pos:
+                s.preempt_pos.pop(slot.pool, None)
+    else:
+        lease_pool = info.lease_ref(s, A, sim.null_ctx)
+        for slot in h.slots:
+            if slot.pool is lease_pool:
+                t = info.lease_time(s, A, sim.null_ctx)
+                slot.lease = True
+                lease = Lease(slot, info.cache, grown, info.span)
+                s.leases.append(lease)
+                if t == t and t != INF:
+                    sim.at(sim.now + max(t, 0.0), sim.lease_end, lease)
+                continue
+            release_slot(sim, s, slot, cv, grown)
+            if s.preempt_pos:
+                s.preempt_pos.pop(slot.pool, None)
+    A[SLOT_COMPUTED] = 0.0
     if sim.any_pools:
         admission.admit_all(sim)
 

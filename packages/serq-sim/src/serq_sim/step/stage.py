@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import math
 import os
+from bisect import bisect_right
 
 from serq_ir import nodes as N
 
 from ..compile import reads_context
 from ..errors import SimError, format_error
 from ..stages import Ctx, Job, StageKind
+from ..status import STAGE
 from .common import (
     _COST_NAMES,
     _EXACT,
@@ -18,7 +20,6 @@ from .common import (
     _TRACE,
     EPS,
     _adm_seq,
-    _insert,
     admission_order,
     constant,
 )
@@ -184,21 +185,55 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
         return False
 
     def attach(self, job: Job) -> None:
-        if job.mode == "plain":
+        mode = job.mode
+        if mode == "plain":
             raise self.sim.error(f"run {self.name}: a run on a step stage is prefill or decode", job.span,
                                  job.owner)
-        self.acc()
+        now = self.sim.now
+        if self._own_busy:  # self.acc(), inlined: every run on the stage passes here
+            dt = now - self.t_last
+            if dt > 0:
+                self.a_present += self.present * dt
+                self.a_busy += (1.0 if self.iter is not None else 0.0) * dt
+            self.t_last = now
+        else:
+            self.acc()
         job.stage = self
-        job.started = self.sim.now
+        job.started = now
         job.assigned = 0.0
-        seq = job.owner.adm_seq if job.owner is not None else math.inf
-        _insert(self.residents, job, seq)
-        _insert(self.eager, job, seq)
-        if job.mode == "decode":
+        # _insert(jobs, job, seq) of both lists: they are in admission order, so after every job admitted
+        # no later is where bisect_right puts it (a decode re-attached behind the later-admitted residents
+        # is found in log n steps, not by walking back over them)
+        owner = job.owner
+        seq = owner.adm_seq if owner is not None else math.inf
+        res = self.residents
+        last = res[-1].owner if res else None
+        if not res or (last.adm_seq if last is not None else math.inf) <= seq:
+            res.append(job)
+        else:
+            res.insert(bisect_right(res, seq, key=_adm_seq), job)
+        eager = self.eager
+        last = eager[-1].owner if eager else None
+        if not eager or (last.adm_seq if last is not None else math.inf) <= seq:
+            eager.append(job)
+        else:
+            eager.insert(bisect_right(eager, seq, key=_adm_seq), job)
+        if mode == "decode":
             self.ndec += 1
         if job.growing is not None:
             self.ngrow += 1
         self.present += 1
+
+    def start_run(self, s, work: float, mode: str, growing, sid: int) -> None:
+        """``sim.run_job(s, self, work, mode, growing, sid)`` in one call (the compiled session code's run
+        of a prefill or decode on a step stage named without an index)."""
+        if not (work > 0):  # NaN (an error) or nothing to do: the general path
+            self.sim.run_job(s, self, work, mode, growing, sid)
+            return
+        job = Job(s, work, mode, growing, self.sim.now, sid)
+        s.job = job
+        s.status = STAGE
+        self.attach(job)
 
     def detach(self, job: Job) -> None:
         self.detached += 1
