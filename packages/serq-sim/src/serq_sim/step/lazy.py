@@ -4,7 +4,6 @@ that grows nothing and has a whole number of tokens left is not visited per iter
 from __future__ import annotations
 
 from heapq import heappush as _heappush
-from operator import attrgetter
 
 from serq_ir import nodes as N
 
@@ -21,13 +20,9 @@ from .common import (
     _PRE_NAMES,
     _TRACE,
     EPS,
-    _adm_seq,
     _not_steady,
     _unplan,
 )
-
-#: a resident's admission sequence (the order residents are kept in): _adm_seq for a job with a session
-_SEQ = attrgetter("owner.adm_seq")
 
 
 class LazyDecoding:
@@ -383,17 +378,15 @@ class LazyDecoding:
         p0 = sim.preempt_count
         d0 = self.detached
         order = list(self.residents)
+        # the positions in ``order`` of the residents walked (``order`` is in admission order, as ``eager``
+        # is): the ones that are not lazy and, when there are, the decoders whose next token needs a block
+        # (woken), walked in their place, still lazy (and listed) until the walk reaches them
+        index = order.index
+        walk = list(map(index, eager))
         if wl is not None:
-            # the decoders whose next token needs a block (woken) are walked in their place, still lazy
-            # (and listed) until the walk reaches them
-            walk = eager + wl
-            try:
-                walk.sort(key=_SEQ)
-            except AttributeError:  # a job without a session (none runs on a step stage)
-                walk.sort(key=_adm_seq)
+            walk += map(index, wl)
+            walk.sort()
             t_round = self.t_round
-        else:
-            walk = list(eager)
         self.budget = budget
         self.assign = assign = []
         self.attn = 0.0
@@ -405,8 +398,8 @@ class LazyDecoding:
         self.planning = True
         self.gwalk = True
         try:
-            for job in walk:
-                p = order.index(job, prev + 1)
+            for p in walk:
+                job = order[p]
                 g = p - prev - 1
                 if g:
                     if skip:
@@ -455,9 +448,16 @@ class LazyDecoding:
                                     job.lzm = m
                                 job.lz = rounds
                                 if w > room:
-                                    self.wake.setdefault(rounds + int(room), []).append(job)
+                                    tbl = self.wake
+                                    key = rounds + int(room)
                                 else:
-                                    self.due.setdefault(rounds + int(w), []).append(job)
+                                    tbl = self.due
+                                    key = rounds + int(w)
+                                lst = tbl.get(key)  # tbl.setdefault(key, []).append(job), without the list
+                                if lst is None:
+                                    tbl[key] = [job]
+                                else:
+                                    lst.append(job)
                             else:
                                 self._wake_unlazy(job, wl)
                                 slot.pos = k0 + 1.0

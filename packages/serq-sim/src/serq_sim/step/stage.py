@@ -360,10 +360,8 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
                 self.ndec -= 1
             if job.growing is not None:
                 self.ngrow -= 1
-            try:
+            if job in eager:  # not a lazy job (no exception raised for one: most finish lazy)
                 eager.remove(job)
-            except ValueError:
-                pass  # a lazy job
             self.present -= 1
             job.stage = None
             job.work = 0.0
