@@ -32,6 +32,7 @@ from serq_ir import nodes as N
 
 from ..compile import _CMP, _FN, num, reads
 from ..errors import show
+from ..status import READY
 from . import cache
 from .model import EPS, SLOT_CACHED, Entry, HoldRT, Slot
 
@@ -371,7 +372,10 @@ def _source(comp, hold: N.Hold, info):
     w(f"    if {fit}:")
     w("        return False")
     # the head leaves its queue (admission.pop_head)
-    w("    q.acc()")
+    # Pool.acc() brings a pool's statistics up to now: nothing to do when it is up to date
+    w("    now = E.now")
+    w("    if q.t_last != now:")
+    w("        q.acc()")
     w("    fr = q.front")
     w("    if fr and fr[0] is s:")
     w("        fr.popleft()")
@@ -400,7 +404,8 @@ def _source(comp, hold: N.Hold, info):
         w("    serial = s.serial")
     for k in range(npools):
         P = f"P{k}"
-        w(f"    {P}.acc()")
+        w(f"    if {P}.t_last != now:")
+        w(f"        {P}.acc()")
         w(f"    a{k} = {rnd(k, f'u{k}')}")
         if has_cache:
             w(f"    e = {P}.own.pop(serial, None)")
@@ -412,7 +417,9 @@ def _source(comp, hold: N.Hold, info):
             w("        own = 0.0")
         else:
             w("    own = 0.0")
-        w(f"    _adm_cache.make_room(E, {P}, a{k})")
+        # cache.make_room's own first test: nothing to evict when the allocation fits beside the cache
+        w(f"    if {P}.used + {P}.cached + a{k} > _adm_cap{id(members[k])}:")
+        w(f"        _adm_cache.make_room(E, {P}, a{k})")
         w(f"    {P}.used += a{k}")
         if nodes[k].reserve_held:
             w(f"    x = max(n{k} - a{k}, 0.0)")
@@ -425,18 +432,28 @@ def _source(comp, hold: N.Hold, info):
         w("    if warm:")
         w(f"        {P}.admissions += 1")
     w("    if warm:")
-    w("        P0.wait_sum += E.now - pend.queued_at")
+    w("        P0.wait_sum += now - pend.queued_at")
     w("    s.adm_seq = next(E.adm_counter)")
     w(f"    A[{SLOT_CACHED}] = consumed")
     w("    s.pending = None")
     w("    s.qpool = None")
     w("    s.holds.append(hold)")
-    w("    E.make_ready(s)")
+    # E.make_ready(s) and E.drain_ready(): with nothing else ready, s is resumed at once (then whatever
+    # it made ready, in order)
+    w("    ready = E.ready")
+    w("    if ready or s.in_ready:")
+    w("        E.make_ready(s)")
+    w("    else:")
+    w("        s.status = _adm_READY")
+    w("        E._resume(s)")
+    w("        if not ready:")
+    w("            return True")
     w("    E.drain_ready()")
     w("    return True")
     src = "\n".join(lines) + "\n"
     gl = comp.g
     gl.setdefault("_adm_ceil", math.ceil)
+    gl.setdefault("_adm_READY", READY)
     gl.setdefault("_adm_HoldRT", HoldRT)
     gl.setdefault("_adm_Slot", Slot)
     gl.setdefault("_adm_cache", cache)

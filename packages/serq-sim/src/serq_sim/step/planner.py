@@ -300,7 +300,10 @@ class Planner:
                 return
         self.left = left
         self.attn = attn
-        self._admissions(p0, chunk, order, pre)
+        for pool in self.served_pools:
+            if pool.front or pool.queue:  # (with no session waiting, no admission: nothing to call)
+                self._admissions(p0, chunk, order, pre)
+                return
 
     # ------------------------------------------------------------------ admission (one loop, its gates)
     def _admission_open(self, p0: int) -> bool:
@@ -322,14 +325,25 @@ class Planner:
             if not self._admit_one(self.budget if exclusive else self.left):
                 return
             if served is None:
-                served = set(before)
+                # the lazy planning's set of the residents served before is its own (made for this call)
+                served = before if lazy and type(before) is set else set(before)
             jobs = [j for j in (self.eager if lazy else self.residents) if j not in served]
             if pre is not None:
                 jobs = self._order(jobs, pre)
-            for job in jobs:
-                served.add(job)
-                if self._serve_admitted(job, chunk, exclusive):
-                    return
+            if exclusive:
+                for job in jobs:
+                    served.add(job)
+                    if self._serve_admitted(job, chunk, True):
+                        return
+            else:
+                for job in jobs:
+                    served.add(job)
+                    # self._serve_admitted(job, chunk, False), inlined
+                    if job.stage is self:
+                        if self._serve(job, chunk) or self.left <= 0:
+                            return
+                    elif self.left <= 0:
+                        return
 
     def _serve_admitted(self, job: Job, chunk: float, exclusive: bool) -> bool:
         """Serve a resident an admission brought; ``True`` when serving stops: its growth preempted itself
