@@ -90,6 +90,8 @@ def build(sim, reg, trace_path) -> None:
         # the attributes are copied at a release only when the order's key or the spill's clauses read them
         # after the session has ended
         pool.needs_snap = pool.evict.needs_snapshot or pool.spill is not None
+        pool.batch_room = bool(pool.evict.batch) and pool.spill is None and pool.block is not None
+        pool.lru = pool.batch_room and pool.evict.fifo is not None
     sim.free_pools = [pl for pl in sim.pools if pl.via is None]
     sim.any_pools = bool(sim.pools)
     # whether some expression reads a stage's online estimates (else the stages do not keep them)

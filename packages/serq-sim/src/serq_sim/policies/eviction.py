@@ -27,7 +27,8 @@ An order is registered through ``serq_sim_register_eviction_orders`` as ``regist
     evicted (the only way an entry's size changes while it is cached).
 ``batch``
     The picked entry keeps its rank while it shrinks, so the engine may evict several blocks of it in
-    one step (only when the pool spills nothing: a spill is per block).
+    one step (only when the pool spills nothing: a spill is per block). Read once, when the simulation
+    is built.
 ``needs_snapshot``
     Whether ``key`` reads ``entry.snap``, the attributes an ended session had at its release. The
     engine copies a session's attributes at every release only for an order that says so (or a pool
@@ -47,6 +48,8 @@ over to the scan for the rest of the run, which picks exactly as it would have.
 
 from __future__ import annotations
 
+from collections import OrderedDict
+
 from sortedcontainers import SortedList
 
 from ..stages import Ctx
@@ -64,6 +67,8 @@ class EvictionOrder:
     batch = False
     #: ``key(entry)`` reads ``entry.snap`` (the attributes of an ended session at its release).
     needs_snapshot = True
+    #: :class:`LruOrder`'s ``OrderedDict`` of entries (``None`` for every other order).
+    fifo = None
 
     def __init__(self, sim, pool, node):
         self.sim = sim
@@ -126,14 +131,77 @@ class EvictionOrder:
 
 class LruOrder(EvictionOrder):
     """``evict lru``: release time, then release order. A release time is the clock at the release, and
-    the release order counts releases, so the two agree and the key is the release order alone."""
+    the release order counts releases, so the two agree and the key is the release order alone.
+
+    The entries are ranked by ``(seq, eid)`` and almost all come in last in that order: a release's entry
+    takes the next release order; only a dead remainder past a ``reuse`` bound keeps the release order of
+    the entry it is cut from. So :class:`LruOrder` itself (not a subclass) keeps the entries that came in
+    after all those there in an ``OrderedDict`` in the order they came (:attr:`fifo`: its first is their
+    least, and caching and removing are dict operations), and the others (:attr:`strays` of them) in the
+    base class's sorted ranking; the least of the two firsts is evicted. While there is no stray,
+    :attr:`first` is the entry to evict (the engine reads it without a call)."""
 
     fixed_key = True
     batch = True
     needs_snapshot = False
 
+    def __init__(self, sim, pool, node):
+        super().__init__(sim, pool, node)
+        if type(self) is LruOrder:
+            self.fifo = OrderedDict()
+            self.keyed = True  # the strays' ranking (key () is never NaN)
+        #: how many entries cached are ranked in :attr:`ranked` rather than kept in :attr:`fifo`
+        self.strays = 0
+        #: with :attr:`fifo` and no stray, the first of :attr:`fifo` (the pick); else ``None``
+        self.first = None
+
     def key(self, entry) -> tuple:
         return ()
+
+    def pick(self, pool):
+        fifo = self.fifo
+        if fifo is None:
+            return super().pick(pool)
+        if not self.strays:
+            return self.first
+        r = self.ranked._lists[0][0]  # the least stray: (seq, eid, entry)
+        if fifo:
+            h = next(iter(fifo))
+            if h.seq < r[0] or (h.seq == r[0] and h.eid < r[1]):
+                return h
+        return r[-1]
+
+    def on_insert(self, entry) -> None:
+        fifo = self.fifo
+        if fifo is None:
+            super().on_insert(entry)
+            return
+        if fifo:
+            last = next(reversed(fifo))
+            if entry.seq < last.seq or (entry.seq == last.seq and entry.eid < last.eid):
+                self._rank(entry)
+                self.strays += 1
+                self.first = None
+                return
+        elif not self.strays:
+            self.first = entry
+        fifo[entry] = None
+
+    def on_remove(self, entry) -> None:
+        fifo = self.fifo
+        if fifo is None:
+            super().on_remove(entry)
+            return
+        try:
+            del fifo[entry]
+        except KeyError:
+            self.ranked.remove(entry.rank)
+            self.strays -= 1
+            if not self.strays:
+                self.first = next(iter(fifo)) if fifo else None
+            return
+        if entry is self.first:
+            self.first = next(iter(fifo)) if fifo else None
 
 
 class KeyedOrder(EvictionOrder):

@@ -5,6 +5,8 @@ bound), eviction in the pool's order until an allocation fits, spilling evicted 
 
 from __future__ import annotations
 
+from math import ceil
+
 from ..policies import evict_context
 from ..policies.eviction import EvictionOrder
 from ..stages import Ctx
@@ -15,20 +17,43 @@ _ON_SHRINK = EvictionOrder.on_shrink
 
 
 def make_room(sim, pool: Pool, need: float) -> None:
-    """Evict cached entries (in the pool's order, per block from the tail) until ``need`` fits."""
-    cap = pool.cap
-    if not (pool.used + pool.cached + need > cap + EPS):
-        return
+    """Evict cached entries (in the pool's order, per block from the tail) until ``need`` fits. The
+    caller has brought the pool's statistics up to now (``pool.acc()``); the clock does not move here."""
+    if pool.used + pool.cached + need > pool.limit:
+        evict_for(sim, pool, need)
+
+
+def evict_for(sim, pool: Pool, need: float) -> None:
+    """:func:`make_room` once its test held (``need`` does not fit beside what is used and cached)."""
+    if pool.lru:
+        # evict lru with no stray (LruOrder): its pick is its first, it takes the blocks still short at
+        # once (evict_amount), and evict is inlined (a hot path: every block a decoder grows on a full
+        # cache): the same subtractions in the same order
+        order = pool.evict
+        e = order.first
+        if e is not None:
+            used = pool.used
+            cap = pool.cap
+            limit = pool.limit
+            warm = sim.warm
+            while True:
+                amount = evict_amount(pool, e, used + pool.cached + need - cap)  # the rule: one function
+                e.size -= amount
+                pool.cached -= amount
+                if warm:
+                    pool.evicted_units += amount
+                if e.size <= EPS:
+                    evicted(sim, pool, e)
+                if not (used + pool.cached + need > limit):
+                    return
+                e = order.first
+                if e is None:  # nothing cached is left (no stray comes in here)
+                    return
     order = pool.evict
-    b = pool.block
-    if order.batch and pool.spill is None and b is not None:
+    cap = pool.cap
+    if pool.batch_room:
         # an order that evicts several blocks of its pick at once, on a pool with blocks that spills
-        # nothing: evict inlined, and the pick of the built-in ranking read here (a hot
-        # path: every block a decoder grows on a full cache), the same subtractions in the same order. The
-        # pool's statistics are brought up to now once (the clock does not move in between: each evict's
-        # would add nothing more).
-        if pool.t_last != sim.now:  # pool.acc() (a no-op when it is up to date)
-            pool.acc()
+        # nothing: evict inlined, as above, and the pick of the built-in ranking read here
         warm = sim.warm
         cls = type(order)
         shrink = order.on_shrink if (order.reads_size or cls.on_shrink is not _ON_SHRINK) else None
@@ -54,6 +79,7 @@ def make_room(sim, pool: Pool, need: float) -> None:
                 return
     # the pick stays the same entry while it shrinks when the order's key is fixed and reads no size: its
     # blocks then go one by one in evict_blocks, as picking again for every block would take them
+    b = pool.block
     by_blocks = (b is not None and pool.spill is None and not order.batch and order.fixed_key
                  and not order.reads_size)
     while pool.used + pool.cached + need > cap + EPS:
@@ -74,9 +100,21 @@ def evict_amount(pool: Pool, e: Entry, short: float) -> float:
     b = pool.block
     if b is None:
         return e.size
-    if pool.evict.batch and pool.spill is None:
-        return min(e.size, pool.round_up(short))
-    return min(b, e.size)
+    size = e.size
+    if pool.batch_room:
+        # min(size, pool.round_up(short)), inlined: round_up gives one block for a short of at most one
+        # block (ceil(q - 1e-12) is 1 for 1e-12 < q <= 1), the usual case; an infinite short overflows
+        # as in round_up, and stays
+        q = short / b
+        if 1e-12 < q <= 1.0:
+            r = b
+        else:
+            try:
+                r = ceil(q - 1e-12) * b
+            except OverflowError:
+                r = short
+        return r if r < size else size
+    return size if size < b else b  # min(b, size)
 
 
 def evict(sim, pool: Pool, e: Entry, amount: float) -> None:

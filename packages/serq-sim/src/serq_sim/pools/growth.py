@@ -62,13 +62,15 @@ def grow_slot(sim, s, slot: Slot, d: float, job):
     if need <= EPS:
         return None
     while True:
-        if pool.used + pool.reserved - slot.u + need <= pool.cap + EPS:
-            # grow_alloc(sim, slot, need), inlined
+        used = pool.used
+        limit = pool.limit
+        if used + pool.reserved - slot.u + need <= limit:
+            # it fits: allocate, evicting to make room
             if pool.t_last != sim.now:  # pool.acc() (a no-op when it is up to date)
                 pool.acc()
-            if pool.used + pool.cached + need > pool.cap + EPS:  # make_room's own test: else it evicts nothing
-                cache.make_room(sim, pool, need)
-            pool.used += need
+            if used + pool.cached + need > limit:  # cache.make_room(sim, pool, need)
+                cache.evict_for(sim, pool, need)
+            pool.used = used + need
             slot.alloc += need
             if pool.reserve_held:
                 u = max(slot.r - slot.alloc, 0.0)
@@ -86,20 +88,8 @@ def grow_slot(sim, s, slot: Slot, d: float, job):
             return exc
 
 
-def grow_alloc(sim, slot: Slot, need: float) -> None:
-    pool = slot.pool
-    pool.acc()
-    if pool.used + pool.cached + need > pool.cap + EPS:  # make_room's own test: it would evict nothing
-        cache.make_room(sim, pool, need)
-    pool.used += need
-    slot.alloc += need
-    if pool.reserve_held:
-        u = max(slot.r - slot.alloc, 0.0)
-        pool.reserved += u - slot.u
-        slot.u = u
-
-
 def retry_growers(sim, pool: Pool) -> None:
+    """Grow the waiting growers of ``pool`` in the order they came, while the head's growth fits."""
     while pool.growers:
         s = pool.growers[0]
         _p, slot, d, job = s.grow
@@ -108,7 +98,7 @@ def retry_growers(sim, pool: Pool) -> None:
             return
         pool.growers.popleft()
         if need > EPS:
-            grow_alloc(sim, slot, need)
+            grow_slot(sim, s, slot, d, job)  # the same need, and it fits: grown, no preemption
         s.grow = None
         if job is not None:
             s.status = STAGE

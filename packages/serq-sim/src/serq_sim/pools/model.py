@@ -157,6 +157,15 @@ class Entry:
 class Pool:
     """One member of a pool family."""
 
+    #: the attributes the engine reads (slots: the fastest reads); ``__dict__`` keeps a pool open to others
+    __slots__ = (
+        "sim", "node", "name", "index", "flat", "cap", "limit", "block", "reserve_held", "used", "cached",
+        "reserved", "holders", "own", "dead", "front", "queue", "keyed", "keyed_at_join", "growers", "via",
+        "memory_of", "evict", "preempt", "spill", "needs_snap", "batch_room", "lru", "t_last", "a_used",
+        "a_cached", "a_queue", "a_holders", "wait_sum", "admissions", "evicted_entries", "evicted_units",
+        "preemptions", "spills", "rejections", "stuck", "over_cap", "__dict__",
+    )
+
     def __init__(self, sim, node: N.Pool, member: int, flat: int):
         self.sim = sim
         self.node = node
@@ -164,6 +173,8 @@ class Pool:
         self.index = member
         self.flat = flat
         self.cap = num(node.cap)
+        #: ``cap + EPS``, what used (and reserved, or cached) units may come to
+        self.limit = self.cap + EPS
         self.block = float(node.block) if node.block else None
         self.reserve_held = node.reserve_held
         self.used = 0.0
@@ -184,6 +195,12 @@ class Pool:
         self.preempt = None
         self.spill = None
         self.needs_snap = False
+        #: the order evicts several blocks of its pick at once (``batch``) on this pool with blocks that
+        #: spills nothing (set with the policies, when the simulation is built)
+        self.batch_room = False
+        #: with :attr:`batch_room`, the order is ``evict lru``'s own (an :class:`LruOrder
+        #: <serq_sim.policies.eviction.LruOrder>` with its ``first``)
+        self.lru = False
         # statistics
         self.t_last = 0.0
         self.a_used = self.a_cached = self.a_queue = self.a_holders = 0.0
