@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import pty
+import re
 import select
 import signal
 import subprocess
@@ -43,11 +44,22 @@ def read_for(fd: int, seconds: float, until: bytes | None = None) -> bytes:
     return out
 
 
+def events_shown(out: bytes) -> int:
+    """The events count of the latest bar drawn in ``out`` (0 before one is)."""
+    found = re.findall(rb"events=(\d+)", out)
+    return int(found[-1]) if found else 0
+
+
 def test_progress_bar_on_a_terminal_and_ctrl_c_prints_the_interrupted_report(tmp_path):
     proc, master = start(tmp_path, "--json")
     try:
-        shown = read_for(master, 60.0, until=b"events=")  # start-up may be slow on a loaded machine
-        assert b"[" in shown and b"events=" in shown, shown  # the bar, redrawn with \r
+        # until the bar has counted 20 000 events (about two a session here): the report below must hold more
+        # than a thousand responses however slowly a loaded machine starts the run
+        shown = b""
+        end = time.monotonic() + 120
+        while time.monotonic() < end and events_shown(shown) < 20_000 and proc.poll() is None:
+            shown += read_for(master, 1.0)
+        assert b"[" in shown and events_shown(shown) >= 20_000, shown  # the bar, redrawn with \r
         proc.send_signal(signal.SIGINT)
         stdout, _ = proc.communicate(timeout=60)
     finally:
