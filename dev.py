@@ -57,7 +57,11 @@ def main(argv: list[str]) -> None:
     elif what == "test":
         setup()
         sh(venv_bin("ruff"), "check", ".")
-        sh(venv_bin("python"), "-m", "pytest", "-q", "-p", "no:cacheprovider", *argv[2:])
+        # the tests in parallel, one worker per processor (pytest-xdist; long tests taken first from a
+        # worker's queue by the others), unless the command line says otherwise (-n 0: in one process)
+        spread = [] if any(a == "-n" or a.startswith(("-n", "--numprocesses")) for a in argv[2:]) else \
+            ["-n", "auto", "--dist", "worksteal"]
+        sh(venv_bin("python"), "-m", "pytest", "-q", "-p", "no:cacheprovider", *spread, *argv[2:])
     elif what == "example":
         setup()
         example = argv[2] if len(argv) > 2 else "examples/single-turn/mg1.sq"
