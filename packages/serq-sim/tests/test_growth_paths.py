@@ -118,7 +118,12 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize(("sets", "evict", "match", "shows"), CASES, ids=str)
+def _case_id(v) -> str:
+    """A case's id, the same in every process (a set's order is its hashes', which differ between runs)."""
+    return "+".join(sorted(v)) if isinstance(v, set) else str(v)
+
+
+@pytest.mark.parametrize(("sets", "evict", "match", "shows"), CASES, ids=_case_id)
 def test_growth_fast_paths_agree_with_the_plain_calls(sets, evict, match, shows, monkeypatch):
     prog = stress(sets, evict, match)
     lru = evict == "evict lru;"
