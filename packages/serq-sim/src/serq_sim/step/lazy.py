@@ -22,6 +22,7 @@ from .common import (
     EPS,
     _not_steady,
     _unplan,
+    iteration_sums,
 )
 
 
@@ -559,37 +560,9 @@ class LazyDecoding:
         if nl:
             self.glazy_iterations += 1
         if self.cost_ctx:
-            # iteration_sums(assign, self._held, cost_kv, nl, nl, kv_lazy), inlined
-            tokens = dec = float(nl)
-            pre_t = kvp = 0.0
-            if self.cost_kv:
-                kvd = self.kv_lazy
-                held = self._held
-                for j in assign:
-                    t = j.assigned
-                    tokens += t
-                    slots = j.mslots
-                    if slots is None:
-                        m = held(j)
-                    else:  # held(j), inlined
-                        m = 0
-                        for sl in slots:
-                            m += sl.alloc
-                    if j.mode == "decode":
-                        dec += 1
-                        kvd += m
-                    else:
-                        pre_t += t
-                        kvp += m
-            else:
-                kvd = 0.0
-                for j in assign:
-                    t = j.assigned
-                    tokens += t
-                    if j.mode == "decode":
-                        dec += 1
-                    else:
-                        pre_t += t
+            cost_kv = self.cost_kv
+            tokens, dec, pre_t, kvd, kvp = iteration_sums(assign, self._held, cost_kv, float(nl), float(nl),
+                                                          self.kv_lazy if cost_kv else 0.0)
             cost = self.cost_of(tokens, dec, pre_t, float(len(self.residents)), kvd, kvp, attn)
             # the tally's sums are these (the same additions in the same order)
             return self._launch(cost, assign, nl, split, tried, preempted, budget, tokens, dec)
