@@ -25,6 +25,24 @@ def _not_steady(names: tuple[str, ...]):
     return pred
 
 
+#: the observables that only read a count off a pool (they cannot fail, nor change anything)
+_PLAIN_OBSERVABLES = ("holders", "queued", "used", "free")
+
+
+def _not_quiet(names: tuple[str, ...], counts: tuple[str, ...] = _PLAIN_OBSERVABLES):
+    """A predicate for :func:`reads`: a node whose value may differ between two quiet rounds, where the
+    quiet rounds change no pool's holders or queue (nothing is admitted, released or joins: that takes an
+    event) and, when ``counts`` holds ``used`` and ``free``, no allocation either: as
+    :func:`_not_steady`, except that a plain count ``counts`` of a pool named without an index is
+    steady."""
+    def pred(e) -> bool:
+        if isinstance(e, N.Observable):
+            return not (e.name in counts and isinstance(e.target, N.PoolRef) and e.target.index is None
+                        and not e.args)
+        return isinstance(e, (N.Draw, N.Attr)) or (isinstance(e, N.Ctx) and e.name not in names)
+    return pred
+
+
 def admission_order(keys) -> bool:
     """Whether ``serve by`` keys order the residents exactly as admission order does: each key is a number
     (the same for every resident: it orders nothing) or ``admission`` (a resident's admission sequence,
@@ -37,10 +55,6 @@ def admission_order(keys) -> bool:
         elif not (isinstance(k, N.Num) and num(k.value) == num(k.value)):
             return False
     return seen
-
-
-#: the observables that only read a count off a pool (they cannot fail, nor change anything)
-_PLAIN_OBSERVABLES = ("holders", "queued", "used", "free")
 
 
 def _may_act(e) -> bool:

@@ -4,6 +4,7 @@ that grows nothing and has a whole number of tokens left is not visited per iter
 from __future__ import annotations
 
 from heapq import heappush as _heappush
+from math import ceil
 
 from serq_ir import nodes as N
 
@@ -20,8 +21,11 @@ from .common import (
     _PRE_NAMES,
     _TRACE,
     EPS,
+    _adm_seq,
+    _not_quiet,
     _not_steady,
     _unplan,
+    constant,
     iteration_sums,
 )
 
@@ -155,19 +159,15 @@ class LazyDecoding:
 
     def _quiet(self) -> bool:
         """Whether the rounds after this iteration would repeat it until something happens: it served only
-        lazy jobs and admitted no one (so only a lazy job's last token or another event can change what
-        the next planning sees), and nothing else in the settle acts: no ready session, grower, marked
-        stage, queue at a pool admitted outside the engine, gauge, other step stage or invariant check;
-        and the budget, chunk and cost read nothing that could change (no draw, observable or ``now``)."""
+        lazy jobs and admitted no one (so only a lazy job's last token, a lazy grower's block boundary or
+        another event can change what the next planning sees), and nothing else in the settle acts: no
+        ready session, grower, marked stage, queue at a pool admitted outside the engine, gauge, other step
+        stage or invariant check; and the budget, chunk and cost read nothing that could change (no draw,
+        attribute, ``now`` or observable but a plain count of a pool: nothing is admitted, released or
+        queued without an event)."""
         ok = self._quiet_static
         if ok is None:
-            sim = self.sim
-            k: N.Step = self.node.kind
-            ok = ((self.lazy_ok or self.glazy_ok) and len(sim.step_stages) == 1 and not sim.gauges and not sim.check
-                  and not _TRACE and not reads(k.budget, _not_steady(_PRE_NAMES))
-                  and (k.chunk is None or not reads(k.chunk, _not_steady(_PRE_NAMES)))
-                  and not reads(k.cost, _not_steady(_COST_NAMES)))
-            self._quiet_static = ok
+            ok = self._judge_quiet()
         if not ok:
             return False
         sim = self.sim
@@ -178,12 +178,40 @@ class LazyDecoding:
                 return False
         return True
 
-    def _quiet_rounds(self, now: float, t: float, cost: float) -> int:
-        """Complete the quiet rounds that follow at once: round k ends at ``t`` (each a sum with ``cost``,
+    def _judge_quiet(self) -> bool:
+        """The static part of :meth:`_quiet` (judged once), and whether quiet rounds may also take the
+        block boundaries of lazy growers (``_wake_static``): the memory pool spills nothing, holds no
+        reservations and evicts in LRU order (or caches nothing), and the budget and chunk read neither
+        the kv sums nor ``used``/``free`` of a pool (a growth changes those)."""
+        sim = self.sim
+        k: N.Step = self.node.kind
+        steady = _not_quiet(_PRE_NAMES)
+
+        def fixed(e, pred) -> bool:
+            return e is None or constant(e) is not None or not reads(e, pred)
+
+        ok = ((self.lazy_ok or self.glazy_ok) and len(sim.step_stages) == 1 and not sim.gauges and not sim.check
+              and not _TRACE and fixed(k.budget, steady) and fixed(k.chunk, steady)
+              and not reads(k.cost, _not_steady(_COST_NAMES)))
+        wake = False
+        if ok and self.glazy_ok:
+            pool = self.memory
+            grown = _not_quiet(("residents", "decoders"), ("holders", "queued"))
+            wake = (pool is not None and pool.spill is None and not pool.reserve_held
+                    and (pool.lru or pool.evict is None)
+                    and fixed(k.budget, grown) and fixed(k.chunk, grown))
+        self._wake_static = wake
+        self._quiet_static = ok
+        return ok
+
+    def _quiet_rounds(self, now: float, t: float, cost: float, budget: float) -> tuple[int, float]:
+        """Complete the quiet rounds that follow at once: round k ends at ``t`` (each a sum with the cost,
         as the event loop would take them) before any other event, at or before the horizon, and with no
-        lazy job's last token in it; after it the same iteration is planned again. Their accounting is
-        the per-round one (the sums in the same order); the event count takes one per round. Returns how
-        many rounds were completed this way (the iteration then pushed ends one ``cost`` after them)."""
+        lazy job's last token in it; after it the same iteration is planned again, and, at a round in
+        which lazy growers reach a block boundary, the same but for their blocks (:meth:`_wake_quiet`;
+        the cost is then taken again, as the planning would). Their accounting is the per-round one (the
+        sums in the same order); the event count takes one per round. Returns how many rounds were
+        completed this way and when the iteration after them (to be pushed) ends."""
         sim = self.sim
         heap = sim.heap
         t_next = heap[0][0] if heap else _INF
@@ -199,7 +227,16 @@ class LazyDecoding:
         gaps = self.gaps
         warm = sim.warm
         nlazy = self.nlazy
-        while t < t_next and t <= horizon and (r + n + 1) not in due and (r + n + 1) not in wake:
+        absorb = self._wake_static and not self.eager and budget >= nlazy
+        counted = 0
+        while t < t_next and t <= horizon and (r + n + 1) not in due:
+            wl = wake.get(r + n + 1)
+            if wl is not None:
+                if not absorb:
+                    break
+                c = self._wake_check(wl, r + n + 1, nlazy)
+                if c is None:
+                    break
             dt = t - last
             if dt > 0:
                 a_present += present * dt
@@ -214,6 +251,9 @@ class LazyDecoding:
                 gaps.add(t - last, counted)
             last = t
             n += 1
+            if wl is not None:
+                self._wake_quiet(wl, c, r + n, last)
+                cost = c[0]
             t = t + cost
         if n:
             self.a_present = a_present
@@ -221,8 +261,106 @@ class LazyDecoding:
             self.t_last = last
             self.t_start = self.t_round = last
             self.rounds = r + n
+            self.quiet_rounds += n
             sim.virtual_events += n
-        return n
+        return n, t
+
+    def _wake_check(self, wl: list[Job], rounds: int, nlazy: int):
+        """Whether the planning of round ``rounds`` of a quiet stretch, in which the lazy growers ``wl``
+        reach a block boundary, would be the quiet iteration again but for their blocks: every resident
+        is lazy, nothing waits to be admitted here, each of them gets its block without a preemption, a
+        wait or an eviction order that could read the state, and the block leaves room for its next
+        token; and the cost it then takes is valid. Returns ``(cost, plan)``, ``plan`` the growers in
+        admission order with what each needs, or ``None`` (nothing done: the stretch ends before that
+        round, which is planned as usual)."""
+        for pool in self.served_pools:
+            if pool.front or pool.queue:
+                return None
+        pool = self.memory
+        b = pool.block
+        used = pool.used
+        reserved = pool.reserved
+        limit = pool.limit
+        plan = []
+        kv = self.kv_lazy
+        cost_kv = self.cost_kv
+        for job in sorted(wl, key=_adm_seq):
+            slot = job.gslot
+            owner = job.owner
+            if (job.stage is not self or job.lz < 0 or slot is None or slot.pool is not pool or owner is None
+                    or owner.status == GROWING or (cost_kv and job.mslots is None)):
+                return None
+            k0 = slot.pos + (rounds - job.lz)  # its position now
+            alloc = slot.alloc
+            need = k0 + 1.0 - alloc
+            grow = 0.0
+            if need > EPS:
+                x = alloc + need
+                if b is not None:  # pool.round_up(x), as grow_slot rounds it
+                    x = ceil(x / b - 1e-12) * b
+                grow = x - alloc
+                if grow > EPS:
+                    if used + reserved - slot.u + grow > limit:
+                        return None  # it would preempt or wait
+                    used += grow
+            room = alloc + grow - k0
+            if not (room >= 2.0 and room == int(room)):
+                return None
+            m = 0.0
+            if cost_kv:
+                m = 0
+                for sl in job.mslots:
+                    m += sl.alloc
+                if any(sl is slot for sl in job.mslots):
+                    m += grow
+                if m != int(m):
+                    return None
+                kv += m - job.lzm  # what the walk adds to the lazy decoders' kv total
+            plan.append((job, need, k0, room, m))
+        if not pool.lru and used + pool.cached > limit:
+            return None  # an eviction in an order that may read the state
+        if self.cost_ctx:
+            nl = float(nlazy)
+            cost = self.cost_of(nl, nl, 0.0, float(len(self.residents)), kv if cost_kv else 0.0,
+                                0.0, 0.0)
+            if not cost >= 0.0:
+                return None
+        else:
+            cost = self.cost_fn(None, None, self._no_ctx)
+        return cost, plan
+
+    def _wake_quiet(self, wl: list[Job], c, rounds: int, t_round: float) -> None:
+        """Carry out the plan :meth:`_wake_check` made for round ``rounds`` of a quiet stretch (planned at
+        ``t_round``): each grower, in admission order, grows the block its token needs and is listed anew,
+        lazy from this round on, as the walk of :meth:`_start_glazy` does it."""
+        sim = self.sim
+        now = sim.now
+        sim.now = t_round  # the planning's clock (the pool's statistics are brought up to it)
+        try:
+            cost_kv = self.cost_kv
+            for job, need, k0, room, m in c[1]:
+                slot = job.gslot
+                owner = job.owner
+                if need > EPS and grow_slot(sim, owner, slot, need, job) is not None:
+                    raise AssertionError("a quiet round's growth did not fit")  # checked by _wake_check
+                owner.holds[job.ghi].grown = True
+                w = job.work - (rounds - job.lz)
+                job.work = w
+                slot.pos = k0
+                owner.tok = t_round  # its last output token was the last round's end
+                if cost_kv:
+                    self.kv_lazy += m - job.lzm
+                    job.lzm = m
+                job.lz = rounds
+                if w > room:
+                    self.wake.setdefault(rounds + int(room), []).append(job)
+                else:
+                    self.due.setdefault(rounds + int(w), []).append(job)
+        finally:
+            sim.now = now
+        wl.clear()
+        del self.wake[rounds]
+        self.quiet_wakes += 1
 
     def _may_admit(self) -> bool:
         """Whether the admission ``_admit_one`` would attempt might succeed: ``False`` only when the head
@@ -669,10 +807,7 @@ class LazyDecoding:
         t = now + cost
         n = 0
         if not assign and not tried and not preempted and self._quiet_static is not False and self._quiet():
-            n = self._quiet_rounds(now, t, cost)
-            if n:
-                for _ in range(n):
-                    t += cost
+            n, t = self._quiet_rounds(now, t, cost, budget)
         if nl:
             self.lazy_iterations += 1 + n
         self.epoch += 1

@@ -136,6 +136,12 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
         #: whether quiet rounds may be completed without the event loop, as far as the program tells
         #: (None: not judged yet; see _quiet)
         self._quiet_static: bool | None = None
+        #: whether those quiet rounds may take the block boundaries of lazy growers too (judged with it)
+        self._wake_static = False
+        #: rounds completed as quiet rounds, and rounds among them in which lazy growers grew a block
+        #: (tests read them; not reported)
+        self.quiet_rounds = 0
+        self.quiet_wakes = 0
         #: the output tokens' gaps (ITL, step/tokens.py): the running iteration's start, the end of the
         #: last round that ended, and the lazy decoders made lazy at this planning whose previous token
         #: was not its start, (job, that token's time)
