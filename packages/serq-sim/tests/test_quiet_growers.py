@@ -1,5 +1,6 @@
 """Quiet rounds that take lazy growers' block boundaries (serq_sim.step.lazy: `_wake_check`/`_wake_quiet`,
-docs/simulator.md "Quiet rounds") give what the per-job planning gives: the same JSON report byte for byte
+docs/simulator.md "Quiet rounds"), and the plannings that take those growers' blocks at once before the
+walk (`_wake_plan`/`_wake_apply`), give what the per-job planning gives: the same JSON report byte for byte
 (records included) and the same observe samples and output-token gaps, with SERQ_SIM_TIER=general (the
 per-job reference) as the truth. Each case also says which shortcut it is about and proves it was (or was
 not) taken, so a test cannot pass by never taking it."""
@@ -69,6 +70,8 @@ LONG = (("run { horizon 40; warmup 2; seed 3; }", "run { horizon 120; warmup 5; 
 def test_block_boundaries_in_quiet_rounds_agree(sets):
     eng = assert_same(variant(*LONG), sets)
     assert eng.quiet_wakes > 0 and eng.quiet_rounds > eng.quiet_wakes
+    # in plannings too (a prefill beside them), the boundaries' blocks were taken at once
+    assert eng.wake_batches > 0
 
 
 @pytest.mark.parametrize("change", [

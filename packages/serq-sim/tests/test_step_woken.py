@@ -111,8 +111,13 @@ def test_woken_decoders_grow_in_place(sets, watched):
     (eng,) = [s for s in sim.stages if isinstance(s, StepStage)]
     assert eng.glazy_iterations > 0
     assert watched["checked"] > 0
-    # the woken decoders were grown in their place while lazy (before, they were made eager first)
-    assert watched["woken_grown"] > 0
+    # the woken decoders were grown in their place while lazy (before, they were made eager first): by
+    # the walk, or, when every one of them fits and they come before the residents that are not lazy,
+    # all at once before it (wake_batches; quiet_wakes in quiet rounds); where memory is short (a
+    # preemption storm) the walk grows them one by one
+    assert watched["woken_grown"] + eng.wake_batches + eng.quiet_wakes > 0
+    if sets.get("blocks", 400) <= 60:
+        assert watched["woken_grown"] > 0
     if sets.get("bs", 4) > 2:
         # decoders the walk grew that were not lazy (a decode begun at a block boundary) are lazy at once
         assert watched["relazied"] > 0

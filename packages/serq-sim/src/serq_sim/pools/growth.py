@@ -65,12 +65,7 @@ def grow_slot(sim, s, slot: Slot, d: float, job):
         used = pool.used
         limit = pool.limit
         if used + pool.reserved - slot.u + need <= limit:
-            # it fits: allocate, evicting to make room
-            if pool.t_last != sim.now:  # pool.acc() (a no-op when it is up to date)
-                pool.acc()
-            if used + pool.cached + need > limit:  # cache.make_room(sim, pool, need)
-                cache.evict_for(sim, pool, need)
-            pool.used = used + need
+            take_fitting(sim, pool, used, need)  # it fits: allocate, evicting to make room
             slot.alloc += need
             if pool.reserve_held:
                 u = max(slot.r - slot.alloc, 0.0)
@@ -86,6 +81,20 @@ def grow_slot(sim, s, slot: Slot, d: float, job):
         exc = preempt(sim, victim, pool)
         if victim is s:
             return exc
+
+
+def take_fitting(sim, pool: Pool, used: float, need: float) -> None:
+    """Allocate ``need`` units on ``pool`` (``used``: its units in use now) where they fit beside what is
+    used and reserved: the pool's statistics brought up to now, cached entries evicted in the pool's order
+    until the allocation fits beside them, the units taken. The allocation of a growth that fits
+    (:func:`grow_slot`); also several such growths at once, when each is known to fit (lazy growers at a
+    block boundary in a quiet round): with whole blocks their summed need evicts exactly what they would
+    evict one after the other."""
+    if pool.t_last != sim.now:  # pool.acc() (a no-op when it is up to date)
+        pool.acc()
+    if used + pool.cached + need > pool.limit:  # cache.make_room(sim, pool, need)
+        cache.evict_for(sim, pool, need)
+    pool.used = used + need
 
 
 def retry_growers(sim, pool: Pool) -> None:

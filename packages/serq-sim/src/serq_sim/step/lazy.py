@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from heapq import heappush as _heappush
 from math import ceil
+from operator import attrgetter
 
 from serq_ir import nodes as N
 
 from ..compile import reads, reads_context
 from ..policies.preemption import NoPreemption, PreemptByKeys
 from ..pools import admission
-from ..pools.growth import grow_slot
+from ..pools.growth import grow_slot, take_fitting
 from ..stages import Job
 from ..status import GROWING
 from .common import (
@@ -28,6 +29,8 @@ from .common import (
     constant,
     iteration_sums,
 )
+
+_owner_seq = attrgetter("owner.adm_seq")
 
 
 class LazyDecoding:
@@ -204,6 +207,15 @@ class LazyDecoding:
         self._quiet_static = ok
         return ok
 
+    def _judge_wake_batch(self) -> bool:
+        """Whether the lazy growers at a block boundary may take their blocks at once (judged once): lazy
+        growers are planned (the memory pool judged for them) and the memory pool spills nothing, holds no
+        reservations and evicts in LRU order or caches nothing (an eviction then reads no state, and whole
+        blocks evict the same, summed or one by one)."""
+        pool = self.memory
+        return bool(self.glazy_ok and pool is not None and pool.spill is None and not pool.reserve_held
+                    and (pool.lru or pool.evict is None))
+
     def _quiet_rounds(self, now: float, t: float, cost: float, budget: float) -> tuple[int, float]:
         """Complete the quiet rounds that follow at once: round k ends at ``t`` (each a sum with the cost,
         as the event loop would take them) before any other event, at or before the horizon, and with no
@@ -268,14 +280,33 @@ class LazyDecoding:
     def _wake_check(self, wl: list[Job], rounds: int, nlazy: int):
         """Whether the planning of round ``rounds`` of a quiet stretch, in which the lazy growers ``wl``
         reach a block boundary, would be the quiet iteration again but for their blocks: every resident
-        is lazy, nothing waits to be admitted here, each of them gets its block without a preemption, a
-        wait or an eviction order that could read the state, and the block leaves room for its next
-        token; and the cost it then takes is valid. Returns ``(cost, plan)``, ``plan`` the growers in
-        admission order with what each needs, or ``None`` (nothing done: the stretch ends before that
-        round, which is planned as usual)."""
+        is lazy, nothing waits to be admitted here, the growers' blocks can be taken at once
+        (:meth:`_wake_plan`), and the cost it then takes is valid. Returns ``(cost, plan)``, or ``None``
+        (nothing done: the stretch ends before that round, which is planned as usual)."""
         for pool in self.served_pools:
             if pool.front or pool.queue:
                 return None
+        plan = self._wake_plan(wl, rounds)
+        if plan is None:
+            return None
+        if self.cost_ctx:
+            nl = float(nlazy)
+            cost = self.cost_of(nl, nl, 0.0, float(len(self.residents)), plan[2] if self.cost_kv else 0.0,
+                                0.0, 0.0)
+            if not cost >= 0.0:
+                return None
+        else:
+            cost = self.cost_fn(None, None, self._no_ctx)
+        return cost, plan
+
+    def _wake_plan(self, wl: list[Job], rounds: int):
+        """What the walk of :meth:`_start_glazy` would do with the lazy growers ``wl`` that reach a block
+        boundary at round ``rounds``, when it reaches each of them with its token left: grow the block its
+        token needs and list it anew, lazy from this round on. ``(plan, total, kv)`` when every one of them
+        gets its block without a preemption, a wait or an eviction order that could read the state, and
+        the block leaves room for its next token: ``plan`` the growers in admission order (``wl`` is
+        sorted so) with what each grows, ``total`` the sum, ``kv`` the lazy decoders' kv total after; else
+        ``None`` (nothing done)."""
         pool = self.memory
         b = pool.block
         used = pool.used
@@ -284,11 +315,13 @@ class LazyDecoding:
         plan = []
         kv = self.kv_lazy
         cost_kv = self.cost_kv
-        for job in sorted(wl, key=_adm_seq):
+        if len(wl) > 1:
+            wl.sort(key=_owner_seq)  # admission order, the walk's (a lazy grower has its session)
+        for job in wl:
             slot = job.gslot
             owner = job.owner
             if (job.stage is not self or job.lz < 0 or slot is None or slot.pool is not pool or owner is None
-                    or owner.status == GROWING or (cost_kv and job.mslots is None)):
+                    or owner.status == GROWING):
                 return None
             k0 = slot.pos + (rounds - job.lz)  # its position now
             alloc = slot.alloc
@@ -303,63 +336,81 @@ class LazyDecoding:
                     if used + reserved - slot.u + grow > limit:
                         return None  # it would preempt or wait
                     used += grow
+                else:
+                    grow = 0.0
             room = alloc + grow - k0
             if not (room >= 2.0 and room == int(room)):
                 return None
-            m = 0.0
+            m = 0
             if cost_kv:
-                m = 0
-                for sl in job.mslots:
+                slots = job.mslots
+                if slots is None:
+                    return None
+                for sl in slots:
                     m += sl.alloc
-                if any(sl is slot for sl in job.mslots):
-                    m += grow
+                    if sl is slot:
+                        m += grow
                 if m != int(m):
                     return None
                 kv += m - job.lzm  # what the walk adds to the lazy decoders' kv total
-            plan.append((job, need, k0, room, m))
+            plan.append((job, slot, grow, k0, room, m))
         if not pool.lru and used + pool.cached > limit:
             return None  # an eviction in an order that may read the state
-        if self.cost_ctx:
-            nl = float(nlazy)
-            cost = self.cost_of(nl, nl, 0.0, float(len(self.residents)), kv if cost_kv else 0.0,
-                                0.0, 0.0)
-            if not cost >= 0.0:
-                return None
-        else:
-            cost = self.cost_fn(None, None, self._no_ctx)
-        return cost, plan
+        return plan, used - pool.used, kv
+
+    def _wake_apply(self, wl: list[Job], c, rounds: int, t_round: float) -> None:
+        """Carry out the plan :meth:`_wake_plan` made for round ``rounds`` (``t_round``: the end of the
+        round before; the clock is the planning's): the growers grow the blocks their tokens need, taken
+        at once (``take_fitting``, the allocation of a growth that fits: each was checked to fit after the
+        ones before it), and are listed anew, lazy from this round on, as the walk does it."""
+        plan, total, _kv = c
+        sim = self.sim
+        if total > 0.0:
+            take_fitting(sim, self.memory, self.memory.used, total)
+        now = sim.now
+        cost_kv = self.cost_kv
+        wake = self.wake
+        due = self.due
+        for job, slot, grow, k0, room, m in plan:
+            owner = job.owner
+            if grow:
+                slot.alloc += grow
+            owner.holds[job.ghi].grown = True
+            w = job.work - (rounds - job.lz)
+            job.work = w
+            slot.pos = k0
+            owner.tok = t_round  # its last output token was the last round's end
+            if t_round != now:  # ... and not this iteration's start (tokens.py)
+                self.tpend.append((job, t_round))
+            if cost_kv:
+                self.kv_lazy += m - job.lzm
+                job.lzm = m
+            job.lz = rounds
+            if w > room:
+                key = rounds + int(room)
+                tbl = wake
+            else:
+                key = rounds + int(w)
+                tbl = due
+            lst = tbl.get(key)
+            if lst is None:
+                tbl[key] = [job]
+            else:
+                lst.append(job)
+        wl.clear()
+        del wake[rounds]
 
     def _wake_quiet(self, wl: list[Job], c, rounds: int, t_round: float) -> None:
-        """Carry out the plan :meth:`_wake_check` made for round ``rounds`` of a quiet stretch (planned at
-        ``t_round``): each grower, in admission order, grows the block its token needs and is listed anew,
-        lazy from this round on, as the walk of :meth:`_start_glazy` does it."""
+        """Carry out the plan :meth:`_wake_check` made for round ``rounds`` of a quiet stretch, planned at
+        ``t_round`` (the clock set to it while the blocks are taken: the pool's statistics are brought up
+        to it)."""
         sim = self.sim
         now = sim.now
-        sim.now = t_round  # the planning's clock (the pool's statistics are brought up to it)
+        sim.now = t_round
         try:
-            cost_kv = self.cost_kv
-            for job, need, k0, room, m in c[1]:
-                slot = job.gslot
-                owner = job.owner
-                if need > EPS and grow_slot(sim, owner, slot, need, job) is not None:
-                    raise AssertionError("a quiet round's growth did not fit")  # checked by _wake_check
-                owner.holds[job.ghi].grown = True
-                w = job.work - (rounds - job.lz)
-                job.work = w
-                slot.pos = k0
-                owner.tok = t_round  # its last output token was the last round's end
-                if cost_kv:
-                    self.kv_lazy += m - job.lzm
-                    job.lzm = m
-                job.lz = rounds
-                if w > room:
-                    self.wake.setdefault(rounds + int(room), []).append(job)
-                else:
-                    self.due.setdefault(rounds + int(w), []).append(job)
+            self._wake_apply(wl, c[1], rounds, t_round)
         finally:
             sim.now = now
-        wl.clear()
-        del self.wake[rounds]
         self.quiet_wakes += 1
 
     def _may_admit(self) -> bool:
@@ -513,6 +564,19 @@ class LazyDecoding:
                 self.eager = eager = keep
         if frac:
             return False  # a resident that is not lazy would be planned a fraction of a token
+        if wl is not None and self._wake_batch is not False:
+            # the growers at a block boundary come first in the walk (before every resident that is not
+            # lazy) and the budget reaches them: their blocks are taken at once, as the walk would take
+            # them one by one, when each fits (_wake_plan); the walk then counts them as lazy
+            if self._wake_batch is None:
+                self._wake_batch = self._judge_wake_batch()
+            if (self._wake_batch and budget >= len(self.residents) - len(eager)
+                    and (not eager or _owner_seq(max(wl, key=_owner_seq)) < _adm_seq(eager[0]))):
+                c = self._wake_plan(wl, rounds)
+                if c is not None:
+                    self._wake_apply(wl, c, rounds, self.t_round)
+                    self.wake_batches += 1
+                    wl = None
         sim = self.sim
         p0 = sim.preempt_count
         d0 = self.detached

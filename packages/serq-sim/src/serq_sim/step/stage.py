@@ -142,6 +142,10 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
         #: (tests read them; not reported)
         self.quiet_rounds = 0
         self.quiet_wakes = 0
+        #: whether lazy growers at a block boundary may take their blocks at once in a planning (None: not
+        #: judged yet; see _judge_wake_batch), and how many plannings did (tests read it; not reported)
+        self._wake_batch: bool | None = None
+        self.wake_batches = 0
         #: the output tokens' gaps (ITL, step/tokens.py): the running iteration's start, the end of the
         #: last round that ended, and the lazy decoders made lazy at this planning whose previous token
         #: was not its start, (job, that token's time)
