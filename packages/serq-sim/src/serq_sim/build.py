@@ -9,7 +9,7 @@ from array import array
 
 from serq_ir import nodes as N
 
-from .compile import Compiler, observables_read, state_dependent
+from .compile import Compiler, observables_read, state_dependent, walk
 from .errors import SimError, format_error
 from .pools.model import KeyedQueue, Pool
 from .stages import FlowNetwork
@@ -94,6 +94,11 @@ def build(sim, reg, trace_path) -> None:
         pool.lru = pool.batch_room and pool.evict.fifo is not None
     sim.free_pools = [pl for pl in sim.pools if pl.via is None]
     sim.any_pools = bool(sim.pools)
+    # the pools that can ever have a waiting grower (those a grow or a growing run names) and the free
+    # pools that can ever have a queue (those some hold names first): the settle looks at these only
+    grown, first = _grown_and_first(sim, p)
+    sim.grow_pools = [pl for pl in sim.pools if pl.flat in grown]
+    sim.queue_free = [pl for pl in sim.free_pools if pl.flat in first]
     # whether some expression reads a stage's online estimates (else the stages do not keep them)
     sim.need_est = not observables_read(p).isdisjoint(ESTIMATES)
     # workload
@@ -181,6 +186,26 @@ def pool_policy(sim, registry, pool: Pool, node, what: str):
         raise SimError(format_error(pool.node.span, None, None, f"pool {pool.node.name}: unknown {what} "
                                     f"{name!r} (registered: {', '.join(registry.names())})", sim.source))
     return registry[name](sim, pool, node)
+
+
+def _grown_and_first(sim, p: N.Program) -> tuple[set[int], set[int]]:
+    """The flat indices of the pools some ``grow`` or growing run of the session block names, and of those
+    some hold names as its first pool (a reference with an index: every member of its family)."""
+
+    def members(r: N.PoolRef) -> range:
+        base = sim.pool_base[r.pool]
+        return range(base, base + p.pools[r.pool].size)
+
+    grown: set[int] = set()
+    first: set[int] = set()
+    for x in walk(p.session):
+        if isinstance(x, N.Grow):
+            grown.update(members(x.pool))
+        elif isinstance(x, N.Run) and x.growing is not None:
+            grown.update(members(x.growing))
+        elif isinstance(x, N.Hold) and x.pools:
+            first.update(members(x.pools[0].pool))
+    return grown, first
 
 
 def _all_blocks(p: N.Program):

@@ -506,27 +506,31 @@ class Simulation:
 
     def settle(self) -> None:
         ready = self.ready
+        grow_pools = self.grow_pools
+        queue_free = self.queue_free
+        steps = self.step_stages
         while True:
             if ready:
                 self.drain_ready()
-            if self.any_pools:
+            if grow_pools or queue_free:
                 # _admission.admit_all(self) when it has something to do: a grower waits, or a session in
-                # the queue of a pool admitted outside the step stages (a settle per event: most have none)
-                for pool in self.pools:
+                # the queue of a pool admitted outside the step stages (a settle per event: most have none;
+                # only the pools that can ever have growers, or a queue, are looked at: build.py)
+                for pool in grow_pools:
                     if pool.growers:
                         _admission.admit_all(self)
                         break
                 else:
-                    for pool in self.free_pools:
+                    for pool in queue_free:
                         if pool.front or pool.queue:
                             _admission.admit_all(self)
                             break
                 if ready:
                     continue
-            if self.step_stages:
+            if steps:
                 heap = self.heap
                 if not (heap and heap[0][0] <= self.now):
-                    for st in self.step_stages:
+                    for st in steps:
                         if st.idle():
                             st.try_start()
                     if ready:
@@ -656,8 +660,15 @@ class Simulation:
             self.ended += 1
         if self.closed:
             self.spawn()
-        if self.any_pools:
-            _admission.admit_all(self)
+        # _admission.admit_all(self) when it has something to do (as in settle)
+        for pool in self.grow_pools:
+            if pool.growers:
+                _admission.admit_all(self)
+                return
+        for pool in self.queue_free:
+            if pool.front or pool.queue:
+                _admission.admit_all(self)
+                return
 
     def _detach(self, s: Session) -> None:
         st = s.status

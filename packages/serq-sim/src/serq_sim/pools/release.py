@@ -36,7 +36,13 @@ def release_slot(sim, s, slot: Slot, cache_value, grown: bool) -> None:
     pool.reserved -= slot.u
     pool.holders.pop(slot, None)
     if cache_value is not None:
-        keep = min(cache_value, slot.pos if grown else alloc, alloc)
+        # min(cache_value, slot.pos if grown else alloc, alloc), inlined (the first of equal ones kept)
+        keep = cache_value
+        x = slot.pos if grown else alloc
+        if x < keep:
+            keep = x
+        if alloc < keep:
+            keep = alloc
         b = pool.block
         if b is not None and keep != INF:  # pool.round_down(keep), inlined
             try:
@@ -81,6 +87,9 @@ def end_hold(sim, s) -> None:
             release_slot(sim, s, slot, cv, grown)
             if s.preempt_pos:
                 s.preempt_pos.pop(slot.pool, None)
+        # the hold and its slots refer to each other (``Slot.hold``): emptied, they are freed now, and the
+        # session with them once nothing else holds it, instead of by the cyclic garbage collector
+        h.slots = []
     else:
         lease_pool = info.lease_ref(s, A, sim.null_ctx)
         for slot in h.slots:
@@ -96,8 +105,16 @@ def end_hold(sim, s) -> None:
             if s.preempt_pos:
                 s.preempt_pos.pop(slot.pool, None)
     A[SLOT_COMPUTED] = 0.0
-    if sim.any_pools:
-        admission.admit_all(sim)
+    # admission.admit_all(sim) when it has something to do (it retries growers and admits at free pools'
+    # queues; only the pools that can ever have either are looked at: build.py)
+    for pool in sim.grow_pools:
+        if pool.growers:
+            admission.admit_all(sim)
+            return
+    for pool in sim.queue_free:
+        if pool.front or pool.queue:
+            admission.admit_all(sim)
+            return
 
 
 def end_lease(sim, lease: Lease) -> None:

@@ -237,13 +237,42 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
     def start_run(self, s, work: float, mode: str, growing, sid: int) -> None:
         """``sim.run_job(s, self, work, mode, growing, sid)`` in one call (the compiled session code's run
         of a prefill or decode on a step stage named without an index)."""
-        if not (work > 0):  # NaN (an error) or nothing to do: the general path
+        if not (work > 0) or mode == "plain":  # NaN, nothing to do, or a plain run (errors): the general path
             self.sim.run_job(s, self, work, mode, growing, sid)
             return
-        job = Job(s, work, mode, growing, self.sim.now, sid)
+        now = self.sim.now
+        job = Job(s, work, mode, growing, now, sid)
         s.job = job
         s.status = STAGE
-        self.attach(job)
+        # self.attach(job), inlined (a new job: its ``assigned`` is 0 already, its owner is ``s``)
+        if self._own_busy:  # self.acc(), inlined
+            dt = now - self.t_last
+            if dt > 0:
+                self.a_present += self.present * dt
+                self.a_busy += (1.0 if self.iter is not None else 0.0) * dt
+            self.t_last = now
+        else:
+            self.acc()
+        job.stage = self
+        job.started = now
+        seq = s.adm_seq
+        res = self.residents
+        last = res[-1].owner if res else None
+        if not res or (last.adm_seq if last is not None else math.inf) <= seq:
+            res.append(job)
+        else:
+            res.insert(bisect_right(res, seq, key=_adm_seq), job)
+        eager = self.eager
+        last = eager[-1].owner if eager else None
+        if not eager or (last.adm_seq if last is not None else math.inf) <= seq:
+            eager.append(job)
+        else:
+            eager.insert(bisect_right(eager, seq, key=_adm_seq), job)
+        if mode == "decode":
+            self.ndec += 1
+        if growing is not None:
+            self.ngrow += 1
+        self.present += 1
 
     def detach(self, job: Job) -> None:
         self.detached += 1

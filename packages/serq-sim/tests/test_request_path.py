@@ -1,0 +1,116 @@
+"""The per-request path of the general engine: what a request leaves behind when it ends, and the pools the
+settle looks at (build.py: ``grow_pools``, the pools some grow or growing run names, the only ones that
+can have a waiting grower; ``queue_free``, the free pools some hold names first, the only ones that can
+have a queue)."""
+
+from __future__ import annotations
+
+import gc
+from pathlib import Path
+
+import pytest
+import serq_frontend
+from serq_sim.api import registries
+from serq_sim.engine import Simulation
+from serq_sim.session import Session
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[2]
+
+# a two-pool hold without a cache clause (a pool with blocks: the general engine), a hold on a family member
+# by index, a grow that waits, a growing run on a step stage
+NO_CACHE = """
+pool a { cap 3; }
+pool b { cap 64; block 4; }
+stage f : fifo;
+workload { arrive poisson(2); }
+session {
+  hold a (1), b (8) {
+    run f (~exp(0.4));
+  }
+}
+run { horizon 1e9; warmup 0; seed 5; arrivals 300; }
+"""
+
+GROWERS = """
+pool slots[2] { cap 3; }
+pool kv { cap 64; block 4; }
+pool reqs { cap 4; admit via E; }
+pool mem { cap 40; block 4; evict lru; preempt lifo; }
+stage E : step { budget 8; cost 1; memory mem; }
+stage d : delay;
+stage f : fifo;
+workload { arrive poisson(3); }
+session {
+  set m = ~bernoulli(0.5);
+  hold slots[m] (1) {
+    hold kv (4) {
+      run d (~exp(1));
+      grow kv (~uniform(4, 40));
+      run f (~exp(0.3));
+    }
+  }
+  hold reqs (1), mem (4) {
+    prefill on E (6) growing mem;
+    decode on E (~uniform(1, 30)) growing mem;
+  } cache (10);
+}
+run { horizon 200; warmup 0; seed 2; }
+"""
+
+
+def test_an_ended_request_is_freed_without_the_cycle_collector():
+    # a hold's slots refer to their hold (Slot.hold) and the hold to its slots: the end of the hold's scope
+    # empties the hold, so the slots, the hold and the session (each slot's owner) are freed when the
+    # session ends, by reference counting; the cycle collector, off here, would otherwise be what frees them
+    program = serq_frontend.compile(source=NO_CACHE)
+    sim = Simulation(program, registries())
+    was = gc.isenabled()
+    gc.collect()
+    gc.disable()
+    try:
+        before = sum(1 for o in gc.get_objects() if isinstance(o, Session))
+        r = sim.run()
+        left = sum(1 for o in gc.get_objects() if isinstance(o, Session)) - before
+    finally:
+        if was:
+            gc.enable()
+    assert r is not None and sim.arrivals == 300 and sim.live == 0
+    assert left == 0
+
+
+def _programs():
+    yield "growers", serq_frontend.compile(source=GROWERS), {}
+    yield "no_cache", serq_frontend.compile(source=NO_CACHE), {}
+    for rel, kw in [("examples/multi-turn/vllm.sq", {"horizon": 400.0}),
+                    ("examples/multi-turn/vllm_subagents.sq", {"horizon": 300.0}),
+                    ("examples/pd-disaggregation/llmd_nixl_pull.sq", {"horizon": 300.0, "warmup": 0.0}),
+                    ("packages/serq-sim/tests/lazy/vllm_stress.sq", {}),
+                    ("packages/serq-sim/tests/lazy/preempted.sq", {})]:
+        yield rel, serq_frontend.compile(ROOT / rel), kw
+
+
+@pytest.mark.parametrize("name", [n for n, _p, _kw in _programs()])
+def test_the_settle_looks_at_every_pool_that_has_growers_or_a_queue(name, monkeypatch):
+    program, kw = next((p, kw) for n, p, kw in _programs() if n == name)
+    seen = {"growers": 0, "queued": 0}
+    original = Simulation.settle
+
+    def checked(sim):
+        for pool in sim.pools:
+            if pool.growers:
+                seen["growers"] += 1
+                assert pool in sim.grow_pools, pool.name
+            if pool.via is None and (pool.front or pool.queue):
+                seen["queued"] += 1
+                assert pool in sim.queue_free, pool.name
+        original(sim)
+
+    monkeypatch.setattr(Simulation, "settle", checked)
+    sim = Simulation(program, registries(), **kw)
+    sim.run()
+    if name == "growers":
+        # the program makes both happen: a grow that waits, holds queued at free pools
+        assert seen["growers"] > 0 and seen["queued"] > 0
+        assert {p.name for p in sim.grow_pools} == {"kv", "mem"}
+        assert {(p.name, p.index) for p in sim.queue_free} == {("slots", 0), ("slots", 1), ("kv", 0)}
