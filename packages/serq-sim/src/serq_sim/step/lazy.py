@@ -291,8 +291,7 @@ class LazyDecoding:
             return None
         if self.cost_ctx:
             nl = float(nlazy)
-            cost = self.cost_of(nl, nl, 0.0, float(len(self.residents)), plan[2] if self.cost_kv else 0.0,
-                                0.0, 0.0)
+            cost = self.cost_of(nl, nl, 0.0, float(len(self.residents)), plan[1], 0.0, 0.0)
             if not cost >= 0.0:
                 return None
         else:
@@ -302,18 +301,16 @@ class LazyDecoding:
     def _wake_plan(self, wl: list[Job], rounds: int):
         """What the walk of :meth:`_start_glazy` would do with the lazy growers ``wl`` that reach a block
         boundary at round ``rounds``, when it reaches each of them with its token left: grow the block its
-        token needs and list it anew, lazy from this round on. ``(plan, total, kv)`` when every one of them
-        gets its block without a preemption, a wait or an eviction order that could read the state, and
-        the block leaves room for its next token: ``plan`` the growers in admission order (``wl`` is
-        sorted so) with what each grows, ``total`` the sum, ``kv`` the lazy decoders' kv total after; else
-        ``None`` (nothing done)."""
+        token needs and list it anew, lazy from this round on. ``(total, kv)`` when every one of them gets
+        its block without a preemption, a wait or an eviction order that could read the state (each fits
+        after the ones before it in admission order: ``wl`` is sorted so), the block leaves room for its
+        next token, and its KV is that one slot: ``total`` the blocks they take, ``kv`` the lazy decoders'
+        kv total after; else ``None`` (nothing done)."""
         pool = self.memory
         b = pool.block
         used = pool.used
         reserved = pool.reserved
         limit = pool.limit
-        plan = []
-        kv = self.kv_lazy
         cost_kv = self.cost_kv
         if len(wl) > 1:
             wl.sort(key=_owner_seq)  # admission order, the walk's (a lazy grower has its session)
@@ -324,79 +321,73 @@ class LazyDecoding:
                     or owner.status == GROWING):
                 return None
             k0 = slot.pos + (rounds - job.lz)  # its position now
-            alloc = slot.alloc
-            need = k0 + 1.0 - alloc
-            grow = 0.0
-            if need > EPS:
-                x = alloc + need
-                if b is not None:  # pool.round_up(x), as grow_slot rounds it
-                    x = ceil(x / b - 1e-12) * b
-                grow = x - alloc
-                if grow > EPS:
-                    if used + reserved - slot.u + grow > limit:
-                        return None  # it would preempt or wait
-                    used += grow
-                else:
-                    grow = 0.0
-            room = alloc + grow - k0
+            # the block its token needs: pool.round_up(k0 + 1), as grow_slot rounds it
+            x = ceil((k0 + 1.0) / b - 1e-12) * b
+            grow = x - slot.alloc
+            if not grow > EPS:
+                return None  # not at a boundary after all: the walk sees to it
+            if used + grow + reserved - slot.u > limit:
+                return None  # it would preempt or wait
+            used += grow
+            room = x - k0
             if not (room >= 2.0 and room == int(room)):
                 return None
-            m = 0
             if cost_kv:
                 slots = job.mslots
-                if slots is None:
+                if slots is None or len(slots) != 1 or slots[0] is not slot:
                     return None
-                for sl in slots:
-                    m += sl.alloc
-                    if sl is slot:
-                        m += grow
-                if m != int(m):
-                    return None
-                kv += m - job.lzm  # what the walk adds to the lazy decoders' kv total
-            plan.append((job, slot, grow, k0, room, m))
         if not pool.lru and used + pool.cached > limit:
             return None  # an eviction in an order that may read the state
-        return plan, used - pool.used, kv
+        total = used - pool.used
+        return total, (self.kv_lazy + total if cost_kv else 0.0)
 
     def _wake_apply(self, wl: list[Job], c, rounds: int, t_round: float) -> None:
-        """Carry out the plan :meth:`_wake_plan` made for round ``rounds`` (``t_round``: the end of the
-        round before; the clock is the planning's): the growers grow the blocks their tokens need, taken
-        at once (``take_fitting``, the allocation of a growth that fits: each was checked to fit after the
-        ones before it), and are listed anew, lazy from this round on, as the walk does it."""
-        plan, total, _kv = c
-        sim = self.sim
-        if total > 0.0:
-            take_fitting(sim, self.memory, self.memory.used, total)
-        now = sim.now
+        """Carry out the plan :meth:`_wake_plan` made for round ``rounds``: the growers' blocks are taken
+        at once (``take_fitting``, the allocation of a growth that fits) and each is listed anew under the
+        round of its next boundary or its last token. A lazy job's work and position are those at the
+        round it became lazy (``lz``) less the rounds since, so they stay as they are here; its KV grows
+        with its allocation."""
+        total = c[0]
+        pool = self.memory
+        take_fitting(self.sim, pool, pool.used, total)
+        b = pool.block
         cost_kv = self.cost_kv
         wake = self.wake
         due = self.due
-        for job, slot, grow, k0, room, m in plan:
-            owner = job.owner
-            if grow:
-                slot.alloc += grow
-            owner.holds[job.ghi].grown = True
-            w = job.work - (rounds - job.lz)
-            job.work = w
-            slot.pos = k0
-            owner.tok = t_round  # its last output token was the last round's end
-            if t_round != now:  # ... and not this iteration's start (tokens.py)
-                self.tpend.append((job, t_round))
+        nxt = None
+        late = t_round != self.sim.now  # its last token, the last round's end, was not this planning's start
+        for job in wl:
+            slot = job.gslot
+            k0 = slot.pos + (rounds - job.lz)
+            x = ceil((k0 + 1.0) / b - 1e-12) * b
             if cost_kv:
-                self.kv_lazy += m - job.lzm
-                job.lzm = m
-            job.lz = rounds
+                job.lzm += x - slot.alloc
+            slot.alloc = x
+            owner = job.owner
+            owner.holds[job.ghi].grown = True
+            if late:  # (tokens.py) as the walk does it
+                owner.tok = t_round
+                self.tpend.append((job, t_round))
+            w = job.work - (rounds - job.lz)
+            room = x - k0
             if w > room:
                 key = rounds + int(room)
+                if key == rounds + b and nxt is not None:
+                    nxt.append(job)
+                    continue
                 tbl = wake
             else:
                 key = rounds + int(w)
                 tbl = due
             lst = tbl.get(key)
             if lst is None:
-                tbl[key] = [job]
+                tbl[key] = lst = [job]
             else:
                 lst.append(job)
+            if tbl is wake and key == rounds + b:
+                nxt = lst
+        if cost_kv:
+            self.kv_lazy = c[1]
         wl.clear()
         del wake[rounds]
 
