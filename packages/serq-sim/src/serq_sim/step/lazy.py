@@ -302,18 +302,18 @@ class LazyDecoding:
         """What the walk of :meth:`_start_glazy` would do with the lazy growers ``wl`` that reach a block
         boundary at round ``rounds``, when it reaches each of them with its token left: grow the block its
         token needs and list it anew, lazy from this round on. ``(total, kv)`` when every one of them gets
-        its block without a preemption, a wait or an eviction order that could read the state (each fits
-        after the ones before it in admission order: ``wl`` is sorted so), the block leaves room for its
-        next token, and its KV is that one slot: ``total`` the blocks they take, ``kv`` the lazy decoders'
-        kv total after; else ``None`` (nothing done)."""
+        its block without a preemption, a wait or an eviction order that could read the state (all of
+        them fit beside what is used and reserved, so each fits after the ones before it whatever their
+        order: a slot's unallocated reservation only adds room), the block leaves room for its next
+        token, and its KV is that one slot: ``total`` the blocks they take, ``kv`` the lazy decoders' kv
+        total after; else ``None`` (nothing done). Their order matters nowhere else: the blocks are taken
+        as one sum, and the tables they go to are read in admission order."""
         pool = self.memory
         b = pool.block
         used = pool.used
         reserved = pool.reserved
         limit = pool.limit
         cost_kv = self.cost_kv
-        if len(wl) > 1:
-            wl.sort(key=_owner_seq)  # admission order, the walk's (a lazy grower has its session)
         for job in wl:
             slot = job.gslot
             owner = job.owner
@@ -326,8 +326,6 @@ class LazyDecoding:
             grow = x - slot.alloc
             if not grow > EPS:
                 return None  # not at a boundary after all: the walk sees to it
-            if used + grow + reserved - slot.u > limit:
-                return None  # it would preempt or wait
             used += grow
             room = x - k0
             if not (room >= 2.0 and room == int(room)):
@@ -336,6 +334,8 @@ class LazyDecoding:
                 slots = job.mslots
                 if slots is None or len(slots) != 1 or slots[0] is not slot:
                     return None
+        if used + reserved > limit:
+            return None  # one of them would preempt or wait (or might: the walk sees to it)
         if not pool.lru and used + pool.cached > limit:
             return None  # an eviction in an order that may read the state
         total = used - pool.used
@@ -561,8 +561,10 @@ class LazyDecoding:
             # them one by one, when each fits (_wake_plan); the walk then counts them as lazy
             if self._wake_batch is None:
                 self._wake_batch = self._judge_wake_batch()
-            if (self._wake_batch and budget >= len(self.residents) - len(eager)
-                    and (not eager or _owner_seq(max(wl, key=_owner_seq)) < _adm_seq(eager[0]))):
+            res = self.residents
+            if (self._wake_batch and budget >= len(res) - len(eager)
+                    and (not eager or res[-len(eager):] == eager
+                         or _owner_seq(max(wl, key=_owner_seq)) < _adm_seq(eager[0]))):
                 c = self._wake_plan(wl, rounds)
                 if c is not None:
                     self._wake_apply(wl, c, rounds, self.t_round)
@@ -576,7 +578,11 @@ class LazyDecoding:
         # is): the ones that are not lazy and, when there are, the decoders whose next token needs a block
         # (woken), walked in their place, still lazy (and listed) until the walk reaches them
         index = order.index
-        walk = list(map(index, eager))
+        ne = len(eager)
+        if ne and order[-ne:] == eager:  # the newest residents (prefills admitted last): no search
+            walk = list(range(len(order) - ne, len(order)))
+        else:
+            walk = list(map(index, eager))
         if wl is not None:
             walk += map(index, wl)
             walk.sort()
