@@ -1,7 +1,7 @@
 """The per-request path of the general engine: what a request leaves behind when it ends, and the pools the
 settle looks at (build.py: ``grow_pools``, the pools some grow or growing run names, the only ones that
 can have a waiting grower; ``queue_free``, the free pools some hold names first, the only ones that can
-have a queue)."""
+have a queue; a pool no hold names first keeps its statistics without the queue's, Pool.acc_unqueued)."""
 
 from __future__ import annotations
 
@@ -104,6 +104,9 @@ def test_the_settle_looks_at_every_pool_that_has_growers_or_a_queue(name, monkey
             if pool.via is None and (pool.front or pool.queue):
                 seen["queued"] += 1
                 assert pool in sim.queue_free, pool.name
+            if pool.front or pool.queue:
+                # a pool's statistics leave out the queue only where no hold can queue (Pool.acc_unqueued)
+                assert "acc" not in vars(pool), pool.name
         original(sim)
 
     monkeypatch.setattr(Simulation, "settle", checked)

@@ -135,3 +135,69 @@ def test_the_reference_code_is_the_plain_one(monkeypatch):
     monkeypatch.setenv("SERQ_SIM_TIER", "general")
     src = source_of(serq_frontend.compile(str(STRESS)))
     assert "E.run_job" in src and ".guard_error" in src
+
+
+# two-argument min and max, floor and ceil written out (Compiler.inline): NaN, ±inf, -0.0, ints (work() of an
+# empty stage is the int 0), draws and observables as operands, nested, in the session block, a hold's
+# header, a workload turn block and a step stage's cost; every value is an observe's sample (compared as
+# bytes: -0.0 is not 0.0)
+CALLS = """
+pool reqs { cap 3; admit via E; }
+pool kv { cap 96; block 4; evict lru; }
+stage E : step { budget 8; cost 0.5 + max(decoders, 1) * 0.1 + min(kv_decode, 40) * 0.001 + floor(prefilled / 3) * 0.01; memory kv; }
+stage f : fifo;
+stage idle : fifo;
+workload {
+  arrive poisson(2);
+  turn { set n = 1 + max(floor(~exp(5)), ceil(~uniform(-2, 2))); }
+}
+session {
+  turn;
+  set z = (serial - serial) / (serial - serial);
+  set i = 1 / (serial - serial);
+  set nz = -(serial - serial);
+  set u = ~uniform(-3, 3);
+  observe fl = floor(u);
+  observe ce = ceil(u);
+  observe fz = floor(z);
+  observe cz = ceil(z);
+  observe fi = floor(i);
+  observe ci = ceil(-i);
+  observe fn = floor(nz);
+  observe cn = ceil(nz);
+  observe cs = ceil(-0.25 * (1 + u * u));
+  observe big = floor(9007199254740993 * (1 + u * u));
+  observe mx = max(~exp(1), ~exp(2));
+  observe mn = min(~uniform(0, 1), z);
+  observe mz = max(z, u);
+  observe m0 = min(nz, 0);
+  observe m1 = max(0, nz);
+  observe m2 = max(nz, 0);
+  observe mw = max(work(idle), nz);
+  observe mq = min(queue(f), work(idle));
+  observe nest = max(min(u, 1), floor(max(u, -1)));
+  run f (~exp(0.3));
+  hold reqs (1), kv (min(known, max(n, 4))) reserve (max(known, 1)) at admission (known = max(n, computed + 1)) {
+    prefill on E (n) growing kv;
+    decode on E (max(1, floor(u + 4))) growing kv;
+  } cache (max(n, 1));
+  observe done = max(now, 0);
+}
+run { horizon 60; warmup 4; seed 7; }
+"""
+
+
+def test_min_max_floor_ceil_written_out_agree():
+    program = serq_frontend.compile(source=CALLS)
+    _sim, got = assert_same(program)
+    assert got[0] == "report"
+    src = source_of(program)
+    assert "max(" not in src and "min(" not in src and "_floor(" not in src and "_ceil(" not in src
+
+
+def test_min_max_evaluate_their_operands_in_order():
+    # both operands fail: the first one's error is the one reported, as with the call
+    src = CALLS.replace("observe mx = max(~exp(1), ~exp(2));",
+                        "observe mx = max(~exp(z + serial), ~uniform(u + 1, u));")
+    _sim, got = assert_same(serq_frontend.compile(source=src))
+    assert got[0] == "error" and "exp" in got[2]

@@ -99,6 +99,9 @@ def build(sim, reg, trace_path) -> None:
     grown, first = _grown_and_first(sim, p)
     sim.grow_pools = [pl for pl in sim.pools if pl.flat in grown]
     sim.queue_free = [pl for pl in sim.free_pools if pl.flat in first]
+    for pl in sim.pools:
+        if pl.flat not in first:
+            pl.acc = pl.acc_unqueued
     # whether some expression reads a stage's online estimates (else the stages do not keep them)
     sim.need_est = not observables_read(p).isdisjoint(ESTIMATES)
     # workload

@@ -294,6 +294,9 @@ class Compiler:
         #: one call, a hold's pools named without an index found once); SERQ_SIM_TIER=general gives the
         #: reference code instead (the same results, byte for byte: the differential tests compare them)
         self.lean = os.environ.get("SERQ_SIM_TIER", "").strip().lower() != "general"
+        #: in the lean code, two-argument min and max, floor and ceil written out as expressions (no call;
+        #: their operands kept in temporaries of the generated function); not in the fast tier's generator
+        self.inline = self.lean and type(self) is Compiler
 
     # ---------------------------------------------------------------- helpers
     def obj(self, o: Any, prefix: str = "_o") -> str:
@@ -404,7 +407,19 @@ class Compiler:
             if e.fn in ("min", "max"):
                 if len(args) == 1:
                     return args[0]
+                if len(args) == 2 and self.inline:
+                    # max(a, b) is b when b > a, else a (min: b when b < a), without the call: a, then b,
+                    # evaluated once each, in order
+                    a, b = self.fresh("_m"), self.fresh("_m")
+                    op = "<" if e.fn == "max" else ">"
+                    return f"({b} if ({a} := {args[0]}) {op} ({b} := {args[1]}) else {a})"
                 return f"{e.fn}({', '.join(args)})"
+            if e.fn in ("floor", "ceil") and self.inline:
+                # _floor / _ceil without the call: a finite x floor-divided by 1 is its floor exactly (+ 0.0
+                # makes -0.0 the 0.0 that float(math.floor(x)) gives); NaN and ±inf are x itself
+                v = self.fresh("_m")
+                f = f"{v} // 1.0" if e.fn == "floor" else f"-((-{v}) // 1.0)"
+                return f"({f} + 0.0 if -_INF < ({v} := {args[0]}) < _INF else {v})"
             return f"{_FN[e.fn]}({', '.join(args)})"
         if isinstance(e, N.Draw):
             rv = RNG[rng]

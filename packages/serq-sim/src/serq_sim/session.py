@@ -19,8 +19,8 @@ class Session:
 
     def __init__(self, serial: int, nattrs: int):
         self.serial = serial
-        self.attrs = [0.0] * nattrs
-        self.attrs[SLOT_SERIAL] = float(serial)
+        attrs = self.attrs = [0.0] * nattrs
+        attrs[SLOT_SERIAL] = float(serial)
         self.gen = None
         #: the session block's draw state (rand.place_state), when the block draws
         self.draws = None

@@ -12,11 +12,12 @@ from serq_ir import nodes as N
 
 from .compile import num
 from .errors import SimError, format_error, show
-from .rand import place_state, place_turn
+from .rand import place_turn
 from .session import SLOT_TURN, Session
 
 INF = math.inf
 _log = math.log
+_heappush = heapq.heappush
 
 
 def start_arrivals(sim) -> None:
@@ -40,10 +41,10 @@ def start_arrivals(sim) -> None:
 
 def _arrive_poisson(sim, _=None) -> None:
     limit = sim.arr_limit
-    sim.open_arrivals += 1
-    if limit is None or sim.open_arrivals < limit:
+    n = sim.open_arrivals = sim.open_arrivals + 1
+    if limit is None or n < limit:
         gap = -_log(1.0 - sim._rand_arr()) / sim.rate
-        heapq.heappush(sim.heap, (sim.now + gap, next(sim._seq), sim._arrive_cb, None))
+        _heappush(sim.heap, (sim.now + gap, next(sim._seq), sim._arrive_cb, None))
     spawn(sim)
 
 
@@ -93,7 +94,8 @@ def spawn(sim, preset: N.Preset | None = None) -> Session:
             i = int(sim.rngs["trace"].random() * len(sessions))
         s.trace = [sessions[i], 0]
     if sim.nplaces:  # the session block's draws: a stream per (serial, turn, place)
-        s.draws = place_state(sim._pl_word(64), sim.nplaces)
+        w = sim._pl_word(64)  # place_state(w, sim.nplaces), inlined
+        s.draws = [w, w] + [0] * sim.nplaces
     if sim.init_fn is not None:  # common random numbers (rand.py): the workload stream of (serial, turn 0)
         sim._wl_seed(sim._wl_base + (serial << 32))
         sim.init_fn(s)

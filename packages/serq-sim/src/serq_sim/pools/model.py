@@ -224,6 +224,17 @@ class Pool:
             self.a_holders += len(self.holders) * dt
         self.t_last = now
 
+    def acc_unqueued(self) -> None:
+        """:meth:`acc` of a pool no hold can queue at (no hold names it first: build.py makes it the pool's
+        ``acc``): its queue is always empty, its integral ``a_queue`` stays 0."""
+        now = self.sim.now
+        dt = now - self.t_last
+        if dt > 0:
+            self.a_used += self.used * dt
+            self.a_cached += self.cached * dt
+            self.a_holders += len(self.holders) * dt
+        self.t_last = now
+
     def reset_stats(self) -> None:
         self.acc()
         self.a_used = self.a_cached = self.a_queue = self.a_holders = 0.0
