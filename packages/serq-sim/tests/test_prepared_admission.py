@@ -208,3 +208,29 @@ def test_the_common_parts_are_computed_once():
     assert code.count(".own.get(") == 1
     assert code.count("A[3] < A[4]") == 1
     assert "budget_left" not in code  # the admitting stage's budget left is what it passes
+
+
+def test_the_hold_and_its_slots_are_made_whole():
+    """The prepared code makes a hold's HoldRT and Slots field by field rather than through ``__init__``:
+    every field the classes have is set, and each slot holds what ``Slot.__init__`` would have stored (its
+    pool, allocation, position, reservation, the session and the hold, no lease), checked on every hold
+    admitted in a run with prefix hits and several pools."""
+    import re
+
+    from serq_sim.pools.model import HoldRT, Slot
+
+    _, _, n_fast, sim = _run(src(MIXED.format(held="reserve held;")), True)
+    (h,) = [v for v in sim.compiler.g.values() if isinstance(v, HoldInfo)]
+    code = h.fast.__serq_source__
+    for k in range(3):
+        assert sorted(re.findall(rf"\bsl{k}\.(\w+) =", code)) == sorted(Slot.__slots__)
+    assert sorted(set(re.findall(r"\bhold\.(\w+) =", code))) == sorted(HoldRT.__slots__)
+    # the slots of the holds alive at the end, against the pools' books
+    seen = 0
+    for pool in sim.pools:
+        for sl in pool.holders:
+            assert type(sl) is Slot and sl.pool is pool and sl.lease is False
+            assert sl in sl.hold.slots and sl.hold.info is h and sl.owner.holds[-1] is sl.hold
+            assert sl.alloc >= 0.0 and sl.r >= sl.alloc - 1e-9 and sl.u >= 0.0
+            seen += 1
+    assert seen > 0

@@ -182,6 +182,12 @@ def admit_from(sim, pool: Pool, budget_left: float, stage) -> bool:
     s = head(sim, pool)
     if s is None:
         return False
+    return admit_head(sim, pool, s, budget_left, stage)
+
+
+def admit_head(sim, pool: Pool, s, budget_left: float, stage) -> bool:
+    """:func:`admit_from` once the head ``s`` of ``pool`` is found (:func:`head`): its hold is admitted if
+    its demand fits; ``True`` when it was."""
     fast = s.pending.info.fast
     if fast is not None:
         # the same, prepared for this hold (serq_sim.pools.prepared)

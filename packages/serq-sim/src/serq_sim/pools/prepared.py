@@ -49,6 +49,8 @@ _POOL_OBS = {
 }
 #: the observables whose value taking the head from its queue changes (not shared with the reuse bound)
 _MOVES_AT_POP = {"queued", "budget_left"}
+#: the fields :class:`.model.Slot`'s ``__init__`` sets, in its order (the prepared code sets them itself)
+_SLOT_FIELDS = ("pool", "alloc", "pos", "r", "u", "owner", "hold", "lease")
 
 
 def amount_error(sim, s, info, pool, what: str, x: float) -> None:
@@ -338,6 +340,18 @@ def _source(comp, hold: N.Hold, info):
             return f"({x} if {x} == _INF else _adm_ceil({x} / {b!r} - 1e-12) * {b!r})"
         return f"{names[k]}.round_up({x})"
 
+    def acc(P: str, ind: str) -> None:
+        """Pool.acc() of ``P`` (the same operations), written out: nothing to do when it is up to date."""
+        w(f"{ind}t = {P}.t_last")
+        w(f"{ind}if t != now:")
+        w(f"{ind}    dt = now - t")
+        w(f"{ind}    if dt > 0:")
+        w(f"{ind}        {P}.a_used += {P}.used * dt")
+        w(f"{ind}        {P}.a_cached += {P}.cached * dt")
+        w(f"{ind}        {P}.a_queue += (len({P}.front) + len({P}.queue)) * dt")
+        w(f"{ind}        {P}.a_holders += len({P}.holders) * dt")
+        w(f"{ind}    {P}.t_last = now")
+
     def demand(ind: str) -> None:
         for line in pre_d:
             w(f"{ind}{line}")
@@ -371,11 +385,11 @@ def _source(comp, hold: N.Hold, info):
     fit = " or ".join(f"P{k}.used + P{k}.reserved + n{k} > _adm_cap{id(members[k])}" for k in range(npools))
     w(f"    if {fit}:")
     w("        return False")
-    # the head leaves its queue (admission.pop_head)
-    # Pool.acc() brings a pool's statistics up to now: nothing to do when it is up to date
+    # the head leaves its queue (admission.pop_head); ``q`` is the hold's first pool, P0 (a hold joins the
+    # queue of its first pool only: admission.hold), so the allocation's P0.acc() that follows finds it up
+    # to date and is left out
     w("    now = E.now")
-    w("    if q.t_last != now:")
-    w("        q.acc()")
+    acc("P0", "    ")
     w("    fr = q.front")
     w("    if fr and fr[0] is s:")
     w("        fr.popleft()")
@@ -396,17 +410,23 @@ def _source(comp, hold: N.Hold, info):
     else:
         w("    reuse = None")
     has_cache = hold.cache is not None
-    w("    hold = _adm_HoldRT(info, [])")
-    w("    slots = hold.slots")
-    w("    consumed = 0.0")
-    w("    warm = E.warm")
+    # the HoldRT and its Slots are made field by field (object.__new__ and the stores __init__ makes, in its
+    # order: faster than calling __init__); the slots' list is the hold's once every slot is made (nothing
+    # in between reads it)
+    w("    hold = _adm_new(_adm_HoldRT)")
+    w("    hold.info = info")
+    w("    hold.grown = False")
     if has_cache:
+        w("    consumed = 0.0")
         w("    serial = s.serial")
     for k in range(npools):
         P = f"P{k}"
-        w(f"    if {P}.t_last != now:")
-        w(f"        {P}.acc()")
-        w(f"    a{k} = {rnd(k, f'u{k}')}")
+        if k:
+            acc(P, "    ")
+        a = rnd(k, f"u{k}")
+        if a != f"u{k}":
+            w(f"    a{k} = {a}")
+            a = f"a{k}"
         if has_cache:
             w(f"    e = {P}.own.pop(serial, None)")
             w("    if e is not None:")
@@ -415,26 +435,30 @@ def _source(comp, hold: N.Hold, info):
             w("            consumed = own")
             w("    else:")
             w("        own = 0.0")
+            own = "own"
         else:
-            w("    own = 0.0")
+            own = "0.0"
         # cache.make_room's own first test: nothing to evict when the allocation fits beside the cache
-        w(f"    if {P}.used + {P}.cached + a{k} > _adm_cap{id(members[k])}:")
-        w(f"        _adm_cache.make_room(E, {P}, a{k})")
-        w(f"    {P}.used += a{k}")
+        w(f"    if {P}.used + {P}.cached + {a} > _adm_cap{id(members[k])}:")
+        w(f"        _adm_cache.make_room(E, {P}, {a})")
+        w(f"    {P}.used += {a}")
         if nodes[k].reserve_held:
-            w(f"    x = max(n{k} - a{k}, 0.0)")
+            w(f"    x = max(n{k} - {a}, 0.0)")
+            w(f"    {P}.reserved += x")
+            x = "x"
         else:
-            w("    x = 0.0")
-        w(f"    {P}.reserved += x")
-        w(f"    sl = _adm_Slot({P}, a{k}, own, n{k}, x, s, hold)")
-        w(f"    {P}.holders[sl] = None")
-        w("    slots.append(sl)")
-        w("    if warm:")
-        w(f"        {P}.admissions += 1")
-    w("    if warm:")
+            x = "0.0"  # reserved += 0.0 leaves it as it is (it is never -0.0)
+        w(f"    sl{k} = _adm_new(_adm_Slot)")
+        for field, value in zip(_SLOT_FIELDS, (P, a, own, f"n{k}", x, "s", "hold", "False")):
+            w(f"    sl{k}.{field} = {value}")
+        w(f"    {P}.holders[sl{k}] = None")
+    w("    hold.slots = [" + ", ".join(f"sl{k}" for k in range(npools)) + "]")
+    w("    if E.warm:")
+    for k in range(npools):
+        w(f"        P{k}.admissions += 1")
     w("        P0.wait_sum += now - pend.queued_at")
     w("    s.adm_seq = next(E.adm_counter)")
-    w(f"    A[{SLOT_CACHED}] = consumed")
+    w(f"    A[{SLOT_CACHED}] = {'consumed' if has_cache else '0.0'}")
     w("    s.pending = None")
     w("    s.qpool = None")
     w("    s.holds.append(hold)")
@@ -457,6 +481,7 @@ def _source(comp, hold: N.Hold, info):
     gl.setdefault("_adm_HoldRT", HoldRT)
     gl.setdefault("_adm_Slot", Slot)
     gl.setdefault("_adm_cache", cache)
+    gl.setdefault("_adm_new", object.__new__)
     gl.setdefault("_adm_take_own", take_own)
     gl.setdefault("_adm_amount_error", amount_error)
     ns: dict = {}

@@ -321,8 +321,26 @@ class Planner:
         admissions. The first head that does not fit ends the admissions, and so does serving that
         stops (:meth:`_serve_admitted`)."""
         served = None
+        sim = self.sim
+        pools = self.served_pools
+        head = admission.head  # the rule (read at each call: a variant patched in is the one called)
+        admit_head = admission.admit_head
         while self._admission_open(p0):
-            if not self._admit_one(self.budget if exclusive else self.left):
+            # self._admit_one(self.budget if exclusive else self.left), inlined: the head of the first served
+            # pool with a waiting session, admitted by its hold's prepared admission if it has one
+            for pool in pools:
+                if pool.front or pool.queue:
+                    break
+            else:
+                return
+            s = head(sim, pool)
+            if s is None:
+                return
+            fast = s.pending.info.fast
+            if fast is not None:
+                if not fast(sim, pool, s, self.budget if exclusive else self.left, self):
+                    return
+            elif not admit_head(sim, pool, s, self.budget if exclusive else self.left, self):
                 return
             if served is None:
                 # the lazy planning's set of the residents served before is its own (made for this call)
@@ -383,7 +401,17 @@ class Planner:
             sim = self.sim
             slot = job.gslot
             if slot is None:
-                hi, slot = innermost(owner, pool)
+                # innermost(owner, pool), its first place inlined: the session's last hold (a newcomer's)
+                holds = owner.holds
+                hi = len(holds) - 1
+                if hi >= 0:
+                    for slot in holds[hi].slots:
+                        if slot.pool is pool:
+                            break
+                    else:
+                        hi, slot = innermost(owner, pool)
+                else:
+                    hi, slot = innermost(owner, pool)
                 if slot is None:
                     raise sim.error(f"run {self.name} … growing {pool.name}: outside a hold of {pool.name}",
                                     job.span, owner)
