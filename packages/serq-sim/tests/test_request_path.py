@@ -117,3 +117,77 @@ def test_the_settle_looks_at_every_pool_that_has_growers_or_a_queue(name, monkey
         assert seen["growers"] > 0 and seen["queued"] > 0
         assert {p.name for p in sim.grow_pools} == {"kv", "mem"}
         assert {(p.name, p.index) for p in sim.queue_free} == {("slots", 0), ("slots", 1), ("kv", 0)}
+
+
+# the report's per-sample sums and columns, made by map over chunks instead of Python code per sample
+def _exact_squares(x, m):
+    from fractions import Fraction
+
+    fm = Fraction(m)
+    return float(sum((Fraction(v) - fm) ** 2 for v in x))
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 16383, 16384, 16385, 2 * 16384 + 7])
+def test_squared_deviations_over_chunk_boundaries(n):
+    import random
+    from array import array
+
+    from serq_sim import stats
+
+    rnd = random.Random(n)
+    x = array("d", (rnd.expovariate(0.01) * (1 + (k % 7 == 0) * 1e6) for k in range(n)))
+    m = stats.total(x) / n
+    got = stats._squared_deviations(x, m)
+    # the exact sum of the exactly rounded squares, rounded once (fsum's contract), against a sum in rationals
+    # of the squares as doubles: the same value
+    from fractions import Fraction
+
+    ref = float(sum(Fraction((v - m) * (v - m)) for v in x))
+    assert got == ref
+    assert got == stats._squared_deviations(list(x), m) == stats._squared_deviations(tuple(x), m)
+    assert abs(got - _exact_squares(x, m)) <= 1e-9 * max(got, 1.0)
+
+
+def _per_sample(x, m):
+    # the sum as it was written before, one Python step a sample: the reference
+    import math
+
+    from serq_sim import stats
+
+    try:
+        return math.fsum((v - m) * (v - m) for v in x)
+    except ValueError:
+        return math.nan
+    except OverflowError:
+        return stats._exact_total((v - m) * (v - m) for v in x)
+
+
+@pytest.mark.parametrize("x, m", [
+    ([1.0, float("inf"), 2.0], 1.0),
+    ([1.0, float("inf")], float("inf")),
+    ([float("-inf"), float("inf")], 0.0),
+    ([1e200, -1e200, 3.0] * 9000, 0.0),  # squares beyond the double range: the exact fallback
+    ([1e154, 1e154, -1e154] * 7000, 1.0),  # partial sums beyond the range, the total too
+    ([float("nan"), 1.0, 2.0] * 6000, 1.0),
+])
+def test_squared_deviations_of_non_finite_and_huge_values(x, m):
+    from serq_sim import stats
+
+    got, ref = stats._squared_deviations(x, m), _per_sample(x, m)
+    assert got == ref or (got != got and ref != ref)
+
+
+@pytest.mark.parametrize("warmup", [0.0, 3.0, 1e9])
+def test_a_table_keeps_the_rows_sent_after_the_warm_up(warmup):
+    from serq_sim.records import Records, RecordTable
+
+    t = RecordTable("r", ["sent", "x"])
+    sent = [5.0, 1.0, 3.0, float("nan"), 2.999, 7.0, 3.0]
+    for k, s in enumerate(sent):
+        t.add(k, 0, float(k), (s, float(k * k)))
+    r = Records(t, warmup)
+    want = [k for k, s in enumerate(sent) if s >= warmup]
+    assert r.kept_rows == want
+    assert r.column("x") == [float(k * k) for k in want]
+    assert r.column("time") == [float(k) for k in want]
+    assert all(type(v) is float for v in r.column("x"))

@@ -18,6 +18,7 @@ the values in the order of the records (NaN below 40).
 from __future__ import annotations
 
 import math
+from operator import sub
 from typing import Any
 
 from serq_ir.report import MetricStats, RequestMetrics
@@ -68,8 +69,8 @@ def request_metrics(table: Any, duration: float, itl: Any = None) -> RequestMetr
     inter-token latency's statistics when measured (``TokenGaps.stats()``, step/tokens.py)."""
     sent, first, last, out = _columns(table)
     n = len(sent)
-    ttft = [f - s for f, s in zip(first, sent)]
-    e2el = [la - s for la, s in zip(last, sent)]
+    ttft = list(map(sub, first, sent))
+    e2el = list(map(sub, last, sent))
     tpot = [(la - f) / (o - 1) for f, la, o in zip(first, last, out) if o > 1]
 
     def per_second(x: float) -> float:

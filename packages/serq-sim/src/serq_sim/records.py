@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 from array import array
+from itertools import compress
 from typing import Any
 
 from serq_ir import nodes as N
@@ -171,14 +172,17 @@ class Records:
         """The indexes of the rows the report keeps, in pure Python (the report imports no numpy)."""
         t = self._table
         key = t.values[t.columns.index("sent")] if "sent" in t.columns else t.times
-        w = self._warmup
-        return [i for i, v in enumerate(key) if v >= w]
+        w = float(self._warmup)
+        return list(compress(range(len(key)), map(w.__le__, key)))  # the i with key[i] >= w
 
     def column(self, name: str) -> list[float]:
         """One declared column (or ``time``) of the kept rows, as Python floats."""
         t = self._table
         buf = t.times if name == "time" else t.values[t.columns.index(name)]
-        return [buf[i] for i in self.kept_rows]
+        kept = self.kept_rows
+        if len(kept) == len(buf):  # every row (they are 0, 1, ..., in order)
+            return buf.tolist()
+        return list(map(buf.__getitem__, kept))
 
     @property
     def kept_rows(self) -> list[int]:
