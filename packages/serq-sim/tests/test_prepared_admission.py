@@ -234,3 +234,47 @@ def test_the_hold_and_its_slots_are_made_whole():
             assert sl.alloc >= 0.0 and sl.r >= sl.alloc - 1e-9 and sl.u >= 0.0
             seen += 1
     assert seen > 0
+
+
+EDGES = """
+pool reqs {{ cap 4; admit via E; }}
+pool kv {{ cap 64; block 4; evict lru; preempt lifo; }}
+stage E : step {{ budget 12; cost 0.01 + 0.001 * prefilled; memory kv; }}
+workload {{ arrive poisson(5); }}
+session {{
+  set p = 1 + floor(~exp(12));
+  set o = 1 + floor(~exp(6));
+  set z = 0;
+  hold reqs (1), kv ({units}) reserve ({reserve}) reuse (min(cachedin(kv), max(z / z, p - 1))) {{
+    prefill on E (p) growing kv;
+    decode on E (o) growing kv;
+  }} cache (p + o);
+  observe done = now;
+}}
+run {{ horizon 40; warmup 0; seed 3; }}
+"""
+
+
+@pytest.mark.parametrize("units,reserve", [
+    # 1 / x tells -0.0 (-inf) from 0.0 (inf): ceil(-0.5) and floor(-0.0) are 0.0, max(0.0, -0.0) is 0.0 and
+    # min(-0.0, 0.0) is -0.0 (the first of equal operands); a NaN operand of max/min is kept only first
+    ("min(p + 0 * budget_left(E), (1 / ceil(z - 0.5) > 0 ? p : -1) + (1 / floor(-z) > 0 ? 0 : -100)"
+     " + (1 / max(z, -z) > 0 ? 0 : -100))",
+     "(1 / min(-z, z) < 0 ? p : -5) + 0 * budget_left(E)"),
+    ("min(p + 0 * queued(reqs), max(p, z / z))", "max(min(p + o, z / z), p + 1 / floor(z - 0.25))"),
+    ("p + 0 * budget_left(E) + ceil(z + 0.25) - 1 + floor(min(o, 1e300) * 1e300) * 0",
+     "max(p + 0 * used(kv), floor(p / 3) * 3, ceil(p / 5) * 5)"),
+], ids=["signed-zeros", "nan-operands", "large-and-several"])
+def test_min_max_floor_ceil_written_out(units, reserve):
+    """The prepared code writes two-argument min and max, floor and ceil (and a block's rounding) out
+    without calls; on signed zeros, NaN operands and huge values it gives what the calls give."""
+    out, n_fast, sim = assert_same(src(EDGES.format(units=units, reserve=reserve)))
+    assert n_fast == 1 and admissions(sim) > 100, out
+
+
+def test_the_vllm_header_calls_no_min_max_floor_or_ceil():
+    _, _, n_fast, sim = _run(path(REPO / "bench" / "vllm_single.sq"), True, arrivals=1, horizon=1e9)
+    (h,) = [v for v in sim.compiler.g.values() if isinstance(v, HoldInfo)]
+    code = h.fast.__serq_source__
+    for call in ("min(", "max(", "_floor(", "_ceil(", "_adm_ceil("):
+        assert call not in code, call

@@ -99,6 +99,22 @@ class _Gen:
         self.pre: list[str] = []
         self.needs_ctx = False
         self.ok = True
+        #: two-argument min and max, floor and ceil written out (the lean code's choice: serq_sim.compile)
+        self.inline = getattr(comp, "inline", False)
+        self.k = 0
+
+    def once(self, code: str) -> tuple[str, str]:
+        """``(read, first)``: how an operand written out is read again, and how it is evaluated the first
+        time (an assignment to a temporary, unless it is a name, an attribute or a number: read twice)."""
+        if _SIMPLE.fullmatch(code):
+            return code, code
+        v = self.fresh()
+        return v, f"({v} := {code})"
+
+    def fresh(self) -> str:
+        """A name for a temporary of the generated function (an operand written out once)."""
+        self.k += 1
+        return f"_w{self.k}"
 
     def code(self, e, phase: str):
         c = self.comp
@@ -180,6 +196,24 @@ class _Gen:
                 parts = parts[:1] + [p for p in parts[1:] if p[0] != drop]
                 if len(parts) == 1:
                     return parts[0]
+            if len(parts) == 2 and fn in ("min", "max") and self.inline:
+                # max(a, b) is b when b > a, else a (min: b when b < a), without the call: a, then b,
+                # evaluated once each, in order (as the lean code writes it: serq_sim.compile)
+                op = "<" if fn == "max" else ">"
+                canon = f"{fn}({parts[0][0]}, {parts[1][0]})"
+                a, a1 = self.once(parts[0][1])
+                b, b1 = self.once(parts[1][1])
+                code = f"({b} if {a1} {op} {b1} else {a})"
+                return self.share(canon, code, safe, moves, phase)
+            if len(parts) == 1 and fn in ("floor", "ceil") and self.inline:
+                # _floor / _ceil without the call (as the lean code writes them): a finite x floor-divided by
+                # 1 is its floor exactly (+ 0.0 makes -0.0 the 0.0 that float(math.floor(x)) gives); NaN and
+                # +-inf are x itself
+                v = self.fresh()
+                f = f"{v} // 1.0" if fn == "floor" else f"-((-{v}) // 1.0)"
+                canon = f"{_FN[fn]}({parts[0][0]})"
+                code = f"({f} + 0.0 if -_INF < ({v} := {parts[0][1]}) < _INF else {v})"
+                return self.share(canon, code, safe, moves, phase)
             if fn == "sum":
                 if len(parts) <= 32:
                     fmt = "(" + " + ".join("{}" for _ in parts) + ")"
@@ -337,6 +371,11 @@ def _source(comp, hold: N.Hold, info):
         if b is None:
             return x
         if b >= 1.0:
+            if g.inline:
+                # Pool.round_up with math.ceil written out: x is a number >= 0 here (checked) or +inf, so
+                # x / b - 1e-12 is finite; -((-y) // 1.0) is ceil(y) exactly and + 0.0 makes its -0.0 (y in
+                # (-1, 0]) the 0 of an int times b
+                return f"({x} if {x} == _INF else (-((-({x} / {b!r} - 1e-12)) // 1.0) + 0.0) * {b!r})"
             return f"({x} if {x} == _INF else _adm_ceil({x} / {b!r} - 1e-12) * {b!r})"
         return f"{names[k]}.round_up({x})"
 
@@ -368,7 +407,11 @@ def _source(comp, hold: N.Hold, info):
                 if not _valid_number(r):
                     w(f"{ind}if not r{k} >= 0.0:")
                     w(f"{ind}    _adm_amount_error(E, s, info, P{k}, 'reserve', r{k})")
-                w(f"{ind}r{k} = max(r{k}, u{k})")
+                if g.inline:  # max(r, u), written out
+                    w(f"{ind}if u{k} > r{k}:")
+                    w(f"{ind}    r{k} = u{k}")
+                else:
+                    w(f"{ind}r{k} = max(r{k}, u{k})")
                 w(f"{ind}n{k} = {rnd(k, f'r{k}')}")
 
     if pure:
@@ -406,7 +449,11 @@ def _source(comp, hold: N.Hold, info):
         w(f"    reuse = {reuse_code}")
         w("    if reuse != reuse:")
         w("        raise E.error('the reuse bound is NaN', None, s, info.span)")
-        w("    reuse = max(reuse, 0.0)")
+        if g.inline:  # max(reuse, 0.0), written out
+            w("    if 0.0 > reuse:")
+            w("        reuse = 0.0")
+        else:
+            w("    reuse = max(reuse, 0.0)")
     else:
         w("    reuse = None")
     has_cache = hold.cache is not None
@@ -492,6 +539,8 @@ def _source(comp, hold: N.Hold, info):
 
 
 _TEMP = re.compile(r"\b_cse[0-9]+\b")
+#: an operand read twice rather than kept in a temporary: a name, an attribute (A[k]) or a number
+_SIMPLE = re.compile(r"[A-Za-z_][A-Za-z_0-9]*|A\[[0-9]+\]|[0-9]+\.[0-9]+(e[-+]?[0-9]+)?")
 
 
 def _inline_once(pre_d: list[str], pre_r: list[str], finals: list):
