@@ -191,3 +191,22 @@ def test_a_table_keeps_the_rows_sent_after_the_warm_up(warmup):
     assert r.column("x") == [float(k * k) for k in want]
     assert r.column("time") == [float(k) for k in want]
     assert all(type(v) is float for v in r.column("x"))
+
+
+@pytest.mark.parametrize("zeros", [(3, 0), (0, 4), (5, 7), (2000, 1), (1, 2000)])
+def test_an_order_statistic_among_zeros_keeps_their_signs(zeros):
+    # -0.0 comes before 0.0 in the total order: the k-th of a sorted run of zeros is -0.0 for the first
+    # (number of negative zeros) of them, whatever order sorted() left them in
+    import math
+    import random
+
+    from serq_sim import stats
+
+    neg, pos = zeros
+    x = [-0.0] * neg + [0.0] * pos + [-1.5, 2.5, 7.0]
+    random.Random(neg * 31 + pos).shuffle(x)
+    srt = sorted(x)
+    lo = 1  # -1.5 first
+    for k in range(lo, lo + neg + pos):
+        v = stats._kth_of_sorted(srt, k)
+        assert v == 0 and math.copysign(1.0, v) == (-1.0 if k < lo + neg else 1.0)

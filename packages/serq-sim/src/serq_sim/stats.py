@@ -181,7 +181,10 @@ def _kth_of_sorted(srt: list, k: int) -> float:
     v = float(srt[k])
     if v == 0:
         lo, hi = bisect_left(srt, 0.0), bisect_right(srt, 0.0)
-        negative = sum(1 for z in islice(srt, lo, hi) if copysign(1.0, z) < 0)
+        # the zeros' signs as +-1.0 summed (exactly: whole numbers) by map, no Python step a zero: negative
+        # zeros are (count - sum) / 2
+        signs = sum(map(copysign, repeat(1.0), islice(srt, lo, hi)))
+        negative = (hi - lo - signs) / 2
         return -0.0 if k < lo + negative else 0.0
     return v
 
