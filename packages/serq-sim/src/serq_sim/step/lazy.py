@@ -314,22 +314,20 @@ class LazyDecoding:
         reserved = pool.reserved
         limit = pool.limit
         cost_kv = self.cost_kv
+        # (a job listed in ``wake`` is a lazy resident here, not a waiting grower, with its grown slot
+        # known, a whole position and allocation, its position at the allocation at that round:
+        # test_step_woken.py checks those books after every planning)
         for job in wl:
             slot = job.gslot
-            owner = job.owner
-            if (job.stage is not self or job.lz < 0 or slot is None or slot.pool is not pool or owner is None
-                    or owner.status == GROWING):
-                return None
             k0 = slot.pos + (rounds - job.lz)  # its position now
-            # the block its token needs: pool.round_up(k0 + 1), as grow_slot rounds it
-            x = ceil((k0 + 1.0) / b - 1e-12) * b
-            grow = x - slot.alloc
-            if not grow > EPS:
-                return None  # not at a boundary after all: the walk sees to it
-            used += grow
-            room = x - k0
-            if not (room >= 2.0 and room == int(room)):
+            if slot.pool is not pool or k0 != slot.alloc:
+                return None  # not this pool's, or not at a boundary after all: the walk sees to it
+            # the block its token needs: pool.round_up(k0 + 1), as grow_slot rounds it; what it leaves
+            # for the tokens after this one (room) is what it grows
+            grow = ceil((k0 + 1.0) / b - 1e-12) * b - k0
+            if not grow >= 2.0:
                 return None
+            used += grow
             if cost_kv:
                 slots = job.mslots
                 if slots is None or len(slots) != 1 or slots[0] is not slot:
@@ -349,7 +347,8 @@ class LazyDecoding:
         with its allocation."""
         total = c[0]
         pool = self.memory
-        take_fitting(self.sim, pool, pool.used, total)
+        if total > 0.0:  # (always, for a list of growers: each grows) as the walk's first growth
+            take_fitting(self.sim, pool, pool.used, total)
         b = pool.block
         cost_kv = self.cost_kv
         wake = self.wake
