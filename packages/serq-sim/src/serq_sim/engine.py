@@ -660,15 +660,7 @@ class Simulation:
             self.ended += 1
         if self.closed:
             self.spawn()
-        # _admission.admit_all(self) when it has something to do (as in settle)
-        for pool in self.grow_pools:
-            if pool.growers:
-                _admission.admit_all(self)
-                return
-        for pool in self.queue_free:
-            if pool.front or pool.queue:
-                _admission.admit_all(self)
-                return
+        _admission.admit_waiting(self)
 
     def _detach(self, s: Session) -> None:
         st = s.status

@@ -78,14 +78,7 @@ def stage_stats(sim, st, job) -> None:
 def job_done(sim, st, job) -> None:
     """``job`` completed at stage ``st`` (``sim.job_done(st, job)``, what every stage kind calls): its
     statistics, and its session, still waiting on it, becomes ready."""
-    # stage_stats(sim, st, job), inlined: every run of every session completes here
-    started = job.started if job.started is not None else job.enqueued
-    if sim.warm:
-        st.completions += 1
-        st.wait_sum += started - job.enqueued
-        st.service_sum += sim.now - started
-    if sim.need_est:
-        st.est.observe(started, started - job.enqueued, sim.now - started)
+    stage_stats(sim, st, job)
     owner = job.owner
     if owner is not None and owner.job is job:
         owner.job = None

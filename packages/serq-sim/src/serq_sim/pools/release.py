@@ -105,16 +105,7 @@ def end_hold(sim, s) -> None:
             if s.preempt_pos:
                 s.preempt_pos.pop(slot.pool, None)
     A[SLOT_COMPUTED] = 0.0
-    # admission.admit_all(sim) when it has something to do (it retries growers and admits at free pools'
-    # queues; only the pools that can ever have either are looked at: build.py)
-    for pool in sim.grow_pools:
-        if pool.growers:
-            admission.admit_all(sim)
-            return
-    for pool in sim.queue_free:
-        if pool.front or pool.queue:
-            admission.admit_all(sim)
-            return
+    admission.admit_waiting(sim)  # it retries growers and admits at free pools' queues
 
 
 def end_lease(sim, lease: Lease) -> None:
