@@ -23,14 +23,7 @@ def innermost(s, pool: Pool):
 
 def release_slot(sim, s, slot: Slot, cache_value, grown: bool) -> None:
     pool = slot.pool
-    now = sim.now
-    dt = now - pool.t_last  # pool.acc(), inlined: every slot of every hold passes here
-    if dt > 0:
-        pool.a_used += pool.used * dt
-        pool.a_cached += pool.cached * dt
-        pool.a_queue += (len(pool.front) + len(pool.queue)) * dt
-        pool.a_holders += len(pool.holders) * dt
-    pool.t_last = now
+    pool.acc()  # the pool's own (acc, or acc_unqueued for a pool no hold can queue at: build.py)
     alloc = slot.alloc
     pool.used -= alloc
     pool.reserved -= slot.u

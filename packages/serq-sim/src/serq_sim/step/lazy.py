@@ -197,12 +197,9 @@ class LazyDecoding:
               and not _TRACE and fixed(k.budget, steady) and fixed(k.chunk, steady)
               and not reads(k.cost, _not_steady(_COST_NAMES)))
         wake = False
-        if ok and self.glazy_ok:
-            pool = self.memory
+        if ok and self._judge_wake_batch():
             grown = _not_quiet(("residents", "decoders"), ("holders", "queued"))
-            wake = (pool is not None and pool.spill is None and not pool.reserve_held
-                    and (pool.lru or pool.evict is None)
-                    and fixed(k.budget, grown) and fixed(k.chunk, grown))
+            wake = fixed(k.budget, grown) and fixed(k.chunk, grown)
         self._wake_static = wake
         self._quiet_static = ok
         return ok
@@ -353,7 +350,6 @@ class LazyDecoding:
         cost_kv = self.cost_kv
         wake = self.wake
         due = self.due
-        nxt = None
         late = t_round != self.sim.now  # its last token, the last round's end, was not this planning's start
         for job in wl:
             slot = job.gslot
@@ -371,20 +367,15 @@ class LazyDecoding:
             room = x - k0
             if w > room:
                 key = rounds + int(room)
-                if key == rounds + b and nxt is not None:
-                    nxt.append(job)
-                    continue
                 tbl = wake
             else:
                 key = rounds + int(w)
                 tbl = due
             lst = tbl.get(key)
             if lst is None:
-                tbl[key] = lst = [job]
+                tbl[key] = [job]
             else:
                 lst.append(job)
-            if tbl is wake and key == rounds + b:
-                nxt = lst
         if cost_kv:
             self.kv_lazy = c[1]
         wl.clear()

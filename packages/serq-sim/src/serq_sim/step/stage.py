@@ -211,11 +211,15 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
         job.stage = self
         job.started = now
         job.assigned = 0.0
-        # _insert(jobs, job, seq) of both lists: they are in admission order, so after every job admitted
-        # no later is where bisect_right puts it (a decode re-attached behind the later-admitted residents
-        # is found in log n steps, not by walking back over them)
         owner = job.owner
         seq = owner.adm_seq if owner is not None else math.inf
+        self._join(job, seq)
+
+    def _join(self, job: Job, seq: float) -> None:
+        """``job``, admitted at ``seq``, joins the residents and the residents that are not lazy (both in
+        admission order: after every job admitted no later, where bisect_right puts it; a decode
+        re-attached behind the later-admitted residents is found in log n steps, not by walking back over
+        them), and the stage's counts."""
         res = self.residents
         last = res[-1].owner if res else None
         if not res or (last.adm_seq if last is not None else math.inf) <= seq:
@@ -228,7 +232,7 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
             eager.append(job)
         else:
             eager.insert(bisect_right(eager, seq, key=_adm_seq), job)
-        if mode == "decode":
+        if job.mode == "decode":
             self.ndec += 1
         if job.growing is not None:
             self.ngrow += 1
@@ -244,35 +248,7 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
         job = Job(s, work, mode, growing, now, sid)
         s.job = job
         s.status = STAGE
-        # self.attach(job), inlined (a new job: its ``assigned`` is 0 already, its owner is ``s``)
-        if self._own_busy:  # self.acc(), inlined
-            dt = now - self.t_last
-            if dt > 0:
-                self.a_present += self.present * dt
-                self.a_busy += (1.0 if self.iter is not None else 0.0) * dt
-            self.t_last = now
-        else:
-            self.acc()
-        job.stage = self
-        job.started = now
-        seq = s.adm_seq
-        res = self.residents
-        last = res[-1].owner if res else None
-        if not res or (last.adm_seq if last is not None else math.inf) <= seq:
-            res.append(job)
-        else:
-            res.insert(bisect_right(res, seq, key=_adm_seq), job)
-        eager = self.eager
-        last = eager[-1].owner if eager else None
-        if not eager or (last.adm_seq if last is not None else math.inf) <= seq:
-            eager.append(job)
-        else:
-            eager.insert(bisect_right(eager, seq, key=_adm_seq), job)
-        if mode == "decode":
-            self.ndec += 1
-        if growing is not None:
-            self.ngrow += 1
-        self.present += 1
+        self.attach(job)
 
     def detach(self, job: Job) -> None:
         self.detached += 1
