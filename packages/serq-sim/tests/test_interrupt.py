@@ -64,6 +64,7 @@ def test_progress_bar_on_a_terminal_and_ctrl_c_prints_the_interrupted_report(tmp
         stdout, _ = proc.communicate(timeout=60)
     finally:
         proc.kill()
+        proc.wait()  # reaped here, not by a later test's collector
         os.close(master)
     assert proc.returncode == 130
     report = json.loads(stdout)
@@ -84,6 +85,7 @@ def test_no_progress_silences_the_bar(tmp_path):
             shown += read_for(master, 0.5)
         finally:
             proc.kill()
+            proc.wait()  # reaped here, not by a later test's collector
             os.close(master)
         assert b"events=" not in shown
         assert proc.returncode == 130

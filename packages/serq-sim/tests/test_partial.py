@@ -193,6 +193,7 @@ def _signalled(tmp_path, src: str, *signals_: tuple[float, int]) -> tuple[subpro
             out, err = proc.communicate(timeout=60)
         finally:
             proc.kill()
+            proc.wait()  # reaped here, not by a later test's collector
         if out:
             return proc, out, err
         assert err.strip() in (b"interrupted", b"terminated"), err
@@ -235,6 +236,7 @@ def test_a_signal_during_start_up_is_one_line_and_no_traceback(tmp_path, delay, 
         out, err = proc.communicate(timeout=60)
     finally:
         proc.kill()
+        proc.wait()  # reaped here, not by a later test's collector
     assert proc.returncode == status, err
     assert b"Traceback" not in err, err
     # either start-up was cut short (one line) or the run had begun (its partial report)
