@@ -4,7 +4,6 @@ that grows nothing and has a whole number of tokens left is not visited per iter
 from __future__ import annotations
 
 from heapq import heappush as _heappush
-from math import ceil
 from operator import attrgetter
 
 from serq_ir import nodes as N
@@ -307,9 +306,8 @@ class LazyDecoding:
         as one sum, and the tables they go to are read in admission order."""
         pool = self.memory
         b = pool.block
-        used = pool.used
-        reserved = pool.reserved
-        limit = pool.limit
+        if not b >= 2.0:
+            return None  # a block of one token leaves no room for the next one
         cost_kv = self.cost_kv
         # (a job listed in ``wake`` is a lazy resident here, not a waiting grower, with its grown slot
         # known, a whole position and allocation, its position at the allocation at that round:
@@ -317,23 +315,21 @@ class LazyDecoding:
         for job in wl:
             slot = job.gslot
             k0 = slot.pos + (rounds - job.lz)  # its position now
-            if slot.pool is not pool or k0 != slot.alloc:
-                return None  # not this pool's, or not at a boundary after all: the walk sees to it
-            # the block its token needs: pool.round_up(k0 + 1), as grow_slot rounds it; what it leaves
-            # for the tokens after this one (room) is what it grows
-            grow = ceil((k0 + 1.0) / b - 1e-12) * b - k0
-            if not grow >= 2.0:
-                return None
-            used += grow
+            if slot.pool is not pool or k0 != slot.alloc or k0 % b:
+                return None  # not this pool's, not at a boundary after all, or not at a whole block: the walk
+                # sees to it
+            # so the block its token needs (pool.round_up(k0 + 1), as grow_slot rounds it) is one block, b:
+            # what it grows, and the room it leaves for the tokens after this one
             if cost_kv:
                 slots = job.mslots
                 if slots is None or len(slots) != 1 or slots[0] is not slot:
                     return None
-        if used + reserved > limit:
+        total = len(wl) * b  # (whole numbers below 2**53: the sum of the blocks one by one)
+        used = pool.used + total
+        if used + pool.reserved > pool.limit:
             return None  # one of them would preempt or wait (or might: the walk sees to it)
-        if not pool.lru and used + pool.cached > limit:
+        if not pool.lru and used + pool.cached > pool.limit:
             return None  # an eviction in an order that may read the state
-        total = used - pool.used
         return total, (self.kv_lazy + total if cost_kv else 0.0)
 
     def _wake_apply(self, wl: list[Job], c, rounds: int, t_round: float) -> None:
@@ -348,38 +344,43 @@ class LazyDecoding:
             take_fitting(self.sim, pool, pool.used, total)
         b = pool.block
         cost_kv = self.cost_kv
-        wake = self.wake
         due = self.due
         late = t_round != self.sim.now  # its last token, the last round's end, was not this planning's start
+        # each grows one block (its position was its allocation, a whole block: _wake_plan), which is the
+        # room it has for its next tokens: it wakes again b rounds on, unless its last token comes first
+        again = []
         for job in wl:
             slot = job.gslot
-            k0 = slot.pos + (rounds - job.lz)
-            x = ceil((k0 + 1.0) / b - 1e-12) * b
             if cost_kv:
-                job.lzm += x - slot.alloc
-            slot.alloc = x
+                job.lzm += b
+            slot.alloc += b
             owner = job.owner
             owner.holds[job.ghi].grown = True
             if late:  # (tokens.py) as the walk does it
                 owner.tok = t_round
                 self.tpend.append((job, t_round))
             w = job.work - (rounds - job.lz)
-            room = x - k0
-            if w > room:
-                key = rounds + int(room)
-                tbl = wake
+            if w > b:
+                again.append(job)
             else:
                 key = rounds + int(w)
-                tbl = due
-            lst = tbl.get(key)
+                lst = due.get(key)
+                if lst is None:
+                    due[key] = [job]
+                else:
+                    lst.append(job)
+        if again:
+            wake = self.wake
+            key = rounds + int(b)
+            lst = wake.get(key)
             if lst is None:
-                tbl[key] = [job]
+                wake[key] = again
             else:
-                lst.append(job)
+                lst.extend(again)
         if cost_kv:
             self.kv_lazy = c[1]
         wl.clear()
-        del wake[rounds]
+        del self.wake[rounds]
 
     def _wake_quiet(self, wl: list[Job], c, rounds: int, t_round: float) -> None:
         """Carry out the plan :meth:`_wake_check` made for round ``rounds`` of a quiet stretch, planned at
