@@ -230,3 +230,25 @@ def test_a_file_serq_names_itself_is_never_written_through_a_link_or_a_fifo(tmp_
     with open_own_append(tmp_path / "new") as f:
         f.write("c")
     assert (tmp_path / "new").read_text() == "bc"
+
+
+@posix
+@pytest.mark.parametrize("through_link", [False, True])
+def test_a_missing_path_under_dev_is_not_created(tmp_path, through_link):
+    # every path under /dev is written through, never created: a name there that does not exist
+    # (`--records /dev/null.csv`), named directly or through a link, is refused and nothing appears
+    missing = f"/dev/serq-test-missing-{os.getpid()}-{int(through_link)}.csv"
+    target = missing
+    if through_link:
+        (tmp_path / "link").symlink_to(missing)
+        target = str(tmp_path / "link")
+    try:
+        with pytest.raises(atomic.OutputError, match="never created"):
+            serq_report.write_atomic(target, "x\n")
+        assert not os.path.lexists(missing)
+        assert not any(n.startswith(f".serq-test-missing-{os.getpid()}") for n in os.listdir("/dev"))
+    finally:
+        for leftover in [missing, *(f"/dev/{n}" for n in os.listdir("/dev")
+                                    if n.startswith(f".serq-test-missing-{os.getpid()}"))]:
+            if os.path.lexists(leftover):
+                os.unlink(leftover)

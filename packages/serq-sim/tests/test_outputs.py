@@ -120,3 +120,53 @@ def test_a_dump_over_a_regular_file_in_the_folder_replaces_it(folder):
     r = serq("p.sq", "--dump", "out", cwd=folder)
     assert r.returncode == 0, r.stderr
     assert (folder / "out" / "response.csv").read_text().startswith("time,session,turn,value\n")
+
+
+REC = ('stage s : fifo;\nworkload { arrive batch(2); }\nsession { set t0 = now; run s (1); observe response = now - t0; '
+       'record req { sent = t0; done = now; } }\nrun { horizon 20; }\n')
+
+
+@pytest.mark.parametrize("args, named", [
+    (["-o", "r.csv", "--records", "r.csv"], "-o and --records"),              # the report, then the records over it
+    (["-o", "out/response.csv", "--dump", "out"], "-o and --dump"),           # a dump file over the report
+    (["--records", "out/response.csv", "--dump", "out"], "--records and --dump"),
+    (["-o", "alias", "--records", "r.csv"], "-o and --records"),              # by another name (a link)
+])
+def test_two_outputs_that_are_one_file_are_refused(folder, args, named):
+    # each output of a run is a file of its own: two that are one file (the second written over the
+    # first, the report lost) are refused before the run, and nothing is written
+    (folder / "rec.sq").write_text(REC)
+    (folder / "out").mkdir()
+    (folder / "r.csv").write_text("old\n")
+    os.symlink("r.csv", folder / "alias")
+    before = snapshot(folder)
+    r = serq("rec.sq", *args, cwd=folder)
+    assert r.returncode == 1, r.stderr
+    assert f"named by both {named}" in r.stderr and "Traceback" not in r.stderr
+    assert snapshot(folder) == before and os.listdir(folder / "out") == []
+
+
+@pytest.mark.parametrize("args, message", [
+    (["-o", "nowhere/report.txt", "--records", "r.csv"], "nowhere/report.txt: no folder nowhere"),
+    (["-o", "report.txt", "--records", "nowhere/r.csv"], "nowhere/r.csv: no folder nowhere"),
+    (["-o", "report.txt", "--records", "dangling.csv"], "dangling.csv: no folder"),  # a link into one
+])
+def test_an_output_that_cannot_be_written_is_refused_before_the_run(folder, args, message):
+    # a file in a folder that does not exist is refused before the run (which may take hours), not after
+    # it with the report written and the records lost
+    (folder / "rec.sq").write_text(REC)
+    os.symlink("nowhere/r.csv", folder / "dangling.csv")
+    before = snapshot(folder)
+    r = serq("rec.sq", *args, cwd=folder)
+    assert r.returncode == 1, r.stderr
+    assert message in r.stderr and "Traceback" not in r.stderr
+    assert snapshot(folder) == before and not (folder / "report.txt").exists()
+
+
+def test_distinct_outputs_are_all_written(folder):
+    (folder / "rec.sq").write_text(REC)
+    r = serq("rec.sq", "-o", "report.txt", "--records", "r.csv", "--dump", "out", cwd=folder)
+    assert r.returncode == 0, r.stderr
+    assert (folder / "report.txt").read_text().startswith("run: horizon 20")
+    assert (folder / "r.csv").read_text().startswith("session,turn,time,sent,done\n")
+    assert (folder / "out" / "response.csv").read_text().startswith("time,session,turn,value\n")

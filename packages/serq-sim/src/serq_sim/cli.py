@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import io
 import math
+import os
 import sys
 
 import click
 from serq import signals
 from serq.errors import UserError
-from serq.files import check_not_input, write_atomic
+from serq.files import check_distinct, check_not_input, check_output, write_atomic
 from serq.loading import apply_run_overrides, load_program
 from serq.options import load_options, run_options, to_load_options
 from serq.plugins import collect
@@ -135,19 +136,22 @@ def run_command(pm, file, sets, defs, seed, horizon, warmup, arrivals, trace, as
                             "expr; … }}`; lib/vllm.sq's vllm_request records every request)")
         record_paths = record_files(records_file, [r.name for r in program.records])
     inputs = run_inputs(program, file, trace) if output or dump is not None or record_paths else []
-    for path in record_paths.values():
-        check_not_input(path, inputs)
-    if output:  # refused before the run, not after it
-        check_not_input(output, inputs)
+    # every output is refused before the run, not after it: an input of the run, one the write would
+    # refuse or could not create, two outputs that are one file
+    outputs = [("-o", output, False)] if output else []
+    outputs += [("--records", path, False) for path in record_paths.values()]
     if dump is not None:
-        import os
-
         from serq_report.csv import file_names
 
         for folder, names in ((dump, [o.name for o in program.observes]),
                               (os.path.join(dump, "gauge"), [g.name for g in program.gauges])):
             for name in file_names(names).values():
-                check_not_input(os.path.join(folder, f"{name}.csv"), inputs)
+                outputs.append(("--dump", os.path.join(folder, f"{name}.csv"), True))
+    for what, path, own in outputs:
+        check_not_input(path, inputs)
+        if what != "--dump" or os.path.isdir(os.path.dirname(path)):  # a dump makes its folders
+            check_output(path, own=own)
+    check_distinct((what, path) for what, path, _ in outputs)
     report = run(program, check_invariants=check_invariants, progress=not no_progress, trace=trace,
                  pm=pm, max_events=max_events, max_wall=max_wall, max_samples=max_samples)
     record_program(report, file, _read_bytes(file), program, options.sets, options.defs)

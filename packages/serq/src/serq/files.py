@@ -14,7 +14,8 @@ Which target gets what (:func:`open_atomic`):
   the link stays a link.
 * **anything else that exists** (a character device such as ``/dev/null``, a FIFO, a socket), and every
   path under ``/dev`` (``/dev/stdout``, ``/dev/fd/1``) — written through: opened for appending, never
-  created, truncated, renamed over or removed. Such a write is not atomic. A FIFO blocks until some
+  created, truncated, renamed over or removed; a path under ``/dev`` that does not exist (or a link to
+  one) is refused (:class:`OutputError`) before anything is written. Such a write is not atomic. A FIFO blocks until some
   process reads it, as a shell's ``>`` does.
 * **a folder** — an error.
 
@@ -42,7 +43,8 @@ from typing import IO
 
 from .errors import UserError
 
-__all__ = ["OutputError", "check_not_input", "check_own", "open_atomic", "open_own_append", "write_atomic"]
+__all__ = ["OutputError", "check_distinct", "check_not_input", "check_output", "check_own", "open_atomic",
+           "open_own_append", "write_atomic"]
 
 
 class OutputError(UserError):
@@ -112,6 +114,68 @@ def check_own(path: str | os.PathLike[str]) -> None:
             else "not a regular file")
     raise OutputError(f"{path}: is {what}; serq names this file itself and writes it only as a new or "
                       "regular file (remove it, or choose another output)")
+
+
+def _missing_under_dev(path: str) -> bool:
+    return _through_dev(path) or _through_dev(os.path.realpath(path))
+
+
+def check_output(path: str | os.PathLike[str], *, own: bool = False) -> None:
+    """Refuse (:class:`OutputError`), before a command does its work, an output :func:`open_atomic` would
+    refuse or could not create when the work is done: a folder, a path under ``/dev`` that does not exist,
+    a new file in a folder that does not exist; with ``own``, anything but a regular file
+    (:func:`check_own`)."""
+    path = os.fspath(path)
+    if own:
+        check_own(path)
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        st = None
+    except OSError as e:
+        raise type(e)(e.errno, e.strerror, path) from None
+    if st is not None:
+        if stat.S_ISDIR(st.st_mode):
+            raise OutputError(f"{path}: is a folder, not a file")
+        return
+    if _missing_under_dev(path):
+        raise OutputError(f"{path}: no such file (a path under /dev is written through to what is there, never "
+                          "created)")
+    folder = os.path.dirname(os.path.realpath(path))
+    if not os.path.isdir(folder):
+        raise OutputError(f"{path}: no folder {os.path.dirname(path) or folder} to write it in")
+
+
+def _output_key(path: str) -> tuple | None:
+    """What identifies the file an output ``path`` writes, or ``None`` for one that may take several outputs
+    (a device, a FIFO, a path under ``/dev``: written through)."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        st = None
+    if st is not None:
+        return ("file", st.st_dev, st.st_ino) if stat.S_ISREG(st.st_mode) else None
+    if _missing_under_dev(path):
+        return None
+    return ("new", os.path.normcase(os.path.realpath(path)))
+
+
+def check_distinct(outputs: Iterable[tuple[str, str | os.PathLike[str]]]) -> None:
+    """Refuse (:class:`OutputError`) two outputs of one command, ``(what, path)`` pairs (``("-o", "r.csv")``),
+    that are one file by any path (a symbolic or hard link included): the second would replace the first.
+    Devices and FIFOs may take several."""
+    seen: dict[tuple, tuple[str, str]] = {}
+    for what, path in outputs:
+        path = os.fspath(path)
+        key = _output_key(path)
+        if key is None:
+            continue
+        if key in seen:
+            other_what, other = seen[key]
+            same = path if other == path else f"{path} (it is {other})"
+            raise OutputError(f"{same}: named by both {other_what} and {what}; each output of a run needs a file "
+                              "of its own")
+        seen[key] = (what, path)
 
 
 def open_own_append(path: str | os.PathLike[str]) -> IO[str]:
@@ -202,6 +266,9 @@ def open_atomic(path: str | os.PathLike[str], mode: str = "w", *,
         raise type(e)(e.errno, e.strerror, path) from None
     if st is not None and stat.S_ISDIR(st.st_mode):
         raise OutputError(f"{path}: is a folder, not a file")
+    if st is None and _missing_under_dev(path):
+        raise OutputError(f"{path}: no such file (a path under /dev is written through to what is there, never "
+                          "created)")
     if (st is not None and not stat.S_ISREG(st.st_mode)) or (st is not None and _through_dev(path)):
         with _write_through(path, mode) as f:
             yield f
