@@ -11,6 +11,9 @@ from .status import READY
 
 SLOT_SERIAL, SLOT_TURN, SLOT_CACHED, SLOT_COMPUTED = 0, 1, 2, 3
 
+#: a session no hold has admitted yet is ordered by its serial, below every admission's number
+_UNADMITTED = 2 ** 53
+
 
 class Session:
     __slots__ = ("serial", "attrs", "gen", "status", "holds", "pending", "adm_seq", "preempt_pos", "stuck",
@@ -27,7 +30,10 @@ class Session:
         self.status = READY
         self.holds: list = []
         self.pending = None
-        self.adm_seq = -1
+        # the place in admission order (a step stage's residents, ``admission``): the counter of the pool
+        # admissions once a hold admits the session; before that its arrival, ahead of every admitted
+        # session as -1 was, and among such sessions by serial (docs/language.md, rules chosen)
+        self.adm_seq = serial - _UNADMITTED
         self.preempt_pos = None
         self.stuck = False
         self.leases: list = []
