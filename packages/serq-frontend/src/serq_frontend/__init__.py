@@ -80,7 +80,7 @@ def _setup(path: str | Path | None, source: str | None, pm: Any, sets: Mapping[s
     """The context of one compile. The compile cache passes the program's ``text`` it has read (and
     keyed), the ``library_paths`` it keyed, and a ``recorder`` of what the compile looks for and reads."""
     from .context import Context
-    from .diagnostics import CompileError, Reporter, Sources, decode_source
+    from .diagnostics import CompileError, Reporter, Sources, decode_source, strip_bom
 
     if (path is None) == (source is None):
         raise TypeError("compile() takes a path or source=, not both")
@@ -101,6 +101,8 @@ def _setup(path: str | Path | None, source: str | None, pm: Any, sets: Mapping[s
             except OSError as e:
                 raise CompileError(f"error: {name}: cannot read: {e.strerror or e}") from None
             text = decode_source(data, name)
+        else:
+            text = strip_bom(text)  # the compile cache's read of the file
         base: Path | None = p.parent
     else:
         text = source or ""

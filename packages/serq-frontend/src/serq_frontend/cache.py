@@ -293,6 +293,8 @@ def _holds(deps: Any) -> bool:
                     text = Path(d[1]).read_text(encoding="utf-8")
                 except (OSError, UnicodeDecodeError):
                     return False
+                if text.startswith("\ufeff"):  # a byte-order mark: the compile read the text without it
+                    text = text[1:]
                 if _text_digest(text) != d[2]:
                     return False
             elif kind == "module":

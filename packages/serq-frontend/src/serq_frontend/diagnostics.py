@@ -123,11 +123,18 @@ class Reporter:
         return CompileError(message, pos, rendered=render(message, pos, self.sources, name=self.name))
 
 
+def strip_bom(text: str) -> str:
+    """``text`` without the UTF-8 byte-order mark an editor may write first (as a trace file's is skipped):
+    it is no character of the program, so the first line's columns count from what follows it."""
+    return text[1:] if text.startswith("\ufeff") else text
+
+
 def decode_source(data: bytes, name: str) -> str:
     """The text of a .sq file's bytes, UTF-8. A byte that is not UTF-8 is one error at its line and column,
-    the line quoted with the bytes that are not UTF-8 as ``?``."""
+    the line quoted with the bytes that are not UTF-8 as ``?``. A byte-order mark at the start is not
+    part of the text (``strip_bom``)."""
     try:
-        return data.decode("utf-8")
+        return strip_bom(data.decode("utf-8"))
     except UnicodeDecodeError as e:
         before = data[: e.start]
         line = before.count(b"\n") + 1

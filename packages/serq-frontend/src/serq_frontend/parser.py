@@ -517,7 +517,8 @@ def syntax_error(e: UnexpectedInput, text: str, file: str, reporter: Reporter) -
         hint = ""
     else:
         hint = " (expected " + ", ".join(names) + ")"
-    return reporter.error(pos, f"unexpected {_token_text(tok)}{hint}")
+    what = "end of the file" if tok.type == "$END" else _token_text(tok)
+    return reporter.error(pos, f"unexpected {what}{hint}")
 
 
 # ---------------------------------------------------------------------------------------------------
