@@ -233,6 +233,7 @@ class LazyDecoding:
         a_busy = self.a_busy
         present = self.present
         gaps = self.gaps
+        weights = gaps.weights
         warm = sim.warm
         nlazy = self.nlazy
         absorb = self._wake_static and not self.eager and budget >= nlazy
@@ -256,7 +257,13 @@ class LazyDecoding:
                     self.tpend = []
                 counted = nlazy - self.nlazy_x  # the decoders whose gaps count (tokens.py)
             elif warm and counted:
-                gaps.add(t - last, counted)
+                g = t - last  # gaps.add(t - last, counted), inlined: one a round
+                if g == gaps.last:
+                    weights[-1] += counted
+                else:
+                    gaps.values.append(g)
+                    weights.append(counted)
+                    gaps.last = g
             last = t
             n += 1
             if wl is not None:
