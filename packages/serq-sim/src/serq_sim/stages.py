@@ -93,7 +93,7 @@ class Job:
     """One run on one stage (or one flow over several)."""
 
     __slots__ = ("owner", "work", "total", "mode", "growing", "enqueued", "started", "stage", "tag", "seq",
-                 "rate", "stages", "assigned", "span", "lz", "gslot", "ghi", "mslots", "lzm")
+                 "rate", "stages", "assigned", "span", "lz", "gslot", "ghi", "mslots", "lzm", "wv")
 
     def __init__(self, owner, work: float, mode: str, growing, now: float, span: int = 0):
         self.owner = owner
@@ -121,6 +121,9 @@ class Job:
         self.mslots = None
         #: a lazy decoder's memory on its step stage's memory pool (constant while it is lazy)
         self.lzm = 0.0
+        #: a lazy grower listed again by a batch of woken growers (LazyDecoding._wake_apply): at its next
+        #: block boundary it meets that batch's conditions again, unchecked (it has grown since listed)
+        self.wv = False
 
 
 class Ctx:

@@ -320,6 +320,11 @@ class LazyDecoding:
         # known, a whole position and allocation, its position at the allocation at that round:
         # test_step_woken.py checks those books after every planning)
         for job in wl:
+            if job.wv:
+                # listed again by _wake_apply, which found what is checked below and moved it on by a
+                # block: its pool and slots are those of a lazy job (fixed), its position is its allocation
+                # again, a whole block further
+                continue
             slot = job.gslot
             k0 = slot.pos + (rounds - job.lz)  # its position now
             if slot.pool is not pool or k0 != slot.alloc or k0 % b:
@@ -362,12 +367,14 @@ class LazyDecoding:
                 job.lzm += b
             slot.alloc += b
             owner = job.owner
-            owner.holds[job.ghi].grown = True
+            if not job.wv:  # (grown already, when it was listed again here)
+                owner.holds[job.ghi].grown = True
             if late:  # (tokens.py) as the walk does it
                 owner.tok = t_round
                 self.tpend.append((job, t_round))
             w = job.work - (rounds - job.lz)
             if w > b:
+                job.wv = True
                 again.append(job)
             else:
                 key = rounds + int(w)
@@ -513,6 +520,7 @@ class LazyDecoding:
                                 if w > room:
                                     key = rounds + int(room)
                                     table = self.wake
+                                    job.wv = False  # listed here: checked at its boundary
                                 else:
                                     key = rounds + int(w)
                                     table = self.due
@@ -648,6 +656,7 @@ class LazyDecoding:
                                 if w > room:
                                     tbl = self.wake
                                     key = rounds + int(room)
+                                    job.wv = False  # listed here: checked at its boundary
                                 else:
                                     tbl = self.due
                                     key = rounds + int(w)
@@ -809,6 +818,7 @@ class LazyDecoding:
             self.tpend.append((job, tok))
         w = job.work
         if w > room:
+            job.wv = False  # listed here: checked at its boundary
             self.wake.setdefault(rounds + int(room), []).append(job)
         else:
             self.due.setdefault(rounds + int(w), []).append(job)
