@@ -37,6 +37,9 @@ from __future__ import annotations
 
 import math
 from array import array
+from bisect import bisect_left, bisect_right
+from itertools import accumulate
+from operator import mul
 
 from serq_ir.report import MetricStats
 
@@ -171,26 +174,15 @@ class TokenGaps:
         if n == 0:
             return MetricStats(count=0, mean=nan, ci=nan, median=nan, p90=nan, p95=nan, p99=nan)
         vals, ws = self.values, self.weights
-        mean = math.fsum(v * w for v, w in zip(vals, ws)) / n
-        by: dict[float, int] = {}
-        for v, w in zip(vals, ws):
-            by[v] = by.get(v, 0) + w
-        keys = sorted(by)
-        cum = []
-        c = 0
-        for k in keys:
-            c += by[k]
-            cum.append(c)
+        mean = math.fsum(map(mul, vals, ws)) / n  # the same products, summed exactly (any order)
+        # the runs in ascending order of value, and their weights summed: the i-th smallest gap (from 0)
+        # is the value of the first run whose sum exceeds i
+        pairs = sorted(zip(vals, ws))
+        keys = [v for v, _ in pairs]
+        cum = list(accumulate([w for _, w in pairs]))
 
-        def kth(i: int) -> float:  # the i-th smallest gap (from 0)
-            lo, hi = 0, len(cum) - 1
-            while lo < hi:
-                mid = (lo + hi) // 2
-                if cum[mid] > i:
-                    hi = mid
-                else:
-                    lo = mid + 1
-            return keys[lo]
+        def kth(i: int) -> float:
+            return keys[bisect_right(cum, i)]
 
         def percentile(q: float) -> float:  # serq_sim.metrics.percentile over the expanded gaps
             h = (n - 1) * q / 100.0
@@ -203,23 +195,24 @@ class TokenGaps:
         return MetricStats(count=n, mean=mean, ci=ci, median=med, p90=p90, p95=p95, p99=p99)
 
     def _ci(self, n: int) -> float:
-        """The batch-means half-width: 20 consecutive batches of ``n // 20`` gaps (the rest left out)."""
+        """The batch-means half-width: 20 consecutive batches of ``n // 20`` gaps (the rest left out).
+        A batch's sum is that of its runs' products (value × the run's gaps in the batch), taken exactly
+        (``math.fsum``: whatever their order)."""
         size = n // BATCHES
+        vals, ws = self.values, self.weights
+        cum = list(accumulate(ws))  # the gaps up to and including each run, in the runs' order
         means = []
-        parts: list[float] = []
-        room = size
-        for v, w in zip(self.values, self.weights):
-            while w > 0 and len(means) < BATCHES:
-                k = w if w < room else room
-                parts.append(v * k)
-                w -= k
-                room -= k
-                if room == 0:
-                    means.append(math.fsum(parts) / size)
-                    parts = []
-                    room = size
-            if len(means) == BATCHES:
-                break
+        for j in range(BATCHES):
+            lo = j * size
+            hi = lo + size  # the batch's gaps are [lo, hi)
+            a = bisect_right(cum, lo)  # the run of gap lo
+            b = bisect_left(cum, hi)  # the run of gap hi - 1
+            if a == b:
+                parts = [vals[a] * size]
+            else:
+                parts = [vals[a] * (cum[a] - lo), *map(mul, vals[a + 1:b], ws[a + 1:b]),
+                         vals[b] * (hi - cum[b - 1])]
+            means.append(math.fsum(parts) / size)
         return _half_width(means)
 
 
