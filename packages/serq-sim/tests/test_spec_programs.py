@@ -62,3 +62,60 @@ def test_step_unadmitted_sessions_before_admitted_ones_by_serial():
     # [4,5] s2 decode (done at 5), s1 1 (prefill done at 5). [5,6], [6,7] s1 decodes: done at 7.
     r = run(src)
     assert by_session(r, "r") == {0: 3.0, 1: 7.0, 2: 5.0}
+
+
+RELEASE_THEN_HOLD = """
+pool m { cap 1; queue by (serial); }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) {
+    hold m (1) { run d (1); }
+    HOLD_AGAIN
+  } else {
+    run d (0.5);
+    hold m (1) { observe got = now; run d (1); }
+  }
+  end;
+}
+run { horizon 100; }
+"""
+
+
+def test_a_release_admits_at_the_settle_after_the_ready_sessions():
+    # §3: commands take no time; after the event the settle runs every ready session, then retries the
+    # admissions. At 1 session 0's hold ends and it holds m again at once, joining the queue where
+    # session 1 has waited since 0.5; the settle then admits the least key, serial 0: session 0 again at
+    # 1 (until 2), session 1 at 2. (Admitting at the release gave session 1 the pool at 1.)
+    again = "hold m (1) { observe again = now; run d (1); }"
+    for invariants in (True, False):  # the general engine, and the fast tier that takes this program
+        r = serq_sim.run(serq_frontend.compile(source=RELEASE_THEN_HOLD.replace("HOLD_AGAIN", again)),
+                         check_invariants=invariants)
+        assert by_session(r, "again") == {0: 1.0}
+        assert by_session(r, "got") == {1: 2.0}
+    # the same with the pool given back by `release` inside a scope that goes on
+    src = RELEASE_THEN_HOLD.replace("hold m (1) { run d (1); }\n    HOLD_AGAIN",
+                                    "hold m (1) { run d (1); release m; hold m (1) { observe again = now; "
+                                    "run d (1); } }")
+    r = run(src)
+    assert by_session(r, "again") == {0: 1.0}
+    assert by_session(r, "got") == {1: 2.0}
+
+
+def test_a_session_that_ends_frees_its_pool_after_the_ready_sessions_ran():
+    # A closed population of 2 with one slot, queue by (-serial): the newest session first. Session 0
+    # holds [0,1]; session 1 waits. At 1 session 0 ends and session 2 is spawned; session 2 holds at
+    # once, and the settle admits the least key: -2, session 2 (until 2), then session 3 spawned at 2 ...
+    # session 1 never gets the slot while newer ones keep coming.
+    src = """
+    pool m { cap 1; queue by (-serial); }
+    stage d : delay;
+    workload { arrive closed(2); }
+    session { hold m (1) { observe got = now; run d (1); } end; }
+    run { horizon 4.5; }
+    """
+    for invariants in (True, False):
+        r = serq_sim.run(serq_frontend.compile(source=src), check_invariants=invariants)
+        # t=0: sessions 0 and 1 queue; -1 < 0: session 1 first [0,1]; at 1 session 2 spawned: 2 [1,2],
+        # at 2 session 3 [2,3], session 4 [3,4], session 5 from 4; session 0 waits throughout.
+        assert by_session(r, "got") == {1: 0.0, 2: 1.0, 3: 2.0, 4: 3.0, 5: 4.0}

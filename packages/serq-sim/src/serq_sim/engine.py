@@ -660,7 +660,6 @@ class Simulation:
             self.ended += 1
         if self.closed:
             self.spawn()
-        _admission.admit_waiting(self)
 
     def _detach(self, s: Session) -> None:
         st = s.status

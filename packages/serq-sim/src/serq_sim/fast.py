@@ -29,8 +29,8 @@ in, and per hold statement and pool the member (a family) and the units (the dem
 the allocation while it holds, ``None`` otherwise).
 
 A pool's admissions (``admission.admit_all``) are the nested function ``_adm``, called where the general
-engine calls ``admit_all``: after the ready sessions ran, at the end of a hold's scope and at a session's
-end. A FIFO queue is a deque; ``queue by`` keys that read state (``now``, ``waited``, observables) are
+engine calls ``admit_all``: after the ready sessions ran (a release does not admit at once: the
+settle does, §3). A FIFO queue is a deque; ``queue by`` keys that read state (``now``, ``waited``, observables) are
 evaluated for every waiting session at every head lookup, as the general engine does; keys that read
 only attributes are evaluated once at the join and kept in a heap of ``(key, join order, session)``
 (the least key, ties to the first to join: what the scan finds), until a key holds a NaN, after which
@@ -549,7 +549,7 @@ class _Gen(Compiler):
 
     def end_lines(self, pad: str) -> list[str]:
         """``end_session`` for the session in ``A`` (then leave the dispatch loop): its open holds released
-        (innermost first), and, in a program with pools, the admissions retried."""
+        (innermost first); the admissions they allow are the settle's, once the ready sessions ran."""
         out = []
         for h in reversed(self.open_holds):
             out += self.release_lines(h, pad)
@@ -563,7 +563,6 @@ class _Gen(Compiler):
         if self.sim.closed:
             out += self.spawn_lines(pad, None)
             out.append(f"{pad}ready.append(A)")
-        out += self.adm_call(pad)
         out.append(f"{pad}break")
         return out
 
@@ -599,8 +598,9 @@ class _Gen(Compiler):
         return out
 
     def end_hold_lines(self, h: int, pad: str) -> list[str]:
-        """``end_hold``: the scope of hold ``h`` ends; ``computed`` is reset; admissions are retried."""
-        return self.release_lines(h, pad) + [f"{pad}A[3] = 0.0"] + self.adm_call(pad)
+        """``end_hold``: the scope of hold ``h`` ends; ``computed`` is reset (the admissions it allows are the
+        settle's, after the ready sessions)."""
+        return self.release_lines(h, pad) + [f"{pad}A[3] = 0.0"]
 
     def adm_call(self, pad: str) -> list[str]:
         """``admit_all``: ``_adm`` when some queue has a session (with every queue empty it admits none)."""

@@ -1,13 +1,13 @@
 """Releases: the end of a hold's scope (caching ``round_down(min(cache, computed, allocation))``), leases
-(a slot kept past the scope until its time is up), ``release`` of one pool; each release retries
-admissions at once.
+(a slot kept past the scope until its time is up), ``release`` of one pool. A release admits no one
+itself: the settle retries the growers and admissions once the ready sessions have run (§3).
 """
 
 from __future__ import annotations
 
 import math
 
-from . import admission, cache
+from . import cache
 from .model import EPS, INF, SLOT_COMPUTED, Entry, HoldRT, Lease, Pool, Slot
 
 _floor = math.floor
@@ -98,7 +98,8 @@ def end_hold(sim, s) -> None:
             if s.preempt_pos:
                 s.preempt_pos.pop(slot.pool, None)
     A[SLOT_COMPUTED] = 0.0
-    admission.admit_waiting(sim)  # it retries growers and admits at free pools' queues
+    # the growers and queues the units freed may let in are retried by the settle, once the ready sessions
+    # (this one first) have run (§3): a session that holds again at once joins the queue before that
 
 
 def end_lease(sim, lease: Lease) -> None:
@@ -118,8 +119,7 @@ def end_lease(sim, lease: Lease) -> None:
 
 def lease_end(sim, lease: Lease) -> None:
     if lease.alive:
-        end_lease(sim, lease)
-        admission.admit_all(sim)
+        end_lease(sim, lease)  # an event: the settle after it retries the growers and admissions
 
 
 def release(sim, s, pool: Pool) -> None:
@@ -137,4 +137,4 @@ def release(sim, s, pool: Pool) -> None:
                 break
         else:
             return
-    admission.admit_all(sim)
+    # the settle retries the growers and admissions, after the ready sessions (end_hold)
