@@ -175,11 +175,16 @@ class TokenGaps:
             return MetricStats(count=0, mean=nan, ci=nan, median=nan, p90=nan, p95=nan, p99=nan)
         vals, ws = self.values, self.weights
         mean = math.fsum(map(mul, vals, ws)) / n  # the same products, summed exactly (any order)
-        # the runs in ascending order of value, and their weights summed: the i-th smallest gap (from 0)
-        # is the value of the first run whose sum exceeds i
-        pairs = sorted(zip(vals, ws))
-        keys = [v for v, _ in pairs]
-        cum = list(accumulate([w for _, w in pairs]))
+        # the distinct values in ascending order, each with its runs' weights summed, and the gaps up to
+        # and including each (an array: one machine word a value): the i-th smallest gap (from 0) is the
+        # first value whose sum exceeds i
+        by: dict[float, int] = {}
+        get = by.get
+        for v, w in zip(vals, ws):
+            by[v] = get(v, 0) + w
+        keys = sorted(by)
+        cum = array("q", accumulate(map(by.__getitem__, keys)))
+        del by
 
         def kth(i: int) -> float:
             return keys[bisect_right(cum, i)]
@@ -200,7 +205,7 @@ class TokenGaps:
         (``math.fsum``: whatever their order)."""
         size = n // BATCHES
         vals, ws = self.values, self.weights
-        cum = list(accumulate(ws))  # the gaps up to and including each run, in the runs' order
+        cum = array("q", accumulate(ws))  # the gaps up to and including each run, in the runs' order
         means = []
         for j in range(BATCHES):
             lo = j * size
