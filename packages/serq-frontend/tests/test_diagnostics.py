@@ -197,3 +197,52 @@ class _Lib:
     @serq.hookimpl
     def serq_frontend_library_paths(self):
         return [self.folder]
+
+
+def _raised(f) -> str:
+    with pytest.raises(serq_frontend.CompileError) as info:
+        serq_frontend.compile(f, pm=_pm())
+    return str(info.value)
+
+
+def test_a_quoted_line_cannot_drive_the_terminal(tmp_path):
+    # a program someone sent: escape sequences and other control characters on the line an error quotes
+    # (and as the character it is about) are shown as `?` in the line and as escapes in the message, so
+    # the caret stays under its character and nothing reaches the terminal as a command
+    f = tmp_path / "p.sq"
+    f.write_bytes(b"stage svc : fifo;\nsession {\n  run svx (1); // \x1b]0;title\x07 \x1b[2J\x08\x0b\n}\n")
+    msg = _raised(f)
+    assert msg.splitlines() == [
+        f"{f}:3:7: error: unknown stage `svx`",
+        "    run svx (1); // ?]0;title? ?[2J??",
+        "        ^",
+    ]
+    (tmp_path / "q.sq").write_bytes(b"let a = 1 \x1b[31m;\n")
+    msg = _raised(tmp_path / "q.sq")
+    assert msg.splitlines()[0].endswith("error: unexpected character `\\x1b`")
+    assert msg.splitlines()[1] == "  let a = 1 ?[31m;"
+    assert not any(ord(ch) < 32 and ch != "\n" for ch in msg)
+
+
+def test_a_long_line_is_quoted_around_its_caret(tmp_path):
+    # a line of a megabyte: the diagnostic quotes 200 characters of it around the caret, `...` at each cut
+    f = tmp_path / "p.sq"
+    f.write_text("stage svc : fifo;\nsession {" + " " * 500_000 + "run svx (1); // " + "x" * 500_000 + "\n}\n")
+    lines = _raised(f).splitlines()
+    assert lines[0] == f"{f}:2:500014: error: unknown stage `svx`"
+    assert len(lines) == 3 and len(lines[1]) == 2 + 3 + 200 + 3
+    shown, caret = lines[1][2:], lines[2].index("^") - 2
+    assert shown.startswith("...") and shown.endswith("...")
+    assert shown[caret: caret + 3] == "svx"
+
+
+def test_a_long_token_is_quoted_in_part():
+    msg = refused_text("let a = 1 " + "9" * 100_000 + ";")
+    assert "unexpected `" + "9" * 40 + "...`" in msg.splitlines()[0] and len(msg) < 1000
+
+
+def refused_text(src: str) -> str:
+    with pytest.raises(serq_frontend.CompileError) as info:
+        compile_src(src)
+    return str(info.value)
+

@@ -261,8 +261,11 @@ def check_diagnostic(e: Exception, src: str) -> None:
     if m.group(1) == "<source>":  # else a library file the source uses
         line, col = int(m.group(2)), int(m.group(3))
         assert 1 <= line <= src.count("\n") + 1, msg
-        text = src.split("\n")[line - 1].rstrip("\r").replace("\t", " ")  # the line quoted, the caret under col
-        assert lines[1:3] == ["  " + text, "  " + " " * (max(1, min(col, len(text) + 1)) - 1) + "^"], msg
+        text = src.split("\n")[line - 1].rstrip("\r")  # the line quoted, the caret under col
+        text = "".join(" " if ch == "\t" else ch if ch.isprintable() else "?" for ch in text)  # nothing unprintable
+        assert all(ch == "\n" or ch.isprintable() for ch in msg), msg
+        if len(text) <= 200:  # a longer line is cut around the caret (test_diagnostics.py)
+            assert lines[1:3] == ["  " + text, "  " + " " * (max(1, min(col, len(text) + 1)) - 1) + "^"], msg
 
 
 def outcome(src: str) -> str:

@@ -177,3 +177,42 @@ def test_a_span_file_name_with_control_characters_is_printed_escaped():
         serq_sim.run(prog)
     assert str(e.value).splitlines()[0] == ("x\\ny\\x1b[2J.sq:3:3: error: at t=0, session 0: branch guard is 0.5, "
                                             "not 0 or 1 (a draw is written `branch with (p)`)")
+
+
+@pytest.mark.parametrize("before, line, after, shown", [
+    # the lines are counted as the parser counts them (at "\n" only): a form feed, a vertical tab, a
+    # file separator or a Unicode line separator in an earlier comment does not shift the line quoted
+    ("// a\x0cb\x0bc\x1cd\u2028e\u2029f\x85g\n", "  branch (g) { end; }", "", "  branch (g) { end; }"),
+    # control characters in the line are `?` (an escape sequence would drive the terminal)
+    ("", "  branch (g) { end; } // \x1b]0;title\x07\x1b[2J", "", "  branch (g) { end; } // ?]0;title??[2J"),
+    # a byte-order mark at the start is not part of the first line
+    ("\ufeff", "  branch (g) { end; }", "", "  branch (g) { end; }"),
+])
+def test_the_line_a_run_time_error_quotes(tmp_path, before, line, after, shown):
+    f = tmp_path / "prog.sq"
+    f.write_text(before + line + after + "\n", encoding="utf-8")
+    no = 1 + before.count("\n")
+    p = P()
+    prog = p.build([p.set_("g", 0.5), N.Branch(guard=p.ex("g"), then=[N.End()], span=N.Span(file=str(f), line=no,
+                                                                                              col=3))],
+                   arrive=N.Batch(n=1), source=str(f))
+    with pytest.raises(serq_sim.SimError) as e:
+        serq_sim.run(prog)
+    lines = str(e.value).splitlines()
+    assert lines[1:] == [f"  {shown}", "    ^"]
+
+
+def test_a_long_line_a_run_time_error_quotes_is_cut_around_the_caret(tmp_path):
+    f = tmp_path / "prog.sq"
+    f.write_text("// " + "x" * 300_000 + " branch (g) { end; } // " + "y" * 300_000 + "\n")
+    col = 3 + 300_000 + 2
+    p = P()
+    prog = p.build([p.set_("g", 0.5), N.Branch(guard=p.ex("g"), then=[N.End()], span=N.Span(file=str(f), line=1,
+                                                                                              col=col))],
+                   arrive=N.Batch(n=1), source=str(f))
+    with pytest.raises(serq_sim.SimError) as e:
+        serq_sim.run(prog)
+    lines = str(e.value).splitlines()
+    assert len(lines) == 3 and len(lines[1]) == 2 + 3 + 200 + 3
+    shown, caret = lines[1][2:], lines[2].index("^") - 2
+    assert shown.startswith("...x") and shown.endswith("y...") and shown[caret: caret + 6] == "branch"

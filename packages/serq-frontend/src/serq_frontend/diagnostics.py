@@ -96,8 +96,9 @@ def _excerpt(sources: Sources | None, pos: Pos) -> list[str]:
     text = sources.line(pos.file, pos.line) if sources else None
     if text is None:
         return []
-    text = text.replace("\t", " ")
-    col = max(1, min(pos.col, len(text) + 1))
+    from serq.errors import quote_line
+
+    text, col = quote_line(text, pos.col)
     return [f"  {text}", "  " + " " * (col - 1) + "^"]
 
 

@@ -482,13 +482,22 @@ def _prev_token_end(text: str, offset: int) -> tuple[int, int] | None:
 def _token_text(tok: Token) -> str:
     if tok.type == "$END":
         return "the end of the file"
-    return f"`{tok}`"
+    return _quoted(str(tok))
+
+
+def _quoted(text: str) -> str:
+    """Source text a message quotes: between backquotes, unprintable characters as escapes, at most 40
+    characters of it."""
+    from serq.errors import printable
+
+    text = printable(text)
+    return f"`{text[:40]}...`" if len(text) > 40 else f"`{text}`"
 
 
 def syntax_error(e: UnexpectedInput, text: str, file: str, reporter: Reporter) -> CompileError:
     if isinstance(e, UnexpectedCharacters):
         ch = text[e.pos_in_stream] if e.pos_in_stream < len(text) else ""
-        return reporter.error(Pos(file, e.line, e.column), f"unexpected character `{ch}`")
+        return reporter.error(Pos(file, e.line, e.column), f"unexpected character {_quoted(ch)}")
     if isinstance(e, UnexpectedEOF):
         end = _prev_token_end(text, len(text)) or (1, 1)
         return reporter.error(Pos(file, *end), "unexpected end of the file")

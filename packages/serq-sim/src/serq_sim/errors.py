@@ -12,6 +12,8 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+from serq.errors import printable, quote_line
+
 
 class SimError(Exception):
     """A run-time error of the program being simulated (printed as its message alone)."""
@@ -75,13 +77,13 @@ def source_excerpt(file: str, line: int, col: int, base: str | None = None) -> s
         if not p.is_file():
             continue
         try:
-            lines = p.read_text(encoding="utf-8", errors="replace").splitlines()
+            lines = p.read_text(encoding="utf-8", errors="replace").split("\n")  # lines as the parser counts them
         except OSError:
             continue
         if 1 <= line <= len(lines):
-            text = lines[line - 1].rstrip("\n")
-            lead = "".join(ch if ch == "\t" else " " for ch in text[: max(col - 1, 0)])
-            return f"\n  {text}\n  {lead}^"  # indented as the frontend's diagnostics are
+            text = lines[line - 1].rstrip("\r")
+            text, col = quote_line(text[1:] if line == 1 and text[:1] == "\ufeff" else text, col)
+            return f"\n  {text}\n  {' ' * (col - 1)}^"  # indented as the frontend's diagnostics are
         return ""
     return ""
 
@@ -102,13 +104,6 @@ def format_error(span, t: float | None, serial: int | None, message: str, base: 
                                                                                               span.col, base)
 
 
-def printable(name: str) -> str:
-    """A file name from an IR span (data, not a source) as a message may print it: control characters
-    (a newline would split the one-line message, an escape sequence would drive the terminal) written as
-    ``\\xNN`` / ``\\uNNNN`` escapes."""
-    if name.isprintable():
-        return name
-    return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in name)
 
 
 def show(x: float) -> str:

@@ -24,3 +24,36 @@ class PluginError(SerqError):
     """A plugin registered something wrongly (a name two plugins claim, say)."""
 
     serq_user_error = True
+
+
+def printable(text: str) -> str:
+    """``text`` as a one-line message may print it: control and other unprintable characters (a newline
+    would split the message, an escape sequence would drive the terminal) written as ``\\xNN`` /
+    ``\\uNNNN`` escapes."""
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in text)
+
+
+#: the most characters of a source line a diagnostic quotes
+QUOTE_WIDTH = 200
+
+
+def quote_line(text: str, col: int) -> tuple[str, int]:
+    """A source line as a diagnostic quotes it above its caret, and the caret's column (1-based) in it: a tab
+    is a space and any other character that does not print is ``?`` (so a line of a program someone sent
+    cannot drive the terminal, and the caret stays under its character), and a line longer than
+    :data:`QUOTE_WIDTH` is cut to that many characters around ``col``, ``...`` marking each cut."""
+    if not text.isprintable():
+        text = "".join(" " if ch == "\t" else ch if ch.isprintable() else "?" for ch in text)
+    col = max(1, min(col, len(text) + 1))
+    if len(text) <= QUOTE_WIDTH:
+        return text, col
+    lo = max(0, min(col - 1 - QUOTE_WIDTH // 2, len(text) - QUOTE_WIDTH))
+    shown = text[lo: lo + QUOTE_WIDTH]
+    col -= lo
+    if lo > 0:
+        shown, col = "..." + shown, col + 3
+    if lo + QUOTE_WIDTH < len(text):
+        shown += "..."
+    return shown, col
