@@ -94,6 +94,10 @@ def test_serq_fit_prints_the_fit_its_mape_by_kind_and_a_definition(tmp_path, cap
     # a line nested past json.loads' recursion was a RecursionError traceback
     pytest.param('{"decoders": 1, "time": 0.1}\n' + "[" * 100_000 + "]" * 100_000 + "\n",
                  "s.jsonl:2: error: not a step: JSON nested too deeply", id="deep"),
+    # an integer beyond a float's range (an OverflowError traceback), one past Python's int-parsing limit
+    pytest.param('{"decoders": 1' + "0" * 400 + ', "time": 1}\n',
+                 "s.jsonl:1: error: the integer 100000000000...000000 (401 digits) is beyond the range", id="huge-int"),
+    pytest.param('{"decoders": 1, "time": 1' + "0" * 5000 + '}\n', "s.jsonl:1: error: the integer", id="5000-digits"),
 ])
 def test_a_bad_step_trace_is_one_message(tmp_path, capsys, text, message):
     (tmp_path / "s.jsonl").write_text(text)
@@ -129,3 +133,13 @@ def test_the_a100_profile_is_the_testbed_fit():
     rounded = coefficients("a100_qwen3_8b()")
     for k in fit:
         assert abs(rounded[k] / fit[k] - 1) < 2e-3, k
+
+
+def test_values_too_large_to_fit_are_one_message(tmp_path, capsys):
+    # finite values whose squares overflow: the fit cannot be computed in floating point (numpy warned and
+    # the message blamed linearly dependent terms)
+    steps = generated_steps(30, 0.0)
+    steps[0]["attention"] = 1e300
+    code, out = serq(["fit", str(write_steps(tmp_path / "s.jsonl", steps))], capsys)
+    assert code == 1 and out == f"{tmp_path / 's.jsonl'}: error: the values of attention are too large to fit " \
+                                "(their squares overflow a float)\n", out

@@ -97,6 +97,13 @@ def test_a_second_scenario_of_the_same_settings_compiles_nothing(tmp_path):
     pytest.param('{"a": ' * 100_000 + "1" + "}" * 100_000, "bad.json: error: not a scenario: JSON nested too deeply",
                  id="deep"),
     pytest.param(b'{"budget": "\xff"}', "bad.json: error: not UTF-8 text (byte 12)", id="not-utf8"),
+    # an integer beyond a float's range where a count goes (an OverflowError traceback when it was made a
+    # float), and one past Python's int-parsing limit (a ValueError traceback)
+    pytest.param('{"budget": 64, "max_seqs": 8, "block_size": 16, "num_blocks": 40, "requests": [{"prompt": 1'
+                 + "0" * 400 + ', "out": 1}]}', "bad.json: error: the integer 100000000000...000000 (401 digits) "
+                 "is beyond the range of a number", id="huge-int"),
+    pytest.param('{"budget": 1' + "0" * 5000 + ', "requests": [{"prompt": 1, "out": 1}]}',
+                 "(5001 digits) is beyond the range of a number", id="int-past-python-limit"),
 ])
 def test_bad_scenario_is_one_error(tmp_path, text, message):
     p = tmp_path / "bad.json"

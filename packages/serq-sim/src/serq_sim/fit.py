@@ -20,6 +20,7 @@ import math
 from dataclasses import dataclass, field
 
 from serq.errors import UserError
+from serq.jsonin import JSONNumberError, loads
 
 #: The composition terms, in the order of their coefficients after the fixed term ``c``.
 TERMS = ("decoders", "kv_decode", "prefilled", "attention")
@@ -62,7 +63,9 @@ def read_steps(path: str) -> list[tuple[float, float, float, float, float]]:
             continue
         where = f"{path}:{no}"
         try:
-            obj = json.loads(raw)
+            obj = loads(raw)
+        except JSONNumberError as e:
+            raise UserError(f"{where}: error: {e}") from None
         except (UnicodeDecodeError, ValueError) as e:
             raise UserError(f"{where}: error: not a JSON object ({e})") from None
         except RecursionError:  # json.loads recurses a frame per level of [ or {
@@ -102,7 +105,11 @@ def fit_steps(steps, where: str = "") -> Fit:
         if not np.any(x[:, j]):
             raise UserError(f"{head} no step has {term} > 0: its coefficient {COEFFICIENTS[j]} cannot be fitted")
     # the columns scaled to unit norm, so that terms of very different sizes (attention ~1e9) condition well
-    scale = np.linalg.norm(x, axis=0)
+    with np.errstate(over="ignore", invalid="ignore"):
+        scale = np.linalg.norm(x, axis=0)
+        big = [term for term, s in zip(("time", *TERMS), np.append(np.linalg.norm(t), scale[1:])) if not np.isfinite(s)]
+    if big:  # every value is finite, but their squares summed are not: no fit in floating point
+        raise UserError(f"{head} the values of {big[0]} are too large to fit (their squares overflow a float)")
     coef, _, rank, _ = np.linalg.lstsq(x / scale, t, rcond=None)
     if rank < x.shape[1]:
         raise UserError(f"{head} the terms are linearly dependent over these {len(a)} steps: the fit is not "

@@ -63,10 +63,14 @@ def read_scenario(file: str | Path) -> dict[str, Any]:
             p = named
         else:
             raise UserError(f"{file}: no such scenario file or shipped scenario (see `serq vllm scenarios`)")
+    from serq.jsonin import JSONNumberError, loads
+
     try:
-        sc = json.loads(p.read_text())
+        sc = loads(p.read_text())
     except json.JSONDecodeError as e:
         raise UserError(f"{p}:{e.lineno}:{e.colno}: error: {e.msg}") from None
+    except JSONNumberError as e:
+        raise UserError(f"{p}: error: {e}") from None
     except UnicodeDecodeError as e:
         raise UserError(f"{p}: error: not UTF-8 text (byte {e.start})") from None
     except RecursionError:  # json.loads recurses a frame per level of [ or {
