@@ -169,3 +169,47 @@ def test_a_name_given_twice_with_two_values_is_refused(tmp_path, command, flag, 
     assert r.stdout == "" and not out.exists()
     r = run_serq(command, str(prog), flag, first, flag, first, *extra)  # the same value twice is that value
     assert r.returncode == 0, r.stderr
+
+
+def _commands(group, ctx, prefix=()):
+    import click
+
+    for name in group.list_commands(ctx):
+        cmd = group.get_command(ctx, name)
+        if isinstance(cmd, click.Group):
+            yield from _commands(cmd, ctx, (*prefix, name))
+        elif cmd is not None:
+            yield (*prefix, name), cmd
+
+
+def test_every_file_or_folder_a_command_takes_refuses_an_empty_name():
+    # click takes '' as a path: `serq run F -o ''` printed to stdout with status 0, `--trace ''` raised
+    # a traceback, `--dump ''` dumped nothing; every path parameter of every installed command is serq's
+    import click
+    from serq.cli import build_cli
+    from serq.options import Path
+    from serq.plugins import get_plugin_manager
+
+    cli = build_cli(get_plugin_manager())
+    ctx = click.Context(cli)
+    found = []
+    for name, cmd in _commands(cli, ctx):
+        for p in cmd.params:
+            if isinstance(p.type, click.Path):
+                found.append((name, p.name))
+                assert isinstance(p.type, Path), (name, p.name)
+    assert (("run",), "output") in found and (("run",), "trace") in found and (("sweep",), "out") in found
+    assert len(found) >= 15
+
+
+@pytest.mark.parametrize("args", [["run", "{f}", "-o", ""], ["run", "{f}", "--trace", ""],
+                                  ["run", "{f}", "--dump", ""], ["run", "{f}", "--records", ""], ["run", ""],
+                                  ["check", ""], ["vllm", "scenario", ""]])
+def test_an_empty_name_is_a_usage_error(tmp_path, args):
+    f = mm1_ir(tmp_path)
+    before = sorted(os.listdir(tmp_path))
+    r = run_serq(*[a.format(f=f) for a in args], cwd=tmp_path)
+    assert r.returncode == 2, r
+    assert "an empty name names no file" in r.stderr and "Traceback" not in r.stderr
+    assert r.stdout == ""
+    assert sorted(os.listdir(tmp_path)) == before

@@ -10,10 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import click
+from serq.options import Path as SerqPath
 
 
 @click.command("fmt")
-@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.argument("files", nargs=-1, required=True, type=SerqPath(dir_okay=False))
 @click.option("--check", is_flag=True, help="Change nothing; list the files fmt would change, exit 1 if any.")
 @click.pass_obj
 def fmt_command(pm: Any, files: tuple[str, ...], check: bool) -> None:
@@ -68,7 +69,7 @@ def to_json(x: Any) -> Any:
 
 
 @click.command("ast")
-@click.argument("file", type=click.Path(dir_okay=False))
+@click.argument("file", type=SerqPath(dir_okay=False))
 @click.option("--desugar", is_flag=True, help="After every sugar layer: the kernel AST the linker reads.")
 @click.pass_obj
 def ast_command(pm: Any, file: str, desugar: bool) -> None:

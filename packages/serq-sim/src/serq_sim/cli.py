@@ -12,6 +12,7 @@ from serq import signals
 from serq.errors import UserError
 from serq.files import check_distinct, check_not_input, check_output, write_atomic
 from serq.loading import apply_run_overrides, load_program
+from serq.options import Path as SerqPath
 from serq.options import load_options, run_options, to_load_options
 from serq.plugins import collect
 
@@ -57,18 +58,18 @@ def _read_bytes(file: str) -> bytes:
 @click.command("run")
 @load_options
 @run_options
-@click.option("--trace", "trace", type=click.Path(dir_okay=False), default=None,
+@click.option("--trace", "trace", type=SerqPath(dir_okay=False), default=None,
               help="Replay this CSV trace instead of the workload's.")
 @click.option("--json", "as_json", is_flag=True, help="Write the report as JSON (--format json).")
 @click.option("--format", "fmt", default=None, metavar="NAME", help="Report format (text, json, …).")
-@click.option("--dump", "dump", type=click.Path(file_okay=False), default=None, metavar="DIR",
+@click.option("--dump", "dump", type=SerqPath(file_okay=False), default=None, metavar="DIR",
               help="Write each observe's samples and each gauge's change points as CSV into DIR.")
-@click.option("--records", "records_file", type=click.Path(dir_okay=False), default=None, metavar="FILE",
+@click.option("--records", "records_file", type=SerqPath(dir_okay=False), default=None, metavar="FILE",
               help="Write the program's records, one row per record, to FILE (.csv or .parquet).")
 @click.option("--slo", "slo", default=None, metavar="NAME=SECONDS,…",
               help="Service-level objectives for the goodput of the request metrics: ttft, tpot, e2el "
                    "(e.g. ttft=1,tpot=0.05).")
-@click.option("-o", "--output", "output", type=click.Path(dir_okay=False), default=None,
+@click.option("-o", "--output", "output", type=SerqPath(dir_okay=False), default=None,
               help="Write the report to this file (atomically) instead of stdout.")
 @click.option("--check-invariants", is_flag=True, help="Assert every pool's bookkeeping after every event.")
 @click.option("--no-progress", is_flag=True, help="No progress bar on stderr.")
@@ -184,7 +185,7 @@ def run_command(pm, file, sets, defs, seed, horizon, warmup, arrivals, trace, as
 
 
 @click.command("fit")
-@click.argument("steps", type=click.Path(dir_okay=False))
+@click.argument("steps", type=SerqPath(dir_okay=False))
 @click.option("--name", default="fitted", show_default=True, metavar="NAME",
               help="The name of the profile's definition printed at the end.")
 @click.option("--json", "as_json", is_flag=True,

@@ -7,6 +7,7 @@ import sys
 
 import click
 from serq import signals
+from serq.options import Path as SerqPath
 
 
 def _positive_seconds(ctx, param, value):
@@ -66,12 +67,12 @@ def _exit_for(complete: bool, errors: list[str] | None = None) -> None:
 
 
 @click.command("sweep")
-@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.argument("files", nargs=-1, required=True, type=SerqPath(dir_okay=False))
 @_common
-@click.option("-o", "--out", "out", type=click.Path(dir_okay=False), default=None, metavar="FILE",
+@click.option("-o", "--out", "out", type=SerqPath(dir_okay=False), default=None, metavar="FILE",
               help="Write the table (.parquet or .csv; one row per point and seed) and its per-point "
                    "aggregates (FILE's name with .points); a rerun resumes: only unfinished runs run.")
-@click.option("--records", "records_file", type=click.Path(dir_okay=False), default=None, metavar="FILE",
+@click.option("--records", "records_file", type=SerqPath(dir_okay=False), default=None, metavar="FILE",
               help="Also write every run's records (as serq run --records) into one table (.parquet or .csv): "
                    "point, the swept names, seed, key, then the record's columns; with --out, resumed too.")
 @click.option("--fresh", is_flag=True, help="Run everything again instead of resuming from --out.")
@@ -158,11 +159,11 @@ def _fmt(v) -> str:
 
 
 @click.command("compare")
-@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.argument("files", nargs=-1, required=True, type=SerqPath(dir_okay=False))
 @_common
 @click.option("--figure", "figures", multiple=True, metavar="FIGURE",
               help="Compare only these figures (repeatable; default every figure).")
-@click.option("-o", "--out", "out", type=click.Path(dir_okay=False), default=None, metavar="FILE",
+@click.option("-o", "--out", "out", type=SerqPath(dir_okay=False), default=None, metavar="FILE",
               help="Also write the comparison as a table (.csv or .parquet).")
 @click.pass_obj
 def compare_command(pm, files, sets, defs, zips, seeds, horizon, warmup, arrivals, max_wall, max_events,
@@ -204,8 +205,8 @@ def compare_command(pm, files, sets, defs, zips, seeds, horizon, warmup, arrival
 
 
 @click.command("plot")
-@click.argument("source", type=click.Path(exists=True))
-@click.option("-o", "--out", "out", required=True, type=click.Path(dir_okay=False), metavar="FILE",
+@click.argument("source", type=SerqPath(exists=True))
+@click.option("-o", "--out", "out", required=True, type=SerqPath(dir_okay=False), metavar="FILE",
               help="The picture: .svg, .png or .pdf (written atomically).")
 @click.option("--x", "x", default=None, metavar="NAME", help="The swept name along the x axis.")
 @click.option("--y", "y", default=None, metavar="FIGURE", help="The figure drawn (ttft.p99, ...).")

@@ -6,6 +6,7 @@ import json
 
 import click
 from serq import UserError
+from serq.options import Path as SerqPath
 
 
 @click.group("vllm")
@@ -31,7 +32,7 @@ def _read(file: str) -> dict:
 
 
 @vllm_group.command("scenario")
-@click.argument("file")
+@click.argument("file", type=SerqPath())
 @click.pass_obj
 def scenario_command(pm, file: str) -> None:
     """Run a scenario (a file, or a name `serq vllm scenarios` lists) through lib/vllm.sq's
@@ -42,8 +43,8 @@ def scenario_command(pm, file: str) -> None:
 
 
 @vllm_group.command("real")
-@click.argument("file")
-@click.option("--python", "python", type=click.Path(dir_okay=False), default=None, metavar="PATH",
+@click.argument("file", type=SerqPath())
+@click.option("--python", "python", type=SerqPath(dir_okay=False), default=None, metavar="PATH",
               help="Run the bridge in this interpreter (one that has vLLM), not serQ's own.")
 def real_command(file: str, python: str | None) -> None:
     """Run a scenario through an installed vLLM's real scheduler (fake model runner) and print the same
@@ -62,7 +63,7 @@ def real_command(file: str, python: str | None) -> None:
 
 
 @vllm_group.command("target")
-@click.argument("file", type=click.Path(dir_okay=False))
+@click.argument("file", type=SerqPath(dir_okay=False))
 @click.option("--set", "sets", multiple=True, metavar="NAME=VALUE", help="Override a let constant.")
 @click.option("--def", "defs", multiple=True, metavar="NAME=EXPR", help="Give a definition's body.")
 @click.pass_obj

@@ -8,6 +8,7 @@ import click
 
 from .builtin import plugin_info, summary
 from .loading import apply_run_overrides, load_program
+from .options import Path as SerqPath
 from .options import load_options, run_options, to_load_options
 
 
@@ -28,7 +29,7 @@ def check_command(pm, file, sets, defs) -> None:
 
 
 @click.command("ir")
-@click.argument("file", type=click.Path(dir_okay=False), required=False)
+@click.argument("file", type=SerqPath(dir_okay=False), required=False)
 @click.option("--set", "sets", multiple=True, metavar="NAME=VALUE", help="Override a let constant.")
 @click.option("--def", "defs", multiple=True, metavar="NAME=EXPR", help="Give a definition's body.")
 @run_options

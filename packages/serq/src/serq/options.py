@@ -9,13 +9,24 @@ import click
 from .loading import LoadOptions, parse_assignments, parse_sets
 
 
+class Path(click.Path):
+    """``click.Path`` that refuses an empty name (``-o ''``: no file; click takes it as a path, which then
+    meant stdout, no dump or a traceback further on): the type of every file or folder a serq command
+    is given."""
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, str | bytes) and not value:
+            self.fail("an empty name names no file", param, ctx)
+        return super().convert(value, param, ctx)
+
+
 def load_options(f: Callable) -> Callable:
     """``FILE``, ``--set NAME=value`` and ``--def NAME=expr``."""
     f = click.option("--def", "defs", multiple=True, metavar="NAME=EXPR",
                      help="Give an expression definition's body (repeatable).")(f)
     f = click.option("--set", "sets", multiple=True, metavar="NAME=VALUE",
                      help="Override a let constant (repeatable).")(f)
-    return click.argument("file", type=click.Path(dir_okay=False))(f)
+    return click.argument("file", type=Path(dir_okay=False))(f)
 
 
 def run_options(f: Callable) -> Callable:
