@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import click
 
-from .loading import LoadOptions, parse_assignments, parse_sets
+if TYPE_CHECKING:
+    from .loading import LoadOptions
 
 
 class Path(click.Path):
@@ -38,4 +40,7 @@ def run_options(f: Callable) -> Callable:
 
 
 def to_load_options(sets: tuple[str, ...], defs: tuple[str, ...]) -> LoadOptions:
+    from .loading import LoadOptions, parse_assignments, parse_sets  # (a command that loads no program
+    # imports options for its path type only)
+
     return LoadOptions(sets=parse_sets(sets), defs=parse_assignments(defs, "--def"))
