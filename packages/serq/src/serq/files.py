@@ -120,6 +120,24 @@ def _missing_under_dev(path: str) -> bool:
     return _through_dev(path) or _through_dev(os.path.realpath(path))
 
 
+def _target(path: str) -> os.stat_result | None:
+    """What an output ``path`` names now (``None``: nothing, and it may be created), refused
+    (:class:`OutputError`) when it is a folder or a path under ``/dev`` that does not exist (never
+    created); an error reading it names ``path``."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        st = None
+    except OSError as e:
+        raise type(e)(e.errno, e.strerror, path) from None
+    if st is not None and stat.S_ISDIR(st.st_mode):
+        raise OutputError(f"{path}: is a folder, not a file")
+    if st is None and _missing_under_dev(path):
+        raise OutputError(f"{path}: no such file (a path under /dev is written through to what is there, never "
+                          "created)")
+    return st
+
+
 def check_output(path: str | os.PathLike[str], *, own: bool = False) -> None:
     """Refuse (:class:`OutputError`), before a command does its work, an output :func:`open_atomic` would
     refuse or could not create when the work is done: a folder, a path under ``/dev`` that does not exist,
@@ -128,19 +146,8 @@ def check_output(path: str | os.PathLike[str], *, own: bool = False) -> None:
     path = os.fspath(path)
     if own:
         check_own(path)
-    try:
-        st = os.stat(path)
-    except FileNotFoundError:
-        st = None
-    except OSError as e:
-        raise type(e)(e.errno, e.strerror, path) from None
-    if st is not None:
-        if stat.S_ISDIR(st.st_mode):
-            raise OutputError(f"{path}: is a folder, not a file")
+    if _target(path) is not None:
         return
-    if _missing_under_dev(path):
-        raise OutputError(f"{path}: no such file (a path under /dev is written through to what is there, never "
-                          "created)")
     folder = os.path.dirname(os.path.realpath(path))
     if not os.path.isdir(folder):
         raise OutputError(f"{path}: no folder {os.path.dirname(path) or folder} to write it in")
@@ -258,17 +265,7 @@ def open_atomic(path: str | os.PathLike[str], mode: str = "w", *,
     if own:
         check_own(path)
     check_not_input(path, inputs)
-    try:
-        st = os.stat(path)
-    except FileNotFoundError:
-        st = None
-    except OSError as e:
-        raise type(e)(e.errno, e.strerror, path) from None
-    if st is not None and stat.S_ISDIR(st.st_mode):
-        raise OutputError(f"{path}: is a folder, not a file")
-    if st is None and _missing_under_dev(path):
-        raise OutputError(f"{path}: no such file (a path under /dev is written through to what is there, never "
-                          "created)")
+    st = _target(path)
     if (st is not None and not stat.S_ISREG(st.st_mode)) or (st is not None and _through_dev(path)):
         with _write_through(path, mode) as f:
             yield f
