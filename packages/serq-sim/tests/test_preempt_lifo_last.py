@@ -1,4 +1,4 @@
-"""``preempt lifo`` finds its victim without the candidates' list (policies.preemption.last_candidate):
+"""``preempt lifo`` finds its victim without the candidates' list (pools.growth.last_candidate):
 at every preemption of programs built to preempt often, on an engine's memory pool and on a plain pool,
 the victim is the one the list gives (``sim.preempt_candidates(pool)``, its last), and the outputs are
 those of the list's path."""
@@ -13,6 +13,7 @@ import serq_sim
 from serq_report.json import encode_json
 from serq_sim.engine import Simulation
 from serq_sim.policies import preemption
+from serq_sim.pools import growth
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -50,8 +51,8 @@ def test_every_victim_is_the_lists_last(monkeypatch, name):
     orig = preemption.PreemptByKeys.victim
 
     def both(self, pool, grower):
-        assert self.lifo
-        fast = preemption.last_candidate(self.sim, pool)
+        assert self.last is growth.last_candidate
+        fast = growth.last_candidate(self.sim, pool)
         cands = self.sim.preempt_candidates(pool)
         listed = cands[-1][0] if cands else None
         assert fast is listed
@@ -64,7 +65,7 @@ def test_every_victim_is_the_lists_last(monkeypatch, name):
     monkeypatch.undo()
     fast = serq_sim.run(PROGRAMS[name])
     # and the outputs are the list path's, byte for byte
-    monkeypatch.setattr(preemption, "last_candidate", lambda sim, pool: False)
+    monkeypatch.setattr(growth, "last_candidate", lambda sim, pool: False)
     ref = serq_sim.run(PROGRAMS[name])
     assert encode_json(fast) == encode_json(ref) == encode_json(r)
     assert fast.pool(POOL[name]).preemptions >= 20
@@ -75,7 +76,7 @@ def test_candidates_of_another_engine_are_asked_for(monkeypatch):
     seen = []
 
     def first_only(self, pool):
-        cands = preemption._candidates()(self, pool)
+        cands = growth.preempt_candidates(self, pool)
         seen.append(len(cands))
         return cands[:1]
 

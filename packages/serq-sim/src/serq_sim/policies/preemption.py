@@ -60,13 +60,19 @@ class PreemptByKeys(PreemptionPolicy):
         self.keys = sim.compiler.keys_fn(node.keys, span=pool.node.span) if node.keys else None
         self.ctx = Ctx()
         #: the keys are ``(-admission)`` (``lifo``): the least is the last candidate's, found without the
-        #: candidates' list (last_candidate)
-        self.lifo = (len(node.keys) == 1 and isinstance(k := node.keys[0], N.Unary) and k.op == "-"
-                     and isinstance(k.arg, N.Ctx) and k.arg.name == "admission")
+        #: candidates' list (serq_sim.pools.growth.last_candidate; imported here, once the pools are)
+        lifo = (len(node.keys) == 1 and isinstance(k := node.keys[0], N.Unary) and k.op == "-"
+                and isinstance(k.arg, N.Ctx) and k.arg.name == "admission")
+        if lifo:
+            from ..pools import growth
+
+            self.last = growth.last_candidate
+        else:
+            self.last = None
 
     def victim(self, pool, grower):
-        if self.lifo:
-            found = last_candidate(self.sim, pool)
+        if self.last is not None:
+            found = self.last(self.sim, pool)
             if found is not False:
                 return found
         cands = self.sim.preempt_candidates(pool)
@@ -88,53 +94,6 @@ class PreemptByKeys(PreemptionPolicy):
             if best is None or k < bk:
                 best, bk = s, k
         return best
-
-
-def last_candidate(sim, pool):
-    """The session of the last of ``sim.preempt_candidates(pool)`` (``None`` when there is none) without
-    building their list: on a step stage's memory pool the candidate admitted last (the greatest
-    ``adm_seq``); on any other pool the owner of the last holder's slot that is not a lease. ``False``
-    when the engine's candidates do not come from :func:`serq_sim.pools.growth.preempt_candidates`, or
-    two of them share an admission (the list's order then decides): ask for the list."""
-    if type(sim).preempt_candidates is not _candidates():
-        return False
-    engines = pool.memory_of
-    if not engines:
-        for slot in reversed(pool.holders):
-            if not slot.lease:
-                return slot.owner
-        return None
-    best = None
-    bseq = None
-    for slot in pool.holders:
-        if slot.lease:
-            continue
-        s = slot.owner
-        job = s.job
-        if job is None or job.stage not in engines or s.status not in _RESIDENT:
-            continue
-        q = s.adm_seq
-        if best is None or q > bseq:
-            best, bseq = s, q
-        elif s is not best and not q < bseq:
-            return False  # the same admission, or one that does not compare
-    return best
-
-
-_RESIDENT = (0, 0)
-_BUILTIN = []
-
-
-def _candidates():
-    """:func:`serq_sim.pools.growth.preempt_candidates`, the engine's own (imported when first asked)."""
-    if not _BUILTIN:
-        global _RESIDENT
-        from ..pools import growth
-        from ..status import GROWING, STAGE
-
-        _RESIDENT = (STAGE, GROWING)
-        _BUILTIN.append(growth.preempt_candidates)
-    return _BUILTIN[0]
 
 
 def none_factory(sim, pool, node):

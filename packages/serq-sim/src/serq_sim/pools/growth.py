@@ -128,8 +128,7 @@ def preempt_candidates(sim, pool: Pool):
             continue
         s = slot.owner
         if engines:
-            job = s.job
-            if job is None or job.stage not in engines or s.status not in (STAGE, GROWING):
+            if not _resident(s, engines):
                 continue
             seen[s] = slot  # the innermost (latest) slot wins
         else:
@@ -138,6 +137,43 @@ def preempt_candidates(sim, pool: Pool):
     if engines:
         return sorted(seen.items(), key=lambda kv: kv[0].adm_seq)
     return list(seen.items())
+
+
+def _resident(s, engines) -> bool:
+    """Whether session ``s`` is a candidate on a pool that is the memory of ``engines``: its job is there,
+    being served or waiting to grow."""
+    job = s.job
+    return job is not None and job.stage in engines and s.status in (STAGE, GROWING)
+
+
+def last_candidate(sim, pool: Pool):
+    """The session of the last of ``sim.preempt_candidates(pool)`` (``None`` when there is none) without
+    building their list: on a step stage's memory pool the candidate admitted last (the greatest
+    ``adm_seq``); on any other pool the owner of the last holder's slot that is not a lease. ``False``
+    when the engine's candidates are not :func:`preempt_candidates`, or two of them share an admission
+    (the list's order then decides): ask for the list."""
+    if type(sim).preempt_candidates is not preempt_candidates:
+        return False
+    engines = pool.memory_of
+    if not engines:
+        for slot in reversed(pool.holders):
+            if not slot.lease:
+                return slot.owner
+        return None
+    best = None
+    bseq = None
+    for slot in pool.holders:
+        if slot.lease:
+            continue
+        s = slot.owner
+        if not _resident(s, engines):
+            continue
+        q = s.adm_seq
+        if best is None or q > bseq:
+            best, bseq = s, q
+        elif s is not best and not q < bseq:
+            return False  # the same admission, or one that does not compare
+    return best
 
 
 def computed_position(s, slot: Slot) -> float:
