@@ -7,21 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from gauged import PROGRAM
+
 SERQ = str(Path(sys.executable).parent / "serq")
-PROGRAM = """let lam = 0.9;
-pool kv { cap 64; block 4; evict lru; }
-stage svc : ps(2);
-gauge used_kv = used(kv);
-workload { arrive poisson(lam); }
-session {
-  set t0 = now;
-  set n = floor(~uniform(4, 20));
-  hold kv (n) reuse (n) { run svc (~h2(1, 4)); } cache (n);
-  observe response = now - t0;
-  observe hit = cached > 0;
-}
-run { horizon 2000; warmup 100; seed 3; }
-"""
 
 
 def run(tmp_path: Path, tag: str, *args: str) -> tuple[bytes, dict[str, bytes]]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 import serq_frontend
 from serq_sim import fast
-from test_fast_tier import assert_same
+from tiers import assert_same
 
 
 def _prog(src: str):

@@ -15,37 +15,11 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from irb import P, b, draw, obs
 from serq_ir import nodes as N
-from serq_report.json import encode_json
 from serq_sim import fast
+from tiers import assert_same
 
 REPO = Path(__file__).resolve().parents[3]
 TRACE = REPO / "examples" / "replay" / "short_base.csv"
-
-
-def _outcome(program, monkeypatch, tier: str, **kw):
-    monkeypatch.setenv("SERQ_SIM_TIER", tier)
-    try:
-        r = serq_sim.run(program, **kw)
-    except Exception as e:  # noqa: BLE001 - the error itself is compared
-        return ("error", type(e).__name__, str(e)), None
-    samples = {name: tuple((getattr(o, f).dtype.str, getattr(o, f).tobytes())
-                           for f in ("values", "times", "sessions", "turns"))
-               for name, o in r.observes.items()}
-    return ("report", r.tier, encode_json(r)), samples
-
-
-def assert_same(program, monkeypatch, *, expect_fast: bool = True, **kw):
-    general, gs = _outcome(program, monkeypatch, "general", **kw)
-    quick, qs = _outcome(program, monkeypatch, "", **kw)
-    if general[0] == "report":
-        assert general[1] == "general"
-        if expect_fast:
-            assert quick[0] == "report" and quick[1] == "fast", quick[:2]
-        assert quick[2] == general[2]
-        assert qs == gs
-    else:
-        assert quick == general
-    return general
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -220,7 +220,7 @@ def test_report_and_run_need_no_numpy(tmp_path):
                 assert not e.code, e.code
         print("numpy" in sys.modules, file=sys.stderr)
     """
-    from test_determinism import PROGRAM as program  # a program with a cache, a gauge and two observes
+    from gauged import PROGRAM as program  # a program with a cache, a gauge and two observes
 
     path = tmp_path / "gauged.sq"
     path.write_text(program)

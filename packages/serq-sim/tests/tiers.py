@@ -1,10 +1,12 @@
 """Running one program on a named tier (``SERQ_SIM_TIER``) for the differential tests of the step engine's
-shortcuts (test_step_growing.py, test_step_lazy.py): the report as JSON and every observe's samples."""
+shortcuts (test_step_growing.py, test_step_lazy.py): the report as JSON and every observe's samples; and
+``assert_same``, the fast tier against the general engine (test_fast_tier.py, test_fast_pools.py)."""
 
 from __future__ import annotations
 
 import os
 
+import serq_sim
 from serq_report.json import encode_json
 from serq_sim.api import registries
 from serq_sim.engine import Simulation
@@ -31,3 +33,29 @@ def run_on_tier(program, tier: str, **kw):
     samples = {name: tuple(getattr(o, f).tobytes() for f in ("values", "times", "sessions", "turns"))
                for name, o in r.observes.items()}
     return sim, ("report", encode_json(r)), samples
+
+
+def _outcome(program, monkeypatch, tier: str, **kw):
+    monkeypatch.setenv("SERQ_SIM_TIER", tier)
+    try:
+        r = serq_sim.run(program, **kw)
+    except Exception as e:  # noqa: BLE001 - the error itself is compared
+        return ("error", type(e).__name__, str(e)), None
+    samples = {name: tuple((getattr(o, f).dtype.str, getattr(o, f).tobytes())
+                           for f in ("values", "times", "sessions", "turns"))
+               for name, o in r.observes.items()}
+    return ("report", r.tier, encode_json(r)), samples
+
+
+def assert_same(program, monkeypatch, *, expect_fast: bool = True, **kw):
+    general, gs = _outcome(program, monkeypatch, "general", **kw)
+    quick, qs = _outcome(program, monkeypatch, "", **kw)
+    if general[0] == "report":
+        assert general[1] == "general"
+        if expect_fast:
+            assert quick[0] == "report" and quick[1] == "fast", quick[:2]
+        assert quick[2] == general[2]
+        assert qs == gs
+    else:
+        assert quick == general
+    return general

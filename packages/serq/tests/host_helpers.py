@@ -17,3 +17,21 @@ def run_serq(*args: str, env: dict[str, str] | None = None, cwd: str | Path | No
     full_env = {**os.environ, **(env or {})}
     cmd = [sys.executable, "-m", "serq", *args] if module else [str(BIN / "serq"), *args]
     return subprocess.run(cmd, capture_output=True, text=True, env=full_env, cwd=cwd, timeout=120)
+
+
+def mm1_ir(tmp_path, observe: str = "response") -> Path:
+    """An M/M/1 program written as an IR file in ``tmp_path`` (``mm1.ir.json``)."""
+    import serq_ir
+    from serq_ir import nodes as n
+
+    attrs = [n.Attribute(name=a, builtin=True) for a in n.BUILTIN_ATTRIBUTES] + [n.Attribute(name="t0")]
+    program = n.Program(
+        version=n.IR_VERSION, attributes=attrs, observes=[n.ObserveDecl(name=observe)],
+        stages=[n.Stage(name="server", kind=n.Fifo())], workload=n.Workload(arrive=n.Poisson(rate=0.8)),
+        session=[n.Set(slot=4, value=n.Ctx(name="now")),
+                 n.Run(stages=[n.StageRef(stage=0)], work=n.Draw(dist="exp", args=[n.Num(value=1.0)])),
+                 n.Observe(observe=0, value=n.Binary(op="-", lhs=n.Ctx(name="now"), rhs=n.Attr(slot=4)))],
+        run=n.RunSettings(horizon=1000.0))
+    path = tmp_path / "mm1.ir.json"
+    path.write_bytes(serq_ir.encode(program))
+    return path

@@ -8,23 +8,7 @@ import os
 import pytest
 import serq
 import serq_ir
-from host_helpers import run_serq
-
-
-def mm1_ir(tmp_path, observe: str = "response"):
-    from serq_ir import nodes as n
-
-    attrs = [n.Attribute(name=a, builtin=True) for a in n.BUILTIN_ATTRIBUTES] + [n.Attribute(name="t0")]
-    program = n.Program(
-        version=n.IR_VERSION, attributes=attrs, observes=[n.ObserveDecl(name=observe)],
-        stages=[n.Stage(name="server", kind=n.Fifo())], workload=n.Workload(arrive=n.Poisson(rate=0.8)),
-        session=[n.Set(slot=4, value=n.Ctx(name="now")),
-                 n.Run(stages=[n.StageRef(stage=0)], work=n.Draw(dist="exp", args=[n.Num(value=1.0)])),
-                 n.Observe(observe=0, value=n.Binary(op="-", lhs=n.Ctx(name="now"), rhs=n.Attr(slot=4)))],
-        run=n.RunSettings(horizon=1000.0))
-    path = tmp_path / "mm1.ir.json"
-    path.write_bytes(serq_ir.encode(program))
-    return path
+from host_helpers import mm1_ir, run_serq
 
 
 def test_help_lists_the_commands_of_the_installed_parts():

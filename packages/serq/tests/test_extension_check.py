@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import json
 
-from host_helpers import run_serq
-from test_cli import mm1_ir
+from host_helpers import mm1_ir, run_serq
 
 SHARED = """stage a : ps(1);
 stage b : ps(2);

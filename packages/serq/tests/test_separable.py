@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import json
 
-from host_helpers import run_serq
-from test_cli import mm1_ir
+from host_helpers import mm1_ir, run_serq
 
 ONLY_IR = {"SERQ_DISABLED_PLUGINS": "frontend,sim,report,vllm,sweep"}
 
