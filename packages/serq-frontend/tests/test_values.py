@@ -66,6 +66,23 @@ def test_a_negative_amount_of_memory(stmt, why):
     refused(prog("  " + stmt), why)
 
 
+@pytest.mark.parametrize("stmt, why", [
+    ("run svc (⟨-1);", "run svc: the work is negative (-1); a run's work is not negative"),
+    ("run svc (⟨1 - 3);", "run svc: the work is negative (-2)"),
+    ("tool ⟨-0.5;", "run tool: the work is negative (-0.5)"),
+    ("hold kv (1) { transfer ⟨-1 from kv to kv2 (1); }", "run link: the work is negative (-1)"),
+])
+def test_a_negative_work(stmt, why):
+    # a run's work is an amount too: a negative one was taken as 0
+    head = HEAD + "pool kv2 { cap 10; }\nstage tool : fifo;\nstage link : fifo;\n"
+    refused(prog("  " + stmt, head), why)
+
+
+def test_a_zero_or_infinite_work_links():
+    for w in ("0", "-0", "inf", "0 * -1"):
+        compile_src(prog(f"  run svc ({w});"))
+
+
 def test_an_infinite_arrival_rate():
     refused("stage svc : fifo;\nworkload { arrive poisson(⟨inf); }\nsession { run svc (1); }\n",
             "the arrival rate must be positive and finite, not inf")

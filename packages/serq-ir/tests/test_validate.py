@@ -83,6 +83,8 @@ CASES = {
     "negative ps capacity": (set_(["stages", 0, "kind"], {"kind": "Ps", "capacity": {"kind": "Num", "value": -1.0}}),
                              "the capacity is negative (-1); a ps stage's capacity is at least 0 - at "
                              "'$.stages[0].kind.capacity'"),
+    "negative work": (set_(["session", 1, "work"], {"kind": "Num", "value": -1.0}),
+                      "the work is negative (-1); a run's work is not negative - at '$.session[1].work'"),
     "huge family": (set_(["stages", 0, "size"], 10**9),
                     "more than 100000 stages (a program has at most 100000, counting every member of every "
                     "family) - at '$.stages[0].size'"),

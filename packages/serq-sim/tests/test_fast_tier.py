@@ -152,10 +152,13 @@ def simple_programs(d):
         w = d(st.sampled_from([
             draw("exp", 1.0), draw("exp", 0.5), draw("det", 1.0), draw("det", 0.0), draw("uniform", 0.0, 2.0),
             draw("erlang", 2.0, 1.0), draw("h2", 1.0, 4.0), b("*", "x", 0.5), cond(draw("bernoulli", 0.2), 0.0, 1.0),
-            b("-", draw("exp", 1.0), 0.5),
+            call("max", 0.0, b("-", draw("exp", 1.0), 0.5)),  # 0 w.p. 0.39: the run completes at once
         ]))
-        if d(st.integers(0, 40)) == 0:
+        k = d(st.integers(0, 40))
+        if k == 0:
             w = call("ln", -1.0)  # NaN: an error
+        elif k == 1:
+            w = b("-", draw("exp", 1.0), 0.5)  # negative w.p. 0.39: an error
         return w
 
     def value():
@@ -252,7 +255,8 @@ def test_random_simple_programs_agree(prog):
         out = assert_same(prog, mp)
     if out[0] == "error":  # only the errors the generator provokes on purpose
         assert out[1] == "SimError", out
-        assert any(m in out[2] for m in ("stage index", "branch guard", "work is NaN", "arrivals")), out[2]
+        assert any(m in out[2] for m in ("stage index", "branch guard", "work is NaN", "work is negative",
+                                            "arrivals")), out[2]
     event(out[0])
 
 

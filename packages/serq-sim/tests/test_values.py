@@ -87,6 +87,55 @@ def test_a_computed_negative_amount_of_memory(tmp_path, stmt, col, message):
     refused(tmp_path, text, "general", 6, col, "session 0: " + message)
 
 
+RUN_HEAD = ("pool kv { cap 100; admit via E; }\npool tier { cap 100; }\n" + HEAD
+            + "stage p : ps(1);\nstage d : delay;\nstage link : fifo;\n"
+            + "stage E : step { budget 8; cost 1; memory kv; };\n")
+
+
+@pytest.mark.parametrize("tier", ["fast", "general"])
+@pytest.mark.parametrize("stmt, col, message", [
+    ("run svc (2 - y);", 3, "the run's work is negative (-"),
+    ("run svc (y * 0 / 0);", 3, "the run's work is NaN"),
+    ("run p (2 - y);", 3, "the run's work is negative (-"),
+    ("run d (2 - y);", 3, "the run's work is negative (-"),
+    ("run p, svc (2 - y);", 3, "the run's work is negative (-"),
+    ("hold kv (4) { run E prefill (2 - y); }", 17, "the run's work is negative (-"),
+    ("hold kv (4) { run E decode (2 - y); }", 17, "the run's work is negative (-"),
+    ("hold kv (4) { decode (2 - y); }", 17, "the run's work is negative (-"),
+    ("hold tier (1) { transfer (2 - y) from tier to kv (1); }", 19, "the run's work is negative (-"),
+])
+def test_a_computed_negative_or_nan_work(tmp_path, tier, stmt, col, message):
+    # a negative work was taken as 0 (the run completed at once); NaN was already an error
+    share = ""
+    if "run p, svc" in stmt:  # a run over several stages is over ps stages, and says how they are shared
+        stmt, share = "run p, d2 (2 - y);", "share maxmin;\n"
+    text = RUN_HEAD + "stage d2 : ps(2);\nworkload { arrive poisson(1); }\n" + SESSION.replace("STMT", stmt) + share
+    refused(tmp_path, text, tier, 12, col, "session 0: " + message)
+
+
+@pytest.mark.parametrize("tier", ["fast", "general"])
+def test_a_negative_work_is_an_error_on_the_fast_tier_too(tmp_path, tier, monkeypatch):
+    # the program is one the fast tier takes; SERQ_SIM_TIER=general forces the general engine
+    from serq_sim import fast
+
+    text = HEAD + "workload { arrive poisson(1); }\nsession {\n  set y = serial;\n  run svc (1 - y);\n}\n" \
+        "run { horizon 50; }\n"
+    f = tmp_path / "prog.sq"
+    f.write_text(text)
+    prog = serq_frontend.compile(str(f))
+    assert fast.exclusion(prog) is None
+    monkeypatch.setenv("SERQ_SIM_TIER", "" if tier == "fast" else "general")
+    with pytest.raises(serq_sim.SimError) as e:
+        serq_sim.run(prog)
+    lines = str(e.value).splitlines()
+    assert lines[0].startswith(f"{f}:5:3: error: at t=") and lines[0].endswith(
+        ", session 2: the run's work is negative (-1)"), lines[0]
+    assert lines[1:] == ["    run svc (1 - y);", "    ^"]
+    # zero work (session 1) still completes at once, and -0 is 0
+    f.write_text(text.replace("1 - y", "-(y * 0)"))
+    assert serq_sim.run(serq_frontend.compile(str(f)), horizon=5).result.ended > 2
+
+
 def test_a_computed_negative_step_cost(tmp_path):
     # cost 1 - tokens: negative once an iteration serves 2 tokens; it was clamped to 0
     text = ("pool kv { cap 100; admit via E; }\nstage E : step { budget 8; cost 1 - tokens; memory kv; };\n"

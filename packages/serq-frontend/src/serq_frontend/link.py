@@ -768,8 +768,13 @@ class Linker:
                 raise self.error(s.pos, f"`run {name} {s.mode} (…)`: `{name}` is no step stage; a mode is "
                                  "for a step stage only")
         growing = None if s.growing is None else self.ref(s.growing, "pool", SESSION)
-        return ir.Run(stages=refs, work=self.expr(s.work, SESSION), mode=s.mode, growing=growing,
-                      span=span(s.pos))
+        work = self.expr(s.work, SESSION)
+        if type(work) is ir.Num:
+            why = rules.work_problem(_num_value(work))
+            if why:
+                names = ", ".join(v.dotted for v in s.stages)
+                raise self.error(s.work.pos, f"run {names}: {why}; a run's work is not negative")
+        return ir.Run(stages=refs, work=work, mode=s.mode, growing=growing, span=span(s.pos))
 
     # -----------------------------------------------------------------------------------------------
     # The program

@@ -177,6 +177,11 @@ def amount_problem(what: str, x: float) -> str | None:
     return _not_negative(what, "are" if what == "the units" else "is", x)
 
 
+def work_problem(x: float) -> str | None:
+    """Why ``x`` is no run's work (negative or NaN; 0 completes at once, inf never), or None."""
+    return _not_negative("the work", "is", x)
+
+
 def _not_negative(what: str, verb: str, x: float) -> str | None:
     """The one rule of capacities, costs and amounts: NaN and negative values are refused (inf is not)."""
     if x != x:

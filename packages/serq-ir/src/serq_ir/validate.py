@@ -187,6 +187,8 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
             fail(f"{path}.pools[{k}]", rules.same_member_message(_pool_name(program, obj.pools[k].pool)))
         elif isinstance(obj, Run) and not obj.stages:
             fail(f"{path}.stages", "a run names at least one stage")
+        elif isinstance(obj, Run) and isinstance(obj.work, Num) and (why := rules.work_problem(_value(obj.work))):
+            fail(f"{path}.work", f"{why}; a run's work is not negative")
         elif isinstance(obj, Run) and len(obj.stages) > 1:
             for i, ref in enumerate(obj.stages):
                 if not 0 <= ref.stage < n_stages:

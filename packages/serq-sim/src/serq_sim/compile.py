@@ -34,7 +34,7 @@ from typing import Any
 from serq_ir import nodes as N
 
 from . import rand
-from .errors import Preempted
+from .errors import Preempted, work_message
 
 #: loops and trys open at once in one generated function (Python allows 20), and its deepest indentation
 #: (Python allows 100): a statement nested deeper goes into a generator function of its own
@@ -714,7 +714,7 @@ class Compiler:
                 # A run of zero work completes at once: the session goes on without waiting (it keeps its
                 # place among the sessions ready at this instant, so, e.g., two requests that finish in
                 # one iteration release in the order the iteration served them). NaN goes to the engine,
-                # which reports it.
+                # which reports it; negative work is reported here.
                 # (the stage, the work and the growing pool are evaluated in this order either way)
                 if len(st.stages) == 1:
                     fast = self._fast_start(st)
@@ -741,6 +741,9 @@ class Compiler:
                 out.append(f"{pad}if _zw > 0 or _zw != _zw:")
                 out.append(f"{pad}    {call}")
                 out.append(f"{pad}    yield")
+                # negative work is an error, as a negative hold amount is (errors.work_message, both tiers)
+                out.append(f"{pad}elif _zw < 0:")
+                out.append(f"{pad}    raise E.error({self.obj(work_message, '_wm')}(_zw), {sid}, s)")
             else:
                 raise TypeError(f"unknown statement {type(st).__name__}")
 

@@ -113,3 +113,9 @@ def show(x: float) -> str:
     if x == int(x) if math.isfinite(x) else False:
         return str(int(x))
     return f"{x:g}"
+
+
+def work_message(w: float) -> str:
+    """The run-time error of a run whose work came out NaN or negative (both tiers; a run's work is an
+    amount, at least 0, as a hold's units are)."""
+    return "the run's work is NaN" if w != w else f"the run's work is negative ({show(w)})"

@@ -55,7 +55,7 @@ from serq_ir import nodes as N
 
 from . import rand
 from .compile import HELPERS, RNG, SPIN_LIMIT, SPIN_MESSAGE, Compiler, num, reads, state_dependent
-from .errors import SimError, StopRun, format_error
+from .errors import SimError, StopRun, format_error, work_message
 from .pools.model import EPS
 
 #: Why a program is not simple: ``None`` when it is.
@@ -1076,11 +1076,12 @@ class _Gen(Compiler):
                 cur.append(f"{pad}_w = {x(st.work)}")
                 cur.append(f"{pad}if _w > 0:")
                 cur += self.start_lines(f, m, pad + "    ")
-                # a run of zero work completes at once: the session goes on in place (the general engine's)
+                # a run of zero work completes at once: the session goes on in place (the general engine's);
+                # NaN or negative work is the run's error (errors.work_message)
                 cur += [f"{pad}    A[{self.XP}] = {rl}",
                         f"{pad}    break",
-                        f"{pad}elif _w != _w:",
-                        f"{pad}    raise _err(\"the run's work is NaN\", {sid}, A[{self.XS}], now)",
+                        f"{pad}elif not _w >= 0:",
+                        f"{pad}    raise _err(_workmsg(_w), {sid}, A[{self.XS}], now)",
                         f"{pad}pc = {rl}",
                         f"{pad}continue"]
                 cur, pad = rb, ""
@@ -1100,7 +1101,7 @@ class _Gen(Compiler):
         for name in ("_log", "_NAN", "_INF", "_div", "_mod", "_floor", "_ceil", "_sqrt", "_exp", "_ln", "_pow",
                      "_d_exp", "_d_uniform", "_d_erlang", "_d_h2", "_d_bernoulli", "_d_det", "_sidx", "_err",
                      "_show", "push", "pop", "hpush", "hpop", "_mono", "_PATTR", "_PTURN", "_TRACE",
-                     "_TSLOTS", "_pidx", "_amt", "_drop", "_tie"):
+                     "_TSLOTS", "_pidx", "_amt", "_drop", "_tie", "_workmsg"):
             a(f"    {name} = _G[{name!r}]")
         for rname in RNG.values():
             a(f"    {rname} = _G[{rname!r}]")
@@ -1387,6 +1388,7 @@ def build(sim, progress: bool):
         "push": heapq.heappush, "pop": heapq.heappop, "hpush": heapq.heappush, "hpop": heapq.heappop,
         "deque": deque, "_sidx": _sidx, "_pidx": _pidx, "_amt": _amt, "_drop": _drop,
         "_tie": lambda e: e[1], "_dfail": _dfail, "_err": _err, "_show": _show, "_mono": _time.monotonic,
+        "_workmsg": work_message,
         "_nan": math.nan, "SimError": SimError, "format_error": format_error, "capacity_message": capacity_message,
         "source": source, "_tick": _tick, "StopRun": StopRun, "_spawn_tick": sim.spawn_tick,
         "out_of_memory": sim.out_of_memory,
