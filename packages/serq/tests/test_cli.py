@@ -197,3 +197,34 @@ def test_an_empty_name_is_a_usage_error(tmp_path, args):
     assert "an empty name names no file" in r.stderr and "Traceback" not in r.stderr
     assert r.stdout == ""
     assert sorted(os.listdir(tmp_path)) == before
+
+
+#: ``serq --version`` called in a process that then leaves cyclic garbage with a finalizer behind, and says at
+#: the very end (an atexit function registered before main's, so run after it) whether the collector is frozen
+EXIT_PROBE = """import atexit, gc, sys
+atexit.register(lambda: print(f"frozen: {gc.get_freeze_count() > 0}"))
+class Dropped:
+    def __del__(self):
+        print("finalized")
+from serq.cli import main
+sys.argv = ["serq", "--version"]
+try:
+    main()
+except SystemExit as e:
+    print(f"status {e.code}")
+d = Dropped()
+d.me = d
+del d
+"""
+
+
+def test_the_exit_collects_the_garbage_then_freezes_the_rest():
+    # serq.cli's atexit function: the garbage is collected (its finalizers run, as at the interpreter's own
+    # shutdown), what is left is frozen (the shutdown does not take the modules apart through the collector)
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-c", EXIT_PROBE], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[1:] == ["status 0", "finalized", "frozen: True"], r.stdout

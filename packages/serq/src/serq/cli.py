@@ -218,10 +218,35 @@ def is_user_error(exc: BaseException) -> bool:
     return bool(getattr(type(exc), "serq_user_error", False))
 
 
+def _exit_quickly() -> None:
+    """At the interpreter's exit (an ``atexit`` function): collect the garbage, as the shutdown does first
+    (the finalizers of unreachable objects run, unclosed files are flushed), then freeze what is left.
+
+    What is left is what still exists at exit: the modules, their classes and functions, the plugin
+    manager. The shutdown would take them apart through the cyclic collector, pass after pass, about
+    10 ms of CPU after a short command; frozen, it leaves them to the end of the process (Python runs no
+    finalizer of an object that still exists at exit anyway). Only at exit: a program that calls
+    :func:`main` and goes on keeps its collector as it was."""
+    import gc
+
+    if gc.isenabled():
+        gc.collect()
+    gc.freeze()
+
+
+_exit_registered = False
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point of ``serq`` and ``python -m serq``."""
+    global _exit_registered
     from . import signals
 
+    if not _exit_registered:  # registered first: it runs after every atexit function the command adds
+        import atexit
+
+        atexit.register(_exit_quickly)
+        _exit_registered = True
     signals.install()
     try:
         code = _main(argv)
