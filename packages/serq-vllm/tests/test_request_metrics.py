@@ -145,6 +145,10 @@ def test_goodput_under_slos(tmp_path, capsys):
             main(["run", str(path), "--no-progress", "--slo", bad])
         err = capsys.readouterr().err
         assert info.value.code == 2 and "--slo" in err and "Traceback" not in err, err
+    with pytest.raises(SystemExit) as info:
+        main(["run", str(path), "--no-progress", "--slo", "ttft=nan"])
+    err = capsys.readouterr().err
+    assert info.value.code == 2 and "'ttft=nan': NaN is not a number of seconds" in err, err  # not "negative"
 
 
 # ------------------------------------------------------------------ ITL: every gap between output tokens

@@ -35,3 +35,15 @@ def mm1_ir(tmp_path, observe: str = "response") -> Path:
     path = tmp_path / "mm1.ir.json"
     path.write_bytes(serq_ir.encode(program))
     return path
+
+
+def commands(group, ctx, prefix=()):
+    """``(names, command)`` of every command under the click ``group``, subcommands of subgroups too."""
+    import click
+
+    for name in group.list_commands(ctx):
+        cmd = group.get_command(ctx, name)
+        if isinstance(cmd, click.Group):
+            yield from commands(cmd, ctx, (*prefix, name))
+        elif cmd is not None:
+            yield (*prefix, name), cmd

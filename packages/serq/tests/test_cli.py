@@ -8,7 +8,7 @@ import os
 import pytest
 import serq
 import serq_ir
-from host_helpers import mm1_ir, run_serq
+from host_helpers import commands, mm1_ir, run_serq
 
 
 def test_help_lists_the_commands_of_the_installed_parts():
@@ -155,17 +155,6 @@ def test_a_name_given_twice_with_two_values_is_refused(tmp_path, command, flag, 
     assert r.returncode == 0, r.stderr
 
 
-def _commands(group, ctx, prefix=()):
-    import click
-
-    for name in group.list_commands(ctx):
-        cmd = group.get_command(ctx, name)
-        if isinstance(cmd, click.Group):
-            yield from _commands(cmd, ctx, (*prefix, name))
-        elif cmd is not None:
-            yield (*prefix, name), cmd
-
-
 def test_every_file_or_folder_a_command_takes_refuses_an_empty_name():
     # click takes '' as a path: `serq run F -o ''` printed to stdout with status 0, `--trace ''` raised
     # a traceback, `--dump ''` dumped nothing; every path parameter of every installed command is serq's
@@ -177,7 +166,7 @@ def test_every_file_or_folder_a_command_takes_refuses_an_empty_name():
     cli = build_cli(get_plugin_manager())
     ctx = click.Context(cli)
     found = []
-    for name, cmd in _commands(cli, ctx):
+    for name, cmd in commands(cli, ctx):
         for p in cmd.params:
             if isinstance(p.type, click.Path):
                 found.append((name, p.name))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import io
-import math
 import os
 import sys
 
@@ -12,18 +11,12 @@ from serq import signals
 from serq.errors import UserError
 from serq.files import check_distinct, check_not_input, check_output, write_atomic
 from serq.loading import apply_run_overrides, load_program
+from serq.options import SECONDS, load_options, run_options, to_load_options
 from serq.options import Path as SerqPath
-from serq.options import load_options, run_options, to_load_options
 from serq.plugins import collect
 
 #: ``serq run --strict``: the exit status of a report with a warning
 STRICT_EXIT = 4
-
-
-def _positive_seconds(ctx, param, value):
-    if value is not None and not (0 < value < math.inf):
-        raise click.BadParameter(f"{value:g} is not a positive, finite number of seconds", ctx, param)
-    return value
 
 
 def run_inputs(program, file: str, trace: str | None) -> list[str]:
@@ -75,7 +68,7 @@ def _read_bytes(file: str) -> bytes:
 @click.option("--no-progress", is_flag=True, help="No progress bar on stderr.")
 @click.option("--max-events", "max_events", type=click.IntRange(min=1), default=None, metavar="N",
               help="Stop after N events with the partial report (exit status 3).")
-@click.option("--max-wall", "max_wall", type=float, default=None, callback=_positive_seconds,
+@click.option("--max-wall", "max_wall", type=SECONDS, default=None,
               metavar="SECONDS", help="Stop after SECONDS of wall-clock time with the partial report (exit 3).")
 @click.option("--max-samples", "max_samples", type=click.IntRange(min=1), default=None, metavar="N",
               help="Stop with the partial report once N samples are held (exit 3; default 100000000).")

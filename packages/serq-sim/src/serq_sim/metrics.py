@@ -113,6 +113,8 @@ def parse_slo(text: str) -> dict[str, float]:
             v = float(value)
         except ValueError:
             raise ValueError(f"{part.strip()!r}: {value.strip()!r} is not a number of seconds") from None
+        if v != v:  # (the test below refused it as "not negative")
+            raise ValueError(f"{part.strip()!r}: NaN is not a number of seconds")
         if not v >= 0:
             raise ValueError(f"{part.strip()!r}: an SLO is not negative")
         if name in out:

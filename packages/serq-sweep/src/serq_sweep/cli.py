@@ -7,13 +7,8 @@ import sys
 
 import click
 from serq import signals
+from serq.options import ARRIVALS, HORIZON, SECONDS, WARMUP, Number
 from serq.options import Path as SerqPath
-
-
-def _positive_seconds(ctx, param, value):
-    if value is not None and not (0 < value < math.inf):
-        raise click.BadParameter(f"{value:g} is not a positive, finite number of seconds", ctx, param)
-    return value
 
 
 def _common(f):
@@ -29,10 +24,10 @@ def _common(f):
                           "grid (repeatable)."),
         click.option("--seeds", default="1", show_default=True, metavar="SEEDS",
                      help="Seeds of each point: A..B, a list 1,5,9, or a mix."),
-        click.option("--horizon", type=float, default=None, help="End of each run."),
-        click.option("--warmup", type=float, default=None, help="Discard samples before T."),
-        click.option("--arrivals", type=int, default=None, help="Exactly N arrivals, then drain."),
-        click.option("--max-wall", "max_wall", type=float, default=None, callback=_positive_seconds,
+        click.option("--horizon", type=HORIZON, default=None, metavar="T", help="End of each run."),
+        click.option("--warmup", type=WARMUP, default=None, metavar="T", help="Discard samples before T."),
+        click.option("--arrivals", type=ARRIVALS, default=None, metavar="N", help="Exactly N arrivals, then drain."),
+        click.option("--max-wall", "max_wall", type=SECONDS, default=None,
                      metavar="SECONDS", help="Bound each run's wall-clock time (its row is then partial)."),
         click.option("--max-events", "max_events", type=click.IntRange(min=1), default=None, metavar="N",
                      help="Bound each run's events (its row is then partial)."),
@@ -83,7 +78,8 @@ def _exit_for(complete: bool, errors: list[str] | None = None) -> None:
                    "(on the mean across seeds), per point of the other axes.")
 @click.option("--over", "over", nargs=2, default=None, metavar="NAME RANGE",
               help="The knob --find searches and its range LO:HI (or LO:HI:STEP to search a grid).")
-@click.option("--tol", "tol", type=float, default=None, metavar="X",
+@click.option("--tol", "tol", type=Number("a positive, finite number", low=0.0, above=True), default=None,
+              metavar="X",
               help="--find stops when the bracket is narrower than X (default: the range / 64).")
 @click.pass_obj
 def sweep_command(pm, files, sets, defs, zips, seeds, horizon, warmup, arrivals, max_wall, max_events,

@@ -74,6 +74,8 @@ def parse_sets(items: tuple[str, ...]) -> dict[str, float]:
             out[name] = float(value)
         except ValueError:
             raise UserError(f"--set {name}={value}: {value!r} is not a number") from None
+        if out[name] != out[name]:  # a constant is a number or inf (language.txt §2), as a sweep's --set says
+            raise UserError(f"--set {name}={value}: NaN is not the value of a constant (a number or inf)")
     return out
 
 
@@ -90,9 +92,16 @@ def apply_run_overrides(program: Any, *, seed: int | None = None, horizon: float
         if why:
             raise UserError(f"--seed {seed}: {why}")
         changes["seed"] = seed
+    # the command line's types refuse these first (serq.options: HORIZON, WARMUP); a sweep's or another
+    # caller's values are checked here, where they reach the program (a NaN horizon was written to the IR
+    # as null, no horizon at all, and a NaN warmup slipped past "warmup < horizon")
     if horizon is not None:
+        if not horizon > 0:
+            raise UserError(f"--horizon {horizon:g}: is not a positive number of seconds, or inf")
         changes["horizon"] = "inf" if horizon == float("inf") else horizon
     if warmup is not None:
+        if not 0 <= warmup < float("inf"):
+            raise UserError(f"--warmup {warmup:g}: is not a finite number of seconds, at least 0")
         changes["warmup"] = warmup
     if arrivals is not None:
         if arrivals < 1:

@@ -22,6 +22,69 @@ class Path(click.Path):
         return super().convert(value, param, ctx)
 
 
+class Number(click.ParamType):
+    """A number option (a float): never NaN (``float('nan')`` parses, and then every comparison with it is
+    false, so it slipped past later checks and came out as "warmup 0 is not below the horizon nan"),
+    ``inf`` only when ``inf``, at least ``low`` (above it when ``above``). ``what`` says what the option
+    takes, for the usage error that names the option: ``Invalid value for '--horizon': nan is not a
+    positive number of seconds, or inf``. The type of every number option of the serq commands."""
+
+    name = "number"
+
+    def __init__(self, what: str, *, low: float | None = None, above: bool = False, inf: bool = False):
+        self.what, self.low, self.above, self.inf = what, low, above, inf
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, float) and value == value and self._ok(value):
+            return value
+        try:
+            x = float(value)
+        except (TypeError, ValueError, OverflowError):
+            self.fail(f"{value!r} is not a number", param, ctx)
+        if not self._ok(x):
+            shown = value.strip() if isinstance(value, str) and len(value) <= 40 else f"{x:g}"
+            self.fail(f"{shown} is not {self.what}", param, ctx)
+        return x
+
+    def _ok(self, x: float) -> bool:
+        if x != x or (x in (float("inf"), float("-inf")) and not (self.inf and x > 0)):
+            return False
+        return self.low is None or (x > self.low if self.above else x >= self.low)
+
+
+class Integer(click.ParamType):
+    """A whole-number option from ``low`` to ``high`` (``what`` as :class:`Number`'s)."""
+
+    name = "integer"
+
+    def __init__(self, what: str, *, low: int, high: int | None = None):
+        self.what, self.low, self.high = what, low, high
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, int) and not isinstance(value, bool):
+            x = value
+        else:
+            try:
+                x = int(str(value).strip())
+            except ValueError:
+                self.fail(f"{value!r} is not a whole number", param, ctx)
+        if x < self.low or (self.high is not None and x > self.high):
+            self.fail(f"{x} is not {self.what}", param, ctx)
+        return x
+
+
+#: ``--horizon``: a run's end, positive (``inf``: until no event is left)
+HORIZON = Number("a positive number of seconds, or inf", low=0.0, above=True, inf=True)
+#: ``--warmup``: the start of the measured window
+WARMUP = Number("a finite number of seconds, at least 0", low=0.0)
+#: ``--max-wall`` and other bounds in seconds
+SECONDS = Number("a positive, finite number of seconds", low=0.0, above=True)
+#: ``--arrivals``
+ARRIVALS = Integer("a positive whole number of arrivals", low=1)
+#: ``--seed``: the streams are seeded from 64 bits (serq_ir.rules.seed_problem)
+SEED = Integer("a seed, a whole number from 0 to 2**64 - 1", low=0, high=2**64 - 1)
+
+
 def load_options(f: Callable) -> Callable:
     """``FILE``, ``--set NAME=value`` and ``--def NAME=expr``."""
     f = click.option("--def", "defs", multiple=True, metavar="NAME=EXPR",
@@ -33,10 +96,12 @@ def load_options(f: Callable) -> Callable:
 
 def run_options(f: Callable) -> Callable:
     """``--seed``, ``--horizon``, ``--warmup``, ``--arrivals``: override the program's run block."""
-    f = click.option("--arrivals", type=int, default=None, help="Exactly N arrivals, then drain.")(f)
-    f = click.option("--warmup", type=float, default=None, help="Discard samples before T.")(f)
-    f = click.option("--horizon", type=float, default=None, help="End of the simulation.")(f)
-    return click.option("--seed", type=int, default=None, help="Seed of the random streams.")(f)
+    f = click.option("--arrivals", type=ARRIVALS, default=None, metavar="N",
+                     help="Exactly N arrivals, then drain.")(f)
+    f = click.option("--warmup", type=WARMUP, default=None, metavar="T", help="Discard samples before T.")(f)
+    f = click.option("--horizon", type=HORIZON, default=None, metavar="T",
+                     help="End of the simulation (inf: when no event is left).")(f)
+    return click.option("--seed", type=SEED, default=None, metavar="N", help="Seed of the random streams.")(f)
 
 
 def to_load_options(sets: tuple[str, ...], defs: tuple[str, ...]) -> LoadOptions:
