@@ -97,19 +97,30 @@ def run(program, *, seed: int | None = None, horizon: float | None = None, warmu
     _check_run_args(program, horizon, warmup, arrivals, trace)
     from serq_ir.validate import validate
 
+    from .compile import kept_walks
     from .engine import Simulation
 
     # a Program built in Python has not been through decode's checks (a walk of the IR, cheap)
     validate(program, name=program.source or "<program>")
     reg = registries(pm)
-    sim = Simulation(program, reg, seed=seed, horizon=horizon, warmup=warmup, arrivals=arrivals,
-                     check_invariants=check_invariants, progress=progress, trace_path=trace,
-                     max_events=max_events, max_wall=max_wall, max_samples=max_samples)
-    if not check_invariants:
-        from . import fast
+    with kept_walks():  # the set-up walks the program several times
+        sim = Simulation(program, reg, seed=seed, horizon=horizon, warmup=warmup, arrivals=arrivals,
+                         check_invariants=check_invariants, progress=progress, trace_path=trace,
+                         max_events=max_events, max_wall=max_wall, max_samples=max_samples)
+        if not check_invariants and _may_be_fast(program):
+            from . import fast
 
-        if not fast.forced_general():
-            report = fast.run(sim)  # None when the program is outside the fast tier's class
-            if report is not None:
-                return report
+            if not fast.forced_general():
+                report = fast.run(sim)  # None when the program is outside the fast tier's class
+                if report is not None:
+                    return report
     return sim.run()
+
+
+def _may_be_fast(program) -> bool:
+    """False for a program that cannot be in the fast tier's class (``fast.exclusion`` says why) for a
+    reason seen at once: a stage of another kind than fifo, ps and delay (every vLLM program has a step
+    stage), or a gauge. The fast tier's module (its code generator) is then not imported."""
+    from serq_ir.nodes import Delay, Fifo, Ps
+
+    return not program.gauges and all(isinstance(s.kind, (Fifo, Ps, Delay)) for s in program.stages)

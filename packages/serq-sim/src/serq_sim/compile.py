@@ -29,6 +29,7 @@ from __future__ import annotations
 import functools
 import math
 import os
+from contextvars import ContextVar
 from typing import Any
 
 from serq_ir import nodes as N
@@ -194,22 +195,65 @@ def walk(node, presets: bool = True):
     """Every IR node in ``node`` and below it (every field of every struct, every item of every list),
     depth first; an ``Extension``'s parameters are the plugin's JSON, not IR, and are not entered. With
     ``presets`` false the workload's presets (numbers only: a ``Preset`` holds ``SlotValue`` rows, one
-    preset a session) are not entered either."""
-    import msgspec
+    preset a session) are not entered either.
+
+    Inside :class:`kept_walks` the nodes of a walk made before (the same ``node`` object, the same
+    ``presets``) are given again without walking."""
+    kept = _kept_walks.get()
+    if kept is None:
+        return _walk(node, presets)
+    found = kept.get((id(node), presets))
+    if found is None or found[0] is not node:
+        found = kept[(id(node), presets)] = (node, list(_walk(node, presets)))
+    return iter(found[1])
+
+
+#: a struct type's fields, last first (what the walk pushes on its stack)
+_FIELDS_REVERSED: dict[type, tuple[str, ...]] = {}
+
+
+def _walk(node, presets: bool):
+    from msgspec import Struct
 
     stack = [node]
+    pop, push = stack.pop, stack.append
+    inner = (Struct, list, tuple)
     while stack:
-        x = stack.pop()
-        if isinstance(x, msgspec.Struct):
+        x = pop()
+        if isinstance(x, Struct):
             yield x
             if isinstance(x, N.Extension):
                 continue
+            fields = _FIELDS_REVERSED.get(type(x))
+            if fields is None:
+                fields = _FIELDS_REVERSED[type(x)] = tuple(reversed(x.__struct_fields__))
             if not presets and isinstance(x, N.Workload):
-                stack.extend(getattr(x, f) for f in reversed(x.__struct_fields__) if f != "presets")
-            else:
-                stack.extend(getattr(x, f) for f in reversed(x.__struct_fields__))
+                fields = tuple(f for f in fields if f != "presets")
+            for f in fields:
+                v = getattr(x, f)
+                if isinstance(v, inner):  # a number, a string or None holds no node
+                    push(v)
         elif isinstance(x, (list, tuple)):
             stack.extend(reversed(x))
+
+
+class kept_walks:
+    """``with kept_walks(): ...``: :func:`walk` keeps what it walks and gives the nodes of a walk of the same
+    object again without walking. For the set-up of one simulation, which walks its program several times
+    (the draws' places twice, the observables read, the record columns, the grown pools) and changes none
+    of it; only there, as the IR's lists can be changed in place between two runs."""
+
+    __slots__ = ("_token",)
+
+    def __enter__(self) -> None:
+        self._token = _kept_walks.set(_kept_walks.get() or {})
+
+    def __exit__(self, *exc: object) -> None:
+        _kept_walks.reset(self._token)
+
+
+_kept_walks: ContextVar[dict[tuple[int, bool], tuple[Any, list[Any]]] | None] = ContextVar("serq_sim_walks",
+                                                                                          default=None)
 
 
 def places(program) -> dict[int, int]:
