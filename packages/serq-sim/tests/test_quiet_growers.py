@@ -1,4 +1,4 @@
-"""Quiet rounds that take lazy growers' block boundaries (serq_sim.step.lazy: `_wake_check`/`_wake_quiet`,
+"""Quiet rounds that take lazy growers' block boundaries (serq_sim.step.lazy: `_quiet_rounds`,
 docs/simulator.md "Quiet rounds"), and the plannings that take those growers' blocks at once before the
 walk (`_wake_plan`/`_wake_apply`), give what the per-job planning gives: the same JSON report byte for byte
 (records included) and the same observe samples and output-token gaps, with SERQ_SIM_TIER=general (the

@@ -216,8 +216,12 @@ class LazyDecoding:
         """Complete the quiet rounds that follow at once: round k ends at ``t`` (each a sum with the cost,
         as the event loop would take them) before any other event, at or before the horizon, and with no
         lazy job's last token in it; after it the same iteration is planned again, and, at a round in
-        which lazy growers reach a block boundary, the same but for their blocks (:meth:`_wake_quiet`;
-        the cost is then taken again, as the planning would). Their accounting is the per-round one (the
+        which lazy growers reach a block boundary, the same but for their blocks, when the planning of
+        that round would be the quiet iteration again but for them: every resident is lazy, nothing
+        waits to be admitted here, the growers' blocks can be taken at once (:meth:`_wake_plan`) and the
+        cost it then takes is valid (else the stretch ends before that round, which is planned as usual);
+        their blocks are taken at the round's start (the clock set to it: the pool's statistics are
+        brought up to it) and the cost is taken again, as the planning would. Their accounting is the per-round one (the
         sums in the same order); the event count takes one per round. Returns how many rounds were
         completed this way and when the iteration after them (to be pushed) ends."""
         sim = self.sim
@@ -237,15 +241,32 @@ class LazyDecoding:
         warm = sim.warm
         nlazy = self.nlazy
         absorb = self._wake_static and not self.eager and budget >= nlazy
+        if absorb:
+            # nothing waits to be admitted (tested once: nothing joins or leaves a queue in the stretch)
+            for pool in self.served_pools:
+                if pool.front or pool.queue:
+                    absorb = False
+                    break
+        cost_of = self.cost_of if self.cost_ctx else None
+        nl = float(nlazy)
+        nres = float(len(self.residents))
+        wakes = 0
         counted = 0
         while t < t_next and t <= horizon and (r + n + 1) not in due:
             wl = wake.get(r + n + 1)
             if wl is not None:
                 if not absorb:
                     break
-                c = self._wake_check(wl, r + n + 1, nlazy)
-                if c is None:
+                # the growers' plan and the cost the planning of that round would take
+                plan = self._wake_plan(wl, r + n + 1)
+                if plan is None:
                     break
+                if cost_of is not None:
+                    c = cost_of(nl, nl, 0.0, nres, plan[1], 0.0, 0.0)
+                    if not c >= 0.0:
+                        break
+                else:
+                    c = self.cost_fn(None, None, self._no_ctx)
             dt = t - last
             if dt > 0:
                 a_present += present * dt
@@ -267,9 +288,17 @@ class LazyDecoding:
             last = t
             n += 1
             if wl is not None:
-                self._wake_quiet(wl, c, r + n, last)
-                cost = c[0]
+                # their blocks, taken at the round's start
+                sim.now = last
+                try:
+                    self._wake_apply(wl, plan, r + n, last)
+                finally:
+                    sim.now = now
+                wakes += 1
+                cost = c
             t = t + cost
+        if wakes:
+            self.quiet_wakes += wakes
         if n:
             self.a_present = a_present
             self.a_busy = a_busy
@@ -279,27 +308,6 @@ class LazyDecoding:
             self.quiet_rounds += n
             sim.virtual_events += n
         return n, t
-
-    def _wake_check(self, wl: list[Job], rounds: int, nlazy: int):
-        """Whether the planning of round ``rounds`` of a quiet stretch, in which the lazy growers ``wl``
-        reach a block boundary, would be the quiet iteration again but for their blocks: every resident
-        is lazy, nothing waits to be admitted here, the growers' blocks can be taken at once
-        (:meth:`_wake_plan`), and the cost it then takes is valid. Returns ``(cost, plan)``, or ``None``
-        (nothing done: the stretch ends before that round, which is planned as usual)."""
-        for pool in self.served_pools:
-            if pool.front or pool.queue:
-                return None
-        plan = self._wake_plan(wl, rounds)
-        if plan is None:
-            return None
-        if self.cost_ctx:
-            nl = float(nlazy)
-            cost = self.cost_of(nl, nl, 0.0, float(len(self.residents)), plan[1], 0.0, 0.0)
-            if not cost >= 0.0:
-                return None
-        else:
-            cost = self.cost_fn(None, None, self._no_ctx)
-        return cost, plan
 
     def _wake_plan(self, wl: list[Job], rounds: int):
         """What the walk of :meth:`_start_glazy` would do with the lazy growers ``wl`` that reach a block
@@ -395,19 +403,6 @@ class LazyDecoding:
             self.kv_lazy = c[1]
         wl.clear()
         del self.wake[rounds]
-
-    def _wake_quiet(self, wl: list[Job], c, rounds: int, t_round: float) -> None:
-        """Carry out the plan :meth:`_wake_check` made for round ``rounds`` of a quiet stretch, planned at
-        ``t_round`` (the clock set to it while the blocks are taken: the pool's statistics are brought up
-        to it)."""
-        sim = self.sim
-        now = sim.now
-        sim.now = t_round
-        try:
-            self._wake_apply(wl, c[1], rounds, t_round)
-        finally:
-            sim.now = now
-        self.quiet_wakes += 1
 
     def _may_admit(self) -> bool:
         """Whether the admission ``_admit_one`` would attempt might succeed: ``False`` only when the head
