@@ -74,6 +74,23 @@ DEFAULT_MAX_SAMPLES = 100_000_000
 class Simulation:
     """One run of one program. Build with :func:`serq_sim.run` (or :meth:`build`), then :meth:`run`."""
 
+    #: the attributes the engine sets, as slots (a step stage's say why: StepStage.__slots__); ``__dict__``
+    #: keeps a simulation open to others' attributes (test_slots.py checks that every one a run sets is here)
+    __slots__ = (
+        "_arrive_cb", "_pl_word", "_rand_arr", "_seq", "_wl_base", "_wl_seed", "a_live", "adm_counter",
+        "admit_budget", "any_pools", "arr_limit", "arrivals", "arrive", "backlog", "check", "closed",
+        "compiler", "cur", "dirty", "eid_counter", "end", "ended", "events", "flow_network", "free_pools",
+        "gap_fn", "gauge_last", "gauge_points", "gauges", "grow_pools", "heap", "heap_left", "horizon",
+        "init_fn", "interrupted", "join_counter", "live", "live_next", "live_t", "max_events", "max_samples",
+        "max_wall", "nattrs", "need_est", "next_serial", "now", "nplaces", "null_ctx", "obs", "obs_app",
+        "open_arrivals", "partial", "partial_note", "pool_base", "pools", "preempt_count", "program",
+        "progress", "queue_free", "rate", "ready", "record_tables", "release_counter", "rngs", "seed",
+        "session_fn", "shared_families", "show_progress", "slot_more", "source", "spans", "stage_base",
+        "stages", "stall_ev", "stall_live", "stall_t", "step_stages", "t_shown", "t_wall0", "token_gaps",
+        "trace", "trace_ordered", "trace_slots", "turn_fn", "turns", "virtual_events", "warm", "warmup",
+        "__dict__",
+    )
+
     def __init__(self, program: N.Program, registries, *, seed=None, horizon=None, warmup=None,
                  arrivals=None, check_invariants=False, progress=False, trace_path=None, max_events=None,
                  max_wall=None, max_samples=None):

@@ -39,6 +39,22 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
 
     wants_start = True
 
+    #: the attributes the engine sets on a step stage, as slots: an instance with more than 30 attributes in
+    #: its dict has each method call and attribute read looked up by name (CPython specializes neither),
+    #: and this one's are read every iteration (test_slots.py checks that every one a run sets is here)
+    __slots__ = (
+        "_glazy_judged", "_marked", "_no_ctx", "_own_busy", "_quiet_static", "_wake_batch", "_wake_static",
+        "a_busy", "a_present", "assign", "attn", "budget", "budget_const", "budget_fn", "budget_whole",
+        "chunk_fn", "completions", "cost_ctx", "cost_fn", "cost_kv", "cost_of", "cost_sums", "detached", "due",
+        "eager", "epoch", "est", "exclusive", "fast", "flat", "gaps", "glazy_iterations", "glazy_ok", "gwalk",
+        "index", "it_decode", "it_mixed", "it_prefill", "iter", "iter_lazy", "iter_split", "iterations",
+        "kv_lazy", "lazy_iterations", "lazy_ok", "left", "lz_gone", "memory", "memory_family", "name", "ndec",
+        "ngrow", "nlazy", "nlazy_x", "node", "planning", "pre_ctx", "pre_kv", "present", "quiet_rounds",
+        "quiet_wakes", "requests", "residents", "rounds", "serve_keys", "served_pools", "service_sum", "sim",
+        "sum_budget", "sum_jobs", "sum_tokens", "t_last", "t_round", "t_start", "tpend", "wait_sum", "wake",
+        "wake_batches",
+    )
+
     def __init__(self, sim, node: N.Stage, member: int, flat: int):
         super().__init__(sim, node, member, flat)
         k: N.Step = node.kind
