@@ -107,7 +107,7 @@ def run(program, *, seed: int | None = None, horizon: float | None = None, warmu
         sim = Simulation(program, reg, seed=seed, horizon=horizon, warmup=warmup, arrivals=arrivals,
                          check_invariants=check_invariants, progress=progress, trace_path=trace,
                          max_events=max_events, max_wall=max_wall, max_samples=max_samples)
-        if not check_invariants and _may_be_fast(program):
+        if not check_invariants:
             from . import fast
 
             if not fast.forced_general():
@@ -116,11 +116,3 @@ def run(program, *, seed: int | None = None, horizon: float | None = None, warmu
                     return report
     return sim.run()
 
-
-def _may_be_fast(program) -> bool:
-    """False for a program that cannot be in the fast tier's class (``fast.exclusion`` says why) for a
-    reason seen at once: a stage of another kind than fifo, ps and delay (every vLLM program has a step
-    stage), or a gauge. The fast tier's module (its code generator) is then not imported."""
-    from serq_ir.nodes import Delay, Fifo, Ps
-
-    return not program.gauges and all(isinstance(s.kind, (Fifo, Ps, Delay)) for s in program.stages)
