@@ -56,6 +56,37 @@ def test_a_constant_that_folds_to_nan_does_not_link():
             "the cap of pool `kv` evaluates to NaN")
 
 
+def test_a_nan_subexpression_is_a_value_where_the_program_keeps_one():
+    # `observe x = 5 % 0;` did not link, though `observe x = y % 0;` observes NaN at run time
+    p = compile_src(prog("  observe x = 5 % 0;\n  set n = (inf - inf) + 1;\n  observe t = (5 % 0) > 1;\n"
+                         "  record r { c = 0 * inf; }\n  run svc (1);"))
+    x, n, t, r = p.session[:4]
+    assert isinstance(x.value, ir.Binary) and x.value.op == "%" and x.value.lhs.value == 5.0
+    assert x.value.rhs.value == 0.0  # written out: the IR has no NaN number
+    assert isinstance(n.value, ir.Binary) and n.value.op == "+" and isinstance(n.value.lhs, ir.Binary)
+    assert t.value == ir.Num(value=0.0, span=t.value.span)  # what is not NaN around it folds
+    assert isinstance(r.values[0], ir.Binary)
+    src = "stage svc : fifo;\nworkload { arrive poisson(1); }\ngauge g = 0 / 0;\nsession { run svc (1); }\n"
+    assert isinstance(compile_src(src).gauges[0].value, ir.Binary)
+
+
+@pytest.mark.parametrize("stmt", [
+    "run svc (⟨0 / 0);", "hold kv (1 + ⟨0 * inf) { run svc (1); }", "set x = 1;\n  branch (x > ⟨inf - inf) { end; }",
+    "set x = ⟨~exp(5 % 0);", "run svc (1);\n  choose j in ⟨0 / 0 by (1);", "observe y = used(kv[⟨0 / 0]);",
+])
+def test_a_nan_subexpression_is_still_an_error_where_the_simulator_acts_on_it(stmt):
+    message = "`kv[NaN]`: `kv` has members 0 … 0" if "kv[" in stmt else \
+        "~exp(NaN): a parameter is NaN" if "~exp" in stmt else "evaluates to NaN"
+    refused(prog("  " + stmt), message)
+
+
+def test_nan_is_true_in_the_folding_as_at_run_time():
+    # a non-zero operand is true: `(0 / 0) ? 1 : 2` is 1 (it folded to 2; the simulator gives 1)
+    p = compile_src("let a = (0 / 0) ? 1 : 2;\nlet b = !(0 / 0);\nlet c = (0 / 0) && 1;\n"
+                    + prog("  run svc (a + b + c);"))
+    assert {c.name: c.value for c in p.constants} == {"lam": 0.5, "a": 1.0, "b": 0.0, "c": 1.0}
+
+
 def test_constants_fold_and_inf_is_a_string():
     p = compile_src(prog("  run svc (2 * lam + 1);\n  hold kv (inf) { run svc (1); }"))
     run = p.session[0]

@@ -52,7 +52,9 @@ def agg_count(a: Any, n: float) -> int:
 
 
 def truth(x: float) -> bool:
-    return x != 0 and not math.isnan(x)
+    """Whether ``x`` is true: a non-zero operand is (language.txt §2), NaN among them, as the simulator
+    tests it (``x != 0.0``)."""
+    return x != 0
 
 
 def unary_value(op: str, a: float) -> float:
@@ -84,13 +86,25 @@ def fn_value(name: str, args: list[float]) -> float:
                 return math.nan
             return -INF if x == 0 else math.log(x)
         if name == "pow":
-            try:
-                return float(math.pow(args[0], args[1]))
-            except (OverflowError, ValueError):
-                return math.nan if args[0] < 0 else INF
+            return _pow(args[0], args[1])
     except (ValueError, IndexError):
         return math.nan
     raise KeyError(name)
+
+
+def _pow(x: float, y: float) -> float:
+    """``pow(x, y)`` as the simulator computes it (serq_sim.compile._pow; IEEE 754's pow): beyond the
+    floats' range, or 0 to a negative power, an infinity, negative for a negative base (-0 too) to an odd
+    whole power; a negative base to a power that is not whole is NaN."""
+    try:
+        r = x ** y
+    except ZeroDivisionError:
+        return -INF if math.copysign(1.0, x) < 0 and y % 2 == 1 else INF
+    except OverflowError:
+        if x < 0:
+            return math.nan if y != int(y) else (-INF if y % 2 == 1 else INF)
+        return INF
+    return math.nan if isinstance(r, complex) else float(r)
 
 
 def binary_value(op: str, a: float, b: float) -> float:

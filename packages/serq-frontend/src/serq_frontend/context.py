@@ -168,6 +168,8 @@ class Context:
 
 
 def fmt_num(v: float) -> str:
+    if v != v:
+        return "NaN"
     if math.isinf(v):
         return "inf" if v > 0 else "-inf"
     if v == int(v) and abs(v) < 1e15:

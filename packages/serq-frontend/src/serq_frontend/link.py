@@ -8,6 +8,7 @@ whether it sees a session's attributes, whether it may draw, whether hidden attr
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -129,6 +130,11 @@ class Linker:
         self.multi_run: Pos | None = None
         self.edepth = 0
         self.bdepth = 0
+        #: while linking a value the program keeps (a `set`, an `observe`, a `record` column, a `gauge`): a
+        #: constant subexpression whose value is NaN is a value there, as it is at run time, not an error
+        self.nan_ok = False
+        #: such subexpressions, kept written out (an IR number is never NaN), by id: (node, its value)
+        self.kept_nan: dict[int, tuple[Any, float]] = {}
         #: the step-stage family whose own expressions (budget, chunk, cost, serve keys) are being linked:
         #: there a family of its size named without an index is the member paired with the stage's member
         self.own: Family | None = None
@@ -241,6 +247,32 @@ class Linker:
             raise self.error(pos, f"{what} evaluates to NaN")
         return ir.Num(value=number(v), span=span(pos))
 
+    def cval(self, x: Any) -> float | None:
+        """The value of a linked expression that is constant (a number, or a NaN kept written out), else
+        None."""
+        if type(x) is ir.Num:
+            return _num_value(x)
+        kept = self.kept_nan.get(id(x))
+        return kept[1] if kept is not None and kept[0] is x else None
+
+    def folded(self, v: float, pos: Pos, written: Callable[[], Any]) -> Any:
+        """A constant subexpression of value ``v``: its number; when ``v`` is NaN, in a value the program
+        keeps (:attr:`nan_ok`), the expression as written (``written()``), which the simulator computes to
+        the same NaN (the IR has no NaN number), and elsewhere an error."""
+        if v == v or not self.nan_ok:
+            return self.num(v, pos)
+        node = written()
+        self.kept_nan[id(node)] = (node, v)
+        return node
+
+    def value(self, e: Any, m: Moment) -> Any:
+        """An expression whose value the program keeps (a `set`, `observe`, `record` column, `gauge`)."""
+        self.nan_ok = True
+        try:
+            return self.expr(e, m)
+        finally:
+            self.nan_ok = False
+
     def expr(self, e: Any, m: Moment) -> Any:
         self.edepth += 1
         try:
@@ -260,18 +292,22 @@ class Linker:
             return self.var(e, m)
         if t is A.Unary:
             a = self.expr(e.arg, m)
-            if type(a) is ir.Num:
-                return self.num(unary_value(e.op, _num_value(a)), e.pos)
+            va = self.cval(a)
+            if va is not None:
+                return self.folded(unary_value(e.op, va), e.pos, lambda: ir.Unary(op=e.op, arg=a, span=span(e.pos)))
             return ir.Unary(op=e.op, arg=a, span=span(e.pos))
         if t is A.Binary:
             lhs, rhs = self.expr(e.lhs, m), self.expr(e.rhs, m)
-            if type(lhs) is ir.Num and type(rhs) is ir.Num:
-                return self.num(binary_value(e.op, _num_value(lhs), _num_value(rhs)), e.pos)
+            vl, vr = self.cval(lhs), self.cval(rhs)
+            if vl is not None and vr is not None:
+                return self.folded(binary_value(e.op, vl, vr), e.pos,
+                                   lambda: ir.Binary(op=e.op, lhs=lhs, rhs=rhs, span=span(e.pos)))
             return ir.Binary(op=e.op, lhs=lhs, rhs=rhs, span=span(e.pos))
         if t is A.Cond:
             test, then, orelse = self.expr(e.test, m), self.expr(e.then, m), self.expr(e.orelse, m)
-            if type(test) is ir.Num and type(then) is ir.Num and type(orelse) is ir.Num:
-                return then if truth(_num_value(test)) else orelse
+            vt = self.cval(test)
+            if vt is not None and self.cval(then) is not None and self.cval(orelse) is not None:
+                return then if truth(vt) else orelse
             return ir.Cond(test=test, then=then, orelse=orelse, span=span(e.pos))
         if t is A.Call:
             return self.call(e, m)
@@ -284,8 +320,9 @@ class Linker:
             if not m.draws:
                 raise self.error(e.pos, f"{m.what} may not draw (`~{e.dist}`)")
             args = [self.expr(a, m) for a in e.args]
-            if all(type(a) is ir.Num for a in args):
-                why = rules.draw_problem(e.dist, [_num_value(a) for a in args])
+            values = [self.cval(a) for a in args]
+            if all(v is not None for v in values):
+                why = rules.draw_problem(e.dist, values)
                 if why:
                     raise self.error(e.pos, why)
             return ir.Draw(dist=e.dist, args=args, span=span(e.pos))
@@ -351,9 +388,10 @@ class Linker:
             # a written-out sum: folded as the chain ((t0 + t1) + t2) … would be (its constant head)
             args = [self.expr(a, m) for a in e.args]
             k = 1
-            while k < len(args) and type(args[0]) is ir.Num and type(args[k]) is ir.Num:
-                v = binary_value("+", _num_value(args[0]), _num_value(args[k]))
-                args[0] = self.num(v, e.pos)
+            while k < len(args) and (v0 := self.cval(args[0])) is not None and (vk := self.cval(args[k])) is not None:
+                a0, ak = args[0], args[k]
+                args[0] = self.folded(binary_value("+", v0, vk), e.pos,
+                                      lambda a0=a0, ak=ak: ir.Binary(op="+", lhs=a0, rhs=ak, span=span(e.pos)))
                 k += 1
             args = [args[0]] + args[k:]
             if len(args) == 1:
@@ -367,8 +405,9 @@ class Linker:
                 want = f"{lo}" if lo == hi else f"at least {lo}"
                 raise self.error(e.pos, f"`{name}` takes {want} argument(s), got {len(e.args)}")
             args = [self.expr(a, m) for a in e.args]
-            if all(type(a) is ir.Num for a in args):
-                return self.num(fn_value(name, [_num_value(a) for a in args]), e.pos)
+            values = [self.cval(a) for a in args]
+            if all(v is not None for v in values):
+                return self.folded(fn_value(name, values), e.pos, lambda: ir.Call(fn=name, args=args, span=span(e.pos)))
             return ir.Call(fn=name, args=args, span=span(e.pos))
         if name in OBSERVABLES:
             kind, extra = OBSERVABLES[name]
@@ -436,8 +475,8 @@ class Linker:
         index = None
         if idx:
             index = self.expr(idx[0], m)
-            if type(index) is ir.Num:
-                k = _num_value(index)
+            k = self.cval(index)
+            if k is not None:
                 if not 0 <= k < fam.size or k != int(k):  # range first: int(inf) and int(nan) raise
                     raise self.error(idx[0].pos, f"`{v.dotted}[{fmt_num(k)}]`: `{v.dotted}` has members "
                                      f"0 … {fam.size - 1}")
@@ -639,11 +678,11 @@ class Linker:
                              "and `observe` (and `branch` over them)")
         sp = span(s.pos) if hasattr(s, "pos") else None
         if t is A.SSet:
-            return ir.Set(slot=self.slots[s.name], value=self.expr(s.value, SESSION), span=sp)
+            return ir.Set(slot=self.slots[s.name], value=self.value(s.value, SESSION), span=sp)
         if t is A.SObserve:
-            return ir.Observe(observe=self.observes[s.name], value=self.expr(s.value, SESSION), span=sp)
+            return ir.Observe(observe=self.observes[s.name], value=self.value(s.value, SESSION), span=sp)
         if t is A.SRecord:
-            return ir.Record(record=self.records[s.name][0], values=[self.expr(v, SESSION) for v in s.values],
+            return ir.Record(record=self.records[s.name][0], values=[self.value(v, SESSION) for v in s.values],
                              span=sp)
         if t is A.STurn:
             return ir.Turn(span=sp)
@@ -897,7 +936,7 @@ class Linker:
             if g.name in self.observes:
                 raise self.error(g.pos, f"gauge `{g.name}` has the name of an observe")
             gauge_names.add(g.name)
-            gauge_ir.append(ir.Gauge(name=g.name, value=self.expr(g.value, GAUGE), span=span(g.pos)))
+            gauge_ir.append(ir.Gauge(name=g.name, value=self.value(g.value, GAUGE), span=span(g.pos)))
         # share
         share = None
         if share_item is not None:

@@ -88,11 +88,17 @@ def _ln(x: float) -> float:
 
 
 def _pow(x: float, y: float) -> float:
+    """``pow(x, y)`` as IEEE 754 has it (serq_frontend.consts folds it the same way): beyond the floats'
+    range, or 0 to a negative power, an infinity, negative for a negative base (-0 too) to an odd whole
+    power; a negative base to a power that is not whole is NaN, however large (the overflow made
+    pow(-1e300, 2.5) inf and pow(-1e300, 3) inf, not NaN and -inf)."""
     try:
         r = x ** y
-    except OverflowError:
-        return math.inf
     except ZeroDivisionError:
+        return -math.inf if math.copysign(1.0, x) < 0 and y % 2 == 1 else math.inf
+    except OverflowError:
+        if x < 0:
+            return math.nan if y != int(y) else (-math.inf if y % 2 == 1 else math.inf)
         return math.inf
     # a negative base to a fractional power is complex: not a number here; ints (work() of an empty
     # stage is 0) power to ints
