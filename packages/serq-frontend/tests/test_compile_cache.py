@@ -164,6 +164,25 @@ def test_the_library_path_is_part_of_the_key(tmp_path, folder, compiles):
     assert compiles[0] == 2 and one != two
 
 
+def test_a_hit_is_validated_once_by_the_run(tmp_path, folder, compiles, monkeypatch):
+    # a hit's IR is decoded without serq_ir's checks, as a fresh compile's IR is not checked: serq_sim.run
+    # checks what it runs, once
+    import serq_ir.validate
+    import serq_sim
+
+    prog = tmp_path / "prog.sq"
+    prog.write_text(PROGRAM)
+    pm = serq.get_plugin_manager()
+    cache.load(prog, pm=pm)
+    checked = []
+    real = serq_ir.validate.validate
+    monkeypatch.setattr(serq_ir.validate, "validate", lambda p, **kw: checked.append(p) or real(p, **kw))
+    hit = cache.load(prog, pm=pm)
+    assert compiles[0] == 1 and checked == []
+    serq_sim.run(hit, pm=pm)
+    assert checked == [hit]
+
+
 @pytest.mark.parametrize("damage", ["truncate", "flip", "garbage", "empty", "other key"])
 def test_a_damaged_entry_is_a_miss(tmp_path, folder, compiles, damage):
     prog = tmp_path / "prog.sq"

@@ -20,14 +20,16 @@ at: absent, or a file and where it resolves to; the text hash of every file it r
 modules the sugar layers of other distributions are defined in (size and modification time), what the
 compile wrote to stderr, and the IR. A hit checks every candidate and file again, so an edited library,
 or a library that appears earlier on the search path, is a miss; then it writes the stored stderr again
-and decodes the IR with serq-ir's codec (``serq_ir.decode``, which checks it). The IR keeps its source
-spans and ``source``, so run-time errors quote the program as after a fresh compile.
+and decodes the IR with serq-ir's codec against its schema (``serq_ir.decode(check=False)``: serq-ir's
+checks of the references are left to what runs the IR, ``serq_sim.run``, which makes them on a fresh
+compile's IR too, so they are made once). The IR keeps its source spans and ``source``, so run-time
+errors quote the program as after a fresh compile.
 
 Only successful compiles are stored, written atomically (:func:`serq.files.write_atomic`) and readable by
 the user alone. An entry that is corrupt, truncated, of another key or another layout is a miss, and is
 replaced; so is one that is not a regular file, belongs to another user or is writable by others. A
 folder that belongs to another user or that others can write is not used at all (:func:`cache_dir`).
-Nothing in an entry is executed: its header is JSON and its IR is decoded and checked by serq-ir. A write that finds
+Nothing in an entry is executed: its header is JSON and its IR is decoded by serq-ir. A write that finds
 more than :data:`KEEP` entries removes the oldest written.
 
 This module imports no part of the compiler: a hit imports neither lark nor the parser, the sugar layers
@@ -380,7 +382,9 @@ def load(path: str | Path, *, sets: Mapping[str, float] | None = None, defs: Map
         import serq_ir
 
         try:
-            program = serq_ir.decode(found[1], name=name)
+            # the schema alone: a compile's IR is not validated either (serq_sim.run validates what it
+            # runs, a fresh compile's as a hit's), so a hit gives what the compile gave
+            program = serq_ir.decode(found[1], name=name, check=False)
         except Exception:  # noqa: BLE001 - an entry that does not decode is a miss, never an error
             program = None
         if program is not None:
