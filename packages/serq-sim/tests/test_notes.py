@@ -240,3 +240,66 @@ def test_strict_fails_on_each_warning(kind, tmp_path, capsys):
     assert info.value.code == 4 and out == plain
     (line,) = [x for x in out.splitlines() if x.startswith("warning:")]  # that warning, and it alone
     assert line.startswith(head)
+
+
+# -- a workload that starts no session ------------------------------------------------------------------
+
+NOTHING = "stage s : fifo;\n{workload}session {{ run s (1); observe x = 1; }}\nrun {{ horizon 10; }}\n"
+
+
+@pytest.mark.parametrize("tier", ["", "general"])
+@pytest.mark.parametrize("workload", ["", "workload { arrive none; }\n"])
+def test_a_workload_without_arrivals_is_a_warning(monkeypatch, tier, workload):
+    # it ran with no session and no word: a report of zeros and NaN, as a measured idle system would be
+    monkeypatch.setenv("SERQ_SIM_TIER", tier)
+    report = serq_sim.run(serq_frontend.compile(source=NOTHING.format(workload=workload)))
+    assert report.result.arrivals == 0
+    assert report.warnings == [
+        "warning: nothing starts a session: the workload has no arrivals (`arrive none`, or no `arrive`) and no "
+        "preset session, so the run simulates no session; give the workload `arrive poisson(rate);`, "
+        "`renewal(gap)`, `closed(n)` or `batch(n)`"]
+
+
+def test_a_trace_starts_no_session_itself(tmp_path):
+    trace = tmp_path / "t.csv"
+    trace.write_text("session,turn,new,out,think,forced\n0,0,10,5,1,0\n")
+    src = NOTHING.format(workload=f'workload {{ arrive none; trace "{trace.name}"; }}\n')
+    (tmp_path / "p.sq").write_text(src)
+    [w] = serq_sim.run(serq_frontend.compile(str(tmp_path / "p.sq"))).warnings
+    assert "no preset session (its trace starts none: a session that arrives takes a trace session's turns)" in w
+
+
+def test_a_population_of_zero_in_an_ir_is_a_warning():
+    import msgspec
+    from serq_ir import nodes as N
+
+    p = serq_frontend.compile(source=NOTHING.format(workload="workload { arrive batch(1); }\n"))
+    p = msgspec.structs.replace(p, workload=msgspec.structs.replace(p.workload, arrive=N.Batch(n=0)))
+    [w] = serq_sim.run(p).warnings
+    assert w.startswith("warning: nothing starts a session: the workload has a population of 0 (`arrive batch(0)`)")
+
+
+def test_sessions_started_otherwise_are_no_warning():
+    # presets (the vLLM scenarios' requests, with `arrive none`), batch, closed, renewal: no such warning
+    for workload in ("arrive batch(2);", "arrive closed(1);", "arrive renewal(1);", "arrive poisson(1);"):
+        report = serq_sim.run(serq_frontend.compile(source=NOTHING.format(workload=f"workload {{ {workload} }}\n")))
+        assert not any("nothing starts" in w for w in report.warnings), workload
+    import msgspec
+    from serq_ir import nodes as N
+
+    p = serq_frontend.compile(source=NOTHING.format(workload="workload { arrive none; }\n"))
+    p = msgspec.structs.replace(p, workload=msgspec.structs.replace(p.workload, presets=[N.Preset(at=1.0)]))
+    report = serq_sim.run(p)
+    assert report.result.arrivals == 1 and not any("nothing starts" in w for w in report.warnings)
+
+
+def test_serq_run_says_it_on_stderr_before_the_run(tmp_path, capsys):
+    path = tmp_path / "p.sq"
+    path.write_text(NOTHING.format(workload=""))
+    for strict, status in ((False, 0), (True, 4)):
+        with pytest.raises(SystemExit) as info:
+            main(["run", str(path), "--no-progress", *(["--strict"] if strict else [])])
+        out = capsys.readouterr()
+        assert info.value.code == status
+        assert out.err.startswith("serq: warning: nothing starts a session: the workload has no arrivals"), out.err
+        assert "warning: nothing starts a session" in out.out  # the report says it too

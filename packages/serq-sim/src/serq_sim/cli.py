@@ -146,6 +146,10 @@ def run_command(pm, file, sets, defs, seed, horizon, warmup, arrivals, trace, as
         if what != "--dump" or os.path.isdir(os.path.dirname(path)):  # a dump makes its folders
             check_output(path, own=own)
     check_distinct((what, path) for what, path, _ in outputs)
+    from .notes import no_sessions
+
+    for warning in no_sessions(program.workload):  # said before the run too (the report says it again)
+        click.echo(f"serq: {warning}", err=True)
     report = run(program, check_invariants=check_invariants, progress=not no_progress, trace=trace,
                  pm=pm, max_events=max_events, max_wall=max_wall, max_samples=max_samples)
     record_program(report, file, _read_bytes(file), program, options.sets, options.defs)

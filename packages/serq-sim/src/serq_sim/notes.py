@@ -118,6 +118,26 @@ def steadiness(b, arrivals: int) -> list[str]:
             "too short: the means depend on the horizon"]
 
 
+def no_sessions(workload) -> list[str]:
+    """The warning of a workload that starts no session: no arrivals (``arrive none``, or no ``arrive``),
+    or a population of 0 (an IR's), and no preset session. A trace starts none itself: each session that
+    arrives takes a trace session's turns. Such a run simulates nothing, and its report is all zeros and
+    NaN, which looked like a measured idle system."""
+    from serq_ir import nodes as N
+
+    a = workload.arrive
+    if workload.presets or isinstance(a, N.Poisson | N.Renewal) or (isinstance(a, N.Batch | N.Closed) and a.n > 0):
+        return []
+    if isinstance(a, N.NoArrivals):
+        what = "no arrivals (`arrive none`, or no `arrive`)"
+    else:
+        what = f"a population of 0 (`arrive {type(a).__name__.lower()}(0)`)"
+    trace = " (its trace starts none: a session that arrives takes a trace session's turns)" if workload.trace else ""
+    return [f"warning: nothing starts a session: the workload has {what} and no preset session{trace}, so the "
+            "run simulates no session; give the workload `arrive poisson(rate);`, `renewal(gap)`, `closed(n)` "
+            "or `batch(n)`"]
+
+
 def stuck(pools) -> list[str]:
     """Pools where sessions were preempted again at no greater position (``pools.growth``: stuck), with
     the preemptions there: ``(label, stuck, preemptions)``."""
