@@ -101,7 +101,7 @@ def build(sim, reg, trace_path) -> None:
     sim.queue_free = [pl for pl in sim.free_pools if pl.flat in first]
     for pl in sim.pools:
         if pl.flat not in first:
-            pl.acc = pl.acc_unqueued
+            pl.unqueued = True
     # whether some expression reads a stage's online estimates (else the stages do not keep them)
     sim.need_est = not observables_read(p).isdisjoint(ESTIMATES)
     # workload

@@ -161,7 +161,7 @@ class Pool:
     __slots__ = (
         "sim", "node", "name", "index", "flat", "cap", "limit", "block", "reserve_held", "used", "cached",
         "reserved", "holders", "own", "dead", "front", "queue", "keyed", "keyed_at_join", "growers", "via",
-        "memory_of", "evict", "preempt", "spill", "needs_snap", "batch_room", "lru", "t_last", "a_used",
+        "memory_of", "evict", "preempt", "spill", "needs_snap", "batch_room", "lru", "unqueued", "t_last", "a_used",
         "a_cached", "a_queue", "a_holders", "wait_sum", "admissions", "evicted_entries", "evicted_units",
         "preemptions", "spills", "rejections", "stuck", "over_cap", "__dict__",
     )
@@ -201,6 +201,9 @@ class Pool:
         #: with :attr:`batch_room`, the order is ``evict lru``'s own (an :class:`LruOrder
         #: <serq_sim.policies.eviction.LruOrder>` with its ``first``)
         self.lru = False
+        #: no hold can queue at this pool (no hold names it first: build.py), so its queue is always empty
+        #: and its integral ``a_queue`` stays 0 (:meth:`acc` leaves it alone)
+        self.unqueued = False
         # statistics
         self.t_last = 0.0
         self.a_used = self.a_cached = self.a_queue = self.a_holders = 0.0
@@ -220,18 +223,8 @@ class Pool:
         if dt > 0:
             self.a_used += self.used * dt
             self.a_cached += self.cached * dt
-            self.a_queue += (len(self.front) + len(self.queue)) * dt
-            self.a_holders += len(self.holders) * dt
-        self.t_last = now
-
-    def acc_unqueued(self) -> None:
-        """:meth:`acc` of a pool no hold can queue at (no hold names it first: build.py makes it the pool's
-        ``acc``): its queue is always empty, its integral ``a_queue`` stays 0."""
-        now = self.sim.now
-        dt = now - self.t_last
-        if dt > 0:
-            self.a_used += self.used * dt
-            self.a_cached += self.cached * dt
+            if not self.unqueued:
+                self.a_queue += (len(self.front) + len(self.queue)) * dt
             self.a_holders += len(self.holders) * dt
         self.t_last = now
 

@@ -23,7 +23,7 @@ def innermost(s, pool: Pool):
 
 def release_slot(sim, s, slot: Slot, cache_value, grown: bool) -> None:
     pool = slot.pool
-    pool.acc()  # the pool's own (acc, or acc_unqueued for a pool no hold can queue at: build.py)
+    pool.acc()
     alloc = slot.alloc
     pool.used -= alloc
     pool.reserved -= slot.u

@@ -764,7 +764,8 @@ class LazyDecoding:
             cost_kv = self.cost_kv
             tokens, dec, pre_t, kvd, kvp = iteration_sums(assign, self._held, cost_kv, float(nl), float(nl),
                                                           self.kv_lazy if cost_kv else 0.0)
-            cost = self.cost_of(tokens, dec, pre_t, float(len(self.residents)), kvd, kvp, attn)
+            cost_of = self.cost_of  # (a function held in a slot: read, then called, both specialized)
+            cost = cost_of(tokens, dec, pre_t, float(len(self.residents)), kvd, kvp, attn)
             # the tally's sums are these (the same additions in the same order)
             return self._launch(cost, assign, nl, split, tried, preempted, budget, tokens, dec)
         return self._launch(self.cost_fn(None, None, self._no_ctx), assign, nl, split, tried, preempted, budget)
@@ -892,7 +893,7 @@ class LazyDecoding:
                 self.sum_jobs += jobs * k
                 self.sum_tokens += tokens * k
                 self.sum_budget += budget * k
-        _heappush(sim.heap, (t, next(sim._seq), self._end, self.epoch))
+        _heappush(sim.heap, (t, next(sim._seq), self._end_cb, self.epoch))
         return True
 
     def _unlazy(self, job: Job, listed: bool = True) -> None:

@@ -195,7 +195,7 @@ class Planner:
         if sim.warm:
             self.iterations += 1
             self._tally(assign, 0, budget, 1)
-        _heappush(sim.heap, (sim.now + cost, next(sim._seq), self._end, self.epoch))
+        _heappush(sim.heap, (sim.now + cost, next(sim._seq), self._end_cb, self.epoch))
 
     def _tally(self, assign: list[Job], nl: int, budget: float, k: int) -> None:
         """The engine statistics of ``k`` iterations like the one planned (after the warm-up): its

@@ -43,7 +43,7 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
     #: its dict has each method call and attribute read looked up by name (CPython specializes neither),
     #: and this one's are read every iteration (test_slots.py checks that every one a run sets is here)
     __slots__ = (
-        "_glazy_judged", "_marked", "_no_ctx", "_own_busy", "_quiet_static", "_wake_batch", "_wake_static",
+        "_end_cb", "_glazy_judged", "_marked", "_no_ctx", "_own_busy", "_quiet_static", "_wake_batch", "_wake_static",
         "a_busy", "a_present", "assign", "attn", "budget", "budget_const", "budget_fn", "budget_whole",
         "chunk_fn", "completions", "cost_ctx", "cost_fn", "cost_kv", "cost_of", "cost_sums", "detached", "due",
         "eager", "epoch", "est", "exclusive", "fast", "flat", "gaps", "glazy_iterations", "glazy_ok", "gwalk",
@@ -89,6 +89,9 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
         self.residents: list[Job] = []
         self.iter: list[Job] | None = None
         self.epoch = 0
+        #: the end of an iteration, the callback every iteration queues (bound once: reading a method
+        #: as an attribute makes a new bound method each time)
+        self._end_cb = self._end
         self.iterations = 0
         self.planning = False
         self.assign: list[Job] = []
