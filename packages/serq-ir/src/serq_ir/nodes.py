@@ -589,3 +589,23 @@ class Program(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=T
 BUILTIN_ATTRIBUTES = ("serial", "turn_no", "cached", "computed")
 #: The attributes a trace (or a preset's turns) supplies.
 TRACE_ATTRIBUTES = ("new", "out", "think", "more", "forced")
+
+
+def _evaluate_annotations() -> None:
+    """Evaluate the nodes' annotations once, here: ``from __future__ import annotations`` keeps them as
+    strings, which msgspec's decoder would evaluate one by one as typing forward references (each compiled
+    on its own, about a millisecond of every process that decodes IR). Each distinct annotation is
+    evaluated once, in this module's namespace, as the decoder would evaluate it; the types are the same."""
+    namespace = globals()
+    done: dict[str, Any] = {}
+    for obj in list(namespace.values()):
+        if isinstance(obj, type) and issubclass(obj, msgspec.Struct) and obj.__module__ == __name__:
+            annotations = obj.__dict__.get("__annotations__") or {}
+            for field, value in annotations.items():
+                if isinstance(value, str):
+                    if value not in done:
+                        done[value] = eval(value, namespace)  # noqa: S307 - this module's own annotations
+                    annotations[field] = done[value]
+
+
+_evaluate_annotations()
