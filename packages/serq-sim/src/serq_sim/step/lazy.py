@@ -252,6 +252,11 @@ class LazyDecoding:
         nres = float(len(self.residents))
         wakes = 0
         counted = 0
+        # the gaps' last run: its value, and what its weight gains in the stretch, added to the array once
+        # (an array item written back costs a conversion of the argument every time); the same sum
+        glast = gaps.last
+        gain = 0
+        values = gaps.values
         while t < t_next and t <= horizon and (r + n + 1) not in due:
             wl = wake.get(r + n + 1)
             if wl is not None:
@@ -277,14 +282,18 @@ class LazyDecoding:
                 if self.tpend:
                     self.tpend = []
                 counted = nlazy - self.nlazy_x  # the decoders whose gaps count (tokens.py)
+                glast = gaps.last
             elif warm and counted:
                 g = t - last  # gaps.add(t - last, counted), inlined: one a round
-                if g == gaps.last:
-                    weights[-1] += counted
+                if g == glast:
+                    gain += counted
                 else:
-                    gaps.values.append(g)
+                    if gain:
+                        weights[-1] += gain
+                        gain = 0
+                    values.append(g)
                     weights.append(counted)
-                    gaps.last = g
+                    glast = g
             last = t
             n += 1
             if wl is not None:
@@ -297,6 +306,9 @@ class LazyDecoding:
                 wakes += 1
                 cost = c
             t = t + cost
+        if gain:
+            weights[-1] += gain
+        gaps.last = glast
         if wakes:
             self.quiet_wakes += wakes
         if n:
