@@ -83,6 +83,16 @@ def test_a_zero_or_infinite_work_links():
         compile_src(prog(f"  run svc ({w});"))
 
 
+@pytest.mark.parametrize("n, why", [
+    ("0", "the count of candidates is 0, not a whole number from 1 to 100000"),
+    ("-1", "the count of candidates is -1"), ("2.5", "the count of candidates is 2.5"),
+    ("inf", "the count of candidates is inf"), ("1e6", "the count of candidates is 1000000"),
+])
+def test_a_constant_count_of_choices_outside_its_range(n, why):
+    refused(prog(f"  choose j in ⟨{n} by (1);\n  run svc (1);"), f"choose j: {why}")
+    compile_src(prog("  choose j in 100000 by (1);\n  run svc (1);"))
+
+
 def test_an_infinite_arrival_rate():
     refused("stage svc : fifo;\nworkload { arrive poisson(⟨inf); }\nsession { run svc (1); }\n",
             "the arrival rate must be positive and finite, not inf")

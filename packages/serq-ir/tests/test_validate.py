@@ -83,6 +83,10 @@ CASES = {
     "negative ps capacity": (set_(["stages", 0, "kind"], {"kind": "Ps", "capacity": {"kind": "Num", "value": -1.0}}),
                              "the capacity is negative (-1); a ps stage's capacity is at least 0 - at "
                              "'$.stages[0].kind.capacity'"),
+    "choice among no candidate": (set_(["session", 1], {"kind": "Choose", "slot": 4, "n": {"kind": "Num", "value": 0.0},
+                                                          "keys": []}),
+                                  "the count of candidates is 0, not a whole number from 1 to 100000 - at "
+                                  "'$.session[1].n'"),
     "negative work": (set_(["session", 1, "work"], {"kind": "Num", "value": -1.0}),
                       "the work is negative (-1); a run's work is not negative - at '$.session[1].work'"),
     "huge family": (set_(["stages", 0, "size"], 10**9),

@@ -136,6 +136,27 @@ def test_a_negative_work_is_an_error_on_the_fast_tier_too(tmp_path, tier, monkey
     assert serq_sim.run(serq_frontend.compile(str(f)), horizon=5).result.ended > 2
 
 
+@pytest.mark.parametrize("tier", ["fast", "general"])
+@pytest.mark.parametrize("n, shown", [("2 - y", "-"), ("y * 0 / 0", "NaN"), ("y - y + 2.5", "2.5"),
+                                      ("y - y + 1e9", "1000000000"), ("y / 0", "inf"), ("y - y", "0")])
+def test_a_computed_count_of_choices_outside_its_range(tmp_path, monkeypatch, tier, n, shown):
+    # NaN and counts below 1 chose 0, 2.5 chose among 2, and 1e9 or inf evaluated the keys 1e9 times
+    from serq_sim import fast
+
+    text = "stage svc[2] : fifo;\nworkload { arrive poisson(1); }\n" + SESSION.replace(
+        "STMT", f"choose j in {n} by (queue(svc[min(j, 1)]));\n  run svc[min(j, 1)] (1);")
+    f = tmp_path / "prog.sq"
+    f.write_text(text)
+    prog = serq_frontend.compile(str(f))
+    assert fast.exclusion(prog) is None
+    monkeypatch.setenv("SERQ_SIM_TIER", "" if tier == "fast" else "general")
+    with pytest.raises(serq_sim.SimError) as e:
+        serq_sim.run(prog)
+    first = str(e.value).splitlines()[0]
+    assert first.startswith(f"{f}:5:3: error: at t=0, session 0: choose j: the count of candidates is {shown}"), first
+    assert first.endswith("not a whole number from 1 to 100000") or shown == "NaN", first
+
+
 def test_a_computed_negative_step_cost(tmp_path):
     # cost 1 - tokens: negative once an iteration serves 2 tokens; it was clamped to 0
     text = ("pool kv { cap 100; admit via E; }\nstage E : step { budget 8; cost 1 - tokens; memory kv; };\n"

@@ -715,8 +715,12 @@ class Linker:
         if t is A.SLoop:
             return ir.Loop(body=self.block(s.body, where), span=sp)
         if t is A.SChoose:
-            return ir.Choose(slot=self.slots[s.name], n=self.expr(s.n, SESSION),
-                             keys=[self.expr(k, SESSION) for k in s.keys], span=sp)
+            n = self.expr(s.n, SESSION)
+            count = self.cval(n)
+            why = None if count is None else rules.choose_problem(count)
+            if why:
+                raise self.error(s.n.pos, f"choose {s.name}: {why}")
+            return ir.Choose(slot=self.slots[s.name], n=n, keys=[self.expr(k, SESSION) for k in s.keys], span=sp)
         if t is A.SRequest:
             raise self.error(s.pos, "`request` outside a workload's session")
         if t is A.SMark:

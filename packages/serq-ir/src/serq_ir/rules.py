@@ -177,6 +177,17 @@ def amount_problem(what: str, x: float) -> str | None:
     return _not_negative(what, "are" if what == "the units" else "is", x)
 
 
+def choose_problem(n: float) -> str | None:
+    """Why ``n`` is no count of a ``choose``'s candidates (0 … n-1), or None: a whole number from 1 to
+    :data:`MAX_MEMBERS` (a family's most members; each candidate's keys are evaluated, so a count of 1e9
+    or inf ran for ever)."""
+    if n != n:
+        return "the count of candidates is NaN"
+    if not 1 <= n <= MAX_MEMBERS or n != int(n):
+        return f"the count of candidates is {_show(n)}, not a whole number from 1 to {MAX_MEMBERS}"
+    return None
+
+
 def work_problem(x: float) -> str | None:
     """Why ``x`` is no run's work (negative or NaN; 0 completes at once, inf never), or None."""
     return _not_negative("the work", "is", x)

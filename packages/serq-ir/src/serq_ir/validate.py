@@ -161,6 +161,8 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
             if not isinstance(obj, Attr) and 0 <= obj.slot < len(BUILTIN_ATTRIBUTES):
                 fail(f"{path}.slot", f"the built-in attribute '{BUILTIN_ATTRIBUTES[obj.slot]}' is kept by the "
                      "simulator; a program does not write it")
+            if isinstance(obj, Choose) and isinstance(obj.n, Num) and (why := rules.choose_problem(_value(obj.n))):
+                fail(f"{path}.n", why)
         elif isinstance(obj, Observe) and not 0 <= obj.observe < n_obs:
             fail(f"{path}.observe", f"observe {obj.observe} does not exist (the program has {n_obs})")
         elif isinstance(obj, Record):

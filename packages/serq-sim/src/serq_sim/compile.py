@@ -33,6 +33,7 @@ from contextvars import ContextVar
 from typing import Any
 
 from serq_ir import nodes as N
+from serq_ir.rules import MAX_MEMBERS, choose_problem
 
 from . import rand
 from .errors import Preempted, work_message
@@ -103,6 +104,12 @@ def _pow(x: float, y: float) -> float:
     # a negative base to a fractional power is complex: not a number here; ints (work() of an empty
     # stage is 0) power to ints
     return math.nan if isinstance(r, complex) else float(r)
+
+
+def choose_message(name: str, n: float) -> str:
+    """The run-time error of a ``choose`` whose count of candidates came out NaN, below 1, fractional or
+    beyond :data:`serq_ir.rules.MAX_MEMBERS` (both tiers; it chose 0, was cut, or ran for ever)."""
+    return f"choose {name}: {choose_problem(n)}"
 
 
 def _div(a: float, b: float) -> float:
@@ -724,7 +731,13 @@ class Compiler:
                 out.append(f"{pad}    E.guard_error(s, {g}, {sid})")
             elif isinstance(st, N.Choose):
                 kf = self.obj(self.keys_fn(st.keys, span=st.span), "_k")
-                out.append(f"{pad}A[{st.slot}] = E.choose(s, A, {st.slot}, {x(st.n)}, {kf})")
+                # the count is a whole number of candidates, 1 to MAX_MEMBERS (choose_message, both tiers)
+                out.append(f"{pad}_cn = {x(st.n)}")
+                out.append(f"{pad}if not (1.0 <= _cn <= {float(MAX_MEMBERS)!r} and _cn == int(_cn)):")
+                name = self.program.attributes[st.slot].name
+                out.append(f"{pad}    raise E.error({self.obj(choose_message, '_cm')}({self.obj(name, '_nm')}, _cn), "
+                           f"{sid}, s)")
+                out.append(f"{pad}A[{st.slot}] = E.choose(s, A, {st.slot}, _cn, {kf})")
             elif isinstance(st, N.Hold):
                 h = self.obj(self.hold_info(st, depth), "_h")
                 out.append(f"{pad}while True:")

@@ -52,9 +52,20 @@ from collections import deque
 from typing import Any
 
 from serq_ir import nodes as N
+from serq_ir.rules import MAX_MEMBERS
 
 from . import rand
-from .compile import HELPERS, RNG, SPIN_LIMIT, SPIN_MESSAGE, Compiler, num, reads, state_dependent
+from .compile import (
+    HELPERS,
+    RNG,
+    SPIN_LIMIT,
+    SPIN_MESSAGE,
+    Compiler,
+    choose_message,
+    num,
+    reads,
+    state_dependent,
+)
 from .errors import SimError, StopRun, format_error, work_message
 from .pools.model import EPS
 
@@ -989,11 +1000,13 @@ class _Gen(Compiler):
             elif isinstance(st, N.Choose):
                 keys = "".join(x(k) + ", " for k in st.keys)
                 g = self.fresh("")
+                name = repr(self.p.attributes[st.slot].name)  # a value, not source text (docs/security.md)
                 cur += [f"{pad}_n{g} = {x(st.n)}",
-                        f"{pad}if not (_n{g} == _n{g}) or _n{g} < 1:",
-                        f"{pad}    A[{st.slot}] = 0.0",
+                        # a whole number of candidates, 1 to MAX_MEMBERS (compile.choose_message)
+                        f"{pad}if not (1.0 <= _n{g} <= {float(MAX_MEMBERS)!r} and _n{g} == int(_n{g})):",
+                        f"{pad}    raise _err(_choosemsg({name}, _n{g}), {sid}, A[{self.XS}], now)",
                         f"{pad}else:",
-                        f"{pad}    _n{g} = int(min(_n{g}, 1e9))",
+                        f"{pad}    _n{g} = int(_n{g})",
                         f"{pad}    _best = None",
                         f"{pad}    _bi = 0",
                         f"{pad}    for _j in range(_n{g}):",
@@ -1101,7 +1114,7 @@ class _Gen(Compiler):
         for name in ("_log", "_NAN", "_INF", "_div", "_mod", "_floor", "_ceil", "_sqrt", "_exp", "_ln", "_pow",
                      "_d_exp", "_d_uniform", "_d_erlang", "_d_h2", "_d_bernoulli", "_d_det", "_sidx", "_err",
                      "_show", "push", "pop", "hpush", "hpop", "_mono", "_PATTR", "_PTURN", "_TRACE",
-                     "_TSLOTS", "_pidx", "_amt", "_drop", "_tie", "_workmsg"):
+                     "_TSLOTS", "_pidx", "_amt", "_drop", "_tie", "_workmsg", "_choosemsg"):
             a(f"    {name} = _G[{name!r}]")
         for rname in RNG.values():
             a(f"    {rname} = _G[{rname!r}]")
@@ -1388,7 +1401,7 @@ def build(sim, progress: bool):
         "push": heapq.heappush, "pop": heapq.heappop, "hpush": heapq.heappush, "hpop": heapq.heappop,
         "deque": deque, "_sidx": _sidx, "_pidx": _pidx, "_amt": _amt, "_drop": _drop,
         "_tie": lambda e: e[1], "_dfail": _dfail, "_err": _err, "_show": _show, "_mono": _time.monotonic,
-        "_workmsg": work_message,
+        "_workmsg": work_message, "_choosemsg": choose_message,
         "_nan": math.nan, "SimError": SimError, "format_error": format_error, "capacity_message": capacity_message,
         "source": source, "_tick": _tick, "StopRun": StopRun, "_spawn_tick": sim.spawn_tick,
         "out_of_memory": sim.out_of_memory,
