@@ -8,8 +8,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pathlib is imported by a compile, not by a hit of the compile cache (start-up)
+    from pathlib import Path
 
 __all__ = ["CompileError", "Pos", "compile", "layers", "parse"]
 
@@ -79,6 +81,8 @@ def _setup(path: str | Path | None, source: str | None, pm: Any, sets: Mapping[s
            library_paths: Sequence[Path] | None = None, recorder: Any = None) -> tuple[Any, Any, str, str | None]:
     """The context of one compile. The compile cache passes the program's ``text`` it has read (and
     keyed), the ``library_paths`` it keyed, and a ``recorder`` of what the compile looks for and reads."""
+    from pathlib import Path
+
     from .context import Context
     from .diagnostics import CompileError, Reporter, Sources, decode_source, strip_bom
 

@@ -42,9 +42,13 @@ import json
 import os
 import sys
 from collections.abc import Mapping
-from pathlib import Path
 from stat import S_ISREG
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from serq.files import path_is_file, path_join, path_resolved, path_str
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 try:  # BLAKE2 without importing hashlib, whose OpenSSL module costs milliseconds at start-up
     from _blake2 import blake2b as _blake2b
@@ -86,16 +90,30 @@ def cache_dir() -> Path | None:
     ``$XDG_CACHE_HOME/serq``, else ``~/.cache/serq``; None when it cannot be created or written, or when it
     belongs to another user or others can write it (then both caches are off, with a warning on stderr
     once per process: what such a folder holds could have been written by someone else)."""
+    folder = _cache_folder()
+    if folder is None:
+        return None
+    from pathlib import Path
+
+    return Path(folder)
+
+
+def _cache_folder() -> str | None:
+    """:func:`cache_dir` as a string (``str(cache_dir())``), made without pathlib: a hit of the compile
+    cache imports none (pathlib imports urllib.parse: about 3 ms of a short command's start-up)."""
     env = os.environ.get("SERQ_CACHE_DIR")
     if env is not None:
         if not env.strip():
             return None
-        d = Path(env)
+        d = path_str(env)
     else:
         base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-        d = Path(base) / "serq"
+        d = path_join(base, "serq")
     try:
-        d.mkdir(parents=True, exist_ok=True, mode=0o700)
+        if not os.path.isdir(d):  # a folder there already is what Path.mkdir(exist_ok=True) leaves alone
+            from pathlib import Path
+
+            Path(d).mkdir(parents=True, exist_ok=True, mode=0o700)
         st = os.stat(d)
     except OSError:
         return None
@@ -209,17 +227,24 @@ def library_paths(pm: Any) -> list[Path]:
     """The library folders: those ``SERQ_PATH`` names, then those the installed parts contribute
     (``serq_frontend_library_paths``), in plugin order: what a compile searches after the program's own
     folder, where a ``use`` may read, and part of a cache entry's key."""
+    from pathlib import Path
+
+    return [Path(x) for x in _library_folders(pm)]
+
+
+def _library_folders(pm: Any) -> list[str]:
+    """:func:`library_paths` as strings (``str(Path(x))`` of each), made without pathlib."""
     from serq.files import widened_paths
 
-    out = [Path(x) for x in widened_paths()]
+    out = [path_str(x) for x in widened_paths()]
     hook = getattr(pm.hook, "serq_frontend_library_paths", None) if pm is not None else None
     if hook is not None:
-        out.extend(Path(x) for paths in hook() for x in (paths or []))
+        out.extend(path_str(x) for paths in hook() for x in (paths or []))
     return out
 
 
 def compute_key(name: str, real: str, text: str, sets: Mapping[str, float], defs: Mapping[str, str],
-                pm: Any, library_paths: list[Path]) -> str:
+                pm: Any, library_paths: list[Path] | list[str]) -> str:
     """The key of one compile (see the module's documentation)."""
     import serq_ir
     from serq.plugins import find_distributions
@@ -287,12 +312,12 @@ def _holds(deps: Any) -> bool:
         for d in deps:
             kind = d[0]
             if kind == "candidate":
-                p = Path(d[1])
-                if (str(p.resolve()) if p.is_file() else None) != d[2]:
+                p = path_str(d[1])
+                if (path_resolved(p) if path_is_file(p) else None) != d[2]:
                     return False
             elif kind == "read":
                 try:
-                    text = Path(d[1]).read_text(encoding="utf-8")
+                    text = _read_text(d[1])
                 except (OSError, UnicodeDecodeError):
                     return False
                 if text.startswith("\ufeff"):  # a byte-order mark: the compile read the text without it
@@ -309,7 +334,13 @@ def _holds(deps: Any) -> bool:
     return True
 
 
-def _read_entry(file: Path, key: str) -> tuple[dict[str, Any], bytes] | None:
+def _read_text(path: str | os.PathLike[str]) -> str:
+    """``Path(path).read_text(encoding="utf-8")``."""
+    with open(path_str(path), encoding="utf-8") as f:
+        return f.read()
+
+
+def _read_entry(file: str | os.PathLike[str], key: str) -> tuple[dict[str, Any], bytes] | None:
     """The header and the IR of an entry, or None when it is missing, corrupt or of another key."""
     data = read_trusted(file)
     if data is None or not data.startswith(_MAGIC):
@@ -364,18 +395,19 @@ def load(path: str | Path, *, sets: Mapping[str, float] | None = None, defs: Map
     sets, defs = dict(sets or {}), dict(defs or {})
     if pm is None:
         pm = serq_frontend._default_pm()
-    folder = cache_dir() if enabled() else None
+    # paths as strings, as pathlib gives them (serq.files.path_str): a hit imports no pathlib
+    folder = _cache_folder() if enabled() else None
     if folder is None:
         return serq_frontend._compile(path, None, sets, defs, pm)
     name = str(path)
     try:
-        text = Path(path).read_text(encoding="utf-8")
-        real = str(Path(path).resolve())
+        text = _read_text(path)
+        real = path_resolved(path)
     except (OSError, UnicodeDecodeError, RuntimeError):  # the compile says why
         return serq_frontend._compile(path, None, sets, defs, pm)
-    lib_paths = library_paths(pm)
-    key = compute_key(name, real, text, sets, defs, pm, lib_paths)
-    file = folder / f"compile-{key[:40]}.bin"
+    lib_folders = _library_folders(pm)
+    key = compute_key(name, real, text, sets, defs, pm, lib_folders)
+    file = path_join(folder, f"compile-{key[:40]}.bin")
 
     found = _read_entry(file, key)
     if found is not None and _holds(found[0].get("deps")):
@@ -393,16 +425,18 @@ def load(path: str | Path, *, sets: Mapping[str, float] | None = None, defs: Map
                 sys.stderr.flush()
             return program
 
+    from pathlib import Path
+
     recorder = Recorder()
     tee = _Tee(sys.stderr)
     sys.stderr = tee
     try:
         program = serq_frontend._compile(path, None, sets, defs, pm, text=text,
-                                         library_paths=lib_paths, recorder=recorder)
+                                         library_paths=[Path(p) for p in lib_folders], recorder=recorder)
     finally:
         if sys.stderr is tee:
             sys.stderr = tee._stream
-    store(file, key, recorder.deps + recorder.layer_modules(), "".join(tee.parts), program)
+    store(Path(file), key, recorder.deps + recorder.layer_modules(), "".join(tee.parts), program)
     return program
 
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pluggy
@@ -34,8 +34,10 @@ def serq_frontend_register_sugar(register: Callable[[SugarLayer], None]) -> None
 
 
 @hookspec
-def serq_frontend_library_paths() -> list[Path]:
+def serq_frontend_library_paths() -> list[str | os.PathLike[str]]:
     """Called when a ``use "file.sq";`` is resolved, to add library folders.
 
-    Returns a list of folders searched, in plugin order, after the folder of the file that says ``use``.
+    Returns a list of folders (``pathlib.Path`` objects or strings) searched, in plugin order, after the
+    folder of the file that says ``use``. It is also called to key the compile cache, on every load of a
+    ``.sq`` file.
     """

@@ -3,9 +3,12 @@ sugar layers through them, and adds the commands ``serq fmt`` and ``serq ast``."
 
 from __future__ import annotations
 
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from serq import hookimpl
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 @hookimpl

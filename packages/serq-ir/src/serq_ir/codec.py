@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from .errors import IRError
 from .nodes import IR_VERSION, Program
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 _encoder = msgspec.json.Encoder(order="deterministic")
 _decoder = msgspec.json.Decoder(Program)
@@ -152,6 +154,8 @@ def _deep_path(data: bytes, limit: int) -> str:
 
 def load(path: str | Path) -> Program:
     """Read an ``.ir.json`` file."""
+    from pathlib import Path
+
     p = Path(path)
     try:
         data = p.read_bytes()

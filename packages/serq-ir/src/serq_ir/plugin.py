@@ -6,9 +6,12 @@ itself keeps msgspec as its one dependency.
 
 from __future__ import annotations
 
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pluggy
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 hookimpl = pluggy.HookimplMarker("serq")
 

@@ -10,7 +10,6 @@ its traceback.
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 from serq.errors import printable, quote_line
 
@@ -70,6 +69,8 @@ def source_excerpt(file: str, line: int, col: int, base: str | None = None) -> s
     file (``/etc/passwd``, a key, a trace) does not have its lines printed (docs/security.md)."""
     if not file.endswith(".sq"):
         return ""
+    from pathlib import Path
+
     candidates = [Path(file)]
     if base:
         candidates.append(Path(base).parent / file)

@@ -11,17 +11,34 @@ observes ``vllm_request`` records.
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 from serq import UserError
+from serq.files import path_exists, path_join, path_str
 
 from .real import ScenarioError, check_scenario
 
-ORACLE = Path(__file__).parent / "oracle"
-PROGRAM = Path(__file__).parent / "programs" / "scenario.sq"
+if TYPE_CHECKING:
+    from pathlib import Path
+
+#: the oracle's folder and the scenario program as strings (what ``str(ORACLE)``, ``str(PROGRAM)`` are):
+#: running a scenario imports no pathlib (about 3 ms of its start-up)
+_HERE = os.path.dirname(path_str(__file__)) or "."
+_ORACLE = path_join(_HERE, "oracle")
+_PROGRAM = path_join(path_join(_HERE, "programs"), "scenario.sq")
+
+
+def __getattr__(name: str) -> Any:
+    # ORACLE and PROGRAM, pathlib.Path objects, are made on first use (PEP 562)
+    if name in ("ORACLE", "PROGRAM"):
+        from pathlib import Path
+
+        value = globals()[name] = Path(_ORACLE if name == "ORACLE" else _PROGRAM)
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass(frozen=True)
@@ -33,8 +50,10 @@ class ScenarioFile:
 
 def list_scenarios() -> list[ScenarioFile]:
     """Every scenario shipped (those with an answer beside them), by group then name."""
+    from pathlib import Path
+
     out = []
-    for path in sorted(ORACLE.glob("*/*.json")):
+    for path in sorted(Path(_ORACLE).glob("*/*.json")):
         if path.name.endswith((".out.json", ".target.json")) or not path.with_suffix(".out.json").exists():
             continue
         sc = json.loads(path.read_text())
@@ -56,17 +75,17 @@ def answer_path(path: Path) -> Path:
 
 def read_scenario(file: str | Path) -> dict[str, Any]:
     """A scenario from a path, or from a name ``serq vllm scenarios`` lists (``vllm/preempt``)."""
-    p = Path(file)
-    if not p.exists():
-        named = ORACLE / f"{file}.json"
-        if named.exists():
+    p = path_str(file)
+    if not path_exists(p):
+        named = path_join(_ORACLE, f"{file}.json")
+        if path_exists(named):
             p = named
         else:
             raise UserError(f"{file}: no such scenario file or shipped scenario (see `serq vllm scenarios`)")
     from serq.jsonin import JSONNumberError, loads
 
     try:
-        sc = loads(p.read_text())
+        sc = loads(_read_text(p))
     except json.JSONDecodeError as e:
         raise UserError(f"{p}:{e.lineno}:{e.colno}: error: {e.msg}") from None
     except JSONNumberError as e:
@@ -82,6 +101,14 @@ def read_scenario(file: str | Path) -> dict[str, Any]:
     except ScenarioError as e:
         raise UserError(f"{p}: {e}") from None
     return sc
+
+
+def _read_text(path: str) -> str:
+    """``pathlib.Path(path).read_text()``: the locale's encoding, as Python's default."""
+    import io
+
+    with open(path, encoding=io.text_encoding(None)) as f:
+        return f.read()
 
 
 def _chains(sc: dict[str, Any]) -> list[list[tuple[int, dict[str, Any]]]]:
@@ -117,11 +144,11 @@ def scenario_program(sc: dict[str, Any], pm: Any = None):
         "caching": 1.0 if sc.get("prefix_caching") else 0.0,
     }
     defs = {"serve_key": str(sc.get("serve", "admission"))}
-    program = load(PROGRAM, sets=sets, defs=defs, pm=pm)
+    program = load(_PROGRAM, sets=sets, defs=defs, pm=pm)
     slot = {a.name: i for i, a in enumerate(program.attributes)}
     for name in ("idx", "prompt", "o", "think_time", "more"):
         if name not in slot:
-            raise RuntimeError(f"{PROGRAM.name} does not set {name}")
+            raise RuntimeError(f"{os.path.basename(_PROGRAM)} does not set {name}")
     s_idx, s_prompt, s_o, s_think, s_more = (slot[k] for k in ("idx", "prompt", "o", "think_time", "more"))
     SlotValue, Preset = n.SlotValue, n.Preset
     chains = _chains(sc)

@@ -325,3 +325,97 @@ def inside(path: str | os.PathLike[str], folder: str | os.PathLike[str]) -> bool
     """Whether ``path``, with every symbolic link resolved, lies in ``folder`` (resolved too)."""
     real, root = os.path.realpath(path), os.path.realpath(folder)
     return real == root or real.startswith(root.rstrip(os.sep) + os.sep)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Paths as pathlib gives them, without importing it
+# ---------------------------------------------------------------------------------------------------
+# pathlib imports urllib.parse and ipaddress: about 3 ms of a short command's start-up. These give what
+# pathlib.Path gives (on every Python) where the answer is plain, and ask pathlib itself where it is not.
+
+
+def _plain(p: str) -> bool:
+    """Whether ``str(pathlib.Path(p)) == p`` on POSIX for sure: no empty or ``.`` component, no trailing
+    ``/`` (but ``/`` itself), not ``//`` at the start."""
+    if os.name != "posix" or not p or p.startswith("//"):
+        return False
+    if p == "/":
+        return True
+    parts = p.split("/")
+    return all(x not in ("", ".") for x in (parts[1:] if p.startswith("/") else parts))
+
+
+def path_str(p: str | os.PathLike[str]) -> str:
+    """``str(pathlib.Path(p))``: the path as pathlib spells it (``a//b/./c/`` is ``a/b/c``)."""
+    p = os.fspath(p)
+    if isinstance(p, str) and _plain(p):
+        return p
+    from pathlib import Path
+
+    return str(Path(p))
+
+
+def path_join(base: str | os.PathLike[str], name: str) -> str:
+    """``str(pathlib.Path(base) / name)``."""
+    joined = os.path.join(os.fspath(base), name)
+    if isinstance(joined, str) and _plain(joined) and _plain(path_str(base)) and _plain(name):
+        return joined
+    from pathlib import Path
+
+    return str(Path(base) / name)
+
+
+def _stat_plainly(p: str) -> os.stat_result | None:
+    """``os.stat(p)``, or None when ``p`` does not exist (ENOENT, ENOTDIR: every pathlib says so); any other
+    failure raises ``_Ask`` (what pathlib makes of it is pathlib's to say)."""
+    import errno
+
+    try:
+        return os.stat(p)
+    except OSError as e:
+        if e.errno in (errno.ENOENT, errno.ENOTDIR):
+            return None
+        raise _Ask() from None
+    except ValueError:  # a NUL in the name
+        raise _Ask() from None
+
+
+class _Ask(Exception):
+    """pathlib decides (see :func:`_stat_plainly`)."""
+
+
+def path_exists(p: str | os.PathLike[str]) -> bool:
+    """``pathlib.Path(p).exists()``."""
+    p = path_str(p)
+    try:
+        return _stat_plainly(p) is not None
+    except _Ask:
+        from pathlib import Path
+
+        return Path(p).exists()
+
+
+def path_is_file(p: str | os.PathLike[str]) -> bool:
+    """``pathlib.Path(p).is_file()``."""
+    p = path_str(p)
+    try:
+        st = _stat_plainly(p)
+    except _Ask:
+        from pathlib import Path
+
+        return Path(p).is_file()
+    return st is not None and stat.S_ISREG(st.st_mode)
+
+
+def path_resolved(p: str | os.PathLike[str]) -> str:
+    """``str(pathlib.Path(p).resolve())``: the absolute path with every symbolic link resolved."""
+    p = path_str(p)
+    real = os.path.realpath(p)
+    try:
+        if _stat_plainly(real) is not None and _plain(real):  # what pathlib's resolve gives when it exists
+            return real
+    except _Ask:
+        pass
+    from pathlib import Path
+
+    return str(Path(p).resolve())

@@ -1,0 +1,64 @@
+"""What a short `serq` command imports once its program is in the compile cache: the modules its work does
+not need stay out of its start-up (docs/performance.md, "Start-up"). Each is a few milliseconds of a
+process that, for an oracle-sized scenario, is nearly all start-up."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[3]
+
+#: ``serq ARGS`` in this process, then which of the watched modules it imported
+PROBE = """import json, sys
+sys.argv = ["serq", *sys.argv[1:]]
+from serq.cli import main
+try:
+    main()
+except SystemExit:
+    pass
+print(json.dumps(sorted(m for m in sys.modules if m in WATCHED or m.split(".")[0] in WATCHED)))
+"""
+
+#: not needed by a run of a cached program, nor by a scenario: the compiler (lark, the parser, the linker),
+#: numpy (the statistics and the answers are read without it), OpenSSL's hashlib (the run's digests are
+#: the interpreter's own SHA-256), importlib.metadata (the host scans for its plugins itself)
+NOT_FOR_A_RUN = ["lark", "numpy", "hashlib", "_hashlib", "serq_frontend.parser", "serq_frontend.link",
+                 "serq_frontend.sugar", "tqdm", "importlib.metadata"]
+#: nor by a scenario: pathlib, and the urllib.parse and ipaddress it imports (`serq run` hands its loader a
+#: pathlib.Path)
+NOT_FOR_A_SCENARIO = [*NOT_FOR_A_RUN, "pathlib", "urllib", "ipaddress"]
+
+
+def imported(args: list[str], watched: list[str], env: dict[str, str]) -> list[str]:
+    probe = PROBE.replace("WATCHED", repr(set(watched)))
+    r = subprocess.run([sys.executable, "-c", probe, *args], capture_output=True, text=True, timeout=300,
+                       env=env, cwd=REPO)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout.splitlines()[-1])
+
+
+@pytest.fixture
+def env(tmp_path):
+    out = {**os.environ, "SERQ_CACHE_DIR": str(tmp_path / "cache")}
+    out.pop("SERQ_COMPILE_CACHE", None)
+    return out
+
+
+@pytest.mark.parametrize("scenario", ["vllm/multiturn", "bench/scenario_1000.json"])
+def test_a_scenario_imports_what_it_runs(env, scenario):
+    args = ["vllm", "scenario", scenario]
+    first = imported(args, NOT_FOR_A_SCENARIO, env)  # a miss compiles the program
+    assert "lark" in first and "pathlib" in first
+    assert imported(args, NOT_FOR_A_SCENARIO, env) == []
+
+
+def test_a_run_of_a_cached_program_imports_what_it_runs(env):
+    args = ["run", "bench/vllm_single.sq", "--arrivals", "1", "--horizon", "1e9", "--no-progress", "--json"]
+    assert "lark" in imported(args, NOT_FOR_A_RUN, env)
+    assert imported(args, NOT_FOR_A_RUN, env) == []
