@@ -50,6 +50,14 @@ def test_a_negative_ps_capacity():
     compile_src("stage p : ps(0);\n" + HEAD.split("\n", 2)[2] + "session { run p (1); }\n")
 
 
+def test_a_negative_step_budget():
+    head = "pool kv { cap 100; admit via E; }\nstage E : step { budget ⟨0 - 2; cost 1; memory kv; };\n" \
+           "workload { arrive poisson(1); }\n"
+    refused(prog("  hold kv (1) { run E prefill (2); }", head), "stage `E`: the budget is negative (-2)")
+    # 0 schedules nothing, and is a budget
+    compile_src(prog("  hold kv (1) { run E prefill (2); }", head.replace("⟨0 - 2", "0")))
+
+
 def test_a_negative_step_cost():
     head = "pool kv { cap 100; admit via E; }\nstage E : step { budget 8; cost ⟨1 - 2; memory kv; };\n" \
            "workload { arrive poisson(1); }\n"

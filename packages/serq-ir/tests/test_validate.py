@@ -128,6 +128,9 @@ def test_step_and_memory_values():
     serq_ir.decode(serq_ir.encode(_engine(n.Num(value=8.0))), name="x")
     refused(_engine(n.Num(value=8.0), cost=n.Num(value=-1.0)),
             "the cost is negative (-1); an iteration's cost is at least 0 - at '$.stages[0].kind.cost'")
+    refused(_engine(n.Num(value=-1.0)),
+            "the budget is negative (-1); an iteration's budget is at least 0 - at '$.stages[0].kind.budget'")
+    serq_ir.decode(serq_ir.encode(_engine(n.Num(value=0.0))), name="x")  # 0 schedules nothing
     refused(_engine(n.Num(value=8.0), units=n.Num(value=-2.0)),
             "the units are negative (-2); an amount of memory is not negative - at '$.session[0].pools[0].units'")
     refused(_engine(bl(0)), "the budget of step stage 'E' reads budget_left(E), which reads it back: evaluating "

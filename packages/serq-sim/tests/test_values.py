@@ -157,6 +157,24 @@ def test_a_computed_count_of_choices_outside_its_range(tmp_path, monkeypatch, ti
     assert first.endswith("not a whole number from 1 to 100000") or shown == "NaN", first
 
 
+def test_a_computed_nan_lease_time(tmp_path):
+    # it was taken as inf: the lease held the pool for ever (a NaN cache length or reuse bound was an error)
+    text = "pool kv { cap 100; }\npool kw { cap 100; }\n" + HEAD + "workload { arrive poisson(1); }\n" + \
+        SESSION.replace("STMT", "hold kv (4), kw (1) { run svc (1); } lease kw (y * 0 / 0);")
+    refused_at = "session 0: the lease time is NaN"
+    with pytest.raises(serq_sim.SimError) as e:
+        run(tmp_path, text, "general")
+    first = str(e.value).splitlines()[0]
+    assert first.startswith(f"{tmp_path / 'prog.sq'}:7:3: error: at t=1, ") and first.endswith(refused_at), first
+    # a negative one is 0 (the lease ends at once), as before
+    def used(t):
+        r, _ = run(tmp_path, text.replace("y * 0 / 0", t).replace("end;", "observe u = used(kw);\n  end;"),
+                   "general")
+        return list(r.observe("u").values)
+
+    assert used("-1 - y") == used("0")
+
+
 def test_a_computed_negative_step_cost(tmp_path):
     # cost 1 - tokens: negative once an iteration serves 2 tokens; it was clamped to 0
     text = ("pool kv { cap 100; admit via E; }\nstage E : step { budget 8; cost 1 - tokens; memory kv; };\n"

@@ -631,6 +631,9 @@ class Linker:
                 keys = [self.expr(x, SERVE) for x in (f["serve"][0][1] or [])] if "serve" in f else []
             finally:
                 self.own = None
+            if type(budget) is ir.Num and (why := rules.budget_problem(_num_value(budget))):
+                raise self.error(f["budget"][0].pos, f"stage `{name}`: {why}; an iteration's budget is at "
+                                 "least 0")
             if type(cost) is ir.Num:
                 why = rules.cost_problem(_num_value(cost))
                 if why:

@@ -166,6 +166,11 @@ def capacity_problem(phi: float) -> str | None:
     return _not_negative("the capacity", "is", phi)
 
 
+def budget_problem(b: float) -> str | None:
+    """Why ``b`` is no iteration budget (negative or NaN; 0 schedules nothing), or None."""
+    return _not_negative("the budget", "is", b)
+
+
 def cost_problem(c: float) -> str | None:
     """Why ``c`` is no iteration cost (negative or NaN: an iteration cannot end before it starts)."""
     return _not_negative("the cost", "is", c)

@@ -227,6 +227,9 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
             why = rules.capacity_problem(_value(obj.capacity))
             if why:
                 fail(f"{path}.capacity", f"{why}; a ps stage's capacity is at least 0")
+        elif isinstance(obj, Step) and isinstance(obj.budget, Num) and (
+                why := rules.budget_problem(_value(obj.budget))):
+            fail(f"{path}.budget", f"{why}; an iteration's budget is at least 0")
         elif isinstance(obj, Step) and isinstance(obj.cost, Num):
             why = rules.cost_problem(_value(obj.cost))
             if why:

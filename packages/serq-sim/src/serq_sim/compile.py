@@ -106,6 +106,20 @@ def _pow(x: float, y: float) -> float:
     return math.nan if isinstance(r, complex) else float(r)
 
 
+def _not_nan(fn, sim, message: str, span):
+    """``fn`` (an expression's ``(s, A, ctx)`` function) whose NaN value is the run-time error ``message``
+    at ``span``: a hold's lease time (NaN was taken as inf, a lease for ever; the cache length and the
+    reuse bound were errors already)."""
+
+    def checked(s, A, ctx):
+        t = fn(s, A, ctx)
+        if t != t:
+            raise sim.error(message, None, s, span)
+        return t
+
+    return checked
+
+
 def choose_message(name: str, n: float) -> str:
     """The run-time error of a ``choose`` whose count of candidates came out NaN, below 1, fractional or
     beyond :data:`serq_ir.rules.MAX_MEMBERS` (both tiers; it chose 0, was cut, or ran for ever)."""
@@ -871,7 +885,7 @@ class Compiler:
         h.cache = self.fn(st.cache, span=sp)
         if st.lease is not None:
             h.lease_ref = self._lambda(lambda: self.pool_ref(st.lease.pool, "session"), sp)
-            h.lease_time = self.fn(st.lease.time, span=sp)
+            h.lease_time = _not_nan(self.fn(st.lease.time, span=sp), self.sim, "the lease time is NaN", sp)
         from .pools.prepared import prepare
 
         h.fast = prepare(self, st, h)
