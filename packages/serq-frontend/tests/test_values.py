@@ -50,6 +50,14 @@ def test_a_negative_ps_capacity():
     compile_src("stage p : ps(0);\n" + HEAD.split("\n", 2)[2] + "session { run p (1); }\n")
 
 
+def test_a_negative_spill_work():
+    # the write was taken as 0: the tier got the prefix at once, the link never ran
+    head = "pool tier { cap 100; evict lru; }\npool kv { cap 8; evict lru; spill tier via link (⟨0 - 1) when (1); }\n" \
+           "stage svc : fifo;\nstage link : fifo;\nworkload { arrive poisson(1); }\n"
+    refused(prog("  hold kv (4) { run svc (1); } cache (4);", head), "pool `kv`: the spill's work is negative (-1)")
+    compile_src(prog("  hold kv (4) { run svc (1); } cache (4);", head.replace("⟨0 - 1", "0")))
+
+
 def test_a_negative_step_budget():
     head = "pool kv { cap 100; admit via E; }\nstage E : step { budget ⟨0 - 2; cost 1; memory kv; };\n" \
            "workload { arrive poisson(1); }\n"

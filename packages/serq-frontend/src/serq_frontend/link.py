@@ -563,8 +563,12 @@ class Linker:
                 kw["admit_via"] = s
             elif o.kind == "spill":
                 tier, link, work, when = o.args
-                kw["spill"] = ir.Spill(tier=self.ref(tier, "pool", EVICT), link=self.ref(link, "stage", EVICT),
-                                       work=self.expr(work, EVICT), when=self.expr(when, EVICT))
+                tier_ref, link_ref = self.ref(tier, "pool", EVICT), self.ref(link, "stage", EVICT)
+                w = self.expr(work, EVICT)
+                if type(w) is ir.Num and (why := rules.work_problem(_num_value(w))):
+                    raise self.error(work.pos, f"pool `{name}`: the spill's {why.removeprefix('the ')}; a "
+                                     "write's work is not negative")
+                kw["spill"] = ir.Spill(tier=tier_ref, link=link_ref, work=w, when=self.expr(when, EVICT))
         return ir.Pool(**kw)
 
     def extension(self, point: str, ref: A.ExtRef, owner: str) -> ir.Extension:

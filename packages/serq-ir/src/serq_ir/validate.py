@@ -53,6 +53,7 @@ from .nodes import (
     Run,
     Set,
     SlotValue,
+    Spill,
     Stage,
     StageKind,
     StageRef,
@@ -187,6 +188,8 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
             fail(f"{path}.pools", "a hold names at least one pool")
         elif isinstance(obj, Hold) and (k := rules.hold_twice(obj.pools)) is not None:
             fail(f"{path}.pools[{k}]", rules.same_member_message(_pool_name(program, obj.pools[k].pool)))
+        elif isinstance(obj, Spill) and isinstance(obj.work, Num) and (why := rules.work_problem(_value(obj.work))):
+            fail(f"{path}.work", f"{why}; a write's work is not negative")
         elif isinstance(obj, Run) and not obj.stages:
             fail(f"{path}.stages", "a run names at least one stage")
         elif isinstance(obj, Run) and isinstance(obj.work, Num) and (why := rules.work_problem(_value(obj.work))):
