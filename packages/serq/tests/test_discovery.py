@@ -11,6 +11,8 @@ import pluggy
 import pytest
 import serq
 from host_helpers import run_serq
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from serq import plugins
 from serq.builtin import plugin_info
 from serq.plugins import Distribution, _Unusual, entry_points, get_plugin_manager, load_entry_points
@@ -183,3 +185,42 @@ def test_the_importlib_metadata_backports_finder_is_not_unusual(monkeypatch):
                                                              "find_distributions": lambda self, *a: iter(())})
     monkeypatch.setattr(sys, "meta_path", [*sys.meta_path, MetadataPathFinder()])
     assert scanned("serq") == reference("serq")
+
+
+
+names = st.text(st.sampled_from("aZ09_-.é:[] \n"), max_size=12)
+
+
+class _Trail:
+    """What load_object imported and looked up, in order."""
+
+    def __init__(self, trail: list[str]):
+        self.trail = trail
+
+    def __getattr__(self, name: str):
+        self.trail.append(name)
+        return self
+
+
+@settings(max_examples=500, deadline=None, derandomize=True)
+@given(names)
+def test_names_and_targets_read_as_the_regular_expressions_read_them(text):
+    # normalize_name and load_object read plain names with str methods, anything else with the regular
+    # expressions they always used (PEP 503's rule; EntryPoint's pattern)
+    import importlib
+    import re
+
+    assert plugins.normalize_name(text) == re.sub(r"[-_.]+", "-", text).lower().replace("-", "_")
+    match = re.match(r"(?P<module>[\w.]+)\s*(:\s*(?P<attr>[\w.]+)\s*)?((?P<extras>\[.*\])\s*)?$", text)
+    trail: list[str] = []
+    saved = importlib.import_module
+    importlib.import_module = lambda name: trail.append(name) or _Trail(trail)
+    try:
+        plugins.load_object(text)
+    except serq.PluginError:
+        assert match is None
+        return
+    finally:
+        importlib.import_module = saved
+    assert match is not None
+    assert trail == [match.group("module"), *[a for a in (match.group("attr") or "").split(".") if a]]

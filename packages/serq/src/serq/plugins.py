@@ -34,8 +34,14 @@ class _Unusual(Exception):
     """Something on ``sys.path`` the scanner leaves to ``importlib.metadata`` (a zip file, an egg…)."""
 
 
+_SEPARATORS = str.maketrans("-.", "__")
+
+
 def normalize_name(name: str) -> str:
     """A distribution name as ``importlib.metadata`` compares them (PEP 503, dashes as underscores)."""
+    out = name.translate(_SEPARATORS).lower()
+    if "__" not in out:  # no run of separators: each one is one underscore (no regular expression compiled)
+        return out
     import re
 
     return re.sub(r"[-_.]+", "-", name).lower().replace("-", "_")
@@ -249,16 +255,23 @@ def load_object(value: str) -> Any:
     """What an entry point's value (``module``, ``module:attr``, ``module:attr.attr [extras]``) names,
     as ``importlib.metadata.EntryPoint.load`` finds it."""
     import importlib
-    import re
 
-    match = re.match(r"(?P<module>[\w.]+)\s*(:\s*(?P<attr>[\w.]+)\s*)?((?P<extras>\[.*\])\s*)?$", value)
-    if match is None:
-        raise PluginError(f"error: entry point {value!r} is not `module` or `module:attribute`")
-    obj = importlib.import_module(match.group("module"))
-    for attr in (match.group("attr") or "").split("."):
-        if attr:
-            obj = getattr(obj, attr)
+    module, colon, attr = value.partition(":")
+    if not (module and (attr or not colon) and _PLAIN.issuperset(module) and _PLAIN.issuperset(attr)):
+        import re  # anything but `module` or `module:attr` in plain letters (no regular expression compiled)
+
+        match = re.match(r"(?P<module>[\w.]+)\s*(:\s*(?P<attr>[\w.]+)\s*)?((?P<extras>\[.*\])\s*)?$", value)
+        if match is None:
+            raise PluginError(f"error: entry point {value!r} is not `module` or `module:attribute`")
+        module, attr = match.group("module"), match.group("attr") or ""
+    obj = importlib.import_module(module)
+    for name in attr.split("."):
+        if name:
+            obj = getattr(obj, name)
     return obj
+
+
+_PLAIN = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.")
 
 
 class PluginManager(pluggy.PluginManager):
