@@ -28,8 +28,15 @@ def _int(text: str) -> int:
     return int(text)
 
 
+#: every digit as 0, so that a run of digits is a run of 0s (str.translate and a substring search: a
+#: hundredth of what a call of _int for every integer of a scenario file costs)
+_ZEROS = str.maketrans("123456789", "000000000")
+
+
 def loads(data: str | bytes) -> Any:
     """``json.loads(data)`` refusing an integer beyond a float's range (:class:`JSONNumberError`, a
     ``ValueError``); ``NaN`` and ``Infinity`` are read as Python's json reads them, for the caller to
     refuse where a finite number goes."""
+    if isinstance(data, str) and "0" * (MAX_DIGITS + 1) not in data.translate(_ZEROS):
+        return json.loads(data)  # no run of more than MAX_DIGITS digits: no integer _int would refuse
     return json.loads(data, parse_int=_int)
