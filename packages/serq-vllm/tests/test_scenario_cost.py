@@ -62,3 +62,24 @@ def test_checking_and_setting_up_a_scenario_costs_nothing_per_turn():
     validate(short), Simulation(short, reg)  # what the first ones import is not counted
     assert python_calls(lambda: validate(long)) == python_calls(lambda: validate(short))
     assert python_calls(lambda: Simulation(long, reg)) == python_calls(lambda: Simulation(short, reg))
+
+
+def test_the_command_checks_a_scenario_once(tmp_path, monkeypatch, capsys):
+    # read_scenario checks what it read; `serq vllm scenario` runs it without checking it again (a
+    # 1 000-request scenario's check is a few milliseconds)
+    import json
+
+    import pytest
+    import serq_vllm.scenarios as scenarios
+    from serq.cli import main
+
+    path = tmp_path / "sc.json"
+    path.write_text(json.dumps(scenario(turns=2, sessions=2)))
+    checked = []
+    real = scenarios.check_scenario
+    monkeypatch.setattr(scenarios, "check_scenario", lambda sc: checked.append(sc) or real(sc))
+    with pytest.raises(SystemExit) as e:
+        main(["vllm", "scenario", str(path)])
+    assert e.value.code == 0 and len(checked) == 1
+    assert json.loads(capsys.readouterr().out) == scenarios.run_scenario(json.loads(path.read_text()))
+    assert len(checked) == 2  # the Python API checks what it is given

@@ -37,9 +37,9 @@ def _read(file: str) -> dict:
 def scenario_command(pm, file: str) -> None:
     """Run a scenario (a file, or a name `serq vllm scenarios` lists) through lib/vllm.sq's
     vllm_request on the step clock and print the answer as JSON, in the oracle's conventions."""
-    from .scenarios import run_scenario
+    from .scenarios import _run
 
-    click.echo(json.dumps(run_scenario(_read(file), pm), sort_keys=False))
+    click.echo(json.dumps(_run(_read(file), pm), sort_keys=False))  # read_scenario checked it
 
 
 @vllm_group.command("real")

@@ -135,6 +135,11 @@ def scenario_program(sc: dict[str, Any], pm: Any = None):
     The program before its sessions depends only on the scenario's settings, so it comes from the compile
     cache (:mod:`serq_frontend.cache`) when a scenario of the same settings ran before."""
     check_scenario(sc)
+    return _program(sc, pm)
+
+
+def _program(sc: dict[str, Any], pm: Any):
+    """:func:`scenario_program` of a scenario ``check_scenario`` passed."""
     from serq_frontend.cache import load
     from serq_ir import nodes as n
 
@@ -172,9 +177,16 @@ def scenario_program(sc: dict[str, Any], pm: Any = None):
 
 def run_scenario(sc: dict[str, Any], pm: Any = None) -> dict[str, Any]:
     """Run a scenario and answer in the oracle's conventions (``pm``: as :func:`scenario_program`)."""
+    check_scenario(sc)
+    return _run(sc, pm)
+
+
+def _run(sc: dict[str, Any], pm: Any) -> dict[str, Any]:
+    """:func:`run_scenario` of a scenario ``check_scenario`` passed (``serq vllm scenario`` runs what
+    :func:`read_scenario` checked: a 1 000-request scenario's check is a few milliseconds)."""
     from serq_sim import run
 
-    program, chains = scenario_program(sc, pm)  # chains in session (serial) order
+    program, chains = _program(sc, pm)  # chains in session (serial) order
     report = run(program, pm=pm)
     # the request index of each session's turns: by_session[serial][turn - 1]
     by_session = [[i for i, _ in chain] for chain in chains]
