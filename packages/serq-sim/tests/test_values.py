@@ -185,6 +185,57 @@ def test_a_computed_negative_step_cost(tmp_path):
     assert str(e.value).splitlines()[0] == f"{f}:2:1: error: at t=0: stage E: the iteration's cost is negative (-3)"
 
 
+@pytest.mark.parametrize("tier", ["", "general"])
+@pytest.mark.parametrize("budget, shown", [("0 - residents - 1", "negative (-1)"), ("residents * 0 / 0", "NaN")])
+def test_a_computed_negative_or_nan_step_budget(tmp_path, monkeypatch, tier, budget, shown):
+    # a negative budget used to serve nothing, with no word (a constant one does not link)
+    monkeypatch.setenv("SERQ_SIM_TIER", tier)
+    text = (f"pool kv {{ cap 100; admit via E; }}\nstage E : step {{ budget {budget}; cost 1; memory kv; }};\n"
+            "workload { arrive batch(1); }\nsession { hold kv (1) { run E prefill (4); } end; }\n")
+    f = tmp_path / "prog.sq"
+    with pytest.raises(serq_sim.SimError) as e:
+        run(tmp_path, text, "general")
+    assert str(e.value).splitlines()[0] == f"{f}:2:1: error: at t=0: stage E: the budget is {shown}"
+
+
+@pytest.mark.parametrize("work, shown", [("size - 5", "negative (-1)"), ("size * 0 / 0", "NaN")])
+def test_a_computed_negative_or_nan_spill_work(tmp_path, work, shown):
+    # the link's write of a spill was started with work 0 (it never ran) where the work was negative or NaN
+    text = ("pool tier { cap 100; evict lru; }\nstage link : delay;\n"
+            f"pool kv {{ cap 8; evict lru; spill tier via link ({work}) when (1); }}\n"
+            "stage svc : delay;\nworkload { arrive poisson(1); }\n"
+            "session { hold kv (4) { run svc (1); } cache (4); end; }\nrun { horizon 50; }\n")
+    f = tmp_path / "prog.sq"
+    with pytest.raises(serq_sim.SimError) as e:
+        run(tmp_path, text, "general")
+    first = str(e.value).splitlines()[0]
+    assert first.startswith(f"{f}:3:50: error: at t=") and first.endswith(f"pool kv: the spill's work is {shown}"), first
+    # a positive work writes: the link runs
+    r, _ = run(tmp_path, text.replace(work, "size"), "general")
+    assert [st for st in r.result.stages if st.name == "link"][0].completions > 0
+
+
+def test_a_plugin_run_of_negative_work_is_an_error(tmp_path):
+    # the engine's run_job and run_flow (what a stage kind or a plugin calls) refuse what the compiled code
+    # refuses: NaN and negative work; zero completes at once
+    f = tmp_path / "prog.sq"
+    f.write_text(HEAD + "workload { arrive batch(1); }\nsession { run svc (1); end; }\n")
+    prog = serq_frontend.compile(str(f))
+    from serq_sim.api import registries
+    from serq_sim.engine import Simulation
+
+    sim = Simulation(prog, registries())
+    s = sim.spawn()
+    st = sim.stages[0]
+    for w, shown in ((-2.0, "negative (-2)"), (math.nan, "NaN")):
+        for call in (lambda w=w: sim.run_job(s, st, w, "plain", None, 0), lambda w=w: sim.run_flow(s, [st], w, 0)):
+            with pytest.raises(serq_sim.SimError) as e:
+                call()
+            assert f"the run's work is {shown}" in str(e.value).splitlines()[0]
+    sim.run_job(s, st, 0.0, "plain", None, 0)
+    assert s.job is None
+
+
 @pytest.mark.parametrize("seed", [-1, 2**64, 1.5])
 def test_a_seed_outside_64_bits_is_refused(seed):
     # -1 used to run as 2**64 - 1, 2**64 as 0

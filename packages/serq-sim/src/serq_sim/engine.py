@@ -30,7 +30,7 @@ from .backlog import Backlog
 from .build import build
 from .compile import REDO_MESSAGE, SPIN_MESSAGE, num
 from .compile import places as compile_places
-from .errors import SessionGone, SimError, StopRun, format_error, printable, show
+from .errors import SessionGone, SimError, StopRun, format_error, printable, show, work_message
 from .pools import admission as _admission
 from .pools import cache as _cache
 from .pools import check as _check
@@ -706,9 +706,9 @@ class Simulation:
 
     # ----------------------------------------------------------------------------------- stages
     def run_job(self, s: Session, st, work: float, mode: str, growing, sid: int) -> None:
-        if work != work:
-            raise self.error("the run's work is NaN", sid, s)
-        if work <= 0:
+        if not work > 0:
+            if not work == 0:  # NaN or negative: a run's work is an amount (the compiled code checks first)
+                raise self.error(work_message(work), sid, s)
             self.make_ready(s)
             return
         job = Job(s, work, mode, growing, self.now, sid)
@@ -717,9 +717,9 @@ class Simulation:
         st.attach(job)
 
     def run_flow(self, s: Session, stages, work: float, sid: int) -> None:
-        if work != work:
-            raise self.error("the run's work is NaN", sid, s)
-        if work <= 0:
+        if not work > 0:
+            if not work == 0:  # NaN or negative: a run's work is an amount (the compiled code checks first)
+                raise self.error(work_message(work), sid, s)
             self.make_ready(s)
             return
         job = Job(s, work, "plain", None, self.now, sid)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from math import ceil
 
+from ..errors import show
 from ..policies import evict_context
 from ..policies.eviction import EvictionOrder
 from ..stages import Ctx
@@ -179,6 +180,10 @@ def spill(sim, pool: Pool, e: Entry, units: float) -> None:
     if when_fn(owner, attrs, ctx) == 0:
         return
     work = work_fn(owner, attrs, ctx)
+    if not work >= 0.0:  # an amount, as a run's work is (errors.work_message)
+        how = "NaN" if work != work else f"negative ({show(work)})"
+        raise sim.error(f"pool {pool.name}: the spill's work is {how}",
+                        span=getattr(pool.node.spill.work, "span", None) or pool.node.span)
     # the tier takes what fits after evicting its own entries (a spill never breaks its invariant)
     room = tier.cap - tier.used
     units = min(units, max(room, 0.0))
@@ -208,7 +213,7 @@ def spill(sim, pool: Pool, e: Entry, units: float) -> None:
         tier.evict.on_insert(ne)
     if sim.warm:
         pool.spills += 1
-    sim.start_job(link, max(work, 0.0) if work == work else 0.0)
+    sim.start_job(link, work)
 
 
 def drop(sim, s, pool: Pool) -> None:

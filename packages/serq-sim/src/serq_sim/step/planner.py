@@ -110,8 +110,9 @@ class Planner:
         budget = self.budget_const
         if budget is None:
             budget = self.budget_fn(None, None, pre)
-            if budget != budget:
-                raise sim.error(f"stage {self.name}: the budget is NaN", span=self.node.span)
+            if not budget >= 0.0:  # an amount of tokens (a constant one that is negative does not link)
+                how = "NaN" if budget != budget else f"negative ({show(budget)})"
+                raise sim.error(f"stage {self.name}: the budget is {how}", span=self.node.span)
             whole = budget == _INF or -_EXACT < budget < _EXACT and budget == int(budget)
         else:
             whole = self.budget_whole
