@@ -89,6 +89,9 @@ def end_hold(sim, s) -> None:
             if slot.pool is lease_pool:
                 t = info.lease_time(s, A, sim.null_ctx)
                 slot.lease = True
+                if slot.u:  # a reservation ends with the scope: a lease retains none (reserve held)
+                    slot.pool.reserved -= slot.u
+                    slot.u = 0.0
                 lease = Lease(slot, info.cache, grown, info.span)
                 s.leases.append(lease)
                 if t == t and t != INF:
