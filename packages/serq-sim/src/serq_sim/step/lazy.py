@@ -221,9 +221,9 @@ class LazyDecoding:
         waits to be admitted here, the growers' blocks can be taken at once (:meth:`_wake_plan`) and the
         cost it then takes is valid (else the stretch ends before that round, which is planned as usual);
         their blocks are taken at the round's start (the clock set to it: the pool's statistics are
-        brought up to it) and the cost is taken again, as the planning would. Their accounting is the per-round one (the
-        sums in the same order); the event count takes one per round. Returns how many rounds were
-        completed this way and when the iteration after them (to be pushed) ends."""
+        brought up to it) and the cost is taken again, as the planning would. Their accounting is the
+        per-round one (the sums in the same order); the event count takes one per round. Returns how many
+        rounds were completed this way and when the iteration after them (to be pushed) ends."""
         sim = self.sim
         heap = sim.heap
         t_next = heap[0][0] if heap else _INF
