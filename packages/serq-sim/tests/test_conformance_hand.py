@@ -4,6 +4,8 @@ serQ picks and on the general engine (SERQ_SIM_TIER=general), which must agree."
 
 from __future__ import annotations
 
+import json
+
 import pytest
 import serq_frontend
 import serq_sim
@@ -701,3 +703,75 @@ run { horizon H; warmup W; arrivals 5; }
     r, o = run(src.replace("H;", "6;").replace("W;", "0;"), monkeypatch)
     assert [t for _, t, _ in o["t"]] == [2.0, 3.0, 4.0, 5.0, 6.0] and r.result.end == 6.0
 
+
+
+def test_poisson_starts_at_zero_then_renewal_schedule(monkeypatch):
+    # §2 arrive: poisson(rate) arrives at 0, then at the times renewal(~exp(1 / rate)) gives for the same
+    # seed (which has no arrival at 0).
+    src = """
+stage d : delay;
+workload { arrive ARRIVE; }
+session { observe t = now; run d (1); }
+run { horizon 3; seed 7; }
+"""
+    _, p = run(src.replace("ARRIVE", "poisson(2)"), monkeypatch)
+    _, r = run(src.replace("ARRIVE", "renewal(~exp(0.5))"), monkeypatch)
+    tp = [t for _, t, _ in p["t"]]
+    tr = [t for _, t, _ in r["t"]]
+    assert tp[0] == 0.0 and tp[1:] == tr and len(tr) > 3
+
+
+def test_gauge_reads_the_end_of_each_instant(monkeypatch):
+    # §3 Gauges: the state an instant's last event leaves. cap 1, two sessions of 2 s: used is 1 over
+    # [0, 4) (the release and the admission at 2 are one instant) and 0 over [4, 5]; after warmup 1:
+    # mean 3/4. queued: 1 over [1, 2), 0 after: 1/4.
+    r, _ = run("""
+pool m { cap 1; }
+stage d : delay;
+gauge g = used(m);
+gauge q = queued(m);
+workload { arrive batch(2); }
+session { hold m (1) { run d (2); } }
+run { horizon 5; warmup 1; }
+""", monkeypatch)
+    g = json.loads(encode_json(r))["gauges"]
+    assert (g["g"]["mean"], g["g"]["min"], g["g"]["max"]) == (0.75, 0.0, 1.0)
+    assert g["q"]["mean"] == 0.25
+
+
+def test_step_exclusive_prefill_resident_prefill_goes_alone(monkeypatch):
+    # §3 serve exclusive prefill, chunk 3, budget 8: s0 prefill 1 at 0 (admission stops there); at 1 s0's
+    # decode is tentative and s1 displaces it (3 tokens); at 2 s1's resident prefill (2 left) goes alone;
+    # at 3 s2 displaces the decodes (3), at 4 its prefill goes alone; 5..7 the three decode 2 tokens.
+    _, o = run("""
+pool reqs { cap 4; admit via E; }
+stage E : step { budget 8; cost 1; chunk 3; serve exclusive prefill; }
+workload { arrive batch(3); }
+session {
+  hold reqs (1) { observe t = now; run E prefill (serial == 0 ? 1 : 5); observe p = now; run E decode (2); }
+  observe done = now;
+}
+run { horizon 100; }
+""", monkeypatch)
+    assert [t for _, t, _ in o["t"]] == [0.0, 1.0, 3.0]
+    assert [t for _, t, _ in o["p"]] == [1.0, 3.0, 5.0]
+    assert [t for _, t, _ in o["done"]] == [7.0, 7.0, 7.0]
+
+
+def test_step_grower_waits_under_preempt_none(monkeypatch):
+    # pool-reference `preempt none`: cap 6; s1 holds 4 on a delay stage until 3. s0 (2) prefills 2 at 0..1;
+    # its decode's growth to 3 (7 > 6) waits: no iteration until 3, then tokens at 3..4, 4..5, 5..6.
+    _, o = run("""
+pool kv { cap 6; preempt none; }
+stage d : delay;
+stage E : step { budget 10; cost 1; memory kv; }
+workload { arrive batch(2); }
+session {
+  branch (serial == 1) { hold kv (4) { run d (3); } }
+  else { hold kv (2) { run E prefill (2) growing kv; observe p = now; run E decode (3) growing kv; } }
+  observe done = now;
+}
+run { horizon 100; }
+""", monkeypatch)
+    assert o["p"] == [(0, 1.0, 1.0)]
+    assert o["done"] == [(1, 3.0, 3.0), (0, 6.0, 6.0)]
