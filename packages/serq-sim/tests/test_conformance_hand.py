@@ -775,3 +775,20 @@ run { horizon 100; }
 """, monkeypatch)
     assert o["p"] == [(0, 1.0, 1.0)]
     assert o["done"] == [(1, 3.0, 3.0), (0, 6.0, 6.0)]
+
+
+def test_growers_in_the_order_they_stalled_the_head_blocking(monkeypatch):
+    # §3 Ties: a pool's growers in the order they stalled, the head blocking the rest. cap 4: s0 1, s1 1,
+    # s2 2 (until 3). At 1 s0 asks 2 more (waits), at 2 s1 asks 1 (waits behind s0). At 3 s2's 2 go to
+    # s0; s1 waits for s0's end at 4.
+    _, o = run("""
+pool m { cap 4; }
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  branch (serial == 2) { hold m (2) { run d (3); } }
+  else { hold m (1) { run d (serial + 1); grow m (2 - serial); observe g = now; run d (1); } }
+}
+run { horizon 100; }
+""", monkeypatch)
+    assert o["g"] == [(0, 3.0, 3.0), (1, 4.0, 4.0)]
