@@ -175,19 +175,15 @@ class TokenGaps:
             return MetricStats(count=0, mean=nan, ci=nan, median=nan, p90=nan, p95=nan, p99=nan)
         vals, ws = self.values, self.weights
         mean = math.fsum(map(mul, vals, ws)) / n  # the same products, summed exactly (any order)
-        # the distinct values in ascending order, each with its runs' weights summed, and the gaps up to
-        # and including each (an array: one machine word a value): the i-th smallest gap (from 0) is the
-        # first value whose sum exceeds i
-        by: dict[float, int] = {}
-        get = by.get
-        for v, w in zip(vals, ws):
-            by[v] = get(v, 0) + w
-        keys = sorted(by)
-        cum = array("q", accumulate(map(by.__getitem__, keys)))
-        del by
+        # the runs in ascending order of their values (their indices, sorted by value: no Python step a run),
+        # and the gaps up to and including each (an array: one machine word a run): the i-th smallest gap
+        # (from 0) is the value of the first run whose sum exceeds i (runs of one value are adjacent; a gap
+        # is never -0.0, an end minus an earlier or equal start, so equal values are the same float)
+        order = sorted(range(len(vals)), key=vals.__getitem__)
+        cum = array("q", accumulate(map(ws.__getitem__, order)))
 
         def kth(i: int) -> float:
-            return keys[bisect_right(cum, i)]
+            return vals[order[bisect_right(cum, i)]]
 
         def percentile(q: float) -> float:  # serq_sim.metrics.percentile over the expanded gaps
             h = (n - 1) * q / 100.0
