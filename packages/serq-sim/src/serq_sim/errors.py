@@ -116,7 +116,13 @@ def show(x: float) -> str:
     return f"{x:g}"
 
 
+def not_an_amount(x: float) -> str:
+    """What is wrong with an amount (at least 0) that came out ``x``: ``NaN`` or ``negative (x)``, as the
+    run-time errors of amounts say it (a hold's units, a run's work, a budget, a cost, a capacity)."""
+    return "NaN" if x != x else f"negative ({show(x)})"
+
+
 def work_message(w: float) -> str:
     """The run-time error of a run whose work came out NaN or negative (both tiers; a run's work is an
     amount, at least 0, as a hold's units are)."""
-    return "the run's work is NaN" if w != w else f"the run's work is negative ({show(w)})"
+    return f"the run's work is {not_an_amount(w)}"

@@ -66,7 +66,7 @@ from .compile import (
     reads,
     state_dependent,
 )
-from .errors import SimError, StopRun, format_error, work_message
+from .errors import SimError, StopRun, format_error, not_an_amount, work_message
 from .pools.model import EPS
 
 #: Why a program is not simple: ``None`` when it is.
@@ -1377,8 +1377,7 @@ def build(sim, progress: bool):
 
     def _amt(name, x, sid, serial, now):
         # admission.amount_error: a hold's units that are NaN or negative
-        how = "NaN" if x != x else f"negative ({_show(x)})"
-        return _err(f"the units of {name} are {how}", sid, serial, now)
+        return _err(f"the units of {name} are {not_an_amount(x)}", sid, serial, now)
 
     def _drop(q, x):
         for i, y in enumerate(q):

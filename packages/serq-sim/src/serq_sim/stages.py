@@ -56,7 +56,7 @@ import math
 from collections import deque
 
 from .compile import num
-from .errors import show
+from .errors import not_an_amount, show
 from .stats import PriceEstimator
 from .status import READY, STAGE
 
@@ -383,8 +383,7 @@ class DelayStage(StageKind):
 
 def capacity_message(name: str, phi: float, present: float) -> str:
     """The run-time error of a ps stage whose capacity came out NaN or negative (both tiers)."""
-    how = "NaN" if phi != phi else f"negative ({show(phi)})"
-    return f"stage {name}: the capacity is {how} at present = {show(present)}; a ps stage's capacity is at least 0"
+    return f"stage {name}: the capacity is {not_an_amount(phi)} at present = {show(present)}; a ps stage's capacity is at least 0"
 
 
 class PsStage(StageKind):

@@ -10,7 +10,7 @@ import math
 
 from serq_ir import rules
 
-from ..errors import SessionGone, show
+from ..errors import SessionGone, not_an_amount
 from ..status import QUEUED
 from . import cache, growth
 from .model import EPS, SLOT_CACHED, Entry, HoldRT, Pending, Pool, Slot
@@ -113,8 +113,7 @@ def pop_head(sim, pool: Pool, s) -> None:
 def amount_error(sim, s, info, pool: Pool, what: str, x: float) -> None:
     """A hold's units or reserve that is NaN or negative (an amount of memory is neither)."""
     verb = "are" if what == "units" else "is"
-    how = "NaN" if x != x else f"negative ({show(x)})"
-    raise sim.error(f"the {what} of {pool.name} {verb} {how}", None, s, info.span)
+    raise sim.error(f"the {what} of {pool.name} {verb} {not_an_amount(x)}", None, s, info.span)
 
 
 def demand_of(sim, s, pend: Pending):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from math import ceil
 
-from ..errors import show
+from ..errors import not_an_amount
 from ..policies import evict_context
 from ..policies.eviction import EvictionOrder
 from ..stages import Ctx
@@ -181,8 +181,7 @@ def spill(sim, pool: Pool, e: Entry, units: float) -> None:
         return
     work = work_fn(owner, attrs, ctx)
     if not work >= 0.0:  # an amount, as a run's work is (errors.work_message)
-        how = "NaN" if work != work else f"negative ({show(work)})"
-        raise sim.error(f"pool {pool.name}: the spill's work is {how}",
+        raise sim.error(f"pool {pool.name}: the spill's work is {not_an_amount(work)}",
                         span=getattr(pool.node.spill.work, "span", None) or pool.node.span)
     # the tier takes what fits after evicting its own entries (a spill never breaks its invariant)
     room = tier.cap - tier.used

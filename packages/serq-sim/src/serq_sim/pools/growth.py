@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from math import ceil
 
-from ..errors import Preempted, show
+from ..errors import Preempted, not_an_amount, show
 from ..status import GROWING, STAGE
 from . import cache, release
 from .model import EPS, INF, SLOT_COMPUTED, Pool, Slot
@@ -22,7 +22,7 @@ def held_for(sim, s, pool: Pool, what: str, x: float, sid: int):
     if slot is None:
         raise sim.error(f"{what} {pool.name}: outside a hold of {pool.name}", sid, s)
     if not x >= 0.0:
-        raise sim.error(f"{what} {pool.name}: the amount is {'NaN' if x != x else f'negative ({show(x)})'}",
+        raise sim.error(f"{what} {pool.name}: the amount is {not_an_amount(x)}",
                         sid, s)
     return hi, slot
 

@@ -31,7 +31,7 @@ import re
 from serq_ir import nodes as N
 
 from ..compile import _CMP, _FN, num, reads
-from ..errors import show
+from ..errors import not_an_amount
 from ..status import READY
 from . import cache
 from .model import EPS, SLOT_CACHED, Entry, HoldRT, Slot
@@ -56,8 +56,7 @@ _SLOT_FIELDS = ("pool", "alloc", "pos", "r", "u", "owner", "hold", "lease")
 def amount_error(sim, s, info, pool, what: str, x: float) -> None:
     """:func:`.admission.amount_error` (the same message)."""
     verb = "are" if what == "units" else "is"
-    how = "NaN" if x != x else f"negative ({show(x)})"
-    raise sim.error(f"the {what} of {pool.name} {verb} {how}", None, s, info.span)
+    raise sim.error(f"the {what} of {pool.name} {verb} {not_an_amount(x)}", None, s, info.span)
 
 
 def take_own(sim, pool, s, e, reuse) -> float:

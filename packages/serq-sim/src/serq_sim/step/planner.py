@@ -8,7 +8,7 @@ import math
 import sys
 from heapq import heappush as _heappush
 
-from ..errors import show
+from ..errors import not_an_amount
 from ..pools import admission
 from ..pools.growth import grow_slot
 from ..pools.release import innermost
@@ -77,8 +77,7 @@ class Planner:
 
     def _cost_error(self, cost: float) -> None:
         """An iteration's cost that is NaN or negative (an iteration cannot end before it starts)."""
-        how = "NaN" if cost != cost else f"negative ({show(cost)})"
-        raise self.sim.error(f"stage {self.name}: the iteration's cost is {how}", span=self.node.span)
+        raise self.sim.error(f"stage {self.name}: the iteration's cost is {not_an_amount(cost)}", span=self.node.span)
 
     def _chunk(self, pre: Ctx) -> float:
         if self.chunk_fn is None:
@@ -111,8 +110,7 @@ class Planner:
         if budget is None:
             budget = self.budget_fn(None, None, pre)
             if not budget >= 0.0:  # an amount of tokens (a constant one that is negative does not link)
-                how = "NaN" if budget != budget else f"negative ({show(budget)})"
-                raise sim.error(f"stage {self.name}: the budget is {how}", span=self.node.span)
+                raise sim.error(f"stage {self.name}: the budget is {not_an_amount(budget)}", span=self.node.span)
             whole = budget == _INF or -_EXACT < budget < _EXACT and budget == int(budget)
         else:
             whole = self.budget_whole
