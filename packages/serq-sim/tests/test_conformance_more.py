@@ -130,26 +130,29 @@ def test_observables_of_pools_and_stages_at_an_instant(monkeypatch):
     assert o["own_later"] == [(0, 4.5, 0.0), (1, 4.5, 4.0), (2, 8.5, 0.0)]
 
 
-@pytest.mark.parametrize("warmup", [0.0, 2.0])
+@pytest.mark.parametrize("warmup", [0.0, 2.0, 5.0])
 def test_pool_figures_and_their_warm_up(monkeypatch, warmup):
     # §3 Statistics, per pool: time-average used, cached, queue and holders over [warmup, end], the mean
     # queue wait, admissions and evictions. The program above: used 8 on [0,4), 4 on [4,8) (s2's run);
     # cached 4 on [4,10] (s1's entry; s0's lived for no time); queue 1 on [0,4); holders 2 on [0,4), 1 on
     # [4,8). Waits: s0 0, s1 0 (admitted at 0), s2 4 (admitted at 4). One entry of 4 units evicted at 4.
     # Warm-up 2: the averages over [2,10]; the admissions (and their waits) and the eviction at or after
-    # it: s2's alone.
+    # it: s2's alone. Warm-up 5: no admission (the mean wait of none is NaN) and no eviction counts; the
+    # averages over [5, 10]: used 4 on [5, 8), cached 4, holders 1 on [5, 8).
     r, _ = run(POOLS.replace("WARMUP", f"warmup {warmup};"), monkeypatch)
     m = r.pool("m")
     T = 10 - warmup
-    w = warmup
-    used = 8 * (4 - w) + 4 * 4
-    cached = 4 * 6
+    w = min(warmup, 4)
+    used = 8 * (4 - w) + 4 * (8 - max(warmup, 4))
+    cached = 4 * (10 - max(warmup, 4))
     queue = 1 * (4 - w)
-    holders = 2 * (4 - w) + 1 * 4
-    adm, wait = ((3, 4 / 3) if warmup == 0 else (1, 4.0))
-    got = (m.used, m.cached, m.queue, m.holders, m.wait)
-    assert all(close(a, b) for a, b in zip(got, (used / T, cached / T, queue / T, holders / T, wait))), got
-    assert (m.admissions, m.evicted_entries, m.evicted_units, m.preemptions, m.rejections) == (adm, 1, 4.0, 0, 0)
+    holders = 2 * (4 - w) + 1 * (8 - max(warmup, 4))
+    adm, wait, evicted = {0.0: (3, 4 / 3, 1), 2.0: (1, 4.0, 1), 5.0: (0, math.nan, 0)}[warmup]
+    got = (m.used, m.cached, m.queue, m.holders)
+    assert all(close(a, b) for a, b in zip(got, (used / T, cached / T, queue / T, holders / T))), got
+    assert close(m.wait, wait) or math.isnan(wait) and math.isnan(m.wait)
+    assert (m.admissions, m.evicted_entries, m.evicted_units) == (adm, evicted, 4.0 * evicted)
+    assert (m.preemptions, m.rejections) == (0, 0)
     assert r.pool("n").admissions == 0 and r.pool("n").used == 0.0
 
 
@@ -265,3 +268,220 @@ def test_closed_population_with_think_times_and_turns(monkeypatch, warmup):
     # the samples carry the turn they were taken in
     tk = r.observe("tn")
     assert tk.turns.tolist() == [int(v) for v in tk.values.tolist()]
+
+
+# --- online estimates --------------------------------------------------------------------------------------
+
+
+def test_online_estimates_of_a_stage(monkeypatch):
+    # §2 est_lambda, est_rho, est_wait and price (docs/language.md, "Rules chosen where the spec is
+    # silent"): updated at each completion with the job's start, wait and service; exponentially weighted
+    # with a = 0.01, the first completion setting service and wait outright; the gap between consecutive
+    # service starts (from the second completion) gives lambda = 1 / gap, rho = min(lambda * service,
+    # 0.99); before a gap is known lambda and rho read 0. price(s, s_h, ds) = ds + lambda (s_m^2 - s_h^2)
+    # / (2 (1 - rho)) + lambda W ds / (1 - rho), s_m = s_h + ds.
+    # renewal(4): arrivals at 4, 8, 12; works 1, 6, 1 on a fifo. s0 [4,5]; s1 [8,14]; s2 waits 2, [14,15].
+    # Each session reads the estimates right after its own completion (the estimate is updated first).
+    _, o = run("""
+stage f : fifo;
+workload { arrive renewal(4); }
+session {
+  run f (serial == 1 ? 6 : 1);
+  observe lam = est_lambda(f);
+  observe rho = est_rho(f);
+  observe w = est_wait(f);
+  observe price = price(f, 1, 2);
+}
+run { horizon 100; arrivals 3; }
+""", monkeypatch)
+    a = 0.01
+    # at 5: service 1, wait 0, no gap yet
+    s, w, lam, rho = 1.0, 0.0, 0.0, 0.0
+    est = [(5.0, lam, rho, w)]
+    # at 14: start 8 (gap 8 - 4 = 4), wait 0, service 6
+    s, w, gap = (1 - a) * s + a * 6, (1 - a) * w + a * 0, 4.0
+    est.append((14.0, 1 / gap, min(s / gap, 0.99), w))
+    # at 15: start 14 (gap 6), wait 2, service 1
+    s, w, gap = (1 - a) * s + a * 1, (1 - a) * w + a * 2, (1 - a) * gap + a * 6
+    est.append((15.0, 1 / gap, min(s / gap, 0.99), w))
+    for k, (t, lam, rho, w) in enumerate(est):
+        assert o["lam"][k] == (k, t, pytest.approx(lam, rel=1e-12))
+        assert o["rho"][k] == (k, t, pytest.approx(rho, rel=1e-12))
+        assert o["w"][k] == (k, t, pytest.approx(w, rel=1e-12, abs=1e-15))
+        price = 2 + lam * (3 ** 2 - 1 ** 2) / (2 * (1 - rho)) + lam * w * 2 / (1 - rho)
+        assert o["price"][k] == (k, t, pytest.approx(price, rel=1e-12))
+    assert o["price"][0][2] == 2.0  # lambda 0: the price of a miss is its own extra service
+
+
+def test_the_estimated_load_is_capped_below_one(monkeypatch):
+    # batch(3) of work 2 on a fifo: starts 0, 2, 4 (gap 2), service 2: lambda s = 1, capped at 0.99.
+    _, o = run("""
+stage f : fifo;
+workload { arrive batch(3); }
+session { run f (2); observe rho = est_rho(f); }
+run { horizon 100; }
+""", monkeypatch)
+    assert [v for _, _, v in o["rho"]] == [0.0, 0.99, 0.99]
+
+
+# --- spill ---------------------------------------------------------------------------------------------------
+
+
+def test_spill_writes_the_evicted_prefix_to_the_tier_when_its_predicate_holds(monkeypatch):
+    # §2 spill TIER via LINK (work) when (pred), pool-reference `spill` (Evict moment: size, the session's
+    # attributes). s0 and s1 cache 4 each at 1 (block 4, cap 8). At 2 s2 holds 8: both entries are
+    # evicted (lru: released at 1, s0 first). s0's (x = 1) is spilled: the tier keeps it as s0's own
+    # prefix (cachedin(tier) reads 4), the link runs work size = 4 on a fifo [2, 6]; s1's (x = 0) is
+    # only evicted. At 6 s0 reads 4 in the tier and 0 in kv, s1 0 and 0.
+    r, o = run("""
+pool kv { cap 8; block 4; spill tier via link (size) when (x); }
+pool tier { cap 100; }
+stage d : delay;
+stage link : fifo;
+workload { arrive batch(3); }
+session {
+  set x = serial == 0 ? 1 : 0;
+  branch (serial < 2) {
+    hold kv (4) { run d (1); } cache (4);
+    run d (5);
+    observe t = cachedin(tier);
+    observe k = cachedin(kv);
+  } else {
+    run d (2);
+    hold kv (8) { observe adm = now; run d (1); }
+  }
+}
+run { horizon 10; }
+""", monkeypatch)
+    assert o["adm"] == [(2, 2.0, 2.0)]
+    assert o["t"] == [(0, 6.0, 4.0), (1, 6.0, 0.0)]
+    assert o["k"] == [(0, 6.0, 0.0), (1, 6.0, 0.0)]
+    kv, tier, link = r.pool("kv"), r.pool("tier"), r.stage("link")
+    assert (kv.spills, kv.evicted_entries, kv.evicted_units) == (1, 2, 8.0)
+    assert (link.completions, link.service, link.wait) == (1, 4.0, 0.0)
+    # kv cached 8 on [1, 2); the tier 4 on [2, 10]
+    assert close(kv.cached, 8 / 10) and close(tier.cached, 4 * 8 / 10)
+    assert tier.used == 0.0 and tier.admissions == 0
+
+
+# --- gauges over a family, choose over its members -----------------------------------------------------------
+
+
+def test_gauges_over_a_family_and_choose_by_its_state(monkeypatch):
+    # §3 Gauges with aggregates (max k in 2 (…) written out over kv[0], kv[1]; the index may not be
+    # the attribute j the program sets); choose takes the least
+    # key, ties to the least index. s0 chooses at 0.25 (both 0: kv[0]), holds 2 until 1.25; s1 at 0.5
+    # (2 vs 0: kv[1]), holds 3 until 2.5; s2 at 0.75 (2 vs 3: kv[0]), holds 4: 2 + 4 > 4, waits until
+    # 1.25, holds until 4.25. kv[0]: 2 on [0.25, 1.25), 4 on [1.25, 4.25); kv[1]: 3 on [0.5, 2.5).
+    #   spread (max - min): 2 on [0.25, 0.5), 1 on [0.5, 2.5), 4 on [2.5, 4.25): 0.5 + 2 + 7 = 9.5 over 10.
+    #   full (some member has nothing free): [1.25, 4.25): 3 over 10.
+    r, o = run("""
+pool kv[2] { cap 4; }
+stage d : delay;
+gauge spread = max k in 2 (used(kv[k])) - min k in 2 (used(kv[k]));
+gauge full = max k in 2 (free(kv[k]) == 0);
+workload { arrive batch(3); }
+session {
+  run d (0.25 * serial + 0.25);
+  choose j in 2 by (used(kv[j]));
+  observe jj = j;
+  hold kv[j] (serial + 2) { run d (serial + 1); }
+}
+run { horizon 10; }
+""", monkeypatch)
+    assert [v for _, _, v in o["jj"]] == [0.0, 1.0, 0.0]
+    g = r.result.gauges
+    assert (g["spread"].min, g["spread"].max) == (0.0, 4.0) and close(g["spread"].mean, 0.95)
+    assert (g["full"].min, g["full"].max) == (0.0, 1.0) and close(g["full"].mean, 0.3)
+    pools = {(p.name, p.index): p for p in r.result.pools}
+    assert close(pools[("kv", 0)].used, (2 * 1 + 4 * 3) / 10) and close(pools[("kv", 1)].used, 3 * 2 / 10)
+    assert (pools[("kv", 0)].admissions, pools[("kv", 1)].admissions) == (2, 1)
+    assert close(pools[("kv", 0)].wait, 0.5 / 2)
+
+
+# --- the command line: the run block against the flags, and same-seed outputs ------------------------------
+
+STOCHASTIC = """
+pool kv { cap 64; block 4; }
+stage E : step { budget 16; cost 0.01 + 0.001 * tokens; memory kv; }
+gauge u = used(kv);
+workload { arrive poisson(2); }
+session {
+  set t0 = now;
+  set p = 1 + floor(~uniform(0, 12));
+  set o = 1 + floor(~exp(4));
+  hold kv (p) {
+    prefill (p) growing kv;
+    set f = now;
+    decode (o - 1) growing kv;
+  } cache (p + o);
+  observe resp = now - t0;
+  record req { sent = t0; first_token = f; last_token = now; output = o; prompt = p; }
+}
+RUN
+"""
+
+
+def serq_cli(*args: str):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    exe = str(Path(sys.executable).parent / "serq")
+    r = subprocess.run([exe, *args], capture_output=True, timeout=120, env=os.environ)
+    assert r.returncode == 0, r.stderr.decode()
+    return r.stdout
+
+
+def test_the_flags_override_the_run_block_field_by_field(tmp_path):
+    # §2 run { … } and program-reference `run`: --horizon, --warmup, --seed and --arrivals override the
+    # block's fields; a field no flag names keeps the block's value, and a flag equal to the block's value
+    # changes nothing. The reports compared differ in nothing but the program's file record.
+    import json
+
+    full = tmp_path / "full.sq"
+    full.write_text(STOCHASTIC.replace("RUN", "run { horizon 30; warmup 5; seed 3; }"))
+    bare = tmp_path / "bare.sq"
+    bare.write_text(STOCHASTIC.replace("RUN", "run { horizon 30; }"))
+
+    def report(*args):
+        out = json.loads(serq_cli("run", *args, "--json", "--no-progress"))
+        out.pop("program")
+        return out
+
+    base = report(str(full))
+    assert (base["horizon"], base["warmup"], base["seed"], base["end"]) == (30.0, 5.0, 3, 30.0)
+    assert report(str(full), "--seed", "3") == base
+    assert report(str(bare), "--seed", "3", "--warmup", "5") == base
+    over = report(str(full), "--horizon", "20", "--warmup", "2")
+    assert (over["horizon"], over["warmup"], over["seed"], over["end"]) == (20.0, 2.0, 3, 20.0)
+    # the first 20 s of the same seed: the arrivals are a prefix of the longer run's
+    assert over["arrivals"] <= base["arrivals"] and over != base
+    n = report(str(full), "--arrivals", "20")
+    assert (n["arrivals"], n["horizon"], n["seed"], n["warmup"]) == (20, 30.0, 3, 5.0) and n["end"] < 30.0
+    assert report(str(full), "--seed", "4")["seed"] == 4
+
+
+def test_same_seed_outputs_are_byte_identical_in_every_format(tmp_path):
+    # The same program and seed: the text and JSON reports, the dumps and the records (CSV) are the same
+    # bytes run after run; another seed changes them.
+    prog = tmp_path / "p.sq"
+    prog.write_text(STOCHASTIC.replace("RUN", "run { horizon 30; warmup 5; seed 3; }"))
+
+    def outputs(tag: str, *extra: str) -> dict[str, bytes]:
+        d = tmp_path / tag
+        d.mkdir()
+        got = {"text": serq_cli("run", str(prog), "--no-progress", *extra),
+               "json": serq_cli("run", str(prog), "--no-progress", "--json", "--dump", str(d / "dump"),
+                                "--records", str(d / "req.csv"), "--slo", "ttft=0.5", *extra)}
+        for f in sorted(d.rglob("*.csv")):
+            got[str(f.relative_to(d))] = f.read_bytes()
+        return got
+
+    a, b = outputs("a"), outputs("b")
+    assert set(a) == {"text", "json", "dump/resp.csv", "dump/gauge/u.csv", "req.csv"}
+    assert a == b
+    assert b"ttft" in a["text"] and a["req.csv"].startswith(b"session,turn,time,sent,first_token")
+    c = outputs("c", "--seed", "4")
+    assert all(a[k] != c[k] for k in a)
