@@ -114,6 +114,36 @@ def test_a_link_inside_the_dump_folder_is_refused(folder, entry):
     assert sorted(os.listdir(out)) == [entry]
 
 
+@pytest.mark.skipif(os.name != "posix", reason="FIFOs, symbolic links and /dev/null")
+@pytest.mark.parametrize("dump, said", [
+    ("p.sq/out", "p.sq/out: cannot be made a folder: p.sq is a file"),
+    ("p.sq", "'p.sq' is a file"),  # click's own refusal (a usage error)
+    ("fifo", "fifo: is a FIFO; files are written into a folder here"),
+    ("fifo/out", "fifo/out: cannot be made a folder: fifo is a FIFO"),
+    ("dangling", "dangling: is a symbolic link to nothing; files are written into a folder here"),
+    ("dangling/out", "dangling/out: cannot be made a folder: dangling is a symbolic link to nothing"),
+    ("/dev/null", "/dev/null: is a device; files are written into a folder here"),
+    ("/dev/null/out", "/dev/null/out: cannot be made a folder: /dev/null is a device"),
+    ("gauged/out", "gauged/out/gauge: is a symbolic link"),
+])
+def test_a_dump_folder_that_cannot_be_one_is_refused_before_the_run(folder, dump, said):
+    # the dump's folder was made only after the run, so a long run ended with its report printed and then
+    # "Not a directory" (or "File exists"): now the program whose run fails at t=0 is not run at all
+    os.mkfifo(folder / "fifo")
+    os.symlink("nowhere/at/all", folder / "dangling")
+    (folder / "gauged" / "out").mkdir(parents=True)
+    os.symlink("..", folder / "gauged" / "out" / "gauge")
+    (folder / "bad.sq").write_text('gauge q = queue(s);\nstage s : fifo;\nworkload { arrive batch(1); }\n'
+                                   "session { set g = ~uniform(0.2, 0.8); branch (g) { } "
+                                   "observe response = now; }\nrun { horizon 20; }\n")
+    before = snapshot(folder)
+    r = serq("bad.sq", "--dump", dump, cwd=folder)
+    assert r.returncode in (1, 2), r.stderr
+    assert said in r.stderr and "branch guard" not in r.stderr, r.stderr
+    assert r.stdout == "" and "Traceback" not in r.stderr
+    assert snapshot(folder) == before and not (folder / "nowhere").exists()
+
+
 def test_a_dump_over_a_regular_file_in_the_folder_replaces_it(folder):
     (folder / "out").mkdir()
     (folder / "out" / "response.csv").write_text("old\n")

@@ -23,7 +23,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 import numpy as np
-from serq.files import OutputError, check_not_input, check_own
+from serq.files import OutputError, check_folder, check_not_input, check_own
 
 from ._result import result_of
 from .atomic import open_atomic
@@ -167,6 +167,7 @@ def dump(report: Any, folder: str | os.PathLike[str], *, inputs: Iterable[str | 
     observe_files = file_names(observe_names)
     gauge_files = file_names(result.gauges)
     inputs = [p for p in inputs if p is not None]
+    check_folder(folder)  # a folder, or a path where one can be made
     gauge_folder = os.path.join(folder, "gauge")
     if gauge_files and (os.path.islink(gauge_folder) or (os.path.lexists(gauge_folder)
                                                          and not os.path.isdir(gauge_folder))):

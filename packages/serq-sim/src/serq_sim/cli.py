@@ -9,7 +9,7 @@ import sys
 import click
 from serq import signals
 from serq.errors import UserError
-from serq.files import check_distinct, check_not_input, check_output, write_atomic
+from serq.files import check_distinct, check_folder, check_not_input, check_output, write_atomic
 from serq.loading import apply_run_overrides, load_program
 from serq.options import SECONDS, load_options, run_options, to_load_options
 from serq.options import Path as SerqPath
@@ -137,6 +137,9 @@ def run_command(pm, file, sets, defs, seed, horizon, warmup, arrivals, trace, as
     if dump is not None:
         from serq_report.csv import file_names
 
+        check_folder(dump)  # a dump makes its folder: one that cannot be is refused now, not after the run
+        if program.gauges:
+            check_folder(os.path.join(dump, "gauge"), own=True)
         for folder, names in ((dump, [o.name for o in program.observes]),
                               (os.path.join(dump, "gauge"), [g.name for g in program.gauges])):
             for name in file_names(names).values():

@@ -43,7 +43,8 @@ from typing import IO
 
 from .errors import UserError
 
-__all__ = ["OutputError", "check_distinct", "check_not_input", "check_output", "check_own", "open_atomic",
+__all__ = ["OutputError", "check_distinct", "check_folder", "check_not_input", "check_output", "check_own",
+           "open_atomic",
            "open_own_append", "write_atomic"]
 
 
@@ -151,6 +152,45 @@ def check_output(path: str | os.PathLike[str], *, own: bool = False) -> None:
     folder = os.path.dirname(os.path.realpath(path))
     if not os.path.isdir(folder):
         raise OutputError(f"{path}: no folder {os.path.dirname(path) or folder} to write it in")
+
+
+def check_folder(path: str | os.PathLike[str], *, own: bool = False) -> None:
+    """Refuse (:class:`OutputError`), before a command does its work, a folder it will write files into
+    (making it, with its parents, when missing: ``serq run --dump DIR``) that cannot be one: an existing
+    entry that is not a folder (a file, a device, a FIFO), a symbolic link to nothing, or a missing path
+    whose nearest existing parent is not a folder. With ``own`` (a folder serq names itself, a dump's
+    ``gauge``), a symbolic link is refused too."""
+    path = os.fspath(path)
+    probe = path
+    while True:
+        try:
+            st = os.lstat(probe)
+        except (FileNotFoundError, NotADirectoryError):  # missing, or under something that is no folder
+            parent = os.path.dirname(probe) or "."
+            if os.path.abspath(parent) == os.path.abspath(probe):  # pragma: no cover - the root exists
+                return
+            probe = parent
+            continue
+        except OSError as e:
+            raise type(e)(e.errno, e.strerror, probe) from None
+        if stat.S_ISLNK(st.st_mode):
+            if own and probe == path:
+                raise OutputError(f"{path}: is a symbolic link; serq names this folder itself and writes "
+                                  "only into a folder of its own (remove it, or choose another output)")
+            try:
+                st = os.stat(probe)
+            except FileNotFoundError:
+                st = None
+            except OSError as e:
+                raise type(e)(e.errno, e.strerror, probe) from None
+        if st is not None and stat.S_ISDIR(st.st_mode):
+            return
+        what = ("a symbolic link to nothing" if st is None else "a file" if stat.S_ISREG(st.st_mode)
+                else "a FIFO" if stat.S_ISFIFO(st.st_mode) else "a socket" if stat.S_ISSOCK(st.st_mode)
+                else "a device")
+        if probe == path:
+            raise OutputError(f"{path}: is {what}; files are written into a folder here")
+        raise OutputError(f"{path}: cannot be made a folder: {probe} is {what}")
 
 
 def _output_key(path: str) -> tuple | None:
