@@ -485,3 +485,165 @@ def test_same_seed_outputs_are_byte_identical_in_every_format(tmp_path):
     assert b"ttft" in a["text"] and a["req.csv"].startswith(b"session,turn,time,sent,first_token")
     c = outputs("c", "--seed", "4")
     assert all(a[k] != c[k] for k in a)
+
+
+# --- a step stage's context variables ------------------------------------------------------------------------
+
+CONTEXT = """
+pool kv { cap 100; block 2; }
+stage E : step { budget BUDGET; cost COST; memory kv; }
+workload { arrive batch(2); }
+session {
+  hold kv (serial == 0 ? 3 : 5) {
+    run E prefill (serial == 0 ? 3 : 5);
+    run E decode (serial == 0 ? 2 : 1);
+  }
+  observe done = now;
+}
+run { horizon 100; }
+"""
+
+# Budget 4, both admitted at 0 (kv is no stage's queue): s0 holds 4 (3 rounded to blocks of 2), s1 6.
+#   it1: s0 prefills 3 (done), s1 1.            tokens 4, prefilled 4, decoders 0, residents 2,
+#        kv_prefill 4 + 6, kv_decode 0, attention 3 (0 + 3/2) + 1 (0 + 1/2) = 5.
+#   it2: s0 decodes 1, s1 prefills 3.           tokens 4, prefilled 3, decoders 1, residents 2,
+#        kv_prefill 6, kv_decode 4, attention 3 (1 + 3/2) = 7.5.
+#   it3: s0 decodes 1 (done), s1 prefills 1.    tokens 2, prefilled 1, decoders 1, residents 2,
+#        kv_prefill 6, kv_decode 4, attention 1 (4 + 1/2) = 4.5.
+#   it4: s1 decodes 1 (done).                   tokens 1, prefilled 0, decoders 1, residents 1,
+#        kv_prefill 0, kv_decode 6, attention 0.
+# With cost 1 + 0.01 X each iteration lasts 1 + 0.01 X_k: s0 is done after it3, s1 after it4.
+COST_VALUES = {"tokens": (4, 4, 2, 1), "prefilled": (4, 3, 1, 0), "decoders": (0, 1, 1, 1),
+               "residents": (2, 2, 2, 1), "kv_prefill": (10, 6, 6, 0), "kv_decode": (0, 4, 4, 6),
+               "attention": (5, 7.5, 4.5, 0)}
+
+
+@pytest.mark.parametrize("var", sorted(COST_VALUES))
+def test_the_cost_reads_the_iterations_composition(monkeypatch, var):
+    # §2 context variables of a step stage's cost; docs/language.md "What kv_decode and kv_prefill count"
+    _, o = run(CONTEXT.replace("BUDGET", "4").replace("COST", f"1 + 0.01 * {var}"), monkeypatch)
+    d = [1 + 0.01 * x for x in COST_VALUES[var]]
+    assert [s for s, _, _ in o["done"]] == [0, 1]
+    assert [t for _, t, _ in o["done"]] == pytest.approx([d[0] + d[1] + d[2], d[0] + d[1] + d[2] + d[3]],
+                                                         rel=1e-12)
+
+
+def test_the_budget_reads_the_residents_before_the_iteration(monkeypatch):
+    # Budget 1 + residents + kv_decode, read before each iteration; cost 1 + 0.01 tokens.
+    #   it1: 2 residents, no decoder: budget 3: s0 prefills 3 (done), s1 nothing. 3 tokens: 1.03.
+    #   it2: s0 decoding (4 units), s1 prefilling: budget 1 + 2 + 4 = 7: s0 1, s1 5 (done). 6: 1.06.
+    #   it3: both decoding (4 + 6): budget 13: s0 1 (done), s1 1 (done). 2 tokens: 1.02.
+    _, o = run(CONTEXT.replace("BUDGET", "1 + residents + kv_decode").replace("COST", "1 + 0.01 * tokens"),
+               monkeypatch)
+    assert [(s, t) for s, t, _ in o["done"]] == [(0, pytest.approx(3.11, rel=1e-12)),
+                                                  (1, pytest.approx(3.11, rel=1e-12))]
+
+
+# --- settle order across pools, growers before admissions ----------------------------------------------------
+
+TWO_POOLS = """
+DECLS
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  branch (serial == 0) { hold A (2) { run d (1); } }
+  else {
+    branch (serial == 1) { hold B (1), A (2) { observe t1 = now; run d (1); } }
+    else { hold A (2) { observe t2 = now; run d (1); } }
+  }
+}
+run { horizon 10; }
+"""
+
+
+def test_heads_of_two_queues_waiting_for_one_pool_go_in_declaration_order(monkeypatch):
+    # §3 Ties: "a hold on several pools waits in its first pool's [queue]; where the heads of two queues
+    # both wait for room in one pool … the pool declared first is served first". At 0 every session runs
+    # before any admission: s0 and s2 queue at A, s1 (B first) at B.
+    # A declared first: A's head s0 is admitted at 0, s1 (B's head) needs 2 of A and waits; at 1 A's head
+    # s2 goes first (1), s1 at 2.
+    _, o = run(TWO_POOLS.replace("DECLS", "pool A { cap 2; }\npool B { cap 5; }"), monkeypatch)
+    assert (o["t1"], o["t2"]) == ([(1, 2.0, 2.0)], [(2, 1.0, 1.0)])
+    # B declared first: its head s1 is admitted at 0 (A is still empty), A's s0 at 1, s2 at 2.
+    _, o = run(TWO_POOLS.replace("DECLS", "pool B { cap 5; }\npool A { cap 2; }"), monkeypatch)
+    assert (o["t1"], o["t2"]) == ([(1, 0.0, 0.0)], [(2, 2.0, 2.0)])
+
+
+def test_a_waiting_grower_goes_before_the_queues_head(monkeypatch):
+    # §3 settle: "retries growers and admissions". cap 4: s0 holds 1, s1 3 until 2. At 0.5 s2 queues for
+    # 2; at 1 s0 grows 2 (waits, preempt none). At 2 s1's 3 come back: the grower and the head each fit
+    # alone (1 + 2 <= 4), not both; the grower goes first (2), s2 waits for s0's end at 3.
+    _, o = run("""
+pool m { cap 4; }
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  branch (serial == 0) { hold m (1) { run d (1); grow m (2); observe g = now; run d (1); } }
+  else {
+    branch (serial == 1) { hold m (3) { run d (2); } }
+    else { run d (0.5); hold m (2) { observe a = now; run d (1); } }
+  }
+}
+run { horizon 10; }
+""", monkeypatch)
+    assert (o["g"], o["a"]) == ([(0, 2.0, 2.0)], [(2, 3.0, 3.0)])
+
+
+def test_end_inside_a_hold_caches_per_its_clause_and_ends_a_lease(monkeypatch):
+    # §3: end releases every hold (each caching min(cache, computed), rounded down to blocks, as at the
+    # scope's end) and every lease (its cache then applies), and keeps the cached prefixes.
+    # s0: hold m (4) [0, 1), end inside it with cache (3): 2 cached (block 2) on [1, 10]: used 4/10,
+    # cached 18/10. s1: hold n (5) on [0.5, 1.5), leased past the scope until the session ends at 2.5;
+    # during the lease holders(n) is 1 (a lease is a holder, never a preemption candidate), used 5, and
+    # cachedin(n) 0; at 2.5 its cache (5) applies: cached 5 on [2.5, 10].
+    r, o = run("""
+pool m { cap 10; block 2; }
+pool n { cap 10; }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) {
+    hold m (4) { run d (1); end; } cache (3);
+  } else {
+    run d (0.5);
+    hold n (5) { run d (1); } cache (5) lease n (inf);
+    observe h = holders(n);
+    observe u = used(n);
+    observe c = cachedin(n);
+    run d (1);
+    end;
+  }
+}
+run { horizon 10; }
+""", monkeypatch)
+    assert (o["h"], o["u"], o["c"]) == ([(1, 1.5, 1.0)], [(1, 1.5, 5.0)], [(1, 1.5, 0.0)])
+    m, n = r.pool("m"), r.pool("n")
+    assert (m.used, m.cached, m.holders) == pytest.approx((0.4, 1.8, 0.1), rel=1e-12)
+    assert (n.used, n.cached, n.holders) == pytest.approx((1.0, 3.75, 0.2), rel=1e-12)
+    assert r.result.ended == 2
+
+
+@pytest.mark.parametrize("share", ["maxmin", "bottleneck"])
+def test_a_flow_stages_utilisation_is_the_capacity_it_carries(monkeypatch, share):
+    # §3 Stages: a stage array held by a run with another is shared for the whole run, "its utilisation
+    # is the capacity its flows carry, Σ rate / φ". a: ps(4), b: ps(1); f1 = run a, b (1), f2, f3 =
+    # run a (3). maxmin: f1 at 1 (b full), f2, f3 at 1.5: a carries 4/4 on [0, 1); then f2, f3 at 2 with
+    # 1.5 left each: 4/4 on [1, 1.75). bottleneck: f1 min(4/3, 1/1) = 1, f2, f3 4/3: a carries 11/12
+    # on [0, 1); then 5/3 left at 2 each: 4/4 on [1, 11/6). b carries 1 on [0, 1) either way.
+    # present at a: 3 on [0, 1), 2 until the end of f2 and f3.
+    r, _ = run(f"""
+stage a : ps(4);
+stage b : ps(1);
+share {share};
+workload {{ arrive batch(3); }}
+session {{ branch (serial == 0) {{ run a, b (1); }} else {{ run a (3); }} }}
+run {{ horizon 10; }}
+""", monkeypatch)
+    end = 1.75 if share == "maxmin" else 11 / 6
+    carried = 1.0 if share == "maxmin" else 11 / 12
+    a, b = r.stage("a"), r.stage("b")
+    assert a.utilisation == pytest.approx((carried + (end - 1)) / 10, rel=1e-12)
+    assert b.utilisation == pytest.approx(1 / 10, rel=1e-12)
+    assert a.present == pytest.approx((3 + 2 * (end - 1)) / 10, rel=1e-12)
+    assert (a.completions, b.completions) == (3, 1)
+    assert a.service == pytest.approx((1 + 2 * end) / 3, rel=1e-12)
