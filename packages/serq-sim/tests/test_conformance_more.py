@@ -647,3 +647,55 @@ run {{ horizon 10; }}
     assert a.present == pytest.approx((3 + 2 * (end - 1)) / 10, rel=1e-12)
     assert (a.completions, b.completions) == (3, 1)
     assert a.service == pytest.approx((1 + 2 * end) / 3, rel=1e-12)
+
+
+def test_serving_metrics_of_one_token_requests_have_no_tpot(monkeypatch):
+    # vLLM's calculate_metrics leaves a one-token request out of the TPOTs and counts it as 0 in goodput.
+    # With no TPOT at all vLLM prints np.mean(tpots or 0) = 0; serQ gives count 0 and NaN statistics
+    # (null in JSON), which no value could be mistaken for (docs/language.md). Every request meets any
+    # TPOT SLO.
+    r, _ = run(REQUESTS.replace("set o = serial + 1;", "set o = 1;").replace("WARMUP", ""), monkeypatch)
+    m = r.result.requests
+    assert m.tpot.count == 0 and all(math.isnan(x) for x in (m.tpot.mean, m.tpot.median, m.tpot.p99))
+    assert (m.completed, m.output_throughput) == (4, 4 / r.result.end)
+    r.set_slo({"tpot": 0.0})
+    assert r.result.requests.good == 4
+
+
+def test_drop_discards_the_own_prefix_without_an_eviction(monkeypatch):
+    # §2 drop POOL: the session's cached prefix is discarded; it is not an eviction (no count), and the
+    # cache no longer holds it: cached 4 on [1, 2) only; cachedin 4 before the drop, 0 after.
+    r, o = run("""
+pool kv { cap 10; }
+stage d : delay;
+workload { arrive batch(1); }
+session {
+  hold kv (4) { run d (1); } cache (4);
+  observe before = cachedin(kv);
+  run d (1);
+  drop kv;
+  observe after = cachedin(kv);
+}
+run { horizon 10; }
+""", monkeypatch)
+    assert (o["before"], o["after"]) == ([(0, 1.0, 4.0)], [(0, 2.0, 0.0)])
+    kv = r.pool("kv")
+    assert (kv.cached, kv.evicted_entries, kv.evicted_units) == (pytest.approx(0.4, rel=1e-12), 0, 0.0)
+
+
+def test_branch_with_is_a_bernoulli_draw(monkeypatch):
+    # §3 Branching: branch with (p) is branch (~bernoulli(p)): the same draws, so the same run; p = 0 and
+    # p = 1 take one arm always.
+    src = """
+stage d : delay;
+workload { arrive poisson(1); }
+session { GUARD { run d (1); observe a = 1; } else { run d (2); observe a = 0; } }
+run { horizon 200; seed 5; }
+"""
+    r1, o1 = run(src.replace("GUARD", "branch with (0.3)"), monkeypatch)
+    r2, o2 = run(src.replace("GUARD", "branch (~bernoulli(0.3))"), monkeypatch)
+    assert encode_json(r1) == encode_json(r2) and o1 == o2
+    assert 0 < sum(v for _, _, v in o1["a"]) < len(o1["a"])
+    for p, arm in (("0", 0.0), ("1", 1.0)):
+        _, o = run(src.replace("GUARD", f"branch with ({p})"), monkeypatch)
+        assert {v for _, _, v in o["a"]} == {arm}
