@@ -65,6 +65,49 @@ def test_a_bad_cell_is_named_at_its_column(tmp_path, row, message):
     assert error_of(p) == f"{p}:{message}"
 
 
+@pytest.mark.parametrize("rows, message", [
+    # a quoted field the file ends inside was read as a value ("0\n" is 0): now an error at its quote
+    ('0,1,100,5,1,"0\n', "3:13: error: the trace is not CSV: the file ends inside this quoted field (its "
+                         "closing quote is missing)"),
+    ('0,1,100,5,1,"0', "3:13: error: the trace is not CSV: the file ends inside this quoted field (its "
+                       "closing quote is missing)"),
+    ('0,1,"100\n1,1,100,5,1,0\n', "3:5: error: the trace is not CSV: the file ends inside this quoted "
+                                   "field (its closing quote is missing)"),
+    ('0,1,100,5,"1"x,0\n', "3:14: error: the trace is not CSV: a quoted field goes on after its closing "
+                           'quote (a quote inside a quoted field is doubled: "")'),
+    # a bad cell of a record whose quoted field spans lines is named where it is, not on the record's
+    # last line at the column a split of that line on commas gave
+    ('0,1,"100\n\n",x,1,0\n', "5:3: error: column out: 'x' is not a number"),
+    ('"0","1,5",100,5,1,0\n', "3:5: error: column turn: '1,5' is not a number"),
+    ('0,1,"1""",5,1,0\n', "3:5: error: column new: '1\"' is not a number"),
+    ('0,1,"1\n2",5,1,0\n', "3:5: error: column new: '1\\n2' is not a number"),
+    ('0,1,"1\n2",5,1\n', "3:1: error: expected 6 fields, found 5"),
+])
+def test_quoted_fields_are_held_to_the_rules_and_named_where_they_are(tmp_path, rows, message):
+    p = write(tmp_path, HEADER + "0,0,1,1,0,0\n" + rows)
+    assert error_of(p) == f"{p}:{message}"
+
+
+def test_a_cell_after_a_quoted_comma_is_named_at_its_column(tmp_path):
+    p = write(tmp_path, 'note,session,turn,new,out,think,forced\n"a,b",0,1,x,1,0,0\n')
+    assert error_of(p) == f"{p}:2:11: error: column new: 'x' is not a number"
+
+
+@pytest.mark.parametrize("header, message", [
+    ("session,turn,new,out,think,forced,session", "1:35: error: the header names the column session twice"),
+    ('session,"turn",new,"out",think,forced,"a\nb",out', "2:4: error: the header names the column out twice"),
+])
+def test_a_column_named_twice_is_an_error(tmp_path, header, message):
+    # which of the two was read was the first's, without a word
+    p = write(tmp_path, header + "\n0,1,1,1,0,0,0,0\n")
+    assert error_of(p) == f"{p}:{message}"
+
+
+def test_other_columns_may_repeat(tmp_path):
+    p = write(tmp_path, "x,session,turn,new,out,think,forced,x\n9,0,1,1,1,0,0,9\n")
+    assert load_trace(p).sessions == [[(1.0, 1.0, 0.0, 0.0)]]
+
+
 def test_header_and_empty_files(tmp_path):
     assert error_of(p := write(tmp_path, "")) == \
         f"{p}:1:1: error: the trace is empty (expected the header session,turn,new,out,think,forced)"

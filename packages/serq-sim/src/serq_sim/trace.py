@@ -95,13 +95,82 @@ def trace_outside(path: str, source: str | None) -> str | None:
             "folders, --trace FILE reads any file)")
 
 
-def _physical_line(path: str, lineno: int) -> str:
-    """Line ``lineno`` of the file as the reader split it (undecodable bytes as surrogate escapes)."""
+def _record_text(path: str, first: int, last: int) -> str:
+    """Lines ``first`` to ``last`` of the file as the reader split them, line ends kept (undecodable bytes as
+    surrogate escapes): the text of a record the CSV reader read from those lines."""
+    out = []
     with open(path, encoding="utf-8-sig", errors="surrogateescape", newline="") as f:
         for n, line in enumerate(f, 1):
-            if n == lineno:
-                return line.rstrip("\r\n")
-    return ""
+            if n >= first:
+                out.append(line)
+            if n >= last:
+                break
+    return "".join(out)
+
+
+def _field_starts(text: str, line: int) -> list[tuple[int, int]]:
+    """Where each field of the CSV record ``text`` (which starts at line ``line``) starts, as ``(line,
+    column)``: a comma or a line end inside a quoted field neither ends the field nor the record."""
+    starts = [(line, 1)]
+    col, quoted, start = 1, False, True
+    i, n = 0, len(text)
+    while i < n:
+        ch = text[i]
+        if quoted:
+            if ch == '"':
+                quoted = text[i + 1: i + 2] == '"'  # a doubled quote stays inside
+                if quoted:
+                    i, col = i + 1, col + 1
+        elif ch == '"' and start:
+            quoted = True
+        elif ch == ",":
+            starts.append((line, col + 1))
+            start = True
+            i, col = i + 1, col + 1
+            continue
+        elif ch in "\r\n":
+            break
+        start = False
+        if ch == "\n" or (ch == "\r" and text[i + 1: i + 2] != "\n"):
+            line, col = line + 1, 0
+        i, col = i + 1, col + 1
+    return starts
+
+
+def _csv_fault(path: str) -> tuple[int, int, str] | None:
+    """Where the file breaks the CSV rules the reader holds it to (``strict``), as ``(line, column,
+    why)``: a quoted field the file ends inside (at its opening quote), or a character after a closing
+    quote that is neither a comma nor a line end; ``None`` for none of these."""
+    with open(path, encoding="utf-8-sig", errors="surrogateescape", newline="") as f:
+        text = f.read()
+    line = col = 1
+    state = "start"  # start of a field, "plain" inside an unquoted one, "quoted", "closed" after its quote
+    opened = (1, 1)
+    prev = ""
+    for ch in text:
+        if state == "quoted":
+            if ch == '"':
+                state = "closed"
+        elif state == "closed" and ch == '"':
+            state = "quoted"  # a doubled quote
+        elif state == "closed" and ch not in ",\r\n":
+            return line, col, "a quoted field goes on after its closing quote (a quote inside a quoted field is doubled: \"\")"
+        elif ch == '"' and state == "start":
+            state, opened = "quoted", (line, col)
+        elif ch in ",\r\n":
+            state = "start"
+        else:
+            state = "plain"
+        if ch == "\n" and prev == "\r":
+            col = 1
+        elif ch in "\r\n":
+            line, col = line + 1, 1
+        else:
+            col += 1
+        prev = ch
+    if state == "quoted":
+        return opened[0], opened[1], "the file ends inside this quoted field (its closing quote is missing)"
+    return None
 
 
 def _not_utf8(path: str) -> SimError:
@@ -119,14 +188,15 @@ def _first_error(path: str, width: int, idx: list[int]) -> SimError | None:
     the header's, or one of whose six cells is not a number, not finite or negative where it may not be
     (the first such cell, at its column); ``None`` if there is none."""
     with open(path, encoding="utf-8-sig", newline="") as f:
-        reader = csv.reader(f)
+        reader = csv.reader(f, strict=True)
         next(reader)
+        last = reader.line_num
         for row in reader:
+            first, last = last + 1, reader.line_num  # the record's lines (a quoted field may span several)
             if not row or all(not c.strip() for c in row):
                 continue
-            lineno = reader.line_num
             if len(row) != width:
-                return _err(path, lineno, 1, f"expected {width} fields, found {len(row)}")
+                return _err(path, first, 1, f"expected {width} fields, found {len(row)}")
             starts = None
             for name, i in zip(COLUMNS, idx):
                 cell = row[i].strip()
@@ -139,11 +209,9 @@ def _first_error(path: str, width: int, idx: list[int]) -> SimError | None:
                 if why is None:
                     continue
                 if starts is None:
-                    starts, pos = [], 1
-                    for part in _physical_line(path, lineno).split(","):
-                        starts.append(pos)
-                        pos += len(part) + 1
-                return _err(path, lineno, starts[i] if i < len(starts) else 1, f"column {name}: {why}")
+                    starts = _field_starts(_record_text(path, first, last), first)
+                at_line, at_col = starts[i] if i < len(starts) else (first, 1)
+                return _err(path, at_line, at_col, f"column {name}: {why}")
     return None
 
 
@@ -165,13 +233,16 @@ def load_trace(path: str, declared=None, source: str | None = None) -> TraceCorp
             raise SimError(format_error(declared, None, None, f"cannot read the trace {path}: {why}",
                                         source)) from None
         raise SimError(f"{path}: error: cannot read the trace: {why}") from None
-    reader = csv.reader(f)
+    reader = csv.reader(f, strict=True)  # a quoted field the file ends inside is an error, not a value
     try:
         with f:
             return _read(path, reader)
     except UnicodeDecodeError:
         raise _not_utf8(path) from None
     except csv.Error as e:
+        fault = _csv_fault(path)
+        if fault is not None:
+            raise _err(path, fault[0], fault[1], f"the trace is not CSV: {fault[2]}") from None
         raise _err(path, max(reader.line_num, 1), 1, f"the trace is not CSV: {e}") from None
     except OSError as e:
         raise SimError(f"{path}: error: cannot read the trace: {e.strerror or e}") from None
@@ -182,6 +253,10 @@ def _read(path: str, reader) -> TraceCorpus:
     if not header or all(not c.strip() for c in header):
         raise _err(path, 1, 1, "the trace is empty (expected the header session,turn,new,out,think,forced)")
     names = [h.strip() for h in header]
+    for k, name in enumerate(names):
+        if name in COLUMNS and name in names[:k]:  # which of the two would be read is anybody's guess
+            at = _field_starts(_record_text(path, 1, reader.line_num), 1)[k]
+            raise _err(path, at[0], at[1], f"the header names the column {name} twice")
     missing = [c for c in COLUMNS if c not in names]
     if missing:
         raise _err(path, 1, 1, f"the header lacks the column(s) {', '.join(missing)} (expected "
