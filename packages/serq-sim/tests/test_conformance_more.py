@@ -699,3 +699,75 @@ run { horizon 200; seed 5; }
     for p, arm in (("0", 0.0), ("1", 1.0)):
         _, o = run(src.replace("GUARD", f"branch with ({p})"), monkeypatch)
         assert {v for _, _, v in o["a"]} == {arm}
+
+
+# --- a trace's turns -----------------------------------------------------------------------------------------
+
+TRACE = "session,turn,new,out,think,forced\n0,1,20,3,0,1\n0,0,10,2,1.5,0\n1,0,7,1,0,0\n"
+
+
+def test_an_ordered_trace_replays_its_sessions_turn_by_turn(tmp_path, monkeypatch):
+    # §3 Workload: turn loads the next turn's new, out, think, forced and sets more (1 while the trace
+    # session has another turn); ordered: arrival i replays trace session i mod 2 (docs/simulator.md),
+    # its rows in turn order whatever the file's order. s0 and s2: (10, 2, 1.5, 0), more 1, think 1.5,
+    # then (20, 3, 0, 1), more 0, end; s1: (7, 1, 0, 0), more 0, end. s1 then says turn once more: past
+    # its trace session's last turn the attributes stay and more is 0 (docs/language.md).
+    (tmp_path / "t.csv").write_text(TRACE)
+    prog = tmp_path / "p.sq"
+    prog.write_text("""
+stage d : delay;
+workload { arrive batch(3); trace "t.csv" ordered; }
+session {
+  loop {
+    turn;
+    observe row = new * 1000 + out * 100 + think * 10 + forced;
+    observe mm = more;
+    observe tn = turn_no;
+    branch (more) { run d (think); } else { branch (serial == 1 && turn_no == 1) { run d (1); } else { end; } }
+  }
+}
+run { horizon 10; }
+""")
+    reports = []
+    for tier in ("", "general"):
+        if tier:
+            monkeypatch.setenv("SERQ_SIM_TIER", tier)
+        reports.append(serq_sim.run(serq_frontend.compile(path=str(prog))))
+    assert encode_json(reports[0]) == encode_json(reports[1])
+    r = reports[1]
+
+    def rows(name):
+        o = r.observe(name)
+        return sorted(zip(o.sessions.tolist(), o.times.tolist(), o.values.tolist(), o.turns.tolist()))
+
+    assert rows("row") == [(0, 0.0, 10215.0, 1), (0, 1.5, 20301.0, 2), (1, 0.0, 7100.0, 1),
+                           (1, 1.0, 7100.0, 2), (2, 0.0, 10215.0, 1), (2, 1.5, 20301.0, 2)]
+    assert [v for _, _, v, _ in rows("mm")] == [1.0, 0.0, 0.0, 0.0, 1.0, 0.0]
+    assert (r.result.arrivals, r.result.ended, r.result.turns) == (3, 3, 6)
+
+
+def test_a_step_stages_queue_busy_and_work(monkeypatch):
+    # §2 queue(s), busy(s), work(s) on a step stage (docs/language.md): the residents, the jobs the running
+    # iteration serves, and the tokens the residents have left (a run's work goes down when its iteration
+    # ends). Budget 4, cost 1: it1 [0, 1] gives s0 4 of its 6 prefill tokens and s1 none. At 0.5 the
+    # observer reads 2, 1, 6 + 2; at 1.5 (it2: s0 2, s1 2) 2, 2, 2 + 2.
+    _, o = run("""
+stage E : step { budget 4; cost 1; }
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  branch (serial < 2) { run E prefill (serial == 0 ? 6 : 2); }
+  else {
+    loop {
+      run d (0.5);
+      observe q = queue(E); observe b = busy(E); observe w = work(E);
+      branch (now > 1) { end; }
+      run d (0.5);
+    }
+  }
+}
+run { horizon 10; }
+""", monkeypatch)
+    assert [(t, v) for _, t, v in o["q"]] == [(0.5, 2.0), (1.5, 2.0)]
+    assert [(t, v) for _, t, v in o["b"]] == [(0.5, 1.0), (1.5, 2.0)]
+    assert [(t, v) for _, t, v in o["w"]] == [(0.5, 8.0), (1.5, 4.0)]
