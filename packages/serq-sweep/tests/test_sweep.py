@@ -56,6 +56,45 @@ def test_grid_and_zip_order():
                       {"a": 2, "b": 20, "c": "x"}, {"a": 2, "b": 20, "c": "y"}, {"a": 2, "b": 20, "c": "z"}]
 
 
+def test_a_grid_too_large_is_refused_before_it_is_made():
+    # five axes of 20 000 values: 3.2e21 points. The values of each axis were made into dicts (a million
+    # axes' worth of memory for axes of a million values each: gigabytes) before the count was checked
+    import tracemalloc
+
+    axes = [Axis(name, "set", tuple(float(i) for i in range(20_000))) for name in "abcde"]
+    tracemalloc.start()
+    try:
+        with pytest.raises(core.UserError, match=r"the sweep has about 3\.2e\+21 points, more than 1000000"):
+            points(axes)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 1_000_000, peak
+
+
+def test_values_seeds_and_runs_are_bounded_together():
+    from serq_sweep.axes import set_axes
+
+    # each range is at most a million values, a name given again adds values, seeds parts add seeds: the
+    # totals were not bounded (a command line of a few such parts held as many values as it liked)
+    with pytest.raises(core.UserError, match="--set a: more than 1000000 values"):
+        set_axes({"a": ["0:999999", "0:999999"]})
+    with pytest.raises(core.UserError, match="more than 1000000 seeds"):
+        parse_seeds("1..600000,700000..1200000")
+    with pytest.raises(core.UserError, match=r"about 1\.0e\+300 values, more than 1000000"):
+        parse_range("0:1:1e-300", "--set x")  # the count, not its 301 digits
+
+
+def test_points_times_seeds_are_bounded_before_a_point_is_compiled(monkeypatch):
+    def compiled(*args, **kwargs):
+        raise AssertionError("a point was compiled")
+
+    monkeypatch.setattr(core, "compile_point", compiled)
+    with pytest.raises(core.UserError, match=r"1001 point\(s\) times 1000 seed\(s\), 1001000 runs, more than "
+                       "1000000"):
+        core.plan([MG1], sets={"lambda": "0:1:0.001"}, seeds="1..1000")
+
+
 # --- statistics and figures -------------------------------------------------------------------------
 
 def test_t_quantiles():

@@ -11,8 +11,14 @@ from typing import Any
 
 from serq.errors import UserError
 
-#: at most this many points (compiled programs) in one sweep, and this many values in one range
+#: at most this many points (compiled programs) in one sweep, this many values of one swept name (a range,
+#: or every value a name given again adds), this many seeds and this many runs (points times seeds)
 MAX_POINTS = 1_000_000
+
+
+def _count(n: int) -> str:
+    """``n`` as a message says a count refused for its size (``1.0e+300``, not 301 digits)."""
+    return str(n) if n < 10**15 else f"about {float(n):.1e}"
 
 
 @dataclass(frozen=True)
@@ -53,7 +59,7 @@ def parse_range(text: str, what: str) -> list[float]:
             raise UserError(f"{what}: {text!r}: the range ends before it starts")
         count = math.floor((stop - start) / step + 1e-9) + 1
         if count > MAX_POINTS:
-            raise UserError(f"{what}: {text!r}: {count} values, more than {MAX_POINTS}")
+            raise UserError(f"{what}: {text!r}: {_count(count)} values, more than {MAX_POINTS}")
         # each value from its index (no accumulated rounding): start + i * step, shown as a short decimal
         return [float(f"{start + i * step:.12g}") for i in range(count)]
     return [_number(p, what) for p in text.split(",") if p.strip() != ""] or \
@@ -75,7 +81,7 @@ def parse_seeds(text: str) -> list[int]:
             raise UserError(f"--seeds {text}: {part!r} is not a seed or a range A..B of seeds") from None
         if b < a:
             raise UserError(f"--seeds {text}: {part!r} ends before it starts")
-        if b - a >= MAX_POINTS:
+        if len(out) + (b - a) >= MAX_POINTS:  # a range, or the parts together
             raise UserError(f"--seeds {text}: more than {MAX_POINTS} seeds")
         out.extend(range(a, b + 1))
     if not out:
@@ -106,6 +112,8 @@ def set_axes(sets: Mapping[str, Any]) -> list[Axis]:
             values = []
             for x in v:
                 values.extend(parse_range(x, what) if isinstance(x, str) else [_number(str(x), what)])
+                if len(values) > MAX_POINTS:  # each range is bounded; so are they together
+                    raise UserError(f"{what}: more than {MAX_POINTS} values")
         if not values:
             raise UserError(f"{what}: no value")
         out.append(Axis(name, "set", tuple(values)))
@@ -159,14 +167,14 @@ def points(axes: Sequence[Axis], zipped: Sequence[Sequence[str]] = ()) -> list[d
             order.append([a.name])
         elif g not in order:
             order.append(g)
+    total = 1
+    for names in order:  # counted before the grid's units are made: a few axes of a million values each
+        total *= len(by_name[names[0]].values)  # held gigabytes only to be refused
+    if total > MAX_POINTS:
+        raise UserError(f"the sweep has {_count(total)} points, more than {MAX_POINTS}")
     for names in order:
         n = len(by_name[names[0]].values)
         units.append([{name: by_name[name].values[i] for name in names} for i in range(n)])
-    total = 1
-    for u in units:
-        total *= len(u)
-    if total > MAX_POINTS:
-        raise UserError(f"the sweep has {total} points, more than {MAX_POINTS}")
     out = []
     for combo in itertools.product(*units):
         p: dict[str, Any] = {}

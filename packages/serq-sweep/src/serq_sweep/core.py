@@ -30,7 +30,7 @@ from typing import Any
 
 from serq.errors import UserError
 
-from .axes import Axis, def_axes, parse_seeds, points, set_axes
+from .axes import MAX_POINTS, Axis, def_axes, parse_seeds, points, set_axes
 
 #: what the journal keeps of a run's result (not its timings: the table is the same whatever the timings)
 _JOURNALED = ("status", "message", "figures")
@@ -163,8 +163,12 @@ def plan(files: Sequence[str], *, sets: Mapping[str, Any] | None = None, defs: M
     limits = {k: v for k, v in (("max_wall", max_wall), ("max_events", max_events),
                                 ("max_samples", max_samples)) if v is not None}
     by_label = dict(zip_(axes[0].values, files)) if len(files) > 1 else {}
+    grid = points(axes, zip)
+    if len(grid) * len(seed_list) > MAX_POINTS:  # refused before a point is compiled: each run is a task held
+        raise UserError(f"the sweep has {len(grid)} point(s) times {len(seed_list)} seed(s), "
+                        f"{len(grid) * len(seed_list)} runs, more than {MAX_POINTS}")
     out: list[Point] = []
-    for i, params in enumerate(points(axes, zip)):
+    for i, params in enumerate(grid):
         file = by_label[params["program"]] if by_label else files[0]
         s = {a.name: params[a.name] for a in axes if a.kind == "set"}
         d = {a.name: params[a.name] for a in axes if a.kind == "def"}
