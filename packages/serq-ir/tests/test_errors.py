@@ -9,7 +9,6 @@ from ir_programs import mm1
 GOOD = serq_ir.encode(mm1()).decode()
 
 CASES = {
-    "truncated": (GOOD[: len(GOOD) // 2], "error: bad.ir.json: Input data was truncated"),
     "wrong type": (GOOD.replace('"horizon":100000.0', '"horizon":"long"'),
                    "error: bad.ir.json: Invalid enum value 'long' - at '$.run.horizon'"),
     "wrong type in list": (GOOD.replace('"servers":1.0', '"servers":[1]'),
@@ -45,6 +44,16 @@ def test_one_line_error(case):
      # column 25 counts characters (é is one), the offset bytes: 15 on line 1, 25 before the 0xFF
      'bad.ir.json:2:25: error: the file is not UTF-8 text (byte 0xFF at offset 40)\n'
      '     "pools": [{"name": "k\u00e9v?"}]}\n                            ^'),
+    # text that ends inside a value (a file cut short, an empty file): at its end, not "Input data was
+    # truncated" without a place
+    (b'{\n  "version": 2,\n  "attributes": [\n', 'bad.ir.json:3:18: error: JSON is malformed: the text ends '
+     'before the value does (a bracket, a brace or a quote is missing)\n      "attributes": [\n'
+     '                     ^'),
+    (b'{"version": 2, "x": "ab', 'bad.ir.json:1:24: error: JSON is malformed: the text ends before the value '
+     'does (a bracket, a brace or a quote is missing)\n    {"version": 2, "x": "ab\n'
+     '                           ^'),
+    (b"", "bad.ir.json:1:1: error: the file is empty (an IR file is a JSON object)"),
+    (b" \r\n\t\n", "bad.ir.json:1:1: error: the file is empty (an IR file is a JSON object)"),
 ])
 def test_malformed_text_is_located(data, expected):
     with pytest.raises(serq_ir.IRError) as info:

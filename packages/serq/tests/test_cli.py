@@ -73,7 +73,6 @@ def test_unknown_file_type(tmp_path):
 
 
 BAD = {
-    "truncated": ('{"version":2,"pools":[', "Input data was truncated"),
     "wrong type": ('{"version":2,"pools":[{"name":"kv","cap":"x"}]}', "Invalid enum value 'x' - at '$.pools[0].cap'"),
     "wrong type 2": ('{"version":2,"pools":[{"name":7}]}', "Expected 'str', got 'int' - at '$.pools[0].name'"),
     "unknown field": ('{"version":2,"colour":1}', "Object contains unknown field 'colour'"),
@@ -96,6 +95,17 @@ def test_malformed_ir_is_one_line_and_status_1(tmp_path, case, command):
     r = run_serq(command[0], str(path), *command[1:])
     assert r.returncode == 1, (r.stdout, r.stderr)
     assert r.stderr == f"error: {path}: {message}\n"
+    assert r.stdout == ""
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=lambda c: c[0])
+def test_truncated_ir_is_located_at_its_end(tmp_path, command):
+    path = tmp_path / "bad.ir.json"
+    path.write_text('{"version":2,"pools":[')
+    r = run_serq(command[0], str(path), *command[1:])
+    assert r.returncode == 1, (r.stdout, r.stderr)
+    assert r.stderr == (f"{path}:1:23: error: JSON is malformed: the text ends before the value does (a bracket, "
+                        'a brace or a quote is missing)\n    {"version":2,"pools":[\n' + " " * 26 + "^\n")
     assert r.stdout == ""
 
 

@@ -59,6 +59,12 @@ def _decode_error(data: bytes, name: str, e: msgspec.DecodeError) -> IRError:
         except UnicodeDecodeError as u:
             return IRError(_located(data, name, u.start, f"the file is not UTF-8 text (byte 0x{data[u.start]:02X} "
                                                          f"at offset {u.start})"))
+    if msg == "Input data was truncated":  # the text ends inside a value: at its end (the last non-blank)
+        end = len(data.rstrip())
+        if not end:
+            return IRError(f"{name}:1:1: error: the file is empty (an IR file is a JSON object)")
+        return IRError(_located(data, name, end, "JSON is malformed: the text ends before the value does "
+                                                 "(a bracket, a brace or a quote is missing)"))
     m = re.search(r" \(byte (\d+)\)$", msg)
     if m:
         return IRError(_located(data, name, int(m.group(1)), f"{msg[: m.start()]} (at offset {m.group(1)})"))
