@@ -89,14 +89,18 @@ def test_a_second_scenario_of_the_same_settings_compiles_nothing(tmp_path):
 
 
 @pytest.mark.parametrize("text,message", [
-    ("{", "error: Expecting property name enclosed in double quotes"),
+    ("{", "bad.json:1:2: error: not JSON: Expecting property name enclosed in double quotes\n    {\n     ^"),
+    ('{"budget": 1,\n\t"max_seqs" 1}', 'bad.json:2:13: error: not JSON: Expecting \':\' delimiter\n'
+                                       '     "max_seqs" 1}\n                ^'),
+    ("", "bad.json:1:1: error: the file is empty (a scenario is a JSON object)"),
     ('{"requests": []}', "not a scenario"),
     ('{"budget": 1, "max_seqs": 1, "block_size": 16, "num_blocks": 3, "requests": [{"prompt": 0, "out": 1}]}',
      "'prompt' and 'out' must be positive integers"),
     # nested past json.loads' recursion, and bytes that are not UTF-8: tracebacks
     pytest.param('{"a": ' * 100_000 + "1" + "}" * 100_000, "bad.json: error: not a scenario: JSON nested too deeply",
                  id="deep"),
-    pytest.param(b'{"budget": "\xff"}', "bad.json: error: not UTF-8 text (byte 12)", id="not-utf8"),
+    pytest.param(b'{"budget": "\xff"}', 'bad.json:1:13: error: the file is not UTF-8 text (byte 0xFF)\n'
+                 '    {"budget": "?"}\n                ^', id="not-utf8"),
     # an integer beyond a float's range where a count goes (an OverflowError traceback when it was made a
     # float), and one past Python's int-parsing limit (a ValueError traceback)
     pytest.param('{"budget": 64, "max_seqs": 8, "block_size": 16, "num_blocks": 40, "requests": [{"prompt": 1'
@@ -112,6 +116,17 @@ def test_bad_scenario_is_one_error(tmp_path, text, message):
         r = serq("vllm", command, str(p))
         assert r.returncode == 1
         assert message in r.stderr and "Traceback" not in r.stderr, r.stderr
+
+
+def test_a_scenario_with_a_byte_order_mark_is_read(tmp_path):
+    # it was "Unexpected UTF-8 BOM (decode using utf-8-sig)" where an IR file, a trace and a step trace
+    # skip the mark
+    text = (ORACLE / "vllm" / "preempt.json").read_bytes()
+    (tmp_path / "bom.json").write_bytes(b"\xef\xbb\xbf" + text)
+    r = serq("vllm", "scenario", str(tmp_path / "bom.json"))
+    want = json.loads((ORACLE / "vllm" / "preempt.out.json").read_text())
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["done"] == want["done"]
 
 
 BASE = {"budget": 64, "max_seqs": 8, "block_size": 16, "num_blocks": 40}

@@ -20,7 +20,7 @@ import math
 from dataclasses import dataclass, field
 
 from serq.errors import UserError
-from serq.jsonin import JSONNumberError, loads
+from serq.jsonin import JSONNumberError, at_byte, loads, located
 
 #: The composition terms, in the order of their coefficients after the fixed term ``c``.
 TERMS = ("decoders", "kv_decode", "prefilled", "attention")
@@ -57,8 +57,16 @@ def read_steps(path: str) -> list[tuple[float, float, float, float, float]]:
             data = f.read()
     except OSError as e:
         raise UserError(f"{path}: cannot read: {e.strerror or e}") from None
+    if data.startswith(b"\xef\xbb\xbf"):  # a UTF-8 byte-order mark
+        data = data[3:]
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        shown, line, col = at_byte(data, e.start)
+        raise UserError(located(shown, path, line, col, f"the file is not UTF-8 text (byte 0x{data[e.start]:02X})")
+                        ) from None
     steps = []
-    for no, raw in enumerate(data.split(b"\n"), 1):
+    for no, raw in enumerate(text.split("\n"), 1):
         if not raw.strip():
             continue
         where = f"{path}:{no}"
@@ -66,8 +74,8 @@ def read_steps(path: str) -> list[tuple[float, float, float, float, float]]:
             obj = loads(raw)
         except JSONNumberError as e:
             raise UserError(f"{where}: error: {e}") from None
-        except (UnicodeDecodeError, ValueError) as e:
-            raise UserError(f"{where}: error: not a JSON object ({e})") from None
+        except json.JSONDecodeError as e:  # a step is one line: e.colno is the column in it
+            raise UserError(located(text, path, no, e.colno, f"not a JSON object: {e.msg}")) from None
         except RecursionError:  # json.loads recurses a frame per level of [ or {
             raise UserError(f"{where}: error: not a step: JSON nested too deeply") from None
         if not isinstance(obj, dict):

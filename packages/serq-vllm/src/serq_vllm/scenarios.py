@@ -82,33 +82,36 @@ def read_scenario(file: str | Path) -> dict[str, Any]:
             p = named
         else:
             raise UserError(f"{file}: no such scenario file or shipped scenario (see `serq vllm scenarios`)")
-    from serq.jsonin import JSONNumberError, loads
+    from serq.jsonin import JSONNumberError, at_byte, loads, located
 
     try:
-        sc = loads(_read_text(p))
-    except json.JSONDecodeError as e:
-        raise UserError(f"{p}:{e.lineno}:{e.colno}: error: {e.msg}") from None
-    except JSONNumberError as e:
-        raise UserError(f"{p}: error: {e}") from None
-    except UnicodeDecodeError as e:
-        raise UserError(f"{p}: error: not UTF-8 text (byte {e.start})") from None
-    except RecursionError:  # json.loads recurses a frame per level of [ or {
-        raise UserError(f"{p}: error: not a scenario: JSON nested too deeply") from None
+        with open(p, "rb") as f:
+            data = f.read()
     except OSError as e:
         raise UserError(f"{p}: cannot read: {e.strerror}") from None
+    if data.startswith(b"\xef\xbb\xbf"):  # a UTF-8 byte-order mark, which JSON readers may ignore (RFC 8259)
+        data = data[3:]
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        shown, line, col = at_byte(data, e.start)
+        raise UserError(located(shown, p, line, col, f"the file is not UTF-8 text (byte 0x{data[e.start]:02X})")
+                        ) from None
+    if not text.strip():
+        raise UserError(f"{p}:1:1: error: the file is empty (a scenario is a JSON object)")
+    try:
+        sc = loads(text)
+    except json.JSONDecodeError as e:
+        raise UserError(located(text, p, e.lineno, e.colno, f"not JSON: {e.msg}")) from None
+    except JSONNumberError as e:
+        raise UserError(f"{p}: error: {e}") from None
+    except RecursionError:  # json.loads recurses a frame per level of [ or {
+        raise UserError(f"{p}: error: not a scenario: JSON nested too deeply") from None
     try:
         check_scenario(sc)
     except ScenarioError as e:
         raise UserError(f"{p}: {e}") from None
     return sc
-
-
-def _read_text(path: str) -> str:
-    """``pathlib.Path(path).read_text()``: the locale's encoding, as Python's default."""
-    import io
-
-    with open(path, encoding=io.text_encoding(None)) as f:
-        return f.read()
 
 
 def _chains(sc: dict[str, Any]) -> list[list[tuple[int, dict[str, Any]]]]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-__all__ = ["JSONNumberError", "loads"]
+__all__ = ["JSONNumberError", "at_byte", "located", "loads"]
 
 #: the most digits an integer in a user's JSON may have (10**308 < the largest float < 10**309)
 MAX_DIGITS = 308
@@ -40,3 +40,26 @@ def loads(data: str | bytes) -> Any:
     if isinstance(data, str) and "0" * (MAX_DIGITS + 1) not in data.translate(_ZEROS):
         return json.loads(data)  # no run of more than MAX_DIGITS digits: no integer _int would refuse
     return json.loads(data, parse_int=_int)
+
+
+def located(text: str, name: str, line: int, col: int, message: str) -> str:
+    """``name:line:col: error: message``, then line ``line`` of ``text`` (lines end at ``\\n``, as
+    :class:`json.JSONDecodeError` counts them) quoted, at most 200 characters of it around ``col``, with
+    a caret under column ``col``: how a mistake in a user's JSON is told (a scenario, a step trace)."""
+    lines = text.split("\n")
+    src = lines[line - 1].rstrip("\r") if 0 < line <= len(lines) else ""
+    src = "".join(" " if ch == "\t" else ch if ch.isprintable() and ch != "\ufffd" else "?" for ch in src)
+    shown = col
+    if len(src) > 200:  # one long line: the 100 characters either side of the fault
+        lo = max(0, col - 101)
+        src, shown = src[lo: col + 99], col - lo
+    return f"{name}:{line}:{col}: error: {message}\n    {src}\n    {' ' * (shown - 1)}^"
+
+
+def at_byte(data: bytes, offset: int) -> tuple[str, int, int]:
+    """The text of ``data`` (bytes that are not UTF-8 as U+FFFD) and the line and column (in characters) of
+    its byte ``offset``: where to place a message about a byte of a file that is not UTF-8."""
+    start = data.rfind(b"\n", 0, offset) + 1
+    line = data.count(b"\n", 0, offset) + 1
+    col = len(data[start:offset].decode("utf-8", errors="replace")) + 1
+    return data.decode("utf-8", errors="replace"), line, col
