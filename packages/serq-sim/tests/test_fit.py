@@ -126,6 +126,30 @@ def test_a_step_trace_that_is_not_json_is_told_at_its_line_and_column(tmp_path, 
     assert code == 1 and out.rstrip("\n").endswith(message) and "Traceback" not in out, out
 
 
+@pytest.mark.parametrize("name", ["let", "session", "exp", "queue", "now", "decoders", "serial", "inf", "member"])
+def test_a_name_the_language_keeps_is_refused_as_the_profile_name(tmp_path, capsys, name):
+    # it printed `def let() = …;`, which no program compiles
+    import serq_frontend
+    from serq_frontend.diagnostics import CompileError
+
+    with pytest.raises(CompileError):
+        serq_frontend.compile(source=f"def {name}() = 1;\n")
+    steps = write_steps(tmp_path / "s.jsonl", generated_steps(30, 0.0))
+    code, out = serq(["fit", str(steps), "--name", name], capsys)
+    assert code == 2 and f"Invalid value for --name: '{name}' is a word of the language" in out, out
+
+
+def test_the_profile_printed_compiles(tmp_path, capsys):
+    import serq_frontend
+
+    steps = write_steps(tmp_path / "s.jsonl", generated_steps(30, 0.0))
+    code, out = serq(["fit", str(steps), "--name", "my_gpu"], capsys)
+    assert code is None or code == 0, out
+    definition = out.rstrip().splitlines()[-1]
+    assert definition.startswith("def my_gpu() = ")
+    serq_frontend.compile(source=definition + "\n")
+
+
 def test_batch_kinds():
     assert [kind(3, 0), kind(0, 5), kind(3, 5), kind(0, 0)] == ["decode", "prefill", "mixed", "idle"]
 
