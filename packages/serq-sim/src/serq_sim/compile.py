@@ -815,11 +815,11 @@ class Compiler:
                     out.append(f"{pad}_zs = ({stages},)")
                     out.append(f"{pad}_zw = {x(st.work)}")
                     call = f"E.run_flow(s, _zs, _zw, {sid})"
-                out.append(f"{pad}if _zw > 0 or _zw != _zw:")
+                out.append(f"{pad}if _zw > 0.0 or _zw != _zw:")
                 out.append(f"{pad}    {call}")
                 out.append(f"{pad}    yield")
                 # negative work is an error, as a negative hold amount is (errors.work_message, both tiers)
-                out.append(f"{pad}elif _zw < 0:")
+                out.append(f"{pad}elif _zw < 0.0:")
                 out.append(f"{pad}    raise E.error({self.obj(work_message, '_wm')}(_zw), {sid}, s)")
             else:
                 raise TypeError(f"unknown statement {type(st).__name__}")

@@ -517,7 +517,7 @@ class Simulation:
     def _acc_live(self) -> None:
         now = self.now
         dt = now - self.live_t
-        if dt > 0:
+        if dt > 0.0:
             self.a_live += self.live * dt
         self.live_t = now
 
@@ -669,7 +669,7 @@ class Simulation:
         if now >= self.live_next:
             self.live_next = self.backlog.cut(now, self.live, self.live_t, self.a_live, self.arrivals)
         dt = now - self.live_t
-        if dt > 0:
+        if dt > 0.0:
             self.a_live += self.live * dt
         self.live_t = now
         self.live -= 1

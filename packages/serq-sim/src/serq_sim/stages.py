@@ -162,7 +162,7 @@ class StageKind:
         """Integrate ``present`` and ``busy_level()`` up to now (call before changing either)."""
         now = self.sim.now
         dt = now - self.t_last
-        if dt > 0:
+        if dt > 0.0:
             self.a_present += self.present * dt
             self.a_busy += self.busy_level() * dt
         self.t_last = now
@@ -250,7 +250,7 @@ class FifoStage(StageKind):
         now = sim.now
         # self.acc(), inlined: every job of the stage passes here
         dt = now - self.t_last
-        if dt > 0:
+        if dt > 0.0:
             self.a_present += self.present * dt
             self.a_busy += self.active * dt
         self.t_last = now
@@ -266,7 +266,7 @@ class FifoStage(StageKind):
     def acc(self) -> None:
         now = self.sim.now
         dt = now - self.t_last
-        if dt > 0:
+        if dt > 0.0:
             self.a_present += self.present * dt
             self.a_busy += self.active * dt
         self.t_last = now
@@ -278,7 +278,7 @@ class FifoStage(StageKind):
         now = sim.now
         # self.acc(), inlined: every job of the stage passes here
         dt = now - self.t_last
-        if dt > 0:
+        if dt > 0.0:
             self.a_present += self.present * dt
             self.a_busy += self.active * dt
         self.t_last = now
@@ -353,7 +353,7 @@ class DelayStage(StageKind):
         now = sim.now
         # self.acc(), inlined: every job of the stage passes here (measurably slower as a call)
         dt = now - self.t_last
-        if dt > 0:
+        if dt > 0.0:
             self.a_present += self.present * dt
             self.a_busy += (1.0 if self.present else 0.0) * dt
         self.t_last = now
@@ -517,7 +517,7 @@ class FlowNetwork:
     def advance(self) -> None:
         now = self.sim.now
         dt = now - self.last
-        if dt > 0:
+        if dt > 0.0:
             for j in self.flows:
                 j.work -= j.rate * dt
         self.last = now

@@ -77,7 +77,7 @@ def spawn(sim, preset: N.Preset | None = None) -> Session:
         sim.live_next = sim.backlog.cut(now, sim.live, sim.live_t, sim.a_live, sim.arrivals)
     sim.arrivals += 1
     dt = now - sim.live_t
-    if dt > 0:
+    if dt > 0.0:
         sim.a_live += sim.live * dt
     sim.live_t = now
     sim.live += 1

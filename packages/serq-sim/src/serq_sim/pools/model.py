@@ -220,7 +220,7 @@ class Pool:
     def acc(self) -> None:
         now = self.sim.now
         dt = now - self.t_last
-        if dt > 0:
+        if dt > 0.0:
             self.a_used += self.used * dt
             self.a_cached += self.cached * dt
             if not self.unqueued:

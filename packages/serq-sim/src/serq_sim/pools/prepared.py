@@ -383,7 +383,7 @@ def _source(comp, hold: N.Hold, info):
         w(f"{ind}t = {P}.t_last")
         w(f"{ind}if t != now:")
         w(f"{ind}    dt = now - t")
-        w(f"{ind}    if dt > 0:")
+        w(f"{ind}    if dt > 0.0:")
         w(f"{ind}        {P}.a_used += {P}.used * dt")
         w(f"{ind}        {P}.a_cached += {P}.cached * dt")
         w(f"{ind}        {P}.a_queue += (len({P}.front) + len({P}.queue)) * dt")

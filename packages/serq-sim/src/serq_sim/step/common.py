@@ -121,17 +121,17 @@ def iteration_sums(assign: list[Job], held, kv: bool, tokens: float, dec: float,
             if slots is None:
                 m = held(j)
             else:  # held(j), inlined
-                m = 0
+                m = 0.0
                 for sl in slots:
                     m += sl.alloc
             if j.mode == "decode":
-                dec += 1
+                dec += 1.0
                 kvd += m
             else:
                 pre_t += t
                 kvp += m
         elif j.mode == "decode":
-            dec += 1
+            dec += 1.0
         else:
             pre_t += t
     return tokens, dec, pre_t, kvd, kvp

@@ -25,7 +25,7 @@ class ExclusivePrefill:
     def _displace(self) -> None:
         """Cancel the tentative decodes: they keep their allocation, not their tokens."""
         for j in self.assign:
-            if j.assigned > 0:
+            if j.assigned > 0.0:
                 self._unadvance(j, j.assigned)
             j.assigned = 0.0
         self.assign = []

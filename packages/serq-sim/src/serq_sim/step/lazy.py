@@ -55,7 +55,7 @@ class LazyDecoding:
             now = self.sim.now
             for k, job in enumerate(eager):
                 w = job.work
-                if job.mode == "decode" and job.owner is not None and 1.0 <= w <= _EXACT and w == int(w):
+                if job.mode == "decode" and job.owner is not None and 1.0 <= w <= _EXACT and w % 1.0 == 0.0:
                     if keep is None:
                         keep = eager[:k]
                     job.lz = rounds
@@ -101,19 +101,19 @@ class LazyDecoding:
                 w = job.work
                 if job.mode == "decode":
                     want = 1.0 if w > 1.0 else w
-                    if want != int(want):
+                    if want % 1.0 != 0.0:
                         return _unplan(assign)
                     tokens = want if want < left else left
-                    if tokens > 0:
+                    if tokens > 0.0:
                         job.assigned = tokens
                         assign.append(job)
                         spent += tokens
                 else:
                     want = w if w < chunk else chunk
-                    if want != int(want):
+                    if want % 1.0 != 0.0:
                         return _unplan(assign)
                     tokens = want if want < left else left
-                    if tokens > 0:
+                    if tokens > 0.0:
                         attn += tokens * ((job.total - w) + tokens / 2.0)
                         job.assigned = tokens
                         assign.append(job)
@@ -125,7 +125,7 @@ class LazyDecoding:
         sim = self.sim
         p0 = sim.preempt_count
         tried = False
-        if left > 0 and self.served_pools and self._may_admit():
+        if left > 0.0 and self.served_pools and self._may_admit():
             # the admissions, as in _plan: the newcomers are the residents not lazy and not yet served
             tried = True
             d0 = self.detached
@@ -151,7 +151,7 @@ class LazyDecoding:
                 t = j.assigned
                 tokens += t
                 if j.mode == "decode":
-                    dec += 1
+                    dec += 1.0
                 else:
                     pre_t += t
             cost = self.cost_of(tokens, dec, pre_t, float(len(self.residents)), 0.0, 0.0, attn)
@@ -273,7 +273,7 @@ class LazyDecoding:
                 else:
                     c = self.cost_fn(None, None, self._no_ctx)
             dt = t - last
-            if dt > 0:
+            if dt > 0.0:
                 a_present += present * dt
                 a_busy += 1.0 * dt
             # the round's output tokens (tokens.py): the first round's pending decoders, then all regular
@@ -511,7 +511,7 @@ class LazyDecoding:
                 w = job.work
                 owner = job.owner
                 lazy = False
-                if job.mode == "decode" and owner is not None and 1.0 <= w <= _EXACT and w == int(w) \
+                if job.mode == "decode" and owner is not None and 1.0 <= w <= _EXACT and w % 1.0 == 0.0 \
                         and owner.status != GROWING:
                     if job.growing is None:
                         lazy = True
@@ -522,7 +522,7 @@ class LazyDecoding:
                         if slot is not None:
                             pos = slot.pos
                             room = slot.alloc - pos
-                            if room >= 1.0 and pos == int(pos) and room == int(room):
+                            if room >= 1.0 and pos % 1.0 == 0.0 and room % 1.0 == 0.0:
                                 lazy = True
                                 if w > room:
                                     key = rounds + int(room)
@@ -536,10 +536,10 @@ class LazyDecoding:
                         if slots is None:
                             m = self._held(job)
                         else:  # self._held(job), inlined
-                            m = 0
+                            m = 0.0
                             for sl in slots:
                                 m += sl.alloc
-                        if m != int(m):
+                        if m % 1.0 != 0.0:
                             lazy = False
                         else:
                             job.lzm = m
@@ -562,7 +562,7 @@ class LazyDecoding:
                     # one's below, are: one)
                     if owner is None or owner.status != GROWING:
                         want = (1.0 if w > 1.0 else w) if job.mode == "decode" else (w if w < chunk else chunk)
-                        if not -_EXACT < want < _EXACT or want != int(want):
+                        if not -_EXACT < want < _EXACT or want % 1.0 != 0.0:
                             frac = True
             if keep is not None:
                 self.eager = eager = keep
@@ -641,12 +641,12 @@ class LazyDecoding:
                         if r is None:
                             owner.holds[job.ghi].grown = True
                             room = slot.alloc - k0
-                            ok = room >= 2.0 and room == int(room)
+                            ok = room >= 2.0 and room % 1.0 == 0.0
                             if ok and cost_kv:
-                                m = 0  # self._held(job), inlined (a lazy job's slots are known)
+                                m = 0.0  # self._held(job), inlined (a lazy job's slots are known)
                                 for sl in job.mslots:
                                     m += sl.alloc
-                                if m != int(m):
+                                if m % 1.0 != 0.0:
                                     ok = False
                             if ok:
                                 wl.remove(job)
@@ -697,7 +697,7 @@ class LazyDecoding:
                         else:
                             want = w if w < chunk else chunk
                         tokens = want if want < left else left
-                        if tokens > 0:
+                        if tokens > 0.0:
                             need = slot.pos + tokens - slot.alloc
                             r = grow_slot(sim, owner, slot, need, job) if need > EPS else None
                             if r is None:
@@ -708,7 +708,7 @@ class LazyDecoding:
                                     self.attn += tokens * (k0 + tokens / 2.0)
                                     job.assigned = tokens
                                     assign.append(job)
-                                elif not (tokens == 1.0 and w <= _EXACT and w == int(w) and k0 == int(k0)
+                                elif not (tokens == 1.0 and w <= _EXACT and w % 1.0 == 0.0 and k0 % 1.0 == 0.0
                                           and self._relazy(job, owner, slot, k0, rounds, now)):
                                     slot.pos = k0 + tokens
                                     job.assigned = tokens
@@ -727,7 +727,7 @@ class LazyDecoding:
                                 skip = []
                             skip.append(q)
                     gone.clear()
-                if halt or left <= 0:
+                if halt or left <= 0.0:
                     stop = p
                     break
             else:
@@ -774,7 +774,7 @@ class LazyDecoding:
             self.glazy_iterations += 1
         if self.cost_ctx:
             cost_kv = self.cost_kv
-            tokens, dec, pre_t, kvd, kvp = iteration_sums(assign, self._held, cost_kv, float(nl), float(nl),
+            tokens, dec, pre_t, kvd, kvp = iteration_sums(assign, self._held_fn, cost_kv, float(nl), float(nl),
                                                           self.kv_lazy if cost_kv else 0.0)
             cost_of = self.cost_of  # (a function held in a slot: read, then called, both specialized)
             cost = cost_of(tokens, dec, pre_t, float(len(self.residents)), kvd, kvp, attn)
@@ -805,17 +805,17 @@ class LazyDecoding:
         the same sums, the same gap, the same end); ``False`` (nothing done) when the next planning would
         not: no room left after this token (or a fractional one), or a fractional KV held."""
         room = slot.alloc - pos
-        if not (room >= 2.0 and room == int(room)):
+        if not (room >= 2.0 and room % 1.0 == 0.0):
             return False
         if self.cost_kv:
             slots = job.mslots
             if slots is None:
                 m = self._held(job)
             else:  # self._held(job), inlined
-                m = 0
+                m = 0.0
                 for sl in slots:
                     m += sl.alloc
-            if m != int(m):
+            if m % 1.0 != 0.0:
                 return False
             job.lzm = m
             self.kv_lazy += m
@@ -850,8 +850,8 @@ class LazyDecoding:
     def _still_planned(self, assign: list[Job], split: int) -> tuple[int, list[Job]]:
         """After a detachment during a lazy planning: the planned jobs still here with tokens, and how many
         of the first ``split`` (those planned before the admissions) they keep."""
-        keep = [j for j in assign if j.stage is self and j.assigned > 0]
-        return sum(1 for j in assign[:split] if j.stage is self and j.assigned > 0), keep
+        keep = [j for j in assign if j.stage is self and j.assigned > 0.0]
+        return sum(1 for j in assign[:split] if j.stage is self and j.assigned > 0.0), keep
 
     def _admit_lazily(self, p0: int, chunk: float) -> None:
         """The admission loop inside a lazy planning: the newcomers are the residents neither lazy nor yet
@@ -874,7 +874,7 @@ class LazyDecoding:
             self._trace(assign, nl, preempted)
         now = sim.now  # self.acc(), inlined: no iteration runs until now
         dt = now - self.t_last
-        if dt > 0:
+        if dt > 0.0:
             self.a_present += self.present * dt
         self.t_last = now
         self.iter = assign
@@ -898,7 +898,7 @@ class LazyDecoding:
                 if jobs:
                     if dec == jobs:
                         self.it_decode += k
-                    elif dec == 0:
+                    elif dec == 0.0:
                         self.it_prefill += k
                     else:
                         self.it_mixed += k

@@ -54,7 +54,7 @@ class Planner:
             for j in res:
                 m = held(j)
                 if j.mode == "decode":
-                    dec += 1
+                    dec += 1.0
                     kvd += m
                 else:
                     kvp += m
@@ -146,15 +146,15 @@ class Planner:
             if self.detached == d0:
                 assign = planned
             else:
-                assign = [j for j in planned if j.stage is self and j.assigned > 0]
-            tokens, dec, pre_t, kvd, kvp = iteration_sums(assign, self._held, True, 0.0, 0.0, 0.0)
+                assign = [j for j in planned if j.stage is self and j.assigned > 0.0]
+            tokens, dec, pre_t, kvd, kvp = iteration_sums(assign, self._held_fn, True, 0.0, 0.0, 0.0)
         elif not self.cost_sums:
             # the cost reads none of the sums; without a detachment during the planning every planned job
             # is still here with its tokens (a job is planned only with tokens > 0)
             if self.detached == d0:
                 assign = planned
             else:
-                assign = [j for j in planned if j.stage is self and j.assigned > 0]
+                assign = [j for j in planned if j.stage is self and j.assigned > 0.0]
         else:
             # the cost reads neither kv_decode nor kv_prefill; the sums are taken while filtering (they are
             # read only if the iteration happens)
@@ -167,7 +167,7 @@ class Planner:
                         append(j)
                         tokens += t
                         if j.mode == "decode":
-                            dec += 1
+                            dec += 1.0
                         else:
                             pre_t += t
         preempted = sim.preempt_count > p0
@@ -181,7 +181,7 @@ class Planner:
         if self._own_busy:  # self.acc(), inlined: no iteration runs until now
             now = sim.now
             dt = now - self.t_last
-            if dt > 0:
+            if dt > 0.0:
                 self.a_present += self.present * dt
                 self.a_busy += 0.0 * dt
             self.t_last = now
@@ -211,7 +211,7 @@ class Planner:
         if jobs:
             if dec == jobs:
                 self.it_decode += k
-            elif dec == 0:
+            elif dec == 0.0:
                 self.it_prefill += k
             else:
                 self.it_mixed += k
@@ -244,14 +244,14 @@ class Planner:
                         if job.mode == "decode":
                             want = 1.0 if w > 1.0 else w
                             tokens = want if want < left else left
-                            if tokens > 0:
+                            if tokens > 0.0:
                                 job.assigned = tokens
                                 append(job)
                                 left = left - tokens
                         else:
                             want = w if w < chunk else chunk
                             tokens = want if want < left else left
-                            if tokens > 0:
+                            if tokens > 0.0:
                                 attn += tokens * ((job.total - w) + tokens / 2.0)
                                 job.assigned = tokens
                                 append(job)
@@ -272,7 +272,7 @@ class Planner:
                             else:
                                 want = w if w < chunk else chunk
                             tokens = want if want < left else left
-                            if tokens <= 0:
+                            if tokens <= 0.0:
                                 done = True
                             else:
                                 k0 = slot.pos
@@ -293,7 +293,7 @@ class Planner:
                         attn = self.attn
                         if stop:
                             return
-            if left <= 0:
+            if left <= 0.0:
                 self.left = left
                 self.attn = attn
                 return
@@ -308,7 +308,7 @@ class Planner:
     def _admission_open(self, p0: int) -> bool:
         """The gates of admission in a planning: budget is left, and nothing was preempted since the
         planning began (``p0``, the preemptions then): no admission in an iteration that preempted."""
-        return self.left > 0 and self.sim.preempt_count == p0
+        return self.left > 0.0 and self.sim.preempt_count == p0
 
     def _admissions(self, p0: int, chunk: float, before, pre: Ctx | None, lazy: bool = False,
                     exclusive: bool = False) -> None:
@@ -357,9 +357,9 @@ class Planner:
                     served.add(job)
                     # self._serve_admitted(job, chunk, False), inlined
                     if job.stage is self:
-                        if self._serve(job, chunk) or self.left <= 0:
+                        if self._serve(job, chunk) or self.left <= 0.0:
                             return
-                    elif self.left <= 0:
+                    elif self.left <= 0.0:
                         return
 
     def _serve_admitted(self, job: Job, chunk: float, exclusive: bool) -> bool:
@@ -393,7 +393,7 @@ class Planner:
         else:
             want = job.work if job.work < chunk else chunk
         tokens = want if want < self.left else self.left
-        if tokens <= 0:
+        if tokens <= 0.0:
             return False
         pool = job.growing
         if pool is not None:

@@ -43,7 +43,7 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
     #: its dict has each method call and attribute read looked up by name (CPython specializes neither),
     #: and this one's are read every iteration (test_slots.py checks that every one a run sets is here)
     __slots__ = (
-        "_end_cb", "_glazy_judged", "_marked", "_no_ctx", "_own_busy", "_quiet_static", "_wake_batch", "_wake_static",
+        "_end_cb", "_glazy_judged", "_held_fn", "_marked", "_no_ctx", "_own_busy", "_quiet_static", "_wake_batch", "_wake_static",
         "a_busy", "a_present", "assign", "attn", "budget", "budget_const", "budget_fn", "budget_whole",
         "chunk_fn", "completions", "cost_ctx", "cost_fn", "cost_kv", "cost_of", "cost_sums", "detached", "due",
         "eager", "epoch", "est", "exclusive", "fast", "flat", "gaps", "glazy_iterations", "glazy_ok", "gwalk",
@@ -92,6 +92,8 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
         #: the end of an iteration, the callback every iteration queues (bound once: reading a method
         #: as an attribute makes a new bound method each time)
         self._end_cb = self._end
+        #: what a job holds on the memory pool (Planner._held), bound once for the cost's sums
+        self._held_fn = self._held
         self.iterations = 0
         self.planning = False
         self.assign: list[Job] = []
@@ -221,7 +223,7 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
         now = self.sim.now
         if self._own_busy:  # self.acc(), inlined: every run on the stage passes here
             dt = now - self.t_last
-            if dt > 0:
+            if dt > 0.0:
                 self.a_present += self.present * dt
                 self.a_busy += (1.0 if self.iter is not None else 0.0) * dt
             self.t_last = now
@@ -292,7 +294,7 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
                 self.eager.remove(job)
         self.present -= 1
         job.stage = None
-        if job.assigned > 0:
+        if job.assigned > 0.0:
             t = job.assigned
             job.assigned = 0.0
             self._unadvance(job, t)
@@ -307,7 +309,7 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
             return super().acc()
         now = self.sim.now
         dt = now - self.t_last
-        if dt > 0:
+        if dt > 0.0:
             self.a_present += self.present * dt
             self.a_busy += (1.0 if self.iter is not None else 0.0) * dt
         self.t_last = now
@@ -338,7 +340,7 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
         if self._own_busy:  # self.acc(), inlined: an iteration ran until now
             now = self.sim.now
             dt = now - self.t_last
-            if dt > 0:
+            if dt > 0.0:
                 self.a_present += self.present * dt
                 self.a_busy += 1.0 * dt
             self.t_last = now

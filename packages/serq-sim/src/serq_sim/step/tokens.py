@@ -93,7 +93,7 @@ class TokenGaps:
                     if s.tokw:
                         regular += 1
                 else:
-                    if tok >= 0:
+                    if tok >= 0.0:
                         if s.tokw:
                             irr.append(end - tok)
                     else:  # the request's first token
@@ -101,7 +101,7 @@ class TokenGaps:
                     s.tokp = False
                 s.tok = end
             elif job.work <= EPS:  # a prefill that completes samples a token
-                if s.tokp and s.tok >= 0:
+                if s.tokp and s.tok >= 0.0:
                     if s.tokw:
                         irr.append(end - s.tok)
                 else:  # the request's first token
@@ -113,7 +113,7 @@ class TokenGaps:
             for job, tok in pending:
                 if job.lz >= 0:  # still lazy: it got this round's token
                     s = job.owner
-                    if tok >= 0:
+                    if tok >= 0.0:
                         if s.tokw:
                             regular -= 1
                             irr.append(end - tok)
