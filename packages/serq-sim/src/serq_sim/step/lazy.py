@@ -576,7 +576,7 @@ class LazyDecoding:
                 self._wake_batch = self._judge_wake_batch()
             res = self.residents
             if (self._wake_batch and budget >= len(res) - len(eager)
-                    and (not eager or res[-len(eager):] == eager
+                    and (not eager or res[len(res) - len(eager)] is eager[0]  # (eager: the residents' last)
                          or _owner_seq(max(wl, key=_owner_seq)) < _adm_seq(eager[0]))):
                 c = self._wake_plan(wl, rounds)
                 if c is not None:
@@ -592,7 +592,9 @@ class LazyDecoding:
         # (woken), walked in their place, still lazy (and listed) until the walk reaches them
         index = order.index
         ne = len(eager)
-        if ne and order[-ne:] == eager:  # the newest residents (prefills admitted last): no search
+        # (``eager`` is a subsequence of the residents in their order: it is their last ``ne`` when its
+        # first is where the last ``ne`` begin)
+        if ne and order[len(order) - ne] is eager[0]:  # the newest residents (prefills admitted last): no search
             walk = list(range(len(order) - ne, len(order)))
         else:
             walk = list(map(index, eager))

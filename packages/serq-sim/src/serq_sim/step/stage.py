@@ -368,23 +368,30 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
             self.tpend = []
         if lazy_done is not None:
             # in the per-job order: the residents at the planning in admission order, then the newcomers
-            split = self.iter_split
-            first = [j for j in assign[:split] if finished is not None and j in finished]
-            rest = [j for j in finished if j not in first] if finished is not None else []
+            if finished is None:  # (the usual case: only lazy jobs end)
+                first = lazy_done
+                rest = None
+            else:
+                split = self.iter_split
+                first = [j for j in assign[:split] if j in finished]
+                rest = [j for j in finished if j not in first]
             r = self.rounds
+            cost_kv = self.cost_kv
             for job in lazy_done:
                 if job.growing is not None:
                     job.gslot.pos += r - job.lz
-                if self.cost_kv:
+                if cost_kv:
                     self.kv_lazy -= job.lzm
                 job.lz = -1
                 job.work = 0.0
                 self.nlazy -= 1
                 if not job.owner.tokw:
                     self.nlazy_x -= 1
-            first.extend(lazy_done)
-            first.sort(key=_adm_seq)
-            finished = first + rest
+            if first is not lazy_done:
+                first.extend(lazy_done)
+            if len(first) > 1:
+                first.sort(key=_adm_seq)
+            finished = first + rest if rest else first
         elif finished is None:
             return
         residents = self.residents
