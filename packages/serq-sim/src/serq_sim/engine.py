@@ -253,6 +253,7 @@ class Simulation:
         else:
             self.partial = getattr(e, "reason", "interrupted")
             self.partial_note = "terminated (SIGTERM)" if self.partial == "sigterm" else "interrupted"
+            _signal_caught()
 
     def samples_held(self) -> int:
         """The samples the run holds: every observe's, and every gauge's change points."""
@@ -705,23 +706,24 @@ class Simulation:
         s.status = READY
 
     # ----------------------------------------------------------------------------------- stages
+    def _no_work(self, s: Session, work: float, sid: int) -> None:
+        """A run (``run_job``, ``run_flow``) whose work is not positive: none to do, the session goes on;
+        NaN or negative is an error (a run's work is an amount; the compiled code checks first)."""
+        if not work == 0:
+            raise self.error(work_message(work), sid, s)
+        self.make_ready(s)
+
     def run_job(self, s: Session, st, work: float, mode: str, growing, sid: int) -> None:
-        if not work > 0:
-            if not work == 0:  # NaN or negative: a run's work is an amount (the compiled code checks first)
-                raise self.error(work_message(work), sid, s)
-            self.make_ready(s)
-            return
+        if not work > 0.0:
+            return self._no_work(s, work, sid)
         job = Job(s, work, mode, growing, self.now, sid)
         s.job = job
         s.status = STAGE
         st.attach(job)
 
     def run_flow(self, s: Session, stages, work: float, sid: int) -> None:
-        if not work > 0:
-            if not work == 0:  # NaN or negative: a run's work is an amount (the compiled code checks first)
-                raise self.error(work_message(work), sid, s)
-            self.make_ready(s)
-            return
+        if not work > 0.0:
+            return self._no_work(s, work, sid)
         job = Job(s, work, "plain", None, self.now, sid)
         s.job = job
         s.status = STAGE
@@ -818,6 +820,14 @@ def _jobs_of(owner) -> list:
             if isinstance(j, Job) and j not in out:
                 out.append(j)
     return out
+
+
+def _signal_caught() -> None:
+    """A run caught Ctrl-C or SIGTERM and makes its partial report: the ``serq`` command's handlers
+    (:mod:`serq.signals`) are told, so the signal is not delivered again; nothing otherwise."""
+    signals = sys.modules.get("serq.signals")
+    if signals is not None:
+        signals.acknowledge()
 
 
 def _signals_deferred():
