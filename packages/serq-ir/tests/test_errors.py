@@ -52,8 +52,8 @@ def test_one_line_error(case):
     (b'{"version": 2, "x": "ab', 'bad.ir.json:1:24: error: JSON is malformed: the text ends before the value '
      'does (a bracket, a brace or a quote is missing)\n    {"version": 2, "x": "ab\n'
      '                           ^'),
-    (b"", "bad.ir.json:1:1: error: the file is empty (an IR file is a JSON object)"),
-    (b" \r\n\t\n", "bad.ir.json:1:1: error: the file is empty (an IR file is a JSON object)"),
+    (b"", "bad.ir.json:1:1: error: the file is empty (an IR file is a JSON object)\n    \n    ^"),
+    (b"\n \n", "bad.ir.json:1:1: error: the file is empty (an IR file is a JSON object)\n    \n    ^"),
 ])
 def test_malformed_text_is_located(data, expected):
     with pytest.raises(serq_ir.IRError) as info:

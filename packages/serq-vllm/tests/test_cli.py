@@ -92,7 +92,7 @@ def test_a_second_scenario_of_the_same_settings_compiles_nothing(tmp_path):
     ("{", "bad.json:1:2: error: not JSON: Expecting property name enclosed in double quotes\n    {\n     ^"),
     ('{"budget": 1,\n\t"max_seqs" 1}', 'bad.json:2:13: error: not JSON: Expecting \':\' delimiter\n'
                                        '     "max_seqs" 1}\n                ^'),
-    ("", "bad.json:1:1: error: the file is empty (a scenario is a JSON object)"),
+    ("", "bad.json:1:1: error: the file is empty (a scenario is a JSON object)\n    \n    ^"),
     ('{"requests": []}', "not a scenario"),
     ('{"budget": 1, "max_seqs": 1, "block_size": 16, "num_blocks": 3, "requests": [{"prompt": 0, "out": 1}]}',
      "'prompt' and 'out' must be positive integers"),

@@ -62,7 +62,7 @@ def _decode_error(data: bytes, name: str, e: msgspec.DecodeError) -> IRError:
     if msg == "Input data was truncated":  # the text ends inside a value: at its end (the last non-blank)
         end = len(data.rstrip())
         if not end:
-            return IRError(f"{name}:1:1: error: the file is empty (an IR file is a JSON object)")
+            return IRError(_located(data, name, 0, "the file is empty (an IR file is a JSON object)"))
         return IRError(_located(data, name, end, "JSON is malformed: the text ends before the value does "
                                                  "(a bracket, a brace or a quote is missing)"))
     m = re.search(r" \(byte (\d+)\)$", msg)

@@ -98,7 +98,7 @@ def read_scenario(file: str | Path) -> dict[str, Any]:
         raise UserError(located(shown, p, line, col, f"the file is not UTF-8 text (byte 0x{data[e.start]:02X})")
                         ) from None
     if not text.strip():
-        raise UserError(f"{p}:1:1: error: the file is empty (a scenario is a JSON object)")
+        raise UserError(located(text, p, 1, 1, "the file is empty (a scenario is a JSON object)"))
     try:
         sc = loads(text)
     except json.JSONDecodeError as e:
