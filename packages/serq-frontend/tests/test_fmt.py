@@ -138,3 +138,26 @@ def test_fmt_rewrites_a_file_atomically(tmp_path, monkeypatch):
     r = CliRunner().invoke(fmt_command, [str(f)], obj=_pm())
     assert r.exit_code == 0, r.output
     assert f.read_text() == format_source(old) != old
+
+
+def test_fmt_writes_no_file_when_one_of_them_does_not_parse(tmp_path):
+    # every file is formatted before any is written: a later file that does not parse leaves the earlier
+    # ones as they were (they used to be rewritten already when the error came)
+    import subprocess
+    import sys
+
+    a = tmp_path / "a.sq"
+    b = tmp_path / "b.sq"
+    old = "stage s:fifo;\nworkload{arrive batch(1);}\nsession{run s(1);}\n"
+    a.write_text(old)
+    b.write_text("stage s:fifo;\nsession{run s(1)\n")
+    r = subprocess.run([sys.executable, "-m", "serq", "fmt", str(a), str(b)], capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 1 and "b.sq:2:17: error: missing `;`" in r.stderr and "Traceback" not in r.stderr, r.stderr
+    assert a.read_text() == old and r.stdout == ""
+    b.write_text("stage s:fifo;\nworkload{arrive batch(1);}\nsession{run s(2);}\n")
+    r = subprocess.run([sys.executable, "-m", "serq", "fmt", str(a), str(b)], capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert a.read_text() == format_source(old) != old
+    assert r.stdout.splitlines() == [f"reformatted {a}", f"reformatted {b}"]

@@ -23,6 +23,8 @@ def fmt_command(pm: Any, files: tuple[str, ...], check: bool) -> None:
     from .diagnostics import CompileError, decode_source
     from .fmt import format_source
 
+    # every file is read, parsed and formatted before any is written: a file that does not parse (or
+    # cannot be read) leaves all of them as they were, the ones before it included
     changed = []
     for f in files:
         p = Path(f)
@@ -34,12 +36,13 @@ def fmt_command(pm: Any, files: tuple[str, ...], check: bool) -> None:
         parse(p, pm=pm)  # a file that does not parse is not formatted
         new = format_source(text)
         if new != text:
-            changed.append(f)
-            if not check:  # atomically, as every output (serq.files): a failed write leaves the file as it was
-                from serq.files import write_atomic
+            changed.append((f, new))
+    if not check:
+        from serq.files import write_atomic
 
-                write_atomic(p, new)
-    for f in changed:
+        for f, new in changed:  # atomically, as every output (serq.files): a failed write leaves the file as it was
+            write_atomic(Path(f), new)
+    for f, _new in changed:
         click.echo(f"{'would reformat' if check else 'reformatted'} {f}")
     if check and changed:
         sys.exit(1)
