@@ -39,7 +39,8 @@ def test_columns_of_the_first_line_count_from_after_the_mark(tmp_path):
     prog.write_bytes(BOM + b"stage s : fifo; oops oops;\n")
     with pytest.raises(CompileError) as e:
         serq_frontend.compile(prog)
-    assert (e.value.line, e.value.col) == (1, 22)  # the second `oops`, counted from `s` at column 1
+    # the first `oops` (which begins no item), counted from `s` at column 1
+    assert (e.value.line, e.value.col) == (1, 17) and "`oops` does not begin an item" in str(e.value)
     assert "\ufeff" not in str(e.value)
 
 
@@ -66,7 +67,28 @@ def test_the_compile_cache_hits_a_program_and_library_with_a_mark(tmp_path, monk
 
 def test_a_program_that_stops_short_says_end_of_the_file(tmp_path):
     prog = tmp_path / "prog.sq"
-    prog.write_text("stage s : fifo; x")
+    prog.write_text("stage s : fifo; pool")
     with pytest.raises(CompileError) as e:
         serq_frontend.compile(prog)
     assert "error: unexpected end of the file" in str(e.value)
+
+
+@pytest.mark.parametrize("src, where, word, close", [
+    ("poool kv { cap 10; }\n", (1, 1), "poool", "pool"),
+    ("stage s : fifo;\nsesion { run s(1); }\n", (2, 1), "sesion", "session"),
+    ("let x = 1;\n// a comment\nworklaod { arrive poisson(1); }\n", (3, 1), "worklaod", "workload"),
+    ("pool p { cap 1; }\nzz\n", (2, 1), "zz", None),
+    ("stage s : fifo; x", (1, 17), "x", None),
+])
+def test_a_word_that_begins_no_item_is_named_where_it_stands(tmp_path, src, where, word, close):
+    # it was `unexpected <the next token> (expected pull)` at the token after the word: the parser took the
+    # word for the reader of `READER pull SOURCE`
+    prog = tmp_path / "prog.sq"
+    prog.write_text(src)
+    with pytest.raises(CompileError) as e:
+        serq_frontend.compile(prog)
+    msg = str(e.value)
+    assert (e.value.line, e.value.col) == where, msg
+    assert f"error: `{word}` does not begin an item" in msg and "expected pull" not in msg, msg
+    assert ("(did you mean `%s`?)" % close in msg) if close else "did you mean" not in msg, msg
+    assert "an item begins with def, gauge, let, pool" in msg and "`READER pull SOURCE`" in msg, msg

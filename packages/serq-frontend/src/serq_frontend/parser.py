@@ -7,6 +7,8 @@ so no parse tree is built), with positions propagated.
 
 from __future__ import annotations
 
+import difflib
+import re
 from collections.abc import Callable, Sequence
 from importlib import resources
 from typing import Any
@@ -309,7 +311,27 @@ class Parser:
         try:
             return self.lark.parse(text, start=start)
         except UnexpectedInput as e:
-            raise syntax_error(e, text, file, reporter) from None
+            raise syntax_error(e, text, file, reporter, self.item_keywords) from None
+
+    def item_keywords(self) -> list[str]:
+        """The words an item of a program begins with (this parser's grammar: its sugar and plugins' items
+        included), for a syntax error's hint."""
+        words = getattr(self, "_item_words", None)
+        if words is None:
+            words = []
+            try:
+                accepted = self.lark.parse_interactive("", start="start").accepts()
+            except Exception:  # (a hint only: without it the message lists no words)
+                accepted = ()
+            for name in accepted:
+                try:
+                    pat = self.lark.get_terminal(name).pattern
+                except KeyError:
+                    continue
+                if pat.type == "str" and pat.value.isalpha():
+                    words.append(pat.value)
+            words = self._item_words = sorted(set(words))
+        return words
 
 
 #: how every parser is built (the tables file's key includes them)
@@ -494,7 +516,35 @@ def _quoted(text: str) -> str:
     return f"`{text[:40]}...`" if len(text) > 40 else f"`{text}`"
 
 
-def syntax_error(e: UnexpectedInput, text: str, file: str, reporter: Reporter) -> CompileError:
+def _offset(text: str, line: int, col: int) -> int:
+    """The offset in ``text`` of a 1-based line and column."""
+    k = 0
+    for _ in range(line - 1):
+        k = text.index("\n", k) + 1
+    return k + col - 1
+
+
+def _item_word(text: str, tok: Token) -> tuple[int, int, str] | None:
+    """The word before ``tok`` (its line, column and text) when it stands where an item begins: first in
+    the file or after a `;` or `}` (blanks and comments between)."""
+    offset = tok.start_pos if tok.type != "$END" and tok.start_pos is not None else len(text)
+    end = _prev_token_end(text, offset)
+    if end is None:
+        return None
+    m = re.search(r"[A-Za-z_][A-Za-z0-9_]*$", text[:_offset(text, *end)])
+    if m is None:
+        return None
+    rest = text[:m.start()]
+    prev = _prev_token_end(rest, len(rest))
+    if prev is not None and rest[_offset(rest, *prev) - 1] not in ";}":
+        return None
+    line = text.count("\n", 0, m.start()) + 1
+    col = m.start() - (text.rfind("\n", 0, m.start()) + 1) + 1
+    return line, col, m.group(0)
+
+
+def syntax_error(e: UnexpectedInput, text: str, file: str, reporter: Reporter,
+                 item_keywords: Callable[[], list[str]] | None = None) -> CompileError:
     if isinstance(e, UnexpectedCharacters):
         ch = text[e.pos_in_stream] if e.pos_in_stream < len(text) else ""
         return reporter.error(Pos(file, e.line, e.column), f"unexpected character {_quoted(ch)}")
@@ -522,6 +572,18 @@ def syntax_error(e: UnexpectedInput, text: str, file: str, reporter: Reporter) -
     if tok.type == "$END" and "RBRACE" in expected:
         return reporter.error(pos, "unexpected end of the file: a `}` is missing")
     names = sorted({_describe(t) for t in expected})
+    if "pull" in names and item_keywords is not None:
+        # a word where an item begins that is none of the items' words: the parser took it for the reader
+        # of `READER pull SOURCE` and expected `pull` after it; say what the word is not, where it is
+        word = _item_word(text, tok)
+        if word is not None:
+            words = item_keywords()
+            if word[2] not in words:
+                close = difflib.get_close_matches(word[2], words, n=1)
+                hint = f" (did you mean `{close[0]}`?)" if close else ""
+                listed = ", ".join(words) + ", or `READER pull SOURCE`" if words else "`READER pull SOURCE`"
+                return reporter.error(Pos(file, word[0], word[1]),
+                                      f"{_quoted(word[2])} does not begin an item{hint}: an item begins with {listed}")
     if len(names) > 8:
         hint = ""
     else:
