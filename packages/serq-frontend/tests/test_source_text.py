@@ -92,3 +92,23 @@ def test_a_word_that_begins_no_item_is_named_where_it_stands(tmp_path, src, wher
     assert f"error: `{word}` does not begin an item" in msg and "expected pull" not in msg, msg
     assert ("(did you mean `%s`?)" % close in msg) if close else "did you mean" not in msg, msg
     assert "an item begins with def, gauge, let, pool" in msg and "`READER pull SOURCE`" in msg, msg
+
+
+@pytest.mark.parametrize("src, where, part", [
+    # a misspelt statement word, read as a definition's call: named where it stands
+    ("stage s : fifo;\nworkload { arrive poisson(1); }\nsession { rn s(1); }\n", (3, 11),
+     "`rn` does not begin a statement (did you mean `run`?)"),
+    # a misspelt word where the grammar wants one of its words: the closest of them
+    ("pool p { cpa 10; }\n", (1, 10), "unexpected `cpa` (did you mean `cap`?)"),
+    ("stage s : step { budgt 10; cost 1; }\n", (1, 18), "(did you mean `budget`?)"),
+    # an anonymous keyword is named by its text, not by the parser's internal name (`__anon_1`)
+    ("stage s : fifo;\nworkload { arive poisson(1); }\nsession { run s(1); }\n", (2, 12),
+     "unexpected `arive` (expected `}`, arrive, hidden, init, session, trace, turn) (did you mean `arrive`?)"),
+])
+def test_a_misspelt_word_is_named_with_the_closest_word_of_the_grammar(tmp_path, src, where, part):
+    prog = tmp_path / "prog.sq"
+    prog.write_text(src)
+    with pytest.raises(CompileError) as e:
+        serq_frontend.compile(prog)
+    msg = str(e.value)
+    assert (e.value.line, e.value.col) == where and part in msg and "__anon" not in msg, msg

@@ -311,7 +311,7 @@ class Parser:
         try:
             return self.lark.parse(text, start=start)
         except UnexpectedInput as e:
-            raise syntax_error(e, text, file, reporter, self.item_keywords) from None
+            raise syntax_error(e, text, file, reporter, self) from None
 
     def item_keywords(self) -> list[str]:
         """The words an item of a program begins with (this parser's grammar: its sugar and plugins' items
@@ -331,6 +331,22 @@ class Parser:
                 if pat.type == "str" and pat.value.isalpha():
                     words.append(pat.value)
             words = self._item_words = sorted(set(words))
+        return words
+
+    def term_text(self, name: str) -> str | None:
+        """The text of a terminal that is one string (a keyword, an operator), or None."""
+        try:
+            pat = self.lark.get_terminal(name).pattern
+        except KeyError:
+            return None
+        return pat.value if pat.type == "str" else None
+
+    def keywords(self) -> list[str]:
+        """Every word of the grammar (its terminals that are one alphabetic string)."""
+        words = getattr(self, "_keywords", None)
+        if words is None:
+            words = self._keywords = sorted({t.pattern.value for t in self.lark.terminals
+                                             if t.pattern.type == "str" and t.pattern.value.isalpha()})
         return words
 
 
@@ -472,6 +488,17 @@ _TERMINAL_NAMES = {
 }
 
 
+def _describe_in(term: str, grammar: Any) -> str:
+    """``_describe``, a terminal that is one string named by its text (an anonymous keyword's internal
+    name is no word of the language)."""
+    if term in _TERMINAL_NAMES or grammar is None:
+        return _describe(term)
+    text = grammar.term_text(term)
+    if text is None:
+        return _describe(term)
+    return text if text.isalpha() else f"`{text}`"
+
+
 def _describe(term: str) -> str:
     if term in _TERMINAL_NAMES:
         return _TERMINAL_NAMES[term]
@@ -524,9 +551,10 @@ def _offset(text: str, line: int, col: int) -> int:
     return k + col - 1
 
 
-def _item_word(text: str, tok: Token) -> tuple[int, int, str] | None:
+def _item_word(text: str, tok: Token, after: str = ";}") -> tuple[int, int, str] | None:
     """The word before ``tok`` (its line, column and text) when it stands where an item begins: first in
-    the file or after a `;` or `}` (blanks and comments between)."""
+    the file or after one of the characters ``after`` (`;` or `}`; blanks and comments between). With
+    ``after`` "{;}", where a statement begins (not first in the file then)."""
     offset = tok.start_pos if tok.type != "$END" and tok.start_pos is not None else len(text)
     end = _prev_token_end(text, offset)
     if end is None:
@@ -536,15 +564,17 @@ def _item_word(text: str, tok: Token) -> tuple[int, int, str] | None:
         return None
     rest = text[:m.start()]
     prev = _prev_token_end(rest, len(rest))
-    if prev is not None and rest[_offset(rest, *prev) - 1] not in ";}":
+    if prev is None and "{" in after or prev is not None and rest[_offset(rest, *prev) - 1] not in after:
         return None
     line = text.count("\n", 0, m.start()) + 1
     col = m.start() - (text.rfind("\n", 0, m.start()) + 1) + 1
     return line, col, m.group(0)
 
 
-def syntax_error(e: UnexpectedInput, text: str, file: str, reporter: Reporter,
-                 item_keywords: Callable[[], list[str]] | None = None) -> CompileError:
+def syntax_error(e: UnexpectedInput, text: str, file: str, reporter: Reporter, grammar: Any = None) -> CompileError:
+    """The error of a program that does not parse. ``grammar`` (the :class:`Parser`, when there is one)
+    names the terminals by their text and gives the words an item begins with and the grammar's words, for
+    the hints: the closest word to a misspelt one."""
     if isinstance(e, UnexpectedCharacters):
         ch = text[e.pos_in_stream] if e.pos_in_stream < len(text) else ""
         return reporter.error(Pos(file, e.line, e.column), f"unexpected character {_quoted(ch)}")
@@ -571,23 +601,39 @@ def syntax_error(e: UnexpectedInput, text: str, file: str, reporter: Reporter,
             return reporter.error(Pos(file, *prev), f"missing `;` (found {_token_text(tok)} next)")
     if tok.type == "$END" and "RBRACE" in expected:
         return reporter.error(pos, "unexpected end of the file: a `}` is missing")
-    names = sorted({_describe(t) for t in expected})
-    if "pull" in names and item_keywords is not None:
+    names = sorted({_describe_in(t, grammar) for t in expected})
+    if "pull" in names and grammar is not None:
         # a word where an item begins that is none of the items' words: the parser took it for the reader
         # of `READER pull SOURCE` and expected `pull` after it; say what the word is not, where it is
         word = _item_word(text, tok)
         if word is not None:
-            words = item_keywords()
+            words = grammar.item_keywords()
             if word[2] not in words:
                 close = difflib.get_close_matches(word[2], words, n=1)
                 hint = f" (did you mean `{close[0]}`?)" if close else ""
                 listed = ", ".join(words) + ", or `READER pull SOURCE`" if words else "`READER pull SOURCE`"
                 return reporter.error(Pos(file, word[0], word[1]),
                                       f"{_quoted(word[2])} does not begin an item{hint}: an item begins with {listed}")
+    if grammar is not None and tok.type == "NAME" and "`(`" in names:
+        # a word where a statement begins that is no statement's word: read as a definition's call, it
+        # wanted `(` next
+        word = _item_word(text, tok, "{;}")
+        if word is not None and word[2] not in grammar.keywords():
+            close = difflib.get_close_matches(word[2], grammar.keywords(), n=1)
+            if close:
+                return reporter.error(Pos(file, word[0], word[1]),
+                                      f"{_quoted(word[2])} does not begin a statement (did you mean `{close[0]}`?): "
+                                      f"a name there calls a definition, `{word[2]}(…);`")
     if len(names) > 8:
         hint = ""
     else:
         hint = " (expected " + ", ".join(names) + ")"
+    if grammar is not None and tok.type not in ("$END",) and str(tok).isalpha():
+        # a misspelt word where the grammar wants one of its words: the closest of them
+        wanted = [n for n in names if n.isalpha()]
+        close = difflib.get_close_matches(str(tok), wanted, n=1)
+        if close and close[0] != str(tok):
+            hint += f" (did you mean `{close[0]}`?)"
     what = "end of the file" if tok.type == "$END" else _token_text(tok)
     return reporter.error(pos, f"unexpected {what}{hint}")
 
