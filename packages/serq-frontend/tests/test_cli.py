@@ -58,7 +58,7 @@ def test_errors_are_one_diagnostic_and_exit_1(tmp_path, capsys):
     f.write_text(PROG.replace("run svc", "run svx"))
     code, out, err = run(["check", str(f)], capsys)
     assert code == 1
-    assert err.splitlines()[0] == f"{f}:7:7: error: unknown stage `svx`"
+    assert err.splitlines()[0] == f"{f}:7:7: error: unknown stage `svx` (did you mean `svc`?)"
     assert "Traceback" not in err
     code, out, err = run(["check", str(f).replace("p.sq", "p.sq"), "--set", "nope=1"], capsys)
     assert code == 1 and "Traceback" not in err

@@ -16,7 +16,7 @@ def test_the_format_of_a_diagnostic(tmp_path):
     with pytest.raises(serq_frontend.CompileError) as info:
         serq_frontend.compile(f, pm=_pm())
     assert str(info.value).splitlines() == [
-        f"{f}:3:7: error: unknown stage `svx`",
+        f"{f}:3:7: error: unknown stage `svx` (did you mean `svc`?)",
         "    run svx (1);",
         "        ^",
     ]
@@ -213,7 +213,7 @@ def test_a_quoted_line_cannot_drive_the_terminal(tmp_path):
     f.write_bytes(b"stage svc : fifo;\nsession {\n  run svx (1); // \x1b]0;title\x07 \x1b[2J\x08\x0b\n}\n")
     msg = _raised(f)
     assert msg.splitlines() == [
-        f"{f}:3:7: error: unknown stage `svx`",
+        f"{f}:3:7: error: unknown stage `svx` (did you mean `svc`?)",
         "    run svx (1); // ?]0;title? ?[2J??",
         "        ^",
     ]
@@ -229,7 +229,7 @@ def test_a_long_line_is_quoted_around_its_caret(tmp_path):
     f = tmp_path / "p.sq"
     f.write_text("stage svc : fifo;\nsession {" + " " * 500_000 + "run svx (1); // " + "x" * 500_000 + "\n}\n")
     lines = _raised(f).splitlines()
-    assert lines[0] == f"{f}:2:500014: error: unknown stage `svx`"
+    assert lines[0] == f"{f}:2:500014: error: unknown stage `svx` (did you mean `svc`?)"
     assert len(lines) == 3 and len(lines[1]) == 2 + 3 + 200 + 3
     shown, caret = lines[1][2:], lines[2].index("^") - 2
     assert shown.startswith("...") and shown.endswith("...")
@@ -246,3 +246,34 @@ def refused_text(src: str) -> str:
         compile_src(src)
     return str(info.value)
 
+
+
+@pytest.mark.parametrize("body, part", [
+    ("session { hold kvv (1) { run engine(1); } }", "unknown pool `kvv` (did you mean `kv`?)"),
+    ("session { hold kv (1) { run engin(1); } }", "unknown stage `engin` (did you mean `engine`?)"),
+    ("session { set x = flor(2.5); run engine(x); }", "unknown function `flor` (did you mean `floor`?)"),
+    ("session { set x = 2; run engine(xx); }", "unknown name `xx` (did you mean `x`?)"),
+    ("def serve_it(n) { run engine(n); }\nsession { serve_itt(1); }",
+     "no definition `serve_itt` (did you mean `serve_it`?)"),
+    ("session { run engine(zzz); }", "unknown name `zzz`"),
+])
+def test_an_unknown_name_gets_the_closest_known_one(tmp_path, body, part):
+    # a misspelt pool, stage, function, name or definition: the closest of those the program knows there
+    f = tmp_path / "p.sq"
+    f.write_text("pool kv { cap 10; }\nstage engine : fifo;\nlet lam = 1;\nworkload { arrive poisson(lam); }\n"
+                 + body + "\n")
+    with pytest.raises(serq_frontend.CompileError) as e:
+        serq_frontend.compile(f)
+    msg = str(e.value).splitlines()[0]
+    assert msg.endswith(part) and ("did you mean" in part or "did you mean" not in msg), msg
+
+
+def test_a_constant_that_reads_an_unknown_name_gets_the_closest_let(tmp_path):
+    f = tmp_path / "p.sq"
+    f.write_text("stage s : fifo;\nlet lam = 1;\nworkload { arrive poisson(lamb); }\nsession { run s(1); }\n")
+    with pytest.raises(serq_frontend.CompileError) as e:
+        serq_frontend.compile(f)
+    assert str(e.value).splitlines()[0].endswith("it reads `lamb` (did you mean `lam`?)"), str(e.value)
+    with pytest.raises(serq_frontend.CompileError) as e:
+        serq_frontend.compile(f, sets={"lan": 2.0})
+    assert "--set lan: the program has no `let lan` (did you mean `lam`?)" in str(e.value), str(e.value)

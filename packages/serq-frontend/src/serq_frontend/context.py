@@ -9,7 +9,7 @@ from typing import Any
 
 from . import ast as A
 from .consts import BadConstant, NotConstant, fold
-from .diagnostics import CompileError, Pos, Reporter, Sources, decode_source
+from .diagnostics import CompileError, Pos, Reporter, Sources, decode_source, did_you_mean
 
 
 def describe(e: Any) -> str:
@@ -94,7 +94,7 @@ class Context:
                 v = fold(item.value, out)
             except NotConstant as e:
                 raise self.error(e.node.pos, f"`let {item.name}` is not a constant: it reads "
-                                 f"{describe(e.node)}") from None
+                                 f"{describe(e.node)}{_close_let(e.node, out)}") from None
             except BadConstant as e:
                 raise self.error(e.node.pos, e.message) from None
             if math.isnan(v):
@@ -102,7 +102,7 @@ class Context:
             out[item.name] = v
         for name in self.sets:
             if name not in out:
-                raise self.error(None, f"--set {name}: the program has no `let {name}`")
+                raise self.error(None, f"--set {name}: the program has no `let {name}`" + did_you_mean(name, out))
         return out
 
     def const(self, e: Any, what: str) -> float:
@@ -111,7 +111,7 @@ class Context:
             v = fold(e, self.lets())
         except NotConstant as x:
             raise self.error(x.node.pos, f"{what} must be a constant (numbers and `let`s): it reads "
-                             f"{describe(x.node)}") from None
+                             f"{describe(x.node)}{_close_let(x.node, self.lets())}") from None
         except BadConstant as x:
             raise self.error(x.node.pos, x.message) from None
         if math.isnan(v):
@@ -175,3 +175,9 @@ def fmt_num(v: float) -> str:
     if v == int(v) and abs(v) < 1e15:
         return str(int(v))
     return repr(v)
+
+
+def _close_let(node: Any, lets: Any) -> str:
+    """For a constant that reads a name no `let` gives: the closest `let`'s name, if one is close."""
+    name = getattr(node, "dotted", None)
+    return did_you_mean(name, lets) if isinstance(name, str) and name not in lets else ""

@@ -148,3 +148,12 @@ def decode_source(data: bytes, name: str) -> str:
         message = f"the file is not UTF-8 text (byte 0x{data[e.start]:02X})"
         pos = Pos(name, line, col)
         raise CompileError(message, pos, rendered=render(message, pos, sources, name=name)) from None
+
+
+def did_you_mean(name: str, candidates: Any) -> str:
+    """`` (did you mean `x`?)`` with the candidate closest to an unknown ``name`` (a misspelling), or
+    nothing when none is close."""
+    import difflib
+
+    close = difflib.get_close_matches(name, sorted({c for c in candidates if isinstance(c, str)} - {name}), n=1)
+    return f" (did you mean `{close[0]}`?)" if close else ""

@@ -19,7 +19,7 @@ from serq_ir.validate import MAX_POPULATION
 from . import ast as A
 from .consts import SUM, binary_value, fn_value, truth, unary_value
 from .context import Context, fmt_num
-from .diagnostics import Pos
+from .diagnostics import Pos, did_you_mean
 from .names import (
     BUILTIN_ATTRIBUTES,
     CONTEXT,
@@ -350,7 +350,8 @@ class Linker:
                              f"{'used' if what == 'pool' else 'busy'}({name}))")
         if "." in name and name.split(".")[0] in self.queue_names():
             raise self.error(v.pos, f"unknown name `{name}`: nothing sets or marks it")
-        raise self.error(v.pos, f"unknown name `{name}`")
+        raise self.error(v.pos, f"unknown name `{name}`"
+                         + did_you_mean(name, [*self.lets, *self.slots, *(c for c in CONTEXT if c in m.context), "inf"]))
 
     def queue_names(self) -> set[str]:
         return {n.split(".")[0] for n in list(self.pools) + list(self.stages) if "." in n}
@@ -439,7 +440,9 @@ class Linker:
         if name in DIALECT:
             raise self.error(e.pos, f"`{name}(…)` is not part of this language"
                              + (f"; {DIALECT[name]}" if DIALECT[name] else ""))
-        raise self.error(e.pos, f"unknown function `{name}`" + self.ctx.library_hint(name))
+        hint = self.ctx.library_hint(name)
+        raise self.error(e.pos, f"unknown function `{name}`"
+                         + (hint or did_you_mean(name, [*FUNCTIONS, *OBSERVABLES, "member"])))
 
     def member(self, e: A.Call, m: Moment) -> Any:
         """``member(X)``: the index of the pool or stage member ``X`` names, ``j`` for ``kv[j]`` and 0 for
@@ -464,7 +467,7 @@ class Linker:
             if name in other:
                 raise self.error(v.pos, f"`{name}` is a {'stage' if kind == 'pool' else 'pool'}, and a "
                                  f"{kind} is wanted here")
-            raise self.error(v.pos, f"unknown {kind} `{name}`")
+            raise self.error(v.pos, f"unknown {kind} `{name}`" + did_you_mean(name, table))
         return fam
 
     def ref(self, v: A.Var, kind: str, m: Moment, *, family_ok: bool = False) -> Any:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import ast as A
-from ..diagnostics import Pos
+from ..diagnostics import Pos, did_you_mean
 from ..names import (
     BUILTIN_ATTRIBUTES,
     CONTEXT,
@@ -244,8 +244,9 @@ class Expander:
                     self._unknown(s.name, s.pos)
                     if s.name in DIALECT:
                         raise self.ctx.error(s.pos, not_in_language(s.name))
-                    raise self.ctx.error(s.pos, f"`{s.name}(…);`: no definition `{s.name}`"
-                                         + self.ctx.library_hint(s.name))
+                    hint = self.ctx.library_hint(s.name)
+                    close = "" if hint else did_you_mean(s.name, [n for n, x in self.defs.items() if x.body is not None])
+                    raise self.ctx.error(s.pos, f"`{s.name}(…);`: no definition `{s.name}`{close}{hint}")
                 if d.body is None:
                     raise self.ctx.error(s.pos, f"`{s.name}` is an expression definition; use it in an "
                                          "expression")
