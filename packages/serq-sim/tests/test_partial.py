@@ -241,7 +241,8 @@ def test_a_signal_during_start_up_is_one_line_and_no_traceback(tmp_path, monkeyp
     # A process that has not exited 60 s after the signal is stuck: its threads' stacks are taken (faulthandler)
     # and shown in the run's warnings, and the case is tried once more (the second try must pass). Seen once,
     # in a whole-suite run from a fresh clone (SIGTERM at 0.15 s), never in 400 runs of the case alone at
-    # random delays, on a loaded machine too: the stacks of such a run say where the process was.
+    # random delays: most likely the signal was handled where msgspec drops the exception (see
+    # test_a_signal_whose_exception_is_dropped_in_start_up_still_stops_serq, and serq.signals for the mend).
     monkeypatch.setenv("PYTHONFAULTHANDLER", "1")
     stuck = []
     for _attempt in range(2):
@@ -275,3 +276,86 @@ def test_a_signal_during_start_up_is_one_line_and_no_traceback(tmp_path, monkeyp
     else:
         assert err.strip() in ((b"interrupted",) if sig == signal.SIGINT else (b"terminated",)), err
     assert word in err or out
+
+
+# ``serq`` whose handlers, once in place, see the signal handled where C code calls Python code and drops what
+# it raises, with no trace: "dict", PyDict_GetItem comparing a key whose __eq__ is Python code; "msgspec",
+# msgspec making serq_ir.codec's decoder, which hashes the IR's typing unions (Python code) and drops what the
+# hash raises. The second is how a whole-suite run once left `serq run` going after a SIGTERM 0.15 s into
+# start-up (the handler had noted the signal, so a second one would have been ignored; the horizon is 1e12).
+_DROPPING_SERQ = r"""
+import ctypes, os, sys, typing
+from serq import signals
+
+HOW = sys.argv[1]
+install = signals.install
+
+def spin():  # tell the test, then run until its signal has been handled here
+    os.write(2, b"ready\n")
+    while signals.received() is None:
+        pass
+
+class Key:
+    def __hash__(self):
+        return 1
+
+    def __eq__(self, other):
+        spin()
+        return False
+
+def install_then_drop():
+    install()
+    if HOW == "dict":
+        get = ctypes.pythonapi.PyDict_GetItem
+        get.restype = ctypes.c_void_p
+        get.argtypes = [ctypes.py_object, ctypes.py_object]
+        get({Key(): 1}, Key())
+        return
+    union = typing._UnionGenericAlias
+    plain = union.__hash__
+    spun = []
+
+    def hash_(self):
+        if not spun and sys._getframe(1).f_globals.get("__name__") == "serq_ir.codec":  # called by msgspec
+            spun.append(1)
+            spin()
+        return plain(self)
+
+    union.__hash__ = hash_
+    import serq_ir.codec
+    union.__hash__ = plain
+    if not spun:
+        os.write(2, b"msgspec hashed no union for serq_ir.codec\n")
+        os._exit(99)
+
+signals.install = install_then_drop
+import serq.cli
+serq.cli.main(sys.argv[2:])
+"""
+
+
+@pytest.mark.timeout(150)
+@pytest.mark.parametrize("how", ["dict", "msgspec"])
+@pytest.mark.parametrize("sig, status, line", [(signal.SIGINT, 130, b"interrupted"),
+                                               (signal.SIGTERM, 143, b"terminated")], ids=["SIGINT", "SIGTERM"])
+def test_a_signal_whose_exception_is_dropped_in_start_up_still_stops_serq(tmp_path, how, sig, status, line):
+    import typing
+
+    if how == "msgspec" and not hasattr(typing, "_UnionGenericAlias"):  # pragma: no cover - a later Python
+        pytest.skip("typing has no _UnionGenericAlias")
+    proc = subprocess.Popen([sys.executable, "-c", _DROPPING_SERQ, how, "run", _write(tmp_path, MM1), "--no-progress"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+    try:
+        assert proc.stderr.readline() == b"ready\n"
+        proc.send_signal(sig)
+        out, err = proc.communicate(timeout=60)  # unless the signal is delivered again: never (horizon 1e12)
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+        proc.communicate()
+    assert proc.returncode == status, err
+    assert b"Traceback" not in err and b"Exception ignored" not in err, err
+    if out:  # delivered again once the run had begun: its partial report
+        assert out.startswith(b"run: INTERRUPTED" if sig == signal.SIGINT else b"run: PARTIAL (sigterm)")
+    else:
+        assert err.strip() == line, err

@@ -177,7 +177,9 @@ def run_command(pm, file, sets, defs, seed, horizon, warmup, arrivals, trace, as
 
             for name, path in record_paths.items():
                 write_records(report.record_table(name), path, inputs)
-    status = report.exit_status or signals.exit_status()
+    # a signal held while the report was written (or whose exception was dropped) is answered here
+    held = signals.acknowledge()
+    status = report.exit_status or held
     if not status and strict and report.warnings:
         status = STRICT_EXIT
     if status:

@@ -53,7 +53,7 @@ def _plan_args(sets, defs, zips, seeds, horizon, warmup, arrivals, max_wall, max
 
 def _exit_for(complete: bool, errors: list[str] | None = None) -> None:
     if not complete:
-        status = signals.exit_status() or 130
+        status = signals.acknowledge() or 130
         click.echo("terminated" if status == 143 else "interrupted", err=True)
         sys.exit(status)
     if errors:

@@ -275,6 +275,9 @@ def execute(plan: Plan, engine: Any, *, done: Mapping[str, dict] | None = None, 
         complete = True
     except KeyboardInterrupt:
         complete = False
+        signals = sys.modules.get("serq.signals")  # the serq command's handlers: the stop is made here
+        if signals is not None:
+            signals.acknowledge()
     finally:
         bar.close()
     return done, complete

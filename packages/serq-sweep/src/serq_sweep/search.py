@@ -206,7 +206,7 @@ def find_cli(pm, files, args, find_, over, tol, *, workers, dask, progress, out)
         columns, rows = find(files, list(find_), tuple(over), seeds=seeds, tol=tol, workers=workers, dask=dask,
                              progress=progress, pm=pm, **args)
     except KeyboardInterrupt:
-        status = signals.exit_status() or 130
+        status = signals.acknowledge() or 130
         sys.stderr.write("terminated\n" if status == 143 else "interrupted\n")
         sys.exit(status)
     from .cli import _fmt

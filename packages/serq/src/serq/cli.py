@@ -247,11 +247,17 @@ def main(argv: list[str] | None = None) -> None:
 
         atexit.register(_exit_quickly)
         _exit_registered = True
-    signals.install()
     try:
+        signals.install()  # in the try: a signal as the handlers go in is an interrupt like any other
         code = _main(argv)
+        if signals.pending():  # its exception was dropped on the way (serq.signals), and the command ended
+            code = _interrupted()
     except KeyboardInterrupt:  # before or after a command (a run catches its own: its partial report)
         code = _interrupted()
+    except BaseException:
+        if not signals.pending():
+            raise
+        code = _interrupted()  # its exception became another on the way (serq.signals: __set_name__)
     finally:
         signals.uninstall()
     sys.exit(code)
@@ -260,7 +266,7 @@ def main(argv: list[str] | None = None) -> None:
 def _interrupted() -> int:
     from . import signals
 
-    status = signals.exit_status() or 130
+    status = signals.acknowledge() or 130
     sys.stderr.write("terminated\n" if status == 143 else "interrupted\n")
     return status
 

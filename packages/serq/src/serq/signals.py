@@ -2,22 +2,42 @@
 
 :func:`install` (the first thing ``serq`` does) makes both signals raise :class:`KeyboardInterrupt` (SIGINT)
 or :class:`Terminated`, a subclass (SIGTERM, what ``timeout`` and batch schedulers send), so a simulation
-catches either the same way and ends with the partial report. Only the first signal raises: a second one,
-however soon after, is ignored, so it cannot interrupt the writing of the partial report the first one
-asked for. Inside :func:`deferred` (the writing of a report) a first signal is only recorded;
-:func:`exit_status` then says what the command should exit with (130 for SIGINT, 143 for SIGTERM).
+catches either the same way and ends with the partial report. Inside :func:`deferred` (the writing of a
+report) a first signal is only recorded; :func:`exit_status` then says what the command should exit with
+(130 for SIGINT, 143 for SIGTERM).
 
-Python swallows an exception raised where nothing can receive it (a weak reference's callback, such as the
-import system's module locks, a ``__del__``, a collector callback): it prints "Exception ignored in …" and
-goes on. A signal handled there would be lost and the command would run on. So :func:`install` also sets a
-``sys.unraisablehook`` that takes such a lost interrupt of ours quietly (no traceback) and has the signal
-delivered again from a helper thread every 10 ms until its exception is raised where it can be received.
+A signal is *pending* from the moment it is received until the code that makes the stop it asks for
+acknowledges it (:func:`acknowledge`): the command's top level, a run that caught it
+(``Simulation.stopped``, both tiers), a sweep ending its runs, a command that consults it after writing its
+report. Once it is acknowledged a repeated signal is ignored, so it cannot interrupt the partial report
+the first one asked for.
+
+Python runs a handler at the next boundary between bytecodes, which may be inside Python code that C code
+called and whose exception it then clears: msgspec hashing the ``typing`` unions of a type it reads (as
+``serq_ir.codec`` makes its decoder, in start-up), ``PyDict_GetItem`` comparing keys, a ``__del__``, a
+weak reference's callback (the import system's module locks). The interrupt is then gone, often without a
+trace, and the command would run on (a run whose horizon is far ends never). So the exception raised for a
+pending signal is watched: a helper thread, started by the first raise and ended by the acknowledgement,
+looks at it every 10 ms, and once nothing but this module holds it any more (it was dropped: it is not
+being raised, handled or kept) it delivers the signal again to the main thread, whose handler raises a new
+one, until one reaches code that acknowledges it. An exception that something keeps without acting on it
+(stored away, or in a reference cycle) counts as dropped after half a second, unless the main thread is
+handling it then (an ``except`` or ``finally`` clause on its way, such as a sweep ending its workers). The
+same signal sent again while one is pending raises at once if the first one's exception was dropped.
+Python 3.11 turns an exception raised in ``__set_name__`` into a ``RuntimeError`` whose cause it is: the
+command's top level ends with the signal's line and status whenever a signal is pending
+(:func:`pending`), whatever exception, or none, ended the command. Nothing of this costs anything before
+a signal: the thread starts with the first one, and the simulator's loops check nothing for it.
+
+An interrupt of ours that Python reports as unraisable (a ``__del__``, a callback) is taken quietly by the
+``sys.unraisablehook`` :func:`install` sets: no "Exception ignored" and traceback.
 
 Nothing here is installed by importing a part: the Python API keeps Python's own Ctrl-C.
 """
 
 from __future__ import annotations
 
+import _thread
 import contextlib
 import signal
 import sys
@@ -26,6 +46,10 @@ import time
 
 #: Exit status of a command stopped by a signal: 128 + the signal's number, as a shell reports it.
 EXIT_STATUS = {signal.SIGINT: 130, signal.SIGTERM: 143}
+#: how often the exception raised for a pending signal is looked at (and the signal delivered again)
+REDELIVER_EVERY = 0.01
+#: how long something may keep that exception, not handling it, before it counts as dropped
+KEPT_FOR = 0.5
 
 
 class Terminated(KeyboardInterrupt):
@@ -35,68 +59,134 @@ class Terminated(KeyboardInterrupt):
 
 
 _received: int | None = None
+_acknowledged = False
 _defer = 0
+#: :func:`uninstall` under way: a signal is only recorded
+_closing = False
 _installed = False
 #: the handlers :func:`install` replaced, given back by :func:`uninstall`
 _previous: dict[int, object] = {}
-#: the first signal's exception was swallowed (see the module's docstring): it is being delivered again
-_lost = False
-#: inside our unraisable hook, where a raise would be swallowed as well
-_in_hook = False
 _previous_hook = None
+#: the exception last raised for the pending signal, alone in a list (nothing else of ours refers to it, so
+#: a count of its references says whether anything else still holds it), and when it was raised
+_raised: list[BaseException] = []
+_raised_at = 0.0
+_main_thread = 0
+#: counts :func:`install` and :func:`uninstall`: a watcher started before the last of them ends
+_generation = 0
+_watching = False
+
+
+def _refs(box: list) -> int:
+    return sys.getrefcount(box[0])
+
+
+#: what :func:`_refs` says of an object that only its list holds
+_ALONE = _refs([object()])
 
 
 def _on_signal(signum, frame) -> None:
-    global _received, _lost
-    if _received is not None:
-        if not _lost or _in_hook:
-            return  # a repeated signal: the first one's report is being made
-        signum = _received  # the first signal again: its exception was lost
-        _lost = False
-    _received = signum
-    if _defer:
+    global _received, _raised, _raised_at
+    if _received is None:
+        _received = signum
+    elif _acknowledged or _on_its_way():
+        return  # the stop is being made, or the exception raised for it is on its way there
+    if _defer or _closing:
+        return  # recorded only (see deferred)
+    # a repeated signal raises the first one's exception: its status is the command's
+    _raised = [Terminated() if _received == signal.SIGTERM else KeyboardInterrupt()]
+    _raised_at = time.monotonic()
+    _watch()
+    raise _raised[0]  # (from the list: no variable of this frame, which its traceback keeps, holds it)
+
+
+def _on_its_way() -> bool:
+    """The exception last raised for the pending signal is still held by something other than this module:
+    raised on, handled, or kept for less than :data:`KEPT_FOR` seconds (longer while the main thread is
+    handling it: a clean-up on its way)."""
+    box = _raised
+    if not box or _refs(box) <= _ALONE:
+        return False
+    return time.monotonic() - _raised_at < KEPT_FOR or _being_handled(box[0])
+
+
+def _being_handled(exc: BaseException) -> bool:
+    """``exc`` is the exception the main thread is handling (an ``except`` or ``finally`` clause runs), or
+    the cause or context of that one, or of its own, and so on."""
+    cur = sys._current_exceptions().get(_main_thread)
+    if isinstance(cur, tuple):  # Python 3.11: (type, value, traceback)
+        cur = cur[1]
+    for _ in range(100):
+        if cur is None:
+            return False
+        if cur is exc:
+            return True
+        cur = cur.__cause__ or cur.__context__
+    return False
+
+
+def _watch() -> None:
+    global _watching
+    if _watching:
         return
-    raise Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
+    _watching = True
+    try:
+        # a bare thread (not threading's): starting it takes no lock that the main thread, which this
+        # handler interrupted, may hold
+        _thread.start_new_thread(_watcher, (_generation,))
+    except RuntimeError:  # pragma: no cover - no thread can start (the interpreter is ending)
+        _watching = False
+
+
+def _watcher(generation: int) -> None:
+    """Deliver the pending signal again whenever the exception raised for it was dropped, until it is
+    acknowledged (or the handlers go)."""
+    global _watching
+    try:
+        while True:
+            time.sleep(REDELIVER_EVERY)
+            if generation != _generation or _received is None or _acknowledged:
+                break
+            if (time.monotonic() - _raised_at < REDELIVER_EVERY or _defer or _closing or _on_its_way()):
+                continue
+            if hasattr(signal, "pthread_kill"):  # to the main thread: a call waiting there is interrupted
+                signal.pthread_kill(_main_thread, _received)
+            else:  # pragma: no cover - Windows
+                signal.raise_signal(_received)
+    except Exception:  # pragma: no cover - the interpreter is ending
+        return
+    if generation == _generation:
+        _watching = False
 
 
 def _unraisable(unraisable) -> None:
-    """``sys.unraisablehook`` while installed: our interrupt swallowed somewhere is delivered again."""
-    global _lost, _in_hook
-    if (_received is None or _lost or unraisable.exc_type is None
+    """``sys.unraisablehook`` while installed: an interrupt of ours that Python could not raise is taken
+    quietly (the watcher delivers the signal again once the exception is gone)."""
+    if (_received is None or unraisable.exc_type is None
             or not issubclass(unraisable.exc_type, KeyboardInterrupt)):
         (_previous_hook or sys.__unraisablehook__)(unraisable)
-        return
-    _in_hook = True
-    try:
-        _lost = True
-        threading.Thread(target=_deliver_again, args=(_received,), name="serq-signal", daemon=True).start()
-    finally:
-        _in_hook = False
-
-
-def _deliver_again(signum: int) -> None:
-    # the handler runs in the main thread; raised from here, the signal only marks it pending
-    while _lost:
-        time.sleep(0.01)
-        if _lost:
-            signal.raise_signal(signum)
 
 
 def install() -> None:
     """Handle SIGINT and SIGTERM as above (in the main thread only; elsewhere nothing changes)."""
-    global _installed, _received, _lost, _previous_hook
+    global _installed, _received, _acknowledged, _raised, _closing, _generation, _watching, _main_thread
+    global _previous_hook
     if threading.current_thread() is not threading.main_thread():
         return
+    _generation += 1
     _received = None
-    _lost = False
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        prev = signal.signal(sig, _on_signal)
-        if not _installed:
-            _previous[sig] = prev
+    _acknowledged = False
+    _raised = []
+    _closing = False
+    _watching = False
+    _main_thread = threading.get_ident()
     if not _installed:
         _previous_hook = sys.unraisablehook
         sys.unraisablehook = _unraisable
     _installed = True
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        prev = signal.signal(sig, _on_signal)
+        _previous.setdefault(sig, prev)
 
 
 def uninstall() -> None:
@@ -104,10 +194,12 @@ def uninstall() -> None:
     command; a program calling :func:`serq.cli.main` keeps its own), unless one was received: the command
     is then on its way out with that signal's status, and a repeated signal stays ignored (with Python's
     default it would kill the process, and the status would be the signal's, not 130/143)."""
-    global _installed, _lost, _previous_hook
+    global _installed, _closing, _raised, _generation, _previous_hook
     if not _installed or threading.current_thread() is not threading.main_thread():
         return
-    _lost = False
+    _closing = True
+    _generation += 1  # the watcher ends
+    _raised = []
     if sys.unraisablehook is _unraisable:
         sys.unraisablehook = _previous_hook or sys.__unraisablehook__
     _previous_hook = None
@@ -128,6 +220,22 @@ def received() -> int | None:
     return _received
 
 
+def pending() -> bool:
+    """A signal was received and nothing has acknowledged it (:func:`acknowledge`) yet."""
+    return _received is not None and not _acknowledged
+
+
+def acknowledge() -> int | None:
+    """Say that the stop the received signal asks for is being made here (the command's top level, a run's
+    partial report, a sweep ending its runs): it is not delivered again, and a later signal is ignored.
+    Returns :func:`exit_status` (``None`` when no signal was received: nothing changes)."""
+    global _acknowledged, _raised
+    if _received is not None:
+        _acknowledged = True
+        _raised = []
+    return exit_status()
+
+
 def exit_status() -> int | None:
     """130 or 143 when a signal was received, else ``None``."""
     return None if _received is None else EXIT_STATUS.get(_received, 128 + int(_received))
@@ -135,7 +243,8 @@ def exit_status() -> int | None:
 
 @contextlib.contextmanager
 def deferred():
-    """A first signal inside is recorded (see :func:`received`), not raised."""
+    """A first signal inside is recorded (see :func:`received`), not raised; a pending one whose exception
+    was dropped is not delivered again inside."""
     global _defer
     _defer += 1
     try:
