@@ -90,7 +90,7 @@ def test_a_word_that_begins_no_item_is_named_where_it_stands(tmp_path, src, wher
     msg = str(e.value)
     assert (e.value.line, e.value.col) == where, msg
     assert f"error: `{word}` does not begin an item" in msg and "expected pull" not in msg, msg
-    assert ("(did you mean `%s`?)" % close in msg) if close else "did you mean" not in msg, msg
+    assert (f"(did you mean `{close}`?)" in msg) if close else "did you mean" not in msg, msg
     assert "an item begins with def, gauge, let, pool" in msg and "`READER pull SOURCE`" in msg, msg
 
 
