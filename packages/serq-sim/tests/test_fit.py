@@ -136,7 +136,7 @@ def test_a_name_the_language_keeps_is_refused_as_the_profile_name(tmp_path, caps
         serq_frontend.compile(source=f"def {name}() = 1;\n")
     steps = write_steps(tmp_path / "s.jsonl", generated_steps(30, 0.0))
     code, out = serq(["fit", str(steps), "--name", name], capsys)
-    assert code == 2 and f"Invalid value for --name: '{name}' is a word of the language" in out, out
+    assert code == 2 and f"invalid value for --name: '{name}' is a word of the language" in out, out
 
 
 def test_the_profile_printed_compiles(tmp_path, capsys):

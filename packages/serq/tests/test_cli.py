@@ -227,3 +227,21 @@ def test_the_exit_collects_the_garbage_then_freezes_the_rest():
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
     assert lines[1:] == ["status 0", "finalized", "frozen: True"], r.stdout
+
+
+@pytest.mark.parametrize("args, line", [
+    (["run", "{f}", "--horizon", "nan"],
+     "error: invalid value for '--horizon': nan is not a positive number of seconds, or inf (see 'serq run --help')"),
+    (["run", "{f}", "--horizn", "5"], "error: no such option '--horizn'. Did you mean '--horizon'? (see 'serq run --help')"),
+    (["run"], "error: missing argument 'FILE' (see 'serq run --help')"),
+    (["runn", "{f}"], "error: no such command 'runn'. Did you mean 'run'? (see 'serq --help')"),
+    (["run", "{f}", "extra"], "error: got unexpected extra argument (extra) (see 'serq run --help')"),
+    (["plot", "{d}/missing.parquet"],
+     "error: invalid value for 'SOURCE': Path '{d}/missing.parquet' does not exist (see 'serq plot --help')"),
+])
+def test_a_usage_error_is_one_line(tmp_path, args, line):
+    # every error of serq's is one line: click's usage errors were three (Usage, Try, Error: with a capital)
+    f = str(mm1_ir(tmp_path))
+    r = run_serq(*[a.format(f=f, d=tmp_path) for a in args])
+    assert r.returncode == 2 and r.stdout == "", r
+    assert r.stderr == line.format(d=tmp_path) + "\n", r.stderr

@@ -71,9 +71,9 @@ def test_values_that_mean_nothing(name, opt, value, ok):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["run", "{f}", "--horizon", "nan"], "Invalid value for '--horizon': nan is not a positive number of seconds, or inf"),
-    (["ir", "{f}", "--warmup", "nan"], "Invalid value for '--warmup': nan is not a finite number of seconds, at least 0"),
-    (["run", "{f}", "--seed", "-1"], "Invalid value for '--seed': -1 is not a seed, a whole number from 0 to 2**64 - 1"),
+    (["run", "{f}", "--horizon", "nan"], "invalid value for '--horizon': nan is not a positive number of seconds, or inf"),
+    (["ir", "{f}", "--warmup", "nan"], "invalid value for '--warmup': nan is not a finite number of seconds, at least 0"),
+    (["run", "{f}", "--seed", "-1"], "invalid value for '--seed': -1 is not a seed, a whole number from 0 to 2**64 - 1"),
 ])
 def test_through_the_command(tmp_path, args, message):
     r = run_serq(*[a.format(f=mm1_ir(tmp_path)) for a in args])

@@ -27,7 +27,7 @@ def test_only_host_and_ir_name_the_frontend_for_source(tmp_path):
 def test_only_host_and_ir_have_no_run_command(tmp_path):
     r = run_serq("run", str(mm1_ir(tmp_path)), env=ONLY_IR)
     assert r.returncode == 2
-    assert "No such command 'run'" in r.stderr
+    assert "no such command 'run'" in r.stderr
 
 
 def test_plugins_lists_only_what_is_enabled():
@@ -58,9 +58,9 @@ def test_with_the_frontend_source_checks_but_nothing_runs(tmp_path):
     assert r.stdout == "OK: 0 pool(s), 1 stage(s), 5 attribute(s), 1 block(s)\n"
     assert run_serq("ir", str(prog), env=WITH_FRONTEND).returncode == 0
     r = run_serq("run", str(prog), env=WITH_FRONTEND)
-    assert r.returncode == 2 and "No such command 'run'" in r.stderr
+    assert r.returncode == 2 and "no such command 'run'" in r.stderr
     r = run_serq("vllm", "scenarios", env=WITH_FRONTEND)
-    assert r.returncode == 2 and "No such command 'vllm'" in r.stderr
+    assert r.returncode == 2 and "no such command 'vllm'" in r.stderr
 
 
 def test_the_simulator_without_reports_names_serq_report(tmp_path):

@@ -271,6 +271,18 @@ def _interrupted() -> int:
     return status
 
 
+def _usage_message(e) -> str:
+    """A usage error (a bad flag, a missing argument, an option's value refused) as one line, as every
+    error of serq's is: ``error: invalid value for '--horizon': … (see 'serq run --help')``. (click's own
+    form is three lines, ``Usage: …``, ``Try …`` and ``Error: …``.)"""
+    msg = " ".join(e.format_message().split("\n")).strip()
+    if msg[:1].isupper() and msg[1:2].islower():  # an English word first: the message goes on after "error:"
+        msg = msg[0].lower() + msg[1:]
+    msg = msg[:-1] if msg.endswith(".") else msg
+    where = e.ctx.command_path if getattr(e, "ctx", None) is not None else "serq"
+    return f"error: {msg} (see '{where} --help')"
+
+
 def _main(argv: list[str] | None) -> int:
     import click
 
@@ -293,7 +305,7 @@ def _main(argv: list[str] | None) -> int:
     except SystemExit as e:  # a command's own sys.exit(): its status, once what it wrote is out
         exiting, code = e, 0
     except click.exceptions.UsageError as e:
-        e.show()
+        click.echo(_usage_message(e), err=True)
         code = 2
     except click.exceptions.Exit as e:
         code = e.exit_code
