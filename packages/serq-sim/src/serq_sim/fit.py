@@ -20,7 +20,7 @@ import math
 from dataclasses import dataclass, field
 
 from serq.errors import UserError
-from serq.jsonin import JSONNumberError, at_byte, loads, located
+from serq.jsonin import JSONNumberError, loads, located, read_text
 
 #: The composition terms, in the order of their coefficients after the fixed term ``c``.
 TERMS = ("decoders", "kv_decode", "prefilled", "attention")
@@ -52,19 +52,7 @@ def kind(decoders: float, prefilled: float) -> str:
 def read_steps(path: str) -> list[tuple[float, float, float, float, float]]:
     """The steps of a JSON Lines file: ``(decoders, kv_decode, prefilled, attention, time)`` each; a
     mistake is one error at its line."""
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError as e:
-        raise UserError(f"{path}: cannot read: {e.strerror or e}") from None
-    if data.startswith(b"\xef\xbb\xbf"):  # a UTF-8 byte-order mark
-        data = data[3:]
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        shown, line, col = at_byte(data, e.start)
-        raise UserError(located(shown, path, line, col, f"the file is not UTF-8 text (byte 0x{data[e.start]:02X})")
-                        ) from None
+    text = read_text(path)
     steps = []
     for no, raw in enumerate(text.split("\n"), 1):
         if not raw.strip():

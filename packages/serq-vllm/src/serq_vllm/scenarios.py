@@ -82,21 +82,9 @@ def read_scenario(file: str | Path) -> dict[str, Any]:
             p = named
         else:
             raise UserError(f"{file}: no such scenario file or shipped scenario (see `serq vllm scenarios`)")
-    from serq.jsonin import JSONNumberError, at_byte, loads, located
+    from serq.jsonin import JSONNumberError, loads, located, read_text
 
-    try:
-        with open(p, "rb") as f:
-            data = f.read()
-    except OSError as e:
-        raise UserError(f"{p}: cannot read: {e.strerror}") from None
-    if data.startswith(b"\xef\xbb\xbf"):  # a UTF-8 byte-order mark, which JSON readers may ignore (RFC 8259)
-        data = data[3:]
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        shown, line, col = at_byte(data, e.start)
-        raise UserError(located(shown, p, line, col, f"the file is not UTF-8 text (byte 0x{data[e.start]:02X})")
-                        ) from None
+    text = read_text(p)
     if not text.strip():
         raise UserError(located(text, p, 1, 1, "the file is empty (a scenario is a JSON object)"))
     try:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-__all__ = ["JSONNumberError", "at_byte", "located", "loads"]
+__all__ = ["JSONNumberError", "at_byte", "located", "loads", "read_text"]
 
 #: the most digits an integer in a user's JSON may have (10**308 < the largest float < 10**309)
 MAX_DIGITS = 308
@@ -63,3 +63,24 @@ def at_byte(data: bytes, offset: int) -> tuple[str, int, int]:
     line = data.count(b"\n", 0, offset) + 1
     col = len(data[start:offset].decode("utf-8", errors="replace")) + 1
     return data.decode("utf-8", errors="replace"), line, col
+
+
+def read_text(path: str) -> str:
+    """A user's JSON file as text: read as UTF-8 whatever the locale, a byte-order mark skipped (JSON readers
+    may ignore one, RFC 8259); a file that cannot be read, or a byte that is not UTF-8 (located at its line
+    and column, the line quoted with a caret), is a :class:`serq.errors.UserError`."""
+    from .errors import UserError
+
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        raise UserError(f"{path}: cannot read: {e.strerror or e}") from None
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        shown, line, col = at_byte(data, e.start)
+        raise UserError(located(shown, path, line, col, f"the file is not UTF-8 text (byte 0x{data[e.start]:02X})")
+                        ) from None
