@@ -121,16 +121,21 @@ def _missing_under_dev(path: str) -> bool:
     return _through_dev(path) or _through_dev(os.path.realpath(path))
 
 
+def _stat(path: str) -> os.stat_result | None:
+    """What ``path`` names, through links (``None``: nothing); an error reading it names ``path``."""
+    try:
+        return os.stat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        raise type(e)(e.errno, e.strerror, path) from None
+
+
 def _target(path: str) -> os.stat_result | None:
     """What an output ``path`` names now (``None``: nothing, and it may be created), refused
     (:class:`OutputError`) when it is a folder or a path under ``/dev`` that does not exist (never
     created); an error reading it names ``path``."""
-    try:
-        st = os.stat(path)
-    except FileNotFoundError:
-        st = None
-    except OSError as e:
-        raise type(e)(e.errno, e.strerror, path) from None
+    st = _stat(path)
     if st is not None and stat.S_ISDIR(st.st_mode):
         raise OutputError(f"{path}: is a folder, not a file")
     if st is None and _missing_under_dev(path):
@@ -177,12 +182,7 @@ def check_folder(path: str | os.PathLike[str], *, own: bool = False) -> None:
             if own and probe == path:
                 raise OutputError(f"{path}: is a symbolic link; serq names this folder itself and writes "
                                   "only into a folder of its own (remove it, or choose another output)")
-            try:
-                st = os.stat(probe)
-            except FileNotFoundError:
-                st = None
-            except OSError as e:
-                raise type(e)(e.errno, e.strerror, probe) from None
+            st = _stat(probe)
         if st is not None and stat.S_ISDIR(st.st_mode):
             return
         what = ("a symbolic link to nothing" if st is None else "a file" if stat.S_ISREG(st.st_mode)
