@@ -452,6 +452,12 @@ class Linker:
         target = e.args[0]
         kind = "stage" if target.dotted in self.stages else "pool"
         ref = self.ref(target, kind, m)
+        size = self.family(target, kind).size
+        if ref.index is None and size > 1 and self.own is not None and self.own.size == size:
+            # the member paired with each of the stage's members: no one number, and 0 would be wrong for all
+            # but the first
+            raise self.error(e.pos, f"`member({target.dotted})`: in a step family's own expressions "
+                             f"`{target.dotted}` is each member's own, whose index no expression gives here")
         return ref.index if ref.index is not None else self.num(0.0, e.pos)
 
     def stages_kind(self, v: A.Var) -> str:
