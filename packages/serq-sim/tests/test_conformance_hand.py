@@ -7,36 +7,9 @@ from __future__ import annotations
 import json
 
 import pytest
-import serq_frontend
 import serq_sim
+from conform import _run, pool, run
 from serq_report.json import encode_json
-
-
-def _run(src: str, monkeypatch, tier: str):
-    if tier:
-        monkeypatch.setenv("SERQ_SIM_TIER", tier)
-    else:
-        monkeypatch.delenv("SERQ_SIM_TIER", raising=False)
-    prog = serq_frontend.compile(source=src, sets={}, defs={})
-    return serq_sim.run(prog)
-
-
-def run(src: str, monkeypatch):
-    """``(report, {observe: [(session, time, value), …] in time then session order})``, the same on both
-    tiers."""
-    picked = _run(src, monkeypatch, "")
-    general = _run(src, monkeypatch, "general")
-    assert encode_json(picked) == encode_json(general)
-    obs = {}
-    for name, o in general.observes.items():
-        rows = zip(o.sessions.tolist(), o.times.tolist(), o.values.tolist())
-        obs[name] = sorted(((s, t, v) for s, t, v in rows), key=lambda r: (r[1], r[0]))
-    return general, obs
-
-
-def pool(report, name):
-    return next(p for p in report.result.pools if p.name == name)
-
 
 # --- pools -----------------------------------------------------------------------------------------------
 

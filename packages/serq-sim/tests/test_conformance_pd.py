@@ -7,34 +7,10 @@ which must agree; every expected value is worked out in the comment above it."""
 
 from __future__ import annotations
 
-import math
-
 import pytest
 import serq_frontend
 import serq_sim
-from serq_report.json import encode_json
-
-
-def _run(src: str, monkeypatch, tier: str, path=None):
-    if tier:
-        monkeypatch.setenv("SERQ_SIM_TIER", tier)
-    else:
-        monkeypatch.delenv("SERQ_SIM_TIER", raising=False)
-    prog = serq_frontend.compile(path=str(path)) if path else serq_frontend.compile(source=src, sets={}, defs={})
-    return serq_sim.run(prog)
-
-
-def run(src: str, monkeypatch, path=None):
-    """``(report, {observe: [(session, time, value), …] in time then session order})``, the same on both
-    tiers."""
-    picked = _run(src, monkeypatch, "", path)
-    general = _run(src, monkeypatch, "general", path)
-    assert encode_json(picked) == encode_json(general)
-    obs = {}
-    for name, o in general.observes.items():
-        rows = zip(o.sessions.tolist(), o.times.tolist(), o.values.tolist())
-        obs[name] = sorted(((s, t, v) for s, t, v in rows), key=lambda r: (r[1], r[0]))
-    return general, obs
+from conform import close, run
 
 
 def figures(report, kind: str) -> dict:
@@ -42,9 +18,6 @@ def figures(report, kind: str) -> dict:
     rows = report.result.pools if kind == "pool" else report.result.stages
     return {r.name if r.index is None else f"{r.name}[{r.index}]": r for r in rows}
 
-
-def close(a: float, b: float) -> bool:
-    return math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-12)
 
 
 # --- P/D disaggregation: the pull, the read, the lease ----------------------------------------------------

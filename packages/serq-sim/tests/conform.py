@@ -1,0 +1,41 @@
+"""Running a hand-computed conformance case (test_conformance_hand.py, test_conformance_more.py,
+test_conformance_pd.py): the program on the tier picked for it and on the general engine, which must
+give the same report, and the samples of its observes in time order."""
+
+from __future__ import annotations
+
+import math
+
+import serq_frontend
+import serq_sim
+from serq_report.json import encode_json
+
+
+def _run(src: str, monkeypatch, tier: str, path=None):
+    if tier:
+        monkeypatch.setenv("SERQ_SIM_TIER", tier)
+    else:
+        monkeypatch.delenv("SERQ_SIM_TIER", raising=False)
+    prog = serq_frontend.compile(path=str(path)) if path else serq_frontend.compile(source=src, sets={}, defs={})
+    return serq_sim.run(prog)
+
+
+def run(src: str, monkeypatch, path=None):
+    """``(report, {observe: [(session, time, value), …] in time then session order})``, the same on both
+    tiers (``path``: the program's file instead of ``src``)."""
+    picked = _run(src, monkeypatch, "", path)
+    general = _run(src, monkeypatch, "general", path)
+    assert encode_json(picked) == encode_json(general)
+    obs = {}
+    for name, o in general.observes.items():
+        rows = zip(o.sessions.tolist(), o.times.tolist(), o.values.tolist())
+        obs[name] = sorted(((s, t, v) for s, t, v in rows), key=lambda r: (r[1], r[0]))
+    return general, obs
+
+
+def pool(report, name):
+    return next(p for p in report.result.pools if p.name == name)
+
+
+def close(a: float, b: float) -> bool:
+    return math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-12)
