@@ -362,7 +362,11 @@ def test_a_source_that_is_not_utf8_gives_one_diagnostic_at_its_first_bad_byte(tm
     col = bad - (first.rfind("\n", 0, bad) + 1) + 1
     head, src_line, caret = str(e.value).split("\n")
     assert head.startswith(f"{f}:{line}:{col}: error: the file is not UTF-8 text (byte 0x"), str(e.value)
-    assert caret == "  " + " " * (col - 1) + "^" and "\ufffd" not in src_line, str(e.value)
+    # the caret stands under the bad byte, quoted as `?` (a line longer than the quote's width is cut
+    # around it, `...` marking the cut, so its column in the quote is not always its column in the file)
+    assert caret.strip() == "^" and src_line[len(caret) - 1] == "?" and "\ufffd" not in src_line, str(e.value)
+    if len(src_line) <= 2 + 200:
+        assert caret == "  " + " " * (col - 1) + "^", str(e.value)
 
 
 SERQ = str(Path(sys.executable).parent / "serq")
