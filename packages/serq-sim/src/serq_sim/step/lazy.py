@@ -235,7 +235,7 @@ class LazyDecoding:
         last = now
         a_present = self.a_present
         a_busy = self.a_busy
-        present = self.present
+        present = float(self.present)  # (a float: a float times a float is specialized, an int times one is not)
         gaps = self.gaps
         weights = gaps.weights
         warm = sim.warm
@@ -257,13 +257,14 @@ class LazyDecoding:
         glast = gaps.last
         gain = 0
         values = gaps.values
-        while t < t_next and t <= horizon and (r + n + 1) not in due:
-            wl = wake.get(r + n + 1)
+        k = r + 1  # the round about to end (r + n + 1)
+        while t < t_next and t <= horizon and k not in due:
+            wl = wake.get(k)
             if wl is not None:
                 if not absorb:
                     break
                 # the growers' plan and the cost the planning of that round would take
-                plan = self._wake_plan(wl, r + n + 1)
+                plan = self._wake_plan(wl, k)
                 if plan is None:
                     break
                 if cost_of is not None:
@@ -275,7 +276,7 @@ class LazyDecoding:
             dt = t - last
             if dt > 0.0:
                 a_present += present * dt
-                a_busy += 1.0 * dt
+                a_busy += dt  # (1.0 * dt, as the stage's own integral writes it: the same float)
             # the round's output tokens (tokens.py): the first round's pending decoders, then all regular
             if n == 0:
                 gaps.iteration(self, (), last, t, nlazy, self.tpend, None, warm)
@@ -300,12 +301,13 @@ class LazyDecoding:
                 # their blocks, taken at the round's start
                 sim.now = last
                 try:
-                    self._wake_apply(wl, plan, r + n, last)
+                    self._wake_apply(wl, plan, k, last)
                 finally:
                     sim.now = now
                 wakes += 1
                 cost = c
             t = t + cost
+            k += 1
         if gain:
             weights[-1] += gain
         gaps.last = glast
