@@ -101,6 +101,17 @@ def test_a_word_that_begins_no_item_is_named_where_it_stands(tmp_path, src, wher
     # a misspelt word where the grammar wants one of its words: the closest of them
     ("pool p { cpa 10; }\n", (1, 10), "unexpected `cpa` (did you mean `cap`?)"),
     ("stage s : step { budgt 10; cost 1; }\n", (1, 18), "(did you mean `budget`?)"),
+    # a word the lexer split where it wanted a keyword (`fifoo` read as `fifo` then `o`): the whole word
+    ("stage s : fifoo;\nworkload { arrive poisson(1); }\nsession { run s(1); }\n", (1, 11),
+     "unexpected `fifoo` (did you mean `fifo`?)"),
+    # a terminal that is a choice of words is listed as those words (it was `run_field`, `arrive`)
+    ("stage s : fifo;\nworkload { arrive poisson(1); }\nsession { run s(1); }\nrun { horizn 10; }\n", (4, 7),
+     "unexpected `horizn` (expected `}`, arrivals, horizon, seed, warmup) (did you mean `horizon`?)"),
+    ("stage s : fifo;\nworkload { arrive poison(1); }\nsession { run s(1); }\n", (2, 19),
+     "(expected batch, closed, poisson, renewal, none) (did you mean `poisson`?)"),
+    # a block statement's misspelt word, read as a call and then refused at its `{`
+    ("stage s : fifo;\nworkload { arrive poisson(1); }\nsession { brnch (1) { run s(1); } }\n", (3, 11),
+     "`brnch` does not begin a statement (did you mean `branch`?)"),
     # an anonymous keyword is named by its text, not by the parser's internal name (`__anon_1`)
     ("stage s : fifo;\nworkload { arive poisson(1); }\nsession { run s(1); }\n", (2, 12),
      "unexpected `arive` (expected `}`, arrive, hidden, init, session, trace, turn) (did you mean `arrive`?)"),

@@ -341,6 +341,18 @@ class Parser:
             return None
         return pat.value if pat.type == "str" else None
 
+    def term_words(self, name: str) -> list[str]:
+        """The words a terminal matches when it is one word or an alternation of words (a keyword;
+        `horizon | warmup | seed | arrivals`), else none."""
+        try:
+            pat = self.lark.get_terminal(name).pattern
+        except KeyError:
+            return []
+        if pat.type == "str":
+            return [pat.value] if pat.value.isalpha() else []
+        m = re.fullmatch(r"\(\?:((?:[A-Za-z_]+\|)*[A-Za-z_]+)\)", pat.value)
+        return sorted(m.group(1).split("|")) if m else []
+
     def keywords(self) -> list[str]:
         """Every word of the grammar (its terminals that are one alphabetic string)."""
         words = getattr(self, "_keywords", None)
@@ -495,7 +507,8 @@ def _describe_in(term: str, grammar: Any) -> str:
         return _describe(term)
     text = grammar.term_text(term)
     if text is None:
-        return _describe(term)
+        words = grammar.term_words(term)
+        return ", ".join(words) if words else _describe(term)
     return text if text.isalpha() else f"`{text}`"
 
 
@@ -571,6 +584,31 @@ def _item_word(text: str, tok: Token, after: str = ";}") -> tuple[int, int, str]
     return line, col, m.group(0)
 
 
+def _word_char(ch: str) -> bool:
+    return ch.isalnum() or ch == "_" if ch else False
+
+
+def _closest(word: str, words: Sequence[str]) -> str:
+    """`` (did you mean `x`?)`` with the word of ``words`` closest to ``word``, or nothing."""
+    close = difflib.get_close_matches(word, [w for w in words if w != word], n=1)
+    return f" (did you mean `{close[0]}`?)" if close else ""
+
+
+def _statement_word(text: str, tok: Token) -> tuple[int, int, str] | None:
+    """The first word of the statement ``tok`` stands in, when it is followed by `(` (a definition's call):
+    its line, column and text. The statement begins after the last `;`, `{` or `}` before ``tok`` on its
+    line or the lines before (a heuristic for a hint: None when it finds no such word)."""
+    end = tok.start_pos if tok.start_pos is not None else len(text)
+    k = max(text.rfind(c, 0, end) for c in ";{}") + 1
+    m = re.match(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*\(", text[k:end])
+    if m is None:
+        return None
+    a = k + m.start(1)
+    line = text.count("\n", 0, a) + 1
+    col = a - (text.rfind("\n", 0, a) + 1) + 1
+    return line, col, m.group(1)
+
+
 def syntax_error(e: UnexpectedInput, text: str, file: str, reporter: Reporter, grammar: Any = None) -> CompileError:
     """The error of a program that does not parse. ``grammar`` (the :class:`Parser`, when there is one)
     names the terminals by their text and gives the words an item begins with and the grammar's words, for
@@ -587,6 +625,22 @@ def syntax_error(e: UnexpectedInput, text: str, file: str, reporter: Reporter, g
     dialect = _dialect(tok, expected, text)
     if dialect is not None:
         return reporter.error(Pos(file, *dialect[0]), dialect[1])
+    if grammar is not None and tok.type != "$END" and tok.start_pos:
+        # a word the lexer split where it wanted a keyword (`fifoo` read as `fifo` then `o`): the whole word
+        k = tok.start_pos
+        if _word_char(text[k - 1]) and _word_char(str(tok)[:1]):
+            a = k - 1
+            while a > 0 and _word_char(text[a - 1]):
+                a -= 1
+            b = k
+            while b < len(text) and _word_char(text[b]):
+                b += 1
+            word = text[a:b]
+            if not word[0].isdigit():
+                line = text.count("\n", 0, a) + 1
+                col = a - (text.rfind("\n", 0, a) + 1) + 1
+                return reporter.error(Pos(file, line, col), f"unexpected {_quoted(word)}"
+                                      + _closest(word, grammar.keywords()))
     if tok.type == "$END":
         prev = _prev_token_end(text, len(text)) or (1, 1)
         pos = Pos(file, *prev)
@@ -624,16 +678,24 @@ def syntax_error(e: UnexpectedInput, text: str, file: str, reporter: Reporter, g
                 return reporter.error(Pos(file, word[0], word[1]),
                                       f"{_quoted(word[2])} does not begin a statement (did you mean `{close[0]}`?): "
                                       f"a name there calls a definition, `{word[2]}(…);`")
+    if grammar is not None and "`;`" in names:
+        # a statement that began with a word no statement begins with, read as a definition's call
+        # (`brnch (x) { … }`): that word, where it stands
+        word = _statement_word(text, tok)
+        if word is not None and word[2] not in grammar.keywords():
+            close = _closest(word[2], grammar.keywords())
+            if close:
+                return reporter.error(Pos(file, word[0], word[1]),
+                                      f"{_quoted(word[2])} does not begin a statement{close}: a name there calls "
+                                      f"a definition, `{word[2]}(…);`")
     if len(names) > 8:
         hint = ""
     else:
         hint = " (expected " + ", ".join(names) + ")"
     if grammar is not None and tok.type not in ("$END",) and str(tok).isalpha():
         # a misspelt word where the grammar wants one of its words: the closest of them
-        wanted = [n for n in names if n.isalpha()]
-        close = difflib.get_close_matches(str(tok), wanted, n=1)
-        if close and close[0] != str(tok):
-            hint += f" (did you mean `{close[0]}`?)"
+        wanted = sorted({w for t in expected for w in grammar.term_words(t)})
+        hint += _closest(str(tok), wanted)
     what = "end of the file" if tok.type == "$END" else _token_text(tok)
     return reporter.error(pos, f"unexpected {what}{hint}")
 
