@@ -277,3 +277,21 @@ def test_a_constant_that_reads_an_unknown_name_gets_the_closest_let(tmp_path):
     with pytest.raises(serq_frontend.CompileError) as e:
         serq_frontend.compile(f, sets={"lan": 2.0})
     assert "--set lan: the program has no `let lan` (did you mean `lam`?)" in str(e.value), str(e.value)
+
+
+def test_a_call_with_the_wrong_number_of_arguments_shows_the_parameters(tmp_path):
+    f = tmp_path / "p.sq"
+    f.write_text("stage s : fifo;\ndef serve_it(n, m) { run s(n + m); }\nworkload { arrive poisson(1); }\n"
+                 "session { serve_it(1); }\n")
+    with pytest.raises(serq_frontend.CompileError) as e:
+        serq_frontend.compile(f)
+    assert str(e.value).splitlines()[0].endswith("error: `serve_it` takes 2 argument(s), got 1: `serve_it(n, m)`")
+
+
+def test_a_library_that_is_not_there_gets_the_closest_one(tmp_path):
+    f = tmp_path / "p.sq"
+    (tmp_path / "mylib.sq").write_text("def one() = 1;\n")
+    f.write_text('use "mylb.sq";\nstage s : fifo;\nworkload { arrive poisson(1); }\nsession { run s(1); }\n')
+    with pytest.raises(serq_frontend.CompileError) as e:
+        serq_frontend.compile(f)
+    assert str(e.value).splitlines()[0].endswith("(did you mean `mylib.sq`?)"), str(e.value)

@@ -187,7 +187,14 @@ class Expander:
                             "is a `.sq` file of `def`s and `use`s)")
         if not files:
             where = ", ".join(str(c.parent) for c in candidates) or "no folder (a program given as text)"
-            raise ctx.error(u.pos, f"`use \"{u.path}\"`: no such library (looked in {where})")
+            known = []
+            for c in candidates:  # the libraries those folders hold, for the closest name
+                try:
+                    known += [f.name for f in c.parent.glob("*.sq")]
+                except OSError:
+                    continue
+            raise ctx.error(u.pos, f"`use \"{u.path}\"`: no such library (looked in {where})"
+                            + did_you_mean(Path(u.path).name, known))
         found = lib = None
         for c in files:
             key = str(c.resolve())
@@ -258,7 +265,8 @@ class Expander:
 
     def bind(self, d: A.DefItem, args: list[Any], pos: Pos) -> dict[str, Any]:
         if len(args) != len(d.params):
-            raise self.ctx.error(pos, f"`{d.name}` takes {len(d.params)} argument(s), got {len(args)}")
+            raise self.ctx.error(pos, f"`{d.name}` takes {len(d.params)} argument(s), got {len(args)}: "
+                                 f"`{d.name}({', '.join(d.params)})`")
         return dict(zip(d.params, args))
 
     def write_out(self, d: A.DefItem, params: dict[str, Any], pos: Pos) -> None:

@@ -565,7 +565,7 @@ class QueueRewriter:
                             "takes from and the pool it fills")
         if len(c.args) != len(entry.params):
             raise ctx.error(c.pos, f"`{q.name}.{c.verb}` takes {len(entry.params)} argument(s), got "
-                            f"{len(c.args)}")
+                            f"{len(c.args)}: `{q.name}.{c.verb}({', '.join(entry.params)})`")
         for p, a in zip(entry.params, c.args):
             if A.draws(a):
                 raise ctx.error(a.pos, f"`{q.name}.{c.verb}`: the argument for `{p}` draws; a parameter is "
