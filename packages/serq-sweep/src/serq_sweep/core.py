@@ -178,7 +178,10 @@ def plan(files: Sequence[str], *, sets: Mapping[str, Any] | None = None, defs: M
             if not getattr(type(e), "serq_user_error", False):
                 raise
             label = ", ".join(f"{k}={_show(v)}" for k, v in params.items())
-            raise UserError(f"{e}\n(at the sweep's point {label})" if label else str(e)) from None
+            msg = str(e)
+            if label:  # the point, on the message's own line when it is one line (a quoted source has more)
+                msg += f" (at the sweep's point {label})" if "\n" not in msg else f"\n(at the sweep's point {label})"
+            raise UserError(msg) from None
         ir = serq_ir.encode(program)
         import msgspec
 
