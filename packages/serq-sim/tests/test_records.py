@@ -143,7 +143,7 @@ def test_serq_run_records_refuses_what_it_cannot_write(tmp_path, capsys):
     (tmp_path / "p.sq").write_text(PROG)
     (tmp_path / "n.sq").write_text(PROG.replace("record req { sent = t0; done = now; k = serial * 10; }", ""))
     code, text = serq(["run", str(tmp_path / "n.sq"), "--records", str(tmp_path / "x.csv")], capsys)
-    assert code == 1 and "the program declares no records" in text and "Traceback" not in text
+    assert code == 1 and "the program declares no records (`record NAME { col = expr; … }`;" in text and "Traceback" not in text
     code, text = serq(["run", str(tmp_path / "p.sq"), "--records", str(tmp_path / "x.txt")], capsys)
     assert code == 2 and "a records file ends in .csv or .parquet" in text
     (tmp_path / "link.csv").symlink_to(tmp_path / "p.sq")  # the program itself by another name

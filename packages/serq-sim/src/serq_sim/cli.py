@@ -127,7 +127,7 @@ def run_command(pm, file, sets, defs, seed, horizon, warmup, arrivals, trace, as
                                      param_hint="--records")
         if not program.records:
             raise UserError(f"--records {records_file}: the program declares no records (`record NAME {{ col = "
-                            "expr; … }}`; lib/vllm.sq's vllm_request records every request)")
+                            "expr; … }`; lib/vllm.sq's vllm_request records every request)")
         record_paths = record_files(records_file, [r.name for r in program.records])
     inputs = run_inputs(program, file, trace) if output or dump is not None or record_paths else []
     # every output is refused before the run, not after it: an input of the run, one the write would
