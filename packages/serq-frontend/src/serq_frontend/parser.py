@@ -663,31 +663,23 @@ def syntax_error(e: UnexpectedInput, text: str, file: str, reporter: Reporter, g
         if word is not None:
             words = grammar.item_keywords()
             if word[2] not in words:
-                close = difflib.get_close_matches(word[2], words, n=1)
-                hint = f" (did you mean `{close[0]}`?)" if close else ""
                 listed = ", ".join(words) + ", or `READER pull SOURCE`" if words else "`READER pull SOURCE`"
-                return reporter.error(Pos(file, word[0], word[1]),
-                                      f"{_quoted(word[2])} does not begin an item{hint}: an item begins with {listed}")
-    if grammar is not None and tok.type == "NAME" and "`(`" in names:
-        # a word where a statement begins that is no statement's word: read as a definition's call, it
-        # wanted `(` next
-        word = _item_word(text, tok, "{;}")
-        if word is not None and word[2] not in grammar.keywords():
-            close = difflib.get_close_matches(word[2], grammar.keywords(), n=1)
-            if close:
-                return reporter.error(Pos(file, word[0], word[1]),
-                                      f"{_quoted(word[2])} does not begin a statement (did you mean `{close[0]}`?): "
-                                      f"a name there calls a definition, `{word[2]}(…);`")
-    if grammar is not None and "`;`" in names:
-        # a statement that began with a word no statement begins with, read as a definition's call
-        # (`brnch (x) { … }`): that word, where it stands
-        word = _statement_word(text, tok)
+                return reporter.error(Pos(file, word[0], word[1]), f"{_quoted(word[2])} does not begin an item"
+                                      f"{_closest(word[2], words)}: an item begins with {listed}")
+    if grammar is not None:
+        # a word where a statement begins that is no statement's word, read as a definition's call: it
+        # wanted `(` after the word (`rn s(1);`), or a block statement's `{` came after the call
+        # (`brnch (x) { … }`); that word, where it stands, when it is close to one of the grammar's words
+        word = None
+        if tok.type == "NAME" and "`(`" in names:
+            word = _item_word(text, tok, "{;}")
+        elif tok.type == "LBRACE" and "`;`" in names:
+            word = _statement_word(text, tok)
         if word is not None and word[2] not in grammar.keywords():
             close = _closest(word[2], grammar.keywords())
             if close:
-                return reporter.error(Pos(file, word[0], word[1]),
-                                      f"{_quoted(word[2])} does not begin a statement{close}: a name there calls "
-                                      f"a definition, `{word[2]}(…);`")
+                return reporter.error(Pos(file, word[0], word[1]), f"{_quoted(word[2])} does not begin a statement"
+                                      f"{close}: a name there calls a definition, `{word[2]}(…);`")
     if len(names) > 8:
         hint = ""
     else:
