@@ -49,6 +49,19 @@ DIALECT: dict[str, str] = {
 }
 
 
+def word_kind(name: str) -> str | None:
+    """What the language uses ``name`` for, when it does, so that a definition may not take it:
+    ``"keyword"``, ``"function"`` (a function, a draw, an observable, ``member``) or ``"name"`` (a context
+    variable, a built-in attribute, ``inf``); None for a name free to take."""
+    if name in KEYWORDS:
+        return "keyword"
+    if name in FUNCTIONS or name in DRAWS or name in OBSERVABLES or name == "member":
+        return "function"
+    if name in CONTEXT or name in BUILTIN_ATTRIBUTES or name == "inf":
+        return "name"
+    return None
+
+
 def not_in_language(word: str) -> str:
     """The message for a construct of another dialect that starts with ``word``."""
     hint = DIALECT.get(word)

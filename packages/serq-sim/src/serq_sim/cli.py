@@ -208,12 +208,10 @@ def fit_command(steps, name, as_json) -> None:
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
         raise click.BadParameter(f"{name!r} is not a name", param_hint="--name")
     try:  # a name the language keeps for itself prints a definition no program compiles
-        from serq_frontend import names as words
+        from serq_frontend.names import word_kind
     except ImportError:  # pragma: no cover - serq-frontend is not installed: nothing compiles the profile here
-        words = None
-    if words is not None and (name in words.KEYWORDS or name in words.FUNCTIONS or name in words.DRAWS
-                              or name in words.OBSERVABLES or name in words.CONTEXT
-                              or name in words.BUILTIN_ATTRIBUTES or name in ("member", "inf")):
+        word_kind = None
+    if word_kind is not None and word_kind(name) is not None:
         raise click.BadParameter(f"{name!r} is a word of the language; a definition needs another name",
                                  param_hint="--name")
     fit = fit_steps(read_steps(steps), steps)

@@ -12,16 +12,13 @@ from typing import Any
 from .. import ast as A
 from ..diagnostics import Pos, did_you_mean
 from ..names import (
-    BUILTIN_ATTRIBUTES,
-    CONTEXT,
     DIALECT,
-    DRAWS,
     FUNCTIONS,
     KEYWORDS,
     LIVE_OBSERVABLES,
-    OBSERVABLES,
     TRACE_ATTRIBUTES,
     not_in_language,
+    word_kind,
 )
 from ..parser import grammar_text
 from . import SugarLayer
@@ -100,13 +97,14 @@ class Expander:
     def define(self, d: A.DefItem) -> None:
         ctx = self.ctx
         name = d.name
-        if name in KEYWORDS:
+        kind = word_kind(name)
+        if kind == "keyword":
             raise ctx.error(d.pos, f"`{name}` is a keyword; a definition needs another name")
-        if name in FUNCTIONS or name in DRAWS or name in OBSERVABLES or name == "member":
+        if kind == "function":
             raise ctx.error(d.pos, f"`{name}` is a function of the language; a definition needs another name")
         if name in self.taken:
             raise ctx.error(d.pos, f"`{name}` is {self.taken[name]}; a definition needs another name")
-        if name in CONTEXT or name in BUILTIN_ATTRIBUTES or name == "inf":
+        if kind == "name":
             raise ctx.error(d.pos, f"`{name}` is a name of the language; a definition needs another name")
         if name in self.defs:
             first = self.defs[name].pos
