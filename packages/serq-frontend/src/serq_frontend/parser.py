@@ -7,7 +7,6 @@ so no parse tree is built), with positions propagated.
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Callable, Sequence
 from importlib import resources
@@ -17,7 +16,7 @@ from lark import Lark, Token
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from . import ast as A
-from .diagnostics import CompileError, Pos, Reporter
+from .diagnostics import CompileError, Pos, Reporter, did_you_mean
 from .names import DIALECT, not_in_language
 
 Builder = Callable[["BuildContext", Pos, list[Any]], Any]
@@ -536,9 +535,7 @@ def _prev_token_end(text: str, offset: int) -> tuple[int, int] | None:
         break
     if not lines_text:
         return None
-    line_no = lines_text.count("\n") + 1
-    col = len(lines_text) - (lines_text.rfind("\n") + 1) + 1
-    return line_no, col
+    return _line_col(lines_text, len(lines_text))
 
 
 def _token_text(tok: Token) -> str:
@@ -554,6 +551,11 @@ def _quoted(text: str) -> str:
 
     text = printable(text)
     return f"`{text[:40]}...`" if len(text) > 40 else f"`{text}`"
+
+
+def _line_col(text: str, offset: int) -> tuple[int, int]:
+    """The 1-based line and column of ``offset`` in ``text`` (lines end at ``\\n``)."""
+    return text.count("\n", 0, offset) + 1, offset - (text.rfind("\n", 0, offset) + 1) + 1
 
 
 def _offset(text: str, line: int, col: int) -> int:
@@ -579,19 +581,11 @@ def _item_word(text: str, tok: Token, after: str = ";}") -> tuple[int, int, str]
     prev = _prev_token_end(rest, len(rest))
     if prev is None and "{" in after or prev is not None and rest[_offset(rest, *prev) - 1] not in after:
         return None
-    line = text.count("\n", 0, m.start()) + 1
-    col = m.start() - (text.rfind("\n", 0, m.start()) + 1) + 1
-    return line, col, m.group(0)
+    return *_line_col(text, m.start()), m.group(0)
 
 
 def _word_char(ch: str) -> bool:
     return ch.isalnum() or ch == "_" if ch else False
-
-
-def _closest(word: str, words: Sequence[str]) -> str:
-    """`` (did you mean `x`?)`` with the word of ``words`` closest to ``word``, or nothing."""
-    close = difflib.get_close_matches(word, [w for w in words if w != word], n=1)
-    return f" (did you mean `{close[0]}`?)" if close else ""
 
 
 def _statement_word(text: str, tok: Token) -> tuple[int, int, str] | None:
@@ -603,10 +597,7 @@ def _statement_word(text: str, tok: Token) -> tuple[int, int, str] | None:
     m = re.match(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*\(", text[k:end])
     if m is None:
         return None
-    a = k + m.start(1)
-    line = text.count("\n", 0, a) + 1
-    col = a - (text.rfind("\n", 0, a) + 1) + 1
-    return line, col, m.group(1)
+    return *_line_col(text, k + m.start(1)), m.group(1)
 
 
 def syntax_error(e: UnexpectedInput, text: str, file: str, reporter: Reporter, grammar: Any = None) -> CompileError:
@@ -637,10 +628,8 @@ def syntax_error(e: UnexpectedInput, text: str, file: str, reporter: Reporter, g
                 b += 1
             word = text[a:b]
             if not word[0].isdigit():
-                line = text.count("\n", 0, a) + 1
-                col = a - (text.rfind("\n", 0, a) + 1) + 1
-                return reporter.error(Pos(file, line, col), f"unexpected {_quoted(word)}"
-                                      + _closest(word, grammar.keywords()))
+                return reporter.error(Pos(file, *_line_col(text, a)), f"unexpected {_quoted(word)}"
+                                      + did_you_mean(word, grammar.keywords()))
     if tok.type == "$END":
         prev = _prev_token_end(text, len(text)) or (1, 1)
         pos = Pos(file, *prev)
@@ -665,7 +654,7 @@ def syntax_error(e: UnexpectedInput, text: str, file: str, reporter: Reporter, g
             if word[2] not in words:
                 listed = ", ".join(words) + ", or `READER pull SOURCE`" if words else "`READER pull SOURCE`"
                 return reporter.error(Pos(file, word[0], word[1]), f"{_quoted(word[2])} does not begin an item"
-                                      f"{_closest(word[2], words)}: an item begins with {listed}")
+                                      f"{did_you_mean(word[2], words)}: an item begins with {listed}")
     if grammar is not None:
         # a word where a statement begins that is no statement's word, read as a definition's call: it
         # wanted `(` after the word (`rn s(1);`), or a block statement's `{` came after the call
@@ -676,7 +665,7 @@ def syntax_error(e: UnexpectedInput, text: str, file: str, reporter: Reporter, g
         elif tok.type == "LBRACE" and "`;`" in names:
             word = _statement_word(text, tok)
         if word is not None and word[2] not in grammar.keywords():
-            close = _closest(word[2], grammar.keywords())
+            close = did_you_mean(word[2], grammar.keywords())
             if close:
                 return reporter.error(Pos(file, word[0], word[1]), f"{_quoted(word[2])} does not begin a statement"
                                       f"{close}: a name there calls a definition, `{word[2]}(…);`")
@@ -687,7 +676,7 @@ def syntax_error(e: UnexpectedInput, text: str, file: str, reporter: Reporter, g
     if grammar is not None and tok.type not in ("$END",) and str(tok).isalpha():
         # a misspelt word where the grammar wants one of its words: the closest of them
         wanted = sorted({w for t in expected for w in grammar.term_words(t)})
-        hint += _closest(str(tok), wanted)
+        hint += did_you_mean(str(tok), wanted)
     what = "end of the file" if tok.type == "$END" else _token_text(tok)
     return reporter.error(pos, f"unexpected {what}{hint}")
 
