@@ -31,9 +31,9 @@ import re
 from serq_ir import nodes as N
 
 from ..compile import _CMP, _FN, num, reads
-from ..errors import not_an_amount
 from ..status import READY
 from . import cache
+from .admission import amount_error
 from .model import EPS, SLOT_CACHED, Entry, HoldRT, Slot
 
 #: prepare holds (False: every hold takes the general path; the tests compare the two)
@@ -51,12 +51,6 @@ _POOL_OBS = {
 _MOVES_AT_POP = {"queued", "budget_left"}
 #: the fields :class:`.model.Slot`'s ``__init__`` sets, in its order (the prepared code sets them itself)
 _SLOT_FIELDS = ("pool", "alloc", "pos", "r", "u", "owner", "hold", "lease")
-
-
-def amount_error(sim, s, info, pool, what: str, x: float) -> None:
-    """:func:`.admission.amount_error` (the same message)."""
-    verb = "are" if what == "units" else "is"
-    raise sim.error(f"the {what} of {pool.name} {verb} {not_an_amount(x)}", None, s, info.span)
 
 
 def take_own(sim, pool, s, e, reuse) -> float:
