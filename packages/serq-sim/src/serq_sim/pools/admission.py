@@ -154,20 +154,6 @@ def fits(demand) -> bool:
     return True
 
 
-def admit_waiting(sim) -> None:
-    """:func:`admit_all` when it has something to do: a grower waits, or a session in the queue of a pool
-    admitted outside the step stages (only the pools that can ever have either are looked at: build.py's
-    ``grow_pools`` and ``queue_free``)."""
-    for pool in sim.grow_pools:
-        if pool.growers:
-            admit_all(sim)
-            return
-    for pool in sim.queue_free:
-        if pool.front or pool.queue:
-            admit_all(sim)
-            return
-
-
 def admit_all(sim) -> None:
     for pool in sim.pools:
         if pool.growers:
