@@ -53,9 +53,7 @@ def _plan_args(sets, defs, zips, seeds, horizon, warmup, arrivals, max_wall, max
 
 def _exit_for(complete: bool, errors: list[str] | None = None) -> None:
     if not complete:
-        status = signals.acknowledge() or 130
-        click.echo("terminated" if status == 143 else "interrupted", err=True)
-        sys.exit(status)
+        sys.exit(signals.interrupted())
     if errors:
         click.echo(f"error: {len(errors)} run(s) failed; the first:\n{errors[0]}", err=True)
         sys.exit(1)

@@ -206,9 +206,7 @@ def find_cli(pm, files, args, find_, over, tol, *, workers, dask, progress, out)
         columns, rows = find(files, list(find_), tuple(over), seeds=seeds, tol=tol, workers=workers, dask=dask,
                              progress=progress, pm=pm, **args)
     except KeyboardInterrupt:
-        status = signals.acknowledge() or 130
-        sys.stderr.write("terminated\n" if status == 143 else "interrupted\n")
-        sys.exit(status)
+        sys.exit(signals.interrupted())
     from .cli import _fmt
 
     with signals.deferred():

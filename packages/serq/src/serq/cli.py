@@ -266,9 +266,7 @@ def main(argv: list[str] | None = None) -> None:
 def _interrupted() -> int:
     from . import signals
 
-    status = signals.acknowledge() or 130
-    sys.stderr.write("terminated\n" if status == 143 else "interrupted\n")
-    return status
+    return signals.interrupted()
 
 
 def _usage_message(e) -> str:

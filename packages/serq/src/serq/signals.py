@@ -236,6 +236,15 @@ def acknowledge() -> int | None:
     return exit_status()
 
 
+def interrupted() -> int:
+    """End a command that a signal stopped: :func:`acknowledge` it, say so on stderr (``interrupted``, or
+    ``terminated`` for SIGTERM) and return the exit status (130 when no signal was received: Ctrl-C as
+    Python raised it)."""
+    status = acknowledge() or 130
+    sys.stderr.write("terminated\n" if status == 143 else "interrupted\n")
+    return status
+
+
 def exit_status() -> int | None:
     """130 or 143 when a signal was received, else ``None``."""
     return None if _received is None else EXIT_STATUS.get(_received, 128 + int(_received))
