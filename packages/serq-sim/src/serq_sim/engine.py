@@ -207,12 +207,18 @@ class Simulation:
     def pool_at(self, base: int, size: int, idx: float, sid: int, s=None) -> Pool:
         if not (idx == idx) or idx < 0 or idx >= size:
             raise self.error(f"pool index {show(idx)} out of range (the family has {size})", sid, s)
-        return self.pools[base + int(idx)]
+        i = int(idx)
+        if i != idx:  # a member is named by a whole number, as the linker requires of a constant index
+            raise self.error(f"pool index {show(idx)} is not a whole number (the family has {size})", sid, s)
+        return self.pools[base + i]
 
     def stage_at(self, base: int, size: int, idx: float, sid: int, s=None):
         if not (idx == idx) or idx < 0 or idx >= size:
             raise self.error(f"stage index {show(idx)} out of range (the family has {size})", sid, s)
-        return self.stages[base + int(idx)]
+        i = int(idx)
+        if i != idx:  # a member is named by a whole number, as the linker requires of a constant index
+            raise self.error(f"stage index {show(idx)} is not a whole number (the family has {size})", sid, s)
+        return self.stages[base + i]
 
     # ----------------------------------------------------------------------------------- events
     def at(self, t: float, cb, arg=None) -> None:

@@ -1368,12 +1368,18 @@ def build(sim, progress: bool):
     def _sidx(idx, size, sid, serial, now):
         if not (idx == idx) or idx < 0 or idx >= size:
             raise _err(f"stage index {_show(idx)} out of range (the family has {size})", sid, serial, now)
-        return int(idx)
+        i = int(idx)
+        if i != idx:  # engine.Simulation.stage_at
+            raise _err(f"stage index {_show(idx)} is not a whole number (the family has {size})", sid, serial, now)
+        return i
 
     def _pidx(idx, size, sid, serial, now):
         if not (idx == idx) or idx < 0 or idx >= size:
             raise _err(f"pool index {_show(idx)} out of range (the family has {size})", sid, serial, now)
-        return int(idx)
+        i = int(idx)
+        if i != idx:  # engine.Simulation.pool_at
+            raise _err(f"pool index {_show(idx)} is not a whole number (the family has {size})", sid, serial, now)
+        return i
 
     def _amt(name, x, sid, serial, now):
         # admission.amount_error: a hold's units that are NaN or negative
