@@ -106,6 +106,29 @@ run { horizon 100; }
     assert o["a0"] == [(0, 1.0, 1.0)] and o["a1"] == [(1, 2.0, 2.0)]
 
 
+@pytest.mark.parametrize("key, order", [
+    # §3 Waiting selection on a pool a step stage admits: keys are read at the engine's admission. Budget
+    # 1, cost 1: s0 prefills 3 on [0, 3]; s1 joins at 0.5, s2 at 2.5. At 3: waited 2.5 and 0.5: (0, -1)
+    # before (1, -2): s1 at 3, s2 at 6. By (-serial) alone: s2 at 3, s1 at 6.
+    ("waited >= 2 ? 0 : 1, -serial", [(1, 3.0), (2, 6.0)]),
+    ("-serial", [(2, 3.0), (1, 6.0)]),
+])
+def test_queue_by_waited_on_a_pool_an_engine_admits(monkeypatch, key, order):
+    _, o = run(f"""
+pool reqs {{ cap 1; admit via E; queue by ({key}); }}
+stage d : delay;
+stage E : step {{ budget 1; cost 1; }}
+workload {{ arrive batch(3); }}
+session {{
+  run d (serial == 0 ? 0 : serial == 1 ? 0.5 : 2.5);
+  hold reqs (1) {{ observe a = now; observe b = budget_left(E); run E prefill (3); }}
+}}
+run {{ horizon 100; }}
+""", monkeypatch)
+    assert [(s, t) for s, t, _ in o["a"]] == [(0, 0.0)] + order
+    assert [v for _, _, v in o["b"]] == [1.0, 1.0, 1.0]
+
+
 # --- admission, rejection, several pools ----------------------------------------------------------------
 
 
@@ -426,6 +449,29 @@ run { horizon 100; }
     assert (o["k4"], o["c4"]) == ([(0, 3.0, 0.0)], [(0, 3.0, 8.0)])
 
 
+def test_a_leases_cache_is_read_when_the_lease_ends(monkeypatch):
+    # §3 Pools: a lease keeps the allocation "until … t seconds …, and cache applies then" (cache is read
+    # when the session releases). The scope ends at 1 with x = 3; x = 1 from then on; the lease ends at 3
+    # and caches min(1, 4) = 1. used 4 on [0, 3): 12 / 10; cached 1 on [3, 10]: 7 / 10.
+    r, o = run("""
+pool m { cap 10; }
+stage d : delay;
+workload { arrive batch(1); }
+session {
+  set x = 3;
+  hold m (4) { run d (1); } cache (x) lease m (2);
+  set x = 1;
+  observe u = used(m); observe c = cachedin(m);
+  run d (3);
+  observe u = used(m); observe c = cachedin(m);
+}
+run { horizon 10; }
+""", monkeypatch)
+    assert o["u"] == [(0, 1.0, 4.0), (0, 4.0, 0.0)] and o["c"] == [(0, 1.0, 0.0), (0, 4.0, 1.0)]
+    p = pool(r, "m")
+    assert (p.used, p.cached, p.holders) == (1.2, 0.7, 0.3)
+
+
 # --- preemption: the victim and its other holds -----------------------------------------------------------
 
 
@@ -538,6 +584,23 @@ session {
 run { horizon 100; }
 """, monkeypatch)
     assert o["a"] == [(1, 5.0, 5.0), (0, 6.0, 6.0)]
+
+
+def test_fifo_with_infinite_servers_and_two(monkeypatch):
+    # §3 Stages: fifo(c), c servers; docs/language.md: utilisation busy / c, 0 for fifo(inf). Works 1, 2, 3
+    # at 0 on fifo(inf): done at 1, 2, 3; then 1 each on fifo(2), which they reach one by one: 2, 3, 4.
+    # g: busy 1 on [1, 4) over 10 with 2 servers: 0.15.
+    r, o = run("""
+stage f : fifo(inf);
+stage g : fifo(2);
+workload { arrive batch(3); }
+session { run f (serial + 1); observe t = now; run g (1); observe t2 = now; }
+run { horizon 10; }
+""", monkeypatch)
+    assert times(o["t"]) == [1.0, 2.0, 3.0] and times(o["t2"]) == [2.0, 3.0, 4.0]
+    f, g = r.result.stages
+    assert (f.utilisation, f.present, f.service) == (0.0, 0.6, 2.0)
+    assert (g.utilisation, g.present, g.wait) == (0.15, 0.3, 0.0)
 
 
 @pytest.mark.parametrize("share, ends", [
