@@ -472,6 +472,35 @@ run { horizon 10; }
     assert (p.used, p.cached, p.holders) == (1.2, 0.7, 0.3)
 
 
+def test_release_gives_back_the_innermost_hold_and_the_latest_release_is_the_sessions_prefix(monkeypatch):
+    # §3 Pools: `release m` gives back the innermost enclosing hold's allocation, caching per its clause;
+    # the scope's end then has nothing left there; a session that holds and leases nothing on m releases
+    # nothing. docs/language.md: one own prefix per pool, the latest release's. Outer hold 1, inner 2: the
+    # inner's release at 1 caches 2 (used 1); its scope's end at 2 releases nothing; the outer's release at
+    # 2 caches 1, which replaces the 2 (no eviction); a second release and the outer scope's end at 3 do
+    # nothing. used 3 on [0, 1), 1 on [1, 2): 4 / 10; cached 2 on [1, 2), 1 on [2, 10]: 10 / 10.
+    r, o = run("""
+pool m { cap 10; }
+stage d : delay;
+workload { arrive batch(1); }
+session {
+  release m;
+  hold m (1) {
+    hold m (2) { run d (1); release m; observe u = used(m); observe c = cachedin(m); run d (1); } cache (2);
+    observe u = used(m); observe c = cachedin(m);
+    release m; observe u = used(m); observe c = cachedin(m);
+    release m; run d (1);
+  } cache (1);
+  observe u = used(m); observe c = cachedin(m);
+}
+run { horizon 10; }
+""", monkeypatch)
+    assert [v for _, _, v in o["u"]] == [1.0, 1.0, 0.0, 0.0]
+    assert [v for _, _, v in o["c"]] == [2.0, 2.0, 1.0, 1.0]
+    p = pool(r, "m")
+    assert (p.used, p.cached, p.evicted_entries, p.admissions) == (0.4, 1.0, 0, 2)
+
+
 # --- preemption: the victim and its other holds -----------------------------------------------------------
 
 
