@@ -421,3 +421,27 @@ def test_serving_metrics_by_hand(program, warmup):
                if f - s <= slo["ttft"] and ((la - f) / (o - 1) if o > 1 else 0.0) <= slo["tpot"])
     assert m.good == good and m.goodput == pytest.approx(good / duration)
     assert good == (2 if warmup == 0 else 0)
+
+
+# --- the vLLM configuration the programs imply ----------------------------------------------------
+
+
+def _target(text: str) -> dict:
+    from serq_vllm.target import target
+
+    return target(compile_program(source=text))
+
+
+@pytest.mark.parametrize("program", ["sides", "kv_first_family", "queues"])
+def test_every_peer_program_implies_the_same_vllm_configuration(program):
+    # kv_first_family.sq's hold names kv first, so the engine admits kv's queue and reqs has no `admit
+    # via`; max_num_seqs is still reqs's cap (the hold needs room there to be admitted), not kv's 624
+    # tokens, which `serq vllm target` gave before
+    kernel = _target(_text("kernel"))
+    assert kernel["config"]["max_num_seqs"] == 8 and kernel["config"]["num_gpu_blocks"] == 40
+    assert _target(_text(program)) == kernel
+
+
+def test_an_engine_admitting_only_its_memory_pool_has_no_request_cap():
+    text = variant("kv_first_family", (",\n         reqs[j] (1)\n", "\n"))
+    assert _target(text)["config"]["max_num_seqs"] is None

@@ -2,7 +2,9 @@
 
 A program that is a vLLM engine has one ``step`` stage whose memory is a block pool with ``preempt
 lifo`` and whose admission pool (``admit via``) has a cap: the stage's budget is
-``max_num_batched_tokens``, the admission pool's cap ``max_num_seqs``, the memory pool's block
+``max_num_batched_tokens``, the least cap of the pools besides the memory pool that a request the stage
+admits needs room in (the ``admit via`` pool, or the request-slot pool of a hold that names the memory
+pool first and so waits in its queue) ``max_num_seqs``, the memory pool's block
 ``block_size`` and ``cap / block + 1`` blocks ``num_gpu_blocks`` (vLLM keeps one null block), the chunk
 cap ``long_prefill_token_threshold``, and the ``serve by`` keys the running order, written in the
 reference implementation's serde form (``{"Ctx": "Admission"}``, ``{"Unary": ["Neg", …]}``).
@@ -181,6 +183,20 @@ def _same(a: n.Expr, b: n.Expr) -> bool:
     return bare(msgspec.to_builtins(a)) == bare(msgspec.to_builtins(b))
 
 
+def _admission_pools(program: n.Program, sid: int, memory: int) -> list[n.Pool]:
+    """The pools besides the memory pool that a request needs room in to be admitted by step stage
+    ``sid``: every pool that says ``admit via`` the stage, and every other pool of a hold that waits in
+    such a pool's queue (a hold waits in its first pool's, language.txt §3, and is admitted when all of
+    its pools have room). Their least cap is ``max_num_seqs``. The memory pool is the KV cache, whose cap
+    is ``num_gpu_blocks``, also when the hold names it first and so waits in its queue (`hold kv (…),
+    reqs (1)` with `admit via` on kv)."""
+    found = {i for i, p in enumerate(program.pools) if p.admit_via == sid}
+    for x in _walk_program(program):
+        if isinstance(x, n.Hold) and x.pools and program.pools[x.pools[0].pool.pool].admit_via == sid:
+            found.update(hp.pool.pool for hp in x.pools)
+    return [program.pools[i] for i in sorted(found) if i != memory]
+
+
 def target(program: n.Program, base: str | None = None) -> dict[str, Any]:
     """The vLLM configuration ``program`` implies; ``base`` is the program's file, for messages.
     Raises UserError (a TargetError at the construct) for a program vLLM cannot run."""
@@ -195,7 +211,7 @@ def target(program: n.Program, base: str | None = None) -> dict[str, Any]:
     kv = program.pools[kind.memory]
     if kv.block is None:
         raise TargetError(kv.span, f"memory pool {kv.name!r} has no block size", base)
-    admitted = [p for p in program.pools if p.admit_via == sid]
+    admitted = _admission_pools(program, sid, kind.memory)
     _refuse_unrunnable(program, stage, kv, admitted, base)
     seqs = min((_const(n.Num(value=p.cap), "cap") for p in admitted), default=math.inf)
     cap = _const(n.Num(value=kv.cap), "memory cap")
