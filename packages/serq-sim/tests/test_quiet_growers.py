@@ -109,3 +109,25 @@ def test_random_settings_agree(budget, blocks, rate, seqs, chunk, bs, preempt, s
     src = variant(("preempt lifo;", preempt), ("run { horizon 40; warmup 2; seed 3; }",
                                                  "run { horizon 60; warmup 2; seed 3; }"))
     assert_same(src, dict(B=budget, blocks=blocks, rate=rate, max_seqs=seqs, C=chunk, bs=bs), seed=seed)
+
+
+@pytest.mark.parametrize("sets", [dict(rate=3, blocks=40), dict(rate=2, blocks=40, bs=8)], ids=str)
+def test_a_waiting_head_whose_reserve_does_not_fit_leaves_the_boundaries_in_quiet_rounds(sets, monkeypatch):
+    # lib/vllm.sq's hold reserves the request's known tokens (attributes only: known at the join) while
+    # its units read the cache and budget_left: a head whose reserve does not fit cannot be admitted in
+    # the stretch (growths only add to what is used), so its rounds, boundaries included, stay quiet
+    from serq_sim.step import lazy
+
+    seen = []
+    orig = lazy.LazyDecoding._quiet_rounds
+
+    def watched(self, now, t, cost, budget):
+        waiting = any(p.front or p.queue for p in self.served_pools)
+        w0 = self.quiet_wakes
+        out = orig(self, now, t, cost, budget)
+        seen.append((waiting, self.quiet_wakes - w0))
+        return out
+
+    monkeypatch.setattr(lazy.LazyDecoding, "_quiet_rounds", watched)
+    assert_same(variant(*LONG), sets)
+    assert sum(d for waiting, d in seen if waiting) > 100

@@ -24,6 +24,7 @@ def hold(sim, s, info) -> None:
         pools = [ref(s, A, C) for ref in info.pool_refs]
         if len(pools) > 1 and len(set(map(id, pools))) < len(pools):
             twice(sim, s, info, pools)
+    floor = None
     for k, pool in enumerate(pools):
         if info.units_now[k]:
             u = info.units[k](s, A, C)
@@ -35,11 +36,18 @@ def hold(sim, s, info) -> None:
             r = info.reserves[k](s, A, C)
             if not r >= 0.0:
                 amount_error(sim, s, info, pool, "reserve", r)
-            if pool.round_up(r) > pool.cap + EPS:
+            need = pool.round_up(r)
+            if need > pool.cap + EPS:
                 reject(sim, s, pool)
+            if not info.pure:
+                if floor is None:
+                    floor = [(pool, 0.0, need)]
+                else:
+                    floor.append((pool, 0.0, need))
     first = pools[0]
     first.acc()
-    s.pending = Pending(info, pools, sim.now, next(sim.join_counter))
+    pend = s.pending = Pending(info, pools, sim.now, next(sim.join_counter))
+    pend.floor = floor
     s.status = QUEUED
     s.qpool = first
     enqueue(first, s)
@@ -154,6 +162,15 @@ def fits(demand) -> bool:
     return True
 
 
+def admissible(pend: Pending) -> bool:
+    """Whether the waiting hold ``pend`` may fit now as far as what it needs at least (its ``floor``,
+    known at the join) tells: ``False`` when that does not fit. Every admission tests this first; only a
+    hold that passes has its other amounts evaluated (so a units expression that is NaN or negative is
+    reported at the first attempt whose floor fits)."""
+    floor = pend.floor
+    return floor is None or fits(floor)
+
+
 def admit_all(sim) -> None:
     for pool in sim.pools:
         if pool.growers:
@@ -167,6 +184,8 @@ def try_admit(sim, pool: Pool) -> None:
     while True:
         s = head(sim, pool)
         if s is None:
+            return
+        if not admissible(s.pending):
             return
         demand = demand_of(sim, s, s.pending)
         if not fits(demand):
@@ -191,6 +210,8 @@ def admit_head(sim, pool: Pool, s, budget_left: float, stage) -> bool:
     if fast is not None:
         # the same, prepared for this hold (serq_sim.pools.prepared)
         return fast(sim, pool, s, budget_left, stage)
+    if not admissible(s.pending):
+        return False
     sim.admit_budget = (stage, budget_left)
     try:
         demand = demand_of(sim, s, s.pending)

@@ -87,7 +87,7 @@ class KeyedQueue:
 class Pending:
     """A hold waiting in its first pool's queue."""
 
-    __slots__ = ("info", "pools", "queued_at", "join_seq", "demand")
+    __slots__ = ("info", "pools", "queued_at", "join_seq", "demand", "floor")
 
     def __init__(self, info, pools, queued_at, join_seq):
         self.info = info
@@ -96,6 +96,12 @@ class Pending:
         self.join_seq = join_seq
         #: the demand, once evaluated, when it cannot change while the hold waits (``info.pure``)
         self.demand = None
+        #: what the hold needs at least, known at the join, of a hold whose demand may change while it
+        #: waits: ``[(pool, 0.0, round_up(reserve))]`` for the pools whose reserve reads only attributes and
+        #: numbers (the room ``round_up(max(units, reserve))`` it needs there is never less), or None.
+        #: While it does not fit the hold is not admitted, and its other amounts are not evaluated
+        #: (:func:`serq_sim.pools.admission.admissible`)
+        self.floor = None
 
 
 class HoldRT:

@@ -33,7 +33,7 @@ from serq_ir import nodes as N
 from ..compile import _CMP, _FN, num, reads
 from ..status import READY
 from . import cache
-from .admission import amount_error
+from .admission import amount_error, fits
 from .model import EPS, SLOT_CACHED, Entry, HoldRT, Slot
 
 #: prepare holds (False: every hold takes the general path; the tests compare the two)
@@ -358,6 +358,12 @@ def _source(comp, hold: N.Hold, info):
     w("    info = pend.info")
     names = [f"P{k}" for k in range(npools)]
     w(f"    {', '.join(names)}{',' if npools == 1 else ''} = pend.pools")
+    if not pure and any(info.static):
+        # what the hold needs at least, known at its join, first (admission.admissible): while that does
+        # not fit, nothing else of the demand is evaluated
+        w("    fl = pend.floor")
+        w("    if fl is not None and not _adm_fits(fl):")
+        w("        return False")
 
     def rnd(k: int, x: str) -> str:
         b = blocks[k]
@@ -524,6 +530,7 @@ def _source(comp, hold: N.Hold, info):
     gl.setdefault("_adm_new", object.__new__)
     gl.setdefault("_adm_take_own", take_own)
     gl.setdefault("_adm_amount_error", amount_error)
+    gl.setdefault("_adm_fits", fits)
     ns: dict = {}
     exec(compile(src, "<serq admission>", "exec"), gl, ns)  # noqa: S102 - our own generated code
     fn = ns["_admit"]

@@ -217,8 +217,8 @@ class LazyDecoding:
         as the event loop would take them) before any other event, at or before the horizon, and with no
         lazy job's last token in it; after it the same iteration is planned again, and, at a round in
         which lazy growers reach a block boundary, the same but for their blocks, when the planning of
-        that round would be the quiet iteration again but for them: every resident is lazy, nothing
-        waits to be admitted here, the growers' blocks can be taken at once (:meth:`_wake_plan`) and the
+        that round would be the quiet iteration again but for them: every resident is lazy, no
+        admission it would attempt could succeed, the growers' blocks can be taken at once (:meth:`_wake_plan`) and the
         cost it then takes is valid (else the stretch ends before that round, which is planned as usual);
         their blocks are taken at the round's start (the clock set to it: the pool's statistics are
         brought up to it) and the cost is taken again, as the planning would. Their accounting is the
@@ -241,12 +241,13 @@ class LazyDecoding:
         warm = sim.warm
         nlazy = self.nlazy
         absorb = self._wake_static and not self.eager and budget >= nlazy
-        if absorb:
-            # nothing waits to be admitted (tested once: nothing joins or leaves a queue in the stretch)
-            for pool in self.served_pools:
-                if pool.front or pool.queue:
-                    absorb = False
-                    break
+        if absorb and budget - nlazy > 0.0 and self._may_admit():
+            # the planning of a round with woken growers would attempt an admission that might succeed
+            # (tested once: nothing joins or leaves a queue in the stretch). It attempts none when no
+            # budget is left after the lazy decoders' tokens; and a head whose known demand does not fit
+            # now does not fit at any round of the stretch: the growers' blocks only add to what is used,
+            # and nothing is released, reserved or admitted in it
+            absorb = False
         cost_of = self.cost_of if self.cost_ctx else None
         nl = float(nlazy)
         nres = float(len(self.residents))
@@ -421,14 +422,18 @@ class LazyDecoding:
     def _may_admit(self) -> bool:
         """Whether the admission ``_admit_one`` would attempt might succeed: ``False`` only when the head
         of the first pool with a waiting session has its demand known (it reads only attributes and
-        numbers) and that demand does not fit."""
+        numbers) and that demand does not fit, or what it needs at least is known (a reserve that reads
+        only attributes and numbers: ``Pending.floor``) and does not fit."""
         sim = self.sim
         for pool in self.served_pools:
             if pool.front or pool.queue:
                 if pool.keyed is not None and not pool.front and len(pool.queue) > 1:
                     return True  # the head is chosen by keys, evaluated at the attempt
-                demand = admission.head(sim, pool).pending.demand
-                return demand is None or admission.fits(demand)
+                pend = admission.head(sim, pool).pending
+                demand = pend.demand
+                if demand is None:
+                    return admission.admissible(pend)  # (what it needs at least, when that is known)
+                return admission.fits(demand)
         return False
 
     def _materialize(self, job: Job) -> None:
