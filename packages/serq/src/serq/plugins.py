@@ -20,7 +20,7 @@ from typing import Any
 import pluggy
 
 from . import hookspecs
-from .errors import PluginError
+from .errors import PluginError, printable
 
 ENTRY_POINT_GROUP = "serq"
 
@@ -328,8 +328,13 @@ def load_entry_points(pm: pluggy.PluginManager, group: str = ENTRY_POINT_GROUP) 
     for name, value, dist in found:
         if pm.has_plugin(name) or pm.is_blocked(name):
             continue
-        plugin = load_object(value)
-        pm.register(plugin, name=name)
+        try:
+            plugin = load_object(value)
+            pm.register(plugin, name=name)
+        except PluginError:
+            raise
+        except Exception as e:  # noqa: BLE001 - whatever a plugin's import raises is its failure to load
+            raise PluginError(_failed_plugin(name, dist, f"cannot be loaded ({value})", e)) from None
         if isinstance(pm, PluginManager):
             pm._scanned_distinfo.append((plugin, dist))
         count += 1
@@ -382,8 +387,30 @@ def get_plugin_manager(*, autoload: bool | None = None, plugins: Iterable[Any] =
             pm.register(builtin, name="host")
     for p in plugins:
         pm.register(p)
-    pm.check_pending()
+    try:
+        pm.check_pending()
+    except pluggy.PluginValidationError as e:
+        name = pm.get_name(e.plugin) or "?"
+        dist = next((d for p, d in pm.list_plugin_distinfo() if p is e.plugin), None)
+        raise PluginError(_failed_plugin(name, dist, "is not valid", e, where=False)) from None
     return pm
+
+
+def _failed_plugin(name: str, dist: Any, what: str, exc: BaseException, where: bool = True) -> str:
+    """The one message of a plugin that failed to load: which plugin (its entry point's name and its
+    distribution), what went wrong (the exception, and, with ``where``, the line of code that raised it),
+    and how to run without it."""
+    import traceback
+
+    project = getattr(dist, "project_name", None) if dist is not None else None
+    version = getattr(dist, "version", None) if dist is not None else None
+    origin = f" (from {project} {version})" if project and version else f" (from {project})" if project else ""
+    reason = printable(" ".join((f"{type(exc).__name__}: {exc}" if where else str(exc)).split()))
+    frames = traceback.extract_tb(exc.__traceback__) if where else None
+    here = frames[-1] if frames else None
+    at = f" at {printable(here.filename)}:{here.lineno}" if here is not None and here.filename[:1] != "<" else ""
+    return (f"error: plugin {printable(name)!r}{origin} {what}: {reason}{at}\n"
+            f"(run without it: SERQ_DISABLED_PLUGINS={printable(name)}, or uninstall {project or 'it'})")
 
 
 _installed: pluggy.PluginManager | None = None
