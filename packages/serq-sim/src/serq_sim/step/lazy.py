@@ -4,6 +4,7 @@ that grows nothing and has a whole number of tokens left is not visited per iter
 from __future__ import annotations
 
 from heapq import heappush as _heappush
+from math import nextafter
 from operator import attrgetter
 
 from serq_ir import nodes as N
@@ -228,10 +229,12 @@ class LazyDecoding:
         heap = sim.heap
         t_next = heap[0][0] if heap else _INF
         horizon = sim.horizon
+        # a round ending at t is taken while t < t_next and t <= horizon: while t < tlim (one test; the
+        # float after the horizon bounds it when the horizon comes first)
+        tlim = t_next if t_next <= horizon else nextafter(horizon, _INF)
         due = self.due
         wake = self.wake
         r = self.rounds
-        n = 0
         last = now
         a_present = self.a_present
         a_busy = self.a_busy
@@ -258,8 +261,10 @@ class LazyDecoding:
         glast = gaps.last
         gain = 0
         values = gaps.values
-        k = r + 1  # the round about to end (r + n + 1)
-        while t < t_next and t <= horizon and k not in due:
+        tally = False  # the gaps of the rounds after the first count (warm, and decoders whose gaps count)
+        first = r + 1  # the first round of the stretch
+        k = first  # the round about to end
+        while t < tlim and k not in due:
             wl = wake.get(k)
             if wl is not None:
                 if not absorb:
@@ -279,25 +284,25 @@ class LazyDecoding:
                 a_present += present * dt
                 a_busy += dt  # (1.0 * dt, as the stage's own integral writes it: the same float)
             # the round's output tokens (tokens.py): the first round's pending decoders, then all regular
-            if n == 0:
-                gaps.iteration(self, (), last, t, nlazy, self.tpend, None, warm)
-                if self.tpend:
-                    self.tpend = []
-                counted = nlazy - self.nlazy_x  # the decoders whose gaps count (tokens.py)
-                glast = gaps.last
-            elif warm and counted:
-                g = t - last  # gaps.add(t - last, counted), inlined: one a round
-                if g == glast:
+            if tally:
+                # gaps.add(t - last, counted), inlined: one a round (t - last is dt)
+                if dt == glast:
                     gain += counted
                 else:
                     if gain:
                         weights[-1] += gain
                         gain = 0
-                    values.append(g)
+                    values.append(dt)
                     weights.append(counted)
-                    glast = g
+                    glast = dt
+            elif k == first:
+                gaps.iteration(self, (), last, t, nlazy, self.tpend, None, warm)
+                if self.tpend:
+                    self.tpend = []
+                counted = nlazy - self.nlazy_x  # the decoders whose gaps count (tokens.py)
+                glast = gaps.last
+                tally = warm and counted != 0
             last = t
-            n += 1
             if wl is not None:
                 # their blocks, taken at the round's start
                 sim.now = last
@@ -309,6 +314,7 @@ class LazyDecoding:
                 cost = c
             t = t + cost
             k += 1
+        n = k - first
         if gain:
             weights[-1] += gain
         gaps.last = glast
