@@ -108,44 +108,22 @@ def _record_text(path: str, first: int, last: int) -> str:
     return "".join(out)
 
 
-def _field_starts(text: str, line: int) -> list[tuple[int, int]]:
-    """Where each field of the CSV record ``text`` (which starts at line ``line``) starts, as ``(line,
-    column)``: a comma or a line end inside a quoted field neither ends the field nor the record."""
+_AFTER_QUOTE = "a quoted field goes on after its closing quote (a quote inside a quoted field is doubled: \"\")"
+_UNCLOSED = "the file ends inside this quoted field (its closing quote is missing)"
+
+
+def _scan(text: str, line: int = 1, one_record: bool = False):
+    """Read CSV ``text`` (starting at line ``line``) by the rules the reader holds it to (``strict``):
+    ``(starts, fault)``, where ``starts`` lists where each field starts, as ``(line, column)``, and
+    ``fault`` is where the text first breaks those rules, as ``(line, column, why)`` (a character after a
+    closing quote that is neither a comma nor a line end; a quoted field the text ends inside, at its
+    opening quote), or None. A comma or a line end inside a quoted field ends neither the field nor the
+    record; with ``one_record`` the scan stops at the first record's end (a record the reader has read,
+    so ``fault`` is None)."""
     starts = [(line, 1)]
-    col, quoted, start = 1, False, True
-    i, n = 0, len(text)
-    while i < n:
-        ch = text[i]
-        if quoted:
-            if ch == '"':
-                quoted = text[i + 1: i + 2] == '"'  # a doubled quote stays inside
-                if quoted:
-                    i, col = i + 1, col + 1
-        elif ch == '"' and start:
-            quoted = True
-        elif ch == ",":
-            starts.append((line, col + 1))
-            start = True
-            i, col = i + 1, col + 1
-            continue
-        elif ch in "\r\n":
-            break
-        start = False
-        if ch == "\n" or (ch == "\r" and text[i + 1: i + 2] != "\n"):
-            line, col = line + 1, 0
-        i, col = i + 1, col + 1
-    return starts
-
-
-def _csv_fault(path: str) -> tuple[int, int, str] | None:
-    """Where the file breaks the CSV rules the reader holds it to (``strict``), as ``(line, column,
-    why)``: a quoted field the file ends inside (at its opening quote), or a character after a closing
-    quote that is neither a comma nor a line end; ``None`` for none of these."""
-    with open(path, encoding="utf-8-sig", errors="surrogateescape", newline="") as f:
-        text = f.read()
-    line = col = 1
-    state = "start"  # start of a field, "plain" inside an unquoted one, "quoted", "closed" after its quote
-    opened = (1, 1)
+    col = 1
+    state = "start"  # of a field; "plain" inside an unquoted one, "quoted", "closed" after its closing quote
+    opened = (line, 1)
     prev = ""
     for ch in text:
         if state == "quoted":
@@ -154,10 +132,17 @@ def _csv_fault(path: str) -> tuple[int, int, str] | None:
         elif state == "closed" and ch == '"':
             state = "quoted"  # a doubled quote
         elif state == "closed" and ch not in ",\r\n":
-            return line, col, "a quoted field goes on after its closing quote (a quote inside a quoted field is doubled: \"\")"
+            if not one_record:
+                return starts, (line, col, _AFTER_QUOTE)
+            state = "plain"  # (a record the reader took has none: read on as the reader would not)
         elif ch == '"' and state == "start":
             state, opened = "quoted", (line, col)
-        elif ch in ",\r\n":
+        elif ch == ",":
+            state = "start"
+            starts.append((line, col + 1))
+        elif ch in "\r\n":
+            if one_record:
+                return starts, None
             state = "start"
         else:
             state = "plain"
@@ -169,8 +154,19 @@ def _csv_fault(path: str) -> tuple[int, int, str] | None:
             col += 1
         prev = ch
     if state == "quoted":
-        return opened[0], opened[1], "the file ends inside this quoted field (its closing quote is missing)"
-    return None
+        return starts, (opened[0], opened[1], _UNCLOSED)
+    return starts, None
+
+
+def _field_starts(path: str, first: int, last: int) -> list[tuple[int, int]]:
+    """Where each field of the record the reader read from lines ``first`` to ``last`` starts."""
+    return _scan(_record_text(path, first, last), first, one_record=True)[0]
+
+
+def _csv_fault(path: str) -> tuple[int, int, str] | None:
+    """Where the file breaks the CSV rules the reader holds it to, as ``(line, column, why)``, or None."""
+    with open(path, encoding="utf-8-sig", errors="surrogateescape", newline="") as f:
+        return _scan(f.read())[1]
 
 
 def _not_utf8(path: str) -> SimError:
@@ -209,7 +205,7 @@ def _first_error(path: str, width: int, idx: list[int]) -> SimError | None:
                 if why is None:
                     continue
                 if starts is None:
-                    starts = _field_starts(_record_text(path, first, last), first)
+                    starts = _field_starts(path, first, last)
                 at_line, at_col = starts[i] if i < len(starts) else (first, 1)
                 return _err(path, at_line, at_col, f"column {name}: {why}")
     return None
@@ -255,7 +251,7 @@ def _read(path: str, reader) -> TraceCorpus:
     names = [h.strip() for h in header]
     for k, name in enumerate(names):
         if name in COLUMNS and name in names[:k]:  # which of the two would be read is anybody's guess
-            at = _field_starts(_record_text(path, 1, reader.line_num), 1)[k]
+            at = _field_starts(path, 1, reader.line_num)[k]
             raise _err(path, at[0], at[1], f"the header names the column {name} twice")
     missing = [c for c in COLUMNS if c not in names]
     if missing:
