@@ -873,13 +873,14 @@ class Compiler:
             pools = [ref(None, None, None) for ref in h.pool_refs]
             if len(set(map(id, pools))) == len(pools):
                 h.pools = pools
-        from .pools.model import EPS
+        from .pools.model import EPS, refused_amount
 
         for k, hp in enumerate(st.pools):
             fits = False
             if h.pools is not None and isinstance(hp.units, N.Num):
+                # a number the pool accepts (pools.model.refused_amount) that fits: nothing to check at the join
                 u, pool = num(hp.units.value), h.pools[k]
-                fits = u >= 0.0 and not (pool.round_up(u) > pool.cap + EPS)
+                fits = not refused_amount(pool.cap, u) and not (pool.round_up(u) > pool.cap + EPS)
             h.units_now.append(not h.units_dep[k] and not fits)
         h.reuse = self.fn(st.reuse, span=sp)
         h.cache = self.fn(st.cache, span=sp)

@@ -122,6 +122,13 @@ def not_an_amount(x: float) -> str:
     return "NaN" if x != x else f"negative ({show(x)})"
 
 
+def not_bookable(x: float) -> str:
+    """What is wrong with an amount a pool would book (a hold's units, its reserve under ``reserve held``, a
+    ``grow``'s amount) that came out ``x`` and is refused (:func:`serq_sim.pools.model.refused_amount`):
+    :func:`not_an_amount`'s NaN or negative, or infinite (refused on a pool without a cap only)."""
+    return "infinite on a pool without a cap" if x == math.inf else not_an_amount(x)
+
+
 def work_message(w: float) -> str:
     """The run-time error of a run whose work came out NaN or negative (both tiers; a run's work is an
     amount, at least 0, as a hold's units are)."""

@@ -66,8 +66,8 @@ from .compile import (
     reads,
     state_dependent,
 )
-from .errors import SimError, StopRun, format_error, not_an_amount, work_message
-from .pools.model import EPS
+from .errors import SimError, StopRun, format_error, not_bookable, work_message
+from .pools.model import EPS, refused_amount
 
 #: Why a program is not simple: ``None`` when it is.
 _ALLOWED_STMTS = (N.Set, N.Observe, N.Turn, N.End, N.Loop, N.Branch, N.Choose, N.Run, N.Hold)
@@ -636,9 +636,19 @@ class _Gen(Compiler):
         if not isinstance(hp.units, N.Num):
             return None
         u = num(hp.units.value)
-        if u >= 0.0 and not u > num(self.p.pools[g].cap) + EPS:
+        cap = num(self.p.pools[g].cap)
+        if not refused_amount(cap, u) and not u > cap + EPS:
             return _flt(u)
         return None
+
+    def units_check(self, g: int, u: str, sid: int, pad: str) -> list[str]:
+        """The run-time error of units ``u`` (a variable) that pool family ``g`` refuses
+        (``admission.amount_error``, :func:`serq_sim.pools.model.refused_amount`): NaN or negative, and inf
+        too when the pool has no cap (on one with a cap inf is beyond it: rejected, or it waits)."""
+        node = self.p.pools[g]
+        test = f"not 0.0 <= {u} < _INF" if refused_amount(num(node.cap), math.inf) else f"not {u} >= 0.0"
+        return [f"{pad}if {test}:",
+                f"{pad}    raise _amt({node.name!r}, {u}, {sid}, A[{self.XS}], now)"]
 
     def hold_lines(self, st: N.Hold, h: int, pad: str, body: int) -> list[str]:
         """``hold``: the pools' members, the units that read no state (a demand beyond the capacity is
@@ -658,15 +668,13 @@ class _Gen(Compiler):
             g = hp.pool.pool
             if state_dependent(hp.units):
                 continue
-            name = self.p.pools[g].name
             c = self.const_units(hp, g)
             if c is not None:  # a constant that fits: nothing to check
                 out.append(f"{pad}A[{self.XHU[h][k]}] = {c}")
                 continue
-            out += [f"{pad}_u = {self.expr(hp.units)}",
-                    f"{pad}if not _u >= 0.0:",
-                    f"{pad}    raise _amt({name!r}, _u, {sid}, A[{self.XS}], now)",
-                    f"{pad}if _u > {self.pcap(g, True)}:"]
+            out.append(f"{pad}_u = {self.expr(hp.units)}")
+            out += self.units_check(g, "_u", sid, pad)
+            out.append(f"{pad}if _u > {self.pcap(g, True)}:")
             out += self.if_warm([f"{self.pv(g, 'r', members[k])} += 1"], pad + "    ")
             out += self.end_lines(pad + "    ")
             out.append(f"{pad}A[{self.XHU[h][k]}] = _u")
@@ -798,10 +806,8 @@ class _Gen(Compiler):
                 members[k] = f"_am{k}"
         for k, hp in enumerate(st.pools):
             if state_dependent(hp.units):
-                name = self.p.pools[hp.pool.pool].name
-                out += [f"{pad}_u{k} = {self.expr(hp.units)}",
-                        f"{pad}if not _u{k} >= 0.0:",
-                        f"{pad}    raise _amt({name!r}, _u{k}, {sid}, A[{self.XS}], now)"]
+                out.append(f"{pad}_u{k} = {self.expr(hp.units)}")
+                out += self.units_check(hp.pool.pool, f"_u{k}", sid, pad)
             else:
                 c = self.const_units(hp, hp.pool.pool)
                 out.append(f"{pad}_u{k} = {c if c is not None else f'A[{self.XHU[h][k]}]'}")
@@ -1382,8 +1388,8 @@ def build(sim, progress: bool):
         return i
 
     def _amt(name, x, sid, serial, now):
-        # admission.amount_error: a hold's units that are NaN or negative
-        return _err(f"the units of {name} are {not_an_amount(x)}", sid, serial, now)
+        # admission.amount_error: a hold's units that the pool refuses (NaN, negative; inf without a cap)
+        return _err(f"the units of {name} are {not_bookable(x)}", sid, serial, now)
 
     def _drop(q, x):
         for i, y in enumerate(q):

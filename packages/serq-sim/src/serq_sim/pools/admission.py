@@ -10,10 +10,10 @@ import math
 
 from serq_ir import rules
 
-from ..errors import SessionGone, not_an_amount
+from ..errors import SessionGone, not_bookable
 from ..status import QUEUED
 from . import cache, growth
-from .model import EPS, SLOT_CACHED, Entry, HoldRT, Pending, Pool, Slot
+from .model import EPS, INF, SLOT_CACHED, Entry, HoldRT, Pending, Pool, Slot, refused_amount
 
 
 def hold(sim, s, info) -> None:
@@ -28,13 +28,13 @@ def hold(sim, s, info) -> None:
     for k, pool in enumerate(pools):
         if info.units_now[k]:
             u = info.units[k](s, A, C)
-            if not u >= 0.0:
+            if not 0.0 <= u < INF:
                 amount_error(sim, s, info, pool, "units", u)
             if pool.round_up(u) > pool.cap + EPS:
                 reject(sim, s, pool)
         if info.static[k]:
             r = info.reserves[k](s, A, C)
-            if not r >= 0.0:
+            if not 0.0 <= r < INF:
                 amount_error(sim, s, info, pool, "reserve", r)
             need = pool.round_up(r)
             if need > pool.cap + EPS:
@@ -119,9 +119,14 @@ def pop_head(sim, pool: Pool, s) -> None:
 
 
 def amount_error(sim, s, info, pool: Pool, what: str, x: float) -> None:
-    """A hold's units or reserve that is NaN or negative (an amount of memory is neither)."""
+    """A hold's units or reserve ``x`` that is not ``0 <= x < inf``: the hold's run-time error when the
+    pool refuses it (:func:`.model.refused_amount`: NaN or negative; infinite units, or an infinite reserve
+    the pool holds, on a pool without a cap), else nothing (inf on a pool with a cap never fits; a reserve
+    the pool does not hold is only the room the hold needs, never booked)."""
+    if not refused_amount(pool.cap, x, what == "units" or pool.reserve_held):
+        return
     verb = "are" if what == "units" else "is"
-    raise sim.error(f"the {what} of {pool.name} {verb} {not_an_amount(x)}", None, s, info.span)
+    raise sim.error(f"the {what} of {pool.name} {verb} {not_bookable(x)}", None, s, info.span)
 
 
 def demand_of(sim, s, pend: Pending):
@@ -139,13 +144,13 @@ def demand_of(sim, s, pend: Pending):
     k = 0
     for pool in pend.pools:
         u = units[k](s, A, C)
-        if not u >= 0.0:
+        if not 0.0 <= u < INF:
             amount_error(sim, s, info, pool, "units", u)
         rf = reserves[k]
         r = u
         if rf is not None:
             r = rf(s, A, C)
-            if not r >= 0.0:
+            if not 0.0 <= r < INF:
                 amount_error(sim, s, info, pool, "reserve", r)
             r = max(r, u)
         out.append((pool, u, pool.round_up(r)))

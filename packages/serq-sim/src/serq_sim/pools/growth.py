@@ -8,21 +8,23 @@ from __future__ import annotations
 
 from math import ceil
 
-from ..errors import Preempted, not_an_amount, show
+from ..errors import Preempted, not_bookable, show
 from ..status import GROWING, STAGE
 from . import cache, release
-from .model import EPS, INF, SLOT_COMPUTED, Pool, Slot
+from .model import EPS, INF, SLOT_COMPUTED, Pool, Slot, refused_amount
 
 
 def held_for(sim, s, pool: Pool, what: str, x: float, sid: int):
     """``(index of the hold, slot)``: the innermost hold of ``s`` on ``pool`` that statement ``what``
-    (``load``, ``grow``) of amount ``x`` acts on; outside one, or with an amount that is NaN or negative,
-    the statement's run-time error."""
+    (``load``, ``grow``) of amount ``x`` acts on; outside one, or with an amount the pool refuses
+    (:func:`.model.refused_amount`: NaN or negative; a grow's infinite amount on a pool without a cap, which
+    the pool would book), the statement's run-time error. (An infinite load books nothing: it does not fit
+    the allocation, :func:`load`'s error.)"""
     hi, slot = release.innermost(s, pool)
     if slot is None:
         raise sim.error(f"{what} {pool.name}: outside a hold of {pool.name}", sid, s)
-    if not x >= 0.0:
-        raise sim.error(f"{what} {pool.name}: the amount is {not_an_amount(x)}",
+    if not 0.0 <= x < INF and refused_amount(pool.cap, x, what == "grow"):
+        raise sim.error(f"{what} {pool.name}: the amount is {not_bookable(x)}",
                         sid, s)
     return hi, slot
 
@@ -41,14 +43,17 @@ def grow(sim, s, pool: Pool, d: float, sid: int):
     """``grow``: ``None`` when done, ``True`` when the session waits, or the :class:`Preempted` to
     raise when the grower preempted itself."""
     _hi, slot = held_for(sim, s, pool, "grow", d, sid)
-    return grow_slot(sim, s, slot, d, None)
+    return grow_slot(sim, s, slot, d, None, sid)
 
 
-def grow_slot(sim, s, slot: Slot, d: float, job):
+def grow_slot(sim, s, slot: Slot, d: float, job, sid: int | None = None):
     """Grow ``slot`` by ``d`` (rounded to blocks), preempting per the pool's rule. Returns ``None``
     when it grew, ``True`` when the grower waits (queued as a grower), or the :class:`Preempted`
     exception when the grower itself was the victim (already thrown if its generator is not
-    running)."""
+    running). An infinite growth on a pool without a cap (a growing run's tokens with an infinite budget
+    and work, or a sum past the float range; a ``grow`` statement's infinite amount is refused before, by
+    :func:`held_for`) is the run-time error of the run ``job``, else of the statement ``sid``: the pool
+    books only finite amounts (:func:`.model.refused_amount`)."""
     pool = slot.pool
     alloc = slot.alloc
     x = alloc + d
@@ -61,6 +66,9 @@ def grow_slot(sim, s, slot: Slot, d: float, job):
     need = x - alloc
     if need <= EPS:
         return None
+    if need == INF and refused_amount(pool.cap, need):
+        raise sim.error(f"the growth of {pool.name} is {not_bookable(need)}", job.span if job is not None else sid,
+                        s)
     while True:
         used = pool.used
         limit = pool.limit

@@ -21,7 +21,25 @@ EPS = 1e-9
 INF = math.inf
 
 __all__ = ["EPS", "INF", "SLOT_CACHED", "SLOT_COMPUTED", "Entry", "HoldRT", "KeyedQueue", "Lease", "Pending",
-           "Pool", "Slot"]
+           "Pool", "Slot", "refused_amount"]
+
+
+def refused_amount(cap: float, x: float, booked: bool = True) -> bool:
+    """The rule of a pool's amounts, the same on both tiers and every admission path: whether ``x`` on a
+    pool of capacity ``cap`` is a run-time error. ``booked``: an amount the pool's books take (a hold's
+    units, its reserve under ``reserve held``, a ``grow``'s amount); else a reserve the pool does not hold,
+    only the room the hold needs.
+
+    NaN and negative amounts are refused everywhere. An infinite amount that would be booked is refused on
+    a pool without a cap (``cap`` inf): it would fit there (inf <= inf) and its release take it back as
+    inf - inf, leaving the pool's used, reserved and cached units NaN for the rest of the run. So a pool's
+    books only ever hold finite amounts (what it caches is at most an allocation: finite too). On a pool
+    with a cap an infinite amount is allowed and never fits, as any amount beyond the cap: a hold is
+    rejected when its units are known at the join, else waits; a grow waits or preempts.
+
+    Hot paths test ``0.0 <= x < INF`` first (the usual case: nothing to decide) and call this only
+    otherwise."""
+    return not x >= 0.0 or (x == INF and cap == INF and booked)
 
 _QKEY = attrgetter("qkey")
 

@@ -34,7 +34,7 @@ from ..compile import _CMP, _FN, num, reads
 from ..status import READY
 from . import cache
 from .admission import amount_error, fits
-from .model import EPS, SLOT_CACHED, Entry, HoldRT, Slot
+from .model import EPS, INF, SLOT_CACHED, Entry, HoldRT, Slot, refused_amount
 
 #: prepare holds (False: every hold takes the general path; the tests compare the two)
 ENABLED = True
@@ -390,22 +390,29 @@ def _source(comp, hold: N.Hold, info):
         w(f"{ind}        {P}.a_holders += len({P}.holders) * dt")
         w(f"{ind}    {P}.t_last = now")
 
+    def check(k: int, what: str, x: str, code: str, booked: bool, ind: str) -> None:
+        """admission.demand_of's test of an amount, for the pool's rule (.model.refused_amount): the
+        error's call when the pool refuses it; none for a literal it accepts."""
+        cap = members[k].cap
+        v = _literal(code)
+        if v is not None and not refused_amount(cap, v, booked):
+            return
+        test = f"not 0.0 <= {x} < _INF" if refused_amount(cap, INF, booked) else f"not {x} >= 0.0"
+        w(f"{ind}if {test}:")
+        w(f"{ind}    _adm_amount_error(E, s, info, P{k}, {what!r}, {x})")
+
     def demand(ind: str) -> None:
         for line in pre_d:
             w(f"{ind}{line}")
         for k in range(npools):
             u, r = units_code[k], res_code[k]
             w(f"{ind}u{k} = {u}")
-            if not _valid_number(u):
-                w(f"{ind}if not u{k} >= 0.0:")
-                w(f"{ind}    _adm_amount_error(E, s, info, P{k}, 'units', u{k})")
+            check(k, "units", f"u{k}", u, True, ind)
             if r is None:
                 w(f"{ind}n{k} = {rnd(k, f'u{k}')}")
             else:
                 w(f"{ind}r{k} = {r}")
-                if not _valid_number(r):
-                    w(f"{ind}if not r{k} >= 0.0:")
-                    w(f"{ind}    _adm_amount_error(E, s, info, P{k}, 'reserve', r{k})")
+                check(k, "reserve", f"r{k}", r, nodes[k].reserve_held, ind)
                 if g.inline:  # max(r, u), written out
                     w(f"{ind}if u{k} > r{k}:")
                     w(f"{ind}    r{k} = u{k}")
@@ -576,12 +583,11 @@ def _inline_once(pre_d: list[str], pre_r: list[str], finals: list):
     return out_d, out_r, finals
 
 
-def _valid_number(code: str) -> bool:
-    """Whether ``code`` is a number literal that is >= 0 (its check cannot fail)."""
+def _literal(code: str) -> float | None:
+    """The value of ``code`` when it is a number literal, else None."""
     if code == "_INF":
-        return True
+        return INF
     try:
-        v = float(code)
+        return float(code)
     except ValueError:
-        return False
-    return v >= 0.0
+        return None
