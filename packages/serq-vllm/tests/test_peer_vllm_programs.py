@@ -445,3 +445,23 @@ def test_every_peer_program_implies_the_same_vllm_configuration(program):
 def test_an_engine_admitting_only_its_memory_pool_has_no_request_cap():
     text = variant("kv_first_family", (",\n         reqs[j] (1)\n", "\n"))
     assert _target(text)["config"]["max_num_seqs"] is None
+
+
+@pytest.mark.parametrize("program", ["kernel", "sides", "kv_first_family", "queues"])
+def test_prefix_caching_is_off_when_the_constants_turn_it_off(program):
+    # kv_first_family.sq's reuse is min(cachedin(kv[j]), caching * floor(…) * bs): with caching 0 the bound
+    # is never positive, so the hold consumes nothing from the cache, as kernel.sq's `caching ? … : 0`;
+    # `serq vllm target` read the cachedin syntactically and said true
+    from serq_vllm.target import target
+
+    for caching, on in ((0, False), (1, True)):
+        config = target(compile_program(source=_text(program), sets={"caching": caching}))["config"]
+        assert config["enable_prefix_caching"] is on
+    off = target(compile_program(source=_text(program), sets={"caching": 0}))
+    assert off == target(compile_program(source=_text("kernel"), sets={"caching": 0}))
+
+
+def test_a_reuse_bound_that_can_be_positive_reads_the_cache():
+    # a constant factor other than 0 leaves the bound positive: prefix caching stays on
+    text = _text("kv_first_family").replace("caching * floor", "(caching + 1) * floor")
+    assert _target(text.replace("let caching = 1;", "let caching = 0;"))["config"]["enable_prefix_caching"]

@@ -122,14 +122,80 @@ def _selected(e: n.Expr | None) -> n.Expr | None:
     return e
 
 
+def _value(e: n.Num) -> float:
+    return math.inf if e.value == "inf" else float(e.value)
+
+
+def _folded(e: Any) -> Any:
+    """``e`` with what its constants decide written as numbers (the constants are the program's after
+    ``--set``): a conditional on a constant test is the branch it takes, a product with a constant 0 is 0
+    (its other factor is a finite amount in a run that goes on: an infinite or NaN one makes the product
+    NaN, and a NaN bound or amount is a run-time error), and ``min``, ``max``, ``floor``, ``ceil``, ``+``,
+    ``-`` and ``*`` of numbers are their value. ``caching * floor(…) * bs`` with ``caching`` 0 is 0."""
+    e = _selected(e)
+    if isinstance(e, n.Cond):
+        test = _folded(e.test)
+        if isinstance(test, n.Num):
+            return _folded(e.then if _value(test) != 0 else e.orelse)
+        return n.Cond(test=test, then=_folded(e.then), orelse=_folded(e.orelse))
+    if isinstance(e, n.Binary) and e.op in ("+", "-", "*"):
+        a, b = _folded(e.lhs), _folded(e.rhs)
+        if e.op == "*" and any(isinstance(x, n.Num) and _value(x) == 0 for x in (a, b)):
+            return n.Num(value=0)
+        if isinstance(a, n.Num) and isinstance(b, n.Num):
+            x, y = _value(a), _value(b)
+            v = x + y if e.op == "+" else x - y if e.op == "-" else x * y
+            if v == v:
+                return n.Num(value="inf" if v == math.inf else v)
+        return n.Binary(op=e.op, lhs=a, rhs=b)
+    if isinstance(e, n.Call) and e.fn in ("min", "max", "floor", "ceil"):
+        args = [_folded(x) for x in e.args]
+        if all(isinstance(x, n.Num) for x in args):
+            vs = [_value(x) for x in args]
+            v = (min(vs) if e.fn == "min" else max(vs) if e.fn == "max" else
+                 math.floor(vs[0]) if e.fn == "floor" and math.isfinite(vs[0]) else
+                 math.ceil(vs[0]) if e.fn == "ceil" and math.isfinite(vs[0]) else vs[0])
+            if v == v and v != -math.inf:
+                return n.Num(value="inf" if v == math.inf else v)
+        return n.Call(fn=e.fn, args=args)
+    return e
+
+
+def _most(e: Any) -> float:
+    """An upper bound of the folded expression ``e``'s value (inf when none is known): what a reuse bound
+    can come to."""
+    if isinstance(e, n.Num):
+        return _value(e)
+    if isinstance(e, n.Call) and e.fn == "min":
+        return min(_most(x) for x in e.args)
+    if isinstance(e, n.Call) and e.fn == "max":
+        return max(_most(x) for x in e.args)
+    if isinstance(e, n.Call) and e.fn in ("floor", "ceil"):
+        m = _most(e.args[0])
+        return (math.floor(m) if e.fn == "floor" else math.ceil(m)) if math.isfinite(m) else m
+    if isinstance(e, n.Binary) and e.op == "+":
+        return _most(e.lhs) + _most(e.rhs)
+    if isinstance(e, n.Cond):
+        return max(_most(e.then), _most(e.orelse))
+    return math.inf
+
+
 def _uses_cache(program: n.Program, pool: int) -> bool:
     """Whether some hold on ``pool`` reads the prefix cache: a cache clause, and a reuse (or, without
-    one, the units) that reads ``cachedin`` of the pool."""
+    one, the units) that reads ``cachedin`` of the pool, by the value the constants give it (:func:`_folded`):
+    a reuse bound that is never positive (``min(cachedin(kv), caching * …)`` with ``caching`` 0) consumes
+    nothing (a negative bound is taken as 0), so reads nothing, and a ``cachedin`` in a part the constants
+    rule out is not read."""
     for x in _walk_program(program):
         if isinstance(x, n.Hold) and x.cache is not None and any(hp.pool.pool == pool for hp in x.pools):
-            reads = [x.reuse] if x.reuse is not None else [hp.units for hp in x.pools if hp.pool.pool == pool]
+            if x.reuse is not None:
+                reads = [_folded(x.reuse)]
+                if _most(reads[0]) <= 0:
+                    continue
+            else:
+                reads = [_folded(hp.units) for hp in x.pools if hp.pool.pool == pool]
             for e in reads:
-                if any(isinstance(o, n.Observable) and o.name == "cachedin" for o in _walk(_selected(e))):
+                if any(isinstance(o, n.Observable) and o.name == "cachedin" for o in _walk(e)):
                     return True
     return False
 
