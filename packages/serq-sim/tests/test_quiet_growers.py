@@ -121,13 +121,46 @@ def test_a_waiting_head_whose_reserve_does_not_fit_leaves_the_boundaries_in_quie
     seen = []
     orig = lazy.LazyDecoding._quiet_rounds
 
-    def watched(self, now, t, cost, budget):
+    def watched(self, now, t, cost, budget, *rest):
         waiting = any(p.front or p.queue for p in self.served_pools)
         w0 = self.quiet_wakes
-        out = orig(self, now, t, cost, budget)
+        out = orig(self, now, t, cost, budget, *rest)
         seen.append((waiting, self.quiet_wakes - w0))
         return out
 
     monkeypatch.setattr(lazy.LazyDecoding, "_quiet_rounds", watched)
     assert_same(variant(*LONG), sets)
     assert sum(d for waiting, d in seen if waiting) > 100
+
+
+# long prompts beside the lazy decoders: a prefill takes several chunks, and the rounds after the first
+# plan its next chunks in the stretch (busy rounds: LazyDecoding._busy_job)
+LONG_PROMPTS = (*LONG, ("let E_n = 40;", "let E_n = 300;"))
+
+
+@pytest.mark.parametrize("sets", [
+    dict(rate=1),                              # roomy memory: the prefill's blocks from free ones
+    dict(rate=1, bs=16, blocks=120),           # a full prefix cache: its growth evicts (LRU)
+    dict(rate=2, blocks=90),                   # tight memory: some growths must preempt (not taken)
+    dict(rate=1, C=24),                        # a chunk cap reading holders(reqs) and queued(reqs)
+    dict(rate=3, max_seqs=4),                  # heads waiting for a request slot beside the prefills
+    dict(rate=1, B=40),                        # a budget the lazy decoders leave little of
+], ids=str)
+def test_busy_rounds_plan_a_prefill_s_chunks_and_agree(sets):
+    eng = assert_same(variant(*LONG_PROMPTS), sets)
+    assert eng.busy_rounds > 0
+
+
+def test_busy_rounds_with_a_cost_that_reads_no_kv():
+    eng = assert_same(variant(*LONG_PROMPTS, ("kvcost * kv_decode", "0")), dict(rate=1))
+    assert eng.busy_rounds > 0
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(budget=st.integers(20, 300), blocks=st.sampled_from([60, 120, 400]), rate=st.sampled_from([0.5, 1.0, 3.0]),
+       seqs=st.sampled_from([2, 8, 64]), chunk=st.sampled_from([7, 32, inf_]), bs=st.sampled_from([1, 4, 16]),
+       seed=st.integers(0, 1000))
+def test_busy_rounds_random_settings_agree(budget, blocks, rate, seqs, chunk, bs, seed):
+    src = variant(("let E_n = 40;", "let E_n = 300;"),
+                  ("run { horizon 40; warmup 2; seed 3; }", "run { horizon 60; warmup 2; seed 3; }"))
+    assert_same(src, dict(B=budget, blocks=blocks, rate=rate, max_seqs=seqs, C=chunk, bs=bs), seed=seed)

@@ -33,6 +33,19 @@ from .common import (
 _owner_seq = attrgetter("owner.adm_seq")
 
 
+class _EveryRound:
+    """The rounds a busy stretch plans (:meth:`LazyDecoding._quiet_rounds`): every one, with the lazy
+    growers at a block boundary there (``wake``'s list), or ``()`` when none are."""
+
+    __slots__ = ("wake",)
+
+    def __init__(self, wake: dict[int, list[Job]]):
+        self.wake = wake
+
+    def get(self, k: int):
+        return self.wake.get(k, ())
+
+
 class LazyDecoding:
     """The lazy planning of a step stage (a part of :class:`~serq_sim.step.StepStage`)."""
 
@@ -158,7 +171,7 @@ class LazyDecoding:
             cost = self.cost_of(tokens, dec, pre_t, float(len(self.residents)), 0.0, 0.0, attn)
         else:
             cost = self.cost_fn(None, None, self._no_ctx)
-        return self._launch(cost, assign, nl, split, tried, preempted, budget)
+        return self._launch(cost, assign, nl, split, tried, preempted, budget, None, 0.0, chunk)
 
     def _quiet(self) -> bool:
         """Whether the rounds after this iteration would repeat it until something happens: it served only
@@ -213,7 +226,8 @@ class LazyDecoding:
         return bool(self.glazy_ok and pool is not None and pool.spill is None and not pool.reserve_held
                     and (pool.lru or pool.evict is None))
 
-    def _quiet_rounds(self, now: float, t: float, cost: float, budget: float) -> tuple[int, float]:
+    def _quiet_rounds(self, now: float, t: float, cost: float, budget: float, busy: Job | None = None,
+                      chunk: float = _INF) -> tuple[int, float]:
         """Complete the quiet rounds that follow at once: round k ends at ``t`` (each a sum with the cost,
         as the event loop would take them) before any other event, at or before the horizon, and with no
         lazy job's last token in it; after it the same iteration is planned again, and, at a round in
@@ -223,8 +237,17 @@ class LazyDecoding:
         cost it then takes is valid (else the stretch ends before that round, which is planned as usual);
         their blocks are taken at the round's start (the clock set to it: the pool's statistics are
         brought up to it) and the cost is taken again, as the planning would. Their accounting is the
-        per-round one (the sums in the same order); the event count takes one per round. Returns how many
-        rounds were completed this way and when the iteration after them (to be pushed) ends."""
+        per-round one (the sums in the same order); the event count takes one per round.
+
+        With ``busy`` (:meth:`_busy_job`), the iteration serves one prefill besides the lazy decoders, and
+        the rounds after it are the same iteration but for that prefill's next chunk: each round's planning
+        (its chunk ``min(work, chunk, what the lazy decoders leave)``, the growth of its hold, its
+        attention, the cost, the tally) is made here, as the walk makes it, while the prefill does not
+        complete in the round about to end, its growth fits beside what is used and reserved (no
+        preemption, no wait), the cost is valid, and no admission its planning would attempt could
+        succeed; the round in which it completes is planned and pushed as usual (its end goes through the
+        event loop, where the session goes on). Returns how many rounds were completed this way and when
+        the iteration after them (to be pushed) ends."""
         sim = self.sim
         heap = sim.heap
         t_next = heap[0][0] if heap else _INF
@@ -243,17 +266,27 @@ class LazyDecoding:
         weights = gaps.weights
         warm = sim.warm
         nlazy = self.nlazy
-        absorb = self._wake_static and not self.eager and budget >= nlazy
-        if absorb and budget - nlazy > 0.0 and self._may_admit():
-            # the planning of a round with woken growers would attempt an admission that might succeed
-            # (tested once: nothing joins or leaves a queue in the stretch). It attempts none when no
-            # budget is left after the lazy decoders' tokens; and a head whose known demand does not fit
-            # now does not fit at any round of the stretch: the growers' blocks only add to what is used,
-            # and nothing is released, reserved or admitted in it
-            absorb = False
+        # whether the planning of a round would attempt an admission that might succeed (tested once:
+        # nothing joins or leaves a queue in the stretch): it attempts none when no budget is left after
+        # the lazy decoders' tokens (and the prefill's); and a head whose known demand (or floor) does not
+        # fit now does not fit at any round of the stretch: growths only add to what is used, and nothing
+        # is released, reserved or admitted in it
+        may = bool(self.served_pools) and self._may_admit()
+        P = busy
+        if may and P is None and budget - nlazy > 0.0:
+            return 0, t
+        absorb = self._wake_static and budget >= nlazy and (not self.eager or P is not None)
         cost_of = self.cost_of if self.cost_ctx else None
         nl = float(nlazy)
         nres = float(len(self.residents))
+        if P is not None:
+            pslot = P.gslot if P.growing is not None else None
+            ppool = self.memory
+            pslots = P.mslots if self.cost_kv else None
+            left0 = budget - nlazy  # what the lazy decoders, all before it in the serving order, leave it
+            jobs = nlazy + 1
+            busy_n = 0
+            holds = P.owner.holds
         wakes = 0
         counted = 0
         # the gaps' last run: its value, and what its weight gains in the stretch, added to the array once
@@ -264,21 +297,68 @@ class LazyDecoding:
         tally = False  # the gaps of the rounds after the first count (warm, and decoders whose gaps count)
         first = r + 1  # the first round of the stretch
         k = first  # the round about to end
+        # a busy stretch plans every round (a round with no lazy grower at a boundary reads ()); a quiet one
+        # only the rounds whose growers wake
+        rounds_to_plan = wake if P is None else _EveryRound(wake)
         while t < tlim and k not in due:
-            wl = wake.get(k)
+            wl = rounds_to_plan.get(k)
             if wl is not None:
-                if not absorb:
-                    break
-                # the growers' plan and the cost the planning of that round would take
-                plan = self._wake_plan(wl, k)
-                if plan is None:
-                    break
-                if cost_of is not None:
-                    c = cost_of(nl, nl, 0.0, nres, plan[1], 0.0, 0.0)
-                    if not c >= 0.0:
+                # the planning of round k + 1 (at t): the growers' blocks, the prefill's chunk, the cost
+                if P is None:
+                    if not absorb:
                         break
+                    plan = self._wake_plan(wl, k)
+                    if plan is None:
+                        break
+                    if cost_of is not None:
+                        c = cost_of(nl, nl, 0.0, nres, plan[1], 0.0, 0.0)
+                        if not c >= 0.0:
+                            break
+                    else:
+                        c = self.cost_fn(None, None, self._no_ctx)
                 else:
-                    c = self.cost_fn(None, None, self._no_ctx)
+                    if wl:
+                        if not absorb:
+                            break
+                        plan = self._wake_plan(wl, k)
+                        if plan is None:
+                            break
+                        grow0 = plan[0]
+                        kv1 = plan[1]
+                    else:
+                        grow0 = 0.0
+                        kv1 = self.kv_lazy if self.cost_kv else 0.0
+                    # the prefill's chunk, as the walk plans it (Planner._serve) after the lazy decoders
+                    w = P.work - P.assigned  # its work after round k (StepStage._end)
+                    if w <= EPS:
+                        break  # it completes in round k: the session goes on at its end
+                    want = w if w < chunk else chunk
+                    tok = want if want < left0 else left0
+                    if may and left0 - tok > 0.0:
+                        break  # budget is left after it: that planning attempts an admission
+                    grown = 0.0  # what grow_slot takes (nothing when the tokens fit the allocation)
+                    if pslot is not None:
+                        k0 = pslot.pos
+                        d = k0 + tok - pslot.alloc
+                        if d > EPS:
+                            grown = ppool.round_up(pslot.alloc + d) - pslot.alloc
+                            if grown > EPS and (ppool.used + grow0 + ppool.reserved - pslot.u + grown
+                                                > ppool.limit):
+                                break  # its growth would preempt or wait: planned as usual
+                    else:
+                        k0 = P.total - w
+                        d = 0.0
+                    ptok = nl + tok
+                    if cost_of is not None:
+                        m = 0.0  # what it holds on the memory pool after the growth (iteration_sums)
+                        if pslots is not None:
+                            for sl in pslots:
+                                m += (sl.alloc + grown) if sl is pslot and grown > EPS else sl.alloc
+                        c = cost_of(ptok, nl, 0.0 + tok, nres, kv1, 0.0 + m, 0.0 + tok * (k0 + tok / 2.0))
+                        if not c >= 0.0:
+                            break
+                    else:
+                        c = self.cost_fn(None, None, self._no_ctx)
             dt = t - last
             if dt > 0.0:
                 a_present += present * dt
@@ -304,17 +384,55 @@ class LazyDecoding:
                 tally = warm and counted != 0
             last = t
             if wl is not None:
-                # their blocks, taken at the round's start
-                sim.now = last
-                try:
-                    self._wake_apply(wl, plan, k, last)
-                finally:
-                    sim.now = now
-                wakes += 1
+                if P is None:
+                    # their blocks, taken at the round's start
+                    sim.now = last
+                    try:
+                        self._wake_apply(wl, plan, k, last)
+                    finally:
+                        sim.now = now
+                    wakes += 1
+                else:
+                    P.work = w  # (StepStage._end)
+                    P.assigned = 0.0
+                    if wl:
+                        sim.now = last
+                        try:
+                            self._wake_apply(wl, plan, k, last)
+                        finally:
+                            sim.now = now
+                        wakes += 1
+                    # the prefill's chunk of round k + 1: its growth at the round's start (it fits: tested
+                    # above), its position, its tokens; the iteration's tally
+                    if pslot is not None:
+                        if d > EPS:
+                            sim.now = last
+                            try:
+                                grow_slot(sim, P.owner, pslot, d, P)
+                            finally:
+                                sim.now = now
+                        holds[P.ghi].grown = True
+                        pslot.pos = k0 + tok
+                    P.assigned = tok
+                    if nlazy:
+                        self.lazy_iterations += 1
+                        self.glazy_iterations += 1
+                    if warm:  # (Planner._tally of one iteration)
+                        self.iterations += 1
+                        if nlazy:
+                            self.it_mixed += 1
+                        else:
+                            self.it_prefill += 1
+                        self.sum_jobs += jobs
+                        self.sum_tokens += ptok
+                        self.sum_budget += budget
+                    busy_n += 1
                 cost = c
             t = t + cost
             k += 1
         n = k - first
+        if P is not None and busy_n:
+            self.busy_rounds += busy_n
         if gain:
             weights[-1] += gain
         gaps.last = glast
@@ -794,8 +912,9 @@ class LazyDecoding:
             cost_of = self.cost_of  # (a function held in a slot: read, then called, both specialized)
             cost = cost_of(tokens, dec, pre_t, float(len(self.residents)), kvd, kvp, attn)
             # the tally's sums are these (the same additions in the same order)
-            return self._launch(cost, assign, nl, split, tried, preempted, budget, tokens, dec)
-        return self._launch(self.cost_fn(None, None, self._no_ctx), assign, nl, split, tried, preempted, budget)
+            return self._launch(cost, assign, nl, split, tried, preempted, budget, tokens, dec, chunk)
+        return self._launch(self.cost_fn(None, None, self._no_ctx), assign, nl, split, tried, preempted, budget,
+                            None, 0.0, chunk)
 
     def _wake_unlazy(self, job: Job, wl: list[Job]) -> None:
         """A woken decoder (listed in ``wl``, the round's wake list) is lazy no more: brought up to date
@@ -879,9 +998,10 @@ class LazyDecoding:
             self.planning = False
             self.fast = False
 
-    def _launch(self, cost, assign, nl, split, tried, preempted, budget, tokens=None, dec=0.0) -> bool:
+    def _launch(self, cost, assign, nl, split, tried, preempted, budget, tokens, dec, chunk) -> bool:
         """Start the iteration a lazy planning planned (its ``cost``), with its quiet rounds; ``tokens``
-        and ``dec``, when given, are the iteration's tokens and decoders (for the tally)."""
+        and ``dec``, when given, are the iteration's tokens and decoders (for the tally); ``chunk`` the
+        planning's chunk."""
         sim = self.sim
         if not cost >= 0.0:  # self._cost(ctx, assign, nl, preempted), inlined
             self._cost_error(cost)
@@ -898,8 +1018,24 @@ class LazyDecoding:
         self.t_start = now
         t = now + cost
         n = 0
-        if not assign and not tried and not preempted and self._quiet_static is not False and self._quiet():
-            n, t = self._quiet_rounds(now, t, cost, budget)
+        if not preempted and self._quiet_static is not False:
+            if not assign:
+                if self._quiet():
+                    n, t = self._quiet_rounds(now, t, cost, budget)
+            elif self._wake_static and len(assign) == 1:
+                busy = self._busy_job(assign, nl, budget, chunk)
+                if busy is not None and self._quiet():
+                    # the rounds after it plan its prefill's next chunks, each counted and tallied there:
+                    # this one is tallied first (what it planned, before the next chunks change it)
+                    if nl:
+                        self.lazy_iterations += 1
+                    if sim.warm:
+                        self.iterations += 1
+                        self._tally(assign, nl, budget, 1)
+                    n, t = self._quiet_rounds(now, t, cost, budget, busy, chunk)
+                    self.epoch += 1
+                    _heappush(sim.heap, (t, next(sim._seq), self._end_cb, self.epoch))
+                    return True
         if nl:
             self.lazy_iterations += 1 + n
         self.epoch += 1
@@ -922,6 +1058,33 @@ class LazyDecoding:
                 self.sum_budget += budget * k
         _heappush(sim.heap, (t, next(sim._seq), self._end_cb, self.epoch))
         return True
+
+    def _busy_job(self, assign: list[Job], nl: int, budget: float, chunk: float) -> Job | None:
+        """The prefill whose next chunks the rounds after this iteration may plan (:meth:`_quiet_rounds`),
+        or None: the iteration serves one job, a prefill of this stage that does not complete in it, the
+        stage's newest resident and the only one that is not lazy (every lazy decoder comes before it in
+        the serving order); the lazy decoders leave it a token at least; its work, the chunk and the
+        budget are whole numbers (so are its chunks); it grows nothing or the memory pool, which holds no
+        reservations; and what it holds on the memory pool is known. (The caller has found that quiet
+        rounds may take the lazy growers' boundaries, ``_wake_static``: the budget and the chunk read
+        nothing its growth changes.)"""
+        job = assign[0]
+        w = job.work - job.assigned
+        if not (EPS < w <= _EXACT and w % 1.0 == 0.0) or job.mode != "prefill":
+            return None  # (most often: it completes in this iteration, or it is a decode)
+        if job.stage is not self or job.owner is None:
+            return None
+        eager = self.eager
+        if len(eager) != 1 or eager[0] is not job or self.residents[-1] is not job:
+            return None
+        if not budget - nl >= 1.0 or not (chunk == _INF or (chunk <= _EXACT and chunk % 1.0 == 0.0)):
+            return None
+        pool = job.growing
+        if pool is not None and (pool is not self.memory or job.gslot is None or pool.reserve_held):
+            return None
+        if self.cost_kv and job.mslots is None:
+            return None
+        return job
 
     def _unlazy(self, job: Job, listed: bool = True) -> None:
         """Bring a lazy job up to date (its ``work``, a grower's position) at the current round, taking it

@@ -50,7 +50,7 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
         "index", "it_decode", "it_mixed", "it_prefill", "iter", "iter_lazy", "iter_split", "iterations",
         "kv_lazy", "lazy_iterations", "lazy_ok", "left", "lz_gone", "memory", "memory_family", "name", "ndec",
         "ngrow", "nlazy", "nlazy_x", "node", "planning", "pre_ctx", "pre_kv", "present", "quiet_rounds",
-        "quiet_wakes", "requests", "residents", "rounds", "serve_keys", "served_pools", "service_sum", "sim",
+        "quiet_wakes", "busy_rounds", "requests", "residents", "rounds", "serve_keys", "served_pools", "service_sum", "sim",
         "sum_budget", "sum_jobs", "sum_tokens", "t_last", "t_round", "t_start", "tpend", "wait_sum", "wake",
         "wake_batches",
     )
@@ -163,6 +163,8 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
         #: (tests read them; not reported)
         self.quiet_rounds = 0
         self.quiet_wakes = 0
+        #: rounds among them that planned a prefill's next chunk (LazyDecoding._busy_job; tests read it)
+        self.busy_rounds = 0
         #: whether lazy growers at a block boundary may take their blocks at once in a planning (None: not
         #: judged yet; see _judge_wake_batch), and how many plannings did (tests read it; not reported)
         self._wake_batch: bool | None = None
