@@ -256,8 +256,10 @@ class LazyDecoding:
         # float after the horizon bounds it when the horizon comes first)
         tlim = t_next if t_next <= horizon else nextafter(horizon, _INF)
         due = self.due
-        wake = self.wake
         r = self.rounds
+        if not t < tlim or r + 1 in due:
+            return 0, t  # (the loop below would take no round)
+        wake = self.wake
         last = now
         a_present = self.a_present
         a_busy = self.a_busy
@@ -1022,7 +1024,7 @@ class LazyDecoding:
             if not assign:
                 if self._quiet():
                     n, t = self._quiet_rounds(now, t, cost, budget)
-            elif self._wake_static and len(assign) == 1:
+            elif self._wake_static and len(assign) == 1 and assign[0].mode == "prefill":
                 busy = self._busy_job(assign, nl, budget, chunk)
                 if busy is not None and self._quiet():
                     # the rounds after it plan its prefill's next chunks, each counted and tallied there:
@@ -1061,17 +1063,17 @@ class LazyDecoding:
 
     def _busy_job(self, assign: list[Job], nl: int, budget: float, chunk: float) -> Job | None:
         """The prefill whose next chunks the rounds after this iteration may plan (:meth:`_quiet_rounds`),
-        or None: the iteration serves one job, a prefill of this stage that does not complete in it, the
+        or None: the iteration serves one job (``assign``), a prefill of this stage that does not complete in it, the
         stage's newest resident and the only one that is not lazy (every lazy decoder comes before it in
         the serving order); the lazy decoders leave it a token at least; its work, the chunk and the
         budget are whole numbers (so are its chunks); it grows nothing or the memory pool, which holds no
         reservations; and what it holds on the memory pool is known. (The caller has found that quiet
         rounds may take the lazy growers' boundaries, ``_wake_static``: the budget and the chunk read
         nothing its growth changes.)"""
-        job = assign[0]
+        job = assign[0]  # (a prefill: the caller has seen to it)
         w = job.work - job.assigned
-        if not (EPS < w <= _EXACT and w % 1.0 == 0.0) or job.mode != "prefill":
-            return None  # (most often: it completes in this iteration, or it is a decode)
+        if not (EPS < w <= _EXACT and w % 1.0 == 0.0):
+            return None  # (most often: it completes in this iteration)
         if job.stage is not self or job.owner is None:
             return None
         eager = self.eager
