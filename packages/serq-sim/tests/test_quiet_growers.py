@@ -164,3 +164,28 @@ def test_busy_rounds_random_settings_agree(budget, blocks, rate, seqs, chunk, bs
     src = variant(("let E_n = 40;", "let E_n = 300;"),
                   ("run { horizon 40; warmup 2; seed 3; }", "run { horizon 60; warmup 2; seed 3; }"))
     assert_same(src, dict(B=budget, blocks=blocks, rate=rate, max_seqs=seqs, C=chunk, bs=bs), seed=seed)
+
+
+FIRST_DECODE = """
+pool reqs { cap 4; admit via e; }
+pool kv { cap 4096; block 16; }
+stage e : step { budget 64; cost 1; memory kv; }
+workload { arrive batch(1); }
+session {
+  hold reqs (1), kv (40) {
+    run e prefill (40) growing kv;
+    run e decode (20) growing kv;
+  }
+}
+run { horizon 100; }
+"""
+
+
+def test_a_decode_not_yet_served_is_lazy_from_its_first_planning():
+    # one request: its prefill (40 tokens, 48 allocated) is round 1, [0, 1); its 20 decode tokens are
+    # rounds 2..21. Planned at t=1, the decode's slot is found then and it is lazy at once (8 tokens of
+    # room, its block boundary a quiet round's), so the stretch after that planning takes rounds 2..20,
+    # 19 rounds, and round 21, its last token, is pushed; served once first it would take 18
+    eng = assert_same(FIRST_DECODE, {})
+    assert eng.quiet_rounds == 19
+    assert eng.iterations == 21

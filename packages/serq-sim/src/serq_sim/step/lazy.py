@@ -652,6 +652,8 @@ class LazyDecoding:
                         table = self.due
                     else:
                         slot = job.gslot
+                        if slot is None:  # a decode that has not been served yet: its slot found now
+                            slot = self._grown_slot(job)
                         if slot is not None:
                             pos = slot.pos
                             room = slot.alloc - pos

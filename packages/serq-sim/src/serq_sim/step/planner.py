@@ -383,6 +383,28 @@ class Planner:
                 return admission.admit_from(self.sim, pool, budget_left, self)
         return False
 
+    @staticmethod
+    def _grown_slot(job: Job):
+        """The slot a growing ``job`` grows, found once (``job.gslot``, and its hold's index ``job.ghi``):
+        its session's innermost hold of the pool it grows; None (nothing set) when it holds none."""
+        owner = job.owner
+        pool = job.growing
+        # innermost(owner, pool), its first place inlined: the session's last hold (a newcomer's)
+        holds = owner.holds
+        hi = len(holds) - 1
+        if hi >= 0:
+            for slot in holds[hi].slots:
+                if slot.pool is pool:
+                    break
+            else:
+                hi, slot = innermost(owner, pool)
+        else:
+            hi, slot = innermost(owner, pool)
+        if slot is not None:
+            job.gslot = slot
+            job.ghi = hi
+        return slot
+
     def _serve(self, job: Job, chunk: float) -> bool:
         """Schedule ``job``'s tokens; ``True`` when its growth preempted itself (serving stops)."""
         owner = job.owner
@@ -400,24 +422,11 @@ class Planner:
             sim = self.sim
             slot = job.gslot
             if slot is None:
-                # innermost(owner, pool), its first place inlined: the session's last hold (a newcomer's)
-                holds = owner.holds
-                hi = len(holds) - 1
-                if hi >= 0:
-                    for slot in holds[hi].slots:
-                        if slot.pool is pool:
-                            break
-                    else:
-                        hi, slot = innermost(owner, pool)
-                else:
-                    hi, slot = innermost(owner, pool)
+                slot = self._grown_slot(job)
                 if slot is None:
                     raise sim.error(f"run {self.name} … growing {pool.name}: outside a hold of {pool.name}",
                                     job.span, owner)
-                job.gslot = slot
-                job.ghi = hi
-            else:
-                hi = job.ghi
+            hi = job.ghi
             need = slot.pos + tokens - slot.alloc
             if need > EPS:
                 r = grow_slot(sim, owner, slot, need, job)
