@@ -38,6 +38,7 @@ or the linker.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import sys
@@ -45,7 +46,7 @@ from collections.abc import Mapping
 from stat import S_ISREG
 from typing import TYPE_CHECKING, Any
 
-from serq.files import path_is_file, path_join, path_resolved, path_str
+from serq.files import open_input, path_is_file, path_join, path_resolved, path_str
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -335,8 +336,9 @@ def _holds(deps: Any) -> bool:
 
 
 def _read_text(path: str | os.PathLike[str]) -> str:
-    """``Path(path).read_text(encoding="utf-8")``."""
-    with open(path_str(path), encoding="utf-8") as f:
+    """``Path(path).read_text(encoding="utf-8")``, of a regular file only (:func:`serq.files.open_input`:
+    a FIFO does not block the lookup)."""
+    with io.TextIOWrapper(open_input(path_str(path)), encoding="utf-8") as f:
         return f.read()
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+from serq.files import read_input
 from serq.options import Path as SerqPath
 
 
@@ -29,7 +30,7 @@ def fmt_command(pm: Any, files: tuple[str, ...], check: bool) -> None:
     for f in files:
         p = Path(f)
         try:
-            data = p.read_bytes()
+            data = read_input(p)
         except OSError as e:
             raise CompileError(f"error: {f}: cannot read: {e.strerror or e}") from None
         text = decode_source(data, f)

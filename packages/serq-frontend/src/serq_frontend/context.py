@@ -7,6 +7,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from serq.files import read_input
+
 from . import ast as A
 from .consts import BadConstant, NotConstant, fold
 from .diagnostics import CompileError, Pos, Reporter, Sources, decode_source, did_you_mean
@@ -152,7 +154,7 @@ class Context:
 
     def parse_file(self, path: Path, name: str) -> A.Module:
         try:
-            data = path.read_bytes()
+            data = read_input(path)
         except OSError as e:
             raise self.error(None, f"{name}: cannot read: {e.strerror or e}") from None
         text = decode_source(data, name)

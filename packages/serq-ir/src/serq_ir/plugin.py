@@ -19,10 +19,16 @@ hookimpl = pluggy.HookimplMarker("serq")
 def _load_ir(path: Path, options: object = None):
     """An IR file, whose extension nodes must name what the command's plugins register (a plugin's stage
     kind or policy nobody provides is an error at its JSON path, as every other IR error)."""
-    from . import load
+    from serq.files import read_input
+
+    from .codec import decode
     from .errors import IRError
 
-    program = load(path)
+    try:  # as serq_ir.load reads it, but a regular file only: a FIFO would block, /dev/zero not end
+        data = read_input(path)
+    except OSError as e:
+        raise IRError(f"error: {path}: cannot read: {e.strerror or e}") from None
+    program = decode(data, name=str(path))
     pm = getattr(options, "pm", None)
     if pm is not None:
         from serq.extensions import ir_problems

@@ -14,14 +14,16 @@ rows a session's turns are made into tuples only when a session replays it.
 from __future__ import annotations
 
 import csv
+import io
 import math
-import os
 from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import accumulate, compress, count, groupby, islice, repeat
 from operator import gt, itemgetter
 from pathlib import Path
+
+from serq.files import open_input
 
 from .errors import SimError, format_error
 
@@ -215,14 +217,8 @@ def load_trace(path: str, declared=None, source: str | None = None) -> TraceCorp
     """The trace in ``path``. ``declared``: the span of the workload's ``trace`` clause that names it (a
     file that cannot be read is reported there, with the source line; ``source`` the program's file);
     ``None`` for a trace given on the command line."""
-    try:
-        if declared is not None:  # a file the program names is read only as a regular file: a FIFO would block
-            import stat
-
-            mode = os.stat(path).st_mode
-            if not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
-                raise OSError(0, "not a regular file (a FIFO, device or socket)")
-        f = open(path, encoding="utf-8-sig", newline="")
+    try:  # a regular file only, named here or on the command line: a FIFO would block, /dev/zero not end
+        f = io.TextIOWrapper(open_input(path), encoding="utf-8-sig", newline="")
     except OSError as e:
         why = e.strerror or str(e)
         if declared is not None:

@@ -30,6 +30,12 @@ target that is one of them, by any path (a symbolic or hard link included), is r
 :class:`OutputError` before anything is written.
 
 Every part that writes a user's file (reports, dumps, ``serq run -o``) writes it through here.
+
+Reading a user's file (:func:`open_input`, :func:`read_input`): a program, a library it uses, an IR file,
+a trace, a step trace or a scenario is read only as a regular file (a symbolic link to one included). A
+FIFO would block the command until some process writes it (for ever, when none does), and a device such as
+``/dev/zero`` never ends: the open does not wait, and anything but a regular file is an ``OSError``
+naming the path and what it is, which the readers report as the file they cannot read.
 """
 
 from __future__ import annotations
@@ -44,12 +50,52 @@ from typing import IO
 from .errors import UserError
 
 __all__ = ["OutputError", "check_distinct", "check_folder", "check_not_input", "check_output", "check_own",
-           "open_atomic",
-           "open_own_append", "write_atomic"]
+           "open_atomic", "open_input",
+           "open_own_append", "read_input", "write_atomic"]
 
 
 class OutputError(UserError):
     """An output path the rules above refuse (an input of the run, a folder)."""
+
+
+def _kind(mode: int) -> str:
+    """What a file that is not a regular one is, in words."""
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (a named pipe)"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
+def open_input(path: str | os.PathLike[str]) -> IO[bytes]:
+    """``path``, a file the user gave to be read, opened for reading in binary mode: only a regular file
+    (through symbolic links). The open does not wait for a FIFO's writer; a FIFO, a device, a socket or a
+    folder is an ``OSError`` whose ``strerror`` says what it is (``is a FIFO (a named pipe), not a
+    file``) and whose ``filename`` is ``path``, as a missing file's is."""
+    name = os.fspath(path)
+    fd = os.open(name, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise OSError(0, f"is {_kind(mode)}, not a file", name)
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        return open(fd, "rb", closefd=True)  # noqa: SIM115 - the caller closes it
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_input(path: str | os.PathLike[str]) -> bytes:
+    """The bytes of ``path``, a file the user gave to be read (see :func:`open_input`)."""
+    with open_input(path) as f:
+        return f.read()
 
 
 def _create_temp(path: str, mode: int) -> tuple[int, str]:

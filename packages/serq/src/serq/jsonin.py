@@ -70,10 +70,10 @@ def read_text(path: str) -> str:
     may ignore one, RFC 8259); a file that cannot be read, or a byte that is not UTF-8 (located at its line
     and column, the line quoted with a caret), is a :class:`serq.errors.UserError`."""
     from .errors import UserError
+    from .files import read_input
 
     try:
-        with open(path, "rb") as f:
-            data = f.read()
+        data = read_input(path)
     except OSError as e:
         raise UserError(f"{path}: cannot read: {e.strerror or e}") from None
     if data.startswith(b"\xef\xbb\xbf"):
