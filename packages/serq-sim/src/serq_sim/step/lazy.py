@@ -386,7 +386,10 @@ class LazyDecoding:
                 tally = warm and counted != 0
             last = t
             if wl is not None:
-                if P is None:
+                if P is not None:
+                    P.work = w  # (StepStage._end)
+                    P.assigned = 0.0
+                if wl or P is None:  # (a busy stretch reads () for a round without woken growers)
                     # their blocks, taken at the round's start
                     sim.now = last
                     try:
@@ -394,16 +397,7 @@ class LazyDecoding:
                     finally:
                         sim.now = now
                     wakes += 1
-                else:
-                    P.work = w  # (StepStage._end)
-                    P.assigned = 0.0
-                    if wl:
-                        sim.now = last
-                        try:
-                            self._wake_apply(wl, plan, k, last)
-                        finally:
-                            sim.now = now
-                        wakes += 1
+                if P is not None:
                     # the prefill's chunk of round k + 1: its growth at the round's start (it fits: tested
                     # above), its position, its tokens; the iteration's tally
                     if pslot is not None:
