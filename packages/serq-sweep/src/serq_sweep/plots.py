@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from serq.errors import UserError
+from serq.files import open_input
 
 FORMATS = ("svg", "png", "pdf")
 
@@ -44,11 +45,18 @@ def _read(table: Any) -> Any:
     from .core import table_format
 
     path = os.fspath(table)
-    fmt = table_format(path)
+    fmt = table_format(path, "serq plot")
     try:
-        return pd.read_csv(path) if fmt == "csv" else pd.read_parquet(path)
+        with open_input(path) as f:
+            return pd.read_csv(f) if fmt == "csv" else pd.read_parquet(f)
     except (OSError, ValueError) as e:
-        raise UserError(f"{path}: cannot read the table: {e}") from None
+        raise UserError(f"{path}: cannot read the table: {_why(e)}") from None
+
+
+def _why(e: BaseException) -> str:
+    """What an error reading a table says: an ``OSError``'s reason without its number and path (the
+    message names the path), else the reader's own words."""
+    return (e.strerror or str(e)) if isinstance(e, OSError) else str(e)
 
 
 def _numeric(frame: Any, column: str, what: str) -> None:
@@ -132,16 +140,36 @@ def _dump_csv(folder: str, name: str, gauge: bool) -> tuple[list[float], list[fl
     import csv
 
     path = os.path.join(folder, "gauge", f"{name}.csv") if gauge else os.path.join(folder, f"{name}.csv")
-    if not os.path.isfile(path):
+    if not os.path.lexists(path):
         where = os.path.join(folder, "gauge") if gauge else folder
         have = sorted(f[:-4] for f in os.listdir(where) if f.endswith(".csv")) if os.path.isdir(where) else []
         kind = "gauge" if gauge else "observe"
         raise UserError(f"{folder}: no {kind} {name} in the dump ({kind}s there: {', '.join(have) or 'none'})")
     ts, vs = [], []
-    with open(path, newline="", encoding="utf-8") as f:
-        for r in csv.DictReader(f):
-            ts.append(float(r["time"]))
-            vs.append(float(r["value"]))
+    try:
+        f = io.TextIOWrapper(open_input(path), newline="", encoding="utf-8")
+    except OSError as e:
+        raise UserError(f"{path}: cannot read: {_why(e)}") from None
+    with f:
+        reader = csv.reader(f)
+        try:
+            header = next(reader, None)
+            if header is None or "time" not in header or "value" not in header:
+                raise UserError(f"{path}:1: error: not a dump's CSV (its header has no columns time and value)")
+            it, iv = header.index("time"), header.index("value")
+            for row in reader:
+                if not row:
+                    continue
+                try:
+                    ts.append(float(row[it]))
+                    vs.append(float(row[iv]))
+                except (IndexError, ValueError):
+                    raise UserError(f"{path}:{reader.line_num}: error: the row has no number under time or "
+                                    f"value ({','.join(row)[:80]!r})") from None
+        except UnicodeDecodeError:
+            raise UserError(f"{path}: error: not a dump's CSV (not UTF-8 text)") from None
+        except csv.Error as e:
+            raise UserError(f"{path}:{max(reader.line_num, 1)}: error: not a dump's CSV ({e})") from None
     return ts, vs
 
 
@@ -182,9 +210,10 @@ def _read_records(source: Any) -> Any:
     if not low.endswith((".csv", ".parquet")):
         raise UserError(f"{path}: --cdf reads a dump folder or a records file (.parquet or .csv)")
     try:
-        return pd.read_csv(path) if low.endswith(".csv") else pd.read_parquet(path)
+        with open_input(path) as f:
+            return pd.read_csv(f) if low.endswith(".csv") else pd.read_parquet(f)
     except (OSError, ValueError) as e:
-        raise UserError(f"{path}: cannot read the records: {e}") from None
+        raise UserError(f"{path}: cannot read the records: {_why(e)}") from None
 
 
 def _metric(frame: Any, name: str, where: str) -> Any:

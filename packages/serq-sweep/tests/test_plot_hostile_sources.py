@@ -1,0 +1,77 @@
+"""`serq plot SOURCE`: a source that is no regular file (a FIFO nobody writes, a link to /dev/zero) or a
+dump's CSV that is not one is one message and status 1: never a hang, never a traceback, no picture."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("matplotlib")
+SERQ = str(Path(sys.executable).parent / "serq")
+
+needs_fifo = pytest.mark.skipif(not hasattr(os, "mkfifo") or not os.path.exists("/dev/zero"),
+                                reason="FIFOs and /dev/zero are POSIX")
+
+
+def _plot(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
+    # a read that blocks fails here, at the timeout, instead of hanging the suite
+    return subprocess.run([SERQ, "plot", *args, "-o", "f.svg"], capture_output=True, text=True, cwd=tmp_path,
+                          timeout=60, stdin=subprocess.DEVNULL)
+
+
+def _refused(r: subprocess.CompletedProcess, tmp_path: Path, *parts: str) -> None:
+    assert r.returncode == 1, r.stderr
+    assert "Traceback" not in r.stderr and len(r.stderr.splitlines()) == 1, r.stderr
+    for part in parts:
+        assert part in r.stderr, r.stderr
+    assert not (tmp_path / "f.svg").exists()
+
+
+def _special(path: Path, kind: str) -> None:
+    if kind == "fifo":
+        os.mkfifo(path)
+    else:
+        path.symlink_to("/dev/zero")
+
+
+@needs_fifo
+@pytest.mark.parametrize("kind, what", [("fifo", "is a FIFO (a named pipe), not a file"),
+                                        ("zero", "is a character device, not a file")])
+@pytest.mark.parametrize("args, reads", [(("--x", "a", "--y", "b"), "the table"), (("--cdf", "ttft"), "the records")])
+def test_a_table_or_records_that_is_not_a_regular_file_is_refused(tmp_path, kind, what, args, reads):
+    _special(tmp_path / "t.csv", kind)
+    _refused(_plot(tmp_path, "t.csv", *args), tmp_path, f"t.csv: cannot read {reads}: {what}")
+
+
+@needs_fifo
+def test_a_dump_entry_that_is_not_a_regular_file_is_refused(tmp_path):
+    (tmp_path / "d").mkdir()
+    os.mkfifo(tmp_path / "d" / "x.csv")
+    _refused(_plot(tmp_path, "d", "--cdf", "x"), tmp_path, "x.csv: cannot read: is a FIFO (a named pipe), not a file")
+
+
+@pytest.mark.parametrize("text, message", [
+    ("time,session,turn,value\n1,0,0,x\n", "x.csv:2: error: the row has no number under time or value"),
+    ("time,session,turn,value\n1,0\n", "x.csv:2: error: the row has no number under time or value"),
+    ("a,b\n1,2\n", "x.csv:1: error: not a dump's CSV (its header has no columns time and value)"),
+    ("", "x.csv:1: error: not a dump's CSV"),
+])
+def test_a_dump_csv_that_is_not_one_is_located(tmp_path, text, message):
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "x.csv").write_text(text)
+    _refused(_plot(tmp_path, "d", "--cdf", "x"), tmp_path, message)
+
+
+def test_a_dump_csv_that_is_not_utf8_is_one_message(tmp_path):
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "x.csv").write_bytes(b"time,session,turn,value\n1,0,0,2\n\xff\n")
+    _refused(_plot(tmp_path, "d", "--cdf", "x"), tmp_path, "x.csv: error: not a dump's CSV (not UTF-8 text)")
+
+
+def test_a_source_of_another_kind_names_the_source_not_an_option(tmp_path):
+    (tmp_path / "t.sq").write_text("")
+    _refused(_plot(tmp_path, "t.sq", "--x", "a", "--y", "b"), tmp_path, "serq plot t.sq: a table is .parquet or .csv")
