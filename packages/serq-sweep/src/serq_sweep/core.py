@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from serq.errors import UserError
+from serq.files import open_input
 
 from .axes import MAX_POINTS, Axis, def_axes, parse_seeds, points, set_axes
 
@@ -420,11 +421,23 @@ def read_table(path: str) -> list[dict[str, Any]]:
     """The rows of a table written by a sweep (``.csv`` or ``.parquet``)."""
     fmt = table_format(path)
     if fmt == "csv":
-        with open(path, newline="", encoding="utf-8") as f:
-            return [{k: _parse_csv(v) for k, v in r.items()} for r in csv.DictReader(f)]
+        # a regular file only (a FIFO would block); a row whose fields are not the header's is an error
+        # (ValueError), not a row with holes
+        with io.TextIOWrapper(open_input(path), newline="", encoding="utf-8") as f:
+            reader = csv.reader(f)
+            header = next(reader, [])
+            rows = []
+            for row in reader:
+                if not row:  # a blank line, as csv.DictReader skips it
+                    continue
+                if len(row) != len(header):
+                    raise ValueError(f"line {reader.line_num} has {len(row)} fields, the header {len(header)}")
+                rows.append({k: _parse_csv(v) for k, v in zip(header, row)})
+            return rows
     import pandas as pd
 
-    frame = pd.read_parquet(path)
+    with open_input(path) as f:
+        frame = pd.read_parquet(f)
     return frame.to_dict("records")
 
 
@@ -450,7 +463,8 @@ def load_finished(path: str, plan: Plan) -> dict[str, dict]:
         try:
             table = read_table(path)
         except (OSError, ValueError, KeyError) as e:
-            raise UserError(f"{path}: cannot read the table to resume from ({e}); remove it or give "
+            why = (e.strerror or e) if isinstance(e, OSError) else e
+            raise UserError(f"{path}: cannot read the table to resume from ({why}); remove it or give "
                             "--fresh") from None
         if table:
             names = list(table[0])

@@ -27,6 +27,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from serq.errors import UserError
+from serq.files import open_input
 
 #: one run's records: table name -> column -> a numpy array
 Run = dict[str, dict[str, Any]]
@@ -112,7 +113,7 @@ def _read_csv(path: str) -> tuple[list[str], dict[str, dict[str, Any]]]:
     column is written as one, as the writer writes integer columns)."""
     import numpy as np
 
-    with open(path, newline="", encoding="utf-8") as f:
+    with io.TextIOWrapper(open_input(path), newline="", encoding="utf-8") as f:  # a FIFO would block
         reader = csv.reader(f)
         header = next(reader, None)
         if header is None:
@@ -123,6 +124,10 @@ def _read_csv(path: str) -> tuple[list[str], dict[str, dict[str, Any]]]:
         cols = header[k + 1:]
         by_key: dict[str, list[list[str]]] = {}
         for row in reader:
+            if not row:
+                continue
+            if len(row) != len(header):
+                raise ValueError(f"line {reader.line_num} has {len(row)} fields, the header {len(header)}")
             by_key.setdefault(row[k], []).append(row[k + 1:])
     whole = []
     for j in range(len(cols)):
@@ -138,7 +143,8 @@ def _read_csv(path: str) -> tuple[list[str], dict[str, dict[str, Any]]]:
 def _read_parquet(path: str) -> tuple[list[str], dict[str, dict[str, Any]]]:
     import pandas as pd
 
-    frame = pd.read_parquet(path)
+    with open_input(path) as f:
+        frame = pd.read_parquet(f)
     header = list(frame.columns)
     if "key" not in header:
         raise ValueError("no column key")
@@ -160,7 +166,8 @@ def load(path: str, plan: Any) -> dict[str, Run]:
         try:
             _, by_key = (_read_parquet if record_format(file) == "parquet" else _read_csv)(file)
         except (OSError, ValueError, KeyError, ImportError) as e:
-            raise UserError(f"{file}: cannot read the records to resume from ({e}); remove it or give "
+            why = (e.strerror or e) if isinstance(e, OSError) else e
+            raise UserError(f"{file}: cannot read the records to resume from ({why}); remove it or give "
                             "--fresh") from None
         for key, cols in by_key.items():
             if key in wanted:
