@@ -104,10 +104,10 @@ def evict_amount(pool: Pool, e: Entry, short: float) -> float:
     size = e.size
     if pool.batch_room:
         # min(size, pool.round_up(short)), inlined: round_up gives one block for a short of at most one
-        # block (ceil(q - 1e-12) is 1 for 1e-12 < q <= 1), the usual case; an infinite short overflows
-        # as in round_up, and stays
+        # block (a short is positive), the usual case; an infinite short overflows as in round_up, and
+        # stays
         q = short / b
-        if 1e-12 < q <= 1.0:
+        if 0.0 < q <= 1.0:
             r = b
         else:
             try:

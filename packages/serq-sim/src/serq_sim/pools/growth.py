@@ -59,10 +59,14 @@ def grow_slot(sim, s, slot: Slot, d: float, job, sid: int | None = None):
     x = alloc + d
     b = pool.block
     if b is not None and x != INF:  # pool.round_up(x), inlined (a hot path: every block a decoder grows)
-        try:
-            x = ceil(x / b - 1e-12) * b
-        except OverflowError:
-            pass
+        q = x / b
+        if 0.0 < q <= 1.0:
+            x = b
+        else:
+            try:
+                x = ceil(q - 1e-12) * b
+            except OverflowError:
+                pass
     need = x - alloc
     if need <= EPS:
         return None

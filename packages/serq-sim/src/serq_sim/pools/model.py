@@ -265,11 +265,17 @@ class Pool:
         yield from self.dead.values()
 
     def round_up(self, x: float) -> float:
+        """``x`` rounded up to whole blocks: a positive amount takes one block at least (``ceil(x / b -
+        1e-12)``, whose tolerance forgives a quotient a rounding error put just past a whole number,
+        would give none to an amount below 1e-12 blocks)."""
         b = self.block
         if b is None or x == INF:
             return x
+        q = x / b
+        if 0.0 < q <= 1.0:
+            return b
         try:
-            return math.ceil(x / b - 1e-12) * b
+            return math.ceil(q - 1e-12) * b
         except OverflowError:  # x / b beyond the float range: blocks finer than x's precision
             return x
 

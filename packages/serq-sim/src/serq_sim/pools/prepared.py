@@ -373,9 +373,11 @@ def _source(comp, hold: N.Hold, info):
             if g.inline:
                 # Pool.round_up with math.ceil written out: x is a number >= 0 here (checked) or +inf, so
                 # x / b - 1e-12 is finite; -((-y) // 1.0) is ceil(y) exactly and + 0.0 makes its -0.0 (y in
-                # (-1, 0]) the 0 of an int times b
-                return f"({x} if {x} == _INF else (-((-({x} / {b!r} - 1e-12)) // 1.0) + 0.0) * {b!r})"
-            return f"({x} if {x} == _INF else _adm_ceil({x} / {b!r} - 1e-12) * {b!r})"
+                # (-1, 0]) the 0 of an int times b; a positive amount up to one block takes one
+                return (f"({x} if {x} == _INF else {b!r} if 0.0 < {x} / {b!r} <= 1.0 else "
+                        f"(-((-({x} / {b!r} - 1e-12)) // 1.0) + 0.0) * {b!r})")
+            return (f"({x} if {x} == _INF else {b!r} if 0.0 < {x} / {b!r} <= 1.0 else "
+                    f"_adm_ceil({x} / {b!r} - 1e-12) * {b!r})")
         return f"{names[k]}.round_up({x})"
 
     def acc(P: str, ind: str) -> None:
