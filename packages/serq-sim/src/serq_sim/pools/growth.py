@@ -6,8 +6,6 @@ head or the tail) and the ``stuck`` count.
 
 from __future__ import annotations
 
-from math import ceil
-
 from ..errors import Preempted, not_bookable, show
 from ..status import GROWING, STAGE
 from . import cache, release
@@ -57,16 +55,8 @@ def grow_slot(sim, s, slot: Slot, d: float, job, sid: int | None = None):
     pool = slot.pool
     alloc = slot.alloc
     x = alloc + d
-    b = pool.block
-    if b is not None and x != INF:  # pool.round_up(x), inlined (a hot path: every block a decoder grows)
-        q = x / b
-        if 0.0 < q <= 1.0:
-            x = b
-        else:
-            try:
-                x = ceil(q - 1e-12) * b
-            except OverflowError:
-                pass
+    if pool.block is not None:
+        x = pool.round_up(x)
     need = x - alloc
     if need <= EPS:
         return None
