@@ -5,8 +5,6 @@ bound), eviction in the pool's order until an allocation fits, spilling evicted 
 
 from __future__ import annotations
 
-from math import ceil
-
 from ..errors import not_an_amount
 from ..policies import evict_context
 from ..policies.eviction import EvictionOrder
@@ -103,17 +101,7 @@ def evict_amount(pool: Pool, e: Entry, short: float) -> float:
         return e.size
     size = e.size
     if pool.batch_room:
-        # min(size, pool.round_up(short)), inlined: round_up gives one block for a short of at most one
-        # block (a short is positive), the usual case; an infinite short overflows as in round_up, and
-        # stays
-        q = short / b
-        if 0.0 < q <= 1.0:
-            r = b
-        else:
-            try:
-                r = ceil(q - 1e-12) * b
-            except OverflowError:
-                r = short
+        r = pool.round_up(short)  # (an infinite short stays: round_up leaves inf as it is)
         return r if r < size else size
     return size if size < b else b  # min(b, size)
 
