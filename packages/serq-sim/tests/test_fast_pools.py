@@ -152,7 +152,34 @@ session {
 run { horizon 100; warmup 0; seed 1; }
 """
 
-PROGRAMS = {"nested": NESTED, "dynamic": DYNAMIC, "ties": TIES, "never": NEVER, "deadlock": DEADLOCK,
+# FIFO queues and units that read no state: an admission is attempted only after a join or a release
+# (``admd``), and a session that joins an empty queue with nothing ready is admitted at the join; integer
+# times make many instants with several events (a release and a join at once), one hold spans a family
+# member and a keyed pool whose releases unblock the family's queues, and batches arrive at once
+LAZY = """
+pool a { cap 3; }
+pool b[2] { cap 2; }
+pool c { cap 4; queue by (sz, serial); }
+stage d : delay;
+stage f : fifo(2);
+workload { arrive poisson(1.4); }
+session {
+  set t0 = now;
+  set sz = floor(~uniform(1, 3));
+  hold a (sz) {
+    run d (floor(~uniform(0, 3)));
+    hold b[serial % 2] (1), c (sz) {
+      run f (floor(~uniform(0, 2)));
+    }
+    hold c (1) { run d (1); }
+  }
+  branch (serial % 5 == 0) { hold b[1] (2) { run d (0); } }
+  observe response = now - t0;
+}
+run { horizon 2000; warmup 50; seed 7; }
+"""
+
+PROGRAMS = {"lazy": LAZY, "nested": NESTED, "dynamic": DYNAMIC, "ties": TIES, "never": NEVER, "deadlock": DEADLOCK,
             "closed": CLOSED, "batch_stuck": BATCH_STUCK}
 
 
@@ -184,6 +211,25 @@ def test_the_stressed_paths_happen():
     assert "no event is left" in " ".join(r.result.notes)
     r = serq_sim.run(_prog(NESTED))
     assert min(r.pool("a").wait, r.pool("c").wait) > 0 and r.pool("b", 2).admissions > 0
+
+
+def test_the_lazy_admission_is_taken_where_it_is_sound():
+    """``admd`` and the admission at the join are generated only where no key and no units read state."""
+    from serq_sim.api import registries
+    from serq_sim.engine import Simulation
+
+    def gen(src):
+        prog = _prog(src)
+        return fast._Gen(Simulation(prog, registries(None), seed=1, horizon=10.0, warmup=0.0))
+
+    for name in ("lazy", "nested", "closed", "deadlock", "batch_stuck", "ties"):
+        g = gen(PROGRAMS[name])
+        assert g.adm_lazy, name
+        assert "admd = False" in g.source(False), name
+    for name in ("dynamic", "never"):  # keys read waited and now; units read now
+        g = gen(PROGRAMS[name])
+        assert not g.adm_lazy and "admd" not in g.source(False), name
+    assert "if not ready and not admd and not g0_q and g0_u + A[" in gen(LAZY).source(False)
 
 
 ERRORS = [

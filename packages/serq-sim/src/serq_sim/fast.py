@@ -30,7 +30,9 @@ the allocation while it holds, ``None`` otherwise).
 
 A pool's admissions (``admission.admit_all``) are the nested function ``_adm``, called where the general
 engine calls ``admit_all``: after the ready sessions ran (a release does not admit at once: the
-settle does, §3). A FIFO queue is a deque; ``queue by`` keys that read state (``now``, ``waited``, observables) are
+settle does, §3); when no queue's keys and no hold's units read state, only after a session joined a queue
+or a hold was released since the last attempt (an attempt that admits none changes nothing), and a
+session that joins an empty FIFO queue with nothing ready is admitted at the join. A FIFO queue is a deque; ``queue by`` keys that read state (``now``, ``waited``, observables) are
 evaluated for every waiting session at every head lookup, as the general engine does; keys that read
 only attributes are evaluated once at the join and kept in a heap of ``(key, join order, session)``
 (the least key, ties to the first to join: what the scan finds), until a key holds a NaN, after which
@@ -355,6 +357,11 @@ class _Gen(Compiler):
         self.queued_at: list[list[int]] = [[] for _ in p.pools]
         for h, st in enumerate(self.holds):
             self.queued_at[st.pools[0].pool.pool].append(h)
+        #: whether an admission attempt needs a change since the last one (``admd``): when no queue's keys
+        #: and no hold's units read state, whether a head fits changes only when a session joins a queue or
+        #: a hold is released (an admission only takes room), and an attempt that admits none has no effect
+        self.adm_lazy = "dyn" not in self.pmode and not any(
+            state_dependent(hp.units) for st in self.holds for hp in st.pools)
         #: the holds open around the statement being generated (innermost last)
         self.open_holds: list[int] = []
         self.consts: dict[str, Any] = {}
@@ -606,6 +613,8 @@ class _Gen(Compiler):
             out += [f"{pad}{self.pv(g, 'u', m)} -= A[{self.XHU[h][k]}]",
                     f"{pad}{self.pv(g, 'h', m)} -= 1",
                     f"{pad}A[{self.XHU[h][k]}] = None"]
+        if self.adm_lazy and st.pools:
+            out.append(f"{pad}admd = True")
         return out
 
     def end_hold_lines(self, h: int, pad: str) -> list[str]:
@@ -619,6 +628,8 @@ class _Gen(Compiler):
               for g in range(len(self.p.pools)) if self.queued_at[g]]
         if not qs:
             return []
+        if self.adm_lazy:  # nothing joined and nothing released since the last attempt: it would admit none
+            return [f"{pad}if admd and ({' or '.join(qs)}):", f"{pad}    admd = False", f"{pad}    _adm(now, warm)"]
         return [f"{pad}if {' or '.join(qs)}:", f"{pad}    _adm(now, warm)"]
 
     def key_src(self, g: int, rng: str = "session") -> str:
@@ -687,6 +698,8 @@ class _Gen(Compiler):
         out += [f"{pad}A[{self.XQT}] = now", f"{pad}A[{self.XHID}] = {h}"]
         q = self.pv(g, "q", m)
         mode = self.pmode[g]
+        if self.adm_lazy and mode == "fifo":
+            out += self.join_admit_lines(st, h, members, body, pad)
         if mode == "static":
             x = self.pv(g, "x", m)
             out += [f"{pad}_k = {self.key_src(g)}",
@@ -701,7 +714,35 @@ class _Gen(Compiler):
                     f"{pad}qtie += 1"]
         else:
             out.append(f"{pad}{q}.append(A)")
+        if self.adm_lazy and mode == "fifo":  # behind a waiting head it is not admitted first
+            out += [f"{pad}if len({q}) == 1:", f"{pad}    admd = True"]
+        elif self.adm_lazy:  # it may be the least key
+            out.append(f"{pad}admd = True")
         out += [f"{pad}A[{self.XP}] = {body}", f"{pad}break"]
+        return out
+
+    def join_admit_lines(self, st: N.Hold, h: int, members: list[str], body: int, pad: str) -> list[str]:
+        """The admission at the join that ``_adm`` would make next, made in place: with no session ready,
+        the queue empty and no change since the last attempt (``admd`` false: every other queue's head
+        does not fit), ``_adm`` would admit this session alone and it would run next, so when its demand
+        fits it is admitted here and goes on to the hold's body (the waiting time is 0)."""
+        units = []
+        for k, hp in enumerate(st.pools):
+            c = self.const_units(hp, hp.pool.pool)
+            units.append(c if c is not None else f"A[{self.XHU[h][k]}]")
+        fits = " and ".join(f"{self.pv(hp.pool.pool, 'u', members[k])} + {units[k]} <= {self.pcap(hp.pool.pool, True)}"
+                            for k, hp in enumerate(st.pools))
+        q = self.pv(st.pools[0].pool.pool, "q", members[0])
+        out = [f"{pad}if not ready and not admd and not {q} and {fits}:"]
+        inner = pad + "    "
+        for k, hp in enumerate(st.pools):
+            gk = hp.pool.pool
+            if k:  # the first pool's acc was the join's, at this instant
+                out += self.pacc_lines(gk, members[k], inner)
+            out += [f"{inner}{self.pv(gk, 'u', members[k])} += {units[k]}",
+                    f"{inner}{self.pv(gk, 'h', members[k])} += 1"]
+            out += self.if_warm([f"{self.pv(gk, 'n', members[k])} += 1"], inner)
+        out += [f"{inner}A[2] = 0.0", f"{inner}pc = {body}", f"{inner}continue"]
         return out
 
     def adm_source(self) -> list[str]:
@@ -1166,6 +1207,8 @@ class _Gen(Compiler):
             if k == "ps":
                 a(f"    f{f}_h = []" if node.size == 1 else f"    f{f}_h = [[] for _ in range({node.size})]")
         a("    qtie = 0")
+        if p.pools and self.adm_lazy:
+            a("    admd = False")
         for g, node in enumerate(p.pools):
             fields = [("u", "0.0"), ("h", "0"), ("t", "0.0"), ("au", "0.0"), ("aq", "0.0"), ("ah", "0.0"),
                       ("w", "0.0"), ("n", "0"), ("r", "0")]
