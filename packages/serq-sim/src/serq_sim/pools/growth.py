@@ -92,8 +92,15 @@ def take_fitting(sim, pool: Pool, used: float, need: float) -> None:
     (:func:`grow_slot`); also several such growths at once, when each is known to fit (lazy growers at a
     block boundary in a quiet round): with whole blocks their summed need evicts exactly what they would
     evict one after the other."""
-    if pool.t_last != sim.now:  # pool.acc() (a no-op when it is up to date)
-        pool.acc()
+    now = sim.now
+    dt = now - pool.t_last
+    if dt > 0.0:  # pool.acc(), inlined (a hot path: every block a decoder grows): the same sums
+        pool.a_used += pool.used * dt
+        pool.a_cached += pool.cached * dt
+        if not pool.unqueued:
+            pool.a_queue += (len(pool.front) + len(pool.queue)) * dt
+        pool.a_holders += len(pool.holders) * dt
+    pool.t_last = now
     if used + pool.cached + need > pool.limit:  # cache.make_room(sim, pool, need)
         cache.evict_for(sim, pool, need)
     pool.used = used + need

@@ -505,19 +505,17 @@ class LazyDecoding:
         # room it has for its next tokens: it wakes again b rounds on, unless its last token comes first
         again = []
         for job in wl:
-            slot = job.gslot
+            job.gslot.alloc += b
             if cost_kv:
                 job.lzm += b
-            slot.alloc += b
-            owner = job.owner
             if not job.wv:  # (grown already, when it was listed again here)
-                owner.holds[job.ghi].grown = True
+                job.owner.holds[job.ghi].grown = True
+                job.wv = True  # (read only while it is listed in ``wake``; a listing there anew clears it)
             if late:  # (tokens.py) as the walk does it
-                owner.tok = t_round
+                job.owner.tok = t_round
                 self.tpend.append((job, t_round))
             w = job.work - (rounds - job.lz)
             if w > b:
-                job.wv = True
                 again.append(job)
             else:
                 key = rounds + int(w)
