@@ -315,6 +315,21 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
             if not isinstance(st, Set | Observe):
                 fail(f"$.workload.{block}[{i}]", f"a workload {block} block only sets and observes, not "
                      f"{type(st).__name__}")
+    # Names are the source's (a stage and a pool share one name space, a gauge may not take an observe's
+    # name): the report keys its figures, and a dump its files, by name, so a second observe, gauge, stage
+    # or pool of one name would silently replace the first's figures and overwrite its dump file.
+    spaces: dict[str, dict[str, str]] = {"attributes": {}, "observes": {}, "stages": {}}
+    spaces["gauges"] = spaces["observes"]
+    spaces["pools"] = spaces["stages"]
+    for field, kind in (("attributes", "attribute"), ("observes", "observe"), ("gauges", "gauge"),
+                        ("stages", "stage"), ("pools", "pool")):
+        space = spaces[field]
+        for i, decl in enumerate(getattr(program, field)):
+            at = f"$.{field}[{i}].name"
+            if decl.name in space:
+                fail(at, f"the name {decl.name!r} is given twice (first at {space[decl.name]}); every {kind} "
+                     "has a name of its own")
+            space[decl.name] = at
     seen_tables: set[str] = set()
     for i, rec in enumerate(program.records):
         if rec.name in seen_tables:
@@ -325,6 +340,9 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
                 fail(f"$.records[{i}].columns[{j}]", f"column {col!r} is " + (
                     "one the simulator adds" if col in RECORD_OWN_COLUMNS else "named twice"))
     run = program.run
+    if run.horizon is not None and not (run.horizon == "inf" or (type(run.horizon) is float and run.horizon > 0)):
+        # as the frontend refuses `run { horizon -1; }`: a run cannot end before it starts
+        fail("$.run.horizon", f"the horizon is above 0 (or inf), not {run.horizon}")
     if run.arrivals is not None and run.arrivals < 1:
         fail("$.run.arrivals", f"arrivals is a positive integer, not {run.arrivals}")
     why = rules.seed_problem(run.seed)
