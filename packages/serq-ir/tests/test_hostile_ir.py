@@ -87,3 +87,39 @@ def test_a_dump_file_is_not_overwritten_by_an_observe_of_the_same_name(tmp_path)
         assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
         assert r.stderr.splitlines() == [f"error: twice.ir.json: {NAMES['observe'][1]}"]
         assert not (tmp_path / "out").exists()
+
+
+UNPRINTABLE = {
+    # the text report printed a stage named so as it is: the escape sequence drove the reader's terminal
+    "escape sequence": ("stages", "\x1b[2Jserver", "'\\x1b'"),
+    # a newline broke the report's table in two
+    "newline": ("observes", "resp\nonse", "'\\n'"),
+    "NUL": ("attributes", "t\x00", "'\\x00'"),
+    "bidirectional override": ("observes", "resp\u202eesnop", "'\\u202e'"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(UNPRINTABLE))
+def test_a_name_that_does_not_print_is_refused(case):
+    field, name, char = UNPRINTABLE[case]
+    i = 4 if field == "attributes" else 0
+    _refused(_ir(lambda d: d[field][i].__setitem__("name", name)),
+             f"the name {ascii(name)} holds {char}, a character that does not print; a name is printable text "
+             f"- at '$.{field}[{i}].name'")
+
+
+def test_record_and_constant_names_print_and_are_not_empty():
+    _refused(_ir(lambda d: d.__setitem__("records", [{"name": "req", "columns": ["a\tb"]}])),
+             "the name 'a\\tb' holds '\\t', a character that does not print; a name is printable text - at "
+             "'$.records[0].columns[0]'")
+    _refused(_ir(lambda d: d.__setitem__("constants", [["\x07", 1.0]])),
+             "the name '\\x07' holds '\\x07', a character that does not print; a name is printable text - at "
+             "'$.constants[0][0]'")
+    _refused(_ir(lambda d: d["observes"][0].__setitem__("name", "")), "a name is not empty - at "
+                                                                       "'$.observes[0].name'")
+
+
+def test_a_name_of_any_printable_text_is_taken():
+    # names need not be identifiers (test_generated_code.py runs names written to break out of the code)
+    change = lambda d: d["stages"][0].__setitem__("name", "x'); é \"s\" (")  # noqa: E731
+    serq_ir.decode(json.dumps(_ir(change)), name="ok.ir.json")

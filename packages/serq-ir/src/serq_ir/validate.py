@@ -126,6 +126,20 @@ def _pool_name(program: Program, ref: PoolRef) -> str:
     return name if ref.index is None else f"{name}[{_value(ref.index):g}]"
 
 
+def _printable(text: str, path: str, fail: Any) -> None:
+    """Refuse a declared name that is empty or holds a character that does not print (a control character,
+    a newline, a bidirectional override): the text report, its warnings and the CSV headers print names
+    as they are, so such a name would drive the terminal of whoever reads the report (``\\x1b[2J``) or
+    break its table. A source program's names are identifiers, which always print."""
+    if not text:
+        fail(path, "a name is not empty")
+    if not text.isprintable():
+        bad = next(ch for ch in text if not ch.isprintable())
+        shown = text if len(text) <= 40 else text[:40] + "…"
+        fail(path, f"the name {ascii(shown)} holds {ascii(bad)}, a character that does not print; a name is "
+             "printable text")
+
+
 def validate(program: Program, *, name: str = "<ir>") -> Program:
     """Raise :class:`IRError` at the first reference to something the program does not have."""
     n_attrs, n_obs = len(program.attributes), len(program.observes)
@@ -326,12 +340,18 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
         space = spaces[field]
         for i, decl in enumerate(getattr(program, field)):
             at = f"$.{field}[{i}].name"
+            _printable(decl.name, at, fail)
             if decl.name in space:
                 fail(at, f"the name {decl.name!r} is given twice (first at {space[decl.name]}); every {kind} "
                      "has a name of its own")
             space[decl.name] = at
+    for i, const in enumerate(program.constants):
+        _printable(const.name, f"$.constants[{i}][0]", fail)
     seen_tables: set[str] = set()
     for i, rec in enumerate(program.records):
+        _printable(rec.name, f"$.records[{i}].name", fail)
+        for j, col in enumerate(rec.columns):
+            _printable(col, f"$.records[{i}].columns[{j}]", fail)
         if rec.name in seen_tables:
             fail(f"$.records[{i}].name", f"a second record table {rec.name!r}")
         seen_tables.add(rec.name)
