@@ -32,6 +32,12 @@ BUILDERS = {
 }
 
 
+def _shown(text: str, width: int = 120) -> str:
+    """``text`` as a message quotes it: cut to ``width`` characters around a ``…`` when longer (a file name
+    of megabytes is not repeated whole)."""
+    return text if len(text) <= width else f"{text[: width // 2]}…{text[-(width // 2 - 1):]}"
+
+
 def names_read(e: Any) -> set[str]:
     out = set()
     for x in A.walk_expr(e):
@@ -167,9 +173,13 @@ class Expander:
         files = []
         odd = None  # the first candidate that exists and is no regular file (a folder, a FIFO, a device)
         for root, c in zip(roots, candidates):
-            real = c.resolve() if c.is_file() else None
-            if real is None and odd is None and c.exists():
-                odd = c
+            try:
+                real = c.resolve() if c.is_file() else None
+                if real is None and odd is None and c.exists():
+                    odd = c
+            except OSError as e:  # a name the system refuses to look up (too long, say): at the `use`
+                raise ctx.error(u.pos, f"`use \"{_shown(u.path)}\"`: cannot look for {_shown(str(c))}: "
+                                f"{e.strerror or e}") from None
             if ctx.recorder is not None:  # the compile cache checks each candidate again on a hit
                 ctx.recorder.candidate(c, real)
             if real is None or real == here:
