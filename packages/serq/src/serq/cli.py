@@ -285,6 +285,7 @@ def _main(argv: list[str] | None) -> int:
     import click
 
     from . import plugins
+    from .errors import printable_lines
 
     exiting: SystemExit | None = None
     stdout = sys.stdout
@@ -324,7 +325,7 @@ def _main(argv: list[str] | None) -> int:
     except OSError as e:
         if e.filename is None:  # not about a file the user named: a bug, with its traceback
             raise
-        click.echo(f"error: {e.filename}: {e.strerror or e}", err=True)
+        click.echo(printable_lines(f"error: {e.filename}: {e.strerror or e}"), err=True)
         code = 1
     except Exception as e:  # a user's mistake is one message; anything else is a bug with a traceback
         if getattr(type(e), "serq_internal_error", False):  # a check the user asked for found a bug
@@ -334,7 +335,7 @@ def _main(argv: list[str] | None) -> int:
         elif not is_user_error(e):
             raise
         else:
-            msg = str(e)
+            msg = printable_lines(str(e))  # a name from a program's text does not drive the terminal
             click.echo(msg if msg.startswith("error") or ": error:" in msg else f"error: {msg}", err=True)
             code = 1
     finally:

@@ -35,6 +35,15 @@ def printable(text: str) -> str:
     return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in text)
 
 
+def printable_lines(text: str) -> str:
+    """A message of one or more lines as the terminal is given it: each line :func:`printable` (a file name
+    or a string of a program someone sent, quoted in the message, cannot drive the terminal), the line
+    breaks kept."""
+    if text.isprintable():
+        return text
+    return "\n".join(printable(line) for line in text.split("\n"))
+
+
 #: the most characters of a source line a diagnostic quotes
 QUOTE_WIDTH = 200
 
