@@ -10,6 +10,8 @@ from serq import signals
 from serq.options import ARRIVALS, HORIZON, SECONDS, WARMUP, Number
 from serq.options import Path as SerqPath
 
+from .engines import MAX_WORKERS
+
 
 def _common(f):
     """The options every command that runs a program over seeds shares."""
@@ -31,7 +33,7 @@ def _common(f):
                      metavar="SECONDS", help="Bound each run's wall-clock time (its row is then partial)."),
         click.option("--max-events", "max_events", type=click.IntRange(min=1), default=None, metavar="N",
                      help="Bound each run's events (its row is then partial)."),
-        click.option("--workers", type=click.IntRange(min=0), default=None, metavar="N",
+        click.option("--workers", type=click.IntRange(min=0, max=MAX_WORKERS), default=None, metavar="N",
                      help="Local worker processes (default: every core; 0: in this process); with "
                           "--dask local, the LocalCluster's workers."),
         click.option("--dask", "dask", default=None, metavar="ADDRESS",

@@ -18,6 +18,10 @@ from .worker import run_task
 
 Task = tuple[Any, bytes, str, str, int, dict, bool]
 
+#: the most worker processes a sweep starts (``--workers``): each is a Python interpreter with the simulator
+#: imported, and ``--workers 100000`` forked until the machine gave out
+MAX_WORKERS = 1024
+
 
 def cores() -> int:
     try:
@@ -43,25 +47,38 @@ class InProcess:
 
 
 class LocalPool:
-    """A pool of ``workers`` processes (forkserver: each starts from a clean interpreter with the
-    simulator imported), fed one run at a time."""
+    """A pool of at most ``workers`` processes (forkserver: each starts from a clean interpreter with the
+    simulator imported), fed one run at a time. The processes start with the first runs, no more of them
+    than there are runs to run at once (a sweep of 3 runs under ``--workers 64`` starts 3), and more start
+    (up to ``workers``) when a later batch (a capacity search's next round) has more runs."""
 
     def __init__(self, workers: int):
         self.workers = workers
         self.name = f"{workers} local worker{'s' if workers != 1 else ''}"
         self._pool = None
+        self._size = 0
 
     def __enter__(self):
+        return self
+
+    def _start(self, n: int) -> None:
+        """Have a pool of at least ``n`` processes (``n`` at most ``workers``)."""
+        if self._pool is not None and self._size >= n:
+            return
         import multiprocessing as mp
 
+        if self._pool is not None:  # idle between batches: replaced by a larger one
+            pool, self._pool = self._pool, None
+            pool.close()
+            pool.join()
         methods = mp.get_all_start_methods()
         ctx = mp.get_context("forkserver" if "forkserver" in methods else "spawn")
         if "forkserver" in methods:
             ctx.set_forkserver_preload(["serq_sweep.worker", "serq_sim.engine", "serq_sim.fast"])
         from .worker import ignore_sigint
 
-        self._pool = ctx.Pool(self.workers, initializer=ignore_sigint)
-        return self
+        self._pool = ctx.Pool(n, initializer=ignore_sigint)
+        self._size = n
 
     def __exit__(self, exc_type, exc, tb) -> None:
         pool, self._pool = self._pool, None
@@ -75,7 +92,10 @@ class LocalPool:
 
     def run(self, tasks: Iterable[Task]) -> Iterator[tuple[Task, dict]]:
         tasks = list(tasks)
+        if not tasks:
+            return
         try:
+            self._start(min(self.workers, len(tasks)))
             for i, result in self._pool.imap_unordered(_indexed, list(enumerate(tasks)), chunksize=1):
                 yield tasks[i], result
         except BaseException:
@@ -170,7 +190,10 @@ class Dask:
 
 
 def engine(workers: int | None = None, dask: Any = None):
-    """The engine for ``workers`` (None: every core; 0: this process) and ``dask``."""
+    """The engine for ``workers`` (None: every core; 0: this process; at most :data:`MAX_WORKERS`) and
+    ``dask``."""
+    if workers is not None and not 0 <= workers <= MAX_WORKERS:
+        raise UserError(f"--workers {workers}: a sweep runs on 0 to {MAX_WORKERS} worker processes")
     if dask is not None:
         return Dask(dask, workers)
     if workers == 0:
