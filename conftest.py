@@ -9,7 +9,16 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import tempfile
+import threading
+
+import pytest
+
+try:
+    import resource
+except ImportError:  # pragma: no cover - Windows
+    resource = None
 
 _KEY = "SERQ_CACHE_DIR"
 
@@ -29,3 +38,56 @@ def pytest_unconfigure(config):
     else:
         os.environ[_KEY] = before
     shutil.rmtree(folder, ignore_errors=True)
+
+
+# -- what a test changes in its process must be as it was when the test ends ---------------------------------
+#
+# The tests share their processes (a pytest-xdist worker runs hundreds). A CPU-time timer that one test left
+# armed, with SIGPROF's default handler given back, killed its worker seconds of CPU later, in an unrelated
+# test and with no message ("node down: Not properly terminated"). So after each test its process's interval
+# timers, resource limits and signal handlers are compared with what they were before it: a test that left
+# one changed fails (an error at its teardown, naming what it left), and what it left is put back (the timers
+# disarmed first), so that no later test pays for it.
+
+_TIMERS = {getattr(signal, n): n for n in ("ITIMER_REAL", "ITIMER_VIRTUAL", "ITIMER_PROF")
+           if hasattr(signal, n)}
+_LIMITS = {getattr(resource, n): n for n in sorted(dir(resource), reverse=True) if n.startswith("RLIMIT_")} \
+    if resource else {}
+_SIGNALS = {s: s.name for s in signal.Signals if s.name not in ("SIGKILL", "SIGSTOP")}
+
+
+def _process_state() -> dict:
+    state = {("timer", t): signal.getitimer(t) for t in _TIMERS}
+    state.update({("limit", r): resource.getrlimit(r) for r in _LIMITS})
+    if threading.current_thread() is threading.main_thread():  # (a handler is set from the main thread only)
+        state.update({("handler", s): signal.getsignal(s) for s in _SIGNALS})
+    return state
+
+
+def _put_back(kind: str, what: int, value) -> None:
+    if kind == "timer":
+        signal.setitimer(what, *value)
+    elif kind == "limit":
+        resource.setrlimit(what, value)
+    elif value is not None:  # (None: a handler that was not set from Python, which Python cannot set again)
+        signal.signal(what, value)
+
+
+@pytest.fixture(autouse=True)
+def _leaves_its_process_as_it_found_it():
+    before = _process_state()
+    yield
+    after = _process_state()
+    # timers first: a handler given back while its timer is still armed may end the process
+    changed = sorted((k for k in before if after.get(k) != before[k]), key=lambda k: k[0] != "timer")
+    if not changed:
+        return
+    for kind, what in changed:
+        try:
+            _put_back(kind, what, before[kind, what])
+        except (OSError, ValueError, TypeError):  # pragma: no cover - e.g. a hard limit lowered for good
+            pass
+    names = {"timer": _TIMERS, "limit": _LIMITS, "handler": _SIGNALS}
+    left = "; ".join(f"{names[kind][what]} {before[kind, what]!r} -> {after[kind, what]!r}"
+                     for kind, what in changed)
+    pytest.fail(f"the test left its process changed (now put back): {left}", pytrace=False)

@@ -426,24 +426,37 @@ class OverTime(BaseException):  # noqa: N818 - not an error of the program: the 
 def cpu_limit(seconds: float):
     """Raise :class:`OverTime` in the body after ``seconds`` of CPU time, the address space capped (:func:`_limit_memory`).
 
-    The cap and the :data:`SIGNAL` handler are restored whenever the guard ends: the cap is set inside the
-    ``try`` and before the timer is armed, and the alarm, which fires at most once, restores both itself
-    before it raises (so an alarm in the ``finally``, or anywhere before it, cannot leave them behind).
+    The timer, the cap and the :data:`SIGNAL` handler are restored whenever the guard ends (``restore``,
+    which the ``finally`` and the alarm both call, each step of it safe to repeat): the timer is disarmed
+    first, before the handler is given back, because SIGPROF's default action ends the process (a timer
+    left armed killed the test run's worker at a later, unrelated test, with no message). The cap is set
+    inside the ``try`` and before the timer is armed; the alarm raises at most once, and an alarm handled
+    in a gc callback arms the timer again only while the guard has not begun to end (so an alarm in the
+    ``finally``, or anywhere before it, cannot leave the timer, the cap or the handler behind).
     """
     old = signal.getsignal(SIGNAL)
     saved: list = []  # the limits before the cap, once the cap may be set
+    ending = fired = False
 
     def restore():
-        while saved:
-            resource.setrlimit(resource.RLIMIT_AS, saved.pop())
+        signal.setitimer(TIMER, 0)
+        while saved:  # set, then forgotten: the restore of an alarm that comes between the two sets it again
+            resource.setrlimit(resource.RLIMIT_AS, saved[-1])
+            saved.pop()
         signal.signal(SIGNAL, old)
 
     def on_alarm(signum, frame):
+        nonlocal fired
+        if fired:
+            return  # OverTime is on its way (this alarm came again as the guard was ending)
         if frame is not None and any(getattr(cb, "__code__", None) is frame.f_code for cb in gc.callbacks):
             # the alarm came inside a gc callback (hypothesis keeps one): an exception raised there never
-            # reaches the body, Python only reports it as unraisable, so try again a millisecond later
-            signal.setitimer(TIMER, 0.001)
+            # reaches the body, Python only reports it as unraisable, so try again a millisecond later,
+            # unless the guard is ending (the body is over; armed again then, it would outlive the guard)
+            if not ending:
+                signal.setitimer(TIMER, 0.001)
             return
+        fired = True
         restore()
         raise OverTime
 
@@ -453,7 +466,7 @@ def cpu_limit(seconds: float):
         signal.setitimer(TIMER, seconds)
         yield
     finally:
-        signal.setitimer(TIMER, 0)
+        ending = True
         restore()
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import random
 import subprocess
 import sys
+from contextlib import nullcontext
 from pathlib import Path
 
 import pytest
@@ -119,51 +120,94 @@ def test_the_cli_gives_one_message_for_a_mutated_ir_file(tmp_path, command):
         assert r.stdout == "", (what, r.stdout)
 
 
-# -- the guard of a run: its address-space cap and its alarm never outlive it ------------------------------
+# -- the guard of a run: its address-space cap, its alarm and its timer never outlive it --------------------
 
 
 def _limits_after(fire_where, monkeypatch):
+    """Run a guard whose alarm comes at ``fire_where``; the address-space limit and the SIGPROF handler
+    before it, the limit in its body, the limit, handler and CPU-time timer after it, and the seconds of each
+    ``setitimer`` call the guard made (0: a disarming).
+
+    A timer that a guard leaves armed sends SIGPROF later, whose default action ends the process: a test
+    run's worker died of one that ``fire_where="in the finally"`` left armed (5 s of CPU time), at a later,
+    unrelated test, with no message. Here a handler of this test's receives it instead, and the timer is
+    disarmed and the default handler back whatever the guard did."""
+    import gc
     import resource
     import signal
 
     import fuzzir
 
-    before = resource.getrlimit(resource.RLIMIT_AS), signal.getsignal(fuzzir.SIGNAL)
     real_limit, real_timer = fuzzir._limit_memory, signal.setitimer
-    if fire_where == "after the cap is set":
-        def limit(*a):
-            real_limit(*a)
-            raise fuzzir.OverTime  # as an alarm there would
-        monkeypatch.setattr(fuzzir, "_limit_memory", limit)
-    elif fire_where == "in the finally":
-        def timer(which, seconds, *a):
-            if seconds == 0:
-                signal.raise_signal(fuzzir.SIGNAL)  # the alarm comes just before it is disarmed
-            return real_timer(which, seconds, *a)
-        monkeypatch.setattr(fuzzir.signal, "setitimer", timer)
-    capped = None
-    with pytest.raises(fuzzir.OverTime):
-        with fuzzir.cpu_limit(5.0):
-            capped = resource.getrlimit(resource.RLIMIT_AS)
-            if fire_where == "in the body":
+    default = signal.signal(fuzzir.SIGNAL, lambda signum, frame: None)
+    try:
+        before = resource.getrlimit(resource.RLIMIT_AS), signal.getsignal(fuzzir.SIGNAL)
+        calls = []
+
+        def in_gc(phase, info):  # a gc callback as hypothesis keeps one, in which the alarm comes
+            if phase == "start":
                 signal.raise_signal(fuzzir.SIGNAL)
-    monkeypatch.undo()
-    return before, capped, (resource.getrlimit(resource.RLIMIT_AS), signal.getsignal(fuzzir.SIGNAL))
+
+        def timer(which, seconds, *a):
+            calls.append(seconds)
+            if seconds == 0 and fire_where == "in the finally":
+                signal.raise_signal(fuzzir.SIGNAL)  # the alarm comes just before it is disarmed
+            result = real_timer(which, seconds, *a)
+            if seconds == 0 and fire_where == "in a gc callback after the disarm" and calls.count(0) == 1:
+                gc.callbacks.append(in_gc)  # the alarm came before the disarm, and is handled in a collection
+                try:
+                    gc.collect()
+                finally:
+                    gc.callbacks.remove(in_gc)
+            return result
+
+        monkeypatch.setattr(fuzzir.signal, "setitimer", timer)
+        if fire_where == "after the cap is set":
+            def limit(*a):
+                real_limit(*a)
+                raise fuzzir.OverTime  # as an alarm there would
+            monkeypatch.setattr(fuzzir, "_limit_memory", limit)
+        capped = None
+        ends = nullcontext() if fire_where == "in a gc callback after the disarm" else pytest.raises(fuzzir.OverTime)
+        with ends:
+            with fuzzir.cpu_limit(5.0):
+                capped = resource.getrlimit(resource.RLIMIT_AS)
+                if fire_where == "in the body":
+                    signal.raise_signal(fuzzir.SIGNAL)
+        monkeypatch.undo()
+        after = resource.getrlimit(resource.RLIMIT_AS), signal.getsignal(fuzzir.SIGNAL)
+        return before, capped, after, real_timer(fuzzir.TIMER, 0), calls
+    finally:
+        real_timer(fuzzir.TIMER, 0)
+        signal.signal(fuzzir.SIGNAL, default)
+
+
+def _check_the_guard_left_nothing(before, after, timer, calls):
+    assert after == before
+    assert timer == (0.0, 0.0), f"the guard left its timer armed: {timer}"
+    assert 0 in calls and not any(calls[calls.index(0):]), f"the timer was armed again after its disarming: {calls}"
 
 
 @pytest.mark.parametrize("fire_where", ["in the body", "in the finally"])
-def test_the_guard_restores_the_address_space_and_the_alarm_handler(fire_where, monkeypatch):
+def test_the_guard_restores_the_address_space_the_alarm_handler_and_the_timer(fire_where, monkeypatch):
     import resource
 
-    before, capped, after = _limits_after(fire_where, monkeypatch)
+    before, capped, after, timer, calls = _limits_after(fire_where, monkeypatch)
     if before[0][0] == resource.RLIM_INFINITY:  # the cap was set in the body
         assert capped is not None and capped[0] != resource.RLIM_INFINITY
-    assert after == before
+    _check_the_guard_left_nothing(before, after, timer, calls)
 
 
 def test_the_guard_restores_the_address_space_when_the_alarm_comes_as_the_cap_is_set(monkeypatch):
-    before, _, after = _limits_after("after the cap is set", monkeypatch)
-    assert after == before
+    before, _, after, timer, calls = _limits_after("after the cap is set", monkeypatch)
+    _check_the_guard_left_nothing(before, after, timer, calls)
+
+
+def test_an_alarm_handled_in_a_gc_callback_as_the_guard_ends_does_not_arm_the_timer_again(monkeypatch):
+    # the alarm, handled in a gc callback, arms the timer again to be raised outside it; once the body is
+    # over and the timer disarmed, that would leave it armed (1 ms) with the default handler given back
+    before, _, after, timer, calls = _limits_after("in a gc callback after the disarm", monkeypatch)
+    _check_the_guard_left_nothing(before, after, timer, calls)
 
 
 def test_a_command_a_fuzz_test_starts_has_its_address_space_capped():
