@@ -65,3 +65,15 @@ def test_a_trace_for_a_program_without_one_is_refused(tmp_path):
     assert r.returncode == 1 and "Traceback" not in r.stderr
     assert f"--trace {tmp_path / 'nope.csv'}: the program's workload reads no trace" in r.stderr
     assert not out.exists()
+
+
+@pytest.mark.parametrize("name", ["", "xml"])
+def test_a_report_format_that_is_not_installed_is_refused(tmp_path, name):
+    # --format "" named no format and was taken as the default, text
+    prog = tmp_path / "p.sq"
+    prog.write_text(SRC)
+    r = subprocess.run([sys.executable, "-c", "from serq.cli import main; main()", "run", str(prog),
+                        "--format", name], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 1 and "Traceback" not in r.stderr and r.stdout == ""
+    shown = name or "''"
+    assert r.stderr == f"error: --format {shown}: unknown report format (installed: text, json)\n"

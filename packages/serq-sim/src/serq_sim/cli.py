@@ -89,13 +89,13 @@ def run_command(pm, file, sets, defs, seed, horizon, warmup, arrivals, trace, as
 
     if as_json and fmt not in (None, "json"):
         raise click.UsageError("--json and --format name two formats")
-    fmt = "json" if as_json else (fmt or "text")
+    fmt = "json" if as_json else ("text" if fmt is None else fmt)  # (--format "" names no format: refused)
     reporters = collect(pm, "serq_report_register_formats", "report format")
     if fmt not in reporters:
         known = ", ".join(reporters.names())
         if not known:
             raise UserError("no report format is installed; install serq-report (pip install serq-report)")
-        raise UserError(f"--format {fmt}: unknown report format (installed: {known})")
+        raise UserError(f"--format {fmt or repr(fmt)}: unknown report format (installed: {known})")
     dumper = None
     if dump is not None:
         try:
