@@ -22,6 +22,7 @@ from serq.errors import UserError
 
 from . import core
 from .axes import Axis, def_axes, parse_range, parse_seeds, points, set_axes
+from .stats import mean
 
 _OPS = {"<=": operator.le, "<": operator.lt, ">=": operator.ge, ">": operator.gt, "==": operator.eq,
         "!=": operator.ne}
@@ -171,7 +172,7 @@ def find(program: str | Sequence[str], conditions: str | Sequence[str], over: tu
                 for f in figures:
                     vals = [r["figures"].get(f) for r in results]
                     vals = [float(v) for v in vals if isinstance(v, (int, float)) and math.isfinite(v)]
-                    means[f] = math.fsum(vals) / len(vals) if vals else math.nan
+                    means[f] = mean(vals)
                 s.means[x] = means
                 ok = all(_OPS[op](means[f], bound) for f, (_, op, bound) in zip(figures, conds))
                 s.record(x, ok)

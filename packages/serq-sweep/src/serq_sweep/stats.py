@@ -30,16 +30,42 @@ def finite(xs: Sequence[float]) -> list[float]:
     return [float(x) for x in xs if x is not None and isinstance(x, (int, float)) and math.isfinite(x)]
 
 
+def mean(v: Sequence[float]) -> float:
+    """The mean of finite values ``v`` (NaN of none): their exact sum over their count, rounded once. A sum
+    past the double range (``1e308`` twice) is taken in fractions, so the mean, which lies between the
+    values, is still theirs (``math.fsum`` raised OverflowError)."""
+    if not v:
+        return math.nan
+    try:
+        return math.fsum(v) / len(v)
+    except OverflowError:
+        from fractions import Fraction
+
+        return float(sum(map(Fraction, v)) / len(v))
+
+
 def mean_sd(xs: Sequence[float]) -> tuple[int, float, float]:
-    """``(n, mean, sample standard deviation)`` of the finite values of ``xs`` (NaN where undefined)."""
+    """``(n, mean, sample standard deviation)`` of the finite values of ``xs`` (NaN where undefined; an sd
+    beyond the double range is ``inf``). Values whose squares leave the double range (``1e200``) are taken
+    in units of the largest of them."""
     v = finite(xs)
     n = len(v)
     if n == 0:
         return 0, math.nan, math.nan
-    m = math.fsum(v) / n
+    m = mean(v)
     if n < 2:
         return n, m, math.nan
-    return n, m, math.sqrt(math.fsum((x - m) ** 2 for x in v) / (n - 1))
+    try:
+        sd = math.sqrt(math.fsum((x - m) ** 2 for x in v) / (n - 1))
+    except OverflowError:  # a square or the sum of them past the double range
+        sd = math.inf
+    if sd == math.inf:  # the squares overflowed: in units of the largest value (an sd past the range is inf)
+        scale = max(abs(x) for x in v)
+        try:
+            sd = scale * math.sqrt(math.fsum((x / scale - m / scale) ** 2 for x in v) / (n - 1))
+        except OverflowError:  # pragma: no cover - each term is at most 4
+            sd = math.inf
+    return n, m, sd
 
 
 def mean_ci(xs: Sequence[float]) -> tuple[int, float, float, float]:
