@@ -27,6 +27,19 @@ from serq.errors import UserError
 from serq.files import open_input
 
 FORMATS = ("svg", "png", "pdf")
+#: the largest magnitude a value drawn may have: matplotlib cannot lay out an axis that reaches the end of the
+#: double range (its ticks and margins overflow: ``ValueError: arange: cannot compute length``)
+DRAWABLE = 1e300
+
+
+def drawable(values: Any, what: str) -> None:
+    """Refuse (one message) values to draw of which one is finite and beyond :data:`DRAWABLE` in magnitude
+    (a table, dump or records file with ``1e308`` in it): matplotlib failed on them with a traceback. ``inf``
+    and NaN are left out of a line, as they always were. Every value a plot draws is checked here first."""
+    big = next((v for v in values if math.isfinite(v) and abs(v) > DRAWABLE), None)
+    if big is not None:
+        raise UserError(f"{what}: cannot draw the value {big:g}: serq plot draws values up to {DRAWABLE:g} in "
+                        "magnitude")
 
 
 def _figure(width: float = 6.4, height: float = 4.0) -> Any:
@@ -120,13 +133,20 @@ def curve(table: Any, x: str, y: str, hue: str | None = None, *, title: str | No
     fig_name, data = curve_data(table, x, y, hue)
     figure = _figure()
     ax = figure.add_subplot()
+    bands = {}
     for h, (xs, ms, cis) in data.items():
-        label = None if hue is None else f"{hue} = {h:g}" if isinstance(h, float) else f"{hue} = {h}"
-        (line,) = ax.plot(xs, ms, marker="o", markersize=3, label=label)
+        drawable(xs, f"--x {x}")
+        drawable(ms, f"--y {y}")
         if any(not math.isnan(c) for c in cis):
             lo = [m - (0 if math.isnan(c) else c) for m, c in zip(ms, cis)]
             hi = [m + (0 if math.isnan(c) else c) for m, c in zip(ms, cis)]
-            ax.fill_between(xs, lo, hi, alpha=0.2, color=line.get_color(), linewidth=0)
+            drawable(lo + hi, f"--y {y} (its 95 % CI band)")
+            bands[h] = lo, hi
+    for h, (xs, ms, _cis) in data.items():
+        label = None if hue is None else f"{hue} = {h:g}" if isinstance(h, float) else f"{hue} = {h}"
+        (line,) = ax.plot(xs, ms, marker="o", markersize=3, label=label)
+        if h in bands:
+            ax.fill_between(xs, *bands[h], alpha=0.2, color=line.get_color(), linewidth=0)
     ax.set_xlabel(x)
     ax.set_ylabel(y)
     ax.set_title(title or f"{fig_name} (mean, 95 % CI across seeds)", fontsize="medium")
@@ -181,6 +201,7 @@ def cdf(dump: str, observes: Sequence[str]) -> Any:
     for name in observes:
         _, vs = _dump_csv(dump, name, gauge=False)
         vs = sorted(v for v in vs if not math.isnan(v))
+        drawable(vs, f"--cdf {name}")
         n = len(vs)
         ax.step(vs, [(i + 1) / n for i in range(n)], where="post", label=f"{name} ({n} samples)")
     ax.set_xlabel("value")
@@ -275,6 +296,8 @@ def records_cdf(records: Any, metrics: Sequence[str], hue: str | None = None) ->
     --records`` or ``serq sweep --records``, or a DataFrame): a step at every request's value, from 0 to 1;
     a line per value of ``hue`` (a swept name) when given."""
     data = records_cdf_data(records, metrics, hue)
+    for (name, _), vs in data.items():
+        drawable(vs, f"--cdf {name}")
     figure = _figure()
     ax = figure.add_subplot()
     for (name, h), vs in data.items():
@@ -292,10 +315,15 @@ def records_cdf(records: Any, metrics: Sequence[str], hue: str | None = None) ->
 
 def gauges(dump: str, names: Sequence[str]) -> Any:
     """Each gauge's value against time, as the step function its change points make."""
+    series = []
+    for name in names:
+        ts, vs = _dump_csv(dump, name, gauge=True)
+        drawable(ts, f"--gauge {name} (its time)")
+        drawable(vs, f"--gauge {name}")
+        series.append((ts, vs))
     figure = _figure(6.4, 2.2 * max(1, len(names)) + 0.6)
     axes = figure.subplots(len(names), 1, sharex=True, squeeze=False)[:, 0]
-    for ax, name in zip(axes, names):
-        ts, vs = _dump_csv(dump, name, gauge=True)
+    for ax, name, (ts, vs) in zip(axes, names, series):
         ax.step(ts, vs, where="post")
         ax.set_ylabel(name)
         ax.grid(True, alpha=0.3)
