@@ -573,6 +573,10 @@ def _run(v: dict[str, Any], sc: dict[str, Any], model_dir: str) -> dict[str, Any
     }
 
 
+#: the keys of :func:`run_real`'s answer
+ANSWER_KEYS = ("first", "done", "preempted", "cached", "preemptions", "steps", "config", "vllm")
+
+
 class BridgeError(RuntimeError):
     """The bridge failed in another interpreter (``run_real_in``); the message is its error output."""
 
@@ -593,7 +597,17 @@ def run_real_in(python: str, scenario: dict) -> dict:
         lines = [x for x in r.stderr.splitlines() if x.strip() and "vllm._C" not in x]
         tail = lines[-1] if lines else f"exit status {r.returncode}"
         raise BridgeError(tail if tail.startswith("error:") else f"error: {python}: {tail}")
-    return json.loads(r.stdout)
+    try:
+        answer = json.loads(r.stdout)
+    except (json.JSONDecodeError, RecursionError):
+        answer = None
+    if not (isinstance(answer, dict) and all(k in answer for k in ANSWER_KEYS)):
+        # not this file's answer (run_real's): the program run was no Python interpreter
+        first = next((x.strip() for x in r.stdout.splitlines() if x.strip()), None)
+        wrote = "It wrote nothing." if first is None else f"It wrote {first[:80]!r}."
+        raise BridgeError(f"error: --python {python}: no answer of the bridge in its output (a JSON object of "
+                          f"{', '.join(ANSWER_KEYS)}): is it a Python interpreter? {wrote}")
+    return answer
 
 
 def main(argv: list[str] | None = None) -> int:
