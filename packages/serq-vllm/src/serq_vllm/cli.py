@@ -39,7 +39,13 @@ def scenario_command(pm, file: str) -> None:
     vllm_request on the step clock and print the answer as JSON, in the oracle's conventions."""
     from .scenarios import _run
 
-    click.echo(json.dumps(_run(_read(file), pm), sort_keys=False))  # read_scenario checked it
+    sc = _read(file)  # read_scenario checked it
+    try:
+        answer = _run(sc, pm)
+    except UserError as e:  # the run's error (a request that never finished) names the scenario's file
+        msg = str(e).removeprefix("error: ")
+        raise UserError(f"{file}: {msg}" if not msg.startswith(f"{file}:") else msg) from None
+    click.echo(json.dumps(answer, sort_keys=False))
 
 
 @vllm_group.command("real")

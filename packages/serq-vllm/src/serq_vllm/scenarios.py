@@ -204,7 +204,10 @@ def _run(sc: dict[str, Any], pm: Any) -> dict[str, Any]:
     n_req = len(sc["requests"])
     missing = [i for i in range(n_req) if i not in done]
     if missing:
-        raise UserError(f"requests {missing} did not finish by the horizon (stuck?)")
+        shown = ", ".join(map(str, missing[:10])) + (f" and {len(missing) - 10} more" if len(missing) > 10 else "")
+        h = program.run.horizon
+        raise UserError(f"request(s) {shown} did not finish by step {h:.0f}, the scenario "
+                        f"program's horizon (a request stuck, or a scenario longer than that)")
     inf = float("inf")
     order = sorted(range(n_req), key=lambda i: (first.get(i, inf), i))
     total_pre = sum(p.preemptions for p in report.result.pools)

@@ -1,0 +1,31 @@
+"""A scenario the step clock cannot finish (a prompt of 10**18 tokens, an arrival at step 10**30): the
+error named neither the scenario's file nor the horizon it missed (`error: requests [0] did not finish by
+the horizon (stuck?)`). It names both, the requests listed plainly."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SERQ = str(Path(sys.executable).parent / "serq")
+BASE = {"budget": 48, "max_seqs": 8, "block_size": 8, "num_blocks": 14,
+        "requests": [{"prompt": 39, "out": 16}, {"prompt": 15, "out": 50, "arrive": 4}]}
+
+
+@pytest.mark.parametrize("change, missing", [
+    (lambda sc: sc["requests"][0].__setitem__("prompt", 10**18), "0"),
+    (lambda sc: sc["requests"][1].__setitem__("arrive", 10**30), "1"),
+])
+def test_a_scenario_that_does_not_finish_names_its_file_and_the_horizon(tmp_path, change, missing):
+    sc = json.loads(json.dumps(BASE))
+    change(sc)
+    (tmp_path / "long.json").write_text(json.dumps(sc))
+    r = subprocess.run([SERQ, "vllm", "scenario", "long.json"], capture_output=True, text=True, cwd=tmp_path,
+                       timeout=120, stdin=subprocess.DEVNULL)
+    assert r.returncode == 1 and r.stdout == "", r.stderr
+    assert r.stderr == (f"error: long.json: request(s) {missing} did not finish by step 1000000, the scenario "
+                        "program's horizon (a request stuck, or a scenario longer than that)\n")
