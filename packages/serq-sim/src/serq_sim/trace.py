@@ -90,6 +90,8 @@ def trace_outside(path: str, source: str | None) -> str | None:
     from serq.files import inside, widened_paths
 
     root = str(Path(source).parent) if source else "."
+    if "\0" in path:  # names no file: load_trace says so at the trace clause (it is not outside anything)
+        return None
     if inside(path, root) or any(inside(path, w) for w in widened_paths()):
         return None
     where = "the program's folder" if source else "the current folder (the IR names no source)"

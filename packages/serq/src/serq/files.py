@@ -41,6 +41,7 @@ naming the path and what it is, which the readers report as the file they cannot
 from __future__ import annotations
 
 import contextlib
+import errno
 import io
 import os
 import stat
@@ -79,6 +80,8 @@ def open_input(path: str | os.PathLike[str]) -> IO[bytes]:
     folder is an ``OSError`` whose ``strerror`` says what it is (``is a FIFO (a named pipe), not a
     file``) and whose ``filename`` is ``path``, as a missing file's is."""
     name = os.fspath(path)
+    if "\0" in name:  # what a program or an IR file may say (`trace "a\0b"`): os.open raised ValueError
+        raise OSError(errno.EINVAL, "a file name holds no NUL character", name)
     fd = os.open(name, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     try:
         mode = os.fstat(fd).st_mode
@@ -408,7 +411,10 @@ def widened_paths() -> list[str]:
 
 
 def inside(path: str | os.PathLike[str], folder: str | os.PathLike[str]) -> bool:
-    """Whether ``path``, with every symbolic link resolved, lies in ``folder`` (resolved too)."""
+    """Whether ``path``, with every symbolic link resolved, lies in ``folder`` (resolved too). A name holding
+    a NUL character names no file, and lies in no folder."""
+    if "\0" in os.fspath(path) or "\0" in os.fspath(folder):
+        return False
     real, root = os.path.realpath(path), os.path.realpath(folder)
     return real == root or real.startswith(root.rstrip(os.sep) + os.sep)
 
