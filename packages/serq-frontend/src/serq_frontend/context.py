@@ -162,11 +162,20 @@ class Context:
             self.recorder.read(path, text)
         self.sources.add(name, text)
         items = self.parser.parse(text, name, self.reporter)
-        return A.Module(items, name)
+        return self._within_nesting(A.Module(items, name))
 
     def parse_expr(self, text: str, name: str) -> Any:
         self.sources.add(name, text)
-        return self.parser.parse(text, name, self.reporter, start="expr_start")
+        return self._within_nesting(self.parser.parse(text, name, self.reporter, start="expr_start"))
+
+    def _within_nesting(self, tree: Any) -> Any:
+        """``tree`` (a library or a ``--def`` body) held to the nesting limit the program's own text is
+        held to, at its deepest node: one nested past the recursion limit of the passes after parsing was
+        the unlocated "the program nests too deeply to compile", naming the program."""
+        from . import _check_nesting
+
+        _check_nesting(tree, self)
+        return tree
 
 
 def fmt_num(v: float) -> str:
