@@ -7,10 +7,13 @@ import sys
 
 import click
 from serq import signals
-from serq.options import ARRIVALS, HORIZON, SECONDS, WARMUP, Number
+from serq.options import ARRIVALS, EVENTS, HORIZON, SECONDS, WARMUP, Integer, Number
 from serq.options import Path as SerqPath
 
 from .engines import MAX_WORKERS
+
+#: ``--workers``
+WORKERS = Integer(f"a number of worker processes from 0 to {MAX_WORKERS}", low=0, high=MAX_WORKERS)
 
 
 def _common(f):
@@ -31,9 +34,9 @@ def _common(f):
         click.option("--arrivals", type=ARRIVALS, default=None, metavar="N", help="Exactly N arrivals, then drain."),
         click.option("--max-wall", "max_wall", type=SECONDS, default=None,
                      metavar="SECONDS", help="Bound each run's wall-clock time (its row is then partial)."),
-        click.option("--max-events", "max_events", type=click.IntRange(min=1), default=None, metavar="N",
+        click.option("--max-events", "max_events", type=EVENTS, default=None, metavar="N",
                      help="Bound each run's events (its row is then partial)."),
-        click.option("--workers", type=click.IntRange(min=0, max=MAX_WORKERS), default=None, metavar="N",
+        click.option("--workers", type=WORKERS, default=None, metavar="N",
                      help="Local worker processes (default: every core; 0: in this process); with "
                           "--dask local, the LocalCluster's workers."),
         click.option("--dask", "dask", default=None, metavar="ADDRESS",

@@ -83,6 +83,11 @@ SECONDS = Number("a positive, finite number of seconds", low=0.0, above=True)
 ARRIVALS = Integer("a positive whole number of arrivals", low=1)
 #: ``--seed``: the streams are seeded from 64 bits (serq_ir.rules.seed_problem)
 SEED = Integer("a seed, a whole number from 0 to 2**64 - 1", low=0, high=2**64 - 1)
+#: ``--max-events`` (click's ``IntRange`` said "'1e400' is not a valid integer range" of a value that is no
+#: whole number, as if a range were asked for)
+EVENTS = Integer("a positive whole number of events", low=1)
+#: ``--max-samples``
+SAMPLES = Integer("a positive whole number of samples", low=1)
 
 
 def load_options(f: Callable) -> Callable:
