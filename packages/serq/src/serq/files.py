@@ -16,7 +16,8 @@ Which target gets what (:func:`open_atomic`):
   path under ``/dev`` (``/dev/stdout``, ``/dev/fd/1``) — written through: opened for appending, never
   created, truncated, renamed over or removed; a path under ``/dev`` that does not exist (or a link to
   one) is refused (:class:`OutputError`) before anything is written. Such a write is not atomic. A FIFO blocks until some
-  process reads it, as a shell's ``>`` does.
+  process reads it, as a shell's ``>`` does, unless the ``serq`` command is asked to stop while it waits
+  for a reader (:func:`_stop_or_wait`).
 * **a folder** — an error.
 
 A file serq names itself, beside or inside what the user named (a dump folder's ``NAME.csv``, a sweep's
@@ -45,6 +46,8 @@ import errno
 import io
 import os
 import stat
+import sys
+import time
 from collections.abc import Iterable, Iterator
 from typing import IO
 
@@ -316,15 +319,87 @@ def _as_mode(raw: IO, mode: str) -> Iterator[IO]:
         f.detach()
 
 
+#: how long a write through to a FIFO or a device waits for its reader between looks at a stop request
+THROUGH_WAIT = 0.02
+
+
+def _stop_or_wait(fd: int | None = None) -> None:
+    """Wait a little for a reader (for ``fd`` to take data, or for a FIFO's reader to open it), unless the
+    ``serq`` command was asked to stop (SIGINT, SIGTERM; :mod:`serq.signals`): then raise the stop. A
+    write is inside ``serq.signals.deferred`` (a report is written whole once begun), where a signal is only
+    recorded: a FIFO that no process reads, or a reader that stopped reading, kept the command waiting for
+    ever, deaf to every signal."""
+    signals = sys.modules.get("serq.signals")
+    stop = signals.stop_requested() if signals is not None else None
+    if stop is not None:
+        raise stop
+    if fd is None:
+        time.sleep(THROUGH_WAIT)
+    else:
+        import select
+
+        select.select([], [fd], [], THROUGH_WAIT)
+
+
+class _Through(io.RawIOBase):
+    """The raw writer of a path written through: a non-blocking descriptor whose writes that cannot proceed
+    wait for the reader in steps (:func:`_stop_or_wait`). A write that makes progress is never cut short."""
+
+    def __init__(self, fd: int):
+        self._fd = fd
+
+    def writable(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        return self._fd
+
+    def write(self, b) -> int:
+        while True:
+            try:
+                return os.write(self._fd, b)
+            except BlockingIOError:
+                _stop_or_wait(self._fd)
+
+    def close(self) -> None:
+        if not self.closed:
+            try:
+                os.close(self._fd)
+            finally:
+                super().close()
+
+
+def _open_through(path: str, flags: int) -> int:
+    """``os.open`` of a path written through. A FIFO is opened without blocking, again and again until a
+    process reads it (as a shell's ``>`` waits), or until the command is asked to stop."""
+    nonblock = getattr(os, "O_NONBLOCK", 0)
+    try:
+        fifo = nonblock and stat.S_ISFIFO(os.stat(path).st_mode)
+    except OSError:
+        fifo = False
+    while True:
+        try:
+            return os.open(path, flags | nonblock)
+        except OSError as e:
+            if not (fifo and e.errno == errno.ENXIO):  # ENXIO: a FIFO that no process reads yet
+                raise
+        _stop_or_wait()
+
+
 @contextlib.contextmanager
 def _write_through(path: str, mode: str) -> Iterator[IO]:
     flags = os.O_WRONLY | os.O_APPEND | getattr(os, "O_BINARY", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
-        fd = os.open(path, flags)
+        fd = _open_through(path, flags)
     except OSError as e:
         raise type(e)(e.errno, e.strerror, path) from None
     try:
-        with open(fd, "wb", closefd=True) as raw, _as_mode(raw, mode) as f:
+        raw_fd = _Through(fd)
+    except BaseException:
+        os.close(fd)
+        raise
+    try:
+        with io.BufferedWriter(raw_fd) as raw, _as_mode(raw, mode) as f:
             yield f
     except OSError as e:
         if e.filename is None and e.errno is not None:  # a full device: name the file

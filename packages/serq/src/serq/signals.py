@@ -245,6 +245,16 @@ def interrupted() -> int:
     return status
 
 
+def stop_requested() -> KeyboardInterrupt | None:
+    """The exception that stops the command for the signal received since :func:`install` (acknowledged or
+    not: :class:`Terminated` for SIGTERM, else ``KeyboardInterrupt``), or ``None`` when none was. For code
+    that waits inside :func:`deferred` for something that may never come (a write to a FIFO that no process
+    reads, serq.files): it gives up and raises this rather than wait for ever."""
+    if _received is None:
+        return None
+    return Terminated() if _received == signal.SIGTERM else KeyboardInterrupt()
+
+
 def exit_status() -> int | None:
     """130 or 143 when a signal was received, else ``None``."""
     return None if _received is None else EXIT_STATUS.get(_received, 128 + int(_received))
