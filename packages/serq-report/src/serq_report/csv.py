@@ -17,13 +17,12 @@ regular file (a real folder for ``gauge``) is refused before any file is written
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Iterable, Iterator
 from typing import Any
 
 import numpy as np
-from serq.files import OutputError, check_folder, check_not_input, check_own
+from serq.files import MAX_NAME, OutputError, check_folder, check_not_input, check_own, file_names  # noqa: F401
 
 from ._result import result_of
 from .atomic import open_atomic
@@ -90,63 +89,6 @@ def write_table(path: str | os.PathLike[str], columns: dict[str, Any], *,
     inputs = [p for p in inputs if p is not None]
     check_not_input(path, inputs)
     _write_csv(path, ",".join(columns), _columns(f"table {path}", **columns), inputs)
-
-
-#: The characters a file name keeps as they are (any other is escaped; so are an initial ``.`` and, in
-#: names that differ from another only in case, the capitals).
-_SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
-#: Names Windows gives to devices, with any extension: their first letter is escaped.
-_DEVICES = frozenset(["CON", "PRN", "AUX", "NUL", *(f"COM{i}" for i in range(10)), *(f"LPT{i}" for i in range(10))])
-#: The longest file name (before ``.csv``) kept whole: with ``.csv`` and the atomic write's temporary
-#: name (``.NAME.csv.XXXXXXXX.tmp``) it stays below the 255 bytes of common file systems.
-MAX_NAME = 200
-#: How much of an escaped name longer than :data:`MAX_NAME` is kept before ``~`` and its hash.
-_KEPT = MAX_NAME - 17
-
-
-def _escape(name: str, capitals: bool) -> str:
-    out = []
-    for i, ch in enumerate(name):
-        if ch in _SAFE and not (i == 0 and ch == ".") and not (capitals and "A" <= ch <= "Z"):
-            out.append(ch)
-        else:
-            out.extend(f"%{b:02X}" for b in ch.encode("utf-8", "surrogatepass"))
-    text = "".join(out) or "%"
-    if text.split(".", 1)[0].upper() in _DEVICES:
-        text = f"%{ord(text[0]):02X}{text[1:]}"
-    if len(text) > MAX_NAME:
-        cut = _KEPT
-        while "%" in text[cut - 2 : cut]:  # do not split an escape
-            cut -= 1
-        digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:16]
-        text = f"{text[:cut]}~{digest}"
-    return text
-
-
-def file_names(names: Iterable[str]) -> dict[str, str]:
-    """The file name (without ``.csv``) of each of the ``names`` written to one folder.
-
-    A name made of ASCII letters, digits, ``_``, ``.`` and ``-`` that does not begin with ``.``, is not a
-    Windows device name (``con``, ``nul.x``, ``com1``, … in any case) and is at most :data:`MAX_NAME`
-    characters is its own file name. In any other, every other character, an initial ``.`` and the
-    first letter of a device name are written ``%XX``, the hexadecimal (capitals) of each of its UTF-8
-    bytes (``a/b`` is ``a%2Fb``, ``..`` is ``%2E.``, ``%`` is ``%25``); the empty name is ``%``. Names
-    that would differ only in case (which a case-insensitive file system cannot tell apart) have their
-    capitals escaped too (``X`` and ``x`` are ``%58`` and ``x``). An escaped name longer than
-    :data:`MAX_NAME` keeps its first characters, then ``~`` and the first 16 hexadecimal digits of the
-    SHA-256 of the name. ``%`` and ``~`` appear only where these rules put them, so distinct names get
-    distinct file names (up to a collision of 64 bits of SHA-256).
-    """
-    names = list(dict.fromkeys(names))
-    plain = {n: _escape(n, False) for n in names}
-    folded: dict[str, list[str]] = {}
-    for n in names:
-        folded.setdefault(plain[n].lower(), []).append(n)
-    for group in folded.values():
-        if len(group) > 1:
-            for n in group:
-                plain[n] = _escape(n, True)
-    return plain
 
 
 def dump(report: Any, folder: str | os.PathLike[str], *, inputs: Iterable[str | None] = ()) -> list[str]:

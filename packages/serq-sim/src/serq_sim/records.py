@@ -223,13 +223,19 @@ class Records:
 
 def record_files(path: str, names: list[str]) -> dict[str, str]:
     """Where ``serq run --records PATH`` writes each table: PATH for a program of one table; for
-    several, ``STEM.NAME.EXT`` beside it (``reqs.csv`` → ``reqs.request.csv``, ``reqs.sub.csv``)."""
+    several, ``STEM.NAME.EXT`` beside it (``reqs.csv`` → ``reqs.request.csv``, ``reqs.sub.csv``), NAME the
+    table's name made a file name by :func:`serq.files.file_names`, as a dump's files are: an IR file's
+    table named ``x/y`` or ``/../../elsewhere`` (``reqs.x%2Fy.csv``) writes beside PATH, never in a folder
+    it names."""
     if len(names) <= 1:
         return {n: path for n in names}
     import os
 
+    from serq.files import file_names
+
     stem, ext = os.path.splitext(path)
-    return {n: f"{stem}.{n}{ext}" for n in names}
+    safe = file_names(names)
+    return {n: f"{stem}.{safe[n]}{ext}" for n in names}
 
 
 def write(records: Records, path: str, inputs: list[str]) -> None:

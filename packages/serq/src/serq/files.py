@@ -53,8 +53,8 @@ from typing import IO
 
 from .errors import UserError
 
-__all__ = ["OutputError", "check_distinct", "check_folder", "check_not_input", "check_output", "check_own",
-           "open_atomic", "open_input",
+__all__ = ["MAX_NAME", "OutputError", "check_distinct", "check_folder", "check_not_input", "check_output",
+           "check_own", "file_names", "open_atomic", "open_input",
            "open_own_append", "read_input", "write_atomic"]
 
 
@@ -471,6 +471,71 @@ def write_atomic(path: str | os.PathLike[str], data: str | bytes, *,
         raise TypeError(f"write_atomic: data must be str or bytes, not {type(data).__name__}")
     with open_atomic(path, "wb", inputs=inputs, perms=perms, own=own) as f:
         f.write(data)
+
+
+# ---------------------------------------------------------------------------------------------------
+# File names made of names a program gives
+# ---------------------------------------------------------------------------------------------------
+
+#: The characters a file name keeps as they are (any other is escaped; so are an initial ``.`` and, in
+#: names that differ from another only in case, the capitals).
+_SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
+#: Names Windows gives to devices, with any extension: their first letter is escaped.
+_DEVICES = frozenset(["CON", "PRN", "AUX", "NUL", *(f"COM{i}" for i in range(10)), *(f"LPT{i}" for i in range(10))])
+#: The longest file name (before ``.csv``) kept whole: with ``.csv`` and the atomic write's temporary
+#: name (``.NAME.csv.XXXXXXXX.tmp``) it stays below the 255 bytes of common file systems.
+MAX_NAME = 200
+#: How much of an escaped name longer than :data:`MAX_NAME` is kept before ``~`` and its hash.
+_KEPT = MAX_NAME - 17
+
+
+def _escape(name: str, capitals: bool) -> str:
+    out = []
+    for i, ch in enumerate(name):
+        if ch in _SAFE and not (i == 0 and ch == ".") and not (capitals and "A" <= ch <= "Z"):
+            out.append(ch)
+        else:
+            out.extend(f"%{b:02X}" for b in ch.encode("utf-8", "surrogatepass"))
+    text = "".join(out) or "%"
+    if text.split(".", 1)[0].upper() in _DEVICES:
+        text = f"%{ord(text[0]):02X}{text[1:]}"
+    if len(text) > MAX_NAME:
+        cut = _KEPT
+        while "%" in text[cut - 2 : cut]:  # do not split an escape
+            cut -= 1
+        import hashlib
+
+        digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+        text = f"{text[:cut]}~{digest}"
+    return text
+
+
+def file_names(names: Iterable[str]) -> dict[str, str]:
+    """The file name (without ``.csv``) of each of the ``names`` written to one folder (a dump's observes and
+    gauges, ``serq_report.csv.dump``), or into one file's name (a program's record tables,
+    ``serq_sim.records.record_files``): a name a program or an IR file gives never names a folder or a path.
+
+    A name made of ASCII letters, digits, ``_``, ``.`` and ``-`` that does not begin with ``.``, is not a
+    Windows device name (``con``, ``nul.x``, ``com1``, … in any case) and is at most :data:`MAX_NAME`
+    characters is its own file name. In any other, every other character, an initial ``.`` and the
+    first letter of a device name are written ``%XX``, the hexadecimal (capitals) of each of its UTF-8
+    bytes (``a/b`` is ``a%2Fb``, ``..`` is ``%2E.``, ``%`` is ``%25``); the empty name is ``%``. Names
+    that would differ only in case (which a case-insensitive file system cannot tell apart) have their
+    capitals escaped too (``X`` and ``x`` are ``%58`` and ``x``). An escaped name longer than
+    :data:`MAX_NAME` keeps its first characters, then ``~`` and the first 16 hexadecimal digits of the
+    SHA-256 of the name. ``%`` and ``~`` appear only where these rules put them, so distinct names get
+    distinct file names (up to a collision of 64 bits of SHA-256).
+    """
+    names = list(dict.fromkeys(names))
+    plain = {n: _escape(n, False) for n in names}
+    folded: dict[str, list[str]] = {}
+    for n in names:
+        folded.setdefault(plain[n].lower(), []).append(n)
+    for group in folded.values():
+        if len(group) > 1:
+            for n in group:
+                plain[n] = _escape(n, True)
+    return plain
 
 
 # ---------------------------------------------------------------------------------------------------
