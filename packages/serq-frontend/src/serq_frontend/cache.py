@@ -130,8 +130,10 @@ def _cache_folder() -> str | None:
 
 def read_trusted(path: str | os.PathLike[str]) -> bytes | None:
     """The bytes of a cache file, or None when it is missing, is not a regular file (a symbolic link is
-    not followed), belongs to another user or others can write it."""
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+    not followed; a FIFO is not waited for: the open does not block), belongs to another user or others
+    can write it."""
+    flags = (os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+             | getattr(os, "O_NONBLOCK", 0))
     try:
         fd = os.open(path, flags)
     except OSError:
@@ -146,6 +148,33 @@ def read_trusted(path: str | os.PathLike[str]) -> bytes | None:
         return None
     finally:
         os.close(fd)
+
+
+def write_trusted(path: str | os.PathLike[str], data: bytes) -> None:
+    """Write a cache file atomically, readable by the user alone; a cache that cannot be written is no error.
+    Whatever is at ``path`` and is not a regular file (a FIFO, a symbolic link, a folder) is removed first
+    and replaced: written through, a FIFO there kept every command waiting for a reader that never came,
+    and a link carried the write to the file it named."""
+    from stat import S_ISDIR
+
+    from serq.files import OutputError, write_atomic
+
+    try:
+        st = os.lstat(path)
+    except OSError:
+        st = None
+    if st is not None and not S_ISREG(st.st_mode):
+        try:
+            if S_ISDIR(st.st_mode):
+                os.rmdir(path)
+            else:
+                os.unlink(path)
+        except OSError:
+            return
+    try:
+        write_atomic(path, data, perms=0o600, own=True)
+    except (OSError, OutputError):  # swapped for something else since, or no room: no entry
+        return
 
 
 def enabled() -> bool:
@@ -445,12 +474,8 @@ def load(path: str | Path, *, sets: Mapping[str, float] | None = None, defs: Map
 def store(file: Path, key: str, deps: list[list[Any]], stderr: str, program: Any) -> None:
     """Write an entry atomically; a cache that cannot be written is no error."""
     import serq_ir
-    from serq.files import write_atomic
 
-    try:
-        write_atomic(file, _entry(key, deps, stderr, serq_ir.encode(program)), perms=0o600)
-    except OSError:
-        return
+    write_trusted(file, _entry(key, deps, stderr, serq_ir.encode(program)))
     prune(file.parent)
 
 

@@ -473,7 +473,8 @@ def save_tables(path: str, key: str, parser: Lark) -> None:
     from lark.grammar import Rule
     from lark.lark import _LOAD_ALLOWED_OPTIONS
     from lark.lexer import TerminalDef
-    from serq.files import write_atomic
+
+    from .cache import write_trusted
 
     data, memo = parser.memo_serialize([TerminalDef, Rule])
     data["options"] = {k: v for k, v in data["options"].items() if k not in _LOAD_ALLOWED_OPTIONS}
@@ -482,10 +483,7 @@ def save_tables(path: str, key: str, parser: Lark) -> None:
     except (TypeError, ValueError):  # pragma: no cover - a lark whose tables hold something else
         return
     head = f"{key} {hashlib.sha256(body).hexdigest()}\n".encode()
-    try:
-        write_atomic(path, _TABLES_MAGIC + head + body, perms=0o600)
-    except OSError:
-        pass
+    write_trusted(path, _TABLES_MAGIC + head + body)
 
 
 # ---------------------------------------------------------------------------------------------------
