@@ -312,8 +312,6 @@ run { horizon 100; }
 """
 
 
-@pytest.mark.xfail(strict=True, reason="lazy decoders ignore a budget below their count when no resident is "
-                                       "eager (step/lazy.py _start_lazy): every decoder gets a token")
 @pytest.mark.parametrize("b, w, stagger, chunk, done", [
     # §3 step: "One token to a decoding job, up to chunk to a prefilling one, until the budget is spent",
     # in admission order (here arrival order: no hold). Budget 1, three decoders of 2 tokens: s0 takes the
@@ -334,8 +332,6 @@ def test_decoders_share_a_budget_below_their_count_in_admission_order(monkeypatc
         assert [(s, t) for s, t, _ in o["done"]] == list(enumerate(done)), tier
 
 
-@pytest.mark.xfail(strict=True, reason="lazy decoders ignore a budget below their count when no resident is "
-                                       "eager (step/lazy.py _start_lazy): every decoder gets a token")
 def test_decoders_in_holds_share_a_budget_below_their_count(monkeypatch):
     # The same rule with the decoders inside holds on a pool admitted at settle time (no memory, no
     # growth): budget 1, three decoders of 2: done at 2, 4, 6 (observed on the default tier: all at 2).
@@ -676,9 +672,6 @@ def test_a_victim_keyed_by_position_on_the_engines_memory(monkeypatch):
     assert (pool(r, "kv").preemptions, pool(r, "kv").stuck) == (1, 0)
 
 
-@pytest.mark.xfail(strict=True, reason="a stage without `memory` takes lazy growers on a pool that preempts by "
-                                       "`position` (step/lazy.py _glazy_judge checks only the memory pool): "
-                                       "the lazy decoder's stale position makes it the victim")
 def test_a_victim_keyed_by_position_on_a_pool_that_is_no_engines_memory(monkeypatch):
     # The same program with E naming no memory: the same outcome by the same rule. (Observed on the default
     # tier: s1 is the victim at 2, re-admitted at 3 and preempted again at 4; done s0 4, s2 4, s1 7.)
@@ -688,9 +681,6 @@ def test_a_victim_keyed_by_position_on_a_pool_that_is_no_engines_memory(monkeypa
         assert [(s, t) for s, t, _ in o["done"]] == POSITION_TIE_WANT["done"], tier
 
 
-@pytest.mark.xfail(strict=True, reason="a busy-round stretch keeps the budget planned before its first "
-                                       "iteration's admission though the budget reads holders(reqs), which "
-                                       "that admission changed (step/lazy.py _quiet_rounds)")
 def test_a_budget_reading_a_pool_count_sees_the_last_iterations_admission(monkeypatch):
     # §2/§3: a step stage's budget is read before each iteration ("the residents before the iteration");
     # it may read pool observables. budget holders(reqs) + 1, reqs cap 1 (admit via E), block 2.

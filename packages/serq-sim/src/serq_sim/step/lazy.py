@@ -134,6 +134,8 @@ class LazyDecoding:
                         spent += tokens
             if before >= 0 and budget - nl - spent < 0:
                 return _unplan(assign)
+        elif nl > budget:
+            return False  # a lazy job would go without its token (the budget is below their count)
         split = len(assign)
         left = budget - nl - spent
         sim = self.sim
@@ -593,13 +595,18 @@ class LazyDecoding:
             b = pool.block
             cap = pool.cap
             ok = (b is not None and b >= 1 and b == int(b) and cap == cap and cap < _EXACT and cap == int(cap))
-            pol = pool.preempt
-            if type(pol) is PreemptByKeys:
-                ok = ok and not reads_context(pol.node.keys, ("position",))
-            elif type(pol) is not NoPreemption:
-                ok = False
         elif self.cost_kv:
             ok = False
+        # a lazy grower's position is stale on the pool it grows, whichever that is (the memory or any
+        # pool a `growing` run or a `grow` names), and a victim may be chosen on it by any grower's
+        # growth: no such pool's policy may read `position`
+        for pl in {*self.sim.grow_pools, *((pool,) if pool is not None else ())}:
+            pol = pl.preempt
+            if type(pol) is PreemptByKeys:
+                if reads_context(pol.node.keys, ("position",)):
+                    ok = False
+            elif type(pol) is not NoPreemption:
+                ok = False
         self.glazy_ok = ok
         self._glazy_judged = True
         return ok
@@ -1020,7 +1027,7 @@ class LazyDecoding:
                     n, t = self._quiet_rounds(now, t, cost, budget)
             elif self._wake_static and len(assign) == 1 and assign[0].mode == "prefill":
                 busy = self._busy_job(assign, nl, budget, chunk)
-                if busy is not None and self._quiet():
+                if busy is not None and self._quiet() and (not tried or self._reads_again(budget, chunk)):
                     # the rounds after it plan its prefill's next chunks, each counted and tallied there:
                     # this one is tallied first (what it planned, before the next chunks change it)
                     if nl:
@@ -1054,6 +1061,20 @@ class LazyDecoding:
                 self.sum_budget += budget * k
         _heappush(sim.heap, (t, next(sim._seq), self._end_cb, self.epoch))
         return True
+
+    def _reads_again(self, budget: float, chunk: float) -> bool:
+        """Whether the next round's planning would read the ``budget`` and ``chunk`` this one read, after
+        an admission attempt in it: an admission changes what they may read (a pool's holders and queue,
+        the residents), and the quiet rounds keep them (nothing changes those in the stretch). Read now,
+        they are what the next round reads: the iteration in flight changes none of it. (They read no
+        draw, attribute or kv sum here: ``_wake_static``.)"""
+        fn = self.budget_fn if self.budget_const is None else None
+        if fn is None and self.chunk_fn is None:
+            return True
+        pre = self._pre() if self.pre_ctx else self._no_ctx
+        if fn is not None and not fn(None, None, pre) == budget:
+            return False
+        return self.chunk_fn is None or self._chunk(pre) == chunk
 
     def _busy_job(self, assign: list[Job], nl: int, budget: float, chunk: float) -> Job | None:
         """The prefill whose next chunks the rounds after this iteration may plan (:meth:`_quiet_rounds`),
