@@ -82,13 +82,17 @@ def _write_csv(path: str, header: str, columns: list[np.ndarray], inputs: list[s
 
 
 def write_table(path: str | os.PathLike[str], columns: dict[str, Any], *,
-                inputs: Iterable[str | None] = ()) -> None:
+                inputs: Iterable[str | None] = (), own: bool = False) -> None:
     """One table as a CSV file, atomically: a header of the column names, then one row per entry, cells as
-    in the dumps (floats by ``repr``, integers as integers). ``serq run --records FILE.csv``."""
+    in the dumps (floats by ``repr``, integers as integers). ``serq run --records FILE.csv``. ``own``:
+    ``path`` is a name serq made (a per-table ``FILE.NAME.csv``): anything there but a regular file is
+    refused (:func:`serq.files.check_own`), as a dump's files are."""
     path = os.fspath(path)
     inputs = [p for p in inputs if p is not None]
+    if own:
+        check_own(path)
     check_not_input(path, inputs)
-    _write_csv(path, ",".join(columns), _columns(f"table {path}", **columns), inputs)
+    _write_csv(path, ",".join(columns), _columns(f"table {path}", **columns), inputs, own=own)
 
 
 def dump(report: Any, folder: str | os.PathLike[str], *, inputs: Iterable[str | None] = ()) -> list[str]:

@@ -11,7 +11,7 @@ from serq import signals
 from serq.errors import UserError
 from serq.files import check_distinct, check_folder, check_not_input, check_output, read_input, write_atomic
 from serq.loading import apply_run_overrides, load_program
-from serq.options import SECONDS, load_options, run_options, to_load_options
+from serq.options import EVENTS, SAMPLES, SECONDS, load_options, run_options, to_load_options
 from serq.options import Path as SerqPath
 from serq.plugins import collect
 
@@ -65,11 +65,11 @@ def _read_bytes(file: str) -> bytes:
               help="Write the report to this file (atomically) instead of stdout.")
 @click.option("--check-invariants", is_flag=True, help="Assert every pool's bookkeeping after every event.")
 @click.option("--no-progress", is_flag=True, help="No progress bar on stderr.")
-@click.option("--max-events", "max_events", type=click.IntRange(min=1), default=None, metavar="N",
+@click.option("--max-events", "max_events", type=EVENTS, default=None, metavar="N",
               help="Stop after N events with the partial report (exit status 3).")
 @click.option("--max-wall", "max_wall", type=SECONDS, default=None,
               metavar="SECONDS", help="Stop after SECONDS of wall-clock time with the partial report (exit 3).")
-@click.option("--max-samples", "max_samples", type=click.IntRange(min=1), default=None, metavar="N",
+@click.option("--max-samples", "max_samples", type=SAMPLES, default=None, metavar="N",
               help="Stop with the partial report once N samples are held (exit 3; default 100000000).")
 @click.option("--strict", is_flag=True,
               help="Warnings are errors: exit status 4 when the report has a warning (sessions that wait for "
@@ -132,7 +132,8 @@ def run_command(pm, file, sets, defs, seed, horizon, warmup, arrivals, trace, as
     # every output is refused before the run, not after it: an input of the run, one the write would
     # refuse or could not create, two outputs that are one file
     outputs = [("-o", output, False)] if output else []
-    outputs += [("--records", path, False) for path in record_paths.values()]
+    # a program of several tables: STEM.NAME.EXT beside the file the user named, a name serq makes (own)
+    outputs += [("--records", path, path != records_file) for path in record_paths.values()]
     if dump is not None:
         from serq_report.csv import file_names
 
@@ -175,7 +176,7 @@ def run_command(pm, file, sets, defs, seed, horizon, warmup, arrivals, trace, as
             from .records import write as write_records
 
             for name, path in record_paths.items():
-                write_records(report.record_table(name), path, inputs)
+                write_records(report.record_table(name), path, inputs, own=path != records_file)
     # a signal held while the report was written (or whose exception was dropped) is answered here
     held = signals.acknowledge()
     status = report.exit_status or held

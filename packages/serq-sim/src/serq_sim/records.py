@@ -238,8 +238,10 @@ def record_files(path: str, names: list[str]) -> dict[str, str]:
     return {n: f"{stem}.{safe[n]}{ext}" for n in names}
 
 
-def write(records: Records, path: str, inputs: list[str]) -> None:
-    """One table as CSV or Parquet (by ``path``'s extension), atomically (serq.files)."""
+def write(records: Records, path: str, inputs: list[str], *, own: bool = False) -> None:
+    """One table as CSV or Parquet (by ``path``'s extension), atomically (serq.files). ``own``: ``path`` is a
+    name serq made (``STEM.NAME.EXT`` of a program of several tables), written only as a new or regular
+    file (a symbolic link, a FIFO or a device there is refused, not followed or written through)."""
     from serq.errors import UserError
 
     cols = records.arrays()
@@ -261,10 +263,10 @@ def write(records: Records, path: str, inputs: list[str]) -> None:
             pl.DataFrame(cols).write_parquet(buf)
         else:
             pq.write_table(pa.table(cols), buf)
-        write_atomic(path, buf.getvalue(), inputs=inputs)
+        write_atomic(path, buf.getvalue(), inputs=inputs, own=own)
     else:
         try:
             from serq_report.csv import write_table
         except ImportError:
             raise UserError("--records needs serq-report (pip install serq-report)") from None
-        write_table(path, cols, inputs=inputs)
+        write_table(path, cols, inputs=inputs, own=own)

@@ -163,8 +163,7 @@ def check_own(path: str | os.PathLike[str]) -> None:
         raise type(e)(e.errno, e.strerror, path) from None
     if stat.S_ISREG(st.st_mode):
         return
-    what = ("a symbolic link" if stat.S_ISLNK(st.st_mode) else "a folder" if stat.S_ISDIR(st.st_mode)
-            else "not a regular file")
+    what = "a symbolic link" if stat.S_ISLNK(st.st_mode) else _kind(st.st_mode)  # a FIFO (a named pipe), …
     raise OutputError(f"{path}: is {what}; serq names this file itself and writes it only as a new or "
                       "regular file (remove it, or choose another output)")
 

@@ -64,9 +64,14 @@ class Integer(click.ParamType):
         if isinstance(value, int) and not isinstance(value, bool):
             x = value
         else:
+            text = str(value).strip()
             try:
-                x = int(str(value).strip())
+                x = int(text)
             except ValueError:
+                if text.lstrip("+-").isascii() and text.lstrip("+-").isdigit() and len(text) > 40:
+                    # more digits than int() reads (sys.get_int_max_str_digits): said so, cut short (the whole
+                    # value was quoted as "'999…' is not a whole number", thousands of characters of it)
+                    self.fail(f"{text[:20]}… ({len(text)} characters) is not {self.what}", param, ctx)
                 self.fail(f"{value!r} is not a whole number", param, ctx)
         if x < self.low or (self.high is not None and x > self.high):
             self.fail(f"{x} is not {self.what}", param, ctx)
