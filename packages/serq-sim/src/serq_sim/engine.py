@@ -31,6 +31,7 @@ from .build import build
 from .compile import REDO_MESSAGE, SPIN_MESSAGE, num
 from .compile import places as compile_places
 from .errors import SessionGone, SimError, StopRun, format_error, printable, show, work_message
+from .memguard import memory_guard
 from .pools import admission as _admission
 from .pools import cache as _cache
 from .pools import check as _check
@@ -121,6 +122,8 @@ class Simulation:
         self.max_samples = DEFAULT_MAX_SAMPLES if max_samples is None else max_samples
         self.t_wall0 = self.t_shown = _time.monotonic()
         self.show_progress = False
+        #: under a memory limit, what stops the run while it can still make its report (memguard.py)
+        self.mem_guard = memory_guard()
         #: the no-progress guard (see tick): the instant of the first tick at it, the event count and the
         #: live sessions then
         self.stall_t = math.nan
@@ -289,6 +292,9 @@ class Simulation:
             self.stall_t = now
             self.stall_ev = events
             self.stall_live = self.live
+        guard = self.mem_guard
+        if guard is not None:
+            self.memory_check(guard)
         me = self.max_events
         if me is not None and events >= me:
             self.stop("max-events", f"stopped after {events} events (--max-events {me})")
@@ -303,10 +309,18 @@ class Simulation:
         nxt = events + (1000 if mw is not None else TICK)
         return nxt if me is None else min(nxt, me)
 
+    def memory_check(self, guard) -> None:
+        """Stop the run (its partial report, reason ``memory``) when the memory guard says so."""
+        why = guard.over()
+        if why is not None:
+            self.stop("memory", f"{why}, with {self.live} sessions live and {self.samples_held()} samples held")
+
     def spawn_tick(self, spawned: int) -> None:
         """Every 4096 sessions a batch or closed workload spawns at the start (both tiers), before the event
         loop and its ticks run: the user's wall-clock bound and the progress bar (a batch of 10⁸ takes
         minutes before time moves). Spawning is not an event: ``--max-events`` does not count it."""
+        if self.mem_guard is not None:
+            self.memory_check(self.mem_guard)
         mw = self.max_wall
         if mw is not None or self.show_progress:
             w = _time.monotonic()
@@ -441,6 +455,8 @@ class Simulation:
             st.acc()
         self._acc_live()
         self.backlog.cut(end, self.live, self.live_t, self.a_live, self.arrivals)
+        if self.memory_stopped():
+            return
         # over_cap: sessions still waiting whose demand exceeds the capacity
         for pool in self.pools:
             for s in list(pool.front) + list(pool.queue):
@@ -452,10 +468,19 @@ class Simulation:
                     if need > q.cap + EPS:
                         q.over_cap += 1
 
+    def memory_stopped(self) -> bool:
+        """Whether the run stopped for memory (the guard, or a ``MemoryError``): what the end of a run
+        reads off every waiting session (``over_cap``, :meth:`waiting_forever`) is not taken then (it
+        would need memory the run no longer has; the fast tier does not rebuild those sessions)."""
+        return self.interrupted and getattr(self, "partial", None) == "memory"
+
     def waiting_forever(self) -> str | None:
         """The warning for sessions that, at the end of the run, wait for ever (no event can wake them):
         every live session when no event is left; else the sessions queued at a pool or waiting to grow
-        whose pools are held only by such sessions (a deadlock, or a demand beyond the capacity)."""
+        whose pools are held only by such sessions (a deadlock, or a demand beyond the capacity). None
+        for a run stopped for memory."""
+        if self.memory_stopped():
+            return None
         from .report import member_label
 
         waits: dict[Session, list[Pool]] = {}

@@ -1513,7 +1513,11 @@ def run(sim):
     code = compile(src, "<serq fast>", "exec")
     exec(code, g, ns)  # noqa: S102 - our own generated code
     st = ns["_fast_run"](g)
-    _write_back(sim, gen, st)
+    stop = st["interrupted"]
+    # stopped for memory: the sessions waiting at the pools are not rebuilt as the general engine keeps
+    # them (that takes as much memory again as they hold); what reads them at the end (over_cap and the
+    # note of sessions waiting for ever) is not taken for such a run (engine.Simulation.memory_stopped)
+    _write_back(sim, gen, st, sessions=not (isinstance(stop, StopRun) and stop.reason == "memory"))
     if st["interrupted"]:
         sim.stopped(st["interrupted"])
     elif st["status"] == 2:
@@ -1529,7 +1533,7 @@ def run(sim):
         return report
 
 
-def _write_back(sim, gen: _Gen, st: dict) -> None:
+def _write_back(sim, gen: _Gen, st: dict, sessions: bool = True) -> None:
     sim.now = st["now"]
     sim.heap_left = bool(st["heap"]) or st["status"] == 1  # status 1: an event past the horizon was popped
     sim.events = st["seq"] - len(st["heap"]) - (1 if st["status"] == 1 else 0)
@@ -1561,10 +1565,10 @@ def _write_back(sim, gen: _Gen, st: dict) -> None:
                 v = st[f"f{f}_{field}"]
                 setattr(obj, attr, v if node.size == 1 else v[m])
     if p.pools:
-        _write_back_pools(sim, gen, st)
+        _write_back_pools(sim, gen, st, sessions)
 
 
-def _write_back_pools(sim, gen: _Gen, st: dict) -> None:
+def _write_back_pools(sim, gen: _Gen, st: dict, sessions_too: bool = True) -> None:
     """The pools' statistics and state as the general engine keeps them: the queues hold sessions waiting
     with their holds (:class:`~serq_sim.pools.model.Pending`), the holders their slots, so that
     :meth:`~serq_sim.engine.Simulation._finish` (``over_cap``) and ``waiting_forever`` read them."""
@@ -1602,6 +1606,8 @@ def _write_back_pools(sim, gen: _Gen, st: dict) -> None:
             pool.t_last = get("t")
             pool.a_used, pool.a_queue, pool.a_holders = get("au"), get("aq"), get("ah")
             pool.wait_sum, pool.admissions, pool.rejections = get("w"), get("n"), get("r")
+            if not sessions_too:
+                continue
             q = get("q")
             if gen.pmode[g] == "static":
                 q = [e[2] for e in sorted(q, key=lambda e: e[1])]
@@ -1616,6 +1622,8 @@ def _write_back_pools(sim, gen: _Gen, st: dict) -> None:
                 pools = [pool_of(h, k, A) for k in range(len(gen.holds[h].pools))]
                 s.pending = Pending(infos[id(gen.holds[h])], pools, A[gen.XQT], 0)
                 pool.queue.append(s)
+    if not sessions_too:
+        return
     # every other live session: at a stage (in the heap, a fifo queue, a ps stage's heap) or ready
     events = list(st["heap"])
     if st["status"] == 1:  # the event popped past the horizon: the general engine leaves it in the heap

@@ -1,0 +1,77 @@
+"""The memory guard: a run under a limit on its memory (``ulimit -v``, the address space, or ``ulimit -d``,
+the data segment) stops with its partial report, reason ``memory``, while it still has room to make the
+report, instead of running into the limit.
+
+Running into it is not a clean failure in CPython: an allocation that fails raises ``MemoryError`` at
+whatever line allocates, and what handles it needs memory too; in the interpreter itself (its frame
+stack) it may come back as ``SystemError: error return without exception set``, and near the limit every
+allocation that misses the free lists tries the kernel and fails, so a run can crawl for minutes before
+it fails. The guard reads what the process uses (``/proc/self/statm``: the figures the kernel compares
+with the limits) at the event loop's ticks (every ``TICK`` events) and when a batch is spawned, and
+stops the run once it has used ``SHARE`` of the room it had when the run began. Without a limit, or
+where ``/proc`` is not there, it costs nothing: :func:`memory_guard` is ``None``."""
+
+from __future__ import annotations
+
+import os
+
+#: the share of the room below the limit (when the run began) a run may use: the rest is for its report
+#: (the fast tier's report rebuilds the sessions waiting at its pools as the general engine keeps them)
+SHARE = 0.5
+_STATM = "/proc/self/statm"
+
+
+class MemoryGuard:
+    """The limits in force, each as ``(field of statm, bound in bytes, limit in bytes, its name)``."""
+
+    __slots__ = ("limits", "page")
+
+    def __init__(self, limits: list[tuple[int, int, int, str]], page: int):
+        self.limits = limits
+        self.page = page
+
+    def over(self) -> str | None:
+        """Why the run must stop now (a sentence), or ``None``."""
+        try:
+            with open(_STATM, "rb") as f:
+                fields = f.read().split()
+        except OSError:
+            return None
+        for field, bound, limit, name in self.limits:
+            used = int(fields[field]) * self.page
+            if used > bound:
+                return (f"stopped near the memory limit: {_mib(used)} of the {_mib(limit)} {name} in use "
+                        "(the rest is kept to make this report)")
+        return None
+
+
+def _mib(n: int) -> str:
+    return f"{n / 2**20:.0f} MiB"
+
+
+def memory_guard() -> MemoryGuard | None:
+    """The guard for the limits of this process, or ``None`` when none is set (or what is used cannot be
+    read)."""
+    try:
+        import resource
+    except ImportError:  # not on this system
+        return None
+    try:
+        with open(_STATM, "rb") as f:
+            fields = f.read().split()
+        page = os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError):
+        return None
+    limits = []
+    # statm: size (the address space, what RLIMIT_AS bounds), ..., data (data and stack: RLIMIT_DATA)
+    for rl, field, name in ((resource.RLIMIT_AS, 0, "address space (ulimit -v)"),
+                            (getattr(resource, "RLIMIT_DATA", None), 5, "data segment (ulimit -d)")):
+        if rl is None:
+            continue
+        soft = resource.getrlimit(rl)[0]
+        if soft == resource.RLIM_INFINITY or soft <= 0:
+            continue
+        used = int(fields[field]) * page
+        room = max(soft - used, 0)
+        limits.append((field, used + int(room * SHARE), soft, name))
+    return MemoryGuard(limits, page) if limits else None

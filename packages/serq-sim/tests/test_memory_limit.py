@@ -1,0 +1,93 @@
+"""A run under a memory limit (``ulimit -v``) that its program outgrows stops with its partial report
+(reason ``memory``, exit status 3) while it can still make it: never a traceback, a ``SystemError`` from
+the interpreter or a crawl near the limit (serq_sim/memguard.py). The programs here admit sessions far
+faster than they leave (a rate of 1e308: every gap is a subnormal number, so the clock advances but the
+sessions pile up), each in both tiers, at a stage queue and at a pool's queue."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from serq_sim import memguard
+
+resource = pytest.importorskip("resource")
+
+SERQ = str(Path(sys.executable).parent / "serq")
+LIMIT = 700 * 2**20  # bytes of address space: room for the interpreter, its libraries and the run
+
+AT_A_STAGE = """
+stage s : fifo(1);
+workload { arrive poisson(1e308); }
+session { run s (1); }
+run { horizon 10; warmup 0; seed 1; }
+"""
+
+AT_A_POOL = """
+pool p { cap 1; }
+stage d : delay;
+workload { arrive poisson(1e308); }
+session { hold p (1) { run d (1); } observe w = now; }
+run { horizon 10; warmup 0; seed 1; }
+"""
+
+
+def _limit():
+    resource.setrlimit(resource.RLIMIT_AS, (LIMIT, LIMIT))
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/statm"), reason="the guard reads /proc (Linux)")
+@pytest.mark.parametrize("tier", ["", "general"])
+@pytest.mark.parametrize("src", [AT_A_STAGE, AT_A_POOL], ids=["stage", "pool"])
+@pytest.mark.timeout(150)
+def test_a_run_outgrowing_its_memory_limit_stops_with_its_report(tmp_path, src, tier):
+    prog = tmp_path / "p.sq"
+    prog.write_text(src)
+    out = tmp_path / "out.json"
+    env = {**os.environ, "SERQ_SIM_TIER": tier}
+    r = subprocess.run([SERQ, "run", str(prog), "--no-progress", "--json", "-o", str(out)], env=env,
+                       capture_output=True, text=True, timeout=120, preexec_fn=_limit)
+    assert "Traceback" not in r.stderr and "Error" not in r.stderr, r.stderr
+    assert r.returncode == 3, (r.returncode, r.stderr)
+    import json
+
+    res = json.loads(out.read_text())
+    assert res["partial"] == "memory"
+    assert res["interrupted"] is True
+    note = [n for n in res["notes"] if "memory limit" in n]
+    assert len(note) == 1 and "address space (ulimit -v)" in note[0], res["notes"]
+    # it stopped with half the room it had: well below the limit, and having done a real share of work
+    assert 10_000 < res["arrivals"] and res["end"] < 10
+
+
+def test_the_guard_stops_past_its_bound_only(monkeypatch, tmp_path):
+    # a statm of our own: size 1000 pages, data 400 pages; page 4096
+    statm = tmp_path / "statm"
+    monkeypatch.setattr(memguard, "_STATM", str(statm))
+    guard = memguard.MemoryGuard([(0, 1000 * 4096, 2000 * 4096, "address space (ulimit -v)"),
+                                  (5, 500 * 4096, 2000 * 4096, "data segment (ulimit -d)")], 4096)
+    statm.write_text("1000 10 10 10 0 400 0\n")
+    assert guard.over() is None  # at the bounds, not past them
+    statm.write_text("1001 10 10 10 0 400 0\n")
+    assert guard.over().startswith("stopped near the memory limit: 4 MiB of the 8 MiB address space")
+    statm.write_text("900 10 10 10 0 501 0\n")
+    assert "data segment (ulimit -d)" in guard.over()
+    statm.unlink()  # unreadable: no stop
+    assert guard.over() is None
+
+
+def test_the_bound_is_half_the_room_left_when_the_run_begins(monkeypatch, tmp_path):
+    statm = tmp_path / "statm"
+    statm.write_text("1000 10 10 10 0 400 0\n")
+    monkeypatch.setattr(memguard, "_STATM", str(statm))
+    monkeypatch.setattr(memguard.os, "sysconf", lambda name: 4096)
+    limits = {resource.RLIMIT_AS: (3000 * 4096, resource.RLIM_INFINITY),
+              resource.RLIMIT_DATA: (resource.RLIM_INFINITY, resource.RLIM_INFINITY)}
+    monkeypatch.setattr(resource, "getrlimit", lambda rl: limits.get(rl, (resource.RLIM_INFINITY,) * 2))
+    guard = memguard.memory_guard()
+    assert guard.limits == [(0, 2000 * 4096, 3000 * 4096, "address space (ulimit -v)")]
+    limits[resource.RLIMIT_AS] = (resource.RLIM_INFINITY, resource.RLIM_INFINITY)
+    assert memguard.memory_guard() is None  # no limit: no guard, nothing read at the ticks
