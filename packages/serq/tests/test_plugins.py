@@ -41,6 +41,29 @@ def test_autoload_switch_leaves_only_the_host(monkeypatch):
     assert names(get_plugin_manager()) == {"host"}
 
 
+def test_the_librarys_manager_follows_the_switches_as_they_are_at_each_call(monkeypatch):
+    # what the library API uses without a pm: a manager built while the switches left parts out is not
+    # the one a later call gets once they are back (a test, or a program, that set them for a while left
+    # every later serq_sim.run in the process without its stage kinds: "unknown stage kind 'Fifo'")
+    import serq_frontend
+    import serq_sim
+    from serq.plugins import installed_plugin_manager
+
+    monkeypatch.delenv("SERQ_DISABLE_PLUGIN_AUTOLOAD", raising=False)
+    monkeypatch.setenv("SERQ_DISABLED_PLUGINS", "sim,report")
+    without = installed_plugin_manager()
+    assert "sim" not in names(without) and "frontend" in names(without)
+    assert installed_plugin_manager() is without  # kept, for the same switches
+    program = serq_frontend.compile(source="stage s : fifo(1); workload { arrive poisson(1); } "
+                                           "session { run s (0.5); } run { horizon 10; }")
+    monkeypatch.delenv("SERQ_DISABLED_PLUGINS")
+    full = installed_plugin_manager()
+    assert PARTS <= names(full) and full is not without
+    assert serq_sim.run(program).result.arrivals > 0
+    monkeypatch.setenv("SERQ_DISABLE_PLUGIN_AUTOLOAD", "1")
+    assert names(installed_plugin_manager()) == {"host"}
+
+
 def test_parts_add_their_own_hookspecs():
     pm = get_plugin_manager()
     for hook in ("serq_sim_register_stage_kinds", "serq_sim_register_eviction_orders",

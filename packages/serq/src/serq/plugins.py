@@ -413,18 +413,26 @@ def _failed_plugin(name: str, dist: Any, what: str, exc: BaseException, where: b
             f"(run without it: SERQ_DISABLED_PLUGINS={printable(name)}, or uninstall {project or 'it'})")
 
 
-_installed: pluggy.PluginManager | None = None
+#: the managers :func:`installed_plugin_manager` built, by the environment they were built under
+_installed: dict[tuple[str, str], pluggy.PluginManager] = {}
 
 
 def installed_plugin_manager() -> pluggy.PluginManager:
     """The plugin manager of the installed plugins, built on first use and kept for the process: what the
     library API (``serq_frontend.compile``, ``serq_sim.run``, ``serq_report.render``) uses when it is
     given no ``pm``. A ``serq`` command never uses it: it builds its own manager and passes it to every
-    part through the hooks' arguments (a loader's ``options.pm``, a command's context object)."""
-    global _installed
-    if _installed is None:
-        _installed = get_plugin_manager()
-    return _installed
+    part through the hooks' arguments (a loader's ``options.pm``, a command's context object).
+
+    One is kept for each value of the two variables that choose the plugins, ``SERQ_DISABLED_PLUGINS``
+    and ``SERQ_DISABLE_PLUGIN_AUTOLOAD``, as read at the call: a program that sets them (or a test that
+    sets them for a while) gets the manager they ask for, and the one it had before once they are back,
+    whichever call built a manager first."""
+    env = os.environ
+    key = (env.get("SERQ_DISABLED_PLUGINS", ""), env.get("SERQ_DISABLE_PLUGIN_AUTOLOAD", ""))
+    pm = _installed.get(key)
+    if pm is None:
+        pm = _installed[key] = get_plugin_manager()
+    return pm
 
 
 def provider_name(pm: pluggy.PluginManager, plugin: Any) -> str:
