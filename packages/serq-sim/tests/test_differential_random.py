@@ -46,7 +46,7 @@ from serq_sim.engine import Simulation
 from serq_sim.step import StepStage
 
 #: programs in the default run, and the blocks they are spread over (a test each, for xdist)
-DEFAULT_EXAMPLES = 1600
+DEFAULT_EXAMPLES = 1200
 BLOCKS = 16
 EXAMPLES = int(os.environ.get("SERQ_DIFF_EXAMPLES", "0")) or DEFAULT_EXAMPLES
 FIRST = int(os.environ.get("SERQ_DIFF_FIRST", "0"))
@@ -363,7 +363,7 @@ def test_random_programs_agree_on_both_tiers(seeds, monkeypatch):
     failed_compile = 0
     errors = 0
     lazy_programs = 0
-    total = dict.fromkeys(COUNTERS, 0)
+    took = dict.fromkeys(COUNTERS, 0)  # the programs in which each shortcut was taken
     differ = []
     for i in seeds:
         src = program(i)
@@ -380,7 +380,7 @@ def test_random_programs_agree_on_both_tiers(seeds, monkeypatch):
         errors += ref[0] == "error"
         lazy_programs += counters["lazy_iterations"] + counters["glazy_iterations"] > 0
         for c in COUNTERS:
-            total[c] += counters[c]
+            took[c] += counters[c] > 0
     assert not differ, "\n\n".join(f"program {i}:\n{src}{what}" for i, src, what in differ[:3]) + (
         f"\n\n{len(differ)} of {len(seeds)} programs differ: {[i for i, _, _ in differ]}")
     n = len(seeds)
@@ -389,7 +389,7 @@ def test_random_programs_agree_on_both_tiers(seeds, monkeypatch):
         assert failed_compile <= 0.05 * n, failed_compile
         assert errors <= 0.1 * n, errors
         assert lazy_programs >= 0.25 * n, lazy_programs
-        assert all(total[c] > 0 for c in COUNTERS), total
+        assert all(took[c] >= 0.03 * n for c in COUNTERS), took
 
 
 # --- defects the random programs found ----------------------------------------------------------------------
