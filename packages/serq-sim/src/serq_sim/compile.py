@@ -42,6 +42,9 @@ from .errors import Preempted, work_message
 #: (Python allows 100): a statement nested deeper goes into a generator function of its own
 NEST_LIMIT = 16
 INDENT_LIMIT = 60
+#: a block of more statements than this is compiled as functions of this many statements each (one
+#: function of 20 000 took CPython's compiler 1 s and 400 MB; in pieces, a few MB at a time)
+CHUNK = 64
 
 #: passes of loop heads a session may make at one instant before its loop is an error (it never waits)
 SPIN_LIMIT = 1_000_000
@@ -626,13 +629,15 @@ class Compiler:
         exec(compile(src, f"<serq {name}>", "exec"), self.g, ns)  # noqa: S102 - our own generated code
         return ns[f"_{name}"]
 
-    def _sub(self, st: N.Stmt, out: list[str], pad: str, depth: int, ret: str) -> None:
-        """``st`` (a loop, branch or hold) as a generator function of its own, delegated to with ``yield
-        from``: Python refuses more than 20 statically nested blocks and 100 indentation levels in one
-        function. The function returns True when the session ended in it (``end``)."""
+    def _sub(self, st: N.Stmt | list[N.Stmt], out: list[str], pad: str, depth: int, ret: str) -> None:
+        """``st`` (a loop, branch or hold; or a run of statements) as a generator function of its own,
+        delegated to with ``yield from``: Python refuses more than 20 statically nested blocks and 100
+        indentation levels in one function, and compiling one function of thousands of statements takes
+        seconds and hundreds of megabytes (``CHUNK``). The function returns True when the session ended
+        in it (``end``)."""
         name = self.fresh("_sub")
         lines = [f"def {name}(s):", "    A = s.attrs", "    C = E.null_ctx"]
-        self._block([st], lines, 1, depth, 0, "return True")
+        self._block(st if isinstance(st, list) else [st], lines, 1, depth, 0, "return True")
         lines += ["    return False", "    yield"]
         fn = self._define("\n".join(lines) + "\n", name[1:])
         ref = self.obj(fn, "_sg")
@@ -646,6 +651,12 @@ class Compiler:
         pad = "    " * ind
         if not stmts:
             out.append(pad + "pass")
+            return
+        if len(stmts) > CHUNK:
+            # a long run of statements: functions of CHUNK statements each, one after the other (what
+            # one statement keeps in a local is read only inside it: splitting between two changes nothing)
+            for k in range(0, len(stmts), CHUNK):
+                self._sub(stmts[k:k + CHUNK], out, pad, depth, ret)
             return
         i = 0
         while i < len(stmts):
