@@ -140,10 +140,8 @@ class LazyDecoding:
         left = budget - nl - spent
         sim = self.sim
         p0 = sim.preempt_count
-        tried = False
         if left > 0.0 and self.served_pools and self._may_admit():
             # the admissions, as in _plan: the newcomers are the residents not lazy and not yet served
-            tried = True
             d0 = self.detached
             self.budget = budget
             self.left = left
@@ -173,7 +171,7 @@ class LazyDecoding:
             cost = self.cost_of(tokens, dec, pre_t, float(len(self.residents)), 0.0, 0.0, attn)
         else:
             cost = self.cost_fn(None, None, self._no_ctx)
-        return self._launch(cost, assign, nl, split, tried, preempted, budget, None, 0.0, chunk)
+        return self._launch(cost, assign, nl, split, preempted, budget, None, 0.0, chunk)
 
     def _quiet(self) -> bool:
         """Whether the rounds after this iteration would repeat it until something happens: it served only
@@ -892,11 +890,9 @@ class LazyDecoding:
             self.wake.pop(rounds, None)  # every woken decoder was walked (or is lazy no more)
         split = len(assign)
         attn = self.attn
-        tried = False
         self.left = left
         # the gates of admission are the per-job planning's (_admission_open), and serving did not stop
         if stop == -2 and self.served_pools and self._admission_open(p0) and self._may_admit():
-            tried = True
             self._admit_lazily(p0, chunk)
             attn = self.attn
         self.assign = []
@@ -915,8 +911,8 @@ class LazyDecoding:
             cost_of = self.cost_of  # (a function held in a slot: read, then called, both specialized)
             cost = cost_of(tokens, dec, pre_t, float(len(self.residents)), kvd, kvp, attn)
             # the tally's sums are these (the same additions in the same order)
-            return self._launch(cost, assign, nl, split, tried, preempted, budget, tokens, dec, chunk)
-        return self._launch(self.cost_fn(None, None, self._no_ctx), assign, nl, split, tried, preempted, budget,
+            return self._launch(cost, assign, nl, split, preempted, budget, tokens, dec, chunk)
+        return self._launch(self.cost_fn(None, None, self._no_ctx), assign, nl, split, preempted, budget,
                             None, 0.0, chunk)
 
     def _wake_unlazy(self, job: Job, wl: list[Job]) -> None:
@@ -1001,7 +997,7 @@ class LazyDecoding:
             self.planning = False
             self.fast = False
 
-    def _launch(self, cost, assign, nl, split, tried, preempted, budget, tokens, dec, chunk) -> bool:
+    def _launch(self, cost, assign, nl, split, preempted, budget, tokens, dec, chunk) -> bool:
         """Start the iteration a lazy planning planned (its ``cost``), with its quiet rounds; ``tokens``
         and ``dec``, when given, are the iteration's tokens and decoders (for the tally); ``chunk`` the
         planning's chunk."""
@@ -1023,11 +1019,11 @@ class LazyDecoding:
         n = 0
         if not preempted and self._quiet_static is not False:
             if not assign:
-                if self._quiet():
+                if self._quiet() and self._reads_again(budget, chunk):
                     n, t = self._quiet_rounds(now, t, cost, budget)
             elif self._wake_static and len(assign) == 1 and assign[0].mode == "prefill":
                 busy = self._busy_job(assign, nl, budget, chunk)
-                if busy is not None and self._quiet() and (not tried or self._reads_again(budget, chunk)):
+                if busy is not None and self._quiet() and self._reads_again(budget, chunk):
                     # the rounds after it plan its prefill's next chunks, each counted and tallied there:
                     # this one is tallied first (what it planned, before the next chunks change it)
                     if nl:
@@ -1063,11 +1059,13 @@ class LazyDecoding:
         return True
 
     def _reads_again(self, budget: float, chunk: float) -> bool:
-        """Whether the next round's planning would read the ``budget`` and ``chunk`` this one read, after
-        an admission attempt in it: an admission changes what they may read (a pool's holders and queue,
-        the residents), and the quiet rounds keep them (nothing changes those in the stretch). Read now,
-        they are what the next round reads: the iteration in flight changes none of it. (They read no
-        draw, attribute or kv sum here: ``_wake_static``.)"""
+        """Whether the next round's planning would read the ``budget`` and ``chunk`` this one read: the
+        planning may have changed what they read (an admission: a pool's holders and queue, the
+        residents; a growth, of woken growers or of the prefill: ``used`` and ``free``), and the quiet
+        rounds keep them (nothing changes those in the stretch but the growths it takes, which it takes
+        only when neither reads ``used``/``free``: ``_wake_static``). Read now, they are what the next
+        round reads: the iteration in flight changes none of it. (They read no draw, attribute or kv
+        sum here: ``_quiet_static``.)"""
         fn = self.budget_fn if self.budget_const is None else None
         if fn is None and self.chunk_fn is None:
             return True
