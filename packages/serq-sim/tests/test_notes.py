@@ -192,7 +192,7 @@ def test_a_session_stuck_in_preemption_is_a_warning():
     p = report.pool("p")
     assert (p.preemptions, p.stuck) == (20, 1)
     assert report.warnings == [
-        "warning: 1 session(s) stuck after the warm-up, preempted again without progress (at no greater "
+        "warning: 1 session(s) stuck in the run, preempted again without progress (at no greater "
         "position than at their previous preemption): p (1 stuck, 20 preemption(s)); such a session can cycle "
         "between admission and preemption for as long as the pool is short, and its latency grows with it"]
 
@@ -220,7 +220,7 @@ WARNINGS = {
     "overload": (MM1.format(rate=1.2, horizon=2000, warmup=200), "warning: the run is not steady: "),
     "few samples": (MM1.format(rate=0.5, horizon=60, warmup=20), "warning: too few samples after the warm-up"),
     "rejection": (REJECT, "warning: pool kv rejected "),
-    "stuck": (STUCK, "warning: 1 session(s) stuck after the warm-up"),
+    "stuck": (STUCK, "warning: 1 session(s) stuck in the run"),
     "deadlock": (DEADLOCK, "warning: 2 session(s) wait for ever at the end of the run"),
 }
 

@@ -146,7 +146,7 @@ def stuck(pools) -> list[str]:
         return []
     total = sum(n for _label, n, _pre in found)
     where = ", ".join(f"{label} ({n} stuck, {pre} preemption(s))" for label, n, pre in found)
-    return [f"warning: {total} session(s) stuck after the warm-up, preempted again without progress (at no "
+    return [f"warning: {total} session(s) stuck in the run, preempted again without progress (at no "
             f"greater position than at their previous preemption): {where}; such a session can cycle "
             "between admission and preemption for as long as the pool is short, and its latency grows with it"]
 

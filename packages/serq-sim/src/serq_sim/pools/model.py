@@ -257,7 +257,9 @@ class Pool:
         self.a_used = self.a_cached = self.a_queue = self.a_holders = 0.0
         self.wait_sum = 0.0
         self.admissions = self.evicted_entries = self.preemptions = self.spills = 0
-        self.rejections = self.stuck = 0
+        # `stuck` counts sessions over the whole run (docs/language.md), not from here: a session is counted
+        # once (its flag stays), so zeroing it here lost one stuck before the warm-up and all through it
+        self.rejections = 0
         self.evicted_units = 0.0
 
     def iter_entries(self):
