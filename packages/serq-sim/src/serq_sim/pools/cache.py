@@ -171,9 +171,12 @@ def spill(sim, pool: Pool, e: Entry, units: float) -> None:
     if not work >= 0.0:  # an amount, as a run's work is (errors.work_message)
         raise sim.error(f"pool {pool.name}: the spill's work is {not_an_amount(work)}",
                         span=getattr(pool.node.spill.work, "span", None) or pool.node.span)
-    # the tier takes what fits after evicting its own entries (a spill never breaks its invariant)
+    # the tier takes what fits after evicting its own entries (a spill never breaks its invariant), in whole
+    # blocks of its own (its entries are kept in blocks, as a release caches them: rounded down)
     room = tier.cap - tier.used
     units = min(units, max(room, 0.0))
+    if tier.block is not None:
+        units = tier.round_down(units)
     if units <= EPS:
         return
     tier.acc()
@@ -189,6 +192,8 @@ def spill(sim, pool: Pool, e: Entry, units: float) -> None:
         units_total = units
     make_room(sim, tier, units_total)
     units_total = min(units_total, tier.cap - tier.used - tier.cached)
+    if tier.block is not None:
+        units_total = tier.round_down(units_total)
     if units_total > EPS:
         ne = Entry(units_total, sim.now, next(sim.release_counter), e.owner, e.snap,
                    next(sim.eid_counter), key is None)
