@@ -245,15 +245,8 @@ def test_a_spill_into_a_tier_with_blocks_writes_whole_blocks(monkeypatch):
     assert close(pool(r, "tier").cached, 39 / 20)
 
 
-@pytest.mark.xfail(strict=True, reason="the member a spill names is ignored: `spill tier[1] via link[1]` "
-                   "writes to tier[0] over link[0] (serq_sim/build.py:spill_pool and spill_stage pair the "
-                   "families by size and never read the reference's index, constant or computed, which the "
-                   "linker requires for a family)")
-def test_a_spill_writes_to_the_member_it_names(monkeypatch):
-    # §2 a pool reference names a member (`kv[j]`). s0 caches 4 at 0.5; s1's 4 at 1 evicts it into
-    # tier[1] over link[1]: at 5.5 s0 reads 0 in tier[0] and 4 in tier[1].
-    src = """
-pool kv { cap 4; spill tier[1] via link[1] (1) when (1); }
+SPILL_MEMBER = """
+pool kv { cap 4; spill tier[TIER] via link[LINK] (1) when (1); }
 pool tier[2] { cap 100; }
 stage d : delay;
 stage link[2] : fifo;
@@ -266,9 +259,30 @@ session {
 }
 run { horizon 20; }
 """
-    for tier, (r, o) in each_tier(src, monkeypatch).items():
-        assert (o["t0"], o["t1"]) == ([(0, 5.5, 0.0), (1, 6.5, 0.0)], [(0, 5.5, 4.0), (1, 6.5, 0.0)]), tier
-        assert (stage(r, "link", 0).completions, stage(r, "link", 1).completions) == (0, 1), tier
+
+
+@pytest.mark.parametrize("tier, link", [("1", "1"), ("1 - serial", "(serial + 1) % 2")])
+def test_a_spill_writes_to_the_member_it_names(monkeypatch, tier, link):
+    # §2 a pool reference names a member (`kv[j]`), its index read where the expression stands (a spill's
+    # clause: the Evict moment, the entry's session's attributes). s0 caches 4 at 0.5; s1's 4 at 1 evicts
+    # it into tier[1] over link[1] (1 - serial and (serial + 1) % 2 are 1 for s0's entry): at 5.5 s0 reads
+    # 0 in tier[0] and 4 in tier[1]. (The index was ignored, build.py:spill_pool and spill_stage: the
+    # prefix went to tier[0] over link[0].)
+    r, o = run(SPILL_MEMBER.replace("TIER", tier).replace("LINK", link), monkeypatch)
+    assert (o["t0"], o["t1"]) == ([(0, 5.5, 0.0), (1, 6.5, 0.0)], [(0, 5.5, 4.0), (1, 6.5, 0.0)])
+    assert (stage(r, "link", 0).completions, stage(r, "link", 1).completions) == (0, 1)
+    assert (pool_at(r, "tier", 0).cached, pool_at(r, "tier", 1).cached) == (0.0, 3.8)
+
+
+@pytest.mark.parametrize("tier", ["", "general"])
+def test_a_spills_computed_member_index_that_names_no_member_is_an_error_at_it(monkeypatch, tier):
+    # docs/language.md: a computed member index that is not a whole number is a run-time error at the
+    # reference, naming the time (the spill, like its work, names its pool: no session's statement).
+    src = SPILL_MEMBER.replace("TIER", "serial + 0.5").replace("LINK", "0")
+    with pytest.raises(serq_sim.SimError) as e:
+        _run(src, monkeypatch, tier)
+    assert str(e.value).splitlines()[0] == ("<source>:2:29: error: at t=1: pool kv: the spill's pool index 0.5 is "
+                                            "not a whole number (the family has 2)")
 
 
 @pytest.mark.xfail(strict=True, reason="a pool that spills into itself, or tiers that spill into each other, "

@@ -11,7 +11,7 @@ from serq_ir import nodes as N
 
 from .compile import Compiler, observables_read, state_dependent, walk
 from .errors import SimError, format_error
-from .pools.model import KeyedQueue, Pool
+from .pools.model import KeyedQueue, Pool, SpillMember, member_problem
 from .stages import FlowNetwork
 
 #: the observables that read a stage's online estimates (serq_sim.stats.PriceEstimator)
@@ -151,22 +151,44 @@ def pair(sim, fam: int, count: int, m: int, node):
                                 f"with stage {sim.program.stages[fam].name}[{size}]", sim.source))
 
 
-def spill_pool(sim, r: N.PoolRef, pool: Pool) -> Pool:
+def spill_pool(sim, r: N.PoolRef, pool: Pool):
+    """The tier a pool's spill writes to: the member its reference names (a constant index, or a
+    :class:`SpillMember` evaluated at each spill); without an index, a family's member paired with the
+    pool's (or its first)."""
     size = sim.program.pools[r.pool].size
     base = sim.pool_base[r.pool]
     if size == 1:
         return sim.pools[base]
+    if r.index is not None:
+        return spill_member(sim, r.index, r.span, "pool", sim.pools, base, size, pool)
     if size == pool.node.size:
         return sim.pools[base + pool.index]
     return sim.pools[base]
 
 
 def spill_stage(sim, r: N.StageRef, pool: Pool):
+    """The link a pool's spill writes over, as :func:`spill_pool` finds the tier."""
     size = sim.program.stages[r.stage].size
     base = sim.stage_base[r.stage]
+    if size > 1 and r.index is not None:
+        return spill_member(sim, r.index, r.span, "stage", sim.stages, base, size, pool)
     if size == pool.node.size:
         return sim.stages[base + pool.index]
     return sim.stages[base]
+
+
+def spill_member(sim, index: N.Expr, span, kind: str, members: list, base: int, size: int, pool: Pool):
+    """The member of a family a spill clause names by ``index``: at once for a number (one naming no
+    member is an error at it, as the linker's), else a :class:`SpillMember` the spill evaluates (the Evict
+    moment: the entry's session's attributes, ``size``, ``age``, ``last``, ``waiting``)."""
+    span = getattr(index, "span", None) or span
+    if isinstance(index, N.Num):
+        why = member_problem(kind, float(index.value), size)
+        if why is not None:
+            raise SimError(format_error(span, None, None, f"pool {pool.name}: the spill's {why}", sim.source))
+        return members[base + int(index.value)]
+    fn = sim.compiler.fn(index, rng="eviction", span=span)
+    return SpillMember(kind, members, base, size, fn, span, pool.name)
 
 
 def stage_factory(sim, reg, node: N.Stage):

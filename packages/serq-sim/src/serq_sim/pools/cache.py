@@ -9,7 +9,7 @@ from ..errors import not_an_amount
 from ..policies import evict_context
 from ..policies.eviction import EvictionOrder
 from ..stages import Ctx
-from .model import EPS, Entry, Pool
+from .model import EPS, Entry, Pool, SpillMember
 
 _PICK = EvictionOrder.pick
 _ON_SHRINK = EvictionOrder.on_shrink
@@ -171,6 +171,10 @@ def spill(sim, pool: Pool, e: Entry, units: float) -> None:
     if not work >= 0.0:  # an amount, as a run's work is (errors.work_message)
         raise sim.error(f"pool {pool.name}: the spill's work is {not_an_amount(work)}",
                         span=getattr(pool.node.spill.work, "span", None) or pool.node.span)
+    if type(tier) is not Pool:  # a member named by a computed index (model.SpillMember), at this moment
+        tier = tier.at(sim, owner, attrs, ctx)
+    if type(link) is SpillMember:
+        link = link.at(sim, owner, attrs, ctx)
     # the tier takes what fits after evicting its own entries (a spill never breaks its invariant), in whole
     # blocks of its own (its entries are kept in blocks, as a release caches them: rounded down)
     room = tier.cap - tier.used

@@ -15,13 +15,14 @@ from serq_ir import nodes as N
 from sortedcontainers import SortedKeyList
 
 from ..compile import num
+from ..errors import show
 from ..session import SLOT_CACHED, SLOT_COMPUTED
 
 EPS = 1e-9
 INF = math.inf
 
 __all__ = ["EPS", "INF", "SLOT_CACHED", "SLOT_COMPUTED", "Entry", "HoldRT", "KeyedQueue", "Lease", "Pending",
-           "Pool", "Slot", "refused_amount"]
+           "Pool", "Slot", "SpillMember", "member_problem", "refused_amount"]
 
 
 def refused_amount(cap: float, x: float, booked: bool = True) -> bool:
@@ -289,3 +290,31 @@ class Pool:
             return math.floor(x / b + 1e-12) * b
         except OverflowError:  # as in round_up
             return x
+
+
+def member_problem(kind: str, idx: float, size: int) -> str | None:
+    """Why ``idx`` names no member of a family of ``size`` (the messages of
+    ``Simulation.pool_at``)."""
+    if not (idx == idx) or idx < 0 or idx >= size:
+        return f"{kind} index {show(idx)} out of range (the family has {size})"
+    if int(idx) != idx:
+        return f"{kind} index {show(idx)} is not a whole number (the family has {size})"
+    return None
+
+
+class SpillMember:
+    """A spill's tier or link named by a computed index, evaluated at each spill (pools.cache.spill); one
+    naming no member is a run-time error at the index, naming the spilling pool and the time."""
+
+    __slots__ = ("kind", "members", "base", "size", "fn", "span", "pool")
+
+    def __init__(self, kind: str, members: list, base: int, size: int, fn, span, pool: str) -> None:
+        self.kind, self.members, self.base, self.size, self.fn = kind, members, base, size, fn
+        self.span, self.pool = span, pool
+
+    def at(self, sim, owner, attrs, ctx):
+        idx = self.fn(owner, attrs, ctx)
+        why = member_problem(self.kind, idx, self.size)
+        if why is not None:
+            raise sim.error(f"pool {self.pool}: the spill's {why}", span=self.span)
+        return self.members[self.base + int(idx)]
