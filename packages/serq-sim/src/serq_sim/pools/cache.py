@@ -76,11 +76,24 @@ def evict_for(sim, pool: Pool, need: float) -> None:
                 shrink(e)
             if not (pool.used + pool.cached + need > cap + EPS):
                 return
+    if pool.spill is not None:
+        # while it makes room, a spill that comes back to this pool (its own, or round a cycle of tiers)
+        # finds none there (spill): writing it here would give the loop below the entry to evict again, at
+        # this instant, for ever
+        pool.making_room = True
+        try:
+            while pool.used + pool.cached + need > cap + EPS:
+                e = order.pick(pool)
+                if e is None:
+                    return
+                evict(sim, pool, e, evict_amount(pool, e, pool.used + pool.cached + need - cap))
+        finally:
+            pool.making_room = False
+        return
     # the pick stays the same entry while it shrinks when the order's key is fixed and reads no size: its
     # blocks then go one by one in evict_blocks, as picking again for every block would take them
     b = pool.block
-    by_blocks = (b is not None and pool.spill is None and not order.batch and order.fixed_key
-                 and not order.reads_size)
+    by_blocks = b is not None and not order.batch and order.fixed_key and not order.reads_size
     while pool.used + pool.cached + need > cap + EPS:
         e = order.pick(pool)
         if e is None:
@@ -176,7 +189,10 @@ def spill(sim, pool: Pool, e: Entry, units: float) -> None:
     if type(link) is SpillMember:
         link = link.at(sim, owner, attrs, ctx)
     # the tier takes what fits after evicting its own entries (a spill never breaks its invariant), in whole
-    # blocks of its own (its entries are kept in blocks, as a release caches them: rounded down)
+    # blocks of its own (its entries are kept in blocks, as a release caches them: rounded down); a tier
+    # that is itself making room (evict_for: the spill came back to it) has none
+    if tier.making_room:
+        return
     room = tier.cap - tier.used
     units = min(units, max(room, 0.0))
     if tier.block is not None:

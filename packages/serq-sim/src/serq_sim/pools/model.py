@@ -186,7 +186,8 @@ class Pool:
     __slots__ = (
         "sim", "node", "name", "index", "flat", "cap", "limit", "block", "reserve_held", "used", "cached",
         "reserved", "holders", "own", "dead", "front", "queue", "keyed", "keyed_at_join", "growers", "via",
-        "memory_of", "evict", "preempt", "spill", "needs_snap", "batch_room", "lru", "unqueued", "t_last", "a_used",
+        "memory_of", "evict", "preempt", "spill", "making_room", "needs_snap", "batch_room", "lru", "unqueued",
+        "t_last", "a_used",
         "a_cached", "a_queue", "a_holders", "wait_sum", "admissions", "evicted_entries", "evicted_units",
         "preemptions", "spills", "rejections", "stuck", "over_cap", "__dict__",
     )
@@ -219,6 +220,9 @@ class Pool:
         self.evict = None
         self.preempt = None
         self.spill = None
+        #: a pool that spills is evicting to make room (cache.evict_for): a spill that comes back to it (its
+        #: own, or round a cycle of tiers) finds no room there
+        self.making_room = False
         self.needs_snap = False
         #: the order evicts several blocks of its pick at once (``batch``) on this pool with blocks that
         #: spills nothing (set with the policies, when the simulation is built)
