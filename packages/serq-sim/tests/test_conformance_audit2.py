@@ -5,9 +5,12 @@ leases, engines serving several queues, `requeue`, `stuck`, `queue by` with `wai
 and horizon cut-offs, closed workloads, processor sharing, `fifo(c)`, families with `choose`, observables
 and gauges at an instant, the report's aggregates, and run-time errors. Each program is small and its outcome
 worked out by hand from the spec (the comment above each assertion). `run` runs it on the tier serQ picks
-and on the general engine (SERQ_SIM_TIER=general) and requires the two reports to be byte-identical; a case
-the implementation gets wrong is marked xfail (strict) with the defect in its reason and checks the
-hand-computed outcome on each tier separately (`each_tier`), so that it flips when the defect is fixed."""
+and on the general engine (SERQ_SIM_TIER=general) and requires the two reports to be byte-identical. The
+defects the audit found were strict xfails and are fixed (pools/: a spill into a tier with blocks, the member
+a spill names, a spill that comes back to a pool making room, `stuck` at the warm-up); their cases say what
+was observed before. A case the implementation gets wrong is marked xfail (strict) with the defect in its
+reason, checking the hand-computed outcome on each tier separately (test_conformance_audit.py's `each_tier`),
+so that it flips when the defect is fixed."""
 
 from __future__ import annotations
 
@@ -23,20 +26,6 @@ def times(samples):
 
 def values(samples):
     return [v for _, _, v in samples]
-
-
-def each_tier(src: str, monkeypatch):
-    """``{tier: (report, {observe: [(session, time, value), …]})}`` for the picked tier ("") and the general
-    engine, without requiring them to agree (a defect may be in one of them)."""
-    out = {}
-    for tier in ("", "general"):
-        r = _run(src, monkeypatch, tier)
-        obs = {}
-        for name, o in r.observes.items():
-            rows = zip(o.sessions.tolist(), o.times.tolist(), o.values.tolist())
-            obs[name] = sorted(rows, key=lambda x: (x[1], x[0]))
-        out[tier] = (r, obs)
-    return out
 
 
 def stage(report, name, index=None):
@@ -988,6 +977,40 @@ run { horizon 10; }
 """, monkeypatch)
     got = [values(o[k]) for k in ("wp", "bp", "wf", "wd", "qd")]
     assert got == [[3.0], [2.0], [2.0], [1.5], [1.0]]
+
+
+@pytest.mark.parametrize("share, done2, present", [
+    # §3 Stages: a run over several stages is a flow at the program's share; "a stage array held by some run
+    # with another is shared for the whole run: every job on it … is a flow", member by member. a[2]: ps(2),
+    # b: ps(1). f0 = run a[0], b (1); f1 = run a[1] (2) (the other member: its own 2); f2 = run a[0] (3);
+    # f3 = run b (0.5). maxmin: b fills at 0.5 (f0, f3), f2 takes a[0]'s 1.5 left; f1 2. At 1 f3 and f1 are
+    # done (f2 has 1.5 left, f0 0.5): f0 1 (b), f2 1: f0 done at 1.5; f2 alone at 2: done at 2.
+    ("maxmin", 2.0, 3.5),
+    # bottleneck: f0 min(2/2, 1/2) = 0.5, f2 2/2 = 1 (a[0]'s other 0.5 unused), f3 0.5, f1 2. At 1: f0 1,
+    # f2 1 until 1.5 (f2 has 1.5 left), then f2 alone at 2: 2.25.
+    ("bottleneck", 2.25, 3.75),
+])
+def test_flows_over_a_stage_family_member_by_member(monkeypatch, share, done2, present):
+    r, o = run(f"""
+stage a[2] : ps(2);
+stage b : ps(1);
+share {share};
+workload {{ arrive batch(4); }}
+session {{
+  branch (serial == 0) {{ run a[0], b (1); }}
+  branch (serial == 1) {{ run a[serial] (2); }}
+  branch (serial == 2) {{ run a[0] (3); }}
+  branch (serial == 3) {{ run b (0.5); }}
+  observe done = now;
+}}
+run {{ horizon 10; }}
+""", monkeypatch)
+    assert [(s, t) for s, t, _ in o["done"]] == [(1, 1.0), (3, 1.0), (0, 1.5), (2, done2)]
+    # utilisation, the capacity carried (Σ rate / φ): a[0] full on [0, 2] either way (maxmin) or 0.75,
+    # then full (bottleneck): 2 / 10; a[1] full on [0, 1]; b full on [0, 1.5]
+    a0, a1, b = stage(r, "a", 0), stage(r, "a", 1), stage(r, "b")
+    assert (a0.utilisation, a1.utilisation, b.utilisation) == (0.2, 0.1, 0.15)
+    assert close(a0.present, present / 10) and (a0.completions, a1.completions, b.completions) == (2, 1, 2)
 
 
 def test_choose_joins_the_shortest_queue_of_a_stage_family(monkeypatch):
