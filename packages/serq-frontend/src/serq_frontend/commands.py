@@ -5,6 +5,7 @@ Registering them imports nothing of the frontend: every ``serq`` command line as
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -27,23 +28,38 @@ def fmt_command(pm: Any, files: tuple[str, ...], check: bool) -> None:
     # every file is read, parsed and formatted before any is written: a file that does not parse (or
     # cannot be read) leaves all of them as they were, the ones before it included
     changed = []
+    seen: set[tuple[int, int]] = set()
     for f in files:
         p = Path(f)
         try:
             data = read_input(p)
+            st = os.stat(p)
         except OSError as e:
             raise CompileError(f"error: {f}: cannot read: {e.strerror or e}") from None
+        if (st.st_dev, st.st_ino) in seen:  # one file named twice (a.sq ./a.sq, a link): formatted once
+            continue
+        seen.add((st.st_dev, st.st_ino))
         text = decode_source(data, f)
         parse(p, pm=pm)  # a file that does not parse is not formatted
         new = format_source(text)
         if new != text:
-            changed.append((f, new))
+            changed.append((f, data, new))
     if not check:
         from serq.files import write_atomic
 
-        for f, new in changed:  # atomically, as every output (serq.files): a failed write leaves the file as it was
+        # a file that changed since it was read (an editor saved it while serq fmt parsed) is not written
+        # over: its new text would be lost for the layout of the old one
+        for f, data, _new in changed:
+            try:
+                now = read_input(Path(f))
+            except OSError:
+                now = None
+            if now != data:
+                raise CompileError(f"error: {f}: changed while serq fmt was formatting it; nothing was "
+                                   "written (run serq fmt again)")
+        for f, _data, new in changed:  # atomically, as every output (serq.files): a failed write leaves the file as it was
             write_atomic(Path(f), new)
-    for f, _new in changed:
+    for f, _data, _new in changed:
         click.echo(f"{'would reformat' if check else 'reformatted'} {f}")
     if check and changed:
         sys.exit(1)
