@@ -85,3 +85,61 @@ def test_one_file_named_twice_or_through_a_link_is_formatted_once(tmp_path):
     r = subprocess.run([SERQ, "fmt", "--check", "link.sq", "a.sq"], capture_output=True, text=True, cwd=tmp_path,
                        timeout=120, stdin=subprocess.DEVNULL)
     assert r.returncode == 0 and r.stdout == "" and r.stderr == ""
+
+
+# ---------------------------------------------------------------------------------------------------
+# Line ends, a byte-order mark, blanks after a comment
+# ---------------------------------------------------------------------------------------------------
+# A CRLF file came out with LF line ends except after its comments, whose \r the comment token kept: a mix
+# of two line ends. The blanks after a comment were kept ("no trailing blanks" said otherwise), and a
+# byte-order mark was dropped whenever the file changed (and kept when it did not).
+
+
+def _ir(path: Path) -> bytes:
+    import serq_frontend
+    from serq_ir.codec import encode
+    from sqhelpers import _pm
+
+    return encode(serq_frontend.compile(path, pm=_pm()), spans=False)
+
+
+def test_a_crlf_file_keeps_crlf_throughout_and_its_program(tmp_path):
+    from serq_frontend.fmt import format_source
+
+    src = ("// head   \r\nstage s:fifo;   // a stage  \r\nworkload{arrive batch(1);}\r\n\r\n\r\n"
+           "session{run s(1);// run\r\n}\r\n")
+    f = tmp_path / "p.sq"
+    f.write_bytes(src.encode())
+    before = _ir(f)
+    r = subprocess.run([SERQ, "fmt", "p.sq"], capture_output=True, text=True, cwd=tmp_path, timeout=120,
+                       stdin=subprocess.DEVNULL)
+    assert r.returncode == 0 and r.stdout == "reformatted p.sq\n", r.stderr
+    data = f.read_bytes()
+    assert data == (b"// head\r\nstage s : fifo;  // a stage\r\nworkload { arrive batch(1); }\r\n\r\n"
+                    b"session { run s(1);  // run\r\n}\r\n")
+    assert data.count(b"\n") == data.count(b"\r\n")
+    assert _ir(f) == before
+    assert format_source(data.decode()) == data.decode()  # a fixed point
+    r = subprocess.run([SERQ, "fmt", "--check", "p.sq"], capture_output=True, text=True, cwd=tmp_path,
+                       timeout=120, stdin=subprocess.DEVNULL)
+    assert r.returncode == 0 and r.stdout == ""
+
+
+def test_an_lf_file_gets_lf_and_blanks_after_a_comment_go(tmp_path):
+    from serq_frontend.fmt import format_source
+
+    assert format_source("let a = 1; // x \t\nlet b = 2;\r\n// y  \n") == "let a = 1;  // x\nlet b = 2;\n// y\n"
+    assert format_source("let a = 1;") == "let a = 1;\n"
+    assert format_source("\r\nlet a = 1;\n") == "let a = 1;\r\n"  # the first line ends in CRLF
+
+
+def test_a_byte_order_mark_is_kept(tmp_path):
+    f = tmp_path / "p.sq"
+    f.write_bytes(b"\xef\xbb\xbfstage s:fifo;\nworkload{arrive batch(1);}\nsession{run s(1);}\n")
+    r = subprocess.run([SERQ, "fmt", "p.sq"], capture_output=True, text=True, cwd=tmp_path, timeout=120,
+                       stdin=subprocess.DEVNULL)
+    assert r.returncode == 0 and r.stdout == "reformatted p.sq\n", r.stderr
+    assert f.read_bytes() == b"\xef\xbb\xbfstage s : fifo;\nworkload { arrive batch(1); }\nsession { run s(1); }\n"
+    r = subprocess.run([SERQ, "fmt", "--check", "p.sq"], capture_output=True, text=True, cwd=tmp_path,
+                       timeout=120, stdin=subprocess.DEVNULL)
+    assert r.returncode == 0 and r.stdout == ""

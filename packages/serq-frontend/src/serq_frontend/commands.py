@@ -42,8 +42,8 @@ def fmt_command(pm: Any, files: tuple[str, ...], check: bool) -> None:
         text = decode_source(data, f)
         parse(p, pm=pm)  # a file that does not parse is not formatted
         new = format_source(text)
-        if new != text:
-            changed.append((f, data, new))
+        if new != text:  # (a byte-order mark, which decode_source leaves out of the text, is kept)
+            changed.append((f, data, "\ufeff" + new if data.startswith(b"\xef\xbb\xbf") else new))
     if not check:
         from serq.files import write_atomic
 

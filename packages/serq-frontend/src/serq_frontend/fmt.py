@@ -7,8 +7,9 @@ or deeper where it was written deeper relative to the line its statement starts 
 aligned under another stays aligned), the spaces between tokens (binary operators spaced, none inside
 brackets, none before ``;`` or ``,``), one blank line at most between statements, the trailing comments
 of consecutive lines aligned in one column (two spaces after the longest code, or the column they were
-written aligned in when that is further right), no trailing blanks, one newline at the end. Whether a name
-and its ``(`` are apart (``hold kv (1)``, ``min(a, b)``) is kept as written. The ``;`` that may follow a
+written aligned in when that is further right), no trailing blanks (a comment's included), one line end at
+the end; the line ends are the text's own (CRLF throughout when its first line ends in CRLF, else LF: a
+CRLF file kept its CRLF only after its comments, a mix of two). Whether a name and its ``(`` are apart (``hold kv (1)``, ``min(a, b)``) is kept as written. The ``;`` that may follow a
 stage kind ending in ``}`` (``stage e : step { … }``, ``serve step { … }``) is left out, as
 language.txt writes it. The result is a fixed point: formatting it again changes nothing.
 """
@@ -61,7 +62,10 @@ def _lines(text: str) -> list[list[Tok]]:
             space = False
             col = 0
             continue
-        lines[-1].append(Tok(kind, m.group(), space, col))
+        word = m.group()
+        if kind == "comment":  # no trailing blanks, nor the \r of a CRLF line end (written again as the file's)
+            word = word.rstrip(" \t\r\f\v")
+        lines[-1].append(Tok(kind, word, space, col))
         col += len(m.group())
         space = False
     return lines
@@ -186,7 +190,10 @@ def format_source(text: str) -> str:
     # no trailing blank lines, one newline at the end
     while out and out[-1] == ("", None, 0):
         out.pop()
-    return "\n".join(_align(out)) + "\n" if out else ""
+    # the file's line ends: CRLF throughout when its first line ends so, else LF (no string or comment
+    # holds a line feed, so every one written is a line end)
+    nl = "\r\n" if text[max(0, text.find("\n") - 1):].startswith("\r\n") else "\n"
+    return nl.join(_align(out)) + nl if out else ""
 
 
 def _align(lines: list[tuple[str, str | None, int]]) -> list[str]:
