@@ -106,13 +106,32 @@ def fit_steps(steps, where: str = "") -> Fit:
         big = [term for term, s in zip(("time", *TERMS), np.append(np.linalg.norm(t), scale[1:])) if not np.isfinite(s)]
     if big:  # every value is finite, but their squares summed are not: no fit in floating point
         raise UserError(f"{head} the values of {big[0]} are too large to fit (their squares overflow a float)")
-    coef, _, rank, _ = np.linalg.lstsq(x / scale, t, rcond=None)
+    # a column of values below 1e-154 has squares that underflow: its norm was 0, the column divided by it
+    # infinite, and lstsq printed LAPACK's complaint and raised LinAlgError; its norm taken in units of its
+    # largest value instead
+    peak = np.abs(x).max(axis=0)
+    tiny = scale == 0
+    if tiny.any():
+        scale[tiny] = peak[tiny] * np.linalg.norm(x[:, tiny] / peak[tiny], axis=0)
+    try:
+        with np.errstate(all="ignore"):
+            coef, _, rank, _ = np.linalg.lstsq(x / scale, t, rcond=None)
+    except np.linalg.LinAlgError:  # pragma: no cover - every column and time finite and scaled: not seen
+        raise UserError(f"{head} the least-squares fit does not converge over these {len(a)} steps") from None
     if rank < x.shape[1]:
         raise UserError(f"{head} the terms are linearly dependent over these {len(a)} steps: the fit is not "
                         "determined (give steps of more varied composition)")
-    coef = coef / scale
-    pred = x @ coef
-    ape = np.abs(pred - t) / t
+    with np.errstate(all="ignore"):
+        coef = coef / scale
+        pred = x @ coef
+        ape = np.abs(pred - t) / t
+    for name, term, v in zip(COEFFICIENTS, ("c", *TERMS), coef):
+        if not math.isfinite(v):  # a term far smaller than the times it explains (1e-320 against 1)
+            raise UserError(f"{head} the coefficient {name} of {term} is beyond the range of a float: the values "
+                            f"of {term} are too small beside the times to fit")
+    if not np.isfinite(ape).all():
+        raise UserError(f"{head} the fitted times are beyond the range of a float (values of too different "
+                        "magnitudes to fit)")
     kinds = np.array([kind(d, p) for d, p in zip(a[:, 0], a[:, 2])])
     counts, mape = {}, {}
     for k in KINDS:
