@@ -80,6 +80,15 @@ def _const(e: n.Expr | None, what: str, base: str | None = None) -> float:
     raise TargetError(_span(e), f"the engine's {what} is not a constant, so it has no vLLM setting", base)
 
 
+def _whole(v: float, setting: str, what: str, span: n.Span | None, base: str | None) -> int:
+    """``v`` as the whole number of at least 1 vLLM's ``setting`` is, or a TargetError at ``span``: an
+    infinite value ended in an ``OverflowError`` traceback, a fraction was cut (a budget of 0.5 tokens
+    became ``max_num_batched_tokens: 0``, a block of 2.5 tokens ``block_size: 2``)."""
+    if not (math.isfinite(v) and v >= 1 and v == math.floor(v)):
+        raise TargetError(span, f"{what} is {v:g}: vLLM's {setting} is a whole number, at least 1", base)
+    return int(v)
+
+
 def _chunk(e: n.Expr | None, base: str | None = None, top: bool = True) -> int:
     """``long_prefill_token_threshold``: 0 for no cap; the constant of ``long_prefill(reqs, c)``. A
     finite constant cap is refused: vLLM's threshold lifts while a request is alone, a constant does
@@ -94,7 +103,7 @@ def _chunk(e: n.Expr | None, base: str | None = None, top: bool = True) -> int:
             raise TargetError(_span(e), f"a constant chunk cap ({v:g}) caps a request alone too, and vLLM's "
                               "long_prefill_token_threshold lifts for a lone request: write `chunk "
                               "long_prefill(reqs, C)` (lib/vllm.sq) for vLLM's rule", base)
-        return int(v)
+        return _whole(v, "long_prefill_token_threshold", "the engine's chunk cap", _span(e), base)
     if isinstance(e, n.Cond):  # the lone-request exception: `… ? c : inf`, either way round
         finite = [_chunk(x, base, False) for x in (e.then, e.orelse) if isinstance(x, n.Num)]
         if finite:
@@ -279,7 +288,8 @@ def target(program: n.Program, base: str | None = None) -> dict[str, Any]:
         raise TargetError(kv.span, f"memory pool {kv.name!r} has no block size", base)
     admitted = _admission_pools(program, sid, kind.memory)
     _refuse_unrunnable(program, stage, kv, admitted, base)
-    seqs = min((_const(n.Num(value=p.cap), "cap") for p in admitted), default=math.inf)
+    seqs_pool = min(admitted, key=lambda p: _const(n.Num(value=p.cap), "cap"), default=None)
+    seqs = math.inf if seqs_pool is None else _const(n.Num(value=seqs_pool.cap), "cap")
     cap = _const(n.Num(value=kv.cap), "memory cap")
     if math.isinf(cap):
         raise TargetError(kv.span, f"memory pool {kv.name!r} has no cap", base)
@@ -289,11 +299,13 @@ def target(program: n.Program, base: str | None = None) -> dict[str, Any]:
     if fcfs:
         serve_by = [{"Ctx": "Admission"}]
     config = {
-        "block_size": int(kv.block),
+        "block_size": _whole(kv.block, "block_size", f"the block of memory pool `{kv.name}`", kv.span, base),
         "enable_prefix_caching": _uses_cache(program, kind.memory),
         "long_prefill_token_threshold": _chunk(kind.chunk, base),
-        "max_num_batched_tokens": int(_const(kind.budget, "budget", base)),
-        "max_num_seqs": None if math.isinf(seqs) else int(seqs),
+        "max_num_batched_tokens": _whole(_const(kind.budget, "budget", base), "max_num_batched_tokens",
+                                         "the engine's budget", _span(kind.budget) or stage.span, base),
+        "max_num_seqs": None if seqs_pool is None or math.isinf(seqs) else _whole(
+            seqs, "max_num_seqs", f"the cap of pool `{seqs_pool.name}`", seqs_pool.span, base),
         "num_gpu_blocks": int(cap // kv.block) + 1,
     }
     if not fcfs:

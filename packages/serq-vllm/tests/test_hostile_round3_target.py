@@ -1,0 +1,57 @@
+"""serq vllm target with settings vLLM cannot take: one error at the construct, never a traceback nor a
+setting cut short.
+
+`--set B=inf` (an infinite budget, which serQ runs) ended in ``OverflowError: cannot convert float infinity
+to integer``; a budget of 0.5 printed ``max_num_batched_tokens: 0``, a block of 2.5 tokens ``block_size:
+2``, a ``max_seqs`` of 2.5 ``max_num_seqs: 2``: vLLM's settings are whole numbers of at least 1.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SERQ = str(Path(sys.executable).parent / "serq")
+ROOT = Path(__file__).resolve().parents[3]
+PROGRAM = ROOT / "examples" / "multi-turn" / "vllm.sq"
+
+
+def _target(*sets: str) -> subprocess.CompletedProcess:
+    args = [a for s in sets for a in ("--set", s)]
+    return subprocess.run([SERQ, "vllm", "target", "vllm.sq", *args], capture_output=True, text=True,
+                          cwd=PROGRAM.parent, timeout=120, stdin=subprocess.DEVNULL)
+
+
+@pytest.mark.parametrize("setting, message", [
+    ("B=inf", "vllm.sq:38:10: error: the engine's budget is inf: vLLM's max_num_batched_tokens is a whole number, "
+              "at least 1"),
+    ("B=0.5", "vllm.sq:38:10: error: the engine's budget is 0.5: vLLM's max_num_batched_tokens is a whole number, "
+              "at least 1"),
+    ("B=0", "vllm.sq:38:10: error: the engine's budget is 0: vLLM's max_num_batched_tokens is a whole number, at "
+            "least 1"),
+    ("bs=2.5", "vllm.sq:36:1: error: the block of memory pool `kv` is 2.5: vLLM's block_size is a whole number, at "
+               "least 1"),
+    ("max_seqs=2.5", "vllm.sq:35:1: error: the cap of pool `reqs` is 2.5: vLLM's max_num_seqs is a whole number, "
+                     "at least 1"),
+    ("max_seqs=0", "vllm.sq:35:1: error: the cap of pool `reqs` is 0: vLLM's max_num_seqs is a whole number, at "
+                   "least 1"),
+    ("C=100.5", "vllm.sq:40:28: error: the engine's chunk cap is 100.5: vLLM's long_prefill_token_threshold is a "
+                "whole number, at least 1"),
+])
+def test_a_setting_that_is_not_a_whole_number_is_one_error_at_its_construct(setting, message):
+    r = _target(setting)
+    assert r.returncode == 1 and r.stdout == "" and "Traceback" not in r.stderr, r.stderr
+    assert r.stderr.splitlines()[0] == message
+    assert len(r.stderr.splitlines()) == 3  # the source line and its caret
+
+
+def test_whole_settings_and_no_seq_cap_are_printed():
+    r = _target("B=4096", "C=100", "max_seqs=inf")
+    assert r.returncode == 0, r.stderr
+    config = json.loads(r.stdout)["config"]
+    assert config["max_num_batched_tokens"] == 4096 and config["long_prefill_token_threshold"] == 100
+    assert config["max_num_seqs"] is None
