@@ -143,8 +143,8 @@ class Context:
             except OSError:
                 continue
             for f in files:
-                try:
-                    text = f.read_text(encoding="utf-8")
+                try:  # a regular file only: a FIFO named x.sq in the folder blocked every such error for ever
+                    text = read_input(f).decode("utf-8")
                 except (OSError, UnicodeDecodeError):
                     continue
                 if pattern.search(text):
