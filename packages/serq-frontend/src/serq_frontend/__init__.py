@@ -83,7 +83,7 @@ def _setup(path: str | Path | None, source: str | None, pm: Any, sets: Mapping[s
     keyed), the ``library_paths`` it keyed, and a ``recorder`` of what the compile looks for and reads."""
     from pathlib import Path
 
-    from serq.files import read_input
+    from serq.files import MAX_SOURCE, read_input
 
     from .context import Context
     from .diagnostics import CompileError, Reporter, Sources, decode_source, strip_bom
@@ -103,7 +103,7 @@ def _setup(path: str | Path | None, source: str | None, pm: Any, sets: Mapping[s
         p = Path(path)
         if text is None:
             try:
-                data = read_input(p)
+                data = read_input(p, limit=MAX_SOURCE, what="a serQ source")
             except OSError as e:
                 raise CompileError(f"error: {name}: cannot read: {e.strerror or e}") from None
             text = decode_source(data, name)

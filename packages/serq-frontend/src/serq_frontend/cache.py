@@ -45,7 +45,7 @@ from collections.abc import Mapping
 from stat import S_ISREG
 from typing import TYPE_CHECKING, Any
 
-from serq.files import path_is_file, path_join, path_resolved, path_str, read_input
+from serq.files import MAX_SOURCE, path_is_file, path_join, path_resolved, path_str, read_input
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -367,8 +367,9 @@ def _read_text(path: str | os.PathLike[str]) -> str:
     """The text of a source, of a regular file only (:func:`serq.files.read_input`: a FIFO does not block
     the lookup), as the compile reads it: UTF-8 with its line ends as they are. (It was read with Python's
     universal newlines, which make a lone carriage return a line end, so a file of CR line ends compiled
-    with the cache as lines the parser does not see: a comment, CR, ``let x = 1;`` is one comment.)"""
-    return read_input(path_str(path)).decode("utf-8")
+    with the cache as lines the parser does not see: a comment, CR, ``let x = 1;`` is one comment.) A file
+    of more than ``MAX_SOURCE`` bytes is an ``OSError``: the compile says why."""
+    return read_input(path_str(path), limit=MAX_SOURCE).decode("utf-8")
 
 
 def _read_entry(file: str | os.PathLike[str], key: str) -> tuple[dict[str, Any], bytes] | None:

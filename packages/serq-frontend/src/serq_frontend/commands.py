@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import click
-from serq.files import read_input
+from serq.files import MAX_SOURCE, read_input
 from serq.options import Path as SerqPath
 
 
@@ -32,7 +32,7 @@ def fmt_command(pm: Any, files: tuple[str, ...], check: bool) -> None:
     for f in files:
         p = Path(f)
         try:
-            data = read_input(p)
+            data = read_input(p, limit=MAX_SOURCE, what="a serQ source")
             st = os.stat(p)
         except OSError as e:
             raise CompileError(f"error: {f}: cannot read: {e.strerror or e}") from None
@@ -51,7 +51,7 @@ def fmt_command(pm: Any, files: tuple[str, ...], check: bool) -> None:
         # over: its new text would be lost for the layout of the old one
         for f, data, _new in changed:
             try:
-                now = read_input(Path(f))
+                now = read_input(Path(f), limit=MAX_SOURCE)
             except OSError:
                 now = None
             if now != data:

@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from serq.files import read_input
+from serq.files import MAX_SOURCE, read_input
 
 from . import ast as A
 from .consts import BadConstant, NotConstant, fold
@@ -144,7 +144,7 @@ class Context:
                 continue
             for f in files:
                 try:  # a regular file only: a FIFO named x.sq in the folder blocked every such error for ever
-                    text = read_input(f).decode("utf-8")
+                    text = read_input(f, limit=MAX_SOURCE).decode("utf-8")
                 except (OSError, UnicodeDecodeError):
                     continue
                 if pattern.search(text):
@@ -152,11 +152,12 @@ class Context:
                             "its first use")
         return ""
 
-    def parse_file(self, path: Path, name: str) -> A.Module:
+    def parse_file(self, path: Path, name: str, at: Pos | None = None) -> A.Module:
+        """The library at ``path``, parsed; a file that cannot be read is an error at ``at`` (its `use`)."""
         try:
-            data = read_input(path)
+            data = read_input(path, limit=MAX_SOURCE, what="a serQ source")
         except OSError as e:
-            raise self.error(None, f"{name}: cannot read: {e.strerror or e}") from None
+            raise self.error(at, f"{name}: cannot read: {e.strerror or e}") from None
         text = decode_source(data, name)
         if self.recorder is not None:
             self.recorder.read(path, text)

@@ -19,13 +19,13 @@ hookimpl = pluggy.HookimplMarker("serq")
 def _load_ir(path: Path, options: object = None):
     """An IR file, whose extension nodes must name what the command's plugins register (a plugin's stage
     kind or policy nobody provides is an error at its JSON path, as every other IR error)."""
-    from serq.files import read_input
+    from serq.files import MAX_JSON, read_input
 
     from .codec import decode
     from .errors import IRError
 
     try:  # as serq_ir.load reads it, but a regular file only: a FIFO would block, /dev/zero not end
-        data = read_input(path)
+        data = read_input(path, limit=MAX_JSON, what="an IR file")
     except OSError as e:
         raise IRError(f"error: {path}: cannot read: {e.strerror or e}") from None
     program = decode(data, name=str(path))

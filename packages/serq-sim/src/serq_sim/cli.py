@@ -9,7 +9,15 @@ import sys
 import click
 from serq import signals
 from serq.errors import UserError
-from serq.files import check_distinct, check_folder, check_not_input, check_output, read_input, write_atomic
+from serq.files import (
+    MAX_JSON,
+    check_distinct,
+    check_folder,
+    check_not_input,
+    check_output,
+    read_input,
+    write_atomic,
+)
 from serq.loading import apply_run_overrides, load_program
 from serq.options import EVENTS, SAMPLES, SECONDS, load_options, run_options, to_load_options
 from serq.options import Path as SerqPath
@@ -42,7 +50,7 @@ def run_inputs(program, file: str, trace: str | None) -> list[str]:
 
 def _read_bytes(file: str) -> bytes:
     try:
-        return read_input(file)
+        return read_input(file, limit=MAX_JSON)
     except OSError as e:  # it was read a moment ago to load it
         raise UserError(f"{file}: cannot read: {e.strerror or e}") from None
 

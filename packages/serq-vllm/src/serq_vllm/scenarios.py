@@ -82,15 +82,15 @@ def read_scenario(file: str | Path) -> dict[str, Any]:
             p = named
         else:
             raise UserError(f"{file}: no such scenario file or shipped scenario (see `serq vllm scenarios`)")
-    from serq.jsonin import JSONNumberError, loads, located, read_text
+    from serq.jsonin import JSONNumberError, loads, located, located_at, read_text
 
-    text = read_text(p)
+    text = read_text(p, "a scenario")
     if not text.strip():
         raise UserError(located(text, p, 1, 1, "the file is empty (a scenario is a JSON object)"))
     try:
         sc = loads(text)
     except json.JSONDecodeError as e:
-        raise UserError(located(text, p, e.lineno, e.colno, f"not JSON: {e.msg}")) from None
+        raise UserError(located_at(text, p, e.pos, f"not JSON: {e.msg}")) from None
     except JSONNumberError as e:
         raise UserError(f"{p}: error: {e}") from None
     except RecursionError:  # json.loads recurses a frame per level of [ or {

@@ -53,7 +53,7 @@ from typing import IO
 
 from .errors import UserError
 
-__all__ = ["MAX_NAME", "OutputError", "check_distinct", "check_folder", "check_not_input", "check_output",
+__all__ = ["MAX_JSON", "MAX_NAME", "MAX_SOURCE", "OutputError", "check_distinct", "check_folder", "check_not_input", "check_output",
            "check_own", "file_names", "open_atomic", "open_input",
            "open_own_append", "read_input", "write_atomic"]
 
@@ -98,10 +98,36 @@ def open_input(path: str | os.PathLike[str]) -> IO[bytes]:
         raise
 
 
-def read_input(path: str | os.PathLike[str]) -> bytes:
-    """The bytes of ``path``, a file the user gave to be read (see :func:`open_input`)."""
+#: the most bytes a serQ source (a program, a library it uses) may have: about 800 000 statements, while a
+#: program writes out at most 200 000 nodes; parsing and formatting one takes under 1 GB
+MAX_SOURCE = 16 * 2**20
+#: the most bytes a JSON document a user gives (an IR file, a scenario, a step trace) may have
+MAX_JSON = 256 * 2**20
+
+
+def _size(n: int) -> str:
+    """A number of bytes in words: ``1073741824 bytes (1 GiB)``."""
+    for unit, k in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= k:
+            return f"{n} bytes ({n / k:.3g} {unit})"
+    return f"{n} bytes"
+
+
+def read_input(path: str | os.PathLike[str], *, limit: int | None = None, what: str = "such a file") -> bytes:
+    """The bytes of ``path``, a file the user gave to be read (see :func:`open_input`). With ``limit``, a
+    file of more bytes than that is an ``OSError`` (``EFBIG``) whose ``strerror`` says so, naming ``what``
+    it is (``a serQ source``): it is found from the file's size before it is read, and no more than
+    ``limit`` bytes and one are read (a sparse file of 1 GB of NUL bytes, read whole and parsed, took
+    10 GB and minutes to be refused)."""
     with open_input(path) as f:
-        return f.read()
+        if limit is None:
+            return f.read()
+        size = os.fstat(f.fileno()).st_size
+        data = f.read(limit + 1) if size <= limit else b""
+        if size > limit or len(data) > limit:
+            raise OSError(errno.EFBIG, f"is {_size(max(size, len(data)))}, more than {what} may have "
+                          f"({limit // 2**20} MiB)", os.fspath(path))
+        return data
 
 
 def _create_temp(path: str, mode: int) -> tuple[int, str]:

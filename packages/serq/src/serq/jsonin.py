@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-__all__ = ["JSONNumberError", "at_byte", "located", "loads", "read_text"]
+__all__ = ["JSONNumberError", "at_byte", "located", "located_at", "loads", "read_text"]
 
 #: the most digits an integer in a user's JSON may have (10**308 < the largest float < 10**309)
 MAX_DIGITS = 308
@@ -42,38 +42,79 @@ def loads(data: str | bytes) -> Any:
     return json.loads(data, parse_int=_int)
 
 
-def located(text: str, name: str, line: int, col: int, message: str) -> str:
-    """``name:line:col: error: message``, then line ``line`` of ``text`` (lines end at ``\\n``, as
-    :class:`json.JSONDecodeError` counts them) quoted, at most 200 characters of it around ``col``, with
-    a caret under column ``col``: how a mistake in a user's JSON is told (a scenario, a step trace)."""
-    lines = text.split("\n")
-    src = lines[line - 1].rstrip("\r") if 0 < line <= len(lines) else ""
-    src = "".join(" " if ch == "\t" else ch if ch.isprintable() and ch != "\ufffd" else "?" for ch in src)
-    shown = col
-    if len(src) > 200:  # one long line: the 100 characters either side of the fault
+def _excerpt(text: str, start: int, end: int, col: int) -> tuple[str, int]:
+    """The part of ``text[start:end]`` (one line) to quote around column ``col`` (counted from 1), and the
+    column in it: the whole line, or for a longer one than 200 characters the 100 either side of ``col``.
+    Only that part is copied and mapped: a line of 256 MB is quoted as cheaply as a short one."""
+    if end - start > 200:
         lo = max(0, col - 101)
-        src, shown = src[lo: col + 99], col - lo
-    return f"{name}:{line}:{col}: error: {message}\n    {src}\n    {' ' * (shown - 1)}^"
+        return text[start + lo: min(end, start + col + 99)], col - lo
+    return text[start:end], col
 
 
-def at_byte(data: bytes, offset: int) -> tuple[str, int, int]:
-    """The text of ``data`` (bytes that are not UTF-8 as U+FFFD) and the line and column (in characters) of
-    its byte ``offset``: where to place a message about a byte of a file that is not UTF-8."""
+def _printable(src: str) -> str:
+    return "".join(" " if ch == "\t" else ch if ch.isprintable() and ch != "\ufffd" else "?" for ch in src)
+
+
+def _message(name: str, line: int, col: int, message: str, src: str, shown: int) -> str:
+    return f"{name}:{line}:{col}: error: {message}\n    {_printable(src)}\n    {' ' * (shown - 1)}^"
+
+
+def located(text: str, name: str, line: int, col: int, message: str, *, first: int = 1) -> str:
+    """``name:line:col: error: message``, then line ``line`` of ``text`` (lines end at ``\\n``, as
+    :class:`json.JSONDecodeError` counts them; ``text``'s first line is line ``first`` of the file) quoted,
+    at most 200 characters of it around ``col``, with a caret under column ``col``: how a mistake in a
+    user's JSON is told (a scenario, a step trace)."""
+    start = 0
+    for _ in range(line - first):  # the line's start, found without splitting the text (a copy of it, and a
+        i = text.find("\n", start)  # string per line)
+        if i < 0:
+            start = len(text)
+            break
+        start = i + 1
+    end = text.find("\n", start)
+    end = len(text) if end < 0 else end
+    if end > start and text[end - 1] == "\r":
+        end -= 1
+    src, shown = _excerpt(text, start, end, col)
+    return _message(name, line, col, message, src, shown)
+
+
+def located_at(text: str, name: str, pos: int, message: str) -> str:
+    """:func:`located` at the character offset ``pos`` of ``text`` (``json.JSONDecodeError.pos``)."""
+    pos = max(0, min(pos, len(text)))
+    start = text.rfind("\n", 0, pos) + 1
+    return located(text, name, text.count("\n", 0, pos) + 1, pos - start + 1, message)
+
+
+def at_byte(data: bytes, name: str, offset: int, message: str) -> str:
+    """:func:`located` at byte ``offset`` of ``data`` (bytes that are not UTF-8 shown as ``?``; the column
+    counts characters): where a byte of a file that is not UTF-8 is. Only the line up to the byte and the
+    400 bytes either side of it are decoded."""
     start = data.rfind(b"\n", 0, offset) + 1
     line = data.count(b"\n", 0, offset) + 1
     col = len(data[start:offset].decode("utf-8", errors="replace")) + 1
-    return data.decode("utf-8", errors="replace"), line, col
+    end = data.find(b"\n", offset)
+    end = len(data) if end < 0 else end
+    if end > start and data[end - 1: end] == b"\r":
+        end -= 1
+    lo = max(start, offset - 400)
+    near = data[lo: max(lo, min(end, offset + 400))].decode("utf-8", errors="replace")
+    near_col = len(data[lo:offset].decode("utf-8", errors="replace")) + 1
+    src, shown = _excerpt(near, 0, len(near), near_col)
+    return _message(name, line, col, message, src, shown)
 
 
-def read_text(path: str) -> str:
+def read_text(path: str, what: str = "a JSON file") -> str:
     """A user's JSON file as text: read as UTF-8 whatever the locale, a byte-order mark skipped (JSON readers
-    may ignore one, RFC 8259); a file that cannot be read, or a byte that is not UTF-8 (located at its line
-    and column, the line quoted with a caret), is a :class:`serq.errors.UserError`."""
+    may ignore one, RFC 8259); a file that cannot be read, one of more than :data:`serq.files.MAX_JSON`
+    bytes (``what`` it is names it), or a byte that is not UTF-8 (located at its line and column, the line
+    quoted with a caret), is a :class:`serq.errors.UserError`."""
     from .errors import UserError
-    from .files import read_input
+    from .files import MAX_JSON, read_input
 
     try:
-        data = read_input(path)
+        data = read_input(path, limit=MAX_JSON, what=what)
     except OSError as e:
         raise UserError(f"{path}: cannot read: {e.strerror or e}") from None
     if data.startswith(b"\xef\xbb\xbf"):
@@ -81,6 +122,5 @@ def read_text(path: str) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
-        shown, line, col = at_byte(data, e.start)
-        raise UserError(located(shown, path, line, col, f"the file is not UTF-8 text (byte 0x{data[e.start]:02X})")
+        raise UserError(at_byte(data, path, e.start, f"the file is not UTF-8 text (byte 0x{data[e.start]:02X})")
                         ) from None

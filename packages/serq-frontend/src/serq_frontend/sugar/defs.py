@@ -208,7 +208,7 @@ class Expander:
             key = str(c.resolve())
             if key in ctx.libraries_read:
                 return
-            parsed = ctx.parse_file(c, str(c))
+            parsed = ctx.parse_file(c, str(c), u.pos)
             if all(isinstance(item, (A.DefItem, A.UseItem)) for item in parsed.items):
                 found, lib = c, parsed
                 break

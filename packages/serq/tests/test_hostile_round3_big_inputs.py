@@ -1,0 +1,118 @@
+"""A small file on disk that reads as a large one (a sparse file: 1 GiB of NUL bytes in no blocks) is one
+message, at once, from every command that reads a file whole.
+
+A program, a library, an IR file, a scenario and a step trace were read whole, decoded and parsed, and
+their error located by splitting the text into lines and mapping every character of the long line:
+``serq check`` of a 1 GiB sparse ``.sq`` took 56 s and 10 GB, ``serq fmt`` 74 s and 12 GB, ``serq fit``
+64 s and 10 GB, and ``serq check`` of a sparse ``.ir.json`` or ``serq vllm scenario`` of a sparse ``.json``
+more than two minutes and 11 GB without an answer. A serQ source is now at most 16 MiB
+(``serq.files.MAX_SOURCE``) and a JSON document at most 256 MiB (``MAX_JSON``), found from the file's
+size before it is read; the error of one just within the limit is located without copying its text.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from serq.files import MAX_JSON, MAX_SOURCE
+
+SERQ = str(Path(sys.executable).parent / "serq")
+GIB = 2**30
+PROGRAM = "stage s : fifo;\nworkload { arrive poisson(1); }\nsession { run s (1); end; }\nrun { horizon 10; }\n"
+
+
+def _sparse(path: Path, size: int) -> Path:
+    with open(path, "wb") as f:
+        f.truncate(size)
+    return path
+
+
+def _serq(cwd: Path, *args: str) -> tuple[subprocess.CompletedProcess, float, int]:
+    """``serq ARGS``: the result, its wall time and its peak resident memory in bytes (os.wait4's)."""
+    import threading
+
+    t = time.monotonic()
+    with open(cwd / ".out", "w+") as out, open(cwd / ".err", "w+") as err:
+        p = subprocess.Popen([SERQ, *args], cwd=cwd, stdin=subprocess.DEVNULL, stdout=out, stderr=err)
+        timer = threading.Timer(120, p.kill)
+        timer.start()
+        try:
+            _, status, usage = os.wait4(p.pid, 0)
+        finally:
+            timer.cancel()
+        p.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        r = subprocess.CompletedProcess(p.args, p.returncode, out.read(), err.read())
+    (cwd / ".out").unlink()
+    (cwd / ".err").unlink()
+    return r, time.monotonic() - t, usage.ru_maxrss * 1024
+
+
+def _one_error(r: subprocess.CompletedProcess) -> str:
+    assert r.returncode == 1 and r.stdout == "" and "Traceback" not in r.stderr, r.stderr
+    assert len(r.stderr.splitlines()) == 1, r.stderr
+    return r.stderr
+
+
+@pytest.mark.parametrize("args, name, what, limit", [
+    (["check"], "p.sq", "a serQ source", "16 MiB"),
+    (["run"], "p.sq", "a serQ source", "16 MiB"),
+    (["ir"], "p.sq", "a serQ source", "16 MiB"),
+    (["ast"], "p.sq", "a serQ source", "16 MiB"),
+    (["fmt"], "p.sq", "a serQ source", "16 MiB"),
+    (["check"], "p.ir.json", "an IR file", "256 MiB"),
+    (["run"], "p.ir.json", "an IR file", "256 MiB"),
+    (["vllm", "scenario"], "s.json", "a scenario", "256 MiB"),
+    (["fit"], "s.jsonl", "a step trace", "256 MiB"),
+])
+def test_a_sparse_gigabyte_is_refused_at_once(tmp_path, args, name, what, limit):
+    _sparse(tmp_path / name, GIB)
+    r, seconds, _ = _serq(tmp_path, *args, name)
+    err = _one_error(r)
+    assert err.endswith(f"{name}: cannot read: is 1073741824 bytes (1 GiB), more than {what} may have ({limit})\n"), err
+    assert seconds < 30
+    assert (tmp_path / name).stat().st_size == GIB  # fmt wrote nothing
+
+
+def test_a_library_beyond_the_limit_is_an_error_at_its_use(tmp_path):
+    _sparse(tmp_path / "big.sq", MAX_SOURCE + 1)
+    (tmp_path / "p.sq").write_text('use "big.sq";\n' + PROGRAM)
+    r, seconds, _ = _serq(tmp_path, "check", "p.sq")
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+    assert r.stderr.splitlines()[0] == (f"p.sq:1:1: error: big.sq: cannot read: is {MAX_SOURCE + 1} bytes (16 MiB), "
+                                        "more than a serQ source may have (16 MiB)"), r.stderr
+    assert seconds < 30
+
+
+@pytest.mark.parametrize("args, name", [
+    (["check"], "p.sq"),
+    (["fmt", "--check"], "p.sq"),
+    (["check"], "p.ir.json"),
+    (["vllm", "scenario"], "s.json"),
+    (["fit"], "s.jsonl"),
+])
+def test_a_file_of_nul_bytes_within_the_limit_is_located_cheaply(tmp_path, args, name):
+    # one line of NUL bytes just within the limit: the error at 1:1, its line quoted around the fault only
+    size = (MAX_SOURCE if name.endswith(".sq") else MAX_JSON) - 1
+    _sparse(tmp_path / name, size)
+    r, seconds, rss = _serq(tmp_path, *args, name)
+    assert r.returncode == 1 and r.stdout == "" and "Traceback" not in r.stderr, r.stderr
+    lines = r.stderr.splitlines()
+    assert lines[0].startswith(f"{name}:1:1: error: ") and len(lines) == 3, r.stderr
+    assert len(lines[1]) < 300  # the line quoted around the fault, not whole
+    assert seconds < 30
+    assert rss < 2 * size + 400 * 2**20, rss  # the text and a copy or so, not ten of them
+
+
+def test_a_step_trace_of_blank_lines_is_read_without_a_string_a_line(tmp_path):
+    (tmp_path / "s.jsonl").write_bytes(b"\n" * (64 * 2**20) + b'{"decoders": 1, "time": -1}\n')
+    r, seconds, rss = _serq(tmp_path, "fit", "s.jsonl")
+    assert _one_error(r) == f"s.jsonl:{64 * 2**20 + 1}: error: time is -1: a finite number, not negative\n"
+    assert seconds < 30
+    assert rss < 600 * 2**20, rss
