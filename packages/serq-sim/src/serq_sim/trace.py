@@ -16,6 +16,7 @@ from __future__ import annotations
 import csv
 import io
 import math
+import re
 from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -23,7 +24,7 @@ from itertools import accumulate, compress, count, groupby, islice, repeat
 from operator import gt, itemgetter
 from pathlib import Path
 
-from serq.files import open_input
+from serq.files import MAX_LINE, LineTooLong, open_input
 
 from .errors import SimError, format_error
 
@@ -99,11 +100,19 @@ def trace_outside(path: str, source: str | None) -> str | None:
             "folders, --trace FILE reads any file)")
 
 
+def _open(path: str, errors: str = "strict") -> io.TextIOWrapper:
+    """The trace as text, as every read of it opens it: a regular file only (a FIFO would block), its
+    lines at most ``MAX_LINE`` bytes (:class:`serq.files.LineTooLong`: a reader of lines holds a line
+    whole, and a sparse file of 1 GiB of NUL bytes is one line)."""
+    return io.TextIOWrapper(open_input(path, max_line=MAX_LINE), encoding="utf-8-sig", errors=errors,
+                            newline="")
+
+
 def _record_text(path: str, first: int, last: int) -> str:
     """Lines ``first`` to ``last`` of the file as the reader split them, line ends kept (undecodable bytes as
     surrogate escapes): the text of a record the CSV reader read from those lines."""
     out = []
-    with open(path, encoding="utf-8-sig", errors="surrogateescape", newline="") as f:
+    with _open(path, "surrogateescape") as f:
         for n, line in enumerate(f, 1):
             if n >= first:
                 out.append(line)
@@ -116,50 +125,87 @@ _AFTER_QUOTE = "a quoted field goes on after its closing quote (a quote inside a
 _UNCLOSED = "the file ends inside this quoted field (its closing quote is missing)"
 
 
+class _Scanner:
+    """CSV text read by the rules the reader holds it to (``strict``), fed a piece at a time (``feed``) and
+    ended (``end``): ``starts`` lists where each field starts, as ``(line, column)`` (unless ``starts``
+    is off), and ``fault`` is where the text first breaks those rules, as ``(line, column, why)`` (a
+    character after a closing quote that is neither a comma nor a line end; a quoted field the text ends
+    inside, at its opening quote), or None. A comma or a line end inside a quoted field ends neither the
+    field nor the record; with ``one_record`` the scan stops at the first record's end (a record the
+    reader has read, so ``fault`` is None)."""
+
+    def __init__(self, line: int = 1, one_record: bool = False, starts: bool = True):
+        self.starts: list[tuple[int, int]] | None = [(line, 1)] if starts else None
+        self.line, self.col = line, 1
+        self.state = "start"  # of a field; "plain" inside an unquoted one, "quoted", "closed" after its closing quote
+        self.opened = (line, 1)
+        self.prev = ""
+        self.one_record = one_record
+        self.fault: tuple[int, int, str] | None = None
+
+    def feed(self, text: str) -> bool:
+        """Read ``text`` on; True once the scan is over (a fault, or with ``one_record`` the record's end)."""
+        line, col, state, opened, prev, starts = self.line, self.col, self.state, self.opened, self.prev, self.starts
+        one_record = self.one_record
+        over = False
+        for ch in text:
+            if state == "quoted":
+                if ch == '"':
+                    state = "closed"
+            elif state == "closed" and ch == '"':
+                state = "quoted"  # a doubled quote
+            elif state == "closed" and ch not in ",\r\n":
+                if not one_record:
+                    self.fault, over = (line, col, _AFTER_QUOTE), True
+                    break
+                state = "plain"  # (a record the reader took has none: read on as the reader would not)
+            elif ch == '"' and state == "start":
+                state, opened = "quoted", (line, col)
+            elif ch == ",":
+                state = "start"
+                if starts is not None:
+                    starts.append((line, col + 1))
+            elif ch in "\r\n":
+                if one_record:
+                    over = True
+                    break
+                state = "start"
+            else:
+                state = "plain"
+            if ch == "\n" and prev == "\r":
+                col = 1
+            elif ch in "\r\n":
+                line, col = line + 1, 1
+            else:
+                col += 1
+            prev = ch
+        self.line, self.col, self.state, self.opened, self.prev = line, col, state, opened, prev
+        return over
+
+    def skip_line(self, text: str) -> bool:
+        """Pass over ``text``, one line (with its line end), without reading it character by character when
+        that cannot change anything: the scan is between fields outside a quote and the line holds no quote
+        (no fault can be in it, and it leaves the scan between fields). False when it must be fed."""
+        if self.state != "start" or self.starts is not None or '"' in text:
+            return False
+        if text.endswith(("\n", "\r")):
+            self.line, self.col = self.line + 1, 1
+        else:
+            self.col += len(text)
+        self.prev = text[-1:] or self.prev
+        return True
+
+    def end(self) -> None:
+        if self.fault is None and self.state == "quoted":
+            self.fault = (self.opened[0], self.opened[1], _UNCLOSED)
+
+
 def _scan(text: str, line: int = 1, one_record: bool = False):
-    """Read CSV ``text`` (starting at line ``line``) by the rules the reader holds it to (``strict``):
-    ``(starts, fault)``, where ``starts`` lists where each field starts, as ``(line, column)``, and
-    ``fault`` is where the text first breaks those rules, as ``(line, column, why)`` (a character after a
-    closing quote that is neither a comma nor a line end; a quoted field the text ends inside, at its
-    opening quote), or None. A comma or a line end inside a quoted field ends neither the field nor the
-    record; with ``one_record`` the scan stops at the first record's end (a record the reader has read,
-    so ``fault`` is None)."""
-    starts = [(line, 1)]
-    col = 1
-    state = "start"  # of a field; "plain" inside an unquoted one, "quoted", "closed" after its closing quote
-    opened = (line, 1)
-    prev = ""
-    for ch in text:
-        if state == "quoted":
-            if ch == '"':
-                state = "closed"
-        elif state == "closed" and ch == '"':
-            state = "quoted"  # a doubled quote
-        elif state == "closed" and ch not in ",\r\n":
-            if not one_record:
-                return starts, (line, col, _AFTER_QUOTE)
-            state = "plain"  # (a record the reader took has none: read on as the reader would not)
-        elif ch == '"' and state == "start":
-            state, opened = "quoted", (line, col)
-        elif ch == ",":
-            state = "start"
-            starts.append((line, col + 1))
-        elif ch in "\r\n":
-            if one_record:
-                return starts, None
-            state = "start"
-        else:
-            state = "plain"
-        if ch == "\n" and prev == "\r":
-            col = 1
-        elif ch in "\r\n":
-            line, col = line + 1, 1
-        else:
-            col += 1
-        prev = ch
-    if state == "quoted":
-        return starts, (opened[0], opened[1], _UNCLOSED)
-    return starts, None
+    """``(starts, fault)`` of CSV ``text`` (starting at line ``line``): :class:`_Scanner`'s."""
+    s = _Scanner(line, one_record)
+    if not s.feed(text):
+        s.end()
+    return s.starts, s.fault
 
 
 def _field_starts(path: str, first: int, last: int) -> list[tuple[int, int]]:
@@ -167,19 +213,33 @@ def _field_starts(path: str, first: int, last: int) -> list[tuple[int, int]]:
     return _scan(_record_text(path, first, last), first, one_record=True)[0]
 
 
-def _csv_fault(path: str) -> tuple[int, int, str] | None:
-    """Where the file breaks the CSV rules the reader holds it to, as ``(line, column, why)``, or None."""
-    with open(path, encoding="utf-8-sig", errors="surrogateescape", newline="") as f:
-        return _scan(f.read())[1]
+def _csv_fault(path: str, until: int) -> tuple[int, int, str] | None:
+    """Where the file breaks the CSV rules the reader holds it to, as ``(line, column, why)``, or None,
+    looking no further than line ``until`` (where the reader stopped). Read a line at a time; a line that
+    starts outside a quoted field and holds no quote is passed over unscanned (the scan, a character at a
+    time, read the whole file into one string: minutes for a trace of 1 GiB)."""
+    s = _Scanner(starts=False)
+    with _open(path, "surrogateescape") as f:
+        for n, line in enumerate(f, 1):
+            if n > until:  # the reader failed before the file's end: not inside a quote the file ends in
+                return None
+            if not s.skip_line(line) and s.feed(line):
+                return s.fault
+    s.end()
+    return s.fault
+
+
+_ESCAPED = re.compile("[\udc80-\udcff]")
 
 
 def _not_utf8(path: str) -> SimError:
     """The error for the first byte of the file that is not UTF-8, at its line and column."""
-    with open(path, encoding="utf-8-sig", errors="surrogateescape", newline="") as f:
+    with _open(path, "surrogateescape") as f:
         for n, line in enumerate(f, 1):
-            for col, ch in enumerate(line, 1):
-                if "\udc80" <= ch <= "\udcff":
-                    return _err(path, n, col, f"the trace is not UTF-8 text (byte 0x{ord(ch) - 0xDC00:02X})")
+            m = _ESCAPED.search(line)
+            if m is not None:
+                ch = m.group()
+                return _err(path, n, m.start() + 1, f"the trace is not UTF-8 text (byte 0x{ord(ch) - 0xDC00:02X})")
     return _err(path, 1, 1, "the trace is not UTF-8 text")  # pragma: no cover - the decoder said it was not
 
 
@@ -187,7 +247,7 @@ def _first_error(path: str, width: int, idx: list[int]) -> SimError | None:
     """The first malformed row of the file, read again row by row: a row whose number of fields is not
     the header's, or one of whose six cells is not a number, not finite or negative where it may not be
     (the first such cell, at its column); ``None`` if there is none."""
-    with open(path, encoding="utf-8-sig", newline="") as f:
+    with _open(path) as f:
         reader = csv.reader(f, strict=True)
         next(reader)
         last = reader.line_num
@@ -220,7 +280,7 @@ def load_trace(path: str, declared=None, source: str | None = None) -> TraceCorp
     file that cannot be read is reported there, with the source line; ``source`` the program's file);
     ``None`` for a trace given on the command line."""
     try:  # a regular file only, named here or on the command line: a FIFO would block, /dev/zero not end
-        f = io.TextIOWrapper(open_input(path), encoding="utf-8-sig", newline="")
+        f = _open(path)
     except OSError as e:
         why = e.strerror or str(e)
         if declared is not None:
@@ -234,10 +294,15 @@ def load_trace(path: str, declared=None, source: str | None = None) -> TraceCorp
     except UnicodeDecodeError:
         raise _not_utf8(path) from None
     except csv.Error as e:
-        fault = _csv_fault(path)
+        try:
+            fault = _csv_fault(path, max(reader.line_num, 1))
+        except (OSError, UnicodeDecodeError):  # pragma: no cover - changed since: the reader's own words
+            fault = None
         if fault is not None:
             raise _err(path, fault[0], fault[1], f"the trace is not CSV: {fault[2]}") from None
         raise _err(path, max(reader.line_num, 1), 1, f"the trace is not CSV: {e}") from None
+    except LineTooLong as e:
+        raise _err(path, e.line, 1, f"the trace is not CSV: {e.strerror} (a trace's rows are short)") from None
     except OSError as e:
         raise SimError(f"{path}: error: cannot read the trace: {e.strerror or e}") from None
 

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from serq.errors import UserError
-from serq.files import open_input
+from serq.files import MAX_LINE, open_input
 
 from .axes import MAX_POINTS, Axis, def_axes, parse_seeds, points, set_axes
 
@@ -421,9 +421,10 @@ def read_table(path: str) -> list[dict[str, Any]]:
     """The rows of a table written by a sweep (``.csv`` or ``.parquet``)."""
     fmt = table_format(path)
     if fmt == "csv":
-        # a regular file only (a FIFO would block); a row whose fields are not the header's is an error
-        # (ValueError), not a row with holes
-        with io.TextIOWrapper(open_input(path), newline="", encoding="utf-8") as f:
+        # a regular file only (a FIFO would block), of lines of at most MAX_LINE bytes (a sparse file of
+        # NUL bytes is one line); a row whose fields are not the header's is an error (ValueError), not a
+        # row with holes
+        with io.TextIOWrapper(open_input(path, max_line=MAX_LINE), newline="", encoding="utf-8") as f:
             reader = csv.reader(f)
             header = next(reader, [])
             rows = []
@@ -490,7 +491,8 @@ def journal_entries(path: str, wanted: set[str], fields: Sequence[str]) -> Itera
     is one message naming the line."""
     if not os.path.exists(path):
         return
-    with open(path, encoding="utf-8", errors="replace") as f:
+    # a regular file only, of lines of at most MAX_LINE bytes (a sparse journal of NUL bytes is one line)
+    with io.TextIOWrapper(open_input(path, max_line=MAX_LINE), encoding="utf-8", errors="replace") as f:
         for n, line in enumerate(f, 1):
             try:
                 r = json.loads(line)

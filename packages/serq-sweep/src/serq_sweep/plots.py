@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from serq.errors import UserError
-from serq.files import open_input
+from serq.files import MAX_LINE, open_input
 
 FORMATS = ("svg", "png", "pdf")
 #: the largest magnitude a value drawn may have: matplotlib cannot lay out an axis that reaches the end of the
@@ -60,7 +60,9 @@ def _read(table: Any) -> Any:
     path = os.fspath(table)
     fmt = table_format(path, "serq plot")
     try:
-        with open_input(path) as f:
+        # a CSV's lines at most MAX_LINE bytes: a sparse file of 1 GiB of NUL bytes, one line, took pandas
+        # 7 GB to read
+        with open_input(path, max_line=MAX_LINE if fmt == "csv" else None) as f:
             return pd.read_csv(f) if fmt == "csv" else pd.read_parquet(f)
     except (OSError, ValueError) as e:
         raise UserError(f"{path}: cannot read the table: {_why(e)}") from None
@@ -167,7 +169,7 @@ def _dump_csv(folder: str, name: str, gauge: bool) -> tuple[list[float], list[fl
         raise UserError(f"{folder}: no {kind} {name} in the dump ({kind}s there: {', '.join(have) or 'none'})")
     ts, vs = [], []
     try:
-        f = io.TextIOWrapper(open_input(path), newline="", encoding="utf-8")
+        f = io.TextIOWrapper(open_input(path, max_line=MAX_LINE), newline="", encoding="utf-8")
     except OSError as e:
         raise UserError(f"{path}: cannot read: {_why(e)}") from None
     with f:
@@ -231,7 +233,7 @@ def _read_records(source: Any) -> Any:
     if not low.endswith((".csv", ".parquet")):
         raise UserError(f"{path}: --cdf reads a dump folder or a records file (.parquet or .csv)")
     try:
-        with open_input(path) as f:
+        with open_input(path, max_line=MAX_LINE if low.endswith(".csv") else None) as f:
             return pd.read_csv(f) if low.endswith(".csv") else pd.read_parquet(f)
     except (OSError, ValueError) as e:
         raise UserError(f"{path}: cannot read the records: {_why(e)}") from None

@@ -27,7 +27,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from serq.errors import UserError
-from serq.files import open_input
+from serq.files import MAX_LINE, open_input
 
 #: one run's records: table name -> column -> a numpy array
 Run = dict[str, dict[str, Any]]
@@ -113,7 +113,8 @@ def _read_csv(path: str) -> tuple[list[str], dict[str, dict[str, Any]]]:
     column is written as one, as the writer writes integer columns)."""
     import numpy as np
 
-    with io.TextIOWrapper(open_input(path), newline="", encoding="utf-8") as f:  # a FIFO would block
+    # a regular file only (a FIFO would block), of lines of at most MAX_LINE bytes (a sparse file is one line)
+    with io.TextIOWrapper(open_input(path, max_line=MAX_LINE), newline="", encoding="utf-8") as f:
         reader = csv.reader(f)
         header = next(reader, None)
         if header is None:

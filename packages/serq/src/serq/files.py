@@ -53,7 +53,7 @@ from typing import IO
 
 from .errors import UserError
 
-__all__ = ["MAX_JSON", "MAX_NAME", "MAX_SOURCE", "OutputError", "check_distinct", "check_folder", "check_not_input", "check_output",
+__all__ = ["MAX_JSON", "MAX_LINE", "MAX_NAME", "MAX_SOURCE", "LineTooLong", "OutputError", "check_distinct", "check_folder", "check_not_input", "check_output",
            "check_own", "file_names", "open_atomic", "open_input",
            "open_own_append", "read_input", "write_atomic"]
 
@@ -77,11 +77,68 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
-def open_input(path: str | os.PathLike[str]) -> IO[bytes]:
+#: the longest line a file read a line at a time (a trace, a table, a dump's CSV) may have
+MAX_LINE = 16 * 2**20
+
+
+class LineTooLong(OSError):
+    """A line of a file read a line at a time is longer than its reader takes (:data:`MAX_LINE`): ``line``
+    is its number (from 1)."""
+
+    def __init__(self, path: str, line: int, limit: int):
+        super().__init__(errno.EFBIG, f"line {line} is longer than {_short(limit)}", path)
+        self.line = line
+
+
+class _BoundedLines(io.RawIOBase):
+    """A file's bytes as they are, raising :class:`LineTooLong` once a line runs past ``limit`` bytes (a
+    line that lies inside one chunk read, 64 KiB, is not measured: the limit bounds what a reader holds):
+    a reader of lines (csv, pandas, a text layer) holds a line whole, and a sparse file of 1 GiB of NUL
+    bytes is one line of 1 GiB. One look per chunk read (``rfind`` and ``count``), not per line."""
+
+    def __init__(self, raw: io.FileIO, limit: int, name: str):
+        self._raw = raw
+        self._limit = limit
+        self._run = 0  # bytes since the last line feed
+        self._lines = 1
+        self.name = name
+
+    def readable(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        return self._raw.fileno()
+
+    def readinto(self, b) -> int:
+        n = self._raw.readinto(b)
+        if n:
+            chunk = bytes(memoryview(b)[:n])
+            last = chunk.rfind(b"\n")
+            if last < 0:
+                self._run += n
+            else:
+                if self._run + chunk.find(b"\n") > self._limit:
+                    raise LineTooLong(self.name, self._lines, self._limit)
+                self._lines += chunk.count(b"\n")
+                self._run = n - last - 1
+            if self._run > self._limit:
+                raise LineTooLong(self.name, self._lines, self._limit)
+        return n
+
+    def close(self) -> None:
+        if not self.closed:
+            try:
+                self._raw.close()
+            finally:
+                super().close()
+
+
+def open_input(path: str | os.PathLike[str], *, max_line: int | None = None) -> IO[bytes]:
     """``path``, a file the user gave to be read, opened for reading in binary mode: only a regular file
     (through symbolic links). The open does not wait for a FIFO's writer; a FIFO, a device, a socket or a
     folder is an ``OSError`` whose ``strerror`` says what it is (``is a FIFO (a named pipe), not a
-    file``) and whose ``filename`` is ``path``, as a missing file's is."""
+    file``) and whose ``filename`` is ``path``, as a missing file's is. With ``max_line``, a read that
+    meets a line longer than that many bytes raises :class:`LineTooLong` (an ``OSError``)."""
     name = os.fspath(path)
     if "\0" in name:  # what a program or an IR file may say (`trace "a\0b"`): os.open raised ValueError
         raise OSError(errno.EINVAL, "a file name holds no NUL character", name)
@@ -92,6 +149,9 @@ def open_input(path: str | os.PathLike[str]) -> IO[bytes]:
             raise OSError(0, f"is {_kind(mode)}, not a file", name)
         if hasattr(os, "set_blocking"):
             os.set_blocking(fd, True)
+        if max_line is not None:
+            return io.BufferedReader(_BoundedLines(io.FileIO(fd, "rb", closefd=True), max_line, name),
+                                     buffer_size=64 * 1024)
         return open(fd, "rb", closefd=True)  # noqa: SIM115 - the caller closes it
     except BaseException:
         os.close(fd)
@@ -103,6 +163,11 @@ def open_input(path: str | os.PathLike[str]) -> IO[bytes]:
 MAX_SOURCE = 16 * 2**20
 #: the most bytes a JSON document a user gives (an IR file, a scenario, a step trace) may have
 MAX_JSON = 256 * 2**20
+
+
+def _short(n: int) -> str:
+    """A limit in bytes in words: ``16 MiB``, ``100 bytes``."""
+    return f"{n // 2**20} MiB" if n >= 2**20 and n % 2**20 == 0 else f"{n} bytes"
 
 
 def _size(n: int) -> str:
@@ -126,7 +191,7 @@ def read_input(path: str | os.PathLike[str], *, limit: int | None = None, what: 
         data = f.read(limit + 1) if size <= limit else b""
         if size > limit or len(data) > limit:
             raise OSError(errno.EFBIG, f"is {_size(max(size, len(data)))}, more than {what} may have "
-                          f"({limit // 2**20} MiB)", os.fspath(path))
+                          f"({_short(limit)})", os.fspath(path))
         return data
 
 
