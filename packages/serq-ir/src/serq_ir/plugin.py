@@ -29,6 +29,7 @@ def _load_ir(path: Path, options: object = None):
     except OSError as e:
         raise IRError(f"error: {path}: cannot read: {e.strerror or e}") from None
     program = decode(data, name=str(path))
+    _keys_once(data, str(path))
     pm = getattr(options, "pm", None)
     if pm is not None:
         from serq.extensions import ir_problems
@@ -38,6 +39,23 @@ def _load_ir(path: Path, options: object = None):
             at, message = found
             raise IRError(f"error: {path}: {message} - at '{at}'")
     return program
+
+
+def _keys_once(data: bytes, name: str) -> None:
+    """Refuse (IRError, at the second key) an IR file an object of which gives a key twice: msgspec keeps
+    the last (``"horizon": 5, … "horizon": 100`` ran to 100), as a program that gives a setting twice is
+    refused. ``data`` is JSON msgspec has decoded."""
+    from serq.jsonin import JSONDuplicateKey, check_keys
+
+    from .errors import IRError
+
+    text = data.decode("utf-8", errors="replace").removeprefix("\ufeff")
+    try:
+        check_keys(text)
+    except JSONDuplicateKey as e:
+        raise IRError(e.message(text, name)) from None
+    except (ValueError, RecursionError):  # pragma: no cover - msgspec read it: json's own limits
+        pass
 
 
 @hookimpl

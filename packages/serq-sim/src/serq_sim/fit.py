@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass, field
 
 from serq.errors import UserError
-from serq.jsonin import JSONNumberError, loads, located, read_text
+from serq.jsonin import JSONDuplicateKey, JSONNumberError, loads, located, read_text
 
 #: The composition terms, in the order of their coefficients after the fixed term ``c``.
 TERMS = ("decoders", "kv_decode", "prefilled", "attention")
@@ -82,6 +82,9 @@ def read_steps(path: str) -> list[tuple[float, float, float, float, float]]:
             obj = loads(raw)
         except JSONNumberError as e:
             raise UserError(f"{where}: error: {e}") from None
+        except JSONDuplicateKey as e:  # json kept the last: which the writer meant is anybody's guess
+            raise UserError(located(raw, path, no, e.pos + 1, f"{e} (first at column {e.first + 1})", first=no)
+                            ) from None
         except json.JSONDecodeError as e:  # a step is one line: e.colno is the column in it
             raise UserError(located(raw, path, no, e.colno, f"not a JSON object: {e.msg}", first=no)) from None
         except RecursionError:  # json.loads recurses a frame per level of [ or {

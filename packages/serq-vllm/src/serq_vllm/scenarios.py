@@ -82,7 +82,7 @@ def read_scenario(file: str | Path) -> dict[str, Any]:
             p = named
         else:
             raise UserError(f"{file}: no such scenario file or shipped scenario (see `serq vllm scenarios`)")
-    from serq.jsonin import JSONNumberError, loads, located, located_at, read_text
+    from serq.jsonin import JSONDuplicateKey, JSONNumberError, loads, located, located_at, read_text
 
     text = read_text(p, "a scenario")
     if not text.strip():
@@ -93,6 +93,8 @@ def read_scenario(file: str | Path) -> dict[str, Any]:
         raise UserError(located_at(text, p, e.pos, f"not JSON: {e.msg}")) from None
     except JSONNumberError as e:
         raise UserError(f"{p}: error: {e}") from None
+    except JSONDuplicateKey as e:  # json kept the last: which the writer meant is anybody's guess
+        raise UserError(e.message(text, p)) from None
     except RecursionError:  # json.loads recurses a frame per level of [ or {
         raise UserError(f"{p}: error: not a scenario: JSON nested too deeply") from None
     try:

@@ -1,15 +1,19 @@
-"""JSON a user gave (a step trace, a scenario), read by Python's ``json`` with one guard: an integer must
-have a float's range (at most 308 digits), as every number a program reads does. Without it a number such
-as ``1e400`` written out in digits was read as a Python int that no float conversion takes (an
-``OverflowError`` deep in the code that used it) and one of more than 4 300 digits was refused by the int
-parser with a message about Python's limits."""
+"""JSON a user gave (a step trace, a scenario), read by Python's ``json`` with two guards: an integer must
+have a float's range (at most 308 digits), as every number a program reads does, and no object may give a
+key twice. Without the first a number such as ``1e400`` written out in digits was read as a Python int
+that no float conversion takes (an ``OverflowError`` deep in the code that used it) and one of more than
+4 300 digits was refused by the int parser with a message about Python's limits; without the second
+``{"budget": 48, …, "budget": 1}`` was read as its last value, silently (which of the two the writer
+meant is anybody's guess; a program that gives a setting twice is refused)."""
 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
-__all__ = ["JSONNumberError", "at_byte", "located", "located_at", "loads", "read_text"]
+__all__ = ["JSONDuplicateKey", "JSONNumberError", "at_byte", "check_keys", "first_twice", "located", "located_at",
+           "loads", "read_text"]
 
 #: the most digits an integer in a user's JSON may have (10**308 < the largest float < 10**309)
 MAX_DIGITS = 308
@@ -33,13 +37,97 @@ def _int(text: str) -> int:
 _ZEROS = str.maketrans("123456789", "000000000")
 
 
+class JSONDuplicateKey(ValueError):
+    """An object of a user's JSON that gives a key twice: ``key``, and the character offsets of the second
+    (``pos``) and of the first (``first``) in the text."""
+
+    def __init__(self, key: str, pos: int, first: int):
+        super().__init__(f"the key {json.dumps(key)} is given twice in one object")
+        self.key, self.pos, self.first = key, pos, first
+
+    def message(self, text: str, name: str) -> str:
+        """The error located at the second key of ``text`` (:func:`located_at`), naming where the first is."""
+        start = text.rfind("\n", 0, self.first) + 1
+        where = f"line {text.count(chr(10), 0, self.first) + 1}, column {self.first - start + 1}"
+        return located_at(text, name, self.pos, f"{self} (first at {where})")
+
+
+class _Twice(Exception):
+    """Raised by :func:`_pairs` out of ``json.loads``: some object gives a key twice."""
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    d = dict(pairs)
+    if len(d) != len(pairs):
+        raise _Twice
+    return d
+
+
+#: the tokens that tell where a key is: strings and the structural characters (numbers and literals are
+#: passed over)
+_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]:]')
+
+
+def first_twice(text: str) -> tuple[str, int, int] | None:
+    """The first key (in the text's order) an object of the JSON ``text`` gives twice, as ``(key, offset of
+    the second, offset of the first)``, or None. A scan of the text's tokens: what places the error once
+    ``json.loads`` has found that there is one."""
+    stack: list[dict[str, int] | None] = []  # per open bracket: the keys of an object, None for an array
+    last = None  # the string token just before
+    for m in _TOKENS.finditer(text):
+        tok = m.group()
+        c = tok[0]
+        if c == '"':
+            last = m
+            continue
+        if c == "{":
+            stack.append({})
+        elif c == "[":
+            stack.append(None)
+        elif c in "}]":
+            if stack:
+                stack.pop()
+        elif stack and stack[-1] is not None and last is not None:  # a ':' after a string: a key
+            try:
+                key = json.loads(last.group())
+            except ValueError:  # pragma: no cover - json.loads read the text
+                key = last.group()
+            seen = stack[-1]
+            if key in seen:
+                return key, last.start(), seen[key]
+            seen[key] = last.start()
+        last = None
+    return None
+
+
+def _twice(text: str) -> JSONDuplicateKey:
+    found = first_twice(text)
+    if found is None:  # pragma: no cover - json.loads found one
+        return JSONDuplicateKey("?", 0, 0)
+    return JSONDuplicateKey(*found)
+
+
 def loads(data: str | bytes) -> Any:
     """``json.loads(data)`` refusing an integer beyond a float's range (:class:`JSONNumberError`, a
-    ``ValueError``); ``NaN`` and ``Infinity`` are read as Python's json reads them, for the caller to
-    refuse where a finite number goes."""
-    if isinstance(data, str) and "0" * (MAX_DIGITS + 1) not in data.translate(_ZEROS):
-        return json.loads(data)  # no run of more than MAX_DIGITS digits: no integer _int would refuse
-    return json.loads(data, parse_int=_int)
+    ``ValueError``) and an object that gives a key twice (:class:`JSONDuplicateKey`, a ``ValueError``);
+    ``NaN`` and ``Infinity`` are read as Python's json reads them, for the caller to refuse where a finite
+    number goes."""
+    try:
+        if isinstance(data, str) and "0" * (MAX_DIGITS + 1) not in data.translate(_ZEROS):
+            # no run of more than MAX_DIGITS digits: no integer _int would refuse
+            return json.loads(data, object_pairs_hook=_pairs)
+        return json.loads(data, parse_int=_int, object_pairs_hook=_pairs)
+    except _Twice:
+        raise _twice(data if isinstance(data, str) else data.decode("utf-8", errors="replace")) from None
+
+
+def check_keys(text: str) -> None:
+    """Refuse (:class:`JSONDuplicateKey`) JSON ``text`` (JSON another reader has read) in which an object
+    gives a key twice."""
+    try:
+        json.loads(text, object_pairs_hook=_pairs)
+    except _Twice:
+        raise _twice(text) from None
 
 
 def _excerpt(text: str, start: int, end: int, col: int) -> tuple[str, int]:
