@@ -5,8 +5,9 @@ Which target gets what (:func:`open_atomic`):
 
 * **a new path, or a regular file** — written atomically: readers see the old file or the whole new one,
   never a part. The data goes to a temporary file in the target's folder (``.NAME.XXXXXXXX.tmp``,
-  created with the usual ``0o666 & ~umask`` permissions, or with the permissions of the file it
-  replaces), which is flushed, fsynced and then renamed over the target with :func:`os.replace`; the
+  created with the usual ``0o666 & ~umask`` permissions, or with the permissions, owner and group of the
+  file it replaces, where this user may give them; a file the user may not write is refused, as a shell's
+  ``>`` refuses it), which is flushed, fsynced and then renamed over the target with :func:`os.replace`; the
   folder is fsynced too where the platform allows. If anything fails, or the writer is interrupted
   (``KeyboardInterrupt`` included), the temporary file is removed and the target is left as it was. An
   ``OSError`` that names no file (a write to a full disk, say) is raised again naming ``path``.
@@ -286,6 +287,16 @@ def _target(path: str) -> os.stat_result | None:
     return st
 
 
+def _writable(path: str, st: os.stat_result | None) -> None:
+    """Refuse (:class:`OutputError`) to replace an existing regular file the user may not write (a
+    ``0444`` report, say), as a shell's ``>`` refuses it: the rename that replaces a file needs only its
+    folder to be writable, so such a file was replaced all the same."""
+    if (st is not None and stat.S_ISREG(st.st_mode) and not _through_dev(path) and hasattr(os, "access")
+            and not os.access(path, os.W_OK)):
+        raise OutputError(f"{path}: the file is not writable (permission denied); serq replaces a file only "
+                          "where it could write it, as a shell's > does")
+
+
 def check_output(path: str | os.PathLike[str], *, own: bool = False) -> None:
     """Refuse (:class:`OutputError`), before a command does its work, an output :func:`open_atomic` would
     refuse or could not create when the work is done: a folder, a path under ``/dev`` that does not exist,
@@ -294,7 +305,9 @@ def check_output(path: str | os.PathLike[str], *, own: bool = False) -> None:
     path = os.fspath(path)
     if own:
         check_own(path)
-    if _target(path) is not None:
+    st = _target(path)
+    _writable(path, st)
+    if st is not None:
         return
     folder = os.path.dirname(os.path.realpath(path))
     if not os.path.isdir(folder):
@@ -520,6 +533,7 @@ def open_atomic(path: str | os.PathLike[str], mode: str = "w", *,
         check_own(path)
     check_not_input(path, inputs)
     st = _target(path)
+    _writable(path, st)
     if (st is not None and not stat.S_ISREG(st.st_mode)) or (st is not None and _through_dev(path)):
         with _write_through(path, mode) as f:
             yield f
@@ -533,6 +547,12 @@ def open_atomic(path: str | os.PathLike[str], mode: str = "w", *,
     except OSError as e:  # name the file the user asked for, not the temporary one
         raise type(e)(e.errno, e.strerror, path) from None
     try:
+        if st is not None and hasattr(os, "fchown") and (st.st_uid, st.st_gid) != (os.geteuid(), os.getegid()):
+            # and its owner and group, where this user may give them (root may; another user may keep the
+            # group of one they are in): root's serq fmt of a user's file left it root's, the user unable
+            # to write it
+            with contextlib.suppress(OSError):
+                os.fchown(fd, st.st_uid, st.st_gid)
         if exact:  # the replacement keeps the permissions of the file it replaces, or gets those asked for
             with contextlib.suppress(OSError, NotImplementedError):
                 os.chmod(fd, perms)
