@@ -107,7 +107,15 @@ def _cache_folder() -> str | None:
             return None
         d = path_str(env)
     else:
-        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        # a relative XDG_CACHE_HOME is ignored, as the XDG base directory specification says (it made a
+        # folder rel/serq in whatever folder serq ran in, a program's folder someone sent included), and
+        # without an absolute home there is no default folder: both caches are off
+        base = os.environ.get("XDG_CACHE_HOME") or ""
+        if not os.path.isabs(base):
+            home = os.path.expanduser("~")
+            if not os.path.isabs(home):
+                return None
+            base = os.path.join(home, ".cache")
         d = path_join(base, "serq")
     try:
         if not os.path.isdir(d):  # a folder there already is what Path.mkdir(exist_ok=True) leaves alone
