@@ -32,6 +32,20 @@ FORMATS = ("svg", "png", "pdf")
 DRAWABLE = 1e300
 
 
+#: the most lines (and bands) a plot draws: a --hue of a swept name has a few values, but one of a figure or
+#: of a request's column has one per row, and each line costs matplotlib milliseconds (--hue of a column of
+#: 200 000 values ran for more than 5 minutes in 6 GB; a records CDF per value was quadratic)
+MAX_LINES = 1000
+
+
+def _few_lines(count: int, hue: str, per: int = 1) -> None:
+    """Refuse (one message) a --hue whose ``count`` values make more than :data:`MAX_LINES` lines (``per``
+    lines a value)."""
+    if count * per > MAX_LINES:
+        raise UserError(f"--hue {hue}: {count} values, more than the {MAX_LINES} lines a plot draws (a line a "
+                        "value: --hue takes a swept name of a few values)")
+
+
 def drawable(values: Any, what: str) -> None:
     """Refuse (one message) values to draw of which one is finite and beyond :data:`DRAWABLE` in magnitude
     (a table, dump or records file with ``1e308`` in it): matplotlib failed on them with a traceback. ``inf``
@@ -112,6 +126,8 @@ def curve_data(table: Any, x: str, y: str, hue: str | None = None) -> tuple[str,
     for name, what, column in ((x, "--x", x), (y, "--y", f"{fig}:mean" if points_table else fig)):
         _numeric(frame, column, f"{what} {name}")
     out: dict[Any, tuple[list, list, list]] = {}
+    if hue:
+        _few_lines(int(frame[hue].nunique(dropna=False)), hue)
     groups = frame.groupby(hue, sort=True) if hue else [(None, frame)]
     for h, g in groups:
         h = h[0] if isinstance(h, tuple) else h
@@ -281,6 +297,8 @@ def records_cdf_data(records: Any, metrics: Sequence[str], hue: str | None = Non
         raise UserError(f"{where}: --hue {hue}: no column {hue}"
                         + (f" (the swept names: {', '.join(c for c in swept if c != 'point')})" if swept else ""))
     out: dict[tuple[str, Any], list[float]] = {}
+    if hue is not None:
+        _few_lines(len(set(frame[hue].to_numpy().tolist())), hue, len(metrics))
     for name in metrics:
         values = _metric(frame, name, where)
         if hue is None:
