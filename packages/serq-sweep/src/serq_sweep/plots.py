@@ -132,17 +132,37 @@ def curve_data(table: Any, x: str, y: str, hue: str | None = None) -> tuple[str,
     for h, g in groups:
         h = h[0] if isinstance(h, tuple) else h
         xs, ms, cis = [], [], []
-        for xv, gx in sorted(g.groupby(x, sort=True), key=lambda kv: kv[0]):
-            xv = xv[0] if isinstance(xv, tuple) else xv
+        columns = [f"{fig}:mean", f"{fig}:ci"] if points_table else [fig]
+        for xv, part in _by_x(g, x, columns):
             if points_table:
-                m, ci = float(gx[f"{fig}:mean"].iloc[0]), float(gx[f"{fig}:ci"].iloc[0])
+                m, ci = float(part[0][0]), float(part[1][0])
             else:
-                _, m, ci, _ = mean_ci(gx[fig].astype(float).tolist())
+                _, m, ci, _ = mean_ci(part[0].astype(float).tolist())
             xs.append(float(xv))
             ms.append(m)
             cis.append(ci)
         out[h] = (xs, ms, cis)
     return fig, out
+
+
+def _by_x(g: Any, x: str, columns: Sequence[str]) -> Any:
+    """The rows of ``g`` by their value of ``x``, ascending (NaN left out, as ``groupby`` leaves it): per
+    value ``(x, [the values of each of columns, in the rows' order])``. One sort of the column, not a
+    DataFrame a value (grouping with ``groupby`` held every group at once: 3.5 GB and 50 s for a table of
+    200 000 values of x)."""
+    import numpy as np
+    import pandas as pd
+
+    xv = g[x].to_numpy()
+    keep = ~pd.isna(xv)
+    xv = xv[keep]
+    order = np.argsort(xv, kind="stable")
+    xv = xv[order]
+    values, starts = np.unique(xv, return_index=True)
+    ends = [*starts[1:].tolist(), len(xv)]
+    arrays = [g[c].to_numpy()[keep][order] for c in columns]
+    for v, a, b in zip(values.tolist(), starts.tolist(), ends):
+        yield v, [arr[a:b] for arr in arrays]
 
 
 def curve(table: Any, x: str, y: str, hue: str | None = None, *, title: str | None = None) -> Any:
