@@ -21,7 +21,7 @@ from typing import Any
 from serq.errors import UserError
 
 from . import core
-from .axes import Axis, def_axes, parse_range, parse_seeds, points, set_axes
+from .axes import Axis, _number, def_axes, parse_range, parse_seeds, points, set_axes
 from .stats import mean
 
 _OPS = {"<=": operator.le, "<": operator.lt, ">=": operator.ge, ">": operator.gt, "==": operator.eq,
@@ -115,12 +115,16 @@ def find(program: str | Sequence[str], conditions: str | Sequence[str], over: tu
     if ":" not in spec:
         raise UserError(f"--over {name} {spec}: a range LO:HI or LO:HI:STEP")
     parts = spec.split(":")
-    grid = parse_range(spec, f"--over {name}") if len(parts) == 3 else None
-    lo, hi = (grid[0], grid[-1]) if grid else tuple(parse_range(spec, f"--over {name}")[i] for i in (0, -1))
-    if len(parts) == 2:
-        lo, hi = float(parts[0]), float(parts[1])
+    if len(parts) == 3:
+        grid = parse_range(spec, f"--over {name}")
+        lo, hi = grid[0], grid[-1]
+    elif len(parts) == 2:  # a bisection between LO and HI: no grid, however many units apart they are (it
+        grid = None  # was read as a grid of step 1, and LO:HI more than a million apart refused as too many values)
+        lo, hi = _number(parts[0], f"--over {name}"), _number(parts[1], f"--over {name}")
         if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
             raise UserError(f"--over {name} {spec}: LO must be below HI, both finite")
+    else:
+        raise UserError(f"--over {name} {spec}: a range LO:HI or LO:HI:STEP")
     tol = tol if tol is not None else (hi - lo) / 64
     if not (tol > 0):
         raise UserError(f"--tol {tol:g}: must be positive")
