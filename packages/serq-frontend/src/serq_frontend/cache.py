@@ -129,8 +129,10 @@ def _cache_folder() -> str | None:
     if why is not None:
         if str(d) not in _warned and sys.stderr is not None:
             _warned.add(str(d))
-            sys.stderr.write(f"serq: warning: not using the cache folder {d}: it {why} (make it your own "
-                             "and not writable by others, or set SERQ_CACHE_DIR to another folder)\n")
+            from serq.errors import printable
+
+            sys.stderr.write(f"serq: warning: not using the cache folder {printable(d)}: it {why} (make it your "
+                             "own and not writable by others, or set SERQ_CACHE_DIR to another folder)\n")
         return None
     return d if os.access(d, os.W_OK) else None
 

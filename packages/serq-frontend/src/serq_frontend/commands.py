@@ -59,8 +59,10 @@ def fmt_command(pm: Any, files: tuple[str, ...], check: bool) -> None:
                                    "written (run serq fmt again)")
         for f, _data, new in changed:  # atomically, as every output (serq.files): a failed write leaves the file as it was
             write_atomic(Path(f), new)
-    for f, _data, _new in changed:
-        click.echo(f"{'would reformat' if check else 'reformatted'} {f}")
+    from serq.errors import printable
+
+    for f, _data, _new in changed:  # a name as a message prints it: `serq fmt *.sq` in a folder someone sent
+        click.echo(f"{'would reformat' if check else 'reformatted'} {printable(f)}")
     if check and changed:
         sys.exit(1)
 

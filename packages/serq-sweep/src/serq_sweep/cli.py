@@ -7,6 +7,7 @@ import sys
 
 import click
 from serq import signals
+from serq.errors import printable
 from serq.options import ARRIVALS, EVENTS, HORIZON, SECONDS, WARMUP, Integer, Number
 from serq.options import Path as SerqPath
 
@@ -120,10 +121,10 @@ def sweep_command(pm, files, sets, defs, zips, seeds, horizon, warmup, arrivals,
         if out is None and not show:
             sys.stdout.write(core.encode_table(columns, table, "csv").decode("utf-8"))
         elif out is not None:
+            files = f"{out}; per point: {core.points_path(out)}" + (
+                f"; records: {', '.join(recs.files.values())}" if recs is not None else "")
             click.echo(f"{len(table)} run(s) of {len(plan.points)} point(s) x {len(plan.seeds)} seed(s) "
-                       f"({len(table) - resumed} run now, {resumed} resumed): {out}; per point: "
-                       f"{core.points_path(out)}"
-                       + (f"; records: {', '.join(recs.files.values())}" if recs is not None else ""), err=True)
+                       f"({len(table) - resumed} run now, {resumed} resumed): {printable(files)}", err=True)
         if show:
             sys.stdout.write(show_table(plan, columns, table, show))
         sys.stdout.flush()
