@@ -116,3 +116,37 @@ def test_a_step_trace_of_blank_lines_is_read_without_a_string_a_line(tmp_path):
     assert _one_error(r) == f"s.jsonl:{64 * 2**20 + 1}: error: time is -1: a finite number, not negative\n"
     assert seconds < 30
     assert rss < 600 * 2**20, rss
+
+
+def test_a_small_file_read_with_a_limit_allocates_what_it_holds(tmp_path):
+    # read(limit + 1) allocated the limit first: 256 MB for a scenario of a few bytes, and a run near its
+    # memory limit (ulimit -v) failed to end with its partial report when it read its program back
+    import tracemalloc
+
+    from serq.files import read_input
+
+    (tmp_path / "s.json").write_bytes(b"{}" * 500)
+    tracemalloc.start()
+    try:
+        assert read_input(tmp_path / "s.json", limit=MAX_JSON) == b"{}" * 500
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 2**20, peak
+
+
+def test_a_file_that_grows_past_its_size_is_read_to_the_limit(tmp_path, monkeypatch):
+    from serq import files
+
+    (tmp_path / "p.sq").write_bytes(b"x" * 5000)
+    real = os.fstat
+
+    def smaller(fd):  # the size a moment before the file grew
+        st = real(fd)
+        return os.stat_result((*st[:6], 10, *st[7:]))
+
+    monkeypatch.setattr(files.os, "fstat", smaller)
+    assert files.read_input(tmp_path / "p.sq", limit=5000) == b"x" * 5000
+    with pytest.raises(OSError) as e:
+        files.read_input(tmp_path / "p.sq", limit=4999, what="a serQ source")
+    assert e.value.strerror == "is 5000 bytes (4.88 KiB), more than a serQ source may have (4999 bytes)"

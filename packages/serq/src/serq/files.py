@@ -189,7 +189,18 @@ def read_input(path: str | os.PathLike[str], *, limit: int | None = None, what: 
         if limit is None:
             return f.read()
         size = os.fstat(f.fileno()).st_size
-        data = f.read(limit + 1) if size <= limit else b""
+        # what the file holds, and a byte to see it grow: read(n) allocates n bytes first, and a read of
+        # limit + 1 took 256 MB for a file of a few (a run near its memory limit then failed to end)
+        data = f.read(size + 1) if size <= limit else b""
+        if len(data) > size:  # it grew since: the rest in pieces, to the limit
+            parts, total = [data], len(data)
+            while total <= limit:
+                piece = f.read(min(2**20, limit + 1 - total))
+                if not piece:
+                    break
+                parts.append(piece)
+                total += len(piece)
+            data = b"".join(parts)
         if size > limit or len(data) > limit:
             raise OSError(errno.EFBIG, f"is {_size(max(size, len(data)))}, more than {what} may have "
                           f"({_short(limit)})", os.fspath(path))
