@@ -305,10 +305,29 @@ class Parser:
         self.lark = lark
 
     def parse(self, text: str, file: str, reporter: Reporter, *, start: str = "start") -> Any:
+        """The AST of ``text`` (lark's LALR loop, ``parse_from_state``, with one guard): a parse whose stack
+        grows past :data:`MAX_STACK` entries is refused at the token that grows it, without reading on.
+        What the parser holds on its stack until it can reduce it (a run of ``(``, of prefix ``-``, of
+        ``c ? a :``) took some 400 bytes a character: a source of 16 MiB of ``(`` would take 6 GB before any
+        error; a program nested so deeply is refused after the parse anyway (``MAX_NESTING``, at its
+        deepest node), and a program within it needs a stack of a few thousand at most."""
         self.context.file = file
         self.context.reporter = reporter
         try:
-            return self.lark.parse(text, start=start)
+            ip = self.lark.parse_interactive(text, start=start)
+            state = ip.parser_state
+            stack = state.state_stack
+            token = None
+            for token in ip.lexer_thread.lex(state):
+                state.feed_token(token)
+                if len(stack) > MAX_STACK:
+                    from . import MAX_NESTING
+
+                    raise reporter.error(Pos(file, token.line or 0, token.column or 0),
+                                         f"the program nests more than {MAX_NESTING} deep here (expressions, "
+                                         "brackets and blocks inside one another)")
+            end = Token.new_borrow_pos("$END", "", token) if token is not None else Token("$END", "", 0, 1, 1)
+            return state.feed_token(end, True)
         except UnexpectedInput as e:
             raise syntax_error(e, text, file, reporter, self) from None
 
@@ -360,6 +379,10 @@ class Parser:
                                              if t.pattern.type == "str" and t.pattern.value.isalpha()})
         return words
 
+
+#: the most entries the parser's stack may hold (:meth:`Parser.parse`): a program nested ``MAX_NESTING``
+#: deep needs a few per level (and is refused at its deepest node after the parse); some 20 MB
+MAX_STACK = 50_000
 
 #: how every parser is built (the tables file's key includes them)
 LARK_OPTIONS: dict[str, Any] = {"parser": "lalr", "lexer": "contextual", "propagate_positions": False,
