@@ -73,6 +73,25 @@ def test_a_file_that_is_removed_while_it_is_formatted_is_not_made_again(tmp_path
     assert not a.exists()
 
 
+def test_a_file_another_fmt_formats_meanwhile_is_no_error(tmp_path, monkeypatch, capsys):
+    # two serq fmt of one file at once: the second finds the layout it would write already there
+    from serq_frontend import fmt
+
+    a = tmp_path / "a.sq"
+    a.write_text(OLD)
+    real = fmt.format_source
+
+    def format_as_another_does(text):
+        out = real(text)
+        a.write_text(out)
+        return out
+
+    monkeypatch.setattr(fmt, "format_source", format_as_another_does)
+    code, out, err = _fmt(capsys, str(a))
+    assert code == 0 and err == "" and out == f"reformatted {a}\n", err
+    assert a.read_text() == real(OLD)
+
+
 def test_one_file_named_twice_or_through_a_link_is_formatted_once(tmp_path):
     a = tmp_path / "a.sq"
     a.write_text(OLD)

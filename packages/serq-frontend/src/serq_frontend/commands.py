@@ -48,17 +48,22 @@ def fmt_command(pm: Any, files: tuple[str, ...], check: bool) -> None:
         from serq.files import write_atomic
 
         # a file that changed since it was read (an editor saved it while serq fmt parsed) is not written
-        # over: its new text would be lost for the layout of the old one
-        for f, data, _new in changed:
+        # over: its new text would be lost for the layout of the old one (one that another serq fmt has
+        # just given this very layout needs no write)
+        done = set()
+        for f, data, new in changed:
             try:
                 now = read_input(Path(f), limit=MAX_SOURCE)
             except OSError:
                 now = None
-            if now != data:
+            if now == new.encode("utf-8"):
+                done.add(f)
+            elif now != data:
                 raise CompileError(f"error: {f}: changed while serq fmt was formatting it; nothing was "
                                    "written (run serq fmt again)")
         for f, _data, new in changed:  # atomically, as every output (serq.files): a failed write leaves the file as it was
-            write_atomic(Path(f), new)
+            if f not in done:
+                write_atomic(Path(f), new)
     from serq.errors import printable
 
     for f, _data, _new in changed:  # a name as a message prints it: `serq fmt *.sq` in a folder someone sent
