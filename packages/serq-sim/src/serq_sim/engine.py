@@ -83,7 +83,7 @@ class Simulation:
         "compiler", "cur", "dirty", "eid_counter", "end", "ended", "events", "flow_network", "free_pools",
         "gap_fn", "gauge_last", "gauge_points", "gauges", "grow_pools", "heap", "heap_left", "horizon",
         "init_fn", "interrupted", "join_counter", "live", "live_next", "live_t", "max_events", "max_samples",
-        "max_wall", "nattrs", "need_est", "next_serial", "now", "nplaces", "null_ctx", "obs", "obs_app",
+        "max_wall", "mem_guard", "nattrs", "need_est", "next_serial", "now", "nplaces", "null_ctx", "obs", "obs_app",
         "open_arrivals", "partial", "partial_note", "pool_base", "pools", "preempt_count", "program",
         "progress", "queue_free", "rate", "ready", "record_tables", "release_counter", "rngs", "seed",
         "session_fn", "shared_families", "show_progress", "slot_more", "source", "spans", "stage_base",
