@@ -338,7 +338,7 @@ def test_files_the_sweep_names_itself_are_never_links_or_fifos(tmp_path, entry, 
                         "--no-progress", "--out", str(tmp_path / "r.csv")], capture_output=True, text=True,
                        timeout=120)
     assert r.returncode == 1, r.stderr
-    assert f"{target}: is {'a symbolic link' if kind == 'link' else 'not a regular file'}" in r.stderr
+    assert f"{target}: is {'a symbolic link' if kind == 'link' else 'a FIFO (a named pipe)'}" in r.stderr
     assert "Traceback" not in r.stderr
     assert victim.read_text() == "keep me\n"
     assert not (tmp_path / "r.csv").exists()
