@@ -81,7 +81,7 @@ def _pick(rng: random.Random, weighted):
 
 #: holds whose units draw (off: a session waiting at the end of the run with such units crashes the fast
 #: tier, test_drawn_units_of_a_session_waiting_at_the_end)
-DRAWN_UNITS = False
+DRAWN_UNITS = True
 
 #: the constructs one step outside the fast tier's class, each with the exclusion it must give
 EDGES = {
@@ -724,11 +724,6 @@ def _report_on_each_tier(src: str, monkeypatch) -> dict[str, object]:
     return out
 
 
-@pytest.mark.xfail(strict=True, reason="fast tier: a session still waiting at a pool at the end of the run "
-                   "whose hold's units draw crashes the report (TypeError 'NoneType' object is not "
-                   "subscriptable): fast._write_back_pools rebuilds the waiting sessions without their draw "
-                   "state (Session.draws is None), and Simulation._finish evaluates their demand again for "
-                   "over_cap (pools/admission.demand_of -> the units' draw -> rand.place_draw)")
 def test_drawn_units_of_a_session_waiting_at_the_end(monkeypatch):
     # docs/simulator.md, "The fast tier": a cap-only pool's holds may have any units, and the report is
     # the general engine's byte for byte. batch(3) at 0: session 0 takes 0.6 + u (u in [0, 0.1]) of the 1

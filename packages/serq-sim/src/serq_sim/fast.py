@@ -1588,6 +1588,8 @@ def _write_back_pools(sim, gen: _Gen, st: dict, sessions_too: bool = True) -> No
         if s is None:
             s = Session(int(A[gen.XS]), sim.nattrs)
             s.attrs = list(A[:sim.nattrs])
+            if gen.XD is not None:  # its block's draw state (rand.place_state): over_cap draws its units again
+                s.draws = A[gen.XD]
             sessions[id(A)] = s
         return s
 
