@@ -25,9 +25,8 @@ runs, branches and loops, a hold naming one pool family twice): ``fast.exclusion
 the generator meant, and both runs are the general engine's. Programs at those limits (nested exactly 8
 deep, 200 stage families, 2 000 runs, branches and loops) are in the class.
 
-Holds whose units draw are left out (``DRAWN_UNITS``) while the defect they show is open: a session still
-waiting with such units at the end of the run crashes the fast tier's report
-(test_drawn_units_of_a_session_waiting_at_the_end).
+Holds whose units draw are in (``DRAWN_UNITS``): they found the fast tier's report crashing on a session
+still waiting with such units at the end of the run (test_drawn_units_of_a_session_waiting_at_the_end).
 
 Each block of programs also checks, in aggregate, that nearly every program compiles, that most ran on
 the fast tier (``Report.tier``; every program in the class that ran to its report did), that the errors

@@ -11,8 +11,8 @@ from ..compile import num, reads
 from ..stages import Ctx, Job
 
 EPS = 1e-9
-#: ``SERQ_TRACE_ITER=1``: print every iteration's composition on stderr (debugging).
-_TRACE = bool(os.environ.get("SERQ_TRACE_ITER"))
+#: ``SERQ_TRACE_ITER=1``: print every iteration's composition on stderr (debugging; empty or 0: off).
+_TRACE = os.environ.get("SERQ_TRACE_ITER", "").strip() not in ("", "0")
 _INF = math.inf
 #: below this a float holds every whole number exactly (and subtracting one is exact)
 _EXACT = 9007199254740992.0
