@@ -73,7 +73,12 @@ CASES = {
                                      "an extension names a plugin's kind, not the built-in 'Fifo' (write the "
                                      "node {\"kind\": \"Fifo\", …} itself) - at '$.stages[0].kind.name'"),
     "workload block": (set_(["workload", "turn"], [{"kind": "End"}]),
-                       "a workload turn block only sets and observes, not End - at '$.workload.turn[0]'"),
+                       "a workload turn block only sets, observes and branches over them, not End - at "
+                       "'$.workload.turn[0]'"),
+    "workload block, in a branch": (set_(["workload", "init"], [{"kind": "Branch", "guard": ONE, "then": [],
+                                                                 "orelse": [{"kind": "End"}]}]),
+                                    "a workload init block only sets, observes and branches over them, not End - "
+                                    "at '$.workload.init[0].orelse[0]'"),
     # values the frontend refuses at link time are refused in a file too (serq_ir.rules)
     "draw domain": (set_(["session", 1, "work"], {"kind": "Draw", "dist": "uniform", "args": [
         {"kind": "Num", "value": 5.0}, ONE]}),

@@ -6,7 +6,7 @@ error naming the place (``$.session[0].slot``) rather than a failure deep inside
 rules of the language the simulator relies on: each function, draw and observable has its number of
 arguments, an observable reads a pool or a stage as its name says, an expression read where there is no
 session (a ps stage's capacity, a step stage's budget, chunk and cost, a gauge, an arrival gap) reads no
-attribute, and a workload ``init`` or ``turn`` block only sets and observes.
+attribute, and a workload ``init`` or ``turn`` block only sets and observes (and branches over them).
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from .nodes import (
     Batch,
     Binary,
     BinaryOp,
+    Branch,
     Call,
     Choose,
     Closed,
@@ -324,11 +325,17 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
     wl = program.workload
     if isinstance(wl.arrive, Renewal):
         no_session(wl.arrive.gap, "$.workload.arrive.gap", "an arrival gap")
+    def plain(stmts, where: str, block: str) -> None:
+        for i, st in enumerate(stmts):
+            if isinstance(st, Branch):
+                plain(st.then, f"{where}[{i}].then", block)
+                plain(st.orelse, f"{where}[{i}].orelse", block)
+            elif not isinstance(st, Set | Observe):
+                fail(f"{where}[{i}]", f"a workload {block} block only sets, observes and branches over them, "
+                     f"not {type(st).__name__}")
+
     for block in ("init", "turn"):
-        for i, st in enumerate(getattr(wl, block)):
-            if not isinstance(st, Set | Observe):
-                fail(f"$.workload.{block}[{i}]", f"a workload {block} block only sets and observes, not "
-                     f"{type(st).__name__}")
+        plain(getattr(wl, block), f"$.workload.{block}", block)
     # Names are the source's (a stage and a pool share one name space, a gauge may not take an observe's
     # name): the report keys its figures, and a dump its files, by name, so a second observe, gauge, stage
     # or pool of one name would silently replace the first's figures and overwrite its dump file.

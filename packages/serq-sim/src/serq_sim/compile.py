@@ -610,18 +610,51 @@ class Compiler:
         return fn
 
     def plain_fn(self, stmts: list[N.Stmt], name: str, rng: str = "workload"):
-        """A plain function ``f(s)`` for an ``init`` or ``turn`` block (only ``set`` and ``observe``)."""
+        """A plain function ``f(s)`` for an ``init`` or ``turn`` block (``set``, ``observe`` and ``branch``
+        over them)."""
         lines = [f"def _{name}(s):", "    A = s.attrs", "    C = E.null_ctx"]
-        for st in stmts:
-            self.cur_span = self.span_id(getattr(st, "span", None))
-            if isinstance(st, N.Set):
-                lines.append(f"    A[{st.slot}] = {self.expr(st.value, rng)}")
-            elif isinstance(st, N.Observe):
-                lines.append(f"    E.observe(s, {st.observe}, {self.expr(st.value, rng)})")
-            else:
-                raise ValueError(f"a workload {name} block may only set and observe, not {type(st).__name__}")
+        self._plain(stmts, lines, 1, name, rng)
         lines.append("    return")
         return self._define("\n".join(lines) + "\n", name)
+
+    def _plain(self, stmts: list[N.Stmt], lines: list[str], ind: int, name: str, rng: str) -> None:
+        """The statements of a plain block at indentation ``ind``: a run longer than CHUNK, and a branch
+        nested deeper than Python's limits allow, become plain functions of their own, called in place."""
+        pad = "    " * ind
+        if not stmts:
+            lines.append(pad + "pass")
+            return
+        if len(stmts) > CHUNK or ind > NEST_LIMIT:
+            for k in range(0, len(stmts), CHUNK):
+                fn = self.plain_fn(stmts[k:k + CHUNK], self.fresh("_plain")[1:], rng)
+                lines.append(f"{pad}{self.obj(fn, '_pf')}(s)")
+            return
+        for st in stmts:
+            self.cur_span = sid = self.span_id(getattr(st, "span", None))
+            if isinstance(st, N.Set):
+                lines.append(f"{pad}A[{st.slot}] = {self.expr(st.value, rng)}")
+            elif isinstance(st, N.Observe):
+                lines.append(f"{pad}E.observe(s, {st.observe}, {self.expr(st.value, rng)})")
+            elif isinstance(st, N.Branch):
+                t = self.truth(st.guard, rng)
+                if t is not None:  # a guard that can only be 1 or 0, tested as a bool (as in a session)
+                    lines.append(f"{pad}if {t}:")
+                    self._plain(st.then, lines, ind + 1, name, rng)
+                    if st.orelse:
+                        lines.append(f"{pad}else:")
+                        self._plain(st.orelse, lines, ind + 1, name, rng)
+                else:
+                    g = self.fresh("_g")
+                    lines.append(f"{pad}{g} = {self.expr(st.guard, rng)}")
+                    lines.append(f"{pad}if {g} == 1.0:")
+                    self._plain(st.then, lines, ind + 1, name, rng)
+                    lines.append(f"{pad}elif {g} == 0.0:")
+                    self._plain(st.orelse, lines, ind + 1, name, rng)
+                    lines.append(f"{pad}else:")
+                    lines.append(f"{pad}    E.guard_error(s, {g}, {sid})")
+            else:
+                raise ValueError(f"a workload {name} block only sets, observes and branches, not "
+                                 f"{type(st).__name__}")
 
     def _define(self, src: str, name: str):
         """The function ``_name`` that ``src`` defines, compiled against the program's globals."""
