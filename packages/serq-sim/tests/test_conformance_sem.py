@@ -423,9 +423,11 @@ run { horizon 100; }
 def test_a_consumed_prefix_sets_the_position_and_cached_is_0_after_a_hold_without_cache(monkeypatch):
     # §2 cached: "the prefix consumed at the last admission; 0 after a hold without cache"; computed is 0
     # after a hold completes; docs/simulator.md: the admitted hold "starts at position cached". s0 caches
-    # 6 at 1; hold m (2) with cache consumes all 6 (no reuse bound), allocates 2 (cachedin 0); its prefill
-    # of 4 grows the hold to the position 6 + 4 = 10; cache (8) keeps 8. A hold without cache then sets
-    # cached to 0 and leaves the entry (8).
+    # 6 at 1; hold m (2) with cache allocates 2 and consumes 2 of the 6 (docs/language.md: a hold consumes
+    # at most its allocation; the other 4 stay cached, dead; cachedin 0); its prefill of 4 grows the hold
+    # to the position 2 + 4 = 6 (used 6, beside the 4 dead: 10, no eviction); cache (8) keeps 6. A hold
+    # without cache then sets cached to 0 and leaves the entry (6). (This case read cached 6, position 10,
+    # when a hold consumed all of its prefix whatever its allocation: test_spill_semantics.py.)
     _, o = run("""
 pool m { cap 10; }
 stage d : delay;
@@ -443,10 +445,10 @@ session {
 }
 run { horizon 100; }
 """, monkeypatch)
-    assert (o["k"], o["u"], o["c"]) == ([(0, 1.0, 6.0)], [(0, 1.0, 2.0)], [(0, 1.0, 0.0)])
-    assert o["u2"] == [(0, 2.0, 10.0)]
-    assert (o["c2"], o["k2"], o["p2"]) == ([(0, 2.0, 8.0)], [(0, 2.0, 6.0)], [(0, 2.0, 0.0)])
-    assert (o["k4"], o["c4"]) == ([(0, 3.0, 0.0)], [(0, 3.0, 8.0)])
+    assert (o["k"], o["u"], o["c"]) == ([(0, 1.0, 2.0)], [(0, 1.0, 2.0)], [(0, 1.0, 0.0)])
+    assert o["u2"] == [(0, 2.0, 6.0)]
+    assert (o["c2"], o["k2"], o["p2"]) == ([(0, 2.0, 6.0)], [(0, 2.0, 2.0)], [(0, 2.0, 0.0)])
+    assert (o["k4"], o["c4"]) == ([(0, 3.0, 0.0)], [(0, 3.0, 6.0)])
 
 
 def test_a_leases_cache_is_read_when_the_lease_ends(monkeypatch):

@@ -230,6 +230,32 @@ def admit_head(sim, pool: Pool, s, budget_left: float, stage) -> bool:
     return True
 
 
+def take_own(sim, pool: Pool, s, e: Entry, reuse, alloc: float) -> float:
+    """The part of ``s``'s own cached entry ``e`` (just taken out of ``pool.own``) that its admission with
+    ``alloc`` units on ``pool`` consumes (the one rule, for :func:`admit` and the prepared admissions of
+    :mod:`.prepared`): at most the ``reuse`` bound (rounded down to blocks, language.txt §3 Pools: "consumes
+    at most ρ units of its own cached prefix") and at most the allocation, since the consumed prefix is
+    part of what the hold holds (its position starts there; docs/language.md). The rest of the entry stays
+    cached as a dead remainder with the entry's release time and order ("the rest of that entry stays in
+    the cache as a dead entry with the same age, unusable, until evicted")."""
+    e.alive = False
+    pool.evict.on_remove(e)
+    pool.cached -= e.size
+    own = e.size
+    bound = alloc
+    if reuse is not None:
+        r = pool.round_down(reuse)
+        if r < bound:
+            bound = r
+    if own > bound + EPS:
+        dead = Entry(own - bound, e.last, e.seq, s, e.snap, next(sim.eid_counter), True)
+        pool.dead[dead.eid] = dead
+        pool.cached += dead.size
+        pool.evict.on_insert(dead)
+        own = bound
+    return own
+
+
 def admit(sim, s, pend: Pending, demand) -> None:
     info = pend.info
     A = s.attrs
@@ -251,18 +277,7 @@ def admit(sim, s, pend: Pending, demand) -> None:
         if has_cache:
             e = pool.own.pop(s.serial, None)
             if e is not None:
-                e.alive = False
-                pool.evict.on_remove(e)
-                pool.cached -= e.size
-                own = e.size
-                if reuse is not None:
-                    r = pool.round_down(reuse)
-                    if own > r + EPS:
-                        dead = Entry(own - r, e.last, e.seq, s, e.snap, next(sim.eid_counter), True)
-                        pool.dead[dead.eid] = dead
-                        pool.cached += dead.size
-                        pool.evict.on_insert(dead)
-                        own = r
+                own = take_own(sim, pool, s, e, reuse, alloc)
         if own > consumed:
             consumed = own
         cache.make_room(sim, pool, alloc)

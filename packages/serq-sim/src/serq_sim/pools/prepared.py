@@ -33,8 +33,8 @@ from serq_ir import nodes as N
 from ..compile import _CMP, _FN, num, reads
 from ..status import READY
 from . import cache
-from .admission import amount_error, fits
-from .model import EPS, INF, SLOT_CACHED, Entry, HoldRT, Slot, refused_amount
+from .admission import amount_error, fits, take_own
+from .model import EPS, INF, SLOT_CACHED, HoldRT, Slot, refused_amount
 
 #: prepare holds (False: every hold takes the general path; the tests compare the two)
 ENABLED = True
@@ -51,24 +51,6 @@ _POOL_OBS = {
 _MOVES_AT_POP = {"queued", "budget_left"}
 #: the fields :class:`.model.Slot`'s ``__init__`` sets, in its order (the prepared code sets them itself)
 _SLOT_FIELDS = ("pool", "alloc", "pos", "r", "u", "owner", "hold", "lease")
-
-
-def take_own(sim, pool, s, e, reuse) -> float:
-    """The part of ``s``'s own cached entry ``e`` (just taken out of ``pool.own``) its admission consumes,
-    as :func:`.admission.admit` takes it: the rest past the ``reuse`` bound stays cached, dead."""
-    e.alive = False
-    pool.evict.on_remove(e)
-    pool.cached -= e.size
-    own = e.size
-    if reuse is not None:
-        r = pool.round_down(reuse)
-        if own > r + EPS:
-            dead = Entry(own - r, e.last, e.seq, s, e.snap, next(sim.eid_counter), True)
-            pool.dead[dead.eid] = dead
-            pool.cached += dead.size
-            pool.evict.on_insert(dead)
-            own = r
-    return own
 
 
 class _Gen:
@@ -485,7 +467,7 @@ def _source(comp, hold: N.Hold, info):
         if has_cache:
             w(f"    e = {P}.own.pop(serial, None)")
             w("    if e is not None:")
-            w(f"        own = _adm_take_own(E, {P}, s, e, reuse)")
+            w(f"        own = _adm_take_own(E, {P}, s, e, reuse, {a})")
             w("        if own > consumed:")
             w("            consumed = own")
             w("    else:")

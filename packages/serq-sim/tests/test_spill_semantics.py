@@ -1,0 +1,81 @@
+"""Pool semantics audited against the spec (language.txt §3 Pools, pool-reference.txt `reserve held` and
+`spill`): what a hold consumes of a cached prefix larger than its allocation, what `free(p)` counts under
+`reserve held`, what a spill limited by its tier's room puts on its link, and when the spilled prefix can
+be used. Each program is small and its outcome worked out by hand (the docstring quotes the spec, the
+comment the arithmetic); `conform.run` runs it on the tier serQ picks and on the general engine
+(SERQ_SIM_TIER=general), requires the two reports to be byte-identical, and the assertions hold for both.
+Where the spec is silent the rule chosen is docs/language.md's ("Rules chosen where the spec is silent")."""
+
+from __future__ import annotations
+
+from conform import close, pool, run
+
+
+def stage(report, name):
+    return next(s for s in report.result.stages if s.name == name)
+
+
+# --- a hold consumes at most its allocation of its cached prefix ---------------------------------------------
+
+CONSUME = """
+pool kv { cap 40; }
+stage d : delay;
+workload { arrive batch(1); }
+session {
+  hold kv (30) { run d (1); } cache (30);
+  hold kv (10) REUSE { observe c = cached; observe k = cachedin(kv); run d (1); } cache (10);
+  observe k = cachedin(kv);
+}
+run { horizon 4; }
+"""
+
+
+def test_a_hold_consumes_at_most_its_allocation_of_its_cached_prefix(monkeypatch):
+    """language.txt §3 Pools: "With it, on admission the session consumes at most ρ units of its own cached
+    prefix (cached := what it consumed); the rest of that entry stays in the cache as a dead entry with the
+    same age, unusable, until evicted." and "u units are allocated and the body runs"; "The invariant
+    allocated + cached ≤ cap holds". The spec does not say what a hold consumes of a prefix larger than its
+    allocation; docs/language.md: the consumed prefix is part of the allocation, so the allocation bounds
+    it as ρ does, and the rest stays cached as a dead remainder.
+
+    The session caches 30 at 1 and is admitted at once with 10 units: it consumes 10 (cached = 10), the
+    other 20 stay cached, dead (cachedin 0: the session's own entry is gone); at 2 it caches 10 again.
+    Over [0, 4]: used 30 on [0, 1), 10 on [1, 2): 10; cached 20 on [1, 2), 20 + 10 on [2, 4]: 20. (Before,
+    cached read 30 and the 20 units past the allocation left the pool's books: cached 0 on [1, 2), 10 after.)
+    """
+    r, o = run(CONSUME.replace("REUSE", ""), monkeypatch)
+    assert o["c"] == [(0, 1.0, 10.0)]
+    assert o["k"] == [(0, 1.0, 0.0), (0, 2.0, 10.0)]
+    kv = pool(r, "kv")
+    assert (kv.used, kv.cached, kv.evicted_entries) == (10.0, 20.0, 0)
+
+
+def test_a_reuse_bound_above_the_allocation_consumes_the_allocation(monkeypatch):
+    """language.txt §3 Pools: "the session consumes at most ρ units of its own cached prefix"; with ρ = 20
+    and an allocation of 10 the allocation is the tighter bound (docs/language.md): cached = 10, 20 dead."""
+    r, o = run(CONSUME.replace("REUSE", "reuse (20)"), monkeypatch)
+    assert o["c"] == [(0, 1.0, 10.0)]
+    assert (pool(r, "kv").used, pool(r, "kv").cached) == (10.0, 20.0)
+
+
+def test_an_engines_admission_consumes_at_most_the_allocation(monkeypatch):
+    """The same rule on the admission a step stage makes (pools/prepared.py's path, compared with the
+    general one by `run`). block 2, cap 40: the session prefills 30 on [0, 1] (budget 30, cost 1) and caches
+    30; it is admitted again at 1 with units 10 (admit via E: the iteration at 1 admits it, with the 20
+    tokens of budget left it prefills 10 on [1, 2]). It consumes 10 of its 30 (cached 10), 20 stay dead;
+    at 2 it caches 10 (its position): kv cached 20 on [1, 2), 30 on [2, 4]: (20 + 60) / 4 = 20."""
+    r, o = run("""
+pool reqs { cap 4; admit via E; }
+pool kv { cap 40; block 2; }
+stage E : step { budget 30; cost 1; memory kv; }
+workload { arrive batch(1); }
+session {
+  hold reqs (1), kv (30) { run E prefill (30) growing kv; } cache (30);
+  hold reqs (1), kv (10) { observe c = cached; run E prefill (10) growing kv; } cache (10);
+  observe k = cachedin(kv);
+}
+run { horizon 4; }
+""", monkeypatch)
+    assert o["c"] == [(0, 1.0, 10.0)]
+    assert o["k"] == [(0, 2.0, 10.0)]
+    assert pool(r, "kv").cached == 20.0
