@@ -1,6 +1,8 @@
 """serq-ir: the versioned intermediate representation of serQ programs (msgspec schemas).
 
-Importable without the plugin host: it depends on msgspec only.
+Importing it imports neither the plugin host nor msgspec (they come with first use); :func:`load` reads
+a file through the host's one rule for every file a user gives (:func:`serq.files.read_input`: a regular
+file only, at most 256 MiB), so the distribution depends on ``serq`` and msgspec.
 """
 
 from typing import Any

@@ -163,15 +163,40 @@ def _deep_path(data: bytes, limit: int) -> str:
 
 
 def load(path: str | Path) -> Program:
-    """Read an ``.ir.json`` file."""
+    """Read, decode and check an ``.ir.json`` file, as ``serq check`` and ``serq run`` read one (they call
+    this): only a regular file (a symbolic link to one included) of at most
+    :data:`serq.files.MAX_JSON` bytes (256 MiB), read through :func:`serq.files.read_input`, the one rule
+    for every file a user gives; an object that gives a key twice is refused at the second key. Any fault
+    (a missing file, a FIFO, a device, a folder, a file too large, malformed or invalid IR) raises
+    :class:`IRError`, one message naming the file, at once: a FIFO was waited on for ever, ``/dev/zero``
+    read until memory ran out and a sparse file of 1 GiB read whole."""
     from pathlib import Path
 
-    p = Path(path)
+    from serq.files import MAX_JSON, read_input
+
+    name = str(Path(path))
     try:
-        data = p.read_bytes()
+        data = read_input(path, limit=MAX_JSON, what="an IR file")
     except OSError as e:
-        raise IRError(f"error: {p}: cannot read: {e.strerror or e}") from None
-    return decode(data, name=str(p))
+        raise IRError(f"error: {name}: cannot read: {e.strerror or e}") from None
+    program = decode(data, name=name)
+    _keys_once(data, name)
+    return program
+
+
+def _keys_once(data: bytes, name: str) -> None:
+    """Refuse (IRError, at the second key) an IR file an object of which gives a key twice: msgspec keeps
+    the last (``"horizon": 5, … "horizon": 100`` ran to 100), as a program that gives a setting twice is
+    refused. ``data`` is JSON msgspec has decoded."""
+    from serq.jsonin import JSONDuplicateKey, check_keys
+
+    text = data.decode("utf-8", errors="replace").removeprefix("\ufeff")
+    try:
+        check_keys(text)
+    except JSONDuplicateKey as e:
+        raise IRError(e.message(text, name)) from None
+    except (ValueError, RecursionError):  # pragma: no cover - msgspec read it: json's own limits
+        pass
 
 
 def _strip(obj: Any) -> Any:
