@@ -79,3 +79,62 @@ run { horizon 4; }
     assert o["c"] == [(0, 1.0, 10.0)]
     assert o["k"] == [(0, 2.0, 10.0)]
     assert pool(r, "kv").cached == 20.0
+
+
+# --- free(p) is the room an admission has: reservations under `reserve held` count -------------------------
+
+FREE = """
+pool p { cap 10; reserve held; }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) {
+    hold p (2) reserve (6) { observe f = free(p); run d (1); grow p (3); observe g = free(p); run d (1); }
+    observe h = free(p);
+  } else {
+    run d (0.5); observe f = free(p);
+    hold p (free(p)) { observe a = now; observe u = used(p); run d (1); }
+  }
+}
+run { horizon 4; }
+"""
+
+
+def test_free_counts_the_unallocated_reservations_of_reserve_held(monkeypatch):
+    """pool-reference.txt `reserve held`: "each live hold's unallocated reservation also counts against
+    later admissions and growth by other holds: u_i = max(0, r_i - a_i) … A new reservation r requires
+    used + Σ_i u_i + r ≤ cap." language.txt §2 lists free(p) among the observables without defining it;
+    docs/language.md: free(p) is the room a new admission has, cap - used - Σ u_i (the admission's own
+    test, pools.admission.fits; cached units are not subtracted: they never block).
+
+    s0 holds 2 with a reservation of 6 at 0: free 10 - 2 - 4 = 4. At 0.5 s1 reads 4 and holds that much:
+    2 + 4 + 4 ≤ 10, admitted at 0.5 (used 6). At 1 s0 grows by 3 within its reservation: used 9, its
+    unallocated reservation 1, free 0. s1 leaves at 1.5, s0 at 2: free 10. (Before, free read cap - used:
+    8, and s1's hold of 8 waited until s0 left at 2.)"""
+    _r, o = run(FREE, monkeypatch)
+    assert o["f"] == [(0, 0.0, 4.0), (1, 0.5, 4.0)]
+    assert (o["a"], o["u"]) == ([(1, 0.5, 0.5)], [(1, 0.5, 6.0)])
+    assert (o["g"], o["h"]) == ([(0, 1.0, 0.0)], [(0, 2.0, 10.0)])
+
+
+def test_an_engines_admission_reads_free_as_the_room_it_has(monkeypatch):
+    """The same observable in a header an engine's admission reads (pools/prepared.py computes it once,
+    compared with the general path by `run`). The iteration at 0 admits s0 (1 slot, a reservation of 3:
+    2 unallocated) and s1, whose header reads free(reqs) = 4 - 1 - 2 = 1: used(kv) 1 + 1 = 2; s2 does not
+    fit (2 + 2 + 1 > 4). s0 leaves when its prefill ends at 1; the iteration at 1 admits s2, which reads
+    4 - 1 = 3 (s1 decodes on [0, 3] on its slot): used(kv) 1 + 3 = 4. (Before, s1 read 3 and s2 3: 4, 6.)"""
+    _r, o = run("""
+pool reqs { cap 4; reserve held; admit via E; }
+pool kv { cap 100; }
+stage E : step { budget 10; cost 1; memory kv; }
+workload { arrive batch(3); }
+session {
+  branch (serial == 0) {
+    hold reqs (1) reserve (3), kv (1) { run E prefill (1) growing kv; }
+  } else {
+    hold reqs (1), kv (free(reqs)) { observe k = used(kv); run E decode (3); }
+  }
+}
+run { horizon 4; }
+""", monkeypatch)
+    assert o["k"] == [(1, 0.0, 2.0), (2, 1.0, 4.0)]

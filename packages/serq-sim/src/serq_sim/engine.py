@@ -798,7 +798,11 @@ class Simulation:
         return p.used
 
     def obs_free(self, p: Pool) -> float:
-        return p.cap - p.used
+        """The room a new admission has (pools.admission.fits): the capacity less the units allocated and,
+        under ``reserve held``, the live holds' unallocated reservations (``reserved``, 0 otherwise); cached
+        units never block, so they are not subtracted (docs/language.md). pools/prepared.py's ``_POOL_OBS``
+        writes the same expression out."""
+        return p.cap - p.used - p.reserved
 
     def obs_cachedin(self, p: Pool, s) -> float:
         if s is None:
@@ -844,7 +848,9 @@ def _jobs_of(owner) -> list:
     out = []
     for name in ("heap", "active", "jobs", "residents", "queue"):
         got = getattr(owner, name, None)
-        if not got:
+        # only the containers of that name (a step stage's ``queue`` is a method, a plugin's may be
+        # anything): the message must not fail where the guard tripped
+        if not got or not isinstance(got, (list, tuple, deque, dict, set)):
             continue
         for x in got:
             j = x[-1] if isinstance(x, tuple) else x

@@ -435,6 +435,7 @@ class _Gen(Compiler):
         if e.name == "used":
             v = lambda m: self.pv(g, "u", m)  # noqa: E731
         elif e.name == "free":
+            # Simulation.obs_free less the reservations, which a fast pool never holds (no reserve held)
             v = lambda m: f"({self.pcap(g)} - {self.pv(g, 'u', m)})"  # noqa: E731
         elif e.name == "holders":
             v = lambda m: f"float({self.pv(g, 'h', m)})"  # noqa: E731

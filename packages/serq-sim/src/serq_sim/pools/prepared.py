@@ -45,7 +45,7 @@ _POOL_OBS = {
     "holders": "float(len({p}.holders))",
     "queued": "float(len({p}.front) + len({p}.queue))",
     "used": "{p}.used",
-    "free": "({p}.cap - {p}.used)",
+    "free": "({p}.cap - {p}.used - {p}.reserved)",  # Simulation.obs_free
 }
 #: the observables whose value taking the head from its queue changes (not shared with the reuse bound)
 _MOVES_AT_POP = {"queued", "budget_left"}
