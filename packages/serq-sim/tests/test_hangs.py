@@ -152,6 +152,25 @@ def test_the_guard_names_the_statement_in_the_source():
     assert "the events due now are those of the run at <source>:6:51 of session 0, put off" in msg, msg
 
 
+@pytest.mark.parametrize("tier", ["", "general"])
+def test_a_step_stage_of_zero_cost_is_the_guards_error_naming_its_run(monkeypatch, tier):
+    # iterations of no time, for ever: the guard trips on the step stage's own events; its message looked
+    # for the jobs in the stage's attributes and took the stage's method ``queue`` for a container
+    # (TypeError: 'method' object is not iterable, a traceback)
+    monkeypatch.setenv("SERQ_SIM_TIER", tier)
+    src = """stage E : step { budget 4; cost 0; }
+workload { arrive poisson(1); }
+session { run E decode (inf); end; }
+run { horizon 100; seed 1; }
+"""
+    with pytest.raises(SimError) as e:
+        serq_sim.run(serq_frontend.compile(source=src), max_events=5_000_000)
+    msg = str(e.value)
+    assert msg.startswith("<source>:3:11: error: at t=0, session 0: no progress: more than 1000000 events at "
+                          "one instant"), msg
+    assert "the events due now are those of the run at <source>:3:11 of session 0, put off" in msg, msg
+
+
 def test_the_suite_has_a_per_test_timeout(pytestconfig):
     assert pytestconfig.pluginmanager.hasplugin("timeout")
     assert 0 < float(pytestconfig.getini("timeout")) <= 600
