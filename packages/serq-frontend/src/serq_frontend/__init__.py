@@ -83,7 +83,7 @@ def _setup(path: str | Path | None, source: str | None, pm: Any, sets: Mapping[s
     keyed), the ``library_paths`` it keyed, and a ``recorder`` of what the compile looks for and reads."""
     from pathlib import Path
 
-    from serq.files import MAX_SOURCE, read_input
+    from serq.files import MAX_SOURCE, check_text, read_input
 
     from .context import Context
     from .diagnostics import CompileError, Reporter, Sources, decode_source, strip_bom
@@ -112,6 +112,10 @@ def _setup(path: str | Path | None, source: str | None, pm: Any, sets: Mapping[s
         base: Path | None = p.parent
     else:
         text = source or ""
+        try:  # the size a program's file may have (a text of 100 MB would take some 6 GB to parse)
+            check_text(text, limit=MAX_SOURCE, what="a serQ source", name=name)
+        except OSError as e:
+            raise CompileError(f"error: {name}: {e.strerror}") from None
         base = None
     sources.add(name, text)
     parser.context.seen = set()
@@ -182,7 +186,9 @@ def compile(path: str | Path | None = None, *, source: str | None = None,  # noq
             pm: Any = None) -> Any:
     """Compile a serQ program to its IR (a :class:`serq_ir.Program`).
 
-    :param path: the program file; or give ``source=`` text instead.
+    :param path: the program file; or give ``source=`` text instead. Either is at most
+        ``serq.files.MAX_SOURCE`` bytes (16 MiB, in UTF-8), as ``serq check`` takes it; the file is read only
+        as a regular file (a FIFO, a device or a folder is a ``CompileError`` naming it, at once).
     :param sets: ``--set NAME=value``: override ``let`` constants (an unknown name is an error).
     :param defs: ``--def NAME=expr``: give expression definitions' bodies (an unknown name is an error).
     :param pm: the plugin manager whose sugar layers and library paths apply (default: the installed

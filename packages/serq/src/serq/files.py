@@ -55,7 +55,7 @@ from typing import IO
 from .errors import UserError
 
 __all__ = ["MAX_JSON", "MAX_LINE", "MAX_NAME", "MAX_SOURCE", "LineTooLong", "OutputError", "check_distinct", "check_folder", "check_not_input", "check_output",
-           "check_own", "file_names", "open_atomic", "open_input",
+           "check_own", "check_text", "file_names", "open_atomic", "open_input",
            "open_own_append", "read_input", "write_atomic"]
 
 
@@ -202,9 +202,24 @@ def read_input(path: str | os.PathLike[str], *, limit: int | None = None, what: 
                 total += len(piece)
             data = b"".join(parts)
         if size > limit or len(data) > limit:
-            raise OSError(errno.EFBIG, f"is {_size(max(size, len(data)))}, more than {what} may have "
-                          f"({_short(limit)})", os.fspath(path))
+            raise OSError(errno.EFBIG, _too_large(max(size, len(data)), limit, what), os.fspath(path))
         return data
+
+
+def _too_large(size: int, limit: int, what: str) -> str:
+    return f"is {_size(size)}, more than {what} may have ({_short(limit)})"
+
+
+def check_text(text: str, *, limit: int, what: str, name: str) -> None:
+    """Refuse a text a caller hands over in memory (``serq_frontend.compile(source=…)``) of more than
+    ``limit`` bytes in UTF-8, as :func:`read_input` refuses a file of that many: an ``OSError``
+    (``EFBIG``) whose ``strerror`` says so, naming ``what`` it is, and whose ``filename`` is ``name``. The
+    limits of what a file may hold apply to the same text given another way."""
+    if len(text) <= limit // 4:  # at most 4 bytes a character
+        return
+    size = len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+    if size > limit:
+        raise OSError(errno.EFBIG, _too_large(size, limit, what), name)
 
 
 def _create_temp(path: str, mode: int) -> tuple[int, str]:
