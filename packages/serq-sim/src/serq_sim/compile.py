@@ -153,16 +153,30 @@ def _sum(*xs: float) -> float:
 
 
 def _min(*xs: float) -> float:
-    return min(xs)
+    """The language's ``min``: the least argument that is not NaN (the first of equal ones), NaN only when
+    every argument is; NaN is no argument's rival, whatever its place (the reference's ``f64::min``,
+    IEEE 754's minNum). Python's ``min`` kept a NaN in first place and passed over one after it, so
+    ``min(n, 1)`` was NaN and ``min(1, n)`` 1."""
+    r = xs[0]
+    for x in xs[1:]:
+        if x < r or r != r:
+            r = x
+    return r
 
 
 def _max(*xs: float) -> float:
-    return max(xs)
+    """The language's ``max``, as :func:`_min`: the greatest argument that is not NaN."""
+    r = xs[0]
+    for x in xs[1:]:
+        if x > r or r != r:
+            r = x
+    return r
 
 
 HELPERS: dict[str, Any] = {
     "_floor": _floor, "_ceil": _ceil, "_sqrt": _sqrt, "_exp": _exp, "_ln": _ln, "_pow": _pow,
-    "_div": _div, "_mod": _mod, "_sum": _sum, "_INF": math.inf, "_NAN": math.nan, "_log": math.log,
+    "_div": _div, "_mod": _mod, "_sum": _sum, "_min": _min, "_max": _max, "_INF": math.inf, "_NAN": math.nan,
+    "_log": math.log,
     "_Preempted": Preempted, "_d_exp": rand.d_exp, "_d_uniform": rand.d_uniform,
     "_d_erlang": rand.d_erlang, "_d_h2": rand.d_h2, "_d_bernoulli": rand.d_bernoulli,
     "_d_det": rand.d_det, "_k_exp": rand.k_exp, "_k_uniform": rand.k_uniform, "_k_erlang": rand.k_erlang,
@@ -482,12 +496,12 @@ class Compiler:
                 if len(args) == 1:
                     return args[0]
                 if len(args) == 2 and self.inline:
-                    # max(a, b) is b when b > a, else a (min: b when b < a), without the call: a, then b,
-                    # evaluated once each, in order
+                    # max(a, b) is b when b > a or a is NaN, else a (min: b when b < a or a is NaN; _min),
+                    # without the call: a, then b, evaluated once each, in order
                     a, b = self.fresh("_m"), self.fresh("_m")
                     op = "<" if e.fn == "max" else ">"
-                    return f"({b} if ({a} := {args[0]}) {op} ({b} := {args[1]}) else {a})"
-                return f"{e.fn}({', '.join(args)})"
+                    return f"({b} if ({a} := {args[0]}) {op} ({b} := {args[1]}) or {a} != {a} else {a})"
+                return f"_{e.fn}({', '.join(args)})"
             if e.fn in ("floor", "ceil") and self.inline:
                 # _floor / _ceil without the call: a finite x floor-divided by 1 is its floor exactly (+ 0.0
                 # makes -0.0 the 0.0 that float(math.floor(x)) gives); NaN and ±inf are x itself

@@ -165,21 +165,17 @@ class _Gen:
             if len(parts) == 1 and fn in ("sum", "min", "max"):
                 return parts[0]
             if fn in ("min", "max"):
-                # an infinity past the first argument of min (-inf of max) never wins: min keeps the first
-                # least argument, and no number is less than inf
+                # an infinity past the first argument of min (-inf of max) wins only when every other
+                # argument is NaN (min keeps the first least argument that is not NaN, and no number is less
+                # than inf: serq_sim.compile._min): it is left out, and is the value when the rest is NaN
                 drop = "_INF" if fn == "min" else "(-_INF)"
-                parts = parts[:1] + [p for p in parts[1:] if p[0] != drop]
-                if len(parts) == 1:
-                    return parts[0]
-            if len(parts) == 2 and fn in ("min", "max") and self.inline:
-                # max(a, b) is b when b > a, else a (min: b when b < a), without the call: a, then b,
-                # evaluated once each, in order (as the lean code writes it: serq_sim.compile)
-                op = "<" if fn == "max" else ">"
-                canon = f"{fn}({parts[0][0]}, {parts[1][0]})"
-                a, a1 = self.once(parts[0][1])
-                b, b1 = self.once(parts[1][1])
-                code = f"({b} if {a1} {op} {b1} else {a})"
-                return self.share(canon, code, safe, moves, phase)
+                kept = parts[:1] + [p for p in parts[1:] if p[0] != drop]
+                if len(kept) < len(parts):
+                    c, x, _, _ = self._minmax(fn, kept, safe, moves, phase)
+                    v = self.fresh()
+                    return self.share(f"_nan_or({c}, {drop})", f"({v} if ({v} := {x}) == {v} else {drop})",
+                                      safe, moves, phase)
+                return self._minmax(fn, parts, safe, moves, phase)
             if len(parts) == 1 and fn in ("floor", "ceil") and self.inline:
                 # _floor / _ceil without the call (as the lean code writes them): a finite x floor-divided by
                 # 1 is its floor exactly (+ 0.0 makes -0.0 the 0.0 that float(math.floor(x)) gives); NaN and
@@ -195,11 +191,27 @@ class _Gen:
                 else:
                     fmt = "_sum(" + ", ".join("{}" for _ in parts) + ")"
             else:
-                name = fn if fn in ("min", "max") else _FN[fn]
-                fmt = name + "(" + ", ".join("{}" for _ in parts) + ")"
+                fmt = _FN[fn] + "(" + ", ".join("{}" for _ in parts) + ")"
             return self.share(fmt.format(*(p[0] for p in parts)), fmt.format(*(p[1] for p in parts)), safe,
                               moves, phase)
         raise TypeError(f"not an expression: {e!r}")
+
+    def _minmax(self, fn: str, parts, safe: bool, moves: bool, phase: str):
+        """``min`` or ``max`` of the parts, NaN left out (serq_sim.compile._min)."""
+        if len(parts) == 1:
+            return parts[0]
+        if len(parts) == 2 and self.inline:
+            # max(a, b) is b when b > a or a is NaN, else a (min: b when b < a or a is NaN), without the call:
+            # a, then b, evaluated once each, in order (as the lean code writes it: serq_sim.compile)
+            op = "<" if fn == "max" else ">"
+            canon = f"{fn}({parts[0][0]}, {parts[1][0]})"
+            a, a1 = self.once(parts[0][1])
+            b, b1 = self.once(parts[1][1])
+            code = f"({b} if {a1} {op} {b1} or {a} != {a} else {a})"
+            return self.share(canon, code, safe, moves, phase)
+        fmt = f"_{fn}(" + ", ".join("{}" for _ in parts) + ")"
+        return self.share(fmt.format(*(p[0] for p in parts)), fmt.format(*(p[1] for p in parts)), safe, moves,
+                          phase)
 
     def observable(self, e: N.Observable, phase: str):
         c = self.comp
