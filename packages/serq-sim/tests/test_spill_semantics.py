@@ -1,9 +1,9 @@
 """Pool semantics audited against the spec (language.txt §3 Pools, pool-reference.txt `reserve held` and
 `spill`): what a hold consumes of a cached prefix larger than its allocation, what `free(p)` counts under
-`reserve held`, what a spill limited by its tier's room puts on its link, and when the spilled prefix can
-be used. Each program is small and its outcome worked out by hand (the docstring quotes the spec, the
-comment the arithmetic); `conform.run` runs it on the tier serQ picks and on the general engine
-(SERQ_SIM_TIER=general), requires the two reports to be byte-identical, and the assertions hold for both.
+`reserve held`, and what a spill limited by its tier's room puts on its link. Each program is small and
+its outcome worked out by hand (the docstring quotes the spec and does the arithmetic); `conform.run`
+runs it on the tier serQ picks and on the general engine (SERQ_SIM_TIER=general), requires the two
+reports to be byte-identical, and the assertions hold for both.
 Where the spec is silent the rule chosen is docs/language.md's ("Rules chosen where the spec is silent")."""
 
 from __future__ import annotations
@@ -138,3 +138,47 @@ session {
 run { horizon 4; }
 """, monkeypatch)
     assert o["k"] == [(1, 0.0, 2.0), (2, 1.0, 4.0)]
+
+
+# --- a spill writes what fits in its tier, and its work is what it writes ----------------------------------
+
+SPILL_PART = """
+pool kv { cap 4; spill tier via link (size) when (size == 4); }
+pool tier { TIER }
+stage d : delay;
+stage link : fifo;
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) { hold kv (4) { run d (1); } cache (4); run d (9); observe t = cachedin(tier); }
+  else { run d (2); hold kv (4) { run d (1); } }
+}
+run { horizon 20; }
+"""
+
+
+def test_a_spill_limited_by_its_tiers_room_puts_what_it_writes_on_the_link(monkeypatch):
+    """pool-reference.txt `spill`: "`TIER` Where the evicted prefix is written. `LINK` The stage the write
+    takes time on. `work` … Work the write puts on `LINK`. `pred` … The prefix is spilled when this is
+    non-zero. May read `size`." The write is what reaches the tier, so its work reads `size` = the units
+    written; the predicate decides on the units evicted (docs/language.md).
+
+    At 1 s0 caches 4 in kv; at 2 s1's hold evicts them (the predicate reads size 4: spilled). The tier
+    (cap 3) has room for 3: 3 are written, work 3 on the fifo link, [2, 5]. At 10 s0 has 3 in the tier.
+    Link: one completion, service 3, utilisation 3 / 20; the tier caches 3 on [2, 20]: 2.7. (Before, the
+    work read the 4 evicted units: service 4.)"""
+    r, o = run(SPILL_PART.replace("TIER", "cap 3;"), monkeypatch)
+    assert o["t"] == [(0, 10.0, 3.0)]
+    link = stage(r, "link")
+    assert (link.completions, link.service, link.utilisation) == (1, 3.0, 0.15)
+    assert (pool(r, "kv").spills, pool(r, "tier").cached) == (1, 2.7)
+
+
+def test_a_spill_into_a_tier_with_blocks_puts_the_whole_blocks_it_writes_on_the_link(monkeypatch):
+    """The same into a tier of cap 3 in blocks of 2 ("Allocations round up, and cache entries are kept and
+    evicted, in blocks of this many units", pool-reference.txt `block`): one block, 2 units, is written,
+    and the write's work is 2: [2, 4]. The tier caches 2 on [2, 20]: 1.8."""
+    r, o = run(SPILL_PART.replace("TIER", "cap 3; block 2;"), monkeypatch)
+    assert o["t"] == [(0, 10.0, 2.0)]
+    link = stage(r, "link")
+    assert (link.completions, link.service, link.utilisation) == (1, 2.0, 0.1)
+    assert close(pool(r, "tier").cached, 1.8)

@@ -175,22 +175,21 @@ def evicted(sim, pool: Pool, e: Entry) -> None:
 
 
 def spill(sim, pool: Pool, e: Entry, units: float) -> None:
+    """``units`` of entry ``e`` evicted from ``pool`` are spilled: written to the tier over the link (the
+    pool's ``spill TIER via LINK (work) when (pred)``). ``pred`` reads ``size`` = the units evicted; the
+    tier takes what fits after evicting its own entries (a spill never breaks its invariant), in whole
+    blocks of its own (its entries are kept in blocks, as a release caches them: rounded down); a tier
+    that is itself making room (:func:`evict_for`: the spill came back to it) has none; ``work`` reads
+    ``size`` = the units written, and is what the write puts on the link (docs/language.md)."""
     tier, link, work_fn, when_fn = pool.spill
     ctx = Ctx()
     owner, attrs = evict_context(ctx, e, units, sim.now)
     if when_fn(owner, attrs, ctx) == 0:
         return
-    work = work_fn(owner, attrs, ctx)
-    if not work >= 0.0:  # an amount, as a run's work is (errors.work_message)
-        raise sim.error(f"pool {pool.name}: the spill's work is {not_an_amount(work)}",
-                        span=getattr(pool.node.spill.work, "span", None) or pool.node.span)
     if type(tier) is not Pool:  # a member named by a computed index (model.SpillMember), at this moment
         tier = tier.at(sim, owner, attrs, ctx)
     if type(link) is SpillMember:
         link = link.at(sim, owner, attrs, ctx)
-    # the tier takes what fits after evicting its own entries (a spill never breaks its invariant), in whole
-    # blocks of its own (its entries are kept in blocks, as a release caches them: rounded down); a tier
-    # that is itself making room (evict_for: the spill came back to it) has none
     if tier.making_room:
         return
     room = tier.cap - tier.used
@@ -199,6 +198,11 @@ def spill(sim, pool: Pool, e: Entry, units: float) -> None:
         units = tier.round_down(units)
     if units <= EPS:
         return
+    ctx.size = units
+    work = work_fn(owner, attrs, ctx)
+    if not work >= 0.0:  # an amount, as a run's work is (errors.work_message)
+        raise sim.error(f"pool {pool.name}: the spill's work is {not_an_amount(work)}",
+                        span=getattr(pool.node.spill.work, "span", None) or pool.node.span)
     tier.acc()
     key = e.owner.serial if (not e.dead and e.owner is not None) else None
     old = tier.own.get(key) if key is not None else None
