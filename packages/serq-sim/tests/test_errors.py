@@ -76,8 +76,9 @@ def test_h2_of_an_infinite_mean_is_infinite():
 
 
 def test_renewal_gap_must_be_positive(src):
+    # a computed gap (a constant one is refused before the run: serq_ir.rules.gap_problem)
     p = P()
-    gap = N.Num(value=0.0, span=N.Span(file=src, line=1, col=19))
+    gap = N.Binary(op="*", lhs=N.Num(value=0.0), rhs=N.Num(value=1.0), span=N.Span(file=src, line=1, col=19))
     prog = p.build([], arrive=N.Renewal(gap=gap), horizon=10.0, source=src)
     with pytest.raises(serq_sim.SimError) as e:
         serq_sim.run(prog)

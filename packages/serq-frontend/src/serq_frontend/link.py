@@ -934,7 +934,10 @@ class Linker:
                                      f"{fmt_num(rate)}")
                 arrive = ir.Poisson(rate=number(rate))
             elif kind == "renewal":
-                arrive = ir.Renewal(gap=self.expr(w.arg, ARRIVAL))
+                gap = self.expr(w.arg, ARRIVAL)
+                if type(gap) is ir.Num and (why := rules.gap_problem(_num_value(gap))):
+                    raise self.error(w.arg.pos, f"arrive renewal: {why}")
+                arrive = ir.Renewal(gap=gap)
             elif kind in ("closed", "batch"):
                 what = "the population of `arrive closed`" if kind == "closed" else "the count of `arrive batch`"
                 n = ctx.const_int(w.arg, what)

@@ -193,6 +193,14 @@ def choose_problem(n: float) -> str | None:
     return None
 
 
+def gap_problem(g: float) -> str | None:
+    """Why ``g`` is no gap of ``arrive renewal`` (language.txt §2: "Gaps must be positive and finite"), or
+    None: a constant gap does not link, a drawn or computed one is an error when it is drawn."""
+    if not 0 < g < math.inf:
+        return f"the gap is {_show(g)}; gaps must be positive and finite"
+    return None
+
+
 def work_problem(x: float) -> str | None:
     """Why ``x`` is no run's work (negative or NaN; 0 completes at once, inf never), or None."""
     return _not_negative("the work", "is", x)

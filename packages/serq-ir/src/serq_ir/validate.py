@@ -279,6 +279,8 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
                                                                      and obj.servers >= 1
                                                                      and obj.servers == int(obj.servers))):
             fail(f"{path}.servers", f"a fifo has a whole number of servers, at least 1, not {obj.servers}")
+        elif isinstance(obj, Renewal) and isinstance(obj.gap, Num) and (why := rules.gap_problem(_value(obj.gap))):
+            fail(f"{path}.gap", why)
         elif isinstance(obj, Poisson) and not (isinstance(obj.rate, float) and 0 < obj.rate < math.inf):
             fail(f"{path}.rate", f"an arrival rate is positive and finite, not {obj.rate}")
         elif isinstance(obj, Pool):

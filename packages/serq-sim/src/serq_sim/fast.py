@@ -54,7 +54,7 @@ from collections import deque
 from typing import Any
 
 from serq_ir import nodes as N
-from serq_ir.rules import MAX_MEMBERS
+from serq_ir.rules import MAX_MEMBERS, gap_problem
 
 from . import rand
 from .compile import (
@@ -1374,8 +1374,8 @@ class _Gen(Compiler):
         span = self.const(getattr(gap, "span", None), "_gspan")
         return [f"{pad}_gap = {g}",
                 f"{pad}if not (_gap > 0) or _gap == _INF:",
-                f"{pad}    raise _G['SimError'](_G['format_error']({span}, now, None, 'arrive renewal: the gap is ' + "
-                f"_show(_gap) + '; gaps must be positive and finite', _G['source']))",
+                f"{pad}    raise _G['SimError'](_G['format_error']({span}, now, None, 'arrive renewal: ' + "
+                f"_G['gap_problem'](_gap), _G['source']))",
                 f"{pad}push(heap, (now + _gap, seq, 0, None))",
                 f"{pad}seq += 1"]
 
@@ -1458,6 +1458,7 @@ def build(sim, progress: bool):
         "_tie": lambda e: e[1], "_dfail": _dfail, "_err": _err, "_show": _show, "_mono": _time.monotonic,
         "_workmsg": work_message, "_choosemsg": choose_message,
         "_nan": math.nan, "SimError": SimError, "format_error": format_error, "capacity_message": capacity_message,
+        "gap_problem": gap_problem,
         "source": source, "_tick": _tick, "StopRun": StopRun, "_spawn_tick": sim.spawn_tick,
         "out_of_memory": sim.out_of_memory,
         "_PATTR": [[(sv.slot, sv.value) for sv in pr.attrs] for pr in p.workload.presets],

@@ -9,9 +9,10 @@ import heapq
 import math
 
 from serq_ir import nodes as N
+from serq_ir.rules import gap_problem
 
 from .compile import num
-from .errors import SimError, format_error, show
+from .errors import SimError, format_error
 from .rand import place_turn
 from .session import SLOT_TURN, Session
 
@@ -52,8 +53,7 @@ def _schedule_renewal(sim) -> None:
     g = sim.gap_fn(None, None, sim.null_ctx)
     if not (g > 0) or g == INF:
         span = getattr(sim.arrive.gap, "span", None)
-        raise SimError(format_error(span, sim.now, None, f"arrive renewal: the gap is {show(g)}; gaps "
-                                    "must be positive and finite", sim.source))
+        raise SimError(format_error(span, sim.now, None, f"arrive renewal: {gap_problem(g)}", sim.source))
     sim.at(sim.now + g, sim._arrive_renewal)
 
 
