@@ -58,7 +58,7 @@ BUDGET = _m("Budget", "a step stage's budget or chunk", "residents decoders kv_d
             attrs=False)
 COST = _m("Cost", "a step stage's cost",
           "tokens decoders prefilled residents kv_decode kv_prefill attention now", attrs=False)
-SERVE = _m("Serve", "a step stage's serve keys",
+SERVE = _m("Serve", "a step stage's serve key",
            "decoding admission remaining residents decoders kv_decode kv_prefill now")
 GAUGE = _m("Gauge", "a gauge", "", attrs=False, gauge=True)
 ARRIVAL = _m("Arrival", "an arrival gap", "now", attrs=False, draws=True)
