@@ -164,12 +164,14 @@ run { horizon 20; }
 
 def test_a_spilled_prefix_goes_down_a_chain_of_tiers(monkeypatch):
     # §1: offload tiers are pools; a tier may spill in turn. kv, t1: cap 4 each. s0 caches 4 in kv at 0.5; at
-    # 1 s1's 4 evicts it into t1 (l1: work 4, [1, 5]); s1 caches 4 at 1.5; at 2 s2's 4 evicts it into t1,
-    # which evicts s0's entry there to make room: into t2 (l2: work 4 / 2, [2, 4]); l1's second write waits
-    # until 5: [5, 9]. At 10: s0's prefix is in t2, s1's in t1, s2's in kv. Cached over 20: kv 4 on
-    # [0.5, 1), [1.5, 2), [2.5, 20]: 3.7; t1 4 on [1, 20]: 3.8; t2 4 on [2, 20]: 3.6.
+    # 1 s1's 4 evicts it into t1 (l1: work 4 / 8, [1, 1.5], when it lands); s1 caches 4 at 1.5; at 2 s2's 4
+    # evicts it into t1 (l1: [2, 2.5]), which evicts s0's entry there to make room: into t2 (l2: work 4 / 2,
+    # [2, 4]). At 10: s0's prefix is in t2, s1's in t1, s2's in kv. Cached over 20 (a write's units from
+    # the eviction: they hold their room, test_spill_semantics.py): kv 4 on [0.5, 1), [1.5, 2), [2.5, 20]:
+    # 3.7; t1 4 on [1, 20]: 3.8; t2 4 on [2, 20]: 3.6. (l1's write took 4 when the written prefix was usable
+    # at once: s0's, still under way at 2, is now not spilled on; test_spill_semantics.py has that case.)
     r, o = run("""
-pool kv { cap 4; spill t1 via l1 (size) when (1); }
+pool kv { cap 4; spill t1 via l1 (size / 8) when (1); }
 pool t1 { cap 4; spill t2 via l2 (size / 2) when (1); }
 pool t2 { cap 100; }
 stage d : delay;
@@ -191,7 +193,7 @@ run { horizon 20; }
     assert (kv.spills, t1.spills, t1.evicted_entries) == (2, 1, 1)
     assert (kv.cached, t1.cached, t2.cached) == (3.7, 3.8, 3.6)
     l1, l2 = stage(r, "l1"), stage(r, "l2")
-    assert (l1.completions, l1.wait, l1.present, l2.completions, l2.service) == (2, 1.5, 0.55, 1, 2.0)
+    assert (l1.completions, l1.wait, l1.present, l2.completions, l2.service) == (2, 0.0, 0.05, 1, 2.0)
 
 
 SPILL_ROOM = """
@@ -286,12 +288,12 @@ run { horizon 20; }
 """, monkeypatch)
     kv = pool(r, "kv")
     assert (kv.spills, kv.evicted_entries, kv.cached, stage(r, "link").completions) == (0, 1, 3.8, 0)
-    # Two tiers spilling into each other: s0's 4 goes to the tier at 1 (s1's hold; a write on [1, 2]); s1
-    # caches 4 at 1.5; at 2 s2's hold of the tier evicts s0's entry there into kv, which evicts s1's to
-    # make room: that one would go back to the tier, which is making room: it is lost. s0's 4 is in kv
-    # (a write on [2, 3]). kv cached 4 on [0.5, 1), [1.5, 2), [2, 20]; the tier 4 on [1, 2).
+    # Two tiers spilling into each other: s0's 4 goes to the tier at 1 (s1's hold; a write on [1, 1.5], when
+    # it lands there); s1 caches 4 at 1.5; at 2 s2's hold of the tier evicts s0's entry there into kv, which
+    # evicts s1's to make room: that one would go back to the tier, which is making room: it is lost. s0's
+    # 4 is in kv (a write on [2, 3]). kv cached 4 on [0.5, 1), [1.5, 2), [2, 20]; the tier 4 on [1, 2).
     r, _ = run("""
-pool kv { cap 4; spill tier via link (1) when (1); }
+pool kv { cap 4; spill tier via link (0.5) when (1); }
 pool tier { cap 4; spill kv via link (1) when (1); }
 stage d : delay;
 stage link : fifo;

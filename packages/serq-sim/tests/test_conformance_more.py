@@ -305,8 +305,9 @@ def test_spill_writes_the_evicted_prefix_to_the_tier_when_its_predicate_holds(mo
     # §2 spill TIER via LINK (work) when (pred), pool-reference `spill` (Evict moment: size, the session's
     # attributes). s0 and s1 cache 4 each at 1 (block 4, cap 8). At 2 s2 holds 8: both entries are
     # evicted (lru: released at 1, s0 first). s0's (x = 1) is spilled: the tier keeps it as s0's own
-    # prefix (cachedin(tier) reads 4), the link runs work size = 4 on a fifo [2, 6]; s1's (x = 0) is
-    # only evicted. At 6 s0 reads 4 in the tier and 0 in kv, s1 0 and 0.
+    # prefix (cachedin(tier) reads 4 once the write has landed), the link runs work size = 4 on a fifo
+    # [2, 6]; s1's (x = 0) is only evicted. At 6.5 s0 reads 4 in the tier and 0 in kv, s1 0 and 0. (At 6
+    # itself s0's read comes first, the event scheduled first, and finds none: test_spill_semantics.py.)
     r, o = run("""
 pool kv { cap 8; block 4; spill tier via link (size) when (x); }
 pool tier { cap 100; }
@@ -317,7 +318,7 @@ session {
   set x = serial == 0 ? 1 : 0;
   branch (serial < 2) {
     hold kv (4) { run d (1); } cache (4);
-    run d (5);
+    run d (5.5);
     observe t = cachedin(tier);
     observe k = cachedin(kv);
   } else {
@@ -328,8 +329,8 @@ session {
 run { horizon 10; }
 """, monkeypatch)
     assert o["adm"] == [(2, 2.0, 2.0)]
-    assert o["t"] == [(0, 6.0, 4.0), (1, 6.0, 0.0)]
-    assert o["k"] == [(0, 6.0, 0.0), (1, 6.0, 0.0)]
+    assert o["t"] == [(0, 6.5, 4.0), (1, 6.5, 0.0)]
+    assert o["k"] == [(0, 6.5, 0.0), (1, 6.5, 0.0)]
     kv, tier, link = r.pool("kv"), r.pool("tier"), r.stage("link")
     assert (kv.spills, kv.evicted_entries, kv.evicted_units) == (1, 2, 8.0)
     assert (link.completions, link.service, link.wait) == (1, 4.0, 0.0)

@@ -1,9 +1,9 @@
 """Pool semantics audited against the spec (language.txt §3 Pools, pool-reference.txt `reserve held` and
 `spill`): what a hold consumes of a cached prefix larger than its allocation, what `free(p)` counts under
-`reserve held`, and what a spill limited by its tier's room puts on its link. Each program is small and
-its outcome worked out by hand (the docstring quotes the spec and does the arithmetic); `conform.run`
-runs it on the tier serQ picks and on the general engine (SERQ_SIM_TIER=general), requires the two
-reports to be byte-identical, and the assertions hold for both.
+`reserve held`, what a spill limited by its tier's room puts on its link, and when the spilled prefix can
+be used. Each program is small and its outcome worked out by hand (the docstring quotes the spec and
+does the arithmetic); `conform.run` runs it on the tier serQ picks and on the general engine
+(SERQ_SIM_TIER=general), requires the two reports to be byte-identical, and the assertions hold for both.
 Where the spec is silent the rule chosen is docs/language.md's ("Rules chosen where the spec is silent")."""
 
 from __future__ import annotations
@@ -182,3 +182,80 @@ def test_a_spill_into_a_tier_with_blocks_puts_the_whole_blocks_it_writes_on_the_
     link = stage(r, "link")
     assert (link.completions, link.service, link.utilisation) == (1, 2.0, 0.1)
     assert close(pool(r, "tier").cached, 1.8)
+
+
+# --- a spilled prefix is usable in its tier once its write completes ---------------------------------------
+
+
+def test_a_spilled_prefix_is_usable_when_its_write_completes(monkeypatch):
+    """pool-reference.txt `spill`: "`LINK` The stage the write takes time on", "`work` … Work the write
+    puts on `LINK`"; language.txt §2 transfer: "the link takes the time, the tokens count as computed at Q"
+    after the link run (run link; load Q; release P). The written prefix arrives when the write ends, so
+    it is found (cachedin, a hold's `cached`) from then on; docs/language.md: from the eviction it holds
+    its room in the tier (cached, evictable), unusable until then.
+
+    s0 caches 2 in the tier at 0.5 and 4 in kv at 1; at 2 s1's hold evicts the 4, written over the link on
+    [2, 6]. At 3 s0 reads 2 in the tier (its earlier entry; the 4 are under way) and a hold of the tier
+    with cache consumes those 2 (cached 2) and caches 2 again; at 7 it reads 2 + 4 = 6, and a hold
+    consumes 6. The tier's cached: 2 on [0.5, 2), 6 on [2, 7) (the 4 under way hold their room), 0 while
+    s0 holds 6 on [7, 8), 6 on [8, 10]: (3 + 30 + 12) / 10 = 4.5. (Before, the 4 were usable at 2: s0
+    read 6 at 3 and consumed 6 there.)"""
+    r, o = run("""
+pool kv { cap 4; spill tier via link (size) when (1); }
+pool tier { cap 100; }
+stage d : delay;
+stage link : fifo;
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) {
+    hold tier (2) { run d (0.5); } cache (2);
+    hold kv (4) { run d (0.5); } cache (4);
+    run d (2); observe a = cachedin(tier);
+    hold tier (2) { observe c = cached; } cache (2);
+    run d (4); observe a = cachedin(tier);
+    hold tier (6) { observe c = cached; run d (1); } cache (6);
+  } else {
+    run d (2); hold kv (4) { run d (1); }
+  }
+}
+run { horizon 10; }
+""", monkeypatch)
+    assert o["a"] == [(0, 3.0, 2.0), (0, 7.0, 6.0)]
+    assert o["c"] == [(0, 3.0, 2.0), (0, 7.0, 6.0)]
+    tier, link = pool(r, "tier"), stage(r, "link")
+    assert (tier.cached, tier.used) == (4.5, 0.7)
+    assert (link.completions, link.service) == (1, 4.0)
+
+
+def test_a_spilled_prefix_evicted_before_its_write_completes_is_not_there(monkeypatch):
+    """The spec is silent on a write whose units its tier evicts before the write completes;
+    docs/language.md: they are evicted as any cached entry (cached prefixes "are evicted to make room",
+    pool-reference.txt `cap`), nothing lands for them, and they are not spilled on (they never reached the
+    tier); the write still takes its time on the link.
+
+    At 2 s1 evicts s0's 4 from kv into the tier (write [2, 6]); at 3 s2's hold of 4 on the tier (cap 4)
+    evicts them: one entry evicted, 4 units, no spill to t2. At 10 s0 has nothing in the tier nor in t2;
+    the link ran the write ([2, 6]) and l2 nothing. (Before, the 4 were s0's prefix in the tier at 2, and
+    at 3 they went on to t2.)"""
+    r, o = run("""
+pool kv { cap 4; spill tier via link (size) when (1); }
+pool tier { cap 4; spill t2 via l2 (size) when (1); }
+pool t2 { cap 100; }
+stage d : delay;
+stage link : fifo;
+stage l2 : fifo;
+workload { arrive batch(3); }
+session {
+  branch (serial == 0) {
+    hold kv (4) { run d (1); } cache (4);
+    run d (9); observe t = cachedin(tier); observe u = cachedin(t2);
+  }
+  branch (serial == 1) { run d (2); hold kv (4) { run d (1); } }
+  branch (serial == 2) { run d (3); hold tier (4) { run d (1); } }
+}
+run { horizon 20; }
+""", monkeypatch)
+    assert (o["t"], o["u"]) == ([(0, 10.0, 0.0)], [(0, 10.0, 0.0)])
+    tier = pool(r, "tier")
+    assert (tier.evicted_entries, tier.evicted_units, tier.spills, pool(r, "kv").spills) == (1, 4.0, 0, 1)
+    assert (stage(r, "link").completions, stage(r, "l2").completions) == (1, 0)

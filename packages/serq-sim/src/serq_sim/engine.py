@@ -764,10 +764,11 @@ class Simulation:
     stage_stats = _stages.stage_stats
     job_done = _stages.job_done
 
-    def start_job(self, st, work: float) -> None:
-        """An ownerless job (a spill's write)."""
+    def start_job(self, st, work: float, job: Job | None = None) -> None:
+        """An ownerless job of ``work`` at stage ``st``: ``job`` (one whose ``on_done`` says what its
+        completion does: a spill's write, pools.cache.SpillWrite), or a plain one."""
         if work > 0:
-            st.attach(Job(None, work, "plain", None, self.now))
+            st.attach(job if job is not None else Job(None, work, "plain", None, self.now))
 
     # ----------------------------------------------------------------------------------- pools
     # The pools' behaviour is the package serq_sim.pools (functions of the simulation). These are its

@@ -80,17 +80,24 @@ def job_done(sim, st, job) -> None:
     statistics, and its session, still waiting on it, becomes ready."""
     stage_stats(sim, st, job)
     owner = job.owner
-    if owner is not None and owner.job is job:
-        owner.job = None
-        owner.status = READY
-        if not owner.in_ready:
-            owner.in_ready = True
-            sim.ready.append(owner)
+    if owner is not None:
+        if owner.job is job:
+            owner.job = None
+            owner.status = READY
+            if not owner.in_ready:
+                owner.in_ready = True
+                sim.ready.append(owner)
+    elif job.on_done is not None:  # an ownerless job that has something to do (a spill's write lands)
+        job.on_done(sim)
 
 
 
 class Job:
     """One run on one stage (or one flow over several)."""
+
+    #: what an ownerless job does when it completes, ``on_done(sim)`` (:func:`job_done` calls it): a
+    #: spill's write lands in its tier (:class:`serq_sim.pools.cache.SpillWrite`); ``None`` for the others
+    on_done = None
 
     __slots__ = ("owner", "work", "total", "mode", "growing", "enqueued", "started", "stage", "tag", "seq",
                  "rate", "stages", "assigned", "span", "lz", "gslot", "ghi", "mslots", "lzm", "wv")
@@ -300,12 +307,15 @@ class FifoStage(StageKind):
         if sim.need_est:
             self.est.observe(started, started - job.enqueued, now - started)
         owner = job.owner
-        if owner is not None and owner.job is job:
-            owner.job = None
-            owner.status = READY
-            if not owner.in_ready:
-                owner.in_ready = True
-                sim.ready.append(owner)
+        if owner is not None:
+            if owner.job is job:
+                owner.job = None
+                owner.status = READY
+                if not owner.in_ready:
+                    owner.in_ready = True
+                    sim.ready.append(owner)
+        elif job.on_done is not None:
+            job.on_done(sim)
 
     def detach(self, job: Job) -> None:
         self.acc()

@@ -13,7 +13,8 @@ An order is registered through ``serq_sim_register_eviction_orders`` as ``regist
     The entry's rank: a tuple of numbers, the least evicted first, ties in release order
     (``entry.seq``). An entry has ``size`` (units cached), ``last`` (release time), ``seq`` (release
     order), ``owner`` (the session; ``owner.attrs`` while it lives, ``snap`` after it has ended) and
-    ``dead`` (a remainder past a ``reuse`` bound).
+    ``dead`` (a remainder past a ``reuse`` bound, or a spill's units in its tier while the write is under
+    way: ``pending``, removed and cached again as the session's own when the write lands).
 ``fixed_key``
     The order's declaration that ``key(entry)`` does not change while the entry is cached (it reads
     ``last``, ``seq``, ``dead``, constants, and only attributes of the owner that cannot change while

@@ -8,7 +8,7 @@ from __future__ import annotations
 from ..errors import not_an_amount
 from ..policies import evict_context
 from ..policies.eviction import EvictionOrder
-from ..stages import Ctx
+from ..stages import Ctx, Job
 from .model import EPS, Entry, Pool, SpillMember
 
 _PICK = EvictionOrder.pick
@@ -174,13 +174,31 @@ def evicted(sim, pool: Pool, e: Entry) -> None:
         pool.evicted_entries += 1
 
 
+class SpillWrite(Job):
+    """A spill's write on its link (an ownerless job): when it completes, what is left of the units it
+    writes (``entry``, pending in ``tier``) lands there (:func:`land`). ``key`` is the session whose own
+    prefix the units join, or ``None`` for a dead remainder's (they stay dead)."""
+
+    __slots__ = ("tier", "entry", "key")
+
+    def on_done(self, sim) -> None:
+        land(sim, self.tier, self.entry, self.key)
+
+
 def spill(sim, pool: Pool, e: Entry, units: float) -> None:
     """``units`` of entry ``e`` evicted from ``pool`` are spilled: written to the tier over the link (the
-    pool's ``spill TIER via LINK (work) when (pred)``). ``pred`` reads ``size`` = the units evicted; the
-    tier takes what fits after evicting its own entries (a spill never breaks its invariant), in whole
-    blocks of its own (its entries are kept in blocks, as a release caches them: rounded down); a tier
-    that is itself making room (:func:`evict_for`: the spill came back to it) has none; ``work`` reads
-    ``size`` = the units written, and is what the write puts on the link (docs/language.md)."""
+    pool's ``spill TIER via LINK (work) when (pred)``), the rule of language.txt's spill and
+    pool-reference.txt's (docs/language.md: what a spill writes, and when it lands).
+
+    ``pred`` reads ``size`` = the units evicted. The tier takes what fits after evicting its own entries
+    (a spill never breaks its invariant), in whole blocks of its own (its entries are kept in blocks, as a
+    release caches them: rounded down); a tier that is itself making room (:func:`evict_for`: the spill
+    came back to it) has none. ``work`` reads ``size`` = the units written, and is what the write puts on
+    the link. The units written are cached in the tier at once (they take its room: counted, evictable),
+    but pending, unusable, until the write completes; then they land (:func:`land`). Units evicted from an
+    entry whose own write has not landed are not spilled on: they were never in the tier."""
+    if e.pending:
+        return
     tier, link, work_fn, when_fn = pool.spill
     ctx = Ctx()
     owner, attrs = evict_context(ctx, e, units, sim.now)
@@ -204,32 +222,54 @@ def spill(sim, pool: Pool, e: Entry, units: float) -> None:
         raise sim.error(f"pool {pool.name}: the spill's work is {not_an_amount(work)}",
                         span=getattr(pool.node.spill.work, "span", None) or pool.node.span)
     tier.acc()
-    key = e.owner.serial if (not e.dead and e.owner is not None) else None
-    old = tier.own.get(key) if key is not None else None
-    if old is not None:
-        old.alive = False
-        del tier.own[key]
-        tier.evict.on_remove(old)
-        tier.cached -= old.size
-        units_total = old.size + units
-    else:
-        units_total = units
-    make_room(sim, tier, units_total)
-    units_total = min(units_total, tier.cap - tier.used - tier.cached)
+    make_room(sim, tier, units)
+    # (make_room evicts every entry if it must: the room for units was there beside what is used)
+    units = min(units, tier.cap - tier.used - tier.cached)
     if tier.block is not None:
-        units_total = tier.round_down(units_total)
-    if units_total > EPS:
-        ne = Entry(units_total, sim.now, next(sim.release_counter), e.owner, e.snap,
-                   next(sim.eid_counter), key is None)
-        if key is None:
-            tier.dead[ne.eid] = ne
-        else:
-            tier.own[key] = ne
-        tier.cached += units_total
+        units = tier.round_down(units)
+    key = e.owner.serial if (not e.dead and e.owner is not None) else None
+    ne = None
+    if units > EPS:
+        ne = Entry(units, sim.now, next(sim.release_counter), e.owner, e.snap, next(sim.eid_counter), True)
+        ne.pending = True
+        tier.dead[ne.eid] = ne
+        tier.cached += units
         tier.evict.on_insert(ne)
     if sim.warm:
         pool.spills += 1
-    sim.start_job(link, work)
+    if work > 0.0:
+        w = SpillWrite(None, work, "plain", None, sim.now)
+        w.tier, w.entry, w.key = tier, ne, key
+        sim.start_job(link, work, w)
+    elif ne is not None:  # a write of no work completes at once (as a run of zero work does)
+        land(sim, tier, ne, key)
+
+
+def land(sim, tier: Pool, ne: Entry | None, key) -> None:
+    """A spill's write has completed: what is left in ``tier`` of the units it wrote (``ne``; the tier
+    may have evicted some or all of them meanwhile) becomes usable. A dead remainder's units stay dead;
+    a session's join its own prefix there (``key`` its serial), as one entry of the two sizes with the
+    later release time and order of the two (the spill's, unless the session cached there since), or
+    become it."""
+    if ne is None:
+        return
+    ne.pending = False
+    if not ne.alive or key is None:
+        return
+    tier.acc()
+    order = tier.evict
+    del tier.dead[ne.eid]
+    order.on_remove(ne)
+    old = tier.own.get(key)
+    if old is not None:
+        old.alive = False
+        order.on_remove(old)
+        late = old if old.seq > ne.seq else ne
+        ne = Entry(old.size + ne.size, late.last, late.seq, ne.owner, late.snap, next(sim.eid_counter))
+    else:
+        ne.dead = False
+    tier.own[key] = ne
+    order.on_insert(ne)
 
 
 def drop(sim, s, pool: Pool) -> None:

@@ -164,9 +164,11 @@ class Lease:
 
 
 class Entry:
-    """A cached prefix: a session's own (``dead`` False) or a dead remainder past a ``reuse`` bound."""
+    """A cached prefix: a session's own (``dead`` False) or a dead remainder past a ``reuse`` bound; or, in
+    a spill's tier, the units of a write still under way on its link (``pending``: cached, so counted and
+    evictable, but ``dead`` too, unusable, until the write lands: :func:`.cache.land`)."""
 
-    __slots__ = ("size", "last", "seq", "owner", "snap", "alive", "eid", "dead", "rank")
+    __slots__ = ("size", "last", "seq", "owner", "snap", "alive", "eid", "dead", "rank", "pending")
 
     def __init__(self, size, last, seq, owner, snap, eid, dead=False):
         self.size = size
@@ -177,6 +179,7 @@ class Entry:
         self.alive = True
         self.eid = eid
         self.dead = dead
+        self.pending = False
 
 
 class Pool:
