@@ -103,16 +103,19 @@ def with_slo(m: RequestMetrics, table: Any, slo: dict[str, float]) -> RequestMet
 
 def parse_slo(text: str) -> dict[str, float]:
     """``ttft=1,tpot=0.05`` as ``{"ttft": 1.0, "tpot": 0.05}``; a ValueError says what is wrong."""
+    from serq.numbers import NUMBER_HINT, NotANumber, number
+
     out: dict[str, float] = {}
     for part in text.split(","):
-        name, eq, value = part.strip().partition("=")
+        name, eq, value = part.partition("=")  # (the value as given: a number has no spaces around it)
         name = name.strip()
         if not eq or name not in SLO_METRICS:
             raise ValueError(f"{part.strip()!r}: an SLO is NAME=SECONDS with NAME one of {', '.join(SLO_METRICS)}")
-        try:
-            v = float(value)
-        except ValueError:
-            raise ValueError(f"{part.strip()!r}: {value.strip()!r} is not a number of seconds") from None
+        try:  # serQ's number syntax (float() read 1_000 as 1000, ١٢ as 12, and took spaces around it)
+            v = number(value, nan=True)
+        except NotANumber as e:
+            hint = f" ({NUMBER_HINT})" if NUMBER_HINT in str(e) else ""
+            raise ValueError(f"{part.strip()!r}: {value!r} is not a number of seconds{hint}") from None
         if v != v:  # (the test below refused it as "not negative")
             raise ValueError(f"{part.strip()!r}: NaN is not a number of seconds")
         if not v >= 0:

@@ -3,7 +3,9 @@
 Rows are grouped by session (in the order sessions first appear) and each session's turns sorted by
 ``turn`` (stably: rows of one session with equal turns keep the file's order). The file is UTF-8 (a
 byte-order mark is skipped); other columns are allowed and ignored; blank lines are skipped. Every cell
-of the six columns is a finite number, and ``new``, ``out`` and ``think`` are not negative. A malformed
+of the six columns is a finite number, written as serQ writes one (serq.numbers: digits 0-9 with an
+optional point and exponent; spaces and tabs around a cell are allowed, ``1_000`` or ``١٢`` is not), and
+``new``, ``out`` and ``think`` are not negative. A malformed
 file is a :class:`~serq_sim.errors.SimError` naming the file, line and column.
 
 The file is read as a stream, a line at a time, into six ``array('d')`` columns (48 bytes a row), never
@@ -25,6 +27,7 @@ from operator import gt, itemgetter
 from pathlib import Path
 
 from serq.files import MAX_LINE, LineTooLong, open_input
+from serq.numbers import NAN_PATTERN, PATTERN, NotANumber, number
 
 from .errors import SimError, format_error
 
@@ -243,6 +246,67 @@ def _not_utf8(path: str) -> SimError:
     return _err(path, 1, 1, "the trace is not UTF-8 text")  # pragma: no cover - the decoder said it was not
 
 
+#: what may surround a cell's number (CSV written `1, 2`, a quoted cell's line ends); other whitespace (a
+#: no-break space, a form feed) is no part of a number
+_BLANKS = " \t\r\n"
+
+
+def _cell(cell: str) -> float:
+    """A cell (without the blanks around it) as a number in serQ's syntax (serq.numbers), NaN for ``nan``
+    (refused as not finite); :class:`NotANumber` otherwise. ``float()`` read ``1_000`` as 1000 and ``١٢``
+    as 12."""
+    return number(cell, nan=True)
+
+
+_CELL = rf"[{_BLANKS}]*(?:{PATTERN}|{NAN_PATTERN})[{_BLANKS}]*"
+#: six cells joined by NUL, each one :func:`_cell` reads with the blanks around it (a cell that holds a NUL
+#: makes more than six parts, and no match)
+_ROW = re.compile("\0".join([_CELL] * len(COLUMNS)))
+
+
+def _plain(six: tuple[str, ...]) -> bool:
+    """Whether each of the six cells (with the blanks around it) is one :func:`_cell` reads: one match of
+    the row, a third of what a match of each cell takes."""
+    return _ROW.fullmatch("\0".join(six)) is not None
+
+
+#: the bytes a file of serQ's numbers holds (printable ASCII, tab and line ends): a cell that float() reads
+#: and serQ does not holds another (_, a non-ASCII digit or space, another control character), a + that
+#: follows no e or E, or is a word (inf, nan, infinity: not finite, found by the checks on whole columns)
+_PLAIN_BYTES = bytes(sorted(set(b"\t\n\r" + bytes(range(0x20, 0x7F))) - set(b"_")))
+
+
+class _Watched(io.RawIOBase):
+    """The file's bytes as they are read, noting (``odd``) whether any after the header's line is not in
+    :data:`_PLAIN_BYTES`, or is a + after no exponent's e: a look at each 64 KiB the reader reads, where a
+    look at each row made reading a trace a quarter slower. ``odd`` says a cell may be one ``float()``
+    reads and serQ does not (or a column outside the six holds such text); the rows read from then on are
+    checked cell by cell (:func:`_plain`; about 1 s a million rows)."""
+
+    def __init__(self, raw):
+        super().__init__()
+        self.raw, self.odd, self._header = raw, False, True
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b) -> int:
+        n = self.raw.readinto(b)
+        if n and not self.odd:
+            chunk = bytes(memoryview(b)[:n])
+            if self._header:  # the header's names are no numbers (user_id): the bytes after its line end
+                end = chunk.find(b"\n")
+                chunk = b"" if end < 0 else chunk[end + 1:]
+                self._header = end < 0
+            self.odd = bool(chunk.translate(None, _PLAIN_BYTES)) or (
+                chunk.count(b"+") != chunk.count(b"e+") + chunk.count(b"E+"))  # (1e+05, as %e writes it)
+        return n
+
+    def close(self) -> None:
+        self.raw.close()
+        super().close()
+
+
 def _first_error(path: str, width: int, idx: list[int]) -> SimError | None:
     """The first malformed row of the file, read again row by row: a row whose number of fields is not
     the header's, or one of whose six cells is not a number, not finite or negative where it may not be
@@ -259,13 +323,13 @@ def _first_error(path: str, width: int, idx: list[int]) -> SimError | None:
                 return _err(path, first, 1, f"expected {width} fields, found {len(row)}")
             starts = None
             for name, i in zip(COLUMNS, idx):
-                cell = row[i].strip()
+                cell = row[i].strip(_BLANKS)
                 try:
-                    v = float(cell)
+                    v = _cell(cell)
                     why = (None if math.isfinite(v) else f"{cell!r} is not finite") if v >= 0 or name in (
                         "session", "turn", "forced") or v != v else f"{cell} is negative"
-                except ValueError:
-                    why = f"{cell!r} is not a number"
+                except NotANumber as e:
+                    why = str(e)
                 if why is None:
                     continue
                 if starts is None:
@@ -280,7 +344,9 @@ def load_trace(path: str, declared=None, source: str | None = None) -> TraceCorp
     file that cannot be read is reported there, with the source line; ``source`` the program's file);
     ``None`` for a trace given on the command line."""
     try:  # a regular file only, named here or on the command line: a FIFO would block, /dev/zero not end
-        f = _open(path)
+        watched = _Watched(open_input(path, max_line=MAX_LINE))
+        f = io.TextIOWrapper(io.BufferedReader(watched, buffer_size=64 * 1024), encoding="utf-8-sig",
+                             newline="")  # (as _open's, the bytes watched as they are read)
     except OSError as e:
         why = e.strerror or str(e)
         if declared is not None:
@@ -290,7 +356,7 @@ def load_trace(path: str, declared=None, source: str | None = None) -> TraceCorp
     reader = csv.reader(f, strict=True)  # a quoted field the file ends inside is an error, not a value
     try:
         with f:
-            return _read(path, reader)
+            return _read(path, reader, watched)
     except UnicodeDecodeError:
         raise _not_utf8(path) from None
     except csv.Error as e:
@@ -307,7 +373,7 @@ def load_trace(path: str, declared=None, source: str | None = None) -> TraceCorp
         raise SimError(f"{path}: error: cannot read the trace: {e.strerror or e}") from None
 
 
-def _read(path: str, reader) -> TraceCorpus:
+def _read(path: str, reader, watched: _Watched) -> TraceCorpus:
     header = next(reader, None)
     if not header or all(not c.strip() for c in header):
         raise _err(path, 1, 1, "the trace is empty (expected the header session,turn,new,out,think,forced)")
@@ -325,15 +391,27 @@ def _read(path: str, reader) -> TraceCorpus:
     cells = itemgetter(*idx)
     # the six cells of every row, in the file's order, as doubles: the loop does no more per row than
     # this; the checks come after, on whole columns, and a malformed row is found by reading it again
+    # float() reads more than serQ's numbers (1_000, +5, other scripts' digits, other whitespace): the rows
+    # are read by float() alone while the bytes read hold nothing it takes beyond them (_Watched), and each
+    # cell is checked as serQ reads it from the first row read after a byte that may be such (the words
+    # inf, nan, infinity float() reads are not finite: the checks on whole columns find them)
     data = array("d")
     put = data.extend
+    strict = False
     for row in reader:
         if len(row) == width:
-            try:
-                put(map(float, cells(row)))
-                continue
-            except ValueError:
-                del data[len(data) - len(data) % 6:]
+            if strict or watched.odd:
+                strict = True
+                six = cells(row)
+                ok = _plain(six)
+            else:
+                six, ok = cells(row), True
+            if ok:
+                try:
+                    put(map(float, six))
+                    continue
+                except ValueError:
+                    del data[len(data) - len(data) % 6:]
         if not row or all(not c.strip() for c in row):
             continue
         raise _first_error(path, width, idx) or _err(path, reader.line_num, 1, "malformed row")

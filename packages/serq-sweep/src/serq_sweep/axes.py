@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from serq.errors import UserError
+from serq.numbers import WHOLE_HINT, NotANumber, number, whole
 
 #: at most this many points (compiled programs) in one sweep, this many values of one swept name (a range,
 #: or every value a name given again adds), this many seeds and this many runs (points times seeds)
@@ -32,19 +33,31 @@ class Axis:
 
 
 def _number(text: str, what: str) -> float:
+    """``text`` in serQ's number syntax (serq.numbers: ``float()`` read ``1_000`` as 1000, ``١٢`` as 12 and
+    took spaces around a value), not NaN."""
     try:
-        v = float(text)
-    except ValueError:
-        raise UserError(f"{what}: {text.strip()!r} is not a number") from None
+        v = number(text, nan=True)
+    except NotANumber as e:
+        raise UserError(f"{what}: {e}") from None
     if math.isnan(v):
         raise UserError(f"{what}: NaN is not a value to sweep")
     return v
 
 
+def _items(text: str, what: str) -> list[str]:
+    """The items of the comma list ``text``, none of them empty (``1,,2``, ``,1`` and ``1,`` dropped the
+    empty item silently: a value the user meant to give, or a typo, was not swept)."""
+    parts = text.split(",")
+    for k, part in enumerate(parts, 1):
+        if part == "":
+            raise UserError(f"{what}: {text!r}: item {k} of {len(parts)} is empty (a list is 1,2,4: no empty "
+                            "item before, between or after its commas)")
+    return parts
+
+
 def parse_range(text: str, what: str) -> list[float]:
     """``START:STOP:STEP`` (STOP included when a step lands on it, to 1e-9 of a step), ``START:STOP`` (step
     1), a comma list ``1,2,4``, or one number."""
-    text = text.strip()
     if ":" in text:
         parts = text.split(":")
         if len(parts) not in (2, 3):
@@ -62,23 +75,25 @@ def parse_range(text: str, what: str) -> list[float]:
             raise UserError(f"{what}: {text!r}: {_count(count)} values, more than {MAX_POINTS}")
         # each value from its index (no accumulated rounding): start + i * step, shown as a short decimal
         return [float(f"{start + i * step:.12g}") for i in range(count)]
-    return [_number(p, what) for p in text.split(",") if p.strip() != ""] or \
-        [_number(text, what)]
+    if "," not in text:
+        return [_number(text, what)]
+    return [_number(p, what) for p in _items(text, what)]
 
 
 def parse_seeds(text: str) -> list[int]:
     """``1..20`` (both ends included), ``1,5,9``, ``7``, or a mix ``1..3,10``."""
     out: list[int] = []
-    for part in str(text).split(","):
-        part = part.strip()
-        if not part:
-            continue
+    text = str(text)
+    if text == "":
+        raise UserError(f"--seeds {text!r}: no seed")
+    for part in _items(text, "--seeds") if "," in text else [text]:
         lo, dots, hi = part.partition("..")
-        try:
-            a = int(lo)
-            b = int(hi) if dots else a
-        except ValueError:
-            raise UserError(f"--seeds {text}: {part!r} is not a seed or a range A..B of seeds") from None
+        try:  # digits 0-9 (serq.numbers.whole: int() took 1_000, +5, ١٢ and spaces)
+            a = whole(lo)
+            b = whole(hi) if dots else a
+        except ValueError as e:
+            hint = f" ({WHOLE_HINT})" if WHOLE_HINT in str(e) else ""  # 1_000, +5, ١٢: why not
+            raise UserError(f"--seeds {text}: {part!r} is not a seed or a range A..B of seeds{hint}") from None
         if b < a:
             raise UserError(f"--seeds {text}: {part!r} ends before it starts")
         if len(out) + (b - a) >= MAX_POINTS:  # a range, or the parts together

@@ -25,6 +25,7 @@ from typing import Any
 
 from serq.errors import UserError
 from serq.files import MAX_LINE, open_input
+from serq.numbers import NUMBER_HINT, NotANumber, number
 
 FORMATS = ("svg", "png", "pdf")
 #: the largest magnitude a value drawn may have: matplotlib cannot lay out an axis that reaches the end of the
@@ -218,12 +219,14 @@ def _dump_csv(folder: str, name: str, gauge: bool) -> tuple[list[float], list[fl
             for row in reader:
                 if not row:
                     continue
-                try:
-                    ts.append(float(row[it]))
-                    vs.append(float(row[iv]))
-                except (IndexError, ValueError):
+                try:  # as serq run --dump writes them (repr: 0.1, 1e-05, inf, nan), in serQ's number syntax
+                    # (serq.numbers: float() read 1_000 as 1000 and ١٢ as 12)
+                    ts.append(number(row[it], nan=True))
+                    vs.append(number(row[iv], nan=True))
+                except (IndexError, ValueError) as e:
+                    why = f": {e}" if isinstance(e, NotANumber) and NUMBER_HINT in str(e) else ""
                     raise UserError(f"{path}:{reader.line_num}: error: the row has no number under time or "
-                                    f"value ({','.join(row)[:80]!r})") from None
+                                    f"value ({','.join(row)[:80]!r}){why}") from None
         except UnicodeDecodeError:
             raise UserError(f"{path}: error: not a dump's CSV (not UTF-8 text)") from None
         except csv.Error as e:

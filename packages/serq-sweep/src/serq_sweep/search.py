@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from serq.errors import UserError
+from serq.numbers import NotANumber, number
 
 from . import core
 from .axes import Axis, _number, def_axes, parse_range, parse_seeds, points, set_axes
@@ -26,7 +27,9 @@ from .stats import mean
 
 _OPS = {"<=": operator.le, "<": operator.lt, ">=": operator.ge, ">": operator.gt, "==": operator.eq,
         "!=": operator.ne}
-_COND = re.compile(r"^\s*([A-Za-z_][\w.\[\]]*)\s*(<=|>=|==|!=|<|>)\s*([-+]?[\d.]+(?:[eE][-+]?\d+)?|inf)\s*$")
+#: FIGURE OP NUMBER: the number is what follows the operator, read by serq.numbers (``[\d.]+`` took every
+#: script's digits, and ``1.2.3`` matched, then failed float() with a traceback)
+_COND = re.compile(r"^\s*([A-Za-z_][\w.\[\]]*)\s*(<=|>=|==|!=|<|>)\s*(\S+)\s*$")
 
 #: at most this many bisection steps (a float range halves to the tolerance long before)
 MAX_STEPS = 60
@@ -34,10 +37,13 @@ MAX_STEPS = 60
 
 def parse_condition(text: str) -> tuple[str, str, float]:
     m = _COND.match(text)
+    expected = "expected FIGURE OP NUMBER, OP one of <= < >= > == != (e.g. 'ttft.p99 <= 1')"
     if not m:
-        raise UserError(f"--find {text!r}: expected FIGURE OP NUMBER, OP one of <= < >= > == != "
-                        "(e.g. 'ttft.p99 <= 1')")
-    return m.group(1), m.group(2), float(m.group(3))
+        raise UserError(f"--find {text!r}: {expected}")
+    try:
+        return m.group(1), m.group(2), number(m.group(3))
+    except NotANumber as e:
+        raise UserError(f"--find {text!r}: {e}; {expected}") from None
 
 
 class _Search:

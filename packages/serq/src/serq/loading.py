@@ -68,12 +68,16 @@ def parse_assignments(items: tuple[str, ...], flag: str) -> dict[str, str]:
 
 
 def parse_sets(items: tuple[str, ...]) -> dict[str, float]:
+    """``--set NAME=VALUE`` pairs, each VALUE a number in serQ's syntax (:mod:`serq.numbers`: ``float()``
+    read ``1_000`` as 1000 and ``١٢`` as 12) or inf, never NaN."""
+    from .numbers import NotANumber, number
+
     out: dict[str, float] = {}
     for name, value in parse_assignments(items, "--set").items():
         try:
-            out[name] = float(value)
-        except ValueError:
-            raise UserError(f"--set {name}={value}: {value!r} is not a number") from None
+            out[name] = number(value, nan=True)
+        except NotANumber as e:
+            raise UserError(f"--set {name}={value}: {e}") from None
         if out[name] != out[name]:  # a constant is a number or inf (language.txt §2), as a sweep's --set says
             raise UserError(f"--set {name}={value}: NaN is not the value of a constant (a number or inf)")
     return out

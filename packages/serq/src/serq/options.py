@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING
 
 import click
 
+from .numbers import NotANumber, number, whole
+
 if TYPE_CHECKING:
     from .loading import LoadOptions
 
@@ -23,10 +25,11 @@ class Path(click.Path):
 
 
 class Number(click.ParamType):
-    """A number option (a float): never NaN (``float('nan')`` parses, and then every comparison with it is
-    false, so it slipped past later checks and came out as "warmup 0 is not below the horizon nan"),
-    ``inf`` only when ``inf``, at least ``low`` (above it when ``above``). ``what`` says what the option
-    takes, for the usage error that names the option: ``Invalid value for '--horizon': nan is not a
+    """A number option (a float), written in serQ's number syntax (:mod:`serq.numbers`: ``float()`` read
+    ``1_000`` as 1000 and ``١٢`` as 12): never NaN (``float('nan')`` parses, and then every comparison
+    with it is false, so it slipped past later checks and came out as "warmup 0 is not below the horizon
+    nan"), ``inf`` only when ``inf``, at least ``low`` (above it when ``above``). ``what`` says what the
+    option takes, for the usage error that names the option: ``Invalid value for '--horizon': nan is not a
     positive number of seconds, or inf``. The type of every number option of the serq commands."""
 
     name = "number"
@@ -37,12 +40,18 @@ class Number(click.ParamType):
     def convert(self, value, param, ctx):
         if isinstance(value, float) and value == value and self._ok(value):
             return value
-        try:
-            x = float(value)
-        except (TypeError, ValueError, OverflowError):
-            self.fail(f"{value!r} is not a number", param, ctx)
+        if not isinstance(value, str):  # a default, or a caller's value: a number as it is
+            try:
+                x = float(value)
+            except (TypeError, ValueError, OverflowError):
+                self.fail(f"{value!r} is not a number", param, ctx)
+        else:
+            try:
+                x = number(value, nan=True)  # (NaN refused below, in the option's words)
+            except NotANumber as e:
+                self.fail(str(e), param, ctx)
         if not self._ok(x):
-            shown = value.strip() if isinstance(value, str) and len(value) <= 40 else f"{x:g}"
+            shown = value if isinstance(value, str) and len(value) <= 40 else f"{x:g}"
             self.fail(f"{shown} is not {self.what}", param, ctx)
         return x
 
@@ -53,7 +62,8 @@ class Number(click.ParamType):
 
 
 class Integer(click.ParamType):
-    """A whole-number option from ``low`` to ``high`` (``what`` as :class:`Number`'s)."""
+    """A whole-number option from ``low`` to ``high`` (``what`` as :class:`Number`'s), digits 0-9 after an
+    optional ``-`` (:func:`serq.numbers.whole`; ``int()`` took ``1_000``, ``+5``, ``١٢`` and spaces)."""
 
     name = "integer"
 
@@ -64,15 +74,15 @@ class Integer(click.ParamType):
         if isinstance(value, int) and not isinstance(value, bool):
             x = value
         else:
-            text = str(value).strip()
+            text = str(value)
             try:
-                x = int(text)
+                x = whole(text)
+            except NotANumber as e:
+                self.fail(str(e), param, ctx)
             except ValueError:
-                if text.lstrip("+-").isascii() and text.lstrip("+-").isdigit() and len(text) > 40:
-                    # more digits than int() reads (sys.get_int_max_str_digits): said so, cut short (the whole
-                    # value was quoted as "'999…' is not a whole number", thousands of characters of it)
-                    self.fail(f"{text[:20]}… ({len(text)} characters) is not {self.what}", param, ctx)
-                self.fail(f"{value!r} is not a whole number", param, ctx)
+                # more digits than int() reads (sys.get_int_max_str_digits): said so, cut short (the whole
+                # value was quoted as "'999…' is not a whole number", thousands of characters of it)
+                self.fail(f"{text[:20]}… ({len(text)} characters) is not {self.what}", param, ctx)
         if x < self.low or (self.high is not None and x > self.high):
             self.fail(f"{x} is not {self.what}", param, ctx)
         return x

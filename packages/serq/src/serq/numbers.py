@@ -1,0 +1,83 @@
+"""serQ's number syntax for text a user gives outside a program: command-line values (number options,
+``--set``, a sweep's lists and ranges, ``--seeds``, ``--slo``, ``--find``) and the cells of a trace.
+
+A number is written as the language writes a numeric literal (kernel.lark's ``NUMBER``): ASCII digits
+0-9 with an optional decimal point and exponent (``8010``, ``0.5``, ``.5``, ``3.``, ``2e-5``, ``1e9``), or
+``inf``, after an optional ``-``; nothing else, and nothing around it. Python's ``float()`` and ``int()``,
+which read these values before, take more: ``1_000`` (1000), other scripts' digits (``١٢`` and ``１２``
+are 12), a leading ``+``, ``Infinity`` and surrounding whitespace; each was silently a number a user
+had not written. NaN (``nan`` in any case, as ``float()`` spells it) is read only where a caller asks
+for it (``nan=True``), to refuse it with its own message; no value a user gives may be NaN.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+__all__ = ["NAN_PATTERN", "NUMBER_HINT", "PATTERN", "WHOLE_HINT", "NotANumber", "is_number", "not_a_number",
+           "not_whole", "number", "whole"]
+
+#: the language's numeric literal, or inf, after an optional minus (``[0-9]``, not ``\d``: ``\d`` matches
+#: every script's digits), as a pattern a reader may build on
+PATTERN = r"-?(?:(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?|inf)"
+#: NaN as ``float()`` spells it (any case), read only to be refused in a caller's words
+NAN_PATTERN = r"-?[nN][aA][nN]"
+_NUMBER = re.compile(PATTERN)
+_WHOLE = re.compile(r"-?[0-9]+")
+_NAN = re.compile(NAN_PATTERN)
+
+#: what a refusal adds when Python would have read the text as a number
+NUMBER_HINT = ("a number is written as in the language: digits 0-9 with an optional decimal point and exponent, "
+               "or inf, after an optional -: 1000, 0.5, 1e9, -3, inf")
+WHOLE_HINT = "a whole number is digits 0-9 after an optional -: 1000, -3"
+
+
+class NotANumber(ValueError):
+    """Text that is not a number in serQ's syntax; its message says so, quoting the text (with a hint at the
+    rule when Python would have read it as one)."""
+
+
+def _python_reads(text: str, kind: type) -> bool:
+    try:
+        kind(text)
+    except (ValueError, OverflowError):
+        return False
+    return True
+
+
+def not_a_number(text: str) -> str:
+    """``'1_000' is not a number (…)``: the hint only for text ``float()`` takes (``'x' is not a number``
+    says all there is to say)."""
+    said = f"{text!r} is not a number"
+    return f"{said} ({NUMBER_HINT})" if _python_reads(text, float) else said
+
+
+def not_whole(text: str) -> str:
+    """``'1_000' is not a whole number (…)``, as :func:`not_a_number` (``'1e400' is not a whole number``)."""
+    said = f"{text!r} is not a whole number"
+    return f"{said} ({WHOLE_HINT})" if _python_reads(text, int) else said
+
+
+def is_number(text: str, *, nan: bool = False) -> bool:
+    """Whether ``text`` is a number in serQ's syntax (or, with ``nan``, a NaN as ``float()`` spells it)."""
+    return _NUMBER.fullmatch(text) is not None or (nan and _NAN.fullmatch(text) is not None)
+
+
+def number(text: str, *, nan: bool = False) -> float:
+    """``text`` as a float, or :class:`NotANumber`. ``nan``: ``nan`` (any case, optional ``-``) is NaN,
+    for a caller that refuses it in its own words; otherwise it is not a number. A literal beyond the
+    doubles (``1e999``) is inf, as in the language."""
+    if _NUMBER.fullmatch(text):
+        return math.inf if text == "inf" else -math.inf if text == "-inf" else float(text)
+    if nan and _NAN.fullmatch(text):
+        return math.nan
+    raise NotANumber(not_a_number(text))
+
+
+def whole(text: str) -> int:
+    """``text`` as an int (digits 0-9 after an optional ``-``), or :class:`NotANumber`; a ValueError of
+    ``int()`` (more digits than it reads) is the caller's to word."""
+    if _WHOLE.fullmatch(text):
+        return int(text)
+    raise NotANumber(not_whole(text))
