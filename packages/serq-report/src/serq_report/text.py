@@ -18,7 +18,9 @@ with no rows is left out)::
 
 An interrupted run (Ctrl-C) has ``INTERRUPTED`` right after ``run:``; a run stopped early for another
 reason (``Result.partial``: ``sigterm``, ``max-events``, ``max-wall``, ...) has ``PARTIAL (reason)``. Tables have their kind as the first
-column's heading, names left-aligned and numbers right-aligned, columns two spaces apart. A member of a
+column's heading, names left-aligned and numbers right-aligned, columns two spaces apart, each column as
+wide on the screen as its widest cell (:func:`serq.layout.width`: a wide East Asian character or an emoji
+takes two columns, a combining accent none). A member of a
 stage or pool array (declared ``kv[N]``, N = 1 included) is ``name[i]``, a stage or pool declared
 without a size plain ``name`` (its ``index`` is None), so a sweep over an array's size keeps its labels
 at 1. The stage table has an ``iterations`` column only
@@ -59,12 +61,11 @@ def _ci(x: float) -> str:
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
-    widths = [max(len(r[i]) for r in (header, *rows)) for i in range(len(header))]
-    lines = []
-    for r in (header, *rows):
-        cells = [r[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(r[1:], widths[1:])]
-        lines.append("  ".join(cells).rstrip())
-    return lines
+    # aligned by the columns a cell takes on the screen (serq.layout): a name of wide characters, an emoji
+    # or a combining accent (an IR file's) takes more or fewer columns than its code points
+    from serq.layout import align
+
+    return align([header, *rows], left=1)
 
 
 def _labels(entries: Sequence[StageStats | PoolStats]) -> list[str]:

@@ -146,8 +146,9 @@ def show_table(plan, columns, table, figures) -> str:
             m, ci = r.get(f"{n}:mean", math.nan), r.get(f"{n}:ci", math.nan)
             cells.append(f"{_fmt(m)} ± {_fmt(ci)}" if not math.isnan(ci) else _fmt(m))
         lines.append(cells)
-    widths = [max(len(line[i]) for line in lines) for i in range(len(head))]
-    return "".join("  ".join(c.rjust(w) for c, w in zip(line, widths)).rstrip() + "\n" for line in lines)
+    from serq.layout import align  # by the columns a cell takes on the screen (a figure named in Chinese)
+
+    return "".join(line + "\n" for line in align(lines, left=0))
 
 
 def _fmt(v) -> str:

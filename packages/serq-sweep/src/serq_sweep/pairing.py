@@ -80,6 +80,8 @@ def _nan(v: float | None) -> float:
 
 def render(rows: Sequence[dict[str, Any]], same: int, seeds: int) -> str:
     """The comparison as text: per arm, a line per figure."""
+    from serq.layout import align
+
     from .cli import _fmt
 
     out = []
@@ -94,10 +96,7 @@ def render(rows: Sequence[dict[str, Any]], same: int, seeds: int) -> str:
             vr = r["variance_reduction"]
             lines.append([r["figure"], _fmt(r["a"]), _fmt(r["b"]), _fmt(r["diff"]), _fmt(r["ci_paired"]),
                           _fmt(r["ci_unpaired"]), "nan" if math.isnan(vr) else f"{100 * vr:.1f} %"])
-        widths = [max(len(line[i]) for line in lines) for i in range(len(head))]
-        for line in lines:
-            out.append("  " + "  ".join([line[0].ljust(widths[0])]
-                                        + [c.rjust(w) for c, w in zip(line[1:], widths[1:])]).rstrip())
+        out += align(lines, left=1, indent="  ")  # by the columns a cell takes on the screen
     if same:
         out.append(f"({same} figure(s) equal in every run of both arms left out)")
     return "\n".join(out) + "\n"

@@ -1,0 +1,53 @@
+"""An audit of the report formats with awkward names and values: a name from an IR file may hold any
+printable character (Chinese, an emoji, a combining accent, commas and quotes), and the text report, the
+CSV files and the JSON report must stay what docs/… and the README promise for them."""
+
+from __future__ import annotations
+
+from serq_ir.report import GaugeStats, ObserveStats, Result, StageStats
+from serq_report import render_text
+
+NAN = float("nan")
+
+
+def _stage(name, index=None):
+    return StageStats(name=name, index=index, present=1.0, utilisation=0.5, completions=3, throughput=0.25,
+                      wait=0.0, service=2.0)
+
+
+def _result(**kw):
+    return Result(horizon=10.0, end=10.0, warmup=0.0, seed=1, events=5, arrivals=3, ended=3, turns=0,
+                  mean_live=1.0, **kw)
+
+
+def test_a_table_of_wide_and_combining_names_is_aligned_on_the_screen():
+    # 服务 takes four columns on a terminal (two wide characters), 'e' + U+0301 one, 🙂 two: each cell is
+    # padded to the columns it takes, not to its code points (written out by hand)
+    r = _result(stages=[_stage("服务", 0), _stage("e\u0301"), _stage("🙂"), _stage("abcdefgh")])
+    text = render_text(r)
+    table = text.split("\n\n")[1].rstrip("\n").split("\n")
+    assert table == [
+        "stage     present  util  completions  throughput  wait  service",
+        "服务[0]         1   0.5            3        0.25     0        2",
+        "e\u0301               1   0.5            3        0.25     0        2",
+        "🙂              1   0.5            3        0.25     0        2",
+        "abcdefgh        1   0.5            3        0.25     0        2",
+    ]
+
+
+def test_an_observe_table_of_wide_names_lines_up_its_numbers():
+    o = ObserveStats(count=40, mean=1.5, ci=0.25, cv2=1.0, p50=1.0, p90=2.0, p95=3.0, p99=4.0)
+    r = _result(observes={"延迟,\"ms\"": o, "x": o}, gauges={"量": GaugeStats(mean=1.0, ci=NAN, min=0.0, max=2.0),
+                                                            "long_name": GaugeStats(mean=1.0, ci=NAN, min=0.0,
+                                                                                    max=2.0)})
+    sections = render_text(r).split("\n\n")
+    assert sections[1].split("\n") == [
+        "observe    count  mean     ci  cv2  p50  p90  p95  p99",
+        "延迟,\"ms\"     40   1.5  ±0.25    1    1    2    3    4",
+        "x" + " " * 13 + "40   1.5  ±0.25    1    1    2    3    4",
+    ]
+    assert sections[2].rstrip("\n").split("\n") == [
+        "gauge      mean   ci  min  max",
+        "量            1  nan    0    2",
+        "long_name     1  nan    0    2",
+    ]
