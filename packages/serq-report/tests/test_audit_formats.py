@@ -4,8 +4,14 @@ CSV files and the JSON report must stay what docs/… and the README promise for
 
 from __future__ import annotations
 
+import csv
+import io
+import json
+
+import numpy as np
 from serq_ir.report import GaugeStats, ObserveStats, Result, StageStats
 from serq_report import render_text
+from serq_report.csv import write_table
 
 NAN = float("nan")
 
@@ -51,3 +57,45 @@ def test_an_observe_table_of_wide_names_lines_up_its_numbers():
         "量            1  nan    0    2",
         "long_name     1  nan    0    2",
     ]
+
+
+def _parse(text: str) -> list[list[str]]:
+    return list(csv.reader(io.StringIO(text, newline="")))
+
+
+def test_a_records_file_quotes_a_column_name_as_rfc_4180_says(tmp_path):
+    # an IR file's record columns may hold a comma, a quote or a non-ASCII letter: the header quotes them
+    # (RFC 4180: a field with a comma or a quote is quoted, a quote doubled), so it has one field a column
+    path = tmp_path / "r.csv"
+    cols = {"session": np.array([0, 1]), "time": np.array([0.5, 1.0]), 'done,"at"': np.array([1.5, NAN]),
+            "名": np.array([2, 3])}
+    write_table(path, cols)
+    text = path.read_text(encoding="utf-8")
+    assert text.split("\n")[0] == 'session,time,"done,""at""",名'
+    rows = _parse(text)
+    assert rows == [["session", "time", 'done,"at"', "名"], ["0", "0.5", "1.5", "2"], ["1", "1.0", "nan", "3"]]
+
+
+def test_serq_run_records_of_an_ir_file_with_awkward_columns_reads_back(tmp_path, monkeypatch, capsys):
+    import pytest
+    import serq_frontend
+    import serq_ir
+    from serq.cli import main
+
+    prog = serq_frontend.compile(source="""
+    stage d : delay;
+    workload { arrive batch(2); }
+    session { set t0 = now; run d (1 + serial); record req { sent = t0; done = now; } }
+    run { horizon 10; warmup 0; }
+    """)
+    ir = json.loads(serq_ir.encode(prog, spans=False))
+    ir["records"][0]["columns"] = ['sent', 'done,"at"\u00e9']
+    (tmp_path / "p.ir.json").write_text(json.dumps(ir), encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as info:
+        main(["run", "p.ir.json", "--no-progress", "--records", "r.csv"])
+    assert info.value.code == 0, capsys.readouterr()
+    rows = _parse((tmp_path / "r.csv").read_text(encoding="utf-8"))
+    assert rows[0] == ["session", "turn", "time", "sent", 'done,"at"\u00e9']
+    # batch(2) at 0: session i is done at 1 + i
+    assert rows[1:] == [["0", "0", "1.0", "0.0", "1.0"], ["1", "0", "2.0", "0.0", "2.0"]]

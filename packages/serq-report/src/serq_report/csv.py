@@ -27,7 +27,7 @@ from serq.files import MAX_NAME, OutputError, check_folder, check_not_input, che
 from ._result import result_of
 from .atomic import open_atomic
 
-__all__ = ["dump", "file_names", "format_column", "write_table"]
+__all__ = ["dump", "file_names", "format_column", "header", "write_table"]
 
 #: Rows formatted and written at a time.
 CHUNK = 1 << 18
@@ -74,25 +74,38 @@ def _chunks(columns: list[np.ndarray]) -> Iterator[str]:
         yield "\n".join(map(",".join, zip(*cells))) + "\n"
 
 
-def _write_csv(path: str, header: str, columns: list[np.ndarray], inputs: list[str], own: bool = False) -> None:
+def header(names: Iterable[str]) -> str:
+    """The header line of a table (without its line end): the names as RFC 4180 writes fields, a name
+    holding a comma, a quote or a line break quoted (its quotes doubled), every other name as it is. An
+    IR file's record column may be named ``done,"at"``: written bare, it was two fields of the header."""
+    import csv
+    import io
+
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="").writerow(list(names))
+    return buf.getvalue()
+
+
+def _write_csv(path: str, names: list[str], columns: list[np.ndarray], inputs: list[str], own: bool = False) -> None:
     with open_atomic(path, "w", inputs=inputs, own=own) as f:
-        f.write(header + "\n")
+        f.write(header(names) + "\n")
         for chunk in _chunks(columns):
             f.write(chunk)
 
 
 def write_table(path: str | os.PathLike[str], columns: dict[str, Any], *,
                 inputs: Iterable[str | None] = (), own: bool = False) -> None:
-    """One table as a CSV file, atomically: a header of the column names, then one row per entry, cells as
-    in the dumps (floats by ``repr``, integers as integers). ``serq run --records FILE.csv``. ``own``:
-    ``path`` is a name serq made (a per-table ``FILE.NAME.csv``): anything there but a regular file is
+    """One table as a CSV file, atomically: a header of the column names (:func:`header`: quoted as RFC 4180
+    says when a name holds a comma, a quote or a line break), then one row per entry, cells as in the
+    dumps (floats by ``repr``, integers as integers). ``serq run --records FILE.csv``. ``own``: ``path``
+    is a name serq made (a per-table ``FILE.NAME.csv``): anything there but a regular file is
     refused (:func:`serq.files.check_own`), as a dump's files are."""
     path = os.fspath(path)
     inputs = [p for p in inputs if p is not None]
     if own:
         check_own(path)
     check_not_input(path, inputs)
-    _write_csv(path, ",".join(columns), _columns(f"table {path}", **columns), inputs, own=own)
+    _write_csv(path, list(columns), _columns(f"table {path}", **columns), inputs, own=own)
 
 
 def dump(report: Any, folder: str | os.PathLike[str], *, inputs: Iterable[str | None] = ()) -> list[str]:
@@ -129,7 +142,7 @@ def dump(report: Any, folder: str | os.PathLike[str], *, inputs: Iterable[str | 
         o = report.observe(name)
         cols = _columns(f"observe {name}", times=o.times, sessions=o.sessions, turns=o.turns, values=o.values)
         path = os.path.join(folder, f"{observe_files[name]}.csv")
-        _write_csv(path, "time,session,turn,value", cols, inputs, own=True)
+        _write_csv(path, ["time", "session", "turn", "value"], cols, inputs, own=True)
         written.append(path)
     if result.gauges:
         os.makedirs(gauge_folder, exist_ok=True)
@@ -137,6 +150,6 @@ def dump(report: Any, folder: str | os.PathLike[str], *, inputs: Iterable[str | 
             g = report.gauge(name)
             cols = _columns(f"gauge {name}", times=g.times, values=g.values)
             path = os.path.join(gauge_folder, f"{gauge_files[name]}.csv")
-            _write_csv(path, "time,value", cols, inputs, own=True)
+            _write_csv(path, ["time", "value"], cols, inputs, own=True)
             written.append(path)
     return written
