@@ -6,7 +6,11 @@ import json
 
 import click
 from serq import UserError
+from serq.options import Number
 from serq.options import Path as SerqPath
+
+#: ``serq vllm real --timeout``: seconds, more than 0, or inf
+TIMEOUT = Number("a positive number of seconds, or inf", low=0.0, above=True, inf=True)
 
 
 @click.group("vllm")
@@ -52,14 +56,20 @@ def scenario_command(pm, file: str) -> None:
 @click.argument("file", type=SerqPath())
 @click.option("--python", "python", type=SerqPath(dir_okay=False), default=None, metavar="PATH",
               help="Run the bridge in this interpreter (one that has vLLM), not serQ's own.")
-def real_command(file: str, python: str | None) -> None:
+@click.option("--timeout", "timeout", type=TIMEOUT, default=None, metavar="SECONDS",
+              help="With --python: stop the bridge and fail when it has not answered after SECONDS "
+                   "(default 600; inf: wait as long as it takes).")
+def real_command(file: str, python: str | None, timeout: float | None) -> None:
     """Run a scenario through an installed vLLM's real scheduler (fake model runner) and print the same
     JSON. vLLM is not a dependency: see docs/vllm-oracle.md for a CPU-only install."""
     from . import real
 
+    if timeout is not None and python is None:
+        raise click.UsageError("--timeout limits the bridge run by --python (the bridge in serQ's own "
+                               "interpreter stops with Ctrl-C)")
     scenario = _read(file)
     if python is not None:
-        result = real.run_real_in(python, scenario)
+        result = real.run_real_in(python, scenario, timeout=real.TIMEOUT if timeout is None else timeout)
     else:
         try:
             result = real.run_real(scenario)

@@ -583,27 +583,203 @@ class BridgeError(RuntimeError):
     serq_user_error = True
 
 
-def run_real_in(python: str, scenario: dict) -> dict:
-    """``run_real`` in another interpreter, one that has vLLM: this file runs there on its own (it
-    imports nothing else of serQ), reading the scenario from its standard input."""
-    import subprocess
+#: how long ``run_real_in`` (``serq vllm real --python``) waits for the bridge's answer by default, in
+#: seconds: vLLM's import takes some 10-30 s on a CPU and a shipped scenario's steps a second or two
+TIMEOUT = 600.0
+#: how much of the bridge's error output is kept (its last line is what an error quotes)
+STDERR_KEPT = 64 * 1024
+#: how long the output of a bridge that has exited is still read, while something it started holds it open
+_GRACE = 1.0
 
+
+class _Drain:
+    """A thread reading a pipe to its end: ``data`` holds its first ``limit`` bytes (``over`` is set, and
+    the reading stops, once more come), or with ``tail`` its last ``limit`` bytes (read on to the end)."""
+
+    def __init__(self, pipe: Any, limit: int, tail: bool = False):
+        import threading
+
+        self._pipe, self._fd, self._limit, self._tail = pipe, pipe.fileno(), limit, tail
+        self.data = bytearray()
+        self.over = False
+        self.thread = threading.Thread(target=self._read, daemon=True)
+        self.thread.start()
+
+    def _read(self) -> None:
+        # the thread closes the pipe itself, once done with it: a descriptor closed while a read waits on it
+        # may be given to the next file opened, and the read would take that file's bytes
+        try:
+            while True:
+                chunk = os.read(self._fd, 1 << 16)
+                if not chunk:
+                    return
+                self.data += chunk
+                if len(self.data) > self._limit:
+                    if not self._tail:
+                        self.over = True
+                        return
+                    del self.data[: len(self.data) - self._limit]
+        except OSError:  # pragma: no cover - a read error: what was read is what there is
+            return
+        finally:
+            try:
+                self._pipe.close()
+            except OSError:  # pragma: no cover
+                pass
+
+
+def _feed(pipe: Any, data: bytes) -> None:
+    """Write the question to the bridge's standard input and close it; a bridge that exits or is stopped
+    without reading it all is no error here (its answer, or its absence, says what went wrong)."""
     try:
-        r = subprocess.run([python, __file__, "-"], input=json.dumps(scenario), capture_output=True,
-                           text=True)
-    except OSError as e:
-        raise BridgeError(f"error: --python {python}: {e.strerror or e}") from None
-    if r.returncode != 0:
-        lines = [x for x in r.stderr.splitlines() if x.strip() and "vllm._C" not in x]
-        tail = lines[-1] if lines else f"exit status {r.returncode}"
+        pipe.write(data)
+    except (OSError, ValueError):
+        pass
+    finally:
+        try:
+            pipe.close()
+        except OSError:
+            pass
+
+
+def _stop(proc: Any) -> None:
+    """Kill the bridge and whatever it started (its process group: it runs in a session of its own, so a
+    shell script's ``sleep`` goes too, and Ctrl-C at the terminal reaches serq only)."""
+    import signal
+
+    if os.name == "posix":
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    try:
+        proc.kill()
+    except OSError:  # pragma: no cover - already gone
+        pass
+
+
+def _hold_signals(got: list[int]) -> Any:
+    """Hold SIGINT and SIGTERM (record them in ``got``) until the function returned is called, which gives
+    the handlers back. Around the start of the bridge: a signal whose handler raises (Ctrl-C's
+    ``KeyboardInterrupt``) between the child's start and ``Popen`` knowing its pid lost the pid, and the
+    child ran on. Only in the main thread, where handlers are; elsewhere nothing is held."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+    previous = {}
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        try:
+            previous[sig] = signal.signal(sig, lambda n, _frame: got.append(n))
+        except (OSError, ValueError):  # pragma: no cover - a signal this platform lacks
+            pass
+
+    def restore() -> None:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+    return restore
+
+
+def _shown(text: str, width: int = 200) -> str:
+    return text if len(text) <= width else text[:width] + "..."
+
+
+def run_real_in(python: str, scenario: dict, *, timeout: float | None = TIMEOUT) -> dict:
+    """``run_real`` in another interpreter, one that has vLLM: this file runs there on its own (it
+    imports nothing else of serQ), reading the scenario from its standard input.
+
+    The interpreter has ``timeout`` seconds (:data:`TIMEOUT`; ``None`` or ``inf``: no limit) to answer
+    with one JSON object of :data:`ANSWER_KEYS` on its standard output, of at most
+    ``serq.files.MAX_JSON`` bytes; anything else (no answer in time, more output than that, output that is
+    not the answer, an exit status other than 0) raises :class:`BridgeError`, one message naming
+    ``python``. It runs in a session of its own, and it and whatever it started are killed at once when
+    it is late or too talkative, and when this call is interrupted (``KeyboardInterrupt``, serq's
+    SIGTERM): a program that never answered kept ``serq vllm real`` waiting for ever, and one that wrote
+    without end filled the memory."""
+    import signal
+    import subprocess
+    import threading
+    import time
+
+    from serq.files import MAX_JSON
+
+    if timeout is not None and not timeout > 0:
+        raise ValueError(f"run_real_in: timeout must be a positive number of seconds, not {timeout!r}")
+    question = json.dumps(scenario).encode("utf-8")
+    held: list[int] = []
+    restore = _hold_signals(held)
+    try:
+        try:
+            proc = subprocess.Popen([python, __file__, "-"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, start_new_session=os.name == "posix")
+        finally:
+            restore()
+    except (OSError, ValueError) as e:
+        if held:
+            signal.raise_signal(held[0])
+        raise BridgeError(f"error: --python {python}: {getattr(e, 'strerror', None) or e}") from None
+    deadline = None if timeout is None or timeout == math.inf else time.monotonic() + timeout
+    out = err = None
+    try:
+        if held:  # a signal came while the bridge started: its handler runs now, when the bridge can be stopped
+            signal.raise_signal(held[0])
+        threading.Thread(target=_feed, args=(proc.stdin, question), daemon=True).start()
+        out = _Drain(proc.stdout, MAX_JSON)
+        err = _Drain(proc.stderr, STDERR_KEPT, tail=True)
+        while proc.poll() is None and not out.over:
+            if deadline is not None and time.monotonic() >= deadline:
+                _stop(proc)
+                raise BridgeError(f"error: --python {python}: no answer after {timeout:g} s; stopped it (give "
+                                  "it longer with --timeout SECONDS, or inf)")
+            try:
+                proc.wait(0.05)
+            except subprocess.TimeoutExpired:
+                pass
+        if not out.over:  # it exited: what it wrote is read to the end (or as long as a child holds it)
+            end = time.monotonic() + _GRACE
+            for d in (out, err):
+                d.thread.join(max(0.0, end - time.monotonic()))
+        _stop(proc)  # and anything it left behind
+        for d in (out, err):
+            d.thread.join(_GRACE)
+        if out.over:
+            raise BridgeError(f"error: --python {python}: wrote more than {MAX_JSON // 2**20} MiB without the "
+                              "bridge's answer; stopped it")
+        proc.wait()
+    except BaseException:
+        _stop(proc)
+        proc.wait()
+        for pipe, drain in ((proc.stdout, out), (proc.stderr, err)):
+            if drain is None:  # (a drain closes its own)
+                pipe.close()
+        raise
+    assert out is not None and err is not None
+    if proc.returncode != 0:
+        stderr = bytes(err.data).decode("utf-8", errors="replace")
+        lines = [x for x in stderr.splitlines() if x.strip() and "vllm._C" not in x]
+        if lines:
+            tail = _shown(lines[-1].strip())
+        elif proc.returncode < 0:
+            tail = f"stopped by signal {-proc.returncode}"
+        else:
+            tail = f"exit status {proc.returncode}"
         raise BridgeError(tail if tail.startswith("error:") else f"error: {python}: {tail}")
+    answer = None
     try:
-        answer = json.loads(r.stdout)
-    except (json.JSONDecodeError, RecursionError):
-        answer = None
+        text = bytes(out.data).decode("utf-8")
+    except UnicodeDecodeError:
+        text = bytes(out.data).decode("utf-8", errors="replace")
+    else:
+        try:
+            answer = json.loads(text)
+        except (ValueError, RecursionError):
+            answer = None
     if not (isinstance(answer, dict) and all(k in answer for k in ANSWER_KEYS)):
         # not this file's answer (run_real's): the program run was no Python interpreter
-        first = next((x.strip() for x in r.stdout.splitlines() if x.strip()), None)
+        m = re.search(r"\S", text)
+        first = None if m is None else text[m.start(): m.start() + 400].split("\n", 1)[0].strip()
         wrote = "It wrote nothing." if first is None else f"It wrote {first[:80]!r}."
         raise BridgeError(f"error: --python {python}: no answer of the bridge in its output (a JSON object of "
                           f"{', '.join(ANSWER_KEYS)}): is it a Python interpreter? {wrote}")
