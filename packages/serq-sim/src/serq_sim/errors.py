@@ -66,21 +66,25 @@ def fmt_time(t: float) -> str:
 def source_excerpt(file: str, line: int, col: int, base: str | None = None) -> str:
     """The source line and a caret under ``col``, or ``""`` when the file cannot be read or is no serQ
     source: only a regular file whose name ends in ``.sq`` is quoted, so an IR whose span names another
-    file (``/etc/passwd``, a key, a trace) does not have its lines printed (docs/security.md)."""
+    file (``/etc/passwd``, a key, a trace) does not have its lines printed (docs/security.md). It is read
+    as every source is (:func:`serq.files.read_input`, at most ``MAX_SOURCE`` bytes): one an IR's span
+    names that is larger (a sparse file of 1 GiB) is not quoted, and was read whole and split into lines
+    (6 s and 2 GB)."""
     if not file.endswith(".sq"):
         return ""
     from pathlib import Path
+
+    from serq.files import MAX_SOURCE, read_input
 
     candidates = [Path(file)]
     if base:
         candidates.append(Path(base).parent / file)
     for p in candidates:
-        if not p.is_file():
-            continue
         try:
-            lines = p.read_text(encoding="utf-8", errors="replace").split("\n")  # lines as the parser counts them
-        except OSError:
+            data = read_input(p, limit=MAX_SOURCE)
+        except (OSError, ValueError):  # missing, no regular file, too large
             continue
+        lines = data.decode("utf-8", errors="replace").split("\n")  # lines as the parser counts them
         if 1 <= line <= len(lines):
             text = lines[line - 1].rstrip("\r")
             text, col = quote_line(text[1:] if line == 1 and text[:1] == "\ufeff" else text, col)
