@@ -25,3 +25,62 @@ def test_compare_lines_up_a_figure_named_in_wide_characters():
         "  events" + " " * 14 + "1  2      1       0.5        0.75          50.0 %",
         "",
     ]
+
+
+MM1 = """
+let lambda = 0.5;
+let extra = 0;
+let B = 0;
+stage svc : fifo;
+workload { arrive poisson(lambda); }
+session {
+  set t0 = now;
+  run svc (~exp(1) + extra);
+  observe response = now - t0;
+  observe b = B;
+  end;
+}
+run { horizon 20000; warmup 500; seed 1; }
+"""
+
+
+def _mm1(tmp_path) -> str:
+    path = tmp_path / "mm1.sq"
+    path.write_text(MM1)
+    return str(path)
+
+
+def _compare(path, seeds="1..3", figures=(), **sets):
+    from serq_sweep.api import run_plan
+    from serq_sweep.pairing import arms_plan, comparisons
+
+    plan = arms_plan([path], sets=sets, seeds=seeds, horizon=2000, warmup=100)
+    columns, table, complete, _ = run_plan(plan, workers=0, progress=False)
+    assert complete
+    return plan, columns, table, comparisons(plan, columns, table, figures)
+
+
+def test_arms_whose_values_agree_to_six_digits_keep_labels_of_their_own(tmp_path):
+    # three values of extra that six significant digits write alike (0.1, 0.1, 0.1), and two whole ones
+    # (1.23457e+06 twice): each arm is labelled by its own value, and each is a block of its own
+    path = _mm1(tmp_path)
+    _, _, _, (rows, _) = _compare(path, figures=["response.mean"], extra="0.1000001,0.1000002,0.1000003")
+    assert [(r["base"], r["arm"]) for r in rows] == [("0.1000001", "0.1000002"), ("0.1000001", "0.1000003")]
+    text = render(rows, 0, 3)
+    assert "0.1000002 - 0.1000001, paired over 3 seeds" in text
+    assert "0.1000003 - 0.1000001, paired over 3 seeds" in text
+    _, _, _, (rows, _) = _compare(path, figures=["b.mean"], B="1234567,1234568")
+    assert [(r["base"], r["arm"], r["diff"], r["ci_paired"]) for r in rows] == [("1234567", "1234568", 1.0, 0.0)]
+
+
+def test_show_labels_each_point_by_its_own_value(tmp_path):
+    from serq_sweep import core
+    from serq_sweep.api import run_plan
+    from serq_sweep.cli import show_table
+
+    plan = core.plan([_mm1(tmp_path)], sets={"lambda": "0.1000001,0.1000002"}, seeds=[1], horizon=500,
+                     warmup=10)
+    columns, table, complete, _ = run_plan(plan, workers=0, progress=False)
+    assert complete
+    lines = show_table(plan, columns, table, ["response.count"]).splitlines()
+    assert [line.split()[0] for line in lines[1:]] == ["0.1000001", "0.1000002"]

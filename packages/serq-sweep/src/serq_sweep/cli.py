@@ -133,7 +133,7 @@ def sweep_command(pm, files, sets, defs, zips, seeds, horizon, warmup, arrivals,
 
 def show_table(plan, columns, table, figures) -> str:
     """The per-point means and CIs of ``figures`` as aligned text."""
-    from .core import aggregate_rows
+    from .core import aggregate_rows, show_value
     from .figures import resolve
 
     names = [resolve(f, columns[len(plan.names) + 5:]) for f in figures]
@@ -141,7 +141,7 @@ def show_table(plan, columns, table, figures) -> str:
     head = [*plan.names, "runs", *figures]
     lines = [head]
     for r in arows:
-        cells = [_fmt(r[n]) for n in plan.names] + [str(r["runs"])]
+        cells = [show_value(r[n]) for n in plan.names] + [str(r["runs"])]  # each point its own label
         for n in names:
             m, ci = r.get(f"{n}:mean", math.nan), r.get(f"{n}:ci", math.nan)
             cells.append(f"{_fmt(m)} ± {_fmt(ci)}" if not math.isnan(ci) else _fmt(m))

@@ -28,7 +28,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from serq.errors import UserError
+from serq.errors import UsageError, UserError
 from serq.files import MAX_LINE, open_input
 
 from .axes import MAX_POINTS, Axis, def_axes, parse_seeds, points, set_axes
@@ -55,8 +55,19 @@ class Point:
         return ", ".join(f"{k}={_show(v)}" for k, v in self.params.items()) or "(the program as it is)"
 
 
-def _show(v: Any) -> str:
-    return f"{v:g}" if isinstance(v, float) else str(v)
+def show_value(v: Any) -> str:
+    """A swept value as every label shows it (a point's, an arm's in ``serq compare``, a row of ``--show``):
+    a float as the shortest text that reads back as it (``repr``) less a trailing ``.0`` (``0.1``, ``2``,
+    ``1e-05``, ``0.1000001``), anything else as ``str``. Two values of a sweep are two labels: six
+    significant digits (``:g``) showed ``--set lambda=0.1000001,0.1000002`` as two points ``0.1``, and
+    ``serq compare --set B=1234567,1234568`` as ``1.23457e+06 - 1.23457e+06``."""
+    if isinstance(v, float):
+        text = repr(v)
+        return text[:-2] if text.endswith(".0") else text
+    return str(v)
+
+
+_show = show_value
 
 
 @dataclass
@@ -356,7 +367,7 @@ def table_format(path: str, flag: str = "--out", what: str = "a table") -> str:
         return "parquet"
     if low.endswith(".csv"):
         return "csv"
-    raise UserError(f"{flag} {path}: {what} is .parquet or .csv")
+    raise UsageError(f"{flag} {path}: {what} is .parquet or .csv")
 
 
 def points_path(path: str) -> str:

@@ -17,6 +17,7 @@ from typing import Any
 from serq.errors import UserError
 
 from . import core
+from .core import show_value
 from .stats import paired
 
 COLUMNS = ("arm", "base", "figure", "n", "a", "b", "diff", "ci_paired", "ci_unpaired", "variance_reduction")
@@ -59,13 +60,10 @@ def comparisons(plan: core.Plan, columns: Sequence[str], table: Sequence[dict[st
             if a == b and not figures:
                 same += 1
                 continue
-            out.append({"arm": _label(arm.params[axis]), "base": _label(base.params[axis]), "figure": f,
+            out.append({"arm": show_value(plan.shown(arm)[axis]), "base": show_value(plan.shown(base)[axis]),
+                        "figure": f,
                         **paired([_nan(x) for x in a], [_nan(x) for x in b])})
     return out, same
-
-
-def _label(v: Any) -> str:
-    return f"{v:g}" if isinstance(v, float) else str(v)
 
 
 def _num(v: Any) -> float | None:
@@ -80,15 +78,15 @@ def _nan(v: float | None) -> float:
 
 def render(rows: Sequence[dict[str, Any]], same: int, seeds: int) -> str:
     """The comparison as text: per arm, a line per figure."""
+    from itertools import groupby
+
     from serq.layout import align
 
     from .cli import _fmt
 
     out = []
-    arms: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    for r in rows:
-        arms.setdefault((r["arm"], r["base"]), []).append(r)
-    for (arm, base), rs in arms.items():
+    # an arm's rows are together (comparisons makes them arm by arm): a block each, two arms of one value too
+    for (arm, base), rs in groupby(rows, key=lambda r: (r["arm"], r["base"])):
         out.append(f"{arm} - {base}, paired over {seeds} seeds (95 % CIs):")
         head = ["figure", "A", "B", "B - A", "paired ±", "unpaired ±", "var. reduction"]
         lines = [head]
