@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import operator
+import os
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -101,10 +102,16 @@ def find(program: str | Sequence[str], conditions: str | Sequence[str], over: tu
          seeds: Any = (1,), tol: float | None = None, horizon: float | None = None,
          warmup: float | None = None, arrivals: int | None = None, max_wall: float | None = None,
          max_events: int | None = None, workers: int | None = None, dask: Any = None,
-         progress: bool | None = None, pm: Any = None) -> tuple[list[str], list[dict[str, Any]]]:
+         progress: bool | None = None, pm: Any = None,
+         out: str | os.PathLike[str] | None = None) -> tuple[list[str], list[dict[str, Any]]]:
     """Run the search (see the module) and return its table's columns and rows: one per point of the
     other swept names, with the knob's value found, the bracket, the outcome, the number of evaluations,
-    and each condition's figure mean at the value found."""
+    and each condition's figure mean at the value found.
+
+    ``out``: also write the table there (``.csv`` or ``.parquet``, atomically), as ``serq sweep --find
+    -o`` does: an output the write would refuse (a folder, a missing folder) is refused before the search,
+    and one that is a file a point's run reads (its program, a library, its trace), by any path, before
+    that point runs (:func:`serq.files.check_not_input`)."""
     import serq_ir
 
     from .engines import engine as make_engine
@@ -135,6 +142,13 @@ def find(program: str | Sequence[str], conditions: str | Sequence[str], over: tu
     if not (tol > 0):
         raise UserError(f"--tol {tol:g}: must be positive")
     seed_list = parse_seeds(seeds) if isinstance(seeds, str) else parse_seeds(",".join(map(str, seeds)))
+    if out is not None:
+        from serq.files import check_not_input, check_output
+
+        out = os.fspath(out)
+        core.table_format(out)
+        check_output(out)
+    read: set[str] = set()  # what the runs read: never written (serq sweep's and serq compare's -o refuse it)
     axes: list[Axis] = []
     if len(files) > 1:
         axes.append(Axis("program", "program", tuple(files)))
@@ -161,11 +175,14 @@ def find(program: str | Sequence[str], conditions: str | Sequence[str], over: tu
                 sv[name] = s.value(x)
                 dv = {a.name: params[a.name] for a in axes if a.kind == "def"}
                 program_, inputs = core.compile_point(pm, file, sv, dv, overrides)
+                read.update(inputs)
                 ir = serq_ir.encode(program_)
                 bare = serq_ir.encode(msgspec.structs.replace(program_, source=None), spans=False)
                 plan_points.append(core.Point(len(plan_points), {**s.params, name: s.value(x)}, file, ir,
                                               hashlib.sha256(bare).hexdigest(), inputs))
                 owners.append((s, x))
+            if out is not None:
+                check_not_input(out, sorted(read))
             plan = core.Plan([], plan_points, seed_list, limits)
             done, complete = core.execute(plan, eng, progress=progress, desc="find")
             if not complete:
@@ -201,6 +218,12 @@ def find(program: str | Sequence[str], conditions: str | Sequence[str], over: tu
         for f in figures or []:
             row[f"{f}:mean"] = at.get(f, math.nan)
         rows.append(row)
+    if out is not None:
+        from serq import signals
+        from serq.files import write_atomic
+
+        with signals.deferred():  # a second signal cannot lose what the search found
+            write_atomic(out, core.encode_table(out_cols, rows, core.table_format(out)), inputs=sorted(read))
     return out_cols, rows
 
 
@@ -215,16 +238,12 @@ def find_cli(pm, files, args, find_, over, tol, *, workers, dask, progress, out)
         args.pop("max_events", None)
     try:
         columns, rows = find(files, list(find_), tuple(over), seeds=seeds, tol=tol, workers=workers, dask=dask,
-                             progress=progress, pm=pm, **args)
+                             progress=progress, pm=pm, out=out, **args)
     except KeyboardInterrupt:
         sys.exit(signals.interrupted())
     from .cli import _fmt
 
     with signals.deferred():
-        if out is not None:
-            from serq.files import write_atomic
-
-            write_atomic(out, core.encode_table(columns, rows, core.table_format(out)))
         lines = [columns[: columns.index("evaluations") + 1]]
         for r in rows:
             lines.append([_fmt(r[c]) for c in lines[0]])
