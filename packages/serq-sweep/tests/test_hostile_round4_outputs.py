@@ -8,6 +8,9 @@ trace the program replays, replaced the trace with the search's table (``serq sw
 The search now checks ``out`` before it runs (serq.files.check_output) and against what each point's run
 reads (its program, its libraries, its trace; by any path, a symbolic link included) before that point
 runs, and writes with those inputs. ``serq_sweep.find`` takes ``out=`` as ``serq_sweep.sweep`` does.
+
+A sweep's own tables (``serq sweep -o``, ``--records``; ``serq_sweep.sweep(out=, records=)``) are checked the same
+way before the first run: see the second part below.
 """
 
 from __future__ import annotations
@@ -82,3 +85,76 @@ def test_the_table_is_written_where_it_may_be(folder):
     lines = (folder / "f.csv").read_text().splitlines()
     assert lines[0] == ",".join(columns) and len(lines) == 1 + len(rows) == 2
     assert columns[:5] == ["lambda", "outcome", "holds", "fails", "evaluations"]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# serq sweep -o / --records (serq_sweep.sweep(out=, records=)): what the writes would refuse, refused before
+# anything runs. check_outputs looked only at the folder and at the files serq names: a table under /dev that
+# does not exist ran the whole sweep and then failed, leaving the journal it had made there
+# (/dev/x.csv.journal, as root), and a table that is a folder (the API, --fresh) ran every run first.
+# ---------------------------------------------------------------------------------------------------------------
+
+RECORDED = PROGRAM.replace("observe response = now - t0;", "observe response = now - t0; record req { lat = now - t0; }")
+
+
+def _no_runs(monkeypatch) -> None:
+    from serq_sweep import core
+
+    def no_runs(*_a, **_k):  # pragma: no cover - the failure these tests are about
+        raise AssertionError("the sweep ran before its outputs were checked")
+
+    monkeypatch.setattr(core, "execute", no_runs)
+
+
+def _sweep(folder: Path, **kw):
+    (folder / "r.sq").write_text(RECORDED)
+    return serq_sweep.sweep(str(folder / "r.sq"), sets={"lambda": "0.1,0.2"}, fresh=True,
+                            **ARGS, **kw)
+
+
+@pytest.fixture
+def under_dev():
+    """A name under /dev that does not exist; whatever a failing sweep made there is removed after."""
+    import uuid
+
+    name = f"/dev/serq-test-{uuid.uuid4().hex[:12]}.csv"
+    yield name
+    for made in (name, f"{name}.journal", name.replace(".csv", ".points.csv")):
+        if Path(made).is_file() and not Path(made).is_symlink():
+            Path(made).unlink()
+
+
+@pytest.mark.skipif(not Path("/dev").is_dir(), reason="a /dev folder")
+@pytest.mark.parametrize("which", ["out", "records"])
+def test_a_table_under_dev_that_does_not_exist_is_refused_before_the_sweep(folder, monkeypatch, under_dev, which):
+    _no_runs(monkeypatch)
+    kw = {"out": under_dev} if which == "out" else {"out": str(folder / "f.csv"), "records": under_dev}
+    with pytest.raises(OutputError, match="no such file"):
+        _sweep(folder, **kw)
+    assert not any(Path(p).exists() for p in (f"{under_dev}.journal", str(folder / "f.csv.journal")))
+
+
+@pytest.mark.parametrize("which", ["out", "records"])
+def test_a_table_that_is_a_folder_is_refused_before_the_sweep(folder, monkeypatch, which):
+    _no_runs(monkeypatch)
+    (folder / "d.csv").mkdir()
+    kw = {"out": str(folder / "d.csv")} if which == "out" else {"out": str(folder / "f.csv"),
+                                                                 "records": str(folder / "d.csv")}
+    with pytest.raises(OutputError, match="is a folder"):
+        _sweep(folder, **kw)
+
+
+def test_the_command_refuses_a_table_under_dev_before_the_sweep(folder, under_dev):
+    (folder / "r.sq").write_text(RECORDED)
+    r = subprocess.run([SERQ, "sweep", "r.sq", "--set", "lambda=0.1,0.2", "--seeds", "1", "--horizon", "100",
+                        "--warmup", "0", "--workers", "0", "--no-progress", "-o", under_dev], capture_output=True,
+                       text=True, cwd=folder, timeout=120, stdin=subprocess.DEVNULL)
+    assert r.returncode == 1 and "Traceback" not in r.stderr and "run(s)" not in r.stderr, r.stderr
+    assert r.stderr.startswith(f"error: {under_dev}: no such file"), r.stderr
+    assert not Path(f"{under_dev}.journal").exists()
+
+
+def test_a_sweep_with_its_records_is_written_where_it_may_be(folder):
+    frame, records = _sweep(folder, out=str(folder / "f.csv"), records=str(folder / "rec.csv"))
+    assert (folder / "f.csv").is_file() and (folder / "f.points.csv").is_file() and (folder / "rec.csv").is_file()
+    assert not (folder / "f.csv.journal").exists() and len(frame) == 2

@@ -64,7 +64,7 @@ def record_format(path: str) -> str:
 
 def check(path: str, plan: Any, out: str | None, inputs: Iterable[str]) -> dict[str, str]:
     """Refuse a records file a sweep cannot write (before anything runs); its tables' files."""
-    from serq.files import check_not_input, check_own
+    from serq.files import check_not_input, check_output
 
     from .core import journal_path as out_journal
     from .core import points_path
@@ -82,8 +82,8 @@ def check(path: str, plan: Any, out: str | None, inputs: Iterable[str]) -> dict[
         if os.path.realpath(target) in taken:
             raise UserError(f"--records {path}: {target} is also a file of --out {out}")
         check_not_input(target, inputs)
-    for target in [*(p for p in paths.values() if p != path), journal_path(path)]:  # named by serq
-        check_own(target)
+    for target in [*paths.values(), journal_path(path)]:  # what the writes would refuse; own: named by serq
+        check_output(target, own=target != path)
     return paths
 
 
