@@ -10,8 +10,12 @@ Definitions (docs/simulator.md, "Statistics"):
 * ``total(x)``: the exact sum of ``x`` rounded once to the nearest double (``math.fsum``); ``±inf`` when
   it is beyond the double range; NaN when ``x`` has a NaN, or both ``inf`` and ``-inf``; ``+0.0`` when
   it is exactly zero.
-* mean ``m = total(x) / n``; sample variance ``total((xᵢ - m)²) / (n - 1)``, each ``xᵢ - m`` and its
-  square rounded as doubles.
+* mean ``m = total(x) / n`` (:func:`average`: when ``fsum`` cannot finish the sum, a partial sum beyond
+  the double range, the exact sum over ``n`` rounded once); sample variance ``total((xᵢ - m)²) / (n - 1)``,
+  each ``xᵢ - m`` and its square rounded as doubles, taken in units of a power of two ``2**e`` near the
+  largest ``|xᵢ|`` when those squares would leave the range of normal doubles (:func:`spread`): the
+  figures made from it (cv², a half-width) are then computed in those units, so that samples of ``1e300``
+  or of ``1e-300`` get the figures samples of ``1`` scaled by them get.
 * the ``k``-th smallest in the order ``-inf < … < -0.0 < +0.0 < … < inf < NaN`` (every NaN alike, and
   returned as ``nan``).
 """
@@ -79,8 +83,8 @@ def total(x) -> float:
         return _exact_total(x)
 
 
-def _exact_total(x) -> float:
-    """:func:`total` in integers (``x`` read once): slow, for the sums ``fsum`` cannot finish."""
+def _exact_total(x, n: int = 1) -> float:
+    """:func:`total` in integers (``x`` read once), over ``n``: slow, for the sums ``fsum`` cannot finish."""
     acc = 0
     pos = neg = False
     for v in x:
@@ -96,7 +100,7 @@ def _exact_total(x) -> float:
     if pos or neg:
         return NAN if pos and neg else (INF if pos else -INF)
     try:
-        return acc / _DEN  # int / int is correctly rounded
+        return acc / (_DEN * n)  # int / int is correctly rounded
     except OverflowError:
         return INF if acc > 0 else -INF
 
@@ -123,29 +127,86 @@ def _squared_deviations(x, m: float) -> float:
         return _exact_total((v - m) * (v - m) for v in x)
 
 
+def average(x, n: int) -> float:
+    """``total(x) / n``, the mean of the ``n`` floats of ``x``; when ``fsum`` cannot finish their sum (a
+    partial sum, or the sum, beyond the double range: forty samples of ``1e308``) and none is infinite,
+    the exact sum over ``n`` rounded once, so the mean lies between the samples (``total(x) / n`` was
+    ``inf``)."""
+    try:
+        return fsum(x) / n
+    except ValueError:  # inf + -inf
+        return NAN
+    except OverflowError:  # a partial sum left the double range: the exact sum over n, rounded once
+        return _exact_total(x, n)
+
+
+#: the squares of deviations below ``2**-450``, or above ``2**450``, in magnitude leave the normal doubles
+_SQUARE_SAFE = 450
+#: a sum of squared deviations under this may hold squares that fell below the normal doubles
+_SMALL_SQUARES = math.ldexp(1.0, -900)
+
+
+def spread(x, m: float) -> tuple[float, int]:
+    """``(s, e)``: ``s`` the sum of squared deviations ``total((v - m)²)`` of the samples ``x`` from their
+    mean ``m`` in units of ``2**(2e)``. ``e`` is 0 unless those squares leave the range of normal doubles
+    (the sum is ``inf`` or below ``2**-900`` and the largest ``|v|`` is beyond ``2**±450``); then the
+    deviations are ``v·2**-e - m·2**-e`` with ``2**e`` just above the largest ``|v|`` (a scaling by a power
+    of two, exact), so that ``1e300``-sized samples get no infinite variance and ``1e-300``-sized ones no
+    zero one."""
+    ss = _squared_deviations(x, m)
+    if not (ss == INF or ss < _SMALL_SQUARES) or not math.isfinite(m):
+        return ss, 0
+    if ss == 0 and (m != 0 and -_SQUARE_SAFE <= math.frexp(m)[1] <= _SQUARE_SAFE or not any(x)):
+        return ss, 0  # every sample is m (a sample other than m near m would differ by a normal square)
+    e = math.frexp(max(map(abs, x)))[1]
+    if -_SQUARE_SAFE <= e <= _SQUARE_SAFE:  # every square is a normal double, or negligible beside them
+        return ss, 0
+    e = max(e, -1000)  # 2**1000 lifts the least subnormal to 2**-74, and stays a double itself
+    f = math.ldexp(1.0, -e)
+    return _squared_deviations(list(map(mul, x, repeat(f))), m * f), e
+
+
+def _ldexp(v: float, e: int) -> float:
+    """``v · 2**e``, ``±inf`` past the double range (``math.ldexp`` raises OverflowError there)."""
+    try:
+        return math.ldexp(v, e)
+    except OverflowError:
+        return copysign(INF, v)
+
+
 def mean_var(x) -> tuple[float, float]:
-    """``(mean, sample variance)`` of the sequence ``x`` (NaN where undefined: no samples, one sample)."""
+    """``(mean, sample variance)`` of the sequence ``x`` (NaN where undefined: no samples, one sample); a
+    variance beyond the double range is ``inf``."""
     n = len(x)
     if n == 0:
         return NAN, NAN
-    m = total(x) / n
-    return m, (_squared_deviations(x, m) / (n - 1) if n >= 2 else NAN)
+    m = average(x, n)
+    if n < 2:
+        return m, NAN
+    ss, e = spread(x, m)
+    return m, _ldexp(ss / (n - 1), 2 * e) if e else ss / (n - 1)
 
 
 def batch_means_ci(x, batches: int = BATCHES) -> float:
     """95 % batch-means half-width: ``batches`` consecutive batches of ``len(x) // batches`` samples
-    (the remainder at the end is left out), each batch's mean ``total / size``."""
+    (the remainder at the end is left out), each batch's mean :func:`average`."""
     size = len(x) // batches
     if batches < 2 or size < 1:
         return NAN
-    return _half_width([total(x[k * size : (k + 1) * size]) / size for k in range(batches)])
+    return _half_width([average(x[k * size : (k + 1) * size], size) for k in range(batches)])
 
 
 def _half_width(means: list[float]) -> float:
+    """``t · sqrt(var / k)`` over the ``k`` means, the variance in the units of :func:`spread`."""
     k = len(means)
-    _, var = mean_var(means)
+    if k < 2:
+        return NAN
+    ss, e = spread(means, average(means, k))
+    var = ss / (k - 1)
     t = T19 if k == 20 else 2.0
-    return t * math.sqrt(var / k) if var >= 0 else NAN  # var is NaN with a non-finite mean
+    if not var >= 0:  # var is NaN with a non-finite mean
+        return NAN
+    return _ldexp(t * math.sqrt(var / k), e) if e else t * math.sqrt(var / k)
 
 
 def kth_smallest(x, k: int, *, nan_free: bool = False) -> float:
@@ -273,8 +334,14 @@ def observe_summary(x, qs=QUANTILES) -> tuple[int, float, float, float, list[flo
     n = len(x)
     if n == 0:
         return 0, NAN, NAN, NAN, [NAN] * len(qs)
-    mean, var = mean_var(x)
-    cv2 = _div(var, mean * mean) if n >= 2 and mean != 0 else NAN
+    mean = average(x, n)
+    cv2 = NAN
+    if n >= 2 and mean != 0:  # var / mean² in the units of spread: the same for samples scaled by 2**k
+        ss, e = spread(x, mean)
+        var, m = ss / (n - 1), math.ldexp(mean, -e) if e else mean
+        mm = m * m
+        # a square of the mean below the normal doubles (or past them) is var / m / m, not a ratio to 0
+        cv2 = _div(var, mm) if 0 < mm < INF and mm >= 2.2250738585072014e-308 else _div(_div(var, m), m)
     if n < MIN_SAMPLES:
         return n, mean, NAN, cv2, [NAN] * len(qs)
     ci = batch_means_ci(x)
