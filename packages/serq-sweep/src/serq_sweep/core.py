@@ -535,7 +535,11 @@ def write_tables(plan: Plan, done: Mapping[str, dict], out: str, inputs: Iterabl
 
 
 def check_outputs(out: str, plan: Plan) -> list[str]:
-    from serq.files import check_not_input, check_own
+    """Refuse, before anything runs, a table ``out`` (and the files serq names beside it, its points table
+    and its journal) that the writes would refuse (serq.files.check_output: a folder, a path under ``/dev``
+    that does not exist, anything but a regular file where serq names the file) or that is one of the
+    files the runs read. Returns those files."""
+    from serq.files import check_not_input, check_output
 
     table_format(out)
     folder = os.path.dirname(out) or "."
@@ -544,6 +548,7 @@ def check_outputs(out: str, plan: Plan) -> list[str]:
     inputs = sorted({i for p in plan.points for i in p.inputs})
     for target in (out, points_path(out), journal_path(out)):
         check_not_input(target, inputs)
+    check_output(out)
     for target in (points_path(out), journal_path(out)):  # named by serq, beside the table the user named
-        check_own(target)
+        check_output(target, own=True)
     return inputs
