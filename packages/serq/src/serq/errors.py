@@ -48,16 +48,40 @@ def printable_lines(text: str) -> str:
 QUOTE_WIDTH = 200
 
 
+def _width(ch: str) -> int:
+    """The columns a terminal gives one character of a quoted line: 2 for a wide one (CJK, most emoji), 0
+    for a combining mark (it sits on the character before it), 1 for any other."""
+    if ch.isascii():
+        return 1
+    import unicodedata
+
+    if unicodedata.combining(ch) or unicodedata.category(ch) in ("Mn", "Me"):
+        return 0
+    return 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
+
+
+def _caret(shown: str, col: int) -> int:
+    """The display column (1-based) of character ``col`` of ``shown``: the widths of the characters before
+    it, and for a combining mark that of the character it sits on."""
+    i = col - 1
+    while 0 < i < len(shown) and _width(shown[i]) == 0:
+        i -= 1
+    before = shown[:i]
+    return (len(before) if before.isascii() else sum(_width(ch) for ch in before)) + 1
+
+
 def quote_line(text: str, col: int) -> tuple[str, int]:
     """A source line as a diagnostic quotes it above its caret, and the caret's column (1-based) in it: a tab
     is a space and any other character that does not print is ``?`` (so a line of a program someone sent
     cannot drive the terminal, and the caret stays under its character), and a line longer than
-    :data:`QUOTE_WIDTH` is cut to that many characters around ``col``, ``...`` marking each cut."""
+    :data:`QUOTE_WIDTH` is cut to that many characters around ``col``, ``...`` marking each cut. ``col``
+    counts characters; the caret's column counts the columns a terminal shows them in (a wide character
+    takes two, a combining mark none: :func:`_caret`), so the caret stands under its character."""
     if not text.isprintable():
         text = "".join(" " if ch == "\t" else ch if ch.isprintable() else "?" for ch in text)
     col = max(1, min(col, len(text) + 1))
     if len(text) <= QUOTE_WIDTH:
-        return text, col
+        return text, _caret(text, col)
     lo = max(0, min(col - 1 - QUOTE_WIDTH // 2, len(text) - QUOTE_WIDTH))
     shown = text[lo: lo + QUOTE_WIDTH]
     col -= lo
@@ -65,4 +89,4 @@ def quote_line(text: str, col: int) -> tuple[str, int]:
         shown, col = "..." + shown, col + 3
     if lo + QUOTE_WIDTH < len(text):
         shown += "..."
-    return shown, col
+    return shown, _caret(shown, col)
