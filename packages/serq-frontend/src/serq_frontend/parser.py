@@ -574,6 +574,43 @@ def _quoted(text: str) -> str:
     return f"`{text[:40]}...`" if len(text) > 40 else f"`{text}`"
 
 
+#: characters a program copied from a document or a word processor has where it means an ASCII one
+_LOOKALIKES = {
+    "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": '"', "\u2033": '"', "\u00ab": '"', "\u00bb": '"',
+    "\u2212": "-", "\u2010": "-", "\u2011": "-", "\u2012": "-", "\u2013": "-", "\u2014": "-", "\u2015": "-",
+    "\u00d7": "*", "\u22c5": "*", "\u00b7": "*", "\u2217": "*", "\u00f7": "/", "\u2215": "/",
+    "\u2264": "<=", "\u2265": ">=", "\u2260": "!=", "\u2227": "&&", "\u2228": "||", "\u00ac": "!",
+    "\u2026": "...", "\u221e": "inf",
+}
+
+
+def _unexpected_character(ch: str) -> str:
+    """The message for a character no token begins with. One that is not ASCII is named by its code point
+    and Unicode name as well (a minus sign `−` and a hyphen `-` look alike), with the ASCII it stands for
+    when it is a look-alike of one (a typographic quote, a minus sign, a full-width letter, a no-break
+    space); a combining mark is written as an escape, since between backquotes it would sit on one. A
+    ``"`` is a string left open on its line."""
+    if ch == '"':
+        return "a string is not closed: `\"` … `\"` on one line"
+    if not ch or ch.isascii():
+        return f"unexpected character {_quoted(ch)}"
+    import unicodedata
+
+    shown = _quoted(ch) if ch.isprintable() and not unicodedata.combining(ch) else f"`{ascii(ch)[1:-1]}`"
+    name = unicodedata.name(ch, "")
+    out = f"unexpected character {shown} (U+{ord(ch):04X}{' ' + name if name else ''}"
+    ascii_ch = _LOOKALIKES.get(ch)
+    if ascii_ch is None and unicodedata.category(ch) != "No":  # not ² for 2: x² is no x2
+        folded = unicodedata.normalize("NFKC", ch)
+        if folded.isascii() and folded.isprintable():
+            ascii_ch = folded
+    if ascii_ch == " ":
+        return out + "; write a space)"
+    if ascii_ch == "...":
+        return out + "; write the expression out)"
+    return out + (f"; write `{ascii_ch}`)" if ascii_ch else "): a program is ASCII outside its strings and comments")
+
+
 def _line_col(text: str, offset: int) -> tuple[int, int]:
     """The 1-based line and column of ``offset`` in ``text`` (lines end at ``\\n``)."""
     return text.count("\n", 0, offset) + 1, offset - (text.rfind("\n", 0, offset) + 1) + 1
@@ -627,7 +664,7 @@ def syntax_error(e: UnexpectedInput, text: str, file: str, reporter: Reporter, g
     the hints: the closest word to a misspelt one."""
     if isinstance(e, UnexpectedCharacters):
         ch = text[e.pos_in_stream] if e.pos_in_stream < len(text) else ""
-        return reporter.error(Pos(file, e.line, e.column), f"unexpected character {_quoted(ch)}")
+        return reporter.error(Pos(file, e.line, e.column), _unexpected_character(ch))
     if isinstance(e, UnexpectedEOF):
         end = _prev_token_end(text, len(text)) or (1, 1)
         return reporter.error(Pos(file, *end), "unexpected end of the file")
