@@ -23,17 +23,18 @@ def _check(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
                           env={**os.environ, "SERQ_COMPILE_CACHE": "0"})
 
 
-def _located(r: subprocess.CompletedProcess, where: str) -> None:
+def _located(r: subprocess.CompletedProcess, where: str, notes: tuple[str, ...] = ()) -> None:
     assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
     lines = r.stderr.splitlines()
     assert lines[0].startswith(f"{where}: error: the program nests more than 1000 deep here"), lines[0]
-    assert len(lines) == 3 and lines[2].strip() == "^", r.stderr[:400]
+    assert len(lines) == 3 + 3 * len(notes) and lines[2].strip() == "^", r.stderr[:400]
+    assert lines[3::3] == list(notes)
 
 
 def test_a_library_nested_too_deeply_is_refused_in_the_library(tmp_path):
     (tmp_path / "lib.sq").write_text(f"def g() = {DEEP};\n")
     (tmp_path / "p.sq").write_text('use "lib.sq";\n' + PROGRAM.replace("f()", "g()").replace("def f() = 1;\n", ""))
-    _located(_check(tmp_path, "p.sq"), "lib.sq:1:1009")
+    _located(_check(tmp_path, "p.sq"), "lib.sq:1:1009", ("p.sq:1:1: note: in the library `lib.sq`, used here",))
 
 
 @pytest.mark.parametrize("body, at", [(DEEP, "1001"), ("(" * 1500 + "-" * 1500 + "1" + ")" * 1500, "2501")])

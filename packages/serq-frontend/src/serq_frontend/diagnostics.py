@@ -123,6 +123,12 @@ class Reporter:
     def error(self, pos: Pos | None, message: str) -> CompileError:
         return CompileError(message, pos, rendered=render(message, pos, self.sources, name=self.name))
 
+    def noted(self, e: CompileError, pos: Pos, note: str) -> CompileError:
+        """``e`` with one more note at its end, ``FILE:LINE:COL: note: NOTE``, the line and a caret (an
+        error in a library, noted with the ``use`` that read it)."""
+        lines = [str(e), f"{pos.at()}: note: {note}", *_excerpt(self.sources, pos)]
+        return CompileError(e.message, e.pos, rendered="\n".join(lines))
+
 
 def strip_bom(text: str) -> str:
     """``text`` without the UTF-8 byte-order mark an editor may write first (as a trace file's is skipped):

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import ast as A
-from ..diagnostics import Pos, did_you_mean
+from ..diagnostics import CompileError, Pos, did_you_mean
 from ..names import (
     DIALECT,
     FUNCTIONS,
@@ -208,7 +208,10 @@ class Expander:
             key = str(c.resolve())
             if key in ctx.libraries_read:
                 return
-            parsed = ctx.parse_file(c, str(c), u.pos)
+            try:
+                parsed = ctx.parse_file(c, str(c), u.pos)
+            except CompileError as e:
+                raise self.in_library(e, u) from None
             if all(isinstance(item, (A.DefItem, A.UseItem)) for item in parsed.items):
                 found, lib = c, parsed
                 break
@@ -217,11 +220,22 @@ class Expander:
                             "library (it declares more than `def`s and `use`s), and no library of that "
                             "name on the library path")
         ctx.libraries_read.add(str(found.resolve()))
-        for item in lib.items:
-            if isinstance(item, A.DefItem):
-                self.define(item)
-            else:
-                self.use(item, found.parent)
+        try:
+            for item in lib.items:
+                if isinstance(item, A.DefItem):
+                    self.define(item)
+                else:
+                    self.use(item, found.parent)
+        except CompileError as e:
+            raise self.in_library(e, u) from None
+
+    def in_library(self, e: CompileError, u: A.UseItem) -> CompileError:
+        """An error found reading the library of the use ``u`` (it does not parse, or a definition of it is
+        refused), noted with the use, as an error in a definition's expansion is with its use; an error
+        at the use itself (the file cannot be read) is not."""
+        if e.pos is None or e.pos == u.pos:
+            return e
+        return self.ctx.reporter.noted(e, u.pos, f"in the library `{_shown(u.path)}`, used here")
 
     # -- expansion ---------------------------------------------------------------------------------
 
