@@ -171,6 +171,7 @@ class Expander:
         # the same name in the using file's folder (examples/multi-turn/vllm.sq next to vllm_chat.sq)
         # is passed over for the library further along the path.
         files = []
+        itself = False  # a candidate was the file the use is in
         odd = None  # the first candidate that exists and is no regular file (a folder, a FIFO, a device)
         for root, c in zip(roots, candidates):
             try:
@@ -182,6 +183,8 @@ class Expander:
                                 f"{e.strerror or e}") from None
             if ctx.recorder is not None:  # the compile cache checks each candidate again on a hit
                 ctx.recorder.candidate(c, real)
+            if real is not None and real == here:
+                itself = True
             if real is None or real == here:
                 continue
             # A program reads only inside the folder it searched (an absolute path, `..` or a link
@@ -201,6 +204,9 @@ class Expander:
                     known += [f.name for f in c.parent.glob("*.sq")]
                 except OSError:
                     continue
+            if itself:
+                raise ctx.error(u.pos, f"`use \"{_shown(u.path)}\"` names the file it is in, and a file does "
+                                f"not use itself; no other library of that name (looked in {where})")
             raise ctx.error(u.pos, f"`use \"{u.path}\"`: no such library (looked in {where})"
                             + did_you_mean(Path(u.path).name, known))
         found = lib = None
