@@ -94,6 +94,8 @@ class Expander:
         #: use in the body being expanded
         self.depth: dict[str, int] = {}
         self._deepest, self._defining = 0, False
+        #: the definition whose body is being expanded
+        self._current: str | None = None
         #: each definition's body as stored (expanded): its nodes, and how often it reads each parameter
         self.size: dict[str, int] = {}
         self.reads: dict[str, dict[str, int]] = {}
@@ -137,11 +139,14 @@ class Expander:
             d = A.DefItem(name, d.params, expr, None, d.pos)
             self.overridden.add(name)
         # the body uses only the definitions before it
-        self._deepest, self._defining = 0, True
-        if d.body is not None:
-            d = A.DefItem(name, d.params, None, self.block(d.body), d.pos)
-        else:
-            d = A.DefItem(name, d.params, self.expr(d.expr), None, d.pos)
+        self._deepest, self._defining, self._current = 0, True, name
+        try:
+            if d.body is not None:
+                d = A.DefItem(name, d.params, None, self.block(d.body), d.pos)
+            else:
+                d = A.DefItem(name, d.params, self.expr(d.expr), None, d.pos)
+        finally:
+            self._current = None
         self.defs[name] = d
         self.depth[name] = self._deepest + 1
         self._defining = False
@@ -246,9 +251,14 @@ class Expander:
     # -- expansion ---------------------------------------------------------------------------------
 
     def _unknown(self, name: str, pos: Pos) -> None:
+        if name == self._current:
+            raise self.ctx.error(pos, f"`{name}` uses itself: a definition's body uses only the definitions "
+                                 "before it, so none reaches itself (a definition is written out where it "
+                                 "is used, and a recursive one would never end)")
         if name in self.all_defs:
-            raise self.ctx.error(pos, f"`{name}` is used before its definition (at "
-                                 f"{self.all_defs[name].line}:{self.all_defs[name].col}); define it first")
+            at = self.all_defs[name]
+            where = f"{at.line}:{at.col}" if at.file == pos.file else at.at()
+            raise self.ctx.error(pos, f"`{name}` is used before its definition (at {where}); define it first")
 
     def expr(self, e: Any) -> Any:
         defs = self.defs
