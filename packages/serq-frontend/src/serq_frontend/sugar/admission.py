@@ -91,6 +91,15 @@ class Admission:
             if why is not None:
                 raise ctx.error(b.pos, f"the binding `{b.name}` is {why}; give it a name of its own")
             env[b.name] = _subst(b.value, env)
+        # an aggregate in the header whose index is a binding's name: the substitution would put the
+        # binding's value where the index was meant
+        header = [b.value for b in h.bindings] + [h.reuse]
+        header += [x for p in h.pools for x in (p.ref, p.units, p.reserve)]
+        for e in header:
+            for x in A.walk_expr(e) if e is not None else ():
+                if type(x) is A.Agg and x.var in env:
+                    raise ctx.error(x.pos, f"`{x.op} {x.var} in …`: `{x.var}` is a binding of this `at "
+                                    "admission`; give the index its own")
         n = A.map_stmt(h)
         n.bindings = []
         n.pools = [A.HoldPool(_subst(p.ref, env),

@@ -34,6 +34,8 @@ class Writer:
         self.taken = taken
         #: the terms written out so far in the body of the aggregate being written
         self.inner = 0
+        #: the aggregates around the one being written, by their index
+        self.around: dict[str, A.Agg] = {}
 
     def expr(self, e: Any) -> Any:
         def f(x: Any) -> Any:
@@ -48,17 +50,26 @@ class Writer:
         if a.var in self.taken:
             raise ctx.error(a.pos, f"`{a.op} {a.var} in …`: `{a.var}` is a name the program has already; "
                             "give the index its own")
+        if a.var in self.around:
+            # the inner index would hide the outer in the body, which then reads one where the other was
+            # meant (and a definition's argument that reads the outer one is read as the inner)
+            o = self.around[a.var]
+            where = f"{o.pos.line}:{o.pos.col}" if o.pos.file == a.pos.file else o.pos.at()
+            raise ctx.error(a.pos, f"`{a.op} {a.var} in …`: `{a.var}` is the index of the aggregate around it "
+                            f"(`{o.op} {o.var} in …` at {where}); give the index its own")
         v = ctx.const(a.n, f"the count of `{a.op} {a.var} in …`")
         try:
             n = agg_count(a, v)
         except BadConstant as x:
             raise ctx.error(x.node.pos, x.message) from None
         outer, self.inner = self.inner, 0
+        self.around[a.var] = a
         try:
             body = self.expr(a.body)
             inner = max(1, self.inner)  # the terms the aggregates in the body write out (1: none)
         finally:
             self.inner = outer
+            del self.around[a.var]
         if n * inner > MAX_TERMS:
             raise ctx.error(a.pos, f"`{a.op} {a.var} in …` writes out {n} × {inner} terms with the aggregates "
                             f"inside it; an aggregate writes out at most {MAX_TERMS} terms")

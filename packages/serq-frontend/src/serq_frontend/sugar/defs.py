@@ -57,13 +57,20 @@ def reads_live(e: Any) -> A.Var | A.Call | None:
     return None
 
 
+def body_exprs(d: A.DefItem) -> list[Any]:
+    """The expressions of the body of ``d``, every statement's included."""
+    roots: list[Any] = [d.expr] if d.expr is not None else []
+    for s in A.walk_stmts(d.body or []):
+        roots.extend(A.stmt_exprs(s))
+    return roots
+
+
 def param_reads(d: A.DefItem) -> dict[str, int]:
     """How often the body of ``d`` reads each of its parameters (as a name, a request's gateway or a
     queue call's queue)."""
     counts = {p: 0 for p in d.params}
-    roots: list[Any] = [d.expr] if d.expr is not None else []
+    roots = body_exprs(d)
     for s in A.walk_stmts(d.body or []):
-        roots.extend(A.stmt_exprs(s))
         if isinstance(s, A.SRequest) and s.gateway in counts:
             counts[s.gateway] += 1
         if isinstance(s, A.SQCall) and s.queue in counts:
@@ -147,6 +154,11 @@ class Expander:
                 d = A.DefItem(name, d.params, self.expr(d.expr), None, d.pos)
         finally:
             self._current = None
+        for r in body_exprs(d):  # with the definitions it uses written out
+            for x in A.walk_expr(r):
+                if type(x) is A.Agg and x.var in d.params:
+                    raise ctx.error(x.pos, f"`{x.op} {x.var} in …`: `{x.var}` is a parameter of `{name}`; a "
+                                    "parameter is substituted, so give the index its own name")
         self.defs[name] = d
         self.depth[name] = self._deepest + 1
         self._defining = False
