@@ -6,6 +6,7 @@ place in the body and remembers the use (a diagnostic in it ends with a note nam
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -65,20 +66,29 @@ def body_exprs(d: A.DefItem) -> list[Any]:
     return roots
 
 
-def param_reads(d: A.DefItem) -> dict[str, int]:
+def param_reads(d: A.DefItem, terms: Callable[[A.Agg], int] = lambda a: 2) -> dict[str, int]:
     """How often the body of ``d`` reads each of its parameters (as a name, a request's gateway or a
-    queue call's queue)."""
+    queue call's queue). A read in the body of an aggregate is one per term it writes out (``terms``: how
+    many an aggregate writes)."""
     counts = {p: 0 for p in d.params}
-    roots = body_exprs(d)
     for s in A.walk_stmts(d.body or []):
         if isinstance(s, A.SRequest) and s.gateway in counts:
             counts[s.gateway] += 1
         if isinstance(s, A.SQCall) and s.queue in counts:
             counts[s.queue] += 1
-    for r in roots:
-        for x in A.walk_expr(r):
-            if type(x) is A.Var and x.parts[0][0] in counts:
-                counts[x.parts[0][0]] += 1
+
+    def count(e: Any, times: int) -> None:
+        if type(e) is A.Agg:
+            count(e.n, times)
+            count(e.body, times * terms(e))
+            return
+        if type(e) is A.Var and e.parts[0][0] in counts:
+            counts[e.parts[0][0]] += times
+        for c in A.expr_children(e):
+            count(c, times)
+
+    for r in body_exprs(d):
+        count(r, 1)
     return counts
 
 
@@ -163,7 +173,18 @@ class Expander:
         self.depth[name] = self._deepest + 1
         self._defining = False
         self.size[name] = A.expr_size(d.expr) if d.body is None else A.block_size(d.body)
-        self.reads[name] = param_reads(d)
+        self.reads[name] = param_reads(d, self._terms)
+
+    def _terms(self, a: A.Agg) -> int:
+        """The terms the aggregate ``a`` writes out, when its count is a number or a constant the lets
+        give now; else 2 (at least two, for the rule on arguments that draw)."""
+        from ..consts import BadConstant, NotConstant, fold
+
+        try:
+            v = fold(a.n, self.ctx.lets())
+        except (NotConstant, BadConstant, CompileError):
+            return 2
+        return int(v) if v == v and 1 <= v <= 10_000 and v == int(v) else 2
 
     def used(self, name: str, pos: Pos) -> None:
         """A use of the definition ``name`` at ``pos``: refused where definitions would expand more than
@@ -332,8 +353,9 @@ class Expander:
         assigned = self.assigned_by(stmts, params) if stmts else set()
         for p, a in params.items():
             if A.draws(a) and counts[p] > 1:
+                terms = "" if param_reads(d, lambda _: 1)[p] == counts[p] else " (in an aggregate, once a term)"
                 raise self.ctx.error(a.pos, f"the argument for `{p}` of `{d.name}` draws, and the body "
-                                     f"reads `{p}` {counts[p]} times: each would draw anew; set an "
+                                     f"reads `{p}` {counts[p]} times{terms}: each would draw anew; set an "
                                      "attribute to the draw and pass its name")
             read = names_read(a)
             hit = sorted(read & assigned)
