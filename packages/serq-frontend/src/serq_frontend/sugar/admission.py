@@ -77,7 +77,7 @@ class Admission:
         if not h.bindings:
             return h
         env: dict[str, Any] = {}
-        for b in h.bindings:
+        for i, b in enumerate(h.bindings):
             if A.draws(b.value):
                 raise ctx.error(b.value.pos, f"the binding `{b.name}` draws: a binding is substituted, so a "
                                 "name used twice would draw twice; draw into an attribute with `set` first")
@@ -90,6 +90,12 @@ class Admission:
                 why = "a built-in attribute"
             if why is not None:
                 raise ctx.error(b.pos, f"the binding `{b.name}` is {why}; give it a name of its own")
+            later = {x.name for x in h.bindings[i:]} - env.keys() - self.sets
+            for x in A.walk_expr(b.value):
+                if type(x) is A.Var and x.simple in later:
+                    what = "itself" if x.simple == b.name else f"`{x.simple}`, bound after it"
+                    raise ctx.error(x.pos, f"the binding `{b.name}` reads {what}: a binding reads only the "
+                                    "ones before it in its clause")
             env[b.name] = _subst(b.value, env)
         # an aggregate in the header whose index is a binding's name: the substitution would put the
         # binding's value where the index was meant
