@@ -80,6 +80,11 @@ CONTEXT_HOME = {
 }
 
 
+def _supplied(name: str) -> str:
+    """What a name the language supplies is (language.txt §2: "the context variables, inf")."""
+    return "the language's infinity" if name == "inf" else "a context variable"
+
+
 def span(p: Pos) -> ir.Span:
     return ir.Span(file=p.file, line=p.line, col=p.col)
 
@@ -161,7 +166,7 @@ class Linker:
                 if name in self.lets:
                     raise self.error(item.pos, f"the {what} `{name}` has the name of a `let`")
                 if name in CONTEXT or name == "inf":
-                    raise self.error(item.pos, f"the {what} `{name}` has the name of a context variable")
+                    raise self.error(item.pos, f"the {what} `{name}` has the name of {_supplied(name)}")
                 size = 1
                 if item.size is not None:
                     size = ctx.const_int(item.size, f"the size of {what} `{name}`")
@@ -175,7 +180,7 @@ class Linker:
                 table[name] = Family(len(table), size, item, kind)
         for name in self.lets:
             if name in CONTEXT or name == "inf":
-                raise self.error(ctx.let_pos.get(name), f"`let {name}`: `{name}` is a context variable")
+                raise self.error(ctx.let_pos.get(name), f"`let {name}`: `{name}` is {_supplied(name)}")
 
     def collect_attributes(self, init: list[Any], turn: list[Any], session: list[Any], trace: bool) -> None:
         for n in BUILTIN_ATTRIBUTES + (TRACE_ATTRIBUTES if trace else ()):
@@ -230,7 +235,7 @@ class Linker:
             raise self.error(pos, f"`{name}` is a `let` constant and an attribute this sets: give them two "
                              "names (the attribute would be read where the constant was meant)")
         if name in CONTEXT or name == "inf":
-            raise self.error(pos, f"`{name}` is a context variable; an attribute needs another name (`set "
+            raise self.error(pos, f"`{name}` is {_supplied(name)}; an attribute needs another name (`set "
                              f"{name} = …` would shadow it)")
         if name in self.pools or name in self.stages:
             what = "pool" if name in self.pools else "stage"

@@ -85,7 +85,7 @@ class Admission:
                 raise ctx.error(b.pos, f"`{b.name}` is bound twice in this `at admission`")
             why = self.taken.get(b.name)
             if why is None and (b.name in CONTEXT or b.name == "inf"):
-                why = "a context variable"
+                why = "the language's infinity" if b.name == "inf" else "a context variable"
             if why is None and b.name in BUILTIN_ATTRIBUTES:
                 why = "a built-in attribute"
             if why is not None:
