@@ -111,7 +111,7 @@ def _setup(path: str | Path | None, source: str | None, pm: Any, sets: Mapping[s
             text = strip_bom(text)  # the compile cache's read of the file
         base: Path | None = p.parent
     else:
-        text = source or ""
+        text = strip_bom(source or "")  # as a file's: text read with encoding="utf-8" keeps the mark
         try:  # the size a program's file may have (a text of 100 MB would take some 6 GB to parse)
             check_text(text, limit=MAX_SOURCE, what="a serQ source", name=name)
         except OSError as e:
