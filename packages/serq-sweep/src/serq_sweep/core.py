@@ -28,7 +28,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from serq.errors import UsageError, UserError
+from serq.errors import UserError
 from serq.files import MAX_LINE, open_input
 
 from .axes import MAX_POINTS, Axis, def_axes, parse_seeds, points, set_axes
@@ -367,7 +367,7 @@ def table_format(path: str, flag: str = "--out", what: str = "a table") -> str:
         return "parquet"
     if low.endswith(".csv"):
         return "csv"
-    raise UsageError(f"{flag} {path}: {what} is .parquet or .csv")
+    raise UserError(f"{flag} {path}: {what} is .parquet or .csv")
 
 
 def points_path(path: str) -> str:
