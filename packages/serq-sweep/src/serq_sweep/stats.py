@@ -44,10 +44,28 @@ def mean(v: Sequence[float]) -> float:
         return float(sum(map(Fraction, v)) / len(v))
 
 
+#: the squares of deviations of values beyond ``2**+-450`` in magnitude may leave the normal doubles
+_SAFE = 450
+
+
+def unit(values: Sequence[float]) -> float:
+    """The power of two the squares of ``values`` (finite) and of their deviations are taken in: 1.0 when
+    the largest magnitude is within ``2**+-450`` (every such square is a normal double, or negligible beside
+    them), else ``2**-e`` with ``2**e`` just above it, which scales every value exactly (``1e300`` and
+    ``1e-300`` alike; the squares of ``1e-200`` underflowed to 0, so an sd or a CI of such figures was 0)."""
+    big = max(map(abs, values), default=0.0)
+    if big == 0 or not math.isfinite(big):
+        return 1.0
+    e = math.frexp(big)[1]
+    if -_SAFE <= e <= _SAFE:
+        return 1.0
+    return math.ldexp(1.0, -max(e, -1000))  # 2**1000 at most: itself a double
+
+
 def mean_sd(xs: Sequence[float]) -> tuple[int, float, float]:
     """``(n, mean, sample standard deviation)`` of the finite values of ``xs`` (NaN where undefined; an sd
-    beyond the double range is ``inf``). Values whose squares leave the double range (``1e200``) are taken
-    in units of the largest of them."""
+    beyond the double range is ``inf``). The deviations are squared in the units of :func:`unit` (exact:
+    values of ``1e300`` or ``1e-300`` get the sd their values in units of 1 get, scaled)."""
     v = finite(xs)
     n = len(v)
     if n == 0:
@@ -55,16 +73,12 @@ def mean_sd(xs: Sequence[float]) -> tuple[int, float, float]:
     m = mean(v)
     if n < 2:
         return n, m, math.nan
-    try:
+    f = unit(v)
+    if f == 1.0:
         sd = math.sqrt(math.fsum((x - m) ** 2 for x in v) / (n - 1))
-    except OverflowError:  # a square or the sum of them past the double range
-        sd = math.inf
-    if sd == math.inf:  # the squares overflowed: in units of the largest value (an sd past the range is inf)
-        scale = max(abs(x) for x in v)
-        try:
-            sd = scale * math.sqrt(math.fsum((x / scale - m / scale) ** 2 for x in v) / (n - 1))
-        except OverflowError:  # pragma: no cover - each term is at most 4
-            sd = math.inf
+    else:
+        mf = m * f
+        sd = math.sqrt(math.fsum((x * f - mf) ** 2 for x in v) / (n - 1)) / f  # past the range: inf
     return n, m, sd
 
 
@@ -78,7 +92,9 @@ def mean_ci(xs: Sequence[float]) -> tuple[int, float, float, float]:
 def paired(a: Sequence[float], b: Sequence[float]) -> dict[str, float]:
     """``b - a`` over pairs (seeds) where both are finite: the mean difference, its paired 95 % half-width
     (t over the differences), the unpaired (Welch) half-width the same runs would give as two independent
-    samples, and the variance reduction ``1 - var(b - a) / (var(a) + var(b))``."""
+    samples, and the variance reduction ``1 - var(b - a) / (var(a) + var(b))``; every variance in the
+    units of :func:`unit`, so that figures of ``1e-200`` or ``1e300`` get the CIs and the reduction their
+    values in units of 1 get."""
     pairs = [(x, y) for x, y in zip(a, b) if x is not None and y is not None
              and math.isfinite(x) and math.isfinite(y)]
     xs, ys = [p[0] for p in pairs], [p[1] for p in pairs]
@@ -86,15 +102,18 @@ def paired(a: Sequence[float], b: Sequence[float]) -> dict[str, float]:
     _, ma, sa = mean_sd(xs)
     _, mb, sb = mean_sd(ys)
     if n >= 2:
-        va, vb = sa * sa / n, sb * sb / n
+        # the variances in the units of the sds (unit: sds of 1e-200 have squares that underflow to 0)
+        f = unit([s for s in (sa, sb, sd_d) if math.isfinite(s)])
+        sa_f, sb_f, sd_f = sa * f, sb * f, sd_d * f
+        va, vb = sa_f * sa_f / n, sb_f * sb_f / n
         se = math.sqrt(va + vb)
         if va + vb > 0:
             df = (va + vb) ** 2 / ((va * va + vb * vb) / (n - 1))
         else:
             df = 2 * (n - 1)
-        ci_u = t975(df) * se
-        tot = sa * sa + sb * sb
-        reduction = 1 - sd_d * sd_d / tot if tot > 0 else math.nan
+        ci_u = t975(df) * se / f
+        tot = sa_f * sa_f + sb_f * sb_f
+        reduction = 1 - sd_f * sd_f / tot if tot > 0 else math.nan
     else:
         ci_u = reduction = math.nan
     return {"n": n, "a": ma, "b": mb, "diff": d, "ci_paired": ci_p, "ci_unpaired": ci_u,
