@@ -99,3 +99,109 @@ def test_serq_run_records_of_an_ir_file_with_awkward_columns_reads_back(tmp_path
     assert rows[0] == ["session", "turn", "time", "sent", 'done,"at"\u00e9']
     # batch(2) at 0: session i is done at 1 + i
     assert rows[1:] == [["0", "0", "1.0", "0.0", "1.0"], ["1", "0", "2.0", "0.0", "2.0"]]
+
+
+AWKWARD = """
+stage svc[2] : fifo;
+stage one : delay;
+pool solo { cap 10; }
+gauge g = used(solo);
+gauge gnan = 0 / 0;
+workload { arrive poisson(0.5); }
+session {
+  set t0 = now;
+  set j = serial % 2;
+  hold solo (1) { run svc[j] (~exp(1)); }
+  run one (1);
+  observe response = now - t0;
+  observe zero = 0 * (0 - 1);
+  observe big = 1e300 * (now - t0);
+  observe tiny = 1e-300 * (now - t0);
+  observe infy = 1 / 0;
+  observe nanny = 0 / 0;
+  branch (serial < 0) { observe never = 1; }
+  record req { sent = t0; done = now; weird = 0 / 0; }
+  end;
+}
+run { horizon 600; warmup 20; seed 1; }
+"""
+
+#: the names the IR file gives them: wide characters, an emoji, a combining accent, commas and quotes
+RENAME = {"response": '延迟,"ms"', "zero": "café", "big": "e\u0301e\u0301", "tiny": "x" * 60, "infy": "a b",
+          "nanny": "🙂", "never": "=cmd|x", "svc": '服务,"q"', "one": "ünï", "solo": "池", "g": "g,1", "gnan": "量",
+          "req": 'req,"x"'}
+
+
+def test_text_json_and_csv_carry_the_same_numbers(tmp_path, monkeypatch, capsys):
+    # a run of an IR file with awkward names and values (NaN, inf, -0.0, 1e300, 1e-300, an empty observe): the
+    # JSON report is strict JSON (NaN and infinities null, as the README says), every number of the text
+    # report is the JSON's as format_number writes it (null: nan, inf or -inf), and each dump file and the
+    # records file parse back (RFC 4180) to the JSON's counts and means
+    import math
+
+    import pytest
+    import serq_frontend
+    import serq_ir
+    from serq.cli import main
+    from serq.files import file_names
+    from serq_report import format_number
+
+    ir = json.loads(serq_ir.encode(serq_frontend.compile(source=AWKWARD), spans=False))
+    for section in ("observes", "stages", "pools", "gauges", "records"):
+        for item in ir.get(section, []):
+            item["name"] = RENAME.get(item["name"], item["name"])
+    (tmp_path / "p.ir.json").write_text(json.dumps(ir, ensure_ascii=False), encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+
+    def serq(*args):
+        with pytest.raises(SystemExit) as info:
+            main(["run", "p.ir.json", "--no-progress", *args])
+        out = capsys.readouterr()
+        assert info.value.code == 0, out.err
+        return out.out
+
+    text = serq()
+    serq("--dump", "d", "--records", "r.csv", "-o", "report.json", "--json")
+
+    def refuse(token):
+        raise AssertionError(f"{token} in the JSON report")
+
+    doc = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"), parse_constant=refuse)
+
+    def shown(v):
+        return {"nan", "inf", "-inf"} if v is None else {format_number(v)}
+
+    import re
+
+    tables = {s.split("  ")[0]: s.rstrip("\n").split("\n")[1:] for s in text.split("\n\n")}
+    keys = {"observe": ["count", "mean", "ci", "cv2", "p50", "p90", "p95", "p99"],
+            "gauge": ["mean", "ci", "min", "max"],
+            "stage": ["present", "utilisation", "completions", "throughput", "wait", "service"]}
+    for kind, lines in tables.items():
+        if kind not in keys:
+            continue
+        for line in lines:
+            name, *cells = re.split(r"\s{2,}", line)
+            if kind == "stage":
+                entry = next(e for e in doc["stages"]
+                             if (e["name"] if e["index"] is None else f"{e['name']}[{e['index']}]") == name)
+            else:
+                entry = doc[kind + "s"][name]
+            for key, cell in zip(keys[kind], cells, strict=True):
+                assert cell.removeprefix("±") in shown(entry[key]), (kind, name, key, cell, entry[key])
+    assert set(doc["observes"]) == {RENAME[n] for n in ("response", "zero", "big", "tiny", "infy", "nanny",
+                                                           "never")}
+    files = file_names(list(doc["observes"]))
+    for name, o in doc["observes"].items():
+        rows = _parse((tmp_path / "d" / f"{files[name]}.csv").read_text(encoding="utf-8"))
+        assert rows[0] == ["time", "session", "turn", "value"] and len(rows) - 1 == o["count"]
+        values = [float(r[3]) for r in rows[1:]]
+        if o["mean"] is not None:
+            assert math.fsum(values) / len(values) == o["mean"], name
+    zero = RENAME["zero"]
+    assert {r[3] for r in _parse((tmp_path / "d" / f"{files[zero]}.csv").read_text(encoding="utf-8"))[1:]} == \
+        {"-0.0"}
+    rows = _parse((tmp_path / "r.csv").read_text(encoding="utf-8"))
+    assert rows[0] == ["session", "turn", "time", "sent", "done", "weird"]
+    assert len(rows) - 1 == doc["records"][RENAME["req"]] > 0
+    assert {r[5] for r in rows[1:]} == {"nan"}

@@ -107,3 +107,90 @@ def test_means_cis_and_paired_differences_of_tiny_or_huge_figures(c):
     assert r["ci_paired"] == pytest.approx(4.303 * math.sqrt(7 / 36) * c, rel=1e-12, abs=0)
     assert r["ci_unpaired"] == pytest.approx(3.182 * math.sqrt(43) / 6 * c, rel=1e-12, abs=0)
     assert r["variance_reduction"] == pytest.approx(36 / 43, rel=1e-12, abs=0)
+
+
+def _mm1_plan(path, seeds="1..10", **sets):
+    from serq_sweep import core
+
+    return core.plan([path], sets=sets, seeds=seeds)
+
+
+@pytest.mark.timeout(300)
+def test_an_mm1_sweep_over_the_arrival_rate_covers_one_over_mu_minus_lambda(tmp_path):
+    # M/M/1 FIFO, mu = 1: E[T] = 1 / (1 - lambda). Each point's 95 % CI over 10 seeds (runs of 20 000 mean
+    # service times after a warm-up of 500) covers it and is under 10 % of it
+    from serq_sweep import core
+    from serq_sweep.api import run_plan
+
+    plan = _mm1_plan(_mm1(tmp_path), **{"lambda": "0.25,0.5,0.75"})
+    columns, table, complete, _ = run_plan(plan, workers=2, progress=False)
+    assert complete and [r["status"] for r in table] == ["ok"] * 30
+    acols, arows = core.aggregate_rows(plan, columns, table)
+    for r in arows:
+        theory = 1 / (1 - r["lambda"])
+        m, ci = r["observes.response.mean:mean"], r["observes.response.mean:ci"]
+        assert abs(m - theory) <= ci and ci < 0.1 * theory, (r["lambda"], m, ci, theory)
+    # the same sweep again, in this process and on two workers: the same bytes
+    again = run_plan(plan, workers=0, progress=False)
+    assert core.encode_table(again[0], again[1], "csv") == core.encode_table(columns, table, "csv")
+    assert core.encode_table(*core.aggregate_rows(plan, *again[:2]), "csv") == \
+        core.encode_table(acols, arows, "csv")
+
+
+@pytest.mark.timeout(300)
+def test_a_sweep_on_dask_gives_the_table_of_the_local_pool(tmp_path):
+    pytest.importorskip("distributed")
+    from serq_sweep import core
+    from serq_sweep.api import run_plan
+
+    plan = _mm1_plan(_mm1(tmp_path), seeds="1..3", **{"lambda": "0.25,0.5"})
+    local = run_plan(plan, workers=0, progress=False)
+    dask = run_plan(plan, workers=2, dask="local", progress=False)
+    assert dask[2] and core.encode_table(dask[0], dask[1], "csv") == core.encode_table(local[0], local[1], "csv")
+
+
+@pytest.mark.timeout(300)
+def test_identical_arms_differ_by_exactly_zero_under_common_random_numbers(tmp_path):
+    # two arms of one program under the same seeds draw the same workload and services: every figure is
+    # equal in every run (all left out), and a figure asked for has difference 0 with a paired CI of width 0
+    path = _mm1(tmp_path)
+    _, _, _, (rows, same) = _compare(path, seeds="1..5", extra="0,0")
+    assert rows == [] and same > 10
+    _, _, _, (rows, _) = _compare(path, seeds="1..5", figures=["response.mean", "response.p99"], extra="0,0")
+    for r in rows:
+        assert (r["n"], r["diff"], r["ci_paired"], r["variance_reduction"]) == (5, 0.0, 0.0, 1.0)
+        assert r["ci_unpaired"] > 0  # what independent seeds would have given
+    # two files of the same program: the same
+    other = tmp_path / "copy.sq"
+    other.write_text(MM1)
+    from serq_sweep.api import run_plan
+    from serq_sweep.pairing import arms_plan, comparisons
+
+    plan = arms_plan([path, str(other)], seeds="1..3", horizon=2000, warmup=100)
+    columns, table, complete, _ = run_plan(plan, workers=0, progress=False)
+    rows, same = comparisons(plan, columns, table)
+    assert complete and rows == [] and same > 10
+
+
+@pytest.mark.timeout(300)
+def test_a_longer_service_answers_later_in_every_seed(tmp_path):
+    # arm B serves every job 0.1 longer (exp(1) + 0.1): with the arrivals and the exp draws common, every
+    # job's response is at least as long, so B - A of the mean response is positive seed by seed; by
+    # Pollaczek-Khinchine, E[S] = 1.1, E[S^2] = 1 + 1.21, rho = 0.55: E[T] = 1.1 + 0.5 * 2.21 / 0.9 =
+    # 2.32778 against 2 for M/M/1: B - A = 0.32778, which the paired CI covers, at a small part of the
+    # unpaired one
+    path = _mm1(tmp_path)
+    from serq_sweep.api import run_plan
+    from serq_sweep.pairing import arms_plan, comparisons
+
+    plan = arms_plan([path], sets={"extra": "0,0.1"}, seeds="1..20")
+    columns, table, complete, _ = run_plan(plan, workers=2, progress=False)
+    assert complete
+    a = [r["observes.response.mean"] for r in table if r["point"] == 0]
+    b = [r["observes.response.mean"] for r in table if r["point"] == 1]
+    assert all(y > x for x, y in zip(a, b))
+    rows, _ = comparisons(plan, columns, table, ["response.mean"])
+    (r,) = rows
+    theory = 1.1 + 0.5 * 2.21 / (2 * 0.45) - 2
+    assert abs(r["diff"] - theory) <= r["ci_paired"] and r["ci_paired"] < 0.3 * r["ci_unpaired"], r
+    assert r["variance_reduction"] > 0.9
