@@ -194,3 +194,13 @@ def test_a_longer_service_answers_later_in_every_seed(tmp_path):
     theory = 1.1 + 0.5 * 2.21 / (2 * 0.45) - 2
     assert abs(r["diff"] - theory) <= r["ci_paired"] and r["ci_paired"] < 0.3 * r["ci_unpaired"], r
     assert r["variance_reduction"] > 0.9
+
+
+def test_a_figure_asked_for_without_a_value_in_either_arm_has_its_row(tmp_path):
+    # extra = 5000 and 6000 beyond the horizon (2000): no job ends, response has no samples
+    # (NaN in every run); serq compare --figure response.mean printed nothing at all
+    _, _, _, (rows, _) = _compare(_mm1(tmp_path), figures=["response.mean", "events"], extra="5000,6000")
+    assert [(r["figure"], r["n"]) for r in rows] == [("observes.response.mean", 0), ("events", 3)]
+    assert all(math.isnan(rows[0][k]) for k in ("a", "b", "diff", "ci_paired", "ci_unpaired"))
+    text = render(rows, 0, 3)
+    assert text.split("\n")[2].split() == ["observes.response.mean", "nan", "nan", "nan", "nan", "nan", "nan"]

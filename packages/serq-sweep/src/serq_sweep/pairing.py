@@ -40,7 +40,9 @@ def arms_plan(files: Sequence[str], *, sets: Mapping[str, Any] | None = None, de
 def comparisons(plan: core.Plan, columns: Sequence[str], table: Sequence[dict[str, Any]],
                 figures: Sequence[str] = ()) -> tuple[list[dict[str, Any]], int]:
     """One row per arm after the first and figure (see the module). Figures equal in every run of the two
-    arms are left out; returns the rows and how many were."""
+    arms are left out (returns the rows and how many were), and so are those with no finite value in any
+    run of either; a figure in ``figures`` is never left out: with no finite value (an observe of no
+    samples) its row has ``n`` 0 and NaN (serq compare --figure printed nothing at all for it)."""
     from .figures import resolve
 
     axis = plan.axes[0].name
@@ -55,7 +57,7 @@ def comparisons(plan: core.Plan, columns: Sequence[str], table: Sequence[dict[st
         for f in figs:
             a = [_num(by.get((base.index, s), {}).get(f)) for s in plan.seeds]
             b = [_num(by.get((arm.index, s), {}).get(f)) for s in plan.seeds]
-            if all(x is None for x in a + b):
+            if all(x is None for x in a + b) and not figures:  # a figure asked for has its row (n 0)
                 continue
             if a == b and not figures:
                 same += 1
