@@ -50,14 +50,13 @@ QUOTE_WIDTH = 200
 
 def _width(ch: str) -> int:
     """The columns a terminal gives one character of a quoted line: 2 for a wide one (CJK, most emoji), 0
-    for a combining mark (it sits on the character before it), 1 for any other."""
+    for a combining mark (it sits on the character before it), 1 for any other: :func:`serq.layout.width`,
+    the rule the tables serQ prints are aligned by."""
     if ch.isascii():
         return 1
-    import unicodedata
+    from .layout import width
 
-    if unicodedata.combining(ch) or unicodedata.category(ch) in ("Mn", "Me"):
-        return 0
-    return 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
+    return width(ch)
 
 
 def _caret(shown: str, col: int) -> int:

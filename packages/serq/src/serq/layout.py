@@ -5,9 +5,11 @@ do not print), so a table padded by ``len`` falls out of line at a name in Chine
 columns wide on a terminal), with an emoji (two) or with a combining accent (``e`` and U+0301 are two code
 points in one column). :func:`width` counts what a terminal shows: two columns for an East Asian wide or
 full-width character (Unicode's ``W`` and ``F``, which covers the emoji), none for a combining mark
-(categories ``Mn``, ``Me``) or a format character (``Cf``: a zero-width joiner), one for everything else
+(categories ``Mn``, ``Me``, or a non-zero combining class) or a format character (``Cf``: a zero-width
+joiner), one for everything else
 (an ambiguous-width character as a western terminal shows it). Every table serQ prints (the text report,
-``serq sweep --show``, ``serq compare``) is aligned by :func:`align`.
+``serq sweep --show``, ``serq compare``) is aligned by :func:`align`, and a diagnostic's caret placed
+under its character by the same widths (``serq.errors.quote_line``).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ def width(text: str) -> int:
         return len(text)
     n = 0
     for ch in text:
-        if unicodedata.category(ch) in ("Mn", "Me", "Cf"):
+        if unicodedata.category(ch) in ("Mn", "Me", "Cf") or unicodedata.combining(ch):
             continue
         n += 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
     return n
