@@ -12,6 +12,7 @@ import pytest
 import serq_frontend
 import serq_sim
 from serq.cli import main
+from serq_vllm import scenarios
 from serq_vllm.scenarios import answer_path, list_scenarios, read_scenario, scenario_program
 
 SCENARIOS = [s.name for s in list_scenarios()]
@@ -20,7 +21,7 @@ SCENARIOS = [s.name for s in list_scenarios()]
 @pytest.mark.parametrize("name", SCENARIOS)
 def test_records_and_metrics_agree_with_the_oracle(name):
     sc = read_scenario(name)
-    want = json.loads(answer_path(read_scenario.__globals__["ORACLE"] / f"{name}.json").read_text())
+    want = json.loads(answer_path(scenarios.ORACLE / f"{name}.json").read_text())
     program, chains = scenario_program(sc)
     report = serq_sim.run(program)
     rows = report.records("request", kind="numpy")
@@ -200,7 +201,7 @@ def test_itl_agrees_with_the_oracle(name):
     the ITL count is the sum of out - 1 and its mean the sum of done - first over it, both from the real
     scheduler's steps."""
     sc = read_scenario(name)
-    want = json.loads(answer_path(read_scenario.__globals__["ORACLE"] / f"{name}.json").read_text())
+    want = json.loads(answer_path(scenarios.ORACLE / f"{name}.json").read_text())
     program, _ = scenario_program(sc)
     report = serq_sim.run(program)
     n = len(sc["requests"])
