@@ -39,6 +39,13 @@ DRAWABLE = 1e300
 MAX_LINES = 1000
 
 
+def _hue_value(h: Any) -> str:
+    """A hue's value in a legend, as every label of a sweep shows a value (``core.show_value``: two values
+    that agree to six digits are two labels, not one); a NumPy float as the float it is."""
+    from .core import show_value
+
+    return show_value(float(h)) if isinstance(h, float) else str(h)
+
 def _few_lines(count: int, hue: str, per: int = 1) -> None:
     """Refuse (one message) a --hue whose ``count`` values make more than :data:`MAX_LINES` lines (``per``
     lines a value)."""
@@ -182,7 +189,7 @@ def curve(table: Any, x: str, y: str, hue: str | None = None, *, title: str | No
             drawable(lo + hi, f"--y {y} (its 95 % CI band)")
             bands[h] = lo, hi
     for h, (xs, ms, _cis) in data.items():
-        label = None if hue is None else f"{hue} = {h:g}" if isinstance(h, float) else f"{hue} = {h}"
+        label = None if hue is None else f"{hue} = {_hue_value(h)}"
         (line,) = ax.plot(xs, ms, marker="o", markersize=3, label=label)
         if h in bands:
             ax.fill_between(xs, *bands[h], alpha=0.2, color=line.get_color(), linewidth=0)
@@ -345,7 +352,7 @@ def records_cdf(records: Any, metrics: Sequence[str], hue: str | None = None) ->
     ax = figure.add_subplot()
     for (name, h), vs in data.items():
         n = len(vs)
-        label = name if h is None else f"{name}, {hue} = {h:g}" if isinstance(h, float) else f"{name}, {hue} = {h}"
+        label = name if h is None else f"{name}, {hue} = {_hue_value(h)}"
         ax.step(vs, [(i + 1) / n for i in range(n)], where="post", label=f"{label} ({n} requests)")
     timed = all(m in RECORD_METRICS for m in metrics)
     ax.set_xlabel("seconds" if timed else "value")

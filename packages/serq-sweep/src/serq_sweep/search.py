@@ -241,13 +241,17 @@ def find_cli(pm, files, args, find_, over, tol, *, workers, dask, progress, out)
                              progress=progress, pm=pm, out=out, **args)
     except KeyboardInterrupt:
         sys.exit(signals.interrupted())
+    from serq.layout import align
+
     from .cli import _fmt
+    from .core import show_value
 
     with signals.deferred():
-        lines = [columns[: columns.index("evaluations") + 1]]
+        shown = columns[: columns.index("evaluations") + 1]
+        swept = len(shown) - 5  # the swept names' columns come first: their values as every label shows them
+        lines = [shown]
         for r in rows:
-            lines.append([_fmt(r[c]) for c in lines[0]])
-        widths = [max(len(line[i]) for line in lines) for i in range(len(lines[0]))]
-        sys.stdout.write("".join("  ".join(c.rjust(w) for c, w in zip(line, widths)).rstrip() + "\n"
-                                 for line in lines))
+            lines.append([show_value(r[c]) if k < swept else _fmt(r[c]) for k, c in enumerate(shown)])
+        # as wide on the screen as the widest cell (a name of wide or combining characters included)
+        sys.stdout.write("".join(line + "\n" for line in align(lines, left=0)))
         sys.stdout.flush()
