@@ -333,6 +333,25 @@ class QueueRewriter:
             out.append(A.StageItem(f"{reader.name}.nic.latency", size, A.Kind("delay", item.pos), item.pos))
         return out
 
+    def check_sides(self, q: Queue, e: A.QEntry) -> None:
+        """An entry's body, a gateway's route included, is the server's statements (language.txt, Queues),
+        and a server says neither the session's `turn;` and `end;` nor `request` (§2, the two sides): so
+        every entry, called or not and from whichever side, as a server block is refused them."""
+        where = f"`{q.name}.{e.verb}`"
+        for s in A.walk_stmts(e.body):
+            if isinstance(s, A.STurn):
+                raise self.ctx.error(s.pos, f"`turn;` in {where}: the next turn is the session's side (write "
+                                     "it in the workload's session); an entry's body is the server's "
+                                     "statements, done with a request when its block is")
+            if isinstance(s, A.SEnd):
+                raise self.ctx.error(s.pos, f"`end;` in {where}: the exit is the session's side (write it in "
+                                     "the workload's session); an entry's body is the server's statements")
+            if isinstance(s, A.SRequest):
+                what = f"request {s.gateway};" if s.gateway else "request;"
+                raise self.ctx.error(s.pos, f"`{what}` in {where}: the workload's session requests (a "
+                                     "server, a top-level session, the workload's init and turn and a "
+                                     "queue's entries do not)")
+
     def check_route(self, q: Queue, e: A.QEntry) -> None:
         """A gateway's route reads the request's attributes as a server does, but the pools of the other
         queues are theirs: only their entries hold, grow, load or release them."""
@@ -348,6 +367,7 @@ class QueueRewriter:
     def check_entry(self, q: Queue, e: A.QEntry) -> None:
         """An entry sees its own: the boundary of the queue (gateways excepted, but for other queues'
         pools, see :meth:`check_route`)."""
+        self.check_sides(q, e)
         if q.gateway:
             self.check_route(q, e)
             return
@@ -523,6 +543,9 @@ class QueueRewriter:
         if key in stack:
             raise ctx.error(s.pos, f"`request {s.gateway};`: the entries call each other in a cycle")
         inst = Instance(self, q, entry, {}, None, None, s.pos, gateway=True)
+        # the workload's session requests a gateway: the sides layer's "a workload's session without a
+        # server" is then no error
+        ctx.notes["gateway_requests"] = ctx.notes.get("gateway_requests", 0) + 1
         return self._expand(inst, entry, key, stack, s.pos)
 
     def _expand(self, inst: Instance, entry: A.QEntry, key: tuple[str, str, bool],

@@ -12,8 +12,18 @@ from . import SugarLayer
 BUILDERS = {
     "server_item": lambda b, p, c: A.ServerItem(c[0], p),
     "wl_session": lambda b, p, c: A.WlItem("session", p, c[0]),
-    "s_request": lambda b, p, c: A.SRequest(str(c[0]) if c[0] is not None else None, p),
+    "s_request": lambda b, p, c: _s_request(b, p, c),
 }
+
+
+def _s_request(b: Any, p: Any, c: list[Any]) -> A.SRequest:
+    if c[0] is None:
+        return A.SRequest(None, p)
+    # `request gw;` is the queues layer's to expand or refuse (an unknown gateway, a queue that is none, a
+    # place a request may not stand), also in a program that declares no queue: that layer runs when a
+    # rule of its own was built, and this rule is this layer's
+    b.seen.add("queues")
+    return A.SRequest(str(c[0]), p)
 
 
 def _check_server(ctx: Any, stmts: list[Any]) -> None:
@@ -75,6 +85,12 @@ def rewrite(module: A.Module, ctx: Any) -> A.Module:
             if isinstance(x, A.SRequest) and x.gateway is None:
                 raise ctx.error(x.pos, "`request;` with no `server`: declare a `server { … }` block, or "
                                 "name a gateway, `request gw;`")
+        # §2: "a workload's session without a server … is an error", unless it requests a gateway (the
+        # queues layer, before this one, expanded each `request gw;` and counted it)
+        if not ctx.notes.get("gateway_requests"):
+            raise ctx.error(wl_session.pos, "a workload's `session` with no `server` and no `request gw;`: "
+                            "the session's side requests (`request;` of a `server { … }` block, or a "
+                            "gateway's route); a session that is the whole path is written at top level")
     if server is not None and count[0] == 0:
         raise ctx.error(servers[0].pos, "a `server` that is never requested: the workload's session has "
                         "no `request;`")
