@@ -27,7 +27,7 @@ import pytest
 import serq_frontend
 import serq_ir
 import serq_sim
-from conform import _run, pool, run
+from conform import _run, close, pool, run
 
 
 def stage(report, name, index=None):
@@ -321,3 +321,365 @@ def test_an_entry_is_the_servers_side(where, stmt, msg, called):
     src = (f"stage d : delay;\nqueue g : gateway {{ route {{ {route} {call} }} }}\n" + PQ.replace("BODY", body)
            + "workload { arrive batch(1); session { request g; } }\nrun { horizon 10; }\n")
     assert refused(src).startswith(msg)
+
+
+# --- (b) KV transfers, links and flow networks --------------------------------------------------------------
+
+
+def test_a_transfer_runs_the_link_loads_the_destination_and_releases_the_source(monkeypatch):
+    """§2 serving: "transfer (X) from P to Q (n); — run link (X); load Q (n); release P; — the KV of n
+    tokens moves from the session's lease (or hold) on P to its hold on Q: the link takes the time, the
+    tokens count as computed at Q, and P is given back". §3: a lease keeps the allocation "until the
+    session's release m … and cache applies then"; "min(ℓ, computed) units stay cached … (computed is the
+    allocation, or the position a growing run or a load reached)".
+
+    P (6) on [0, 1], leased; Q (8) from 1; the link ps(2) reads 4 on [1, 3]; the load makes Q's position 5;
+    the release at 3 ends P's lease, which caches min(6, 6); Q's scope ends at 4 and caches min(8, 5)."""
+    r, o = run("""
+pool P { cap 10; }
+pool Q { cap 10; }
+stage link : ps(2);
+stage d : delay;
+workload { arrive batch(1); }
+session {
+  hold P (6) { run d (1); } cache (6) lease P (inf);
+  observe uP = used(P);
+  hold Q (8) {
+    transfer (4) from P to Q (5);
+    observe uP2 = used(P); observe cP2 = cachedin(P); observe uQ = used(Q);
+    run d (1);
+  } cache (8);
+  observe cQ = cachedin(Q);
+}
+run { horizon 10; }
+""", monkeypatch)
+    assert o["uP"] == [(0, 1.0, 6.0)]
+    assert (o["uP2"], o["cP2"], o["uQ"]) == ([(0, 3.0, 0.0)], [(0, 3.0, 6.0)], [(0, 3.0, 8.0)])
+    assert o["cQ"] == [(0, 4.0, 5.0)]
+    # P: 6 used on [0, 3] (the lease is a holder), 6 cached on [3, 10]; Q: 8 on [1, 4], 5 cached on [4, 10]
+    p, q = pool(r, "P"), pool(r, "Q")
+    assert (p.used, p.cached, p.holders) == (1.8, 4.2, 0.3)
+    assert (q.used, q.cached) == (2.4, 3.0)
+    link = stage(r, "link")
+    assert (link.completions, link.service, link.utilisation) == (1, 2.0, 0.2)
+
+
+def test_release_in_a_hold_gives_the_allocation_back_now(monkeypatch):
+    """§3: "release m inside the body does the same for m alone, at that point: the innermost enclosing
+    hold on m gives its allocation there back, caching per its clause, and holds m no longer"; "A session
+    that holds and leases nothing on m releases nothing"; "cached prefixes never block". P has cap 4: s1
+    waits behind s0's 4. s0 releases at 1 (caching min(3, 4) = 3), reads the pool before the settle admits
+    s1 (§3 Configuration: the ready sessions run first), and runs on; s1 is admitted at 1, evicting the 3.
+    s0's scope ends at 2 with nothing left on P, and a `release P;` outside any hold releases nothing."""
+    r, o = run("""
+pool P { cap 4; }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) {
+    hold P (4) { run d (1); release P; observe u = used(P); observe c = cachedin(P); run d (1); } cache (3);
+    observe c2 = cachedin(P);
+    release P;
+    observe c3 = used(P) + cachedin(P);
+  } else {
+    hold P (4) { observe a = now; run d (1); }
+  }
+}
+run { horizon 10; }
+""", monkeypatch)
+    assert (o["u"], o["c"], o["a"]) == ([(0, 1.0, 0.0)], [(0, 1.0, 3.0)], [(1, 1.0, 1.0)])
+    assert (o["c2"], o["c3"]) == ([(0, 2.0, 0.0)], [(0, 2.0, 4.0)])
+    # used 4 on [0, 2] (s0, then s1): 0.8; s1 waited 1: mean 0.5; one eviction of 3 units
+    p = pool(r, "P")
+    assert (p.used, p.wait, p.admissions, p.evicted_entries, p.evicted_units) == (0.8, 0.5, 2, 1, 3.0)
+
+
+def test_a_load_advances_the_position_within_the_allocation(monkeypatch):
+    """§3: "load m (n) advances the innermost enclosing hold's position on m by n tokens, which its
+    allocation must cover; the KV of a transfer counts as computed from then on". Loads of 3 and 2 after a
+    grow to 6: position 5, so cache (10) keeps min(10, 5). Without the grow the second load is the error at
+    the statement: 3 + 2 > 4."""
+    _, o = run("""
+pool Q { cap 10; }
+workload { arrive batch(1); }
+session { hold Q (4) { load Q (3); grow Q (2); load Q (2); } cache (10); observe c = cachedin(Q); }
+run { horizon 10; }
+""", monkeypatch)
+    assert o["c"] == [(0, 0.0, 5.0)]
+    msg = run_error("""
+pool Q { cap 10; }
+workload { arrive batch(1); }
+session { hold Q (4) { load Q (3); load Q (2); } }
+run { horizon 10; }
+""", monkeypatch)
+    assert msg == ("<source>:4:36: error: at t=0, session 0: load Q (2): the hold has 4 allocated and 3 computed; "
+                   "a load must fit the allocation (grow first)")
+
+
+TR = "pool P { cap 10; }\npool Q { cap 10; }\nworkload { arrive batch(1); }\n"
+
+
+@pytest.mark.parametrize("decl, stmt, msg", [
+    # §2 A KV transfer: "The form transfer does not write this: without from P to Q (n) it is a parse error"
+    ("stage link : delay;", "transfer (1);", "unexpected `;` (expected from)"),
+    # "Which stage": "the stage whose name is the role's … link (or transfer) … Exactly one must qualify"
+    ("stage d : delay;", "transfer (1) from P to Q (1);",
+     "unknown stage in a serving form: `transfer` finds no stage to run on"),
+    ("stage link : delay; stage transfer : delay;", "transfer (1) from P to Q (1);",
+     "`transfer`: several stages qualify (link, transfer)"),
+    # "transfer and tool on a step engine are rejected by the linker as run E (X) would be"
+    ("stage E : step { budget 4; cost 1; }", "transfer on E (1) from P to Q (1);",
+     "`run E (…)`: `E` is a step stage, and a run there says what it is"),
+])
+def test_what_the_transfer_form_refuses(decl, stmt, msg):
+    assert refused(f"{decl}\n{TR}session {{ hold Q (4) {{ {stmt} }} }}\n").startswith(msg)
+
+
+@pytest.mark.parametrize("share", ["maxmin", "bottleneck"])
+def test_two_flows_on_one_link_get_half_each(monkeypatch, share):
+    """§3 Stages: "share maxmin is max-min fair: every flow's rate rises together until a stage fills";
+    "share bottleneck gives each flow its equal share at the tightest of its stages, min over s of φ_s /
+    n_s". Two reads of 10 over L ps(10) and a wide a ps(100): L is the tightest, 5 each under both policies,
+    both done at 2. Utilisation Σ rate / φ: L 1 on [0, 2], a 0.1."""
+    r, o = run(f"""
+stage L : ps(10);
+stage a : ps(100);
+share {share};
+workload {{ arrive batch(2); }}
+session {{ run L, a (10); observe t = now; }}
+run {{ horizon 10; }}
+""", monkeypatch)
+    assert o["t"] == [(0, 2.0, 2.0), (1, 2.0, 2.0)]
+    assert close(stage(r, "L").utilisation, 0.2) and close(stage(r, "a").utilisation, 0.02)
+    assert (stage(r, "L").present, stage(r, "L").completions, stage(r, "a").completions) == (0.4, 2, 2)
+
+
+@pytest.mark.parametrize("share, t1", [
+    # maxmin: f0 (over L and M) stops at M's 2, f1 (L alone) takes L's other 8: f0 done at 4 / 2 = 2, f1 has
+    # 16 of its 24 read; alone at 10: 2.8
+    ("maxmin", 2.8),
+    # bottleneck: f0 min(10 / 2, 2 / 1) = 2, f1 10 / 2 = 5 (L's other 3 unused): f0 done at 2, f1 has 10 of
+    # 24 read, then alone at 10: 3.4
+    ("bottleneck", 3.4),
+])
+def test_a_flow_limited_elsewhere_leaves_the_rest_to_the_other(monkeypatch, share, t1):
+    """§3 Stages: maxmin: "the flows through it stop there, and the others go on"; bottleneck "leaves what
+    that does not use at the other stages unused". A single-stage run on a stage that some run holds with
+    another "is a flow of the policy" (f1)."""
+    r, o = run(f"""
+stage L : ps(10);
+stage M : ps(2);
+share {share};
+workload {{ arrive batch(2); }}
+session {{ branch (serial == 0) {{ run L, M (4); }} else {{ run L (24); }} observe t = now; }}
+run {{ horizon 10; }}
+""", monkeypatch)
+    assert o["t"] == [(0, 2.0, 2.0), (1, t1, t1)]
+    # L carries 28 units of work at capacity 10 either way (2.8 s of its 10), M 4 at 2 (on [0, 2])
+    assert close(stage(r, "L").utilisation, 0.28) and close(stage(r, "M").utilisation, 0.2)
+
+
+@pytest.mark.parametrize("share, done", [
+    # maxmin: s1 fills first at 0.5 each (f0, f1); f2 rises on to s2's other 1.5. At 2 f0 has its 1, f1 1
+    # of 2, f2 3 of 4; then f1 alone on s1 at 1 (done at 3), f2 alone on s2 at 2 (done at 2.5)
+    ("maxmin", [(0, 2.0), (2, 2.5), (1, 3.0)]),
+    # bottleneck: f0 min(1/2, 2/2) = 0.5, f1 1/2, f2 2/2 = 1 (s2's other 0.5 unused); at 2 f1 has 1 of 2,
+    # f2 2 of 4; then alone: f1 at 1, f2 at 2, both done at 3
+    ("bottleneck", [(0, 2.0), (1, 3.0), (2, 3.0)]),
+])
+def test_max_min_fairness_over_two_stages_by_hand(monkeypatch, share, done):
+    """§3 Stages, the two policies on the three flows of the textbook example: f0 over s1 ps(1) and s2
+    ps(2), f1 over s1, f2 over s2 (works 1, 2, 4); the rates are recomputed whenever a flow ends."""
+    _, o = run(f"""
+stage s1 : ps(1);
+stage s2 : ps(2);
+share {share};
+workload {{ arrive batch(3); }}
+session {{
+  branch (serial == 0) {{ run s1, s2 (1); }}
+  branch (serial == 1) {{ run s1 (2); }}
+  branch (serial == 2) {{ run s2 (4); }}
+  observe t = now;
+}}
+run {{ horizon 10; }}
+""", monkeypatch)
+    assert [(s, t) for s, t, _ in o["t"]] == done
+
+
+@pytest.mark.parametrize("share", ["maxmin", "bottleneck"])
+def test_flows_over_a_stage_of_infinite_capacity(monkeypatch, share):
+    """§3 Stages: "Every stage of such a run is ps(φ) with a constant φ above 0": inf is one. f0 reads 2 over
+    a ps(inf) and b ps(2), f1 3 over a alone, f2 an infinite amount over a and b ("inf is allowed: the job
+    never ends", docs/language.md). a never fills, so f1's rate rises without bound and it is done at once;
+    f0 and f2 share b at 1 each under both policies: f0 done at 2, then f2 reads at 2 for ever.
+
+    Before, max-min filling took a stage of capacity inf for full after its first round (inf - x is not
+    above the tolerance inf · 1e-12), so f1 ran at 1 and was done at 2.5; with every stage of a flow inf it
+    went round for ever (inf - inf); and a flow of infinite work ended at the first completion of another
+    flow (its work, inf, was within the tolerance 1e-9 · inf of done)."""
+    r, o = run(f"""
+stage a : ps(inf);
+stage b : ps(2);
+share {share};
+workload {{ arrive batch(3); }}
+session {{
+  branch (serial == 0) {{ run a, b (2); }}
+  branch (serial == 1) {{ run a (3); }}
+  branch (serial == 2) {{ run a, b (inf); }}
+  observe t = now;
+}}
+run {{ horizon 10; }}
+""", monkeypatch)
+    assert o["t"] == [(1, 0.0, 0.0), (0, 2.0, 2.0)]
+    assert (r.result.arrivals, r.result.ended) == (3, 2)
+    a, b = stage(r, "a"), stage(r, "b")
+    # b carries 2 (of 2) on [0, 10]; a, of infinite capacity, none of it; present: f0 2 s, f2 10 s
+    assert (b.utilisation, a.utilisation) == (1.0, 0.0)
+    assert (a.present, b.present, a.completions, a.service, b.completions) == (1.2, 1.2, 2, 1.0, 1)
+
+
+def test_a_flow_whose_every_stage_is_infinite_ends_at_once(monkeypatch):
+    """As above: a run over two ps(inf) stages has no stage that fills; its rate is infinite and it is done
+    at the instant it starts (it went round the filling loop for ever)."""
+    r, o = run("""
+stage a : ps(inf);
+stage b : ps(inf);
+share maxmin;
+workload { arrive batch(1); }
+session { run a, b (2); observe t = now; run a, b (3); observe t = now; }
+run { horizon 10; }
+""", monkeypatch)
+    assert o["t"] == [(0, 0.0, 0.0), (0, 0.0, 0.0)]
+    assert (stage(r, "a").completions, stage(r, "a").utilisation) == (2, 0.0)
+
+
+def test_a_flow_of_infinite_work_does_not_end_when_another_does(monkeypatch):
+    """docs/language.md "Amounts are not negative": a run's work may be inf, "the job never ends". Over a
+    ps(4) and b ps(2), f0 (2) and f1 (inf) share b at 1: f0 done at 2; f1 then alone at 2, for ever (it
+    ended at 2 with f0)."""
+    r, o = run("""
+stage a : ps(4);
+stage b : ps(2);
+share maxmin;
+workload { arrive batch(2); }
+session { branch (serial == 0) { run a, b (2); } else { run a, b (inf); } observe t = now; }
+run { horizon 10; }
+""", monkeypatch)
+    assert o["t"] == [(0, 2.0, 2.0)]
+    assert (r.result.ended, stage(r, "a").utilisation, stage(r, "b").utilisation) == (1, 0.5, 1.0)
+
+
+@pytest.mark.parametrize("decls, stmt, msg", [
+    # §3 Stages: "a program with one declares its share, which has no default"; program-reference.txt share:
+    # "Required when some run holds several stages, an error otherwise"
+    ("stage a : ps(1); stage b : ps(1);", "run a, b (1);", "a run over several stages needs the program's `share"),
+    ("stage a : ps(1); share maxmin;", "run a (1);", "`share` with no run over several stages"),
+    # "Every stage of such a run is ps(φ) with a constant φ above 0 (a flow is not described by the present a
+    # capacity could read)"
+    ("stage a : fifo; stage b : ps(1); share maxmin;", "run a, b (1);",
+     "`a` in a run over several stages: every stage of such a run is ps(φ) with a constant φ above 0"),
+    ("stage a : ps(present); stage b : ps(1); share maxmin;", "run a, b (1);",
+     "`a` in a run over several stages: every stage of such a run is ps(φ) with a constant φ above 0"),
+    ("stage a : ps(0); stage b : ps(1); share maxmin;", "run a, b (1);",
+     "`a` in a run over several stages: every stage of such a run is ps(φ) with a constant φ above 0"),
+    ("stage a : delay; stage b : ps(1); share maxmin;", "run b, a (1);",
+     "`a` in a run over several stages: every stage of such a run is ps(φ) with a constant φ above 0"),
+    # "a run names each stage array once (an index is known only when the run starts)"
+    ("stage a[2] : ps(1); share maxmin;", "run a[0], a[1] (1);", "`a` is named twice in one run"),
+    ("stage a : ps(1); stage b : ps(1); share maxmin; share bottleneck;", "run a, b (1);",
+     "`share` is given twice"),
+])
+def test_what_a_flow_network_refuses(decls, stmt, msg):
+    assert refused(f"{decls}\nworkload {{ arrive batch(1); }}\nsession {{ {stmt} }}\n").startswith(msg)
+
+
+def test_a_link_queues_latency_runs_before_its_transfer_once_per_link_in_order(monkeypatch):
+    """§2 Queues: "latency x on a link's serve is the wait before such a transfer: a delay stage L.latency of
+    the link's own, which every transfer on naming the link runs first, one wait per link named, in the
+    order named." Each session: L.latency[serial] 1 s [0, 1], M.latency 0.5 [1, 1.5], then the two reads of
+    10 share M ps(5) (L[0] and L[1] are 10 each): 2.5 each, done at 5.5."""
+    r, o = run("""
+queue L[2] : link { serve ps(10) latency 1; }
+queue M : link { serve ps(5) latency 0.5; }
+pool P { cap 100; }
+pool Q { cap 100; }
+share maxmin;
+workload { arrive batch(2); }
+session {
+  hold P (10) { observe a = now; } lease P (inf);
+  hold Q (10) { transfer on L[serial], M (10) from P to Q (10); observe t = now; } cache (10);
+  observe c = cachedin(Q) + used(P);
+}
+run { horizon 20; }
+""", monkeypatch)
+    assert o["t"] == [(0, 5.5, 5.5), (1, 5.5, 5.5)]
+    # cachedin(Q) is the session's own 10, loaded and cached; used(P) the leases left: s0, done first at 5.5,
+    # reads s1's lease still there, s1 none
+    assert o["c"] == [(0, 5.5, 20.0), (1, 5.5, 10.0)]
+    for i in (0, 1):
+        lat, link = stage(r, "L.latency", i), stage(r, "L", i)
+        assert (lat.completions, lat.service, link.completions, link.service) == (1, 1.0, 1, 4.0)
+        assert close(link.utilisation, 2.5 * 4 / 10 / 20)
+    ml, m = stage(r, "M.latency"), stage(r, "M")
+    assert (ml.completions, ml.service, m.completions, m.utilisation) == (2, 0.5, 2, 0.2)
+
+
+def test_a_link_with_a_transfer_entry_runs_its_body_on_its_own_stage(monkeypatch):
+    """§2 Queues, the link role: "transfer (n), or none — the NIC: the body is the time to read n tokens";
+    "A link with a transfer (n) entry is called instead, … and runs its body on its own stage." The entry
+    reads 8 tokens as `run (n / 2)` on L ps(10): 0.4 s; then the load of 6 and the release of P's lease (no
+    cache clause: nothing stays in P); Q caches min(10, 6)."""
+    r, o = run("""
+queue L : link { serve ps(10); transfer (n) { run (n / 2); } }
+pool P { cap 100; }
+pool Q { cap 100; }
+workload { arrive batch(1); }
+session {
+  hold P (10) { observe a = now; } lease P (inf);
+  hold Q (10) { L.transfer (8) from P to Q (6); observe t = now; observe p = used(P) + cachedin(P); } cache (10);
+  observe cq = cachedin(Q);
+}
+run { horizon 20; }
+""", monkeypatch)
+    assert (o["t"], o["p"], o["cq"]) == ([(0, 0.4, 0.4)], [(0, 0.4, 0.0)], [(0, 0.4, 6.0)])
+    assert (stage(r, "L").completions, stage(r, "L").service) == (1, 0.4)
+    assert close(pool(r, "Q").cached, 6 * 19.6 / 20)
+
+
+PULL_P = ("queue P[2] : prefill { pool kv { cap 100; } serve delay; NIC prefill (prompt) { hold kv (prompt) "
+          "{ prefill (1); } CACHE } }\n")
+PULL_D = ("queue D : decode { pool kv { cap 100; } serve fifo; nic ps(10); decode (prompt) from src { hold kv "
+          "(prompt) { transfer (prompt) from src to kv (prompt); decode (1); } } }\n")
+PULL_GW = ("workload { arrive batch(1); session { request gw; } }\nqueue gw : gateway { route { set prompt = 5; "
+           "CALLS } }\n")
+
+
+def pull_prog(rel="D pull P latency 1 share maxmin;", nic="nic ps(10);", cache="cache (prompt) lease kv (inf);",
+              calls="P[0].prefill (prompt); D.decode (prompt) from P[0];", extra="") -> str:
+    return (PULL_P.replace("NIC", nic).replace("CACHE", cache) + PULL_D + extra + rel + "\n"
+            + PULL_GW.replace("CALLS", calls))
+
+
+@pytest.mark.parametrize("kw, msg", [
+    # §2 Queues: "A program with a relation does not also write share on its own."
+    ({"rel": "D pull P latency 1 share maxmin;\nshare maxmin;"}, "`share` is given twice: the pull relation"),
+    # "Both queues are declared above the relation and have a nic"
+    ({"rel": "D pull P share maxmin;", "extra": "", "nic": ""}, "`D pull P`: queue `P` has no `nic`"),
+    # "a reader has one source"
+    ({"rel": "D pull P share maxmin;\nD pull Q share maxmin;",
+      "extra": "queue Q : prefill { pool kv { cap 10; } serve delay; nic ps(1); prefill (p) { hold kv (p) "
+               "{ prefill (1); } lease kv (inf); } }\n"}, "`D` pulls from `P` already; a reader has one source"),
+    # "a transfer without on in a queue that pulls from none" is an error
+    ({"rel": "share maxmin;"}, "`D`'s `transfer` names no NIC and `D` pulls from no queue"),
+    # "D waits x0 before each one (a number or a constant over lets)"
+    ({"rel": "D pull P latency ~exp(1) share maxmin;"}, "`latency` is a number or a constant over `let`s"),
+    # "a from on a queue that leases nothing does not link"
+    ({"cache": "cache (prompt);"}, "`from P`: no entry of `P` leases a pool"),
+    # "an entry of D called from another queue is an error"
+    ({"extra": "queue Q : prefill { pool kv { cap 10; } serve delay; nic ps(1); prefill (p) { hold kv (p) "
+               "{ prefill (1); } lease kv (inf); } }\n",
+      "calls": "Q.prefill (prompt); D.decode (prompt) from Q;"}, "`D` pulls from `P`, and this entry was called "
+     "`from Q.kv`"),
+])
+def test_what_a_pull_relation_refuses(kw, msg):
+    assert refused(pull_prog(**kw)).startswith(msg)

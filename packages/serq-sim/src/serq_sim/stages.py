@@ -500,7 +500,9 @@ class FlowStage(StageKind):
         self.net: FlowNetwork = sim.flow_network
 
     def busy_level(self) -> float:
-        return self.carried / self.cap if self.cap > 0 else 0.0
+        # Σ rate / φ; a stage of infinite capacity carries none of it (an infinite rate there lasts no
+        # time: its flows finish at the instant they get it), where inf / inf was NaN
+        return self.carried / self.cap if 0.0 < self.cap < math.inf else 0.0
 
     def attach(self, job: Job) -> None:
         self.net.add(job, (self,))
@@ -529,7 +531,8 @@ class FlowNetwork:
         dt = now - self.last
         if dt > 0.0:
             for j in self.flows:
-                j.work -= j.rate * dt
+                if j.work != math.inf:  # infinite work stays infinite (at an infinite rate too: not NaN)
+                    j.work -= j.rate * dt
         self.last = now
 
     def mark(self) -> None:
@@ -594,8 +597,10 @@ class FlowNetwork:
         # work / rate == now, as it does for a residue below half an ulp of now at its rate: rescheduled,
         # the completion would come at this same instant for ever)
         now = self.sim.now
+        # a flow of infinite work never ends (its work and its tolerance are both inf)
         done = [j for j in self.flows
-                if j.work <= 1e-9 * max(j.total, 1.0) or (j.rate > 0 and now + j.work / j.rate <= now)]
+                if (j.work <= 1e-9 * max(j.total, 1.0) and j.work != math.inf)
+                or (j.rate > 0 and now + j.work / j.rate <= now)]
         if not done:
             self.mark()
             return

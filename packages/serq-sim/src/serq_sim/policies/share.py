@@ -9,6 +9,8 @@ flow starts or ends, with the flows in the order they started.
 
 from __future__ import annotations
 
+import math
+
 
 def share_maxmin(flows: list[list[int]], caps: list[float]) -> list[float]:
     """Max-min fair rates (progressive filling): every unfrozen flow's rate rises together until a stage
@@ -22,12 +24,18 @@ def share_maxmin(flows: list[list[int]], caps: list[float]) -> list[float]:
             for s in flows[f]:
                 count[s] = count.get(s, 0) + 1
         inc = min(left[s] / c for s, c in count.items())
+        if inc == math.inf:
+            # every stage the flows left hold has an infinite capacity (ps(inf)): no stage ever fills, so
+            # their rates rise without bound (left at inf - inf, NaN, the filling went round for ever)
+            for f in active:
+                rates[f] = math.inf
+            break
         for f in active:
             rates[f] += inc
         full = set()
         for s, c in count.items():
             left[s] -= inc * c
-            if left[s] <= 1e-12 * max(caps[s], 1.0):
+            if left[s] <= 1e-12 * max(caps[s], 1.0) and caps[s] != math.inf:  # ps(inf) never fills
                 full.add(s)
         active = {f for f in active if not any(s in full for s in flows[f])}
     return rates
