@@ -683,3 +683,44 @@ def pull_prog(rel="D pull P latency 1 share maxmin;", nic="nic ps(10);", cache="
 ])
 def test_what_a_pull_relation_refuses(kw, msg):
     assert refused(pull_prog(**kw)).startswith(msg)
+
+
+LEASE = """
+stage d : delay;
+pool m[2] { cap 5; }
+pool n { cap 5; }
+workload { arrive batch(2); }
+session { hold m[0] (2) { run d (1); } cache (2) lease LEASE (3); observe u = used(m[0]) + used(m[1]); }
+run { horizon 10; }
+"""
+
+
+@pytest.mark.parametrize("lease, msg", [
+    ("n", "`lease n`: the hold does not hold `n`; a lease names one of its pools"),
+    # another member of a family the hold holds: linked as if it were the hold's, then never leased
+    ("m[1]", "`lease m[1]`: the hold does not hold `m[1]`; a lease names one of its pools"),
+])
+def test_a_lease_names_one_of_the_holds_pool_members(lease, msg):
+    """§2: "lease P (t) names one of the hold's pools whose allocation stays the session's after the
+    scope's end". A member of a family is the pool a hold holds (`hold m[0]`), so `lease m[1]` names none
+    of its pools; an IR file saying so is refused as well, at the lease."""
+    assert refused(LEASE.replace("LEASE", lease)) == msg
+    ok = serq_frontend.compile(source=LEASE.replace("LEASE", "m[0]"), sets={}, defs={})
+    text = serq_ir.encode(ok).decode().replace('"lease":{"pool":{"kind":"PoolRef","pool":0,"index":'
+                                               '{"kind":"Num","value":0.0', '"lease":{"pool":{"kind":'
+                                               '"PoolRef","pool":0,"index":{"kind":"Num","value":1.0')
+    with pytest.raises(serq_ir.IRError) as e:
+        serq_ir.decode(text, name="x.json")
+    assert "`lease m[1]`: the hold does not hold `m[1]`; a lease names one of its pools - at " \
+           "'$.session[0].lease.pool'" in str(e.value)
+
+
+def test_a_lease_of_a_computed_member_the_hold_does_not_hold_is_an_error_at_the_hold(monkeypatch):
+    """As above, for a member chosen by a computed index: compared when the lease is taken, at the scope's
+    end, a run-time error at the hold naming the time and the session (it was ignored: the allocation was
+    given back and cached as if there were no lease). s0 leases m[0], its own, 3 s: u = 2 at 1."""
+    src = LEASE.replace("LEASE", "m[serial]")
+    assert run_error(src, monkeypatch) == ("<source>:6:11: error: at t=1, session 1: `lease m[1]`: the hold "
+                                           "does not hold `m[1]`; a lease names one of its pools")
+    _, o = run(src.replace("batch(2)", "batch(1)"), monkeypatch)
+    assert o["u"] == [(0, 1.0, 2.0)]

@@ -790,9 +790,12 @@ class Linker:
         lease = None
         if s.lease is not None:
             if s.lease.dotted not in names:
-                raise self.error(s.lease.pos, f"`lease {s.lease.dotted}`: the hold does not hold "
-                                 f"`{s.lease.dotted}`; a lease names one of its pools")
+                raise self.error(s.lease.pos, rules.lease_unheld_message(s.lease.dotted))
             lease = ir.Lease(pool=self.ref(s.lease, "pool", SESSION), time=self.expr(s.lease_time, SESSION))
+            if rules.lease_unheld(pools, lease):  # another member of a family the hold holds
+                ix = lease.pool.index
+                name = s.lease.dotted if ix is None else f"{s.lease.dotted}[{_num_value(ix):g}]"
+                raise self.error(s.lease.pos, rules.lease_unheld_message(name))
         return ir.Hold(pools=pools, body=body, reuse=reuse, cache=cache, lease=lease, span=span(s.pos))
 
     def run(self, s: A.SRun) -> ir.Run:

@@ -296,6 +296,36 @@ def hold_twice(pools) -> int | None:
     return None
 
 
+def lease_unheld(pools, lease) -> bool:
+    """Whether a hold's ``lease`` (:class:`~serq_ir.nodes.Lease`) names a pool member none of its ``pools``
+    (:class:`~serq_ir.nodes.HoldPool`) names, as far as the written forms tell: another family, or a member
+    written with a number (or none) that no pool of that family has, each of them written with a number (or
+    none). "lease P (t) names one of the hold's pools" (language.txt §2); members chosen by computed indices
+    are compared when the lease is taken (:func:`lease_unheld_message`)."""
+    from .nodes import Num
+
+    target = lease.pool
+    same = [hp.pool for hp in pools if hp.pool.pool == target.pool]
+    if not same:
+        return True
+
+    def key(ix):
+        return None if ix is None else ix.value if type(ix) is Num else ...
+
+    lk = key(target.index)
+    if lk is ...:
+        return False
+    keys = [key(r.index) for r in same]
+    if any(k is ... for k in keys):
+        return False
+    return lk not in keys
+
+
+def lease_unheld_message(name: str) -> str:
+    """The message of :func:`lease_unheld`'s rule, at the link, in an IR file and at run time."""
+    return f"`lease {name}`: the hold does not hold `{name}`; a lease names one of its pools"
+
+
 def same_member_message(name: str) -> str:
     """The message of :func:`hold_twice`'s rule, at the link, in an IR file and at run time."""
     return f"the hold names pool {name} twice; a hold takes one amount of each pool (write one amount, the sum)"

@@ -203,6 +203,10 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
             fail(f"{path}.pools", "a hold names at least one pool")
         elif isinstance(obj, Hold) and (k := rules.hold_twice(obj.pools)) is not None:
             fail(f"{path}.pools[{k}]", rules.same_member_message(_pool_name(program, obj.pools[k].pool)))
+        elif (isinstance(obj, Hold) and obj.lease is not None
+              and all(0 <= r.pool < n_pools for r in (obj.lease.pool, *(hp.pool for hp in obj.pools)))
+              and rules.lease_unheld(obj.pools, obj.lease)):  # (a pool that does not exist is said below)
+            fail(f"{path}.lease.pool", rules.lease_unheld_message(_pool_name(program, obj.lease.pool)))
         elif isinstance(obj, Spill) and isinstance(obj.work, Num) and (why := rules.work_problem(_value(obj.work))):
             fail(f"{path}.work", f"{why}; a write's work is not negative")
         elif isinstance(obj, Run) and not obj.stages:

@@ -289,6 +289,8 @@ def admit(sim, s, pend: Pending, demand) -> None:
         hold.slots.append(slot)
         if warm:
             pool.admissions += 1
+    if info.lease_ref is not None:
+        hold.named = pend.pools
     if warm:
         pend.pools[0].wait_sum += now - pend.queued_at
     s.adm_seq = next(sim.adm_counter)

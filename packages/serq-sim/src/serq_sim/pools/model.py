@@ -126,12 +126,14 @@ class Pending:
 class HoldRT:
     """An active hold: one slot per pool."""
 
-    __slots__ = ("info", "slots", "grown")
+    __slots__ = ("info", "slots", "grown", "named")
 
     def __init__(self, info, slots):
         self.info = info
         self.slots = slots
         self.grown = False
+        #: the pool members the hold was admitted to, kept for a hold that leases (its lease must name one)
+        self.named = None
 
 
 class Slot:

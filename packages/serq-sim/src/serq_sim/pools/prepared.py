@@ -502,6 +502,8 @@ def _source(comp, hold: N.Hold, info):
             w(f"    sl{k}.{field} = {value}")
         w(f"    {P}.holders[sl{k}] = None")
     w("    hold.slots = [" + ", ".join(f"sl{k}" for k in range(npools)) + "]")
+    # HoldRT.named: a lease must name a member the hold was admitted to
+    w("    hold.named = " + ("[" + ", ".join(f"P{k}" for k in range(npools)) + "]" if hold.lease else "None"))
     w("    if E.warm:")
     for k in range(npools):
         w(f"        P{k}.admissions += 1")

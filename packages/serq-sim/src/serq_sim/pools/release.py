@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import math
 
+from serq_ir import rules
+
 from . import cache
 from .model import EPS, INF, SLOT_COMPUTED, Entry, HoldRT, Lease, Pool, Slot
 
@@ -85,6 +87,11 @@ def end_hold(sim, s) -> None:
         h.slots = []
     else:
         lease_pool = info.lease_ref(s, A, sim.null_ctx)
+        if all(p is not lease_pool for p in h.named):
+            # a computed member the hold was not admitted to (the linker refuses the written-out case)
+            name = lease_pool.name if lease_pool.node.size == 1 and not lease_pool.node.array else \
+                f"{lease_pool.name}[{lease_pool.index}]"
+            raise sim.error(rules.lease_unheld_message(name), None, s, info.span)
         for slot in h.slots:
             if slot.pool is lease_pool:
                 t = info.lease_time(s, A, sim.null_ctx)
