@@ -69,30 +69,92 @@ class PreemptByKeys(PreemptionPolicy):
             self.last = growth.last_candidate
         else:
             self.last = None
+        # the context the keys read (judged once): what they do not read is not computed per candidate (a
+        # candidate's computed position walks its job; a pool under pressure asks at every block it grows)
+        from ..compile import reads_context
+
+        keys = node.keys or []
+        self.r_adm = reads_context(keys, ("admission",))
+        self.r_dec = reads_context(keys, ("decoding",))
+        self.r_pos = reads_context(keys, ("position",))
 
     def victim(self, pool, grower):
         if self.last is not None:
             found = self.last(self.sim, pool)
             if found is not False:
                 return found
+        keys = self.keys
+        r_adm, r_dec, r_pos = self.r_adm, self.r_dec, self.r_pos
+        if keys is not None and not (r_adm or r_pos) and pool.memory_of:
+            found = self._engine_victim(pool, keys, r_dec)
+            if found is not False:
+                return found
         cands = self.sim.preempt_candidates(pool)
         if not cands:
             return None
-        if self.keys is None:
+        if keys is None:
             return cands[-1][0]
         ctx = self.ctx
+        position = self.sim.computed_position
+        inf = math.inf
         best = None
         bk = None
-        for rank, (s, slot) in enumerate(cands):
-            ctx.admission = float(rank)
-            job = s.job
-            ctx.decoding = 1.0 if (job is not None and job.mode == "decode") else 0.0
-            ctx.position = self.sim.computed_position(s, slot)
-            k = (*self.keys(s, s.attrs, ctx), -rank)
-            if any(x != x for x in k):
-                k = tuple(math.inf if x != x else x for x in k)
-            if best is None or k < bk:
+        rank = 0.0
+        for s, slot in cands:
+            if r_adm:
+                ctx.admission = rank
+            if r_dec:
+                job = s.job
+                ctx.decoding = 1.0 if (job is not None and job.mode == "decode") else 0.0
+            if r_pos:
+                ctx.position = position(s, slot)
+            k = keys(s, s.attrs, ctx)
+            for x in k:
+                if x != x:  # a NaN key compares as inf
+                    k = tuple(inf if y != y else y for y in k)
+                    break
+            # the least keys; ties go to the last admitted (the later of two equal keys: <=)
+            if best is None or k <= bk:
                 best, bk = s, k
+            rank += 1.0
+        return best
+
+
+    def _engine_victim(self, pool, keys, r_dec):
+        """:meth:`victim` on a step stage's memory pool for keys that read neither ``admission`` nor
+        ``position``: the candidates walked as the pool holds them, without their list in admission order
+        (sorted at every victim asked for: a pool under pressure asks at every block it grows); a tie of
+        keys goes to the greater ``adm_seq``, the later in that order (two candidates never share an
+        admission: each admission draws a new one). ``False`` when the candidates are not
+        :func:`serq_sim.pools.growth.preempt_candidates` (a plugin's): ask for the list."""
+        from ..pools import growth
+
+        sim = self.sim
+        if type(sim).preempt_candidates is not growth.preempt_candidates:
+            return False
+        engines = pool.memory_of
+        cand = growth._CANDIDATE
+        ctx = self.ctx
+        inf = math.inf
+        best = None
+        bk = None
+        bseq = None
+        for slot in pool.holders:
+            if slot.lease:
+                continue
+            s = slot.owner
+            job = s.job
+            if job is None or job.stage not in engines or s.status not in cand:
+                continue
+            if r_dec:
+                ctx.decoding = 1.0 if job.mode == "decode" else 0.0
+            k = keys(s, s.attrs, ctx)
+            for x in k:
+                if x != x:  # a NaN key compares as inf
+                    k = tuple(inf if y != y else y for y in k)
+                    break
+            if best is None or k < bk or (k == bk and s.adm_seq > bseq):
+                best, bk, bseq = s, k, s.adm_seq
         return best
 
 

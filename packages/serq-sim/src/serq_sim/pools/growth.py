@@ -132,27 +132,36 @@ def preempt_candidates(sim, pool: Pool):
     (``pool.holders`` is in that order), a session with several holds there placed by its latest."""
     engines = pool.memory_of
     seen = {}
+    if engines:
+        for slot in pool.holders:
+            if slot.lease:
+                continue
+            s = slot.owner
+            job = s.job  # _resident(s, engines), inlined (once per holder at every victim asked for)
+            if job is not None and job.stage in engines and s.status in _CANDIDATE:
+                seen[s] = slot  # the innermost (latest) slot wins
+        return sorted(seen.items(), key=_by_admission)
     for slot in pool.holders:
         if slot.lease:
             continue
         s = slot.owner
-        if engines:
-            if not _resident(s, engines):
-                continue
-            seen[s] = slot  # the innermost (latest) slot wins
-        else:
-            seen.pop(s, None)  # placed by its latest admission here
-            seen[s] = slot
-    if engines:
-        return sorted(seen.items(), key=lambda kv: kv[0].adm_seq)
+        seen.pop(s, None)  # placed by its latest admission here
+        seen[s] = slot
     return list(seen.items())
+
+
+def _by_admission(kv) -> int:
+    return kv[0].adm_seq
+
+
+_CANDIDATE = (STAGE, GROWING)
 
 
 def _resident(s, engines) -> bool:
     """Whether session ``s`` is a candidate on a pool that is the memory of ``engines``: its job is there,
     being served or waiting to grow."""
     job = s.job
-    return job is not None and job.stage in engines and s.status in (STAGE, GROWING)
+    return job is not None and job.stage in engines and s.status in _CANDIDATE
 
 
 def last_candidate(sim, pool: Pool):
