@@ -724,3 +724,127 @@ def test_a_lease_of_a_computed_member_the_hold_does_not_hold_is_an_error_at_the_
                                            "does not hold `m[1]`; a lease names one of its pools")
     _, o = run(src.replace("batch(2)", "batch(1)"), monkeypatch)
     assert o["u"] == [(0, 1.0, 2.0)]
+
+
+# --- (c) families and routing --------------------------------------------------------------------------------
+
+
+def test_choose_routes_by_load_or_by_the_sessions_own_prefix(monkeypatch):
+    """§2: "choose NAME in expr by ( expr , ... ) ; -- NAME := argmin over 0..n, keys in order"; §3 Ties:
+    "choose: the keys, in order, then the smallest index"; cachedin(p) is the session's own prefix there
+    (docs/language.md). Two members kv[0], kv[1]; s0 starts at 0, s1 at 1, s2 at 2; the first hold goes to
+    the member of fewer holders (s0 -> 0; s1 -> 1 against 1, 0; s2 -> 0 on the tie 1, 1) and lasts 10, 2
+    and 18. Then k is the member of fewer holders, h the one holding the session's prefix first:
+      s1 at 3: holders 2, 0 -> k = 1; its prefix is in kv[1] -> h = 1;
+      s0 at 10: holders 1 (s2), 0 -> k = 1, but its prefix is in kv[0] -> h = 0 (affinity over load);
+      s2 at 20: holders 0, 0 -> k = 0; its prefix in kv[0] -> h = 0.
+    The second hold finds its whole prefix: cached = 10."""
+    r, o = run("""
+pool kv[2] { cap 100; }
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  run d (serial);
+  choose j in 2 by (holders(kv[j]));
+  hold kv[j] (10) { run d (serial == 0 ? 10 : serial == 1 ? 2 : 18); } cache (10);
+  observe a = j;
+  choose k in 2 by (holders(kv[k]));
+  choose h in 2 by (-cachedin(kv[h]), holders(kv[h]));
+  observe b = 10 * k + h;
+  hold kv[h] (10) { observe c = cached; run d (1); } cache (10);
+}
+run { horizon 30; }
+""", monkeypatch)
+    assert o["a"] == [(1, 3.0, 1.0), (0, 10.0, 0.0), (2, 20.0, 0.0)]
+    assert o["b"] == [(1, 3.0, 11.0), (0, 10.0, 10.0), (2, 20.0, 0.0)]
+    assert o["c"] == [(1, 3.0, 10.0), (0, 10.0, 10.0), (2, 20.0, 10.0)]
+    k0, k1 = pool_at(r, "kv", 0), pool_at(r, "kv", 1)
+    assert (k0.admissions, k1.admissions) == (4, 2)
+    # kv[0]: 10 used on [0, 10], [2, 20], [10, 11], [20, 21]: 300 / 30; cached: s0's 10 on [11, 30], s2's on
+    # [21, 30]: 280 / 30. kv[1]: s1 on [1, 3] and [3, 4]: 30 / 30; cached on [4, 30]: 260 / 30
+    assert close(k0.used, 10.0) and close(k0.cached, 280 / 30)
+    assert close(k1.used, 1.0) and close(k1.cached, 260 / 30)
+
+
+def test_member_is_the_index_its_reference_names(monkeypatch):
+    """docs/language.md: "`member(X)` is the index of the pool or stage member `X` names (`j` for
+    `engine[j]`, 0 for one declared without a size)". A family member by a computed index, a pool family's,
+    a stage and a pool declared without a size (a computed 0 names the one member): k = member(s[serial]) +
+    10 · member(m[serial % 2]) + 100 · member(t) + 1000 · member(q[serial - serial])."""
+    _, o = run("""
+stage s[3] : fifo;
+stage t : fifo;
+pool m[2] { cap 5; }
+pool q { cap 5; }
+workload { arrive batch(3); }
+session {
+  observe k = member(s[serial]) + 10 * member(m[serial % 2]) + 100 * member(t) + 1000 * member(q[serial - serial]);
+  run s[serial] (1);
+}
+run { horizon 10; }
+""", monkeypatch)
+    assert o["k"] == [(0, 0.0, 0.0), (1, 0.0, 11.0), (2, 0.0, 2.0)]
+
+
+@pytest.mark.parametrize("expr, first", [
+    # an index past the family, below it, or not whole names no member: the error of every reference
+    # (docs/language.md, "A computed member index is a whole number"); before, member() gave the index
+    # itself (2, -1, 0.5) and the record kept it
+    ("member(s[serial])", "<source>:5:33: error: at t=0, session 2: stage index 2 out of range (the family has 2)"),
+    ("member(m[serial - 1])", "<source>:5:33: error: at t=0, session 0: pool index -1 out of range (the family has 2)"),
+    ("member(m[serial / 2])",
+     "<source>:5:33: error: at t=0, session 1: pool index 0.5 is not a whole number (the family has 2)"),
+])
+def test_member_of_a_computed_index_that_names_no_member_is_an_error(monkeypatch, expr, first):
+    src = f"""
+stage s[2] : fifo;
+pool m[2] {{ cap 5; }}
+workload {{ arrive batch(3); }}
+session {{ record r {{ k = {expr}; }} }}
+run {{ horizon 10; }}
+"""
+    assert run_error(src, monkeypatch) == first
+    # and in an observe, which the fast tier runs
+    observe = src.replace(f"record r {{ k = {expr}; }}", f"observe k = {expr};")
+    assert run_error(observe, monkeypatch) == first.replace(":33:", ":30:")
+
+
+def test_member_of_a_constant_index_past_the_family_does_not_link():
+    """The linker refuses a constant index that names no member (docs/language.md: "as the linker refuses a
+    constant one"), in member(…) as in any reference."""
+    assert refused("stage s[2] : fifo;\nworkload { arrive batch(1); }\nsession { observe k = member(s[2]); }\n") \
+        .startswith("`s[2]`: `s` has members 0 … 1")
+
+
+@pytest.mark.parametrize("decls, stmt, first", [
+    # docs/language.md: "`kv[j]`, `engine[i]` with an index computed at run time name the member of that
+    # number: one that is NaN, negative, at least the family's size or not whole … is a run-time error at the
+    # reference, naming the time and the session", wherever the reference stands
+    ("stage s[2] : fifo;", "run s[serial + 1] (1);",
+     "<source>:4:26: error: at t=1, session 1: stage index 2 out of range (the family has 2)"),
+    ("pool m[2] { cap 5; }", "hold m[serial * 2] (1) { run d (1); }",
+     "<source>:4:27: error: at t=1, session 1: pool index 2 out of range (the family has 2)"),
+    ("pool m[2] { cap 5; }", "choose j in 2 by (holders(m[j + serial]));",
+     "<source>:4:48: error: at t=1, session 1: pool index 2 out of range (the family has 2)"),
+    ("pool m[2] { cap 5; }", "hold m[0] (1) { release m[serial + 1]; }",
+     "<source>:4:46: error: at t=1, session 1: pool index 2 out of range (the family has 2)"),
+    ("pool m[2] { cap 5; }", "hold m[0] (1) { grow m[serial * 3] (1); }",
+     "<source>:4:43: error: at t=1, session 1: pool index 3 out of range (the family has 2)"),
+    ("pool m[2] { cap 5; }", "hold m[0] (1) { load m[serial * 3] (1); }",
+     "<source>:4:43: error: at t=1, session 1: pool index 3 out of range (the family has 2)"),
+    ("pool m[2] { cap 5; }", "drop m[serial * 3];",
+     "<source>:4:27: error: at t=1, session 1: pool index 3 out of range (the family has 2)"),
+    ("pool m[2] { cap 5; }", "hold m[serial] (1) { run d (1); } cache (1) lease m[2 * serial] (1);",
+     "<source>:4:72: error: at t=2, session 1: pool index 2 out of range (the family has 2)"),
+    ("stage s[2] : fifo;", "set x = queue(s[0 / 0 * serial]);",
+     "<source>:4:36: error: at t=1, session 0: stage index NaN out of range (the family has 2)"),
+    ("stage e[2] : step { budget 4; cost 1; }", "run e[serial + 1] prefill (1);",
+     "<source>:4:26: error: at t=1, session 1: stage index 2 out of range (the family has 2)"),
+    ("stage e[2] : step { budget 4; cost 1; }", "set x = budget_left(e[serial + 1]);",
+     "<source>:4:42: error: at t=1, session 1: stage index 2 out of range (the family has 2)"),
+    ("stage a[2] : ps(1); stage b : ps(1); share maxmin;", "run a[serial + 1], b (1);",
+     "<source>:4:26: error: at t=1, session 1: stage index 2 out of range (the family has 2)"),
+])
+def test_a_computed_index_out_of_range_is_an_error_at_the_statement(monkeypatch, decls, stmt, first):
+    src = f"{decls}\nstage d : delay;\nworkload {{ arrive batch(2); }}\nsession {{ run d (1); {stmt} }}\nrun {{ horizon 10; }}\n"
+    assert run_error(src, monkeypatch) == first

@@ -463,7 +463,13 @@ class Linker:
             # but the first
             raise self.error(e.pos, f"`member({target.dotted})`: in a step family's own expressions "
                              f"`{target.dotted}` is each member's own, whose index no expression gives here")
-        return ref.index if ref.index is not None else self.num(0.0, e.pos)
+        if ref.index is None:
+            return self.num(0.0, e.pos)
+        if type(ref.index) is ir.Num:  # a number the reference has checked
+            return ref.index
+        # a computed index: the member names one, checked when it is read as every reference is (an index
+        # past the family was the number itself)
+        return ir.Observable(name="member", target=ref, span=span(e.pos))
 
     def stages_kind(self, v: A.Var) -> str:
         fam = self.stages.get(v.dotted)

@@ -65,9 +65,12 @@ DrawName = Literal["exp", "det", "uniform", "erlang", "h2", "bernoulli"]
 FunctionName = Literal["min", "max", "abs", "floor", "ceil", "sqrt", "exp", "ln", "pow", "sum"]
 
 #: Observables of pools and stages, ``name(target, args…)``. ``blocksize`` is folded at link time.
+#: ``member`` is the index of the member its target names, of a pool or a stage (the language's
+#: ``member(X)``; the linker writes a number when the index is one, so the node has a computed index, and
+#: reading it checks that index as every reference does).
 ObservableName = Literal[
     "queue", "busy", "work", "used", "free", "cachedin", "holders", "queued", "budget_left", "price",
-    "est_lambda", "est_rho", "est_wait",
+    "est_lambda", "est_rho", "est_wait", "member",
 ]
 
 UnaryOp = Literal["-", "!"]

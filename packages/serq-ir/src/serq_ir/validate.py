@@ -77,7 +77,7 @@ OBSERVABLE_ARGS = {
     "queue": ("stage", 0), "busy": ("stage", 0), "work": ("stage", 0), "used": ("pool", 0),
     "free": ("pool", 0), "cachedin": ("pool", 0), "holders": ("pool", 0), "queued": ("pool", 0),
     "budget_left": ("stage", 0), "price": ("stage", 2), "est_lambda": ("stage", 0),
-    "est_rho": ("stage", 0), "est_wait": ("stage", 0),
+    "est_rho": ("stage", 0), "est_wait": ("stage", 0), "member": ("pool or stage", 0),
 }
 
 
@@ -265,7 +265,7 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
                         fail(f"{path}.{field}", f"{why}; an amount of memory is not negative")
         elif isinstance(obj, Observable):
             what, extra = OBSERVABLE_ARGS[obj.name]
-            if not isinstance(obj.target, PoolRef if what == "pool" else StageRef):
+            if what in ("pool", "stage") and not isinstance(obj.target, PoolRef if what == "pool" else StageRef):
                 fail(f"{path}.target", f"{obj.name}(…) reads a {what}, not a "
                      f"{'stage' if what == 'pool' else 'pool'}")
             if len(obj.args) != extra:

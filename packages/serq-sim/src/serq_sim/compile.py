@@ -568,6 +568,8 @@ class Compiler:
         args = "".join(", " + self.expr(a, rng) for a in e.args)
         if e.name == "cachedin":
             return f"E.obs_cachedin({ref}, s)"
+        if e.name == "member":  # the checked member's own index
+            return f"float({ref}.index)"
         return f"E.obs_{e.name}({ref}{args})"
 
     def _lambda(self, body, span):

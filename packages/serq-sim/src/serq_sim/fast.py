@@ -73,9 +73,9 @@ from .pools.model import EPS, refused_amount
 
 #: Why a program is not simple: ``None`` when it is.
 _ALLOWED_STMTS = (N.Set, N.Observe, N.Turn, N.End, N.Loop, N.Branch, N.Choose, N.Run, N.Hold)
-_OBSERVABLES = ("queue", "busy")
+_OBSERVABLES = ("queue", "busy", "member")
 #: the observables of a pool the fast tier keeps (``cachedin`` is 0: its pools cache nothing)
-_POOL_OBSERVABLES = ("used", "free", "holders", "queued", "cachedin")
+_POOL_OBSERVABLES = ("used", "free", "holders", "queued", "cachedin", "member")
 
 
 def _stmts(stmts):
@@ -430,6 +430,8 @@ class _Gen(Compiler):
     def pool_observable(self, e: N.Observable, rng: str) -> str:
         r = e.target
         g = r.pool
+        if e.name == "member":  # the checked index
+            return f"float({self.pmember(r, rng)})"
         if e.name == "cachedin":
             return "0.0" if r.index is None else f"(0.0 if {self.pmember(r, rng)} == 0 else 0.0)"
         if e.name == "used":
@@ -453,6 +455,8 @@ class _Gen(Compiler):
             return self.pool_observable(e, rng)
         f = r.stage
         size = self.p.stages[f].size
+        if e.name == "member":  # the checked index
+            return f"float({self.member(r, rng)})"
         field = "ac" if (e.name == "busy" and self.fam_kind[f] == "fifo") else "pr"
         if size == 1:
             if r.index is None:
