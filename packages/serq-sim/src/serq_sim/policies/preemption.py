@@ -132,20 +132,12 @@ class PreemptByKeys(PreemptionPolicy):
         sim = self.sim
         if type(sim).preempt_candidates is not growth.preempt_candidates:
             return False
-        engines = pool.memory_of
-        cand = growth._CANDIDATE
         ctx = self.ctx
         inf = math.inf
         best = None
         bk = None
         bseq = None
-        for slot in pool.holders:
-            if slot.lease:
-                continue
-            s = slot.owner
-            job = s.job
-            if job is None or job.stage not in engines or s.status not in cand:
-                continue
+        for s, _slot, job in growth.resident_slots(pool):
             if r_dec:
                 ctx.decoding = 1.0 if job.mode == "decode" else 0.0
             k = keys(s, s.attrs, ctx)

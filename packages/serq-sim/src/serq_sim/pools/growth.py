@@ -130,16 +130,10 @@ def preempt_candidates(sim, pool: Pool):
     some step stage's memory, the residents there in the order of their sessions' latest admission
     (the engine's serving order); on any other pool, its holders in the order the pool admitted them
     (``pool.holders`` is in that order), a session with several holds there placed by its latest."""
-    engines = pool.memory_of
     seen = {}
-    if engines:
-        for slot in pool.holders:
-            if slot.lease:
-                continue
-            s = slot.owner
-            job = s.job  # _resident(s, engines), inlined (once per holder at every victim asked for)
-            if job is not None and job.stage in engines and s.status in _CANDIDATE:
-                seen[s] = slot  # the innermost (latest) slot wins
+    if pool.memory_of:
+        for s, slot, _job in resident_slots(pool):
+            seen[s] = slot  # the innermost (latest) slot wins
         return sorted(seen.items(), key=_by_admission)
     for slot in pool.holders:
         if slot.lease:
@@ -157,11 +151,18 @@ def _by_admission(kv) -> int:
 _CANDIDATE = (STAGE, GROWING)
 
 
-def _resident(s, engines) -> bool:
-    """Whether session ``s`` is a candidate on a pool that is the memory of ``engines``: its job is there,
-    being served or waiting to grow."""
-    job = s.job
-    return job is not None and job.stage in engines and s.status in _CANDIDATE
+def resident_slots(pool: Pool):
+    """The holders of ``pool``, some step stage's memory, that are preemption candidates there, as
+    ``(session, slot, job)`` in the pool's order: not a lease, and the session's job is at one of the
+    stages whose memory the pool is, being served or waiting to grow."""
+    engines = pool.memory_of
+    for slot in pool.holders:
+        if slot.lease:
+            continue
+        s = slot.owner
+        job = s.job
+        if job is not None and job.stage in engines and s.status in _CANDIDATE:
+            yield s, slot, job
 
 
 def last_candidate(sim, pool: Pool):
@@ -180,12 +181,7 @@ def last_candidate(sim, pool: Pool):
         return None
     best = None
     bseq = None
-    for slot in pool.holders:
-        if slot.lease:
-            continue
-        s = slot.owner
-        if not _resident(s, engines):
-            continue
+    for s, _slot, _job in resident_slots(pool):
         q = s.adm_seq
         if best is None or q > bseq:
             best, bseq = s, q
