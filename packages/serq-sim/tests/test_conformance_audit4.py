@@ -848,3 +848,164 @@ def test_member_of_a_constant_index_past_the_family_does_not_link():
 def test_a_computed_index_out_of_range_is_an_error_at_the_statement(monkeypatch, decls, stmt, first):
     src = f"{decls}\nstage d : delay;\nworkload {{ arrive batch(2); }}\nsession {{ run d (1); {stmt} }}\nrun {{ horizon 10; }}\n"
     assert run_error(src, monkeypatch) == first
+
+
+# --- (d) record tables ---------------------------------------------------------------------------------------
+
+TABLES = """
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  set t0 = now;
+  run d (2 * serial + 1);
+  record a { sent = t0 + serial; done = now; }
+  record b { x = serial; }
+  set t0 = now;
+  run d (1);
+  record a { sent = t0; done = now; }
+}
+run { horizon 20; warmup 2; }
+"""
+
+
+def test_the_warm_up_keeps_or_leaves_out_whole_rows_by_their_send_time(monkeypatch):
+    """docs/language.md: "The report keeps the rows whose column `sent` (without one: whose `time`) is at or
+    after the warm-up's end, so the warm-up applies to a request as a whole, by its send time." Warm-up 2.
+    Table a: s0 (sent 0, done 1; sent 1, done 2) out; s1's first (sent 0 + 1 = 1, done at 3) out, its second
+    (sent 3, done 4) in; s2's first (sent 0 + 2 = 2: at the warm-up's end, done at 5) in, its second (sent 5,
+    done 6) in. Table b has no `sent`: by `time`, s0's row at 1 out, s1's at 3 and s2's at 5 in. The counts
+    are the rows kept."""
+    r, _ = run(TABLES, monkeypatch)
+    assert rows(r, "a") == {"session": [1, 2, 2], "turn": [0, 0, 0], "time": [4.0, 5.0, 6.0],
+                            "sent": [3.0, 2.0, 5.0], "done": [4.0, 5.0, 6.0]}
+    assert rows(r, "b") == {"session": [1, 2], "turn": [0, 0], "time": [3.0, 5.0], "x": [1, 2]}
+    assert r.result.records == {"a": 3, "b": 2}
+
+
+def test_one_file_per_table(tmp_path, capsys):
+    """docs/language.md: "`serq run --records FILE.csv` … writes the rows, one a request (a program of
+    several tables writes `FILE.NAME.csv` beside it for each, NAME the table's name …)"; one table is
+    FILE itself."""
+    from serq.cli import main
+
+    prog = tmp_path / "p.sq"
+    prog.write_text(TABLES)
+    with pytest.raises(SystemExit) as info:
+        main(["run", str(prog), "--no-progress", "--records", str(tmp_path / "out.csv")])
+    assert info.value.code == 0, capsys.readouterr()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.a.csv", "out.b.csv", "p.sq"]
+    assert (tmp_path / "out.a.csv").read_text().splitlines() == [
+        "session,turn,time,sent,done", "1,0,4.0,3.0,4.0", "2,0,5.0,2.0,5.0", "2,0,6.0,5.0,6.0"]
+    assert (tmp_path / "out.b.csv").read_text().splitlines() == ["session,turn,time,x", "1,0,3.0,1", "2,0,5.0,2"]
+    one = tmp_path / "one"
+    one.mkdir()
+    (one / "p.sq").write_text(TABLES.replace("record b { x = serial; }", ""))
+    with pytest.raises(SystemExit) as info:
+        main(["run", str(one / "p.sq"), "--no-progress", "--records", str(one / "out.csv")])
+    assert info.value.code == 0
+    assert sorted(p.name for p in one.iterdir()) == ["out.csv", "p.sq"]
+
+
+def test_a_records_columns_are_evaluated_at_once_when_it_runs(monkeypatch):
+    """docs/language.md: "`record NAME { COL = expr; … }` appends one row to the table `NAME`: every column
+    is evaluated when the statement runs, so a row is whole or absent (a request the run ends in has
+    none)." A column is no attribute: `b = a` reads the attribute a (5), not the column a beside it (1);
+    the pool and the clock are read at the statement (inside the hold at 1: used 3, now 1); s1, whose run
+    lasts past the horizon, writes no row."""
+    r, _ = run("""
+pool m { cap 10; }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  set a = 5;
+  hold m (3) { run d (1 + 20 * serial); record r { a = 1; b = a; u = used(m); t = now; } }
+}
+run { horizon 10; }
+""", monkeypatch)
+    assert rows(r) == {"session": [0], "turn": [0], "time": [1.0], "a": [1], "b": [5], "u": [6], "t": [1.0]}
+    with pytest.raises(serq_frontend.CompileError, match="unknown name `a`"):
+        serq_frontend.compile(source="workload { arrive batch(1); }\nsession { record r { a = 1; b = a; } }\n")
+
+
+@pytest.mark.parametrize("body, msg", [
+    # docs/language.md: "The simulator adds `session` (the serial), `turn` (`turn_no`) and `time` (`now`);
+    # every `record` of one table names the same columns in the same order"
+    ("record r { a = 1; b = 2; } record r { b = 2; a = 1; }",
+     "record `r` has the columns a, b elsewhere; every record of one table names the same columns in the same order"),
+    ("record r { a = 1; b = 2; } record r { a = 1; }",
+     "record `r` has the columns a, b elsewhere; every record of one table names the same columns in the same order"),
+    ("record r { session = 1; }", "`session` is a column every record has"),
+    ("record r { turn = 1; }", "`turn` is a column every record has"),
+    ("record r { time = 1; }", "`time` is a column every record has"),
+    ("record r { a = 1; a = 2; }", "column `a` twice in one record"),
+])
+def test_what_a_record_refuses(body, msg):
+    assert refused(f"workload {{ arrive batch(1); }}\nsession {{ {body} }}\n").startswith(msg)
+
+
+def test_a_record_writes_a_row_each_time_it_runs_a_re_executed_hold_included(monkeypatch):
+    """docs/language.md (Rules chosen where the spec is silent): a row is written each time the `record`
+    statement runs, and never taken back, so a record inside a hold that is preempted and executed again
+    writes a row at each execution. cap 4: s0 holds 2 at 0 and writes (0, 0); s1 holds 2 at 1 and writes
+    (1, 1). At 1 s0's grow by 2 does not fit and the pool (no engine's memory) preempts its most recently
+    admitted holder, s1, whose hold re-enters the queue; s0 grows, runs to 2 and releases; s1 is admitted
+    again at 2 and writes (1, 2). Its computed is 0: the hold computed nothing."""
+    r, _ = run("""
+pool m { cap 4; preempt lifo; }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  run d (serial);
+  hold m (2) { record r { k = computed; } run d (1); grow m (serial == 0 ? 2 : 1); run d (1); }
+}
+run { horizon 20; }
+""", monkeypatch)
+    assert rows(r) == {"session": [0, 1, 1], "turn": [0, 0, 0], "time": [0.0, 1.0, 2.0], "k": [0, 0, 0]}
+    m = pool(r, "m")
+    assert (m.admissions, m.preemptions, m.wait) == (3, 1, 1 / 3)
+
+
+def test_the_metric_set_of_a_table_of_requests_counts_the_rows_kept(monkeypatch):
+    """docs/language.md: "A table with the columns `sent`, `first_token`, `last_token` and `output` (and
+    optionally `prompt`) … also gets vLLM's serving metrics in the report"; its rows are the ones the
+    warm-up keeps, "Its throughputs are over the measured window end - warmup". sent 0, 0.5, 1; first
+    token 1, 2, 3; last 3, 4, 5; output 1, 3, 5. Warm-up 0.5 keeps s1 and s2: TTFT 1.5, 2 (mean 1.75, p90
+    1.5 + 0.9 · 0.5 = 1.95, numpy's linear interpolation); TPOT (4 - 2) / 2 = 1, (5 - 3) / 4 = 0.5; E2E
+    3.5, 4; throughputs over 10 - 0.5: 2 requests, 8 output tokens, 8 + 20 tokens."""
+    r, _ = run("""
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  set t0 = now;
+  run d (serial + 1);
+  set ft = now;
+  run d (2);
+  record request { sent = t0 + serial / 2; first_token = ft; last_token = now; output = 1 + 2 * serial; prompt = 10; }
+}
+run { horizon 10; warmup 0.5; }
+""", monkeypatch)
+    q = r.result.requests
+    assert (q.table, q.completed, q.duration, q.itl) == ("request", 2, 9.5, None)
+    assert close(q.request_throughput, 2 / 9.5) and close(q.output_throughput, 8 / 9.5)
+    assert close(q.total_token_throughput, 28 / 9.5)
+    assert (q.ttft.count, q.ttft.mean, q.ttft.median) == (2, 1.75, 1.75) and close(q.ttft.p90, 1.95)
+    assert (q.tpot.mean, q.e2el.mean) == (0.75, 3.75)
+
+
+def test_records_of_a_finite_run_and_of_each_turn(monkeypatch):
+    """program-reference.txt run: "With it, the run ends when the N-th session has arrived and every session
+    has ended"; a row per execution of the statement, its `turn` column the turn number (docs/language.md).
+    renewal(1): sessions at 1, 2, 3; each has two turns of 1 s, recorded at the end of each: rows at 2, 3
+    (s0), 3, 4 (s1), 4, 5 (s2); the run ends at 5. Without `sent`, the warm-up (2.5) keeps the rows from 3.
+    At 3, s1's row comes before s0's: §3 Ties, "Events at one instant: the order they were scheduled" —
+    the arrival at 2 was scheduled at 1 (the gap is read at the arrival before, docs/language.md), before
+    s0's run that ends at 2, so s1's first run is scheduled at 2 before s0's second."""
+    r, _ = run("""
+stage d : delay;
+workload { arrive renewal(1); session { turn; request; turn; request; } }
+server { run d (1); record t { k = 10 * serial + turn_no; } }
+run { horizon 100; warmup 2.5; arrivals 3; }
+""", monkeypatch)
+    assert r.result.end == 5.0
+    assert rows(r) == {"session": [1, 0, 2, 1, 2], "turn": [1, 2, 1, 2, 2], "time": [3.0, 3.0, 4.0, 4.0, 5.0],
+                       "k": [11, 2, 21, 12, 22]}
