@@ -685,6 +685,27 @@ def test_what_a_pull_relation_refuses(kw, msg):
     assert refused(pull_prog(**kw)).startswith(msg)
 
 
+@pytest.mark.parametrize("prefill, msg", [
+    # §2 Queues: "from P[i] is the pool P's entry leases, and every entry of P must lease it on every way
+    # through it": one pool. An entry that leases two gave the transfer the first, and the other stayed
+    # leased to the session's end; entries leasing different pools were told of one of the two picked by
+    # the process's hash seed (a set's first string)
+    ("hold kv (prompt) { prefill (1); } lease kv (inf); hold kv2 (prompt) { prefill (1); } lease kv2 (inf);",
+     "`from P`: the entries of `P` lease `kv`, `kv2`; a `from` takes the one pool every entry of `P` leases"),
+    ("branch (prompt > 3) { hold kv (prompt) { prefill (1); } lease kv (inf); } "
+     "else { hold kv2 (prompt) { prefill (1); } lease kv2 (inf); }",
+     "`from P`: the entries of `P` lease `kv`, `kv2`; a `from` takes the one pool every entry of `P` leases"),
+    ("branch (prompt > 3) { hold kv (prompt) { prefill (1); } lease kv (inf); } "
+     "else { hold kv (prompt) { prefill (1); } }",
+     "`from P`: `P.prefill` leases nothing on some way through it"),
+])
+def test_a_from_takes_the_one_pool_every_entry_leases(prefill, msg):
+    src = ("queue P : prefill { pool kv { cap 100; } pool kv2 { cap 100; } serve delay; nic ps(10); "
+           f"prefill (prompt) {{ {prefill} }} }}\n" + PULL_D + "D pull P share maxmin;\n"
+           + PULL_GW.replace("CALLS", "P.prefill (prompt); D.decode (prompt) from P;"))
+    assert refused(src).startswith(msg)
+
+
 LEASE = """
 stage d : delay;
 pool m[2] { cap 5; }

@@ -99,6 +99,8 @@ class Queue:
     locals: dict[tuple[str, bool], set[str]]
     leases: dict[tuple[str, bool], str | None]
     leased: str | None = None
+    #: every pool an entry of the queue leases somewhere, in name order (one, for a `from` to take it)
+    leased_all: tuple[str, ...] = ()
     pulls: A.PullItem | None = None
     index: int = 0
     latency: Any = None
@@ -125,11 +127,10 @@ def leases_on_every_path(stmts: list[Any]) -> str | None:
     return None
 
 
-def leases_somewhere(stmts: list[Any]) -> str | None:
-    for s in A.walk_stmts(stmts):
-        if isinstance(s, A.SHold) and s.lease is not None and s.lease.simple:
-            return s.lease.simple
-    return None
+def leased_pools(stmts: list[Any]) -> set[str]:
+    """Every pool a block leases somewhere."""
+    return {s.lease.simple for s in A.walk_stmts(stmts)
+            if isinstance(s, A.SHold) and s.lease is not None and s.lease.simple}
 
 
 def _verb(s: Any) -> str:
@@ -202,10 +203,11 @@ class QueueRewriter:
             names = {s.name for s in A.walk_stmts(e.body) if isinstance(s, (A.SSet, A.SChoose, A.SMark))}
             locals_[key] = names
             leases[key] = leases_on_every_path(e.body)
-        leased_any = {v for v in (leases_somewhere(e.body) for e in item.entries) if v}
-        leased = next(iter(leased_any)) if leased_any else None
-        q = Queue(item, size, family, roles, pools, entries, locals_, leases, leased, index=index,
-                  latency=item.latency)
+        # sorted: the first of a set's strings depended on the process's hash seed
+        leased_all = tuple(sorted(set().union(*(leased_pools(e.body) for e in item.entries))))
+        leased = leased_all[0] if leased_all else None
+        q = Queue(item, size, family, roles, pools, entries, locals_, leases, leased, leased_all=leased_all,
+                  index=index, latency=item.latency)
         if item.latency is not None:
             if "link" not in roles:
                 raise ctx.error(item.latency.pos, f"`latency` on the serve of `{item.name}`: only a link's "
@@ -620,6 +622,12 @@ class QueueRewriter:
         if s.leased is None:
             raise ctx.error(r.pos, f"`from {head}`: no entry of `{head}` leases a pool, so it has nothing "
                             "to take")
+        if len(s.leased_all) > 1:
+            # "from P[i] is the pool P's entry leases" (language.txt, Queues): one pool, or the transfer
+            # would take one lease and leave the other held to the session's end
+            names = ", ".join(f"`{n}`" for n in s.leased_all)
+            raise ctx.error(r.pos, f"`from {head}`: the entries of `{head}` lease {names}; a `from` takes "
+                            f"the one pool every entry of `{head}` leases")
         for (verb, _), leased in s.leases.items():
             if leased != s.leased:
                 raise ctx.error(r.pos, f"`from {head}`: `{head}.{verb}` leases nothing on some way through "
