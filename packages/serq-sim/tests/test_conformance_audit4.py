@@ -18,7 +18,14 @@ Each program is small and deterministic and its outcome is worked out by hand in
 assertion; `run` runs it on the tier serQ picks and on the general engine (SERQ_SIM_TIER=general) and
 requires the two reports to be byte-identical; each run-time error is checked on both tiers. The spec
 sentence a test checks is quoted in its docstring; where the spec is silent the rule is docs/language.md's
-and the docstring says so."""
+and the docstring says so.
+
+The defects this audit found are fixed, each where its rule lives: `request gw;` in a program without
+queues got the linker's "`request` outside a workload's session"; a queue's entry or route accepted `turn;`,
+`end;` and `request;`; a workload's session that requests nothing linked; max-min filling took a ps(inf)
+stage for full (and went round for ever when every stage was inf), and a flow of infinite work ended with
+another; a lease of a member the hold does not hold was linked and ignored; `member(X)` of an index past
+the family gave the index; and `from Q` took one of several leased pools (by hash order in an error)."""
 
 from __future__ import annotations
 
