@@ -91,6 +91,24 @@ class Planner:
         if self.serve_keys is None:
             return list(jobs)
         keys = self.serve_keys
+        if self.serve_fixed:
+            # keys that do not change while a job is resident: each job's taken once, kept while it is
+            # here (the same keys, so the same stable sort: ties in the residents' order)
+            old = self.served_keys
+            new = {}
+            ctx = Ctx()
+            for j in jobs:
+                k = old.get(j)
+                if k is None:
+                    s = j.owner
+                    ctx.admission = float(s.adm_seq) if s is not None else math.inf
+                    k = keys(s, s.attrs if s is not None else None, ctx)
+                new[j] = k
+            if jobs is self.residents:
+                self.served_keys = new  # (the jobs that left are let go)
+            else:
+                old.update(new)  # some of the residents (the newcomers of an admission): kept with the rest
+            return sorted(jobs, key=new.__getitem__)
         ctx = Ctx()
         ctx.__dict__.update(pre.__dict__)
         keyed = []

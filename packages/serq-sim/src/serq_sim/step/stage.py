@@ -9,7 +9,7 @@ from bisect import bisect_right
 
 from serq_ir import nodes as N
 
-from ..compile import reads_context
+from ..compile import _not_pure, reads_any, reads_context
 from ..errors import SimError, format_error
 from ..stages import Ctx, Job, StageKind
 from ..status import STAGE
@@ -50,7 +50,7 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
         "index", "it_decode", "it_mixed", "it_prefill", "iter", "iter_lazy", "iter_split", "iterations",
         "kv_lazy", "lazy_iterations", "lazy_ok", "left", "lz_gone", "memory", "memory_family", "name", "ndec",
         "ngrow", "nlazy", "nlazy_x", "node", "planning", "pre_ctx", "pre_kv", "present", "quiet_rounds",
-        "quiet_wakes", "busy_rounds", "requests", "residents", "rounds", "serve_keys", "served_pools", "service_sum", "sim",
+        "quiet_wakes", "busy_rounds", "requests", "residents", "rounds", "serve_fixed", "serve_keys", "served_keys", "served_pools", "service_sum", "sim",
         "sum_budget", "sum_jobs", "sum_tokens", "t_last", "t_round", "t_start", "tpend", "wait_sum", "wake",
         "wake_batches",
     )
@@ -75,6 +75,13 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
             if admission_order(keys) and not _general():
                 keys = []  # the residents are kept in that order already (the per-job reference sorts)
             self.serve_keys = c.keys_fn(keys, span=node.span) if keys else None
+            #: the serve keys read nothing that changes while a job is resident (attributes, numbers and
+            #: ``admission``: a session's code runs only between its jobs, and a new admission is a new job):
+            #: each job's keys are evaluated once, at the first planning that orders it (Planner._order;
+            #: the per-job reference evaluates them every iteration)
+            self.serve_fixed = bool(keys) and not _general() and not reads_any(
+                keys, lambda e: _not_pure(e) and not (isinstance(e, N.Ctx) and e.name == "admission"))
+            self.served_keys = {}
         finally:
             c.own = None
         #: the budget when it is the same whatever the state (not NaN: that is an error when planning), not
