@@ -890,7 +890,9 @@ class _Gen(Compiler):
 
     def advance_lines(self, f: int, m: str, pad: str) -> list[str]:
         s = lambda x: self.sv(f, x, m)  # noqa: E731
-        return [f"{pad}{s('v')} += {s('rt')} * (now - {s('vl')})", f"{pad}{s('vl')} = now"]
+        # (as PsStage._advance: an infinite rate measures no virtual time)
+        return [f"{pad}if {s('rt')} != _INF:", f"{pad}    {s('v')} += {s('rt')} * (now - {s('vl')})",
+                f"{pad}{s('vl')} = now"]
 
     def mark_lines(self, f: int, m: str, pad: str) -> list[str]:
         flat = self.sim.stage_base[f]
@@ -1015,9 +1017,11 @@ class _Gen(Compiler):
                 f"{pad}    {s('rt')} = 0.0",
                 f"{pad}{s('ep')} += 1",
                 f"{pad}if {h} and {s('rt')} > 0:",
-                f"{pad}    _e = {s('ep')}",
-                f"{pad}    push(heap, (now + max(({h}[0][0] - {s('v')}) / {s('rt')}, 0.0), seq, {3 + f}, {arg}))",
-                f"{pad}    seq += 1"]
+                f"{pad}    _d = ({h}[0][0] - {s('v')}) / {s('rt')}",
+                f"{pad}    if _d == _d:",  # (as PsStage.settle: NaN is infinite work at an infinite rate)
+                f"{pad}        _e = {s('ep')}",
+                f"{pad}        push(heap, (now + (_d if _d > 0.0 else 0.0), seq, {3 + f}, {arg}))",
+                f"{pad}        seq += 1"]
         return out
 
     # the session as blocks --------------------------------------------------------------------------

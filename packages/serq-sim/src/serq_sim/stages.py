@@ -60,6 +60,7 @@ from .errors import not_an_amount, show
 from .stats import PriceEstimator
 from .status import READY, STAGE
 
+INF = math.inf
 _heappush = heapq.heappush
 
 
@@ -416,7 +417,11 @@ class PsStage(StageKind):
 
     def _advance(self) -> None:
         now = self.sim.now
-        self.v += self.rate * (now - self.v_last)
+        rate = self.rate
+        if rate != INF:
+            self.v += rate * (now - self.v_last)
+        # (an infinite rate, ps(inf): every job of finite work there completes at this instant, so the
+        # virtual time has nothing to measure; inf times no time passed was NaN, and the clock with it)
         self.v_last = now
 
     def attach(self, job: Job) -> None:
@@ -454,8 +459,9 @@ class PsStage(StageKind):
             self.rate = 0.0
         self.epoch += 1
         if heap and self.rate > 0:
-            dt = max((heap[0][0] - self.v) / self.rate, 0.0)
-            self.sim.at(self.sim.now + dt, self._done, self.epoch)
+            dt = (heap[0][0] - self.v) / self.rate
+            if dt == dt:  # (NaN: infinite work at an infinite rate, which never completes)
+                self.sim.at(self.sim.now + (dt if dt > 0.0 else 0.0), self._done, self.epoch)
 
     def _done(self, epoch: int) -> None:
         if epoch != self.epoch:
@@ -477,7 +483,7 @@ class PsStage(StageKind):
 
     def work(self) -> float:
         now = self.sim.now
-        v = self.v + self.rate * (now - self.v_last)
+        v = self.v + self.rate * (now - self.v_last) if self.rate != INF else self.v
         return sum(max(tag - v, 0.0) for tag, _, j in self.heap if j.stage is self)
 
 
