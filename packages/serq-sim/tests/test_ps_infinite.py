@@ -6,7 +6,6 @@ Hand-computed cases, both tiers byte for byte."""
 
 from __future__ import annotations
 
-import pytest
 import serq_frontend
 import serq_sim
 from serq_report.json import encode_json
