@@ -104,3 +104,11 @@ def test_a_dump_cell_python_would_read_is_refused(tmp_path):
     (tmp_path / "d" / "x.csv").write_text("time,session,turn,value\n1,0,0,2\n2,0,0,1e-05\n3,0,0,nan\n4,0,0,inf\n")
     r = _serq("plot", "d", "--cdf", "x", "-o", "f.svg", cwd=tmp_path)
     assert r.returncode == 0 and (tmp_path / "f.svg").exists(), r.stderr  # what serq run --dump writes
+
+
+@pytest.mark.parametrize("group, k, n", [("lambda,,x", 2, 3), (",lambda", 1, 2), ("lambda,", 2, 2)])
+def test_an_empty_name_of_a_zip_group_is_named(group, k, n):
+    # it was dropped: --zip lambda,,x zipped lambda with x
+    r = _serq("sweep", MG1, "--set", "lambda=0.1,0.2", "--zip", group, "--horizon", "100", "--workers", "0",
+              "--no-progress")
+    _refused(r, 1, f"error: --zip {group!r}: name {k} of {n} is empty (a group is a,b: no empty name)")

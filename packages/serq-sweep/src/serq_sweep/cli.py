@@ -7,7 +7,7 @@ import sys
 
 import click
 from serq import signals
-from serq.errors import printable
+from serq.errors import UserError, printable
 from serq.options import ARRIVALS, EVENTS, HORIZON, SECONDS, WARMUP, Integer, Number
 from serq.options import Path as SerqPath
 
@@ -53,8 +53,19 @@ def _plan_args(sets, defs, zips, seeds, horizon, warmup, arrivals, max_wall, max
     from .axes import group_cli
 
     return dict(sets=group_cli(sets, "--set"), defs=group_cli(defs, "--def"),
-                zip=[[n.strip() for n in z.split(",") if n.strip()] for z in zips], seeds=seeds,
+                zip=[_zip_group(z) for z in zips], seeds=seeds,
                 horizon=horizon, warmup=warmup, arrivals=arrivals, max_wall=max_wall, max_events=max_events)
+
+
+def _zip_group(text: str) -> list[str]:
+    """The names of one ``--zip NAME,NAME,...``: an empty one (``a,,b``, a trailing comma) is refused, as a
+    list's empty item is, not dropped."""
+    names = [n.strip() for n in text.split(",")]
+    for k, n in enumerate(names, 1):
+        if not n:
+            raise UserError(f"--zip {printable(text)!r}: name {k} of {len(names)} is empty (a group is a,b: no "
+                            "empty name)")
+    return names
 
 
 def _exit_for(complete: bool, errors: list[str] | None = None) -> None:
