@@ -96,6 +96,18 @@ def test_a_key_given_twice_is_refused_as_the_command_refuses_it(tmp_path):
     assert r.returncode == 1 and r.stderr.rstrip("\n") == str(info.value)
 
 
+def test_decode_refuses_a_key_given_twice_as_load_does(tmp_path):
+    # serq_ir.decode(bytes) took the last value ("horizon": 5, ..., "horizon": 100 ran to 100); the check
+    # is decode's, so every caller has it (decode(check=False), for IR serQ wrote itself, skips it)
+    data = _ir(tmp_path)
+    twice = data.replace(b'"run":{', b'"run":{"horizon":1000,', 1)
+    assert twice != data
+    with pytest.raises(serq_ir.IRError) as info:
+        serq_ir.decode(twice, name="mem.ir.json")
+    assert str(info.value).startswith("mem.ir.json:1:") and 'the key "horizon" is given twice' in str(info.value)
+    assert serq_ir.decode(twice, check=False).run.horizon == 5.0  # msgspec's last value, unchecked
+
+
 def test_a_regular_file_and_a_link_to_one_load(tmp_path):
     p = tmp_path / "p.ir.json"
     p.write_bytes(_ir(tmp_path))

@@ -88,8 +88,9 @@ def encode_pretty(program: Program, *, spans: bool = True) -> str:
 
 
 def decode(data: bytes | str, *, name: str = "<ir>", check: bool = True) -> Program:
-    """Decode and validate IR JSON (the schema, then every reference: :func:`serq_ir.validate.validate`).
-    Any fault raises :class:`IRError` with one line naming ``name``.
+    """Decode and validate IR JSON (the schema, then that no object gives a key twice, then every
+    reference: :func:`serq_ir.validate.validate`). Any fault raises :class:`IRError` with one line naming
+    ``name``.
 
     ``check=False`` decodes the schema alone, for IR serQ wrote itself that what uses it checks again (the
     compile cache's entries, which ``serq_sim.run`` validates as it validates a fresh compile)."""
@@ -116,6 +117,9 @@ def decode(data: bytes | str, *, name: str = "<ir>", check: bool = True) -> Prog
         _too_deep(data, name)
     if not check:
         return program
+    # an object that gives a key twice is refused at the second key, whatever gave the bytes (a file,
+    # serq_ir.load; a program's own caller): msgspec keeps the last
+    _keys_once(data, name)
     from .validate import validate
 
     return validate(program, name=name)
@@ -179,9 +183,7 @@ def load(path: str | Path) -> Program:
         data = read_input(path, limit=MAX_JSON, what="an IR file")
     except OSError as e:
         raise IRError(f"error: {name}: cannot read: {e.strerror or e}") from None
-    program = decode(data, name=name)
-    _keys_once(data, name)
-    return program
+    return decode(data, name=name)
 
 
 def _keys_once(data: bytes, name: str) -> None:
