@@ -59,3 +59,17 @@ def test_a_path_that_is_a_fifo_is_one_compile_error(tmp_path):
     with pytest.raises(serq_frontend.CompileError) as info:
         serq_frontend.compile(tmp_path / "p.sq")
     assert str(info.value) == f"error: {tmp_path / 'p.sq'}: cannot read: is a FIFO (a named pipe), not a file"
+
+
+def test_a_definitions_body_beyond_the_limit_is_one_compile_error_at_once():
+    # defs={"NAME": "expr"} (and --def NAME=expr) hand a body over in memory: held to a source's size, as
+    # the program's text is (a body of 18 MB was parsed whole)
+    src = "def svc() = 1;\n" + PROGRAM.replace("run s (1)", "run s (svc())") + "run { horizon 5; }\n"
+    body = "1+" * (MAX_SOURCE // 2 + 1) + "1"
+    t = time.monotonic()
+    with pytest.raises(serq_frontend.CompileError) as info:
+        serq_frontend.compile(source=src, defs={"svc": body})
+    assert str(info.value).startswith("error: --def svc: is ") and "more than a definition's body may have" in str(
+        info.value)
+    assert time.monotonic() - t < 10
+    assert serq_frontend.compile(source=src, defs={"svc": "2"}) is not None

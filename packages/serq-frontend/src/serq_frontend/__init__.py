@@ -117,6 +117,11 @@ def _setup(path: str | Path | None, source: str | None, pm: Any, sets: Mapping[s
         except OSError as e:
             raise CompileError(f"error: {name}: {e.strerror}") from None
         base = None
+    for dname, body in defs.items():  # a definition's body given from outside: held to a source's size too
+        try:
+            check_text(body, limit=MAX_SOURCE, what="a definition's body", name=f"--def {dname}")
+        except OSError as e:
+            raise CompileError(f"error: --def {dname}: {e.strerror}") from None
     sources.add(name, text)
     parser.context.seen = set()
 
