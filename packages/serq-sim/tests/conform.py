@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 
+import pytest
 import serq_frontend
 import serq_sim
 from serq_report.json import encode_json
@@ -39,3 +40,25 @@ def pool(report, name):
 
 def close(a: float, b: float) -> bool:
     return math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-12)
+
+
+def stage(report, name, index=None):
+    return next(s for s in report.result.stages if s.name == name and s.index == index)
+
+
+def refused(src: str) -> str:
+    """The compile error's first line (no position)."""
+    with pytest.raises(serq_frontend.CompileError) as e:
+        serq_frontend.compile(source=src, sets={}, defs={})
+    return str(e.value).splitlines()[0].split(": error: ", 1)[1]
+
+
+def run_error(src: str, monkeypatch) -> str:
+    """The run-time error's first line, the same on both tiers."""
+    msgs = []
+    for tier in ("", "general"):
+        with pytest.raises(serq_sim.SimError) as e:
+            _run(src, monkeypatch, tier)
+        msgs.append(str(e.value).splitlines()[0])
+    assert msgs[0] == msgs[1]
+    return msgs[0]
