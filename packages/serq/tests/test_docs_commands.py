@@ -1,0 +1,192 @@
+"""The commands and Python snippets the docs show run as written (docs drift fails here).
+
+Scope: README.md, docs/*.md and packages/*/README.md; docs/tutorial.md is run by
+packages/serq-vllm/tests/test_tutorial.py and is left out here.
+
+What is checked, by fence:
+
+* A ```sh block: every line that runs serq (``serq …`` or ``.venv/bin/serq …``, also after ``&&``, ``|``
+  or ``;``) is run with bash in a fresh folder holding ``examples/`` (``.venv/bin/serq`` is the serq
+  beside this interpreter) and must exit 0, print no traceback, and print what the expectations below
+  say. Lines that do not run serq (``python3 dev.py …``, ``pip install …``) are left alone. A line that
+  runs ``serq sweep``, ``serq compare`` or ``serq plot`` (slow, or reading a slow command's output) is
+  only parsed: its subcommand must exist and its options must be the command's (click parses it, not
+  running it; a missing input file is not an error then).
+* A ```python block runs with ``python -c`` in such a folder and must exit 0.
+
+Inputs the docs name as placeholders are in that folder too: ``steps.jsonl`` (measured iterations for
+``serq fit``), ``prog.ir.json`` and ``mm1.ir.json`` (the IR of examples/single-turn/mg1.sq).
+
+Markers, an HTML comment (invisible when rendered) on the line just before the fence:
+
+* ``<!-- docs-test: skip -->``: illustrative, not checked (it needs vLLM or network installs, or shows
+  signatures rather than code);
+* ``<!-- docs-test: parse -->``: only parsed: the serq lines of an sh block as above, a python block
+  compiled (slow, e.g. a 400-run sweep).
+
+Unlabelled fences (grammar excerpts, program fragments, output) are not checked.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from host_helpers import REPO
+
+BIN = Path(sys.executable).parent
+FENCE = re.compile(r"^(?:<!-- docs-test: (?P<mark>\w+) -->\n)?```(?P<kind>\w*)\n(?P<body>.*?)^```$", re.S | re.M)
+SERQ = re.compile(r"(?:^|&&|\|\||[|;(])\s*(?:\.venv/bin/)?serq\s")
+PARSE_ONLY = {"sweep", "compare", "plot"}
+
+# what a command's output says, as the docs say it (a line starting with the key)
+EXPECT = {
+    "serq check examples/multi-turn/vllm.sq": lambda out, work: re.match(r"OK: \d+ pool\(s\), \d+ stage\(s\), ", out),
+    "serq ir examples/single-turn/mg1.sq": lambda out, work: "version" in json.loads(out),
+    "serq run examples/single-turn/mg1.sq --seed 2 --json": lambda out, work: json.loads(out)["seed"] == 2,
+    "serq run examples/multi-turn/vllm.sq --dump out/": lambda out, work: list((work / "out").glob("*.csv")),
+    "serq run examples/multi-turn/vllm.sq --records req.csv --slo": lambda out, work: (
+        "goodput" in out and (work / "req.csv").read_text().startswith("session,turn,time,")),
+    "serq fit steps.jsonl --name my_gpu": lambda out, work: "def my_gpu() = " in out and "mape" in out,
+    "serq fmt --check": lambda out, work: True,
+    "serq vllm scenario vllm/preempt": lambda out, work: {"first", "done", "preemptions"} <= set(json.loads(out)),
+    "serq vllm target examples/multi-turn/vllm.sq": lambda out, work: "config" in json.loads(out),
+}
+
+
+def doc_files() -> list[Path]:
+    files = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md")), *sorted((REPO / "packages").glob("*/README.md"))]
+    return [f for f in files if f.name != "tutorial.md"]
+
+
+def blocks():
+    """(doc, line number, kind, mark, body) of every sh and python fence in scope."""
+    for doc in doc_files():
+        text = doc.read_text()
+        for m in FENCE.finditer(text):
+            if m.group("kind") in ("sh", "python"):
+                line = text.count("\n", 0, m.start("body"))
+                yield doc.relative_to(REPO).as_posix(), line, m.group("kind"), m.group("mark"), m.group("body")
+
+
+def serq_lines():
+    """(id, mark, line) of every line of an sh block that runs serq."""
+    for doc, start, kind, mark, body in blocks():
+        if kind != "sh" or mark == "skip":
+            continue
+        for i, line in enumerate(body.replace("\\\n", " ").splitlines()):
+            if SERQ.search(line):
+                yield f"{doc}:{start + i + 1}", mark, line
+
+
+def python_blocks():
+    for doc, start, kind, mark, body in blocks():
+        if kind == "python" and mark != "skip":
+            yield f"{doc}:{start}", mark, body
+
+
+def invocations(line: str) -> list[list[str]]:
+    """The argument lists of the serq commands of a shell line (after `serq`)."""
+    words = shlex.split(line, comments=True)
+    out, cur = [], None
+    for w in words:
+        if w in ("&&", "||", "|", ";"):
+            cur = None
+        elif cur is None and w in ("serq", ".venv/bin/serq"):
+            cur = []
+            out.append(cur)
+        elif cur is not None:
+            cur.append(w)
+    return out
+
+
+def parse(args: list[str]) -> tuple[str, ...]:
+    """Parse ``serq ARGS`` with the real command line without running it; the command's path."""
+    import click
+    from serq.cli import build_cli
+
+    cli = build_cli()
+    ctx = click.Context(cli, info_name="serq")
+    cmd, path = cli, []
+    while isinstance(cmd, click.Group):
+        assert args and not args[0].startswith("-"), f"serq {' '.join(path)}: no subcommand in {args}"
+        sub = cmd.get_command(ctx, args[0])
+        assert sub is not None, f"serq {' '.join(path)}: no command {args[0]!r}"
+        path.append(args.pop(0))
+        ctx = click.Context(sub, info_name=path[-1], parent=ctx)
+        cmd = sub
+    try:
+        cmd.make_context(path[-1], list(args), parent=ctx.parent)
+    except (click.NoSuchOption, click.BadOptionUsage) as e:
+        raise AssertionError(f"serq {' '.join(path)}: {e.format_message()}") from None
+    except click.ClickException:
+        pass  # a value click checks (a file that exists): the doc's inputs are not made here
+    return tuple(path)
+
+
+@pytest.fixture
+def work(tmp_path):
+    """A folder as the repository root looks to a reader running the docs, with the placeholder inputs."""
+    (tmp_path / "examples").symlink_to(REPO / "examples")
+    rng = random.Random(1)
+    with open(tmp_path / "steps.jsonl", "w") as f:
+        for _ in range(40):
+            d = rng.randint(0, 30)
+            kv = d * rng.randint(500, 3000)
+            p = rng.choice([0, 0, rng.randint(16, 512)])
+            a = p * (rng.randint(0, 2000) + p / 2)
+            t = (0.014 + 4e-5 * d + 1e-8 * kv + 5e-5 * p + 1e-10 * a) * (1 + rng.uniform(-0.03, 0.03))
+            f.write(json.dumps({"decoders": d, "kv_decode": kv, "prefilled": p, "attention": a, "time": t}) + "\n")
+    import serq_frontend
+    import serq_ir
+
+    ir = serq_ir.encode(serq_frontend.compile(str(REPO / "examples" / "single-turn" / "mg1.sq")))
+    for name in ("prog.ir.json", "mm1.ir.json"):
+        (tmp_path / name).write_bytes(ir)
+    return tmp_path
+
+
+def env() -> dict[str, str]:
+    return {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}", "SERQ_CACHE_DIR": ""}
+
+
+def test_the_docs_have_commands_to_check():
+    lines = list(serq_lines())
+    assert len(lines) >= 20 and len(list(python_blocks())) >= 8
+    # every expectation still names a command the docs show
+    shown = [re.sub(r"^\.venv/bin/", "", line.strip()) for _, _, line in lines]
+    for key in EXPECT:
+        assert any(s.startswith(key) for s in shown), f"no doc command starts with {key!r}"
+
+
+@pytest.mark.parametrize("where,mark,line", [pytest.param(*x, id=x[0]) for x in serq_lines()])
+def test_serq_command(where, mark, line, work):
+    calls = invocations(line)
+    assert calls, line
+    paths = [parse(list(args)) for args in calls]
+    if mark == "parse" or any(p[0] in PARSE_ONLY for p in paths):
+        return
+    cmd = re.sub(r"(^|[|;&(]\s*)\.venv/bin/serq\b", r"\1serq", line.strip())
+    p = subprocess.run(["bash", "-c", cmd], cwd=work, env=env(), capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, f"{where}: {line}\n{p.stdout[-2000:]}\n{p.stderr[-2000:]}"
+    assert "Traceback" not in p.stderr, p.stderr
+    for key, check in EXPECT.items():
+        if cmd.startswith(key):
+            assert check(p.stdout, work), f"{where}: {line}: the output is not what the doc says\n{p.stdout[:2000]}"
+
+
+@pytest.mark.parametrize("where,mark,body", [pytest.param(*x, id=x[0]) for x in python_blocks()])
+def test_python_snippet(where, mark, body, work):
+    code = compile(body, where, "exec")
+    if mark == "parse":
+        return
+    assert code is not None
+    p = subprocess.run([sys.executable, "-c", body], cwd=work, env=env(), capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, f"{where}\n{body}\n{p.stdout[-2000:]}\n{p.stderr[-3000:]}"
