@@ -57,6 +57,7 @@ class LocalPool:
         self.name = f"{workers} local worker{'s' if workers != 1 else ''}"
         self._pool = None
         self._size = 0
+        self._probed = False
 
     def __enter__(self):
         return self
@@ -71,11 +72,27 @@ class LocalPool:
             pool, self._pool = self._pool, None
             pool.close()
             pool.join()
+        if getattr(mp.current_process(), "_inheriting", False):
+            # this process is a worker being started, whose start re-ran the top level of a script that runs
+            # a sweep: it would start a sweep of its own (and its workers theirs)
+            raise UserError(_UNGUARDED)
         methods = mp.get_all_start_methods()
         ctx = mp.get_context("forkserver" if "forkserver" in methods else "spawn")
         if "forkserver" in methods:
             ctx.set_forkserver_preload(["serq_sweep.worker", "serq_sim.engine", "serq_sim.fast"])
         from .worker import ignore_sigint
+
+        if not self._probed:
+            # one process started and ended first: a worker that cannot start (a script without the
+            # __main__ guard re-runs its sweep in every worker as it starts) would be started again and
+            # again by the pool, which never gives up, and the sweep would wait for ever
+            probe = ctx.Process(target=ignore_sigint)
+            probe.start()
+            probe.join()
+            if probe.exitcode != 0:
+                raise UserError(f"a sweep's worker process could not start (exit status {probe.exitcode}): "
+                                + _UNGUARDED)
+            self._probed = True
 
         self._pool = ctx.Pool(n, initializer=ignore_sigint)
         self._size = n
@@ -100,9 +117,16 @@ class LocalPool:
                 yield tasks[i], result
         except BaseException:
             pool, self._pool = self._pool, None
-            pool.terminate()
-            pool.join()
+            if pool is not None:  # (None: the pool did not start; its error is the one to see)
+                pool.terminate()
+                pool.join()
             raise
+
+
+#: what a worker that re-runs a sweep as it starts is told (and the sweep that started it)
+_UNGUARDED = ("a script that runs a sweep on worker processes calls it under `if __name__ == \"__main__\":` "
+              "(each worker imports the script as it starts, running what is not under it), or runs it "
+              "with workers=0")
 
 
 def _indexed(item: tuple[int, Task]) -> tuple[int, dict]:
