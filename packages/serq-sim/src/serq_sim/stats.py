@@ -146,6 +146,21 @@ _SQUARE_SAFE = 450
 _SMALL_SQUARES = math.ldexp(1.0, -900)
 
 
+def square_exponent(x) -> int:
+    """The ``e`` of the power of two ``2**e`` that squares of the finite values ``x`` (and of their
+    deviations) are taken in: 0 when the largest magnitude is within ``2**±450`` (every such square is a
+    normal double, or negligible beside them) or there is none, else the exponent just above it, at least
+    -1000 (``2**1000`` lifts the least subnormal to ``2**-74``, and is a double itself). The one rule of
+    :func:`spread` and of a sweep's statistics (``serq_sweep.stats.unit``)."""
+    big = max(map(abs, x), default=0.0)
+    if big == 0 or not math.isfinite(big):
+        return 0
+    e = math.frexp(big)[1]
+    if -_SQUARE_SAFE <= e <= _SQUARE_SAFE:
+        return 0
+    return max(e, -1000)
+
+
 def spread(x, m: float) -> tuple[float, int]:
     """``(s, e)``: ``s`` the sum of squared deviations ``total((v - m)²)`` of the samples ``x`` from their
     mean ``m`` in units of ``2**(2e)``. ``e`` is 0 unless those squares leave the range of normal doubles
@@ -158,10 +173,9 @@ def spread(x, m: float) -> tuple[float, int]:
         return ss, 0
     if ss == 0 and (m != 0 and -_SQUARE_SAFE <= math.frexp(m)[1] <= _SQUARE_SAFE or not any(x)):
         return ss, 0  # every sample is m (a sample other than m near m would differ by a normal square)
-    e = math.frexp(max(map(abs, x)))[1]
-    if -_SQUARE_SAFE <= e <= _SQUARE_SAFE:  # every square is a normal double, or negligible beside them
+    e = square_exponent(x)
+    if not e:
         return ss, 0
-    e = max(e, -1000)  # 2**1000 lifts the least subnormal to 2**-74, and stays a double itself
     f = math.ldexp(1.0, -e)
     return _squared_deviations(list(map(mul, x, repeat(f))), m * f), e
 

@@ -44,22 +44,16 @@ def mean(v: Sequence[float]) -> float:
         return float(sum(map(Fraction, v)) / len(v))
 
 
-#: the squares of deviations of values beyond ``2**+-450`` in magnitude may leave the normal doubles
-_SAFE = 450
-
-
 def unit(values: Sequence[float]) -> float:
-    """The power of two the squares of ``values`` (finite) and of their deviations are taken in: 1.0 when
-    the largest magnitude is within ``2**+-450`` (every such square is a normal double, or negligible beside
-    them), else ``2**-e`` with ``2**e`` just above it, which scales every value exactly (``1e300`` and
-    ``1e-300`` alike; the squares of ``1e-200`` underflowed to 0, so an sd or a CI of such figures was 0)."""
-    big = max(map(abs, values), default=0.0)
-    if big == 0 or not math.isfinite(big):
-        return 1.0
-    e = math.frexp(big)[1]
-    if -_SAFE <= e <= _SAFE:
-        return 1.0
-    return math.ldexp(1.0, -max(e, -1000))  # 2**1000 at most: itself a double
+    """The factor the squares of ``values`` (finite) and of their deviations are taken in: 1.0 when the
+    largest magnitude is within ``2**+-450``, else ``2**-e`` with ``2**e`` just above it
+    (``serq_sim.stats.square_exponent``, the report's rule), which scales every value exactly (``1e300``
+    and ``1e-300`` alike; the squares of ``1e-200`` underflowed to 0, so an sd or a CI of such figures was
+    0)."""
+    from serq_sim.stats import square_exponent
+
+    e = square_exponent(values)
+    return math.ldexp(1.0, -e) if e else 1.0
 
 
 def mean_sd(xs: Sequence[float]) -> tuple[int, float, float]:
