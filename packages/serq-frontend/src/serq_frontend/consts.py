@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from serq_ir.rules import greatest, least
+
 from . import ast as A
 from .names import FUNCTIONS
 
@@ -63,15 +65,10 @@ def unary_value(op: str, a: float) -> float:
 
 def fn_value(name: str, args: list[float]) -> float:
     try:
-        if name in ("min", "max"):
-            # the least (greatest) argument that is not NaN, the first of equal ones; NaN only when every
-            # argument is (the reference's f64::min, IEEE 754's minNum; serq_sim.compile._min): Python's
-            # min kept a NaN in first place and passed over one after it
-            r = args[0]
-            for x in args[1:]:
-                if (x < r if name == "min" else x > r) or r != r:
-                    r = x
-            return r
+        if name == "min":  # NaN passed over, as the simulator computes it (serq_ir.rules.least)
+            return least(*args)
+        if name == "max":
+            return greatest(*args)
         if name == "abs":
             return abs(args[0])
         if name == "floor":

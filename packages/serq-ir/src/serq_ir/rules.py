@@ -330,3 +330,23 @@ def same_member_message(name: str) -> str:
     """The message of :func:`hold_twice`'s rule, at the link, in an IR file and at run time."""
     return f"the hold names pool {name} twice; a hold takes one amount of each pool (write one amount, the sum)"
 
+
+def least(*xs: float) -> float:
+    """The language's ``min``: the least argument that is not NaN (the first of equal ones), NaN only when
+    every argument is; NaN is no argument's rival, whatever its place (the reference's ``f64::min``,
+    IEEE 754's minNum). Python's ``min`` kept a NaN in first place and passed over one after it, so
+    ``min(n, 1)`` was NaN and ``min(1, n)`` 1. The linker folds with it, the simulator computes with it."""
+    r = xs[0]
+    for x in xs[1:]:
+        if x < r or r != r:
+            r = x
+    return r
+
+
+def greatest(*xs: float) -> float:
+    """The language's ``max``, as :func:`least`: the greatest argument that is not NaN."""
+    r = xs[0]
+    for x in xs[1:]:
+        if x > r or r != r:
+            r = x
+    return r

@@ -33,7 +33,7 @@ from contextvars import ContextVar
 from typing import Any
 
 from serq_ir import nodes as N
-from serq_ir.rules import MAX_MEMBERS, choose_problem
+from serq_ir.rules import MAX_MEMBERS, choose_problem, greatest, least
 
 from . import rand
 from .errors import Preempted, work_message
@@ -152,25 +152,9 @@ def _sum(*xs: float) -> float:
     return t
 
 
-def _min(*xs: float) -> float:
-    """The language's ``min``: the least argument that is not NaN (the first of equal ones), NaN only when
-    every argument is; NaN is no argument's rival, whatever its place (the reference's ``f64::min``,
-    IEEE 754's minNum). Python's ``min`` kept a NaN in first place and passed over one after it, so
-    ``min(n, 1)`` was NaN and ``min(1, n)`` 1."""
-    r = xs[0]
-    for x in xs[1:]:
-        if x < r or r != r:
-            r = x
-    return r
-
-
-def _max(*xs: float) -> float:
-    """The language's ``max``, as :func:`_min`: the greatest argument that is not NaN."""
-    r = xs[0]
-    for x in xs[1:]:
-        if x > r or r != r:
-            r = x
-    return r
+#: the language's min and max (NaN passed over): serq_ir.rules, the linker's folding's too
+_min = least
+_max = greatest
 
 
 HELPERS: dict[str, Any] = {
