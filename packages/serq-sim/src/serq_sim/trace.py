@@ -103,12 +103,14 @@ def trace_outside(path: str, source: str | None) -> str | None:
             "folders, --trace FILE reads any file)")
 
 
-def _open(path: str, errors: str = "strict") -> io.TextIOWrapper:
+def _open(path: str, errors: str = "strict", watched: _Watched | None = None) -> io.TextIOWrapper:
     """The trace as text, as every read of it opens it: a regular file only (a FIFO would block), its
     lines at most ``MAX_LINE`` bytes (:class:`serq.files.LineTooLong`: a reader of lines holds a line
-    whole, and a sparse file of 1 GiB of NUL bytes is one line)."""
-    return io.TextIOWrapper(open_input(path, max_line=MAX_LINE), encoding="utf-8-sig", errors=errors,
-                            newline="")
+    whole, and a sparse file of 1 GiB of NUL bytes is one line); read through ``watched`` (the file's
+    bytes, opened so) when given."""
+    stream = open_input(path, max_line=MAX_LINE) if watched is None else io.BufferedReader(
+        watched, buffer_size=64 * 1024)
+    return io.TextIOWrapper(stream, encoding="utf-8-sig", errors=errors, newline="")
 
 
 def _record_text(path: str, first: int, last: int) -> str:
@@ -251,21 +253,14 @@ def _not_utf8(path: str) -> SimError:
 _BLANKS = " \t\r\n"
 
 
-def _cell(cell: str) -> float:
-    """A cell (without the blanks around it) as a number in serQ's syntax (serq.numbers), NaN for ``nan``
-    (refused as not finite); :class:`NotANumber` otherwise. ``float()`` read ``1_000`` as 1000 and ``١٢``
-    as 12."""
-    return number(cell, nan=True)
-
-
 _CELL = rf"[{_BLANKS}]*(?:{PATTERN}|{NAN_PATTERN})[{_BLANKS}]*"
-#: six cells joined by NUL, each one :func:`_cell` reads with the blanks around it (a cell that holds a NUL
+#: six cells joined by NUL, each a number in serQ's syntax (or nan) with the blanks around it (a cell that holds a NUL
 #: makes more than six parts, and no match)
 _ROW = re.compile("\0".join([_CELL] * len(COLUMNS)))
 
 
 def _plain(six: tuple[str, ...]) -> bool:
-    """Whether each of the six cells (with the blanks around it) is one :func:`_cell` reads: one match of
+    """Whether each of the six cells (with the blanks around it) is a number in serQ's syntax (or nan): one match of
     the row, a third of what a match of each cell takes."""
     return _ROW.fullmatch("\0".join(six)) is not None
 
@@ -325,7 +320,7 @@ def _first_error(path: str, width: int, idx: list[int]) -> SimError | None:
             for name, i in zip(COLUMNS, idx):
                 cell = row[i].strip(_BLANKS)
                 try:
-                    v = _cell(cell)
+                    v = number(cell, nan=True)  # (NaN: refused below as not finite)
                     why = (None if math.isfinite(v) else f"{cell!r} is not finite") if v >= 0 or name in (
                         "session", "turn", "forced") or v != v else f"{cell} is negative"
                 except NotANumber as e:
@@ -345,8 +340,7 @@ def load_trace(path: str, declared=None, source: str | None = None) -> TraceCorp
     ``None`` for a trace given on the command line."""
     try:  # a regular file only, named here or on the command line: a FIFO would block, /dev/zero not end
         watched = _Watched(open_input(path, max_line=MAX_LINE))
-        f = io.TextIOWrapper(io.BufferedReader(watched, buffer_size=64 * 1024), encoding="utf-8-sig",
-                             newline="")  # (as _open's, the bytes watched as they are read)
+        f = _open(path, watched=watched)
     except OSError as e:
         why = e.strerror or str(e)
         if declared is not None:
