@@ -44,7 +44,13 @@ CASES = [
 
 def _run(src, monkeypatch, listed):
     if listed:
-        monkeypatch.setattr(PreemptByKeys, "_engine_victim", lambda self, pool, keys, r_dec: False)
+        built = PreemptByKeys.__init__
+
+        def listing(self, *args):  # the policy without the walk: it asks for the candidates' list
+            built(self, *args)
+            self.walk = None
+
+        monkeypatch.setattr(PreemptByKeys, "__init__", listing)
     else:
         monkeypatch.undo()
     r = serq_sim.run(serq_frontend.compile(source=src))

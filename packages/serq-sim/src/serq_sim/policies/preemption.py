@@ -77,6 +77,11 @@ class PreemptByKeys(PreemptionPolicy):
         self.r_adm = reads_context(keys, ("admission",))
         self.r_dec = reads_context(keys, ("decoding",))
         self.r_pos = reads_context(keys, ("position",))
+        from ..pools import growth
+
+        #: the engine's candidates walked in the pool's order (_engine_victim), when they are the built-in
+        #: ones (a plugin's preempt_candidates is asked for its list)
+        self.walk = growth.resident_slots if type(sim).preempt_candidates is growth.preempt_candidates else None
 
     def victim(self, pool, grower):
         if self.last is not None:
@@ -85,10 +90,8 @@ class PreemptByKeys(PreemptionPolicy):
                 return found
         keys = self.keys
         r_adm, r_dec, r_pos = self.r_adm, self.r_dec, self.r_pos
-        if keys is not None and not (r_adm or r_pos) and pool.memory_of:
-            found = self._engine_victim(pool, keys, r_dec)
-            if found is not False:
-                return found
+        if keys is not None and not (r_adm or r_pos) and pool.memory_of and self.walk is not None:
+            return self._engine_victim(pool, keys, r_dec)
         cands = self.sim.preempt_candidates(pool)
         if not cands:
             return None
@@ -119,25 +122,18 @@ class PreemptByKeys(PreemptionPolicy):
             rank += 1.0
         return best
 
-
     def _engine_victim(self, pool, keys, r_dec):
         """:meth:`victim` on a step stage's memory pool for keys that read neither ``admission`` nor
-        ``position``: the candidates walked as the pool holds them, without their list in admission order
-        (sorted at every victim asked for: a pool under pressure asks at every block it grows); a tie of
-        keys goes to the greater ``adm_seq``, the later in that order (two candidates never share an
-        admission: each admission draws a new one). ``False`` when the candidates are not
-        :func:`serq_sim.pools.growth.preempt_candidates` (a plugin's): ask for the list."""
-        from ..pools import growth
-
-        sim = self.sim
-        if type(sim).preempt_candidates is not growth.preempt_candidates:
-            return False
+        ``position``, the candidates being the built-in ones: walked as the pool holds them, without their
+        list in admission order (sorted at every victim asked for: a pool under pressure asks at every
+        block it grows); a tie of keys goes to the greater ``adm_seq``, the later in that order (two
+        candidates never share an admission: each admission draws a new one)."""
         ctx = self.ctx
         inf = math.inf
         best = None
         bk = None
         bseq = None
-        for s, _slot, job in growth.resident_slots(pool):
+        for s, _slot, job in self.walk(pool):
             if r_dec:
                 ctx.decoding = 1.0 if job.mode == "decode" else 0.0
             k = keys(s, s.attrs, ctx)
