@@ -636,25 +636,31 @@ class Compiler:
             elif isinstance(st, N.Observe):
                 lines.append(f"{pad}E.observe(s, {st.observe}, {self.expr(st.value, rng)})")
             elif isinstance(st, N.Branch):
-                t = self.truth(st.guard, rng)
-                if t is not None:  # a guard that can only be 1 or 0, tested as a bool (as in a session)
-                    lines.append(f"{pad}if {t}:")
-                    self._plain(st.then, lines, ind + 1, name, rng)
-                    if st.orelse:
-                        lines.append(f"{pad}else:")
-                        self._plain(st.orelse, lines, ind + 1, name, rng)
-                else:
-                    g = self.fresh("_g")
-                    lines.append(f"{pad}{g} = {self.expr(st.guard, rng)}")
-                    lines.append(f"{pad}if {g} == 1.0:")
-                    self._plain(st.then, lines, ind + 1, name, rng)
-                    lines.append(f"{pad}elif {g} == 0.0:")
-                    self._plain(st.orelse, lines, ind + 1, name, rng)
-                    lines.append(f"{pad}else:")
-                    lines.append(f"{pad}    E.guard_error(s, {g}, {sid})")
+                self._branch(st, lines, pad, sid, rng, lambda arm: self._plain(arm, lines, ind + 1, name, rng))
             else:
                 raise ValueError(f"a workload {name} block only sets, observes and branches, not "
                                  f"{type(st).__name__}")
+
+    def _branch(self, st: N.Branch, out: list[str], pad: str, sid: int, rng: str, arm) -> None:
+        """A branch at ``pad``, its arms written by ``arm(stmts)`` one level deeper (a session's block, or a
+        plain block's): a guard that can only be 1 or 0 (a comparison, a logic operator) tested as a bool,
+        any other held to 0 or 1 (else the statement's run-time error)."""
+        t = self.truth(st.guard, rng)
+        if t is not None:
+            out.append(f"{pad}if {t}:")
+            arm(st.then)
+            if st.orelse:
+                out.append(f"{pad}else:")
+                arm(st.orelse)
+            return
+        g = self.fresh("_g")
+        out.append(f"{pad}{g} = {self.expr(st.guard, rng)}")
+        out.append(f"{pad}if {g} == 1.0:")
+        arm(st.then)
+        out.append(f"{pad}elif {g} == 0.0:")
+        arm(st.orelse)
+        out.append(f"{pad}else:")
+        out.append(f"{pad}    E.guard_error(s, {g}, {sid})")
 
     def _define(self, src: str, name: str):
         """The function ``_name`` that ``src`` defines, compiled against the program's globals."""
@@ -771,22 +777,9 @@ class Compiler:
                         f"{pad}        s.spin_t = E.now",
                         f"{pad}        s.spin_k = 0"]
                 self._block(st.body, out, ind + 1, depth, nest + 1, ret)
-            elif isinstance(st, N.Branch) and (t := self.truth(st.guard)) is not None:
-                # a guard that can only be 1 or 0 (a comparison, a logic operator) is tested as a bool
-                out.append(f"{pad}if {t}:")
-                self._block(st.then, out, ind + 1, depth, nest, ret)
-                if st.orelse:
-                    out.append(f"{pad}else:")
-                    self._block(st.orelse, out, ind + 1, depth, nest, ret)
             elif isinstance(st, N.Branch):
-                g = self.fresh("_g")
-                out.append(f"{pad}{g} = {x(st.guard)}")
-                out.append(f"{pad}if {g} == 1.0:")
-                self._block(st.then, out, ind + 1, depth, nest, ret)
-                out.append(f"{pad}elif {g} == 0.0:")
-                self._block(st.orelse, out, ind + 1, depth, nest, ret)
-                out.append(f"{pad}else:")
-                out.append(f"{pad}    E.guard_error(s, {g}, {sid})")
+                self._branch(st, out, pad, sid, "session",
+                             lambda arm, out=out: self._block(arm, out, ind + 1, depth, nest, ret))
             elif isinstance(st, N.Choose):
                 kf = self.obj(self.keys_fn(st.keys, span=st.span), "_k")
                 # the count is a whole number of candidates, 1 to MAX_MEMBERS (choose_message, both tiers)
