@@ -273,8 +273,13 @@ def execute(plan: Plan, engine: Any, *, done: Mapping[str, dict] | None = None, 
     stop_after = _stop_after()
     n = 0
     complete = False
+    signals = sys.modules.get("serq.signals")  # the serq command's handlers (none under the Python API)
     try:
         for t, result in engine.run(tasks):
+            if signals is not None and signals.pending():
+                # a signal whose interrupt something in the pool swallowed (it is delivered again a moment
+                # later): the runs that finish after it are not taken, as they are not when it is raised
+                raise signals.stop_requested()
             _point, _seed, key = t[0]
             if records is not None:
                 records(key, result.pop("records", {}))
@@ -290,8 +295,7 @@ def execute(plan: Plan, engine: Any, *, done: Mapping[str, dict] | None = None, 
         complete = True
     except KeyboardInterrupt:
         complete = False
-        signals = sys.modules.get("serq.signals")  # the serq command's handlers: the stop is made here
-        if signals is not None:
+        if signals is not None:  # the stop is made here
             signals.acknowledge()
     finally:
         bar.close()
