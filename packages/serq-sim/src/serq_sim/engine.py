@@ -79,7 +79,7 @@ class Simulation:
     #: keeps a simulation open to others' attributes (test_slots.py checks that every one a run sets is here)
     __slots__ = (
         "_arrive_cb", "_pl_word", "_rand_arr", "_seq", "_wl_base", "_wl_seed", "a_live", "adm_counter",
-        "admit_budget", "any_pools", "arr_limit", "arrivals", "arrive", "backlog", "check", "closed",
+        "admit_budget", "admitted", "any_pools", "arr_limit", "arrivals", "arrive", "backlog", "check", "closed",
         "compiler", "cur", "dirty", "eid_counter", "end", "ended", "events", "flow_network", "free_pools",
         "gap_fn", "gauge_last", "gauge_points", "gauges", "grow_pools", "heap", "heap_left", "horizon",
         "init_fn", "interrupted", "join_counter", "live", "live_next", "live_t", "max_events", "max_samples",
@@ -157,6 +157,9 @@ class Simulation:
         self.release_counter = itertools.count()
         self.eid_counter = itertools.count()
         self.preempt_count = 0
+        #: the admissions made (pools.admission.admit, the prepared admissions): the settle starts again
+        #: when the step stages' phase admitted a session
+        self.admitted = 0
         self.admit_budget = None
         self.interrupted = False
         #: whether events were left when the run ended (none left: every live session waits for ever)
@@ -579,10 +582,15 @@ class Simulation:
             if steps:
                 heap = self.heap
                 if not (heap and heap[0][0] <= self.now):
+                    admitted = self.admitted
                     for st in steps:
                         if st.idle():
                             st.try_start()
-                    if ready:
+                    if ready or admitted != self.admitted:
+                        # the stages' admissions made sessions ready, which ran at once (admit_head runs
+                        # the admitted session until it blocks, so ready may be empty again): what they
+                        # did (a hold of a pool admitted here, a run on an idle stage) is settled at this
+                        # instant, not at the next event
                         continue
             break
         dirty = self.dirty

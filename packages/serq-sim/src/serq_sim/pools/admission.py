@@ -294,6 +294,7 @@ def admit(sim, s, pend: Pending, demand) -> None:
     if warm:
         pend.pools[0].wait_sum += now - pend.queued_at
     s.adm_seq = next(sim.adm_counter)
+    sim.admitted += 1
     A[SLOT_CACHED] = consumed
     s.pending = None
     s.qpool = None

@@ -509,6 +509,7 @@ def _source(comp, hold: N.Hold, info):
         w(f"        P{k}.admissions += 1")
     w("        P0.wait_sum += now - pend.queued_at")
     w("    s.adm_seq = next(E.adm_counter)")
+    w("    E.admitted += 1")
     w(f"    A[{SLOT_CACHED}] = {'consumed' if has_cache else '0.0'}")
     w("    s.pending = None")
     w("    s.qpool = None")
