@@ -15,7 +15,8 @@ lib/vllm.sq's ``vllm_request_at``), ``admit via``; holds of ``reqs (1), kv (K)``
 stages with and without ``memory``; staggered, batch and Poisson arrivals; multi-turn sessions; two step
 stages now and then; decodes across several block boundaries; memory tight enough for preemption storms;
 gauges and records. About a third of the programs keep to what the lazy planning's stretches take (one
-stage, its memory named, whole budgets, no serve keys), so that its shortcuts are taken often; the others
+stage, its memory named, whole budgets, serve keys a job keeps while resident or none), so that its
+shortcuts are taken often; the others
 go to its edges, where it must decline them or plan per job. Budgets reading ``used``/``free`` of the
 memory are in (``BUDGETS_READING_USED``): they found a stale budget in a quiet stretch after a planning
 that grew (test_a_quiet_stretch_after_a_planning_that_grew_reads_the_budget_again). Each block of programs also checks that nearly every program compiles and that the lazy
@@ -87,7 +88,11 @@ def _engine(rng: random.Random, name: str, kv: str | None, reqs: str | None, oth
         costs = [(2, "1"), (2, "1 + 0.1 * tokens"), (2, "1 + 0.01 * kv_decode"), (1, "0.5 + 0.1 * decoders"),
                  (2, "0.3 + 0.01 * kv_decode + 0.02 * kv_prefill + 0.1 * decoders"),
                  (1, "1 + 0.001 * attention")]
-        serve = _pick(rng, [(3, ""), (1, "serve by (admission);")])
+        # serve keys that a job keeps while resident (attributes, numbers, admission; a NaN counts as inf)
+        # are taken once and keep the residents in their order: the lazy planning takes them
+        serve = _pick(rng, [(6, ""), (2, "serve by (admission);"), (2, "serve by (P);"),
+                            (1, "serve by (-O, admission);"), (1, "serve by (P > 4 ? (P - P) / (P - P) : -P, O);"),
+                            (1, "serve by (1, -admission);")])
         return (f"stage {name} : step {{ budget {_pick(rng, budgets)}; cost {_pick(rng, costs)}; "
                 f"{_pick(rng, chunks)} {serve} memory {kv}; }}")
     budgets = [(3, "1"), (3, "2"), (3, "3"), (3, "5"), (2, "8"), (1, "16"), (3, "inf"), (2, "residents"),
@@ -120,7 +125,7 @@ def _engine(rng: random.Random, name: str, kv: str | None, reqs: str | None, oth
     serves = [(12, ""), (2, "serve decode first;"), (2, "serve by (remaining);"),
               (3, "serve by (admission);"),
               (1, "serve exclusive prefill;"), (1, "serve by (-remaining);"), (1, "serve by (1, admission);"),
-              (1, "serve by (P);")]
+              (1, "serve by (P);"), (1, "serve by (-P, O);"), (1, "serve by (O > 3 ? (O - O) / (O - O) : O);")]
     budget = _pick(rng, budgets)
     chunk = _pick(rng, chunks)
     cost = _pick(rng, costs)

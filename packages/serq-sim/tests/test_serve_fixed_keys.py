@@ -71,3 +71,43 @@ def test_which_keys_are_fixed(monkeypatch):
     # these change while a job is resident: evaluated every iteration
     assert not fixed("remaining") and not fixed("decoding, pri") and not fixed("pri * residents")
     assert not fixed("holders(reqs), pri") and not fixed("now - t0")
+
+
+def test_a_nan_key_counts_as_inf(monkeypatch):
+    # docs/language.md: a `serve by` key that is NaN counts as inf; ties (here NaN and inf) in admission
+    # order (sessions outside every hold: by serial). Budget 1 a step, each decode 2 tokens: the first in
+    # the serving order takes each step. Keys: s0 NaN, s1 2, s2 1, s3 inf -> s2 done at 2, s1 at 4, s0 at
+    # 6 (NaN as inf, before s3 by admission), s3 at 8; the same on the per-job reference.
+    src = """
+stage E : step { budget 1; cost 1; serve by (k); }
+workload { arrive batch(4); }
+session {
+  set k = serial == 0 ? (serial - serial) / (serial - serial) : (serial == 1 ? 2 : (serial == 2 ? 1 : inf));
+  run E decode (2);
+  observe done = now;
+}
+run { horizon 100; }
+"""
+    from conform import run
+
+    _, obs = run(src, monkeypatch)
+    assert obs["done"] == [(2, 2.0, 2.0), (1, 4.0, 4.0), (0, 6.0, 6.0), (3, 8.0, 8.0)]
+
+
+def test_kept_keys_take_the_lazy_planning(monkeypatch):
+    # a vLLM-like engine whose serve keys a job keeps while resident: the residents are kept in that
+    # order (StepStage.ranked) and the lazy planning (lazy growers, quiet rounds) takes it, with the same
+    # report as the per-job reference
+    monkeypatch.delenv("SERQ_SIM_TIER", raising=False)
+    from serq_sim.api import registries
+    from serq_sim.engine import Simulation
+
+    for keys in ("pri", "-pri, admission", "odd, t0"):
+        src = TEMPLATE.format(engines=1, cap=400, keys=keys, seed=3)
+        sim = Simulation(serq_frontend.compile(source=src), registries(), seed=None, horizon=None, warmup=None,
+                         arrivals=None, check_invariants=False, progress=False, trace_path=None)
+        report = sim.run()
+        (stage,) = sim.step_stages
+        assert stage.ranked and stage.glazy_iterations > 0 and stage.quiet_rounds > 0, keys
+        assert encode_json(report) == encode_json(_report(src, monkeypatch, "general"))
+        monkeypatch.delenv("SERQ_SIM_TIER", raising=False)

@@ -101,7 +101,7 @@ class Job:
     on_done = None
 
     __slots__ = ("owner", "work", "total", "mode", "growing", "enqueued", "started", "stage", "tag", "seq",
-                 "rate", "stages", "assigned", "span", "lz", "gslot", "ghi", "mslots", "lzm", "wv")
+                 "rate", "stages", "assigned", "span", "lz", "gslot", "ghi", "mslots", "lzm", "wv", "rank")
 
     def __init__(self, owner, work: float, mode: str, growing, now: float, span: int = 0):
         self.owner = owner
@@ -132,6 +132,8 @@ class Job:
         #: a lazy grower listed again by a batch of woken growers (LazyDecoding._wake_apply): at its next
         #: block boundary it meets that batch's conditions again, unchecked (it has grown since listed)
         self.wv = False
+        #: on a step stage: its place in the serving order (StepStage.attach sets it)
+        self.rank = 0.0
 
 
 class Ctx:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import os
+from operator import attrgetter
 
 from serq_ir import nodes as N
 
@@ -90,16 +91,18 @@ def _unplan(assign: list[Job]) -> bool:
     return False
 
 
-def _adm_seq(job: Job) -> float:
-    return job.owner.adm_seq if job.owner is not None else math.inf
+#: a step stage's resident's place in the serving order (StepStage.attach): its admission, or, on a stage
+#: whose serve keys are taken once, its keys then its admission
+_rank = attrgetter("rank")
 
 
-def _insert(jobs: list[Job], job: Job, seq: float) -> None:
-    """Insert ``job`` into ``jobs`` (in admission order) after every job admitted no later."""
-    i = len(jobs)
-    while i > 0 and _adm_seq(jobs[i - 1]) > seq:
-        i -= 1
-    jobs.insert(i, job)
+def serve_keys_of(keys: tuple) -> tuple:
+    """``serve by`` keys as they order: a NaN counts as ``inf`` (as a ``preempt by`` key does), so that the
+    order is a total one (docs/language.md)."""
+    for k in keys:
+        if k != k:
+            return tuple(_INF if x != x else x for x in keys)
+    return keys
 
 
 #: the context variables set at the budget moment, and for the cost

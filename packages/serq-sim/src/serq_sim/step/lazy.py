@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from heapq import heappush as _heappush
 from math import nextafter
-from operator import attrgetter
 
 from serq_ir import nodes as N
 
@@ -22,15 +21,13 @@ from .common import (
     _PRE_NAMES,
     _TRACE,
     EPS,
-    _adm_seq,
     _not_quiet,
     _not_steady,
+    _rank,
     _unplan,
     constant,
     iteration_sums,
 )
-
-_owner_seq = attrgetter("owner.adm_seq")
 
 
 class _EveryRound:
@@ -709,7 +706,7 @@ class LazyDecoding:
             res = self.residents
             if (self._wake_batch and budget >= len(res) - len(eager)
                     and (not eager or res[len(res) - len(eager)] is eager[0]  # (eager: the residents' last)
-                         or _owner_seq(max(wl, key=_owner_seq)) < _adm_seq(eager[0]))):
+                         or max(wl, key=_rank).rank < eager[0].rank)):
                 c = self._wake_plan(wl, rounds)
                 if c is not None:
                     self._wake_apply(wl, c, rounds, self.t_round)
@@ -917,18 +914,14 @@ class LazyDecoding:
 
     def _wake_unlazy(self, job: Job, wl: list[Job]) -> None:
         """A woken decoder (listed in ``wl``, the round's wake list) is lazy no more: brought up to date
-        and kept with the residents that are not lazy (admission order)."""
+        and kept with the residents that are not lazy (serving order: by rank)."""
         wl.remove(job)
         self._unlazy(job, listed=False)
         eager = self.eager
-        seq = job.owner.adm_seq
-        i = len(eager)  # _insert(eager, job, seq), inlined
-        while i > 0:
-            o = eager[i - 1].owner
-            if (o.adm_seq if o is not None else _INF) > seq:
-                i -= 1
-            else:
-                break
+        rank = job.rank
+        i = len(eager)  # after every one of a rank no greater, found from the end
+        while i > 0 and eager[i - 1].rank > rank:
+            i -= 1
         eager.insert(i, job)
 
     def _relazy(self, job: Job, owner, slot, pos: float, rounds: int, now: float) -> bool:

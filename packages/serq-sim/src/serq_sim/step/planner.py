@@ -21,6 +21,7 @@ from .common import (
     EPS,
     cost_context,
     iteration_sums,
+    serve_keys_of,
 )
 
 
@@ -90,6 +91,8 @@ class Planner:
     def _order(self, jobs: list[Job], pre: Ctx) -> list[Job]:
         if self.serve_keys is None:
             return list(jobs)
+        if self.ranked:
+            return list(jobs)  # kept in the serving order (StepStage.attach): ``jobs`` are residents, in it
         keys = self.serve_keys
         if self.serve_fixed:
             # keys that do not change while a job is resident: each job's taken once, kept while it is
@@ -102,7 +105,7 @@ class Planner:
                 if k is None:
                     s = j.owner
                     ctx.admission = float(s.adm_seq) if s is not None else math.inf
-                    k = keys(s, s.attrs if s is not None else None, ctx)
+                    k = serve_keys_of(keys(s, s.attrs if s is not None else None, ctx))
                 new[j] = k
             if jobs is self.residents:
                 self.served_keys = new  # (the jobs that left are let go)
@@ -117,7 +120,7 @@ class Planner:
             ctx.admission = float(j.owner.adm_seq) if j.owner is not None else math.inf
             ctx.remaining = j.work
             s = j.owner
-            keyed.append((keys(s, s.attrs if s is not None else None, ctx), j))
+            keyed.append((serve_keys_of(keys(s, s.attrs if s is not None else None, ctx)), j))
         keyed.sort(key=lambda kv: kv[0])
         return [j for _, j in keyed]
 

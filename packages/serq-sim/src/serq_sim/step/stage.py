@@ -19,9 +19,10 @@ from .common import (
     _PRE_NAMES,
     _TRACE,
     EPS,
-    _adm_seq,
+    _rank,
     admission_order,
     constant,
+    serve_keys_of,
 )
 from .exclusive import ExclusivePrefill
 from .lazy import LazyDecoding
@@ -50,7 +51,7 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
         "index", "it_decode", "it_mixed", "it_prefill", "iter", "iter_lazy", "iter_split", "iterations",
         "kv_lazy", "lazy_iterations", "lazy_ok", "left", "lz_gone", "memory", "memory_family", "name", "ndec",
         "ngrow", "nlazy", "nlazy_x", "node", "planning", "pre_ctx", "pre_kv", "present", "quiet_rounds",
-        "quiet_wakes", "busy_rounds", "requests", "residents", "rounds", "serve_fixed", "serve_keys", "served_keys", "served_pools", "service_sum", "sim",
+        "quiet_wakes", "busy_rounds", "rank_ctx", "ranked", "requests", "residents", "rounds", "serve_fixed", "serve_keys", "served_keys", "served_pools", "service_sum", "sim",
         "sum_budget", "sum_jobs", "sum_tokens", "t_last", "t_round", "t_start", "tpend", "wait_sum", "wake",
         "wake_batches",
     )
@@ -90,6 +91,13 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
         self.budget_const = b if b is not None and b == b else None
         self.budget_whole = b is not None and (b == math.inf or -_EXACT < b < _EXACT and b == int(b))
         self.exclusive = isinstance(k.serve, N.ServeExclusivePrefill)
+        #: the residents are kept in their serving order, not in admission order: serve keys that do not
+        #: change while a job is resident (``serve_fixed``) are taken once, at its attach, as its ``rank``
+        #: (the keys, then its admission: the ties' order); the residents and ``eager`` are kept sorted by
+        #: rank, so the lazy plannings walk them in the serving order as they walk admission order
+        #: without keys (where a job's rank is its admission). Not under exclusive prefill.
+        self.ranked = self.serve_fixed and type(self) is StepStage and not self.exclusive
+        self.rank_ctx = Ctx()
         self.memory_family = k.memory
         self.memory = None
         self.served_pools: list = []
@@ -131,7 +139,7 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
         # and ``due[r]`` lists the lazy jobs whose last token is in round r. ``eager`` holds the other
         # residents (admission order). Off when anything read per job could tell (serve keys, exclusive
         # prefill, kv sums), in a subclass, and under SERQ_SIM_TIER=general (the per-job reference).
-        self.lazy_ok = (type(self) is StepStage and self.serve_keys is None and not self.exclusive
+        self.lazy_ok = (type(self) is StepStage and (self.serve_keys is None or self.ranked) and not self.exclusive
                         and not self.pre_kv and not self.cost_kv
                         and not _general())
         self.eager: list[Job] = []
@@ -152,7 +160,7 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
         # (``wake[r]`` lists those whose next token, in round r, needs a block), and the cost may read the
         # kv sums (``kv_lazy``: what the lazy decoders' sessions hold on the memory pool). Judged once the
         # pools are bound (_glazy_judge).
-        self.glazy_ok = (type(self) is StepStage and self.serve_keys is None and not self.exclusive
+        self.glazy_ok = (type(self) is StepStage and (self.serve_keys is None or self.ranked) and not self.exclusive
                          and not self.pre_kv and not _TRACE and not _general())
         self._glazy_judged = False
         self.wake: dict[int, list[Job]] = {}
@@ -243,25 +251,31 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
         job.assigned = 0.0
         owner = job.owner
         seq = owner.adm_seq if owner is not None else math.inf
-        self._join(job, seq)
+        if self.ranked:
+            ctx = self.rank_ctx
+            ctx.admission = float(seq)
+            keys = self.serve_keys(owner, owner.attrs if owner is not None else None, ctx)
+            job.rank = (*serve_keys_of(keys), seq)
+        else:
+            job.rank = seq
+        self._join(job)
 
-    def _join(self, job: Job, seq: float) -> None:
-        """``job``, admitted at ``seq``, joins the residents and the residents that are not lazy (both in
-        admission order: after every job admitted no later, where bisect_right puts it; a decode
-        re-attached behind the later-admitted residents is found in log n steps, not by walking back over
-        them), and the stage's counts."""
+    def _join(self, job: Job) -> None:
+        """``job`` joins the residents and the residents that are not lazy (both in serving order, by
+        ``rank``: after every job of a rank no greater, where bisect_right puts it; a decode re-attached
+        behind the later-admitted residents is found in log n steps, not by walking back over them), and
+        the stage's counts."""
+        rank = job.rank
         res = self.residents
-        last = res[-1].owner if res else None
-        if not res or (last.adm_seq if last is not None else math.inf) <= seq:
+        if not res or res[-1].rank <= rank:
             res.append(job)
         else:
-            res.insert(bisect_right(res, seq, key=_adm_seq), job)
+            res.insert(bisect_right(res, rank, key=_rank), job)
         eager = self.eager
-        last = eager[-1].owner if eager else None
-        if not eager or (last.adm_seq if last is not None else math.inf) <= seq:
+        if not eager or eager[-1].rank <= rank:
             eager.append(job)
         else:
-            eager.insert(bisect_right(eager, seq, key=_adm_seq), job)
+            eager.insert(bisect_right(eager, rank, key=_rank), job)
         if job.mode == "decode":
             self.ndec += 1
         if job.growing is not None:
@@ -399,7 +413,7 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
             if first is not lazy_done:
                 first.extend(lazy_done)
             if len(first) > 1:
-                first.sort(key=_adm_seq)
+                first.sort(key=_rank)
             finished = first + rest if rest else first
         elif finished is None:
             return

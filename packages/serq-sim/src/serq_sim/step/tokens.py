@@ -179,11 +179,13 @@ class TokenGaps:
         # and the gaps up to and including each (an array: one machine word a run): the i-th smallest gap
         # (from 0) is the value of the first run whose sum exceeds i (runs of one value are adjacent; a gap
         # is never -0.0, an end minus an earlier or equal start, so equal values are the same float)
-        order = sorted(range(len(vals)), key=vals.__getitem__)
+        # (sorted through a list: an array's item is a new float object at each read)
+        listed = vals.tolist()
+        order = sorted(range(len(listed)), key=listed.__getitem__)
         cum = array("q", accumulate(map(ws.__getitem__, order)))
 
         def kth(i: int) -> float:
-            return vals[order[bisect_right(cum, i)]]
+            return listed[order[bisect_right(cum, i)]]
 
         def percentile(q: float) -> float:  # serq_sim.metrics.percentile over the expanded gaps
             h = (n - 1) * q / 100.0
