@@ -37,6 +37,10 @@ from .axes import MAX_POINTS, Axis, def_axes, parse_seeds, points, set_axes
 _JOURNALED = ("status", "message", "figures")
 #: columns before the figures (the swept names go between ``point`` and ``seed``)
 FIXED = ("point", "seed", "status", "message", "key")
+#: the columns of a table that are text whatever they look like: a key is 24 hexadecimal digits, and one
+#: of digits only (``496702020860…``) or of digits and one ``e`` (``2129097858e9…``, a float's exponent) read
+#: back as a number, so its run was never found finished and ran again at every resume
+TEXT = ("status", "message", "key")
 
 
 @dataclass
@@ -448,7 +452,7 @@ def read_table(path: str) -> list[dict[str, Any]]:
                     continue
                 if len(row) != len(header):
                     raise ValueError(f"line {reader.line_num} has {len(row)} fields, the header {len(header)}")
-                rows.append({k: _parse_csv(v) for k, v in zip(header, row)})
+                rows.append({k: v if k in TEXT else _parse_csv(v) for k, v in zip(header, row)})
             return rows
     import pandas as pd
 
@@ -494,16 +498,27 @@ def load_finished(path: str, plan: Plan) -> dict[str, dict]:
                     res["figures"] = {f: v for f, v in res["figures"].items()
                                       if not (isinstance(v, float) and math.isnan(v) and res["status"] == "error")}
                     done[r["key"]] = res
-    for key, r in journal_entries(journal_path(path), wanted, ("status", "message", "figures")):
+    for key, r in journal_entries(journal_path(path), wanted, _RESULT_FIELDS):
         done[key] = {"status": r["status"], "message": r["message"], "figures": r["figures"]}
     return done
 
 
-def journal_entries(path: str, wanted: set[str], fields: Sequence[str]) -> Iterator[tuple[str, dict]]:
+def _figures(v: Any) -> bool:
+    # what execute journals: figure -> a number, true/false, null or a word (``partial``'s reason)
+    return isinstance(v, dict) and all(x is None or isinstance(x, (int, float, str)) for x in v.values())
+
+
+#: the fields of an entry of a sweep's journal and what each holds (:func:`journal_entries`)
+_RESULT_FIELDS = {"status": lambda v: isinstance(v, str), "message": lambda v: isinstance(v, str),
+                  "figures": _figures}
+
+
+def journal_entries(path: str, wanted: set[str], fields: Mapping[str, Any]) -> Iterator[tuple[str, dict]]:
     """The entries of the journal ``path`` (one JSON object a line, if the file exists) whose key this
     sweep runs, in the order written (a later entry of a key replaces an earlier one). A line that does not
-    parse is the last one of a journal cut short by a kill, and is skipped; an object without ``fields``
-    is one message naming the line."""
+    parse is the last one of a journal cut short by a kill, and is skipped; an object without one of
+    ``fields`` (field -> a test of its value), or whose value fails its test, is one message naming the
+    line (``"figures": null`` ended in an AttributeError traceback)."""
     if not os.path.exists(path):
         return
     # a regular file only, of lines of at most MAX_LINE bytes (a sparse journal of NUL bytes is one line)
@@ -515,7 +530,8 @@ def journal_entries(path: str, wanted: set[str], fields: Sequence[str]) -> Itera
                 continue
             except RecursionError:  # JSON nested deeper than json.loads recurses: no entry a sweep writes
                 raise UserError(f"{path}:{n}: not an entry of a sweep's journal; remove the file or give --fresh") from None
-            if not isinstance(r, dict) or not all(k in r for k in ("key", *fields)):
+            if (not isinstance(r, dict) or not isinstance(r.get("key"), str)
+                    or not all(k in r and ok(r[k]) for k, ok in fields.items())):
                 raise UserError(f"{path}:{n}: not an entry of a sweep's journal; remove the file or give --fresh")
             if r["key"] in wanted:
                 yield r["key"], r

@@ -175,7 +175,7 @@ def load(path: str, plan: Any) -> dict[str, Run]:
                 runs.setdefault(key, {})[name] = cols
     from .core import journal_entries
 
-    for key, r in journal_entries(journal_path(path), wanted, ("tables",)):
+    for key, r in journal_entries(journal_path(path), wanted, {"tables": lambda v: isinstance(v, dict)}):
         try:
             runs[key] = {n: _arrays(cols) for n, cols in r["tables"].items()}
         except (AttributeError, TypeError, ValueError, KeyError):

@@ -409,10 +409,12 @@ def check_distinct(outputs: Iterable[tuple[str, str | os.PathLike[str]]]) -> Non
 def open_own_append(path: str | os.PathLike[str]) -> IO[str]:
     """Open ``path``, a file serq names itself (a sweep's journal), for appending text: created if new,
     refused (:class:`OutputError`) when it is a symbolic link or anything but a regular file; never
-    blocks on a FIFO."""
+    blocks on a FIFO. What is appended starts a line: a file whose last line was cut short (a kill, a full
+    disk, in the middle of a write) gets its line end first, so the first line appended is a line of its
+    own (it was glued to the torn one, and the whole line skipped as torn when the journal was read)."""
     path = os.fspath(path)
     check_own(path)
-    flags = (os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    flags = (os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
              | getattr(os, "O_CLOEXEC", 0))
     try:
         fd = os.open(path, flags, 0o666)
@@ -427,6 +429,15 @@ def open_own_append(path: str | os.PathLike[str]) -> IO[str]:
         raise OutputError(f"{path}: not a regular file")  # pragma: no cover - swapped since the check
     if hasattr(os, "set_blocking"):
         os.set_blocking(fd, True)
+    try:
+        size = os.fstat(fd).st_size
+        if size:
+            os.lseek(fd, size - 1, os.SEEK_SET)
+            if os.read(fd, 1) != b"\n":
+                os.write(fd, b"\n")  # (O_APPEND: at the end, wherever the offset is)
+    except OSError as e:
+        os.close(fd)
+        raise type(e)(e.errno, e.strerror, path) from None
     return open(fd, "a", encoding="utf-8", closefd=True)
 
 
