@@ -98,6 +98,21 @@ def journal_line(key: str, run: Run) -> str:
                                               for n, cols in run.items()}}) + "\n"
 
 
+#: the dtypes of the columns every record has, as a run gives them (serq_sim.records: ``session`` int64,
+#: ``turn`` int32, ``time`` float64); the journal's JSON and a CSV file do not keep them (a turn read back
+#: was int64), so what a resumed sweep read is held to them: its tables are those of a sweep run whole
+OWN_DTYPES = {"session": "int64", "turn": "int32", "time": "float64"}
+
+
+def _own_dtypes(cols: dict[str, Any]) -> dict[str, Any]:
+    """``cols`` with the columns every record has in their dtypes (:data:`OWN_DTYPES`)."""
+    for c, dtype in OWN_DTYPES.items():
+        a = cols.get(c)
+        if a is not None and a.dtype != dtype:
+            cols[c] = a.astype(dtype)
+    return cols
+
+
 def _arrays(cols: Mapping[str, Sequence]) -> dict[str, Any]:
     import numpy as np
 
@@ -105,7 +120,7 @@ def _arrays(cols: Mapping[str, Sequence]) -> dict[str, Any]:
     for c, v in cols.items():
         a = np.asarray(v)
         out[c] = a if a.size else np.zeros(0)
-    return out
+    return _own_dtypes(out)
 
 
 def _read_csv(path: str) -> tuple[list[str], dict[str, dict[str, Any]]]:
@@ -172,7 +187,7 @@ def load(path: str, plan: Any) -> dict[str, Run]:
                             "--fresh") from None
         for key, cols in by_key.items():
             if key in wanted:
-                runs.setdefault(key, {})[name] = cols
+                runs.setdefault(key, {})[name] = _own_dtypes(cols)
     from .core import journal_entries
 
     for key, r in journal_entries(journal_path(path), wanted, {"tables": lambda v: isinstance(v, dict)}):
