@@ -74,8 +74,26 @@ def test_cli_output_and_table(tmp_path):
 
 def test_mistakes(tmp_path):
     for args, msg in [((MG1,), "two or more programs"),
-                      ((MG1, "--set", "lambda=0.1,0.2", "--def", "service=~exp(1)"), "swept here: lambda, service"),
+                      ((MG1, "--set", "lambda=0.1,0.2", "--def", "service=~exp(1)", "--def", "service=~det(1)"),
+                       "swept here: lambda, service"),
                       ((MG1, "--set", "lambda=0.1,0.2", "--seeds", "1"), "two or more seeds"),
                       ((MG1, MG1), "given twice")]:
         r = subprocess.run([SERQ, "compare", *args, "--horizon", "3000"], capture_output=True, text=True)
         assert r.returncode == 1 and msg in r.stderr and "Traceback" not in r.stderr, (args, r.stderr)
+
+
+def test_a_name_given_one_value_is_a_setting_of_every_arm():
+    # --set lambda=0.5 beside the swept service: every arm runs at lambda 0.5 (it was refused as a second
+    # swept name, "swept here: lambda, service", so a constant could not be fixed without editing the file)
+    r = subprocess.run([SERQ, "compare", MG1, "--set", "lambda=0.5", "--def", "service=~exp(1)",
+                        "--def", "service=~det(1)", "--seeds", "1..3", "--horizon", "20000", "--figure",
+                        "svc.utilisation", "--figure", "response.mean", "--workers", "0", "--no-progress"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0] == "~det(1) - ~exp(1), paired over 3 seeds (95 % CIs):"
+    util = lines[2].split()
+    assert util[0] == "stages.svc.utilisation"
+    assert abs(float(util[1]) - 0.5) < 0.05 and abs(float(util[2]) - 0.5) < 0.05  # rho = lambda E[S] = 0.5
+    # M/D/1 against M/M/1 at rho 0.5: E[T] = 1.5 against 2
+    assert lines[3].split()[0] == "observes.response.mean" and float(lines[3].split()[3]) < 0

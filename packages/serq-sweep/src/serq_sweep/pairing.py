@@ -26,15 +26,20 @@ COLUMNS = ("arm", "base", "figure", "n", "a", "b", "diff", "ci_paired", "ci_unpa
 def arms_plan(files: Sequence[str], *, sets: Mapping[str, Any] | None = None, defs: Mapping[str, Any] | None = None,
               seeds: Any = "1..10", pm: Any = None, **kw: Any) -> core.Plan:
     """The plan of a comparison: two or more files, or one file and one swept name of two or more values;
-    nothing else swept."""
+    nothing else swept (a name given one value, ``--set N=4``, is a setting of every arm, not an axis)."""
     plan = core.plan(list(files), sets=sets, defs=defs, seeds=seeds, pm=pm, **kw)
-    if len(plan.axes) != 1 or len(plan.points) < 2:
-        swept = ", ".join(a.name for a in plan.axes) or "nothing"
+    if len(_arms(plan)) != 1 or len(plan.points) < 2:
+        swept = ", ".join(a.name for a in _arms(plan)) or "nothing"
         raise UserError("serq compare compares two or more programs, or one program under the values of one "
                         f"--set or --def name (swept here: {swept})")
     if len(plan.seeds) < 2:
         raise UserError("serq compare needs two or more seeds (--seeds 1..10) for its CIs")
     return plan
+
+
+def _arms(plan: core.Plan) -> list:
+    """The axes of ``plan`` the arms differ in: those of two or more values."""
+    return [a for a in plan.axes if len(a.values) > 1]
 
 
 def comparisons(plan: core.Plan, columns: Sequence[str], table: Sequence[dict[str, Any]],
@@ -45,7 +50,7 @@ def comparisons(plan: core.Plan, columns: Sequence[str], table: Sequence[dict[st
     samples) its row has ``n`` 0 and NaN (serq compare --figure printed nothing at all for it)."""
     from .figures import resolve
 
-    axis = plan.axes[0].name
+    axis = _arms(plan)[0].name
     figs = list(columns[len(plan.names) + 5:])
     if figures:
         figs = [resolve(f, figs) for f in figures]
