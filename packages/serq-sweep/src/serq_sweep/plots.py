@@ -205,12 +205,18 @@ def curve(table: Any, x: str, y: str, hue: str | None = None, *, title: str | No
 def _dump_csv(folder: str, name: str, gauge: bool) -> tuple[list[float], list[float]]:
     import csv
 
-    path = os.path.join(folder, "gauge", f"{name}.csv") if gauge else os.path.join(folder, f"{name}.csv")
-    if not os.path.lexists(path):
-        where = os.path.join(folder, "gauge") if gauge else folder
-        have = sorted(f[:-4] for f in os.listdir(where) if f.endswith(".csv")) if os.path.isdir(where) else []
+    from serq.files import file_of, name_of_file
+
+    # the file serq run --dump wrote for the name, by its rule (serq.files.file_names): a name was joined
+    # to the folder as it is, so --gauge ../x read the observe x, and an observe a/b (a%2Fb.csv) was not found
+    where = os.path.join(folder, "gauge") if gauge else folder
+    stems = [f[:-4] for f in os.listdir(where) if f.endswith(".csv")] if os.path.isdir(where) else []
+    stem = file_of(name, stems)
+    if stem is None:
+        have = sorted(name_of_file(f) for f in stems)
         kind = "gauge" if gauge else "observe"
         raise UserError(f"{folder}: no {kind} {name} in the dump ({kind}s there: {', '.join(have) or 'none'})")
+    path = os.path.join(where, f"{stem}.csv")
     ts, vs = [], []
     try:
         f = io.TextIOWrapper(open_input(path, max_line=MAX_LINE), newline="", encoding="utf-8")
@@ -407,6 +413,9 @@ def plot(source: Any, out: str | None = None, *, x: str | None = None, y: str | 
         raise UserError(f"-o {out}: a plot is .svg, .png or .pdf")
     if cdf_of and gauge:
         raise UserError("--cdf and --gauge make two plots: give one of them")
+    if (cdf_of or gauge) and (x is not None or y is not None):  # (they were ignored)
+        raise UserError(f"--{'x' if x is not None else 'y'} and --{'cdf' if cdf_of else 'gauge'} make two plots "
+                        "(--x/--y a sweep's table's curve): give one of them")
     if cdf_of and not (isinstance(src, str) and os.path.isdir(src)):
         figure = records_cdf(src, cdf_of, hue)  # a records file (or DataFrame)
     elif cdf_of or gauge:

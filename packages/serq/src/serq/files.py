@@ -55,7 +55,7 @@ from typing import IO
 from .errors import UserError
 
 __all__ = ["MAX_JSON", "MAX_LINE", "MAX_NAME", "MAX_SOURCE", "LineTooLong", "OutputError", "check_distinct", "check_folder", "check_not_input", "check_output",
-           "check_own", "check_text", "file_names", "open_atomic", "open_input",
+           "check_own", "check_text", "file_names", "file_of", "name_of_file", "open_atomic", "open_input",
            "open_own_append", "read_input", "write_atomic"]
 
 
@@ -683,6 +683,33 @@ def file_names(names: Iterable[str]) -> dict[str, str]:
             for n in group:
                 plain[n] = _escape(n, True)
     return plain
+
+
+def file_of(name: str, present: Iterable[str]) -> str | None:
+    """The file name (without ``.csv``) :func:`file_names` gave ``name`` in a folder whose file names
+    (without ``.csv``) are ``present``, or None when ``name`` has none there: a reader's way to the file of
+    a name (``serq plot DIR --cdf NAME``), by the writer's rule. That is the name's own escape, or, when a
+    name that differs from it only in case was written beside it, its escape with the capitals escaped
+    too; compared exactly, as a case-insensitive file system would open ``x.csv`` for ``X``. (The name
+    itself is no path: ``a/b`` is ``a%2Fb``, and ``../x`` names nothing outside the folder.)"""
+    present = set(present)
+    for candidate in (_escape(name, True), _escape(name, False)):
+        if candidate in present:
+            return candidate
+    return None
+
+
+def name_of_file(stem: str) -> str:
+    """The name :func:`file_names` wrote as ``stem`` (``a%2Fb`` is ``a/b``, ``%`` the empty name), to show a
+    folder's names as a program gives them; a name cut to its hash (``…~`` and 16 hexadecimal digits) is
+    shown as its file name."""
+    if "%" not in stem or "~" in stem:
+        return stem
+    if stem == "%":
+        return ""
+    from urllib.parse import unquote
+
+    return unquote(stem, errors="replace")
 
 
 # ---------------------------------------------------------------------------------------------------

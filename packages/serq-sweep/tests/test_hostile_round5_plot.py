@@ -1,0 +1,116 @@
+"""``serq plot DIR --cdf NAME`` / ``--gauge NAME`` finds the file ``serq run --dump DIR`` wrote for NAME by the
+rule it was written by (``serq.files.file_names``), and flags that draw another plot are refused.
+
+* The name was joined to the folder as it is: ``--gauge ../response`` drew the observe ``response``
+  (``DIR/gauge/../response.csv``) as if it were a gauge, status 0; an observe an IR file names ``a/b``,
+  dumped as ``a%2Fb.csv``, was "no observe a/b in the dump (observes there: a%2Fb)", and only the escape
+  drew it; and of two observes ``X`` and ``x`` (``%58.csv`` and ``x.csv``) a case-insensitive file system
+  opened ``x.csv`` for ``X``. The reader now goes by the writer's rule (``serq.files.file_of``), and the
+  names it lists are the program's (``serq.files.name_of_file``).
+* ``--x``/``--y`` (a table's curve) beside ``--cdf`` or ``--gauge`` were ignored, status 0, as ``--cdf``
+  beside ``--gauge`` is not: each is one message, status 1, no picture.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SERQ = str(Path(sys.executable).parent / "serq")
+
+PROGRAM = """stage s : delay;
+workload { arrive poisson(1); }
+gauge q = queue(s);
+session { run s (1); observe response = now; observe other = 2 * now; }
+run { horizon 20; seed 1; }
+"""
+
+
+def _serq(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([SERQ, *args], capture_output=True, text=True, cwd=cwd, timeout=120,
+                          stdin=subprocess.DEVNULL)
+
+
+def _refused(r: subprocess.CompletedProcess, message: str) -> None:
+    assert r.returncode == 1, r.stderr
+    assert r.stderr == message + "\n", r.stderr
+
+
+def _dump(tmp_path: Path, rename: dict[str, str] | None = None) -> Path:
+    """A dump of PROGRAM (its observes renamed in its IR by ``rename``)."""
+    (tmp_path / "p.sq").write_text(PROGRAM)
+    source = "p.sq"
+    if rename:
+        r = _serq(tmp_path, "ir", "p.sq")
+        assert r.returncode == 0, r.stderr
+        ir = json.loads(r.stdout)
+        for o in ir["observes"]:
+            o["name"] = rename.get(o["name"], o["name"])
+        (tmp_path / "p.ir.json").write_text(json.dumps(ir))
+        source = "p.ir.json"
+    r = _serq(tmp_path, "run", source, "--dump", "d", "-o", "report.txt")
+    assert r.returncode == 0, r.stderr
+    return tmp_path / "d"
+
+
+def test_a_name_is_no_path_into_or_out_of_the_dump(tmp_path):
+    _dump(tmp_path)
+    _refused(_serq(tmp_path, "plot", "d", "--gauge", "../response", "-o", "a.svg"),
+             "error: d: no gauge ../response in the dump (gauges there: q)")
+    _refused(_serq(tmp_path, "plot", "d", "--cdf", "gauge/q", "-o", "a.svg"),
+             "error: d: no observe gauge/q in the dump (observes there: other, response)")
+    _refused(_serq(tmp_path, "plot", "d", "--cdf", "../p", "-o", "a.svg"),
+             "error: d: no observe ../p in the dump (observes there: other, response)")
+    assert not (tmp_path / "a.svg").exists()
+    r = _serq(tmp_path, "plot", "d", "--gauge", "q", "-o", "a.svg")
+    assert r.returncode == 0 and (tmp_path / "a.svg").exists(), r.stderr
+
+
+def test_an_observe_whose_name_is_escaped_is_drawn_by_its_name(tmp_path):
+    d = _dump(tmp_path, {"response": "a/b", "other": "Ö ü"})
+    assert sorted(p.name for p in d.iterdir() if p.is_file()) == ["%C3%96%20%C3%BC.csv", "a%2Fb.csv"]
+    for name in ("a/b", "Ö ü"):
+        r = _serq(tmp_path, "plot", "d", "--cdf", name, "-o", "a.svg")
+        assert r.returncode == 0, r.stderr
+    _refused(_serq(tmp_path, "plot", "d", "--cdf", "a%2Fb", "-o", "b.svg"),
+             "error: d: no observe a%2Fb in the dump (observes there: a/b, Ö ü)")
+
+
+def test_names_that_differ_in_case_are_each_their_own_file(tmp_path):
+    d = _dump(tmp_path, {"response": "X", "other": "x"})
+    assert sorted(p.name for p in d.iterdir() if p.is_file()) == ["%58.csv", "x.csv"]
+    xs = {}
+    for name in ("X", "x"):
+        r = _serq(tmp_path, "plot", "d", "--cdf", name, "-o", f"{name}{len(xs)}.svg")
+        assert r.returncode == 0, r.stderr
+        xs[name] = (tmp_path / f"{name}{len(xs)}.svg").read_bytes()
+    assert xs["X"] != xs["x"]  # response and 2 * response: two curves
+
+
+def test_the_rule_inverts_the_writers():
+    from serq.files import file_names, file_of, name_of_file
+
+    names = ["a/b", "..", "", "%", "X", "x", "con", "Ö", "y" * 300, "plain.name-1"]
+    files = file_names(names)
+    for name, stem in files.items():
+        assert file_of(name, files.values()) == stem
+        if "~" not in stem:
+            assert name_of_file(stem) == name
+    assert file_of("y", files.values()) is None and file_of("../x", ["x"]) is None
+
+
+@pytest.mark.parametrize("args, message", [
+    (["d", "--cdf", "response", "--x", "a", "--y", "b"], "--x and --cdf"),
+    (["d", "--gauge", "q", "--y", "b"], "--y and --gauge"),
+    (["r.csv", "--cdf", "x", "--x", "seed"], "--x and --cdf"),
+])
+def test_a_table_curves_flags_beside_a_distribution_are_refused(tmp_path, args, message):
+    _dump(tmp_path)
+    (tmp_path / "r.csv").write_text("session,turn,time,x\n0,0,1,2\n")
+    _refused(_serq(tmp_path, "plot", *args, "-o", "a.svg"),
+             f"error: {message} make two plots (--x/--y a sweep's table's curve): give one of them")
+    assert not (tmp_path / "a.svg").exists()
