@@ -112,11 +112,17 @@ def sweep_command(pm, files, sets, defs, zips, seeds, horizon, warmup, arrivals,
 
     args = _plan_args(sets, defs, zips, seeds, horizon, warmup, arrivals, max_wall, max_events)
     progress = False if no_progress else None
+    if tol is not None and not find:  # (it was ignored)
+        raise click.UsageError("--tol goes with --find and --over (the search's bracket)")
     if find or over:
         if not (find and over):
             raise click.UsageError("--find and --over go together")
         if records_file is not None:
             raise click.UsageError("--records is not for --find (the search's runs are its own)")
+        if show:  # (they were ignored)
+            raise click.UsageError("--show is not for --find (the search prints its own table)")
+        if fresh:
+            raise click.UsageError("--fresh is not for --find (a search does not resume: it runs everything)")
         from .search import find_cli
 
         find_cli(pm, list(files), args, find, over, tol, workers=workers, dask=dask, progress=progress,
@@ -195,11 +201,8 @@ def compare_command(pm, files, sets, defs, zips, seeds, horizon, warmup, arrival
                       max_wall, max_events)
     args.pop("zip")
     plan = C.arms_plan(list(files), pm=pm, **args)
-    if out is not None:
-        from serq.files import check_not_input
-
-        core.table_format(out)
-        check_not_input(out, sorted({i for p in plan.points for i in p.inputs}))
+    if out is not None:  # before any run: a table its write would refuse was refused after every run
+        core.check_table(out, sorted({i for p in plan.points for i in p.inputs}))
     columns, table, complete, _ = run_plan(plan, workers=workers, dask=dask,
                                            progress=False if no_progress else None, desc="compare")
     if not complete:

@@ -554,6 +554,18 @@ def write_tables(plan: Plan, done: Mapping[str, dict], out: str, inputs: Iterabl
     return columns, table
 
 
+def check_table(out: str, inputs: Iterable[str] = ()) -> None:
+    """Refuse, before anything runs, the table ``out`` of a sweep, a comparison (``serq compare -o``) or a
+    search (``--find -o``) when it is no table (``.csv``, ``.parquet``), when its write would be refused
+    (serq.files.check_output: a folder, a folder that does not exist, a path under ``/dev`` that does not
+    exist) or when it is one of ``inputs``, files the runs read."""
+    from serq.files import check_not_input, check_output
+
+    table_format(out)
+    check_not_input(out, inputs)
+    check_output(out)
+
+
 def check_outputs(out: str, plan: Plan) -> list[str]:
     """Refuse, before anything runs, a table ``out`` (and the files serq names beside it, its points table
     and its journal) that the writes would refuse (serq.files.check_output: a folder, a path under ``/dev``
@@ -566,9 +578,9 @@ def check_outputs(out: str, plan: Plan) -> list[str]:
     if not os.path.isdir(folder):
         raise UserError(f"{out}: no folder {folder}")
     inputs = sorted({i for p in plan.points for i in p.inputs})
-    for target in (out, points_path(out), journal_path(out)):
+    for target in (points_path(out), journal_path(out)):
         check_not_input(target, inputs)
-    check_output(out)
+    check_table(out, inputs)
     for target in (points_path(out), journal_path(out)):  # named by serq, beside the table the user named
         check_output(target, own=True)
     return inputs

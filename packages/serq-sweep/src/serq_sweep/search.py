@@ -143,11 +143,10 @@ def find(program: str | Sequence[str], conditions: str | Sequence[str], over: tu
         raise UserError(f"--tol {tol:g}: must be positive")
     seed_list = parse_seeds(seeds) if isinstance(seeds, str) else parse_seeds(",".join(map(str, seeds)))
     if out is not None:
-        from serq.files import check_not_input, check_output
+        from serq.files import check_not_input
 
         out = os.fspath(out)
-        core.table_format(out)
-        check_output(out)
+        core.check_table(out)  # (the files the runs read: before each point runs, below)
     read: set[str] = set()  # what the runs read: never written (serq sweep's and serq compare's -o refuse it)
     axes: list[Axis] = []
     if len(files) > 1:
