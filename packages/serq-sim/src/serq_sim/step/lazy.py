@@ -715,176 +715,186 @@ class LazyDecoding:
         sim = self.sim
         p0 = sim.preempt_count
         d0 = self.detached
-        order = list(self.residents)
-        # the positions in ``order`` of the residents walked (``order`` is in admission order, as ``eager``
-        # is): the ones that are not lazy and, when there are, the decoders whose next token needs a block
-        # (woken), walked in their place, still lazy (and listed) until the walk reaches them
-        index = order.index
-        ne = len(eager)
-        # (``eager`` is a subsequence of the residents in their order: it is their last ``ne`` when its
-        # first is where the last ``ne`` begin)
-        if ne and order[len(order) - ne] is eager[0]:  # the newest residents (prefills admitted last): no search
-            walk = list(range(len(order) - ne, len(order)))
+        nres = len(self.residents)
+        if not eager and wl is None and nres < budget:
+            # every resident is lazy (none woken) and the budget covers their tokens: the walk below would
+            # walk nothing and leave ``budget - nres`` (the same subtraction), serving not stopped
+            self.budget = budget
+            self.assign = assign = []
+            self.attn = 0.0
+            left = budget - nres
+            stop = -2
         else:
-            walk = list(map(index, eager))
-        if wl is not None:
-            walk += map(index, wl)
-            walk.sort()
-            t_round = self.t_round
-        self.budget = budget
-        self.assign = assign = []
-        self.attn = 0.0
-        self.lz_gone = gone = []
-        skip = None
-        left = budget
-        prev = -1
-        stop = -2  # the position after which nothing is served (-2: none)
-        self.planning = True
-        self.gwalk = True
-        try:
-            for p in walk:
-                job = order[p]
-                g = p - prev - 1
-                if g:
-                    if skip:
-                        g -= sum(1 for q in skip if prev < q < p)
-                    if g >= left:
-                        stop = self._lazy_stop(order, prev, left)
-                        left = 0.0
-                        break
-                    left -= g
-                prev = p
-                if job.stage is not self:
-                    continue
-                self.left = left
-                slot = job.gslot
-                if job.lz >= 0:
-                    # a woken decoder: its token of this round (one: ``left`` is a whole number) and the
-                    # block it needs; then lazy again from this round on when the next planning would make
-                    # it so (as _relazy), else planned as a resident that is not lazy
-                    halt = False
-                    owner = job.owner
-                    d = rounds - job.lz
-                    k0 = slot.pos + d  # its position now
-                    if left >= 1.0:
-                        need = k0 + 1.0 - slot.alloc
-                        r = grow_slot(sim, owner, slot, need, job) if need > EPS else None
-                        if r is None:
-                            owner.holds[job.ghi].grown = True
-                            room = slot.alloc - k0
-                            ok = room >= 2.0 and room % 1.0 == 0.0
-                            if ok and cost_kv:
-                                m = 0.0  # self._held(job), inlined (a lazy job's slots are known)
-                                for sl in job.mslots:
-                                    m += sl.alloc
-                                if m % 1.0 != 0.0:
-                                    ok = False
-                            if ok:
-                                wl.remove(job)
-                                w = job.work - d
-                                job.work = w
-                                slot.pos = k0
-                                owner.tok = t_round  # its last output token was the last round's end
-                                if t_round != now:  # ... and not this iteration's start (tokens.py)
-                                    self.tpend.append((job, t_round))
-                                if cost_kv:
-                                    self.kv_lazy += m - job.lzm
-                                    job.lzm = m
-                                job.lz = rounds
-                                if w > room:
-                                    tbl = self.wake
-                                    key = rounds + int(room)
-                                    job.wv = False  # listed here: checked at its boundary
-                                else:
-                                    tbl = self.due
-                                    key = rounds + int(w)
-                                lst = tbl.get(key)  # tbl.setdefault(key, []).append(job), without the list
-                                if lst is None:
-                                    tbl[key] = [job]
-                                else:
-                                    lst.append(job)
-                            else:
-                                self._wake_unlazy(job, wl)
-                                slot.pos = k0 + 1.0
-                                job.assigned = 1.0
-                                assign.append(job)
-                            self.left -= 1.0  # self.left: a preemption by the growth may have added
-                        elif r is True:
-                            self._wake_unlazy(job, wl)  # it waits as a grower
-                        else:
-                            halt = True  # the grower preempted itself (see _serve)
-                    else:
-                        self._wake_unlazy(job, wl)  # nothing is left for it
-                elif slot is None or job.growing is None:
-                    halt = self._serve(job, chunk)
-                else:
-                    # self._serve(job, chunk) for a grower whose slot is known, inlined
-                    halt = False
-                    owner = job.owner
-                    if owner.status != GROWING:  # a stalled grower gets nothing
-                        w = job.work
-                        if job.mode == "decode":
-                            want = 1.0 if w > 1.0 else w
-                        else:
-                            want = w if w < chunk else chunk
-                        tokens = want if want < left else left
-                        if tokens > 0.0:
-                            need = slot.pos + tokens - slot.alloc
+            order = list(self.residents)
+            # the positions in ``order`` of the residents walked (``order`` is in admission order, as ``eager``
+            # is): the ones that are not lazy and, when there are, the decoders whose next token needs a block
+            # (woken), walked in their place, still lazy (and listed) until the walk reaches them
+            index = order.index
+            ne = len(eager)
+            # (``eager`` is a subsequence of the residents in their order: it is their last ``ne`` when its
+            # first is where the last ``ne`` begin)
+            if ne and order[len(order) - ne] is eager[0]:  # the newest residents (prefills admitted last): no search
+                walk = list(range(len(order) - ne, len(order)))
+            else:
+                walk = list(map(index, eager))
+            if wl is not None:
+                walk += map(index, wl)
+                walk.sort()
+                t_round = self.t_round
+            self.budget = budget
+            self.assign = assign = []
+            self.attn = 0.0
+            self.lz_gone = gone = []
+            skip = None
+            left = budget
+            prev = -1
+            stop = -2  # the position after which nothing is served (-2: none)
+            self.planning = True
+            self.gwalk = True
+            try:
+                for p in walk:
+                    job = order[p]
+                    g = p - prev - 1
+                    if g:
+                        if skip:
+                            g -= sum(1 for q in skip if prev < q < p)
+                        if g >= left:
+                            stop = self._lazy_stop(order, prev, left)
+                            left = 0.0
+                            break
+                        left -= g
+                    prev = p
+                    if job.stage is not self:
+                        continue
+                    self.left = left
+                    slot = job.gslot
+                    if job.lz >= 0:
+                        # a woken decoder: its token of this round (one: ``left`` is a whole number) and the
+                        # block it needs; then lazy again from this round on when the next planning would make
+                        # it so (as _relazy), else planned as a resident that is not lazy
+                        halt = False
+                        owner = job.owner
+                        d = rounds - job.lz
+                        k0 = slot.pos + d  # its position now
+                        if left >= 1.0:
+                            need = k0 + 1.0 - slot.alloc
                             r = grow_slot(sim, owner, slot, need, job) if need > EPS else None
                             if r is None:
-                                k0 = slot.pos
                                 owner.holds[job.ghi].grown = True
-                                if job.mode == "prefill":
-                                    slot.pos = k0 + tokens
-                                    self.attn += tokens * (k0 + tokens / 2.0)
-                                    job.assigned = tokens
+                                room = slot.alloc - k0
+                                ok = room >= 2.0 and room % 1.0 == 0.0
+                                if ok and cost_kv:
+                                    m = 0.0  # self._held(job), inlined (a lazy job's slots are known)
+                                    for sl in job.mslots:
+                                        m += sl.alloc
+                                    if m % 1.0 != 0.0:
+                                        ok = False
+                                if ok:
+                                    wl.remove(job)
+                                    w = job.work - d
+                                    job.work = w
+                                    slot.pos = k0
+                                    owner.tok = t_round  # its last output token was the last round's end
+                                    if t_round != now:  # ... and not this iteration's start (tokens.py)
+                                        self.tpend.append((job, t_round))
+                                    if cost_kv:
+                                        self.kv_lazy += m - job.lzm
+                                        job.lzm = m
+                                    job.lz = rounds
+                                    if w > room:
+                                        tbl = self.wake
+                                        key = rounds + int(room)
+                                        job.wv = False  # listed here: checked at its boundary
+                                    else:
+                                        tbl = self.due
+                                        key = rounds + int(w)
+                                    lst = tbl.get(key)  # tbl.setdefault(key, []).append(job), without the list
+                                    if lst is None:
+                                        tbl[key] = [job]
+                                    else:
+                                        lst.append(job)
+                                else:
+                                    self._wake_unlazy(job, wl)
+                                    slot.pos = k0 + 1.0
+                                    job.assigned = 1.0
                                     assign.append(job)
-                                elif not (tokens == 1.0 and w <= _EXACT and w % 1.0 == 0.0 and k0 % 1.0 == 0.0
-                                          and self._relazy(job, owner, slot, k0, rounds, now)):
-                                    slot.pos = k0 + tokens
-                                    job.assigned = tokens
-                                    assign.append(job)
-                                self.left -= tokens  # self.left: a preemption by the growth may have added
-                            elif r is not True:
+                                self.left -= 1.0  # self.left: a preemption by the growth may have added
+                            elif r is True:
+                                self._wake_unlazy(job, wl)  # it waits as a grower
+                            else:
                                 halt = True  # the grower preempted itself (see _serve)
-                left = self.left
-                if gone:
-                    for v in gone:
-                        q = order.index(v)
-                        if q < p:
-                            left += 1.0  # its token of this iteration, given back
                         else:
-                            if skip is None:
-                                skip = []
-                            skip.append(q)
-                    gone.clear()
-                if halt or left <= 0.0:
-                    stop = p
-                    break
-            else:
-                g = len(order) - prev - 1
-                if g:
-                    if skip:
-                        g -= sum(1 for q in skip if q > prev)
-                    if g >= left:
-                        stop = self._lazy_stop(order, prev, left)
-                        left = 0.0
+                            self._wake_unlazy(job, wl)  # nothing is left for it
+                    elif slot is None or job.growing is None:
+                        halt = self._serve(job, chunk)
                     else:
-                        left -= g
-            if stop != -2:
-                # the lazy residents after the stop go without their token: they are lazy no more
-                moved = False
-                for job in order[stop + 1:]:
-                    if job.lz >= 0 and job.stage is self:
-                        self._unlazy(job)
-                        moved = True
-                if moved:
-                    self.eager = [j for j in self.residents if j.lz < 0]
-        finally:
-            self.gwalk = False
-            self.planning = False
-        if wl is not None and not wl:
-            self.wake.pop(rounds, None)  # every woken decoder was walked (or is lazy no more)
+                        # self._serve(job, chunk) for a grower whose slot is known, inlined
+                        halt = False
+                        owner = job.owner
+                        if owner.status != GROWING:  # a stalled grower gets nothing
+                            w = job.work
+                            if job.mode == "decode":
+                                want = 1.0 if w > 1.0 else w
+                            else:
+                                want = w if w < chunk else chunk
+                            tokens = want if want < left else left
+                            if tokens > 0.0:
+                                need = slot.pos + tokens - slot.alloc
+                                r = grow_slot(sim, owner, slot, need, job) if need > EPS else None
+                                if r is None:
+                                    k0 = slot.pos
+                                    owner.holds[job.ghi].grown = True
+                                    if job.mode == "prefill":
+                                        slot.pos = k0 + tokens
+                                        self.attn += tokens * (k0 + tokens / 2.0)
+                                        job.assigned = tokens
+                                        assign.append(job)
+                                    elif not (tokens == 1.0 and w <= _EXACT and w % 1.0 == 0.0 and k0 % 1.0 == 0.0
+                                              and self._relazy(job, owner, slot, k0, rounds, now)):
+                                        slot.pos = k0 + tokens
+                                        job.assigned = tokens
+                                        assign.append(job)
+                                    self.left -= tokens  # self.left: a preemption by the growth may have added
+                                elif r is not True:
+                                    halt = True  # the grower preempted itself (see _serve)
+                    left = self.left
+                    if gone:
+                        for v in gone:
+                            q = order.index(v)
+                            if q < p:
+                                left += 1.0  # its token of this iteration, given back
+                            else:
+                                if skip is None:
+                                    skip = []
+                                skip.append(q)
+                        gone.clear()
+                    if halt or left <= 0.0:
+                        stop = p
+                        break
+                else:
+                    g = len(order) - prev - 1
+                    if g:
+                        if skip:
+                            g -= sum(1 for q in skip if q > prev)
+                        if g >= left:
+                            stop = self._lazy_stop(order, prev, left)
+                            left = 0.0
+                        else:
+                            left -= g
+                if stop != -2:
+                    # the lazy residents after the stop go without their token: they are lazy no more
+                    moved = False
+                    for job in order[stop + 1:]:
+                        if job.lz >= 0 and job.stage is self:
+                            self._unlazy(job)
+                            moved = True
+                    if moved:
+                        self.eager = [j for j in self.residents if j.lz < 0]
+            finally:
+                self.gwalk = False
+                self.planning = False
+            if wl is not None and not wl:
+                self.wake.pop(rounds, None)  # every woken decoder was walked (or is lazy no more)
         split = len(assign)
         attn = self.attn
         self.left = left

@@ -385,8 +385,15 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
                     finished = [job]
                 else:
                     finished.append(job)
-        self.gaps.iteration(self, assign, self.t_start, self.t_round, self.nlazy if self.iter_lazy else 0,
-                            self.tpend, lazy_done, self.sim.warm)
+        if assign or lazy_done is not None or self.tpend or not self.iter_lazy:
+            self.gaps.iteration(self, assign, self.t_start, self.t_round, self.nlazy if self.iter_lazy else 0,
+                                self.tpend, lazy_done, self.sim.warm)
+        elif self.sim.warm:
+            # TokenGaps.iteration of lazy decoders alone, none pending and none ending (an iteration of an
+            # engine whose residents all decode): one gap of the iteration's length each, for those counted
+            n = self.nlazy - self.nlazy_x
+            if n:
+                self.gaps.add(self.t_round - self.t_start, n)
         if self.tpend:
             self.tpend = []
         if lazy_done is not None:
