@@ -355,3 +355,16 @@ def test_a_trace_replay_by_hand(monkeypatch):
     r = both("replay.sq", monkeypatch, trace=str(other))
     rec = r.records("req", kind="numpy")
     assert [round(x, 12) for x in rec["done"].tolist()] == [1.02, 2.02]
+
+
+def test_exclusive_prefill_never_mixes(monkeypatch):
+    # exclusive_prefill.sq drained after 100 sessions: under `serve exclusive prefill` no iteration serves
+    # a prefill beside decodes (mixed 0), each prefill runs alone, and every request's prefill is at least
+    # one such iteration (a prompt beyond the budget takes several); lib/vllm.sq's records are every
+    # request, none preempted.
+    r = both("exclusive_prefill.sq", monkeypatch, arrivals=100, horizon=5000, warmup=0)
+    e = r.stage("engine")
+    n = r.result.requests.completed
+    assert n == r.result.turns and e.mixed == 0
+    assert e.prefill_only >= n and e.prefill_only + e.decode_only == e.iterations
+    assert r.records("request", kind="numpy")["preemptions"].sum() == 0
