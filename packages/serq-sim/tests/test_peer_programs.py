@@ -50,6 +50,25 @@ def test_a_session_the_engine_admits_holds_a_free_pool_at_the_same_instant(monke
     assert stage(r, "E").iterations == 1
 
 
+def test_a_session_one_engine_admits_runs_at_once_on_another(monkeypatch):
+    # The same rule with two engines: P admits s0 at 0 (its slot pool), and s0's body runs on D, declared
+    # first, so D had had its turn at this instant already, idle. The settle must ask D again: D's iteration
+    # [0, 1] serves the 4 tokens. (Before, D waited for the next event, here none: nothing ran.)
+    r, o = run("""
+stage D : step { budget 10; cost 1; }
+pool reqs { cap 1; admit via P; }
+stage P : step { budget 10; cost 1; }
+workload { arrive batch(1); }
+session {
+  hold reqs (1) { run D prefill (4); observe a = now; }
+  observe done = now;
+}
+run { horizon 10; }
+""", monkeypatch)
+    assert o["done"] == [(0, 1.0, 1.0)]
+    assert (stage(r, "D").iterations, stage(r, "P").iterations, r.result.ended) == (1, 0, 1)
+
+
 # --- helpers ---------------------------------------------------------------------------------------------------
 
 HERE = Path(__file__).resolve().parent / "peer_programs"
