@@ -913,8 +913,13 @@ class LazyDecoding:
             self.glazy_iterations += 1
         if self.cost_ctx:
             cost_kv = self.cost_kv
-            tokens, dec, pre_t, kvd, kvp = iteration_sums(assign, self._held_fn, cost_kv, float(nl), float(nl),
-                                                          self.kv_lazy if cost_kv else 0.0)
+            if assign:
+                tokens, dec, pre_t, kvd, kvp = iteration_sums(assign, self._held_fn, cost_kv, float(nl), float(nl),
+                                                              self.kv_lazy if cost_kv else 0.0)
+            else:  # (what iteration_sums gives for no planned job: the lazy decoders' sums alone)
+                tokens = dec = float(nl)
+                pre_t = kvp = 0.0
+                kvd = self.kv_lazy if cost_kv else 0.0
             cost_of = self.cost_of  # (a function held in a slot: read, then called, both specialized)
             cost = cost_of(tokens, dec, pre_t, float(len(self.residents)), kvd, kvp, attn)
             # the tally's sums are these (the same additions in the same order)
