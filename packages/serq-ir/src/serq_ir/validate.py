@@ -383,4 +383,7 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
         fail("$.run.seed", why)
     if not run.warmup >= 0:
         fail("$.run.warmup", f"warmup is not negative ({run.warmup})")
+    why = rules.window_problem(run.horizon, run.warmup)  # (serq check took it; serq run refused it)
+    if why:
+        fail("$.run.warmup", why)
     return program

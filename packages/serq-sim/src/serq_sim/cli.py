@@ -112,7 +112,8 @@ def run_command(pm, file, sets, defs, seed, horizon, warmup, arrivals, trace, as
             raise UserError("--dump needs serq-report (pip install serq-report)") from None
     options = to_load_options(sets, defs)
     program = load_program(pm, file, options)
-    program = apply_run_overrides(program, seed=seed, horizon=horizon, warmup=warmup, arrivals=arrivals)
+    program = apply_run_overrides(program, seed=seed, horizon=horizon, warmup=warmup, arrivals=arrivals,
+                                  name=file)
     if program.run.horizon is None:
         # program-reference.txt: a run's horizon is required (a run without one need never end)
         raise UserError(f"{file}: the run has no horizon: give the program `run {{ horizon T; }}` or the "

@@ -132,13 +132,11 @@ def compile_point(pm: Any, file: str, sets: Mapping[str, float], defs: Mapping[s
     from serq_sim.cli import run_inputs
 
     program = load_program(pm, file, LoadOptions(sets=dict(sets), defs=dict(defs)))
-    program = apply_run_overrides(program, **{k: v for k, v in overrides.items() if v is not None})
+    # a warmup not below the horizon: refused there, before any run, not once per run
+    program = apply_run_overrides(program, **{k: v for k, v in overrides.items() if v is not None}, name=file)
     if program.run.horizon is None:
         raise UserError(f"{file}: the run has no horizon: give the program `run {{ horizon T; }}` or "
                         "--horizon T")
-    h, w = program.run.horizon, program.run.warmup or 0.0
-    if h != "inf" and not w < h:  # refused before any run, not once per run
-        raise UserError(f"{file}: warmup {w:g} is not below the horizon {h:g} (--warmup, --horizon)")
     return program, run_inputs(program, file, None)
 
 

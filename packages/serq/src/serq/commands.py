@@ -46,5 +46,6 @@ def ir_command(pm, file, sets, defs, seed, horizon, warmup, arrivals, schema, no
     if file is None:
         raise click.UsageError("missing FILE (or --schema)")
     program = load_program(pm, file, to_load_options(sets, defs))
-    program = apply_run_overrides(program, seed=seed, horizon=horizon, warmup=warmup, arrivals=arrivals)
+    program = apply_run_overrides(program, seed=seed, horizon=horizon, warmup=warmup, arrivals=arrivals,
+                                  name=file)
     click.echo(serq_ir.encode_pretty(program, spans=not no_spans))

@@ -84,8 +84,11 @@ def parse_sets(items: tuple[str, ...]) -> dict[str, float]:
 
 
 def apply_run_overrides(program: Any, *, seed: int | None = None, horizon: float | None = None,
-                        warmup: float | None = None, arrivals: int | None = None) -> Any:
-    """The program with the run settings the command line overrides."""
+                        warmup: float | None = None, arrivals: int | None = None, name: Any = None) -> Any:
+    """The program with the run settings the command line overrides. A ``warmup`` or ``horizon`` that leaves
+    no window (the warmup not below the horizon, the program's own or the one given) is refused here, for
+    every command (``name``, the program's file, heads the message): ``serq ir --warmup 1000`` of a program
+    of horizon 100 wrote an IR that ``serq check`` took and ``serq run`` refused."""
     import msgspec
 
     changes: dict[str, Any] = {}
@@ -114,4 +117,11 @@ def apply_run_overrides(program: Any, *, seed: int | None = None, horizon: float
     if not changes:
         return program
     run = msgspec.structs.replace(program.run, **changes)
+    if "horizon" in changes or "warmup" in changes:
+        from serq_ir.rules import window_problem
+
+        why = window_problem(run.horizon, run.warmup)
+        if why:
+            raise UserError(f"{name}: {why} (--warmup, --horizon)" if name is not None
+                            else f"{why} (--warmup, --horizon)")
     return msgspec.structs.replace(program, run=run)
