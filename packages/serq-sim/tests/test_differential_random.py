@@ -88,11 +88,13 @@ def _engine(rng: random.Random, name: str, kv: str | None, reqs: str | None, oth
         costs = [(2, "1"), (2, "1 + 0.1 * tokens"), (2, "1 + 0.01 * kv_decode"), (1, "0.5 + 0.1 * decoders"),
                  (2, "0.3 + 0.01 * kv_decode + 0.02 * kv_prefill + 0.1 * decoders"),
                  (1, "1 + 0.001 * attention")]
-        # serve keys that a job keeps while resident (attributes, numbers, admission; a NaN counts as inf)
+        # serve keys that a job keeps while resident (attributes, numbers, admission, decoding; a NaN counts
+        # as inf)
         # are taken once and keep the residents in their order: the lazy planning takes them
         serve = _pick(rng, [(6, ""), (2, "serve by (admission);"), (2, "serve by (P);"),
                             (1, "serve by (-O, admission);"), (1, "serve by (P > 4 ? (P - P) / (P - P) : -P, O);"),
-                            (1, "serve by (1, -admission);")])
+                            (1, "serve by (1, -admission);"), (1, "serve decode first;"),
+                            (1, "serve by (decoding, -P);")])
         return (f"stage {name} : step {{ budget {_pick(rng, budgets)}; cost {_pick(rng, costs)}; "
                 f"{_pick(rng, chunks)} {serve} memory {kv}; }}")
     budgets = [(3, "1"), (3, "2"), (3, "3"), (3, "5"), (2, "8"), (1, "16"), (3, "inf"), (2, "residents"),

@@ -36,7 +36,8 @@ session {{
 run {{ horizon 40; seed {seed}; }}
 """
 
-KEYS = ["pri", "-pri, admission", "pri, -admission", "odd, t0", "1, -t0", "-admission"]
+KEYS = ["pri", "-pri, admission", "pri, -admission", "odd, t0", "1, -t0", "-admission", "decoding ? 0 : 1",
+        "decoding, -pri"]
 
 
 def _report(src, monkeypatch, tier):
@@ -67,9 +68,11 @@ def test_which_keys_are_fixed(monkeypatch):
         (stage,) = sim.step_stages
         return stage.serve_fixed
 
-    assert fixed("pri") and fixed("-pri, admission") and fixed("1, -t0")
+    # a job is a prefill or a decode for good: `decoding` (serve decode first) is kept too
+    assert fixed("pri") and fixed("-pri, admission") and fixed("1, -t0") and fixed("decoding, pri")
+    assert fixed("decoding ? 0 : 1")
     # these change while a job is resident: evaluated every iteration
-    assert not fixed("remaining") and not fixed("decoding, pri") and not fixed("pri * residents")
+    assert not fixed("remaining") and not fixed("decoding + remaining") and not fixed("pri * residents")
     assert not fixed("holders(reqs), pri") and not fixed("now - t0")
 
 
@@ -102,7 +105,7 @@ def test_kept_keys_take_the_lazy_planning(monkeypatch):
     from serq_sim.api import registries
     from serq_sim.engine import Simulation
 
-    for keys in ("pri", "-pri, admission", "odd, t0"):
+    for keys in ("pri", "-pri, admission", "odd, t0", "decoding ? 0 : 1"):
         src = TEMPLATE.format(engines=1, cap=400, keys=keys, seed=3)
         sim = Simulation(serq_frontend.compile(source=src), registries(), seed=None, horizon=None, warmup=None,
                          arrivals=None, check_invariants=False, progress=False, trace_path=None)

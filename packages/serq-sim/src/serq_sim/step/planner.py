@@ -105,6 +105,7 @@ class Planner:
                 if k is None:
                     s = j.owner
                     ctx.admission = float(s.adm_seq) if s is not None else math.inf
+                    ctx.decoding = 1.0 if j.mode == "decode" else 0.0
                     k = serve_keys_of(keys(s, s.attrs if s is not None else None, ctx))
                 new[j] = k
             if jobs is self.residents:

@@ -29,6 +29,9 @@ from .lazy import LazyDecoding
 from .planner import Planner
 from .tokens import gaps_of
 
+#: the context variables of serve keys that do not change while a job is resident
+_KEPT = ("admission", "decoding")
+
 
 def _general() -> bool:
     """Under SERQ_SIM_TIER=general: the per-job planning, the reference the others are checked against."""
@@ -76,12 +79,13 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
             if admission_order(keys) and not _general():
                 keys = []  # the residents are kept in that order already (the per-job reference sorts)
             self.serve_keys = c.keys_fn(keys, span=node.span) if keys else None
-            #: the serve keys read nothing that changes while a job is resident (attributes, numbers and
-            #: ``admission``: a session's code runs only between its jobs, and a new admission is a new job):
+            #: the serve keys read nothing that changes while a job is resident (attributes, numbers,
+            #: ``admission`` and ``decoding``: a session's code runs only between its jobs, a new admission
+            #: is a new job, and a job is a prefill or a decode for good):
             #: each job's keys are evaluated once, at the first planning that orders it (Planner._order;
             #: the per-job reference evaluates them every iteration)
             self.serve_fixed = bool(keys) and not _general() and not reads_any(
-                keys, lambda e: _not_pure(e) and not (isinstance(e, N.Ctx) and e.name == "admission"))
+                keys, lambda e: _not_pure(e) and not (isinstance(e, N.Ctx) and e.name in _KEPT))
             self.served_keys = {}
         finally:
             c.own = None
@@ -254,6 +258,7 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
         if self.ranked:
             ctx = self.rank_ctx
             ctx.admission = float(seq)
+            ctx.decoding = 1.0 if job.mode == "decode" else 0.0
             keys = self.serve_keys(owner, owner.attrs if owner is not None else None, ctx)
             job.rank = (*serve_keys_of(keys), seq)
         else:
