@@ -41,6 +41,13 @@ def ir_command(pm, file, sets, defs, seed, horizon, warmup, arrivals, schema, no
     import serq_ir
 
     if schema:
+        # the schema is the same whatever else is given: a FILE or an option for one was ignored, status 0
+        given = [what for what, v in (("FILE", file), ("--set", sets), ("--def", defs), ("--seed", seed),
+                                      ("--horizon", horizon), ("--warmup", warmup), ("--arrivals", arrivals),
+                                      ("--no-spans", no_spans)) if v is not None and v is not False and v != ()]
+        if given:
+            raise click.UsageError(f"--schema prints the IR's JSON Schema, of no program: {given[0]} is not "
+                                   "for it")
         click.echo(json.dumps(serq_ir.schema(), indent=2, sort_keys=True))
         return
     if file is None:

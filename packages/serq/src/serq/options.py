@@ -15,12 +15,16 @@ if TYPE_CHECKING:
 
 class Path(click.Path):
     """``click.Path`` that refuses an empty name (``-o ''``: no file; click takes it as a path, which then
-    meant stdout, no dump or a traceback further on): the type of every file or folder a serq command
-    is given."""
+    meant stdout, no dump or a traceback further on) and ``-`` (standard input or output to other tools:
+    ``serq run p.sq -o -`` wrote the report to a new file named ``-``, status 0; ``./-`` names such a file):
+    the type of every file or folder a serq command is given."""
 
     def convert(self, value, param, ctx):
         if isinstance(value, str | bytes) and not value:
             self.fail("an empty name names no file", param, ctx)
+        if value in ("-", b"-") and not self.allow_dash:
+            self.fail("'-' names no file: serq reads and writes files by name, never standard input or output "
+                      "by '-' (./- names a file called -)", param, ctx)
         return super().convert(value, param, ctx)
 
 
