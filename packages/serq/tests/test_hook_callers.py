@@ -195,15 +195,21 @@ def test_registries_are_in_registration_order():
 def test_a_loader_is_given_the_commands_plugin_manager(tmp_path):
     got = []
 
+    def load(path, options):  # a loader returns a program (serq.loading refuses anything else)
+        import serq_frontend
+
+        got.append(options.pm)
+        return serq_frontend.compile(source="stage s : fifo; workload { arrive poisson(1); } session { run s (1); }")
+
     class Loader:
         @hookimpl
         def serq_register_loaders(self, register):
-            register(".foo", lambda path, options: got.append(options.pm))
+            register(".foo", load)
 
     pm = get_plugin_manager(plugins=[Loader()])
     f = tmp_path / "x.foo"
     f.write_text("")
-    load_program(pm, f)
+    assert [s.name for s in load_program(pm, f).stages] == ["s"]
     assert got == [pm]
     assert not hasattr(serq.plugins, "running_plugin_manager") and not hasattr(serq.plugins, "_running")
 

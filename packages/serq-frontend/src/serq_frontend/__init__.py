@@ -76,6 +76,46 @@ def _get_parser(layer_list: Sequence[Any]) -> Any:
     return P.get_parser(layer_list, cache=str(d / f"lalr-{tag}.json"))
 
 
+def _layer_error(pm: Any, name: str, what: str, reason: str) -> Exception | None:
+    """The :class:`serq.errors.PluginError` of the plugin that registered sugar layer ``name`` (``None``:
+    serq-frontend's own layer, whose failure is a bug of serQ's)."""
+    from serq.errors import PluginError
+    from serq.plugins import collect
+
+    from .sugar import builtin_layers
+
+    if pm is None or any(layer.name == name for layer in builtin_layers()):
+        return None
+    reg = collect(pm, "serq_frontend_register_sugar", "sugar layer", key=lambda layer: layer.name)
+    if name not in reg:
+        return None
+    return PluginError(reg.plugin_message(name, what, reason))
+
+
+def _grammar_failure(pm: Any, layer_list: Sequence[Any], e: Exception) -> Exception:
+    """What a parser that cannot be built is: the grammar of a plugin's layer lark refuses (alone, on the
+    kernel with serq-frontend's layers), named; else ``e`` itself (serq-frontend's own grammar)."""
+    from . import parser as P
+    from .sugar import builtin_layers
+
+    own = builtin_layers()
+    reason = f"{type(e).__name__}: {e}"
+    for layer in layer_list:
+        if any(layer is b for b in own):
+            continue
+        try:
+            P.Parser([*own, layer])
+        except Exception as alone:  # noqa: BLE001 - whatever lark raises of a grammar
+            reason = f"{type(alone).__name__}: {alone}"
+        else:
+            continue
+        found = _layer_error(pm, layer.name, f"registers the sugar layer {layer.name!r}, whose grammar does "
+                             "not build", reason)
+        if found is not None:
+            return found
+    return e
+
+
 def _setup(path: str | Path | None, source: str | None, pm: Any, sets: Mapping[str, float],
            defs: Mapping[str, str], use_pm: bool, *, text: str | None = None,
            library_paths: Sequence[Path] | None = None, recorder: Any = None) -> tuple[Any, Any, str, str | None]:
@@ -95,7 +135,12 @@ def _setup(path: str | Path | None, source: str | None, pm: Any, sets: Mapping[s
     layer_list = layers(pm)
     if recorder is not None:
         recorder.layers = layer_list
-    parser = _get_parser(layer_list)
+    try:
+        parser = _get_parser(layer_list)
+    except Exception as e:
+        if getattr(type(e), "serq_user_error", False):
+            raise
+        raise _grammar_failure(pm, layer_list, e) from e
     sources = Sources()
     name = str(path) if path is not None else "<source>"
     reporter = Reporter(sources, name)
@@ -170,7 +215,13 @@ def _front(ctx: Any, text: str, name: str, layer_list: Sequence[Any], desugar: b
         sys.setrecursionlimit(limit)
 
 
+def _kind_of(obj: Any) -> str:
+    return "None" if obj is None else f"an object of type {type(obj).__name__}"
+
+
 def _desugar(module: Any, ctx: Any, layer_list: Sequence[Any]) -> Any:
+    from . import ast as A
+
     seen = ctx.parser.context.seen
     ran = set()
     for layer in layer_list:
@@ -178,6 +229,13 @@ def _desugar(module: Any, ctx: Any, layer_list: Sequence[Any]) -> Any:
             ctx.set_module(module)
             module = layer.rewrite(module, ctx)
             ran.add(layer.name)
+            if not isinstance(module, A.Module):  # the next pass, or the linker, would fail on it
+                found = _layer_error(ctx.extensions.pm, layer.name, f"failed in the rewrite of its sugar layer {layer.name!r}",
+                                     f"rewrite(module, ctx) returned {_kind_of(module)}, not a "
+                                     "serq_frontend.ast.Module")
+                if found is None:
+                    raise TypeError(f"sugar layer {layer.name!r}: its rewrite returned {_kind_of(module)}")
+                raise found
     if ctx.defs and "defs" not in ran:  # no def or use in the program: every --def names nothing
         from .sugar.defs import unknown_defs
 

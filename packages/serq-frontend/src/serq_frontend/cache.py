@@ -278,8 +278,43 @@ def _library_folders(pm: Any) -> list[str]:
     out = [path_str(x) for x in widened_paths()]
     hook = getattr(pm.hook, "serq_frontend_library_paths", None) if pm is not None else None
     if hook is not None:
-        out.extend(path_str(x) for paths in hook() for x in (paths or []))
+        for paths in hook():
+            if _bad_folders(paths) is not None:
+                raise _folders_failure(pm, hook)
+            out.extend(path_str(x) for x in (paths or []))
     return out
+
+
+def _bad_folders(paths: Any) -> str | None:
+    """Why what a ``serq_frontend_library_paths`` implementation returned is not a list of folders."""
+    if paths is None:
+        return None
+    if not isinstance(paths, (list, tuple)):
+        return f"it returned {_shown(paths)}, not a list of folders (str or os.PathLike)"
+    for x in paths:
+        if not isinstance(x, (str, os.PathLike)) or not os.fspath(x):
+            return f"it returned the folder {_shown(x)}: a folder is a non-empty str or os.PathLike"
+    return None
+
+
+def _shown(obj: Any) -> str:
+    if obj is None or isinstance(obj, (bool, int, float, str)):
+        text = repr(obj)
+        return text if len(text) <= 60 else text[:57] + "..."
+    return f"an object of type {type(obj).__name__}"
+
+
+def _folders_failure(pm: Any, hook: Any) -> Exception:
+    """The error of the implementation of ``serq_frontend_library_paths`` that returned what is not a list
+    of folders: each is asked again, alone, to find it."""
+    from serq.errors import PluginError
+    from serq.plugins import plugin_message
+
+    for impl in hook.get_hookimpls():
+        why = _bad_folders(impl.function())
+        if why is not None:
+            return PluginError(plugin_message(pm, impl.plugin, "failed in serq_frontend_library_paths", reason=why))
+    return PluginError("error: serq_frontend_library_paths: a plugin returned what is not a list of folders")
 
 
 def compute_key(name: str, real: str, text: str, sets: Mapping[str, float], defs: Mapping[str, str],

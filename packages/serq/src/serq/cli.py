@@ -22,6 +22,8 @@ import sys
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     import click
 
 
@@ -50,15 +52,32 @@ class LazyCommand:
         self.name = name
         self.target = target
 
-    def load(self) -> click.Command:
+    def load(self, provider: Callable[[], str] | None = None) -> click.Command:
+        """The command ``target`` names. What cannot be had (its module raises on import or is missing, or
+        what it names is not a click command of this name) is a :class:`~serq.errors.PluginError` naming
+        the plugin that registered it, ``provider()`` (``NAME (DIST VERSION)``), when it is known."""
         import click
 
-        from .errors import PluginError
+        from .errors import PluginError, printable
         from .plugins import load_object
 
-        command = load_object(self.target)
+        try:
+            command = load_object(self.target)
+        except PluginError:
+            raise
+        except Exception as e:  # noqa: BLE001 - whatever the command's import raises is its plugin's failure
+            import traceback
+
+            frames = traceback.extract_tb(e.__traceback__)
+            here = frames[-1] if frames else None
+            by = f" (registered by {provider()})" if provider is not None else ""
+            at = (f" at {printable(here.filename)}:{here.lineno}" if here is not None
+                  and here.filename[:1] != "<" else "")
+            raise PluginError(printable(f"error: the command {self.name!r}{by} cannot be loaded ({self.target}): "
+                                        f"{' '.join(f'{type(e).__name__}: {e}'.split())}") + at) from e
         if not isinstance(command, click.Command) or command.name != self.name:
-            raise PluginError(f"error: the command {self.name!r} registered as {self.target} is not a click "
+            by = f" (registered by {provider()})" if provider is not None else ""
+            raise PluginError(f"error: the command {self.name!r}{by} registered as {self.target} is not a click "
                               f"command named {self.name!r}")
         return command
 
@@ -70,15 +89,43 @@ def _group_class() -> type:
     import click
 
     class SerqGroup(click.Group):
-        """The ``serq`` group: a :class:`LazyCommand` is imported when it is first looked up."""
+        """The ``serq`` group: a :class:`LazyCommand` is imported when it is first looked up.
+
+        One that cannot be loaded (its module raises on import, say) takes no other command with it:
+        ``serq --help`` lists it with the reason, and only naming it fails, with one message naming the
+        plugin that registered it (from ``registry``, the commands' :class:`serq.plugins.Registry`)."""
+
+        registry = None
 
         def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
             command = self.commands.get(cmd_name)
             if isinstance(command, LazyCommand):
-                command = self.commands[cmd_name] = command.load()
+                from .errors import PluginError
+
+                reg = self.registry
+                try:
+                    command = command.load(None if reg is None else lambda: reg.provider(cmd_name))
+                except PluginError as e:
+                    command = _unloadable(cmd_name, str(e))
+                self.commands[cmd_name] = command
             return command
 
     return SerqGroup
+
+
+def _unloadable(name: str, message: str) -> click.Command:
+    """A command that stands for one that cannot be loaded: ``serq --help`` lists it with the reason, and
+    running it (with any arguments) is the one message ``message``."""
+    import click
+
+    from .errors import PluginError
+
+    def refuse(**_kwargs) -> None:
+        raise PluginError(message)
+
+    reason = message.removeprefix("error: ").split("\n", 1)[0]
+    return click.Command(name, callback=refuse, help=f"(cannot be loaded) {reason}", add_help_option=False,
+                         context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
 
 
 def build_cli(pm=None) -> click.Group:
@@ -102,9 +149,21 @@ def build_cli(pm=None) -> click.Group:
         """
         ctx.obj = pm
 
-    for name, command in collect(pm, "serq_register_commands", "command", key=lambda c: c.name).items():
+    commands = collect(pm, "serq_register_commands", "command", key=lambda c: c.name, check=_command_problem)
+    for name, command in commands.items():
         cli.add_command(command, name)
+    cli.registry = commands
     return cli
+
+
+def _command_problem(command) -> str | None:
+    """Why ``serq_register_commands`` cannot take ``command`` (``None``: it can)."""
+    import click
+
+    if isinstance(command, (click.Command, LazyCommand)):
+        name = command.name
+        return None if isinstance(name, str) and name else f"the command {command!r} has no name"
+    return f"{command!r} is not a click.Command (nor a serq.cli.LazyCommand)"
 
 
 #: The status of a command whose standard output was a pipe that its reader closed (128 + SIGPIPE).
@@ -296,6 +355,7 @@ def _main(argv: list[str] | None) -> int:
     guarded = isinstance(stdout, _Output)
     if not guarded:
         sys.stdout = _Output(stdout)
+    pm = None
     try:
         pm = plugins.get_plugin_manager()
         cli = build_cli(pm)
@@ -333,7 +393,13 @@ def _main(argv: list[str] | None) -> int:
                        "it with the program, the seed and the command)", err=True)
             code = 70
         elif not is_user_error(e):
-            raise
+            # an exception in a plugin's code (a hook, a stage kind, a policy, a format it registered) is
+            # one message naming the plugin and its line; anywhere else it is serQ's bug, with its traceback
+            failure = plugins.plugin_failure(pm, e)
+            if failure is None:
+                raise
+            click.echo(failure, err=True)
+            code = 1
         else:
             msg = printable_lines(str(e))  # a name from a program's text does not drive the terminal
             click.echo(msg if msg.startswith("error") or ": error:" in msg else f"error: {msg}", err=True)

@@ -50,7 +50,18 @@ def load_program(pm: pluggy.PluginManager, path: str | Path, options: LoadOption
         raise UserError(f"{p}: unknown file type (the installed parts load: {known})")
     if (options.sets or options.defs) and matches[0] == ".ir.json":
         raise UserError(f"{p}: --set and --def apply to source programs, not to IR files")
-    return reg[matches[0]](p, options)
+    program = reg[matches[0]](p, options)
+    try:
+        from serq_ir.nodes import Program
+    except ImportError:  # pragma: no cover - no IR installed: nothing to hold a loader's program to
+        return program
+    if not isinstance(program, Program):  # a plugin's loader that gives no program: named, not a traceback later
+        from .errors import PluginError
+
+        shown = "None" if program is None else f"an object of type {type(program).__name__}"
+        raise PluginError(reg.plugin_message(matches[0], f"failed in its loader for {matches[0]} files",
+                                             f"it returned {shown} for {p}, not a serq_ir.Program"))
+    return program
 
 
 def parse_assignments(items: tuple[str, ...], flag: str) -> dict[str, str]:

@@ -396,21 +396,103 @@ def get_plugin_manager(*, autoload: bool | None = None, plugins: Iterable[Any] =
     return pm
 
 
-def _failed_plugin(name: str, dist: Any, what: str, exc: BaseException, where: bool = True) -> str:
-    """The one message of a plugin that failed to load: which plugin (its entry point's name and its
-    distribution), what went wrong (the exception, and, with ``where``, the line of code that raised it),
-    and how to run without it."""
-    import traceback
-
+def _failed_plugin(name: str, dist: Any, what: str, exc: BaseException | None, where: bool = True,
+                   at: tuple[str, int] | None = None, reason: str | None = None) -> str:
+    """The one message of a plugin that failed (to load, in a hook, in what it registered): which plugin
+    (its entry point's name and its distribution), what went wrong (the exception, and, with ``where``,
+    the line of code that raised it: the last of its traceback, or ``at``, ``(file, line)``; or
+    ``reason`` instead of an exception), and how to run without it."""
     project = getattr(dist, "project_name", None) if dist is not None else None
     version = getattr(dist, "version", None) if dist is not None else None
     origin = f" (from {project} {version})" if project and version else f" (from {project})" if project else ""
-    reason = printable(" ".join((f"{type(exc).__name__}: {exc}" if where else str(exc)).split()))
-    frames = traceback.extract_tb(exc.__traceback__) if where else None
-    here = frames[-1] if frames else None
-    at = f" at {printable(here.filename)}:{here.lineno}" if here is not None and here.filename[:1] != "<" else ""
-    return (f"error: plugin {printable(name)!r}{origin} {what}: {reason}{at}\n"
+    if reason is None:
+        reason = f"{type(exc).__name__}: {exc}" if where else str(exc)
+    reason = printable(" ".join(reason.split()))
+    if at is None and where and exc is not None:
+        import traceback
+
+        frames = traceback.extract_tb(exc.__traceback__)
+        at = (frames[-1].filename, frames[-1].lineno) if frames else None
+    here = f" at {printable(at[0])}:{at[1]}" if at is not None and at[0][:1] != "<" else ""
+    return (f"error: plugin {printable(name)!r}{origin} {what}: {reason}{here}\n"
             f"(run without it: SERQ_DISABLED_PLUGINS={printable(name)}, or uninstall {project or 'it'})")
+
+
+#: the top-level packages of serQ's own distributions: code of theirs that raises is serQ's (a bug keeps its
+#: traceback), never a plugin's
+FIRST_PARTY_PACKAGES = frozenset(("serq", "serq_ir", "serq_frontend", "serq_sim", "serq_report", "serq_vllm",
+                                  "serq_sweep"))
+
+
+def _plugin_module(plugin: Any) -> str | None:
+    """The module a plugin object is (a module) or was defined in (an instance: its class's)."""
+    import types
+
+    name = plugin.__name__ if isinstance(plugin, types.ModuleType) else getattr(type(plugin), "__module__", None)
+    return name if isinstance(name, str) else None
+
+
+def plugin_name(pm: pluggy.PluginManager, plugin: Any) -> str:
+    """A plugin's name in messages: the name it is registered under (an entry point's), or for an object
+    registered without one (pluggy names it by its ``id()``, which differs from run to run) its class."""
+    name = pm.get_name(plugin)
+    if not name or name == str(id(plugin)):
+        cls = type(plugin)
+        return f"{cls.__module__}.{cls.__qualname__}"
+    return name
+
+
+def plugin_distribution(pm: pluggy.PluginManager, plugin: Any) -> Any:
+    """The distribution a plugin was loaded from (``None``: registered in-process)."""
+    return next((d for p, d in pm.list_plugin_distinfo() if p is plugin), None)
+
+
+def plugin_message(pm: pluggy.PluginManager, plugin: Any, what: str, exc: BaseException | None = None,
+                   at: tuple[str, int] | None = None, reason: str | None = None) -> str:
+    """The one message of ``plugin`` (of ``pm``) that ``what`` (``failed in serq_run``, ``registers …
+    wrongly``): :func:`_failed_plugin`'s."""
+    return _failed_plugin(plugin_name(pm, plugin), plugin_distribution(pm, plugin), what, exc, at=at,
+                          reason=reason)
+
+
+def plugin_failure(pm: pluggy.PluginManager | None, exc: BaseException, during: str | None = None) -> str | None:
+    """The one message of an exception raised in a third-party plugin's code, or ``None`` when no code of
+    a plugin of ``pm`` is on its traceback (a bug of serQ's: it keeps its traceback).
+
+    The plugin is the one whose module (or a module of its top-level package) holds the innermost frame of
+    the traceback that is a plugin's: its hook implementation, or a stage kind, policy or format it
+    registered, however deep in serQ's code it was called (and whatever serQ code it called in turn). The
+    message names the plugin and its distribution, the function that raised (``what`` ``in NAME``), the
+    exception and the plugin's line: ``failed in FUNCTION[ during DURING]: TYPE: MESSAGE at FILE:LINE``."""
+    if pm is None or exc.__traceback__ is None:
+        return None
+    import traceback
+
+    exact: dict[str, Any] = {}
+    top: dict[str, Any] = {}
+    for plugin in pm.get_plugins():
+        mod = _plugin_module(plugin)
+        if mod is None or mod.partition(".")[0] in FIRST_PARTY_PACKAGES:
+            continue
+        exact.setdefault(mod, plugin)
+        top.setdefault(mod.partition(".")[0], plugin)
+    if not exact:
+        return None
+    found = None
+    for frame, lineno in traceback.walk_tb(exc.__traceback__):
+        mod = frame.f_globals.get("__name__")
+        if not isinstance(mod, str):
+            continue
+        owner = exact.get(mod) or top.get(mod.partition(".")[0])
+        if owner is not None:
+            found = (owner, frame, lineno)
+    if found is None:
+        return None
+    owner, frame, lineno = found
+    code = frame.f_code
+    func = getattr(code, "co_qualname", code.co_name)
+    what = f"failed in {func}" + (f" during {during}" if during and during != func else "")
+    return plugin_message(pm, owner, what, exc, at=(code.co_filename, lineno))
 
 
 #: the managers :func:`installed_plugin_manager` built, by the environment they were built under
@@ -436,8 +518,9 @@ def installed_plugin_manager() -> pluggy.PluginManager:
 
 
 def provider_name(pm: pluggy.PluginManager, plugin: Any) -> str:
-    """How a plugin is named in messages: its distribution and entry point, or its registered name."""
-    name = pm.get_name(plugin) or repr(plugin)
+    """How a plugin is named in messages: its distribution and entry point, or its registered name (for
+    an object registered without a name, its class: :func:`plugin_name`)."""
+    name = plugin_name(pm, plugin)
     for p, dist in pm.list_plugin_distinfo():
         if p is plugin:
             return f"{name} ({dist.project_name} {dist.version})"
@@ -506,6 +589,14 @@ class Registry:
     def names(self) -> list[str]:
         return list(self._items)
 
+    def plugin_message(self, name: str, what: str, reason: str) -> str:
+        """The one message of the plugin that registered ``name``: it ``what``, ``reason``
+        (:func:`plugin_message`'s, naming it by its entry point and distribution)."""
+        provider = self._items[name][1]
+        if isinstance(provider, _LazyProvider):
+            return plugin_message(provider.pm, provider.plugin, what, reason=reason)
+        return printable(f"error: {self.kind} {name!r} (registered by {_provider_text(provider)}) {what}: {reason}")
+
     def items(self) -> list[tuple[str, Any]]:
         return [(k, v[0]) for k, v in self._items.items()]
 
@@ -530,8 +621,17 @@ def _calling_impl(codes: dict[Any, list[Any]]) -> Any:
     return None
 
 
+#: the registration hooks of serQ's parts whose objects are called (factories, policies, reporters, loaders):
+#: one that is not callable is refused when it is registered, not when a run first calls it
+CALLABLE_HOOKS = frozenset((
+    "serq_register_loaders", "serq_sim_register_stage_kinds", "serq_sim_register_eviction_orders",
+    "serq_sim_register_preemption_policies", "serq_sim_register_share_policies", "serq_report_register_formats",
+))
+
+
 def collect(pm: pluggy.PluginManager, hook: str, kind: str,
-            key: Callable[..., str] | None = None, **kwargs: Any) -> Registry:
+            key: Callable[..., str] | None = None, check: Callable[[Any], str | None] | None = None,
+            **kwargs: Any) -> Registry:
     """Call a ``register``-style hook through its hook caller and collect what each implementation
     registers.
 
@@ -541,6 +641,12 @@ def collect(pm: pluggy.PluginManager, hook: str, kind: str,
     is registered is kept in registration order (the implementations of the first-registered plugin
     first; pluggy calls them last-registered first), each with the plugin that registered it (the
     implementation on the stack when ``register`` is called), so a duplicate names both plugins.
+
+    What a plugin does wrong here is a :class:`PluginError` naming it (its entry point and distribution):
+    ``register`` called with the wrong number of arguments, a name that is not a non-empty string, an
+    object ``check(obj)`` says is wrong (the reason, else ``None``; without ``check``, one that is not
+    callable for the hooks of :data:`CALLABLE_HOOKS`), or an exception its implementation raises (the
+    exception, at its line).
     """
     reg = Registry(kind)
     caller = getattr(pm.hook, hook, None)
@@ -554,17 +660,50 @@ def collect(pm: pluggy.PluginManager, hook: str, kind: str,
         if code is not None:
             codes.setdefault(code, []).append(impl)
     got: list[tuple[int, int, str, Any, Any]] = []
+    spelled = "register(object)" if key is not None else "register(name, object)"
+    callable_only = hook in CALLABLE_HOOKS
+
+    def wrong(impl: Any, why: str) -> PluginError:
+        if impl is None:
+            return PluginError(f"error: a {kind} is registered wrongly, outside a hook implementation: {why}")
+        article = "an" if kind[:1] in "aeiou" else "a"
+        return PluginError(plugin_message(pm, impl.plugin, f"registers {article} {kind} wrongly in {hook}",
+                                          reason=why))
 
     def register(*args: Any) -> None:
+        impl = _calling_impl(codes)
+        if len(args) != (1 if key is not None else 2):
+            raise wrong(impl, f"{spelled} takes {1 if key is not None else 2} argument(s), not {len(args)}")
         if key is not None:
             (obj,) = args
-            name = key(obj)
+            why = check(obj) if check is not None else None
+            if why is not None:
+                raise wrong(impl, why)
+            try:
+                name = key(obj)
+            except Exception as e:  # noqa: BLE001 - an object without the name the registry keys it by
+                raise wrong(impl, f"{_shown(obj)} has no name ({type(e).__name__}: {e})") from None
         else:
             name, obj = args
-        impl = _calling_impl(codes)
+            why = check(obj) if check is not None else (
+                f"{_shown(obj)} is not callable" if callable_only and not callable(obj) else None)
+            if why is not None:
+                raise wrong(impl, f"{kind} {_shown(name)}: {why}")
+        if not isinstance(name, str) or not name:
+            raise wrong(impl, f"the name {_shown(name)} is not a non-empty string")
         got.append((rank.get(id(impl), len(impls)), len(got), name, obj, impl))
 
-    caller(register=register, **kwargs)
+    try:
+        caller(register=register, **kwargs)
+    except PluginError:
+        raise
+    except Exception as e:
+        if getattr(type(e), "serq_user_error", False):
+            raise
+        msg = plugin_failure(pm, e, hook)
+        if msg is None:
+            raise
+        raise PluginError(msg) from e
     got.sort(key=lambda g: (g[0], g[1]))
     providers: dict[int, _LazyProvider | str] = {}
     for _r, _s, name, obj, impl in got:
@@ -574,3 +713,12 @@ def collect(pm: pluggy.PluginManager, hook: str, kind: str,
                                               else "a plugin that registered outside its hook")
         reg.add(name, obj, provider)
     return reg
+
+
+def _shown(obj: Any) -> str:
+    """An object a plugin registered, as a message shows it (its repr, at most 80 characters)."""
+    try:
+        text = repr(obj)
+    except Exception:  # noqa: BLE001 - a repr that raises is the plugin's too
+        text = f"<{type(obj).__name__}>"
+    return printable(text if len(text) <= 80 else text[:77] + "...")
