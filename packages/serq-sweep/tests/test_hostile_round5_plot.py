@@ -9,6 +9,9 @@ rule it was written by (``serq.files.file_names``), and flags that draw another 
   names it lists are the program's (``serq.files.name_of_file``).
 * ``--x``/``--y`` (a table's curve) beside ``--cdf`` or ``--gauge`` were ignored, status 0, as ``--cdf``
   beside ``--gauge`` is not: each is one message, status 1, no picture.
+* The picture's inputs were the dump folder alone, not the files read in it: ``-o x.svg``, a symbolic or
+  hard link to ``DIR/response.csv``, replaced the samples it drew with the picture. Every file read is an
+  input the picture is never written over.
 """
 
 from __future__ import annotations
@@ -114,3 +117,18 @@ def test_a_table_curves_flags_beside_a_distribution_are_refused(tmp_path, args, 
     _refused(_serq(tmp_path, "plot", *args, "-o", "a.svg"),
              f"error: {message} make two plots (--x/--y a sweep's table's curve): give one of them")
     assert not (tmp_path / "a.svg").exists()
+
+
+@pytest.mark.parametrize("args, read", [(["--cdf", "response"], "d/response.csv"), (["--gauge", "q"], "d/gauge/q.csv")])
+@pytest.mark.parametrize("how", ["symlink", "hardlink"])
+def test_the_picture_is_never_written_over_a_dump_file_it_read(tmp_path, args, read, how):
+    # the plot's inputs were the folder alone: -o x.svg, a link to d/response.csv, replaced the samples
+    # with the picture
+    d = _dump(tmp_path)
+    before = (tmp_path / read).read_bytes()
+    link = tmp_path / "x.svg"
+    link.symlink_to(tmp_path / read) if how == "symlink" else link.hardlink_to(tmp_path / read)
+    _refused(_serq(tmp_path, "plot", "d", *args, "-o", "x.svg"),
+             f"error: x.svg: refusing to write over an input of this run (it is {read})")
+    assert (tmp_path / read).read_bytes() == before
+    assert (d / "other.csv").exists()

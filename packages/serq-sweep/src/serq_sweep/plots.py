@@ -202,9 +202,8 @@ def curve(table: Any, x: str, y: str, hue: str | None = None, *, title: str | No
     return figure
 
 
-def _dump_csv(folder: str, name: str, gauge: bool) -> tuple[list[float], list[float]]:
-    import csv
-
+def _dump_file(folder: str, name: str, gauge: bool) -> str:
+    """The CSV file of observe (or gauge) ``name`` in the dump ``folder``, or one message saying there is none."""
     from serq.files import file_of, name_of_file
 
     # the file serq run --dump wrote for the name, by its rule (serq.files.file_names): a name was joined
@@ -216,7 +215,13 @@ def _dump_csv(folder: str, name: str, gauge: bool) -> tuple[list[float], list[fl
         have = sorted(name_of_file(f) for f in stems)
         kind = "gauge" if gauge else "observe"
         raise UserError(f"{folder}: no {kind} {name} in the dump ({kind}s there: {', '.join(have) or 'none'})")
-    path = os.path.join(where, f"{stem}.csv")
+    return os.path.join(where, f"{stem}.csv")
+
+
+def _dump_csv(folder: str, name: str, gauge: bool) -> tuple[list[float], list[float]]:
+    import csv
+
+    path = _dump_file(folder, name, gauge)
     ts, vs = [], []
     try:
         f = io.TextIOWrapper(open_input(path, max_line=MAX_LINE), newline="", encoding="utf-8")
@@ -432,5 +437,9 @@ def plot(source: Any, out: str | None = None, *, x: str | None = None, y: str | 
             raise UserError(f"{src}: a folder: --x/--y read a sweep's table (--cdf/--gauge read a dump)")
         figure = curve(src, x, y, hue)
     if out is not None:
-        save(figure, out, inputs=[src] if isinstance(src, str) else [])
+        inputs = [src] if isinstance(src, str) else []
+        if (cdf_of or gauge) and isinstance(src, str) and os.path.isdir(src):
+            # the files read inside the folder: -o x.svg, a link to DIR/response.csv, replaced it
+            inputs += [_dump_file(src, n, gauge=not cdf_of) for n in (cdf_of or gauge)]
+        save(figure, out, inputs=inputs)
     return figure
