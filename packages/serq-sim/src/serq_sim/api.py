@@ -102,17 +102,34 @@ def run(program, *, seed: int | None = None, horizon: float | None = None, warmu
 
     # a Program built in Python has not been through decode's checks (a walk of the IR, cheap)
     validate(program, name=program.source or "<program>")
-    reg = registries(pm)
-    with kept_walks():  # the set-up walks the program several times
-        sim = Simulation(program, reg, seed=seed, horizon=horizon, warmup=warmup, arrivals=arrivals,
-                         check_invariants=check_invariants, progress=progress, trace_path=trace,
-                         max_events=max_events, max_wall=max_wall, max_samples=max_samples)
-        if not check_invariants:
-            from . import fast
+    if pm is None:
+        from serq.plugins import installed_plugin_manager
 
-            if not fast.forced_general():
-                report = fast.run(sim)  # None when the program is outside the fast tier's class
-                if report is not None:
-                    return report
-    return sim.run()
+        pm = installed_plugin_manager()
+    reg = registries(pm)
+    try:
+        with kept_walks():  # the set-up walks the program several times
+            sim = Simulation(program, reg, seed=seed, horizon=horizon, warmup=warmup, arrivals=arrivals,
+                             check_invariants=check_invariants, progress=progress, trace_path=trace,
+                             max_events=max_events, max_wall=max_wall, max_samples=max_samples)
+            if not check_invariants:
+                from . import fast
+
+                if not fast.forced_general():
+                    report = fast.run(sim)  # None when the program is outside the fast tier's class
+                    if report is not None:
+                        return report
+        return sim.run()
+    except Exception as e:
+        # an exception raised in a plugin's code (its stage kind, its policy: built, or called in the run)
+        # is a PluginError naming the plugin and its line, the exception its cause; any other is serQ's
+        if getattr(type(e), "serq_user_error", False):
+            raise
+        from serq.errors import PluginError
+        from serq.plugins import plugin_failure
+
+        failure = plugin_failure(pm, e, "the run")
+        if failure is None:
+            raise
+        raise PluginError(failure) from e
 

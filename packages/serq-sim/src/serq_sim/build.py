@@ -11,6 +11,7 @@ from serq_ir import nodes as N
 
 from .compile import Compiler, observables_read, state_dependent, walk
 from .errors import SimError, format_error
+from .guards import check_policy, check_stage, first_party, guard_engine, guard_share
 from .pools.model import KeyedQueue, Pool, SpillMember, member_problem
 from .stages import FlowNetwork
 
@@ -57,12 +58,20 @@ def build(sim, reg, trace_path) -> None:
         if share not in reg.share:
             raise SimError(format_error(None, None, None, f"unknown share policy {share!r} (known: "
                                         f"{', '.join(reg.share.names())})", sim.source))
-        sim.flow_network = FlowNetwork(sim, reg.share[share])
+        sim.flow_network = FlowNetwork(sim, guard_share(reg.share[share], reg.share, share, sim))
+        plugins = not first_party(reg.share[share])
+    else:
+        plugins = False
     for f, node in enumerate(p.stages):
         factory = stage_factory(sim, reg, node)
         for m in range(node.size):
             flat = sim.stage_base[f] + m
             sim.stages[flat] = factory(sim, node, m, flat)
+        if not first_party(factory):  # a third party's kind: held to the contract (serq_sim.guards)
+            plugins = True
+            name = node.kind.name if isinstance(node.kind, N.Extension) else type(node.kind).__name__
+            for m in range(node.size):
+                check_stage(sim.stages[sim.stage_base[f] + m], reg.stage_kinds, name, node)
     # admit via and memory, member for member
     for f, node in enumerate(p.pools):
         if node.admit_via is not None:
@@ -76,6 +85,7 @@ def build(sim, reg, trace_path) -> None:
         node = pool.node
         pool.evict = pool_policy(sim, reg.evict, pool, node.evict, "eviction order")
         pool.preempt = pool_policy(sim, reg.preempt, pool, node.preempt, "preemption policy")
+        plugins = plugins or not (first_party(pool.evict) and first_party(pool.preempt))
         if isinstance(node.queue, N.QueueBy):
             pool.keyed = sim.compiler.keys_fn(node.queue.keys, span=node.span)
             if KEYS_AT_JOIN and not any(state_dependent(k) for k in node.queue.keys):
@@ -92,6 +102,8 @@ def build(sim, reg, trace_path) -> None:
         pool.needs_snap = pool.evict.needs_snapshot or pool.spill is not None
         pool.batch_room = bool(pool.evict.batch) and pool.spill is None and pool.block is not None
         pool.lru = pool.batch_room and pool.evict.fifo is not None
+    if plugins:  # what a third party's stage kind or policy asks of the engine is checked too
+        guard_engine(sim)
     sim.free_pools = [pl for pl in sim.pools if pl.via is None]
     sim.any_pools = bool(sim.pools)
     # the pools that can ever have a waiting grower (those a grow or a growing run names) and the free
@@ -210,7 +222,7 @@ def pool_policy(sim, registry, pool: Pool, node, what: str):
     if name not in registry:
         raise SimError(format_error(pool.node.span, None, None, f"pool {pool.node.name}: unknown {what} "
                                     f"{name!r} (registered: {', '.join(registry.names())})", sim.source))
-    return registry[name](sim, pool, node)
+    return check_policy(registry[name](sim, pool, node), registry, name, pool, what)
 
 
 def _grown_and_first(sim, p: N.Program) -> tuple[set[int], set[int]]:

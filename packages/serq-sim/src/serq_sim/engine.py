@@ -365,6 +365,25 @@ class Simulation:
         what = f"the events due now: {', '.join(dict.fromkeys(other))}" if other else "no event names a statement"
         raise SimError(format_error(None, now, None, f"{msg}); {what}", self.source))
 
+    def settle_stall_error(self) -> None:
+        """The no-progress guard of the settle: more than STALL_EVENTS settles asked for at one instant (a
+        stage kind that marks itself again in every :meth:`~serq_sim.stages.StageKind.settle`)."""
+        dirty = self.dirty
+        names: dict[str, None] = {}
+        for x in dirty[-100:]:
+            node = getattr(x, "node", None)
+            if isinstance(node, N.Stage):
+                kind = node.kind
+                kind = f"@{kind.name}" if isinstance(kind, N.Extension) else type(kind).__name__.lower()
+                names[f"stage {printable(node.name)} ({kind})"] = None
+            else:
+                names[type(x).__name__] = None
+        what = ", ".join(list(names)[:5])
+        dirty.clear()
+        raise SimError(format_error(None, self.now, None, f"no progress: more than {STALL_EVENTS} settles at one "
+                                    "instant without simulated time passing (a stage kind that marks itself again "
+                                    f"in every settle: {what})", self.source))
+
     def _start(self) -> None:
         if self.warmup > 0:
             self.at(self.warmup, self._end_warmup)
@@ -603,6 +622,8 @@ class Simulation:
                 d._marked = False
                 d.settle()
                 i += 1
+                if i > STALL_EVENTS:  # marked again at every settle: the instant would never end
+                    self.settle_stall_error()
             dirty.clear()
         if self.gauges:
             heap = self.heap

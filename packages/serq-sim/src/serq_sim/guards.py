@@ -1,0 +1,208 @@
+"""What the simulator checks of the stage kinds and policies plugins register (docs/hooks.md, "When a
+plugin misbehaves").
+
+The built-in kinds and policies are trusted and run unchecked. A third party's (one whose factory or
+policy is not serQ's own code) is held to its contract where the engine takes what it gives, at the
+cost of a test per call of the plugin's code, paid only by the runs that use it:
+
+* a factory returns an object of the contract's class (:class:`~serq_sim.stages.StageKind`,
+  :class:`~serq_sim.policies.EvictionOrder`, :class:`~serq_sim.policies.PreemptionPolicy`), and a
+  preemption policy's ``requeue`` is ``"head"`` or ``"tail"``;
+* an eviction order's ``key(entry)`` is a tuple of numbers, and its ``pick(pool)`` an entry cached in that
+  pool now (or ``None``): a stale entry, evicted before, would be evicted again (the pool's units counted
+  twice, or a loop that evicts nothing for ever);
+* a preemption policy's ``victim(pool, grower)`` is ``None``, the grower, or one of the candidates
+  ``sim.preempt_candidates(pool)``;
+* a share policy returns one rate per flow, each a number at least 0 (``inf`` allowed, NaN not);
+* ``sim.at(t, …)`` is not given a time before now (the clock would go back) or NaN, and
+  ``sim.job_done(stage, job)`` is given its session's current run (not a job completed already, or one
+  that left the stage).
+
+What breaks a rule is a :class:`serq.errors.PluginError` naming the plugin (its entry point and
+distribution), what it registered, what it did and when; an exception raised in the plugin's own code is
+one too (:func:`serq.plugins.plugin_failure`, at :func:`serq_sim.run`).
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any
+
+from serq.errors import PluginError
+from serq.plugins import FIRST_PARTY_PACKAGES
+
+
+def first_party(obj: Any) -> bool:
+    """Whether ``obj`` (a factory, a policy, a class) is serQ's own code."""
+    mod = getattr(obj, "__module__", None)
+    return isinstance(mod, str) and mod.partition(".")[0] in FIRST_PARTY_PACKAGES
+
+
+def _shown(obj: Any) -> str:
+    """What a plugin returned, as a message shows it: never a repr with a memory address in it (the
+    message would differ from run to run)."""
+    if obj is None or isinstance(obj, (bool, int, float, str)):
+        text = repr(obj)
+        return text if len(text) <= 60 else text[:57] + "..."
+    if isinstance(obj, (tuple, list)) and len(obj) <= 6:
+        inner = ", ".join(_shown(x) for x in obj)
+        return f"({inner}{',' if len(obj) == 1 else ''})" if isinstance(obj, tuple) else f"[{inner}]"
+    return f"an object of type {type(obj).__name__}"
+
+
+def failure(registry: Any, name: str, what: str, reason: str, sim: Any = None) -> PluginError:
+    """The error of the plugin that registered ``name`` in ``registry``: it ``what`` (``built stage svc
+    wrongly``), ``reason``; at the simulated time when ``sim`` is given."""
+    if sim is not None:
+        reason = f"{reason} (at t={sim.now:g})"
+    return PluginError(registry.plugin_message(name, what, reason))
+
+
+# ---------------------------------------------------------------------------------------------------
+# What factories build
+# ---------------------------------------------------------------------------------------------------
+
+
+def check_stage(stage: Any, registry: Any, name: str, node: Any) -> None:
+    from .stages import StageKind
+
+    if not isinstance(stage, StageKind):
+        raise failure(registry, name, f"builds stage {node.name} wrongly",
+                      f"its factory returned {_shown(stage)}, not a serq_sim.stages.StageKind")
+
+
+def check_policy(policy: Any, registry: Any, name: str, pool: Any, what: str) -> Any:
+    """``policy``, pool member ``pool``'s eviction order or preemption policy (``what``), refused if it is not
+    one, and checked as it runs when it is a third party's."""
+    from .policies import EvictionOrder, PreemptionPolicy
+
+    cls = EvictionOrder if what == "eviction order" else PreemptionPolicy
+    if not isinstance(policy, cls):
+        raise failure(registry, name, f"builds the {what} of pool {pool.name} wrongly",
+                      f"its factory returned {_shown(policy)}, not a serq_sim.policies.{cls.__name__}")
+    if cls is PreemptionPolicy:
+        if policy.requeue not in ("head", "tail"):
+            raise failure(registry, name, f"builds the {what} of pool {pool.name} wrongly",
+                          f"requeue is {_shown(policy.requeue)}, not 'head' or 'tail'")
+        if not first_party(type(policy).victim):
+            _guard_victim(policy, registry, name)
+    else:
+        if not first_party(type(policy).key):
+            _guard_key(policy, registry, name)
+        if not first_party(type(policy).pick):
+            _guard_pick(policy, registry, name)
+    return policy
+
+
+def _number(x: Any) -> bool:
+    t = type(x)
+    return t is float or t is int or (isinstance(x, numbers.Real) and not isinstance(x, bool))
+
+
+def _guard_key(order: Any, registry: Any, name: str) -> None:
+    key = order.key
+    pool = order.pool
+
+    def checked_key(entry):
+        k = key(entry)
+        if type(k) is not tuple or not all(map(_number, k)):
+            raise failure(registry, name, f"failed in its eviction order {name!r} (pool {pool.name})",
+                          f"key(entry) returned {_shown(k)}, not a tuple of numbers", order.sim)
+        return k
+
+    order.key = checked_key
+
+
+def _guard_pick(order: Any, registry: Any, name: str) -> None:
+    from .pools.model import Entry
+
+    pick = order.pick
+
+    def checked_pick(pool):
+        e = pick(pool)
+        if e is None:
+            return None
+        if not isinstance(e, Entry):
+            why = f"returned {_shown(e)}, not an entry of the pool"
+        elif not e.alive or (pool.dead.get(e.eid) if e.dead else pool.own.get(e.owner.serial)) is not e:
+            why = "returned an entry that is not cached in the pool now (evicted or consumed before)"
+        else:
+            return e
+        raise failure(registry, name, f"failed in its eviction order {name!r} (pool {pool.name})",
+                      f"pick(pool) {why}", order.sim)
+
+    order.pick = checked_pick
+
+
+def _guard_victim(policy: Any, registry: Any, name: str) -> None:
+    victim = policy.victim
+
+    def checked_victim(pool, grower):
+        v = victim(pool, grower)
+        if v is None or v is grower:
+            return v
+        if not any(s is v for s, _slot in policy.sim.preempt_candidates(pool)):
+            from .session import Session
+
+            shown = f"session {v.serial}" if isinstance(v, Session) else _shown(v)
+            raise failure(registry, name, f"failed in its preemption policy {name!r} (pool {pool.name})",
+                          f"victim(pool, grower) returned {shown}, which is not one of the candidates "
+                          "(sim.preempt_candidates(pool)), the grower, or None", policy.sim)
+        return v
+
+    policy.victim = checked_victim
+
+
+def guard_share(policy: Any, registry: Any, name: str, sim: Any) -> Any:
+    """A third party's share policy, its rates checked at every call."""
+    if first_party(policy):
+        return policy
+
+    def checked_share(flows, caps):
+        rates = policy(flows, caps)
+        if not isinstance(rates, (list, tuple)) or len(rates) != len(flows):
+            n = len(rates) if isinstance(rates, (list, tuple)) else None
+            got = _shown(rates) if n is None else f"{n} rate(s)"
+            raise failure(registry, name, f"failed in its share policy {name!r}",
+                          f"it returned {got} for {len(flows)} flow(s): one rate per flow", sim)
+        for r in rates:
+            if not _number(r) or not r >= 0:
+                raise failure(registry, name, f"failed in its share policy {name!r}",
+                              f"it returned the rate {_shown(r)}: a rate is a number at least 0 (or inf)", sim)
+        return rates
+
+    return checked_share
+
+
+# ---------------------------------------------------------------------------------------------------
+# What a third party's stage kind asks of the engine
+# ---------------------------------------------------------------------------------------------------
+
+
+class ContractError(ValueError):
+    """A plugin asked the engine what its contract does not allow (``sim.at`` of a time before now, or NaN;
+    ``sim.job_done`` of a job that is not its session's current run). Raised in the plugin's call, so
+    :func:`serq.plugins.plugin_failure` names the plugin and its line."""
+
+
+def guard_engine(sim: Any) -> None:
+    """``sim.at`` and ``sim.job_done`` checked, for a run with a third party's stage kind or policy."""
+    at = sim.at
+    done = sim.job_done
+
+    def checked_at(t, cb, arg=None):
+        if not t >= sim.now:
+            raise ContractError(f"sim.at({t!r}, …): NaN is not a time" if t != t else
+                                f"sim.at({t!r}, …): an event before now (t={sim.now:g}): the clock cannot go back")
+        return at(t, cb, arg)
+
+    def checked_done(st, job):
+        owner = job.owner
+        if owner is not None and owner.job is not job:
+            raise ContractError(f"sim.job_done({getattr(st, 'name', '?')}, job): the job of session "
+                             f"{owner.serial} is not its session's current run (completed twice, or after it "
+                             "left the stage: check job.stage is self when its event fires)")
+        return done(st, job)
+
+    sim.at = checked_at
+    sim.job_done = checked_done
