@@ -300,30 +300,37 @@ FIRST_PARTY = ("serq", "serq-ir", "serq-frontend", "serq-sim", "serq-report", "s
 _FIRST_PARTY_RANK = {normalize_name(n): i for i, n in enumerate(FIRST_PARTY)}
 
 
-def _first_party_rank(dist: Any) -> int:
+def _first_party_rank(dist: Any) -> tuple[int, str]:
     """Where a distribution's plugins come in the order of registration: serQ's own parts in the order of
-    :data:`FIRST_PARTY`, then every other (its name is read from its metadata folder's name, so a third
-    party's metadata is read only when a message needs it)."""
+    :data:`FIRST_PARTY`, then every other in the order of its (normalized) name. Not in the order the
+    scanner finds them: that is the order the file system lists a folder's entries in (``os.listdir``,
+    as ``importlib.metadata`` reads them), which differs from one file system to another, and the order
+    of registration is the order the hooks are called in (which library folder a ``use`` finds first, the
+    order sugar layers apply). The name is read from the metadata folder's name, so a third party's
+    metadata is read only when a message needs it."""
     path = getattr(dist, "path", None)
     if isinstance(path, str):
         name = os.path.basename(path).rpartition(".")[0].partition("-")[0]
     else:  # an importlib.metadata distribution
         name = (dist.metadata["Name"] if dist is not None else None) or ""
-    return _FIRST_PARTY_RANK.get(normalize_name(name), len(FIRST_PARTY))
+    norm = normalize_name(name)
+    rank = _FIRST_PARTY_RANK.get(norm)
+    return (rank, "") if rank is not None else (len(FIRST_PARTY), norm)
 
 
 def load_entry_points(pm: pluggy.PluginManager, group: str = ENTRY_POINT_GROUP) -> int:
     """Import and register every plugin of the entry-point group ``group``, as pluggy's
     ``load_setuptools_entrypoints`` does (a blocked name, or one already registered, is skipped), with
     the scanner; through ``importlib.metadata`` when the scanner cannot read ``sys.path``. serQ's own
-    parts (:data:`FIRST_PARTY`) are registered first, in that order; the others follow in the order the
-    entry points are found. Returns the number of plugins registered."""
+    parts (:data:`FIRST_PARTY`) are registered first, in that order; the others follow in the order of
+    their distributions' names, each distribution's in the order its ``entry_points.txt`` lists them
+    (:func:`_first_party_rank`). Returns the number of plugins registered."""
     try:
         found = entry_points(group)
     except _Unusual:
         found = _metadata_entry_points(group)
     # the scanner names a part's distribution by its folder (no metadata read for a third party's)
-    found.sort(key=lambda f: _first_party_rank(f[2]))  # stable: the others keep the order found
+    found.sort(key=lambda f: _first_party_rank(f[2]))  # stable: a distribution's keep their file's order
     count = 0
     for name, value, dist in found:
         if pm.has_plugin(name) or pm.is_blocked(name):
