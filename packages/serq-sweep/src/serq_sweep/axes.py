@@ -156,9 +156,12 @@ def group_cli(items: Sequence[str], flag: str) -> dict[str, list[str]]:
     return out
 
 
-def points(axes: Sequence[Axis], zipped: Sequence[Sequence[str]] = ()) -> list[dict[str, Any]]:
+def points(axes: Sequence[Axis], zipped: Sequence[Sequence[str]] = (), *, repeat: bool = False
+           ) -> list[dict[str, Any]]:
     """The points of a sweep: the grid (cartesian product, the first axis varying slowest) over the axes,
-    where the axes of each ``zipped`` group move together (equal lengths) as one axis of the grid."""
+    where the axes of each ``zipped`` group move together (equal lengths) as one axis of the grid. A point
+    that comes twice (a value given twice) is refused, unless ``repeat`` (serq compare's arms: ``--set
+    x=0,0`` is an A/A comparison, every difference exactly 0)."""
     by_name = {a.name: a for a in axes}
     grouped: set[str] = set()
     units: list[list[dict[str, Any]]] = []
@@ -191,9 +194,21 @@ def points(axes: Sequence[Axis], zipped: Sequence[Sequence[str]] = ()) -> list[d
         n = len(by_name[names[0]].values)
         units.append([{name: by_name[name].values[i] for name in names} for i in range(n)])
     out = []
+    seen: set[tuple] = set()
     for combo in itertools.product(*units):
         p: dict[str, Any] = {}
         for d in combo:
             p.update(d)
+        # a value given twice (--set B=512,512, --set B=512 --set B=512, a list and a range that meet) made
+        # two points of one run: two rows of one key, which a curve across the table's rows took for two
+        # seeds (its CI narrowed). (repr: -0 and 0 are two constants, 1/x tells them apart.)
+        same = tuple((k, repr(v)) for k, v in p.items())
+        if same in seen and not repeat:
+            from .core import show_value
+
+            label = ", ".join(f"{k}={show_value(v)}" for k, v in p.items())
+            raise UserError(f"the point {label} is given twice (a value given twice runs the same runs twice); "
+                            "give each value once")
+        seen.add(same)
         out.append(p)
     return out

@@ -144,7 +144,7 @@ def plan(files: Sequence[str], *, sets: Mapping[str, Any] | None = None, defs: M
          zip: Sequence[Sequence[str]] = (), seeds: Any = (1,), horizon: float | None = None,  # noqa: A002
          warmup: float | None = None, arrivals: int | None = None, max_wall: float | None = None,
          max_events: int | None = None, max_samples: int | None = None, pm: Any = None,
-         program_labels: Sequence[str] | None = None) -> Plan:
+         program_labels: Sequence[str] | None = None, repeat: bool = False) -> Plan:
     """Compile every point of the sweep (once each). ``files``: one program, or several (an axis
     ``program``); ``sets``: name -> a number, a list, or a range ``"2:10:0.5"``; ``defs``: name -> an
     expression or a list of them; ``zip``: groups of names that move together; ``seeds``: a list of ints or
@@ -177,7 +177,7 @@ def plan(files: Sequence[str], *, sets: Mapping[str, Any] | None = None, defs: M
     limits = {k: v for k, v in (("max_wall", max_wall), ("max_events", max_events),
                                 ("max_samples", max_samples)) if v is not None}
     by_label = dict(zip_(axes[0].values, files)) if len(files) > 1 else {}
-    grid = points(axes, zip)
+    grid = points(axes, zip, repeat=repeat)  # (repeat: a point given twice, as serq compare's A/A arms)
     if len(grid) * len(seed_list) > MAX_POINTS:  # refused before a point is compiled: each run is a task held
         raise UserError(f"the sweep has {len(grid)} point(s) times {len(seed_list)} seed(s), "
                         f"{len(grid) * len(seed_list)} runs, more than {MAX_POINTS}")

@@ -27,7 +27,7 @@ def arms_plan(files: Sequence[str], *, sets: Mapping[str, Any] | None = None, de
               seeds: Any = "1..10", pm: Any = None, **kw: Any) -> core.Plan:
     """The plan of a comparison: two or more files, or one file and one swept name of two or more values;
     nothing else swept (a name given one value, ``--set N=4``, is a setting of every arm, not an axis)."""
-    plan = core.plan(list(files), sets=sets, defs=defs, seeds=seeds, pm=pm, **kw)
+    plan = core.plan(list(files), sets=sets, defs=defs, seeds=seeds, pm=pm, repeat=True, **kw)  # A/A: x=0,0
     if len(_arms(plan)) != 1 or len(plan.points) < 2:
         swept = ", ".join(a.name for a in _arms(plan)) or "nothing"
         raise UserError("serq compare compares two or more programs, or one program under the values of one "
