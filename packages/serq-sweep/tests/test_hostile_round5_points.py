@@ -4,7 +4,8 @@ twice are.
 
 It made two points of one run: two rows of one key in the table, which ``serq plot --x B`` took for two
 seeds at that value (its CI narrowed by a factor of about 1.4 with nothing new measured), and ``--show``
-printed the point twice. Points that differ in a zipped name are no such pair, ``-0`` and ``0`` are two
+printed the point twice. So did one program by two paths (``serq sweep p.sq ./p.sq``, a link). Points that
+differ in a zipped name are no such pair, ``-0`` and ``0`` are two
 constants (1/x tells them apart), and ``serq compare``'s arms may repeat: ``--set x=0,0`` is an A/A
 comparison (test_audit_stats.py), every difference exactly 0.
 """
@@ -77,3 +78,14 @@ def test_the_rule_is_on_the_points():
     assert points([Axis("x", "set", (1.0, 1.0))], repeat=True) == [{"x": 1.0}, {"x": 1.0}]
     assert points([Axis("x", "set", (1.0, 1.0)), Axis("y", "set", (1.0, 2.0))], [["x", "y"]]) == [
         {"x": 1.0, "y": 1.0}, {"x": 1.0, "y": 2.0}]
+
+
+def test_one_program_by_two_paths_is_given_twice(tmp_path):
+    (tmp_path / "p.sq").write_text(PROGRAM)
+    (tmp_path / "q.sq").symlink_to("p.sq")
+    for other in ("./p.sq", "q.sq"):
+        r = _serq(tmp_path, "sweep", "p.sq", other)
+        assert r.returncode == 1, r.stderr
+        assert r.stderr == f"error: the programs of a sweep are given twice: p.sq and {other} are one file\n"
+    r = _serq(tmp_path, "compare", "p.sq", "./p.sq", "--seeds", "1..2")  # an A/A comparison
+    assert r.returncode == 0, r.stderr

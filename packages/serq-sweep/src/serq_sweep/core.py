@@ -162,6 +162,17 @@ def plan(files: Sequence[str], *, sets: Mapping[str, Any] | None = None, defs: M
         labels = list(program_labels) if program_labels else files
         if len(set(labels)) != len(labels):
             raise UserError("the programs of a sweep are given twice: " + ", ".join(files))
+        if not repeat:  # one file by two paths (p.sq ./p.sq, a link): two points of one run, as a value twice
+            ids: dict[tuple[int, int], str] = {}
+            for f in files:
+                try:
+                    st = os.stat(f)
+                except (OSError, ValueError):  # (its compile says why)
+                    continue
+                if (st.st_dev, st.st_ino) in ids:
+                    raise UserError(f"the programs of a sweep are given twice: {ids[st.st_dev, st.st_ino]} and "
+                                    f"{f} are one file")
+                ids[st.st_dev, st.st_ino] = f
         axes.append(Axis("program", "program", tuple(labels)))
     axes += set_axes(sets or {}) + def_axes(defs or {})
     seen: set[str] = set()
