@@ -84,7 +84,10 @@ def test_the_first_distribution_of_a_name_wins(sites):
                    ("demo", "demo_second", "other")]
 
 
-def test_loading_skips_blocked_and_taken_names(sites):
+def test_loading_skips_blocked_names(sites):
+    # (the name `demo` of the distribution `other` is taken by demo-pkg's: test_a_taken_name_is_one_error)
+    ep = sites[1] / "other-0.3.dist-info" / "entry_points.txt"
+    ep.write_text(ep.read_text().replace("demo = demo_second\n", ""))
     pm = plugins.PluginManager()
     pm.set_blocked("barred")
     assert load_entry_points(pm, GROUP) == 3
@@ -103,6 +106,19 @@ def test_loading_skips_blocked_and_taken_names(sites):
     info = {p: (d.project_name, d.version) for p, d in pm.list_plugin_distinfo()}
     assert info[demo_first] == ("demo-pkg", "1.0") and info[demo_third] == ("other", "0.3")
     assert plugins.provider_name(pm, demo_third) == "third (other 0.3)"
+
+
+def test_a_taken_name_is_one_error(sites):
+    # pluggy would skip the second `demo` silently: its plugin would not be there, with nothing to say why
+    pm = plugins.PluginManager()
+    pm.set_blocked("barred")
+    with pytest.raises(plugins.PluginError) as e:
+        load_entry_points(pm, GROUP)
+    assert str(e.value).split("\n") == [
+        "error: plugin 'demo' (from other 0.3) cannot be loaded (demo_second): its name is taken by the plugin "
+        "'demo' of demo-pkg 1.0; entry points of the group 'serq' need names of their own",
+        "(run without it: uninstall other, or ask its authors to rename its entry point)"]
+    assert "demo_second" not in sys.modules
 
 
 def test_an_already_registered_name_is_skipped(sites):

@@ -239,3 +239,20 @@ def test_library_folders_that_are_not_folders_are_refused(site, case, what):
 def test_a_sugar_layer_gone_wrong_is_named(site, case, what):
     r = serq(site, case, "run", "p.sq", "--no-progress", compile_cache=False)
     one_message(r, HEAD + what)
+
+
+def test_an_entry_point_named_as_a_part_is_not_left_out_silently(tmp_path):
+    # pluggy skips an entry point whose name is registered: the plugin was not there, and a program naming
+    # its stage kind was told that no plugin registers stage kinds
+    site = tmp_path / "site"
+    info = site / "evilplug-1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: evilplug\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[serq]\nsim = evil_mod\n")
+    (site / "evil_mod.py").write_text("")
+    r = run_serq("--version", env={"PYTHONPATH": str(site)})
+    assert r.returncode == 1 and r.stdout == "" and "Traceback" not in r.stderr, r
+    assert r.stderr.splitlines() == [
+        "error: plugin 'sim' (from evilplug 1.0) cannot be loaded (evil_mod): its name is taken by the plugin 'sim' "
+        "of serq-sim 0.1.0; entry points of the group 'serq' need names of their own",
+        "(run without it: uninstall evilplug, or ask its authors to rename its entry point)"]

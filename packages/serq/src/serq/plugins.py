@@ -320,7 +320,9 @@ def _first_party_rank(dist: Any) -> tuple[int, str]:
 
 def load_entry_points(pm: pluggy.PluginManager, group: str = ENTRY_POINT_GROUP) -> int:
     """Import and register every plugin of the entry-point group ``group``, as pluggy's
-    ``load_setuptools_entrypoints`` does (a blocked name, or one already registered, is skipped), with
+    ``load_setuptools_entrypoints`` does (a blocked name, or one the caller registered before, is
+    skipped; a name two distributions' entry points give is an error naming both: pluggy skips the
+    second, silently), with
     the scanner; through ``importlib.metadata`` when the scanner cannot read ``sys.path``. serQ's own
     parts (:data:`FIRST_PARTY`) are registered first, in that order; the others follow in the order of
     their distributions' names, each distribution's in the order its ``entry_points.txt`` lists them
@@ -332,9 +334,16 @@ def load_entry_points(pm: pluggy.PluginManager, group: str = ENTRY_POINT_GROUP) 
     # the scanner names a part's distribution by its folder (no metadata read for a third party's)
     found.sort(key=lambda f: _first_party_rank(f[2]))  # stable: a distribution's keep their file's order
     count = 0
+    loaded: set[str] = set()
     for name, value, dist in found:
-        if pm.has_plugin(name) or pm.is_blocked(name):
+        if pm.is_blocked(name):
             continue
+        if pm.has_plugin(name):
+            if name in loaded:
+                # two distributions' entry points of one name: pluggy skips the second, silently (the
+                # plugin is not there, and what it registers is "unknown" with nothing to say why)
+                raise PluginError(_taken_name(pm, name, value, dist))
+            continue  # a plugin the caller registered under that name before: it stands, as in pluggy
         try:
             plugin = load_object(value)
             pm.register(plugin, name=name)
@@ -344,8 +353,25 @@ def load_entry_points(pm: pluggy.PluginManager, group: str = ENTRY_POINT_GROUP) 
             raise PluginError(_failed_plugin(name, dist, f"cannot be loaded ({value})", e)) from None
         if isinstance(pm, PluginManager):
             pm._scanned_distinfo.append((plugin, dist))
+        loaded.add(name)
         count += 1
     return count
+
+
+def _taken_name(pm: pluggy.PluginManager, name: str, value: str, dist: Any) -> str:
+    """The message of an entry point whose name another distribution's entry point has (serQ's own part's,
+    or an earlier distribution's): both named; disabling the name would take both away, so the way out is
+    to uninstall one."""
+    project = getattr(dist, "project_name", None) if dist is not None else None
+    version = getattr(dist, "version", None) if dist is not None else None
+    this = f"{project} {version}" if project and version else project or "an unknown distribution"
+    other = plugin_distribution(pm, pm.get_plugin(name))
+    oname = getattr(other, "project_name", None) if other is not None else None
+    that = f"{oname} {getattr(other, 'version', None) or ''}".strip() if oname else "a plugin registered before"
+    first = (f"error: plugin {name!r} (from {this}) cannot be loaded ({value}): its name is taken by the plugin "
+             f"{name!r} of {that}; entry points of the group 'serq' need names of their own")
+    hint = f"(run without it: uninstall {project or 'it'}, or ask its authors to rename its entry point)"
+    return f"{printable(first)}\n{printable(hint)}"
 
 
 def _metadata_entry_points(group: str) -> list[tuple[str, str, Any]]:
