@@ -234,14 +234,16 @@ def record_program(report: Report, path: str, data: bytes, program: Any, sets: d
                    defs: dict[str, str]) -> None:
     """Record in ``report`` what was run: the program's ``path`` as given, the SHA-256 of its bytes
     ``data`` and of the IR ``program`` as simulated (without spans or the source's path), and every
-    ``--set`` and ``--def``."""
+    ``--set`` and ``--def``, by name (the order the flags were given in changes nothing that was run, so
+    it changes nothing in the report: ``--set a=1 --set b=2`` and ``--set b=2 --set a=1`` are one report)."""
     import msgspec
     import serq_ir
 
     sha256 = _sha256()
     ir = serq_ir.encode(msgspec.structs.replace(program, source=None), spans=False)
     info = ProgramInfo(path=str(path), sha256=sha256(data).hexdigest(),
-                       ir_sha256=sha256(ir).hexdigest(), sets=dict(sets), defs=dict(defs))
+                       ir_sha256=sha256(ir).hexdigest(), sets=dict(sorted(sets.items())),
+                       defs=dict(sorted(defs.items())))
     report.result = msgspec.structs.replace(report.result, program=info)
 
 
