@@ -53,6 +53,43 @@ def agg_count(a: Any, n: float) -> int:
     return int(n)
 
 
+def _aggregates_in(e: Any) -> list[Any]:
+    """The aggregates in ``e`` that are inside no other aggregate of ``e`` (those a writer of ``e`` meets)."""
+    out, stack = [], [e]
+    while stack:
+        x = stack.pop()
+        if type(x) is A.Agg:
+            out.append(x)
+        else:
+            stack.extend(A.expr_children(x))
+    return out
+
+
+def agg_terms(a: Any, lets: dict[str, float]) -> int:
+    """The terms aggregate ``a`` writes out with the aggregates in its body (each of its ``n`` terms holds the
+    terms of those, at least 1), as sugar/aggregates.py counts them; :class:`BadConstant` when past
+    :data:`MAX_TERMS`, or when an inner aggregate's count is not a constant. Found from the counts alone,
+    before any term is folded: a ``let`` of ``sum j in 10000 (sum k in 10000 (1))`` was folded term by term
+    (10**8 terms, 13 s) before the writer refused it, and three such levels never ended."""
+    n = agg_count(a, fold(a.n, lets))
+    inner = 0
+    for b in _aggregates_in(a.body):
+        try:
+            inner += agg_terms(b, lets)
+        except NotConstant as x:
+            if x.node is not b.n and not any(x.node is y for y in A.walk_expr(b.n)):
+                raise
+            from .context import describe
+
+            raise BadConstant(x.node, f"the count of `{b.op} {b.var} in …` must be a constant (numbers and "
+                              f"`let`s): it reads {describe(x.node)}") from None
+    inner = max(1, inner)
+    if n * inner > MAX_TERMS:
+        raise BadConstant(a, f"`{a.op} {a.var} in …` writes out {n} × {inner} terms with the aggregates inside it; "
+                          f"an aggregate writes out at most {MAX_TERMS} terms")
+    return n * inner
+
+
 def truth(x: float) -> bool:
     """Whether ``x`` is true: a non-zero operand is (language.txt §2), NaN among them, as the simulator
     tests it (``x != 0.0``)."""
@@ -174,7 +211,9 @@ def fold(e: Any, lets: dict[str, float]) -> float:
             out = binary_value("+", out, fold(x, lets))
         return out
     if t is A.Agg:
-        # a constant where its terms are: the terms written out (sugar/aggregates.py) fold the same way
+        # a constant where its terms are: the terms written out (sugar/aggregates.py) fold the same way, and
+        # are as many (agg_terms: refused from the counts, before the terms are folded)
+        agg_terms(e, lets)
         n = agg_count(e, fold(e.n, lets))
         env = dict(lets)
         vals = []
