@@ -12,25 +12,30 @@ from serq_ir import nodes as ir
 from sqhelpers import compile_src, make_pm, refused
 
 
+def unbuilt(*_args):
+    """What a kind or policy registers here (the linker checks names only; nothing is built): callable as
+    every registration hook's object is called (serq.plugins.CALLABLE_HOOKS)."""
+
+
 class Kinds:
     """Registers one of each: names only matter to the linker."""
 
     @serq.hookimpl
     def serq_sim_register_stage_kinds(self, register):
-        register("batch", object)
-        register("vacation", object)
+        register("batch", unbuilt)
+        register("vacation", unbuilt)
 
     @serq.hookimpl
     def serq_sim_register_eviction_orders(self, register):
-        register("largest", object)
+        register("largest", unbuilt)
 
     @serq.hookimpl
     def serq_sim_register_preemption_policies(self, register):
-        register("youngest", object)
+        register("youngest", unbuilt)
 
     @serq.hookimpl
     def serq_sim_register_share_policies(self, register):
-        register("fair", object)
+        register("fair", unbuilt)
 
 
 @pytest.fixture(scope="module")
@@ -130,11 +135,11 @@ def test_a_plugin_name_cannot_be_a_builtin_form(pm):
     class Shadow:
         @serq.hookimpl
         def serq_sim_register_stage_kinds(self, register):
-            register("fifo", object)
+            register("fifo", unbuilt)
 
         @serq.hookimpl
         def serq_sim_register_eviction_orders(self, register):
-            register("lru", object)
+            register("lru", unbuilt)
 
     pm2 = make_pm(serq_sim.plugin, Shadow())
     p = compile_src("pool kv { cap 4; evict lru; }\nstage svc : fifo;\n" + TAIL, pm=pm2)

@@ -186,7 +186,7 @@ def test_registries_are_in_registration_order():
         @hookimpl
         def serq_sim_register_stage_kinds(self, register):
             for n in self.names:
-                register(n, object)
+                register(n, lambda sim, node, member, flat: None)  # a factory as the hook calls it
 
     pm = get_plugin_manager(plugins=[Kinds("x1", "x2"), Kinds("y1")])
     assert serq_sim.registries(pm).stage_kinds.names() == ["Fifo", "Ps", "Delay", "Step", "x1", "x2", "y1"]

@@ -19,7 +19,8 @@ CASE = os.environ.get("HOSTILE", "")
 
 
 class Never:  # a stage kind's factory that registers fine (never built by these programs)
-    pass
+    def __init__(self, sim, node, member, flat):
+        pass
 
 
 def partial_format(report, out):
@@ -49,11 +50,17 @@ def serq_sim_register_stage_kinds(register):
         register("never", 42)
     if CASE == "a built-in's name":
         register("Fifo", Never)
+    if CASE == "a factory of no arguments":
+        register("never", lambda: None)
+
+
+def no_arguments():
+    return ""
 
 
 @hookimpl
 def serq_report_register_formats(register):
-    register("partial", partial_format)
+    register("partial", no_arguments if CASE == "a format of no arguments" else partial_format)
     if CASE == "format named text":
         register("text", partial_format)
 
@@ -154,6 +161,12 @@ REGISTRATION = {
                     "takes 2 argument(s), not 1",
     "not callable": "registers a stage kind wrongly in serq_sim_register_stage_kinds: stage kind 'never': 42 is "
                     "not callable",
+    "a factory of no arguments": "registers a stage kind wrongly in serq_sim_register_stage_kinds: stage kind "
+                                 "'never': hostile_mod.serq_sim_register_stage_kinds.<locals>.<lambda> cannot be "
+                                 "called as factory(sim, node, member, flat): too many positional arguments",
+    "a format of no arguments": "registers a report format wrongly in serq_report_register_formats: report format "
+                                "'partial': hostile_mod.no_arguments cannot be called as reporter(report, out): too "
+                                "many positional arguments",
     "command not click": "registers a command wrongly in serq_register_commands: 'notacommand' is not a "
                          "click.Command (nor a serq.cli.LazyCommand)",
     "commands hook raises": "failed in serq_register_commands: RuntimeError: commands exploded at {site}",

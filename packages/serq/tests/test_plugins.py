@@ -104,7 +104,11 @@ def hello():
 
 
 class Vacation:
-    """A stage kind a plugin provides (the simulator resolves it by name)."""
+    """A stage kind a plugin provides (the simulator resolves it by name; built as the hook's factory is
+    called: a factory that cannot be is refused when it is registered)."""
+
+    def __init__(self, sim, node, member, flat):
+        pass
 
 
 class ThirdParty:
@@ -124,7 +128,7 @@ class Rival:
 
     @hookimpl
     def serq_sim_register_stage_kinds(self, register):
-        register("vacation", object)
+        register("vacation", lambda sim, node, member, flat: None)
 
 
 def test_a_plugin_adds_a_subcommand(capsys):

@@ -654,12 +654,38 @@ def _calling_impl(codes: dict[Any, list[Any]]) -> Any:
     return None
 
 
-#: the registration hooks of serQ's parts whose objects are called (factories, policies, reporters, loaders):
-#: one that is not callable is refused when it is registered, not when a run first calls it
-CALLABLE_HOOKS = frozenset((
-    "serq_register_loaders", "serq_sim_register_stage_kinds", "serq_sim_register_eviction_orders",
-    "serq_sim_register_preemption_policies", "serq_sim_register_share_policies", "serq_report_register_formats",
-))
+#: the registration hooks of serQ's parts whose objects are called (factories, policies, reporters, loaders),
+#: and how: one that is not callable so is refused when it is registered, not when a run first calls it
+#: (a TypeError from deep in serQ, the plugin's code never reached)
+CALLABLE_HOOKS = {
+    "serq_register_loaders": "loader(path, options)",
+    "serq_sim_register_stage_kinds": "factory(sim, node, member, flat)",
+    "serq_sim_register_eviction_orders": "factory(sim, pool, node)",
+    "serq_sim_register_preemption_policies": "factory(sim, pool, node)",
+    "serq_sim_register_share_policies": "policy(flows, caps)",
+    "serq_report_register_formats": "reporter(report, out)",
+}
+
+
+def _call_problem(obj: Any, call: str) -> str | None:
+    """Why ``obj`` cannot be called as ``call`` says (``factory(sim, pool, node)``: three positional
+    arguments), or ``None``. serQ's own objects are not looked at (``inspect`` is not imported for them)."""
+    if not callable(obj):
+        return f"{_shown(obj)} is not callable"
+    mod = getattr(obj, "__module__", None)
+    if isinstance(mod, str) and mod.partition(".")[0] in FIRST_PARTY_PACKAGES:
+        return None
+    import inspect
+
+    try:
+        sig = inspect.signature(obj)
+    except (TypeError, ValueError):  # no signature to read (a builtin): it is called as it is
+        return None
+    try:
+        sig.bind(*range(call.count(",") + 1))
+    except TypeError as e:
+        return f"{_shown(obj)} cannot be called as {call}: {e}"
+    return None
 
 
 def collect(pm: pluggy.PluginManager, hook: str, kind: str,
@@ -677,9 +703,9 @@ def collect(pm: pluggy.PluginManager, hook: str, kind: str,
 
     What a plugin does wrong here is a :class:`PluginError` naming it (its entry point and distribution):
     ``register`` called with the wrong number of arguments, a name that is not a non-empty string, an
-    object ``check(obj)`` says is wrong (the reason, else ``None``; without ``check``, one that is not
-    callable for the hooks of :data:`CALLABLE_HOOKS`), or an exception its implementation raises (the
-    exception, at its line).
+    object ``check(obj)`` says is wrong (the reason, else ``None``; without ``check``, for the hooks of
+    :data:`CALLABLE_HOOKS`, one that cannot be called as they call it), or an exception its implementation
+    raises (the exception, at its line).
     """
     reg = Registry(kind)
     caller = getattr(pm.hook, hook, None)
@@ -694,7 +720,6 @@ def collect(pm: pluggy.PluginManager, hook: str, kind: str,
             codes.setdefault(code, []).append(impl)
     got: list[tuple[int, int, str, Any, Any]] = []
     spelled = "register(object)" if key is not None else "register(name, object)"
-    callable_only = hook in CALLABLE_HOOKS
 
     def wrong(impl: Any, why: str) -> PluginError:
         if impl is None:
@@ -718,8 +743,10 @@ def collect(pm: pluggy.PluginManager, hook: str, kind: str,
                 raise wrong(impl, f"{_shown(obj)} has no name ({type(e).__name__}: {e})") from None
         else:
             name, obj = args
+            if not isinstance(name, str) or not name:
+                raise wrong(impl, f"the name {_shown(name)} is not a non-empty string")
             why = check(obj) if check is not None else (
-                f"{_shown(obj)} is not callable" if callable_only and not callable(obj) else None)
+                _call_problem(obj, CALLABLE_HOOKS[hook]) if hook in CALLABLE_HOOKS else None)
             if why is not None:
                 raise wrong(impl, f"{kind} {_shown(name)}: {why}")
         if not isinstance(name, str) or not name:
@@ -749,9 +776,18 @@ def collect(pm: pluggy.PluginManager, hook: str, kind: str,
 
 
 def _shown(obj: Any) -> str:
-    """An object a plugin registered, as a message shows it (its repr, at most 80 characters)."""
-    try:
-        text = repr(obj)
-    except Exception:  # noqa: BLE001 - a repr that raises is the plugin's too
-        text = f"<{type(obj).__name__}>"
+    """An object a plugin registered, as a message shows it: a function or a class by its qualified name,
+    anything else by its repr (at most 80 characters) unless that holds a memory address (``<… at
+    0x7f…>``), which would make the message differ from run to run: then by its type."""
+    qualname = getattr(obj, "__qualname__", None)
+    if isinstance(qualname, str) and (isinstance(obj, type) or callable(obj)) and not isinstance(obj, str):
+        mod = getattr(obj, "__module__", None)
+        text = f"{mod}.{qualname}" if isinstance(mod, str) else qualname
+    else:
+        try:
+            text = repr(obj)
+        except Exception:  # noqa: BLE001 - a repr that raises is the plugin's too
+            text = ""
+        if not text or " at 0x" in text:
+            text = f"an object of type {type(obj).__name__}"
     return printable(text if len(text) <= 80 else text[:77] + "...")
