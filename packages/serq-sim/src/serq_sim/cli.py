@@ -157,7 +157,7 @@ def run_command(pm, file, sets, defs, seed, horizon, warmup, arrivals, trace, as
         check_not_input(path, inputs)
         if what != "--dump" or os.path.isdir(os.path.dirname(path)):  # a dump makes its folders
             check_output(path, own=own)
-    check_distinct((what, path) for what, path, _ in outputs)
+    check_distinct(((what, path) for what, path, _ in outputs), folders=[("--dump", dump)] if dump is not None else [])
     from .notes import no_sessions
 
     for warning in no_sessions(program.workload):  # said before the run too (the report says it again)

@@ -335,9 +335,11 @@ def check_output(path: str | os.PathLike[str], *, own: bool = False) -> None:
     _writable(path, st)
     if st is not None:
         return
-    folder = os.path.dirname(os.path.realpath(path))
-    if not os.path.isdir(folder):
-        raise OutputError(f"{path}: no folder {os.path.dirname(path) or folder} to write it in")
+    # the folder as the system walks the path (d/../r.txt needs d, which realpath's .. skips over), and the
+    # one a symbolic link to nothing leads to
+    for folder in (os.path.dirname(path) or ".", os.path.dirname(os.path.realpath(path))):
+        if not os.path.isdir(folder):
+            raise OutputError(f"{path}: no folder {os.path.dirname(path) or folder} to write it in")
 
 
 def check_folder(path: str | os.PathLike[str], *, own: bool = False) -> None:
@@ -388,10 +390,25 @@ def _output_key(path: str) -> tuple | None:
     return ("new", os.path.normcase(os.path.realpath(path)))
 
 
-def check_distinct(outputs: Iterable[tuple[str, str | os.PathLike[str]]]) -> None:
+def check_distinct(outputs: Iterable[tuple[str, str | os.PathLike[str]]],
+                   folders: Iterable[tuple[str, str | os.PathLike[str]]] = ()) -> None:
     """Refuse (:class:`OutputError`) two outputs of one command, ``(what, path)`` pairs (``("-o", "r.csv")``),
     that are one file by any path (a symbolic or hard link included): the second would replace the first.
-    Devices and FIFOs may take several."""
+    Devices and FIFOs may take several. ``folders``, ``(what, path)`` pairs of folders the command writes
+    files into (``("--dump", "out")``, made when missing), may not be one of those files nor lie under one:
+    ``-o r.txt --records out.csv --dump out.csv`` wrote the report and made the folder, then failed on the
+    records, and ``-o r.txt --dump r.txt/d`` wrote the report, then failed to make the folder."""
+    outputs = list(outputs)
+    for fwhat, folder in folders:
+        below = os.path.normcase(os.path.realpath(os.fspath(folder)))
+        for what, path in outputs:
+            if _output_key(os.fspath(path)) is None:  # a device or a FIFO: no folder is made there
+                continue
+            at = os.path.normcase(os.path.realpath(os.fspath(path)))
+            if below == at or below.startswith(at.rstrip(os.sep) + os.sep):
+                where = "is" if below == at else f"holds the folder {os.fspath(folder)} of"
+                raise OutputError(f"{os.fspath(path)}: named by {what} as a file, and {where} {fwhat} (a folder of "
+                                  "files); each output of a run needs a file of its own")
     seen: dict[tuple, tuple[str, str]] = {}
     for what, path in outputs:
         path = os.fspath(path)
