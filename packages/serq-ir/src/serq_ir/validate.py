@@ -170,8 +170,14 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
             return
         if not isinstance(obj, msgspec.Struct):
             return
-        if type(obj) is Preset and rules.plain_preset(obj, n_builtin, n_attrs):
-            return  # every value sets an attribute the program has and may write: what the walk below checks
+        if type(obj) is Preset:
+            at = obj.at
+            t = type(at)
+            if (t is float or t is int) and not 0.0 <= at < math.inf:
+                # the run starts at 0: a session arriving before it took the clock back (samples at t < 0)
+                fail(f"{path}.at", f"a preset session arrives at a finite time at least 0, not {at!r}")
+            if rules.plain_preset(obj, n_builtin, n_attrs):
+                return  # every value sets an attribute the program has and may write: what the walk below checks
         if isinstance(obj, Attr | Set | Choose | SlotValue):
             slot(f"{path}.slot", obj.slot)
             if not isinstance(obj, Attr) and 0 <= obj.slot < len(BUILTIN_ATTRIBUTES):
