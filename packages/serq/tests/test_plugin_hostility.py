@@ -58,6 +58,13 @@ def no_arguments():
     return ""
 
 
+@hookimpl(wrapper=True)
+def serq_sim_register_eviction_orders(register):
+    if CASE == "a wrapper that does not yield":
+        return None
+    return (yield)
+
+
 @hookimpl
 def serq_report_register_formats(register):
     register("partial", no_arguments if CASE == "a format of no arguments" else partial_format)
@@ -167,6 +174,8 @@ REGISTRATION = {
     "a format of no arguments": "registers a report format wrongly in serq_report_register_formats: report format "
                                 "'partial': hostile_mod.no_arguments cannot be called as reporter(report, out): too "
                                 "many positional arguments",
+    "a wrapper that does not yield": "failed during serq_sim_register_eviction_orders: RuntimeError: "
+                                     "wrap_controller at 'serq_sim_register_eviction_orders' {site}:",
     "command not click": "registers a command wrongly in serq_register_commands: 'notacommand' is not a "
                          "click.Command (nor a serq.cli.LazyCommand)",
     "commands hook raises": "failed in serq_register_commands: RuntimeError: commands exploded at {site}",

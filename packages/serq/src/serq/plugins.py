@@ -520,12 +520,31 @@ def plugin_failure(pm: pluggy.PluginManager | None, exc: BaseException, during: 
         if owner is not None:
             found = (owner, frame, lineno)
     if found is None:
-        return None
+        return _named_failure(pm, exc, exact, during)
     owner, frame, lineno = found
     code = frame.f_code
     func = getattr(code, "co_qualname", code.co_name)
     what = f"failed in {func}" + (f" during {during}" if during and during != func else "")
     return plugin_message(pm, owner, what, exc, at=(code.co_filename, lineno))
+
+
+def _named_failure(pm: pluggy.PluginManager, exc: BaseException, plugins: dict[str, Any],
+                   during: str | None) -> str | None:
+    """The message of an exception no frame of a plugin's raised, but whose message names a plugin's file
+    and line (pluggy's of a hook wrapper that did not yield, or yielded twice: ``wrap_controller at 'HOOK'
+    FILE:LINE did not yield``), or ``None``."""
+    import re
+
+    text = str(exc)
+    for mod, plugin in plugins.items():
+        file = getattr(sys.modules.get(mod), "__file__", None)
+        if not isinstance(file, str):
+            continue
+        m = re.search(re.escape(file) + r":(\d+)", text)
+        if m is not None:
+            what = "failed" + (f" during {during}" if during else "")
+            return plugin_message(pm, plugin, what, exc, at=(file, int(m.group(1))))
+    return None
 
 
 #: the managers :func:`installed_plugin_manager` built, by the environment they were built under
