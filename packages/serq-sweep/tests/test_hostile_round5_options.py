@@ -7,6 +7,8 @@ given are refused, as ``--records`` beside ``--find`` and ``--over`` without ``-
   The three go through one check (``serq_sweep.core.check_table``).
 * ``serq sweep --tol X`` without ``--find``, and ``--show`` or ``--fresh`` with it, were ignored, status 0:
   each is a usage error (status 2) naming what it goes with.
+* ``--over NAME`` of a name the program has no ``let`` of said ``--set NAME: the program has no `let NAME```,
+  naming a flag the command line did not give: it names ``--over``, before the search.
 """
 
 from __future__ import annotations
@@ -70,3 +72,11 @@ def test_the_options_where_they_belong_still_run(tmp_path):
     r = _serq(tmp_path, "sweep", "p.sq", "--seeds", "1..2", *FIND, "--tol", "0.2")
     assert r.returncode == 0, r.stderr
     assert "lam" in r.stdout
+
+
+def test_a_knob_that_is_no_let_is_named_by_its_flag_before_the_search(tmp_path):
+    # its values reach the program as --set: the error said "--set nope: the program has no `let nope`", a
+    # flag the command line did not give, after the pool had started
+    r = _serq(tmp_path, "sweep", "p.sq", "--find", "response.mean <= 2", "--over", "nope", "0.1:0.9")
+    assert r.returncode == 1 and r.stdout == ""
+    assert r.stderr == "error: p.sq: --over nope: the program has no `let nope` (the knob --find searches is a let)\n"

@@ -161,6 +161,15 @@ def find(program: str | Sequence[str], conditions: str | Sequence[str], over: tu
 
     import msgspec
 
+    # the knob is a let of every program, said before the search: its values reach the programs as --set,
+    # whose error ("--set B: the program has no `let B`") named a flag the command line did not give
+    for file in files:
+        first = next((p for p in others if p.get("program", files[0]) == file), others[0])
+        program_, _ = core.compile_point(pm, file, {a.name: first[a.name] for a in axes if a.kind == "set"},
+                                         {a.name: first[a.name] for a in axes if a.kind == "def"}, overrides)
+        if name not in {c.name for c in program_.constants}:
+            raise UserError(f"{file}: --over {name}: the program has no `let {name}` (the knob --find "
+                            "searches is a let)")
     with make_engine(workers, dask) as eng:
         while True:
             pending = [(s, x) for s in searches for x in s.next() if x not in s.means]
