@@ -482,8 +482,8 @@ def plugin_distribution(pm: pluggy.PluginManager, plugin: Any) -> Any:
 
 def plugin_message(pm: pluggy.PluginManager, plugin: Any, what: str, exc: BaseException | None = None,
                    at: tuple[str, int] | None = None, reason: str | None = None) -> str:
-    """The one message of ``plugin`` (of ``pm``) that ``what`` (``failed in serq_run``, ``registers …
-    wrongly``): :func:`_failed_plugin`'s."""
+    """The one message of ``plugin`` (of ``pm``) that ``what`` (``failed in FUNCTION``, ``registers a
+    stage kind wrongly in HOOK``): :func:`_failed_plugin`'s."""
     return _failed_plugin(plugin_name(pm, plugin), plugin_distribution(pm, plugin), what, exc, at=at,
                           reason=reason)
 
@@ -495,8 +495,9 @@ def plugin_failure(pm: pluggy.PluginManager | None, exc: BaseException, during: 
     The plugin is the one whose module (or a module of its top-level package) holds the innermost frame of
     the traceback that is a plugin's: its hook implementation, or a stage kind, policy or format it
     registered, however deep in serQ's code it was called (and whatever serQ code it called in turn). The
-    message names the plugin and its distribution, the function that raised (``what`` ``in NAME``), the
-    exception and the plugin's line: ``failed in FUNCTION[ during DURING]: TYPE: MESSAGE at FILE:LINE``."""
+    message names the plugin and its distribution, the plugin's function that raised, what serQ was doing
+    (``during``: a hook's name, ``the run``), the exception and the plugin's line: ``failed in
+    FUNCTION[ during DURING]: TYPE: MESSAGE at FILE:LINE``."""
     if pm is None or exc.__traceback__ is None:
         return None
     import traceback
@@ -674,7 +675,7 @@ def _calling_impl(codes: dict[Any, list[Any]]) -> Any:
 
 
 #: the registration hooks of serQ's parts whose objects are called (factories, policies, reporters, loaders),
-#: and how: one that is not callable so is refused when it is registered, not when a run first calls it
+#: and how: one that cannot be called so is refused when it is registered, not when a run first calls it
 #: (a TypeError from deep in serQ, the plugin's code never reached)
 CALLABLE_HOOKS = {
     "serq_register_loaders": "loader(path, options)",
@@ -760,6 +761,8 @@ def collect(pm: pluggy.PluginManager, hook: str, kind: str,
                 name = key(obj)
             except Exception as e:  # noqa: BLE001 - an object without the name the registry keys it by
                 raise wrong(impl, f"{_shown(obj)} has no name ({type(e).__name__}: {e})") from None
+            if not isinstance(name, str) or not name:
+                raise wrong(impl, f"the name {_shown(name)} is not a non-empty string")
         else:
             name, obj = args
             if not isinstance(name, str) or not name:
@@ -768,8 +771,6 @@ def collect(pm: pluggy.PluginManager, hook: str, kind: str,
                 _call_problem(obj, CALLABLE_HOOKS[hook]) if hook in CALLABLE_HOOKS else None)
             if why is not None:
                 raise wrong(impl, f"{kind} {_shown(name)}: {why}")
-        if not isinstance(name, str) or not name:
-            raise wrong(impl, f"the name {_shown(name)} is not a non-empty string")
         got.append((rank.get(id(impl), len(impls)), len(got), name, obj, impl))
 
     try:
