@@ -16,6 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import gauged
 import pytest
 
 SERQ = str(Path(sys.executable).parent / "serq")
@@ -24,20 +25,8 @@ ROOT = Path(__file__).resolve().parents[3]
 VLLM = str(ROOT / "examples/multi-turn/vllm.sq")
 
 #: pools, a gauge, a ps stage, draws: the general engine's and the fast tier's paths
-POOLED = """let lam = 0.9;
-pool kv { cap 64; block 4; evict lru; }
-stage svc : ps(2);
-gauge used_kv = used(kv);
-workload { arrive poisson(lam); }
-session {
-  set t0 = now;
-  set n = floor(~uniform(4, 20));
-  hold kv (n) reuse (n) { run svc (~h2(1, 4)); } cache (n);
-  observe response = now - t0;
-  observe hit = cached > 0;
-}
-run { horizon 300; warmup 10; seed 3; }
-"""
+POOLED = gauged.PROGRAM.replace("run { horizon 2000; warmup 100; seed 3; }", "run { horizon 300; warmup 10; seed 3; }")
+assert POOLED != gauged.PROGRAM
 
 
 def outputs(tmp_path: Path, program: str, env: dict[str, str], *args: str) -> dict[str, bytes]:
