@@ -156,8 +156,8 @@ def test_arrivals_needs_an_open_workload(arrive):
 
 @pytest.mark.parametrize("block, msg", [
     # program-reference `run`: warmup "Must be below horizon."
-    ("horizon 5; warmup 5;", "the warmup must be below the horizon"),
-    ("horizon 5; warmup 6;", "the warmup must be below the horizon"),
+    ("horizon 5; warmup 5;", "warmup 5 is not below the horizon 5"),
+    ("horizon 5; warmup 6;", "warmup 6 is not below the horizon 5"),
     ("horizon 0;", None),
     ("horizon 5; arrivals 0;", None),
     ("horizon 5; arrivals 2.5;", None),

@@ -1026,10 +1026,9 @@ class Linker:
                     raise self.error(pos, "`arrivals` needs an open workload (`arrive poisson` or "
                                      "`arrive renewal`)")
                 kw["arrivals"] = ctx.const_int(value, "`arrivals`")
-        h = kw.get("horizon", "inf")
-        hv = math.inf if h == "inf" else h
-        if kw.get("warmup", 0.0) >= hv:
-            raise self.error(item.pos, "the warmup must be below the horizon")
+        why = rules.window_problem(kw.get("horizon", "inf"), kw.get("warmup", 0.0))  # the one rule
+        if why is not None:
+            raise self.error(item.pos, why)
         return ir.RunSettings(**kw)
 
 

@@ -116,8 +116,8 @@ def window_problem(horizon, warmup) -> str | None:
     """Why a run's measured window is empty, or None: a ``warmup`` not below a finite ``horizon`` (a number;
     ``"inf"``, or None for a horizon the command gives later, ends after any warmup): the rule of an IR file
     (``serq_ir.validate``) and of the command line's ``--warmup``/``--horizon``
-    (``serq.loading.apply_run_overrides``). The frontend's run block (an error at the item) and
-    ``serq_sim.run(horizon=, warmup=)`` (serq_sim.build) still test it themselves, in the same words."""
+    (``serq.loading.apply_run_overrides``), of the frontend's run block (an error at the item) and of
+    ``serq_sim.run(horizon=, warmup=)`` (serq_sim.build)."""
     if horizon is None or horizon == "inf" or isinstance(horizon, bool) or not isinstance(horizon, (int, float)):
         return None
     if horizon == math.inf or not isinstance(warmup, (int, float)) or warmup < horizon:

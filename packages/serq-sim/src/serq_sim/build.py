@@ -8,6 +8,7 @@ import math
 from array import array
 
 from serq_ir import nodes as N
+from serq_ir.rules import window_problem
 
 from .compile import Compiler, observables_read, state_dependent, walk
 from .errors import SimError, format_error
@@ -148,9 +149,9 @@ def build(sim, reg, trace_path) -> None:
     sim.gauges = [(g.name, sim.compiler.fn(g.value, span=g.span)) for g in p.gauges]
     sim.gauge_points = [(array("d"), array("d")) for _ in p.gauges]
     sim.gauge_last = [None] * len(p.gauges)
-    if not (sim.warmup < sim.horizon or sim.horizon == INF):
-        raise SimError(format_error(None, None, None, f"warmup {sim.warmup:g} is not below the horizon "
-                                    f"{sim.horizon:g}", sim.source))
+    why = window_problem(sim.horizon, sim.warmup)  # the one rule (serq_ir.rules)
+    if why is not None:
+        raise SimError(format_error(None, None, None, why, sim.source))
 
 
 def pair(sim, fam: int, count: int, m: int, node):
