@@ -48,7 +48,7 @@ class LazyDecoding:
 
     def _start_lazy(self, budget: float, chunk: float) -> bool:
         """Plan and start an iteration in which every lazy job gets its token (``try_start`` for a stage
-        with lazy decoding and no growers): the residents that are not lazy are served in admission order,
+        with lazy decoding and no growers): the residents that are not lazy are served in serving order,
         each seeing the budget the jobs before it left, lazy ones included; then the admissions, as in
         ``_plan``. ``False`` (nothing planned) when the per-job planning must run instead: a lazy job would
         go without its token, or a resident's tokens are not a whole number.
@@ -450,7 +450,7 @@ class LazyDecoding:
         order: a slot's unallocated reservation only adds room), the block leaves room for its next
         token, and its KV is that one slot: ``total`` the blocks they take, ``kv`` the lazy decoders' kv
         total after; else ``None`` (nothing done). Their order matters nowhere else: the blocks are taken
-        as one sum, and the tables they go to are read in admission order."""
+        as one sum, and the tables they go to are read in serving order (by rank)."""
         pool = self.memory
         b = pool.block
         if not b >= 2.0:
@@ -619,7 +619,7 @@ class LazyDecoding:
     def _start_glazy(self, budget: float, chunk: float) -> bool:
         """``try_start`` with lazy decoders that may grow (their next block boundary, where they must grow,
         is known in advance: they wake then) and a cost that may read the kv sums (kept as a running total
-        over the lazy decoders). The residents are walked in admission order as the per-job planning
+        over the lazy decoders). The residents are walked in serving order as the per-job planning
         walks them; a run of lazy decoders between two residents that are not lazy takes one token each,
         as a count (a preemption taking one out gives its token back, or has it skipped). ``False``
         (nothing done) when the per-job planning must run instead: a resident that is not lazy would be
@@ -726,7 +726,7 @@ class LazyDecoding:
             stop = -2
         else:
             order = list(self.residents)
-            # the positions in ``order`` of the residents walked (``order`` is in admission order, as ``eager``
+            # the positions in ``order`` of the residents walked (``order`` is in serving order, as ``eager``
             # is): the ones that are not lazy and, when there are, the decoders whose next token needs a block
             # (woken), walked in their place, still lazy (and listed) until the walk reaches them
             index = order.index
@@ -996,7 +996,7 @@ class LazyDecoding:
 
     def _admit_lazily(self, p0: int, chunk: float) -> None:
         """The admission loop inside a lazy planning: the newcomers are the residents neither lazy nor yet
-        served (no serve keys here)."""
+        served (``eager`` is in serving order: the stage keeps it by rank)."""
         self.planning = True
         self.fast = True
         try:

@@ -95,18 +95,16 @@ class Planner:
             return list(jobs)  # kept in the serving order (StepStage.attach): ``jobs`` are residents, in it
         keys = self.serve_keys
         if self.serve_fixed:
-            # keys that do not change while a job is resident: each job's taken once, kept while it is
-            # here (the same keys, so the same stable sort: ties in the residents' order)
+            # keys that do not change while a job is resident (a subclass's stage: the step kind's own keeps
+            # its residents in their order, ``ranked``): each job's taken once, kept while it is here (the
+            # same keys, so the same stable sort: ties in the residents' order)
             old = self.served_keys
             new = {}
-            ctx = Ctx()
+            kept = self._kept_keys
             for j in jobs:
                 k = old.get(j)
                 if k is None:
-                    s = j.owner
-                    ctx.admission = float(s.adm_seq) if s is not None else math.inf
-                    ctx.decoding = 1.0 if j.mode == "decode" else 0.0
-                    k = serve_keys_of(keys(s, s.attrs if s is not None else None, ctx))
+                    k = kept(j)
                 new[j] = k
             if jobs is self.residents:
                 self.served_keys = new  # (the jobs that left are let go)
@@ -124,6 +122,15 @@ class Planner:
             keyed.append((serve_keys_of(keys(s, s.attrs if s is not None else None, ctx)), j))
         keyed.sort(key=lambda kv: kv[0])
         return [j for _, j in keyed]
+
+    def _kept_keys(self, job: Job) -> tuple:
+        """``job``'s serve keys when they do not change while it is resident (``serve_fixed``: they read
+        attributes, numbers, ``admission`` and ``decoding``), a NaN as inf."""
+        s = job.owner
+        ctx = self.rank_ctx
+        ctx.admission = float(s.adm_seq) if s is not None else math.inf
+        ctx.decoding = 1.0 if job.mode == "decode" else 0.0
+        return serve_keys_of(self.serve_keys(s, s.attrs if s is not None else None, ctx))
 
     def try_start(self) -> None:
         sim = self.sim

@@ -22,7 +22,6 @@ from .common import (
     _rank,
     admission_order,
     constant,
-    serve_keys_of,
 )
 from .exclusive import ExclusivePrefill
 from .lazy import LazyDecoding
@@ -81,9 +80,9 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
             self.serve_keys = c.keys_fn(keys, span=node.span) if keys else None
             #: the serve keys read nothing that changes while a job is resident (attributes, numbers,
             #: ``admission`` and ``decoding``: a session's code runs only between its jobs, a new admission
-            #: is a new job, and a job is a prefill or a decode for good):
-            #: each job's keys are evaluated once, at the first planning that orders it (Planner._order;
-            #: the per-job reference evaluates them every iteration)
+            #: is a new job, and a job is a prefill or a decode for good): each job's keys are evaluated
+            #: once (Planner._kept_keys: at its attach, as its rank, on a ``ranked`` stage; else at the
+            #: first planning that orders it); the per-job reference evaluates them every iteration
             self.serve_fixed = bool(keys) and not _general() and not reads_any(
                 keys, lambda e: _not_pure(e) and not (isinstance(e, N.Ctx) and e.name in _KEPT))
             self.served_keys = {}
@@ -141,8 +140,9 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
         # left takes exactly one token per iteration until it is done, so it is not visited per iteration:
         # ``rounds`` counts the iterations that ended, a lazy job's ``work`` is its work at round ``job.lz``
         # and ``due[r]`` lists the lazy jobs whose last token is in round r. ``eager`` holds the other
-        # residents (admission order). Off when anything read per job could tell (serve keys, exclusive
-        # prefill, kv sums), in a subclass, and under SERQ_SIM_TIER=general (the per-job reference).
+        # residents (serving order: by rank). Off when anything read per job could tell (serve keys that
+        # change while a job is resident, exclusive prefill, kv sums), in a subclass, and under
+        # SERQ_SIM_TIER=general (the per-job reference).
         self.lazy_ok = (type(self) is StepStage and (self.serve_keys is None or self.ranked) and not self.exclusive
                         and not self.pre_kv and not self.cost_kv
                         and not _general())
@@ -255,14 +255,7 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
         job.assigned = 0.0
         owner = job.owner
         seq = owner.adm_seq if owner is not None else math.inf
-        if self.ranked:
-            ctx = self.rank_ctx
-            ctx.admission = float(seq)
-            ctx.decoding = 1.0 if job.mode == "decode" else 0.0
-            keys = self.serve_keys(owner, owner.attrs if owner is not None else None, ctx)
-            job.rank = (*serve_keys_of(keys), seq)
-        else:
-            job.rank = seq
+        job.rank = (*self._kept_keys(job), seq) if self.ranked else seq
         self._join(job)
 
     def _join(self, job: Job) -> None:
