@@ -33,8 +33,7 @@ class MemoryGuard:
     def over(self) -> str | None:
         """Why the run must stop now (a sentence), or ``None``."""
         try:
-            with open(_STATM, "rb") as f:
-                fields = f.read().split()
+            fields = _statm()
         except OSError:
             return None
         for field, bound, limit, name in self.limits:
@@ -43,6 +42,17 @@ class MemoryGuard:
                 return (f"stopped near the memory limit: {_mib(used)} of the {_mib(limit)} {name} in use "
                         "(the rest is kept to make this report)")
         return None
+
+
+def _statm() -> list[bytes]:
+    """The fields of ``/proc/self/statm``, read through a descriptor closed whatever happens: the guard
+    reads it near a memory limit, where a buffered file's own allocations can fail between its opening
+    and its ``with`` (a MemoryError there left the file to the collector: a ResourceWarning)."""
+    fd = os.open(_STATM, os.O_RDONLY)
+    try:
+        return os.read(fd, 4096).split()
+    finally:
+        os.close(fd)
 
 
 def _mib(n: int) -> str:
@@ -57,8 +67,7 @@ def memory_guard() -> MemoryGuard | None:
     except ImportError:  # not on this system
         return None
     try:
-        with open(_STATM, "rb") as f:
-            fields = f.read().split()
+        fields = _statm()
         page = os.sysconf("SC_PAGE_SIZE")
     except (OSError, ValueError):
         return None
