@@ -51,6 +51,8 @@ def run_plan(plan: core.Plan, *, workers: int | None = None, dask: Any = None, o
             journal.close()
         if records is not None:
             records.close()
+    if records is not None:
+        records.keep(done)
     with signals.deferred():  # a second signal cannot lose what finished
         if records is not None:
             records.write(complete)
@@ -110,6 +112,12 @@ class Records:
 
             self._journal.write(R.journal_line(key, run))
             self._journal.flush()
+
+    def keep(self, done: Mapping[str, Any]) -> None:
+        """Keep the records of the runs in the sweep's table (``done``) only: an interrupt (Ctrl-C under
+        the Python API) between a run's records and its row, or a records journal line whose row's journal
+        line was lost, leaves records of a run the table does not have (it runs again on resuming)."""
+        self.runs = {k: v for k, v in self.runs.items() if k in done}
 
     def close(self) -> None:
         if self._journal is not None:

@@ -15,6 +15,7 @@ finished (atomically, :mod:`serq.files`) and exits 130 or 143; the complete tabl
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import functools
 import hashlib
@@ -24,6 +25,7 @@ import math
 import os
 import signal
 import sys
+import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -287,24 +289,31 @@ def execute(plan: Plan, engine: Any, *, done: Mapping[str, dict] | None = None, 
     n = 0
     complete = False
     signals = sys.modules.get("serq.signals")  # the serq command's handlers (none under the Python API)
+    # a result is taken whole or not at all: its records, its row and both journals' lines (a signal that
+    # arrives while one is taken is acted on after it)
+    taking = signals.deferred if signals is not None else contextlib.nullcontext
     try:
         for t, result in engine.run(tasks):
+            with taking():
+                if signals is not None and signals.pending():
+                    # a signal whose interrupt something in the pool swallowed (it is delivered again a
+                    # moment later), or one that arrived as the result came: the runs that finish after it
+                    # are not taken, as they are not when it is raised
+                    raise signals.stop_requested()
+                _point, _seed, key = t[0]
+                if records is not None:
+                    records(key, result.pop("records", {}))
+                done[key] = result
+                if journal is not None:
+                    journal.write(json.dumps({"key": key, **{k: v for k, v in result.items()
+                                                             if k in _JOURNALED}}) + "\n")
+                    journal.flush()
             if signals is not None and signals.pending():
-                # a signal whose interrupt something in the pool swallowed (it is delivered again a moment
-                # later): the runs that finish after it are not taken, as they are not when it is raised
                 raise signals.stop_requested()
-            _point, _seed, key = t[0]
-            if records is not None:
-                records(key, result.pop("records", {}))
-            done[key] = result
-            if journal is not None:
-                journal.write(json.dumps({"key": key, **{k: v for k, v in result.items() if k in _JOURNALED}})
-                              + "\n")
-                journal.flush()
             bar.update(1)
             n += 1
             if n == stop_after:  # a test's fixed point to signal at (docs/sweep.md)
-                os.kill(os.getpid(), signal.SIGSTOP)
+                _stop_here()
         complete = True
     except KeyboardInterrupt:
         complete = False
@@ -313,6 +322,14 @@ def execute(plan: Plan, engine: Any, *, done: Mapping[str, dict] | None = None, 
     finally:
         bar.close()
     return done, complete
+
+
+def _stop_here() -> None:
+    """Stop this process (SIGSTOP) until it is continued. A signal sent while it is stopped is taken, once it
+    is continued, by whichever of its threads runs first, maybe not this one: it is given a moment to land
+    (its handler raises here, or at the next result) before the sweep goes on."""
+    os.kill(os.getpid(), signal.SIGSTOP)
+    time.sleep(0.1)
 
 
 def _stop_after() -> int:
