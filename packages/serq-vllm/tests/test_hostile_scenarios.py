@@ -17,7 +17,8 @@ BASE = {"budget": 48, "max_seqs": 8, "block_size": 8, "num_blocks": 14,
 
 
 @pytest.mark.parametrize("change, missing", [
-    (lambda sc: sc["requests"][0].__setitem__("prompt", 10**18), "0"),
+    # (a KV cache to hold it: a request that can never fit is refused before the run, test_peer_programs2.py)
+    (lambda sc: (sc["requests"][0].__setitem__("prompt", 10**18), sc.__setitem__("num_blocks", 10**18)), "0, 1"),
     (lambda sc: sc["requests"][1].__setitem__("arrive", 10**30), "1"),
 ])
 def test_a_scenario_that_does_not_finish_names_its_file_and_the_horizon(tmp_path, change, missing):

@@ -81,9 +81,10 @@ def check_scenario(sc: Any) -> None:
     ``serq vllm scenario`` and this bridge) do not both model the same way: an unknown key, a setting
     that is not a positive integer, ``max_seqs`` above ``budget`` (vLLM refuses that configuration), an
     arrival or a think time that is not a whole number of steps (the two sides would round it
-    differently), a later turn whose prompt is shorter than its history (the previous prompt and
-    output), a later turn with an arrival of its own, a serving order the bridge lacks. Raises
-    ScenarioError."""
+    differently), a request whose sequence needs more KV blocks than the engine has (vLLM refuses it,
+    its scheduler alone would wait for ever, serQ rejects it), a later turn whose prompt is shorter
+    than its history (the previous prompt and output), a later turn with an arrival of its own, a
+    serving order the bridge lacks. Raises ScenarioError."""
     if not isinstance(sc, dict) or not isinstance(sc.get("requests"), list) or not sc["requests"]:
         raise ScenarioError("not a scenario: expected an object with a non-empty 'requests' list")
     for k in sc:
@@ -118,6 +119,15 @@ def check_scenario(sc: Any) -> None:
                                     f"{', '.join(REQUEST_KEYS)})")
         if not all(_int(r.get(k)) and r[k] > 0 for k in ("prompt", "out")):
             raise ScenarioError(f"{where}: 'prompt' and 'out' must be positive integers")
+        # its KV at the last step: prompt + out - 1 tokens (the last sampled token is never fed back)
+        need = -(-(r["prompt"] + r["out"] - 1) // sc["block_size"])
+        if need > sc["num_blocks"] - 1:
+            raise ScenarioError(
+                f"{where}: its {r['prompt']} prompt and {r['out']} output tokens need {need} KV blocks of "
+                f"{sc['block_size']}, more than the engine's {sc['num_blocks'] - 1} ('num_blocks' less vLLM's "
+                "null block): vLLM refuses such a request before its scheduler sees it (max_model_len, "
+                "checked against the KV cache at start-up), its scheduler alone waits for it for ever and "
+                "holds up the requests behind it, and serQ's pool rejects it; no answer to compare")
         for k in ("arrive", "think"):
             if k in r and (not _int(r[k]) or r[k] < 0):
                 raise ScenarioError(f"{where}.{k}: must be a non-negative integer (a number of steps); "

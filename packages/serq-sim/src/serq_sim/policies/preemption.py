@@ -16,6 +16,13 @@ returns a :class:`PreemptionPolicy`. The engine talks to it through two members:
     the tokens of the iteration in flight). A policy asks for them only when it needs them.
 ``requeue``
     ``"head"`` or ``"tail"``: where a victim re-enters its pool's queue.
+``self_stop``
+    Whether a grower on a step stage that is its own victim ends the iteration's serving, so that the
+    residents after it in the serving order get nothing in that iteration (``True``, the default), or
+    the serving goes on to them (``False``). vLLM's scheduler does the first under its FCFS policy (the
+    victim is ``running[-1]``, the grower itself when it is last: ``break``) and the second under its
+    priority policy (the victim is the lowest priority, and the requests after it "have higher priority
+    and may still fit": ``continue``). ``preempt lifo`` stops; ``preempt by`` any other keys goes on.
 """
 
 from __future__ import annotations
@@ -31,6 +38,7 @@ class PreemptionPolicy:
     """Base of preemption policies."""
 
     requeue = "head"
+    self_stop = True
 
     def __init__(self, sim, pool, node):
         self.sim = sim
@@ -69,6 +77,9 @@ class PreemptByKeys(PreemptionPolicy):
             self.last = growth.last_candidate
         else:
             self.last = None
+        #: a self-victim ends the iteration's serving under lifo only (vLLM's FCFS `break`; its priority
+        #: policy serves the running requests after the self-victim: scheduler.py, "preempted itself")
+        self.self_stop = lifo
         # the context the keys read (judged once): what they do not read is not computed per candidate (a
         # candidate's computed position walks its job; a pool under pressure asks at every block it grows)
         from ..compile import reads_context

@@ -9,7 +9,8 @@ other event is pending at that instant (a scheduler step sees every arrival up t
 2. The residents are served in the ``serve by`` order (keys ascending, then admission order): one token to
    a decoding job, up to ``chunk`` to a prefilling one, until the budget is spent. A growing job first
    grows its hold to the position it will reach, block by block, preempting per the pool's rule; a victim
-   already served gives its tokens back. Its position advances now (so a later victim's ``computed`` and
+   already served gives its tokens back. A grower that is its own victim ends the serving under ``preempt
+   lifo`` (vLLM's FCFS ``break``); under another victim order the serving goes on (its priority policy). Its position advances now (so a later victim's ``computed`` and
    the cache see it), its work when the iteration ends.
 3. Unless this planning preempted someone, the stage admits from the pools it serves (``admit via``), in
    declaration order, while budget is left: ``budget_left(S)`` in the head's header reads the budget left;

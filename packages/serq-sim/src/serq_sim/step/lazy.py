@@ -822,7 +822,7 @@ class LazyDecoding:
                             elif r is True:
                                 self._wake_unlazy(job, wl)  # it waits as a grower
                             else:
-                                halt = True  # the grower preempted itself (see _serve)
+                                halt = slot.pool.preempt.self_stop  # the grower preempted itself (see _serve)
                         else:
                             self._wake_unlazy(job, wl)  # nothing is left for it
                     elif slot is None or job.growing is None:
@@ -856,7 +856,7 @@ class LazyDecoding:
                                         assign.append(job)
                                     self.left -= tokens  # self.left: a preemption by the growth may have added
                                 elif r is not True:
-                                    halt = True  # the grower preempted itself (see _serve)
+                                    halt = slot.pool.preempt.self_stop  # the grower preempted itself (see _serve)
                     left = self.left
                     if gone:
                         for v in gone:

@@ -435,7 +435,8 @@ class Planner:
         return slot
 
     def _serve(self, job: Job, chunk: float) -> bool:
-        """Schedule ``job``'s tokens; ``True`` when its growth preempted itself (serving stops)."""
+        """Schedule ``job``'s tokens; ``True`` when its growth preempted itself and its pool's policy
+        stops the serving there (``self_stop``: under lifo)."""
         owner = job.owner
         if owner is not None and owner.status == GROWING:  # a stalled grower gets nothing
             return False
@@ -462,10 +463,11 @@ class Planner:
                 if r is True:
                     return False
                 if r is not None:
-                    # the grower preempted itself: vLLM's running loop stops here
+                    # the grower preempted itself: under lifo vLLM's running loop stops here
                     # (scheduler.py: `if new_blocks is None: break`), so the residents after it in the
-                    # serving order get nothing this iteration
-                    return True
+                    # serving order get nothing this iteration; under another victim order (vLLM's
+                    # priority policy: `continue`) the serving goes on to them
+                    return pool.preempt.self_stop
             k0 = slot.pos
             slot.pos += tokens
             owner.holds[hi].grown = True
