@@ -308,11 +308,11 @@ def _first_error(path: str, width: int, idx: list[int]) -> SimError | None:
     (the first such cell, at its column); ``None`` if there is none."""
     with _open(path) as f:
         reader = csv.reader(f, strict=True)
-        next(reader)
+        _header(reader)
         last = reader.line_num
         for row in reader:
             first, last = last + 1, reader.line_num  # the record's lines (a quoted field may span several)
-            if not row or all(not c.strip() for c in row):
+            if _blank(row):
                 continue
             if len(row) != width:
                 return _err(path, first, 1, f"expected {width} fields, found {len(row)}")
@@ -367,18 +367,34 @@ def load_trace(path: str, declared=None, source: str | None = None) -> TraceCorp
         raise SimError(f"{path}: error: cannot read the trace: {e.strerror or e}") from None
 
 
+def _blank(row: list[str]) -> bool:
+    """Whether a record is a blank line (or only separators and spaces): skipped, before the header too."""
+    return not row or all(not c.strip() for c in row)
+
+
+def _header(reader) -> tuple[list[str] | None, int]:
+    """The header, the first record that is not blank (the file's blank lines are skipped wherever they
+    are: one before the header made the trace "empty"), and the line it starts on; None at the file's end."""
+    while True:
+        first = reader.line_num + 1
+        header = next(reader, None)
+        if header is None or not _blank(header):
+            return header, first
+
+
 def _read(path: str, reader, watched: _Watched) -> TraceCorpus:
-    header = next(reader, None)
-    if not header or all(not c.strip() for c in header):
+    header, at_line = _header(reader)
+    if header is None:
         raise _err(path, 1, 1, "the trace is empty (expected the header session,turn,new,out,think,forced)")
     names = [h.strip() for h in header]
+    after = reader.line_num + 1  # the line after the header
     for k, name in enumerate(names):
         if name in COLUMNS and name in names[:k]:  # which of the two would be read is anybody's guess
-            at = _field_starts(path, 1, reader.line_num)[k]
+            at = _field_starts(path, at_line, after - 1)[k]
             raise _err(path, at[0], at[1], f"the header names the column {name} twice")
     missing = [c for c in COLUMNS if c not in names]
     if missing:
-        raise _err(path, 1, 1, f"the header lacks the column(s) {', '.join(missing)} (expected "
+        raise _err(path, at_line, 1, f"the header lacks the column(s) {', '.join(missing)} (expected "
                    "session,turn,new,out,think,forced)")
     width = len(names)
     idx = [names.index(c) for c in COLUMNS]
@@ -406,12 +422,12 @@ def _read(path: str, reader, watched: _Watched) -> TraceCorpus:
                     continue
                 except ValueError:
                     del data[len(data) - len(data) % 6:]
-        if not row or all(not c.strip() for c in row):
+        if _blank(row):
             continue
         raise _first_error(path, width, idx) or _err(path, reader.line_num, 1, "malformed row")
     rows = len(data) // 6
     if not rows:
-        raise _err(path, 2, 1, "the trace has no rows")
+        raise _err(path, after, 1, "the trace has no rows")
     cols: list[array] = []
     for k in range(5, -1, -1):  # split the columns off one at a time: at most one more column is held
         cols.append(data[k :: k + 1])
