@@ -458,3 +458,43 @@ run {{ horizon 10; arrivals 2; }}
             with pytest.raises(serq_sim.SimError, match="still live at the horizon"):
                 _run(src, monkeypatch, tier)
 
+
+
+# --- exclusive prefill and the gate after a preemption -----------------------------------------------------------
+
+
+def test_exclusive_prefill_admits_nothing_in_an_iteration_whose_tentative_decode_preempted(monkeypatch):
+    """§3 serve exclusive prefill: "resident decodes are tentative: while budget is left, a waiting prefill
+    that fits can replace them … Displaced decodes keep any newly acquired allocation but neither execute nor
+    advance computed KV. Ordinary fit and no-admission-after-preemption gates remain." kv cap 6, block 2,
+    preempt lifo; each request prefills 2 and decodes 3, growing (a block at positions 2 and 4).
+
+    0: s0 admitted, its prefill alone. 1: s0's tentative decode grows to 4; s1 fits (4 + 2) and displaces it
+    (u = 6 at s1's admission), prefill alone. 2: both decode; s1's growth to 4 (8 > 6) preempts s1 itself:
+    s0 alone decodes and the iteration admits nothing, though s2 (waiting since 1.5) would have displaced
+    the decodes. 3: s1 is admitted again at the head (computed 2; 4 + 2 = 6) and displaces s0's decode. 4:
+    s1 preempts itself again (s0 decodes). 5: s0 grows to 6, s1 does not fit; s0 ends at 6. 6: s1
+    prefills alone; 7: s2 displaces s1's decode; 8 and 10 s2 preempts itself, 9 it is admitted again; s1
+    ends at 12, s2 prefills at 12 and ends at 16. Four preemptions, two sessions stuck (preempted twice at
+    position 2); every execution of the hold observes its admission."""
+    r, o = run("""
+pool reqs { cap 4; admit via E; }
+pool kv { cap 6; block 2; preempt lifo; }
+stage d : delay;
+stage E : step { budget 8; cost 1; memory kv; serve exclusive prefill; }
+workload { arrive batch(3); }
+session {
+  branch (serial == 2) { run d (1.5); }
+  hold reqs (1), kv (2) {
+    observe a = now; observe u = used(kv);
+    run E prefill (2) growing kv; run E decode (3) growing kv;
+  }
+  observe done = now;
+}
+run { horizon 100; }
+""", monkeypatch)
+    assert at(o["a"]) == [(0, 0.0), (1, 1.0), (1, 3.0), (1, 6.0), (2, 7.0), (2, 9.0), (2, 12.0)]
+    assert [u for _, _, u in o["u"]] == [2.0, 6.0, 6.0, 2.0, 6.0, 6.0, 2.0]
+    assert at(o["done"]) == [(0, 6.0), (1, 12.0), (2, 16.0)]
+    kv = pool(r, "kv")
+    assert (kv.preemptions, kv.stuck, kv.admissions) == (4, 2, 7)
