@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Mapping, Sequence
+import numbers
+import operator
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,6 +46,29 @@ def _number(text: str, what: str) -> float:
     return v
 
 
+def _scalar(v: Any) -> bool:
+    """Whether ``v`` is one value, not a list of them: a number, or what is no list (None, True)."""
+    return isinstance(v, (int, float, bool)) or not isinstance(v, Iterable) or isinstance(v, (bytes, Mapping))
+
+
+def _real(v: Any, what: str) -> float:
+    """A value the Python API gives as a number (``sets={"B": 512}``), not NaN: a bool, None or anything
+    else that is not a real number, and an int beyond the doubles, are refused naming ``what`` (they were a
+    TypeError or an OverflowError of float() from inside the sweep)."""
+    if isinstance(v, bool) or v is None:
+        raise UserError(f"{what}: {v!r} is not a number")
+    if not isinstance(v, numbers.Real):  # a Decimal, say: read as its text is
+        return _number(str(v), what)
+    try:
+        x = float(v)
+    except OverflowError:
+        raise UserError(f"{what}: an integer of {v.bit_length()} bits is beyond the doubles (at most about "
+                        "1.8e308)") from None
+    if math.isnan(x):
+        raise UserError(f"{what}: NaN is not a value to sweep")
+    return x
+
+
 def _items(text: str, what: str) -> list[str]:
     """The items of the comma list ``text``, none of them empty (``1,,2``, ``,1`` and ``1,`` dropped the
     empty item silently: a value the user meant to give, or a typo, was not swept)."""
@@ -70,7 +95,10 @@ def parse_range(text: str, what: str) -> list[float]:
             raise UserError(f"{what}: {text!r}: the step must be positive")
         if stop < start:
             raise UserError(f"{what}: {text!r}: the range ends before it starts")
-        count = math.floor((stop - start) / step + 1e-9) + 1
+        steps = (stop - start) / step  # inf when it leaves the doubles (-1e308:1e308, 0:1e308:1e-308)
+        if math.isinf(steps):
+            raise UserError(f"{what}: {text!r}: more values than a double counts, more than {MAX_POINTS}")
+        count = math.floor(steps + 1e-9) + 1
         if count > MAX_POINTS:
             raise UserError(f"{what}: {text!r}: {_count(count)} values, more than {MAX_POINTS}")
         # each value from its index (no accumulated rounding): start + i * step, shown as a short decimal
@@ -114,6 +142,20 @@ def parse_seeds(text: str) -> list[int]:
     return out
 
 
+def seed_values(seeds: Any) -> list[int]:
+    """The Python API's seeds given as numbers (a list of them, or one): each a whole number of 0 to 2**64 - 1
+    as :func:`serq_ir.rules.seed_problem` says (``int()`` made 1.5 and True the seed 1, and a seed the run
+    would refuse was refused only by its text), then held to :func:`parse_seeds`' checks."""
+    from serq_ir.rules import seed_problem
+
+    given = [seeds] if _scalar(seeds) else list(seeds)
+    for s in given:
+        why = seed_problem(s)
+        if why:
+            raise UserError(f"seeds: {why}")
+    return parse_seeds(",".join(str(operator.index(s)) for s in given) if given else "")
+
+
 def set_axes(sets: Mapping[str, Any]) -> list[Axis]:
     """Axes of ``--set``: each value a number, a list of numbers or a range string."""
     out = []
@@ -121,12 +163,12 @@ def set_axes(sets: Mapping[str, Any]) -> list[Axis]:
         what = f"--set {name}"
         if isinstance(v, str):
             values = parse_range(v, what)
-        elif isinstance(v, (int, float)) and not isinstance(v, bool):
-            values = [float(v)]
-        else:
+        elif _scalar(v):
+            values = [_real(v, what)]
+        elif isinstance(v, Iterable) and not isinstance(v, (bytes, Mapping)):
             values = []
             for x in v:
-                values.extend(parse_range(x, what) if isinstance(x, str) else [_number(str(x), what)])
+                values.extend(parse_range(x, what) if isinstance(x, str) else [_real(x, what)])
                 if len(values) > MAX_POINTS:  # each range is bounded; so are they together
                     raise UserError(f"{what}: more than {MAX_POINTS} values")
         if not values:
@@ -138,7 +180,12 @@ def set_axes(sets: Mapping[str, Any]) -> list[Axis]:
 def def_axes(defs: Mapping[str, Any]) -> list[Axis]:
     out = []
     for name, v in defs.items():
-        values = [v] if isinstance(v, str) else [str(x) for x in v]
+        if isinstance(v, str):
+            values = [v]
+        elif _scalar(v):
+            raise UserError(f"--def {name}: {v!r} is not an expression (a string) or a list of them")
+        else:
+            values = [str(x) for x in v]
         if not values:
             raise UserError(f"--def {name}: no value")
         out.append(Axis(name, "def", tuple(values)))

@@ -33,7 +33,7 @@ from typing import Any
 from serq.errors import UserError
 from serq.files import MAX_LINE, open_input
 
-from .axes import MAX_POINTS, Axis, def_axes, parse_seeds, points, set_axes
+from .axes import MAX_POINTS, Axis, def_axes, parse_seeds, points, seed_values, set_axes
 
 #: what the journal keeps of a run's result (not its timings: the table is the same whatever the timings)
 _JOURNALED = ("status", "message", "figures")
@@ -183,9 +183,7 @@ def plan(files: Sequence[str], *, sets: Mapping[str, Any] | None = None, defs: M
             raise UserError(f"{a.name}: swept twice, or the name of a column of the table "
                             f"({', '.join(FIXED)})")
         seen.add(a.name)
-    seed_list = parse_seeds(seeds) if isinstance(seeds, str) else [int(s) for s in seeds]
-    if isinstance(seeds, str) is False:
-        parse_seeds(",".join(str(s) for s in seed_list))  # the same checks
+    seed_list = parse_seeds(seeds) if isinstance(seeds, str) else seed_values(seeds)
     overrides = {"horizon": horizon, "warmup": warmup, "arrivals": arrivals}
     limits = {k: v for k, v in (("max_wall", max_wall), ("max_events", max_events),
                                 ("max_samples", max_samples)) if v is not None}

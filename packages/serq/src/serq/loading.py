@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -94,6 +95,23 @@ def parse_sets(items: tuple[str, ...]) -> dict[str, float]:
     return out
 
 
+def _real(v: Any) -> float | None:
+    """``v`` as a float when it is a real number (not a bool) within the doubles, else None."""
+    if isinstance(v, bool) or not isinstance(v, numbers.Real):
+        return None
+    try:
+        return float(v)
+    except OverflowError:
+        return None
+
+
+def _shown(v: Any) -> str:
+    """A run setting as a message quotes it: a number as ``%g`` writes it, anything else by its repr."""
+    if isinstance(v, int) and not isinstance(v, bool) and v.bit_length() > 64:
+        return f"(an integer of {v.bit_length()} bits)"
+    return f"{v:g}" if _real(v) is not None else repr(v)
+
+
 def apply_run_overrides(program: Any, *, seed: int | None = None, horizon: float | None = None,
                         warmup: float | None = None, arrivals: int | None = None, name: Any = None) -> Any:
     """The program with the run settings the command line overrides. A ``warmup`` or ``horizon`` that leaves
@@ -113,18 +131,22 @@ def apply_run_overrides(program: Any, *, seed: int | None = None, horizon: float
     # the command line's types refuse these first (serq.options: HORIZON, WARMUP); a sweep's or another
     # caller's values are checked here, where they reach the program (a NaN horizon was written to the IR
     # as null, no horizon at all, and a NaN warmup slipped past "warmup < horizon")
+    # (a value of another type, "10" or 2.5 arrivals, was a TypeError of the comparison or msgspec's
+    # ValidationError of the IR; an int beyond the doubles an OverflowError)
     if horizon is not None:
-        if not horizon > 0:
-            raise UserError(f"--horizon {horizon:g}: is not a positive number of seconds, or inf")
-        changes["horizon"] = "inf" if horizon == float("inf") else horizon
+        h = _real(horizon)
+        if h is None or not h > 0:
+            raise UserError(f"--horizon {_shown(horizon)}: is not a positive number of seconds, or inf")
+        changes["horizon"] = "inf" if h == float("inf") else h
     if warmup is not None:
-        if not 0 <= warmup < float("inf"):
-            raise UserError(f"--warmup {warmup:g}: is not a finite number of seconds, at least 0")
-        changes["warmup"] = warmup
+        w = _real(warmup)
+        if w is None or not 0 <= w < float("inf"):
+            raise UserError(f"--warmup {_shown(warmup)}: is not a finite number of seconds, at least 0")
+        changes["warmup"] = w
     if arrivals is not None:
-        if arrivals < 1:
-            raise UserError(f"--arrivals {arrivals}: must be a positive integer")
-        changes["arrivals"] = arrivals
+        if isinstance(arrivals, bool) or not isinstance(arrivals, numbers.Integral) or arrivals < 1:
+            raise UserError(f"--arrivals {arrivals!r}: must be a positive integer")
+        changes["arrivals"] = int(arrivals)
     if not changes:
         return program
     run = msgspec.structs.replace(program.run, **changes)
