@@ -116,6 +116,42 @@ def _grammar_failure(pm: Any, layer_list: Sequence[Any], e: Exception) -> Except
     return e
 
 
+def check_overrides(sets: Any, defs: Any) -> tuple[dict[str, float], dict[str, str]]:
+    """``sets`` and ``defs`` as a compile takes them: mappings of names to numbers (a real number, not a bool
+    nor NaN, within the doubles) and to expression texts, or TypeError/ValueError naming the entry. What was
+    not checked went wrong far from the call: a list of pairs for ``sets`` was no override at all (silently),
+    a str value a TypeError of float() in the linker, an int beyond the doubles an OverflowError, an int
+    body ``object of type 'int' has no len()``."""
+    import math
+    import numbers
+
+    out: list[dict[str, Any]] = []
+    for arg, given, kind in (("sets", sets, "number"), ("defs", defs, "str")):
+        if not isinstance(given, Mapping):
+            raise TypeError(f"{arg} is a mapping of names to {kind}s, not {type(given).__name__}")
+        checked: dict[str, Any] = {}
+        for name, v in given.items():
+            if not isinstance(name, str):
+                raise TypeError(f"{arg}: a name is a str, not {type(name).__name__} ({name!r})")
+            if kind == "str":
+                if not isinstance(v, str):
+                    raise TypeError(f"defs[{name!r}] is an expression's text (a str), not {type(v).__name__}")
+                checked[name] = v
+                continue
+            if isinstance(v, bool) or not isinstance(v, numbers.Real):
+                raise TypeError(f"sets[{name!r}] is a number, not {type(v).__name__}")
+            try:
+                x = float(v)
+            except OverflowError:
+                raise ValueError(f"sets[{name!r}]: an integer of {int(v).bit_length()} bits is beyond the "
+                                 "doubles") from None
+            if math.isnan(x):
+                raise ValueError(f"sets[{name!r}]: NaN is not the value of a constant (a number or inf)")
+            checked[name] = x
+        out.append(checked)
+    return out[0], out[1]
+
+
 def _setup(path: str | Path | None, source: str | None, pm: Any, sets: Mapping[str, float],
            defs: Mapping[str, str], use_pm: bool, *, text: str | None = None,
            library_paths: Sequence[Path] | None = None, recorder: Any = None) -> tuple[Any, Any, str, str | None]:
@@ -129,7 +165,15 @@ def _setup(path: str | Path | None, source: str | None, pm: Any, sets: Mapping[s
     from .diagnostics import CompileError, Reporter, Sources, decode_source, strip_bom
 
     if (path is None) == (source is None):
-        raise TypeError("compile() takes a path or source=, not both")
+        raise TypeError("compile() takes a path or source=, not both" if path is not None
+                        else "compile() takes a path or source=: neither was given")
+    import os
+
+    if path is not None and not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"compile()'s path is a str or os.PathLike, not {type(path).__name__}")
+    if source is not None and not isinstance(source, str):
+        raise TypeError(f"compile()'s source= is a str, not {type(source).__name__}")
+    sets, defs = check_overrides(sets, defs)
     if use_pm and pm is None:
         pm = _default_pm()
     layer_list = layers(pm)

@@ -469,7 +469,7 @@ def load(path: str | Path, *, sets: Mapping[str, float] | None = None, defs: Map
     """Compile ``path`` (as :func:`serq_frontend.compile`), through the compile cache when it is on."""
     import serq_frontend
 
-    sets, defs = dict(sets or {}), dict(defs or {})
+    sets, defs = serq_frontend.check_overrides(sets or {}, defs or {})
     if pm is None:
         pm = serq_frontend._default_pm()
     # paths as strings, as pathlib gives them (serq.files.path_str): a hit imports no pathlib

@@ -45,12 +45,21 @@ def _check_run_args(program, horizon, warmup, arrivals, trace) -> None:
     if not isinstance(program, Program):
         raise TypeError("program must be a serq_ir.Program (serq_frontend.compile(path) or serq_ir.load(path)), "
                         f"not {type(program).__name__}")
-    if horizon is not None and (isinstance(horizon, bool) or not isinstance(horizon, numbers.Real)
-                                or math.isnan(horizon) or horizon <= 0):
-        raise ValueError(f"horizon must be a positive number (inf: until no event is left), not {horizon!r}")
-    if warmup is not None and (isinstance(warmup, bool) or not isinstance(warmup, numbers.Real)
-                               or not 0 <= warmup < math.inf):
-        raise ValueError(f"warmup must be a finite number at least 0, not {warmup!r}")
+    def real(v) -> float:  # v as a float; NaN for what is no real number (a bool, a str), or an int beyond
+        if isinstance(v, bool) or not isinstance(v, numbers.Real):  # the doubles (float() overflows)
+            return math.nan
+        try:
+            return float(v)
+        except OverflowError:
+            return math.nan
+
+    def shown(v) -> str:  # an int of a thousand digits is not quoted whole
+        return f"an integer of {v.bit_length()} bits" if isinstance(v, int) and v.bit_length() > 64 else repr(v)
+
+    if horizon is not None and not real(horizon) > 0:
+        raise ValueError(f"horizon must be a positive number (inf: until no event is left), not {shown(horizon)}")
+    if warmup is not None and not 0 <= real(warmup) < math.inf:
+        raise ValueError(f"warmup must be a finite number at least 0, not {shown(warmup)}")
     if arrivals is not None and (isinstance(arrivals, bool) or not isinstance(arrivals, numbers.Integral)
                                  or arrivals < 1):
         raise ValueError(f"arrivals must be a positive integer, not {arrivals!r}")
