@@ -498,3 +498,52 @@ run { horizon 100; }
     assert at(o["done"]) == [(0, 6.0), (1, 12.0), (2, 16.0)]
     kv = pool(r, "kv")
     assert (kv.preemptions, kv.stuck, kv.admissions) == (4, 2, 7)
+
+
+# --- a closed workload that never lets time pass ---------------------------------------------------------------
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("n, session, first", [
+    # a session that takes no time: it ends at 0 and its replacement too, for ever
+    (1, "run d (0);", 100_100),
+    # a hold that can never fit (3 > cap 2) is rejected and its session ends: the same at every replacement
+    (3, "hold m (3) { run d (1); }", 100_300),
+])
+def test_a_closed_workload_replacing_sessions_at_one_instant_for_ever_is_an_error(monkeypatch, n, session, first):
+    """§2 `arrive closed (n)`: a session that ends is replaced at once (serq_ir: "each that ends is replaced at
+    once"). A session that ends at the instant it started is replaced by one that does the same: the run
+    never leaves its instant, and since a spawn is no event, no other guard saw it (the run spun at t=0 for
+    ever, on both tiers, with --max-events as well). docs/simulator.md: more than 100 000 + 100·n
+    replacements at one instant is a run-time error naming the time and the session whose end crossed the
+    limit (sessions 0 … n-1 are the population, each replacement the next serial)."""
+    src = f"""
+pool m {{ cap 2; }}
+stage d : delay;
+workload {{ arrive closed({n}); }}
+session {{ {session} }}
+run {{ horizon 10; }}
+"""
+    limit = 100_000 + 100 * n
+    for tier in ("", "general"):
+        with pytest.raises(serq_sim.SimError) as e:
+            _run(src, monkeypatch, tier)
+        assert str(e.value).splitlines()[0] == (
+            f"error: at t=0, session {first}: no progress: the closed workload replaced more than {limit} ended "
+            "sessions at one instant without simulated time passing (its sessions end at the instant they "
+            "start: no run, hold or grow that takes time, or a hold rejected as never fitting; each is replaced "
+            "at once, for ever)")
+
+
+def test_a_closed_population_ending_together_is_replaced_once_each(monkeypatch):
+    """The guard does not touch a closed population whose members end at one instant: closed(3) with runs of
+    1 replaces the three at 1, 2, … 10 (the horizon): 3 + 30 arrivals, the 30 ended counted, and the
+    replacements at 10 run their first statement there."""
+    r, o = run("""
+stage d : delay;
+workload { arrive closed(3); }
+session { observe t = now; run d (1); }
+run { horizon 10; }
+""", monkeypatch)
+    assert (r.result.arrivals, r.result.ended) == (33, 30)
+    assert times(o["t"]) == [float(t) for t in range(11) for _ in range(3)]

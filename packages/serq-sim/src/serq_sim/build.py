@@ -15,6 +15,7 @@ from .errors import SimError, format_error
 from .guards import check_policy, check_stage, first_party, guard_engine, guard_share
 from .pools.model import KeyedQueue, Pool, SpillMember, member_problem
 from .stages import FlowNetwork
+from .workload import replace_limit
 
 #: the observables that read a stage's online estimates (serq_sim.stats.PriceEstimator)
 ESTIMATES = frozenset(("price", "est_lambda", "est_rho", "est_wait"))
@@ -137,6 +138,8 @@ def build(sim, reg, trace_path) -> None:
     arrive = wl.arrive
     sim.arrive = arrive
     sim.closed = isinstance(arrive, N.Closed)
+    if sim.closed:
+        sim.rep_limit = replace_limit(arrive.n)
     if sim.arr_limit is not None:
         if not isinstance(arrive, (N.Poisson, N.Renewal)):
             raise SimError(format_error(None, None, None, "run { arrivals N; } needs an open workload "

@@ -87,7 +87,7 @@ class Simulation:
         "open_arrivals", "partial", "partial_note", "pool_base", "pools", "preempt_count", "program",
         "progress", "queue_free", "rate", "ready", "record_tables", "release_counter", "rngs", "seed",
         "session_fn", "shared_families", "show_progress", "slot_more", "source", "spans", "stage_base",
-        "stages", "stall_ev", "stall_live", "stall_t", "step_stages", "t_shown", "t_wall0", "token_gaps",
+        "stages", "rep_k", "rep_limit", "rep_t", "stall_ev", "stall_live", "stall_t", "step_stages", "t_shown", "t_wall0", "token_gaps",
         "trace", "trace_ordered", "trace_slots", "turn_fn", "turns", "virtual_events", "warm", "warmup",
         "__dict__",
     )
@@ -129,6 +129,11 @@ class Simulation:
         self.stall_t = math.nan
         self.stall_ev = 0
         self.stall_live = 0
+        #: the closed workload's guard (workload.replace_limit): the instant of the last replacement, the
+        #: replacements made at it, and how many are allowed
+        self.rep_t = math.nan
+        self.rep_k = 0
+        self.rep_limit = 0
         self.source = program.source
         self.now = 0.0
         self.heap: list = []
@@ -737,6 +742,14 @@ class Simulation:
         if self.warm:
             self.ended += 1
         if self.closed:
+            if now == self.rep_t:  # the closed workload's no-progress guard (workload.replace_limit)
+                self.rep_k += 1
+                if self.rep_k > self.rep_limit:
+                    raise SimError(format_error(None, now, s.serial, _workload.replace_message(self.rep_limit),
+                                                self.source))
+            else:
+                self.rep_t = now
+                self.rep_k = 1
             self.spawn()
 
     def _detach(self, s: Session) -> None:

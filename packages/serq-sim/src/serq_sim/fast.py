@@ -70,6 +70,7 @@ from .compile import (
 )
 from .errors import SimError, StopRun, format_error, not_bookable, work_message
 from .pools.model import EPS, refused_amount
+from .workload import replace_message
 
 #: Why a program is not simple: ``None`` when it is.
 _ALLOWED_STMTS = (N.Set, N.Observe, N.Turn, N.End, N.Loop, N.Branch, N.Choose, N.Run, N.Hold)
@@ -583,7 +584,14 @@ class _Gen(Compiler):
                 f"{pad}    a_live += live * _dt",
                 f"{pad}live_t = now",
                 f"{pad}live -= 1"] + self.if_warm(["ended += 1"], pad)
-        if self.sim.closed:
+        if self.sim.closed:  # the closed workload's no-progress guard (workload.replace_limit)
+            out += [f"{pad}if now == rep_t:",
+                    f"{pad}    rep_k += 1",
+                    f"{pad}    if rep_k > {self.sim.rep_limit}:",
+                    f"{pad}        raise _closed_err(now, A[{self.XS}])",
+                    f"{pad}else:",
+                    f"{pad}    rep_t = now",
+                    f"{pad}    rep_k = 1"]
             out += self.spawn_lines(pad, None)
             out.append(f"{pad}ready.append(A)")
         out.append(f"{pad}break")
@@ -1198,6 +1206,10 @@ class _Gen(Compiler):
         a("    a_live = 0.0")
         a("    live_next = _G['live_next']")
         a("    _lcut = _G['_lcut']")
+        if sim.closed:
+            a("    _closed_err = _G['_closed_err']")
+            a("    rep_t = _nan")
+            a("    rep_k = 0")
         a("    next_serial = 0")
         a("    next_sf = 0.0")
         a("    interrupted = False")
@@ -1443,6 +1455,10 @@ def build(sim, progress: bool):
         # admission.amount_error: a hold's units that the pool refuses (NaN, negative; inf without a cap)
         return _err(f"the units of {name} are {not_bookable(x)}", sid, serial, now)
 
+    def _closed_err(now, serial):
+        # engine.Simulation.end_session: a closed workload past its replacements at one instant
+        return SimError(format_error(None, now, serial, replace_message(sim.rep_limit), source))
+
     def _drop(q, x):
         for i, y in enumerate(q):
             if y is x:
@@ -1463,7 +1479,7 @@ def build(sim, progress: bool):
     g.update({
         "push": heapq.heappush, "pop": heapq.heappop, "hpush": heapq.heappush, "hpop": heapq.heappop,
         "deque": deque, "_sidx": _sidx, "_pidx": _pidx, "_amt": _amt, "_drop": _drop,
-        "_tie": lambda e: e[1], "_dfail": _dfail, "_err": _err, "_show": _show, "_mono": _time.monotonic,
+        "_tie": lambda e: e[1], "_dfail": _dfail, "_err": _err, "_closed_err": _closed_err, "_show": _show, "_mono": _time.monotonic,
         "_workmsg": work_message, "_choosemsg": choose_message,
         "_nan": math.nan, "SimError": SimError, "format_error": format_error, "capacity_message": capacity_message,
         "gap_problem": gap_problem,

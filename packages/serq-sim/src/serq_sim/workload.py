@@ -20,6 +20,27 @@ INF = math.inf
 _log = math.log
 _heappush = heapq.heappush
 
+#: the no-progress guard of a closed workload: more than REPLACE_LIMIT + REPLACE_PER_MEMBER × n sessions
+#: replaced at one instant (``arrive closed(n)``) is a run-time error. A session that ends at the instant
+#: it started (its runs take no time, or its hold is rejected as never fitting) is replaced at that instant
+#: by one that does the same, for ever, and no event is made on the way (the other guards count events and
+#: loop passes): the run never left its instant. Legitimate work at one instant replaces each member a few
+#: times at most.
+REPLACE_LIMIT = 100_000
+REPLACE_PER_MEMBER = 100
+
+
+def replace_limit(n: int) -> int:
+    """The replacements of ``arrive closed(n)`` allowed at one instant."""
+    return REPLACE_LIMIT + REPLACE_PER_MEMBER * n
+
+
+def replace_message(limit: int) -> str:
+    """The run-time error of a closed workload past :func:`replace_limit` (both tiers)."""
+    return (f"no progress: the closed workload replaced more than {limit} ended sessions at one instant "
+            "without simulated time passing (its sessions end at the instant they start: no run, hold or grow "
+            "that takes time, or a hold rejected as never fitting; each is replaced at once, for ever)")
+
 
 def start_arrivals(sim) -> None:
     """Schedule the first arrivals, the presets', and spawn a batch or closed workload's sessions."""
