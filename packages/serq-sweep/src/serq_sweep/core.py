@@ -333,9 +333,10 @@ def _stop_here() -> None:
 def _stop_after() -> int:
     """``SERQ_SWEEP_STOP_AFTER=N``: the sweep stops itself (SIGSTOP) once its N-th run of this invocation is
     journaled, so that a test signals it at a known point rather than racing it; 0 (unset, or not a
-    positive whole number, or no SIGSTOP here): never."""
+    positive whole number in the digits 0-9, or no SIGSTOP here): never (``str.isdigit`` takes ``²``, which
+    ``int()`` refuses: a ValueError traceback of every sweep)."""
     v = os.environ.get("SERQ_SWEEP_STOP_AFTER", "")
-    if not v.isdigit() or not hasattr(signal, "SIGSTOP"):
+    if not (v.isascii() and v.isdigit()) or not hasattr(signal, "SIGSTOP"):
         return 0
     return int(v)
 
