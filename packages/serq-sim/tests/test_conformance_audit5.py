@@ -547,3 +547,28 @@ run { horizon 10; }
 """, monkeypatch)
     assert (r.result.arrivals, r.result.ended) == (33, 30)
     assert times(o["t"]) == [float(t) for t in range(11) for _ in range(3)]
+
+
+# --- the settle follows every event ------------------------------------------------------------------------------
+
+
+def test_the_settle_follows_each_event_not_each_instant(monkeypatch):
+    """§3 Configuration: "After every event the interpreter settles: it runs every ready session, then retries
+    growers and admissions …, until nothing changes", and "Events at one instant: the order they were
+    scheduled". Two events end at 2: s0's run (scheduled at 0) and s2's second run (scheduled at 1). s0's
+    comes first; its settle releases m, admits s1 (waiting since 0.5), and s1, ready, runs on to take n at
+    2, before s2's event is taken: s2 finds n held and waits until 3. (Were the instant's events all taken
+    before one settle, s2 would have joined n's queue first.)"""
+    _, o = run("""
+pool m { cap 1; }
+pool n { cap 1; }
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  branch (serial == 0) { hold m (1) { run d (2); } }
+  else { branch (serial == 1) { run d (0.5); hold m (1) { hold n (1) { observe b = now; run d (1); } } }
+  else { run d (1); run d (1); hold n (1) { observe c = now; run d (1); } } }
+}
+run { horizon 10; }
+""", monkeypatch)
+    assert o["b"] == [(1, 2.0, 2.0)] and o["c"] == [(2, 3.0, 3.0)]
