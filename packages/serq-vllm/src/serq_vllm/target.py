@@ -55,23 +55,26 @@ def _camel(name: str) -> str:
     return "".join(p.capitalize() for p in name.split("_"))
 
 
-def serde_expr(e: n.Expr) -> Any:
-    """An IR expression in the reference implementation's serde (externally tagged) form."""
+def serde_expr(e: n.Expr, base: str | None = None) -> Any:
+    """An IR expression in the reference implementation's serde (externally tagged) form; a TargetError at
+    a node that has none (an observable, a draw), ``base`` the program's file for the message."""
     if isinstance(e, n.Num):
         return {"Num": float(e.value) if not isinstance(e.value, str) else e.value}
     if isinstance(e, n.Ctx):
         return {"Ctx": _camel(e.name)}
     if isinstance(e, n.Unary):
-        return {"Unary": ["Neg" if e.op == "-" else "Not", serde_expr(e.arg)]}
+        return {"Unary": ["Neg" if e.op == "-" else "Not", serde_expr(e.arg, base)]}
     if isinstance(e, n.Binary):
-        return {"Binary": [_BINARY[e.op], serde_expr(e.lhs), serde_expr(e.rhs)]}
+        return {"Binary": [_BINARY[e.op], serde_expr(e.lhs, base), serde_expr(e.rhs, base)]}
     if isinstance(e, n.Cond):
-        return {"Cond": [serde_expr(e.test), serde_expr(e.then), serde_expr(e.orelse)]}
+        return {"Cond": [serde_expr(e.test, base), serde_expr(e.then, base), serde_expr(e.orelse, base)]}
     if isinstance(e, n.Attr):
         return {"Attr": e.slot}
     if isinstance(e, n.Call):
-        return {"Call": [e.fn, [serde_expr(a) for a in e.args]]}
-    raise UserError(f"serve key {type(e).__name__} has no vLLM form")
+        return {"Call": [e.fn, [serde_expr(a, base) for a in e.args]]}
+    what = f"`{e.name}(…)`" if isinstance(e, n.Observable) else "a draw" if isinstance(e, n.Draw) else \
+        type(e).__name__
+    raise TargetError(_span(e), f"a serve key that reads {what} has no vLLM form", base)
 
 
 def _const(e: n.Expr | None, what: str, base: str | None = None) -> float:
@@ -277,7 +280,8 @@ def target(program: n.Program, base: str | None = None) -> dict[str, Any]:
     Raises UserError (a TargetError at the construct) for a program vLLM cannot run."""
     steps = [(i, s) for i, s in enumerate(program.stages) if isinstance(s.kind, n.Step)]
     if len(steps) != 1:
-        raise UserError(f"a vLLM target needs exactly one step stage; the program has {len(steps)}")
+        raise TargetError(None, f"a vLLM target needs exactly one step stage; the program has {len(steps)}",
+                          base)
     sid, stage = steps[0]
     kind = stage.kind
     if kind.memory is None:
@@ -294,7 +298,7 @@ def target(program: n.Program, base: str | None = None) -> dict[str, Any]:
     if math.isinf(cap):
         raise TargetError(kv.span, f"memory pool {kv.name!r} has no cap", base)
     serve = kind.serve
-    serve_by = [serde_expr(k) for k in serve.keys]
+    serve_by = [serde_expr(k, base) for k in serve.keys]
     fcfs = serve_by == []  # vLLM's own order: its own scheduler
     if fcfs:
         serve_by = [{"Ctx": "Admission"}]
