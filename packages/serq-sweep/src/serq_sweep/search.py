@@ -131,6 +131,12 @@ def find(program: str | Sequence[str], conditions: str | Sequence[str], over: tu
     if len(parts) == 3:
         grid = parse_range(spec, f"--over {name}")
         lo, hi = grid[0], grid[-1]
+        if len(grid) < 2:  # (the default tolerance of such a 'range' was 0: "--tol 0: must be positive")
+            raise UserError(f"--over {name} {spec}: the grid has one value, {grid[0]:g}; a search needs two (a "
+                            "step below HI - LO)")
+        if tol is not None:  # the grid's neighbours end the search; a tolerance was ignored
+            raise UserError(f"--over {name} {spec}: --tol goes with a range LO:HI (a grid's search ends at "
+                            "neighbours on the grid)")
     elif len(parts) == 2:  # a bisection between LO and HI: no grid, however many units apart they are (it
         grid = None  # was read as a grid of step 1, and LO:HI more than a million apart refused as too many values)
         lo, hi = _number(parts[0], f"--over {name}"), _number(parts[1], f"--over {name}")
@@ -138,7 +144,7 @@ def find(program: str | Sequence[str], conditions: str | Sequence[str], over: tu
             raise UserError(f"--over {name} {spec}: LO must be below HI, both finite")
     else:
         raise UserError(f"--over {name} {spec}: a range LO:HI or LO:HI:STEP")
-    tol = tol if tol is not None else (hi - lo) / 64
+    tol = tol if tol is not None else hi / 64 - lo / 64  # ((hi - lo) / 64 is inf for -1e308:1e308)
     if not (tol > 0):
         raise UserError(f"--tol {tol:g}: must be positive")
     seed_list = parse_seeds(seeds) if isinstance(seeds, str) else parse_seeds(",".join(map(str, seeds)))
