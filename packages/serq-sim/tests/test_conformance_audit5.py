@@ -572,3 +572,36 @@ session {
 run { horizon 10; }
 """, monkeypatch)
     assert o["b"] == [(1, 2.0, 2.0)] and o["c"] == [(2, 3.0, 3.0)]
+
+
+# --- a step engine whose iterations take no time ------------------------------------------------------------------
+
+
+@pytest.mark.timeout(60)
+def test_iterations_of_no_time_are_events_the_no_progress_guard_counts(monkeypatch):
+    """§3 step: "The iteration advances the clock by C"; docs/simulator.md, "No progress": a run whose time
+    does not advance over more than STALL_EVENTS (+ STALL_PER_SESSION per live session) events is a run-time
+    error. With cost 0 a decoder of 10^15 tokens makes iterations at t=0 for as long. The per-job planning
+    (SERQ_SIM_TIER=general) met the guard; the lazy planning (a decoder with a whole number of tokens is
+    lazy) took them as quiet rounds inside one planning (no event, no guard): 10^15 rounds at t=0. Rounds of no time now go through the event loop on both (the
+    guard lowered here to 1000 events + 1000 per live session, met at the tick of 20 000 events)."""
+    import serq_sim.engine as engine
+
+    monkeypatch.setattr(engine, "STALL_EVENTS", 1000)
+    monkeypatch.setattr(engine, "STALL_PER_SESSION", 1000)
+    src = """
+stage e : step { budget 1; cost 0; }
+workload { arrive batch(1); }
+session { run e decode (1e15); }
+run { horizon 10; }
+"""
+    for tier in ("", "general"):
+        with pytest.raises(serq_sim.SimError) as e:
+            _run(src, monkeypatch, tier)
+        assert str(e.value).splitlines()[0] == (
+            "<source>:4:11: error: at t=0, session 0: no progress: more than 1000 events at one instant without "
+            "simulated time passing (the clock cannot move past it): the events due now are those of the run at "
+            "<source>:4:11 of session 0, put off to this same instant again and again")
+    # finite work at cost 0: 50 iterations at t=0 (then the decoder's session ends), the same on both
+    r, o = run(src.replace("decode (1e15);", "decode (50); observe t = now;"), monkeypatch)
+    assert o["t"] == [(0, 0.0, 0.0)] and stage(r, "e").iterations == 50

@@ -254,7 +254,7 @@ class LazyDecoding:
         tlim = t_next if t_next <= horizon else nextafter(horizon, _INF)
         due = self.due
         r = self.rounds
-        if not t < tlim or r + 1 in due:
+        if not t < tlim or r + 1 in due or not t > now:
             return 0, t  # (the loop below would take no round)
         wake = self.wake
         last = now
@@ -299,7 +299,10 @@ class LazyDecoding:
         # a busy stretch plans every round (a round with no lazy grower at a boundary reads ()); a quiet one
         # only the rounds whose growers wake
         rounds_to_plan = wake if P is None else _EveryRound(wake)
-        while t < tlim and k not in due:
+        # a round that ends at the instant it starts (a cost of 0, or one below the clock's precision) is
+        # left to the event loop, where it is an event the no-progress guard counts: taken here, rounds of
+        # no time went on for as many rounds as the lazy jobs had tokens (for ever with infinite work)
+        while t < tlim and k not in due and t > last:
             wl = rounds_to_plan.get(k)
             if wl is not None:
                 # the planning of round k + 1 (at t): the growers' blocks, the prefill's chunk, the cost
