@@ -592,6 +592,9 @@ def _unexpected_character(ch: str) -> str:
     ``"`` is a string left open on its line."""
     if ch == '"':
         return "a string is not closed: `\"` … `\"` on one line"
+    if ch == "\r":
+        return ("a carriage return not followed by a line feed: a line ends in LF or CRLF (an editor may show a "
+                "line break here, which serQ does not read as one)")
     if not ch or ch.isascii():
         return f"unexpected character {_quoted(ch)}"
     import unicodedata
