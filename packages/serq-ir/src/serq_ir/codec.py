@@ -77,6 +77,8 @@ def _decode_error(data: bytes, name: str, e: msgspec.DecodeError) -> IRError:
 
 def encode(program: Program, *, spans: bool = True) -> bytes:
     """The program as compact, deterministic JSON. ``spans=False`` leaves out the source spans."""
+    if not isinstance(program, Program):  # (a str or a dict was encoded as JSON of its own, silently)
+        raise TypeError(f"encode() takes a serq_ir.Program, not {type(program).__name__}")
     if not spans:
         program = strip_spans(program)
     return _encoder.encode(program)
@@ -95,7 +97,15 @@ def decode(data: bytes | str, *, name: str = "<ir>", check: bool = True) -> Prog
     ``check=False`` decodes the schema alone, for IR serQ wrote itself that what uses it checks again (the
     compile cache's entries, which ``serq_sim.run`` validates as it validates a fresh compile)."""
     if isinstance(data, str):
-        data = data.encode()
+        try:
+            data = data.encode()
+        except UnicodeEncodeError as e:  # a lone surrogate (text decoded with surrogateescape)
+            raise IRError(f"error: {name}: the text is not Unicode: {e.object[e.start]!r} at character "
+                          f"{e.start + 1}") from None
+    elif isinstance(data, (bytearray, memoryview)):
+        data = bytes(data)
+    elif not isinstance(data, bytes):  # (an int or a dict was an AttributeError of startswith)
+        raise TypeError(f"decode() takes the IR's JSON as bytes or str, not {type(data).__name__}")
     if data.startswith(b"\xef\xbb\xbf"):  # a UTF-8 byte-order mark, which JSON readers may ignore (RFC 8259)
         data = data[3:]
     try:
