@@ -237,9 +237,9 @@ class Expander:
         if not files:
             where = ", ".join(str(c.parent) for c in candidates) or "no folder (a program given as text)"
             known = []
-            for c in candidates:  # the libraries those folders hold, for the closest name
-                try:
-                    known += [f.name for f in c.parent.glob("*.sq")]
+            for c in candidates:  # the libraries those folders hold, for the closest name (not the file the
+                try:  # use is in, which a file does not use: `use "x.sq";` in u.sq named u.sq)
+                    known += [f.name for f in c.parent.glob("*.sq") if here is None or f.resolve() != here]
                 except OSError:
                     continue
             if itself:
