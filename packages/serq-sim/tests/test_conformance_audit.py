@@ -217,13 +217,15 @@ run { horizon 100; }
 
 @pytest.mark.parametrize("key, a, done, preemptions, stuck", [
     # pool-reference `preempt by`: keys read `decoding` (1 for a decoding resident) at the Victim moment;
-    # docs/simulator.md: "A grower that preempts itself stops the iteration's serving". cap 8, chunk 1,
-    # budget 10. s0 holds 4 and prefills 6 (a token an iteration); s1 holds 2, prefills 2 ([0,2]) and
-    # decodes 5 (grows 3 at [2,3], 4 at [3,4]). At 4 s0's growth to 5 does not fit (4 + 5 > 8).
-    # by (decoding): s0 (0) is the victim, itself: s1 gets no token in that iteration. s0 is re-admitted at
-    # 5 (4 + 4 <= 8) but comes after s1 in admission order now: s1's growth to 5 preempts s0 (position 0,
-    # not past 4: stuck). s1 decodes [5,8]; s0 at 8 prefills 6 alone: 14.
-    ("decoding", [(0, 0.0), (1, 0.0), (0, 5.0), (0, 8.0)], [(1, 8.0), (0, 14.0)], 2, 1),
+    # docs/language.md: a grower that preempts itself stops the iteration's serving under `preempt lifo`
+    # only (vLLM's FCFS `break`); under keys the residents after it are served (vLLM 0.33's priority
+    # policy, `continue`). cap 8, chunk 1, budget 10. s0 holds 4 and prefills 6 (a token an iteration);
+    # s1 holds 2, prefills 2 ([0,2]) and decodes 5 (grows 3 at [2,3], 4 at [3,4]). At 4 s0's growth to 5
+    # does not fit (4 + 5 > 8). by (decoding): s0 (0) is the victim, itself (released: used 4); s1 is
+    # still served: grows to 5 and decodes [4,5]; nothing is admitted in a step that preempted. At 5 s0,
+    # at the head, needs 4 beside s1's 6: no; s1 decodes [5,6], [6,7] and ends at 7, and s0 is admitted
+    # then, prefills 6 alone [7,13]. One preemption, not stuck.
+    ("decoding", [(0, 0.0), (1, 0.0), (0, 7.0)], [(1, 7.0), (0, 13.0)], 1, 0),
     # by (-decoding): s1 (-1) is the victim at position 4; s0 grows and ends at 6; s1 is re-admitted at 5
     # (5 + 2 <= 8), prefills 2 again [5,7] and decodes 5: 12.
     ("-decoding", [(0, 0.0), (1, 0.0), (1, 5.0)], [(0, 6.0), (1, 12.0)], 1, 0),
