@@ -45,29 +45,44 @@ import importlib.util, json, sys
 spec = importlib.util.spec_from_file_location("bridge", sys.argv[1])
 bridge = importlib.util.module_from_spec(spec); spec.loader.exec_module(bridge)
 bridge._import_vllm()
-# Watch (without changing anything) for vLLM's own defect docs/vllm-oracle.md describes: a victim whose
-# prefix-cache blocks cover more than it computed (a chunk scheduled earlier in the step, revoked by the
-# priority path, whose blocks stay cached).
+# Watch for vLLM's own defect docs/vllm-oracle.md describes: a victim whose prefix-cache blocks cover
+# more than it computed (a chunk scheduled earlier in the step, revoked by the priority path, whose
+# blocks stay cached). Where it happens, the scenario runs again with the defect corrected (those blocks'
+# hashes dropped before they are freed), so that serQ is compared with what vLLM's rules intend.
 from vllm.v1.core.sched.scheduler import Scheduler
 preempt = Scheduler._preempt_request
 seen = []
+fix = [False]
 def watched(self, request, *a, **k):
     try:
         m = self.kv_cache_manager.coordinator.single_type_managers[0]
-        if m.num_cached_block.get(request.request_id, 0) * m.block_size > request.num_computed_tokens:
+        done = request.num_computed_tokens // m.block_size
+        if m.num_cached_block.get(request.request_id, 0) > done:
             seen.append(request.request_id)
+            if fix[0]:
+                for block in m.req_to_blocks[request.request_id][done:]:
+                    self.kv_cache_manager.block_pool._maybe_evict_cached_block(block)
+                m.num_cached_block[request.request_id] = done
     except AttributeError:
         pass
     return preempt(self, request, *a, **k)
 Scheduler._preempt_request = watched
+fields = ("first", "done", "preempted", "cached", "preemptions", "steps")
 print(json.dumps({"ready": bridge.vllm_version()}), flush=True)
 for line in sys.stdin:
     seen.clear()
     try:
-        ans = bridge.run_real(json.loads(line))
-        out = {k: ans[k] for k in ("first", "done", "preempted", "cached", "preemptions", "steps")}
+        sc = json.loads(line)
+        ans = bridge.run_real(sc)
+        out = {k: ans[k] for k in fields}
         if seen:
             out["revoked_cached"] = sorted(set(seen), key=int)
+            fix[0] = True
+            try:
+                ans = bridge.run_real(sc)
+            finally:
+                fix[0] = False
+            out["corrected"] = {k: ans[k] for k in fields}
     except Exception as e:
         out = {"error": type(e).__name__ + ": " + str(e)}
     print(json.dumps(out), flush=True)
@@ -141,16 +156,24 @@ def need(r: dict[str, Any], bs: int) -> int:
 
 def draw(rng: random.Random, size: str) -> dict[str, Any]:
     """A random scenario check_scenario accepts; size: tiny, small or medium (a few requests to a dozen),
-    or storm (several short prompts with long outputs, arriving together, in few blocks)."""
-    storm = size == "storm"
+    storm (several short prompts with long outputs, arriving together, in few blocks), edge (tiny
+    budgets, blocks and chunks, odd block sizes, many short requests) or chat (sessions of several turns
+    with prefix caching in few blocks: evictions, partial hits) or big (a dozen or two of sessions with
+    long outputs: long decode runs, where the step engine's fast paths engage)."""
+    storm, edge, chat, big = size == "storm", size == "edge", size == "chat", size == "big"
     n_sessions = {"tiny": rng.randint(1, 3), "small": rng.randint(2, 5), "medium": rng.randint(4, 8),
-                  "storm": rng.randint(3, 8)}[size]
-    long = {"tiny": 40, "small": 80, "medium": 120, "storm": 24}[size]
-    bs = rng.choice((1, 2, 4, 4, 8, 8, 16, 16, 32))
+                  "storm": rng.randint(3, 8), "edge": rng.randint(2, 10), "chat": rng.randint(2, 5),
+                  "big": rng.randint(8, 20)}[size]
+    long = {"tiny": 40, "small": 80, "medium": 120, "storm": 24, "edge": 12, "chat": 48, "big": 300}[size]
+    bs = rng.choice((1, 2, 3, 5, 6, 12) if edge else (1, 2, 4, 4, 8, 8, 16, 16, 32))
     budget = rng.choice((rng.randint(2, 16), rng.randint(8, 64), rng.randint(32, 160)))
+    if edge:
+        budget = rng.randint(1, 8)
+    elif big:
+        budget = rng.randint(32, 512)
     max_seqs = rng.choice((1, 2, rng.randint(1, min(budget, 8)), min(budget, rng.randint(2, 32))))
     max_seqs = max(1, min(max_seqs, budget))
-    multi = rng.random() < 0.35
+    multi = chat or rng.random() < 0.35
     # under pressure: several requests at once with long outputs in few blocks (preemption storms)
     pressure = storm or rng.random() < 0.5
     if pressure:
@@ -160,7 +183,7 @@ def draw(rng: random.Random, size: str) -> dict[str, Any]:
         horizon = rng.choice((0, 1, 3, 6))
     requests: list[dict[str, Any]] = []
     for s in range(n_sessions):
-        turns = rng.choice((1, 1, 2, 3)) if multi else 1
+        turns = (rng.randint(2, 5) if chat else rng.choice((1, 1, 2, 3))) if multi else 1
         arrive = rng.randint(0, horizon) if horizon else 0
         history = 0
         for t in range(turns):
@@ -169,7 +192,9 @@ def draw(rng: random.Random, size: str) -> dict[str, Any]:
             else:
                 prompt = history + rng.choice((0, rng.randint(0, 8), rng.randint(1, long // 2)))
             outs = (1, rng.randint(1, 6), rng.randint(1, 24)) + ((rng.randint(8, 64),) * 3 if pressure else ())
-            out = rng.randint(8, 48) if storm else rng.choice(outs)
+            if big:
+                outs += (rng.randint(50, 250),) * 4
+            out = rng.randint(8, 48) if storm else rng.randint(1, 10) if edge else rng.choice(outs)
             r: dict[str, Any] = {"prompt": prompt, "out": out}
             if turns > 1:
                 r["session"] = s
@@ -186,7 +211,9 @@ def draw(rng: random.Random, size: str) -> dict[str, Any]:
     total = sum(need(r, bs) for r in requests)
     # from starved (the biggest request barely fits) to ample (everything at once)
     mode = rng.random()
-    if pressure:
+    if chat:
+        num_blocks = biggest + 1 + rng.randint(0, max(1, total // 3))
+    elif pressure:
         num_blocks = biggest + 1 + rng.randint(0, max(1, (total - biggest) // (3 if storm else 2)))
     elif mode < 0.35:
         num_blocks = biggest + 1 + rng.randint(0, 2)
@@ -195,11 +222,12 @@ def draw(rng: random.Random, size: str) -> dict[str, Any]:
     else:
         num_blocks = total + 1 + rng.randint(0, total)
     sc: dict[str, Any] = {"budget": budget, "max_seqs": max_seqs, "block_size": bs, "num_blocks": num_blocks}
-    if rng.random() < 0.5:
-        sc["chunk"] = rng.choice((0, rng.randint(1, max(1, budget // 2)), rng.randint(1, budget)))
-    if rng.random() < 0.5:
+    if rng.random() < (0.8 if edge else 0.5):
+        sc["chunk"] = rng.choice((0, rng.randint(1, max(1, budget // 2)), rng.randint(1, budget),
+                                  rng.randint(budget, 2 * budget)))
+    if chat or rng.random() < 0.5:
         sc["prefix_caching"] = rng.random() < 0.75 or multi
-    serve = rng.choice(SERVES + (None, None))
+    serve = rng.choice(SERVES + (None, None, "decoding ? -2 : 0.5"))
     if serve is not None:
         sc["serve"] = serve
     sc["requests"] = requests
@@ -244,9 +272,12 @@ def verdict(sc: dict[str, Any], real: Real | None, tiers: bool) -> tuple[str | N
         answers["vllm"] = real.run(sc)
         if "error" in answers["vllm"] and "error" in answers["serq"]:
             return None, answers
-        if {k: v for k, v in answers["vllm"].items() if k != "revoked_cached"} != answers["serq"]:
-            # vLLM's defect (a revoked chunk's blocks left cached, re-admission hitting them): documented
-            return ("known" if "revoked_cached" in answers["vllm"] else "real"), answers
+        vllm = {k: v for k, v in answers["vllm"].items() if k not in ("revoked_cached", "corrected")}
+        if vllm != answers["serq"]:
+            # vLLM's defect (a revoked chunk's blocks left cached, re-admission hitting them), documented:
+            # known if serQ gives what vLLM gives with the defect corrected
+            known = answers["vllm"].get("corrected") == answers["serq"]
+            return ("known" if known else "real"), answers
     return None, answers
 
 
@@ -356,7 +387,7 @@ def main() -> int:
     ap.add_argument("--python", help="an interpreter that imports vLLM (without it, only the tiers are compared)")
     ap.add_argument("-n", type=int, default=200, help="how many random scenarios (default 200)")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--size", choices=("tiny", "small", "medium", "storm", "mixed"), default="mixed")
+    ap.add_argument("--size", choices=("tiny", "small", "medium", "storm", "edge", "chat", "big", "mixed"), default="mixed")
     ap.add_argument("--tiers", action="store_true", help="also compare serQ's fast and general tiers")
     ap.add_argument("--shrink", action="store_true", help="shrink every scenario that differs")
     ap.add_argument("--out", type=Path, help="folder for the scenarios that differ (and --keep's)")
@@ -373,7 +404,7 @@ def main() -> int:
     if args.replay:
         jobs = [(p.stem, json.loads(p.read_text())) for p in args.replay]
     else:
-        sizes = ("tiny", "small", "medium", "storm") if args.size == "mixed" else (args.size,)
+        sizes = ("tiny", "small", "medium", "storm", "edge", "chat", "big") if args.size == "mixed" else (args.size,)
         jobs = [(f"s{args.seed}_{k}", draw(rng, sizes[k % len(sizes)])) for k in range(args.n)]
     counts = {"agree": 0, "real": 0, "tiers": 0, "known": 0}
     kept: dict[frozenset[str], tuple[str, dict[str, Any]]] = {}
