@@ -341,6 +341,42 @@ def _stop_after() -> int:
     return int(v)
 
 
+def check_figures(plan: Plan, names: Sequence[str]) -> None:
+    """Refuse, before the sweep runs, a figure name (``serq sweep --show``, ``serq compare --figure``) that no
+    run of ``plan`` has, as :func:`serq_sweep.figures.resolve` would refuse it after every run (a typo cost
+    the whole sweep, and its table when no ``--out`` kept it). The figures a run has are those of its
+    program, whatever it simulates: each point is run for one event, in turn, until every name resolves
+    (the first, mostly); a point that fails at once is passed over (its runs will say why)."""
+    if not names:
+        return
+    from .figures import resolve
+    from .worker import run_task
+
+    columns: dict[str, None] = {}
+    missing: list[str] = list(names)
+    for p in plan.points:
+        try:
+            r = run_task(p.ir, p.ir_hash, p.file, plan.seeds[0], {"max_events": 1})
+        except Exception as e:  # noqa: BLE001 - a probe that cannot run checks nothing
+            if not getattr(type(e), "serq_user_error", False):
+                raise
+            continue
+        columns.update(dict.fromkeys(r["figures"]))
+        still = []
+        for n in missing:
+            try:
+                resolve(n, columns)
+            except UserError as e:
+                if "is ambiguous" in str(e):  # more figures only add tails: it stays ambiguous
+                    raise
+                still.append(n)
+        missing = still
+        if not missing:
+            return
+    if columns:  # (no point ran: the runs say why)
+        resolve(missing[0], columns)
+
+
 def rows(plan: Plan, done: Mapping[str, dict]) -> tuple[list[str], list[dict[str, Any]]]:
     """The table's columns and rows (point, seed order) of the runs in ``done``."""
     figures: dict[str, None] = {}

@@ -1,0 +1,57 @@
+"""A figure name no run has (``serq sweep --show``, ``serq compare --figure``: a typo) is refused before the
+runs (serq_sweep.core.check_figures, a run of one event of each point until every name resolves).
+
+It was found after every run: a sweep of hours ended in ``no figure 'ttf.p99' in the results``, its table
+lost when no ``--out`` kept it (``--show`` prints the means instead of the table), and serq compare's runs
+lost whatever was given. The program here would run for ever: the refusal comes without a run.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SERQ = str(Path(sys.executable).parent / "serq")
+FOREVER = """let lam = 1000000;
+stage s : fifo(1000000);
+workload { arrive poisson(lam); }
+session { set t0 = now; run s (~exp(1)); observe response = now - t0; observe later = now - t0 + 1; }
+run { horizon 1e9; }
+"""
+SHORT = FOREVER.replace("1e9", "20").replace("1000000", "2")
+
+
+def _serq(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([SERQ, *args, "--workers", "0", "--no-progress"], capture_output=True, text=True,
+                          cwd=tmp_path, timeout=60, stdin=subprocess.DEVNULL)
+
+
+@pytest.mark.timeout(90)
+@pytest.mark.parametrize("args, said", [
+    (["sweep", "p.sq", "--set", "lam=1000000,2000000", "--show", "respons.mean", "--out", "t.csv"],
+     "error: no figure 'respons.mean' in the results"),
+    (["compare", "p.sq", "--set", "lam=1000000,2000000", "--seeds", "1,2", "--figure", "respons.mean"],
+     "error: no figure 'respons.mean' in the results"),
+    (["sweep", "p.sq", "--show", "mean"],
+     "error: figure 'mean' is ambiguous: observes.response.mean, observes.later.mean"),
+])
+def test_a_figure_no_run_has_is_refused_before_the_runs(tmp_path, args, said):
+    (tmp_path / "p.sq").write_text(FOREVER)
+    r = _serq(tmp_path, *args)
+    assert r.returncode == 1
+    assert r.stderr.strip().startswith(said), r.stderr
+    assert not (tmp_path / "t.csv").exists() and not (tmp_path / "t.csv.journal").exists()
+
+
+@pytest.mark.timeout(90)
+def test_names_that_resolve_still_show_and_compare(tmp_path):
+    (tmp_path / "p.sq").write_text(SHORT)
+    r = _serq(tmp_path, "sweep", "p.sq", "--set", "lam=0.5,1", "--show", "response.mean", "--show", "events")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[0].split() == ["lam", "runs", "response.mean", "events"]
+    r = _serq(tmp_path, "compare", "p.sq", "--set", "lam=0.5,1", "--seeds", "1,2", "--figure", "response.mean")
+    assert r.returncode == 0, r.stderr
+    assert "observes.response.mean" in r.stdout
