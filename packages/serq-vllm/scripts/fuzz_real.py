@@ -18,6 +18,8 @@ shorter prompts and outputs, earlier arrivals, smaller settings). ``--keep K`` a
 scenarios, the most diverse drawn (by the features they exercise), as ``agree_*.json``. The exit status
 is 1 if any scenario differed.
 
+``--size`` draws scenarios of one shape (tiny, small, medium, storm, edge, chat, big; default: mixed, all
+of them in turn) or, with ``mutate``, the shipped oracle scenarios with a few random changes each.
 ``--replay FILE.json ...`` runs given scenarios instead of random ones (with ``--shrink``, shrinks them).
 """
 
@@ -182,6 +184,9 @@ def draw(rng: random.Random, size: str) -> dict[str, Any]:
     if storm:
         horizon = rng.choice((0, 1, 3, 6))
     requests: list[dict[str, Any]] = []
+    # sessions named by numbers or strings, turns numbered from 1 or anyhow (only their order counts)
+    named = rng.random() < 0.2
+    step, base = rng.choice(((1, 1), (1, 1), (3, -4), (10, 0)))
     for s in range(n_sessions):
         turns = (rng.randint(2, 5) if chat else rng.choice((1, 1, 2, 3))) if multi else 1
         arrive = rng.randint(0, horizon) if horizon else 0
@@ -197,8 +202,8 @@ def draw(rng: random.Random, size: str) -> dict[str, Any]:
             out = rng.randint(8, 48) if storm else rng.randint(1, 10) if edge else rng.choice(outs)
             r: dict[str, Any] = {"prompt": prompt, "out": out}
             if turns > 1:
-                r["session"] = s
-                r["turn"] = t + 1
+                r["session"] = f"chat-{s}" if named else s
+                r["turn"] = base + step * t
                 if t > 0 and rng.random() < 0.7:
                     r["think"] = rng.choice((0, 1, rng.randint(0, 8)))
             if t == 0 and arrive:
@@ -235,6 +240,46 @@ def draw(rng: random.Random, size: str) -> dict[str, Any]:
     return sc
 
 
+def shipped() -> list[dict[str, Any]]:
+    """The shipped oracle scenarios (those with requests)."""
+    out = []
+    for path in sorted((PACKAGE / "oracle").glob("*/*.json")):
+        if not path.name.endswith((".out.json", ".target.json")):
+            sc = json.loads(path.read_text())
+            if isinstance(sc.get("requests"), list):
+                out.append(sc)
+    return out
+
+
+def mutate(rng: random.Random, base: list[dict[str, Any]]) -> dict[str, Any]:
+    """A shipped scenario with one to four random changes (settings, a request's sizes or arrival)."""
+    while True:
+        sc = json.loads(json.dumps(rng.choice(base)))
+        for _ in range(rng.randint(1, 4)):
+            what = rng.choice(("budget", "max_seqs", "block_size", "num_blocks", "num_blocks", "chunk",
+                               "prefix_caching", "serve", "request", "request", "request"))
+            if what == "prefix_caching":
+                sc["prefix_caching"] = not sc.get("prefix_caching")
+            elif what == "serve":
+                serve = rng.choice(SERVES)
+                sc.pop("serve", None)
+                if serve is not None:
+                    sc["serve"] = serve
+            elif what == "request":
+                r = rng.choice(sc["requests"])
+                k = rng.choice(("prompt", "out", "arrive", "think"))
+                if k in ("arrive", "think") and k not in r:
+                    continue
+                v = r.get(k, 0)
+                r[k] = max(0 if k in ("arrive", "think") else 1, v + rng.randint(-max(2, v // 3), max(2, v // 3)))
+            else:
+                v = sc.get(what) or 0
+                sc[what] = max(0 if what == "chunk" else 1, v + rng.randint(-max(2, v // 3), max(2, v // 3)))
+        # the pre-2026 files' extra keys are the bridge's too; a mutation may break a rule: draw again
+        if valid(sc) and sum(r["prompt"] + r["out"] for r in sc["requests"]) < 4000:
+            return sc
+
+
 def features(sc: dict[str, Any], ans: dict[str, Any]) -> frozenset[str]:
     """What a scenario exercises, for picking diverse agreeing ones."""
     f = {f"serve={sc.get('serve')}", f"bs={sc['block_size']}"}
@@ -254,6 +299,10 @@ def features(sc: dict[str, Any], ans: dict[str, Any]) -> frozenset[str]:
         f.add("repeat")
     if sc["max_seqs"] == 1:
         f.add("one_seq")
+    if len(sc["requests"]) >= 6:
+        f.add("many")
+    if ans["steps"] > 100:
+        f.add("long")
     return frozenset(f)
 
 
@@ -387,7 +436,7 @@ def main() -> int:
     ap.add_argument("--python", help="an interpreter that imports vLLM (without it, only the tiers are compared)")
     ap.add_argument("-n", type=int, default=200, help="how many random scenarios (default 200)")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--size", choices=("tiny", "small", "medium", "storm", "edge", "chat", "big", "mixed"), default="mixed")
+    ap.add_argument("--size", choices=("tiny", "small", "medium", "storm", "edge", "chat", "big", "mixed", "mutate"), default="mixed")
     ap.add_argument("--tiers", action="store_true", help="also compare serQ's fast and general tiers")
     ap.add_argument("--shrink", action="store_true", help="shrink every scenario that differs")
     ap.add_argument("--out", type=Path, help="folder for the scenarios that differ (and --keep's)")
@@ -403,6 +452,9 @@ def main() -> int:
     rng = random.Random(args.seed)
     if args.replay:
         jobs = [(p.stem, json.loads(p.read_text())) for p in args.replay]
+    elif args.size == "mutate":
+        base = shipped()
+        jobs = [(f"m{args.seed}_{k}", mutate(rng, base)) for k in range(args.n)]
     else:
         sizes = ("tiny", "small", "medium", "storm", "edge", "chat", "big") if args.size == "mixed" else (args.size,)
         jobs = [(f"s{args.seed}_{k}", draw(rng, sizes[k % len(sizes)])) for k in range(args.n)]
@@ -441,7 +493,7 @@ def main() -> int:
         for j in range(args.keep):
             if not pool:
                 break
-            fs = max(pool, key=lambda f: (len(f - covered), -len(pool[f][1]["requests"])))
+            fs = max(pool, key=lambda f: (len(f - covered), len(f)))
             name, sc = pool.pop(fs)
             covered |= fs
             (args.out / f"agree_{j}_{name}.json").write_text(json.dumps(sc, indent=1) + "\n")
