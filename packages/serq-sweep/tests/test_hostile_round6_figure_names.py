@@ -1,5 +1,6 @@
-"""A figure name no run has (``serq sweep --show``, ``serq compare --figure``: a typo) is refused before the
-runs (serq_sweep.core.check_figures, a run of one event of each point until every name resolves).
+"""A figure name no run has (``serq sweep --show``, ``serq compare --figure``, a ``--find`` condition's: a typo)
+is refused before the runs (serq_sweep.core.check_figures, a run of one event of each point until every name
+resolves; for --find, of each program with the knob at LO).
 
 It was found after every run: a sweep of hours ended in ``no figure 'ttf.p99' in the results``, its table
 lost when no ``--out`` kept it (``--show`` prints the means instead of the table), and serq compare's runs
@@ -35,6 +36,8 @@ def _serq(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
      "error: no figure 'respons.mean' in the results"),
     (["compare", "p.sq", "--set", "lam=1000000,2000000", "--seeds", "1,2", "--figure", "respons.mean"],
      "error: no figure 'respons.mean' in the results"),
+    (["sweep", "p.sq", "--find", "respons.mean <= 3", "--over", "lam", "1000000:2000000"],
+     "error: no figure 'respons.mean' in the results"),
     (["sweep", "p.sq", "--show", "mean"],
      "error: figure 'mean' is ambiguous: observes.response.mean, observes.later.mean"),
 ])
@@ -55,3 +58,6 @@ def test_names_that_resolve_still_show_and_compare(tmp_path):
     r = _serq(tmp_path, "compare", "p.sq", "--set", "lam=0.5,1", "--seeds", "1,2", "--figure", "response.mean")
     assert r.returncode == 0, r.stderr
     assert "observes.response.mean" in r.stdout
+    r = _serq(tmp_path, "sweep", "p.sq", "--find", "response.mean <= 100", "--over", "lam", "0.5:1")
+    assert r.returncode == 0, r.stderr
+    assert "holds everywhere" in r.stdout

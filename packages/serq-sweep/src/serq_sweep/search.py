@@ -167,6 +167,7 @@ def find(program: str | Sequence[str], conditions: str | Sequence[str], over: tu
 
     import msgspec
 
+    probes: list[core.Point] = []
     # the knob is a let of every program, said before the search: its values reach the programs as --set,
     # whose error ("--set B: the program has no `let B`") named a flag the command line did not give
     for file in files:
@@ -176,6 +177,15 @@ def find(program: str | Sequence[str], conditions: str | Sequence[str], over: tu
         if name not in {c.name for c in program_.constants}:
             raise UserError(f"{file}: --over {name}: the program has no `let {name}` (the knob --find "
                             "searches is a let)")
+        # the program the search runs first (the knob at LO), for the figures its runs have
+        program_, _ = core.compile_point(pm, file, {**{a.name: first[a.name] for a in axes if a.kind == "set"},
+                                                    name: lo},
+                                         {a.name: first[a.name] for a in axes if a.kind == "def"}, overrides)
+        bare = serq_ir.encode(msgspec.structs.replace(program_, source=None), spans=False)
+        probes.append(core.Point(len(probes), dict(first), file, serq_ir.encode(program_),
+                                 hashlib.sha256(bare).hexdigest()))
+    # a condition's figure no run has (a typo) is refused before the search, as sweep --show's
+    core.check_figures(core.Plan([], probes, seed_list, limits), [f for f, _, _ in conds])
     with make_engine(workers, dask) as eng:
         while True:
             pending = [(s, x) for s in searches for x in s.next() if x not in s.means]
