@@ -154,9 +154,13 @@ def show_table(plan, columns, table, figures) -> str:
     from .core import aggregate_rows, show_value
     from .figures import resolve
 
-    names = [resolve(f, columns[len(plan.names) + 5:]) for f in figures]
+    # a figure named twice (--show x --show x, or by two tails) is one column, under its first name
+    shown: dict[str, str] = {}  # column -> the name it was first asked by
+    for f in figures:
+        shown.setdefault(resolve(f, columns[len(plan.names) + 5:]), f)
+    names = list(shown)
     acols, arows = aggregate_rows(plan, columns, table)
-    head = [*plan.names, "runs", *figures]
+    head = [*plan.names, "runs", *shown.values()]
     lines = [head]
     for r in arows:
         cells = [show_value(r[n]) for n in plan.names] + [str(r["runs"])]  # each point its own label

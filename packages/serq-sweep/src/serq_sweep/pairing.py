@@ -52,8 +52,8 @@ def comparisons(plan: core.Plan, columns: Sequence[str], table: Sequence[dict[st
 
     axis = _arms(plan)[0].name
     figs = list(columns[len(plan.names) + 5:])
-    if figures:
-        figs = [resolve(f, figs) for f in figures]
+    if figures:  # a figure named twice (--figure x --figure x, or by two tails) is compared once
+        figs = list(dict.fromkeys(resolve(f, figs) for f in figures))
     by = {(r["point"], r["seed"]): r for r in table if r["status"] != "error"}
     base = plan.points[0]
     out: list[dict[str, Any]] = []
