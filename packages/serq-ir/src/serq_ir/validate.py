@@ -203,6 +203,11 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
             fail(f"{path}.size", f"a family has at least one member, not {obj.size}")
         elif isinstance(obj, Pool) and obj.admit_via is not None and not 0 <= obj.admit_via < n_stages:
             fail(f"{path}.admit_via", f"stage {obj.admit_via} does not exist (the program has {n_stages})")
+        elif isinstance(obj, Pool) and obj.admit_via is not None and not isinstance(
+                program.stages[obj.admit_via].kind, Step):  # as the frontend's `admit via` (nothing admitted
+            # the pool's queue: every session that reached it waited for ever, and serq check said OK)
+            fail(f"{path}.admit_via", f"a pool is admitted by a step stage's scheduler, and stage "
+                 f"{program.stages[obj.admit_via].name!r} is no step")
         elif isinstance(obj, Step) and obj.memory is not None and not 0 <= obj.memory < n_pools:
             fail(f"{path}.memory", f"pool {obj.memory} does not exist (the program has {n_pools})")
         elif isinstance(obj, Hold) and not obj.pools:
