@@ -205,7 +205,7 @@ def draw(rng: random.Random, size: str) -> dict[str, Any]:
                 r["session"] = f"chat-{s}" if named else s
                 r["turn"] = base + step * t
                 if t > 0 and rng.random() < 0.7:
-                    r["think"] = rng.choice((0, 1, rng.randint(0, 8)))
+                    r["think"] = rng.choice((0, 1, rng.randint(0, 8), rng.randint(10, 60)))
             if t == 0 and arrive:
                 r["arrive"] = arrive
             requests.append(r)
@@ -408,7 +408,8 @@ def candidates(sc: dict[str, Any]):
 def size(sc: dict[str, Any]) -> tuple:
     reqs = sc["requests"]
     return (len(reqs), sum(r["prompt"] + r["out"] for r in reqs), sum(r.get("arrive", 0) + r.get("think", 0)
-            for r in reqs), len(sc), sc["num_blocks"] + sc["budget"] + sc["max_seqs"] + (sc.get("chunk") or 0))
+            for r in reqs), len(sc) + sum(len(r) for r in reqs),
+            sc["num_blocks"] + sc["budget"] + sc["max_seqs"] + (sc.get("chunk") or 0))
 
 
 def shrink(sc: dict[str, Any], kind: str, real: Real | None, tiers: bool, budget_s: float = 300.0):
