@@ -93,7 +93,7 @@ def everything() -> n.Program:
         stages=[
             n.Stage(name="svc", size=2, kind=n.Fifo(servers=2.0)),
             n.Stage(name="cpu", kind=n.Ps(capacity=n.Call(fn="min", args=[n.Ctx(name="present"), num(4.0)]))),
-            n.Stage(name="engine", kind=n.Step(budget=num(512.0), cost=n.Ctx(name="tokens"),
+            n.Stage(name="engine", size=2, kind=n.Step(budget=num(512.0), cost=n.Ctx(name="tokens"),
                                                  chunk=num(256.0), serve=n.ServeExclusivePrefill(), memory=0)),
             n.Stage(name="link", kind=n.Delay()),
             n.Stage(name="vac", kind=n.Extension(name="vacation", params=raw)),

@@ -54,3 +54,41 @@ def test_check_and_run_refuse_it(tmp_path):
                            capture_output=True, text=True, cwd=tmp_path, timeout=60, stdin=subprocess.DEVNULL)
         assert r.returncode == 1, (cmd, r.stdout)
         assert "is no step - at '$.pools[0].admit_via'" in r.stderr
+
+
+FAMILIES = """pool reqs[2] { cap 4; admit via E; }
+pool kv[2] { cap 100; block 4; }
+stage E[2] : step { budget 8; cost 1; memory kv; }
+workload { arrive poisson(1); }
+session { choose j in 2 by (queued(reqs[0])); hold reqs[j] (1) { hold kv[j] (2) { run E[j] prefill (2); } } end; }
+run { horizon 20; }
+"""
+
+
+def _families(change) -> bytes:
+    d = json.loads(serq_ir.encode(serq_frontend.compile(source=FAMILIES), spans=False))
+    change(d)
+    return json.dumps(d).encode()
+
+
+@pytest.mark.parametrize("change, said", [
+    (lambda d: d["pools"][1].update(size=3),
+     "stage E[2]: memory kv[3] cannot be paired (a family is paired member for member, or with a family of one) "
+     "- at '$.stages[0].kind.memory'"),
+    (lambda d: d["pools"][0].update(size=3),
+     "pool reqs[3] cannot be paired with stage E[2] (a family is paired member for member, or with a family of "
+     "one) - at '$.pools[0].admit_via'"),
+    (lambda d: d["pools"][0].update(size=1),
+     "pool reqs[1] cannot be paired with stage E[2] (a family is paired member for member, or with a family of "
+     "one) - at '$.pools[0].admit_via'"),
+])
+def test_families_that_do_not_pair_are_refused_by_check_as_by_run(change, said):
+    """``serq check`` said OK of families ``serq run`` refused to pair (the simulator's build said so)."""
+    with pytest.raises(IRError) as info:
+        serq_ir.decode(_families(change), name="p.ir.json")
+    assert str(info.value) == f"error: p.ir.json: {said}"
+
+
+def test_families_that_pair_are_taken():
+    assert serq_ir.decode(_families(lambda d: None)) is not None
+    assert serq_ir.decode(_families(lambda d: d["pools"][1].update(size=1))) is not None  # a memory of one
