@@ -112,6 +112,19 @@ def seed_problem(seed) -> str | None:
     return None
 
 
+def arrivals_problem(arrive, arrivals) -> str | None:
+    """Why a count of ``arrivals`` (``run { arrivals N; }``, ``--arrivals N``) cannot end a workload that
+    arrives by ``arrive`` (the IR's node), or None: it counts the arrivals of an open workload. The rule of
+    an IR file (serq_ir.validate), of the command line's ``--arrivals`` (serq.loading.apply_run_overrides)
+    and of the simulator's build: ``serq check`` took an IR file ``serq run`` refused, and ``serq ir
+    --arrivals 5`` of a closed workload wrote one."""
+    from .nodes import Poisson, Renewal
+
+    if arrivals is None or isinstance(arrive, (Poisson, Renewal)):
+        return None
+    return "arrivals N needs an open workload (arrive poisson or renewal)"
+
+
 def window_problem(horizon, warmup) -> str | None:
     """Why a run's measured window is empty, or None: a ``warmup`` not below a finite ``horizon`` (a number;
     ``"inf"``, or None for a horizon the command gives later, ends after any warmup): the rule of an IR file

@@ -239,6 +239,9 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
             fail(f"{path}.stages", "a run names at least one stage")
         elif isinstance(obj, Run) and isinstance(obj.work, Num) and (why := rules.work_problem(_value(obj.work))):
             fail(f"{path}.work", f"{why}; a run's work is not negative")
+        elif isinstance(obj, Run) and len(obj.stages) > 1 and program.share is None:  # (serq run refused it)
+            fail(f"{path}.stages", "a run holds several stages but the program declares no share (share "
+                 "maxmin; or share bottleneck;)")
         elif isinstance(obj, Run) and len(obj.stages) > 1:
             for i, ref in enumerate(obj.stages):
                 if not 0 <= ref.stage < n_stages:
@@ -404,6 +407,9 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
         fail("$.run.horizon", f"the horizon is above 0 (or inf), not {run.horizon}")
     if run.arrivals is not None and run.arrivals < 1:
         fail("$.run.arrivals", f"arrivals is a positive integer, not {run.arrivals}")
+    why = rules.arrivals_problem(program.workload.arrive, run.arrivals)  # (serq check took it; serq run not)
+    if why:
+        fail("$.run.arrivals", why)
     why = rules.seed_problem(run.seed)
     if why:
         fail("$.run.seed", why)

@@ -150,6 +150,12 @@ def apply_run_overrides(program: Any, *, seed: int | None = None, horizon: float
     if not changes:
         return program
     run = msgspec.structs.replace(program.run, **changes)
+    if "arrivals" in changes:
+        from serq_ir.rules import arrivals_problem
+
+        why = arrivals_problem(program.workload.arrive, run.arrivals)
+        if why:
+            raise UserError(f"{name}: {why} (--arrivals)" if name is not None else f"{why} (--arrivals)")
     if "horizon" in changes or "warmup" in changes:
         from serq_ir.rules import window_problem
 

@@ -1,0 +1,72 @@
+"""What ``serq run`` refuses of an IR file, ``serq check`` refuses too (serq_ir.validate), and ``serq ir``
+does not write it:
+
+* a run over several stages in a program of no ``share`` (the build said "declares no share");
+* a ``run.arrivals`` count of a workload that is not open (closed, batch, none): the build said "needs an
+  open workload"; ``serq ir --arrivals 5`` of such a program wrote that IR, ``serq check`` took it
+  (serq_ir.rules.arrivals_problem, which serq.loading.apply_run_overrides asks for ``--arrivals``).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import serq_frontend
+import serq_ir
+from serq_ir.errors import IRError
+
+SERQ = str(Path(sys.executable).parent / "serq")
+SHARED = "stage a : ps(1);\nstage b : ps(1);\nshare maxmin;\nworkload { arrive poisson(1); }\n" \
+         "session { run a, b (1); end; }\nrun { horizon 10; }\n"
+CLOSED = "stage a : fifo;\nworkload { arrive closed(3); }\nsession { run a (1); end; }\nrun { horizon 10; }\n"
+
+
+def _ir(source: str, change) -> bytes:
+    d = json.loads(serq_ir.encode(serq_frontend.compile(source=source), spans=False))
+    change(d)
+    return json.dumps(d).encode()
+
+
+def test_a_run_over_several_stages_without_a_share_is_refused():
+    with pytest.raises(IRError) as info:
+        serq_ir.decode(_ir(SHARED, lambda d: d.update(share=None)), name="p.ir.json")
+    assert str(info.value) == ("error: p.ir.json: a run holds several stages but the program declares no share "
+                               "(share maxmin; or share bottleneck;) - at '$.session[0].stages'")
+    assert serq_ir.decode(_ir(SHARED, lambda d: None)).share == "maxmin"
+
+
+@pytest.mark.parametrize("arrive", [{"kind": "Closed", "n": 3}, {"kind": "Batch", "n": 3}, {"kind": "NoArrivals"}])
+def test_an_arrivals_count_of_a_workload_that_is_not_open_is_refused(arrive):
+    def change(d):
+        d["workload"]["arrive"] = arrive
+        d["run"]["arrivals"] = 5
+    with pytest.raises(IRError) as info:
+        serq_ir.decode(_ir(CLOSED, change), name="p.ir.json")
+    assert str(info.value) == ("error: p.ir.json: arrivals N needs an open workload (arrive poisson or renewal) - "
+                               "at '$.run.arrivals'")
+
+
+@pytest.mark.timeout(60)
+def test_serq_ir_does_not_write_it_and_run_says_the_same(tmp_path):
+    (tmp_path / "c.sq").write_text(CLOSED)
+    for args in (["ir", "c.sq", "--arrivals", "5"], ["run", "c.sq", "--arrivals", "5", "--no-progress"],
+                 ["check", "c.sq"]):
+        r = subprocess.run([SERQ, *args], capture_output=True, text=True, cwd=tmp_path, timeout=60,
+                           stdin=subprocess.DEVNULL)
+        if args[0] == "check":
+            assert r.returncode == 0, r.stderr
+            continue
+        assert r.returncode == 1, (args, r.stdout)
+        assert r.stdout == ""
+        assert r.stderr.strip() == "error: c.sq: arrivals N needs an open workload (arrive poisson or renewal) " \
+                                   "(--arrivals)"
+
+
+def test_an_open_workload_takes_an_arrivals_count():
+    def change(d):
+        d["run"]["arrivals"] = 5
+    assert serq_ir.decode(_ir(SHARED, change)).run.arrivals == 5
