@@ -1,6 +1,7 @@
 """Running a hand-computed conformance case (test_conformance_hand.py, test_conformance_more.py,
 test_conformance_pd.py): the program on the tier picked for it and on the general engine, which must
-give the same report, and the samples of its observes in time order."""
+give the same report, and the samples of its observes in time order; a program file on both tiers, and a
+mean's CI against a closed form (the peer programs' tests)."""
 
 from __future__ import annotations
 
@@ -32,6 +33,31 @@ def run(src: str, monkeypatch, path=None):
         rows = zip(o.sessions.tolist(), o.times.tolist(), o.values.tolist())
         obs[name] = sorted(((s, t, v) for s, t, v in rows), key=lambda r: (r[1], r[0]))
     return general, obs
+
+
+def both_tiers(path, monkeypatch, *, sets=None, **kw):
+    """The program file ``path`` run (``serq_sim.run(…, **kw)``) on the tier serQ picks and on the general
+    engine: the two reports and every observe's samples must be the same bytes. Returns the report."""
+    prog = serq_frontend.compile(path=str(path), sets=sets or {})
+    out = []
+    for tier in ("", "general"):
+        if tier:
+            monkeypatch.setenv("SERQ_SIM_TIER", tier)
+        else:
+            monkeypatch.delenv("SERQ_SIM_TIER", raising=False)
+        r = serq_sim.run(prog, **kw)
+        samples = {n: tuple(getattr(o, f).tobytes() for f in ("values", "times", "sessions", "turns"))
+                   for n, o in r.observes.items()}
+        out.append((encode_json(r), samples, r))
+    assert out[0][0] == out[1][0]
+    assert out[0][1] == out[1][1]
+    return out[1][2]
+
+
+def covers(stats, theory: float, rel: float) -> None:
+    """The run's mean is within its 95 % CI of ``theory``, and that CI is narrow (under ``rel`` of it)."""
+    assert abs(stats.mean - theory) <= stats.ci, (stats.mean, stats.ci, theory)
+    assert stats.ci <= rel * abs(theory), (stats.ci, theory)
 
 
 def pool(report, name):

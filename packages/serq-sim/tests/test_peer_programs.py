@@ -12,8 +12,7 @@ from pathlib import Path
 
 import serq_frontend
 import serq_sim
-from conform import close, pool, run, stage
-from serq_report.json import encode_json
+from conform import both_tiers, close, covers, pool, run, stage
 
 # --- a session a step stage admits, and that then holds a pool admitted outside the engine -------------------
 
@@ -75,28 +74,8 @@ HERE = Path(__file__).resolve().parent / "peer_programs"
 
 
 def both(name: str, monkeypatch, *, sets=None, **kw):
-    """The program ``peer_programs/NAME`` run on the tier serQ picks and on the general engine: the two
-    reports and every observe's samples must be the same bytes. Returns the report."""
-    prog = serq_frontend.compile(path=str(HERE / name), sets=sets or {})
-    out = []
-    for tier in ("", "general"):
-        if tier:
-            monkeypatch.setenv("SERQ_SIM_TIER", tier)
-        else:
-            monkeypatch.delenv("SERQ_SIM_TIER", raising=False)
-        r = serq_sim.run(prog, **kw)
-        samples = {n: tuple(getattr(o, f).tobytes() for f in ("values", "times", "sessions", "turns"))
-                   for n, o in r.observes.items()}
-        out.append((encode_json(r), samples, r))
-    assert out[0][0] == out[1][0]
-    assert out[0][1] == out[1][1]
-    return out[1][2]
-
-
-def covers(stats, theory: float, rel: float) -> None:
-    """The run's mean is within its 95 % CI of ``theory``, and that CI is narrow (under ``rel`` of it)."""
-    assert abs(stats.mean - theory) <= stats.ci, (stats.mean, stats.ci, theory)
-    assert stats.ci <= rel * abs(theory), (stats.ci, theory)
+    """``peer_programs/NAME`` on both tiers (conform.both_tiers). Returns the report."""
+    return both_tiers(HERE / name, monkeypatch, sets=sets, **kw)
 
 
 def mva(n: int, s: float, z: float) -> tuple[float, float]:

@@ -15,36 +15,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import serq_frontend
-import serq_sim
-from serq_report.json import encode_json
+from conform import both_tiers, covers
 
 HERE = Path(__file__).resolve().parent / "peer_programs2"
 
 
 def both(name: str, monkeypatch, *, sets=None, **kw):
-    """``peer_programs2/NAME`` on the tier serQ picks and on the general engine: the reports and every
-    observe's samples the same bytes. Returns the report."""
-    prog = serq_frontend.compile(path=str(HERE / name), sets=sets or {})
-    out = []
-    for tier in ("", "general"):
-        if tier:
-            monkeypatch.setenv("SERQ_SIM_TIER", tier)
-        else:
-            monkeypatch.delenv("SERQ_SIM_TIER", raising=False)
-        r = serq_sim.run(prog, **kw)
-        samples = {n: tuple(getattr(o, f).tobytes() for f in ("values", "times", "sessions", "turns"))
-                   for n, o in r.observes.items()}
-        out.append((encode_json(r), samples, r))
-    assert out[0][0] == out[1][0]
-    assert out[0][1] == out[1][1]
-    return out[1][2]
-
-
-def covers(stats, theory: float, rel: float) -> None:
-    """The run's mean is within its 95 % CI of ``theory``, and that CI is narrow (under ``rel`` of it)."""
-    assert abs(stats.mean - theory) <= stats.ci, (stats.mean, stats.ci, theory)
-    assert stats.ci <= rel * abs(theory), (stats.ci, theory)
+    """``peer_programs2/NAME`` on both tiers (conform.both_tiers). Returns the report."""
+    return both_tiers(HERE / name, monkeypatch, sets=sets, **kw)
 
 
 def samples(report, name: str) -> dict[tuple[int, int], float]:
