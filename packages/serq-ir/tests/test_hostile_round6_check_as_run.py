@@ -4,7 +4,8 @@ does not write it:
 * a run over several stages in a program of no ``share`` (the build said "declares no share");
 * a ``run.arrivals`` count of a workload that is not open (closed, batch, none): the build said "needs an
   open workload"; ``serq ir --arrivals 5`` of such a program wrote that IR, ``serq check`` took it
-  (serq_ir.rules.arrivals_problem, which serq.loading.apply_run_overrides asks for ``--arrivals``).
+  (serq_ir.rules.arrivals_problem, which serq.loading.apply_run_overrides asks for ``--arrivals``);
+* a constant index that names no member of its family (serq_ir.rules.member_problem, the simulator's rule).
 """
 
 from __future__ import annotations
@@ -70,3 +71,35 @@ def test_an_open_workload_takes_an_arrivals_count():
     def change(d):
         d["run"]["arrivals"] = 5
     assert serq_ir.decode(_ir(SHARED, change)).run.arrivals == 5
+
+
+SPILL = """pool kv { cap 10; evict lru; spill tier[1] via link (size) when (1); }
+pool tier[2] { cap 100; }
+stage link : delay;
+stage s : fifo;
+workload { arrive poisson(1); }
+session { hold kv (2) { run s (1); } cache (5); end; }
+run { horizon 10; }
+"""
+
+
+@pytest.mark.parametrize("change, said", [
+    (lambda d: d["pools"][0]["spill"]["tier"].update(index={"kind": "Num", "value": 5.0}),
+     "pool index 5 out of range (the family has 2) - at '$.pools[0].spill.tier.index'"),
+    (lambda d: d["pools"][0]["spill"]["tier"].update(index={"kind": "Num", "value": 0.5}),
+     "pool index 0.5 is not a whole number (the family has 2) - at '$.pools[0].spill.tier.index'"),
+    (lambda d: d["session"][0]["pools"][0]["pool"].update(index={"kind": "Num", "value": 1.0}),
+     "pool index 1 out of range (the family has 1) - at '$.session[0].pools[0].pool.index'"),
+    (lambda d: d["session"][0]["body"][0]["stages"][0].update(index={"kind": "Num", "value": -1.0}),
+     "stage index -1 out of range (the family has 1) - at '$.session[0].body[0].stages[0].index'"),
+])
+def test_a_constant_index_that_names_no_member_is_refused(change, said):
+    """serq check took kv[5] of a family of 2 (a spill's tier: serq run refused it at its build; a hold's
+    pool: a run-time error at t=0)."""
+    with pytest.raises(IRError) as info:
+        serq_ir.decode(_ir(SPILL, change), name="p.ir.json")
+    assert str(info.value) == f"error: p.ir.json: {said}"
+
+
+def test_a_constant_index_of_a_member_is_taken():
+    assert serq_ir.decode(_ir(SPILL, lambda d: None)).pools[0].spill.tier.index.value == 1.0

@@ -148,6 +148,25 @@ def _show(x: float) -> str:
     return repr(float(x))
 
 
+def member_problem(kind: str, idx: float, size: int) -> str | None:
+    """Why ``idx`` names no member of a ``kind`` (pool, stage) family of ``size``, or None: the rule of a
+    computed index at run time (the simulator), of a spill's constant index at its build, and of a constant
+    index in an IR file (serq_ir.validate: ``serq check`` took ``kv[5]`` of a family of 2, which ``serq run``
+    refused)."""
+    if not (idx == idx) or idx < 0 or idx >= size:
+        return f"{kind} index {_plain(idx)} out of range (the family has {size})"
+    if int(idx) != idx:
+        return f"{kind} index {_plain(idx)} is not a whole number (the family has {size})"
+    return None
+
+
+def _plain(x: float) -> str:
+    """A number as the simulator's messages show it: ``NaN``, a whole number without a point, else ``%g``."""
+    if x != x:
+        return "NaN"
+    return str(int(x)) if math.isfinite(x) and x == int(x) else f"{x:g}"
+
+
 def draw_problem(dist: str, args: list[float]) -> str | None:
     """Why ``~dist(args)`` is no draw (its parameters are outside the distribution's domain), or None.
 

@@ -205,6 +205,10 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
             fail(f"{path}.pool", f"pool {obj.pool} does not exist (the program has {n_pools})")
         elif isinstance(obj, StageRef) and not 0 <= obj.stage < n_stages:
             fail(f"{path}.stage", f"stage {obj.stage} does not exist (the program has {n_stages})")
+        elif isinstance(obj, PoolRef | StageRef) and isinstance(obj.index, Num) and (why := rules.member_problem(
+                "pool" if isinstance(obj, PoolRef) else "stage", _value(obj.index),
+                program.pools[obj.pool].size if isinstance(obj, PoolRef) else program.stages[obj.stage].size)):
+            fail(f"{path}.index", why)  # a constant index naming no member (serq run refused it, serq check not)
         elif isinstance(obj, Pool | Stage) and obj.size < 1:
             fail(f"{path}.size", f"a family has at least one member, not {obj.size}")
         elif isinstance(obj, Pool) and obj.admit_via is not None and not 0 <= obj.admit_via < n_stages:

@@ -12,10 +12,10 @@ from collections import deque
 from operator import attrgetter
 
 from serq_ir import nodes as N
+from serq_ir.rules import member_problem
 from sortedcontainers import SortedKeyList
 
 from ..compile import num
-from ..errors import show
 from ..session import SLOT_CACHED, SLOT_COMPUTED
 
 EPS = 1e-9
@@ -299,16 +299,6 @@ class Pool:
             return math.floor(x / b + 1e-12) * b
         except OverflowError:  # as in round_up
             return x
-
-
-def member_problem(kind: str, idx: float, size: int) -> str | None:
-    """Why ``idx`` names no member of a family of ``size`` (the messages of
-    ``Simulation.pool_at``)."""
-    if not (idx == idx) or idx < 0 or idx >= size:
-        return f"{kind} index {show(idx)} out of range (the family has {size})"
-    if int(idx) != idx:
-        return f"{kind} index {show(idx)} is not a whole number (the family has {size})"
-    return None
 
 
 class SpillMember:
