@@ -37,7 +37,9 @@ def everything() -> n.Program:
     st = n.StageRef(stage=0, index=n.Attr(slot=5))
     exprs: list[n.Expr] = [
         num("inf"), num(-2.5), x,
-        *[n.Ctx(name=c) for c in ("now", "waited", "position")],
+        # the session's moment has only now (waited and position are read below, at theirs); three, so the
+        # statements keep their places (test_validate names session[30])
+        *[n.Ctx(name="now") for _ in range(3)],
         *[n.Draw(dist=d, args=[num(1.0), num(2.0)][:k])
           for d, k in (("exp", 1), ("det", 1), ("uniform", 2), ("erlang", 2), ("h2", 2), ("bernoulli", 1))],
         *[n.Call(fn=f, args=[x, num(2.0)][:2 if f in ("min", "max", "pow") else 1])
@@ -81,7 +83,8 @@ def everything() -> n.Program:
         gauges=[n.Gauge(name="u", value=n.Observable(name="used", target=n.PoolRef(pool=0, index=num(1.0))))],
         pools=[
             n.Pool(name="kv", size=2, cap=1024.0, block=16.0, evict=n.EvictBy(keys=[n.Ctx(name="age")]),
-                   preempt=n.PreemptBy(keys=[n.Unary(op="-", arg=n.Ctx(name="admission"))], requeue="tail"),
+                   preempt=n.PreemptBy(keys=[n.Unary(op="-", arg=n.Ctx(name="admission")), n.Ctx(name="position")],
+                                       requeue="tail"),
                    queue=n.QueueBy(keys=[n.Ctx(name="waited")]), reserve_held=True,
                    spill=n.Spill(tier=n.PoolRef(pool=1), link=n.StageRef(stage=3), work=n.Ctx(name="size"),
                                  when=num(1.0)),

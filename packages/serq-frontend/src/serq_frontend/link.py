@@ -44,24 +44,22 @@ class Moment:
     victim: bool = False
 
 
-def _m(name: str, what: str, ctx: str, **kw: Any) -> Moment:
-    return Moment(name, what, frozenset(ctx.split()), **kw)
+def _m(name: str, what: str, **kw: Any) -> Moment:
+    # the context variables of each moment are serq_ir.rules.CONTEXT's, the rule an IR file is held to too
+    return Moment(name, what, frozenset(rules.CONTEXT[name].split()), **kw)
 
 
-SESSION = _m("Session", "a session statement", "now", draws=True, hidden=True)
-ADMIT = _m("Admit", "a hold's header (units, reserve, reuse: read at admission)", "now", draws=True)
-QUEUE = _m("Queue", "a pool's queue key", "now waited")
-EVICT = _m("Evict", "an eviction key or a spill clause", "size age last waiting now", draws=True)
-VICTIM = _m("Victim", "a preemption key", "admission decoding position now", victim=True)
-PS = _m("Ps", "a ps stage's capacity", "present now", attrs=False)
-BUDGET = _m("Budget", "a step stage's budget or chunk", "residents decoders kv_decode kv_prefill now",
-            attrs=False)
-COST = _m("Cost", "a step stage's cost",
-          "tokens decoders prefilled residents kv_decode kv_prefill attention now", attrs=False)
-SERVE = _m("Serve", "a step stage's serve key",
-           "decoding admission remaining residents decoders kv_decode kv_prefill now")
-GAUGE = _m("Gauge", "a gauge", "", attrs=False, gauge=True)
-ARRIVAL = _m("Arrival", "an arrival gap", "now", attrs=False, draws=True)
+SESSION = _m("Session", "a session statement", draws=True, hidden=True)
+ADMIT = _m("Admit", "a hold's header (units, reserve, reuse: read at admission)", draws=True)
+QUEUE = _m("Queue", "a pool's queue key")
+EVICT = _m("Evict", "an eviction key or a spill clause", draws=True)
+VICTIM = _m("Victim", "a preemption key", victim=True)
+PS = _m("Ps", "a ps stage's capacity", attrs=False)
+BUDGET = _m("Budget", "a step stage's budget or chunk", attrs=False)
+COST = _m("Cost", "a step stage's cost", attrs=False)
+SERVE = _m("Serve", "a step stage's serve key")
+GAUGE = _m("Gauge", "a gauge", attrs=False, gauge=True)
+ARRIVAL = _m("Arrival", "an arrival gap", attrs=False, draws=True)
 MOMENTS = (SESSION, ADMIT, QUEUE, EVICT, VICTIM, PS, BUDGET, COST, SERVE, GAUGE, ARRIVAL)
 
 #: where each context variable exists, for messages

@@ -112,6 +112,19 @@ def seed_problem(seed) -> str | None:
     return None
 
 
+#: the context variables each moment of evaluation has (docs/language.md, Moments), by the moment's name:
+#: the rule of the linker (serq_frontend.link's moments) and of an IR file (serq_ir.validate); the
+#: simulator reads any other as NaN
+CONTEXT = {
+    "Session": "now", "Admit": "now", "Queue": "now waited", "Evict": "size age last waiting now",
+    "Victim": "admission decoding position now", "Ps": "present now",
+    "Budget": "residents decoders kv_decode kv_prefill now",
+    "Cost": "tokens decoders prefilled residents kv_decode kv_prefill attention now",
+    "Serve": "decoding admission remaining residents decoders kv_decode kv_prefill now",
+    "Gauge": "", "Arrival": "now",
+}
+
+
 def arrivals_problem(arrive, arrivals) -> str | None:
     """Why a count of ``arrivals`` (``run { arrivals N; }``, ``--arrivals N``) cannot end a workload that
     arrives by ``arrive`` (the IR's node), or None: it counts the arrivals of an open workload. The rule of

@@ -33,6 +33,7 @@ from .nodes import (
     Ctx,
     Draw,
     Evict,
+    EvictBy,
     Extension,
     Fifo,
     Grow,
@@ -46,9 +47,11 @@ from .nodes import (
     Pool,
     PoolRef,
     Preempt,
+    PreemptBy,
     Preset,
     Program,
     Ps,
+    QueueBy,
     Record,
     Renewal,
     Run,
@@ -375,6 +378,50 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
 
     for block in ("init", "turn"):
         plain(getattr(wl, block), f"$.workload.{block}", block)
+
+    # a context variable is read at its moment only (serq_ir.rules.CONTEXT, the linker's rule): elsewhere
+    # the simulator read it as NaN, silently (`decoders` in a session's observe: every sample NaN)
+    def context(obj: Any, path: str, moment: str) -> None:
+        if isinstance(obj, list):
+            for i, x in enumerate(obj):
+                context(x, f"{path}[{i}]", moment)
+            return
+        if not isinstance(obj, msgspec.Struct):
+            return
+        if isinstance(obj, Ctx) and obj.name not in rules.CONTEXT[moment].split():
+            has = rules.CONTEXT[moment].split()
+            fail(f"{path}.name", f"the context variable {obj.name!r} does not exist at the {moment} moment "
+                 f"(which has {', '.join(has) if has else 'none'})")
+        for field in obj.__struct_fields__:
+            if field != "span":
+                context(getattr(obj, field), f"{path}.{field}", moment)
+
+    context(program.session, "$.session", "Session")
+    context(wl.init, "$.workload.init", "Session")
+    context(wl.turn, "$.workload.turn", "Session")
+    if isinstance(wl.arrive, Renewal):
+        context(wl.arrive.gap, "$.workload.arrive.gap", "Arrival")
+    for i, gauge in enumerate(program.gauges):
+        context(gauge.value, f"$.gauges[{i}].value", "Gauge")
+    for i, pool in enumerate(program.pools):
+        at = f"$.pools[{i}]"
+        if isinstance(pool.evict, EvictBy):
+            context(pool.evict.keys, f"{at}.evict.keys", "Evict")
+        if pool.spill is not None:
+            context(pool.spill, f"{at}.spill", "Evict")
+        if isinstance(pool.preempt, PreemptBy):
+            context(pool.preempt.keys, f"{at}.preempt.keys", "Victim")
+        if isinstance(pool.queue, QueueBy):
+            context(pool.queue.keys, f"{at}.queue.keys", "Queue")
+    for i, stage in enumerate(program.stages):
+        kind, at = stage.kind, f"$.stages[{i}].kind"
+        if isinstance(kind, Ps):
+            context(kind.capacity, f"{at}.capacity", "Ps")
+        elif isinstance(kind, Step):
+            context(kind.budget, f"{at}.budget", "Budget")
+            context(kind.chunk, f"{at}.chunk", "Budget")
+            context(kind.cost, f"{at}.cost", "Cost")
+            context(kind.serve, f"{at}.serve", "Serve")
     # Names are the source's (a stage and a pool share one name space, a gauge may not take an observe's
     # name): the report keys its figures, and a dump its files, by name, so a second observe, gauge, stage
     # or pool of one name would silently replace the first's figures and overwrite its dump file.
