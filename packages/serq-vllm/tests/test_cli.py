@@ -153,6 +153,8 @@ def _turns(**second):
     ({**BASE, "requests": _turns(turn=1)}, "requests[0].turn: session 0 has this turn twice"),
     ({**BASE, "serve": "remaining", "requests": [{"prompt": 100, "out": 3}]},
      "'serve': serve order 'remaining' is not supported by the bridge"),
+    ({**BASE, "serve": "decoding ? 1.2.3 : 0", "requests": [{"prompt": 100, "out": 3}]},
+     "'serve': serve order 'decoding ? 1.2.3 : 0' is not supported by the bridge"),
     ({**BASE, "budget": 64.5, "requests": [{"prompt": 100, "out": 3}]}, "'budget' must be a positive integer"),
     ({**BASE, "chunk": -1, "requests": [{"prompt": 100, "out": 3}]}, "'chunk' must be a non-negative integer"),
 ])

@@ -245,7 +245,7 @@ def _serve_key(serve: str):
     if s in ("decoding", "-decoding"):
         sign = -1 if s.startswith("-") else 1
         return lambda adm, decoding: sign * (1 if decoding else 0)
-    m = re.fullmatch(r"decoding\?(-?[0-9.]+):(-?[0-9.]+)", s)
+    m = re.fullmatch(r"decoding\?(-?(?:[0-9]+\.?[0-9]*|\.[0-9]+)):(-?(?:[0-9]+\.?[0-9]*|\.[0-9]+))", s)
     if m:
         yes, no = float(m.group(1)), float(m.group(2))
         return lambda adm, decoding: yes if decoding else no
