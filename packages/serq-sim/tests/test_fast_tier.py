@@ -165,7 +165,7 @@ def simple_programs(d):
         return d(st.sampled_from([
             "now", b("-", "now", "t0"), draw("exp", 2.0), obs("queue", ref()), obs("busy", ref()),
             b("+", "x", 1.0), cond(b("<", draw("uniform", 0.0, 1.0), 0.3), 1.0, 0.0), "turn_no",
-            N.Ctx(name="present"), b("/", "y", b("-", "x", 1.0)),
+            b("*", "now", 0.5), b("/", "y", b("-", "x", 1.0)),  # (present exists at a ps capacity only)
         ]))
 
     def stmts(depth, budget):
