@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import random
 import re
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -306,12 +307,11 @@ def _is_library(text: str) -> bool:
 
 
 def _ir(path: Path, text: str) -> bytes:
-    f = path.with_name(f".audit-fmt-{path.name}")  # beside the original, so relative paths resolve alike
-    f.write_bytes(text.encode())
-    try:
+    # in a folder of its own, never beside the original in the source tree (test_fmt.py says why)
+    with tempfile.TemporaryDirectory() as d:
+        f = Path(d) / path.name
+        f.write_bytes(text.encode())
         return ir_bytes(serq_frontend.compile(f, pm=_pm()))
-    finally:
-        f.unlink()
 
 
 def _shape(node):

@@ -25,3 +25,13 @@ def test_the_hint_names_a_library_beside_it(tmp_path):
     with pytest.raises(CompileError) as info:
         serq_frontend.compile(tmp_path / "u.sq")
     assert "(did you mean `lib.sq`?)" in str(info.value)
+
+
+def test_the_hint_does_not_name_a_hidden_file(tmp_path):
+    # a file whose name starts with a dot (an editor's or a tool's copy, `.zqlib.sq`) is nobody's library
+    (tmp_path / "u.sq").write_text('use "zqlib.sq";\n' + TAIL)
+    (tmp_path / ".zqlib.sq").write_text("def one() = 1;\n")
+    with pytest.raises(CompileError) as info:
+        serq_frontend.compile(tmp_path / "u.sq")
+    assert "no such library" in str(info.value)
+    assert ".zqlib.sq" not in str(info.value)

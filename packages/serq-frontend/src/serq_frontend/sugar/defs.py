@@ -239,7 +239,8 @@ class Expander:
             known = []
             for c in candidates:  # the libraries those folders hold, for the closest name (not the file the
                 try:  # use is in, which a file does not use: `use "x.sq";` in u.sq named u.sq)
-                    known += [f.name for f in c.parent.glob("*.sq") if here is None or f.resolve() != here]
+                    known += [f.name for f in c.parent.glob("*.sq")
+                              if not f.name.startswith(".") and (here is None or f.resolve() != here)]
                 except OSError:
                     continue
             if itself:
