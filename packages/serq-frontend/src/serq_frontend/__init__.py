@@ -125,6 +125,8 @@ def check_overrides(sets: Any, defs: Any) -> tuple[dict[str, float], dict[str, s
     import math
     import numbers
 
+    from serq.numbers import real
+
     out: list[dict[str, Any]] = []
     for arg, given, kind in (("sets", sets, "number"), ("defs", defs, "str")):
         if not isinstance(given, Mapping):
@@ -140,11 +142,10 @@ def check_overrides(sets: Any, defs: Any) -> tuple[dict[str, float], dict[str, s
                 continue
             if isinstance(v, bool) or not isinstance(v, numbers.Real):
                 raise TypeError(f"sets[{name!r}] is a number, not {type(v).__name__}")
-            try:
-                x = float(v)
-            except OverflowError:
+            x = real(v)  # (a real number: None only for an int beyond the doubles)
+            if x is None:
                 raise ValueError(f"sets[{name!r}]: an integer of {int(v).bit_length()} bits is beyond the "
-                                 "doubles") from None
+                                 "doubles")
             if math.isnan(x):
                 raise ValueError(f"sets[{name!r}]: NaN is not the value of a constant (a number or inf)")
             checked[name] = x

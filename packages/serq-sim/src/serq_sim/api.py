@@ -40,18 +40,15 @@ def _check_run_args(program, horizon, warmup, arrivals, trace) -> None:
     import numbers
     import os
 
+    from serq.numbers import real as real_number
     from serq_ir.nodes import Program
 
     if not isinstance(program, Program):
         raise TypeError("program must be a serq_ir.Program (serq_frontend.compile(path) or serq_ir.load(path)), "
                         f"not {type(program).__name__}")
     def real(v) -> float:  # v as a float; NaN for what is no real number (a bool, a str), or an int beyond
-        if isinstance(v, bool) or not isinstance(v, numbers.Real):  # the doubles (float() overflows)
-            return math.nan
-        try:
-            return float(v)
-        except OverflowError:
-            return math.nan
+        x = real_number(v)  # the doubles (serq.numbers.real)
+        return math.nan if x is None else x
 
     def shown(v) -> str:  # an int of a thousand digits is not quoted whole
         return f"an integer of {v.bit_length()} bits" if isinstance(v, int) and v.bit_length() > 64 else repr(v)

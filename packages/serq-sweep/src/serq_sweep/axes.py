@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from serq.errors import UserError
-from serq.numbers import WHOLE_HINT, NotANumber, number, whole
+from serq.numbers import WHOLE_HINT, NotANumber, number, real, whole
 
 #: at most this many points (compiled programs) in one sweep, this many values of one swept name (a range,
 #: or every value a name given again adds), this many seeds and this many runs (points times seeds)
@@ -59,11 +59,10 @@ def _real(v: Any, what: str) -> float:
         raise UserError(f"{what}: {v!r} is not a number")
     if not isinstance(v, numbers.Real):  # a Decimal, say: read as its text is
         return _number(str(v), what)
-    try:
-        x = float(v)
-    except OverflowError:
-        raise UserError(f"{what}: an integer of {v.bit_length()} bits is beyond the doubles (at most about "
-                        "1.8e308)") from None
+    x = real(v)  # (a real number: None only for an int beyond the doubles)
+    if x is None:
+        raise UserError(f"{what}: an integer of {int(v).bit_length()} bits is beyond the doubles (at most about "
+                        "1.8e308)")
     if math.isnan(x):
         raise UserError(f"{what}: NaN is not a value to sweep")
     return x

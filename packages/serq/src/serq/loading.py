@@ -10,6 +10,7 @@ from typing import Any
 import pluggy
 
 from .errors import UserError
+from .numbers import real
 from .plugins import Registry, collect
 
 #: Which distribution loads which file type, for the message when none installed does.
@@ -95,21 +96,11 @@ def parse_sets(items: tuple[str, ...]) -> dict[str, float]:
     return out
 
 
-def _real(v: Any) -> float | None:
-    """``v`` as a float when it is a real number (not a bool) within the doubles, else None."""
-    if isinstance(v, bool) or not isinstance(v, numbers.Real):
-        return None
-    try:
-        return float(v)
-    except OverflowError:
-        return None
-
-
 def _shown(v: Any) -> str:
     """A run setting as a message quotes it: a number as ``%g`` writes it, anything else by its repr."""
     if isinstance(v, int) and not isinstance(v, bool) and v.bit_length() > 64:
         return f"(an integer of {v.bit_length()} bits)"
-    return f"{v:g}" if _real(v) is not None else repr(v)
+    return f"{v:g}" if real(v) is not None else repr(v)
 
 
 def apply_run_overrides(program: Any, *, seed: int | None = None, horizon: float | None = None,
@@ -134,12 +125,12 @@ def apply_run_overrides(program: Any, *, seed: int | None = None, horizon: float
     # (a value of another type, "10" or 2.5 arrivals, was a TypeError of the comparison or msgspec's
     # ValidationError of the IR; an int beyond the doubles an OverflowError)
     if horizon is not None:
-        h = _real(horizon)
+        h = real(horizon)
         if h is None or not h > 0:
             raise UserError(f"--horizon {_shown(horizon)}: is not a positive number of seconds, or inf")
         changes["horizon"] = "inf" if h == float("inf") else h
     if warmup is not None:
-        w = _real(warmup)
+        w = real(warmup)
         if w is None or not 0 <= w < float("inf"):
             raise UserError(f"--warmup {_shown(warmup)}: is not a finite number of seconds, at least 0")
         changes["warmup"] = w

@@ -16,7 +16,7 @@ import math
 import re
 
 __all__ = ["NAN_PATTERN", "NUMBER_HINT", "PATTERN", "WHOLE_HINT", "NotANumber", "is_number", "not_a_number",
-           "not_whole", "number", "whole"]
+           "not_whole", "number", "real", "whole"]
 
 #: the language's numeric literal, or inf, after an optional minus (``[0-9]``, not ``\d``: ``\d`` matches
 #: every script's digits), as a pattern a reader may build on
@@ -81,3 +81,19 @@ def whole(text: str) -> int:
     if _WHOLE.fullmatch(text):
         return int(text)
     raise NotANumber(not_whole(text))
+
+
+def real(v: object) -> float | None:
+    """``v``, a value the Python API was given as a number (``sets={"B": 512}``, ``horizon=``), as a float:
+    a real number (a bool is not one) within the doubles, NaN included (each caller refuses it in its own
+    words); ``None`` for anything else (a str, None, an int beyond the doubles, whose ``float()``
+    overflows). The rule of serq.loading's run settings, ``serq_sim.run``'s, a compile's ``sets`` and a
+    sweep's."""
+    import numbers
+
+    if isinstance(v, bool) or not isinstance(v, numbers.Real):
+        return None
+    try:
+        return float(v)
+    except OverflowError:
+        return None
