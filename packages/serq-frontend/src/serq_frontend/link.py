@@ -519,7 +519,7 @@ class Linker:
         if v.indexes():
             raise self.error(v.pos, f"`{v.dotted}[…]`: a {kind} family is paired member for member with "
                              f"`{owner_name}`; name it without an index")
-        if fam.size != owner.size and fam.size != 1:
+        if not rules.pairs(owner.size, fam.size):
             raise self.error(v.pos, f"`{owner_name}` is a family of {owner.size} and `{v.dotted}` one of "
                              f"{fam.size}: families pair N with N, or N with 1")
         return fam.index

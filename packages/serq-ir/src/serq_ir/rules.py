@@ -161,6 +161,13 @@ def _show(x: float) -> str:
     return repr(float(x))
 
 
+def pairs(size: int, named: int) -> bool:
+    """Whether a family of ``size`` may name a family of ``named`` members in a declaration (``admit via``,
+    ``memory``): member for member, or every member the one of a family of one. The rule of the linker,
+    of an IR file (serq_ir.validate) and of the simulator's build."""
+    return named == size or named == 1
+
+
 def member_problem(kind: str, idx: float, size: int) -> str | None:
     """Why ``idx`` names no member of a ``kind`` (pool, stage) family of ``size``, or None: the rule of a
     computed index at run time (the simulator), of a spill's constant index at its build, and of a constant

@@ -144,12 +144,6 @@ def _printable(text: str, path: str, fail: Any) -> None:
              "printable text")
 
 
-def _pairs(size: int, named: int) -> bool:
-    """Whether a family of ``size`` may name one of ``named`` members in a declaration (``admit via``,
-    ``memory``): member for member, or every member the one of a family of one (as the simulator pairs them)."""
-    return named == size or named == 1
-
-
 def validate(program: Program, *, name: str = "<ir>") -> Program:
     """Raise :class:`IRError` at the first reference to something the program does not have."""
     n_attrs, n_obs = len(program.attributes), len(program.observes)
@@ -221,7 +215,7 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
             # the pool's queue: every session that reached it waited for ever, and serq check said OK)
             fail(f"{path}.admit_via", f"a pool is admitted by a step stage's scheduler, and stage "
                  f"{program.stages[obj.admit_via].name!r} is no step")
-        elif isinstance(obj, Pool) and obj.admit_via is not None and not _pairs(
+        elif isinstance(obj, Pool) and obj.admit_via is not None and not rules.pairs(
                 obj.size, (via := program.stages[obj.admit_via]).size):  # (serq run refused it, serq check not)
             fail(f"{path}.admit_via", f"pool {obj.name}[{obj.size}] cannot be paired with stage "
                  f"{via.name}[{via.size}] (a family is paired member for member, or with a family of one)")
@@ -229,7 +223,7 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
             fail(f"{path}.memory", f"pool {obj.memory} does not exist (the program has {n_pools})")
         elif (isinstance(obj, Stage) and isinstance(obj.kind, Step) and obj.kind.memory is not None
               and 0 <= obj.kind.memory < n_pools  # (one that does not exist is said at the Step, below)
-              and not _pairs(obj.size, (mem := program.pools[obj.kind.memory]).size)):
+              and not rules.pairs(obj.size, (mem := program.pools[obj.kind.memory]).size)):
             fail(f"{path}.kind.memory", f"stage {obj.name}[{obj.size}]: memory {mem.name}[{mem.size}] cannot be "
                  "paired (a family is paired member for member, or with a family of one)")
         elif isinstance(obj, Hold) and not obj.pools:

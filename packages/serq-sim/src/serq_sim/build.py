@@ -8,7 +8,7 @@ import math
 from array import array
 
 from serq_ir import nodes as N
-from serq_ir.rules import window_problem
+from serq_ir.rules import pairs, window_problem
 
 from .compile import Compiler, observables_read, state_dependent, walk
 from .errors import SimError, format_error
@@ -159,10 +159,8 @@ def build(sim, reg, trace_path) -> None:
 
 def pair(sim, fam: int, count: int, m: int, node):
     size = sim.program.stages[fam].size
-    if size == count:
-        return sim.stages[sim.stage_base[fam] + m]
-    if size == 1:
-        return sim.stages[sim.stage_base[fam]]
+    if pairs(count, size):  # (serq_ir.rules: member for member, or a family of one)
+        return sim.stages[sim.stage_base[fam] + (m if size == count else 0)]
     raise SimError(format_error(node.span, None, None, f"pool {node.name}[{count}] cannot be paired "
                                 f"with stage {sim.program.stages[fam].name}[{size}]", sim.source))
 

@@ -8,6 +8,7 @@ import os
 from bisect import bisect_right
 
 from serq_ir import nodes as N
+from serq_ir.rules import pairs
 
 from ..compile import _not_pure, reads_any, reads_context
 from ..errors import SimError, format_error
@@ -212,10 +213,8 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
             f = self.memory_family
             size = p.pools[f].size
             base = sim.pool_base[f]
-            if size == self.node.size:
-                self.memory = sim.pools[base + self.index]
-            elif size == 1:
-                self.memory = sim.pools[base]
+            if pairs(self.node.size, size):  # (serq_ir.rules: member for member, or a family of one)
+                self.memory = sim.pools[base + (self.index if size == self.node.size else 0)]
             else:
                 raise SimError(format_error(self.node.span, None, None, f"stage {self.name}[{self.node.size}]"
                                             f": memory {p.pools[f].name}[{size}] cannot be paired", sim.source))
