@@ -584,6 +584,12 @@ _LOOKALIKES = {
 }
 
 
+#: characters other than LF and CR that editors (and Python's ``str.splitlines``) may show as a line end; a
+#: comment ends before one, so the text an editor shows on the lines after it is not silently a comment
+_LINE_BREAKS = {"\u2028": "a line separator (U+2028)", "\u2029": "a paragraph separator (U+2029)",
+                "\x85": "a next-line character (U+0085)"}
+
+
 def _unexpected_character(ch: str) -> str:
     """The message for a character no token begins with. One that is not ASCII is named by its code point
     and Unicode name as well (a minus sign `−` and a hyphen `-` look alike), with the ASCII it stands for
@@ -595,6 +601,9 @@ def _unexpected_character(ch: str) -> str:
     if ch == "\r":
         return ("a carriage return not followed by a line feed: a line ends in LF or CRLF (an editor may show a "
                 "line break here, which serQ does not read as one)")
+    if ch in _LINE_BREAKS:
+        return (f"{_LINE_BREAKS[ch]}: a line ends in LF or CRLF (an editor may show a line break here, which "
+                "serQ does not read as one)")
     if not ch or ch.isascii():
         return f"unexpected character {_quoted(ch)}"
     import unicodedata
