@@ -477,3 +477,84 @@ def test_an_iteration_a_lease_and_an_admission_at_the_horizon_happen(monkeypatch
     reqs, m, e = pool(r, "reqs"), pool(r, "m"), stage(r, "E")
     assert (reqs.admissions, reqs.wait, m.admissions, e.completions, e.utilisation) == (2, 1.0, 2, 2, 1.0)
     assert r.result.ended == 3 and r.result.end == 4.0
+
+
+# --- (i) a closed workload replaying an ordered trace ------------------------------------------------------------
+
+TRACE_CLOSED = "session,turn,new,out,think,forced\n0,0,1,1,0,0\n1,0,2,2,0,0\n2,0,3,3,0,0\n"
+
+CLOSED_PROGRAM = """
+stage d : delay;
+workload {
+  arrive closed(2);
+  trace "t.csv" ordered;
+  init { observe i = serial; }
+  turn { observe tb = new * 10 + turn_no; }
+}
+session { turn; observe n = new; run d (out); }
+run { horizon 6; warmup 1; }
+"""
+
+
+def test_a_closed_population_replays_an_ordered_trace_by_serial(tmp_path, monkeypatch):
+    """§3 Workload: "init runs at arrival, turn at every turn statement; with a trace, turn loads the next
+    turn's new, out, think, forced and sets more (ordered: session i replays trace session i)", past the
+    last trace session serial mod their number (docs/language.md); `arrive closed(n)` replaces a session
+    when it ends. Trace sessions of one turn, out 1, 2, 3. s0 (out 1) and s1 (2) at 0; s0 ends at 1: s2
+    (trace 2, out 3) until 4; s1 ends at 2: s3 (trace 0) until 3: s4 (trace 1) until 5: s6 (trace 0) until
+    6: s7 (trace 1); s2's end at 4 starts s5 (trace 2), live at the horizon. After the warm-up 1 (its
+    instant included): init and turn samples of s2 … s7; ended s0 (at 1), s1, s3, s2, s4, s6; turns 6."""
+    (tmp_path / "t.csv").write_text(TRACE_CLOSED)
+    (tmp_path / "p.sq").write_text(CLOSED_PROGRAM)
+    r, o = run("", monkeypatch, path=tmp_path / "p.sq")
+    assert o["i"] == [(s, float(s - 1), float(s)) for s in range(2, 8)]
+    assert vals(o["n"]) == [3.0, 1.0, 2.0, 3.0, 1.0, 2.0]
+    assert vals(o["tb"]) == [31.0, 11.0, 21.0, 31.0, 11.0, 21.0]
+    assert (r.result.arrivals, r.result.ended, r.result.turns) == (8, 6, 6)
+
+
+# --- (j) eviction keys that draw ---------------------------------------------------------------------------------
+
+EVICT_DRAWS = """
+let T = 1000;
+pool kv[T] { cap 4; evict by (~bernoulli(0.5)); }
+stage d : delay;
+workload { arrive batch(5 * T); }
+session {
+  set t = floor(serial / 5);
+  set r = serial % 5;
+  EXTRA
+  branch (r < 4) {
+    hold kv[t] (1) { run d (1 + r / 10); } cache (1);
+    run d (2);
+    observe g0 = r == 0 ? cachedin(kv[t]) == 0 : -1;
+    observe g1 = r == 1 ? cachedin(kv[t]) == 0 : -1;
+    observe g2 = r == 2 ? cachedin(kv[t]) == 0 : -1;
+    observe g3 = r == 3 ? cachedin(kv[t]) == 0 : -1;
+  } else {
+    run d (2);
+    hold kv[t] (1) { run d (1); }
+  }
+}
+run { horizon 10; }
+"""
+
+
+def test_an_eviction_key_that_draws_is_drawn_per_entry_and_ties_go_to_the_release_order(monkeypatch):
+    """pool-reference `evict`: "ascending keys, then release order"; keys "are evaluated per cache entry at
+    the Evict moment" (which may draw, docs/language.md's Moments); §3 Workload: "Random draws use separate
+    streams for arrivals, the workload, the session and eviction". In each of 1000 pools of cap 4, four
+    sessions cache 1 each, released at 1, 1.1, 1.2, 1.3 (that order); at 2 a fifth needs 1 and one entry
+    goes: the first in release order whose coin is 0, or the first when all are 1. Probabilities 1/2 + 1/16,
+    1/4, 1/8, 1/16. Each frequency within 3.5 standard errors; draws added to the session block (its own
+    stream) change no eviction."""
+    src = EVICT_DRAWS.replace("EXTRA", "")
+    _, o = run(src, monkeypatch)
+    got = []
+    for name, p in (("g0", 9 / 16), ("g1", 1 / 4), ("g2", 1 / 8), ("g3", 1 / 16)):
+        v = [x for x in vals(o[name]) if x >= 0]
+        assert len(v) == 1000
+        assert abs(sum(v) / len(v) - p) <= 3.5 * math.sqrt(p * (1 - p) / len(v)), (name, sum(v) / len(v))
+        got.append(o[name])
+    _, o2 = run(src.replace("EXTRA", "set z = ~exp(1) + ~uniform(0, 1);"), monkeypatch)
+    assert [o2[n] for n in ("g0", "g1", "g2", "g3")] == got
