@@ -303,3 +303,26 @@ def test_a_sweep_row_is_the_run_of_its_point_and_seed(tmp_path):
                 "requests.ttft.p99": j["requests"]["ttft"]["p99"]}
         for k, v in flat.items():
             assert row[k] == v, (k, row[k], v)
+
+
+@pytest.mark.timeout(30)
+def test_pd_disaggregation_in_pull_mode_by_hand(monkeypatch):
+    # pd_pull.sq (the trace is in the program's header): B's TTFT 1.2901 and response 1.3305, A's 1.7325
+    # and 1.7729; P ran 3 iterations, D 2 one-token prefills and 8 decodes; each NIC carried both reads
+    # (1500 tokens: P's busy 1.5 s of its 1000/s, D's 0.75 s of its 2000/s, over a horizon of 100).
+    r = both("pd_pull.sq", monkeypatch)
+    got = {k: sorted(zip(r.observe(k).sessions.tolist(), r.observe(k).values.tolist())) for k in ("ttft", "response")}
+    assert [s for s, _ in got["ttft"]] == [0, 1]
+    for (s, v), want in zip(got["ttft"], (1.7325, 1.2901)):
+        assert math.isclose(v, want, rel_tol=1e-12), (s, v, want)
+    for (s, v), want in zip(got["response"], (1.7729, 1.3305)):
+        assert math.isclose(v, want, rel_tol=1e-12), (s, v, want)
+    p, d = r.stage("P"), r.stage("D")
+    assert (p.iterations, d.iterations, d.prefill_only, d.decode_only) == (3, 10, 2, 8)
+    assert math.isclose(r.stage("P.nic").utilisation, 1.5 / 100, rel_tol=1e-9)
+    assert math.isclose(r.stage("D.nic").utilisation, 0.75 / 100, rel_tol=1e-9)
+    assert r.stage("D.nic.latency").completions == 2
+    # one request waited at P's slots for one iteration (the budget was spent): mean wait 0.0612 / 2
+    assert math.isclose(r.pool("P.reqs").wait, 0.0306, rel_tol=1e-9)
+    # P's leased blocks went back at each read's end, and nothing was preempted
+    assert all(r.pool(n).preemptions == 0 for n in ("P.kv", "D.kv"))
