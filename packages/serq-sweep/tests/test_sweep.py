@@ -273,13 +273,12 @@ def test_sigterm_keeps_what_finished_and_a_rerun_runs_the_rest(tmp_path):
 
 def test_a_rerun_of_a_finished_sweep_runs_nothing(tmp_path):
     out = str(tmp_path / "r.csv")
-    args = ("sweep", MG1, "--set", "lambda=0.2,0.4", "--seeds", "1..2", "--horizon", "3000", "--out", out,
-            "--workers", "0")
-    assert serq(*args).returncode == 0
+    args = ("sweep", MG1, "--set", "lambda=0.2,0.4", "--horizon", "3000", "--out", out, "--workers", "0")
+    assert serq(*args, "--seeds", "1..2").returncode == 0
     before = Path(out).read_bytes()
-    r = serq(*args[:-2], "--seeds", "1..3", "--workers", "0")
+    r = serq(*args, "--seeds", "1..3")  # (--seeds given once: twice is a usage error)
     assert "6 run(s) of 2 point(s) x 3 seed(s) (2 run now, 4 resumed)" in r.stderr, r.stderr
-    r = serq(*args[:-2], "--seeds", "1..3", "--workers", "0")
+    r = serq(*args, "--seeds", "1..3")
     assert "(0 run now, 6 resumed)" in r.stderr
     assert before != Path(out).read_bytes()
 

@@ -108,9 +108,103 @@ def _group_class() -> type:
                 except PluginError as e:
                     command = _unloadable(cmd_name, str(e))
                 self.commands[cmd_name] = command
-            return command
+            return command if command is None else once_only(command)
 
     return SerqGroup
+
+
+def once_only(command: click.Command) -> click.Command:
+    """``command`` (and, for a group, every subcommand it gives) refusing an option of one value given more
+    than once: ``serq run p.sq --seed 1 --seed 2`` is the usage error ``--seed is given twice (1 and 2)``
+    (status 2), as ``--set x=1 --set x=2`` is an error; click took the last value silently. The rule of
+    every serq command, plugins' included, put here once: the ``serq`` group applies it to each command as
+    it is looked up. Not refused: an option that takes several values (``multiple``: ``--set``, ``--show``),
+    a counted one, and a flag (``--json --json`` says the same thing twice).
+
+    Applied to the command object itself (its ``parse_args``, and a group's ``get_command``), as the commands
+    are click's own classes, made by each part's ``@click.command``; applying it again changes nothing."""
+    import click
+
+    if command.__dict__.get("_serq_once_only"):
+        return command
+    parse = command.parse_args
+
+    def parse_args(ctx: click.Context, args: list[str]) -> list[str]:
+        if not ctx.resilient_parsing:
+            _refuse_repeats(command, ctx, args)
+        try:
+            return parse(ctx, args)
+        except click.UsageError as e:
+            if e.ctx is None:  # click's parser raises some without one ("option '--seed' requires an
+                # argument"), and the message then pointed at 'serq --help', not this command's
+                e.ctx, e.cmd = ctx, command
+            raise
+
+    command.parse_args = parse_args  # type: ignore[method-assign]
+    if isinstance(command, click.Group):
+        get = command.get_command
+
+        def get_command(ctx: click.Context, cmd_name: str) -> click.Command | None:
+            sub = get(ctx, cmd_name)
+            return sub if sub is None else once_only(sub)
+
+        command.get_command = get_command  # type: ignore[method-assign]
+    command._serq_once_only = True  # type: ignore[attr-defined]
+    return command
+
+
+def _single_valued(param: click.Parameter) -> bool:
+    import click
+
+    return (isinstance(param, click.Option) and not param.multiple and not param.count and not param.is_flag)
+
+
+def _refuse_repeats(command: click.Command, ctx: click.Context, args: list[str]) -> None:
+    """The usage error of the first option of one value that ``args`` give twice (see :func:`once_only`):
+    ``args`` are parsed as the command will parse them, and a parse that fails is left to the command,
+    whose own parse says why."""
+    import click
+
+    parser = command.make_parser(ctx)
+    values: dict[int, list] = {}
+    try:  # what each occurrence gave, for the message (click's parser keeps the last only); only names
+        # the option where click's parser is not as it was when this was written
+        for opt in {id(o): o for o in (*parser._long_opt.values(), *parser._short_opt.values())}.values():
+            if not _single_valued(opt.obj):
+                continue
+
+            opt.process = _recording(opt.process, values.setdefault(id(opt.obj), []))
+    except AttributeError:  # pragma: no cover - another click
+        values = {}
+    try:
+        _, _, order = parser.parse_args(args=list(args))
+    except click.ClickException:
+        return
+    seen: set[int] = set()
+    for param in order:
+        if not _single_valued(param):
+            continue
+        if id(param) in seen:
+            name = "/".join(param.opts)
+            given = values.get(id(param), [])
+            shown = ""
+            if len(given) >= 2:
+                texts = [" ".join(map(str, v)) if isinstance(v, (tuple, list)) else str(v) for v in given]
+                texts = [t if len(t) <= 40 else t[:37] + "..." for t in texts]
+                shown = f" ({', '.join(texts[:-1])} and {texts[-1]})"
+            raise click.UsageError(f"{name} is given {'twice' if len(given) <= 2 else f'{len(given)} times'}"
+                                   f"{shown}; it takes one value: give it once", ctx=ctx)
+        seen.add(id(param))
+
+
+def _recording(process: Callable, into: list) -> Callable:
+    """``process`` (an option's in click's parser) that also appends each value it is given to ``into``."""
+
+    def recorded(value, state) -> None:
+        into.append(value)
+        process(value, state)
+
+    return recorded
 
 
 def _unloadable(name: str, message: str) -> click.Command:
