@@ -233,6 +233,31 @@ def _create_temp(path: str, mode: int) -> tuple[int, str]:
             continue
 
 
+def _temp_failed(e: OSError, path: str, target: str) -> OSError:
+    """The error of a temporary file that cannot be made beside ``target`` (the file ``path`` names), naming
+    ``path`` and saying what was tried: ``serq run -o /proc/self/status`` said only "No such file or
+    directory" of a file that exists (a folder of /proc takes no new file)."""
+    folder = os.path.dirname(target) or "."
+    why = (f"cannot create a file in its folder {folder} ({e.strerror or e}); serq writes a file whole or not "
+           "at all, as a new file in its folder renamed over it")
+    return type(e)(e.errno, why, path)
+
+
+def _probe(path: str, st: os.stat_result | None) -> None:
+    """Refuse now a file :func:`open_atomic` will write by a temporary file that cannot be made: one is made
+    and removed (a folder of /proc, a read-only file system, a folder this user may not write)."""
+    if st is not None and (not stat.S_ISREG(st.st_mode) or _through_dev(path)):
+        return  # written through, no temporary file
+    target = os.path.realpath(path) if os.path.islink(path) else path
+    try:
+        fd, tmp = _create_temp(target, 0o600)
+    except OSError as e:
+        raise _temp_failed(e, path, target) from None
+    os.close(fd)
+    with contextlib.suppress(OSError):
+        os.unlink(tmp)
+
+
 def _fsync_folder(folder: str) -> None:
     if os.name != "posix":  # pragma: no cover - folders cannot be opened for fsync elsewhere
         return
@@ -334,12 +359,14 @@ def check_output(path: str | os.PathLike[str], *, own: bool = False) -> None:
     st = _target(path)
     _writable(path, st)
     if st is not None:
+        _probe(path, st)
         return
     # the folder as the system walks the path (d/../r.txt needs d, which realpath's .. skips over), and the
     # one a symbolic link to nothing leads to
     for folder in (os.path.dirname(path) or ".", os.path.dirname(os.path.realpath(path))):
         if not os.path.isdir(folder):
             raise OutputError(f"{path}: no folder {os.path.dirname(path) or folder} to write it in")
+    _probe(path, st)
 
 
 def check_folder(path: str | os.PathLike[str], *, own: bool = False) -> None:
@@ -599,7 +626,7 @@ def open_atomic(path: str | os.PathLike[str], mode: str = "w", *,
     try:
         fd, tmp = _create_temp(target, perms)
     except OSError as e:  # name the file the user asked for, not the temporary one
-        raise type(e)(e.errno, e.strerror, path) from None
+        raise _temp_failed(e, path, target) from None
     try:
         if st is not None and hasattr(os, "fchown") and (st.st_uid, st.st_gid) != (os.geteuid(), os.getegid()):
             # and its owner and group, where this user may give them (root may; another user may keep the
