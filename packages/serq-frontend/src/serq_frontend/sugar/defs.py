@@ -211,14 +211,19 @@ class Expander:
         files = []
         itself = False  # a candidate was the file the use is in
         odd = None  # the first candidate that exists and is no regular file (a folder, a FIFO, a device)
+        # the first candidate the system would not look up (a name too long, a folder this user may not
+        # search): passed over as a missing folder is, as a shell's PATH search passes over a folder it
+        # cannot search, so a library in a later folder is found; said only when no folder has the library
+        unsearched: str | None = None
         for root, c in zip(roots, candidates):
             try:
                 real = c.resolve() if c.is_file() else None
                 if real is None and odd is None and c.exists():
                     odd = c
-            except OSError as e:  # a name the system refuses to look up (too long, say): at the `use`
-                raise ctx.error(u.pos, f"`use \"{_shown(u.path)}\"`: cannot look for {_shown(str(c))}: "
-                                f"{e.strerror or e}") from None
+            except OSError as e:  # a name the system refuses to look up (too long, say)
+                if unsearched is None:
+                    unsearched = f"cannot look for {_shown(str(c))}: {e.strerror or e}"
+                real = None
             if ctx.recorder is not None:  # the compile cache checks each candidate again on a hit
                 ctx.recorder.candidate(c, real)
             if real is not None and real == here:
@@ -231,6 +236,8 @@ class Expander:
                 raise ctx.error(u.pos, f"`use \"{u.path}\"` finds {c}, which is outside the folders a "
                                 f"program may read ({root} and the library folders; SERQ_PATH adds folders)")
             files.append(c)
+        if not files and odd is None and unsearched is not None:  # at the `use`
+            raise ctx.error(u.pos, f"`use \"{_shown(u.path)}\"`: {unsearched}")
         if not files and odd is not None:
             raise ctx.error(u.pos, f"`use \"{u.path}\"` finds {odd}, which is not a regular file (a library "
                             "is a `.sq` file of `def`s and `use`s)")
