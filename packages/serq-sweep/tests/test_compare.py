@@ -75,7 +75,7 @@ def test_cli_output_and_table(tmp_path):
 def test_mistakes(tmp_path):
     for args, msg in [((MG1,), "two or more programs"),
                       ((MG1, "--set", "lambda=0.1,0.2", "--def", "service=~exp(1)", "--def", "service=~det(1)"),
-                       "swept here: lambda, service"),
+                       "(--set lambda, --def service), a grid of arms"),
                       ((MG1, "--set", "lambda=0.1,0.2", "--seeds", "1"), "two or more seeds"),
                       ((MG1, MG1), "given twice")]:
         r = subprocess.run([SERQ, "compare", *args, "--horizon", "3000"], capture_output=True, text=True)

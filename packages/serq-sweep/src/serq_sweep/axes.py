@@ -155,6 +155,15 @@ def seed_values(seeds: Any) -> list[int]:
     return parse_seeds(",".join(str(operator.index(s)) for s in given) if given else "")
 
 
+def seeds_given(seeds: Any) -> list[int]:
+    """The seeds of a sweep, a comparison or a capacity search, given to the Python API (``seeds=``) or the
+    command (``--seeds``): text (``"1..20"``, ``"1,5,9"``: :func:`parse_seeds`) or numbers, a list of them or
+    one (:func:`seed_values`: ``["3"]``, ``1.5`` and ``True`` are refused). One rule for ``sweep``,
+    ``compare`` and ``find`` (``find`` read a list's items as text, so it took ``["3"]``, which ``sweep``
+    refused, and failed with a TypeError on ``seeds=5``)."""
+    return parse_seeds(seeds) if isinstance(seeds, str) else seed_values(seeds)
+
+
 def set_axes(sets: Mapping[str, Any]) -> list[Axis]:
     """Axes of ``--set``: each value a number, a list of numbers or a range string."""
     out = []

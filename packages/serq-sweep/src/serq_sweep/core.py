@@ -23,6 +23,7 @@ import io
 import json
 import math
 import os
+import re
 import signal
 import sys
 import time
@@ -32,8 +33,10 @@ from typing import Any
 
 from serq.errors import UserError
 from serq.files import MAX_LINE, open_input
+from serq.numbers import NAN_PATTERN
+from serq.numbers import PATTERN as NUMBER_PATTERN
 
-from .axes import MAX_POINTS, Axis, def_axes, parse_seeds, points, seed_values, set_axes
+from .axes import MAX_POINTS, Axis, def_axes, points, seeds_given, set_axes
 
 #: what the journal keeps of a run's result (not its timings: the table is the same whatever the timings)
 _JOURNALED = ("status", "message", "figures")
@@ -183,7 +186,7 @@ def plan(files: Sequence[str], *, sets: Mapping[str, Any] | None = None, defs: M
             raise UserError(f"{a.name}: swept twice, or the name of a column of the table "
                             f"({', '.join(FIXED)})")
         seen.add(a.name)
-    seed_list = parse_seeds(seeds) if isinstance(seeds, str) else seed_values(seeds)
+    seed_list = seeds_given(seeds)
     overrides = {"horizon": horizon, "warmup": warmup, "arrivals": arrivals}
     limits = {k: v for k, v in (("max_wall", max_wall), ("max_events", max_events),
                                 ("max_samples", max_samples)) if v is not None}
@@ -343,38 +346,42 @@ def _stop_after() -> int:
 
 def check_figures(plan: Plan, names: Sequence[str]) -> None:
     """Refuse, before the sweep runs, a figure name (``serq sweep --show``, ``serq compare --figure``) that no
-    run of ``plan`` has, as :func:`serq_sweep.figures.resolve` would refuse it after every run (a typo cost
-    the whole sweep, and its table when no ``--out`` kept it). The figures a run has are those of its
-    program, whatever it simulates: each point is run for one event, in turn, until every name resolves
-    (the first, mostly); a point that fails at once is passed over (its runs will say why)."""
+    run of ``plan`` has, or that names two figures of the table (an :class:`~serq_sweep.figures.AmbiguousFigure`),
+    as :func:`serq_sweep.figures.resolve` would refuse it after every run (a typo cost the whole sweep, and its
+    table when no ``--out`` kept it). The figures a run has are those of its program, whatever it simulates:
+    each point is run for one event, in turn, until every name resolves (the first, mostly), and then the first
+    point of each program not yet run, whose figures may make a name that resolved ambiguous (``mean`` is one
+    figure of a.sq but two of the table of a.sq and b.sq); a point that fails at once is passed over (its runs
+    will say why)."""
     if not names:
         return
-    from .figures import resolve
+    from .figures import UnknownFigure, resolve
     from .worker import run_task
 
     columns: dict[str, None] = {}
     missing: list[str] = list(names)
+    programs: set[str] = set()
     for p in plan.points:
+        if not missing and p.file in programs:
+            continue
         try:
             r = run_task(p.ir, p.ir_hash, p.file, plan.seeds[0], {"max_events": 1})
         except Exception as e:  # noqa: BLE001 - a probe that cannot run checks nothing
             if not getattr(type(e), "serq_user_error", False):
                 raise
             continue
+        programs.add(p.file)
         columns.update(dict.fromkeys(r["figures"]))
         still = []
-        for n in missing:
+        for n in names:
             try:
                 resolve(n, columns)
-            except UserError as e:
-                if "is ambiguous" in str(e):  # more figures only add tails: it stays ambiguous
-                    raise
+            except UnknownFigure:  # (an AmbiguousFigure stays one: more figures only add tails)
                 still.append(n)
         missing = still
-        if not missing:
-            return
     if columns:  # (no point ran: the runs say why)
-        resolve(missing[0], columns)
+        for n in missing[:1] or names:
+            resolve(n, columns)
 
 
 def rows(plan: Plan, done: Mapping[str, dict]) -> tuple[list[str], list[dict[str, Any]]]:
@@ -483,18 +490,23 @@ def to_frame(columns: Sequence[str], table: Sequence[dict[str, Any]]) -> Any:
 
 
 def _parse_csv(v: str) -> Any:
+    """A cell of a sweep's CSV table as :func:`_csv_value` wrote it: an integer as digits 0-9 (after an
+    optional ``-``), a float by ``repr`` (serQ's number syntax, or ``nan``), a bool, else the text as it is.
+    ``int()`` and ``float()`` read more (full-width ``１２``, ``1_000``, `` 3 ``, ``+3``, ``Infinity``), so a
+    hand-edited cell was silently a number no writer writes; it is now kept as text."""
     if v == "":
         return math.nan
     if v in ("True", "False"):
         return v == "True"
-    try:
+    if _WHOLE_CELL.fullmatch(v):
         return int(v)
-    except ValueError:
-        pass
-    try:
+    if _FLOAT_CELL.fullmatch(v):
         return float(v)
-    except ValueError:
-        return v
+    return v
+
+
+_WHOLE_CELL = re.compile(r"-?[0-9]+")
+_FLOAT_CELL = re.compile(rf"{NUMBER_PATTERN}|{NAN_PATTERN}")
 
 
 def read_table(path: str) -> list[dict[str, Any]]:

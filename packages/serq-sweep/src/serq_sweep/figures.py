@@ -64,8 +64,20 @@ def flatten(result: Any) -> dict[str, Any]:
     return out
 
 
+class UnknownFigure(UserError):
+    """A figure name that no column is, nor ends (:func:`resolve`)."""
+
+
+class AmbiguousFigure(UserError):
+    """A figure name that two or more columns end with (:func:`resolve`): more columns only add tails, so it
+    stays ambiguous (serq_sweep.core.check_figures tells the two apart by class, not by the message's
+    words)."""
+
+
 def resolve(name: str, columns: Iterable[str]) -> str:
-    """The column a figure ``name`` means: itself, or the one column whose path ends with ``.name``."""
+    """The column a figure ``name`` means: itself, or the one column whose path ends with ``.name``;
+    :class:`AmbiguousFigure` when several end with it, :class:`UnknownFigure` when none is or does (both
+    are :class:`~serq.errors.UserError`)."""
     cols = list(columns)
     if name in cols:
         return name
@@ -73,8 +85,8 @@ def resolve(name: str, columns: Iterable[str]) -> str:
     if len(tails) == 1:
         return tails[0]
     if tails:
-        raise UserError(f"figure {name!r} is ambiguous: " + ", ".join(tails[:6])
+        raise AmbiguousFigure(f"figure {name!r} is ambiguous: " + ", ".join(tails[:6])
                         + (" ..." if len(tails) > 6 else ""))
     near = [c for c in cols if name.split(".")[-1] in c.split(".")][:6]
     hint = f" (figures with {name.split('.')[-1]!r}: {', '.join(near)})" if near else ""
-    raise UserError(f"no figure {name!r} in the results{hint}")
+    raise UnknownFigure(f"no figure {name!r} in the results{hint}")

@@ -29,12 +29,34 @@ def arms_plan(files: Sequence[str], *, sets: Mapping[str, Any] | None = None, de
     nothing else swept (a name given one value, ``--set N=4``, is a setting of every arm, not an axis)."""
     plan = core.plan(list(files), sets=sets, defs=defs, seeds=seeds, pm=pm, repeat=True, **kw)  # A/A: x=0,0
     if len(_arms(plan)) != 1 or len(plan.points) < 2:
-        swept = ", ".join(a.name for a in _arms(plan)) or "nothing"
-        raise UserError("serq compare compares two or more programs, or one program under the values of one "
-                        f"--set or --def name (swept here: {swept})")
+        raise UserError(_not_arms(plan))
     if len(plan.seeds) < 2:
         raise UserError("serq compare needs two or more seeds (--seeds 1..10) for its CIs")
     return plan
+
+
+def _not_arms(plan: core.Plan) -> str:
+    """Why ``plan`` is no comparison, in what was given: one value of a name is a setting, not arms
+    (``--set x=0.5`` said "swept here: nothing"); several names of several values make a grid."""
+    head = ("serq compare compares two or more programs, or one program under two or more values of one --set or "
+            "--def name")
+    arms = _arms(plan)
+    if len(arms) > 1:
+        names = ", ".join("the programs" if a.kind == "program" else f"--{a.kind} {a.name}" for a in arms)
+        return (f"{head}: here {len(arms)} things each have two or more values ({names}), a grid of arms; "
+                "compare one at a time (give the others one value each)")
+    single = [a for a in plan.axes if a.kind != "program"]
+    if single:
+        given = ", ".join(f"--{a.kind} {a.name}={show_value(a.values[0])}" for a in single)
+        a = next((a for a in single if a.kind == "set"), single[0])
+        example = (f"--set {a.name}={show_value(a.values[0])},VALUE" if a.kind == "set" else
+                   f"--def {a.name} given again: --def {a.name}=EXPR")
+        one = ("gives one value, a setting of the one arm there is" if len(single) == 1 else
+               "each give one value, settings of the one arm there is")
+        return (f"{head}: {given} {one}, so there is nothing to compare it with; give a name two or more values "
+                f"to compare them ({example}), or give two or more FILEs")
+    return (f"{head}: one program and no --set or --def is one arm, with nothing to compare it with; give two or "
+            "more FILEs, or a name two or more values (--set B=8192,512)")
 
 
 def _arms(plan: core.Plan) -> list:

@@ -23,11 +23,13 @@ import io
 import json
 import math
 import os
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from serq.errors import UserError
 from serq.files import MAX_LINE, open_input
+from serq.numbers import NAN_PATTERN, PATTERN
 
 #: one run's records: table name -> column -> a numpy array
 Run = dict[str, dict[str, Any]]
@@ -105,11 +107,22 @@ OWN_DTYPES = {"session": "int64", "turn": "int32", "time": "float64"}
 
 
 def _own_dtypes(cols: dict[str, Any]) -> dict[str, Any]:
-    """``cols`` with the columns every record has in their dtypes (:data:`OWN_DTYPES`)."""
+    """``cols`` with the columns every record has in their dtypes (:data:`OWN_DTYPES`); a ValueError when a
+    value is none of that dtype (a hand-edited ``session`` of 1e30 or 0.5 was cast to -9223372036854775808
+    and 0, a RuntimeWarning at most)."""
+    import numpy as np
+
     for c, dtype in OWN_DTYPES.items():
         a = cols.get(c)
         if a is not None and a.dtype != dtype:
-            cols[c] = a.astype(dtype)
+            if a.dtype.kind not in "iufb":
+                raise ValueError(f"column {c}: not numbers")
+            with np.errstate(invalid="ignore", over="ignore"):
+                b = a.astype(dtype)
+            wrong = np.flatnonzero(b != a) if dtype != "float64" else np.zeros(0, dtype=np.int64)
+            if wrong.size:
+                raise ValueError(f"column {c}: {a[wrong[0]].item()!r} is not a whole number within {dtype}")
+            cols[c] = b
     return cols
 
 
@@ -145,15 +158,33 @@ def _read_csv(path: str) -> tuple[list[str], dict[str, dict[str, Any]]]:
             if len(row) != len(header):
                 raise ValueError(f"line {reader.line_num} has {len(row)} fields, the header {len(header)}")
             by_key.setdefault(row[k], []).append(row[k + 1:])
-    whole = []
-    for j in range(len(cols)):
-        cells = (r[j] for rs in by_key.values() for r in rs)
-        whole.append(all(c.lstrip("-").isdigit() for c in cells))
+    whole = [all(_int64(r[j]) for rs in by_key.values() for r in rs) for j in range(len(cols))]
     out = {}
     for key, rs in by_key.items():
-        out[key] = {c: np.array([int(r[j]) if whole[j] else float(r[j]) for r in rs],
+        out[key] = {c: np.array([int(r[j]) if whole[j] else _cell(r[j], c) for r in rs],
                                 dtype=np.int64 if whole[j] else np.float64) for j, c in enumerate(cols)}
     return header, out
+
+
+#: the cells of a records CSV as its writer writes them (serq_report.csv.format_column): an integer column's
+#: by ``str(int)``, a float column's by ``repr`` (``0.5``, ``1e+300``, ``-0.0``, ``inf``, ``nan``)
+_INT = re.compile(r"-?[0-9]+")
+_FLOAT = re.compile(rf"{PATTERN}|{NAN_PATTERN}")
+
+
+def _int64(cell: str) -> bool:
+    """Whether ``cell`` is an integer as the writer writes one: digits 0-9 after an optional ``-``, within the
+    64-bit integers of an integer column (``str.isdigit`` took ``²`` and full-width ``１２``, which ``int()``
+    read as 12; a longer integer made numpy's int64 overflow, a traceback)."""
+    return _INT.fullmatch(cell) is not None and -2**63 <= int(cell) < 2**63 if len(cell) <= 21 else False
+
+
+def _cell(cell: str, column: str) -> float:
+    """A cell of a float column, in serQ's number syntax (or NaN, which the writer writes for a column a run
+    lacks): ``float()`` read ``1_000``, `` 5 ``, ``Infinity`` and other scripts' digits."""
+    if _FLOAT.fullmatch(cell) is None:
+        raise ValueError(f"column {column}: {cell[:40]!r} is not a number")
+    return float(cell)
 
 
 def _read_parquet(path: str) -> tuple[list[str], dict[str, dict[str, Any]]]:
@@ -181,13 +212,13 @@ def load(path: str, plan: Any) -> dict[str, Run]:
             continue
         try:
             _, by_key = (_read_parquet if record_format(file) == "parquet" else _read_csv)(file)
+            for key, cols in by_key.items():
+                if key in wanted:
+                    runs.setdefault(key, {})[name] = _own_dtypes(cols)
         except (OSError, ValueError, KeyError, ImportError) as e:
             why = (e.strerror or e) if isinstance(e, OSError) else e
             raise UserError(f"{file}: cannot read the records to resume from ({why}); remove it or give "
                             "--fresh") from None
-        for key, cols in by_key.items():
-            if key in wanted:
-                runs.setdefault(key, {})[name] = _own_dtypes(cols)
     from .core import journal_entries
 
     for key, r in journal_entries(journal_path(path), wanted, {"tables": lambda v: isinstance(v, dict)}):

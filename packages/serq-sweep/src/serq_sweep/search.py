@@ -23,7 +23,7 @@ from serq.errors import UserError
 from serq.numbers import NotANumber, number
 
 from . import core
-from .axes import Axis, _number, def_axes, parse_range, parse_seeds, points, set_axes
+from .axes import Axis, _number, def_axes, parse_range, points, seeds_given, set_axes
 from .stats import mean
 
 _OPS = {"<=": operator.le, "<": operator.lt, ">=": operator.ge, ">": operator.gt, "==": operator.eq,
@@ -147,7 +147,7 @@ def find(program: str | Sequence[str], conditions: str | Sequence[str], over: tu
     tol = tol if tol is not None else hi / 64 - lo / 64  # ((hi - lo) / 64 is inf for -1e308:1e308)
     if not (tol > 0):
         raise UserError(f"--tol {tol:g}: must be positive")
-    seed_list = parse_seeds(seeds) if isinstance(seeds, str) else parse_seeds(",".join(map(str, seeds)))
+    seed_list = seeds_given(seeds)
     if out is not None:
         from serq.files import check_not_input
 

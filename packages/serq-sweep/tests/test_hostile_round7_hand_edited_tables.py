@@ -1,0 +1,108 @@
+"""A sweep's CSV files edited by hand are read in the syntax their writer writes, or refused, never read as
+other numbers.
+
+* The records CSV (``--records r.csv``, read back when a sweep resumes): a column was an integer column when
+  every cell passed ``str.isdigit``, which takes full-width ``１２`` (``int()`` read 12) and ``²`` (a
+  ValueError of ``int()``); an integer beyond int64 was an OverflowError traceback of numpy; a float cell
+  was read by ``float()`` (``1_000``, `` 3``, ``Infinity``); and the columns every record has (``session``,
+  ``turn``) were cast to their dtypes whatever they held (``1e30`` became -9223372036854775808, ``0.5``
+  became 0, a RuntimeWarning at most). Each is now the one message "cannot read the records to resume from
+  (…)".
+* The sweep's table (``--out t.csv``): a cell was ``int()`` then ``float()`` of its text, so ``１２``,
+  `` 3`` and ``1_000`` were numbers; a cell that is no number in the writer's syntax is kept as text.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from serq_sweep.core import _parse_csv
+from serq_sweep.records import _own_dtypes, _read_csv
+
+SERQ = str(Path(sys.executable).parent / "serq")
+
+PROGRAM = """let a = 1;
+stage s : delay;
+workload { arrive poisson(1); }
+session { run s (a); record r { y = now; } }
+run { horizon 5; seed 1; }
+"""
+
+
+def _sweep(tmp_path: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([SERQ, "sweep", "p.sq", "--set", "a=1,2", "--workers", "0", "--no-progress", "-o",
+                           "t.csv", "--records", "r.csv"], capture_output=True, text=True, cwd=tmp_path,
+                          timeout=120, stdin=subprocess.DEVNULL)
+
+
+@pytest.fixture
+def swept(tmp_path):
+    (tmp_path / "p.sq").write_text(PROGRAM)
+    r = _sweep(tmp_path)
+    assert r.returncode == 0, r.stderr
+    return tmp_path
+
+
+@pytest.mark.parametrize(("cell", "why"), [
+    ("１２", "column session: '１２' is not a number"),
+    ("²", "column session: '²' is not a number"),
+    (" 3", "column session: ' 3' is not a number"),
+    ("+3", "column session: '+3' is not a number"),
+    ("1_0", "column session: '1_0' is not a number"),
+    ("Infinity", "column session: 'Infinity' is not a number"),
+    ("99999999999999999999999", "column session: 1e+23 is not a whole number within int64"),
+    ("0.5", "column session: 0.5 is not a whole number within int64"),
+    ("nan", "column session: nan is not a whole number within int64"),
+    ("-inf", "column session: -inf is not a whole number within int64"),
+])
+def test_a_session_cell_that_is_no_session_is_refused(swept, cell, why):
+    path = swept / "r.csv"
+    lines = path.read_text().splitlines()
+    fields = lines[1].split(",")
+    fields[4] = cell  # point,a,seed,key,session,...
+    lines[1] = ",".join(fields)
+    path.write_text("\n".join(lines) + "\n")
+    before = path.read_bytes()
+    r = _sweep(swept)
+    assert r.returncode == 1 and "Traceback" not in r.stderr and "Warning" not in r.stderr, r.stderr
+    assert r.stderr == f"error: r.csv: cannot read the records to resume from ({why}); remove it or give --fresh\n"
+    assert path.read_bytes() == before
+
+
+def test_a_turn_beyond_int32_is_refused(swept):
+    path = swept / "r.csv"
+    lines = path.read_text().splitlines()
+    fields = lines[1].split(",")
+    fields[5] = str(2**31)
+    lines[1] = ",".join(fields)
+    path.write_text("\n".join(lines) + "\n")
+    r = _sweep(swept)
+    assert r.returncode == 1
+    assert "(column turn: 2147483648 is not a whole number within int32)" in r.stderr, r.stderr
+
+
+def test_the_writers_own_cells_read_back(tmp_path):
+    # what serq_report.csv.format_column writes: integers by str, floats by repr (-0.0, 1e+300, inf, nan)
+    (tmp_path / "r.csv").write_text("point,key,session,turn,time,y\n"
+                                    "0,k,0,0,-0.0,1e+300\n0,k,-5,1,inf,nan\n0,k,9223372036854775807,2,1.5,-inf\n")
+    header, by_key = _read_csv(str(tmp_path / "r.csv"))
+    cols = by_key["k"]
+    assert cols["session"].dtype == np.int64 and cols["session"].tolist() == [0, -5, 2**63 - 1]
+    assert cols["time"].dtype == np.float64 and str(cols["time"][0]) == "-0.0" and cols["time"][1] == float("inf")
+    assert np.isnan(cols["y"][1]) and cols["y"][0] == 1e300
+    own = _own_dtypes(cols)
+    assert own["turn"].dtype == np.int32 and own["turn"].tolist() == [0, 1, 2]
+
+
+def test_a_table_cell_is_a_number_only_in_the_writers_syntax():
+    for text, value in [("1", 1), ("-3", -3), ("1.5", 1.5), ("1e+300", 1e300), ("-0.0", -0.0), ("inf", float("inf")),
+                        ("True", True)]:
+        got = _parse_csv(text)
+        assert got == value and type(got) is type(value), text
+    assert _parse_csv("nan") != _parse_csv("nan")  # NaN
+    for text in ["１２", "²", " 3", "+3", "1_000", "Infinity", "0x10", "1e5 "]:
+        assert _parse_csv(text) == text  # text, as it is
