@@ -224,10 +224,21 @@ def test_families_pair_member_for_member():
     compile_src(base.format(q=3, k=1, s=1) + "session { hold q[0] (1) { run S prefill (1); } }")
     bad = base.format(q=2, k=2, s=3).replace("admit via S", "admit via ⟨S")
     refused(bad + "session { run S[0] prefill (1); }",
-            "`q` is a family of 2 and `S` one of 3: families pair N with N, or N with 1")
+            "`q` is a family of 2 and `S` a stage family of 3: a declaration names a family of its own size "
+            "(member for member) or one of a single member (which every member shares), not a family of 3; "
+            "declare `q[3]`, one for each member of `S`")
     bad = base.format(q=3, k=2, s=3).replace("memory kv", "memory ⟨kv")
     refused(bad + "session { run S[0] prefill (1); }",
-            "`S` is a family of 3 and `kv` one of 2")
+            "`S` is a family of 3 and `kv` a pool family of 2: ")
+    # one queue admitted via a family of engines (which engine takes its head?), and one engine whose
+    # memory is a family of pools, are refused in the same words (the rule is directional: docs/language.md)
+    bad = base.format(q=1, k=2, s=2).replace("pool q[1]", "pool q").replace("admit via S", "admit via ⟨S")
+    refused(bad + "session { run S[0] prefill (1); }",
+            "`q` is one pool and `S` a stage family of 2: a declaration names a family of its own size "
+            "(member for member) or one of a single member (which every member shares), not a family of 2; "
+            "declare `q[2]`, one for each member of `S`")
+    bad = base.format(q=1, k=2, s=1).replace("stage S[1]", "stage S").replace("memory kv", "memory ⟨kv")
+    refused(bad + "session { run S prefill (1); }", "`S` is one stage and `kv` a pool family of 2: ")
 
 
 def test_a_member_of_a_family_of_one():

@@ -65,6 +65,11 @@ run { horizon 20; }
 """
 
 
+#: the rule in words (serq_ir.rules.PAIRING), written out: the message says which way a family may pair
+PAIRING = ("(a declaration names a family of its own size (member for member) or one of a single member (which "
+           "every member shares))")
+
+
 def _families(change) -> bytes:
     d = json.loads(serq_ir.encode(serq_frontend.compile(source=FAMILIES), spans=False))
     change(d)
@@ -73,14 +78,11 @@ def _families(change) -> bytes:
 
 @pytest.mark.parametrize("change, said", [
     (lambda d: d["pools"][1].update(size=3),
-     "stage E[2]: memory kv[3] cannot be paired (a family is paired member for member, or with a family of one) "
-     "- at '$.stages[0].kind.memory'"),
+     f"stage E[2]: memory kv[3] cannot be paired {PAIRING} - at '$.stages[0].kind.memory'"),
     (lambda d: d["pools"][0].update(size=3),
-     "pool reqs[3] cannot be paired with stage E[2] (a family is paired member for member, or with a family of "
-     "one) - at '$.pools[0].admit_via'"),
+     f"pool reqs[3] cannot be paired with stage E[2] {PAIRING} - at '$.pools[0].admit_via'"),
     (lambda d: d["pools"][0].update(size=1),
-     "pool reqs[1] cannot be paired with stage E[2] (a family is paired member for member, or with a family of "
-     "one) - at '$.pools[0].admit_via'"),
+     f"pool reqs[1] cannot be paired with stage E[2] {PAIRING} - at '$.pools[0].admit_via'"),
 ])
 def test_families_that_do_not_pair_are_refused_by_check_as_by_run(change, said):
     """``serq check`` said OK of families ``serq run`` refused to pair (the simulator's build said so)."""

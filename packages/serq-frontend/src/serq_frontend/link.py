@@ -520,8 +520,7 @@ class Linker:
             raise self.error(v.pos, f"`{v.dotted}[…]`: a {kind} family is paired member for member with "
                              f"`{owner_name}`; name it without an index")
         if not rules.pairs(owner.size, fam.size):
-            raise self.error(v.pos, f"`{owner_name}` is a family of {owner.size} and `{v.dotted}` one of "
-                             f"{fam.size}: families pair N with N, or N with 1")
+            raise self.error(v.pos, rules.pairs_message(kind, owner_name, owner.size, v.dotted, fam.size))
         return fam.index
 
     # -----------------------------------------------------------------------------------------------

@@ -161,11 +161,27 @@ def _show(x: float) -> str:
     return repr(float(x))
 
 
+#: the rule of :func:`pairs` in words, as the linker's and serq_ir.validate's messages give it
+PAIRING = ("a declaration names a family of its own size (member for member) or one of a single member (which "
+           "every member shares)")
+
+
 def pairs(size: int, named: int) -> bool:
     """Whether a family of ``size`` may name a family of ``named`` members in a declaration (``admit via``,
     ``memory``): member for member, or every member the one of a family of one. The rule of the linker,
     of an IR file (serq_ir.validate) and of the simulator's build."""
     return named == size or named == 1
+
+
+def pairs_message(kind: str, owner: str, size: int, named: str, count: int) -> str:
+    """Why a family of ``size`` (``owner``) may not name the ``kind`` (pool, stage) family ``named`` of
+    ``count`` members (:func:`pairs` said no): the linker's words. The rule is directional: one
+    declaration does not name a family of several (one queue admitted by several engines, one engine
+    counting several KV pools), which would leave open which member takes a request."""
+    what = f"`{owner}` is one {'stage' if kind == 'pool' else 'pool'}" if size == 1 else (
+        f"`{owner}` is a family of {size}")
+    return (f"{what} and `{named}` a {kind} family of {count}: {PAIRING}, not a family of {count}; declare "
+            f"`{owner}[{count}]`, one for each member of `{named}`")
 
 
 def member_problem(kind: str, idx: float, size: int) -> str | None:

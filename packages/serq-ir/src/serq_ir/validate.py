@@ -218,14 +218,14 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
         elif isinstance(obj, Pool) and obj.admit_via is not None and not rules.pairs(
                 obj.size, (via := program.stages[obj.admit_via]).size):  # (serq run refused it, serq check not)
             fail(f"{path}.admit_via", f"pool {obj.name}[{obj.size}] cannot be paired with stage "
-                 f"{via.name}[{via.size}] (a family is paired member for member, or with a family of one)")
+                 f"{via.name}[{via.size}] ({rules.PAIRING})")
         elif isinstance(obj, Step) and obj.memory is not None and not 0 <= obj.memory < n_pools:
             fail(f"{path}.memory", f"pool {obj.memory} does not exist (the program has {n_pools})")
         elif (isinstance(obj, Stage) and isinstance(obj.kind, Step) and obj.kind.memory is not None
               and 0 <= obj.kind.memory < n_pools  # (one that does not exist is said at the Step, below)
               and not rules.pairs(obj.size, (mem := program.pools[obj.kind.memory]).size)):
             fail(f"{path}.kind.memory", f"stage {obj.name}[{obj.size}]: memory {mem.name}[{mem.size}] cannot be "
-                 "paired (a family is paired member for member, or with a family of one)")
+                 f"paired ({rules.PAIRING})")
         elif isinstance(obj, Hold) and not obj.pools:
             fail(f"{path}.pools", "a hold names at least one pool")
         elif isinstance(obj, Hold) and (k := rules.hold_twice(obj.pools)) is not None:
