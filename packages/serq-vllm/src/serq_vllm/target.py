@@ -280,8 +280,11 @@ def target(program: n.Program, base: str | None = None) -> dict[str, Any]:
     Raises UserError (a TargetError at the construct) for a program vLLM cannot run."""
     steps = [(i, s) for i, s in enumerate(program.stages) if isinstance(s.kind, n.Step)]
     if len(steps) != 1:
-        raise TargetError(None, f"a vLLM target needs exactly one step stage; the program has {len(steps)}",
-                          base)
+        # with several, at the second: the one a single engine does not have (P/D's decode instances)
+        names = ", ".join(f"`{s.name}`" for _, s in steps)
+        raise TargetError(steps[1][1].span if steps else None,
+                          f"a vLLM target needs exactly one step stage; the program has {len(steps)}"
+                          + (f" ({names})" if steps else ""), base)
     sid, stage = steps[0]
     kind = stage.kind
     if kind.memory is None:
