@@ -326,3 +326,19 @@ def test_pd_disaggregation_in_pull_mode_by_hand(monkeypatch):
     assert math.isclose(r.pool("P.reqs").wait, 0.0306, rel_tol=1e-9)
     # P's leased blocks went back at each read's end, and nothing was preempted
     assert all(r.pool(n).preemptions == 0 for n in ("P.kv", "D.kv"))
+
+
+@pytest.mark.timeout(60)
+def test_limited_processor_sharing_is_insensitive_and_fifo_is_not(monkeypatch):
+    # lps.sq: lambda 2, 3 servers shared (ps(min(present, 3))), work h2(1, 4). Insensitivity: M/M/3's
+    # P0 = 1/9, Erlang C 4/9, response 1 + (4/9) / (3 - 2) = 13/9, and the time the stage is empty 1/9.
+    # fifo(3) with the same work is longer (M/G/c waits grow with cv2).
+    r = both("lps.sq", monkeypatch)
+    covers(r.stats("response"), 13 / 9, 0.04)
+    idle = r.result.gauges["idle"]
+    assert abs(idle.mean - 1 / 9) <= idle.ci and idle.ci < 0.05 / 9
+    st = r.stage("lps")
+    assert abs(st.utilisation - 8 / 9) < 0.005
+    assert math.isclose(st.present, st.throughput * st.service, rel_tol=0.01)  # Little
+    f = both("lps.sq", monkeypatch, sets={"fifo": 1}).stats("response")
+    assert f.mean - f.ci > r.stats("response").mean + r.stats("response").ci
