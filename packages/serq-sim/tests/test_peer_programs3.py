@@ -342,3 +342,59 @@ def test_limited_processor_sharing_is_insensitive_and_fifo_is_not(monkeypatch):
     assert math.isclose(st.present, st.throughput * st.service, rel_tol=0.01)  # Little
     f = both("lps.sq", monkeypatch, sets={"fifo": 1}).stats("response")
     assert f.mean - f.ci > r.stats("response").mean + r.stats("response").ci
+
+
+def step_reference(budget: int, bs: int, n: int = 5) -> tuple[dict[int, float], dict[int, float], int]:
+    """decode_batch.sq's engine written out as a loop of iterations (the rules in the program's header):
+    each request's first-token and last-token times, and the number of iterations."""
+    prompts = [100 + 37 * s for s in range(n)]
+    outs = [50 + 61 * s for s in range(n)]
+    t, its = 0.0, 0
+    pre_left, pos, rem = list(prompts), [0] * n, [o - 1 for o in outs]
+    first: dict[int, float] = {}
+    done: dict[int, float] = {}
+    while len(done) < n:
+        left, prefilled, attention, decoders, chunks = budget, 0, 0.0, [], []
+        for i in range(n):
+            if i in done or left <= 0:
+                continue
+            if pre_left[i] > 0:
+                c = min(pre_left[i], left)
+                left -= c
+                chunks.append((i, c))
+                prefilled += c
+                attention += c * (pos[i] + c / 2)
+            elif rem[i] > 0:
+                left -= 1
+                decoders.append(i)
+        kv_decode = sum(math.ceil((pos[i] + 1) / bs) * bs for i in decoders)
+        t += 0.01 + 0.001 * len(decoders) + 0.000001 * kv_decode + 0.00002 * prefilled + 0.0000001 * attention
+        its += 1
+        for i, c in chunks:
+            pre_left[i] -= c
+            pos[i] += c
+            if pre_left[i] == 0:
+                first[i] = t
+        for i in decoders:
+            pos[i] += 1
+            rem[i] -= 1
+            if rem[i] == 0:
+                done[i] = t
+    return first, done, its
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("budget", [4096, 128, 37])
+@pytest.mark.parametrize("bs", [1, 16])
+def test_a_batch_on_a_step_engine_is_the_reference_loop(monkeypatch, budget, bs):
+    # decode_batch.sq: a budget that prefills every prompt at once (4096), one that chunks them over several
+    # iterations with decodes mixed in (128), and one smaller than every prompt (37); blocks of 1 and 16.
+    r = both("decode_batch.sq", monkeypatch, sets={"B": budget, "bs": bs})
+    first, done, its = step_reference(budget, bs)
+    for name, want in (("first", first), ("done", done)):
+        o = r.observe(name)
+        got = dict(zip(o.sessions.tolist(), o.values.tolist()))
+        assert got.keys() == want.keys()
+        for s in want:
+            assert math.isclose(got[s], want[s], rel_tol=1e-12), (name, s, got[s], want[s])
+    assert r.stage("E").iterations == its
