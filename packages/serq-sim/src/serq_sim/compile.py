@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import functools
 import math
-import os
 from contextvars import ContextVar
 from typing import Any
 
@@ -37,6 +36,7 @@ from serq_ir.rules import MAX_MEMBERS, choose_problem, greatest, least
 
 from . import rand
 from .errors import Preempted, work_message
+from .tier_env import forced_general
 
 #: loops and trys open at once in one generated function (Python allows 20), and its deepest indentation
 #: (Python allows 100): a statement nested deeper goes into a generator function of its own
@@ -365,7 +365,7 @@ class Compiler:
         #: under one test of the warm-up, a record's row appended column by column, a step stage's run in
         #: one call, a hold's pools named without an index found once); SERQ_SIM_TIER=general gives the
         #: reference code instead (the same results, byte for byte: the differential tests compare them)
-        self.lean = os.environ.get("SERQ_SIM_TIER", "").strip().lower() != "general"
+        self.lean = not forced_general()
         #: in the lean code, two-argument min and max, floor and ceil written out as expressions (no call;
         #: their operands kept in temporaries of the generated function); not in the fast tier's generator
         self.inline = self.lean and type(self) is Compiler

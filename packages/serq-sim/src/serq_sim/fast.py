@@ -49,7 +49,6 @@ from __future__ import annotations
 
 import heapq
 import math
-import os
 from collections import deque
 from typing import Any
 
@@ -70,6 +69,7 @@ from .compile import (
 )
 from .errors import SimError, StopRun, format_error, not_bookable, work_message
 from .pools.model import EPS, refused_amount
+from .tier_env import forced_general
 from .workload import replace_message
 
 #: Why a program is not simple: ``None`` when it is.
@@ -246,8 +246,6 @@ def exclusion(program: N.Program) -> str | None:
     return None
 
 
-def forced_general() -> bool:
-    return os.environ.get("SERQ_SIM_TIER", "").strip().lower() == "general"
 
 
 def tier(program: N.Program, *, check_invariants: bool = False) -> str:

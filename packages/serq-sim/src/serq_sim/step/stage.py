@@ -4,7 +4,6 @@ iteration; the planning is :mod:`.planner`, :mod:`.lazy` and :mod:`.exclusive`."
 from __future__ import annotations
 
 import math
-import os
 from bisect import bisect_right
 
 from serq_ir import nodes as N
@@ -14,6 +13,7 @@ from ..compile import _not_pure, reads_any, reads_context
 from ..errors import SimError, format_error
 from ..stages import Ctx, Job, StageKind
 from ..status import STAGE
+from ..tier_env import forced_general
 from .common import (
     _COST_NAMES,
     _EXACT,
@@ -35,7 +35,7 @@ _KEPT = ("admission", "decoding")
 
 def _general() -> bool:
     """Under SERQ_SIM_TIER=general: the per-job planning, the reference the others are checked against."""
-    return os.environ.get("SERQ_SIM_TIER", "").strip().lower() == "general"
+    return forced_general()
 
 
 class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):

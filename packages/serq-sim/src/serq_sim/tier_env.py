@@ -1,0 +1,26 @@
+"""``SERQ_SIM_TIER``, read in one place: ``general`` runs every program on the general engine with the
+reference code (the differential tests compare it with the fast tier, byte for byte); unset, empty or
+``fast`` is the default, the fast tier where a program allows it. Any other value is an error naming it:
+a typo (``SERQ_SIM_TIER=genral``) silently ran the fast tier, so a comparison of the two tiers compared the
+fast tier with itself."""
+
+from __future__ import annotations
+
+import os
+
+#: what the variable may say (stripped, any case), and whether it forces the general engine
+VALUES = {"": False, "fast": False, "general": True}
+
+
+def forced_general() -> bool:
+    """Whether ``SERQ_SIM_TIER`` forces the general engine; a :class:`serq.errors.UserError` for a value it
+    does not take."""
+    raw = os.environ.get("SERQ_SIM_TIER", "")
+    value = raw.strip().lower()
+    if value in VALUES:
+        return VALUES[value]
+    from serq.errors import UserError, printable
+
+    shown = raw if len(raw) <= 40 else raw[:37] + "..."
+    raise UserError(f"the environment variable SERQ_SIM_TIER is {printable(repr(shown))}: it is 'general' (every "
+                    "run on the general engine) or unset, empty or 'fast' (the fast tier where a program allows it)")
