@@ -153,6 +153,11 @@ def fit_steps(steps, where: str = "") -> Fit:
             raise UserError(f"{head} the coefficient {name} of {term} is beyond the range of a float: the values "
                             f"of {term} are too small beside the times to fit")
     if not np.isfinite(ape).all():
+        i = int(np.flatnonzero(~np.isfinite(ape))[0])
+        if math.isfinite(pred[i]):  # the fit is finite: a time too small for an error relative to it
+            raise UserError(f"{head} the {_ordinal(i + 1)} step's time, {float(t[i])!r} s, is too short for an "
+                            f"error relative to it (beside the fitted {float(pred[i]):.6g} s, beyond the range of "
+                            "a float): a time is in seconds")
         raise UserError(f"{head} the fitted times are beyond the range of a float (values of too different "
                         "magnitudes to fit)")
     kinds = np.array([kind(d, p) for d, p in zip(a[:, 0], a[:, 2])])
@@ -163,6 +168,10 @@ def fit_steps(steps, where: str = "") -> Fit:
         mape[k] = float(ape[sel].mean()) if counts[k] else math.nan
     return Fit(coefficients={n: float(v) for n, v in zip(COEFFICIENTS, coef)}, steps=len(a), counts=counts,
                mape=mape)
+
+
+def _ordinal(n: int) -> str:
+    return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
 
 
 def render(fit: Fit, name: str) -> str:
