@@ -1,0 +1,49 @@
+"""What the shipped examples' headers tell a user about their runs, checked (a header that promised what the
+program does not do was corrected with its test here).
+
+examples/multi-turn/routing.sq said that with single-turn sessions (p_more = 0) its policies 1 and 3 are
+random routing; policy 1 (most cached prefix, ties least loaded) finds no prefix anywhere then and is its
+tie-break, least loaded: policy 0, run for run. Policy 3 is random routing: four M/G/1 queues at lambda / 4,
+whose mean response is Pollaczek-Khinchine's."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+import serq_frontend
+import serq_sim
+from serq_report.json import encode_json
+
+ROUTING = Path(__file__).resolve().parents[3] / "examples" / "multi-turn" / "routing.sq"
+
+
+def _geometric_moments(mean: float) -> tuple[float, float]:
+    """E and E[X^2] of 1 + floor(~exp(mean)): 1 + a geometric on 0, 1, … of ratio q = e^(-1/mean)."""
+    q = math.exp(-1 / mean)
+    m = q / (1 - q)
+    var = q / (1 - q) ** 2
+    return 1 + m, var + (1 + m) ** 2
+
+
+@pytest.mark.timeout(120)
+def test_single_turn_routing_by_cached_prefix_is_least_loaded_and_random_routing_is_mg1():
+    def run(policy: int):
+        prog = serq_frontend.compile(path=str(ROUTING), sets={"p_more": 0.0, "policy": float(policy)})
+        return serq_sim.run(prog, horizon=40000)
+
+    least, cached, rnd = run(0), run(1), run(3)
+    assert encode_json(least) == encode_json(cached)
+    # random: lambda / 4 = 0.1 a replica, S = 0.0001 n + 0.004 o, n = 1 + floor(~exp(500)), o the same of 200
+    en, en2 = _geometric_moments(500)
+    eo, eo2 = _geometric_moments(200)
+    es = 0.0001 * en + 0.004 * eo
+    es2 = 0.0001**2 * en2 + 2 * 0.0001 * 0.004 * en * eo + 0.004**2 * eo2
+    lam = 0.1
+    pk = es + lam * es2 / (2 * (1 - lam * es))
+    assert 0.92 < pk < 0.94
+    s = rnd.stats("response")
+    assert abs(s.mean - pk) <= s.ci and s.ci < 0.04 * pk
+    j = least.stats("response")
+    assert j.mean + j.ci < s.mean - s.ci  # join the shortest queue beats random
