@@ -59,20 +59,19 @@ class LazyCommand:
         import click
 
         from .errors import PluginError, printable
-        from .plugins import load_object
+        from .plugins import BadEntryPoint, load_object, raising_line
 
         try:
             command = load_object(self.target)
         except PluginError:
             raise
         except Exception as e:  # noqa: BLE001 - whatever the command's import raises is its plugin's failure
-            import traceback
-
-            frames = traceback.extract_tb(e.__traceback__)
-            here = frames[-1] if frames else None
             by = f" (registered by {provider()})" if provider is not None else ""
-            at = (f" at {printable(here.filename)}:{here.lineno}" if here is not None
-                  and here.filename[:1] != "<" else "")
+            if isinstance(e, BadEntryPoint):
+                raise PluginError(printable(f"error: the command {self.name!r}{by} cannot be loaded: its target "
+                                            f"{e}")) from None
+            here = raising_line(e)
+            at = f" at {printable(here[0])}:{here[1]}" if here is not None else ""
             raise PluginError(printable(f"error: the command {self.name!r}{by} cannot be loaded ({self.target}): "
                                         f"{' '.join(f'{type(e).__name__}: {e}'.split())}") + at) from e
         if not isinstance(command, click.Command) or command.name != self.name:

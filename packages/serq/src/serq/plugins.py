@@ -34,6 +34,16 @@ class _Unusual(Exception):
     """Something on ``sys.path`` the scanner leaves to ``importlib.metadata`` (a zip file, an egg…)."""
 
 
+class _Malformed(Exception):
+    """A line of the ``[serq]`` section of a distribution's ``entry_points.txt`` that is no ``name = value``
+    (``importlib.metadata`` fails on it with a TypeError of its own)."""
+
+
+class BadEntryPoint(ValueError):
+    """An entry point's value (or a :class:`serq.cli.LazyCommand`'s target) that is not ``module`` or
+    ``module:attribute``: :func:`load_object` raises it, and its caller names the plugin."""
+
+
 _SEPARATORS = str.maketrans("-.", "__")
 
 
@@ -191,10 +201,11 @@ def _parse_entry_points(text: str, group: str) -> list[tuple[str, str]]:
         if section is None:
             continue
         name, sep, value = line.partition("=")
-        if not sep:
-            raise _Unusual(f"entry point line {line!r}")
-        if section == group:
-            out.append((name.strip(), value.strip()))
+        if section != group:  # (another group's lines are not read: a bad one there is not serQ's to judge)
+            continue
+        if not sep or not name.strip():
+            raise _Malformed(line)
+        out.append((name.strip(), value.strip()))
     return out
 
 
@@ -215,8 +226,24 @@ def entry_points(group: str = ENTRY_POINT_GROUP) -> list[tuple[str, str, Distrib
         dist = Distribution(path)
         text = dist.read_text("entry_points.txt")
         if text:
-            out.extend((name, value, dist) for name, value in _parse_entry_points(text, group))
+            try:
+                out.extend((name, value, dist) for name, value in _parse_entry_points(text, group))
+            except _Malformed as e:
+                raise PluginError(_unreadable_entry_points(dist, f"the line {str(e)!r} of its [{group}] section "
+                                                                 "is not `name = value`")) from None
     return out
+
+
+def _unreadable_entry_points(dist: Any, why: str) -> str:
+    """The message of a distribution whose ``entry_points.txt`` cannot be read (no plugin of it can be
+    named: which one the bad line meant is not known)."""
+    project = getattr(dist, "project_name", None)
+    version = getattr(dist, "version", None)
+    this = f"{project} {version}" if project and version else project or "a distribution"
+    where = getattr(dist, "path", None)
+    file = f" ({os.path.join(where, 'entry_points.txt')})" if isinstance(where, str) else ""
+    hint = f"(run without it: uninstall {project or 'it'})"
+    return f"{printable(f'error: the entry points of {this} cannot be read{file}: {why}')}\n{printable(hint)}"
 
 
 def find_distributions(names: Iterable[str]) -> dict[str, Any]:
@@ -262,7 +289,7 @@ def load_object(value: str) -> Any:
 
         match = re.match(r"(?P<module>[\w.]+)\s*(:\s*(?P<attr>[\w.]+)\s*)?((?P<extras>\[.*\])\s*)?$", value)
         if match is None:
-            raise PluginError(f"error: entry point {value!r} is not `module` or `module:attribute`")
+            raise BadEntryPoint(f"{value!r} is not `module` or `module:attribute`")
         module, attr = match.group("module"), match.group("attr") or ""
     obj = importlib.import_module(module)
     for name in attr.split("."):
@@ -349,6 +376,9 @@ def load_entry_points(pm: pluggy.PluginManager, group: str = ENTRY_POINT_GROUP) 
             pm.register(plugin, name=name)
         except PluginError:
             raise
+        except BadEntryPoint as e:
+            raise PluginError(_failed_plugin(name, dist, f"cannot be loaded ({value})",
+                                             None, reason=f"its entry point's value {e}")) from None
         except Exception as e:  # noqa: BLE001 - whatever a plugin's import raises is its failure to load
             raise PluginError(_failed_plugin(name, dist, f"cannot be loaded ({value})", e)) from None
         if isinstance(pm, PluginManager):
@@ -378,7 +408,13 @@ def _metadata_entry_points(group: str) -> list[tuple[str, str, Any]]:
     """What :func:`entry_points` finds, through ``importlib.metadata`` (a path the scanner does not read)."""
     import importlib.metadata
 
-    return [(ep.name, ep.value, _MetadataDist(ep.dist)) for ep in importlib.metadata.entry_points(group=group)]
+    try:
+        eps = importlib.metadata.entry_points(group=group)
+    except Exception as e:  # noqa: BLE001 - a distribution's entry_points.txt importlib.metadata cannot read
+        raise PluginError(printable(f"error: the installed distributions' entry points cannot be read: "
+                                    f"{type(e).__name__}: {e}") + "\n(a distribution's entry_points.txt is "
+                          "not `name = value` lines: reinstall or uninstall it)") from None
+    return [(ep.name, ep.value, _MetadataDist(ep.dist)) for ep in eps]
 
 
 class _MetadataDist:
@@ -433,7 +469,8 @@ def _failed_plugin(name: str, dist: Any, what: str, exc: BaseException | None, w
                    at: tuple[str, int] | None = None, reason: str | None = None) -> str:
     """The one message of a plugin that failed (to load, in a hook, in what it registered): which plugin
     (its entry point's name and its distribution), what went wrong (the exception, and, with ``where``,
-    the line of code that raised it: the last of its traceback, or ``at``, ``(file, line)``; or
+    the line of code that raised it: the innermost of its traceback that is not serQ's own
+    (:func:`raising_line`), or ``at``, ``(file, line)``; or
     ``reason`` instead of an exception), and how to run without it."""
     project = getattr(dist, "project_name", None) if dist is not None else None
     version = getattr(dist, "version", None) if dist is not None else None
@@ -442,10 +479,7 @@ def _failed_plugin(name: str, dist: Any, what: str, exc: BaseException | None, w
         reason = f"{type(exc).__name__}: {exc}" if where else str(exc)
     reason = printable(" ".join(reason.split()))
     if at is None and where and exc is not None:
-        import traceback
-
-        frames = traceback.extract_tb(exc.__traceback__)
-        at = (frames[-1].filename, frames[-1].lineno) if frames else None
+        at = raising_line(exc)
     here = f" at {printable(at[0])}:{at[1]}" if at is not None and at[0][:1] != "<" else ""
     return (f"error: plugin {printable(name)!r}{origin} {what}: {reason}{here}\n"
             f"(run without it: SERQ_DISABLED_PLUGINS={printable(name)}, or uninstall {project or 'it'})")
@@ -455,6 +489,23 @@ def _failed_plugin(name: str, dist: Any, what: str, exc: BaseException | None, w
 #: traceback), never a plugin's
 FIRST_PARTY_PACKAGES = frozenset(("serq", "serq_ir", "serq_frontend", "serq_sim", "serq_report", "serq_vllm",
                                   "serq_sweep"))
+
+
+def raising_line(exc: BaseException) -> tuple[str, int] | None:
+    """``(file, line)`` of the innermost frame of ``exc``'s traceback that is neither serQ's own code nor
+    the import machinery's (``<frozen importlib._bootstrap>``): the line of a plugin's module that raised,
+    or that asked serQ for what could not be had (an entry point's attribute the module lacks is serQ's
+    ``getattr``: no line of the plugin's then). ``None`` when there is none."""
+    import traceback
+
+    found = None
+    for frame, lineno in traceback.walk_tb(exc.__traceback__):
+        mod = frame.f_globals.get("__name__")
+        file = frame.f_code.co_filename
+        if file[:1] == "<" or (isinstance(mod, str) and mod.partition(".")[0] in FIRST_PARTY_PACKAGES):
+            continue
+        found = (file, lineno)
+    return found
 
 
 def _plugin_module(plugin: Any) -> str | None:
