@@ -190,3 +190,123 @@ def test_python_snippet(where, mark, body, work):
     assert code is not None
     p = subprocess.run([sys.executable, "-c", body], cwd=work, env=env(), capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, f"{where}\n{body}\n{p.stdout[-2000:]}\n{p.stderr[-3000:]}"
+
+
+# --- the commands the prose names, and the programs the docs show --------------------------------------
+
+# docs/hooks.md names the example plugins' commands (`serq lint`, `serq stages`), which only those plugins add
+PROSE_DOCS = [d for d in [*doc_files(), REPO / "docs" / "tutorial.md"] if d.name != "hooks.md"]
+INLINE = re.compile(r"(?<!`)`((?:\.venv/bin/)?serq (?:[^`]|\n)+?)`(?!`)")
+FENCED = re.compile(r"^```.*?^```$", re.S | re.M)
+
+
+def inline_commands():
+    """(doc:line, text) of every inline code span of the prose that is a serq command line."""
+    for doc in PROSE_DOCS:
+        text = FENCED.sub(lambda m: "\n" * m.group(0).count("\n"), doc.read_text())
+        for m in INLINE.finditer(text):
+            yield f"{doc.relative_to(REPO).as_posix()}:{text.count(chr(10), 0, m.start()) + 1}", " ".join(m.group(1).split())
+
+
+def named_options(span: str) -> list[tuple[tuple[str, ...], str]]:
+    """(command path, option) of every option a span of prose gives its serq command. `serq vllm
+    scenarios | scenario NAME | real [--python PATH]` lists subcommands of one group; a `|` before a
+    word that is no such subcommand is a pipe into another program."""
+    import click
+    from serq.cli import build_cli
+
+    cli = build_cli()
+    ctx = click.Context(cli, info_name="serq")
+    words = span.split()[1:]
+    out, group, path, cmd = [], cli, (), cli
+    i = 0
+    while i < len(words):
+        w = words[i].strip("[]")
+        if w == "|":
+            nxt = words[i + 1].strip("[]") if i + 1 < len(words) else ""
+            if isinstance(group, click.Group) and group is not cmd and group.get_command(ctx, nxt) is not None:
+                path, cmd = path[:-1], group  # another subcommand of the same group
+            else:
+                break  # a pipe
+        elif isinstance(cmd, click.Group) and not w.startswith("-") and w != "…":
+            sub = cmd.get_command(ctx, w)
+            assert sub is not None, f"`{span}`: serq {' '.join(path)} has no command {w!r}"
+            group, path, cmd = cmd, (*path, w), sub
+        elif w.startswith("-") and len(w) > 1 and w != "-" * len(w):
+            out.append((path, w.split("=")[0]))
+        i += 1
+    return out
+
+
+def options_of(path: tuple[str, ...]) -> set[str]:
+    import click
+    from serq.cli import build_cli
+
+    cli = build_cli()
+    ctx = click.Context(cli, info_name="serq")
+    cmd = cli
+    for name in path:
+        cmd = cmd.get_command(ctx, name)
+    names = {"--help", "-h"}
+    for p in cmd.params:
+        if isinstance(p, click.Option):
+            names.update(p.opts, p.secondary_opts)
+    return names
+
+
+def test_the_prose_names_commands():
+    spans = list(inline_commands())
+    assert len(spans) >= 100 and any("--desugar" in s for _, s in spans)
+
+
+@pytest.mark.parametrize("where,span", [pytest.param(*x, id=x[0]) for x in inline_commands()])
+def test_a_command_the_prose_names_exists_with_its_options(where, span):
+    for path, opt in named_options(span):
+        assert opt in options_of(path), f"{where}: `{span}`: serq {' '.join(path)} has no option {opt}"
+
+
+def test_a_command_line_shown_is_in_a_checked_block():
+    """A fence that shows serq command lines is a ```sh fence (so the tests above run or parse it) or
+    is marked as not checked."""
+    for doc in [*doc_files(), REPO / "docs" / "tutorial.md"]:
+        text = doc.read_text()
+        for m in FENCE.finditer(text):
+            lines = [x.strip() for x in m.group("body").splitlines()]
+            if m.group("kind") != "sh" and m.group("mark") != "skip":
+                shown = [x for x in lines if re.match(r"(\.venv/bin/)?serq [a-z]", x)]
+                assert not shown, f"{doc.name}:{text.count(chr(10), 0, m.start()) + 1}: {shown[0]!r} in a ```{m.group('kind')} fence"
+
+
+def test_the_sq_programs_the_docs_show_compile():
+    import serq_frontend
+
+    programs = [(doc, m.group("body")) for doc in [*doc_files(), REPO / "docs" / "tutorial.md"]
+                for m in FENCE.finditer(doc.read_text()) if m.group("kind") == "sq"]
+    assert programs, "docs/tutorial.md shows its program in a ```sq fence"
+    for _doc, body in programs:
+        serq_frontend.compile(source=body)
+
+
+def test_the_examples_docs_language_lists_compile():
+    """docs/language.md: "Examples (each compiles with `serq check`)" and its table of them."""
+    import serq_frontend
+
+    text = (REPO / "docs" / "language.md").read_text()
+    table = text[text.index("Examples (each compiles"):text.index("## Lexical")]
+    links = re.findall(r"\]\(\.\./(examples/[^)]+\.sq)\)", table)
+    assert len(links) >= 10
+    for link in links:
+        serq_frontend.compile(str(REPO / link))
+
+
+def test_the_diagnostic_docs_language_shows_is_what_serq_prints(tmp_path):
+    """docs/language.md, "Diagnostics": an error in a definition's body, with a note at its use."""
+    text = (REPO / "docs" / "language.md").read_text()
+    section = text[text.index("## Diagnostics"):]
+    shown = next(m.group("body") for m in FENCE.finditer(section))
+    (tmp_path / "lib.sq").write_text("def serve_one(s, w) {\n  run egine (w);\n}\n")
+    (tmp_path / "prog.sq").write_text('use "lib.sq";\nstage engine : fifo;\nworkload { arrive poisson(1); }\n'
+                                      "session {\n  serve_one(engine, 1);\n}\nrun { horizon 10; }\n")
+    p = subprocess.run([str(BIN / "serq"), "check", "prog.sq"], cwd=tmp_path, env=env(), capture_output=True,
+                       text=True, timeout=120)
+    assert p.returncode == 1 and p.stderr == shown, p.stderr
