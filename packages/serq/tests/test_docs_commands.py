@@ -24,7 +24,13 @@ Markers, an HTML comment (invisible when rendered) on the line just before the f
 * ``<!-- docs-test: parse -->``: only parsed: the serq lines of an sh block as above, a python block
   compiled (slow, e.g. a 400-run sweep).
 
-Unlabelled fences (grammar excerpts, program fragments, output) are not checked.
+Unlabelled fences (grammar excerpts, program fragments, output) are not run, but none may show a serq
+command line (a command shown is in an sh fence). Further, over these docs and docs/tutorial.md
+(docs/hooks.md names the example plugins' commands and is left out): every `serq …` the prose names in
+inline code is a command of the installed parts and every option it gives is one of that command's; every
+```sq fence compiles; the programs of docs/language.md's example table compile, and its "Diagnostics"
+fence is what `serq check` prints for the definition and use it describes. docs/language.md's other
+fences are grammar excerpts (`…`, `|` between forms, placeholders) and a plugin's forms, not programs.
 """
 
 from __future__ import annotations
@@ -55,6 +61,8 @@ EXPECT = {
     "serq run examples/multi-turn/vllm.sq --records req.csv --slo": lambda out, work: (
         "goodput" in out and (work / "req.csv").read_text().startswith("session,turn,time,")),
     "serq fit steps.jsonl --name my_gpu": lambda out, work: "def my_gpu() = " in out and "mape" in out,
+    "serq fit steps.jsonl --name h100_llama8b": lambda out, work: "def h100_llama8b() = " in out and all(
+        re.search(rf"^{kind} +\d+ +[\d.]+ %$", out, re.M) for kind in ("decode", "prefill", "mixed", "idle")),
     "serq fmt --check": lambda out, work: True,
     "serq vllm scenario vllm/preempt": lambda out, work: {"first", "done", "preemptions"} <= set(json.loads(out)),
     "serq vllm target examples/multi-turn/vllm.sq": lambda out, work: "config" in json.loads(out),

@@ -1,4 +1,5 @@
-"""The text report: the run line, then the observe, stage, pool and gauge tables, then the notes.
+"""The text report: the run line, the observe table, the instants and records lines, the request metrics,
+the stage table, the step engines' table, the pool and gauge tables, then the notes and warnings.
 
 Layout (every line ends in ``\\n``, no trailing spaces, sections separated by one blank line, a table
 with no rows is left out)::
