@@ -126,9 +126,13 @@ def run(program, *, seed: int | None = None, horizon: float | None = None, warmu
                     if report is not None:
                         return report
         return sim.run()
-    except Exception as e:
+    except KeyboardInterrupt:  # Ctrl-C, SIGTERM (the run keeps a partial report of its own when it can)
+        raise
+    except BaseException as e:
         # an exception raised in a plugin's code (its stage kind, its policy: built, or called in the run)
-        # is a PluginError naming the plugin and its line, the exception its cause; any other is serQ's
+        # is a PluginError naming the plugin and its line, the exception its cause; any other is serQ's. A
+        # plugin's sys.exit() (SystemExit) or its own BaseException too: not the command's exit status,
+        # with no report and no message (status 0 for sys.exit(0))
         if getattr(type(e), "serq_user_error", False):
             raise
         from serq.errors import PluginError

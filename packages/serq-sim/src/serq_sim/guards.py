@@ -13,7 +13,11 @@ cost of a test per call of the plugin's code, paid only by the runs that use it:
   twice, or a loop that evicts nothing for ever);
 * a preemption policy's ``victim(pool, grower)`` is ``None``, the grower, or one of the candidates
   ``sim.preempt_candidates(pool)``;
-* a share policy returns one rate per flow, each a number at least 0 (``inf`` allowed, NaN not);
+* a share policy returns one rate per flow, each a number at least 0 (``inf`` allowed, NaN not): a list, a
+  tuple or a one-dimensional numpy array, its numbers taken as Python floats;
+* a stage kind's ``busy_level()`` is a number from 0 to 1, and its ``queue()``, ``busy()`` and ``work()``
+  numbers at least 0 (a utilisation of 2 or NaN was reported as it was, a string was a TypeError in the
+  session's compiled code, which names no plugin);
 * ``sim.at(t, …)`` is not given a time before now (the clock would go back) or NaN, and
   ``sim.job_done(stage, job)`` is given its session's current run (not a job completed already, or one
   that left the stage).
@@ -69,6 +73,40 @@ def check_stage(stage: Any, registry: Any, name: str, node: Any) -> None:
     if not isinstance(stage, StageKind):
         raise failure(registry, name, f"builds stage {node.name} wrongly",
                       f"its factory returned {_shown(stage)}, not a serq_sim.stages.StageKind")
+    if not first_party(type(stage)):
+        _guard_observables(stage, registry, name, node)
+
+
+#: a stage kind's signals and observables: (method, least, greatest)
+_SIGNALS = (("busy_level", 0.0, 1.0), ("queue", 0.0, float("inf")), ("busy", 0.0, float("inf")),
+            ("work", 0.0, float("inf")))
+
+
+def _guard_observables(stage: Any, registry: Any, name: str, node: Any) -> None:
+    """``busy_level()`` (the utilisation signal) and the observables ``queue()``, ``busy()`` and ``work()`` of
+    a third party's stage checked at every call: a number in their range, taken as a Python float."""
+    label = node.name if node.size == 1 else f"{node.name}[{stage.index}]"
+
+    def checked(method: str, lo: float, hi: float):
+        f = getattr(stage, method)
+
+        def call():
+            v = f()
+            if type(v) is not float and _number(v):
+                v = float(v)
+            if type(v) is float and lo <= v <= hi:
+                return v
+            within = f"from {lo:g} to {hi:g}" if hi != float("inf") else f"at least {lo:g}"
+            raise failure(registry, name, f"failed in its stage {label}",
+                          f"{method}() returned {_shown(v)}, not a number {within}", stage.sim)
+
+        return call
+
+    for method, lo, hi in _SIGNALS:
+        try:
+            setattr(stage, method, checked(method, lo, hi))
+        except AttributeError:  # a kind whose instances take no attribute (__slots__): left unchecked
+            return
 
 
 def check_policy(policy: Any, registry: Any, name: str, pool: Any, what: str) -> Any:
@@ -165,16 +203,23 @@ def guard_share(policy: Any, registry: Any, name: str, sim: Any) -> Any:
 
     def checked_share(flows, caps):
         rates = policy(flows, caps)
+        if getattr(rates, "ndim", None) == 1 and callable(getattr(rates, "tolist", None)):
+            rates = rates.tolist()  # a numpy array of rates: its numbers as Python's
         if not isinstance(rates, (list, tuple)) or len(rates) != len(flows):
             n = len(rates) if isinstance(rates, (list, tuple)) else None
             got = _shown(rates) if n is None else f"{n} rate(s)"
             raise failure(registry, name, f"failed in its share policy {name!r}",
                           f"it returned {got} for {len(flows)} flow(s): one rate per flow", sim)
+        plain = True
         for r in rates:
             if not _number(r) or not r >= 0:
                 raise failure(registry, name, f"failed in its share policy {name!r}",
                               f"it returned the rate {_shown(r)}: a rate is a number at least 0 (or inf)", sim)
-        return rates
+            if type(r) is not float:
+                plain = False
+        # numpy's float64 (a float) or an int: taken as Python's float, which the report encodes (a float64
+        # rate reached the report's figures, and --json failed on it with a TypeError)
+        return rates if plain else [float(r) for r in rates]
 
     return checked_share
 

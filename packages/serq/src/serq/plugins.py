@@ -826,9 +826,9 @@ def collect(pm: pluggy.PluginManager, hook: str, kind: str,
 
     try:
         caller(register=register, **kwargs)
-    except PluginError:
+    except (PluginError, KeyboardInterrupt):  # (Ctrl-C, SIGTERM: the command's stop, wherever it landed)
         raise
-    except Exception as e:
+    except BaseException as e:  # a plugin's sys.exit() or its own BaseException is its failure too
         if getattr(type(e), "serq_user_error", False):
             raise
         msg = plugin_failure(pm, e, hook)
