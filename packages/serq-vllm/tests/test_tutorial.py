@@ -79,6 +79,12 @@ def test_what_the_text_says_the_runs_show(ran):
     kv = json.loads((work / "out" / "kv1200.json").read_text())
     full = json.loads((work / "out" / "rate4.json").read_text())
     assert kv["pools"][1]["name"] == "kv" and kv["pools"][1]["preemptions"] > full["pools"][1]["preemptions"]
+    # the cost lands on the wait (a smaller batch, a queue that grows), not on the TPOT tail
+    assert 100 < kv["pools"][1]["preemptions"] and full["pools"][1]["preemptions"] == 0
+    assert kv["requests"]["ttft"]["p99"] > 60 > 0.5 > full["requests"]["ttft"]["p99"]
+    assert kv["requests"]["tpot"]["p99"] < full["requests"]["tpot"]["p99"]
+    assert kv["stages"][0]["batch"] < 0.7 * full["stages"][0]["batch"]
+    assert any("not steady" in n for n in kv["notes"])
     last = next(out for cmd, out in outputs if "--set blocks=100 " in cmd)
     assert "warning: pool kv rejected" in last and "can never fit its capacity 1600" in last
 
