@@ -163,3 +163,15 @@ def test_a_name_of_one_figure_in_each_program_but_two_in_the_table_is_refused_be
     assert r.returncode == 1
     assert r.stderr == "error: figure 'mean' is ambiguous: observes.later.mean, observes.response.mean\n" or \
         r.stderr == "error: figure 'mean' is ambiguous: observes.response.mean, observes.later.mean\n", r.stderr
+
+
+@pytest.mark.parametrize("text", ["response.mean <=", "response.mean < =5", "response.mean == = 5", "x >="])
+def test_a_condition_without_its_number_says_so(text):
+    # 'x <=' was read as x < '=' and refused as "'=' is not a number"
+    from serq_sweep.search import parse_condition
+
+    with pytest.raises(UserError) as info:
+        parse_condition(text)
+    assert str(info.value) == (f"error: --find {text!r}: expected FIGURE OP NUMBER, OP one of <= < >= > == != "
+                               "(e.g. 'ttft.p99 <= 1')")
+    assert parse_condition("x<-1") == ("x", "<", -1.0) and parse_condition(" x>=inf ") == ("x", ">=", float("inf"))

@@ -9,7 +9,9 @@ other numbers.
   became 0, a RuntimeWarning at most). Each is now the one message "cannot read the records to resume from
   (…)".
 * The sweep's table (``--out t.csv``): a cell was ``int()`` then ``float()`` of its text, so ``１２``,
-  `` 3`` and ``1_000`` were numbers; a cell that is no number in the writer's syntax is kept as text.
+  `` 3`` and ``1_000`` were numbers; a cell that is no number in the writer's syntax is kept as text. A
+  run's status that no sweep writes (``OK``, ``""``, ``ok `` or a NUL in it) was taken as finished and
+  written back; it is refused, in the table and in its journal.
 """
 
 from __future__ import annotations
@@ -106,3 +108,29 @@ def test_a_table_cell_is_a_number_only_in_the_writers_syntax():
     assert _parse_csv("nan") != _parse_csv("nan")  # NaN
     for text in ["１２", "²", " 3", "+3", "1_000", "Infinity", "0x10", "1e5 "]:
         assert _parse_csv(text) == text  # text, as it is
+
+
+@pytest.mark.parametrize("status", ["OK", "", "ok ", "o\x00k", "done"])
+def test_a_status_no_sweep_writes_is_refused(swept, status):
+    path = swept / "t.csv"
+    lines = path.read_text().splitlines()
+    fields = lines[1].split(",")
+    assert fields[3] == "ok"  # point,a,seed,status,...
+    fields[3] = status
+    lines[1] = ",".join(fields)
+    path.write_text("\n".join(lines) + "\n")
+    r = _sweep(swept)
+    assert r.returncode == 1, r.stderr
+    assert r.stderr.startswith(f"error: t.csv: the run {fields[5]} (row 1) has the status "), r.stderr
+    assert r.stderr.endswith(", none a sweep writes (ok, partial, error); remove it or give --fresh\n")
+
+
+def test_a_journal_entry_of_another_status_is_refused(swept):
+    import json
+
+    key = (swept / "t.csv").read_text().splitlines()[1].split(",")[5]
+    (swept / "t.csv").unlink()
+    (swept / "t.csv.journal").write_text(json.dumps({"key": key, "status": "OK", "message": "", "figures": {}}) + "\n")
+    r = _sweep(swept)
+    assert r.returncode == 1
+    assert r.stderr == "error: t.csv.journal:1: not an entry of a sweep's journal; remove the file or give --fresh\n"

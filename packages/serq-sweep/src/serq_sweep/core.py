@@ -31,7 +31,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from serq.errors import UserError
+from serq.errors import UserError, printable
 from serq.files import MAX_LINE, open_input
 from serq.numbers import NAN_PATTERN
 from serq.numbers import PATTERN as NUMBER_PATTERN
@@ -46,6 +46,8 @@ FIXED = ("point", "seed", "status", "message", "key")
 #: of digits only (``496702020860…``) or of digits and one ``e`` (``2129097858e9…``, a float's exponent) read
 #: back as a number, so its run was never found finished and ran again at every resume
 TEXT = ("status", "message", "key")
+#: the status of a run (serq_sweep.worker.run_task): finished, stopped at a bound, or failed
+STATUSES = ("ok", "partial", "error")
 
 
 @dataclass
@@ -565,8 +567,12 @@ def load_finished(path: str, plan: Plan) -> dict[str, dict]:
                 raise UserError(f"{path}: not a sweep's table (no column key); remove it or give --fresh")
             start = names.index("key") + 1
             figs = names[start:]
-            for r in table:
+            for n, r in enumerate(table, 2):
                 if r.get("key") in wanted:
+                    if r.get("status") not in STATUSES:  # (hand-edited: "OK", "", "o\x00k" were taken as ok)
+                        shown = printable(repr(str(r.get("status"))[:40]))
+                        raise UserError(f"{path}: the run {r['key']} (row {n - 1}) has the status {shown}, none a "
+                                        f"sweep writes ({', '.join(STATUSES)}); remove it or give --fresh")
                     res = _result_of_row(r, figs)
                     res["figures"] = {f: v for f, v in res["figures"].items()
                                       if not (isinstance(v, float) and math.isnan(v) and res["status"] == "error")}
@@ -582,7 +588,7 @@ def _figures(v: Any) -> bool:
 
 
 #: the fields of an entry of a sweep's journal and what each holds (:func:`journal_entries`)
-_RESULT_FIELDS = {"status": lambda v: isinstance(v, str), "message": lambda v: isinstance(v, str),
+_RESULT_FIELDS = {"status": lambda v: v in STATUSES, "message": lambda v: isinstance(v, str),
                   "figures": _figures}
 
 

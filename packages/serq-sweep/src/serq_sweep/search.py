@@ -30,7 +30,7 @@ _OPS = {"<=": operator.le, "<": operator.lt, ">=": operator.ge, ">": operator.gt
         "!=": operator.ne}
 #: FIGURE OP NUMBER: the number is what follows the operator, read by serq.numbers (``[\d.]+`` took every
 #: script's digits, and ``1.2.3`` matched, then failed float() with a traceback)
-_COND = re.compile(r"^\s*([A-Za-z_][\w.\[\]]*)\s*(<=|>=|==|!=|<|>)\s*(\S+)\s*$")
+_COND = re.compile(r"^\s*([A-Za-z_][\w.\[\]]*)\s*(<=|>=|==|!=|<|>)\s*([^\s<>=!]\S*)\s*$")
 
 #: at most this many bisection steps (a float range halves to the tolerance long before)
 MAX_STEPS = 60
