@@ -65,3 +65,15 @@ def test_the_replica_without_a_memory_limit_and_its_live_sessions():
         # live = 16 sets the rate; the sessions live are fewer: Little with E[turns] - 1 thinks is about 13,
         # and the 600 s run starts empty
         assert 10 < r.result.mean_live < 13.5, (seed, r.result.mean_live)
+
+
+@pytest.mark.timeout(120)
+def test_the_replica_at_its_knee():
+    # live = 20, seed 1, warm-up 0: TTFT 0.38 s over the first half of the 600 s and 1.8 s over the second
+    # (the header said 1.1 s and 17.6 s), and the report warns that the run is not steady.
+    prog = serq_frontend.compile(path=str(REPLICA), sets={"live": 20.0})
+    r = serq_sim.run(prog, seed=1, warmup=0)
+    o = r.observe("ttft")
+    first, second = o.values[o.times < 300].mean(), o.values[o.times >= 300].mean()
+    assert 0.35 < first < 0.41 and 1.7 < second < 1.9, (first, second)
+    assert any("not steady" in w for w in r.warnings)
