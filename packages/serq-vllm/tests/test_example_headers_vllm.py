@@ -54,3 +54,20 @@ def test_llmd_collapses_at_its_old_rate_on_the_seeds_its_header_names():
         assert any("not steady" in w for w in r.warnings)
     six = serq_sim.run(prog, seed=6)
     assert any("stuck" in w and "D.kv[1]" in w for w in six.warnings)
+
+
+CHAT = SUBAGENTS.with_name("vllm_chat.sq")
+
+
+@pytest.mark.timeout(180)
+def test_the_chat_loses_the_conversations_of_users_who_think_long():
+    # examples/multi-turn/vllm_chat.sq's header said full_hit is near 1 while the live conversations fit in
+    # the pool (about 40); they fit (about 30 live), and yet a sixth of the turns miss: the free queue holds
+    # every finished turn's blocks, and LRU takes those of the users who thought longest.
+    prog = serq_frontend.compile(path=str(CHAT))
+    r = serq_sim.run(prog, seed=1, horizon=7200, warmup=1000)
+    assert 28 < r.result.mean_live < 34
+    full = r.stats("full_hit")
+    assert 0.8 < full.mean < 0.88
+    kv = r.pool("kv")
+    assert kv.preemptions == 0 and kv.evicted_units > 1000 * (7200 - 1000)
