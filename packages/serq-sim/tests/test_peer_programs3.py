@@ -398,3 +398,33 @@ def test_a_batch_on_a_step_engine_is_the_reference_loop(monkeypatch, budget, bs)
         for s in want:
             assert math.isclose(got[s], want[s], rel_tol=1e-12), (name, s, got[s], want[s])
     assert r.stage("E").iterations == its
+
+
+def sjf_waits(lam: float) -> dict[str, float]:
+    """Non-preemptive SJF with exp(1) work: W(x) = W0 / (1 - rho(x))^2, W0 = lam E[S^2] / 2 = lam,
+    rho(x) = lam (1 - e^-x (1 + x)); the mean over all jobs, over jobs of work > 2 and < 0.25 (numerically)."""
+    import numpy as np
+
+    x = np.linspace(0, 60, 600001)
+    w = lam / (1 - lam * (1 - np.exp(-x) * (1 + x))) ** 2
+    f = np.exp(-x)
+
+    def mean(m):
+        return float(np.trapezoid((w * f)[m], x[m]) / np.trapezoid(f[m], x[m]))
+
+    return {"wait": mean(x >= 0), "wait_long": mean(x > 2), "wait_short": mean(x < 0.25)}
+
+
+@pytest.mark.timeout(60)
+def test_shortest_job_first_is_phipps_formula(monkeypatch):
+    # sjf.sq: lambda 0.7, exp(1) work, the slot's queue ordered by the work: mean wait 1.3122, 3.5500 for
+    # the jobs of work above 2, 0.7086 below 0.25; FIFO (sjf 0) waits W0 / (1 - rho) = 7/3 whatever the work.
+    want = sjf_waits(0.7)
+    assert abs(want["wait"] - 1.3122) < 1e-3 and abs(want["wait_long"] - 3.5500) < 1e-3
+    r = both("sjf.sq", monkeypatch)
+    covers(r.stats("wait"), want["wait"], 0.03)
+    covers(r.stats("wait_long"), want["wait_long"], 0.05)
+    covers(r.stats("wait_short"), want["wait_short"], 0.03)
+    fifo = both("sjf.sq", monkeypatch, sets={"sjf": 0})
+    for name in ("wait", "wait_long", "wait_short"):
+        covers(fifo.stats(name), 7 / 3, 0.06)
