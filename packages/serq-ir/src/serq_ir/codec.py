@@ -57,19 +57,24 @@ def _decode_error(data: bytes, name: str, e: msgspec.DecodeError) -> IRError:
     """A :class:`msgspec.DecodeError` as one message: where the text names a byte (malformed JSON) or is
     not UTF-8, at its line and column; a schema fault as msgspec words it, with its JSON path."""
     msg = _quote(str(e))
-    if msg.startswith("Invalid UTF-8"):
+    m = re.search(r" \(byte (\d+)\)$", msg)
+    if msg.startswith("Invalid UTF-8") or m:  # (malformed JSON at a byte that is not UTF-8: a file of UTF-16,
+        # whose error was "JSON is malformed: invalid character" at its first byte)
         try:
             data.decode("utf-8")
         except UnicodeDecodeError as u:
-            return IRError(_located(data, name, u.start, f"the file is not UTF-8 text (byte 0x{data[u.start]:02X} "
-                                                         f"at offset {u.start})"))
+            if m is None or u.start <= int(m.group(1)):  # (one after the break: the JSON's fault first)
+                from serq.files import byte_order_note
+
+                return IRError(_located(data, name, u.start, f"the file is not UTF-8 text (byte "
+                                                             f"0x{data[u.start]:02X} at offset {u.start})"
+                                                             f"{byte_order_note(data[:4])}"))
     if msg == "Input data was truncated":  # the text ends inside a value: at its end (the last non-blank)
         end = len(data.rstrip())
         if not end:
             return IRError(_located(data, name, 0, "the file is empty (an IR file is a JSON object)"))
         return IRError(_located(data, name, end, "JSON is malformed: the text ends before the value does "
                                                  "(a bracket, a brace or a quote is missing)"))
-    m = re.search(r" \(byte (\d+)\)$", msg)
     if m:
         return IRError(_located(data, name, int(m.group(1)), f"{msg[: m.start()]} (at offset {m.group(1)})"))
     return IRError(f"error: {name}: {msg}")
@@ -115,8 +120,10 @@ def decode(data: bytes | str, *, name: str = "<ir>", check: bool = True) -> Prog
     except RecursionError:
         _too_deep(data, name)
     if head.version != IR_VERSION:
+        shown = json.dumps(head.version)
+        shown = shown if len(shown) <= 40 else f"{shown[:20]}… ({len(shown)} characters)"  # (10**400: all of it)
         raise IRError(
-            f"error: {name}: IR version {json.dumps(head.version)} is not supported "
+            f"error: {name}: IR version {shown} is not supported "
             f"(this serq-ir reads version {IR_VERSION}) - at '$.version'"
         )
     try:

@@ -26,7 +26,7 @@ from itertools import accumulate, compress, count, groupby, islice, repeat
 from operator import gt, itemgetter
 from pathlib import Path
 
-from serq.files import MAX_LINE, LineTooLong, open_input
+from serq.files import MAX_LINE, LineTooLong, byte_order_note, open_input
 from serq.numbers import NAN_PATTERN, PATTERN, NotANumber, number
 
 from .errors import SimError, format_error
@@ -244,7 +244,9 @@ def _not_utf8(path: str) -> SimError:
             m = _ESCAPED.search(line)
             if m is not None:
                 ch = m.group()
-                return _err(path, n, m.start() + 1, f"the trace is not UTF-8 text (byte 0x{ord(ch) - 0xDC00:02X})")
+                note = byte_order_note(line[:4].encode("utf-8", "surrogateescape")) if n == 1 else ""
+                return _err(path, n, m.start() + 1,
+                            f"the trace is not UTF-8 text (byte 0x{ord(ch) - 0xDC00:02X}){note}")
     return _err(path, 1, 1, "the trace is not UTF-8 text")  # pragma: no cover - the decoder said it was not
 
 

@@ -549,6 +549,25 @@ def _plain(v: Any) -> Any:
     return v
 
 
+def unreadable(path: str, e: Exception) -> str:
+    """Why a table a sweep resumes from could not be read, from the error reading it: an ``OSError``'s reason,
+    a byte that is not UTF-8 named as serQ's other inputs name it (with the byte-order mark of a file saved
+    as UTF-16: Python's words were "'utf-8' codec can't decode byte 0xff in position 0: invalid start
+    byte"), else the reader's words."""
+    if isinstance(e, OSError):
+        return str(e.strerror or e)
+    if isinstance(e, UnicodeDecodeError):
+        from serq.files import byte_order_note
+
+        try:
+            with open(path, "rb") as f:
+                head = f.read(4)
+        except OSError:
+            head = b""
+        return f"not UTF-8 text (byte 0x{e.object[e.start]:02X}){byte_order_note(head)}"
+    return str(e)
+
+
 def load_finished(path: str, plan: Plan) -> dict[str, dict]:
     """The runs an earlier sweep into ``path`` finished: those of the table there and of its journal,
     key -> result (a key this sweep does not run is left out)."""
@@ -558,8 +577,7 @@ def load_finished(path: str, plan: Plan) -> dict[str, dict]:
         try:
             table = read_table(path)
         except (OSError, ValueError, KeyError) as e:
-            why = (e.strerror or e) if isinstance(e, OSError) else e
-            raise UserError(f"{path}: cannot read the table to resume from ({why}); remove it or give "
+            raise UserError(f"{path}: cannot read the table to resume from ({unreadable(path, e)}); remove it or give "
                             "--fresh") from None
         if table:
             names = list(table[0])

@@ -216,8 +216,9 @@ def load(path: str, plan: Any) -> dict[str, Run]:
                 if key in wanted:
                     runs.setdefault(key, {})[name] = _own_dtypes(cols)
         except (OSError, ValueError, KeyError, ImportError) as e:
-            why = (e.strerror or e) if isinstance(e, OSError) else e
-            raise UserError(f"{file}: cannot read the records to resume from ({why}); remove it or give "
+            from .core import unreadable
+
+            raise UserError(f"{file}: cannot read the records to resume from ({unreadable(file, e)}); remove it or give "
                             "--fresh") from None
     from .core import journal_entries
 

@@ -54,7 +54,8 @@ from typing import IO
 
 from .errors import UserError
 
-__all__ = ["MAX_JSON", "MAX_LINE", "MAX_NAME", "MAX_SOURCE", "LineTooLong", "OutputError", "check_distinct", "check_folder", "check_not_input", "check_output",
+__all__ = ["MAX_JSON", "MAX_LINE", "MAX_NAME", "MAX_SOURCE", "LineTooLong", "OutputError", "byte_order_note",
+           "check_distinct", "check_folder", "check_not_input", "check_output",
            "check_own", "check_text", "file_names", "file_of", "name_of_file", "open_atomic", "open_input",
            "open_own_append", "read_input", "write_atomic"]
 
@@ -177,6 +178,25 @@ def _size(n: int) -> str:
         if n >= k:
             return f"{n} bytes ({n / k:.3g} {unit})"
     return f"{n} bytes"
+
+
+#: byte-order marks of the encodings a text file that is not UTF-8 is most often in (UTF-32's first: its
+#: little-endian mark begins with UTF-16's)
+_MARKS = ((b"\xff\xfe\x00\x00", "UTF-32"), (b"\x00\x00\xfe\xff", "UTF-32"), (b"\xff\xfe", "UTF-16"),
+          (b"\xfe\xff", "UTF-16"))
+
+
+def byte_order_note(head: bytes) -> str:
+    """What the error of a text input that is not UTF-8 adds when the input begins with ``head`` (its first
+    bytes): ``; it begins with a UTF-16 byte-order mark (FF FE): serQ reads UTF-8 text (iconv -f UTF-16 -t
+    UTF-8 converts it)`` for a file saved as UTF-16 or UTF-32 (Windows' "Unicode"), whose error named only
+    its first byte, 0xFF; else nothing."""
+    for mark, encoding in _MARKS:
+        if head.startswith(mark):
+            shown = " ".join(f"{b:02X}" for b in mark)
+            return (f"; it begins with a {encoding} byte-order mark ({shown}): serQ reads UTF-8 text (iconv -f "
+                    f"{encoding} -t UTF-8 converts it)")
+    return ""
 
 
 def read_input(path: str | os.PathLike[str], *, limit: int | None = None, what: str = "such a file") -> bytes:
