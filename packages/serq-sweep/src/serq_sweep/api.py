@@ -43,7 +43,7 @@ def run_plan(plan: core.Plan, *, workers: int | None = None, dask: Any = None, o
     try:
         if out is not None:
             journal = open_own_append(core.journal_path(out))
-        with make_engine(workers, dask) as eng:
+        with make_engine(workers, dask, plan.pm) as eng:
             done, complete = core.execute(plan, eng, done=done, journal=journal, progress=progress, desc=desc,
                                           skip=skip, records=None if records is None else records.add)
     finally:

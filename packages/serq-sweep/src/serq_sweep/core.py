@@ -89,6 +89,9 @@ class Plan:
     points: list[Point]
     seeds: list[int]
     limits: dict[str, Any]
+    #: the plugin manager the points were compiled with, which the runs in this process use too (a stage
+    #: kind or policy registered in-process, not installed, is known to it only); None: the installed ones
+    pm: Any = field(default=None, repr=False, compare=False)
 
     @property
     def names(self) -> list[str]:
@@ -218,7 +221,7 @@ def plan(files: Sequence[str], *, sets: Mapping[str, Any] | None = None, defs: M
         bare = serq_ir.encode(msgspec.structs.replace(program, source=None), spans=False)
         out.append(Point(i, params, file, ir, hashlib.sha256(bare).hexdigest(), inputs,
                          [r.name for r in program.records]))
-    return Plan(axes, out, seed_list, limits)
+    return Plan(axes, out, seed_list, limits, pm)
 
 
 zip_ = zip
@@ -367,7 +370,7 @@ def check_figures(plan: Plan, names: Sequence[str]) -> None:
         if not missing and p.file in programs:
             continue
         try:
-            r = run_task(p.ir, p.ir_hash, p.file, plan.seeds[0], {"max_events": 1})
+            r = run_task(p.ir, p.ir_hash, p.file, plan.seeds[0], {"max_events": 1}, pm=plan.pm)
         except Exception as e:  # noqa: BLE001 - a probe that cannot run checks nothing
             if not getattr(type(e), "serq_user_error", False):
                 raise

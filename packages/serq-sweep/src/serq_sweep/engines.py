@@ -35,6 +35,9 @@ class InProcess:
 
     name = "this process"
 
+    def __init__(self, pm: Any = None):
+        self.pm = pm
+
     def __enter__(self):
         return self
 
@@ -43,7 +46,7 @@ class InProcess:
 
     def run(self, tasks: Iterable[Task]) -> Iterator[tuple[Task, dict]]:
         for t in tasks:
-            yield t, run_task(*t[1:])
+            yield t, run_task(*t[1:], pm=self.pm)
 
 
 class LocalPool:
@@ -213,13 +216,25 @@ class Dask:
             raise
 
 
-def engine(workers: int | None = None, dask: Any = None):
+def engine(workers: int | None = None, dask: Any = None, pm: Any = None):
     """The engine for ``workers`` (None: every core; 0: this process; at most :data:`MAX_WORKERS`) and
-    ``dask``."""
+    ``dask``; ``pm`` the plugin manager the runs in this process use. A worker process (local or Dask)
+    loads the installed plugins only, so a ``pm`` holding a plugin registered in this process, which a
+    program compiled with it may name, runs with ``workers=0`` only: refused otherwise, before any run."""
     if workers is not None and not 0 <= workers <= MAX_WORKERS:
         raise UserError(f"--workers {workers}: a sweep runs on 0 to {MAX_WORKERS} worker processes")
+    if pm is not None and (dask is not None or workers != 0):
+        from serq.plugins import local_plugins
+
+        here = local_plugins(pm)
+        if here:
+            where = "Dask's workers" if dask is not None else "a worker process"
+            raise UserError(f"the plugin manager holds {', '.join(here)}, registered in this process and not "
+                            f"installed: {where} would not know {'them' if len(here) > 1 else 'it'} (it loads the "
+                            "installed plugins); run the sweep in this process (workers=0), or install the "
+                            "plugin (an entry point in the group 'serq')")
     if dask is not None:
         return Dask(dask, workers)
     if workers == 0:
-        return InProcess()
+        return InProcess(pm)
     return LocalPool(workers or cores())

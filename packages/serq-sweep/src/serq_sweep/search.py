@@ -185,8 +185,8 @@ def find(program: str | Sequence[str], conditions: str | Sequence[str], over: tu
         probes.append(core.Point(len(probes), dict(first), file, serq_ir.encode(program_),
                                  hashlib.sha256(bare).hexdigest()))
     # a condition's figure no run has (a typo) is refused before the search, as sweep --show's
-    core.check_figures(core.Plan([], probes, seed_list, limits), [f for f, _, _ in conds])
-    with make_engine(workers, dask) as eng:
+    core.check_figures(core.Plan([], probes, seed_list, limits, pm), [f for f, _, _ in conds])
+    with make_engine(workers, dask, pm) as eng:
         while True:
             pending = [(s, x) for s in searches for x in s.next() if x not in s.means]
             if not pending:
@@ -207,7 +207,7 @@ def find(program: str | Sequence[str], conditions: str | Sequence[str], over: tu
                 owners.append((s, x))
             if out is not None:
                 check_not_input(out, sorted(read))
-            plan = core.Plan([], plan_points, seed_list, limits)
+            plan = core.Plan([], plan_points, seed_list, limits, pm)
             done, complete = core.execute(plan, eng, progress=progress, desc="find")
             if not complete:
                 raise KeyboardInterrupt

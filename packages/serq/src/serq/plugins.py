@@ -621,6 +621,13 @@ def installed_plugin_manager() -> pluggy.PluginManager:
     return pm
 
 
+def local_plugins(pm: pluggy.PluginManager) -> list[str]:
+    """The names of the plugins ``pm`` holds that no installed distribution provides (registered in this
+    process: ``pm.register(obj)``), which another process's plugin manager does not have."""
+    installed = {id(p) for p, _dist in pm.list_plugin_distinfo()}
+    return [plugin_name(pm, p) for _n, p in pm.list_name_plugin() if p is not None and id(p) not in installed]
+
+
 def provider_name(pm: pluggy.PluginManager, plugin: Any) -> str:
     """How a plugin is named in messages: its distribution and entry point, or its registered name (for
     an object registered without a name, its class: :func:`plugin_name`)."""
