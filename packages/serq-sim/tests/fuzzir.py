@@ -44,9 +44,24 @@ EXAMPLES = int(os.environ.get("SERQ_FUZZ_EXAMPLES", "0"))
 SEED = os.environ.get("SERQ_FUZZ_SEED")
 
 
+#: the suite's timeout of one test (pyproject.toml's ``timeout``), which a fuzz test's default examples fit
+SUITE_TIMEOUT = 300
+
+
 def fuzz_settings(default: int):
-    return settings(max_examples=EXAMPLES or default, deadline=None, derandomize=SEED is None, database=None,
-                    suppress_health_check=list(HealthCheck))
+    """The settings of a fuzz test of ``default`` examples (``SERQ_FUZZ_EXAMPLES`` overrides), and with more
+    examples than that a timeout grown in proportion: 500 examples of a test whose default is 30 took longer
+    than the suite's 300 s on a busy machine, and the timeout ended the run as a crashed worker."""
+    given = settings(max_examples=EXAMPLES or default, deadline=None, derandomize=SEED is None, database=None,
+                     suppress_health_check=list(HealthCheck))
+    if EXAMPLES <= default:
+        return given
+    import pytest
+
+    def apply(test):
+        return pytest.mark.timeout(SUITE_TIMEOUT * EXAMPLES / default)(given(test))
+
+    return apply
 
 
 def fuzz_seed(f):
