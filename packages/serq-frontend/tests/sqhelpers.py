@@ -4,6 +4,8 @@ check of a diagnostic against a marked place in the source."""
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -76,3 +78,20 @@ def refused(src: str, message: str, **kw) -> serq_frontend.CompileError:
 
 def normalise(s: str) -> str:
     return re.sub(r"\s+", " ", s).strip()
+
+
+SERQ = str(Path(sys.executable).parent / "serq")
+
+
+def commands_refuse_and_leave(tmp_path: Path, data: bytes, first: str, commands=(("check",), ("fmt",))) -> None:
+    """Each ``serq`` command of ``commands`` on a file of ``data`` (``p.sq``) exits 1 with ``first`` as
+    its first line of error, no traceback, and leaves the file as it was."""
+    p = tmp_path / "p.sq"
+    p.write_bytes(data)
+    for args in commands:
+        r = subprocess.run([SERQ, *args, "p.sq"], capture_output=True, text=True, cwd=tmp_path, timeout=60,
+                           stdin=subprocess.DEVNULL)
+        assert r.returncode == 1, (args, r.stdout)
+        assert r.stderr.splitlines()[0] == first
+        assert "Traceback" not in r.stderr
+    assert p.read_bytes() == data

@@ -9,15 +9,11 @@ nothing, and ``serq fmt`` joined the lines into one. A CRLF line end, and a CRLF
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 import serq_frontend
 from serq_frontend import CompileError
+from sqhelpers import commands_refuse_and_leave
 
-SERQ = str(Path(sys.executable).parent / "serq")
 SAID = ("a carriage return not followed by a line feed: a line ends in LF or CRLF (an editor may show a line "
         "break here, which serQ does not read as one)")
 LINES = ["stage s : fifo; // the server", "workload { arrive poisson(1); }", "session { run s (1); }"]
@@ -45,13 +41,4 @@ def test_crlf_line_ends_compile_as_lf_ones():
 
 @pytest.mark.timeout(60)
 def test_check_and_fmt_refuse_such_a_file_and_leave_it(tmp_path):
-    p = tmp_path / "p.sq"
-    data = ("\r".join(LINES) + "\r").encode()
-    p.write_bytes(data)
-    for args in (["check", "p.sq"], ["fmt", "p.sq"]):
-        r = subprocess.run([SERQ, *args], capture_output=True, text=True, cwd=tmp_path, timeout=60,
-                           stdin=subprocess.DEVNULL)
-        assert r.returncode == 1, (args, r.stdout)
-        assert r.stderr.splitlines()[0] == f"p.sq:1:30: error: {SAID}"
-        assert "Traceback" not in r.stderr
-    assert p.read_bytes() == data
+    commands_refuse_and_leave(tmp_path, ("\r".join(LINES) + "\r").encode(), f"p.sq:1:30: error: {SAID}")

@@ -10,15 +10,11 @@ string, which names a file, it is the string's own text.
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 import serq_frontend
 from serq_frontend import CompileError
+from sqhelpers import commands_refuse_and_leave
 
-SERQ = str(Path(sys.executable).parent / "serq")
 TAIL = ": a line ends in LF or CRLF (an editor may show a line break here, which serQ does not read as one)"
 NAMES = {"\u2028": "a line separator (U+2028)", "\u2029": "a paragraph separator (U+2029)",
          "\x85": "a next-line character (U+0085)"}
@@ -48,13 +44,6 @@ def test_other_unicode_in_a_comment_is_still_a_comment():
 
 @pytest.mark.timeout(60)
 def test_check_refuses_such_a_file_and_leaves_it(tmp_path):
-    p = tmp_path / "p.sq"
     data = "stage s : fifo; // the server\u2028workload { arrive poisson(1); }\nsession { run s (1); }\n".encode()
-    p.write_bytes(data)
-    for args in (["check", "p.sq"], ["fmt", "p.sq"], ["run", "p.sq", "--horizon", "10"]):
-        r = subprocess.run([SERQ, *args], capture_output=True, text=True, cwd=tmp_path, timeout=60,
-                           stdin=subprocess.DEVNULL)
-        assert r.returncode == 1, (args, r.stdout)
-        assert r.stderr.splitlines()[0] == f"p.sq:1:30: error: {NAMES[chr(0x2028)]}{TAIL}"
-        assert "Traceback" not in r.stderr
-    assert p.read_bytes() == data
+    commands_refuse_and_leave(tmp_path, data, f"p.sq:1:30: error: {NAMES[chr(0x2028)]}{TAIL}",
+                              (("check",), ("fmt",), ("run", "--horizon", "10")))
