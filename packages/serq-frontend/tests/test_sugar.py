@@ -9,7 +9,7 @@ import serq_frontend
 import serq_ir
 from serq_frontend import ast as A
 from serq_frontend.sugar import SugarLayer
-from sqhelpers import EXAMPLES, compile_src, ir_bytes, make_pm
+from sqhelpers import EXAMPLES, compile_src, ir_bytes, make_pm, refused
 
 
 def same(sugared: str, kernel: str, **kw) -> None:
@@ -278,3 +278,12 @@ def test_a_layer_name_two_plugins_register_is_an_error():
     pm = make_pm(TwicePlugin(), Again())
     with pytest.raises(serq.PluginError, match="sugar layer 'twice' is registered twice"):
         serq_frontend.compile(source="session { }", pm=pm)
+
+
+def test_a_lease_of_a_pool_the_entry_does_not_hold_is_named_a_lease():
+    # the lease clause of a hold names the pool it keeps; refused as `hold kvv` (the hold's word) before
+    bad = QUEUES.replace("cache (p) lease kv (inf);", "cache (p) lease ⟨kvv (inf);")
+    refused(bad, "`lease kvv` in `P.prefill`: `kvv` is not a pool of `P`; an entry holds only its queue's own "
+                 "pools and the one its `from` names")
+    bad = QUEUES.replace("hold kv (p) { run (p); }", "hold ⟨kvv (p) { run (p); }")
+    refused(bad, "`hold kvv` in `P.prefill`: `kvv` is not a pool of `P`")

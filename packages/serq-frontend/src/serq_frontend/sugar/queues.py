@@ -133,7 +133,10 @@ def leased_pools(stmts: list[Any]) -> set[str]:
             if isinstance(s, A.SHold) and s.lease is not None and s.lease.simple}
 
 
-def _verb(s: Any) -> str:
+def _verb(s: Any, ref: Any = None) -> str:
+    """The word of statement ``s`` that names ``ref``: a hold's ``lease`` clause is a lease, not the hold."""
+    if ref is not None and isinstance(s, A.SHold) and ref is s.lease:
+        return "lease"
     return type(s).__name__[1:].lower()
 
 
@@ -361,7 +364,7 @@ class QueueRewriter:
             for r in self._pool_refs(s):
                 head = r.parts[0][0]
                 if head in self.queues and head != q.name and len(r.parts) > 1:
-                    verb = _verb(s)
+                    verb = _verb(s, r)
                     raise self.ctx.error(r.pos, f"`{verb} {r.dotted}` in `{q.name}.{e.verb}`: `{r.dotted}` is a "
                                          f"pool of queue `{head}`, which only `{head}`'s entries hold, grow, "
                                          f"load and release; call one (`{head}[…].VERB (…);`)")
@@ -389,7 +392,7 @@ class QueueRewriter:
             for r in self._pool_refs(s):
                 head = r.parts[0][0]
                 if head not in own_pools:
-                    verb = _verb(s)
+                    verb = _verb(s, r)
                     raise ctx.error(r.pos, f"`{verb} {r.dotted}` in `{q.name}.{e.verb}`: `{r.dotted}` is not "
                                     f"a pool of `{q.name}`; an entry holds only its queue's own pools and "
                                     "the one its `from` names")
