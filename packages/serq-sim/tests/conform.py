@@ -88,3 +88,17 @@ def run_error(src: str, monkeypatch) -> str:
         msgs.append(str(e.value).splitlines()[0])
     assert msgs[0] == msgs[1]
     return msgs[0]
+
+
+def gim1_sigma(lst, mu: float) -> float:
+    """GI/M/1's sigma for gaps whose Laplace-Stieltjes transform is ``lst`` into an exp(mu) server: the
+    root in (0, 1) of sigma = lst(mu (1 - sigma)), by bisection (lst(mu (1 - x)) - x is positive below the
+    root, negative above it)."""
+    lo, hi = 0.0, 1.0 - 1e-12
+    for _ in range(200):
+        x = (lo + hi) / 2
+        if lst(mu * (1 - x)) - x > 0:
+            lo = x
+        else:
+            hi = x
+    return x

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conform import both_tiers, covers
+from conform import both_tiers, covers, gim1_sigma
 
 HERE = Path(__file__).resolve().parent / "peer_programs2"
 
@@ -32,20 +32,11 @@ def samples(report, name: str) -> dict[tuple[int, int], float]:
 
 # --- closed forms ------------------------------------------------------------------------------------------------
 
-def gim1_sigma(mean_gap: float, cv2: float, mu: float) -> float:
-    """GI/M/1 with serQ's ~h2(mean, cv2) gaps (balanced means): the root in (0, 1) of sigma = A*(mu (1 -
-    sigma)), by bisection (the function A*(mu (1 - x)) - x is positive below the root, negative above it)."""
+def h2m1_sigma(mean_gap: float, cv2: float, mu: float) -> float:
+    """GI/M/1 with serQ's ~h2(mean, cv2) gaps (balanced means): sigma for their transform."""
     p = 0.5 * (1 + math.sqrt((cv2 - 1) / (cv2 + 1)))
     l1, l2 = 2 * p / mean_gap, 2 * (1 - p) / mean_gap
-    lo, hi = 0.0, 1.0 - 1e-12
-    for _ in range(200):
-        x = (lo + hi) / 2
-        s = mu * (1 - x)
-        if p * l1 / (l1 + s) + (1 - p) * l2 / (l2 + s) - x > 0:
-            lo = x
-        else:
-            hi = x
-    return x
+    return gim1_sigma(lambda s: p * l1 / (l1 + s) + (1 - p) * l2 / (l2 + s), mu)
 
 
 @pytest.mark.timeout(60)
@@ -53,7 +44,7 @@ def test_bursty_arrivals_are_gim1(monkeypatch):
     # bursty_gim1.sq: H2 gaps of mean 2 and cv2 4 into an exp(1) server (rho 0.5). sigma = 1 - 1/sqrt(10)
     # = 0.683772: an arrival finds the server busy with probability sigma, and its mean response is
     # 1 / (1 - sigma) = sqrt(10) = 3.162278, against 2 for Poisson arrivals at the same rate (M/M/1).
-    sigma = gim1_sigma(2, 4, 1)
+    sigma = h2m1_sigma(2, 4, 1)
     assert math.isclose(sigma, 1 - 1 / math.sqrt(10), rel_tol=1e-9)
     r = both("bursty_gim1.sq", monkeypatch)
     covers(r.stats("response"), 1 / (1 - sigma), 0.04)

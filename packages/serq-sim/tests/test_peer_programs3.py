@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conform import both_tiers, covers
+from conform import both_tiers, covers, gim1_sigma
 
 HERE = Path(__file__).resolve().parent / "peer_programs3"
 SERQ = [sys.executable, "-m", "serq"]
@@ -49,15 +49,8 @@ def mva(demands: list[float], z: float, n: int) -> tuple[float, float, list[floa
 
 def en_m1_sigma(n: int, lam: float, mu: float) -> float:
     """E_n/M/1 with Erlang-n gaps of phase rate lam (every n-th arrival of a Poisson stream of rate lam):
-    the root in (0, 1) of sigma = (lam / (lam + mu (1 - sigma)))^n, by bisection."""
-    lo, hi = 0.0, 1.0 - 1e-12
-    for _ in range(200):
-        x = (lo + hi) / 2
-        if (lam / (lam + mu * (1 - x))) ** n - x > 0:
-            lo = x
-        else:
-            hi = x
-    return x
+    sigma = (lam / (lam + mu (1 - sigma)))^n."""
+    return gim1_sigma(lambda s: (lam / (lam + s)) ** n, mu)
 
 
 @pytest.mark.timeout(60)
