@@ -91,3 +91,52 @@ def _leaves_its_process_as_it_found_it():
     left = "; ".join(f"{names[kind][what]} {before[kind, what]!r} -> {after[kind, what]!r}"
                      for kind, what in changed)
     pytest.fail(f"the test left its process changed (now put back): {left}", pytrace=False)
+
+
+# -- the peak memory of a command a test starts ----------------------------------------------------------------
+#
+# os.wait4's ru_maxrss of a child counts the memory of the process it was forked from: Linux keeps, at the
+# child's exec, the high-water mark of the address space it leaves, which is the parent's copy (or, under
+# vfork, the parent's own). A test worker that had grown to 300 MB saw every command it started at 300 MB
+# or more, and a bound on a command's memory failed for the tests that ran before it. So the command runs as
+# the child of a small launcher (a fresh interpreter, ~10 MB), which reports the command's own peak.
+
+#: the launcher: runs ``args`` as its child (killed after ``timeout`` seconds when above 0), writes the
+#: child's peak resident bytes to ``out`` and exits with its status (128 + the signal that ended it)
+_LAUNCH = (
+    "import os, subprocess, sys, threading\n"
+    "out, timeout, args = sys.argv[1], float(sys.argv[2]), sys.argv[3:]\n"
+    "p = subprocess.Popen(args)\n"
+    "timer = threading.Timer(timeout, p.kill) if timeout > 0 else None\n"
+    "if timer is not None:\n"
+    "    timer.start()\n"
+    "_, status, usage = os.wait4(p.pid, 0)\n"
+    "if timer is not None:\n"
+    "    timer.cancel()\n"
+    "with open(out, 'w') as f:\n"
+    "    f.write(str(usage.ru_maxrss * 1024))\n"
+    "code = os.waitstatus_to_exitcode(status)\n"
+    "sys.exit(code if code >= 0 else 128 - code)\n"
+)
+
+
+@pytest.fixture
+def peak_memory(tmp_path_factory):
+    """``run(args, timeout=None, **popen) -> (returncode, peak resident bytes)``: the command ``args`` run
+    (``popen``: cwd, stdin, stdout, stderr, as ``subprocess.Popen`` takes them) under a small launcher that
+    reports its own peak (``ru_maxrss``), not the test process's; killed after ``timeout`` seconds, if given
+    (returncode 137 then)."""
+    import subprocess
+    import sys
+
+    folder = tmp_path_factory.mktemp("peak")
+    counter = [0]
+
+    def run(args, timeout=None, **popen):
+        counter[0] += 1
+        out = folder / f"peak{counter[0]}"
+        p = subprocess.Popen([sys.executable, "-c", _LAUNCH, str(out), str(timeout or 0), *map(str, args)], **popen)
+        p.wait()
+        return p.returncode, int(out.read_text())
+
+    return run

@@ -32,26 +32,20 @@ def _sparse(path: Path, size: int) -> Path:
     return path
 
 
-def _serq(cwd: Path, *args: str) -> tuple[subprocess.CompletedProcess, float, int]:
-    """``serq ARGS``: the result, its wall time and its peak resident memory in bytes (os.wait4's)."""
-    import threading
-
+def _serq(peak_memory, cwd: Path, *args: str) -> tuple[subprocess.CompletedProcess, float, int]:
+    """``serq ARGS``: the result, its wall time and its own peak resident memory in bytes (conftest.py's
+    ``peak_memory``: not the test process's, which os.wait4 of a direct child counts too); killed after
+    120 s."""
     t = time.monotonic()
     with open(cwd / ".out", "w+") as out, open(cwd / ".err", "w+") as err:
-        p = subprocess.Popen([SERQ, *args], cwd=cwd, stdin=subprocess.DEVNULL, stdout=out, stderr=err)
-        timer = threading.Timer(120, p.kill)
-        timer.start()
-        try:
-            _, status, usage = os.wait4(p.pid, 0)
-        finally:
-            timer.cancel()
-        p.returncode = os.waitstatus_to_exitcode(status)
+        code, peak = peak_memory([SERQ, *args], timeout=120, cwd=cwd, stdin=subprocess.DEVNULL, stdout=out,
+                                 stderr=err)
         out.seek(0)
         err.seek(0)
-        r = subprocess.CompletedProcess(p.args, p.returncode, out.read(), err.read())
+        r = subprocess.CompletedProcess([SERQ, *args], code, out.read(), err.read())
     (cwd / ".out").unlink()
     (cwd / ".err").unlink()
-    return r, time.monotonic() - t, usage.ru_maxrss * 1024
+    return r, time.monotonic() - t, peak
 
 
 def _one_error(r: subprocess.CompletedProcess) -> str:
@@ -71,19 +65,19 @@ def _one_error(r: subprocess.CompletedProcess) -> str:
     (["vllm", "scenario"], "s.json", "a scenario", "256 MiB"),
     (["fit"], "s.jsonl", "a step trace", "256 MiB"),
 ])
-def test_a_sparse_gigabyte_is_refused_at_once(tmp_path, args, name, what, limit):
+def test_a_sparse_gigabyte_is_refused_at_once(tmp_path, args, name, what, limit, peak_memory):
     _sparse(tmp_path / name, GIB)
-    r, seconds, _ = _serq(tmp_path, *args, name)
+    r, seconds, _ = _serq(peak_memory, tmp_path, *args, name)
     err = _one_error(r)
     assert err.endswith(f"{name}: cannot read: is 1073741824 bytes (1 GiB), more than {what} may have ({limit})\n"), err
     assert seconds < 30
     assert (tmp_path / name).stat().st_size == GIB  # fmt wrote nothing
 
 
-def test_a_library_beyond_the_limit_is_an_error_at_its_use(tmp_path):
+def test_a_library_beyond_the_limit_is_an_error_at_its_use(tmp_path, peak_memory):
     _sparse(tmp_path / "big.sq", MAX_SOURCE + 1)
     (tmp_path / "p.sq").write_text('use "big.sq";\n' + PROGRAM)
-    r, seconds, _ = _serq(tmp_path, "check", "p.sq")
+    r, seconds, _ = _serq(peak_memory, tmp_path, "check", "p.sq")
     assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
     assert r.stderr.splitlines()[0] == (f"p.sq:1:1: error: big.sq: cannot read: is {MAX_SOURCE + 1} bytes (16 MiB), "
                                         "more than a serQ source may have (16 MiB)"), r.stderr
@@ -97,11 +91,11 @@ def test_a_library_beyond_the_limit_is_an_error_at_its_use(tmp_path):
     (["vllm", "scenario"], "s.json"),
     (["fit"], "s.jsonl"),
 ])
-def test_a_file_of_nul_bytes_within_the_limit_is_located_cheaply(tmp_path, args, name):
+def test_a_file_of_nul_bytes_within_the_limit_is_located_cheaply(tmp_path, args, name, peak_memory):
     # one line of NUL bytes just within the limit: the error at 1:1, its line quoted around the fault only
     size = (MAX_SOURCE if name.endswith(".sq") else MAX_JSON) - 1
     _sparse(tmp_path / name, size)
-    r, seconds, rss = _serq(tmp_path, *args, name)
+    r, seconds, rss = _serq(peak_memory, tmp_path, *args, name)
     assert r.returncode == 1 and r.stdout == "" and "Traceback" not in r.stderr, r.stderr
     lines = r.stderr.splitlines()
     assert lines[0].startswith(f"{name}:1:1: error: ") and len(lines) == 3, r.stderr
@@ -110,9 +104,9 @@ def test_a_file_of_nul_bytes_within_the_limit_is_located_cheaply(tmp_path, args,
     assert rss < 2 * size + 400 * 2**20, rss  # the text and a copy or so, not ten of them
 
 
-def test_a_step_trace_of_blank_lines_is_read_without_a_string_a_line(tmp_path):
+def test_a_step_trace_of_blank_lines_is_read_without_a_string_a_line(tmp_path, peak_memory):
     (tmp_path / "s.jsonl").write_bytes(b"\n" * (64 * 2**20) + b'{"decoders": 1, "time": -1}\n')
-    r, seconds, rss = _serq(tmp_path, "fit", "s.jsonl")
+    r, seconds, rss = _serq(peak_memory, tmp_path, "fit", "s.jsonl")
     assert _one_error(r) == f"s.jsonl:{64 * 2**20 + 1}: error: time is -1: a finite number, not negative\n"
     assert seconds < 30
     assert rss < 600 * 2**20, rss
