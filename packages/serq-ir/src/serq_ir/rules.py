@@ -190,14 +190,15 @@ def member_problem(kind: str, idx: float, size: int) -> str | None:
     index in an IR file (serq_ir.validate: ``serq check`` took ``kv[5]`` of a family of 2, which ``serq run``
     refused)."""
     if not (idx == idx) or idx < 0 or idx >= size:
-        return f"{kind} index {_plain(idx)} out of range (the family has {size})"
+        return f"{kind} index {show_number(idx)} out of range (the family has {size})"
     if int(idx) != idx:
-        return f"{kind} index {_plain(idx)} is not a whole number (the family has {size})"
+        return f"{kind} index {show_number(idx)} is not a whole number (the family has {size})"
     return None
 
 
-def _plain(x: float) -> str:
-    """A number as the simulator's messages show it: ``NaN``, a whole number without a point, else ``%g``."""
+def show_number(x: float) -> str:
+    """A number as a message shows it (the simulator's, serq_sim.errors.show, and these rules'): ``NaN``, a
+    whole number without a point, else ``%g``."""
     if x != x:
         return "NaN"
     return str(int(x)) if math.isfinite(x) and x == int(x) else f"{x:g}"

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 
 from serq.errors import printable, quote_line
+from serq_ir.rules import show_number
 
 
 class SimError(Exception):
@@ -111,13 +112,8 @@ def format_error(span, t: float | None, serial: int | None, message: str, base: 
 
 
 
-def show(x: float) -> str:
-    """A number as a message shows it: ``NaN``, a whole number without a point, else ``%g``."""
-    if x != x:
-        return "NaN"
-    if x == int(x) if math.isfinite(x) else False:
-        return str(int(x))
-    return f"{x:g}"
+#: a number as a message shows it: ``NaN``, a whole number without a point, else ``%g``
+show = show_number
 
 
 def not_an_amount(x: float) -> str:

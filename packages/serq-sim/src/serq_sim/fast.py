@@ -246,8 +246,6 @@ def exclusion(program: N.Program) -> str | None:
     return None
 
 
-
-
 def tier(program: N.Program, *, check_invariants: bool = False) -> str:
     """``"fast"`` when :func:`serq_sim.run` would run ``program`` in the fast tier (with the built-in stage
     kinds), else ``"general"``."""

@@ -503,15 +503,18 @@ def _parse_csv(v: str) -> Any:
         return math.nan
     if v in ("True", "False"):
         return v == "True"
-    if _WHOLE_CELL.fullmatch(v):
+    if WHOLE_CELL.fullmatch(v):
         return int(v)
-    if _FLOAT_CELL.fullmatch(v):
+    if FLOAT_CELL.fullmatch(v):
         return float(v)
     return v
 
 
-_WHOLE_CELL = re.compile(r"-?[0-9]+")
-_FLOAT_CELL = re.compile(rf"{NUMBER_PATTERN}|{NAN_PATTERN}")
+#: a cell as a sweep's writers write a number (this table's :func:`_csv_value`, the records CSV's
+#: serq_report.csv.format_column): an integer by ``str(int)``, a float by ``repr`` (``0.5``, ``1e+300``,
+#: ``-0.0``, ``inf``, ``nan``); the readers of both hold a hand-edited cell to them
+WHOLE_CELL = re.compile(r"-?[0-9]+")
+FLOAT_CELL = re.compile(rf"{NUMBER_PATTERN}|{NAN_PATTERN}")
 
 
 def read_table(path: str) -> list[dict[str, Any]]:

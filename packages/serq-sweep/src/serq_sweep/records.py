@@ -23,13 +23,13 @@ import io
 import json
 import math
 import os
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from serq.errors import UserError
 from serq.files import MAX_LINE, open_input
-from serq.numbers import NAN_PATTERN, PATTERN
+
+from .core import FLOAT_CELL, WHOLE_CELL
 
 #: one run's records: table name -> column -> a numpy array
 Run = dict[str, dict[str, Any]]
@@ -166,23 +166,17 @@ def _read_csv(path: str) -> tuple[list[str], dict[str, dict[str, Any]]]:
     return header, out
 
 
-#: the cells of a records CSV as its writer writes them (serq_report.csv.format_column): an integer column's
-#: by ``str(int)``, a float column's by ``repr`` (``0.5``, ``1e+300``, ``-0.0``, ``inf``, ``nan``)
-_INT = re.compile(r"-?[0-9]+")
-_FLOAT = re.compile(rf"{PATTERN}|{NAN_PATTERN}")
-
-
 def _int64(cell: str) -> bool:
     """Whether ``cell`` is an integer as the writer writes one: digits 0-9 after an optional ``-``, within the
     64-bit integers of an integer column (``str.isdigit`` took ``²`` and full-width ``１２``, which ``int()``
     read as 12; a longer integer made numpy's int64 overflow, a traceback)."""
-    return _INT.fullmatch(cell) is not None and -2**63 <= int(cell) < 2**63 if len(cell) <= 21 else False
+    return WHOLE_CELL.fullmatch(cell) is not None and -2**63 <= int(cell) < 2**63 if len(cell) <= 21 else False
 
 
 def _cell(cell: str, column: str) -> float:
     """A cell of a float column, in serQ's number syntax (or NaN, which the writer writes for a column a run
     lacks): ``float()`` read ``1_000``, `` 5 ``, ``Infinity`` and other scripts' digits."""
-    if _FLOAT.fullmatch(cell) is None:
+    if FLOAT_CELL.fullmatch(cell) is None:
         raise ValueError(f"column {column}: {cell[:40]!r} is not a number")
     return float(cell)
 

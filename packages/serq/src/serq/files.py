@@ -378,14 +378,12 @@ def check_output(path: str | os.PathLike[str], *, own: bool = False) -> None:
         check_own(path)
     st = _target(path)
     _writable(path, st)
-    if st is not None:
-        _probe(path, st)
-        return
-    # the folder as the system walks the path (d/../r.txt needs d, which realpath's .. skips over), and the
-    # one a symbolic link to nothing leads to
-    for folder in (os.path.dirname(path) or ".", os.path.dirname(os.path.realpath(path))):
-        if not os.path.isdir(folder):
-            raise OutputError(f"{path}: no folder {os.path.dirname(path) or folder} to write it in")
+    if st is None:
+        # the folder as the system walks the path (d/../r.txt needs d, which realpath's .. skips over), and
+        # the one a symbolic link to nothing leads to
+        for folder in (os.path.dirname(path) or ".", os.path.dirname(os.path.realpath(path))):
+            if not os.path.isdir(folder):
+                raise OutputError(f"{path}: no folder {os.path.dirname(path) or folder} to write it in")
     _probe(path, st)
 
 

@@ -268,7 +268,7 @@ def _num(e: N.Num) -> float:
 def prepare(comp, hold: N.Hold, info):
     """The prepared admission of ``hold`` (``f(sim, pool, s, budget_left, stage) -> bool``, what
     :func:`.admission.admit_from` does once it has the head ``s``), or None: the general path."""
-    from ..fast import forced_general
+    from ..tier_env import forced_general
 
     if not ENABLED or forced_general():
         return None

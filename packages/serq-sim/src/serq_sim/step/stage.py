@@ -33,11 +33,6 @@ from .tokens import gaps_of
 _KEPT = ("admission", "decoding")
 
 
-def _general() -> bool:
-    """Under SERQ_SIM_TIER=general: the per-job planning, the reference the others are checked against."""
-    return forced_general()
-
-
 class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
     """``step { budget B; cost C; chunk K; serve …; memory POOL; }``."""
 
@@ -76,7 +71,7 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
             self.chunk_fn = (c.fn(k.chunk, span=node.span) if k.chunk is not None and constant(k.chunk) != math.inf
                              else None)
             keys = k.serve.keys if isinstance(k.serve, N.ServeBy) else []
-            if admission_order(keys) and not _general():
+            if admission_order(keys) and not forced_general():
                 keys = []  # the residents are kept in that order already (the per-job reference sorts)
             self.serve_keys = c.keys_fn(keys, span=node.span) if keys else None
             #: the serve keys read nothing that changes while a job is resident (attributes, numbers,
@@ -84,7 +79,7 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
             #: is a new job, and a job is a prefill or a decode for good): each job's keys are evaluated
             #: once (Planner._kept_keys: at its attach, as its rank, on a ``ranked`` stage; else at the
             #: first planning that orders it); the per-job reference evaluates them every iteration
-            self.serve_fixed = bool(keys) and not _general() and not reads_any(
+            self.serve_fixed = bool(keys) and not forced_general() and not reads_any(
                 keys, lambda e: _not_pure(e) and not (isinstance(e, N.Ctx) and e.name in _KEPT))
             self.served_keys = {}
         finally:
@@ -146,7 +141,7 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
         # SERQ_SIM_TIER=general (the per-job reference).
         self.lazy_ok = (type(self) is StepStage and (self.serve_keys is None or self.ranked) and not self.exclusive
                         and not self.pre_kv and not self.cost_kv
-                        and not _general())
+                        and not forced_general())
         self.eager: list[Job] = []
         self.nlazy = 0
         #: the lazy decoders whose request's gaps do not count (sent before the warm-up; tokens.py)
@@ -166,7 +161,7 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
         # kv sums (``kv_lazy``: what the lazy decoders' sessions hold on the memory pool). Judged once the
         # pools are bound (_glazy_judge).
         self.glazy_ok = (type(self) is StepStage and (self.serve_keys is None or self.ranked) and not self.exclusive
-                         and not self.pre_kv and not _TRACE and not _general())
+                         and not self.pre_kv and not _TRACE and not forced_general())
         self._glazy_judged = False
         self.wake: dict[int, list[Job]] = {}
         self.kv_lazy = 0.0
