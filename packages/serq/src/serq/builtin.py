@@ -10,8 +10,9 @@ from . import hookimpl
 from .plugins import provider_name
 
 
-def plugin_info(pm) -> list[dict]:
-    """Every registered plugin: name, distribution, version, implemented hooks."""
+def plugin_info(pm, registers: dict[str, dict[str, list[str]]] | None = None) -> list[dict]:
+    """Every registered plugin: name, distribution, version, implemented hooks; with ``registers``
+    (:func:`serq.plugins.registrations`), what it registers through them, under ``registers``."""
     dists = {id(p): d for p, d in pm.list_plugin_distinfo()}
     out = []
     for name, plugin in sorted(pm.list_name_plugin(), key=lambda kv: kv[0]):
@@ -26,6 +27,8 @@ def plugin_info(pm) -> list[dict]:
             "version": dist.version if dist else None,
             "hooks": hooks,
         })
+        if registers is not None:
+            out[-1]["registers"] = registers.get(name, {})
     return out
 
 

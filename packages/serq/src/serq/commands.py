@@ -15,8 +15,17 @@ from .options import load_options, run_options, to_load_options
 @click.command("plugins")
 @click.pass_obj
 def plugins_command(pm) -> None:
-    """List the installed plugins, their distributions, versions and hooks, as JSON."""
-    click.echo(json.dumps(plugin_info(pm), indent=2))
+    """List the installed plugins, their distributions, versions, hooks and what each registers (commands,
+    loaders, sugar layers, stage kinds, policies, report formats), as JSON."""
+    from .plugins import registrations
+
+    registers, problems = registrations(pm)
+    click.echo(json.dumps(plugin_info(pm, registers), indent=2))
+    if problems:
+        # what could be collected is listed; a plugin whose registration is wrong is named, status 1
+        for message in problems:
+            click.echo(message, err=True)
+        raise SystemExit(1)
 
 
 @click.command("check")

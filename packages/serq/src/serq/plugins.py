@@ -700,6 +700,11 @@ class Registry:
     def names(self) -> list[str]:
         return list(self._items)
 
+    def plugin_of(self, name: str) -> Any:
+        """The plugin object that registered ``name`` (``None`` when it registered outside a hook)."""
+        provider = self._items[name][1]
+        return provider.plugin if isinstance(provider, _LazyProvider) else None
+
     def plugin_message(self, name: str, what: str, reason: str) -> str:
         """The one message of the plugin that registered ``name``: it ``what``, ``reason``
         (:func:`plugin_message`'s, naming it by its entry point and distribution)."""
@@ -851,6 +856,44 @@ def collect(pm: pluggy.PluginManager, hook: str, kind: str,
                                               else "a plugin that registered outside its hook")
         reg.add(name, obj, provider)
     return reg
+
+
+#: the register hooks of serQ's parts, what ``serq plugins`` calls what each registers, and the form of
+#: their ``register`` (``None``: ``register(name, object)``; else the name of ``register(object)``)
+REGISTER_HOOKS: dict[str, tuple[str, str, Callable[[Any], str] | None]] = {
+    "serq_register_commands": ("commands", "command", lambda c: c.name),
+    "serq_register_loaders": ("loaders", "loader for", None),
+    "serq_frontend_register_sugar": ("sugar layers", "sugar layer", lambda layer: layer.name),
+    "serq_sim_register_stage_kinds": ("stage kinds", "stage kind", None),
+    "serq_sim_register_eviction_orders": ("eviction orders", "eviction order", None),
+    "serq_sim_register_preemption_policies": ("preemption policies", "preemption policy", None),
+    "serq_sim_register_share_policies": ("share policies", "share policy", None),
+    "serq_report_register_formats": ("report formats", "report format", None),
+}
+
+
+def registrations(pm: pluggy.PluginManager) -> tuple[dict[str, dict[str, list[str]]], list[str]]:
+    """What each plugin of ``pm`` registers through the register hooks of :data:`REGISTER_HOOKS` whose
+    spec is added (a part that is not installed adds none): plugin name -> what (``stage kinds``, …) ->
+    the names it registers there, in registration order; and the message of each hook whose collection
+    failed (a plugin's registration is wrong: the message names it), the others collected still."""
+    names = {id(plugin): name for name, plugin in pm.list_name_plugin() if plugin is not None}
+    out: dict[str, dict[str, list[str]]] = {}
+    problems: list[str] = []
+    for hook, (what, kind, key) in REGISTER_HOOKS.items():
+        caller = getattr(pm.hook, hook, None)
+        if caller is None or not caller.has_spec():
+            continue
+        try:
+            reg = collect(pm, hook, kind, key=key)
+        except PluginError as e:
+            problems.append(str(e))
+            continue
+        for name in reg.names():
+            plugin = names.get(id(reg.plugin_of(name)))
+            if plugin is not None:
+                out.setdefault(plugin, {}).setdefault(what, []).append(name)
+    return out, problems
 
 
 def _shown(obj: Any) -> str:
