@@ -503,9 +503,9 @@ class Simulation:
 
     def waiting_forever(self) -> str | None:
         """The warning for sessions that, at the end of the run, wait for ever (no event can wake them):
-        every live session when no event is left; else the sessions queued at a pool or waiting to grow
-        whose pools are held only by such sessions (a deadlock, or a demand beyond the capacity). None
-        for a run stopped for memory."""
+        every live session when no event is left (the run ran out of them, not stopped early); else the
+        sessions queued at a pool or waiting to grow whose pools are held only by such sessions (a
+        deadlock, or a demand beyond the capacity). None for a run stopped for memory."""
         if self.memory_stopped():
             return None
         from .report import member_label
@@ -523,7 +523,12 @@ class Simulation:
                 if x.status == GROWING and x not in waits:
                     waits[x] = [pool]
                     where[x] = f"growing at {label}"
-        if not self.heap_left:
+        # "no event is left" is the verdict of a run that ran out of events; a run stopped early (a bound,
+        # a signal) may have stopped between an instant's events or inside its settle, with sessions
+        # ready to run (a batch spawned and not yet run) and no event scheduled for them: only the
+        # deadlock below is a wait for ever then
+        drained = not self.heap_left and not self.interrupted
+        if drained:
             if self.live <= 0:
                 return None
             stuck = set(waits)
@@ -546,7 +551,7 @@ class Simulation:
             if not stuck:
                 return None
             why = "each waits for pools that only they hold: a deadlock, or a demand beyond the capacity"
-        n = self.live if not self.heap_left else len(stuck)
+        n = self.live if drained else len(stuck)
         counts: dict[str, list[int]] = {}
         for x in sorted(stuck, key=lambda x: x.serial):
             counts.setdefault(where[x], []).append(x.serial)
