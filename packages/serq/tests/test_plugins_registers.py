@@ -75,3 +75,17 @@ def test_the_command_prints_registers_and_names_a_broken_plugin():
     assert listed["batching"]["registers"]["stage kinds"] == ["batcher"]
     assert "share policies" not in listed["sim"]["registers"]
     assert "broken" in err and "share policy" in err and "serq_sim_register_share_policies" in err
+
+
+def test_a_disabled_name_no_plugin_has_is_said(tmp_path):
+    # a misspelt name blocks nothing: the command goes on and says so; a real name is quiet
+    from host_helpers import run_serq
+
+    r = run_serq("plugins", env={"SERQ_DISABLED_PLUGINS": "vlm, sim"}, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stderr == ("warning: SERQ_DISABLED_PLUGINS names 'vlm', which no installed plugin is called "
+                        "(`serq plugins` lists their names)\n")
+    names = {p["name"] for p in json.loads(r.stdout)}
+    assert "sim" not in names and "vllm" in names
+    r = run_serq("plugins", env={"SERQ_DISABLED_PLUGINS": "vllm"}, cwd=tmp_path)
+    assert r.returncode == 0 and r.stderr == ""

@@ -451,6 +451,10 @@ def _main(argv: list[str] | None) -> int:
     pm = None
     try:
         pm = plugins.get_plugin_manager()
+        for name in getattr(pm, "unknown_disabled", ()):
+            # as a misspelt name it blocks nothing: said, not refused (a plugin uninstalled since is fine)
+            click.echo(printable_lines(f"warning: SERQ_DISABLED_PLUGINS names {name!r}, which no installed "
+                                       "plugin is called (`serq plugins` lists their names)"), err=True)
         cli = build_cli(pm)
         rv = cli.main(args=argv, prog_name="serq", standalone_mode=False)
         code = rv if isinstance(rv, int) else 0

@@ -309,6 +309,11 @@ class PluginManager(pluggy.PluginManager):
     def __init__(self, project_name: str = "serq"):
         super().__init__(project_name)
         self._scanned_distinfo: list[tuple[Any, Distribution]] = []
+        #: the entry-point names :func:`load_entry_points` found (blocked ones included)
+        self.entry_names: set[str] = set()
+        #: the names of ``SERQ_DISABLED_PLUGINS`` no plugin has (a misspelling blocks nothing): set by
+        #: :func:`get_plugin_manager` when it loaded the entry points, for the command to say so
+        self.unknown_disabled: list[str] = []
 
     def list_plugin_distinfo(self) -> list[tuple[Any, Any]]:
         return [*super().list_plugin_distinfo(), *self._scanned_distinfo]
@@ -362,7 +367,10 @@ def load_entry_points(pm: pluggy.PluginManager, group: str = ENTRY_POINT_GROUP) 
     found.sort(key=lambda f: _first_party_rank(f[2]))  # stable: a distribution's keep their file's order
     count = 0
     loaded: set[str] = set()
+    seen = getattr(pm, "entry_names", None)
     for name, value, dist in found:
+        if seen is not None:
+            seen.add(name)
         if pm.is_blocked(name):
             continue
         if pm.has_plugin(name):
@@ -441,13 +449,15 @@ def get_plugin_manager(*, autoload: bool | None = None, plugins: Iterable[Any] =
     pm = PluginManager("serq")
     pm.add_hookspecs(hookspecs)
     pm.hook.serq_addhooks.call_historic(kwargs={"pluginmanager": pm})
-    for name in os.environ.get("SERQ_DISABLED_PLUGINS", "").split(","):
-        if name.strip():
-            pm.set_blocked(name.strip())
+    disabled = [name.strip() for name in os.environ.get("SERQ_DISABLED_PLUGINS", "").split(",") if name.strip()]
+    for name in disabled:
+        pm.set_blocked(name)
     if autoload is None:
         autoload = not os.environ.get("SERQ_DISABLE_PLUGIN_AUTOLOAD")
     if autoload:
         load_entry_points(pm, ENTRY_POINT_GROUP)
+        # "host" is the host's own plugin's name whatever is installed
+        pm.unknown_disabled = sorted({n for n in disabled if n not in pm.entry_names and n != "host"})
     else:
         # The host's own plugin is always there; the parts come only through their entry points.
         from . import builtin
