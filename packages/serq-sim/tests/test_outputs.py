@@ -200,3 +200,17 @@ def test_distinct_outputs_are_all_written(folder):
     assert (folder / "report.txt").read_text().startswith("run: horizon 20")
     assert (folder / "r.csv").read_text().startswith("session,turn,time,sent,done\n")
     assert (folder / "out" / "response.csv").read_text().startswith("time,session,turn,value\n")
+
+
+def test_outputs_into_the_folder_the_dump_makes_are_written(folder):
+    # --dump makes its folder (and the parents it lacks): the report and the records may go into it
+    (folder / "rec.sq").write_text(REC)
+    r = serq("rec.sq", "-o", "out/report.txt", "--records", "out/r.csv", "--dump", "out/samples", cwd=folder)
+    assert r.returncode == 0, r.stderr
+    assert (folder / "out" / "report.txt").read_text().startswith("run: horizon 20")
+    assert (folder / "out" / "r.csv").read_text().startswith("session,turn,time,sent,done\n")
+    assert (folder / "out" / "samples" / "response.csv").read_text().startswith("time,session,turn,value\n")
+    # a folder the dump does not make is still refused before the run, and nothing is made
+    r = serq("rec.sq", "-o", "new/other/report.txt", "--dump", "new", cwd=folder)
+    assert r.returncode == 1 and "new/other/report.txt: no folder new/other" in r.stderr
+    assert not (folder / "new").exists()

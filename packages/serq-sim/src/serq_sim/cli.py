@@ -153,9 +153,13 @@ def run_command(pm, file, sets, defs, seed, horizon, warmup, arrivals, trace, as
                               (os.path.join(dump, "gauge"), [g.name for g in program.gauges])):
             for name in file_names(names).values():
                 outputs.append(("--dump", os.path.join(folder, f"{name}.csv"), True))
-    for what, path, own in outputs:
+    # the folders the dump makes (it, its gauge folder, the parents it lacks): an output in one of them that
+    # is not there yet is checked with the dump's folder (check_folder), and it is made before any is written
+    made = _dump_folders(dump, bool(program.gauges)) if dump is not None else set()
+    for _what, path, own in outputs:
         check_not_input(path, inputs)
-        if what != "--dump" or os.path.isdir(os.path.dirname(path)):  # a dump makes its folders
+        folder = os.path.dirname(path) or "."
+        if os.path.isdir(folder) or os.path.abspath(folder) not in made:
             check_output(path, own=own)
     check_distinct(((what, path) for what, path, _ in outputs), folders=[("--dump", dump)] if dump is not None else [])
     from .notes import no_sessions
@@ -174,6 +178,8 @@ def run_command(pm, file, sets, defs, seed, horizon, warmup, arrivals, trace, as
         buf = io.StringIO()
         reporters[fmt](report, buf)
         text = buf.getvalue()
+        if made:
+            os.makedirs(dump, exist_ok=True)  # (what the dump does first) for the outputs written into it
         if output:
             write_atomic(output, text, inputs=inputs)
         else:
@@ -193,6 +199,24 @@ def run_command(pm, file, sets, defs, seed, horizon, warmup, arrivals, trace, as
         status = STRICT_EXIT
     if status:
         sys.exit(status)
+
+
+def _dump_folders(dump: str, gauges: bool) -> set[str]:
+    """The folders ``--dump DIR`` makes (absolute): DIR, its ``gauge`` folder when the program has gauges, and
+    each parent of DIR that does not exist."""
+    made = set()
+    folder = os.path.abspath(dump)
+    if gauges:
+        made.add(os.path.join(folder, "gauge"))
+    while not os.path.isdir(folder):
+        made.add(folder)
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            break
+        folder = parent
+    if os.path.isdir(os.path.abspath(dump)):
+        made.add(os.path.abspath(dump))
+    return made
 
 
 @click.command("fit")
