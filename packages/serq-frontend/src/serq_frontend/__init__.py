@@ -256,6 +256,15 @@ def _front(ctx: Any, text: str, name: str, layer_list: Sequence[Any], desugar: b
         raise
     except RecursionError:
         raise ctx.error(None, "the program nests too deeply to compile") from None
+    except BaseException as e:
+        # a plugin's sugar layer (its builders in the parse, its rewrite) that calls sys.exit() or raises a
+        # BaseException of its own: named, not taken as the command's exit
+        from serq.plugins import exit_as_plugin_error
+
+        failure = exit_as_plugin_error(ctx.extensions.pm, e, "the compile")
+        if failure is None:
+            raise
+        raise failure from e
     finally:
         sys.setrecursionlimit(limit)
 

@@ -90,5 +90,13 @@ def render(report: Any, fmt: str = "text", *, pm: Any = None) -> str:
                             "registers text and json)")
         raise UserError(f"unknown report format {fmt!r} (known: {', '.join(sorted(registry.names()))})")
     out = io.StringIO(newline="")
-    reporter(report, out)
+    try:
+        reporter(report, out)
+    except BaseException as e:
+        from serq.plugins import exit_as_plugin_error, installed_plugin_manager
+
+        failure = exit_as_plugin_error(pm or installed_plugin_manager(), e, f"its report format {fmt}")
+        if failure is None:
+            raise
+        raise failure from e
     return out.getvalue()

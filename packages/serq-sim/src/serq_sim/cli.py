@@ -176,7 +176,15 @@ def run_command(pm, file, sets, defs, seed, horizon, warmup, arrivals, trace, as
             raise UserError(f"--slo: {e}") from None
     with signals.deferred():  # a signal now would lose the report: it is written first
         buf = io.StringIO()
-        reporters[fmt](report, buf)
+        try:
+            reporters[fmt](report, buf)
+        except BaseException as e:
+            from serq.plugins import exit_as_plugin_error
+
+            failure = exit_as_plugin_error(pm, e, f"its report format {fmt}")
+            if failure is None:
+                raise
+            raise failure from e
         text = buf.getvalue()
         if made:
             os.makedirs(dump, exist_ok=True)  # (what the dump does first) for the outputs written into it

@@ -590,6 +590,19 @@ def plugin_failure(pm: pluggy.PluginManager | None, exc: BaseException, during: 
     return plugin_message(pm, owner, what, exc, at=(code.co_filename, lineno))
 
 
+def exit_as_plugin_error(pm: pluggy.PluginManager | None, exc: BaseException, during: str) -> PluginError | None:
+    """The :class:`PluginError` naming the plugin whose code raised ``exc``, a ``sys.exit()`` or a
+    BaseException of its own (not an Exception: those reach the command's one handler, which names the
+    plugin too), in an object it registered that serQ called ``during`` something (a loader, a report
+    format, a sugar layer's builders and rewrite); ``None`` when ``exc`` is an Exception, Ctrl-C, or not a
+    plugin's (the caller raises it as it is). Without this, a plugin's ``sys.exit(0)`` ended the command
+    with status 0, no output and no message, as if it were the command's own exit."""
+    if isinstance(exc, (Exception, KeyboardInterrupt)):
+        return None
+    msg = plugin_failure(pm, exc, during)
+    return PluginError(msg) if msg is not None else None
+
+
 def _named_failure(pm: pluggy.PluginManager, exc: BaseException, plugins: dict[str, Any],
                    during: str | None) -> str | None:
     """The message of an exception no frame of a plugin's raised, but whose message names a plugin's file

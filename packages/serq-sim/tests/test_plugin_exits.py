@@ -1,0 +1,105 @@
+"""A plugin's ``sys.exit()`` (or a BaseException of its own) in an object it registered — a loader, a report
+format, a sugar layer — is a failure naming the plugin and its line, not the command's exit: before, a
+report format's ``sys.exit(0)`` ended ``serq run`` with status 0, no report and no message."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+import serq_frontend
+import serq_report
+import serq_sim
+from click.testing import CliRunner
+from serq import hookimpl
+from serq.cli import build_cli
+from serq.errors import PluginError
+from serq.loading import load_program
+from serq.plugins import get_plugin_manager
+from serq_frontend.sugar import SugarLayer
+
+PROGRAM = "stage s : delay;\nworkload { arrive batch(2); }\nsession { run s (1); }\nrun { horizon 10; }\n"
+
+
+class Farewell(BaseException):
+    pass
+
+
+class Quitter:
+    def __init__(self, how: str):
+        self.how = how
+
+    def leave(self):
+        if self.how == "exit 0":
+            sys.exit(0)
+        if self.how == "exit 3":
+            sys.exit(3)
+        raise Farewell("bye")
+
+    @hookimpl
+    def serq_register_loaders(self, register):
+        register(".quit", lambda path, options: self.leave())
+
+    @hookimpl
+    def serq_report_register_formats(self, register):
+        register("quit", lambda report, out: self.leave())
+
+    @hookimpl
+    def serq_frontend_register_sugar(self, register):
+        register(SugarLayer("quit", "", {}, lambda module, ctx: self.leave()))
+
+
+class FormatQuitter(Quitter):
+    """Only the report format (its loader and sugar layer not registered)."""
+
+    serq_register_loaders = None
+    serq_frontend_register_sugar = None
+
+
+HOWS = [("exit 0", "SystemExit: 0"), ("exit 3", "SystemExit: 3"), ("farewell", "Farewell: bye")]
+
+
+def named(e, during: str, what: str) -> None:
+    head = str(getattr(e, "value", e)).partition("\n")[0]
+    assert head.startswith("error: plugin 'quitter'") and "failed in Quitter.leave" in head, head
+    assert f"during {during}: {what} at " in head and head.endswith(f"{__file__}:{head.rsplit(':', 1)[1]}")
+
+
+@pytest.mark.parametrize(("how", "what"), HOWS)
+def test_a_loader_that_exits(tmp_path, how, what):
+    pm = get_plugin_manager(plugins=[])
+    pm.register(Quitter(how), name="quitter")
+    (tmp_path / "x.quit").write_text("")
+    with pytest.raises(PluginError) as e:
+        load_program(pm, tmp_path / "x.quit")
+    named(e, "its loader for .quit files", what)
+
+
+@pytest.mark.parametrize(("how", "what"), HOWS)
+def test_a_report_format_that_exits(how, what):
+    pm = get_plugin_manager()
+    report = serq_sim.run(serq_frontend.compile(source=PROGRAM, pm=pm), pm=pm)
+    pm.register(Quitter(how), name="quitter")
+    with pytest.raises(PluginError) as e:
+        serq_report.render(report, "quit", pm=pm)
+    named(e, "its report format quit", what)
+
+
+@pytest.mark.parametrize(("how", "what"), HOWS)
+def test_a_sugar_layer_that_exits(how, what):
+    pm = get_plugin_manager()
+    pm.register(Quitter(how), name="quitter")
+    with pytest.raises(PluginError) as e:
+        serq_frontend.compile(source=PROGRAM, pm=pm)
+    named(e, "the compile", what)
+
+
+def test_serq_run_with_a_report_format_that_exits(tmp_path):
+    (tmp_path / "p.sq").write_text(PROGRAM)
+    pm = get_plugin_manager()
+    pm.register(FormatQuitter("exit 0"), name="quitter")
+    r = CliRunner().invoke(build_cli(pm), ["run", str(tmp_path / "p.sq"), "--format", "quit", "--no-progress"],
+                           obj=pm)
+    # not the status 0 of the plugin's exit: the command's one handler prints the PluginError, status 1
+    assert isinstance(r.exception, PluginError) and r.stdout == ""
+    named(r.exception, "its report format quit", "SystemExit: 0")
