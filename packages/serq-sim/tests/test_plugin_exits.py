@@ -4,6 +4,8 @@ report format's ``sys.exit(0)`` ended ``serq run`` with status 0, no report and 
 
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
 
 import pytest
@@ -103,3 +105,66 @@ def test_serq_run_with_a_report_format_that_exits(tmp_path):
     # not the status 0 of the plugin's exit: the command's one handler prints the PluginError, status 1
     assert isinstance(r.exception, PluginError) and r.stdout == ""
     named(r.exception, "its report format quit", "SystemExit: 0")
+
+
+class Stuck:
+    """A stage kind whose attach is where Ctrl-C lands (it would not return), and one subclassing a built-in
+    kind whose constructor fails on the plugin's node."""
+
+    @hookimpl
+    def serq_sim_register_stage_kinds(self, register):
+        from serq_sim.stages import FifoStage, StageKind
+
+        class Spinning(StageKind):
+            def attach(self, job):
+                raise KeyboardInterrupt  # (Ctrl-C while it spins)
+
+        class Borrowed(FifoStage):
+            pass
+
+        register("spinning", Spinning)
+        register("borrowed", Borrowed)
+
+
+def test_ctrl_c_in_a_plugins_stage_kind_names_it_in_the_partial_report():
+    pm = get_plugin_manager()
+    pm.register(Stuck(), name="stuck")
+    program = serq_frontend.compile(source=PROGRAM.replace(": delay", ": @spinning"), pm=pm)
+    report = serq_sim.run(program, pm=pm)
+    assert report.result.partial == "interrupted"
+    note = [n for n in report.result.notes if n.startswith("note: interrupted")]
+    line = Stuck.serq_sim_register_stage_kinds.__code__.co_firstlineno + 6
+    assert note == [f"note: interrupted (in plugin 'stuck': Stuck.serq_sim_register_stage_kinds.<locals>.Spinning"
+                    f".attach at {__file__}:{line}) at t=0; the figures cover what was simulated"], note
+
+
+def test_a_kind_that_fails_in_a_method_it_inherits_is_the_plugins_failure():
+    # no line of the plugin's raised (FifoStage's constructor read the servers of the plugin's node): the
+    # plugin's object failed, named with serQ's line, not a traceback blaming serQ
+    pm = get_plugin_manager()
+    pm.register(Stuck(), name="stuck")
+    program = serq_frontend.compile(source=PROGRAM.replace(": delay", ": @borrowed"), pm=pm)
+    with pytest.raises(PluginError) as e:
+        serq_sim.run(program, pm=pm)
+    head = str(e.value).partition("\n")[0]
+    assert head.startswith("error: plugin 'stuck' failed in Stuck.serq_sim_register_stage_kinds.<locals>.Borrowed.__init__ "
+                           "(inherited from FifoStage.__init__) "
+                           "during the run: AttributeError: "), head
+    assert "serq_sim/stages.py:" in head
+
+
+def test_ctrl_c_in_a_plugins_hook_names_it(tmp_path):
+    site = tmp_path / "site"
+    info = site / "stuck-1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: stuck\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[serq]\nstuck = stuck_plugin\n")
+    (site / "stuck_plugin.py").write_text("from serq import hookimpl\n\n\n@hookimpl\n"
+                                          "def serq_sim_register_stage_kinds(register):\n"
+                                          "    raise KeyboardInterrupt  # (Ctrl-C while it spins)\n")
+    (tmp_path / "p.sq").write_text(PROGRAM)
+    r = subprocess.run([sys.executable, "-m", "serq", "run", "p.sq", "--no-progress"], capture_output=True, text=True,
+                       cwd=tmp_path, timeout=120, env={**os.environ, "PYTHONPATH": str(site)})
+    assert r.returncode == 130
+    assert (f"serq: interrupted in plugin 'stuck' (from stuck 1.0): serq_sim_register_stage_kinds at "
+            f"{site / 'stuck_plugin.py'}:6\n") in r.stderr, r.stderr

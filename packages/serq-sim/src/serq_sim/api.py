@@ -118,6 +118,7 @@ def run(program, *, seed: int | None = None, horizon: float | None = None, warmu
             sim = Simulation(program, reg, seed=seed, horizon=horizon, warmup=warmup, arrivals=arrivals,
                              check_invariants=check_invariants, progress=progress, trace_path=trace,
                              max_events=max_events, max_wall=max_wall, max_samples=max_samples)
+            sim.plugin_manager = pm
             if not check_invariants:
                 from . import fast
 

@@ -84,7 +84,7 @@ class Simulation:
         "gap_fn", "gauge_last", "gauge_points", "gauges", "grow_pools", "heap", "heap_left", "horizon",
         "init_fn", "interrupted", "join_counter", "live", "live_next", "live_t", "max_events", "max_samples",
         "max_wall", "mem_guard", "nattrs", "need_est", "next_serial", "now", "nplaces", "null_ctx", "obs", "obs_app",
-        "open_arrivals", "partial", "partial_note", "pool_base", "pools", "preempt_count", "program",
+        "open_arrivals", "partial", "partial_note", "plugin_manager", "pool_base", "pools", "preempt_count", "program",
         "progress", "queue_free", "rate", "ready", "record_tables", "release_counter", "rngs", "seed",
         "session_fn", "shared_families", "show_progress", "slot_more", "source", "spans", "stage_base",
         "stages", "rep_k", "rep_limit", "rep_t", "stall_ev", "stall_live", "stall_t", "step_stages", "t_shown", "t_wall0", "token_gaps",
@@ -172,6 +172,9 @@ class Simulation:
         #: why the run stopped early (``None``: it did not), and the report's note saying so
         self.partial: str | None = None
         self.partial_note = ""
+        #: the plugin manager the run's kinds and policies came from (set by serq_sim.run; it names a
+        #: plugin whose code was running when Ctrl-C stopped the run)
+        self.plugin_manager = None
         self.cur = None
         self.rngs = rand.streams(self.seed)
         self._rand_arr = self.rngs["arrivals"].random
@@ -270,6 +273,12 @@ class Simulation:
         else:
             self.partial = getattr(e, "reason", "interrupted")
             self.partial_note = "terminated (SIGTERM)" if self.partial == "sigterm" else "interrupted"
+            if self.plugin_manager is not None:
+                from serq.plugins import plugin_at
+
+                where = plugin_at(self.plugin_manager, e)
+                if where is not None:  # a plugin's code that does not return: named
+                    self.partial_note += f" (in {where})"
             _signal_caught()
 
     def samples_held(self) -> int:

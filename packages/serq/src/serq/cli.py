@@ -460,6 +460,11 @@ def _main(argv: list[str] | None) -> int:
         code = rv if isinstance(rv, int) else 0
     except SystemExit as e:  # a command's own sys.exit(): its status, once what it wrote is out
         exiting, code = e, 0
+    except KeyboardInterrupt as e:  # Ctrl-C, SIGTERM: main says so; a plugin's code that did not return is named
+        where = plugins.plugin_at(pm, e)
+        if where is not None:
+            click.echo(f"serq: interrupted in {where}", err=True)
+        raise
     except click.exceptions.UsageError as e:
         click.echo(_usage_message(e), err=True)
         code = 2
@@ -467,6 +472,9 @@ def _main(argv: list[str] | None) -> int:
         code = e.exit_code
     except click.exceptions.Abort as e:
         if isinstance(e.__context__, KeyboardInterrupt):  # click's own turn of Ctrl-C (or SIGTERM)
+            where = plugins.plugin_at(pm, e.__context__)
+            if where is not None:  # a plugin's code that did not return: named
+                click.echo(f"serq: interrupted in {where}", err=True)
             code = _interrupted()
         else:
             click.echo("aborted", err=True)

@@ -549,6 +549,19 @@ def plugin_message(pm: pluggy.PluginManager, plugin: Any, what: str, exc: BaseEx
                           reason=reason)
 
 
+def _third_party_modules(pm: pluggy.PluginManager) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The third-party plugins of ``pm`` by their module's name, and by its top-level package's."""
+    exact: dict[str, Any] = {}
+    top: dict[str, Any] = {}
+    for plugin in pm.get_plugins():
+        mod = _plugin_module(plugin)
+        if mod is None or mod.partition(".")[0] in FIRST_PARTY_PACKAGES:
+            continue
+        exact.setdefault(mod, plugin)
+        top.setdefault(mod.partition(".")[0], plugin)
+    return exact, top
+
+
 def plugin_failure(pm: pluggy.PluginManager | None, exc: BaseException, during: str | None = None) -> str | None:
     """The one message of an exception raised in a third-party plugin's code, or ``None`` when no code of
     a plugin of ``pm`` is on its traceback (a bug of serQ's: it keeps its traceback).
@@ -563,17 +576,11 @@ def plugin_failure(pm: pluggy.PluginManager | None, exc: BaseException, during: 
         return None
     import traceback
 
-    exact: dict[str, Any] = {}
-    top: dict[str, Any] = {}
-    for plugin in pm.get_plugins():
-        mod = _plugin_module(plugin)
-        if mod is None or mod.partition(".")[0] in FIRST_PARTY_PACKAGES:
-            continue
-        exact.setdefault(mod, plugin)
-        top.setdefault(mod.partition(".")[0], plugin)
+    exact, top = _third_party_modules(pm)
     if not exact:
         return None
     found = None
+    inherited = None  # the innermost frame of a method a plugin's class inherits from serQ's (self is its)
     for frame, lineno in traceback.walk_tb(exc.__traceback__):
         mod = frame.f_globals.get("__name__")
         if not isinstance(mod, str):
@@ -581,6 +588,21 @@ def plugin_failure(pm: pluggy.PluginManager | None, exc: BaseException, during: 
         owner = exact.get(mod) or top.get(mod.partition(".")[0])
         if owner is not None:
             found = (owner, frame, lineno)
+        else:
+            code = frame.f_code
+            if code.co_argcount and code.co_varnames[0] == "self":
+                cls = type(frame.f_locals.get("self"))
+                owner = exact.get(cls.__module__) or top.get(cls.__module__.partition(".")[0])
+                if owner is not None:
+                    inherited = (owner, frame, lineno, cls)
+    if found is None and inherited is not None:
+        # no line of the plugin's raised, but a method its class inherits did (a stage kind subclassing a
+        # built-in one, constructed with a node of another kind): the plugin's object failed, at serQ's line
+        owner, frame, lineno, cls = inherited
+        code = frame.f_code
+        func = f"{cls.__qualname__}.{code.co_name} (inherited from {getattr(code, 'co_qualname', code.co_name)})"
+        what = f"failed in {func}" + (f" during {during}" if during else "")
+        return plugin_message(pm, owner, what, exc, at=(code.co_filename, lineno))
     if found is None:
         return _named_failure(pm, exc, exact, during)
     owner, frame, lineno = found
@@ -588,6 +610,31 @@ def plugin_failure(pm: pluggy.PluginManager | None, exc: BaseException, during: 
     func = getattr(code, "co_qualname", code.co_name)
     what = f"failed in {func}" + (f" during {during}" if during and during != func else "")
     return plugin_message(pm, owner, what, exc, at=(code.co_filename, lineno))
+
+
+def plugin_at(pm: pluggy.PluginManager | None, exc: BaseException) -> str | None:
+    """Where a third-party plugin's code was when ``exc`` was raised (Ctrl-C in a hook or a stage kind
+    that does not return): ``plugin 'NAME' (from DIST VERSION): FUNCTION at FILE:LINE``, the innermost
+    frame of its traceback in a plugin's module; ``None`` when no plugin's code was running."""
+    if pm is None or exc.__traceback__ is None:
+        return None
+    import traceback
+
+    exact, top = _third_party_modules(pm)
+    found = None
+    for frame, lineno in traceback.walk_tb(exc.__traceback__):
+        mod = frame.f_globals.get("__name__")
+        if isinstance(mod, str):
+            owner = exact.get(mod) or top.get(mod.partition(".")[0])
+            if owner is not None:
+                found = (owner, frame.f_code, lineno)
+    if found is None:
+        return None
+    owner, code, lineno = found
+    dist = plugin_distribution(pm, owner)
+    origin = f" (from {dist.project_name} {dist.version})" if dist is not None else ""
+    func = getattr(code, "co_qualname", code.co_name)
+    return printable(f"plugin {plugin_name(pm, owner)!r}{origin}: {func} at {code.co_filename}:{lineno}")
 
 
 def exit_as_plugin_error(pm: pluggy.PluginManager | None, exc: BaseException, during: str) -> PluginError | None:
