@@ -11,9 +11,11 @@ The key is a hash of everything the compile's result depends on that is known be
 program's path as given and where it resolves to, its text, the ``--set`` and ``--def`` values, the size
 and modification time of every ``.py`` and ``.lark`` file of serq-frontend and serq-ir (an edited
 checkout misses), the installed serq-frontend, serq-ir, lark and msgspec (their ``*.dist-info`` names,
-which hold the versions), every plugin that implements a frontend hook (sugar layers, library paths:
-its name, distribution and module file's size and modification time), the library paths, the Python
-version and the IR version.
+which hold the versions), every plugin that implements a frontend hook or registers the stage kinds and policies a program names
+(sugar layers, library paths, serq-sim's registration hooks: its name, distribution, and the size and
+modification time of its module's file and of the file each implementation is defined in, which differ
+for a package whose ``__init__`` imports its hooks), the library paths, the Python version and the IR
+version.
 
 An entry holds the key, what the compile found while resolving ``use`` (every candidate path it looked
 at: absent, or a file and where it resolves to; the text hash of every file it read), the files of the
@@ -244,8 +246,18 @@ def _plugin_file(plugin: Any) -> str | None:
     return f
 
 
+def _function_file(function: Any) -> str | None:
+    """The file of the module a hook implementation is defined in (``None``: unknown)."""
+    module = sys.modules.get(getattr(function, "__module__", None) or "")
+    return getattr(module, "__file__", None)
+
+
 def _plugins(pm: Any) -> list[Any]:
-    """Every implementation of the frontend's hooks: hook, plugin name, distribution, module file."""
+    """Every implementation of the frontend's hooks: hook, plugin name, distribution, the plugin's module
+    file and the file its implementation is defined in. The two differ for a plugin that is a package whose
+    ``__init__`` imports its hooks from a module of it: what the hook registers is written in that module,
+    and an edit of it (a kind renamed, a sugar layer taken out) is a miss as an edit of the plugin's own
+    file is."""
     if pm is None:
         return []
     dists = None
@@ -257,8 +269,10 @@ def _plugins(pm: Any) -> list[Any]:
         for impl in hook.get_hookimpls():
             if dists is None:
                 dists = {id(p): d for p, d in pm.list_plugin_distinfo()}
-            out.append([hook_name, impl.plugin_name, _dist_label(dists.get(id(impl.plugin))),
-                        _stamp(_plugin_file(impl.plugin))])
+            own = _plugin_file(impl.plugin)
+            where = _function_file(impl.function)
+            out.append([hook_name, impl.plugin_name, _dist_label(dists.get(id(impl.plugin))), _stamp(own),
+                        _stamp(where) if where != own else None])
     return out
 
 
