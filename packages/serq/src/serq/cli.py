@@ -330,6 +330,45 @@ class _Output:
         return getattr(self._stream, name)
 
 
+def _utf8(stream) -> tuple[str, str] | None:
+    """Make the text stream ``stream`` (standard output) encode UTF-8, keeping its error handler; what it
+    had, for :func:`_restore`, or ``None`` when it encoded UTF-8 already (or cannot be changed).
+
+    What serq writes to standard output is what it writes to a file: a report, the IR, a table, JSON, in
+    UTF-8, the encoding of every file it reads (``serq ir p.sq > p.ir.json`` is an IR file ``serq run``
+    takes, and ``serq run p.sq > r.txt`` the bytes of ``-o r.txt``). The locale's encoding is not that
+    everywhere (``PYTHONIOENCODING=ascii`` or ``latin-1``, a C locale with ``PYTHONUTF8=0``, a Windows
+    code page for a redirected output): the text report's ``±`` and any name of an IR file outside that
+    encoding ended the command in a ``UnicodeEncodeError`` traceback, and an IR or a table written in
+    Latin-1 was refused as not UTF-8 when serq read it back."""
+    import codecs
+
+    encoding, errors = getattr(stream, "encoding", None), getattr(stream, "errors", None)
+    reconfigure = getattr(stream, "reconfigure", None)
+    if not isinstance(encoding, str) or reconfigure is None:
+        return None
+    try:
+        if codecs.lookup(encoding).name == "utf-8":
+            return None
+    except LookupError:
+        pass
+    try:
+        reconfigure(encoding="utf-8", errors=errors)
+    except (OSError, ValueError):  # (a stream that takes no new encoding: written as it is)
+        return None
+    return encoding, errors
+
+
+def _restore(stream, had: tuple[str, str] | None) -> None:
+    """Give ``stream`` back the encoding :func:`_utf8` took from it (a program that calls :func:`main` and
+    goes on writing keeps its own)."""
+    if had is not None:
+        try:
+            stream.reconfigure(encoding=had[0], errors=had[1])
+        except (OSError, ValueError):  # (its flush failed: said already, as standard output's failure)
+            pass
+
+
 def _hold_descriptor(fd: int) -> None:
     """Open the null device at ``fd`` if it is closed, so that no file the command opens becomes its
     standard output or error (nor a child's)."""
@@ -446,7 +485,9 @@ def _main(argv: list[str] | None) -> int:
     if sys.stderr is None:
         _hold_descriptor(2)
     guarded = isinstance(stdout, _Output)
+    had = None
     if not guarded:
+        had = _utf8(stdout)
         sys.stdout = _Output(stdout)
     pm = None
     try:
@@ -516,6 +557,7 @@ def _main(argv: list[str] | None) -> int:
         _Output(stdout).flush()
     except StdoutError as e:
         exiting, code = None, _output_failed(e)
+    _restore(stdout, had)
     if exiting is not None:
         raise exiting
     return code
