@@ -163,7 +163,7 @@ def _setup(path: str | Path | None, source: str | None, pm: Any, sets: Mapping[s
     from serq.files import MAX_SOURCE, check_text, read_input
 
     from .context import Context
-    from .diagnostics import CompileError, Reporter, Sources, decode_source, strip_bom
+    from .diagnostics import CompileError, Reporter, Sources, check_unicode, decode_source, strip_bom
 
     if (path is None) == (source is None):
         raise TypeError("compile() takes a path or source=, not both" if path is not None
@@ -206,12 +206,14 @@ def _setup(path: str | Path | None, source: str | None, pm: Any, sets: Mapping[s
             check_text(text, limit=MAX_SOURCE, what="a serQ source", name=name)
         except OSError as e:
             raise CompileError(f"error: {name}: {e.strerror}") from None
+        check_unicode(text, name)  # (a file's bytes are decoded strictly: it holds none)
         base = None
     for dname, body in defs.items():  # a definition's body given from outside: held to a source's size too
         try:
             check_text(body, limit=MAX_SOURCE, what="a definition's body", name=f"--def {dname}")
         except OSError as e:
             raise CompileError(f"error: --def {dname}: {e.strerror}") from None
+        check_unicode(body, f"--def {dname}")
     sources.add(name, text)
     parser.context.seen = set()
 
@@ -320,6 +322,15 @@ def _compile(path: str | Path | None, source: str | None, sets: Mapping[str, flo
     from .link import link
 
     ctx, layer_list, text, name = _setup(path, source, pm, sets, defs, True, **setup)
+    if path is not None:
+        from serq.files import name_not_text, shown_name
+
+        from .diagnostics import CompileError
+
+        problem = name_not_text(name)
+        if problem is not None:  # (the IR names it: its source, its spans)
+            raise CompileError(f"error: {shown_name(name)}: {problem}, and a program's IR names its files as "
+                               "text; rename it to compile it (serq fmt and serq ast read it as it is)")
     return _front(ctx, text, name, layer_list, True, lambda module: link(module, ctx, str(path) if path is not None else None))
 
 

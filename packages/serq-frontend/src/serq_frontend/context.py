@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from serq.files import MAX_SOURCE, read_input
+from serq.files import MAX_SOURCE, name_not_text, read_input, shown_name
 
 from . import ast as A
 from .consts import BadConstant, NotConstant, fold
@@ -153,11 +153,17 @@ class Context:
         return ""
 
     def parse_file(self, path: Path, name: str, at: Pos | None = None) -> A.Module:
-        """The library at ``path``, parsed; a file that cannot be read is an error at ``at`` (its `use`)."""
+        """The library at ``path``, parsed; a file that cannot be read, or whose name is no text the IR can
+        hold (:func:`serq.files.name_not_text`: a library folder named in another encoding), is an error at
+        ``at`` (its `use`)."""
         try:
             data = read_input(path, limit=MAX_SOURCE, what="a serQ source")
         except OSError as e:
             raise self.error(at, f"{name}: cannot read: {e.strerror or e}") from None
+        problem = name_not_text(name)
+        if problem is not None:
+            raise self.error(at, f"{shown_name(name)}: {problem}, and a program's IR names the files of its "
+                             "libraries as text; rename it or its folder")
         text = decode_source(data, name)
         if self.recorder is not None:
             self.recorder.read(path, text)

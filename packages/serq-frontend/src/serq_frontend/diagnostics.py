@@ -158,6 +158,31 @@ def decode_source(data: bytes, name: str) -> str:
         raise CompileError(message, pos, rendered=render(message, pos, sources, name=name)) from None
 
 
+def check_unicode(text: str, name: str) -> None:
+    """Refuse a text handed over in memory (``compile(source=…)``, a ``--def`` body) that holds a lone
+    surrogate, at its line and column, as :func:`decode_source` refuses a byte of a file that is not UTF-8.
+    Python gives a command-line argument's bytes that are not UTF-8 as such surrogates (``--def 's=1 //
+    \\xff'``): the body compiled (in a comment, or a string), and the ``--def`` the JSON report and a
+    sweep's table record ended the run (or the sweep, after every run) in a ``UnicodeEncodeError``."""
+    if text.isascii():
+        return
+    try:
+        text.encode("utf-8")
+        return
+    except UnicodeEncodeError as e:
+        i = e.start
+    code = ord(text[i])
+    before = text[:i]
+    line = before.count("\n") + 1
+    col = i - (before.rfind("\n") + 1) + 1
+    message = (f"the text is not UTF-8 (byte 0x{code - 0xDC00:02X})" if 0xDC80 <= code <= 0xDCFF
+               else f"the text holds U+{code:04X}, a lone surrogate, which is no character")
+    sources = Sources()
+    sources.add(name, text)
+    pos = Pos(name, line, col)
+    raise CompileError(message, pos, rendered=render(message, pos, sources, name=name))
+
+
 def did_you_mean(name: str, candidates: Any) -> str:
     """`` (did you mean `x`?)`` with the candidate closest to an unknown ``name`` (a misspelling), or
     nothing when none is close."""

@@ -125,7 +125,7 @@ class GaugeStats(_S, kw_only=True):
 class ProgramInfo(_S, kw_only=True):
     """What ``serq run`` simulated: the program as it was given, and the IR it became."""
 
-    path: str  # the program's path as given on the command line
+    path: str  # the program's path as given on the command line (a byte that is not UTF-8 as \xNN)
     sha256: str  # of the program file's bytes (hex)
     ir_sha256: str  # of the IR simulated: --set, --def and the run overrides applied, libraries included,
     # without source spans or the source's path (hex of the compact JSON, ``serq_ir.encode(spans=False)``)

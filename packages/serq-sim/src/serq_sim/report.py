@@ -232,16 +232,19 @@ def _sha256() -> Any:
 
 def record_program(report: Report, path: str, data: bytes, program: Any, sets: dict[str, float],
                    defs: dict[str, str]) -> None:
-    """Record in ``report`` what was run: the program's ``path`` as given, the SHA-256 of its bytes
+    """Record in ``report`` what was run: the program's ``path`` as given (as text: a byte of its name
+    that is not UTF-8 written ``\\xNN``, :func:`serq.files.shown_name`, since the JSON report holds only
+    text and an IR file so named ended a whole run in a ``UnicodeEncodeError``), the SHA-256 of its bytes
     ``data`` and of the IR ``program`` as simulated (without spans or the source's path), and every
     ``--set`` and ``--def``, by name (the order the flags were given in changes nothing that was run, so
     it changes nothing in the report: ``--set a=1 --set b=2`` and ``--set b=2 --set a=1`` are one report)."""
     import msgspec
     import serq_ir
+    from serq.files import shown_name
 
     sha256 = _sha256()
     ir = serq_ir.encode(msgspec.structs.replace(program, source=None), spans=False)
-    info = ProgramInfo(path=str(path), sha256=sha256(data).hexdigest(),
+    info = ProgramInfo(path=shown_name(str(path)), sha256=sha256(data).hexdigest(),
                        ir_sha256=sha256(ir).hexdigest(), sets=dict(sorted(sets.items())),
                        defs=dict(sorted(defs.items())))
     report.result = msgspec.structs.replace(report.result, program=info)

@@ -150,6 +150,20 @@ def compile_point(pm: Any, file: str, sets: Mapping[str, float], defs: Mapping[s
     return program, run_inputs(program, file, None)
 
 
+
+def program_names(labels: Sequence[str]) -> None:
+    """Refuse a program of a sweep's axis ``program`` whose name is no text (:func:`serq.files.name_not_text`:
+    a byte that is not UTF-8): the table, its points and its journal name each program in a cell, and such
+    a name was a ``UnicodeEncodeError`` traceback when the table was written, after every run had run."""
+    from serq.files import name_not_text, shown_name
+
+    for label in labels:
+        problem = name_not_text(label) if isinstance(label, str) else None
+        if problem is not None:
+            raise UserError(f"{shown_name(label)}: {problem}, and the table of a sweep (or a comparison) names "
+                            "each of its programs as text; rename it")
+
+
 def plan(files: Sequence[str], *, sets: Mapping[str, Any] | None = None, defs: Mapping[str, Any] | None = None,
          zip: Sequence[Sequence[str]] = (), seeds: Any = (1,), horizon: float | None = None,  # noqa: A002
          warmup: float | None = None, arrivals: int | None = None, max_wall: float | None = None,
@@ -170,6 +184,7 @@ def plan(files: Sequence[str], *, sets: Mapping[str, Any] | None = None, defs: M
     axes: list[Axis] = []
     if len(files) > 1:
         labels = list(program_labels) if program_labels else files
+        program_names(labels)
         if len(set(labels)) != len(labels):
             raise UserError("the programs of a sweep are given twice: " + ", ".join(files))
         if not repeat:  # one file by two paths (p.sq ./p.sq, a link): two points of one run, as a value twice

@@ -156,6 +156,7 @@ def find(program: str | Sequence[str], conditions: str | Sequence[str], over: tu
     read: set[str] = set()  # what the runs read: never written (serq sweep's and serq compare's -o refuse it)
     axes: list[Axis] = []
     if len(files) > 1:
+        core.program_names(files)
         axes.append(Axis("program", "program", tuple(files)))
     axes += set_axes(sets or {}) + def_axes(defs or {})
     others = points(axes)

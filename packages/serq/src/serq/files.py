@@ -56,8 +56,8 @@ from .errors import UserError
 
 __all__ = ["MAX_JSON", "MAX_LINE", "MAX_NAME", "MAX_SOURCE", "LineTooLong", "OutputError", "byte_order_note",
            "check_distinct", "check_folder", "check_not_input", "check_output",
-           "check_own", "check_text", "file_names", "file_of", "name_of_file", "open_atomic", "open_input",
-           "open_own_append", "read_input", "write_atomic"]
+           "check_own", "check_text", "file_names", "file_of", "name_not_text", "name_of_file", "open_atomic",
+           "open_input", "open_own_append", "read_input", "shown_name", "write_atomic"]
 
 
 class OutputError(UserError):
@@ -197,6 +197,42 @@ def byte_order_note(head: bytes) -> str:
             return (f"; it begins with a {encoding} byte-order mark ({shown}): serQ reads UTF-8 text (iconv -f "
                     f"{encoding} -t UTF-8 converts it)")
     return ""
+
+
+def name_not_text(name: str) -> str | None:
+    """Why the file name ``name`` cannot be written as text, or ``None`` when it can: ``the file's name is
+    not UTF-8 text (byte 0xFF)``. Python gives a name's bytes that are not UTF-8 as lone surrogates
+    (``os.fsdecode``), which UTF-8 cannot encode: such a name opens its file, but it is no text a JSON IR (a
+    program's ``source`` and spans), a table's cell or a compile-cache entry can hold, and writing it there
+    was a ``UnicodeEncodeError`` traceback (``serq check`` of ``caf\\xe9.sq``, saved under a Latin-1
+    locale). Each place that makes a file's name part of such text refuses it with this, naming the file
+    as :func:`shown_name` shows it."""
+    if name.isascii():
+        return None
+    try:
+        name.encode("utf-8")
+        return None
+    except UnicodeEncodeError:
+        pass
+    try:
+        raw = os.fsencode(name)
+        raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        return f"the file's name is not UTF-8 text (byte 0x{raw[e.start]:02X})"
+    except UnicodeEncodeError:  # (a surrogate no file system gave: the name was made as text)
+        pass
+    return "the file's name is not UTF-8 text"
+
+
+def shown_name(name: str) -> str:
+    """``name`` as a message shows a file's name: each byte that is not UTF-8 as ``\\xNN`` (``caf\\xe9.sq``,
+    as ``ls -b`` and a shell's ``$'…'`` write it), not as the surrogate Python decoded it to (``\\udce9``)."""
+    if name.isascii():
+        return name
+    try:
+        return os.fsencode(name).decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:
+        return name.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def read_input(path: str | os.PathLike[str], *, limit: int | None = None, what: str = "such a file") -> bytes:
