@@ -907,7 +907,7 @@ def collect(pm: pluggy.PluginManager, hook: str, kind: str,
         got.append((rank.get(id(impl), len(impls)), len(got), name, obj, impl))
 
     try:
-        caller(register=register, **kwargs)
+        returned = caller(register=register, **kwargs)
     except (PluginError, KeyboardInterrupt):  # (Ctrl-C, SIGTERM: the command's stop, wherever it landed)
         raise
     except BaseException as e:  # a plugin's sys.exit() or its own BaseException is its failure too
@@ -917,6 +917,10 @@ def collect(pm: pluggy.PluginManager, hook: str, kind: str,
         if msg is None:
             raise
         raise PluginError(msg) from e
+    if returned:
+        # an implementation that returned what it meant to register (a dict of kinds, a list of formats):
+        # pluggy keeps the value and nothing reads it, so the registration was dropped without a word
+        raise _returned_failure(pm, impls, kwargs, wrong, spelled, returned)
     got.sort(key=lambda g: (g[0], g[1]))
     providers: dict[int, _LazyProvider | str] = {}
     for _r, _s, name, obj, impl in got:
@@ -926,6 +930,31 @@ def collect(pm: pluggy.PluginManager, hook: str, kind: str,
                                               else "a plugin that registered outside its hook")
         reg.add(name, obj, provider)
     return reg
+
+
+def _returned_failure(pm: pluggy.PluginManager, impls: list[Any], kwargs: dict[str, Any],
+                      wrong: Callable[[Any, str], PluginError], spelled: str, returned: list[Any]) -> PluginError:
+    """The error of the implementation of a registration hook that returned a value: the hook's results
+    do not say whose each is, so each implementation is asked again, alone, with a ``register`` that keeps
+    nothing, to find the first that returns one (as :func:`serq_frontend.cache`'s library folders are)."""
+
+    def ignore(*args: Any) -> None:
+        return None
+
+    given = {**kwargs, "register": ignore}
+    for impl in impls:
+        if getattr(impl, "wrapper", False) or getattr(impl, "hookwrapper", False):
+            continue
+        try:
+            value = impl.function(*(given[a] for a in impl.argnames))
+        except Exception:  # noqa: BLE001 - it did not raise the first time; a second answer is no evidence
+            continue
+        if value is not None:
+            return wrong(impl, f"it returned {_shown(value)}: a registration hook calls {spelled} for what it "
+                               "registers and returns nothing")
+    hook = impls[0].function.__name__ if impls else "a registration hook"
+    return PluginError(f"error: {hook} returned {_shown(returned)} (a hook wrapper's result): a registration hook "
+                       f"calls {spelled} for what it registers and returns nothing")
 
 
 #: the register hooks of serQ's parts, what ``serq plugins`` calls what each registers, and the form of
