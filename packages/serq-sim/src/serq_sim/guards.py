@@ -18,7 +18,8 @@ cost of a test per call of the plugin's code, paid only by the runs that use it:
 * a stage kind's ``busy_level()`` is a number from 0 to 1, and its ``queue()``, ``busy()`` and ``work()``
   numbers at least 0 (a utilisation of 2 or NaN was reported as it was, a string was a TypeError in the
   session's compiled code, which names no plugin);
-* ``sim.at(t, …)`` is not given a time before now (the clock would go back) or NaN, and
+* ``sim.at(t, callback, arg)`` is not given a time before now (the clock would go back) or NaN, nor a
+  callback that cannot be called as ``callback(arg)`` (judged once per function), and
   ``sim.job_done(stage, job)`` is given its session's current run (not a job completed already, or one
   that left the stage).
 
@@ -33,7 +34,7 @@ import numbers
 from typing import Any
 
 from serq.errors import PluginError
-from serq.plugins import FIRST_PARTY_PACKAGES
+from serq.plugins import FIRST_PARTY_PACKAGES, call_problem
 
 
 def first_party(obj: Any) -> bool:
@@ -239,11 +240,25 @@ def guard_engine(sim: Any) -> None:
     """``sim.at`` and ``sim.job_done`` checked, for a run with a third party's stage kind or policy."""
     at = sim.at
     done = sim.job_done
+    #: what is wrong with a callback, by its function (a method's and whether it is bound): judged once, as
+    #: the engine calls it, ``callback(arg)``; a callback that cannot be was a TypeError raised by the
+    #: engine's own call when the event came due, with no frame of the plugin's to name it
+    judged: dict[Any, str | None] = {}
 
     def checked_at(t, cb, arg=None):
         if not t >= sim.now:
             raise ContractError(f"sim.at({t!r}, …): NaN is not a time" if t != t else
                                 f"sim.at({t!r}, …): an event before now (t={sim.now:g}): the clock cannot go back")
+        func = getattr(cb, "__func__", cb)
+        try:
+            why = judged[func, func is not cb]
+        except KeyError:
+            why = judged[func, func is not cb] = call_problem(cb, "callback(arg)")
+        except TypeError:  # a callable object that cannot be a key: judged at every call
+            why = call_problem(cb, "callback(arg)")
+        if why is not None:
+            raise ContractError(f"sim.at({t!r}, …): the callback {why}, as the engine calls it when the event "
+                                "comes due")
         return at(t, cb, arg)
 
     def checked_done(st, job):

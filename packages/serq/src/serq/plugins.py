@@ -820,7 +820,7 @@ CALLABLE_HOOKS = {
 }
 
 
-def _call_problem(obj: Any, call: str) -> str | None:
+def call_problem(obj: Any, call: str) -> str | None:
     """Why ``obj`` cannot be called as ``call`` says (``factory(sim, pool, node)``: three positional
     arguments), or ``None``. serQ's own objects are not looked at (``inspect`` is not imported for them)."""
     if not callable(obj):
@@ -901,7 +901,7 @@ def collect(pm: pluggy.PluginManager, hook: str, kind: str,
             if not isinstance(name, str) or not name:
                 raise wrong(impl, f"the name {_shown(name)} is not a non-empty string")
             why = check(obj) if check is not None else (
-                _call_problem(obj, CALLABLE_HOOKS[hook]) if hook in CALLABLE_HOOKS else None)
+                call_problem(obj, CALLABLE_HOOKS[hook]) if hook in CALLABLE_HOOKS else None)
             if why is not None:
                 raise wrong(impl, f"{kind} {_shown(name)}: {why}")
         got.append((rank.get(id(impl), len(impls)), len(got), name, obj, impl))
