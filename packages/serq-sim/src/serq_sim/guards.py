@@ -31,6 +31,7 @@ one too (:func:`serq.plugins.plugin_failure`, at :func:`serq_sim.run`).
 from __future__ import annotations
 
 import numbers
+import weakref
 from typing import Any
 
 from serq.errors import PluginError
@@ -68,6 +69,60 @@ def failure(registry: Any, name: str, what: str, reason: str, sim: Any = None) -
 # ---------------------------------------------------------------------------------------------------
 
 
+#: the methods of the contracts the engine calls, as it calls them (the number of arguments after ``self``)
+_STAGE_METHODS = (("attach", "attach(job)"), ("detach", "detach(job)"), ("settle", "settle()"),
+                  ("busy_level", "busy_level()"), ("bind", "bind()"), ("queue", "queue()"), ("busy", "busy()"),
+                  ("work", "work()"))
+_START_METHODS = (("idle", "idle()"), ("try_start", "try_start()"))
+_EVICTION_METHODS = (("key", "key(entry)"), ("pick", "pick(pool)"), ("on_insert", "on_insert(entry)"),
+                     ("on_remove", "on_remove(entry)"), ("on_shrink", "on_shrink(entry)"))
+_PREEMPTION_METHODS = (("victim", "victim(pool, grower)"),)
+
+#: class -> why one of its methods cannot be called as the engine calls it (``None``: they all can), judged
+#: once per class (a factory is called once per member of a family)
+_judged_classes: weakref.WeakKeyDictionary[type, str | None] = weakref.WeakKeyDictionary()
+
+
+def _methods_problem(obj: Any, methods: tuple[tuple[str, str], ...]) -> str | None:
+    """Why a method of a third party's ``obj`` that the engine calls cannot be called as it calls it (a
+    parameter missing, or one too many), or ``None``. A method the class inherits from serQ's is not looked
+    at. Left unchecked, the engine's own call raised the TypeError mid-run, where no frame of the plugin's
+    names it."""
+    cls = type(obj)
+    try:
+        return _judged_classes[cls]
+    except KeyError:
+        pass
+    except TypeError:  # a class that takes no weak reference: judged every time
+        return _judge_methods(obj, methods)
+    why = _judged_classes[cls] = _judge_methods(obj, methods)
+    return why
+
+
+def _judge_methods(obj: Any, methods: tuple[tuple[str, str], ...]) -> str | None:
+    import inspect
+
+    cls = type(obj)
+    for method, call in methods:
+        if first_party(getattr(cls, method, None)):
+            continue
+        f = getattr(obj, method, None)
+        if f is None:
+            continue
+        if not callable(f):
+            return f"{cls.__name__}.{method} is {_shown(f)}, not a method that can be called as {call}"
+        try:
+            sig = inspect.signature(f)
+        except (TypeError, ValueError):  # no signature to read (a builtin): it is called as it is
+            continue
+        inner = call[call.index("(") + 1:-1]
+        try:
+            sig.bind(*range(inner.count(",") + 1 if inner else 0))
+        except TypeError as e:
+            return f"{cls.__name__}.{method} cannot be called as {call}: {e}"
+    return None
+
+
 def check_stage(stage: Any, registry: Any, name: str, node: Any) -> None:
     from .stages import StageKind
 
@@ -75,6 +130,9 @@ def check_stage(stage: Any, registry: Any, name: str, node: Any) -> None:
         raise failure(registry, name, f"builds stage {node.name} wrongly",
                       f"its factory returned {_shown(stage)}, not a serq_sim.stages.StageKind")
     if not first_party(type(stage)):
+        why = _methods_problem(stage, _STAGE_METHODS + (_START_METHODS if stage.wants_start else ()))
+        if why is not None:
+            raise failure(registry, name, f"builds stage {node.name} wrongly", why)
         _guard_observables(stage, registry, name, node)
 
 
@@ -119,6 +177,10 @@ def check_policy(policy: Any, registry: Any, name: str, pool: Any, what: str) ->
     if not isinstance(policy, cls):
         raise failure(registry, name, f"builds the {what} of pool {pool.name} wrongly",
                       f"its factory returned {_shown(policy)}, not a serq_sim.policies.{cls.__name__}")
+    if not first_party(type(policy)):
+        why = _methods_problem(policy, _PREEMPTION_METHODS if cls is PreemptionPolicy else _EVICTION_METHODS)
+        if why is not None:
+            raise failure(registry, name, f"builds the {what} of pool {pool.name} wrongly", why)
     if cls is PreemptionPolicy:
         if policy.requeue not in ("head", "tail"):
             raise failure(registry, name, f"builds the {what} of pool {pool.name} wrongly",
