@@ -13,6 +13,11 @@ from pathlib import Path
 
 import pytest
 
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: each worker runs the tutorial itself
+    fcntl = None
+
 ROOT = Path(__file__).resolve().parents[3]
 DOC = ROOT / "docs" / "tutorial.md"
 BLOCK = re.compile(r"^```(\w+)\n(.*?)^```$", re.S | re.M)
@@ -27,12 +32,9 @@ def test_the_program_in_the_text_is_the_file():
     assert sq == (ROOT / "docs" / "tutorial" / "engine.sq").read_text()
 
 
-@pytest.fixture(scope="module")
-def ran(tmp_path_factory):
-    """Every sh and python block run in order in a fresh folder holding docs/tutorial/; what each
+def run_the_tutorial(work: Path) -> list[tuple[str, str]]:
+    """Every sh and python block run in order in ``work``, a fresh folder holding docs/tutorial/; what each
     printed."""
-    pytest.importorskip("pandas", reason="the tutorial reads its outputs with pandas (the dev environment has it)")
-    work = tmp_path_factory.mktemp("tutorial")
     shutil.copytree(ROOT / "docs" / "tutorial", work / "docs" / "tutorial")
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
            "SERQ_CACHE_DIR": ""}
@@ -50,7 +52,28 @@ def ran(tmp_path_factory):
                                timeout=900)
             assert p.returncode == 0, f"{body}\n{p.stdout}\n{p.stderr}"
             outputs.append((body, p.stdout))
-    return work, outputs
+    return outputs
+
+
+@pytest.fixture(scope="module")
+def ran(tmp_path_factory):
+    """The tutorial run once for the whole test run: the pytest-xdist workers of one run share the parent of
+    their temporary folders, and the first worker to need the run makes it there (under a lock) for the
+    others, which read what it printed (a module fixture alone runs it again in each worker that gets one
+    of these tests). A run that fails leaves nothing behind, so the next worker runs it again."""
+    pytest.importorskip("pandas", reason="the tutorial reads its outputs with pandas (the dev environment has it)")
+    shared = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER") and fcntl is not None:
+        shared = shared.parent
+    work, printed = shared / "tutorial", shared / "tutorial-printed.json"
+    with open(shared / "tutorial.lock", "w") as lock:
+        if fcntl is not None:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        if not printed.exists():
+            shutil.rmtree(work, ignore_errors=True)
+            work.mkdir()
+            printed.write_text(json.dumps(run_the_tutorial(work)))
+        return work, [tuple(pair) for pair in json.loads(printed.read_text())]
 
 
 @pytest.mark.timeout(1800)  # the first test to use the fixture runs the whole tutorial
