@@ -87,7 +87,7 @@ class Simulation:
         "open_arrivals", "partial", "partial_note", "plugin_manager", "pool_base", "pools", "preempt_count", "program",
         "progress", "queue_free", "rate", "ready", "record_tables", "release_counter", "rngs", "seed",
         "session_fn", "shared_families", "show_progress", "slot_more", "source", "spans", "stage_base",
-        "stages", "rep_k", "rep_limit", "rep_t", "stall_ev", "stall_live", "stall_t", "step_stages", "t_shown", "t_wall0", "token_gaps",
+        "stages", "rep_k", "rep_limit", "rep_t", "live0", "due_now", "stall_ev", "stall_live", "stall_t", "step_stages", "t_shown", "t_wall0", "token_gaps",
         "trace", "trace_ordered", "trace_slots", "turn_fn", "turns", "virtual_events", "warm", "warmup",
         "__dict__",
     )
@@ -129,6 +129,8 @@ class Simulation:
         self.stall_t = math.nan
         self.stall_ev = 0
         self.stall_live = 0
+        #: the fast tier's: the names of its events due at a time that are no stage's (stall_error)
+        self.due_now = None
         #: the closed workload's guard (workload.replace_limit): the instant of the last replacement, the
         #: replacements made at it, and how many are allowed
         self.rep_t = math.nan
@@ -150,6 +152,9 @@ class Simulation:
         self.turns = 0
         self.live = 0
         self.live_t = 0.0
+        #: the live sessions when the instant live_t began (before its first spawn or end): set where
+        #: live_t moves on, read by the no-progress guard (tick)
+        self.live0 = 0
         self.a_live = 0.0
         #: the live count's integral at the bins' ends (backlog.py; the not-steady test): a spawn or an end
         #: at or past ``live_next`` closes the bins up to it
@@ -308,7 +313,11 @@ class Simulation:
         else:
             self.stall_t = now
             self.stall_ev = events
-            self.stall_live = self.live
+            # the sessions live when the instant began, not those its own events spawned since (a clock
+            # stuck on an arrival gap below its precision spawns a session an event: counting them, the
+            # allowance grew 1 000 events a session and the guard never came); at 0 the sessions a batch
+            # or closed workload spawned before the first event (no event spawns them)
+            self.stall_live = self.live0 if now == self.live_t and now > 0 else self.live
         guard = self.mem_guard
         if guard is not None:
             self.memory_check(guard)
@@ -352,17 +361,21 @@ class Simulation:
         """The no-progress guard tripped: ``n`` events at this instant. A run-time error naming what the
         events due now are for (the runs of the jobs they complete, their sessions), else the arrivals."""
         now = self.now
-        jobs: list[Job] = []
+        jobs: dict[Job, None] = {}  # in the order met, each once (a list's `in` made it quadratic)
         other = []
         for t, _seq, cb, arg in sorted(self.heap, key=lambda e: (e[0], e[1])):
             if t > now:
                 break
             owner = getattr(cb, "__self__", None)
+            if owner is self:  # the simulation's own event (an arrival, the warm-up): no stage's; its ``heap``
+                # holds every job's completion, which _jobs_of read as this event's jobs
+                other.append(getattr(cb, "__name__", "event").lstrip("_").replace("_", " "))
+                continue
             found = [arg] if isinstance(arg, Job) else _jobs_of(owner)
             if found:
-                jobs.extend(j for j in found if j not in jobs)
-            elif owner is self:
-                other.append(getattr(cb, "__name__", "event").lstrip("_").replace("_", " "))
+                jobs.update(dict.fromkeys(found))
+        if self.due_now is not None:  # the fast tier's events, outside self.heap
+            other += self.due_now(now)
         runs = sorted((j for j in jobs if isinstance(j.owner, Session)), key=lambda j: j.owner.serial)
         msg = (f"no progress: more than {STALL_EVENTS} events at one instant without simulated time passing "
                "(the clock cannot move past it")
@@ -592,6 +605,7 @@ class Simulation:
         dt = now - self.live_t
         if dt > 0.0:
             self.a_live += self.live * dt
+            self.live0 = self.live
         self.live_t = now
 
     def settle(self) -> None:
@@ -751,6 +765,7 @@ class Simulation:
         dt = now - self.live_t
         if dt > 0.0:
             self.a_live += self.live * dt
+            self.live0 = self.live
         self.live_t = now
         self.live -= 1
         if self.warm:

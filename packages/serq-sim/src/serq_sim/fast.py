@@ -511,6 +511,7 @@ class _Gen(Compiler):
                f"{pad}_dt = now - live_t",
                f"{pad}if _dt > 0:",
                f"{pad}    a_live += live * _dt",
+               f"{pad}    live0 = live",
                f"{pad}live_t = now",
                f"{pad}live += 1"]
         if preset is not None:
@@ -578,6 +579,7 @@ class _Gen(Compiler):
                 f"{pad}_dt = now - live_t",
                 f"{pad}if _dt > 0:",
                 f"{pad}    a_live += live * _dt",
+                f"{pad}    live0 = live",
                 f"{pad}live_t = now",
                 f"{pad}live -= 1"] + self.if_warm(["ended += 1"], pad)
         if self.sim.closed:  # the closed workload's no-progress guard (workload.replace_limit)
@@ -1199,6 +1201,7 @@ class _Gen(Compiler):
         a("    turns = 0")
         a("    live = 0")
         a("    live_t = 0.0")
+        a("    live0 = 0")
         a("    a_live = 0.0")
         a("    live_next = _G['live_next']")
         a("    _lcut = _G['_lcut']")
@@ -1302,13 +1305,13 @@ class _Gen(Compiler):
             a("                break")
         if progress or sim.max_events is not None or sim.max_wall is not None:
             a("            if seq - len(heap) >= next_tick:")
-            a("                next_tick = _tick(seq - len(heap), now, open_arrivals, live)")
+            a("                next_tick = _tick(seq - len(heap), now, open_arrivals, live, live0, live_t, heap)")
         else:
             # the no-progress guard alone needs no exact count: ticks by the events pushed (a spin at one
             # instant pushes what it pops), one comparison an event
             a("            if seq >= next_tick:")
             a("                next_tick = seq - len(heap)")
-            a("                next_tick = seq + _tick(next_tick, now, open_arrivals, live) - next_tick")
+            a("                next_tick = seq + _tick(next_tick, now, open_arrivals, live, live0, live_t, heap) - next_tick")
         # the next event
         # every event pushed is popped once, so the event count is seq - len(heap) (less one popped past
         # the horizon); an empty heap ends the loop with IndexError
@@ -1366,7 +1369,7 @@ class _Gen(Compiler):
                     lines.append(f"{hp}for _rm in range({node.size}):")
                     lines += self.reset_lines(f, "_rm", hp + "    ")
             lines += [hp + "_dt = now - live_t", hp + "if _dt > 0:", hp + "    a_live += live * _dt",
-                      hp + "live_t = now", hp + "a_live = 0.0", hp + "_lwarm(live, next_serial)", hp + "A = None"]
+                      hp + "    live0 = live", hp + "live_t = now", hp + "a_live = 0.0", hp + "_lwarm(live, next_serial)", hp + "A = None"]
             handlers.append((1, lines))
         kw = "if"
         for kind, lines in handlers:
@@ -1461,11 +1464,22 @@ def build(sim, progress: bool):
                 del q[i]
                 return
 
-    def _tick(events, now, open_arrivals, live):
+    # the names the general engine's events have (engine.Simulation.stall_error: its callbacks' names)
+    due_names = {0: "arrive poisson" if isinstance(sim.arrive, N.Poisson) else "arrive renewal", 1: "end warmup",
+                 2: "arrive preset"}
+
+    def _due(heap, now):  # Simulation.due_now, from the fast heap: the named events due now
+        return [due_names[k] for t, _, k, _ in sorted(heap, key=lambda e: (e[0], e[1]))
+                if t <= now and k in due_names]
+
+    def _tick(events, now, open_arrivals, live, live0, live_t, heap):
         sim.events = events
         sim.now = now
         sim.open_arrivals = open_arrivals
         sim.live = live
+        sim.live0 = live0
+        sim.live_t = live_t
+        sim.due_now = lambda t: _due(heap, t)
         return sim.tick(events)
 
     import time as _time

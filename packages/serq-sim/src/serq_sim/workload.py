@@ -100,6 +100,7 @@ def spawn(sim, preset: N.Preset | None = None) -> Session:
     dt = now - sim.live_t
     if dt > 0.0:
         sim.a_live += sim.live * dt
+        sim.live0 = sim.live
     sim.live_t = now
     sim.live += 1
     if preset is not None:
