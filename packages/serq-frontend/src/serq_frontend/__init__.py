@@ -38,13 +38,16 @@ def layers(pm: Any = None) -> list[Any]:
     ``serq_frontend_register_sugar``, in registration order (serq-frontend's own, registered by its
     plugin, come first when it is registered first, as the host registers it; see :mod:`serq.plugins`).
     With no ``pm``, serq-frontend's own layers."""
-    from .sugar import builtin_layers
+    from .sugar import builtin_layers, layer_problem
 
     if pm is None:
         return list(builtin_layers())
     from serq.plugins import collect
 
-    reg = collect(pm, "serq_frontend_register_sugar", "sugar layer", key=lambda layer: layer.name)
+    # each layer checked as the parser and the desugaring will use it (its builders, its rewrite, a rule of
+    # its grammar without a builder): the plugin named here, not a TypeError from serQ's call of it later
+    reg = collect(pm, "serq_frontend_register_sugar", "sugar layer", key=lambda layer: layer.name,
+                  check=layer_problem)
     return [layer for _name, layer in reg.items()]
 
 

@@ -100,26 +100,14 @@ def _methods_problem(obj: Any, methods: tuple[tuple[str, str], ...]) -> str | No
 
 
 def _judge_methods(obj: Any, methods: tuple[tuple[str, str], ...]) -> str | None:
-    import inspect
-
     cls = type(obj)
     for method, call in methods:
         if first_party(getattr(cls, method, None)):
             continue
         f = getattr(obj, method, None)
-        if f is None:
-            continue
-        if not callable(f):
-            return f"{cls.__name__}.{method} is {_shown(f)}, not a method that can be called as {call}"
-        try:
-            sig = inspect.signature(f)
-        except (TypeError, ValueError):  # no signature to read (a builtin): it is called as it is
-            continue
-        inner = call[call.index("(") + 1:-1]
-        try:
-            sig.bind(*range(inner.count(",") + 1 if inner else 0))
-        except TypeError as e:
-            return f"{cls.__name__}.{method} cannot be called as {call}: {e}"
+        why = call_problem(f, call, shown=False) if f is not None else None
+        if why is not None:
+            return f"{cls.__name__}.{method} {why}"
     return None
 
 

@@ -820,11 +820,14 @@ CALLABLE_HOOKS = {
 }
 
 
-def call_problem(obj: Any, call: str) -> str | None:
+def call_problem(obj: Any, call: str, shown: bool = True) -> str | None:
     """Why ``obj`` cannot be called as ``call`` says (``factory(sim, pool, node)``: three positional
-    arguments), or ``None``. serQ's own objects are not looked at (``inspect`` is not imported for them)."""
+    arguments; ``settle()``: none), or ``None``. serQ's own objects are not looked at (``inspect`` is not
+    imported for them). The reason starts with the object as a message shows it, or, when not ``shown``,
+    with ``is not callable`` or ``cannot be called as …`` (the caller names the object)."""
+    who = f"{_shown(obj)} " if shown else ""
     if not callable(obj):
-        return f"{_shown(obj)} is not callable"
+        return f"{who}is not callable"
     mod = getattr(obj, "__module__", None)
     if isinstance(mod, str) and mod.partition(".")[0] in FIRST_PARTY_PACKAGES:
         return None
@@ -834,10 +837,11 @@ def call_problem(obj: Any, call: str) -> str | None:
         sig = inspect.signature(obj)
     except (TypeError, ValueError):  # no signature to read (a builtin): it is called as it is
         return None
+    inner = call[call.index("(") + 1:call.rindex(")")] if "(" in call else ""
     try:
-        sig.bind(*range(call.count(",") + 1))
+        sig.bind(*range(inner.count(",") + 1 if inner.strip() else 0))
     except TypeError as e:
-        return f"{_shown(obj)} cannot be called as {call}: {e}"
+        return f"{who}cannot be called as {call}: {e}"
     return None
 
 

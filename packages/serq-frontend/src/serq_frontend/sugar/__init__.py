@@ -11,7 +11,7 @@ in the order :data:`BUILTIN_ORDER` gives.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -54,3 +54,52 @@ def builtin_layers() -> list[SugarLayer]:
 
 
 _BUILTINS: list[SugarLayer] | None = None
+
+
+def layer_problem(layer: Any) -> str | None:
+    """Why a plugin's sugar layer cannot be used as the parser and the desugaring use it, or ``None``: its
+    builders are no mapping, a builder cannot be called as ``builder(ctx, pos, children)``, its rewrite
+    cannot be called as ``rewrite(module, ctx)``, or a rule its grammar makes (an alias ``-> name``, or a
+    rule it defines) has no builder, which would leave lark's parse tree in the AST for the desugaring to
+    fail on. serQ's own layers are not looked at. (Checked when the layers are collected for a compile:
+    :func:`serq.plugins.collect` names the plugin.)"""
+    name = getattr(layer, "name", None)
+    if not isinstance(name, str) or not name or any(layer is own for own in builtin_layers()):
+        return None  # (a layer without a name is the registry's to refuse)
+    from serq.plugins import call_problem
+
+    label = f"sugar layer {name!r}: "
+    grammar = getattr(layer, "grammar", "") or ""
+    if not isinstance(grammar, str):
+        return f"{label}its grammar is {_kind(grammar)}, not lark text (a str)"
+    builders = getattr(layer, "builders", None) or {}
+    if not isinstance(builders, Mapping):
+        return f"{label}its builders are {_kind(builders)}, not a dict of rule names to builders"
+    for rule, fn in builders.items():
+        if not isinstance(rule, str):
+            return f"{label}its builders' key {_kind(rule)} is not a rule's name (a str)"
+        why = call_problem(fn, "builder(ctx, pos, children)", shown=False)
+        if why is not None:
+            return f"{label}its builder {rule!r} {why}"
+    rewrite = getattr(layer, "rewrite", None)
+    if rewrite is not None:
+        why = call_problem(rewrite, "rewrite(module, ctx)", shown=False)
+        if why is not None:
+            return f"{label}its rewrite {why}"
+    if grammar:
+        import re
+
+        from ..parser import KERNEL_BUILDERS
+
+        made = re.findall(r"->\s*([A-Za-z_]\w*)", grammar) + re.findall(r"^[ \t]*([a-z]\w*)(?:\.\d+)?[ \t]*:",
+                                                                     grammar, re.M)
+        built = {*builders, *KERNEL_BUILDERS, *(r for own in builtin_layers() for r in own.builders)}
+        for rule in made:
+            if rule not in built:
+                return (f"{label}its grammar's rule {rule!r} has no builder (builders: "
+                        f"{', '.join(map(repr, builders)) or 'none'}): lark's parse tree would be left in the AST")
+    return None
+
+
+def _kind(obj: Any) -> str:
+    return "None" if obj is None else f"an object of type {type(obj).__name__}"
