@@ -472,6 +472,23 @@ def _usage_message(e) -> str:
     return f"error: {msg} (see '{where} --help')"
 
 
+def _named_by_user(e: OSError, argv: list[str] | None) -> bool:
+    """Whether the file an OSError is about is one the command line names (an argument, or an option's
+    value, ``--opt=FILE`` too), as given or as the same absolute path."""
+    args = sys.argv[1:] if argv is None else argv
+    names = set()
+    for f in (e.filename, getattr(e, "filename2", None)):
+        if isinstance(f, (str, os.PathLike)):
+            names.add(os.path.abspath(os.fsdecode(f)))
+    for arg in args:
+        if not isinstance(arg, str):
+            continue
+        for part in (arg, arg.partition("=")[2]):
+            if part and os.path.abspath(part) in names:
+                return True
+    return False
+
+
 def _main(argv: list[str] | None) -> int:
     import click
 
@@ -531,7 +548,13 @@ def _main(argv: list[str] | None) -> int:
     except OSError as e:
         if e.filename is None:  # not about a file the user named: a bug, with its traceback
             raise
-        click.echo(printable_lines(f"error: {e.filename}: {e.strerror or e}"), err=True)
+        # a plugin's own file (a data file of its distribution, missing) is the plugin's failure, at its
+        # line; a file the command line names is the user's, said as it is
+        failure = None if _named_by_user(e, argv) else plugins.plugin_failure(pm, e)
+        if failure is not None:
+            click.echo(failure, err=True)
+        else:
+            click.echo(printable_lines(f"error: {e.filename}: {e.strerror or e}"), err=True)
         code = 1
     except Exception as e:  # a user's mistake is one message; anything else is a bug with a traceback
         if getattr(type(e), "serq_internal_error", False):  # a check the user asked for found a bug
