@@ -465,14 +465,47 @@ def get_plugin_manager(*, autoload: bool | None = None, plugins: Iterable[Any] =
         if not pm.is_blocked("host"):
             pm.register(builtin, name="host")
     for p in plugins:
-        pm.register(p)
+        try:
+            pm.register(p)
+        except PluginError:
+            raise
+        except Exception as e:  # noqa: BLE001 - its serq_addhooks raised, or pluggy refused an implementation
+            name = _object_name(p)
+            valid = isinstance(e, pluggy.PluginValidationError)
+            raise PluginError(_failed_plugin(name, None, "cannot be registered", e, where=not valid,
+                                             reason=_without_ids(str(e), p, name) if valid else None)) from e
     try:
         pm.check_pending()
     except pluggy.PluginValidationError as e:
-        name = pm.get_name(e.plugin) or "?"
+        # an object registered in-process is named by its class, not by the id() pluggy names it by
+        name = plugin_name(pm, e.plugin) if pm.is_registered(e.plugin) else _object_name(e.plugin)
         dist = next((d for p, d in pm.list_plugin_distinfo() if p is e.plugin), None)
-        raise PluginError(_failed_plugin(name, dist, "is not valid", e, where=False)) from None
+        raise PluginError(_failed_plugin(name, dist, "is not valid", e, where=False,
+                                         reason=_without_ids(str(e), e.plugin, name))) from None
     return pm
+
+
+def _object_name(plugin: Any) -> str:
+    """An object's name as a plugin, before (or without) its registration: a module's name, else its
+    class's, ``module.Class``."""
+    import types
+
+    if isinstance(plugin, types.ModuleType):
+        return plugin.__name__
+    cls = type(plugin)
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def _without_ids(text: str, plugin: Any, name: str) -> str:
+    """pluggy's message of ``plugin`` with the id() it names an object by, and the object's repr (a memory
+    address), replaced by ``name``: a message is the same from run to run."""
+    try:
+        shown = repr(plugin)
+    except Exception:  # noqa: BLE001 - a repr that raises is not in the message either
+        shown = None
+    if shown:
+        text = text.replace(shown, name)
+    return text.replace(str(id(plugin)), name)
 
 
 def _failed_plugin(name: str, dist: Any, what: str, exc: BaseException | None, where: bool = True,
