@@ -77,10 +77,13 @@ class Backlog:
         return self.next
 
     def means(self) -> list[float]:
-        """The live count's mean over each closed bin."""
+        """The live count's mean over each closed bin. A bin whose end the clock cannot tell from its start
+        (its width below the precision of the times there: a horizon of 5e-324, or bins of 5 time units at
+        t = 1e17, where a double's step is 16) lasts no time: its mean is the live count at that instant
+        (it was ``ZeroDivisionError``, a traceback at the end of such a run)."""
         out = []
         t0, a0 = self.start, 0.0
-        for t, a in zip(self.times, self.area):
-            out.append((a - a0) / (t - t0))
+        for t, a, live in zip(self.times, self.area, self.live):
+            out.append((a - a0) / (t - t0) if t > t0 else live)
             t0, a0 = t, a
         return out
