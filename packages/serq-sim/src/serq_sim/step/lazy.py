@@ -566,6 +566,8 @@ class LazyDecoding:
                 job.work = job.work - d
                 if job.growing is not None:
                     job.gslot.pos += d
+                    if d > 0:  # its growing run advanced the hold (release caches its position)
+                        job.owner.holds[job.ghi].grown = True
                 if d > 0:  # its last output token was the last round's end (tokens.py)
                     job.owner.tok = self.t_round
                 job.lz = -1
@@ -1126,6 +1128,8 @@ class LazyDecoding:
         job.work = job.work - d
         if job.growing is not None:
             job.gslot.pos += d
+            if d > 0:  # its growing run advanced the hold (release caches its position)
+                job.owner.holds[job.ghi].grown = True
         if d > 0:  # its last output token was the last round's end (tokens.py)
             job.owner.tok = self.t_round
         if self.cost_kv:

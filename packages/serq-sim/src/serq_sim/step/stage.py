@@ -402,6 +402,8 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
             for job in lazy_done:
                 if job.growing is not None:
                     job.gslot.pos += r - job.lz
+                    if r > job.lz:  # its growing run advanced the hold (release caches its position)
+                        job.owner.holds[job.ghi].grown = True
                 if cost_kv:
                     self.kv_lazy -= job.lzm
                 job.lz = -1
