@@ -79,6 +79,17 @@ def _items(text: str, what: str) -> list[str]:
     return parts
 
 
+def _short(x: float, step: float) -> float:
+    """A range's value ``x`` as a short decimal: rounded to 12 significant digits (``0.1 + 2 * 0.1`` is 0.3,
+    not 0.30000000000000004) where that moves it by less than a millionth of the range's ``step``, else as
+    computed. Rounding every value to 12 digits made a range whose step is fine beside its values
+    (``1e12:1000000000020:3``, ``1:1.0000000001:1.5e-11``) another grid than the one asked for: values
+    rounded together (refused as a point given twice, which the user had not given) or unevenly spaced
+    (1, 1.00000000002, 1.00000000003, 1.00000000005, …), silently."""
+    rounded = float(f"{x:.12g}")
+    return rounded if abs(rounded - x) < step * 1e-6 else x
+
+
 def parse_range(text: str, what: str) -> list[float]:
     """``START:STOP:STEP`` (STOP included when a step lands on it, to 1e-9 of a step), ``START:STOP`` (step
     1), a comma list ``1,2,4``, or one number."""
@@ -101,7 +112,7 @@ def parse_range(text: str, what: str) -> list[float]:
         if count > MAX_POINTS:
             raise UserError(f"{what}: {text!r}: {_count(count)} values, more than {MAX_POINTS}")
         # each value from its index (no accumulated rounding): start + i * step, shown as a short decimal
-        return [float(f"{start + i * step:.12g}") for i in range(count)]
+        return [_short(start + i * step, step) for i in range(count)]
     if "," not in text:
         return [_number(text, what)]
     return [_number(p, what) for p in _items(text, what)]
