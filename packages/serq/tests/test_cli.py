@@ -245,3 +245,39 @@ def test_a_usage_error_is_one_line(tmp_path, args, line):
     r = run_serq(*[a.format(f=f, d=tmp_path) for a in args])
     assert r.returncode == 2 and r.stdout == "", r
     assert r.stderr == line.format(d=tmp_path) + "\n", r.stderr
+
+
+#: the collector while the command line is assembled (build_cli) and after the command, for the process's
+#: entry point (entry) and for main called as a library function
+START_PROBE = """import gc, sys
+from serq import cli
+seen = []
+built = cli.build_cli
+def spy(pm=None):
+    seen.append(gc.isenabled())
+    return built(pm)
+cli.build_cli = spy
+sys.argv = ["serq", "plugins"]
+try:
+    cli.{call}()
+except SystemExit as e:
+    print(f"status {{e.code}}", file=sys.stderr)
+print(f"during {{seen[0]}} after {{gc.isenabled()}} frozen {{gc.get_freeze_count() > 1000}}", file=sys.stderr)
+"""
+
+
+@pytest.mark.parametrize("call, line", [
+    # the process's own command: off while start-up imports and registers (its objects are frozen after),
+    # on for the command's work
+    ("entry", "during False after True frozen True"),
+    # a library call keeps the caller's collector as it was
+    ("main", "during True after True frozen False"),
+])
+def test_the_collector_at_start_up(call, line):
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-c", START_PROBE.format(call=call)], capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.splitlines() == ["status 0", line], r.stderr
