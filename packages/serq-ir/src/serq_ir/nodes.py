@@ -18,7 +18,7 @@ Conventions:
 
 from __future__ import annotations
 
-from typing import Any, Literal, Union
+from typing import Annotated, Any, Literal, Union
 
 import msgspec
 
@@ -31,12 +31,17 @@ IR_VERSION = 2
 Number = Union[float, Literal["inf", "-inf"]]
 
 
+#: A line or column of a span: 1-based (an IR file's ``[file, 0, -2]`` was taken, and a run-time error
+#: there said ``p.sq:0:-2:`` with a caret at the line's start, or quoted the wrong line)
+Place = Annotated[int, msgspec.Meta(ge=1)]
+
+
 class Span(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True, array_like=True):
     """Where a node came from: ``[file, line, col]`` (1-based)."""
 
     file: str
-    line: int
-    col: int
+    line: Place
+    col: Place
 
 
 class _Node(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True, omit_defaults=True,
