@@ -314,6 +314,21 @@ class PluginManager(pluggy.PluginManager):
         #: the names of ``SERQ_DISABLED_PLUGINS`` no plugin has (a misspelling blocks nothing): set by
         #: :func:`get_plugin_manager` when it loaded the entry points, for the command to say so
         self.unknown_disabled: list[str] = []
+        #: (plugin, name) of the functions named like a hook that carry no ``@serq.hookimpl`` marker
+        self.unmarked: list[tuple[Any, str]] = []
+
+    def parse_hookimpl_opts(self, plugin: Any, name: str) -> Any:
+        """pluggy's, which skips a function without serQ's marker; one named like a hook (``serq_…``) is
+        noted (:attr:`unmarked`): when a hook of that name is specified, :func:`get_plugin_manager` names
+        the plugin, since serQ would never call it (its registrations silently missing)."""
+        opts = super().parse_hookimpl_opts(plugin, name)
+        if opts is None and name.startswith("serq_"):
+            import inspect
+
+            attr = inspect.getattr_static(plugin, name, None)
+            if inspect.isfunction(attr) or isinstance(attr, (staticmethod, classmethod)):
+                self.unmarked.append((plugin, name))
+        return opts
 
     def list_plugin_distinfo(self) -> list[tuple[Any, Any]]:
         return [*super().list_plugin_distinfo(), *self._scanned_distinfo]
@@ -482,6 +497,13 @@ def get_plugin_manager(*, autoload: bool | None = None, plugins: Iterable[Any] =
         dist = next((d for p, d in pm.list_plugin_distinfo() if p is e.plugin), None)
         raise PluginError(_failed_plugin(name, dist, "is not valid", e, where=False,
                                          reason=_without_ids(str(e), e.plugin, name))) from None
+    for plugin, hook in pm.unmarked:
+        caller = getattr(pm.hook, hook, None)
+        if caller is not None and caller.has_spec() and pm.is_registered(plugin):
+            raise PluginError(plugin_message(
+                pm, plugin, f"defines {hook} without the @serq.hookimpl marker",
+                reason="serQ never calls it, so nothing it registers is there (write @hookimpl above it: from "
+                       "serq import hookimpl)"))
     return pm
 
 
