@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -48,3 +49,28 @@ def test_an_ir_file_with_a_negative_preset_is_one_error(tmp_path):
         assert r.returncode == 1, r
         assert r.stderr == (f"error: {f}: a preset session arrives at a finite time at least 0, not -5.0 - at "
                             "'$.workload.presets[0].at'\n")
+
+
+def with_slots(attrs: list[tuple[int, float]], turns: list[list[tuple[int, float]]]) -> n.Program:
+    p = mm1()
+    p = msgspec.structs.replace(p, attributes=[*p.attributes, n.Attribute(name="a"), n.Attribute(name="b")])
+    k = len(p.attributes) - 2
+    sv = [n.SlotValue(slot=k + s, value=v) for s, v in attrs]
+    tv = [[n.SlotValue(slot=k + s, value=v) for s, v in row] for row in turns]
+    wl = msgspec.structs.replace(p.workload, arrive=n.NoArrivals(), presets=[n.Preset(at=0.0, attrs=sv, turns=tv)])
+    return msgspec.structs.replace(p, workload=wl)
+
+
+@pytest.mark.parametrize("attrs, turns, where", [
+    ([(0, 1.0), (0, 2.0)], [], "$.workload.presets[0].attrs[1].slot"),
+    ([(0, 1.0)], [[(1, 1.0)], [(0, 1.0), (1, 2.0), (1, 3.0)]], "$.workload.presets[0].turns[1][2].slot"),
+])
+def test_a_slot_given_twice_in_one_row_is_refused(attrs, turns, where):
+    # one row's values are set together: a slot given twice had its last value win without a word
+    with pytest.raises(serq_ir.IRError, match=r"attribute slot \d+ is given twice in one row; give each slot once"
+                       rf" - at '{re.escape(where)}'"):
+        validate(with_slots(attrs, turns))
+
+
+def test_each_slot_once_a_row_is_taken():
+    validate(with_slots([(0, 1.0), (1, 2.0)], [[(0, 1.0), (1, 1.0)], [(0, 2.0)]]))
