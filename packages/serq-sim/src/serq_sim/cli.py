@@ -48,6 +48,19 @@ def run_inputs(program, file: str, trace: str | None) -> list[str]:
     return found
 
 
+def check_trace_beside(program, file: str, trace: str | None = None) -> None:
+    """Refuse, at its trace clause, a program read from ``file`` whose trace lies outside the folder of
+    ``file``, the current folder and ``SERQ_PATH`` (:func:`serq_sim.trace.trace_beside`: an IR file's
+    ``source`` chose the folder its trace was read from), unless ``trace`` (``--trace``) replaces it."""
+    from .trace import trace_beside
+
+    why = trace_beside(program, file, trace)
+    if why is not None:
+        from .errors import SimError, format_error
+
+        raise SimError(format_error(program.workload.trace.span, None, None, why, program.source))
+
+
 def _read_bytes(file: str) -> bytes:
     try:
         return read_input(file, limit=MAX_JSON)
@@ -112,6 +125,7 @@ def run_command(pm, file, sets, defs, seed, horizon, warmup, arrivals, trace, as
             raise UserError("--dump needs serq-report (pip install serq-report)") from None
     options = to_load_options(sets, defs)
     program = load_program(pm, file, options)
+    check_trace_beside(program, file, trace)
     program = apply_run_overrides(program, seed=seed, horizon=horizon, warmup=warmup, arrivals=arrivals,
                                   name=file)
     if program.run.horizon is None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import csv
 import io
 import math
+import os
 import re
 from array import array
 from collections.abc import Sequence
@@ -84,6 +85,28 @@ def resolve_trace(path: str, source: str | None) -> str:
     if source and not Path(path).is_absolute():
         return str(Path(source).parent / path)
     return path
+
+
+def trace_beside(program, file: str, trace: str | None = None) -> str | None:
+    """Why the run of ``program``, read from ``file`` (the file the user named: a ``.sq`` program or an IR
+    file), may not read the trace its workload names, or None when it may (or ``trace``, a ``--trace``
+    file, replaces it): besides :func:`trace_outside`'s rule, the trace is inside the folder of ``file``,
+    the current folder or a ``SERQ_PATH`` folder. An IR file's ``source`` is its own word on where its
+    program was, and :func:`trace_outside` reads the trace relative to and inside that folder: an IR file
+    someone sent that said ``"source": "/etc/x.sq"`` and ``trace "passwd"`` had ``/etc/passwd`` read as
+    its trace. A ``.sq`` program's source is ``file`` itself, so this adds nothing for it."""
+    wl = program.workload.trace
+    if trace is not None or wl is None or "\0" in wl.path:
+        return None
+    from serq.files import inside, widened_paths
+
+    path = resolve_trace(wl.path, program.source)
+    folder = os.path.dirname(file) or "."
+    if inside(path, folder) or inside(path, ".") or any(inside(path, w) for w in widened_paths()):
+        return None
+    return (f"the trace {path} is outside the folder of {file} and the current folder; a program's trace is "
+            "read only there, wherever an IR file's source says its program was (SERQ_PATH adds folders, "
+            "--trace FILE reads any file)")
 
 
 def trace_outside(path: str, source: str | None) -> str | None:

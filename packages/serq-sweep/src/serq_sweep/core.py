@@ -139,9 +139,10 @@ def compile_point(pm: Any, file: str, sets: Mapping[str, float], defs: Mapping[s
     """The program of ``file`` with ``sets``/``defs`` and the run ``overrides`` (horizon, warmup,
     arrivals) applied, and the files its run reads."""
     from serq.loading import LoadOptions, apply_run_overrides, load_program
-    from serq_sim.cli import run_inputs
+    from serq_sim.cli import check_trace_beside, run_inputs
 
     program = load_program(pm, file, LoadOptions(sets=dict(sets), defs=dict(defs)))
+    check_trace_beside(program, file)  # (an IR file's source does not choose where its trace is read)
     # a warmup not below the horizon: refused there, before any run, not once per run
     program = apply_run_overrides(program, **{k: v for k, v in overrides.items() if v is not None}, name=file)
     if program.run.horizon is None:
