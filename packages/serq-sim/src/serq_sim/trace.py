@@ -348,6 +348,10 @@ def _first_error(path: str, width: int, idx: list[int]) -> SimError | None:
                     v = number(cell, nan=True)  # (NaN: refused below as not finite)
                     why = (None if math.isfinite(v) else f"{cell!r} is not finite") if v >= 0 or name in (
                         "session", "turn", "forced") or v != v else f"{cell} is negative"
+                    if why is None and name in _KEYS and not -_EXACT < v < _EXACT:
+                        why = (f"{cell} is not below 2**53 in size, where a double (what the trace's numbers are "
+                               f"read as) does not tell one whole number from the next, so two {name}s "
+                               f"could be read as one: number them below 2**53")
                 except NotANumber as e:
                     why = str(e)
                 if why is None:
@@ -504,15 +508,25 @@ def _read(path: str, reader, watched: _Watched) -> TraceCorpus:
     return TraceCorpus(path, sessions, rows)
 
 
+#: the columns that identify (a session) and order (a turn): each value below 2**53 in size, where a
+#: double holds every whole number, so that two values written apart are read apart. Read as doubles,
+#: the sessions 9007199254740992 and 9007199254740993 (a trace of 64-bit ids) were one session, silently
+#: replayed as one conversation of both sessions' turns.
+_KEYS = ("session", "turn")
+_EXACT = 2.0**53
+
+
 def _plausible(sess, turn, new, out, think, forced) -> bool:
-    """Whether every value is finite and ``new``, ``out``, ``think`` are not negative, as far as whole
-    columns tell (C loops): ``False`` when some value may not be (the rows are then read again)."""
+    """Whether every value is finite, ``new``, ``out``, ``think`` are not negative and ``session`` and
+    ``turn`` within 2**53 (``_KEYS``), as far as whole columns tell (C loops): ``False`` when some value
+    may not be (the rows are then read again)."""
     try:
         if not all(math.isfinite(math.fsum(c)) for c in (sess, turn, new, out, think, forced)):
             return False
     except (OverflowError, ValueError):  # a partial sum beyond the doubles, or inf + -inf
         return False
-    return min(new) >= 0 and min(out) >= 0 and min(think) >= 0
+    return (min(new) >= 0 and min(out) >= 0 and min(think) >= 0
+            and all(-_EXACT < min(c) and max(c) < _EXACT for c in (sess, turn)))
 
 
 def _regroup(run_sid, run_len, nsess, held, vals) -> array:
