@@ -8,6 +8,7 @@ whether it sees a session's attributes, whether it may draw, whether hidden attr
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -30,6 +31,9 @@ from .names import (
     OBSERVABLES,
     TRACE_ATTRIBUTES,
 )
+
+#: a numeric literal's text (kernel.lark's NUMBER), to read a seed beyond 2**53 from its digits
+_LITERAL = re.compile(r"(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
 
 
 @dataclass(frozen=True)
@@ -993,6 +997,38 @@ class Linker:
                           observes=observes, records=records, gauges=gauge_ir, pools=pools, stages=stages, workload=workload_ir,
                           session=ir_session, share=share, run=run, source=self.source)
 
+    def seed(self, value: Any) -> int:
+        """The run block's seed, a whole number from 0 to 2**64 - 1, exactly as written. The language's
+        numbers are doubles, which hold every whole number only up to 2**53: ``seed 9007199254740993;`` ran
+        the seed 9007199254740992, and ``seed 18446744073709551615;`` (2**64 - 1, the largest seed) was
+        refused as "not 18446744073709551616". A seed of that size written as a number is read from its
+        digits; one computed (a let, an expression) is refused there, where its value is not exact."""
+        v = self.ctx.const_int(value, "the seed", minimum=0)
+        if v < 2**53:
+            return v
+        text = self._literal(value)
+        if text is None:
+            raise self.error(value.pos, f"the seed is computed as {v}, beyond 2**53, where a number is not "
+                             "exact: write the seed's digits in the run block (or give --seed N)")
+        from decimal import Decimal
+
+        d = Decimal(text)
+        if d.adjusted() >= 20 or int(d) > rules.MAX_SEED:  # (a fraction is refused above: v is whole)
+            shown = text if len(text) <= 40 else f"{text[:20]}… ({len(text)} characters)"
+            raise self.error(value.pos, f"the seed is at most 2**64 - 1 ({rules.MAX_SEED}), not {shown}")
+        if d != d.to_integral_value():
+            raise self.error(value.pos, f"the seed must be an integer of at least 0, not {text}")
+        return int(d)
+
+    def _literal(self, value: Any) -> str | None:
+        """The text of the numeric literal ``value`` in the source (``18446744073709551615``), or None when
+        ``value`` is not one (a name, an expression)."""
+        if not isinstance(value, A.Num) or value.pos is None:
+            return None
+        line = self.ctx.sources.line(value.pos.file, value.pos.line)
+        m = _LITERAL.match(line or "", value.pos.col - 1)
+        return None if m is None else m.group()
+
     def run_settings(self, item: A.RunItem | None, arrive: Any) -> ir.RunSettings:
         if item is None:
             return ir.RunSettings()
@@ -1014,10 +1050,7 @@ class Linker:
                     raise self.error(value.pos, "the warmup must be a finite number of at least 0")
                 kw["warmup"] = float(v)
             elif name == "seed":
-                kw["seed"] = ctx.const_int(value, "the seed", minimum=0)
-                if kw["seed"] > rules.MAX_SEED:
-                    raise self.error(value.pos, f"the seed is at most 2**64 - 1 ({rules.MAX_SEED}), not "
-                                     f"{kw['seed']}")
+                kw["seed"] = self.seed(value)
             elif name == "arrivals":
                 if not isinstance(arrive, (ir.Poisson, ir.Renewal)):
                     raise self.error(pos, "`arrivals` needs an open workload (`arrive poisson` or "
