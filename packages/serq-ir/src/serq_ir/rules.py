@@ -8,6 +8,7 @@ naming the statement, the time and the session). One function per rule, so the t
 from __future__ import annotations
 
 import math
+import operator
 
 #: The most members a program's pool families may have together, and likewise its stage families: each
 #: member is a runtime object with its own statistics, and a family of 10⁹ would exhaust memory before
@@ -92,6 +93,34 @@ def plain_preset(preset, lo: int = 0, hi: float = math.inf) -> bool:
                     or not lo <= sv.slot < hi:
                 return False
     return True
+
+
+def slot_given_twice(preset) -> tuple[int, int, int] | None:
+    """The first attribute slot a workload ``Preset`` gives twice in one row, as ``(row, index, slot)``
+    (``row`` -1 for its ``attrs``, else the turn's index; ``index`` the second value's place in the row),
+    or None. Rows of one value, and rows whose slots are not all integers (the walk refuses those), are
+    not looked at; the rest cost no Python call a turn (a scenario has thousands)."""
+    turns = preset.turns
+    rows = (preset.attrs, *turns) if type(turns) is list else (preset.attrs,)
+    r = -1
+    for row in rows:
+        if type(row) is list and len(row) > 1:
+            try:
+                slots = list(map(_SLOT, row))
+            except AttributeError:  # (not a value of a slot: the walk refuses it)
+                slots = ()
+            if all(map(_is_int, slots)) and len(set(slots)) != len(slots):
+                seen = set()
+                for i, k in enumerate(slots):
+                    if k in seen:
+                        return r, i, k
+                    seen.add(k)
+        r += 1
+    return None
+
+
+_SLOT = operator.attrgetter("slot")
+_is_int = int.__instancecheck__  # (C-level: no Python call a value; bool is an int too: the walk refuses it)
 
 
 #: Seeds are the integers 0 … 2**64 - 1 (the streams are seeded from 64 bits; a negative seed or a larger

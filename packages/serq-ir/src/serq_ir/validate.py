@@ -179,17 +179,11 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
             if (t is float or t is int) and not 0.0 <= at < math.inf:
                 # the run starts at 0: a session arriving before it took the clock back (samples at t < 0)
                 fail(f"{path}.at", f"a preset session arrives at a finite time at least 0, not {at!r}")
-            for where, row in ((f"{path}.attrs", obj.attrs), *((f"{path}.turns[{k}]", r) for k, r in enumerate(obj.turns))):
-                if type(row) is list and len(row) > 1:
-                    seen: set = set()
-                    for i, sv in enumerate(row):
-                        k = getattr(sv, "slot", None)
-                        if type(k) is not int:
-                            continue  # (not a slot: the walk below says so)
-                        if k in seen:  # (the last value silently won)
-                            fail(f"{where}[{i}].slot", f"attribute slot {k} is given twice in one row; give each "
-                                 "slot once")
-                        seen.add(k)
+            dup = rules.slot_given_twice(obj)
+            if dup is not None:  # (the last value silently won)
+                row, i, k = dup
+                where = f"{path}.attrs" if row < 0 else f"{path}.turns[{row}]"
+                fail(f"{where}[{i}].slot", f"attribute slot {k} is given twice in one row; give each slot once")
             if rules.plain_preset(obj, n_builtin, n_attrs):
                 return  # every value sets an attribute the program has and may write: what the walk below checks
         if isinstance(obj, Attr | Set | Choose | SlotValue):
