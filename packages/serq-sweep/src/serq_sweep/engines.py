@@ -8,6 +8,7 @@ once, so the caller keeps what had finished.
 
 from __future__ import annotations
 
+import errno
 import os
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -21,6 +22,38 @@ Task = tuple[Any, bytes, str, str, int, dict, bool]
 #: the most worker processes a sweep starts (``--workers``): each is a Python interpreter with the simulator
 #: imported, and ``--workers 100000`` forked until the machine gave out
 MAX_WORKERS = 1024
+
+
+#: the open files of this process a worker costs while the pool starts and runs (its sentinel, the pipes of
+#: its start, a share of the pool's queues: about 2 under Linux's forkserver), and those kept spare
+FILES_PER_WORKER = 3
+SPARE_FILES = 16
+
+
+def files_left() -> tuple[int, int] | None:
+    """How many more files this process may open, and its limit (``ulimit -n``); None when there is no
+    limit or it cannot be told."""
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - Windows
+        return None
+    soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        return None
+    for folder in ("/proc/self/fd", "/dev/fd"):
+        try:
+            return soft - len(os.listdir(folder)), soft
+        except OSError:
+            continue
+    return None  # pragma: no cover
+
+
+def _too_few_files(n: int, left: int, limit: int) -> UserError:
+    fit = max(0, (left - SPARE_FILES) // FILES_PER_WORKER)
+    instead = f"--workers {fit} or fewer" if fit else "--workers 0 (the runs in this process)"
+    return UserError(f"--workers {n}: {n} worker processes need about {n * FILES_PER_WORKER + SPARE_FILES} "
+                     f"open files, and this process may open {max(left, 0)} more (its limit, ulimit -n, is "
+                     f"{limit}): give {instead}, or raise the limit")
 
 
 def cores() -> int:
@@ -55,8 +88,9 @@ class LocalPool:
     than there are runs to run at once (a sweep of 3 runs under ``--workers 64`` starts 3), and more start
     (up to ``workers``) when a later batch (a capacity search's next round) has more runs."""
 
-    def __init__(self, workers: int):
+    def __init__(self, workers: int, *, chosen: bool = True):
         self.workers = workers
+        self.chosen = chosen  # the user's count (--workers), not every core: fewer is an error, not a choice
         self.name = f"{workers} local worker{'s' if workers != 1 else ''}"
         self._pool = None
         self._size = 0
@@ -79,6 +113,14 @@ class LocalPool:
             # this process is a worker being started, whose start re-ran the top level of a script that runs
             # a sweep: it would start a sweep of its own (and its workers theirs)
             raise UserError(_UNGUARDED)
+        # the workers' open files fit in this process's limit (ulimit -n: 256 on macOS): past it the pool's
+        # start failed with OSError "Too many open files" (and the forkserver's EOFError), two tracebacks
+        left = files_left()
+        if left is not None and n * FILES_PER_WORKER + SPARE_FILES > left[0]:
+            fit = (left[0] - SPARE_FILES) // FILES_PER_WORKER
+            if self.chosen or fit < 1:
+                raise _too_few_files(n, *left)
+            self.workers = n = fit  # every core by default: as many as the limit lets start (the same table)
         methods = mp.get_all_start_methods()
         ctx = mp.get_context("forkserver" if "forkserver" in methods else "spawn")
         if "forkserver" in methods:
@@ -97,7 +139,12 @@ class LocalPool:
                                 + _UNGUARDED)
             self._probed = True
 
-        self._pool = ctx.Pool(n, initializer=ignore_sigint)
+        try:
+            self._pool = ctx.Pool(n, initializer=ignore_sigint)
+        except OSError as e:
+            if e.errno not in (errno.EMFILE, errno.ENFILE) or left is None:
+                raise
+            raise _too_few_files(n, *(files_left() or left)) from None
         self._size = n
 
     def __exit__(self, exc_type, exc, tb) -> None:
@@ -237,4 +284,4 @@ def engine(workers: int | None = None, dask: Any = None, pm: Any = None):
         return Dask(dask, workers)
     if workers == 0:
         return InProcess(pm)
-    return LocalPool(workers or cores())
+    return LocalPool(workers or cores(), chosen=workers is not None)
