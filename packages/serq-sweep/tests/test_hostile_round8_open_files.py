@@ -22,7 +22,7 @@ from serq_sweep import engines
 SERQ = str(Path(sys.executable).parent / "serq")
 PROGRAM = """stage s : fifo;
 workload { arrive poisson(1); }
-session { run s (0.5); observe y = now; end; }
+session { set t0 = now; run s (0.5); observe y = now; record r { sent = t0; } end; }
 run { horizon 20; seed 1; }
 """
 
@@ -35,7 +35,8 @@ def _limited(n: int):
 
 def _sweep(tmp_path: Path, workers: int) -> subprocess.CompletedProcess:
     return subprocess.run([SERQ, "sweep", "p.sq", "--seeds", f"1..{workers}", "--workers", str(workers),
-                           "--no-progress", "-o", "t.csv"], capture_output=True, text=True, cwd=tmp_path,
+                           "--no-progress", "-o", "t.csv", "--records", "r.csv"], capture_output=True, text=True,
+                          cwd=tmp_path,
                           timeout=300, stdin=subprocess.DEVNULL, preexec_fn=_limited(64))
 
 
@@ -48,6 +49,17 @@ def test_workers_beyond_the_open_file_limit_are_one_error(tmp_path):
                            "process may open "), line
     assert "(its limit, ulimit -n, is 64): give --workers " in line and line.endswith("or raise the limit")
     assert not (tmp_path / "t.csv").exists()
+    # refused before its first run, the sweep leaves nothing beside -o: no journal (nor a records one)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["p.sq"]
+
+
+def test_a_refused_sweep_keeps_a_journal_it_did_not_make(tmp_path):
+    # a journal an earlier sweep left (runs to resume) stays, whatever this one's failure
+    (tmp_path / "p.sq").write_text(PROGRAM)
+    (tmp_path / "t.csv.journal").write_text("")
+    r = _sweep(tmp_path, 30)
+    assert r.returncode == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["p.sq", "t.csv.journal"]
 
 
 def test_workers_within_it_run(tmp_path):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import stat
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -40,17 +41,24 @@ def run_plan(plan: core.Plan, *, workers: int | None = None, dask: Any = None, o
         records.open(plan, out, inputs, fresh)
         skip = {k for k in skip if records.complete(k, done[k])}
     resumed = len(skip)
+    # a journal this call makes that no run was written to is removed when the sweep fails (refused before
+    # its first run: its workers cannot start, say): nothing is left beside -o that no run put there
+    made = out is not None and not os.path.lexists(core.journal_path(out))
+    failed = True
     try:
         if out is not None:
             journal = open_own_append(core.journal_path(out))
         with make_engine(workers, dask, plan.pm) as eng:
             done, complete = core.execute(plan, eng, done=done, journal=journal, progress=progress, desc=desc,
                                           skip=skip, records=None if records is None else records.add)
+        failed = False
     finally:
         if journal is not None:
             journal.close()
+            if failed and made:
+                _drop_if_empty(core.journal_path(out))
         if records is not None:
-            records.close()
+            records.close(failed)
     if records is not None:
         records.keep(done)
     with signals.deferred():  # a second signal cannot lose what finished
@@ -69,6 +77,14 @@ def run_plan(plan: core.Plan, *, workers: int | None = None, dask: Any = None, o
     return columns, table, complete, resumed
 
 
+def _drop_if_empty(path: str) -> None:
+    """Remove ``path`` when it is an empty regular file (a journal made and never written)."""
+    with contextlib.suppress(OSError):
+        st = os.lstat(path)
+        if stat.S_ISREG(st.st_mode) and st.st_size == 0:
+            os.unlink(path)
+
+
 class Records:
     """The records of a sweep's runs, kept in memory and, with a ``path``, written to the records tables
     there (:mod:`serq_sweep.records`; resumed with the sweep's ``--out``)."""
@@ -78,6 +94,7 @@ class Records:
         self.runs: dict[str, Any] = {}
         self.files: dict[str, str] = {}
         self._journal = None
+        self._made = False
 
     def open(self, plan: core.Plan, out: str | None, inputs: list[str], fresh: bool) -> None:
         from . import records as R
@@ -98,6 +115,7 @@ class Records:
             self.runs = R.load(self.path, plan)
         from serq.files import open_own_append
 
+        self._made = not os.path.lexists(jp)
         self._journal = open_own_append(jp)
 
     def complete(self, key: str, result: dict | None) -> bool:
@@ -119,10 +137,16 @@ class Records:
         line was lost, leaves records of a run the table does not have (it runs again on resuming)."""
         self.runs = {k: v for k, v in self.runs.items() if k in done}
 
-    def close(self) -> None:
+    def close(self, failed: bool = False) -> None:
+        """Close the journal; when the sweep ``failed``, a journal this sweep made and wrote nothing to is
+        removed."""
         if self._journal is not None:
             self._journal.close()
             self._journal = None
+            if failed and self._made:
+                from . import records as R
+
+                _drop_if_empty(R.journal_path(self.path))
 
     def write(self, complete: bool) -> None:
         if self.path is None:
