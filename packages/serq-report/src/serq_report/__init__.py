@@ -89,14 +89,9 @@ def render(report: Any, fmt: str = "text", *, pm: Any = None) -> str:
             raise UserError(f"unknown report format {fmt!r}: no plugin registers a report format (serq-report "
                             "registers text and json)")
         raise UserError(f"unknown report format {fmt!r} (known: {', '.join(sorted(registry.names()))})")
-    out = io.StringIO(newline="")
-    try:
-        reporter(report, out)
-    except BaseException as e:
-        from serq.plugins import exit_as_plugin_error, installed_plugin_manager
+    from serq.plugins import installed_plugin_manager, plugin_exits
 
-        failure = exit_as_plugin_error(pm or installed_plugin_manager(), e, f"its report format {fmt}")
-        if failure is None:
-            raise
-        raise failure from e
+    out = io.StringIO(newline="")
+    with plugin_exits(pm or installed_plugin_manager(), f"its report format {fmt}"):
+        reporter(report, out)
     return out.getvalue()

@@ -52,15 +52,10 @@ def load_program(pm: pluggy.PluginManager, path: str | Path, options: LoadOption
         raise UserError(f"{p}: unknown file type (the installed parts load: {known})")
     if (options.sets or options.defs) and matches[0] == ".ir.json":
         raise UserError(f"{p}: --set and --def apply to source programs, not to IR files")
-    try:
-        program = reg[matches[0]](p, options)
-    except BaseException as e:
-        from .plugins import exit_as_plugin_error
+    from .plugins import plugin_exits
 
-        failure = exit_as_plugin_error(pm, e, f"its loader for {matches[0]} files")
-        if failure is None:
-            raise
-        raise failure from e
+    with plugin_exits(pm, f"its loader for {matches[0]} files"):
+        program = reg[matches[0]](p, options)
     try:
         from serq_ir.nodes import Program
     except ImportError:  # pragma: no cover - no IR installed: nothing to hold a loader's program to

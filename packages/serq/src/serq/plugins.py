@@ -12,13 +12,15 @@ start-up. It keeps ``importlib.metadata``'s rules and falls back to it for any p
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import pluggy
 
+from . import extensions as _extensions
 from . import hookspecs
 from .errors import PluginError, printable
 
@@ -530,6 +532,13 @@ def _without_ids(text: str, plugin: Any, name: str) -> str:
     return text.replace(str(id(plugin)), name)
 
 
+def _origin(dist: Any) -> str:
+    """`` (from DIST VERSION)`` of a plugin's distribution in a message (nothing without one)."""
+    project = getattr(dist, "project_name", None) if dist is not None else None
+    version = getattr(dist, "version", None) if dist is not None else None
+    return f" (from {project} {version})" if project and version else f" (from {project})" if project else ""
+
+
 def _failed_plugin(name: str, dist: Any, what: str, exc: BaseException | None, where: bool = True,
                    at: tuple[str, int] | None = None, reason: str | None = None) -> str:
     """The one message of a plugin that failed (to load, in a hook, in what it registered): which plugin
@@ -537,9 +546,8 @@ def _failed_plugin(name: str, dist: Any, what: str, exc: BaseException | None, w
     the line of code that raised it: the innermost of its traceback that is not serQ's own
     (:func:`raising_line`), or ``at``, ``(file, line)``; or
     ``reason`` instead of an exception), and how to run without it."""
+    origin = _origin(dist)
     project = getattr(dist, "project_name", None) if dist is not None else None
-    version = getattr(dist, "version", None) if dist is not None else None
-    origin = f" (from {project} {version})" if project and version else f" (from {project})" if project else ""
     if reason is None:
         reason = f"{type(exc).__name__}: {exc}" if where else str(exc)
     reason = printable(" ".join(reason.split()))
@@ -617,6 +625,31 @@ def _third_party_modules(pm: pluggy.PluginManager) -> tuple[dict[str, Any], dict
     return exact, top
 
 
+def _plugin_frames(exact: dict[str, Any], top: dict[str, Any], exc: BaseException) -> tuple[Any, Any]:
+    """The innermost frame of ``exc``'s traceback in a third-party plugin's module (``exact``, ``top``:
+    :func:`_third_party_modules`), as ``(plugin, frame, line)``, and the innermost frame of a method a
+    plugin's class inherits from serQ's (``self`` is the plugin's object), as ``(plugin, frame, line,
+    class)``; each ``None`` when there is none."""
+    import traceback
+
+    found = inherited = None
+    for frame, lineno in traceback.walk_tb(exc.__traceback__):
+        mod = frame.f_globals.get("__name__")
+        if not isinstance(mod, str):
+            continue
+        owner = exact.get(mod) or top.get(mod.partition(".")[0])
+        if owner is not None:
+            found = (owner, frame, lineno)
+            continue
+        code = frame.f_code
+        if code.co_argcount and code.co_varnames[0] == "self":
+            cls = type(frame.f_locals.get("self"))
+            owner = exact.get(cls.__module__) or top.get(cls.__module__.partition(".")[0])
+            if owner is not None:
+                inherited = (owner, frame, lineno, cls)
+    return found, inherited
+
+
 def plugin_failure(pm: pluggy.PluginManager | None, exc: BaseException, during: str | None = None) -> str | None:
     """The one message of an exception raised in a third-party plugin's code, or ``None`` when no code of
     a plugin of ``pm`` is on its traceback (a bug of serQ's: it keeps its traceback).
@@ -629,27 +662,10 @@ def plugin_failure(pm: pluggy.PluginManager | None, exc: BaseException, during: 
     FUNCTION[ during DURING]: TYPE: MESSAGE at FILE:LINE``."""
     if pm is None or exc.__traceback__ is None:
         return None
-    import traceback
-
     exact, top = _third_party_modules(pm)
     if not exact:
         return None
-    found = None
-    inherited = None  # the innermost frame of a method a plugin's class inherits from serQ's (self is its)
-    for frame, lineno in traceback.walk_tb(exc.__traceback__):
-        mod = frame.f_globals.get("__name__")
-        if not isinstance(mod, str):
-            continue
-        owner = exact.get(mod) or top.get(mod.partition(".")[0])
-        if owner is not None:
-            found = (owner, frame, lineno)
-        else:
-            code = frame.f_code
-            if code.co_argcount and code.co_varnames[0] == "self":
-                cls = type(frame.f_locals.get("self"))
-                owner = exact.get(cls.__module__) or top.get(cls.__module__.partition(".")[0])
-                if owner is not None:
-                    inherited = (owner, frame, lineno, cls)
+    found, inherited = _plugin_frames(exact, top, exc)
     if found is None and inherited is not None:
         # no line of the plugin's raised, but a method its class inherits did (a stage kind subclassing a
         # built-in one, constructed with a node of another kind): the plugin's object failed, at serQ's line
@@ -673,23 +689,15 @@ def plugin_at(pm: pluggy.PluginManager | None, exc: BaseException) -> str | None
     frame of its traceback in a plugin's module; ``None`` when no plugin's code was running."""
     if pm is None or exc.__traceback__ is None:
         return None
-    import traceback
-
     exact, top = _third_party_modules(pm)
-    found = None
-    for frame, lineno in traceback.walk_tb(exc.__traceback__):
-        mod = frame.f_globals.get("__name__")
-        if isinstance(mod, str):
-            owner = exact.get(mod) or top.get(mod.partition(".")[0])
-            if owner is not None:
-                found = (owner, frame.f_code, lineno)
+    found, _inherited = _plugin_frames(exact, top, exc)
     if found is None:
         return None
-    owner, code, lineno = found
-    dist = plugin_distribution(pm, owner)
-    origin = f" (from {dist.project_name} {dist.version})" if dist is not None else ""
+    owner, frame, lineno = found
+    code = frame.f_code
     func = getattr(code, "co_qualname", code.co_name)
-    return printable(f"plugin {plugin_name(pm, owner)!r}{origin}: {func} at {code.co_filename}:{lineno}")
+    return printable(f"plugin {plugin_name(pm, owner)!r}{_origin(plugin_distribution(pm, owner))}: {func} at "
+                     f"{code.co_filename}:{lineno}")
 
 
 def exit_as_plugin_error(pm: pluggy.PluginManager | None, exc: BaseException, during: str) -> PluginError | None:
@@ -703,6 +711,20 @@ def exit_as_plugin_error(pm: pluggy.PluginManager | None, exc: BaseException, du
         return None
     msg = plugin_failure(pm, exc, during)
     return PluginError(msg) if msg is not None else None
+
+
+@contextlib.contextmanager
+def plugin_exits(pm: pluggy.PluginManager | None, during: str) -> Iterator[None]:
+    """Around serQ's call of an object a plugin registered (a loader, a report format, a sugar layer's
+    builders and rewrite): a ``sys.exit()`` or BaseException of the plugin's is raised as the
+    :class:`PluginError` naming it (:func:`exit_as_plugin_error`); anything else as it is."""
+    try:
+        yield
+    except BaseException as e:
+        failure = exit_as_plugin_error(pm, e, during)
+        if failure is None:
+            raise
+        raise failure from e
 
 
 def _named_failure(pm: pluggy.PluginManager, exc: BaseException, plugins: dict[str, Any],
@@ -1018,14 +1040,12 @@ def _returned_failure(pm: pluggy.PluginManager, impls: list[Any], kwargs: dict[s
 
 #: the register hooks of serQ's parts, what ``serq plugins`` calls what each registers, and the form of
 #: their ``register`` (``None``: ``register(name, object)``; else the name of ``register(object)``)
+#: (the extension points a program names come from :mod:`serq.extensions`, their one list)
 REGISTER_HOOKS: dict[str, tuple[str, str, Callable[[Any], str] | None]] = {
     "serq_register_commands": ("commands", "command", lambda c: c.name),
     "serq_register_loaders": ("loaders", "loader for", None),
     "serq_frontend_register_sugar": ("sugar layers", "sugar layer", lambda layer: layer.name),
-    "serq_sim_register_stage_kinds": ("stage kinds", "stage kind", None),
-    "serq_sim_register_eviction_orders": ("eviction orders", "eviction order", None),
-    "serq_sim_register_preemption_policies": ("preemption policies", "preemption policy", None),
-    "serq_sim_register_share_policies": ("share policies", "share policy", None),
+    **{hook: (_extensions.PLURAL[point], point, None) for point, hook in _extensions.HOOKS.items()},
     "serq_report_register_formats": ("report formats", "report format", None),
 }
 
