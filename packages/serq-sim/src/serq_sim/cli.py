@@ -190,17 +190,12 @@ def run_command(pm, file, sets, defs, seed, horizon, warmup, arrivals, trace, as
             raise UserError(f"--slo: {e}") from None
     with signals.deferred():  # a signal now would lose the report: it is written first
         buf = io.StringIO()
-        try:
-            reporters[fmt](report, buf)
-        except BaseException as e:
-            from serq.plugins import exit_as_plugin_error
+        from serq.plugins import plugin_exits
 
-            failure = exit_as_plugin_error(pm, e, f"its report format {fmt}")
-            if failure is None:
-                raise
-            raise failure from e
+        with plugin_exits(pm, f"its report format {fmt}"):
+            reporters[fmt](report, buf)
         text = buf.getvalue()
-        if made:
+        if dump is not None:
             os.makedirs(dump, exist_ok=True)  # (what the dump does first) for the outputs written into it
         if output:
             write_atomic(output, text, inputs=inputs)
@@ -226,18 +221,12 @@ def run_command(pm, file, sets, defs, seed, horizon, warmup, arrivals, trace, as
 def _dump_folders(dump: str, gauges: bool) -> set[str]:
     """The folders ``--dump DIR`` makes (absolute): DIR, its ``gauge`` folder when the program has gauges, and
     each parent of DIR that does not exist."""
-    made = set()
     folder = os.path.abspath(dump)
-    if gauges:
-        made.add(os.path.join(folder, "gauge"))
-    while not os.path.isdir(folder):
-        made.add(folder)
-        parent = os.path.dirname(folder)
-        if parent == folder:
-            break
-        folder = parent
-    if os.path.isdir(os.path.abspath(dump)):
-        made.add(os.path.abspath(dump))
+    made = {folder, os.path.join(folder, "gauge")} if gauges else {folder}
+    parent = os.path.dirname(folder)
+    while not os.path.isdir(parent) and parent != os.path.dirname(parent):
+        made.add(parent)
+        parent = os.path.dirname(parent)
     return made
 
 
