@@ -618,3 +618,8 @@ class FlowNetwork:
             for st in j.stages[1:]:
                 self.sim.stage_stats(st, j)
             self.sim.job_done(j.stages[0], j)
+
+    def detach(self, job: Job) -> None:
+        """A flow whose session leaves it unfinished (a preemption victim): the stage contract's
+        ``detach``, which a run over several stages reaches through ``job.stage``, the network."""
+        self.remove(job)

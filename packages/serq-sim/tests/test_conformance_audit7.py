@@ -1,0 +1,101 @@
+"""A seventh conformance audit, of the rules pool-reference.txt and program-reference.txt state about pools
+and program items (those of language.txt's dialect: `preempt by … requeue`, `reserve held`, `queue by`
+keys reading `waited`, `run { arrivals }`, the pool options' defaults), on the sentences the earlier rounds
+(test_conformance_hand.py, _more, _sem, _pd, _audit … _audit6) leave out or touch only in passing:
+
+(a) what a preemption victim's job does at a stage that is no step engine: it leaves a fifo stage (the
+    next job there starts), a ps stage and a flow over several stages (the others' rates go up);
+(b) the pool-reference's own examples and keys: the priority lanes of `queue by` with `waited`, keys that
+    read the waiting session's own prefix, a spill predicate that is non-zero but not 1;
+(c) the options' defaults: a pool with no option, and amounts without `block`.
+
+Each program is small and deterministic and its outcome is worked out by hand in the docstring; `run`
+runs it on the tier serQ picks and on the general engine (SERQ_SIM_TIER=general) and requires
+byte-identical reports."""
+
+from __future__ import annotations
+
+from conform import pool, run, stage
+
+
+def at(samples):
+    return [(s, t) for s, t, _ in samples]
+
+
+# --- (a) a victim's job leaves its stage ---------------------------------------------------------------------
+
+
+def test_a_victim_leaves_a_fifo_stage_and_the_next_job_starts(monkeypatch):
+    """pool-reference `preempt`: "The victim leaves its stage, releases its hold and caches its computed
+    prefix. It re-enters the hold's first pool's queue to execute the hold again".
+
+    m (cap 4, lifo). s0 holds 1 at 0, s1 holds 1 at 0 (admitted second: the last admitted) and runs f (4)
+    on the fifo(1) stage f from 0. s2 joins f at 0.5 and waits behind s1. At 1 s0 grows 3: 2 + 3 > 4, so
+    s1 is the victim: its job leaves f, where s2 starts at once (done at 3, not 5); s0's growth fits (4).
+    s1 waits at the head of m's queue until s0 releases at 2, is admitted again (a1 at 0 and 2), joins f
+    behind s2 and runs [3, 7). f: completions 2 (the aborted job is none), waits 0.5 (s2) and 1 (s1):
+    0.75; service (2 + 4) / 2 = 3; present 1 on [0, 0.5), 2 on [0.5, 1), 1 on [1, 2), 2 on [2, 3), 1 on
+    [3, 7): 8.5 / 100; busy on [0, 7): 0.07. m: used 2 on [0, 1), 4 on [1, 2), 1 on [2, 7): 0.11;
+    admissions 3, waits 0, 0, 1."""
+    r, o = run("""
+pool m { cap 4; preempt lifo; }
+stage f : fifo(1);
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  branch (serial == 0) { hold m (1) { run d (1); grow m (3); observe g = now; run d (1); } }
+  else { branch (serial == 1) { hold m (1) { observe a1 = now; run f (4); observe f1 = now; } }
+  else { run d (0.5); run f (2); observe f2 = now; } }
+}
+run { horizon 100; }
+""", monkeypatch)
+    assert at(o["g"]) == [(0, 1.0)]
+    assert at(o["a1"]) == [(1, 0.0), (1, 2.0)]
+    assert at(o["f2"]) == [(2, 3.0)]
+    assert at(o["f1"]) == [(1, 7.0)]
+    f = stage(r, "f")
+    assert (f.completions, f.wait, f.service, f.present, f.utilisation) == (2, 0.75, 3.0, 0.085, 0.07)
+    m = pool(r, "m")
+    assert (m.preemptions, m.admissions, m.used, m.holders) == (1, 3, 0.11, 0.08)
+
+
+def test_a_victims_flow_leaves_its_stages_and_the_others_rates_go_up(monkeypatch):
+    """pool-reference `preempt`: "The victim leaves its stage"; language.txt §3 Stages: "run a, b (w) is one
+    job that holds a and b from its start to its end: a flow … share maxmin is max-min fair: every flow's
+    rate rises together until a stage fills". A victim whose job is a flow leaves every stage of it, and
+    the rates are recomputed. (A victim in a flow was a Python AttributeError: the network the flow's job
+    stands at had no `detach`.)
+
+    p ps(2), a ps(2), b ps(1), maxmin. At 0: s1 runs p (3), s2 a, b (3), s3 (holding m, admitted after s0)
+    p, b (4). b fills first, at 0.5 each for s2 and s3; s1 then rises to 1.5 on p. At 1 s0 grows 3 on m
+    (cap 4, lifo): 2 + 3 > 4, s3 is the victim and leaves p and b (it did 0.5 of 4, lost). Then s1 runs at
+    2 on p alone (1.5 left: done at 1.75) and s2 at 1 (b alone; 2.5 left: done at 3.5). s0 runs d (10) to
+    11, releases, and s3 is admitted again at 11: p, b (4) at 1 (b), done at 15. Stage p: present s1 on
+    [0, 1.75), s3 on [0, 1) and [11, 15): 6.75 / 100; carried/φ 2/2 on [0, 1.75), 1/2 on [11, 15): 3.75 /
+    100; 2 completions of service (1.75 + 4) / 2. Stage b: present 3.5 + 1 + 4 = 8.5, carried 1 on [0,
+    3.5) and [11, 15): 0.075."""
+    r, o = run("""
+pool m { cap 4; preempt lifo; }
+stage p : ps(2);
+stage a : ps(2);
+stage b : ps(1);
+stage d : delay;
+share maxmin;
+workload { arrive batch(4); }
+session {
+  branch (serial == 0) { hold m (1) { run d (1); grow m (3); observe g = now; run d (10); } }
+  branch (serial == 1) { run p (3); observe p1 = now; }
+  branch (serial == 2) { run a, b (3); observe ab = now; }
+  branch (serial == 3) { hold m (1) { observe a3 = now; run p, b (4); observe f3 = now; } }
+}
+run { horizon 100; }
+""", monkeypatch)
+    assert at(o["g"]) == [(0, 1.0)]
+    assert at(o["p1"]) == [(1, 1.75)]
+    assert at(o["ab"]) == [(2, 3.5)]
+    assert at(o["a3"]) == [(3, 0.0), (3, 11.0)]
+    assert at(o["f3"]) == [(3, 15.0)]
+    p, b = stage(r, "p"), stage(r, "b")
+    assert (p.completions, p.service, p.present, p.utilisation) == (2, 2.875, 0.0675, 0.0375)
+    assert (b.completions, b.present, b.utilisation) == (2, 0.085, 0.075)
+    assert pool(r, "m").preemptions == 1
