@@ -99,3 +99,123 @@ run { horizon 100; }
     assert (p.completions, p.service, p.present, p.utilisation) == (2, 2.875, 0.0675, 0.0375)
     assert (b.completions, b.present, b.utilisation) == (2, 0.085, 0.075)
     assert pool(r, "m").preemptions == 1
+
+
+# --- (b) the pool-reference's examples and keys ----------------------------------------------------------------
+
+LANES = """
+pool m { cap 1; queue by (immediate ? 0 : prompt > 128 && waited >= 3 ? 1 : prompt <= 128 ? 2 : 3,
+                          serial); }
+stage d : delay;
+workload { arrive batch(6); }
+session {
+  set immediate = serial == 5;
+  set prompt = serial == 1 || serial == 4 ? 100 : 200;
+  run d (serial == 0 ? 0 : serial == 1 ? 1.5 : serial == 2 ? 1 : serial == 3 ? 2.5 : serial == 4 ? 3 : 5.5);
+  hold m (1) { observe a = now; run d (2); }
+}
+run { horizon 100; }
+"""
+
+
+def test_the_priority_lanes_of_queue_by_with_waited(monkeypatch):
+    """pool-reference `queue`, its example: "For priority lanes with a three-second aging threshold: queue by
+    (immediate ? 0 : prompt > 128 && waited >= 3 ? 1 : prompt <= 128 ? 2 : 3, serial); This admits immediate
+    requests, then aged long requests, then short requests, then other long requests." And "waited supplies
+    seconds since the current hold entered the queue"; "Selection occurs at admission attempts".
+
+    cap 1, each hold lasts 2, so the attempts that can admit are the releases at 2, 4, 6, 8, 10. Joins: s0
+    (long) at 0, admitted at once; s2 (long) at 1, s1 (short) at 1.5, s3 (long) at 2.5, s4 (short) at 3, s5
+    (long, immediate) at 5.5. At 2: s2 waited 1 (lane 3), s1 lane 2: s1. At 4: s2 waited exactly 3 (lane
+    1, aged), s3 waited 1.5 (lane 3), s4 lane 2: s2. At 6: s5 lane 0, s3 waited 3.5 (lane 1), s4 lane 2:
+    s5. At 8: s3 (lane 1) before s4 (lane 2). At 10: s4. (FIFO would be s0, s2, s1, s3, s4, s5.)"""
+    _, o = run(LANES, monkeypatch)
+    assert at(o["a"]) == [(0, 0.0), (1, 2.0), (2, 4.0), (5, 6.0), (3, 8.0), (4, 10.0)]
+
+
+def test_a_queue_key_reads_each_waiting_sessions_own_prefix(monkeypatch):
+    """pool-reference `queue`: "by reevaluates keys for every waiting hold before each admission attempt";
+    "Keys may read visible session attributes, now and pool/stage queries". `cachedin(kv)` is the waiting
+    hold's session's own prefix (language.md), so `queue by (-cachedin(kv), serial)` admits the longest
+    cached prefix first.
+
+    cap 20. s1 caches 2 and s2 caches 3 by 0.5 (holds of 2 and 3 with cache); s0 holds 15 on [1, 4) (15 +
+    5 cached fit). s1, s2, s3 (nothing cached) join at 2 asking 12, which fits one at a time, for 1 each.
+    The second holds have no cache clause, so they leave the prefixes where they are. At 4: keys -2, -3,
+    0: s2; at 5: s1 (-2 < 0); at 6: s3. (FIFO would be s1, s2, s3.)"""
+    _, o = run("""
+pool kv { cap 20; queue by (-cachedin(kv), serial); }
+stage d : delay;
+workload { arrive batch(4); }
+session {
+  branch (serial == 0) { run d (1); hold kv (15) { run d (3); } }
+  else {
+    branch (serial < 3) { hold kv (serial + 1) { run d (0.5); } cache (serial + 1); }
+    run d (2); hold kv (12) { observe a = now; run d (1); }
+  }
+}
+run { horizon 100; }
+""", monkeypatch)
+    assert at(o["a"]) == [(2, 4.0), (1, 5.0), (3, 6.0)]
+
+
+SPILL_WHEN = """
+pool kv { cap 4; spill t via l (0) when (PRED); }
+pool t { cap 100; }
+stage l : delay;
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) { hold kv (U) { run d (1); } cache (U); run d (2); observe c = cachedin(t); }
+  else { run d (1.5); hold kv (4) { run d (1); } }
+}
+run { horizon 100; }
+"""
+
+
+def test_a_spill_predicate_spills_when_it_is_non_zero(monkeypatch):
+    """pool-reference `spill`: pred "The prefix is spilled when this is non-zero. May read `size`." Not only
+    1: any value other than 0, a negative one and NaN included (language.md: NaN is not zero, so it is
+    true); a write of no work lands at once.
+
+    s0 caches U units of kv (cap 4) at 1; s1's hold of 4 at 1.5 evicts that whole entry (no block): `size`
+    is U. `when (size - 2)`: U = 4 gives 2, spilled (s0 reads 4 in t at 3); U = 2 gives 0, not spilled (0);
+    U = 1 gives -1, spilled (1). `when (size % 0)` is NaN: U = 3 is spilled (3)."""
+    for u, pred, spilled in ((4, "size - 2", 4.0), (2, "size - 2", 0.0), (1, "size - 2", 1.0),
+                             (3, "size % 0", 3.0)):
+        r, o = run(SPILL_WHEN.replace("PRED", pred).replace("(U)", f"({u})"), monkeypatch)
+        assert o["c"] == [(0, 3.0, spilled)], (u, pred)
+        kv = pool(r, "kv")
+        assert (kv.evicted_entries, kv.evicted_units, kv.spills) == (1, u, 1 if spilled else 0)
+
+
+# --- (c) the options' defaults ------------------------------------------------------------------------------
+
+
+def test_without_block_amounts_are_not_rounded(monkeypatch):
+    """pool-reference `Pool`: "Every option is optional"; `block` "allocation and caching granularity",
+    default none: without it an amount is allocated and cached as it is, a fraction included, and an
+    entry is evicted whole ("Eviction is per entry, or per block from the tail of the entry when the pool
+    has block b", language.txt §3); `evict` defaults to lru ("release time, then release order").
+
+    cap 5. s0 and s1 hold 2.5 each at 0 (5 used: both read 5) and cache 1.7 at 1 (min(1.7, 2.5), not
+    rounded), s0's run ending first. s2 asks 3 (2.5 + 3 > 5 after s0's release alone), so it is admitted
+    after s1's release: 3 + 3.4 cached > 5, and the lru entry goes, s0's (the same release time, released
+    first), whole: 1.7 evicted, s1's stays. s2 reads 3 used and caches min(1.7, 3) at 2."""
+    r, o = run("""
+pool kv { cap 5; }
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  hold kv (serial == 2 ? 3 : 2.5) { observe u = used(kv); run d (1); } cache (1.7);
+  observe c = cachedin(kv);
+  run d (5);
+  observe e = cachedin(kv);
+}
+run { horizon 100; }
+""", monkeypatch)
+    assert o["u"] == [(0, 0.0, 5.0), (1, 0.0, 5.0), (2, 1.0, 3.0)]
+    assert o["c"] == [(0, 1.0, 1.7), (1, 1.0, 1.7), (2, 2.0, 1.7)]
+    assert o["e"] == [(0, 6.0, 0.0), (1, 6.0, 1.7), (2, 7.0, 1.7)]
+    kv = pool(r, "kv")
+    assert (kv.evicted_entries, kv.evicted_units) == (1, 1.7)
