@@ -32,6 +32,11 @@ def registries(pm=None) -> Registries:
     )
 
 
+def _shown(v) -> str:
+    """``repr(v)``, but for an int of a thousand digits, which is not quoted whole."""
+    return f"an integer of {v.bit_length()} bits" if isinstance(v, int) and v.bit_length() > 64 else repr(v)
+
+
 def _check_run_args(program, horizon, warmup, arrivals, trace) -> None:
     """Refuse, before anything is built, what ``run``'s arguments cannot be (as the command line refuses its
     flags): a wrong type was an AttributeError or a float() error deep in the set-up, a negative warmup or
@@ -50,13 +55,10 @@ def _check_run_args(program, horizon, warmup, arrivals, trace) -> None:
         x = real_number(v)  # the doubles (serq.numbers.real)
         return math.nan if x is None else x
 
-    def shown(v) -> str:  # an int of a thousand digits is not quoted whole
-        return f"an integer of {v.bit_length()} bits" if isinstance(v, int) and v.bit_length() > 64 else repr(v)
-
     if horizon is not None and not real(horizon) > 0:
-        raise ValueError(f"horizon must be a positive number (inf: until no event is left), not {shown(horizon)}")
+        raise ValueError(f"horizon must be a positive number (inf: until no event is left), not {_shown(horizon)}")
     if warmup is not None and not 0 <= real(warmup) < math.inf:
-        raise ValueError(f"warmup must be a finite number at least 0, not {shown(warmup)}")
+        raise ValueError(f"warmup must be a finite number at least 0, not {_shown(warmup)}")
     if arrivals is not None and (isinstance(arrivals, bool) or not isinstance(arrivals, numbers.Integral)
                                  or arrivals < 1):
         raise ValueError(f"arrivals must be a positive integer, not {arrivals!r}")
@@ -64,6 +66,32 @@ def _check_run_args(program, horizon, warmup, arrivals, trace) -> None:
         raise TypeError(f"trace must be a path (str or os.PathLike), not {type(trace).__name__}")
     if trace is not None and not os.fspath(trace):
         raise ValueError("trace must name a file, not the empty path (None: the workload's own trace)")
+
+
+def run_limits(*, max_events: Any = None, max_wall: Any = None, max_samples: Any = None) -> dict[str, Any]:
+    """The bounds of a run that are given (not None), checked and made plain numbers: ``max_events`` and
+    ``max_samples`` an ``int`` from any positive Integral (numpy's ``int64`` too, as ``arrivals`` and
+    ``seed`` take), ``max_wall`` a ``float`` from a positive, finite real. What is none of these is a
+    ValueError naming it. :func:`run` and a sweep's plan (serq_sweep) check them here: a numpy integer
+    was refused by ``run`` and, in a sweep, was a TypeError of the JSON that keys its runs."""
+    import math
+    import numbers
+
+    from serq.numbers import real
+
+    out: dict[str, Any] = {}
+    for name, v in (("max_events", max_events), ("max_samples", max_samples)):
+        if v is None:
+            continue
+        if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1:
+            raise ValueError(f"{name} must be a positive integer, not {_shown(v)}")
+        out[name] = int(v)
+    if max_wall is not None:
+        wall = real(max_wall)  # None for what is no real number, or an int beyond the doubles
+        if wall is None or not 0 < wall < math.inf:
+            raise ValueError(f"max_wall must be a positive, finite number of seconds, not {_shown(max_wall)}")
+        out["max_wall"] = wall
+    return {k: out[k] for k in ("max_wall", "max_events", "max_samples") if k in out}
 
 
 def run(program, *, seed: int | None = None, horizon: float | None = None, warmup: float | None = None,
@@ -90,16 +118,8 @@ def run(program, *, seed: int | None = None, horizon: float | None = None, warmu
     in the fast tier whenever an observe's buffers grow, so a run may hold somewhat more). A run that runs
     out of memory (``MemoryError``) stops likewise, ``"memory"``, if its report can still be made.
     """
-    if max_events is not None and (isinstance(max_events, bool) or not isinstance(max_events, int)
-                                   or max_events < 1):
-        raise ValueError(f"max_events must be a positive integer, not {max_events!r}")
-    if max_samples is not None and (isinstance(max_samples, bool) or not isinstance(max_samples, int)
-                                    or max_samples < 1):
-        raise ValueError(f"max_samples must be a positive integer, not {max_samples!r}")
-    if max_wall is not None:
-        if isinstance(max_wall, bool) or not isinstance(max_wall, (int, float)) or not 0 < max_wall < float("inf"):
-            raise ValueError(f"max_wall must be a positive, finite number of seconds, not {max_wall!r}")
-        max_wall = float(max_wall)
+    bounds = run_limits(max_events=max_events, max_wall=max_wall, max_samples=max_samples)
+    max_events, max_wall, max_samples = (bounds.get(k) for k in ("max_events", "max_wall", "max_samples"))
     _check_run_args(program, horizon, warmup, arrivals, trace)
     from serq_ir.validate import validate
 

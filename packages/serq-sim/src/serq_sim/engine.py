@@ -110,16 +110,17 @@ class Simulation:
             # a program without a horizon runs until no event is left (serq run refuses it)
             self.horizon = INF if rs.horizon is None else num(rs.horizon)
         self.warmup = float(rs.warmup if warmup is None else warmup)
-        self.arr_limit = rs.arrivals if arrivals is None else arrivals
+        # an int, whatever Integral the caller gave (numpy's int64): the fast tier writes it into its source
+        self.arr_limit = rs.arrivals if arrivals is None else int(arrivals)
         self.check = check_invariants
         self.progress = progress
         #: the user's bounds (``serq run --max-events/--max-wall``): the run stops with a partial report
-        self.max_events = max_events
+        self.max_events = None if max_events is None else int(max_events)
         self.max_wall = max_wall
         #: at most this many samples (observes' and gauges' change points) are held: a run that holds more
         #: stops with its partial report (checked at the bounds ticks and when the fast tier grows its
         #: buffers), instead of running out of memory
-        self.max_samples = DEFAULT_MAX_SAMPLES if max_samples is None else max_samples
+        self.max_samples = DEFAULT_MAX_SAMPLES if max_samples is None else int(max_samples)
         self.t_wall0 = self.t_shown = _time.monotonic()
         self.show_progress = False
         #: under a memory limit, what stops the run while it can still make its report (memguard.py)

@@ -1215,7 +1215,7 @@ class _Gen(Compiler):
         a("    status = 0")
         a(f"    warm = {sim.warmup <= 0}")
         a(f"    horizon = {_flt(sim.horizon)}")
-        a(f"    limit = {sim.arr_limit!r}")
+        a(f"    limit = {None if sim.arr_limit is None else int(sim.arr_limit)}")  # int's text (docs/security.md)
         for f, node in enumerate(p.stages):
             k = self.fam_kind[f]
             for field in _FIELDS[k]:

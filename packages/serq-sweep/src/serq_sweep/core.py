@@ -165,6 +165,25 @@ def program_names(labels: Sequence[str]) -> None:
                             "each of its programs as text; rename it")
 
 
+def run_limits(*, max_wall: Any = None, max_events: Any = None, max_samples: Any = None) -> dict[str, Any]:
+    """The bounds each run of a sweep is given, checked and made plain numbers before any point compiles, by
+    ``serq_sim.run``'s own rule (serq_sim.api.run_limits); a wrong one is one UserError. A numpy integer
+    (``max_events=np.int64(5)``) was a TypeError of the JSON that keys the runs, after every point had
+    compiled. A whole ``max_wall`` stays an int: the key of a run (and so what a table resumes) is as
+    before."""
+    import numbers
+
+    from serq_sim.api import run_limits as checked
+
+    try:
+        limits = checked(max_wall=max_wall, max_events=max_events, max_samples=max_samples)
+    except ValueError as e:
+        raise UserError(str(e)) from None
+    if isinstance(max_wall, numbers.Integral):
+        limits["max_wall"] = int(max_wall)
+    return limits
+
+
 def plan(files: Sequence[str], *, sets: Mapping[str, Any] | None = None, defs: Mapping[str, Any] | None = None,
          zip: Sequence[Sequence[str]] = (), seeds: Any = (1,), horizon: float | None = None,  # noqa: A002
          warmup: float | None = None, arrivals: int | None = None, max_wall: float | None = None,
@@ -209,8 +228,7 @@ def plan(files: Sequence[str], *, sets: Mapping[str, Any] | None = None, defs: M
         seen.add(a.name)
     seed_list = seeds_given(seeds)
     overrides = {"horizon": horizon, "warmup": warmup, "arrivals": arrivals}
-    limits = {k: v for k, v in (("max_wall", max_wall), ("max_events", max_events),
-                                ("max_samples", max_samples)) if v is not None}
+    limits = run_limits(max_wall=max_wall, max_events=max_events, max_samples=max_samples)
     by_label = dict(zip_(axes[0].values, files)) if len(files) > 1 else {}
     grid = points(axes, zip, repeat=repeat)  # (repeat: a point given twice, as serq compare's A/A arms)
     if len(grid) * len(seed_list) > MAX_POINTS:  # refused before a point is compiled: each run is a task held

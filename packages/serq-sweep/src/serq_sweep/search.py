@@ -161,7 +161,7 @@ def find(program: str | Sequence[str], conditions: str | Sequence[str], over: tu
     axes += set_axes(sets or {}) + def_axes(defs or {})
     others = points(axes)
     overrides = {"horizon": horizon, "warmup": warmup, "arrivals": arrivals}
-    limits = {k: v for k, v in (("max_wall", max_wall), ("max_events", max_events)) if v is not None}
+    limits = core.run_limits(max_wall=max_wall, max_events=max_events)
     searches = [_Search(i, p, lo, hi, grid, tol) for i, p in enumerate(others)]
     figures: list[str] | None = None
     import hashlib
