@@ -15,7 +15,7 @@ byte-identical reports."""
 
 from __future__ import annotations
 
-from conform import pool, run, stage
+from conform import close, pool, run, stage
 
 
 def at(samples):
@@ -219,3 +219,73 @@ run { horizon 100; }
     assert o["e"] == [(0, 6.0, 0.0), (1, 6.0, 1.7), (2, 7.0, 1.7)]
     kv = pool(r, "kv")
     assert (kv.evicted_entries, kv.evicted_units) == (1, 1.7)
+
+
+# --- (d) program items ---------------------------------------------------------------------------------------
+
+STREAMS = """
+stage d : delay;
+workload { arrive poisson(1); trace "t.csv"; init { INIT set w = ~uniform(0, 1); } }
+session { turn; SESSION observe n = new; observe w = w; observe s = ~uniform(0, 1); run d (1); }
+run { horizon 8; seed 3; }
+"""
+
+
+def test_arrivals_the_workload_the_session_and_trace_sampling_draw_from_their_own_streams(monkeypatch,
+                                                                                          tmp_path):
+    """program-reference `run`: seed is the "Seed of the random streams. Arrivals, the workload, the session,
+    eviction and trace sampling each draw from their own." So one more draw in `init` (the workload's
+    stream) moves no arrival, no trace session sampled (without `ordered`, each arrival replays a trace
+    session drawn for it) and no draw of the session block, and one more draw in the session block moves
+    none of the others: each stream's sequence is the same whatever the others draw. The trace's session
+    i has new = i + 1, so `new` names the session sampled."""
+    (tmp_path / "t.csv").write_text("session,turn,new,out,think,forced\n"
+                                    + "".join(f"{i},0,{i + 1},1,0,0\n" for i in range(20)))
+    got = {}
+    for init in ("", "set y = ~exp(1);"):
+        for session in ("", "set z = ~exp(1);"):
+            path = tmp_path / f"p{len(got)}.sq"
+            path.write_text(STREAMS.replace("INIT", init).replace("SESSION", session))
+            _, o = run("", monkeypatch, path=path)
+            got[bool(init), bool(session)] = {k: [(s, t, v) for s, t, v in o[k]] for k in ("n", "w", "s")}
+    base = got[False, False]
+    assert len(base["n"]) >= 5 and len({v for _, _, v in base["n"]}) >= 3  # arrivals, several sessions drawn
+    for (init, session), obs in got.items():
+        assert obs["n"] == base["n"]  # the arrival times, the sessions, the trace sessions sampled
+        assert (obs["w"] == base["w"]) == (not init)  # the workload's stream moves with init's draws only
+        assert (obs["s"] == base["s"]) == (not session)  # the session's with the session block's only
+        assert obs["w"] == got[init, False]["w"] and obs["s"] == got[False, session]["s"]
+
+
+def test_a_grow_adds_its_amount_rounded_to_blocks_to_the_allocation(monkeypatch):
+    """language.txt §3: "grow m (d) enlarges the innermost hold on m by d (rounded to blocks)"; "min(ℓ,
+    computed) units stay cached, rounded down to blocks (computed is the allocation, or the position a
+    growing run or a load reached)"; pool-reference `block`: "Allocations round up … An entry is evicted
+    from its tail, block by block". The spec does not say whether the slack of the hold's last block
+    counts; language.md's rule: d rounded up is added to the allocation.
+
+    cap 12, block 4. s0 holds 1 (4 used), grows 3 (4 + 4 = 8: not round_up(1 + 3) = 4), grows 1 (12), and
+    caches min(100, 12) = 12 at 1. s1 at 2 holds 1: 4 + 12 cached > 12, one block of s0's entry goes (8
+    left); it loads 1 and grows 3 (8 used): another block (4 left). Its release at 3 caches its position,
+    1, rounded down: nothing."""
+    r, o = run("""
+pool m { cap 12; block 4; }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) {
+    hold m (1) { observe u = used(m); grow m (3); observe u = used(m); grow m (1); observe u = used(m);
+                 run d (1); } cache (100);
+    observe c = cachedin(m);
+  } else {
+    run d (2); hold m (1) { load m (1); grow m (3); observe u = used(m); run d (1); } cache (100);
+    observe c = cachedin(m);
+  }
+}
+run { horizon 100; }
+""", monkeypatch)
+    assert o["u"] == [(0, 0.0, 4.0), (0, 0.0, 8.0), (0, 0.0, 12.0), (1, 2.0, 8.0)]
+    assert o["c"] == [(0, 1.0, 12.0), (1, 3.0, 0.0)]
+    m = pool(r, "m")
+    assert (m.evicted_entries, m.evicted_units) == (0, 8.0)
+    assert close(m.cached, (12 * 1 + 4 * 98) / 100)  # 12 on [1, 2), 4 on [2, 100]
