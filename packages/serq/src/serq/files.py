@@ -536,7 +536,48 @@ def open_own_append(path: str | os.PathLike[str]) -> IO[str]:
     except OSError as e:
         os.close(fd)
         raise type(e)(e.errno, e.strerror, path) from None
-    return open(fd, "a", encoding="utf-8", closefd=True)
+    return _Appender(fd, path)
+
+
+class _Appender(io.TextIOBase):
+    """What :func:`open_own_append` returns: text appended to a file, each ``write`` whole at once (no
+    buffer: ``flush`` has nothing to do, and ``close`` writes nothing, so it cannot fail a second time).
+    An error of a write (a full disk, ``ulimit -f``, an I/O error) names the file, as every other output's
+    does (:func:`open_atomic`): a text file's ``OSError`` named none, and the ``serq`` command took it for
+    its own bug, a traceback (``OSError: [Errno 27] File too large`` from a sweep's journal)."""
+
+    def __init__(self, fd: int, path: str):
+        super().__init__()
+        self._fd = fd
+        self.name = path
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return "utf-8"
+
+    def writable(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        return self._fd
+
+    def write(self, s: str) -> int:
+        if self.closed:
+            raise ValueError("write to a closed file")
+        data = memoryview(s.encode("utf-8"))
+        try:
+            while data:
+                data = data[os.write(self._fd, data):]
+        except OSError as e:
+            raise type(e)(e.errno, e.strerror, self.name) from None
+        return len(s)
+
+    def close(self) -> None:
+        if not self.closed:
+            try:
+                os.close(self._fd)
+            finally:
+                super().close()
 
 
 def _through_dev(path: str) -> bool:
