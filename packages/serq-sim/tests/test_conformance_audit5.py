@@ -528,8 +528,9 @@ run {{ horizon 10; }}
     for tier in ("", "general"):
         with pytest.raises(serq_sim.SimError) as e:
             _run(src, monkeypatch, tier)
+        # at the workload's `arrive` (line 4, column 12 of the source)
         assert str(e.value).splitlines()[0] == (
-            f"error: at t=0, session {first}: no progress: the closed workload replaced more than {limit} ended "
+            f"<source>:4:12: error: at t=0, session {first}: no progress: the closed workload replaced more than {limit} ended "
             "sessions at one instant without simulated time passing (its sessions end at the instant they "
             "start: no run, hold or grow that takes time, or a hold rejected as never fitting; each is replaced "
             "at once, for ever)")

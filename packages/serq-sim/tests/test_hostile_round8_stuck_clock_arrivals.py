@@ -57,7 +57,9 @@ def test_arrivals_at_a_stuck_clock_meet_the_guard(small_guard, monkeypatch, tier
     # every 1 000 events, so the error comes well before 20 000 (before: 2 000 + 1 000 × ~1 000)
     with pytest.raises(SimError) as e:
         serq_sim.run(p, max_events=20_000)
-    assert str(e.value) == ("error: at t=1: no progress: more than 2000 events at one instant without simulated "
+    # at the workload's `arrive` (line 2, column 12)
+    assert str(e.value) == ("<source>:2:12: error: at t=1: no progress: more than 2000 events at one instant "
+                            "without simulated "
                             "time passing (the clock cannot move past it); the events due now: arrive renewal")
 
 

@@ -585,6 +585,10 @@ class Linker:
             elif o.kind == "spill":
                 tier, link, work, when = o.args
                 tier_ref, link_ref = self.ref(tier, "pool", EVICT), self.ref(link, "stage", EVICT)
+                if self.stages[link.dotted].kind == "step":  # the write is plain work, which a step runs not
+                    raise self.error(link.pos, f"pool `{name}`: `spill … via {link.dotted}`: `{link.dotted}` is "
+                                     "a step stage, whose runs are prefill or decode; a spill's write is "
+                                     "plain work on a fifo, ps or delay stage")
                 w = self.expr(work, EVICT)
                 if type(w) is ir.Num and (why := rules.work_problem(_num_value(w))):
                     raise self.error(work.pos, f"pool `{name}`: the spill's {why.removeprefix('the ')}; a "
@@ -947,19 +951,19 @@ class Linker:
                 if not (rate > 0 and math.isfinite(rate)):
                     raise self.error(w.arg.pos, "the arrival rate must be positive and finite, not "
                                      f"{fmt_num(rate)}")
-                arrive = ir.Poisson(rate=number(rate))
+                arrive = ir.Poisson(rate=number(rate), span=span(w.pos))
             elif kind == "renewal":
                 gap = self.expr(w.arg, ARRIVAL)
                 if type(gap) is ir.Num and (why := rules.gap_problem(_num_value(gap))):
                     raise self.error(w.arg.pos, f"arrive renewal: {why}")
-                arrive = ir.Renewal(gap=gap)
+                arrive = ir.Renewal(gap=gap, span=span(w.pos))
             elif kind in ("closed", "batch"):
                 what = "the population of `arrive closed`" if kind == "closed" else "the count of `arrive batch`"
                 n = ctx.const_int(w.arg, what)
                 if n > MAX_POPULATION:  # all live at once: more could only end in a MemoryError
                     raise self.error(w.arg.pos, f"{what} is at most {MAX_POPULATION:,} sessions (all live at "
                                                 f"once), not {fmt_num(float(n))}")
-                arrive = ir.Closed(n=n) if kind == "closed" else ir.Batch(n=n)
+                arrive = (ir.Closed if kind == "closed" else ir.Batch)(n=n, span=span(w.pos))
         trace = None
         if "trace" in wl:
             w = wl["trace"]

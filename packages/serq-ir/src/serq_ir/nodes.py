@@ -452,27 +452,32 @@ class Stage(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tru
 
 
 class Poisson(_Node):
-    """An arrival at time 0, then exponential gaps of mean ``1 / rate``."""
+    """An arrival at time 0, then exponential gaps of mean ``1 / rate``. The ``span`` of an arrival form
+    (each has one) is the ``arrive`` it was written as: a run-time error of the workload points there."""
 
     rate: Number
+    span: Span | None = None
 
 
 class Renewal(_Node):
     """The first arrival after one gap; gaps must be positive and finite."""
 
     gap: Expr
+    span: Span | None = None
 
 
 class Closed(_Node):
     """``n`` sessions; each that ends is replaced at once."""
 
     n: int
+    span: Span | None = None
 
 
 class Batch(_Node):
     """``n`` sessions at time 0."""
 
     n: int
+    span: Span | None = None
 
 
 class NoArrivals(_Node):

@@ -391,7 +391,9 @@ class Simulation:
             raise self.error(f"{msg}): the events due now are those of {', '.join(where)}{more}, put off to "
                              "this same instant again and again", first.span, first.owner)
         what = f"the events due now: {', '.join(dict.fromkeys(other))}" if other else "no event names a statement"
-        raise SimError(format_error(None, now, None, f"{msg}); {what}", self.source))
+        # arrivals due again and again (a renewal gap below the clock's precision): the workload's `arrive`
+        span = self.arrive.span if "arrive poisson" in other or "arrive renewal" in other else None
+        raise SimError(format_error(span, now, None, f"{msg}); {what}", self.source))
 
     def settle_stall_error(self) -> None:
         """The no-progress guard of the settle: more than STALL_EVENTS settles asked for at one instant (a
@@ -775,8 +777,8 @@ class Simulation:
             if now == self.rep_t:  # the closed workload's no-progress guard (workload.replace_limit)
                 self.rep_k += 1
                 if self.rep_k > self.rep_limit:
-                    raise SimError(format_error(None, now, s.serial, _workload.replace_message(self.rep_limit),
-                                                self.source))
+                    raise SimError(format_error(self.arrive.span, now, s.serial,
+                                                _workload.replace_message(self.rep_limit), self.source))
             else:
                 self.rep_t = now
                 self.rep_k = 1

@@ -1456,7 +1456,7 @@ def build(sim, progress: bool):
 
     def _closed_err(now, serial):
         # engine.Simulation.end_session: a closed workload past its replacements at one instant
-        return SimError(format_error(None, now, serial, replace_message(sim.rep_limit), source))
+        return SimError(format_error(sim.arrive.span, now, serial, replace_message(sim.rep_limit), source))
 
     def _drop(q, x):
         for i, y in enumerate(q):
