@@ -9,15 +9,16 @@
   window ``end - warmup`` (vLLM's is the benchmark's wall time);
 * goodput: the requests whose every metric named by an SLO is at or below it, per second.
 
-Each metric's mean (correctly rounded sum / n), median and p90/p95/p99 as numpy's ``percentile``
-with linear interpolation gives them (vLLM's; computed in Python, as the report imports no numpy: the
-same to within a few units in the last place); the CI is the batch-means half-width of
+Each metric's mean (correctly rounded sum / n), median as ``np.median`` and p90/p95/p99 as
+``np.percentile`` (linear interpolation) give them, vLLM's, bit for bit (computed in Python, as the
+report imports no numpy: :func:`quantile`, :func:`median`); the CI is the batch-means half-width of
 the values in the order of the records (NaN below 40).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from operator import sub
 from typing import Any
 
@@ -39,13 +40,27 @@ def metric_table(records: dict[str, Any]) -> Any | None:
     return None
 
 
-def percentile(srt: list[float], q: float) -> float:
-    """numpy's ``percentile(x, q)`` (linear interpolation) of the sorted ``srt``, in Python."""
-    h = (len(srt) - 1) * q / 100.0
+def quantile(n: int, q: float, kth: Callable[[int], float]) -> float:
+    """numpy's ``percentile(x, q)`` (method 'linear') of ``n`` values whose ``i``-th smallest (from 0) is
+    ``kth(i)``, bit for bit: the virtual index ``(n - 1) * (q / 100)`` (numpy divides q by 100 first;
+    ``((n - 1) * q) / 100`` differs in the last bits for about a quarter of the samples of p90 and p95),
+    its floor and fraction, and numpy's ``_lerp``."""
+    h = (n - 1) * (q / 100.0)
     lo = math.floor(h)
-    hi = min(lo + 1, len(srt) - 1)
-    a, b, t = srt[lo], srt[hi], h - lo
+    a, b, t = kth(lo), kth(min(lo + 1, n - 1)), h - lo
     return b - (b - a) * (1.0 - t) if t >= 0.5 else a + (b - a) * t  # numpy's _lerp
+
+
+def median(n: int, kth: Callable[[int], float]) -> float:
+    """numpy's ``median`` (vLLM's median TTFT, TPOT, ITL, E2EL) of ``n`` values as :func:`quantile` takes
+    them: the middle value, or the mean of the two middle values, ``(a + b) / 2`` (``np.mean`` of two)."""
+    m = n // 2
+    return kth(m) if n % 2 else (kth(m - 1) + kth(m)) / 2
+
+
+def percentile(srt: list[float], q: float) -> float:
+    """numpy's ``percentile(x, q)`` of the sorted ``srt``, in Python (:func:`quantile`)."""
+    return quantile(len(srt), q, srt.__getitem__)
 
 
 def stats_of(values: list[float]) -> MetricStats:
@@ -54,7 +69,8 @@ def stats_of(values: list[float]) -> MetricStats:
         nan = math.nan
         return MetricStats(count=0, mean=nan, ci=nan, median=nan, p90=nan, p95=nan, p99=nan)
     srt = sorted(values)
-    med, p90, p95, p99 = (percentile(srt, q) for q in (50, 90, 95, 99))
+    kth = srt.__getitem__
+    med, p90, p95, p99 = median(n, kth), quantile(n, 90, kth), quantile(n, 95, kth), quantile(n, 99, kth)
     return MetricStats(count=n, mean=total(values) / n,
                        ci=batch_means_ci(values) if n >= MIN_SAMPLES else math.nan,
                        median=med, p90=p90, p95=p95, p99=p99)

@@ -18,8 +18,8 @@ own: the decoders whose previous token was the iteration's start (the previous i
 the iteration's duration (end - start) as their gap, a weighted sample; every other gap (the first
 decode after a stall, a preemption, a transfer or a wait) is a sample of its own. Both go into one
 sequence of runs ``(value, weight)`` in the order of the iterations' ends, a run merged into the one
-before when its value is the same (so a steady engine's rounds of one cost are one run). Quantiles are exact (numpy's linear interpolation of the
-sorted gaps, read from the weighted values); the CI is the batch-means half-width over the gaps in
+before when its value is the same (so a steady engine's rounds of one cost are one run). Quantiles are exact (numpy's median and linear interpolation of the
+sorted gaps, bit for bit, read from the weighted values); the CI is the batch-means half-width over the gaps in
 that order.
 
 The warm-up applies per request, by its send time, as it does to the records (and so to TTFT, TPOT and
@@ -43,6 +43,7 @@ from operator import mul
 
 from serq_ir.report import MetricStats
 
+from ..metrics import median, quantile
 from ..stats import BATCHES, MIN_SAMPLES, _half_width
 from .common import EPS
 
@@ -187,13 +188,8 @@ class TokenGaps:
         def kth(i: int) -> float:
             return listed[order[bisect_right(cum, i)]]
 
-        def percentile(q: float) -> float:  # serq_sim.metrics.percentile over the expanded gaps
-            h = (n - 1) * q / 100.0
-            lo = math.floor(h)
-            a, b, t = kth(lo), kth(min(lo + 1, n - 1)), h - lo
-            return b - (b - a) * (1.0 - t) if t >= 0.5 else a + (b - a) * t
-
-        med, p90, p95, p99 = (percentile(q) for q in (50, 90, 95, 99))
+        # serq_sim.metrics' order statistics (numpy's median and percentile) over the expanded gaps
+        med, p90, p95, p99 = median(n, kth), quantile(n, 90, kth), quantile(n, 95, kth), quantile(n, 99, kth)
         ci = self._ci(n) if n >= MIN_SAMPLES else nan
         return MetricStats(count=n, mean=mean, ci=ci, median=med, p90=p90, p95=p95, p99=p99)
 
