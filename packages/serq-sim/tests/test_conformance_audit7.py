@@ -15,6 +15,7 @@ byte-identical reports."""
 
 from __future__ import annotations
 
+import pytest
 from conform import close, pool, run, stage
 
 
@@ -289,3 +290,71 @@ run { horizon 100; }
     m = pool(r, "m")
     assert (m.evicted_entries, m.evicted_units) == (0, 8.0)
     assert close(m.cached, (12 * 1 + 4 * 98) / 100)  # 12 on [1, 2), 4 on [2, 100]
+
+
+SPILL_VIA = """
+pool kv { cap 4; spill t via l (size) when (1); }
+pool t { cap 100; }
+stage l : LINK;
+stage E : step { budget 2; cost 1; }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) { hold kv (4) { run d (1); } cache (4); run d (6); observe c = cachedin(t); }
+  else { run d (1.5); hold kv (4) { run d (1); } RUN }
+}
+run { horizon 100; }
+"""
+
+
+def test_a_spills_link_and_a_runs_stage_run_the_work_their_kind_runs(monkeypatch):
+    """pool-reference `spill`: LINK is "The stage the write takes time on", work the "Work the write puts on
+    LINK"; language.txt §3: "a step engine's prefill and decode work is in the unit of B, tokens", a plain
+    run's "time at rate 1". A write is plain work, so a step stage as LINK is the user's mistake, said when
+    the program links, at the stage's name (it compiled and the first eviction stopped the run with
+    `error: at t=1.5: run l: a run on a step stage is prefill or decode`, no place in the program). An IR
+    file is held to the same rules as the source (language.md), for the spill's link and for a run's mode:
+    a step stage's run is prefill or decode, and a mode is a step stage's.
+
+    With l a fifo stage the program runs: s1's hold at 1.5 evicts s0's 4, written on l in [1.5, 5.5]."""
+    import msgspec
+    import serq_frontend
+    import serq_ir
+    from conform import refused
+
+    why = refused(SPILL_VIA.replace("LINK", "step { budget 2; cost 1; }").replace("RUN", ""))
+    assert why.startswith("pool `kv`: `spill … via l`: `l` is a step stage"), why
+    _, o = run(SPILL_VIA.replace("LINK", "fifo").replace("RUN", ""), monkeypatch)
+    assert o["c"] == [(0, 7.0, 4.0)]
+
+    def check(src, edit):
+        prog = serq_frontend.compile(source=src, sets={}, defs={})
+        bad = edit(prog)
+        with pytest.raises(serq_ir.IRError) as e:
+            serq_ir.decode(msgspec.json.encode(bad), name="p.ir.json")
+        return str(e.value)
+
+    src = SPILL_VIA.replace("LINK", "fifo")
+    names = [s.name for s in serq_frontend.compile(source=src.replace("RUN", ""), sets={}, defs={}).stages]
+    li, ei = names.index("l"), names.index("E")
+
+    def step_link(p):  # the stage l made a step stage
+        stages = list(p.stages)
+        stages[li] = msgspec.structs.replace(stages[li], kind=stages[ei].kind)
+        return msgspec.structs.replace(p, stages=stages)
+
+    assert "a spill's write is plain work, and stage 'l' is a step stage - at '$.pools[0].spill.link'" in check(
+        src.replace("RUN", ""), step_link)
+
+    def mode(p, to):  # the last statement of the session's else-arm, a run, given the mode `to`
+        body = list(p.session)
+        br = body[-1]
+        orelse = list(br.orelse)
+        orelse[-1] = msgspec.structs.replace(orelse[-1], mode=to)
+        body[-1] = msgspec.structs.replace(br, orelse=orelse)
+        return msgspec.structs.replace(p, session=body)
+
+    assert "a run on step stage 'E' is prefill or decode, not plain" in check(
+        src.replace("RUN", "run E prefill (1);"), lambda p: mode(p, "plain"))
+    assert "a run of mode 'prefill' is for a step stage, and stage 'd' is no step" in check(
+        src.replace("RUN", "run d (1);"), lambda p: mode(p, "prefill"))

@@ -258,6 +258,20 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
                                                               or kind.capacity.value > 0)):
                     fail(f"{path}.stages[{i}]", "every stage of a run over several stages is ps with a "
                          f"constant capacity above 0; {program.stages[ref.stage].name!r} is not")
+        elif (isinstance(obj, Run) and len(obj.stages) == 1 and 0 <= obj.stages[0].stage < n_stages
+              and isinstance(program.stages[obj.stages[0].stage].kind, Step) != (obj.mode != "plain")):
+            # as the frontend's `run`: a step stage runs prefill and decode only (a plain run there was an
+            # error once it ran), and a mode is a step stage's (elsewhere it was run as plain work)
+            st = program.stages[obj.stages[0].stage]
+            fail(f"{path}.mode", f"a run on step stage {st.name!r} is prefill or decode, not plain"
+                 if obj.mode == "plain" else f"a run of mode {obj.mode!r} is for a step stage, and stage "
+                 f"{st.name!r} is no step")
+        elif (isinstance(obj, Pool) and obj.spill is not None and 0 <= obj.spill.link.stage < n_stages
+              and isinstance(program.stages[obj.spill.link.stage].kind, Step)):
+            # as the frontend's `spill … via`: the write is plain work, which a step stage does not run (the
+            # first eviction was a run-time error that named no place)
+            fail(f"{path}.spill.link", f"a spill's write is plain work, and stage "
+                 f"{program.stages[obj.spill.link.stage].name!r} is a step stage")
         elif isinstance(obj, Ctx | Unary | Binary) and not _named(obj):
             # a Program built in Python skips decode's check of these names, which the simulator's code
             # generator writes into Python source: a name outside the IR's own list is refused here
