@@ -19,13 +19,13 @@ def test_a_prefill_finisher_scheduled_first_is_freed_first():
     outputs) at step 0; two requests wait, so the threshold cuts 0's chunks to 8: steps 0, 1, 2 prefill
     it (8 + 8 + 8), and it samples its only token at the end of step 2. Request 1 takes the 8 tokens left
     at step 0 (first token at 1) and decodes at steps 1 and 2 (done at 3). Both finish at step 2, request
-    0 first in the step's order, so it is freed first: the free queue holds the 3 blocks never used, then
-    0's 6 cached blocks, then 1's 3 (2 cached: 8 of its 10 computed tokens).
+    0 first in the step's order, so it is freed first: the free queue holds 1's partial third block (no
+    hash: vLLM puts it at the front, block_pool.py free_blocks), the 3 blocks never used, then 0's 6
+    cached blocks, then 1's 2 cached ones (8 of its 10 computed tokens).
 
     Request 2 (28 tokens, alone: no threshold) arrives at 3: 16 tokens at step 3 and 12 at step 4, done
-    at 5; its 7 blocks come from the 3 never used and then 0's (in vLLM's free
-    queue 1's partial third block comes after 0's blocks; serQ counts it free and evicts 3 of 0's), never
-    from 1's cached ones. Request 3, session a's
+    at 5; its 7 blocks come from 1's partial block and the 3 never used (serQ counts them free), then 3
+    of 0's, never from 1's cached ones. Request 3, session a's
     second turn (8 + 3 + 5 = 16 tokens), is sent think 2 after 1's done, at 5, and finds 1's 2 blocks: 8
     cached tokens, prefill 8, done at 6. (With 1 freed first, as a zero-work decode once made it, 2
     would evict 1's blocks first and 3 would find 0.)"""
@@ -46,9 +46,10 @@ def test_a_prefill_finisher_scheduled_last_is_freed_last():
     """The other order. Request 0 (session a: 8 tokens, 3 outputs) runs alone from step 0 (first token
     at 1); request 1 (8 tokens, 1 output) arrives at 2 and is admitted after 0's decode in that step, its
     prefill of 8 completes and samples its only token: both finish at step 2, 0 first, so 0 is freed
-    first. The free queue: 7 blocks never used, then 0's 3 (its partial third block and 2 cached), then
-    1's 2. Request 2 (36 tokens = 9 blocks, alone) arrives at 3 and takes 16, 16 and 4 tokens at steps 3,
-    4 and 5 (done at 6): the 8 free blocks, then one cached block, the newest of 0's (its tokens 4-7).
+    first. The free queue: 0's partial third block (at the front), the 7 blocks never used, then 0's 2
+    cached blocks, then 1's 2. Request 2 (36 tokens = 9 blocks, alone) arrives at 3 and takes 16, 16
+    and 4 tokens at steps 3, 4 and 5 (done at 6): the 8 free blocks, then one cached block, the newest
+    of 0's (its tokens 4-7).
     Request 3, session a's second turn (16 tokens), sent think 3 after 0's done, at 6, finds the block
     left: 4 cached tokens, prefill 12, done at 7."""
     sc = {**BASE, "requests": [
