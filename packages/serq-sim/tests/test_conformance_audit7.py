@@ -102,6 +102,31 @@ run { horizon 100; }
     assert pool(r, "m").preemptions == 1
 
 
+
+def test_a_victim_leaves_a_ps_stage_whose_capacity_is_read_again(monkeypatch):
+    """pool-reference `preempt`: "The victim leaves its stage"; language.txt §2 `ps ( expr )`: "throughput
+    phi(present) shared equally" (language.md: φ is read when the jobs present change, a job starting or
+    leaving the stage).
+
+    p : ps(present >= 2 ? 1 : 4). s1 (holding m, admitted after s0) runs p (10) and s2 p (4) from 0: φ 1,
+    0.5 each. At 1 s0's growth preempts s1, which leaves p: φ is read again, 4, for s2 alone: 3.5 left,
+    done at 1.875. s1 is admitted again when s0 releases at 2 and runs alone at 4: done at 4.5."""
+    _, o = run("""
+pool m { cap 4; preempt lifo; }
+stage p : ps(present >= 2 ? 1 : 4);
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  branch (serial == 0) { hold m (1) { run d (1); grow m (3); run d (1); } }
+  branch (serial == 1) { hold m (1) { observe a1 = now; run p (10); observe f1 = now; } }
+  branch (serial == 2) { run p (4); observe f2 = now; }
+}
+run { horizon 100; }
+""", monkeypatch)
+    assert at(o["a1"]) == [(1, 0.0), (1, 2.0)]
+    assert at(o["f2"]) == [(2, 1.875)]
+    assert at(o["f1"]) == [(1, 4.5)]
+
 # --- (b) the pool-reference's examples and keys ----------------------------------------------------------------
 
 LANES = """
