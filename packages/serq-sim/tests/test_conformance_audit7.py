@@ -7,7 +7,9 @@ keys reading `waited`, `run { arrivals }`, the pool options' defaults), on the s
     next job there starts), a ps stage and a flow over several stages (the others' rates go up);
 (b) the pool-reference's own examples and keys: the priority lanes of `queue by` with `waited`, keys that
     read the waiting session's own prefix, a spill predicate that is non-zero but not 1;
-(c) the options' defaults: a pool with no option, and amounts without `block`.
+(c) amounts without `block` (the option's default, none), and a `grow` rounded to blocks;
+(d) program items: the run's random streams (arrivals, workload, session, trace sampling), and a spill's
+    link and a run's stage of the kind that runs their work (source and IR file alike).
 
 Each program is small and deterministic and its outcome is worked out by hand in the docstring; `run`
 runs it on the tier serQ picks and on the general engine (SERQ_SIM_TIER=general) and requires
@@ -215,7 +217,7 @@ def test_a_spill_predicate_spills_when_it_is_non_zero(monkeypatch):
         assert (kv.evicted_entries, kv.evicted_units, kv.spills) == (1, u, 1 if spilled else 0)
 
 
-# --- (c) the options' defaults ------------------------------------------------------------------------------
+# --- (c) amounts and blocks ----------------------------------------------------------------------------------
 
 
 def test_without_block_amounts_are_not_rounded(monkeypatch):
