@@ -16,12 +16,13 @@ _Z975 = 1.959963984540054
 def t975(df: float) -> float:
     """The 0.975 quantile of Student's t with ``df`` degrees of freedom (NaN below 1): the table up to 30,
     past it the Cornish-Fisher expansion around the normal quantile (within 1e-4 there); a fractional
-    ``df`` (Welch) is rounded down, which errs on the wide side."""
+    ``df`` (Welch) is rounded down, which errs on the wide side (past the table too: the expansion at
+    31.5 gave a t below 31's)."""
     if not df >= 1:
         return math.nan
     if df < 31:
         return _T975[int(df) - 1]
-    z, v = _Z975, float(df)
+    z, v = _Z975, float(math.floor(df))
     return (z + (z**3 + z) / (4 * v) + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * v**2)
             + (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / (384 * v**3))
 
@@ -101,10 +102,13 @@ def paired(a: Sequence[float], b: Sequence[float]) -> dict[str, float]:
         sa_f, sb_f, sd_f = sa * f, sb * f, sd_d * f
         va, vb = sa_f * sa_f / n, sb_f * sb_f / n
         se = math.sqrt(va + vb)
-        if va + vb > 0:
-            df = (va + vb) ** 2 / ((va * va + vb * vb) / (n - 1))
-        else:
-            df = 2 * (n - 1)
+        # Welch-Satterthwaite, (va + vb)^2 / ((va^2 + vb^2) / (n - 1)), as the ratio r of the smaller
+        # variance to the larger: the fourth powers of sds within the unit's range (2**+-450) left the
+        # double range from about 1e+-77 on (an OverflowError or a ZeroDivisionError); equal sds give
+        # 2 (n - 1), a zero one n - 1
+        lo, hi = sorted((va, vb))
+        r = lo / hi if hi > 0 else 1.0
+        df = (n - 1) * (1 + r) ** 2 / (1 + r * r)
         ci_u = t975(df) * se / f
         tot = sa_f * sa_f + sb_f * sb_f
         reduction = 1 - sd_f * sd_f / tot if tot > 0 else math.nan
