@@ -156,9 +156,12 @@ def _deep_path(data: bytes, limit: int) -> str:
     recursion; ``$`` when it never does)."""
     import re
 
+    from serq.jsonin import STRING
+
     stack: list[list] = []  # [kind, key or index]
     key = None
-    for m in re.finditer(rb'"(?:[^"\\]|\\.)*"|[{}\[\],:]', data):
+    # (a string by possessive runs: a repeat of a group of one character kept a backtracking point each)
+    for m in re.finditer(STRING.encode() + rb'|[{}\[\],:]', data):
         tok = m.group()
         if tok[:1] == b'"':
             key = tok

@@ -52,6 +52,11 @@ class JSONDuplicateKey(ValueError):
         return located_at(text, name, self.pos, f"{self} (first at {where})")
 
 
+#: a JSON string as a regular expression (``str`` or, encoded, ``bytes``): runs of plain characters and
+#: escapes, each repeat possessive, so that matching a string of n characters takes no memory in n
+STRING = r'"[^"\\]*+(?:\\.[^"\\]*+)*+"'
+
+
 class _Twice(Exception):
     """Raised by :func:`_pairs` out of ``json.loads``: some object gives a key twice."""
 
@@ -64,8 +69,9 @@ def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 #: the tokens that tell where a key is: strings and the structural characters (numbers and literals are
-#: passed over)
-_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]:]')
+#: passed over). A string is matched by possessive runs (:data:`STRING`): ``"(?:[^"\\]|\\.)*"`` kept a
+#: backtracking point a character, so a file of a 50 MB string and a key given twice took 6 GB to place it
+_TOKENS = re.compile(STRING + r'|[{}\[\]:]')
 
 
 def first_twice(text: str) -> tuple[str, int, int] | None:
