@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import serq_frontend
+import serq_report
 import serq_sim
 from serq_sim.metrics import percentile, stats_of
 from serq_sim.step.tokens import TokenGaps
@@ -211,6 +212,16 @@ def test_cached_is_vllms_num_cached_tokens_at_first_scheduling():
     got = list(zip(*(rows[c].tolist() for c in COLS)))
     assert got == [(0, 0.0, 0.0, 2.0, 4.0, 10, 3, 0, 0), (0, 5.0, 5.0, 6.0, 7.0, 20, 2, 12, 0)]
     assert rows["cached"].sum() / rows["prompt"].sum() == 0.4
+    report = serq_sim.run(serq_frontend.compile(source=HIT))
+    assert report.result.requests.prefix_cache_hit_rate == 0.4
+    assert "prefix-cache hit rate 0.4" in serq_report.render(report, "text")
+
+
+def test_the_prefix_cache_hit_rate_leaves_out_a_preempted_request_s_lookup():
+    # vLLM counts the lookup of a request preempted before apart (preempted_queries, preempted_hits): C's
+    # re-admission, which hits its own 4 tokens of 6, is not in the rate; no first lookup hits: 0 of 21
+    req = _run().result.requests
+    assert req.prefix_cache_hit_rate == 0.0
 
 
 # -- the quantiles are numpy's, bit for bit ------------------------------------------------------------------

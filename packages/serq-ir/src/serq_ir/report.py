@@ -95,7 +95,8 @@ class RequestMetrics(_S, kw_only=True):
     (last_token - first_token) / (output - 1) for output > 1, E2E latency (e2el) = last_token - sent;
     ITL, every gap between consecutive output tokens of a request on the step stages (serq-sim's
     step/tokens.py; None without a step stage), the gaps ending after the warm-up; throughputs over the
-    measured window end - warmup; goodput, the requests that meet every SLO given (``--slo``) per second."""
+    measured window end - warmup; goodput, the requests that meet every SLO given (``--slo``) per second;
+    the prefix-cache hit rate, when the table has the columns cached and prompt."""
 
     table: str
     completed: int  # the rows after the warm-up (requests sent after it and done by the end)
@@ -110,6 +111,9 @@ class RequestMetrics(_S, kw_only=True):
     slo: dict[str, float] = {}
     good: int | None = None  # requests that meet every SLO
     goodput: float | None = None  # good / duration
+    # sum(cached) / sum(prompt) over the rows (tokens): vLLM's prefix_cache_hits / prefix_cache_queries, which
+    # count each request's first lookup (a preempted request's lookups apart); None without those columns
+    prefix_cache_hit_rate: float | None = None
 
 
 class GaugeStats(_S, kw_only=True):

@@ -121,6 +121,8 @@ def _requests(r: Result) -> list[str]:
     head = (f"requests ({m.table}): completed {_int(m.completed)} over {format_number(m.duration)} s  "
             f"{format_number(m.request_throughput)} req/s  output {format_number(m.output_throughput)} tok/s  "
             f"total {format_number(m.total_token_throughput)} tok/s")
+    if m.prefix_cache_hit_rate is not None:
+        head += f"  prefix-cache hit rate {format_number(m.prefix_cache_hit_rate)}"
     if m.goodput is not None:
         slo = ", ".join(f"{k} <= {format_number(v)}" for k, v in m.slo.items())
         head += f"  goodput {format_number(m.goodput)} req/s ({_int(m.good or 0)} good: {slo})"

@@ -7,7 +7,11 @@
 * request throughput ``completed / duration``, output-token throughput ``sum(output) / duration``,
   total-token throughput ``(sum(prompt) + sum(output)) / duration``, the duration being the measured
   window ``end - warmup`` (vLLM's is the benchmark's wall time);
-* goodput: the requests whose every metric named by an SLO is at or below it, per second.
+* goodput: the requests whose every metric named by an SLO is at or below it, per second;
+* the prefix-cache hit rate ``sum(cached) / sum(prompt)`` when the table has both columns (lib/vllm.sq's
+  ``cached`` is vLLM's ``num_cached_tokens``, the hit of the request's first scheduling: vLLM's
+  ``vllm:prefix_cache_hits / vllm:prefix_cache_queries``, which count in tokens the lookups of requests
+  not preempted before, its logger's "Prefix cache hit rate").
 
 Each metric's mean (correctly rounded sum / n), median as ``np.median`` and p90/p95/p99 as
 ``np.percentile`` (linear interpolation) give them, vLLM's, bit for bit (computed in Python, as the
@@ -94,12 +98,15 @@ def request_metrics(table: Any, duration: float, itl: Any = None) -> RequestMetr
 
     output_tokens = total(out)
     prompt_tokens = total(table.column("prompt")) if "prompt" in table.columns else math.nan
+    hit_rate = None
+    if "cached" in table.columns and "prompt" in table.columns:  # NaN of no rows (no prompt tokens)
+        hit_rate = total(table.column("cached")) / prompt_tokens if prompt_tokens > 0 else math.nan
     return RequestMetrics(
         table=table.name, completed=n, duration=duration,
         request_throughput=per_second(n), output_throughput=per_second(output_tokens),
         total_token_throughput=per_second(prompt_tokens + output_tokens),
         ttft=stats_of(ttft), tpot=stats_of(tpot), itl=itl,
-        e2el=stats_of(e2el),
+        e2el=stats_of(e2el), prefix_cache_hit_rate=hit_rate,
     )
 
 
