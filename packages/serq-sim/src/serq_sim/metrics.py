@@ -72,10 +72,16 @@ def stats_of(values: list[float]) -> MetricStats:
     if n == 0:
         nan = math.nan
         return MetricStats(count=0, mean=nan, ci=nan, median=nan, p90=nan, p95=nan, p99=nan)
-    srt = sorted(values)
-    kth = srt.__getitem__
-    med, p90, p95, p99 = median(n, kth), quantile(n, 90, kth), quantile(n, 95, kth), quantile(n, 99, kth)
-    return MetricStats(count=n, mean=total(values) / n,
+    mean = total(values) / n
+    if mean != mean and any(v != v for v in values):
+        # numpy's median and percentile of values with a NaN are NaN (sorted() has no order for a NaN: the
+        # quantiles read from it depended on where the NaN was)
+        med = p90 = p95 = p99 = math.nan
+    else:
+        srt = sorted(values)
+        kth = srt.__getitem__
+        med, p90, p95, p99 = median(n, kth), quantile(n, 90, kth), quantile(n, 95, kth), quantile(n, 99, kth)
+    return MetricStats(count=n, mean=mean,
                        ci=batch_means_ci(values) if n >= MIN_SAMPLES else math.nan,
                        median=med, p90=p90, p95=p95, p99=p99)
 
