@@ -281,3 +281,18 @@ def test_the_report_s_quantiles_are_those_of_its_records_in_numpy():
         assert (m.count, m.median, m.p90, m.p95, m.p99) == (len(x),) + _numpy_stats(x)[2:]
         assert m.mean == pytest.approx(float(np.mean(x)), rel=1e-14)
         assert m.mean == math.fsum(x) / len(x)  # correctly rounded sum over n
+
+
+def test_the_per_job_planning_gives_the_hand_schedule_too(monkeypatch):
+    # SERQ_SIM_TIER=general plans every job every iteration (no lazy decoders, no quiet rounds): the same
+    # rows, metrics and engine figures as the lazy planning above
+    monkeypatch.setenv("SERQ_SIM_TIER", "general")
+    report = _run()
+    rows = report.records(kind="numpy")
+    assert list(zip(*(rows[c].tolist() for c in COLS))) == ROWS
+    req = report.result.requests
+    for m, x in ((req.ttft, TTFT), (req.e2el, E2EL), (req.tpot, TPOT), (req.itl, ITL)):
+        assert _got(m) == _numpy_stats(x)
+    engine = next(s for s in report.result.stages if s.name == "engine")
+    assert (engine.iterations, engine.prefill_only, engine.decode_only, engine.mixed, engine.requests) == (
+        9, 3, 4, 2, 4)
