@@ -97,3 +97,34 @@ def test_a_name_given_one_value_is_a_setting_of_every_arm():
     assert abs(float(util[1]) - 0.5) < 0.05 and abs(float(util[2]) - 0.5) < 0.05  # rho = lambda E[S] = 0.5
     # M/D/1 against M/M/1 at rho 0.5: E[T] = 1.5 against 2
     assert lines[3].split()[0] == "observes.response.mean" and float(lines[3].split()[3]) < 0
+
+
+def test_each_arm_s_mean_is_over_its_own_values():
+    """A figure only one arm has (a stage or pool the other program does not declare) shows that arm's mean
+    and NaN beside it; both were NaN, as if neither arm had it. The difference and its CIs stay over the
+    seeds where both arms have a value."""
+    r = paired([1.0, 2.0, 6.0], [math.nan, math.nan, math.nan])
+    assert r["n"] == 0 and r["a"] == 3.0 and math.isnan(r["b"]) and math.isnan(r["diff"])
+    r = paired([math.nan, math.nan], [4.0, 5.0])
+    assert math.isnan(r["a"]) and r["b"] == 4.5
+    # a missing pair: each mean over its arm's values, the difference over the whole pairs (2 - 1, 5 - 3)
+    r = paired([1.0, 3.0, 8.0], [2.0, 5.0, math.nan])
+    assert (r["n"], r["a"], r["b"], r["diff"]) == (2, 4.0, 3.5, 1.5)
+
+
+@pytest.mark.timeout(60)
+def test_two_programs_one_with_a_stage_the_other_has_not(tmp_path):
+    """serq compare of two programs: the figures of a stage only B declares show B's means."""
+    a = tmp_path / "a.sq"
+    b = tmp_path / "b.sq"
+    a.write_text("stage s : delay;\nworkload { arrive poisson(1); }\nsession { run s (1); }\n")
+    b.write_text("stage s : delay;\nstage t : delay;\nworkload { arrive poisson(1); }\n"
+                 "session { run s (1); run t (2); }\n")
+    plan = arms_plan([str(a), str(b)], seeds="1..3", horizon=50)
+    columns, table, complete, _ = run_plan(plan, workers=0, progress=False)
+    assert complete
+    rows, _ = comparisons(plan, columns, table)
+    by = {r["figure"]: r for r in rows}
+    t = by["stages.t.service"]
+    # service of a delay stage of work 2: exactly 2 in every run of B
+    assert math.isnan(t["a"]) and t["b"] == 2.0 and t["n"] == 0
