@@ -47,7 +47,7 @@ from collections.abc import Mapping
 from stat import S_ISREG
 from typing import TYPE_CHECKING, Any
 
-from serq.files import MAX_SOURCE, path_is_file, path_join, path_resolved, path_str, read_input
+from serq.files import MAX_JSON, MAX_SOURCE, path_is_file, path_join, path_resolved, path_str, read_input
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -139,10 +139,17 @@ def _cache_folder() -> str | None:
     return d if os.access(d, os.W_OK) else None
 
 
-def read_trusted(path: str | os.PathLike[str]) -> bytes | None:
+#: the largest cache file read: an entry holds an IR (an IR file is at most serq.files.MAX_JSON) and its
+#: header (the files it depends on, what the compile wrote on stderr)
+MAX_ENTRY = MAX_JSON + 16 * 2**20
+
+
+def read_trusted(path: str | os.PathLike[str], *, limit: int = MAX_ENTRY) -> bytes | None:
     """The bytes of a cache file, or None when it is missing, is not a regular file (a symbolic link is
     not followed; a FIFO is not waited for: the open does not block), belongs to another user or others
-    can write it."""
+    can write it, or is larger than ``limit`` bytes, found from its size before it is read (and not read on
+    past it, should it grow): a sparse entry of 1 GiB, or one a disk's fault made such, was read whole,
+    27 s and 6 GB before the compile found it corrupt."""
     flags = (os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
              | getattr(os, "O_NONBLOCK", 0))
     try:
@@ -151,10 +158,11 @@ def read_trusted(path: str | os.PathLike[str]) -> bytes | None:
         return None
     try:
         st = os.fstat(fd)
-        if not S_ISREG(st.st_mode) or _untrusted(st) is not None:
+        if not S_ISREG(st.st_mode) or _untrusted(st) is not None or st.st_size > limit:
             return None
         with open(fd, "rb", closefd=False) as f:
-            return f.read()
+            data = f.read(limit + 1)
+        return data if len(data) <= limit else None
     except OSError:
         return None
     finally:

@@ -464,6 +464,10 @@ def tables_key(grammar: str, options: dict[str, Any]) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
+#: the largest tables file read (the kernel's and its sugar's tables are some 300 kB)
+MAX_TABLES = 64 * 2**20
+
+
 def load_tables(path: str, key: str, transformer: Any) -> Lark | None:
     """The parser kept in ``path`` for ``key``, or None when the file is missing, is not one this process
     may trust (:func:`serq_frontend.cache.read_trusted`), is corrupt, or is of another key. The file is
@@ -473,7 +477,7 @@ def load_tables(path: str, key: str, transformer: Any) -> Lark | None:
 
     from .cache import read_trusted
 
-    data = read_trusted(path)
+    data = read_trusted(path, limit=MAX_TABLES)
     if data is None or not data.startswith(_TABLES_MAGIC):
         return None
     head, _, body = data[len(_TABLES_MAGIC):].partition(b"\n")
