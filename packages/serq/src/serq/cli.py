@@ -506,6 +506,15 @@ def _usage_message(e) -> str:
     return f"error: {msg} (see '{where} --help')"
 
 
+def _memory_hint(argv: list[str] | None) -> str:
+    """What bounds the memory of the command ``argv`` runs, said after "out of memory": ``serq run``'s
+    samples, which ``--max-samples`` bounds; nothing for another command, which has no such flag (``serq
+    check`` and ``serq sweep`` were told of ``serq run --max-samples``)."""
+    args = sys.argv[1:] if argv is None else argv
+    command = next((a for a in args if isinstance(a, str) and not a.startswith("-")), None)
+    return " (--max-samples N bounds the samples a run holds)" if command == "run" else ""
+
+
 def _named_by_user(e: OSError, argv: list[str] | None) -> bool:
     """Whether the file an OSError is about is one the command line names (an argument, or an option's
     value, ``--opt=FILE`` too), as given or as the same absolute path."""
@@ -578,7 +587,7 @@ def _main(argv: list[str] | None) -> int:
     except StdoutError as e:
         code = _output_failed(e)
     except MemoryError:  # the machine's limit, not a bug: one line (a run stops with its report if it can)
-        click.echo("error: out of memory (serq run --max-samples N bounds the samples a run holds)", err=True)
+        click.echo(f"error: out of memory{_memory_hint(argv)}", err=True)
         code = 1
     except OSError as e:
         if e.filename is None:  # not about a file the user named: a bug, with its traceback
