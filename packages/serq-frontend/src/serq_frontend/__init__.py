@@ -26,11 +26,12 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def _default_pm() -> Any:
-    """The plugin manager a caller that passes none gets: the installed plugins (built once)."""
-    from serq.plugins import installed_plugin_manager
+def _default_pm(pm: Any = None) -> Any:
+    """The plugin manager a call uses: ``pm``, or the installed plugins' (built once) when it passes none; a
+    ``pm`` that is no plugin manager is a TypeError (:func:`serq.plugins.api_plugin_manager`)."""
+    from serq.plugins import api_plugin_manager
 
-    return installed_plugin_manager()
+    return api_plugin_manager(pm)
 
 
 def layers(pm: Any = None) -> list[Any]:
@@ -178,8 +179,8 @@ def _setup(path: str | Path | None, source: str | None, pm: Any, sets: Mapping[s
     if source is not None and not isinstance(source, str):
         raise TypeError(f"compile()'s source= is a str, not {type(source).__name__}")
     sets, defs = check_overrides(sets, defs)
-    if use_pm and pm is None:
-        pm = _default_pm()
+    if use_pm:
+        pm = _default_pm(pm)
     layer_list = layers(pm)
     if recorder is not None:
         recorder.layers = layer_list

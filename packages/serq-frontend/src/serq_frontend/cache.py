@@ -492,8 +492,7 @@ def load(path: str | Path, *, sets: Mapping[str, float] | None = None, defs: Map
     import serq_frontend
 
     sets, defs = serq_frontend.check_overrides(sets or {}, defs or {})
-    if pm is None:
-        pm = serq_frontend._default_pm()
+    pm = serq_frontend._default_pm(pm)
     # paths as strings, as pathlib gives them (serq.files.path_str): a hit imports no pathlib
     folder = _cache_folder() if enabled() else None
     if folder is None:

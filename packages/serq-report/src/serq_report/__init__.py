@@ -69,9 +69,9 @@ def formats(pm: Any = None) -> Any:
         (``serq.plugins.installed_plugin_manager()``). A name two plugins register is a
         :class:`serq.PluginError` naming both.
     """
-    from serq.plugins import collect, installed_plugin_manager
+    from serq.plugins import api_plugin_manager, collect
 
-    return collect(pm or installed_plugin_manager(), "serq_report_register_formats", "report format")
+    return collect(api_plugin_manager(pm), "serq_report_register_formats", "report format")
 
 
 def render(report: Any, fmt: str = "text", *, pm: Any = None) -> str:
@@ -82,6 +82,9 @@ def render(report: Any, fmt: str = "text", *, pm: Any = None) -> str:
     serq-report registers them through the hook. An unknown name is a :class:`serq.UserError` listing the
     registered ones.
     """
+    from serq.plugins import api_plugin_manager, plugin_exits
+
+    pm = api_plugin_manager(pm)
     registry = formats(pm)
     reporter = registry.get(fmt)
     if reporter is None:
@@ -89,9 +92,7 @@ def render(report: Any, fmt: str = "text", *, pm: Any = None) -> str:
             raise UserError(f"unknown report format {fmt!r}: no plugin registers a report format (serq-report "
                             "registers text and json)")
         raise UserError(f"unknown report format {fmt!r} (known: {', '.join(sorted(registry.names()))})")
-    from serq.plugins import installed_plugin_manager, plugin_exits
-
     out = io.StringIO(newline="")
-    with plugin_exits(pm or installed_plugin_manager(), f"its report format {fmt}"):
+    with plugin_exits(pm, f"its report format {fmt}"):
         reporter(report, out)
     return out.getvalue()

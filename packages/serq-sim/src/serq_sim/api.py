@@ -45,10 +45,9 @@ def registries(pm=None) -> Registries:
     """The registries the plugins of ``pm`` fill through serq-sim's hooks (default: the installed
     plugins). serq-sim's own kinds and policies are there when its plugin (``sim``) is registered, as
     any plugin's: a manager without it has none of them."""
-    from serq.plugins import collect, installed_plugin_manager
+    from serq.plugins import api_plugin_manager, collect
 
-    if pm is None:
-        pm = installed_plugin_manager()
+    pm = api_plugin_manager(pm)
     return Registries(
         stage_kinds=collect(pm, "serq_sim_register_stage_kinds", "stage kind"),
         evict=collect(pm, "serq_sim_register_eviction_orders", "eviction order"),
@@ -146,17 +145,15 @@ def run(program, *, seed: int | None = None, horizon: float | None = None, warmu
     bounds = run_limits(max_events=max_events, max_wall=max_wall, max_samples=max_samples)
     max_events, max_wall, max_samples = (bounds.get(k) for k in ("max_events", "max_wall", "max_samples"))
     _check_run_args(program, horizon, warmup, arrivals, trace)
+    from serq.plugins import api_plugin_manager
     from serq_ir.validate import validate
 
     from .compile import kept_walks
     from .engine import Simulation
 
+    pm = api_plugin_manager(pm)
     # a Program built in Python has not been through decode's checks (a walk of the IR, cheap)
     validate(program, name=program.source or "<program>")
-    if pm is None:
-        from serq.plugins import installed_plugin_manager
-
-        pm = installed_plugin_manager()
     reg = registries(pm)
     try:
         with collector_for_runs():

@@ -127,11 +127,9 @@ class Plan:
 
 
 def _plugin_manager(pm: Any) -> Any:
-    if pm is not None:
-        return pm
-    from serq.plugins import installed_plugin_manager
+    from serq.plugins import api_plugin_manager
 
-    return installed_plugin_manager()
+    return api_plugin_manager(pm)
 
 
 def compile_point(pm: Any, file: str, sets: Mapping[str, float], defs: Mapping[str, str],

@@ -768,6 +768,18 @@ def installed_plugin_manager() -> pluggy.PluginManager:
     return pm
 
 
+def api_plugin_manager(pm: Any) -> pluggy.PluginManager:
+    """The plugin manager a library call uses: ``pm`` when it is one, the installed plugins' when it is
+    ``None`` (:func:`installed_plugin_manager`); anything else is a TypeError naming what it is (``pm=3``
+    was an AttributeError, ``'int' object has no attribute 'hook'``, from deep in the call)."""
+    if pm is None:
+        return installed_plugin_manager()
+    if not isinstance(pm, pluggy.PluginManager):
+        raise TypeError("pm must be a plugin manager (serq.plugins.get_plugin_manager(), or None for the "
+                        f"installed plugins), not {type(pm).__name__}")
+    return pm
+
+
 def local_plugins(pm: pluggy.PluginManager) -> list[str]:
     """The names of the plugins ``pm`` holds that no installed distribution provides (registered in this
     process: ``pm.register(obj)``), which another process's plugin manager does not have."""
