@@ -196,8 +196,7 @@ def sweep(program: str | os.PathLike | Sequence[str | os.PathLike], *, sets: Map
     The frame's ``attrs["axes"]`` lists the swept names. Ctrl-C stops the sweep: what finished is written
     to ``out``, and ``KeyboardInterrupt`` is raised again.
     """
-    files = [program] if isinstance(program, (str, os.PathLike)) else list(program)
-    plan = core.plan(files, sets=sets, defs=defs, zip=zip, seeds=seeds, horizon=horizon, warmup=warmup,
+    plan = core.plan(program, sets=sets, defs=defs, zip=zip, seeds=seeds, horizon=horizon, warmup=warmup,
                      arrivals=arrivals, max_wall=max_wall, max_events=max_events, max_samples=max_samples,
                      pm=pm)
     recs = None

@@ -175,6 +175,60 @@ def seeds_given(seeds: Any) -> list[int]:
     return parse_seeds(seeds) if isinstance(seeds, str) else seed_values(seeds)
 
 
+def program_files(program: Any) -> list[str]:
+    """The program files of a sweep, a comparison or a search (the Python API's ``program``): a path (a
+    ``str`` or an ``os.PathLike``) or an iterable of them, as ``str``. Anything else is a TypeError naming
+    it: a ``Path`` given to ``compare`` or ``find`` was iterated (``'PosixPath' object is not iterable``),
+    and ``b"p.sq"`` was taken for a list of the ints of its bytes."""
+    import os
+
+    if isinstance(program, (str, os.PathLike)):
+        program = [program]
+    elif isinstance(program, (bytes, bytearray, memoryview, Mapping)) or not isinstance(program, Iterable):
+        raise TypeError(f"program must be a path (str or os.PathLike) or a list of them, not "
+                        f"{type(program).__name__}")
+    out = []
+    for f in program:
+        path = os.fspath(f) if isinstance(f, (str, os.PathLike)) else None
+        if not isinstance(path, str):
+            raise TypeError(f"program: each program is a path (str or os.PathLike), not {type(f).__name__}"
+                            + (" naming bytes" if isinstance(f, os.PathLike) else ""))
+        out.append(path)
+    return out
+
+
+def named_values(value: Any, what: str) -> Mapping[str, Any]:
+    """``sets`` or ``defs`` (``what``) of the Python API: a mapping of names to values, {} for None; anything
+    else is a TypeError naming it (a list of pairs was an AttributeError of ``.items()``)."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise TypeError(f"{what} must be a mapping of names to values ({what}={{\"B\": [512, 8192]}}), not "
+                        f"{type(value).__name__}")
+    return value
+
+
+def zip_groups(zipped: Any) -> list[list[str]]:
+    """``zip`` of the Python API: groups of names that move together, each a list of names. A str where
+    the list of groups or a group goes, or a group that is no list of str, is a TypeError: ``zip=["a",
+    "b"]`` (one group meant, written without its brackets) was read as groups of letters (``--zip a: a is
+    not a swept name``, or for a one-letter name a group of one, silently no group at all), and
+    ``zip=[3]`` was ``'int' object is not iterable``."""
+    if isinstance(zipped, (str, bytes, bytearray, Mapping)) or not isinstance(zipped, Iterable):
+        raise TypeError(f"zip must be a list of groups of names (zip=[[\"a\", \"b\"]]), not {type(zipped).__name__}")
+    groups = []
+    for g in zipped:
+        if isinstance(g, (str, bytes, bytearray, Mapping)) or not isinstance(g, Iterable):
+            shown = f"the str {g!r}" if isinstance(g, str) else type(g).__name__
+            raise TypeError(f"zip: a group is a list of names (zip=[[\"a\", \"b\"]]), not {shown}")
+        g = list(g)
+        bad = next((n for n in g if not isinstance(n, str)), None)
+        if bad is not None or not g:
+            raise TypeError(f"zip: a group is a list of names (zip=[[\"a\", \"b\"]]), not {g!r}")
+        groups.append(g)
+    return groups
+
+
 def set_axes(sets: Mapping[str, Any]) -> list[Axis]:
     """Axes of ``--set``: each value a number, a list of numbers or a range string."""
     out = []
@@ -231,7 +285,7 @@ def points(axes: Sequence[Axis], zipped: Sequence[Sequence[str]] = (), *, repeat
     by_name = {a.name: a for a in axes}
     grouped: set[str] = set()
     units: list[list[dict[str, Any]]] = []
-    groups = [list(g) for g in zipped]
+    groups = zip_groups(zipped)
     for g in groups:
         for name in g:
             if name not in by_name:

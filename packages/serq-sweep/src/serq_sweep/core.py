@@ -36,7 +36,7 @@ from serq.files import MAX_LINE, open_input
 from serq.numbers import NAN_PATTERN
 from serq.numbers import PATTERN as NUMBER_PATTERN
 
-from .axes import MAX_POINTS, Axis, def_axes, points, seeds_given, set_axes
+from .axes import MAX_POINTS, Axis, def_axes, named_values, points, program_files, seeds_given, set_axes
 
 #: what the journal keeps of a run's result (not its timings: the table is the same whatever the timings)
 _JOURNALED = ("status", "message", "figures")
@@ -193,10 +193,9 @@ def plan(files: Sequence[str], *, sets: Mapping[str, Any] | None = None, defs: M
     ``"1..20"``."""
     import serq_ir
 
+    files = program_files(files)  # (before the plugins are loaded: a wrong type is said at once)
+    sets, defs = named_values(sets, "sets"), named_values(defs, "defs")
     pm = _plugin_manager(pm)
-    if isinstance(files, (str, os.PathLike)):
-        files = [os.fspath(files)]
-    files = [os.fspath(f) for f in files]
     if not files:
         raise UserError("no program to sweep")
     axes: list[Axis] = []
@@ -217,7 +216,7 @@ def plan(files: Sequence[str], *, sets: Mapping[str, Any] | None = None, defs: M
                                     f"{f} are one file")
                 ids[st.st_dev, st.st_ino] = f
         axes.append(Axis("program", "program", tuple(labels)))
-    axes += set_axes(sets or {}) + def_axes(defs or {})
+    axes += set_axes(sets) + def_axes(defs)
     seen: set[str] = set()
     for a in axes:
         if a.name in seen or a.name in FIXED:

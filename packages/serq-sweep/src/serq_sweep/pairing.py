@@ -27,7 +27,7 @@ def arms_plan(files: Sequence[str], *, sets: Mapping[str, Any] | None = None, de
               seeds: Any = "1..10", pm: Any = None, **kw: Any) -> core.Plan:
     """The plan of a comparison: two or more files, or one file and one swept name of two or more values;
     nothing else swept (a name given one value, ``--set N=4``, is a setting of every arm, not an axis)."""
-    plan = core.plan(list(files), sets=sets, defs=defs, seeds=seeds, pm=pm, repeat=True, **kw)  # A/A: x=0,0
+    plan = core.plan(files, sets=sets, defs=defs, seeds=seeds, pm=pm, repeat=True, **kw)  # A/A: x=0,0
     if len(_arms(plan)) != 1 or len(plan.points) < 2:
         raise UserError(_not_arms(plan))
     if len(plan.seeds) < 2:
@@ -137,7 +137,6 @@ def compare(files: str | Sequence[str], *, sets: Mapping[str, Any] | None = None
     :data:`COLUMNS`, a row per arm after the first and figure."""
     from .api import run_plan
 
-    files = [files] if isinstance(files, str) else list(files)
     plan = arms_plan(files, sets=sets, defs=defs, seeds=seeds, pm=pm, **kw)
     columns, table, complete, _ = run_plan(plan, workers=workers, dask=dask, progress=progress, desc="compare")
     if not complete:

@@ -23,7 +23,17 @@ from serq.errors import UserError
 from serq.numbers import NotANumber, number
 
 from . import core
-from .axes import Axis, _number, def_axes, parse_range, points, seeds_given, set_axes
+from .axes import (
+    Axis,
+    _number,
+    def_axes,
+    named_values,
+    parse_range,
+    points,
+    program_files,
+    seeds_given,
+    set_axes,
+)
 from .stats import mean
 
 _OPS = {"<=": operator.le, "<": operator.lt, ">=": operator.ge, ">": operator.gt, "==": operator.eq,
@@ -117,8 +127,9 @@ def find(program: str | Sequence[str], conditions: str | Sequence[str], over: tu
     from .engines import engine as make_engine
     from .figures import resolve
 
+    files = program_files(program)  # (before the plugins are loaded: a wrong type is said at once)
+    sets, defs = named_values(sets, "sets"), named_values(defs, "defs")
     pm = core._plugin_manager(pm)
-    files = [program] if isinstance(program, str) else list(program)
     conds = [parse_condition(c) for c in ([conditions] if isinstance(conditions, str) else conditions)]
     if not conds:
         raise UserError("--find: no condition")
@@ -158,7 +169,7 @@ def find(program: str | Sequence[str], conditions: str | Sequence[str], over: tu
     if len(files) > 1:
         core.program_names(files)
         axes.append(Axis("program", "program", tuple(files)))
-    axes += set_axes(sets or {}) + def_axes(defs or {})
+    axes += set_axes(sets) + def_axes(defs)
     others = points(axes)
     overrides = {"horizon": horizon, "warmup": warmup, "arrivals": arrivals}
     limits = core.run_limits(max_wall=max_wall, max_events=max_events)
