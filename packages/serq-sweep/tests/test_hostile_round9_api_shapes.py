@@ -1,5 +1,6 @@
 """The Python API's sweep, compare and find take their program, sets, defs and zip by one rule each
-(serq_sweep.axes: program_files, named_values, zip_groups), and say at the call what is of the wrong shape.
+(serq_sweep.axes: program_files, named_values, zip_groups), and say at the call what is of the wrong shape;
+``workers`` is a whole number (engines.engine): ``True`` ran one worker, ``1.5`` was a TypeError of range().
 
 ``compare(Path("p.sq"))`` and ``find(Path("p.sq"), …)`` iterated the path (``'PosixPath' object is not
 iterable``), which ``sweep`` takes; ``sweep(b"p.sq")`` took the bytes for a list of ints (``expected str,
@@ -78,3 +79,21 @@ def test_a_zip_group_of_names_still_zips(tmp_path):
               workers=0, progress=False)
     # zipped: two points (0.2, 0.1) and (0.4, 0.3), not the grid's four
     assert sorted(zip(t["lam"], t["svc"])) == [(0.2, 0.1), (0.4, 0.3)]
+
+
+@pytest.mark.parametrize("workers", [True, 1.5, 2.0, "2"])
+def test_workers_of_the_wrong_type_are_one_type_error(tmp_path, workers):
+    # True ran one worker; 1.5 and 2.0 were TypeErrors of range(), "2" one of a comparison
+    (tmp_path / "p.sq").write_text(PROGRAM)
+    with pytest.raises(TypeError) as info:
+        sweep(str(tmp_path / "p.sq"), workers=workers, progress=False)
+    assert str(info.value) == f"workers must be a whole number of processes (0: in this process), not {workers!r}"
+
+
+@pytest.mark.timeout(60)
+def test_a_numpy_count_of_workers_is_taken(tmp_path):
+    import numpy as np
+
+    (tmp_path / "p.sq").write_text(PROGRAM)
+    t = sweep(str(tmp_path / "p.sq"), workers=np.int64(0), seeds="1..2", progress=False)
+    assert list(t["seed"]) == [1, 2] and set(t["status"]) == {"ok"}

@@ -268,8 +268,16 @@ def engine(workers: int | None = None, dask: Any = None, pm: Any = None):
     ``dask``; ``pm`` the plugin manager the runs in this process use. A worker process (local or Dask)
     loads the installed plugins only, so a ``pm`` holding a plugin registered in this process, which a
     program compiled with it may name, runs with ``workers=0`` only: refused otherwise, before any run."""
-    if workers is not None and not 0 <= workers <= MAX_WORKERS:
-        raise UserError(f"--workers {workers}: a sweep runs on 0 to {MAX_WORKERS} worker processes")
+    if workers is not None:
+        import numbers
+
+        # a count: an int (numpy's too), not a bool, a float or a str (workers=1.5 was a TypeError of
+        # range(), "2" one of the comparison, True one worker)
+        if isinstance(workers, bool) or not isinstance(workers, numbers.Integral):
+            raise TypeError(f"workers must be a whole number of processes (0: in this process), not {workers!r}")
+        workers = int(workers)
+        if not 0 <= workers <= MAX_WORKERS:
+            raise UserError(f"--workers {workers}: a sweep runs on 0 to {MAX_WORKERS} worker processes")
     if pm is not None and (dask is not None or workers != 0):
         from serq.plugins import local_plugins
 
