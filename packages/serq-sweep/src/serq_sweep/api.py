@@ -28,53 +28,82 @@ def run_plan(plan: core.Plan, *, workers: int | None = None, dask: Any = None, o
     done: dict[str, dict] = {}
     inputs: list[str] = []
     journal = None
-    if out is not None:
-        out = os.fspath(out)
-        inputs = core.check_outputs(out, plan)
-        if fresh:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(core.journal_path(out))
-        else:
-            done = core.load_finished(out, plan)
-    skip = set(done)
-    if records is not None:
-        records.open(plan, out, inputs, fresh)
-        skip = {k for k in skip if records.complete(k, done[k])}
-    resumed = len(skip)
-    # a journal this call makes that no run was written to is removed when the sweep fails (refused before
-    # its first run: its workers cannot start, say): nothing is left beside -o that no run put there
-    made = out is not None and not os.path.lexists(core.journal_path(out))
+    made = False
     failed = True
     try:
         if out is not None:
+            out = os.fspath(out)
+            inputs = core.check_outputs(out, plan)
+            # a journal this call makes that no run was written to is removed when the sweep fails (refused
+            # before its first run: its workers cannot start, say): nothing is left beside -o that no run put
+            # there
+            made = fresh or not os.path.lexists(core.journal_path(out))
             journal = open_own_append(core.journal_path(out))
+            if not _lock_journal(journal):  # before anything is read from it or cleared: one sweep a table
+                journal.close()
+                journal = None  # (the other sweep's: never removed here)
+                raise UserError(f"{out}: another sweep is writing this table now (its journal "
+                                f"{core.journal_path(out)} is locked); let it end, or give another --out")
+            if fresh:
+                os.ftruncate(journal.fileno(), 0)
+            else:
+                done = core.load_finished(out, plan)
+        skip = set(done)
+        if records is not None:
+            records.open(plan, out, inputs, fresh)
+            skip = {k for k in skip if records.complete(k, done[k])}
+        resumed = len(skip)
         with make_engine(workers, dask, plan.pm) as eng:
             done, complete = core.execute(plan, eng, done=done, journal=journal, progress=progress, desc=desc,
                                           skip=skip, records=None if records is None else records.add)
         failed = False
     finally:
-        if journal is not None:
+        if failed and journal is not None:
             journal.close()
-            if failed and made:
+            if made:
                 _drop_if_empty(core.journal_path(out))
         if records is not None:
             records.close(failed)
-    if records is not None:
-        records.keep(done)
-    with signals.deferred():  # a second signal cannot lose what finished
+    try:
         if records is not None:
-            records.write(complete)
-        if out is not None:
-            columns, table = core.write_tables(plan, done, out, inputs)
-            if complete:
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(core.journal_path(out))
-        else:
-            columns, table = core.rows(plan, done)
-            for r in table:
-                for c in columns:
-                    r.setdefault(c, math.nan)
+            records.keep(done)
+        with signals.deferred():  # a second signal cannot lose what finished
+            if records is not None:
+                records.write(complete)
+            if out is not None:
+                columns, table = core.write_tables(plan, done, out, inputs)
+                if complete:
+                    with contextlib.suppress(FileNotFoundError):
+                        os.unlink(core.journal_path(out))
+            else:
+                columns, table = core.rows(plan, done)
+                for r in table:
+                    for c in columns:
+                        r.setdefault(c, math.nan)
+    finally:
+        if journal is not None:
+            journal.close()  # the lock held until the table is written
     return columns, table, complete, resumed
+
+
+def _lock_journal(journal: Any) -> bool:
+    """Take the sweep's journal for this sweep alone: an advisory lock (``flock``) held until its table is
+    written, dropped when the journal is closed or the process ends, however it ends. ``False`` when another
+    sweep holds it: a second sweep into the same table is refused before it reads the journal or runs
+    anything (two sweeps into one ``--out`` each ran every run, each having read the journal before the
+    other wrote to it, and a ``--fresh`` one removed the journal the other was appending to). Where the
+    platform or the file system has no such lock, the sweep runs unlocked."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not a POSIX system
+        return True
+    try:
+        fcntl.flock(journal.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    except OSError:  # a file system without locks (some network ones)
+        return True
+    return True
 
 
 def _drop_if_empty(path: str) -> None:
