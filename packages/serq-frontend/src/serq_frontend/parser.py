@@ -23,8 +23,11 @@ Builder = Callable[["BuildContext", Pos, list[Any]], Any]
 
 
 def grammar_text(name: str) -> str:
-    """A grammar file of this package (``kernel``, ``serving``, …)."""
-    return resources.files("serq_frontend").joinpath("grammar", f"{name}.lark").read_text()
+    """A grammar file of this package (``kernel``, ``serving``, …), UTF-8 as every file of serQ's: read in
+    the locale's encoding, an ASCII locale (``LC_ALL=C`` without Python's UTF-8 mode) ended every compile in
+    a ``UnicodeDecodeError`` traceback on the comments' ``…`` and ``§``, and a Latin-1 one made the grammar
+    another text (another key of its LALR tables)."""
+    return resources.files("serq_frontend").joinpath("grammar", f"{name}.lark").read_text(encoding="utf-8")
 
 
 class BuildContext:

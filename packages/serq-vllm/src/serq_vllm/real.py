@@ -368,7 +368,7 @@ def _write_model_config(d: str) -> str:
         "rms_norm_eps": 1e-6,
         "torch_dtype": "float32",
     }
-    with open(os.path.join(d, "config.json"), "w") as f:
+    with open(os.path.join(d, "config.json"), "w", encoding="utf-8") as f:
         json.dump(config, f)
     return d
 
@@ -802,9 +802,9 @@ def main(argv: list[str] | None = None) -> int:
         print("usage: python -m serq_vllm.real SCENARIO.json (or - for standard input)", file=sys.stderr)
         return 2
     if argv[0] == "-":
-        scenario = json.load(sys.stdin)
+        scenario = json.loads(sys.stdin.buffer.read())  # the bytes: UTF-8 (or 16, 32), not the locale's
     else:
-        with open(argv[0]) as f:
+        with open(argv[0], encoding="utf-8") as f:  # UTF-8 whatever the locale, as serQ reads a scenario
             scenario = json.load(f)
     try:
         result = run_real(scenario)

@@ -56,7 +56,7 @@ def list_scenarios() -> list[ScenarioFile]:
     for path in sorted(Path(_ORACLE).glob("*/*.json")):
         if path.name.endswith((".out.json", ".target.json")) or not path.with_suffix(".out.json").exists():
             continue
-        sc = json.loads(path.read_text())
+        sc = json.loads(path.read_text(encoding="utf-8"))  # UTF-8 whatever the locale
         reqs = sc.get("requests", [])
         bits = [f"{len(reqs)} request(s)", f"budget {sc.get('budget')}", f"{sc.get('num_blocks')} blocks"]
         if sc.get("chunk"):

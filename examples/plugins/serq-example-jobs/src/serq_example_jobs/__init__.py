@@ -19,7 +19,7 @@ def load_jobs(path, options):
     import serq_frontend
 
     values = dict(FIELDS)
-    for n, line in enumerate(path.read_text().splitlines(), 1):
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         name, eq, value = (x.strip() for x in line.partition("="))
