@@ -203,8 +203,11 @@ class LazyDecoding:
         def fixed(e, pred) -> bool:
             return e is None or constant(e) is not None or not reads(e, pred)
 
+        # (not under max_events: a stretch of rounds is taken in one go, each counted an event, so a run
+        # bounded by events stopped at the first tick after the stretch, past its bound, not where the
+        # per-job planning stops it)
         ok = ((self.lazy_ok or self.glazy_ok) and len(sim.step_stages) == 1 and not sim.gauges and not sim.check
-              and not _TRACE and fixed(k.budget, steady) and fixed(k.chunk, steady)
+              and sim.max_events is None and not _TRACE and fixed(k.budget, steady) and fixed(k.chunk, steady)
               and not reads(k.cost, _not_steady(_COST_NAMES)))
         wake = False
         if ok and self._judge_wake_batch():
