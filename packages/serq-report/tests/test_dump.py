@@ -19,8 +19,8 @@ def test_files_and_content(report, tmp_path):
     written = serq_report.dump(report, folder)
     names = ["ttft.csv", "hit.csv", "price.csv", "empty.csv", "first_token.csv", "done.csv", "gauge/full.csv",
              "gauge/spread.csv"]  # the instants' samples after the observes'
-    assert written == [os.path.join(folder, n) for n in names]
-    assert sorted(os.listdir(folder)) == sorted(["gauge", *names[:6]])
+    assert written == [os.path.join(folder, n) for n in names] + [os.path.join(folder, "serq-dump.json")]
+    assert sorted(os.listdir(folder)) == sorted(["gauge", *names[:6], "serq-dump.json"])
     assert read(folder / "done.csv") == "time,session,turn,value\n101.0,1,0,101.0\n"
     assert read(folder / "ttft.csv") == (
         "time,session,turn,value\n100.5,1,0,0.1\n101.0,2,0,0.25\n101.0,2,1,1e-05\n250.125,17,3,12.0\n"
@@ -187,9 +187,9 @@ def test_awkward_names_dump_inside_the_folder(report, tmp_path):
     written = serq_report.dump(report, folder)
     files = dump_module.file_names(names)
     assert written == [os.path.join(folder, f"{files[n]}.csv") for n in names] + [
-        os.path.join(folder, "gauge", "%2E.%2Fg.csv")]
+        os.path.join(folder, "gauge", "%2E.%2Fg.csv"), os.path.join(folder, "serq-dump.json")]
     assert sorted(os.listdir(tmp_path)) == ["d"]
-    assert sorted(os.listdir(folder)) == sorted(["gauge", *(f"{files[n]}.csv" for n in names)])
+    assert sorted(os.listdir(folder)) == sorted(["gauge", "serq-dump.json", *(f"{files[n]}.csv" for n in names)])
     for i, n in enumerate(names):
         assert read(folder / f"{files[n]}.csv") == f"time,session,turn,value\n1.0,{i},0,{float(i)!r}\n"
     assert read(folder / "gauge" / "%2E.%2Fg.csv") == "time,value\n0.0,1.0\n"

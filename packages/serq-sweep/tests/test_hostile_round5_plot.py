@@ -75,7 +75,8 @@ def test_a_name_is_no_path_into_or_out_of_the_dump(tmp_path):
 
 def test_an_observe_whose_name_is_escaped_is_drawn_by_its_name(tmp_path):
     d = _dump(tmp_path, {"response": "a/b", "other": "Ö ü"})
-    assert sorted(p.name for p in d.iterdir() if p.is_file()) == ["%C3%96%20%C3%BC.csv", "a%2Fb.csv"]
+    assert sorted(p.name for p in d.iterdir() if p.is_file()) == ["%C3%96%20%C3%BC.csv", "a%2Fb.csv",
+                                                                  "serq-dump.json"]
     for name in ("a/b", "Ö ü"):
         r = _serq(tmp_path, "plot", "d", "--cdf", name, "-o", "a.svg")
         assert r.returncode == 0, r.stderr
@@ -85,7 +86,7 @@ def test_an_observe_whose_name_is_escaped_is_drawn_by_its_name(tmp_path):
 
 def test_names_that_differ_in_case_are_each_their_own_file(tmp_path):
     d = _dump(tmp_path, {"response": "X", "other": "x"})
-    assert sorted(p.name for p in d.iterdir() if p.is_file()) == ["%58.csv", "x.csv"]
+    assert sorted(p.name for p in d.iterdir() if p.is_file()) == ["%58.csv", "serq-dump.json", "x.csv"]
     xs = {}
     for name in ("X", "x"):
         r = _serq(tmp_path, "plot", "d", "--cdf", name, "-o", f"{name}{len(xs)}.svg")

@@ -9,7 +9,10 @@ A name is the file's name when it is safe everywhere (:func:`file_names`); any o
 ``..``, a NUL, a device name such as ``con``, non-ASCII letters, a very long name, two names that differ
 only in case) is mapped to one that is, and every name the program has gets a file of its own.
 Every file is written atomically (:func:`serq_report.open_atomic`): a run interrupted while dumping leaves
-each file either whole or absent (or as an earlier run left it). The user names the folder, not the files
+each file either whole or absent (or as an earlier run left it). Last, ``DIR/serq-dump.json``
+(:data:`serq.files.DUMP_MANIFEST`) lists the files this dump wrote (``observes`` and ``gauges``, the file
+names without ``.csv``): a reader (``serq plot DIR``) takes only those, not the files an earlier dump of
+another program left in the folder; the list goes first, so a dump cut short leaves none. The user names the folder, not the files
 in it: a file (or ``gauge``) in the folder that is a symbolic link, a FIFO, a device or anything but a
 regular file (a real folder for ``gauge``) is refused before any file is written (``own=True`` in
 :mod:`serq.files`), as is a file the run read (``inputs``).
@@ -22,7 +25,15 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 import numpy as np
-from serq.files import MAX_NAME, OutputError, check_folder, check_not_input, check_own, file_names  # noqa: F401
+from serq.files import (  # noqa: F401
+    DUMP_MANIFEST,
+    MAX_NAME,
+    OutputError,
+    check_folder,
+    check_not_input,
+    check_own,
+    file_names,
+)
 
 from ._result import result_of
 from .atomic import open_atomic
@@ -132,11 +143,18 @@ def dump(report: Any, folder: str | os.PathLike[str], *, inputs: Iterable[str | 
                                                          and not os.path.isdir(gauge_folder))):
         raise OutputError(f"{gauge_folder}: is {'a symbolic link' if os.path.islink(gauge_folder) else 'not a folder'}; "
                           "a dump writes its gauges only into a folder of its own (remove it, or dump elsewhere)")
+    manifest = os.path.join(folder, DUMP_MANIFEST)
     for path in [os.path.join(folder, f"{f}.csv") for f in observe_files.values()] + \
-            [os.path.join(gauge_folder, f"{f}.csv") for f in gauge_files.values()]:
+            [os.path.join(gauge_folder, f"{f}.csv") for f in gauge_files.values()] + [manifest]:
         check_own(path)
         check_not_input(path, inputs)
     os.makedirs(folder, exist_ok=True)
+    # the folder's list of its last dump's files, written last: an earlier one goes first, so a dump cut
+    # short leaves none (a reader then takes every file there, as of a dump written before the list)
+    try:
+        os.unlink(manifest)
+    except FileNotFoundError:
+        pass
     written = []
     for name in observe_names:
         o = report.observe(name)
@@ -152,4 +170,10 @@ def dump(report: Any, folder: str | os.PathLike[str], *, inputs: Iterable[str | 
             path = os.path.join(gauge_folder, f"{gauge_files[name]}.csv")
             _write_csv(path, ["time", "value"], cols, inputs, own=True)
             written.append(path)
+    import json
+
+    with open_atomic(manifest, "w", inputs=inputs, own=True) as f:
+        f.write(json.dumps({"serq-dump": 1, "observes": [observe_files[n] for n in observe_names],
+                            "gauges": [gauge_files[n] for n in result.gauges]}, indent=1) + "\n")
+    written.append(manifest)
     return written

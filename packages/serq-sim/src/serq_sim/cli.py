@@ -167,6 +167,9 @@ def run_command(pm, file, sets, defs, seed, horizon, warmup, arrivals, trace, as
                               (os.path.join(dump, "gauge"), [g.name for g in program.gauges])):
             for name in file_names(names).values():
                 outputs.append(("--dump", os.path.join(folder, f"{name}.csv"), True))
+        from serq.files import DUMP_MANIFEST
+
+        outputs.append(("--dump", os.path.join(dump, DUMP_MANIFEST), True))  # its list of files, written last
     # the folders the dump makes (it, its gauge folder, the parents it lacks): an output in one of them that
     # is not there yet is checked with the dump's folder (check_folder), and it is made before any is written
     made = _dump_folders(dump, bool(program.gauges)) if dump is not None else set()

@@ -210,12 +210,42 @@ def _dump_file(folder: str, name: str, gauge: bool) -> str:
     # to the folder as it is, so --gauge ../x read the observe x, and an observe a/b (a%2Fb.csv) was not found
     where = os.path.join(folder, "gauge") if gauge else folder
     stems = [f[:-4] for f in os.listdir(where) if f.endswith(".csv")] if os.path.isdir(where) else []
+    kind = "gauge" if gauge else "observe"
+    listed = _dump_listing(folder, f"{kind}s")
+    left = []
+    if listed is not None:  # the files of the folder's last dump only (serq.files.DUMP_MANIFEST)
+        left = [f for f in stems if f not in listed]
+        stems = [f for f in stems if f in listed]
     stem = file_of(name, stems)
     if stem is None:
         have = sorted(name_of_file(f) for f in stems)
-        kind = "gauge" if gauge else "observe"
-        raise UserError(f"{folder}: no {kind} {name} in the dump ({kind}s there: {', '.join(have) or 'none'})")
+        old = file_of(name, left)
+        why = f"; {old}.csv there is left from an earlier dump, not written by the last one" if old else ""
+        raise UserError(f"{folder}: no {kind} {name} in the dump ({kind}s there: {', '.join(have) or 'none'}){why}")
     return os.path.join(where, f"{stem}.csv")
+
+
+def _dump_listing(folder: str, key: str) -> set[str] | None:
+    """The file names (without ``.csv``) of ``key`` (``observes`` or ``gauges``) that the dump list of
+    ``folder`` gives (``serq.files.DUMP_MANIFEST``, written by the dump last), or None when it has none (a
+    dump written before the list, or one cut short): then every file there is taken. A list that is not
+    one a dump writes is an error naming it."""
+    from serq.files import DUMP_MANIFEST, read_input
+    from serq.jsonin import loads
+
+    path = os.path.join(folder, DUMP_MANIFEST)
+    if not os.path.lexists(path):
+        return None
+    try:
+        data = loads(read_input(path, limit=64 << 20, what="a dump's list of files").decode("utf-8"))
+    except OSError as e:
+        raise UserError(f"{path}: cannot read: {_why(e)}") from None
+    except ValueError as e:  # (UnicodeDecodeError, a JSON error, a key given twice)
+        raise UserError(f"{path}: error: not the list of files serq run --dump writes ({e})") from None
+    files = data.get(key) if isinstance(data, dict) and data.get("serq-dump") == 1 else None
+    if not (isinstance(files, list) and all(isinstance(f, str) for f in files)):
+        raise UserError(f"{path}: error: not the list of files serq run --dump writes (no list of {key})")
+    return set(files)
 
 
 def _dump_csv(folder: str, name: str, gauge: bool) -> tuple[list[float], list[float]]:

@@ -54,7 +54,7 @@ from typing import IO
 
 from .errors import UserError
 
-__all__ = ["MAX_JSON", "MAX_LINE", "MAX_NAME", "MAX_SOURCE", "LineTooLong", "OutputError", "byte_order_note",
+__all__ = ["DUMP_MANIFEST", "MAX_JSON", "MAX_LINE", "MAX_NAME", "MAX_SOURCE", "LineTooLong", "OutputError", "byte_order_note",
            "check_distinct", "check_folder", "check_not_input", "check_output",
            "check_own", "check_text", "file_names", "file_of", "name_not_text", "name_of_file", "open_atomic",
            "open_input", "open_own_append", "read_input", "shown_name", "write_atomic"]
@@ -794,6 +794,12 @@ def _escape(name: str, capitals: bool) -> str:
         digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:16]
         text = f"{text[:cut]}~{digest}"
     return text
+
+
+#: the file a dump (``serq run --dump DIR``, ``serq_report.dump``) writes last in its folder: the files it
+#: wrote, ``{"serq-dump": 1, "observes": [STEM, …], "gauges": [STEM, …]}`` (each a :func:`file_names`
+#: stem), so that a reader (``serq plot DIR``) takes no file an earlier dump left there
+DUMP_MANIFEST = "serq-dump.json"
 
 
 def file_names(names: Iterable[str]) -> dict[str, str]:

@@ -1,0 +1,106 @@
+"""A dump lists its own files, and ``serq plot DIR`` takes only those (serq.files.DUMP_MANIFEST).
+
+``serq run b.sq --dump out`` into a folder where ``a.sq`` was dumped before leaves a.sq's CSVs of the
+observes b.sq does not have (the user named the folder, not its files, and serq removes none), and
+``serq plot out --cdf ttft`` drew a.sq's old samples, status 0, as if they were the last run's. The dump
+now writes ``out/serq-dump.json`` last, listing the files it wrote; plot reads a name only from those,
+and names a file left from an earlier dump as such. A folder without the list (a dump of an earlier serq,
+or one cut short: the list goes first) is read as before.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import serq_frontend
+import serq_report
+import serq_report.csv as dump_module
+import serq_sim
+
+pytestmark = pytest.mark.timeout(120)
+
+SERQ = str(Path(sys.executable).parent / "serq")
+
+A = ("stage s : delay;\nworkload { arrive poisson(1); }\ngauge q = queue(s);\n"
+     "session { set t0 = now; run s (1); observe ttft = now - t0; observe other = 2; }\nrun { horizon 20; }\n")
+B = ("stage s : delay;\nworkload { arrive poisson(1); }\n"
+     "session { set t0 = now; run s (2); observe lat = now - t0; }\nrun { horizon 20; }\n")
+
+
+def _serq(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([SERQ, *args], capture_output=True, text=True, cwd=cwd, timeout=120,
+                          stdin=subprocess.DEVNULL)
+
+
+def test_the_dump_lists_what_it_wrote(tmp_path):
+    serq_report.dump(serq_sim.run(serq_frontend.compile(source=A)), tmp_path / "out")
+    assert json.loads((tmp_path / "out" / "serq-dump.json").read_text()) == {
+        "serq-dump": 1, "observes": ["ttft", "other"], "gauges": ["q"]}
+
+
+def test_plot_takes_no_file_an_earlier_dump_left(tmp_path):
+    (tmp_path / "a.sq").write_text(A)
+    (tmp_path / "b.sq").write_text(B)
+    assert _serq(tmp_path, "run", "a.sq", "--dump", "out").returncode == 0
+    assert _serq(tmp_path, "run", "b.sq", "--dump", "out").returncode == 0
+    assert (tmp_path / "out" / "ttft.csv").exists()  # left where it was: no file the user did not name is removed
+    r = _serq(tmp_path, "plot", "out", "--cdf", "ttft", "-o", "t.png")
+    assert r.returncode == 1 and not (tmp_path / "t.png").exists()
+    assert r.stderr.strip() == ("error: out: no observe ttft in the dump (observes there: lat); ttft.csv there is "
+                                "left from an earlier dump, not written by the last one")
+    r = _serq(tmp_path, "plot", "out", "--gauge", "q", "-o", "q.png")
+    assert r.returncode == 1 and "no gauge q in the dump (gauges there: none); q.csv there is left" in r.stderr
+    r = _serq(tmp_path, "plot", "out", "--cdf", "lat", "-o", "l.png")
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "l.png").stat().st_size > 0
+
+
+def test_a_folder_without_the_list_is_read_as_before(tmp_path):
+    (tmp_path / "a.sq").write_text(A)
+    assert _serq(tmp_path, "run", "a.sq", "--dump", "out").returncode == 0
+    (tmp_path / "out" / "serq-dump.json").unlink()
+    r = _serq(tmp_path, "plot", "out", "--cdf", "ttft", "-o", "t.png")
+    assert r.returncode == 0, r.stderr
+
+
+def test_a_list_that_is_no_dump_s_is_named(tmp_path):
+    (tmp_path / "a.sq").write_text(A)
+    assert _serq(tmp_path, "run", "a.sq", "--dump", "out").returncode == 0
+    (tmp_path / "out" / "serq-dump.json").write_text('{"serq-dump": 1, "observes": "ttft"}')
+    r = _serq(tmp_path, "plot", "out", "--cdf", "ttft", "-o", "t.png")
+    assert r.returncode == 1 and r.stderr.strip() == (
+        f"{Path('out') / 'serq-dump.json'}: error: not the list of files serq run --dump writes (no list "
+        "of observes)")
+
+
+def test_a_dump_cut_short_leaves_no_list(tmp_path, monkeypatch):
+    report = serq_sim.run(serq_frontend.compile(source=A))
+    serq_report.dump(report, tmp_path)
+    calls = []
+
+    def failing(path, *a, **k):
+        calls.append(path)
+        if len(calls) == 2:
+            raise OSError(28, "No space left on device", path)
+        return write(path, *a, **k)
+
+    write = dump_module._write_csv
+    monkeypatch.setattr(dump_module, "_write_csv", failing)
+    with pytest.raises(OSError):
+        serq_report.dump(report, tmp_path)
+    assert not (tmp_path / "serq-dump.json").exists()  # the earlier list went first
+
+
+def test_the_list_is_an_output_of_the_run(tmp_path):
+    """-o DIR/serq-dump.json beside --dump DIR: two outputs that are one file, refused before the run (the
+    report was written, then replaced by the list)."""
+    (tmp_path / "a.sq").write_text(A)
+    r = _serq(tmp_path, "run", "a.sq", "--dump", "out", "-o", "out/serq-dump.json")
+    assert r.returncode == 1
+    assert r.stderr.strip() == ("error: out/serq-dump.json: named by both -o and --dump; each output of a run "
+                                "needs a file of its own")
+    assert not (tmp_path / "out" / "serq-dump.json").exists()
