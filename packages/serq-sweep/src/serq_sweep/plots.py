@@ -39,6 +39,21 @@ DRAWABLE = 1e300
 MAX_LINES = 1000
 
 
+#: the most entries a legend shows. A legend of a hundred entries (--hue session of a records file) took the
+#: whole figure: matplotlib collapsed the axes to nothing and said so on stderr, a UserWarning with its
+#: source line. Beyond this the lines are drawn without one, and the axes say how many there are.
+MAX_LEGEND = 30
+
+
+def _legend(ax: Any, entries: int, what: str) -> None:
+    """The legend of ``entries`` lines, or, past :data:`MAX_LEGEND`, a note in the axes' corner instead."""
+    if entries <= MAX_LEGEND:
+        ax.legend(fontsize="small")
+    else:
+        ax.text(0.99, 0.01, f"{entries} lines, a line per value of {what}: too many for a legend",
+                transform=ax.transAxes, ha="right", va="bottom", fontsize="small")
+
+
 def _hue_value(h: Any) -> str:
     """A hue's value in a legend, as every label of a sweep shows a value (``core.show_value``: two values
     that agree to six digits are two labels, not one); a NumPy float as the float it is."""
@@ -198,7 +213,7 @@ def curve(table: Any, x: str, y: str, hue: str | None = None, *, title: str | No
     ax.set_title(title or f"{fig_name} (mean, 95 % CI across seeds)", fontsize="medium")
     ax.grid(True, alpha=0.3)
     if hue is not None:
-        ax.legend(fontsize="small")
+        _legend(ax, len(data), f"--hue {hue}")
     return figure
 
 
@@ -297,7 +312,7 @@ def cdf(dump: str, observes: Sequence[str]) -> Any:
     ax.set_ylabel("fraction of samples ≤ value")
     ax.set_ylim(0, 1.02)
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize="small")
+    _legend(ax, len(observes), "--cdf")
     return figure
 
 
@@ -400,7 +415,7 @@ def records_cdf(records: Any, metrics: Sequence[str], hue: str | None = None) ->
     ax.set_ylabel("fraction of requests ≤ value")
     ax.set_ylim(0, 1.02)
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize="small")
+    _legend(ax, len(data), f"--hue {hue}" if hue is not None else "--cdf")
     return figure
 
 
