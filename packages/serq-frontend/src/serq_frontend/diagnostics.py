@@ -151,9 +151,9 @@ def decode_source(data: bytes, name: str) -> str:
         text = data[start: len(data) if end < 0 else end].decode("utf-8", errors="replace").replace("\ufffd", "?")
         sources = Sources()
         sources.add(name, "\n" * (line - 1) + text)
-        from serq.files import byte_order_note
+        from serq.files import not_utf8
 
-        message = f"the file is not UTF-8 text (byte 0x{data[e.start]:02X}){byte_order_note(data[:4])}"
+        message = not_utf8(data[e.start], data[:4])
         pos = Pos(name, line, col)
         raise CompileError(message, pos, rendered=render(message, pos, sources, name=name)) from None
 

@@ -64,11 +64,10 @@ def _decode_error(data: bytes, name: str, e: msgspec.DecodeError) -> IRError:
             data.decode("utf-8")
         except UnicodeDecodeError as u:
             if m is None or u.start <= int(m.group(1)):  # (one after the break: the JSON's fault first)
-                from serq.files import byte_order_note
+                from serq.files import not_utf8
 
-                return IRError(_located(data, name, u.start, f"the file is not UTF-8 text (byte "
-                                                             f"0x{data[u.start]:02X} at offset {u.start})"
-                                                             f"{byte_order_note(data[:4])}"))
+                return IRError(_located(data, name, u.start, not_utf8(data[u.start], data[:4],
+                                                                      at=f" at offset {u.start}")))
     if msg == "Input data was truncated":  # the text ends inside a value: at its end (the last non-blank)
         end = len(data.rstrip())
         if not end:

@@ -27,7 +27,7 @@ from itertools import accumulate, compress, count, groupby, islice, repeat
 from operator import gt, itemgetter
 from pathlib import Path
 
-from serq.files import MAX_LINE, LineTooLong, byte_order_note, open_input
+from serq.files import MAX_LINE, LineTooLong, not_utf8, open_input
 from serq.numbers import NAN_PATTERN, PATTERN, NotANumber, number
 
 from .errors import SimError, format_error
@@ -267,9 +267,8 @@ def _not_utf8(path: str) -> SimError:
             m = _ESCAPED.search(line)
             if m is not None:
                 ch = m.group()
-                note = byte_order_note(line[:4].encode("utf-8", "surrogateescape")) if n == 1 else ""
-                return _err(path, n, m.start() + 1,
-                            f"the trace is not UTF-8 text (byte 0x{ord(ch) - 0xDC00:02X}){note}")
+                head = line[:4].encode("utf-8", "surrogateescape") if n == 1 else b""
+                return _err(path, n, m.start() + 1, not_utf8(ord(ch) - 0xDC00, head, "the trace"))
     return _err(path, 1, 1, "the trace is not UTF-8 text")  # pragma: no cover - the decoder said it was not
 
 

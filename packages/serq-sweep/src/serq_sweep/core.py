@@ -594,14 +594,14 @@ def unreadable(path: str, e: Exception) -> str:
     if isinstance(e, OSError):
         return str(e.strerror or e)
     if isinstance(e, UnicodeDecodeError):
-        from serq.files import byte_order_note
+        from serq.files import not_utf8
 
         try:
             with open(path, "rb") as f:
                 head = f.read(4)
         except OSError:
             head = b""
-        return f"not UTF-8 text (byte 0x{e.object[e.start]:02X}){byte_order_note(head)}"
+        return not_utf8(e.object[e.start], head, None)
     return str(e)
 
 

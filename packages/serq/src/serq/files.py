@@ -56,7 +56,7 @@ from .errors import UserError
 
 __all__ = ["DUMP_MANIFEST", "MAX_JSON", "MAX_LINE", "MAX_NAME", "MAX_SOURCE", "LineTooLong", "OutputError", "byte_order_note",
            "check_distinct", "check_folder", "check_not_input", "check_output",
-           "check_own", "check_text", "file_names", "file_of", "name_not_text", "name_of_file", "open_atomic",
+           "check_own", "check_text", "file_names", "file_of", "name_not_text", "name_of_file", "not_utf8", "open_atomic",
            "open_input", "open_own_append", "read_input", "shown_name", "write_atomic"]
 
 
@@ -197,6 +197,15 @@ def byte_order_note(head: bytes) -> str:
             return (f"; it begins with a {encoding} byte-order mark ({shown}): serQ reads UTF-8 text (iconv -f "
                     f"{encoding} -t UTF-8 converts it)")
     return ""
+
+
+def not_utf8(byte: int, head: bytes, what: str | None = "the file", at: str = "") -> str:
+    """The one wording of an input that is not UTF-8 text (a source, an IR file, a JSON file, a trace, a
+    sweep's table): ``WHAT is not UTF-8 text (byte 0xNN AT)`` and, when the input begins with a UTF-16 or
+    UTF-32 byte-order mark (``head``, its first bytes), :func:`byte_order_note`; ``what`` None gives the
+    phrase alone, ``not UTF-8 text (…)``, for a message that names the input itself."""
+    text = f"not UTF-8 text (byte 0x{byte:02X}{at}){byte_order_note(head)}"
+    return text if what is None else f"{what} is {text}"
 
 
 def name_not_text(name: str) -> str | None:

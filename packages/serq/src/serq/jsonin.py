@@ -205,7 +205,7 @@ def read_text(path: str, what: str = "a JSON file") -> str:
     bytes (``what`` it is names it), or a byte that is not UTF-8 (located at its line and column, the line
     quoted with a caret), is a :class:`serq.errors.UserError`."""
     from .errors import UserError
-    from .files import MAX_JSON, byte_order_note, read_input
+    from .files import MAX_JSON, not_utf8, read_input
 
     try:
         data = read_input(path, limit=MAX_JSON, what=what)
@@ -216,5 +216,4 @@ def read_text(path: str, what: str = "a JSON file") -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
-        raise UserError(at_byte(data, path, e.start, f"the file is not UTF-8 text (byte 0x{data[e.start]:02X})"
-                                f"{byte_order_note(data[:4])}")) from None
+        raise UserError(at_byte(data, path, e.start, not_utf8(data[e.start], data[:4]))) from None
