@@ -56,3 +56,47 @@ def test_max_events_stops_the_lazy_planning_at_exactly_n_events(program, monkeyp
     per_job = serq_sim.run(program, max_events=n)
     assert per_job.result.events == n
     assert encode_json(lazy) == encode_json(per_job)
+
+
+# each session: an arrival, a completion (two events), then ten samples of x (tests/test_samples_bound.py)
+TEN = """stage d : delay;
+workload { arrive poisson(1000); }
+session {
+  run d (0.0001);
+  set i = 0;
+  loop { observe x = i; set i = i + 1; branch (i == 10) { end; } }
+}
+run { horizon 1e12; seed 1; }
+"""
+# the same with a gauge: the general engine
+TEN_GAUGE = TEN.replace("stage d : delay;", "stage d : delay;\ngauge q = queue(d);")
+
+
+@pytest.mark.parametrize("src, tier", [(TEN, "fast"), (TEN_GAUGE, "general")])
+def test_a_wall_bound_that_never_fires_does_not_move_the_samples_bound(src, tier):
+    # --max-wall reads the clock every 1 000 events; the bound on samples was checked at those ticks
+    # too, so a run given a wall bound of hours stopped at another event, with another report
+    program = serq_frontend.compile(source=src)
+    plain = serq_sim.run(program, max_samples=50_000)
+    walled = serq_sim.run(program, max_samples=50_000, max_wall=1e9)
+    assert plain.tier == walled.tier == tier
+    assert plain.result.partial == walled.result.partial == "max-samples"
+    if tier == "general":  # checked every 20 000 events: 10 000 sessions of 10 samples, 100 000 and the gauge's
+        assert plain.result.events == 20_000
+    assert encode_json(walled) == encode_json(plain)
+    bounded = serq_sim.run(program, max_samples=50_000, max_events=10**9)  # (exact ticks in the fast tier)
+    assert encode_json(bounded) == encode_json(plain)
+
+
+def test_a_wall_bound_does_not_move_the_samples_bound_of_the_lazy_planning(program, monkeypatch):
+    # quiet rounds count in the events a stretch at a time; the checks come every TICK events the loop pops,
+    # at the same event whether the loop also ticks for the clock or not (ticks a tenth as far apart here,
+    # so that a short run sees several)
+    from serq_sim import engine
+
+    monkeypatch.delenv("SERQ_SIM_TIER", raising=False)
+    monkeypatch.setattr(engine, "TICK", 1500)
+    plain = serq_sim.run(program, max_samples=40, horizon=1e4)
+    walled = serq_sim.run(program, max_samples=40, horizon=1e4, max_wall=1e9)
+    assert plain.result.partial == "max-samples"
+    assert encode_json(walled) == encode_json(plain)

@@ -87,7 +87,7 @@ class Simulation:
         "open_arrivals", "partial", "partial_note", "plugin_manager", "pool_base", "pools", "preempt_count", "program",
         "progress", "queue_free", "rate", "ready", "record_tables", "release_counter", "rngs", "seed",
         "session_fn", "shared_families", "show_progress", "slot_more", "source", "spans", "stage_base",
-        "stages", "rep_k", "rep_limit", "rep_t", "live0", "due_now", "stall_ev", "stall_live", "stall_t", "step_stages", "t_shown", "t_wall0", "token_gaps",
+        "stages", "rep_k", "rep_limit", "rep_t", "live0", "due_now", "next_check", "samples_at_ticks", "stall_ev", "stall_live", "stall_t", "step_stages", "t_shown", "t_wall0", "token_gaps",
         "trace", "trace_ordered", "trace_slots", "turn_fn", "turns", "virtual_events", "warm", "warmup",
         "__dict__",
     )
@@ -118,8 +118,8 @@ class Simulation:
         self.max_events = None if max_events is None else int(max_events)
         self.max_wall = max_wall
         #: at most this many samples (observes' and gauges' change points) are held: a run that holds more
-        #: stops with its partial report (checked at the bounds ticks and when the fast tier grows its
-        #: buffers), instead of running out of memory
+        #: stops with its partial report (checked at the general engine's ticks, every TICK events popped, and
+        #: where the fast tier grows its buffers), instead of running out of memory
         self.max_samples = DEFAULT_MAX_SAMPLES if max_samples is None else int(max_samples)
         self.t_wall0 = self.t_shown = _time.monotonic()
         self.show_progress = False
@@ -130,6 +130,10 @@ class Simulation:
         self.stall_t = math.nan
         self.stall_ev = 0
         self.stall_live = 0
+        #: the count of popped events at the next tick that checks what the report shows (tick)
+        self.next_check = 0
+        #: whether a tick checks the samples held (the fast tier checks them where its buffers grow)
+        self.samples_at_ticks = True
         #: the fast tier's: the names of its events due at a time that are no stage's (stall_error)
         self.due_now = None
         #: the closed workload's guard (workload.replace_limit): the instant of the last replacement, the
@@ -303,25 +307,36 @@ class Simulation:
     def tick(self, events: int) -> int:
         """Every few thousand events of the event loop (both tiers, at the same events: after an event and
         its settle, ``events`` counted as the report counts them): the no-progress guard, the user's
-        bounds, the progress bar. Returns the event count of the next tick."""
-        held = self.samples_held()  # in the fast tier, the buffers' sizes: at least what they hold
-        if held >= self.max_samples:
-            self.too_many_samples(held)
-        now = self.now
-        if now == self.stall_t:
-            if events - self.stall_ev > STALL_EVENTS + STALL_PER_SESSION * self.stall_live:
-                self.stall_error(events - self.stall_ev)
-        else:
-            self.stall_t = now
-            self.stall_ev = events
-            # the sessions live when the instant began, not those its own events spawned since (a clock
-            # stuck on an arrival gap below its precision spawns a session an event: counting them, the
-            # allowance grew 1 000 events a session and the guard never came); at 0 the sessions a batch
-            # or closed workload spawned before the first event (no event spawns them)
-            self.stall_live = self.live0 if now == self.live_t and now > 0 else self.live
-        guard = self.mem_guard
-        if guard is not None:
-            self.memory_check(guard)
+        bounds, the progress bar. Returns the event count of the next tick.
+
+        The checks whose outcome is in the report (the samples held, the no-progress guard) and the memory
+        guard are made every :data:`TICK` events the loop pops (a step stage's quiet rounds, counted in
+        ``events`` a stretch at a time, are not: the loop ticks by the events it pops), whatever else asks
+        for ticks: ``--max-wall`` reads the clock every 1 000 events, and the checks made there too stopped
+        a run at ``--max-samples`` at another event, with another report, than without it (a bound that
+        never fired changed the figures)."""
+        popped = events - self.virtual_events
+        if popped >= self.next_check:
+            self.next_check = popped + TICK
+            if self.samples_at_ticks:
+                held = self.samples_held()
+                if held >= self.max_samples:
+                    self.too_many_samples(held)
+            now = self.now
+            if now == self.stall_t:
+                if events - self.stall_ev > STALL_EVENTS + STALL_PER_SESSION * self.stall_live:
+                    self.stall_error(events - self.stall_ev)
+            else:
+                self.stall_t = now
+                self.stall_ev = events
+                # the sessions live when the instant began, not those its own events spawned since (a clock
+                # stuck on an arrival gap below its precision spawns a session an event: counting them, the
+                # allowance grew 1 000 events a session and the guard never came); at 0 the sessions a batch
+                # or closed workload spawned before the first event (no event spawns them)
+                self.stall_live = self.live0 if now == self.live_t and now > 0 else self.live
+            guard = self.mem_guard
+            if guard is not None:
+                self.memory_check(guard)
         me = self.max_events
         if me is not None and events >= me:
             self.stop("max-events", f"stopped after {events} events (--max-events {me})")
@@ -333,7 +348,8 @@ class Simulation:
             if self.show_progress and w - self.t_shown > 0.25:
                 self.t_shown = w
                 self._show_progress()
-        nxt = events + (1000 if mw is not None else TICK)
+        due = self.next_check + self.virtual_events  # (as the loop counts: it takes the virtual events off)
+        nxt = min(events + 1000, due) if mw is not None else due
         return nxt if me is None else min(nxt, me)
 
     def memory_check(self, guard) -> None:

@@ -1513,6 +1513,10 @@ def build(sim, progress: bool):
     widths = (8, 8, 8, 4) if not gen.turn_zero else (8, 8, 8)
 
     cap = sim.max_samples
+    # the samples are checked here, where the buffers grow, not at the ticks: a tick read the buffers' sizes,
+    # which pass the bound at a growth, and stopped the run at the first tick after it, whose event depends
+    # on what else asks for ticks (--max-wall, --max-events, the progress bar)
+    sim.samples_at_ticks = False
 
     def _grow(k, n, now):
         # the buffers of observe k are full (n samples): grow them by an eighth, unless the samples of
