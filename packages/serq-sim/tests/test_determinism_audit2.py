@@ -10,12 +10,16 @@ the same report.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import serq_frontend
 import serq_sim
 from serq_report.json import encode_json
 from serq_sim.step import StepStage
 from tiers import run_on_tier
+
+ROOT = Path(__file__).resolve().parents[3]
 
 # one engine, long decodes, sparse arrivals: iterations that serve lazy decoders only, one after another
 PROGRAM = """pool reqs { cap 8; admit via engine; }
@@ -100,3 +104,19 @@ def test_a_wall_bound_does_not_move_the_samples_bound_of_the_lazy_planning(progr
     walled = serq_sim.run(program, max_samples=40, horizon=1e4, max_wall=1e9)
     assert plain.result.partial == "max-samples"
     assert encode_json(walled) == encode_json(plain)
+
+
+def test_the_order_of_the_slos_is_not_in_the_report():
+    # --slo tpot=0.05,ttft=1 and --slo ttft=1,tpot=0.05 are one objective: one report, the SLOs in the order
+    # the metrics are listed (ttft, tpot, e2el)
+    import serq_report
+
+    vllm = serq_frontend.compile(str(ROOT / "examples/multi-turn/vllm.sq"))
+    reports = []
+    for slo in ({"tpot": 0.05, "e2el": 30.0, "ttft": 1.0}, {"ttft": 1.0, "tpot": 0.05, "e2el": 30.0}):
+        r = serq_sim.run(vllm, horizon=40, warmup=0)
+        r.set_slo(slo)
+        reports.append((encode_json(r), serq_report.render(r, "text")))
+    assert reports[0] == reports[1]
+    assert b'"slo": {\n      "ttft": 1.0,\n      "tpot": 0.05,\n      "e2el": 30.0\n    }' in reports[0][0]
+    assert "good: ttft <= 1, tpot <= 0.05, e2el <= 30)" in reports[0][1]

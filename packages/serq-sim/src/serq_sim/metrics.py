@@ -126,7 +126,11 @@ def with_slo(m: RequestMetrics, table: Any, slo: dict[str, float]) -> RequestMet
         value = {"ttft": f - s, "tpot": (la - f) / (o - 1) if o > 1 else 0.0, "e2el": la - s}  # vLLM: 0
         if all(value[name] <= limit for name, limit in slo.items()):
             k += 1
-    return msgspec.structs.replace(m, slo=dict(slo), good=k,
+    # kept in the order of SLO_METRICS, not as given: `--slo tpot=0.05,ttft=1` and `--slo ttft=1,tpot=0.05`
+    # are one objective, and wrote two reports (the JSON's slo object, the text's "good:" list)
+    ordered = {name: slo[name] for name in SLO_METRICS if name in slo}
+    ordered.update(slo)
+    return msgspec.structs.replace(m, slo=ordered, good=k,
                                    goodput=k / m.duration if m.duration > 0 else math.nan)
 
 
