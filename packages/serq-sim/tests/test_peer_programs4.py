@@ -189,12 +189,14 @@ def test_a_drained_batch_satisfies_little_exactly(monkeypatch, tmp_path):
 
 # --- by hand -----------------------------------------------------------------------------------------------------
 
-def token_srpt(budget: int, gap: float, direction: int, mode: int, n: int = 6) -> dict[int, float]:
+def token_srpt(budget: float, gap: float, direction: int, mode: int, frac: float = 0.0, n: int = 6
+               ) -> dict[int, float]:
     """srpt_tokens.sq written out (language.txt §3's step stage): the iteration starts when the stage is
     idle and has residents (every arrival up to its start included), lasts 1, and serves the residents in
-    ascending (direction * tokens left, arrival) order, one token each (mode 1) or as many as the budget
-    left reaches (mode 0), until the budget is spent. The end time of each request."""
-    sizes = [1 + ((s + 1) * 5) % 7 for s in range(n)]
+    ascending (direction * tokens left, arrival) order, one token each (mode 1; what is left of it, or of
+    the budget, when less) or as many as the budget left reaches (mode 0), until the budget is spent. The
+    end time of each request."""
+    sizes = [frac + 1 + ((s + 1) * 5) % 7 for s in range(n)]
     arrive = [gap * (s + 1) for s in range(n)]
     left, done, t = list(sizes), {}, 0.0
     while len(done) < n:
@@ -206,7 +208,7 @@ def token_srpt(budget: int, gap: float, direction: int, mode: int, n: int = 6) -
         for s in sorted(here, key=lambda s: (direction * left[s], s)):
             if spend <= 0:
                 break
-            got[s] = min(left[s], spend) if mode == 0 else 1
+            got[s] = min(left[s], spend) if mode == 0 else min(1, left[s], spend)
             spend -= got[s]
         t += 1
         for s, k in got.items():
@@ -224,17 +226,21 @@ def test_a_step_engine_serving_the_fewest_tokens_left_first(monkeypatch):
     # request 2 (2 tokens) going first at [4.5, 5.5], ...
     first = token_srpt(2, 1.5, 1, 0)
     assert first[0] == 4.5 and first[2] == 5.5
-    for budget, gap, direction, mode in ((2, 1.5, 1, 0), (1, 0.5, 1, 1), (3, 0.5, -1, 0), (3, 1.5, 1, 1),
-                                         (1, 1.5, -1, 0), (2, 0.5, -1, 1)):
-        r = both("srpt_tokens.sq", monkeypatch, sets={"B": budget, "g": gap, "dir": direction, "mode": mode})
-        want = token_srpt(budget, gap, direction, mode)
+    # With a quarter token more a request (a decode's last token a fraction) and a budget of 2.5 tokens
+    # (a decoder gets half a token when half is left).
+    for budget, gap, direction, mode, frac in (
+            (2, 1.5, 1, 0, 0), (1, 0.5, 1, 1, 0), (3, 0.5, -1, 0, 0), (3, 1.5, 1, 1, 0), (1, 1.5, -1, 0, 0),
+            (2, 0.5, -1, 1, 0), (1, 1.5, 1, 1, 0.25), (2.5, 0.5, -1, 1, 0.25), (2.5, 1.5, 1, 0, 0.25)):
+        sets = {"B": budget, "g": gap, "dir": direction, "mode": mode, "frac": frac}
+        r = both("srpt_tokens.sq", monkeypatch, sets=sets)
+        want = token_srpt(budget, gap, direction, mode, frac)
         got = by_session(r, "done")
-        assert got == want, (budget, gap, direction, mode, got, want)
+        assert got == want, (sets, got, want)
         assert r.result.end == max(want.values())
 
 
 @pytest.mark.timeout(30)
-def test_aging_priorities_in_a_queue_by_waited(monkeypatch):
+def test_aging_priorities_in_a_queue_by_waited(monkeypatch, tmp_path):
     # aging.sq (the trace is in the program's header): with aging the batch request L1 overtakes H4.
     for a, waits in ((1.5, [0, 2.8, 0.1, 0.5, 1.1]), (100, [0, 3.8, 0.1, 0.5, 0.1])):
         r = both("aging.sq", monkeypatch, sets={"A": a})
@@ -244,14 +250,24 @@ def test_aging_priorities_in_a_queue_by_waited(monkeypatch):
         assert np.allclose((rec.start - rec.sent).to_numpy(), waits, rtol=0, atol=1e-12)
         assert sorted(rec.start.tolist()) == [0, 1, 2, 3, 4]
         assert math.isclose(r.pool("slot").wait, sum(waits) / 5, rel_tol=1e-12)
+        # without its records the program is in the fast tier, which orders the queue the same way
+        fast = tmp_path / f"aging_{a}.sq"
+        fast.write_text((HERE / "aging.sq").read_text().replace(
+            "  record req { prio = prio; sent = t0; start = start; wait = start - t0; }\n",
+            "  observe wait = start - t0;\n"))
+        monkeypatch.delenv("SERQ_SIM_TIER", raising=False)
+        assert tier(serq_frontend.compile(path=str(fast))) == "fast"
+        got = by_session(both_tiers(fast, monkeypatch, sets={"A": a}), "wait")
+        assert np.allclose([got[s] for s in range(5)], waits, rtol=0, atol=1e-12)
 
 
 @pytest.mark.timeout(30)
 def test_a_priority_preemption_and_where_the_victim_goes_back(monkeypatch):
     # preempt_tail.sq (the trace is in the program's header).
-    for tail, c_resp, starts in ((1, 1.3, [(1, 0.0), (0, 0.0), (2, 0.5), (0, 1.5)]),
-                                 (0, 2.3, [(1, 0.0), (0, 0.0), (0, 1.5), (2, 1.5)])):
-        r = both("preempt_tail.sq", monkeypatch, sets={"tail": tail})
+    for tail, fresh, c_resp, starts in ((1, 0, 1.3, [(1, 0.0), (0, 0.0), (2, 0.5), (0, 1.5)]),
+                                        (1, 1, 1.3, [(1, 0.0), (0, 0.0), (2, 0.5), (0, 1.5)]),
+                                        (0, 0, 2.3, [(1, 0.0), (0, 0.0), (0, 1.5), (2, 1.5)])):
+        r = both("preempt_tail.sq", monkeypatch, sets={"tail": tail, "fresh": fresh})
         got = by_session(r, "response")
         assert got.keys() == {0, 1, 2}
         assert close(got[0], 4.5) and close(got[1], 1.5) and close(got[2], c_resp), (tail, got)
