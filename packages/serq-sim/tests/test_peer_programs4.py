@@ -369,3 +369,17 @@ def test_the_text_report_of_a_drained_hand_trace(tmp_path):
                         sum(want[s] - 1.5 * (s + 1) for s in want) / 6, rel_tol=1e-12)
     prog = serq_frontend.compile(path=path)
     assert json.loads(encode_json(serq_sim.run(prog)))["end"] == 15.5
+
+
+@pytest.mark.timeout(30)
+def test_exclusive_prefill_against_mixed_batches(monkeypatch, tmp_path):
+    # exclusive.sq (the trace is in the program's header), and the same engine serving mixed batches.
+    mixed = tmp_path / "mixed.sq"
+    mixed.write_text((HERE / "exclusive.sq").read_text().replace("serve exclusive prefill;", "serve admission;"))
+    for path, first, done, counts in (
+            (HERE / "exclusive.sq", {0: 2.0, 1: 3.0, 2: 4.0}, {0: 7.0, 1: 6.0, 2: 5.0}, (7, 4, 3, 0)),
+            (mixed, {0: 2.0, 1: 2.0, 2: 4.0}, {0: 5.0, 1: 4.0, 2: 5.0}, (5, 2, 2, 1))):
+        r = both_tiers(path, monkeypatch)
+        assert by_session(r, "first") == first and by_session(r, "done") == done, path.name
+        e = r.stage("E")
+        assert (e.iterations, e.prefill_only, e.decode_only, e.mixed) == counts, path.name
