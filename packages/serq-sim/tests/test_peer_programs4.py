@@ -6,8 +6,9 @@ admission controller reads, a drained batch (`run { arrivals N; }`) whose Little
 through a library of definitions and records; and, traced by hand, a step engine that serves the fewest
 tokens left first, aging priorities in a queue by `waited`, a priority preemption whose victim goes back
 to the tail or the head, the timing of a spill to an offload tier and its load-back, reserve held and
-`free`, an out-of-order chat trace with a prefix cache and forced misses, and P/D disaggregation with a
-load-aware router over a shared KV link. Each runs on the tier serQ picks and on the general engine,
+`free`, an out-of-order chat trace with a prefix cache and forced misses, P/D disaggregation with a
+load-aware router over a shared KV link, and an engine that never mixes a prefill into a decode batch.
+Each runs on the tier serQ picks and on the general engine,
 which must agree byte for byte. Statistical checks fix their seeds and assert a 95 % CI that covers the
 theory and is narrow."""
 
