@@ -115,13 +115,15 @@ class Plan:
         return hashlib.sha256(text.encode()).hexdigest()[:24]
 
     def tasks(self, done: Iterable[str] = (), records: bool = False) -> list[tuple]:
-        """The runs not in ``done``; with ``records``, each run returns its records too."""
+        """The runs not in ``done``, each key once (the first point that has it: points whose IR differs
+        only in spans and source share their runs); with ``records``, each run returns its records too."""
         done = set(done)
         out = []
         for p in self.points:
             for s in self.seeds:
                 k = self.key(p, s)
                 if k not in done:
+                    done.add(k)  # (run twice, the result that came last was kept: its message named either file)
                     out.append(((p.index, s, k), p.ir, p.ir_hash, p.file, s, self.limits, records))
         return out
 

@@ -220,7 +220,7 @@ class Dask:
             except (OSError, TimeoutError, ValueError) as e:
                 raise UserError(f"--dask {where}: cannot reach the scheduler: {e}") from None
         self.name = f"dask ({self._client.scheduler.address})"
-        self._scattered: dict[str, Any] = {}
+        self._scattered: dict[bytes, Any] = {}
         return self
 
     def __exit__(self, *exc) -> None:
@@ -250,9 +250,9 @@ class Dask:
         futures = {}
         for t in tasks:
             _, ir, ir_hash, name, seed, limits, *rest = t
-            ref = self._scattered.get(ir_hash)
+            ref = self._scattered.get(ir)  # (the IR itself: ir_hash leaves the spans and the source out)
             if ref is None:  # a point's IR travels once, not once per seed
-                ref = self._scattered[ir_hash] = client.scatter(ir, broadcast=False)
+                ref = self._scattered[ir] = client.scatter(ir, broadcast=False)
             f = client.submit(run_task, ref, ir_hash, name, seed, limits, *rest, pure=False)
             futures[f] = t
         try:

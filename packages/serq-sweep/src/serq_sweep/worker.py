@@ -8,20 +8,25 @@ from __future__ import annotations
 import time
 from typing import Any
 
-_programs: dict[str, Any] = {}
+_programs: dict[tuple[str, bytes], Any] = {}
 #: decoded programs a worker keeps (a sweep runs one point's seeds together)
 _KEEP = 8
 
 
 def _program(ir: bytes, ir_hash: str, name: str) -> Any:
-    program = _programs.get(ir_hash)
+    # kept by the IR sent and its name, not by ``ir_hash`` (the IR without spans and source): two programs
+    # of one IR but for their text (a.sq and a copy of it one comment longer, a program and its kernel twin)
+    # have one hash, and the one decoded first ran the other's runs, whose errors then named its file and
+    # lines; in one process (workers=0) that held from one sweep to the next
+    key = (name, ir)
+    program = _programs.get(key)
     if program is None:
         import serq_ir
 
         program = serq_ir.decode(ir, name=name)
         if len(_programs) >= _KEEP:
             _programs.pop(next(iter(_programs)))
-        _programs[ir_hash] = program
+        _programs[key] = program
     return program
 
 

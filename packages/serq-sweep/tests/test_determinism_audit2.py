@@ -1,0 +1,57 @@
+"""A sweep's table does not depend on what ran before it in the process, nor on which duplicate of a run
+finished last (the determinism audit).
+
+A run's key is the hash of the IR without spans and source, so two programs that differ only in their text
+(a program and a copy one comment line longer; a program and its kernel twin) share their runs. The
+workers kept decoded programs by that hash, so the program decoded first ran the other's runs too: under
+``workers=0`` (the sweep's own process) a sweep of ``a.sq`` after one of ``b.sq`` reported ``a.sq``'s
+run-time error at ``b.sq``'s file and line. And a key two points share was run once per point, the result
+that came last kept for both.
+"""
+
+from __future__ import annotations
+
+import pytest
+import serq_sweep
+from serq_sweep import engines
+
+# a run-time error on line 4, column 91 (a negative work once the clock passes 30)
+A = """let lam = 0.5;
+stage s : fifo;
+workload { arrive poisson(lam); }
+session { set t0 = now; run s (~exp(1)); observe response = now - t0; branch (now > 30) { run s (0 - t0); } }
+run { horizon 100; seed 1; }
+"""
+B = "// the same program, one line lower\n" + A  # its error on line 5
+
+
+@pytest.fixture
+def files(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.sq").write_text(A)
+    (tmp_path / "b.sq").write_text(B)
+    return "a.sq", "b.sq"
+
+
+def test_a_sweep_in_the_same_process_after_another_names_its_own_file(files):
+    a, b = files
+    first = serq_sweep.sweep(b, seeds=[1], workers=0, progress=False)
+    then = serq_sweep.sweep(a, seeds=[1], workers=0, progress=False)
+    assert first["message"][0].startswith("b.sq:5:91: error: at t=")
+    assert then["message"][0].startswith("a.sq:4:91: error: at t=")
+
+
+def test_points_that_share_a_key_share_one_run(files, monkeypatch):
+    calls = []
+    real = engines.run_task
+
+    def counted(*args, **kw):
+        calls.append(args[2])  # the point's file (run_task(ir, ir_hash, name, seed, …))
+        return real(*args, **kw)
+
+    monkeypatch.setattr(engines, "run_task", counted)
+    table = serq_sweep.sweep(["a.sq", "b.sq"], seeds=[1, 2], workers=0, progress=False)
+    assert list(table["key"][:2]) == list(table["key"][2:])  # one IR: one key per seed
+    assert calls == ["a.sq", "a.sq"]  # each key run once, by the first point that has it
+    assert list(table["message"][:2]) == list(table["message"][2:])
+    assert all(m.startswith("a.sq:4:91: error: at t=") for m in table["message"])
