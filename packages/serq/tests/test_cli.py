@@ -124,7 +124,7 @@ def test_an_observe_named_like_a_path_dumps_inside_the_folder(tmp_path):
     r = run_serq("run", str(mm1_ir(tmp_path, observe="../a/b")), "--no-progress", "--horizon", "50",
                  "--dump", str(tmp_path / "d"))
     assert r.returncode == 0, r.stderr
-    assert os.listdir(tmp_path / "d") == ["%2E.%2Fa%2Fb.csv"]
+    assert sorted(os.listdir(tmp_path / "d")) == ["%2E.%2Fa%2Fb.csv", "serq-dump.json"]
     assert (tmp_path / "d" / "%2E.%2Fa%2Fb.csv").read_text().startswith("time,session,turn,value\n")
 
 
