@@ -33,6 +33,9 @@ NOT_FOR_A_RUN = ["lark", "numpy", "hashlib", "_hashlib", "serq_frontend.parser",
 #: nor by a scenario: pathlib, and the urllib.parse and ipaddress it imports (`serq run` hands its loader a
 #: pathlib.Path)
 NOT_FOR_A_SCENARIO = [*NOT_FOR_A_RUN, "pathlib", "urllib", "ipaddress"]
+#: nor by a program with a step stage (every vLLM program), which the fast tier never runs: its module, the
+#: largest of a run's start-up (serq_sim.api._fast_kinds)
+NOT_FOR_A_STEP_PROGRAM = ["serq_sim.fast"]
 
 
 def imported(args: list[str], watched: list[str], env: dict[str, str]) -> list[str]:
@@ -62,3 +65,19 @@ def test_a_run_of_a_cached_program_imports_what_it_runs(env):
     args = ["run", "bench/vllm_single.sq", "--arrivals", "1", "--horizon", "1e9", "--no-progress", "--json"]
     assert "lark" in imported(args, NOT_FOR_A_RUN, env)
     assert imported(args, NOT_FOR_A_RUN, env) == []
+
+
+@pytest.mark.parametrize("args", [["vllm", "scenario", "vllm/multiturn"],
+                                  ["run", "bench/vllm_single.sq", "--arrivals", "1", "--horizon", "1e9",
+                                   "--no-progress", "--json"]])
+def test_a_step_program_does_not_import_the_fast_tier(env, args):
+    assert imported(args, NOT_FOR_A_STEP_PROGRAM, env) == []
+    # a program the fast tier may run imports it
+    assert imported(["run", "examples/single-turn/mg1.sq", "--horizon", "10", "--warmup", "0", "--no-progress"],
+                    NOT_FOR_A_STEP_PROGRAM, env) == ["serq_sim.fast"]
+
+
+def test_a_step_program_still_reads_serq_sim_tier(env):
+    r = subprocess.run([sys.executable, "-m", "serq", "vllm", "scenario", "vllm/multiturn"], capture_output=True,
+                       text=True, timeout=300, env={**env, "SERQ_SIM_TIER": "genral"}, cwd=REPO)
+    assert r.returncode == 1 and "the environment variable SERQ_SIM_TIER is 'genral'" in r.stderr

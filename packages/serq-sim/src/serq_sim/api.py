@@ -92,6 +92,16 @@ def _check_run_args(program, horizon, warmup, arrivals, trace) -> None:
         raise ValueError("trace must name a file, not the empty path (None: the workload's own trace)")
 
 
+def _fast_kinds(program) -> bool:
+    """Whether every stage of ``program`` is of a kind the fast tier runs (fifo, ps, delay), the first of its
+    conditions (:func:`serq_sim.fast.exclusion`, the one rule, judges the rest): a program with a step stage
+    or an extension kind, every serving program, is never run there, and its runs do not import the fast
+    tier's module (its code is the largest module of a run's start-up)."""
+    from serq_ir import nodes as N
+
+    return all(isinstance(st.kind, (N.Fifo, N.Ps, N.Delay)) for st in program.stages)
+
+
 def run_limits(*, max_events: Any = None, max_wall: Any = None, max_samples: Any = None) -> dict[str, Any]:
     """The bounds of a run that are given (not None), checked and made plain numbers: ``max_events`` and
     ``max_samples`` an ``int`` from any positive Integral (numpy's ``int64`` too, as ``arrivals`` and
@@ -162,13 +172,17 @@ def run(program, *, seed: int | None = None, horizon: float | None = None, warmu
                                  check_invariants=check_invariants, progress=progress, trace_path=trace,
                                  max_events=max_events, max_wall=max_wall, max_samples=max_samples)
                 sim.plugin_manager = pm
-                if not check_invariants:
+                if not check_invariants and _fast_kinds(program):
                     from . import fast
 
                     if not fast.forced_general():
                         report = fast.run(sim)  # None when the program is outside the fast tier's class
                         if report is not None:
                             return report
+                elif not check_invariants:
+                    from .tier_env import forced_general
+
+                    forced_general()  # (a value SERQ_SIM_TIER does not take is an error whatever the program)
             return sim.run()
     except KeyboardInterrupt:  # Ctrl-C, SIGTERM (the run keeps a partial report of its own when it can)
         raise
