@@ -90,3 +90,34 @@ def test_the_collector_changes_nothing_a_run_computes(monkeypatch, tier):
     raised = serq_report.render(serq_sim.run(p), "json")
     monkeypatch.setattr(api, "RUN_GC_THRESHOLD", 1)  # below CPython's default: left as it is
     assert serq_report.render(serq_sim.run(p), "json") == raised
+
+
+def test_runs_that_overlap_in_threads_put_back_what_was_there(thresholds):
+    """Two runs in two threads whose spans overlap (A begins, B begins, A ends, B ends): the thresholds
+    after both are those before the first; each putting back what it found left 100 000 behind."""
+    import threading
+
+    gc.set_threshold(700, 10, 10)
+    a_in, b_in, a_out = threading.Event(), threading.Event(), threading.Event()
+    seen = {}
+
+    def a():
+        with api.collector_for_runs():
+            a_in.set()
+            b_in.wait(10)
+        a_out.set()
+
+    def b():
+        a_in.wait(10)
+        with api.collector_for_runs():
+            b_in.set()
+            a_out.wait(10)
+            seen["b after a"] = gc.get_threshold()
+
+    ts = [threading.Thread(target=a), threading.Thread(target=b)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join(20)
+    assert seen["b after a"] == (api.RUN_GC_THRESHOLD, 10, 10)  # still raised while b runs
+    assert gc.get_threshold() == (700, 10, 10)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -18,17 +19,30 @@ from typing import Any
 RUN_GC_THRESHOLD = 100_000
 
 
+_runs_lock = threading.Lock()
+#: the runs under way in this process (threads may run several) and the thresholds before the first began
+_runs: list[Any] = [0, None]
+
+
 @contextmanager
 def collector_for_runs() -> Iterator[None]:
     """Raise the collector's first threshold to :data:`RUN_GC_THRESHOLD` for the duration (never lower it,
-    nor turn on what a threshold of 0 turned off), and put the thresholds back after."""
-    old = gc.get_threshold()
-    if 0 < old[0] < RUN_GC_THRESHOLD:
-        gc.set_threshold(RUN_GC_THRESHOLD, *old[1:])
+    nor turn on what a threshold of 0 turned off), and put the thresholds back after. Runs in several
+    threads at once share it: the first to begin raises it, the last to end puts back what was there
+    before the first (each putting back what it found left a raised threshold behind when two overlapped)."""
+    with _runs_lock:
+        if _runs[0] == 0:
+            old = _runs[1] = gc.get_threshold()
+            if 0 < old[0] < RUN_GC_THRESHOLD:
+                gc.set_threshold(RUN_GC_THRESHOLD, *old[1:])
+        _runs[0] += 1
     try:
         yield
     finally:
-        gc.set_threshold(*old)
+        with _runs_lock:
+            _runs[0] -= 1
+            if _runs[0] == 0:
+                gc.set_threshold(*_runs[1])
 
 
 @dataclass(frozen=True)
