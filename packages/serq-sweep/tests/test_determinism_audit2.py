@@ -55,3 +55,21 @@ def test_points_that_share_a_key_share_one_run(files, monkeypatch):
     assert calls == ["a.sq", "a.sq"]  # each key run once, by the first point that has it
     assert list(table["message"][:2]) == list(table["message"][2:])
     assert all(m.startswith("a.sq:4:91: error: at t=") for m in table["message"])
+
+
+def test_a_resumed_parquet_table_is_the_table_of_a_sweep_run_whole(files, tmp_path):
+    # point 0 fails (its run-time error at t > 30), point 1 does not: the failed run's row read back from
+    # Parquet brought None for the text and flag columns (interrupted, partial), taken for figures it had,
+    # which then came first among the resumed table's columns
+    pytest.importorskip("pyarrow")
+    (tmp_path / "t.sq").write_text(A.replace("branch (now > 30)", "branch (now > T)").replace(
+        "let lam = 0.5;", "let lam = 0.5;\nlet T = 1000;"))
+    kw = {"sets": {"T": [30, 1000]}, "workers": 0, "progress": False}
+    serq_sweep.sweep("t.sq", seeds=[1], out="r.parquet", **kw)
+    resumed = serq_sweep.sweep("t.sq", seeds=[1, 2], out="r.parquet", **kw)  # seed 1 of both points resumed
+    whole = serq_sweep.sweep("t.sq", seeds=[1, 2], out="w.parquet", **kw)
+    assert list(resumed["status"]) == ["error", "error", "ok", "ok"]
+    cols = list(whole.columns)
+    assert cols[:8] == ["point", "T", "seed", "status", "message", "key", "horizon", "end"]  # the report's order
+    assert list(resumed.columns) == cols
+    assert (tmp_path / "r.parquet").read_bytes() == (tmp_path / "w.parquet").read_bytes()

@@ -631,8 +631,11 @@ def load_finished(path: str, plan: Plan) -> dict[str, dict]:
                         raise UserError(f"{path}: the run {r['key']} (row {n - 1}) has the status {shown}, none a "
                                         f"sweep writes ({', '.join(STATUSES)}); remove it or give --fresh")
                     res = _result_of_row(r, figs)
-                    res["figures"] = {f: v for f, v in res["figures"].items()
-                                      if not (isinstance(v, float) and math.isnan(v) and res["status"] == "error")}
+                    if res["status"] == "error":
+                        # a run that failed has no figures (what it journals, what a sweep that runs it keeps):
+                        # its row's empty cells read back as NaN (CSV) and as None in a Parquet column of text
+                        # or flags (interrupted, partial), which then led the resumed table's columns
+                        res["figures"] = {}
                     done[r["key"]] = res
     for key, r in journal_entries(journal_path(path), wanted, _RESULT_FIELDS):
         done[key] = {"status": r["status"], "message": r["message"], "figures": r["figures"]}
