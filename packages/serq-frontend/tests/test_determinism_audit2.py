@@ -55,3 +55,55 @@ def test_the_ir_does_not_depend_on_the_locales_encoding(tmp_path):
     assert ascii_.stdout == utf8.stdout
     ir = json.loads(ascii_.stdout)
     assert [s["name"] for s in ir["stages"]] == ["svc"]
+
+
+# two programs that use sugar layers (definitions; a queue with its roles, as lib/vllm.sq's request side)
+SUGARED = [PROG.replace("run svc (~exp(1));", "run svc (service());").replace("let lam = 0.5;",
+                                                                          "let lam = 0.5;\ndef service() = ~exp(1);"),
+           """let lam = 0.5;
+pool p[2] { cap 1; }
+stage svc[2] : fifo;
+workload { arrive poisson(lam); }
+session {
+  set t0 = now;
+  choose k in 2 by (queued(p[k]));
+  hold p[k] (1) { run svc[k] (~exp(1)); }
+  observe response = now - t0;
+  set best = max j in 2 (queued(p[j]));
+}
+run { horizon 100; }
+"""]
+
+
+def test_compiles_in_two_threads_at_once_give_what_each_gives_alone():
+    # the parser of a set of layers is shared, and so was what its builders note while they build (the
+    # file, the reporter, the layers whose rules were built): a compile that started in another thread
+    # cleared that in the middle of this one's parse, which then skipped a layer it used
+    import threading
+
+    import serq_frontend
+    import serq_ir
+
+    alone = [serq_ir.encode(serq_frontend.compile(source=s)) for s in SUGARED]
+    got: list[tuple[int, bytes | str]] = []
+
+    def work(i: int) -> None:
+        for _ in range(25):
+            try:
+                got.append((i, serq_ir.encode(serq_frontend.compile(source=SUGARED[i]))))
+            except serq_frontend.CompileError as e:
+                got.append((i, str(e)))
+
+    switch = sys.getswitchinterval()
+    sys.setswitchinterval(1e-5)  # threads switch often: their parses interleave
+    try:
+        threads = [threading.Thread(target=work, args=(i,)) for i in (0, 1)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(switch)
+    assert len(got) == 50
+    wrong = [(i, r) for i, r in got if r != alone[i]]
+    assert not wrong, wrong[:2]

@@ -8,6 +8,7 @@ so no parse tree is built), with positions propagated.
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Callable, Sequence
 from importlib import resources
 from typing import Any
@@ -30,8 +31,13 @@ def grammar_text(name: str) -> str:
     return resources.files("serq_frontend").joinpath("grammar", f"{name}.lark").read_text(encoding="utf-8")
 
 
-class BuildContext:
-    """What a builder callback sees: the file being parsed, and a way to fail at a position."""
+class BuildContext(threading.local):
+    """What a builder callback sees: the file being parsed, and a way to fail at a position.
+
+    One for each thread (a ``threading.local``): a parser, and so its context, is shared by every compile
+    of its layers, and compiles in two threads at once set each other's file, reporter and ``seen`` (a
+    compile cleared another's ``seen`` in the middle of its parse, whose desugaring then skipped the layers
+    it used: ``vllm.sq`` failed with "unknown name `hit`" beside another compile)."""
 
     def __init__(self) -> None:
         self.file = "<source>"
