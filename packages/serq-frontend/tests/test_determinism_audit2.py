@@ -107,3 +107,37 @@ def test_compiles_in_two_threads_at_once_give_what_each_gives_alone():
     assert len(got) == 50
     wrong = [(i, r) for i, r in got if r != alone[i]]
     assert not wrong, wrong[:2]
+
+
+def test_cold_loads_in_two_threads_at_once_give_standard_error_back(tmp_path, monkeypatch):
+    # a compile through the cache puts a tee over sys.stderr (what it writes is kept with the entry) and put
+    # back what it found only when its own tee was still on top: two that overlapped (A begins, B begins,
+    # A ends, B ends) left A's tee as the process's standard error, keeping every write made after
+    import threading
+
+    from serq_frontend import cache
+
+    monkeypatch.setenv("SERQ_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("SERQ_COMPILE_CACHE", raising=False)
+    files = []
+    for i, src in enumerate(SUGARED):
+        files.append(tmp_path / f"p{i}.sq")
+        files[-1].write_text(src)
+    before = sys.stderr
+
+    def work(i: int) -> None:
+        for k in range(15):  # another --set value each time: a miss, compiled and stored
+            cache.load(files[i], sets={"lam": 0.5 + k / 64})
+
+    switch = sys.getswitchinterval()
+    sys.setswitchinterval(1e-5)
+    try:
+        threads = [threading.Thread(target=work, args=(i,)) for i in (0, 1)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(switch)
+    assert sys.stderr is before
+    assert len(list((tmp_path / "cache").glob("compile-*.bin"))) == 30

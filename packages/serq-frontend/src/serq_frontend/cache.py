@@ -40,6 +40,7 @@ or the linker.
 
 from __future__ import annotations
 
+import _thread
 import json
 import os
 import sys
@@ -463,14 +464,23 @@ def _entry(key: str, deps: list[list[Any]], stderr: str, ir: bytes) -> bytes:
 
 
 class _Tee:
-    """``sys.stderr`` while compiling: writes go through, and are kept."""
+    """``sys.stderr`` while compiling: writes go through, and those of the compiling thread are kept.
+
+    Compiles in several threads each put theirs over what ``sys.stderr`` is then, and end in any order:
+    one that put it back only when its own was still there (A begins, B begins, A ends, B ends put A's
+    back) left a tee as the process's ``sys.stderr`` for good, keeping every later write, and a tee kept
+    the other thread's writes, which its entry then wrote again at every hit. So a tee keeps its own
+    thread's writes only, and the one that ends takes every ended tee off the top (:func:`_tee_off`)."""
 
     def __init__(self, stream: Any):
         self._stream = stream
+        self._owner = _thread.get_ident()
+        self._ended = False
         self.parts: list[str] = []
 
     def write(self, s: str) -> int:
-        self.parts.append(s)
+        if not self._ended and _thread.get_ident() == self._owner:
+            self.parts.append(s)
         return self._stream.write(s) if self._stream is not None else len(s)
 
     def flush(self) -> None:
@@ -479,6 +489,23 @@ class _Tee:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._stream, name)
+
+
+#: held while ``sys.stderr`` is swapped for a tee or back
+_SWAP = _thread.allocate_lock()
+
+
+def _tee_on() -> _Tee:
+    with _SWAP:
+        tee = sys.stderr = _Tee(sys.stderr)
+    return tee
+
+
+def _tee_off(tee: _Tee) -> None:
+    with _SWAP:
+        tee._ended = True
+        while isinstance(sys.stderr, _Tee) and sys.stderr._ended:
+            sys.stderr = sys.stderr._stream
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -526,14 +553,12 @@ def load(path: str | Path, *, sets: Mapping[str, float] | None = None, defs: Map
     from pathlib import Path
 
     recorder = Recorder()
-    tee = _Tee(sys.stderr)
-    sys.stderr = tee
+    tee = _tee_on()
     try:
         program = serq_frontend._compile(path, None, sets, defs, pm, text=text,
                                          library_paths=[Path(p) for p in lib_folders], recorder=recorder)
     finally:
-        if sys.stderr is tee:
-            sys.stderr = tee._stream
+        _tee_off(tee)
     store(Path(file), key, recorder.deps + recorder.layer_modules(), "".join(tee.parts), program)
     return program
 
