@@ -73,3 +73,42 @@ def test_a_resumed_parquet_table_is_the_table_of_a_sweep_run_whole(files, tmp_pa
     assert cols[:8] == ["point", "T", "seed", "status", "message", "key", "horizon", "end"]  # the report's order
     assert list(resumed.columns) == cols
     assert (tmp_path / "r.parquet").read_bytes() == (tmp_path / "w.parquet").read_bytes()
+
+
+def test_two_threads_of_a_worker_that_drop_the_oldest_program_at_once(monkeypatch):
+    # a Dask worker of several threads runs tasks at once: two that decoded a new program when the worker
+    # kept as many as it keeps both dropped the oldest, the same one, and the second pop was a KeyError
+    import threading
+
+    import serq_frontend
+    import serq_ir
+    from serq_sweep import worker
+
+    irs = [serq_ir.encode(serq_frontend.compile(source=A.replace("0.5", str(0.5 + i / 8)))) for i in range(4)]
+    meet = threading.Barrier(2, timeout=0.3)
+
+    class Kept(dict):
+        def pop(self, key, *default):
+            try:  # the two evictions meet here, each with the key it found oldest (one waits out the timeout
+                meet.wait()  # when they cannot both be here at once)
+            except threading.BrokenBarrierError:
+                pass
+            return super().pop(key, *default)
+
+    monkeypatch.setattr(worker, "_KEEP", 2)
+    monkeypatch.setattr(worker, "_programs", Kept({("x.sq", irs[0]): None, ("x.sq", irs[1]): None}))
+    errors = []
+
+    def decode(i: int) -> None:
+        try:
+            worker._program(irs[i], "h", "x.sq")
+        except Exception as e:  # noqa: BLE001 - the failure itself is what is looked for
+            errors.append(e)
+
+    threads = [threading.Thread(target=decode, args=(i,)) for i in (2, 3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert sorted(k[1] for k in worker._programs) == sorted(irs[2:])

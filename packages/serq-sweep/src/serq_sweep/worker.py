@@ -5,12 +5,14 @@ the sweep."""
 
 from __future__ import annotations
 
+import _thread
 import time
 from typing import Any
 
 _programs: dict[tuple[str, bytes], Any] = {}
 #: decoded programs a worker keeps (a sweep runs one point's seeds together)
 _KEEP = 8
+_KEEPING = _thread.allocate_lock()
 
 
 def _program(ir: bytes, ir_hash: str, name: str) -> Any:
@@ -24,9 +26,12 @@ def _program(ir: bytes, ir_hash: str, name: str) -> Any:
         import serq_ir
 
         program = serq_ir.decode(ir, name=name)
-        if len(_programs) >= _KEEP:
-            _programs.pop(next(iter(_programs)))
-        _programs[key] = program
+        # under a lock: a Dask worker of several threads runs tasks at once, and two that dropped the oldest
+        # program together dropped one key twice (a KeyError: the run failed with a traceback)
+        with _KEEPING:
+            while len(_programs) >= _KEEP:
+                _programs.pop(next(iter(_programs)))
+            _programs[key] = program
     return program
 
 
