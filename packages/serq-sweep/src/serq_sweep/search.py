@@ -4,8 +4,9 @@ swept names, the largest value of a monotone knob at which every condition holds
 A condition is checked on the mean of its figure across the seeds. The search evaluates both ends of the
 range; when the condition holds at LO and fails at HI it bisects (each evaluation runs every seed, and the
 evaluations of every point run together on the engine) until the bracket ``[holds, fails]`` is at most the
-tolerance wide (default (HI - LO) / 64), or, for a grid LO:HI:STEP, until the two are neighbours on the
-grid. The answer is the bracket's lower end; it holds at HI too (``holds everywhere``) or fails already at
+tolerance wide (default (HI - LO) / 64; in the fewest halvings that make HI - LO so, :func:`halvings`), or,
+for a grid LO:HI:STEP, until the two are neighbours on the grid. A figure with no value (NaN) meets no
+condition. The answer is the bracket's lower end; it holds at HI too (``holds everywhere``) or fails already at
 LO (``fails everywhere``) are reported as such. The knob is assumed monotone: the condition holds below
 some value and fails above it.
 """
@@ -57,15 +58,36 @@ def parse_condition(text: str) -> tuple[str, str, float]:
         raise UserError(f"--find {text!r}: {e}; {expected}") from None
 
 
+def halvings(lo: float, hi: float, tol: float | None) -> int:
+    """How many times a bisection of ``[lo, hi]`` halves it to bring it to at most ``tol``: 6 by default
+    (``tol`` None: (HI - LO) / 64), else the fewest ``n`` with ``(HI - LO) / 2**n <= tol``, the three read
+    as written (their shortest decimal text), at most :data:`MAX_STEPS`. The width a bisection computes in
+    floats wanders from the exact one by an ulp: compared with the tolerance at every step it took a seventh
+    halving, another evaluation of every seed, for 0.1:0.7 (and for about four in ten ranges of decimals)
+    whose default tolerance the sixth had reached."""
+    if tol is None:
+        return 6
+    if not math.isfinite(tol):
+        return 0
+    from fractions import Fraction
+
+    width, t = Fraction(repr(float(hi))) - Fraction(repr(float(lo))), Fraction(repr(float(tol)))
+    n = 0
+    while n < MAX_STEPS and width > t * 2**n:
+        n += 1
+    return n
+
+
 class _Search:
     def __init__(self, index: int, params: dict[str, Any], lo: float, hi: float, grid: list[float] | None,
-                 tol: float):
+                 steps: int):
         self.index, self.params = index, params
-        self.grid, self.tol = grid, tol
+        self.grid, self.steps = grid, steps
         self.lo, self.hi = (0, len(grid) - 1) if grid else (lo, hi)
         self.holds: Any = None  # the largest value (or grid index) seen to hold
         self.fails: Any = None  # the smallest seen to fail
         self.evaluations = 0
+        self.bisections = 0
         self.state = "start"
         self.means: dict[Any, dict[str, float]] = {}
 
@@ -83,10 +105,15 @@ class _Search:
                 self.state = "done"
                 return []
             return [(self.holds + self.fails) // 2]
-        if self.fails - self.holds <= self.tol or self.evaluations >= MAX_STEPS + 2:
+        # (halves, not the sum: the midpoint of 1e308 and 1.5e308 is no inf; a bracket of neighbouring floats
+        # has no midpoint: it was evaluated again, skipped as seen, and the search ended with the outcome
+        # 'bisect')
+        mid = self.holds / 2 + self.fails / 2
+        if self.bisections >= self.steps or not self.holds < mid < self.fails:
             self.state = "done"
             return []
-        return [(self.holds + self.fails) / 2]
+        self.bisections += 1
+        return [mid]
 
     def record(self, x: Any, ok: bool) -> None:
         self.evaluations += 1
@@ -155,9 +182,9 @@ def find(program: str | Sequence[str], conditions: str | Sequence[str], over: tu
             raise UserError(f"--over {name} {spec}: LO must be below HI, both finite")
     else:
         raise UserError(f"--over {name} {spec}: a range LO:HI or LO:HI:STEP")
-    tol = tol if tol is not None else hi / 64 - lo / 64  # ((hi - lo) / 64 is inf for -1e308:1e308)
-    if not (tol > 0):
+    if tol is not None and not (tol > 0):
         raise UserError(f"--tol {tol:g}: must be positive")
+    steps = MAX_STEPS if grid else halvings(lo, hi, tol)
     seed_list = seeds_given(seeds)
     if out is not None:
         from serq.files import check_not_input
@@ -173,7 +200,7 @@ def find(program: str | Sequence[str], conditions: str | Sequence[str], over: tu
     others = points(axes)
     overrides = {"horizon": horizon, "warmup": warmup, "arrivals": arrivals}
     limits = core.run_limits(max_wall=max_wall, max_events=max_events)
-    searches = [_Search(i, p, lo, hi, grid, tol) for i, p in enumerate(others)]
+    searches = [_Search(i, p, lo, hi, grid, steps) for i, p in enumerate(others)]
     figures: list[str] | None = None
     import hashlib
 
@@ -237,21 +264,27 @@ def find(program: str | Sequence[str], conditions: str | Sequence[str], over: tu
                     vals = [float(v) for v in vals if isinstance(v, (int, float)) and math.isfinite(v)]
                     means[f] = mean(vals)
                 s.means[x] = means
-                ok = all(_OPS[op](means[f], bound) for f, (_, op, bound) in zip(figures, conds))
+                # a figure no run gave a value (an observe with no samples) meets no condition: `!=` held on
+                # NaN, so a search whose runs had no samples at all ended in 'holds everywhere'
+                ok = all(not math.isnan(means[f]) and _OPS[op](means[f], bound)
+                         for f, (_, op, bound) in zip(figures, conds))
                 s.record(x, ok)
             for s in searches:
                 s.settle()
     out_cols = [a.name for a in axes] + [name, "outcome", "holds", "fails", "evaluations"]
-    out_cols += [f"{f}:mean" for f in figures or []]
+    figures = list(dict.fromkeys(figures or []))  # two conditions on one figure: one column (two of one name
+    out_cols += [f"{f}:mean" for f in figures]  # were a Parquet writer's traceback after the whole search)
+    shape = core.Plan(axes, [], seed_list, limits, pm)
     rows = []
     for s in searches:
         found = s.value(s.holds) if s.holds is not None else math.nan
-        row = {**s.params, name: found,
+        # the swept names as every table gives them (a whole-numbered --set an integer column, as the sweep's)
+        row = {**shape.shown(s), name: found,  # type: ignore[arg-type]
                "outcome": "found" if s.state == "done" else s.state,
                "holds": found, "fails": s.value(s.fails) if s.fails is not None else math.nan,
                "evaluations": s.evaluations}
         at = s.means.get(s.holds, {})
-        for f in figures or []:
+        for f in figures:
             row[f"{f}:mean"] = at.get(f, math.nan)
         rows.append(row)
     if out is not None:
@@ -284,10 +317,13 @@ def find_cli(pm, files, args, find_, over, tol, *, workers, dask, progress, out)
 
     with signals.deferred():
         shown = columns[: columns.index("evaluations") + 1]
-        swept = len(shown) - 5  # the swept names' columns come first: their values as every label shows them
+        # the swept names' columns, then the knob's, then the outcome, the bracket and the evaluations: the
+        # values of the names and of the knob (found, holds, fails) as every label shows them, exactly (six
+        # digits showed a bracket narrower than that as [1.41421, 1.41421])
+        exact = set(shown[: len(shown) - 5]) | {shown[-5], "holds", "fails"}
         lines = [shown]
         for r in rows:
-            lines.append([show_value(r[c]) if k < swept else _fmt(r[c]) for k, c in enumerate(shown)])
+            lines.append([show_value(r[c]) if c in exact else _fmt(r[c]) for c in shown])
         # as wide on the screen as the widest cell (a name of wide or combining characters included)
         sys.stdout.write("".join(line + "\n" for line in align(lines, left=0)))
         sys.stdout.flush()
