@@ -151,6 +151,7 @@ def curve_data(table: Any, x: str, y: str, hue: str | None = None) -> tuple[str,
     out: dict[Any, tuple[list, list, list]] = {}
     if hue:
         _few_lines(int(frame[hue].nunique(dropna=False)), hue)
+    _one_point_per_x(frame, cols, x, hue, points_table)
     groups = frame.groupby(hue, sort=True) if hue else [(None, frame)]
     for h, g in groups:
         h = h[0] if isinstance(h, tuple) else h
@@ -166,6 +167,35 @@ def curve_data(table: Any, x: str, y: str, hue: str | None = None) -> tuple[str,
             cis.append(ci)
         out[h] = (xs, ms, cis)
     return fig, out
+
+
+def _one_point_per_x(frame: Any, cols: Sequence[str], x: str, hue: str | None, points_table: bool) -> None:
+    """Refuse a table whose line would hold several points at one x: a swept name other than ``--x`` and
+    ``--hue`` that varies. A runs table's rows of those points were averaged as if they were seeds (the mean
+    of two deployments, with a CI of their difference), and a points table's first row at each x was drawn
+    and the others left out, so the two tables of one sweep drew different curves."""
+    line = [x] if hue is None else [hue, x]
+    # what makes a point: the columns before ``runs`` in a points table (a row a point), before ``seed`` in
+    # a runs table (a row a run), ``point`` first where the table has it
+    end = "runs" if points_table else "seed"
+    names = cols[: cols.index(end)] if end in cols else []
+    others = [c for c in names if c not in line]
+    if not others:
+        return
+    within = frame.drop_duplicates(subset=line + others).groupby(line, sort=False, dropna=True).size()
+    if within.empty or within.max() <= 1:
+        return
+    at = within.idxmax()
+    at = at if isinstance(at, tuple) else (at,)
+    rows = frame
+    for c, v in zip(line, at):
+        rows = rows[rows[c] == v]
+    varies = [c for c in names if c not in ("point", x, hue) and rows[c].nunique(dropna=False) > 1]
+    said = ", ".join(varies) or "point"
+    where = " and ".join(f"{c} = {_hue_value(v)}" for c, v in zip(line, at))
+    raise UserError(f"--x {x}: the table has {int(within.max())} points at {where} (they differ in {said}): a "
+                    f"line draws one point per x; give {varies[0] if varies else 'the name that differs'} as "
+                    "--hue, or plot the rows of one value of it")
 
 
 def _by_x(g: Any, x: str, columns: Sequence[str]) -> Any:
