@@ -60,6 +60,21 @@ def test_the_points_table_and_aggregate_are_the_runs_by_hand(tables):
 
 
 @pytest.mark.timeout(60)
+def test_aggregate_groups_by_every_swept_name(tables):
+    # a frame read back, its `point` column dropped (or its `key`): the points are still lam x mu, 4 runs
+    # each (the first column after the first was taken for the swept names: mu alone, 8 runs of two points)
+    runs_path, _ = tables
+    runs = pd.read_csv(runs_path)
+    for frame in (runs.drop(columns="point"), runs.drop(columns=["point", "key"]), runs.drop(columns="key")):
+        out = serq_sweep.aggregate(frame)
+        assert list(out.columns[:3]) == ["lam", "mu", "runs"] and out["runs"].tolist() == [4] * 4
+        assert not any(c.startswith(("point:", "seed:")) for c in out.columns)
+        for _, r in out.iterrows():
+            v = runs[(runs["lam"] == r["lam"]) & (runs["mu"] == r["mu"])][FIG]
+            assert r[f"{FIG}:mean"] == pytest.approx(statistics.fmean(v), rel=1e-12)
+
+
+@pytest.mark.timeout(60)
 def test_the_ci_of_an_mm1_mean_over_20_seeds_covers_the_theory(tmp_path):
     # lam 0.5, mu 1: E[T] = 1 / (mu - lam) = 2; 20 seeds of 1 000 time units after a warm-up of 100
     (tmp_path / "mm1.sq").write_text(MM1)

@@ -243,17 +243,19 @@ def sweep(program: str | os.PathLike | Sequence[str | os.PathLike], *, sets: Map
 def aggregate(frame: Any, by: Sequence[str] | None = None) -> Any:
     """Per point across seeds: for every numeric figure its mean and 95 % half-width (Student t over the
     seeds), columns ``FIGURE:mean`` and ``FIGURE:ci``, and ``runs``. ``by``: the columns that make a
-    point (default ``frame.attrs["axes"]``, else every column before ``seed``)."""
+    point (default ``frame.attrs["axes"]``, else every column before ``seed`` but ``point``:
+    :func:`core.point_columns`)."""
     import pandas as pd
 
     from .stats import mean_ci
 
     cols = list(frame.columns)
     if by is None:
-        by = frame.attrs.get("axes") or cols[1:cols.index("seed")] if "seed" in cols else []
+        axes = frame.attrs.get("axes")
+        by = core.point_columns(cols) if axes is None else axes
     by = list(by)
     start = cols.index("key") + 1 if "key" in cols else 0
-    figs = [c for c in cols[start:] if c not in by and c != "seed"
+    figs = [c for c in cols[start:] if c not in by and c not in ("point", "seed")
             and pd.api.types.is_numeric_dtype(frame[c])]
     ok = frame[frame["status"] != "error"] if "status" in cols else frame
     out = []

@@ -442,6 +442,16 @@ def rows(plan: Plan, done: Mapping[str, dict]) -> tuple[list[str], list[dict[str
     return columns, out
 
 
+def point_columns(columns: Sequence[str], end: str = "seed") -> list[str]:
+    """The columns that say which point a row of a table is: the swept names, every column before ``end``
+    (``seed`` in a runs table, ``runs`` in a points table) but ``point`` (a table or frame without ``end``:
+    none). ``aggregate`` took every column after the first one, ``point`` in a table as written, so a frame
+    without ``point`` lost its first swept name and pooled the points that differ in it; a plot's line
+    reads its points by this too."""
+    columns = list(columns)
+    return [c for c in columns[: columns.index(end)] if c != "point"] if end in columns else []
+
+
 def aggregate_rows(plan: Plan, columns: Sequence[str], table: Sequence[dict[str, Any]]
                    ) -> tuple[list[str], list[dict[str, Any]]]:
     """Per point across its seeds (runs that did not fail): ``runs``, and for every numeric figure

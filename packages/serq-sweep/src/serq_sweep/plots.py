@@ -175,11 +175,12 @@ def _one_point_per_x(frame: Any, cols: Sequence[str], x: str, hue: str | None, p
     of two deployments, with a CI of their difference), and a points table's first row at each x was drawn
     and the others left out, so the two tables of one sweep drew different curves."""
     line = [x] if hue is None else [hue, x]
-    # what makes a point: the columns before ``runs`` in a points table (a row a point), before ``seed`` in
-    # a runs table (a row a run), ``point`` first where the table has it
-    end = "runs" if points_table else "seed"
-    names = cols[: cols.index(end)] if end in cols else []
-    others = [c for c in names if c not in line]
+    # what makes a point: the swept names, before ``runs`` in a points table (a row a point), before
+    # ``seed`` in a runs table (a row a run), and ``point`` where the table has it
+    from .core import point_columns
+
+    others = [c for c in point_columns(cols, "runs" if points_table else "seed") if c not in line]
+    others += ["point"] if "point" in cols and "point" not in line else []
     if not others:
         return
     within = frame.drop_duplicates(subset=line + others).groupby(line, sort=False, dropna=True).size()
@@ -190,7 +191,7 @@ def _one_point_per_x(frame: Any, cols: Sequence[str], x: str, hue: str | None, p
     rows = frame
     for c, v in zip(line, at):
         rows = rows[rows[c] == v]
-    varies = [c for c in names if c not in ("point", x, hue) and rows[c].nunique(dropna=False) > 1]
+    varies = [c for c in others if c != "point" and rows[c].nunique(dropna=False) > 1]
     said = ", ".join(varies) or "point"
     where = " and ".join(f"{c} = {_hue_value(v)}" for c, v in zip(line, at))
     raise UserError(f"--x {x}: the table has {int(within.max())} points at {where} (they differ in {said}): a "
