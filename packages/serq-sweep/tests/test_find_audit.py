@@ -163,3 +163,26 @@ def test_the_knee_of_a_queue_in_closed_form(tmp_path, service, bound, knee):
     # three seeds of 4 000 time units: the mean is within about 10 % of E[T] near the knee, which moves
     # the crossing by at most 0.03 of lam on either side
     assert r["holds"] - 0.03 <= knee <= r["fails"] + 0.03, r
+
+
+@pytest.mark.timeout(60)
+def test_a_zip_group_beside_the_knob_moves_together(tmp_path):
+    # y = k lam^2 + j <= 2 with (k, j) zipped: (1, 0) and (2, 1), two searches, knees sqrt 2 and sqrt(1/2).
+    # --zip was dropped by the search, which ran the grid's four points
+    path = tmp_path / "kj.sq"
+    path.write_text(EXACT.replace("let k = 1;", "let k = 1;\nlet j = 0;").replace("k * lam * lam", "k * lam * lam + j"))
+    r = subprocess.run([SERQ, "sweep", str(path), "--find", "y.mean <= 2", "--over", "lam", "0:4", "--set", "k=1,2",
+                        "--set", "j=0,1", "--zip", "k,j", "--workers", "0", "--no-progress"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    rows = [line.split() for line in r.stdout.splitlines()]
+    assert rows == [["k", "j", "lam", "outcome", "holds", "fails", "evaluations"],
+                    ["1", "0", "1.375", "found", "1.375", "1.4375", "8"],
+                    ["2", "1", "0.6875", "found", "0.6875", "0.75", "8"]]
+    _, found = find(str(path), "y.mean <= 2", ("lam", "0:4"), sets={"k": "1,2", "j": "0,1"}, zip=[["k", "j"]],
+                    workers=0, progress=False)
+    assert [(f["k"], f["j"], f["holds"]) for f in found] == [(1, 0, 1.375), (2, 1, 0.6875)]
+    # serq compare has no use for a zip group (its arms are the values of one name): refused, not ignored
+    r = subprocess.run([SERQ, "compare", str(path), "--set", "k=1,2", "--zip", "k,j", "--seeds", "1,2",
+                        "--horizon", "5"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "--zip is not for serq compare" in r.stderr, r.stderr

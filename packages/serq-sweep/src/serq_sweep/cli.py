@@ -204,7 +204,9 @@ def compare_command(pm, files, sets, defs, zips, seeds, horizon, warmup, arrival
     given = click.get_current_context().get_parameter_source("seeds") != click.core.ParameterSource.DEFAULT
     args = _plan_args(sets, defs, zips, seeds if given else "1..10", horizon, warmup, arrivals,
                       max_wall, max_events)
-    args.pop("zip")
+    if args.pop("zip"):  # (it was ignored: arms are the values of one name, or the FILEs)
+        raise click.UsageError("--zip is not for serq compare (its arms are the values of one --set or --def "
+                               "name, or two or more FILEs)")
     plan = C.arms_plan(list(files), pm=pm, **args)
     if out is not None:  # before any run: a table its write would refuse was refused after every run
         core.check_table(out, sorted({i for p in plan.points for i in p.inputs}))

@@ -136,7 +136,8 @@ class _Search:
 
 def find(program: str | Sequence[str], conditions: str | Sequence[str], over: tuple[str, str], *,
          sets: Mapping[str, Any] | None = None, defs: Mapping[str, Any] | None = None,
-         seeds: Any = (1,), tol: float | None = None, horizon: float | None = None,
+         zip: Sequence[Sequence[str]] = (), seeds: Any = (1,), tol: float | None = None,  # noqa: A002
+         horizon: float | None = None,
          warmup: float | None = None, arrivals: int | None = None, max_wall: float | None = None,
          max_events: int | None = None, workers: int | None = None, dask: Any = None,
          progress: bool | None = None, pm: Any = None,
@@ -197,7 +198,7 @@ def find(program: str | Sequence[str], conditions: str | Sequence[str], over: tu
         core.program_names(files)
         axes.append(Axis("program", "program", tuple(files)))
     axes += set_axes(sets) + def_axes(defs)
-    others = points(axes)
+    others = points(axes, zip)  # (a --zip group moves together here as in a sweep: it was dropped, a grid)
     overrides = {"horizon": horizon, "warmup": warmup, "arrivals": arrivals}
     limits = core.run_limits(max_wall=max_wall, max_events=max_events)
     searches = [_Search(i, p, lo, hi, grid, steps) for i, p in enumerate(others)]
@@ -250,7 +251,7 @@ def find(program: str | Sequence[str], conditions: str | Sequence[str], over: tu
             done, complete = core.execute(plan, eng, progress=progress, desc="find")
             if not complete:
                 raise KeyboardInterrupt
-            for p, (s, x) in zip(plan_points, owners):
+            for p, (s, x) in zip_(plan_points, owners):
                 results = [done[plan.key(p, seed)] for seed in seed_list]
                 bad = [r for r in results if r["status"] == "error"]
                 if bad:
@@ -267,7 +268,7 @@ def find(program: str | Sequence[str], conditions: str | Sequence[str], over: tu
                 # a figure no run gave a value (an observe with no samples) meets no condition: `!=` held on
                 # NaN, so a search whose runs had no samples at all ended in 'holds everywhere'
                 ok = all(not math.isnan(means[f]) and _OPS[op](means[f], bound)
-                         for f, (_, op, bound) in zip(figures, conds))
+                         for f, (_, op, bound) in zip_(figures, conds))
                 s.record(x, ok)
             for s in searches:
                 s.settle()
@@ -296,13 +297,15 @@ def find(program: str | Sequence[str], conditions: str | Sequence[str], over: tu
     return out_cols, rows
 
 
+zip_ = zip
+
+
 def find_cli(pm, files, args, find_, over, tol, *, workers, dask, progress, out) -> None:
     import sys
 
     from serq import signals
 
     seeds = args.pop("seeds")
-    args.pop("zip")
     if args.get("max_events") is None:
         args.pop("max_events", None)
     try:
