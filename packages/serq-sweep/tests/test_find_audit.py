@@ -186,3 +186,23 @@ def test_a_zip_group_beside_the_knob_moves_together(tmp_path):
     r = subprocess.run([SERQ, "compare", str(path), "--set", "k=1,2", "--zip", "k,j", "--seeds", "1,2",
                         "--horizon", "5"], capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and "--zip is not for serq compare" in r.stderr, r.stderr
+
+
+@pytest.mark.timeout(60)
+def test_a_swept_name_that_is_a_column_of_the_search_is_refused(tmp_path):
+    # a let named as one of the search's columns, swept beside the knob or as it, wrote over that column (a
+    # CSV of two `evaluations` columns; a Parquet --out a traceback after the search); a name given by --set
+    # and --def both made two columns too. One message before any run, as a sweep's FIXED names
+    path = tmp_path / "c.sq"
+    path.write_text(EXACT.replace("let k = 1;", "let evaluations = 1;").replace("k * lam", "evaluations * lam"))
+    r = subprocess.run([SERQ, "sweep", str(path), "--find", "y.mean <= 2", "--over", "lam", "0:4", "--set",
+                        "evaluations=1,2", "--workers", "0", "--no-progress", "--out", str(tmp_path / "f.parquet")],
+                       capture_output=True, text=True, timeout=60)
+    assert (r.returncode, r.stderr) == (1, "error: evaluations: swept twice, or the name of a column of the "
+                                           "search's table (outcome, holds, fails, evaluations)\n")
+    assert not (tmp_path / "f.parquet").exists()
+    with pytest.raises(Exception, match="^error: --over evaluations: the name of a column of the search's table"):
+        find(str(path), "y.mean <= 2", ("evaluations", "0:4"), workers=0, progress=False)
+    with pytest.raises(Exception, match="^error: k: swept twice"):
+        find(str(path), "y.mean <= 2", ("lam", "0:4"),
+             sets={"k": "1,2"}, defs={"k": "3"}, workers=0, progress=False)

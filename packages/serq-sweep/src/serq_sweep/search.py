@@ -43,6 +43,9 @@ _OPS = {"<=": operator.le, "<": operator.lt, ">=": operator.ge, ">": operator.gt
 #: script's digits, and ``1.2.3`` matched, then failed float() with a traceback)
 _COND = re.compile(r"^\s*([A-Za-z_][\w.\[\]]*)\s*(<=|>=|==|!=|<|>)\s*([^\s<>=!]\S*)\s*$")
 
+#: the search's own columns, after the swept names and the knob (and before each condition's FIGURE:mean)
+COLUMNS = ("outcome", "holds", "fails", "evaluations")
+
 #: at most this many bisection steps (a float range halves to the tolerance long before)
 MAX_STEPS = 60
 
@@ -164,6 +167,8 @@ def find(program: str | Sequence[str], conditions: str | Sequence[str], over: tu
     name, spec = over
     if (sets and name in sets) or (defs and name in defs):
         raise UserError(f"--over {name}: {name} is also given with --set/--def")
+    if name in COLUMNS:
+        raise UserError(f"--over {name}: the name of a column of the search's table ({', '.join(COLUMNS)})")
     if ":" not in spec:
         raise UserError(f"--over {name} {spec}: a range LO:HI or LO:HI:STEP")
     parts = spec.split(":")
@@ -198,6 +203,12 @@ def find(program: str | Sequence[str], conditions: str | Sequence[str], over: tu
         core.program_names(files)
         axes.append(Axis("program", "program", tuple(files)))
     axes += set_axes(sets) + def_axes(defs)
+    seen: set[str] = set()
+    for a in axes:  # (as a sweep's: a name that is a column of the table wrote over it, or made two columns)
+        if a.name in seen or a.name in COLUMNS:
+            raise UserError(f"{a.name}: swept twice, or the name of a column of the search's table "
+                            f"({', '.join(COLUMNS)})")
+        seen.add(a.name)
     others = points(axes, zip)  # (a --zip group moves together here as in a sweep: it was dropped, a grid)
     overrides = {"horizon": horizon, "warmup": warmup, "arrivals": arrivals}
     limits = core.run_limits(max_wall=max_wall, max_events=max_events)
@@ -272,7 +283,7 @@ def find(program: str | Sequence[str], conditions: str | Sequence[str], over: tu
                 s.record(x, ok)
             for s in searches:
                 s.settle()
-    out_cols = [a.name for a in axes] + [name, "outcome", "holds", "fails", "evaluations"]
+    out_cols = [a.name for a in axes] + [name, *COLUMNS]
     figures = list(dict.fromkeys(figures or []))  # two conditions on one figure: one column (two of one name
     out_cols += [f"{f}:mean" for f in figures]  # were a Parquet writer's traceback after the whole search)
     shape = core.Plan(axes, [], seed_list, limits, pm)
