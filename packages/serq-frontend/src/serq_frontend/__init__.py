@@ -7,7 +7,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import sys
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pathlib is imported by a compile, not by a hit of the compile cache (start-up)
@@ -245,18 +248,16 @@ def _front(ctx: Any, text: str, name: str, layer_list: Sequence[Any], desugar: b
     """Parse ``text`` and, with ``desugar``, run the sugar layers over it, then ``finish`` (the linker) if
     given. The passes after parsing recurse over the program: a program within MAX_NESTING stays within
     the raised limit, and one that still overflows it is one message, not a RecursionError."""
-    import sys
-
     from . import ast as A
     from .diagnostics import CompileError
 
-    limit = sys.getrecursionlimit()
     try:
         module = A.Module(ctx.parser.parse(text, name, ctx.reporter), name)
         _check_nesting(module, ctx)  # what is parsed is walked by recursive passes (and printed)
         if desugar:
-            sys.setrecursionlimit(max(limit, 8 * MAX_NESTING))
-            module = _desugar(module, ctx, layer_list)
+            with deeper_recursion(8 * MAX_NESTING):
+                module = _desugar(module, ctx, layer_list)
+                return module if finish is None else finish(module)
         return module if finish is None else finish(module)
     except CompileError:
         raise
@@ -271,8 +272,32 @@ def _front(ctx: Any, text: str, name: str, layer_list: Sequence[Any], desugar: b
         if failure is None:
             raise
         raise failure from e
+
+
+#: the recursion limit :func:`deeper_recursion` raised: [calls under way, the limit before the first]
+_deeper: list[Any] = [0, None]
+_deeper_lock = threading.Lock()
+
+
+@contextmanager
+def deeper_recursion(depth: int) -> Iterator[None]:
+    """Raise the interpreter's recursion limit to at least ``depth`` for the duration, and put back after
+    the last of the calls under way (compiles in several threads share it) the limit there was before the
+    first began. Each putting back what it found left a raised limit behind when two overlapped (A
+    begins, B begins, A ends, B ends), and lowered it under B while B still walked a deep program."""
+    with _deeper_lock:
+        if _deeper[0] == 0:
+            _deeper[1] = sys.getrecursionlimit()
+        _deeper[0] += 1
+        if sys.getrecursionlimit() < depth:
+            sys.setrecursionlimit(depth)
+    try:
+        yield
     finally:
-        sys.setrecursionlimit(limit)
+        with _deeper_lock:
+            _deeper[0] -= 1
+            if _deeper[0] == 0:
+                sys.setrecursionlimit(_deeper[1])
 
 
 def _kind_of(obj: Any) -> str:

@@ -106,12 +106,8 @@ def ast_command(pm: Any, file: str, desugar: bool) -> None:
     from . import parse
 
     module = parse(file, pm=pm, desugar=desugar)  # refuses a program nested deeper than MAX_NESTING
-    limit = sys.getrecursionlimit()
-    try:  # to_json and json.dumps recurse a few frames per level of a program parse let through
-        from . import MAX_NESTING
+    from . import MAX_NESTING, deeper_recursion
 
-        sys.setrecursionlimit(max(limit, 8 * MAX_NESTING))
+    with deeper_recursion(8 * MAX_NESTING):  # to_json and json.dumps recurse a few frames per level
         text = json.dumps(to_json(module.items), indent=1)
-    finally:
-        sys.setrecursionlimit(limit)
     click.echo(text)
