@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -748,6 +749,8 @@ def _named_failure(pm: pluggy.PluginManager, exc: BaseException, plugins: dict[s
 
 #: the managers :func:`installed_plugin_manager` built, by the environment they were built under
 _installed: dict[tuple[str, str], pluggy.PluginManager] = {}
+#: held while :func:`installed_plugin_manager` builds one (re-entrant: a plugin loaded may ask for it)
+_installing = threading.RLock()
 
 
 def installed_plugin_manager() -> pluggy.PluginManager:
@@ -764,7 +767,12 @@ def installed_plugin_manager() -> pluggy.PluginManager:
     key = (env.get("SERQ_DISABLED_PLUGINS", ""), env.get("SERQ_DISABLE_PLUGIN_AUTOLOAD", ""))
     pm = _installed.get(key)
     if pm is None:
-        pm = _installed[key] = get_plugin_manager()
+        # one built at a time: threads whose first calls overlapped each built and kept its own, so a
+        # plugin registered on the manager one of them got was missing from the process's (the last built)
+        with _installing:
+            pm = _installed.get(key)
+            if pm is None:
+                pm = _installed[key] = get_plugin_manager()
     return pm
 
 
