@@ -115,15 +115,26 @@ def render(rows: Sequence[dict[str, Any]], same: int, seeds: int) -> str:
 
     out = []
     # an arm's rows are together (comparisons makes them arm by arm): a block each, two arms of one value too
-    for (arm, base), rs in groupby(rows, key=lambda r: (r["arm"], r["base"])):
+    for (arm, base), block in groupby(rows, key=lambda r: (r["arm"], r["base"])):
+        rs = list(block)
+        # a figure some run of either arm has no value of (a run that failed on a seed, an observe of no
+        # samples) is paired over fewer seeds than the comparison's: its B - A and CIs are over those, its A
+        # and B each over its arm's own values, so B - A is not the difference of the A and B shown. Such a
+        # block says so and gives each row's pairs (it said "paired over 3 seeds" of a difference over 2); a
+        # row of no pair is NaN throughout, which misleads no one
+        short = any(0 < r.get("n", seeds) < seeds for r in rs)
         out.append(f"{arm} - {base}, paired over {seeds} seeds (95 % CIs):")
-        head = ["figure", "A", "B", "B - A", "paired ±", "unpaired ±", "var. reduction"]
+        head = ["figure", "A", "B", "B - A", "paired ±", "unpaired ±", "var. reduction"] + (["pairs"] if short else [])
         lines = [head]
         for r in rs:
             vr = r["variance_reduction"]
             lines.append([r["figure"], _fmt(r["a"]), _fmt(r["b"]), _fmt(r["diff"]), _fmt(r["ci_paired"]),
-                          _fmt(r["ci_unpaired"]), "nan" if math.isnan(vr) else f"{100 * vr:.1f} %"])
+                          _fmt(r["ci_unpaired"]), "nan" if math.isnan(vr) else f"{100 * vr:.1f} %"]
+                         + ([str(r.get("n", seeds))] if short else []))
         out += align(lines, left=1, indent="  ")  # by the columns a cell takes on the screen
+        if short:
+            out.append(f"  (pairs: the seeds of the {seeds} where both arms have a value, a run that failed "
+                       "having none; B - A and its CIs are over those, A and B each over its arm's own values)")
     if same:
         out.append(f"({same} figure(s) equal in every run of both arms left out)")
     return "\n".join(out) + "\n"
