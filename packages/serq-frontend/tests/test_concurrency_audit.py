@@ -74,3 +74,43 @@ def test_overlapping_compiles_put_the_recursion_limit_back_and_keep_it_raised_wh
     assert got == {"A": alone, "B": alone}
     assert seen["B"] >= 8 * serq_frontend.MAX_NESTING
     assert after == 1000
+
+
+@pytest.mark.timeout(60)
+def test_ctrl_c_as_a_cache_entry_is_written_leaves_no_file_behind(tmp_path, monkeypatch):
+    # an entry is written to a temporary file renamed over it; Ctrl-C's KeyboardInterrupt raised as that
+    # file had just been made (the signal handled when its creation returned) left it in the cache folder
+    # for good, where the pruning (compile-*.bin only) never removes it. Before the fix it was left on
+    # every run.
+    import signal
+
+    import serq.files
+    import serq_frontend
+    import serq_ir
+    from serq_frontend import cache
+
+    monkeypatch.setenv("SERQ_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("SERQ_COMPILE_CACHE", raising=False)
+    prog = tmp_path / "p.sq"
+    prog.write_text(PROG)
+    alone = serq_ir.encode(serq_frontend.compile(prog))
+    make = serq.files._create_temp
+
+    def interrupted(*args):
+        made = make(*args)
+        signal.raise_signal(signal.SIGINT)  # delivered as the call returns
+        return made
+
+    handler = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        monkeypatch.setattr(serq.files, "_create_temp", interrupted)
+        with pytest.raises(KeyboardInterrupt):
+            cache.load(prog)
+    finally:
+        signal.signal(signal.SIGINT, handler)
+    monkeypatch.setattr(serq.files, "_create_temp", make)
+    assert [p.name for p in (tmp_path / "cache").iterdir() if p.name.endswith(".tmp") or "compile-" in p.name] == []
+    assert serq_ir.encode(cache.load(prog)) == alone  # compiled again and stored
+    stored = sorted(p.name for p in (tmp_path / "cache").iterdir() if "compile-" in p.name)
+    assert len(stored) == 1 and stored[0].startswith("compile-") and stored[0].endswith(".bin")
+    assert serq_ir.encode(cache.load(prog)) == alone  # and read back

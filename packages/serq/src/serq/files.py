@@ -287,15 +287,28 @@ def check_text(text: str, *, limit: int, what: str, name: str) -> None:
         raise OSError(errno.EFBIG, _too_large(size, limit, what), name)
 
 
-def _create_temp(path: str, mode: int) -> tuple[int, str]:
+def _create_temp(path: str, mode: int, made: list[str]) -> tuple[int, str]:
+    """A new temporary file beside ``path``: its descriptor and name. ``made`` holds its name from before
+    it is created, for the caller to remove should an exception come before it has the name: Ctrl-C's
+    KeyboardInterrupt, raised as the file's creation returns, left it in its folder for good (a compile
+    cache's folder gathered ``.compile-….bin.….tmp`` files that its pruning never looks at)."""
     folder, name = os.path.split(path)
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0) | getattr(os, "O_CLOEXEC", 0)
     while True:
         tmp = os.path.join(folder, f".{name}.{os.urandom(4).hex()}.tmp")  # secrets.token_hex(4), unimported
+        made[:] = [tmp]
         try:
             return os.open(tmp, flags, mode), tmp
         except FileExistsError:  # pragma: no cover - a 32-bit random collision
+            made.clear()
             continue
+
+
+def _remove_made(made: list[str]) -> None:
+    """Remove the temporary file :func:`_create_temp` was making when an exception came."""
+    for tmp in made:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
 
 
 def _temp_failed(e: OSError, path: str, target: str) -> OSError:
@@ -314,13 +327,18 @@ def _probe(path: str, st: os.stat_result | None) -> None:
     if st is not None and (not stat.S_ISREG(st.st_mode) or _through_dev(path)):
         return  # written through, no temporary file
     target = os.path.realpath(path) if os.path.islink(path) else path
+    made: list[str] = []
     try:
-        fd, tmp = _create_temp(target, 0o600)
+        fd, tmp = _create_temp(target, 0o600, made)
     except OSError as e:
         raise _temp_failed(e, path, target) from None
-    os.close(fd)
-    with contextlib.suppress(OSError):
-        os.unlink(tmp)
+    except BaseException:
+        _remove_made(made)
+        raise
+    try:
+        os.close(fd)
+    finally:
+        _remove_made(made)
 
 
 def _fsync_folder(folder: str) -> None:
@@ -727,10 +745,14 @@ def open_atomic(path: str | os.PathLike[str], mode: str = "w", *,
     exact = perms is not None or st is not None
     if perms is None:
         perms = st.st_mode & 0o777 if st is not None else 0o666
+    made: list[str] = []
     try:
-        fd, tmp = _create_temp(target, perms)
+        fd, tmp = _create_temp(target, perms, made)
     except OSError as e:  # name the file the user asked for, not the temporary one
         raise _temp_failed(e, path, target) from None
+    except BaseException:  # Ctrl-C as the file was made
+        _remove_made(made)
+        raise
     try:
         if st is not None and hasattr(os, "fchown") and (st.st_uid, st.st_gid) != (os.geteuid(), os.getegid()):
             # and its owner and group, where this user may give them (root may; another user may keep the
