@@ -114,3 +114,33 @@ def test_ctrl_c_as_a_cache_entry_is_written_leaves_no_file_behind(tmp_path, monk
     stored = sorted(p.name for p in (tmp_path / "cache").iterdir() if "compile-" in p.name)
     assert len(stored) == 1 and stored[0].startswith("compile-") and stored[0].endswith(".bin")
     assert serq_ir.encode(cache.load(prog)) == alone  # and read back
+
+
+@pytest.mark.timeout(120)
+def test_two_serq_runs_compiling_one_new_program_into_one_empty_cache(tmp_path):
+    # two processes that miss at once both compile and both store the entry (and the grammar's tables):
+    # each writes a file of its own renamed over the name, so what is there is always one whole entry, and
+    # both runs, and a later one that hits, print what a run without any cache prints
+    import os
+    import subprocess
+    from pathlib import Path
+
+    serq = str(Path(sys.executable).parent / "serq")
+    prog = tmp_path / "p.sq"
+    prog.write_text(PROG)
+    env = {k: v for k, v in os.environ.items() if k != "SERQ_COMPILE_CACHE"}
+    cmd = [serq, "run", str(prog), "--seed", "3"]
+    alone = subprocess.run(cmd, capture_output=True, timeout=60, env={**env, "SERQ_CACHE_DIR": ""})
+    assert alone.returncode == 0 and alone.stderr == b"", alone.stderr.decode()
+    folder = tmp_path / "cache"
+    shared = {**env, "SERQ_CACHE_DIR": str(folder)}
+    procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=shared) for _ in range(2)]
+    outs = [p.communicate(timeout=60) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0]
+    assert outs == [(alone.stdout, b"")] * 2
+    names = sorted(p.name for p in folder.iterdir())
+    assert [n for n in names if n.endswith(".tmp")] == []
+    assert len([n for n in names if n.startswith("compile-") and n.endswith(".bin")]) == 1, names
+    hit = subprocess.run(cmd, capture_output=True, timeout=60, env=shared)
+    assert (hit.returncode, hit.stdout, hit.stderr) == (0, alone.stdout, b"")
+    assert sorted(p.name for p in folder.iterdir()) == names
