@@ -178,7 +178,12 @@ def run_command(pm, file, sets, defs, seed, horizon, warmup, arrivals, trace, as
         folder = os.path.dirname(path) or "."
         if os.path.isdir(folder) or os.path.abspath(folder) not in made:
             check_output(path, own=own)
-    check_distinct(((what, path) for what, path, _ in outputs), folders=[("--dump", dump)] if dump is not None else [])
+    # the folders the dump writes files into: DIR, and DIR/gauge when the program has gauges (`-o DIR/gauge`
+    # wrote the report there, then the dump failed: "out/gauge: is not a folder")
+    folders = [("--dump", dump)] if dump is not None else []
+    if dump is not None and program.gauges:
+        folders.append(("--dump's gauge folder", os.path.join(dump, "gauge")))
+    check_distinct(((what, path) for what, path, _ in outputs), folders=folders)
     from .notes import no_sessions
 
     for warning in no_sessions(program.workload):  # said before the run too (the report says it again)
