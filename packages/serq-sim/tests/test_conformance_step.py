@@ -12,6 +12,7 @@ general engine (SERQ_SIM_TIER=general: the per-job planning), which must give by
 
 from __future__ import annotations
 
+import pytest
 from conform import pool, run, stage
 
 
@@ -227,3 +228,49 @@ run { horizon 100; }
     assert at(o["t"]) == [(0, 3.0), (1, 3.0), (2, 5.0), (3, 6.0)]
     assert kinds(r, "E", 0) == (5, 1, 2, 2)
     assert kinds(r, "E", 1) == (6, 2, 2, 2)
+
+
+@pytest.mark.parametrize("pre, stops", [("preempt lifo;", True), ("preempt by (-admission);", True),
+                                        ("preempt by (-admission, 1);", True),
+                                        ("preempt by (0 - admission);", True),
+                                        ("preempt by (2, -1 * admission);", True),
+                                        ("preempt by (decoding, -admission);", False)])
+def test_a_self_victim_ends_the_serving_under_lifos_order_however_spelt(monkeypatch, pre, stops):
+    """§3 growth "preempting if needed"; docs/language.md, rules chosen: a grower that is its own victim
+    ends the iteration's serving under `preempt lifo` and the serving goes on under any other victim
+    order. The order decides, not its spelling: a number beside `-admission` orders nothing, and
+    `0 - admission` is `-admission`; they stop as lifo does.
+
+    kv cap 5, serve by (-admission) (the last admitted first): s0 holds 3 and prefills 3, s1 holds 2
+    and prefills 2, both growing, then decode 2. [0,1]: both prefills (5 tokens). At 1 s1 is served
+    first; its growth to 3 does not fit (5 + 1) and the victim is s1 itself.
+    Stops: s0 gets nothing, an iteration that only preempted lasts 1 ([1,2]). At 2 s1 is admitted again
+    (3 + 2 ≤ 5), served first (prefill, no growth), and s0's growth to 4 preempts it again, after it was
+    served (it gives its token back: stuck). s0 decodes [2,3], [3,4] (done at 4); s1 is admitted at 4,
+    prefills [4,5], decodes [5,6], [6,7]: done at 7. 7 iterations: 2 prefill-only, 4 decode-only and
+    the one that only preempted; 2 preemptions, 1 stuck.
+    Goes on: s0's growth to 4 fits beside nothing else (3 + 1 ≤ 5): [1,2] s0 decodes, [2,3] s0 grows to
+    5 (s1's 2 do not fit beside it) and is done at 3; s1 is admitted at 3, prefills [3,4], decodes [4,5],
+    [5,6]: done at 6. 6 iterations: 2 prefill-only, 4 decode-only; 1 preemption."""
+    r, o = run("""
+pool kv { cap 5; PRE }
+stage E : step { budget 10; cost 1; memory kv; serve by (-admission); }
+workload { arrive batch(2); }
+session {
+  set p = serial == 0 ? 3 : 2;
+  hold kv (p) { observe a = now; run E prefill (p) growing kv; run E decode (2) growing kv; }
+  observe t = now;
+}
+run { horizon 100; }
+""".replace("PRE", pre), monkeypatch)
+    kv = pool(r, "kv")
+    if stops:
+        assert at(o["a"]) == [(0, 0.0), (1, 0.0), (1, 2.0), (1, 4.0)]
+        assert at(o["t"]) == [(0, 4.0), (1, 7.0)]
+        assert kinds(r) == (7, 2, 4, 0)
+        assert (kv.preemptions, kv.stuck) == (2, 1)
+    else:
+        assert at(o["a"]) == [(0, 0.0), (1, 0.0), (1, 3.0)]
+        assert at(o["t"]) == [(0, 3.0), (1, 6.0)]
+        assert kinds(r) == (6, 2, 4, 0)
+        assert (kv.preemptions, kv.stuck) == (1, 0)

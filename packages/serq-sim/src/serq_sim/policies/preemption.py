@@ -34,6 +34,51 @@ from serq_ir import nodes as N
 from ..stages import Ctx
 
 
+def _admission_sign(e) -> int:
+    """1 when ``e`` strictly increases with ``admission`` (a candidate's rank) and reads nothing else,
+    -1 when it strictly decreases, 0 otherwise (or not known): ``admission``, and that with a finite
+    number added, subtracted, or as the factor or divisor of a non-zero finite one (of a magnitude no
+    rank can take out of the floats' range or below their spacing), negated or not."""
+    if isinstance(e, N.Ctx):
+        return 1 if e.name == "admission" else 0
+    if isinstance(e, N.Unary) and e.op == "-":
+        return -_admission_sign(e.arg)
+    if not isinstance(e, N.Binary) or e.op not in ("+", "-", "*", "/"):
+        return 0
+    lhs, rhs = e.lhs, e.rhs
+    if isinstance(rhs, N.Num):
+        c, sign = rhs.value, _admission_sign(lhs)
+    elif isinstance(lhs, N.Num) and e.op != "/":
+        c, sign = lhs.value, _admission_sign(rhs)
+        if e.op == "-":
+            sign = -sign
+    else:
+        return 0
+    if isinstance(c, str) or not math.isfinite(c):  # the IR's "inf" and "-inf"
+        return 0
+    if e.op in ("+", "-"):
+        return sign if abs(c) <= 1e15 else 0
+    if not 1e-100 <= abs(c) <= 1e100:
+        return 0
+    return sign if c > 0 else -sign
+
+
+def lifo_order(keys) -> bool:
+    """Whether ``preempt by`` keys order the candidates as ``lifo`` does, the last admitted first: each
+    key is a number (the same for every candidate: it orders nothing) or, once, a key that strictly
+    decreases with ``admission`` (``-admission``, ``0 - admission``, ``-1 * admission``). Such keys pick
+    lifo's victim, and a grower that is its own victim ends the serving as under ``preempt lifo``: the
+    rule follows the order, not its spelling."""
+    seen = False
+    for k in keys:
+        if isinstance(k, N.Num):
+            continue
+        if seen or _admission_sign(k) != -1:
+            return False
+        seen = True
+    return seen
+
+
 class PreemptionPolicy:
     """Base of preemption policies."""
 
@@ -69,8 +114,7 @@ class PreemptByKeys(PreemptionPolicy):
         self.ctx = Ctx()
         #: the keys are ``(-admission)`` (``lifo``): the least is the last candidate's, found without the
         #: candidates' list (serq_sim.pools.growth.last_candidate; imported here, once the pools are)
-        lifo = (len(node.keys) == 1 and isinstance(k := node.keys[0], N.Unary) and k.op == "-"
-                and isinstance(k.arg, N.Ctx) and k.arg.name == "admission")
+        lifo = lifo_order(node.keys or [])
         if lifo:
             from ..pools import growth
 
