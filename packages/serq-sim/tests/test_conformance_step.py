@@ -274,3 +274,68 @@ run { horizon 100; }
         assert at(o["t"]) == [(0, 3.0), (1, 6.0)]
         assert kinds(r) == (6, 2, 4, 0)
         assert (kv.preemptions, kv.stuck) == (1, 0)
+
+
+def test_admission_with_a_fractional_budget_left(monkeypatch):
+    """§3 admit via: the stage admits "while the iteration has budget left", and budget_left(S) is the
+    budget left, a fraction too. budget 2.5; each hold takes budget_left(E) units of kv, prefills 2 and
+    decodes 1. At 0 s0 sees 2.5 (used 2.5) and prefills 2; s1 sees 0.5 (used 3) and prefills 0.5; no
+    budget is left for s2. At 1: s0's decode 1 (done at 2), s1 1.5 (prefill done at 2). At 2 (s0 gone):
+    s1 decodes 1 (done at 3), s2 sees 1.5 (used 0.5 + 1.5) and prefills 1.5; at 3 its last 0.5 (done at
+    4); it decodes [4,5]. 5 iterations: prefill-only [0,1] and [3,4], mixed [1,2] and [2,3], decode-only
+    [4,5]; 2.5 + 2.5 + 2.5 + 0.5 + 1 = 9 tokens."""
+    r, o = run("""
+pool reqs { cap 4; admit via E; }
+pool kv { cap 100; }
+stage E : step { budget 2.5; cost 1; memory kv; }
+workload { arrive batch(3); }
+session {
+  hold reqs (1), kv (budget_left(E)) { observe u = used(kv); run E prefill (2); observe f = now;
+                                       run E decode (1); }
+  observe t = now;
+}
+run { horizon 100; }
+""", monkeypatch)
+    assert [(s, t, v) for s, t, v in o["u"]] == [(0, 0.0, 2.5), (1, 0.0, 3.0), (2, 2.0, 2.0)]
+    assert at(o["f"]) == [(0, 1.0), (1, 2.0), (2, 4.0)]
+    assert at(o["t"]) == [(0, 2.0), (1, 3.0), (2, 5.0)]
+    assert kinds(r) == (5, 2, 1, 2)
+    assert stage(r, "E", None).tokens == 9 / 5
+
+
+@pytest.mark.parametrize("memory", ["kv", "x"])
+def test_a_growth_on_a_pool_that_is_not_the_engines_memory(monkeypatch, memory):
+    """§3 grow under preempt lifo: the victim is "the holder that is a resident of the step stage the pool
+    is the memory of and was admitted last … a pool that is no engine's memory preempts its most recently
+    admitted holder"; "The grower itself can be the victim", and an iteration that only preempted lasts
+    its cost. x cap 4: s0 holds 2 and prefills 4 on E growing x; s1 holds 2 (admitted second) on the delay
+    stage d for 5.
+    E's memory kv: x is no engine's memory, s1 (away from E) is the victim; s0 grows to 4 and is done
+    at 1; s1 is admitted again at 1 and runs d [1,6]. 1 prefill-only iteration.
+    E's memory x: s1 is no resident, so s0 is the only candidate and preempts itself: iterations that
+    only preempted at [0,1], …, [4,5], s0 admitted again at each next event (2 + 2 ≤ 4); at 5 s1's end
+    (scheduled first) frees x, s0 grows to 4 and prefills [5,6]. 6 iterations, 1 prefill-only;
+    5 preemptions, one session stuck."""
+    r, o = run("""
+pool x { cap 4; preempt lifo; }
+pool kv { cap 100; }
+stage E : step { budget 10; cost 1; memory MEM; }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  hold x (2) { observe a = now; branch (serial == 0) { run E prefill (4) growing x; } else { run d (5); } }
+  observe t = now;
+}
+run { horizon 100; }
+""".replace("MEM", memory), monkeypatch)
+    x = pool(r, "x")
+    if memory == "kv":
+        assert at(o["a"]) == [(0, 0.0), (1, 0.0), (1, 1.0)]
+        assert at(o["t"]) == [(0, 1.0), (1, 6.0)]
+        assert kinds(r) == (1, 1, 0, 0)
+        assert (x.preemptions, x.stuck) == (1, 0)
+    else:
+        assert at(o["a"]) == [(0, 0.0), (1, 0.0)] + [(0, float(t)) for t in range(1, 6)]
+        assert at(o["t"]) == [(1, 5.0), (0, 6.0)]
+        assert kinds(r) == (6, 1, 0, 0)
+        assert (x.preemptions, x.stuck) == (5, 1)
