@@ -15,6 +15,18 @@ from serq.files import MAX_SOURCE, read_input
 from serq.options import Path as SerqPath
 
 
+def _not_ir(f: str, command: str) -> None:
+    """Refuse an IR file given to a command of serQ source (``serq fmt *.ir.json``, a glob that caught one):
+    it was a parse error at its first ``{``, "unexpected `{` (expected a name)", of a file that is no source."""
+    if Path(f).name.endswith(".ir.json"):
+        from serq.errors import printable
+
+        from .diagnostics import CompileError
+
+        raise CompileError(f"error: {printable(f)}: an IR file, not serQ source: serq {command} reads a program's "
+                           "source (.sq); serq check, ir and run read IR files")
+
+
 @click.command("fmt")
 @click.argument("files", nargs=-1, required=True, type=SerqPath(dir_okay=False))
 @click.option("--check", is_flag=True, help="Change nothing; list the files fmt would change, exit 1 if any.")
@@ -29,6 +41,8 @@ def fmt_command(pm: Any, files: tuple[str, ...], check: bool) -> None:
     # cannot be read) leaves all of them as they were, the ones before it included
     changed = []
     seen: set[tuple[int, int]] = set()
+    for f in files:
+        _not_ir(f, "fmt")
     for f in files:
         p = Path(f)
         try:
@@ -105,6 +119,7 @@ def ast_command(pm: Any, file: str, desugar: bool) -> None:
 
     from . import parse
 
+    _not_ir(file, "ast")
     module = parse(file, pm=pm, desugar=desugar)  # refuses a program nested deeper than MAX_NESTING
     from . import MAX_NESTING, deeper_recursion
 
