@@ -339,3 +339,55 @@ run { horizon 100; }
         assert at(o["t"]) == [(1, 5.0), (0, 6.0)]
         assert kinds(r) == (6, 1, 0, 0)
         assert (x.preemptions, x.stuck) == (5, 1)
+
+
+def test_a_newcomer_whose_growth_does_not_fit_preempts_itself(monkeypatch):
+    """§3: the stage admits after the residents' tokens, "a newcomer is served like a resident" (its
+    growth first), the victim under lifo is the resident admitted last (here the newcomer itself), and no
+    admission follows a preemption. reqs admit via E; kv cap 6, lifo. s0 (admitted at 0, kv 2) prefills 2
+    [0,1] and decodes 3, growing a unit a token. s1 joins at 0.5 (kv 2, prefill 4 growing).
+    At 1: s0 grows to 3 and takes its token; s1 is admitted (5 used) and its growth to 4 (+2: 7 > 6)
+    preempts s1 itself: [1,2] has s0's token alone. At 2 the same (s0 to 4, s1 admitted: 6, +2 > 6).
+    At 3 s0 grows to 5 and s1's 2 do not fit (7): s0's last token, done at 4. At 4 s1 is admitted,
+    prefills [4,5] and decodes [5,6]. 6 iterations: prefill-only [0,1], [4,5]; 2 preemptions, 1 stuck."""
+    r, o = run("""
+pool reqs { cap 4; admit via E; }
+pool kv { cap 6; preempt lifo; }
+stage E : step { budget 10; cost 1; memory kv; }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  branch (serial == 1) { run d (0.5); }
+  set p = serial == 0 ? 2 : 4;
+  hold reqs (1), kv (2) { observe a = now; run E prefill (p) growing kv; observe f = now;
+                          run E decode (serial == 0 ? 3 : 1) growing kv; }
+  observe t = now;
+}
+run { horizon 100; }
+""", monkeypatch)
+    assert at(o["a"]) == [(0, 0.0), (1, 1.0), (1, 2.0), (1, 4.0)]
+    assert at(o["f"]) == [(0, 1.0), (1, 5.0)]
+    assert at(o["t"]) == [(0, 4.0), (1, 6.0)]
+    assert kinds(r) == (6, 2, 4, 0)
+    kv = pool(r, "kv")
+    assert (kv.preemptions, kv.stuck) == (2, 1)
+
+
+@pytest.mark.parametrize("first", ["P", "D"])
+def test_a_job_moving_between_engines_at_an_instant_is_in_the_next_planning(monkeypatch, first):
+    """§3 settle: an iteration starts on an idle step stage "provided no other event is pending at the same
+    instant". s0 prefills 2 on P [0,1] then decodes 3 on D; s1 decodes 2 on D from 0. Both iterations
+    end at 1; whichever ends first, D plans at 1 with s0 in it: [1,2] s0 and s1 (s1 done at 2), s0 at
+    [2,3], [3,4]: done at 4 (not 5). D: 4 decode-only iterations, 5 jobs; P: 1 prefill-only. The same
+    whichever stage is declared first."""
+    decl = {"P": "stage P : step { budget 10; cost 1; }", "D": "stage D : step { budget 10; cost 1; }"}
+    order = [decl[first], decl["D" if first == "P" else "P"]]
+    r, o = run("\n".join(order) + """
+workload { arrive batch(2); }
+session { branch (serial == 0) { run P prefill (2); run D decode (3); } else { run D decode (2); }
+          observe t = now; }
+run { horizon 100; }
+""", monkeypatch)
+    assert at(o["t"]) == [(1, 2.0), (0, 4.0)]
+    assert kinds(r, "D") == (4, 0, 4, 0) and kinds(r, "P") == (1, 1, 0, 0)
+    assert stage(r, "D", None).batch == 5 / 4
