@@ -64,19 +64,16 @@ def _admission_sign(e) -> int:
 
 
 def lifo_order(keys) -> bool:
-    """Whether ``preempt by`` keys order the candidates as ``lifo`` does, the last admitted first: each
-    key is a number (the same for every candidate: it orders nothing) or, once, a key that strictly
-    decreases with ``admission`` (``-admission``, ``0 - admission``, ``-1 * admission``). Such keys pick
+    """Whether ``preempt by`` keys order the candidates as ``lifo`` does, the last admitted first: the
+    first key that is not a number (a number is the same for every candidate: it orders nothing)
+    strictly decreases with ``admission`` (``-admission``, ``0 - admission``, ``-1 * admission``), and
+    since no two candidates have one admission the keys after it order nothing either. Such keys pick
     lifo's victim, and a grower that is its own victim ends the serving as under ``preempt lifo``: the
     rule follows the order, not its spelling."""
-    seen = False
     for k in keys:
-        if isinstance(k, N.Num):
-            continue
-        if seen or _admission_sign(k) != -1:
-            return False
-        seen = True
-    return seen
+        if not isinstance(k, N.Num):
+            return _admission_sign(k) == -1
+    return False
 
 
 class PreemptionPolicy:
@@ -115,7 +112,7 @@ class PreemptByKeys(PreemptionPolicy):
         #: the keys are ``(-admission)`` (``lifo``): the least is the last candidate's, found without the
         #: candidates' list (serq_sim.pools.growth.last_candidate; imported here, once the pools are)
         lifo = lifo_order(node.keys or [])
-        if lifo:
+        if lifo and sum(not isinstance(k, N.Num) for k in node.keys) == 1:  # (other keys are evaluated)
             from ..pools import growth
 
             self.last = growth.last_candidate
