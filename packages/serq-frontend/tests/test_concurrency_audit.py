@@ -144,3 +144,48 @@ def test_two_serq_runs_compiling_one_new_program_into_one_empty_cache(tmp_path):
     hit = subprocess.run(cmd, capture_output=True, timeout=60, env=shared)
     assert (hit.returncode, hit.stdout, hit.stderr) == (0, alone.stdout, b"")
     assert sorted(p.name for p in folder.iterdir()) == names
+
+
+@pytest.mark.timeout(60)
+def test_ctrl_c_as_a_compile_puts_its_tee_over_standard_error_gives_standard_error_back(tmp_path, monkeypatch):
+    # a compile through the cache puts a tee over sys.stderr (what the compile writes is kept with the
+    # entry) and takes it off in a `finally`; the `try` began after the tee was on, so Ctrl-C's
+    # KeyboardInterrupt, handled as the swap's lock was let go, left the tee as the process's standard
+    # error for good, keeping every later write. Before the fix it was left on every run.
+    import signal
+
+    from serq_frontend import cache
+
+    monkeypatch.setenv("SERQ_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("SERQ_COMPILE_CACHE", raising=False)
+    prog = tmp_path / "p.sq"
+    prog.write_text(PROG)
+    real = cache._SWAP
+
+    class InterruptedOnce:
+        """The swap's lock; Ctrl-C is delivered as it is let go the first time."""
+
+        fired = False
+
+        def __enter__(self):
+            return real.__enter__()
+
+        def __exit__(self, *exc):
+            real.__exit__(*exc)
+            if not InterruptedOnce.fired:
+                InterruptedOnce.fired = True
+                signal.raise_signal(signal.SIGINT)
+
+    before = sys.stderr
+    handler = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        monkeypatch.setattr(cache, "_SWAP", InterruptedOnce())
+        with pytest.raises(KeyboardInterrupt):
+            cache.load(prog)
+        assert InterruptedOnce.fired
+        left = sys.stderr
+    finally:
+        signal.signal(signal.SIGINT, handler)
+        while isinstance(sys.stderr, cache._Tee):  # (put back for the tests after this one)
+            sys.stderr = sys.stderr._stream
+    assert left is before

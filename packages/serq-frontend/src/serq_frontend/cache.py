@@ -495,13 +495,17 @@ class _Tee:
 _SWAP = _thread.allocate_lock()
 
 
-def _tee_on() -> _Tee:
+def _tee_on(tee: _Tee) -> None:
+    """Put ``tee`` (made by the caller before its ``try``, whose ``finally`` takes it off) over
+    ``sys.stderr``, of which it takes the stream there now."""
     with _SWAP:
-        tee = sys.stderr = _Tee(sys.stderr)
-    return tee
+        tee._stream = sys.stderr
+        sys.stderr = tee
 
 
 def _tee_off(tee: _Tee) -> None:
+    """Take ``tee`` off, and every ended one above the stream it covers (one that was never put on is only
+    ended)."""
     with _SWAP:
         tee._ended = True
         while isinstance(sys.stderr, _Tee) and sys.stderr._ended:
@@ -553,8 +557,11 @@ def load(path: str | Path, *, sets: Mapping[str, float] | None = None, defs: Map
     from pathlib import Path
 
     recorder = Recorder()
-    tee = _tee_on()
+    # made before the try and put on within it: Ctrl-C's KeyboardInterrupt, handled as the tee had just been
+    # put on (before the try), left it as the process's standard error for good, keeping every later write
+    tee = _Tee(None)
     try:
+        _tee_on(tee)
         program = serq_frontend._compile(path, None, sets, defs, pm, text=text,
                                          library_paths=[Path(p) for p in lib_folders], recorder=recorder)
     finally:
