@@ -208,9 +208,11 @@ def plan(files: Sequence[str], *, sets: Mapping[str, Any] | None = None, defs: M
             raise UserError("the programs of a sweep are given twice: " + ", ".join(files))
         if not repeat:  # one file by two paths (p.sq ./p.sq, a link): two points of one run, as a value twice
             ids: dict[tuple[int, int], str] = {}
+            from serq.files import path_str
+
             for f in files:
-                try:
-                    st = os.stat(f)
+                try:  # the file a loader reads: pathlib's spelling (p.sq/ is p.sq there, not to os.stat)
+                    st = os.stat(path_str(f))
                 except (OSError, ValueError):  # (its compile says why)
                     continue
                 if (st.st_dev, st.st_ino) in ids:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -17,11 +18,16 @@ class Path(click.Path):
     """``click.Path`` that refuses an empty name (``-o ''``: no file; click takes it as a path, which then
     meant stdout, no dump or a traceback further on) and ``-`` (standard input or output to other tools:
     ``serq run p.sq -o -`` wrote the report to a new file named ``-``, status 0; ``./-`` names such a file):
-    the type of every file or folder a serq command is given."""
+    the type of every file or folder a serq command is given. A file's name that ends in ``/`` names a folder,
+    as the system reads it (``cat p.sq/``: "Not a directory"), and is refused too: pathlib, and so a loader,
+    read ``p.sq/`` as ``p.sq``, while ``os.stat`` refused it, so ``serq sweep p.sq p.sq/`` ran one program as
+    two (the check that refuses ``p.sq ./p.sq`` could not stat it)."""
 
     def convert(self, value, param, ctx):
         if isinstance(value, str | bytes) and not value:
             self.fail("an empty name names no file", param, ctx)
+        if not self.dir_okay and isinstance(value, str) and value.endswith(tuple({"/", os.sep, os.altsep} - {None})):
+            self.fail(f"{value!r}: a name ending in {value[-1]} names a folder; a file is given here", param, ctx)
         if value in ("-", b"-") and not self.allow_dash:
             self.fail("'-' names no file: serq reads and writes files by name, never standard input or output "
                       "by '-' (./- names a file called -)", param, ctx)
