@@ -189,3 +189,49 @@ def test_ctrl_c_as_a_compile_puts_its_tee_over_standard_error_gives_standard_err
         while isinstance(sys.stderr, cache._Tee):  # (put back for the tests after this one)
             sys.stderr = sys.stderr._stream
     assert left is before
+
+
+class _InterruptedOnce:
+    """A lock that Ctrl-C (SIGINT, Python's own handler) reaches as it is let go the first time."""
+
+    def __init__(self, lock):
+        self.lock, self.fired = lock, False
+
+    def __enter__(self):
+        return self.lock.__enter__()
+
+    def __exit__(self, *exc):
+        self.lock.__exit__(*exc)
+        if not self.fired:
+            self.fired = True
+            import signal
+
+            signal.raise_signal(signal.SIGINT)
+
+
+@pytest.mark.timeout(60)
+def test_ctrl_c_as_a_compile_raises_the_recursion_limit_leaves_it_as_it_was(monkeypatch):
+    # the compiles under way are counted, and the last to end puts the limit back; the count was taken
+    # before the `try` whose `finally` gives it back, so Ctrl-C handled as the count's lock was let go left
+    # a compile counted for good, and the limit raised. Before the fix it was left raised on every run.
+    import signal
+
+    import serq_frontend
+
+    before = sys.getrecursionlimit()
+    handler = signal.signal(signal.SIGINT, signal.default_int_handler)
+    lock = _InterruptedOnce(serq_frontend._deeper_lock)
+    sys.setrecursionlimit(1000)
+    try:
+        monkeypatch.setattr(serq_frontend, "_deeper_lock", lock)
+        with pytest.raises(KeyboardInterrupt), serq_frontend.deeper_recursion(8 * serq_frontend.MAX_NESTING):
+            pass
+        assert lock.fired
+        after = sys.getrecursionlimit()
+        with serq_frontend.deeper_recursion(8 * serq_frontend.MAX_NESTING):  # the next one puts back its own
+            pass
+        again = sys.getrecursionlimit()
+    finally:
+        signal.signal(signal.SIGINT, handler)
+        sys.setrecursionlimit(before)
+    assert (after, again) == (1000, 1000)

@@ -54,3 +54,44 @@ def test_runs_in_four_threads_at_once_give_what_each_gives_alone(tier, tmp_path,
         t.join(60)
     assert {k: got.get(k) == alone[k % len(CASES)] for k in range(n)} == dict.fromkeys(range(n), True)
     assert (gc.get_threshold(), sys.getrecursionlimit(), sys.stderr, sys.stdout) == state
+
+
+@pytest.mark.timeout(60)
+def test_ctrl_c_as_a_run_raises_the_collectors_threshold_leaves_it_as_it_was(monkeypatch):
+    # the runs under way are counted, and the last to end puts the thresholds back; the count was taken
+    # before the `try` whose `finally` gives it back, so Ctrl-C handled as the count's lock was let go left
+    # a run counted for good, and the threshold raised. Before the fix it was left raised on every run.
+    import signal
+
+    from serq_sim import api
+
+    real = api._runs_lock
+
+    class InterruptedOnce:
+        fired = False
+
+        def __enter__(self):
+            return real.__enter__()
+
+        def __exit__(self, *exc):
+            real.__exit__(*exc)
+            if not InterruptedOnce.fired:
+                InterruptedOnce.fired = True
+                signal.raise_signal(signal.SIGINT)
+
+    before = gc.get_threshold()
+    handler = signal.signal(signal.SIGINT, signal.default_int_handler)
+    gc.set_threshold(700, 10, 10)
+    try:
+        monkeypatch.setattr(api, "_runs_lock", InterruptedOnce())
+        with pytest.raises(KeyboardInterrupt), api.collector_for_runs():
+            pass
+        assert InterruptedOnce.fired
+        after = gc.get_threshold()
+        with api.collector_for_runs():  # the next run puts back the thresholds it found
+            pass
+        again = gc.get_threshold()
+    finally:
+        signal.signal(signal.SIGINT, handler)
+        gc.set_threshold(*before)
+    assert (after, again) == ((700, 10, 10), (700, 10, 10))

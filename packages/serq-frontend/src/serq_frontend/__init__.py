@@ -284,20 +284,24 @@ def deeper_recursion(depth: int) -> Iterator[None]:
     """Raise the interpreter's recursion limit to at least ``depth`` for the duration, and put back after
     the last of the calls under way (compiles in several threads share it) the limit there was before the
     first began. Each putting back what it found left a raised limit behind when two overlapped (A
-    begins, B begins, A ends, B ends), and lowered it under B while B still walked a deep program."""
-    with _deeper_lock:
-        if _deeper[0] == 0:
-            _deeper[1] = sys.getrecursionlimit()
-        _deeper[0] += 1
-        if sys.getrecursionlimit() < depth:
-            sys.setrecursionlimit(depth)
+    begins, B begins, A ends, B ends), and lowered it under B while B still walked a deep program. The
+    count is taken inside the ``try`` whose ``finally`` gives it back (Ctrl-C as the lock is let go)."""
+    counted = False
     try:
+        with _deeper_lock:
+            if _deeper[0] == 0:
+                _deeper[1] = sys.getrecursionlimit()
+            _deeper[0] += 1
+            counted = True
+            if sys.getrecursionlimit() < depth:
+                sys.setrecursionlimit(depth)
         yield
     finally:
-        with _deeper_lock:
-            _deeper[0] -= 1
-            if _deeper[0] == 0:
-                sys.setrecursionlimit(_deeper[1])
+        if counted:
+            with _deeper_lock:
+                _deeper[0] -= 1
+                if _deeper[0] == 0:
+                    sys.setrecursionlimit(_deeper[1])
 
 
 def _kind_of(obj: Any) -> str:

@@ -29,20 +29,25 @@ def collector_for_runs() -> Iterator[None]:
     """Raise the collector's first threshold to :data:`RUN_GC_THRESHOLD` for the duration (never lower it,
     nor turn on what a threshold of 0 turned off), and put the thresholds back after. Runs in several
     threads at once share it: the first to begin raises it, the last to end puts back what was there
-    before the first (each putting back what it found left a raised threshold behind when two overlapped)."""
-    with _runs_lock:
-        if _runs[0] == 0:
-            old = _runs[1] = gc.get_threshold()
-            if 0 < old[0] < RUN_GC_THRESHOLD:
-                gc.set_threshold(RUN_GC_THRESHOLD, *old[1:])
-        _runs[0] += 1
+    before the first (each putting back what it found left a raised threshold behind when two overlapped).
+    The count is taken inside the ``try`` whose ``finally`` gives it back: Ctrl-C's KeyboardInterrupt
+    handled as the lock was let go left a run counted for good, and the threshold raised."""
+    counted = False
     try:
+        with _runs_lock:
+            if _runs[0] == 0:
+                old = _runs[1] = gc.get_threshold()
+                if 0 < old[0] < RUN_GC_THRESHOLD:
+                    gc.set_threshold(RUN_GC_THRESHOLD, *old[1:])
+            _runs[0] += 1
+            counted = True
         yield
     finally:
-        with _runs_lock:
-            _runs[0] -= 1
-            if _runs[0] == 0:
-                gc.set_threshold(*_runs[1])
+        if counted:
+            with _runs_lock:
+                _runs[0] -= 1
+                if _runs[0] == 0:
+                    gc.set_threshold(*_runs[1])
 
 
 @dataclass(frozen=True)
