@@ -393,3 +393,33 @@ run { horizon 100; }
     assert at(o["t"]) == [(1, 2.0), (0, 4.0)]
     assert kinds(r, "D") == (4, 0, 4, 0) and kinds(r, "P") == (1, 1, 0, 0)
     assert stage(r, "D", None).batch == 5 / 4
+
+
+@pytest.mark.parametrize("n, done, counts", [(2, [(0, 3.0), (1, 4.0)], (4, 1, 3, 0)),
+                                             (3, [(2, 2.0), (0, 4.0), (1, 5.0)], (5, 2, 3, 0))])
+def test_exclusive_prefill_passes_over_a_prefill_whose_growth_waits(monkeypatch, n, done, counts):
+    """§3 serve exclusive prefill: "A resident prefill takes precedence", and with preempt none a growth
+    that does not fit makes the session wait ("the session waits and resumes where it was"): a waiting
+    grower gets nothing, so it is not the prefill served alone; the next resident prefill is, or the
+    decode batch (docs/language.md, rules chosen). kv cap 6, preempt none. s0 holds 4 and decodes 3 from
+    0; s1 joins at 0.5 (holds 1, prefills 4 growing: 5 + 3 > 6, it waits for room).
+    Two sessions: [0,1] s0; at 1 s1's growth waits and s0 decodes [1,2], [2,3]; its end at 3 frees 4, s1
+    grows to 4 and prefills alone [3,4]. 4 iterations: 1 prefill-only, 3 decode-only.
+    Three: s2 also joins at 0.5 (holds 1, prefills 1: no growth). At 1 s1 waits, s2 is served alone
+    [1,2] (done at 2); s0 decodes [2,3], [3,4] (done at 4); s1 prefills [4,5]. 2 prefill-only, 3
+    decode-only. (Before, the waiting prefill was chosen and got nothing: no iteration and no event, the
+    run stopped serving at 1.)"""
+    _r, o = run("""
+pool kv { cap 6; preempt none; }
+stage E : step { budget 10; cost 1; memory kv; serve exclusive prefill; }
+stage d : delay;
+workload { arrive batch(N); }
+session {
+  branch (serial == 0) { hold kv (4) { run E decode (3); } }
+  else { run d (0.5); hold kv (1) { run E prefill (serial == 1 ? 4 : 1) growing kv; } }
+  observe t = now;
+}
+run { horizon 100; }
+""".replace("N)", f"{n})"), monkeypatch)
+    assert at(o["t"]) == done
+    assert kinds(_r) == counts

@@ -15,7 +15,10 @@ class ExclusivePrefill:
         for job in order:
             if job.mode == "prefill" and job.owner.status != GROWING:
                 self._serve(job, chunk)
-                return
+                # a prefill whose growth waits for room (preempt none, or no victim) gets nothing and is
+                # not selected: the next one is, or the decodes are (they may be what frees the room)
+                if self.assign or self.sim.preempt_count != p0 or job.owner.status != GROWING:
+                    return
         for job in order:
             if job.stage is self and self._serve(job, chunk):
                 return
