@@ -108,6 +108,13 @@ def _cache_folder() -> str | None:
     if env is not None:
         if not env.strip():
             return None
+        if not os.path.isabs(env):
+            # as a relative XDG_CACHE_HOME below: SERQ_CACHE_DIR=rel made ./rel in whatever folder serq ran in
+            # (a program's folder someone sent included), and a ~ no shell expanded (a unit file, a .env) a
+            # folder named ~ there; both caches are off, said once
+            _warn(env, f"SERQ_CACHE_DIR is {env!r}, not an absolute path: the caches are off (a relative "
+                       "folder would be made in whatever folder serq runs in)")
+            return None
         d = path_str(env)
     else:
         # a relative XDG_CACHE_HOME is ignored, as the XDG base directory specification says (it made a
@@ -130,14 +137,21 @@ def _cache_folder() -> str | None:
         return None
     why = _untrusted(st)
     if why is not None:
-        if str(d) not in _warned and sys.stderr is not None:
-            _warned.add(str(d))
-            from serq.errors import printable
+        from serq.errors import printable
 
-            sys.stderr.write(f"serq: warning: not using the cache folder {printable(d)}: it {why} (make it your "
-                             "own and not writable by others, or set SERQ_CACHE_DIR to another folder)\n")
+        _warn(str(d), f"not using the cache folder {printable(d)}: it {why} (make it your own and not writable "
+                      "by others, or set SERQ_CACHE_DIR to another folder)")
         return None
     return d if os.access(d, os.W_OK) else None
+
+
+def _warn(key: str, message: str) -> None:
+    """``serq: warning: MESSAGE`` on stderr, once per process for ``key``."""
+    if key not in _warned and sys.stderr is not None:
+        _warned.add(key)
+        from serq.errors import printable_lines
+
+        sys.stderr.write(f"serq: warning: {printable_lines(message)}\n")
 
 
 #: the largest cache file read: an entry holds an IR (an IR file is at most serq.files.MAX_JSON) and its
