@@ -423,3 +423,29 @@ run { horizon 100; }
 """.replace("N)", f"{n})"), monkeypatch)
     assert at(o["t"]) == done
     assert kinds(_r) == counts
+
+
+def test_exclusive_prefill_a_newcomer_whose_growth_waits_leaves_the_decodes_their_tokens(monkeypatch):
+    """§3 serve exclusive prefill: a waiting prefill that fits displaces the tentative decodes, and
+    "Once a prefill is selected, no further waiting request is admitted". reqs admit via E, kv cap 6,
+    preempt none. s0 (kv 4) decodes 3 from 0; s1 (kv 1) is admitted at 1 (5 used) and its prefill of 4
+    needs 3 more: its growth waits. A waiting grower gets nothing, so the decodes keep their tokens: s0
+    decodes [1,2], [2,3] and its end frees the room; s1 grows and prefills alone [3,4]. 4 iterations:
+    3 decode-only, 1 prefill-only."""
+    r, o = run("""
+pool reqs { cap 4; admit via E; }
+pool kv { cap 6; preempt none; }
+stage E : step { budget 10; cost 1; memory kv; serve exclusive prefill; }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  branch (serial == 1) { run d (0.5); }
+  hold reqs (1), kv (serial == 0 ? 4 : 1) { observe a = now;
+    branch (serial == 0) { run E decode (3); } else { run E prefill (4) growing kv; } }
+  observe t = now;
+}
+run { horizon 100; }
+""", monkeypatch)
+    assert at(o["a"]) == [(0, 0.0), (1, 1.0)]
+    assert at(o["t"]) == [(0, 3.0), (1, 4.0)]
+    assert kinds(r) == (4, 1, 3, 0)
