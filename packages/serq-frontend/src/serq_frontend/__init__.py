@@ -70,9 +70,9 @@ def _get_parser(layer_list: Sequence[Any]) -> Any:
 
     from . import parser as P
 
-    key = tuple(id(layer) for layer in layer_list)
-    if key in P._PARSERS:
-        return P._PARSERS[key]
+    kept = P.cached_parser(layer_list)
+    if kept is not None:
+        return kept
     d = _cache_dir()
     if d is None:
         return P.get_parser(layer_list)

@@ -271,6 +271,8 @@ class Parser:
             for rule in layer.builders or {}:
                 owner[rule] = layer.name
             builders.update(layer.builders or {})
+        #: the layers it was built from, kept alive (its entry in :data:`_PARSERS` is keyed by their ids)
+        self.layers = tuple(layers)
         self.context = BuildContext()
         ctx = self.context
 
@@ -417,17 +419,34 @@ def _pos_of(x: Any) -> Pos | None:
     return None
 
 
+#: the parsers built, by the ids of their layers, oldest first; an entry holds its layers (Parser.layers), so
+#: no other layer takes one of their ids while it is kept, and at most MAX_PARSERS are kept. Keyed by ids
+#: alone, with the layers not kept, a plugin that made its layer anew for each plugin manager could get a
+#: freed layer's id, and its compile the parser of the other layer's grammar and builders.
 _PARSERS: dict[tuple[int, ...], Parser] = {}
+MAX_PARSERS = 8
+_parsers_lock = threading.Lock()
+
+
+def cached_parser(layers: Sequence[Any]) -> Parser | None:
+    """The parser kept for exactly these layers (the same objects), or None."""
+    p = _PARSERS.get(tuple(id(layer) for layer in layers))
+    if p is None or len(p.layers) != len(layers) or any(a is not b for a, b in zip(p.layers, layers)):
+        return None
+    return p
 
 
 def get_parser(layers: Sequence[Any], cache: str | None = None) -> Parser:
     """The parser for these layers, built on first use. ``cache``: a file where the grammar's LALR tables
     are kept between processes (:func:`load_tables`; rebuilt when the grammar, the options, lark's or
     Python's version change)."""
-    key = tuple(id(layer) for layer in layers)
-    p = _PARSERS.get(key)
+    p = cached_parser(layers)
     if p is None:
-        p = _PARSERS[key] = Parser(layers, cache)
+        p = Parser(layers, cache)
+        with _parsers_lock:
+            _PARSERS[tuple(id(layer) for layer in layers)] = p
+            while len(_PARSERS) > MAX_PARSERS:
+                del _PARSERS[next(iter(_PARSERS))]
     return p
 
 
