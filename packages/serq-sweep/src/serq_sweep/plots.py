@@ -126,17 +126,25 @@ def curve_data(table: Any, x: str, y: str, hue: str | None = None) -> tuple[str,
     """What :func:`curve` draws: the figure's column, and per hue value ``(xs, means, half-widths)``,
     xs ascending. A runs table (a row per seed) is averaged here (Student t over the seeds, rows that failed
     left out); a points table (``FIGURE:mean``, ``FIGURE:ci``) is read as it is."""
+    from .core import point_columns
     from .figures import resolve
     from .stats import mean_ci
 
     frame = _read(table)
     cols = list(frame.columns)
+    points_table = any(c.endswith(":mean") for c in cols)
     for name, what in ((x, "--x"), (hue, "--hue")):
         if name is not None and name not in cols:
-            raise UserError(f"{what} {name}: no column {name} (the table's swept names: "
-                            + ", ".join(c for c in cols[: cols.index('seed') if 'seed' in cols else 0]
-                                        if c != "point") + ")")
-    points_table = any(c.endswith(":mean") for c in cols)
+            # the swept names as the table's kind has them: before runs in a points table (it has no seed
+            # column, so a points table's were none: "the table's swept names: )"), before seed in a runs table
+            end = "runs" if points_table else "seed"
+            if end in cols:
+                said = f"the table's swept names: {', '.join(map(str, point_columns(cols, end))) or 'none'}"
+            else:
+                shown = ", ".join(map(str, cols))
+                said = (f"no {end} column, so not a table of serq sweep; its columns: "
+                        f"{shown if len(shown) <= 80 else shown[:77] + '...'}")
+            raise UserError(f"{what} {name}: no column {name} ({said})")
     if points_table:
         fig = resolve(y, [c[:-5] for c in cols if c.endswith(":mean")])
     else:
