@@ -32,6 +32,9 @@ from .stats import MIN_SAMPLES, batch_means_ci, total
 
 #: The columns a record table needs for the metric set (prompt is optional: total-token throughput).
 NEEDED = ("sent", "first_token", "last_token", "output")
+#: Why a program has no request metrics (and so no goodput for ``--slo``).
+NO_REQUESTS = ("the program records no requests (a record table with the columns sent, first_token, last_token and "
+               "output; lib/vllm.sq's vllm_request records them)")
 #: The SLOs ``--slo`` takes, by metric name.
 SLO_METRICS = ("ttft", "tpot", "e2el")
 

@@ -133,12 +133,11 @@ class Report:
         e2el); ``serq run --slo ttft=1,tpot=0.05``."""
         import msgspec
 
-        from .metrics import metric_table, with_slo
+        from .metrics import NO_REQUESTS, metric_table, with_slo
 
         m = self.result.requests
         if m is None:
-            raise ValueError("the program records no requests (a record table with the columns sent, first_token, "
-                             "last_token and output; lib/vllm.sq's vllm_request records them)")
+            raise ValueError(NO_REQUESTS)
         self.result = msgspec.structs.replace(self.result,
                                               requests=with_slo(m, metric_table(self._records), slo))
 
