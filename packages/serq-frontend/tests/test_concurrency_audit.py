@@ -220,10 +220,10 @@ def test_ctrl_c_as_a_compile_raises_the_recursion_limit_leaves_it_as_it_was(monk
 
     before = sys.getrecursionlimit()
     handler = signal.signal(signal.SIGINT, signal.default_int_handler)
-    lock = _InterruptedOnce(serq_frontend._deeper_lock)
+    lock = _InterruptedOnce(serq_frontend._RECURSION.lock)
     sys.setrecursionlimit(1000)
     try:
-        monkeypatch.setattr(serq_frontend, "_deeper_lock", lock)
+        monkeypatch.setattr(serq_frontend._RECURSION, "lock", lock)
         with pytest.raises(KeyboardInterrupt), serq_frontend.deeper_recursion(8 * serq_frontend.MAX_NESTING):
             pass
         assert lock.fired

@@ -65,7 +65,7 @@ def test_ctrl_c_as_a_run_raises_the_collectors_threshold_leaves_it_as_it_was(mon
 
     from serq_sim import api
 
-    real = api._runs_lock
+    real = api._THRESHOLDS.lock
 
     class InterruptedOnce:
         fired = False
@@ -83,7 +83,7 @@ def test_ctrl_c_as_a_run_raises_the_collectors_threshold_leaves_it_as_it_was(mon
     handler = signal.signal(signal.SIGINT, signal.default_int_handler)
     gc.set_threshold(700, 10, 10)
     try:
-        monkeypatch.setattr(api, "_runs_lock", InterruptedOnce())
+        monkeypatch.setattr(api._THRESHOLDS, "lock", InterruptedOnce())
         with pytest.raises(KeyboardInterrupt), api.collector_for_runs():
             pass
         assert InterruptedOnce.fired

@@ -8,10 +8,10 @@
 from __future__ import annotations
 
 import sys
-import threading
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
+
+from serq.shared import SharedSetting
 
 if TYPE_CHECKING:  # pathlib is imported by a compile, not by a hit of the compile cache (start-up)
     from pathlib import Path
@@ -274,34 +274,15 @@ def _front(ctx: Any, text: str, name: str, layer_list: Sequence[Any], desugar: b
         raise failure from e
 
 
-#: the recursion limit :func:`deeper_recursion` raised: [calls under way, the limit before the first]
-_deeper: list[Any] = [0, None]
-_deeper_lock = threading.Lock()
+#: the recursion limit, raised while any compile walks its program (threads may compile at once)
+_RECURSION = SharedSetting(sys.getrecursionlimit, sys.setrecursionlimit)
 
 
-@contextmanager
-def deeper_recursion(depth: int) -> Iterator[None]:
+def deeper_recursion(depth: int) -> Any:
     """Raise the interpreter's recursion limit to at least ``depth`` for the duration, and put back after
-    the last of the calls under way (compiles in several threads share it) the limit there was before the
-    first began. Each putting back what it found left a raised limit behind when two overlapped (A
-    begins, B begins, A ends, B ends), and lowered it under B while B still walked a deep program. The
-    count is taken inside the ``try`` whose ``finally`` gives it back (Ctrl-C as the lock is let go)."""
-    counted = False
-    try:
-        with _deeper_lock:
-            if _deeper[0] == 0:
-                _deeper[1] = sys.getrecursionlimit()
-            _deeper[0] += 1
-            counted = True
-            if sys.getrecursionlimit() < depth:
-                sys.setrecursionlimit(depth)
-        yield
-    finally:
-        if counted:
-            with _deeper_lock:
-                _deeper[0] -= 1
-                if _deeper[0] == 0:
-                    sys.setrecursionlimit(_deeper[1])
+    the last of the calls under way the limit there was before the first began
+    (:class:`serq.shared.SharedSetting`: compiles in several threads share it)."""
+    return _RECURSION.raised(lambda limit: depth if limit < depth else None)
 
 
 def _kind_of(obj: Any) -> str:

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import gc
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
+
+from serq.shared import SharedSetting
 
 #: the cyclic collector's first threshold while a run is set up and runs (CPython's default is 700). A
 #: simulation makes its sessions, jobs and holds by the million and frees nearly all of them by reference
@@ -19,35 +18,16 @@ from typing import Any
 RUN_GC_THRESHOLD = 100_000
 
 
-_runs_lock = threading.Lock()
-#: the runs under way in this process (threads may run several) and the thresholds before the first began
-_runs: list[Any] = [0, None]
+#: the collector's thresholds, raised while any run is under way (threads may run several at once)
+_THRESHOLDS = SharedSetting(gc.get_threshold, lambda t: gc.set_threshold(*t))
 
 
-@contextmanager
-def collector_for_runs() -> Iterator[None]:
+def collector_for_runs() -> Any:
     """Raise the collector's first threshold to :data:`RUN_GC_THRESHOLD` for the duration (never lower it,
-    nor turn on what a threshold of 0 turned off), and put the thresholds back after. Runs in several
-    threads at once share it: the first to begin raises it, the last to end puts back what was there
-    before the first (each putting back what it found left a raised threshold behind when two overlapped).
-    The count is taken inside the ``try`` whose ``finally`` gives it back: Ctrl-C's KeyboardInterrupt
-    handled as the lock was let go left a run counted for good, and the threshold raised."""
-    counted = False
-    try:
-        with _runs_lock:
-            if _runs[0] == 0:
-                old = _runs[1] = gc.get_threshold()
-                if 0 < old[0] < RUN_GC_THRESHOLD:
-                    gc.set_threshold(RUN_GC_THRESHOLD, *old[1:])
-            _runs[0] += 1
-            counted = True
-        yield
-    finally:
-        if counted:
-            with _runs_lock:
-                _runs[0] -= 1
-                if _runs[0] == 0:
-                    gc.set_threshold(*_runs[1])
+    nor turn on what a threshold of 0 turned off), and put the thresholds back after the last of the runs
+    under way (:class:`serq.shared.SharedSetting`: runs in several threads share it)."""
+    return _THRESHOLDS.raised(
+        lambda t: (RUN_GC_THRESHOLD, *t[1:]) if 0 < t[0] < RUN_GC_THRESHOLD else None)
 
 
 @dataclass(frozen=True)
