@@ -171,17 +171,16 @@ def run(program, *, seed: int | None = None, horizon: float | None = None, warmu
                                  check_invariants=check_invariants, progress=progress, trace_path=trace,
                                  max_events=max_events, max_wall=max_wall, max_samples=max_samples)
                 sim.plugin_manager = pm
-                if not check_invariants and _fast_kinds(program):
-                    from . import fast
+                if not check_invariants:
+                    from .tier_env import forced_general
 
-                    if not fast.forced_general():
+                    # (read whatever the program: a value SERQ_SIM_TIER does not take is an error)
+                    if not forced_general() and _fast_kinds(program):
+                        from . import fast
+
                         report = fast.run(sim)  # None when the program is outside the fast tier's class
                         if report is not None:
                             return report
-                elif not check_invariants:
-                    from .tier_env import forced_general
-
-                    forced_general()  # (a value SERQ_SIM_TIER does not take is an error whatever the program)
             return sim.run()
     except KeyboardInterrupt:  # Ctrl-C, SIGTERM (the run keeps a partial report of its own when it can)
         raise
