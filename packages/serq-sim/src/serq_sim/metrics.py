@@ -39,10 +39,16 @@ NO_REQUESTS = ("the program records no requests (a record table with the columns
 SLO_METRICS = ("ttft", "tpot", "e2el")
 
 
+def requests_in(columns: Any) -> bool:
+    """Whether a record table of these columns is the metric set's: it has every column :data:`NEEDED`
+    (the one rule, for a run's tables and for a program's declarations alike)."""
+    return all(c in columns for c in NEEDED)
+
+
 def metric_table(records: dict[str, Any]) -> Any | None:
     """The first record table that has the columns the metric set needs, or None."""
     for r in records.values():
-        if all(c in r.columns for c in NEEDED):
+        if requests_in(r.columns):
             return r
     return None
 

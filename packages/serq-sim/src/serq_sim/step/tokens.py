@@ -221,10 +221,10 @@ def sent_slot(program) -> int | None:
     from serq_ir import nodes as N
 
     from ..compile import walk
-    from ..metrics import NEEDED
+    from ..metrics import requests_in
 
     for k, d in enumerate(program.records):
-        if all(c in d.columns for c in NEEDED):
+        if requests_in(d.columns):
             col = list(d.columns).index("sent")
             slots = {x.values[col].slot if isinstance(x.values[col], N.Attr) else None
                      for x in walk(program, presets=False) if isinstance(x, N.Record) and x.record == k}
