@@ -48,8 +48,13 @@ def files_left() -> tuple[int, int] | None:
     return None  # pragma: no cover
 
 
+def _workers_that_fit(left: int) -> int:
+    """How many workers the ``left`` files this process may still open let start (may be 0 or below)."""
+    return (left - SPARE_FILES) // FILES_PER_WORKER
+
+
 def _too_few_files(n: int, left: int, limit: int) -> UserError:
-    fit = max(0, (left - SPARE_FILES) // FILES_PER_WORKER)
+    fit = max(0, _workers_that_fit(left))
     instead = f"--workers {fit} or fewer" if fit else "--workers 0 (the runs in this process)"
     return UserError(f"--workers {n}: {n} worker processes need about {n * FILES_PER_WORKER + SPARE_FILES} "
                      f"open files, and this process may open {max(left, 0)} more (its limit, ulimit -n, is "
@@ -117,7 +122,7 @@ class LocalPool:
         # start failed with OSError "Too many open files" (and the forkserver's EOFError), two tracebacks
         left = files_left()
         if left is not None and n * FILES_PER_WORKER + SPARE_FILES > left[0]:
-            fit = (left[0] - SPARE_FILES) // FILES_PER_WORKER
+            fit = _workers_that_fit(left[0])
             if self.chosen or fit < 1:
                 raise _too_few_files(n, *left)
             self.workers = n = fit  # every core by default: as many as the limit lets start (the same table)
