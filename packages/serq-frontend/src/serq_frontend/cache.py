@@ -86,6 +86,9 @@ def _untrusted(st: os.stat_result) -> str | None:
 
 
 _warned: set[str] = set()
+#: held while a warning's key is looked up in :data:`_warned` and added: two threads that find a folder
+#: unusable at once warn once between them
+_WARN = _thread.allocate_lock()
 
 
 def cache_dir() -> Path | None:
@@ -146,12 +149,17 @@ def _cache_folder() -> str | None:
 
 
 def _warn(key: str, message: str) -> None:
-    """``serq: warning: MESSAGE`` on stderr, once per process for ``key``."""
-    if key not in _warned and sys.stderr is not None:
+    """``serq: warning: MESSAGE`` on stderr, once per process for ``key`` (the look-up and the add are
+    one step under :data:`_WARN`: with two steps, two threads could each find the key absent)."""
+    if sys.stderr is None:
+        return
+    with _WARN:
+        if key in _warned:
+            return
         _warned.add(key)
-        from serq.errors import printable_lines
+    from serq.errors import printable_lines
 
-        sys.stderr.write(f"serq: warning: {printable_lines(message)}\n")
+    sys.stderr.write(f"serq: warning: {printable_lines(message)}\n")
 
 
 #: the largest cache file read: an entry holds an IR (an IR file is at most serq.files.MAX_JSON) and its
