@@ -150,7 +150,7 @@ def _turns(**second):
     ({**BASE, "requests": _turns(prompt=102)},
      "requests[1].prompt: 102 is shorter than its history, the previous turn's prompt and output (requests[0]: 103)"),
     ({**BASE, "requests": _turns(arrive=9)}, "requests[1].arrive: a later turn with its own 'arrive'"),
-    ({**BASE, "requests": _turns(turn=1)}, "requests[0].turn: session 0 has this turn twice"),
+    ({**BASE, "requests": _turns(turn=1)}, "requests[1].turn: session 0 has turn 1 twice (first at requests[0])"),
     ({**BASE, "serve": "remaining", "requests": [{"prompt": 100, "out": 3}]},
      "'serve': serve order 'remaining' is not supported by the bridge"),
     ({**BASE, "serve": "decoding ? 1.2.3 : 0", "requests": [{"prompt": 100, "out": 3}]},

@@ -142,10 +142,14 @@ def check_scenario(sc: Any) -> None:
             raise ScenarioError(f"{where}: 'turn' and 'think' belong to a request of a session (no 'session')")
     reqs = sc["requests"]
     for idxs in sessions.values():
-        turns = [reqs[i].get("turn", 0) for i in idxs]
-        if len(set(turns)) != len(turns):
-            dup = next(i for i in idxs if turns.count(reqs[i].get("turn", 0)) > 1)
-            raise ScenarioError(f"requests[{dup}].turn: session {reqs[dup]['session']!r} has this turn twice")
+        first: dict[int, int] = {}  # a turn number -> the first request of the session that gives it
+        for i in idxs:  # in request order: the error names the request that repeats a turn
+            t = reqs[i].get("turn", 0)
+            if t in first:
+                given = f"turn {t}" if "turn" in reqs[i] else f"turn {t} (no 'turn' is turn 0)"
+                raise ScenarioError(f"requests[{i}].turn: session {reqs[i]['session']!r} has {given} twice (first "
+                                    f"at requests[{first[t]}])")
+            first[t] = i
         idxs = sorted(idxs, key=lambda i: reqs[i].get("turn", 0))
         if "think" in reqs[idxs[0]]:
             raise ScenarioError(f"requests[{idxs[0]}].think: the first turn of a session has no think "
