@@ -104,3 +104,55 @@ def test_the_list_is_an_output_of_the_run(tmp_path):
     assert r.stderr.strip() == ("error: out/serq-dump.json: named by both -o and --dump; each output of a run "
                                 "needs a file of its own")
     assert not (tmp_path / "out" / "serq-dump.json").exists()
+
+
+# -- the list is read as every JSON file a user gives is (serq.jsonin.read_json) -----------------------------
+# It was read with its own reader: a byte-order mark refused it, a key given twice, a byte that is not UTF-8
+# or a JSON mistake was a bare parenthesis of Python's exception text, with no line, column or caret.
+
+def _listing(tmp_path: Path, data: bytes) -> str:
+    (tmp_path / "serq-dump.json").write_bytes(data)
+    return str(tmp_path / "serq-dump.json")
+
+
+def test_a_listing_with_a_byte_order_mark_is_read(tmp_path):
+    from serq_sweep.plots import _dump_listing
+
+    _listing(tmp_path, b'\xef\xbb\xbf{"serq-dump": 1, "observes": ["a"], "gauges": []}\n')
+    assert _dump_listing(str(tmp_path), "observes") == {"a"}
+
+
+@pytest.mark.parametrize("data, line, col, message", [
+    # the second "observes" at offset 33 (column 34); the first at offset 17 (column 18)
+    (b'{"serq-dump": 1, "observes": [], "observes": ["x"]}', 1, 34,
+     'the key "observes" is given twice in one object (first at line 1, column 18)'),
+    # the text ends at column 17 of line 2, where a key was wanted
+    (b'{"serq-dump": 1,\n "observes": [],', 2, 17,
+     "not JSON: Expecting property name enclosed in double quotes"),
+    # 0xFF is the 32nd byte: column 32
+    (b'{"serq-dump": 1, "observes": ["\xff"]}', 1, 32, "the file is not UTF-8 text (byte 0xFF)"),
+])
+def test_a_bad_listing_is_one_located_message(tmp_path, data, line, col, message):
+    from serq.errors import UserError
+    from serq_sweep.plots import _dump_listing
+
+    path = _listing(tmp_path, data)
+    with pytest.raises(UserError) as e:
+        _dump_listing(str(tmp_path), "observes")
+    head, quoted, caret = str(e.value).split("\n")
+    assert head == f"{path}:{line}:{col}: error: {message}"
+    assert quoted.startswith("    ") and caret == "    " + " " * (col - 1) + "^"
+
+
+def test_a_huge_listing_is_refused_by_the_shared_bound(tmp_path):
+    from serq.errors import UserError
+    from serq.files import MAX_JSON
+    from serq_sweep.plots import _dump_listing
+
+    path = tmp_path / "serq-dump.json"
+    with open(path, "wb") as f:  # sparse: nothing is written
+        f.truncate(MAX_JSON + 1)
+    with pytest.raises(UserError) as e:
+        _dump_listing(str(tmp_path), "observes")
+    assert str(e.value).startswith(f"error: {path}: cannot read: is ") and "more than a dump's list of files may have" \
+        in str(e.value)

@@ -284,18 +284,14 @@ def _dump_listing(folder: str, key: str) -> set[str] | None:
     ``folder`` gives (``serq.files.DUMP_MANIFEST``, written by the dump last), or None when it has none (a
     dump written before the list, or one cut short): then every file there is taken. A list that is not
     one a dump writes is an error naming it."""
-    from serq.files import DUMP_MANIFEST, read_input
-    from serq.jsonin import loads
+    from serq.files import DUMP_MANIFEST
+    from serq.jsonin import read_json
 
     path = os.path.join(folder, DUMP_MANIFEST)
     if not os.path.lexists(path):
         return None
-    try:
-        data = loads(read_input(path, limit=64 << 20, what="a dump's list of files").decode("utf-8"))
-    except OSError as e:
-        raise UserError(f"{path}: cannot read: {_why(e)}") from None
-    except ValueError as e:  # (UnicodeDecodeError, a JSON error, a key given twice)
-        raise UserError(f"{path}: error: not the list of files serq run --dump writes ({e})") from None
+    # read as every JSON file a user gives is (size bound, UTF-8, no key twice; a mistake located)
+    data = read_json(path, "a dump's list of files")
     files = data.get(key) if isinstance(data, dict) and data.get("serq-dump") == 1 else None
     if not (isinstance(files, list) and all(isinstance(f, str) for f in files)):
         raise UserError(f"{path}: error: not the list of files serq run --dump writes (no list of {key})")

@@ -82,21 +82,9 @@ def read_scenario(file: str | Path) -> dict[str, Any]:
             p = named
         else:
             raise UserError(f"{file}: no such scenario file or shipped scenario (see `serq vllm scenarios`)")
-    from serq.jsonin import JSONDuplicateKey, JSONNumberError, loads, located, located_at, read_text
+    from serq.jsonin import read_json
 
-    text = read_text(p, "a scenario")
-    if not text.strip():
-        raise UserError(located(text, p, 1, 1, "the file is empty (a scenario is a JSON object)"))
-    try:
-        sc = loads(text)
-    except json.JSONDecodeError as e:
-        raise UserError(located_at(text, p, e.pos, f"not JSON: {e.msg}")) from None
-    except JSONNumberError as e:
-        raise UserError(f"{p}: error: {e}") from None
-    except JSONDuplicateKey as e:  # json kept the last: which the writer meant is anybody's guess
-        raise UserError(e.message(text, p)) from None
-    except RecursionError:  # json.loads recurses a frame per level of [ or {
-        raise UserError(f"{p}: error: not a scenario: JSON nested too deeply") from None
+    sc = read_json(p, "a scenario")
     try:
         check_scenario(sc)
     except ScenarioError as e:

@@ -13,7 +13,7 @@ import re
 from typing import Any
 
 __all__ = ["JSONDuplicateKey", "JSONNumberError", "at_byte", "check_keys", "first_twice", "located", "located_at",
-           "loads", "read_text"]
+           "loads", "read_json", "read_text"]
 
 #: the most digits an integer in a user's JSON may have (10**308 < the largest float < 10**309)
 MAX_DIGITS = 308
@@ -217,3 +217,26 @@ def read_text(path: str, what: str = "a JSON file") -> str:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
         raise UserError(at_byte(data, path, e.start, not_utf8(data[e.start], data[:4]))) from None
+
+
+def read_json(path: str, what: str = "a JSON file") -> Any:
+    """A user's JSON document (``what`` it is: ``"a scenario"``), read by the one rule of every JSON file serq
+    takes: :func:`read_text` (size bound, UTF-8, a byte-order mark skipped), then :func:`loads` (no key given
+    twice, no integer beyond a float's range). An empty file, text that is not JSON, a key given twice and
+    JSON nested too deeply are each one :class:`serq.errors.UserError`, located at its line and column with
+    the line quoted where there is one."""
+    from .errors import UserError
+
+    text = read_text(path, what)
+    if not text.strip():
+        raise UserError(located(text, path, 1, 1, f"the file is empty ({what} is a JSON object)"))
+    try:
+        return loads(text)
+    except json.JSONDecodeError as e:
+        raise UserError(located_at(text, path, e.pos, f"not JSON: {e.msg}")) from None
+    except JSONNumberError as e:
+        raise UserError(f"{path}: error: {e}") from None
+    except JSONDuplicateKey as e:  # json kept the last: which the writer meant is anybody's guess
+        raise UserError(e.message(text, path)) from None
+    except RecursionError:  # json.loads recurses a frame per level of [ or {
+        raise UserError(f"{path}: error: not {what}: JSON nested too deeply") from None
