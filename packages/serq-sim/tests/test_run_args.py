@@ -19,25 +19,38 @@ def _program():
     return serq_frontend.compile(source=SRC)
 
 
+# one rule: the wrong type is a TypeError, a value of the right type out of range a ValueError
 @pytest.mark.parametrize(("kw", "exc", "says"), [
-    ({"horizon": "x"}, ValueError, "horizon must be a positive number"),
-    ({"horizon": [1]}, ValueError, "horizon must be a positive number"),
+    ({"horizon": "x"}, TypeError, "horizon must be a positive number"),
+    ({"horizon": [1]}, TypeError, "horizon must be a positive number"),
     ({"horizon": math.nan}, ValueError, "horizon must be a positive number"),
     ({"horizon": -1.0}, ValueError, "horizon must be a positive number"),
-    ({"horizon": True}, ValueError, "horizon must be a positive number"),
+    ({"horizon": True}, TypeError, "horizon must be a positive number"),
     ({"warmup": -1.0}, ValueError, "warmup must be a finite number at least 0"),  # ran as if 0
     ({"warmup": math.inf}, ValueError, "warmup must be a finite number at least 0"),
-    ({"warmup": "5"}, ValueError, "warmup must be a finite number at least 0"),
-    ({"arrivals": 1.5}, ValueError, "arrivals must be a positive integer"),  # ran as "arrivals 1.5"
-    ({"arrivals": True}, ValueError, "arrivals must be a positive integer"),  # ran as 1 arrival
-    ({"arrivals": "3"}, ValueError, "arrivals must be a positive integer"),
+    ({"warmup": "5"}, TypeError, "warmup must be a finite number at least 0"),
+    ({"arrivals": 1.5}, TypeError, "arrivals must be a positive integer"),  # ran as "arrivals 1.5"
+    ({"arrivals": True}, TypeError, "arrivals must be a positive integer"),  # ran as 1 arrival
+    ({"arrivals": "3"}, TypeError, "arrivals must be a positive integer"),
+    ({"arrivals": 0}, ValueError, "arrivals must be a positive integer, not 0"),
+    # a bad seed was a SimError (the class of a run's errors) raised by the run's set-up
+    ({"seed": -1}, ValueError, "seed must be an integer from 0 to 2**64 - 1 (18446744073709551615), not -1"),
+    ({"seed": 2**64}, ValueError, "seed must be an integer from 0 to 2**64 - 1 (18446744073709551615), not an "
+                                  "integer of 65 bits"),
+    ({"seed": "7"}, TypeError, "seed must be an integer from 0 to 2**64 - 1 (18446744073709551615), not '7'"),
+    ({"seed": 7.0}, TypeError, "seed must be an integer from 0 to 2**64 - 1 (18446744073709551615), not 7.0"),
+    ({"seed": False}, TypeError, "seed must be an integer from 0 to 2**64 - 1 (18446744073709551615), not False"),
+    ({"max_events": "5"}, TypeError, "max_events must be a positive integer, not '5'"),
+    ({"max_events": 0}, ValueError, "max_events must be a positive integer, not 0"),
+    ({"max_wall": "1"}, TypeError, "max_wall must be a positive, finite number of seconds, not '1'"),
+    ({"max_wall": -1}, ValueError, "max_wall must be a positive, finite number of seconds, not -1"),
     ({"trace": 5}, TypeError, "trace must be a path"),
     ({"trace": ""}, ValueError, "trace must name a file, not the empty path"),  # ran the workload's own trace
 ])
 def test_a_bad_argument_is_one_clear_exception(kw, exc, says):
     with pytest.raises(exc) as e:
         serq_sim.run(_program(), **kw)
-    assert says in str(e.value)
+    assert type(e.value) is exc and says in str(e.value)
 
 
 @pytest.mark.parametrize("bad", [None, "prog.sq", {"run": {}}, 5])

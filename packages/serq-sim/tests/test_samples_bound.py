@@ -58,9 +58,10 @@ def test_below_the_bound_nothing_changes():
     assert engine.DEFAULT_MAX_SAMPLES == 100_000_000
 
 
-@pytest.mark.parametrize("bad", [0, -1, 1.5, True])
-def test_max_samples_must_be_a_positive_integer(bad):
-    with pytest.raises(ValueError, match="max_samples must be a positive integer"):
+@pytest.mark.parametrize(("bad", "exc"), [(0, ValueError), (-1, ValueError), (1.5, TypeError), (True, TypeError)])
+def test_max_samples_must_be_a_positive_integer(bad, exc):
+    # an int out of range is a ValueError, what is no int (a float, a bool) a TypeError
+    with pytest.raises(exc, match="max_samples must be a positive integer"):
         serq_sim.run(serq_frontend.compile(source=TEN), max_samples=bad)
 
 

@@ -236,11 +236,12 @@ def test_a_plugin_run_of_negative_work_is_an_error(tmp_path):
     assert s.job is None
 
 
-@pytest.mark.parametrize("seed", [-1, 2**64, 1.5])
-def test_a_seed_outside_64_bits_is_refused(seed):
-    # -1 used to run as 2**64 - 1, 2**64 as 0
+@pytest.mark.parametrize(("seed", "exc"), [(-1, ValueError), (2**64, ValueError), (1.5, TypeError)])
+def test_a_seed_outside_64_bits_is_refused(seed, exc):
+    # -1 used to run as 2**64 - 1, 2**64 as 0. A bad seed is a bad argument as run's others are (ValueError
+    # for an int out of range, TypeError for what is no int), not a SimError, the class of a run's errors
     prog = serq_frontend.compile(source="stage s : fifo;\nworkload { arrive batch(1); }\nsession { run s (1); }\n")
-    with pytest.raises(serq_sim.SimError, match=r"a seed is an integer from 0 to 2\*\*64 - 1"):
+    with pytest.raises(exc, match=r"seed must be an integer from 0 to 2\*\*64 - 1"):
         serq_sim.run(prog, seed=seed)
     serq_sim.run(prog, seed=2**64 - 1)
 

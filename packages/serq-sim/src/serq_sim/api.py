@@ -60,31 +60,56 @@ def _shown(v) -> str:
     return f"an integer of {v.bit_length()} bits" if isinstance(v, int) and v.bit_length() > 64 else repr(v)
 
 
-def _check_run_args(program, horizon, warmup, arrivals, trace) -> None:
-    """Refuse, before anything is built, what ``run``'s arguments cannot be (as the command line refuses its
-    flags): a wrong type was an AttributeError or a float() error deep in the set-up, a negative warmup or
-    a fractional arrivals count ran silently."""
-    import math
+def _refused(name: str, v: Any, rule: str, *, of_type: bool) -> Exception:
+    """The one rule of ``run``'s arguments: ``NAME must be RULE, not V``, a ValueError when ``v`` is of the
+    type the argument takes (a number out of range, NaN, a negative count), else a TypeError (a str, a bool,
+    a float where a count is an integer)."""
+    said = f"{name} must be {rule}, not {_shown(v)}"
+    return ValueError(said) if of_type else TypeError(said)
+
+
+def _is_real(v: Any) -> bool:
     import numbers
+
+    return isinstance(v, numbers.Real) and not isinstance(v, bool)
+
+
+def _is_integer(v: Any) -> bool:
+    import numbers
+
+    return isinstance(v, numbers.Integral) and not isinstance(v, bool)
+
+
+def _check_run_args(program, seed, horizon, warmup, arrivals, trace) -> None:
+    """Refuse, before anything is built, what ``run``'s arguments cannot be (as the command line refuses its
+    flags), by one rule (:func:`_refused`): a TypeError for an argument of the wrong type, a ValueError for
+    one of the right type whose value is not allowed. A wrong type was an AttributeError or a float() error
+    deep in the set-up, a negative warmup or a fractional arrivals count ran silently, and a bad seed was a
+    SimError, the class of a run's errors, raised by the set-up."""
+    import math
     import os
 
     from serq.numbers import real as real_number
     from serq_ir.nodes import Program
+    from serq_ir.rules import MAX_SEED
 
     if not isinstance(program, Program):
         raise TypeError("program must be a serq_ir.Program (serq_frontend.compile(path) or serq_ir.load(path)), "
                         f"not {type(program).__name__}")
+
     def real(v) -> float:  # v as a float; NaN for what is no real number (a bool, a str), or an int beyond
         x = real_number(v)  # the doubles (serq.numbers.real)
         return math.nan if x is None else x
 
+    if seed is not None and not (_is_integer(seed) and 0 <= seed <= MAX_SEED):
+        raise _refused("seed", seed, f"an integer from 0 to 2**64 - 1 ({MAX_SEED})", of_type=_is_integer(seed))
     if horizon is not None and not real(horizon) > 0:
-        raise ValueError(f"horizon must be a positive number (inf: until no event is left), not {_shown(horizon)}")
+        raise _refused("horizon", horizon, "a positive number (inf: until no event is left)",
+                       of_type=_is_real(horizon))
     if warmup is not None and not 0 <= real(warmup) < math.inf:
-        raise ValueError(f"warmup must be a finite number at least 0, not {_shown(warmup)}")
-    if arrivals is not None and (isinstance(arrivals, bool) or not isinstance(arrivals, numbers.Integral)
-                                 or arrivals < 1):
-        raise ValueError(f"arrivals must be a positive integer, not {arrivals!r}")
+        raise _refused("warmup", warmup, "a finite number at least 0", of_type=_is_real(warmup))
+    if arrivals is not None and not (_is_integer(arrivals) and arrivals >= 1):
+        raise _refused("arrivals", arrivals, "a positive integer", of_type=_is_integer(arrivals))
     if trace is not None and not isinstance(trace, (str, os.PathLike)):
         raise TypeError(f"trace must be a path (str or os.PathLike), not {type(trace).__name__}")
     if trace is not None and not os.fspath(trace):
@@ -104,11 +129,12 @@ def _fast_kinds(program) -> bool:
 def run_limits(*, max_events: Any = None, max_wall: Any = None, max_samples: Any = None) -> dict[str, Any]:
     """The bounds of a run that are given (not None), checked and made plain numbers: ``max_events`` and
     ``max_samples`` an ``int`` from any positive Integral (numpy's ``int64`` too, as ``arrivals`` and
-    ``seed`` take), ``max_wall`` a ``float`` from a positive, finite real. What is none of these is a
-    ValueError naming it. :func:`run` and a sweep's plan (serq_sweep) check them here: a numpy integer
-    was refused by ``run`` and, in a sweep, was a TypeError of the JSON that keys its runs."""
+    ``seed`` take), ``max_wall`` a ``float`` from a positive, finite real. What is none of these is
+    refused naming it, by ``run``'s rule (:func:`_refused`): a TypeError for the wrong type (a str, a bool,
+    a float count), a ValueError for a value out of range. :func:`run` and a sweep's plan (serq_sweep)
+    check them here: a numpy integer was refused by ``run`` and, in a sweep, was a TypeError of the JSON
+    that keys its runs."""
     import math
-    import numbers
 
     from serq.numbers import real
 
@@ -116,13 +142,13 @@ def run_limits(*, max_events: Any = None, max_wall: Any = None, max_samples: Any
     for name, v in (("max_events", max_events), ("max_samples", max_samples)):
         if v is None:
             continue
-        if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1:
-            raise ValueError(f"{name} must be a positive integer, not {_shown(v)}")
+        if not (_is_integer(v) and v >= 1):
+            raise _refused(name, v, "a positive integer", of_type=_is_integer(v))
         out[name] = int(v)
     if max_wall is not None:
         wall = real(max_wall)  # None for what is no real number, or an int beyond the doubles
         if wall is None or not 0 < wall < math.inf:
-            raise ValueError(f"max_wall must be a positive, finite number of seconds, not {_shown(max_wall)}")
+            raise _refused("max_wall", max_wall, "a positive, finite number of seconds", of_type=_is_real(max_wall))
         out["max_wall"] = wall
     return {k: out[k] for k in ("max_wall", "max_events", "max_samples") if k in out}
 
@@ -150,10 +176,15 @@ def run(program, *, seed: int | None = None, horizon: float | None = None, warmu
     that many, the run stops with the partial report ``"max-samples"`` (checked every 20 000 events, and
     in the fast tier whenever an observe's buffers grow, so a run may hold somewhat more). A run that runs
     out of memory (``MemoryError``) stops likewise, ``"memory"``, if its report can still be made.
+
+    A bad argument is refused before anything is built: a TypeError when it is of the wrong type (a
+    ``horizon`` that is a str or a bool, an ``arrivals``, ``seed`` or ``max_events`` that is a float), a
+    ValueError when its value is not allowed (a negative or NaN horizon, a seed outside 0 to 2**64 - 1, a
+    count below 1). A run-time error of the program is a :class:`SimError`.
     """
     bounds = run_limits(max_events=max_events, max_wall=max_wall, max_samples=max_samples)
     max_events, max_wall, max_samples = (bounds.get(k) for k in ("max_events", "max_wall", "max_samples"))
-    _check_run_args(program, horizon, warmup, arrivals, trace)
+    _check_run_args(program, seed, horizon, warmup, arrivals, trace)
     from serq.plugins import api_plugin_manager
     from serq_ir.validate import validate
 

@@ -97,12 +97,7 @@ class Simulation:
                  max_wall=None, max_samples=None):
         self.program = program
         rs = program.run
-        if seed is not None:
-            from serq_ir.rules import seed_problem
-
-            why = seed_problem(seed)
-            if why:
-                raise SimError(f"error: {why}")
+        # (a seed given is checked by serq_sim.run, the one caller, before the set-up: api._check_run_args)
         self.seed = int(rs.seed if seed is None else seed)
         if horizon is not None:
             self.horizon = float(horizon)

@@ -177,7 +177,7 @@ def run_limits(*, max_wall: Any = None, max_events: Any = None, max_samples: Any
 
     try:
         limits = checked(max_wall=max_wall, max_events=max_events, max_samples=max_samples)
-    except ValueError as e:
+    except (TypeError, ValueError) as e:  # a wrong type, a value out of range
         raise UserError(str(e)) from None
     if isinstance(max_wall, numbers.Integral):
         limits["max_wall"] = int(max_wall)
