@@ -106,7 +106,8 @@ def test_without_the_simulator_a_plugin_name_names_the_missing_part():
     pm = make_pm()  # the host and the frontend: serq-sim's hooks are not there
     refused("stage svc : ⟨@batch(4);\n" + TAIL, pm=pm,
             message="stage `svc`: `@batch` names a plugin's stage kind, and no installed part registers stage "
-                    "kinds: serq-sim, which owns the hook serq_sim_register_stage_kinds, is not installed")
+                    "kinds: serq-sim owns the hook serq_sim_register_stage_kinds; install serq-sim (pip install "
+                    "serq-sim)")
     refused(SHARED.format(share="⟨share fair;"), pm=pm,
             message="`share fair`: `fair` names a plugin's share policy, and no installed part registers")
     # the language's own names need no simulator

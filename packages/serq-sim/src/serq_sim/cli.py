@@ -115,7 +115,9 @@ def run_command(pm, file, sets, defs, seed, horizon, warmup, arrivals, trace, as
     if fmt not in reporters:
         known = ", ".join(reporters.names())
         if not known:
-            raise UserError("no report format is installed; install serq-report (pip install serq-report)")
+            from serq.parts import how_to_have
+
+            raise UserError(f"no report format is installed; {how_to_have(pm, 'serq-report')}")
         raise UserError(f"--format {fmt or repr(fmt)}: unknown report format (installed: {known})")
     dumper = None
     if dump is not None:

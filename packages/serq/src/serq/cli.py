@@ -95,6 +95,9 @@ def _group_class() -> type:
         plugin that registered it (from ``registry``, the commands' :class:`serq.plugins.Registry`)."""
 
         registry = None
+        #: the plugin manager the commands come from (a command's resolution comes before the group's
+        #: callback hands it to the commands as ``ctx.obj``)
+        pm = None
 
         def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
             command = self.commands.get(cmd_name)
@@ -108,6 +111,19 @@ def _group_class() -> type:
                     command = _unloadable(cmd_name, str(e))
                 self.commands[cmd_name] = command
             return command if command is None else once_only(command)
+
+        def resolve_command(self, ctx: click.Context, args: list[str]):
+            try:
+                return super().resolve_command(ctx, args)
+            except click.UsageError:  # no such command: one a switched-off part registers says so
+                if not args or args[0] in self.commands or args[0].startswith("-"):
+                    raise
+                from .parts import disabled_command
+
+                why = disabled_command(self.pm, args[0])
+                if why is None:
+                    raise
+                raise click.UsageError(why, ctx=ctx) from None
 
     return SerqGroup
 
@@ -246,6 +262,7 @@ def build_cli(pm=None) -> click.Group:
     for name, command in commands.items():
         cli.add_command(command, name)
     cli.registry = commands
+    cli.pm = pm
     return cli
 
 

@@ -49,7 +49,7 @@ class Extensions:
 
     def registry(self, point: str) -> Any:
         """The :class:`serq.plugins.Registry` of ``point``, or ``None`` when no installed part specifies its
-        hook (serq-sim is not installed, or is disabled)."""
+        hook (serq-sim is not installed, or SERQ_DISABLED_PLUGINS switches it off)."""
         if point not in self._registries:
             from .plugins import collect
 
@@ -75,8 +75,10 @@ class Extensions:
                     f"{PLURAL[point]} are {BUILT_IN[point]}")
         reg = self.registry(point)
         if reg is None:
+            from .parts import how_to_have
+
             return (f"{spelled} names a plugin's {point}, and no installed part registers {PLURAL[point]}: "
-                    f"{OWNER}, which owns the hook {HOOKS[point]}, is not installed or is disabled")
+                    f"{OWNER} owns the hook {HOOKS[point]}; {how_to_have(self.pm, OWNER)}")
         if name in reg:
             return None
         names = self.registered(point)

@@ -46,8 +46,10 @@ def load_program(pm: pluggy.PluginManager, path: str | Path, options: LoadOption
     if not matches:
         for suffix, dist in sorted(KNOWN_SUFFIXES.items(), key=lambda kv: -len(kv[0])):
             if name.endswith(suffix):
-                raise UserError(f"{p}: no installed part loads {suffix} files; install {dist} "
-                                f"(pip install {dist}, or serq[all])")
+                from .parts import how_to_have
+
+                raise UserError(f"{p}: no installed part loads {suffix} files; "
+                                f"{how_to_have(pm, dist, f'{dist}, or serq[all]')}")
         known = ", ".join(sorted(reg.names())) or "none"
         raise UserError(f"{p}: unknown file type (the installed parts load: {known})")
     if (options.sets or options.defs) and matches[0] == ".ir.json":
