@@ -74,7 +74,9 @@ def _read_bytes(file: str) -> bytes:
 @click.option("--trace", "trace", type=SerqPath(dir_okay=False), default=None,
               help="Replay this CSV trace instead of the workload's.")
 @click.option("--json", "as_json", is_flag=True, help="Write the report as JSON (--format json).")
-@click.option("--format", "fmt", default=None, metavar="NAME", help="Report format (text, json, …).")
+@click.option("--format", "fmt", default=None, metavar="NAME",
+              help="Report format (text, json, …). Without --format or --json: the format -o FILE's suffix "
+                   "names (r.json: json), else text.")
 @click.option("--dump", "dump", type=SerqPath(file_okay=False), default=None, metavar="DIR",
               help="Write each observe's samples and each gauge's change points as CSV into DIR.")
 @click.option("--records", "records_file", type=SerqPath(dir_okay=False), default=None, metavar="FILE",
@@ -83,7 +85,9 @@ def _read_bytes(file: str) -> bytes:
               help="Service-level objectives for the goodput of the request metrics: ttft, tpot, e2el "
                    "(e.g. ttft=1,tpot=0.05).")
 @click.option("-o", "--output", "output", type=SerqPath(dir_okay=False), default=None,
-              help="Write the report to this file (atomically) instead of stdout.")
+              help="Write the report to this file (atomically) instead of stdout, in the format its suffix "
+                   "names when no --format or --json is given (r.json: JSON; r.txt, or a suffix no format has: "
+                   "text).")
 @click.option("--check-invariants", is_flag=True, help="Assert every pool's bookkeeping after every event.")
 @click.option("--no-progress", is_flag=True, help="No progress bar on stderr.")
 @click.option("--max-events", "max_events", type=EVENTS, default=None, metavar="N",
@@ -110,8 +114,9 @@ def run_command(pm, file, sets, defs, seed, horizon, warmup, arrivals, trace, as
 
     if as_json and fmt not in (None, "json"):
         raise click.UsageError("--json and --format name two formats")
-    fmt = "json" if as_json else ("text" if fmt is None else fmt)  # (--format "" names no format: refused)
     reporters = collect(pm, "serq_report_register_formats", "report format")
+    # (--format "" names no format: refused)
+    fmt = "json" if as_json else (report_format(output, reporters) if fmt is None else fmt)
     if fmt not in reporters:
         known = ", ".join(reporters.names())
         if not known:
@@ -230,6 +235,19 @@ def run_command(pm, file, sets, defs, seed, horizon, warmup, arrivals, trace, as
         status = STRICT_EXIT
     if status:
         sys.exit(status)
+
+
+def report_format(output: str | None, reporters) -> str:
+    """The report format of ``serq run`` when neither ``--format`` nor ``--json`` names one: the one the
+    suffix of ``-o FILE`` names, compared without case (``r.json``: ``json``; a plugin's format ``html``
+    for ``r.html``), else ``text`` (no ``-o``, ``r.txt``, a suffix no registered format has: ``r.csv``, as
+    no CSV report format is registered by serq-report). ``serq run p.sq -o r.json`` wrote the text report
+    into ``r.json``. A format flag always wins, whatever the suffix."""
+    if output:
+        suffix = os.path.splitext(os.path.basename(output))[1][1:].lower()
+        if suffix and suffix in reporters:
+            return suffix
+    return "text"
 
 
 def _dump_folders(dump: str, gauges: bool) -> set[str]:

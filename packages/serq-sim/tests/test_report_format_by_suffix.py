@@ -1,0 +1,54 @@
+"""``serq run -o FILE`` without ``--format`` or ``--json`` writes the format FILE's suffix names.
+
+``serq run p.sq -o r.json`` wrote the text report into r.json. The rule (serq_sim.cli.report_format): a
+format flag always wins; without one, the suffix of ``-o`` (compared without case) picks the registered
+format of that name (serq-report registers ``text`` and ``json``), and any other suffix, or none, is text.
+The expected bytes are those the explicit flag writes to standard output.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+pytestmark = pytest.mark.timeout(120)
+
+PROGRAM = ("stage s : delay;\nworkload { arrive batch(3); }\n"
+           "session { set t0 = now; run s (1 + serial); observe response = now - t0; }\nrun { horizon 10; }\n")
+
+
+def _serq(capsys, *args: str) -> str:
+    from serq.cli import main
+
+    with pytest.raises(SystemExit) as info:
+        main(["run", "p.sq", "--no-progress", *args])
+    out = capsys.readouterr()
+    assert info.value.code == 0, out.err
+    return out.out
+
+
+@pytest.fixture
+def reports(tmp_path, monkeypatch, capsys):
+    (tmp_path / "p.sq").write_text(PROGRAM)
+    monkeypatch.chdir(tmp_path)
+    return {"text": _serq(capsys, "--format", "text"), "json": _serq(capsys, "--json")}
+
+
+@pytest.mark.parametrize("args, fmt", [
+    (["-o", "r.json"], "json"),
+    (["-o", "R.JSON"], "json"),                      # without case
+    (["-o", "out.report.json"], "json"),             # the last suffix
+    (["-o", "r.txt"], "text"),
+    (["-o", "r.csv"], "text"),                       # no CSV report format is registered
+    (["-o", "r"], "text"),
+    (["-o", "json"], "text"),                        # a name, not a suffix
+    (["--format", "text", "-o", "r.json"], "text"),  # the flag wins
+    (["--json", "-o", "r.txt"], "json"),
+    (["--format", "json", "-o", "r.txt"], "json"),
+])
+def test_the_report_format_follows_the_output_suffix(tmp_path, capsys, reports, args, fmt):
+    assert reports["json"] != reports["text"]
+    json.loads(reports["json"])  # (the JSON report is JSON)
+    assert _serq(capsys, *args) == ""
+    assert (tmp_path / args[-1]).read_text(encoding="utf-8") == reports[fmt]
