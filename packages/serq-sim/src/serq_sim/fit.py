@@ -2,13 +2,18 @@
 
 A step trace is JSON Lines, one object per iteration of a step engine: its composition, the terms of a
 step stage's cost (``decoders``, ``kv_decode``, ``prefilled``, ``attention``; a term left out is 0), and
-``time``, the iteration's measured duration in seconds (positive). The fit is ordinary least squares of
-``time`` on the terms ``1, decoders, kv_decode, prefilled, attention``, giving the coefficients ``c, d,
-e, a, b`` of
+``time``, the iteration's measured duration in seconds (positive). The fit is least squares of ``time``
+on the terms ``1, decoders, kv_decode, prefilled, attention``, giving the coefficients ``c, d, e, a, b``
+of
 
     c + d * decoders + e * kv_decode + a * prefilled + b * attention
 
-the form of lib/step_costs.sq's profiles. Its error is the mean absolute percentage error
+the form of lib/step_costs.sq's profiles, each coefficient at least 0: a cost is not negative (a negative
+``e`` made a long decode context cheaper than a short one, and a large enough batch take a negative time).
+When the ordinary least-squares fit has every coefficient at least 0 it is the fit; else the fit is the
+least-squares optimum over the coefficients at least 0 (non-negative least squares, :func:`nnls`), in
+which the coefficients the constraint binds are 0, and the fit names them (``Fit.at_zero``, with the
+value the unconstrained fit gave each). Its error is the mean absolute percentage error
 ``mean(|fit - time| / time)`` by batch kind: ``decode`` (decoders > 0, prefilled = 0), ``prefill``
 (prefilled > 0, decoders = 0), ``mixed`` (both) and ``idle`` (neither).
 """
@@ -36,6 +41,8 @@ class Fit:
     steps: int
     counts: dict[str, int] = field(default_factory=dict)  # steps by batch kind
     mape: dict[str, float] = field(default_factory=dict)  # by batch kind (NaN for a kind with no step)
+    #: the coefficients held at 0 by the constraint (each at least 0), with what the unconstrained fit gave
+    at_zero: dict[str, float] = field(default_factory=dict)
 
     def definition(self, name: str) -> str:
         """The profile as an expression definition for lib/step_costs.sq or a program."""
@@ -111,9 +118,42 @@ def read_steps(path: str) -> list[tuple[float, float, float, float, float]]:
     return steps
 
 
+def nnls(a, b, *, max_rounds: int = 100):
+    """The ``x >= 0`` that minimises ``|a @ x - b|`` (Lawson and Hanson's active-set method), for the few
+    columns of a fit, each of full rank together: the coefficients start at 0 (all held), the one whose
+    freeing lowers the residual most is freed, the freed ones are solved by least squares, and a step
+    that would take one below 0 stops where the first reaches 0, which is held again."""
+    import numpy as np
+
+    m, n = a.shape
+    x = np.zeros(n)
+    free = np.zeros(n, dtype=bool)
+    w = a.T @ b
+    tol = 10 * max(m, n) * np.finfo(float).eps * max(float(np.abs(w).max()), np.finfo(float).tiny)
+    for _ in range(max_rounds):
+        held = ~free
+        if not held.any() or not (w[held] > tol).any():
+            break
+        free[np.flatnonzero(held)[np.argmax(w[held])]] = True
+        while True:
+            z = np.zeros(n)
+            z[free] = np.linalg.lstsq(a[:, free], b, rcond=None)[0]
+            if (z[free] > 0).all():
+                break
+            down = np.flatnonzero(free & (z <= 0))
+            ratios = x[down] / (x[down] - z[down])
+            x = x + ratios.min() * (z - x)
+            free[down[np.argmin(ratios)]] = False  # the first to reach 0 is held again, and any other there
+            free &= x > 0
+            x[~free] = 0.0
+        x = z
+        w = a.T @ (b - a @ x)
+    return x
+
+
 def fit_steps(steps, where: str = "") -> Fit:
-    """Least squares of the steps' times on the terms (see the module's docstring); ``where`` (the
-    file's name) heads an error."""
+    """Least squares of the steps' times on the terms, every coefficient at least 0 (see the module's
+    docstring); ``where`` (the file's name) heads an error."""
     import numpy as np
 
     a = np.asarray(steps, dtype=np.float64)
@@ -144,6 +184,12 @@ def fit_steps(steps, where: str = "") -> Fit:
     if rank < x.shape[1]:
         raise UserError(f"{head} the terms are linearly dependent over these {len(a)} steps: the fit is not "
                         "determined (give steps of more varied composition)")
+    at_zero: dict[str, float] = {}
+    if (coef < 0).any():  # the unconstrained optimum is no cost: the optimum over coefficients at least 0
+        with np.errstate(all="ignore"):
+            free = coef / scale
+            coef = nnls(x / scale, t)
+        at_zero = {n: float(v) for n, v, c in zip(COEFFICIENTS, free, coef) if c == 0}
     with np.errstate(all="ignore"):
         coef = coef / scale
         pred = x @ coef
@@ -167,7 +213,7 @@ def fit_steps(steps, where: str = "") -> Fit:
         counts[k] = int(sel.sum())
         mape[k] = float(ape[sel].mean()) if counts[k] else math.nan
     return Fit(coefficients={n: float(v) for n, v in zip(COEFFICIENTS, coef)}, steps=len(a), counts=counts,
-               mape=mape)
+               mape=mape, at_zero=at_zero)
 
 
 def _ordinal(n: int) -> str:
@@ -182,6 +228,10 @@ def render(fit: Fit, name: str) -> str:
              "a": "s per prefilled token", "b": "s per unit of prefill attention"}
     for k in COEFFICIENTS:
         lines.append(f"{k:<11}  {fit.coefficients[k]!r}  ({units[k]})")
+    if fit.at_zero:
+        held = ", ".join(f"{k} (unconstrained: {v!r})" for k, v in fit.at_zero.items())
+        lines += ["", f"held at 0: {held}; a cost is not negative, and this is the least-squares fit with every "
+                  "coefficient at least 0"]
     lines += ["", "kind     steps  mape"]
     for k in KINDS:
         if fit.counts[k]:
@@ -192,5 +242,8 @@ def render(fit: Fit, name: str) -> str:
 
 def to_json(fit: Fit) -> str:
     mape = {k: (v if v == v else None) for k, v in fit.mape.items() if fit.counts[k]}
-    return json.dumps({"sum": fit.coefficients, "sum_mape": mape, "n": fit.steps,
-                       "counts": {k: v for k, v in fit.counts.items() if v}}, indent=1) + "\n"
+    doc = {"sum": fit.coefficients, "sum_mape": mape, "n": fit.steps,
+           "counts": {k: v for k, v in fit.counts.items() if v}}
+    if fit.at_zero:  # the coefficients the constraint holds at 0, with their unconstrained values
+        doc["at_zero"] = fit.at_zero
+    return json.dumps(doc, indent=1) + "\n"
