@@ -4,8 +4,9 @@
 of a step engine completes a stretch of quiet rounds inside one planning, each counted an event; the
 bound was checked only at the loop's next tick, after the stretch, so the default planning stopped past N
 (1 311 events for N = 50 on vllm.sq), with another partial report than the per-job planning
-(``SERQ_SIM_TIER=general``), which stops at N. Under a bound the stretches are not taken: the same event,
-the same report.
+(``SERQ_SIM_TIER=general``), which stops at N. A stretch now ends at the bound and stops the run there,
+after the round that is the N-th event, with the clock at that round's end: the same event, the same
+report; and a bound takes nothing from the speed of the stretches (they were once switched off under one).
 """
 
 from __future__ import annotations
@@ -120,3 +121,27 @@ def test_the_order_of_the_slos_is_not_in_the_report():
     assert reports[0] == reports[1]
     assert b'"slo": {\n      "ttft": 1.0,\n      "tpot": 0.05,\n      "e2el": 30.0\n    }' in reports[0][0]
     assert "good: ttft <= 1, tpot <= 0.05, e2el <= 30)" in reports[0][1]
+
+
+def _stage(sim):
+    (eng,) = [s for s in sim.stages if isinstance(s, StepStage)]
+    return eng
+
+
+def test_a_bound_not_reached_changes_nothing_and_keeps_the_quiet_rounds(program):
+    sim, outcome, samples = run_on_tier(program, "")
+    bounded, b_outcome, b_samples = run_on_tier(program, "", max_events=10**9)
+    assert (b_outcome, b_samples) == (outcome, samples)
+    assert _stage(bounded).quiet_rounds == _stage(sim).quiet_rounds > 100
+
+
+def test_every_bound_inside_the_stretches_stops_both_plannings_at_the_same_event(program):
+    sim, outcome, _ = run_on_tier(program, "")
+    total = sim.events
+    # bounds spread over the whole run: most of them fall inside a stretch of quiet rounds
+    for n in range(7, total, max(total // 40, 1)):
+        lazy_sim, lazy, lazy_samples = run_on_tier(program, "", max_events=n)
+        per_job_sim, per_job, per_job_samples = run_on_tier(program, "general", max_events=n)
+        assert lazy_sim.events == per_job_sim.events == n
+        assert (lazy, lazy_samples) == (per_job, per_job_samples), n
+        assert lazy_sim.now == per_job_sim.now, n

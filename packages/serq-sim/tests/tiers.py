@@ -20,7 +20,7 @@ def run_on_tier(program, tier: str, **kw):
     try:
         sim = Simulation(program, registries(), seed=kw.get("seed"), horizon=kw.get("horizon"),
                          warmup=kw.get("warmup"), arrivals=kw.get("arrivals"), check_invariants=False,
-                         progress=False, trace_path=None)
+                         progress=False, trace_path=None, max_events=kw.get("max_events"))
         try:
             r = sim.run()
         except Exception as e:  # noqa: BLE001 - the error itself is compared

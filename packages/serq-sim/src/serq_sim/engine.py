@@ -334,7 +334,7 @@ class Simulation:
                 self.memory_check(guard)
         me = self.max_events
         if me is not None and events >= me:
-            self.stop("max-events", f"stopped after {events} events (--max-events {me})")
+            self.stop_at_events(events)
         mw = self.max_wall
         if mw is not None or self.show_progress:
             w = _time.monotonic()
@@ -345,7 +345,18 @@ class Simulation:
                 self._show_progress()
         due = self.next_check + self.virtual_events  # (as the loop counts: it takes the virtual events off)
         nxt = min(events + 1000, due) if mw is not None else due
-        return nxt if me is None else min(nxt, me)
+        if me is None:
+            return nxt
+        if self.step_stages:
+            # a step stage's stretch of quiet rounds counts many events in one planning (virtual events,
+            # which the loop's next tick, counted in events popped, does not see): under a bound the loop
+            # ticks after every event, and a stretch stops at the bound itself (LazyDecoding.stop_at_bound)
+            return events + 1
+        return min(nxt, me)
+
+    def stop_at_events(self, events: int) -> None:
+        """Stop the run: it has counted ``events`` events, :attr:`max_events` (``--max-events``)."""
+        self.stop("max-events", f"stopped after {events} events (--max-events {self.max_events})")
 
     def memory_check(self, guard) -> None:
         """Stop the run (its partial report, reason ``memory``) when the memory guard says so."""
@@ -452,6 +463,7 @@ class Simulation:
                 t, _, cb, arg = pop(heap)
                 self.now = t
                 events += 1
+                self.events = events  # (the events popped so far: a stretch of quiet rounds reads them)
                 cb(arg)
                 if simple and not dirty:
                     # the settle of a program without pools, step stages or gauges: run the ready sessions
@@ -467,7 +479,6 @@ class Simulation:
                     self.end = t
                     return
                 if events >= next_tick:
-                    self.events = events
                     next_tick = self.tick(events + self.virtual_events) - self.virtual_events
         finally:
             self.events = events + self.virtual_events

@@ -29,6 +29,9 @@ from .common import (
     iteration_sums,
 )
 
+#: no end to a stretch of quiet rounds but its own (no bound on events): a round count never reached
+_NO_END = 1 << 62
+
 
 class _EveryRound:
     """The rounds a busy stretch plans (:meth:`LazyDecoding._quiet_rounds`): every one, with the lazy
@@ -203,11 +206,8 @@ class LazyDecoding:
         def fixed(e, pred) -> bool:
             return e is None or constant(e) is not None or not reads(e, pred)
 
-        # (not under max_events: a stretch of rounds is taken in one go, each counted an event, so a run
-        # bounded by events stopped at the first tick after the stretch, past its bound, not where the
-        # per-job planning stops it)
         ok = ((self.lazy_ok or self.glazy_ok) and len(sim.step_stages) == 1 and not sim.gauges and not sim.check
-              and sim.max_events is None and not _TRACE and fixed(k.budget, steady) and fixed(k.chunk, steady)
+              and not _TRACE and fixed(k.budget, steady) and fixed(k.chunk, steady)
               and not reads(k.cost, _not_steady(_COST_NAMES)))
         wake = False
         if ok and self._judge_wake_batch():
@@ -302,10 +302,14 @@ class LazyDecoding:
         # a busy stretch plans every round (a round with no lazy grower at a boundary reads ()); a quiet one
         # only the rounds whose growers wake
         rounds_to_plan = wake if P is None else _EveryRound(wake)
+        # under a bound on events (max_events) the stretch ends at it: each round is an event, and the
+        # per-job planning stops after the round that is the bound's (stop_at_bound)
+        me = sim.max_events
+        kend = first + (me - sim.events - sim.virtual_events) if me is not None else _NO_END
         # a round that ends at the instant it starts (a cost of 0, or one below the clock's precision) is
         # left to the event loop, where it is an event the no-progress guard counts: taken here, rounds of
         # no time went on for as many rounds as the lazy jobs had tokens (for ever with infinite work)
-        while t < tlim and k not in due and t > last:
+        while t < tlim and k not in due and t > last and k < kend:
             wl = rounds_to_plan.get(k)
             if wl is not None:
                 # the planning of round k + 1 (at t): the growers' blocks, the prefill's chunk, the cost
@@ -1050,6 +1054,8 @@ class LazyDecoding:
                     n, t = self._quiet_rounds(now, t, cost, budget, busy, chunk)
                     self.epoch += 1
                     _heappush(sim.heap, (t, next(sim._seq), self._end_cb, self.epoch))
+                    if n and sim.max_events is not None:
+                        self.stop_at_bound()
                     return True
         if nl:
             self.lazy_iterations += 1 + n
@@ -1072,7 +1078,20 @@ class LazyDecoding:
                 self.sum_tokens += tokens * k
                 self.sum_budget += budget * k
         _heappush(sim.heap, (t, next(sim._seq), self._end_cb, self.epoch))
+        if n and sim.max_events is not None:
+            self.stop_at_bound()
         return True
+
+    def stop_at_bound(self) -> None:
+        """After a stretch of quiet rounds under a bound on events: when its rounds brought the count to the
+        bound, stop the run where the per-job planning stops it, after the round that is the bound's event
+        and the planning of the next (pushed): the clock at that round's end (the stretch kept it at its
+        start; the stage's statistics are at that end, the pools' at or before it)."""
+        sim = self.sim
+        events = sim.events + sim.virtual_events
+        if events >= sim.max_events:
+            sim.now = self.t_last
+            sim.stop_at_events(events)
 
     def _reads_again(self, budget: float, chunk: float) -> bool:
         """Whether the next round's planning would read the ``budget`` and ``chunk`` this one read: the
