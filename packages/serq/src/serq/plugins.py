@@ -13,7 +13,9 @@ start-up. It keeps ``importlib.metadata``'s rules and falls back to it for any p
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
+import stat
 import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator
@@ -39,7 +41,8 @@ class _Unusual(Exception):
 
 class _Malformed(Exception):
     """A line of the ``[serq]`` section of a distribution's ``entry_points.txt`` that is no ``name = value``
-    (``importlib.metadata`` fails on it with a TypeError of its own)."""
+    (``importlib.metadata`` fails on it with a TypeError of its own), or is not UTF-8 text: its message
+    says which."""
 
 
 class BadEntryPoint(ValueError):
@@ -79,21 +82,58 @@ class Distribution:
         return self._path
 
     def read_text(self, filename: str) -> str | None:
-        """A metadata file's text, or ``None`` when it is not there (as ``importlib.metadata``)."""
+        """A metadata file's text, or ``None`` when it is not there (as ``importlib.metadata``). Its bytes
+        that are not UTF-8 are read as lone surrogates (``surrogateescape``), so that a file of another
+        encoding is read (a distribution's ``entry_points.txt`` is read for its ``[serq]`` section only,
+        and ``METADATA`` only for a message); a file that is not a regular one (a FIFO, whose read would
+        wait for ever; a device, ``/dev/zero``, whose read would never end), one of more than
+        :data:`MAX_METADATA` bytes, or one that cannot be read (a loop of symbolic links) is an
+        ``OSError`` whose ``strerror`` says why: each is read at every start of ``serq``."""
+        path = os.path.join(self._path, filename) if filename else self._path
         try:
-            with open(os.path.join(self._path, filename) if filename else self._path, encoding="utf-8") as f:
-                return f.read()
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
         except (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError):
             return None
+        try:
+            st = os.fstat(fd)
+            if stat.S_ISDIR(st.st_mode):
+                return None
+            if not stat.S_ISREG(st.st_mode):
+                mode = st.st_mode
+                kind = ("a FIFO (a named pipe)" if stat.S_ISFIFO(mode) else "a character device"
+                        if stat.S_ISCHR(mode) else "a block device" if stat.S_ISBLK(mode) else "a socket"
+                        if stat.S_ISSOCK(mode) else "not a regular file")
+                raise OSError(errno.EINVAL, f"it is {kind}, not a file", path)
+            too_big = OSError(errno.EFBIG, f"it is more than {MAX_METADATA // 2**20} MB", path)
+            if st.st_size > MAX_METADATA:
+                raise too_big  # (unread)
+            parts: list[bytes] = []
+            total, want = 0, st.st_size + 1  # what it holds, and a byte to see it grow
+            while total <= MAX_METADATA:
+                piece = os.read(fd, min(want, MAX_METADATA + 1 - total))
+                if not piece:
+                    break
+                parts.append(piece)
+                total += len(piece)
+                want = 2**16
+            if total > MAX_METADATA:
+                raise too_big
+        finally:
+            os.close(fd)
+        return b"".join(parts).decode("utf-8", "surrogateescape")
 
     @property
     def metadata(self) -> _Headers:
         """The header fields of ``METADATA`` (``PKG-INFO`` for an egg), keyed in lower case; the first of
         a repeated field. ``metadata["Name"]`` and ``metadata["name"]`` both work; a missing field is
-        ``None``."""
+        ``None`` (every field is, when the file cannot be read: it is read for messages only). A byte that
+        is not UTF-8 is shown as ``\\xNN``."""
         if self._meta is None:
-            text = self.read_text("METADATA") or self.read_text("PKG-INFO") or self.read_text("") or ""
-            self._meta = _headers(text)
+            try:
+                text = self.read_text("METADATA") or self.read_text("PKG-INFO") or self.read_text("") or ""
+            except OSError:
+                text = ""
+            self._meta = _headers(_bytes_shown(text))
         return self._meta
 
     @property
@@ -110,6 +150,17 @@ class Distribution:
 
     def __repr__(self) -> str:
         return f"<serq.plugins.Distribution {self._path!r}>"
+
+
+#: the most bytes a distribution's metadata file (``METADATA``, ``entry_points.txt``) may have
+MAX_METADATA = 16 * 2**20
+
+
+def _bytes_shown(text: str) -> str:
+    """``text`` read with ``surrogateescape``, each byte that was not UTF-8 as ``\\xNN``."""
+    if text.isascii():
+        return text
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 class _Headers(dict):
@@ -206,8 +257,15 @@ def _parse_entry_points(text: str, group: str) -> list[tuple[str, str]]:
         name, sep, value = line.partition("=")
         if section != group:  # (another group's lines are not read: a bad one there is not serQ's to judge)
             continue
+        if not line.isascii():
+            try:
+                line.encode("utf-8")
+            except UnicodeEncodeError as e:  # a byte that is not UTF-8, read as a lone surrogate
+                byte = ord(line[e.start]) - 0xDC00
+                raise _Malformed(f"the line '{_bytes_shown(line)}' of its [{group}] section is not UTF-8 text "
+                                 f"(byte 0x{byte:02X})") from None
         if not sep or not name.strip():
-            raise _Malformed(line)
+            raise _Malformed(f"the line {line!r} of its [{group}] section is not `name = value`")
         out.append((name.strip(), value.strip()))
     return out
 
@@ -227,13 +285,15 @@ def entry_points(group: str = ENTRY_POINT_GROUP) -> list[tuple[str, str, Distrib
             continue
         seen.add(norm)
         dist = Distribution(path)
-        text = dist.read_text("entry_points.txt")
+        try:
+            text = dist.read_text("entry_points.txt")
+        except OSError as e:  # what it offers is not known without it: no command runs as if it offered nothing
+            raise PluginError(_unreadable_entry_points(dist, e.strerror or str(e))) from None
         if text:
             try:
                 out.extend((name, value, dist) for name, value in _parse_entry_points(text, group))
             except _Malformed as e:
-                raise PluginError(_unreadable_entry_points(dist, f"the line {str(e)!r} of its [{group}] section "
-                                                                 "is not `name = value`")) from None
+                raise PluginError(_unreadable_entry_points(dist, str(e))) from None
     return out
 
 
