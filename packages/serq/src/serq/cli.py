@@ -272,7 +272,11 @@ def _command_problem(command) -> str | None:
 
     if isinstance(command, (click.Command, LazyCommand)):
         name = command.name
-        return None if isinstance(name, str) and name else f"the command {command!r} has no name"
+        if not (isinstance(name, str) and name):
+            return f"the command {command!r} has no name"
+        if name.startswith("-"):  # the command line reads it as an option: no one could run the command
+            return f"the command's name {name!r} begins with '-', which the command line reads as an option's"
+        return None
     return f"{command!r} is not a click.Command (nor a serq.cli.LazyCommand)"
 
 

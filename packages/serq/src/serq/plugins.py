@@ -1002,6 +1002,19 @@ def call_problem(obj: Any, call: str, shown: bool = True) -> str | None:
     return None
 
 
+def name_problem(name: Any) -> str | None:
+    """Why ``name`` cannot be the name something is registered under (``None``: it can): it is not a
+    non-empty string, or it holds a character that is not printable (a line break, a tab, an escape): no
+    program or command line writes such a name, and every message and listing that names what is
+    registered (``unknown stage kind `@x` (plugins register: …)``, ``serq --help``) would be split across
+    lines by it, or drive the terminal."""
+    if not isinstance(name, str) or not name:
+        return f"the name {_shown(name)} is not a non-empty string"
+    if not name.isprintable():
+        return f"the name {_shown(name)} holds a character that is not printable (a line break, a control character)"
+    return None
+
+
 def collect(pm: pluggy.PluginManager, hook: str, kind: str,
             key: Callable[..., str] | None = None, check: Callable[[Any], str | None] | None = None,
             **kwargs: Any) -> Registry:
@@ -1016,7 +1029,8 @@ def collect(pm: pluggy.PluginManager, hook: str, kind: str,
     implementation on the stack when ``register`` is called), so a duplicate names both plugins.
 
     What a plugin does wrong here is a :class:`PluginError` naming it (its entry point and distribution):
-    ``register`` called with the wrong number of arguments, a name that is not a non-empty string, an
+    ``register`` called with the wrong number of arguments, a name that is not a non-empty string of
+    printable characters (:func:`name_problem`), an
     object ``check(obj)`` says is wrong (the reason, else ``None``; without ``check``, for the hooks of
     :data:`CALLABLE_HOOKS`, one that cannot be called as they call it), or an exception its implementation
     raises (the exception, at its line).
@@ -1055,12 +1069,14 @@ def collect(pm: pluggy.PluginManager, hook: str, kind: str,
                 name = key(obj)
             except Exception as e:  # noqa: BLE001 - an object without the name the registry keys it by
                 raise wrong(impl, f"{_shown(obj)} has no name ({type(e).__name__}: {e})") from None
-            if not isinstance(name, str) or not name:
-                raise wrong(impl, f"the name {_shown(name)} is not a non-empty string")
+            why = name_problem(name)
+            if why is not None:
+                raise wrong(impl, why)
         else:
             name, obj = args
-            if not isinstance(name, str) or not name:
-                raise wrong(impl, f"the name {_shown(name)} is not a non-empty string")
+            why = name_problem(name)
+            if why is not None:
+                raise wrong(impl, why)
             why = check(obj) if check is not None else (
                 call_problem(obj, CALLABLE_HOOKS[hook]) if hook in CALLABLE_HOOKS else None)
             if why is not None:
