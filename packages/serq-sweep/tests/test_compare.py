@@ -79,7 +79,8 @@ def test_mistakes(tmp_path):
                       ((MG1, "--set", "lambda=0.1,0.2", "--seeds", "1"), "two or more seeds"),
                       ((MG1, MG1), "given twice")]:
         r = subprocess.run([SERQ, "compare", *args, "--horizon", "3000"], capture_output=True, text=True)
-        assert r.returncode == 1 and msg in r.stderr and "Traceback" not in r.stderr, (args, r.stderr)
+        # each a usage error (status 2): the arms the command line gives do not make a comparison
+        assert r.returncode == 2 and msg in r.stderr and "Traceback" not in r.stderr, (args, r.stderr)
 
 
 def test_a_name_given_one_value_is_a_setting_of_every_arm():

@@ -40,4 +40,4 @@ def test_a_wide_bisection_range_is_searched(tmp_path):
 def test_a_bad_range_is_one_message(tmp_path, over, message):
     (tmp_path / "p.sq").write_text(PROGRAM)
     r = _find(tmp_path, over)
-    assert r.returncode == 1 and r.stdout == "" and r.stderr == message, r.stderr
+    assert r.returncode == 2 and r.stdout == "" and r.stderr == message, r.stderr  # a usage error

@@ -48,7 +48,7 @@ def _serq(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
 def test_a_point_given_twice_is_refused_before_any_run(tmp_path, args, label):
     for command in (["sweep", "p.sq", "-o", "t.csv"], ["sweep", "p.sq", "--show", "response.mean"]):
         r = _serq(tmp_path, *command, *args)
-        assert r.returncode == 1, r.stderr
+        assert r.returncode == 2, r.stderr  # a usage error
         assert r.stderr == (f"error: the point {label} is given twice (a value given twice runs the same runs "
                             "twice); give each value once\n")
         assert r.stdout == "" and not (tmp_path / "t.csv").exists()
@@ -85,7 +85,7 @@ def test_one_program_by_two_paths_is_given_twice(tmp_path):
     (tmp_path / "q.sq").symlink_to("p.sq")
     for other in ("./p.sq", "q.sq"):
         r = _serq(tmp_path, "sweep", "p.sq", other)
-        assert r.returncode == 1, r.stderr
+        assert r.returncode == 2, r.stderr  # a usage error
         assert r.stderr == f"error: the programs of a sweep are given twice: p.sq and {other} are one file\n"
     r = _serq(tmp_path, "compare", "p.sq", "./p.sq", "--seeds", "1..2")  # an A/A comparison
     assert r.returncode == 0, r.stderr

@@ -46,7 +46,7 @@ def test_the_command_says_it_without_a_traceback(tmp_path):
     (tmp_path / "p.sq").write_text(PROGRAM)
     r = subprocess.run([SERQ, "sweep", "p.sq", "--set", "lam=0:1e308:1e-308", "--workers", "0", "--no-progress"],
                        capture_output=True, text=True, cwd=tmp_path, timeout=60, stdin=subprocess.DEVNULL)
-    assert r.returncode == 1, r.stderr  # as any bad range (0:1:0)
+    assert r.returncode == 2, r.stderr  # as any bad range (0:1:0): a usage error
     assert "Traceback" not in r.stderr
     assert r.stderr.strip() == ("error: --set lam: '0:1e308:1e-308': more values than a double counts, more "
                                 "than 1000000")

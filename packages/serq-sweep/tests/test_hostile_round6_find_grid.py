@@ -47,7 +47,7 @@ def test_the_command_says_so_without_a_search(tmp_path):
     r = subprocess.run([SERQ, "sweep", "p.sq", "--find", "response.mean <= 3", "--over", "lam", "0.1:0.9:1",
                         "--workers", "0", "--no-progress"], capture_output=True, text=True, cwd=tmp_path,
                        timeout=60, stdin=subprocess.DEVNULL)
-    assert r.returncode == 1
+    assert r.returncode == 2  # a usage error
     assert "--tol" not in r.stderr
     assert r.stderr.strip() == ("error: --over lam 0.1:0.9:1: the grid has one value, 0.1; a search needs two (a "
                                 "step below HI - LO)")

@@ -131,14 +131,14 @@ HEAD = ("error: serq compare compares two or more programs, or one program under
 ])
 def test_compare_says_why_there_are_no_arms(tmp_path, args, said):
     r = _compare(tmp_path, *args)
-    assert r.returncode == 1 and r.stderr.startswith(HEAD + said), r.stderr
+    assert r.returncode == 2 and r.stderr.startswith(HEAD + said), r.stderr  # a usage error
     assert "swept here" not in r.stderr and len(r.stderr.splitlines()) == 1
 
 
 def test_two_programs_and_a_swept_name_are_a_grid(tmp_path):
     (tmp_path / "q.sq").write_text(OTHER)
     r = _compare(tmp_path, "q.sq", "--set", "lam=0.5,0.6")
-    assert r.returncode == 1 and "(the programs, --set lam), a grid of arms" in r.stderr, r.stderr
+    assert r.returncode == 2 and "(the programs, --set lam), a grid of arms" in r.stderr, r.stderr
 
 
 FOREVER = """let lam = 1000000;

@@ -36,26 +36,26 @@ def _refused(r: subprocess.CompletedProcess, status: int, message: str) -> None:
 @pytest.mark.parametrize("cmd", ["sweep", "compare"])
 def test_an_empty_item_of_a_list_is_named(cmd, value, k, n):
     r = _serq(cmd, MG1, "--set", f"lambda={value}", "--horizon", "100", "--workers", "0", "--no-progress")
-    _refused(r, 1, f"error: --set lambda: {value!r}: item {k} of {n} is empty {EMPTY}")
+    _refused(r, 2, f"error: --set lambda: {value!r}: item {k} of {n} is empty {EMPTY}")
 
 
 @pytest.mark.parametrize("seeds, k, n", [("1,,2", 2, 3), (",1", 1, 2), ("1..3,", 2, 2)])
 def test_an_empty_seed_is_named(seeds, k, n):
     r = _serq("sweep", MG1, "--seeds", seeds, "--horizon", "100", "--workers", "0", "--no-progress")
-    _refused(r, 1, f"error: --seeds: {seeds!r}: item {k} of {n} is empty {EMPTY}")
+    _refused(r, 2, f"error: --seeds: {seeds!r}: item {k} of {n} is empty {EMPTY}")
 
 
 @pytest.mark.parametrize("value, bad", [("1_000", "1_000"), ("0.5,\u0661", "\u0661"), ("0.5, 0.6", " 0.6"),
                                         ("+0.5", "+0.5"), ("0.1:0.3:0.1_0", "0.1_0"), ("\uff10.5", "\uff10.5")])
 def test_a_number_python_would_read_is_refused(value, bad):
     r = _serq("sweep", MG1, "--set", f"lambda={value}", "--horizon", "100", "--workers", "0", "--no-progress")
-    _refused(r, 1, f"error: --set lambda: {bad!r} is not a number ({NUMBER_HINT})")
+    _refused(r, 2, f"error: --set lambda: {bad!r} is not a number ({NUMBER_HINT})")
 
 
 @pytest.mark.parametrize("seeds, part", [("1_0", "1_0"), ("\u0661..3", "\u0661..3"), ("1, 2", " 2"), ("+1", "+1")])
 def test_a_seed_python_would_read_is_refused(seeds, part):
     r = _serq("sweep", MG1, "--seeds", seeds, "--horizon", "100", "--workers", "0", "--no-progress")
-    _refused(r, 1, f"error: --seeds {seeds}: {part!r} is not a seed or a range A..B of seeds ({WHOLE_HINT})")
+    _refused(r, 2, f"error: --seeds {seeds}: {part!r} is not a seed or a range A..B of seeds ({WHOLE_HINT})")
 
 
 @pytest.mark.parametrize("args, message", [
@@ -69,7 +69,7 @@ def test_a_seed_python_would_read_is_refused(seeds, part):
      f"error: --over lambda: '\u0660.5' is not a number ({NUMBER_HINT})"),
 ])
 def test_find_and_over(args, message):
-    _refused(_serq("sweep", MG1, *args, "--horizon", "100", "--workers", "0", "--no-progress"), 1, message)
+    _refused(_serq("sweep", MG1, *args, "--horizon", "100", "--workers", "0", "--no-progress"), 2, message)
 
 
 def test_the_forms_the_docs_show_still_read():
@@ -111,4 +111,4 @@ def test_an_empty_name_of_a_zip_group_is_named(group, k, n):
     # it was dropped: --zip lambda,,x zipped lambda with x
     r = _serq("sweep", MG1, "--set", "lambda=0.1,0.2", "--zip", group, "--horizon", "100", "--workers", "0",
               "--no-progress")
-    _refused(r, 1, f"error: --zip {group!r}: name {k} of {n} is empty (a group is a,b: no empty name)")
+    _refused(r, 2, f"error: --zip {group!r}: name {k} of {n} is empty (a group is a,b: no empty name)")

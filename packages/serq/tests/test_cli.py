@@ -158,7 +158,7 @@ def test_a_name_given_twice_with_two_values_is_refused(tmp_path, command, flag, 
     name, _, v1 = first.partition("=")
     v2 = second.partition("=")[2]
     r = run_serq(command, str(prog), flag, first, flag, second, *extra)
-    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
     assert r.stderr == f"error: {flag} {name}: given twice, {v1!r} and {v2!r} (give it once)\n"
     assert r.stdout == "" and not out.exists()
     r = run_serq(command, str(prog), flag, first, flag, first, *extra)  # the same value twice is that value

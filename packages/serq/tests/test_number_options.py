@@ -87,7 +87,8 @@ def test_a_nan_set_is_refused_at_the_set(tmp_path):
                    "run s (1); }\nrun { horizon 5; }\n")
     for cmd in ("run", "check", "ir"):
         r = run_serq(cmd, str(src), "--set", "g=nan")
-        assert r.returncode == 1 and r.stderr == "error: --set g=nan: NaN is not the value of a constant (a number " \
+        # a usage error (status 2), as a bad value of every other flag is (serq.errors.UsageError)
+        assert r.returncode == 2 and r.stderr == "error: --set g=nan: NaN is not the value of a constant (a number " \
             "or inf)\n", r.stderr
     assert run_serq("run", str(src), "--set", "g=inf").returncode == 0
 

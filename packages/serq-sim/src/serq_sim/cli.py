@@ -8,7 +8,7 @@ import sys
 
 import click
 from serq import signals
-from serq.errors import UserError
+from serq.errors import UsageError, UserError
 from serq.files import (
     MAX_JSON,
     check_distinct,
@@ -123,7 +123,7 @@ def run_command(pm, file, sets, defs, seed, horizon, warmup, arrivals, trace, as
             from serq.parts import how_to_have
 
             raise UserError(f"no report format is installed; {how_to_have(pm, 'serq-report')}")
-        raise UserError(f"--format {fmt or repr(fmt)}: unknown report format (installed: {known})")
+        raise UsageError(f"--format {fmt or repr(fmt)}: unknown report format (installed: {known})")
     dumper = None
     if dump is not None:
         try:

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from serq.errors import UserError
+from serq.errors import UsageError
 from serq.numbers import WHOLE_HINT, NotANumber, number, real, whole
 
 #: at most this many points (compiled programs) in one sweep, this many values of one swept name (a range,
@@ -40,9 +40,9 @@ def _number(text: str, what: str) -> float:
     try:
         v = number(text, nan=True)
     except NotANumber as e:
-        raise UserError(f"{what}: {e}") from None
+        raise UsageError(f"{what}: {e}") from None
     if math.isnan(v):
-        raise UserError(f"{what}: NaN is not a value to sweep")
+        raise UsageError(f"{what}: NaN is not a value to sweep")
     return v
 
 
@@ -56,15 +56,15 @@ def _real(v: Any, what: str) -> float:
     else that is not a real number, and an int beyond the doubles, are refused naming ``what`` (they were a
     TypeError or an OverflowError of float() from inside the sweep)."""
     if isinstance(v, bool) or v is None:
-        raise UserError(f"{what}: {v!r} is not a number")
+        raise UsageError(f"{what}: {v!r} is not a number")
     if not isinstance(v, numbers.Real):  # a Decimal, say: read as its text is
         return _number(str(v), what)
     x = real(v)  # (a real number: None only for an int beyond the doubles)
     if x is None:
-        raise UserError(f"{what}: an integer of {int(v).bit_length()} bits is beyond the doubles (at most about "
+        raise UsageError(f"{what}: an integer of {int(v).bit_length()} bits is beyond the doubles (at most about "
                         "1.8e308)")
     if math.isnan(x):
-        raise UserError(f"{what}: NaN is not a value to sweep")
+        raise UsageError(f"{what}: NaN is not a value to sweep")
     return x
 
 
@@ -74,7 +74,7 @@ def _items(text: str, what: str) -> list[str]:
     parts = text.split(",")
     for k, part in enumerate(parts, 1):
         if part == "":
-            raise UserError(f"{what}: {text!r}: item {k} of {len(parts)} is empty (a list is 1,2,4: no empty "
+            raise UsageError(f"{what}: {text!r}: item {k} of {len(parts)} is empty (a list is 1,2,4: no empty "
                             "item before, between or after its commas)")
     return parts
 
@@ -96,21 +96,21 @@ def parse_range(text: str, what: str) -> list[float]:
     if ":" in text:
         parts = text.split(":")
         if len(parts) not in (2, 3):
-            raise UserError(f"{what}: {text!r}: a range is START:STOP or START:STOP:STEP")
+            raise UsageError(f"{what}: {text!r}: a range is START:STOP or START:STOP:STEP")
         start, stop = _number(parts[0], what), _number(parts[1], what)
         step = _number(parts[2], what) if len(parts) == 3 else 1.0
         if not (math.isfinite(start) and math.isfinite(stop) and math.isfinite(step)):
-            raise UserError(f"{what}: {text!r}: a range's bounds and step are finite")
+            raise UsageError(f"{what}: {text!r}: a range's bounds and step are finite")
         if step <= 0:
-            raise UserError(f"{what}: {text!r}: the step must be positive")
+            raise UsageError(f"{what}: {text!r}: the step must be positive")
         if stop < start:
-            raise UserError(f"{what}: {text!r}: the range ends before it starts")
+            raise UsageError(f"{what}: {text!r}: the range ends before it starts")
         steps = (stop - start) / step  # inf when it leaves the doubles (-1e308:1e308, 0:1e308:1e-308)
         if math.isinf(steps):
-            raise UserError(f"{what}: {text!r}: more values than a double counts, more than {MAX_POINTS}")
+            raise UsageError(f"{what}: {text!r}: more values than a double counts, more than {MAX_POINTS}")
         count = math.floor(steps + 1e-9) + 1
         if count > MAX_POINTS:
-            raise UserError(f"{what}: {text!r}: {_count(count)} values, more than {MAX_POINTS}")
+            raise UsageError(f"{what}: {text!r}: {_count(count)} values, more than {MAX_POINTS}")
         # each value from its index (no accumulated rounding): start + i * step, shown as a short decimal
         return [_short(start + i * step, step) for i in range(count)]
     if "," not in text:
@@ -123,7 +123,7 @@ def parse_seeds(text: str) -> list[int]:
     out: list[int] = []
     text = str(text)
     if text == "":
-        raise UserError(f"--seeds {text!r}: no seed")
+        raise UsageError(f"--seeds {text!r}: no seed")
     for part in _items(text, "--seeds") if "," in text else [text]:
         lo, dots, hi = part.partition("..")
         try:  # digits 0-9 (serq.numbers.whole: int() took 1_000, +5, ١٢ and spaces)
@@ -131,24 +131,24 @@ def parse_seeds(text: str) -> list[int]:
             b = whole(hi) if dots else a
         except ValueError as e:
             hint = f" ({WHOLE_HINT})" if WHOLE_HINT in str(e) else ""  # 1_000, +5, ١٢: why not
-            raise UserError(f"--seeds {text}: {part!r} is not a seed or a range A..B of seeds{hint}") from None
+            raise UsageError(f"--seeds {text}: {part!r} is not a seed or a range A..B of seeds{hint}") from None
         if b < a:
-            raise UserError(f"--seeds {text}: {part!r} ends before it starts")
+            raise UsageError(f"--seeds {text}: {part!r} ends before it starts")
         if len(out) + (b - a) >= MAX_POINTS:  # a range, or the parts together
-            raise UserError(f"--seeds {text}: more than {MAX_POINTS} seeds")
+            raise UsageError(f"--seeds {text}: more than {MAX_POINTS} seeds")
         out.extend(range(a, b + 1))
     if not out:
-        raise UserError(f"--seeds {text!r}: no seed")
+        raise UsageError(f"--seeds {text!r}: no seed")
     from serq_ir.rules import seed_problem
 
     for s in out:
         why = seed_problem(s)
         if why:
-            raise UserError(f"--seeds {text}: {s}: {why}")
+            raise UsageError(f"--seeds {text}: {s}: {why}")
     seen: set[int] = set()
     dup = [s for s in out if s in seen or seen.add(s)]
     if dup:
-        raise UserError(f"--seeds {text}: seed {dup[0]} is given twice")
+        raise UsageError(f"--seeds {text}: seed {dup[0]} is given twice")
     return out
 
 
@@ -162,7 +162,7 @@ def seed_values(seeds: Any) -> list[int]:
     for s in given:
         why = seed_problem(s)
         if why:
-            raise UserError(f"seeds: {why}")
+            raise UsageError(f"seeds: {why}")
     return parse_seeds(",".join(str(operator.index(s)) for s in given) if given else "")
 
 
@@ -243,9 +243,9 @@ def set_axes(sets: Mapping[str, Any]) -> list[Axis]:
             for x in v:
                 values.extend(parse_range(x, what) if isinstance(x, str) else [_real(x, what)])
                 if len(values) > MAX_POINTS:  # each range is bounded; so are they together
-                    raise UserError(f"{what}: more than {MAX_POINTS} values")
+                    raise UsageError(f"{what}: more than {MAX_POINTS} values")
         if not values:
-            raise UserError(f"{what}: no value")
+            raise UsageError(f"{what}: no value")
         out.append(Axis(name, "set", tuple(values)))
     return out
 
@@ -256,11 +256,11 @@ def def_axes(defs: Mapping[str, Any]) -> list[Axis]:
         if isinstance(v, str):
             values = [v]
         elif _scalar(v):
-            raise UserError(f"--def {name}: {v!r} is not an expression (a string) or a list of them")
+            raise UsageError(f"--def {name}: {v!r} is not an expression (a string) or a list of them")
         else:
             values = [str(x) for x in v]
         if not values:
-            raise UserError(f"--def {name}: no value")
+            raise UsageError(f"--def {name}: no value")
         out.append(Axis(name, "def", tuple(values)))
     return out
 
@@ -271,7 +271,7 @@ def group_cli(items: Sequence[str], flag: str) -> dict[str, list[str]]:
     for item in items:
         name, eq, value = item.partition("=")
         if not eq or not name.strip():
-            raise UserError(f"{flag} {item!r}: expected NAME=VALUE")
+            raise UsageError(f"{flag} {item!r}: expected NAME=VALUE")
         out.setdefault(name.strip(), []).append(value)
     return out
 
@@ -289,14 +289,14 @@ def points(axes: Sequence[Axis], zipped: Sequence[Sequence[str]] = (), *, repeat
     for g in groups:
         for name in g:
             if name not in by_name:
-                raise UserError(f"--zip {','.join(g)}: {name} is not a swept name "
+                raise UsageError(f"--zip {','.join(g)}: {name} is not a swept name "
                                 f"(swept: {', '.join(by_name) or 'none'})")
             if name in grouped:
-                raise UserError(f"--zip: {name} is in two groups")
+                raise UsageError(f"--zip: {name} is in two groups")
             grouped.add(name)
         lengths = {len(by_name[n].values) for n in g}
         if len(lengths) > 1:
-            raise UserError(f"--zip {','.join(g)}: the zipped names have different numbers of values ("
+            raise UsageError(f"--zip {','.join(g)}: the zipped names have different numbers of values ("
                             + ", ".join(f"{n}: {len(by_name[n].values)}" for n in g) + ")")
     order: list[Any] = []
     for a in axes:
@@ -309,7 +309,7 @@ def points(axes: Sequence[Axis], zipped: Sequence[Sequence[str]] = (), *, repeat
     for names in order:  # counted before the grid's units are made: a few axes of a million values each
         total *= len(by_name[names[0]].values)  # held gigabytes only to be refused
     if total > MAX_POINTS:
-        raise UserError(f"the sweep has {_count(total)} points, more than {MAX_POINTS}")
+        raise UsageError(f"the sweep has {_count(total)} points, more than {MAX_POINTS}")
     for names in order:
         n = len(by_name[names[0]].values)
         units.append([{name: by_name[name].values[i] for name in names} for i in range(n)])
@@ -327,7 +327,7 @@ def points(axes: Sequence[Axis], zipped: Sequence[Sequence[str]] = (), *, repeat
             from .core import show_value
 
             label = ", ".join(f"{k}={show_value(v)}" for k, v in p.items())
-            raise UserError(f"the point {label} is given twice (a value given twice runs the same runs twice); "
+            raise UsageError(f"the point {label} is given twice (a value given twice runs the same runs twice); "
                             "give each value once")
         seen.add(same)
         out.append(p)

@@ -7,7 +7,7 @@ import sys
 
 import click
 from serq import signals
-from serq.errors import UserError, printable
+from serq.errors import UsageError, printable
 from serq.options import ARRIVALS, EVENTS, HORIZON, SECONDS, WARMUP, Integer, Number
 from serq.options import Path as SerqPath
 
@@ -63,7 +63,7 @@ def _zip_group(text: str) -> list[str]:
     names = [n.strip() for n in text.split(",")]
     for k, n in enumerate(names, 1):
         if not n:
-            raise UserError(f"--zip {printable(text)!r}: name {k} of {len(names)} is empty (a group is a,b: no "
+            raise UsageError(f"--zip {printable(text)!r}: name {k} of {len(names)} is empty (a group is a,b: no "
                             "empty name)")
     return names
 

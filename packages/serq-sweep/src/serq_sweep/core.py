@@ -31,7 +31,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from serq.errors import UserError, printable
+from serq.errors import UsageError, UserError, printable
 from serq.files import MAX_LINE, open_input
 from serq.numbers import NAN_PATTERN
 from serq.numbers import PATTERN as NUMBER_PATTERN
@@ -205,7 +205,7 @@ def plan(files: Sequence[str], *, sets: Mapping[str, Any] | None = None, defs: M
         labels = list(program_labels) if program_labels else files
         program_names(labels)
         if len(set(labels)) != len(labels):
-            raise UserError("the programs of a sweep are given twice: " + ", ".join(files))
+            raise UsageError("the programs of a sweep are given twice: " + ", ".join(files))
         if not repeat:  # one file by two paths (p.sq ./p.sq, a link): two points of one run, as a value twice
             ids: dict[tuple[int, int], str] = {}
             from serq.files import path_str
@@ -216,7 +216,7 @@ def plan(files: Sequence[str], *, sets: Mapping[str, Any] | None = None, defs: M
                 except (OSError, ValueError):  # (its compile says why)
                     continue
                 if (st.st_dev, st.st_ino) in ids:
-                    raise UserError(f"the programs of a sweep are given twice: {ids[st.st_dev, st.st_ino]} and "
+                    raise UsageError(f"the programs of a sweep are given twice: {ids[st.st_dev, st.st_ino]} and "
                                     f"{f} are one file")
                 ids[st.st_dev, st.st_ino] = f
         axes.append(Axis("program", "program", tuple(labels)))
@@ -224,7 +224,7 @@ def plan(files: Sequence[str], *, sets: Mapping[str, Any] | None = None, defs: M
     seen: set[str] = set()
     for a in axes:
         if a.name in seen or a.name in FIXED:
-            raise UserError(f"{a.name}: swept twice, or the name of a column of the table "
+            raise UsageError(f"{a.name}: swept twice, or the name of a column of the table "
                             f"({', '.join(FIXED)})")
         seen.add(a.name)
     seed_list = seeds_given(seeds)
@@ -233,7 +233,7 @@ def plan(files: Sequence[str], *, sets: Mapping[str, Any] | None = None, defs: M
     by_label = dict(zip_(axes[0].values, files)) if len(files) > 1 else {}
     grid = points(axes, zip, repeat=repeat)  # (repeat: a point given twice, as serq compare's A/A arms)
     if len(grid) * len(seed_list) > MAX_POINTS:  # refused before a point is compiled: each run is a task held
-        raise UserError(f"the sweep has {len(grid)} point(s) times {len(seed_list)} seed(s), "
+        raise UsageError(f"the sweep has {len(grid)} point(s) times {len(seed_list)} seed(s), "
                         f"{len(grid) * len(seed_list)} runs, more than {MAX_POINTS}")
     out: list[Point] = []
     for i, params in enumerate(grid):
@@ -493,7 +493,7 @@ def table_format(path: str, flag: str = "--out", what: str = "a table") -> str:
         return "parquet"
     if low.endswith(".csv"):
         return "csv"
-    raise UserError(f"{flag} {path}: {what} is .parquet or .csv")
+    raise UsageError(f"{flag} {path}: {what} is .parquet or .csv")
 
 
 def points_path(path: str) -> str:

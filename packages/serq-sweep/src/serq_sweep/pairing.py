@@ -14,7 +14,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from serq.errors import UserError
+from serq.errors import UsageError
 
 from . import core
 from .core import show_value
@@ -29,9 +29,9 @@ def arms_plan(files: Sequence[str], *, sets: Mapping[str, Any] | None = None, de
     nothing else swept (a name given one value, ``--set N=4``, is a setting of every arm, not an axis)."""
     plan = core.plan(files, sets=sets, defs=defs, seeds=seeds, pm=pm, repeat=True, **kw)  # A/A: x=0,0
     if len(_arms(plan)) != 1 or len(plan.points) < 2:
-        raise UserError(_not_arms(plan))
+        raise UsageError(_not_arms(plan))
     if len(plan.seeds) < 2:
-        raise UserError("serq compare needs two or more seeds (--seeds 1..10) for its CIs")
+        raise UsageError("serq compare needs two or more seeds (--seeds 1..10) for its CIs")
     return plan
 
 

@@ -20,7 +20,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from serq.errors import UserError
+from serq.errors import UsageError, UserError
 from serq.numbers import NotANumber, number
 
 from . import core
@@ -54,11 +54,11 @@ def parse_condition(text: str) -> tuple[str, str, float]:
     m = _COND.match(text)
     expected = "expected FIGURE OP NUMBER, OP one of <= < >= > == != (e.g. 'ttft.p99 <= 1')"
     if not m:
-        raise UserError(f"--find {text!r}: {expected}")
+        raise UsageError(f"--find {text!r}: {expected}")
     try:
         return m.group(1), m.group(2), number(m.group(3))
     except NotANumber as e:
-        raise UserError(f"--find {text!r}: {e}; {expected}") from None
+        raise UsageError(f"--find {text!r}: {e}; {expected}") from None
 
 
 def halvings(lo: float, hi: float, tol: float | None) -> int:
@@ -163,33 +163,33 @@ def find(program: str | Sequence[str], conditions: str | Sequence[str], over: tu
     pm = core._plugin_manager(pm)
     conds = [parse_condition(c) for c in ([conditions] if isinstance(conditions, str) else conditions)]
     if not conds:
-        raise UserError("--find: no condition")
+        raise UsageError("--find: no condition")
     name, spec = over
     if (sets and name in sets) or (defs and name in defs):
-        raise UserError(f"--over {name}: {name} is also given with --set/--def")
+        raise UsageError(f"--over {name}: {name} is also given with --set/--def")
     if name in COLUMNS:
-        raise UserError(f"--over {name}: the name of a column of the search's table ({', '.join(COLUMNS)})")
+        raise UsageError(f"--over {name}: the name of a column of the search's table ({', '.join(COLUMNS)})")
     if ":" not in spec:
-        raise UserError(f"--over {name} {spec}: a range LO:HI or LO:HI:STEP")
+        raise UsageError(f"--over {name} {spec}: a range LO:HI or LO:HI:STEP")
     parts = spec.split(":")
     if len(parts) == 3:
         grid = parse_range(spec, f"--over {name}")
         lo, hi = grid[0], grid[-1]
         if len(grid) < 2:  # (the default tolerance of such a 'range' was 0: "--tol 0: must be positive")
-            raise UserError(f"--over {name} {spec}: the grid has one value, {grid[0]:g}; a search needs two (a "
+            raise UsageError(f"--over {name} {spec}: the grid has one value, {grid[0]:g}; a search needs two (a "
                             "step below HI - LO)")
         if tol is not None:  # the grid's neighbours end the search; a tolerance was ignored
-            raise UserError(f"--over {name} {spec}: --tol goes with a range LO:HI (a grid's search ends at "
+            raise UsageError(f"--over {name} {spec}: --tol goes with a range LO:HI (a grid's search ends at "
                             "neighbours on the grid)")
     elif len(parts) == 2:  # a bisection between LO and HI: no grid, however many units apart they are (it
         grid = None  # was read as a grid of step 1, and LO:HI more than a million apart refused as too many values)
         lo, hi = _number(parts[0], f"--over {name}"), _number(parts[1], f"--over {name}")
         if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
-            raise UserError(f"--over {name} {spec}: LO must be below HI, both finite")
+            raise UsageError(f"--over {name} {spec}: LO must be below HI, both finite")
     else:
-        raise UserError(f"--over {name} {spec}: a range LO:HI or LO:HI:STEP")
+        raise UsageError(f"--over {name} {spec}: a range LO:HI or LO:HI:STEP")
     if tol is not None and not (tol > 0):
-        raise UserError(f"--tol {tol:g}: must be positive")
+        raise UsageError(f"--tol {tol:g}: must be positive")
     steps = MAX_STEPS if grid else halvings(lo, hi, tol)
     seed_list = seeds_given(seeds)
     if out is not None:
@@ -206,7 +206,7 @@ def find(program: str | Sequence[str], conditions: str | Sequence[str], over: tu
     seen: set[str] = set()
     for a in axes:  # (as a sweep's: a name that is a column of the table wrote over it, or made two columns)
         if a.name in seen or a.name in COLUMNS:
-            raise UserError(f"{a.name}: swept twice, or the name of a column of the search's table "
+            raise UsageError(f"{a.name}: swept twice, or the name of a column of the search's table "
                             f"({', '.join(COLUMNS)})")
         seen.add(a.name)
     others = points(axes, zip)  # (a --zip group moves together here as in a sweep: it was dropped, a grid)

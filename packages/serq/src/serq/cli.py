@@ -1,7 +1,8 @@
 """The ``serq`` command, assembled from the subcommands the installed parts register.
 
 Exit status: 0 on success, 1 for an error in a program or an input (one ``error:`` line, with source
-context where there is a source), 2 for a usage error, 130 when stopped by Ctrl-C and 143 by SIGTERM
+context where there is a source), 2 for a usage error (click's, and a flag's value its own form refuses,
+:class:`serq.errors.UsageError`), 130 when stopped by Ctrl-C and 143 by SIGTERM
 (``serq run`` writes the partial report first; see :mod:`serq.signals`). A command may add its own
 (``serq run``: 3 for a run stopped at a bound the user set).
 
@@ -637,7 +638,8 @@ def _main(argv: list[str] | None) -> int:
         else:
             msg = printable_lines(str(e))  # a name from a program's text does not drive the terminal
             click.echo(msg if msg.startswith("error") or ": error:" in msg else f"error: {msg}", err=True)
-            code = 1
+            # a flag's value its own form refuses is a usage error (serq.errors.UsageError), as click's are
+            code = 2 if getattr(type(e), "serq_usage_error", False) else 1
     finally:
         _startup_done()  # (the command line could not be assembled: the collector is on again all the same)
         if not guarded:

@@ -20,6 +20,20 @@ class UserError(SerqError):
         super().__init__(message)
 
 
+class UsageError(UserError):
+    """A value of a command-line flag (or argument) that the flag's own form refuses, or flags that do not go
+    together: ``--set g=1_000``, ``--set g``, a sweep's list ``1,,2`` or range, ``--seeds 5..1``, ``--find``'s
+    condition, ``--over``'s range, an unknown ``--format``. Printed as a :class:`UserError` is (one line
+    naming the flag and the value), status 2, as click's own usage errors (a value a flag's type refuses:
+    ``--horizon nan``, ``--slo ttft=x``): the one rule of every serq command, which ``serq.cli`` applies to
+    every exception whose class has a true ``serq_usage_error``. A value that is well formed but does not fit
+    the program (a ``--set`` of a ``let`` the program does not have, ``--arrivals`` of a workload that takes
+    none, a ``--show`` of a figure it has not) is an error of the program and that value: a
+    :class:`UserError`, status 1. To a caller of the Python API it is a :class:`UserError` like any other."""
+
+    serq_usage_error = True
+
+
 class PluginError(SerqError):
     """A plugin registered something wrongly (a name two plugins claim, say)."""
 

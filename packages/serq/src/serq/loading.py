@@ -9,7 +9,7 @@ from typing import Any
 
 import pluggy
 
-from .errors import UserError
+from .errors import UsageError, UserError
 from .numbers import real
 from .plugins import Registry, collect
 
@@ -77,10 +77,10 @@ def parse_assignments(items: tuple[str, ...], flag: str) -> dict[str, str]:
     for item in items:
         name, eq, value = item.partition("=")
         if not eq or not name.strip():
-            raise UserError(f"{flag} {item!r}: expected NAME=VALUE")
+            raise UsageError(f"{flag} {item!r}: expected NAME=VALUE")
         name = name.strip()
         if name in out and out[name] != value:  # the later one silently won
-            raise UserError(f"{flag} {name}: given twice, {out[name]!r} and {value!r} (give it once)")
+            raise UsageError(f"{flag} {name}: given twice, {out[name]!r} and {value!r} (give it once)")
         out[name] = value
     return out
 
@@ -95,9 +95,9 @@ def parse_sets(items: tuple[str, ...]) -> dict[str, float]:
         try:
             out[name] = number(value, nan=True)
         except NotANumber as e:
-            raise UserError(f"--set {name}={value}: {e}") from None
+            raise UsageError(f"--set {name}={value}: {e}") from None
         if out[name] != out[name]:  # a constant is a number or inf (language.txt §2), as a sweep's --set says
-            raise UserError(f"--set {name}={value}: NaN is not the value of a constant (a number or inf)")
+            raise UsageError(f"--set {name}={value}: NaN is not the value of a constant (a number or inf)")
     return out
 
 
@@ -122,7 +122,7 @@ def apply_run_overrides(program: Any, *, seed: int | None = None, horizon: float
 
         why = seed_problem(seed)
         if why:
-            raise UserError(f"--seed {seed}: {why}")
+            raise UsageError(f"--seed {seed}: {why}")
         changes["seed"] = seed
     # the command line's types refuse these first (serq.options: HORIZON, WARMUP); a sweep's or another
     # caller's values are checked here, where they reach the program (a NaN horizon was written to the IR
@@ -132,16 +132,16 @@ def apply_run_overrides(program: Any, *, seed: int | None = None, horizon: float
     if horizon is not None:
         h = real(horizon)
         if h is None or not h > 0:
-            raise UserError(f"--horizon {_shown(horizon)}: is not a positive number of seconds, or inf")
+            raise UsageError(f"--horizon {_shown(horizon)}: is not a positive number of seconds, or inf")
         changes["horizon"] = "inf" if h == float("inf") else h
     if warmup is not None:
         w = real(warmup)
         if w is None or not 0 <= w < float("inf"):
-            raise UserError(f"--warmup {_shown(warmup)}: is not a finite number of seconds, at least 0")
+            raise UsageError(f"--warmup {_shown(warmup)}: is not a finite number of seconds, at least 0")
         changes["warmup"] = w
     if arrivals is not None:
         if isinstance(arrivals, bool) or not isinstance(arrivals, numbers.Integral) or arrivals < 1:
-            raise UserError(f"--arrivals {arrivals!r}: must be a positive integer")
+            raise UsageError(f"--arrivals {arrivals!r}: must be a positive integer")
         changes["arrivals"] = int(arrivals)
     if not changes:
         return program
