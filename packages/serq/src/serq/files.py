@@ -990,7 +990,11 @@ def path_is_file(p: str | os.PathLike[str]) -> bool:
 
 
 def path_resolved(p: str | os.PathLike[str]) -> str:
-    """``str(pathlib.Path(p).resolve())``: the absolute path with every symbolic link resolved."""
+    """``str(pathlib.Path(p).resolve())``: the absolute path with every symbolic link resolved. A loop of
+    symbolic links that pathlib's ``resolve`` refuses with a ``RuntimeError`` (before Python 3.13; later
+    ones resolve it as far as it goes) is an ``OSError`` (``ELOOP``): no ``except OSError`` of a caller
+    caught the ``RuntimeError`` (a link loop named ``x.sq`` beside a program whose ``use`` found no library
+    was a traceback of the compile)."""
     p = path_str(p)
     real = os.path.realpath(p)
     try:
@@ -1000,4 +1004,9 @@ def path_resolved(p: str | os.PathLike[str]) -> str:
         pass
     from pathlib import Path
 
-    return str(Path(p).resolve())
+    try:
+        return str(Path(p).resolve())
+    except RuntimeError as e:  # (Python < 3.13: "Symlink loop from '…'")
+        import errno
+
+        raise OSError(errno.ELOOP, os.strerror(errno.ELOOP), p) from e

@@ -196,7 +196,7 @@ class Expander:
         self._deepest = max(self._deepest, depth)
 
     def use(self, u: A.UseItem, base: Path | None) -> None:
-        from serq.files import inside
+        from serq.files import inside, path_resolved
 
         ctx = self.ctx
         if not u.path.endswith(".sq"):
@@ -246,10 +246,16 @@ class Expander:
             known = []
             for c in candidates:  # the libraries those folders hold, for the closest name (not the file the
                 try:  # use is in, which a file does not use: `use "x.sq";` in u.sq named u.sq)
-                    known += [f.name for f in c.parent.glob("*.sq")
-                              if not f.name.startswith(".") and (here is None or f.resolve() != here)]
+                    listed = [f for f in c.parent.glob("*.sq") if not f.name.startswith(".")]
                 except OSError:
                     continue
+                for f in listed:
+                    try:
+                        if here is not None and path_resolved(f) == str(here):
+                            continue
+                    except OSError:  # a loop of symbolic links: not the file the use is in (which was read)
+                        pass
+                    known.append(f.name)
             if itself:
                 raise ctx.error(u.pos, f"`use \"{_shown(u.path)}\"` names the file it is in, and a file does "
                                 f"not use itself; no other library of that name (looked in {where})")
