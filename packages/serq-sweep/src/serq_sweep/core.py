@@ -486,14 +486,16 @@ def aggregate_rows(plan: Plan, columns: Sequence[str], table: Sequence[dict[str,
 # ---------------------------------------------------------------------------------------------------
 
 
-def table_format(path: str, flag: str = "--out", what: str = "a table") -> str:
-    """``"parquet"`` or ``"csv"`` by ``path``'s extension; else one message naming ``flag``."""
+def table_format(path: str, flag: str = "--out", what: str = "a table", *, output: bool = True) -> str:
+    """``"parquet"`` or ``"csv"`` by ``path``'s extension; else one message naming ``flag``: a usage error
+    (status 2) for a file to write (``output``), the form of the flag's value; an input's kind is an error of
+    that input (status 1), as ``serq run`` says of a file of a type no part loads."""
     low = path.lower()
     if low.endswith(".parquet"):
         return "parquet"
     if low.endswith(".csv"):
         return "csv"
-    raise UsageError(f"{flag} {path}: {what} is .parquet or .csv")
+    raise (UsageError if output else UserError)(f"{flag} {path}: {what} is .parquet or .csv")
 
 
 def points_path(path: str) -> str:
@@ -564,7 +566,7 @@ FLOAT_CELL = re.compile(rf"{NUMBER_PATTERN}|{NAN_PATTERN}")
 
 def read_table(path: str) -> list[dict[str, Any]]:
     """The rows of a table written by a sweep (``.csv`` or ``.parquet``)."""
-    fmt = table_format(path)
+    fmt = table_format(path, output=False)
     if fmt == "csv":
         # a regular file only (a FIFO would block), of lines of at most MAX_LINE bytes (a sparse file of
         # NUL bytes is one line); a row whose fields are not the header's is an error (ValueError), not a

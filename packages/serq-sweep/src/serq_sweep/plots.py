@@ -95,7 +95,7 @@ def _read(table: Any) -> Any:
     from .core import table_format
 
     path = os.fspath(table)
-    fmt = table_format(path, "serq plot")
+    fmt = table_format(path, "serq plot", output=False)
     try:
         # a CSV's lines at most MAX_LINE bytes: a sparse file of 1 GiB of NUL bytes, one line, took pandas
         # 7 GB to read
