@@ -144,6 +144,9 @@ def sweep_command(pm, files, sets, defs, zips, seeds, horizon, warmup, arrivals,
             click.echo(f"{len(table)} run(s) of {len(plan.points)} point(s) x {len(plan.seeds)} seed(s) "
                        f"({len(table) - resumed} run now, {resumed} resumed): {printable(files)}", err=True)
         if show:
+            warning = core.cut_short(table, "the means and CIs of --show were taken")
+            if warning is not None:
+                click.echo(warning, err=True)
             sys.stdout.write(show_table(plan, columns, table, show))
         sys.stdout.flush()
     _exit_for(complete, [r["message"] for r in table if r["status"] == "error"])
@@ -217,6 +220,9 @@ def compare_command(pm, files, sets, defs, zips, seeds, horizon, warmup, arrival
         _exit_for(False)
     rows, same = C.comparisons(plan, columns, table, figures)
     with signals.deferred():
+        warning = core.cut_short(table, "the comparison was made")
+        if warning is not None:
+            click.echo(warning, err=True)
         sys.stdout.write(C.render(rows, same, len(plan.seeds)))
         sys.stdout.flush()
         if out is not None:

@@ -454,6 +454,23 @@ def point_columns(columns: Sequence[str], end: str = "seed") -> list[str]:
     return [c for c in columns[: columns.index(end)] if c != "point"] if end in columns else []
 
 
+#: the flag of each bound a run's ``partial`` status names (the run's ``message``)
+_BOUNDS = {"max-events": "--max-events", "max-wall": "--max-wall", "memory": "the samples' memory bound"}
+
+
+def cut_short(runs: Sequence[Mapping[str, Any]], judged: str) -> str | None:
+    """The warning that some of ``runs`` (rows or results: ``status``, ``message``) were cut short by a bound
+    (status ``partial``: their figures are those of the simulated time run so far), which ``judged`` (``the
+    conditions of --find were judged``) counts all the same; ``None`` when none was. ``serq sweep --find``,
+    ``serq compare`` and ``serq sweep --show`` judge or average such runs as any other, and said nothing."""
+    partial = [r for r in runs if r.get("status") == "partial"]
+    if not partial:
+        return None
+    bounds = " and ".join(sorted({_BOUNDS.get(str(r.get("message")), str(r.get("message"))) for r in partial}))
+    return (f"warning: {len(partial)} of {len(runs)} run(s) were cut short by {bounds} (status partial: their "
+            f"figures cover only the time simulated before the bound); {judged} on their figures all the same")
+
+
 def aggregate_rows(plan: Plan, columns: Sequence[str], table: Sequence[dict[str, Any]]
                    ) -> tuple[list[str], list[dict[str, Any]]]:
     """Per point across its seeds (runs that did not fail): ``runs``, and for every numeric figure

@@ -237,6 +237,7 @@ def find(program: str | Sequence[str], conditions: str | Sequence[str], over: tu
                                  hashlib.sha256(bare).hexdigest()))
     # a condition's figure no run has (a typo) is refused before the search, as sweep --show's
     core.check_figures(core.Plan([], probes, seed_list, limits, pm), [f for f, _, _ in conds])
+    judged: list[dict[str, Any]] = []  # every run a condition was judged on (cut_short: the partial ones)
     with make_engine(workers, dask, pm) as eng:
         while True:
             pending = [(s, x) for s in searches for x in s.next() if x not in s.means]
@@ -267,6 +268,7 @@ def find(program: str | Sequence[str], conditions: str | Sequence[str], over: tu
                 bad = [r for r in results if r["status"] == "error"]
                 if bad:
                     raise UserError(f"{bad[0]['message']}\n(at {name}={s.value(x):g} of the capacity search)")
+                judged += results
                 if figures is None:
                     cols = list(results[0]["figures"])
                     figures = [resolve(f, cols) for f, _, _ in conds]
@@ -283,6 +285,11 @@ def find(program: str | Sequence[str], conditions: str | Sequence[str], over: tu
                 s.record(x, ok)
             for s in searches:
                 s.settle()
+    warning = core.cut_short(judged, "the conditions of --find were judged")
+    if warning is not None:  # (said, not refused: a bound is what the user gave; the figures are what ran)
+        import sys
+
+        print(warning, file=sys.stderr, flush=True)
     out_cols = [a.name for a in axes] + [name, *COLUMNS]
     figures = list(dict.fromkeys(figures or []))  # two conditions on one figure: one column (two of one name
     out_cols += [f"{f}:mean" for f in figures]  # were a Parquet writer's traceback after the whole search)
