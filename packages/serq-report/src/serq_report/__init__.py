@@ -8,7 +8,6 @@ accepted too) to the text stream ``out``. The formats are registered through the
 
 from __future__ import annotations
 
-import io
 from typing import Any
 
 from serq.errors import UserError
@@ -82,17 +81,13 @@ def render(report: Any, fmt: str = "text", *, pm: Any = None) -> str:
     serq-report registers them through the hook. An unknown name is a :class:`serq.UserError` listing the
     registered ones.
     """
-    from serq.plugins import api_plugin_manager, plugin_exits
+    from serq.plugins import api_plugin_manager, report_text
 
     pm = api_plugin_manager(pm)
     registry = formats(pm)
-    reporter = registry.get(fmt)
-    if reporter is None:
+    if fmt not in registry:
         if not registry.names():
             raise UserError(f"unknown report format {fmt!r}: no plugin registers a report format (serq-report "
                             "registers text and json)")
         raise UserError(f"unknown report format {fmt!r} (known: {', '.join(sorted(registry.names()))})")
-    out = io.StringIO(newline="")
-    with plugin_exits(pm, f"its report format {fmt}"):
-        reporter(report, out)
-    return out.getvalue()
+    return report_text(pm, registry, fmt, report)

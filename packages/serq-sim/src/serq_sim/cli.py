@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import os
 import sys
 
@@ -208,12 +207,9 @@ def run_command(pm, file, sets, defs, seed, horizon, warmup, arrivals, trace, as
         except ValueError as e:
             raise UserError(f"--slo: {e}") from None
     with signals.deferred():  # a signal now would lose the report: it is written first
-        buf = io.StringIO()
-        from serq.plugins import plugin_exits
+        from serq.plugins import report_text
 
-        with plugin_exits(pm, f"its report format {fmt}"):
-            reporters[fmt](report, buf)
-        text = buf.getvalue()
+        text = report_text(pm, reporters, fmt, report)
         if dump is not None:
             os.makedirs(dump, exist_ok=True)  # (what the dump does first) for the outputs written into it
         if output:

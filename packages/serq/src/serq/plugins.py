@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import io
 import os
 import stat
 import sys
@@ -786,6 +787,43 @@ def plugin_exits(pm: pluggy.PluginManager | None, during: str) -> Iterator[None]
         if failure is None:
             raise
         raise failure from e
+
+
+class _ReportOut(io.StringIO):
+    """The stream a report format writes into (:func:`report_text`): what was written before the format
+    closed it (the stream is serQ's to close, but a format that closes what it was given has written its
+    report all the same) stays readable."""
+
+    kept: str | None = None
+
+    def close(self) -> None:
+        if not self.closed:
+            self.kept = self.getvalue()
+        super().close()
+
+
+def report_text(pm: pluggy.PluginManager | None, formats: Registry, name: str, report: Any) -> str:
+    """The text the report format ``name`` of ``formats`` (a :class:`Registry` of ``reporter(report, out)``)
+    writes for ``report``, to memory (so that a format failing half-way leaves no output half-written), in
+    the one way every command and ``serq_report.render`` call a format: a ``sys.exit()`` of its own is its
+    failure (:func:`plugin_exits`); what it wrote is the report even when it closed ``out`` (which was a
+    ``ValueError`` traceback from serQ's read of it); and text that UTF-8 cannot encode (a lone surrogate,
+    which standard output wrote as a raw byte and ``-o FILE`` refused with a ``UnicodeEncodeError``
+    traceback) is its failure, named, the output left as it was."""
+    out = _ReportOut(newline="")
+    with plugin_exits(pm, f"its report format {name}"):
+        formats[name](report, out)
+    text = out.kept if out.closed and out.kept is not None else out.getvalue()
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as e:
+            line = text.count("\n", 0, e.start) + 1
+            raise PluginError(formats.plugin_message(
+                name, f"failed in its report format {name}",
+                f"it wrote {ascii(text[e.start])}, a lone surrogate UTF-8 cannot encode (line {line} of its "
+                "text): a report is text")) from None
+    return text
 
 
 def _named_failure(pm: pluggy.PluginManager, exc: BaseException, plugins: dict[str, Any],
