@@ -59,7 +59,10 @@ def test_serq_ir_does_not_write_an_ir_serq_run_refuses(tmp_path):
     assert r.returncode == 1 and r.stderr.startswith("error: p.sq: warmup 5 is not below the horizon 5 ")
     r = _serq(tmp_path, "ir", "p.sq", "--horizon", "5", "--warmup", "1")
     assert r.returncode == 0, r.stderr
-    assert json.loads(r.stdout)["run"] == {"horizon": 5.0, "warmup": 1.0}
+    run = json.loads(r.stdout)["run"]
+    # (and where each setting came from, IR's run spans: the options for those they gave)
+    assert run.pop("span")["warmup"] == "--warmup 1"
+    assert run == {"horizon": 5.0, "warmup": 1.0}
 
 
 def test_check_and_run_of_such_an_ir_file_say_the_same(tmp_path):

@@ -1039,10 +1039,12 @@ class Linker:
         ctx = self.ctx
         kw: dict[str, Any] = {}
         seen: set[str] = set()
+        spans: dict[str, ir.Span] = {}  # where each setting is given: a run-time error it causes points there
         for name, value, pos in item.fields:
             if name in seen:
                 raise self.error(pos, f"`{name}` is given twice in the run block")
             seen.add(name)
+            spans[name] = span(pos)
             if name == "horizon":
                 v = ctx.const(value, "the horizon")
                 if not v > 0:
@@ -1063,7 +1065,7 @@ class Linker:
         why = rules.window_problem(kw.get("horizon", "inf"), kw.get("warmup", 0.0))  # the one rule
         if why is not None:
             raise self.error(item.pos, why)
-        return ir.RunSettings(**kw)
+        return ir.RunSettings(**kw, span=ir.RunSpans(**spans) if spans else None)
 
 
 class Taint:

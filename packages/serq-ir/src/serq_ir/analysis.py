@@ -47,9 +47,12 @@ def span_files(program: Program) -> list[str]:
         x = stack.pop()
         if isinstance(x, dict):
             span = x.get("span")
-            if isinstance(span, list) and span and isinstance(span[0], str):
-                out.setdefault(span[0], None)
-            stack.extend(x.values())
+            # a node's span is [file, line, col]; the run block's is an object of them by setting (RunSpans),
+            # where a setting a command-line option gave is the option's text
+            for s in (span.values() if isinstance(span, dict) else (span,)):
+                if isinstance(s, list) and s and isinstance(s[0], str):
+                    out.setdefault(s[0], None)
+            stack.extend(v for k, v in x.items() if k != "span")
         elif isinstance(x, list):
             stack.extend(x)
     return list(out)

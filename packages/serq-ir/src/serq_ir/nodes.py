@@ -520,14 +520,34 @@ class Workload(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
     turn: list[Stmt] = []
 
 
+#: Where a run setting came from: the span of the setting in the run block (``arrivals 5;``), or the
+#: command-line option that gave it, as written (``"--arrivals 5"``; serq.loading.apply_run_overrides)
+Origin = Union[Span, str]
+
+
+class RunSpans(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True, omit_defaults=True):
+    """Where each setting of the run block came from (:data:`Origin`); absent for a setting not given, or
+    one whose origin is not known (an IR written without it). A run-time error a setting causes (``run {
+    arrivals N; }`` whose arrivals cannot all happen by the horizon, say) points there
+    (serq_sim.errors.setting_error)."""
+
+    horizon: Origin | None = None
+    warmup: Origin | None = None
+    seed: Origin | None = None
+    arrivals: Origin | None = None
+
+
 class RunSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True, omit_defaults=True):
     """The run block. ``horizon`` ``None``: the program gives none (``serq run`` then needs
-    ``--horizon``; ``serq_sim.run`` without one runs until no event is left)."""
+    ``--horizon``; ``serq_sim.run`` without one runs until no event is left). ``span``: where each
+    setting came from (:class:`RunSpans`), optional as every span is (an IR file without it loads as
+    before, IR version 2), and dropped with the other spans (``strip_spans``)."""
 
     horizon: Number | None = None
     warmup: float = 0.0
     seed: int = 1
     arrivals: int | None = None
+    span: RunSpans | None = None
 
 
 class Attribute(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True, omit_defaults=True):

@@ -8,7 +8,7 @@ import math
 from array import array
 
 from serq_ir import nodes as N
-from serq_ir.rules import pairs, window_problem
+from serq_ir.rules import arrivals_problem, pairs, window_problem
 
 from .compile import Compiler, observables_read, state_dependent, walk
 from .errors import SimError, format_error
@@ -141,12 +141,10 @@ def build(sim, reg, trace_path) -> None:
     if sim.closed:
         sim.rep_limit = replace_limit(arrive.n)
     if sim.arr_limit is not None:
-        if not isinstance(arrive, (N.Poisson, N.Renewal)):
-            raise SimError(format_error(None, None, None, "run { arrivals N; } needs an open workload "
-                                        "(arrive poisson or renewal)", sim.source))
+        if arrivals_problem(arrive, sim.arr_limit) is not None:  # the one rule (serq_ir.rules)
+            raise sim.setting_error(("arrivals",), None, "needs an open workload (arrive poisson or renewal)")
         if sim.arr_limit < 1:
-            raise SimError(format_error(None, None, None, f"arrivals {sim.arr_limit}: must be a "
-                                        "positive integer", sim.source))
+            raise sim.setting_error(("arrivals",), None, "must be a positive integer")
     if isinstance(arrive, N.Renewal):
         sim.gap_fn = sim.compiler.fn(arrive.gap, rng="arrivals", span=getattr(arrive.gap, "span", None))
     sim.gauges = [(g.name, sim.compiler.fn(g.value, span=g.span)) for g in p.gauges]
@@ -154,7 +152,7 @@ def build(sim, reg, trace_path) -> None:
     sim.gauge_last = [None] * len(p.gauges)
     why = window_problem(sim.horizon, sim.warmup)  # the one rule (serq_ir.rules)
     if why is not None:
-        raise SimError(format_error(None, None, None, why, sim.source))
+        raise sim.setting_error(("warmup", "horizon"), None, why)
 
 
 def pair(sim, fam: int, count: int, m: int, node):

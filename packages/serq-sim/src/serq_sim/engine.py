@@ -30,7 +30,17 @@ from .backlog import Backlog
 from .build import build
 from .compile import REDO_MESSAGE, SPIN_MESSAGE, num
 from .compile import places as compile_places
-from .errors import SessionGone, SimError, StopRun, format_error, printable, show, work_message
+from .errors import (
+    SessionGone,
+    SimError,
+    StopRun,
+    format_error,
+    printable,
+    setting_error,
+    setting_origins,
+    show,
+    work_message,
+)
 from .memguard import memory_guard
 from .pools import admission as _admission
 from .pools import cache as _cache
@@ -86,7 +96,7 @@ class Simulation:
         "max_wall", "mem_guard", "nattrs", "need_est", "next_serial", "now", "nplaces", "null_ctx", "obs", "obs_app",
         "open_arrivals", "partial", "partial_note", "plugin_manager", "pool_base", "pools", "preempt_count", "program",
         "progress", "queue_free", "rate", "ready", "record_tables", "release_counter", "rngs", "seed",
-        "session_fn", "shared_families", "show_progress", "slot_more", "source", "spans", "stage_base",
+        "session_fn", "setting_from", "shared_families", "show_progress", "slot_more", "source", "spans", "stage_base",
         "stages", "rep_k", "rep_limit", "rep_t", "live0", "due_now", "next_check", "samples_at_ticks", "stall_ev", "stall_live", "stall_t", "step_stages", "t_shown", "t_wall0", "token_gaps",
         "trace", "trace_ordered", "trace_slots", "turn_fn", "turns", "virtual_events", "warm", "warmup",
         "__dict__",
@@ -107,6 +117,9 @@ class Simulation:
         self.warmup = float(rs.warmup if warmup is None else warmup)
         # an int, whatever Integral the caller gave (numpy's int64): the fast tier writes it into its source
         self.arr_limit = rs.arrivals if arrivals is None else int(arrivals)
+        #: where each run setting came from, for the errors it causes (errors.setting_error)
+        self.setting_from = setting_origins(rs, {"seed": seed, "horizon": horizon, "warmup": warmup,
+                                                 "arrivals": arrivals})
         self.check = check_invariants
         self.progress = progress
         #: the user's bounds (``serq run --max-events/--max-wall``): the run stops with a partial report
@@ -485,6 +498,12 @@ class Simulation:
             self.heap_left = bool(heap)
         self.end_at_horizon()
 
+    def setting_error(self, names: tuple[str, ...], t: float | None, message: str) -> SimError:
+        """The error a run setting causes (``names``: the settings it is about, the one it concerns first),
+        pointing at where they were given (:func:`serq_sim.errors.setting_error`, the one rule)."""
+        values = {"horizon": self.horizon, "warmup": self.warmup, "seed": self.seed, "arrivals": self.arr_limit}
+        return setting_error(self.setting_from, values, names, t, message, self.source)
+
     def end_at_horizon(self) -> None:
         """The run reached the horizon or ran out of events (both tiers): it ends at the horizon, or now
         when there is none; under ``arrivals N`` that is an error saying what was not reached."""
@@ -494,10 +513,10 @@ class Simulation:
             when = horizon if horizon != INF else self.now
             self.now = when
             if self.open_arrivals < limit:
-                raise SimError(format_error(None, when, None, f"run {{ arrivals {limit}; }}: only "
-                                            f"{self.open_arrivals} arrivals by the horizon", self.source))
-            raise SimError(format_error(None, when, None, f"run {{ arrivals {limit}; }}: {self.live} "
-                                        "session(s) still live at the horizon (not drained)", self.source))
+                raise self.setting_error(("arrivals", "horizon"), when,
+                                         f"only {self.open_arrivals} arrivals by the horizon")
+            raise self.setting_error(("arrivals", "horizon"), when,
+                                     f"{self.live} session(s) still live at the horizon (not drained)")
         self.end = horizon if horizon != INF else self.now
 
     def _show_progress(self) -> None:
@@ -519,9 +538,8 @@ class Simulation:
             sys.stderr.flush()
         end = self.end
         if self.limit_drained_early(end):
-            raise SimError(format_error(None, end, None, f"run {{ arrivals {self.arr_limit}; }}: drained at "
-                                        f"t={end:g}, at or before the warmup {self.warmup:g} (nothing to "
-                                        "measure)", self.source))
+            raise self.setting_error(("arrivals", "warmup"), end, f"drained at t={end:g}, at or before the warmup "
+                                     f"{self.warmup:g} (nothing to measure)")
         self.now = end
         for pool in self.pools:
             pool.acc()

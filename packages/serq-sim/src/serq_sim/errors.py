@@ -115,6 +115,51 @@ def format_error(span, t: float | None, serial: int | None, message: str, base: 
 #: a number as a message shows it: ``NaN``, a whole number without a point, else ``%g``
 show = show_number
 
+#: the settings of the run block
+SETTINGS = ("horizon", "warmup", "seed", "arrivals")
+
+
+def setting_origins(run, given: dict) -> dict:
+    """Where each run setting of a simulation came from, by name: ``NAME=VALUE`` for one ``serq_sim.run``
+    was given as an argument (``given``: its value, None where not given); else what the IR says of it
+    (``run.span``, serq_ir's RunSpans: the span of the setting in the run block, or the command-line option
+    that gave it, ``--arrivals 5``); else None (a setting not given, or an IR written without the spans)."""
+    spans = run.span
+    out = {}
+    for name in SETTINGS:
+        v = given.get(name)
+        if v is not None:
+            out[name] = f"{name}={show(v) if name in ('horizon', 'warmup') else v}"
+        else:
+            out[name] = None if spans is None else getattr(spans, name)
+    return out
+
+
+def setting_error(origins: dict, values: dict, names: tuple[str, ...], t: float | None, message: str,
+                  base: str | None = None) -> SimError:
+    """The one rule of the run-time errors a run setting causes (``arrivals N`` not reached by the horizon,
+    say), on both tiers and at the set-up. ``names``: the settings the error is about, the one it concerns
+    first (``("arrivals", "horizon")``); ``origins`` as :func:`setting_origins` gives them; ``values`` the
+    settings' values.
+
+    The message is headed by that first setting as its origin names it: an option or an argument as given
+    (``--arrivals 5``, ``arrivals=5``), else as the run block writes it (``run { arrivals 5; }``). Each other
+    setting that came from an option or an argument is named after the message (``(--horizon 4)``). When
+    the first setting was given in the run block, the error points there (``FILE:LINE:COL``, the source line
+    and a caret): where its user changes it."""
+    def text(name: str) -> str:
+        v = values[name]
+        return "inf" if v == math.inf else show(v)
+
+    first = names[0]
+    head = origins.get(first)
+    head = printable(head) if isinstance(head, str) else f"run {{ {first} {text(first)}; }}"
+    others = [printable(o) for o in (origins.get(n) for n in names[1:]) if isinstance(o, str)]
+    tail = f" ({', '.join(others)})" if others else ""
+    span = origins.get(first)
+    return SimError(format_error(None if isinstance(span, str) else span, t, None, f"{head}: {message}{tail}",
+                                 base))
+
 
 def not_an_amount(x: float) -> str:
     """What is wrong with an amount (at least 0) that came out ``x``: ``NaN`` or ``negative (x)``, as the

@@ -108,6 +108,13 @@ def _shown(v: Any) -> str:
     return f"{v:g}" if real(v) is not None else repr(v)
 
 
+def _option_text(v: Any) -> str:
+    """A run setting's value as its option takes it: ``5``, ``100`` (of 100.0), ``0.5``, ``inf``."""
+    if isinstance(v, float) and v.is_integer() and abs(v) < 1e15:
+        return str(int(v))
+    return str(v)
+
+
 def apply_run_overrides(program: Any, *, seed: int | None = None, horizon: float | None = None,
                         warmup: float | None = None, arrivals: int | None = None, name: Any = None) -> Any:
     """The program with the run settings the command line overrides. A ``warmup`` or ``horizon`` that leaves
@@ -145,7 +152,14 @@ def apply_run_overrides(program: Any, *, seed: int | None = None, horizon: float
         changes["arrivals"] = int(arrivals)
     if not changes:
         return program
-    run = msgspec.structs.replace(program.run, **changes)
+    # each setting given here came from its option: a run-time error it causes names the option (``--arrivals
+    # 5: …``), not the run block's line the program has for it (serq_ir's RunSpans, serq_sim.errors.setting_error)
+    from serq_ir.nodes import RunSpans
+
+    spans = program.run.span
+    origins = {} if spans is None else {k: getattr(spans, k) for k in spans.__struct_fields__}
+    origins.update((k, f"--{k} {_option_text(v)}") for k, v in changes.items())
+    run = msgspec.structs.replace(program.run, **changes, span=RunSpans(**origins))
     if "arrivals" in changes:
         from serq_ir.rules import arrivals_problem
 
