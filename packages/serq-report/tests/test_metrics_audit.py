@@ -124,6 +124,21 @@ def test_request_metrics_are_vllms_definitions_of_the_hand_schedule():
         assert _got(m) == _numpy_stats(x)
 
 
+def test_vllm_v1_phases_of_the_hand_schedule():
+    # vLLM v1's per-request phases (vllm/v1/metrics/stats.py): queue = admitted - sent, prefill = first_token -
+    # admitted, decode = last_token - first_token, infer = last_token - admitted. B, A, D, C: queue 1 0 0 1;
+    # prefill 1 2 1 2; decode 0 3 1 6 (C's preemption at 4, during its decode, is in it); infer 1 5 2 8
+    req = _run().result.requests
+    assert _got(req.queue) == pytest.approx((4, 0.5, 0.5, 1.0, 1.0, 1.0), rel=1e-14)
+    assert _got(req.prefill) == pytest.approx((4, 1.5, 1.5, 2.0, 2.0, 2.0), rel=1e-14)
+    # decode sorted 0 1 3 6: index 2.7 at p90, 3 + 3 * 0.7; infer sorted 1 2 5 8: 5 + 3 * 0.7
+    assert _got(req.decode) == pytest.approx((4, 2.5, 2.0, 5.1, 5.55, 5.91), rel=1e-14)
+    assert _got(req.infer) == pytest.approx((4, 4.0, 3.5, 7.1, 7.55, 7.91), rel=1e-14)
+    for m, x in ((req.queue, [1, 0, 0, 1]), (req.prefill, [1, 2, 1, 2]), (req.decode, [0, 3, 1, 6]),
+                 (req.infer, [1, 5, 2, 8])):
+        assert _got(m) == _numpy_stats(x)
+
+
 def test_goodput_counts_a_one_token_request_s_tpot_as_zero():
     report = _run()
 

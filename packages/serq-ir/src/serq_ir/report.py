@@ -96,7 +96,13 @@ class RequestMetrics(_S, kw_only=True):
     ITL, every gap between consecutive output tokens of a request on the step stages (serq-sim's
     step/tokens.py; None without a step stage), the gaps ending after the warm-up; throughputs over the
     measured window end - warmup; goodput, the requests that meet every SLO given (``--slo``) per second;
-    the prefix-cache hit rate, when the table has the columns cached and prompt."""
+    the prefix-cache hit rate, when the table has the columns cached and prompt. With a column admitted
+    (the request's first scheduling; lib/vllm.sq's ``admitted``), vLLM v1's per-request phases
+    (``vllm/v1/metrics/stats.py``): queue = admitted - sent (``vllm:request_queue_time_seconds``), prefill =
+    first_token - admitted (``vllm:request_prefill_time_seconds``), decode = last_token - first_token
+    (``vllm:request_decode_time_seconds``), infer = last_token - admitted
+    (``vllm:request_inference_time_seconds``), over the rows whose admitted is not negative (a negative one,
+    lib/vllm.sq's -1, is a request never admitted); None without that column."""
 
     table: str
     completed: int  # the rows after the warm-up (requests sent after it and done by the end)
@@ -108,12 +114,24 @@ class RequestMetrics(_S, kw_only=True):
     tpot: MetricStats
     itl: MetricStats | None = None
     e2el: MetricStats
+    # vLLM v1's phases of a request, None without an admitted column (a report written before them, too)
+    queue: MetricStats | None = None
+    prefill: MetricStats | None = None
+    decode: MetricStats | None = None
+    infer: MetricStats | None = None
     slo: dict[str, float] = {}
     good: int | None = None  # requests that meet every SLO
     goodput: float | None = None  # good / duration
     # sum(cached) / sum(prompt) over the rows (tokens): vLLM's prefix_cache_hits / prefix_cache_queries, which
     # count each request's first lookup (a preempted request's lookups apart); None without those columns
     prefix_cache_hit_rate: float | None = None
+
+
+#: The per-request statistics of :class:`RequestMetrics` (its MetricStats fields), in the report's order: the
+#: text report's ``requests`` table lists these rows, the JSON report and a sweep's columns have them as keys.
+REQUEST_STATS = ("ttft", "tpot", "itl", "e2el", "queue", "prefill", "decode", "infer")
+#: vLLM v1's per-request phases (a table with an admitted column), by their names in REQUEST_STATS.
+REQUEST_PHASES = ("queue", "prefill", "decode", "infer")
 
 
 class GaugeStats(_S, kw_only=True):

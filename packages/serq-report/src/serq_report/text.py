@@ -38,7 +38,7 @@ import math
 from collections.abc import Sequence
 from typing import Any, TextIO
 
-from serq_ir.report import PoolStats, Result, StageStats
+from serq_ir.report import REQUEST_STATS, PoolStats, Result, StageStats
 
 from ._result import result_of
 
@@ -127,7 +127,7 @@ def _requests(r: Result) -> list[str]:
         slo = ", ".join(f"{k} <= {format_number(v)}" for k, v in m.slo.items())
         head += f"  goodput {format_number(m.goodput)} req/s ({_int(m.good or 0)} good: {slo})"
     rows = []
-    for name in ("ttft", "tpot", "itl", "e2el"):
+    for name in REQUEST_STATS:
         st = getattr(m, name)
         if st is None:
             continue

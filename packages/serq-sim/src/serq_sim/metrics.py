@@ -11,7 +11,28 @@
 * the prefix-cache hit rate ``sum(cached) / sum(prompt)`` when the table has both columns (lib/vllm.sq's
   ``cached`` is vLLM's ``num_cached_tokens``, the hit of the request's first scheduling: vLLM's
   ``vllm:prefix_cache_hits / vllm:prefix_cache_queries``, which count in tokens the lookups of requests
-  not preempted before, its logger's "Prefix cache hit rate").
+  not preempted before, its logger's "Prefix cache hit rate");
+* when the table has the column ``admitted`` (lib/vllm.sq's: the request's first admission, vLLM's first
+  scheduling), vLLM v1's per-request phase histograms (``vllm/v1/metrics/stats.py``,
+  ``IterationStats.update_from_finished_request``), with ``sent`` for vLLM's queued time (the request's
+  arrival at the engine, its QUEUED event) and ``admitted`` for its ``scheduled_ts``, the FIRST SCHEDULED
+  event (a rescheduling after a preemption leaves it as it was, ``update_from_events``):
+
+  - queue ``admitted - sent``: ``vllm:request_queue_time_seconds`` (queued_time = scheduled_ts - queued_ts);
+  - prefill ``first_token - admitted``: ``vllm:request_prefill_time_seconds`` (prefill_time = first_token_ts
+    - scheduled_ts); a request preempted before its first token has the wait and the recompute in it;
+  - decode ``last_token - first_token``: ``vllm:request_decode_time_seconds`` (decode_time = last_token_ts -
+    first_token_ts; first_token_ts is the request's first output: the output processor clears is_prefilling
+    there for good, ``vllm/v1/engine/output_processor.py``, so a preemption during the decode is in it);
+  - infer ``last_token - admitted``: ``vllm:request_inference_time_seconds`` (inference_time =
+    last_token_ts - scheduled_ts), every preemption after the first scheduling in it.
+
+  vLLM takes queued_ts and scheduled_ts in the engine core, so its queue time starts when the core
+  receives the request, not at the client's send; a simulated engine has no such gap. A row whose
+  ``admitted`` is negative (lib/vllm.sq's -1: never admitted, which no completed request of its is; a
+  table of one's own may have it) has no phases: it is left out of these four (their count says how
+  many rows they cover), and refused nowhere (recent vLLM observes no phase of a request that finished
+  before its first scheduling either: its ``timing`` is None).
 
 Each metric's mean (correctly rounded sum / n), median as ``np.median`` and p90/p95/p99 as
 ``np.percentile`` (linear interpolation) give them, vLLM's, bit for bit (computed in Python, as the
@@ -122,7 +143,22 @@ def request_metrics(table: Any, duration: float, itl: Any = None) -> RequestMetr
         total_token_throughput=per_second(prompt_tokens + output_tokens),
         ttft=stats_of(ttft), tpot=stats_of(tpot), itl=itl,
         e2el=stats_of(e2el), prefix_cache_hit_rate=hit_rate,
+        **phases(table, sent, first, last),
     )
+
+
+def phases(table: Any, sent: list[float], first: list[float], last: list[float]) -> dict[str, MetricStats]:
+    """vLLM v1's per-request phases (queue, prefill, decode, infer: :data:`serq_ir.report.REQUEST_PHASES`)
+    of the rows whose ``admitted`` is not negative, in record order; none without that column."""
+    if "admitted" not in table.columns:
+        return {}
+    rows = [(s, a, f, la) for s, a, f, la in zip(sent, table.column("admitted"), first, last) if not a < 0]
+    return {
+        "queue": stats_of([a - s for s, a, _, _ in rows]),
+        "prefill": stats_of([f - a for _, a, f, _ in rows]),
+        "decode": stats_of([la - f for _, _, f, la in rows]),
+        "infer": stats_of([la - a for _, a, _, la in rows]),
+    }
 
 
 def with_slo(m: RequestMetrics, table: Any, slo: dict[str, float]) -> RequestMetrics:
