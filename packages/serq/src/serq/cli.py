@@ -64,9 +64,10 @@ class LazyCommand:
 
         try:
             command = load_object(self.target)
-        except PluginError:
+        except (PluginError, KeyboardInterrupt):  # (Ctrl-C, SIGTERM: the command's stop, wherever it landed)
             raise
-        except Exception as e:  # noqa: BLE001 - whatever the command's import raises is its plugin's failure
+        except BaseException as e:  # noqa: BLE001 - whatever the command's import raises is its plugin's failure
+            # (a sys.exit() of its module ended `serq --help` and the command with that status and no word)
             by = f" (registered by {provider()})" if provider is not None else ""
             if isinstance(e, BadEntryPoint):
                 raise PluginError(printable(f"error: the command {self.name!r}{by} cannot be loaded: its target "

@@ -466,7 +466,11 @@ def load_entry_points(pm: pluggy.PluginManager, group: str = ENTRY_POINT_GROUP) 
         except BadEntryPoint as e:
             raise PluginError(_failed_plugin(name, dist, f"cannot be loaded ({value})",
                                              None, reason=f"its entry point's value {e}")) from None
-        except Exception as e:  # noqa: BLE001 - whatever a plugin's import raises is its failure to load
+        except KeyboardInterrupt:  # (Ctrl-C, SIGTERM: the command's stop, wherever it landed)
+            raise
+        except BaseException as e:  # noqa: BLE001 - whatever a plugin's import raises is its failure to load
+            # (a sys.exit() of its module, or of its serq_addhooks, ended every command with its status and no
+            # word, 0 as if the command had done its work; a BaseException of its own was a traceback)
             raise PluginError(_failed_plugin(name, dist, f"cannot be loaded ({value})", e)) from None
         if isinstance(pm, PluginManager):
             pm._scanned_distinfo.append((plugin, dist))
@@ -546,9 +550,9 @@ def get_plugin_manager(*, autoload: bool | None = None, plugins: Iterable[Any] =
     for p in plugins:
         try:
             pm.register(p)
-        except PluginError:
+        except (PluginError, KeyboardInterrupt):
             raise
-        except Exception as e:  # noqa: BLE001 - its serq_addhooks raised, or pluggy refused an implementation
+        except BaseException as e:  # noqa: BLE001 - its serq_addhooks raised (or exited), or pluggy refused it
             name = _object_name(p)
             valid = isinstance(e, pluggy.PluginValidationError)
             raise PluginError(_failed_plugin(name, None, "cannot be registered", e, where=not valid,
