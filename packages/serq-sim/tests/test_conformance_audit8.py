@@ -179,3 +179,36 @@ run { horizon 1e5; warmup 0; arrivals 1000; }
     assert 1500 < res.end < 2500
     s = stage(r, "s")
     assert s.completions == 1000 and close(s.throughput, 1000 / res.end)
+
+
+ORDERS = """
+pool reqs { cap 16; admit via E; }
+pool kv { cap 150; block 4; evict lru; preempt lifo; }
+stage E : step { budget 16; cost 0.01 + 0.001 * tokens; memory kv; SERVE }
+workload { arrive poisson(6); hidden o; init { set n = 1 + floor(~exp(25)); set o = 1 + floor(~exp(8)); } }
+session {
+  set t0 = now;
+  hold reqs (1), kv (min(n, budget_left(E))) reserve (n) {
+    run E prefill (n) growing kv;
+    observe ttft = now - t0;
+    run E decode (o - 1) growing kv;
+  } cache (n + o);
+  observe resp = now - t0;
+}
+run { horizon 10; seed 3; }
+"""
+
+
+def test_serving_in_admission_order_is_serving_decode_first_without_a_chunk(monkeypatch):
+    """§3 Stages: "Without a per-request chunk cap, serving in admission order is serving decode-first": a
+    vLLM-shaped engine (every request prefills, then decodes, in one admission; no `chunk`) under load,
+    with preemptions (the victims re-admitted), gives every session the same first token and end under
+    `serve admission` as under `serve decode first`, on both tiers. Serving prefills first does not: the
+    orders differ on this load."""
+    runs = {}
+    for serve in ("serve admission;", "serve decode first;", "serve by (decoding ? 1 : 0);"):
+        r, o = run(ORDERS.replace("SERVE", serve), monkeypatch)
+        runs[serve] = (o["ttft"], o["resp"], pool(r, "kv").preemptions)
+    assert runs["serve admission;"] == runs["serve decode first;"]
+    assert runs["serve admission;"][2] > 0 and len(runs["serve admission;"][1]) > 50
+    assert runs["serve by (decoding ? 1 : 0);"][:2] != runs["serve admission;"][:2]
