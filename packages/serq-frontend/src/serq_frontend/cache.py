@@ -337,7 +337,14 @@ def _bad_folders(paths: Any) -> str | None:
     if not isinstance(paths, (list, tuple)):
         return f"it returned {_shown(paths)}, not a list of folders (str or os.PathLike)"
     for x in paths:
-        if not isinstance(x, (str, os.PathLike)) or not os.fspath(x):
+        try:
+            # (an os.PathLike whose __fspath__ gives bytes, or raises, was a TypeError traceback from pathlib)
+            text = os.fspath(x) if isinstance(x, (str, os.PathLike)) else None
+        except Exception as e:  # noqa: BLE001 - the plugin's object's own failure, named with it
+            return f"it returned the folder {_shown(x)}, whose __fspath__ raised {type(e).__name__}: {e}"
+        if text is not None and not isinstance(text, str):
+            return f"it returned the folder {_shown(x)}, whose __fspath__ gave {_shown(text)}, not a str"
+        if not text:
             return f"it returned the folder {_shown(x)}: a folder is a non-empty str or os.PathLike"
     return None
 
