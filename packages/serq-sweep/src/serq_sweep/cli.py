@@ -242,7 +242,8 @@ def compare_command(pm, files, sets, defs, zips, seeds, horizon, warmup, arrival
 @click.option("--hue", "hue", default=None, metavar="NAME", help="A line (and band) per value of this name.")
 @click.option("--cdf", "cdf", multiple=True, metavar="NAME",
               help="From a dump folder: the CDF of this observe's samples; from a records file: of this "
-                   "per-request metric (ttft, tpot, itl, e2el) or column (repeatable).")
+                   "per-request metric (ttft, tpot, itl, e2el; queue, prefill, decode, infer) or column "
+                   "(repeatable).")
 @click.option("--gauge", "gauge", multiple=True, metavar="GAUGE",
               help="From a dump folder: this gauge against time (repeatable).")
 @click.pass_obj

@@ -8,7 +8,10 @@ serq_sim.metrics): ``ttft`` ``first_token - sent``, ``e2el`` ``last_token - sent
 the request's mean inter-token gap: records keep no single gaps, and the gaps of a request add up to
 ``last_token - first_token`` over ``output - 1`` of them, so the per-request mean ITL is that request's
 TPOT (the distribution of single gaps, pooled over requests, is the report's ``requests.itl``
-quantiles). Any other column of the records is drawn as it is (``--cdf prompt``).
+quantiles). With an ``admitted`` column, vLLM v1's phases as the report's: ``queue`` ``admitted - sent``,
+``prefill`` ``first_token - admitted``, ``decode`` ``last_token - first_token``, ``infer`` ``last_token -
+admitted``, of the rows whose ``admitted`` is not negative (serq_sim.metrics). Any other column of the
+records is drawn as it is (``--cdf prompt``).
 
 Each function returns a ``matplotlib.figure.Figure`` (made without pyplot, so no window and no global
 state); :func:`save` writes it (``.svg``, ``.png`` or ``.pdf``) atomically, the same figure giving the same
@@ -357,7 +360,15 @@ RECORD_METRICS = {
     "tpot": ("time per output token", ("first_token", "last_token", "output")),
     "itl": ("inter-token latency, per-request mean", ("first_token", "last_token", "output")),
     "e2el": ("end-to-end latency", ("sent", "last_token")),
+    # vLLM v1's phases of the requests admitted (admitted not negative), as the report's
+    "queue": ("queue time", ("sent", "admitted")),
+    "prefill": ("prefill time", ("admitted", "first_token")),
+    "decode": ("decode time", ("admitted", "first_token", "last_token")),
+    "infer": ("inference time", ("admitted", "last_token")),
 }
+#: each phase's (from, to) columns: the value is ``to - from``
+PHASE_SPANS = {"queue": ("sent", "admitted"), "prefill": ("admitted", "first_token"),
+               "decode": ("first_token", "last_token"), "infer": ("admitted", "last_token")}
 
 
 def _read_records(source: Any) -> Any:
@@ -388,6 +399,10 @@ def _metric(frame: Any, name: str, where: str) -> Any:
                 return (frame["first_token"] - frame["sent"]).to_numpy(dtype=float)
             if name == "e2el":
                 return (frame["last_token"] - frame["sent"]).to_numpy(dtype=float)
+            if name in PHASE_SPANS:  # a row never admitted (admitted negative) has none
+                start, end = PHASE_SPANS[name]
+                span = (frame[end] - frame[start]).to_numpy(dtype=float)
+                return np.where(frame["admitted"].to_numpy(dtype=float) < 0, np.nan, span)
             out = frame["output"].to_numpy(dtype=float)
             span = (frame["last_token"] - frame["first_token"]).to_numpy(dtype=float)
             with np.errstate(divide="ignore", invalid="ignore"):
