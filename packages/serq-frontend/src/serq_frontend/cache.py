@@ -61,7 +61,6 @@ except ImportError:  # pragma: no cover - a Python without the builtin module
 #: The layout of an entry (bumped when it changes; part of the key).
 FORMAT = 1
 _MAGIC = b"serq-compile-cache\n"
-_OFF = ("0", "off", "no", "false")
 #: At most this many entries are kept (the oldest written go first).
 KEEP = 256
 #: The distributions whose version is part of the key.
@@ -220,8 +219,11 @@ def write_trusted(path: str | os.PathLike[str], data: bytes) -> None:
 
 
 def enabled() -> bool:
-    """Whether the compile cache is on (``SERQ_COMPILE_CACHE`` is not ``0``, ``off``, ``no``, ``false``)."""
-    return os.environ.get("SERQ_COMPILE_CACHE", "").strip().lower() not in _OFF
+    """Whether the compile cache is on (``SERQ_COMPILE_CACHE`` is not ``0``, ``off``, ``no``, ``false``:
+    serq.switches)."""
+    from serq.switches import switch
+
+    return switch("SERQ_COMPILE_CACHE", True)
 
 
 def _digest(data: bytes) -> str:

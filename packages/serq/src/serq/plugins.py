@@ -27,6 +27,7 @@ import pluggy
 from . import extensions as _extensions
 from . import hookspecs
 from .errors import PluginError, printable
+from .switches import switch
 
 ENTRY_POINT_GROUP = "serq"
 
@@ -536,7 +537,7 @@ def get_plugin_manager(*, autoload: bool | None = None, plugins: Iterable[Any] =
     for name in disabled:
         pm.set_blocked(name)
     if autoload is None:
-        autoload = not os.environ.get("SERQ_DISABLE_PLUGIN_AUTOLOAD")
+        autoload = not switch("SERQ_DISABLE_PLUGIN_AUTOLOAD", False)
     if autoload:
         load_entry_points(pm, ENTRY_POINT_GROUP)
         # "host" is the host's own plugin's name whatever is installed

@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 import math
-import os
 from operator import attrgetter
 
+from serq.switches import switch
 from serq_ir import nodes as N
 
 from ..compile import num, reads
 from ..stages import Ctx, Job
 
 EPS = 1e-9
-#: ``SERQ_TRACE_ITER=1``: print every iteration's composition on stderr (debugging; empty or 0: off).
-_TRACE = os.environ.get("SERQ_TRACE_ITER", "").strip() not in ("", "0")
+#: ``SERQ_TRACE_ITER=1``: print every iteration's composition on stderr (debugging; unset, blank, ``0``,
+#: ``off``, ``no``, ``false``: off; serq.switches)
+_TRACE = switch("SERQ_TRACE_ITER", False)
 _INF = math.inf
 #: below this a float holds every whole number exactly (and subtracting one is exact)
 _EXACT = 9007199254740992.0
