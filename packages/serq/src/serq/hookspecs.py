@@ -52,7 +52,8 @@ def serq_register_commands(register: Callable[[click.Command], None]) -> None:
 def serq_register_loaders(register: Callable[[str, Callable[..., Any]], None]) -> None:
     """Called when a command needs to load a program, to add loaders keyed by file suffix.
 
-    :param register: ``register(suffix, loader)``; ``suffix`` such as ``".ir.json"`` or ``".sq"``, and
+    :param register: ``register(suffix, loader)``; ``suffix`` such as ``".ir.json"`` or ``".sq"`` (``.``
+        followed by one or more characters, none a path separator: :func:`serq.plugins.suffix_problem`), and
         ``loader(path, options)`` returns a ``serq_ir.Program``. ``options`` is a
         :class:`serq.loading.LoadOptions` (``sets``, ``defs``). The longest matching suffix wins; a
         suffix two plugins register is an error naming both.

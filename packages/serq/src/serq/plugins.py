@@ -1058,6 +1058,26 @@ def name_problem(name: Any) -> str | None:
     return None
 
 
+def suffix_problem(suffix: str) -> str | None:
+    """Why ``suffix`` (a printable name, :func:`name_problem`) cannot be the file suffix a loader is
+    registered under (``None``: it can): a suffix is ``.`` followed by one or more characters, none of them a
+    path separator (``/`` or ``\\``), as ``.sq`` and ``.ir.json`` are. A loader is chosen by the end of the
+    file's name, so ``sq`` took ``prog.jsq`` as well as ``p.sq``; ``.`` alone names no type (only names ending
+    in a dot); and a suffix is matched against a file's name, which holds no separator, so ``.d/x`` matched
+    no file (``\\`` is refused on every system alike, as the separator of some)."""
+    if not suffix.startswith(".") or len(suffix) < 2:
+        return f"the suffix {_shown(suffix)} is not '.' followed by one or more characters (as '.sq')"
+    if "/" in suffix or "\\" in suffix:
+        return f"the suffix {_shown(suffix)} holds a path separator: a suffix ends a file's name"
+    return None
+
+
+#: the registration hooks whose names have a rule of their own besides :func:`name_problem`'s
+NAME_RULES: dict[str, Callable[[str], str | None]] = {
+    "serq_register_loaders": suffix_problem,
+}
+
+
 def collect(pm: pluggy.PluginManager, hook: str, kind: str,
             key: Callable[..., str] | None = None, check: Callable[[Any], str | None] | None = None,
             **kwargs: Any) -> Registry:
@@ -1073,8 +1093,8 @@ def collect(pm: pluggy.PluginManager, hook: str, kind: str,
 
     What a plugin does wrong here is a :class:`PluginError` naming it (its entry point and distribution):
     ``register`` called with the wrong number of arguments, a name that is not a non-empty string of
-    printable characters (:func:`name_problem`), an
-    object ``check(obj)`` says is wrong (the reason, else ``None``; without ``check``, for the hooks of
+    printable characters (:func:`name_problem`) or that breaks its hook's own rule (:data:`NAME_RULES`: a
+    loader's suffix), an object ``check(obj)`` says is wrong (the reason, else ``None``; without ``check``, for the hooks of
     :data:`CALLABLE_HOOKS`, one that cannot be called as they call it), or an exception its implementation
     raises (the exception, at its line).
     """
@@ -1118,6 +1138,8 @@ def collect(pm: pluggy.PluginManager, hook: str, kind: str,
         else:
             name, obj = args
             why = name_problem(name)
+            if why is None and hook in NAME_RULES:
+                why = NAME_RULES[hook](name)
             if why is not None:
                 raise wrong(impl, why)
             why = check(obj) if check is not None else (
