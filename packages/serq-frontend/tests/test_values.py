@@ -111,7 +111,7 @@ def test_a_constant_count_of_choices_outside_its_range(n, why):
 
 def test_an_infinite_arrival_rate():
     refused("stage svc : fifo;\nworkload { arrive poisson(⟨inf); }\nsession { run svc (1); }\n",
-            "the arrival rate must be positive and finite, not inf")
+            "the arrival rate must be a positive, finite number of arrivals per second, not inf")
 
 
 @pytest.mark.parametrize("decl", ["stage svc[⟨n] : fifo;", "pool kv[⟨n] { cap 1; }"])

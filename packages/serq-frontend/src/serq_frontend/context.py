@@ -120,6 +120,15 @@ class Context:
             raise self.error(e.pos, f"{what} evaluates to NaN")
         return v
 
+    def const_positive(self, e: Any, what: str, unit: str) -> float:
+        """A constant that must be above 0 and finite (a pool's ``block``, ``arrive poisson``'s rate): one
+        that is not is refused saying what is wanted, ``a positive, finite number of UNIT``, and what it is
+        (``inf`` is positive: "must be a positive number" of ``block inf`` was not what was wrong)."""
+        v = self.const(e, what)
+        if not (v > 0 and math.isfinite(v)):
+            raise self.error(e.pos, f"{what} must be a positive, finite number of {unit}, not {fmt_num(v)}")
+        return v
+
     def const_int(self, e: Any, what: str, *, minimum: int = 1) -> int:
         v = self.const(e, what)
         if not math.isfinite(v) or v != int(v) or v < minimum:

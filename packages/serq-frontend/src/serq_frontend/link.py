@@ -550,10 +550,7 @@ class Linker:
                     raise self.error(o.args[0].pos, f"the cap of pool `{name}` is negative")
                 kw["cap"] = number(v)
             elif o.kind == "block":
-                v = ctx.const(o.args[0], f"the block of pool `{name}`")
-                if not (v > 0 and math.isfinite(v)):
-                    raise self.error(o.args[0].pos, f"the block of pool `{name}` must be a positive number")
-                kw["block"] = float(v)
+                kw["block"] = float(ctx.const_positive(o.args[0], f"the block of pool `{name}`", "units"))
             elif o.kind == "evict_lru":
                 kw["evict"] = ir.EvictLru()
             elif o.kind == "evict_by":
@@ -947,10 +944,7 @@ class Linker:
             w = wl["arrive"]
             kind = w.extra
             if kind == "poisson":
-                rate = ctx.const(w.arg, "the arrival rate")
-                if not (rate > 0 and math.isfinite(rate)):
-                    raise self.error(w.arg.pos, "the arrival rate must be positive and finite, not "
-                                     f"{fmt_num(rate)}")
+                rate = ctx.const_positive(w.arg, "the arrival rate", "arrivals per second")
                 arrive = ir.Poisson(rate=number(rate), span=span(w.pos))
             elif kind == "renewal":
                 gap = self.expr(w.arg, ARRIVAL)
