@@ -8,7 +8,8 @@ rule it was written by (``serq.files.file_names``), and flags that draw another 
   opened ``x.csv`` for ``X``. The reader now goes by the writer's rule (``serq.files.file_of``), and the
   names it lists are the program's (``serq.files.name_of_file``).
 * ``--x``/``--y`` (a table's curve) beside ``--cdf`` or ``--gauge`` were ignored, status 0, as ``--cdf``
-  beside ``--gauge`` is not: each is one message, status 1, no picture.
+  beside ``--gauge`` is not: each is one message, a usage error (status 2: flags that do not go together),
+  no picture.
 * The picture's inputs were the dump folder alone, not the files read in it: ``-o x.svg``, a symbolic or
   hard link to ``DIR/response.csv``, replaced the samples it drew with the picture. Every file read is an
   input the picture is never written over.
@@ -115,8 +116,9 @@ def test_the_rule_inverts_the_writers():
 def test_a_table_curves_flags_beside_a_distribution_are_refused(tmp_path, args, message):
     _dump(tmp_path)
     (tmp_path / "r.csv").write_text("session,turn,time,x\n0,0,1,2\n")
-    _refused(_serq(tmp_path, "plot", *args, "-o", "a.svg"),
-             f"error: {message} make two plots (--x/--y a sweep's table's curve): give one of them")
+    r = _serq(tmp_path, "plot", *args, "-o", "a.svg")
+    assert r.returncode == 2, r.stderr
+    assert r.stderr == f"error: {message} make two plots (--x/--y a sweep's table's curve): give one of them\n"
     assert not (tmp_path / "a.svg").exists()
 
 

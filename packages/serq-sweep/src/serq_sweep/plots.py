@@ -26,7 +26,7 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from serq.errors import UserError
+from serq.errors import UsageError, UserError
 from serq.files import MAX_LINE, open_input
 from serq.numbers import NUMBER_HINT, NotANumber, number
 
@@ -491,8 +491,8 @@ def save(figure: Any, path: str, inputs: Sequence[str] = ()) -> None:
     from serq.files import write_atomic
 
     ext = os.path.splitext(path)[1].lower().lstrip(".")
-    if ext not in FORMATS:
-        raise UserError(f"-o {path}: a plot is .svg, .png or .pdf")
+    if ext not in FORMATS:  # the form of the flag's value: a usage error (serq.errors.UsageError), status 2
+        raise UsageError(f"-o {path}: a plot is .svg, .png or .pdf")
     buf = io.BytesIO()
     meta = {"svg": {"Date": None}, "pdf": {"CreationDate": None, "ModDate": None}, "png": {"Software": None}}[ext]
     import matplotlib
@@ -509,13 +509,16 @@ def plot(source: Any, out: str | None = None, *, x: str | None = None, y: str | 
     of a sweep's records), or gauges (``gauge``) from a dump folder; written to ``out`` when given.
     Returns the Figure."""
     src = os.fspath(source) if isinstance(source, (str, os.PathLike)) else source
+    # an output's suffix, flags that do not go together and a flag missing are usage errors (status 2), as
+    # a table's --out is of serq sweep (serq.errors.UsageError: a UserError to a caller of this function);
+    # what SOURCE holds is an error of that input (status 1)
     if out is not None and os.path.splitext(out)[1].lower().lstrip(".") not in FORMATS:
-        raise UserError(f"-o {out}: a plot is .svg, .png or .pdf")
+        raise UsageError(f"-o {out}: a plot is .svg, .png or .pdf")
     if cdf_of and gauge:
-        raise UserError("--cdf and --gauge make two plots: give one of them")
+        raise UsageError("--cdf and --gauge make two plots: give one of them")
     if (cdf_of or gauge) and (x is not None or y is not None):  # (they were ignored)
-        raise UserError(f"--{'x' if x is not None else 'y'} and --{'cdf' if cdf_of else 'gauge'} make two plots "
-                        "(--x/--y a sweep's table's curve): give one of them")
+        raise UsageError(f"--{'x' if x is not None else 'y'} and --{'cdf' if cdf_of else 'gauge'} make two plots "
+                         "(--x/--y a sweep's table's curve): give one of them")
     if cdf_of and not (isinstance(src, str) and os.path.isdir(src)):
         figure = records_cdf(src, cdf_of, hue)  # a records file (or DataFrame)
     elif cdf_of or gauge:
@@ -527,7 +530,7 @@ def plot(source: Any, out: str | None = None, *, x: str | None = None, y: str | 
         figure = cdf(src, cdf_of) if cdf_of else gauges(src, gauge)
     else:
         if x is None or y is None:
-            raise UserError("serq plot TABLE needs --x NAME and --y FIGURE")
+            raise UsageError("serq plot TABLE needs --x NAME and --y FIGURE")
         if isinstance(src, str) and os.path.isdir(src):
             raise UserError(f"{src}: a folder: --x/--y read a sweep's table (--cdf/--gauge read a dump)")
         figure = curve(src, x, y, hue)
