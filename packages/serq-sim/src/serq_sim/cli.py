@@ -268,9 +268,10 @@ def fit_command(steps, name, as_json) -> None:
     """Fit a step-cost profile to a step trace.
 
     STEPS is JSON Lines, one iteration a line: {"decoders": …, "kv_decode": …, "prefilled": …,
-    "attention": …, "time": seconds}. Prints the least-squares coefficients of
-    c + d * decoders + e * kv_decode + a * prefilled + b * attention, the mean absolute percentage
-    error by batch kind (decode-only, prefill-only, mixed), and the profile as a definition a step
+    "attention": …, "time": seconds}. Prints the non-negative least-squares coefficients of
+    c + d * decoders + e * kv_decode + a * prefilled + b * attention (each a cost, at least 0: one the
+    constraint holds at 0 is named, with its unconstrained value), the mean absolute percentage
+    error by batch kind (decode-only, prefill-only, mixed, idle), and the profile as a definition a step
     stage's cost can name (lib/step_costs.sq).
     """
     import re

@@ -2,9 +2,9 @@
 
 A step trace is JSON Lines, one object per iteration of a step engine: its composition, the terms of a
 step stage's cost (``decoders``, ``kv_decode``, ``prefilled``, ``attention``; a term left out is 0), and
-``time``, the iteration's measured duration in seconds (positive). The fit is least squares of ``time``
-on the terms ``1, decoders, kv_decode, prefilled, attention``, giving the coefficients ``c, d, e, a, b``
-of
+``time``, the iteration's measured duration in seconds (positive). The fit is non-negative least squares
+of ``time`` on the terms ``1, decoders, kv_decode, prefilled, attention``, giving the coefficients ``c, d,
+e, a, b`` of
 
     c + d * decoders + e * kv_decode + a * prefilled + b * attention
 
@@ -221,7 +221,7 @@ def _ordinal(n: int) -> str:
 
 
 def render(fit: Fit, name: str) -> str:
-    lines = [f"fit: {fit.steps} steps, least squares of time on "
+    lines = [f"fit: {fit.steps} steps, non-negative least squares of time on "
              "c + d * decoders + e * kv_decode + a * prefilled + b * attention", ""]
     lines.append("coefficient  value")
     units = {"c": "s per iteration", "d": "s per decoding request", "e": "s per token of decode context",
