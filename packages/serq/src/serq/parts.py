@@ -1,5 +1,6 @@
 """What a command says of a part it needs and does not have: installed but switched off by
-``SERQ_DISABLED_PLUGINS``, or not installed.
+``SERQ_DISABLED_PLUGINS``, installed but not loaded because ``SERQ_DISABLE_PLUGIN_AUTOLOAD`` turns the
+loading of the installed plugins off, or not installed.
 
 A part whose plugin ``SERQ_DISABLED_PLUGINS`` names is installed all the same; a command that needs it
 (``serq run p.sq`` without serq-frontend's loader, ``serq run`` itself without serq-sim) said "install
@@ -15,12 +16,23 @@ from typing import Any
 __all__ = ["disabled_names", "how_to_have", "disabled_command"]
 
 ENV = "SERQ_DISABLED_PLUGINS"
+AUTOLOAD = "SERQ_DISABLE_PLUGIN_AUTOLOAD"
+
+
+def _autoload_off() -> bool:
+    """Whether ``SERQ_DISABLE_PLUGIN_AUTOLOAD`` switches the loading of the installed plugins off (the
+    switches' one rule, serq.switches), as it did for the plugin manager a command runs with."""
+    from .switches import switch
+
+    return switch(AUTOLOAD, False)
 
 
 def _blocked_entry_points(pm: Any) -> list[tuple[str, str, Any]]:
-    """``(name, value, distribution)`` of every entry point of serQ's group that ``pm`` blocks (the names
-    ``SERQ_DISABLED_PLUGINS`` gives)."""
-    if pm is None or not os.environ.get(ENV, "").strip():
+    """``(name, value, distribution)`` of every entry point of serQ's group that ``pm`` does not have
+    because it is switched off: blocked (the names ``SERQ_DISABLED_PLUGINS`` gives), or, under
+    ``SERQ_DISABLE_PLUGIN_AUTOLOAD``, never loaded."""
+    autoload_off = _autoload_off()
+    if pm is None or not (os.environ.get(ENV, "").strip() or autoload_off):
         return []
     from .plugins import ENTRY_POINT_GROUP, _metadata_entry_points, _Unusual, entry_points
 
@@ -28,7 +40,7 @@ def _blocked_entry_points(pm: Any) -> list[tuple[str, str, Any]]:
         found = entry_points(ENTRY_POINT_GROUP)
     except _Unusual:
         found = _metadata_entry_points(ENTRY_POINT_GROUP)
-    return [(n, v, d) for n, v, d in found if pm.is_blocked(n)]
+    return [(n, v, d) for n, v, d in found if pm.is_blocked(n) or (autoload_off and not pm.has_plugin(n))]
 
 
 def _project(dist: Any) -> str:
@@ -42,33 +54,44 @@ def _project(dist: Any) -> str:
 
 
 def disabled_names(pm: Any, dist: str) -> list[str]:
-    """The names of the plugins of the installed distribution ``dist`` (``serq-frontend``) that
-    ``SERQ_DISABLED_PLUGINS`` switches off in ``pm`` (empty: none, or ``dist`` is not installed)."""
+    """The names of the plugins of the installed distribution ``dist`` (``serq-frontend``) that are switched
+    off in ``pm``, by ``SERQ_DISABLED_PLUGINS`` or ``SERQ_DISABLE_PLUGIN_AUTOLOAD`` (empty: none, or
+    ``dist`` is not installed)."""
     from .plugins import normalize_name
 
     want = normalize_name(dist)
     return [n for n, _v, d in _blocked_entry_points(pm) if _project(d) == want]
 
 
-def _enable(names: list[str]) -> str:
-    quoted = ", ".join(repr(n) for n in names)
-    return f"take {quoted} out of {ENV} to enable it"
+def _switched_off(pm: Any, names: list[str]) -> str:
+    """How the plugins ``names`` (switched off in ``pm``) are, and how to enable them: ``disabled by
+    SERQ_DISABLED_PLUGINS (take 'frontend' out of SERQ_DISABLED_PLUGINS to enable it)``; under
+    ``SERQ_DISABLE_PLUGIN_AUTOLOAD`` not loaded, which taking them out of the list alone would not change."""
+    blocked = [n for n in names if pm.is_blocked(n)]
+    states, ways = [], []
+    if blocked:
+        states.append(f"disabled by {ENV}")
+        ways.append(f"take {', '.join(repr(n) for n in blocked)} out of {ENV}")
+    if _autoload_off():
+        states.append(f"not loaded, as {AUTOLOAD} turns the loading of the installed plugins off")
+        ways.append(f"unset {AUTOLOAD}" + ("" if blocked else ", or set it to 0,"))
+    return f"{' and '.join(states)} ({' and '.join(ways)} to enable it)"
 
 
 def how_to_have(pm: Any, dist: str, install: str | None = None) -> str:
     """How to have the part ``dist`` a command needs: ``serq-frontend is installed but disabled by
     SERQ_DISABLED_PLUGINS (take 'frontend' out of SERQ_DISABLED_PLUGINS to enable it)`` when its plugin is
-    switched off, else ``install serq-frontend (pip install INSTALL)`` (``install``: what pip is given,
-    ``dist`` by default)."""
+    switched off (or not loaded, under ``SERQ_DISABLE_PLUGIN_AUTOLOAD``: said so, and how to load it), else
+    ``install serq-frontend (pip install INSTALL)`` (``install``: what pip is given, ``dist`` by default)."""
     names = disabled_names(pm, dist)
     if names:
-        return f"{dist} is installed but disabled by {ENV} ({_enable(names)})"
+        return f"{dist} is installed but {_switched_off(pm, names)}"
     return f"install {dist} (pip install {install or dist})"
 
 
 def disabled_command(pm: Any, name: str) -> str | None:
     """Why there is no command ``name`` when a plugin of serQ's own parts that ``SERQ_DISABLED_PLUGINS``
-    switches off registers it: ``the command 'run' is serq-sim's, installed but disabled by …``; ``None``
+    switches off (or that ``SERQ_DISABLE_PLUGIN_AUTOLOAD`` leaves unloaded) registers it: ``the command 'run' is serq-sim's, installed but disabled by …``; ``None``
     otherwise. The switched-off plugin is imported to ask it (its ``serq_register_commands``), never
     registered; only serQ's own parts are asked (a third party's plugin may be off for its import's sake)."""
     from .plugins import FIRST_PARTY, load_object, normalize_name
@@ -86,6 +109,5 @@ def disabled_command(pm: Any, name: str) -> str | None:
         except Exception:  # noqa: BLE001 - a part that cannot say: the command is unknown, as before
             continue
         if name in [getattr(c, "name", None) for c in names]:
-            return (f"the command {name!r} is {project}'s, which is installed but disabled by {ENV} "
-                    f"({_enable([entry])})")
+            return f"the command {name!r} is {project}'s, which is installed but {_switched_off(pm, [entry])}"
     return None

@@ -2,7 +2,7 @@
 
 Start-up order (as pytest and tox do it): add the host's specs, then block the plugins named in
 ``SERQ_DISABLED_PLUGINS`` (comma-separated entry-point names), then load the ``serq`` entry points
-unless ``SERQ_DISABLE_PLUGIN_AUTOLOAD`` is set, then let each part add its specs
+unless ``SERQ_DISABLE_PLUGIN_AUTOLOAD`` switches that off (:mod:`serq.switches`), then let each part add its specs
 (``serq_addhooks``, historic), then ``check_pending()``.
 
 The entry points are found by a small scanner of ``sys.path`` (:func:`entry_points`) rather than
@@ -527,7 +527,7 @@ def get_plugin_manager(*, autoload: bool | None = None, plugins: Iterable[Any] =
     """A new plugin manager with the installed parts loaded.
 
     :param autoload: load the ``serq`` entry points; default: unless ``SERQ_DISABLE_PLUGIN_AUTOLOAD`` is
-        set to a non-empty value.
+        on (set to a value other than blank, ``0``, ``off``, ``no``, ``false``: :mod:`serq.switches`).
     :param plugins: extra plugin objects (modules or instances) to register, as tests do.
     """
     pm = PluginManager("serq")
