@@ -52,3 +52,18 @@ def test_the_report_format_follows_the_output_suffix(tmp_path, capsys, reports, 
     json.loads(reports["json"])  # (the JSON report is JSON)
     assert _serq(capsys, *args) == ""
     assert (tmp_path / args[-1]).read_text(encoding="utf-8") == reports[fmt]
+
+
+def test_a_format_named_with_capitals_follows_the_suffix_without_case():
+    # the rule compares the suffix with the formats' names without case: a plugin's format HTML is the one
+    # -o r.html and -o R.Html name (it was text: the suffix, lowered, was looked up as it was)
+    from serq.plugins import Registry
+    from serq_sim.cli import report_format
+
+    reporters = Registry("report format")
+    for name in ("text", "json", "HTML"):
+        reporters.add(name, object(), "a plugin")
+    assert [report_format(o, reporters) for o in ("r.html", "R.Html", "r.HTML", "r.htm", "r.json")] == \
+        ["HTML", "HTML", "HTML", "text", "json"]
+    reporters.add("html", object(), "another plugin")  # two names that differ in case: the lower-case one
+    assert report_format("r.HTML", reporters) == "html"

@@ -243,6 +243,10 @@ def report_format(output: str | None, reporters) -> str:
         suffix = os.path.splitext(os.path.basename(output))[1][1:].lower()
         if suffix and suffix in reporters:
             return suffix
+        # a format whose name has capitals (a plugin's HTML for r.html): without case, when one name fits
+        named = [n for n in reporters.names() if n.lower() == suffix] if suffix else []
+        if len(named) == 1:
+            return named[0]
     return "text"
 
 
