@@ -63,8 +63,8 @@ def test_serq_ir_does_not_write_it_and_run_says_the_same(tmp_path):
             continue
         assert r.returncode == 1, (args, r.stdout)
         assert r.stdout == ""
-        assert r.stderr.strip() == "error: c.sq: arrivals N needs an open workload (arrive poisson or renewal) " \
-                                   "(--arrivals)"
+        assert r.stderr.strip() == "c.sq: error: --arrivals 5: needs an open workload (arrive poisson or " \
+                                   "renewal)"
 
 
 def test_an_open_workload_takes_an_arrivals_count():

@@ -420,11 +420,12 @@ def test_a_point_that_does_not_compile_is_named_on_the_messages_line(tmp_path):
     # a one-line error gets its point on the same line (it was a second line), a quoted source after it
     prog = tmp_path / "p.sq"
     prog.write_text("let lam = 1;\nstage s : fifo;\nworkload { arrive poisson(lam); }\nsession { run s(1); }\n"
-                    "run { horizon 100; warmup 50; }\n")
-    r = serq("sweep", str(prog), "--set", "lam=1,2", "--horizon", "10", "--no-progress", "-o", str(tmp_path / "o.csv"))
+                    "run { horizon 100; }\n")
+    r = serq("sweep", str(prog), "--set", "lam=1,2", "--horizon", "10", "--warmup", "50", "--no-progress", "-o",
+             str(tmp_path / "o.csv"))
     assert r.returncode == 1 and r.stderr.count("\n") == 1, r.stderr
-    assert r.stderr.endswith("warmup 50 is not below the horizon 10 (--warmup, --horizon) (at the sweep's point "
-                             "lam=1)\n"), r.stderr
+    assert r.stderr.endswith("error: --warmup 50: warmup 50 is not below the horizon 10 (--horizon 10) (at the "
+                             "sweep's point lam=1)\n"), r.stderr
     prog.write_text("let lam = 1;\nstage s : fifo;\nworkload { arrive poisson(lam); }\nsession { run t(1); }\n")
     r = serq("sweep", str(prog), "--set", "lam=1,2", "--no-progress", "-o", str(tmp_path / "o.csv"))
     lines = r.stderr.splitlines()

@@ -164,7 +164,38 @@ def arrivals_problem(arrive, arrivals) -> str | None:
 
     if arrivals is None or isinstance(arrive, (Poisson, Renewal)):
         return None
-    return "arrivals N needs an open workload (arrive poisson or renewal)"
+    return f"arrivals N {NEEDS_OPEN}"
+
+
+#: what :func:`arrivals_problem` says of a count of arrivals, after the setting it names
+NEEDS_OPEN = "needs an open workload (arrive poisson or renewal)"
+
+
+def setting_message(origins: dict, values: dict, names: tuple[str, ...], message: str) -> tuple[object, str]:
+    """The one rule of an error a run setting causes, at the set-up or while it runs, on both tiers and on
+    the command line (``serq_sim.errors.setting_error``, ``serq.loading.apply_run_overrides``): where the
+    error points, and its text. ``names``: the settings the error is about, the one it concerns first
+    (``("arrivals", "horizon")``); ``origins``: where each came from (``serq_sim.errors.setting_origins``:
+    the IR's ``RunSpans``, a span in the run block or the option that gave it as written, ``--arrivals 5``,
+    or an argument of ``serq_sim.run``, ``arrivals=5``; None: not known); ``values`` the settings' values.
+
+    The text is headed by the first setting as its origin names it: an option or an argument as given,
+    else as the run block writes it (``run { arrivals 5; }``). Each other setting that came from an option
+    or an argument is named after the message (``(--horizon 4)``). The place is the first setting's span
+    when it was given in the run block (the caller quotes the line there, with a caret: where its user
+    changes it), else None."""
+    from serq.errors import printable
+
+    def text(name: str) -> str:
+        v = values[name]
+        return "inf" if v == math.inf or v == "inf" else show_number(v)
+
+    first = names[0]
+    origin = origins.get(first)
+    head = printable(origin) if isinstance(origin, str) else f"run {{ {first} {text(first)}; }}"
+    others = [printable(o) for o in (origins.get(n) for n in names[1:]) if isinstance(o, str)]
+    tail = f" ({', '.join(others)})" if others else ""
+    return (None if isinstance(origin, str) else origin), f"{head}: {message}{tail}"
 
 
 def window_problem(horizon, warmup) -> str | None:

@@ -8,7 +8,7 @@ import math
 from array import array
 
 from serq_ir import nodes as N
-from serq_ir.rules import arrivals_problem, pairs, window_problem
+from serq_ir.rules import NEEDS_OPEN, arrivals_problem, pairs, window_problem
 
 from .compile import Compiler, observables_read, state_dependent, walk
 from .errors import SimError, format_error
@@ -142,7 +142,7 @@ def build(sim, reg, trace_path) -> None:
         sim.rep_limit = replace_limit(arrive.n)
     if sim.arr_limit is not None:
         if arrivals_problem(arrive, sim.arr_limit) is not None:  # the one rule (serq_ir.rules)
-            raise sim.setting_error(("arrivals",), None, "needs an open workload (arrive poisson or renewal)")
+            raise sim.setting_error(("arrivals",), None, NEEDS_OPEN)
         if sim.arr_limit < 1:
             raise sim.setting_error(("arrivals",), None, "must be a positive integer")
     if isinstance(arrive, N.Renewal):

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import math
 
-from serq.errors import printable, quote_line
-from serq_ir.rules import show_number
+from serq.errors import located, printable, source_excerpt  # noqa: F401 - (the last two named here as before)
+from serq_ir.rules import setting_message, show_number
 
 
 class SimError(Exception):
@@ -64,36 +64,6 @@ def fmt_time(t: float) -> str:
     return f"{t:.6g}"
 
 
-def source_excerpt(file: str, line: int, col: int, base: str | None = None) -> str:
-    """The source line and a caret under ``col``, or ``""`` when the file cannot be read or is no serQ
-    source: only a regular file whose name ends in ``.sq`` is quoted, so an IR whose span names another
-    file (``/etc/passwd``, a key, a trace) does not have its lines printed (docs/security.md). It is read
-    as every source is (:func:`serq.files.read_input`, at most ``MAX_SOURCE`` bytes): one an IR's span
-    names that is larger (a sparse file of 1 GiB) is not quoted, and was read whole and split into lines
-    (6 s and 2 GB)."""
-    if not file.endswith(".sq"):
-        return ""
-    from pathlib import Path
-
-    from serq.files import MAX_SOURCE, read_input
-
-    candidates = [Path(file)]
-    if base:
-        candidates.append(Path(base).parent / file)
-    for p in candidates:
-        try:
-            data = read_input(p, limit=MAX_SOURCE)
-        except (OSError, ValueError):  # missing, no regular file, too large
-            continue
-        lines = data.decode("utf-8", errors="replace").split("\n")  # lines as the parser counts them
-        if 1 <= line <= len(lines):
-            text = lines[line - 1].rstrip("\r")
-            text, col = quote_line(text[1:] if line == 1 and text[:1] == "\ufeff" else text, col)
-            return f"\n  {text}\n  {' ' * (col - 1)}^"  # indented as the frontend's diagnostics are
-        return ""
-    return ""
-
-
 def format_error(span, t: float | None, serial: int | None, message: str, base: str | None = None) -> str:
     """``FILE:LINE:COL: error: at t=T, session N: MESSAGE`` plus the source line and a caret."""
     where = []
@@ -102,12 +72,7 @@ def format_error(span, t: float | None, serial: int | None, message: str, base: 
     if serial is not None:
         where.append(f"session {serial}")
     ctx = ", ".join(where)
-    body = f"{ctx}: {message}" if ctx else message
-    if span is None:
-        head = f"{base}: " if base else ""
-        return f"{head}error: {body}"
-    return f"{printable(span.file)}:{span.line}:{span.col}: error: {body}" + source_excerpt(span.file, span.line,
-                                                                                              span.col, base)
+    return located(span, f"{ctx}: {message}" if ctx else message, base)
 
 
 
@@ -146,19 +111,10 @@ def setting_error(origins: dict, values: dict, names: tuple[str, ...], t: float 
     (``--arrivals 5``, ``arrivals=5``), else as the run block writes it (``run { arrivals 5; }``). Each other
     setting that came from an option or an argument is named after the message (``(--horizon 4)``). When
     the first setting was given in the run block, the error points there (``FILE:LINE:COL``, the source line
-    and a caret): where its user changes it."""
-    def text(name: str) -> str:
-        v = values[name]
-        return "inf" if v == math.inf else show(v)
-
-    first = names[0]
-    head = origins.get(first)
-    head = printable(head) if isinstance(head, str) else f"run {{ {first} {text(first)}; }}"
-    others = [printable(o) for o in (origins.get(n) for n in names[1:]) if isinstance(o, str)]
-    tail = f" ({', '.join(others)})" if others else ""
-    span = origins.get(first)
-    return SimError(format_error(None if isinstance(span, str) else span, t, None, f"{head}: {message}{tail}",
-                                 base))
+    and a caret): where its user changes it. (:func:`serq_ir.rules.setting_message` is the rule; the command
+    line's overrides of the run settings, serq.loading.apply_run_overrides, follow it too.)"""
+    span, text = setting_message(origins, values, names, message)
+    return SimError(format_error(span, t, None, text, base))
 
 
 def not_an_amount(x: float) -> str:

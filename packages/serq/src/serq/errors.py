@@ -103,3 +103,45 @@ def quote_line(text: str, col: int) -> tuple[str, int]:
     if lo + QUOTE_WIDTH < len(text):
         shown += "..."
     return shown, _caret(shown, col)
+
+
+def source_excerpt(file: str, line: int, col: int, base: str | None = None) -> str:
+    """The source line and a caret under ``col``, or ``""`` when the file cannot be read or is no serQ
+    source: only a regular file whose name ends in ``.sq`` is quoted, so an IR whose span names another
+    file (``/etc/passwd``, a key, a trace) does not have its lines printed (docs/security.md). It is read
+    as every source is (:func:`serq.files.read_input`, at most ``MAX_SOURCE`` bytes): one an IR's span
+    names that is larger (a sparse file of 1 GiB) is not quoted, and was read whole and split into lines
+    (6 s and 2 GB). ``base``: the file the program was loaded from, beside which a relative span's file is
+    looked for too."""
+    if not file.endswith(".sq"):
+        return ""
+    from pathlib import Path
+
+    from .files import MAX_SOURCE, read_input
+
+    candidates = [Path(file)]
+    if base:
+        candidates.append(Path(base).parent / file)
+    for p in candidates:
+        try:
+            data = read_input(p, limit=MAX_SOURCE)
+        except (OSError, ValueError):  # missing, no regular file, too large
+            continue
+        lines = data.decode("utf-8", errors="replace").split("\n")  # lines as the parser counts them
+        if 1 <= line <= len(lines):
+            text = lines[line - 1].rstrip("\r")
+            text, col = quote_line(text[1:] if line == 1 and text[:1] == "\ufeff" else text, col)
+            return f"\n  {text}\n  {' ' * (col - 1)}^"  # indented as the frontend's diagnostics are
+        return ""
+    return ""
+
+
+def located(span, body: str, base: str | None = None) -> str:
+    """``FILE:LINE:COL: error: BODY`` and the source line with a caret (:func:`source_excerpt`) for a
+    ``span`` (an IR span: ``file``, ``line``, ``col``); without one, ``BASE: error: BODY`` (``base``, the
+    program's file) or ``error: BODY``."""
+    if span is None:
+        head = f"{base}: " if base else ""
+        return f"{head}error: {body}"
+    return f"{printable(span.file)}:{span.line}:{span.col}: error: {body}" + source_excerpt(span.file, span.line,
+                                                                                              span.col, base)

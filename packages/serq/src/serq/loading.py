@@ -9,7 +9,7 @@ from typing import Any
 
 import pluggy
 
-from .errors import UsageError, UserError
+from .errors import UsageError, UserError, located
 from .numbers import real
 from .plugins import Registry, collect
 
@@ -119,8 +119,11 @@ def apply_run_overrides(program: Any, *, seed: int | None = None, horizon: float
                         warmup: float | None = None, arrivals: int | None = None, name: Any = None) -> Any:
     """The program with the run settings the command line overrides. A ``warmup`` or ``horizon`` that leaves
     no window (the warmup not below the horizon, the program's own or the one given) is refused here, for
-    every command (``name``, the program's file, heads the message): ``serq ir --warmup 1000`` of a program
-    of horizon 100 wrote an IR that ``serq check`` took and ``serq run`` refused."""
+    every command: ``serq ir --warmup 1000`` of a program of horizon 100 wrote an IR that ``serq check``
+    took and ``serq run`` refused. So is an ``arrivals`` of a workload that is not open. Each is the error
+    the simulator's set-up gives of it (:func:`serq_ir.rules.setting_message`, the one rule): headed by the
+    setting it concerns as given (``--warmup 1000: …``; one of the run block pointed at, its line quoted),
+    the other options after it; ``name``, the program's file, heads one that points at no line."""
     import msgspec
 
     changes: dict[str, Any] = {}
@@ -160,17 +163,15 @@ def apply_run_overrides(program: Any, *, seed: int | None = None, horizon: float
     origins = {} if spans is None else {k: getattr(spans, k) for k in spans.__struct_fields__}
     origins.update((k, f"--{k} {_option_text(v)}") for k, v in changes.items())
     run = msgspec.structs.replace(program.run, **changes, span=RunSpans(**origins))
-    if "arrivals" in changes:
-        from serq_ir.rules import arrivals_problem
+    # a count or a window these leave that does not fit the program is the error the simulator's set-up
+    # gives of it, by the one rule of the errors of run settings (serq_ir.rules.setting_message): headed by
+    # the setting it concerns as given (an option, or pointed at in the run block), the other options after
+    from serq_ir.rules import NEEDS_OPEN, arrivals_problem, setting_message, window_problem
 
-        why = arrivals_problem(program.workload.arrive, run.arrivals)
-        if why:
-            raise UserError(f"{name}: {why} (--arrivals)" if name is not None else f"{why} (--arrivals)")
-    if "horizon" in changes or "warmup" in changes:
-        from serq_ir.rules import window_problem
-
-        why = window_problem(run.horizon, run.warmup)
-        if why:
-            raise UserError(f"{name}: {why} (--warmup, --horizon)" if name is not None
-                            else f"{why} (--warmup, --horizon)")
+    values = {k: getattr(run, k) for k in ("horizon", "warmup", "seed", "arrivals")}
+    if "arrivals" in changes and arrivals_problem(program.workload.arrive, run.arrivals):
+        raise UserError(located(*setting_message(origins, values, ("arrivals",), NEEDS_OPEN), base=name))
+    why = window_problem(run.horizon, run.warmup) if "horizon" in changes or "warmup" in changes else None
+    if why:
+        raise UserError(located(*setting_message(origins, values, ("warmup", "horizon"), why), base=name))
     return msgspec.structs.replace(program, run=run)
