@@ -38,6 +38,8 @@ class Registries:
     evict: Any
     preempt: Any
     share: Any
+    #: the plugin manager they come from (what an unknown kind's message asks why serq-sim's own are absent)
+    pm: Any = None
 
 
 def registries(pm=None) -> Registries:
@@ -52,6 +54,7 @@ def registries(pm=None) -> Registries:
         evict=collect(pm, "serq_sim_register_eviction_orders", "eviction order"),
         preempt=collect(pm, "serq_sim_register_preemption_policies", "preemption policy"),
         share=collect(pm, "serq_sim_register_share_policies", "share policy"),
+        pm=pm,
     )
 
 

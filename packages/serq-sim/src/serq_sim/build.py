@@ -59,7 +59,7 @@ def build(sim, reg, trace_path) -> None:
                                         sim.source))
         if share not in reg.share:
             raise SimError(format_error(None, None, None, f"unknown share policy {share!r} (known: "
-                                        f"{', '.join(reg.share.names())})", sim.source))
+                                        f"{', '.join(reg.share.names()) or 'none'}){own_absent(reg)}", sim.source))
         sim.flow_network = FlowNetwork(sim, guard_share(reg.share[share], reg.share, share, sim))
         plugins = not first_party(reg.share[share])
     else:
@@ -85,8 +85,8 @@ def build(sim, reg, trace_path) -> None:
         st.bind()
     for pool in sim.pools:
         node = pool.node
-        pool.evict = pool_policy(sim, reg.evict, pool, node.evict, "eviction order")
-        pool.preempt = pool_policy(sim, reg.preempt, pool, node.preempt, "preemption policy")
+        pool.evict = pool_policy(sim, reg.evict, pool, node.evict, "eviction order", reg)
+        pool.preempt = pool_policy(sim, reg.preempt, pool, node.preempt, "preemption policy", reg)
         plugins = plugins or not (first_party(pool.evict) and first_party(pool.preempt))
         if isinstance(node.queue, N.QueueBy):
             pool.keyed = sim.compiler.keys_fn(node.queue.keys, span=node.span)
@@ -210,18 +210,41 @@ def stage_factory(sim, reg, node: N.Stage):
     name = kind.name if isinstance(kind, N.Extension) else type(kind).__name__
     if name not in reg.stage_kinds:
         raise SimError(format_error(node.span, None, None, f"stage {node.name}: unknown stage kind "
-                                    f"{name!r} (registered: {', '.join(reg.stage_kinds.names())})",
-                                    sim.source))
+                                    f"{name!r} (registered: {', '.join(reg.stage_kinds.names()) or 'none'})"
+                                    f"{own_absent(reg, isinstance(kind, N.Extension))}", sim.source))
     return reg.stage_kinds[name]
 
 
-def pool_policy(sim, registry, pool: Pool, node, what: str):
+def own_absent(reg, extension: bool = False) -> str:
+    """What an unknown built-in kind's or policy's message adds when serq-sim's own plugin, which registers
+    every built-in one, is not in the plugin manager ``reg`` comes from (``""`` otherwise, and for a
+    plugin's ``extension``): installed but switched off (SERQ_DISABLED_PLUGINS, SERQ_DISABLE_PLUGIN_AUTOLOAD;
+    serq.parts.how_to_have), or a manager built without it. ``serq sweep`` with serq-sim switched off said
+    ``unknown stage kind 'Delay' (registered: )`` of every run."""
+    pm = getattr(reg, "pm", None)
+    if extension or pm is None:
+        return ""
+    from . import plugin as own
+
+    if pm.is_registered(own):
+        return ""
+    from serq.parts import how_to_have
+
+    how = how_to_have(pm, "serq-sim")
+    if how.startswith("install "):  # (this is serq-sim: installed; the manager was made without its plugin)
+        how = "the plugin manager the run was given does not have serq-sim's plugin (serq_sim.plugin)"
+    return f"; serq-sim registers the built-in ones, and {how}"
+
+
+def pool_policy(sim, registry, pool: Pool, node, what: str, reg=None):
     """Pool member ``pool``'s policy of the kind ``what`` (its eviction order or preemption policy), made
-    by the factory ``registry`` has for ``node``'s IR tag (or an ``Extension``'s name)."""
+    by the factory ``registry`` has for ``node``'s IR tag (or an ``Extension``'s name); ``reg`` the
+    registries it is one of (an unknown built-in one's message says why serq-sim's own are absent)."""
     name = node.name if isinstance(node, N.Extension) else type(node).__name__
     if name not in registry:
         raise SimError(format_error(pool.node.span, None, None, f"pool {pool.node.name}: unknown {what} "
-                                    f"{name!r} (registered: {', '.join(registry.names())})", sim.source))
+                                    f"{name!r} (registered: {', '.join(registry.names()) or 'none'})"
+                                    f"{own_absent(reg, isinstance(node, N.Extension))}", sim.source))
     return check_policy(registry[name](sim, pool, node), registry, name, pool, what)
 
 
