@@ -325,11 +325,33 @@ def _library_folders(pm: Any) -> list[str]:
     out = [path_str(x) for x in widened_paths()]
     hook = getattr(pm.hook, "serq_frontend_library_paths", None) if pm is not None else None
     if hook is not None:
-        for paths in hook():
-            if _bad_folders(paths) is not None:
-                raise _folders_failure(pm, hook)
-            out.extend(path_str(x) for x in (paths or []))
+        # a relative folder is resolved against the current folder when its plugin was registered, not at
+        # each call: a plugin imported through a relative sys.path entry gives Path(__file__).parent
+        # relative, and a chdir later (the library API's manager is kept for the process) moved its library
+        from serq.plugins import registered_in
+
+        impls = [i for i in hook.get_hookimpls() if not (getattr(i, "wrapper", False) or i.hookwrapper)]
+        bases = {registered_in(pm, i.plugin) for i in impls}
+        if len(bases) <= 1:  # (one folder for all: the hook is called as any other, wrappers and tracing too)
+            base = next(iter(bases), None)
+            for paths in hook():
+                if _bad_folders(paths) is not None:
+                    raise _folders_failure(pm, hook)
+                out.extend(_resolved(x, base) for x in (paths or []))
+        else:  # plugins registered in different folders: each one's resolved against its own, in call order
+            for impl in reversed(impls):
+                paths = impl.function()
+                if _bad_folders(paths) is not None:
+                    raise _folders_failure(pm, hook)
+                out.extend(_resolved(x, registered_in(pm, impl.plugin)) for x in (paths or []))
     return out
+
+
+def _resolved(folder: Any, base: str | None) -> str:
+    """A plugin's library folder as a string, a relative one joined to ``base`` (the current folder when
+    the plugin was registered; ``None``: left as it is, relative to the current folder)."""
+    text = path_str(folder)
+    return text if base is None or os.path.isabs(text) else path_join(base, text)
 
 
 def _bad_folders(paths: Any) -> str | None:

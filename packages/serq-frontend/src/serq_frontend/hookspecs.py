@@ -39,5 +39,6 @@ def serq_frontend_library_paths() -> list[str | os.PathLike[str]]:
 
     Returns a list of folders (``pathlib.Path`` objects or strings) searched, in plugin order, after the
     folder of the file that says ``use``. It is also called to key the compile cache, on every load of a
-    ``.sq`` file.
+    ``.sq`` file. A relative folder is relative to the current folder when the plugin was registered
+    (:func:`serq.plugins.registered_in`), not to the one at the call.
     """

@@ -381,6 +381,24 @@ class PluginManager(pluggy.PluginManager):
         self.unknown_disabled: list[str] = []
         #: (plugin, name) of the functions named like a hook that carry no ``@serq.hookimpl`` marker
         self.unmarked: list[tuple[Any, str]] = []
+        #: id(plugin) -> the current folder when it was registered (:func:`registered_in`)
+        self.folders: dict[int, str | None] = {}
+
+    def register(self, plugin: Any, name: str | None = None) -> str | None:
+        """pluggy's, noting the current folder at the registration (:func:`registered_in`)."""
+        try:
+            here: str | None = os.getcwd()
+        except OSError:  # the current folder was removed: none to resolve against
+            here = None
+        got = super().register(plugin, name)
+        if got is not None:
+            self.folders[id(plugin)] = here
+        return got
+
+    def unregister(self, plugin: Any = None, name: str | None = None) -> Any:
+        gone = super().unregister(plugin, name)
+        self.folders.pop(id(gone), None)
+        return gone
 
     def parse_hookimpl_opts(self, plugin: Any, name: str) -> Any:
         """pluggy's, which skips a function without serQ's marker; one named like a hook (``serq_…``) is
@@ -854,6 +872,15 @@ def _named_failure(pm: pluggy.PluginManager, exc: BaseException, plugins: dict[s
 _installed: dict[tuple[str, str], pluggy.PluginManager] = {}
 #: held while :func:`installed_plugin_manager` builds one (re-entrant: a plugin loaded may ask for it)
 _installing = threading.RLock()
+
+
+def registered_in(pm: pluggy.PluginManager, plugin: Any) -> str | None:
+    """The current folder when ``plugin`` was registered on ``pm``: what a relative path the plugin gives
+    (a library folder, ``Path(__file__).parent`` of a module imported through a relative ``sys.path``
+    entry) is relative to, whatever folder the process is in later. ``None`` when ``pm`` does not note it
+    (a plain ``pluggy.PluginManager``) or the folder was removed."""
+    folders = getattr(pm, "folders", None)
+    return folders.get(id(plugin)) if isinstance(folders, dict) else None
 
 
 def installed_plugin_manager() -> pluggy.PluginManager:
