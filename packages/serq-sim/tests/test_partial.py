@@ -84,15 +84,19 @@ def test_max_wall_stops_a_run_that_would_not_end(src):
     assert any("--max-wall 0.3" in n for n in r.result.notes)
 
 
-@pytest.mark.parametrize("bad", [0, -1, 1.5, True, "10"])
-def test_max_events_must_be_a_positive_integer(bad):
-    with pytest.raises(ValueError, match="max_events"):
+# serq_sim.run's one rule for its arguments (docs/language.md): a value of the right type not allowed is a
+# ValueError, the wrong type (a float or bool count, a str) a TypeError, each naming the argument
+@pytest.mark.parametrize(("bad", "error"), [(0, ValueError), (-1, ValueError), (1.5, TypeError),
+                                            (True, TypeError), ("10", TypeError)])
+def test_max_events_must_be_a_positive_integer(bad, error):
+    with pytest.raises(error, match="max_events"):
         serq_sim.run(_compile(MM1), max_events=bad)
 
 
-@pytest.mark.parametrize("bad", [0, -1.0, math.nan, math.inf, "1"])
-def test_max_wall_must_be_positive(bad):
-    with pytest.raises(ValueError, match="max_wall"):
+@pytest.mark.parametrize(("bad", "error"), [(0, ValueError), (-1.0, ValueError), (math.nan, ValueError),
+                                            (math.inf, ValueError), ("1", TypeError)])
+def test_max_wall_must_be_positive(bad, error):
+    with pytest.raises(error, match="max_wall"):
         serq_sim.run(_compile(MM1), max_wall=bad)
 
 

@@ -198,7 +198,7 @@ def test_a_swept_name_that_is_a_column_of_the_search_is_refused(tmp_path):
     r = subprocess.run([SERQ, "sweep", str(path), "--find", "y.mean <= 2", "--over", "lam", "0:4", "--set",
                         "evaluations=1,2", "--workers", "0", "--no-progress", "--out", str(tmp_path / "f.parquet")],
                        capture_output=True, text=True, timeout=60)
-    assert (r.returncode, r.stderr) == (1, "error: evaluations: swept twice, or the name of a column of the "
+    assert (r.returncode, r.stderr) == (2, "error: evaluations: swept twice, or the name of a column of the "
                                            "search's table (outcome, holds, fails, evaluations)\n")
     assert not (tmp_path / "f.parquet").exists()
     with pytest.raises(Exception, match="^error: --over evaluations: the name of a column of the search's table"):
