@@ -225,6 +225,13 @@ def sweep(program: str | os.PathLike | Sequence[str | os.PathLike], *, sets: Map
     The frame's ``attrs["axes"]`` lists the swept names. Ctrl-C stops the sweep: what finished is written
     to ``out``, and ``KeyboardInterrupt`` is raised again.
     """
+    from .axes import flag, output_path
+
+    if not (records is None or isinstance(records, (bool, str, os.PathLike))):  # (records=1: fspath's TypeError)
+        raise TypeError(f"records must be True, False or a path (str or os.PathLike), not {type(records).__name__}")
+    records = output_path(records, "records") if not isinstance(records, bool) else records
+    out, fresh = output_path(out, "out"), flag(fresh, "fresh")
+    progress = flag(progress, "progress", none=True)
     plan = core.plan(program, sets=sets, defs=defs, zip=zip, seeds=seeds, horizon=horizon, warmup=warmup,
                      arrivals=arrivals, max_wall=max_wall, max_events=max_events, max_samples=max_samples,
                      pm=pm)
@@ -247,13 +254,21 @@ def aggregate(frame: Any, by: Sequence[str] | None = None) -> Any:
     :func:`core.point_columns`)."""
     import pandas as pd
 
+    from .axes import texts
     from .stats import mean_ci
 
+    if not isinstance(frame, pd.DataFrame):  # (None, a dict: an AttributeError of .columns)
+        raise TypeError(f"frame must be a pandas DataFrame (a sweep's table), not {type(frame).__name__}")
     cols = list(frame.columns)
     if by is None:
         axes = frame.attrs.get("axes")
         by = core.point_columns(cols) if axes is None else axes
-    by = list(by)
+    # a str is the one column (by="B" grouped by the columns B, ...: its letters), a set has no order
+    by = texts(by, "by", "column")
+    missing = [c for c in by if c not in cols]
+    if missing:  # (a KeyError from inside pandas' groupby)
+        raise ValueError(f"by: no column {missing[0]!r} in the frame (its columns: {', '.join(map(str, cols[:12]))}"
+                         + (", ..." if len(cols) > 12 else "") + ")")
     start = cols.index("key") + 1 if "key" in cols else 0
     figs = [c for c in cols[start:] if c not in by and c not in ("point", "seed")
             and pd.api.types.is_numeric_dtype(frame[c])]

@@ -47,8 +47,66 @@ def _number(text: str, what: str) -> float:
 
 
 def _scalar(v: Any) -> bool:
-    """Whether ``v`` is one value, not a list of them: a number, or what is no list (None, True)."""
-    return isinstance(v, (int, float, bool)) or not isinstance(v, Iterable) or isinstance(v, (bytes, Mapping))
+    """Whether ``v`` is one value, not a list of them: a number, or what is no list (None, True), a numpy
+    array of no dimension (``np.array(0.5)``: iterating it was a TypeError from numpy) included."""
+    return (isinstance(v, (int, float, bool)) or not isinstance(v, Iterable) or isinstance(v, (bytes, Mapping))
+            or getattr(v, "ndim", None) == 0)
+
+
+def _one(v: Any) -> Any:
+    """``v``, or the number a numpy array of no dimension holds (``np.array(3)``)."""
+    return v.item() if getattr(v, "ndim", None) == 0 and hasattr(v, "item") else v
+
+
+def ordered(v: Any, what: str) -> Any:
+    """``v``, refused (a TypeError naming ``what``) when it is a ``set`` or ``frozenset``: the values of an
+    argument of the Python API come in the order given, which is the order of the table's rows (its points,
+    its seeds), of a comparison's arms (which arm is ``A`` in ``B - A``) and of the columns and rows named;
+    a set has none, and one of strs (``defs={"f": {"~exp(1)", "~det(1)"}}``) iterates in another order in
+    every process (``PYTHONHASHSEED``), so the same call gave other tables."""
+    if isinstance(v, (set, frozenset)):
+        raise TypeError(f"{what}: a {type(v).__name__} has no order, and the order of the values given is the "
+                        "order of the results: give a list (sorted() of the set makes one)")
+    return v
+
+
+def flag(value: Any, what: str, *, none: bool = False) -> Any:
+    """A switch of the Python API (``fresh=``, ``progress=``): a bool (numpy's too), or None where ``none``
+    (``progress=None``: the default); anything else is a TypeError naming ``what``. It was taken by its
+    truth: ``fresh="no"`` ran every run again, ``progress="no"`` drew the bar."""
+    if value is None and none:
+        return None
+    if isinstance(value, bool) or type(value).__name__ == "bool" and type(value).__module__ == "numpy":
+        return bool(value)
+    raise TypeError(f"{what} must be True or False{' (or None)' if none else ''}, not {value!r:.60}")
+
+
+def output_path(value: Any, what: str) -> Any:
+    """An output path of the Python API (``out=``), None or a str or os.PathLike naming a str, else a
+    TypeError naming ``what`` said before anything is compiled (``out=3`` was ``os.fspath``'s TypeError once
+    every point was compiled)."""
+    import os
+
+    if value is None or isinstance(value, str) or isinstance(value, os.PathLike) and isinstance(
+            os.fspath(value), str):
+        return value
+    raise TypeError(f"{what} must be a path (str or os.PathLike), not {type(value).__name__}")
+
+
+def texts(value: Any, what: str, item: str = "name") -> list[str]:
+    """An argument of the Python API that is a list of strs, or one str (``figures=``, ``conditions=``,
+    ``by=``, ``cdf_of=``, ``gauge=``): one str is the list of it, as ``find``'s ``conditions`` always took
+    it (it was iterated as its letters: ``figures="ttft.p99"`` asked for the figures ``t``, ``t``, ...);
+    anything else that is no list of strs, or a set (:func:`ordered`), is a TypeError naming ``what``."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, (bytes, bytearray, memoryview, Mapping)) or not isinstance(value, Iterable):
+        raise TypeError(f"{what} must be a {item} (a str) or a list of them, not {type(value).__name__}")
+    out = list(ordered(value, what))
+    for x in out:
+        if not isinstance(x, str):
+            raise TypeError(f"{what}: each {item} is a str, not {type(x).__name__} ({x!r:.60})")
+    return out
 
 
 def _real(v: Any, what: str) -> float:
@@ -158,7 +216,8 @@ def seed_values(seeds: Any) -> list[int]:
     would refuse was refused only by its text), then held to :func:`parse_seeds`' checks."""
     from serq_ir.rules import seed_problem
 
-    given = [seeds] if _scalar(seeds) else list(seeds)
+    seeds = _one(seeds)
+    given = [seeds] if _scalar(seeds) else [_one(s) for s in ordered(seeds, "seeds")]
     for s in given:
         why = seed_problem(s)
         if why:
@@ -188,7 +247,7 @@ def program_files(program: Any) -> list[str]:
         raise TypeError(f"program must be a path (str or os.PathLike) or a list of them, not "
                         f"{type(program).__name__}")
     out = []
-    for f in program:
+    for f in ordered(program, "program"):
         path = os.fspath(f) if isinstance(f, (str, os.PathLike)) else None
         if not isinstance(path, str):
             raise TypeError(f"program: each program is a path (str or os.PathLike), not {type(f).__name__}"
@@ -234,13 +293,15 @@ def set_axes(sets: Mapping[str, Any]) -> list[Axis]:
     out = []
     for name, v in sets.items():
         what = f"--set {name}"
+        v = _one(v)
         if isinstance(v, str):
             values = parse_range(v, what)
         elif _scalar(v):
             values = [_real(v, what)]
         elif isinstance(v, Iterable) and not isinstance(v, (bytes, Mapping)):
             values = []
-            for x in v:
+            for x in ordered(v, f"sets[{name!r}]"):
+                x = _one(x)
                 values.extend(parse_range(x, what) if isinstance(x, str) else [_real(x, what)])
                 if len(values) > MAX_POINTS:  # each range is bounded; so are they together
                     raise UsageError(f"{what}: more than {MAX_POINTS} values")
@@ -258,7 +319,7 @@ def def_axes(defs: Mapping[str, Any]) -> list[Axis]:
         elif _scalar(v):
             raise UsageError(f"--def {name}: {v!r} is not an expression (a string) or a list of them")
         else:
-            values = [str(x) for x in v]
+            values = texts(v, f"defs[{name!r}]", "expression's text")
         if not values:
             raise UsageError(f"--def {name}: no value")
         out.append(Axis(name, "def", tuple(values)))

@@ -51,8 +51,13 @@ def _walk(value: Any, path: str, out: dict[str, Any]) -> None:
 def flatten(result: Any) -> dict[str, Any]:
     """The figures of ``result`` (a :class:`serq_ir.report.Result`, a Report or the JSON report as a dict)
     in the report's order. ``null`` (NaN, an absent figure) is NaN."""
+    from serq_ir.report import Result
+
     if hasattr(result, "result"):
         result = result.result
+    if not isinstance(result, (dict, Result)):  # (None, a str: an AttributeError of .items())
+        raise TypeError("result must be a report (serq_sim.run's), its serq_ir.report.Result or the JSON report "
+                        f"as a dict, not {type(result).__name__}")
     if not isinstance(result, dict):
         import msgspec
 

@@ -502,12 +502,33 @@ def save(figure: Any, path: str, inputs: Sequence[str] = ()) -> None:
     write_atomic(path, buf.getvalue(), inputs=inputs)
 
 
+def _is_frame(v: Any) -> bool:
+    """Whether ``v`` is a pandas DataFrame (pandas imported only to ask, when ``v`` is no path)."""
+    try:
+        import pandas as pd
+    except ImportError:  # pragma: no cover - pandas is a dependency of the tables
+        return False
+    return isinstance(v, pd.DataFrame)
+
+
 def plot(source: Any, out: str | None = None, *, x: str | None = None, y: str | None = None,
          hue: str | None = None, cdf_of: Sequence[str] = (), gauge: Sequence[str] = ()) -> Any:
     """The Python side of ``serq plot``: a curve from a table (``x``, ``y``, ``hue``), CDFs (``cdf_of``)
     of observes from a dump folder or of per-request metrics from a records file (``hue`` a swept name
     of a sweep's records), or gauges (``gauge``) from a dump folder; written to ``out`` when given.
     Returns the Figure."""
+    from .axes import output_path, texts
+
+    # what is of the wrong type is said here, naming it: a str given as cdf_of or gauge was iterated (cdf_of=
+    # "ttft" drew the letters t, t, f, t), source=None and out=3 were os.fspath's TypeError
+    if not isinstance(source, (str, os.PathLike)) and not _is_frame(source):
+        raise TypeError(f"source must be a path (str or os.PathLike) or a DataFrame, not {type(source).__name__}")
+    out = output_path(out, "out")
+    out = None if out is None else os.fspath(out)
+    for what, v in (("x", x), ("y", y), ("hue", hue)):
+        if v is not None and not isinstance(v, str):
+            raise TypeError(f"{what} must be a name (a str), not {type(v).__name__}")
+    cdf_of, gauge = texts(cdf_of, "cdf_of", "metric"), texts(gauge, "gauge", "gauge")
     src = os.fspath(source) if isinstance(source, (str, os.PathLike)) else source
     # an output's suffix, flags that do not go together and a flag missing are usage errors (status 2), as
     # a table's --out is of serq sweep (serq.errors.UsageError: a UserError to a caller of this function);

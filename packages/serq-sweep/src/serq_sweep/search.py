@@ -28,12 +28,15 @@ from .axes import (
     Axis,
     _number,
     def_axes,
+    flag,
     named_values,
+    output_path,
     parse_range,
     points,
     program_files,
     seeds_given,
     set_axes,
+    texts,
 )
 from .stats import mean
 
@@ -137,6 +140,24 @@ class _Search:
                 self.state = "bisect"
 
 
+def _is_real(v: Any) -> bool:
+    import numbers
+
+    return isinstance(v, numbers.Real) and not isinstance(v, bool)
+
+
+def _over(over: Any) -> tuple[str, str]:
+    """``over`` of :func:`find`: the knob's name and its range, ``("Lambda", "2:12")``; anything else is a
+    TypeError naming it (a str, ``over="Lambda"``, or a triple was "too many values to unpack", a range
+    given as numbers ``("B", (1, 8))`` a usage error that showed the tuple)."""
+    if (isinstance(over, (str, bytes, bytearray, Mapping)) or not isinstance(over, Sequence) or len(over) != 2
+            or not all(isinstance(x, str) for x in over)):
+        shown = type(over).__name__ if not isinstance(over, Sequence) else f"{over!r:.80}"
+        raise TypeError(f'over must be the pair (NAME, RANGE) of two strs, over=("Lambda", "2:12") (RANGE LO:HI '
+                        f"or LO:HI:STEP), not {shown}")
+    return over[0], over[1]
+
+
 def find(program: str | Sequence[str], conditions: str | Sequence[str], over: tuple[str, str], *,
          sets: Mapping[str, Any] | None = None, defs: Mapping[str, Any] | None = None,
          zip: Sequence[Sequence[str]] = (), seeds: Any = (1,), tol: float | None = None,  # noqa: A002
@@ -160,11 +181,12 @@ def find(program: str | Sequence[str], conditions: str | Sequence[str], over: tu
 
     files = program_files(program)  # (before the plugins are loaded: a wrong type is said at once)
     sets, defs = named_values(sets, "sets"), named_values(defs, "defs")
+    out, progress = output_path(out, "out"), flag(progress, "progress", none=True)
     pm = core._plugin_manager(pm)
-    conds = [parse_condition(c) for c in ([conditions] if isinstance(conditions, str) else conditions)]
+    conds = [parse_condition(c) for c in texts(conditions, "conditions", "condition")]
     if not conds:
         raise UsageError("--find: no condition")
-    name, spec = over
+    name, spec = _over(over)
     if (sets and name in sets) or (defs and name in defs):
         raise UsageError(f"--over {name}: {name} is also given with --set/--def")
     if name in COLUMNS:
@@ -188,7 +210,9 @@ def find(program: str | Sequence[str], conditions: str | Sequence[str], over: tu
             raise UsageError(f"--over {name} {spec}: LO must be below HI, both finite")
     else:
         raise UsageError(f"--over {name} {spec}: a range LO:HI or LO:HI:STEP")
-    if tol is not None and not (tol > 0):
+    if tol is not None and not (_is_real(tol) and tol > 0):
+        if not _is_real(tol):  # ('>' not supported between 'str' and 'int'; True was a tolerance of 1)
+            raise TypeError(f"tol must be a positive number, not {type(tol).__name__}")
         raise UsageError(f"--tol {tol:g}: must be positive")
     steps = MAX_STEPS if grid else halvings(lo, hi, tol)
     seed_list = seeds_given(seeds)
