@@ -48,6 +48,8 @@ def layers(pm: Any = None) -> list[Any]:
         return list(builtin_layers())
     from serq.plugins import collect
 
+    pm = _default_pm(pm)  # (layers(pm=3) was an AttributeError of .hook)
+
     # each layer checked as the parser and the desugaring will use it (its builders, its rewrite, a rule of
     # its grammar without a builder): the plugin named here, not a TypeError from serQ's call of it later
     reg = collect(pm, "serq_frontend_register_sugar", "sugar layer", key=lambda layer: layer.name,
@@ -160,6 +162,20 @@ def check_overrides(sets: Any, defs: Any) -> tuple[dict[str, float], dict[str, s
     return out[0], out[1]
 
 
+def check_path(path: Any, who: str) -> None:
+    """Refuse a path that is no str or os.PathLike (a TypeError naming ``who``'s path) or the empty str (a
+    ValueError): ``compile`` and ``cache.load`` by one rule (``cache.load(3)`` was ``os.fspath``'s TypeError
+    from inside serq.files)."""
+    import os
+
+    given = os.fspath(path) if isinstance(path, (str, os.PathLike)) else None
+    if not isinstance(given, str):
+        raise TypeError(f"{who}'s path is a str or os.PathLike, not {type(path).__name__}"
+                        + (" naming bytes" if isinstance(path, os.PathLike) else ""))
+    if not given:  # (pathlib read '' as '.': "error: : cannot read: is a folder, not a file")
+        raise ValueError(f"{who}'s path is empty: it names no file")
+
+
 def _setup(path: str | Path | None, source: str | None, pm: Any, sets: Mapping[str, float],
            defs: Mapping[str, str], use_pm: bool, *, text: str | None = None,
            library_paths: Sequence[Path] | None = None, recorder: Any = None) -> tuple[Any, Any, str, str | None]:
@@ -175,10 +191,8 @@ def _setup(path: str | Path | None, source: str | None, pm: Any, sets: Mapping[s
     if (path is None) == (source is None):
         raise TypeError("compile() takes a path or source=, not both" if path is not None
                         else "compile() takes a path or source=: neither was given")
-    import os
-
-    if path is not None and not isinstance(path, (str, os.PathLike)):
-        raise TypeError(f"compile()'s path is a str or os.PathLike, not {type(path).__name__}")
+    if path is not None:
+        check_path(path, "compile()")
     if source is not None and not isinstance(source, str):
         raise TypeError(f"compile()'s source= is a str, not {type(source).__name__}")
     sets, defs = check_overrides(sets, defs)

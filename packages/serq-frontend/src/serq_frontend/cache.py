@@ -575,6 +575,7 @@ def load(path: str | Path, *, sets: Mapping[str, float] | None = None, defs: Map
     """Compile ``path`` (as :func:`serq_frontend.compile`), through the compile cache when it is on."""
     import serq_frontend
 
+    serq_frontend.check_path(path, "load()")
     sets, defs = serq_frontend.check_overrides(sets or {}, defs or {})
     pm = serq_frontend._default_pm(pm)
     # paths as strings, as pathlib gives them (serq.files.path_str): a hit imports no pathlib

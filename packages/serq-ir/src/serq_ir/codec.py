@@ -193,10 +193,17 @@ def load(path: str | Path) -> Program:
     (a missing file, a FIFO, a device, a folder, a file too large, malformed or invalid IR) raises
     :class:`IRError`, one message naming the file, at once: a FIFO was waited on for ever, ``/dev/zero``
     read until memory ran out and a sparse file of 1 GiB read whole."""
+    import os
     from pathlib import Path
 
     from serq.files import MAX_JSON, read_input
 
+    given = os.fspath(path) if isinstance(path, (str, os.PathLike)) else None
+    if not isinstance(given, str):  # (None, an int, bytes: pathlib's TypeError)
+        raise TypeError(f"load() takes the IR file's path, a str or os.PathLike, not {type(path).__name__}"
+                        + (" naming bytes" if isinstance(path, os.PathLike) else ""))
+    if not given:  # (pathlib read '' as '.': "error: .: cannot read")
+        raise ValueError("load()'s path is empty: it names no file")
     name = str(Path(path))
     try:
         data = read_input(path, limit=MAX_JSON, what="an IR file")
@@ -230,6 +237,8 @@ def _strip(obj: Any) -> Any:
 
 def strip_spans(program: Program) -> Program:
     """The same program without source spans (IR equivalence is judged on this)."""
+    if not isinstance(program, Program):  # (None, a str: msgspec's ValidationError "Expected `object`")
+        raise TypeError(f"strip_spans() takes a serq_ir.Program, not {type(program).__name__}")
     raw = msgspec.json.decode(_encoder.encode(program))
     return _decoder.decode(_encoder.encode(_strip(raw)))
 

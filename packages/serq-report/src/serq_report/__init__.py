@@ -83,6 +83,8 @@ def render(report: Any, fmt: str = "text", *, pm: Any = None) -> str:
     """
     from serq.plugins import api_plugin_manager, report_text
 
+    if not isinstance(fmt, str):  # (fmt=3, None: "unknown report format 3", as if a name were misspelt)
+        raise TypeError(f"fmt must be a report format's name (a str), not {type(fmt).__name__}")
     pm = api_plugin_manager(pm)
     registry = formats(pm)
     if fmt not in registry:

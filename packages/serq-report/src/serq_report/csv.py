@@ -132,7 +132,12 @@ def dump(report: Any, folder: str | os.PathLike[str], *, inputs: Iterable[str | 
     result = result_of(report)
     if report is result:
         raise TypeError("dump needs a report with samples (observe, gauge), not a bare Result")
-    folder = os.fspath(folder)
+    given = os.fspath(folder) if isinstance(folder, (str, os.PathLike)) else None
+    if not isinstance(given, str):  # (folder=3: os.fspath's TypeError, which named no argument)
+        raise TypeError(f"dump's folder is a path (str or os.PathLike), not {type(folder).__name__}")
+    folder = given
+    if isinstance(inputs, (str, bytes)) or not isinstance(inputs, Iterable):  # (a str: its letters)
+        raise TypeError(f"dump's inputs are a list of paths, not {type(inputs).__name__}")
     observe_names = [*result.observes, *result.instants]  # the instants' samples too
     observe_files = file_names(observe_names)
     gauge_files = file_names(result.gauges)

@@ -28,6 +28,19 @@ def _array(buf: Any, dtype: str) -> Any:
     return np.frombuffer(buf, dtype=dtype) if len(buf) else np.zeros(0, dtype)
 
 
+def _named(table: Any, name: Any, kind: str, where: str = "the program has") -> Any:
+    """``table[name]``, the one rule of the report's look-ups by name (an observe, a gauge, an observe's
+    statistics, a column): a name that is no str is a TypeError (a list was "unhashable type"), one the
+    table has not a KeyError naming it and the names there are (``stats`` and ``buffer`` raised the bare
+    KeyError of the name)."""
+    if not isinstance(name, str):
+        raise TypeError(f"the name of {'an' if kind[0] in 'aeiou' else 'a'} {kind} is a str, not {type(name).__name__}")
+    try:
+        return table[name]
+    except KeyError:
+        raise KeyError(f"no {kind} {name!r} ({where}: {', '.join(table) or 'none'})") from None
+
+
 class _Columns:
     """Columns kept as given and made numpy arrays when first read."""
 
@@ -47,7 +60,7 @@ class _Columns:
 
     def buffer(self, col: str) -> Any:
         """Column ``col`` as it was given (the engine's ``array.array``), without numpy."""
-        return self._buffers[col]
+        return _named(self._buffers, col, "column", "the columns are")
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r}: {len(self._buffers[next(iter(self._DTYPES))])} rows>"
@@ -143,18 +156,10 @@ class Report:
 
     # typed accessors
     def observe(self, name: str) -> ObserveData:
-        try:
-            return self._observes[name]
-        except KeyError:
-            raise KeyError(f"no observe {name!r} (the program has: {', '.join(self._observes) or 'none'})"
-                           ) from None
+        return _named(self._observes, name, "observe")
 
     def gauge(self, name: str) -> GaugeData:
-        try:
-            return self._gauges[name]
-        except KeyError:
-            raise KeyError(f"no gauge {name!r} (the program has: {', '.join(self._gauges) or 'none'})"
-                           ) from None
+        return _named(self._gauges, name, "gauge")
 
     @property
     def observes(self) -> dict[str, ObserveData]:
@@ -165,7 +170,7 @@ class Report:
         return dict(self._gauges)
 
     def stats(self, name: str) -> ObserveStats:
-        return self.result.observes[name]
+        return _named(self.result.observes, name, "observe")
 
     def pool(self, name: str, index: int | None = None) -> PoolStats:
         """The pool ``name`` (``index`` None or 0 for a single pool), or member ``index`` of an array."""
