@@ -213,13 +213,31 @@ def _run(sc: dict[str, Any], pm: Any) -> dict[str, Any]:
 
 
 def compare(answer: dict[str, Any], expected: dict[str, Any]) -> list[str]:
-    """The differences between an answer and the oracle's, on the fields the oracle gives."""
+    """The differences between an answer (:func:`run_scenario`'s) and the oracle's (its ``.out.json``), on
+    the fields the oracle gives: ``first``, ``done``, ``preempted``, ``cached`` (objects by request index)
+    and ``preemptions``. An argument that is no dict is a TypeError, a field of the wrong shape a
+    ValueError, each naming it (``compare(None, …)`` was "'NoneType' object is not subscriptable", an oracle
+    without ``preemptions`` a KeyError, and ``preemptions`` was compared whether the oracle gave it or
+    not)."""
+    from collections.abc import Mapping
+
+    for what, d in (("answer", answer), ("expected", expected)):
+        if not isinstance(d, Mapping):
+            raise TypeError(f"{what} must be a dict (run_scenario's answer, or the oracle's .out.json), not "
+                            f"{type(d).__name__}")
     diffs = []
     for field in ("first", "done", "preempted", "cached"):
         if field in expected:
+            for what, d in (("answer", answer), ("expected", expected)):
+                if not isinstance(d.get(field), Mapping):
+                    raise ValueError(f"{what}[{field!r}] must be an object of request indices, not "
+                                     f"{type(d.get(field)).__name__}")
             for k, v in expected[field].items():
                 if answer[field].get(k) != v:
                     diffs.append(f"{field}[{k}]: serQ {answer[field].get(k)}, vLLM {v}")
-    if answer["preemptions"] != expected["preemptions"]:
-        diffs.append(f"preemptions: serQ {answer['preemptions']}, vLLM {expected['preemptions']}")
+    if "preemptions" in expected:
+        if "preemptions" not in answer:
+            raise ValueError("answer['preemptions'] is missing (run_scenario's answer gives it)")
+        if answer["preemptions"] != expected["preemptions"]:
+            diffs.append(f"preemptions: serQ {answer['preemptions']}, vLLM {expected['preemptions']}")
     return diffs
