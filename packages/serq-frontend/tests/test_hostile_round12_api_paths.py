@@ -4,7 +4,8 @@ type is a TypeError naming the argument, the empty path a ValueError.
 
 ``cache.load(3)`` was ``os.fspath``'s "expected str, bytes or os.PathLike object, not int" from inside
 serq.files, ``layers(pm=3)`` an AttributeError of ``.hook``, and ``compile("")`` read the empty path as the
-current folder ("error: : cannot read: is a folder, not a file").
+current folder ("error: : cannot read: is a folder, not a file"). ``parse``'s switch ``desugar`` is True or
+False (serq.numbers.switch): ``desugar="no"`` desugared.
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ class BytesPath:
     (lambda: load(""), ValueError, "load()'s path is empty: it names no file"),
     (lambda: serq_frontend.compile(""), ValueError, "compile()'s path is empty: it names no file"),
     (lambda: serq_frontend.layers(pm=3), TypeError, "pm must be a plugin manager"),
+    (lambda: serq_frontend.parse(source="let a = 1;", desugar="no"), TypeError,
+     "desugar must be True or False, not 'no'"),
 ])
 def test_a_wrong_path_or_plugin_manager_is_said_naming_it(call, kind, said):
     with pytest.raises(kind) as info:

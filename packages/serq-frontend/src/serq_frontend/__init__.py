@@ -254,6 +254,10 @@ def parse(path: str | Path | None = None, *, source: str | None = None, pm: Any 
           desugar: bool = False, sets: Mapping[str, float] | None = None,
           defs: Mapping[str, str] | None = None) -> Any:
     """The AST of a program (:class:`serq_frontend.ast.Module`); with ``desugar`` after every layer."""
+    from serq.numbers import switch
+
+    if not switch(desugar):  # (taken by its truth: desugar="no" desugared)
+        raise TypeError(f"desugar must be True or False, not {desugar!r:.60}")
     ctx, layer_list, text, name = _setup(path, source, pm, sets or {}, defs or {}, desugar)
     return _front(ctx, text, name, layer_list, desugar)
 

@@ -79,10 +79,20 @@ def _decode_error(data: bytes, name: str, e: msgspec.DecodeError) -> IRError:
     return IRError(f"error: {name}: {msg}")
 
 
+def _switch(name: str, v: Any) -> None:
+    """Refuse (a TypeError naming it) a switch that is no bool (serq.numbers.switch): ``check="no"`` checked,
+    ``spans=None`` left the spans out, each taken by its truth."""
+    from serq.numbers import switch
+
+    if not switch(v):
+        raise TypeError(f"{name} must be True or False, not {v!r:.60}")
+
+
 def encode(program: Program, *, spans: bool = True) -> bytes:
     """The program as compact, deterministic JSON. ``spans=False`` leaves out the source spans."""
     if not isinstance(program, Program):  # (a str or a dict was encoded as JSON of its own, silently)
         raise TypeError(f"encode() takes a serq_ir.Program, not {type(program).__name__}")
+    _switch("spans", spans)
     if not spans:
         program = strip_spans(program)
     return _encoder.encode(program)
@@ -100,6 +110,9 @@ def decode(data: bytes | str, *, name: str = "<ir>", check: bool = True) -> Prog
 
     ``check=False`` decodes the schema alone, for IR serQ wrote itself that what uses it checks again (the
     compile cache's entries, which ``serq_sim.run`` validates as it validates a fresh compile)."""
+    _switch("check", check)
+    if not isinstance(name, str):  # (it names the IR in every message)
+        raise TypeError(f"decode()'s name is a str, not {type(name).__name__}")
     if isinstance(data, str):
         try:
             data = data.encode()

@@ -83,11 +83,6 @@ def _is_integer(v: Any) -> bool:
     return isinstance(v, numbers.Integral) and not isinstance(v, bool)
 
 
-def _is_flag(v: Any) -> bool:
-    """Whether ``v`` is a switch's value: a bool, numpy's too."""
-    return isinstance(v, bool) or type(v).__name__ == "bool" and type(v).__module__ == "numpy"
-
-
 def _check_run_args(program, seed, horizon, warmup, arrivals, trace) -> None:
     """Refuse, before anything is built, what ``run``'s arguments cannot be (as the command line refuses its
     flags), by one rule (:func:`_refused`): a TypeError for an argument of the wrong type, a ValueError for
@@ -193,8 +188,10 @@ def run(program, *, seed: int | None = None, horizon: float | None = None, warmu
     bounds = run_limits(max_events=max_events, max_wall=max_wall, max_samples=max_samples)
     max_events, max_wall, max_samples = (bounds.get(k) for k in ("max_events", "max_wall", "max_samples"))
     _check_run_args(program, seed, horizon, warmup, arrivals, trace)
+    from serq.numbers import switch
+
     for name, v in (("check_invariants", check_invariants), ("progress", progress)):
-        if not _is_flag(v):  # (taken by its truth: check_invariants="no" checked every event, slowly)
+        if not switch(v):  # (taken by its truth: check_invariants="no" checked every event, slowly)
             raise _refused(name, v, "True or False", of_type=False)
     from serq.plugins import api_plugin_manager
     from serq_ir.validate import validate

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from serq.errors import UsageError
-from serq.numbers import WHOLE_HINT, NotANumber, number, real, whole
+from serq.numbers import WHOLE_HINT, NotANumber, number, real, switch, whole
 
 #: at most this many points (compiled programs) in one sweep, this many values of one swept name (a range,
 #: or every value a name given again adds), this many seeds and this many runs (points times seeds)
@@ -76,7 +76,7 @@ def flag(value: Any, what: str, *, none: bool = False) -> Any:
     truth: ``fresh="no"`` ran every run again, ``progress="no"`` drew the bar."""
     if value is None and none:
         return None
-    if isinstance(value, bool) or type(value).__name__ == "bool" and type(value).__module__ == "numpy":
+    if switch(value):  # (serq.numbers.switch: a bool, numpy's too)
         return bool(value)
     raise TypeError(f"{what} must be True or False{' (or None)' if none else ''}, not {value!r:.60}")
 

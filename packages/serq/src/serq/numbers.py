@@ -97,3 +97,11 @@ def real(v: object) -> float | None:
         return float(v)
     except OverflowError:
         return None
+
+
+def switch(v: object) -> bool:
+    """Whether ``v`` is the value of a switch of the Python API (``progress=``, ``check_invariants=``,
+    ``fresh=``, ``check=``, ``spans=``, ``desugar=``): a bool, numpy's too. The one rule of the library
+    calls' switches: anything else is a TypeError naming it, where it was taken by its truth (``"no"``
+    and ``"false"`` on, ``0`` and ``None`` off)."""
+    return isinstance(v, bool) or (type(v).__module__ == "numpy" and type(v).__name__ in ("bool", "bool_"))
