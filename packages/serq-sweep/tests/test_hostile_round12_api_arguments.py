@@ -111,7 +111,7 @@ def test_one_str_is_one_metric_of_a_records_cdf(tmp_path):
     (lambda p: compare(p, sets={"lam": [0.2, 0.4]}, seeds="1..2", workers=0, progress=1), TypeError,
      "progress must be True or False (or None), not 1"),
     (lambda p: sweep(p, defs={"svc": [b"0.5"]}, workers=0, progress=False), TypeError,
-     "defs['svc']: each expression's text is a str, not bytes"),
+     "defs['svc']: each expression is a str, not bytes"),
     (lambda p: aggregate(None), TypeError, "frame must be a pandas DataFrame (a sweep's table), not NoneType"),
     (lambda p: aggregate(pd.DataFrame({"lam": [1.0], "seed": [1]}), by=["nope"]), ValueError,
      "by: no column 'nope' in the frame (its columns: lam, seed)"),

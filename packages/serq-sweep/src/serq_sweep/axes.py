@@ -102,7 +102,9 @@ def texts(value: Any, what: str, item: str = "name") -> list[str]:
         return [value]
     if isinstance(value, (bytes, bytearray, memoryview, Mapping)) or not isinstance(value, Iterable):
         raise TypeError(f"{what} must be a {item} (a str) or a list of them, not {type(value).__name__}")
-    out = list(ordered(value, what))
+    out = list(itertools.islice(ordered(value, what), MAX_POINTS + 1))  # (itertools.count() was read for ever)
+    if len(out) > MAX_POINTS:
+        raise UsageError(f"{what}: more than {MAX_POINTS} {item}s")
     for x in out:
         if not isinstance(x, str):
             raise TypeError(f"{what}: each {item} is a str, not {type(x).__name__} ({x!r:.60})")
@@ -213,16 +215,31 @@ def parse_seeds(text: str) -> list[int]:
 def seed_values(seeds: Any) -> list[int]:
     """The Python API's seeds given as numbers (a list of them, or one): each a whole number of 0 to 2**64 - 1
     as :func:`serq_ir.rules.seed_problem` says (``int()`` made 1.5 and True the seed 1, and a seed the run
-    would refuse was refused only by its text), then held to :func:`parse_seeds`' checks."""
+    would refuse was refused only by its text), at least one, at most :data:`MAX_POINTS`, none twice, as
+    :func:`parse_seeds` holds text to. At most ``MAX_POINTS + 1`` are read from an iterable: ``range(10**12)``
+    or ``itertools.count()`` was read whole (until memory ran out), and ``range(10**7)`` was written out as
+    the text ``0,1,2,…`` of every seed, quoted whole in the message that refused it."""
     from serq_ir.rules import seed_problem
 
     seeds = _one(seeds)
-    given = [seeds] if _scalar(seeds) else [_one(s) for s in ordered(seeds, "seeds")]
+    if _scalar(seeds):
+        given = [seeds]
+    else:
+        given = [_one(s) for s in itertools.islice(ordered(seeds, "seeds"), MAX_POINTS + 1)]
+        if len(given) > MAX_POINTS:
+            raise UsageError(f"seeds: more than {MAX_POINTS} seeds")
+    if not given:
+        raise UsageError("seeds: no seed")
     for s in given:
         why = seed_problem(s)
         if why:
             raise UsageError(f"seeds: {why}")
-    return parse_seeds(",".join(str(operator.index(s)) for s in given) if given else "")
+    out = [operator.index(s) for s in given]
+    seen: set[int] = set()
+    dup = next((s for s in out if s in seen or seen.add(s)), None)
+    if dup is not None:
+        raise UsageError(f"seeds: seed {dup} is given twice")
+    return out
 
 
 def seeds_given(seeds: Any) -> list[int]:
@@ -247,7 +264,9 @@ def program_files(program: Any) -> list[str]:
         raise TypeError(f"program must be a path (str or os.PathLike) or a list of them, not "
                         f"{type(program).__name__}")
     out = []
-    for f in ordered(program, "program"):
+    for f in itertools.islice(ordered(program, "program"), MAX_POINTS + 1):
+        if len(out) == MAX_POINTS:  # (an endless iterable was read until memory ran out)
+            raise UsageError(f"program: more than {MAX_POINTS} programs")
         path = os.fspath(f) if isinstance(f, (str, os.PathLike)) else None
         if not isinstance(path, str):
             raise TypeError(f"program: each program is a path (str or os.PathLike), not {type(f).__name__}"
@@ -319,7 +338,7 @@ def def_axes(defs: Mapping[str, Any]) -> list[Axis]:
         elif _scalar(v):
             raise UsageError(f"--def {name}: {v!r} is not an expression (a string) or a list of them")
         else:
-            values = texts(v, f"defs[{name!r}]", "expression's text")
+            values = texts(v, f"defs[{name!r}]", "expression")
         if not values:
             raise UsageError(f"--def {name}: no value")
         out.append(Axis(name, "def", tuple(values)))
