@@ -2,7 +2,7 @@
 ``figures=``) is bounded by the sweep's bounds (serq_sweep.axes.MAX_POINTS, a million): at most one more
 than that is read, and more is one usage error at once. ``seeds=itertools.count()`` and ``range(10**12)``
 were read whole, until memory ran out, ``defs={"f": itertools.repeat("1")}`` and
-``sweep(itertools.repeat("p.sq"))`` the same, and ``seeds=range(10**7)`` was written out as the text of
+``sweep(itertools.repeat("p.sq"))`` and ``zip=[itertools.repeat("a")]`` the same, and ``seeds=range(10**7)`` was written out as the text of
 every seed and quoted whole in the message that refused it."""
 
 from __future__ import annotations
@@ -44,6 +44,10 @@ def test_seeds_as_numbers_keep_the_rules_of_seeds():
     (lambda p: sweep(p, defs={"svc": itertools.repeat("0.5")}, workers=0, progress=False),
      "error: defs['svc']: more than 1000000 expressions"),
     (lambda p: sweep(itertools.repeat(p), workers=0, progress=False), "error: program: more than 1000000 programs"),
+    (lambda p: sweep(p, sets={"lam": [0.2, 0.4]}, zip=[itertools.repeat("lam")], workers=0, progress=False),
+     "error: zip: a group of more than 1000000 names"),
+    (lambda p: sweep(p, sets={"lam": [0.2, 0.4]}, zip=itertools.repeat(["x"]), workers=0, progress=False),
+     "error: zip: more than 1000000 groups"),
     (lambda p: compare(p, sets={"lam": [0.2, 0.4]}, figures=itertools.repeat("y.mean"), workers=0, progress=False),
      "error: figures: more than 1000000 figures"),
 ])

@@ -295,11 +295,15 @@ def zip_groups(zipped: Any) -> list[list[str]]:
     if isinstance(zipped, (str, bytes, bytearray, Mapping)) or not isinstance(zipped, Iterable):
         raise TypeError(f"zip must be a list of groups of names (zip=[[\"a\", \"b\"]]), not {type(zipped).__name__}")
     groups = []
-    for g in zipped:
+    for g in itertools.islice(zipped, MAX_POINTS + 1):  # (as texts: an endless iterable was read for ever)
+        if len(groups) == MAX_POINTS:
+            raise UsageError(f"zip: more than {MAX_POINTS} groups")
         if isinstance(g, (str, bytes, bytearray, Mapping)) or not isinstance(g, Iterable):
             shown = f"the str {g!r}" if isinstance(g, str) else type(g).__name__
             raise TypeError(f"zip: a group is a list of names (zip=[[\"a\", \"b\"]]), not {shown}")
-        g = list(g)
+        g = list(itertools.islice(g, MAX_POINTS + 1))
+        if len(g) > MAX_POINTS:
+            raise UsageError(f"zip: a group of more than {MAX_POINTS} names")
         bad = next((n for n in g if not isinstance(n, str)), None)
         if bad is not None or not g:
             raise TypeError(f"zip: a group is a list of names (zip=[[\"a\", \"b\"]]), not {g!r}")
