@@ -11,7 +11,8 @@ output_path) and says at the call what is of the wrong type, naming the argument
 * Wrong types were errors from deep inside: ``find(over="lam")`` "too many values to unpack", ``tol="0.1"``
   a comparison of a str and an int, ``conditions=3`` "'int' object is not iterable", ``aggregate(None)`` and
   ``flatten(None)`` AttributeErrors, ``records=3`` and ``out=3`` ``os.fspath``'s TypeError once every point
-  was compiled; ``tol=True`` was a tolerance of 1, and ``fresh="no"`` ran every run again, ``progress="no"``
+  was compiled, ``dask=3`` an address ("cannot reach the scheduler: missing port number in address '3'");
+  ``tol=True`` was a tolerance of 1, and ``fresh="no"`` ran every run again, ``progress="no"``
   drew the bar (a switch taken by its truth).
 """
 
@@ -112,6 +113,10 @@ def test_one_str_is_one_metric_of_a_records_cdf(tmp_path):
      "progress must be True or False (or None), not 1"),
     (lambda p: sweep(p, defs={"svc": [b"0.5"]}, workers=0, progress=False), TypeError,
      "defs['svc']: each expression is a str, not bytes"),
+    (lambda p: sweep(p, dask=3, workers=1, progress=False), TypeError,
+     "dask must be \"local\", a scheduler's address or scheduler file (a str), or a distributed.Client, not int"),
+    (lambda p: compare(p, sets={"lam": [0.2, 0.4]}, seeds="1..2", dask=True, progress=False), TypeError,
+     "dask must be \"local\", a scheduler's address or scheduler file (a str), or a distributed.Client, not bool"),
     (lambda p: aggregate(None), TypeError, "frame must be a pandas DataFrame (a sweep's table), not NoneType"),
     (lambda p: aggregate(pd.DataFrame({"lam": [1.0], "seed": [1]}), by=["nope"]), ValueError,
      "by: no column 'nope' in the frame (its columns: lam, seed)"),

@@ -268,6 +268,24 @@ class Dask:
             raise
 
 
+def _check_dask(dask: Any) -> None:
+    """Refuse (a TypeError naming it) a ``dask`` that is none of what it takes: ``"local"``, a scheduler's
+    address or scheduler file (a str, or an os.PathLike for the file), or a ``distributed.Client``. Anything
+    else was taken for an address by its ``str()`` (``dask=3``: "cannot reach the scheduler: missing port
+    number in address '3'", ``dask=True`` the same of 'True')."""
+    if isinstance(dask, (str, os.PathLike)):
+        return
+    try:
+        import distributed
+    except ImportError:  # (no Client can be given without it: what it is said by Dask's engine)
+        client = None
+    else:
+        client = distributed.Client
+    if client is None or not isinstance(dask, client):
+        raise TypeError(f'dask must be "local", a scheduler\'s address or scheduler file (a str), or a '
+                        f"distributed.Client, not {type(dask).__name__}")
+
+
 def engine(workers: int | None = None, dask: Any = None, pm: Any = None):
     """The engine for ``workers`` (None: every core; 0: this process; at most :data:`MAX_WORKERS`) and
     ``dask``; ``pm`` the plugin manager the runs in this process use. A worker process (local or Dask)
@@ -294,6 +312,7 @@ def engine(workers: int | None = None, dask: Any = None, pm: Any = None):
                             "installed plugins); run the sweep in this process (workers=0), or install the "
                             "plugin (an entry point in the group 'serq')")
     if dask is not None:
+        _check_dask(dask)
         return Dask(dask, workers)
     if workers == 0:
         return InProcess(pm)
