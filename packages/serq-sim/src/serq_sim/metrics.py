@@ -179,6 +179,35 @@ def with_slo(m: RequestMetrics, table: Any, slo: dict[str, float]) -> RequestMet
                                    goodput=k / m.duration if m.duration > 0 else math.nan)
 
 
+def check_slo(slo: Any) -> dict[str, float]:
+    """``slo`` of :meth:`serq_sim.Report.set_slo` (seconds by metric name) checked by :func:`parse_slo`'s
+    rules, each fault naming it: a TypeError for what is no mapping or no real number, a ValueError for a
+    name that is no SLO metric and a NaN or negative value. It was a KeyError of the name (``{"nope": 1}``),
+    a comparison's or an AttributeError's TypeError (``{"ttft": "1"}``, ``None``), and NaN or a negative
+    value made a goodput of 0 silently."""
+    from collections.abc import Mapping
+
+    from serq.numbers import real
+
+    if not isinstance(slo, Mapping):
+        raise TypeError(f"slo is a mapping of metric names to seconds ({{'ttft': 1.0}}), not {type(slo).__name__}")
+    out: dict[str, float] = {}
+    for name, v in slo.items():
+        if name not in SLO_METRICS:
+            raise ValueError(f"slo: {name!r} is not a metric of an SLO (one of {', '.join(SLO_METRICS)})")
+        x = real(v)  # (None for what is no real number: a str, a bool, an int beyond the doubles)
+        if x is None and isinstance(v, int) and not isinstance(v, bool):
+            raise ValueError(f"slo[{name!r}]: an integer of {v.bit_length()} bits is beyond the doubles")
+        if x is None:
+            raise TypeError(f"slo[{name!r}] is a number of seconds, not {v!r:.60}")
+        if x != x:
+            raise ValueError(f"slo[{name!r}]: NaN is not a number of seconds")
+        if x < 0:
+            raise ValueError(f"slo[{name!r}]: an SLO is not negative")
+        out[name] = x
+    return out
+
+
 def parse_slo(text: str) -> dict[str, float]:
     """``ttft=1,tpot=0.05`` as ``{"ttft": 1.0, "tpot": 0.05}``; a ValueError says what is wrong."""
     from serq.numbers import NUMBER_HINT, NotANumber, number

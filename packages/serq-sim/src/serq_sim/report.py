@@ -146,8 +146,9 @@ class Report:
         e2el); ``serq run --slo ttft=1,tpot=0.05``."""
         import msgspec
 
-        from .metrics import NO_REQUESTS, metric_table, with_slo
+        from .metrics import NO_REQUESTS, check_slo, metric_table, with_slo
 
+        slo = check_slo(slo)
         m = self.result.requests
         if m is None:
             raise ValueError(NO_REQUESTS)
