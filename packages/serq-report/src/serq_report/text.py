@@ -46,8 +46,18 @@ __all__ = ["format_number", "render_text", "text_reporter"]
 
 
 def format_number(x: float) -> str:
-    """A figure with 6 significant digits: ``.6g``, ``nan``, ``inf``, ``-inf``; ``-0`` shows as ``0``."""
-    x = float(x)
+    """A figure with 6 significant digits: ``.6g``, ``nan``, ``inf``, ``-inf``; ``-0`` shows as ``0``. ``x`` is a
+    real number (serq.numbers.real): a str or a bool is a TypeError (``float()`` read ``"1.5"`` and ``True``
+    as numbers, and said "could not convert string to float" of ``"x"``), an int beyond the doubles a
+    ValueError (``float()``'s OverflowError)."""
+    from serq.numbers import real
+
+    v = real(x)
+    if v is None:
+        if isinstance(x, int) and not isinstance(x, bool):
+            raise ValueError(f"format_number: an integer of {x.bit_length()} bits is beyond the doubles")
+        raise TypeError(f"format_number takes a real number, not {type(x).__name__}")
+    x = v
     if x == 0.0:
         return "0"
     return format(x, ".6g")
