@@ -87,6 +87,11 @@ def test_one_str_is_one_metric_of_a_records_cdf(tmp_path):
     assert sorted(line.get_xdata()) == [1.0, 2.0]  # ttft = first_token - sent of each request
 
 
+def _with_axes(frame, axes):
+    frame.attrs["axes"] = axes  # (a sweep's table, its column of a swept name dropped)
+    return frame
+
+
 @pytest.mark.parametrize("call, kind, said", [
     (lambda p: find(p, "y.mean < 3", "lam", workers=0, progress=False), TypeError, "over must be the pair"),
     (lambda p: find(p, "y.mean < 3", ("lam", "0.1", "0.9"), workers=0, progress=False), TypeError,
@@ -120,6 +125,8 @@ def test_one_str_is_one_metric_of_a_records_cdf(tmp_path):
     (lambda p: aggregate(None), TypeError, "frame must be a pandas DataFrame (a sweep's table), not NoneType"),
     (lambda p: aggregate(pd.DataFrame({"lam": [1.0], "seed": [1]}), by=["nope"]), ValueError,
      "by: no column 'nope' in the frame (its columns: lam, seed)"),
+    (lambda p: aggregate(_with_axes(pd.DataFrame({"seed": [1], "y": [1.0]}), ["B"])), ValueError,
+     "by (frame.attrs['axes'], the swept names): no column 'B' in the frame (its columns: seed, y)"),
     (lambda p: flatten(None), TypeError, "result must be a report"),
     (lambda p: plot(None, x="lam", y="y"), TypeError,
      "source must be a path (str or os.PathLike) or a DataFrame, not NoneType"),

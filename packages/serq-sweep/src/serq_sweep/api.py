@@ -260,15 +260,17 @@ def aggregate(frame: Any, by: Sequence[str] | None = None) -> Any:
     if not isinstance(frame, pd.DataFrame):  # (None, a dict: an AttributeError of .columns)
         raise TypeError(f"frame must be a pandas DataFrame (a sweep's table), not {type(frame).__name__}")
     cols = list(frame.columns)
+    what = "by"
     if by is None:
         axes = frame.attrs.get("axes")
         by = core.point_columns(cols) if axes is None else axes
+        what = "by (frame.attrs['axes'], the swept names)" if axes is not None else what
     # a str is the one column (by="B" grouped by the columns B, ...: its letters), a set has no order
     by = texts(by, "by", "column")
     missing = [c for c in by if c not in cols]
     if missing:  # (a KeyError from inside pandas' groupby)
-        raise ValueError(f"by: no column {missing[0]!r} in the frame (its columns: {', '.join(map(str, cols[:12]))}"
-                         + (", ..." if len(cols) > 12 else "") + ")")
+        raise ValueError(f"{what}: no column {missing[0]!r} in the frame (its columns: "
+                         f"{', '.join(map(str, cols[:12]))}" + (", ..." if len(cols) > 12 else "") + ")")
     start = cols.index("key") + 1 if "key" in cols else 0
     figs = [c for c in cols[start:] if c not in by and c not in ("point", "seed")
             and pd.api.types.is_numeric_dtype(frame[c])]
