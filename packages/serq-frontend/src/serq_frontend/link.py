@@ -527,6 +527,19 @@ class Linker:
             raise self.error(v.pos, rules.pairs_message(kind, owner_name, owner.size, v.dotted, fam.size))
         return fam.index
 
+    def spill_ref(self, v: A.Var, kind: str, owner: Family, owner_name: str) -> Any:
+        """A spill's tier (``kind`` pool) or link (stage): a member by index, read at the Evict moment, or a
+        family without one, paired with the spilling pool's family as a declaration pairs (``rules.pairs``:
+        ``pool kv[N] { spill cpu via pcie …; }`` next to ``pool cpu[N]`` and ``stage pcie[N]`` writes kv[i]'s
+        evictions to cpu[i] over pcie[i]; a family of one is every member's)."""
+        fam = self.family(v, kind)
+        if v.indexes() or fam.size == 1:
+            return self.ref(v, kind, EVICT)
+        if not rules.pairs(owner.size, fam.size):
+            raise self.error(v.pos, rules.pairs_message(kind, owner_name, owner.size, v.dotted, fam.size)
+                             + f", or name one member, `{v.dotted}[0]`")
+        return self.ref(v, kind, EVICT, family_ok=True)
+
     # -----------------------------------------------------------------------------------------------
     # Pools and stages
     # -----------------------------------------------------------------------------------------------
@@ -581,7 +594,7 @@ class Linker:
                 kw["admit_via"] = s
             elif o.kind == "spill":
                 tier, link, work, when = o.args
-                tier_ref, link_ref = self.ref(tier, "pool", EVICT), self.ref(link, "stage", EVICT)
+                tier_ref, link_ref = self.spill_ref(tier, "pool", fam, name), self.spill_ref(link, "stage", fam, name)
                 if self.stages[link.dotted].kind == "step":  # the write is plain work, which a step runs not
                     raise self.error(link.pos, f"pool `{name}`: `spill … via {link.dotted}`: `{link.dotted}` is "
                                      "a step stage, whose runs are prefill or decode; a spill's write is "

@@ -130,6 +130,20 @@ def _pool_name(program: Program, ref: PoolRef) -> str:
     return name if ref.index is None else f"{name}[{_value(ref.index):g}]"
 
 
+def _spill_unpaired(program: Program, pool: Pool) -> tuple[str, str] | None:
+    """The field of ``pool``'s spill (``tier``, ``link``) that names, without an index, a family that does
+    not pair with the pool's (``rules.pairs``), and why; None when both pair (a reference that does not
+    exist is said elsewhere)."""
+    sp = pool.spill
+    for field, ref, table, kind in (("tier", sp.tier, program.pools, "pool"),
+                                    ("link", sp.link, program.stages, "stage")):
+        k = ref.pool if kind == "pool" else ref.stage
+        if ref.index is None and 0 <= k < len(table) and not rules.pairs(pool.size, table[k].size):
+            return field, (f"pool {pool.name}[{pool.size}] cannot be paired with {kind} "
+                           f"{table[k].name}[{table[k].size}] ({rules.PAIRING}); name one member by index")
+    return None
+
+
 def _printable(text: str, path: str, fail: Any) -> None:
     """Refuse a declared name that is empty or holds a character that does not print (a control character,
     a newline, a bidirectional override): the text report, its warnings and the CSV headers print names
@@ -272,6 +286,11 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
             # first eviction was a run-time error that named no place)
             fail(f"{path}.spill.link", f"a spill's write is plain work, and stage "
                  f"{program.stages[obj.spill.link.stage].name!r} is a step stage")
+        elif (isinstance(obj, Pool) and obj.spill is not None
+              and (k := _spill_unpaired(program, obj)) is not None):
+            # a spill's tier or link without an index pairs as a declaration does (the frontend's rule);
+            # the simulator wrote a family of another size's evictions to its first member
+            fail(f"{path}.spill.{k[0]}", k[1])
         elif isinstance(obj, Ctx | Unary | Binary) and not _named(obj):
             # a Program built in Python skips decode's check of these names, which the simulator's code
             # generator writes into Python source: a name outside the IR's own list is refused here

@@ -166,7 +166,8 @@ def pair(sim, fam: int, count: int, m: int, node):
 def spill_pool(sim, r: N.PoolRef, pool: Pool):
     """The tier a pool's spill writes to: the member its reference names (a constant index, or a
     :class:`SpillMember` evaluated at each spill); without an index, a family's member paired with the
-    pool's (or its first)."""
+    pool's (serq_ir.validate refuses a family of another size: the last line is for a Program built in
+    Python and not validated)."""
     size = sim.program.pools[r.pool].size
     base = sim.pool_base[r.pool]
     if size == 1:
