@@ -1,7 +1,8 @@
 """Programs of a fifth round of users (peer_programs5/*.sq), of kinds the earlier rounds lack: a fleet of
 engines each spilling its KV evictions to a CPU tier and a PCIe link of its own (a pool family's `spill`
 paired member for member with a tier family and a link family), and a speculative-decoding cost model
-(a step cost reading `tokens` and `decoders`) on lib/vllm.sq's request, traced by hand. Each runs on the
+(a step cost reading `tokens` and `decoders`) on lib/vllm.sq's request, and a closed population replaying
+a hand-made trace in order (a byte-order mark, CRLF, quoted notes), traced by hand. Each runs on the
 tier serQ picks and on the general engine, which must agree byte for byte."""
 
 from __future__ import annotations
@@ -91,3 +92,28 @@ def test_speculative_decoding_cost_on_the_vllm_request_by_hand(monkeypatch):
     q = r.result.requests
     assert abs(q.tpot.mean - (0.0132 + 0.0126) / 2) < 1e-12
     assert abs(q.itl.mean - (0.0136 + 0.0128 + 0.0128 + 0.0124) / 4) < 1e-12
+
+
+#: a hand-made trace as a spreadsheet writes one: a byte-order mark, CRLF, a note column holding a comma and
+#: a line end, rows out of order (session 20's second turn first)
+HAND_CSV = (b'\xef\xbb\xbfsession,turn,new,out,think,forced,note\r\n'
+            b'20,1,200,0,0,0,"the second turn, after a think"\r\n'
+            b'10,0,100,10,0,0,\r\n'
+            b'20,0,50,5,1,0,"multi\r\nline"\r\n')
+
+
+def test_a_closed_population_replays_a_hand_made_trace_in_order(monkeypatch, tmp_path):
+    # replay_closed.sq, traced by hand: cycles of 1.5 s from 0, 1.5, 3, 4.5, 6, each serving at +0.1,
+    # +1.3 and +1.5 (session 20's two turns, then session 10's one); by the horizon 7 the fifth cycle has
+    # served once and is in its think. Sessions start at every end: 9 arrivals, 8 ended, 13 turns; the GPU
+    # is busy 0.5 a cycle and 0.1 of the last: 2.1 / 7; the client thinks 1 a cycle and 0.9 of the last.
+    (tmp_path / "hand.csv").write_bytes(HAND_CSV)
+    (tmp_path / "replay_closed.sq").write_text((HERE / "replay_closed.sq").read_text())
+    r = both_tiers(tmp_path / "replay_closed.sq", monkeypatch)
+    served = sorted(r.observe("served").times.tolist())
+    want = sorted(c + d for c in (0, 1.5, 3, 4.5, 6) for d in (0.1, 1.3, 1.5) if c + d <= 7)
+    assert np.allclose(served, want, rtol=0, atol=1e-9), served
+    assert r.observe("served").sessions.tolist() == [0, 0, 1, 2, 2, 3, 4, 4, 5, 6, 6, 7, 8]
+    res = r.result
+    assert (res.arrivals, res.ended, res.turns) == (9, 8, 13)
+    assert abs(r.stage("gpu").utilisation - 2.1 / 7) < 1e-9 and abs(r.stage("client").present - 4.9 / 7) < 1e-9
