@@ -2,7 +2,9 @@
 engines each spilling its KV evictions to a CPU tier and a PCIe link of its own (a pool family's `spill`
 paired member for member with a tier family and a link family), and a speculative-decoding cost model
 (a step cost reading `tokens` and `decoders`) on lib/vllm.sq's request, and a closed population replaying
-a hand-made trace in order (a byte-order mark, CRLF, quoted notes), traced by hand. Each runs on the
+a hand-made trace in order (a byte-order mark, CRLF, quoted notes), traced by hand; and a machine-repairman
+model with fixed think times and a PS server of hyperexponential service, whose figures are the exponential
+model's (BCMP insensitivity), against mean value analysis. Each runs on the
 tier serQ picks and on the general engine, which must agree byte for byte."""
 
 from __future__ import annotations
@@ -117,3 +119,27 @@ def test_a_closed_population_replays_a_hand_made_trace_in_order(monkeypatch, tmp
     res = r.result
     assert (res.arrivals, res.ended, res.turns) == (9, 8, 13)
     assert abs(r.stage("gpu").utilisation - 2.1 / 7) < 1e-9 and abs(r.stage("client").present - 4.9 / 7) < 1e-9
+
+
+def mva(n: int, z: float, s: float) -> tuple[float, float, float]:
+    """Exact mean value analysis of one queueing station of demand s and a delay z: (R, X, Q) at n."""
+    q = 0.0
+    for k in range(1, n + 1):
+        r = s * (1 + q)
+        x = k / (r + z)
+        q = x * r
+    return r, x, q
+
+
+@pytest.mark.timeout(60)
+def test_a_repairman_with_fixed_thinks_and_a_ps_server_is_insensitive(monkeypatch):
+    # repair_det.sq: deterministic think 9, PS service h2(1, 4), 10 users: the exponential model's MVA
+    r_, x, q = mva(10, 9.0, 1.0)
+    assert abs(r_ - 3.0187) < 1e-4 and abs(x - 0.83204) < 1e-5
+    r = both("repair_det.sq", monkeypatch)
+    st = r.stats("response")
+    assert abs(st.mean - r_) <= st.ci and st.ci < 0.04 * r_, (st.mean, st.ci)
+    cpu = r.stage("cpu")
+    assert abs(cpu.throughput - x) < 0.01 * x and abs(cpu.present - q) < 0.04 * q
+    assert abs(r.stage("users").present - 9 * cpu.throughput) < 0.01 * 9 * x   # Little at the delay
+    assert r.result.mean_live == 10
