@@ -60,6 +60,11 @@ def test_a_spill_names_a_family_of_another_size_by_member_only():
             serq_frontend.compile(source=spill_source(tier, link), sets={}, defs={})
         msg = str(e.value).splitlines()[0]
         assert f"`{named}` a" in msg and "family of 3" in msg and f"`{named}[0]`" in msg, msg
+    one = spill_source("cpu", "bus").replace("pool kv[2]", "pool kv").replace("kv[0]", "kv")
+    with pytest.raises(serq_frontend.CompileError) as e:
+        serq_frontend.compile(source=one, sets={}, defs={})
+    assert str(e.value).splitlines()[0].split(": error: ")[1].startswith(
+        "`kv` is one pool and `cpu` a pool family of 3"), str(e.value)
 
 
 def test_an_ir_files_spill_to_a_family_of_another_size_is_refused():

@@ -536,7 +536,7 @@ class Linker:
         if v.indexes() or fam.size == 1:
             return self.ref(v, kind, EVICT)
         if not rules.pairs(owner.size, fam.size):
-            raise self.error(v.pos, rules.pairs_message(kind, owner_name, owner.size, v.dotted, fam.size)
+            raise self.error(v.pos, rules.pairs_message(kind, owner_name, owner.size, v.dotted, fam.size, "pool")
                              + f", or name one member, `{v.dotted}[0]`")
         return self.ref(v, kind, EVICT, family_ok=True)
 

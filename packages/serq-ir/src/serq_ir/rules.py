@@ -233,12 +233,13 @@ def pairs(size: int, named: int) -> bool:
     return named == size or named == 1
 
 
-def pairs_message(kind: str, owner: str, size: int, named: str, count: int) -> str:
+def pairs_message(kind: str, owner: str, size: int, named: str, count: int, owner_kind: str | None = None) -> str:
     """Why a family of ``size`` (``owner``) may not name the ``kind`` (pool, stage) family ``named`` of
     ``count`` members (:func:`pairs` said no): the linker's words. The rule is directional: one
     declaration does not name a family of several (one queue admitted by several engines, one engine
     counting several KV pools), which would leave open which member takes a request."""
-    what = f"`{owner}` is one {'stage' if kind == 'pool' else 'pool'}" if size == 1 else (
+    owner_kind = owner_kind or ("stage" if kind == "pool" else "pool")  # (a spill's: a pool naming a pool)
+    what = f"`{owner}` is one {owner_kind}" if size == 1 else (
         f"`{owner}` is a family of {size}")
     return (f"{what} and `{named}` a {kind} family of {count}: {PAIRING}, not a family of {count}; declare "
             f"`{owner}[{count}]`, one for each member of `{named}`")
