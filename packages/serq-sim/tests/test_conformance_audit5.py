@@ -599,10 +599,12 @@ run { horizon 10; }
     for tier in ("", "general"):
         with pytest.raises(serq_sim.SimError) as e:
             _run(src, monkeypatch, tier)
+        # the step stage's own guard (StepStage._no_time): 1000 + 1000 for the one live session, in jobs
+        # served by iterations of no time (one an iteration), before the event guard's tick of 20 000 events
         assert str(e.value).splitlines()[0] == (
-            "<source>:4:11: error: at t=0, session 0: no progress: more than 1000 events at one instant without "
-            "simulated time passing (the clock cannot move past it): the events due now are those of the run at "
-            "<source>:4:11 of session 0, put off to this same instant again and again")
+            "<source>:4:11: error: at t=0, session 0: no progress: the iterations of stage e take no time (its "
+            "cost is 0, or below the clock's precision at this time) and served more than 2000 jobs at one "
+            "instant without simulated time passing: its residents are the run at <source>:4:11 of session 0")
     # finite work at cost 0: 50 iterations at t=0 (then the decoder's session ends), the same on both
     r, o = run(src.replace("decode (1e15);", "decode (50); observe t = now;"), monkeypatch)
     assert o["t"] == [(0, 0.0, 0.0)] and stage(r, "e").iterations == 50

@@ -341,7 +341,7 @@ class Simulation:
                 # stuck on an arrival gap below its precision spawns a session an event: counting them, the
                 # allowance grew 1 000 events a session and the guard never came); at 0 the sessions a batch
                 # or closed workload spawned before the first event (no event spawns them)
-                self.stall_live = self.live0 if now == self.live_t and now > 0 else self.live
+                self.stall_live = self.live_now()
             guard = self.mem_guard
             if guard is not None:
                 self.memory_check(guard)
@@ -392,6 +392,35 @@ class Simulation:
             if self.show_progress and w - self.t_shown > 0.25:
                 self.t_shown = w
                 self._show_progress()
+
+    def live_now(self) -> int:
+        """The sessions live when this instant began (the no-progress guards' allowance, see tick)."""
+        now = self.now
+        return self.live0 if now == self.live_t and now > 0 else self.live
+
+    def stall_cap(self) -> int:
+        """What the no-progress guards allow at this instant: STALL_EVENTS + STALL_PER_SESSION a session
+        live when it began."""
+        return STALL_EVENTS + STALL_PER_SESSION * self.live_now()
+
+    def still_error(self, stage, cap: int) -> None:
+        """The no-progress guard of a step stage whose iterations take no time (``StepStage._no_time``):
+        they served more than ``cap`` jobs at this instant. A run-time error naming the stage and its
+        residents' runs (those of the lowest serials), positioned at the first."""
+        msg = (f"no progress: the iterations of stage {stage.name} take no time (its cost is 0, or below the "
+               f"clock's precision at this time) and served more than {cap} jobs at one instant without "
+               "simulated time passing")
+        runs = sorted((j for j in stage.residents if isinstance(j.owner, Session)), key=lambda j: j.owner.serial)
+        if not runs:
+            raise SimError(format_error(stage.node.span, self.now, None, msg, self.source))
+        where = []
+        for j in runs[:5]:
+            sp = self.spans[j.span]
+            at = f" at {printable(sp.file)}:{sp.line}:{sp.col}" if sp is not None else ""
+            where.append(f"the run{at} of session {j.owner.serial}")
+        more = f" and {len(runs) - 5} more" if len(runs) > 5 else ""
+        first = runs[0]
+        raise self.error(f"{msg}: its residents are {', '.join(where)}{more}", first.span, first.owner)
 
     def stall_error(self, n: int) -> None:
         """The no-progress guard tripped: ``n`` events at this instant. A run-time error naming what the

@@ -50,8 +50,8 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
         "kv_lazy", "lazy_iterations", "lazy_ok", "left", "lz_gone", "memory", "memory_family", "name", "ndec",
         "ngrow", "nlazy", "nlazy_x", "node", "planning", "pre_ctx", "pre_kv", "present", "quiet_rounds",
         "quiet_wakes", "busy_rounds", "rank_ctx", "ranked", "requests", "residents", "rounds", "serve_fixed", "serve_keys", "served_keys", "served_pools", "service_sum", "sim",
-        "sum_budget", "sum_jobs", "sum_tokens", "t_last", "t_round", "t_start", "tpend", "wait_sum", "wake",
-        "wake_batches",
+        "still_cap", "still_n", "still_t", "sum_budget", "sum_jobs", "sum_tokens", "t_last", "t_round", "t_start",
+        "tpend", "wait_sum", "wake", "wake_batches",
     )
 
     def __init__(self, sim, node: N.Stage, member: int, flat: int):
@@ -106,6 +106,11 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
         #: the end of an iteration, the callback every iteration queues (bound once: reading a method
         #: as an attribute makes a new bound method each time)
         self._end_cb = self._end
+        #: the no-progress guard of iterations of no time (_no_time): the instant they began, the jobs they
+        #: served since, and the bound
+        self.still_t = math.nan
+        self.still_n = 0
+        self.still_cap = 0
         #: what a job holds on the memory pool (Planner._held), bound once for the cost's sums
         self._held_fn = self._held
         self.iterations = 0
@@ -352,6 +357,8 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
         if epoch != self.epoch or self.iter is None:
             return
         assign = self.iter
+        if self.sim.now == self.t_start:  # an iteration of no time (a cost of 0, or below the clock's precision)
+            self._no_time(assign)
         if self._own_busy:  # self.acc(), inlined: an iteration ran until now
             now = self.sim.now
             dt = now - self.t_last
@@ -433,6 +440,25 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
             job.stage = None
             job.work = 0.0
             job_done(self, job)
+
+    def _no_time(self, assign: list[Job]) -> None:
+        """The no-progress guard of a stage whose iterations take no time: more than ``STALL_EVENTS +
+        STALL_PER_SESSION`` × (the sessions live when the first began) jobs served by such iterations at
+        one instant is the run-time error ``Simulation.still_error``. An iteration is one event, but its
+        planning visits every job it serves: counted in events, the bound let 2 000 decoders of ``decode
+        (inf)`` at ``cost 0`` take 3 million iterations of 2 000 jobs each (hours), while one job's run of
+        no time is all the event guard needs to count. The jobs served are those of both plannings (the
+        lazy decoders counted, ``iter_lazy``: the engine statistics' ``batch``), so both stop at the same
+        iteration; one that only preempted counts 1."""
+        sim = self.sim
+        now = sim.now
+        if now != self.still_t:
+            self.still_t = now
+            self.still_n = 0
+            self.still_cap = sim.stall_cap()
+        self.still_n += len(assign) + self.iter_lazy or 1
+        if self.still_n > self.still_cap:
+            sim.still_error(self, self.still_cap)
 
 
 def step_factory(sim, node, member, flat):
