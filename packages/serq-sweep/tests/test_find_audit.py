@@ -98,9 +98,10 @@ def test_a_figure_with_no_samples_meets_no_condition(exact):
         _, r = _one(exact, cond, ("lam", "0:1"))
         assert (r["outcome"], r["evaluations"]) == ("fails everywhere", 2), (cond, r)
         assert math.isnan(r["holds"]) and r["fails"] == 0
-    # z = lam for lam > 2: z.mean <= 3 holds on (2, 3] only; NaN below 2 fails there: not monotone
+    # z = lam for lam > 2: z.mean != 100 fails at 0 (NaN) and holds at 4, so the smallest lam that holds is
+    # sought (it was 'not monotone'): 2 fails (no sample), 3, 2.5, 2.25, 2.125, 2.0625 hold
     _, r = _one(exact, "z.mean != 100", ("lam", "0:4"))
-    assert r["outcome"] == "not monotone"
+    assert (r["outcome"], r["holds"], r["fails"], r["evaluations"]) == ("found smallest", 2.0625, 2, 8), r
 
 
 @pytest.mark.timeout(60)

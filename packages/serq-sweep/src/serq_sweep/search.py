@@ -1,14 +1,17 @@
 """Capacity search (``serq sweep ... --find 'FIGURE OP NUMBER' --over NAME LO:HI``): per point of the other
-swept names, the largest value of a monotone knob at which every condition holds.
+swept names, the largest (or the smallest) value of a monotone knob at which every condition holds.
 
-A condition is checked on the mean of its figure across the seeds. The search evaluates both ends of the
-range; when the condition holds at LO and fails at HI it bisects (each evaluation runs every seed, and the
-evaluations of every point run together on the engine) until the bracket ``[holds, fails]`` is at most the
-tolerance wide (default (HI - LO) / 64; in the fewest halvings that make HI - LO so, :func:`halvings`), or,
-for a grid LO:HI:STEP, until the two are neighbours on the grid. A figure with no value (NaN) meets no
-condition. The answer is the bracket's lower end; it holds at HI too (``holds everywhere``) or fails already at
-LO (``fails everywhere``) are reported as such. The knob is assumed monotone: the condition holds below
-some value and fails above it.
+A condition is checked on the mean of its figure across the seeds (all of them together: the condition is
+their conjunction). The search evaluates both ends of the range, and they decide its direction: when the
+condition holds at LO and fails at HI (it holds below some value and fails above it: an arrival rate) the
+answer is the largest value that holds (outcome ``found``); when it fails at LO and holds at HI (it fails
+below some value and holds above it: replicas, blocks, a budget) the smallest (``found smallest``). Either
+way the search bisects (each evaluation runs every seed, and the evaluations of every point run together on
+the engine) until the bracket between the value that holds and the one that fails is at most the tolerance
+wide (default (HI - LO) / 64; in the fewest halvings that make HI - LO so, :func:`halvings`), or, for a grid
+LO:HI:STEP, until the two are neighbours on the grid, and answers with the end that holds. A figure with no
+value (NaN) meets no condition. A condition that holds at both ends (``holds everywhere``) or at neither
+(``fails everywhere``) is reported as such.
 """
 
 from __future__ import annotations
@@ -90,8 +93,9 @@ class _Search:
         self.index, self.params = index, params
         self.grid, self.steps = grid, steps
         self.lo, self.hi = (0, len(grid) - 1) if grid else (lo, hi)
-        self.holds: Any = None  # the largest value (or grid index) seen to hold
-        self.fails: Any = None  # the smallest seen to fail
+        self.holds: Any = None  # the largest value (or grid index) seen to hold (up: the smallest)
+        self.fails: Any = None  # the smallest seen to fail (up: the largest)
+        self.up = False  # fails at LO and holds at HI: the smallest value that holds is sought
         self.evaluations = 0
         self.bisections = 0
         self.state = "start"
@@ -106,16 +110,17 @@ class _Search:
             return [self.lo, self.hi]
         if self.state != "bisect":
             return []
+        a, b = (self.fails, self.holds) if self.up else (self.holds, self.fails)  # the bracket, low end first
         if self.grid:
-            if self.fails - self.holds <= 1:
+            if b - a <= 1:
                 self.state = "done"
                 return []
-            return [(self.holds + self.fails) // 2]
+            return [(a + b) // 2]
         # (halves, not the sum: the midpoint of 1e308 and 1.5e308 is no inf; a bracket of neighbouring floats
         # has no midpoint: it was evaluated again, skipped as seen, and the search ended with the outcome
         # 'bisect')
-        mid = self.holds / 2 + self.fails / 2
-        if self.bisections >= self.steps or not self.holds < mid < self.fails:
+        mid = a / 2 + b / 2
+        if self.bisections >= self.steps or not a < mid < b:
             self.state = "done"
             return []
         self.bisections += 1
@@ -123,9 +128,9 @@ class _Search:
 
     def record(self, x: Any, ok: bool) -> None:
         self.evaluations += 1
-        if ok and (self.holds is None or x > self.holds):
+        if ok and (self.holds is None or (x < self.holds if self.up else x > self.holds)):
             self.holds = x
-        if not ok and (self.fails is None or x < self.fails):
+        if not ok and (self.fails is None or (x > self.fails if self.up else x < self.fails)):
             self.fails = x
 
     def settle(self) -> None:
@@ -134,9 +139,8 @@ class _Search:
                 self.state = "holds everywhere"
             elif self.holds is None:
                 self.state = "fails everywhere"
-            elif self.holds > self.fails:
-                self.state = "not monotone"
-            else:
+            else:  # (the ends only are seen: fails at LO and holds at HI is the search upwards)
+                self.up = self.holds > self.fails
                 self.state = "bisect"
 
 
@@ -238,6 +242,11 @@ def find(program: str | Sequence[str], conditions: str | Sequence[str], over: tu
     limits = core.run_limits(max_wall=max_wall, max_events=max_events)
     searches = [_Search(i, p, lo, hi, grid, steps) for i, p in enumerate(others)]
     figures: list[str] | None = None
+    # a knob that must be a whole number (a count: fifo(c), a family's size) meets a bisection's midpoints:
+    # a program's error at a fraction between whole ends says the grid to give
+    whole = (f"; a knob of whole numbers is searched on a grid, --over {name} "
+             f"{core.show_value(lo)}:{core.show_value(hi)}:1"
+             if grid is None and float(lo).is_integer() and float(hi).is_integer() else "")
     import hashlib
 
     import msgspec
@@ -274,7 +283,14 @@ def find(program: str | Sequence[str], conditions: str | Sequence[str], over: tu
                 sv = {a.name: params[a.name] for a in axes if a.kind == "set"}
                 sv[name] = s.value(x)
                 dv = {a.name: params[a.name] for a in axes if a.kind == "def"}
-                program_, inputs = core.compile_point(pm, file, sv, dv, overrides)
+                try:
+                    program_, inputs = core.compile_point(pm, file, sv, dv, overrides)
+                except Exception as e:  # (a program's error at a value of the search: it said no value)
+                    if not getattr(e, "serq_user_error", False) or isinstance(e, UsageError):
+                        raise
+                    hint = whole if not float(s.value(x)).is_integer() else ""
+                    raise UserError(f"{e}\n(at {name}={core.show_value(s.value(x))} of the capacity search"
+                                    f"{hint})") from None
                 read.update(inputs)
                 ir = serq_ir.encode(program_)
                 bare = serq_ir.encode(msgspec.structs.replace(program_, source=None), spans=False)
@@ -323,7 +339,7 @@ def find(program: str | Sequence[str], conditions: str | Sequence[str], over: tu
         found = s.value(s.holds) if s.holds is not None else math.nan
         # the swept names as every table gives them (a whole-numbered --set an integer column, as the sweep's)
         row = {**shape.shown(s), name: found,  # type: ignore[arg-type]
-               "outcome": "found" if s.state == "done" else s.state,
+               "outcome": ("found smallest" if s.up else "found") if s.state == "done" else s.state,
                "holds": found, "fails": s.value(s.fails) if s.fails is not None else math.nan,
                "evaluations": s.evaluations}
         at = s.means.get(s.holds, {})
