@@ -75,3 +75,60 @@ def test_finite_work_at_cost_zero_ends_at_zero(monkeypatch, tier):
     assert r.partial is None
     assert r.result.ended == 200
     assert set(r.observe("t").values.tolist()) == {0.0}
+
+
+# An entry of 10⁹ units in blocks of 1 under an `evict by` order whose key is fixed and reads no size:
+# its blocks went one by one, 10⁹ turns of a loop inside one admission (minutes, deaf to every bound).
+EVICT_BLOCKS = """pool kv { cap 1e9; block 1; evict by (last); }
+stage d : delay;
+workload { arrive renewal(~det(1)); }
+session { hold kv (UNITS) { run d (0.5); } cache (1e9); }
+run { horizon 2.9; }
+"""
+
+
+@pytest.mark.timeout(10)
+@pytest.mark.parametrize("tier", TIERS)
+def test_an_entry_of_a_billion_blocks_is_evicted_at_once(monkeypatch, tier):
+    # arrivals at 1 and 2: the first caches 1e9 at 1.5; the second needs all of it: 1e9 blocks evicted
+    r = _run(EVICT_BLOCKS.replace("UNITS", "1e9"), monkeypatch, tier)
+    kv = r.pool("kv")
+    assert (kv.evicted_units, kv.evicted_entries) == (1e9, 1)
+    # the first caches 6e8; the second needs 5e8 beside it: 6e8 + 5e8 - 1e9 = 1e8 blocks from its tail
+    r = _run(EVICT_BLOCKS.replace("UNITS", "serial == 0 ? 6e8 : 5e8"), monkeypatch, tier)
+    kv = r.pool("kv")
+    assert (kv.evicted_units, kv.evicted_entries) == (1e8, 0)
+
+
+def _blocks_loop(b, size, used, cached, need, limit):
+    """The loop of cache.evict_blocks, a block a turn (the rule: eviction per block from the tail)."""
+    taken = 0.0
+    while True:
+        amount = min(b, size)
+        size -= amount
+        cached -= amount
+        taken += amount
+        if size <= 1e-9 or not (used + cached + need > limit):
+            return taken
+
+
+@pytest.mark.timeout(10)
+def test_the_blocks_taken_at_once_are_those_the_loop_takes():
+    import random
+
+    from serq_sim.pools.cache import _whole_blocks
+
+    rng = random.Random(5)
+    for _ in range(3000):
+        b = float(rng.choice([1, 2, 16, 7, 1000]))
+        size = float(rng.randint(1, 300) * rng.choice([1, b]) + rng.choice([0, 0, rng.randint(0, int(b))]))
+        cap = float(rng.randint(int(size), int(size) + 2000))
+        cached = size + float(rng.randint(0, int(cap - size)))
+        used = float(rng.randint(0, int(cap - cached)))
+        need = float(rng.randint(1, int(cap)))
+        limit = cap + 1e-9
+        got = _whole_blocks(b, size, used, cached, need, limit, 0.0)
+        assert got == _blocks_loop(b, size, used, cached, need, limit), (b, size, used, cached, need, cap)
+    # not whole numbers, or beyond 2⁵³: the loop decides
+    assert _whole_blocks(0.5, 100.0, 0.0, 100.0, 10.0, 50.0, 0.0) is None
+    assert _whole_blocks(1.0, 2.0**60, 0.0, 2.0**60, 10.0, 2.0**60, 0.0) is None

@@ -145,6 +145,22 @@ def evict_blocks(sim, pool: Pool, e: Entry, need: float) -> None:
     cached = pool.cached
     warm = sim.warm
     units = pool.evicted_units
+    if size > _BLOCKS_AT_ONCE * b:
+        # many blocks (an entry of 10⁹ units in blocks of 1 took 10⁹ turns of the loop below, minutes in
+        # one admission): when every amount is a whole number within the doubles' exact range, the loop's
+        # subtractions are exact and its count is found at once, with the same result
+        total = _whole_blocks(b, size, used, cached, need, limit, units if warm else 0.0)
+        if total is not None:
+            size -= total
+            cached -= total
+            if warm:
+                units += total
+            e.size = size
+            pool.cached = cached
+            pool.evicted_units = units
+            if size <= EPS:
+                evicted(sim, pool, e)
+            return
     while True:
         amount = min(b, size)
         size -= amount
@@ -158,6 +174,32 @@ def evict_blocks(sim, pool: Pool, e: Entry, need: float) -> None:
     pool.evicted_units = units
     if size <= EPS:
         evicted(sim, pool, e)
+
+
+#: an entry of more blocks than this is evicted by :func:`_whole_blocks` when it can be
+_BLOCKS_AT_ONCE = 64
+_EXACT = 2.0 ** 53
+
+
+def _whole_blocks(b: float, size: float, used: float, cached: float, need: float, limit: float,
+                  units: float) -> float | None:
+    """What :func:`evict_blocks`' loop takes from an entry of ``size`` in blocks of ``b`` (the entry's
+    tail, a block a turn, until ``used + cached + need <= limit`` or the entry is gone), computed at once;
+    ``None`` unless every amount is a whole number and every sum the loop makes stays within 2⁵³ (then
+    each of its subtractions and additions is exact, so taking the total once gives the same doubles)."""
+    for x in (b, size, used, cached, need, units):
+        if not (0.0 <= x <= _EXACT and float(x).is_integer()):
+            return None
+    if not (b >= 1.0 and limit < _EXACT and used + cached + need + units <= _EXACT):
+        return None
+    bi, si = int(b), int(size)
+    # the loop stops at the first turn k (at least 1) after which used + cached - k b + need <= limit,
+    # that is <= floor(limit) for whole numbers; or when the entry is gone (its last block may be partial)
+    over = int(used) + int(cached) + int(need) - int(limit // 1)
+    k = max(1, -(-over // bi))
+    if k * bi >= si:
+        return float(si)
+    return float(k * bi)
 
 
 def evicted(sim, pool: Pool, e: Entry) -> None:
