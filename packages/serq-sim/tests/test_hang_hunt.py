@@ -132,3 +132,35 @@ def test_the_blocks_taken_at_once_are_those_the_loop_takes():
     # not whole numbers, or beyond 2⁵³: the loop decides
     assert _whole_blocks(0.5, 100.0, 0.0, 100.0, 10.0, 50.0, 0.0) is None
     assert _whole_blocks(1.0, 2.0**60, 0.0, 2.0**60, 10.0, 2.0**60, 0.0) is None
+
+
+@pytest.mark.timeout(10)
+@pytest.mark.parametrize("tier", TIERS)
+def test_a_loop_of_no_time_around_a_choose_counts_its_candidates(monkeypatch, tier):
+    # each pass evaluates 100 000 candidates' keys: counted a pass each pass, SPIN_LIMIT passes were 10¹¹
+    # evaluations (days); counted a pass a candidate, the guard comes after 10 passes (SPIN_LIMIT = 10⁶)
+    src = """stage d[4] : delay;
+workload { arrive batch(1); }
+session { set n = 0; loop { set n = n + 1; choose k in 100000 by (k % 7); run d[k % 4] (0); observe n = n; } }
+run { horizon 10; }
+"""
+    with pytest.raises(SimError) as e:
+        _run(src, monkeypatch, tier)
+    assert str(e.value) == (
+        "<source>:3:22: error: at t=0, session 0: loop: 1000000 passes at one instant without simulated time "
+        "passing (a loop that never waits: no run, hold or grow that takes time in its body; a `choose` of n "
+        "candidates in it counts n passes)")
+
+
+@pytest.mark.timeout(10)
+@pytest.mark.parametrize("tier", TIERS)
+def test_a_loop_around_a_choose_that_waits_is_never_counted(monkeypatch, tier):
+    # a pass a unit of time: the count starts again at every instant, whatever the candidates
+    src = """stage d[4] : delay;
+workload { arrive batch(1); }
+session { loop { choose k in 100000 by (k % 7); run d[k % 4] (1); observe t = now; } }
+run { horizon 30; }
+"""
+    r = _run(src, monkeypatch, tier)
+    assert r.partial is None
+    assert r.observe("t").values.tolist() == [float(t) for t in range(1, 31)]

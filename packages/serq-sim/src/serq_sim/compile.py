@@ -49,7 +49,8 @@ CHUNK = 64
 #: passes of loop heads a session may make at one instant before its loop is an error (it never waits)
 SPIN_LIMIT = 1_000_000
 SPIN_MESSAGE = (f"loop: {SPIN_LIMIT} passes at one instant without simulated time passing (a loop that never "
-                "waits: no run, hold or grow that takes time in its body)")
+                "waits: no run, hold or grow that takes time in its body; a `choose` of n candidates in it "
+                "counts n passes)")
 #: re-executions of preempted holds a session may make at one instant before its hold is an error (each is
 #: a preemption, far dearer than a loop pass: a smaller limit stops the spin as soon)
 REDO_LIMIT = 10_000
@@ -788,6 +789,11 @@ class Compiler:
                 name = self.program.attributes[st.slot].name
                 out.append(f"{pad}    raise E.error({self.obj(choose_message, '_cm')}({self.obj(name, '_nm')}, _cn), "
                            f"{sid}, s)")
+                # a choose evaluates its keys for every candidate: at an instant its session's loop heads
+                # passed, it counts a pass a candidate (SPIN_LIMIT passes of a choose of 100 000 candidates,
+                # 10¹¹ keys, took days)
+                out.append(f"{pad}if E.now == s.spin_t:")
+                out.append(f"{pad}    s.spin_k += int(_cn) - 1")
                 out.append(f"{pad}A[{st.slot}] = E.choose(s, A, {st.slot}, _cn, {kf})")
             elif isinstance(st, N.Hold):
                 h = self.obj(self.hold_info(st, depth), "_h")

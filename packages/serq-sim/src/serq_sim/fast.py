@@ -1069,6 +1069,9 @@ class _Gen(Compiler):
                         f"{pad}    raise _err(_choosemsg({name}, _n{g}), {sid}, A[{self.XS}], now)",
                         f"{pad}else:",
                         f"{pad}    _n{g} = int(_n{g})",
+                        # at an instant the session's loop heads passed, a pass a candidate (compile.SPIN_LIMIT)
+                        f"{pad}    if now == A[{self.XLT}]:",
+                        f"{pad}        A[{self.XLK}] += _n{g} - 1",
                         f"{pad}    _best = None",
                         f"{pad}    _bi = 0",
                         f"{pad}    for _j in range(_n{g}):",
