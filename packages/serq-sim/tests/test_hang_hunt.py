@@ -164,3 +164,19 @@ run { horizon 30; }
     r = _run(src, monkeypatch, tier)
     assert r.partial is None
     assert r.observe("t").values.tolist() == [float(t) for t in range(1, 31)]
+
+
+@pytest.mark.timeout(10)
+def test_record_rows_count_against_max_samples(monkeypatch):
+    # a row a microsecond for ever: the rows were no samples, so --max-samples never stopped the run and its
+    # memory grew until the system's ran out. (A program with `record` runs in the general engine.)
+    src = """stage d : delay;
+workload { arrive batch(1); }
+session { loop { run d (1e-6); record req { sent = now; x = 1; } } }
+run { horizon 1e9; }
+"""
+    r = _run(src, monkeypatch, "", max_samples=1000)
+    # the samples are checked every 20 000 events: a row an event, 2 columns a row
+    assert r.partial == "max-samples"
+    assert r.result.events == 20_000
+    assert any("stopped holding 40000 samples (--max-samples 1000)" in n for n in r.result.notes), r.result.notes

@@ -125,7 +125,7 @@ class Simulation:
         #: the user's bounds (``serq run --max-events/--max-wall``): the run stops with a partial report
         self.max_events = None if max_events is None else int(max_events)
         self.max_wall = max_wall
-        #: at most this many samples (observes' and gauges' change points) are held: a run that holds more
+        #: at most this many samples (observes', gauges' change points, a record row's columns) are held: a run that holds more
         #: stops with its partial report (checked at the general engine's ticks, every TICK events popped, and
         #: where the fast tier grows its buffers), instead of running out of memory
         self.max_samples = DEFAULT_MAX_SAMPLES if max_samples is None else int(max_samples)
@@ -300,8 +300,11 @@ class Simulation:
             _signal_caught()
 
     def samples_held(self) -> int:
-        """The samples the run holds: every observe's, and every gauge's change points."""
-        return sum(len(o.values) for o in self.obs) + sum(len(ts) for ts, _ in self.gauge_points)
+        """The samples the run holds: every observe's, every gauge's change points, and a sample a column
+        of every record's row (rows were not counted: a `record` in a loop held rows until memory ran
+        out, past any --max-samples)."""
+        return (sum(len(o.values) for o in self.obs) + sum(len(ts) for ts, _ in self.gauge_points)
+                + sum(len(t) * len(t.columns) for t in self.record_tables))
 
     def too_many_samples(self, held: int) -> None:
         """Stop the run: it holds ``held`` samples, more than :attr:`max_samples`."""
