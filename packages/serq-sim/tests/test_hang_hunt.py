@@ -180,3 +180,22 @@ run { horizon 1e9; }
     assert r.partial == "max-samples"
     assert r.result.events == 20_000
     assert any("stopped holding 40000 samples (--max-samples 1000)" in n for n in r.result.notes), r.result.notes
+
+
+@pytest.mark.timeout(10)
+@pytest.mark.parametrize("tier", TIERS)
+def test_output_token_gaps_count_against_max_samples(monkeypatch, tier):
+    # a cost that grows with the time: every iteration's gap differs from the last, a run of the gaps each,
+    # held for ever; they were no samples, so --max-samples never stopped the run
+    import re
+
+    src = """stage e : step { budget 4; cost 1e-3 + 1e-12 * now; }
+workload { arrive batch(1); }
+session { run e decode (inf); }
+run { horizon 1e9; }
+"""
+    r = _run(src, monkeypatch, tier, max_samples=1000)
+    assert r.partial == "max-samples"
+    assert r.result.events == 20_000  # the first check, at 20 000 events
+    held = [int(m.group(1)) for n in r.result.notes for m in [re.search(r"stopped holding (\d+) samples", n)] if m]
+    assert len(held) == 1 and 1000 <= held[0] <= 20_000, r.result.notes  # at most a run of gaps an iteration

@@ -300,11 +300,14 @@ class Simulation:
             _signal_caught()
 
     def samples_held(self) -> int:
-        """The samples the run holds: every observe's, every gauge's change points, and a sample a column
-        of every record's row (rows were not counted: a `record` in a loop held rows until memory ran
-        out, past any --max-samples)."""
+        """The samples the run holds: every observe's, every gauge's change points, a sample a column of
+        every record's row and the step stages' runs of equal output-token gaps (step/tokens.py). Rows and
+        gaps were not counted: a `record` in a loop, or a step engine whose gaps all differ (a cost that
+        reads `now`), held them until memory ran out, past any --max-samples."""
+        gaps = getattr(self, "token_gaps", None)
         return (sum(len(o.values) for o in self.obs) + sum(len(ts) for ts, _ in self.gauge_points)
-                + sum(len(t) * len(t.columns) for t in self.record_tables))
+                + sum(len(t) * len(t.columns) for t in self.record_tables)
+                + (len(gaps.values) if gaps is not None else 0))
 
     def too_many_samples(self, held: int) -> None:
         """Stop the run: it holds ``held`` samples, more than :attr:`max_samples`."""
