@@ -419,14 +419,19 @@ class Simulation:
         runs = sorted((j for j in stage.residents if isinstance(j.owner, Session)), key=lambda j: j.owner.serial)
         if not runs:
             raise SimError(format_error(stage.node.span, self.now, None, msg, self.source))
+        first = runs[0]
+        raise self.error(f"{msg}: its residents are {self._runs_listed(runs)}", first.span, first.owner)
+
+    def _runs_listed(self, runs: list) -> str:
+        """The runs a no-progress error names (jobs in their sessions' serial order): the first five as
+        "the run at FILE:L:C of session N", then how many more."""
         where = []
         for j in runs[:5]:
             sp = self.spans[j.span]
             at = f" at {printable(sp.file)}:{sp.line}:{sp.col}" if sp is not None else ""
             where.append(f"the run{at} of session {j.owner.serial}")
         more = f" and {len(runs) - 5} more" if len(runs) > 5 else ""
-        first = runs[0]
-        raise self.error(f"{msg}: its residents are {', '.join(where)}{more}", first.span, first.owner)
+        return f"{', '.join(where)}{more}"
 
     def stall_error(self, n: int) -> None:
         """The no-progress guard tripped: ``n`` events at this instant. A run-time error naming what the
@@ -452,13 +457,7 @@ class Simulation:
                "(the clock cannot move past it")
         if runs:
             first = runs[0]
-            where = []
-            for j in runs[:5]:
-                sp = self.spans[j.span]
-                at = f" at {printable(sp.file)}:{sp.line}:{sp.col}" if sp is not None else ""
-                where.append(f"the run{at} of session {j.owner.serial}")
-            more = f" and {len(runs) - 5} more" if len(runs) > 5 else ""
-            raise self.error(f"{msg}): the events due now are those of {', '.join(where)}{more}, put off to "
+            raise self.error(f"{msg}): the events due now are those of {self._runs_listed(runs)}, put off to "
                              "this same instant again and again", first.span, first.owner)
         what = f"the events due now: {', '.join(dict.fromkeys(other))}" if other else "no event names a statement"
         # arrivals due again and again (a renewal gap below the clock's precision): the workload's `arrive`
