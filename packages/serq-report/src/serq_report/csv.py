@@ -33,6 +33,8 @@ from serq.files import (  # noqa: F401
     check_not_input,
     check_own,
     file_names,
+    path_arg,
+    path_args,
 )
 
 from ._result import result_of
@@ -111,8 +113,8 @@ def write_table(path: str | os.PathLike[str], columns: dict[str, Any], *,
     dumps (floats by ``repr``, integers as integers). ``serq run --records FILE.csv``. ``own``: ``path``
     is a name serq made (a per-table ``FILE.NAME.csv``): anything there but a regular file is
     refused (:func:`serq.files.check_own`), as a dump's files are."""
-    path = os.fspath(path)
-    inputs = [p for p in inputs if p is not None]
+    path = path_arg(path, "write_table")  # (None: os.fspath's TypeError, which named no argument)
+    inputs = path_args(inputs, "write_table")
     if own:
         check_own(path)
     check_not_input(path, inputs)

@@ -57,11 +57,37 @@ from .errors import UserError
 __all__ = ["DUMP_MANIFEST", "MAX_JSON", "MAX_LINE", "MAX_NAME", "MAX_SOURCE", "LineTooLong", "OutputError", "byte_order_note",
            "check_distinct", "check_folder", "check_not_input", "check_output",
            "check_own", "check_text", "file_names", "file_of", "name_not_text", "name_of_file", "not_utf8", "open_atomic",
-           "open_input", "open_own_append", "read_input", "shown_name", "write_atomic"]
+           "open_input", "open_own_append", "path_arg", "path_args", "read_input", "shown_name", "write_atomic"]
 
 
 class OutputError(UserError):
     """An output path the rules above refuse (an input of the run, a folder)."""
+
+
+def path_arg(value: object, func: str, param: str = "path") -> str:
+    """``value``, a path argument ``param`` of the library call ``func``, as a ``str``: a str or an
+    ``os.PathLike`` naming a str. Anything else is a TypeError naming the call and the parameter
+    (``write_atomic(None, …)`` was os.fspath's "expected str, bytes or os.PathLike object, not NoneType",
+    which named neither; a bytes path, taken by os.fspath, failed later in the path's str operations)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, os.PathLike):
+        got = os.fspath(value)
+        if isinstance(got, str):
+            return got
+        raise TypeError(f"{func}: {param} must be a path (a str or os.PathLike), not an os.PathLike naming "
+                        f"{type(got).__name__}")
+    raise TypeError(f"{func}: {param} must be a path (a str or os.PathLike), not {type(value).__name__}")
+
+
+def path_args(values: object, func: str, param: str = "inputs") -> list[str]:
+    """``values``, an iterable of paths (``None`` items left out) given as ``param`` of ``func``, as a list
+    of str (:func:`path_arg`); a str or bytes (whose letters were taken for paths) or no iterable is a
+    TypeError naming the parameter."""
+    if isinstance(values, (str, bytes, os.PathLike)) or not isinstance(values, Iterable):
+        raise TypeError(f"{func}: {param} must be an iterable of paths (a list of str or os.PathLike), not "
+                        f"{type(values).__name__}")
+    return [path_arg(v, func, f"an item of {param}") for v in values if v is not None]
 
 
 def _kind(mode: int) -> str:
@@ -141,7 +167,7 @@ def open_input(path: str | os.PathLike[str], *, max_line: int | None = None) -> 
     folder is an ``OSError`` whose ``strerror`` says what it is (``is a FIFO (a named pipe), not a
     file``) and whose ``filename`` is ``path``, as a missing file's is. With ``max_line``, a read that
     meets a line longer than that many bytes raises :class:`LineTooLong` (an ``OSError``)."""
-    name = os.fspath(path)
+    name = path_arg(path, "open_input")
     if "\0" in name:  # what a program or an IR file may say (`trace "a\0b"`): os.open raised ValueError
         raise OSError(errno.EINVAL, "a file name holds no NUL character", name)
     fd = os.open(name, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
@@ -250,6 +276,7 @@ def read_input(path: str | os.PathLike[str], *, limit: int | None = None, what: 
     it is (``a serQ source``): it is found from the file's size before it is read, and no more than
     ``limit`` bytes and one are read (a sparse file of 1 GB of NUL bytes, read whole and parsed, took
     10 GB and minutes to be refused)."""
+    path = path_arg(path, "read_input")
     with open_input(path) as f:
         if limit is None:
             return f.read()
@@ -367,20 +394,21 @@ def _identity(path: str) -> tuple[int, int] | None:
 def check_not_input(path: str | os.PathLike[str], inputs: Iterable[str | os.PathLike[str] | None]) -> None:
     """Refuse (:class:`OutputError`) to write ``path`` when it is one of ``inputs`` (the same file, by any
     path). A path that does not exist yet is no input."""
-    path = os.fspath(path)
+    path = path_arg(path, "check_not_input")
+    inputs = path_args(inputs, "check_not_input")
     target = _identity(path)
     if target is None:
         return
     for p in inputs:
-        if p is not None and _identity(os.fspath(p)) == target:
-            same = "" if os.fspath(p) == path else f" (it is {os.fspath(p)})"
+        if _identity(p) == target:
+            same = "" if p == path else f" (it is {p})"
             raise OutputError(f"{path}: refusing to write over an input of this run{same}")
 
 
 def check_own(path: str | os.PathLike[str]) -> None:
     """Refuse (:class:`OutputError`) an existing entry at ``path`` that is not a regular file, not
     following a link: ``path`` is a file serq names itself."""
-    path = os.fspath(path)
+    path = path_arg(path, "check_own")
     try:
         st = os.lstat(path)
     except FileNotFoundError:
@@ -436,7 +464,7 @@ def check_output(path: str | os.PathLike[str], *, own: bool = False) -> None:
     refuse or could not create when the work is done: a folder, a path under ``/dev`` that does not exist,
     a new file in a folder that does not exist; with ``own``, anything but a regular file
     (:func:`check_own`)."""
-    path = os.fspath(path)
+    path = path_arg(path, "check_output")
     if own:
         check_own(path)
     st = _target(path)
@@ -456,7 +484,7 @@ def check_folder(path: str | os.PathLike[str], *, own: bool = False) -> None:
     entry that is not a folder (a file, a device, a FIFO), a symbolic link to nothing, or a missing path
     whose nearest existing parent is not a folder. With ``own`` (a folder serq names itself, a dump's
     ``gauge``), a symbolic link is refused too."""
-    path = os.fspath(path)
+    path = path_arg(path, "check_folder")
     probe = path
     while True:
         try:
@@ -506,7 +534,8 @@ def check_distinct(outputs: Iterable[tuple[str, str | os.PathLike[str]]],
     files into (``("--dump", "out")``, made when missing), may not be one of those files nor lie under one:
     ``-o r.txt --records out.csv --dump out.csv`` wrote the report and made the folder, then failed on the
     records, and ``-o r.txt --dump r.txt/d`` wrote the report, then failed to make the folder."""
-    outputs = list(outputs)
+    outputs = [(what, path_arg(path, "check_distinct", f"the path of {what}")) for what, path in outputs]
+    folders = [(what, path_arg(path, "check_distinct", f"the folder of {what}")) for what, path in folders]
     for fwhat, folder in folders:
         below = os.path.normcase(os.path.realpath(os.fspath(folder)))
         for what, path in outputs:
@@ -537,7 +566,7 @@ def open_own_append(path: str | os.PathLike[str]) -> IO[str]:
     blocks on a FIFO. What is appended starts a line: a file whose last line was cut short (a kill, a full
     disk, in the middle of a write) gets its line end first, so the first line appended is a line of its
     own (it was glued to the torn one, and the whole line skipped as torn when the journal was read)."""
-    path = os.fspath(path)
+    path = path_arg(path, "open_own_append")
     check_own(path)
     flags = (os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
              | getattr(os, "O_CLOEXEC", 0))
@@ -713,10 +742,9 @@ def _write_through(path: str, mode: str) -> Iterator[IO]:
         raise
 
 
-@contextlib.contextmanager
 def open_atomic(path: str | os.PathLike[str], mode: str = "w", *,
                 inputs: Iterable[str | os.PathLike[str] | None] = (), perms: int | None = None,
-                own: bool = False) -> Iterator[IO]:
+                own: bool = False) -> contextlib.AbstractContextManager[IO]:
     """Open ``path`` for writing by the rules of this module: a new path or a regular file appears only
     once the ``with`` block has finished; a device, a FIFO or a path under ``/dev`` is written through.
 
@@ -727,11 +755,17 @@ def open_atomic(path: str | os.PathLike[str], mode: str = "w", *,
     :param own: ``path`` is a file serq names itself: anything there but a regular file is refused.
 
     An exception raised in the block removes the temporary file, leaves ``path`` untouched and
-    propagates. The folder must exist.
+    propagates. The folder must exist. Its arguments are checked at the call (a path that is no path is a
+    TypeError naming it, :func:`path_arg`), not when the ``with`` block is entered.
     """
+    path = path_arg(path, "open_atomic")
     if mode not in ("w", "wb"):
         raise ValueError(f"open_atomic: mode must be 'w' or 'wb', not {mode!r}")
-    path = os.fspath(path)
+    return _open_atomic(path, mode, path_args(inputs, "open_atomic"), perms, own)
+
+
+@contextlib.contextmanager
+def _open_atomic(path: str, mode: str, inputs: list[str], perms: int | None, own: bool) -> Iterator[IO]:
     if own:
         check_own(path)
     check_not_input(path, inputs)
@@ -782,6 +816,8 @@ def write_atomic(path: str | os.PathLike[str], data: str | bytes, *,
                  own: bool = False) -> None:
     """Write ``data`` to ``path`` by the rules of :func:`open_atomic`; a ``str`` is written as UTF-8
     with its line endings as given."""
+    path = path_arg(path, "write_atomic")
+    inputs = path_args(inputs, "write_atomic")
     if isinstance(data, str):
         data = data.encode("utf-8")
     elif not isinstance(data, bytes | bytearray | memoryview):
