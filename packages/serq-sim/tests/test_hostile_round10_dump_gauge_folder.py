@@ -35,7 +35,7 @@ def _run(tmp_path: Path, gauge: str, *args: str) -> subprocess.CompletedProcess:
 @pytest.mark.timeout(120)
 def test_the_report_named_as_the_dumps_gauge_folder_is_refused_before_the_run(tmp_path):
     r = _run(tmp_path, "gauge g = 1;", "--dump", "out", "-o", "out/gauge")
-    assert r.returncode == 1 and r.stdout == "", r.stderr
+    assert r.returncode == 2 and r.stdout == "", r.stderr  # a usage error (serq.files.SameOutputError)
     assert r.stderr == ("error: out/gauge: named by -o as a file, and is --dump's gauge folder (a folder of "
                         "files); each output of a run needs a file of its own\n")
     assert not (tmp_path / "out").exists()  # nothing written, no folder made

@@ -42,7 +42,7 @@ def _run(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
 ])
 def test_a_file_output_that_is_or_holds_the_dump_folder_is_refused_before_the_run(tmp_path, args, message):
     r = _run(tmp_path, *args)
-    assert r.returncode == 1, r.stderr
+    assert r.returncode == 2, r.stderr  # a usage error (serq.files.SameOutputError)
     assert r.stderr == f"error: {message}; each output of a run needs a file of its own\n"
     assert r.stdout == ""
     assert sorted(p.name for p in tmp_path.iterdir()) == ["p.sq"]

@@ -171,7 +171,7 @@ def test_two_outputs_that_are_one_file_are_refused(folder, args, named):
     os.symlink("r.csv", folder / "alias")
     before = snapshot(folder)
     r = serq("rec.sq", *args, cwd=folder)
-    assert r.returncode == 1, r.stderr
+    assert r.returncode == 2, r.stderr  # a usage error: the command line alone is wrong
     assert f"named by both {named}" in r.stderr and "Traceback" not in r.stderr
     assert snapshot(folder) == before and os.listdir(folder / "out") == []
 

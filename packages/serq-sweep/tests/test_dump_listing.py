@@ -100,7 +100,7 @@ def test_the_list_is_an_output_of_the_run(tmp_path):
     report was written, then replaced by the list)."""
     (tmp_path / "a.sq").write_text(A)
     r = _serq(tmp_path, "run", "a.sq", "--dump", "out", "-o", "out/serq-dump.json")
-    assert r.returncode == 1
+    assert r.returncode == 2  # a usage error (serq.files.SameOutputError)
     assert r.stderr.strip() == ("error: out/serq-dump.json: named by both -o and --dump; each output of a run "
                                 "needs a file of its own")
     assert not (tmp_path / "out" / "serq-dump.json").exists()

@@ -66,7 +66,7 @@ def record_format(path: str) -> str:
 
 def check(path: str, plan: Any, out: str | None, inputs: Iterable[str]) -> dict[str, str]:
     """Refuse a records file a sweep cannot write (before anything runs); its tables' files."""
-    from serq.files import check_not_input, check_output
+    from serq.files import check_distinct, check_not_input, check_output
 
     from .core import journal_path as out_journal
     from .core import points_path
@@ -76,13 +76,15 @@ def check(path: str, plan: Any, out: str | None, inputs: Iterable[str]) -> dict[
     if not os.path.isdir(folder):
         raise UserError(f"--records {path}: no folder {folder}")
     paths = files(path, table_names(plan))
-    taken = set()
-    if out is not None:
-        taken = {os.path.realpath(p) for p in (out, points_path(out), out_journal(out))}
+    # every file of the sweep is a file of its own, by any path (./r.csv, a symbolic or hard link): a usage
+    # error (serq.files.check_distinct), as serq run's outputs are
+    outputs = [] if out is None else [("--out", out), ("--out's points table", points_path(out)),
+                                      ("--out's journal", out_journal(out))]
+    outputs += [("--records", target) for target in paths.values()]
+    outputs.append(("--records' journal", journal_path(path)))
+    check_distinct(outputs, of="a sweep")
     inputs = list(inputs)
     for target in [*paths.values(), journal_path(path)]:
-        if os.path.realpath(target) in taken:
-            raise UserError(f"--records {path}: {target} is also a file of --out {out}")
         check_not_input(target, inputs)
     for target in [*paths.values(), journal_path(path)]:  # what the writes would refuse; own: named by serq
         check_output(target, own=target != path)

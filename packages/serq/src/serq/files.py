@@ -54,7 +54,7 @@ from typing import IO
 
 from .errors import UserError
 
-__all__ = ["DUMP_MANIFEST", "MAX_JSON", "MAX_LINE", "MAX_NAME", "MAX_SOURCE", "LineTooLong", "OutputError", "byte_order_note",
+__all__ = ["DUMP_MANIFEST", "MAX_JSON", "MAX_LINE", "MAX_NAME", "MAX_SOURCE", "LineTooLong", "OutputError", "SameOutputError", "byte_order_note",
            "check_distinct", "check_folder", "check_not_input", "check_output",
            "check_own", "check_text", "file_names", "file_of", "name_not_text", "name_of_file", "not_utf8", "open_atomic",
            "open_input", "open_own_append", "path_arg", "path_args", "read_input", "shown_name", "write_atomic"]
@@ -62,6 +62,14 @@ __all__ = ["DUMP_MANIFEST", "MAX_JSON", "MAX_LINE", "MAX_NAME", "MAX_SOURCE", "L
 
 class OutputError(UserError):
     """An output path the rules above refuse (an input of the run, a folder)."""
+
+
+class SameOutputError(OutputError):
+    """Two outputs of one command that are one file (:func:`check_distinct`): a mistake of the command line
+    alone, whatever the files hold, so a usage error (status 2, ``serq_usage_error``), as flags that do not
+    go together are; refused before the command does its work."""
+
+    serq_usage_error = True
 
 
 def path_arg(value: object, func: str, param: str = "path") -> str:
@@ -527,10 +535,11 @@ def _output_key(path: str) -> tuple | None:
 
 
 def check_distinct(outputs: Iterable[tuple[str, str | os.PathLike[str]]],
-                   folders: Iterable[tuple[str, str | os.PathLike[str]]] = ()) -> None:
-    """Refuse (:class:`OutputError`) two outputs of one command, ``(what, path)`` pairs (``("-o", "r.csv")``),
-    that are one file by any path (a symbolic or hard link included): the second would replace the first.
-    Devices and FIFOs may take several. ``folders``, ``(what, path)`` pairs of folders the command writes
+                   folders: Iterable[tuple[str, str | os.PathLike[str]]] = (), *, of: str = "a run") -> None:
+    """Refuse (:class:`SameOutputError`, a usage error: status 2) two outputs of one command, ``(what, path)``
+    pairs (``("-o", "r.csv")``), that are one file by any path (``./r.csv``, a symbolic or hard link
+    included): the second would replace the first. Devices and FIFOs may take several. ``of``: what the
+    message says the outputs are of (``a run``, ``a sweep``). ``folders``, ``(what, path)`` pairs of folders the command writes
     files into (``("--dump", "out")``, made when missing), may not be one of those files nor lie under one:
     ``-o r.txt --records out.csv --dump out.csv`` wrote the report and made the folder, then failed on the
     records, and ``-o r.txt --dump r.txt/d`` wrote the report, then failed to make the folder."""
@@ -544,8 +553,8 @@ def check_distinct(outputs: Iterable[tuple[str, str | os.PathLike[str]]],
             at = os.path.normcase(os.path.realpath(os.fspath(path)))
             if below == at or below.startswith(at.rstrip(os.sep) + os.sep):
                 where = "is" if below == at else f"holds the folder {os.fspath(folder)} of"
-                raise OutputError(f"{os.fspath(path)}: named by {what} as a file, and {where} {fwhat} (a folder of "
-                                  "files); each output of a run needs a file of its own")
+                raise SameOutputError(f"{os.fspath(path)}: named by {what} as a file, and {where} {fwhat} (a "
+                                      f"folder of files); each output of {of} needs a file of its own")
     seen: dict[tuple, tuple[str, str]] = {}
     for what, path in outputs:
         path = os.fspath(path)
@@ -555,8 +564,8 @@ def check_distinct(outputs: Iterable[tuple[str, str | os.PathLike[str]]],
         if key in seen:
             other_what, other = seen[key]
             same = path if other == path else f"{path} (it is {other})"
-            raise OutputError(f"{same}: named by both {other_what} and {what}; each output of a run needs a file "
-                              "of its own")
+            raise SameOutputError(f"{same}: named by both {other_what} and {what}; each output of {of} needs a "
+                                  "file of its own")
         seen[key] = (what, path)
 
 
