@@ -373,10 +373,13 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
         self.t_round = self.sim.now
         lazy_done = self.due.pop(self.rounds, None) if self.iter_lazy else None
         finished = None
+        partial = None
         for job in assign:
             if job.stage is not self:
                 continue
-            w = job.work - job.assigned
+            a = job.assigned
+            old = job.work
+            w = old - a
             job.assigned = 0.0
             job.work = w
             if w <= EPS:
@@ -384,8 +387,16 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
                     finished = [job]
                 else:
                     finished.append(job)
+            elif a < 1.0 and job.mode == "decode" and math.ceil(w - EPS) == math.ceil(old - EPS):
+                # a decoder given part of a token (the budget's last fraction) that completes no whole
+                # token of its work: no output token of its request this iteration (tokens.py)
+                if partial is None:
+                    partial = [job]
+                else:
+                    partial.append(job)
         if assign or lazy_done is not None or self.tpend or not self.iter_lazy:
-            self.gaps.iteration(self, assign, self.t_start, self.t_round, self.nlazy if self.iter_lazy else 0,
+            self.gaps.iteration(self, assign if partial is None else [j for j in assign if j not in partial],
+                                self.t_start, self.t_round, self.nlazy if self.iter_lazy else 0,
                                 self.tpend, lazy_done, self.sim.warm)
         elif self.sim.warm:
             # TokenGaps.iteration of lazy decoders alone, none pending and none ending (an iteration of an

@@ -3,7 +3,11 @@ between consecutive output tokens of a request (vLLM's ``itl``).
 
 A session produces an output token at the end of an iteration in which it is given a decode token, or
 in which a prefill of its completes (vLLM samples a token when a request's computed tokens reach its
-known ones). The session keeps the time of its last output token (``Session.tok``, -1 for none) and
+known ones). A decode token is one that completes a whole token of the decode's work (its tokens left,
+rounded up, go down): a decoder given only part of a token (the budget's last fraction,
+docs/language.md) that completes none produces no token then (``StepStage._end`` leaves it out of the
+jobs it passes here), and the last part of a fractional decode (``decode (1.5)``: 1, then 0.5) is its
+last token. The session keeps the time of its last output token (``Session.tok``, -1 for none) and
 whether it was preempted since (``Session.tokp``). A gap is taken at every output token that follows
 another of the same request: a decode token, after any earlier token of the request; the completion of
 a prefill, only when the session was preempted since its last token (the recomputed prefill after a

@@ -1,0 +1,98 @@
+"""vLLM's serving metrics at the edges, against schedules worked out by hand.
+
+vLLM's benchmark (vllm/benchmarks/serve.py, ``calculate_metrics``): ITL is every gap between consecutive
+output tokens of a request, so a request of ``output`` tokens has ``output - 1`` of them, adding up to
+``last_token - first_token``. The programs run on the step clock (cost 1: times are iteration numbers).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import serq_frontend
+import serq_sim
+
+pytestmark = pytest.mark.timeout(60)
+
+# Three requests of prompt 1 and 4 output tokens (the prefill's, then decode (3)) on a budget of 2.5 tokens
+# an iteration, served in admission order A, B, C (docs/language.md, "A decoder gets the part of a token
+# the budget has left"):
+#   t=0  A prefills 1, B prefills 1, C prefills 0.5                 end 1: A's and B's first tokens
+#   t=1  A decodes 1, B decodes 1, C prefills 0.5                   end 2: A, B token 2; C's first token
+#   t=2  A 1, B 1, C decodes 0.5 (3 -> 2.5: part of a token)        end 3: A, B token 3; none of C's
+#   t=3  A 1, B 1 (done), C 0.5 (2.5 -> 2: its 2nd token is whole)  end 4: A, B token 4; C token 2
+#   t=4  C 1 (2 -> 1)                                               end 5: C token 3
+#   t=5  C 1 (1 -> 0)                                               end 6: C token 4
+# Per request (first, last; gaps): A 1, 4; 1 1 1    B 1, 4; 1 1 1    C 2, 6; 2 1 1
+# (an iteration that gives a decoder part of a token is no output token of it: C's three decode tokens
+# come at 4, 5 and 6, not at 3, 4, 5 and 6, which would be four gaps for three tokens)
+FRACTION = """
+pool reqs { cap 8; admit via engine; }
+stage engine : step { budget 2.5; cost 1; }
+workload { arrive batch(3); }
+session {
+  set t0 = now;
+  hold reqs (1) {
+    prefill on engine (1);
+    set tf = now;
+    decode on engine (3);
+  }
+  record request { sent = t0; first_token = tf; last_token = now; output = 4; }
+}
+run { horizon 100; warmup 0; }
+"""
+
+FRACTION_ITL = [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 2.0, 1.0, 1.0]
+
+# One request whose decode has a fractional length: decode (1.5) takes two iterations, 1 then 0.5, and
+# the last part is its last token (its work is done): tokens at 1 (the prefill's), 2 and 3, gaps 1 1.
+LAST_PART = """
+pool reqs { cap 8; admit via engine; }
+stage engine : step { budget 8; cost 1; }
+workload { arrive batch(1); }
+session {
+  set t0 = now;
+  hold reqs (1) {
+    prefill on engine (1);
+    set tf = now;
+    decode on engine (1.5);
+  }
+  record request { sent = t0; first_token = tf; last_token = now; output = 3; }
+}
+run { horizon 100; warmup 0; }
+"""
+
+
+def _stats(m):
+    return (m.count, m.mean, m.median, m.p90, m.p95, m.p99)
+
+
+def _numpy(x):
+    a = np.asarray(x, dtype=float)
+    return (len(x), float(np.mean(a)), float(np.median(a)), float(np.percentile(a, 90)),
+            float(np.percentile(a, 95)), float(np.percentile(a, 99)))
+
+
+@pytest.mark.parametrize("tier", ["lazy", "general"])
+def test_part_of_a_token_is_no_output_token(tier, monkeypatch):
+    if tier == "general":
+        monkeypatch.setenv("SERQ_SIM_TIER", "general")
+    report = serq_sim.run(serq_frontend.compile(source=FRACTION))
+    rows = report.records(kind="numpy")
+    got = sorted(zip(rows["first_token"].tolist(), rows["last_token"].tolist()))
+    assert got == [(1.0, 4.0), (1.0, 4.0), (2.0, 6.0)]
+    itl = report.result.requests.itl
+    # nine gaps, output - 1 of each request, adding up to last - first of each (3 + 3 + 4)
+    assert itl.count == int((rows["output"] - 1).sum()) == 9
+    assert itl.mean * itl.count == pytest.approx(float((rows["last_token"] - rows["first_token"]).sum()))
+    assert _stats(itl) == _numpy(FRACTION_ITL)
+
+
+@pytest.mark.parametrize("tier", ["lazy", "general"])
+def test_a_fractional_last_part_is_the_last_token(tier, monkeypatch):
+    if tier == "general":
+        monkeypatch.setenv("SERQ_SIM_TIER", "general")
+    report = serq_sim.run(serq_frontend.compile(source=LAST_PART))
+    rows = report.records(kind="numpy")
+    assert (rows["first_token"].tolist(), rows["last_token"].tolist()) == ([1.0], [3.0])
+    assert _stats(report.result.requests.itl) == _numpy([1.0, 1.0])
