@@ -226,12 +226,14 @@ def sweep(program: str | os.PathLike | Sequence[str | os.PathLike], *, sets: Map
     to ``out``, and ``KeyboardInterrupt`` is raised again.
     """
     from .axes import flag, output_path
+    from .engines import check_dask
 
     if not (records is None or isinstance(records, (bool, str, os.PathLike))):  # (records=1: fspath's TypeError)
         raise TypeError(f"records must be True, False or a path (str or os.PathLike), not {type(records).__name__}")
     records = output_path(records, "records") if not isinstance(records, bool) else records
     out, fresh = output_path(out, "out"), flag(fresh, "fresh")
     progress = flag(progress, "progress", none=True)
+    check_dask(dask)  # before anything is compiled
     plan = core.plan(program, sets=sets, defs=defs, zip=zip, seeds=seeds, horizon=horizon, warmup=warmup,
                      arrivals=arrivals, max_wall=max_wall, max_events=max_events, max_samples=max_samples,
                      pm=pm)

@@ -17,6 +17,16 @@ from .engines import MAX_WORKERS
 WORKERS = Integer(f"a number of worker processes from 0 to {MAX_WORKERS}", low=0, high=MAX_WORKERS)
 
 
+def _dask(ctx, param, value):
+    """``--dask ""`` names no scheduler: a usage error (status 2) before anything is compiled; it was tried
+    as an address ("cannot reach the scheduler: missing port number in address ''", status 1)."""
+    if value is not None and not value.strip():
+        from .engines import EMPTY_DASK
+
+        raise click.BadParameter(f"{value!r} {EMPTY_DASK}", ctx=ctx, param=param)
+    return value
+
+
 def _common(f):
     """The options every command that runs a program over seeds shares."""
     for opt in reversed([
@@ -40,7 +50,7 @@ def _common(f):
         click.option("--workers", type=WORKERS, default=None, metavar="N",
                      help="Local worker processes (default: every core; 0: in this process); with "
                           "--dask local, the LocalCluster's workers."),
-        click.option("--dask", "dask", default=None, metavar="ADDRESS",
+        click.option("--dask", "dask", default=None, metavar="ADDRESS", callback=_dask,
                      help="Run on a Dask distributed scheduler (tcp://HOST:PORT, a scheduler file), or "
                           "'local' for a LocalCluster here (pip install 'serq-sweep[dask]')."),
         click.option("--no-progress", is_flag=True, help="No progress bar on stderr."),

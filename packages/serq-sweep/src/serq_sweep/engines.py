@@ -268,12 +268,25 @@ class Dask:
             raise
 
 
-def _check_dask(dask: Any) -> None:
-    """Refuse (a TypeError naming it) a ``dask`` that is none of what it takes: ``"local"``, a scheduler's
-    address or scheduler file (a str, or an os.PathLike for the file), or a ``distributed.Client``. Anything
-    else was taken for an address by its ``str()`` (``dask=3``: "cannot reach the scheduler: missing port
-    number in address '3'", ``dask=True`` the same of 'True')."""
-    if isinstance(dask, (str, os.PathLike)):
+#: what an empty ``dask`` (``--dask ""``) is told: it names no scheduler
+EMPTY_DASK = ("is empty: it names no scheduler; give \"local\" (a LocalCluster here), a scheduler's address "
+              "(tcp://HOST:PORT) or a scheduler file")
+
+
+def check_dask(dask: Any) -> None:
+    """Refuse a ``dask`` that is none of what it takes: ``"local"``, a scheduler's address or scheduler file
+    (a str, or an os.PathLike for the file), or a ``distributed.Client``; ``None`` is no Dask. Anything else
+    is a TypeError naming it: it was taken for an address by its ``str()`` (``dask=3``: "cannot reach the
+    scheduler: missing port number in address '3'", ``dask=True`` the same of 'True'). An empty str (or
+    one of spaces) is a ValueError naming it: it was tried as an address ("missing port number in address
+    ''", status 1 from ``--dask ""``). Called by the calls that take ``dask=`` before anything is compiled."""
+    if dask is None:
+        return
+    if isinstance(dask, str):
+        if not dask.strip():
+            raise ValueError(f"dask {EMPTY_DASK}")
+        return
+    if isinstance(dask, os.PathLike):
         return
     try:
         import distributed
@@ -312,7 +325,7 @@ def engine(workers: int | None = None, dask: Any = None, pm: Any = None):
                             "installed plugins); run the sweep in this process (workers=0), or install the "
                             "plugin (an entry point in the group 'serq')")
     if dask is not None:
-        _check_dask(dask)
+        check_dask(dask)
         return Dask(dask, workers)
     if workers == 0:
         return InProcess(pm)

@@ -148,9 +148,11 @@ def compare(files: str | Sequence[str], *, sets: Mapping[str, Any] | None = None
     :data:`COLUMNS`, a row per arm after the first and figure."""
     from .api import run_plan
     from .axes import flag, texts
+    from .engines import check_dask
 
     figures = texts(figures, "figures", "figure")  # (a str was iterated: figures="ttft.p99" asked for "t", ...)
     progress = flag(progress, "progress", none=True)
+    check_dask(dask)  # before anything is compiled
     plan = arms_plan(files, sets=sets, defs=defs, seeds=seeds, pm=pm, **kw)
     core.check_figures(plan, figures)  # before the runs, as serq compare --figure (a typo cost every run)
     columns, table, complete, _ = run_plan(plan, workers=workers, dask=dask, progress=progress, desc="compare")

@@ -180,10 +180,12 @@ def find(program: str | Sequence[str], conditions: str | Sequence[str], over: tu
     that point runs (:func:`serq.files.check_not_input`)."""
     import serq_ir
 
+    from .engines import check_dask
     from .engines import engine as make_engine
     from .figures import resolve
 
     files = program_files(program)  # (before the plugins are loaded: a wrong type is said at once)
+    check_dask(dask)
     sets, defs = named_values(sets, "sets"), named_values(defs, "defs")
     out, progress = output_path(out, "out"), flag(progress, "progress", none=True)
     pm = core._plugin_manager(pm)
