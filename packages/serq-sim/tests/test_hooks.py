@@ -81,7 +81,7 @@ def test_plugin_stage_kind(pm):
     # served [0,1], away [1,3], served [3,4], away [4,6], served [6,7]
     assert [v for v, _ in samples(r, "t")] == [1.0, 4.0, 7.0]
     # without the plugin the kind is unknown
-    with pytest.raises(serq_sim.SimError, match="unknown stage kind 'vacation_fifo'"):
+    with pytest.raises(serq_sim.SimError, match="unknown stage kind `@vacation_fifo`"):  # as a program writes it
         serq_sim.run(prog, pm=get_plugin_manager())
 
 
@@ -114,15 +114,16 @@ def test_an_unknown_eviction_order_or_preemption_policy_lists_the_registered_one
     pool = p.pool("p", cap=32.0, evict=N.Extension(name="nope"))
     d = p.stage("d", N.Delay())
     prog = p.build([p.hold([(pool, 1)], [p.run(d, 1)])], presets=[at(p, 0, 0)])
-    with pytest.raises(serq_sim.SimError, match=r"unknown eviction order 'nope' \(registered: EvictLru, EvictBy, "
-                       r"mru\)"):
+    # every name as a program writes it (serq.extensions.source_word), not by the IR's tags EvictLru, EvictBy
+    with pytest.raises(serq_sim.SimError, match=r"unknown eviction order `@nope` \(registered: lru, by \(…\), "
+                       r"@mru\)"):
         serq_sim.run(prog, pm=pm)
     p = P()
     pool = p.pool("p", cap=32.0, preempt=N.Extension(name="nope"))
     d = p.stage("d", N.Delay())
     prog = p.build([p.hold([(pool, 1)], [p.run(d, 1)])], presets=[at(p, 0, 0)])
-    with pytest.raises(serq_sim.SimError, match=r"unknown preemption policy 'nope' \(registered: PreemptNone, "
-                       r"PreemptBy\)"):
+    with pytest.raises(serq_sim.SimError, match=r"unknown preemption policy `@nope` \(registered: none, "
+                       r"by \(…\)\)"):
         serq_sim.run(prog, pm=pm)
 
 

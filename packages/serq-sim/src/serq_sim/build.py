@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from array import array
 
+from serq.extensions import source_word
 from serq_ir import nodes as N
 from serq_ir.rules import NEEDS_OPEN, arrivals_problem, pairs, window_problem
 
@@ -210,10 +211,20 @@ def stage_factory(sim, reg, node: N.Stage):
     kind = node.kind
     name = kind.name if isinstance(kind, N.Extension) else type(kind).__name__
     if name not in reg.stage_kinds:
+        # named as the language spells it (serq.extensions.source_word: `delay`, `@batch`), not by the IR's tag
         raise SimError(format_error(node.span, None, None, f"stage {node.name}: unknown stage kind "
-                                    f"{name!r} (registered: {', '.join(reg.stage_kinds.names()) or 'none'})"
-                                    f"{own_absent(reg, isinstance(kind, N.Extension))}", sim.source))
+                                    f"`{source_word(name, isinstance(kind, N.Extension))}` (registered: "
+                                    f"{_words(reg.stage_kinds)}){own_absent(reg, isinstance(kind, N.Extension))}",
+                                    sim.source))
     return reg.stage_kinds[name]
+
+
+def _words(registry) -> str:
+    """The names a registry holds as the language spells them (``fifo``, ``by (…)``, ``@batch``), each once,
+    in the order they were registered; ``none`` when it holds none."""
+    from serq.extensions import source_word
+
+    return ", ".join(dict.fromkeys(source_word(n) for n in registry.names())) or "none"
 
 
 def own_absent(reg, extension: bool = False) -> str:
@@ -244,8 +255,9 @@ def pool_policy(sim, registry, pool: Pool, node, what: str, reg=None):
     name = node.name if isinstance(node, N.Extension) else type(node).__name__
     if name not in registry:
         raise SimError(format_error(pool.node.span, None, None, f"pool {pool.node.name}: unknown {what} "
-                                    f"{name!r} (registered: {', '.join(registry.names()) or 'none'})"
-                                    f"{own_absent(reg, isinstance(node, N.Extension))}", sim.source))
+                                    f"`{source_word(name, isinstance(node, N.Extension))}` (registered: "
+                                    f"{_words(registry)}){own_absent(reg, isinstance(node, N.Extension))}",
+                                    sim.source))
     return check_policy(registry[name](sim, pool, node), registry, name, pool, what)
 
 

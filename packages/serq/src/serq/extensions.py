@@ -36,8 +36,24 @@ PLURAL = {"stage kind": "stage kinds", "eviction order": "eviction orders",
 #: share policies the language itself names (language.txt): a program may say them without serq-sim
 BUILTIN_SHARE = ("maxmin", "bottleneck")
 
+#: the names the built-ins register under (the IR's own node tags) -> the language's word for each, as a
+#: program writes it (``preempt lifo`` is ``PreemptBy`` in the IR)
+IR_WORDS = {"Fifo": "fifo", "Ps": "ps", "Delay": "delay", "Step": "step", "EvictLru": "lru", "EvictBy": "by (…)",
+            "PreemptNone": "none", "PreemptBy": "by (…)"}
+
 #: the names the built-ins register under that no program names as a plugin's (the IR's own node tags)
-IR_TAGS = frozenset({"Fifo", "Ps", "Delay", "Step", "EvictLru", "EvictBy", "PreemptNone", "PreemptBy"})
+IR_TAGS = frozenset(IR_WORDS)
+
+
+def source_word(name: str, extension: bool | None = None) -> str:
+    """The language's spelling of a stage kind, eviction order or preemption policy registered as ``name``:
+    the word of a built-in one (``Delay`` is ``delay``, ``EvictLru`` is ``lru``), ``@NAME`` for a plugin's.
+    A message about one a program names says it so, not by the IR's tag (``unknown stage kind 'Delay'``
+    named a word no program writes). ``extension``: ``name`` is an ``Extension`` node's (a plugin's, even
+    when it is spelt as a tag); None: decided by the name."""
+    if not extension and name in IR_WORDS:
+        return IR_WORDS[name]
+    return f"@{name}"
 
 
 class Extensions:
