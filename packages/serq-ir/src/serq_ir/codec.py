@@ -222,7 +222,27 @@ def load(path: str | Path) -> Program:
         data = read_input(path, limit=MAX_JSON, what="an IR file")
     except OSError as e:
         raise IRError(f"error: {name}: cannot read: {e.strerror or e}") from None
-    return decode(data, name=name)
+    return written_origins(decode(data, name=name), name)
+
+
+def written_origins(program: Program, name: str) -> Program:
+    """``program``, read from the IR file ``name``, with each run setting an option gave when the file was
+    written (``serq ir p.sq --horizon 4``: its ``RunSpans`` origin ``"--horizon 4"``) named as the file's:
+    ``"x.ir.json's run setting horizon, given as --horizon 4 when it was written"``. A later ``serq run
+    x.ir.json`` was not given that option, and its errors named it as if it had been (``warmup 10 is not
+    below the horizon 4 (--horizon 4)``). An origin already so named, or a span in the run block, is kept;
+    an option of the later command replaces the origin of its setting (serq.loading.apply_run_overrides)."""
+    import msgspec
+
+    spans = program.run.span
+    if spans is None:
+        return program
+    changes = {k: f"{name}'s run setting {k}, given as {v} when it was written" for k in spans.__struct_fields__
+               if isinstance(v := getattr(spans, k), str) and v.startswith("--")}
+    if not changes:
+        return program
+    run = msgspec.structs.replace(program.run, span=msgspec.structs.replace(spans, **changes))
+    return msgspec.structs.replace(program, run=run)
 
 
 def _keys_once(data: bytes, name: str) -> None:
