@@ -104,7 +104,7 @@ def test_a_second_scenario_of_the_same_settings_compiles_nothing(tmp_path):
     # an integer beyond a float's range where a count goes (an OverflowError traceback when it was made a
     # float), and one past Python's int-parsing limit (a ValueError traceback)
     pytest.param('{"budget": 64, "max_seqs": 8, "block_size": 16, "num_blocks": 40, "requests": [{"prompt": 1'
-                 + "0" * 400 + ', "out": 1}]}', "bad.json: error: the integer 100000000000...000000 (401 digits) "
+                 + "0" * 400 + ', "out": 1}]}', "bad.json:1:91: error: the integer 100000000000...000000 (401 digits) "
                  "is beyond the range of a number", id="huge-int"),
     pytest.param('{"budget": 1' + "0" * 5000 + ', "requests": [{"prompt": 1, "out": 1}]}',
                  "(5001 digits) is beyond the range of a number", id="int-past-python-limit"),
@@ -166,7 +166,8 @@ def test_what_neither_side_models_is_refused(tmp_path, scenario, message, comman
     p.write_text(json.dumps(scenario))
     r = serq("vllm", command, str(p))
     assert r.returncode == 1, r.stdout
-    assert r.stderr.count("error:") == 1 and f"{p}: " in r.stderr and "Traceback" not in r.stderr
+    # (located at the value, or the key, at fault: the file's line and column, the line quoted with a caret)
+    assert r.stderr.count("error:") == 1 and r.stderr.startswith(f"{p}:1:") and "Traceback" not in r.stderr
     assert message in r.stderr, r.stderr
 
 

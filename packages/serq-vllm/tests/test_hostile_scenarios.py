@@ -1,4 +1,4 @@
-"""A scenario the step clock cannot finish (a prompt of 10**18 tokens, an arrival at step 10**30): the
+"""A scenario the step clock cannot finish (a prompt of 10**15 tokens, an arrival at step 10**30): the
 error named neither the scenario's file nor the horizon it missed (`error: requests [0] did not finish by
 the horizon (stuck?)`). It names both, the requests listed plainly."""
 
@@ -17,8 +17,9 @@ BASE = {"budget": 48, "max_seqs": 8, "block_size": 8, "num_blocks": 14,
 
 
 @pytest.mark.parametrize("change, missing", [
-    # (a KV cache to hold it: a request that can never fit is refused before the run, test_peer_programs2.py)
-    (lambda sc: (sc["requests"][0].__setitem__("prompt", 10**18), sc.__setitem__("num_blocks", 10**18)), "0, 1"),
+    # (a KV cache to hold it: a request that can never fit is refused before the run, test_peer_programs2.py;
+    # the cache's 2**50 - 1 blocks of 8 are 2**53 - 8 tokens, below 2**53, where a count is refused)
+    (lambda sc: (sc["requests"][0].__setitem__("prompt", 10**15), sc.__setitem__("num_blocks", 2**50)), "0, 1"),
     (lambda sc: sc["requests"][1].__setitem__("arrive", 10**30), "1"),
 ])
 def test_a_scenario_that_does_not_finish_names_its_file_and_the_horizon(tmp_path, change, missing):

@@ -107,7 +107,9 @@ def test_a_file_of_nul_bytes_within_the_limit_is_located_cheaply(tmp_path, args,
 def test_a_step_trace_of_blank_lines_is_read_without_a_string_a_line(tmp_path, peak_memory):
     (tmp_path / "s.jsonl").write_bytes(b"\n" * (64 * 2**20) + b'{"decoders": 1, "time": -1}\n')
     r, seconds, rss = _serq(peak_memory, tmp_path, "fit", "s.jsonl")
-    assert _one_error(r) == f"s.jsonl:{64 * 2**20 + 1}: error: time is -1: a finite number, not negative\n"
+    assert r.returncode == 1 and r.stdout == "" and "Traceback" not in r.stderr, r.stderr
+    assert r.stderr == (f"s.jsonl:{64 * 2**20 + 1}:25: error: time is -1: a finite number, not negative\n"
+                        '    {"decoders": 1, "time": -1}\n' + " " * 28 + "^\n")
     assert seconds < 30
     assert rss < 600 * 2**20, rss
 

@@ -24,9 +24,10 @@ import json
 import math
 import re
 from dataclasses import dataclass, field
+from functools import partial
 
 from serq.errors import UserError
-from serq.jsonin import JSONDuplicateKey, JSONNumberError, loads, located, read_text
+from serq.jsonin import JSONDuplicateKey, JSONNumberError, loads, located, number_at, read_text, value_at
 
 #: The composition terms, in the order of their coefficients after the fixed term ``c``.
 TERMS = ("decoders", "kv_decode", "prefilled", "attention")
@@ -78,40 +79,51 @@ def _lines(text: str):
         pos = end + 1
 
 
+def _fault(path: str, no: int, raw: str, message: str, at: tuple = (), key: bool = False,
+           pos: int | None = None) -> UserError:
+    """The error of line ``no`` (``raw``) of a step trace at the column of the value (or with ``key`` the key) at
+    ``at`` in it (:func:`serq.jsonin.value_at`), or at the character offset ``pos``: the line quoted, a caret
+    under the column (a value's fault was told by the line's number alone)."""
+    if pos is None:
+        pos = value_at(raw, at, key=key)
+    return UserError(located(raw, path, no, 1 if pos is None else pos + 1, message, first=no))
+
+
 def read_steps(path: str) -> list[tuple[float, float, float, float, float]]:
     """The steps of a JSON Lines file: ``(decoders, kv_decode, prefilled, attention, time)`` each; a
     mistake is one error at its line."""
     text = read_text(path, "a step trace")
     steps = []
     for no, raw in _lines(text):
-        where = f"{path}:{no}"
+        fault = partial(_fault, path, no, raw)
         try:
             obj = loads(raw)
         except JSONNumberError as e:
-            raise UserError(f"{where}: error: {e}") from None
+            raise fault(str(e), pos=number_at(raw)) from None
         except JSONDuplicateKey as e:  # json kept the last: which the writer meant is anybody's guess
-            raise UserError(located(raw, path, no, e.pos + 1, f"{e} (first at column {e.first + 1})", first=no)
-                            ) from None
+            raise fault(f"{e} (first at column {e.first + 1})", pos=e.pos) from None
         except json.JSONDecodeError as e:  # a step is one line: e.colno is the column in it
-            raise UserError(located(raw, path, no, e.colno, f"not a JSON object: {e.msg}", first=no)) from None
+            raise fault(f"not a JSON object: {e.msg}", pos=e.colno - 1) from None
         except RecursionError:  # json.loads recurses a frame per level of [ or {
-            raise UserError(f"{where}: error: not a step: JSON nested too deeply") from None
+            raise UserError(f"{path}:{no}: error: not a step: JSON nested too deeply") from None
         if not isinstance(obj, dict):
-            raise UserError(f"{where}: error: a step is a JSON object with {', '.join(TERMS)} and time")
-        unknown = sorted(set(obj) - set(TERMS) - {"time"})
+            raise fault(f"a step is a JSON object with {', '.join(TERMS)} and time")
+        unknown = [k for k in obj if k not in TERMS and k != "time"]
         if unknown:
-            raise UserError(f"{where}: error: unknown key {unknown[0]!r} (a step has {', '.join(TERMS)} and "
-                            "time)")
+            first = min(unknown)  # (the first in sorted order, as it was)
+            raise fault(f"unknown key {first!r} (a step has {', '.join(TERMS)} and time)", (first,), key=True)
         row = []
         for key in (*TERMS, "time"):
             v = obj.get(key, 0 if key != "time" else None)
             if v is None:
-                raise UserError(f"{where}: error: the step has no time (its duration in seconds)")
+                raise fault("the step has no time (its duration in seconds)")
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
-                raise UserError(f"{where}: error: {key} is {json.dumps(v)}: a finite number, not negative")
+                shown = json.dumps(v)  # (a string or an array of megabytes: the caret shows where it is)
+                shown = shown if len(shown) <= 60 else f"{shown[:40]}...{shown[-10:]} ({len(shown)} characters)"
+                raise fault(f"{key} is {shown}: a finite number, not negative", (key,))
             row.append(float(v))
         if not row[-1] > 0:
-            raise UserError(f"{where}: error: time is 0: an iteration takes a positive time")
+            raise fault("time is 0: an iteration takes a positive time", ("time",))
         steps.append(tuple(row))
     if not steps:
         raise UserError(f"{path}: error: no steps")

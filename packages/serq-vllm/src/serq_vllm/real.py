@@ -60,9 +60,15 @@ class VllmNotInstalled(RuntimeError):
 
 
 class ScenarioError(ValueError):
-    """A scenario asks for something neither side models; the message names the JSON path."""
+    """A scenario asks for something neither side models; the message names the JSON path. ``json_path``:
+    that path as keys and indices (``("requests", 3, "prompt")``), ``json_key``: the fault is the key itself
+    (an unknown one), for a reader of the file to locate it (``serq.jsonin.read_json``)."""
 
     serq_user_error = True
+
+    def __init__(self, message: str, at: tuple = (), key: bool = False):
+        super().__init__(message)
+        self.json_path, self.json_key = at, key
 
 
 # The fields a scenario may have, and those of a request: everything both sides model. Anything else
@@ -76,6 +82,35 @@ def _int(x: Any) -> bool:
     return isinstance(x, int) and not isinstance(x, bool)
 
 
+#: every count of a scenario is below this: serQ's numbers are doubles, which hold every whole number
+#: only up to 2**53 (a budget of 2**53 + 1 was run as 2**53, a prompt as the one before it, silently)
+EXACT = 2**53
+
+#: the settings and the request fields that are counts (``turn`` and ``session`` are keys, compared as they are
+#: written; an ``arrive`` or a ``think`` that large is far past the step clock's horizon, which either side
+#: says it is)
+_COUNTS = ("budget", "max_seqs", "block_size", "num_blocks", "chunk")
+_REQUEST_COUNTS = ("prompt", "out")
+
+
+def _quoted(v: Any, width: int = 60) -> str:
+    """A value of a scenario as a message quotes it: a string as ``repr`` gives it, an integer in digits, either
+    cut to about ``width`` characters around an ellipsis (a scenario's serve order of 100 000 characters, or
+    an integer of 300 digits, was quoted whole)."""
+    text = repr(v)
+    if len(text) <= width:
+        return text
+    half = width // 2
+    more = f" ({len(str(abs(v)))} digits)" if _int(v) else f" ({len(v)} characters)" if isinstance(v, str) else ""
+    return f"{text[:half]}...{text[-half // 2:]}{more}"
+
+
+def _exact(v: Any, where: str, at: tuple) -> None:
+    if _int(v) and not -EXACT < v < EXACT:
+        raise ScenarioError(f"{where}: {_quoted(v)} is not below 2**53 in size, where serQ's numbers (doubles) do not "
+                            "tell one whole number from the next: the two sides would read it differently", at)
+
+
 def check_scenario(sc: Any) -> None:
     """Refuse, with the JSON path, a scenario that asks for what the two sides (the serQ program of
     ``serq vllm scenario`` and this bridge) do not both model the same way: an unknown key, a setting
@@ -84,41 +119,55 @@ def check_scenario(sc: Any) -> None:
     differently), a request whose sequence needs more KV blocks than the engine has (vLLM refuses it,
     its scheduler alone would wait for ever, serQ rejects it), a later turn whose prompt is shorter
     than its history (the previous prompt and output), a later turn with an arrival of its own, a
-    serving order the bridge lacks. Raises ScenarioError."""
+    serving order the bridge lacks, a setting or a token count not below 2**53 in size (serQ's numbers are doubles,
+    which hold every whole number only below it; the KV cache's tokens too). Raises ScenarioError, whose
+    ``json_path`` says where."""
     if not isinstance(sc, dict) or not isinstance(sc.get("requests"), list) or not sc["requests"]:
-        raise ScenarioError("not a scenario: expected an object with a non-empty 'requests' list")
+        at = ("requests",) if isinstance(sc, dict) and "requests" in sc else ()
+        raise ScenarioError("not a scenario: expected an object with a non-empty 'requests' list", at)
     for k in sc:
         if k not in SCENARIO_KEYS:
             raise ScenarioError(f"'{k}': unknown scenario key, not modelled (a scenario has "
-                                f"{', '.join(SCENARIO_KEYS)})")
+                                f"{', '.join(SCENARIO_KEYS)})", (k,), key=True)
     for key in ("budget", "max_seqs", "block_size", "num_blocks"):
         if not _int(sc.get(key)) or sc[key] <= 0:
-            raise ScenarioError(f"'{key}' must be a positive integer")
+            raise ScenarioError(f"'{key}' must be a positive integer", (key,) if key in sc else ())
+    for key in _COUNTS:
+        _exact(sc.get(key), f"'{key}'", (key,))
     if sc["max_seqs"] > sc["budget"]:
         raise ScenarioError(f"'max_seqs' ({sc['max_seqs']}) is above 'budget' ({sc['budget']}): vLLM refuses "
-                            "max_num_seqs > max_num_batched_tokens")
+                            "max_num_seqs > max_num_batched_tokens", ("max_seqs",))
+    kv = (sc["num_blocks"] - 1) * sc["block_size"]
+    if kv >= EXACT:
+        raise ScenarioError(f"'num_blocks': {sc['num_blocks'] - 1} blocks (less vLLM's null block) of "
+                            f"{sc['block_size']} tokens are {kv} tokens, not below 2**53, where serQ's numbers "
+                            "(doubles) do not tell one whole number from the next", ("num_blocks",))
     if sc.get("chunk") is not None and (not _int(sc["chunk"]) or sc["chunk"] < 0):
-        raise ScenarioError("'chunk' must be a non-negative integer (0: no long-prefill threshold)")
+        raise ScenarioError("'chunk' must be a non-negative integer (0: no long-prefill threshold)", ("chunk",))
     if "prefix_caching" in sc and not isinstance(sc["prefix_caching"], bool):
-        raise ScenarioError("'prefix_caching' must be true or false")
+        raise ScenarioError("'prefix_caching' must be true or false", ("prefix_caching",))
     if "serve" in sc:
         if not isinstance(sc["serve"], str):
-            raise ScenarioError("'serve' must be a string (a serve key)")
+            raise ScenarioError("'serve' must be a string (a serve key)", ("serve",))
         try:
             _serve_key(sc["serve"])
         except ValueError as e:
-            raise ScenarioError(f"'serve': {e}") from None
+            raise ScenarioError(f"'serve': {e}", ("serve",)) from None
     sessions: dict[Any, list[int]] = {}
     for i, r in enumerate(sc["requests"]):
         where = f"requests[{i}]"
         if not isinstance(r, dict):
-            raise ScenarioError(f"{where}: a request is an object")
+            raise ScenarioError(f"{where}: a request is an object", ("requests", i))
         for k in r:
             if k not in REQUEST_KEYS:
                 raise ScenarioError(f"{where}.{k}: unknown request key, not modelled (a request has "
-                                    f"{', '.join(REQUEST_KEYS)})")
-        if not all(_int(r.get(k)) and r[k] > 0 for k in ("prompt", "out")):
-            raise ScenarioError(f"{where}: 'prompt' and 'out' must be positive integers")
+                                    f"{', '.join(REQUEST_KEYS)})", ("requests", i, k), key=True)
+        for k in ("prompt", "out"):
+            if not (_int(r.get(k)) and r[k] > 0):
+                raise ScenarioError(f"{where}: 'prompt' and 'out' must be positive integers",
+                                    ("requests", i, k) if k in r else ("requests", i))
+        for k in _REQUEST_COUNTS:
+            _exact(r.get(k), f"{where}.{k}", ("requests", i, k))
         # its KV at the last step: prompt + out - 1 tokens (the last sampled token is never fed back)
         need = -(-(r["prompt"] + r["out"] - 1) // sc["block_size"])
         if need > sc["num_blocks"] - 1:
@@ -127,19 +176,20 @@ def check_scenario(sc: Any) -> None:
                 f"{sc['block_size']}, more than the engine's {sc['num_blocks'] - 1} ('num_blocks' less vLLM's "
                 "null block): vLLM refuses such a request before its scheduler sees it (max_model_len, "
                 "checked against the KV cache at start-up), its scheduler alone waits for it for ever and "
-                "holds up the requests behind it, and serQ's pool rejects it; no answer to compare")
+                "holds up the requests behind it, and serQ's pool rejects it; no answer to compare", ("requests", i))
         for k in ("arrive", "think"):
             if k in r and (not _int(r[k]) or r[k] < 0):
                 raise ScenarioError(f"{where}.{k}: must be a non-negative integer (a number of steps); "
-                                    "the two sides round a fraction differently")
+                                    "the two sides round a fraction differently", ("requests", i, k))
         if "turn" in r and not _int(r["turn"]):
-            raise ScenarioError(f"{where}.turn: must be an integer")
+            raise ScenarioError(f"{where}.turn: must be an integer", ("requests", i, "turn"))
         if "session" in r:
             if not (_int(r["session"]) or isinstance(r["session"], str)):
-                raise ScenarioError(f"{where}.session: must be an integer or a string")
+                raise ScenarioError(f"{where}.session: must be an integer or a string", ("requests", i, "session"))
             sessions.setdefault(r["session"], []).append(i)
         elif "turn" in r or "think" in r:
-            raise ScenarioError(f"{where}: 'turn' and 'think' belong to a request of a session (no 'session')")
+            raise ScenarioError(f"{where}: 'turn' and 'think' belong to a request of a session (no 'session')",
+                                ("requests", i, "turn" if "turn" in r else "think"), key=True)
     reqs = sc["requests"]
     for idxs in sessions.values():
         first: dict[int, int] = {}  # a turn number -> the first request of the session that gives it
@@ -147,22 +197,24 @@ def check_scenario(sc: Any) -> None:
             t = reqs[i].get("turn", 0)
             if t in first:
                 given = f"turn {t}" if "turn" in reqs[i] else f"turn {t} (no 'turn' is turn 0)"
-                raise ScenarioError(f"requests[{i}].turn: session {reqs[i]['session']!r} has {given} twice (first "
-                                    f"at requests[{first[t]}])")
+                raise ScenarioError(f"requests[{i}].turn: session {_quoted(reqs[i]['session'])} has {given} twice (first "
+                                    f"at requests[{first[t]}])",
+                                    ("requests", i, "turn") if "turn" in reqs[i] else ("requests", i))
             first[t] = i
         idxs = sorted(idxs, key=lambda i: reqs[i].get("turn", 0))
         if "think" in reqs[idxs[0]]:
             raise ScenarioError(f"requests[{idxs[0]}].think: the first turn of a session has no think "
-                                "(it arrives at 'arrive')")
+                                "(it arrives at 'arrive')", ("requests", idxs[0], "think"), key=True)
         for a, b in zip(idxs, idxs[1:]):
             if reqs[b].get("arrive"):
                 raise ScenarioError(f"requests[{b}].arrive: a later turn with its own 'arrive' is not "
-                                    "modelled (it is sent 'think' after the previous turn's last token)")
+                                    "modelled (it is sent 'think' after the previous turn's last token)",
+                                    ("requests", b, "arrive"), key=True)
             history = reqs[a]["prompt"] + reqs[a]["out"]
             if reqs[b]["prompt"] < history:
                 raise ScenarioError(f"requests[{b}].prompt: {reqs[b]['prompt']} is shorter than its history, "
                                     f"the previous turn's prompt and output (requests[{a}]: {history}); a "
-                                    "turn's prompt extends the whole previous sequence")
+                                    "turn's prompt extends the whole previous sequence", ("requests", b, "prompt"))
 
 
 def vllm_version() -> str | None:
@@ -254,7 +306,7 @@ def _serve_key(serve: str):
         yes, no = float(m.group(1)), float(m.group(2))
         return lambda adm, decoding: yes if decoding else no
     raise ValueError(
-        f"serve order {serve!r} is not supported by the bridge (known: {', '.join(SERVE_ORDERS)})"
+        f"serve order {_quoted(serve)} is not supported by the bridge (known: {', '.join(SERVE_ORDERS)})"
     )
 
 

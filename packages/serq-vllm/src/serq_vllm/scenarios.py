@@ -84,12 +84,10 @@ def read_scenario(file: str | Path) -> dict[str, Any]:
             raise UserError(f"{file}: no such scenario file or shipped scenario (see `serq vllm scenarios`)")
     from serq.jsonin import read_json
 
-    sc = read_json(p, "a scenario")
-    try:
-        check_scenario(sc)
-    except ScenarioError as e:
+    try:  # a fault of a value is located at its line and column, the line quoted with a caret
+        return read_json(p, "a scenario", check=check_scenario)
+    except ScenarioError as e:  # (one read_json did not place)
         raise UserError(f"{p}: {e}") from None
-    return sc
 
 
 def _chains(sc: dict[str, Any]) -> list[list[tuple[int, dict[str, Any]]]]:

@@ -13,7 +13,7 @@ import re
 from typing import Any
 
 __all__ = ["JSONDuplicateKey", "JSONNumberError", "at_byte", "check_keys", "first_twice", "located", "located_at",
-           "loads", "read_json", "read_text"]
+           "loads", "number_at", "read_json", "read_text", "value_at"]
 
 #: the most digits an integer in a user's JSON may have (10**308 < the largest float < 10**309)
 MAX_DIGITS = 308
@@ -127,6 +127,86 @@ def loads(data: str | bytes) -> Any:
         raise _twice(data if isinstance(data, str) else data.decode("utf-8", errors="replace")) from None
 
 
+#: the tokens :func:`value_at` walks: strings, the structural characters and the runs of a number or a literal
+_WALK = re.compile(STRING + r'|[{}\[\],:]|[^\s{}\[\],:"]+')
+_SKIP = json.JSONDecoder()
+
+
+def value_at(text: str, path: tuple, *, key: bool = False) -> int | None:
+    """The character offset in the JSON ``text`` of the value at ``path`` (object keys and array indices from
+    the top: ``("requests", 3, "prompt")``; ``()`` is the whole document), or with ``key`` of the key that
+    names it (the last of ``path``), or None when the text has no such value: where an error about a value of
+    a user's JSON is located. A value off the path (a request before the third, say) is passed over whole by
+    the C decoder, not token by token."""
+    target = list(path)
+    depth = len(target)
+    stack: list[list] = []  # per open container: [is an object, its key or index now, a key comes next]
+    pos, n = 0, len(text)
+    while pos < n:
+        m = _WALK.search(text, pos)
+        if m is None:
+            return None
+        tok, start = m.group(), m.start()
+        pos = m.end()
+        c = tok[0]
+        top = stack[-1] if stack else None
+        if top is not None and top[0] and top[2]:  # an object before a key (or its closing brace)
+            if c == '"':
+                try:
+                    top[1] = json.loads(tok)
+                except ValueError:
+                    return None
+                if key and len(stack) == depth and [e[1] for e in stack] == target:
+                    return start
+            elif c == ":":
+                top[2] = False
+            elif c == "}":
+                stack.pop()
+            continue
+        if c == ",":
+            if top is not None:
+                if top[0]:
+                    top[2] = True
+                else:
+                    top[1] += 1
+            continue
+        if c in "}]":
+            if stack:
+                stack.pop()
+            continue
+        if c == ":":
+            continue
+        # a value starts here
+        here = [e[1] for e in stack]
+        if not key and here == target:
+            return start
+        if len(here) < depth and here == target[: len(here)]:  # on the way to the target: look inside
+            if c == "{":
+                stack.append([True, None, True])
+            elif c == "[":
+                stack.append([False, 0, False])
+            continue
+        if c in "{[":  # off the path: the whole value passed over at once
+            try:
+                pos = _SKIP.raw_decode(text, start)[1]
+            except (ValueError, RecursionError):
+                return None
+    return None
+
+
+#: a string, or an integer of more digits than :data:`MAX_DIGITS` (what :func:`number_at` looks for)
+_LONG_INT = re.compile(STRING + rf"|-?[0-9]{{{MAX_DIGITS + 1},}}")
+
+
+def number_at(text: str) -> int | None:
+    """The character offset of the first integer of more than :data:`MAX_DIGITS` digits outside a string of the
+    JSON ``text`` (the one :func:`loads` refuses), or None."""
+    for m in _LONG_INT.finditer(text):
+        if m.group()[0] != '"':
+            return m.start()
+    return None
+
+
 def check_keys(text: str) -> None:
     """Refuse (:class:`JSONDuplicateKey`) JSON ``text`` (JSON another reader has read) in which an object
     gives a key twice."""
@@ -219,24 +299,42 @@ def read_text(path: str, what: str = "a JSON file") -> str:
         raise UserError(at_byte(data, path, e.start, not_utf8(data[e.start], data[:4]))) from None
 
 
-def read_json(path: str, what: str = "a JSON file") -> Any:
+def read_json(path: str, what: str = "a JSON file", check: Any = None) -> Any:
     """A user's JSON document (``what`` it is: ``"a scenario"``), read by the one rule of every JSON file serq
     takes: :func:`read_text` (size bound, UTF-8, a byte-order mark skipped), then :func:`loads` (no key given
-    twice, no integer beyond a float's range). An empty file, text that is not JSON, a key given twice and
-    JSON nested too deeply are each one :class:`serq.errors.UserError`, located at its line and column with
-    the line quoted where there is one."""
+    twice, no integer beyond a float's range). An empty file, text that is not JSON, a key given twice, an
+    integer beyond a float's range and JSON nested too deeply are each one :class:`serq.errors.UserError`,
+    located at its line and column with the line quoted where there is one.
+
+    ``check``: a function of the document that raises an exception naming what is wrong with a value of it;
+    one whose exception has a ``json_path`` (a path as :func:`value_at` takes it; ``json_key`` true: the
+    fault is the key itself) is located there, at the value's line and column with the line quoted and a
+    caret, as a JSON mistake is (a scenario's ``"prompt": -5`` was told by its JSON path alone)."""
     from .errors import UserError
 
     text = read_text(path, what)
     if not text.strip():
         raise UserError(located(text, path, 1, 1, f"the file is empty ({what} is a JSON object)"))
     try:
-        return loads(text)
+        doc = loads(text)
     except json.JSONDecodeError as e:
         raise UserError(located_at(text, path, e.pos, f"not JSON: {e.msg}")) from None
     except JSONNumberError as e:
-        raise UserError(f"{path}: error: {e}") from None
+        at = number_at(text)
+        raise UserError(f"{path}: error: {e}" if at is None else located_at(text, path, at, str(e))) from None
     except JSONDuplicateKey as e:  # json kept the last: which the writer meant is anybody's guess
         raise UserError(e.message(text, path)) from None
     except RecursionError:  # json.loads recurses a frame per level of [ or {
         raise UserError(f"{path}: error: not {what}: JSON nested too deeply") from None
+    if check is not None:
+        try:
+            check(doc)
+        except Exception as e:
+            where = getattr(e, "json_path", None)
+            if where is None or not getattr(e, "serq_user_error", False):
+                raise
+            at = value_at(text, tuple(where), key=bool(getattr(e, "json_key", False)))
+            if at is None:
+                raise UserError(f"{path}: {e}") from None
+            raise UserError(located_at(text, path, at, str(e))) from None
+    return doc
