@@ -138,6 +138,49 @@ def no_sessions(workload) -> list[str]:
             "or `batch(n)`"]
 
 
+def idle_queues(program) -> list[str]:
+    """Pools whose queue rules act on no one: a ``queue by`` that orders no session, an ``admit via S``
+    through which S admits no session. A hold waits in the queue of its first pool and is admitted from
+    there when every pool it names fits (language.txt §3; a victim re-enters that queue too), so a pool
+    that no hold names first never has a session in its queue. ``hold slots[t] (1), gpu (1)`` next to
+    ``pool gpu { cap 1; queue by (prio); }`` admits in the order of the slots' queues (their heads tried
+    in the order the pools are declared), never by ``prio``; ``hold reqs (1), kv (p)`` next to ``pool kv
+    { admit via engine; }`` is admitted as soon as it fits, outside the engine's iterations and budget.
+    Both said nothing."""
+    from serq_ir import nodes as N
+
+    from .compile import walk
+
+    first: set[int] = set()
+    later: dict[int, N.Hold] = {}
+    for x in walk(program.session):
+        if isinstance(x, N.Hold) and x.pools:
+            first.add(x.pools[0].pool.pool)
+            for hp in x.pools[1:]:
+                later.setdefault(hp.pool.pool, x)
+    out = []
+    for i, pool in enumerate(program.pools):
+        if i in first:
+            continue
+        rules = []
+        if isinstance(pool.queue, N.QueueBy):
+            rules.append("`queue by` orders no one")
+        if pool.admit_via is not None:
+            rules.append(f"`admit via {program.stages[pool.admit_via].name}` admits no one")
+        if not rules:
+            continue
+        hold = later.get(i)
+        if hold is None:
+            why = f"no hold names {pool.name}"
+        else:
+            at = f" at line {hold.span.line}" if hold.span is not None else ""
+            why = (f"no hold names {pool.name} first (the hold{at} names "
+                   f"{program.pools[hold.pools[0].pool.pool].name} first and waits in its queue)")
+        out.append(f"warning: pool {pool.name}'s {' and its '.join(rules)}: a hold waits in the queue of its "
+                   f"first pool, and {why}; name {pool.name} first in the holds it should admit")
+    return out
+
+
 def stuck(pools) -> list[str]:
     """Pools where sessions were preempted again at no greater position (``pools.growth``: stuck), with
     the preemptions there: ``(label, stuck, preemptions)``."""
