@@ -82,6 +82,17 @@ def drawable(values: Any, what: str) -> None:
                         "magnitude")
 
 
+def something_to_draw(lines: Any, what: str, why: str) -> None:
+    """Refuse (one message, status 1: what the source holds) a plot none of whose ``lines`` (each an
+    iterable of points, a point a tuple of numbers) has a point of finite numbers: NaN and ``inf`` are
+    left out of a line, so the figure would be drawn empty and written as if it held a plot. ``why``:
+    what the values were, in the message."""
+    for line in lines:
+        if any(all(math.isfinite(c) for c in point) for point in line):
+            return
+    raise UserError(f"{what}: nothing to plot: {why}")
+
+
 def _figure(width: float = 6.4, height: float = 4.0) -> Any:
     try:
         from matplotlib.figure import Figure
@@ -234,6 +245,9 @@ def curve(table: Any, x: str, y: str, hue: str | None = None, *, title: str | No
     """``y`` (a figure's name) against the swept ``x``, a line per value of ``hue``, each with its 95 % CI
     band (none where a point has one seed)."""
     fig_name, data = curve_data(table, x, y, hue)
+    something_to_draw((zip(xs, ms) for xs, ms, _ in data.values()), f"--y {y}",
+                      f"no point whose {x} and {fig_name} are both finite numbers (a NaN or infinite "
+                      "value is left out of a line)")
     figure = _figure()
     ax = figure.add_subplot()
     bands = {}
@@ -338,12 +352,17 @@ def _dump_csv(folder: str, name: str, gauge: bool) -> tuple[list[float], list[fl
 def cdf(dump: str, observes: Sequence[str]) -> Any:
     """The empirical CDF of each observe's samples in a dump (``serq run --dump DIR``): a step at every
     sample, from 0 to 1."""
-    figure = _figure()
-    ax = figure.add_subplot()
+    samples = {}
     for name in observes:
         _, vs = _dump_csv(dump, name, gauge=False)
         vs = sorted(v for v in vs if not math.isnan(v))
         drawable(vs, f"--cdf {name}")
+        samples[name] = vs
+    something_to_draw((((v,) for v in vs) for vs in samples.values()), f"--cdf {', '.join(observes)}",
+                      "no sample that is a finite number (each is NaN or infinite, or there are none)")
+    figure = _figure()
+    ax = figure.add_subplot()
+    for name, vs in samples.items():
         n = len(vs)
         ax.step(vs, [(i + 1) / n for i in range(n)], where="post", label=f"{name} ({n} samples)")
     ax.set_xlabel("value")
@@ -454,6 +473,8 @@ def records_cdf(records: Any, metrics: Sequence[str], hue: str | None = None) ->
     data = records_cdf_data(records, metrics, hue)
     for (name, _), vs in data.items():
         drawable(vs, f"--cdf {name}")
+    something_to_draw((((v,) for v in vs) for vs in data.values()), f"--cdf {', '.join(metrics)}",
+                      "no request has a value that is a finite number (each is NaN or infinite, or there are none)")
     figure = _figure()
     ax = figure.add_subplot()
     for (name, h), vs in data.items():
@@ -477,6 +498,9 @@ def gauges(dump: str, names: Sequence[str]) -> Any:
         drawable(ts, f"--gauge {name} (its time)")
         drawable(vs, f"--gauge {name}")
         series.append((ts, vs))
+    something_to_draw((zip(ts, vs) for ts, vs in series), f"--gauge {', '.join(names)}",
+                      "no change point whose time and value are finite numbers (each is NaN or infinite, or there "
+                      "are none)")
     figure = _figure(6.4, 2.2 * max(1, len(names)) + 0.6)
     axes = figure.subplots(len(names), 1, sharex=True, squeeze=False)[:, 0]
     for ax, name, (ts, vs) in zip(axes, names, series):
