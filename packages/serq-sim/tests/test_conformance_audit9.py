@@ -29,7 +29,7 @@ def test_a_pool_two_engines_count_loses_the_last_admitted_resident_of_either(mon
 
     t=0: A admits s0, B admits s1 (kv 2 each: used 4). A's iterations last 1, B's 1.5. s0's token 3 (A's
     iteration at 2) needs a third unit: no room, the last admitted resident is s1 (B's), preempted out of
-    B's running iteration [1.5, 3) (its planned token given back: computed 1); s0 grows to 3, then to 4 at
+    B's running iteration [1.5, 3) (its planned token given back: computed reads 1 when it is admitted again); s0 grows to 3, then to 4 at
     3, done at 4. B's emptied iteration still ends at 3; s1 (needing 2 beside s0's 3) waits until s0's
     release at 4, then decodes 3 again: [4, 5.5), [5.5, 7), [7, 8.5): done 8.5. (Were the candidates A's
     residents alone, s0 would preempt itself.)
@@ -45,12 +45,13 @@ stage B : step { budget 4; cost 1.5; memory kv; }
 workload { arrive batch(2); }
 session {
   branch (serial == 0) { hold qa (1), kv (2) { run A decode (4) growing kv; } }
-  else { hold qb (1), kv (2) { run B decode (3) growing kv; } }
+  else { hold qb (1), kv (2) { observe c = computed; run B decode (3) growing kv; } }
   observe done = now;
 }
 run { horizon 30; }
 """, monkeypatch)
     assert at(o["done"]) == [(0, 4.0), (1, 8.5)]
+    assert o["c"] == [(1, 0.0, 0.0), (1, 4.0, 1.0)]  # the position before the token given back
     kv, qb = pool(r, "kv"), pool(r, "qb")
     assert (kv.preemptions, kv.admissions, kv.stuck) == (1, 3, 0)
     assert close(kv.used, 25.5 / 30)
