@@ -774,18 +774,28 @@ def run_real_in(python: str, scenario: dict, *, timeout: float | None = TIMEOUT)
     if timeout is not None and not timeout > 0:
         raise ValueError(f"run_real_in: timeout must be a positive number of seconds, not {timeout!r}")
     question = json.dumps(scenario).encode("utf-8")
+    # a name without a folder is the file of that name here when there is one (the option names a path), else a
+    # command looked for on PATH (python3): the file ./venv-python given as venv-python was looked for on PATH
+    # alone, and the error said "No such file or directory" of a file that was there
+    program = str(python)
+    bare = os.sep not in program and not (os.altsep and os.altsep in program)
+    if bare and os.path.lexists(program):
+        program = os.path.join(os.curdir, program)
     held: list[int] = []
     restore = _hold_signals(held)
     try:
         try:
-            proc = subprocess.Popen([python, __file__, "-"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            proc = subprocess.Popen([program, __file__, "-"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                     stderr=subprocess.PIPE, start_new_session=os.name == "posix")
         finally:
             restore()
     except (OSError, ValueError) as e:
         if held:
             signal.raise_signal(held[0])
-        raise BridgeError(f"error: --python {python}: {getattr(e, 'strerror', None) or e}") from None
+        why = getattr(e, "strerror", None) or e
+        if bare and isinstance(e, FileNotFoundError) and program == python:
+            why = "no such file here, nor a command of that name on PATH"
+        raise BridgeError(f"error: --python {python}: {why}") from None
     deadline = None if timeout is None or timeout == math.inf else time.monotonic() + timeout
     out = err = None
     try:
