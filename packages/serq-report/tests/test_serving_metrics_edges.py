@@ -96,3 +96,41 @@ def test_a_fractional_last_part_is_the_last_token(tier, monkeypatch):
     rows = report.records(kind="numpy")
     assert (rows["first_token"].tolist(), rows["last_token"].tolist()) == ([1.0], [3.0])
     assert _stats(report.result.requests.itl) == _numpy([1.0, 1.0])
+
+
+# Six requests of whole lengths on budgets that leave fractions (2.5, 1.75): decoders take 1, part of a
+# token, or none, iteration by iteration. However the parts fall, each request's output tokens are its
+# prefill's and its decode's whole ones, so a run that drains has output - 1 gaps of each, adding up to
+# last_token - first_token (vLLM's ITL of the same tokens).
+MANY = """
+pool reqs { cap 8; admit via engine; }
+stage engine : step { budget B; cost 1; }
+stage wait : delay;
+workload { arrive batch(6); }
+session {
+  run wait (serial % 2);
+  set t0 = now;
+  set o = 2 + (serial * 5) % 7;
+  hold reqs (1) {
+    prefill on engine (1 + serial % 2);
+    set tf = now;
+    decode on engine (o - 1);
+  }
+  record request { sent = t0; first_token = tf; last_token = now; output = o; }
+}
+run { horizon inf; warmup 0; }
+"""
+
+
+@pytest.mark.parametrize("budget", ["2.5", "1.75"])
+@pytest.mark.parametrize("tier", ["lazy", "general"])
+def test_fractional_budgets_give_output_minus_one_gaps_a_request(budget, tier, monkeypatch):
+    if tier == "general":
+        monkeypatch.setenv("SERQ_SIM_TIER", "general")
+    report = serq_sim.run(serq_frontend.compile(source=MANY.replace("budget B", f"budget {budget}")))
+    rows = report.records(kind="numpy")
+    assert len(rows["output"]) == 6
+    itl = report.result.requests.itl
+    assert itl.count == int((rows["output"] - 1).sum())
+    assert itl.mean * itl.count == pytest.approx(float((rows["last_token"] - rows["first_token"]).sum()),
+                                                 rel=1e-12)
