@@ -11,7 +11,8 @@
 * the prefix-cache hit rate ``sum(cached) / sum(prompt)`` when the table has both columns (lib/vllm.sq's
   ``cached`` is vLLM's ``num_cached_tokens``, the hit of the request's first scheduling: vLLM's
   ``vllm:prefix_cache_hits / vllm:prefix_cache_queries``, which count in tokens the lookups of requests
-  not preempted before, its logger's "Prefix cache hit rate");
+  not preempted before, over the run; the "Prefix cache hit rate" vLLM's logger prints is that ratio over
+  its most recent 1 000 requests, ``CachingMetrics(max_recent_requests=1000)``);
 * when the table has the column ``admitted`` (lib/vllm.sq's: the request's first admission, vLLM's first
   scheduling), vLLM v1's per-request phase histograms (``vllm/v1/metrics/stats.py``,
   ``IterationStats.update_from_finished_request``), with ``sent`` for vLLM's queued time (the request's
