@@ -9,7 +9,8 @@ outcome follows from the spec's words by hand, run on the tier serQ picks and on
 (c) `reserve held`: a preemption on one pool ends the victim's reservation on another pool of its hold;
 (d) a lease that ends while an engine decodes lets the engine admit at its next iteration;
 (e) `evict by` keys read a living session's current attributes, for its dead remainder too;
-(f) units that read the clock are state-dependent: they wait, they are not rejected at the join.
+(f) units that read the clock are state-dependent: they wait, they are not rejected at the join;
+(g) `cached` after a hold with `cache` on several pools: the most it consumed on one of them.
 """
 
 from __future__ import annotations
@@ -203,3 +204,30 @@ run { horizon 30; }
     assert o["a"] == [(1, 6.0, 6.0)] and o["u"] == [(1, 6.0, 4.0)]
     m = pool(r, "m")
     assert m.rejections == 0 and close(m.used, 34 / 30)
+
+
+def test_cached_after_a_hold_with_cache_on_several_pools_is_the_most_it_consumed_on_one(monkeypatch):
+    """§3: "With it, on admission the session consumes at most ρ units of its own cached prefix (cached :=
+    what it consumed)", one attribute for a hold that may name several pools, each with an entry of the
+    session's. It consumes its own entry on every pool of the hold, and `cached` is the most it consumed on
+    one of them (docs/language.md). s0 leaves 2 on a and 4 on b; `hold a (4), b (4) … cache (0)` consumes
+    both: cached 4 (b's), whichever pool comes first. Then 3 on a and 1 on b: `hold b (4), a (4)` reads 3
+    (a's, the second pool). Each of those holds caches nothing (cache (0)), so nothing is left to consume
+    but what the next two holds leave."""
+    _, o = run("""
+pool a { cap 10; }
+pool b { cap 10; }
+stage d : delay;
+workload { arrive batch(1); }
+session {
+  hold a (2) { run d (1); } cache (2);
+  hold b (4) { run d (1); } cache (4);
+  hold a (4), b (4) { observe c = cached; observe left = cachedin(a) + cachedin(b); run d (1); } cache (0);
+  hold a (4) { run d (1); } cache (3);
+  hold b (1) { run d (1); } cache (1);
+  hold b (4), a (4) { observe c2 = cached; run d (1); } cache (0);
+}
+run { horizon 20; }
+""", monkeypatch)
+    assert o["c"] == [(0, 2.0, 4.0)] and o["left"] == [(0, 2.0, 0.0)]
+    assert o["c2"] == [(0, 5.0, 3.0)]
