@@ -134,3 +134,31 @@ def test_fractional_budgets_give_output_minus_one_gaps_a_request(budget, tier, m
     assert itl.count == int((rows["output"] - 1).sum())
     assert itl.mean * itl.count == pytest.approx(float((rows["last_token"] - rows["first_token"]).sum()),
                                                  rel=1e-12)
+
+
+# vLLM's vllm:kv_cache_usage_perc is the blocks requests hold over the pool's (a cached block no request
+# holds is free); the KV pool's `used` over its `cap` is its time average. One request, prompt 8, 3 output
+# tokens, blocks of 4 tokens, 5 blocks:
+#   t=0  admitted, prefills 8 (2 blocks)                   end 1: its first token
+#   t=1  decodes (position 8 -> 9: a 3rd block)            end 2: token 2
+#   t=2  decodes (9 -> 10)                                 end 3: token 3, done: its blocks are released
+#        and it caches its 10 computed tokens in whole blocks: 8 (the partial 3rd block is free)
+# Horizon 4: used 8, 12, 12, 0 tokens over the four unit intervals (usage 0.4, 0.6, 0.6, 0: mean 0.4);
+# cached 0, 0, 0, 8 (mean 2).
+USAGE = """
+use "vllm.sq";
+pool reqs { cap 8; admit via engine; }
+pool kv { cap 5 * 4; block 4; evict lru; preempt lifo; }
+stage engine : step { budget 8; cost 1; memory kv; }
+workload { arrive batch(1); hidden o; }
+session { set prompt = 8; set o = 3; set t0 = now; vllm_request(reqs, kv, engine, prompt, o, t0); }
+run { horizon 4; warmup 0; }
+"""
+
+
+def test_the_kv_pool_s_used_over_its_cap_is_vllm_s_kv_cache_usage():
+    report = serq_sim.run(serq_frontend.compile(source=USAGE))
+    rows = report.records(kind="numpy")
+    assert (rows["first_token"].tolist(), rows["last_token"].tolist()) == ([1.0], [3.0])
+    kv = next(p for p in report.result.pools if p.name == "kv")
+    assert (kv.used / 20, kv.cached, kv.preemptions) == (0.4, 2.0, 0)
