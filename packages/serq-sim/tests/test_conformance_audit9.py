@@ -10,7 +10,8 @@ outcome follows from the spec's words by hand, run on the tier serQ picks and on
 (d) a lease that ends while an engine decodes lets the engine admit at its next iteration;
 (e) `evict by` keys read a living session's current attributes, for its dead remainder too;
 (f) units that read the clock are state-dependent: they wait, they are not rejected at the join;
-(g) `cached` after a hold with `cache` on several pools: the most it consumed on one of them.
+(g) `cached` after a hold with `cache` on several pools: the most it consumed on one of them;
+(h) a grower holds its pool and is not in its queue (`queued`, the report's `queue`).
 """
 
 from __future__ import annotations
@@ -231,3 +232,25 @@ run { horizon 20; }
 """, monkeypatch)
     assert o["c"] == [(0, 2.0, 4.0)] and o["left"] == [(0, 2.0, 0.0)]
     assert o["c2"] == [(0, 5.0, 3.0)]
+
+
+def test_a_grower_is_a_holder_and_not_in_the_pools_queue(monkeypatch):
+    """§3's configuration keeps, for each pool, "its admission queue and its growers" apart; `queued(p)` and
+    the report's pool `queue` count the admission queue, and a session waiting to grow holds the pool
+    (docs/language.md). b cap 2: s0 holds 1 until 2; s1 holds 1 and grows by 1 at 0.5 (no room, preempt
+    none: it waits until 2). At 1 s2 reads queued(b) 0 and holders(b) 2; b's time-average queue is 0,
+    holders 2 on [0, 2) and 1 (s1, grown) on [2, 3): 5 / 10."""
+    r, o = run("""
+pool b { cap 2; }
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  branch (serial == 0) { hold b (1) { run d (2); } }
+  else { branch (serial == 1) { hold b (1) { run d (0.5); grow b (1); observe g = now; run d (1); } }
+  else { run d (1); observe q = queued(b); observe h = holders(b); } }
+}
+run { horizon 10; }
+""", monkeypatch)
+    assert o["q"] == [(2, 1.0, 0.0)] and o["h"] == [(2, 1.0, 2.0)] and o["g"] == [(1, 2.0, 2.0)]
+    b = pool(r, "b")
+    assert b.queue == 0.0 and close(b.holders, 0.5)
