@@ -150,3 +150,20 @@ def test_the_fewest_gpus_that_meet_a_p99_wait_are_mmc_s():
                                  seeds="1", horizon=5000, workers=0)
     (row,) = rows
     assert (row["c"], row["outcome"], row["fails"]) == (10, "found smallest", 9)
+
+
+def test_a_load_past_the_allocation_says_the_position_is_the_cached_prefix():
+    # pd_least_loaded.sq at 20 requests/s on one decoder: a preempted decode executes its hold again, which
+    # consumes the session's own prefix cached at the preemption (a hold with `cache` and no `reuse`), and
+    # the KV transfer loads the whole prompt on top of it. The error named "320 computed" where the program
+    # had computed nothing since the admission, with no word of where the 320 came from.
+    src = ("pool kv { cap 1000; block 16; evict lru; }\nstage link : delay;\nworkload { arrive batch(1); }\n"
+           "session {\n  hold kv (100) { run link (1); load kv (100); } cache (100);\n"
+           "  hold kv (100) { run link (1); load kv (100); } cache (100);\n  end;\n}\nrun { horizon 10; }\n")
+    with pytest.raises(serq_sim.SimError) as e:
+        serq_sim.run(serq_frontend.compile(source=src, sets={}, defs={}))
+    msg = str(e.value).splitlines()[0]
+    # the first hold computed 100 and cached 96 (whole blocks); the second found them at its admission
+    assert msg.startswith("<source>:6:33: error: at t=2, session 0: load kv (100): the hold has 112 allocated and "
+                          "96 computed, the session's own prefix it found cached when it was admitted")
+    assert "load what the prefix lacks" in msg

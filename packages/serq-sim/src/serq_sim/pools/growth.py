@@ -31,6 +31,14 @@ def load(sim, s, pool: Pool, n: float, sid: int) -> None:
     """``load``: the innermost hold's position on ``pool`` advances by ``n``, within its allocation."""
     hi, slot = held_for(sim, s, pool, "load", n, sid)
     if slot.pos + n > slot.alloc + EPS:
+        if slot.pos > 0.0 and not s.holds[hi].grown:
+            # nothing advanced the hold since its admission: its position is the session's own prefix it
+            # found cached then (a hold with `cache` and no `reuse` bound consumes all of it), which a
+            # program that loads the whole sequence again (a transfer re-run after a preemption) overlooks
+            raise sim.error(f"load {pool.name} ({show(n)}): the hold has {show(slot.alloc)} allocated and "
+                            f"{show(slot.pos)} computed, the session's own prefix it found cached when it was "
+                            "admitted (`cached` reads it; a `reuse` bound limits it), and a load adds to that; "
+                            "a load must fit the allocation (load what the prefix lacks, or grow first)", sid, s)
         raise sim.error(f"load {pool.name} ({show(n)}): the hold has {show(slot.alloc)} allocated and "
                          f"{show(slot.pos)} computed; a load must fit the allocation (grow first)", sid, s)
     slot.pos += n
