@@ -151,6 +151,7 @@ def _record_text(path: str, first: int, last: int) -> str:
 
 _AFTER_QUOTE = "a quoted field goes on after its closing quote (a quote inside a quoted field is doubled: \"\")"
 _UNCLOSED = "the file ends inside this quoted field (its closing quote is missing)"
+_LONG_FIELD = "this field is longer than {} characters (a trace's cells are numbers)"
 
 
 class _Scanner:
@@ -170,36 +171,48 @@ class _Scanner:
         self.prev = ""
         self.one_record = one_record
         self.fault: tuple[int, int, str] | None = None
+        #: the reader's bound on a field's characters (a fault past it, at the field's start), and the characters of
+        #: the field read so far
+        self.limit = None if one_record else csv.field_size_limit()
+        self.length = 0
 
     def feed(self, text: str) -> bool:
         """Read ``text`` on; True once the scan is over (a fault, or with ``one_record`` the record's end)."""
         line, col, state, opened, prev, starts = self.line, self.col, self.state, self.opened, self.prev, self.starts
-        one_record = self.one_record
+        one_record, limit, length = self.one_record, self.limit, self.length
         over = False
         for ch in text:
+            content = True  # a character of the field's value (not a quote around it, a separator or a line end)
             if state == "quoted":
                 if ch == '"':
-                    state = "closed"
+                    state, content = "closed", False
             elif state == "closed" and ch == '"':
-                state = "quoted"  # a doubled quote
+                state = "quoted"  # a doubled quote: one character
             elif state == "closed" and ch not in ",\r\n":
                 if not one_record:
                     self.fault, over = (line, col, _AFTER_QUOTE), True
                     break
                 state = "plain"  # (a record the reader took has none: read on as the reader would not)
             elif ch == '"' and state == "start":
-                state, opened = "quoted", (line, col)
+                state, opened, content, length = "quoted", (line, col), False, 0
             elif ch == ",":
-                state = "start"
+                state, content = "start", False
                 if starts is not None:
                     starts.append((line, col + 1))
             elif ch in "\r\n":
                 if one_record:
                     over = True
                     break
-                state = "start"
+                state, content = "start", False
             else:
+                if state == "start":
+                    opened, length = (line, col), 0
                 state = "plain"
+            if content and limit is not None:
+                length += 1
+                if length > limit:  # the reader's "field larger than field limit", at the field's start
+                    self.fault, over = (opened[0], opened[1], _LONG_FIELD.format(limit)), True
+                    break
             if ch == "\n" and prev == "\r":
                 col = 1
             elif ch in "\r\n":
@@ -207,14 +220,15 @@ class _Scanner:
             else:
                 col += 1
             prev = ch
-        self.line, self.col, self.state, self.opened, self.prev = line, col, state, opened, prev
+        self.line, self.col, self.state, self.opened, self.prev, self.length = line, col, state, opened, prev, length
         return over
 
     def skip_line(self, text: str) -> bool:
         """Pass over ``text``, one line (with its line end), without reading it character by character when
         that cannot change anything: the scan is between fields outside a quote and the line holds no quote
         (no fault can be in it, and it leaves the scan between fields). False when it must be fed."""
-        if self.state != "start" or self.starts is not None or '"' in text:
+        if self.state != "start" or self.starts is not None or '"' in text or (
+                self.limit is not None and len(text) > self.limit):  # (a field in it may be too long)
             return False
         if text.endswith(("\n", "\r")):
             self.line, self.col = self.line + 1, 1
