@@ -41,10 +41,10 @@ class Usurper:
 def test_builtin_formats_through_the_hook(only_report):
     pm = serq.get_plugin_manager()
     formats = collect(pm, "serq_report_register_formats", "report format")
-    assert formats.names() == ["text", "json"]
+    assert formats.names() == ["text", "json", "csv"]
     assert formats["text"] is text_reporter and formats["json"] is json_reporter
     assert formats.provider("text").startswith("report (serq-report ")
-    assert serq_report.formats(pm).names() == ["text", "json"]
+    assert serq_report.formats(pm).names() == ["text", "json", "csv"]
 
 
 def test_the_hook_spec_is_added(only_report):
@@ -56,7 +56,7 @@ def test_the_hook_spec_is_added(only_report):
 def test_a_third_party_format(only_report, report):
     pm = serq.get_plugin_manager(plugins=[Shouting()])
     formats = serq_report.formats(pm)
-    assert formats.names() == ["text", "json", "shout"]
+    assert formats.names() == ["text", "json", "csv", "shout"]
     assert serq_report.render(report, "shout", pm=pm) == serq_report.render(report).upper()
     assert serq_report.render(report, "json", pm=pm) == serq_report.render(report, "json")
 
@@ -72,10 +72,10 @@ def test_a_format_registered_twice_names_both_providers(only_report):
 
 
 def test_unknown_format(only_report, report):
-    with pytest.raises(UserError, match=r"unknown report format 'xml' \(known: json, text\)"):
+    with pytest.raises(UserError, match=r"unknown report format 'xml' \(known: csv, json, text\)"):
         serq_report.render(report, "xml")
     pm = serq.get_plugin_manager(plugins=[Shouting()])
-    with pytest.raises(UserError, match=r"known: json, shout, text"):
+    with pytest.raises(UserError, match=r"known: csv, json, shout, text"):
         serq_report.render(report, "xml", pm=pm)
 
 
@@ -83,7 +83,7 @@ def test_without_autoload_the_module_registers_the_same(report):
     from serq_report import plugin
 
     pm = serq.get_plugin_manager(autoload=False, plugins=[plugin])
-    assert serq_report.formats(pm).names() == ["text", "json"]
+    assert serq_report.formats(pm).names() == ["text", "json", "csv"]
 
 
 def test_the_text_and_json_reporters_import_no_numpy():
@@ -100,6 +100,7 @@ def test_the_text_and_json_reporters_import_no_numpy():
                                                p99=float("nan"))},
                    stages=[], pools=[], gauges={"g": GaugeStats(mean=1.0, ci=0.0, min=1.0, max=1.0)}, notes=[])
         assert "x" in serq_report.render(r, "text") and '"g"' in serq_report.render(r, "json")
+        assert "gauges,g,mean,1.0" in serq_report.render(r, "csv")
         print("numpy" in sys.modules)
     """
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -2,7 +2,8 @@
 
 ``serq run p.sq -o r.json`` wrote the text report into r.json. The rule (serq_sim.cli.report_format): a
 format flag always wins; without one, the suffix of ``-o`` (compared without case) picks the registered
-format of that name (serq-report registers ``text`` and ``json``), and any other suffix, or none, is text.
+format of that name (serq-report registers ``text``, ``json`` and ``csv``), and any other suffix, or none, is
+text.
 The expected bytes are those the explicit flag writes to standard output.
 """
 
@@ -32,7 +33,8 @@ def _serq(capsys, *args: str) -> str:
 def reports(tmp_path, monkeypatch, capsys):
     (tmp_path / "p.sq").write_text(PROGRAM)
     monkeypatch.chdir(tmp_path)
-    return {"text": _serq(capsys, "--format", "text"), "json": _serq(capsys, "--json")}
+    return {"text": _serq(capsys, "--format", "text"), "json": _serq(capsys, "--json"),
+            "csv": _serq(capsys, "--format", "csv")}
 
 
 @pytest.mark.parametrize("args, fmt", [
@@ -40,7 +42,8 @@ def reports(tmp_path, monkeypatch, capsys):
     (["-o", "R.JSON"], "json"),                      # without case
     (["-o", "out.report.json"], "json"),             # the last suffix
     (["-o", "r.txt"], "text"),
-    (["-o", "r.csv"], "text"),                       # no CSV report format is registered
+    (["-o", "r.csv"], "csv"),                        # serq-report's CSV report (it was the text report)
+    (["-o", "R.CSV"], "csv"),
     (["-o", "r"], "text"),
     (["-o", "json"], "text"),                        # a name, not a suffix
     (["--format", "text", "-o", "r.json"], "text"),  # the flag wins
@@ -48,7 +51,7 @@ def reports(tmp_path, monkeypatch, capsys):
     (["--format", "json", "-o", "r.txt"], "json"),
 ])
 def test_the_report_format_follows_the_output_suffix(tmp_path, capsys, reports, args, fmt):
-    assert reports["json"] != reports["text"]
+    assert len({reports["json"], reports["text"], reports["csv"]}) == 3
     json.loads(reports["json"])  # (the JSON report is JSON)
     assert _serq(capsys, *args) == ""
     assert (tmp_path / args[-1]).read_text(encoding="utf-8") == reports[fmt]

@@ -89,4 +89,4 @@ def test_a_report_format_that_is_not_installed_is_refused(tmp_path, name):
                         "--format", name], capture_output=True, text=True, timeout=120)
     assert r.returncode == 2 and "Traceback" not in r.stderr and r.stdout == ""  # a usage error
     shown = name or "''"
-    assert r.stderr == f"error: --format {shown}: unknown report format (installed: text, json)\n"
+    assert r.stderr == f"error: --format {shown}: unknown report format (installed: text, json, csv)\n"

@@ -50,7 +50,7 @@ def test_each_plugin_lists_what_it_registers():
     assert got["host"] == {"commands": ["plugins", "check", "ir"]}
     assert got["ir"] == {"loaders": [".ir.json"]}
     assert got["frontend"]["loaders"] == [".sq"]
-    assert got["report"]["report formats"] == ["text", "json"]
+    assert got["report"]["report formats"] == ["text", "json", "csv"]
     info = {p["name"]: p for p in plugin_info(pm, got)}
     assert info["batching"]["registers"]["stage kinds"] == ["batcher"]
 

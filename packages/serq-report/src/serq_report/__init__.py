@@ -1,9 +1,10 @@
-"""serQ's reporters: the text and JSON reports of a simulation, and its CSV dumps.
+"""serQ's reporters: the text, JSON and CSV reports of a simulation, and its CSV dumps.
 
 A reporter is ``reporter(report, out)``: it writes a report (a ``serq_sim.Report``, of which the text
 and JSON reporters read only ``.result``, a :class:`serq_ir.report.Result`; a bare ``Result`` is
 accepted too) to the text stream ``out``. The formats are registered through the hook
-``serq_report_register_formats(register)``; this part registers ``text`` and ``json``.
+``serq_report_register_formats(register)``; this part registers ``text``, ``json`` and ``csv`` (the
+report's figures as rows ``section,name,statistic,value``: :mod:`serq_report.summary_csv`).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ _LAZY = {
     "open_atomic": "atomic", "write_atomic": "atomic",
     "dump": "csv",
     "encode_json": "json", "json_reporter": "json",
+    "csv_reporter": "summary_csv", "render_csv": "summary_csv",
     "format_number": "text", "render_text": "text", "text_reporter": "text",
 }
 
@@ -28,9 +30,10 @@ def __getattr__(name: str) -> Any:
         return g[name]
     if name == "BUILTIN_FORMATS":
         from .json import json_reporter
+        from .summary_csv import csv_reporter
         from .text import text_reporter
 
-        value: Any = {"text": text_reporter, "json": json_reporter}
+        value: Any = {"text": text_reporter, "json": json_reporter, "csv": csv_reporter}
     elif name in _LAZY:
         import importlib
 
@@ -46,6 +49,7 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "BUILTIN_FORMATS",
+    "csv_reporter",
     "dump",
     "encode_json",
     "format_number",
@@ -53,12 +57,13 @@ __all__ = [
     "json_reporter",
     "open_atomic",
     "render",
+    "render_csv",
     "render_text",
     "text_reporter",
     "write_atomic",
 ]
 
-#: ``BUILTIN_FORMATS``: the formats this part registers, by name (``text``, ``json``), made on first use.
+#: ``BUILTIN_FORMATS``: the formats this part registers, by name (``text``, ``json``, ``csv``), made on first use.
 
 
 def formats(pm: Any = None) -> Any:
@@ -77,8 +82,8 @@ def render(report: Any, fmt: str = "text", *, pm: Any = None) -> str:
     """The report in format ``fmt``, as a string.
 
     The format is looked up among those the plugins of ``pm`` register through
-    ``serq_report_register_formats`` (default: the installed plugins), ``text`` and ``json`` as any other:
-    serq-report registers them through the hook. An unknown name is a :class:`serq.UserError` listing the
+    ``serq_report_register_formats`` (default: the installed plugins), ``text``, ``json`` and ``csv`` as any
+    other: serq-report registers them through the hook. An unknown name is a :class:`serq.UserError` listing the
     registered ones.
     """
     from serq.plugins import api_plugin_manager, report_text
@@ -90,6 +95,6 @@ def render(report: Any, fmt: str = "text", *, pm: Any = None) -> str:
     if fmt not in registry:
         if not registry.names():
             raise UserError(f"unknown report format {fmt!r}: no plugin registers a report format (serq-report "
-                            "registers text and json)")
+                            "registers text, json and csv)")
         raise UserError(f"unknown report format {fmt!r} (known: {', '.join(sorted(registry.names()))})")
     return report_text(pm, registry, fmt, report)

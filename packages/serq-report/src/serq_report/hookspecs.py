@@ -22,5 +22,5 @@ def serq_report_register_formats(register: Callable[[str, Callable[[Any, TextIO]
         text stream ``out``. ``report`` is a ``serq_sim.Report``: ``report.result`` is a
         ``serq_ir.report.Result``, ``report.observe(name)`` has the samples (numpy arrays ``values,
         times, sessions, turns``) and ``report.gauge(name)`` the change points (``times, values``). The
-        built-ins are ``text`` and ``json``; a name two plugins register is an error naming both.
+        built-ins are ``text``, ``json`` and ``csv``; a name two plugins register is an error naming both.
     """

@@ -1,4 +1,4 @@
-"""serq-report as a part of ``serq``: its hook specifications and the ``text`` and ``json`` formats."""
+"""serq-report as a part of ``serq``: its hook specifications and the ``text``, ``json`` and ``csv`` formats."""
 
 from __future__ import annotations
 
@@ -15,7 +15,9 @@ def serq_addhooks(pluginmanager):
 @hookimpl
 def serq_report_register_formats(register):
     from .json import json_reporter
+    from .summary_csv import csv_reporter
     from .text import text_reporter
 
     register("text", text_reporter)
     register("json", json_reporter)
+    register("csv", csv_reporter)

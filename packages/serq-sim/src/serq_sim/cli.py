@@ -74,8 +74,9 @@ def _read_bytes(file: str) -> bytes:
               help="Replay this CSV trace instead of the workload's.")
 @click.option("--json", "as_json", is_flag=True, help="Write the report as JSON (--format json).")
 @click.option("--format", "fmt", default=None, metavar="NAME",
-              help="Report format (text, json, …). Without --format or --json: the format -o FILE's suffix "
-                   "names (r.json: json), else text.")
+              help="Report format (text, json, csv: the figures as rows section,name,statistic,value; or a "
+                   "plugin's). Without --format or --json: the format -o FILE's suffix names (r.json: json, "
+                   "r.csv: csv), else text.")
 @click.option("--dump", "dump", type=SerqPath(file_okay=False), default=None, metavar="DIR",
               help="Write each observe's samples and each gauge's change points as CSV into DIR.")
 @click.option("--records", "records_file", type=SerqPath(dir_okay=False), default=None, metavar="FILE",
@@ -85,8 +86,8 @@ def _read_bytes(file: str) -> bytes:
                    "(e.g. ttft=1,tpot=0.05).")
 @click.option("-o", "--output", "output", type=SerqPath(dir_okay=False), default=None,
               help="Write the report to this file (atomically) instead of stdout, in the format its suffix "
-                   "names when no --format or --json is given (r.json: JSON; r.txt, or a suffix no format has: "
-                   "text).")
+                   "names when no --format or --json is given (r.json: JSON; r.csv: CSV; r.txt, or a suffix no "
+                   "format has: text).")
 @click.option("--check-invariants", is_flag=True, help="Assert every pool's bookkeeping after every event.")
 @click.option("--no-progress", is_flag=True, help="No progress bar on stderr.")
 @click.option("--max-events", "max_events", type=EVENTS, default=None, metavar="N",
@@ -236,9 +237,9 @@ def run_command(pm, file, sets, defs, seed, horizon, warmup, arrivals, trace, as
 def report_format(output: str | None, reporters) -> str:
     """The report format of ``serq run`` when neither ``--format`` nor ``--json`` names one: the one the
     suffix of ``-o FILE`` names, compared without case (``r.json``: ``json``; a plugin's format ``html``
-    for ``r.html``), else ``text`` (no ``-o``, ``r.txt``, a suffix no registered format has: ``r.csv``, as
-    no CSV report format is registered by serq-report). ``serq run p.sq -o r.json`` wrote the text report
-    into ``r.json``. A format flag always wins, whatever the suffix."""
+    for ``r.html``; ``r.csv``: ``csv``, serq-report's CSV report), else ``text`` (no ``-o``, ``r.txt``, a
+    suffix no registered format has). ``serq run p.sq -o r.json`` wrote the text report into ``r.json``, and
+    ``-o r.csv`` did until serq-report registered ``csv``. A format flag always wins, whatever the suffix."""
     if output:
         suffix = os.path.splitext(os.path.basename(output))[1][1:].lower()
         if suffix and suffix in reporters:
