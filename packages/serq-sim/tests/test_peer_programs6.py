@@ -87,6 +87,20 @@ def test_a_closed_benchmark_client_moves_in_lock_step(monkeypatch):
     assert eng.utilisation == 1
 
 
+def test_a_benchmark_of_m_prompts_at_concurrency_n_runs_in_waves(monkeypatch):
+    # bench_prompts.sq: 1000 requests at 0, at most 8 in flight: 125 waves of the lock-step cycle 0.23504,
+    # the i-th request (in arrival order) done at (floor(i / 8) + 1) 0.23504
+    r = both("bench_prompts.sq", monkeypatch)
+    cycle = (0.01 + 2e-5 * 8 * 200) + 19 * (0.01 + 2e-5 * 8)
+    assert abs(r.result.end - 125 * cycle) < 1e-9
+    o = r.observe("e2e_from_start")
+    done = sorted(zip(o.sessions.tolist(), o.values.tolist()))
+    assert len(done) == 1000
+    assert all(abs(v - (i // 8 + 1) * cycle) < 1e-9 for (i, v) in done)
+    req = r.result.requests
+    assert req.completed == 1000 and abs(req.ttft.mean - 0.042) < 1e-12 and abs(req.e2el.mean - cycle) < 1e-12
+
+
 def test_gauges_of_an_md1_queue_are_pollaczek_khinchine_and_little(monkeypatch):
     # md1_gauge.sq: rho 0.8, service 1: Wq = 0.8 / (2 * 0.2) = 2; queue(gpu) counts the jobs present,
     # L = lam (Wq + 1) = 2.4; busy(gpu) is rho
