@@ -42,6 +42,13 @@ def test_a_path_that_is_no_path_is_a_type_error_naming_the_parameter(tmp_path, c
     assert os.listdir(tmp_path) == []  # nothing written
 
 
+def test_dumps_inputs_are_paths(tmp_path, report):
+    with pytest.raises(TypeError) as info:
+        serq_report.dump(report, tmp_path / "d", inputs=[None, 3])
+    assert str(info.value) == "dump: an item of inputs must be a path (a str or os.PathLike), not int"
+    assert os.listdir(tmp_path) == []
+
+
 def test_paths_of_every_accepted_kind_are_written(tmp_path):
     (tmp_path / "p.sq").write_text("input\n")
     serq_report.write_atomic(tmp_path / "a.txt", "a\n", inputs=[None, tmp_path / "p.sq", str(tmp_path / "q")])

@@ -143,7 +143,7 @@ def dump(report: Any, folder: str | os.PathLike[str], *, inputs: Iterable[str | 
     observe_names = [*result.observes, *result.instants]  # the instants' samples too
     observe_files = file_names(observe_names)
     gauge_files = file_names(result.gauges)
-    inputs = [p for p in inputs if p is not None]
+    inputs = path_args(inputs, "dump")  # (an item that is no path: named by dump, not by check_not_input)
     check_folder(folder)  # a folder, or a path where one can be made
     gauge_folder = os.path.join(folder, "gauge")
     if gauge_files and (os.path.islink(gauge_folder) or (os.path.lexists(gauge_folder)
