@@ -72,6 +72,20 @@ def test_a_queue_by_or_admit_via_that_no_waiting_reaches_is_a_warning():
         assert all(n.startswith("warning: pool kv's `admit via engine` admits no one") for n in notes)
 
 
+def test_a_spill_of_a_pool_that_caches_nothing_is_a_warning():
+    # offload written without `cache` on the GPU's hold: no prefix is kept, so no eviction ever reaches
+    # the CPU tier, and the report of a tier that stayed empty said nothing of why
+    src = ("pool kv { cap 64; block 16; evict lru; spill cpu via pcie (size) when (1); }\npool cpu { cap 640; }\n"
+           "stage pcie : ps(100);\nstage d : delay;\nworkload { arrive poisson(1); }\n"
+           "session { hold kv (40) { run d (1); } CACHE end; }\nrun { horizon 200; seed 1; }\n")
+    for cache, warned in (("", True), ("cache (40)", False)):
+        r = serq_sim.run(serq_frontend.compile(source=src.replace("CACHE", cache), sets={}, defs={}))
+        notes = [n for n in r.result.notes if "writes nothing" in n]
+        assert len(notes) == warned, (cache, r.result.notes)
+        assert all(n.startswith("warning: pool kv's `spill` writes nothing: no hold of kv has `cache`") for n in notes)
+        assert (r.pool("kv").spills > 0) != warned
+
+
 def test_a_closed_benchmark_client_moves_in_lock_step(monkeypatch):
     # closed_bench.sq: N = 8 users, prompts of 200, 20 output tokens, cost 0.01 + 2e-5 tokens: a cycle of
     # (0.01 + 2e-5 * 1600) + 19 (0.01 + 2e-5 * 8) = 0.23504, every TTFT 0.042, every response a cycle

@@ -138,28 +138,37 @@ def no_sessions(workload) -> list[str]:
             "or `batch(n)`"]
 
 
-def idle_queues(program) -> list[str]:
-    """Pools whose queue rules act on no one: a ``queue by`` that orders no session, an ``admit via S``
-    through which S admits no session. A hold waits in the queue of its first pool and is admitted from
-    there when every pool it names fits (language.txt §3; a victim re-enters that queue too), so a pool
-    that no hold names first never has a session in its queue. ``hold slots[t] (1), gpu (1)`` next to
-    ``pool gpu { cap 1; queue by (prio); }`` admits in the order of the slots' queues (their heads tried
-    in the order the pools are declared), never by ``prio``; ``hold reqs (1), kv (p)`` next to ``pool kv
-    { admit via engine; }`` is admitted as soon as it fits, outside the engine's iterations and budget.
-    Both said nothing."""
+def idle_rules(program) -> list[str]:
+    """Pools whose rules act on no one: a ``queue by`` that orders no session, an ``admit via S`` through
+    which S admits no session, a ``spill`` that writes nothing. A hold waits in the queue of its first
+    pool and is admitted from there when every pool it names fits (language.txt §3; a victim re-enters
+    that queue too), so a pool that no hold names first never has a session in its queue:
+    ``hold slots[t] (1), gpu (1)`` next to ``pool gpu { cap 1; queue by (prio); }`` admits in the order of
+    the slots' queues (their heads tried in the order the pools are declared), never by ``prio``; ``hold
+    reqs (1), kv (p)`` next to ``pool kv { admit via engine; }`` is admitted as soon as it fits, outside
+    the engine's iterations and budget. A pool caches only what a hold with ``cache`` leaves (or another
+    pool spills to it), so with no such hold its ``spill`` never has an eviction to write. Each said
+    nothing. The program is read, not the run: a hold in an arm no run takes counts."""
     from serq_ir import nodes as N
 
     from .compile import walk
 
     first: set[int] = set()
     later: dict[int, N.Hold] = {}
+    caching: set[int] = {pool.spill.tier.pool for pool in program.pools if pool.spill is not None}
     for x in walk(program.session):
         if isinstance(x, N.Hold) and x.pools:
             first.add(x.pools[0].pool.pool)
             for hp in x.pools[1:]:
                 later.setdefault(hp.pool.pool, x)
+            if x.cache is not None:
+                caching.update(hp.pool.pool for hp in x.pools)
     out = []
     for i, pool in enumerate(program.pools):
+        if pool.spill is not None and i not in caching:
+            out.append(f"warning: pool {pool.name}'s `spill` writes nothing: no hold of {pool.name} has `cache` "
+                       "(nor does any pool spill to it), so nothing is cached there for an eviction to spill; "
+                       f"give the holds of {pool.name} whose prefix should be kept `cache (…)`")
         if i in first:
             continue
         rules = []

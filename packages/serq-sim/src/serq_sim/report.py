@@ -345,7 +345,7 @@ def build_report(sim) -> Report:
     from . import notes as warn
 
     notes += warn.no_sessions(p.workload)
-    notes += warn.idle_queues(p)
+    notes += warn.idle_rules(p)
     notes += warn.steadiness(sim.backlog, sim.arrivals)
     notes += warn.few_samples([(d.name, len(o.values)) for d, o in zip(p.observes, sim.obs) if not d.instant]
                               + [(f"record {n}", len(r)) for n, r in records.items()], sim.warmup)
