@@ -408,9 +408,9 @@ def points(axes: Sequence[Axis], zipped: Sequence[Sequence[str]] = (), *, repeat
         # seeds (its CI narrowed). (repr: -0 and 0 are two constants, 1/x tells them apart.)
         same = tuple((k, repr(v)) for k, v in p.items())
         if same in seen and not repeat:
-            from .core import show_value
+            from .core import quoted_label
 
-            label = ", ".join(f"{k}={show_value(v)}" for k, v in p.items())
+            label = quoted_label(p)
             raise UsageError(f"the point {label} is given twice (a value given twice runs the same runs twice); "
                             "give each value once")
         seen.add(same)

@@ -81,6 +81,16 @@ def show_value(v: Any) -> str:
 _show = show_value
 
 
+def quoted_label(params: Mapping[str, Any], width: int = 60) -> str:
+    """A point's ``NAME=VALUE, …`` as a message quotes it: each value as :func:`show_value` shows it, one longer
+    than ``width`` characters cut around an ellipsis with its length (a swept definition of 140 000 characters
+    was quoted whole in the message of the error at its point)."""
+    def cut(text: str) -> str:
+        return text if len(text) <= width else f"{text[:width - 20]}...{text[-10:]} ({len(text)} characters)"
+
+    return ", ".join(f"{k}={cut(show_value(v))}" for k, v in params.items())
+
+
 @dataclass
 class Plan:
     """What a sweep runs: its axes, points and seeds."""
@@ -245,7 +255,7 @@ def plan(files: Sequence[str], *, sets: Mapping[str, Any] | None = None, defs: M
         except Exception as e:
             if not getattr(type(e), "serq_user_error", False):
                 raise
-            label = ", ".join(f"{k}={_show(v)}" for k, v in params.items())
+            label = quoted_label(params)
             msg = str(e)
             if label:  # the point, on the message's own line when it is one line (a quoted source has more)
                 msg += f" (at the sweep's point {label})" if "\n" not in msg else f"\n(at the sweep's point {label})"
@@ -583,6 +593,22 @@ WHOLE_CELL = re.compile(r"-?[0-9]+")
 FLOAT_CELL = re.compile(rf"{NUMBER_PATTERN}|{NAN_PATTERN}")
 
 
+@contextlib.contextmanager
+def wide_fields() -> Iterator[None]:
+    """The csv module's bound on a field's characters (131 072 by default) raised to :data:`MAX_LINE`, the
+    bound on a line of the file, while a table a sweep wrote is read back, and put back after: a swept
+    definition's text is a cell of its point's rows, and one longer than the default (the Python API takes
+    any) made a table its own resume could not read (``_csv.Error: field larger than field limit``, a
+    traceback; a hand-edited cell the same). The bound is the module's, not the reader's: the tables are
+    read before any run of the sweep starts."""
+    before = csv.field_size_limit()
+    csv.field_size_limit(max(before, MAX_LINE))
+    try:
+        yield
+    finally:
+        csv.field_size_limit(before)
+
+
 def read_table(path: str) -> list[dict[str, Any]]:
     """The rows of a table written by a sweep (``.csv`` or ``.parquet``)."""
     fmt = table_format(path, output=False)
@@ -590,7 +616,8 @@ def read_table(path: str) -> list[dict[str, Any]]:
         # a regular file only (a FIFO would block), of lines of at most MAX_LINE bytes (a sparse file of
         # NUL bytes is one line); a row whose fields are not the header's is an error (ValueError), not a
         # row with holes
-        with io.TextIOWrapper(open_input(path, max_line=MAX_LINE), newline="", encoding="utf-8") as f:
+        with wide_fields(), io.TextIOWrapper(open_input(path, max_line=MAX_LINE), newline="",
+                                             encoding="utf-8") as f:
             reader = csv.reader(f)
             header = next(reader, [])
             rows = []
@@ -648,7 +675,7 @@ def load_finished(path: str, plan: Plan) -> dict[str, dict]:
     if os.path.exists(path):
         try:
             table = read_table(path)
-        except (OSError, ValueError, KeyError) as e:
+        except (OSError, ValueError, KeyError, csv.Error) as e:
             raise UserError(f"{path}: cannot read the table to resume from ({unreadable(path, e)}); remove it or give "
                             "--fresh") from None
         if table:

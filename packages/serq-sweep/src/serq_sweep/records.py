@@ -29,7 +29,7 @@ from typing import Any
 from serq.errors import UserError
 from serq.files import MAX_LINE, open_input
 
-from .core import FLOAT_CELL, WHOLE_CELL
+from .core import FLOAT_CELL, WHOLE_CELL, wide_fields
 
 #: one run's records: table name -> column -> a numpy array
 Run = dict[str, dict[str, Any]]
@@ -144,7 +144,7 @@ def _read_csv(path: str) -> tuple[list[str], dict[str, dict[str, Any]]]:
     import numpy as np
 
     # a regular file only (a FIFO would block), of lines of at most MAX_LINE bytes (a sparse file is one line)
-    with io.TextIOWrapper(open_input(path, max_line=MAX_LINE), newline="", encoding="utf-8") as f:
+    with wide_fields(), io.TextIOWrapper(open_input(path, max_line=MAX_LINE), newline="", encoding="utf-8") as f:
         reader = csv.reader(f)
         header = next(reader, None)
         if header is None:
@@ -211,7 +211,7 @@ def load(path: str, plan: Any) -> dict[str, Run]:
             for key, cols in by_key.items():
                 if key in wanted:
                     runs.setdefault(key, {})[name] = _own_dtypes(cols)
-        except (OSError, ValueError, KeyError, ImportError) as e:
+        except (OSError, ValueError, KeyError, ImportError, csv.Error) as e:
             from .core import unreadable
 
             raise UserError(f"{file}: cannot read the records to resume from ({unreadable(file, e)}); remove it or give "
