@@ -862,16 +862,80 @@ def run_real_in(python: str, scenario: dict, *, timeout: float | None = TIMEOUT)
     return answer
 
 
+#: the most bytes of a scenario file the bridge reads on its own (serq.files.MAX_JSON, serQ's bound on a JSON file)
+MAX_SCENARIO = 256 * 2**20
+
+
+class _Unreadable(Exception):
+    """A scenario the bridge, run on its own, cannot read: the message says why (naming the file)."""
+
+
+def _twice(pairs: list) -> dict:
+    d = dict(pairs)
+    if len(d) != len(pairs):
+        seen: set = set()
+        key = next(k for k, _ in pairs if k in seen or seen.add(k))
+        raise _Unreadable(f"the key {json.dumps(key)} is given twice in one object")
+    return d
+
+
+def read_scenario_file(path: str) -> Any:
+    """A scenario file as the bridge run on its own reads it (``python real.py SCENARIO.json``, ``-`` for standard
+    input), by the rules serQ reads one by: a regular file only, opened without waiting (a FIFO blocked the
+    bridge for ever), at most :data:`MAX_SCENARIO` bytes, UTF-8 whatever the locale (a byte-order mark
+    skipped), JSON with no key given twice. A file that breaks one is :class:`_Unreadable`, one line naming the
+    file and, for a JSON mistake, its line and column (a folder, a missing file, an empty file or text that is
+    not JSON was a traceback)."""
+    import stat
+
+    try:
+        if path == "-":
+            data = sys.stdin.buffer.read(MAX_SCENARIO + 1)
+        else:
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+            with os.fdopen(fd, "rb") as f:
+                mode = os.fstat(f.fileno()).st_mode
+                if not stat.S_ISREG(mode):
+                    kind = "a folder" if stat.S_ISDIR(mode) else "a FIFO (a named pipe)" if stat.S_ISFIFO(mode) else \
+                        "a device or a socket"
+                    raise _Unreadable(f"{path}: cannot read: is {kind}, not a file")
+                data = f.read(MAX_SCENARIO + 1)
+    except OSError as e:
+        raise _Unreadable(f"{path}: cannot read: {e.strerror or e}") from None
+    if len(data) > MAX_SCENARIO:
+        raise _Unreadable(f"{path}: cannot read: more than {MAX_SCENARIO // 2**20} MiB, more than a scenario may have")
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        col = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
+        raise _Unreadable(f"{path}:{line}:{col}: error: not UTF-8 text (byte 0x{data[e.start]:02X})") from None
+    if not text.strip():
+        raise _Unreadable(f"{path}:1:1: error: the file is empty (a scenario is a JSON object)")
+    try:
+        return json.loads(text, object_pairs_hook=_twice)
+    except json.JSONDecodeError as e:
+        raise _Unreadable(f"{path}:{e.lineno}:{e.colno}: error: not JSON: {e.msg}") from None
+    except _Unreadable as e:
+        raise _Unreadable(f"{path}: error: {e}") from None
+    except (RecursionError, ValueError) as e:  # nested too deeply; an integer of too many digits
+        what = "JSON nested too deeply" if isinstance(e, RecursionError) else str(e)
+        raise _Unreadable(f"{path}: error: not a scenario: {what}") from None
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) != 1:
         print("usage: python -m serq_vllm.real SCENARIO.json (or - for standard input)", file=sys.stderr)
         return 2
-    if argv[0] == "-":
-        scenario = json.loads(sys.stdin.buffer.read())  # the bytes: UTF-8 (or 16, 32), not the locale's
-    else:
-        with open(argv[0], encoding="utf-8") as f:  # UTF-8 whatever the locale, as serQ reads a scenario
-            scenario = json.load(f)
+    try:
+        scenario = read_scenario_file(argv[0])
+    except _Unreadable as e:
+        text = str(e)
+        print(text if ": error: " in text else f"error: {text}", file=sys.stderr)
+        return 1
     try:
         result = run_real(scenario)
     except (VllmNotInstalled, ScenarioError) as e:
