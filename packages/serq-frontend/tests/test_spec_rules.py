@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sqhelpers import compile_src, refused
+from sqhelpers import compile_src, ir_bytes, refused
 
 # -- aggregates are constants where their terms are ----------------------------------------------------
 
@@ -220,3 +220,35 @@ run { horizon 100; }
     # the queue a parameter names
     refused(src.replace("ROUTE", "thru(D, ⟨D.first);"), f"an argument of `thru` reads `D.first`, {msg}")
     compile_src(src.replace("ROUTE", "set f = 1; go(f);"))
+
+
+# -- a family of one: its member may be written with its index, and an index is checked ----------------
+
+
+FAMILY_OF_ONE = """pool q { cap 1; admit via S[0]; }
+pool kv[1] { cap 4; }
+stage S[1] : step { budget 1; cost 1; memory kv[0]; }
+workload { arrive batch(1); }
+session { hold q (1), kv[0] (1) { run S[0] decode (1); } }
+"""
+
+
+def test_a_declaration_names_a_family_of_ones_member_with_its_index():
+    # language.txt §2 Queues: "a family of one is still a family … at size one also takes D.kv", and
+    # docs/language.md: "A member of a family of one may be written with an index (D[0]): the index goes
+    # away". `admit via S[0]` and `memory kv[0]` were refused ("name it without an index"); they are the
+    # program written without the indexes, IR for IR.
+    with_index = compile_src(FAMILY_OF_ONE)
+    without = compile_src(FAMILY_OF_ONE.replace("via S[0]", "via S").replace("memory kv[0]", "memory kv"))
+    assert ir_bytes(with_index) == ir_bytes(without)
+    refused(FAMILY_OF_ONE.replace("via S[0]", "via S[⟨1]"), "`S[1]`: `S` has members 0 … 0")
+    refused(FAMILY_OF_ONE.replace("via S[0]", "via S[⟨serial]"), "the index of `S` must be a constant")
+
+
+def test_a_declaration_naming_one_member_of_a_larger_family_says_what_pairs():
+    # one pool admitted by a member of a family of 2: the message said "name it without an index", whose
+    # program is refused in turn ("declare `q[2]`"); it now says both at once
+    refused("pool q { cap 1; admit via ⟨S[1]; }\nstage S[2] : step { budget 1; cost 1; }\n"
+            "workload { arrive batch(1); }\nsession { hold q (1) { run S[1] decode (1); } }\n",
+            "`S[…]`: a declaration does not name one member of a family; `q` is one pool and `S` a stage "
+            "family of 2")

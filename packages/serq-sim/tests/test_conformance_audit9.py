@@ -17,7 +17,7 @@ outcome follows from the spec's words by hand, run on the tier serQ picks and on
 from __future__ import annotations
 
 import pytest
-from conform import close, pool, run, stage
+from conform import close, pool, run, run_error, stage
 
 
 def at(samples):
@@ -254,3 +254,24 @@ run { horizon 10; }
     assert o["q"] == [(2, 1.0, 0.0)] and o["h"] == [(2, 1.0, 2.0)] and o["g"] == [(1, 2.0, 2.0)]
     b = pool(r, "b")
     assert b.queue == 0.0 and close(b.holders, 0.5)
+
+
+@pytest.mark.parametrize("statement, message", [
+    ("hold kv[serial] (1) { run d (1); }", "pool index 1 out of range (the family has 1)"),
+    ("run E[serial] (1);", "stage index 1 out of range (the family has 1)"),
+    ("observe m = member(kv[serial]);", "pool index 1 out of range (the family has 1)"),
+])
+def test_a_computed_index_into_a_family_of_one_is_checked(monkeypatch, statement, message):
+    """§2 Queues: "a family of one is still a family"; docs/language.md: a computed member index "at least
+    the family's size … is a run-time error at the reference, naming the time and the session", as at any
+    size. The linker dropped every index into a family of one, so `kv[serial]` at serial 1 named kv[0] and
+    `member(kv[serial])` read 0. Session 0 (index 0) runs; session 1's index names no member."""
+    msg = run_error(f"""
+pool kv[1] {{ cap 10; }}
+stage E[1] : delay;
+stage d : delay;
+workload {{ arrive batch(2); }}
+session {{ {statement} }}
+run {{ horizon 3; }}
+""", monkeypatch)
+    assert msg.endswith(f"error: at t=0, session 1: {message}"), msg

@@ -504,8 +504,8 @@ class Linker:
                                      f"0 … {fam.size - 1}")
             elif m.gauge:
                 raise self.error(idx[0].pos, f"a gauge names `{v.dotted}` by a number, `{v.dotted}[0]`")
-            if fam.size == 1:
-                index = None
+            if fam.size == 1 and k is not None:
+                index = None  # the member 0 the range check found: a family of one's one member
         elif fam.size > 1 and not family_ok and not (self.own is not None and self.own.size == fam.size):
             if self.own is not None:
                 raise self.error(v.pos, f"`{v.dotted}` is a family of {fam.size} and this step stage one of "
@@ -520,9 +520,20 @@ class Linker:
     def family_ref(self, v: A.Var, kind: str, owner: Family, owner_name: str) -> int:
         """A family named in a declaration (``admit via S``, ``memory kv``): paired member for member."""
         fam = self.family(v, kind)
-        if v.indexes():
-            raise self.error(v.pos, f"`{v.dotted}[…]`: a {kind} family is paired member for member with "
-                             f"`{owner_name}`; name it without an index")
+        idx = v.indexes()
+        if idx and fam.size == 1:
+            # a family of one's member may be written with its index, which goes away (as in any reference)
+            if len(idx) > 1:
+                raise self.error(v.pos, f"`{v.dotted}` is indexed twice")
+            k = self.ctx.const(idx[0], f"the index of `{v.dotted}`")
+            if k != 0:
+                raise self.error(idx[0].pos, f"`{v.dotted}[{fmt_num(k)}]`: `{v.dotted}` has members 0 … 0")
+        elif idx:
+            if owner.size == fam.size:
+                raise self.error(v.pos, f"`{v.dotted}[…]`: a {kind} family is paired member for member with "
+                                 f"`{owner_name}`; name it without an index")
+            raise self.error(v.pos, f"`{v.dotted}[…]`: a declaration does not name one member of a family; "
+                             + rules.pairs_message(kind, owner_name, owner.size, v.dotted, fam.size))
         if not rules.pairs(owner.size, fam.size):
             raise self.error(v.pos, rules.pairs_message(kind, owner_name, owner.size, v.dotted, fam.size))
         return fam.index
