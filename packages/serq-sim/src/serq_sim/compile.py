@@ -47,6 +47,14 @@ INDENT_LIMIT = 60
 CHUNK = 64
 
 #: passes of loop heads a session may make at one instant before its loop is an error (it never waits)
+#: the work done inside one event between two readings of the clock under ``--max-wall`` or the progress
+#: bar (:meth:`Simulation.pulse_out`): a unit is a session resumed, a pass of a loop at one instant, a
+#: ``choose`` candidate, a ``queue by`` key, an entry or a block evicted, a preemption candidate, a job
+#: whose share or progress a settle computes; each under a few µs, so the clock is read every few ms
+PULSE = 2048
+#: the countdown without a wall-clock bound or a progress bar: it runs out after a billion units of work
+#: (then is set again), one small int's decrement a unit
+NO_PULSE = (1 << 30) - 1
 SPIN_LIMIT = 1_000_000
 SPIN_MESSAGE = (f"loop: {SPIN_LIMIT} passes at one instant without simulated time passing (a loop that never "
                 "waits: no run, hold or grow that takes time in its body; a `choose` of n candidates in it "
@@ -774,6 +782,10 @@ class Compiler:
                         f"{pad}        s.spin_k += 1",
                         f"{pad}        if s.spin_k > {SPIN_LIMIT}:",
                         f"{pad}            E.spin_error(s, {sid})",
+                        # a pass at one instant is a unit of the event's work (Simulation.pulse_out)
+                        f"{pad}        E.pulse -= 1",
+                        f"{pad}        if E.pulse < 0:",
+                        f"{pad}            E.pulse_out('running a loop whose passes take no time', {sid}, s.serial)",
                         f"{pad}    else:",
                         f"{pad}        s.spin_t = E.now",
                         f"{pad}        s.spin_k = 0"]
@@ -794,7 +806,7 @@ class Compiler:
                 # 10¹¹ keys, took days)
                 out.append(f"{pad}if E.now == s.spin_t:")
                 out.append(f"{pad}    s.spin_k += int(_cn) - 1")
-                out.append(f"{pad}A[{st.slot}] = E.choose(s, A, {st.slot}, _cn, {kf})")
+                out.append(f"{pad}A[{st.slot}] = E.choose(s, A, {st.slot}, _cn, {kf}, {sid})")
             elif isinstance(st, N.Hold):
                 h = self.obj(self.hold_info(st, depth), "_h")
                 out.append(f"{pad}while True:")

@@ -28,7 +28,7 @@ from . import stages as _stages
 from . import workload as _workload
 from .backlog import Backlog
 from .build import build
-from .compile import REDO_MESSAGE, SPIN_MESSAGE, num
+from .compile import NO_PULSE, PULSE, REDO_MESSAGE, SPIN_MESSAGE, num
 from .compile import places as compile_places
 from .errors import (
     SessionGone,
@@ -95,7 +95,7 @@ class Simulation:
         "init_fn", "interrupted", "join_counter", "live", "live_next", "live_t", "max_events", "max_samples",
         "max_wall", "mem_guard", "nattrs", "need_est", "next_serial", "now", "nplaces", "null_ctx", "obs", "obs_app",
         "open_arrivals", "partial", "partial_note", "plugin_manager", "pool_base", "pools", "preempt_count", "program",
-        "progress", "queue_free", "rate", "ready", "record_tables", "release_counter", "rngs", "seed",
+        "progress", "pulse", "queue_free", "rate", "ready", "record_tables", "release_counter", "rngs", "seed",
         "session_fn", "setting_from", "shared_families", "show_progress", "slot_more", "source", "spans", "stage_base",
         "stages", "rep_k", "rep_limit", "rep_t", "live0", "due_now", "next_check", "samples_at_ticks", "stall_ev", "stall_live", "stall_t", "step_stages", "t_shown", "t_wall0", "token_gaps",
         "trace", "trace_ordered", "trace_slots", "turn_fn", "turns", "virtual_events", "warm", "warmup",
@@ -131,6 +131,8 @@ class Simulation:
         self.max_samples = DEFAULT_MAX_SAMPLES if max_samples is None else int(max_samples)
         self.t_wall0 = self.t_shown = _time.monotonic()
         self.show_progress = False
+        #: the work left inside this event before the clock is read again (PULSE, pulse_out)
+        self.pulse = PULSE if max_wall is not None else NO_PULSE
         #: under a memory limit, what stops the run while it can still make its report (memguard.py)
         self.mem_guard = memory_guard()
         #: the no-progress guard (see tick): the instant of the first tick at it, the event count and the
@@ -262,6 +264,8 @@ class Simulation:
         from .report import build_report
 
         self.show_progress = self.progress and sys.stderr.isatty()
+        if self.show_progress:
+            self.pulse = PULSE
         try:
             self._start()
             self._loop()
@@ -372,6 +376,39 @@ class Simulation:
             # ticks after every event, and a stretch stops at the bound itself (LazyDecoding.stop_at_bound)
             return events + 1
         return min(nxt, me)
+
+    def pulse_out(self, what: str, sid: int | None = None, serial: int | None = None, now: float | None = None,
+                  span=None) -> int:
+        """The work counted down inside one event ran out (:attr:`pulse`, :data:`PULSE` units: sessions
+        resumed, loop passes at one instant, keys evaluated, entries evicted, …): read the clock, for
+        ``--max-wall`` and the progress bar, and set the countdown again (returned too, for the fast tier's
+        generated code, which counts in a local). The ticks read the clock every 1 000 events, but one event
+        can run for minutes (a ``queue by`` key read for each of thousands of waiting sessions at every
+        admission of a chain at one instant, a loop of no time in each of many sessions, a batch's sessions
+        run one after another): the run stops within it, its note naming ``what`` it was doing, at the
+        statement of span ``sid`` (a spans index; or ``span`` itself) of session ``serial`` when known.
+        ``now``: the fast tier's clock (its own local). Costs nothing more per unit of work than the countdown's decrement."""
+        if now is not None:
+            self.now = now
+        mw = self.max_wall
+        if mw is None and not self.show_progress:
+            self.pulse = NO_PULSE
+            return NO_PULSE
+        self.pulse = PULSE
+        w = _time.monotonic()
+        if mw is not None and w - self.t_wall0 >= mw:
+            where = ""
+            sp = self.spans[sid] if sid is not None else span
+            if sp is not None:
+                where += f" at {printable(sp.file)}:{sp.line}:{sp.col}"
+            if serial is not None:
+                where += f", session {serial}"
+            self.stop("max-wall", f"stopped after {w - self.t_wall0:.3g} s of wall time (--max-wall {mw:g}) "
+                                  f"within one event, {what}{where}")
+        if self.show_progress and w - self.t_shown > 0.25:
+            self.t_shown = w
+            self._show_progress()
+        return PULSE
 
     def stop_at_events(self, events: int) -> None:
         """Stop the run: it has counted ``events`` events, :attr:`max_events` (``--max-events``)."""
@@ -783,6 +820,11 @@ class Simulation:
         while ready:
             s = pop()
             s.in_ready = False
+            # a session resumed is a unit of the event's work (pulse_out): a batch's sessions, or a chain of
+            # admissions at one instant, run one after another inside one event
+            self.pulse -= 1
+            if self.pulse < 0:
+                self.pulse_out("running the sessions ready at this instant", None, s.serial)
             if s.status == READY:
                 try:  # self._resume(s), inlined: every resumption of every session passes here
                     s.gen.send(None)
@@ -808,10 +850,13 @@ class Simulation:
             sa(s.serial)
             tu(int(s.attrs[1]))
 
-    def choose(self, s: Session, A, slot: int, n: float, keyfn) -> float:
+    def choose(self, s: Session, A, slot: int, n: float, keyfn, sid: int | None = None) -> float:
         if not (n == n) or n < 1:
             return 0.0
         n = int(min(n, 1e9))
+        self.pulse -= n  # its candidates are units of the event's work (pulse_out)
+        if self.pulse < 0:
+            self.pulse_out(f"running a choose of {n} candidates", sid, s.serial)
         best = None
         bi = 0
         ctx = self.null_ctx

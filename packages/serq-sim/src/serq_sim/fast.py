@@ -58,6 +58,7 @@ from serq_ir.rules import MAX_MEMBERS, gap_problem
 from . import rand
 from .compile import (
     HELPERS,
+    PULSE,
     RNG,
     SPIN_LIMIT,
     SPIN_MESSAGE,
@@ -767,6 +768,8 @@ class _Gen(Compiler):
         for g, node in enumerate(p.pools):
             if node.size == 1:
                 scal += [f"g{g}_{x}" for x in ("u", "h", "t", "au", "aq", "ah", "w", "n")]
+        if self.pulses:
+            scal.append("_pl")
         if scal:
             L.append("    nonlocal " + ", ".join(scal))
         body = []
@@ -798,15 +801,26 @@ class _Gen(Compiler):
         self.ser = old_ser
         return L + body
 
+    def scan_what(self, g: int, m: str) -> str:
+        """What a scan of the keys of member ``m`` of pool family ``g`` is doing, as
+        :func:`.pools.admission.scan_pulse` says it (the expression of a str, with ``_q`` the queue)."""
+        node = self.p.pools[g]
+        label = repr(f"reading the queue by keys of pool {node.name}")
+        if node.size > 1 or node.array:  # (report.member_label)
+            label += f" + '[' + str({m}) + ']'"
+        return f"{label} + ' for ' + str(len(_q)) + ' waiting sessions'"
+
     def head_lines(self, g: int, m: str, pad: str) -> list[str]:
         """``head``: the session member ``m`` of pool family ``g`` admits next, into ``A``."""
         mode = self.pmode[g]
         if mode == "fifo":
             return [f"{pad}A = _q[0]"]
+        scan = self.pulse_lines(pad + "    ", "len(_q)", self.scan_what(g, m), str(self.span_id(self.p.pools[g].span)))
         if mode == "dyn":
             return [f"{pad}if len(_q) == 1:",
                     f"{pad}    A = _q[0]",
                     f"{pad}else:",
+                    *scan,
                     f"{pad}    _b = None",
                     f"{pad}    for A in _q:",
                     f"{pad}        _wt = now - A[{self.XQT}]",
@@ -819,6 +833,7 @@ class _Gen(Compiler):
         return [f"{pad}if not {x}:",
                 f"{pad}    A = _q[0][2]",
                 f"{pad}else:",
+                *scan,
                 f"{pad}    _b = None",
                 f"{pad}    for _e in _q:",
                 f"{pad}        if _b is None or _e[0] < _bk:",
@@ -1072,6 +1087,8 @@ class _Gen(Compiler):
                         # at an instant the session's loop heads passed, a pass a candidate (compile.SPIN_LIMIT)
                         f"{pad}    if now == A[{self.XLT}]:",
                         f"{pad}        A[{self.XLK}] += _n{g} - 1",
+                        *self.pulse_lines(pad + "    ", f"_n{g}", f"'running a choose of ' + str(_n{g}) + ' candidates'",
+                                          str(sid), f"A[{self.XS}]"),
                         f"{pad}    _best = None",
                         f"{pad}    _bi = 0",
                         f"{pad}    for _j in range(_n{g}):",
@@ -1122,6 +1139,8 @@ class _Gen(Compiler):
                        f"    A[{lk}] += 1",
                        f"    if A[{lk}] > {SPIN_LIMIT}:",
                        f"        raise _err({SPIN_MESSAGE!r}, {sid}, A[{self.XS}], now)",
+                       *self.pulse_lines("    ", "1", "'running a loop whose passes take no time'", str(sid),
+                                         f"A[{self.XS}]"),
                        "else:",
                        f"    A[{lt}] = now",
                        f"    A[{lk}] = 0"]
@@ -1168,9 +1187,23 @@ class _Gen(Compiler):
         return cur
 
     # the whole function ------------------------------------------------------------------------------
+    def pulse_lines(self, pad: str, units: str, what: str, sid: str = "None", serial: str = "None") -> list[str]:
+        """``units`` of work inside one event counted down (engine.PULSE, Simulation.pulse_out: the clock read
+        when the countdown runs out, for --max-wall and the progress bar), in the local ``_pl``; nothing
+        without either. ``what``, ``sid`` (a span index of this generator's), ``serial``: where it stopped,
+        as the general engine names it."""
+        if not self.pulses:
+            return []
+        dec = "_pl -= 1" if units == "1" else f"_pl -= {units}"
+        return [f"{pad}{dec}",
+                f"{pad}if _pl < 0:",
+                f"{pad}    _pl = _pulse({what}, {sid}, {serial}, now)"]
+
     def source(self, progress: bool) -> str:
         sim = self.sim
         p = self.p
+        #: whether the work inside an event is counted down (pulse_lines)
+        self.pulses = bool(progress or sim.max_wall is not None)
         self.ser = f"A[{self.XS}]"
         blocks = self.session_blocks()
         L: list[str] = []
@@ -1185,6 +1218,9 @@ class _Gen(Compiler):
             a(f"    {rname} = _G[{rname!r}]")
         a("    _grow = _G['_grow']")
         a("    _tick = _G['_tick']")
+        if self.pulses:
+            a("    _pulse = _G['_pulse']")
+            a(f"    _pl = {PULSE}")
         for k in range(len(p.observes)):
             a(f"    _vv{k}, _tv{k}, _sv{k}, _uv{k} = _G['_obs'][{k}]")
             a(f"    _on{k} = 0")
@@ -1280,7 +1316,16 @@ class _Gen(Compiler):
             a(f"{pad}if pc == {lbl}:")
             for line in blk:
                 a(f"{pad}    {line}")
-        a("                A = popleft() if ready else None")
+        if self.pulses:
+            # a session resumed is a unit of the event's work (engine.Simulation.drain_ready)
+            a("                if ready:")
+            a("                    A = popleft()")
+            L.extend(self.pulse_lines("                    ", "1", "'running the sessions ready at this instant'",
+                                      "None", f"A[{self.XS}]"))
+            a("                else:")
+            a("                    A = None")
+        else:
+            a("                A = popleft() if ready else None")
         if p.pools:
             L.extend(self.adm_call("            "))
             a("            if ready:")
@@ -1538,6 +1583,12 @@ def build(sim, progress: bool):
         return n + add
 
     g["_grow"] = _grow
+
+    def _pulse(what, sid, serial, now):
+        # engine.Simulation.pulse_out, the span one of this generator's
+        return sim.pulse_out(what, None, serial, now, span=None if sid is None else spans[sid])
+
+    g["_pulse"] = _pulse
     return gen, src, g
 
 

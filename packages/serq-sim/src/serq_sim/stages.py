@@ -576,6 +576,10 @@ class FlowNetwork:
     def settle(self) -> None:
         self.advance()
         jobs = list(self.flows)
+        sim = self.sim
+        sim.pulse -= len(jobs)  # its flows are units of the event's work (Simulation.pulse_out)
+        if sim.pulse < 0:
+            sim.pulse_out(f"sharing the capacity of the stages among {len(jobs)} flows")
         stages: dict = {}
         for j in jobs:
             for st in j.stages:

@@ -57,6 +57,14 @@ from ..stages import Ctx
 from ..status import ENDED, QUEUED
 
 
+def evict_pulse(sim, pool) -> None:
+    """The countdown of the event's work ran out as ``pool`` evicts (its entries scanned, evicted, or
+    blocks taken one by one): read the clock (:meth:`serq_sim.engine.Simulation.pulse_out`)."""
+    from ..report import member_label
+
+    sim.pulse_out(f"evicting from pool {member_label(pool)}", None, None, None, pool.node.span)
+
+
 class EvictionOrder:
     """Base of eviction orders: least ``key(entry)`` first, ties in release order."""
 
@@ -95,6 +103,10 @@ class EvictionOrder:
     def scan(self, pool):
         """The entry with the least ``(key, seq)``, every key evaluated now (entries in the pool's
         order: its sessions' own, then the dead remainders, each in the order they were cached)."""
+        sim = self.sim
+        sim.pulse -= len(pool.own) + len(pool.dead)  # a key a unit of the event's work (Simulation.pulse_out)
+        if sim.pulse < 0:
+            evict_pulse(sim, pool)
         best = None
         bk = None
         for e in pool.iter_entries():

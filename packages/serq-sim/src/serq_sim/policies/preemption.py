@@ -140,6 +140,13 @@ class PreemptByKeys(PreemptionPolicy):
             found = self.last(self.sim, pool)
             if found is not False:
                 return found
+        sim = self.sim
+        # its candidates are units of the event's work (Simulation.pulse_out): a grower may preempt many
+        sim.pulse -= len(pool.holders) + 1
+        if sim.pulse < 0:
+            from ..report import member_label
+
+            sim.pulse_out(f"choosing whom pool {member_label(pool)} preempts", None, None, None, pool.node.span)
         keys = self.keys
         r_adm, r_dec, r_pos = self.r_adm, self.r_dec, self.r_pos
         if keys is not None and not (r_adm or r_pos) and pool.memory_of and self.walk is not None:

@@ -94,6 +94,11 @@ def head(sim, pool: Pool):
         return None
     if pool.keyed is None or len(q) == 1 or (pool.keyed_at_join and not q.scan):
         return q[0]
+    # every key read is a unit of the event's work (Simulation.pulse_out): under a chain of admissions at
+    # one instant, each scanning thousands of waiting sessions, one event ran for minutes
+    sim.pulse -= len(q)
+    if sim.pulse < 0:
+        scan_pulse(sim, pool, len(q))
     ctx = sim.null_ctx
     now = sim.now
     keyed = pool.keyed
@@ -106,6 +111,15 @@ def head(sim, pool: Pool):
             best, bk = s, k
     ctx.waited = math.nan
     return best
+
+
+def scan_pulse(sim, pool: Pool, waiting: int) -> None:
+    """The countdown of the event's work ran out at a scan of ``pool``'s keys (``waiting`` sessions): read
+    the clock (:meth:`serq_sim.engine.Simulation.pulse_out`), naming the pool's ``queue by``."""
+    from ..report import member_label
+
+    sim.pulse_out(f"reading the queue by keys of pool {member_label(pool)} for {waiting} waiting sessions",
+                  None, None, None, pool.node.span)
 
 
 def pop_head(sim, pool: Pool, s) -> None:

@@ -5,9 +5,10 @@ bound), eviction in the pool's order until an allocation fits, spilling evicted 
 
 from __future__ import annotations
 
+from ..compile import PULSE
 from ..errors import not_an_amount
 from ..policies import evict_context
-from ..policies.eviction import EvictionOrder
+from ..policies.eviction import EvictionOrder, evict_pulse
 from ..stages import Ctx, Job
 from .model import EPS, Entry, Pool, SpillMember
 
@@ -161,6 +162,7 @@ def evict_blocks(sim, pool: Pool, e: Entry, need: float) -> None:
             if size <= EPS:
                 evicted(sim, pool, e)
             return
+    turns = PULSE
     while True:
         amount = min(b, size)
         size -= amount
@@ -169,6 +171,15 @@ def evict_blocks(sim, pool: Pool, e: Entry, need: float) -> None:
             units += amount
         if size <= EPS or not (used + cached + need > limit):
             break
+        turns -= 1
+        if not turns:  # PULSE blocks taken, units of the event's work (Simulation.pulse_out)
+            turns = PULSE
+            e.size = size
+            pool.cached = cached
+            pool.evicted_units = units
+            sim.pulse -= PULSE
+            if sim.pulse < 0:
+                evict_pulse(sim, pool)
     e.size = size
     pool.cached = cached
     pool.evicted_units = units
@@ -214,6 +225,11 @@ def evicted(sim, pool: Pool, e: Entry) -> None:
     pool.evict.on_remove(e)
     if sim.warm:
         pool.evicted_entries += 1
+    # an entry evicted is a unit of the event's work (Simulation.pulse_out): one admission may evict
+    # millions of them
+    sim.pulse -= 1
+    if sim.pulse < 0:
+        evict_pulse(sim, pool)
 
 
 class SpillWrite(Job):

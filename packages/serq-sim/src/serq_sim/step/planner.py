@@ -370,6 +370,12 @@ class Planner:
                     return
             elif not admit_head(sim, pool, s, self.budget if exclusive else self.left, self):
                 return
+            # the residents looked at below are units of the event's work (Simulation.pulse_out): a
+            # planning may admit thousands, each looking at every resident
+            sim.pulse -= len(self.residents)
+            if sim.pulse < 0:
+                sim.pulse_out(f"admitting to stage {self.name} ({len(self.residents)} residents)", None, s.serial,
+                              None, self.node.span)
             if served is None:
                 # the lazy planning's set of the residents served before is its own (made for this call)
                 served = before if lazy and type(before) is set else set(before)

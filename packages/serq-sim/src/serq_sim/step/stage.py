@@ -348,6 +348,11 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
         chunk = self._chunk(pre)
         want = 0.0
         r = self.rounds
+        sim = self.sim
+        sim.pulse -= len(self.residents)  # units of the event's work (Simulation.pulse_out)
+        if sim.pulse < 0:
+            sim.pulse_out(f"reading budget_left of stage {self.name} ({len(self.residents)} residents)", None,
+                          None, None, self.node.span)
         for j in self.residents:
             w = j.work - (r - j.lz) if j.lz >= 0 else j.work
             want += min(1.0, w) if j.mode == "decode" else min(w, chunk)
@@ -357,6 +362,11 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
         if epoch != self.epoch or self.iter is None:
             return
         assign = self.iter
+        sim = self.sim
+        sim.pulse -= len(assign)  # its jobs are units of the event's work (Simulation.pulse_out)
+        if sim.pulse < 0:
+            sim.pulse_out(f"ending an iteration of stage {self.name} ({len(assign)} jobs)", None, None, None,
+                          self.node.span)
         if self.sim.now == self.t_start:  # an iteration of no time (a cost of 0, or below the clock's precision)
             self._no_time(assign)
         if self._own_busy:  # self.acc(), inlined: an iteration ran until now

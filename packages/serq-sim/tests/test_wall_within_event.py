@@ -1,0 +1,167 @@
+"""``--max-wall`` stops a run inside one event that runs long, on both tiers, and the note says where.
+
+The ticks read the clock every 1 000 events, but one event (or a few, each doing much) can run for
+minutes: a ``queue by`` key that reads ``waited`` read for every waiting session at every admission of a
+chain of admissions at one instant, a loop of no time in each of many sessions, a batch of ``choose``s,
+a closed workload's replacements at one instant, a step iteration of thousands of jobs, the shares of
+thousands of flows, an eviction or a preemption scanning thousands of entries or holders, blocks taken one
+by one. Each program below holds one such event for many seconds (before the countdown of the event's
+work, Simulation.pulse_out, they ran to its end, deaf to the bound); with ``max_wall=0.5`` the run must
+stop within it, the note naming what it was doing and where."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+import serq_frontend
+import serq_sim
+
+WALL = 0.5
+
+# 20 000 sessions wait at t=0 for a pool of one whose holds take no time: each admission reads the key of
+# every waiting session (it reads `waited`), 2·10⁸ keys at t=0 (10 s on the general engine)
+QUEUE = """pool p { cap 1; queue by (prio, waited); }
+stage d : delay;
+workload { arrive batch(20000); }
+session { set prio = ~uniform(0, 1); hold p (1) { branch (serial == 0) { run d (1); } observe x = now; } }
+run { horizon 100; }
+"""
+# 200 sessions, each 900 000 passes of a loop at t=0 (below the spin guard's 1 000 000)
+LOOP = """workload { arrive batch(200); }
+session {
+  set i = 0;
+  loop { set i = i + 1; branch (i >= 900000) { end; } }
+}
+run { horizon 10; }
+"""
+# 1 000 chooses of 100 000 candidates at t=0
+CHOOSE = """workload { arrive batch(1000); }
+session { choose c in 100000 by (c * 7 % 13, c); observe x = c; }
+run { horizon 10; }
+"""
+# 30 000 sessions that end at once, each replaced at once: 3 100 000 replacements at t=0 before the guard
+CLOSED = """workload { arrive closed(30000); }
+session { set x = 1; }
+run { horizon 100; }
+"""
+# a step stage of 10 000 decoders that never end: 10 000 jobs an iteration, 1 000 iterations a tick
+STEP = """stage e : step { budget 1e9; cost 1e-3; }
+workload { arrive batch(10000); }
+session { run e decode (inf); }
+run { horizon 1e9; }
+"""
+# 20 000 sessions admitted by a step stage at t=0: each admission looks at every resident
+STEP_ADMIT = """pool reqs { cap 100000; admit via e; }
+stage e : step { budget 1e9; cost 1e-3; }
+workload { arrive batch(20000); }
+session { hold reqs (1) { run e decode (inf); } }
+run { horizon 1e9; }
+"""
+# 5 000 flows over two stages: every settle shares the stages among all of them
+FLOWS = """share maxmin;
+stage a : ps(1e9);
+stage b : ps(1e9);
+workload { arrive batch(5000); }
+session { loop { run a, b (~exp(1)); } }
+run { horizon 1e9; }
+"""
+# 5 000 entries cached at t=0 under a key that reads the clock (each pick scans them all); at t=1 one hold
+# takes the whole pool: 5 000 evictions of 5 000 keys each
+EVICT_SCAN = """pool kv { cap 5000; evict by (now - last); }
+stage d : delay;
+workload { arrive batch(5000); }
+session {
+  branch (serial == 0) { run d (1); hold kv (5000) { set x = 1; } }
+  else { hold kv (1) { set x = 1; } cache (1); }
+}
+run { horizon 10; }
+"""
+# an entry of 8·10⁷ blocks of 0.5 under a fixed key: its blocks go one by one (not whole numbers)
+EVICT_BLOCKS = """pool kv { cap 4e7; block 0.5; evict by (last); }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) { hold kv (4e7) { set x = 1; } cache (4e7); }
+  else { run d (1); hold kv (4e7) { set x = 1; } }
+}
+run { horizon 10; }
+"""
+# 4 000 holders; at t=1 one grows by 3 999: 3 999 victims, each chosen among all the holders by key
+PREEMPT = """pool kv { cap 4000; preempt by (prio) requeue tail; }
+stage d : delay;
+workload { arrive batch(4000); }
+session {
+  set prio = -serial;
+  hold kv (1) { branch (serial == 0) { run d (1); grow kv (3999); } else { run d (100); } }
+}
+run { horizon 10; }
+"""
+
+CASES = [
+    ("queue", QUEUE, "", "within one event, reading the queue by keys of pool p for ", "at <source>:1:1 at t=0"),
+    ("queue", QUEUE, "general", "within one event, reading the queue by keys of pool p for ",
+     "at <source>:1:1 at t=0"),
+    ("loop", LOOP, "", "within one event, running a loop whose passes take no time at <source>:4:3, session ",
+     " at t=0"),
+    ("loop", LOOP, "general", "within one event, running a loop whose passes take no time at <source>:4:3, "
+     "session ", " at t=0"),
+    ("choose", CHOOSE, "", "within one event, running a choose of 100000 candidates at <source>:2:11, session ",
+     " at t=0"),
+    ("choose", CHOOSE, "general", "within one event, running a choose of 100000 candidates at <source>:2:11, "
+     "session ", " at t=0"),
+    ("closed", CLOSED, "", "within one event, running the sessions ready at this instant, session ", " at t=0"),
+    ("closed", CLOSED, "general", "within one event, running the sessions ready at this instant, session ",
+     " at t=0"),
+    ("step", STEP, "general", "within one event, ending an iteration of stage e (10000 jobs) at <source>:1:1",
+     ""),
+    ("step-admit", STEP_ADMIT, "general", "within one event, admitting to stage e (", " at t=0"),
+    ("flows", FLOWS, "general", "within one event, sharing the capacity of the stages among 5000 flows", ""),
+    ("evict-scan", EVICT_SCAN, "general", "within one event, evicting from pool kv at <source>:1:1", " at t=1"),
+    ("evict-blocks", EVICT_BLOCKS, "general", "within one event, evicting from pool kv at <source>:1:1",
+     " at t=1"),
+    ("preempt", PREEMPT, "general", "within one event, choosing whom pool kv preempts at <source>:1:1",
+     " at t=1"),
+]
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("name, src, tier, words, when", CASES, ids=[f"{c[0]}-{c[2] or 'fast'}" for c in CASES])
+def test_max_wall_stops_a_run_inside_a_long_event(monkeypatch, name, src, tier, words, when):
+    monkeypatch.setenv("SERQ_SIM_TIER", tier)
+    program = serq_frontend.compile(source=src)
+    t0 = time.monotonic()
+    r = serq_sim.run(program, max_wall=WALL)
+    took = time.monotonic() - t0
+    assert r.partial == "max-wall" and r.interrupted and r.exit_status == 3, (name, r.partial)
+    note = next(n for n in r.result.notes if "wall time" in n)
+    assert f"(--max-wall {WALL:g}) {words}" in note, note
+    assert when in note, note
+    assert note.endswith("; the figures cover what was simulated"), note
+    # the event alone runs for seconds (without the countdown: 2 to 10 s here, past the bound)
+    assert took < WALL + 3.0, (took, note)
+
+
+@pytest.mark.timeout(30)
+def test_entries_evicted_one_after_another_count_as_the_events_work(monkeypatch):
+    # every entry evicted is a unit of the event's work: at t=0 the 1 000 sessions join the queue (1 000
+    # sessions resumed, units of the countdown's 2 048), 999 of them are admitted and resumed (1 999), cache
+    # an entry each, then the last takes the whole pool and evicts them one after another (lru: no scan); a
+    # wall bound already past stops it at the 50th entry, before any tick (the
+    # bound is past at once)
+    monkeypatch.setenv("SERQ_SIM_TIER", "general")
+    src = """pool kv { cap 1000; }
+workload { arrive batch(1000); }
+session {
+  branch (serial == 999) { hold kv (1000) { set x = 1; } }
+  else { hold kv (1) { set x = 1; } cache (1); }
+}
+run { horizon 10; }
+"""
+    r = serq_sim.run(serq_frontend.compile(source=src), max_wall=1e-9)
+    assert r.partial == "max-wall"
+    note = next(n for n in r.result.notes if "wall time" in n)
+    assert "within one event, evicting from pool kv at <source>:1:1 at t=0;" in note, note
+    (kv,) = r.result.pools
+    # 2 048 − 1 999 = 49 units left: the 50th entry evicted runs the countdown out
+    assert (kv.evicted_entries, kv.evicted_units) == (50, 50.0), kv
