@@ -121,3 +121,17 @@ def test_the_command_tells_it_so(tmp_path):
         assert r.returncode == 1 and r.stdout == "" and "Traceback" not in r.stderr, r.stderr
         assert r.stderr == ("s.json:9:11: error: requests[0]: 'prompt' and 'out' must be positive integers\n"
                             '       "out": 0\n' + " " * (4 + 10) + "^\n")
+
+
+def test_an_unknown_key_is_quoted_escaped_and_cut():
+    # a line break in the key split the message's line (and an escape sequence drove the terminal)
+    with pytest.raises(ScenarioError) as e:
+        check_scenario({**BASE, "a\nb\x1b[2J": 1, "requests": [{"prompt": 100, "out": 3}]})
+    assert str(e.value).startswith("'a\\nb\\x1b[2J': unknown scenario key, not modelled")
+    with pytest.raises(ScenarioError) as e:
+        check_scenario({**BASE, "requests": [{"prompt": 100, "out": 3, "x" * 100_000: 1}]})
+    assert str(e.value).startswith("requests[0].'xxx") and "(100000 characters): unknown request key" in str(e.value)
+    assert len(str(e.value)) < 300
+    with pytest.raises(ScenarioError) as e:  # a name of a key stays as it was
+        check_scenario({**BASE, "requests": [{"prompt": 100, "out": 3, "prefix": 1}]})
+    assert str(e.value).startswith("requests[0].prefix: unknown request key")

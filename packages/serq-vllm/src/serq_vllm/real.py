@@ -94,9 +94,10 @@ _REQUEST_COUNTS = ("prompt", "out")
 
 
 def _quoted(v: Any, width: int = 60) -> str:
-    """A value of a scenario as a message quotes it: a string as ``repr`` gives it, an integer in digits, either
-    cut to about ``width`` characters around an ellipsis (a scenario's serve order of 100 000 characters, or
-    an integer of 300 digits, was quoted whole)."""
+    """A value (or a key) of a scenario as a message quotes it: a string as ``repr`` gives it (a line break or
+    an escape sequence in it escaped: an unknown key holding one split the message's line or drove the
+    terminal), an integer in digits, either cut to about ``width`` characters around an ellipsis (a
+    scenario's serve order of 100 000 characters, or an integer of 300 digits, was quoted whole)."""
     text = repr(v)
     if len(text) <= width:
         return text
@@ -127,7 +128,7 @@ def check_scenario(sc: Any) -> None:
         raise ScenarioError("not a scenario: expected an object with a non-empty 'requests' list", at)
     for k in sc:
         if k not in SCENARIO_KEYS:
-            raise ScenarioError(f"'{k}': unknown scenario key, not modelled (a scenario has "
+            raise ScenarioError(f"{_quoted(k)}: unknown scenario key, not modelled (a scenario has "
                                 f"{', '.join(SCENARIO_KEYS)})", (k,), key=True)
     for key in ("budget", "max_seqs", "block_size", "num_blocks"):
         if not _int(sc.get(key)) or sc[key] <= 0:
@@ -160,7 +161,8 @@ def check_scenario(sc: Any) -> None:
             raise ScenarioError(f"{where}: a request is an object", ("requests", i))
         for k in r:
             if k not in REQUEST_KEYS:
-                raise ScenarioError(f"{where}.{k}: unknown request key, not modelled (a request has "
+                shown = k if k.isidentifier() and len(k) <= 60 else _quoted(k)
+                raise ScenarioError(f"{where}.{shown}: unknown request key, not modelled (a request has "
                                     f"{', '.join(REQUEST_KEYS)})", ("requests", i, k), key=True)
         for k in ("prompt", "out"):
             if not (_int(r.get(k)) and r[k] > 0):
