@@ -27,8 +27,13 @@ def _dask(ctx, param, value):
     return value
 
 
-def _common(f):
-    """The options every command that runs a program over seeds shares."""
+def _common(seeds: str):
+    """The options every command that runs a program over seeds shares; ``seeds`` the default of ``--seeds``,
+    the one the command uses and its ``--help`` shows (serq compare's help said 1 while it ran 1..10)."""
+    return lambda f: _options(f, seeds)
+
+
+def _options(f, seeds: str):
     for opt in reversed([
         click.option("--set", "sets", multiple=True, metavar="NAME=VALUES",
                      help="Sweep a let constant: a number, a list 1,2,4 or a range START:STOP[:STEP] "
@@ -38,7 +43,7 @@ def _common(f):
         click.option("--zip", "zips", multiple=True, metavar="NAME,NAME,...",
                      help="These swept names move together (equal numbers of values) instead of forming a "
                           "grid (repeatable)."),
-        click.option("--seeds", default="1", show_default=True, metavar="SEEDS",
+        click.option("--seeds", default=seeds, show_default=True, metavar="SEEDS",
                      help="Seeds of each point: A..B, a list 1,5,9, or a mix."),
         click.option("--horizon", type=HORIZON, default=None, metavar="T", help="End of each run."),
         click.option("--warmup", type=WARMUP, default=None, metavar="T", help="Discard samples before T."),
@@ -88,7 +93,7 @@ def _exit_for(complete: bool, errors: list[str] | None = None) -> None:
 
 @click.command("sweep")
 @click.argument("files", nargs=-1, required=True, type=SerqPath(dir_okay=False))
-@_common
+@_common(seeds="1")
 @click.option("-o", "--out", "out", type=SerqPath(dir_okay=False), default=None, metavar="FILE",
               help="Write the table (.parquet or .csv; one row per point and seed) and its per-point "
                    "aggregates (FILE's name with .points); a rerun resumes: only unfinished runs run.")
@@ -106,7 +111,7 @@ def _exit_for(complete: bool, errors: list[str] | None = None) -> None:
               help="The knob --find searches and its range LO:HI (or LO:HI:STEP to search a grid).")
 @click.option("--tol", "tol", type=Number("a positive, finite number", low=0.0, above=True), default=None,
               metavar="X",
-              help="--find stops when the bracket is narrower than X (default: the range / 64).")
+              help="--find stops when the bracket is at most X wide (default: the range / 64).")
 @click.pass_obj
 def sweep_command(pm, files, sets, defs, zips, seeds, horizon, warmup, arrivals, max_wall, max_events,
                   workers, dask, no_progress, out, records_file, fresh, show, find, over, tol) -> None:
@@ -197,7 +202,7 @@ def _fmt(v) -> str:
 
 @click.command("compare")
 @click.argument("files", nargs=-1, required=True, type=SerqPath(dir_okay=False))
-@_common
+@_common(seeds="1..10")
 @click.option("--figure", "figures", multiple=True, metavar="FIGURE",
               help="Compare only these figures (repeatable; default every figure).")
 @click.option("-o", "--out", "out", type=SerqPath(dir_okay=False), default=None, metavar="FILE",
@@ -215,9 +220,7 @@ def compare_command(pm, files, sets, defs, zips, seeds, horizon, warmup, arrival
     from . import pairing as C
     from .api import run_plan
 
-    given = click.get_current_context().get_parameter_source("seeds") != click.core.ParameterSource.DEFAULT
-    args = _plan_args(sets, defs, zips, seeds if given else "1..10", horizon, warmup, arrivals,
-                      max_wall, max_events)
+    args = _plan_args(sets, defs, zips, seeds, horizon, warmup, arrivals, max_wall, max_events)
     if args.pop("zip"):  # (it was ignored: arms are the values of one name, or the FILEs)
         raise click.UsageError("--zip is not for serq compare (its arms are the values of one --set or --def "
                                "name, or two or more FILEs)")
