@@ -28,7 +28,7 @@ from operator import gt, itemgetter
 from pathlib import Path
 
 from serq.files import MAX_LINE, LineTooLong, not_utf8, open_input
-from serq.numbers import NAN_PATTERN, PATTERN, NotANumber, number
+from serq.numbers import NAN_PATTERN, PATTERN, NotANumber, number, quoted
 
 from .errors import SimError, format_error
 
@@ -357,12 +357,14 @@ def _first_error(path: str, width: int, idx: list[int]) -> SimError | None:
             starts = None
             for name, i in zip(COLUMNS, idx):
                 cell = row[i].strip(_BLANKS)
+                shown = quoted(cell)  # (a cell of 100 000 digits was quoted whole)
+                bare = shown[1:-1] if shown == repr(cell) else shown
                 try:
                     v = number(cell, nan=True)  # (NaN: refused below as not finite)
-                    why = (None if math.isfinite(v) else f"{cell!r} is not finite") if v >= 0 or name in (
-                        "session", "turn", "forced") or v != v else f"{cell} is negative"
+                    why = (None if math.isfinite(v) else f"{shown} is not finite") if v >= 0 or name in (
+                        "session", "turn", "forced") or v != v else f"{bare} is negative"
                     if why is None and name in _KEYS and not -_EXACT < v < _EXACT:
-                        why = (f"{cell} is not below 2**53 in size, where a double (what the trace's numbers are "
+                        why = (f"{bare} is not below 2**53 in size, where a double (what the trace's numbers are "
                                f"read as) does not tell one whole number from the next, so two {name}s "
                                f"could be read as one: number them below 2**53")
                 except NotANumber as e:

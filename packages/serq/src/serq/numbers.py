@@ -16,7 +16,7 @@ import math
 import re
 
 __all__ = ["NAN_PATTERN", "NUMBER_HINT", "PATTERN", "WHOLE_HINT", "NotANumber", "is_number", "not_a_number",
-           "not_whole", "number", "real", "whole"]
+           "not_whole", "number", "quoted", "real", "whole"]
 
 #: the language's numeric literal, or inf, after an optional minus (``[0-9]``, not ``\d``: ``\d`` matches
 #: every script's digits), as a pattern a reader may build on
@@ -46,16 +46,23 @@ def _python_reads(text: str, kind: type) -> bool:
     return True
 
 
+def quoted(text: str, width: int = 60) -> str:
+    """``text`` as a message quotes it: ``repr``, cut to about ``width`` characters around an ellipsis, with its
+    length, when longer (a trace's cell of 100 000 characters, or a flag's value, was quoted whole)."""
+    shown = repr(text)
+    return shown if len(shown) <= width else f"{shown[:width - 20]}...{shown[-10:]} ({len(text)} characters)"
+
+
 def not_a_number(text: str) -> str:
     """``'1_000' is not a number (…)``: the hint only for text ``float()`` takes (``'x' is not a number``
     says all there is to say)."""
-    said = f"{text!r} is not a number"
+    said = f"{quoted(text)} is not a number"
     return f"{said} ({NUMBER_HINT})" if _python_reads(text, float) else said
 
 
 def not_whole(text: str) -> str:
     """``'1_000' is not a whole number (…)``, as :func:`not_a_number` (``'1e400' is not a whole number``)."""
-    said = f"{text!r} is not a whole number"
+    said = f"{quoted(text)} is not a whole number"
     return f"{said} ({WHOLE_HINT})" if _python_reads(text, int) else said
 
 
