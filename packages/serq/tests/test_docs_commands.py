@@ -136,7 +136,23 @@ def parse(args: list[str]) -> tuple[str, ...]:
         raise AssertionError(f"serq {' '.join(path)}: {e.format_message()}") from None
     except click.ClickException:
         pass  # a value click checks (a file that exists): the doc's inputs are not made here
+    # ... but not a required option left out: click checks the values in order (plot's SOURCE, a file that
+    # does not exist here, before -o), so the line is read for what it gives, without the values' checks
+    missing = missing_options(cmd, click.Context(cmd, info_name=path[-1], parent=ctx.parent), args)
+    assert not missing, f"serq {' '.join(path)}: {args}: the required option {missing[0]} is not given"
     return tuple(path)
+
+
+def _given(value) -> bool:
+    return isinstance(value, str) or (isinstance(value, (tuple, list)) and len(value) > 0)
+
+
+def missing_options(cmd, ctx, args: list[str]) -> list[str]:
+    """The required options of ``cmd`` that ``args`` does not give (click's parser only: no value checked)."""
+    import click
+
+    opts, _, _ = cmd.make_parser(ctx).parse_args(list(args))
+    return [p.opts[-1] for p in cmd.params if isinstance(p, click.Option) and p.required and not _given(opts.get(p.name))]
 
 
 @pytest.fixture
@@ -271,6 +287,53 @@ def test_the_prose_names_commands():
 def test_a_command_the_prose_names_exists_with_its_options(where, span):
     for path, opt in named_options(span):
         assert opt in options_of(path), f"{where}: `{span}`: serq {' '.join(path)} has no option {opt}"
+
+
+PLACEHOLDER = re.compile(r"[A-Z][A-Z0-9_]*(\..*)?")  # FILE, DIR, STEPS.jsonl: a synopsis, not a line to type
+
+
+def whole_command_lines():
+    """(doc:line, span, command, its context, its arguments) of every inline span that is a command line a
+    reader can type as it stands: every required argument of its command given, none a placeholder (prose
+    that names an option in passing, `serq run --strict`, is no command line)."""
+    import click
+    from serq.cli import build_cli
+
+    for where, span in inline_commands():
+        try:
+            words = shlex.split(span)[1:]
+        except ValueError:
+            continue
+        cli = build_cli()
+        ctx, cmd, name = click.Context(cli, info_name="serq"), cli, "serq"
+        while isinstance(cmd, click.Group) and words and not words[0].startswith("-"):
+            sub = cmd.get_command(ctx, words[0])
+            if sub is None:
+                break
+            name = words.pop(0)
+            ctx, cmd = click.Context(sub, info_name=name, parent=ctx), sub
+        if isinstance(cmd, click.Group):
+            continue
+        try:
+            opts, _, _ = cmd.make_parser(ctx).parse_args(list(words))
+        except click.ClickException:
+            continue  # an option without its value: a mention (`serq plot --y`)
+        required = [opts.get(p.name) for p in cmd.params if isinstance(p, click.Argument) and p.required]
+        values = [v for r in required if _given(r) for v in ([r] if isinstance(r, str) else r)]
+        if all(_given(r) for r in required) and not any(PLACEHOLDER.fullmatch(v) for v in values):
+            yield where, span, cmd, ctx, words
+
+
+def test_the_prose_shows_whole_command_lines():
+    assert len(list(whole_command_lines())) >= 40
+
+
+@pytest.mark.parametrize("where,span,cmd,ctx,words", [pytest.param(*x, id=x[0]) for x in whole_command_lines()])
+def test_a_whole_command_line_the_prose_shows_gives_its_required_options(where, span, cmd, ctx, words):
+    """`serq plot out/sweep_requests.parquet --cdf ttft --hue blocks` (docs/tutorial.md) gave no `-o`: typed as
+    written it is a usage error."""
+    missing = missing_options(cmd, ctx, words)
+    assert not missing, f"{where}: `{span}`: the required option {missing[0]} is not given"
 
 
 def test_a_command_line_shown_is_in_a_checked_block():
