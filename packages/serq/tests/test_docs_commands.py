@@ -381,3 +381,44 @@ def test_the_diagnostic_docs_language_shows_is_what_serq_prints(tmp_path):
     p = subprocess.run([str(BIN / "serq"), "check", "prog.sq"], cwd=tmp_path, env=env(), capture_output=True,
                        text=True, timeout=120)
     assert p.returncode == 1 and p.stderr == shown, p.stderr
+
+
+# --- what the docs say each part registers --------------------------------------------------------------
+
+# "The host registers `plugins`, `check` and `ir`; serq-frontend `fmt` and `ast`; …": a sentence from
+# "registers" to its end, each segment (after ";" or ", " before another part) a part and the names it has
+CLAIM = re.compile(r"(The host|serq-[a-z]+)\s+registers\s+(.*?)\.(?=\s|$)", re.S)
+# a segment's names: the list of code spans it starts with (`a`, `b` and `c`; the `vllm` group)
+NAMES = re.compile(r"\s*(?:serq-[a-z]+\s+)?(?:the\s+)?((?:`[^`]+`(?:,\s*(?:and\s+)?|\s+and\s+)?)+)")
+
+
+def registration_claims():
+    """(doc:line, distribution, names) of every claim of the docs that a part registers these names."""
+    for doc in doc_files():
+        text = doc.read_text()
+        for m in CLAIM.finditer(text):
+            where = f"{doc.relative_to(REPO).as_posix()}:{text.count(chr(10), 0, m.start()) + 1}"
+            dist = "serq" if m.group(1) == "The host" else m.group(1)
+            for k, seg in enumerate(re.split(r";|,\s+(?=serq-)", m.group(2))):
+                head = re.match(r"\s*(serq-[a-z]+)\s", seg)
+                if k and head:
+                    dist = head.group(1)
+                names = NAMES.match(seg)
+                if names:
+                    yield where, dist, re.findall(r"`([^`]+)`", names.group(1))
+
+
+def test_what_the_docs_say_a_part_registers_is_what_it_registers():
+    """serq-report registers the formats `text`, `json` and `csv`: docs/hooks.md and serq-sim's README said
+    `text` and `json`, and the README that `-o r.csv` writes text."""
+    p = subprocess.run([str(BIN / "serq"), "plugins"], env=env(), capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    by_dist: dict[str, list[list[str]]] = {}
+    for plugin in json.loads(p.stdout):
+        by_dist.setdefault(plugin["distribution"], []).extend(plugin["registers"].values())
+    claims = list(registration_claims())
+    assert {d for _, d, _ in claims} >= {"serq", "serq-frontend", "serq-sim", "serq-sweep", "serq-ir", "serq-report"}
+    for where, dist, names in claims:
+        kinds = by_dist.get(dist, [])
+        assert sorted(names) in [sorted(k) for k in kinds], (
+            f"{where}: the docs say {dist} registers {names}; it registers {kinds}")
