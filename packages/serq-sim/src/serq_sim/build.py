@@ -14,7 +14,7 @@ from serq_ir.rules import NEEDS_OPEN, arrivals_problem, pairs, window_problem
 from .compile import Compiler, observables_read, state_dependent, walk
 from .errors import SimError, format_error
 from .guards import check_policy, check_stage, first_party, guard_engine, guard_share
-from .pools.model import KeyedQueue, Pool, SpillMember, member_problem
+from .pools.model import KeyedQueue, Pool, SpillMember, WaitedQueue, member_problem, waited_last
 from .stages import FlowNetwork
 from .workload import replace_limit
 
@@ -25,6 +25,9 @@ INF = math.inf
 #: (:class:`~serq_sim.pools.model.KeyedQueue`); False evaluates every key at every head lookup (the tests
 #: compare the two)
 KEYS_AT_JOIN = True
+#: keys ``(K…, waited)`` or ``(K…, -waited)`` find the head without reading every waiting session's key
+#: (pools.model.WaitedQueue); False: the scan (the tests compare the two)
+WAITED_GROUPS = True
 
 
 def build(sim, reg, trace_path) -> None:
@@ -94,6 +97,10 @@ def build(sim, reg, trace_path) -> None:
             if KEYS_AT_JOIN and not any(state_dependent(k) for k in node.queue.keys):
                 pool.queue = KeyedQueue(pool)
                 pool.keyed_at_join = True
+            elif WAITED_GROUPS and (sign := waited_last(node.queue.keys)):
+                static = sim.compiler.keys_fn(node.queue.keys[:-1], span=node.span)
+                pool.queue = WaitedQueue(pool, static, sign)
+                pool.waited_queue = True
         if node.spill is not None:
             sp = node.spill
             tier = spill_pool(sim, sp.tier, pool)

@@ -94,6 +94,10 @@ def head(sim, pool: Pool):
         return None
     if pool.keyed is None or len(q) == 1 or (pool.keyed_at_join and not q.scan):
         return q[0]
+    if pool.waited_queue:
+        s = q.head(sim.now)
+        if s is not None:
+            return s
     # every key read is a unit of the event's work (Simulation.pulse_out): under a chain of admissions at
     # one instant, each scanning thousands of waiting sessions, one event ran for minutes
     sim.pulse -= len(q)

@@ -13,7 +13,7 @@ from operator import attrgetter
 
 from serq_ir import nodes as N
 from serq_ir.rules import member_problem
-from sortedcontainers import SortedKeyList
+from sortedcontainers import SortedKeyList, SortedList
 
 from ..compile import num
 from ..session import SLOT_CACHED, SLOT_COMPUTED
@@ -103,6 +103,126 @@ class KeyedQueue:
         return iter(self.dq if self.scan else self.sl)
 
 
+def waited_last(keys) -> int:
+    """For ``queue by`` keys: 1 when they are keys that read only attributes and numbers, then ``waited``
+    last; -1 when ``-waited`` is last; 0 for any other form (:class:`WaitedQueue` takes the first two)."""
+    if not keys:
+        return 0
+    from ..compile import state_dependent
+
+    last = keys[-1]
+    sign = 0
+    if isinstance(last, N.Ctx) and last.name == "waited":
+        sign = 1
+    elif isinstance(last, N.Unary) and last.op == "-" and isinstance(last.arg, N.Ctx) and last.arg.name == "waited":
+        sign = -1
+    if sign and not any(state_dependent(k) for k in keys[:-1]):
+        return sign
+    return 0
+
+
+class WaitedQueue:
+    """The queue of a pool whose ``queue by`` keys are ``(K…, waited)`` or ``(K…, -waited)``, the ``K``
+    reading only attributes and numbers: the head is found without reading every waiting session's key.
+
+    Why it is the head the scan finds (:func:`.admission.head`: the first, in join order, of the least
+    keys). A session's ``K`` does not change while it waits (its attributes do not), so it is evaluated
+    once, at the join, and the sessions are grouped by it (``groups``, each in join order), the groups'
+    ``K`` kept sorted (``order``). Without NaN the keys are totally ordered, and every key of the group of
+    the least ``K`` is less than any other group's (their ``K`` differ at a first place, and is less there).
+    Within that group the keys differ only in ``waited`` = ``now - joined``, a double: the queue is in join
+    order and the clock never goes back, so ``joined`` does not decrease along the group, and a rounded
+    subtraction is monotone, so ``waited`` does not increase along it. With ``waited`` last the least is
+    the last session's, and the sessions whose ``waited`` equals it (those that joined at the same
+    instant, or whose difference rounds away) are the group's last ones: the first of them (a binary search)
+    is the head. With ``-waited`` last the least is the first session's: the head is the group's first.
+    A ``K`` holding a NaN (which orders nothing) turns the queue back to the scan for good, as
+    :class:`KeyedQueue` does; so does a clock at ``inf``. The deque's operations the engine uses: ``append``
+    (a join), ``popleft``, ``remove``, ``[0]``, ``len``, iteration (in join order)."""
+
+    __slots__ = ("pool", "static", "sign", "dq", "groups", "order", "where", "scan")
+
+    def __init__(self, pool, static, sign: int):
+        self.pool = pool
+        #: the keys but the last, as one function of the session (a tuple)
+        self.static = static
+        self.sign = sign
+        self.dq: deque = deque()
+        self.groups: dict = {}
+        self.order = SortedList()
+        #: the group of each waiting session, by its id
+        self.where: dict = {}
+        self.scan = False
+
+    def append(self, s) -> None:
+        self.dq.append(s)
+        if self.scan:
+            return
+        k = self.static(s, s.attrs, self.pool.sim.null_ctx)
+        for x in k:
+            if x != x:  # NaN: the scan from now on (the deque is in join order)
+                self.scan = True
+                self.groups = self.where = self.order = None
+                return
+        g = self.groups.get(k)
+        if g is None:
+            g = self.groups[k] = []
+            self.order.add(k)
+        g.append(s)
+        self.where[id(s)] = k
+
+    def head(self, now: float):
+        """The session the scan of the keys would find at ``now`` (``None``: the scan must decide)."""
+        if self.scan or now == INF:
+            return None
+        g = self.groups[self.order[0]]
+        if self.sign < 0 or len(g) == 1:
+            return g[0]
+        least = now - g[-1].pending.queued_at
+        lo, hi = 0, len(g) - 1
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if now - g[mid].pending.queued_at > least:
+                lo = mid + 1
+            else:
+                hi = mid
+        return g[lo]
+
+    def _left(self, s) -> None:
+        if self.scan:
+            return
+        k = self.where.pop(id(s))
+        g = self.groups[k]
+        if g[0] is s:
+            del g[0]
+        else:
+            g.remove(s)
+        if not g:
+            del self.groups[k]
+            self.order.remove(k)
+
+    def popleft(self):
+        s = self.dq.popleft()
+        self._left(s)
+        return s
+
+    def remove(self, s) -> None:
+        self.dq.remove(s)
+        self._left(s)
+
+    def __getitem__(self, i: int):
+        return self.dq[i]
+
+    def __len__(self) -> int:
+        return len(self.dq)
+
+    def __bool__(self) -> bool:
+        return bool(self.dq)
+
+    def __iter__(self):
+        return iter(self.dq)
+
+
 class Pending:
     """A hold waiting in its first pool's queue."""
 
@@ -190,7 +310,7 @@ class Pool:
     #: the attributes the engine reads (slots: the fastest reads); ``__dict__`` keeps a pool open to others
     __slots__ = (
         "sim", "node", "name", "index", "flat", "cap", "limit", "block", "reserve_held", "used", "cached",
-        "reserved", "holders", "own", "dead", "front", "queue", "keyed", "keyed_at_join", "growers", "via",
+        "reserved", "holders", "own", "dead", "front", "queue", "keyed", "keyed_at_join", "waited_queue", "growers", "via",
         "memory_of", "evict", "preempt", "spill", "making_room", "needs_snap", "batch_room", "lru", "unqueued",
         "t_last", "a_used",
         "a_cached", "a_queue", "a_holders", "wait_sum", "admissions", "evicted_entries", "evicted_units",
@@ -219,6 +339,8 @@ class Pool:
         self.keyed = None  # queue-by keys function
         #: the queue is a :class:`KeyedQueue` (keys evaluated once, at the join)
         self.keyed_at_join = False
+        #: the queue is a :class:`WaitedQueue` (keys ``(K…, waited)``: the head found without a scan)
+        self.waited_queue = False
         self.growers: deque = deque()
         self.via = None
         self.memory_of: list = []
