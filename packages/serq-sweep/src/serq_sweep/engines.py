@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import errno
 import os
+import sys
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from serq.errors import UserError
@@ -87,6 +89,25 @@ class InProcess:
             yield t, run_task(*t[1:], pm=self.pm)
 
 
+@contextmanager
+def _main_from_no_file():
+    """While workers start: a main module read from no file (``python - < script.py``, a heredoc: its
+    ``__file__`` is ``<stdin>``) is not one a worker can import, so it is not named to them, as ``python -c``'s
+    is not. Each worker ran ``<stdin>`` as a path, failed (FileNotFoundError), and the sweep said the script
+    lacked its ``__main__`` guard."""
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    if (main is None or getattr(main, "__spec__", None) is not None or not isinstance(path, str)
+            or os.path.isfile(path)):
+        yield
+        return
+    del main.__file__
+    try:
+        yield
+    finally:
+        main.__file__ = path
+
+
 class LocalPool:
     """A pool of at most ``workers`` processes (forkserver: each starts from a clean interpreter with the
     simulator imported), fed one run at a time. The processes start with the first runs, no more of them
@@ -132,24 +153,24 @@ class LocalPool:
             ctx.set_forkserver_preload(["serq_sweep.worker", "serq_sim.engine", "serq_sim.fast"])
         from .worker import ignore_sigint
 
-        if not self._probed:
-            # one process started and ended first: a worker that cannot start (a script without the
-            # __main__ guard re-runs its sweep in every worker as it starts) would be started again and
-            # again by the pool, which never gives up, and the sweep would wait for ever
-            probe = ctx.Process(target=ignore_sigint)
-            probe.start()
-            probe.join()
-            if probe.exitcode != 0:
-                raise UserError(f"a sweep's worker process could not start (exit status {probe.exitcode}): "
-                                + _UNGUARDED)
-            self._probed = True
-
-        try:
-            self._pool = ctx.Pool(n, initializer=ignore_sigint)
-        except OSError as e:
-            if e.errno not in (errno.EMFILE, errno.ENFILE) or left is None:
-                raise
-            raise _too_few_files(n, *(files_left() or left)) from None
+        with _main_from_no_file():
+            if not self._probed:
+                # one process started and ended first: a worker that cannot start (a script without the
+                # __main__ guard re-runs its sweep in every worker as it starts) would be started again and
+                # again by the pool, which never gives up, and the sweep would wait for ever
+                probe = ctx.Process(target=ignore_sigint)
+                probe.start()
+                probe.join()
+                if probe.exitcode != 0:
+                    raise UserError(f"a sweep's worker process could not start (exit status {probe.exitcode}): "
+                                    + _UNGUARDED)
+                self._probed = True
+            try:
+                self._pool = ctx.Pool(n, initializer=ignore_sigint)
+            except OSError as e:
+                if e.errno not in (errno.EMFILE, errno.ENFILE) or left is None:
+                    raise
+                raise _too_few_files(n, *(files_left() or left)) from None
         self._size = n
 
     def __exit__(self, exc_type, exc, tb) -> None:
