@@ -33,7 +33,6 @@ from typing import Any
 
 from serq.errors import UsageError, UserError, printable
 from serq.files import MAX_LINE, open_input
-from serq.jsonin import MAX_DIGITS
 from serq.numbers import NAN_PATTERN
 from serq.numbers import PATTERN as NUMBER_PATTERN
 
@@ -163,6 +162,48 @@ def compile_point(pm: Any, file: str, sets: Mapping[str, float], defs: Mapping[s
 
 
 
+#: the SHA-256 of a trace's bytes by the file's (device, inode, size, modification time): a sweep of many
+#: points replaying one trace reads it once
+_trace_digests: dict[tuple[int, int, int, int], str] = {}
+
+
+def trace_digest(path: str) -> str:
+    """The SHA-256 of the bytes of the trace file ``path`` (a regular file only, opened as the run opens
+    it), or a word naming the fault when it cannot be read (the run then fails, saying why)."""
+    try:
+        with open_input(path) as f:
+            st = os.fstat(f.fileno())
+            key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+            digest = _trace_digests.get(key)
+            if digest is None:
+                digest = hashlib.file_digest(f, "sha256").hexdigest()
+                if len(_trace_digests) >= 64:
+                    _trace_digests.clear()
+                _trace_digests[key] = digest
+            return digest
+    except (OSError, ValueError) as e:
+        return f"unreadable {path}: {getattr(e, 'strerror', None) or e}"
+
+
+def run_hash(program: Any) -> str:
+    """What a run of ``program`` depends on besides its seed and bounds, hashed: its IR without spans and
+    source (a program and a copy of it with another comment, or its kernel twin, share their runs) and,
+    when it replays a trace, the trace's bytes. The trace clause names its file relative to the program's
+    folder, which the IR without its source leaves out: two programs of one text in two folders, each
+    beside a trace of its own, had one key and the second was given the first one's runs, and a trace
+    edited between a sweep and its resume kept the runs of the old one."""
+    import msgspec
+    import serq_ir
+
+    digest = hashlib.sha256(serq_ir.encode(msgspec.structs.replace(program, source=None), spans=False))
+    trace = program.workload.trace
+    if trace is not None:
+        from serq_sim.trace import resolve_trace
+
+        digest.update(b"\0trace\0" + trace_digest(resolve_trace(trace.path, program.source)).encode())
+    return digest.hexdigest()
+
+
 def program_names(labels: Sequence[str]) -> None:
     """Refuse a program of a sweep's axis ``program`` whose name is no text (:func:`serq.files.name_not_text`:
     a byte that is not UTF-8): the table, its points and its journal name each program in a cell, and such
@@ -261,11 +302,7 @@ def plan(files: Sequence[str], *, sets: Mapping[str, Any] | None = None, defs: M
             if label:  # the point, on the message's own line when it is one line (a quoted source has more)
                 msg += f" (at the sweep's point {label})" if "\n" not in msg else f"\n(at the sweep's point {label})"
             raise UserError(msg) from None
-        ir = serq_ir.encode(program)
-        import msgspec
-
-        bare = serq_ir.encode(msgspec.structs.replace(program, source=None), spans=False)
-        out.append(Point(i, params, file, ir, hashlib.sha256(bare).hexdigest(), inputs,
+        out.append(Point(i, params, file, serq_ir.encode(program), run_hash(program), inputs,
                          [r.name for r in program.records]))
     return Plan(axes, out, seed_list, limits, pm)
 
@@ -581,12 +618,6 @@ def _parse_csv(v: str) -> Any:
     if v in ("True", "False"):
         return v == "True"
     if WHOLE_CELL.fullmatch(v):
-        digits = len(v) - (v[0] == "-")
-        if digits > MAX_DIGITS:  # no writer writes one: float() of it overflowed (a traceback), and one of more
-            # than 4 300 digits was refused by int() in Python's words
-            shown = v if len(v) <= 24 else f"{v[:12]}...{v[-6:]}"
-            raise ValueError(f"the integer {shown} ({digits} digits) is beyond the range of a number (at most "
-                             f"{MAX_DIGITS} digits)")
         return int(v)
     if FLOAT_CELL.fullmatch(v):
         return float(v)
@@ -633,13 +664,7 @@ def read_table(path: str) -> list[dict[str, Any]]:
                     continue
                 if len(row) != len(header):
                     raise ValueError(f"line {reader.line_num} has {len(row)} fields, the header {len(header)}")
-                cells = {}
-                for k, v in zip(header, row):
-                    try:
-                        cells[k] = v if k in TEXT else _parse_csv(v)
-                    except ValueError as e:
-                        raise ValueError(f"line {reader.line_num}, column {printable(k)[:60]}: {e}") from None
-                rows.append(cells)
+                rows.append({k: v if k in TEXT else _parse_csv(v) for k, v in zip(header, row)})
             return rows
     import pandas as pd
 
@@ -716,10 +741,8 @@ def load_finished(path: str, plan: Plan) -> dict[str, dict]:
 
 
 def _figures(v: Any) -> bool:
-    # what execute journals: figure -> a number, true/false, null or a word (``partial``'s reason); an integer
-    # within a float's range (one beyond it, edited in, was an OverflowError traceback where it was averaged)
-    return isinstance(v, dict) and all(x is None or isinstance(x, (float, str)) or (
-        isinstance(x, int) and -sys.float_info.max <= x <= sys.float_info.max) for x in v.values())
+    # what execute journals: figure -> a number, true/false, null or a word (``partial``'s reason)
+    return isinstance(v, dict) and all(x is None or isinstance(x, (int, float, str)) for x in v.values())
 
 
 #: the fields of an entry of a sweep's journal and what each holds (:func:`journal_entries`)

@@ -249,10 +249,6 @@ def find(program: str | Sequence[str], conditions: str | Sequence[str], over: tu
     whole = (f"; a knob of whole numbers is searched on a grid, --over {name} "
              f"{core.show_value(lo)}:{core.show_value(hi)}:1"
              if grid is None and float(lo).is_integer() and float(hi).is_integer() else "")
-    import hashlib
-
-    import msgspec
-
     probes: list[core.Point] = []
     # the knob is a let of every program, said before the search: its values reach the programs as --set,
     # whose error ("--set B: the program has no `let B`") named a flag the command line did not give
@@ -267,9 +263,8 @@ def find(program: str | Sequence[str], conditions: str | Sequence[str], over: tu
         program_, _ = core.compile_point(pm, file, {**{a.name: first[a.name] for a in axes if a.kind == "set"},
                                                     name: lo},
                                          {a.name: first[a.name] for a in axes if a.kind == "def"}, overrides)
-        bare = serq_ir.encode(msgspec.structs.replace(program_, source=None), spans=False)
         probes.append(core.Point(len(probes), dict(first), file, serq_ir.encode(program_),
-                                 hashlib.sha256(bare).hexdigest()))
+                                 core.run_hash(program_)))
     # a condition's figure no run has (a typo) is refused before the search, as sweep --show's
     core.check_figures(core.Plan([], probes, seed_list, limits, pm), [f for f, _, _ in conds])
     judged: list[dict[str, Any]] = []  # every run a condition was judged on (cut_short: the partial ones)
@@ -294,10 +289,8 @@ def find(program: str | Sequence[str], conditions: str | Sequence[str], over: tu
                     raise UserError(f"{e}\n(at {name}={core.show_value(s.value(x))} of the capacity search"
                                     f"{hint})") from None
                 read.update(inputs)
-                ir = serq_ir.encode(program_)
-                bare = serq_ir.encode(msgspec.structs.replace(program_, source=None), spans=False)
-                plan_points.append(core.Point(len(plan_points), {**s.params, name: s.value(x)}, file, ir,
-                                              hashlib.sha256(bare).hexdigest(), inputs))
+                plan_points.append(core.Point(len(plan_points), {**s.params, name: s.value(x)}, file,
+                                              serq_ir.encode(program_), core.run_hash(program_), inputs))
                 owners.append((s, x))
             if out is not None:
                 check_not_input(out, sorted(read))
