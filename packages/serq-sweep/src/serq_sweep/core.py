@@ -33,6 +33,7 @@ from typing import Any
 
 from serq.errors import UsageError, UserError, printable
 from serq.files import MAX_LINE, open_input
+from serq.jsonin import MAX_DIGITS
 from serq.numbers import NAN_PATTERN
 from serq.numbers import PATTERN as NUMBER_PATTERN
 
@@ -618,6 +619,12 @@ def _parse_csv(v: str) -> Any:
     if v in ("True", "False"):
         return v == "True"
     if WHOLE_CELL.fullmatch(v):
+        digits = len(v) - (v[0] == "-")
+        if digits > MAX_DIGITS:  # no writer writes one: float() of it overflowed (a traceback), and one of more
+            # than 4 300 digits was refused by int() in Python's words
+            shown = v if len(v) <= 24 else f"{v[:12]}...{v[-6:]}"
+            raise ValueError(f"the integer {shown} ({digits} digits) is beyond the range of a number (at most "
+                             f"{MAX_DIGITS} digits)")
         return int(v)
     if FLOAT_CELL.fullmatch(v):
         return float(v)
@@ -664,7 +671,13 @@ def read_table(path: str) -> list[dict[str, Any]]:
                     continue
                 if len(row) != len(header):
                     raise ValueError(f"line {reader.line_num} has {len(row)} fields, the header {len(header)}")
-                rows.append({k: v if k in TEXT else _parse_csv(v) for k, v in zip(header, row)})
+                cells = {}
+                for k, v in zip(header, row):
+                    try:
+                        cells[k] = v if k in TEXT else _parse_csv(v)
+                    except ValueError as e:
+                        raise ValueError(f"line {reader.line_num}, column {printable(k)[:60]}: {e}") from None
+                rows.append(cells)
             return rows
     import pandas as pd
 
@@ -741,8 +754,10 @@ def load_finished(path: str, plan: Plan) -> dict[str, dict]:
 
 
 def _figures(v: Any) -> bool:
-    # what execute journals: figure -> a number, true/false, null or a word (``partial``'s reason)
-    return isinstance(v, dict) and all(x is None or isinstance(x, (int, float, str)) for x in v.values())
+    # what execute journals: figure -> a number, true/false, null or a word (``partial``'s reason); an integer
+    # within a float's range (one beyond it, edited in, was an OverflowError traceback where it was averaged)
+    return isinstance(v, dict) and all(x is None or isinstance(x, (float, str)) or (
+        isinstance(x, int) and -sys.float_info.max <= x <= sys.float_info.max) for x in v.values())
 
 
 #: the fields of an entry of a sweep's journal and what each holds (:func:`journal_entries`)
