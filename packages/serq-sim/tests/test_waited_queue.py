@@ -5,8 +5,8 @@ last joined least, or the first with ``-waited``), up to the sessions whose ``wa
 the scan leaves to the first joined. The reports and samples are the scan's (``build.WAITED_GROUPS =
 False``) byte for byte: ties of sessions joined at one instant, ties made by rounding (``now - joined``
 at ``now`` = 10¹⁷), ``-waited``, ``waited`` alone, a NaN ``K`` (back to the scan), multi-pool holds, a
-family, a step engine whose victims are re-queued at the tail or the head; and the fast tier (whose scan
-is its own) agrees too."""
+family, a step engine whose victims are re-queued at the tail or the head; the fast tier's queues (its
+generated code, pools.model.WaitedQueue too) agree with both."""
 
 from __future__ import annotations
 
@@ -98,8 +98,9 @@ def _run(prog, monkeypatch, groups: bool, tier: str = "general", **kw) -> tuple[
 def _same(prog, monkeypatch, fast: bool = True, **kw) -> bytes:
     new = _run(prog, monkeypatch, True, **kw)
     assert new == _run(prog, monkeypatch, False, **kw)
-    if fast:  # the fast tier scans its own queue
+    if fast:  # the fast tier's queues, its own generated code: with the groups and with its scan
         assert new == _run(prog, monkeypatch, True, "", **kw)
+        assert new == _run(prog, monkeypatch, False, "", **kw)
     return new[0]
 
 
@@ -185,3 +186,16 @@ run { horizon 100; }
     r = serq_sim.run(serq_frontend.compile(source=src))
     assert r.result.pools[0].admissions == 2000
     assert calls[0] <= 2000, calls[0]
+
+
+@pytest.mark.timeout(60)
+def test_the_fast_tier_finds_the_head_in_its_groups_too(monkeypatch):
+    # its generated code joins the groups and asks them for the head, the scan kept for a NaN K
+    from serq_sim import fast
+    from serq_sim.api import registries
+    from serq_sim.engine import Simulation
+
+    monkeypatch.setattr(_build, "WAITED_GROUPS", True)
+    prog = serq_frontend.compile(source=OVERLOADED.replace("KEY", "prio, waited"))
+    src = fast.build(Simulation(prog, registries()), False)[1]
+    assert "g0_q.join(A, (A[" in src and "A = _q.head(now)" in src

@@ -50,6 +50,7 @@ from __future__ import annotations
 import heapq
 import math
 from collections import deque
+from operator import itemgetter
 from typing import Any
 
 from serq_ir import nodes as N
@@ -69,7 +70,7 @@ from .compile import (
     state_dependent,
 )
 from .errors import SimError, StopRun, format_error, not_bookable, work_message
-from .pools.model import EPS, refused_amount
+from .pools.model import EPS, WaitedQueue, refused_amount, waited_last
 from .tier_env import forced_general
 from .workload import replace_message
 
@@ -342,13 +343,16 @@ class _Gen(Compiler):
             self.XD, nxt = nxt, nxt + 1
         self.width = nxt
         #: per pool family: its queue ("fifo"; "dyn", keys evaluated at every head lookup; "static", keys
-        #: evaluated once at the join, a heap of (key, tie, session) until a key holds a NaN)
+        #: evaluated once at the join, a heap of (key, tie, session) until a key holds a NaN; "waited", keys
+        #: ``(K…, waited)`` or ``(K…, -waited)``: a pools.model.WaitedQueue, the ``K`` evaluated at the join)
         self.pmode: list[str] = []
+        from . import build as _build
+
         for node in p.pools:
             if not isinstance(node.queue, N.QueueBy):
                 self.pmode.append("fifo")
             elif any(state_dependent(k) for k in node.queue.keys):
-                self.pmode.append("dyn")
+                self.pmode.append("waited" if _build.WAITED_GROUPS and waited_last(node.queue.keys) else "dyn")
             else:
                 self.pmode.append("static")
         #: the holds that queue at each pool family (their first pool)
@@ -358,7 +362,7 @@ class _Gen(Compiler):
         #: whether an admission attempt needs a change since the last one (``admd``): when no queue's keys
         #: and no hold's units read state, whether a head fits changes only when a session joins a queue or
         #: a hold is released (an admission only takes room), and an attempt that admits none has no effect
-        self.adm_lazy = "dyn" not in self.pmode and not any(
+        self.adm_lazy = "dyn" not in self.pmode and "waited" not in self.pmode and not any(
             state_dependent(hp.units) for st in self.holds for hp in st.pools)
         #: the holds open around the statement being generated (innermost last)
         self.open_holds: list[int] = []
@@ -724,6 +728,13 @@ class _Gen(Compiler):
                     f"{pad}else:",
                     f"{pad}    hpush({q}, (_k, qtie, A))",
                     f"{pad}qtie += 1"]
+        elif mode == "waited":  # its keys but the last, evaluated at the join (WaitedQueue.join)
+            keys = self.p.pools[g].queue.keys[:-1]
+            old_span = self.cur_span
+            self.cur_span = self.span_id(self.p.pools[g].span)
+            static = "(" + "".join(self.expr(k) + ", " for k in keys) + ")"
+            self.cur_span = old_span
+            out.append(f"{pad}{q}.join(A, {static})")
         else:
             out.append(f"{pad}{q}.append(A)")
         if self.adm_lazy and mode == "fifo":  # behind a waiting head it is not admitted first
@@ -815,25 +826,28 @@ class _Gen(Compiler):
         mode = self.pmode[g]
         if mode == "fifo":
             return [f"{pad}A = _q[0]"]
-        scan = self.pulse_lines(pad + "    ", "len(_q)", self.scan_what(g, m), str(self.span_id(self.p.pools[g].span)))
-        if mode == "dyn":
+        scan = self.pulse_lines("", "len(_q)", self.scan_what(g, m), str(self.span_id(self.p.pools[g].span)))
+        if mode in ("dyn", "waited"):
+            lines = [*scan,
+                     "_b = None",
+                     "for A in _q:",
+                     f"    _wt = now - A[{self.XQT}]",
+                     f"    _k = {self.key_src(g)}",
+                     "    if _b is None or _k < _bk:",
+                     "        _b = A",
+                     "        _bk = _k",
+                     "A = _b"]
+            if mode == "waited":  # the scan only when the groups cannot decide (pools.model.WaitedQueue.head)
+                lines = ["A = _q.head(now)", "if A is None:", *("    " + x for x in lines)]
             return [f"{pad}if len(_q) == 1:",
                     f"{pad}    A = _q[0]",
                     f"{pad}else:",
-                    *scan,
-                    f"{pad}    _b = None",
-                    f"{pad}    for A in _q:",
-                    f"{pad}        _wt = now - A[{self.XQT}]",
-                    f"{pad}        _k = {self.key_src(g)}",
-                    f"{pad}        if _b is None or _k < _bk:",
-                    f"{pad}            _b = A",
-                    f"{pad}            _bk = _k",
-                    f"{pad}    A = _b"]
+                    *(f"{pad}    {x}" for x in lines)]
         x = self.pv(g, "x", m)
         return [f"{pad}if not {x}:",
                 f"{pad}    A = _q[0][2]",
                 f"{pad}else:",
-                *scan,
+                *(f"{pad}    {x}" for x in scan),
                 f"{pad}    _b = None",
                 f"{pad}    for _e in _q:",
                 f"{pad}        if _b is None or _e[0] < _bk:",
@@ -851,6 +865,8 @@ class _Gen(Compiler):
                           f"{pad}    _q.popleft()",
                           f"{pad}else:",
                           f"{pad}    _drop(_q, A)"]
+        if mode == "waited":
+            return out + [f"{pad}_q.remove(A)"]
         x = self.pv(g, "x", m)
         return out + [f"{pad}if not {x}:",
                       f"{pad}    hpop(_q)",
@@ -1276,6 +1292,8 @@ class _Gen(Compiler):
             for field, init in fields:
                 a(f"    g{g}_{field} = {init}" if node.size == 1 else f"    g{g}_{field} = [{init}] * {node.size}")
             qi = "[]" if self.pmode[g] == "static" else "_G['deque']()"
+            if self.pmode[g] == "waited":
+                qi = f"_G['_WQ'](None, None, {waited_last(node.queue.keys)}, _G['_JQ'])"
             a(f"    g{g}_q = {qi}" if node.size == 1 else f"    g{g}_q = [{qi} for _ in range({node.size})]")
         if p.pools:
             L.extend("    " + line for line in self.adm_source())
@@ -1536,7 +1554,7 @@ def build(sim, progress: bool):
     g.update(gen.consts)
     g.update({
         "push": heapq.heappush, "pop": heapq.heappop, "hpush": heapq.heappush, "hpop": heapq.heappop,
-        "deque": deque, "_sidx": _sidx, "_pidx": _pidx, "_amt": _amt, "_drop": _drop,
+        "deque": deque, "_WQ": WaitedQueue, "_JQ": itemgetter(gen.XQT), "_sidx": _sidx, "_pidx": _pidx, "_amt": _amt, "_drop": _drop,
         "_tie": lambda e: e[1], "_dfail": _dfail, "_err": _err, "_closed_err": _closed_err, "_show": _show, "_mono": _time.monotonic,
         "_workmsg": work_message, "_choosemsg": choose_message,
         "_nan": math.nan, "SimError": SimError, "format_error": format_error, "capacity_message": capacity_message,

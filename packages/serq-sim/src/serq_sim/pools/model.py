@@ -140,29 +140,45 @@ class WaitedQueue:
     :class:`KeyedQueue` does; so does a clock at ``inf``. The deque's operations the engine uses: ``append``
     (a join), ``popleft``, ``remove``, ``[0]``, ``len``, iteration (in join order)."""
 
-    __slots__ = ("pool", "static", "sign", "dq", "groups", "order", "where", "scan")
+    __slots__ = ("pool", "static", "sign", "joined", "dq", "gone", "n", "groups", "order", "where", "last",
+                 "scan")
 
-    def __init__(self, pool, static, sign: int):
+    def __init__(self, pool, static, sign: int, joined=None):
         self.pool = pool
-        #: the keys but the last, as one function of the session (a tuple)
+        #: the keys but the last, as one function of the session (a tuple); ``None`` in the fast tier, whose
+        #: generated code evaluates them and calls :meth:`join`
         self.static = static
         self.sign = sign
+        #: a session's join time (the fast tier's sessions are lists)
+        self.joined = _JOINED if joined is None else joined
+        #: the sessions in join order; those that left from inside it stay until they reach its left end
+        #: (``gone``: how many such stale places each has, by id; each is held by the deque, so its id is its
+        #: own; a session re-queued after a preemption may have stale places before its live one), ``n`` the
+        #: sessions waiting
         self.dq: deque = deque()
+        self.gone: dict = {}
+        self.n = 0
         self.groups: dict = {}
         self.order = SortedList()
         #: the group of each waiting session, by its id
         self.where: dict = {}
+        #: the last head found and its place in its group (its removal is then no search)
+        self.last = None
         self.scan = False
 
     def append(self, s) -> None:
+        self.join(s, None if self.scan else self.static(s, s.attrs, self.pool.sim.null_ctx))
+
+    def join(self, s, k) -> None:
+        """``s`` joins with its keys but the last ``k``."""
         self.dq.append(s)
+        self.n += 1
         if self.scan:
             return
-        k = self.static(s, s.attrs, self.pool.sim.null_ctx)
         for x in k:
             if x != x:  # NaN: the scan from now on (the deque is in join order)
                 self.scan = True
-                self.groups = self.where = self.order = None
+                self.groups = self.where = self.order = self.last = None
                 return
         g = self.groups.get(k)
         if g is None:
@@ -176,51 +192,101 @@ class WaitedQueue:
         if self.scan or now == INF:
             return None
         g = self.groups[self.order[0]]
-        if self.sign < 0 or len(g) == 1:
-            return g[0]
-        least = now - g[-1].pending.queued_at
-        lo, hi = 0, len(g) - 1
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if now - g[mid].pending.queued_at > least:
-                lo = mid + 1
-            else:
-                hi = mid
-        return g[lo]
+        lo = 0
+        if self.sign > 0 and len(g) > 1:
+            joined = self.joined
+            least = now - joined(g[-1])
+            hi = len(g) - 1
+            while lo < hi:
+                mid = (lo + hi) // 2
+                if now - joined(g[mid]) > least:
+                    lo = mid + 1
+                else:
+                    hi = mid
+        s = g[lo]
+        self.last = (s, g, lo)
+        return s
 
     def _left(self, s) -> None:
         if self.scan:
             return
         k = self.where.pop(id(s))
-        g = self.groups[k]
-        if g[0] is s:
-            del g[0]
+        last = self.last
+        if last is not None and last[0] is s:
+            g = last[1]
+            del g[last[2]]
         else:
-            g.remove(s)
+            g = self.groups[k]
+            for i, x in enumerate(g):
+                if x is s:
+                    del g[i]
+                    break
+        self.last = None
         if not g:
             del self.groups[k]
             self.order.remove(k)
 
+    def _purge(self) -> None:
+        dq, gone = self.dq, self.gone
+        while gone:
+            i = id(dq[0])
+            c = gone.get(i)
+            if not c:
+                return
+            dq.popleft()
+            if c == 1:
+                del gone[i]
+            else:
+                gone[i] = c - 1
+
     def popleft(self):
+        if self.gone:
+            self._purge()
         s = self.dq.popleft()
+        self.n -= 1
         self._left(s)
         return s
 
     def remove(self, s) -> None:
-        self.dq.remove(s)
+        if self.gone:
+            self._purge()
+        if self.dq[0] is s:
+            self.dq.popleft()
+        else:
+            self.gone[id(s)] = self.gone.get(id(s), 0) + 1
+        self.n -= 1
         self._left(s)
 
     def __getitem__(self, i: int):
+        if self.gone:
+            self._purge()
+            if i:
+                return list(self)[i]
         return self.dq[i]
 
     def __len__(self) -> int:
-        return len(self.dq)
+        return self.n
 
     def __bool__(self) -> bool:
-        return bool(self.dq)
+        return self.n > 0
 
     def __iter__(self):
-        return iter(self.dq)
+        if not self.gone:
+            return iter(self.dq)
+        return self._live()
+
+    def _live(self):
+        skip = dict(self.gone)  # a session's stale places come before its live one
+        for s in self.dq:
+            c = skip.get(id(s))
+            if c:
+                skip[id(s)] = c - 1
+                continue
+            yield s
+
+
+def _JOINED(s):  # noqa: N802 - a constant of the class above
+    return s.pending.queued_at
 
 
 class Pending:
