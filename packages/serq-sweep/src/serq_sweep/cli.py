@@ -105,8 +105,8 @@ def _exit_for(complete: bool, errors: list[str] | None = None) -> None:
               help="Print these figures' means and 95 % CIs across seeds, per point (repeatable).")
 @click.option("--find", "find", multiple=True, metavar="'FIGURE OP NUMBER'",
               help="Capacity search: the largest value of the --over knob at which every condition holds "
-                   "(on the mean across seeds), per point of the other axes; the smallest when the "
-                   "conditions fail at LO and hold at HI (outcome 'found smallest').")
+                   "(on the mean across seeds; repeatable, all of them holding), per point of the other axes; "
+                   "the smallest when the conditions fail at LO and hold at HI (outcome 'found smallest').")
 @click.option("--over", "over", nargs=2, default=None, metavar="NAME RANGE",
               help="The knob --find searches and its range LO:HI (or LO:HI:STEP to search a grid).")
 @click.option("--tol", "tol", type=Number("a positive, finite number", low=0.0, above=True), default=None,

@@ -6,7 +6,7 @@ import json
 
 import click
 from serq import UserError
-from serq.options import Number
+from serq.options import Number, set_def_options
 from serq.options import Path as SerqPath
 
 #: ``serq vllm real --timeout``: seconds, more than 0, or inf
@@ -80,8 +80,7 @@ def real_command(file: str, python: str | None, timeout: float | None) -> None:
 
 @vllm_group.command("target")
 @click.argument("file", type=SerqPath(dir_okay=False))
-@click.option("--set", "sets", multiple=True, metavar="NAME=VALUE", help="Override a let constant.")
-@click.option("--def", "defs", multiple=True, metavar="NAME=EXPR", help="Give a definition's body.")
+@set_def_options
 @click.pass_obj
 def target_command(pm, file: str, sets, defs) -> None:
     """Print the vLLM engine configuration a program implies (the *.target.json shape)."""

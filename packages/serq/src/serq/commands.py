@@ -9,7 +9,7 @@ import click
 from .builtin import plugin_info, summary
 from .loading import apply_run_overrides, load_program
 from .options import Path as SerqPath
-from .options import load_options, run_options, to_load_options
+from .options import load_options, run_options, set_def_options, to_load_options
 
 
 @click.command("plugins")
@@ -39,8 +39,7 @@ def check_command(pm, file, sets, defs) -> None:
 
 @click.command("ir")
 @click.argument("file", type=SerqPath(dir_okay=False), required=False)
-@click.option("--set", "sets", multiple=True, metavar="NAME=VALUE", help="Override a let constant.")
-@click.option("--def", "defs", multiple=True, metavar="NAME=EXPR", help="Give a definition's body.")
+@set_def_options
 @run_options
 @click.option("--schema", is_flag=True, help="Print the IR's JSON Schema instead.")
 @click.option("--no-spans", is_flag=True, help="Leave out source spans.")

@@ -115,13 +115,17 @@ EVENTS = Integer("a positive whole number of events", low=1)
 SAMPLES = Integer("a positive whole number of samples", low=1)
 
 
-def load_options(f: Callable) -> Callable:
-    """``FILE``, ``--set NAME=value`` and ``--def NAME=expr``."""
+def set_def_options(f: Callable) -> Callable:
+    """``--set NAME=value`` and ``--def NAME=expr``, with one help text wherever a command takes them."""
     f = click.option("--def", "defs", multiple=True, metavar="NAME=EXPR",
                      help="Give an expression definition's body (repeatable).")(f)
-    f = click.option("--set", "sets", multiple=True, metavar="NAME=VALUE",
-                     help="Override a let constant (repeatable).")(f)
-    return click.argument("file", type=Path(dir_okay=False))(f)
+    return click.option("--set", "sets", multiple=True, metavar="NAME=VALUE",
+                        help="Override a let constant (repeatable).")(f)
+
+
+def load_options(f: Callable) -> Callable:
+    """``FILE``, ``--set NAME=value`` and ``--def NAME=expr``."""
+    return click.argument("file", type=Path(dir_okay=False))(set_def_options(f))
 
 
 def run_options(f: Callable) -> Callable:
