@@ -299,12 +299,12 @@ def whole_command_lines():
     import click
     from serq.cli import build_cli
 
+    cli = build_cli()
     for where, span in inline_commands():
         try:
             words = shlex.split(span)[1:]
         except ValueError:
             continue
-        cli = build_cli()
         ctx, cmd, name = click.Context(cli, info_name="serq"), cli, "serq"
         while isinstance(cmd, click.Group) and words and not words[0].startswith("-"):
             sub = cmd.get_command(ctx, words[0])
