@@ -163,7 +163,7 @@ def test_a_preemption_heavy_vllm_program_agrees(tmp_path, monkeypatch):
 @pytest.mark.timeout(60)
 def test_the_head_is_found_without_reading_every_key(monkeypatch):
     # 2 000 sessions wait at t=0 for a one-slot pool whose holds take no time: the scan read the keys of
-    # every waiting session at every admission (2 000 · 2 001 / 2 and more); now each K once, at the join
+    # every waiting session at every admission (4 001 997); now each K once, when it is grouped
     calls = [0]
     keys_fn = Compiler.keys_fn
 
@@ -185,7 +185,8 @@ run { horizon 100; }
 """
     r = serq_sim.run(serq_frontend.compile(source=src))
     assert r.result.pools[0].admissions == 2000
-    assert calls[0] <= 2000, calls[0]
+    # (and the keys of the last few, at most 4 waiting, which are scanned: model._SHORT)
+    assert calls[0] < 2100, calls[0]
 
 
 @pytest.mark.timeout(60)

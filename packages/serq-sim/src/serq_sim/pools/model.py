@@ -8,12 +8,13 @@ queue, growers, policies and statistics), a waiting hold (:class:`Pending`), an 
 from __future__ import annotations
 
 import math
+from bisect import bisect_left, insort
 from collections import deque
 from operator import attrgetter
 
 from serq_ir import nodes as N
 from serq_ir.rules import member_problem
-from sortedcontainers import SortedKeyList, SortedList
+from sortedcontainers import SortedKeyList
 
 from ..compile import num
 from ..session import SLOT_CACHED, SLOT_COMPUTED
@@ -121,13 +122,14 @@ def waited_last(keys) -> int:
     return 0
 
 
-class WaitedQueue:
+class WaitedQueue(deque):
     """The queue of a pool whose ``queue by`` keys are ``(K…, waited)`` or ``(K…, -waited)``, the ``K``
     reading only attributes and numbers: the head is found without reading every waiting session's key.
 
     Why it is the head the scan finds (:func:`.admission.head`: the first, in join order, of the least
     keys). A session's ``K`` does not change while it waits (its attributes do not), so it is evaluated
-    once, at the join, and the sessions are grouped by it (``groups``, each in join order), the groups'
+    once, and the sessions are grouped by it (``groups``, each in join order; a session is grouped at the
+    first head lookup after its join, ``pend``, and a queue of a few is scanned, ``_SHORT``), the groups'
     ``K`` kept sorted (``order``). Without NaN the keys are totally ordered, and every key of the group of
     the least ``K`` is less than any other group's (their ``K`` differ at a first place, and is less there).
     Within that group the keys differ only in ``waited`` = ``now - joined``, a double: the queue is in join
@@ -137,13 +139,15 @@ class WaitedQueue:
     instant, or whose difference rounds away) are the group's last ones: the first of them (a binary search)
     is the head. With ``-waited`` last the least is the first session's: the head is the group's first.
     A ``K`` holding a NaN (which orders nothing) turns the queue back to the scan for good, as
-    :class:`KeyedQueue` does; so does a clock at ``inf``. The deque's operations the engine uses: ``append``
-    (a join), ``popleft``, ``remove``, ``[0]``, ``len``, iteration (in join order)."""
+    :class:`KeyedQueue` does; so does a clock at ``inf``. It is the deque of the sessions in join order (its
+    ``len``, truth, ``[0]`` and iteration are the deque's own, read at every settle), the groups kept
+    beside it by ``append`` (a join; the fast tier's generated code calls :meth:`join`), ``popleft`` and
+    ``remove``."""
 
-    __slots__ = ("pool", "static", "sign", "joined", "dq", "gone", "n", "groups", "order", "where", "last",
-                 "scan")
+    __slots__ = ("pool", "static", "sign", "joined", "pend", "groups", "order", "where", "last", "scan")
 
     def __init__(self, pool, static, sign: int, joined=None):
+        super().__init__()
         self.pool = pool
         #: the keys but the last, as one function of the session (a tuple); ``None`` in the fast tier, whose
         #: generated code evaluates them and calls :meth:`join`
@@ -151,15 +155,12 @@ class WaitedQueue:
         self.sign = sign
         #: a session's join time (the fast tier's sessions are lists)
         self.joined = _JOINED if joined is None else joined
-        #: the sessions in join order; those that left from inside it stay until they reach its left end
-        #: (``gone``: how many such stale places each has, by id; each is held by the deque, so its id is its
-        #: own; a session re-queued after a preemption may have stale places before its live one), ``n`` the
-        #: sessions waiting
-        self.dq: deque = deque()
-        self.gone: dict = {}
-        self.n = 0
+        #: the sessions that joined since the last head lookup, with their K, in join order: grouped at the
+        #: next lookup (at a short queue a session most often leaves before another joins: no group is made)
+        self.pend: deque = deque()
         self.groups: dict = {}
-        self.order = SortedList()
+        #: the groups' K, ascending (a list: there are few, and it is read at every head lookup)
+        self.order: list = []
         #: the group of each waiting session, by its id
         self.where: dict = {}
         #: the last head found and its place in its group (its removal is then no search)
@@ -167,30 +168,43 @@ class WaitedQueue:
         self.scan = False
 
     def append(self, s) -> None:
-        self.join(s, None if self.scan else self.static(s, s.attrs, self.pool.sim.null_ctx))
+        deque.append(self, s)
+        if not self.scan:
+            self.pend.append((s, None))  # its K evaluated when it is grouped (it does not change)
 
     def join(self, s, k) -> None:
-        """``s`` joins with its keys but the last ``k``."""
-        self.dq.append(s)
-        self.n += 1
-        if self.scan:
-            return
-        for x in k:
-            if x != x:  # NaN: the scan from now on (the deque is in join order)
-                self.scan = True
-                self.groups = self.where = self.order = self.last = None
-                return
-        g = self.groups.get(k)
-        if g is None:
-            g = self.groups[k] = []
-            self.order.add(k)
-        g.append(s)
-        self.where[id(s)] = k
+        """``s`` joins with its keys but the last ``k`` (the fast tier's generated code)."""
+        deque.append(self, s)
+        if not self.scan:
+            self.pend.append((s, k))
+
+    def _to_scan(self) -> None:
+        """A K holding a NaN: the scan from now on (the deque is in join order)."""
+        self.scan = True
+        self.groups = self.where = self.order = self.last = self.pend = None
 
     def head(self, now: float):
-        """The session the scan of the keys would find at ``now`` (``None``: the scan must decide)."""
-        if self.scan or now == INF:
+        """The session the scan of the keys would find at ``now`` (``None``: the scan must decide, as it
+        does for a queue of a few sessions, cheaper to scan than to group)."""
+        if self.scan or now == INF or len(self) <= _SHORT:
             return None
+        pend = self.pend
+        if pend:  # grouped now, in join order, after every session grouped before
+            groups, where, order = self.groups, self.where, self.order
+            for s, k in pend:
+                if k is None:
+                    k = self.static(s, s.attrs, self.pool.sim.null_ctx)
+                for x in k:
+                    if x != x:
+                        self._to_scan()
+                        return None
+                g = groups.get(k)
+                if g is None:
+                    g = groups[k] = []
+                    insort(order, k)
+                g.append(s)
+                where[id(s)] = k
+            pend.clear()
         g = self.groups[self.order[0]]
         lo = 0
         if self.sign > 0 and len(g) > 1:
@@ -210,6 +224,15 @@ class WaitedQueue:
     def _left(self, s) -> None:
         if self.scan:
             return
+        pend = self.pend
+        if pend:
+            if pend[0][0] is s:
+                pend.popleft()
+                return
+            for i, (x, _k) in enumerate(pend):
+                if x is s:
+                    del pend[i]
+                    return
         k = self.where.pop(id(s))
         last = self.last
         if last is not None and last[0] is s:
@@ -224,65 +247,25 @@ class WaitedQueue:
         self.last = None
         if not g:
             del self.groups[k]
-            self.order.remove(k)
-
-    def _purge(self) -> None:
-        dq, gone = self.dq, self.gone
-        while gone:
-            i = id(dq[0])
-            c = gone.get(i)
-            if not c:
-                return
-            dq.popleft()
-            if c == 1:
-                del gone[i]
-            else:
-                gone[i] = c - 1
+            order = self.order
+            del order[bisect_left(order, k)]
 
     def popleft(self):
-        if self.gone:
-            self._purge()
-        s = self.dq.popleft()
-        self.n -= 1
+        s = deque.popleft(self)
         self._left(s)
         return s
 
     def remove(self, s) -> None:
-        if self.gone:
-            self._purge()
-        if self.dq[0] is s:
-            self.dq.popleft()
+        if self[0] is s:
+            deque.popleft(self)
         else:
-            self.gone[id(s)] = self.gone.get(id(s), 0) + 1
-        self.n -= 1
+            deque.remove(self, s)  # (by identity first; two sessions are never equal)
         self._left(s)
 
-    def __getitem__(self, i: int):
-        if self.gone:
-            self._purge()
-            if i:
-                return list(self)[i]
-        return self.dq[i]
 
-    def __len__(self) -> int:
-        return self.n
-
-    def __bool__(self) -> bool:
-        return self.n > 0
-
-    def __iter__(self):
-        if not self.gone:
-            return iter(self.dq)
-        return self._live()
-
-    def _live(self):
-        skip = dict(self.gone)  # a session's stale places come before its live one
-        for s in self.dq:
-            c = skip.get(id(s))
-            if c:
-                skip[id(s)] = c - 1
-                continue
-            yield s
+#: a queue of at most this many sessions is scanned (WaitedQueue.head): its keys are fewer than the
+#: groups' work
+_SHORT = 4
 
 
 def _JOINED(s):  # noqa: N802 - a constant of the class above
