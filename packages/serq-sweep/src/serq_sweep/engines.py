@@ -232,9 +232,10 @@ class Dask:
         elif self.where == "local":
             # on this machine's loopback only, and no fixed port: a scheduler's HTTP server (its dashboard)
             # takes 8787 even with dashboard_address=None, so a second sweep at once warned and moved
-            self._cluster = distributed.LocalCluster(n_workers=self.workers or cores(), threads_per_worker=1,
-                                                     processes=True, host="127.0.0.1",
-                                                     dashboard_address="127.0.0.1:0")
+            with _main_from_no_file():  # its workers are processes started here, as the local pool's
+                self._cluster = distributed.LocalCluster(n_workers=self.workers or cores(), threads_per_worker=1,
+                                                         processes=True, host="127.0.0.1",
+                                                         dashboard_address="127.0.0.1:0")
             self._client = distributed.Client(self._cluster)
         else:
             where = str(self.where)
