@@ -144,3 +144,26 @@ run { horizon 400; warmup 0; }
     assert all(slow_size[s] == size[s] for s in slow_size)
     for (serial, turn), (n,) in size.items():
         assert n == _exp(_workload_uniforms(serial, turn, 1)[0])
+
+
+@pytest.mark.parametrize("tier", ["fast", "general"])
+def test_an_aggregate_over_a_drawing_body_is_a_place_a_term(tmp_path, monkeypatch, tier):
+    text = """let n = 2;
+let R = 2;
+stage svc[R] : fifo;
+workload { arrive poisson(0.5); }
+session {
+  choose r in R by (queue(svc[r]), ~uniform(0, 1));
+  set s = sum j in n (~exp(1));
+  set v = ~exp(1);
+  observe vv = v;
+  run svc[r] (s);
+  end;
+}
+run { horizon 100; warmup 0; }
+"""
+    for n, R in ((2, 2), (3, 2), (2, 5)):
+        got = per_turn(_run(tmp_path, text, tier, monkeypatch, sets={"n": n, "R": R}), "vv")
+        assert len(got) > 30
+        for (serial, turn), (v,) in got.items():  # the choose is place 0 whatever R, the n terms 1 to n
+            assert v == _exp(_uniform(SEED, serial, turn, 1 + n)), (n, R)
