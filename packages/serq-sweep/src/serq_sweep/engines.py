@@ -205,6 +205,10 @@ _UNGUARDED = ("a script that runs a sweep on worker processes calls it under `if
               "with workers=0")
 
 
+_UNGUARDED_DASK = ("a script that runs a sweep on a LocalCluster calls it under `if __name__ == \"__main__\":` "
+                   "(each worker imports the script as it starts, running what is not under it)")
+
+
 def _indexed(item: tuple[int, Task]) -> tuple[int, dict]:
     i, t = item
     return i, run_task(*t[1:])
@@ -232,10 +236,18 @@ class Dask:
         elif self.where == "local":
             # on this machine's loopback only, and no fixed port: a scheduler's HTTP server (its dashboard)
             # takes 8787 even with dashboard_address=None, so a second sweep at once warned and moved
-            with _main_from_no_file():  # its workers are processes started here, as the local pool's
-                self._cluster = distributed.LocalCluster(n_workers=self.workers or cores(), threads_per_worker=1,
-                                                         processes=True, host="127.0.0.1",
-                                                         dashboard_address="127.0.0.1:0")
+            import multiprocessing as mp
+
+            if getattr(mp.current_process(), "_inheriting", False):
+                raise UserError(_UNGUARDED_DASK)  # a worker being started, re-running an unguarded script
+            try:
+                with _main_from_no_file():  # its workers are processes started here, as the local pool's
+                    self._cluster = distributed.LocalCluster(n_workers=self.workers or cores(),
+                                                             threads_per_worker=1, processes=True,
+                                                             host="127.0.0.1", dashboard_address="127.0.0.1:0")
+            except RuntimeError as e:  # "Nanny failed to start.": it was that traceback
+                raise UserError(f"dask local: a worker process of the LocalCluster could not start ({e}): "
+                                + _UNGUARDED_DASK) from None
             self._client = distributed.Client(self._cluster)
         else:
             where = str(self.where)
