@@ -5,9 +5,9 @@ minutes: a ``queue by`` key that reads ``waited`` read for every waiting session
 chain of admissions at one instant, a loop of no time in each of many sessions, a batch of ``choose``s,
 a closed workload's replacements at one instant, a step iteration of thousands of jobs, the shares of
 thousands of flows, an eviction or a preemption scanning thousands of entries or holders, blocks taken one
-by one. Each program below holds one such event for many seconds (before the countdown of the event's
-work, Simulation.pulse_out, they ran to its end, deaf to the bound); with ``max_wall=0.5`` the run must
-stop within it, the note naming what it was doing and where."""
+by one, ``work(S)`` adding up a million jobs. Each program below holds one such event for many seconds
+(before the countdown of the event's work, Simulation.pulse_out, they ran to its end, deaf to the bound);
+with ``max_wall=0.5`` the run must stop within it, the note naming what it was doing and where."""
 
 from __future__ import annotations
 
@@ -99,6 +99,17 @@ session {
 run { horizon 10; }
 """
 
+# 30 000 sessions at a delay; at t=1 session 0 loops reading work(d), which adds up all their events
+WORK = """stage d : delay;
+stage e : delay;
+workload { arrive batch(30000); }
+session {
+  branch (serial == 0) { run e (1); set i = 0; loop { set i = i + work(d); branch (i < 0) { end; } } }
+  else { run d (1e9); }
+}
+run { horizon 10; }
+"""
+
 CASES = [
     ("queue", QUEUE, "", "within one event, reading the queue by keys of pool p for ", "at <source>:1:1 at t=0"),
     ("queue", QUEUE, "general", "within one event, reading the queue by keys of pool p for ",
@@ -123,6 +134,7 @@ CASES = [
      " at t=1"),
     ("preempt", PREEMPT, "general", "within one event, choosing whom pool kv preempts at <source>:1:1",
      " at t=1"),
+    ("work", WORK, "general", "within one event, reading work(d) over 29999 jobs at <source>:1:1", " at t=1"),
 ]
 
 

@@ -339,6 +339,7 @@ class FifoStage(StageKind):
 
     def work(self) -> float:
         now = self.sim.now
+        work_pulse(self, len(self.q) + len(self.sim.heap))
         w = sum(j.work for j in self.q)
         # active jobs: their remaining work
         return w + self._active_work(now)
@@ -350,6 +351,16 @@ class FifoStage(StageKind):
             if getattr(cb, "__self__", None) is self and arg.stage is self:
                 total += max(t - now, 0.0)
         return total
+
+
+def work_pulse(stage, n: int) -> None:
+    """``work(S)`` of ``stage`` adds up ``n`` jobs or events: units of the event's work
+    (:meth:`serq_sim.engine.Simulation.pulse_out`; a statement that reads it for each of many sessions, or in
+    a loop, with a million jobs at the stage, ran for minutes between two ticks)."""
+    sim = stage.sim
+    sim.pulse -= n
+    if sim.pulse < 0:
+        sim.pulse_out(f"reading work({stage.name}) over {n} jobs", None, None, None, stage.node.span)
 
 
 class DelayStage(StageKind):
@@ -390,6 +401,7 @@ class DelayStage(StageKind):
 
     def work(self) -> float:
         now = self.sim.now
+        work_pulse(self, len(self.sim.heap))
         return sum(max(t - now, 0.0) for t, _, cb, arg in self.sim.heap
                    if getattr(cb, "__self__", None) is self and arg.stage is self)
 
@@ -486,6 +498,7 @@ class PsStage(StageKind):
     def work(self) -> float:
         now = self.sim.now
         v = self.v + self.rate * (now - self.v_last) if self.rate != INF else self.v
+        work_pulse(self, len(self.heap))
         return sum(max(tag - v, 0.0) for tag, _, j in self.heap if j.stage is self)
 
 
@@ -520,6 +533,7 @@ class FlowStage(StageKind):
 
     def work(self) -> float:
         self.net.advance()
+        work_pulse(self, len(self.net.flows))
         return sum(j.work for j in self.net.flows if self in j.stages)
 
 

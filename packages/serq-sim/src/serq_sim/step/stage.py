@@ -11,7 +11,7 @@ from serq_ir.rules import pairs
 
 from ..compile import _not_pure, reads_any, reads_context
 from ..errors import SimError, format_error
-from ..stages import Ctx, Job, StageKind
+from ..stages import Ctx, Job, StageKind, work_pulse
 from ..status import STAGE
 from ..tier_env import forced_general
 from .common import (
@@ -340,6 +340,7 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
 
     def work(self) -> float:
         r = self.rounds
+        work_pulse(self, len(self.residents))
         return sum(j.work - (r - j.lz) if j.lz >= 0 else j.work for j in self.residents)
 
     def budget_left(self) -> float:
