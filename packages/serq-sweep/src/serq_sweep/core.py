@@ -163,36 +163,24 @@ def compile_point(pm: Any, file: str, sets: Mapping[str, float], defs: Mapping[s
 
 
 
-#: the SHA-256 of a trace's bytes by the file's (device, inode, size, modification time): a sweep of many
-#: points replaying one trace reads it once
-_trace_digests: dict[tuple[int, int, int, int], str] = {}
-
-
 def trace_digest(path: str) -> str:
     """The SHA-256 of the bytes of the trace file ``path`` (a regular file only, opened as the run opens
     it), or a word naming the fault when it cannot be read (the run then fails, saying why)."""
     try:
         with open_input(path) as f:
-            st = os.fstat(f.fileno())
-            key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
-            digest = _trace_digests.get(key)
-            if digest is None:
-                digest = hashlib.file_digest(f, "sha256").hexdigest()
-                if len(_trace_digests) >= 64:
-                    _trace_digests.clear()
-                _trace_digests[key] = digest
-            return digest
+            return hashlib.file_digest(f, "sha256").hexdigest()
     except (OSError, ValueError) as e:
         return f"unreadable {path}: {getattr(e, 'strerror', None) or e}"
 
 
-def run_hash(program: Any) -> str:
+def run_hash(program: Any, traces: dict[str, str] | None = None) -> str:
     """What a run of ``program`` depends on besides its seed and bounds, hashed: its IR without spans and
     source (a program and a copy of it with another comment, or its kernel twin, share their runs) and,
     when it replays a trace, the trace's bytes. The trace clause names its file relative to the program's
     folder, which the IR without its source leaves out: two programs of one text in two folders, each
     beside a trace of its own, had one key and the second was given the first one's runs, and a trace
-    edited between a sweep and its resume kept the runs of the old one."""
+    edited between a sweep and its resume kept the runs of the old one. ``traces``: the digests of the
+    traces read so far by path, which one sweep (or search) keeps so that its points read a trace once."""
     import msgspec
     import serq_ir
 
@@ -201,7 +189,12 @@ def run_hash(program: Any) -> str:
     if trace is not None:
         from serq_sim.trace import resolve_trace
 
-        digest.update(b"\0trace\0" + trace_digest(resolve_trace(trace.path, program.source)).encode())
+        path = resolve_trace(trace.path, program.source)
+        if traces is None:
+            traces = {}
+        if path not in traces:
+            traces[path] = trace_digest(path)
+        digest.update(b"\0trace\0" + traces[path].encode())
     return digest.hexdigest()
 
 
@@ -289,6 +282,7 @@ def plan(files: Sequence[str], *, sets: Mapping[str, Any] | None = None, defs: M
         raise UsageError(f"the sweep has {len(grid)} point(s) times {len(seed_list)} seed(s), "
                         f"{len(grid) * len(seed_list)} runs, more than {MAX_POINTS}")
     out: list[Point] = []
+    traces: dict[str, str] = {}  # (each trace read once, whatever the number of points)
     for i, params in enumerate(grid):
         file = by_label[params["program"]] if by_label else files[0]
         s = {a.name: params[a.name] for a in axes if a.kind == "set"}
@@ -303,7 +297,7 @@ def plan(files: Sequence[str], *, sets: Mapping[str, Any] | None = None, defs: M
             if label:  # the point, on the message's own line when it is one line (a quoted source has more)
                 msg += f" (at the sweep's point {label})" if "\n" not in msg else f"\n(at the sweep's point {label})"
             raise UserError(msg) from None
-        out.append(Point(i, params, file, serq_ir.encode(program), run_hash(program), inputs,
+        out.append(Point(i, params, file, serq_ir.encode(program), run_hash(program, traces), inputs,
                          [r.name for r in program.records]))
     return Plan(axes, out, seed_list, limits, pm)
 

@@ -250,6 +250,7 @@ def find(program: str | Sequence[str], conditions: str | Sequence[str], over: tu
              f"{core.show_value(lo)}:{core.show_value(hi)}:1"
              if grid is None and float(lo).is_integer() and float(hi).is_integer() else "")
     probes: list[core.Point] = []
+    traces: dict[str, str] = {}  # the digests of the traces the runs replay (core.run_hash), each read once
     # the knob is a let of every program, said before the search: its values reach the programs as --set,
     # whose error ("--set B: the program has no `let B`") named a flag the command line did not give
     for file in files:
@@ -264,7 +265,7 @@ def find(program: str | Sequence[str], conditions: str | Sequence[str], over: tu
                                                     name: lo},
                                          {a.name: first[a.name] for a in axes if a.kind == "def"}, overrides)
         probes.append(core.Point(len(probes), dict(first), file, serq_ir.encode(program_),
-                                 core.run_hash(program_)))
+                                 core.run_hash(program_, traces)))
     # a condition's figure no run has (a typo) is refused before the search, as sweep --show's
     core.check_figures(core.Plan([], probes, seed_list, limits, pm), [f for f, _, _ in conds])
     judged: list[dict[str, Any]] = []  # every run a condition was judged on (cut_short: the partial ones)
@@ -290,7 +291,7 @@ def find(program: str | Sequence[str], conditions: str | Sequence[str], over: tu
                                     f"{hint})") from None
                 read.update(inputs)
                 plan_points.append(core.Point(len(plan_points), {**s.params, name: s.value(x)}, file,
-                                              serq_ir.encode(program_), core.run_hash(program_), inputs))
+                                              serq_ir.encode(program_), core.run_hash(program_, traces), inputs))
                 owners.append((s, x))
             if out is not None:
                 check_not_input(out, sorted(read))
