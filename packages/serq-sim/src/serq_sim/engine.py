@@ -818,13 +818,14 @@ class Simulation:
         ready = self.ready
         pop = ready.popleft
         while ready:
-            s = pop()
-            s.in_ready = False
             # a session resumed is a unit of the event's work (pulse_out): a batch's sessions, or a chain of
-            # admissions at one instant, run one after another inside one event
+            # admissions at one instant, run one after another inside one event (counted before it leaves
+            # the ready ones: a stop here leaves it among them)
             self.pulse -= 1
             if self.pulse < 0:
-                self.pulse_out("running the sessions ready at this instant", None, s.serial)
+                self.pulse_out("running the sessions ready at this instant", None, ready[0].serial)
+            s = pop()
+            s.in_ready = False
             if s.status == READY:
                 try:  # self._resume(s), inlined: every resumption of every session passes here
                     s.gen.send(None)
