@@ -121,3 +121,11 @@ def everything() -> n.Program:
 
 
 ARRIVALS = [n.Poisson(rate=1.0), n.Renewal(gap=num(2.0)), n.Closed(n=3), n.Batch(n=4), n.NoArrivals()]
+
+
+def located_first_line(name: str, text: str, at: int, message: str) -> str:
+    """The first line of the error an IR file ``name`` holding ``text`` gives about the value at character
+    ``at``: its line and column (from 1), counted here in the text."""
+    line = text.count("\n", 0, at) + 1
+    col = at - (text.rfind("\n", 0, at) + 1) + 1
+    return f"{name}:{line}:{col}: error: {message}"

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 import serq_ir
-from ir_programs import mm1
+from ir_programs import located_first_line, mm1
 
 SERQ = str(Path(sys.executable).parent / "serq")
 
@@ -86,7 +86,12 @@ def test_a_dump_file_is_not_overwritten_by_an_observe_of_the_same_name(tmp_path)
         r = subprocess.run([SERQ, command[0], "twice.ir.json", *command[1:]], capture_output=True, text=True,
                            cwd=tmp_path, timeout=60)
         assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
-        assert r.stderr.splitlines() == [f"error: twice.ir.json: {NAMES['observe'][1]}"]
+        # told at the second observe's name, the line quoted with a caret
+        text = (tmp_path / "twice.ir.json").read_text()
+        second = text.index('"response"', text.index('"response"') + 1)
+        lines = r.stderr.splitlines()
+        assert lines[0] == located_first_line("twice.ir.json", text, second, NAMES["observe"][1])
+        assert len(lines) == 3 and lines[2].strip() == "^"
         assert not (tmp_path / "out").exists()
 
 

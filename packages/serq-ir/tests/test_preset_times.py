@@ -16,7 +16,7 @@ from pathlib import Path
 import msgspec
 import pytest
 import serq_ir
-from ir_programs import mm1
+from ir_programs import located_first_line, mm1
 from serq_ir import nodes as n
 from serq_ir.validate import validate
 
@@ -47,8 +47,11 @@ def test_an_ir_file_with_a_negative_preset_is_one_error(tmp_path):
     for cmd in ("check", "run"):
         r = subprocess.run([serq, cmd, str(f)], capture_output=True, text=True, timeout=120)
         assert r.returncode == 1, r
-        assert r.stderr == (f"error: {f}: a preset session arrives at a finite time at least 0, not -5.0 - at "
-                            "'$.workload.presets[0].at'\n")
+        text = f.read_text()
+        lines = r.stderr.splitlines()
+        assert lines[0] == located_first_line(str(f), text, text.index("-5.0"), "a preset session arrives at a "
+                                              "finite time at least 0, not -5.0 - at '$.workload.presets[0].at'")
+        assert len(lines) == 3 and lines[2].strip() == "^"
 
 
 def with_slots(attrs: list[tuple[int, float]], turns: list[list[tuple[int, float]]]) -> n.Program:

@@ -72,15 +72,18 @@ def test_unknown_file_type(tmp_path):
     assert "Traceback" not in r.stderr
 
 
+# (text, message, what the caret points at: the value, or for an unknown field its key)
 BAD = {
-    "wrong type": ('{"version":2,"pools":[{"name":"kv","cap":"x"}]}', "Invalid enum value 'x' - at '$.pools[0].cap'"),
-    "wrong type 2": ('{"version":2,"pools":[{"name":7}]}', "Expected 'str', got 'int' - at '$.pools[0].name'"),
-    "unknown field": ('{"version":2,"colour":1}', "Object contains unknown field 'colour'"),
+    "wrong type": ('{"version":2,"pools":[{"name":"kv","cap":"x"}]}', "Invalid enum value 'x' - at '$.pools[0].cap'",
+                   '"x"'),
+    "wrong type 2": ('{"version":2,"pools":[{"name":7}]}', "Expected 'str', got 'int' - at '$.pools[0].name'", "7"),
+    "unknown field": ('{"version":2,"colour":1}', "Object contains unknown field 'colour' - at '$.colour'",
+                      '"colour"'),
     "another version": ('{"version":9}', "IR version 9 is not supported (this serq-ir reads version 2)"
-                        " - at '$.version'"),
+                        " - at '$.version'", "9"),
     "bad reference": ('{"version":2,"attributes":[{"name":"serial"},{"name":"turn_no"},{"name":"cached"},'
                       '{"name":"computed"}],"session":[{"kind":"Set","slot":9,"value":{"kind":"Num","value":1.0}}]}',
-                      "attribute slot 9 does not exist (the program has 4) - at '$.session[0].slot'"),
+                      "attribute slot 9 does not exist (the program has 4) - at '$.session[0].slot'", '9,"value"'),
 }
 
 COMMANDS = [("check",), ("ir",), ("run", "--no-progress")]
@@ -88,14 +91,28 @@ COMMANDS = [("check",), ("ir",), ("run", "--no-progress")]
 
 @pytest.mark.parametrize("case", sorted(BAD))
 @pytest.mark.parametrize("command", COMMANDS, ids=lambda c: c[0])
-def test_malformed_ir_is_one_line_and_status_1(tmp_path, case, command):
-    text, message = BAD[case]
+def test_malformed_ir_is_located_and_status_1(tmp_path, case, command):
+    # a fault at a JSON path of an IR file is told at the value's line and column (the key's, for a field
+    # the schema does not have), the line quoted and a caret under it, as a source's mistake is
+    text, message, at = BAD[case]
     path = tmp_path / "bad.ir.json"
     path.write_text(text)
     r = run_serq(command[0], str(path), *command[1:])
     assert r.returncode == 1, (r.stdout, r.stderr)
-    assert r.stderr == f"error: {path}: {message}\n"
+    col = text.index(at) + 1
+    assert r.stderr == f"{path}:1:{col}: error: {message}\n    {text}\n    {' ' * (col - 1)}^\n"
     assert r.stdout == ""
+
+
+def test_a_fault_of_a_pretty_ir_file_is_at_its_line(tmp_path):
+    # serq ir writes the IR one value a line: the fault's line and column there
+    text = '{\n "version": 2,\n "pools": [\n  {\n   "name": "kv",\n   "cap": "x"\n  }\n ]\n}\n'
+    path = tmp_path / "bad.ir.json"
+    path.write_text(text)
+    r = run_serq("check", str(path))
+    assert r.returncode == 1
+    assert r.stderr == (f"{path}:6:11: error: Invalid enum value 'x' - at '$.pools[0].cap'\n"
+                        '       "cap": "x"\n              ^\n')
 
 
 @pytest.mark.parametrize("command", COMMANDS, ids=lambda c: c[0])

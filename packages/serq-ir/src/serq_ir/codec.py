@@ -1,4 +1,5 @@
-"""Reading and writing IR JSON, with one-line errors for a file a user gave."""
+"""Reading and writing IR JSON. A fault of IR bytes is one line naming the JSON path; of a file a user gave
+(:func:`load`), it is told at its line and column, the line quoted with a caret."""
 
 from __future__ import annotations
 
@@ -8,10 +9,11 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from .errors import IRError
+from .errors import IRError, at_path
 from .nodes import IR_VERSION, Program
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from pathlib import Path
 
 _encoder = msgspec.json.Encoder(order="deterministic")
@@ -76,7 +78,63 @@ def _decode_error(data: bytes, name: str, e: msgspec.DecodeError) -> IRError:
                                                  "(a bracket, a brace or a quote is missing)"))
     if m:
         return IRError(_located(data, name, int(m.group(1)), f"{msg[: m.start()]} (at offset {m.group(1)})"))
-    return IRError(f"error: {name}: {msg}")
+    # a schema fault: msgspec's words, with the JSON path it names (none at the top: "$"); an unknown field
+    # is the key itself
+    at = re.search(r" - at '(\$[^']*)'$", msg)
+    detail, path = (msg[: at.start()], at.group(1)) if at else (msg, "$")
+    unknown = re.fullmatch(r"Object contains unknown field '([^']*)'", detail)
+    if unknown:
+        return IRError(f"error: {name}: {msg}", json_path=_child(path, unknown.group(1)), detail=detail,
+                       json_key=True)
+    return IRError(f"error: {name}: {msg}", json_path=path, detail=detail)
+
+
+def _child(path: str, key: str) -> str:
+    """The JSON path of member ``key`` of the object at ``path`` (bracketed when not a plain name)."""
+    return f"{path}.{key}" if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key) else f"{path}[{json.dumps(key)}]"
+
+
+#: a step of a JSON path as the IR's errors write one: ``.name``, ``[3]`` or ``["a key"]``
+_STEP = re.compile(r'\.([A-Za-z_][A-Za-z0-9_]*)|\[(\d+)\]|\[("(?:[^"\\]|\\.)*")\]')
+
+
+def _path_steps(path: str) -> tuple | None:
+    """``"$.stages[0].kind"`` as ``("stages", 0, "kind")`` (the leading ``$`` may be left out), or None
+    when ``path`` is not a JSON path of that form."""
+    pos = 1 if path.startswith("$") else 0
+    steps: list = []
+    if pos == 0 and path and path[0] not in ".[":
+        path = "." + path
+    while pos < len(path):
+        m = _STEP.match(path, pos)
+        if m is None:
+            return None
+        name, index, quoted = m.groups()
+        steps.append(name if name is not None else int(index) if index is not None else json.loads(quoted))
+        pos = m.end()
+    return tuple(steps)
+
+
+def locate(data: bytes, e: IRError, name: str) -> IRError:
+    """``e``, an error about the value at a JSON path of the IR text ``data`` (its ``json_path``), told at
+    that value's line and column in ``name``, the line quoted with a caret (``NAME:LINE:COL: error: DETAIL -
+    at 'PATH'``): how :func:`load` tells a fault of an IR file, as a source's are told. ``e`` itself when
+    it names no path or the text has no value there."""
+    path = e.json_path
+    steps = _path_steps(path) if path is not None else None
+    if steps is None:
+        return e
+    from serq.jsonin import located_at, value_at
+
+    text = data.decode("utf-8", errors="replace").removeprefix("\ufeff")
+    try:
+        at = value_at(text, steps, key=e.json_key)
+    except RecursionError:  # pragma: no cover - value_at does not recurse; its skips are json's
+        at = None
+    if at is None:
+        return e
+    return IRError(located_at(text, name, at, f"{e.detail} - at '{path}'"), json_path=path, detail=e.detail,
+                   json_key=e.json_key)
 
 
 def _switch(name: str, v: Any) -> None:
@@ -134,10 +192,8 @@ def decode(data: bytes | str, *, name: str = "<ir>", check: bool = True) -> Prog
     if head.version != IR_VERSION:
         shown = json.dumps(head.version)
         shown = shown if len(shown) <= 40 else f"{shown[:20]}… ({len(shown)} characters)"  # (10**400: all of it)
-        raise IRError(
-            f"error: {name}: IR version {shown} is not supported "
-            f"(this serq-ir reads version {IR_VERSION}) - at '$.version'"
-        )
+        raise at_path(name, f"IR version {shown} is not supported (this serq-ir reads version {IR_VERSION})",
+                      "$.version")
     try:
         program = _decoder.decode(data)
     except msgspec.DecodeError as e:
@@ -159,8 +215,8 @@ JSON_DEPTH = 500
 
 
 def _too_deep(data: bytes, name: str) -> None:
-    raise IRError(f"error: {name}: the JSON nests too deeply to be read (an IR program's expressions nest at "
-                  f"most 64 deep, its blocks 32) - at '{_deep_path(data, JSON_DEPTH)}'") from None
+    raise at_path(name, "the JSON nests too deeply to be read (an IR program's expressions nest at most 64 deep, "
+                  "its blocks 32)", _deep_path(data, JSON_DEPTH)) from None
 
 
 def _deep_path(data: bytes, limit: int) -> str:
@@ -198,14 +254,19 @@ def _deep_path(data: bytes, limit: int) -> str:
     return path
 
 
-def load(path: str | Path) -> Program:
+def load(path: str | Path, *, check: Callable[[Program], tuple[str, str] | None] | None = None) -> Program:
     """Read, decode and check an ``.ir.json`` file, as ``serq check`` and ``serq run`` read one (they call
     this): only a regular file (a symbolic link to one included) of at most
     :data:`serq.files.MAX_JSON` bytes (256 MiB), read through :func:`serq.files.read_input`, the one rule
     for every file a user gives; an object that gives a key twice is refused at the second key. Any fault
     (a missing file, a FIFO, a device, a folder, a file too large, malformed or invalid IR) raises
     :class:`IRError`, one message naming the file, at once: a FIFO was waited on for ever, ``/dev/zero``
-    read until memory ran out and a sparse file of 1 GiB read whole."""
+    read until memory ran out and a sparse file of 1 GiB read whole. A fault at a JSON path (a schema fault,
+    a reference the program does not have, ``check``'s) is told at the value's line and column, the line
+    quoted with a caret (:func:`locate`).
+
+    ``check``: a further check of the decoded program, ``(JSON path, message)`` of its first fault or None
+    (the loader of ``serq``: an extension no installed plugin registers)."""
     import os
     from pathlib import Path
 
@@ -222,7 +283,15 @@ def load(path: str | Path) -> Program:
         data = read_input(path, limit=MAX_JSON, what="an IR file")
     except OSError as e:
         raise IRError(f"error: {name}: cannot read: {e.strerror or e}") from None
-    return written_origins(decode(data, name=name), name)
+    try:
+        program = decode(data, name=name)
+        found = check(program) if check is not None else None
+        if found is not None:
+            at, message = found
+            raise at_path(name, message, at if at.startswith("$") else f"$.{at}")
+    except IRError as e:
+        raise locate(data, e, name) from None
+    return written_origins(program, name)
 
 
 def written_origins(program: Program, name: str) -> Program:

@@ -2,6 +2,24 @@
 
 
 class IRError(ValueError):
-    """A bad IR file or value. Its message is the whole line shown to the user."""
+    """A bad IR file or value. Its message is the whole text shown to the user.
+
+    ``json_path`` (``"$.stages[0].kind.servers"``) and ``detail`` (the message without its ``error: NAME:``
+    head and its ``- at`` tail), when given, say where in the IR's JSON the fault is: :func:`serq_ir.load`
+    then tells a file's fault at its line and column, the line quoted with a caret (``json_key``: the fault
+    is the key at the path, an unknown field)."""
 
     serq_user_error = True
+
+    def __init__(self, message: str, *, json_path: str | None = None, detail: str | None = None,
+                 json_key: bool = False) -> None:
+        super().__init__(message)
+        self.json_path = json_path
+        self.detail = detail
+        self.json_key = json_key
+
+
+def at_path(name: str, message: str, path: str) -> IRError:
+    """The error ``message`` about the value at the JSON ``path`` of the IR named ``name``: one line,
+    ``error: NAME: MESSAGE - at 'PATH'``, located by :func:`serq_ir.load` when the IR is a file's."""
+    return IRError(f"error: {name}: {message} - at '{path}'", json_path=path, detail=message)

@@ -20,20 +20,15 @@ def _load_ir(path: Path, options: object = None):
     """An IR file, read and checked as :func:`serq_ir.load` reads it (the same function: a regular file
     only, of at most ``serq.files.MAX_JSON`` bytes, no key given twice), whose extension nodes must name
     what the command's plugins register (a plugin's stage kind or policy nobody provides is an error at its
-    JSON path, as every other IR error)."""
+    JSON path, told at its line and column as every other IR error)."""
     from .codec import load
-    from .errors import IRError
 
-    program = load(path)
     pm = getattr(options, "pm", None)
-    if pm is not None:
-        from serq.extensions import ir_problems
+    if pm is None:
+        return load(path)
+    from serq.extensions import ir_problems
 
-        found = ir_problems(program, pm)
-        if found is not None:
-            at, message = found
-            raise IRError(f"error: {path}: {message} - at '{at}'")
-    return program
+    return load(path, check=lambda program: ir_problems(program, pm))
 
 
 @hookimpl

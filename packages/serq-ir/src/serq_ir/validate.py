@@ -17,7 +17,7 @@ from typing import Any, get_args
 import msgspec
 
 from . import rules
-from .errors import IRError
+from .errors import at_path
 from .nodes import (
     BUILTIN_ATTRIBUTES,
     RECORD_OWN_COLUMNS,
@@ -164,7 +164,7 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
     n_pools, n_stages = len(program.pools), len(program.stages)
 
     def fail(path: str, message: str) -> None:
-        raise IRError(f"error: {name}: {message} - at '{path}'")
+        raise at_path(name, message, path)
 
     deep = rules.nesting_problem(program)
     if deep is not None:
