@@ -131,7 +131,7 @@ def simple_programs(d):
             phi = d(st.sampled_from([
                 N.Num(value=1.0), N.Num(value=2.0), call("min", N.Ctx(name="present"), 3.0),
                 b("/", N.Ctx(name="present"), b("+", N.Ctx(name="present"), 1.0)),
-                b("+", 0.5, draw("uniform", 0.0, 1.0)),
+                b("+", 0.5, b("/", 1.0, N.Ctx(name="present"))),  # (a capacity may not draw: serq_ir.rules.DRAWS_AT)
             ]))
             node = N.Ps(capacity=phi)
         fams.append((p.stage(f"s{k}", node, size), size))

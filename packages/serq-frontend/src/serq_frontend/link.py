@@ -49,21 +49,22 @@ class Moment:
 
 
 def _m(name: str, what: str, **kw: Any) -> Moment:
-    # the context variables of each moment are serq_ir.rules.CONTEXT's, the rule an IR file is held to too
-    return Moment(name, what, frozenset(rules.CONTEXT[name].split()), **kw)
+    # the context variables of each moment are serq_ir.rules.CONTEXT's, and the moments that draw
+    # rules.DRAWS_AT: the rules an IR file is held to too
+    return Moment(name, what, frozenset(rules.CONTEXT[name].split()), draws=name in rules.DRAWS_AT, **kw)
 
 
-SESSION = _m("Session", "a session statement", draws=True, hidden=True)
-ADMIT = _m("Admit", "a hold's header (units, reserve, reuse: read at admission)", draws=True)
+SESSION = _m("Session", "a session statement", hidden=True)
+ADMIT = _m("Admit", "a hold's header (units, reserve, reuse: read at admission)")
 QUEUE = _m("Queue", "a pool's queue key")
-EVICT = _m("Evict", "an eviction key or a spill clause", draws=True)
+EVICT = _m("Evict", "an eviction key or a spill clause")
 VICTIM = _m("Victim", "a preemption key", victim=True)
 PS = _m("Ps", "a ps stage's capacity", attrs=False)
 BUDGET = _m("Budget", "a step stage's budget or chunk", attrs=False)
 COST = _m("Cost", "a step stage's cost", attrs=False)
 SERVE = _m("Serve", "a step stage's serve key")
 GAUGE = _m("Gauge", "a gauge", attrs=False, gauge=True)
-ARRIVAL = _m("Arrival", "an arrival gap", attrs=False, draws=True)
+ARRIVAL = _m("Arrival", "an arrival gap", attrs=False)
 MOMENTS = (SESSION, ADMIT, QUEUE, EVICT, VICTIM, PS, BUDGET, COST, SERVE, GAUGE, ARRIVAL)
 
 #: where each context variable exists, for messages

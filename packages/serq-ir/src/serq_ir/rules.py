@@ -153,6 +153,12 @@ CONTEXT = {
     "Gauge": "", "Arrival": "now",
 }
 
+#: the moments whose expressions may draw (docs/language.md, Moments): a session's statements (its holds'
+#: headers included), eviction keys and spill clauses, an arrival gap. Elsewhere (a pool's queue or
+#: preemption key, a ps capacity, a step stage's budget, chunk, cost or serve key, a gauge) a draw is refused,
+#: by the linker and in an IR file alike (the description: "a key may not draw")
+DRAWS_AT = frozenset({"Session", "Admit", "Evict", "Arrival"})
+
 
 def arrivals_problem(arrive, arrivals) -> str | None:
     """Why a count of ``arrivals`` (``run { arrivals N; }``, ``--arrivals N``) cannot end a workload that

@@ -412,7 +412,9 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
         plain(getattr(wl, block), f"$.workload.{block}", block)
 
     # a context variable is read at its moment only (serq_ir.rules.CONTEXT, the linker's rule): elsewhere
-    # the simulator read it as NaN, silently (`decoders` in a session's observe: every sample NaN)
+    # the simulator read it as NaN, silently (`decoders` in a session's observe: every sample NaN); and a
+    # draw is made only at the moments that draw (rules.DRAWS_AT, the linker's rule too): an IR file's draw
+    # in a queue key, a ps capacity or a gauge ran, from a stream in schedule order
     def context(obj: Any, path: str, moment: str) -> None:
         if isinstance(obj, list):
             for i, x in enumerate(obj):
@@ -424,6 +426,9 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
             has = rules.CONTEXT[moment].split()
             fail(f"{path}.name", f"the context variable {obj.name!r} does not exist at the {moment} moment "
                  f"(which has {', '.join(has) if has else 'none'})")
+        if isinstance(obj, Draw) and moment not in rules.DRAWS_AT:
+            fail(path, f"~{obj.dist} draws at the {moment} moment, which may not draw (the moments that draw: "
+                 f"{', '.join(sorted(rules.DRAWS_AT))})")
         for field in obj.__struct_fields__:
             if field != "span":
                 context(getattr(obj, field), f"{path}.{field}", moment)

@@ -2,7 +2,9 @@
 
 One seed gives six independent streams, spawned from ``numpy.random.SeedSequence(seed)`` in this order:
 ``arrivals`` (Poisson and renewal gaps), ``workload`` (draws in ``init`` and ``turn``), ``session``
-(draws made for no session's block: a stage's expressions, a pool's queue and preemption keys, gauges),
+(draws made for no session's block: none a valid program makes, since a stage's expressions, a pool's
+queue and preemption keys and gauges may not draw, ``serq_ir.rules.DRAWS_AT``; spawned all the same, so that
+the others keep their seeds),
 ``eviction`` (draws in eviction keys and spill clauses), ``trace`` (which trace session an arrival
 replays) and ``places`` (one 64-bit word per session at its spawn, which its session block's draws start
 from: :func:`place_draw`). Each child sequence seeds a
