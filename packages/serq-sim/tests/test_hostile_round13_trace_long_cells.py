@@ -8,6 +8,7 @@ import pytest
 import serq_sim
 from serq.numbers import not_a_number, not_whole, quoted
 from serq_sim.trace import load_trace
+from trace_errors import first_line_checked
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -19,7 +20,7 @@ def _error(tmp_path, row: str) -> str:
     p.write_text(f"{HEADER}\n{row}\n")
     with pytest.raises(serq_sim.SimError) as e:
         load_trace(str(p))
-    return str(e.value).replace(str(p), "t.csv")
+    return first_line_checked(str(e.value), str(p)).replace(str(p), "t.csv")
 
 
 @pytest.mark.parametrize("row, said", [

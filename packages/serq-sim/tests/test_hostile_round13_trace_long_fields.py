@@ -10,6 +10,7 @@ import csv
 import pytest
 import serq_sim
 from serq_sim.trace import load_trace
+from trace_errors import first_line_checked
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -23,7 +24,7 @@ def _error(tmp_path, text: str) -> str:
     p.write_text(text)
     with pytest.raises(serq_sim.SimError) as e:
         load_trace(str(p))
-    return str(e.value).replace(str(p), "t.csv")
+    return first_line_checked(str(e.value), str(p)).replace(str(p), "t.csv")
 
 
 def test_an_unquoted_field_is_told_at_its_column(tmp_path):

@@ -76,7 +76,29 @@ class TraceCorpus:
 
 
 def _err(path: str, line: int, col: int, msg: str) -> SimError:
-    return SimError(f"{path}:{line}:{col}: error: {msg}")
+    """The error ``msg`` at ``line`` and ``col`` of the trace ``path``: ``path:line:col: error: msg``, the
+    line quoted (200 characters of it at most, around the column) with a caret under the column, as a
+    source's mistake is told; without the quote when the line cannot be read again (one longer than
+    ``MAX_LINE`` bytes, a file gone since)."""
+    text = _source_line(path, line)
+    if text is None:
+        return SimError(f"{path}:{line}:{col}: error: {msg}")
+    from serq.jsonin import located
+
+    return SimError(located(text, path, line, col, msg, first=line))
+
+
+def _source_line(path: str, line: int) -> str | None:
+    """Line ``line`` of the trace as the reader splits its lines (``\\n``, ``\\r\\n`` or ``\\r``), its line end
+    left off (bytes that are not UTF-8 as one character each, shown as ``?``), ``""`` past the last line,
+    None when it cannot be read."""
+    try:
+        with _open(path, "surrogateescape") as f:
+            for text in islice(f, line - 1, line):
+                return text.rstrip("\r\n")
+    except (OSError, ValueError):
+        return None
+    return ""
 
 
 def resolve_trace(path: str, source: str | None) -> str:

@@ -1,0 +1,51 @@
+"""What the trace reader tells of a malformed trace, read back by the tests: its first line
+(``FILE:LINE:COL: error: …``), once the rest of the message is checked to be the line it names quoted,
+with a caret under the column, as a source's mistake is told."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import serq_sim
+from serq_sim.trace import load_trace
+
+
+def _shown(ch: str) -> str:
+    return " " if ch == "\t" else ch if ch.isprintable() else "?"
+
+
+def first_line_checked(message: str, path: str) -> str:
+    """``message``'s first line, after checking its other two: line LINE of the file at ``path`` (lines
+    split at ``\\r\\n``, ``\\r`` or ``\\n``, as the CSV reader splits them; ``""`` past the last) indented by
+    four, its characters that do not print as ``?``, and a caret under column COL. A line of more than 200
+    characters is quoted in part: the part is checked to be a piece of the line, the caret under COL's
+    character."""
+    head, *rest = message.split("\n")
+    m = re.match(rf"{re.escape(path)}:(\d+):(\d+): error: ", head)
+    assert m, head
+    line, col = int(m.group(1)), int(m.group(2))
+    text = Path(path).read_bytes().removeprefix(b"\xef\xbb\xbf").decode("utf-8", "surrogateescape")
+    lines = re.split(r"\r\n|\r|\n", text)
+    src = "".join(map(_shown, lines[line - 1] if line <= len(lines) else ""))
+    assert len(rest) == 2, message
+    quoted, caret = rest
+    assert quoted.startswith("    ") and caret.startswith("    ") and caret.rstrip().endswith("^"), message
+    if len(src) <= 200:
+        assert quoted == f"    {src}", (quoted, src)
+        assert caret == "    " + " " * (col - 1) + "^", message
+    else:
+        part = quoted[4:]
+        under = len(caret) - 5  # where the caret is in the part
+        start = col - 1 - under  # where the part starts in the line
+        assert 0 <= start and src[start: start + len(part)] == part, message
+    return head
+
+
+def trace_error(path: str) -> str:
+    """The first line of the error :func:`load_trace` raises for the trace at ``path`` (the rest checked by
+    :func:`first_line_checked`)."""
+    with pytest.raises(serq_sim.SimError) as e:
+        load_trace(path)
+    return first_line_checked(str(e.value), path)
