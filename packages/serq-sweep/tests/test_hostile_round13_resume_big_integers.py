@@ -37,9 +37,15 @@ def test_a_table_cell_beyond_a_float_is_one_message(tmp_path, monkeypatch, digit
     (tmp_path / "t.csv").write_text(f"{header}\n{','.join(cells)}\n")
     with pytest.raises(UserError) as e:
         sweep("p.sq", out="t.csv", workers=0, progress=False)
-    assert str(e.value) == (f"error: t.csv: cannot read the table to resume from (line 2, column events: the integer "
-                            f"999999999999...999999 ({digits} digits) is beyond the range of a number (at most 308 "
-                            "digits)); remove it or give --fresh")
+    # at the cell: its column is 1 + the characters of the cells before it and their commas
+    i = header.split(",").index("events")
+    col = len(",".join(cells[:i])) + 2
+    head, quote, caret = str(e.value).split("\n")
+    assert head == (f"t.csv:2:{col}: error: cannot read the table to resume from (column events: the integer "
+                    f"999999999999...999999 ({digits} digits) is beyond the range of a number (at most 308 "
+                    "digits)); remove it or give --fresh")
+    at = len(caret) - 1
+    assert caret.strip() == "^" and quote[at] == "9" and quote[at - 1] == ","
 
 
 def test_an_integer_of_308_digits_is_a_number(tmp_path):
@@ -52,8 +58,14 @@ def test_a_journal_figure_beyond_a_float_is_no_entry(tmp_path, monkeypatch):
     key = cells[header.split(",").index("key")]
     (tmp_path / "t.csv").unlink()
     entry = {"key": key, "status": "ok", "message": "", "figures": {"events": 10**400}}
-    (tmp_path / "t.csv.journal").write_text(json.dumps(entry) + "\n")
+    line = json.dumps(entry)
+    (tmp_path / "t.csv.journal").write_text(line + "\n")
     with pytest.raises(UserError) as e:
         sweep("p.sq", out="t.csv", workers=0, progress=False)
-    assert str(e.value) == ("error: t.csv.journal:1: not an entry of a sweep's journal; remove the file or give "
-                            "--fresh")
+    # at the value of "figures", the line quoted (around the column: the line is longer than 200 characters)
+    col = line.index('"figures": ') + len('"figures": ') + 1
+    head, quote, caret = str(e.value).split("\n")
+    assert head == (f"t.csv.journal:1:{col}: error: not an entry of a sweep's journal; remove the file or give "
+                    "--fresh")
+    at = len(caret) - 1
+    assert caret.strip() == "^" and quote[at:at + 12] == '{"events": 1'

@@ -91,11 +91,18 @@ def test_a_journal_entry_of_the_wrong_shape_is_one_message(tmp_path, monkeypatch
     entry = json.loads(journal.read_text().splitlines()[0])
     assert {"key", "status", "message", "figures"} <= set(entry)
     entry[field] = value
-    journal.write_text(json.dumps(entry) + "\n")
+    line = json.dumps(entry)
+    journal.write_text(line + "\n")
     r = _sweep(tmp_path, "--seeds", "1..2", "-o", "o.csv")
     assert r.returncode == 1, r.stderr
-    assert r.stderr == ("error: o.csv.journal:1: not an entry of a sweep's journal; remove the file or give "
-                        "--fresh\n"), r.stderr
+    # at the field's value (json.dumps writes '"field": value'), the line quoted with a caret under it
+    # (a line of more than 200 characters is quoted around the column)
+    col = line.index(f'"{field}": ') + len(f'"{field}": ') + 1
+    head, quote, caret = r.stderr.splitlines()
+    assert head == (f"o.csv.journal:1:{col}: error: not an entry of a sweep's journal; remove the file or give "
+                    "--fresh"), r.stderr
+    at = len(caret) - 1
+    assert caret.strip() == "^" and quote[4:] in line and quote[at:].startswith(json.dumps(value)), r.stderr
     assert not (tmp_path / "o.csv").exists()
 
 

@@ -71,7 +71,9 @@ def test_a_session_cell_that_is_no_session_is_refused(swept, cell, why):
     before = path.read_bytes()
     r = _sweep(swept)
     assert r.returncode == 1 and "Traceback" not in r.stderr and "Warning" not in r.stderr, r.stderr
-    assert r.stderr == f"error: r.csv: cannot read the records to resume from ({why}); remove it or give --fresh\n"
+    col = len(",".join(fields[:4])) + 2  # the cell's column: after the four cells before it and their commas
+    assert r.stderr == (f"r.csv:2:{col}: error: cannot read the records to resume from ({why}); remove it or give "
+                        f"--fresh\n    {lines[1]}\n    {' ' * (col - 1)}^\n")
     assert path.read_bytes() == before
 
 
@@ -121,8 +123,11 @@ def test_a_status_no_sweep_writes_is_refused(swept, status):
     path.write_text("\n".join(lines) + "\n")
     r = _sweep(swept)
     assert r.returncode == 1, r.stderr
-    assert r.stderr.startswith(f"error: t.csv: the run {fields[5]} (row 1) has the status "), r.stderr
-    assert r.stderr.endswith(", none a sweep writes (ok, partial, error); remove it or give --fresh\n")
+    col = len(",".join(fields[:3])) + 2  # at the status cell, the line quoted (a NUL as ?)
+    head, quote, caret = r.stderr.splitlines()
+    assert head.startswith(f"t.csv:2:{col}: error: the run {fields[5]} (row 1) has the status "), r.stderr
+    assert head.endswith(", none a sweep writes (ok, partial, error); remove it or give --fresh")
+    assert quote == "    " + lines[1].replace("\x00", "?") and caret == " " * (4 + col - 1) + "^"
 
 
 def test_a_journal_entry_of_another_status_is_refused(swept):
@@ -130,7 +135,10 @@ def test_a_journal_entry_of_another_status_is_refused(swept):
 
     key = (swept / "t.csv").read_text().splitlines()[1].split(",")[5]
     (swept / "t.csv").unlink()
-    (swept / "t.csv.journal").write_text(json.dumps({"key": key, "status": "OK", "message": "", "figures": {}}) + "\n")
+    line = json.dumps({"key": key, "status": "OK", "message": "", "figures": {}})
+    (swept / "t.csv.journal").write_text(line + "\n")
     r = _sweep(swept)
     assert r.returncode == 1
-    assert r.stderr == "error: t.csv.journal:1: not an entry of a sweep's journal; remove the file or give --fresh\n"
+    col = line.index('"OK"') + 1  # at the status's value
+    assert r.stderr == (f"t.csv.journal:1:{col}: error: not an entry of a sweep's journal; remove the file or give "
+                        f"--fresh\n    {line}\n    {' ' * (col - 1)}^\n")

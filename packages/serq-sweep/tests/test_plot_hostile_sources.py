@@ -55,8 +55,6 @@ def test_a_dump_entry_that_is_not_a_regular_file_is_refused(tmp_path):
 
 
 @pytest.mark.parametrize("text, message", [
-    ("time,session,turn,value\n1,0,0,x\n", "x.csv:2: error: the row has no number under time or value"),
-    ("time,session,turn,value\n1,0\n", "x.csv:2: error: the row has no number under time or value"),
     ("a,b\n1,2\n", "x.csv:1: error: not a dump's CSV (its header has no columns time and value)"),
     ("", "x.csv:1: error: not a dump's CSV"),
 ])
@@ -66,10 +64,26 @@ def test_a_dump_csv_that_is_not_one_is_located(tmp_path, text, message):
     _refused(_plot(tmp_path, "d", "--cdf", "x"), tmp_path, message)
 
 
+# a row's fault is at its cell (value is the fourth field, after "1,0,0,": column 7), or at the start of a row
+# without one; the line quoted with a caret, as a source's mistake is (it was the line's number alone)
+@pytest.mark.parametrize("row, col", [("1,0,0,x", 7), ("1,0", 1), ("x,0,0,1", 1)])
+def test_a_dump_rows_fault_is_at_its_cell(tmp_path, row, col):
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "x.csv").write_text(f"time,session,turn,value\n0,0,0,1\n{row}\n")
+    r = _plot(tmp_path, "d", "--cdf", "x")
+    assert r.returncode == 1 and not (tmp_path / "f.svg").exists(), r.stderr
+    assert r.stderr == (f"d/x.csv:3:{col}: error: the row has no number under time or value ({row!r})\n"
+                        f"    {row}\n    {' ' * (col - 1)}^\n")
+
+
 def test_a_dump_csv_that_is_not_utf8_is_one_message(tmp_path):
     (tmp_path / "d").mkdir()
-    (tmp_path / "d" / "x.csv").write_bytes(b"time,session,turn,value\n1,0,0,2\n\xff\n")
-    _refused(_plot(tmp_path, "d", "--cdf", "x"), tmp_path, "x.csv: error: not a dump's CSV (not UTF-8 text)")
+    (tmp_path / "d" / "x.csv").write_bytes(b"time,session,turn,value\n1,0,0,2\n2,0,0,\xff\n")
+    r = _plot(tmp_path, "d", "--cdf", "x")
+    assert r.returncode == 1 and not (tmp_path / "f.svg").exists(), r.stderr
+    # the byte is the seventh character of line 3, shown as ?
+    assert r.stderr == ("d/x.csv:3:7: error: not a dump's CSV (not UTF-8 text (byte 0xFF))\n"
+                        "    2,0,0,?\n          ^\n")
 
 
 def test_a_source_of_another_kind_names_the_source_not_an_option(tmp_path):

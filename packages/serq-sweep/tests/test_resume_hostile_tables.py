@@ -35,17 +35,23 @@ def _refused(r: subprocess.CompletedProcess, *parts: str) -> None:
         assert part in r.stderr, r.stderr
 
 
-@pytest.mark.parametrize("row, fields", [("0,1", 2), ("0,1,1,ok,,k,9,9", 8)])
-def test_a_table_whose_row_is_not_the_headers_width_is_refused(tmp_path, row, fields):
+# the row is told at line 2 with the line quoted and a caret: a short row at its start, a long one at its first
+# field past the header's three (0,1,1,ok: "ok" is the fourth field, after the 6 characters "0,1,1,")
+@pytest.mark.parametrize("row, fields, col", [("0,1", 2, 1), ("0,1,1,ok,,k,9,9", 8, 7)])
+def test_a_table_whose_row_is_not_the_headers_width_is_refused(tmp_path, row, fields, col):
     (tmp_path / "o.csv").write_text(f"point,seed,status\n{row}\n")
-    _refused(_sweep(tmp_path, "-o", "o.csv"), "o.csv: cannot read the table to resume from "
-             f"(line 2 has {fields} fields, the header 3); remove it or give --fresh")
+    r = _sweep(tmp_path, "-o", "o.csv")
+    assert r.returncode == 1, r.stderr
+    assert r.stderr == (f"o.csv:2:{col}: error: cannot read the table to resume from (line 2 has {fields} fields, "
+                        f"the header 3); remove it or give --fresh\n    {row}\n    {' ' * (col - 1)}^\n")
 
 
 def test_records_whose_row_is_short_are_refused(tmp_path):
     (tmp_path / "r.csv").write_text("point,seed,key,session,turn,time,x\n0,1\n")
-    _refused(_sweep(tmp_path, "-o", "o.csv", "--records", "r.csv"),
-             "r.csv: cannot read the records to resume from (line 2 has 2 fields, the header 7)")
+    r = _sweep(tmp_path, "-o", "o.csv", "--records", "r.csv")
+    assert r.returncode == 1, r.stderr
+    assert r.stderr == ("r.csv:2:1: error: cannot read the records to resume from (line 2 has 2 fields, the header "
+                        "7); remove it or give --fresh\n    0,1\n    ^\n")
 
 
 @needs_fifo

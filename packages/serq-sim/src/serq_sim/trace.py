@@ -76,16 +76,40 @@ class TraceCorpus:
 
 
 def _err(path: str, line: int, col: int, msg: str) -> SimError:
-    """The error ``msg`` at ``line`` and ``col`` of the trace ``path``: ``path:line:col: error: msg``, the
-    line quoted (200 characters of it at most, around the column) with a caret under the column, as a
-    source's mistake is told; without the quote when the line cannot be read again (one longer than
-    ``MAX_LINE`` bytes, a file gone since)."""
+    """The error ``msg`` at ``line`` and ``col`` of the trace ``path`` (:func:`csv_located`)."""
+    return SimError(csv_located(path, line, col, msg))
+
+
+def csv_located(path: str, line: int, col: int, msg: str) -> str:
+    """``path:line:col: error: msg`` for a CSV file (a trace, a sweep's table, records, a dump), the line
+    quoted (200 characters of it at most, around the column) with a caret under the column, as a source's
+    mistake is told (:func:`serq.jsonin.located`); without the quote when the line cannot be read again
+    (one longer than ``MAX_LINE`` bytes, a file gone since)."""
     text = _source_line(path, line)
     if text is None:
-        return SimError(f"{path}:{line}:{col}: error: {msg}")
+        return f"{path}:{line}:{col}: error: {msg}"
     from serq.jsonin import located
 
-    return SimError(located(text, path, line, col, msg, first=line))
+    return located(text, path, line, col, msg, first=line)
+
+
+def csv_cell_at(path: str, first: int, last: int, index: int) -> tuple[int, int]:
+    """Where field ``index`` (from 0) of the record a CSV reader read from lines ``first`` to ``last`` of
+    ``path`` starts, as ``(line, column)``; the record's start for a field it does not have."""
+    starts = _field_starts(path, first, last)
+    return starts[index] if 0 <= index < len(starts) else (first, 1)
+
+
+def csv_bad_byte(path: str) -> tuple[int, int, int, bytes] | None:
+    """The first byte of ``path`` that is not UTF-8, as ``(line, column, byte, the file's first bytes)``
+    (:func:`serq.files.not_utf8` takes the last two), or None."""
+    with _open(path, "surrogateescape") as f:
+        for n, line in enumerate(f, 1):
+            m = _ESCAPED.search(line)
+            if m is not None:
+                head = line[:4].encode("utf-8", "surrogateescape") if n == 1 else b""
+                return n, m.start() + 1, ord(m.group()) - 0xDC00, head
+    return None
 
 
 def _source_line(path: str, line: int) -> str | None:
@@ -298,13 +322,10 @@ _ESCAPED = re.compile("[\udc80-\udcff]")
 
 def _not_utf8(path: str) -> SimError:
     """The error for the first byte of the file that is not UTF-8, at its line and column."""
-    with _open(path, "surrogateescape") as f:
-        for n, line in enumerate(f, 1):
-            m = _ESCAPED.search(line)
-            if m is not None:
-                ch = m.group()
-                head = line[:4].encode("utf-8", "surrogateescape") if n == 1 else b""
-                return _err(path, n, m.start() + 1, not_utf8(ord(ch) - 0xDC00, head, "the trace"))
+    bad = csv_bad_byte(path)
+    if bad is not None:
+        n, col, byte, head = bad
+        return _err(path, n, col, not_utf8(byte, head, "the trace"))
     return _err(path, 1, 1, "the trace is not UTF-8 text")  # pragma: no cover - the decoder said it was not
 
 

@@ -33,7 +33,7 @@ from typing import Any
 
 from serq.errors import UsageError, UserError, printable
 from serq.files import MAX_LINE, open_input
-from serq.jsonin import MAX_DIGITS
+from serq.jsonin import MAX_DIGITS, value_at
 from serq.numbers import NAN_PATTERN
 from serq.numbers import PATTERN as NUMBER_PATTERN
 
@@ -173,10 +173,13 @@ def trace_digest(path: str) -> str:
         return f"unreadable {path}: {getattr(e, 'strerror', None) or e}"
 
 
-def run_hash(program: Any, traces: dict[str, str] | None = None) -> str:
+def run_hash(program: Any, traces: dict[str, str] | None = None, pm: Any = None) -> str:
     """What a run of ``program`` depends on besides its seed and bounds, hashed: its IR without spans and
-    source (a program and a copy of it with another comment, or its kernel twin, share their runs) and,
-    when it replays a trace, the trace's bytes. The trace clause names its file relative to the program's
+    source (a program and a copy of it with another comment, or its kernel twin, share their runs), the
+    versions of the parts that decide its results (:func:`versions.deciding`: serq-ir, serq-frontend,
+    serq-sim and the plugins of ``pm`` providing a stage kind or policy it names; a table resumed after an
+    upgrade kept the runs of the old version beside the new one's) and, when it replays a trace, the
+    trace's bytes. The trace clause names its file relative to the program's
     folder, which the IR without its source leaves out: two programs of one text in two folders, each
     beside a trace of its own, had one key and the second was given the first one's runs, and a trace
     edited between a sweep and its resume kept the runs of the old one. ``traces``: the digests of the
@@ -184,7 +187,10 @@ def run_hash(program: Any, traces: dict[str, str] | None = None) -> str:
     import msgspec
     import serq_ir
 
+    from .versions import deciding
+
     digest = hashlib.sha256(serq_ir.encode(msgspec.structs.replace(program, source=None), spans=False))
+    digest.update(b"\0versions\0" + "\n".join(deciding(program, pm)).encode())
     trace = program.workload.trace
     if trace is not None:
         from serq_sim.trace import resolve_trace
@@ -297,7 +303,7 @@ def plan(files: Sequence[str], *, sets: Mapping[str, Any] | None = None, defs: M
             if label:  # the point, on the message's own line when it is one line (a quoted source has more)
                 msg += f" (at the sweep's point {label})" if "\n" not in msg else f"\n(at the sweep's point {label})"
             raise UserError(msg) from None
-        out.append(Point(i, params, file, serq_ir.encode(program), run_hash(program, traces), inputs,
+        out.append(Point(i, params, file, serq_ir.encode(program), run_hash(program, traces, pm), inputs,
                          [r.name for r in program.records]))
     return Plan(axes, out, seed_list, limits, pm)
 
@@ -648,31 +654,100 @@ def wide_fields() -> Iterator[None]:
         csv.field_size_limit(before)
 
 
-def read_table(path: str) -> list[dict[str, Any]]:
-    """The rows of a table written by a sweep (``.csv`` or ``.parquet``)."""
+class TableFault(ValueError):
+    """A fault of a CSV file a sweep wrote (its table, a records table), read back: ``why``, at ``line`` and
+    ``col`` of ``path``. :meth:`message` tells it as a source's mistake is told, the line quoted with a caret
+    under the column (a hand-edited cell was named by its line's number and its column's name alone)."""
+
+    def __init__(self, path: str, line: int, col: int, why: str):
+        super().__init__(why)
+        self.path, self.line, self.col, self.why = path, line, col, why
+
+    def message(self, what: str, after: str = "") -> str:
+        """``PATH:LINE:COL: error: WHAT (WHY)AFTER``, then the line quoted with a caret under the column."""
+        from serq_sim.trace import csv_located
+
+        return csv_located(self.path, self.line, self.col, f"{what} ({self.why}){after}")
+
+
+def not_utf8_fault(path: str) -> TableFault:
+    """The :class:`TableFault` of the first byte of the CSV file ``path`` that is not UTF-8, at its line and
+    column."""
+    from serq.files import not_utf8
+    from serq_sim.trace import csv_bad_byte
+
+    bad = csv_bad_byte(path)
+    if bad is None:  # pragma: no cover - the decoder said there is one
+        return TableFault(path, 1, 1, "not UTF-8 text")
+    line, col, byte, head = bad
+    return TableFault(path, line, col, not_utf8(byte, head, None))
+
+
+def csv_rows(path: str, reader: Any) -> Iterator[tuple[int, int, list[str]]]:
+    """The records of the CSV ``reader`` of ``path`` after its header that are not blank, as ``(first line,
+    last line, fields)`` (a quoted field may span lines); a byte that is not UTF-8 is a :class:`TableFault`
+    at its line and column."""
+    last = reader.line_num
+    try:
+        for row in reader:
+            first, last = last + 1, reader.line_num
+            if row:  # (a blank line, as csv.DictReader skips it)
+                yield first, last, row
+    except UnicodeDecodeError:
+        raise not_utf8_fault(path) from None
+
+
+def width_fault(path: str, first: int, last: int, row: Sequence[str], width: int) -> TableFault:
+    """The :class:`TableFault` of a record (lines ``first`` to ``last``) of ``len(row)`` fields where the header
+    has ``width``: at its first field past the header's, or at its start when it has fewer."""
+    from serq_sim.trace import csv_cell_at
+
+    line, col = csv_cell_at(path, first, last, width) if len(row) > width else (first, 1)
+    return TableFault(path, line, col, f"line {first} has {len(row)} fields, the header {width}")
+
+
+def cell_fault(path: str, first: int, last: int, index: int, why: str) -> TableFault:
+    """The :class:`TableFault` ``why`` of field ``index`` of a record (lines ``first`` to ``last``), at its start."""
+    from serq_sim.trace import csv_cell_at
+
+    line, col = csv_cell_at(path, first, last, index)
+    return TableFault(path, line, col, why)
+
+
+def read_csv_table(path: str, lines: list[tuple[int, int]] | None = None) -> tuple[list[str], list[dict[str, Any]]]:
+    """The header and the rows of a CSV table written by a sweep (its runs or its points), each row's first and
+    last line appended to ``lines`` when given. A malformed row or cell, or a byte that is not UTF-8, is a
+    :class:`TableFault` at its line and column."""
+    # a regular file only (a FIFO would block), of lines of at most MAX_LINE bytes (a sparse file of NUL bytes
+    # is one line); a row whose fields are not the header's is an error, not a row with holes
+    with wide_fields(), io.TextIOWrapper(open_input(path, max_line=MAX_LINE), newline="", encoding="utf-8") as f:
+        reader = csv.reader(f)
+        try:
+            header = next(reader, [])
+        except UnicodeDecodeError:
+            raise not_utf8_fault(path) from None
+        rows = []
+        for first, last, row in csv_rows(path, reader):
+            if len(row) != len(header):
+                raise width_fault(path, first, last, row, len(header))
+            cells = {}
+            for i, (k, v) in enumerate(zip(header, row)):
+                try:
+                    cells[k] = v if k in TEXT else _parse_csv(v)
+                except ValueError as e:
+                    raise cell_fault(path, first, last, i, f"column {printable(k)[:60]}: {e}") from None
+            rows.append(cells)
+            if lines is not None:
+                lines.append((first, last))
+        return header, rows
+
+
+def read_table(path: str, lines: list[tuple[int, int]] | None = None) -> list[dict[str, Any]]:
+    """The rows of a table written by a sweep (``.csv`` or ``.parquet``); a CSV table's as
+    :func:`read_csv_table` reads them."""
     fmt = table_format(path, output=False)
     if fmt == "csv":
-        # a regular file only (a FIFO would block), of lines of at most MAX_LINE bytes (a sparse file of
-        # NUL bytes is one line); a row whose fields are not the header's is an error (ValueError), not a
-        # row with holes
-        with wide_fields(), io.TextIOWrapper(open_input(path, max_line=MAX_LINE), newline="",
-                                             encoding="utf-8") as f:
-            reader = csv.reader(f)
-            header = next(reader, [])
-            rows = []
-            for row in reader:
-                if not row:  # a blank line, as csv.DictReader skips it
-                    continue
-                if len(row) != len(header):
-                    raise ValueError(f"line {reader.line_num} has {len(row)} fields, the header {len(header)}")
-                cells = {}
-                for k, v in zip(header, row):
-                    try:
-                        cells[k] = v if k in TEXT else _parse_csv(v)
-                    except ValueError as e:
-                        raise ValueError(f"line {reader.line_num}, column {printable(k)[:60]}: {e}") from None
-                rows.append(cells)
-            return rows
+        return read_csv_table(path, lines)[1]
     import pandas as pd
 
     with open_input(path) as f:
@@ -718,8 +793,11 @@ def load_finished(path: str, plan: Plan) -> dict[str, dict]:
     wanted = {plan.key(p, s) for p in plan.points for s in plan.seeds}
     done: dict[str, dict] = {}
     if os.path.exists(path):
+        lines: list[tuple[int, int]] = []
         try:
-            table = read_table(path)
+            table = read_table(path, lines)
+        except TableFault as e:
+            raise UserError(e.message("cannot read the table to resume from", "; remove it or give --fresh")) from None
         except (OSError, ValueError, KeyError, csv.Error) as e:
             raise UserError(f"{path}: cannot read the table to resume from ({unreadable(path, e)}); remove it or give "
                             "--fresh") from None
@@ -733,8 +811,14 @@ def load_finished(path: str, plan: Plan) -> dict[str, dict]:
                 if r.get("key") in wanted:
                     if r.get("status") not in STATUSES:  # (hand-edited: "OK", "", "o\x00k" were taken as ok)
                         shown = printable(repr(str(r.get("status"))[:40]))
-                        raise UserError(f"{path}: the run {r['key']} (row {n - 1}) has the status {shown}, none a "
-                                        f"sweep writes ({', '.join(STATUSES)}); remove it or give --fresh")
+                        why = (f"the run {r['key']} (row {n - 1}) has the status {shown}, none a sweep writes "
+                               f"({', '.join(STATUSES)}); remove it or give --fresh")
+                        if lines and "status" in names:  # (a CSV table: at the cell, the line quoted)
+                            from serq_sim.trace import csv_located
+
+                            fault = cell_fault(path, *lines[n - 2], names.index("status"), why)
+                            raise UserError(csv_located(path, fault.line, fault.col, why))
+                        raise UserError(f"{path}: {why}")
                     res = _result_of_row(r, figs)
                     if res["status"] == "error":
                         # a run that failed has no figures (what it journals, what a sweep that runs it keeps):
@@ -775,12 +859,26 @@ def journal_entries(path: str, wanted: set[str], fields: Mapping[str, Any]) -> I
             except ValueError:
                 continue
             except RecursionError:  # JSON nested deeper than json.loads recurses: no entry a sweep writes
-                raise UserError(f"{path}:{n}: not an entry of a sweep's journal; remove the file or give --fresh") from None
-            if (not isinstance(r, dict) or not isinstance(r.get("key"), str)
-                    or not all(k in r and ok(r[k]) for k, ok in fields.items())):
-                raise UserError(f"{path}:{n}: not an entry of a sweep's journal; remove the file or give --fresh")
+                raise UserError(_not_an_entry(path, n, line, ())) from None
+            if not isinstance(r, dict):
+                raise UserError(_not_an_entry(path, n, line, ()))
+            for k, ok in (("key", lambda v: isinstance(v, str)), *fields.items()):
+                if k not in r or not ok(r[k]):
+                    raise UserError(_not_an_entry(path, n, line, (k,) if k in r else ()))
             if r["key"] in wanted:
                 yield r["key"], r
+
+
+def _not_an_entry(path: str, n: int, line: str, at: tuple) -> str:
+    """The error of line ``n`` (``line``) of a sweep's journal, no entry a sweep writes: at the value of the field
+    ``at`` that is not one (the line's start for a line that is no object, or lacks a field), the line quoted
+    with a caret, as a JSON mistake is (it was the line's number alone)."""
+    from serq.jsonin import located
+
+    text = line.rstrip("\r\n")
+    pos = value_at(text, at) if at else None
+    return located(text, path, n, 1 if pos is None else pos + 1,
+                   "not an entry of a sweep's journal; remove the file or give --fresh", first=n)
 
 
 def write_tables(plan: Plan, done: Mapping[str, dict], out: str, inputs: Iterable[str]) -> tuple[list, list]:

@@ -106,17 +106,49 @@ def _read(table: Any) -> Any:
 
     if isinstance(table, pd.DataFrame):
         return table
-    from .core import table_format
+    from .core import TableFault, read_csv_table, table_format
 
     path = os.fspath(table)
     fmt = table_format(path, "serq plot", output=False)
     try:
-        # a CSV's lines at most MAX_LINE bytes: a sparse file of 1 GiB of NUL bytes, one line, took pandas
-        # 7 GB to read
-        with open_input(path, max_line=MAX_LINE if fmt == "csv" else None) as f:
-            return pd.read_csv(f) if fmt == "csv" else pd.read_parquet(f)
+        if fmt == "csv":
+            # read as a sweep reads the table back to resume (its writer's syntax, every row of the header's
+            # fields, a fault located with the line quoted): pandas took a row cut short as one with holes,
+            # a cell such as 1_000 as a number, and named a byte that is not UTF-8 by Python's words
+            lines: list[tuple[int, int]] = []
+            header, rows = read_csv_table(path, lines)
+            frame = pd.DataFrame(rows, columns=header)
+            frame.attrs["serq_lines"] = _Lines(path, header, lines)
+            return frame
+        with open_input(path) as f:
+            return pd.read_parquet(f)
+    except TableFault as e:
+        raise UserError(e.message("cannot read the table")) from None
     except (OSError, ValueError) as e:
         raise UserError(f"{path}: cannot read the table: {_why(e)}") from None
+
+
+class _Lines:
+    """Where each row of a table read from a CSV file was (``lines[i]``, the first and last line of row ``i``),
+    for an error about a cell (a frame's ``attrs``, carried over by pandas to the frames made of it: a deep
+    copy of it is itself)."""
+
+    def __init__(self, path: str, header: list[str], lines: list[tuple[int, int]]):
+        self.path, self.header, self.lines = path, header, lines
+
+    def __deepcopy__(self, memo: Any) -> _Lines:
+        return self
+
+    def located(self, row: Any, column: str, why: str) -> str | None:
+        """``why`` at the cell of ``column`` in row ``row`` (the frame's index label), the line quoted."""
+        from serq_sim.trace import csv_located
+
+        from .core import cell_fault
+
+        if not (isinstance(row, int) and 0 <= row < len(self.lines) and column in self.header):
+            return None
+        fault = cell_fault(self.path, *self.lines[row], self.header.index(column), why)
+        return csv_located(self.path, fault.line, fault.col, why)
 
 
 def _why(e: BaseException) -> str:
@@ -131,9 +163,12 @@ def _numeric(frame: Any, column: str, what: str) -> None:
 
     values = frame[column]
     if pd.api.types.is_bool_dtype(values) or not pd.api.types.is_numeric_dtype(values):
-        bad = next((v for v in values if not isinstance(v, int | float) or isinstance(v, bool)), None)
-        raise UserError(f"{what}: column {column} does not hold numbers (it has {bad!r}); a curve's x and y "
-                        "are numbers (a name whose values are not, such as a program, goes to --hue)")
+        row, bad = next(((i, v) for i, v in values.items() if not isinstance(v, int | float) or isinstance(v, bool)),
+                        (None, None))
+        why = (f"{what}: column {column} does not hold numbers (it has {bad!r}); a curve's x "
+               "and y are numbers (a name whose values are not, such as a program, goes to --hue)")
+        lines = frame.attrs.get("serq_lines")
+        raise UserError((lines.located(row, column, why) if isinstance(lines, _Lines) else None) or why)
 
 
 def curve_data(table: Any, x: str, y: str, hue: str | None = None) -> tuple[str, dict[Any, tuple[list, list, list]]]:
@@ -324,26 +359,33 @@ def _dump_csv(folder: str, name: str, gauge: bool) -> tuple[list[float], list[fl
         f = io.TextIOWrapper(open_input(path, max_line=MAX_LINE), newline="", encoding="utf-8")
     except OSError as e:
         raise UserError(f"{path}: cannot read: {_why(e)}") from None
+    from serq_sim.trace import csv_located
+
+    from .core import TableFault, cell_fault, csv_rows, not_utf8_fault
+
     with f:
         reader = csv.reader(f)
         try:
-            header = next(reader, None)
+            try:
+                header = next(reader, None)
+            except UnicodeDecodeError:
+                raise not_utf8_fault(path) from None
             if header is None or "time" not in header or "value" not in header:
                 raise UserError(f"{path}:1: error: not a dump's CSV (its header has no columns time and value)")
             it, iv = header.index("time"), header.index("value")
-            for row in reader:
-                if not row:
-                    continue
-                try:  # as serq run --dump writes them (repr: 0.1, 1e-05, inf, nan), in serQ's number syntax
-                    # (serq.numbers: float() read 1_000 as 1000 and ١٢ as 12)
-                    ts.append(number(row[it], nan=True))
-                    vs.append(number(row[iv], nan=True))
-                except (IndexError, ValueError) as e:
-                    why = f": {e}" if isinstance(e, NotANumber) and NUMBER_HINT in str(e) else ""
-                    raise UserError(f"{path}:{reader.line_num}: error: the row has no number under time or "
-                                    f"value ({','.join(row)[:80]!r}){why}") from None
-        except UnicodeDecodeError:
-            raise UserError(f"{path}: error: not a dump's CSV (not UTF-8 text)") from None
+            for first, last, row in csv_rows(path, reader):
+                for i, into in ((it, ts), (iv, vs)):
+                    try:  # as serq run --dump writes them (repr: 0.1, 1e-05, inf, nan), in serQ's number syntax
+                        # (serq.numbers: float() read 1_000 as 1000 and ١٢ as 12)
+                        into.append(number(row[i], nan=True))
+                    except (IndexError, ValueError) as e:
+                        why = f": {e}" if isinstance(e, NotANumber) and NUMBER_HINT in str(e) else ""
+                        message = (f"the row has no number under time or value ({','.join(row)[:80]!r}){why}")
+                        # at the cell, or at the row's start for a row without it; the line quoted
+                        fault = cell_fault(path, first, last, i, message)
+                        raise UserError(csv_located(path, fault.line, fault.col, message)) from None
+        except TableFault as e:
+            raise UserError(csv_located(path, e.line, e.col, f"not a dump's CSV ({e.why})")) from None
         except csv.Error as e:
             raise UserError(f"{path}:{max(reader.line_num, 1)}: error: not a dump's CSV ({e})") from None
     return ts, vs

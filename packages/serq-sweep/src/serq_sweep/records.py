@@ -29,7 +29,16 @@ from typing import Any
 from serq.errors import UserError
 from serq.files import MAX_LINE, open_input
 
-from .core import FLOAT_CELL, WHOLE_CELL, wide_fields
+from .core import (
+    FLOAT_CELL,
+    WHOLE_CELL,
+    TableFault,
+    cell_fault,
+    csv_rows,
+    not_utf8_fault,
+    wide_fields,
+    width_fault,
+)
 
 #: one run's records: table name -> column -> a numpy array
 Run = dict[str, dict[str, Any]]
@@ -123,9 +132,18 @@ def _own_dtypes(cols: dict[str, Any]) -> dict[str, Any]:
                 b = a.astype(dtype)
             wrong = np.flatnonzero(b != a) if dtype != "float64" else np.zeros(0, dtype=np.int64)
             if wrong.size:
-                raise ValueError(f"column {c}: {a[wrong[0]].item()!r} is not a whole number within {dtype}")
+                raise _NotWhole(f"column {c}: {a[wrong[0]].item()!r} is not a whole number within {dtype}", c,
+                                int(wrong[0]))
             cols[c] = b
     return cols
+
+
+class _NotWhole(ValueError):
+    """:func:`_own_dtypes`'s refusal of the value at ``index`` of ``column``."""
+
+    def __init__(self, why: str, column: str, index: int):
+        super().__init__(why)
+        self.column, self.index = column, index
 
 
 def _arrays(cols: Mapping[str, Sequence]) -> dict[str, Any]:
@@ -146,7 +164,10 @@ def _read_csv(path: str) -> tuple[list[str], dict[str, dict[str, Any]]]:
     # a regular file only (a FIFO would block), of lines of at most MAX_LINE bytes (a sparse file is one line)
     with wide_fields(), io.TextIOWrapper(open_input(path, max_line=MAX_LINE), newline="", encoding="utf-8") as f:
         reader = csv.reader(f)
-        header = next(reader, None)
+        try:
+            header = next(reader, None)
+        except UnicodeDecodeError:
+            raise not_utf8_fault(path) from None
         if header is None:
             return [], {}
         if "key" not in header:
@@ -154,17 +175,31 @@ def _read_csv(path: str) -> tuple[list[str], dict[str, dict[str, Any]]]:
         k = header.index("key")
         cols = header[k + 1:]
         by_key: dict[str, list[list[str]]] = {}
-        for row in reader:
-            if not row:
-                continue
+        where: dict[str, list[tuple[int, int]]] = {}  # per key, the lines of each of its rows
+        for first, last, row in csv_rows(path, reader):
             if len(row) != len(header):
-                raise ValueError(f"line {reader.line_num} has {len(row)} fields, the header {len(header)}")
+                raise width_fault(path, first, last, row, len(header))
             by_key.setdefault(row[k], []).append(row[k + 1:])
+            where.setdefault(row[k], []).append((first, last))
     whole = [all(_int64(r[j]) for rs in by_key.values() for r in rs) for j in range(len(cols))]
     out = {}
     for key, rs in by_key.items():
-        out[key] = {c: np.array([int(r[j]) if whole[j] else _cell(r[j], c) for r in rs],
-                                dtype=np.int64 if whole[j] else np.float64) for j, c in enumerate(cols)}
+        arrays = {}
+        for j, c in enumerate(cols):
+            if whole[j]:
+                arrays[c] = np.array([int(r[j]) for r in rs], dtype=np.int64)
+                continue
+            values = []
+            for r, lines in zip(rs, where[key]):
+                try:
+                    values.append(_cell(r[j], c))
+                except ValueError as e:  # at the cell, the line quoted
+                    raise cell_fault(path, *lines, k + 1 + j, str(e)) from None
+            arrays[c] = np.array(values, dtype=np.float64)
+        try:
+            out[key] = _own_dtypes(arrays)
+        except _NotWhole as e:  # at the cell, the line quoted
+            raise cell_fault(path, *where[key][e.index], header.index(e.column), str(e)) from None
     return header, out
 
 
@@ -211,6 +246,9 @@ def load(path: str, plan: Any) -> dict[str, Run]:
             for key, cols in by_key.items():
                 if key in wanted:
                     runs.setdefault(key, {})[name] = _own_dtypes(cols)
+        except TableFault as e:
+            raise UserError(e.message("cannot read the records to resume from", "; remove it or give --fresh")
+                            ) from None
         except (OSError, ValueError, KeyError, ImportError, csv.Error) as e:
             from .core import unreadable
 
