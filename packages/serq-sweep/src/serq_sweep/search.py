@@ -265,7 +265,7 @@ def find(program: str | Sequence[str], conditions: str | Sequence[str], over: tu
                                                     name: lo},
                                          {a.name: first[a.name] for a in axes if a.kind == "def"}, overrides)
         probes.append(core.Point(len(probes), dict(first), file, serq_ir.encode(program_),
-                                 core.run_hash(program_, traces)))
+                                 core.run_hash(program_, traces, pm)))
     # a condition's figure no run has (a typo) is refused before the search, as sweep --show's
     core.check_figures(core.Plan([], probes, seed_list, limits, pm), [f for f, _, _ in conds])
     judged: list[dict[str, Any]] = []  # every run a condition was judged on (cut_short: the partial ones)
@@ -291,7 +291,7 @@ def find(program: str | Sequence[str], conditions: str | Sequence[str], over: tu
                                     f"{hint})") from None
                 read.update(inputs)
                 plan_points.append(core.Point(len(plan_points), {**s.params, name: s.value(x)}, file,
-                                              serq_ir.encode(program_), core.run_hash(program_, traces), inputs))
+                                              serq_ir.encode(program_), core.run_hash(program_, traces, pm), inputs))
                 owners.append((s, x))
             if out is not None:
                 check_not_input(out, sorted(read))

@@ -1,0 +1,49 @@
+"""The versions of the parts that decide a run's results, which a run's key holds (:func:`core.run_hash`).
+
+A table resumed after one of them changed runs its runs again instead of mixing the results of two versions:
+serq-ir (what the IR means), serq-frontend (what a source compiles to), serq-sim (what a run does with it)
+and the distribution of every plugin that provides a stage kind, an eviction order, a preemption policy or
+a share policy the program names. They are read where the key is computed, the sweep's own process."""
+
+from __future__ import annotations
+
+from typing import Any
+
+#: serQ's parts whose version decides a run's results, whatever the program names
+PARTS = ("serq-frontend", "serq-ir", "serq-sim")
+
+
+def _name(node: Any) -> str:
+    """The registry name of an IR stage kind or policy: an ``Extension``'s name, else its IR tag."""
+    from serq_ir import nodes as N
+
+    return node.name if isinstance(node, N.Extension) else type(node).__name__
+
+
+def deciding(program: Any, pm: Any = None) -> list[str]:
+    """``NAME VERSION`` of each part (:data:`PARTS`; ``NAME absent`` when not installed) and of each
+    distribution whose plugin registered a stage kind or policy ``program`` names, sorted, each once. A
+    plugin registered in this process, of no distribution, is named by its module and class alone (it has
+    no version). A name no plugin registers adds nothing: its run fails saying so."""
+    from serq import plugins
+    from serq_sim.api import registries
+
+    found = plugins.find_distributions(PARTS)
+    out = {f"{n} {d.version if d is not None else 'absent'}" for n, d in found.items()}
+    pm = plugins.api_plugin_manager(pm)
+    reg = registries(pm)
+    named = [(reg.stage_kinds, _name(s.kind)) for s in program.stages]
+    for pool in program.pools:
+        named += [(reg.evict, _name(pool.evict)), (reg.preempt, _name(pool.preempt))]
+    if program.share is not None:
+        named.append((reg.share, program.share))
+    for registry, name in named:
+        if name not in registry:
+            continue
+        plugin = registry.plugin_of(name)
+        if plugin is None:  # (registered outside a hook: no plugin to name)
+            continue
+        dist = plugins.plugin_distribution(pm, plugin)
+        out.add(f"{dist.project_name} {dist.version}" if dist is not None
+                else f"{plugins.plugin_name(pm, plugin)} (registered in this process)")
+    return sorted(out)
