@@ -69,3 +69,40 @@ def test_a_resumed_tables_cell_is_located_on_a_later_line(tmp_path):
     assert head == (f"{tmp_path / 't.csv'}:4:5: error: cannot read the table to resume from (column seed: the "
                     "integer 999999999999...999999 (400 digits) is beyond the range of a number (at most 308 digits))")
     assert caret == "    " + " " * 4 + "^" and quote.startswith("    1,2,9999")
+
+
+RECORDS = "session,turn,time,sent,first_token,last_token,output\n0,0,1,1,2,3,4\n"
+
+
+def _records_error(tmp_path, text: str, metric: str) -> str:
+    from serq_sweep.plots import records_cdf_data
+
+    (tmp_path / "r.csv").write_bytes(text.encode("utf-8", "surrogateescape"))
+    with pytest.raises(UserError) as e:
+        records_cdf_data(str(tmp_path / "r.csv"), [metric])
+    return str(e.value)
+
+
+def test_records_cdf_refuses_a_row_too_long_at_its_extra_field(tmp_path):
+    # the eighth field starts after "1,0,1,1,2,3,4," (14 characters): column 15
+    path = tmp_path / "r.csv"
+    assert _records_error(tmp_path, RECORDS + "1,0,1,1,2,3,4,9\n", "ttft") == (
+        f"{path}:3:15: error: cannot read the records (line 3 has 8 fields, the header 7)\n"
+        f"    1,0,1,1,2,3,4,9\n{' ' * 18}^")
+
+
+def test_records_cdf_names_a_byte_that_is_not_utf8_at_its_column(tmp_path):
+    path = tmp_path / "r.csv"  # the byte after "1,0," (4 characters): column 5
+    assert _records_error(tmp_path, RECORDS + "1,0,\udce91,1,2,3,4\n", "ttft") == (
+        f"{path}:3:5: error: cannot read the records (not UTF-8 text (byte 0xE9))\n"
+        f"    1,0,?1,1,2,3,4\n{' ' * 8}^")
+
+
+@pytest.mark.parametrize("metric", ["ttft", "tpot", "first_token"])
+def test_records_cdf_names_a_cell_of_text_its_metric_reads(tmp_path, metric):
+    # first_token, the fifth field after "1,0,1,1," (8 characters): column 9; ttft and tpot subtract it (a
+    # TypeError traceback of pandas)
+    path = tmp_path / "r.csv"
+    assert _records_error(tmp_path, RECORDS + "1,0,1,1,abc,3,4\n", metric) == (
+        f"{path}:3:9: error: --cdf {metric}: column first_token does not hold numbers\n"
+        f"    1,0,1,1,abc,3,4\n{' ' * 12}^")

@@ -106,26 +106,46 @@ def _read(table: Any) -> Any:
 
     if isinstance(table, pd.DataFrame):
         return table
-    from .core import TableFault, read_csv_table, table_format
+    from .core import TableFault, table_format
 
     path = os.fspath(table)
     fmt = table_format(path, "serq plot", output=False)
     try:
         if fmt == "csv":
-            # read as a sweep reads the table back to resume (its writer's syntax, every row of the header's
-            # fields, a fault located with the line quoted): pandas took a row cut short as one with holes,
-            # a cell such as 1_000 as a number, and named a byte that is not UTF-8 by Python's words
-            lines: list[tuple[int, int]] = []
-            header, rows = read_csv_table(path, lines)
-            frame = pd.DataFrame(rows, columns=header)
-            frame.attrs["serq_lines"] = _Lines(path, header, lines)
-            return frame
+            return _csv_frame(path)
         with open_input(path) as f:
             return pd.read_parquet(f)
     except TableFault as e:
         raise UserError(e.message("cannot read the table")) from None
     except (OSError, ValueError) as e:
         raise UserError(f"{path}: cannot read the table: {_why(e)}") from None
+
+
+def _csv_frame(path: str) -> Any:
+    """A sweep's table or a records file in CSV as a DataFrame, read as a sweep reads its table back to resume
+    (:func:`serq_sweep.core.read_csv_table`: its writer's syntax, every row of the header's fields, a fault a
+    :class:`~serq_sweep.core.TableFault` at its line and column): pandas took a row cut short as one with
+    holes and named a byte that is not UTF-8 in Python's words. The frame's ``attrs`` keep where each row
+    was (:class:`_Lines`), for an error about a cell."""
+    import pandas as pd
+
+    from .core import read_csv_table
+
+    lines: list[tuple[int, int]] = []
+    header, rows = read_csv_table(path, lines)
+    frame = pd.DataFrame(rows, columns=header)
+    frame.attrs["serq_lines"] = _Lines(path, header, lines)
+    return frame
+
+
+def _bad_cell(frame: Any, column: str, why: str) -> str:
+    """``why``, at the first cell of ``column`` that is no number when ``frame`` was read from a CSV file (the
+    line quoted with a caret), else as it is."""
+    lines = frame.attrs.get("serq_lines")
+    if not isinstance(lines, _Lines):
+        return why
+    row = next((i for i, v in frame[column].items() if not isinstance(v, int | float) or isinstance(v, bool)), None)
+    return lines.located(row, column, why) or why
 
 
 class _Lines:
@@ -163,12 +183,10 @@ def _numeric(frame: Any, column: str, what: str) -> None:
 
     values = frame[column]
     if pd.api.types.is_bool_dtype(values) or not pd.api.types.is_numeric_dtype(values):
-        row, bad = next(((i, v) for i, v in values.items() if not isinstance(v, int | float) or isinstance(v, bool)),
-                        (None, None))
-        why = (f"{what}: column {column} does not hold numbers (it has {bad!r}); a curve's x "
-               "and y are numbers (a name whose values are not, such as a program, goes to --hue)")
-        lines = frame.attrs.get("serq_lines")
-        raise UserError((lines.located(row, column, why) if isinstance(lines, _Lines) else None) or why)
+        bad = next((v for v in values if not isinstance(v, int | float) or isinstance(v, bool)), None)
+        raise UserError(_bad_cell(frame, column, f"{what}: column {column} does not hold numbers (it has {bad!r}); a "
+                                  "curve's x and y are numbers (a name whose values are not, such as a program, goes "
+                                  "to --hue)"))
 
 
 def curve_data(table: Any, x: str, y: str, hue: str | None = None) -> tuple[str, dict[Any, tuple[list, list, list]]]:
@@ -441,9 +459,15 @@ def _read_records(source: Any) -> Any:
     low = path.lower()
     if not low.endswith((".csv", ".parquet")):
         raise UserError(f"{path}: --cdf reads a dump folder or a records file (.parquet or .csv)")
+    from .core import TableFault
+
     try:
-        with open_input(path, max_line=MAX_LINE if low.endswith(".csv") else None) as f:
-            return pd.read_csv(f) if low.endswith(".csv") else pd.read_parquet(f)
+        if low.endswith(".csv"):
+            return _csv_frame(path)
+        with open_input(path) as f:
+            return pd.read_parquet(f)
+    except TableFault as e:
+        raise UserError(e.message("cannot read the records")) from None
     except (OSError, ValueError) as e:
         raise UserError(f"{path}: cannot read the records: {_why(e)}") from None
 
@@ -456,6 +480,8 @@ def _metric(frame: Any, name: str, where: str) -> Any:
     if name in RECORD_METRICS:
         need = RECORD_METRICS[name][1]
         if all(c in cols for c in need):
+            for c in need:  # (a cell of text among them was a TypeError traceback of pandas' subtraction)
+                _column_numbers(frame, c, name, where)
             if name == "ttft":
                 return (frame["first_token"] - frame["sent"]).to_numpy(dtype=float)
             if name == "e2el":
@@ -474,10 +500,18 @@ def _metric(frame: Any, name: str, where: str) -> Any:
     if name not in cols:
         raise UserError(f"{where}: --cdf {name}: no column {name} in the records and no metric of that name "
                         f"(metrics: {', '.join(RECORD_METRICS)}; columns: {', '.join(frame.columns)})")
+    return _column_numbers(frame, name, name, where)
+
+
+def _column_numbers(frame: Any, column: str, name: str, where: str) -> Any:
+    """Column ``column`` of ``frame`` as floats, or one message (``--cdf NAME``) at its first cell that is no
+    number, the line quoted, when the frame was read from a CSV file."""
     try:
-        return frame[name].to_numpy(dtype=float)
+        return frame[column].to_numpy(dtype=float)
     except (TypeError, ValueError):
-        raise UserError(f"{where}: --cdf {name}: column {name} does not hold numbers") from None
+        why = f"--cdf {name}: column {column} does not hold numbers"
+        located = _bad_cell(frame, column, why)
+        raise UserError(f"{where}: {why}" if located == why else located) from None
 
 
 def records_cdf_data(records: Any, metrics: Sequence[str], hue: str | None = None
