@@ -134,7 +134,7 @@ def test_each_point_takes_the_direction_of_its_ends(exact, tmp_path):
     assert r.stdout == (" k     lam           outcome   holds   fails  evaluations\n"
                         " 1   1.375             found   1.375  1.4375            8\n"
                         "-1  1.4375    found smallest  1.4375   1.375            8\n"
-                        " 0       4  holds everywhere       4     nan            2\n")
+                        " 0     4.0  holds everywhere     4.0     nan            2\n")  # (as --out writes it)
     assert out.read_text() == ("k,lam,outcome,holds,fails,evaluations,observes.y.mean:mean\n"
                                "1,1.375,found,1.375,1.4375,8,-0.109375\n"
                                "-1,1.4375,found smallest,1.4375,1.375,8,-0.06640625\n"

@@ -577,13 +577,26 @@ def journal_path(path: str) -> str:
     return f"{path}.journal"
 
 
+def written_value(v: Any) -> str:
+    """A value as a table's CSV writes it (:func:`_csv_value`: an int as its digits, a float as its ``repr``,
+    ``2.0``, which reads back as the same float), NaN as ``nan`` rather than an empty cell: what a printed
+    table shows of the values its ``--out`` writes, so the two agree (``serq sweep --find``)."""
+    if isinstance(v, float) and math.isnan(v):
+        return "nan"
+    return _csv_value(v)
+
+
 def _csv_value(v: Any) -> str:
     if isinstance(v, float):
         return "" if math.isnan(v) else repr(v)
     return "" if v is None else str(v)
 
 
-def encode_table(columns: Sequence[str], table: Sequence[dict[str, Any]], fmt: str) -> bytes:
+def encode_table(columns: Sequence[str], table: Sequence[dict[str, Any]], fmt: str,
+                 ints: Iterable[str] = ()) -> bytes:
+    """The table's bytes in ``fmt``; ``ints``: columns of whole numbers that may hold NaN (the knob of a
+    capacity search on a grid of whole numbers, whose ``fails`` is NaN where the condition holds
+    everywhere), an integer column with missing values in Parquet (pandas' ``Int64``), not float64."""
     if fmt == "csv":
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")
@@ -592,6 +605,8 @@ def encode_table(columns: Sequence[str], table: Sequence[dict[str, Any]], fmt: s
             w.writerow([_csv_value(r.get(c)) for c in columns])
         return buf.getvalue().encode("utf-8")
     frame = to_frame(columns, table)
+    for c in ints:
+        frame[c] = frame[c].astype("Int64")
     buf = io.BytesIO()
     try:
         frame.to_parquet(buf, index=False)

@@ -330,13 +330,21 @@ def find(program: str | Sequence[str], conditions: str | Sequence[str], over: tu
     figures = list(dict.fromkeys(figures or []))  # two conditions on one figure: one column (two of one name
     out_cols += [f"{f}:mean" for f in figures]  # were a Parquet writer's traceback after the whole search)
     shape = core.Plan(axes, [], seed_list, limits, pm)
+    # the knob's columns (the knob, holds, fails) by the rule of a --set name's: integer columns when every
+    # value the search can take is a whole number (a grid LO:HI:STEP of whole numbers); NaN (no value)
+    # stays NaN. They were floats, written 2.0 where the printed table showed 2
+    knob_ints = grid is not None and all(float(v).is_integer() and abs(v) < 2.0 ** 53 for v in grid)
+
+    def knob(v: Any) -> Any:
+        return math.nan if v is None else int(v) if knob_ints else v
+
     rows = []
     for s in searches:
-        found = s.value(s.holds) if s.holds is not None else math.nan
+        found = knob(s.value(s.holds) if s.holds is not None else None)
         # the swept names as every table gives them (a whole-numbered --set an integer column, as the sweep's)
         row = {**shape.shown(s), name: found,  # type: ignore[arg-type]
                "outcome": ("found smallest" if s.up else "found") if s.state == "done" else s.state,
-               "holds": found, "fails": s.value(s.fails) if s.fails is not None else math.nan,
+               "holds": found, "fails": knob(s.value(s.fails) if s.fails is not None else None),
                "evaluations": s.evaluations}
         at = s.means.get(s.holds, {})
         for f in figures:
@@ -347,7 +355,9 @@ def find(program: str | Sequence[str], conditions: str | Sequence[str], over: tu
         from serq.files import write_atomic
 
         with signals.deferred():  # a second signal cannot lose what the search found
-            write_atomic(out, core.encode_table(out_cols, rows, core.table_format(out)), inputs=sorted(read))
+            write_atomic(out, core.encode_table(out_cols, rows, core.table_format(out),
+                                                ints=[name, "holds", "fails"] if knob_ints else ()),
+                         inputs=sorted(read))
     return out_cols, rows
 
 
@@ -370,17 +380,17 @@ def find_cli(pm, files, args, find_, over, tol, *, workers, dask, progress, out)
     from serq.layout import align
 
     from .cli import _fmt
-    from .core import show_value
+    from .core import written_value
 
     with signals.deferred():
         shown = columns[: columns.index("evaluations") + 1]
         # the swept names' columns, then the knob's, then the outcome, the bracket and the evaluations: the
-        # values of the names and of the knob (found, holds, fails) as every label shows them, exactly (six
-        # digits showed a bracket narrower than that as [1.41421, 1.41421])
+        # values of the names and of the knob (found, holds, fails) as --out writes them, exactly (six
+        # digits showed a bracket narrower than that as [1.41421, 1.41421], and a float knob's 2.0 was 2)
         exact = set(shown[: len(shown) - 5]) | {shown[-5], "holds", "fails"}
         lines = [shown]
         for r in rows:
-            lines.append([show_value(r[c]) if c in exact else _fmt(r[c]) for c in shown])
+            lines.append([written_value(r[c]) if c in exact else _fmt(r[c]) for c in shown])
         # as wide on the screen as the widest cell (a name of wide or combining characters included)
         sys.stdout.write("".join(line + "\n" for line in align(lines, left=0)))
         sys.stdout.flush()
