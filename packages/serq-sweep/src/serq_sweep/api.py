@@ -249,11 +249,28 @@ def sweep(program: str | os.PathLike | Sequence[str | os.PathLike], *, sets: Map
     return frame if recs is None else (frame, recs.frames())
 
 
+def _numbers(column: Any) -> bool:
+    """Whether a frame's column is a figure the points table averages: one of numbers, or of objects some of
+    which are numbers (a bool figure, ``interrupted``, beside the NaN of a failed run's row is an object
+    column), as :func:`core.aggregate_rows` takes every figure some row gives as a number (it was left out
+    here, and kept in the points file, when a run had failed)."""
+    import numbers
+
+    import pandas as pd
+
+    if pd.api.types.is_numeric_dtype(column):
+        return True
+    return column.dtype == object and any(isinstance(v, numbers.Number) for v in column)
+
+
 def aggregate(frame: Any, by: Sequence[str] | None = None) -> Any:
     """Per point across seeds: for every numeric figure its mean and 95 % half-width (Student t over the
-    seeds), columns ``FIGURE:mean`` and ``FIGURE:ci``, and ``runs``. ``by``: the columns that make a
-    point (default ``frame.attrs["axes"]``, else every column before ``seed`` but ``point``:
-    :func:`core.point_columns`)."""
+    seeds), columns ``FIGURE:mean`` and ``FIGURE:ci``, and ``runs``: the table of ``OUT.points.EXT`` a sweep
+    writes beside ``OUT`` (:func:`core.aggregate_rows`). ``by``: the columns that make a point (default
+    ``frame.attrs["axes"]``, else every column before ``seed`` but ``point``: :func:`core.point_columns`).
+    A frame with a ``point`` column whose groups are one point each (a sweep's table grouped by its swept
+    names) keeps it as the first column, as the file has it; a point whose every run failed is a row of
+    ``runs`` 0 and NaN figures, as in the file (it had no ``point`` column, and no row for such a point)."""
     import pandas as pd
 
     from .axes import texts
@@ -274,17 +291,20 @@ def aggregate(frame: Any, by: Sequence[str] | None = None) -> Any:
         raise ValueError(f"{what}: no column {missing[0]!r} in the frame (its columns: "
                          f"{', '.join(map(str, cols[:12]))}" + (", ..." if len(cols) > 12 else "") + ")")
     start = cols.index("key") + 1 if "key" in cols else 0
-    figs = [c for c in cols[start:] if c not in by and c not in ("point", "seed")
-            and pd.api.types.is_numeric_dtype(frame[c])]
-    ok = frame[frame["status"] != "error"] if "status" in cols else frame
+    figs = [c for c in cols[start:] if c not in by and c not in ("point", "seed") and _numbers(frame[c])]
     out = []
-    groups = ok.groupby(by, sort=False, dropna=False) if by else [((), ok)]
+    groups = list(frame.groupby(by, sort=False, dropna=False)) if by else [((), frame)]
+    # each group one point: its index first, as the points file has it
+    point = ("point" in cols and "point" not in by
+             and all(g["point"].nunique(dropna=False) == 1 for _, g in groups))
     for key, g in groups:
         key = key if isinstance(key, tuple) else (key,)
-        row: dict[str, Any] = dict(zip_(by, key))
-        row["runs"] = len(g)
+        row: dict[str, Any] = {"point": g["point"].iloc[0]} if point else {}
+        row.update(zip_(by, key))
+        ok = g[g["status"] != "error"] if "status" in cols else g  # (the runs that did not fail)
+        row["runs"] = len(ok)
         for f in figs:
-            _, m, ci, _ = mean_ci(g[f].astype(float).tolist())
+            _, m, ci, _ = mean_ci(ok[f].astype(float).tolist())
             row[f"{f}:mean"], row[f"{f}:ci"] = m, ci
         out.append(row)
     return pd.DataFrame(out)
