@@ -27,10 +27,11 @@ def test_a_row_paired_over_fewer_seeds_shows_its_pairs():
     rows = [_row("x", [1.0, 3.0, 8.0], [2.0, 5.0, math.nan]), _row("y", [1.0, 2.0, 3.0], [2.0, 4.0, 6.0])]
     lines = render(rows, 0, 3).splitlines()
     assert lines[0] == "2 - 1, paired over 3 seeds (95 % CIs):"
-    assert lines[1].split()[-1] == "pairs"
+    # the pairs, and the values A and B are each over (3 and 2 for x: they were not said)
+    assert lines[1].split()[-5:] == ["pairs", "A", "n", "B", "n"]
     x, y = lines[2].split(), lines[3].split()
-    assert x[0] == "x" and x[1:4] == ["4", "3.5", "1.5"] and x[-1] == "2"
-    assert y[0] == "y" and y[1:4] == ["2", "4", "2"] and y[-1] == "3"
+    assert x[0] == "x" and x[1:4] == ["4", "3.5", "1.5"] and x[-3:] == ["2", "3", "2"]
+    assert y[0] == "y" and y[1:4] == ["2", "4", "2"] and y[-3:] == ["3", "3", "3"]
     assert lines[4].strip().startswith("(pairs: the seeds of the 3 where both arms have a value")
 
 

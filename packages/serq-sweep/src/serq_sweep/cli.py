@@ -185,7 +185,11 @@ def show_table(plan, columns, table, figures) -> str:
         cells = [show_value(r[n]) for n in plan.names] + [str(r["runs"])]  # each point its own label
         for n in names:
             m, ci = r.get(f"{n}:mean", math.nan), r.get(f"{n}:ci", math.nan)
-            cells.append(f"{_fmt(m)} ± {_fmt(ci)}" if not math.isnan(ci) else _fmt(m))
+            cell = f"{_fmt(m)} ± {_fmt(ci)}" if not math.isnan(ci) else _fmt(m)
+            k = r.get(f"{n}:n", r["runs"])
+            # a mean over fewer of the point's runs than `runs` (some without a finite value of the figure:
+            # an observe of no samples, as a run cut short may have) says how many it is over
+            cells.append(f"{cell} (n={k})" if 0 < k < r["runs"] else cell)
         lines.append(cells)
     from serq.layout import align  # by the columns a cell takes on the screen (a figure named in Chinese)
 

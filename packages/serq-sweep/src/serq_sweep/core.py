@@ -543,8 +543,9 @@ def aggregate_rows(plan: Plan, columns: Sequence[str], table: Sequence[dict[str,
         rs = by_point.get(p.index, [])
         row: dict[str, Any] = {"point": p.index, **plan.shown(p), "runs": len(rs)}
         for f in numeric:
-            _, m, ci, _ = mean_ci([float(r[f]) for r in rs if isinstance(r.get(f), (int, float))])
-            row[f"{f}:mean"], row[f"{f}:ci"] = m, ci
+            n, m, ci, _ = mean_ci([float(r[f]) for r in rs if isinstance(r.get(f), (int, float))])
+            # (FIGURE:n, the finite values the mean is over, is no column of the file: --show says it)
+            row[f"{f}:mean"], row[f"{f}:ci"], row[f"{f}:n"] = m, ci, n
         out.append(row)
     return out_cols, out
 

@@ -20,7 +20,10 @@ from . import core
 from .core import show_value
 from .stats import paired
 
-COLUMNS = ("arm", "base", "figure", "n", "a", "b", "diff", "ci_paired", "ci_unpaired", "variance_reduction")
+#: ``n`` the seeds where both arms have a finite value (the pairs ``diff`` and the CIs are over), ``n_a`` and
+#: ``n_b`` those where each arm has one (what its mean ``a``, ``b`` is over)
+COLUMNS = ("arm", "base", "figure", "n", "a", "b", "diff", "ci_paired", "ci_unpaired", "variance_reduction",
+           "n_a", "n_b")
 
 
 def arms_plan(files: Sequence[str], *, sets: Mapping[str, Any] | None = None, defs: Mapping[str, Any] | None = None,
@@ -120,21 +123,24 @@ def render(rows: Sequence[dict[str, Any]], same: int, seeds: int) -> str:
         # a figure some run of either arm has no value of (a run that failed on a seed, an observe of no
         # samples) is paired over fewer seeds than the comparison's: its B - A and CIs are over those, its A
         # and B each over its arm's own values, so B - A is not the difference of the A and B shown. Such a
-        # block says so and gives each row's pairs (it said "paired over 3 seeds" of a difference over 2); a
-        # row of no pair is NaN throughout, which misleads no one
-        short = any(0 < r.get("n", seeds) < seeds for r in rs)
+        # block says so and gives each row's pairs and the values A and B are over (it said "paired over 3
+        # seeds" of a difference over 2, and not over how many runs A and B were); a row where neither arm
+        # has a value is NaN throughout, which misleads no one
+        short = any(r.get("n", seeds) < seeds and (r.get("n_a", 0) or r.get("n_b", 0)) for r in rs)
         out.append(f"{arm} - {base}, paired over {seeds} seeds (95 % CIs):")
-        head = ["figure", "A", "B", "B - A", "paired ±", "unpaired ±", "var. reduction"] + (["pairs"] if short else [])
+        head = ["figure", "A", "B", "B - A", "paired ±", "unpaired ±", "var. reduction"]
+        head += ["pairs", "A n", "B n"] if short else []
         lines = [head]
         for r in rs:
             vr = r["variance_reduction"]
             lines.append([r["figure"], _fmt(r["a"]), _fmt(r["b"]), _fmt(r["diff"]), _fmt(r["ci_paired"]),
                           _fmt(r["ci_unpaired"]), "nan" if math.isnan(vr) else f"{100 * vr:.1f} %"]
-                         + ([str(r.get("n", seeds))] if short else []))
+                         + ([str(r.get(k, seeds)) for k in ("n", "n_a", "n_b")] if short else []))
         out += align(lines, left=1, indent="  ")  # by the columns a cell takes on the screen
         if short:
             out.append(f"  (pairs: the seeds of the {seeds} where both arms have a value, a run that failed "
-                       "having none; B - A and its CIs are over those, A and B each over its arm's own values)")
+                       "having none; B - A and its CIs are over those, A and B each over its arm's own values, "
+                       "A n and B n of them)")
     if same:
         out.append(f"({same} figure(s) equal in every run of both arms left out)")
     return "\n".join(out) + "\n"

@@ -91,15 +91,16 @@ def paired(a: Sequence[float], b: Sequence[float]) -> dict[str, float]:
     units of :func:`unit`, so that figures of ``1e-200`` or ``1e300`` get the CIs and the reduction their
     values in units of 1 get. The means ``a`` and ``b`` are each arm's over its own finite values: a figure
     only one arm has (a pool or a stage the other program does not declare) shows that arm's mean and NaN
-    beside it (both were NaN, as if neither arm had it); with every pair whole they are the pairs' means."""
+    beside it (both were NaN, as if neither arm had it); with every pair whole they are the pairs' means.
+    ``n`` is the number of pairs, ``n_a`` and ``n_b`` the values each arm's mean is over."""
     pairs = [(x, y) for x, y in zip(a, b) if x is not None and y is not None
              and math.isfinite(x) and math.isfinite(y)]
     xs, ys = [p[0] for p in pairs], [p[1] for p in pairs]
     n, d, ci_p, sd_d = mean_ci([y - x for x, y in pairs])
     _, _, sa = mean_sd(xs)
     _, _, sb = mean_sd(ys)
-    ma = mean_sd([x for x in a if x is not None and math.isfinite(x)])[1]
-    mb = mean_sd([y for y in b if y is not None and math.isfinite(y)])[1]
+    n_a, ma, _ = mean_sd([x for x in a if x is not None and math.isfinite(x)])
+    n_b, mb, _ = mean_sd([y for y in b if y is not None and math.isfinite(y)])
     if n >= 2:
         # the variances in the units of the sds (unit: sds of 1e-200 have squares that underflow to 0)
         f = unit([s for s in (sa, sb, sd_d) if math.isfinite(s)])
@@ -119,4 +120,4 @@ def paired(a: Sequence[float], b: Sequence[float]) -> dict[str, float]:
     else:
         ci_u = reduction = math.nan
     return {"n": n, "a": ma, "b": mb, "diff": d, "ci_paired": ci_p, "ci_unpaired": ci_u,
-            "variance_reduction": reduction}
+            "variance_reduction": reduction, "n_a": n_a, "n_b": n_b}
