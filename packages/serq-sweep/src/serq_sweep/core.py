@@ -173,7 +173,7 @@ def trace_digest(path: str) -> str:
         return f"unreadable {path}: {getattr(e, 'strerror', None) or e}"
 
 
-def run_hash(program: Any, traces: dict[str, str] | None = None, pm: Any = None) -> str:
+def run_hash(program: Any, traces: dict[str, Any] | None = None, pm: Any = None) -> str:
     """What a run of ``program`` depends on besides its seed and bounds, hashed: its IR without spans and
     source (a program and a copy of it with another comment, or its kernel twin, share their runs), the
     versions of the parts that decide its results (:func:`versions.deciding`: serq-ir, serq-frontend,
@@ -183,14 +183,16 @@ def run_hash(program: Any, traces: dict[str, str] | None = None, pm: Any = None)
     folder, which the IR without its source leaves out: two programs of one text in two folders, each
     beside a trace of its own, had one key and the second was given the first one's runs, and a trace
     edited between a sweep and its resume kept the runs of the old one. ``traces``: the digests of the
-    traces read so far by path, which one sweep (or search) keeps so that its points read a trace once."""
+    traces read so far by path, which one sweep (or search) keeps so that its points read a trace once
+    (and, under the key ``""``, no path, what :func:`versions.deciding` looks up once a sweep)."""
     import msgspec
     import serq_ir
 
     from .versions import deciding
 
     digest = hashlib.sha256(serq_ir.encode(msgspec.structs.replace(program, source=None), spans=False))
-    digest.update(b"\0versions\0" + "\n".join(deciding(program, pm)).encode())
+    memo = traces.setdefault("", {}) if traces is not None else None
+    digest.update(b"\0versions\0" + "\n".join(deciding(program, pm, memo)).encode())
     trace = program.workload.trace
     if trace is not None:
         from serq_sim.trace import resolve_trace
@@ -288,7 +290,7 @@ def plan(files: Sequence[str], *, sets: Mapping[str, Any] | None = None, defs: M
         raise UsageError(f"the sweep has {len(grid)} point(s) times {len(seed_list)} seed(s), "
                         f"{len(grid) * len(seed_list)} runs, more than {MAX_POINTS}")
     out: list[Point] = []
-    traces: dict[str, str] = {}  # (each trace read once, whatever the number of points)
+    traces: dict[str, Any] = {}  # (each trace read once, whatever the number of points)
     for i, params in enumerate(grid):
         file = by_label[params["program"]] if by_label else files[0]
         s = {a.name: params[a.name] for a in axes if a.kind == "set"}

@@ -250,7 +250,7 @@ def find(program: str | Sequence[str], conditions: str | Sequence[str], over: tu
              f"{core.show_value(lo)}:{core.show_value(hi)}:1"
              if grid is None and float(lo).is_integer() and float(hi).is_integer() else "")
     probes: list[core.Point] = []
-    traces: dict[str, str] = {}  # the digests of the traces the runs replay (core.run_hash), each read once
+    traces: dict[str, Any] = {}  # the digests of the traces the runs replay (core.run_hash), each read once
     # the knob is a let of every program, said before the search: its values reach the programs as --set,
     # whose error ("--set B: the program has no `let B`") named a flag the command line did not give
     for file in files:

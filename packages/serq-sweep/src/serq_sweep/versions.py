@@ -20,18 +20,22 @@ def _name(node: Any) -> str:
     return node.name if isinstance(node, N.Extension) else type(node).__name__
 
 
-def deciding(program: Any, pm: Any = None) -> list[str]:
+def deciding(program: Any, pm: Any = None, memo: dict[str, Any] | None = None) -> list[str]:
     """``NAME VERSION`` of each part (:data:`PARTS`; ``NAME absent`` when not installed) and of each
     distribution whose plugin registered a stage kind or policy ``program`` names, sorted, each once. A
     plugin registered in this process, of no distribution, is named by its module and class alone (it has
-    no version). A name no plugin registers adds nothing: its run fails saying so."""
+    no version). A name no plugin registers adds nothing: its run fails saying so. ``memo``: what one sweep
+    keeps from point to point (the parts' versions and the registries of ``pm``, looked up once)."""
     from serq import plugins
     from serq_sim.api import registries
 
-    found = plugins.find_distributions(PARTS)
-    out = {f"{n} {d.version if d is not None else 'absent'}" for n, d in found.items()}
+    memo = {} if memo is None else memo
     pm = plugins.api_plugin_manager(pm)
-    reg = registries(pm)
+    if memo.get("pm") is not pm:
+        found = plugins.find_distributions(PARTS)
+        memo.update(pm=pm, reg=registries(pm),
+                    parts={f"{n} {d.version if d is not None else 'absent'}" for n, d in found.items()})
+    out, reg = set(memo["parts"]), memo["reg"]
     named = [(reg.stage_kinds, _name(s.kind)) for s in program.stages]
     for pool in program.pools:
         named += [(reg.evict, _name(pool.evict)), (reg.preempt, _name(pool.preempt))]
