@@ -170,7 +170,7 @@ def sweep_command(pm, files, sets, defs, zips, seeds, horizon, warmup, arrivals,
 
 def show_table(plan, columns, table, figures) -> str:
     """The per-point means and CIs of ``figures`` as aligned text."""
-    from .core import aggregate_rows, show_value
+    from .core import aggregate_rows, written_value
     from .figures import resolve
 
     # a figure named twice (--show x --show x, or by two tails) is one column, under its first name
@@ -182,7 +182,8 @@ def show_table(plan, columns, table, figures) -> str:
     head = [*plan.names, "runs", *shown.values()]
     lines = [head]
     for r in arows:
-        cells = [show_value(r[n]) for n in plan.names] + [str(r["runs"])]  # each point its own label
+        # each point its own values, as the points file writes them (a float column's 2.0: it printed 2)
+        cells = [written_value(r[n]) for n in plan.names] + [str(r["runs"])]
         for n in names:
             m, ci = r.get(f"{n}:mean", math.nan), r.get(f"{n}:ci", math.nan)
             cell = f"{_fmt(m)} ± {_fmt(ci)}" if not math.isnan(ci) else _fmt(m)
