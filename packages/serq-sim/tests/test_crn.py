@@ -11,18 +11,13 @@ from pathlib import Path
 import pytest
 import serq_frontend
 import serq_sim
+from crn_draws import _uniform, per_turn
 from serq_sim import rand
 
 HERE = Path(__file__).parent
 ROOT = HERE.parents[2]
 # a fast-tier program: an init draw, two turn draws, a FIFO server whose speed is the deployment
 TURNS = HERE / "crn_turns.sq"
-
-
-def per_turn(report, *names):
-    obs = [report.observe(n) for n in names]
-    keys = zip(obs[0].sessions.tolist(), obs[0].turns.tolist())
-    return {k: tuple(o.values[i] for o in obs) for i, k in enumerate(keys)}
 
 
 @pytest.mark.parametrize("tier", ["fast", "general"])
@@ -68,32 +63,6 @@ def test_budgets_8192_and_512_draw_the_same_prompt_and_output_lengths(tmp_path):
 
 # -- the session block's draws: a stream per (serial, turn, place) ------------------------------------
 PLACES = HERE / "crn_places.sq"
-_M64 = (1 << 64) - 1
-
-
-def _splitmix_out(z: int) -> int:
-    # SplitMix64's output function, written out again from Steele, Lea and Flood (2014)
-    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) % 2**64
-    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) % 2**64
-    return z ^ (z >> 31)
-
-
-def _session_word(seed: int, serial: int) -> int:
-    # the places stream: child 5 of the seed sequence, as the other streams; one 64-bit word per serial
-    state = rand.seed_state(seed, (5,))
-    stream = random.Random(sum(w << (32 * j) for j, w in enumerate(state)))
-    for _ in range(serial):
-        stream.getrandbits(64)
-    return stream.getrandbits(64)
-
-
-def _uniform(seed, serial, turn, place, k=0):
-    w = _session_word(seed, serial)
-    if turn:
-        w = _splitmix_out((w + turn * 0x9E3779B97F4A7C15) % 2**64)
-    return (_splitmix_out((w + (place * 2**32 + k) * 0x9E3779B97F4A7C15) % 2**64) >> 11) / 2**53
-
-
 @pytest.mark.parametrize("tier", ["fast", "general"])
 def test_the_session_blocks_draws_do_not_depend_on_the_deployment(tier, monkeypatch):
     """mu changes when everything happens and so which sessions take the branch with the extra draw

@@ -1,7 +1,7 @@
 """Which changes keep the random streams aligned (docs/simulator.md, "What keeps the streams aligned"),
 each value checked against the layout written out by hand: the `workload` stream of (seed, serial, turn)
 is a Mersenne Twister seeded with `rand.workload_key` and taken in order; a session block's draw is the
-uniform of its place (test_crn.py's `_uniform`); a Poisson gap is `-ln(1 - u) / rate`."""
+uniform of its place (crn_draws.py's `_uniform`); a Poisson gap is `-ln(1 - u) / rate`."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import random
 import pytest
 import serq_frontend
 import serq_sim
+from crn_draws import _uniform, per_turn
 from serq_sim import rand
-from test_crn import _uniform, per_turn
 
 pytestmark = pytest.mark.timeout(60)
 
