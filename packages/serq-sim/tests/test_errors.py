@@ -95,8 +95,8 @@ def test_bad_trace_row(tmp_path, monkeypatch):
     prog = p.build([N.Turn()], arrive=N.Batch(n=1), trace=N.Trace(path=str(csv)))
     with pytest.raises(serq_sim.SimError) as e:
         serq_sim.run(prog)
-    # at the cell's line and column, the line quoted with a caret under the cell
-    assert str(e.value) == f"{csv}:3:5: error: column new: '12x' is not a number\n    0,2,12x,5,0,0\n        ^"
+    # at the cell's line and column, the line quoted with a caret under the cell, indented as a source's line
+    assert str(e.value) == f"{csv}:3:5: error: column new: '12x' is not a number\n  0,2,12x,5,0,0\n      ^"
 
 
 def test_a_trace_that_cannot_be_read(tmp_path):

@@ -111,17 +111,17 @@ def test_a_bad_step_trace_is_one_message(tmp_path, capsys, text, message):
     # a line that is not JSON, or a byte that is not UTF-8: at its line and column, quoted with a caret
     # (it was "s.jsonl:2: error: not a JSON object (Expecting value: line 1 column 1 (char 0))")
     (b'{"decoders": 1, "time": 0.1}\nnot json\n',
-     "s.jsonl:2:1: error: not a JSON object: Expecting value\n    not json\n    ^"),
+     "s.jsonl:2:1: error: not a JSON object: Expecting value\n  not json\n  ^"),
     (b'{"decoders": 1, "time": 0.1}\r\n\r\n\t{"decoders": 1,\t"time": 1,}\r\n',
      's.jsonl:3:28: error: not a JSON object: Expecting property name enclosed in double quotes\n'
-     '     {"decoders": 1, "time": 1,}\n                               ^'),
+     '   {"decoders": 1, "time": 1,}\n                             ^'),
     (b'{"decoders": 2, "time": 0.\xff1}\n',
-     's.jsonl:1:27: error: the file is not UTF-8 text (byte 0xFF)\n    {"decoders": 2, "time": 0.?1}\n'
-     '                              ^'),
+     's.jsonl:1:27: error: the file is not UTF-8 text (byte 0xFF)\n  {"decoders": 2, "time": 0.?1}\n'
+     '                            ^'),
     # a byte-order mark is skipped (the columns count from the character after it)
     (b'\xef\xbb\xbf{"decoders": 2, "time": x}\n',
-     's.jsonl:1:25: error: not a JSON object: Expecting value\n    {"decoders": 2, "time": x}\n'
-     '                            ^'),
+     's.jsonl:1:25: error: not a JSON object: Expecting value\n  {"decoders": 2, "time": x}\n'
+     '                          ^'),
 ])
 def test_a_step_trace_that_is_not_json_is_told_at_its_line_and_column(tmp_path, capsys, data, message):
     (tmp_path / "s.jsonl").write_bytes(data)

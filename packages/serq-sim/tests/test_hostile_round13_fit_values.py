@@ -34,11 +34,13 @@ GOOD = '{"decoders": 1, "time": 0.1}\n'
 def test_a_faulty_value_of_a_step_is_told_at_its_column(tmp_path, step, col, message):
     head, src, caret = _error(tmp_path, GOOD + "\n" + step + "\n")
     assert head.startswith(f"s.jsonl:3:{col}: error: {message}"), head
-    # the line quoted (a tab shown as a space) and the caret under the column
-    assert src == "    " + step.replace("\t", " ") and caret == " " * (4 + col - 1) + "^"
+    # the line quoted (a tab shown as a space), indented as a source's line, and the caret under the column
+    assert src == "  " + step.replace("\t", " ") and caret == " " * (2 + col - 1) + "^"
 
 
 def test_a_long_value_is_quoted_cut(tmp_path):
     head, src, caret = _error(tmp_path, '{"time": 1, "decoders": "' + "x" * 100_000 + '"}\n')
     assert head.startswith("s.jsonl:1:25: error: decoders is \"xxx") and "(100002 characters)" in head
-    assert len(head) < 200 and caret == " " * (4 + 24) + "^"
+    assert len(head) < 200 and caret == " " * (2 + 24) + "^"
+    # the line's first 200 characters (the column within them), the cut marked as a source's long line's is
+    assert src == "  " + ('{"time": 1, "decoders": "' + "x" * 175)[:200] + "..."

@@ -19,7 +19,7 @@ def _shown(ch: str) -> str:
 def first_line_checked(message: str, path: str) -> str:
     """``message``'s first line, after checking its other two: line LINE of the file at ``path`` (lines
     split at ``\\r\\n``, ``\\r`` or ``\\n``, as the CSV reader splits them; ``""`` past the last) indented by
-    four, its characters that do not print as ``?``, and a caret under column COL. A line of more than 200
+    two (as a source's line), its characters that do not print as ``?``, a caret under column COL. A line of more than 200
     characters is quoted in part: the part is checked to be a piece of the line, the caret under COL's
     character."""
     head, *rest = message.split("\n")
@@ -31,15 +31,20 @@ def first_line_checked(message: str, path: str) -> str:
     src = "".join(map(_shown, lines[line - 1] if line <= len(lines) else ""))
     assert len(rest) == 2, message
     quoted, caret = rest
-    assert quoted.startswith("    ") and caret.startswith("    ") and caret.rstrip().endswith("^"), message
+    assert quoted.startswith("  ") and caret.startswith("  ") and caret.rstrip().endswith("^"), message
     if len(src) <= 200:
-        assert quoted == f"    {src}", (quoted, src)
-        assert caret == "    " + " " * (col - 1) + "^", message
-    else:
-        part = quoted[4:]
-        under = len(caret) - 5  # where the caret is in the part
+        assert quoted == f"  {src}", (quoted, src)
+        assert caret == "  " + " " * (col - 1) + "^", message
+    else:  # 200 characters of it, each cut marked ...
+        part = quoted[2:]
+        under = len(caret) - 3  # where the caret is in the part
+        cut = part.startswith("...")
+        part, under = (part[3:], under - 3) if cut else (part, under)
+        part = part.removesuffix("...")
         start = col - 1 - under  # where the part starts in the line
+        assert len(part) == 200 and (start > 0) == cut, message
         assert 0 <= start and src[start: start + len(part)] == part, message
+        assert quoted.endswith("...") == (start + 200 < len(src)), message
     return head
 
 

@@ -73,7 +73,7 @@ def test_a_session_cell_that_is_no_session_is_refused(swept, cell, why):
     assert r.returncode == 1 and "Traceback" not in r.stderr and "Warning" not in r.stderr, r.stderr
     col = len(",".join(fields[:4])) + 2  # the cell's column: after the four cells before it and their commas
     assert r.stderr == (f"r.csv:2:{col}: error: cannot read the records to resume from ({why}); remove it or give "
-                        f"--fresh\n    {lines[1]}\n    {' ' * (col - 1)}^\n")
+                        f"--fresh\n  {lines[1]}\n  {' ' * (col - 1)}^\n")
     assert path.read_bytes() == before
 
 
@@ -127,7 +127,7 @@ def test_a_status_no_sweep_writes_is_refused(swept, status):
     head, quote, caret = r.stderr.splitlines()
     assert head.startswith(f"t.csv:2:{col}: error: the run {fields[5]} (row 1) has the status "), r.stderr
     assert head.endswith(", none a sweep writes (ok, partial, error); remove it or give --fresh")
-    assert quote == "    " + lines[1].replace("\x00", "?") and caret == " " * (4 + col - 1) + "^"
+    assert quote == "  " + lines[1].replace("\x00", "?") and caret == " " * (2 + col - 1) + "^"
 
 
 def test_a_journal_entry_of_another_status_is_refused(swept):
@@ -141,4 +141,4 @@ def test_a_journal_entry_of_another_status_is_refused(swept):
     assert r.returncode == 1
     col = line.index('"OK"') + 1  # at the status's value
     assert r.stderr == (f"t.csv.journal:1:{col}: error: not an entry of a sweep's journal; remove the file or give "
-                        f"--fresh\n    {line}\n    {' ' * (col - 1)}^\n")
+                        f"--fresh\n  {line}\n  {' ' * (col - 1)}^\n")

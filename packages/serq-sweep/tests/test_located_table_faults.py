@@ -28,7 +28,7 @@ def _curve_error(tmp_path, text: str, x: str = "x", y: str = "y") -> str:
 def test_plot_refuses_a_row_cut_short_at_its_line(tmp_path):
     path = tmp_path / "t.csv"
     assert _curve_error(tmp_path, HEADER + ROWS + "2,3,1\n") == (
-        f"{path}:4:1: error: cannot read the table (line 4 has 3 fields, the header 7)\n    2,3,1\n    ^")
+        f"{path}:4:1: error: cannot read the table (line 4 has 3 fields, the header 7)\n  2,3,1\n  ^")
 
 
 def test_plot_refuses_a_row_too_long_at_its_first_extra_field(tmp_path):
@@ -36,7 +36,7 @@ def test_plot_refuses_a_row_too_long_at_its_first_extra_field(tmp_path):
     path = tmp_path / "t.csv"
     assert _curve_error(tmp_path, HEADER + ROWS + "2,3,1,ok,,k3,1.0,9\n") == (
         f"{path}:4:18: error: cannot read the table (line 4 has 8 fields, the header 7)\n"
-        f"    2,3,1,ok,,k3,1.0,9\n{' ' * 21}^")
+        f"  2,3,1,ok,,k3,1.0,9\n{' ' * 19}^")
 
 
 def test_plot_names_a_byte_that_is_not_utf8_at_its_column(tmp_path):
@@ -44,7 +44,7 @@ def test_plot_names_a_byte_that_is_not_utf8_at_its_column(tmp_path):
     path = tmp_path / "t.csv"
     assert _curve_error(tmp_path, HEADER + ROWS + "2,3,1,ok,\udcff,k3,1.0\n") == (
         f"{path}:4:10: error: cannot read the table (not UTF-8 text (byte 0xFF))\n"
-        f"    2,3,1,ok,?,k3,1.0\n{' ' * 13}^")
+        f"  2,3,1,ok,?,k3,1.0\n{' ' * 11}^")
 
 
 def test_plot_names_the_cell_that_is_no_number_on_its_line(tmp_path):
@@ -54,7 +54,7 @@ def test_plot_names_the_cell_that_is_no_number_on_its_line(tmp_path):
     assert _curve_error(tmp_path, text) == (
         f"{path}:3:14: error: --y y: column y does not hold numbers (it has 'abc'); a curve's x and y are numbers "
         "(a name whose values are not, such as a program, goes to --hue)\n"
-        f"    1,2,1,ok,,k2,abc\n{' ' * 17}^")
+        f"  1,2,1,ok,,k2,abc\n{' ' * 15}^")
 
 
 def test_a_resumed_tables_cell_is_located_on_a_later_line(tmp_path):
@@ -68,7 +68,7 @@ def test_a_resumed_tables_cell_is_located_on_a_later_line(tmp_path):
     head, quote, caret = e.value.message("cannot read the table to resume from").split("\n")
     assert head == (f"{tmp_path / 't.csv'}:4:5: error: cannot read the table to resume from (column seed: the "
                     "integer 999999999999...999999 (400 digits) is beyond the range of a number (at most 308 digits))")
-    assert caret == "    " + " " * 4 + "^" and quote.startswith("    1,2,9999")
+    assert caret == "  " + " " * 4 + "^" and quote.startswith("  1,2,9999")
 
 
 RECORDS = "session,turn,time,sent,first_token,last_token,output\n0,0,1,1,2,3,4\n"
@@ -88,14 +88,14 @@ def test_records_cdf_refuses_a_row_too_long_at_its_extra_field(tmp_path):
     path = tmp_path / "r.csv"
     assert _records_error(tmp_path, RECORDS + "1,0,1,1,2,3,4,9\n", "ttft") == (
         f"{path}:3:15: error: cannot read the records (line 3 has 8 fields, the header 7)\n"
-        f"    1,0,1,1,2,3,4,9\n{' ' * 18}^")
+        f"  1,0,1,1,2,3,4,9\n{' ' * 16}^")
 
 
 def test_records_cdf_names_a_byte_that_is_not_utf8_at_its_column(tmp_path):
     path = tmp_path / "r.csv"  # the byte after "1,0," (4 characters): column 5
     assert _records_error(tmp_path, RECORDS + "1,0,\udce91,1,2,3,4\n", "ttft") == (
         f"{path}:3:5: error: cannot read the records (not UTF-8 text (byte 0xE9))\n"
-        f"    1,0,?1,1,2,3,4\n{' ' * 8}^")
+        f"  1,0,?1,1,2,3,4\n{' ' * 6}^")
 
 
 @pytest.mark.parametrize("metric", ["ttft", "tpot", "first_token"])
@@ -105,4 +105,4 @@ def test_records_cdf_names_a_cell_of_text_its_metric_reads(tmp_path, metric):
     path = tmp_path / "r.csv"
     assert _records_error(tmp_path, RECORDS + "1,0,1,1,abc,3,4\n", metric) == (
         f"{path}:3:9: error: --cdf {metric}: column first_token does not hold numbers\n"
-        f"    1,0,1,1,abc,3,4\n{' ' * 12}^")
+        f"  1,0,1,1,abc,3,4\n{' ' * 10}^")

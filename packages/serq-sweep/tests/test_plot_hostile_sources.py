@@ -73,7 +73,7 @@ def test_a_dump_rows_fault_is_at_its_cell(tmp_path, row, col):
     r = _plot(tmp_path, "d", "--cdf", "x")
     assert r.returncode == 1 and not (tmp_path / "f.svg").exists(), r.stderr
     assert r.stderr == (f"d/x.csv:3:{col}: error: the row has no number under time or value ({row!r})\n"
-                        f"    {row}\n    {' ' * (col - 1)}^\n")
+                        f"  {row}\n  {' ' * (col - 1)}^\n")
 
 
 def test_a_dump_csv_that_is_not_utf8_is_one_message(tmp_path):
@@ -83,7 +83,7 @@ def test_a_dump_csv_that_is_not_utf8_is_one_message(tmp_path):
     assert r.returncode == 1 and not (tmp_path / "f.svg").exists(), r.stderr
     # the byte is the seventh character of line 3, shown as ?
     assert r.stderr == ("d/x.csv:3:7: error: not a dump's CSV (not UTF-8 text (byte 0xFF))\n"
-                        "    2,0,0,?\n          ^\n")
+                        "  2,0,0,?\n        ^\n")
 
 
 def test_a_source_of_another_kind_names_the_source_not_an_option(tmp_path):

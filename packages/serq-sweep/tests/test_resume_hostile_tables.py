@@ -43,7 +43,7 @@ def test_a_table_whose_row_is_not_the_headers_width_is_refused(tmp_path, row, fi
     r = _sweep(tmp_path, "-o", "o.csv")
     assert r.returncode == 1, r.stderr
     assert r.stderr == (f"o.csv:2:{col}: error: cannot read the table to resume from (line 2 has {fields} fields, "
-                        f"the header 3); remove it or give --fresh\n    {row}\n    {' ' * (col - 1)}^\n")
+                        f"the header 3); remove it or give --fresh\n  {row}\n  {' ' * (col - 1)}^\n")
 
 
 def test_records_whose_row_is_short_are_refused(tmp_path):
@@ -51,7 +51,7 @@ def test_records_whose_row_is_short_are_refused(tmp_path):
     r = _sweep(tmp_path, "-o", "o.csv", "--records", "r.csv")
     assert r.returncode == 1, r.stderr
     assert r.stderr == ("r.csv:2:1: error: cannot read the records to resume from (line 2 has 2 fields, the header "
-                        "7); remove it or give --fresh\n    0,1\n    ^\n")
+                        "7); remove it or give --fresh\n  0,1\n  ^\n")
 
 
 @needs_fifo

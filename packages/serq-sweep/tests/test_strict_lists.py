@@ -100,7 +100,7 @@ def test_a_dump_cell_python_would_read_is_refused(tmp_path):
     r = _serq("plot", "d", "--cdf", "x", "-o", "f.svg", cwd=tmp_path)
     assert r.returncode == 1 and "Traceback" not in r.stderr and not (tmp_path / "f.svg").exists(), r.stderr
     assert r.stderr.endswith(f"x.csv:3:7: error: the row has no number under time or value ('2,0,0,1_000'): '1_000' "
-                             f"is not a number ({NUMBER_HINT})\n    2,0,0,1_000\n          ^\n"), r.stderr
+                             f"is not a number ({NUMBER_HINT})\n  2,0,0,1_000\n        ^\n"), r.stderr
     (tmp_path / "d" / "x.csv").write_text("time,session,turn,value\n1,0,0,2\n2,0,0,1e-05\n3,0,0,nan\n4,0,0,inf\n")
     r = _serq("plot", "d", "--cdf", "x", "-o", "f.svg", cwd=tmp_path)
     assert r.returncode == 0 and (tmp_path / "f.svg").exists(), r.stderr  # what serq run --dump writes

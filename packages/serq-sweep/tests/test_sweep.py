@@ -397,11 +397,12 @@ def test_a_journal_that_is_not_a_sweeps_is_one_message(tmp_path, line):
     r = serq("sweep", MG1, "--set", "lambda=0.2", "--horizon", "3000", "--workers", "0", "--no-progress",
              "--out", str(out))
     assert r.returncode == 1, r.stderr
-    # at line 2's start (no object, or one without a field), the line quoted (its first 100 characters for the
-    # deep one, of more than 200) with a caret under column 1
-    quote = line.rstrip("\n")[:100]
+    # at line 2's start (no object, or one without a field), the line quoted (its first 200 characters and
+    # ... for the deep one, of more than 200) with a caret under column 1
+    text = line.rstrip("\n")
+    quote = text if len(text) <= 200 else text[:200] + "..."
     assert r.stderr == (f"{tmp_path / 'r.csv.journal'}:2:1: error: not an entry of a sweep's journal; remove the file "
-                        f"or give --fresh\n    {quote}\n    ^\n"), r.stderr
+                        f"or give --fresh\n  {quote}\n  ^\n"), r.stderr
     assert not out.exists()
 
 

@@ -89,10 +89,10 @@ def test_a_second_scenario_of_the_same_settings_compiles_nothing(tmp_path):
 
 
 @pytest.mark.parametrize("text,message", [
-    ("{", "bad.json:1:2: error: not JSON: Expecting property name enclosed in double quotes\n    {\n     ^"),
+    ("{", "bad.json:1:2: error: not JSON: Expecting property name enclosed in double quotes\n  {\n   ^"),
     ('{"budget": 1,\n\t"max_seqs" 1}', 'bad.json:2:13: error: not JSON: Expecting \':\' delimiter\n'
-                                       '     "max_seqs" 1}\n                ^'),
-    ("", "bad.json:1:1: error: the file is empty (a scenario is a JSON object)\n    \n    ^"),
+                                       '   "max_seqs" 1}\n              ^'),
+    ("", "bad.json:1:1: error: the file is empty (a scenario is a JSON object)\n  \n  ^"),
     ('{"requests": []}', "not a scenario"),
     ('{"budget": 1, "max_seqs": 1, "block_size": 16, "num_blocks": 3, "requests": [{"prompt": 0, "out": 1}]}',
      "'prompt' and 'out' must be positive integers"),
@@ -100,7 +100,7 @@ def test_a_second_scenario_of_the_same_settings_compiles_nothing(tmp_path):
     pytest.param('{"a": ' * 100_000 + "1" + "}" * 100_000, "bad.json: error: not a scenario: JSON nested too deeply",
                  id="deep"),
     pytest.param(b'{"budget": "\xff"}', 'bad.json:1:13: error: the file is not UTF-8 text (byte 0xFF)\n'
-                 '    {"budget": "?"}\n                ^', id="not-utf8"),
+                 '  {"budget": "?"}\n              ^', id="not-utf8"),
     # an integer beyond a float's range where a count goes (an OverflowError traceback when it was made a
     # float), and one past Python's int-parsing limit (a ValueError traceback)
     pytest.param('{"budget": 64, "max_seqs": 8, "block_size": 16, "num_blocks": 40, "requests": [{"prompt": 1'

@@ -100,7 +100,7 @@ def test_malformed_ir_is_located_and_status_1(tmp_path, case, command):
     r = run_serq(command[0], str(path), *command[1:])
     assert r.returncode == 1, (r.stdout, r.stderr)
     col = text.index(at) + 1
-    assert r.stderr == f"{path}:1:{col}: error: {message}\n    {text}\n    {' ' * (col - 1)}^\n"
+    assert r.stderr == f"{path}:1:{col}: error: {message}\n  {text}\n  {' ' * (col - 1)}^\n"
     assert r.stdout == ""
 
 
@@ -112,7 +112,7 @@ def test_a_fault_of_a_pretty_ir_file_is_at_its_line(tmp_path):
     r = run_serq("check", str(path))
     assert r.returncode == 1
     assert r.stderr == (f"{path}:6:11: error: Invalid enum value 'x' - at '$.pools[0].cap'\n"
-                        '       "cap": "x"\n              ^\n')
+                        '     "cap": "x"\n            ^\n')
 
 
 @pytest.mark.parametrize("command", COMMANDS, ids=lambda c: c[0])
@@ -122,7 +122,7 @@ def test_truncated_ir_is_located_at_its_end(tmp_path, command):
     r = run_serq(command[0], str(path), *command[1:])
     assert r.returncode == 1, (r.stdout, r.stderr)
     assert r.stderr == (f"{path}:1:23: error: JSON is malformed: the text ends before the value does (a bracket, "
-                        'a brace or a quote is missing)\n    {"version":2,"pools":[\n' + " " * 26 + "^\n")
+                        'a brace or a quote is missing)\n  {"version":2,"pools":[\n' + " " * 24 + "^\n")
     assert r.stdout == ""
 
 

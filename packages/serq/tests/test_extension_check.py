@@ -69,7 +69,7 @@ def test_an_unregistered_share_policy_in_ir_is_refused(tmp_path):
     line, col = 1 + ir.stdout[: ir.stdout.index('"share"')].count("\n"), 1 + len('  "share": ')
     assert ir.stdout.splitlines()[line - 1].startswith('  "share": ')
     assert r.stderr == (f"{path}:{line}:{col}: error: unknown share policy 'fair' (registered: bottleneck, maxmin) "
-                        """- at '$.share'\n      "share": "fair",\n    """ + " " * (col - 1) + "^\n")
+                        """- at '$.share'\n    "share": "fair",\n  """ + " " * (col - 1) + "^\n")
 
 
 def test_without_the_simulator_an_extension_names_it(tmp_path):

@@ -72,8 +72,8 @@ def test_read_json_locates_the_fault_a_check_names(tmp_path):
     with pytest.raises(UserError) as e:
         read_json(str(p), "a scenario", check=_check)
     assert str(e.value) == (f"{p}:3:24: error: requests[1].prompt: must be positive\n"
-                            '      {"out": 1, "prompt": -5}\n'
-                            + " " * (4 + 23) + "^")  # the line indented by 4, the caret under column 24
+                            '    {"out": 1, "prompt": -5}\n'
+                            + " " * (2 + 23) + "^")  # the line indented by 2, the caret under column 24
 
 
 def test_an_integer_beyond_a_float_is_located(tmp_path):

@@ -109,7 +109,7 @@ def test_a_step_trace_of_blank_lines_is_read_without_a_string_a_line(tmp_path, p
     r, seconds, rss = _serq(peak_memory, tmp_path, "fit", "s.jsonl")
     assert r.returncode == 1 and r.stdout == "" and "Traceback" not in r.stderr, r.stderr
     assert r.stderr == (f"s.jsonl:{64 * 2**20 + 1}:25: error: time is -1: a finite number, not negative\n"
-                        '    {"decoders": 1, "time": -1}\n' + " " * 28 + "^\n")
+                        '  {"decoders": 1, "time": -1}\n' + " " * 26 + "^\n")
     assert seconds < 30
     assert rss < 600 * 2**20, rss
 

@@ -52,8 +52,8 @@ def test_a_scenario_that_gives_a_setting_twice_is_one_error_at_it(tmp_path):
     assert r.returncode == 1 and r.stdout == "" and "Traceback" not in r.stderr, r.stderr
     assert r.stderr.splitlines() == [
         'sc.json:2:2: error: the key "budget" is given twice in one object (first at line 1, column 2)',
-        '     "budget": 1, "requests": [{"prompt": 39, "out": 16}]}',
-        "     ^"]
+        '   "budget": 1, "requests": [{"prompt": 39, "out": 16}]}',
+        "   ^"]
 
 
 def test_a_request_that_gives_a_key_twice_is_one_error_at_it(tmp_path):
@@ -72,8 +72,8 @@ def test_a_step_that_gives_a_term_twice_is_one_error_at_it(tmp_path):
     assert r.returncode == 1 and r.stdout == "", r.stderr
     assert r.stderr.splitlines() == [
         's.jsonl:2:28: error: the key "decoders" is given twice in one object (first at column 2)',
-        '    {"decoders": 1, "time": 1, "decoders": 2}',
-        "                               ^"]
+        '  {"decoders": 1, "time": 1, "decoders": 2}',
+        "                             ^"]
 
 
 def test_an_ir_file_that_gives_a_key_twice_is_one_error_at_it(tmp_path):

@@ -33,26 +33,11 @@ def _quote(msg: str) -> str:
 
 def _located(data: bytes, name: str, off: int, message: str) -> str:
     """``message`` at byte ``off`` of the JSON text ``data``: ``name:line:col`` (the column counts
-    characters), the line quoted (bytes that are not UTF-8 and characters that do not print as ``?``) and a
-    caret."""
-    off = max(0, min(off, len(data)))
-    start = data.rfind(b"\n", 0, off) + 1
-    end = data.find(b"\n", off)
-    end = len(data) if end < 0 else end
-    line = data.count(b"\n", 0, off) + 1
-    col = len(data[start:off].decode("utf-8", errors="replace")) + 1
-    # only the 400 bytes either side of the fault are decoded and mapped: the whole line was, character by
-    # character (an IR file of 256 MB of NUL bytes, one line, took 10 s and 3 GB to be refused)
-    lo = max(start, off - 400)
-    text = data[lo: max(lo, min(end, off + 400))].decode("utf-8", errors="replace")
-    near = len(data[lo:off].decode("utf-8", errors="replace")) + 1
-    if len(text) > 200:  # one long line (compact JSON): the 100 characters either side of the fault
-        cut = max(0, near - 101)
-        text, col_shown = text[cut: near + 99], near - cut
-    else:
-        col_shown = near
-    text = "".join(ch if ch == "\t" or (ch.isprintable() and ch != "\ufffd") else "?" for ch in text)
-    return f"{name}:{line}:{col}: error: {message}\n    {text}\n    {' ' * (col_shown - 1)}^"
+    characters), the line quoted as every input's is (:func:`serq.jsonin.at_byte`: bytes that are not UTF-8
+    and characters that do not print as ``?``, only the bytes near the fault decoded) and a caret."""
+    from serq.jsonin import at_byte
+
+    return at_byte(data, name, max(0, min(off, len(data))), message)
 
 
 def _decode_error(data: bytes, name: str, e: msgspec.DecodeError) -> IRError:

@@ -216,22 +216,15 @@ def check_keys(text: str) -> None:
         raise _twice(text) from None
 
 
-def _excerpt(text: str, start: int, end: int, col: int) -> tuple[str, int]:
-    """The part of ``text[start:end]`` (one line) to quote around column ``col`` (counted from 1), and the
-    column in it: the whole line, or for a longer one than 200 characters the 100 either side of ``col``.
-    Only that part is copied and mapped: a line of 256 MB is quoted as cheaply as a short one."""
-    if end - start > 200:
-        lo = max(0, col - 101)
-        return text[start + lo: min(end, start + col + 99)], col - lo
-    return text[start:end], col
+def _message(name: str, line: int, col: int, message: str, text: str, start: int, end: int, at: int) -> str:
+    """``name:line:col: error: message``, then the line ``text[start:end]`` quoted with a caret under its character
+    ``at`` as a source's line is (:func:`serq.errors.quote_span`: a character that does not print as ``?``, a line
+    longer than 200 characters cut around the column with ``...``, the caret under a wide character's columns),
+    indented as a source's diagnostic indents it."""
+    from .errors import quote_span
 
-
-def _printable(src: str) -> str:
-    return "".join(" " if ch == "\t" else ch if ch.isprintable() and ch != "\ufffd" else "?" for ch in src)
-
-
-def _message(name: str, line: int, col: int, message: str, src: str, shown: int) -> str:
-    return f"{name}:{line}:{col}: error: {message}\n    {_printable(src)}\n    {' ' * (shown - 1)}^"
+    shown, caret = quote_span(text, start, end, at)
+    return f"{name}:{line}:{col}: error: {message}\n  {shown}\n  {' ' * (caret - 1)}^"
 
 
 def located(text: str, name: str, line: int, col: int, message: str, *, first: int = 1) -> str:
@@ -250,8 +243,7 @@ def located(text: str, name: str, line: int, col: int, message: str, *, first: i
     end = len(text) if end < 0 else end
     if end > start and text[end - 1] == "\r":
         end -= 1
-    src, shown = _excerpt(text, start, end, col)
-    return _message(name, line, col, message, src, shown)
+    return _message(name, line, col, message, text, start, end, col)
 
 
 def located_at(text: str, name: str, pos: int, message: str) -> str:
@@ -273,10 +265,9 @@ def at_byte(data: bytes, name: str, offset: int, message: str) -> str:
     if end > start and data[end - 1: end] == b"\r":
         end -= 1
     lo = max(start, offset - 400)
-    near = data[lo: max(lo, min(end, offset + 400))].decode("utf-8", errors="replace")
+    near = data[lo: max(lo, min(end, offset + 400))].decode("utf-8", errors="replace").replace("\ufffd", "?")
     near_col = len(data[lo:offset].decode("utf-8", errors="replace")) + 1
-    src, shown = _excerpt(near, 0, len(near), near_col)
-    return _message(name, line, col, message, src, shown)
+    return _message(name, line, col, message, near, 0, len(near), near_col)
 
 
 def read_text(path: str, what: str = "a JSON file") -> str:
