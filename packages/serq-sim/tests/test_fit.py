@@ -91,9 +91,10 @@ def test_serq_fit_prints_the_fit_its_mape_by_kind_and_a_definition(tmp_path, cap
     ('{"decoders": 1, "time": 0}\n', "s.jsonl:1:25: error: time is 0"),
     ("\n", "s.jsonl: error: no steps"),
     ('{"decoders": 1, "kv_decode": 5, "time": 1}\n' * 3, "s.jsonl: error: no step has prefilled > 0"),
-    # a line nested past json.loads' recursion was a RecursionError traceback
+    # a line nested past json.loads' recursion was a RecursionError traceback, then told without a column:
+    # at the value's start, its line quoted (the first 200 characters, ... after them)
     pytest.param('{"decoders": 1, "time": 0.1}\n' + "[" * 100_000 + "]" * 100_000 + "\n",
-                 "s.jsonl:2: error: not a step: JSON nested too deeply", id="deep"),
+                 "s.jsonl:2:1: error: not a step: JSON nested too deeply\n  " + "[" * 200 + "...\n  ^", id="deep"),
     # an integer beyond a float's range (an OverflowError traceback), one past Python's int-parsing limit
     pytest.param('{"decoders": 1' + "0" * 400 + ', "time": 1}\n',
                  "s.jsonl:1:14: error: the integer 100000000000...000000 (401 digits) is beyond the range",

@@ -97,8 +97,8 @@ def test_a_second_scenario_of_the_same_settings_compiles_nothing(tmp_path):
     ('{"budget": 1, "max_seqs": 1, "block_size": 16, "num_blocks": 3, "requests": [{"prompt": 0, "out": 1}]}',
      "'prompt' and 'out' must be positive integers"),
     # nested past json.loads' recursion, and bytes that are not UTF-8: tracebacks
-    pytest.param('{"a": ' * 100_000 + "1" + "}" * 100_000, "bad.json: error: not a scenario: JSON nested too deeply",
-                 id="deep"),
+    pytest.param('{"a": ' * 100_000 + "1" + "}" * 100_000, "bad.json:1:1: error: not a scenario: JSON nested too "
+                 'deeply\n  {"a": {"a": ', id="deep"),
     pytest.param(b'{"budget": "\xff"}', 'bad.json:1:13: error: the file is not UTF-8 text (byte 0xFF)\n'
                  '  {"budget": "?"}\n              ^', id="not-utf8"),
     # an integer beyond a float's range where a count goes (an OverflowError traceback when it was made a

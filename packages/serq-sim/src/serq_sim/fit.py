@@ -104,8 +104,8 @@ def read_steps(path: str) -> list[tuple[float, float, float, float, float]]:
             raise fault(f"{e} (first at column {e.first + 1})", pos=e.pos) from None
         except json.JSONDecodeError as e:  # a step is one line: e.colno is the column in it
             raise fault(f"not a JSON object: {e.msg}", pos=e.colno - 1) from None
-        except RecursionError:  # json.loads recurses a frame per level of [ or {
-            raise UserError(f"{path}:{no}: error: not a step: JSON nested too deeply") from None
+        except RecursionError:  # json.loads recurses a frame per level of [ or {: at the value's start
+            raise fault("not a step: JSON nested too deeply", pos=len(raw) - len(raw.lstrip())) from None
         if not isinstance(obj, dict):
             raise fault(f"a step is a JSON object with {', '.join(TERMS)} and time")
         unknown = [k for k in obj if k not in TERMS and k != "time"]

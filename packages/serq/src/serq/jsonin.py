@@ -315,8 +315,9 @@ def read_json(path: str, what: str = "a JSON file", check: Any = None) -> Any:
         raise UserError(f"{path}: error: {e}" if at is None else located_at(text, path, at, str(e))) from None
     except JSONDuplicateKey as e:  # json kept the last: which the writer meant is anybody's guess
         raise UserError(e.message(text, path)) from None
-    except RecursionError:  # json.loads recurses a frame per level of [ or {
-        raise UserError(f"{path}: error: not {what}: JSON nested too deeply") from None
+    except RecursionError:  # json.loads recurses a frame per level of [ or {: at the document's start
+        raise UserError(located_at(text, path, len(text) - len(text.lstrip()), f"not {what}: JSON nested too deeply")
+                        ) from None
     if check is not None:
         try:
             check(doc)
