@@ -173,8 +173,13 @@ def test_loader_jobs(site, tmp_path):
     bad = tmp_path / "bad.jobs"
     bad.write_text("jobs = 3\nwrok = 2\n")
     r = serq(site, "check", str(bad))
-    assert (r.returncode, r.stderr) == (1, f"error: {bad}:2: expected one of jobs, work, servers = a number, "
-                                           "not 'wrok = 2'\n")
+    # at the name that is no field (line 2, column 1), the line quoted with a caret, as a source's mistake is
+    assert (r.returncode, r.stderr) == (1, f"{bad}:2:1: error: expected one of jobs, work, servers = a number\n"
+                                           "  wrok = 2\n  ^\n")
+    bad.write_text("jobs = 3\n  work = two\n")  # a value that is no number: at it, column 10
+    r = serq(site, "check", str(bad))
+    assert (r.returncode, r.stderr) == (1, f"{bad}:2:10: error: expected one of jobs, work, servers = a number\n"
+                                           "    work = two\n           ^\n")
 
 
 def test_a_plugin_refusing_its_arguments_is_one_positioned_error(site, tmp_path):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from serq import hookimpl
 from serq.errors import UserError
+from serq.jsonin import located, read_text
 
 FIELDS = {"jobs": None, "work": None, "servers": 1.0}
 
@@ -18,8 +19,11 @@ FIELDS = {"jobs": None, "work": None, "servers": 1.0}
 def load_jobs(path, options):
     import serq_frontend
 
+    # read as serQ reads a user's text (UTF-8, a size bound; a byte that is not UTF-8 told at its line and
+    # column), and a mistake told as a source's is: FILE:LINE:COL, the line quoted, a caret (serq.jsonin.located)
+    text = read_text(str(path), "a .jobs file")
     values = dict(FIELDS)
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+    for n, line in enumerate(text.split("\n"), 1):
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         name, eq, value = (x.strip() for x in line.partition("="))
@@ -28,7 +32,10 @@ def load_jobs(path, options):
                 raise ValueError
             values[name] = float(value)
         except ValueError:
-            raise UserError(f"{path}:{n}: expected one of {', '.join(FIELDS)} = a number, not {line!r}") from None
+            # at the name when it is not a field, else at the value
+            at = line.index(name) if not eq or name not in FIELDS or not name else line.index(value, line.index("="))
+            raise UserError(located(text, str(path), n, at + 1,
+                                    f"expected one of {', '.join(FIELDS)} = a number")) from None
     missing = [k for k, v in values.items() if v is None]
     if missing:
         raise UserError(f"{path}: {', '.join(missing)} not given")
