@@ -568,13 +568,14 @@ def check_message(e: BaseException) -> str:
 
 def check_ir_message(msg: str, name: str) -> None:
     """An IR file's error: one line naming the file (a schema fault at its JSON path), or, for text that is
-    not JSON or not UTF-8, ``NAME:LINE:COL: error: …``, the line quoted and a caret under the column."""
+    not JSON or not UTF-8, ``NAME:LINE:COL: error: …``, the line quoted (indented by two, as a source's) and a
+    caret under the column."""
     lines = msg.rstrip("\n").split("\n")
     if msg.startswith(f"error: {name}: "):
         assert len(lines) == 1, msg
         return
     assert re.match(re.escape(name) + r":\d+:\d+: error: ", lines[0]), msg
-    assert len(lines) == 3 and lines[1].startswith("    ") and lines[2].strip() == "^", msg
+    assert len(lines) == 3 and lines[1].startswith("  ") and lines[2].startswith("  ") and lines[2].strip() == "^", msg
     assert lines[1].isprintable(), msg
 
 

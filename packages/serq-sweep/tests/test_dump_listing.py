@@ -141,7 +141,7 @@ def test_a_bad_listing_is_one_located_message(tmp_path, data, line, col, message
         _dump_listing(str(tmp_path), "observes")
     head, quoted, caret = str(e.value).split("\n")
     assert head == f"{path}:{line}:{col}: error: {message}"
-    assert quoted.startswith("    ") and caret == "    " + " " * (col - 1) + "^"
+    assert quoted.startswith("  ") and caret == "  " + " " * (col - 1) + "^"
 
 
 def test_a_huge_listing_is_refused_by_the_shared_bound(tmp_path):

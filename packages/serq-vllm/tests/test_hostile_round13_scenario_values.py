@@ -60,7 +60,7 @@ def test_a_faulty_value_is_told_at_its_line_and_column(tmp_path, prompt, extra, 
     line = text.splitlines()[5]
     head, src, caret = _error(tmp_path, text).split("\n")
     assert head.startswith(f"s.json:6:{col}: error: {message}"), head
-    assert src == "    " + line and caret == " " * (4 + col - 1) + "^"
+    assert src == "  " + line and caret == " " * (2 + col - 1) + "^"
 
 
 def test_what_is_not_a_scenario_is_told_where_it_is(tmp_path):
@@ -120,7 +120,7 @@ def test_the_command_tells_it_so(tmp_path):
         # {"budget": 64, ... one key a line: "requests" on line 6, its request's "out" on line 9
         assert r.returncode == 1 and r.stdout == "" and "Traceback" not in r.stderr, r.stderr
         assert r.stderr == ("s.json:9:11: error: requests[0]: 'prompt' and 'out' must be positive integers\n"
-                            '       "out": 0\n' + " " * (4 + 10) + "^\n")
+                            '     "out": 0\n' + " " * (2 + 10) + "^\n")
 
 
 def test_an_unknown_key_is_quoted_escaped_and_cut():
