@@ -173,7 +173,12 @@ def trace_digest(path: str) -> str:
         return f"unreadable {path}: {getattr(e, 'strerror', None) or e}"
 
 
-def run_hash(program: Any, traces: dict[str, Any] | None = None, pm: Any = None) -> str:
+#: the key of :func:`run_hash`'s ``traces`` under which a sweep keeps what :func:`versions.deciding` looks
+#: up once: no str, so no trace's path (an empty one included) is it
+_VERSIONS = ("versions",)
+
+
+def run_hash(program: Any, traces: dict[Any, Any] | None = None, pm: Any = None) -> str:
     """What a run of ``program`` depends on besides its seed and bounds, hashed: its IR without spans and
     source (a program and a copy of it with another comment, or its kernel twin, share their runs), the
     versions of the parts that decide its results (:func:`versions.deciding`: serq-ir, serq-frontend,
@@ -184,14 +189,16 @@ def run_hash(program: Any, traces: dict[str, Any] | None = None, pm: Any = None)
     beside a trace of its own, had one key and the second was given the first one's runs, and a trace
     edited between a sweep and its resume kept the runs of the old one. ``traces``: the digests of the
     traces read so far by path, which one sweep (or search) keeps so that its points read a trace once
-    (and, under the key ``""``, no path, what :func:`versions.deciding` looks up once a sweep)."""
+    (and, under the key :data:`_VERSIONS`, which is no str and so names no trace, what
+    :func:`versions.deciding` looks up once a sweep: under ``""`` a trace whose path is empty found it as
+    its digest)."""
     import msgspec
     import serq_ir
 
     from .versions import deciding
 
     digest = hashlib.sha256(serq_ir.encode(msgspec.structs.replace(program, source=None), spans=False))
-    memo = traces.setdefault("", {}) if traces is not None else None
+    memo = traces.setdefault(_VERSIONS, {}) if traces is not None else None
     digest.update(b"\0versions\0" + "\n".join(deciding(program, pm, memo)).encode())
     trace = program.workload.trace
     if trace is not None:
@@ -290,7 +297,7 @@ def plan(files: Sequence[str], *, sets: Mapping[str, Any] | None = None, defs: M
         raise UsageError(f"the sweep has {len(grid)} point(s) times {len(seed_list)} seed(s), "
                         f"{len(grid) * len(seed_list)} runs, more than {MAX_POINTS}")
     out: list[Point] = []
-    traces: dict[str, Any] = {}  # (each trace read once, whatever the number of points)
+    traces: dict[Any, Any] = {}  # (each trace read once, whatever the number of points)
     for i, params in enumerate(grid):
         file = by_label[params["program"]] if by_label else files[0]
         s = {a.name: params[a.name] for a in axes if a.kind == "set"}
