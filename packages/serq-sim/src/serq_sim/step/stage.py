@@ -398,9 +398,11 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
                     finished = [job]
                 else:
                     finished.append(job)
-            elif a < 1.0 and job.mode == "decode" and math.ceil(w - EPS) == math.ceil(old - EPS):
+            elif a < 1.0 and job.mode == "decode" and (w == old or math.ceil(w - EPS) == math.ceil(old - EPS)):
                 # a decoder given part of a token (the budget's last fraction) that completes no whole
-                # token of its work: no output token of its request this iteration (tokens.py)
+                # token of its work: no output token of its request this iteration (tokens.py). Its tokens
+                # left unchanged (w == old) first: a decode (inf) keeps inf tokens left, which math.ceil
+                # refuses (an OverflowError traceback on both tiers)
                 if partial is None:
                     partial = [job]
                 else:
