@@ -172,15 +172,16 @@ def test_the_run_time_caret_is_placed_the_same_way():
 
 
 @pytest.mark.parametrize("src, where, message", [
-    ("stage s : fifo;\nsession {\n  run s (1);\n", "3:13", "unexpected end of the file: a `}` is missing"),
+    ("stage s : fifo;\nsession {\n  run s (1);\n", "2:9", "a `}` is missing: this `{` is not closed"),
     ("stage s : fifo;\nsession {\n  run s (1)", "3:12", "missing `;` (found the end of the file next)"),
     ("stage s : fifo;\nsession { run s (1) // c", "2:20", "missing `;` (found the end of the file next)"),
-    ("stage s : fifo;\nsession {\n\t\t", "2:10", "unexpected end of the file: a `}` is missing"),
+    ("stage s : fifo;\nsession {\n\t\t", "2:9", "a `}` is missing: this `{` is not closed"),
     ("let a = 1 +", "1:12", "unexpected end of the file"),
 ])
 def test_an_error_at_the_end_of_the_file_points_after_the_last_token(src, where, message):
     """Rule chosen (docs/language.md): a program that stops short is an error right after its last
-    token, naming the end of the file (not the blank lines or comment after it)."""
+    token, naming the end of the file (not the blank lines or comment after it); one that stops inside
+    a block is an error at the `{` left open, which names the `}` missing."""
     lines = _error(src)
     assert lines[0].startswith(f"<source>:{where}: error: {message}"), lines[0]
     assert len(lines) == 3

@@ -66,7 +66,7 @@ def test_missing_semicolon():
 def test_unexpected_token_and_character():
     refused("stage s : fifo;\nsession { run s (1) ⟨) ; }", "unexpected `)`")
     refused("session { set x = 1 ⟨$ 2; }", "unexpected character `$`")
-    refused("session { set x = 1;⟨", "a `}` is missing")
+    refused("session ⟨{ set x = 1;", "a `}` is missing")
 
 
 def test_request_inside_server():

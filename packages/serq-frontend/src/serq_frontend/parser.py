@@ -716,6 +716,39 @@ def _statement_word(text: str, tok: Token) -> tuple[int, int, str] | None:
     return *_line_col(text, k + m.start(1)), m.group(1)
 
 
+_UNCLOSED = "a `}` is missing: this `{` is not closed before the end of the file"
+
+
+def _open_braces(text: str, offset: int) -> tuple[list[tuple[int, int]], tuple[int, int] | None]:
+    """The `{` still open at ``offset`` (line and column of each, the outermost first), and the first `{`
+    whose `}` is less indented than the line the `{` stands on (that `}` closes an outer block: the `{`'s
+    own `}` is the one missing), or None."""
+    toks = _tokens_before(text, offset)
+    first: dict[int, int] = {}  # a line's indentation: the column of its first token
+    for _, _, line, col in toks:
+        first.setdefault(line, col)
+    stack: list[tuple[int, int]] = []
+    misplaced = None
+    for _, word, line, col in toks:
+        if word == "{":
+            stack.append((line, col))
+        elif word == "}" and stack:
+            opened = stack.pop()
+            if misplaced is None and opened[0] < line and first[line] == col and col < first[opened[0]]:
+                misplaced = opened
+    return stack, misplaced
+
+
+def _unclosed_brace(text: str) -> tuple[int, int] | None:
+    """The `{` a file that ends inside a block most likely misses the `}` of (line, column): one whose `}`
+    is less indented than its own line (the `}` of an outer block closed it), else the innermost `{` left
+    open; None when every `{` is closed."""
+    stack, misplaced = _open_braces(text, len(text))
+    if not stack:
+        return None
+    return misplaced or stack[-1]
+
+
 def syntax_error(e: UnexpectedInput, text: str, file: str, reporter: Reporter, grammar: Any = None) -> CompileError:
     """The error of a program that does not parse. ``grammar`` (the :class:`Parser`, when there is one)
     names the terminals by their text and gives the words an item begins with and the grammar's words, for
@@ -724,6 +757,9 @@ def syntax_error(e: UnexpectedInput, text: str, file: str, reporter: Reporter, g
         ch = text[e.pos_in_stream] if e.pos_in_stream < len(text) else ""
         return reporter.error(Pos(file, e.line, e.column), _unexpected_character(ch))
     if isinstance(e, UnexpectedEOF):
+        unclosed = _unclosed_brace(text)
+        if unclosed is not None:
+            return reporter.error(Pos(file, *unclosed), _UNCLOSED)
         end = _prev_token_end(text, len(text)) or (1, 1)
         return reporter.error(Pos(file, *end), "unexpected end of the file")
     assert isinstance(e, UnexpectedToken)
@@ -751,6 +787,13 @@ def syntax_error(e: UnexpectedInput, text: str, file: str, reporter: Reporter, g
         pos = Pos(file, *prev)
     else:
         pos = Pos(file, tok.line, tok.column)
+    if tok.type == "$END" and "RBRACE" in expected:
+        # the file ends inside a block: the `{` left open, where it is, rather than the end of the file
+        unclosed = _unclosed_brace(text)
+        if unclosed is not None:
+            return reporter.error(Pos(file, *unclosed), _UNCLOSED)
+    if tok.type == "RBRACE" and tok.start_pos is not None and not _open_braces(text, tok.start_pos)[0]:
+        return reporter.error(pos, "unexpected `}`: no `{` is open here (one `}` too many)")
     if "SEMICOLON" in expected and tok.type != "SEMICOLON":
         offset = tok.start_pos if tok.start_pos is not None and tok.type != "$END" else len(text)
         prev = _prev_token_end(text, offset)
