@@ -450,7 +450,8 @@ class Linker:
                              + (f"; {DIALECT[name]}" if DIALECT[name] else ""))
         hint = self.ctx.library_hint(name)
         raise self.error(e.pos, f"unknown function `{name}`"
-                         + (hint or did_you_mean(name, [*FUNCTIONS, *OBSERVABLES, "member"])))
+                         + (hint or did_you_mean(name, [*FUNCTIONS, *OBSERVABLES, "member",
+                                                      *self.ctx.notes.get("expression_defs", ())])))
 
     def member(self, e: A.Call, m: Moment) -> Any:
         """``member(X)``: the index of the pool or stage member ``X`` names, ``j`` for ``kv[j]`` and 0 for

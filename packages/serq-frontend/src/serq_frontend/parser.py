@@ -804,6 +804,8 @@ def syntax_error(e: UnexpectedInput, text: str, file: str, reporter: Reporter, g
     if tok.type == "$END" and "RBRACE" in expected:
         return reporter.error(pos, "unexpected end of the file: a `}` is missing")
     names = sorted({_describe_in(t, grammar) for t in expected})
+    if str(tok) == "=" and "`==`" in names:  # `branch (x = 1)`: a comparison, written as C's assignment
+        return reporter.error(pos, "unexpected `=` in an expression: a test of equality is `==`")
     if "pull" in names and grammar is not None:
         # a word where an item begins that is none of the items' words: the parser took it for the reader
         # of `READER pull SOURCE` and expected `pull` after it; say what the word is not, where it is

@@ -170,6 +170,8 @@ class Expander:
                     raise ctx.error(x.pos, f"`{x.op} {x.var} in …`: `{x.var}` is a parameter of `{name}`; a "
                                     "parameter is substituted, so give the index its own name")
         self.defs[name] = d
+        if d.body is None:  # for the linker's hint at an unknown function: the names of the expression definitions
+            ctx.notes.setdefault("expression_defs", []).append(name)
         self.depth[name] = self._deepest + 1
         self._defining = False
         self.size[name] = A.expr_size(d.expr) if d.body is None else A.block_size(d.body)
