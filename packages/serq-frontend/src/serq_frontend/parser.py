@@ -749,6 +749,40 @@ def _unclosed_brace(text: str) -> tuple[int, int] | None:
     return misplaced or stack[-1]
 
 
+#: the words of a workload's items that are no statement's: where they belong
+_WORKLOAD_WORDS = {"arrive", "trace", "hidden", "init"}
+
+
+def _misplaced_word(tok: Token, text: str, grammar: Any) -> tuple[tuple[int, int], str] | None:
+    """Where and what to say when the syntax error is right after the first word of a statement that
+    is an item's word (`stage`, `run {`, `pool`, …) or a workload's (`arrive`) inside a block, or None.
+    An item's word first on its line at column 1 is the next item of a block whose `}` is missing (the
+    error is at that block's `{`); elsewhere it is an item written inside a block."""
+    if grammar is None:
+        return None
+    offset = tok.start_pos if tok.type != "$END" and tok.start_pos is not None else len(text)
+    before = _tokens_before(text, offset)
+    if tok.type != "$END" and str(tok).isalpha() and before and before[-1][1] in (";", "{", "}"):
+        word, line, col = str(tok), tok.line, tok.column  # the word itself cannot stand there
+    elif len(before) >= 2 and before[-1][0] == "name" and before[-2][1] in (";", "{", "}"):
+        _, word, line, col = before[-1]  # what follows the word cannot
+    else:
+        return None
+    items = set(grammar.item_keywords())
+    if word not in items and word not in _WORKLOAD_WORDS or word == "run" and str(tok) != "{":
+        return None  # (`run` begins a statement too: an item only as `run {`)
+    stack, mis = _open_braces(text, _offset(text, line, col))
+    if not stack:
+        return None
+    if word in items and col == 1:
+        where = mis or stack[-1]
+        return where, (f"a `}}` is missing: this `{{` is not closed before `{word}` at {line}:{col}, which "
+                       "begins an item")
+    if word in _WORKLOAD_WORDS:
+        return (line, col), f"`{word}` is a workload's item; it belongs in `workload {{ … }}`"
+    return (line, col), f"`{word}` begins an item: write it at the top level, outside every block"
+
+
 def syntax_error(e: UnexpectedInput, text: str, file: str, reporter: Reporter, grammar: Any = None) -> CompileError:
     """The error of a program that does not parse. ``grammar`` (the :class:`Parser`, when there is one)
     names the terminals by their text and gives the words an item begins with and the grammar's words, for
@@ -794,6 +828,9 @@ def syntax_error(e: UnexpectedInput, text: str, file: str, reporter: Reporter, g
             return reporter.error(Pos(file, *unclosed), _UNCLOSED)
     if tok.type == "RBRACE" and tok.start_pos is not None and not _open_braces(text, tok.start_pos)[0]:
         return reporter.error(pos, "unexpected `}`: no `{` is open here (one `}` too many)")
+    misplaced = _misplaced_word(tok, text, grammar)
+    if misplaced is not None:
+        return reporter.error(Pos(file, *misplaced[0]), misplaced[1])
     if "SEMICOLON" in expected and tok.type != "SEMICOLON":
         offset = tok.start_pos if tok.start_pos is not None and tok.type != "$END" else len(text)
         prev = _prev_token_end(text, offset)
