@@ -719,6 +719,21 @@ def _statement_word(text: str, tok: Token) -> tuple[int, int, str] | None:
 _UNCLOSED = "a `}` is missing: this `{` is not closed before the end of the file"
 
 
+#: words that begin a statement and continue no statement before them (a line that begins with one
+#: begins a statement)
+_STATEMENT_WORDS = {"set", "observe", "hold", "run", "branch", "loop", "end", "turn", "drop", "record", "release",
+                    "grow", "choose", "mark"}
+
+
+def _first_col(text: str, line: int) -> int:
+    """The column of the first character of ``line`` that is no blank."""
+    k = _offset(text, line, 1)
+    j = k
+    while j < len(text) and text[j] in " \t\f":
+        j += 1
+    return j - k + 1
+
+
 def _open_braces(text: str, offset: int) -> tuple[list[tuple[int, int]], tuple[int, int] | None]:
     """The `{` still open at ``offset`` (line and column of each, the outermost first), and the first `{`
     whose `}` is less indented than the line the `{` stands on (that `}` closes an outer block: the `{`'s
@@ -838,6 +853,17 @@ def syntax_error(e: UnexpectedInput, text: str, file: str, reporter: Reporter, g
         starts = tok.type in ("$END", "RBRACE", "NAME") or (tok.type.isupper() and str(tok).isalpha())
         if prev is not None and (starts or prev[0] < tok.line):
             return reporter.error(Pos(file, *prev), f"missing `;` (found {_token_text(tok)} next)")
+    if grammar is not None and tok.type != "$END" and tok.start_pos is not None:
+        # `set t = now` and, on the next line, `hold kv (1) {`: the keyword that begins the line was read
+        # on as a name of the expression (`now hold kv` an aggregate's start) and the error came at the
+        # word after it; the `;` missing is at the end of the line before
+        before = _tokens_before(text, tok.start_pos)
+        if (len(before) >= 2 and before[-1][2] == tok.line and before[-2][2] < tok.line
+                and before[-1][1] in _STATEMENT_WORDS and before[-1][3] == _first_col(text, tok.line)
+                and (before[-2][0] in ("name", "number", "string") or before[-2][1] in (")", "]"))):
+            prev = _prev_token_end(text, _offset(text, before[-1][2], before[-1][3]))
+            if prev is not None:
+                return reporter.error(Pos(file, *prev), f"missing `;` (found `{before[-1][1]}` next)")
     if tok.type == "$END" and "RBRACE" in expected:
         return reporter.error(pos, "unexpected end of the file: a `}` is missing")
     names = sorted({_describe_in(t, grammar) for t in expected})
