@@ -22,3 +22,9 @@ def test_a_misspelt_definition_with_a_parameter_is_suggested_too():
 def test_assignment_for_equality_in_a_branch_test():
     refused(HEAD + "session {\n  set x = 1;\n  branch (x ⟨= 1) { run svc (1); }\n}\n", "a test of equality is `==`")
     refused(HEAD + "session {\n  set x = 1;\n  observe y = x ⟨= 1;\n}\n", "a test of equality is `==`")
+
+
+def test_a_definition_named_without_its_call():
+    # `run svc (service);` for `run svc (service());`: it was 'unknown name `service`', as if there were none
+    refused("def service() = ~exp(1);\n" + HEAD + "session {\n  run svc (⟨service);\n}\n",
+            "`service` is a definition, not a value; call it, `service(…)`")

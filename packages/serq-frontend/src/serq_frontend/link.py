@@ -358,6 +358,8 @@ class Linker:
                              f"{'used' if what == 'pool' else 'busy'}({name}))")
         if "." in name and name.split(".")[0] in self.queue_names():
             raise self.error(v.pos, f"unknown name `{name}`: nothing sets or marks it")
+        if name in self.ctx.notes.get("expression_defs", ()):
+            raise self.error(v.pos, f"`{name}` is a definition, not a value; call it, `{name}(…)`")
         raise self.error(v.pos, f"unknown name `{name}`"
                          + did_you_mean(name, [*self.lets, *self.slots, *(c for c in CONTEXT if c in m.context), "inf"]))
 
