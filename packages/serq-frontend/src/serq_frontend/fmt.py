@@ -131,7 +131,12 @@ def _join(tokens: list[Tok]) -> str:
 
 
 def format_source(text: str) -> str:
-    """The canonical layout of ``text`` (which should parse; the formatter does not check)."""
+    """The canonical layout of ``text`` (which should parse; the formatter does not check). A byte-order
+    mark an editor wrote first is kept first, and is no token of the layout (no code before the first
+    line's first token, nor a statement that the next line continues)."""
+    if text.startswith("\ufeff"):
+        rest = format_source(text[1:])
+        return "\ufeff" + rest if rest else ""
     lines = _lines(text)
     _mark_unary(lines)
     _drop_kind_semicolons(lines)
