@@ -72,6 +72,18 @@ class Context:
         self.module = module
         self._lets = None
 
+    def _later_let(self, node: Any, item: A.Let) -> A.Let | None:
+        """The ``let`` after ``item`` that the name ``node`` gives, or None."""
+        assert self.module is not None
+        name = getattr(node, "dotted", None)
+        seen = False
+        for other in self.module.items:
+            if other is item:
+                seen = True
+            elif seen and isinstance(other, A.Let) and other.name == name:
+                return other
+        return None
+
     def lets(self) -> dict[str, float]:
         """The value of every ``let`` (``--set`` applied), in declaration order."""
         if self._lets is None:
@@ -95,6 +107,11 @@ class Context:
             try:
                 v = fold(item.value, out)
             except NotConstant as e:
+                later = self._later_let(e.node, item)
+                if later is not None:
+                    raise self.error(e.node.pos, f"`let {item.name}` reads `{later.name}`, declared after it (at "
+                                     f"{later.pos.line}:{later.pos.col}); a `let` reads only the ones before "
+                                     "it: declare it first") from None
                 raise self.error(e.node.pos, f"`let {item.name}` is not a constant: it reads "
                                  f"{describe(e.node)}{_close_let(e.node, out)}") from None
             except BadConstant as e:

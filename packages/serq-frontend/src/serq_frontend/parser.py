@@ -867,6 +867,11 @@ def syntax_error(e: UnexpectedInput, text: str, file: str, reporter: Reporter, g
     if tok.type == "$END" and "RBRACE" in expected:
         return reporter.error(pos, "unexpected end of the file: a `}` is missing")
     names = sorted({_describe_in(t, grammar) for t in expected})
+    if "`{`" in names and tok.type != "$END" and tok.start_pos is not None and str(tok) != "{":
+        before = _tokens_before(text, tok.start_pos)
+        if before and before[-1][1] == "else":  # `else branch (…) { … }`, `else if (…)`, `else run …;`
+            return reporter.error(pos, f"unexpected {_token_text(tok)}: `else` takes a block, `else {{ … }}` "
+                                  "(a test in it: `else { branch (…) { … } }`)")
     if str(tok) == "=" and "`==`" in names:  # `branch (x = 1)`: a comparison, written as C's assignment
         return reporter.error(pos, "unexpected `=` in an expression: a test of equality is `==`")
     if "pull" in names and grammar is not None:
