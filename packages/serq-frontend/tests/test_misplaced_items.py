@@ -28,3 +28,11 @@ def test_a_workload_item_in_the_session():
 
 def test_run_as_a_statement_is_not_taken_for_the_item():
     refused(HEAD + "session {\n  run ⟨;\n}\n", "unexpected `;`")
+
+
+def test_a_workload_item_in_the_workload_is_not_misplaced():
+    # the error in `arrive poison(1)` is the misspelt word, not where `arrive` stands
+    refused("stage svc : fifo;\nworkload { arrive ⟨poison(1); }\nsession { run svc (1); }\n",
+            "(did you mean `poisson`?)")
+    refused("stage svc : fifo;\nworkload {\n  arrive poisson(1);\n  session ⟨;\n}\nserver { run svc (1); }\n",
+            "unexpected `;`")

@@ -789,6 +789,9 @@ def _misplaced_word(tok: Token, text: str, grammar: Any) -> tuple[tuple[int, int
     stack, mis = _open_braces(text, _offset(text, line, col))
     if not stack:
         return None
+    opener = [t for t in before if (t[2], t[3]) < stack[-1]]
+    if opener and opener[-1][1] == "workload":  # its own items (and `session { … }`): another error
+        return None
     if word in items and col == 1:
         where = mis or stack[-1]
         return where, (f"a `}}` is missing: this `{{` is not closed before `{word}` at {line}:{col}, which "
