@@ -83,12 +83,17 @@ def _is_integer(v: Any) -> bool:
     return isinstance(v, numbers.Integral) and not isinstance(v, bool)
 
 
-def _check_run_args(program, seed, horizon, warmup, arrivals, trace) -> None:
+def _check_run_args(program, seed, horizon, warmup, arrivals, trace) -> tuple[Any, Any, Any, Any]:
     """Refuse, before anything is built, what ``run``'s arguments cannot be (as the command line refuses its
     flags), by one rule (:func:`_refused`): a TypeError for an argument of the wrong type, a ValueError for
     one of the right type whose value is not allowed. A wrong type was an AttributeError or a float() error
     deep in the set-up, a negative warmup or a fractional arrivals count ran silently, and a bad seed was a
-    SimError, the class of a run's errors, raised by the set-up."""
+    SimError, the class of a run's errors, raised by the set-up.
+
+    Returns ``seed``, ``horizon``, ``warmup`` and ``arrivals`` made plain numbers (an ``int``, a ``float``;
+    None stays None), as :func:`run_limits` makes the bounds: what the set-up is given is what the command
+    line gives it, whatever Real or Integral the caller had (a ``Fraction`` horizon, taken as a real here, was
+    a TypeError of ``format`` deep in the set-up, where a setting's origin is shown)."""
     import math
     import os
 
@@ -117,6 +122,8 @@ def _check_run_args(program, seed, horizon, warmup, arrivals, trace) -> None:
         raise TypeError(f"trace must be a path (str or os.PathLike), not {type(trace).__name__}")
     if trace is not None and not os.fspath(trace):
         raise ValueError("trace must name a file, not the empty path (None: the workload's own trace)")
+    return (None if seed is None else int(seed), None if horizon is None else real(horizon),
+            None if warmup is None else real(warmup), None if arrivals is None else int(arrivals))
 
 
 def _fast_kinds(program) -> bool:
@@ -187,7 +194,7 @@ def run(program, *, seed: int | None = None, horizon: float | None = None, warmu
     """
     bounds = run_limits(max_events=max_events, max_wall=max_wall, max_samples=max_samples)
     max_events, max_wall, max_samples = (bounds.get(k) for k in ("max_events", "max_wall", "max_samples"))
-    _check_run_args(program, seed, horizon, warmup, arrivals, trace)
+    seed, horizon, warmup, arrivals = _check_run_args(program, seed, horizon, warmup, arrivals, trace)
     from serq.numbers import switch
 
     for name, v in (("check_invariants", check_invariants), ("progress", progress)):

@@ -41,6 +41,25 @@ def _named(table: Any, name: Any, kind: str, where: str = "the program has") -> 
         raise KeyError(f"no {kind} {name!r} ({where}: {', '.join(table) or 'none'})") from None
 
 
+def _member(rows: Any, name: Any, index: Any, kind: str) -> Any:
+    """The row of ``rows`` (a report's pools or stages) for ``name`` and ``index``, by :func:`_named`'s rule:
+    a name that is no str, or an index that is neither None nor an integer, is a TypeError naming it (an
+    index ``"0"`` was "no stage engine[0]", of a stage the program has; ``True`` was member 1, ``0.0``
+    member 0), and one the report has not a KeyError naming it and the names there are."""
+    import numbers
+
+    if not isinstance(name, str):
+        raise TypeError(f"the name of a {kind} is a str, not {type(name).__name__}")
+    if index is not None and (isinstance(index, bool) or not isinstance(index, numbers.Integral)):
+        raise TypeError(f"the index of a {kind}'s member is an integer or None, not {index!r}")
+    for row in rows:
+        if row.name == name and (row.index or 0) == (index or 0):
+            return row
+    names = ", ".join(dict.fromkeys(row.name if row.index is None else f"{row.name}[{row.index}]" for row in rows))
+    raise KeyError(f"no {kind} {name}" + ("" if index is None else f"[{index}]")
+                   + f" (the program has: {names or 'none'})")
+
+
 class _Columns:
     """Columns kept as given and made numpy arrays when first read."""
 
@@ -175,17 +194,11 @@ class Report:
 
     def pool(self, name: str, index: int | None = None) -> PoolStats:
         """The pool ``name`` (``index`` None or 0 for a single pool), or member ``index`` of an array."""
-        for p in self.result.pools:
-            if p.name == name and (p.index or 0) == (index or 0):
-                return p
-        raise KeyError(f"no pool {name}" + ("" if index is None else f"[{index}]"))
+        return _member(self.result.pools, name, index, "pool")
 
     def stage(self, name: str, index: int | None = None) -> StageStats:
         """The stage ``name`` (``index`` None or 0 for a single stage), or member ``index`` of an array."""
-        for s in self.result.stages:
-            if s.name == name and (s.index or 0) == (index or 0):
-                return s
-        raise KeyError(f"no stage {name}" + ("" if index is None else f"[{index}]"))
+        return _member(self.result.stages, name, index, "stage")
 
     @property
     def interrupted(self) -> bool:

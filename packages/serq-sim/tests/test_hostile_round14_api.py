@@ -1,0 +1,59 @@
+"""The Python API as a notebook uses it, checked at its arguments.
+
+``serq_sim.run`` takes ``horizon`` and ``warmup`` as any real number (``numbers.Real``, as ``serq.numbers.real``
+reads one) but passed the caller's object on to the set-up: a ``Fraction`` horizon, accepted by the check,
+was ``TypeError: unsupported format string passed to Fraction.__format__`` deep in it, where a setting's
+origin is shown. The settings are now made plain numbers where they are checked, as the bounds are.
+
+``report.pool`` and ``report.stage`` did not follow the rule of the report's other look-ups by name
+(serq_sim.report._named): an index ``"0"`` was ``KeyError: no stage engine[0]`` of a stage the program
+has, ``True`` was member 1, and a name that is no str a KeyError too."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import pytest
+import serq_frontend
+import serq_sim
+
+pytestmark = pytest.mark.timeout(60)
+
+# a deterministic service (0.5) and arrivals every 1 s from t = 1 (the first arrival is one gap in)
+PROGRAM = """stage s : fifo;
+workload { arrive renewal(1); }
+session { set t0 = now; run s (0.5); observe y = now - t0; }
+run { horizon 100; warmup 0; seed 1; }
+"""
+
+
+@pytest.fixture(scope="module")
+def program():
+    return serq_frontend.compile(source=PROGRAM)
+
+
+def test_a_fraction_horizon_and_warmup_run_as_their_values(program):
+    report = serq_sim.run(program, horizon=Fraction(21, 2), warmup=Fraction(1, 2))
+    assert report.result.horizon == 10.5 and report.result.warmup == 0.5
+    assert type(report.result.horizon) is float and type(report.result.warmup) is float
+    # arrivals at 1, 2, ..., 10 (each leaves 0.5 later, by 10.5): ten responses of 0.5
+    assert report.stats("y").count == 10 and report.stats("y").mean == 0.5
+
+
+@pytest.mark.parametrize("call, kind, said", [
+    (lambda r: r.stage("s", "0"), TypeError, "the index of a stage's member is an integer or None, not '0'"),
+    (lambda r: r.stage("s", True), TypeError, "the index of a stage's member is an integer or None, not True"),
+    (lambda r: r.stage("s", 0.0), TypeError, "the index of a stage's member is an integer or None, not 0.0"),
+    (lambda r: r.pool("p", "1"), TypeError, "the index of a pool's member is an integer or None, not '1'"),
+    (lambda r: r.stage(5), TypeError, "the name of a stage is a str, not int"),
+    (lambda r: r.pool(None), TypeError, "the name of a pool is a str, not NoneType"),
+    (lambda r: r.stage("nope"), KeyError, "no stage nope (the program has: s)"),
+    (lambda r: r.stage("s", 3), KeyError, "no stage s[3] (the program has: s)"),
+    (lambda r: r.pool("p"), KeyError, "no pool p (the program has: none)"),
+])
+def test_a_stage_or_pool_look_up_is_one_message(program, call, kind, said):
+    report = serq_sim.run(program, horizon=5)
+    with pytest.raises(kind) as info:
+        call(report)
+    assert type(info.value) is kind and info.value.args == (said,)
+    assert report.stage("s").name == "s" and report.stage("s", 0).completions == 4  # arrivals at 1..4
