@@ -875,6 +875,22 @@ def syntax_error(e: UnexpectedInput, text: str, file: str, reporter: Reporter, g
         if before and before[-1][1] == "else":  # `else branch (…) { … }`, `else if (…)`, `else run …;`
             return reporter.error(pos, f"unexpected {_token_text(tok)}: `else` takes a block, `else {{ … }}` "
                                   "(a test in it: `else { branch (…) { … } }`)")
+    if str(tok) in ("=", ";") and tok.start_pos is not None:
+        before = _tokens_before(text, tok.start_pos)
+        last = before[-1][1] if before else ""
+        if str(tok) == ";" and last == "}":  # `branch (x) { … };`: C's habit
+            return reporter.error(pos, "unexpected `;` after a block: a statement or item that ends in `}` takes "
+                                  "no `;`")
+        if str(tok) == "=" and len(before) >= 2 and before[-2][1] == "stage":  # `stage t = fifo;`
+            return reporter.error(pos, f"unexpected `=`: a stage's kind follows `:`, `stage {last} : fifo;`")
+        if (str(tok) == "=" and grammar is not None and "a number" in names
+                and (last in grammar.keywords() or last in grammar.term_words("RUN_FIELD"))
+                and before[-2][1] in ("{", ";")):  # `cap = 100;`, `horizon = 100;`
+            return reporter.error(pos, f"unexpected `=`: `{last}` takes its value without one, `{last} …;`")
+        if (str(tok) == "=" and len(before) >= 2 and before[-1][0] == "name" and before[-2][1] in ("{", ";", "}")
+                and "`(`" in names and _open_braces(text, tok.start_pos)[0]):  # `x = 1;` in a session
+            return reporter.error(pos, f"unexpected `=`: a statement that gives a name a value begins with `set`, "
+                                  f"`set {last} = …;` (or `observe {last} = …;`)")
     if str(tok) == "=" and "`==`" in names:  # `branch (x = 1)`: a comparison, written as C's assignment
         return reporter.error(pos, "unexpected `=` in an expression: a test of equality is `==`")
     if "pull" in names and grammar is not None:
