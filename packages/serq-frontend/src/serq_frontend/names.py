@@ -46,6 +46,8 @@ DIALECT: dict[str, str] = {
     "push": "",
     "engine": "an engine is a stage, `stage NAME : step { … }`",
     "cost": "a hold's units and a run's work are written as they are, `hold kv (n) { run s (w); }`",
+    "return": "a definition that gives a value is `def NAME(PARAM, …) = expr;`",
+    "if": "a test is `branch (test) { … } else { … }`",
 }
 
 
