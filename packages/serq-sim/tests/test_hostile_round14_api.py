@@ -57,3 +57,25 @@ def test_a_stage_or_pool_look_up_is_one_message(program, call, kind, said):
         call(report)
     assert type(info.value) is kind and info.value.args == (said,)
     assert report.stage("s").name == "s" and report.stage("s", 0).completions == 4  # arrivals at 1..4
+
+
+# a record table's rows: arrivals at 1, 2, 3, ... (renewal(1)), each recording, after its 0.5 at s, when it came and 7
+RECORDS = """stage s : fifo;
+workload { arrive renewal(1); }
+session { set t0 = now; run s (0.5); record r { at = t0; n = 7; } }
+run { horizon 4.2; warmup 0; seed 1; }
+"""
+
+
+def test_a_report_with_records_pickles():
+    # a report is kept or sent (a multiprocessing pool's worker, joblib) by pickle: a table's appender was
+    # a local function, which pickle refuses, so a report of a program with records could not be pickled
+    import pickle
+
+    report = serq_sim.run(serq_frontend.compile(source=RECORDS))
+    again = pickle.loads(pickle.dumps(report))
+    for r in (report, again):
+        table = r.records("r", kind="numpy")
+        # recorded when each leaves s, 0.5 after it came: the session that comes at 4 leaves after 4.2
+        assert table["at"].tolist() == [1.0, 2.0, 3.0] and table["n"].tolist() == [7, 7, 7]
+        assert table["time"].tolist() == [1.5, 2.5, 3.5]

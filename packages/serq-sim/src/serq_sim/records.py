@@ -112,6 +112,10 @@ class RecordTable:
         self.sessions = array("q")
         self.turns = array("i")
         self.times = array("d")
+        self._adder()
+
+    def _adder(self) -> None:
+        """``self.add``, the run's appender of a row (a closure over the columns' ``append``)."""
         apps = tuple(v.append for v in self.values)
         sa, ta, tm = self.sessions.append, self.turns.append, self.times.append
 
@@ -123,6 +127,17 @@ class RecordTable:
                 app(v)
 
         self.add = add
+
+    # A report keeps its tables (serq_sim.report.Report, through Records): pickled (a report returned by a
+    # multiprocessing pool's worker, kept by joblib), a table is its columns, and its appender is made again
+    # (a local function, which pickle refuses: a report with records could not be pickled, one without could)
+    def __getstate__(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self.__slots__ if k != "add"}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        for k, v in state.items():
+            setattr(self, k, v)
+        self._adder()
 
     def __len__(self) -> int:
         return len(self.times)
