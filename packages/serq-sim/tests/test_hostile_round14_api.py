@@ -79,3 +79,23 @@ def test_a_report_with_records_pickles():
         # recorded when each leaves s, 0.5 after it came: the session that comes at 4 leaves after 4.2
         assert table["at"].tolist() == [1.0, 2.0, 3.0] and table["n"].tolist() == [7, 7, 7]
         assert table["time"].tolist() == [1.5, 2.5, 3.5]
+
+
+def test_what_a_report_hands_out_cannot_change_it(program):
+    # a report's samples and records are views of the run's buffers, kept and handed out again: written
+    # into (seconds to milliseconds in place), the report's next read gave the changed numbers
+    report = serq_sim.run(program, horizon=5)
+    values = report.observe("y").values
+    with pytest.raises(ValueError, match="read-only"):
+        values *= 1000
+    assert report.observe("y").values.tolist() == [0.5] * 4 and (values * 1000).tolist() == [500.0] * 4
+    rec = serq_sim.run(serq_frontend.compile(source=RECORDS))
+    with pytest.raises(ValueError, match="read-only"):
+        rec.records("r", kind="numpy")["at"][0] = -1.0
+    import pandas as pd
+    frame = rec.records("r", kind="pandas")
+    assert isinstance(frame, pd.DataFrame)
+    frame.iloc[0, frame.columns.get_loc("at")] = -1.0  # the caller's own frame, edited in place
+    assert frame["at"].tolist() == [-1.0, 2.0, 3.0]
+    assert rec.records("r", kind="pandas")["at"].tolist() == [1.0, 2.0, 3.0]
+    assert rec.records("r", kind="numpy")["at"].tolist() == [1.0, 2.0, 3.0]

@@ -180,7 +180,9 @@ class Records:
                 # a whole-number column (whole_columns) whose kept values are all whole, finite and exact
                 if whole and bool(np.all((a == np.floor(a)) & (np.abs(a) < 2.0 ** 53))):
                     cols[name] = a.astype(np.int64)
-            self._arrays = cols
+            from .report import read_only
+
+            self._arrays = {k: read_only(v) for k, v in cols.items()}  # (kept: written into, the report changed)
         return self._arrays
 
     def kept(self) -> list[int]:
@@ -218,8 +220,8 @@ class Records:
             except ImportError:
                 if kind == "pandas":
                     raise
-            else:
-                return pd.DataFrame(cols, copy=False)
+            else:  # (the caller's own columns, to edit in place: a frame of the kept arrays changed the report)
+                return pd.DataFrame(cols, copy=True)
         if kind in ("auto", "polars"):
             try:
                 import polars as pl

@@ -17,15 +17,27 @@ from .stats import MIN_SAMPLES, all_zero, observe_summary, time_stats
 
 
 def _array(buf: Any, dtype: str) -> Any:
-    """``buf`` as a numpy array of ``dtype``: a numpy array as it is, an ``array.array`` (or another
-    buffer) as a view of its memory, a list or tuple copied; a fresh empty array when there are none."""
+    """``buf`` as a read-only numpy array of ``dtype`` (:func:`read_only`): a numpy array as it is, an
+    ``array.array`` (or another buffer) as a view of its memory, a list or tuple copied; a fresh empty array
+    when there are none."""
     import numpy as np
 
     if isinstance(buf, np.ndarray):
-        return buf
+        return read_only(buf)
     if isinstance(buf, (list, tuple)):
-        return np.array(buf, dtype=dtype)
-    return np.frombuffer(buf, dtype=dtype) if len(buf) else np.zeros(0, dtype)
+        return read_only(np.array(buf, dtype=dtype))
+    return read_only(np.frombuffer(buf, dtype=dtype) if len(buf) else np.zeros(0, dtype))
+
+
+def read_only(a: Any) -> Any:
+    """A read-only view of the numpy array ``a``. A report hands out its samples and records as views of the
+    run's own buffers, kept and handed out again at every read: a caller's ``values *= 1000`` (seconds to
+    milliseconds, in place) changed the report, so that its next read, its dumps and its requests' figures
+    (``set_slo``) gave the changed numbers. Writing into one is numpy's ValueError ("assignment destination
+    is read-only"); ``values * 1000`` is a new array, the caller's own."""
+    view = a.view()
+    view.flags.writeable = False
+    return view
 
 
 def _named(table: Any, name: Any, kind: str, where: str = "the program has") -> Any:
