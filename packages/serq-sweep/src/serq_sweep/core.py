@@ -745,7 +745,7 @@ def read_csv_table(path: str, lines: list[tuple[int, int]] | None = None) -> tup
     :class:`TableFault` at its line and column."""
     # a regular file only (a FIFO would block), of lines of at most MAX_LINE bytes (a sparse file of NUL bytes
     # is one line); a row whose fields are not the header's is an error, not a row with holes
-    with wide_fields(), io.TextIOWrapper(open_input(path, max_line=MAX_LINE), newline="", encoding="utf-8") as f:
+    with wide_fields(), io.TextIOWrapper(open_input(path, max_line=MAX_LINE), newline="", encoding="utf-8-sig") as f:
         reader = csv.reader(f)
         try:
             header = next(reader, [])

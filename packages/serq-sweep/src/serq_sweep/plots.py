@@ -374,7 +374,7 @@ def _dump_csv(folder: str, name: str, gauge: bool) -> tuple[list[float], list[fl
     path = _dump_file(folder, name, gauge)
     ts, vs = [], []
     try:
-        f = io.TextIOWrapper(open_input(path, max_line=MAX_LINE), newline="", encoding="utf-8")
+        f = io.TextIOWrapper(open_input(path, max_line=MAX_LINE), newline="", encoding="utf-8-sig")
     except OSError as e:
         raise UserError(f"{path}: cannot read: {_why(e)}") from None
     from serq_sim.trace import csv_located

@@ -162,7 +162,7 @@ def _read_csv(path: str) -> tuple[list[str], dict[str, dict[str, Any]]]:
     import numpy as np
 
     # a regular file only (a FIFO would block), of lines of at most MAX_LINE bytes (a sparse file is one line)
-    with wide_fields(), io.TextIOWrapper(open_input(path, max_line=MAX_LINE), newline="", encoding="utf-8") as f:
+    with wide_fields(), io.TextIOWrapper(open_input(path, max_line=MAX_LINE), newline="", encoding="utf-8-sig") as f:
         reader = csv.reader(f)
         try:
             header = next(reader, None)
