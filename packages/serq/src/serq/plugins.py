@@ -698,7 +698,10 @@ def plugin_message(pm: pluggy.PluginManager, plugin: Any, what: str, exc: BaseEx
 
 
 def _third_party_modules(pm: pluggy.PluginManager) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The third-party plugins of ``pm`` by their module's name, and by its top-level package's."""
+    """The third-party plugins of ``pm`` by their module's name, and by its top-level package's; and, by
+    their exact module's name, the plugins whose registrations' code is in a module of another package
+    (:func:`_note_registered`: a command's ``module:attribute``, a stage kind defined in a library of its
+    own), whose failure is the plugin's as much as one in its own module."""
     exact: dict[str, Any] = {}
     top: dict[str, Any] = {}
     for plugin in pm.get_plugins():
@@ -707,7 +710,67 @@ def _third_party_modules(pm: pluggy.PluginManager) -> tuple[dict[str, Any], dict
             continue
         exact.setdefault(mod, plugin)
         top.setdefault(mod.partition(".")[0], plugin)
+    noted = getattr(pm, "registered_modules", None)
+    if isinstance(noted, dict):
+        for mod, plugin in noted.items():
+            own = _plugin_module(plugin)
+            if own is not None and own.partition(".")[0] not in FIRST_PARTY_PACKAGES and pm.is_registered(plugin):
+                exact.setdefault(mod, plugin)
     return exact, top
+
+
+#: top-level packages whose classes a registered object may be an instance of (a ``click.Command``) without
+#: their code being the plugin's: serQ's own dependencies and Python's
+_LIBRARY_PACKAGES = frozenset(("builtins", "click", "pluggy", "numpy", "msgspec", "lark", "sortedcontainers"))
+
+
+def _code_modules(obj: Any, depth: int = 0) -> Iterator[str]:
+    """The modules whose code ``obj``, something a plugin registered, runs as its own: a class's or a
+    function's module, a callable instance's class's, a :class:`serq.cli.LazyCommand`'s target module, a
+    click command's callback's (a group's commands' too) and a sugar layer's builders' and rewrite's."""
+    import types
+
+    if depth > 3:
+        return
+    if type(obj).__name__ == "LazyCommand" and isinstance(getattr(obj, "target", None), str):
+        yield obj.target.partition(":")[0].strip()
+        return
+    if isinstance(obj, types.MethodType):
+        obj = obj.__func__
+    if isinstance(obj, (type, types.FunctionType)):
+        mod = getattr(obj, "__module__", None)
+        if isinstance(mod, str):
+            yield mod
+        return
+    mod = getattr(type(obj), "__module__", None)
+    if isinstance(mod, str) and callable(obj):
+        yield mod
+    parts: list[Any] = [getattr(obj, "callback", None), getattr(obj, "rewrite", None)]
+    for attr in ("builders", "commands"):
+        held = getattr(obj, attr, None)
+        if isinstance(held, dict):
+            parts.extend(list(held.values())[:1000])
+    for part in parts:
+        if part is not None:
+            yield from _code_modules(part, depth + 1)
+
+
+def _note_registered(pm: pluggy.PluginManager, plugin: Any, obj: Any) -> None:
+    """Note on ``pm`` the modules of third-party code ``plugin`` registered as ``obj`` (:func:`_code_modules`,
+    without serQ's, Python's and serQ's dependencies'), for :func:`plugin_failure` to name the plugin when
+    that code raises: a lazy command's module or a stage kind's library outside the plugin's own package
+    raised with a Python traceback, as no plugin's code."""
+    noted = getattr(pm, "registered_modules", None)
+    if not isinstance(noted, dict):
+        try:
+            noted = pm.registered_modules = {}
+        except AttributeError:  # (a manager that takes no attribute: the plugin's own package is still named)
+            return
+    for mod in _code_modules(obj):
+        top = mod.partition(".")[0]
+        if mod and top not in FIRST_PARTY_PACKAGES and top not in _LIBRARY_PACKAGES and \
+                top not in sys.stdlib_module_names:
+            noted.setdefault(mod, plugin)
 
 
 def _plugin_frames(exact: dict[str, Any], top: dict[str, Any], exc: BaseException) -> tuple[Any, Any]:
@@ -1198,6 +1261,8 @@ def collect(pm: pluggy.PluginManager, hook: str, kind: str,
             provider = providers[id(impl)] = (_LazyProvider(pm, impl.plugin) if impl is not None
                                               else "a plugin that registered outside its hook")
         reg.add(name, obj, provider)
+        if impl is not None:
+            _note_registered(pm, impl.plugin, obj)
     return reg
 
 
