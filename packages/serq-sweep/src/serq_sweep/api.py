@@ -6,6 +6,7 @@ import contextlib
 import math
 import os
 import stat
+import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -47,7 +48,11 @@ def run_plan(plan: core.Plan, *, workers: int | None = None, dask: Any = None, o
             if fresh:
                 os.ftruncate(journal.fileno(), 0)
             else:
-                done = core.load_finished(out, plan)
+                others: set[str] = set()
+                done = core.load_finished(out, plan, others)
+                said = core.left_out(out, others)
+                if said is not None:  # before the first run, while the table there is still whole
+                    print(said, file=sys.stderr, flush=True)
         skip = set(done)
         if records is not None:
             records.open(plan, out, inputs, fresh)

@@ -812,9 +812,9 @@ def unreadable(path: str, e: Exception) -> str:
     return str(e)
 
 
-def load_finished(path: str, plan: Plan) -> dict[str, dict]:
+def load_finished(path: str, plan: Plan, others: set[str] | None = None) -> dict[str, dict]:
     """The runs an earlier sweep into ``path`` finished: those of the table there and of its journal,
-    key -> result (a key this sweep does not run is left out)."""
+    key -> result (a key this sweep does not run is left out, and added to ``others`` when given)."""
     wanted = {plan.key(p, s) for p in plan.points for s in plan.seeds}
     done: dict[str, dict] = {}
     if os.path.exists(path):
@@ -851,9 +851,24 @@ def load_finished(path: str, plan: Plan) -> dict[str, dict]:
                         # or flags (interrupted, partial), which then led the resumed table's columns
                         res["figures"] = {}
                     done[r["key"]] = res
-    for key, r in journal_entries(journal_path(path), wanted, _RESULT_FIELDS):
+                elif others is not None and r.get("key") is not None:
+                    others.add(str(r["key"]))
+    for key, r in journal_entries(journal_path(path), wanted, _RESULT_FIELDS, others):
         done[key] = {"status": r["status"], "message": r["message"], "figures": r["figures"]}
     return done
+
+
+def left_out(out: str, others: set[str]) -> str | None:
+    """What a resumed sweep into ``out`` says of the runs ``others`` of the table there (and its journal) that
+    it does not run, or None when there are none: the table it writes holds its own runs alone, so those
+    rows go (they went without a word: a sweep narrowed to fewer values or seeds, or rerun after its
+    program changed, lost the rest of the table it resumed)."""
+    if not others:
+        return None
+    return (f"warning: {printable(out)}: {len(others)} run(s) of the table there (or its journal) are no point and "
+            "seed of this sweep (a value or seed not swept now, or the program, a trace, a run bound or a "
+            "serQ version changed since): the table this sweep writes leaves them out; copy it aside now to "
+            "keep them, or give another --out")
 
 
 def _figures(v: Any) -> bool:
@@ -868,9 +883,11 @@ _RESULT_FIELDS = {"status": lambda v: v in STATUSES, "message": lambda v: isinst
                   "figures": _figures}
 
 
-def journal_entries(path: str, wanted: set[str], fields: Mapping[str, Any]) -> Iterator[tuple[str, dict]]:
+def journal_entries(path: str, wanted: set[str], fields: Mapping[str, Any], others: set[str] | None = None
+                    ) -> Iterator[tuple[str, dict]]:
     """The entries of the journal ``path`` (one JSON object a line, if the file exists) whose key this
-    sweep runs, in the order written (a later entry of a key replaces an earlier one). A line that does not
+    sweep runs, in the order written (a later entry of a key replaces an earlier one; the key of another
+    is added to ``others`` when given). A line that does not
     parse is the last one of a journal cut short by a kill, and is skipped; an object without one of
     ``fields`` (field -> a test of its value), or whose value fails its test, is one message naming the
     line (``"figures": null`` ended in an AttributeError traceback)."""
@@ -892,6 +909,8 @@ def journal_entries(path: str, wanted: set[str], fields: Mapping[str, Any]) -> I
                     raise UserError(_not_an_entry(path, n, line, (k,) if k in r else ()))
             if r["key"] in wanted:
                 yield r["key"], r
+            elif others is not None:
+                others.add(r["key"])
 
 
 def _not_an_entry(path: str, n: int, line: str, at: tuple) -> str:
