@@ -893,9 +893,19 @@ def journal_entries(path: str, wanted: set[str], fields: Mapping[str, Any], othe
     line (``"figures": null`` ended in an AttributeError traceback)."""
     if not os.path.exists(path):
         return
-    # a regular file only, of lines of at most MAX_LINE bytes (a sparse journal of NUL bytes is one line)
-    with io.TextIOWrapper(open_input(path, max_line=MAX_LINE), encoding="utf-8", errors="replace") as f:
-        for n, line in enumerate(f, 1):
+    # a regular file only, of lines of at most MAX_LINE bytes (a sparse journal of NUL bytes is one line);
+    # UTF-8, a byte-order mark skipped (a journal saved by an editor that adds one lost its first entry)
+    with open_input(path, max_line=MAX_LINE) as f:
+        for n, raw in enumerate(f, 1):
+            if n == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                raw = raw[3:]
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as e:
+                # a sweep writes its entries in ASCII (json.dumps), so a kill cannot leave such a byte: it was
+                # edited in, and was read as U+FFFD, a message changed in the table written or the entry
+                # dropped without a word
+                raise UserError(_not_utf8_entry(path, n, raw, e)) from None
             try:
                 r = json.loads(line)
             except ValueError:
@@ -911,6 +921,18 @@ def journal_entries(path: str, wanted: set[str], fields: Mapping[str, Any], othe
                 yield r["key"], r
             elif others is not None:
                 others.add(r["key"])
+
+
+def _not_utf8_entry(path: str, n: int, raw: bytes, e: UnicodeDecodeError) -> str:
+    """The error of line ``n`` (``raw``) of a sweep's journal, at its first byte that is not UTF-8, the line
+    quoted (such bytes as ``?``) with a caret under it."""
+    from serq.files import not_utf8
+    from serq.jsonin import located
+
+    text = raw.rstrip(b"\r\n").decode("utf-8", errors="replace").replace("\ufffd", "?")
+    col = len(raw[:e.start].decode("utf-8")) + 1
+    return located(text, path, n, col, f"{not_utf8(raw[e.start], raw[:4] if n == 1 else b'', 'the journal')}; remove the file or "
+                   "give --fresh", first=n)
 
 
 def _not_an_entry(path: str, n: int, line: str, at: tuple) -> str:
