@@ -1,0 +1,165 @@
+"""Programs of a seventh round of users (peer_programs7/*.sq), of kinds the earlier rounds lack: priority
+classes on several GPUs behind one queue (the multi-server Cobham formula, and the time all are busy is
+Erlang C), an M/G/1 queue of heavy-tailed output lengths (Pollaczek-Khinchine, and the chance of not
+waiting is 1 - rho), the tool calls in flight of agents (M/G/inf: the whole Poisson law through gauges of
+indicators), a least-loaded router without product form (its Markov chain solved here), SLO goodput of
+request records against the M/M/1 response-time law, and `serq compare` of two deployments under common
+random numbers. Each runs on the tier serQ picks and on the general engine, which must agree byte for
+byte. Statistical checks fix their seeds and assert a 95 % CI that covers the theory and is narrow."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conform import both_tiers, covers
+
+HERE = Path(__file__).resolve().parent / "peer_programs7"
+
+
+def both(name: str, monkeypatch, **kw):
+    return both_tiers(HERE / name, monkeypatch, **kw)
+
+
+def erlang_c(c: int, a: float) -> float:
+    """M/M/c's probability of waiting at offered load ``a``."""
+    top = a ** c / math.factorial(c) * c / (c - a)
+    return top / (sum(a ** k / math.factorial(k) for k in range(c)) + top)
+
+
+def mmc_p0(c: int, a: float) -> float:
+    """M/M/c's probability of an empty system."""
+    return 1 / (sum(a ** k / math.factorial(k) for k in range(c)) + a ** c / math.factorial(c) * c / (c - a))
+
+
+def gauge_covers(g, theory: float, rel: float) -> None:
+    assert abs(g.mean - theory) <= g.ci, (g.mean, g.ci, theory)
+    assert g.ci <= rel * abs(theory), (g.ci, theory)
+
+
+def test_priority_classes_on_three_gpus_are_the_multi_server_cobham_formula(monkeypatch):
+    # mmc_prio.sq: c = 3, lam 0.6 + 1.2, mu 1: a = 1.8, C(3, 1.8) = 0.354745, W0 = C / 3; interactive
+    # W0 / 0.8 = 0.147810, batch W0 / (0.8 * 0.4) = 0.369526. PASTA: all three busy a fraction C of the time;
+    # Little at the pool: a GPUs held on average, lam Wq = C a / (c - a) waiting.
+    r = both("mmc_prio.sq", monkeypatch, horizon=25000)
+    C = erlang_c(3, 1.8)
+    assert abs(C - 0.3547445255) < 1e-9
+    covers(r.stats("w_hi"), C / 3 / 0.8, 0.1)  # FIFO would be C / 1.2 = 0.295624 for both
+    covers(r.stats("w_lo"), C / 3 / (0.8 * 0.4), 0.14)
+    g = r.result.gauges
+    gauge_covers(g["all_busy"], C, 0.04)
+    gauge_covers(g["in_service"], 1.8, 0.02)
+    gpus = r.pool("gpus")
+    assert abs(gpus.queue - C * 1.8 / 1.2) < 0.06 and math.isclose(gpus.holders, g["in_service"].mean, rel_tol=1e-12)
+
+
+def test_heavy_tailed_output_lengths_are_pollaczek_khinchine(monkeypatch):
+    # mg1_h2.sq: E[S] = 1, E[S^2] = 5, lam 0.5: Wq = 0.5 * 5 / (2 * 0.5) = 2.5 (twice the M/M/1's 1, by
+    # the (1 + cv2) / 2 factor); P(wait > 0) = rho = 0.5; the GPU idle 1 - rho of the time.
+    r = both("mg1_h2.sq", monkeypatch, horizon=120000)
+    covers(r.stats("wait"), 2.5, 0.1)
+    covers(r.stats("waited"), 0.5, 0.03)
+    gauge_covers(r.result.gauges["idle"], 0.5, 0.03)
+    gpu = r.stage("gpu")
+    assert abs(gpu.service - 1) < 0.02 and abs(gpu.utilisation - 0.5) < 0.01
+
+
+def test_tool_calls_in_flight_are_poisson_whatever_their_duration(monkeypatch):
+    # mginf_tools.sq: M/G/inf with a = 1.5 * 2 = 3: N ~ Poisson(3) in time average: mean 3, P(N = 0)
+    # = e^-3, E[N^2] = 12, P(N >= 6) = 1 - sum_{k<6} e^-3 3^k / k!; a delay stage is busy 1 - e^-3.
+    r = both("mginf_tools.sq", monkeypatch, horizon=60000)
+    g = r.result.gauges
+    tail = 1 - sum(math.exp(-3) * 3 ** k / math.factorial(k) for k in range(6))
+    gauge_covers(g["in_flight"], 3, 0.02)
+    gauge_covers(g["none"], math.exp(-3), 0.1)
+    gauge_covers(g["squared"], 12, 0.03)
+    gauge_covers(g["at_least_6"], tail, 0.06)
+    s = r.stage("sandbox")
+    assert math.isclose(s.present, g["in_flight"].mean, rel_tol=1e-12) and abs(s.utilisation - (1 - math.exp(-3))) < 0.003
+    assert s.wait == 0
+
+
+def jsq_chain(lam: float, k: int = 40) -> np.ndarray:
+    """The stationary law of two exp(1) servers behind join-the-shortest-queue (ties to server 0), each
+    queue truncated at k: p[n0, n1]."""
+    n = (k + 1) ** 2
+    q = np.zeros((n, n))
+    for a in range(k + 1):
+        for b in range(k + 1):
+            i = a * (k + 1) + b
+            if a <= b and a < k:
+                q[i, i + k + 1] += lam
+            elif a > b and b < k:
+                q[i, i + 1] += lam
+            if a:
+                q[i, i - k - 1] += 1
+            if b:
+                q[i, i - 1] += 1
+    np.fill_diagonal(q, -q.sum(axis=1))
+    lhs = q.T.copy()
+    lhs[-1] = 1  # p Q = 0 has one redundant equation: normalise instead
+    rhs = np.zeros(n)
+    rhs[-1] = 1
+    return np.linalg.solve(lhs, rhs).reshape(k + 1, k + 1)
+
+
+def test_a_least_loaded_router_is_its_markov_chain(monkeypatch):
+    # jsq.sq: JSQ over two replicas at 1.6 requests/s. The chain (truncated at 40 a queue, where the mass is < 1e-7) gives
+    # L0 = 2.5811, L1 = 2.1480, W = (L0 + L1) / lam = 2.9557 (M/M/2 with one queue: 2.7778; two M/M/1 at 0.8
+    # by a coin: 5), P(both idle) = 0.0942, and 0.5314 of the requests sent to replica 0 (ties go there).
+    p = jsq_chain(1.6)
+    assert p[-1].sum() + p[:, -1].sum() < 1e-7
+    n = np.arange(p.shape[0])
+    l0, l1 = float(p.sum(axis=1) @ n), float(p.sum(axis=0) @ n)
+    to0 = float(p[n[:, None] <= n[None, :]].sum())
+    r = both("jsq.sq", monkeypatch, horizon=20000)
+    assert 2.7 < (l0 + l1) / 1.6 < 3
+    covers(r.stats("response"), (l0 + l1) / 1.6, 0.11)
+    covers(r.stats("to0"), to0, 0.02)
+    g = r.result.gauges
+    gauge_covers(g["n0"], l0, 0.11)
+    gauge_covers(g["n1"], l1, 0.12)
+    gauge_covers(g["both_idle"], float(p[0, 0]), 0.08)  # M/M/2: 1 / 9
+    # the pools' own time averages are the gauges' figures: holders plus queue is the replica's count
+    for j, name in enumerate(("n0", "n1")):
+        pool = r.pool("slot", j)
+        assert math.isclose(pool.holders + pool.queue, g[name].mean, rel_tol=1e-9)
+
+
+def test_goodput_under_a_ttft_slo_is_the_mm1_response_law(monkeypatch):
+    # slo_goodput.sq: TTFT ~ exp(rate 0.5): mean 2, median 2 ln 2, p90 2 ln 10, p99 2 ln 100; a fraction
+    # 1 - e^-0.5 = 0.393469 meets ttft <= 1, and as many meet e2el <= 1.225 (the decode is exactly 0.225).
+    r = both("slo_goodput.sq", monkeypatch, horizon=60000)
+    m = r.result.requests
+    covers(m.ttft, 2.0, 0.05)
+    for got, q in ((m.ttft.median, 0.5), (m.ttft.p90, 0.9), (m.ttft.p99, 0.99)):
+        assert abs(got - 2 * -math.log(1 - q)) < 0.05 * 2 * -math.log(1 - q), (q, got)
+    assert abs(m.tpot.mean - 0.025) < 1e-12 and abs(m.e2el.mean - m.ttft.mean - 0.225) < 1e-9
+    r.set_slo({"ttft": 1.0})
+    good = r.result.requests
+    share = 1 - math.exp(-0.5)
+    assert abs(good.good / m.completed - share) < 0.01
+    assert math.isclose(good.goodput, good.good / m.duration, rel_tol=1e-12)
+    r.set_slo({"e2el": 1.225})
+    assert r.result.requests.good == good.good
+
+
+@pytest.mark.timeout(120)
+def test_compare_two_deployments_under_common_random_numbers():
+    # mmc_compare.sq, c = 2 against c = 3 at a = 1.5, ten seeds: the paired difference of the mean wait
+    # covers C(3, 1.5) / 1.5 - C(2, 1.5) / 0.5, and of the delay stage's utilisation (the chance a GPU is
+    # busy, 1 - p0) p0(2) - p0(3); both arms see the same arrivals and services, so the pairing takes
+    # out most of the second's variance.
+    import serq_sweep
+
+    t = serq_sweep.compare(str(HERE / "mmc_compare.sq"), sets={"c": [2, 3]}, seeds="1..10", workers=0,
+                           progress=False, figures=["observes.wait.mean", "stages.gpu.utilisation"])
+    rows = {row["figure"]: row for row in t.to_dict("records")}
+    wait, util = rows["observes.wait.mean"], rows["stages.gpu.utilisation"]
+    dw = erlang_c(3, 1.5) / 1.5 - erlang_c(2, 1.5) / 0.5
+    assert abs(wait["diff"] - dw) <= wait["ci_paired"] < 0.1 * abs(dw)
+    du = mmc_p0(2, 1.5) - mmc_p0(3, 1.5)
+    assert abs(util["diff"] - du) <= util["ci_paired"] < 0.05 * abs(du)
+    assert util["ci_paired"] < util["ci_unpaired"] / 2 and util["variance_reduction"] > 0.8
