@@ -950,6 +950,8 @@ class LazyDecoding:
         while i > 0 and eager[i - 1].rank > rank:
             i -= 1
         eager.insert(i, job)
+        if self.joins is not None:
+            self.joins.append(job)  # (an admission's look at the residents not lazy: Planner._admissions)
 
     def _relazy(self, job: Job, owner, slot, pos: float, rounds: int, now: float) -> bool:
         """A decoder the walk has just given its token of this round (one, its block grown as needed; its

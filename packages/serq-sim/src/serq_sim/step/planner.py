@@ -19,6 +19,7 @@ from .common import (
     _INF,
     _TRACE,
     EPS,
+    _rank,
     cost_context,
     iteration_sums,
     serve_keys_of,
@@ -353,49 +354,75 @@ class Planner:
         pools = self.served_pools
         head = admission.head  # the rule (read at each call: a variant patched in is the one called)
         admit_head = admission.admit_head
-        while self._admission_open(p0):
-            # self._admit_one(self.budget if exclusive else self.left), inlined: the head of the first served
-            # pool with a waiting session, admitted by its hold's prepared admission if it has one
-            for pool in pools:
-                if pool.front or pool.queue:
-                    break
-            else:
-                return
-            s = head(sim, pool)
-            if s is None:
-                return
-            fast = s.pending.info.fast
-            if fast is not None:
-                if not fast(sim, pool, s, self.budget if exclusive else self.left, self):
+        # the residents an admission brings: after the first admission's pass over the residents, every
+        # resident is served but the ones that joined since (``joins``: StepStage._join, and a lazy decoder
+        # woken into ``eager``), so each later admission looks at those only, not at every resident (a
+        # planning admitting thousands at one instant was quadratic); a list of residents replaced under it
+        # (``src`` another object) is walked whole again
+        outer = self.joins
+        self.joins = joins = []
+        src = None
+        try:
+            while self._admission_open(p0):
+                # self._admit_one(self.budget if exclusive else self.left), inlined: the head of the first
+                # served pool with a waiting session, admitted by its hold's prepared admission if it has one
+                for pool in pools:
+                    if pool.front or pool.queue:
+                        break
+                else:
                     return
-            elif not admit_head(sim, pool, s, self.budget if exclusive else self.left, self):
-                return
-            # the residents looked at below are units of the event's work (Simulation.pulse_out): a
-            # planning may admit thousands, each looking at every resident
-            sim.pulse -= len(self.residents)
-            if sim.pulse < 0:
-                sim.pulse_out(f"admitting to stage {self.name} ({len(self.residents)} residents)", None, s.serial,
-                              None, self.node.span)
-            if served is None:
-                # the lazy planning's set of the residents served before is its own (made for this call)
-                served = before if lazy and type(before) is set else set(before)
-            jobs = [j for j in (self.eager if lazy else self.residents) if j not in served]
-            if pre is not None:
-                jobs = self._order(jobs, pre)
-            if exclusive:
-                for job in jobs:
-                    served.add(job)
-                    if self._serve_admitted(job, chunk, True):
+                s = head(sim, pool)
+                if s is None:
+                    return
+                fast = s.pending.info.fast
+                if fast is not None:
+                    if not fast(sim, pool, s, self.budget if exclusive else self.left, self):
                         return
-            else:
-                for job in jobs:
-                    served.add(job)
-                    # self._serve_admitted(job, chunk, False), inlined
-                    if job.stage is self:
-                        if self._serve(job, chunk) or self.left <= 0.0:
+                elif not admit_head(sim, pool, s, self.budget if exclusive else self.left, self):
+                    return
+                if served is None:
+                    # the lazy planning's set of the residents served before is its own (made for this call)
+                    served = before if lazy and type(before) is set else set(before)
+                now_src = self.eager if lazy else self.residents
+                if now_src is not src:
+                    src = now_src
+                    work = len(src)
+                    jobs = [j for j in src if j not in served]
+                else:
+                    # the newcomers still residents (not lazy, on a lazy planning: ``eager``), not served yet,
+                    # once each, in serving order (by rank, as ``src`` keeps them)
+                    work = len(joins) + 1
+                    jobs = [j for j in dict.fromkeys(joins)
+                            if j.stage is self and j not in served and (not lazy or j.lz < 0)]
+                    if len(jobs) > 1:
+                        jobs.sort(key=_rank)
+                joins.clear()  # (from here on: the residents that join after this pass)
+                # the residents looked at are units of the event's work (Simulation.pulse_out): a planning
+                # may admit thousands
+                sim.pulse -= work
+                if sim.pulse < 0:
+                    sim.pulse_out(f"admitting to stage {self.name} ({len(self.residents)} residents)", None,
+                                  s.serial, None, self.node.span)
+                if pre is not None:
+                    jobs = self._order(jobs, pre)
+                if exclusive:
+                    for job in jobs:
+                        served.add(job)
+                        if self._serve_admitted(job, chunk, True):
                             return
-                    elif self.left <= 0.0:
-                        return
+                else:
+                    for job in jobs:
+                        served.add(job)
+                        # self._serve_admitted(job, chunk, False), inlined
+                        if job.stage is self:
+                            if self._serve(job, chunk) or self.left <= 0.0:
+                                return
+                        elif self.left <= 0.0:
+                            return
+        finally:
+            self.joins = outer
+            if outer is not None:
+                outer.extend(joins)  # (a planning of this stage inside another's admission: its newcomers too)
 
     def _serve_admitted(self, job: Job, chunk: float, exclusive: bool) -> bool:
         """Serve a resident an admission brought; ``True`` when serving stops: its growth preempted itself

@@ -46,7 +46,7 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
         "a_busy", "a_present", "assign", "attn", "budget", "budget_const", "budget_fn", "budget_whole",
         "chunk_fn", "completions", "cost_ctx", "cost_fn", "cost_kv", "cost_of", "cost_sums", "detached", "due",
         "eager", "epoch", "est", "exclusive", "fast", "flat", "gaps", "glazy_iterations", "glazy_ok", "gwalk",
-        "index", "it_decode", "it_mixed", "it_prefill", "iter", "iter_lazy", "iter_split", "iterations",
+        "index", "it_decode", "joins", "it_mixed", "it_prefill", "iter", "iter_lazy", "iter_split", "iterations",
         "kv_lazy", "lazy_iterations", "lazy_ok", "left", "lz_gone", "memory", "memory_family", "name", "ndec",
         "ngrow", "nlazy", "nlazy_x", "node", "planning", "pre_ctx", "pre_kv", "present", "quiet_rounds",
         "quiet_wakes", "busy_rounds", "rank_ctx", "ranked", "requests", "residents", "rounds", "serve_fixed", "serve_keys", "served_keys", "served_pools", "service_sum", "sim",
@@ -101,6 +101,9 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
         self.memory = None
         self.served_pools: list = []
         self.residents: list[Job] = []
+        #: while a planning admits (Planner._admissions), the jobs that join the residents (or, on a lazy
+        #: planning, the ones not lazy) since its last look at them; None otherwise
+        self.joins: list[Job] | None = None
         self.iter: list[Job] | None = None
         self.epoch = 0
         #: the end of an iteration, the callback every iteration queues (bound once: reading a method
@@ -273,6 +276,8 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
             eager.append(job)
         else:
             eager.insert(bisect_right(eager, rank, key=_rank), job)
+        if self.joins is not None:
+            self.joins.append(job)
         if job.mode == "decode":
             self.ndec += 1
         if job.growing is not None:

@@ -1,0 +1,86 @@
+"""Admitting many sessions at one instant to a step stage costs work in proportion to them, not to their
+square: after a planning's first admission has looked at the residents, each later admission looks only
+at the residents it brought (Planner._admissions). Before, every admission walked every resident, and
+20 000 sessions arriving together took seconds. The count of resident looks is taken from the lists
+themselves (every iteration over the residents and the residents not lazy is counted), and the reports
+are the per-job planning's (SERQ_SIM_TIER=general) byte for byte."""
+
+from __future__ import annotations
+
+import pytest
+import serq_frontend
+from serq_sim.step import StepStage
+from tiers import run_on_tier
+
+N = 1500
+
+PROGRAM = """
+pool kv {{ cap 1e12; block 16; }}
+pool reqs {{ cap 1e9; admit via engine; }}
+stage engine : step {{
+  budget 1e12;
+  cost 0.01 + 0.00001 * tokens;
+  memory kv;
+  {serve}
+}}
+workload {{ arrive batch({n}); }}
+session {{
+  set p = 20 + serial % 7;
+  hold reqs (1), kv (p) {{
+    prefill on engine (p) growing kv;
+    decode on engine (1 + serial % 5) growing kv;
+  }}
+  end;
+}}
+run {{ horizon 1e6; seed 1; }}
+"""
+
+
+class Counted(list):
+    """A list that counts the items every iteration over it hands out."""
+
+    looks = 0
+
+    def __iter__(self):
+        for x in super().__iter__():
+            Counted.looks += 1
+            yield x
+
+
+@pytest.fixture
+def counted(monkeypatch):
+    join = StepStage._join
+
+    def counting_join(self, job):
+        if type(self.residents) is list:
+            self.residents = Counted(self.residents)
+        if type(self.eager) is list:
+            self.eager = Counted(self.eager)
+        join(self, job)
+
+    monkeypatch.setattr(StepStage, "_join", counting_join)
+    Counted.looks = 0
+    return Counted
+
+
+def compile_(tmp_path, serve: str):
+    src = tmp_path / "burst.sq"
+    src.write_text(PROGRAM.format(n=N, serve=serve))
+    return serq_frontend.compile(str(src), sets={}, defs={})
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("serve", ["", "serve by (-admission);", "serve decode first;"])
+def test_a_burst_of_admissions_looks_at_each_resident_a_bounded_number_of_times(tmp_path, counted, serve):
+    program = compile_(tmp_path, serve)
+    reports = {}
+    for tier in ("", "general"):
+        counted.looks = 0
+        sim, outcome, samples = run_on_tier(program, tier)
+        assert outcome[0] == "report", outcome
+        assert sim.arrivals == N and sim.ended == N
+        # every session is admitted in the first planning (budget and slots for all): a look at each
+        # resident per admission would be about N * N / 2 = 1 125 000
+        assert counted.looks < 40 * N, (tier, counted.looks)
+        reports[tier] = (outcome, samples)
+    assert reports[""] == reports["general"]
