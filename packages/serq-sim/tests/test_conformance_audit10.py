@@ -1,0 +1,256 @@
+"""A tenth conformance audit: rules of language.txt §3 and pool-reference.txt that the earlier rounds
+(test_conformance_hand.py … _audit9.py) ran only apart, here where their orders meet, each the smallest
+program whose outcome follows from the spec's words by hand, run on the tier serQ picks and on the
+general engine (byte-identical reports):
+
+(a) a spilled prefix is usable when its write completes, and the events of one instant go in the order
+    they were scheduled: an admission at the write's instant sees it or not by that order;
+(b) decoders that grow block by block (vLLM's shape) evict the least recently released prefix first, and
+    the last admitted resident preempts itself under `preempt lifo`;
+(c) an engine family of one serves a pool family in member (declaration) order;
+(d) a preempted hold's `cache` clause is read at the preemption;
+(e) `holders` counts a lease and each of nested holds, over the window after the warm-up;
+(f) a hold's header under `admit via` reads `now` at the iteration that admits it;
+(g) `queue by (K, waited)` is last-come-first within K across instants and join order within one.
+"""
+
+from __future__ import annotations
+
+import pytest
+from conform import close, pool, run, stage
+
+
+def at(samples):
+    return [(s, t) for s, t, _ in samples]
+
+
+SPILL_LANDING = """
+pool kv { cap 4; spill tier via link (size / 4) when (1); }
+pool tier { cap 10; }
+stage link : delay;
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) {
+    hold kv (4) { } cache (4);
+    run d (X1); run d (X2);
+    hold tier (4) { observe c = cached; } cache (4);
+  } else {
+    run d (1); hold kv (4) { run d (1); }
+  }
+}
+run { horizon 10; }
+"""
+
+
+@pytest.mark.parametrize("x1, x2, c", [
+    # s0's last run was scheduled at 0.5, before the write (at 1): it ends first at 2, s0's hold of the
+    # tier is admitted at that event's settle, before the write's event lands the prefix: nothing cached.
+    (0.5, 1.5, 0.0),
+    # scheduled at 1.5, after the write: the prefix lands first, s0 consumes its 4.
+    (1.5, 0.5, 4.0),
+    # scheduled at 1, but after the write: s0's hold of kv joined kv's queue at 0 and was admitted at the
+    # settle, after s1's first run was scheduled, so s1's run ends first at 1 (its admission evicts and
+    # the write starts), then s0's, which schedules its second run behind the write.
+    (1.0, 1.0, 4.0),
+])
+def test_a_spilled_prefix_is_seen_at_its_writes_instant_by_the_order_of_the_events(monkeypatch, x1, x2, c):
+    """pool-reference `spill` and docs/language.md ("A spilled prefix is usable when its write completes":
+    the written units reach the tier when the write on the link ends); §3 Ties: "Events at one instant: the
+    order they were scheduled", and "After every event the interpreter settles".
+
+    s0 caches 4 in kv at 0 (its hold joins kv's queue and is admitted at the settle). s1's hold of kv at 1
+    needs the 4: s0's entry is evicted and spilled, the write (work 4 / 4 = 1 on a delay link) scheduled
+    at 1, landing at 2. s0 reaches its hold of the tier at 2."""
+    r, o = run(SPILL_LANDING.replace("X1", str(x1)).replace("X2", str(x2)), monkeypatch)
+    assert o["c"] == [(0, 2.0, c)]
+    kv, tier = pool(r, "kv"), pool(r, "tier")
+    assert (kv.evicted_entries, kv.evicted_units, kv.spills) == (1, 4.0, 1)
+    assert tier.admissions == 1
+
+
+def test_growing_decoders_evict_the_oldest_prefix_first_and_the_last_admitted_preempts_itself(monkeypatch):
+    """§3 Pools: "Other entries are evicted in the pool's order until allocations and cache fit", per block
+    from the tail, `evict lru` "orders by release time and then release order"; Stages: "a growing job
+    first grows its hold to the position it will reach (block by block, preempting if needed)"; `preempt
+    lifo`: the resident "admitted last" is the victim, "The grower itself can be the victim"; an
+    iteration that preempted admits nothing. (The decoders' tokens are planned in bulk between block
+    boundaries, docs/simulator.md "Lazy growers": this is that path.)
+
+    kv cap 10, block 2. s0 caches 2 at 0, s1 2 at 0.5 (both then wait at d). s2, s3 join q at 1 and the
+    idle engine admits both (2 each: 4 used + 4 cached <= 10) and gives each a token an iteration of 1.
+    Iteration at 3: both reach position 3 and grow to 4: s2 fits (6 + 4), s3 needs 2 more: the oldest
+    entry, s0's, goes (c0 = 0, c1 = 2 at 4.5). Iteration at 5: s2 grows to 6, evicting s1's entry (10 +
+    2 > 10); s3 cannot grow (12 > 10) and is the last admitted: it preempts itself (no cache clause:
+    nothing cached), gets no token and waits at q's head; s2 gets its fifth. At 6 s3 is admitted again
+    (6 + 2 <= 10) and decodes 6 anew: tokens at 6 … 11, done 12; s2's sixth token at 6, done 7.
+
+    kv used: 4 on [1, 3), 8 on [3, 5), 6 on [5, 6), 8 on [6, 7), then s3 alone: 2, 4 from 8, 6 from 10:
+    8 + 16 + 6 + 8 + 2 + 8 + 12 = 60 over 30. cached: 2 on [0, 0.5), 4 to 3, 2 to 5: 15 / 30. E: 11
+    iterations, 16 tokens (s3's 4 before its preemption)."""
+    r, o = run("""
+pool kv { cap 10; block 2; preempt lifo; }
+pool q { cap 10; admit via E; }
+stage E : step { budget 10; cost 1; memory kv; }
+stage d : delay;
+workload { arrive batch(4); }
+session {
+  branch (serial == 0) { hold kv (2) { } cache (2); run d (4.5); observe c0 = cachedin(kv); }
+  else { branch (serial == 1) { run d (0.5); hold kv (2) { } cache (2); run d (4); observe c1 = cachedin(kv); }
+  else { run d (1); hold q (1), kv (2) { run E decode (6) growing kv; } observe done = now; } }
+}
+run { horizon 30; }
+""", monkeypatch)
+    assert (o["c0"], o["c1"]) == ([(0, 4.5, 0.0)], [(1, 4.5, 2.0)])
+    assert at(o["done"]) == [(2, 7.0), (3, 12.0)]
+    kv, q = pool(r, "kv"), pool(r, "q")
+    assert (kv.evicted_entries, kv.evicted_units, kv.preemptions, kv.stuck) == (2, 4.0, 1, 0)
+    assert close(kv.used, 60 / 30) and close(kv.cached, 15 / 30)
+    assert q.admissions == 3 and close(q.queue, 1 / 30) and close(q.wait, 1 / 3)
+    e = stage(r, "E")
+    assert e.iterations == 11 and close(e.utilisation, 11 / 30) and close(e.tokens, 16 / 11)
+
+
+def test_an_engine_family_of_one_serves_a_pool_family_in_member_order(monkeypatch):
+    """§3: "pool q[N] { admit via S; } next to stage S[N] serves q[i] by S[i] … next to a family of one,
+    every member gets that one"; "A stage that serves several queues tries them in the order their pools
+    are declared", admitting "while the iteration has budget left".
+
+    S[0] (budget 1, cost 1) serves q[0] and q[1]. s0 joins q[1], s1 q[0], both at 0 (s0 first). The
+    iteration at 0 tries q[0] first: s1 is admitted and takes the budget; s0 waits. s1 decodes at 0 and 1
+    (done 2, no budget left at 1); s0 is admitted at 2 and decodes at 2 and 3: done 4. (Join order would
+    have admitted s0 first.)"""
+    r, o = run("""
+pool q[2] { cap 10; admit via S; }
+stage S[1] : step { budget 1; cost 1; }
+workload { arrive batch(2); }
+session {
+  hold q[serial == 0 ? 1 : 0] (1) { run S[0] decode (2); }
+  observe done = now;
+}
+run { horizon 30; }
+""", monkeypatch)
+    assert at(o["done"]) == [(1, 2.0), (0, 4.0)]
+    q0, q1 = (next(p for p in r.result.pools if p.index == i) for i in (0, 1))
+    assert (q0.wait, q1.wait) == (0.0, 2.0)
+    s = stage(r, "S", 0)
+    assert s.iterations == 4 and s.service == 2.0
+
+
+def test_a_preempted_holds_cache_clause_is_read_at_the_preemption(monkeypatch):
+    """pool-reference `preempt`: "The victim leaves its stage, releases its hold and caches its computed
+    prefix"; §3: "cache is read when the session releases" and the release caches min(ℓ, computed)
+    (docs/language.md: a preemption caches min(cache, its computed position)); the re-executed hold finds
+    computed "set to the position the hold had computed".
+
+    m cap 5, lifo. s0 holds 2, s1 2 (admitted after) and loads 2 (position 2). At 1 s0 grows by 2: 6 > 5,
+    s1 is the last admitted holder: released, caching min(now = 1, 2) = 1; s0 grows (4 + 1 cached <= 5).
+    s1 waits at the head (4 + 2 > 5) until s0 ends at 2, then consumes its 1 (cached 1, computed 2), loads
+    1, runs 5 and at 7 caches min(7, 2) = 2. cached: 1 on [1, 2), 2 from 7: 24 / 30."""
+    r, o = run("""
+pool m { cap 5; preempt lifo; }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) { hold m (2) { run d (1); grow m (2); run d (1); } }
+  else { hold m (2) { observe c = cached; observe k = computed; load m (2 - cached); run d (5); } cache (now);
+         observe e = cachedin(m); }
+}
+run { horizon 30; }
+""", monkeypatch)
+    assert o["c"] == [(1, 0.0, 0.0), (1, 2.0, 1.0)]
+    assert o["k"] == [(1, 0.0, 0.0), (1, 2.0, 2.0)]
+    assert o["e"] == [(1, 7.0, 2.0)]
+    m = pool(r, "m")
+    assert (m.preemptions, m.evicted_entries, m.admissions) == (1, 0, 3)
+    assert close(m.cached, 47 / 30)
+
+
+def test_holders_counts_a_lease_and_each_nested_hold_after_the_warm_up(monkeypatch):
+    """§3: a configuration has "for each pool … the allocations of its holders"; a lease "keeps its
+    allocation on m past the scope's end … until the session's release m, t seconds, or the session's end,
+    and cache applies then" (docs/language.md: `holders` counts the allocations, a lease's and each of
+    nested holds'); Gauges: the time average over [warmup, end] and the least and greatest value held.
+
+    s0: outer hold 1, inner 2 on [0, 2), leased 3 s from 2 (to 5), the outer to 3. holders: 2 on [0, 3),
+    1 on [3, 5), 0 after; used 3, 3, 2, then 0, and the lease's cache (2) from 5. Over [1, 10]: holders
+    (2·2 + 2·1) / 9, used (3·2 + 2·2) / 9, cached 2·5 / 9."""
+    r, _ = run("""
+pool m { cap 10; }
+stage d : delay;
+workload { arrive batch(1); }
+session {
+  hold m (1) { hold m (2) { run d (2); } cache (2) lease m (3); run d (1); }
+  run d (10);
+}
+gauge h = holders(m);
+gauge u = used(m);
+run { horizon 10; warmup 1; }
+""", monkeypatch)
+    h, u = r.result.gauges["h"], r.result.gauges["u"]
+    assert close(h.mean, 6 / 9) and (h.min, h.max) == (0.0, 2.0)
+    assert close(u.mean, 10 / 9) and (u.min, u.max) == (0.0, 3.0)
+    m = pool(r, "m")
+    assert close(m.holders, 6 / 9) and close(m.used, 10 / 9) and close(m.cached, 10 / 9)
+    assert m.admissions == 0  # both at 0, before the warm-up
+
+
+@pytest.mark.parametrize("budget, t, done", [
+    # budget 1: s0's decode takes the whole budget of the iterations at 1 and 2; s1 is admitted at 3,
+    # when the engine (idle, with a queue) starts an iteration: m's units read now = 3.
+    (1, 3.0, [(0, 3.0), (1, 4.0)]),
+    # budget 2: the iteration at 1 has 1 left after s0's token: s1 is admitted there, at now = 1.
+    (2, 1.0, [(1, 2.0), (0, 3.0)]),
+])
+def test_a_header_under_admit_via_reads_now_at_the_iteration_that_admits_it(monkeypatch, budget, t, done):
+    """§3: "The unit expressions are evaluated when the session is admitted"; a pool marked admit via S is
+    admitted "at the start of an iteration, after the residents have taken their tokens, while the
+    iteration has budget left". s1 joins q at 0.5, while the iteration [0, 1) runs; its hold of m asks
+    now · 10 units."""
+    _, o = run(f"""
+pool q {{ cap 10; admit via E; }}
+pool m {{ cap 100; }}
+stage E : step {{ budget {budget}; cost 1; }}
+stage d : delay;
+workload {{ arrive batch(2); }}
+session {{
+  branch (serial == 0) {{ hold q (1) {{ run E decode (3); }} }}
+  else {{ run d (0.5); hold q (1), m (now * 10) {{ observe u = used(m); observe t = now; run E decode (1); }} }}
+  observe done = now;
+}}
+run {{ horizon 30; }}
+""", monkeypatch)
+    assert o["t"] == [(1, t, t)] and o["u"] == [(1, t, 10 * t)]
+    assert at(o["done"]) == done
+
+
+QUEUE_WAITED = """
+pool m { cap 1; queue by (serial % 2, KEY); }
+stage d : delay;
+workload { arrive batch(10); }
+session {
+  run d (serial == 0 ? 0 : serial <= 3 ? 1 : serial <= 7 ? 2 : 3);
+  hold m (1) { observe a = now; run d (serial == 0 ? 10 : 1); }
+}
+run { horizon 30; }
+"""
+
+
+@pytest.mark.parametrize("key, order", [
+    # by (K, waited): the even serials first (K = 0), the least waited first: s8 (joined at 3); s4 and s6
+    # joined at 2, equal waited, in join order; s2; then the odd: s9; s5, s7; s1, s3.
+    ("waited", [8, 4, 6, 2, 9, 5, 7, 1, 3]),
+    # by (K, -waited): the most waited first, which is join order within K.
+    ("-waited", [2, 4, 6, 8, 1, 3, 5, 7, 9]),
+])
+def test_queue_by_waited_is_last_come_first_across_instants_and_join_order_within_one(monkeypatch, key, order):
+    """pool-reference `queue`: "by reevaluates keys for every waiting hold before each admission attempt,
+    compares them lexicographically, and breaks ties by enqueue order … waited supplies seconds since the
+    current hold entered the queue"; §3 Ties: "the order the sessions joined the queue".
+
+    m cap 1: s0 holds it on [0, 10). s1 … s3 join at 1, s4 … s7 at 2, s8 and s9 at 3 (each instant in serial
+    order: their runs were scheduled so); from 10 each admitted session holds m for 1. Sessions that
+    joined at one instant have equal `waited`, so they go in join order under either sign (a queue last
+    in first out by join order would give s7 before s5)."""
+    _, o = run(QUEUE_WAITED.replace("KEY", key), monkeypatch)
+    assert at(o["a"]) == [(0, 0.0)] + [(s, 10.0 + i) for i, s in enumerate(order)]
