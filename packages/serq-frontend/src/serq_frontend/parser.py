@@ -764,6 +764,141 @@ def _unclosed_brace(text: str) -> tuple[int, int] | None:
     return misplaced or stack[-1]
 
 
+#: a statement's (or a hold clause's) word -> what it takes in parentheses and how it is written, ``{}``
+#: the pool or stage as written (language.txt §3's statements)
+_PARENTHESISED = {
+    "hold": ("the units of each pool in parentheses after it", "hold {} (units) {{ … }}"),
+    "grow": ("its units in parentheses after the pool", "grow {} (units);"),
+    "load": ("its units in parentheses after the pool", "load {} (units);"),
+    "run": ("its work in parentheses after the stage", "run {} (work);"),
+    "lease": ("its time in parentheses after the pool", "lease {} (time)"),
+    "reserve": ("its units in parentheses", "reserve (units)"),
+    "reuse": ("its bound in parentheses", "reuse (bound)"),
+    "cache": ("the units it keeps in parentheses", "cache (units)"),
+    "branch": ("its test in parentheses", "branch (test) {{ … }}"),
+}
+
+
+def _statement_start(before: list[tuple[str, str, int, int]], end: int) -> int:
+    """The index in ``before`` of the first token of the statement that ``before[:end]`` ends inside: the token
+    after the last ``;``, ``{`` or ``}`` outside parentheses and brackets."""
+    depth = 0
+    i = end
+    while i > 0:
+        t = before[i - 1][1]
+        if depth == 0 and t in (";", "{", "}"):
+            break
+        if t in (")", "]"):
+            depth += 1
+        elif t in ("(", "["):
+            depth -= 1
+        i -= 1
+    return i
+
+
+def _block_of_hold(before: list[tuple[str, str, int, int]], close: int) -> bool:
+    """Whether the ``}`` at ``before[close]`` closes the block of a hold (the statement its ``{`` ends the
+    header of begins with ``hold``)."""
+    depth = 0
+    for j in range(close, -1, -1):
+        t = before[j][1]
+        if t == "}":
+            depth += 1
+        elif t == "{":
+            depth -= 1
+            if depth == 0:
+                i = _statement_start(before, j)
+                return i < j and before[i][1] == "hold"
+    return False
+
+
+def _parenthesis_missing(tok: Token, expected: set[str], text: str) -> tuple[tuple[int, int], str] | None:
+    """Where and what to say when a statement that takes a parenthesised amount (``hold kv (n) { … }``,
+    ``grow``, ``load``, ``run``, a hold's ``reserve``, ``reuse``, ``cache``, ``lease``, ``branch``'s test)
+    was written without it (``hold kv { … }`` was only "unexpected `{`"): at the token found instead, the
+    statement's word named and how it is written. None when the error is not that."""
+    if "LPAR" not in expected or str(tok) == "(" or tok.type != "$END" and tok.start_pos is None:
+        return None
+    offset = tok.start_pos if tok.type != "$END" else len(text)
+    before = _tokens_before(text, offset)
+    if not before:
+        return None
+    # the pool or stage the amount follows: names, `.`, `[…]` (and a run's `prefill` or `decode`) back from
+    # the error, then the word before them
+    k = len(before)
+    depth = 0
+    while k > 0:
+        t = before[k - 1]
+        if t[1] == "]":
+            depth += 1
+        elif t[1] == "[":
+            depth -= 1
+        elif depth == 0 and not (t[1] == "." or t[0] == "name" and t[1] not in _PARENTHESISED):
+            break
+        k -= 1
+    ref = " ".join(t[1] for t in before[k:]).replace(" . ", ".").replace(" [ ", "[").replace(" ]", "]")
+    if k == 0:
+        return None
+    word = before[k - 1][1]
+    start = _statement_start(before, k - 1)
+    first = before[start][1] if start < len(before) else ""
+    if word == "," and first in ("hold", "run") and ref:
+        word = first  # `hold kv (1), kv2 { … }`, `run s, t;`
+    elif word in ("hold", "grow", "load", "run", "branch") and start == k - 1:
+        pass
+    elif word in ("reserve", "reuse") and first == "hold" and not ref:
+        pass
+    elif word in ("cache", "lease") and k >= 2 and before[k - 2][1] == "}" and _block_of_hold(before, k - 2):
+        pass
+    else:
+        return None
+    if word in ("reserve", "reuse", "cache", "branch") and ref:
+        return None
+    if word in ("hold", "grow", "load", "lease") and not ref:
+        ref = "P"
+    elif word == "run":
+        ref = ref or "S"
+    takes, shape = _PARENTHESISED[word]
+    found = "the end of the file" if tok.type == "$END" else _token_text(tok)
+    where = (tok.line, tok.column) if tok.type != "$END" else (_prev_token_end(text, len(text)) or (1, 1))
+    return where, f"unexpected {found}: `{word}` takes {takes}, `{shape.format(ref)}`"
+
+
+#: a hold's clauses before its block and after it (language.txt §3: `hold P (u) [reserve (r)] … [reuse (ρ)]
+#: [at admission (…)] { … } [cache (ℓ)] [lease P (t)]`)
+_BEFORE_BLOCK = ("reserve", "reuse", "at")
+_AFTER_BLOCK = ("cache", "lease")
+
+
+def before_block(word: str) -> str:
+    """That the hold's clause ``word`` (``reserve``, ``reuse``, ``at``) goes before its block."""
+    clause = {"reserve": "reserve (units)", "reuse": "reuse (bound)", "at": "at admission (x = …)"}[word]
+    return f"`{clause.split(' (')[0]}` goes before the hold's block: `hold P (units) {clause} {{ … }}`"
+
+
+def _hold_clause_placed(tok: Token, expected: set[str], text: str) -> tuple[tuple[int, int], str] | None:
+    """Where and what to say when a hold's clause stands on the wrong side of its block: ``cache`` or
+    ``lease`` before it, ``reserve``, ``reuse`` or ``at admission`` after it (a plain parse error). None
+    otherwise."""
+    if tok.type == "$END" or tok.start_pos is None:
+        return None
+    before = _tokens_before(text, tok.start_pos)
+    if str(tok) in _AFTER_BLOCK and "LBRACE" in expected and before:
+        start = _statement_start(before, len(before))
+        if start < len(before) and before[start][1] == "hold":
+            return (tok.line, tok.column), (f"`{tok}` goes after the hold's block: `hold P (units) {{ … }} "
+                                            f"{'cache (units)' if str(tok) == 'cache' else 'lease P (time)'}`")
+    # the clause's word right after a hold's `}` (the error at it, or later in the clause)
+    start = _statement_start(before, len(before))
+    if start < len(before):
+        word, at = before[start][1], (before[start][2], before[start][3])
+    else:
+        word, at = str(tok), (tok.line, tok.column)
+    if word in _BEFORE_BLOCK and start >= 1 and before[start - 1][1] == "}" and _block_of_hold(before, start - 1):
+        return at, before_block(word)
+    return None
+
+
 #: the words of a workload's items that are no statement's: where they belong
 _WORKLOAD_WORDS = {"arrive", "trace", "hidden", "init"}
 
@@ -849,6 +984,9 @@ def syntax_error(e: UnexpectedInput, text: str, file: str, reporter: Reporter, g
     misplaced = _misplaced_word(tok, text, grammar)
     if misplaced is not None:
         return reporter.error(Pos(file, *misplaced[0]), misplaced[1])
+    said = _hold_clause_placed(tok, expected, text) or _parenthesis_missing(tok, expected, text)
+    if said is not None:
+        return reporter.error(Pos(file, *said[0]), said[1])
     if "SEMICOLON" in expected and tok.type != "SEMICOLON":
         offset = tok.start_pos if tok.start_pos is not None and tok.type != "$END" else len(text)
         prev = _prev_token_end(text, offset)

@@ -21,7 +21,7 @@ from ..names import (
     not_in_language,
     word_kind,
 )
-from ..parser import grammar_text
+from ..parser import before_block, grammar_text
 from . import SugarLayer
 
 BUILDERS = {
@@ -330,12 +330,15 @@ class Expander:
 
     def block(self, stmts: list[Any]) -> list[Any]:
         out: list[Any] = []
-        for s in stmts:
+        for i, s in enumerate(stmts):
             s = A.map_stmt(s, self.expr, self.expr, self.block)
             if type(s) is A.SDefCall:
                 d = self.defs.get(s.name)
                 if d is None:
                     self._unknown(s.name, s.pos)
+                    if s.name in ("reserve", "reuse") and i and type(stmts[i - 1]) is A.SHold:
+                        # `hold kv (1) { … } reuse (8);`: the clause after the block, read as a call
+                        raise self.ctx.error(s.pos, before_block(s.name))
                     if s.name in DIALECT:
                         raise self.ctx.error(s.pos, not_in_language(s.name))
                     hint = self.ctx.library_hint(s.name)
