@@ -40,15 +40,26 @@ def test_a_run_over_several_stages_without_a_share_is_refused():
     assert serq_ir.decode(_ir(SHARED, lambda d: None)).share == "maxmin"
 
 
-@pytest.mark.parametrize("arrive", [{"kind": "Closed", "n": 3}, {"kind": "Batch", "n": 3}, {"kind": "NoArrivals"}])
-def test_an_arrivals_count_of_a_workload_that_is_not_open_is_refused(arrive):
+#: what works instead, said after the refusal: a closed population of 3 ends by a horizon or is a batch behind a
+#: pool of its 3 slots; a batch's count is its own; `arrive none` has nothing to say
+CLOSED_3 = ("; `arrive closed(3)` starts a session again as each one ends, so no count of arrivals ends it: bound "
+            "the run by its horizon (`--horizon T`, `run { horizon T; }`), or run M sessions, 3 at a time, as "
+            "`arrive batch(M);` behind a pool of 3 slots (`pool slots { cap 3; }`, the session inside "
+            "`hold slots (1) { … }`; `--horizon inf` runs them to the end)")
+
+
+@pytest.mark.parametrize("arrive, advice", [
+    ({"kind": "Closed", "n": 3}, CLOSED_3),
+    ({"kind": "Batch", "n": 3}, "; `arrive batch(3)` starts its 3 sessions at time 0 and no more: change its count"),
+    ({"kind": "NoArrivals"}, "")])
+def test_an_arrivals_count_of_a_workload_that_is_not_open_is_refused(arrive, advice):
     def change(d):
         d["workload"]["arrive"] = arrive
         d["run"]["arrivals"] = 5
     with pytest.raises(IRError) as info:
         serq_ir.decode(_ir(CLOSED, change), name="p.ir.json")
-    assert str(info.value) == ("error: p.ir.json: arrivals N needs an open workload (arrive poisson or renewal) - "
-                               "at '$.run.arrivals'")
+    assert str(info.value) == (f"error: p.ir.json: arrivals N needs an open workload (arrive poisson or renewal)"
+                               f"{advice} - at '$.run.arrivals'")
 
 
 @pytest.mark.timeout(60)
@@ -64,7 +75,7 @@ def test_serq_ir_does_not_write_it_and_run_says_the_same(tmp_path):
         assert r.returncode == 1, (args, r.stdout)
         assert r.stdout == ""
         assert r.stderr.strip() == "c.sq: error: --arrivals 5: needs an open workload (arrive poisson or " \
-                                   "renewal)"
+                                   "renewal)" + CLOSED_3
 
 
 def test_an_open_workload_takes_an_arrivals_count():

@@ -146,12 +146,19 @@ run { horizon 100; arrivals 1; }
     assert (res.arrivals, res.ended, res.end, res.horizon, res.mean_live) == (1, 1, 2.0, 100.0, 1.0)
 
 
-@pytest.mark.parametrize("arrive", ["batch(2)", "closed(2)", "none"])
-def test_arrivals_needs_an_open_workload(arrive):
-    """program-reference `run`: arrivals "Only with an open workload (poisson or renewal)"."""
+@pytest.mark.parametrize("arrive, advice", [
+    ("batch(2)", "; `arrive batch(2)` starts its 2 sessions at time 0 and no more: change its count"),
+    ("closed(2)", "; `arrive closed(2)` starts a session again as each one ends, so no count of arrivals ends it: "
+                  "bound the run by its horizon (`--horizon T`, `run { horizon T; }`), or run M sessions, 2 at a "
+                  "time, as `arrive batch(M);` behind a pool of 2 slots (`pool slots { cap 2; }`, the session "
+                  "inside `hold slots (1) { … }`; `--horizon inf` runs them to the end)"),
+    ("none", "")])
+def test_arrivals_needs_an_open_workload(arrive, advice):
+    """program-reference `run`: arrivals "Only with an open workload (poisson or renewal)"; what works instead
+    said after it."""
     src = (f"stage d : delay;\nworkload {{ arrive {arrive}; }}\nsession {{ run d (1); }}\n"
            "run { horizon 5; arrivals 2; }\n")
-    assert refused(src) == "`arrivals` needs an open workload (`arrive poisson` or `arrive renewal`)"
+    assert refused(src) == "`arrivals` needs an open workload (`arrive poisson` or `arrive renewal`)" + advice
 
 
 @pytest.mark.parametrize("block, msg", [

@@ -91,7 +91,8 @@ def test_an_argument_of_run_is_named_as_given(tmp_path):
                                      "run { horizon 4; }\n")
     with pytest.raises(SimError) as e:
         serq_sim.run(p, arrivals=3)
-    assert str(e.value) == "error: arrivals=3: needs an open workload (arrive poisson or renewal)"
+    assert str(e.value).startswith("error: arrivals=3: needs an open workload (arrive poisson or renewal); "
+                                   "`arrive closed(2)` starts a session again as each one ends")
     _, q = _compiled(tmp_path)
     with pytest.raises(SimError) as e:
         serq_sim.run(q, horizon=4.5, warmup=5)

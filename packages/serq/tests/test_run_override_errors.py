@@ -27,6 +27,11 @@ OPEN = ("stage s : delay;\nworkload { arrive poisson(1); }\nsession { run s (1);
 CLOSED = "stage s : fifo;\nworkload { arrive closed(2); }\nsession { run s (1); }\nrun { horizon 100; }\n"
 RUN_LINE = "  run { horizon 100; warmup 10; }"
 CARET = " " * RUN_LINE.index("warmup 10") + "^"  # under `warmup`, column 20 of the line
+#: what works instead of a count of arrivals for CLOSED's `arrive closed(2)`, said after the refusal
+CLOSED_2 = ("; `arrive closed(2)` starts a session again as each one ends, so no count of arrivals ends it: bound "
+            "the run by its horizon (`--horizon T`, `run { horizon T; }`), or run M sessions, 2 at a time, as "
+            "`arrive batch(M);` behind a pool of 2 slots (`pool slots { cap 2; }`, the session inside "
+            "`hold slots (1) { … }`; `--horizon inf` runs them to the end)")
 
 
 def _refused(tmp_path, source, **overrides) -> str:
@@ -53,11 +58,11 @@ def test_a_warmup_option_heads_the_message_and_the_horizon_the_run_block_gave_is
 
 def test_the_command_line_and_the_simulator_say_the_same_of_arrivals(tmp_path):
     assert _refused(tmp_path, CLOSED, arrivals=5) == \
-        "p.sq: error: --arrivals 5: needs an open workload (arrive poisson or renewal)"
+        "p.sq: error: --arrivals 5: needs an open workload (arrive poisson or renewal)" + CLOSED_2
     program = load_program(get_plugin_manager(), tmp_path / "p.sq")
     with pytest.raises(serq_sim.SimError) as e:  # the same words, the setting named as it was given there
         serq_sim.run(program, arrivals=5)
-    assert str(e.value).endswith("error: arrivals=5: needs an open workload (arrive poisson or renewal)")
+    assert str(e.value).endswith("error: arrivals=5: needs an open workload (arrive poisson or renewal)" + CLOSED_2)
 
 
 def test_serq_ir_exits_1_with_the_one_line(tmp_path):
@@ -65,4 +70,14 @@ def test_serq_ir_exits_1_with_the_one_line(tmp_path):
     r = subprocess.run([SERQ, "ir", "p.sq", "--arrivals", "5"], capture_output=True, text=True, cwd=tmp_path,
                        timeout=60, stdin=subprocess.DEVNULL)
     assert (r.returncode, r.stdout) == (1, "")
-    assert r.stderr == "p.sq: error: --arrivals 5: needs an open workload (arrive poisson or renewal)\n"
+    assert r.stderr == "p.sq: error: --arrivals 5: needs an open workload (arrive poisson or renewal)" + CLOSED_2 + "\n"
+
+
+def test_what_the_refusal_of_arrivals_offers_instead_does_what_it_says(tmp_path):
+    # CLOSED_2's other way: M = 5 sessions, 2 at a time, as a batch behind a pool of 2 slots, run to the end
+    # with --horizon inf: each run of 1 s, so three waves, the last ending at t = ceil(5 / 2) * 1 = 3
+    (tmp_path / "b.sq").write_text("pool slots { cap 2; }\nstage s : delay;\nworkload { arrive batch(5); }\n"
+                                   "session { hold slots (1) { run s (1); } }\n")
+    program = load_program(get_plugin_manager(), tmp_path / "b.sq")
+    res = serq_sim.run(program, horizon=float("inf")).result
+    assert (res.arrivals, res.ended, res.end) == (5, 5, 3.0)

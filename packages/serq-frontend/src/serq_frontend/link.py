@@ -1082,7 +1082,7 @@ class Linker:
             elif name == "arrivals":
                 if not isinstance(arrive, (ir.Poisson, ir.Renewal)):
                     raise self.error(pos, "`arrivals` needs an open workload (`arrive poisson` or "
-                                     "`arrive renewal`)")
+                                     f"`arrive renewal`){rules.open_advice(arrive)}")
                 kw["arrivals"] = ctx.const_int(value, "`arrivals`")
         why = rules.window_problem(kw.get("horizon", "inf"), kw.get("warmup", 0.0))  # the one rule
         if why is not None:

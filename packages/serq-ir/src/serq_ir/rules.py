@@ -170,11 +170,30 @@ def arrivals_problem(arrive, arrivals) -> str | None:
 
     if arrivals is None or isinstance(arrive, (Poisson, Renewal)):
         return None
-    return f"arrivals N {NEEDS_OPEN}"
+    return f"arrivals N {NEEDS_OPEN}{open_advice(arrive)}"
 
 
-#: what :func:`arrivals_problem` says of a count of arrivals, after the setting it names
+#: what :func:`arrivals_problem` says of a count of arrivals, after the setting it names (and before
+#: :func:`open_advice`)
 NEEDS_OPEN = "needs an open workload (arrive poisson or renewal)"
+
+
+def open_advice(arrive) -> str:
+    """What works instead of a count of arrivals for the workload that is not open ``arrive`` (the IR's node),
+    said after :data:`NEEDS_OPEN` (``""`` for ``arrive none``): a closed population is ended by a horizon, or
+    is a batch of M sessions behind a pool of its n slots (`--arrivals N` of `arrive closed(n)` was refused
+    with no word of what does the job); a batch's count is its own."""
+    from .nodes import Batch, Closed
+
+    if isinstance(arrive, Closed):
+        n = arrive.n
+        return (f"; `arrive closed({n})` starts a session again as each one ends, so no count of arrivals ends "
+                f"it: bound the run by its horizon (`--horizon T`, `run {{ horizon T; }}`), or run M sessions, "
+                f"{n} at a time, as `arrive batch(M);` behind a pool of {n} slots (`pool slots {{ cap {n}; }}`, "
+                f"the session inside `hold slots (1) {{ … }}`; `--horizon inf` runs them to the end)")
+    if isinstance(arrive, Batch):
+        return f"; `arrive batch({arrive.n})` starts its {arrive.n} sessions at time 0 and no more: change its count"
+    return ""
 
 
 def setting_message(origins: dict, values: dict, names: tuple[str, ...], message: str) -> tuple[object, str]:

@@ -9,7 +9,7 @@ from array import array
 
 from serq.extensions import source_word
 from serq_ir import nodes as N
-from serq_ir.rules import NEEDS_OPEN, arrivals_problem, pairs, window_problem
+from serq_ir.rules import NEEDS_OPEN, arrivals_problem, open_advice, pairs, window_problem
 
 from .compile import Compiler, observables_read, state_dependent, walk
 from .errors import SimError, format_error
@@ -150,7 +150,7 @@ def build(sim, reg, trace_path) -> None:
         sim.rep_limit = replace_limit(arrive.n)
     if sim.arr_limit is not None:
         if arrivals_problem(arrive, sim.arr_limit) is not None:  # the one rule (serq_ir.rules)
-            raise sim.setting_error(("arrivals",), None, NEEDS_OPEN)
+            raise sim.setting_error(("arrivals",), None, NEEDS_OPEN + open_advice(arrive))
         if sim.arr_limit < 1:
             raise sim.setting_error(("arrivals",), None, "must be a positive integer")
     if isinstance(arrive, N.Renewal):

@@ -166,11 +166,12 @@ def apply_run_overrides(program: Any, *, seed: int | None = None, horizon: float
     # a count or a window these leave that does not fit the program is the error the simulator's set-up
     # gives of it, by the one rule of the errors of run settings (serq_ir.rules.setting_message): headed by
     # the setting it concerns as given (an option, or pointed at in the run block), the other options after
-    from serq_ir.rules import NEEDS_OPEN, arrivals_problem, setting_message, window_problem
+    from serq_ir.rules import NEEDS_OPEN, arrivals_problem, open_advice, setting_message, window_problem
 
     values = {k: getattr(run, k) for k in ("horizon", "warmup", "seed", "arrivals")}
     if "arrivals" in changes and arrivals_problem(program.workload.arrive, run.arrivals):
-        raise UserError(located(*setting_message(origins, values, ("arrivals",), NEEDS_OPEN), base=name))
+        raise UserError(located(*setting_message(origins, values, ("arrivals",),
+                                                NEEDS_OPEN + open_advice(program.workload.arrive)), base=name))
     why = window_problem(run.horizon, run.warmup) if "horizon" in changes or "warmup" in changes else None
     if why:
         raise UserError(located(*setting_message(origins, values, ("warmup", "horizon"), why), base=name))
