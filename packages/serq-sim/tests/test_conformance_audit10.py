@@ -11,7 +11,9 @@ general engine (byte-identical reports):
 (d) a preempted hold's `cache` clause is read at the preemption;
 (e) `holders` counts a lease and each of nested holds, over the window after the warm-up;
 (f) a hold's header under `admit via` reads `now` at the iteration that admits it;
-(g) `queue by (K, waited)` is last-come-first within K across instants and join order within one.
+(g) `queue by (K, waited)` is last-come-first within K across instants and join order within one, and a
+    victim re-queued at the tail is a newcomer there (waited 0), at the head ahead of every key;
+(h) `choose` at one instant sees the holds that joined before it, not yet admitted.
 """
 
 from __future__ import annotations
@@ -254,3 +256,62 @@ def test_queue_by_waited_is_last_come_first_across_instants_and_join_order_withi
     in first out by join order would give s7 before s5)."""
     _, o = run(QUEUE_WAITED.replace("KEY", key), monkeypatch)
     assert at(o["a"]) == [(0, 0.0)] + [(s, 10.0 + i) for i, s in enumerate(order)]
+
+
+REQUEUE_WAITED = """
+pool m { cap 2; preempt by (-admission) requeue REQUEUE; queue by (0, KEY); }
+stage d : delay;
+workload { arrive batch(7); }
+session {
+  branch (serial == 0) { hold m (1) { run d (5); grow m (1); run d (1); } }
+  else { run d (serial <= 1 ? 0 : serial <= 5 ? serial - 1 : 4.5);
+         hold m (1) { observe a = now; run d (serial == 1 && now < 5 ? 20 : 1); } }
+}
+run { horizon 40; }
+"""
+
+
+@pytest.mark.parametrize("key, requeue, order", [
+    # waited 0 makes s1 the least waited at the tail; at the head it goes first anyway: s1 and then s6
+    # (joined at 4.5) at 6, s5 and s4 at 7, s3 and s2 at 8.
+    ("waited", "head", [(1, 6.0), (6, 6.0), (4, 7.0), (5, 7.0), (2, 8.0), (3, 8.0)]),
+    ("waited", "tail", [(1, 6.0), (6, 6.0), (4, 7.0), (5, 7.0), (2, 8.0), (3, 8.0)]),
+    # the most waited first: at the head s1 goes before s2; at the tail it is the last, with s6 at 8.
+    ("-waited", "head", [(1, 6.0), (2, 6.0), (3, 7.0), (4, 7.0), (5, 8.0), (6, 8.0)]),
+    ("-waited", "tail", [(2, 6.0), (3, 6.0), (4, 7.0), (5, 7.0), (1, 8.0), (6, 8.0)]),
+])
+def test_a_victim_requeued_under_queue_by_waited(monkeypatch, key, requeue, order):
+    """pool-reference `preempt`: "requeue head (the default) places it first, ahead of policy keys.
+    requeue tail treats it as a newcomer: … queue by places it by its keys, with waited reset to 0";
+    `by (k, …)`: the least keys lose. m cap 2: s0 and s1 hold 1 each from 0; s2 … s5 join at 1 … 4, s6 at
+    4.5 (six waiting). At 5 s0 grows by 1: the victim is the least -admission, s1 (admitted last), which
+    re-enters at 5; s0 holds 2 until 6. From 6 each admitted session holds m for 1 (s1 too: now >= 5)."""
+    _, o = run(REQUEUE_WAITED.replace("KEY", key).replace("REQUEUE", requeue), monkeypatch)
+    assert at(o["a"]) == [(1, 0.0)] + order
+
+
+@pytest.mark.parametrize("key, j, a", [
+    # queued counts the holds that joined at this instant: s0 -> 0, s1 -> 1, s2 -> 0 (1 against 1, the
+    # least index), s3 -> 1; admitted two at 0 and two at 1.
+    ("holders(m[j]) + queued(m[j])", [0, 1, 0, 1], [0.0, 0.0, 1.0, 1.0]),
+    # holders alone: nobody holds before the settle admits, every key ties at 0: all four choose m[0].
+    ("holders(m[j])", [0, 0, 0, 0], [0.0, 1.0, 2.0, 3.0]),
+])
+def test_choose_at_one_instant_sees_the_holds_that_joined_before_the_settle(monkeypatch, key, j, a):
+    """§3 Configuration: "Commands take no time; they run whenever a session is ready, in the order sessions
+    became ready … After every event the interpreter settles: it runs every ready session, then retries
+    … admissions"; Ties: choose "the keys, in order, then the smallest index". m[2], cap 1 each; four
+    sessions at 0, each choosing a member and holding it for 1."""
+    _, o = run(f"""
+pool m[2] {{ cap 1; }}
+stage d : delay;
+workload {{ arrive batch(4); }}
+session {{
+  choose j in 2 by ({key});
+  hold m[j] (1) {{ observe a = now; run d (1); }}
+  observe jj = j;
+}}
+run {{ horizon 10; }}
+""", monkeypatch)
+    assert sorted((s, v) for s, _, v in o["jj"]) == list(enumerate(map(float, j)))
+    assert at(o["a"]) == list(enumerate(a))
