@@ -163,3 +163,26 @@ def test_compare_two_deployments_under_common_random_numbers():
     du = mmc_p0(2, 1.5) - mmc_p0(3, 1.5)
     assert abs(util["diff"] - du) <= util["ci_paired"] < 0.05 * abs(du)
     assert util["ci_paired"] < util["ci_unpaired"] / 2 and util["variance_reduction"] > 0.8
+
+
+def test_a_lease_nobody_reads_holds_the_blocks_until_it_runs_out_and_old_blocks_spill(monkeypatch):
+    # lease_spill.sq, by hand (kv cap 64 in blocks of 16, lease 3, spill when age >= 1, a write of a block
+    # takes 1 on the fifo link):
+    #   s0 holds 48 on [0, 1], then its lease keeps them allocated until 4 (s0 itself lives on until 21).
+    #   s1 at 2 wants 32: 48 + 32 > 64 and a lease is not evictable: it waits until 4. Then s0's 48 are
+    #   cached, and s1's 32 evict one block of them (from the tail), of age 0: not written. s1 [4, 5].
+    #   s2 at 10 wants all 64: it evicts s0's 32 (cached since 4, age 6) and s1's 32 (since 5, age 5):
+    #   four blocks written, one after another on the link [10, 14]. s2 [10, 11].
+    r = both("lease_spill.sq", monkeypatch)
+    at = {n: [(s, v) for s, v in zip(o.sessions.tolist(), o.values.tolist())] for n, o in r.observes.items()}
+    assert at["admitted"] == [(0, 0.0), (1, 4.0), (2, 10.0)] and at["done"] == [(0, 1.0), (1, 5.0), (2, 11.0)]
+    kv, cpu, link = r.pool("kv"), r.pool("cpu"), r.stage("pcie")
+    assert (kv.spills, kv.evicted_units, kv.admissions) == (4, 80, 3)
+    # over [0, 30]: used 48 on [0, 4] (the hold, then the lease), 32 on [4, 5], 64 on [10, 11]; cached 32 on
+    # [4, 10], 32 more on [5, 10], 64 from 11; s1 waited [2, 4]; the holders count the lease
+    assert math.isclose(kv.used, 288 / 30) and math.isclose(kv.cached, (32 * 6 + 32 * 5 + 64 * 19) / 30)
+    assert math.isclose(kv.queue, 2 / 30) and math.isclose(kv.wait, 2 / 3) and math.isclose(kv.holders, 6 / 30)
+    # the tier holds the room of the four blocks from their eviction at 10 (usable when each write lands)
+    assert math.isclose(cpu.cached, 64 * 20 / 30) and cpu.used == 0
+    assert link.completions == 4 and math.isclose(link.utilisation, 4 / 30) and math.isclose(link.wait, 1.5)
+    assert math.isclose(r.result.gauges["kv_used"].mean, kv.used)
