@@ -186,3 +186,18 @@ def test_a_lease_nobody_reads_holds_the_blocks_until_it_runs_out_and_old_blocks_
     assert math.isclose(cpu.cached, 64 * 20 / 30) and cpu.used == 0
     assert link.completions == 4 and math.isclose(link.utilisation, 4 / 30) and math.isclose(link.wait, 1.5)
     assert math.isclose(r.result.gauges["kv_used"].mean, kv.used)
+
+
+def test_a_step_engine_of_fixed_step_time_and_ample_budget_is_a_bulk_queue(monkeypatch):
+    # step_bulk.sq: lam 5, a 0.2: p = e^-1, U = (a / p) / (a / p + 1 / lam) = 0.731059, E[R] = a + U a / 2
+    # = 0.273106; the engine answers at once (in a) w.p. 1 - U; it steps U / a times a second; the queue
+    # in front of it holds lam U a / 2 on average (Little, the wait of a request that finds it busy)
+    p = math.exp(-1)
+    u = (0.2 / p) / (0.2 / p + 0.2)
+    r = both("step_bulk.sq", monkeypatch, horizon=7000)
+    covers(r.stats("response"), 0.2 + u * 0.1, 0.005)
+    covers(r.stats("at_once"), 1 - u, 0.05)
+    e = r.stage("engine")
+    assert abs(e.utilisation - u) < 0.006 and math.isclose(e.service, 0.2) and e.mixed == 0
+    assert abs(e.iterations / (7000 - 50) - u / 0.2) < 0.03
+    assert abs(r.pool("reqs").queue - 5 * u * 0.1) < 0.01
