@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 from typing import TYPE_CHECKING, Any
 
@@ -131,14 +132,102 @@ def _switch(name: str, v: Any) -> None:
         raise TypeError(f"{name} must be True or False, not {v!r:.60}")
 
 
+def conform(program: Program, *, name: str = "<program>") -> Program:
+    """``program`` as the IR's schema types it, or :class:`IRError` at the first field that is not so
+    typed (``- at '$.session[0].work.value'``) or a version this serq-ir does not read: the checks
+    :func:`decode` makes of IR JSON, for a Program built in Python. msgspec does not check a Struct's fields
+    when it is made, so ``Num(value="1")``, ``session=None``, a statement that is an int or ``version=999``
+    reached the simulator as a ValueError of float() or a TypeError deep in its set-up, or ran (version
+    999), and :func:`encode` wrote JSON that :func:`decode` refuses. ``serq_sim.run`` and :func:`encode`
+    call this; what it returns is a copy of equal value (a whole number in a number's field a float)."""
+    if not isinstance(program, Program):
+        raise TypeError(f"a serq_ir.Program is wanted, not {type(program).__name__}")
+    version = program.version
+    if type(version) is not int or version != IR_VERSION:
+        shown = repr(version)
+        shown = shown if len(shown) <= 40 else f"{shown[:20]}… ({len(shown)} characters)"
+        raise at_path(name, f"IR version {shown} is not supported (this serq-ir reads version {IR_VERSION})",
+                      "$.version")
+    try:
+        raw = msgspec.to_builtins(program)
+    except (TypeError, ValueError) as e:  # an object msgspec cannot represent (a set, a function, …)
+        raise IRError(f"error: {name}: a value the IR cannot hold: {_quote(str(e))}") from None
+    except RecursionError:
+        raise IRError(f"error: {name}: the program nests too deeply to be the IR's") from None
+    try:
+        return msgspec.convert(raw, Program)
+    except msgspec.ValidationError as e:
+        raise _decode_error(b"", name, e) from None
+    except RecursionError:
+        raise IRError(f"error: {name}: the program nests too deeply to be the IR's") from None
+
+
+def checked(program: Program, *, name: str = "<program>") -> Program:
+    """``program``, a Program built in Python, held to everything :func:`decode` holds IR JSON to: its
+    schema (:func:`conform`) and its references and rules (:func:`serq_ir.validate.validate`), or
+    :class:`IRError` at the first fault. A fault both see (an operator or a context name that is not the
+    IR's) is told in the words of the validation, which name the node. Returns ``program`` itself."""
+    from .validate import validate
+
+    try:
+        conform(program, name=name)
+    except IRError:
+        try:
+            validate(program, name=name)
+        except IRError as named:
+            raise named from None
+        except Exception:  # noqa: BLE001, S110 - a field of the wrong type: the schema's words say it
+            pass
+        raise
+    return validate(program, name=name)
+
+
+def _json_numbers(obj: Any, path: str, name: str, infinite: list[str]) -> Any:
+    """``obj`` (a program as :func:`msgspec.to_builtins` gives it) with each infinite float written as the
+    IR writes infinity, ``"inf"`` or ``"-inf"`` (its path noted in ``infinite``); a NaN is refused, as JSON
+    has no number for it (msgspec writes both as ``null``, which reads back as no value or not at all)."""
+    if isinstance(obj, float):
+        if obj != obj:
+            raise at_path(name, "the number is NaN, which IR JSON cannot hold", path)
+        if obj in (math.inf, -math.inf):
+            infinite.append(path)
+            return "inf" if obj > 0 else "-inf"
+        return obj
+    if isinstance(obj, dict):
+        return {k: _json_numbers(v, _child(path, k), name, infinite) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_json_numbers(v, f"{path}[{i}]", name, infinite) for i, v in enumerate(obj)]
+    return obj
+
+
 def encode(program: Program, *, spans: bool = True) -> bytes:
-    """The program as compact, deterministic JSON. ``spans=False`` leaves out the source spans."""
+    """The program as compact, deterministic JSON, which :func:`decode` reads back as the same program.
+    ``spans=False`` leaves out the source spans.
+
+    A Program built in Python is held to the schema first (:func:`conform`); an infinite float is written
+    ``"inf"`` (``"-inf"``), as the IR writes infinity, where a number may be infinite and refused
+    elsewhere, and a NaN is refused: msgspec wrote them as ``null``, so an ``inf`` horizon read back as no
+    horizon and an ``inf`` cap as a file that does not load."""
     if not isinstance(program, Program):  # (a str or a dict was encoded as JSON of its own, silently)
         raise TypeError(f"encode() takes a serq_ir.Program, not {type(program).__name__}")
     _switch("spans", spans)
+    program = conform(program)
     if not spans:
         program = strip_spans(program)
-    return _encoder.encode(program)
+    data = _encoder.encode(program)
+    if b"null" not in data:  # (no float written as null: the common case, without a walk)
+        return data
+    infinite: list[str] = []
+    raw = _json_numbers(msgspec.to_builtins(program), "$", "<program>", infinite)
+    if not infinite:
+        return data  # (a null of the schema's own, or a name holding "null")
+    try:
+        return _encoder.encode(msgspec.convert(raw, Program))
+    except msgspec.ValidationError as e:  # inf in a field whose number is finite (an arrival time, a preset)
+        at = re.search(r" - at '(\$[^']*)'$", _quote(str(e)))
+        path = at.group(1) if at else "$"
+        raise at_path("<program>", "the number is infinite, which this field of the IR cannot hold", path) \
+            from None
 
 
 def encode_pretty(program: Program, *, spans: bool = True) -> str:

@@ -201,14 +201,15 @@ def run(program, *, seed: int | None = None, horizon: float | None = None, warmu
         if not switch(v):  # (taken by its truth: check_invariants="no" checked every event, slowly)
             raise _refused(name, v, "True or False", of_type=False)
     from serq.plugins import api_plugin_manager
-    from serq_ir.validate import validate
+    from serq_ir.codec import checked
 
     from .compile import kept_walks
     from .engine import Simulation
 
     pm = api_plugin_manager(pm)
-    # a Program built in Python has not been through decode's checks (a walk of the IR, cheap)
-    validate(program, name=program.source or "<program>")
+    # a Program built in Python has not been through decode's checks: its schema (msgspec does not check a
+    # Struct's fields when it is made: a str number, a None list, an unknown version), then its references
+    checked(program, name=program.source if isinstance(program.source, str) and program.source else "<program>")
     reg = registries(pm)
     try:
         with collector_for_runs():

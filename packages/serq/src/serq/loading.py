@@ -68,6 +68,21 @@ def load_program(pm: pluggy.PluginManager, path: str | Path, options: LoadOption
         shown = "None" if program is None else f"an object of type {type(program).__name__}"
         raise PluginError(reg.plugin_message(matches[0], f"failed in its loader for {matches[0]} files",
                                              f"it returned {shown} for {p}, not a serq_ir.Program"))
+    if matches[0] not in KNOWN_SUFFIXES:
+        # a plugin's program is held to what an IR file is (its schema, its references): msgspec does not
+        # check a Struct's fields when it is made, so `serq check` said OK of a program whose session was
+        # None or whose version was 999, and `serq run` failed inside the simulator
+        from serq_ir import IRError
+        from serq_ir.codec import checked
+
+        try:
+            checked(program, name=str(p))
+        except IRError as e:
+            from .errors import PluginError
+
+            raise PluginError(reg.plugin_message(matches[0], f"failed in its loader for {matches[0]} files",
+                                                 f"it returned a program for {p} that is not the IR's: "
+                                                 f"{str(e).removeprefix(f'error: {p}: ')}")) from None
     return program
 
 
