@@ -97,7 +97,7 @@ def replay(args) -> dict[tuple[int, int], dict]:
     fit = json.loads((REPLAY / "a100_step_fit.json").read_text())["sum"]
     c_fixed = fit["c"] if args.c_fixed == "fit" else float(args.c_fixed)
     sessions: dict[int, list[dict]] = {}
-    with open(args.trace) as f:
+    with open(args.trace, newline="", encoding="utf-8-sig") as f:  # (a byte-order mark skipped)
         for r in csv.DictReader(f):
             if int(r["session"]) < args.sessions:
                 sessions.setdefault(int(r["session"]), []).append(r)
@@ -198,7 +198,7 @@ def main() -> int:
                                                      "cached")) + "\n")
     if args.serq_dump:
         def load(name):
-            with open(os.path.join(args.serq_dump, f"{name}.csv")) as f:
+            with open(os.path.join(args.serq_dump, f"{name}.csv"), newline="", encoding="utf-8-sig") as f:
                 return {(int(r["session"]), int(r["turn"])): float(r["value"]) for r in csv.DictReader(f)}
         first, hit = load("first_token"), load("hit")
         same = [k for k in rows if k in first and abs(first[k] - rows[k]["first"]) < 1e-6
