@@ -201,3 +201,33 @@ def test_a_step_engine_of_fixed_step_time_and_ample_budget_is_a_bulk_queue(monke
     assert abs(e.utilisation - u) < 0.006 and math.isclose(e.service, 0.2) and e.mixed == 0
     assert abs(e.iterations / (7000 - 50) - u / 0.2) < 0.03
     assert abs(r.pool("reqs").queue - 5 * u * 0.1) < 0.01
+
+
+def test_pd_disaggregation_sketched_as_a_tandem_network(monkeypatch):
+    # pd_tandem.sq at lam 1.2: prefill M/M/2 (a 1.2): C = 0.45, Wq = 0.5625, TTFT = 0.5625 + 1 + 0.2 =
+    # 1.7625; the decoder M/M/1 at rho 0.6: 1.25 (Burke); E2E 3.0125; Little: 1.2 x 3.0125 = 3.615 requests
+    # in the system, which are every live session (each waits at or holds the pool, or is on the link or
+    # at D)
+    assert math.isclose(erlang_c(2, 1.2), 0.45)
+    r = both("pd_tandem.sq", monkeypatch)
+    covers(r.stats("ttft"), 1.7625, 0.04)
+    covers(r.stats("decode"), 1.25, 0.08)
+    covers(r.stats("e2e"), 3.0125, 0.05)
+    g = r.result.gauges["in_system"]
+    gauge_covers(g, 1.2 * 3.0125, 0.06)
+    assert math.isclose(g.mean, r.result.mean_live, rel_tol=1e-9)
+    assert abs(r.stage("D").utilisation - 0.6) < 0.015
+
+
+@pytest.mark.timeout(120)
+def test_the_fewest_prefill_gpus_for_a_ttft_are_erlang_cs():
+    # pd_tandem.sq: the fewest prefill GPUs for a mean TTFT of 1.5 s: 1 is unstable (a = 1.2), 2 gives 1.7625, 3 gives
+    # C(3, 1.2) / 1.8 + 1.2 = 1.278431
+    import serq_sweep
+
+    assert math.isclose(erlang_c(3, 1.2) / 1.8 + 1.2, 1.2784313725, rel_tol=1e-9)
+    _, rows = serq_sweep.find(str(HERE / "pd_tandem.sq"), "ttft.mean <= 1.5", ("cP", "1:5:1"), seeds="1..2",
+                              horizon=4000, workers=0, progress=False)
+    (row,) = rows
+    assert (row["cP"], row["outcome"], row["fails"]) == (3, "found smallest", 2)
+    assert abs(row["observes.ttft.mean:mean"] - 1.2784) < 0.06
