@@ -28,7 +28,7 @@ NAN, INF = float("nan"), float("inf")
 
 
 def _metric(base: float) -> MetricStats:
-    return MetricStats(count=4, mean=base, ci=NAN, median=base, p90=base, p95=base, p99=base)
+    return MetricStats(count=4, mean=base, std=0.25, ci=NAN, median=base, p90=base, p95=base, p99=base)
 
 
 RESULT = Result(
@@ -76,7 +76,7 @@ requests,,request_throughput,0.25
 requests,,output_throughput,1e-05
 requests,,total_token_throughput,nan
 """ + "".join(f"requests,{m},{k},{v}\n" for m, base in (("ttft", "0.5"), ("tpot", "2.0"), ("e2el", "3.0"))
-              for k, v in (("count", "4"), ("mean", base), ("ci", "nan"), ("median", base), ("p90", base),
+              for k, v in (("count", "4"), ("mean", base), ("std", "0.25"), ("ci", "nan"), ("median", base), ("p90", base),
                            ("p95", base), ("p99", base))) + """requests,slo,ttft,1.0
 requests,,good,3
 requests,,goodput,0.0625

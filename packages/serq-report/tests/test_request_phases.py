@@ -99,15 +99,16 @@ def test_the_text_json_and_a_sweep_s_table_show_the_phases(tmp_path):
     table = table[: table.index("")]
     cells = {line.split()[0]: line.split()[1:] for line in table}
     assert list(cells) == ["metric", *REQUEST_STATS]
-    # count, mean, ci (nan below 40 values), median, p90, p95, p99 as .6g writes the hand values
-    assert cells["queue"] == ["2", "0.5", "nan", "0.5", "0.9", "0.95", "0.99"]
-    assert cells["prefill"] == ["2", "3.5", "nan", "3.5", "5.5", "5.75", "5.95"]
-    assert cells["decode"] == ["2", "3", "nan", "3", "4.6", "4.8", "4.96"]
-    assert cells["infer"] == ["2", "6.5", "nan", "6.5", "6.9", "6.95", "6.99"]
+    # count, mean, std (of two values: half their distance), ci (nan below 40 values), median, p90, p95,
+    # p99 as .6g writes the hand values
+    assert cells["queue"] == ["2", "0.5", "0.5", "nan", "0.5", "0.9", "0.95", "0.99"]
+    assert cells["prefill"] == ["2", "3.5", "2.5", "nan", "3.5", "5.5", "5.75", "5.95"]
+    assert cells["decode"] == ["2", "3", "2", "nan", "3", "4.6", "4.8", "4.96"]
+    assert cells["infer"] == ["2", "6.5", "0.5", "nan", "6.5", "6.9", "6.95", "6.99"]
 
     doc = json.loads(serq_report.render(report, "json"))["requests"]
     assert [k for k in doc if k in REQUEST_STATS] == list(REQUEST_STATS)
-    assert doc["prefill"] == {"count": 2, "mean": 3.5, "ci": None, "median": 3.5, "p90": 5.5, "p95": 5.75,
+    assert doc["prefill"] == {"count": 2, "mean": 3.5, "std": 2.5, "ci": None, "median": 3.5, "p90": 5.5, "p95": 5.75,
                               "p99": pytest.approx(5.95, rel=1e-14)}
     assert (doc["queue"]["mean"], doc["decode"]["mean"], doc["infer"]["mean"]) == (0.5, 3.0, 6.5)
 
@@ -200,5 +201,6 @@ def test_the_phases_of_a_random_table_are_numpys():
             assert (st.count, st.median, st.p90, st.p95, st.p99) == (len(x),) + _numpy_stats(x)[2:], name
             assert st.mean == math.fsum(x.tolist()) / len(x)  # correctly rounded sum over n
             assert st.mean == pytest.approx(float(np.mean(x)), rel=1e-12)
+            assert st.std == pytest.approx(float(np.std(x)), rel=1e-12, abs=1e-12), name  # vLLM's np.std
             ci = batch_means_ci(x.tolist()) if len(x) >= 40 else math.nan
             assert st.ci == ci or (math.isnan(st.ci) and math.isnan(ci)), name

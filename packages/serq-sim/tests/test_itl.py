@@ -35,6 +35,9 @@ def test_weighted_runs_give_the_statistics_of_the_expanded_gaps(seed):
         assert getattr(got, q) == pytest.approx(float(np.percentile(x, {"median": 50}.get(q) or int(q[1:]))),
                                                 rel=1e-12)
     assert got.mean == pytest.approx(want.mean, rel=1e-14)
+    # vLLM's "Std ITL" (np.std of the gaps), from the runs without expanding them
+    assert got.std == pytest.approx(float(np.std(x)), rel=1e-10, abs=1e-15)
+    assert want.std == pytest.approx(float(np.std(x)), rel=1e-10, abs=1e-15)
     if len(x) >= 40:
         assert got.ci == pytest.approx(want.ci, rel=1e-9, abs=1e-15)
     else:

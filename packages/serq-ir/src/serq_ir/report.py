@@ -11,7 +11,8 @@ import msgspec
 
 #: Version of the report's JSON shape.
 #: 3: observes have p50, p90, p95; instants; records, engine statistics (issue 12).
-REPORT_VERSION = 3
+#: 4: the request metrics have ``std`` (vLLM's benchmark prints it: ``np.std``).
+REPORT_VERSION = 4
 
 
 class _S(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -76,12 +77,14 @@ class PoolStats(_S, kw_only=True):
 
 
 class MetricStats(_S, kw_only=True):
-    """One of vLLM's serving metrics over the requests after the warm-up (seconds): count, mean, 95 %
-    batch-means CI (NaN below 40 values), median and percentiles p90, p95, p99 as numpy's percentile
+    """One of vLLM's serving metrics over the requests after the warm-up (seconds): count, mean, standard
+    deviation (the population's, as ``np.std``), 95 % batch-means CI (NaN below 40 values), median and percentiles p90, p95, p99 as numpy's percentile
     (linear interpolation, vLLM's benchmark) computes them, to within rounding; NaN without values."""
 
     count: int
     mean: float
+    #: the population standard deviation of the values (vLLM's benchmark: ``np.std``), to within rounding
+    std: float = float("nan")
     ci: float
     median: float
     p90: float

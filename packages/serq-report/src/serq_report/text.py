@@ -141,9 +141,10 @@ def _requests(r: Result) -> list[str]:
         st = getattr(m, name)
         if st is None:
             continue
-        rows.append([name, _int(st.count), format_number(st.mean), _ci(st.ci), format_number(st.median),
-                     format_number(st.p90), format_number(st.p95), format_number(st.p99)])
-    return [head, "", *_table(["metric", "count", "mean", "ci", "median", "p90", "p95", "p99"], rows)]
+        rows.append([name, _int(st.count), format_number(st.mean), format_number(st.std), _ci(st.ci),
+                     format_number(st.median), format_number(st.p90), format_number(st.p95),
+                     format_number(st.p99)])
+    return [head, "", *_table(["metric", "count", "mean", "std", "ci", "median", "p90", "p95", "p99"], rows)]
 
 
 def _stages(r: Result) -> list[str]:

@@ -98,12 +98,22 @@ def percentile(srt: list[float], q: float) -> float:
     return quantile(len(srt), q, srt.__getitem__)
 
 
+def spread(values: list[float], mean: float, n: int) -> float:
+    """numpy's ``std`` (vLLM's "Std TTFT", …: the population standard deviation) of the ``n`` values whose
+    mean is ``mean``: the square root of the mean squared deviation, its sum exact and rounded once (numpy
+    sums pairwise: the two agree to within rounding); NaN when a deviation is (a NaN or an infinite
+    value), as numpy's."""
+    sq = total([(v - mean) * (v - mean) for v in values])
+    return math.sqrt(sq / n) if sq == sq else math.nan
+
+
 def stats_of(values: list[float]) -> MetricStats:
     n = len(values)
     if n == 0:
         nan = math.nan
-        return MetricStats(count=0, mean=nan, ci=nan, median=nan, p90=nan, p95=nan, p99=nan)
+        return MetricStats(count=0, mean=nan, std=nan, ci=nan, median=nan, p90=nan, p95=nan, p99=nan)
     mean = total(values) / n
+    std = spread(values, mean, n)
     if mean != mean and any(v != v for v in values):
         # numpy's median and percentile of values with a NaN are NaN (sorted() has no order for a NaN: the
         # quantiles read from it depended on where the NaN was)
@@ -112,7 +122,7 @@ def stats_of(values: list[float]) -> MetricStats:
         srt = sorted(values)
         kth = srt.__getitem__
         med, p90, p95, p99 = median(n, kth), quantile(n, 90, kth), quantile(n, 95, kth), quantile(n, 99, kth)
-    return MetricStats(count=n, mean=mean,
+    return MetricStats(count=n, mean=mean, std=std,
                        ci=batch_means_ci(values) if n >= MIN_SAMPLES else math.nan,
                        median=med, p90=p90, p95=p95, p99=p99)
 

@@ -172,14 +172,21 @@ class TokenGaps:
         return [v for v, w in zip(self.values, self.weights) for _ in range(w)]
 
     def stats(self) -> MetricStats:
-        """Count, mean, CI, median, p90, p95, p99 as :func:`serq_sim.metrics.stats_of` computes them of
+        """Count, mean, standard deviation, CI, median, p90, p95, p99 as :func:`serq_sim.metrics.stats_of` computes them of
         the expanded gaps (the mean's sum of value × weight products, each rounded once)."""
         n = sum(self.weights)
         nan = math.nan
         if n == 0:
-            return MetricStats(count=0, mean=nan, ci=nan, median=nan, p90=nan, p95=nan, p99=nan)
+            return MetricStats(count=0, mean=nan, std=nan, ci=nan, median=nan, p90=nan, p95=nan, p99=nan)
         vals, ws = self.values, self.weights
         mean = math.fsum(map(mul, vals, ws)) / n  # the same products, summed exactly (any order)
+        # serq_sim.metrics.spread over the expanded gaps: a run's squared deviations summed as one product
+        # (w × d², rounded once, where the expanded sum adds w of them exactly: within rounding)
+        try:
+            sq = math.fsum(w * ((v - mean) * (v - mean)) for v, w in zip(vals, ws))
+        except OverflowError:  # a partial sum past the double range (the terms are squares: no inf - inf)
+            sq = math.inf
+        std = math.sqrt(sq / n) if sq == sq else nan
         # the runs in ascending order of their values (their indices, sorted by value: no Python step a run),
         # and the gaps up to and including each (an array: one machine word a run): the i-th smallest gap
         # (from 0) is the value of the first run whose sum exceeds i (runs of one value are adjacent; a gap
@@ -195,7 +202,7 @@ class TokenGaps:
         # serq_sim.metrics' order statistics (numpy's median and percentile) over the expanded gaps
         med, p90, p95, p99 = median(n, kth), quantile(n, 90, kth), quantile(n, 95, kth), quantile(n, 99, kth)
         ci = self._ci(n) if n >= MIN_SAMPLES else nan
-        return MetricStats(count=n, mean=mean, ci=ci, median=med, p90=p90, p95=p95, p99=p99)
+        return MetricStats(count=n, mean=mean, std=std, ci=ci, median=med, p90=p90, p95=p95, p99=p99)
 
     def _ci(self, n: int) -> float:
         """The batch-means half-width: 20 consecutive batches of ``n // 20`` gaps (the rest left out).
