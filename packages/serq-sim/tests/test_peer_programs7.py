@@ -231,3 +231,21 @@ def test_the_fewest_prefill_gpus_for_a_ttft_are_erlang_cs():
     (row,) = rows
     assert (row["cP"], row["outcome"], row["fails"]) == (3, "found smallest", 2)
     assert abs(row["observes.ttft.mean:mean"] - 1.2784) < 0.06
+
+
+def test_a_comparison_of_a_program_with_itself_says_how_to_write_an_a_a_test(tmp_path):
+    # a planner gauging the noise of a comparison runs the program against itself: the arms would bear one
+    # label, so it is refused, and the message is serq compare's (it named "the programs of a sweep") and
+    # says how to write the A/A test: one program under one value given twice
+    import serq_sweep
+    from serq import UserError
+
+    path = str(HERE / "mmc_compare.sq")
+    with pytest.raises(UserError) as e:
+        serq_sweep.compare([path, path], seeds="1", workers=0, progress=False)
+    msg = str(e.value)
+    assert msg.startswith("error: the arms of the comparison are one program given twice: ") and "sweep" not in msg
+    assert "--set NAME=V,V" in msg
+    (row,) = serq_sweep.compare(path, sets={"c": [2, 2]}, seeds="1,2", horizon=300, workers=0, progress=False,
+                                figures=["observes.wait.mean"]).to_dict("records")
+    assert row["diff"] == 0  # the A/A test it points to: the same runs, a difference of 0

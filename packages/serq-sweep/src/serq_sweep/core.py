@@ -266,6 +266,9 @@ def plan(files: Sequence[str], *, sets: Mapping[str, Any] | None = None, defs: M
         labels = list(program_labels) if program_labels else files
         program_names(labels)
         if len(set(labels)) != len(labels):
+            if repeat:  # serq compare: the arms would bear one label; its A/A test is written otherwise
+                raise UsageError("the arms of the comparison are one program given twice: " + ", ".join(files)
+                                 + "; an A/A test is one FILE under one value given twice (--set NAME=V,V)")
             raise UsageError("the programs of a sweep are given twice: " + ", ".join(files))
         if not repeat:  # one file by two paths (p.sq ./p.sq, a link): two points of one run, as a value twice
             ids: dict[tuple[int, int], str] = {}
