@@ -3,7 +3,8 @@ v1 replicas (lib/vllm.sq's request on each), sending R clients' copies of a benc
 least-loaded replica, or by prefix affinity. Each policy gives every replica one copy of the benchmark, so
 every replica must answer each request as the real scheduler answered the benchmark alone: every shipped
 oracle scenario without a serving order (single requests and multi-turn conversations, preemptions,
-chunked prefills, prefix-cache hits) is the benchmark in turn, and the answers are the oracle's files.
+chunked prefills, prefix-cache hits) is the benchmark in turn, and the answers are the oracle's files;
+the engine configuration the program implies (`serq vllm target`) is the scenario's.
 On the tier serQ picks and the general engine, byte for byte."""
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import serq_frontend
 import serq_sim
 from serq_report.json import encode_json
 from serq_vllm.scenarios import ORACLE
+from serq_vllm.target import target
 
 HERE = Path(__file__).resolve().parent / "peer_programs7"
 R = 2
@@ -89,6 +91,12 @@ def test_every_replica_behind_the_router_answers_as_the_real_scheduler(policy, m
             # of one and copy 0 of the other to different replicas, a legitimate other schedule
             continue
         prog = serq_frontend.compile(path=str(HERE / "replicas.sq"), sets={**sets, "policy": policy}, defs=defs)
+        # the engine configuration the replicas imply (`serq vllm target`) is the scenario's
+        config = target(prog)["config"]
+        assert config == {"block_size": sc["block_size"], "enable_prefix_caching": bool(sc.get("prefix_caching")),
+                          "long_prefill_token_threshold": sc.get("chunk") or 0,
+                          "max_num_batched_tokens": sc["budget"], "max_num_seqs": sc["max_seqs"],
+                          "num_gpu_blocks": sc["num_blocks"]}, path.stem
         r = run_both(prog, monkeypatch)
         rows = r.records("request", kind="numpy")
         turns = r.records("turn", kind="numpy")
