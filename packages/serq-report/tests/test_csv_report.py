@@ -36,7 +36,8 @@ RESULT = Result(
     interrupted=True, partial="max-events",
     observes={"a,b": ObserveStats(count=2, mean=0.1, ci=INF, cv2=-0.0, p99=NAN)},
     instants={"first": 2}, records={"req": 4},
-    requests=RequestMetrics(table="req", completed=4, duration=50.5, request_throughput=0.25,
+    requests=RequestMetrics(table="req", completed=4, duration=50.5, total_input_tokens=NAN,
+                            total_output_tokens=0.000505, request_throughput=0.25,
                             output_throughput=1e-05, total_token_throughput=NAN, ttft=_metric(0.5),
                             tpot=_metric(2.0), e2el=_metric(3.0), slo={"ttft": 1.0}, good=3, goodput=0.0625),
     stages=[StageStats(name="e", index=1, present=1.5, utilisation=1.0, completions=7, throughput=0.5, wait=0.0,
@@ -72,6 +73,8 @@ records,req,rows,4
 requests,,table,req
 requests,,completed,4
 requests,,duration,50.5
+requests,,total_input_tokens,nan
+requests,,total_output_tokens,0.000505
 requests,,request_throughput,0.25
 requests,,output_throughput,1e-05
 requests,,total_token_throughput,nan

@@ -81,6 +81,8 @@ def test_a_request_preempted_before_its_first_token_keeps_its_first_scheduling()
     assert list(zip(*(rows[c].tolist() for c in COLS))) == [(0, 0.0, 0.0, 1.0, 6.0, 0), (1, 0.0, 1.0, 7.0, 8.0, 1)]
     assert next(p for p in report.result.pools if p.name == "kv").preemptions == 1
     req = report.result.requests
+    # vLLM's "Total input tokens" and "Total generated tokens": A's prompt 3 and output 6, B's 6 and 2
+    assert (req.total_input_tokens, req.total_output_tokens) == (9.0, 8.0)
     # by hand (A, B): queue 0 1, prefill 1 6, decode 5 1, infer 6 7; two values: p_q = a + (b - a) * q / 100
     assert _got(req.queue) == pytest.approx((2, 0.5, 0.5, 0.9, 0.95, 0.99), rel=1e-14)
     assert _got(req.prefill) == pytest.approx((2, 3.5, 3.5, 5.5, 5.75, 5.95), rel=1e-14)
@@ -134,6 +136,16 @@ class _Table:
 
     def column(self, name):
         return list(self._cols[name])
+
+
+def test_the_totals_of_tokens_are_the_columns_sums_and_nan_without_a_prompt_column():
+    t = _Table(sent=[0.0, 1.0], first_token=[1.0, 2.0], last_token=[2.0, 4.0], output=[3.0, 4.5])
+    m = request_metrics(t, 10.0)
+    assert m.total_output_tokens == 7.5 and math.isnan(m.total_input_tokens)
+    t = _Table(sent=[0.0, 1.0], first_token=[1.0, 2.0], last_token=[2.0, 4.0], output=[3.0, 4.5], prompt=[10.0, 0.5])
+    m = request_metrics(t, 10.0)
+    assert (m.total_input_tokens, m.total_output_tokens) == (10.5, 7.5)
+    assert m.total_token_throughput == (10.5 + 7.5) / 10.0
 
 
 def test_a_row_never_admitted_is_left_out_of_the_phases_only():

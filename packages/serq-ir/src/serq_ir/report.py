@@ -11,7 +11,8 @@ import msgspec
 
 #: Version of the report's JSON shape.
 #: 3: observes have p50, p90, p95; instants; records, engine statistics (issue 12).
-#: 4: the request metrics have ``std`` (vLLM's benchmark prints it: ``np.std``).
+#: 4: the request metrics have ``std`` (vLLM's benchmark prints it: ``np.std``), and the requests their
+#: total input and output tokens.
 REPORT_VERSION = 4
 
 
@@ -110,6 +111,10 @@ class RequestMetrics(_S, kw_only=True):
     table: str
     completed: int  # the rows after the warm-up (requests sent after it and done by the end)
     duration: float  # end - warmup
+    # vLLM's "Total input tokens" and "Total generated tokens" (its JSON's total_input_tokens and
+    # total_output_tokens): sum(prompt), NaN without a prompt column, and sum(output) over the rows
+    total_input_tokens: float = float("nan")
+    total_output_tokens: float = float("nan")
     request_throughput: float  # completed / duration
     output_throughput: float  # output tokens / duration
     total_token_throughput: float  # (prompt + output tokens) / duration; NaN without a prompt column

@@ -129,6 +129,7 @@ def _requests(r: Result) -> list[str]:
     if m is None:
         return []
     head = (f"requests ({m.table}): completed {_int(m.completed)} over {format_number(m.duration)} s  "
+            f"({format_number(m.total_input_tokens)} input, {format_number(m.total_output_tokens)} output tokens)  "
             f"{format_number(m.request_throughput)} req/s  output {format_number(m.output_throughput)} tok/s  "
             f"total {format_number(m.total_token_throughput)} tok/s")
     if m.prefix_cache_hit_rate is not None:

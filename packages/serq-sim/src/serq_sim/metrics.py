@@ -150,6 +150,7 @@ def request_metrics(table: Any, duration: float, itl: Any = None) -> RequestMetr
         hit_rate = total(table.column("cached")) / prompt_tokens if prompt_tokens > 0 else math.nan
     return RequestMetrics(
         table=table.name, completed=n, duration=duration,
+        total_input_tokens=prompt_tokens, total_output_tokens=output_tokens,
         request_throughput=per_second(n), output_throughput=per_second(output_tokens),
         total_token_throughput=per_second(prompt_tokens + output_tokens),
         ttft=stats_of(ttft), tpot=stats_of(tpot), itl=itl,
