@@ -13,7 +13,9 @@ general engine (byte-identical reports):
 (f) a hold's header under `admit via` reads `now` at the iteration that admits it;
 (g) `queue by (K, waited)` is last-come-first within K across instants and join order within one, and a
     victim re-queued at the tail is a newcomer there (waited 0), at the head ahead of every key;
-(h) `choose` at one instant sees the holds that joined before it, not yet admitted.
+(h) `choose` at one instant sees the holds that joined before it, not yet admitted;
+(i) `reserve held`: an inner hold's growth does not draw on its session's outer reservation;
+(j) a lease's time is read when its scope ends, its hold's `cache` when the lease ends.
 """
 
 from __future__ import annotations
@@ -315,3 +317,50 @@ run {{ horizon 10; }}
 """, monkeypatch)
     assert sorted((s, v) for s, _, v in o["jj"]) == list(enumerate(map(float, j)))
     assert at(o["a"]) == list(enumerate(a))
+
+
+def test_reserve_held_an_inner_holds_growth_does_not_use_the_outer_holds_reservation(monkeypatch):
+    """pool-reference `reserve held`: "Growth by d requires used + Σ_{i≠grower} u_i + d <= cap: the growing
+    hold can use its own reservation. Each hold counts separately, including nested holds"; §3: "grow m (d)
+    enlarges the innermost hold on m".
+
+    m cap 11. s0's outer hold takes 1 reserving 8 (u = 7); s1 holds 1 until 3 (1 + 7 + 1 <= 11); s0's inner
+    hold takes 1 (2 + 7 + 1 <= 11) and grows by 2: 3 + 7 + 2 > 11, it waits (preempt none) although the
+    outer hold is its own session's; at 3 s1's release makes it 2 + 7 + 2 = 11: it grows then, and free(m)
+    is 11 - 4 - 7 = 0."""
+    _, o = run("""
+pool m { cap 11; reserve held; }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) { hold m (1) reserve (8) { hold m (1) { grow m (2); observe g = now; observe f = free(m); run d (1); } } }
+  else { hold m (1) { run d (3); } }
+}
+run { horizon 30; }
+""", monkeypatch)
+    assert (o["g"], o["f"]) == ([(0, 3.0, 3.0)], [(0, 3.0, 0.0)])
+
+
+def test_a_leases_time_is_read_at_its_scopes_end_and_its_cache_when_it_ends(monkeypatch):
+    """§3: "A hold's lease m (t) keeps its allocation on m past the scope's end … until the session's release
+    m, t seconds, or the session's end, and cache applies then"; docs/language.md, Moments: a hold's `cache`
+    and `lease` time are read at the Session moment (where the session stands).
+
+    The scope ends at 2 with x = 3: the lease lasts now = 2 s, to 4; by then x = 2, so 2 units are cached.
+    used 4 on [0, 4), cached 2 on [4, 20), one holder on [0, 4)."""
+    r, o = run("""
+pool m { cap 10; }
+stage d : delay;
+workload { arrive batch(1); }
+session {
+  set x = 1;
+  hold m (4) { run d (2); set x = 3; } cache (x) lease m (now);
+  set x = 2;
+  run d (10);
+  observe c = cachedin(m);
+}
+run { horizon 20; }
+""", monkeypatch)
+    assert o["c"] == [(0, 12.0, 2.0)]
+    m = pool(r, "m")
+    assert close(m.used, 16 / 20) and close(m.cached, 32 / 20) and close(m.holders, 4 / 20)
