@@ -249,3 +249,21 @@ def test_a_comparison_of_a_program_with_itself_says_how_to_write_an_a_a_test(tmp
     (row,) = serq_sweep.compare(path, sets={"c": [2, 2]}, seeds="1,2", horizon=300, workers=0, progress=False,
                                 figures=["observes.wait.mean"]).to_dict("records")
     assert row["diff"] == 0  # the A/A test it points to: the same runs, a difference of 0
+
+
+def test_trunk_reservation_sheds_each_class_as_its_birth_death_chain(monkeypatch):
+    # trunk.sq: c 6, r 2, premium 2/s, batch 3/s, mean hold 1: p_n ∝ prod of births / (n!) with births 5
+    # below 4 busy and 2 from there: premium shed p_6 = 0.043806, batch shed p_4 + p_5 + p_6 = 0.503767,
+    # 3.401086 slots busy (without the reservation every class would see Erlang B(6, 5) = 0.191800)
+    p = [1.0]
+    for n in range(6):
+        p.append(p[-1] * (5 if n < 4 else 2) / (n + 1))
+    p = [x / sum(p) for x in p]
+    assert abs(p[6] - 0.0438059) < 1e-6 and abs(sum(p[4:]) - 0.5037673) < 1e-6
+    r = both("trunk.sq", monkeypatch, horizon=8000)
+    covers(r.stats("shed_p"), p[6], 0.15)
+    covers(r.stats("shed_b"), sum(p[4:]), 0.03)
+    gauge_covers(r.result.gauges["busy"], sum(n * x for n, x in enumerate(p)), 0.015)
+    # every admitted request is served: the throughput is what each class did not shed
+    s = r.stage("gpu")
+    assert abs(s.throughput - (2 * (1 - p[6]) + 3 * (1 - sum(p[4:])))) < 0.05
