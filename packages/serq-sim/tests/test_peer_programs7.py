@@ -267,3 +267,26 @@ def test_trunk_reservation_sheds_each_class_as_its_birth_death_chain(monkeypatch
     # every admitted request is served: the throughput is what each class did not shed
     s = r.stage("gpu")
     assert abs(s.throughput - (2 * (1 - p[6]) + 3 * (1 - sum(p[4:])))) < 0.05
+
+
+def test_a_fleet_spilling_to_tier_n_is_told_to_pair_the_families():
+    # a fleet of N engines, each spilling to its own CPU tier over its own link, written as the families
+    # are declared (`spill cpu[N] via pcie[N]`): the message said only that cpu has members 0 … 1; it says
+    # how kv[i] is paired with cpu[i] (as `admit via` and `memory` say for a declaration), at the index
+    import serq_frontend
+
+    src = ("let N = 2;\npool kv[N] { cap 64; block 16; evict lru; spill cpu[N] via pcie[N] (1) when (1); }\n"
+           "pool cpu[N] { cap 640; }\nstage pcie[N] : fifo;\nstage d : delay;\nworkload { arrive batch(1); }\n"
+           "session { hold kv[0] (40) { run d (1); } cache (40); end; }\nrun { horizon 10; }\n")
+    for bad, name in (("spill cpu[N] via pcie[N]", "cpu"), ("spill cpu via pcie[N]", "pcie")):
+        text = src.replace("spill cpu[N] via pcie[N]", bad)
+        line = text.splitlines()[1]
+        col = line.index(f"{name}[N]") + len(name) + 2  # the caret under the index
+        with pytest.raises(serq_frontend.CompileError) as e:
+            serq_frontend.compile(source=text, sets={}, defs={})
+        first = str(e.value).splitlines()[0]
+        assert first == (f"<source>:2:{col}: error: `{name}[2]`: `{name}` has members 0 … 1; kv[i] is paired with "
+                         f"{name}[i] when the family is named without an index, `{name}`"), first
+    serq_frontend.compile(source=src.replace("spill cpu[N] via pcie[N]", "spill cpu via pcie"), sets={}, defs={})
+    serq_frontend.compile(source=src.replace("spill cpu[N] via pcie[N]", "spill cpu[1] via pcie[0]"), sets={},
+                          defs={})

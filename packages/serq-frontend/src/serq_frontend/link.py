@@ -548,7 +548,16 @@ class Linker:
         ``pool kv[N] { spill cpu via pcie …; }`` next to ``pool cpu[N]`` and ``stage pcie[N]`` writes kv[i]'s
         evictions to cpu[i] over pcie[i]; a family of one is every member's)."""
         fam = self.family(v, kind)
-        if v.indexes() or fam.size == 1:
+        idx = v.indexes()
+        if len(idx) == 1 and fam.size > 1 and owner.size == fam.size:
+            # `spill cpu[N] via pcie[N]` written as the families are declared: the member past the end, where
+            # the pairing names the family without an index (as `admit via` and `memory` say)
+            k = self.cval(self.expr(idx[0], EVICT))
+            if k is not None and not 0 <= k < fam.size:
+                raise self.error(idx[0].pos, f"`{v.dotted}[{fmt_num(k)}]`: `{v.dotted}` has members 0 … "
+                                 f"{fam.size - 1}; {owner_name}[i] is paired with {v.dotted}[i] when the family "
+                                 f"is named without an index, `{v.dotted}`")
+        if idx or fam.size == 1:
             return self.ref(v, kind, EVICT)
         if not rules.pairs(owner.size, fam.size):
             raise self.error(v.pos, rules.pairs_message(kind, owner_name, owner.size, v.dotted, fam.size, "pool")
