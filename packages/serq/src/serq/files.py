@@ -770,7 +770,26 @@ def open_atomic(path: str | os.PathLike[str], mode: str = "w", *,
     path = path_arg(path, "open_atomic")
     if mode not in ("w", "wb"):
         raise ValueError(f"open_atomic: mode must be 'w' or 'wb', not {mode!r}")
+    _check_perms_own(perms, own, "open_atomic")
     return _open_atomic(path, mode, path_args(inputs, "open_atomic"), perms, own)
+
+
+def _check_perms_own(perms: object, own: object, func: str) -> None:
+    """Refuse, at the call, a ``perms`` that is not permission bits (an int from 0 to 0o777: a str was a
+    TypeError of os.open's once the block was entered, naming nothing; 0o4755 made a set-user-ID file) and
+    an ``own`` that is no bool (taken by its truth: ``own="no"`` refused what was not a regular file)."""
+    from .numbers import switch
+
+    if perms is not None:
+        if isinstance(perms, bool) or not isinstance(perms, int):
+            raise TypeError(f"{func}: perms must be permission bits, an int from 0 to 0o777, not "
+                            f"{type(perms).__name__}")
+        if not 0 <= perms <= 0o777:
+            shown = oct(perms) if perms.bit_length() <= 64 else f"an int of {perms.bit_length()} bits"
+            raise ValueError(f"{func}: perms must be permission bits, an int from 0 to 0o777 (rwx for the owner, "
+                             f"the group and others), not {shown}")
+    if not switch(own):
+        raise TypeError(f"{func}: own must be True or False, not {own!r:.60}")
 
 
 @contextlib.contextmanager
@@ -827,6 +846,7 @@ def write_atomic(path: str | os.PathLike[str], data: str | bytes, *,
     with its line endings as given."""
     path = path_arg(path, "write_atomic")
     inputs = path_args(inputs, "write_atomic")
+    _check_perms_own(perms, own, "write_atomic")
     if isinstance(data, str):
         data = data.encode("utf-8")
     elif not isinstance(data, bytes | bytearray | memoryview):
