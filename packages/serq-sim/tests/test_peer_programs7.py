@@ -14,6 +14,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import serq_frontend
+import serq_sim
 from conform import both_tiers, covers
 
 HERE = Path(__file__).resolve().parent / "peer_programs7"
@@ -273,8 +275,6 @@ def test_a_fleet_spilling_to_tier_n_is_told_to_pair_the_families():
     # a fleet of N engines, each spilling to its own CPU tier over its own link, written as the families
     # are declared (`spill cpu[N] via pcie[N]`): the message said only that cpu has members 0 … 1; it says
     # how kv[i] is paired with cpu[i] (as `admit via` and `memory` say for a declaration), at the index
-    import serq_frontend
-
     src = ("let N = 2;\npool kv[N] { cap 64; block 16; evict lru; spill cpu[N] via pcie[N] (1) when (1); }\n"
            "pool cpu[N] { cap 640; }\nstage pcie[N] : fifo;\nstage d : delay;\nworkload { arrive batch(1); }\n"
            "session { hold kv[0] (40) { run d (1); } cache (40); end; }\nrun { horizon 10; }\n")
@@ -290,3 +290,16 @@ def test_a_fleet_spilling_to_tier_n_is_told_to_pair_the_families():
     serq_frontend.compile(source=src.replace("spill cpu[N] via pcie[N]", "spill cpu via pcie"), sets={}, defs={})
     serq_frontend.compile(source=src.replace("spill cpu[N] via pcie[N]", "spill cpu[1] via pcie[0]"), sets={},
                           defs={})
+
+
+def test_serving_the_newest_request_first_keeps_the_mean_wait_and_doubles_its_second_moment(monkeypatch):
+    # lcfs.sq: M/M/1 at rho 0.5, `queue by (-t0)`: E[W] = 1 as FCFS, E[W^2] = 2 rho / ((mu - lam)^2 (1 - rho))
+    # = 8 against FCFS's 4; Little at the queue of each: lam E[W] waiting.
+    lifo = both("lcfs.sq", monkeypatch)
+    fifo = serq_sim.run(serq_frontend.compile(path=str(HERE / "lcfs.sq"), sets={"lifo": 0}))
+    covers(lifo.stats("wait"), 1.0, 0.06)
+    covers(fifo.stats("wait"), 1.0, 0.06)
+    covers(lifo.stats("wait2"), 8.0, 0.15)
+    covers(fifo.stats("wait2"), 4.0, 0.12)
+    for r in (lifo, fifo):
+        assert abs(r.pool("gpu").queue - r.stage("svc").throughput * r.stats("wait").mean) < 0.005
