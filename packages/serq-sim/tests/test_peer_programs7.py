@@ -45,11 +45,11 @@ def test_priority_classes_on_three_gpus_are_the_multi_server_cobham_formula(monk
     # mmc_prio.sq: c = 3, lam 0.6 + 1.2, mu 1: a = 1.8, C(3, 1.8) = 0.354745, W0 = C / 3; interactive
     # W0 / 0.8 = 0.147810, batch W0 / (0.8 * 0.4) = 0.369526. PASTA: all three busy a fraction C of the time;
     # Little at the pool: a GPUs held on average, lam Wq = C a / (c - a) waiting.
-    r = both("mmc_prio.sq", monkeypatch, horizon=25000)
+    r = both("mmc_prio.sq", monkeypatch, horizon=20000)
     C = erlang_c(3, 1.8)
     assert abs(C - 0.3547445255) < 1e-9
     covers(r.stats("w_hi"), C / 3 / 0.8, 0.1)  # FIFO would be C / 1.2 = 0.295624 for both
-    covers(r.stats("w_lo"), C / 3 / (0.8 * 0.4), 0.14)
+    covers(r.stats("w_lo"), C / 3 / (0.8 * 0.4), 0.15)
     g = r.result.gauges
     gauge_covers(g["all_busy"], C, 0.04)
     gauge_covers(g["in_service"], 1.8, 0.02)
