@@ -564,14 +564,41 @@ def _named_by_user(e: OSError, argv: list[str] | None) -> bool:
     names = set()
     for f in (e.filename, getattr(e, "filename2", None)):
         if isinstance(f, (str, os.PathLike)):
-            names.add(os.path.abspath(os.fsdecode(f)))
+            names.add(_absolute(os.fsdecode(f)))
     for arg in args:
         if not isinstance(arg, str):
             continue
         for part in (arg, arg.partition("=")[2]):
-            if part and os.path.abspath(part) in names:
+            if part and _absolute(part) in names:
                 return True
     return False
+
+
+def _absolute(path: str) -> str:
+    """``os.path.abspath(path)``, or ``path`` normalized when the current folder is gone (abspath asks
+    for it, and that is an OSError: :func:`_cwd_gone`)."""
+    try:
+        return os.path.abspath(path)
+    except OSError:
+        return os.path.normpath(path)
+
+
+def _cwd_gone() -> bool:
+    """Whether the current folder no longer exists (removed, or renamed away, while a shell was in it):
+    ``os.getcwd()`` then fails, and with it every relative path made absolute (``os.path.abspath``,
+    ``realpath``, ``Path.resolve``), an OSError naming no file."""
+    try:
+        os.getcwd()
+    except FileNotFoundError:
+        return True
+    except OSError:  # (another reason it cannot be had: not this one)
+        return False
+    return False
+
+
+#: what a command in a current folder that no longer exists is told
+CWD_GONE = ("error: the current folder no longer exists (it was removed or renamed while in use), so a relative "
+            "path cannot be resolved; cd to a folder that exists, or give every path in full")
 
 
 def _main(argv: list[str] | None) -> int:
@@ -632,16 +659,20 @@ def _main(argv: list[str] | None) -> int:
         click.echo(f"error: out of memory{_memory_hint(argv)}", err=True)
         code = 1
     except OSError as e:
-        if e.filename is None:  # not about a file the user named: a bug, with its traceback
+        if e.filename is None and _cwd_gone():  # a relative path made absolute: one message, not a traceback
+            click.echo(CWD_GONE, err=True)
+            code = 1
+        elif e.filename is None:  # not about a file the user named: a bug, with its traceback
             raise
-        # a plugin's own file (a data file of its distribution, missing) is the plugin's failure, at its
-        # line; a file the command line names is the user's, said as it is
-        failure = None if _named_by_user(e, argv) else plugins.plugin_failure(pm, e)
-        if failure is not None:
-            click.echo(failure, err=True)
         else:
-            click.echo(printable_lines(f"error: {e.filename}: {e.strerror or e}"), err=True)
-        code = 1
+            # a plugin's own file (a data file of its distribution, missing) is the plugin's failure, at its
+            # line; a file the command line names is the user's, said as it is
+            failure = None if _named_by_user(e, argv) else plugins.plugin_failure(pm, e)
+            if failure is not None:
+                click.echo(failure, err=True)
+            else:
+                click.echo(printable_lines(f"error: {e.filename}: {e.strerror or e}"), err=True)
+            code = 1
     except Exception as e:  # a user's mistake is one message; anything else is a bug with a traceback
         if getattr(type(e), "serq_internal_error", False):  # a check the user asked for found a bug
             click.echo(f"error: {e}\n(an internal check failed: a bug in serQ, not in the program; please report "
