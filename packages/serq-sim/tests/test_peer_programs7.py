@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 import serq_frontend
 import serq_sim
-from conform import both_tiers, covers
+from conform import both_tiers, covers, run
 
 HERE = Path(__file__).resolve().parent / "peer_programs7"
 
@@ -303,3 +303,16 @@ def test_serving_the_newest_request_first_keeps_the_mean_wait_and_doubles_its_se
     covers(fifo.stats("wait2"), 4.0, 0.12)
     for r in (lifo, fifo):
         assert abs(r.pool("gpu").queue - r.stage("svc").throughput * r.stats("wait").mean) < 0.005
+
+
+@pytest.mark.parametrize("share, c_done, c_service", [("maxmin", 8 / 7, (8 / 7 + 4) / 2), ("bottleneck", 1.6, 2.8)])
+def test_three_kv_transfers_share_the_nics_by_hand(monkeypatch, share, c_done, c_service):
+    # nic_share.sq's header: C done at 8/7 (max-min) or 1.6 (bottleneck), A and B at 4 either way; each
+    # NIC's utilisation is the work it carried over its capacity and the run: pod 0's (12 + 8) / 100, pod
+    # 1's 12 / 100, the decode pod's 24 / 60
+    src = (HERE / "nic_share.sq").read_text().replace("share maxmin;", f"share {share};")
+    r, o = run(src, monkeypatch)
+    assert [(s, round(t, 12)) for s, t, _ in o["done"]] == [(2, round(c_done, 12)), (0, 4.0), (1, 4.0)]
+    e0, e1, ing = r.stage("egress", 0), r.stage("egress", 1), r.stage("ingress")
+    assert (round(e0.utilisation, 12), round(e1.utilisation, 12), round(ing.utilisation, 12)) == (0.2, 0.12, 0.4)
+    assert math.isclose(e0.service, c_service) and ing.service == 4
