@@ -316,3 +316,19 @@ def test_three_kv_transfers_share_the_nics_by_hand(monkeypatch, share, c_done, c
     e0, e1, ing = r.stage("egress", 0), r.stage("egress", 1), r.stage("ingress")
     assert (round(e0.utilisation, 12), round(e1.utilisation, 12), round(ing.utilisation, 12)) == (0.2, 0.12, 0.4)
     assert math.isclose(e0.service, c_service) and ing.service == 4
+
+
+def test_multi_turn_chat_with_think_times_is_a_bcmp_network(monkeypatch):
+    # chat_ps.sq: turns 1 / (1 - 0.75) = 4 a conversation (geometric, cv2 0.75), 2 turns/s at the endpoint
+    # (rho 0.5): a turn 0.5 s, turns in flight geometric (P(none) 0.5, mean 1), 7.5 users thinking, a
+    # conversation 17 s, 8.5 live (the live sessions are exactly those at the endpoint or thinking)
+    r = both("chat_ps.sq", monkeypatch, horizon=30000)
+    covers(r.stats("turn_time"), 0.5, 0.05)
+    covers(r.stats("conversation"), 17, 0.04)
+    covers(r.stats("turns_made"), 4, 0.025)
+    g = r.result.gauges
+    gauge_covers(g["in_flight"], 1, 0.07)
+    gauge_covers(g["llm_idle"], 0.5, 0.04)
+    gauge_covers(g["thinking"], 7.5, 0.04)
+    assert math.isclose(g["in_flight"].mean + g["thinking"].mean, r.result.mean_live, rel_tol=1e-9)
+    assert abs(r.stage("llm").throughput - 2) < 0.04
