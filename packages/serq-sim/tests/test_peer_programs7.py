@@ -3,9 +3,14 @@ classes on several GPUs behind one queue (the multi-server Cobham formula, and t
 Erlang C), an M/G/1 queue of heavy-tailed output lengths (Pollaczek-Khinchine, and the chance of not
 waiting is 1 - rho), the tool calls in flight of agents (M/G/inf: the whole Poisson law through gauges of
 indicators), a least-loaded router without product form (its Markov chain solved here), SLO goodput of
-request records against the M/M/1 response-time law, and `serq compare` of two deployments under common
-random numbers. Each runs on the tier serQ picks and on the general engine, which must agree byte for
-byte. Statistical checks fix their seeds and assert a 95 % CI that covers the theory and is narrow."""
+request records against the M/M/1 response-time law, `serq compare` of two deployments under common
+random numbers, a step engine of fixed step time as a bulk-service queue, P/D sketched as a tandem network
+and the capacity search for its prefill GPUs, trunk-reservation admission control (a birth-death chain),
+LCFS against FCFS (the second moment of the wait), multi-turn chat with think times as a BCMP network;
+traced by hand, a KV lease nobody reads and a spill of old blocks only, and KV transfers sharing NICs
+max-min and by bottleneck; and the messages such users met. Each runs on the tier serQ picks and on the
+general engine, which must agree byte for byte. Statistical checks fix their seeds and assert a 95 % CI
+that covers the theory and is narrow."""
 
 from __future__ import annotations
 
