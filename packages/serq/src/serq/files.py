@@ -328,6 +328,7 @@ def _create_temp(path: str, mode: int, made: list[str]) -> tuple[int, str]:
     KeyboardInterrupt, raised as the file's creation returns, left it in its folder for good (a compile
     cache's folder gathered ``.compile-….bin.….tmp`` files that its pruning never looks at)."""
     folder, name = os.path.split(path)
+    name = _temp_stem(folder, name)
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0) | getattr(os, "O_CLOEXEC", 0)
     while True:
         tmp = os.path.join(folder, f".{name}.{os.urandom(4).hex()}.tmp")  # secrets.token_hex(4), unimported
@@ -337,6 +338,30 @@ def _create_temp(path: str, mode: int, made: list[str]) -> tuple[int, str]:
         except FileExistsError:  # pragma: no cover - a 32-bit random collision
             made.clear()
             continue
+
+
+#: the bytes a temporary file's name adds to the name it is made for: ``.``, ``.`` and 8 hex digits, ``.tmp``
+_TEMP_EXTRA = 14
+
+
+def _temp_stem(folder: str, name: str) -> str:
+    """``name`` as the temporary file's name holds it: whole, or its first characters when the whole would
+    make that name longer than its folder's file system takes (NAME_MAX, 255 bytes on most): a file whose
+    name has 242 to 255 bytes, which the folder takes, was refused as 'File name too long', the temporary
+    file's name being 14 bytes longer."""
+    try:
+        limit = os.pathconf(folder or ".", "PC_NAME_MAX")
+    except (OSError, ValueError, AttributeError):  # (no pathconf, or the folder cannot say: the usual limit)
+        limit = 255
+    if not isinstance(limit, int) or limit <= _TEMP_EXTRA:
+        limit = 255
+    room = limit - _TEMP_EXTRA
+    raw = os.fsencode(name)
+    if len(raw) <= room:
+        return name
+    while name and len(os.fsencode(name)) > room:  # whole characters, never part of one
+        name = name[: max(0, len(name) - max(1, (len(os.fsencode(name)) - room) // 4))]
+    return name
 
 
 def _remove_made(made: list[str]) -> None:
