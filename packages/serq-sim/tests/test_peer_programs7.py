@@ -337,3 +337,26 @@ def test_multi_turn_chat_with_think_times_is_a_bcmp_network(monkeypatch):
     gauge_covers(g["thinking"], 7.5, 0.04)
     assert math.isclose(g["in_flight"].mean + g["thinking"].mean, r.result.mean_live, rel_tol=1e-9)
     assert abs(r.stage("llm").throughput - 2) < 0.04
+
+
+def test_a_value_refused_that_the_source_does_not_show_says_it_was_given_in_place_of_its_let():
+    # `serq run jsq.sq --set lam=0` (or R=2.5): the source reads `let lam = 1.6;` and the refusal said
+    # "not 0" at `lam` with no word of where the 0 came from; it names the override and the `let` it
+    # replaced, directly or through the lets that read it
+    def first(sets, src=None):
+        with pytest.raises(serq_frontend.CompileError) as e:
+            if src is None:
+                serq_frontend.compile(path=str(HERE / "jsq.sq"), sets=sets)
+            else:
+                serq_frontend.compile(source=src, sets=sets, defs={})
+        return str(e.value).splitlines()[0]
+
+    assert first({"lam": 0}).endswith("error: the arrival rate must be a positive, finite number of arrivals per "
+                                      "second, not 0 (`lam` is 0, given in place of its `let` at 7:1)")
+    assert first({"R": 2.5}).endswith("error: the size of pool `slot` must be an integer of at least 1, not 2.5 "
+                                      "(`R` is 2.5, given in place of its `let` at 6:1)")
+    src = "let rate = 2;\nlet half = rate / 2;\nstage d : delay;\nworkload { arrive poisson(half - 1); }\n" \
+          "session { run d (1); end; }\nrun { horizon 1; }\n"
+    assert first({"rate": 2}, src).endswith("not 0 (`rate` is 2, given in place of its `let` at 1:1)")
+    # a value the source shows says nothing more
+    assert first({}, src).endswith("not 0")

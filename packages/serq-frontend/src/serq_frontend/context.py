@@ -41,6 +41,8 @@ class Context:
         self.module: A.Module | None = None
         self._lets: dict[str, float] | None = None
         self.let_pos: dict[str, Pos] = {}
+        #: the ``--set`` names each ``let`` takes its value from (itself, or through the lets it reads)
+        self.let_sets: dict[str, tuple[str, ...]] = {}
         self.libraries_read: set[str] = set()
         #: what layers leave for the linker (e.g. the queues' generated names)
         self.notes: dict[str, Any] = {}
@@ -94,6 +96,7 @@ class Context:
         assert self.module is not None
         out: dict[str, float] = {}
         self.let_pos = {}
+        self.let_sets = {}
         for item in self.module.items:
             if not isinstance(item, A.Let):
                 continue
@@ -103,7 +106,9 @@ class Context:
             self.let_pos[item.name] = item.pos
             if item.name in self.sets:
                 out[item.name] = self.sets[item.name]
+                self.let_sets[item.name] = (item.name,)
                 continue
+            self.let_sets[item.name] = self._sets_read(item.value)
             try:
                 v = fold(item.value, out)
             except NotConstant as e:
@@ -124,6 +129,23 @@ class Context:
                 raise self.error(None, f"--set {name}: the program has no `let {name}`" + did_you_mean(name, out))
         return out
 
+    def _sets_read(self, e: Any) -> tuple[str, ...]:
+        """The ``--set`` names whose values the constant expression ``e`` reads, through the lets it names."""
+        names: list[str] = []
+        for x in A.walk_expr(e):
+            if isinstance(x, A.Var) and x.simple is not None:
+                names += [n for n in self.let_sets.get(x.simple, ()) if n not in names]
+        return tuple(names)
+
+    def given(self, e: Any) -> str:
+        """`` (`lam` is 0, given in place of its `let` at 8:1)`` for each let overridden from outside the
+        program (``--set``, a sweep's point) that the constant expression ``e`` reads, or ``""``: a value a
+        refusal names that the source does not show says where it came from."""
+        self.lets()
+        said = [f"`{n}` is {fmt_num(self.sets[n])}, given in place of its `let` at "
+                f"{self.let_pos[n].line}:{self.let_pos[n].col}" for n in self._sets_read(e)]
+        return f" ({'; '.join(said)})" if said else ""
+
     def const(self, e: Any, what: str) -> float:
         """The value of a constant position; an error naming ``what`` when it is not a constant."""
         try:
@@ -134,7 +156,7 @@ class Context:
         except BadConstant as x:
             raise self.error(x.node.pos, x.message) from None
         if math.isnan(v):
-            raise self.error(e.pos, f"{what} evaluates to NaN")
+            raise self.error(e.pos, f"{what} evaluates to NaN{self.given(e)}")
         return v
 
     def const_positive(self, e: Any, what: str, unit: str) -> float:
@@ -143,13 +165,15 @@ class Context:
         (``inf`` is positive: "must be a positive number" of ``block inf`` was not what was wrong)."""
         v = self.const(e, what)
         if not (v > 0 and math.isfinite(v)):
-            raise self.error(e.pos, f"{what} must be a positive, finite number of {unit}, not {fmt_num(v)}")
+            raise self.error(e.pos, f"{what} must be a positive, finite number of {unit}, not {fmt_num(v)}"
+                             f"{self.given(e)}")
         return v
 
     def const_int(self, e: Any, what: str, *, minimum: int = 1) -> int:
         v = self.const(e, what)
         if not math.isfinite(v) or v != int(v) or v < minimum:
-            raise self.error(e.pos, f"{what} must be an integer of at least {minimum}, not {fmt_num(v)}")
+            raise self.error(e.pos, f"{what} must be an integer of at least {minimum}, not {fmt_num(v)}"
+                             f"{self.given(e)}")
         return int(v)
 
     # -- files -------------------------------------------------------------------------------------
