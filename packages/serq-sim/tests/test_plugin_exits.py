@@ -134,7 +134,11 @@ def test_ctrl_c_in_a_plugins_stage_kind_names_it_in_the_partial_report():
     assert report.result.partial == "interrupted"
     note = [n for n in report.result.notes if n.startswith("note: interrupted")]
     line = Stuck.serq_sim_register_stage_kinds.__code__.co_firstlineno + 6
-    assert note == [f"note: interrupted (in plugin 'stuck': Stuck.serq_sim_register_stage_kinds.<locals>.Spinning"
+    # the statement the session ran (its `run s (1);`, line 3, column 11: the stage's attach is called from
+    # it) and the plugin's code the interrupt came in
+    col = PROGRAM.splitlines()[2].index("run") + 1
+    assert note == [f"note: interrupted at <source>:3:{col}, session 0 (in plugin 'stuck': "
+                    "Stuck.serq_sim_register_stage_kinds.<locals>.Spinning"
                     f".attach at {__file__}:{line}) at t=0; the figures cover what was simulated"], note
 
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable
 from contextvars import ContextVar
 from typing import Any
 
@@ -378,6 +379,12 @@ class Compiler:
         #: in the lean code, two-argument min and max, floor and ceil written out as expressions (no call;
         #: their operands kept in temporaries of the generated function); not in the fast tier's generator
         self.inline = self.lean and type(self) is Compiler
+        #: the generated session code, by its file name (``<serq NAME>``): its lines, how the session being
+        #: run is read from the locals of its frame, and the spans its marks index; a line ``# @sid N`` (a comment: it costs nothing)
+        #: says that the lines after it run statement N of :attr:`spans`, ``# @sid -`` none (statement_at)
+        self.sources: dict[str, tuple[list[str], Callable[[dict], Any], list]] = {}
+        #: the statement whose code is being written (its spans index), None outside any
+        self.stmt_sid: int | None = None
 
     # ---------------------------------------------------------------- helpers
     def obj(self, o: Any, prefix: str = "_o") -> str:
@@ -616,6 +623,7 @@ class Compiler:
         src = "\n".join(lines) + "\n"
         fn = self._define(src, name)
         fn.__serq_source__ = src
+        self.sources[fn.__code__.co_filename] = (lines, _session_serial, self.spans)
         return fn
 
     def plain_fn(self, stmts: list[N.Stmt], name: str, rng: str = "workload"):
@@ -688,6 +696,7 @@ class Compiler:
         self._block(st if isinstance(st, list) else [st], lines, 1, depth, 0, "return True")
         lines += ["    return False", "    yield"]
         fn = self._define("\n".join(lines) + "\n", name[1:])
+        self.sources[fn.__code__.co_filename] = (lines, _session_serial, self.spans)
         ref = self.obj(fn, "_sg")
         out.append(f"{pad}if (yield from {ref}(s)):")
         out.append(f"{pad}    {ret}")
@@ -695,7 +704,21 @@ class Compiler:
     def _block(self, stmts: list[N.Stmt], out: list[str], ind: int, depth: int, nest: int = 0,
                ret: str = "return") -> None:
         """``stmts`` at indentation ``ind`` with ``depth`` holds open and ``nest`` loops and trys open in this
-        function; ``ret`` is how ``end`` leaves it."""
+        function; ``ret`` is how ``end`` leaves it. Each statement's code is headed by the comment
+        ``# @sid N`` and the block's is followed by the enclosing statement's (:func:`statement_at`)."""
+        outer = self.stmt_sid
+        try:
+            self._block_code(stmts, out, ind, depth, nest, ret)
+        finally:
+            self.stmt_sid = outer
+            out.append(f"{'    ' * ind}# @sid {'-' if outer is None else outer}")
+
+    def mark(self, out: list[str], pad: str, sid: int) -> None:
+        """Head the code of the statement ``sid`` that follows in ``out`` with its mark (:func:`statement_at`)."""
+        self.stmt_sid = sid
+        out.append(f"{pad}# @sid {sid}")
+
+    def _block_code(self, stmts: list[N.Stmt], out: list[str], ind: int, depth: int, nest: int, ret: str) -> None:
         pad = "    " * ind
         if not stmts:
             out.append(pad + "pass")
@@ -711,6 +734,7 @@ class Compiler:
             st = stmts[i]
             i += 1
             self.cur_span = sid = self.span_id(getattr(st, "span", None))
+            self.mark(out, pad, sid)
             x = self.expr
             cost = 2 if isinstance(st, N.Hold) else 1 if isinstance(st, N.Loop) else 0
             if isinstance(st, (N.Loop, N.Branch, N.Hold)) and (nest + cost > NEST_LIMIT or ind > INDENT_LIMIT):
@@ -946,3 +970,34 @@ class Compiler:
 
         h.fast = prepare(self, st, h)
         return h
+
+
+def _session_serial(f_locals: dict) -> int | None:
+    """The serial of the session a frame of the general engine's session code runs (its argument ``s``)."""
+    return getattr(f_locals.get("s"), "serial", None)
+
+
+def statement_at(compiler: Compiler, tb) -> tuple[Any, int | None] | None:
+    """Where the traceback ``tb`` of an exception raised while a run went on (Ctrl-C, SIGTERM) stood in the
+    session code generated for the run (``compiler.sources``), its innermost frame there: the span of the
+    statement whose code ran, by the nearest ``# @sid`` mark above the line, and the serial of the session
+    (None when the frame does not say); None when it stood in no statement's code (the engine's own, a
+    stage's)."""
+    found = None
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        entry = compiler.sources.get(code.co_filename)
+        if entry is not None:
+            lines, serial_of, spans = entry
+            k = tb.tb_lineno - 1
+            sid = None
+            for j in range(min(k, len(lines) - 1), -1, -1):
+                text = lines[j].lstrip()
+                if text.startswith("# @sid "):
+                    mark = text[7:].strip()
+                    sid = int(mark) if mark.isdigit() else None
+                    break
+            span = spans[sid] if sid is not None and sid < len(spans) else None
+            found = None if span is None else (span, serial_of(tb.tb_frame.f_locals))
+        tb = tb.tb_next
+    return found

@@ -28,7 +28,7 @@ from . import stages as _stages
 from . import workload as _workload
 from .backlog import Backlog
 from .build import build
-from .compile import NO_PULSE, PULSE, REDO_MESSAGE, SPIN_MESSAGE, num
+from .compile import NO_PULSE, PULSE, REDO_MESSAGE, SPIN_MESSAGE, num, statement_at
 from .compile import places as compile_places
 from .errors import (
     SessionGone,
@@ -295,6 +295,12 @@ class Simulation:
         else:
             self.partial = getattr(e, "reason", "interrupted")
             self.partial_note = "terminated (SIGTERM)" if self.partial == "sigterm" else "interrupted"
+            # the statement and the session it came in, where its traceback says (a session's code), as
+            # --max-wall's note names them within an event: the note named the time alone
+            compiler = getattr(self, "compiler", None)
+            at = statement_at(compiler, e.__traceback__) if compiler is not None else None
+            if at is not None:
+                self.partial_note += _where(at[0], at[1])
             if self.plugin_manager is not None:
                 from serq.plugins import plugin_at
 
@@ -397,12 +403,7 @@ class Simulation:
         self.pulse = PULSE
         w = _time.monotonic()
         if mw is not None and w - self.t_wall0 >= mw:
-            where = ""
-            sp = self.spans[sid] if sid is not None else span
-            if sp is not None:
-                where += f" at {printable(sp.file)}:{sp.line}:{sp.col}"
-            if serial is not None:
-                where += f", session {serial}"
+            where = _where(self.spans[sid] if sid is not None else span, serial)
             self.stop("max-wall", f"stopped after {w - self.t_wall0:.3g} s of wall time (--max-wall {mw:g}) "
                                   f"within one event, {what}{where}")
         if self.show_progress and w - self.t_shown > 0.25:
@@ -1052,6 +1053,17 @@ def _jobs_of(owner) -> list:
             if isinstance(j, Job) and j not in out:
                 out.append(j)
     return out
+
+
+def _where(span, serial: int | None) -> str:
+    """`` at FILE:LINE:COL, session N`` (each part when known): where a partial report's note says the run
+    stood (--max-wall within an event, Ctrl-C, SIGTERM)."""
+    where = ""
+    if span is not None:
+        where += f" at {printable(span.file)}:{span.line}:{span.col}"
+    if serial is not None:
+        where += f", session {serial}"
+    return where
 
 
 def _signal_caught() -> None:

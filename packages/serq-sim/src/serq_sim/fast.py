@@ -1075,11 +1075,22 @@ class _Gen(Compiler):
 
     def _seq(self, stmts, cur: list[str] | None, pad: str) -> list[str] | None:
         """Append ``stmts`` to block ``cur`` at indentation ``pad`` (blocks are relative to the dispatch);
-        returns the block that continues after them, or None when control never gets there."""
+        returns the block that continues after them, or None when control never gets there. Each
+        statement's code is headed by its mark ``# @sid N``, and the code after them by the enclosing
+        statement's (compile.statement_at)."""
+        outer = self.stmt_sid
+        cont = self._seq_code(stmts, cur, pad)
+        self.stmt_sid = outer
+        if cont is not None:
+            cont.append(f"{pad}# @sid {'-' if outer is None else outer}")
+        return cont
+
+    def _seq_code(self, stmts, cur: list[str] | None, pad: str) -> list[str] | None:
         for st in stmts:
             if cur is None:
                 return None  # unreachable code after end or a loop
             self.cur_span = sid = self.span_id(getattr(st, "span", None))
+            self.mark(cur, pad, sid)
             x = self.expr
             if isinstance(st, N.Set):
                 cur.append(f"{pad}A[{st.slot}] = {x(st.value)}")
@@ -1331,9 +1342,11 @@ class _Gen(Compiler):
         for lbl, blk in enumerate(blocks):
             if not blk:
                 continue
+            a(f"{pad}# @sid -")  # (a block's resumption, until its first statement's mark)
             a(f"{pad}if pc == {lbl}:")
             for line in blk:
                 a(f"{pad}    {line}")
+        a(f"{pad}# @sid -")
         if self.pulses:
             # a session resumed is a unit of the event's work (engine.Simulation.drain_ready)
             a("                if ready:")
@@ -1610,6 +1623,13 @@ def build(sim, progress: bool):
     return gen, src, g
 
 
+def _serial_of(session: Any, xs: int) -> int | None:
+    """The serial of the fast tier's session ``session`` (a list; its serial at ``xs``), None if it is none."""
+    if isinstance(session, list) and len(session) > xs:
+        return int(session[xs])
+    return None
+
+
 def run(sim):
     """Run ``sim`` (a :class:`~serq_sim.engine.Simulation` of a simple program) in the fast tier and
     return its report; ``None`` when the program is not simple."""
@@ -1624,6 +1644,10 @@ def run(sim):
     ns: dict[str, Any] = {}
     code = compile(src, "<serq fast>", "exec")
     exec(code, g, ns)  # noqa: S102 - our own generated code
+    # where a signal stopped it (compile.statement_at): the session being run is the list A, its serial at XS
+    xs = gen.XS
+    sim.compiler.sources["<serq fast>"] = (src.splitlines(), lambda f_locals: _serial_of(f_locals.get("A"), xs),
+                                           gen.spans)
     st = ns["_fast_run"](g)
     stop = st["interrupted"]
     # stopped for memory: the sessions waiting at the pools are not rebuilt as the general engine keeps
