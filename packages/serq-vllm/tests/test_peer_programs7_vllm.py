@@ -4,12 +4,14 @@ least-loaded replica, or by prefix affinity. Each policy gives every replica one
 every replica must answer each request as the real scheduler answered the benchmark alone: every shipped
 oracle scenario without a serving order (single requests and multi-turn conversations, preemptions,
 chunked prefills, prefix-cache hits) is the benchmark in turn, and the answers are the oracle's files;
-the engine configuration the program implies (`serq vllm target`) is the scenario's.
+the engine configuration the program implies (`serq vllm target`) is the scenario's, and where nothing
+is preempted each replica's request slots keep Little's law exactly against the records.
 On the tier serQ picks and the general engine, byte for byte."""
 
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -115,6 +117,14 @@ def test_every_replica_behind_the_router_answers_as_the_real_scheduler(policy, m
             if "cached" in answer:
                 assert cached == answer["cached"][str(i)], (path.stem, i)
         assert sum(g[2] for g in got.values()) == R * answer["preemptions"], path.stem
+        if answer["preemptions"] == 0:
+            # Little on each replica's request slots, exactly: a request holds its slot from its admission to
+            # its last token (a preempted one gives it back between), so the time-average holders over the
+            # run are the holding times summed over the run's length
+            for j in range(R):
+                on = rows["engine"] == j
+                held = float((rows["last_token"][on] - rows["admitted"][on]).sum())
+                assert math.isclose(r.pool("reqs", j).holders * r.result.end, held, rel_tol=1e-9), path.stem
         assert r.result.ended == n * R
         checked += 1
     assert checked >= (10 if policy == 1 else 15)
