@@ -63,3 +63,19 @@ def test_a_name_before_an_unexpected_token_is_not_taken_for_a_statement():
     # `foo` is a name an expression may call, `foo(…)`: no statement's word, so no such hint
     e = refused(_session("set y = foo bar⟨;"), "unexpected `;`")
     assert "takes" not in str(e)
+
+
+@pytest.mark.parametrize("src, message", [
+    ("stage s : fifo;\nworkload { arrive poisson⟨; }\nsession { run s (1); }\n",
+     "unexpected `;`: `arrive poisson` takes its rate in parentheses, `arrive poisson(rate);`"),
+    ("stage s : fifo;\nworkload { arrive closed⟨; }\nsession { run s (1); }\n",
+     "unexpected `;`: `arrive closed` takes its number of sessions in parentheses, `arrive closed(n);`"),
+    ("stage s : ps⟨;\nworkload { arrive poisson(1); }\nsession { run s (1); }\n",
+     "unexpected `;`: `ps` takes its capacity in parentheses, `ps(capacity)`"),
+    ("pool p { cap 1; queue by ⟨waited; }\nstage s : fifo;\nworkload { arrive poisson(1); }\n"
+     "session { run s (1); }\n", "unexpected `waited`: `by` takes its keys in parentheses, `by (key, …)`"),
+    ("stage s : fifo;\nworkload { arrive poisson(1); }\nsession { choose c in 4 by ⟨c; run s (1); }\n",
+     "unexpected `c`: `by` takes its keys in parentheses, `by (key, …)`"),
+])
+def test_an_item_or_clause_without_its_parenthesis_says_how_it_is_written(src, message):
+    refused(src, message)

@@ -779,6 +779,11 @@ _PARENTHESISED = {
 }
 
 
+#: an arrival form's word -> what it takes in parentheses (language.txt §2's workload)
+_ARRIVALS = {"poisson": ("its rate", "rate"), "renewal": ("its gap", "gap"),
+             "closed": ("its number of sessions", "n"), "batch": ("its number of sessions", "n")}
+
+
 def _statement_start(before: list[tuple[str, str, int, int]], end: int) -> int:
     """The index in ``before`` of the first token of the statement that ``before[:end]`` ends inside: the token
     after the last ``;``, ``{`` or ``}`` outside parentheses and brackets."""
@@ -823,6 +828,16 @@ def _parenthesis_missing(tok: Token, expected: set[str], text: str) -> tuple[tup
     before = _tokens_before(text, offset)
     if not before:
         return None
+    found = "the end of the file" if tok.type == "$END" else _token_text(tok)
+    where = (tok.line, tok.column) if tok.type != "$END" else (_prev_token_end(text, len(text)) or (1, 1))
+    last, prev = before[-1][1], (before[-2][1] if len(before) >= 2 else "")
+    if prev == "arrive" and last in _ARRIVALS:  # `arrive poisson;`
+        what, shape = _ARRIVALS[last]
+        return where, f"unexpected {found}: `arrive {last}` takes {what} in parentheses, `arrive {last}({shape});`"
+    if prev == ":" and last == "ps":  # `stage s : ps;`
+        return where, f"unexpected {found}: `ps` takes its capacity in parentheses, `ps(capacity)`"
+    if last == "by" and before[-1][0] == "name":  # `queue by waited;`, `choose c in n by c;`
+        return where, f"unexpected {found}: `by` takes its keys in parentheses, `by (key, …)`"
     # the pool or stage the amount follows: names, `.`, `[…]` (and a run's `prefill` or `decode`) back from
     # the error, then the word before them
     k = len(before)
@@ -859,8 +874,6 @@ def _parenthesis_missing(tok: Token, expected: set[str], text: str) -> tuple[tup
     elif word == "run":
         ref = ref or "S"
     takes, shape = _PARENTHESISED[word]
-    found = "the end of the file" if tok.type == "$END" else _token_text(tok)
-    where = (tok.line, tok.column) if tok.type != "$END" else (_prev_token_end(text, len(text)) or (1, 1))
     return where, f"unexpected {found}: `{word}` takes {takes}, `{shape.format(ref)}`"
 
 
