@@ -15,13 +15,15 @@ general engine (byte-identical reports):
     victim re-queued at the tail is a newcomer there (waited 0), at the head ahead of every key;
 (h) `choose` at one instant sees the holds that joined before it, not yet admitted;
 (i) `reserve held`: an inner hold's growth does not draw on its session's outer reservation;
-(j) a lease's time is read when its scope ends, its hold's `cache` when the lease ends.
+(j) a lease's time is read when its scope ends, its hold's `cache` when the lease ends;
+(k) `growing` is a step stage's: on a fifo, ps or delay stage (whose work is time) it is refused, in the
+    source and in an IR file, as a mode there is (it was run as plain work and grew nothing).
 """
 
 from __future__ import annotations
 
 import pytest
-from conform import close, pool, run, stage
+from conform import close, pool, refused, run, stage
 
 
 def at(samples):
@@ -364,3 +366,59 @@ run { horizon 20; }
     assert o["c"] == [(0, 12.0, 2.0)]
     m = pool(r, "m")
     assert close(m.used, 16 / 20) and close(m.cached, 32 / 20) and close(m.holders, 4 / 20)
+
+
+GROWING_ELSEWHERE = """
+pool kv { cap 10; }
+DECL
+stage E : step { budget 4; cost 1; }
+workload { arrive batch(1); }
+session {
+  hold kv (1) { STMT observe u = used(kv); }
+}
+run { horizon 30; }
+"""
+
+
+@pytest.mark.parametrize("decl, stmt, msg", [
+    ("stage d : delay;", "run d (5) growing kv;", "`growing kv`: `d` is a delay stage"),
+    ("stage d : fifo;", "run d (5) growing kv;", "`growing kv`: `d` is a fifo stage"),
+    ("stage d : ps(2);", "run d (5) growing kv;", "`growing kv`: `d` is a ps stage"),
+    # the serving form finds the stage named after its role, a fifo here: its kernel run is refused
+    ("stage prefill : fifo;", "prefill 5 growing kv;", "`growing kv`: `prefill` is a fifo stage"),
+    ("stage d : ps(2);\nstage e : ps(2);\nshare maxmin;", "run d, e (5) growing kv;",
+     "`growing kv`: a run over several stages"),
+])
+def test_growing_on_a_stage_that_is_no_step_engine_is_refused(decl, stmt, msg):
+    """language.txt §3 Stages: "a growing job first grows its hold to the position it will reach (block by
+    block, preempting if needed)" is a step stage's planning, whose work is tokens; "A plain run's work is
+    time at rate 1", and "the mode is required on a step stage and forbidden elsewhere" (§2, Which stage).
+    `hold kv (1) { run d (5) growing kv; }` on a delay stage ran 5 s and left used(kv) at 1, and outside a
+    hold of kv it ran without the error the same run on a step engine is ("outside a hold of kv"): a
+    program that says its KV grows and grew none. It is the user's mistake, said when the program links,
+    as a mode on such a stage is."""
+    why = refused(GROWING_ELSEWHERE.replace("DECL", decl).replace("STMT", stmt))
+    assert why.startswith(msg), why
+    assert "step stage" in why
+
+
+def test_an_ir_files_growing_run_is_held_to_the_same_rule():
+    """docs/language.md: an IR file is held to the source's rules (serq_ir.validate): a run growing a pool
+    names a step stage, as its mode does."""
+    import msgspec
+    import serq_frontend
+    import serq_ir
+
+    src = GROWING_ELSEWHERE.replace("DECL", "stage d : delay;").replace("STMT", "run E decode (5) growing kv;")
+    prog = serq_frontend.compile(source=src, sets={}, defs={})
+    names = [s.name for s in prog.stages]
+    hold = prog.session[0]
+    run_ = hold.body[0]
+    bad = msgspec.structs.replace(
+        run_, mode="plain", stages=[msgspec.structs.replace(run_.stages[0], stage=names.index("d"))])
+    body = [bad] + list(hold.body[1:])
+    bad_prog = msgspec.structs.replace(prog, session=[msgspec.structs.replace(hold, body=body)])
+    with pytest.raises(serq_ir.IRError) as e:
+        serq_ir.decode(msgspec.json.encode(bad_prog), name="p.ir.json")
+    assert "a run grows a pool on a step stage only, and stage 'd' is a delay stage" in str(e.value)
+    assert "$.session[0].body[0].growing" in str(e.value)

@@ -115,6 +115,10 @@ class Family:
     kind: str = ""
 
 
+#: the built-in stage kinds whose run's work is time, not tokens (no mode, no growth)
+_TIME_KINDS = ("fifo", "ps", "delay")
+
+
 class Linker:
     def __init__(self, module: A.Module, ctx: Context, source: str | None):
         self.module = module
@@ -879,6 +883,17 @@ class Linker:
             if k != "step" and s.mode != "plain":
                 raise self.error(s.pos, f"`run {name} {s.mode} (…)`: `{name}` is no step stage; a mode is "
                                  "for a step stage only")
+        if s.growing is not None:
+            # a growing run's work is tokens, its growth the position a step stage's planning gives it;
+            # a plain run's work is time (§3 Stages), and it grew nothing: the user's mistake, as a mode is
+            g = s.growing.dotted
+            if len(s.stages) > 1:
+                raise self.error(s.growing.pos, f"`growing {g}`: a run over several stages grows no pool; a "
+                                 "run grows a pool token by token on a step stage only")
+            if kinds[0] in _TIME_KINDS:
+                name = s.stages[0].dotted
+                raise self.error(s.growing.pos, f"`growing {g}`: `{name}` is a {kinds[0]} stage, whose work "
+                                 "is time; a run grows a pool token by token on a step stage only")
         growing = None if s.growing is None else self.ref(s.growing, "pool", SESSION)
         work = self.expr(s.work, SESSION)
         if type(work) is ir.Num:

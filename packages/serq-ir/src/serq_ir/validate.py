@@ -31,6 +31,7 @@ from .nodes import (
     Closed,
     ContextName,
     Ctx,
+    Delay,
     Draw,
     Evict,
     EvictBy,
@@ -259,6 +260,12 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
             fail(f"{path}.stages", "a run names at least one stage")
         elif isinstance(obj, Run) and isinstance(obj.work, Num) and (why := rules.work_problem(_value(obj.work))):
             fail(f"{path}.work", f"{why}; a run's work is not negative")
+        elif (isinstance(obj, Run) and obj.growing is not None
+              and (k := _time_kind(program, obj)) is not None):
+            # as the frontend's `run`: a growing run's work is tokens, which a step stage's planning gives;
+            # elsewhere it was run as plain work (time) and grew nothing
+            fail(f"{path}.growing", "a run over several stages grows no pool" if k == "" else
+                 f"a run grows a pool on a step stage only, and stage {k[0]!r} is a {k[1]} stage")
         elif isinstance(obj, Run) and len(obj.stages) > 1 and program.share is None:  # (serq run refused it)
             fail(f"{path}.stages", "a run holds several stages but the program declares no share (share "
                  "maxmin; or share bottleneck;)")
@@ -507,3 +514,19 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
     if why:
         fail("$.run.warmup", why)
     return program
+
+
+def _time_kind(program: Program, run: Run):
+    """Why ``run``, which grows a pool, may not: ``""`` for a run over several stages, ``(name, kind)`` for
+    one on a built-in stage whose work is time (fifo, ps, delay); ``None`` when it may (a step stage, a
+    plugin's kind, or a reference the walk names as dangling)."""
+    if len(run.stages) > 1:
+        return ""
+    i = run.stages[0].stage
+    if not 0 <= i < len(program.stages):
+        return None
+    st = program.stages[i]
+    for cls, word in ((Fifo, "fifo"), (Ps, "ps"), (Delay, "delay")):
+        if isinstance(st.kind, cls):
+            return st.name, word
+    return None
