@@ -81,6 +81,16 @@ def test_a_field_of_the_wrong_type_is_refused_by_encode_and_by_the_check(changes
 
 def test_a_program_as_the_schema_types_it_passes_and_encodes_as_before():
     p = program()
-    assert serq_ir.codec.checked(p) is p
+    assert serq_ir.codec.checked(p) == p
     back = serq_ir.decode(serq_ir.encode(p))
     assert back == p
+
+
+def test_numpy_numbers_are_the_numbers_they_hold():
+    np = pytest.importorskip("numpy")
+    p = program(session=[n.Run(stages=[n.StageRef(stage=0)], work=n.Num(value=np.float64(1.5)))],
+                run=n.RunSettings(horizon=np.float32(10.0), seed=np.int64(3)))
+    assert serq_ir.codec.checked(p) == p
+    back = serq_ir.decode(serq_ir.encode(p))
+    assert (back.session[0].work.value, back.run.horizon, back.run.seed) == (1.5, 10.0, 3)
+    assert type(back.run.seed) is int

@@ -40,3 +40,12 @@ def test_a_field_of_the_wrong_type_is_an_ir_error_at_its_path(changes, path):
     with pytest.raises(serq_ir.IRError) as e:
         serq_sim.run(program(**changes))
     assert e.value.json_path == path
+
+
+def test_a_program_of_numpy_numbers_runs():
+    np = pytest.importorskip("numpy")
+    # numpy's numbers are the numbers they hold: two sessions of 2 units of work each on one server
+    p = program(session=[n.Run(stages=[n.StageRef(stage=0)], work=n.Num(value=np.int64(2)))],
+                run=n.RunSettings(horizon=np.float64(3.0)))
+    report = serq_sim.run(p)
+    assert report.stage("s").completions == 1  # the first ends at t = 2, the second would at t = 4 > 3

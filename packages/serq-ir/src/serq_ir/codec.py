@@ -149,7 +149,7 @@ def conform(program: Program, *, name: str = "<program>") -> Program:
         raise at_path(name, f"IR version {shown} is not supported (this serq-ir reads version {IR_VERSION})",
                       "$.version")
     try:
-        raw = msgspec.to_builtins(program)
+        raw = msgspec.to_builtins(program, enc_hook=_numpy_number)
     except (TypeError, ValueError) as e:  # an object msgspec cannot represent (a set, a function, …)
         raise IRError(f"error: {name}: a value the IR cannot hold: {_quote(str(e))}") from None
     except RecursionError:
@@ -162,15 +162,27 @@ def conform(program: Program, *, name: str = "<program>") -> Program:
         raise IRError(f"error: {name}: the program nests too deeply to be the IR's") from None
 
 
+def _numpy_number(obj: Any) -> Any:
+    """A numpy scalar (``numpy.float64(0.5)``, ``numpy.int64(3)``) as the Python number it holds: a program
+    built in Python from numpy's arithmetic is the program of those numbers (msgspec encodes no numpy type,
+    not even float64, a float's subclass). Anything else is msgspec's TypeError, as it would be."""
+    if type(obj).__module__ == "numpy" and getattr(obj, "ndim", None) == 0 and hasattr(obj, "item"):
+        value = obj.item()
+        if isinstance(value, int | float):
+            return value
+    raise TypeError(f"Encoding objects of type {type(obj).__module__}.{type(obj).__qualname__} is unsupported")
+
+
 def checked(program: Program, *, name: str = "<program>") -> Program:
     """``program``, a Program built in Python, held to everything :func:`decode` holds IR JSON to: its
     schema (:func:`conform`) and its references and rules (:func:`serq_ir.validate.validate`), or
     :class:`IRError` at the first fault. A fault both see (an operator or a context name that is not the
-    IR's) is told in the words of the validation, which name the node. Returns ``program`` itself."""
+    IR's) is told in the words of the validation, which name the node. Returns the program as the schema
+    types it (:func:`conform`: a numpy number as the Python number it holds), equal to ``program``."""
     from .validate import validate
 
     try:
-        conform(program, name=name)
+        typed = conform(program, name=name)
     except IRError:
         try:
             validate(program, name=name)
@@ -179,7 +191,7 @@ def checked(program: Program, *, name: str = "<program>") -> Program:
         except Exception:  # noqa: BLE001, S110 - a field of the wrong type: the schema's words say it
             pass
         raise
-    return validate(program, name=name)
+    return validate(typed, name=name)
 
 
 def _json_numbers(obj: Any, path: str, name: str, infinite: list[str]) -> Any:

@@ -209,7 +209,8 @@ def run(program, *, seed: int | None = None, horizon: float | None = None, warmu
     pm = api_plugin_manager(pm)
     # a Program built in Python has not been through decode's checks: its schema (msgspec does not check a
     # Struct's fields when it is made: a str number, a None list, an unknown version), then its references
-    checked(program, name=program.source if isinstance(program.source, str) and program.source else "<program>")
+    program = checked(program, name=program.source if isinstance(program.source, str) and program.source
+                      else "<program>")
     reg = registries(pm)
     try:
         with collector_for_runs():
