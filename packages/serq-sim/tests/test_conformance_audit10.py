@@ -422,3 +422,13 @@ def test_an_ir_files_growing_run_is_held_to_the_same_rule():
         serq_ir.decode(msgspec.json.encode(bad_prog), name="p.ir.json")
     assert "a run grows a pool on a step stage only, and stage 'd' is a delay stage" in str(e.value)
     assert "$.session[0].body[0].growing" in str(e.value)
+
+    # a run over several stages, given the growth of the hold's pool
+    src = GROWING_ELSEWHERE.replace("DECL", "stage d : ps(2);\nstage e : ps(2);\nshare maxmin;")
+    prog = serq_frontend.compile(source=src.replace("STMT", "run d, e (5);"), sets={}, defs={})
+    hold = prog.session[0]
+    bad = msgspec.structs.replace(hold.body[0], growing=hold.pools[0].pool)
+    bad_prog = msgspec.structs.replace(prog, session=[msgspec.structs.replace(hold, body=[bad] + list(hold.body[1:]))])
+    with pytest.raises(serq_ir.IRError) as e:
+        serq_ir.decode(msgspec.json.encode(bad_prog), name="p.ir.json")
+    assert "a run over several stages grows no pool" in str(e.value)
