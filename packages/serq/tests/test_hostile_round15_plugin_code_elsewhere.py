@@ -53,23 +53,33 @@ def test_a_lazy_command_in_another_module_that_raises_is_the_plugins_failure(sit
 
 
 class Plugin:
-    """Registers ``evict @broken;``, a class of another module (``r15_policies``, written by the test)."""
+    """Registers ``evict @broken;``, a class of another module (``r15_policies``, written by the test), as
+    it is or wrapped in a functools.partial."""
+
+    wrap = False
 
     @hookimpl
     def serq_sim_register_eviction_orders(self, register):
+        import functools
+
         from r15_policies import Broken
 
-        register("broken", Broken)
+        register("broken", functools.partial(Broken) if self.wrap else Broken)
 
 
-def test_a_policy_class_from_another_module_that_raises_is_the_plugins_failure(site):
+class PartialPlugin(Plugin):
+    wrap = True
+
+
+@pytest.mark.parametrize("plugin", [Plugin, PartialPlugin])
+def test_a_policy_class_from_another_module_that_raises_is_the_plugins_failure(site, plugin):
     import serq_frontend
     import serq_sim
 
     (site / "r15_policies.py").write_text(
         "from serq_sim.policies import EvictionOrder\n\n\nclass Broken(EvictionOrder):\n"
         "    def key(self, entry):\n        raise RuntimeError('key went wrong')\n")
-    pm = get_plugin_manager(plugins=[Plugin()])
+    pm = get_plugin_manager(plugins=[plugin()])
     # a cap of 4 units held 3 at a time and cached: the second hold evicts the first's cache, so the
     # order's key is asked for at once
     program = serq_frontend.compile(source=(
@@ -78,5 +88,5 @@ def test_a_policy_class_from_another_module_that_raises_is_the_plugins_failure(s
     with pytest.raises(PluginError) as e:
         serq_sim.run(program, pm=pm)
     first = str(e.value).splitlines()[0]
-    assert first.startswith(f"error: plugin '{__name__}.Plugin' failed in Broken.key"), first
+    assert first.startswith(f"error: plugin '{__name__}.{plugin.__name__}' failed in Broken.key"), first
     assert first.endswith(f"RuntimeError: key went wrong at {site / 'r15_policies.py'}:6"), first

@@ -745,7 +745,7 @@ def _code_modules(obj: Any, depth: int = 0) -> Iterator[str]:
     mod = getattr(type(obj), "__module__", None)
     if isinstance(mod, str) and callable(obj):
         yield mod
-    parts: list[Any] = [getattr(obj, "callback", None), getattr(obj, "rewrite", None)]
+    parts: list[Any] = [getattr(obj, "callback", None), getattr(obj, "rewrite", None), getattr(obj, "func", None)]
     for attr in ("builders", "commands"):
         held = getattr(obj, attr, None)
         if isinstance(held, dict):
