@@ -89,7 +89,7 @@ def test_a_program_as_the_schema_types_it_passes_and_encodes_as_before():
 def test_numpy_numbers_are_the_numbers_they_hold():
     np = pytest.importorskip("numpy")
     p = program(session=[n.Run(stages=[n.StageRef(stage=0)], work=n.Num(value=np.float64(1.5)))],
-                run=n.RunSettings(horizon=np.float32(10.0), seed=np.int64(3)))
+                run=n.RunSettings(horizon=np.float32(10.0), seed=np.int64(3)), version=np.int64(n.IR_VERSION))
     assert serq_ir.codec.checked(p) == p
     back = serq_ir.decode(serq_ir.encode(p))
     assert (back.session[0].work.value, back.run.horizon, back.run.seed) == (1.5, 10.0, 3)

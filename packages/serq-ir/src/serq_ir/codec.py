@@ -143,6 +143,11 @@ def conform(program: Program, *, name: str = "<program>") -> Program:
     if not isinstance(program, Program):
         raise TypeError(f"a serq_ir.Program is wanted, not {type(program).__name__}")
     version = program.version
+    if type(version).__module__ == "numpy":
+        try:
+            version = _numpy_number(version)
+        except TypeError:
+            pass
     if type(version) is not int or version != IR_VERSION:
         shown = repr(version)
         shown = shown if len(shown) <= 40 else f"{shown[:20]}… ({len(shown)} characters)"
