@@ -588,7 +588,7 @@ class Linker:
             if o.kind == "cap":
                 v = ctx.const(o.args[0], f"the cap of pool `{name}`")
                 if v < 0:
-                    raise self.error(o.args[0].pos, f"the cap of pool `{name}` is negative")
+                    raise self.error(o.args[0].pos, f"the cap of pool `{name}` is negative{ctx.given(o.args[0])}")
                 kw["cap"] = number(v)
             elif o.kind == "block":
                 kw["block"] = float(ctx.const_positive(o.args[0], f"the block of pool `{name}`", "units"))
@@ -670,7 +670,8 @@ class Linker:
         if k.kind == "fifo":
             c = 1.0 if k.arg is None else ctx.const(k.arg, f"the server count of stage `{name}`")
             if c < 1 or (math.isfinite(c) and c != int(c)):
-                raise self.error(k.arg.pos, f"stage `{name}`: a fifo has a whole number of servers, at least 1")
+                raise self.error(k.arg.pos, f"stage `{name}`: a fifo has a whole number of servers, at least 1"
+                                 f"{ctx.given(k.arg)}")
             kind = ir.Fifo(servers=number(c))
         elif k.kind == "ps":
             phi = self.expr(k.arg, PS)
@@ -1094,12 +1095,12 @@ class Linker:
             if name == "horizon":
                 v = ctx.const(value, "the horizon")
                 if not v > 0:
-                    raise self.error(value.pos, "the horizon must be above 0")
+                    raise self.error(value.pos, f"the horizon must be above 0{ctx.given(value)}")
                 kw["horizon"] = number(v)
             elif name == "warmup":
                 v = ctx.const(value, "the warmup")
                 if not (v >= 0 and math.isfinite(v)):
-                    raise self.error(value.pos, "the warmup must be a finite number of at least 0")
+                    raise self.error(value.pos, f"the warmup must be a finite number of at least 0{ctx.given(value)}")
                 kw["warmup"] = float(v)
             elif name == "seed":
                 kw["seed"] = self.seed(value)
