@@ -17,7 +17,9 @@ general engine (byte-identical reports):
 (i) `reserve held`: an inner hold's growth does not draw on its session's outer reservation;
 (j) a lease's time is read when its scope ends, its hold's `cache` when the lease ends;
 (k) `growing` is a step stage's: on a fifo, ps or delay stage (whose work is time) it is refused, in the
-    source and in an IR file, as a mode there is (it was run as plain work and grew nothing).
+    source and in an IR file, as a mode there is (it was run as plain work and grew nothing);
+(l) a closed population whose sessions end inside a hold: each hold caches per its clause, the prefix
+    is found again at the next turn, the ended sessions' prefixes stay until the newcomers evict them.
 """
 
 from __future__ import annotations
@@ -432,3 +434,39 @@ def test_an_ir_files_growing_run_is_held_to_the_same_rule():
     with pytest.raises(serq_ir.IRError) as e:
         serq_ir.decode(msgspec.json.encode(bad_prog), name="p.ir.json")
     assert "a run over several stages grows no pool" in str(e.value)
+
+
+def test_a_closed_population_ending_inside_holds_keeps_and_loses_its_prefixes_in_lru_order(monkeypatch):
+    """§3: "end releases every hold but keeps the session's cached prefixes" (each hold caching min(ℓ,
+    computed) as at its scope's end); a hold with cache "consumes … its own cached prefix (cached := what
+    it consumed)"; "Other entries are evicted in the pool's order until allocations and cache fit" (lru:
+    release time, then release order); a closed population replaces a session when it ends.
+
+    kv cap 6, two sessions at a time. Turn 1: hold 2 on [0, 1) (nothing cached yet), caching 2; think 0.5;
+    turn 2 at 1.5: hold 3, consuming the 2 (cached 2; 3 + 2 cached + 3 <= 6 for the first, the second
+    takes the last room), and `end` inside it at 2.5 caches 3. The newcomers s2, s3 at 2.5 each evict a
+    whole entry of 3 (s0's first: released first), find nothing of their own (cached 0), and repeat the
+    pattern: turn 2 at 4, their end at 5, s4 and s5 evicting their entries at 5 until the horizon 5.5.
+
+    used: 4 on [0, 1), 6 on [1.5, 2.5), 4 to 3.5, 6 on [4, 5), 4 to 5.5: 22 / 5.5. cached: 4 on [1, 1.5)
+    and [3.5, 4): 4 / 5.5. holders: 9 / 5.5. d: three runs of each of s0 … s3."""
+    r, o = run("""
+pool kv { cap 6; }
+stage d : delay;
+workload { arrive closed(2); }
+session {
+  hold kv (2) { observe c1 = cached; run d (1); } cache (2);
+  run d (0.5);
+  turn;
+  hold kv (3) { observe c2 = cached; run d (1); end; } cache (3);
+}
+run { horizon 5.5; }
+""", monkeypatch)
+    assert o["c1"] == [(0, 0.0, 0.0), (1, 0.0, 0.0), (2, 2.5, 0.0), (3, 2.5, 0.0), (4, 5.0, 0.0), (5, 5.0, 0.0)]
+    assert o["c2"] == [(0, 1.5, 2.0), (1, 1.5, 2.0), (2, 4.0, 2.0), (3, 4.0, 2.0)]
+    kv = pool(r, "kv")
+    assert (kv.admissions, kv.evicted_entries, kv.evicted_units) == (10, 4, 12.0)
+    assert close(kv.used, 22 / 5.5) and close(kv.cached, 4 / 5.5) and close(kv.holders, 9 / 5.5)
+    assert (r.result.arrivals, r.result.ended, r.result.turns) == (6, 4, 4)
+    d = stage(r, "d")
+    assert d.completions == 12 and d.utilisation == 1.0
