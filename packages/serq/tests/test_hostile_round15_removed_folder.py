@@ -16,8 +16,8 @@ pytestmark = pytest.mark.timeout(120)
 
 PROGRAM = ("stage svc : fifo;\nworkload { arrive poisson(1); }\nsession { set t0 = now; run svc (1); "
            "observe r = now - t0; end; }\nrun { horizon 20; }\n")
-MESSAGE = ("error: the current folder no longer exists (it was removed or renamed while in use), so a relative "
-           "path cannot be resolved; cd to a folder that exists, or give every path in full")
+MESSAGE = ("error: the current folder no longer exists (it was removed or renamed while in use); cd to a folder "
+           "that exists: without it a relative path cannot be resolved, nor worker processes started")
 
 
 def _in_removed_folder(tmp_path, *args: str) -> subprocess.CompletedProcess:

@@ -597,8 +597,8 @@ def _cwd_gone() -> bool:
 
 
 #: what a command in a current folder that no longer exists is told
-CWD_GONE = ("error: the current folder no longer exists (it was removed or renamed while in use), so a relative "
-            "path cannot be resolved; cd to a folder that exists, or give every path in full")
+CWD_GONE = ("error: the current folder no longer exists (it was removed or renamed while in use); cd to a folder "
+            "that exists: without it a relative path cannot be resolved, nor worker processes started")
 
 
 def _main(argv: list[str] | None) -> int:
