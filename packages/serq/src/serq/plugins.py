@@ -760,6 +760,9 @@ def _note_registered(pm: pluggy.PluginManager, plugin: Any, obj: Any) -> None:
     without serQ's, Python's and serQ's dependencies'), for :func:`plugin_failure` to name the plugin when
     that code raises: a lazy command's module or a stage kind's library outside the plugin's own package
     raised with a Python traceback, as no plugin's code."""
+    own = _plugin_module(plugin)
+    if own is None or own.partition(".")[0] in FIRST_PARTY_PACKAGES:  # (serQ's parts: their code is serQ's)
+        return
     noted = getattr(pm, "registered_modules", None)
     if not isinstance(noted, dict):
         try:
