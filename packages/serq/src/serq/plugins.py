@@ -721,7 +721,8 @@ def _third_party_modules(pm: pluggy.PluginManager) -> tuple[dict[str, Any], dict
 
 #: top-level packages whose classes a registered object may be an instance of (a ``click.Command``) without
 #: their code being the plugin's: serQ's own dependencies and Python's
-_LIBRARY_PACKAGES = frozenset(("builtins", "click", "pluggy", "numpy", "msgspec", "lark", "sortedcontainers"))
+_LIBRARY_PACKAGES = frozenset(("builtins", "click", "pluggy", "numpy", "msgspec", "lark", "sortedcontainers", "tqdm",
+                               "pandas", "pyarrow", "matplotlib", "dask", "distributed"))
 
 
 def _code_modules(obj: Any, depth: int = 0) -> Iterator[str]:
