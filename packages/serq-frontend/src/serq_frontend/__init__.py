@@ -178,9 +178,11 @@ def check_path(path: Any, who: str) -> None:
 
 def _setup(path: str | Path | None, source: str | None, pm: Any, sets: Mapping[str, float],
            defs: Mapping[str, str], use_pm: bool, *, text: str | None = None,
-           library_paths: Sequence[Path] | None = None, recorder: Any = None) -> tuple[Any, Any, str, str | None]:
+           library_paths: Sequence[Path] | None = None, recorder: Any = None,
+           who: str = "compile()") -> tuple[Any, Any, str, str | None]:
     """The context of one compile. The compile cache passes the program's ``text`` it has read (and
-    keyed), the ``library_paths`` it keyed, and a ``recorder`` of what the compile looks for and reads."""
+    keyed), the ``library_paths`` it keyed, and a ``recorder`` of what the compile looks for and reads.
+    ``who`` is the function its messages name (``parse()`` was told of as ``compile()``)."""
     from pathlib import Path
 
     from serq.files import MAX_SOURCE, check_text, read_input
@@ -189,12 +191,12 @@ def _setup(path: str | Path | None, source: str | None, pm: Any, sets: Mapping[s
     from .diagnostics import CompileError, Reporter, Sources, check_unicode, decode_source, strip_bom
 
     if (path is None) == (source is None):
-        raise TypeError("compile() takes a path or source=, not both" if path is not None
-                        else "compile() takes a path or source=: neither was given")
+        raise TypeError(f"{who} takes a path or source=, not both" if path is not None
+                        else f"{who} takes a path or source=: neither was given")
     if path is not None:
-        check_path(path, "compile()")
+        check_path(path, who)
     if source is not None and not isinstance(source, str):
-        raise TypeError(f"compile()'s source= is a str, not {type(source).__name__}")
+        raise TypeError(f"{who}'s source= is a str, not {type(source).__name__}")
     sets, defs = check_overrides(sets, defs)
     if use_pm:
         pm = _default_pm(pm)
@@ -258,7 +260,7 @@ def parse(path: str | Path | None = None, *, source: str | None = None, pm: Any 
 
     if not switch(desugar):  # (taken by its truth: desugar="no" desugared)
         raise TypeError(f"desugar must be True or False, not {desugar!r:.60}")
-    ctx, layer_list, text, name = _setup(path, source, pm, sets or {}, defs or {}, desugar)
+    ctx, layer_list, text, name = _setup(path, source, pm, sets or {}, defs or {}, desugar, who="parse()")
     return _front(ctx, text, name, layer_list, desugar)
 
 
