@@ -53,10 +53,14 @@ session { run e decode (inf); }
 run { horizon 1e9; }
 """
 # 20 000 sessions admitted by a step stage at t=0: each admission looks at every resident
+# a planning admitting 40 000 sessions at t=0, each admission reading budget_left and a sum of 1 000 terms in
+# its header (an admission's own work: its look at the residents is the newcomers' alone); the sessions
+# left waiting when the bound stops the run have their demand read at the end (over_cap): budget_left over
+# every resident, which must neither stop the run again (a traceback out of the report) nor take seconds
 STEP_ADMIT = """pool reqs { cap 100000; admit via e; }
 stage e : step { budget 1e9; cost 1e-3; }
-workload { arrive batch(20000); }
-session { hold reqs (1) { run e decode (inf); } }
+workload { arrive batch(40000); }
+session { hold reqs (budget_left(e) > 0 ? 1 + 0 * (sum j in 1000 (serial * j)) : 1) { run e decode (inf); } }
 run { horizon 1e9; }
 """
 # 5 000 flows over two stages: every settle shares the stages among all of them

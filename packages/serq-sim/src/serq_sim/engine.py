@@ -89,7 +89,7 @@ class Simulation:
     #: keeps a simulation open to others' attributes (test_slots.py checks that every one a run sets is here)
     __slots__ = (
         "_arrive_cb", "_pl_word", "_rand_arr", "_seq", "_wl_base", "_wl_seed", "a_live", "adm_counter",
-        "admit_budget", "admitted", "any_pools", "arr_limit", "arrivals", "arrive", "backlog", "check", "closed",
+        "admit_budget", "admitted", "any_pools", "end_memo", "arr_limit", "arrivals", "arrive", "backlog", "check", "closed",
         "compiler", "cur", "dirty", "eid_counter", "end", "ended", "events", "flow_network", "free_pools",
         "gap_fn", "gauge_last", "gauge_points", "gauges", "grow_pools", "heap", "heap_left", "horizon",
         "init_fn", "interrupted", "join_counter", "live", "live_next", "live_t", "max_events", "max_samples",
@@ -186,6 +186,8 @@ class Simulation:
         #: when the step stages' phase admitted a session
         self.admitted = 0
         self.admit_budget = None
+        #: while the run's end is made (run: _finish and the report), the observables read once a stage
+        self.end_memo: dict | None = None
         self.interrupted = False
         #: whether events were left when the run ended (none left: every live session waits for ever)
         self.heap_left = True
@@ -278,9 +280,22 @@ class Simulation:
                 for col in cols:
                     del col[whole:]
             self.stopped(self.out_of_memory())
+        self.run_over()
         with _signals_deferred():
             self._finish()
             return build_report(self)
+
+    def run_over(self) -> None:
+        """The run is over (both tiers, before ``_finish``): what the end reads off the state (a waiting
+        session's demand may read ``budget_left`` over every resident, counted down as work) must not stop
+        it again (--max-wall's countdown read the clock there and raised out of the report's making: a
+        traceback); and the observables that walk a stage's jobs (``budget_left``, ``work``), read for each
+        waiting session's demand there, are the same for all of them: read once a stage (thousands
+        waiting, each reading them over thousands of residents, took seconds after a run stopped)."""
+        self.max_wall = None
+        self.show_progress = False
+        self.pulse = NO_PULSE
+        self.end_memo = {}
 
     def stop(self, reason: str, message: str) -> None:
         """End the run now with the partial report (see :class:`StopRun`); both tiers."""
@@ -988,6 +1003,12 @@ class Simulation:
         return st.busy()
 
     def obs_work(self, st) -> float:
+        memo = self.end_memo
+        if memo is not None:  # the run is over (_finish): the state stands still, read once a stage
+            v = memo.get(("work", st))
+            if v is None:
+                v = memo[("work", st)] = st.work()
+            return v
         return st.work()
 
     def obs_used(self, p: Pool) -> float:
@@ -1019,6 +1040,12 @@ class Simulation:
         f = getattr(st, "budget_left", None)
         if f is None:
             raise self.error(f"budget_left({st.name}): not a step stage")
+        memo = self.end_memo
+        if memo is not None:  # (obs_work)
+            v = memo.get(("budget_left", st))
+            if v is None:
+                v = memo[("budget_left", st)] = f()
+            return v
         return f()
 
     def obs_price(self, st, s_h: float, ds: float) -> float:

@@ -1662,6 +1662,7 @@ def run(sim):
         sim.end_at_horizon()
     from .engine import _signals_deferred
 
+    sim.run_over()
     with _signals_deferred():
         sim._finish()
         report = build_report(sim)
