@@ -8,6 +8,7 @@ do, status 1, and nothing written."""
 from __future__ import annotations
 
 import subprocess
+import sys
 
 import pytest
 from host_helpers import BIN
@@ -20,11 +21,13 @@ MESSAGE = ("error: the current folder no longer exists (it was removed or rename
            "that exists: without it a relative path cannot be resolved, nor worker processes started")
 
 
-def _in_removed_folder(tmp_path, *args: str) -> subprocess.CompletedProcess:
-    """``serq ARGS`` run in ``tmp_path/gone``, removed before serq starts (its paths relative to it)."""
+def _in_removed_folder(tmp_path, *args: str, module: bool = False) -> subprocess.CompletedProcess:
+    """``serq ARGS`` (``python -m serq ARGS`` with ``module``) run in ``tmp_path/gone``, removed before
+    serq starts (its paths relative to it)."""
     (tmp_path / "gone").mkdir()
     script = 'cd "$1" && rmdir "$1" && shift && exec "$@"'
-    return subprocess.run(["sh", "-c", script, "sh", str(tmp_path / "gone"), str(BIN / "serq"), *args],
+    command = [sys.executable, "-m", "serq"] if module else [str(BIN / "serq")]
+    return subprocess.run(["sh", "-c", script, "sh", str(tmp_path / "gone"), *command, *args],
                           capture_output=True, text=True, timeout=100)
 
 
@@ -44,5 +47,14 @@ def test_an_output_by_a_relative_path_is_one_message(tmp_path, output):
 def test_a_program_given_in_full_runs_there(tmp_path):
     (tmp_path / "p.sq").write_text(PROGRAM)
     r = _in_removed_folder(tmp_path, "run", str(tmp_path / "p.sq"), "--no-progress", "-o", str(tmp_path / "r.json"))
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "r.json").read_text().startswith("{")
+
+
+def test_python_m_serq_starts_there(tmp_path):
+    # python -m serq took its first sys.path entry off by comparing it with os.getcwd(): a traceback
+    (tmp_path / "p.sq").write_text(PROGRAM)
+    r = _in_removed_folder(tmp_path, "run", "../p.sq", "--no-progress", "-o", str(tmp_path / "r.json"), module=True)
+    assert "Traceback" not in r.stderr, r.stderr
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "r.json").read_text().startswith("{")

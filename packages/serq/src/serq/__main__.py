@@ -11,7 +11,11 @@ avoid that too (docs/security.md).
 import os
 import sys
 
-if not sys.flags.safe_path and sys.path and sys.path[0] in ("", os.getcwd()):
+try:
+    _here = os.getcwd()
+except OSError:  # the current folder was removed: Python put none on sys.path (its first entry is another)
+    _here = None
+if not sys.flags.safe_path and sys.path and sys.path[0] in ("", _here):
     del sys.path[0]
 
 from .cli import entry  # noqa: E402
