@@ -19,7 +19,9 @@ general engine (byte-identical reports):
 (k) `growing` is a step stage's: on a fifo, ps or delay stage (whose work is time) it is refused, in the
     source and in an IR file, as a mode there is (it was run as plain work and grew nothing);
 (l) a closed population whose sessions end inside a hold: each hold caches per its clause, the prefix
-    is found again at the next turn, the ended sessions' prefixes stay until the newcomers evict them.
+    is found again at the next turn, the ended sessions' prefixes stay until the newcomers evict them;
+(m) two engines' queues whose heads wait for room in one pool are served in the pools' declaration order
+    when both engines start at one instant, whatever the order the engines are declared in.
 """
 
 from __future__ import annotations
@@ -470,3 +472,32 @@ run { horizon 5.5; }
     assert (r.result.arrivals, r.result.ended, r.result.turns) == (6, 4, 4)
     d = stage(r, "d")
     assert d.completions == 12 and d.utilisation == 1.0
+
+
+TWO_ENGINES = """
+pool kv { cap 2; }
+pool qa { cap 5; admit via A; }
+pool qb { cap 5; admit via B; }
+STAGES
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) { hold qa (1), kv (2) { observe a = now; run A decode (2); } }
+  else { hold qb (1), kv (2) { observe b = now; run B decode (2); } }
+}
+run { horizon 30; }
+"""
+
+
+@pytest.mark.parametrize("stages", [
+    "stage A : step { budget 4; cost 1; }\nstage B : step { budget 4; cost 1; }",
+    "stage B : step { budget 4; cost 1; }\nstage A : step { budget 4; cost 1; }",
+])
+def test_two_engines_heads_waiting_for_one_pool_go_in_the_pools_declaration_order(monkeypatch, stages):
+    """§3 Ties: "Each pool has one queue, and a hold on several pools waits in its first pool's; where the
+    heads of two queues both wait for room in one pool, or one stage serves several queues, the pool
+    declared first is served first"; the settle "starts an iteration on every idle step stage that has …
+    a waiting queue it serves". At 0 s0 waits in qa (A's), s1 in qb (B's), each needing kv's 2 units: both
+    engines are idle and start at 0, and qa, declared first, is served first: s0 at 0 (decodes 2, ends at
+    2), s1 at 2. (With B declared before A, B started first and admitted s1.)"""
+    _, o = run(TWO_ENGINES.replace("STAGES", stages), monkeypatch)
+    assert (o["a"], o["b"]) == ([(0, 0.0, 0.0)], [(1, 2.0, 2.0)])
