@@ -21,7 +21,9 @@ general engine (byte-identical reports):
 (l) a closed population whose sessions end inside a hold: each hold caches per its clause, the prefix
     is found again at the next turn, the ended sessions' prefixes stay until the newcomers evict them;
 (m) two engines' queues whose heads wait for room in one pool are served in the pools' declaration order
-    when both engines start at one instant, whatever the order the engines are declared in.
+    when both engines start at one instant, whatever the order the engines are declared in;
+(n) jobs of a ps stage, flows over several included, that finish at one instant finish in the order they
+    started.
 """
 
 from __future__ import annotations
@@ -501,3 +503,35 @@ def test_two_engines_heads_waiting_for_one_pool_go_in_the_pools_declaration_orde
     2), s1 at 2. (With B declared before A, B started first and admitted s1.)"""
     _, o = run(TWO_ENGINES.replace("STAGES", stages), monkeypatch)
     assert (o["a"], o["b"]) == ([(0, 0.0, 0.0)], [(1, 2.0, 2.0)])
+
+
+FINISH_TOGETHER = """
+pool m { cap 1; }
+stage a : ps(1);
+stage b : ps(1);
+stage d : delay;
+SHARE
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) { run d (0.5); RUN0 }
+  else { RUN1 }
+  hold m (1) { observe h = now; run d (1); }
+}
+run { horizon 30; }
+"""
+
+
+@pytest.mark.parametrize("share, run0, run1", [
+    ("", "run a (1);", "run a (1.5);"),
+    ("share maxmin;", "run a, b (1);", "run a, b (1.5);"),
+    ("share bottleneck;", "run a, b (1);", "run a, b (1.5);"),
+])
+def test_jobs_of_a_ps_stage_finishing_together_finish_in_the_order_they_started(monkeypatch, share, run0, run1):
+    """§3 Ties: "jobs of a ps stage with equal finish tags finish in the order they started", and sessions
+    "run in the order they became ready"; Stages: a run over several stages is "one job that holds a and b
+    from its start to its end", a flow of the program's share. s1's job (1.5) runs alone on [0, 0.5) and
+    has 1 left; s0's (1) starts at 0.5 and both go at 1/2 (ps(1) shared by two; either share gives each
+    flow 1/2 of a and b): both end at 2.5. s1 started first, so it finishes first and takes m (cap 1) at
+    2.5; s0 at 3.5 (serial order would have put s0 first)."""
+    _, o = run(FINISH_TOGETHER.replace("SHARE", share).replace("RUN0", run0).replace("RUN1", run1), monkeypatch)
+    assert at(o["h"]) == [(1, 2.5), (0, 3.5)]
