@@ -1,7 +1,8 @@
 """Admitting many sessions at one instant to a step stage costs work in proportion to them, not to their
 square: after a planning's first admission has looked at the residents, each later admission looks only
 at the residents it brought (Planner._admissions). Before, every admission walked every resident, and
-20 000 sessions arriving together took seconds. The count of resident looks is taken from the lists
+20 000 sessions arriving together took seconds. So does the end of an iteration in which thousands of
+jobs end (StepStage._end: the residents filtered once, not a removal each). The count of resident looks is taken from the lists
 themselves (every iteration over the residents and the residents not lazy is counted), and the reports
 are the per-job planning's (SERQ_SIM_TIER=general) byte for byte."""
 
@@ -37,7 +38,8 @@ run {{ horizon 1e6; seed 1; }}
 
 
 class Counted(list):
-    """A list that counts the items every iteration over it hands out."""
+    """A list that counts the items every iteration over it hands out, and those a removal or a membership
+    test walks."""
 
     looks = 0
 
@@ -45,6 +47,15 @@ class Counted(list):
         for x in super().__iter__():
             Counted.looks += 1
             yield x
+
+    def remove(self, x):
+        i = next((k for k, y in enumerate(super().__iter__()) if y is x), len(self) - 1)
+        Counted.looks += i + 1
+        super().remove(x)
+
+    def __contains__(self, x):
+        Counted.looks += len(self)
+        return super().__contains__(x)
 
 
 @pytest.fixture
@@ -81,6 +92,24 @@ def test_a_burst_of_admissions_looks_at_each_resident_a_bounded_number_of_times(
         assert sim.arrivals == N and sim.ended == N
         # every session is admitted in the first planning (budget and slots for all): a look at each
         # resident per admission would be about N * N / 2 = 1 125 000
+        assert counted.looks < 40 * N, (tier, counted.looks)
+        reports[tier] = (outcome, samples)
+    assert reports[""] == reports["general"]
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("serve", ["serve by (-admission);", "serve by (serial % 2, -admission);"])
+def test_thousands_ending_in_one_iteration_are_taken_out_in_one_pass(tmp_path, counted, serve):
+    # every session decodes one token: all N end at the second iteration's end, walked in serving order
+    src = tmp_path / "end.sq"
+    src.write_text(PROGRAM.format(n=N, serve=serve).replace("decode on engine (1 + serial % 5)", "decode on engine (1)"))
+    program = serq_frontend.compile(str(src), sets={}, defs={})
+    reports = {}
+    for tier in ("", "general"):
+        counted.looks = 0
+        sim, outcome, samples = run_on_tier(program, tier)
+        assert outcome[0] == "report", outcome
+        assert sim.ended == N
         assert counted.looks < 40 * N, (tier, counted.looks)
         reports[tier] = (outcome, samples)
     assert reports[""] == reports["general"]

@@ -413,6 +413,8 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
                 else:
                     partial.append(job)
         if assign or lazy_done is not None or self.tpend or not self.iter_lazy:
+            if partial is not None:
+                partial = set(partial)  # (a look-up per job: thousands may end one iteration)
             self.gaps.iteration(self, assign if partial is None else [j for j in assign if j not in partial],
                                 self.t_start, self.t_round, self.nlazy if self.iter_lazy else 0,
                                 self.tpend, lazy_done, self.sim.warm)
@@ -431,8 +433,10 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
                 rest = None
             else:
                 split = self.iter_split
-                first = [j for j in assign[:split] if j in finished]
-                rest = [j for j in finished if j not in first]
+                ended = set(finished)  # (look-ups in sets: thousands may end one iteration)
+                first = [j for j in assign[:split] if j in ended]
+                ended = set(first)
+                rest = [j for j in finished if j not in ended]
             r = self.rounds
             cost_kv = self.cost_kv
             for job in lazy_done:
@@ -457,14 +461,23 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
         residents = self.residents
         eager = self.eager
         job_done = self.sim.job_done
+        many = len(finished) > 16
+        if many:
+            # thousands ending in one iteration: the lists filtered once, in place (each kept in its order),
+            # where a removal each walked them (quadratic); a job's completion only marks its session ready,
+            # so the books below are the same in either order
+            ended = set(finished)
+            residents[:] = [j for j in residents if j not in ended]
+            eager[:] = [j for j in eager if j not in ended]
         for job in finished:
-            residents.remove(job)
+            if not many:
+                residents.remove(job)
+                if job in eager:  # not a lazy job (no exception raised for one: most finish lazy)
+                    eager.remove(job)
             if job.mode == "decode":
                 self.ndec -= 1
             if job.growing is not None:
                 self.ngrow -= 1
-            if job in eager:  # not a lazy job (no exception raised for one: most finish lazy)
-                eager.remove(job)
             self.present -= 1
             job.stage = None
             job.work = 0.0
