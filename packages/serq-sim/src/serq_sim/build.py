@@ -83,15 +83,17 @@ def build(sim, reg, trace_path) -> None:
         if node.admit_via is not None:
             for m in range(node.size):
                 sim.pools[sim.pool_base[f] + m].via = pair(sim, node.admit_via, node.size, m, node)
-    # the stages that start work once an instant has settled (the stage-kind contract: wants_start), in the
-    # order of the first pool each admits (§3 Ties: where the heads of two queues wait for room in one pool
-    # "the pool declared first is served first", whichever stage serves it), then as declared
+    # the stages that start work once an instant has settled (the stage-kind contract: wants_start), as
+    # declared, but those that admit a pool in the order of the first pool each admits (§3 Ties: where the
+    # heads of two queues wait for room in one pool "the pool declared first is served first", whichever
+    # stage serves it); a stage that admits none keeps its place
     first_pool = {}
     for pl in sim.pools:
         if pl.via is not None and id(pl.via) not in first_pool:
             first_pool[id(pl.via)] = pl.flat
-    sim.step_stages = sorted((s for s in sim.stages if s.wants_start),
-                             key=lambda s: (first_pool.get(id(s), len(sim.pools)), s.flat))
+    steps = [s for s in sim.stages if s.wants_start]
+    admitting = iter(sorted((s for s in steps if id(s) in first_pool), key=lambda s: (first_pool[id(s)], s.flat)))
+    sim.step_stages = [next(admitting) if id(s) in first_pool else s for s in steps]
     for st in sim.stages:
         st.bind()
     for pool in sim.pools:
