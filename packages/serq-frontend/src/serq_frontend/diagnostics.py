@@ -15,6 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from serq.errors import did_you_mean  # noqa: F401 - the one rule of a near name, here for the front end's modules
+
 
 @dataclass(frozen=True, slots=True)
 class Pos:
@@ -181,12 +183,3 @@ def check_unicode(text: str, name: str) -> None:
     sources.add(name, text)
     pos = Pos(name, line, col)
     raise CompileError(message, pos, rendered=render(message, pos, sources, name=name))
-
-
-def did_you_mean(name: str, candidates: Any) -> str:
-    """`` (did you mean `x`?)`` with the candidate closest to an unknown ``name`` (a misspelling), or
-    nothing when none is close."""
-    import difflib
-
-    close = difflib.get_close_matches(name, sorted({c for c in candidates if isinstance(c, str)} - {name}), n=1)
-    return f" (did you mean `{close[0]}`?)" if close else ""

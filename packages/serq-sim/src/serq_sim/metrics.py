@@ -199,6 +199,7 @@ def check_slo(slo: Any) -> dict[str, float]:
     value made a goodput of 0 silently."""
     from collections.abc import Mapping
 
+    from serq.errors import did_you_mean
     from serq.numbers import real
 
     if not isinstance(slo, Mapping):
@@ -206,7 +207,8 @@ def check_slo(slo: Any) -> dict[str, float]:
     out: dict[str, float] = {}
     for name, v in slo.items():
         if name not in SLO_METRICS:
-            raise ValueError(f"slo: {name!r} is not a metric of an SLO (one of {', '.join(SLO_METRICS)})")
+            raise ValueError(f"slo: {name!r} is not a metric of an SLO (one of {', '.join(SLO_METRICS)})"
+                             + did_you_mean(name, SLO_METRICS))
         x = real(v)  # (None for what is no real number: a str, a bool, an int beyond the doubles)
         if x is None and isinstance(v, int) and not isinstance(v, bool):
             raise ValueError(f"slo[{name!r}]: an integer of {v.bit_length()} bits is beyond the doubles")
@@ -222,6 +224,7 @@ def check_slo(slo: Any) -> dict[str, float]:
 
 def parse_slo(text: str) -> dict[str, float]:
     """``ttft=1,tpot=0.05`` as ``{"ttft": 1.0, "tpot": 0.05}``; a ValueError says what is wrong."""
+    from serq.errors import did_you_mean
     from serq.numbers import NUMBER_HINT, NotANumber, number
 
     out: dict[str, float] = {}
@@ -229,7 +232,8 @@ def parse_slo(text: str) -> dict[str, float]:
         name, eq, value = part.partition("=")  # (the value as given: a number has no spaces around it)
         name = name.strip()
         if not eq or name not in SLO_METRICS:
-            raise ValueError(f"{part.strip()!r}: an SLO is NAME=SECONDS with NAME one of {', '.join(SLO_METRICS)}")
+            raise ValueError(f"{part.strip()!r}: an SLO is NAME=SECONDS with NAME one of {', '.join(SLO_METRICS)}"
+                             + (did_you_mean(name, SLO_METRICS) if eq else ""))
         try:  # serQ's number syntax (float() read 1_000 as 1000, ١٢ as 12, and took spaces around it)
             v = number(value, nan=True)
         except NotANumber as e:

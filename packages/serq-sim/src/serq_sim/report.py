@@ -50,7 +50,10 @@ def _named(table: Any, name: Any, kind: str, where: str = "the program has") -> 
     try:
         return table[name]
     except KeyError:
-        raise KeyError(f"no {kind} {name!r} ({where}: {', '.join(table) or 'none'})") from None
+        from serq.errors import did_you_mean
+
+        raise KeyError(f"no {kind} {name!r} ({where}: {', '.join(table) or 'none'})"
+                       + did_you_mean(name, table)) from None
 
 
 def _member(rows: Any, name: Any, index: Any, kind: str) -> Any:
@@ -68,8 +71,11 @@ def _member(rows: Any, name: Any, index: Any, kind: str) -> Any:
         if row.name == name and (row.index or 0) == (index or 0):
             return row
     names = ", ".join(dict.fromkeys(row.name if row.index is None else f"{row.name}[{row.index}]" for row in rows))
+    from serq.errors import did_you_mean
+
     raise KeyError(f"no {kind} {name}" + ("" if index is None else f"[{index}]")
-                   + f" (the program has: {names or 'none'})")
+                   + f" (the program has: {names or 'none'})"
+                   + did_you_mean(name, [] if any(row.name == name for row in rows) else [row.name for row in rows]))
 
 
 class _Columns:
@@ -165,8 +171,10 @@ class Report:
         try:
             return self._records[name]
         except KeyError:
+            from serq.errors import did_you_mean
+
             raise KeyError(f"no record table {name!r} (the program has: {', '.join(self._records) or 'none'})"
-                           ) from None
+                           + did_you_mean(name, self._records)) from None
 
     @property
     def record_names(self) -> list[str]:

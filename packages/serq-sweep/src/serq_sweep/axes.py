@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from serq.errors import UsageError
+from serq.errors import UsageError, did_you_mean
 from serq.numbers import WHOLE_HINT, NotANumber, number, real, switch, whole
 
 #: at most this many points (compiled programs) in one sweep, this many values of one swept name (a range,
@@ -374,7 +374,7 @@ def points(axes: Sequence[Axis], zipped: Sequence[Sequence[str]] = (), *, repeat
         for name in g:
             if name not in by_name:
                 raise UsageError(f"--zip {','.join(g)}: {name} is not a swept name "
-                                f"(swept: {', '.join(by_name) or 'none'})")
+                                f"(swept: {', '.join(by_name) or 'none'}){did_you_mean(name, by_name)}")
             if name in grouped:
                 raise UsageError(f"--zip: {name} is in two groups")
             grouped.add(name)

@@ -15,7 +15,7 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
-from serq.errors import UserError
+from serq.errors import UserError, did_you_mean
 
 #: top-level keys of the report that are not figures
 NOT_FIGURES = frozenset({"report_version", "serq_version", "program", "seed", "notes"})
@@ -92,6 +92,20 @@ def resolve(name: str, columns: Iterable[str]) -> str:
     if tails:
         raise AmbiguousFigure(f"figure {name!r} is ambiguous: " + ", ".join(tails[:6])
                         + (" ..." if len(tails) > 6 else ""))
-    near = [c for c in cols if name.split(".")[-1] in c.split(".")][:6]
-    hint = f" (figures with {name.split('.')[-1]!r}: {', '.join(near)})" if near else ""
+    hint = did_you_mean(name, _names(cols))
+    if not hint:
+        near = [c for c in cols if name.split(".")[-1] in c.split(".")][:6]
+        hint = f" (figures with {name.split('.')[-1]!r}: {', '.join(near)})" if near else ""
     raise UnknownFigure(f"no figure {name!r} in the results{hint}")
+
+
+def _names(cols: list[str]) -> list[str]:
+    """Every name that means one figure of ``cols``: a column, and each tail of one that no other column ends
+    with (the names a near-name suggestion may offer: ``response.mean`` for ``Response.mean``)."""
+    count: dict[str, int] = {}
+    for c in cols:
+        parts = c.split(".")
+        for i in range(1, len(parts)):
+            tail = ".".join(parts[i:])
+            count[tail] = count.get(tail, 0) + 1
+    return [*cols, *(t for t, n in count.items() if n == 1 and t not in cols)]

@@ -26,7 +26,7 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from serq.errors import UsageError, UserError
+from serq.errors import UsageError, UserError, did_you_mean
 from serq.files import MAX_LINE, open_input
 from serq.numbers import NUMBER_HINT, NotANumber, number
 
@@ -211,7 +211,7 @@ def curve_data(table: Any, x: str, y: str, hue: str | None = None) -> tuple[str,
                 shown = ", ".join(map(str, cols))
                 said = (f"no {end} column, so not a table of serq sweep; its columns: "
                         f"{shown if len(shown) <= 80 else shown[:77] + '...'}")
-            raise UserError(f"{what} {name}: no column {name} ({said})")
+            raise UserError(f"{what} {name}: no column {name} ({said}){did_you_mean(name, map(str, cols))}")
     if points_table:
         fig = resolve(y, [c[:-5] for c in cols if c.endswith(":mean")])
     else:
@@ -345,7 +345,8 @@ def _dump_file(folder: str, name: str, gauge: bool) -> str:
         have = sorted(name_of_file(f) for f in stems)
         old = file_of(name, left)
         why = f"; {old}.csv there is left from an earlier dump, not written by the last one" if old else ""
-        raise UserError(f"{folder}: no {kind} {name} in the dump ({kind}s there: {', '.join(have) or 'none'}){why}")
+        raise UserError(f"{folder}: no {kind} {name} in the dump ({kind}s there: {', '.join(have) or 'none'})"
+                        f"{did_you_mean(name, have)}{why}")
     return os.path.join(where, f"{stem}.csv")
 
 
@@ -499,7 +500,8 @@ def _metric(frame: Any, name: str, where: str) -> Any:
                             f"{', '.join(frame.columns)})")
     if name not in cols:
         raise UserError(f"{where}: --cdf {name}: no column {name} in the records and no metric of that name "
-                        f"(metrics: {', '.join(RECORD_METRICS)}; columns: {', '.join(frame.columns)})")
+                        f"(metrics: {', '.join(RECORD_METRICS)}; columns: {', '.join(frame.columns)})"
+                        + did_you_mean(name, [*RECORD_METRICS, *map(str, frame.columns)]))
     return _column_numbers(frame, name, name, where)
 
 
@@ -526,7 +528,8 @@ def records_cdf_data(records: Any, metrics: Sequence[str], hue: str | None = Non
     if hue is not None and hue not in frame.columns:
         swept = list(frame.columns[: list(frame.columns).index("seed")]) if "seed" in frame.columns else []
         raise UserError(f"{where}: --hue {hue}: no column {hue}"
-                        + (f" (the swept names: {', '.join(c for c in swept if c != 'point')})" if swept else ""))
+                        + (f" (the swept names: {', '.join(c for c in swept if c != 'point')})" if swept else "")
+                        + did_you_mean(hue, map(str, frame.columns)))
     out: dict[tuple[str, Any], list[float]] = {}
     if hue is not None:
         _few_lines(len(set(frame[hue].to_numpy().tolist())), hue, len(metrics))

@@ -23,7 +23,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from serq.errors import UsageError, UserError
+from serq.errors import UsageError, UserError, did_you_mean
 from serq.numbers import NotANumber, number
 
 from . import core
@@ -258,7 +258,8 @@ def find(program: str | Sequence[str], conditions: str | Sequence[str], over: tu
         program_, _ = core.compile_point(pm, file, {a.name: first[a.name] for a in axes if a.kind == "set"},
                                          {a.name: first[a.name] for a in axes if a.kind == "def"}, overrides)
         if name not in {c.name for c in program_.constants}:
-            raise UserError(f"{file}: --over {name}: the program has no `let {name}` (the knob --find "
+            raise UserError(f"{file}: --over {name}: the program has no `let {name}`"
+                            f"{did_you_mean(name, [c.name for c in program_.constants])} (the knob --find "
                             "searches is a let)")
         # the program the search runs first (the knob at LO), for the figures its runs have
         program_, _ = core.compile_point(pm, file, {**{a.name: first[a.name] for a in axes if a.kind == "set"},

@@ -150,3 +150,24 @@ def located(span, body: str, base: str | None = None) -> str:
         return f"{head}error: {body}"
     return f"{printable(span.file)}:{span.line}:{span.col}: error: {body}" + source_excerpt(span.file, span.line,
                                                                                               span.col, base)
+
+
+def did_you_mean(name: object, candidates: object) -> str:
+    """`` (did you mean `x`?)`` with the candidate closest to an unknown ``name`` (a misspelling, or the
+    name in another case: ``--set r=2`` of a ``let R``, ``--slo TTFT=1``), or nothing when none is close:
+    the one rule of every door that takes a name of the user's (a flag's, a look-up of the Python API's).
+    A candidate equal to ``name`` but for case comes first; otherwise the closest by
+    :func:`difflib.get_close_matches`, compared case-folded (``TTFT`` was nothing like ``ttft`` to it)."""
+    import difflib
+
+    if not isinstance(name, str):
+        return ""
+    names = sorted({c for c in candidates if isinstance(c, str)} - {name})  # type: ignore[attr-defined]
+    folded: dict[str, str] = {}
+    for c in names:  # (the first in sorted order of those one case-folding apart)
+        folded.setdefault(c.casefold(), c)
+    key = name.casefold()
+    if key in folded:
+        return f" (did you mean `{folded[key]}`?)"
+    close = difflib.get_close_matches(key, list(folded), n=1)
+    return f" (did you mean `{folded[close[0]]}`?)" if close else ""

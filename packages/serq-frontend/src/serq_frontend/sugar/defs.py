@@ -593,7 +593,8 @@ def unknown_defs(ctx: Any, overridden: set[str]) -> None:
     no definition at all, and this layer has nothing else to do)."""
     for name in ctx.defs:
         if name not in overridden:
-            raise ctx.error(None, f"--def {name}: the program has no expression definition `{name}`")
+            raise ctx.error(None, f"--def {name}: the program has no expression definition `{name}`"
+                            + did_you_mean(name, ctx.notes.get("expression_defs", ())))
 
 
 LAYER = SugarLayer("defs", grammar_text("defs"), BUILDERS, rewrite)
