@@ -56,10 +56,22 @@ COLUMNS = ("outcome", "holds", "fails", "evaluations")
 MAX_STEPS = 60
 
 
+#: FIGURE, then a run of comparison characters that is no OP, then something: the operator the user meant
+_LOOSE = re.compile(r"^\s*[A-Za-z_][\w.\[\]]*\s*([<>=!≤≥≠]+)\s*(?:[^\s<>=!≤≥≠]|$)")
+#: what a misspelt operator means: the order turned (=< =>), another language's (<> = ===), the symbols
+_MEANT = {"=<": "<=", "=>": ">=", "<>": "!=", "=!": "!=", "=": "==", "===": "==", "!==": "!=", "≤": "<=",
+          "≥": ">=", "≠": "!=", "<==": "<=", ">==": ">="}
+
+
 def parse_condition(text: str) -> tuple[str, str, float]:
     m = _COND.match(text)
     expected = "expected FIGURE OP NUMBER, OP one of <= < >= > == != (e.g. 'ttft.p99 <= 1')"
     if not m:
+        loose = _LOOSE.match(text) if isinstance(text, str) else None
+        if loose and loose.group(1) not in _OPS:
+            op = loose.group(1)
+            meant = f" (did you mean `{_MEANT[op]}`?)" if op in _MEANT else ""
+            raise UsageError(f"--find {text!r}: `{op}` is no operator{meant}; {expected}")
         raise UsageError(f"--find {text!r}: {expected}")
     try:
         return m.group(1), m.group(2), number(m.group(3))
