@@ -616,9 +616,10 @@ def test_aggregates_are_written_out_over_their_index(monkeypatch):
 
 @pytest.mark.parametrize("body, msg", [
     ("set j = 1; observe x = sum j in 2 (j);", "`sum j in …`: `j` is a name the program has already; give the "
-                                               "index its own"),
+                                               "index a name of its own: write `sum j2 in …` and `j2` in its body"),
     ("observe x = sum serial in 2 (1);", "`sum serial in …`: `serial` is a name the program has already; give "
-                                         "the index its own"),
+                                         "the index a name of its own: write `sum serial2 in …` and `serial2` in "
+                                         "its body"),
     ("observe x = sum j in 0 (1);", "the count of `sum j in …` must be an integer of at least 1, not 0"),
     ("observe x = sum j in 1.5 (1);", "the count of `sum j in …` must be an integer of at least 1, not 1.5"),
     ("observe x = sum j in serial (1);", "the count of `sum j in …` must be a constant (numbers and `let`s): "

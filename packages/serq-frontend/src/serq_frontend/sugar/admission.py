@@ -9,6 +9,7 @@ from .. import ast as A
 from ..names import BUILTIN_ATTRIBUTES, CONTEXT, LIVE_OBSERVABLES
 from ..parser import grammar_text
 from . import SugarLayer
+from .aggregates import own_index
 
 BUILDERS = {
     "hold_at": lambda b, p, c: ("at", list(c), p),
@@ -105,7 +106,7 @@ class Admission:
             for x in A.walk_expr(e) if e is not None else ():
                 if type(x) is A.Agg and x.var in env:
                     raise ctx.error(x.pos, f"`{x.op} {x.var} in …`: `{x.var}` is a binding of this `at "
-                                    "admission`; give the index its own")
+                                    "admission`; " + own_index(x.op, x.var, env))
         n = A.map_stmt(h)
         n.bindings = []
         n.pools = [A.HoldPool(_subst(p.ref, env),

@@ -25,7 +25,18 @@ BUILDERS = {
     "agg_n": lambda b, p, c: c[0],
 }
 
-__all__ = ["LAYER", "MAX_TERMS"]
+__all__ = ["LAYER", "MAX_TERMS", "own_index"]
+
+
+def own_index(op: str, var: str, taken: Any = ()) -> str:
+    """What to write where an aggregate's index ``var`` is a name it may not take (the program's, an aggregate's
+    around it, a definition's parameter, a binding's): ``give the index a name of its own: write `sum j2 in …`
+    and `j2` in its body``, the name offered one that ``taken`` does not hold. (The message ended "give the
+    index its own", which reads as cut short, and said no name.)"""
+    k = 2
+    while f"{var}{k}" in taken:
+        k += 1
+    return f"give the index a name of its own: write `{op} {var}{k} in …` and `{var}{k}` in its body"
 
 
 class Writer:
@@ -49,14 +60,14 @@ class Writer:
         ctx = self.ctx
         if a.var in self.taken:
             raise ctx.error(a.pos, f"`{a.op} {a.var} in …`: `{a.var}` is a name the program has already; "
-                            "give the index its own")
+                            + own_index(a.op, a.var, {*self.taken, *self.around}))
         if a.var in self.around:
             # the inner index would hide the outer in the body, which then reads one where the other was
             # meant (and a definition's argument that reads the outer one is read as the inner)
             o = self.around[a.var]
             where = f"{o.pos.line}:{o.pos.col}" if o.pos.file == a.pos.file else o.pos.at()
             raise ctx.error(a.pos, f"`{a.op} {a.var} in …`: `{a.var}` is the index of the aggregate around it "
-                            f"(`{o.op} {o.var} in …` at {where}); give the index its own")
+                            f"(`{o.op} {o.var} in …` at {where}); " + own_index(a.op, a.var, {*self.taken, *self.around}))
         v = ctx.const(a.n, f"the count of `{a.op} {a.var} in …`")
         try:
             n = agg_count(a, v)

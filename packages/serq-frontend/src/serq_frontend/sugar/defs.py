@@ -23,6 +23,7 @@ from ..names import (
 )
 from ..parser import before_block, grammar_text
 from . import SugarLayer
+from .aggregates import own_index
 
 BUILDERS = {
     "def_expr": lambda b, p, c: A.DefItem(str(c[0]), c[1] or [], c[2], None, p),
@@ -168,7 +169,7 @@ class Expander:
             for x in A.walk_expr(r):
                 if type(x) is A.Agg and x.var in d.params:
                     raise ctx.error(x.pos, f"`{x.op} {x.var} in …`: `{x.var}` is a parameter of `{name}`; a "
-                                    "parameter is substituted, so give the index its own name")
+                                    "parameter is substituted, so " + own_index(x.op, x.var, d.params))
         self.defs[name] = d
         if d.body is None:  # for the linker's hint at an unknown function: the names of the expression definitions
             ctx.notes.setdefault("expression_defs", []).append(name)

@@ -26,6 +26,7 @@ from ..diagnostics import Pos
 from ..names import CONTEXT, OBSERVABLES, TRACE_ATTRIBUTES
 from ..parser import _word, grammar_text
 from . import SugarLayer
+from .aggregates import own_index
 
 #: role -> its entries: (verb, parameters, takes `from`)
 ROLES: dict[str, list[tuple[str, int, bool]]] = {
@@ -724,7 +725,7 @@ class Instance:
             taken = {"self", *self.params, *self.locals, self.entry.src}
             if e.var in taken:
                 raise self.error(e.pos, f"`{e.op} {e.var} in` inside queue `{self.q.name}`: `{e.var}` is a "
-                                 "name of the entry; give the index its own")
+                                 "name of the entry; " + own_index(e.op, e.var, taken))
             return A.Agg(e.op, e.var, self.expr(e.n), self.expr(e.body), self.pos(e.pos))
         return e
 
