@@ -270,24 +270,19 @@ def plan(files: Sequence[str], *, sets: Mapping[str, Any] | None = None, defs: M
                 raise UsageError("the arms of the comparison are one program given twice: " + ", ".join(files)
                                  + "; an A/A test is one FILE under one value given twice (--set NAME=V,V)")
             raise UsageError("the programs of a sweep are given twice: " + ", ".join(files))
-        # one file by two paths (p.sq ./p.sq, a link): two points of one run, as a value twice; and serq
-        # compare's arms one program, as `p.sq p.sq` is (compare p.sq ./p.sq compared a program with itself)
-        ids: dict[tuple[int, int], str] = {}
-        from serq.files import path_str
+        if not repeat:  # one file by two paths (p.sq ./p.sq, a link): two points of one run, as a value twice
+            ids: dict[tuple[int, int], str] = {}
+            from serq.files import path_str
 
-        for f in files:
-            try:  # the file a loader reads: pathlib's spelling (p.sq/ is p.sq there, not to os.stat)
-                st = os.stat(path_str(f))
-            except (OSError, ValueError):  # (its compile says why)
-                continue
-            if (st.st_dev, st.st_ino) in ids:
-                if repeat:
-                    raise UsageError(f"the arms of the comparison are one program given twice: "
-                                     f"{ids[st.st_dev, st.st_ino]} and {f} are one file; an A/A test is one FILE "
-                                     "under one value given twice (--set NAME=V,V)")
-                raise UsageError(f"the programs of a sweep are given twice: {ids[st.st_dev, st.st_ino]} and "
-                                f"{f} are one file")
-            ids[st.st_dev, st.st_ino] = f
+            for f in files:
+                try:  # the file a loader reads: pathlib's spelling (p.sq/ is p.sq there, not to os.stat)
+                    st = os.stat(path_str(f))
+                except (OSError, ValueError):  # (its compile says why)
+                    continue
+                if (st.st_dev, st.st_ino) in ids:
+                    raise UsageError(f"the programs of a sweep are given twice: {ids[st.st_dev, st.st_ino]} and "
+                                    f"{f} are one file")
+                ids[st.st_dev, st.st_ino] = f
         axes.append(Axis("program", "program", tuple(labels)))
     axes += set_axes(sets) + def_axes(defs)
     seen: set[str] = set()
