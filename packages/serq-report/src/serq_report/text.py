@@ -128,10 +128,15 @@ def _requests(r: Result) -> list[str]:
     m = r.requests
     if m is None:
         return []
-    head = (f"requests ({m.table}): completed {_int(m.completed)} over {format_number(m.duration)} s  "
-            f"({format_number(m.total_input_tokens)} input, {format_number(m.total_output_tokens)} output tokens)  "
-            f"{format_number(m.request_throughput)} req/s  output {format_number(m.output_throughput)} tok/s  "
-            f"total {format_number(m.total_token_throughput)} tok/s")
+    if m.total_input_tokens == m.total_input_tokens:
+        tokens = f"({format_number(m.total_input_tokens)} input, {format_number(m.total_output_tokens)} output tokens)"
+        total = f"  total {format_number(m.total_token_throughput)} tok/s"
+    else:  # no input tokens counted (the JSON's null): said as such, and no total ("nan input", "total nan tok/s")
+        tokens = (f"({format_number(m.total_output_tokens)} output tokens; input not counted: no prompt column, "
+                  "or a prompt of NaN)")
+        total = ""
+    head = (f"requests ({m.table}): completed {_int(m.completed)} over {format_number(m.duration)} s  {tokens}  "
+            f"{format_number(m.request_throughput)} req/s  output {format_number(m.output_throughput)} tok/s{total}")
     if m.prefix_cache_hit_rate is not None:
         head += f"  prefix-cache hit rate {format_number(m.prefix_cache_hit_rate)}"
     if m.goodput is not None:
