@@ -79,6 +79,33 @@ def parse_condition(text: str) -> tuple[str, str, float]:
         raise UsageError(f"--find {text!r}: {e}; {expected}") from None
 
 
+def whole_unit_pools(program: Any) -> set[int]:
+    """The pools of ``program`` (by index) whose every hold takes a whole number of units, a constant, and
+    which nothing else fills (no grow, load, growing run, cache clause, block or spill into it): request
+    slots, ``pool reqs { cap N; }`` held ``(1)``. A fractional cap of one admits what the whole cap below it
+    does (``used + 1 <= 2.5`` holds at used 0 and 1 only), so a capacity search bisecting through fractions
+    of such a cap finds a fraction that says no more than the whole number under it."""
+    from serq_ir import nodes as N
+    from serq_sim.compile import walk
+
+    def whole(e: Any) -> bool:
+        return e is None or isinstance(e, N.Num) and isinstance(e.value, (int, float)) and float(e.value).is_integer()
+
+    held: set[int] = set()
+    other: set[int] = {i for i, pool in enumerate(program.pools) if pool.block is not None}
+    for x in walk(program, presets=False):
+        if isinstance(x, N.Hold):
+            for hp in x.pools:
+                (held if x.cache is None and whole(hp.units) and whole(hp.reserve) else other).add(hp.pool.pool)
+        elif isinstance(x, (N.Grow, N.Load)):
+            other.add(x.pool.pool)
+        elif isinstance(x, N.Run) and x.growing is not None:
+            other.add(x.growing.pool)
+        elif isinstance(x, N.Spill):
+            other.add(x.tier.pool)
+    return held - other
+
+
 def halvings(lo: float, hi: float, tol: float | None) -> int:
     """How many times a bisection of ``[lo, hi]`` halves it to bring it to at most ``tol``: 6 by default
     (``tol`` None: (HI - LO) / 64), else the fewest ``n`` with ``(HI - LO) / 2**n <= tol``, the three read
@@ -262,6 +289,10 @@ def find(program: str | Sequence[str], conditions: str | Sequence[str], over: tu
              f"{core.show_value(lo)}:{core.show_value(hi)}:1"
              if grid is None and float(lo).is_integer() and float(hi).is_integer() else "")
     probes: list[core.Point] = []
+    # per program, the pools' caps at LO and the pools of whole units: a fraction of the knob that makes one
+    # of those caps a fraction is said once, after the search (fractional_cap), as a fifo count's error is
+    caps_lo: dict[str, tuple[list[Any], set[int]]] = {}
+    fractional_cap: str | None = None
     traces: dict[str, Any] = {}  # the digests of the traces the runs replay (core.run_hash), each read once
     # the knob is a let of every program, said before the search: its values reach the programs as --set,
     # whose error ("--set B: the program has no `let B`") named a flag the command line did not give
@@ -279,6 +310,8 @@ def find(program: str | Sequence[str], conditions: str | Sequence[str], over: tu
                                          {a.name: first[a.name] for a in axes if a.kind == "def"}, overrides)
         probes.append(core.Point(len(probes), dict(first), file, serq_ir.encode(program_),
                                  core.run_hash(program_, traces, pm)))
+        if grid is None:  # (the caps the knob sets are those that differ from these at a value of the search)
+            caps_lo[file] = ([p.cap for p in program_.pools], whole_unit_pools(program_))
     # a condition's figure no run has (a typo) is refused before the search, as sweep --show's
     core.check_figures(core.Plan([], probes, seed_list, limits, pm), [f for f, _, _ in conds])
     judged: list[dict[str, Any]] = []  # every run a condition was judged on (cut_short: the partial ones)
@@ -302,6 +335,8 @@ def find(program: str | Sequence[str], conditions: str | Sequence[str], over: tu
                     hint = whole if not float(s.value(x)).is_integer() else ""
                     raise UserError(f"{e}\n(at {name}={core.show_value(s.value(x))} of the capacity search"
                                     f"{hint})") from None
+                if fractional_cap is None and file in caps_lo and not float(s.value(x)).is_integer():
+                    fractional_cap = _fractional_cap(program_, *caps_lo[file], name, s.value(x), whole)
                 read.update(inputs)
                 plan_points.append(core.Point(len(plan_points), {**s.params, name: s.value(x)}, file,
                                               serq_ir.encode(program_), core.run_hash(program_, traces, pm), inputs))
@@ -334,6 +369,10 @@ def find(program: str | Sequence[str], conditions: str | Sequence[str], over: tu
                 s.record(x, ok)
             for s in searches:
                 s.settle()
+    if fractional_cap is not None:
+        import sys
+
+        print(fractional_cap, file=sys.stderr, flush=True)
     warning = core.cut_short(judged, "the conditions of --find were judged")
     if warning is not None:  # (said, not refused: a bound is what the user gave; the figures are what ran)
         import sys
@@ -375,6 +414,22 @@ def find(program: str | Sequence[str], conditions: str | Sequence[str], over: tu
 
 
 zip_ = zip
+
+
+def _fractional_cap(program: Any, lo_caps: list[Any], held: set[int], name: str, value: float,
+                    whole: str) -> str | None:
+    """The warning that the knob ``name`` at ``value`` made the cap of a pool of whole units a fraction
+    (:func:`whole_unit_pools`), or None."""
+    for i, pool in enumerate(program.pools):
+        cap = pool.cap
+        if (i in held and isinstance(cap, (int, float)) and math.isfinite(cap) and not float(cap).is_integer()
+                and cap != lo_caps[i]):
+            label = pool.name if not pool.array else f"{pool.name}[…]"
+            return (f"warning: --over {name}: at {name}={core.show_value(value)} the cap of pool {label} is "
+                    f"{core.show_value(cap)}, and its holds take whole units, so it admits what a cap of "
+                    f"{core.show_value(math.floor(cap))} does: a value found between two whole caps says no more "
+                    f"than the whole one below it{whole or '; a knob of whole numbers is searched on a grid'}")
+    return None
 
 
 def find_cli(pm, files, args, find_, over, tol, *, workers, dask, progress, out) -> None:

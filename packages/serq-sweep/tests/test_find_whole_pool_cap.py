@@ -1,0 +1,59 @@
+"""``--find … --over C LO:HI`` of a let that is the cap of a pool of whole units (request slots) says that the
+bisection's fractions of it admit what the whole cap below does, and gives the grid to search on.
+
+A fifo count is refused at a fraction, with the grid to give (docs/sweep.md); a pool's cap is not, and a
+cap of 2.09375 of a pool each hold takes 1 of admits two (``used + 1 <= cap`` at used 0 and 1: §3, "used + r
+≤ cap"), as a cap of 2 does. The search reported 2.09375 without a word. It now warns once, naming the
+value, the pool and its cap, and the grid ``--over C LO:HI:1``.
+"""
+
+from __future__ import annotations
+
+import pytest
+from serq_sweep.search import find
+
+pytestmark = pytest.mark.timeout(120)
+
+# one request slot per session held for 1 s; arrivals at rate 1: the response is 1 s with room, more without
+PROGRAM = """let Cap = 1;
+pool slots {{ cap {cap}; }}
+stage svc : delay;
+workload {{ arrive poisson(1); }}
+session {{ set t0 = now; hold slots({units}) {{ run svc (1); }} observe response = now - t0; end; }}
+run {{ horizon 100; seed 1; }}
+"""
+
+
+def _find(tmp_path, capsys, spec: str, cap: str = "Cap", units: str = "1"):
+    (tmp_path / "p.sq").write_text(PROGRAM.format(cap=cap, units=units))
+    cols, rows = find(str(tmp_path / "p.sq"), "response.mean <= 1.5", ("Cap", spec), workers=0)
+    return rows, capsys.readouterr().err
+
+
+def test_a_bisection_through_fractions_of_a_slot_cap_warns_once_with_the_grid(tmp_path, capsys):
+    rows, err = _find(tmp_path, capsys, "1:8")
+    # the first value between the ends is the midpoint (1 + 8) / 2 = 4.5: a cap of 4.5 admits as 4 does
+    assert err == ("warning: --over Cap: at Cap=4.5 the cap of pool slots is 4.5, and its holds take whole units, "
+                   "so it admits what a cap of 4 does: a value found between two whole caps says no more than the "
+                   "whole one below it; a knob of whole numbers is searched on a grid, --over Cap 1:8:1\n")
+    assert rows[0]["outcome"] == "found smallest"
+
+
+def test_a_cap_the_knob_sets_through_an_expression_is_named_with_its_own_value(tmp_path, capsys):
+    rows, err = _find(tmp_path, capsys, "1:8", cap="Cap / 2")
+    # at LO the cap is 0.5, below a hold's 1 (rejected: no response, the condition fails), at HI 4 (it holds);
+    # at the midpoint 4.5 the cap is 2.25, which admits what 2 does
+    assert rows[0]["outcome"] == "found smallest" and rows[0]["evaluations"] > 2
+    assert err == ("warning: --over Cap: at Cap=4.5 the cap of pool slots is 2.25, and its holds take whole "
+                   "units, so it admits what a cap of 2 does: a value found between two whole caps says no more "
+                   "than the whole one below it; a knob of whole numbers is searched on a grid, --over Cap 1:8:1\n")
+
+
+@pytest.mark.parametrize("spec, units", [
+    ("1:8:1", "1"),     # a grid of whole values: no fraction is tried
+    ("1:8", "1.5"),     # a hold of a fraction of a unit: a fractional cap admits differently
+])
+def test_no_warning_where_the_fraction_matters_or_none_is_tried(tmp_path, capsys, spec, units):
+    rows, err = _find(tmp_path, capsys, spec, units=units)
+    assert rows[0]["outcome"] == "found smallest" and rows[0]["evaluations"] > 2  # (the search bisected)
+    assert "warning" not in err
