@@ -776,11 +776,27 @@ def read_table(path: str, lines: list[tuple[int, int]] | None = None) -> list[di
     fmt = table_format(path, output=False)
     if fmt == "csv":
         return read_csv_table(path, lines)[1]
-    import pandas as pd
+    return read_parquet(path).to_dict("records")
 
+
+#: what reading a Parquet file without pandas or pyarrow says (writing one says as much: :func:`table_bytes`)
+PARQUET_NEEDS = "reading a .parquet file needs pandas and pyarrow: pip install 'serq-sweep[pandas]' (or use .csv)"
+
+
+def read_parquet(path: str) -> Any:
+    """A ``.parquet`` file (a sweep's table, its points table or records) as a pandas DataFrame, read through
+    :func:`serq.files.open_input` as every input is. Without pandas or pyarrow (optional: serq-sweep's
+    ``[pandas]`` extra) it is a :class:`UserError` naming the file: a resumed sweep, ``serq plot`` of a
+    table and ``--cdf`` of records ended in a traceback of the import (writing one already said so)."""
+    try:
+        import pandas as pd
+    except ImportError:
+        raise UserError(f"{path}: {PARQUET_NEEDS}") from None
     with open_input(path) as f:
-        frame = pd.read_parquet(f)
-    return frame.to_dict("records")
+        try:
+            return pd.read_parquet(f)
+        except ImportError:  # (pandas' own: no engine, pyarrow or fastparquet, is installed)
+            raise UserError(f"{path}: {PARQUET_NEEDS}") from None
 
 
 def _result_of_row(row: Mapping[str, Any], figure_names: Sequence[str]) -> dict[str, Any]:

@@ -106,15 +106,14 @@ def _read(table: Any) -> Any:
 
     if isinstance(table, pd.DataFrame):
         return table
-    from .core import TableFault, table_format
+    from .core import TableFault, read_parquet, table_format
 
     path = os.fspath(table)
     fmt = table_format(path, "serq plot", output=False)
     try:
         if fmt == "csv":
             return _csv_frame(path)
-        with open_input(path) as f:
-            return pd.read_parquet(f)
+        return read_parquet(path)
     except TableFault as e:
         raise UserError(e.message("cannot read the table")) from None
     except (OSError, ValueError) as e:
@@ -460,13 +459,12 @@ def _read_records(source: Any) -> Any:
     low = path.lower()
     if not low.endswith((".csv", ".parquet")):
         raise UserError(f"{path}: --cdf reads a dump folder or a records file (.parquet or .csv)")
-    from .core import TableFault
+    from .core import TableFault, read_parquet
 
     try:
         if low.endswith(".csv"):
             return _csv_frame(path)
-        with open_input(path) as f:
-            return pd.read_parquet(f)
+        return read_parquet(path)
     except TableFault as e:
         raise UserError(e.message("cannot read the records")) from None
     except (OSError, ValueError) as e:
@@ -622,6 +620,10 @@ def plot(source: Any, out: str | None = None, *, x: str | None = None, y: str | 
     Returns the Figure."""
     from .axes import output_path, texts
 
+    try:  # (a table and records are read as DataFrames: serq-sweep's [plot] extra, as matplotlib is)
+        import pandas  # noqa: F401
+    except ImportError:
+        raise UserError("serq plot needs pandas: pip install 'serq-sweep[plot]' (or serq[plot])") from None
     # what is of the wrong type is said here, naming it: a str given as cdf_of or gauge was iterated (cdf_of=
     # "ttft" drew the letters t, t, f, t), source=None and out=3 were os.fspath's TypeError
     if not isinstance(source, (str, os.PathLike)) and not _is_frame(source):

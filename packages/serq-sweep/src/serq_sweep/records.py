@@ -219,10 +219,9 @@ def _cell(cell: str, column: str) -> float:
 
 
 def _read_parquet(path: str) -> tuple[list[str], dict[str, dict[str, Any]]]:
-    import pandas as pd
+    from .core import read_parquet
 
-    with open_input(path) as f:
-        frame = pd.read_parquet(f)
+    frame = read_parquet(path)
     header = list(frame.columns)
     if "key" not in header:
         raise ValueError("no column key")
