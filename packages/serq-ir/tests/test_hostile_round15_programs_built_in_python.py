@@ -94,3 +94,13 @@ def test_numpy_numbers_are_the_numbers_they_hold():
     back = serq_ir.decode(serq_ir.encode(p))
     assert (back.session[0].work.value, back.run.horizon, back.run.seed) == (1.5, 10.0, 3)
     assert type(back.run.seed) is int
+
+
+def test_strip_spans_holds_the_program_to_the_schema_as_encode_does():
+    np = pytest.importorskip("numpy")
+    p = program(run=n.RunSettings(horizon=math.inf, seed=np.int64(3)), pools=[n.Pool(name="m", cap=np.float64(4))])
+    stripped = serq_ir.strip_spans(p)
+    assert (stripped.run.horizon, stripped.run.seed, stripped.pools[0].cap) == ("inf", 3, 4.0)
+    with pytest.raises(IRError) as e:
+        serq_ir.strip_spans(program(session=None))
+    assert e.value.json_path == "$.session"

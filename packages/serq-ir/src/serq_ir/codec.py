@@ -432,7 +432,9 @@ def strip_spans(program: Program) -> Program:
     """The same program without source spans (IR equivalence is judged on this)."""
     if not isinstance(program, Program):  # (None, a str: msgspec's ValidationError "Expected `object`")
         raise TypeError(f"strip_spans() takes a serq_ir.Program, not {type(program).__name__}")
-    raw = msgspec.json.decode(_encoder.encode(program))
+    # through encode, which holds a program built in Python to the schema (a numpy number was msgspec's
+    # TypeError here, an infinite float a ValidationError of the null it was written as)
+    raw = msgspec.json.decode(encode(program))
     return _decoder.decode(_encoder.encode(_strip(raw)))
 
 
