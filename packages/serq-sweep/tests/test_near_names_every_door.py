@@ -5,12 +5,14 @@
 near name (``serq.errors.did_you_mean``) compared names case-sensitively (``R`` and ``r`` share no letter
 to difflib), and several doors did not call it at all (``--def``, ``--slo``, ``--over``, ``--zip``, a
 figure of ``--find``/``--show``/``--figure``/``--y``, ``--x``/``--hue`` of serq plot, a dump's observe of
-``--cdf``, and the report's ``observe()``/``pool()``/``stage()``/``stats()``/``set_slo()`` in Python).
+``--cdf``, ``--format``, a shipped scenario of ``serq vllm scenario``, and the report's
+``observe()``/``pool()``/``stage()``/``stats()``/``set_slo()`` and ``serq_report.render()`` in Python).
 """
 
 from __future__ import annotations
 
 import pytest
+from serq.errors import UserError
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -66,6 +68,8 @@ SWEEP = ("--workers", "0", "--no-progress")
     (("sweep", "p.sq", "--find", "response.mean <= 3", "--over", "cap", "1:4", *SWEEP), "Cap"),
     (("plot", "t.csv", "--x", "r", "--y", "response.mean", "-o", "x.svg"), "R"),
     (("plot", "t.csv", "--x", "R", "--y", "response.Mean", "-o", "x.svg"), "response.mean"),
+    (("run", "p.sq", "--format", "JSON"), "json"),
+    (("vllm", "scenario", "vllm/Preempt"), "vllm/preempt"),
 ])
 def test_a_flag_naming_what_the_program_has_in_another_case_is_pointed_at_it(capsys, args, meant):
     if args[0] == "plot":
@@ -78,13 +82,15 @@ def test_a_flag_naming_what_the_program_has_in_another_case_is_pointed_at_it(cap
 
 def test_the_report_s_look_ups_point_at_the_near_name():
     import serq_frontend
+    import serq_report
     import serq_sim
 
     r = serq_sim.run(serq_frontend.compile("p.sq"), horizon=5)
     for call, meant in [(lambda: r.observe("Response"), "response"), (lambda: r.stats("respons"), "response"),
                         (lambda: r.pool("Slots"), "slots"), (lambda: r.stage("SVC"), "svc"),
-                        (lambda: r.set_slo({"TTFT": 1.0}), "ttft")]:
-        with pytest.raises((KeyError, ValueError)) as info:
+                        (lambda: r.set_slo({"TTFT": 1.0}), "ttft"),
+                        (lambda: serq_report.render(r, "Text"), "text")]:
+        with pytest.raises((KeyError, ValueError, UserError)) as info:
             call()
         assert f"(did you mean `{meant}`?)" in str(info.value)
 

@@ -96,5 +96,8 @@ def render(report: Any, fmt: str = "text", *, pm: Any = None) -> str:
         if not registry.names():
             raise UserError(f"unknown report format {fmt!r}: no plugin registers a report format (serq-report "
                             "registers text, json and csv)")
-        raise UserError(f"unknown report format {fmt!r} (known: {', '.join(sorted(registry.names()))})")
+        from serq.errors import did_you_mean
+
+        raise UserError(f"unknown report format {fmt!r} (known: {', '.join(sorted(registry.names()))})"
+                        + did_you_mean(fmt, registry.names()))
     return report_text(pm, registry, fmt, report)

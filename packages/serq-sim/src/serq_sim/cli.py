@@ -123,7 +123,10 @@ def run_command(pm, file, sets, defs, seed, horizon, warmup, arrivals, trace, as
             from serq.parts import how_to_have
 
             raise UserError(f"no report format is installed; {how_to_have(pm, 'serq-report')}")
-        raise UsageError(f"--format {fmt or repr(fmt)}: unknown report format (installed: {known})")
+        from serq.errors import did_you_mean
+
+        raise UsageError(f"--format {fmt or repr(fmt)}: unknown report format (installed: {known})"
+                         + did_you_mean(fmt, reporters.names()))
     dumper = None
     if dump is not None:
         try:

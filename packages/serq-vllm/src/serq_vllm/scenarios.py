@@ -81,7 +81,15 @@ def read_scenario(file: str | Path) -> dict[str, Any]:
         if path_exists(named):
             p = named
         else:
-            raise UserError(f"{file}: no such scenario file or shipped scenario (see `serq vllm scenarios`)")
+            from glob import glob
+
+            from serq.errors import did_you_mean
+
+            shipped = [f"{os.path.basename(os.path.dirname(q))}/{os.path.basename(q)[:-5]}"
+                       for q in glob(path_join(path_join(_ORACLE, "*"), "*.json"))
+                       if not q.endswith((".out.json", ".target.json"))]
+            raise UserError(f"{file}: no such scenario file or shipped scenario (see `serq vllm scenarios`)"
+                            + did_you_mean(str(file), shipped))
     from serq.jsonin import read_json
 
     try:  # a fault of a value is located at its line and column, the line quoted with a caret
