@@ -114,3 +114,15 @@ def test_the_helper_prefers_the_name_in_another_case_and_offers_nothing_far():
     assert did_you_mean("lamda", ["lambda", "mu"]) == " (did you mean `lambda`?)"
     assert did_you_mean("x", ["lambda", "mu"]) == ""
     assert did_you_mean("R", ["R"]) == ""
+
+
+def test_a_share_policy_in_another_case_is_pointed_at_the_registered_one(tmp_path, capsys):
+    """A registered name a program gives (a share policy, a plugin's stage kind or order) goes through the same
+    helper: ``share Maxmin;`` listed the registered policies without pointing at ``maxmin``."""
+    (tmp_path / "s.sq").write_text("stage a : ps(1);\nstage b : ps(2);\nshare Maxmin;\n"
+                                   "workload { arrive poisson(0.5); }\nsession { run a, b (~exp(1)); }\n"
+                                   "run { horizon 10; }\n")
+    code, err = _serq(capsys, "check", "s.sq")
+    assert code == 1
+    assert err.splitlines()[0] == ("s.sq:3:1: error: `share Maxmin`: unknown share policy `Maxmin` (registered: "
+                                   "bottleneck, maxmin) (did you mean `maxmin`?)")

@@ -98,10 +98,13 @@ class Extensions:
         if name in reg:
             return None
         names = self.registered(point)
+        from .errors import did_you_mean
+
+        close = did_you_mean(name, names)
         if point == "share policy":
-            return f"unknown share policy {spelled} (registered: {', '.join(names) or 'none'})"
+            return f"unknown share policy {spelled} (registered: {', '.join(names) or 'none'}){close}"
         known = f"plugins register: {', '.join(names)}" if names else f"no plugin registers {PLURAL[point]}"
-        return f"unknown {point} {spelled} ({known}; built in: {BUILT_IN[point]})"
+        return f"unknown {point} {spelled} ({known}; built in: {BUILT_IN[point]}){close}"
 
 
 def ir_problems(program: Any, pm: Any) -> tuple[str, str] | None:
