@@ -162,7 +162,7 @@ def test_a_misspelt_plugin_name_is_a_positioned_error(site, tmp_path):
     r = serq(site, "check", str(path))
     assert r.returncode == 1
     assert r.stderr.startswith(f"{path}:1:13: error: stage `svc`: unknown stage kind `@bacth` (plugins "
-                               "register: batch; built in: fifo, ps, delay, step)\n")
+                               "register: batch; built in: fifo, ps, delay, step) (did you mean `@batch`?)\n")
     assert "  stage svc : @bacth(2);\n              ^" in r.stderr
 
 

@@ -100,7 +100,8 @@ class Extensions:
         names = self.registered(point)
         from .errors import did_you_mean
 
-        close = did_you_mean(name, names)
+        at = "@" if spelled.lstrip("`'").startswith("@") else ""  # (offered as the program writes it: `@batch`)
+        close = did_you_mean(at + name, [at + n for n in names])
         if point == "share policy":
             return f"unknown share policy {spelled} (registered: {', '.join(names) or 'none'}){close}"
         known = f"plugins register: {', '.join(names)}" if names else f"no plugin registers {PLURAL[point]}"
