@@ -62,6 +62,11 @@ TICK = 20_000
 #: what its sessions do; a flow or a stage rescheduling at the same instant for ever is not)
 STALL_EVENTS = 1_000_000
 STALL_PER_SESSION = 1_000
+#: "one instant" for that guard: times within ZENO × max(|t|, 1 s) of the instant's start (about 1e-12 s near
+#: 0): a clock that moves by steps far below any model's time scale (a loop of `run d (1e-300)`, arrivals at
+#: rate 1e300) makes its events at ever new times and would take ~1e300 events to reach its horizon, which
+#: is a hang; legitimate work at distinct times that close together is bounded as work at one instant is
+ZENO = 2.0 ** -40
 _log = math.log
 
 
@@ -362,7 +367,8 @@ class Simulation:
                 if held >= self.max_samples:
                     self.too_many_samples(held)
             now = self.now
-            if now == self.stall_t:
+            t0 = self.stall_t
+            if now == t0 or now - t0 <= ZENO * (t0 if t0 > 1.0 else -t0 if t0 < -1.0 else 1.0):  # (NaN: False)
                 if events - self.stall_ev > STALL_EVENTS + STALL_PER_SESSION * self.stall_live:
                     self.stall_error(events - self.stall_ev)
             else:
@@ -490,10 +496,13 @@ class Simulation:
         """The no-progress guard tripped: ``n`` events at this instant. A run-time error naming what the
         events due now are for (the runs of the jobs they complete, their sessions), else the arrivals."""
         now = self.now
+        t0 = self.stall_t
+        # the instant: the clock stuck at it, or moving in steps within ZENO of its start (tick)
+        upto = now if now == t0 else t0 + ZENO * (t0 if t0 > 1.0 else -t0 if t0 < -1.0 else 1.0)
         jobs: dict[Job, None] = {}  # in the order met, each once (a list's `in` made it quadratic)
         other = []
         for t, _seq, cb, arg in sorted(self.heap, key=lambda e: (e[0], e[1])):
-            if t > now:
+            if t > upto:
                 break
             owner = getattr(cb, "__self__", None)
             if owner is self:  # the simulation's own event (an arrival, the warm-up): no stage's; its ``heap``
@@ -504,14 +513,20 @@ class Simulation:
             if found:
                 jobs.update(dict.fromkeys(found))
         if self.due_now is not None:  # the fast tier's events, outside self.heap
-            other += self.due_now(now)
+            other += self.due_now(upto)
         runs = sorted((j for j in jobs if isinstance(j.owner, Session)), key=lambda j: j.owner.serial)
-        msg = (f"no progress: more than {STALL_EVENTS} events at one instant without simulated time passing "
-               "(the clock cannot move past it")
+        if now == t0:
+            msg = (f"no progress: more than {STALL_EVENTS} events at one instant without simulated time passing "
+                   "(the clock cannot move past it")
+        else:
+            msg = (f"no progress: more than {STALL_EVENTS} events in {now - t0:.3g} s of simulated time since "
+                   f"t={t0:.6g} (steps far below any time scale: at that pace the run would not reach its end")
         if runs:
             first = runs[0]
-            raise self.error(f"{msg}): the events due now are those of {self._runs_listed(runs)}, put off to "
-                             "this same instant again and again", first.span, first.owner)
+            again = ("put off to this same instant again and again" if now == t0 else
+                     "due again and again within that span")
+            raise self.error(f"{msg}): the events due now are those of {self._runs_listed(runs)}, {again}",
+                             first.span, first.owner)
         what = f"the events due now: {', '.join(dict.fromkeys(other))}" if other else "no event names a statement"
         # arrivals due again and again (a renewal gap below the clock's precision): the workload's `arrive`
         span = self.arrive.span if "arrive poisson" in other or "arrive renewal" in other else None
