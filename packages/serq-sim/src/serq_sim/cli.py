@@ -164,6 +164,10 @@ def run_command(pm, file, sets, defs, seed, horizon, warmup, arrivals, trace, as
         if not program.records:
             raise UserError(f"--records {records_file}: the program declares no records (`record NAME {{ col = "
                             "expr; … }`; lib/vllm.sq's vllm_request records every request)")
+        if records_file.lower().endswith(".parquet"):
+            from .records import need_parquet
+
+            need_parquet(records_file)  # before the run, not after it (its report and records lost)
         record_paths = record_files(records_file, [r.name for r in program.records])
     inputs = run_inputs(program, file, trace) if output or dump is not None or record_paths else []
     # every output is refused before the run, not after it: an input of the run, one the write would

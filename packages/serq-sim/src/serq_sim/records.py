@@ -255,6 +255,18 @@ def record_files(path: str, names: list[str]) -> dict[str, str]:
     return {n: f"{stem}.{safe[n]}{ext}" for n in names}
 
 
+def need_parquet(path: str) -> None:
+    """Refuse a Parquet records file ``path`` when neither pyarrow nor polars is installed: the one check,
+    made before a run (serq run --records, so that a run is not lost at its end for want of a writer) and
+    again at the write."""
+    from importlib.util import find_spec
+
+    from serq.errors import UserError
+
+    if find_spec("pyarrow") is None and find_spec("polars") is None:
+        raise UserError(f"--records {path}: writing Parquet needs pyarrow or polars "
+                        "(pip install 'serq-sim[frames]'); a .csv file needs neither")
+
 def write(records: Records, path: str, inputs: list[str], *, own: bool = False) -> None:
     """One table as CSV or Parquet (by ``path``'s extension), atomically (serq.files). ``own``: ``path`` is a
     name serq made (``STEM.NAME.EXT`` of a program of several tables), written only as a new or regular
@@ -263,6 +275,7 @@ def write(records: Records, path: str, inputs: list[str], *, own: bool = False) 
 
     cols = records.arrays()
     if path.lower().endswith(".parquet"):
+        need_parquet(path)
         import io
 
         from serq.files import write_atomic
@@ -272,11 +285,8 @@ def write(records: Records, path: str, inputs: list[str], *, own: bool = False) 
             import pyarrow as pa
             import pyarrow.parquet as pq
         except ImportError:
-            try:
-                import polars as pl
-            except ImportError:
-                raise UserError(f"--records {path}: writing Parquet needs pyarrow or polars "
-                                "(pip install 'serq-sim[frames]'); a .csv file needs neither") from None
+            import polars as pl
+
             pl.DataFrame(cols).write_parquet(buf)
         else:
             pq.write_table(pa.table(cols), buf)
