@@ -1126,18 +1126,7 @@ def _dialect(tok: Token, expected: set[str], text: str) -> tuple[tuple[int, int]
         return None
     if value == "only" and before[-1][1] == "serve":
         return before[-1][2:], _SERVE_ONLY
-    # the start of the statement or item the error is in
-    depth = 0
-    i = len(before)
-    while i > 0:
-        t = before[i - 1][1]
-        if depth == 0 and t in (";", "{", "}"):
-            break
-        if t in (")", "]"):
-            depth += 1
-        elif t in ("(", "["):
-            depth -= 1
-        i -= 1
+    i = _statement_start(before, len(before))  # the start of the statement or item the error is in
     if i >= len(before) or before[i][0] != "name":
         return None
     if before[i][1] == "pool" and value == "on":  # `pool kv on E {`, `pool kv[N] on E {`
