@@ -187,6 +187,10 @@ def last_candidate(sim, pool: Pool):
             if not slot.lease:
                 return slot.owner
         return None
+    if len(engines) == 1 and not engines[0].ranked:
+        found = _last_resident(pool, engines[0])
+        if found is not None:
+            return found
     best = None
     bseq = None
     for s, _slot, _job in resident_slots(pool):
@@ -195,6 +199,41 @@ def last_candidate(sim, pool: Pool):
             best, bseq = s, q
         elif s is not best and not q < bseq:
             return False  # the same admission, or one that does not compare
+    return best
+
+
+def _last_resident(pool: Pool, engine):
+    """:func:`last_candidate` on the memory pool of one step stage whose residents are in admission order
+    (their rank is their session's ``adm_seq``: a stage that ranks by no kept keys), walked from the last:
+    the first candidate met is the one admitted last, so a burst of preemptions at one instant does not
+    walk every holder for each victim. ``False`` for two candidates of one admission, ``None`` when the
+    walk cannot tell (a rank that is not the session's admission now, or no candidate at the stage: the
+    holders' walk decides)."""
+    best = None
+    bseq = None
+    for job in reversed(engine.residents):
+        s = job.owner
+        if s is None:
+            continue
+        q = s.adm_seq
+        if q != job.rank:
+            return None
+        if best is not None and q != bseq:
+            return best
+        if s is best or s.job is not job or s.status not in _CANDIDATE:
+            continue
+        for h in s.holds:
+            for sl in h.slots:
+                if sl.pool is pool and not sl.lease:
+                    break
+            else:
+                continue
+            break
+        else:
+            continue
+        if best is not None:
+            return False  # the same admission: the list's order decides
+        best, bseq = s, q
     return best
 
 

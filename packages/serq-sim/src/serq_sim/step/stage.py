@@ -4,7 +4,7 @@ iteration; the planning is :mod:`.planner`, :mod:`.lazy` and :mod:`.exclusive`."
 from __future__ import annotations
 
 import math
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 
 from serq_ir import nodes as N
 from serq_ir.rules import pairs
@@ -300,7 +300,7 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
         self.detached += 1
         self.acc()
         try:
-            self.residents.remove(job)
+            _take(self.residents, job)
         except ValueError:
             pass
         else:
@@ -316,7 +316,7 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
                     elif self.gwalk:
                         self.lz_gone.append(job)  # the walk gives its token back if it was counted
             else:
-                self.eager.remove(job)
+                _take(self.eager, job)
         self.present -= 1
         job.stage = None
         if job.assigned > 0.0:
@@ -505,3 +505,22 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
 
 def step_factory(sim, node, member, flat):
     return StepStage(sim, node, member, flat)
+
+
+def _take(jobs: list, job: Job) -> None:
+    """``jobs.remove(job)`` on a list in serving order (by ``rank``, as :meth:`StepStage._join` keeps the
+    residents and eager): the job is looked for among those of its rank, found by bisection, so a burst
+    of preemptions at one instant (lifo takes the last admitted) does not walk the list for each victim.
+    A rank that does not compare (NaN) falls back to the walk."""
+    rank = job.rank
+    i = bisect_left(jobs, rank, key=_rank)
+    n = len(jobs)
+    while i < n:
+        x = jobs[i]
+        if x is job:
+            del jobs[i]
+            return
+        if x.rank != rank:
+            break
+        i += 1
+    jobs.remove(job)
