@@ -174,6 +174,14 @@ def test_use_of_a_library_beside_the_file(tmp_path):
 E2 = E + "stage F : step { budget 8; cost 1; }\n"
 SIDES = "workload { arrive poisson(1); turn { set n = 1; } session { turn; request; end; } }\n"
 
+ENTRY_GROWS = ("stage X : step { budget 8; cost 1; }\n"
+               "queue P : prefill { pool kv { cap 9; } serve fifo; prefill (p) { hold kv (p) { run (p); } } }\n"
+               "queue D : decode { pool kv { cap 100; } serve step { budget 8; cost 1; memory kv; } "
+               "decode (prompt) { hold kv (prompt) { BODY } } }\n"
+               "pool g { cap 100; }\nqueue gw : gateway { route { hold g (1) { D.decode (prompt); } } }\n"
+               "workload { arrive poisson(1); hidden o; turn { set prompt = 10; set o = 3; } "
+               "session { turn; request gw; end; } }\n")
+
 REFUSALS = {
     # §2 serving vocabulary
     "transfer_without_from_to": ("stage link : ps(4);\npool a { cap 10; }\n" + W
@@ -304,6 +312,19 @@ REFUSALS = {
                                              "a session attribute set outside the queue"),
     "an_entry_holding_another_queues_pool": (PD.replace("run (o);", "hold ⟨P[0].kv (1) { run (o); }"),
                                              "is not a pool of `D`"),
+    # a `growing` grows its pool: an entry's grows only its queue's own and its `from` pool (language.txt,
+    # Queues: "Its statements hold, grow, load and release only the queue's own pools and the pool its
+    # from names"), in the serving form, the kernel's run, and a gateway's route beside the entry
+    "an_entry_serving_form_growing_a_top_level_pool": (
+        ENTRY_GROWS.replace("BODY", "decode (o) growing ⟨g;"), "`growing g` in `D.decode`: `g` is not a pool of `D`"),
+    "an_entry_run_growing_a_top_level_pool": (
+        ENTRY_GROWS.replace("BODY", "run D decode (o) growing ⟨g;"), "`growing g` in `D.decode`: `g` is not a pool"),
+    "an_entry_growing_its_from_pool_elsewhere": (
+        ENTRY_GROWS.replace("BODY", "grow kv (1); decode (o) growing ⟨P.kv;"), "`growing P.kv` in `D.decode`"),
+    "a_route_growing_another_queues_pool": (
+        ENTRY_GROWS.replace("BODY", "decode (o) growing kv;").replace("D.decode (prompt);",
+                                                                       "D.decode (prompt); run X decode (1) growing ⟨D.kv;"),
+        "`growing D.kv` in `gw.route`: `D.kv` is a pool of queue `D`"),
     "an_entry_argument_that_draws": (PD.replace("P[i].prefill (prompt);", "P[i].prefill (⟨~exp(prompt));"),
                                      "draws"),
 }

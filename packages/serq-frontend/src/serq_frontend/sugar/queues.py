@@ -138,6 +138,8 @@ def _verb(s: Any, ref: Any = None) -> str:
     """The word of statement ``s`` that names ``ref``: a hold's ``lease`` clause is a lease, not the hold."""
     if ref is not None and isinstance(s, A.SHold) and ref is s.lease:
         return "lease"
+    if ref is not None and isinstance(s, (A.SRun, A.SServing)) and ref is s.growing:
+        return "growing"
     return type(s).__name__[1:].lower()
 
 
@@ -495,6 +497,8 @@ class QueueRewriter:
             return out
         if isinstance(s, (A.SGrow, A.SDrop, A.SRelease, A.SLoad)):
             return [s.ref]
+        if isinstance(s, (A.SRun, A.SServing)) and s.growing is not None:  # a run that grows its pool
+            return [s.growing]
         if isinstance(s, A.STransfer):  # a load of the one and a release of the other
             return [s.src, s.dst]
         return []
