@@ -174,7 +174,7 @@ def test_use_of_a_library_beside_the_file(tmp_path):
 E2 = E + "stage F : step { budget 8; cost 1; }\n"
 SIDES = "workload { arrive poisson(1); turn { set n = 1; } session { turn; request; end; } }\n"
 
-ENTRY_GROWS = ("stage X : step { budget 8; cost 1; }\n"
+ENTRY_GROWS = ("stage X : step { budget 8; cost 1; }\nqueue L : link { serve ps(10); transfer (m) { run (m); } }\n"
                "queue P : prefill { pool kv { cap 9; } serve fifo; prefill (p) { hold kv (p) { run (p); } } }\n"
                "queue D : decode { pool kv { cap 100; } serve step { budget 8; cost 1; memory kv; } "
                "decode (prompt) { hold kv (prompt) { BODY } } }\n"
@@ -325,6 +325,15 @@ REFUSALS = {
         ENTRY_GROWS.replace("BODY", "decode (o) growing kv;").replace("D.decode (prompt);",
                                                                        "D.decode (prompt); run X decode (1) growing ⟨D.kv;"),
         "`growing D.kv` in `gw.route`: `D.kv` is a pool of queue `D`"),
+    # a link's `L.transfer (n) from S to P (m)` releases S and loads P: the same boundary
+    "an_entry_transfer_call_filling_a_top_level_pool": (
+        ENTRY_GROWS.replace("BODY", "L.transfer (3) from kv to ⟨g (1);"), "`transfer g` in `D.decode`: `g` is not a pool"),
+    "an_entry_transfer_call_taking_from_a_top_level_pool": (
+        ENTRY_GROWS.replace("BODY", "L.transfer (3) from ⟨g to kv (1);"), "`transfer g` in `D.decode`: `g` is not a pool"),
+    "a_route_transfer_call_filling_another_queues_pool": (
+        ENTRY_GROWS.replace("BODY", "decode (1);").replace("D.decode (prompt);",
+                                                       "D.decode (prompt); L.transfer (3) from g to ⟨D.kv (1);"),
+        "`transfer D.kv` in `gw.route`: `D.kv` is a pool of queue `D`"),
     "an_entry_argument_that_draws": (PD.replace("P[i].prefill (prompt);", "P[i].prefill (⟨~exp(prompt));"),
                                      "draws"),
 }

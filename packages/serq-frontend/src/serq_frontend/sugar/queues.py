@@ -140,6 +140,8 @@ def _verb(s: Any, ref: Any = None) -> str:
         return "lease"
     if ref is not None and isinstance(s, (A.SRun, A.SServing)) and ref is s.growing:
         return "growing"
+    if isinstance(s, A.SQCall):  # a link's `L.transfer (n) from S to P (m)`
+        return "transfer"
     return type(s).__name__[1:].lower()
 
 
@@ -501,6 +503,8 @@ class QueueRewriter:
             return [s.growing]
         if isinstance(s, A.STransfer):  # a load of the one and a release of the other
             return [s.src, s.dst]
+        if isinstance(s, A.SQCall) and s.to is not None:  # a link's transfer entry called: the same
+            return [r for r in (s.src, s.to) if r is not None]
         return []
 
     # -- expansion ---------------------------------------------------------------------------------
