@@ -71,9 +71,10 @@ workload { arrive batch(5000); }
 session { loop { run a, b (~exp(1)); } }
 run { horizon 1e9; }
 """
-# 5 000 entries cached at t=0 under a key that reads the clock (each pick scans them all); at t=1 one hold
-# takes the whole pool: 5 000 evictions of 5 000 keys each
-EVICT_SCAN = """pool kv { cap 5000; evict by (now - last); }
+# 5 000 entries cached at t=0 under a key that draws (each pick scans them all, a draw a key: a key that
+# reads the clock but no draw or observable is ranked once an eviction, pools.cache.evict_for); at t=1
+# one hold takes the whole pool: 5 000 evictions of 5 000 keys each
+EVICT_SCAN = """pool kv { cap 5000; evict by (now - last + ~uniform(0, 1)); }
 stage d : delay;
 workload { arrive batch(5000); }
 session {

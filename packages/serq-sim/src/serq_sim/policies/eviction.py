@@ -22,7 +22,8 @@ An order is registered through ``serq_sim_register_eviction_orders`` as ``regist
     ``sortedcontainers.SortedList``): ``key`` is called once when an entry is cached, caching and
     removing an entry cost O(log n), and a pick is the least, O(1). Left ``False``, every pick calls
     ``key`` of every entry (O(n) a block), which is right for a key that reads the time (``age``), the
-    run's state, a live session's changing attributes or a draw.
+    run's state, a live session's changing attributes or a draw. (``evict by`` keys that read no draw and
+    no observable are ranked once an eviction instead: ``KeyedOrder.instant``, pools.cache.evict_for.)
 ``reads_size``
     With ``fixed_key``: the key reads ``entry.size`` too; the entry is ranked again after part of it is
     evicted (the only way an entry's size changes while it is cached).
@@ -226,6 +227,10 @@ class KeyedOrder(EvictionOrder):
     def __init__(self, sim, pool, node):
         super().__init__(sim, pool, node)
         self.fixed_key, self.reads_size, self.needs_snapshot = key_reads(sim.program, node.keys)
+        #: the keys read no draw and no observable: however they read the time (``age``) or a session,
+        #: they do not change while one eviction makes room, at one instant (pools.cache.evict_for ranks
+        #: the entries once for it rather than scanning them for every pick)
+        self.instant = type(self) is KeyedOrder and not self.fixed_key and instant_keys(node.keys)
         self.keys = sim.compiler.keys_fn(node.keys, rng="eviction", span=pool.node.span)
         self.ctx = Ctx()
 
@@ -249,6 +254,16 @@ def key_reads(program, keys) -> tuple[bool, bool, bool]:
     size = any(reads(k, lambda e: isinstance(e, N.Ctx) and e.name == "size") for k in keys)
     attrs = any(reads(k, lambda e: isinstance(e, N.Attr)) for k in keys)
     return fixed, size, attrs
+
+
+def instant_keys(keys) -> bool:
+    """Whether eviction keys read neither a draw nor an observable: between two picks of one eviction
+    loop nothing else they read changes (the clock, a session's attributes and status stand still)."""
+    from serq_ir import nodes as N
+
+    from ..compile import reads
+
+    return not any(reads(k, lambda e: isinstance(e, (N.Draw, N.Observable))) for k in keys)
 
 
 def fixed_slots(program) -> set[int]:

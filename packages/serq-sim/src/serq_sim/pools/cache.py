@@ -5,6 +5,8 @@ bound), eviction in the pool's order until an allocation fits, spilling evicted 
 
 from __future__ import annotations
 
+from heapq import heapify, heappop, heapreplace
+
 from ..compile import PULSE
 from ..errors import not_an_amount
 from ..policies import evict_context
@@ -93,6 +95,8 @@ def evict_for(sim, pool: Pool, need: float) -> None:
         return
     # the pick stays the same entry while it shrinks when the order's key is fixed and reads no size: its
     # blocks then go one by one in evict_blocks, as picking again for every block would take them
+    if getattr(order, "instant", False) and not order.keyed and _evict_at_instant(sim, pool, order, need):
+        return
     b = pool.block
     by_blocks = b is not None and not order.batch and order.fixed_key and not order.reads_size
     while pool.used + pool.cached + need > cap + EPS:
@@ -103,6 +107,44 @@ def evict_for(sim, pool: Pool, need: float) -> None:
             evict_blocks(sim, pool, e, need)
         else:
             evict(sim, pool, e, evict_amount(pool, e, pool.used + pool.cached + need - cap))
+
+
+def _evict_at_instant(sim, pool: Pool, order, need: float) -> bool:
+    """The loop of :func:`evict_for` for an order that scans its entries at every pick, whose keys cannot
+    change while it makes room (``order.instant``: they read no draw and no observable): the entries are
+    ranked once, by ``(key, seq)`` and then in the scan's order, and each pick is the least of them (an
+    entry evicted in part ranked again when the keys read its size), so making room for many entries
+    costs a sort, not a scan of every entry for each. ``False`` (nothing evicted yet, or the rest left to
+    the scan) when a key is NaN: the scan's comparisons decide then."""
+    sim.pulse -= len(pool.own) + len(pool.dead)  # a key a unit of the event's work, as in the scan
+    if sim.pulse < 0:
+        evict_pulse(sim, pool)
+    key = order.key
+    heap = []
+    for i, e in enumerate(pool.iter_entries()):
+        k = key(e)
+        for x in k:
+            if x != x:
+                return False
+        heap.append((k, e.seq, i, e))
+    heapify(heap)
+    reads_size = order.reads_size
+    cap = pool.cap
+    while pool.used + pool.cached + need > cap + EPS:
+        if not heap:
+            return True
+        top = heap[0]
+        e = top[3]
+        evict(sim, pool, e, evict_amount(pool, e, pool.used + pool.cached + need - cap))
+        if not e.alive:
+            heappop(heap)
+        elif reads_size:
+            k = key(e)
+            for x in k:
+                if x != x:
+                    return False
+            heapreplace(heap, (k, top[1], top[2], e))
+    return True
 
 
 def evict_amount(pool: Pool, e: Entry, short: float) -> float:
