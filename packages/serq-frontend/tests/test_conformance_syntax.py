@@ -486,3 +486,15 @@ def test_serq_fmt_of_every_program_is_a_fixed_point_with_its_ir(tmp_path):
     assert r.returncode == 0 and r.stdout == "", r.stdout
     for f in files:
         assert ir_bytes(serq_frontend.compile(tmp_path / f, pm=_pm())) == before[f], f
+
+
+def test_fmt_keeps_a_serving_forms_negative_work_a_sign():
+    # `tool -n + 20;` is the form with the work -n + 20 (§2, serving); written `tool - n + 20` it reads as
+    # a subtraction from a stage named tool
+    src = ("stage prefill : fifo;\nstage decode : fifo;\nstage tool : delay;\nlet K = 1;\n" + W
+           + "session { turn; tool -n + 20; decode -n+30; branch (n > 0) { prefill -1 + n; } set x = K - n; "
+           "run tool (K -n); end; }\n")
+    assert format_source(src).splitlines()[-1] == (
+        "session { turn; tool -n + 20; decode -n + 30; branch (n > 0) { prefill -1 + n; } set x = K - n; "
+        "run tool (K - n); end; }")
+    check_fmt(src)

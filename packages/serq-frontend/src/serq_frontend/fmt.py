@@ -92,18 +92,25 @@ def _drop_kind_semicolons(lines: list[list[Tok]]) -> None:
                 toks[i + 1].dropped = True
 
 
+#: the serving forms, whose work follows the word (`tool -n + 20;`, language.txt §2 serving)
+_SERVING = ("prefill", "decode", "tool", "transfer")
+
+
 def _mark_unary(lines: list[list[Tok]]) -> None:
     prev: Tok | None = None
+    before: Tok | None = None  # the token before prev
     for line in lines:
         for t in line:
             if t.kind == "comment":
                 continue
             if t.text in ("-", "!", "~"):
                 t.unary = prev is None or prev.text in _BINARY or prev.text in ("(", "[", ",", "{", ";", "}") \
-                    or (prev.kind == "name" and prev.text in ("return", "in", "by")) or prev.unary
+                    or (prev.kind == "name" and prev.text in ("return", "in", "by")) or prev.unary \
+                    or (prev.kind == "name" and prev.text in _SERVING
+                        and (before is None or before.text in (";", "{", "}")))
                 if t.text in ("!", "~"):
                     t.unary = True
-            prev = t
+            before, prev = prev, t
 
 
 def _join(tokens: list[Tok]) -> str:
