@@ -36,7 +36,8 @@ no role of the queue; `from` on a queue that leases nothing, or on some way only
 reader called from a queue it does not pull; a transfer without `on` in a queue that pulls from none;
 a second source; a relation with a `share` of its own; a pull of an undeclared queue, a draw as its
 latency; latency on a link with an entry; an entry reading a session attribute or holding another
-queue's pool; an entry argument that draws; `arrivals` with a closed workload; a renewal gap of 0; a
+queue's pool, or growing (`growing`) or filling or emptying (a link's `L.transfer … from S to P (m)`) a
+pool not its own, a gateway's route another queue's; an entry argument that draws; `arrivals` with a closed workload; a renewal gap of 0; a
 run over several stages without a share; definitions: recursion, arity, a statement definition in an
 expression and the converse; `use` of no library.
 
@@ -47,7 +48,12 @@ default), `serve decode first` = `serve by (decoding ? 0 : 1)`, `serve admission
 `branch with (p)` = `branch (~bernoulli(p))`, `max`/`min j in n (e)` written out (nested, the count a
 let or a parenthesised constant), `def` of expressions and blocks and `use`, `at admission`
 substituted (the body's read a `set` at its top), the two sides spliced, a gateway's route spliced,
-`mark` a set of `now`.
+`mark` a set of `now`. `serq fmt` writes a serving form's negative work with its sign.
+
+Where this frontend differs from the text by design (docs/language.md), not tested here as the text:
+the which-stage rule looks at every stage, not only those above the form; `sum j in n (e)` is the IR's
+one `Call` `sum` (the left fold), which no kernel text writes; explicit defaults (`queue fifo`,
+`evict lru`, `preempt none`) are kept in the IR apart from the omitted ones.
 """
 
 from __future__ import annotations
