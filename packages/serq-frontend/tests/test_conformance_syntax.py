@@ -50,10 +50,10 @@ let or a parenthesised constant), `def` of expressions and blocks and `use`, `at
 substituted (the body's read a `set` at its top), the two sides spliced, a gateway's route spliced,
 `mark` a set of `now`. `serq fmt` writes a serving form's negative work with its sign.
 
-Where this frontend differs from the text by design (docs/language.md), not tested here as the text:
-the which-stage rule looks at every stage, not only those above the form; `sum j in n (e)` is the IR's
-one `Call` `sum` (the left fold), which no kernel text writes; explicit defaults (`queue fifo`,
-`evict lru`, `preempt none`) are kept in the IR apart from the omitted ones.
+Not tested here as the text: where docs/language.md departs from it by design (the which-stage rule
+looks at every stage, not only those above the form; `sum j in n (e)` is the IR's one `Call` `sum`, the
+left fold, which no kernel text writes); and the defaults the text names (`queue fifo`, `evict lru`,
+`preempt none`), which it does not call sugar: written, they are in the IR, omitted, absent.
 """
 
 from __future__ import annotations
