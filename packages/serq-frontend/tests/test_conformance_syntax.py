@@ -440,6 +440,14 @@ SUGAR = {
         "let K = 2;\ndef f(x) = x * K + 1;\ndef g(y, p) { hold p (1) { run s (f(y)); } }\npool q { cap 3; }\n" + S + W
         + "session { turn; g(n + 1, q); end; }",
         "let K = 2;\npool q { cap 3; }\n" + S + W + "session { turn; hold q (1) { run s ((n + 1) * K + 1); } end; }"),
+    "a_definition_is_its_body_with_its_arguments_whole": (
+        "pool kv[2] { cap 4; }\nstage s[2] : fifo;\ndef f(x) = x - 1;\ndef c(x) = x > 1 ? 1 : 2;\n"
+        "def h(p, st, k) { hold p[k] (1) { run st[k] (f(k) + 1); } }\ndef hh(k) { h(kv, s, k); h(kv, s, 1 - k); }\n" + W
+        + "session { turn; choose j in 2 by (used(kv[j])); hh(j); set y = 10 - f(n) * 2; set z = -c(n) + 1; end; }",
+        "pool kv[2] { cap 4; }\nstage s[2] : fifo;\n" + W
+        + "session { turn; choose j in 2 by (used(kv[j])); hold kv[j] (1) { run s[j] ((j - 1) + 1); } "
+        "hold kv[1 - j] (1) { run s[1 - j] (((1 - j) - 1) + 1); } set y = 10 - (n - 1) * 2; "
+        "set z = -(n > 1 ? 1 : 2) + 1; end; }"),
     "at_admission_is_substituted": (
         S + "pool p { cap 8; block 2; }\n" + W + "session { turn; hold p (min(n, h + 1)) reserve (h + 2) reuse (h) "
         "at admission (g = cachedin(p), h = g * 2) { set c = cached; run s (c); } cache (n); end; }",
