@@ -85,6 +85,8 @@ def evict_for(sim, pool: Pool, need: float) -> None:
         # this instant, for ever
         pool.making_room = True
         try:
+            if getattr(order, "instant", False) and not order.keyed and _evict_at_instant(sim, pool, order, need):
+                return
             while pool.used + pool.cached + need > cap + EPS:
                 e = order.pick(pool)
                 if e is None:
@@ -113,7 +115,8 @@ def _evict_at_instant(sim, pool: Pool, order, need: float) -> bool:
     """The loop of :func:`evict_for` for an order that scans its entries at every pick, whose keys cannot
     change while it makes room (``order.instant``: they read no draw and no observable): the entries are
     ranked once, by ``(key, seq)`` and then in the scan's order, and each pick is the least of them (an
-    entry evicted in part ranked again when the keys read its size), so making room for many entries
+    entry evicted in part ranked again when the keys read its size; a spill's writes go to other pools,
+    none back to this one while it makes room), so making room for many entries
     costs a sort, not a scan of every entry for each. ``False`` (nothing evicted yet, or the rest left to
     the scan) when a key is NaN: the scan's comparisons decide then."""
     sim.pulse -= len(pool.own) + len(pool.dead)  # a key a unit of the event's work, as in the scan
