@@ -1,0 +1,66 @@
+"""Claims the docs make that are cheap to check, checked against hand-computed values.
+
+Each test names the document and the claim; the truth is the doc's text or a value worked out by hand,
+never what the code printed.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[3]
+
+#: two requests of one session: TTFT 1 and 3, E2E 3 and 5, 5 output tokens each, prompts 10 and 20.
+TWO_REQUESTS = """\
+workload { arrive batch(1); }
+session {
+  record request { sent = 0; first_token = 1; last_token = 3; output = 5; prompt = 10; }
+  record request { sent = 0; first_token = 3; last_token = 5; output = 5; prompt = 20; }
+}
+run { horizon 10; }
+"""
+
+
+@pytest.fixture(scope="module")
+def two_requests(tmp_path_factory):
+    import serq_frontend
+    import serq_sim
+
+    path = tmp_path_factory.mktemp("claims") / "two.sq"
+    path.write_text(TWO_REQUESTS)
+    return serq_sim.run(serq_frontend.compile(str(path)))
+
+
+@pytest.mark.timeout(60)
+def test_request_metrics_std_is_the_population_std_and_totals_are_sums(two_requests):
+    # docs/language.md: `std` is vLLM's (np.std, the population standard deviation); docs/vllm.md:
+    # requests.total_input_tokens / total_output_tokens are the benchmark's totals (report version 4).
+    import serq_report
+
+    m = two_requests.result.requests
+    assert m.ttft.std == 1.0  # values 1 and 3: sqrt(((1-2)^2 + (3-2)^2) / 2)
+    assert m.e2el.std == 1.0  # values 3 and 5
+    assert (m.total_input_tokens, m.total_output_tokens) == (30, 10)
+    assert two_requests.result.report_version == 4
+    csv = serq_report.render(two_requests, "csv").splitlines()
+    assert "requests,,total_input_tokens,30.0" in csv and "requests,ttft,std,1.0" in csv
+
+
+@pytest.mark.timeout(60)
+def test_the_text_report_excerpt_has_the_reporters_request_lines(two_requests):
+    # packages/serq-report/README.md's text excerpt: the requests line and the metric table's header.
+    import serq_report
+
+    readme = (ROOT / "packages/serq-report/README.md").read_text()
+    shown_header = next(line for line in readme.splitlines() if line.startswith("metric "))
+    text = serq_report.render(two_requests, "text").splitlines()
+    printed_header = next(line for line in text if line.startswith("metric "))
+    assert shown_header.split() == printed_header.split()
+    assert "requests (request): completed 2 over 10 s  (30 input, 10 output tokens)  0.2 req/s  output 1 tok/s" \
+        "  total 4 tok/s" in text
+    shown = re.search(r"^requests \(request\): completed \d+ over \d+ s  \(\d+ input, \d+ output tokens\)  ", readme,
+                      re.M)
+    assert shown, "the README's requests line gives the input and output tokens as the reporter does"
