@@ -52,6 +52,8 @@ def test_a_loop_of_steps_below_any_time_scale_meets_the_guard(small_guard, monke
     assert "no progress: more than 2000 events in " in msg and "s of simulated time since t=0" in msg, msg
     if tier == "general":  # the run that is due again and again, at its place
         assert msg.startswith("<source>:3:18: error: at t=") and "session 0" in msg, msg
+    else:  # the fast tier names its stage and session (it said "no event names a statement")
+        assert msg.endswith("; the events due now: the run on stage d of session 0"), msg
 
 
 @pytest.mark.timeout(60)

@@ -1547,9 +1547,20 @@ def build(sim, progress: bool):
     due_names = {0: "arrive poisson" if isinstance(sim.arrive, N.Poisson) else "arrive renewal", 1: "end warmup",
                  2: "arrive preset"}
 
+    # a run's completion (kind 3 + the stage family's index, its session's list): the stage and the session
+    stage_names = [st.name for st in p.stages]
+    xs = gen.XS
+
     def _due(heap, now):  # Simulation.due_now, from the fast heap: the named events due now
-        return [due_names[k] for t, _, k, _ in sorted(heap, key=lambda e: (e[0], e[1]))
-                if t <= now and k in due_names]
+        out = []
+        for t, _, k, a in sorted(heap, key=lambda e: (e[0], e[1])):
+            if t > now:
+                break
+            if k in due_names:
+                out.append(due_names[k])
+            elif k >= 3 and type(a) is list and len(a) > xs:
+                out.append(f"the run on stage {stage_names[k - 3]} of session {a[xs]}")
+        return out
 
     def _tick(events, now, open_arrivals, live, live0, live_t, heap):
         sim.events = events
