@@ -70,3 +70,17 @@ def test_a_plugin_providing_a_kind_the_program_names_is_in_the_key(tmp_path, mon
     version["v"] = "1.1"
     b = list(serq_sweep.sweep(MG1, **ARGS)["key"])
     assert not set(a) & set(b)
+
+
+def test_a_table_resumed_under_another_report_shape_runs_every_run_again(tmp_path, monkeypatch):
+    """The report's shape decides which figures a run has: a table written under report version 3 had no
+    request metrics' `std`, and its rows were resumed beside new ones that had it (the column empty for
+    them). REPORT_VERSION is in the key."""
+    import serq_ir.report
+
+    out = str(tmp_path / "r.csv")
+    first = serq_sweep.sweep(MG1, out=out, **ARGS)
+    monkeypatch.setattr(serq_ir.report, "REPORT_VERSION", serq_ir.report.REPORT_VERSION + 1)
+    again = serq_sweep.sweep(MG1, out=out, **ARGS)
+    assert len(again) == 2 and not set(again["key"]) & set(first["key"])
+    assert _keys(out) == list(again["key"])

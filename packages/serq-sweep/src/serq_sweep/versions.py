@@ -1,8 +1,8 @@
 """The versions of the parts that decide a run's results, which a run's key holds (:func:`core.run_hash`).
 
 A table resumed after one of them changed runs its runs again instead of mixing the results of two versions:
-serq-ir (what the IR means), serq-frontend (what a source compiles to), serq-sim (what a run does with it)
-and the distribution of every plugin that provides a stage kind, an eviction order, a preemption policy or
+serq-ir (what the IR means), serq-frontend (what a source compiles to), serq-sim (what a run does with it),
+the report's shape (``serq_ir.report.REPORT_VERSION``: which figures a run has) and the distribution of every plugin that provides a stage kind, an eviction order, a preemption policy or
 a share policy the program names. They are read where the key is computed, the sweep's own process."""
 
 from __future__ import annotations
@@ -33,8 +33,13 @@ def deciding(program: Any, pm: Any = None, memo: dict[str, Any] | None = None) -
     pm = plugins.api_plugin_manager(pm)
     if memo.get("pm") is not pm:
         found = plugins.find_distributions(PARTS)
-        memo.update(pm=pm, reg=registries(pm),
-                    parts={f"{n} {d.version if d is not None else 'absent'}" for n, d in found.items()})
+        from serq_ir.report import REPORT_VERSION
+
+        # and the report's shape: a version of it with more figures (report version 4: the request metrics'
+        # std and token totals) would leave the rows of a table resumed from before without them
+        parts = {f"{n} {d.version if d is not None else 'absent'}" for n, d in found.items()}
+        parts.add(f"report version {REPORT_VERSION}")
+        memo.update(pm=pm, reg=registries(pm), parts=parts)
     out, reg = set(memo["parts"]), memo["reg"]
     named = [(reg.stage_kinds, _name(s.kind)) for s in program.stages]
     for pool in program.pools:
