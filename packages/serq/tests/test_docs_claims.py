@@ -64,3 +64,36 @@ def test_the_text_report_excerpt_has_the_reporters_request_lines(two_requests):
     shown = re.search(r"^requests \(request\): completed \d+ over \d+ s  \(\d+ input, \d+ output tokens\)  ", readme,
                       re.M)
     assert shown, "the README's requests line gives the input and output tokens as the reporter does"
+
+
+@pytest.mark.timeout(60)
+def test_the_simulators_bounds_are_the_figures_docs_simulator_md_gives():
+    # docs/simulator.md, "Bounds" and the guards: each constant as the text states it
+    from serq_sim import compile as comp
+    from serq_sim import engine
+
+    assert engine.STALL_EVENTS == 1_000_000 and engine.STALL_PER_SESSION == 1_000  # "No progress"
+    assert engine.ZENO == 2.0 ** -40 and 9e-13 < engine.ZENO < 1e-12  # "2⁻⁴⁰: about 1e-12 s near 0"
+    assert engine.TICK == 20_000  # "checks it every 20 000 events"
+    assert engine.DEFAULT_MAX_SAMPLES == 100_000_000  # --max-samples's default
+    assert comp.REDO_LIMIT == 10_000  # "preempted and re-executed 10000 times at one instant"
+    assert comp.SPIN_LIMIT == 1_000_000 and comp.PULSE == 2_048
+
+
+@pytest.mark.timeout(60)
+def test_the_replay_examples_files_are_what_its_readme_says():
+    # examples/replay/README.md: 333 sessions and 3 321 requests, columns session,turn,new,out,think,forced;
+    # the fit over 3 022 iterations with the terms c, d, e, a, b and a MAPE per composition
+    import csv
+    import json
+
+    folder = ROOT / "examples/replay"
+    with open(folder / "short_base.csv", newline="") as f:
+        reader = csv.DictReader(f)
+        rows = list(reader)
+    assert reader.fieldnames == ["session", "turn", "new", "out", "think", "forced"]
+    assert (len(rows), len({r["session"] for r in rows})) == (3321, 333)
+    fit = json.loads((folder / "a100_step_fit.json").read_text())
+    assert fit["n"] == 3022 and set(fit["sum"]) == set("cdeab")
+    assert set(fit["sum_mape"]) == {"decode", "prefill", "mixed"}
+    assert "let spacing" in (folder / "vllm_replay.sq").read_text()  # "--set spacing=3"
