@@ -56,6 +56,21 @@ def test_a_pipe_without_reader_ends_quietly_with_141(name):
     assert (r.returncode, r.stderr) == (141, "")
 
 
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("unbuffered", ["", "1"])
+def test_a_reader_that_goes_away_mid_write_ends_the_command_with_141(unbuffered):
+    # docs/architecture.md: `serq ir x.sq | head -c1` ends quietly with status 141. The IR (93 812 bytes)
+    # is more than a pipe holds (64 KiB), so the command is inside its write when the reader takes one
+    # byte and goes; under PYTHONUNBUFFERED=1 the raw write's partial count was dropped, status 0
+    env = {**os.environ, "SERQ_COMPILE_CACHE": "0", "PYTHONUNBUFFERED": unbuffered}
+    with subprocess.Popen([str(BIN / "serq"), "ir", VLLM], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          env=env) as p:
+        assert os.read(p.stdout.fileno(), 1) == b"{"
+        p.stdout.close()
+        err = p.stderr.read()
+        assert (p.wait(timeout=60), err) == (141, b"")
+
+
 def test_a_closed_stdout_is_no_error_when_nothing_is_written_there(tmp_path):
     out = tmp_path / "report.txt"
     r = serq(COMMANDS["run"] + ("-o", str(out), "--dump", str(tmp_path / "d")),

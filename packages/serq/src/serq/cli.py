@@ -311,9 +311,41 @@ class _Output:
         if self._stream is None:
             raise self._failed()
         try:
+            raw = self._raw()
+            if raw is not None:
+                return self._write_all(raw, data)
             return self._stream.write(data)
         except OSError as e:
             raise self._failed(e) from None
+
+    def _raw(self):
+        """The unbuffered file beneath (``PYTHONUNBUFFERED=1``, ``python -u``: the text stream writes
+        through to a raw ``FileIO``), else ``None``. A raw write may take part of the data (a pipe whose
+        reader goes away mid-write, a signal, a non-blocking descriptor) and says so by its count, which
+        the text stream above it drops: the rest was lost, and a broken pipe ended the command with
+        status 0 and its output cut short."""
+        import io
+
+        stream = self._stream if self._binary else getattr(self._stream, "buffer", None)
+        if isinstance(stream, io.RawIOBase) and (self._binary or os.linesep == "\n"):
+            return stream
+        return None
+
+    def _write_all(self, raw, data) -> int:
+        if self._binary:
+            view = memoryview(data).cast("B")
+        else:
+            self._stream.flush()
+            view = memoryview(data.encode(self._stream.encoding, self._stream.errors))
+        while view:
+            n = raw.write(view)
+            if n is None:  # a non-blocking descriptor that takes nothing now: wait until it can
+                import select
+
+                select.select([], [raw], [])
+                continue
+            view = view[n:]
+        return len(data)
 
     def writelines(self, lines):
         for line in lines:
