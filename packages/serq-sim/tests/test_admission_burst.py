@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 import serq_frontend
-from serq_sim.step import StepStage
+from counting import count_resident_lists
 from tiers import run_on_tier
 
 N = 1500
@@ -37,41 +37,9 @@ run {{ horizon 1e6; seed 1; }}
 """
 
 
-class Counted(list):
-    """A list that counts the items every iteration over it hands out, and those a removal or a membership
-    test walks."""
-
-    looks = 0
-
-    def __iter__(self):
-        for x in super().__iter__():
-            Counted.looks += 1
-            yield x
-
-    def remove(self, x):
-        i = next((k for k, y in enumerate(super().__iter__()) if y is x), len(self) - 1)
-        Counted.looks += i + 1
-        super().remove(x)
-
-    def __contains__(self, x):
-        Counted.looks += len(self)
-        return super().__contains__(x)
-
-
 @pytest.fixture
 def counted(monkeypatch):
-    join = StepStage._join
-
-    def counting_join(self, job):
-        if type(self.residents) is list:
-            self.residents = Counted(self.residents)
-        if type(self.eager) is list:
-            self.eager = Counted(self.eager)
-        join(self, job)
-
-    monkeypatch.setattr(StepStage, "_join", counting_join)
-    Counted.looks = 0
-    return Counted
+    return count_resident_lists(monkeypatch)
 
 
 def compile_(tmp_path, serve: str):

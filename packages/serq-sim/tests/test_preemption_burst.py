@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import pytest
 import serq_frontend
+from counting import CountedIndexed, count_resident_lists
 from serq_sim.pools import growth
-from serq_sim.step import StepStage
 from tiers import run_on_tier
 
 N = 1000
@@ -36,57 +36,18 @@ run {{ horizon 1e7; seed 1; }}
 """
 
 
-class Counted(list):
-    """A list that counts the items every iteration over it (either way) hands out, those a removal or a
-    membership test walks, and every index read."""
-
-    looks = 0
-
-    def __iter__(self):
-        for x in super().__iter__():
-            Counted.looks += 1
-            yield x
-
-    def __reversed__(self):
-        for x in super().__reversed__():
-            Counted.looks += 1
-            yield x
-
-    def __getitem__(self, i):
-        Counted.looks += 1
-        return super().__getitem__(i)
-
-    def remove(self, x):
-        i = next((k for k, y in enumerate(super().__iter__()) if y is x), len(self) - 1)
-        Counted.looks += i + 1
-        super().remove(x)
-
-    def __contains__(self, x):
-        Counted.looks += len(self)
-        return super().__contains__(x)
-
-
 @pytest.fixture
 def counted(monkeypatch):
-    join = StepStage._join
     walk = growth.resident_slots
-
-    def counting_join(self, job):
-        if type(self.residents) is list:
-            self.residents = Counted(self.residents)
-        if type(self.eager) is list:
-            self.eager = Counted(self.eager)
-        join(self, job)
+    counted = count_resident_lists(monkeypatch, CountedIndexed)
 
     def counting_walk(pool):
         for c in walk(pool):
-            Counted.looks += 1
+            counted.looks += 1
             yield c
 
-    monkeypatch.setattr(StepStage, "_join", counting_join)
     monkeypatch.setattr(growth, "resident_slots", counting_walk)
-    Counted.looks = 0
-    return Counted
+    return counted
 
 
 @pytest.mark.timeout(60)
