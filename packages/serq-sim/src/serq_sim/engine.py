@@ -368,7 +368,7 @@ class Simulation:
                     self.too_many_samples(held)
             now = self.now
             t0 = self.stall_t
-            if now == t0 or now - t0 <= ZENO * (t0 if t0 > 1.0 else -t0 if t0 < -1.0 else 1.0):  # (NaN: False)
+            if now == t0 or now - t0 <= _instant_span(t0):  # (NaN: False)
                 if events - self.stall_ev > STALL_EVENTS + STALL_PER_SESSION * self.stall_live:
                     self.stall_error(events - self.stall_ev)
             else:
@@ -498,7 +498,7 @@ class Simulation:
         now = self.now
         t0 = self.stall_t
         # the instant: the clock stuck at it, or moving in steps within ZENO of its start (tick)
-        upto = now if now == t0 else t0 + ZENO * (t0 if t0 > 1.0 else -t0 if t0 < -1.0 else 1.0)
+        upto = now if now == t0 else t0 + _instant_span(t0)
         jobs: dict[Job, None] = {}  # in the order met, each once (a list's `in` made it quadratic)
         other = []
         for t, _seq, cb, arg in sorted(self.heap, key=lambda e: (e[0], e[1])):
@@ -1020,10 +1020,7 @@ class Simulation:
     def obs_work(self, st) -> float:
         memo = self.end_memo
         if memo is not None:  # the run is over (_finish): the state stands still, read once a stage
-            v = memo.get(("work", st))
-            if v is None:
-                v = memo[("work", st)] = st.work()
-            return v
+            return _read_once(memo, "work", st, st.work)
         return st.work()
 
     def obs_used(self, p: Pool) -> float:
@@ -1057,10 +1054,7 @@ class Simulation:
             raise self.error(f"budget_left({st.name}): not a step stage")
         memo = self.end_memo
         if memo is not None:  # (obs_work)
-            v = memo.get(("budget_left", st))
-            if v is None:
-                v = memo[("budget_left", st)] = f()
-            return v
+            return _read_once(memo, "budget_left", st, f)
         return f()
 
     def obs_price(self, st, s_h: float, ds: float) -> float:
@@ -1095,6 +1089,19 @@ def _jobs_of(owner) -> list:
             if isinstance(j, Job) and j not in out:
                 out.append(j)
     return out
+
+
+def _instant_span(t0: float) -> float:
+    """How long after ``t0`` the no-progress guard's instant that began at ``t0`` lasts (:data:`ZENO`)."""
+    return ZENO * (t0 if t0 > 1.0 else -t0 if t0 < -1.0 else 1.0)
+
+
+def _read_once(memo: dict, what: str, st, read) -> float:
+    """``read()``, an observable ``what`` of stage ``st``, once at the run's end (``Simulation.end_memo``)."""
+    v = memo.get((what, st))
+    if v is None:
+        v = memo[(what, st)] = read()
+    return v
 
 
 def _where(span, serial: int | None) -> str:
