@@ -18,6 +18,10 @@ from .pools.model import KeyedQueue, Pool, SpillMember, WaitedQueue, member_prob
 from .stages import FlowNetwork
 from .workload import replace_limit
 
+#: up to this many stages that want a start, the settle asks each at every settle whether it is idle; up to
+#: this many pools that may have growers or a queue of their own, it looks at each at every settle
+_FEW_STEPS = 8
+
 #: the observables that read a stage's online estimates (serq_sim.stats.PriceEstimator)
 ESTIMATES = frozenset(("price", "est_lambda", "est_rho", "est_wait"))
 INF = math.inf
@@ -93,7 +97,22 @@ def build(sim, reg, trace_path) -> None:
             first_pool[id(pl.via)] = pl.flat
     steps = [s for s in sim.stages if s.wants_start]
     admitting = iter(sorted((s for s in steps if id(s) in first_pool), key=lambda s: (first_pool[id(s)], s.flat)))
-    sim.step_stages = [next(admitting) if id(s) in first_pool else s for s in steps]
+    sim.step_stages = steps = [next(admitting) if id(s) in first_pool else s for s in steps]
+    # a family of many step stages: the settle asks only those that may be idle (Simulation._step_pass);
+    # a few are asked at every settle (a walk over them costs less than the bookkeeping)
+    for k, st in enumerate(steps):
+        st.spos = k
+    sim.step_later = []
+    sim.step_cur = -1
+    if len(steps) > _FEW_STEPS:
+        from .step.stage import StepStage
+
+        sim.step_heap = list(range(len(steps)))
+        sim.step_self = bytes(type(st).idle is StepStage.idle and type(st)._join is StepStage._join
+                              and type(st)._end is StepStage._end and st.hot is True for st in steps)
+    else:
+        sim.step_heap = None
+        sim.step_self = b""
     for st in sim.stages:
         st.bind()
     for pool in sim.pools:
@@ -130,6 +149,12 @@ def build(sim, reg, trace_path) -> None:
     grown, first = _grown_and_first(sim, p)
     sim.grow_pools = [pl for pl in sim.pools if pl.flat in grown]
     sim.queue_free = [pl for pl in sim.free_pools if pl.flat in first]
+    if len(sim.grow_pools) + len(sim.queue_free) > _FEW_STEPS:
+        # many: the settle looks at those a grower or a session has joined since it found them with neither
+        # (Simulation.pool_mark); all at first
+        sim.pool_hot = list({pl.flat: pl for pl in sim.queue_free + sim.grow_pools}.values())[::-1]
+    else:
+        sim.pool_hot = None
     for pl in sim.pools:
         if pl.flat not in first:
             pl.unqueued = True

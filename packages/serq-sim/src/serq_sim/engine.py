@@ -102,7 +102,7 @@ class Simulation:
         "open_arrivals", "partial", "partial_note", "plugin_manager", "pool_base", "pools", "preempt_count", "program",
         "progress", "pulse", "queue_free", "rate", "ready", "record_tables", "release_counter", "rngs", "seed",
         "session_fn", "setting_from", "shared_families", "show_progress", "slot_more", "source", "spans", "stage_base",
-        "stages", "rep_k", "rep_limit", "rep_t", "live0", "due_now", "next_check", "samples_at_ticks", "stall_ev", "stall_live", "stall_t", "step_stages", "t_shown", "t_wall0", "token_gaps",
+        "stages", "rep_k", "rep_limit", "rep_t", "live0", "due_now", "next_check", "samples_at_ticks", "stall_ev", "stall_live", "stall_t", "step_stages", "step_heap", "step_later", "step_cur", "step_self", "pool_hot", "grow_lazy_ok", "t_shown", "t_wall0", "token_gaps",
         "trace", "trace_ordered", "trace_slots", "turn_fn", "turns", "virtual_events", "warm", "warmup",
         "__dict__",
     )
@@ -162,6 +162,9 @@ class Simulation:
         self._seq = itertools.count()
         self.ready: deque = deque()
         self.dirty: list = []
+        #: whether every pool a run or a grow grows has a preemption policy that a lazy grower's stale position
+        #: does not mislead (judged once, by the first step stage that asks: step.lazy._glazy_judge)
+        self.grow_lazy_ok: bool | None = None
         self.events = 0
         #: events a step stage's quiet rounds stood for (serq_sim.step: each is an iteration's end that the
         #: event loop did not pop); counted into ``events`` when the loop stops
@@ -764,25 +767,39 @@ class Simulation:
             if grow_pools or queue_free:
                 # _admission.admit_all(self) when it has something to do: a grower waits, or a session in
                 # the queue of a pool admitted outside the step stages (a settle per event: most have none;
-                # only the pools that can ever have growers, or a queue, are looked at: build.py)
-                for pool in grow_pools:
-                    if pool.growers:
-                        _admission.admit_all(self)
-                        break
-                else:
-                    for pool in queue_free:
-                        if pool.front or pool.queue:
+                # only the pools that can ever have growers, or a queue, are looked at: build.py; of many,
+                # only those a grower or a session has joined since they were last found with neither)
+                hot = self.pool_hot
+                if hot is None:
+                    for pool in grow_pools:
+                        if pool.growers:
                             _admission.admit_all(self)
                             break
+                    else:
+                        for pool in queue_free:
+                            if pool.front or pool.queue:
+                                _admission.admit_all(self)
+                                break
+                else:
+                    while hot:
+                        pool = hot[-1]
+                        if pool.growers or (pool.via is None and (pool.front or pool.queue)):
+                            _admission.admit_all(self)
+                            break
+                        hot.pop()
+                        pool.hot = False
                 if ready:
                     continue
             if steps:
                 heap = self.heap
                 if not (heap and heap[0][0] <= self.now):
                     admitted = self.admitted
-                    for st in steps:
-                        if st.idle():
-                            st.try_start()
+                    if self.step_heap is None:
+                        for st in steps:
+                            if st.idle():
+                                st.try_start()
+                    elif self.step_heap:
+                        self._step_pass(steps)
                     if ready or admitted != self.admitted:
                         # the stages' admissions made sessions ready, which ran at once (admit_head runs
                         # the admitted session until it blocks, so ready may be empty again): what they
@@ -807,6 +824,55 @@ class Simulation:
             heap = self.heap
             if not (heap and heap[0][0] <= self.now):
                 self._record_gauges()
+
+    def pool_mark(self, pool) -> None:
+        """A grower or a session (in the queue of a pool admitted by no stage) has joined ``pool``, one of
+        many the settle looks at (build.py: ``pool_hot``): it looks at this one again."""
+        pool.hot = True
+        self.pool_hot.append(pool)
+
+    def step_mark(self, st) -> None:
+        """Step stage ``st``, among many (build.py: ``step_heap``), may be idle now (an iteration ended, a
+        job joined its residents, a session joined the queue of a pool it admits: what can make
+        ``idle()`` true): the settle asks it, in its place in ``step_stages``: at this pass when the pass
+        has not reached that place, else at the next (as a walk over every stage would)."""
+        st.hot = True
+        if st.spos > self.step_cur:
+            heapq.heappush(self.step_heap, st.spos)
+        else:
+            self.step_later.append(st.spos)
+
+    def _step_pass(self, steps: list) -> None:
+        """``for st in steps: if st.idle(): st.try_start()`` over a family of many step stages, asking only
+        those that may be idle (``hot``: listed in ``step_heap`` by their place), so a settle costs what
+        may start, not the family's size. A step stage asked and not idle is not hot until step_mark; one
+        still idle after its try_start stays hot (asked at every settle, as the walk asks it); a stage
+        kind that does not mark itself is hot for good."""
+        sh = self.step_heap
+        later = self.step_later
+        own = self.step_self
+        pop = heapq.heappop
+        try:
+            while sh:
+                p = pop(sh)
+                st = steps[p]
+                self.step_cur = p
+                if own[p]:
+                    st.hot = False
+                    if st.idle():
+                        st.try_start()
+                        if not st.hot and st.idle():
+                            st.hot = True
+                            later.append(p)
+                else:
+                    if st.idle():
+                        st.try_start()
+                    later.append(p)
+        finally:
+            self.step_cur = -1
+            for p in later:
+                heapq.heappush(sh, p)
+            later.clear()
 
     def _record_gauges(self) -> None:
         now = self.now

@@ -93,6 +93,12 @@ def job_done(sim, st, job) -> None:
 
 
 
+def rank_seq(job) -> float:
+    """A step stage's resident's admission, the last item of its rank on a stage ranked by kept serve keys
+    (step.stage.StepStage.by_adm is in this order)."""
+    return job.rank[-1]
+
+
 class Job:
     """One run on one stage (or one flow over several)."""
 
@@ -149,6 +155,13 @@ class StageKind:
     #: Whether the simulator calls :meth:`try_start` once an instant has settled, while :meth:`idle`
     #: (step engines); see the contract above.
     wants_start = False
+
+    #: A stage with ``wants_start`` among many (a family of engines, build.py): whether the settle must ask
+    #: it :meth:`idle` (True for a kind that does not say when it may become idle: asked at every settle;
+    #: a step stage is asked only after something that can make it idle, Simulation.step_mark); and its
+    #: place in the settle's order (``Simulation.step_stages``)
+    hot = True
+    spos = -1
 
     def __init__(self, sim, node, member: int, flat: int):
         self.sim = sim

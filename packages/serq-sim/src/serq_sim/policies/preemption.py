@@ -31,6 +31,7 @@ import math
 
 from serq_ir import nodes as N
 
+from ..orders import keys_order
 from ..stages import Ctx
 
 
@@ -134,6 +135,23 @@ class PreemptByKeys(PreemptionPolicy):
         #: the engine's candidates walked in the pool's order (_engine_victim), when they are the built-in
         #: ones (a plugin's preempt_candidates is asked for its list)
         self.walk = growth.resident_slots if type(sim).preempt_candidates is growth.preempt_candidates else None
+        #: the keys read nothing that changes while a job is resident (attributes, numbers, ``decoding``) but
+        #: ``admission`` through terms strictly monotone in it alone, and no ``position``: on a step stage's
+        #: memory pool the victim is the first candidate of the residents kept in the keys' order
+        #: (serq_sim.orders.keys_order, the keys evaluated once a job, ``admission`` as the session's
+        #: admission number, which orders the candidates as their rank does); the per-job reference
+        #: (SERQ_SIM_TIER=general) evaluates them at every victim
+        from ..compile import _not_pure, reads_any
+        from ..tier_env import forced_general
+
+        def moving(e):
+            return _not_pure(e) and not (isinstance(e, N.Ctx) and e.name in ("admission", "decoding"))
+
+        self.kept = (bool(keys) and self.last is None and not self.r_pos and self.walk is not None
+                     and not forced_general() and not reads_any(keys, moving)
+                     and all(_admission_sign(k) != 0 for k in keys if reads_context([k], ("admission",))))
+        self.kctx = Ctx()
+        self._cand = growth._CANDIDATE
 
     def victim(self, pool, grower):
         if self.last is not None:
@@ -147,6 +165,12 @@ class PreemptByKeys(PreemptionPolicy):
             from ..report import member_label
 
             sim.pulse_out(f"choosing whom pool {member_label(pool)} preempts", None, None, None, pool.node.span)
+        if self.kept:
+            engines = pool.memory_of
+            if len(engines) == 1 and getattr(engines[0], "orders", None) is not None:
+                found = self._kept_victim(pool, engines[0])
+                if found is not None:
+                    return found
         keys = self.keys
         r_adm, r_dec, r_pos = self.r_adm, self.r_dec, self.r_pos
         if keys is not None and not (r_adm or r_pos) and pool.memory_of and self.walk is not None:
@@ -180,6 +204,24 @@ class PreemptByKeys(PreemptionPolicy):
                 best, bk = s, k
             rank += 1.0
         return best
+
+    def _kept_victim(self, pool, engine):
+        """:meth:`victim` for ``kept`` keys on the memory pool of one step stage: the first candidate of its
+        residents in the keys' order (the least keys, ties to the last admitted), or ``None`` when the order
+        cannot tell (its keys raised, or no candidate is there: the walk decides)."""
+        order = keys_order(engine, self)
+        if order is None:
+            return None
+        cand = self._cand
+        for job in order.jobs:
+            s = job.owner
+            if s is None or s.job is not job or s.status not in cand:
+                continue
+            for h in s.holds:
+                for sl in h.slots:
+                    if sl.pool is pool and not sl.lease:
+                        return s
+        return None
 
     def _engine_victim(self, pool, keys, r_dec):
         """:meth:`victim` on a step stage's memory pool for keys that read neither ``admission`` nor

@@ -67,7 +67,14 @@ def twice(sim, s, info, pools) -> None:
 def enqueue(pool: Pool, s) -> None:
     """``s`` joins ``pool``'s queue: at its tail, or, re-entering after a preemption whose policy says
     ``requeue head``, at the head (before every session waiting there, those re-queued at the head before it
-    included)."""
+    included). A step stage that admits the pool may be idle now (Simulation.step_mark); a pool admitted by
+    none has a queue for the settle to look at (Simulation.pool_mark)."""
+    via = pool.via
+    if via is not None:
+        if not via.hot:
+            via.sim.step_mark(via)
+    elif not pool.hot:
+        pool.sim.pool_mark(pool)
     rq = s.requeue
     if rq is not None:
         s.requeue = None

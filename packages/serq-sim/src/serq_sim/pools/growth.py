@@ -7,6 +7,7 @@ head or the tail) and the ``stuck`` count.
 from __future__ import annotations
 
 from ..errors import Preempted, not_bookable, show
+from ..orders import admission_order
 from ..status import GROWING, STAGE
 from . import cache, release
 from .model import EPS, INF, SLOT_COMPUTED, Pool, Slot, refused_amount
@@ -87,6 +88,8 @@ def grow_slot(sim, s, slot: Slot, d: float, job, sid: int | None = None):
             s.status = GROWING
             s.grow = (pool, slot, d, job)
             pool.growers.append(s)
+            if not pool.hot:
+                sim.pool_mark(pool)
             return True
         exc = preempt(sim, victim, pool)
         if victim is s:
@@ -187,8 +190,9 @@ def last_candidate(sim, pool: Pool):
             if not slot.lease:
                 return slot.owner
         return None
-    if len(engines) == 1 and not engines[0].ranked:
-        found = _last_resident(pool, engines[0])
+    if len(engines) == 1:
+        engine = engines[0]
+        found = _last_ranked(pool, engine) if engine.ranked else _last_resident(pool, engine)
         if found is not None:
             return found
     best = None
@@ -217,6 +221,42 @@ def _last_resident(pool: Pool, engine):
             continue
         q = s.adm_seq
         if q != job.rank:
+            return None
+        if best is not None and q != bseq:
+            return best
+        if s is best or s.job is not job or s.status not in _CANDIDATE:
+            continue
+        for h in s.holds:
+            for sl in h.slots:
+                if sl.pool is pool and not sl.lease:
+                    break
+            else:
+                continue
+            break
+        else:
+            continue
+        if best is not None:
+            return False  # the same admission: the list's order decides
+        best, bseq = s, q
+    return best
+
+
+def _last_ranked(pool: Pool, engine):
+    """:func:`_last_resident` on the memory pool of one step stage whose residents are ranked by kept serve
+    keys: walked from the last of its residents in admission order (orders.admission_order: made at the
+    first call and kept as jobs join and leave), so a burst of preemptions does not walk every holder for each
+    victim. The same answers as the holders' walk."""
+    order = admission_order(engine)
+    if order is None:
+        return None
+    best = None
+    bseq = None
+    for job in reversed(order.jobs):
+        s = job.owner
+        if s is None:
+            continue
+        q = s.adm_seq
+        if q != job.rank[-1]:
             return None
         if best is not None and q != bseq:
             return best

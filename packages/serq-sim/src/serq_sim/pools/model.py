@@ -360,7 +360,7 @@ class Pool:
     __slots__ = (
         "sim", "node", "name", "index", "flat", "cap", "limit", "block", "reserve_held", "used", "cached",
         "reserved", "holders", "own", "dead", "front", "queue", "keyed", "keyed_at_join", "waited_queue", "growers", "via",
-        "memory_of", "evict", "preempt", "spill", "making_room", "needs_snap", "batch_room", "lru", "unqueued",
+        "memory_of", "evict", "preempt", "spill", "making_room", "needs_snap", "batch_room", "lru", "unqueued", "hot",
         "t_last", "a_used",
         "a_cached", "a_queue", "a_holders", "wait_sum", "admissions", "evicted_entries", "evicted_units",
         "preemptions", "spills", "rejections", "stuck", "over_cap", "__dict__",
@@ -391,6 +391,9 @@ class Pool:
         #: the queue is a :class:`WaitedQueue` (keys ``(K…, waited)``: the head found without a scan)
         self.waited_queue = False
         self.growers: deque = deque()
+        #: the settle of a program of many such pools looks at this one for growers or a free queue (hot),
+        #: or not until a grower or a session joins it (Simulation.pool_mark); True for good among few
+        self.hot = True
         self.via = None
         self.memory_of: list = []
         self.evict = None

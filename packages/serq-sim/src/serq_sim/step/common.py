@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from bisect import bisect_left
 from operator import attrgetter
 
 from serq.switches import switch
@@ -95,6 +96,24 @@ def _unplan(assign: list[Job]) -> bool:
 #: a step stage's resident's place in the serving order (StepStage.attach): its admission, or, on a stage
 #: whose serve keys are taken once, its keys then its admission
 _rank = attrgetter("rank")
+
+
+def position(jobs: list, job) -> int:
+    """``jobs.index(job)`` on a list in serving order (by ``rank``, as StepStage._join keeps the residents
+    and eager): the job is looked for among those of its rank, found by bisection, so a burst of
+    preemptions at one instant (lifo takes the last admitted) does not walk the list for each victim. A
+    rank that does not compare (NaN) falls back to the walk."""
+    rank = job.rank
+    i = bisect_left(jobs, rank, key=_rank)
+    n = len(jobs)
+    while i < n:
+        x = jobs[i]
+        if x is job:
+            return i
+        if x.rank != rank:
+            break
+        i += 1
+    return jobs.index(job)
 
 
 def serve_keys_of(keys: tuple) -> tuple:

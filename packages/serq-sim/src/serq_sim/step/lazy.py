@@ -3,6 +3,7 @@ that grows nothing and has a whole number of tokens left is not visited per iter
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right, insort
 from heapq import heappush as _heappush
 from math import nextafter
 
@@ -27,10 +28,42 @@ from .common import (
     _unplan,
     constant,
     iteration_sums,
+    position,
 )
 
 #: no end to a stretch of quiet rounds but its own (no bound on events): a round count never reached
 _NO_END = 1 << 62
+
+
+def _position_free(pol) -> bool:
+    """Whether preemption policy ``pol`` asks nothing a lazy grower's stale position would answer: none, or
+    keys that do not read ``position`` (a plugin's policy might ask anything)."""
+    if type(pol) is PreemptByKeys:
+        return not reads_context(pol.node.keys, ("position",))
+    return type(pol) is NoPreemption
+
+
+#: up to this many residents, a planning finds its walk's positions with ``list.index`` (fast on a short
+#: list); beyond it, in one pass or by bisection (``_positions``, ``common.position``)
+_FEW = 64
+
+
+def _positions(order: list[Job], sub: list[Job]) -> list[int]:
+    """The positions in ``order`` of ``sub``, a subsequence of it in its order (as ``eager`` is of the
+    residents), found in one pass; by ``position`` each when it is not one (a rank that does not
+    compare)."""
+    out = []
+    if sub:
+        it = iter(sub)
+        nxt = next(it)
+        for i, j in enumerate(order):
+            if j is nxt:
+                out.append(i)
+                nxt = next(it, None)
+                if nxt is None:
+                    return out
+        return [position(order, j) for j in sub]
+    return out
 
 
 class _EveryRound:
@@ -606,14 +639,14 @@ class LazyDecoding:
             ok = False
         # a lazy grower's position is stale on the pool it grows, whichever that is (the memory or any
         # pool a `growing` run or a `grow` names), and a victim may be chosen on it by any grower's
-        # growth: no such pool's policy may read `position`
-        for pl in {*self.sim.grow_pools, *((pool,) if pool is not None else ())}:
-            pol = pl.preempt
-            if type(pol) is PreemptByKeys:
-                if reads_context(pol.node.keys, ("position",)):
-                    ok = False
-            elif type(pol) is not NoPreemption:
-                ok = False
+        # growth: no such pool's policy may read `position` (the grown pools judged once a simulation: a
+        # family of engines asks each)
+        sim = self.sim
+        grown = sim.grow_lazy_ok
+        if grown is None:
+            grown = sim.grow_lazy_ok = all([_position_free(pl.preempt) for pl in sim.grow_pools])
+        if not grown or (pool is not None and not _position_free(pool.preempt)):
+            ok = False
         self.glazy_ok = ok
         self._glazy_judged = True
         return ok
@@ -747,10 +780,15 @@ class LazyDecoding:
             # first is where the last ``ne`` begin)
             if ne and order[len(order) - ne] is eager[0]:  # the newest residents (prefills admitted last): no search
                 walk = list(range(len(order) - ne, len(order)))
-            else:
+            elif len(order) <= _FEW:
                 walk = list(map(index, eager))
+            else:  # many residents: found in one pass (an index each walked them: ne × n)
+                walk = _positions(order, eager)
             if wl is not None:
-                walk += map(index, wl)
+                if len(order) <= _FEW:
+                    walk += map(index, wl)
+                else:
+                    walk += [position(order, j) for j in wl]
                 walk.sort()
                 t_round = self.t_round
             self.budget = budget
@@ -769,7 +807,7 @@ class LazyDecoding:
                     g = p - prev - 1
                     if g:
                         if skip:
-                            g -= sum(1 for q in skip if prev < q < p)
+                            g -= bisect_left(skip, p) - bisect_right(skip, prev)
                         if g >= left:
                             stop = self._lazy_stop(order, prev, left)
                             left = 0.0
@@ -872,13 +910,13 @@ class LazyDecoding:
                     left = self.left
                     if gone:
                         for v in gone:
-                            q = order.index(v)
+                            q = position(order, v)
                             if q < p:
                                 left += 1.0  # its token of this iteration, given back
-                            else:
+                            else:  # skipped when the walk counts the lazy residents after p (kept sorted)
                                 if skip is None:
                                     skip = []
-                                skip.append(q)
+                                insort(skip, q)
                         gone.clear()
                     if halt or left <= 0.0:
                         stop = p
@@ -887,7 +925,7 @@ class LazyDecoding:
                     g = len(order) - prev - 1
                     if g:
                         if skip:
-                            g -= sum(1 for q in skip if q > prev)
+                            g -= len(skip) - bisect_right(skip, prev)
                         if g >= left:
                             stop = self._lazy_stop(order, prev, left)
                             left = 0.0
@@ -1145,7 +1183,10 @@ class LazyDecoding:
         if listed:
             table, key = self._lazy_key(job)
             lst = table[key]
-            lst.remove(job)
+            if lst[-1] is job:  # (lifo's victims: the last listed; a removal's walk from the first each)
+                lst.pop()
+            else:
+                lst.remove(job)
             if not lst:
                 del table[key]
         d = self.rounds - job.lz

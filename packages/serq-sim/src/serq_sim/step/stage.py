@@ -4,7 +4,7 @@ iteration; the planning is :mod:`.planner`, :mod:`.lazy` and :mod:`.exclusive`."
 from __future__ import annotations
 
 import math
-from bisect import bisect_left, bisect_right
+from bisect import bisect_right
 
 from serq_ir import nodes as N
 from serq_ir.rules import pairs
@@ -23,6 +23,7 @@ from .common import (
     _rank,
     admission_order,
     constant,
+    position,
 )
 from .exclusive import ExclusivePrefill
 from .lazy import LazyDecoding
@@ -42,7 +43,7 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
     #: its dict has each method call and attribute read looked up by name (CPython specializes neither),
     #: and this one's are read every iteration (test_slots.py checks that every one a run sets is here)
     __slots__ = (
-        "_end_cb", "_glazy_judged", "_held_fn", "_marked", "_no_ctx", "_own_busy", "_quiet_static", "_wake_batch", "_wake_static",
+        "_end_cb", "_glazy_judged", "orders", "hot", "spos", "_held_fn", "_marked", "_no_ctx", "_own_busy", "_quiet_static", "_wake_batch", "_wake_static",
         "a_busy", "a_present", "assign", "attn", "budget", "budget_const", "budget_fn", "budget_whole",
         "chunk_fn", "completions", "cost_ctx", "cost_fn", "cost_kv", "cost_of", "cost_sums", "detached", "due",
         "eager", "epoch", "est", "exclusive", "fast", "flat", "gaps", "glazy_iterations", "glazy_ok", "gwalk",
@@ -97,6 +98,8 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
         #: without keys (where a job's rank is its admission). Not under exclusive prefill.
         self.ranked = self.serve_fixed and type(self) is StepStage and not self.exclusive
         self.rank_ctx = Ctx()
+        self.hot = True
+        self.spos = -1
         self.memory_family = k.memory
         self.memory = None
         self.served_pools: list = []
@@ -104,6 +107,9 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
         #: while a planning admits (Planner._admissions), the jobs that join the residents (or, on a lazy
         #: planning, the ones not lazy) since its last look at them; None otherwise
         self.joins: list[Job] | None = None
+        #: the residents in orders of their own (serq_sim.orders: for the choice of a preemption victim), each
+        #: made when first asked for and kept as jobs join and leave; ``False`` for one whose key raised
+        self.orders: dict = {}
         self.iter: list[Job] | None = None
         self.epoch = 0
         #: the end of an iteration, the callback every iteration queues (bound once: reading a method
@@ -278,6 +284,16 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
             eager.insert(bisect_right(eager, rank, key=_rank), job)
         if self.joins is not None:
             self.joins.append(job)
+        if not self.hot:  # residents: it may be idle (Simulation.step_mark)
+            self.sim.step_mark(self)
+        orders = self.orders
+        if orders:
+            for tag, o in orders.items():
+                if o:
+                    try:
+                        o.add(job)
+                    except Exception:  # noqa: BLE001 - the walk evaluates the keys, and raises, as it would
+                        orders[tag] = False
         if job.mode == "decode":
             self.ndec += 1
         if job.growing is not None:
@@ -317,6 +333,10 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
                         self.lz_gone.append(job)  # the walk gives its token back if it was counted
             else:
                 _take(self.eager, job)
+            if self.orders:
+                for o in self.orders.values():
+                    if o:
+                        o.remove(job)
         self.present -= 1
         job.stage = None
         if job.assigned > 0.0:
@@ -385,6 +405,8 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
         else:
             self.acc()
         self.iter = None
+        if not self.hot:  # no iteration: it may be idle (Simulation.step_mark)
+            self.sim.step_mark(self)
         self.rounds += 1
         self.t_round = self.sim.now
         lazy_done = self.due.pop(self.rounds, None) if self.iter_lazy else None
@@ -460,6 +482,7 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
             return
         residents = self.residents
         eager = self.eager
+        orders = [o for o in self.orders.values() if o] if self.orders else None
         job_done = self.sim.job_done
         many = len(finished) > 16
         if many:
@@ -469,11 +492,17 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
             ended = set(finished)
             residents[:] = [j for j in residents if j not in ended]
             eager[:] = [j for j in eager if j not in ended]
+            if orders:
+                for o in orders:
+                    o.drop(ended)
         for job in finished:
             if not many:
                 residents.remove(job)
                 if job in eager:  # not a lazy job (no exception raised for one: most finish lazy)
                     eager.remove(job)
+                if orders:
+                    for o in orders:
+                        o.remove(job)
             if job.mode == "decode":
                 self.ndec -= 1
             if job.growing is not None:
@@ -508,19 +537,5 @@ def step_factory(sim, node, member, flat):
 
 
 def _take(jobs: list, job: Job) -> None:
-    """``jobs.remove(job)`` on a list in serving order (by ``rank``, as :meth:`StepStage._join` keeps the
-    residents and eager): the job is looked for among those of its rank, found by bisection, so a burst
-    of preemptions at one instant (lifo takes the last admitted) does not walk the list for each victim.
-    A rank that does not compare (NaN) falls back to the walk."""
-    rank = job.rank
-    i = bisect_left(jobs, rank, key=_rank)
-    n = len(jobs)
-    while i < n:
-        x = jobs[i]
-        if x is job:
-            del jobs[i]
-            return
-        if x.rank != rank:
-            break
-        i += 1
-    jobs.remove(job)
+    """``jobs.remove(job)`` on a list in serving order (by ``rank``: common.position)."""
+    del jobs[position(jobs, job)]
