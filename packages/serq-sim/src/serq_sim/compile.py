@@ -191,6 +191,18 @@ def state_dependent(e: N.Expr) -> bool:
     return reads(e, _not_pure)
 
 
+#: a pool's observables written out in generated code, ``{p}`` the pool's code and ``{v}`` a temporary of
+#: the function (the values of Simulation.obs_*: pools.prepared writes a hold's admission with them, and a
+#: choose's loop its candidates' keys, Compiler.choose_fn)
+POOL_OBS = {
+    "cachedin": "({v}.size if ({v} := {p}.own.get(s.serial)) is not None else 0.0)",
+    "holders": "float(len({p}.holders))",
+    "queued": "float(len({p}.front) + len({p}.queue))",
+    "used": "{p}.used",
+    "free": "({p}.cap - {p}.used - {p}.reserved)",  # Simulation.obs_free
+}
+
+
 def _not_pure(e: N.Expr) -> bool:
     # numbers, attributes and the operators and functions over them; any other node reads state
     return not isinstance(e, (N.Num, N.Attr, N.Call, N.Unary, N.Binary, N.Cond))
@@ -385,6 +397,9 @@ class Compiler:
         self.sources: dict[str, tuple[list[str], Callable[[dict], Any], list]] = {}
         #: the statement whose code is being written (its spans index), None outside any
         self.stmt_sid: int | None = None
+        #: while writing a choose's loop (:meth:`choose_fn`): the choose's attribute slot and the sizes of the
+        #: families its keys index by it (a member named by the candidate is read as ``family[_j]``)
+        self.choose_ix: tuple[int, list[int]] | None = None
 
     # ---------------------------------------------------------------- helpers
     def obj(self, o: Any, prefix: str = "_o") -> str:
@@ -425,6 +440,12 @@ class Compiler:
         """The code of a pool's or stage's member: the object itself when the reference has no index (in a
         step family's own expressions, the member paired with the stage's), else the checked lookup
         ``E.pool_at`` / ``E.stage_at`` of the computed index."""
+        ci = self.choose_ix
+        if ci is not None and isinstance(r.index, N.Attr) and r.index.slot == ci[0]:
+            members = objs[base:base + size]
+            if all(m is not None for m in members):  # (every member built: the loop reads them directly)
+                ci[1].append(size)
+                return f"{self.obj(members, '_fm')}[_j]"
         if r.index is None:
             own = self.own
             if own is not None and size > 1 and own[0] == size:
@@ -566,6 +587,8 @@ class Compiler:
         t = e.target
         ref = self.pool_ref(t, rng) if isinstance(t, N.PoolRef) else self.stage_ref(t, rng)
         args = "".join(", " + self.expr(a, rng) for a in e.args)
+        if self.choose_ix is not None and ref.endswith("[_j]") and e.name in POOL_OBS:
+            return POOL_OBS[e.name].format(p=ref, v=self.fresh("_v"))  # (a candidate's pool, written out)
         if e.name == "cachedin":
             return f"E.obs_cachedin({ref}, s)"
         if e.name == "member":  # the checked member's own index
@@ -613,6 +636,42 @@ class Compiler:
     def keys_fn(self, keys: list[N.Expr], rng: str = "session", span=None):
         """Several keys as one function returning a tuple."""
         return self._lambda(lambda: "(" + "".join(self.expr(k, rng) + ", " for k in keys) + ")", span)
+
+    def choose_fn(self, st: N.Choose, sid: int, kf: str) -> str:
+        """The code of a function ``f(s, A, n)`` that does ``E.choose(s, A, slot, n, keys, sid)`` (``kf`` the
+        keys' function) with the loop over the candidates written out: the keys evaluated inline for each
+        (no call per candidate), a member of a family named by the candidate (``reqs[j]``) read from the
+        family's list and a pool's observable of it written out (``pools.prepared`` writes them the same
+        way), the same values compared in the same order; a count beyond a family indexed (an index error
+        at its end) goes to ``E.choose``."""
+        old_ix, old_span = self.choose_ix, self.cur_span
+        self.choose_ix = (st.slot, [])
+        self.cur_span = self.span_id(st.span)
+        try:
+            keys = [self.expr(k, "session") for k in st.keys]
+        finally:
+            sizes = self.choose_ix[1]
+            self.choose_ix, self.cur_span = old_ix, old_span
+        key = keys[0] if len(keys) == 1 else "(" + "".join(k + ", " for k in keys) + ")"
+        name = self.fresh("_choose")
+        lines = [f"def {name}(s, A, n):", "    C = E.null_ctx"]
+        if sizes:
+            lines.append(f"    if n > {float(min(sizes))!r}:")
+            lines.append(f"        return E.choose(s, A, {st.slot}, n, {kf}, {sid})")
+        lines += ["    n = int(n)",
+                  "    E.pulse -= n  # its candidates are units of the event's work (Simulation.choose)",
+                  "    if E.pulse < 0:",
+                  f"        E.choose_out(n, {sid}, s)",
+                  "    best = None",
+                  "    bi = 0",
+                  "    for _j in range(n):",
+                  f"        A[{st.slot}] = float(_j)",
+                  f"        k = {key}",
+                  "        if best is None or k < best:",
+                  "            best = k",
+                  "            bi = _j",
+                  "    return float(bi)"]
+        return self.obj(self._define("\n".join(lines) + "\n", name[1:]), "_ch")
 
     # ------------------------------------------------------------- statements
     def session_fn(self, stmts: list[N.Stmt], name: str = "session"):
@@ -830,7 +889,10 @@ class Compiler:
                 # 10¹¹ keys, took days)
                 out.append(f"{pad}if E.now == s.spin_t:")
                 out.append(f"{pad}    s.spin_k += int(_cn) - 1")
-                out.append(f"{pad}A[{st.slot}] = E.choose(s, A, {st.slot}, _cn, {kf}, {sid})")
+                if self.lean:  # the loop written out (the reference calls the keys' function per candidate)
+                    out.append(f"{pad}A[{st.slot}] = {self.choose_fn(st, sid, kf)}(s, A, _cn)")
+                else:
+                    out.append(f"{pad}A[{st.slot}] = E.choose(s, A, {st.slot}, _cn, {kf}, {sid})")
             elif isinstance(st, N.Hold):
                 h = self.obj(self.hold_info(st, depth), "_h")
                 out.append(f"{pad}while True:")

@@ -954,7 +954,7 @@ class Simulation:
         n = int(min(n, 1e9))
         self.pulse -= n  # its candidates are units of the event's work (pulse_out)
         if self.pulse < 0:
-            self.pulse_out(f"running a choose of {n} candidates", sid, s.serial)
+            self.choose_out(n, sid, s)
         best = None
         bi = 0
         ctx = self.null_ctx
@@ -964,6 +964,10 @@ class Simulation:
             if best is None or k < best:
                 best, bi = k, j
         return float(bi)
+
+    def choose_out(self, n: int, sid: int | None, s: Session) -> None:
+        """The event's work ran out in a choose of ``n`` candidates (pulse_out)."""
+        self.pulse_out(f"running a choose of {n} candidates", sid, s.serial)
 
     def end_session(self, s: Session) -> None:
         st = s.status

@@ -30,7 +30,7 @@ import re
 
 from serq_ir import nodes as N
 
-from ..compile import _CMP, _FN, num, reads
+from ..compile import _CMP, _FN, POOL_OBS, num, reads
 from ..status import READY
 from . import cache
 from .admission import amount_error, fits, take_own
@@ -39,14 +39,6 @@ from .model import EPS, INF, SLOT_CACHED, HoldRT, Slot, refused_amount
 #: prepare holds (False: every hold takes the general path; the tests compare the two)
 ENABLED = True
 
-#: the observables computed once, of a pool named without an index
-_POOL_OBS = {
-    "cachedin": "({v}.size if ({v} := {p}.own.get(s.serial)) is not None else 0.0)",
-    "holders": "float(len({p}.holders))",
-    "queued": "float(len({p}.front) + len({p}.queue))",
-    "used": "{p}.used",
-    "free": "({p}.cap - {p}.used - {p}.reserved)",  # Simulation.obs_free
-}
 #: the observables whose value taking the head from its queue changes (not shared with the reuse bound)
 _MOVES_AT_POP = {"queued", "budget_left"}
 #: the fields :class:`.model.Slot`'s ``__init__`` sets, in its order (the prepared code sets them itself)
@@ -219,9 +211,9 @@ class _Gen:
         if reads(e, _is_draw):
             self.ok = False
         if t.index is None and not e.args:
-            if isinstance(t, N.PoolRef) and e.name in _POOL_OBS:
+            if isinstance(t, N.PoolRef) and e.name in POOL_OBS:
                 p = c.pool_ref(t, "session")
-                x = _POOL_OBS[e.name].format(p=p, v=f"_v{p}")
+                x = POOL_OBS[e.name].format(p=p, v=f"_v{p}")
                 return self.share(x, x, True, e.name in _MOVES_AT_POP, phase)
             if isinstance(t, N.StageRef) and e.name == "budget_left" and phase == "D" and self.st0 is not None:
                 if c.program.stages[t.stage].size == 1 and c.sim.stages[c.sim.stage_base[t.stage]] is self.st0:
