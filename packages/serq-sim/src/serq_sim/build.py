@@ -113,6 +113,13 @@ def build(sim, reg, trace_path) -> None:
     else:
         sim.step_heap = None
         sim.step_self = b""
+    # the pools each stage admits, found in one pass (a family of engines, each asking every pool, took
+    # its size squared at the start)
+    served = {}
+    for pl in sim.pools:
+        if pl.via is not None:
+            served.setdefault(id(pl.via), []).append(pl)
+    sim.served_by = served
     for st in sim.stages:
         st.bind()
     for pool in sim.pools:

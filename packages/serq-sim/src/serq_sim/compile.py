@@ -371,6 +371,7 @@ class Compiler:
         for name, r in sim.rngs.items():
             self.g[RNG[name]] = r.random
         self._objs: dict[int, str] = {}
+        self._codes: dict[str, Any] = {}
         self.spans: list = [None]
         self._span_ids: dict[int, int] = {}
         self.cur_span = 0
@@ -605,7 +606,15 @@ class Compiler:
             src = f"lambda s, A, C: {body()}"
         finally:
             self.cur_span = old
-        return eval(compile(src, "<serq>", "eval"), self.g)  # noqa: S307 - our own generated code
+        return eval(self._code(src), self.g)  # noqa: S307 - our own generated code
+
+    def _code(self, src: str):
+        """``src``, an expression of generated code, compiled once (the members of a family of stages
+        have the same budget, cost and chunk, most often written the same)."""
+        code = self._codes.get(src)
+        if code is None:
+            code = self._codes[src] = compile(src, "<serq>", "eval")
+        return code
 
     def fn(self, e: N.Expr | None, rng: str = "session", span=None):
         """``e`` as a function ``f(s, A, C)``; ``None`` stays ``None``."""
@@ -631,7 +640,7 @@ class Compiler:
             from .stages import Ctx
 
             self.g["_NULL_CTX"] = Ctx()
-        return eval(compile(src, "<serq>", "eval"), self.g)  # noqa: S307 - our own generated code
+        return eval(self._code(src), self.g)  # noqa: S307 - our own generated code
 
     def keys_fn(self, keys: list[N.Expr], rng: str = "session", span=None):
         """Several keys as one function returning a tuple."""

@@ -228,7 +228,9 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
                 raise SimError(format_error(self.node.span, None, None, f"stage {self.name}[{self.node.size}]"
                                             f": memory {p.pools[f].name}[{size}] cannot be paired", sim.source))
             self.memory.memory_of.append(self)
-        self.served_pools = [pl for pl in sim.pools if pl.via is self]
+        served = sim.served_by  # (build.py: the pools by the stage that admits them, found in one pass)
+        self.served_pools = (served.get(id(self), []) if served is not None
+                             else [pl for pl in sim.pools if pl.via is self])
 
     # ------------------------------------------------------------------ the contract
     def busy_level(self) -> float:
