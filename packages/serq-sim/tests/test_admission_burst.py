@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 import serq_frontend
 from counting import count_resident_lists
-from tiers import run_on_tier
+from tiers import on_both_tiers
 
 N = 1500
 
@@ -52,17 +52,14 @@ def compile_(tmp_path, serve: str):
 @pytest.mark.parametrize("serve", ["", "serve by (-admission);", "serve decode first;"])
 def test_a_burst_of_admissions_looks_at_each_resident_a_bounded_number_of_times(tmp_path, counted, serve):
     program = compile_(tmp_path, serve)
-    reports = {}
-    for tier in ("", "general"):
-        counted.looks = 0
-        sim, outcome, samples = run_on_tier(program, tier)
-        assert outcome[0] == "report", outcome
+
+    def check(tier, sim):
         assert sim.arrivals == N and sim.ended == N
         # every session is admitted in the first planning (budget and slots for all): a look at each
         # resident per admission would be about N * N / 2 = 1 125 000
         assert counted.looks < 40 * N, (tier, counted.looks)
-        reports[tier] = (outcome, samples)
-    assert reports[""] == reports["general"]
+
+    on_both_tiers(program, check, lambda: setattr(counted, "looks", 0))
 
 
 @pytest.mark.timeout(60)
@@ -72,12 +69,9 @@ def test_thousands_ending_in_one_iteration_are_taken_out_in_one_pass(tmp_path, c
     src = tmp_path / "end.sq"
     src.write_text(PROGRAM.format(n=N, serve=serve).replace("decode on engine (1 + serial % 5)", "decode on engine (1)"))
     program = serq_frontend.compile(str(src), sets={}, defs={})
-    reports = {}
-    for tier in ("", "general"):
-        counted.looks = 0
-        sim, outcome, samples = run_on_tier(program, tier)
-        assert outcome[0] == "report", outcome
+
+    def check(tier, sim):
         assert sim.ended == N
         assert counted.looks < 40 * N, (tier, counted.looks)
-        reports[tier] = (outcome, samples)
-    assert reports[""] == reports["general"]
+
+    on_both_tiers(program, check, lambda: setattr(counted, "looks", 0))

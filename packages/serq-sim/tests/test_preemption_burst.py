@@ -16,7 +16,7 @@ import pytest
 import serq_frontend
 from counting import CountedIndexed, count_resident_lists
 from serq_sim.pools import growth
-from tiers import run_on_tier
+from tiers import on_both_tiers
 
 N = 1000
 
@@ -56,11 +56,8 @@ def test_a_burst_of_preemptions_looks_at_each_resident_a_bounded_number_of_times
     src = tmp_path / "preempt.sq"
     src.write_text(PROGRAM.format(n=N, preempt=preempt, serve=""))
     program = serq_frontend.compile(str(src), sets={}, defs={})
-    reports = {}
-    for tier in ("", "general"):
-        counted.looks = 0
-        sim, outcome, samples = run_on_tier(program, tier)
-        assert outcome[0] == "report", outcome
+
+    def check(tier, sim):
         assert sim.ended == N
         # the first iteration prefills all N (a block each, 32 units, two blocks, to spare); in the second
         # every one grows into its second block in admission order: the first two take the spare blocks,
@@ -70,8 +67,8 @@ def test_a_burst_of_preemptions_looks_at_each_resident_a_bounded_number_of_times
         assert sim.preempt_count == (N - 2) // 2
         # a walk over the candidates per victim would be about N * N / 2 = 500 000 looks
         assert counted.looks < 40 * N, (tier, counted.looks)
-        reports[tier] = (outcome, samples)
-    assert reports[""] == reports["general"]
+
+    on_both_tiers(program, check, lambda: setattr(counted, "looks", 0))
 
 
 @pytest.mark.timeout(60)
@@ -80,17 +77,14 @@ def test_a_burst_of_preemptions_under_kept_serve_keys_looks_at_each_resident_a_b
         tmp_path, counted, serve):
     """The residents of a stage ranked by kept serve keys are not in admission order, so the victim
     (the candidate admitted last) is not the last resident: it is found from the end of the stage's
-    residents in admission order (StepStage.by_adm, kept as jobs join and leave), not by walking every
+    residents in admission order (serq_sim.orders.admission_order, kept as jobs join and leave), not by walking every
     holder for each victim (N * N / 2 looks: 20 000 sessions took 18 s); the walk of a planning finds a
     preempted lazy decoder's place, and the lazy tables drop it, without walking the residents each."""
     src = tmp_path / "preempt.sq"
     src.write_text(PROGRAM.format(n=N, preempt="preempt lifo;", serve=serve))
     program = serq_frontend.compile(str(src), sets={}, defs={})
-    reports = {}
-    for tier in ("", "general"):
-        counted.looks = 0
-        sim, outcome, samples = run_on_tier(program, tier)
-        assert outcome[0] == "report", outcome
+
+    def check(tier, sim):
         assert sim.ended == N
         # every grower beyond the two spare blocks frees a block by a preemption (of a session holding one
         # block, or two when it has grown): at least (N - 2) / 2 and at most N - 2 of them
@@ -98,5 +92,5 @@ def test_a_burst_of_preemptions_under_kept_serve_keys_looks_at_each_resident_a_b
         # (the bisections on the ranks count their looks: about log2 N each; a walk per victim, as before,
         # is N * N / 2 = 500 000)
         assert counted.looks < 100 * N, (tier, counted.looks)
-        reports[tier] = (outcome, samples)
-    assert reports[""] == reports["general"]
+
+    on_both_tiers(program, check, lambda: setattr(counted, "looks", 0))

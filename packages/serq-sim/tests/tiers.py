@@ -59,3 +59,19 @@ def assert_same(program, monkeypatch, *, expect_fast: bool = True, **kw):
     else:
         assert quick == general
     return general
+
+
+def on_both_tiers(program, check, reset=None):
+    """Run ``program`` on the lean code and on the per-job reference (SERQ_SIM_TIER=general), calling
+    ``reset()`` before each run (a work count to start again) and ``check(tier, sim)`` after it, once the run
+    ended with a report; the two reports and samples must be the same byte for byte. The tests of costs
+    that must grow with the work use it (test_*_burst.py)."""
+    reports = {}
+    for tier in ("", "general"):
+        if reset is not None:
+            reset()
+        sim, outcome, samples = run_on_tier(program, tier)
+        assert outcome[0] == "report", outcome
+        check(tier, sim)
+        reports[tier] = (outcome, samples)
+    assert reports[""] == reports["general"]

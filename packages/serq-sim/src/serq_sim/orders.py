@@ -83,6 +83,14 @@ class ResidentOrder:
             of.pop(j, None)
 
 
+def nan_last(k: tuple) -> tuple:
+    """Keys ``k`` with a NaN read as inf (a NaN key compares as inf: preempt by's rule)."""
+    for x in k:
+        if x != x:
+            return tuple(math.inf if y != y else y for y in k)
+    return k
+
+
 def _first_two(p):
     return p[0], p[1]
 
@@ -119,11 +127,6 @@ def keys_order(engine, policy) -> ResidentOrder | None:
         ctx.admission = float(s.adm_seq)
         if r_dec:
             ctx.decoding = 1.0 if job.mode == "decode" else 0.0
-        k = keys(s, s.attrs, ctx)
-        for x in k:
-            if x != x:  # a NaN key compares as inf
-                k = tuple(inf if y != y else y for y in k)
-                break
-        return (k, -s.adm_seq)
+        return (nan_last(keys(s, s.attrs, ctx)), -s.adm_seq)
 
     return order_of(engine, policy, key)

@@ -31,7 +31,7 @@ import math
 
 from serq_ir import nodes as N
 
-from ..orders import keys_order
+from ..orders import keys_order, nan_last
 from ..stages import Ctx
 
 
@@ -152,6 +152,7 @@ class PreemptByKeys(PreemptionPolicy):
                      and all(_admission_sign(k) != 0 for k in keys if reads_context([k], ("admission",))))
         self.kctx = Ctx()
         self._cand = growth._CANDIDATE
+        self._holds_on = growth.holds_on
 
     def victim(self, pool, grower):
         if self.last is not None:
@@ -182,7 +183,6 @@ class PreemptByKeys(PreemptionPolicy):
             return cands[-1][0]
         ctx = self.ctx
         position = self.sim.computed_position
-        inf = math.inf
         best = None
         bk = None
         rank = 0.0
@@ -194,11 +194,7 @@ class PreemptByKeys(PreemptionPolicy):
                 ctx.decoding = 1.0 if (job is not None and job.mode == "decode") else 0.0
             if r_pos:
                 ctx.position = position(s, slot)
-            k = keys(s, s.attrs, ctx)
-            for x in k:
-                if x != x:  # a NaN key compares as inf
-                    k = tuple(inf if y != y else y for y in k)
-                    break
+            k = nan_last(keys(s, s.attrs, ctx))  # a NaN key compares as inf
             # the least keys; ties go to the last admitted (the later of two equal keys: <=)
             if best is None or k <= bk:
                 best, bk = s, k
@@ -215,12 +211,8 @@ class PreemptByKeys(PreemptionPolicy):
         cand = self._cand
         for job in order.jobs:
             s = job.owner
-            if s is None or s.job is not job or s.status not in cand:
-                continue
-            for h in s.holds:
-                for sl in h.slots:
-                    if sl.pool is pool and not sl.lease:
-                        return s
+            if s is not None and s.job is job and s.status in cand and self._holds_on(s, pool):
+                return s
         return None
 
     def _engine_victim(self, pool, keys, r_dec):
@@ -230,18 +222,13 @@ class PreemptByKeys(PreemptionPolicy):
         block it grows); a tie of keys goes to the greater ``adm_seq``, the later in that order (two
         candidates never share an admission: each admission draws a new one)."""
         ctx = self.ctx
-        inf = math.inf
         best = None
         bk = None
         bseq = None
         for s, _slot, job in self.walk(pool):
             if r_dec:
                 ctx.decoding = 1.0 if job.mode == "decode" else 0.0
-            k = keys(s, s.attrs, ctx)
-            for x in k:
-                if x != x:  # a NaN key compares as inf
-                    k = tuple(inf if y != y else y for y in k)
-                    break
+            k = nan_last(keys(s, s.attrs, ctx))  # a NaN key compares as inf
             if best is None or k < bk or (k == bk and s.adm_seq > bseq):
                 best, bk, bseq = s, k, s.adm_seq
         return best

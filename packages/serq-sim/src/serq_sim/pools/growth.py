@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from ..errors import Preempted, not_bookable, show
 from ..orders import admission_order
+from ..stages import rank_seq
 from ..status import GROWING, STAGE
 from . import cache, release
 from .model import EPS, INF, SLOT_COMPUTED, Pool, Slot, refused_amount
@@ -213,32 +214,7 @@ def _last_resident(pool: Pool, engine):
     walk every holder for each victim. ``False`` for two candidates of one admission, ``None`` when the
     walk cannot tell (a rank that is not the session's admission now, or no candidate at the stage: the
     holders' walk decides)."""
-    best = None
-    bseq = None
-    for job in reversed(engine.residents):
-        s = job.owner
-        if s is None:
-            continue
-        q = s.adm_seq
-        if q != job.rank:
-            return None
-        if best is not None and q != bseq:
-            return best
-        if s is best or s.job is not job or s.status not in _CANDIDATE:
-            continue
-        for h in s.holds:
-            for sl in h.slots:
-                if sl.pool is pool and not sl.lease:
-                    break
-            else:
-                continue
-            break
-        else:
-            continue
-        if best is not None:
-            return False  # the same admission: the list's order decides
-        best, bseq = s, q
-    return best
+    return _last_of(pool, reversed(engine.residents), _rank_is_seq)
 
 
 def _last_ranked(pool: Pool, engine):
@@ -249,32 +225,43 @@ def _last_ranked(pool: Pool, engine):
     order = admission_order(engine)
     if order is None:
         return None
+    return _last_of(pool, reversed(order.jobs), rank_seq)
+
+
+def _rank_is_seq(job):
+    return job.rank
+
+
+def _last_of(pool: Pool, jobs, seq_of):
+    """The walk of :func:`_last_resident` over ``jobs``, a stage's residents from the last admitted, whose
+    admission at attach ``seq_of(job)`` gives."""
     best = None
     bseq = None
-    for job in reversed(order.jobs):
+    for job in jobs:
         s = job.owner
         if s is None:
             continue
         q = s.adm_seq
-        if q != job.rank[-1]:
+        if q != seq_of(job):
             return None
         if best is not None and q != bseq:
             return best
-        if s is best or s.job is not job or s.status not in _CANDIDATE:
-            continue
-        for h in s.holds:
-            for sl in h.slots:
-                if sl.pool is pool and not sl.lease:
-                    break
-            else:
-                continue
-            break
-        else:
+        if s is best or s.job is not job or s.status not in _CANDIDATE or not holds_on(s, pool):
             continue
         if best is not None:
             return False  # the same admission: the list's order decides
         best, bseq = s, q
     return best
+
+
+def holds_on(s, pool: Pool) -> bool:
+    """Whether session ``s`` holds an allocation on ``pool`` that is not a lease (a preemption candidate
+    there, when its job is at the stage whose memory the pool is)."""
+    for h in s.holds:
+        for sl in h.slots:
+            if sl.pool is pool and not sl.lease:
+                return True
+    return False
 
 
 def computed_position(s, slot: Slot) -> float:
