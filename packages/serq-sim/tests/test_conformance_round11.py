@@ -289,6 +289,7 @@ pool reqs { cap 6; admit via engine; }
 stage engine : step { budget 1000; cost 1; memory kv; serve by (-serial); }
 workload { arrive batch(6); }
 session {
+  set p = 0;
   hold reqs (1), kv (16) {
     observe h = holders(reqs);
     prefill on engine (16) growing kv;
@@ -312,6 +313,9 @@ run { horizon 100; }
     # by (-serial), requeue head: the same victims in the same order, but 5's self-preemption does not stop
     # the serving: the growths of 2 … 0 happen at 1, the three are done at 2, the victims at 4
     ("preempt by (-serial);", 2.0, 4.0),
+    # by (p), p = 0 for all: every candidate ties, the victim is the last admitted (not the last served):
+    # the victims of lifo, and the serving goes on as under (-serial)
+    ("preempt by (p);", 2.0, 4.0),
 ])
 def test_a_self_victim_stops_the_serving_under_lifo_and_not_under_other_keys(monkeypatch, preempt, first, later,
                                                                              family):
@@ -449,3 +453,29 @@ def test_members_nobody_uses_change_nothing(monkeypatch, preempt, serve):
             assert got == base
         if r == 9:
             walk_vs_marks(src, monkeypatch)
+
+
+# --- (g) iterations of many members ending at one instant ----------------------------------------------------
+
+def ends_at_one_instant(r: int) -> str:
+    """``reversed_stages``' program with room for every hold, and after it a hold of one slot (a pool no
+    stage admits) around a unit of work at a fifo stage."""
+    return reversed_stages(r, blocks=r).replace("observe done = now;", "hold slot (1) { run desk (1); }\n  "
+                                                "observe done = now;").replace(
+        "pool kv {", "pool slot { cap 1; }\nstage desk : fifo;\npool kv {")
+
+
+@pytest.mark.parametrize("r", [9, 13])
+def test_iterations_ending_at_one_instant_end_in_the_order_they_were_scheduled(monkeypatch, r):
+    """§3 Ties: "Events at one instant: the order they were scheduled; sessions run in the order they became
+    ready"; "A pool's queue: … the order the sessions joined the queue".
+
+    Every session is admitted at 0 (kv has room for all), by the stages in the order of their pools (e(r-1)
+    for q0 first, …): the iterations are scheduled in that order, session k's k-th, and all end at 1.
+    Each session becomes ready at its iteration's end and joins slot's queue: session k is k-th, holds the
+    slot in [k + 1, k + 2] and is done at k + 2."""
+    src = ends_at_one_instant(r)
+    rep, obs = run(src, monkeypatch)
+    assert done_of(obs) == {k: [float(k + 2)] for k in range(r)}
+    assert pool(rep, "slot").admissions == r
+    walk_vs_marks(src, monkeypatch)
