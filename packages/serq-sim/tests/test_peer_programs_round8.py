@@ -191,9 +191,15 @@ def test_a_random_split_over_twelve_replicas_is_twelve_mm1_queues(monkeypatch):
     covers(r.stats("response"), 2.5, 0.05)
     gpus, slots = members(r, "stage", "gpu"), members(r, "pool", "slot")
     assert len(gpus) == len(slots) == 12
+    dur = r.result.end - r.result.warmup
     for g, s in zip(gpus, slots):
         assert math.isclose(g.utilisation, s.holders, rel_tol=1e-12)
         assert 0.5 < g.utilisation < 0.7
+        # Little's law on each member's queue: its time average is its admissions' rate times their mean
+        # wait (up to the requests waiting across the warm-up's end and the horizon)
+        assert abs(s.queue - s.admissions / dur * s.wait) < 0.01 * s.queue
+        # and on its GPU: the time busy is the completions' rate times their mean service
+        assert abs(g.utilisation - g.throughput * g.service) < 0.01 * g.utilisation
     assert abs(sum(g.utilisation for g in gpus) - 7.2) < 0.15
     # Lq = rho^2 / (1 - rho) = 0.9 a replica; over twelve the mean is close
     assert abs(sum(s.queue for s in slots) / 12 - 0.9) < 0.1
