@@ -479,3 +479,88 @@ def test_iterations_ending_at_one_instant_end_in_the_order_they_were_scheduled(m
     assert done_of(obs) == {k: [float(k + 2)] for k in range(r)}
     assert pool(rep, "slot").admissions == r
     walk_vs_marks(src, monkeypatch)
+
+
+# --- (h) many pools with queues of their own ----------------------------------------------------------------
+
+SLOTS = """
+let R = {r};
+pool slot[R] {{ cap 1; {queue} }}
+stage d : delay;
+workload {{ arrive batch(3 * R); }}
+session {{
+  hold slot[serial % R] (1) {{ run d (1 + serial % 3); }}
+  observe done = now;
+  end;
+}}
+run {{ horizon 100; }}
+"""
+
+
+@pytest.mark.parametrize("r", [8, 10, 17])
+@pytest.mark.parametrize("queue", ["queue fifo;", "queue by (-serial);"])
+def test_many_pools_with_queues_of_their_own_admit_in_their_queues_order(monkeypatch, r, queue):
+    """§3 Configuration: the settle "runs every ready session, then retries growers and admissions at every
+    pool not served by a stage"; Ties: a pool's queue is its keys, then the order the sessions joined.
+
+    Pool slot[j] (cap 1) gets sessions j, j + r, j + 2r, which all join its queue at 0 before the settle
+    admits (the sessions run first). Each holds the slot for 1 + serial % 3 (r = 17 keeps j, j + r, j + 2r
+    at three different residues too; r = 8 and 10 as well). fifo: in serial order; by (-serial): the last
+    first. Each is done when the ones before it in the slot's order and it have held the slot."""
+    src = SLOTS.format(r=r, queue=queue)
+    rep, obs = run(src, monkeypatch)
+    expect = {}
+    for j in range(r):
+        order = [j, j + r, j + 2 * r]
+        if "by" in queue:
+            order.reverse()
+        t = 0.0
+        for s in order:
+            t += 1 + s % 3
+            expect[s] = [t]
+    assert done_of(obs) == expect
+    walk_vs_marks(src, monkeypatch)
+
+
+# --- (i) a victim at another member of the family, taken out of its running iteration ----------------------
+
+ACROSS = """
+let R = {r};
+pool q[R] {{ cap 1; admit via e; }}
+pool kv {{ cap 4 * 16; block 16; preempt lifo; }}
+stage e[R] : step {{ budget 16; cost 1; memory kv; }}
+stage d : delay;
+workload {{ arrive batch(2); }}
+session {{
+  branch (serial == 0) {{
+    hold q[6] (1), kv (32) {{ prefill on e[6] (32) growing kv; decode on e[6] (1) growing kv; }}
+  }} else {{
+    run d (0.5);
+    hold q[1] (1), kv (16) {{ prefill on e[1] (16) growing kv; decode on e[1] (1) growing kv; }}
+  }}
+  observe done = now;
+  end;
+}}
+run {{ horizon 100; }}
+"""
+
+
+@pytest.mark.parametrize("r", [8, 10, 16])
+def test_a_growth_at_one_member_preempts_the_last_admitted_resident_of_another(monkeypatch, r):
+    """pool-reference.txt `preempt` (lifo: the last admitted) and docs/language.md ("The preemption
+    candidates of a pool several engines count": the residents of every engine, by their latest admission;
+    a growth at one engine can preempt a resident of another, taking it out of that engine's running
+    iteration, which still ends when planned).
+
+    Session 0 is admitted at e[6] at 0 (2 blocks) and prefills 32 tokens in [0, 1] and [1, 2]. Session 1
+    is admitted at e[1] at 0.5 (1 block), prefills in [0.5, 1.5] and at 1.5 grows to a second block (4 of 4)
+    to decode in [1.5, 2.5]. At 2 session 0's decoder needs a third block: the last admitted resident is
+    session 1, at e[1]: preempted (its 2 blocks back), re-queued in q[1]. Session 0 grows and decodes in
+    [2, 3]. e[1]'s iteration ends at 2.5 as planned; e[1] admits session 1 again (1 block, 4 of 4), which
+    prefills in [2.5, 3.5]; session 0 is done at 3 (3 blocks back); session 1 grows at 3.5 and decodes in
+    [3.5, 4.5]."""
+    src = ACROSS.format(r=r)
+    rep, obs = run(src, monkeypatch)
+    assert done_of(obs) == {0: [3.0], 1: [4.5]}
+    assert pool(rep, "kv").preemptions == 1
+    walk_vs_marks(src, monkeypatch)
