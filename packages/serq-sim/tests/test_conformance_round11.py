@@ -564,3 +564,42 @@ def test_a_growth_at_one_member_preempts_the_last_admitted_resident_of_another(m
     assert done_of(obs) == {0: [3.0], 1: [4.5]}
     assert pool(rep, "kv").preemptions == 1
     walk_vs_marks(src, monkeypatch)
+
+
+# --- (j) the head grower blocks the rest, in pools of a family no stage admits ------------------------------
+
+HEAD_GROWER = """
+let R = {r};
+pool mem[R] {{ cap 4; preempt none; }}
+stage d : delay;
+workload {{ arrive batch(8); }}
+session {{
+  set j = serial < 4 ? 3 : R - 1;
+  set i = serial % 4;
+  hold mem[j] (1) {{
+    branch (i == 1) {{ run d (0.25); grow mem[j] (2); }}
+    branch (i == 2) {{ run d (0.5); grow mem[j] (1); }}
+    run d (i == 3 ? 2 : 1);
+  }}
+  observe done = now;
+  end;
+}}
+run {{ horizon 100; }}
+"""
+
+
+@pytest.mark.parametrize("r", [9, 12])
+def test_the_head_grower_blocks_the_rest_in_many_pools(monkeypatch, r):
+    """§3 grow under `preempt none`: "the session waits and resumes where it was"; Ties: "A pool's growers:
+    the order they stalled, the head blocking the rest".
+
+    In each of mem[3] and mem[r-1] (cap 4) four sessions (i = 0 … 3) hold 1 at 0 (4 of 4). i = 1 asks 2 more
+    at 0.25 and stalls first; i = 2 asks 1 more at 0.5 and stalls second. At 1 i = 0 gives its unit back
+    (3 used): the head needs 2 (5 > 4) and blocks i = 2, whose 1 would fit. At 2 i = 3 gives its unit back
+    (2 used): the head grows (4), runs [2, 3] and is done at 3 (3 units back); i = 2 grows then, runs
+    [3, 4], done at 4. (Without the head's blocking, i = 2 would be done at 2.)"""
+    src = HEAD_GROWER.format(r=r)
+    rep, obs = run(src, monkeypatch)
+    times = {0: 1.0, 1: 3.0, 2: 4.0, 3: 2.0}
+    assert done_of(obs) == {s: [times[s % 4]] for s in range(8)}
+    walk_vs_marks(src, monkeypatch)
