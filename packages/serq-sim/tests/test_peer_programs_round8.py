@@ -24,7 +24,7 @@ import numpy as np
 import pytest
 import serq_frontend
 import serq_sim
-from conform import covers
+from conform import covers, gim1_sigma
 from serq_report.json import encode_json
 from serq_sim import build
 
@@ -203,6 +203,21 @@ def test_a_random_split_over_twelve_replicas_is_twelve_mm1_queues(monkeypatch):
     assert abs(sum(g.utilisation for g in gpus) - 7.2) < 0.15
     # Lq = rho^2 / (1 - rho) = 0.9 a replica; over twelve the mean is close
     assert abs(sum(s.queue for s in slots) / 12 - 0.9) < 0.1
+
+
+@pytest.mark.timeout(120)
+def test_round_robin_over_ten_replicas_is_ten_erlang_arrival_queues(monkeypatch):
+    # round_robin.sq: lam 7 dealt in turn to ten replicas, mu 1: each sees Erlang(10) gaps of mean 10 / 7,
+    # an E_10/M/1 queue: sigma = (7 / (7 + 1 - sigma))^10 = 0.504903, Wq = sigma / (1 - sigma) = 1.019804,
+    # P(wait) = sigma (the random split's M/M/1 at the same rho 0.7: 2.3333 and 0.7)
+    sigma = gim1_sigma(lambda x: (7 / (7 + x)) ** 10, 1.0)
+    assert abs(sigma - 0.504903) < 1e-6
+    r = three_ways("round_robin.sq", monkeypatch)
+    covers(r.stats("waited"), sigma, 0.04)
+    covers(r.stats("wait"), sigma / (1 - sigma), 0.12)
+    gpus = members(r, "stage", "gpu")
+    assert len(gpus) == 10 and all(0.65 < g.utilisation < 0.75 for g in gpus)
+    assert abs(sum(g.utilisation for g in gpus) - 7) < 0.1
 
 
 def jsq3_chain(lam: float, k: int) -> np.ndarray:
