@@ -108,6 +108,20 @@ def test_a_router_over_a_family_of_vllm_engines_serves_every_request_once(monkey
     if policy == 3:
         # power of two choices: always one of the two drawn, and never more loaded than the other
         assert (values(r, "drawn") == 1).all()
+    # the prefix cache: a turn finds the whole blocks of its session's latest sequence on the engine it is
+    # routed to (its prompt extends that sequence; the last token never counts, kv_cache_manager's rule),
+    # nothing on an engine the session has not used; exactly so on an engine that evicted and preempted
+    # nothing, at most so elsewhere
+    exact = {j for j in range(n) if kv[j].evicted_units == 0 and kv[j].preemptions == 0}
+    last: dict = {}
+    found = 0
+    cols = ("session", "turn", "engine", "prompt", "output", "cached")
+    for s, _t, e, pr, o, c in sorted(zip(*(rec[k].tolist() for k in cols))):
+        want = last.get((s, e), 0)
+        assert c == want if e in exact else c <= want, (s, _t, e, c, want)
+        found += c > 0
+        last[(s, e)] = (pr + o - 1) // 16 * 16
+    assert found > (100 if policy == 2 else 5)  # (affinity finds many; the others a few)
     preempted = 0
     dur = res.end
     busy = 0.0
