@@ -303,3 +303,29 @@ def test_serq_run_says_it_on_stderr_before_the_run(tmp_path, capsys):
         assert info.value.code == status
         assert out.err.startswith("serq: warning: nothing starts a session: the workload has no arrivals"), out.err
         assert "warning: nothing starts a session" in out.out  # the report says it too
+
+
+def test_too_few_request_rows_say_the_metrics_lack_a_ci_not_their_quantiles():
+    # 12 requests recorded in the table the request metrics are read from, and one other table: the
+    # metrics' quantiles are printed from 12 rows (vLLM's are), only their CI needs 40; the other table has
+    # no statistics to warn about
+    src = """
+    pool q { cap 1; }
+    stage s : fifo;
+    workload { arrive poisson(1); }
+    session {
+      set t0 = now;
+      hold q (1) { run s (0.1); }
+      record request { sent = t0; first_token = now; last_token = now; output = 1; }
+      record other { at = now; }
+    }
+    run { horizon 1e9; warmup 0; arrivals 12; }
+    """
+    report = serq_sim.run(serq_frontend.compile(source=src))
+    m = report.result.requests
+    assert m is not None and m.ttft.count == 12
+    assert m.ttft.median == m.ttft.median and m.ttft.ci != m.ttft.ci  # a median (not NaN), no CI
+    (w,) = report.warnings
+    assert w == ("warning: too few samples after the warm-up (t = 0) for the CI of the request metrics "
+                 "(at least 40 rows; their quantiles are given all the same): record request 12; lengthen the "
+                 "run (--horizon) or shorten the warm-up (--warmup)")

@@ -203,14 +203,23 @@ def stuck(pools) -> list[str]:
             "between admission and preemption for as long as the pool is short, and its latency grows with it"]
 
 
-def few_samples(counts, warmup: float) -> list[str]:
-    """Observes (and record tables) left with some but fewer than :data:`MIN_SAMPLES` samples."""
+def few_samples(counts, warmup: float, requests: tuple[str, int] | None = None) -> list[str]:
+    """Observes left with some but fewer than :data:`MIN_SAMPLES` samples (no CI and no quantiles), and the
+    record table the request metrics are read from, ``requests`` = ``(name, rows)``, with as few rows (no
+    CI; their quantiles are given all the same, as vLLM's are)."""
     few = [(name, n) for name, n in counts if 0 < n < MIN_SAMPLES]
-    if not few:
+    rows = requests is not None and 0 < requests[1] < MIN_SAMPLES
+    if not few and not rows:
         return []
-    listed = ", ".join(f"{name} {n}" for name, n in few)
-    return [f"warning: too few samples after the warm-up (t = {warmup:g}) for a CI and quantiles (at least "
-            f"{MIN_SAMPLES}): {listed}; lengthen the run (--horizon) or shorten the warm-up (--warmup)"]
+    parts = []
+    if few:
+        listed = ", ".join(f"{name} {n}" for name, n in few)
+        parts.append(f"for a CI and quantiles (at least {MIN_SAMPLES}): {listed}")
+    if rows:
+        parts.append(f"for the CI of the request metrics (at least {MIN_SAMPLES} rows; their quantiles are "
+                     f"given all the same): record {requests[0]} {requests[1]}")
+    return [f"warning: too few samples after the warm-up (t = {warmup:g}) {'; '.join(parts)}; lengthen the run "
+            "(--horizon) or shorten the warm-up (--warmup)"]
 
 
 def rejections(pools) -> list[str]:
