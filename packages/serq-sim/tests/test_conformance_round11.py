@@ -603,3 +603,85 @@ def test_the_head_grower_blocks_the_rest_in_many_pools(monkeypatch, r):
     times = {0: 1.0, 1: 3.0, 2: 4.0, 3: 2.0}
     assert done_of(obs) == {s: [times[s % 4]] for s in range(8)}
     walk_vs_marks(src, monkeypatch)
+
+
+# --- (k) two families of engines: the family whose pools are declared first plans first ---------------------
+
+TWO_FAMILIES = """
+let R = {r};
+pool kv {{ cap R * 16; block 16; preempt none; }}
+pool pe[R] {{ cap 1; admit via e; }}
+pool pf[R] {{ cap 1; admit via f; }}
+stage f[R] : step {{ budget 16; cost 1; memory kv; }}
+stage e[R] : step {{ budget 16; cost 1; memory kv; }}
+workload {{ arrive batch(2 * R); }}
+session {{
+  branch (serial < R) {{
+    hold pf[serial] (1), kv (16) {{ prefill on f[serial] (16); }}
+  }} else {{
+    hold pe[serial - R] (1), kv (16) {{ prefill on e[serial - R] (16); }}
+  }}
+  observe done = now;
+  end;
+}}
+run {{ horizon 100; }}
+"""
+
+
+@pytest.mark.parametrize("r", [4, 5, 9])
+def test_the_engines_whose_pools_are_declared_first_admit_first(monkeypatch, r):
+    """§3 Ties: "where the heads of two queues both wait for room in one pool … the pool declared first is
+    served first"; docs/simulator.md: the stages "in the order of the first pool each admits".
+
+    f[R] is declared before e[R], but pe (e's pools) before pf. kv has room for R holds. At 0 the e engines
+    plan first: sessions R … 2R-1 are admitted and done at 1; f's heads find kv full and wait, are
+    admitted at 1 and done at 2. (2R step stages: 8 and 10, the walk and the marked stages, and 18.)"""
+    src = TWO_FAMILIES.format(r=r)
+    rep, obs = run(src, monkeypatch)
+    assert done_of(obs) == {s: [2.0 if s < r else 1.0] for s in range(2 * r)}
+    walk_vs_marks(src, monkeypatch)
+
+
+# --- (l) a victim among many lazy decoders --------------------------------------------------------------------
+
+MANY_DECODERS = """
+pool reqs {{ cap 100; admit via e; }}
+pool kv {{ cap 141 * 16; block 16; {preempt} }}
+stage e : step {{ budget 2000; cost 1; memory kv; }}
+stage d : delay;
+workload {{ arrive batch(71); }}
+session {{
+  branch (serial == 0) {{
+    hold kv (16) {{ run d (2.5); prefill on e (48) growing kv; }}
+  }} else {{
+    hold reqs (1), kv (32) {{ prefill on e (16); decode on e (10); }}
+  }}
+  observe done = now;
+  end;
+}}
+run {{ horizon 100; }}
+"""
+
+
+@pytest.mark.parametrize("preempt, victim", [
+    ("preempt lifo;", 70),
+    # the least key is 0 for serial % 7 == 3 (3, 10, …, 66): the last admitted of them
+    ("preempt by (serial % 7 == 3 ? 0 : 1, -admission);", 66),
+])
+def test_a_victim_among_many_decoders_that_grow_nothing(monkeypatch, preempt, victim):
+    """pool-reference.txt `preempt` (lifo: the last admitted; by keys: the least, ties to the last admitted)
+    among more residents than a planning finds by a walk of each (71).
+
+    Session 0 takes one block of kv (a pool no stage admits) at 0 and is away at d until 2.5. Sessions 1 …
+    70 are admitted by e at 0 in that order (2 blocks each: 141 of 141), prefill 16 in [0, 1] and decode 10
+    tokens without growing in [1, 2] … [10, 11]: done at 11. At 2.5 session 0's prefill of 48 joins e; at 3
+    it grows to 3 blocks: kv is full, the victim (a decoder, 2 blocks) is preempted; session 0 prefills in
+    [3, 4] and is done at 4 (3 blocks back). No admission at 3 (the iteration preempted); at 4 the victim is
+    admitted again, prefills in [4, 5] and decodes its 10 tokens in [5, 15]."""
+    src = MANY_DECODERS.format(preempt=preempt)
+    rep, obs = run(src, monkeypatch)
+    expect = {s: [11.0] for s in range(1, 71)}
+    expect[0] = [4.0]
+    expect[victim] = [15.0]
+    assert done_of(obs) == expect
+    assert pool(rep, "kv").preemptions == 1
