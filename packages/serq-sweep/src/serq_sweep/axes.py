@@ -360,12 +360,13 @@ def group_cli(items: Sequence[str], flag: str) -> dict[str, list[str]]:
     return out
 
 
-def points(axes: Sequence[Axis], zipped: Sequence[Sequence[str]] = (), *, repeat: bool = False
-           ) -> list[dict[str, Any]]:
+def points(axes: Sequence[Axis], zipped: Sequence[Sequence[str]] = (), *, repeat: bool = False,
+           seeds: int = 1) -> list[dict[str, Any]]:
     """The points of a sweep: the grid (cartesian product, the first axis varying slowest) over the axes,
     where the axes of each ``zipped`` group move together (equal lengths) as one axis of the grid. A point
     that comes twice (a value given twice) is refused, unless ``repeat`` (serq compare's arms: ``--set
-    x=0,0`` is an A/A comparison, every difference exactly 0)."""
+    x=0,0`` is an A/A comparison, every difference exactly 0). ``seeds``: the runs of each point; a grid
+    of more than :data:`MAX_POINTS` runs is refused before it is made, as one of more points."""
     by_name = {a.name: a for a in axes}
     grouped: set[str] = set()
     units: list[list[dict[str, Any]]] = []
@@ -394,6 +395,9 @@ def points(axes: Sequence[Axis], zipped: Sequence[Sequence[str]] = (), *, repeat
         total *= len(by_name[names[0]].values)  # held gigabytes only to be refused
     if total > MAX_POINTS:
         raise UsageError(f"the sweep has {_count(total)} points, more than {MAX_POINTS}")
+    if total * seeds > MAX_POINTS:  # (the grid of a million points took 5 s and 600 MB to be refused so)
+        raise UsageError(f"the sweep has {total} point(s) times {seeds} seed(s), {total * seeds} runs, more "
+                         f"than {MAX_POINTS}")
     for names in order:
         n = len(by_name[names[0]].values)
         units.append([{name: by_name[name].values[i] for name in names} for i in range(n)])

@@ -37,7 +37,7 @@ from serq.jsonin import MAX_DIGITS, value_at
 from serq.numbers import NAN_PATTERN
 from serq.numbers import PATTERN as NUMBER_PATTERN
 
-from .axes import MAX_POINTS, Axis, def_axes, named_values, points, program_files, seeds_given, set_axes
+from .axes import Axis, def_axes, named_values, points, program_files, seeds_given, set_axes
 
 #: what the journal keeps of a run's result (not its timings: the table is the same whatever the timings)
 _JOURNALED = ("status", "message", "figures")
@@ -295,10 +295,9 @@ def plan(files: Sequence[str], *, sets: Mapping[str, Any] | None = None, defs: M
     overrides = {"horizon": horizon, "warmup": warmup, "arrivals": arrivals}
     limits = run_limits(max_wall=max_wall, max_events=max_events, max_samples=max_samples)
     by_label = dict(zip_(axes[0].values, files)) if len(files) > 1 else {}
-    grid = points(axes, zip, repeat=repeat)  # (repeat: a point given twice, as serq compare's A/A arms)
-    if len(grid) * len(seed_list) > MAX_POINTS:  # refused before a point is compiled: each run is a task held
-        raise UsageError(f"the sweep has {len(grid)} point(s) times {len(seed_list)} seed(s), "
-                        f"{len(grid) * len(seed_list)} runs, more than {MAX_POINTS}")
+    # (repeat: a point given twice, as serq compare's A/A arms.) More than MAX_POINTS runs is refused before
+    # the grid is made, and so before a point is compiled: each run is a task held
+    grid = points(axes, zip, repeat=repeat, seeds=len(seed_list))
     out: list[Point] = []
     traces: dict[Any, Any] = {}  # (each trace read once, whatever the number of points)
     for i, params in enumerate(grid):
