@@ -4,9 +4,11 @@ by session, power of two choices), checked by its invariants: every request serv
 route named; the admissions of the slots are the requests plus the preemptions; each engine's tokens are
 its requests' computed prefill and decode tokens, and its busy time the sum of its iterations' costs. A
 family of twelve engines that routes everything to one gives that engine's figures request for request.
-Queueing families with closed forms: twelve M/M/1 queues fed by a random split (Poisson splitting), JSQ
-over three replicas of a family of twelve (its Markov chain, solved here), ten GPUs as ten queues against
-one queue of ten (M/M/1 against Erlang C).
+The requests find exactly their session's cached prefix on the engine they are routed to. Queueing families
+with closed forms: twelve M/M/1 queues fed by a random split (Poisson splitting), round robin over ten
+(E_10/M/1, GI/M/1's sigma), JSQ over three replicas of a family of twelve (its Markov chain, solved here),
+twelve GPUs hunted in order without a queue (Erlang's loss formula, GPU by GPU), ten GPUs as ten queues
+against one queue of ten (M/M/1 against Erlang C).
 
 Every program runs three ways, which must agree byte for byte (reports and observes' samples): on the tier
 serQ picks, on the general engine (SERQ_SIM_TIER=general), and with the settle's walk over every member of
@@ -285,6 +287,26 @@ def test_jsq_over_three_replicas_of_a_family_of_twelve_is_its_markov_chain(monke
     gpus = members(r, "stage", "gpu")
     assert abs(sum(x.utilisation for x in gpus) - 1.8) < 0.05
     assert all(x.completions == 0 for x in gpus[3:])  # the nine kept for later take nothing
+
+
+@pytest.mark.timeout(120)
+def test_an_ordered_hunt_over_twelve_gpus_loads_each_as_erlangs_loss_formula_says(monkeypatch):
+    # ordered_hunt.sq: a = 8 offered to twelve GPUs, no queue, the idle GPU of lowest index taken (choose's
+    # tie to the lowest index): B(12, 8) = 0.051406 lost; GPU k carries 8 (B(k - 1, 8) - B(k, 8)), from
+    # 0.8889 for the first to 0.2391 for the last, 8 (1 - B(12, 8)) = 7.5887 in all
+    b = [1.0]
+    for k in range(1, 13):
+        b.append(8 * b[-1] / (k + 8 * b[-1]))
+    assert abs(b[12] - 0.051406) < 1e-6
+    r = three_ways("ordered_hunt.sq", monkeypatch)
+    covers(r.stats("lost"), b[12], 0.07)
+    gpus = members(r, "stage", "gpu")
+    assert len(gpus) == 12
+    for k, g in enumerate(gpus, start=1):
+        assert abs(g.utilisation - 8 * (b[k - 1] - b[k])) < 0.025, (k, g.utilisation, 8 * (b[k - 1] - b[k]))
+    assert abs(sum(g.utilisation for g in gpus) - 8 * (1 - b[12])) < 0.06
+    # the hunt's order shows: each GPU busier than the next
+    assert all(x.utilisation > y.utilisation for x, y in zip(gpus, gpus[1:]))
 
 
 def erlang_c(c: int, a: float) -> float:
