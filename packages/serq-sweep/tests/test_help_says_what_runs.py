@@ -52,3 +52,13 @@ def test_find_stops_at_a_bracket_as_wide_as_tol():
     cols = dict(zip(head.split(), row.split()))
     assert cols["outcome"] == "found" and cols["evaluations"] == "4"  # the two ends and two halvings
     assert abs(float(cols["fails"]) - float(cols["holds"])) == 0.125
+
+
+@pytest.mark.timeout(120)
+def test_records_is_said_to_need_out_as_it_does():
+    # the help said "...; with --out, resumed too", as if --records wrote its table without --out; it is
+    # a usage error there (docs/sweep.md: "`--records FILE` (`.parquet` or `.csv`, with `--out`)")
+    p = _serq("sweep", MG1, "--records", "r.csv", "--arrivals", "20", "--workers", "0", "--no-progress")
+    assert p.returncode == 2 and "--records goes with --out" in p.stderr, p.stderr
+    said = re.search(r"--records FILE (.*?) --fresh", _help("sweep")).group(1)
+    assert "only with --out" in said, said

@@ -99,7 +99,8 @@ def _exit_for(complete: bool, errors: list[str] | None = None) -> None:
                    "aggregates (FILE's name with .points); a rerun resumes: only unfinished runs run.")
 @click.option("--records", "records_file", type=SerqPath(dir_okay=False), default=None, metavar="FILE",
               help="Also write every run's records (as serq run --records) into one table (.parquet or .csv): "
-                   "point, the swept names, seed, key, then the record's columns; with --out, resumed too.")
+                   "point, the swept names, seed, key, then the record's columns; only with --out, and resumed with "
+                   "it.")
 @click.option("--fresh", is_flag=True, help="Run everything again instead of resuming from --out.")
 @click.option("--show", "show", multiple=True, metavar="FIGURE",
               help="Print these figures' means and 95 % CIs across seeds, per point (repeatable).")
