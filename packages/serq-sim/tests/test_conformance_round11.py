@@ -12,7 +12,7 @@ the sizes where the simulator takes its shortcuts:
   kept `serve by` keys finds the victim among the residents kept in admission order.
 
 Every case runs on the tier serQ picks and on SERQ_SIM_TIER=general (the per-job reference), whose reports
-and every observe's samples must be the same bytes (run, below); the family cases also against the walk
+and every observe's samples must be the same bytes (conform.run); the family cases also against the walk
 over every member at every settle (build._FEW_STEPS raised past the family's size), and against the same
 program at 8 members where the semantics says the results correspond.
 
@@ -26,28 +26,9 @@ from __future__ import annotations
 import pytest
 import serq_frontend
 import serq_sim
-from conform import _run, pool
+from conform import pool, run
 from serq_report.json import encode_json
 from serq_sim import build
-
-
-def _samples(r) -> dict:
-    return {n: tuple(getattr(o, f).tobytes() for f in ("values", "times", "sessions", "turns"))
-            for n, o in r.observes.items()}
-
-
-def run(src: str, monkeypatch):
-    """``(report, {observe: [(session, time, value), …] in time then session order})`` of the tier serQ
-    picks, whose report and every observe's samples must be the general engine's, byte for byte."""
-    picked = _run(src, monkeypatch, "")
-    general = _run(src, monkeypatch, "general")
-    assert encode_json(picked) == encode_json(general)
-    assert _samples(picked) == _samples(general)
-    obs = {}
-    for name, o in picked.observes.items():
-        rows = zip(o.sessions.tolist(), o.times.tolist(), o.values.tolist())
-        obs[name] = sorted(rows, key=lambda r: (r[1], r[0]))
-    return picked, obs
 
 
 def done_of(obs, name="done"):
