@@ -340,3 +340,32 @@ def test_ten_gpus_behind_one_queue_are_erlang_c(monkeypatch):
     g = r.result.gauges["busy"]
     assert abs(g.mean - 7) <= g.ci < 0.02 * 7
     assert all(x.completions == 0 for x in members(r, "stage", "gpu"))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# what a routing example's header tells its user
+
+
+def test_the_routing_examples_header_does_not_forbid_a_drawing_choose_key(monkeypatch):
+    # examples/multi-turn/routing.sq's policy 3 draws its replica into r first and said why: "a choose key
+    # may not draw". The language lets it (language.txt: choose is an argmin over keys, and keys may draw;
+    # test_conformance_audit6.py draws them), so a user who believed the header wrote the detour for
+    # nothing. The policy written with the key drawing compiles, and routes each request at random: over
+    # four replicas each of them a quarter of the time.
+    path = Path(__file__).resolve().parents[3] / "examples" / "multi-turn" / "routing.sq"
+    text = path.read_text()
+    header = "".join(line for line in text.splitlines(keepends=True) if line.startswith("//"))
+    assert "may not draw" not in header
+    src = """
+stage svc[4] : delay;
+workload { arrive renewal(1); }
+session {
+  choose j in 4 by (~uniform(0, 1));
+  observe on3 = j == 3;
+  run svc[j] (0.5);
+}
+run { horizon 2000; seed 4; }
+"""
+    r = serq_sim.run(serq_frontend.compile(source=src, sets={}, defs={}))
+    on3 = r.stats("on3")
+    assert on3.count == 2000 and abs(on3.mean - 0.25) <= 3.5 * math.sqrt(0.25 * 0.75 / 2000)
