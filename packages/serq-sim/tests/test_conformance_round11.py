@@ -343,9 +343,11 @@ let R = {r};
 pool q[R] {{ cap 2; admit via e; }}
 pool kv {{ cap 16; block 16; preempt none; }}
 stage e[R] : step {{ budget 16; cost 1; memory kv; }}
+stage d : delay;
 workload {{ arrive batch(2); }}
 session {{
   set k = serial == 0 ? {a} : {b};
+  run d (1);
   hold q[5] (1) {{
     hold q[k] (1), kv (16) {{ prefill on e[k] (16); }}
   }}
@@ -359,13 +361,13 @@ run {{ horizon 100; }}
 @pytest.mark.parametrize("r", [10, 14])
 @pytest.mark.parametrize("a, b, done", [
     # 0 waits for e[2] (before e[5]: the next pass), 1 for e[7] (after e[5]: this pass): 1 takes kv
-    (2, 7, {0: [2.0], 1: [1.0]}),
-    (7, 2, {0: [1.0], 1: [2.0]}),
+    (2, 7, {0: [3.0], 1: [2.0]}),
+    (7, 2, {0: [2.0], 1: [3.0]}),
     # both before e[5]: the next pass, in member order
-    (2, 3, {0: [1.0], 1: [2.0]}),
-    (3, 2, {0: [2.0], 1: [1.0]}),
+    (2, 3, {0: [2.0], 1: [3.0]}),
+    (3, 2, {0: [3.0], 1: [2.0]}),
     # both after: this pass, in member order
-    (8, 6, {0: [2.0], 1: [1.0]}),
+    (8, 6, {0: [3.0], 1: [2.0]}),
 ])
 def test_a_queue_joined_during_a_planning_is_served_in_the_stages_order(monkeypatch, r, a, b, done):
     """§3 Configuration: after every event the interpreter runs the ready sessions and then "starts an
@@ -373,10 +375,11 @@ def test_a_queue_joined_during_a_planning_is_served_in_the_stages_order(monkeypa
     their order, §3 Ties), until nothing changes; docs/simulator.md: a stage marked by another's planning
     is asked in this pass when its place comes after that stage's, else in the next pass.
 
-    Sessions 0 and 1 are admitted to q[5] by e[5]'s planning at 0 (e[5] then has nothing to serve) and at
-    once join q[a] and q[b], each hold also taking kv, which has room for one. The walk over the stages
-    continues after e[5] and starts again from e[0]: the session whose stage comes first in that walk is
-    admitted and prefills in [0, 1]; the other waits, is admitted when kv frees at 1, and is done at 2."""
+    At 0 every stage is asked and none has anything to do. Sessions 0 and 1 join q[5] at 1 (after a delay),
+    are admitted by e[5]'s planning (e[5] then has nothing to serve) and at once join q[a] and q[b], each
+    hold also taking kv, which has room for one. The walk over the stages continues after e[5] and starts
+    again from e[0]: the session whose stage comes first in that walk is admitted and prefills in [1, 2];
+    the other waits, is admitted when kv frees at 2, and is done at 3."""
     src = RELAY.format(r=r, a=a, b=b)
     rep, obs = run(src, monkeypatch)
     assert done_of(obs) == done
@@ -489,6 +492,7 @@ pool slot[R] {{ cap 1; {queue} }}
 stage d : delay;
 workload {{ arrive batch(3 * R); }}
 session {{
+  run d (0.5);
   hold slot[serial % R] (1) {{ run d (1 + serial % 3); }}
   observe done = now;
   end;
@@ -503,18 +507,18 @@ def test_many_pools_with_queues_of_their_own_admit_in_their_queues_order(monkeyp
     """§3 Configuration: the settle "runs every ready session, then retries growers and admissions at every
     pool not served by a stage"; Ties: a pool's queue is its keys, then the order the sessions joined.
 
-    Pool slot[j] (cap 1) gets sessions j, j + r, j + 2r, which all join its queue at 0 before the settle
-    admits (the sessions run first). Each holds the slot for 1 + serial % 3 (r = 17 keeps j, j + r, j + 2r
-    at three different residues too; r = 8 and 10 as well). fifo: in serial order; by (-serial): the last
-    first. Each is done when the ones before it in the slot's order and it have held the slot."""
+    Pool slot[j] (cap 1) gets sessions j, j + r, j + 2r, at 0.5 (after a delay: at 0 the settle found
+    every pool with no queue), in serial order, each at the settle of its own delay's end (events in the
+    order they were scheduled): j finds the slot free, j + r and j + 2r wait. Each holds the slot for
+    1 + serial % 3 (the three at different residues for r = 8, 10 and 17). fifo: then j + r, then j + 2r;
+    by (-serial): j + 2r first. Each is done when the ones before it in the slot's order and it have held
+    the slot."""
     src = SLOTS.format(r=r, queue=queue)
     rep, obs = run(src, monkeypatch)
     expect = {}
     for j in range(r):
-        order = [j, j + r, j + 2 * r]
-        if "by" in queue:
-            order.reverse()
-        t = 0.0
+        order = [j, j + 2 * r, j + r] if "by" in queue else [j, j + r, j + 2 * r]
+        t = 0.5
         for s in order:
             t += 1 + s % 3
             expect[s] = [t]
