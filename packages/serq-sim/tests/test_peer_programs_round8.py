@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections import deque
 from pathlib import Path
 
 import numpy as np
@@ -27,8 +28,11 @@ import pytest
 import serq_frontend
 import serq_sim
 from conform import covers, gim1_sigma
+from serq import hookimpl
+from serq.plugins import get_plugin_manager
 from serq_report.json import encode_json
 from serq_sim import build
+from serq_sim.stages import StageKind
 
 HERE = Path(__file__).resolve().parent / "peer_programs8"
 
@@ -369,3 +373,101 @@ run { horizon 2000; seed 4; }
     r = serq_sim.run(serq_frontend.compile(source=src, sets={}, defs={}))
     on3 = r.stats("on3")
     assert on3.count == 2000 and abs(on3.mean - 0.25) <= 3.5 * math.sqrt(0.25 * 0.75 / 2000)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# a plugin's stage kind that starts work at the settle, in a family of twelve
+
+
+class _Slotted(StageKind):
+    """A single server that starts its next job only when the settle asks (``wants_start``: ``idle()``,
+    ``try_start()``), and never says when it may become idle: among many such stages the settle asks
+    each at every settle. Serves in arrival order, one job at a time, a job's work in time."""
+
+    wants_start = True
+
+    def __init__(self, sim, node, member, flat):
+        super().__init__(sim, node, member, flat)
+        self.waiting: deque = deque()
+        self.current = None
+
+    def attach(self, job):
+        self.acc()
+        self.present += 1
+        job.stage = self
+        self.waiting.append(job)
+
+    def detach(self, job):
+        self.acc()
+        self.present -= 1
+        job.stage = None
+        if job is self.current:
+            self.current = None
+        else:
+            self.waiting.remove(job)
+
+    def busy_level(self):
+        return 1.0 if self.current is not None else 0.0
+
+    def idle(self):
+        return self.current is None and bool(self.waiting)
+
+    def try_start(self):
+        self.acc()
+        job = self.waiting.popleft()
+        job.started = self.sim.now
+        self.current = job
+        self.sim.at(self.sim.now + job.work, self._finish, job)
+
+    def _finish(self, job):
+        if job.stage is not self:
+            return
+        self.acc()
+        self.present -= 1
+        self.current = None
+        job.stage = None
+        self.sim.job_done(self, job)
+
+
+SLOTTED = """
+let R = 12;
+stage s[R] : {kind};
+workload {{ arrive poisson(6); }}
+session {{
+  set t0 = now;
+  set j = min(R - 1, floor(~uniform(0, R)));
+  run s[j] (1);
+  observe wait = now - t0 - 1;
+  end;
+}}
+run {{ horizon 3000; warmup 50; seed 5; }}
+"""
+
+
+@pytest.mark.timeout(120)
+def test_a_plugins_starting_stage_kind_in_a_family_of_twelve_is_asked_at_every_settle(monkeypatch):
+    # twelve single servers of service 1 behind a random split of 6 requests/s: M/D/1 at rho 0.5 each,
+    # Wq = 0.5 / (2 (1 - 0.5)) = 0.5 (Pollaczek-Khinchine). The plugin's kind starts its jobs from the
+    # settle's try_start, so it waits for the settle to ask it; among more than eight such stages the settle
+    # asks a kind that does not mark itself at every settle. The same samples as twelve fifo stages, on
+    # the marked settle and on the walk over every member.
+    class Plugin:
+        @hookimpl
+        def serq_sim_register_stage_kinds(self, register):
+            register("slotted", _Slotted)
+
+    pm = get_plugin_manager(plugins=[Plugin()])
+    fifo = serq_sim.run(serq_frontend.compile(source=SLOTTED.format(kind="fifo"), sets={}, defs={}, pm=pm),
+                        pm=pm)
+    prog = serq_frontend.compile(source=SLOTTED.format(kind="@slotted"), sets={}, defs={}, pm=pm)
+    runs = []
+    for walk_all in (False, True):
+        monkeypatch.setattr(build, "_FEW_STEPS", 10**9 if walk_all else 8)
+        runs.append(serq_sim.run(prog, pm=pm))
+    assert encode_json(runs[0]) == encode_json(runs[1])
+    for r in runs:
+        assert _samples(r) == _samples(fifo)
+    w = runs[0].stats("wait")
+    assert w.count > 15000 and abs(w.mean - 0.5) < 0.05 and w.ci < 0.1 * 0.5
+    stages = members(runs[0], "stage", "s")
+    assert len(stages) == 12 and all(abs(s.utilisation - 0.5) < 0.05 for s in stages)
