@@ -83,12 +83,19 @@ def _const(e: n.Expr | None, what: str, base: str | None = None) -> float:
     raise TargetError(_span(e), f"the engine's {what} is not a constant, so it has no vLLM setting", base)
 
 
+#: serQ's numbers are doubles, which hold every whole number only below this (serq_vllm.real.EXACT)
+_EXACT = 2**53
+
+
 def _whole(v: float, setting: str, what: str, span: n.Span | None, base: str | None) -> int:
     """``v`` as the whole number of at least 1 vLLM's ``setting`` is, or a TargetError at ``span``: an
     infinite value ended in an ``OverflowError`` traceback, a fraction was cut (a budget of 0.5 tokens
     became ``max_num_batched_tokens: 0``, a block of 2.5 tokens ``block_size: 2``)."""
     if not (math.isfinite(v) and v >= 1 and v == math.floor(v)):
         raise TargetError(span, f"{what} is {v:g}: vLLM's {setting} is a whole number, at least 1", base)
+    if v >= _EXACT:  # (1e300 was written as the 301 digits of the double nearest it)
+        raise TargetError(span, f"{what} is {v:g}, not below 2**53, where serQ's numbers (doubles) do not tell "
+                          f"one whole number from the next: no whole number for vLLM's {setting}", base)
     return int(v)
 
 
@@ -305,15 +312,28 @@ def target(program: n.Program, base: str | None = None) -> dict[str, Any]:
     fcfs = serve_by == []  # vLLM's own order: its own scheduler
     if fcfs:
         serve_by = [{"Ctx": "Admission"}]
+    block = _whole(kv.block, "block_size", f"the block of memory pool `{kv.name}`", kv.span, base)
+    budget = _whole(_const(kind.budget, "budget", base), "max_num_batched_tokens", "the engine's budget",
+                    _span(kind.budget) or stage.span, base)
+    max_seqs = None if seqs_pool is None or math.isinf(seqs) else _whole(
+        seqs, "max_num_seqs", f"the cap of pool `{seqs_pool.name}`", seqs_pool.span, base)
+    if max_seqs is not None and seqs_pool is not None and max_seqs > budget:
+        # vLLM's SchedulerConfig refuses it at start-up (and `serq vllm scenario` refuses such a scenario)
+        raise TargetError(seqs_pool.span, f"the cap of pool `{seqs_pool.name}` is {max_seqs}, above the engine's "
+                          f"budget {budget}: vLLM refuses max_num_seqs > max_num_batched_tokens", base)
+    blocks = cap // kv.block + 1
+    if blocks >= _EXACT:
+        raise TargetError(kv.span, f"memory pool `{kv.name}` is {blocks:g} blocks (its cap {cap:g} / its block "
+                          f"{kv.block:g}, and vLLM's null block), not below 2**53, where serQ's numbers "
+                          "(doubles) do not tell one whole number from the next: no whole number for vLLM's "
+                          "num_gpu_blocks", base)
     config = {
-        "block_size": _whole(kv.block, "block_size", f"the block of memory pool `{kv.name}`", kv.span, base),
+        "block_size": block,
         "enable_prefix_caching": _uses_cache(program, kind.memory),
         "long_prefill_token_threshold": _chunk(kind.chunk, base),
-        "max_num_batched_tokens": _whole(_const(kind.budget, "budget", base), "max_num_batched_tokens",
-                                         "the engine's budget", _span(kind.budget) or stage.span, base),
-        "max_num_seqs": None if seqs_pool is None or math.isinf(seqs) else _whole(
-            seqs, "max_num_seqs", f"the cap of pool `{seqs_pool.name}`", seqs_pool.span, base),
-        "num_gpu_blocks": int(cap // kv.block) + 1,
+        "max_num_batched_tokens": budget,
+        "max_num_seqs": max_seqs,
+        "num_gpu_blocks": int(blocks),
     }
     if not fcfs:
         config["scheduler_cls"] = "serq_vllm.SerqScheduler"
