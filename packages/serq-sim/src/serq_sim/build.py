@@ -156,6 +156,15 @@ def build(sim, reg, trace_path) -> None:
     grown, first = _grown_and_first(sim, p)
     sim.grow_pools = [pl for pl in sim.pools if pl.flat in grown]
     sim.queue_free = [pl for pl in sim.free_pools if pl.flat in first]
+    if len(sim.queue_free) > _FEW_STEPS:
+        # many pools with queues of their own: admit_all tries the heads that may be admitted (admission.py)
+        for pl in sim.free_pools:
+            pl.ahot = False
+        sim.adm_hot = list(sim.queue_free)
+        for pl in sim.adm_hot:
+            pl.ahot = True
+    else:
+        sim.adm_hot = None
     if len(sim.grow_pools) + len(sim.queue_free) > _FEW_STEPS:
         # many: the settle looks at those a grower or a session has joined since it found them with neither
         # (Simulation.pool_mark); all at first

@@ -102,7 +102,7 @@ class Simulation:
         "open_arrivals", "partial", "partial_note", "plugin_manager", "pool_base", "pools", "preempt_count", "program",
         "progress", "pulse", "queue_free", "rate", "ready", "record_tables", "release_counter", "rngs", "seed",
         "session_fn", "setting_from", "shared_families", "show_progress", "slot_more", "source", "spans", "stage_base",
-        "stages", "rep_k", "rep_limit", "rep_t", "live0", "due_now", "next_check", "samples_at_ticks", "stall_ev", "stall_live", "stall_t", "step_stages", "step_heap", "step_later", "step_cur", "step_self", "pool_hot", "grow_lazy_ok", "served_by", "t_shown", "t_wall0", "token_gaps",
+        "stages", "rep_k", "rep_limit", "rep_t", "live0", "due_now", "next_check", "samples_at_ticks", "stall_ev", "stall_live", "stall_t", "step_stages", "step_heap", "step_later", "step_cur", "step_self", "pool_hot", "grow_lazy_ok", "served_by", "adm_hot", "t_shown", "t_wall0", "token_gaps",
         "trace", "trace_ordered", "trace_slots", "turn_fn", "turns", "virtual_events", "warm", "warmup",
         "__dict__",
     )
@@ -1016,6 +1016,8 @@ class Simulation:
                 pool.front.remove(s)
             except ValueError:
                 pool.queue.remove(s)
+            if not pool.ahot:  # its head may be another now (admission.admit_all)
+                _admission.adm_mark(pool)
             s.pending = None
             s.qpool = None
         elif st == STAGE:

@@ -73,8 +73,11 @@ def enqueue(pool: Pool, s) -> None:
     if via is not None:
         if not via.hot:
             via.sim.step_mark(via)
-    elif not pool.hot:
-        pool.sim.pool_mark(pool)
+    else:
+        if not pool.hot:
+            pool.sim.pool_mark(pool)
+        if not pool.ahot:
+            adm_mark(pool)
     rq = s.requeue
     if rq is not None:
         s.requeue = None
@@ -202,12 +205,52 @@ def admissible(pend: Pending) -> bool:
 
 
 def admit_all(sim) -> None:
-    for pool in sim.pools:
+    for pool in sim.grow_pools:  # (the pools that can ever have growers, in their order)
         if pool.growers:
             growth.retry_growers(sim, pool)
-    for pool in sim.free_pools:
+    hot = sim.adm_hot
+    if hot is None:
+        for pool in sim.free_pools:
+            if pool.front or pool.queue:
+                try_admit(sim, pool)
+        return
+    if not hot:
+        return
+    # of many pools admitted by no stage, those whose head may be admitted now, in their order: a head that
+    # did not fit, whose demand and place cannot change while it waits, fits no sooner than room frees in a
+    # pool it needs (release.release_slot wakes it) or its queue changes (enqueue, a session leaving it);
+    # nothing frees room or joins a queue while this loop admits
+    pools = sorted(hot, key=_flat) if len(hot) > 1 else list(hot)
+    hot.clear()
+    for pool in pools:
+        pool.ahot = False
         if pool.front or pool.queue:
             try_admit(sim, pool)
+            if pool.front or pool.queue:
+                _blocked(sim, pool)
+
+
+def _flat(pool: Pool) -> int:
+    return pool.flat
+
+
+def _blocked(sim, pool: Pool) -> None:
+    """``pool``'s head did not fit: it waits for room in the pools its hold needs when neither its demand
+    nor which session is the head can change while it waits, else ``pool`` is tried at every admit_all."""
+    s = head(sim, pool)
+    pend = s.pending
+    if pend.info.pure and (pool.keyed is None or (pool.keyed_at_join and not pool.queue.scan)):
+        for p in pend.pools:
+            p.waiters[pool] = None
+    else:
+        adm_mark(pool)
+
+
+def adm_mark(pool: Pool) -> None:
+    """admit_all tries ``pool``'s head again (a session joined or left its queue, or room freed where its
+    head waits for it)."""
+    pool.ahot = True
+    pool.sim.adm_hot.append(pool)
 
 
 def try_admit(sim, pool: Pool) -> None:

@@ -360,7 +360,7 @@ class Pool:
     __slots__ = (
         "sim", "node", "name", "index", "flat", "cap", "limit", "block", "reserve_held", "used", "cached",
         "reserved", "holders", "own", "dead", "front", "queue", "keyed", "keyed_at_join", "waited_queue", "growers", "via",
-        "memory_of", "evict", "preempt", "spill", "making_room", "needs_snap", "batch_room", "lru", "unqueued", "hot",
+        "memory_of", "evict", "preempt", "spill", "making_room", "needs_snap", "batch_room", "lru", "unqueued", "hot", "ahot", "waiters",
         "t_last", "a_used",
         "a_cached", "a_queue", "a_holders", "wait_sum", "admissions", "evicted_entries", "evicted_units",
         "preemptions", "spills", "rejections", "stuck", "over_cap", "__dict__",
@@ -394,6 +394,11 @@ class Pool:
         #: the settle of a program of many such pools looks at this one for growers or a free queue (hot),
         #: or not until a grower or a session joins it (Simulation.pool_mark); True for good among few
         self.hot = True
+        #: of many pools admitted by no stage (build.py: ``adm_hot``): whether admit_all tries this one's head
+        #: (True for good among few), and the pools whose blocked head waits for room here (woken when
+        #: room frees: release.release_slot)
+        self.ahot = True
+        self.waiters: dict = {}
         self.via = None
         self.memory_of: list = []
         self.evict = None

@@ -23,6 +23,15 @@ def innermost(s, pool: Pool):
     return None, None
 
 
+def wake_waiters(pool: Pool) -> None:
+    """Room freed in ``pool``: the pools whose blocked head waits for it are tried again (admission.admit_all)."""
+    for q in pool.waiters:
+        if not q.ahot:
+            q.ahot = True
+            q.sim.adm_hot.append(q)
+    pool.waiters.clear()
+
+
 def release_slot(sim, s, slot: Slot, cache_value, grown: bool) -> None:
     pool = slot.pool
     pool.acc()
@@ -30,6 +39,8 @@ def release_slot(sim, s, slot: Slot, cache_value, grown: bool) -> None:
     pool.used -= alloc
     pool.reserved -= slot.u
     pool.holders.pop(slot, None)
+    if pool.waiters:
+        wake_waiters(pool)
     if cache_value is not None:
         # min(cache_value, slot.pos if grown else alloc, alloc), inlined (the first of equal ones kept)
         keep = cache_value
@@ -99,6 +110,8 @@ def end_hold(sim, s) -> None:
                 if slot.u:  # a reservation ends with the scope: a lease retains none (reserve held)
                     slot.pool.reserved -= slot.u
                     slot.u = 0.0
+                    if slot.pool.waiters:
+                        wake_waiters(slot.pool)
                 lease = Lease(slot, info.cache, grown, info.span)
                 s.leases.append(lease)
                 if t == t and t != INF:
