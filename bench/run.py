@@ -247,6 +247,27 @@ def comparisons(quick: bool, base: tuple[list[str] | None, str] | None = None) -
              serq_run("bench/prio_pool.sq", "--arrivals", str(n_prio), "--horizon", "1e9"), observe_means, general),
         Side(f"python bench/prio_simpy.py {n_prio}", [PY, str(BENCH / "prio_simpy.py"), str(n_prio)]),
         None, "none (printed)", per=("customers", n_prio)))
+    n_jsq = 20_000 if quick else 50_000
+    jsq = [PY, str(BENCH / "jsq_simpy.py"), str(n_jsq), "64", "1"]
+    out.append(Comparison(
+        "jsq_family",
+        f"join the shortest queue over 64 single-GPU replicas at rho 0.8, {n_jsq} customers: a choose over a "
+        "family of 64 one-slot pools, each in front of its delay stage (bench/jsq.sq, the fast tier: every "
+        "request reads every replica's queue) against 64 SimPy Resources and the same choice "
+        "(bench/jsq_simpy.py)",
+        Side(f"serq run bench/jsq.sq --arrivals {n_jsq}",
+             serq_run("bench/jsq.sq", "--arrivals", str(n_jsq), "--horizon", "1e9"), observe_means),
+        Side(f"python bench/jsq_simpy.py {n_jsq} 64 1", jsq),
+        None, "none (printed: a router's cost over a family)", per=("customers", n_jsq)))
+    out.append(Comparison(
+        "jsq_family_general",
+        "jsq_family on the GENERAL ENGINE, where a router over engine families runs: bench/jsq_blocks.sq, its "
+        "pools in blocks of one unit (the same figures; a pool with blocks puts a program there, with its "
+        "generated code) against the same SimPy program",
+        Side(f"serq run bench/jsq_blocks.sq --arrivals {n_jsq}",
+             serq_run("bench/jsq_blocks.sq", "--arrivals", str(n_jsq), "--horizon", "1e9"), observe_means),
+        Side(f"python bench/jsq_simpy.py {n_jsq} 64 1", jsq),
+        None, "none (printed)", per=("customers", n_jsq)))
     out.append(Comparison(
         "mm1_fast",
         f"M/M/1 at rho 0.8, {n_mm1} customers, on the FAST TIER: bench/mm1.sq has no pool and no step stage, "

@@ -408,8 +408,20 @@ class _Gen(Compiler):
         size = self.p.stages[r.stage].size
         if r.index is None:
             return "0"
+        if self._candidate(r, size):
+            return "_j"
         sid = self.span_id(getattr(r, "span", None))
         return f"_sidx({self.expr(r.index, rng)}, {size}, {sid}, {self.ser}, now)"
+
+    def _candidate(self, r, size: int) -> bool:
+        """Whether member reference ``r`` is named by the candidate of the choose whose keys are being
+        written (``choose_ix``): read as ``_j``, unchecked, in the loop taken when the count is within every
+        family so named (the sizes are noted for that test)."""
+        ci = self.choose_ix
+        if ci is not None and isinstance(r.index, N.Attr) and r.index.slot == ci[0]:
+            ci[1].append(size)
+            return True
+        return False
 
     def pv(self, g: int, field: str, m: str = "0") -> str:
         """State ``field`` of member ``m`` of pool family ``g``."""
@@ -426,6 +438,8 @@ class _Gen(Compiler):
         size = self.p.pools[r.pool].size
         if r.index is None:
             return "0"
+        if self._candidate(r, size):
+            return "_j"
         sid = self.span_id(getattr(r, "span", None))
         return f"_pidx({self.expr(r.index, rng)}, {size}, {sid}, {self.ser}, now)"
 
@@ -1103,6 +1117,15 @@ class _Gen(Compiler):
                 return None
             elif isinstance(st, N.Choose):
                 keys = "".join(x(k) + ", " for k in st.keys)
+                # the keys again with a member named by the candidate read as _j (unchecked) and one key
+                # compared as a number, in the loop taken when the count is within every family so named
+                self.choose_ix = (st.slot, [])
+                try:
+                    fast_keys = [x(k) for k in st.keys]
+                finally:
+                    sizes = self.choose_ix[1]
+                    self.choose_ix = None
+                fast_key = fast_keys[0] if len(fast_keys) == 1 else "(" + "".join(k + ", " for k in fast_keys) + ")"
                 g = self.fresh("")
                 name = repr(self.p.attributes[st.slot].name)  # a value, not source text (docs/security.md)
                 cur += [f"{pad}_n{g} = {x(st.n)}",
@@ -1118,12 +1141,20 @@ class _Gen(Compiler):
                                           str(sid), f"A[{self.XS}]"),
                         f"{pad}    _best = None",
                         f"{pad}    _bi = 0",
-                        f"{pad}    for _j in range(_n{g}):",
-                        f"{pad}        A[{st.slot}] = float(_j)",
-                        f"{pad}        _k = ({keys})",
-                        f"{pad}        if _best is None or _k < _best:",
-                        f"{pad}            _best = _k",
-                        f"{pad}            _bi = _j",
+                        f"{pad}    if _n{g} <= {min(sizes, default=MAX_MEMBERS)}:",
+                        f"{pad}        for _j in range(_n{g}):",
+                        f"{pad}            A[{st.slot}] = float(_j)",
+                        f"{pad}            _k = {fast_key}",
+                        f"{pad}            if _best is None or _k < _best:",
+                        f"{pad}                _best = _k",
+                        f"{pad}                _bi = _j",
+                        f"{pad}    else:",
+                        f"{pad}        for _j in range(_n{g}):",
+                        f"{pad}            A[{st.slot}] = float(_j)",
+                        f"{pad}            _k = ({keys})",
+                        f"{pad}            if _best is None or _k < _best:",
+                        f"{pad}                _best = _k",
+                        f"{pad}                _bi = _j",
                         f"{pad}    A[{st.slot}] = float(_bi)"]
             elif isinstance(st, N.Branch):
                 g = self.fresh("_g")
