@@ -10,6 +10,7 @@ import random
 import sys
 
 import simpy
+from mm1_simpy import run_poisson
 
 
 def main(n: int, r: int, seed: int) -> None:
@@ -32,13 +33,7 @@ def main(n: int, r: int, seed: int) -> None:
             yield env.timeout(rng.expovariate(mu))
         responses.append(env.now - t0)
 
-    def source(env):
-        for _ in range(n):
-            env.process(customer(env))
-            yield env.timeout(rng.expovariate(lam))
-
-    env.process(source(env))
-    env.run()
+    run_poisson(env, rng, n, lam, customer)
     print(f"customers {len(responses)} mean response {sum(responses) / len(responses):.4f}")
 
 

@@ -14,6 +14,19 @@ import simpy
 THEORY = {1: 5.0, 4: 1.7455}
 
 
+def run_poisson(env, rng, n: int, lam: float, customer) -> None:
+    """Start ``customer(env)`` for ``n`` Poisson arrivals of rate ``lam`` and run ``env`` to its end (the
+    source of this script and of bench/jsq_simpy.py)."""
+
+    def source(env):
+        for _ in range(n):
+            env.process(customer(env))
+            yield env.timeout(rng.expovariate(lam))
+
+    env.process(source(env))
+    env.run()
+
+
 def main(n: int, seed: int, c: int) -> None:
     lam, mu = 0.8 * c, 1.0
     rng = random.Random(seed)
@@ -28,13 +41,7 @@ def main(n: int, seed: int, c: int) -> None:
             yield env.timeout(rng.expovariate(mu))
         responses.append(env.now - t0)
 
-    def source(env):
-        for _ in range(n):
-            env.process(customer(env))
-            yield env.timeout(rng.expovariate(lam))
-
-    env.process(source(env))
-    env.run()
+    run_poisson(env, rng, n, lam, customer)
     theory = THEORY.get(c)
     print(f"customers {len(responses)} mean response {sum(responses) / len(responses):.4f}"
           + (f" (theory {theory})" if theory else ""))
