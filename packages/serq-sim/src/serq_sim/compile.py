@@ -441,11 +441,9 @@ class Compiler:
         """The code of a pool's or stage's member: the object itself when the reference has no index (in a
         step family's own expressions, the member paired with the stage's), else the checked lookup
         ``E.pool_at`` / ``E.stage_at`` of the computed index."""
-        ci = self.choose_ix
-        if ci is not None and isinstance(r.index, N.Attr) and r.index.slot == ci[0]:
+        if self._candidate(r, size):
             members = objs[base:base + size]
             if all(m is not None for m in members):  # (every member built: the loop reads them directly)
-                ci[1].append(size)
                 return f"{self.obj(members, '_fm')}[_j]"
         if r.index is None:
             own = self.own
@@ -456,6 +454,16 @@ class Compiler:
                 return f"E.{what}s[{base}]"
             return self.obj(obj, "_p" if what == "pool" else "_s")
         return f"E.{what}_at({base}, {size}, {self.expr(r.index, rng)}, {self.span_id(getattr(r, 'span', None))}, s)"
+
+    def _candidate(self, r, size: int) -> bool:
+        """Whether member reference ``r`` is named by the candidate of the choose whose keys are being
+        written (``choose_ix``: then the member may be read as the loop's ``_j``, unchecked, in the loop
+        taken when the count is within every family so named; the family's size is noted for that test)."""
+        ci = self.choose_ix
+        if ci is not None and isinstance(r.index, N.Attr) and r.index.slot == ci[0]:
+            ci[1].append(size)
+            return True
+        return False
 
     def expr(self, e: N.Expr, rng: str = "session") -> str:
         r = self.expr

@@ -833,6 +833,13 @@ class Simulation:
         pool.hot = True
         self.pool_hot.append(pool)
 
+    def adm_mark(self, pool) -> None:
+        """admit_all tries the head of ``pool``, one of many pools with queues of their own (build.py:
+        ``adm_hot``), again: a session joined or left its queue, or room freed where its head waits
+        (release.wake_waiters)."""
+        pool.ahot = True
+        self.adm_hot.append(pool)
+
     def step_mark(self, st) -> None:
         """Step stage ``st``, among many (build.py: ``step_heap``), may be idle now (an iteration ended, a
         job joined its residents, a session joined the queue of a pool it admits: what can make
@@ -1017,7 +1024,7 @@ class Simulation:
             except ValueError:
                 pool.queue.remove(s)
             if not pool.ahot:  # its head may be another now (admission.admit_all)
-                _admission.adm_mark(pool)
+                self.adm_mark(pool)
             s.pending = None
             s.qpool = None
         elif st == STAGE:

@@ -413,16 +413,6 @@ class _Gen(Compiler):
         sid = self.span_id(getattr(r, "span", None))
         return f"_sidx({self.expr(r.index, rng)}, {size}, {sid}, {self.ser}, now)"
 
-    def _candidate(self, r, size: int) -> bool:
-        """Whether member reference ``r`` is named by the candidate of the choose whose keys are being
-        written (``choose_ix``): read as ``_j``, unchecked, in the loop taken when the count is within every
-        family so named (the sizes are noted for that test)."""
-        ci = self.choose_ix
-        if ci is not None and isinstance(r.index, N.Attr) and r.index.slot == ci[0]:
-            ci[1].append(size)
-            return True
-        return False
-
     def pv(self, g: int, field: str, m: str = "0") -> str:
         """State ``field`` of member ``m`` of pool family ``g``."""
         if self.p.pools[g].size == 1:

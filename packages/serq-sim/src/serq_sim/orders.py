@@ -24,16 +24,13 @@ from .stages import rank_seq
 
 class ResidentOrder:
     """The residents of one step stage sorted by ``key(job)`` (ties in the order they joined), kept as they
-    join and leave. ``broken`` once the key raised: the order is dropped and its user asks the walk."""
+    join and leave (a key that raises drops the order: its user asks the walk, :func:`order_of`)."""
 
-    __slots__ = ("key", "keys", "jobs", "of", "broken")
+    __slots__ = ("key", "keys", "jobs", "of")
 
     def __init__(self, key, residents):
         self.key = key
         self.of: dict = {}
-        self.keys: list = []
-        self.jobs: list = []
-        self.broken = False
         pairs = []
         for job in residents:
             k = key(job)

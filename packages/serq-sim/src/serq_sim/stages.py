@@ -95,7 +95,7 @@ def job_done(sim, st, job) -> None:
 
 def rank_seq(job) -> float:
     """A step stage's resident's admission, the last item of its rank on a stage ranked by kept serve keys
-    (step.stage.StepStage.by_adm is in this order)."""
+    (the order of serq_sim.orders.admission_order)."""
     return job.rank[-1]
 
 

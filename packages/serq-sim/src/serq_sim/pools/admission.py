@@ -77,7 +77,7 @@ def enqueue(pool: Pool, s) -> None:
         if not pool.hot:
             pool.sim.pool_mark(pool)
         if not pool.ahot:
-            adm_mark(pool)
+            pool.sim.adm_mark(pool)
     rq = s.requeue
     if rq is not None:
         s.requeue = None
@@ -218,7 +218,7 @@ def admit_all(sim) -> None:
         return
     # of many pools admitted by no stage, those whose head may be admitted now, in their order: a head that
     # did not fit, whose demand and place cannot change while it waits, fits no sooner than room frees in a
-    # pool it needs (release.release_slot wakes it) or its queue changes (enqueue, a session leaving it);
+    # pool it needs (release.wake_waiters) or its queue changes (enqueue, a session leaving it: Simulation.adm_mark);
     # nothing frees room or joins a queue while this loop admits
     pools = sorted(hot, key=_flat) if len(hot) > 1 else list(hot)
     hot.clear()
@@ -243,14 +243,7 @@ def _blocked(sim, pool: Pool) -> None:
         for p in pend.pools:
             p.waiters[pool] = None
     else:
-        adm_mark(pool)
-
-
-def adm_mark(pool: Pool) -> None:
-    """admit_all tries ``pool``'s head again (a session joined or left its queue, or room freed where its
-    head waits for it)."""
-    pool.ahot = True
-    pool.sim.adm_hot.append(pool)
+        sim.adm_mark(pool)
 
 
 def try_admit(sim, pool: Pool) -> None:

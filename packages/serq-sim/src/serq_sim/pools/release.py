@@ -24,11 +24,11 @@ def innermost(s, pool: Pool):
 
 
 def wake_waiters(pool: Pool) -> None:
-    """Room freed in ``pool``: the pools whose blocked head waits for it are tried again (admission.admit_all)."""
+    """Room freed in ``pool``: the pools whose blocked head waits for it are tried again (admission.admit_all,
+    Simulation.adm_mark)."""
     for q in pool.waiters:
         if not q.ahot:
-            q.ahot = True
-            q.sim.adm_hot.append(q)
+            q.sim.adm_mark(q)
     pool.waiters.clear()
 
 
