@@ -148,6 +148,44 @@ def _bad_sessionless(e, what: str) -> str | None:
 FAST_NEST = 8
 FAST_FAMILIES = 200
 FAST_BLOCKS = 2000
+#: a settle asks every pool family's queue whether it admits (``_adm``): beyond this many pool families that
+#: costs more per event than the general engine, which asks only the pools something changed
+FAST_POOLS = 32
+
+
+#: up to this many resumption blocks, the generated loop finds a session's block by testing each in turn;
+#: beyond it, by halving the range of labels first (:func:`_dispatch`)
+_DISPATCH_LEAF = 8
+
+
+def _dispatch(L: list[str], items: list[tuple[int, list[str]]], pad: str) -> None:
+    """Append to ``L`` the generated loop's dispatch on a session's resumption label ``pc`` to its block,
+    ``items`` the (label, lines) of the blocks in label order: a run of ``if pc == label:`` tests at most
+    :data:`_DISPATCH_LEAF` long, below tests that halve the range (``if pc < label:``), so a resumption
+    costs about log₂ of the blocks rather than their number (a session of 1 000 runs resumed at its last
+    one tested every label before it at each event). A block left without a ``break`` or ``continue``
+    falls out of the tree and the enclosing loop dispatches again on the ``pc`` it set, as it fell into
+    the next test before. Each test line is under its own ``# @sid -`` mark (no statement: the
+    resumption, until a block's first statement's mark, compile.statement_at)."""
+    todo: list[tuple[int, int, str, bool]] = [(0, len(items), pad, False)]
+    while todo:
+        lo, hi, p, is_else = todo.pop()
+        if is_else:
+            L.append(f"{p[:-4]}# @sid -")
+            L.append(f"{p[:-4]}else:")
+        if hi - lo <= _DISPATCH_LEAF:
+            for lbl, blk in items[lo:hi]:
+                L.append(f"{p}# @sid -")  # (a block's resumption, until its first statement's mark)
+                L.append(f"{p}if pc == {lbl}:")
+                for line in blk:
+                    L.append(f"{p}    {line}")
+            continue
+        mid = (lo + hi) // 2
+        L.append(f"{p}# @sid -")
+        L.append(f"{p}if pc < {items[mid][0]}:")
+        # the lower half, then the upper one under the else (popped in that order)
+        todo.append((mid, hi, p + "    ", True))
+        todo.append((lo, mid, p + "    ", False))
 
 
 def _nesting(stmts) -> int:
@@ -208,6 +246,8 @@ def exclusion(program: N.Program) -> str | None:
             return why
     if len(p.stages) > FAST_FAMILIES:
         return f"more than {FAST_FAMILIES} stage families"
+    if len(p.pools) > FAST_POOLS:
+        return f"more than {FAST_POOLS} pool families"
     if _nesting(p.session) > FAST_NEST:
         return f"statements nested more than {FAST_NEST} deep"
     if sum(1 for st in _stmts(p.session) if isinstance(st, (N.Run, N.Branch, N.Loop))) > FAST_BLOCKS:
@@ -1360,13 +1400,7 @@ class _Gen(Compiler):
         a(f"                pc = A[{self.XP}]")
         a("                while True:")
         pad = "                    "
-        for lbl, blk in enumerate(blocks):
-            if not blk:
-                continue
-            a(f"{pad}# @sid -")  # (a block's resumption, until its first statement's mark)
-            a(f"{pad}if pc == {lbl}:")
-            for line in blk:
-                a(f"{pad}    {line}")
+        _dispatch(L, [(lbl, blk) for lbl, blk in enumerate(blocks) if blk], pad)
         a(f"{pad}# @sid -")
         if self.pulses:
             # a session resumed is a unit of the event's work (engine.Simulation.drain_ready)
