@@ -137,3 +137,29 @@ def test_pool_families_beyond_the_limit_run_in_the_general_engine(monkeypatch):
         assert a.tier == ("fast" if p == fast.FAST_POOLS else "general")
         assert a.pool("p0").wait > 0 and a.result.ended > 20
         assert encode_json(a) == encode_json(b)
+
+
+def _observes_program(k: int) -> str:
+    """A session of ``k`` statements: ``k - 1`` observes and a run (a program at the statements' limit
+    when ``k`` is ``fast.FAST_STATEMENTS``)."""
+    obs = " ".join(f"observe o{i % 7} = serial + {i};" for i in range(k - 1))
+    return f"""stage s : fifo;
+workload {{ arrive poisson(1); }}
+session {{ {obs} run s (~exp(0.5)); }}
+run {{ horizon 6; seed 2; }}
+"""
+
+
+def test_statements_beyond_the_limit_run_in_the_general_engine(monkeypatch):
+    # (the session's `end` is implicit: k statements in all)
+    n = fast.FAST_STATEMENTS
+    at = serq_frontend.compile(source=_observes_program(n), sets={}, defs={})
+    beyond = serq_frontend.compile(source=_observes_program(n + 1), sets={}, defs={})
+    assert sum(1 for _ in fast._stmts(at.session)) == n
+    assert fast.exclusion(at) is None
+    assert fast.exclusion(beyond) == f"more than {n} statements"
+    for k in (n, n + 1):
+        a, b = _both(_observes_program(k), monkeypatch)
+        assert a.tier == ("fast" if k == n else "general")
+        assert len(a.observe("o3").values) > 100
+        assert encode_json(a) == encode_json(b)
