@@ -1,0 +1,163 @@
+"""Conformance cases whose outcome follows from language.txt §3, pool-reference.txt and program-reference.txt
+by hand: leases and the release time their cache takes, reservations that end with a leased scope,
+room freed by a preemption for the blocked heads of many queues, a victim re-queued at the tail by keys
+read at its re-entry, and the other rules each case's docstring quotes.
+
+Every case runs on the tier serQ picks and on SERQ_SIM_TIER=general (the per-job reference), whose reports
+and every observe's samples must be the same bytes (conform.run). The many-queue cases run at 6 queues (the
+settle tries every head at every pass) and at 12 (more than 8 pools with queues of their own: a blocked
+head is tried again only when room frees in a pool its hold needs or its queue changes,
+docs/simulator.md), with the same hand-computed times.
+
+Conventions: `stage d : delay;` runs every job at rate 1 without waiting, so `run d (w)` lasts w.
+"""
+
+from __future__ import annotations
+
+from conform import pool, run
+
+
+def by_session(obs, name):
+    """{session: [values]} of an observe's samples, in time order."""
+    out: dict = {}
+    for s, _t, v in obs[name]:
+        out.setdefault(s, []).append(v)
+    return out
+
+
+# --- leases -----------------------------------------------------------------------------------------------
+
+def test_a_leases_entry_is_released_when_the_lease_ends_for_lru(monkeypatch):
+    """§3 Pools: a lease keeps the allocation "until the session's release m, t seconds, or the session's
+    end, and cache applies then"; `evict lru` orders "by release time and then release order".
+
+    cap 10. s0 holds 4 from 0 to 1 and leases it for 4 s: its 4 are cached at 5, not at 1. s1 holds 4 from
+    2 to 3 and caches them at 3. At 6 s2 asks 6: used 0 + cached 8 + 6 > 10, so 4 units go, and the older
+    release is s1's (3), not s0's (5, though its scope ended first at 1). At 8 s0 still finds its 4,
+    s1 none."""
+    src = """
+pool m { cap 10; evict lru; }
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  branch (serial == 0) { hold m (4) { run d (1); } cache (4) lease m (4); run d (7); }
+  else { branch (serial == 1) { run d (2); hold m (4) { run d (1); } cache (4); run d (5); }
+  else { run d (6); hold m (6) { run d (1); } } }
+  observe c = cachedin(m);
+  end;
+}
+run { horizon 100; }
+"""
+    rep, obs = run(src, monkeypatch)
+    assert obs["c"] == [(2, 7.0, 0.0), (0, 8.0, 4.0), (1, 8.0, 0.0)]
+    m = pool(rep, "m")
+    assert (m.admissions, m.evicted_units) == (3, 4.0)
+
+
+def many_queues_lease(r: int) -> str:
+    """Queues q0 … q(r-1) of their own (cap 1), one shared pool m (cap 4, reserve held). s0 holds q0 (1) and
+    m (1) reserve (4) from 0 to 1 and leases m; s1 … s(r-1) each ask qk (1), m (1) at 0.5."""
+    pools = "\n".join(f"pool q{k} {{ cap 1; }}" for k in range(r))
+    body = ""
+    for k in reversed(range(1, r)):
+        hold = f"hold q{k} (1), m (1) {{ observe a = now; run d (1); }}"
+        body = hold if k == r - 1 else f"branch (serial == {k}) {{ {hold} }} else {{ {body} }}"
+    return f"""
+pool m {{ cap 4; reserve held; }}
+{pools}
+stage d : delay;
+workload {{ arrive batch({r}); }}
+session {{
+  branch (serial == 0) {{ hold q0 (1), m (1) reserve (4) {{ observe a = now; run d (1); }} lease m (10); run d (20); }}
+  else {{ run d (0.5); {body} }}
+  end;
+}}
+run {{ horizon 100; }}
+"""
+
+
+def test_a_leased_scope_ends_its_reservation_and_the_blocked_heads_of_many_queues_are_admitted(monkeypatch):
+    """pool-reference `reserve held`: "Reservations end with the hold's scope, release or preemption;
+    leases retain none"; a new reservation r requires used + Σ u_i + r <= cap.
+
+    s0's hold takes 1 of m and reserves 4 (u = 3) at 0. At 0.5 each other session asks 1: 1 + 3 + 1 > 4,
+    so every head waits. At 1 s0's scope ends: its lease keeps the 1 unit and no reservation, so 3 units
+    are free and s1, s2, s3 are admitted (their queues in declaration order); each holds 1 s, so s4 … s6
+    are admitted at 2, and so on: sk at 1 + floor((k - 1) / 3)."""
+    for r in (6, 12):
+        rep, obs = run(many_queues_lease(r), monkeypatch)
+        want = {0: [0.0]} | {k: [1.0 + (k - 1) // 3] for k in range(1, r)}
+        assert by_session(obs, "a") == want, r
+        assert pool(rep, "m").admissions == r
+
+
+def many_queues_victim(r: int) -> str:
+    """Queues q0 … q(r-1) of their own (cap 1), one shared pool m (cap 4, preempt lifo, no stage's memory).
+    s0 and s1 hold 2 of m each from 0; s0 grows by 1 at 1; s2 … s(r-1) ask 1 of m at 0.5 and hold it 1 s."""
+    pools = "\n".join(f"pool q{k} {{ cap 1; }}" for k in range(r))
+    body = ""
+    for k in reversed(range(2, r)):
+        hold = f"hold q{k} (1), m (1) {{ observe a = now; run d (1); }}"
+        body = hold if k == r - 1 else f"branch (serial == {k}) {{ {hold} }} else {{ {body} }}"
+    return f"""
+pool m {{ cap 4; preempt lifo; }}
+{pools}
+stage d : delay;
+workload {{ arrive batch({r}); }}
+session {{
+  branch (serial == 0) {{ hold q0 (1), m (2) {{ observe a = now; run d (1); grow m (1); run d (5); }} }}
+  else {{ branch (serial == 1) {{ hold q1 (1), m (2) {{ observe a = now; run d (10); }} }}
+  else {{ run d (0.5); {body} }} }}
+  end;
+}}
+run {{ horizon 100; }}
+"""
+
+
+def test_room_a_preemption_leaves_admits_the_blocked_head_of_another_queue(monkeypatch):
+    """§3 Pools, grow: "with preempt lifo … a pool that is no engine's memory preempts its most recently
+    admitted holder: … its hold is released … and it re-enters the head of the pool's queue"; the settle
+    then admits the heads that fit, the pools declared first first (§3 Ties).
+
+    m is full at 0 (s0 2, s1 2); s2 … wait from 0.5. At 1 s0's grow of 1 preempts s1 (admitted last), which
+    re-enters q1's queue asking 2; s0 now holds 3, 1 unit is free: q1's head does not fit, q2's does, so s2
+    is admitted at 1, and each next sk at k - 1 while s0 holds 3. At 6 s0's release (its event was
+    scheduled before s6's) frees 3 with s6 holding 1: s1 (2) and s7 (1) are admitted, then s6's release
+    admits s8; s9 and s10 follow at 7, s11 at 8."""
+    want = {6: {0: [0.0], 1: [0.0, 6.0], 2: [1.0], 3: [2.0], 4: [3.0], 5: [4.0]},
+            12: {0: [0.0], 1: [0.0, 6.0], 2: [1.0], 3: [2.0], 4: [3.0], 5: [4.0], 6: [5.0], 7: [6.0], 8: [6.0],
+                 9: [7.0], 10: [7.0], 11: [8.0]}}
+    for r in (6, 12):
+        rep, obs = run(many_queues_victim(r), monkeypatch)
+        assert by_session(obs, "a") == want[r], r
+        m = pool(rep, "m")
+        assert (m.admissions, m.preemptions) == (r + 1, 1)
+
+
+def test_a_victim_requeued_at_the_tail_is_placed_by_its_keys_at_its_re_entry(monkeypatch):
+    """pool-reference `preempt`: "requeue tail treats it as a newcomer: … queue by places it by its keys";
+    `queue` by: keys are reevaluated for every waiting hold before each admission attempt.
+
+    cap 2, queue by (x). s0 and s1 hold 1 each at 0 (x = 0); s1 sets x = 9 in its body. s2 (x = 5) asks 2
+    at 0.5 and waits. At 1 s0's grow of 1 preempts the last admitted, s1, which re-enters with x = 9, behind
+    s2 (x = 5). At 2 s0 releases 2: s2 is the head and takes both; s1 waits for s2's release at 3. (By the
+    x = 0 it joined with first, s1 would be the head at 2 and s2 would wait until 13.)"""
+    src = """
+pool m { cap 2; queue by (x); preempt by (-admission) requeue tail; }
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  set x = 0;
+  branch (serial == 0) { hold m (1) { run d (1); grow m (1); run d (1); } }
+  else { branch (serial == 1) { hold m (1) { observe a = now; set x = 9; run d (10); } }
+  else { run d (0.5); set x = 5; hold m (2) { observe a = now; run d (1); } } }
+  observe done = now;
+  end;
+}
+run { horizon 100; }
+"""
+    rep, obs = run(src, monkeypatch)
+    assert by_session(obs, "a") == {1: [0.0, 3.0], 2: [2.0]}
+    assert by_session(obs, "done") == {0: [2.0], 2: [3.0], 1: [13.0]}
+    m = pool(rep, "m")
+    assert (m.admissions, m.preemptions) == (4, 1)
