@@ -21,6 +21,20 @@ _INF = math.inf
 _EXACT = 9007199254740992.0
 
 
+def tally_class(stage, dec, jobs, k: int) -> None:
+    """Count ``k`` iterations (``-1``: take one back) that served ``jobs`` jobs, ``dec`` of them decoders,
+    by their composition: decode-only, prefill-only or mixed; one that served none (it only preempted) is
+    none of them. The one rule of the engine statistics' classes (Planner._tally, LazyDecoding._launch,
+    StepStage._untally)."""
+    if jobs:
+        if dec == jobs:
+            stage.it_decode += k
+        elif dec == 0:
+            stage.it_prefill += k
+        else:
+            stage.it_mixed += k
+
+
 def _not_steady(names: tuple[str, ...]):
     """A predicate for :func:`reads`: a node whose value may differ between two quiet rounds."""
     def pred(e) -> bool:

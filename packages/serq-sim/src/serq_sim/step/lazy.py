@@ -29,6 +29,7 @@ from .common import (
     constant,
     iteration_sums,
     position,
+    tally_class,
 )
 
 #: no end to a stretch of quiet rounds but its own (no bound on events): a round count never reached
@@ -469,6 +470,9 @@ class LazyDecoding:
         n = k - first
         if P is not None and busy_n:
             self.busy_rounds += busy_n
+            if warm:  # the iteration to be pushed is the last round tallied above (StepStage._untally)
+                self.tal_dec = nlazy
+                self.tal_pre = 1
         if gain:
             weights[-1] += gain
         gaps.last = glast
@@ -1107,13 +1111,9 @@ class LazyDecoding:
                 self._tally(assign, nl, budget, k)
             else:  # self._tally(assign, nl, budget, k, tokens, dec), inlined: the sums are taken
                 jobs = len(assign) + nl
-                if jobs:
-                    if dec == jobs:
-                        self.it_decode += k
-                    elif dec == 0.0:
-                        self.it_prefill += k
-                    else:
-                        self.it_mixed += k
+                tally_class(self, dec, jobs, k)
+                self.tal_dec = int(dec)  # the running iteration's classes (StepStage._untally)
+                self.tal_pre = jobs - self.tal_dec
                 self.sum_jobs += jobs * k
                 self.sum_tokens += tokens * k
                 self.sum_budget += budget * k

@@ -23,6 +23,7 @@ from .common import (
     cost_context,
     iteration_sums,
     serve_keys_of,
+    tally_class,
 )
 
 
@@ -238,13 +239,9 @@ class Planner:
             if j.mode == "decode":
                 dec += 1
         jobs = len(assign) + nl
-        if jobs:
-            if dec == jobs:
-                self.it_decode += k
-            elif dec == 0.0:
-                self.it_prefill += k
-            else:
-                self.it_mixed += k
+        tally_class(self, dec, jobs, k)
+        self.tal_dec = dec  # the running iteration's classes (StepStage._untally)
+        self.tal_pre = jobs - dec
         self.sum_jobs += jobs * k
         self.sum_tokens += tokens * k
         self.sum_budget += budget * k

@@ -24,6 +24,7 @@ from .common import (
     admission_order,
     constant,
     position,
+    tally_class,
 )
 from .exclusive import ExclusivePrefill
 from .lazy import LazyDecoding
@@ -52,7 +53,7 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
         "ngrow", "nlazy", "nlazy_x", "node", "planning", "pre_ctx", "pre_kv", "present", "quiet_rounds",
         "quiet_wakes", "busy_rounds", "rank_ctx", "ranked", "requests", "residents", "rounds", "serve_fixed", "serve_keys", "served_keys", "served_pools", "service_sum", "sim",
         "still_cap", "still_n", "still_t", "sum_budget", "sum_jobs", "sum_tokens", "t_last", "t_round", "t_start",
-        "tpend", "wait_sum", "wake", "wake_batches",
+        "tal_dec", "tal_pre", "tpend", "wait_sum", "wake", "wake_batches",
     )
 
     def __init__(self, sim, node: N.Stage, member: int, flat: int):
@@ -213,6 +214,11 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
         self.sum_tokens = 0.0
         self.sum_budget = 0.0
         self.requests = 0
+        #: the decoders and prefills the running iteration was tallied with (its last round: a stretch of
+        #: rounds is tallied round by round alike), -1 when it was not tallied (planned before the warm-up's
+        #: end, or no iteration runs): a job taken from it by another's event gives its token back there
+        #: too (:meth:`_untally`)
+        self.tal_dec = self.tal_pre = -1
 
     def bind(self) -> None:
         """Called once all stages and pools exist: find the memory pool and the pools admitted here."""
@@ -333,6 +339,8 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
                         self.left += 1.0  # its token of this iteration, as a planned job's below
                     elif self.gwalk:
                         self.lz_gone.append(job)  # the walk gives its token back if it was counted
+                elif self.iter_lazy and self.tal_dec > 0:
+                    self._untally(True, 1.0)  # its token of the running iteration (a lazy decoder has one)
             else:
                 _take(self.eager, job)
             if self.orders:
@@ -347,6 +355,27 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
             self._unadvance(job, t)
             if self.planning:
                 self.left += t
+            elif self.tal_dec >= 0:
+                self._untally(job.mode == "decode", t)
+
+    def _untally(self, decode: bool, t: float) -> None:
+        """A job served ``t`` tokens in the running iteration, which was tallied, is taken away before its
+        end (preempted by a growth another stage's iteration or a session makes: the iteration's own
+        planning gives the tokens back to its budget instead): the engine statistics leave out its tokens
+        and its job, and class the iteration by the jobs it still serves (none: it is counted as one that
+        only preempted). The iteration itself, its cost and its time stay."""
+        d = self.tal_dec
+        p = self.tal_pre
+        tally_class(self, d, d + p, -1)
+        if decode:
+            d -= 1
+        else:
+            p -= 1
+        tally_class(self, d, d + p, 1)
+        self.tal_dec = d
+        self.tal_pre = p
+        self.sum_jobs -= 1
+        self.sum_tokens -= t
 
     def settle(self) -> None:
         pass  # the engine cleared the mark; an iteration is started by try_start, not here
@@ -407,6 +436,7 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
         else:
             self.acc()
         self.iter = None
+        self.tal_dec = -1
         if not self.hot:  # no iteration: it may be idle (Simulation.step_mark)
             self.sim.step_mark(self)
         self.rounds += 1
