@@ -22,8 +22,10 @@ An order is registered through ``serq_sim_register_eviction_orders`` as ``regist
     ``sortedcontainers.SortedList``): ``key`` is called once when an entry is cached, caching and
     removing an entry cost O(log n), and a pick is the least, O(1). Left ``False``, every pick calls
     ``key`` of every entry (O(n) a block), which is right for a key that reads the time (``age``), the
-    run's state, a live session's changing attributes or a draw. (``evict by`` keys that read no draw and
-    no observable are ranked once an eviction instead: ``KeyedOrder.instant``, pools.cache.evict_for.)
+    run's state, a live session's changing attributes or a draw. (``evict by`` keys that read the time
+    only through a monotone function of ``age`` are ranked by release time in its place and declared
+    fixed: ``KeyedOrder.aged``; others that read no draw and no observable are ranked once an eviction
+    instead: ``KeyedOrder.instant``, pools.cache.evict_for.)
 ``reads_size``
     With ``fixed_key``: the key reads ``entry.size`` too; the entry is ranked again after part of it is
     evicted (the only way an entry's size changes while it is cached).
@@ -227,6 +229,15 @@ class KeyedOrder(EvictionOrder):
     def __init__(self, sim, pool, node):
         super().__init__(sim, pool, node)
         self.fixed_key, self.reads_size, self.needs_snapshot = key_reads(sim.program, node.keys)
+        #: ``(i, sign)`` when key ``i`` reads the time only as a monotone function of ``age`` (:func:`aged_key`)
+        #: and the others are fixed: the entries are ranked with that key read as ``-last`` (``sign`` 1) or
+        #: ``last`` (``sign`` -1), which orders them as the key does at any instant but for ties the
+        #: rounding of ``now - last`` makes, which :meth:`pick` settles; else ``None``
+        self.aged = None
+        if not self.fixed_key and type(self) is KeyedOrder:
+            self.aged = aged_key(sim.program, node.keys)
+            if self.aged is not None:
+                self.fixed_key = True
         #: the keys read no draw and no observable: however they read the time (``age``) or a session,
         #: they do not change while one eviction makes room, at one instant (pools.cache.evict_for ranks
         #: the entries once for it rather than scanning them for every pick)
@@ -237,6 +248,69 @@ class KeyedOrder(EvictionOrder):
     def key(self, entry) -> tuple:
         s, attrs = evict_context(self.ctx, entry, entry.size, self.sim.now)
         return self.keys(s, attrs, self.ctx)
+
+    def _rank(self, entry) -> None:
+        aged = self.aged
+        if aged is None:
+            super()._rank(entry)
+            return
+        i, sign = aged
+        k = self.key(entry)
+        for j, x in enumerate(k):
+            if x != x and j != i:  # NaN: no total order; the scan decides from now on
+                self.keyed = False
+                self.ranked = None
+                return
+        r = entry.rank = (*k[:i], -entry.last if sign > 0 else entry.last, *k[i + 1:], entry.seq, entry.eid, entry)
+        self.ranked.add(r)
+
+    def pick(self, pool):
+        """The least ``(key, seq)`` now. With :attr:`aged`, the first ranked entry and those after it with
+        the same keys before key ``i`` and the same value of key ``i`` now (``now - last`` rounds two
+        release times to one age when the clock is far beyond both: they tie, and the keys after it and
+        the release order decide), the least of them as the scan compares them; they are the first of
+        their group, as the key cannot fall with ``-last`` (``last``) rising. A key that is NaN now hands
+        the pool to the scan for the rest of the run."""
+        aged = self.aged
+        if aged is None or not self.keyed:
+            return super().pick(pool)
+        ranked = self.ranked
+        lists = ranked._lists
+        if not lists:
+            return None
+        r0 = lists[0][0]
+        e0 = r0[-1]
+        if len(lists[0]) == 1 and len(lists) == 1:
+            return e0
+        i = aged[0]
+        key = self.key
+        k0 = key(e0)
+        a0 = k0[i]
+        if a0 != a0:
+            return self._to_scan(pool)
+        best, bk = e0, (k0, e0.seq)
+        pre = r0[:i]
+        it = iter(ranked)
+        next(it)
+        for r in it:
+            if r[:i] != pre:
+                break
+            e = r[-1]
+            k = key(e)
+            a = k[i]
+            if a != a0:
+                if a != a:
+                    return self._to_scan(pool)
+                break
+            c = (k, e.seq)
+            if c < bk:
+                best, bk = e, c
+        return best
+
+    def _to_scan(self, pool):
+        self.keyed = False
+        self.ranked = None
+        return self.scan(pool)
 
 
 def key_reads(program, keys) -> tuple[bool, bool, bool]:
@@ -254,6 +328,74 @@ def key_reads(program, keys) -> tuple[bool, bool, bool]:
     size = any(reads(k, lambda e: isinstance(e, N.Ctx) and e.name == "size") for k in keys)
     attrs = any(reads(k, lambda e: isinstance(e, N.Attr)) for k in keys)
     return fixed, size, attrs
+
+
+def age_sign(e) -> int | None:
+    """1 when expression ``e`` reads nothing but ``age`` and finite numbers and cannot fall as ``age``
+    rises (rounding included: ``age``, ``age + c``, ``age - c``, ``age * c`` and ``age / c`` for
+    ``c > 0``), -1 when it cannot rise (the same negated, ``c - age``, a negative factor), else ``None``."""
+    from serq_ir import nodes as N
+
+    from ..compile import num
+
+    def const(x):
+        if isinstance(x, N.Num):
+            v = num(x.value)
+            if v == v and abs(v) != float("inf"):
+                return v
+        return None
+
+    if isinstance(e, N.Ctx):
+        return 1 if e.name == "age" else None
+    if isinstance(e, N.Unary) and e.op == "-":
+        s = age_sign(e.arg)
+        return None if s is None else -s
+    if not isinstance(e, N.Binary) or e.op not in ("+", "-", "*", "/"):
+        return None
+    cl, cr = const(e.lhs), const(e.rhs)
+    if cr is not None:
+        s = age_sign(e.lhs)
+        if s is None:
+            return None
+        if e.op in ("+", "-"):
+            return s
+        return s if cr > 0 else -s if cr < 0 else None
+    if cl is not None and e.op != "/":
+        s = age_sign(e.rhs)
+        if s is None:
+            return None
+        if e.op == "+":
+            return s
+        if e.op == "-":
+            return -s
+        return s if cl > 0 else -s if cl < 0 else None
+    return None
+
+
+def aged_key(program, keys) -> tuple[int, int] | None:
+    """``(i, sign)`` when key ``i`` of ``keys`` reads the time only through ``age``, monotonically
+    (:func:`age_sign`), and every other key reads what a fixed key reads (:func:`key_reads`; no ``age``):
+    the order of the cached entries by the keys is then their order with key ``i`` read as ``-last``
+    (``sign`` 1) or ``last``, at any instant, but for ties of rounding. Else ``None``."""
+    from serq_ir import nodes as N
+
+    from ..compile import reads
+
+    frozen = fixed_slots(program)
+    found = None
+    for i, k in enumerate(keys):
+        if reads(k, lambda e: isinstance(e, N.Ctx) and e.name == "age"):
+            if found is not None:
+                return None
+            sign = age_sign(k)
+            if sign is None:
+                return None
+            found = (i, sign)
+        elif reads(k, lambda e: isinstance(e, (N.Draw, N.Observable)) or (
+                isinstance(e, N.Ctx) and e.name not in ("last", "size")) or (
+                isinstance(e, N.Attr) and e.slot not in frozen)):
+            return None
+    return found
 
 
 def instant_keys(keys) -> bool:
