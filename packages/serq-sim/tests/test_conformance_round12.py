@@ -161,3 +161,85 @@ run { horizon 100; }
     assert by_session(obs, "done") == {0: [2.0], 2: [3.0], 1: [13.0]}
     m = pool(rep, "m")
     assert (m.admissions, m.preemptions) == (4, 1)
+
+
+# --- a hold's header is read at one moment ----------------------------------------------------------------
+
+EXCLUSIVE_REUSE = """
+pool kv { cap 1000; }
+pool reqs { cap 10; admit via e; }
+stage e : step { budget 10; cost 1; memory kv; SERVE}
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) { hold reqs (1), kv (5) { decode on e (20); } }
+  else {
+    hold kv (30) { load kv (20); } cache (30);
+    run d (0.5);
+    hold reqs (1), kv (budget_left(e)) reuse (budget_left(e)) {
+      set c = cached; observe cc = c; observe u = used(kv); prefill on e (5);
+    } cache (30);
+  }
+  end;
+}
+run { horizon 100; }
+"""
+
+
+def test_the_reuse_bound_reads_the_budget_the_units_read(monkeypatch):
+    """§3 at admission: "Everything in a hold's header — the units, reserve, reuse — is evaluated when the
+    session is admitted"; §3 Pools: under `serve exclusive prefill` "a fitting waiting prefill can displace
+    tentative decodes, and its header sees the full budget"; the admission "consumes at most ρ units of its
+    own cached prefix".
+
+    s1 leaves 20 units of its own prefix on kv at 0 (a load of 20 in a hold of 30, cached) and joins reqs at
+    0.5; s0 decodes on e from 0. At 1 e plans with s0's decode resident: s1's header reads budget_left(e)
+    in its units and its reuse bound. Under exclusive prefill both read the whole budget, 10: s1 takes 10
+    units and consumes 10 of its 20 (used 5 + 10). In admission order s0's decode has taken 1 token: both
+    read 9 (used 5 + 9, 9 consumed). (The reuse bound read the planning's remaining 9 under exclusive
+    prefill, where the units read 10: 9 consumed of an allocation of 10.)"""
+    for serve, want in (("serve exclusive prefill; ", (10.0, 15.0)), ("", (9.0, 14.0))):
+        rep, obs = run(EXCLUSIVE_REUSE.replace("SERVE", serve), monkeypatch)
+        assert (obs["cc"], obs["u"]) == ([(1, 1.0, want[0])], [(1, 1.0, want[1])]), serve
+
+
+def test_the_reuse_bound_sees_the_queue_the_units_see(monkeypatch):
+    """§3 at admission (the header is evaluated when the session is admitted, all of it at that moment);
+    docs/language.md: `queued(p)` counts the holds waiting in p's queue.
+
+    At a pool admitted at settle time: s0 caches 5 units on m, then asks queued(m) units with the reuse
+    bound queued(m): at its admission it is the one hold waiting, so both read 1: it takes 1 unit and
+    consumes 1 of its 5. On an engine's queue: s0 and s1 each leave 20 units of their own on kv at 0 and
+    join reqs; the engine admits s0 with both waiting (units and bound 4 * 2 = 8: 8 consumed), then s1
+    alone (4: 4 consumed, used 8 + 4). (The bound was read once the session had left its queue: 0 consumed
+    at the pool; 4 and 0 on the engine.)"""
+    src = """
+pool m { cap 100; }
+stage d : delay;
+workload { arrive batch(1); }
+session {
+  hold m (5) { run d (1); } cache (5);
+  hold m (queued(m)) reuse (queued(m)) { observe c = cached; observe u = used(m); } cache (1);
+  end;
+}
+run { horizon 100; }
+"""
+    _rep, obs = run(src, monkeypatch)
+    assert (obs["c"], obs["u"]) == ([(0, 1.0, 1.0)], [(0, 1.0, 1.0)])
+    src = """
+pool kv { cap 1000; }
+pool reqs { cap 10; admit via e; }
+stage e : step { budget 10; cost 1; memory kv; }
+workload { arrive batch(2); }
+session {
+  hold kv (30) { load kv (20); } cache (30);
+  hold reqs (1), kv (4 * queued(reqs)) reuse (4 * queued(reqs)) {
+    set c = cached; observe cc = c; observe u = used(kv); prefill on e (1);
+  } cache (30);
+  end;
+}
+run { horizon 100; }
+"""
+    _rep, obs = run(src, monkeypatch)
+    assert obs["cc"] == [(0, 0.0, 8.0), (1, 0.0, 4.0)]
+    assert obs["u"] == [(0, 0.0, 8.0), (1, 0.0, 12.0)]

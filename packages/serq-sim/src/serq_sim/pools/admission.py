@@ -256,8 +256,9 @@ def try_admit(sim, pool: Pool) -> None:
         demand = demand_of(sim, s, s.pending)
         if not fits(demand):
             return
+        reuse = reuse_of(sim, s, s.pending.info)
         pop_head(sim, pool, s)
-        admit(sim, s, s.pending, demand)
+        admit(sim, s, s.pending, demand, reuse)
 
 
 def admit_from(sim, pool: Pool, budget_left: float, stage) -> bool:
@@ -281,12 +282,13 @@ def admit_head(sim, pool: Pool, s, budget_left: float, stage) -> bool:
     sim.admit_budget = (stage, budget_left)
     try:
         demand = demand_of(sim, s, s.pending)
+        if not fits(demand):
+            return False
+        reuse = reuse_of(sim, s, s.pending.info)
     finally:
         sim.admit_budget = None
-    if not fits(demand):
-        return False
     pop_head(sim, pool, s)
-    admit(sim, s, s.pending, demand)
+    admit(sim, s, s.pending, demand, reuse)
     sim.drain_ready()
     return True
 
@@ -317,15 +319,24 @@ def take_own(sim, pool: Pool, s, e: Entry, reuse, alloc: float) -> float:
     return own
 
 
-def admit(sim, s, pend: Pending, demand) -> None:
+def reuse_of(sim, s, info):
+    """The reuse bound of the hold ``info`` that ``s`` is admitted by, or None without one: read at the
+    admission's one moment, with its units and reserve (language.txt §3: everything in a hold's header is
+    evaluated when the session is admitted), so before the head leaves its queue (``queued``) and with the
+    budget the admitting stage passes (``budget_left``: under ``serve exclusive prefill`` the whole budget)."""
+    if info.reuse is None:
+        return None
+    reuse = info.reuse(s, s.attrs, sim.null_ctx)
+    if reuse != reuse:
+        raise sim.error("the reuse bound is NaN", None, s, info.span)
+    return max(reuse, 0.0)
+
+
+def admit(sim, s, pend: Pending, demand, reuse) -> None:
+    """Admit ``s``, already taken from its queue: allocate ``demand`` (:func:`demand_of`) on every pool,
+    consuming its own prefix up to ``reuse`` (:func:`reuse_of`, read before it left the queue)."""
     info = pend.info
     A = s.attrs
-    reuse = None
-    if info.reuse is not None:
-        reuse = info.reuse(s, A, sim.null_ctx)
-        if reuse != reuse:
-            raise sim.error("the reuse bound is NaN", None, s, info.span)
-        reuse = max(reuse, 0.0)
     has_cache = info.cache is not None
     hold = HoldRT(info, [])
     consumed = 0.0

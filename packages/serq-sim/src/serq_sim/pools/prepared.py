@@ -39,18 +39,16 @@ from .model import EPS, INF, SLOT_CACHED, HoldRT, Slot, refused_amount
 #: prepare holds (False: every hold takes the general path; the tests compare the two)
 ENABLED = True
 
-#: the observables whose value taking the head from its queue changes (not shared with the reuse bound)
-_MOVES_AT_POP = {"queued", "budget_left"}
 #: the fields :class:`.model.Slot`'s ``__init__`` sets, in its order (the prepared code sets them itself)
 _SLOT_FIELDS = ("pool", "alloc", "pos", "r", "u", "owner", "hold", "lease")
 
 
 class _Gen:
     """The code of one hold's admission: its expressions with common parts computed once. ``code(e)``
-    gives ``(canon, code, safe, moves)``: the expression's code written out (the key of a common part),
-    its code with the common parts as temporaries, whether it cannot fail and has no effect (it may be
-    computed ahead of its place and once) and whether it reads what taking the head from its queue
-    changes (then it is not shared between the demand and the reuse bound)."""
+    gives ``(canon, code, safe)``: the expression's code written out (the key of a common part),
+    its code with the common parts as temporaries, and whether it cannot fail and has no effect (it may be
+    computed ahead of its place and once). The demand and the reuse bound are read at one moment
+    (admission.reuse_of), so a part of both is one value."""
 
     def __init__(self, comp, hold: N.Hold, info, st0):
         self.comp = comp
@@ -83,33 +81,33 @@ class _Gen:
         self.k += 1
         return f"_w{self.k}"
 
-    def code(self, e, phase: str):
+    def code(self, e):
         c = self.comp
         if isinstance(e, N.Num):
             x = c.expr(e)
-            return x, x, True, False
+            return x, x, True
         if isinstance(e, N.Attr):
             x = f"A[{e.slot}]"
-            return x, x, True, False
+            return x, x, True
         if isinstance(e, N.Ctx):
             if e.name == "now":
-                return "E.now", "E.now", True, False
+                return "E.now", "E.now", True
             self.needs_ctx = True
             x = f"C.{e.name}"
-            return x, x, False, False
+            return x, x, False
         if isinstance(e, N.Draw):
             self.ok = False
-            return "None", "None", False, False
+            return "None", "None", False
         if isinstance(e, N.Observable):
-            return self.observable(e, phase)
+            return self.observable(e)
         if isinstance(e, N.Unary):
-            ca, a, sa, ma = self.code(e.arg, phase)
+            ca, a, sa = self.code(e.arg)
             if e.op == "-":
-                return self.share(f"(-{ca})", f"(-{a})", sa, ma, phase)
-            return self.share(f"(0.0 if {ca} != 0.0 else 1.0)", f"(0.0 if {a} != 0.0 else 1.0)", sa, ma, phase)
+                return self.share(f"(-{ca})", f"(-{a})", sa)
+            return self.share(f"(0.0 if {ca} != 0.0 else 1.0)", f"(0.0 if {a} != 0.0 else 1.0)", sa)
         if isinstance(e, N.Binary):
-            ca, a, sa, ma = self.code(e.lhs, phase)
-            cb, b, sb, mb = self.code(e.rhs, phase)
+            ca, a, sa = self.code(e.lhs)
+            cb, b, sb = self.code(e.rhs)
             op = e.op
             if op in ("+", "-", "*"):
                 fmt = "({a} " + op + " {b})"
@@ -128,31 +126,30 @@ class _Gen:
                 fmt = "(1.0 if ({a} != 0.0 or {b} != 0.0) else 0.0)"
             else:
                 raise ValueError(f"unknown operator {op!r}")
-            return self.share(fmt.format(a=ca, b=cb), fmt.format(a=a, b=b), sa and sb, ma or mb, phase)
+            return self.share(fmt.format(a=ca, b=cb), fmt.format(a=a, b=b), sa and sb)
         if isinstance(e, N.Cond):
             if isinstance(e.test, N.Num):
                 # a test that is a number takes one branch, always
-                return self.code(e.then if _num(e.test) != 0.0 else e.orelse, phase)
+                return self.code(e.then if _num(e.test) != 0.0 else e.orelse)
             test = e.test
             if isinstance(test, N.Binary) and test.op in _CMP:
                 # ``(1.0 if x < y else 0.0) != 0.0`` is ``x < y``
-                cx, x, sx, mx = self.code(test.lhs, phase)
-                cy, y, sy, my = self.code(test.rhs, phase)
-                ct, t, st_, mt = f"{cx} {test.op} {cy}", f"{x} {test.op} {y}", sx and sy, mx or my
+                cx, x, sx = self.code(test.lhs)
+                cy, y, sy = self.code(test.rhs)
+                ct, t, st_ = f"{cx} {test.op} {cy}", f"{x} {test.op} {y}", sx and sy
             else:
-                ct, t, st_, mt = self.code(test, phase)
+                ct, t, st_ = self.code(test)
                 ct, t = f"{ct} != 0.0", f"{t} != 0.0"
-            ca, a, sa, ma = self.code(e.then, phase)
-            cb, b, sb, mb = self.code(e.orelse, phase)
+            ca, a, sa = self.code(e.then)
+            cb, b, sb = self.code(e.orelse)
             if st_ and ca == cb:
-                return ca, a, sa, ma  # both branches the same: the test (which cannot fail) changes nothing
+                return ca, a, sa  # both branches the same: the test (which cannot fail) changes nothing
             canon = f"({ca} if {ct} else {cb})"
             code = f"({a} if {t} else {b})"
-            return self.share(canon, code, st_ and sa and sb, mt or ma or mb, phase)
+            return self.share(canon, code, st_ and sa and sb)
         if isinstance(e, N.Call):
-            parts = [self.code(a, phase) for a in e.args]
+            parts = [self.code(a) for a in e.args]
             safe = all(p[2] for p in parts)
-            moves = any(p[3] for p in parts)
             fn = e.fn
             if len(parts) == 1 and fn in ("sum", "min", "max"):
                 return parts[0]
@@ -163,11 +160,11 @@ class _Gen:
                 drop = "_INF" if fn == "min" else "(-_INF)"
                 kept = parts[:1] + [p for p in parts[1:] if p[0] != drop]
                 if len(kept) < len(parts):
-                    c, x, _, _ = self._minmax(fn, kept, safe, moves, phase)
+                    c, x, _ = self._minmax(fn, kept, safe)
                     v = self.fresh()
                     return self.share(f"_nan_or({c}, {drop})", f"({v} if ({v} := {x}) == {v} else {drop})",
-                                      safe, moves, phase)
-                return self._minmax(fn, parts, safe, moves, phase)
+                                      safe)
+                return self._minmax(fn, parts, safe)
             if len(parts) == 1 and fn in ("floor", "ceil") and self.inline:
                 # _floor / _ceil without the call (as the lean code writes them): a finite x floor-divided by
                 # 1 is its floor exactly (+ 0.0 makes -0.0 the 0.0 that float(math.floor(x)) gives); NaN and
@@ -176,7 +173,7 @@ class _Gen:
                 f = f"{v} // 1.0" if fn == "floor" else f"-((-{v}) // 1.0)"
                 canon = f"{_FN[fn]}({parts[0][0]})"
                 code = f"({f} + 0.0 if -_INF < ({v} := {parts[0][1]}) < _INF else {v})"
-                return self.share(canon, code, safe, moves, phase)
+                return self.share(canon, code, safe)
             if fn == "sum":
                 if len(parts) <= 32:
                     fmt = "(" + " + ".join("{}" for _ in parts) + ")"
@@ -184,11 +181,10 @@ class _Gen:
                     fmt = "_sum(" + ", ".join("{}" for _ in parts) + ")"
             else:
                 fmt = _FN[fn] + "(" + ", ".join("{}" for _ in parts) + ")"
-            return self.share(fmt.format(*(p[0] for p in parts)), fmt.format(*(p[1] for p in parts)), safe,
-                              moves, phase)
+            return self.share(fmt.format(*(p[0] for p in parts)), fmt.format(*(p[1] for p in parts)), safe)
         raise TypeError(f"not an expression: {e!r}")
 
-    def _minmax(self, fn: str, parts, safe: bool, moves: bool, phase: str):
+    def _minmax(self, fn: str, parts, safe: bool):
         """``min`` or ``max`` of the parts, NaN left out (serq_sim.compile._min)."""
         if len(parts) == 1:
             return parts[0]
@@ -200,12 +196,11 @@ class _Gen:
             a, a1 = self.once(parts[0][1])
             b, b1 = self.once(parts[1][1])
             code = f"({b} if {a1} {op} {b1} or {a} != {a} else {a})"
-            return self.share(canon, code, safe, moves, phase)
+            return self.share(canon, code, safe)
         fmt = f"_{fn}(" + ", ".join("{}" for _ in parts) + ")"
-        return self.share(fmt.format(*(p[0] for p in parts)), fmt.format(*(p[1] for p in parts)), safe, moves,
-                          phase)
+        return self.share(fmt.format(*(p[0] for p in parts)), fmt.format(*(p[1] for p in parts)), safe)
 
-    def observable(self, e: N.Observable, phase: str):
+    def observable(self, e: N.Observable):
         c = self.comp
         t = e.target
         if reads(e, _is_draw):
@@ -214,39 +209,39 @@ class _Gen:
             if isinstance(t, N.PoolRef) and e.name in POOL_OBS:
                 p = c.pool_ref(t, "session")
                 x = POOL_OBS[e.name].format(p=p, v=f"_v{p}")
-                return self.share(x, x, True, e.name in _MOVES_AT_POP, phase)
-            if isinstance(t, N.StageRef) and e.name == "budget_left" and phase == "D" and self.st0 is not None:
+                return self.share(x, x, True)
+            if isinstance(t, N.StageRef) and e.name == "budget_left" and self.st0 is not None:
                 if c.program.stages[t.stage].size == 1 and c.sim.stages[c.sim.stage_base[t.stage]] is self.st0:
-                    return "bl", "bl", True, True  # the budget left the admitting stage passes
-        if e.name == "budget_left" and phase == "D":
+                    return "bl", "bl", True  # the budget left the admitting stage passes
+        if e.name == "budget_left":
             # read of another stage, or through a computed member: as written; through the simulation it
             # would read the admitting stage's budget left there, which this code does not set
             if t.index is not None:
                 self.ok = False
             ref = c.stage_ref(t, "session")
             x = f"(bl if {ref} is st else {ref}.budget_left())"
-            return x, x, False, True
+            return x, x, False
         x = c.expr(e)
-        return x, x, False, False  # as written: evaluated in place
+        return x, x, False  # as written: evaluated in place
 
-    def share(self, canon: str, code: str, safe: bool, moves: bool, phase: str):
+    def share(self, canon: str, code: str, safe: bool):
         """A safe part met more than once is computed once, into a temporary, before the first expression
         that reads it (its own parts before it)."""
         if not safe:
-            return canon, code, False, moves
-        key = (phase if moves else "", canon)
+            return canon, code, False
+        key = canon
         if self.counting:
             self.count[key] = self.count.get(key, 0) + 1
-            return canon, code, True, moves
+            return canon, code, True
         t = self.temp.get(key)
         if t is None:
             if self.count.get(key, 0) < 2:
-                return canon, code, True, moves
+                return canon, code, True
             self.n += 1
             t = f"_cse{self.n}"
             self.temp[key] = t
             self.pre.append(f"{t} = {code}")
-        return canon, t, True, moves
+        return canon, t, True
 
 
 def _is_draw(e) -> bool:
@@ -291,20 +286,20 @@ def _source(comp, hold: N.Hold, info):
     members = [sim.pools[sim.pool_base[hp.pool.pool]] for hp in pools]
     st0 = members[0].via if pools[0].pool.index is None and nodes[0].size == 1 else None
     g = _Gen(comp, hold, info, st0)
-    # the demand's expressions (units, reserves: phase D) and the reuse bound (phase R, evaluated once the
-    # head has left its queue), counted first, then written: a part met twice goes into the prelude of its
-    # phase; a part of the demand that the reuse bound reads too (and that taking the head does not change)
-    # is computed once, with the demand, unless the demand of a pure hold is kept (it is then not evaluated
-    # again, and the reuse bound has its own prelude)
+    # the demand's expressions (units, reserves) and the reuse bound, read at one moment (the fit tested,
+    # the head still in its queue: admission.reuse_of), counted first, then written: a part met twice goes
+    # into the prelude of the demand or of the reuse bound; a part of the demand that the reuse bound reads
+    # too is computed once, with the demand, unless the demand of a pure hold is kept (it is then not
+    # evaluated again, and the reuse bound has its own prelude)
     for hp in pools:
-        g.code(hp.units, "D")
+        g.code(hp.units)
         if hp.reserve is not None:
-            g.code(hp.reserve, "D")
+            g.code(hp.reserve)
     count_d = g.count
     if hold.reuse is not None:
         if pure:
             g.count = {}
-        g.code(hold.reuse, "R")
+        g.code(hold.reuse)
     count_r = g.count
     if not g.ok:
         return None
@@ -313,8 +308,8 @@ def _source(comp, hold: N.Hold, info):
     units_code = []
     res_code = []
     for hp in pools:
-        units_code.append(g.code(hp.units, "D")[1])
-        res_code.append(g.code(hp.reserve, "D")[1] if hp.reserve is not None else None)
+        units_code.append(g.code(hp.units)[1])
+        res_code.append(g.code(hp.reserve)[1] if hp.reserve is not None else None)
     pre_d = g.pre
     g.pre = []
     reuse_code = None
@@ -323,7 +318,7 @@ def _source(comp, hold: N.Hold, info):
         if pure:
             g.temp = {}
             g.count = count_r
-        reuse_code = g.code(hold.reuse, "R")[1]
+        reuse_code = g.code(hold.reuse)[1]
         pre_r = g.pre
     pre_d, pre_r, finals = _inline_once(pre_d, pre_r, units_code + res_code + [reuse_code])
     units_code = finals[:npools]
@@ -422,6 +417,20 @@ def _source(comp, hold: N.Hold, info):
     fit = " or ".join(f"P{k}.used + P{k}.reserved + n{k} > _adm_cap{id(members[k])}" for k in range(npools))
     w(f"    if {fit}:")
     w("        return False")
+    # the reuse bound, read with the demand: the head still in its queue (admission.reuse_of)
+    if reuse_code is not None:
+        for line in pre_r:
+            w(f"    {line}")
+        w(f"    reuse = {reuse_code}")
+        w("    if reuse != reuse:")
+        w("        raise E.error('the reuse bound is NaN', None, s, info.span)")
+        if g.inline:  # max(reuse, 0.0), written out
+            w("    if 0.0 > reuse:")
+            w("        reuse = 0.0")
+        else:
+            w("    reuse = max(reuse, 0.0)")
+    else:
+        w("    reuse = None")
     # the head leaves its queue (admission.pop_head); ``q`` is the hold's first pool, P0 (a hold joins the
     # queue of its first pool only: admission.hold), so the allocation's P0.acc() that follows finds it up
     # to date and is left out
@@ -437,19 +446,6 @@ def _source(comp, hold: N.Hold, info):
     w("        else:")
     w("            qq.remove(s)")
     # the allocation (admission.admit)
-    if reuse_code is not None:
-        for line in pre_r:
-            w(f"    {line}")
-        w(f"    reuse = {reuse_code}")
-        w("    if reuse != reuse:")
-        w("        raise E.error('the reuse bound is NaN', None, s, info.span)")
-        if g.inline:  # max(reuse, 0.0), written out
-            w("    if 0.0 > reuse:")
-            w("        reuse = 0.0")
-        else:
-            w("    reuse = max(reuse, 0.0)")
-    else:
-        w("    reuse = None")
     has_cache = hold.cache is not None
     # the HoldRT and its Slots are made field by field (object.__new__ and the stores __init__ makes, in its
     # order: faster than calling __init__); the slots' list is the hold's once every slot is made (nothing
