@@ -83,3 +83,83 @@ def test_an_iteration_planned_before_the_warm_up_gives_nothing_back(tier, monkey
     src = CROSS.replace("VICTIM", "decode on E2 (3) growing kv;").replace("WARM", "1")
     e2 = _run(src, tier, monkeypatch).stage("E2")
     assert (e2.iterations, e2.decode_only, e2.batch, e2.tokens) == (3, 3, 1.0, 1.0)
+
+
+# ---------------------------------------------------------------- growers in the order they stalled
+#
+# pool m: cap 4, blocks of 1, preempt none; three sessions at 0, each holding 1 (used 3). Session 0 holds
+# for 10. Session 1 grows by 2 at 1: 3 + 2 > 4, it waits. Session 2 grows by 1 at 2: 3 + 1 fits, but
+# session 1 waits, and the head blocks the rest (language.txt §3, Ties: "A pool's growers: the order they
+# stalled, the head blocking the rest"): it waits behind it. At 10 session 0 releases 1 (used 2): the head
+# grows by 2 (used 4), session 2's 1 does not fit beside it; session 1 ends at 11 releasing 3 (used 1),
+# session 2 grows then and ends at 12. (Before: session 2 grew at 2 and ended at 3, session 1 at 4.)
+
+GROWERS = """
+pool m { cap 4; block 1; preempt none; }
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  branch (serial == 0) {
+    hold m (1) { run d (10); }
+  } else {
+    branch (serial == 1) {
+      hold m (1) { run d (1); grow m (2); run d (1); }
+    } else {
+      hold m (1) { run d (2); grow m (1); run d (1); }
+    }
+  }
+  record r { done = now; }
+}
+run { horizon 100; warmup 0; }
+"""
+
+
+@pytest.mark.parametrize("tier", ["", "general"])
+@pytest.mark.parametrize("policy", ["preempt none;", ""])  # none is the default
+def test_a_growth_that_fits_waits_behind_the_stalled_growers(tier, policy, monkeypatch):
+    report = _run(GROWERS.replace("preempt none;", policy), tier, monkeypatch)
+    rec = report.records(kind="numpy")
+    assert dict(zip(rec["session"].tolist(), rec["done"].tolist())) == {0: 10.0, 1: 11.0, 2: 12.0}
+    m = report.pool("m")
+    assert (m.admissions, m.preemptions) == (3, 0)
+    # used: 3 over [0, 10] (no growth until then), 4 over [10, 11] (the head grown), 2 over [11, 12]
+    # (session 2's 1 + 1), then 0: (30 + 4 + 2) / 100
+    assert m.used == pytest.approx(36 / 100)
+
+
+# On a step engine (kv: cap 6, blocks of 1, preempt none; session 0 holds 2 away from the engine until 5):
+# session 1 prefills 4 tokens growing kv from an allocation of 1, session 2 (admitted after it) decodes 2
+# growing kv from 1 (used 4). At 0 the prefill's growth by 3 does not fit (4 + 3 > 6): it waits; the
+# decoder's first token fits its allocation, [0, 1]. At 1 the decoder's growth by 1 would fit (5), but the
+# prefill waits: so does the decoder, and nothing is scheduled. At 5 session 0 releases 2 (used 2): the
+# prefill grows by 3 (5), the decoder by 1 (6); [5, 6] serves both, each done at 6. (Before: the decoder
+# grew at 1 and ended at 2, whose release let the prefill grow; it ended at 3.)
+
+ENGINE = """
+pool kv { cap 6; block 1; preempt none; }
+stage E : step { budget 64; cost 1; memory kv; }
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  branch (serial == 0) {
+    hold kv (2) { run d (5); }
+  } else {
+    branch (serial == 1) {
+      hold kv (1) { prefill on E (4) growing kv; }
+    } else {
+      hold kv (1) { decode on E (2) growing kv; }
+    }
+  }
+  record r { done = now; }
+}
+run { horizon 100; warmup 0; }
+"""
+
+
+@pytest.mark.parametrize("tier", ["", "general"])
+def test_a_resident_growth_waits_behind_a_stalled_prefill(tier, monkeypatch):
+    report = _run(ENGINE, tier, monkeypatch)
+    rec = report.records(kind="numpy")
+    assert dict(zip(rec["session"].tolist(), rec["done"].tolist())) == {0: 5.0, 1: 6.0, 2: 6.0}
+    e = report.stage("E")
+    assert (e.iterations, e.decode_only, e.mixed, e.tokens) == (2, 1, 1, 6 / 2)

@@ -54,12 +54,15 @@ def grow(sim, s, pool: Pool, d: float, sid: int):
     return grow_slot(sim, s, slot, d, None, sid)
 
 
-def grow_slot(sim, s, slot: Slot, d: float, job, sid: int | None = None):
+def grow_slot(sim, s, slot: Slot, d: float, job, sid: int | None = None, head: bool = False):
     """Grow ``slot`` by ``d`` (rounded to blocks), preempting per the pool's rule. Returns ``None``
     when it grew, ``True`` when the grower waits (queued as a grower), or the :class:`Preempted`
     exception when the grower itself was the victim (already thrown if its generator is not
-    running). An infinite growth on a pool without a cap (a growing run's tokens with an infinite budget
-    and work, or a sum past the float range; a ``grow`` statement's infinite amount is refused before, by
+    running). While growers of the pool wait, a growth joins them at the tail, whether it would fit or
+    not: the growers are served in the order they stalled, the head blocking the rest (language.txt §3,
+    Ties), and room that opens is theirs first; ``head``: the growth is the head's, taken off the growers
+    by :func:`retry_growers` when it fits. An infinite growth on a pool without a cap (a growing run's
+    tokens with an infinite budget and work, or a sum past the float range; a ``grow`` statement's infinite amount is refused before, by
     :func:`held_for`) is the run-time error of the run ``job``, else of the statement ``sid``: the pool
     books only finite amounts (:func:`.model.refused_amount`)."""
     pool = slot.pool
@@ -73,6 +76,8 @@ def grow_slot(sim, s, slot: Slot, d: float, job, sid: int | None = None):
     if need == INF and refused_amount(pool.cap, need):
         raise sim.error(f"the growth of {pool.name} is {not_bookable(need)}", job.span if job is not None else sid,
                         s)
+    if pool.growers and not head:
+        return wait_to_grow(sim, s, pool, slot, d, job)
     while True:
         used = pool.used
         limit = pool.limit
@@ -86,15 +91,20 @@ def grow_slot(sim, s, slot: Slot, d: float, job, sid: int | None = None):
             return None
         victim = pool.preempt.victim(pool, s)
         if victim is None:
-            s.status = GROWING
-            s.grow = (pool, slot, d, job)
-            pool.growers.append(s)
-            if not pool.hot:
-                sim.pool_mark(pool)
-            return True
+            return wait_to_grow(sim, s, pool, slot, d, job)
         exc = preempt(sim, victim, pool)
         if victim is s:
             return exc
+
+
+def wait_to_grow(sim, s, pool: Pool, slot: Slot, d: float, job) -> bool:
+    """``s`` waits to grow ``slot`` by ``d``: it joins the pool's growers at the tail (``True``)."""
+    s.status = GROWING
+    s.grow = (pool, slot, d, job)
+    pool.growers.append(s)
+    if not pool.hot:
+        sim.pool_mark(pool)
+    return True
 
 
 def take_fitting(sim, pool: Pool, used: float, need: float) -> None:
@@ -128,7 +138,7 @@ def retry_growers(sim, pool: Pool) -> None:
             return
         pool.growers.popleft()
         if need > EPS:
-            grow_slot(sim, s, slot, d, job)  # the same need, and it fits: grown, no preemption
+            grow_slot(sim, s, slot, d, job, head=True)  # the same need, and it fits: grown, no preemption
         s.grow = None
         if job is not None:
             s.status = STAGE
