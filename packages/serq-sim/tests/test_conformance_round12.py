@@ -51,7 +51,13 @@ run { horizon 100; }
     rep, obs = run(src, monkeypatch)
     assert obs["c"] == [(2, 7.0, 0.0), (0, 8.0, 4.0), (1, 8.0, 0.0)]
     m = pool(rep, "m")
-    assert (m.admissions, m.evicted_units) == (3, 4.0)
+    assert (m.admissions, m.evicted_entries, m.evicted_units) == (3, 1, 4.0)
+    # in blocks of 2, s2 asking 8: 6 units go, s1's 4 (released at 3) whole, then s0's tail block
+    rep, obs = run(src.replace("evict lru;", "block 2; evict lru;").replace("hold m (6)", "hold m (8)"),
+                   monkeypatch)
+    assert obs["c"] == [(2, 7.0, 0.0), (0, 8.0, 2.0), (1, 8.0, 0.0)]
+    m = pool(rep, "m")
+    assert (m.admissions, m.evicted_entries, m.evicted_units) == (3, 1, 6.0)
 
 
 def many_queues_lease(r: int) -> str:
@@ -243,3 +249,72 @@ run { horizon 100; }
     _rep, obs = run(src, monkeypatch)
     assert obs["cc"] == [(0, 0.0, 8.0), (1, 0.0, 4.0)]
     assert obs["u"] == [(0, 0.0, 8.0), (1, 0.0, 12.0)]
+
+
+KEYED_BY_BUDGET = """
+pool kv { cap 1000; }
+pool reqs { cap 10; admit via e; queue by (p <= budget_left(e) ? 0 : 1, serial); }
+stage e : step { budget 10; cost 1; memory kv; SERVE}
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  set p = serial == 1 ? 10 : 9;
+  branch (serial == 0) { hold reqs (1), kv (5) { decode on e (20); } }
+  else {
+    run d (0.5);
+    hold reqs (1), kv (p) { observe a = now; prefill on e (p); }
+  }
+  end;
+}
+run { horizon 100; }
+"""
+
+
+def test_queue_keys_read_the_attempts_budget_under_exclusive_prefill(monkeypatch):
+    """§3 Waiting selection: "With admit via, budget_left(stage) reads that attempt's remaining token
+    budget"; §3 Stages: under `serve exclusive prefill` a waiting prefill that fits "can replace them and
+    use the full budget, including in budget_left at admission"; "Once a prefill is selected, no further
+    waiting request is admitted in that iteration".
+
+    s0 decodes on e from 0; s1 (p = 10) and s2 (p = 9) wait from 0.5, keyed (p <= budget_left(e) ? 0 : 1,
+    serial). At 1, under exclusive prefill, the attempt has the whole budget, 10: both keys are 0 and s1
+    (serial 1) is the head; its prefill of 10 is selected and ends the admissions: s2 waits until 2. In
+    admission order s0's decode has taken 1 token: the attempt has 9, s1's key is 1, so s2 is admitted at
+    1 with its 9 tokens and s1 at 2. (The keys read the estimate of the next iteration, 9, under exclusive
+    prefill too: s2 first.)"""
+    for serve, want in (("serve exclusive prefill; ", {1: [1.0], 2: [2.0]}), ("", {2: [1.0], 1: [2.0]})):
+        _rep, obs = run(KEYED_BY_BUDGET.replace("SERVE", serve), monkeypatch)
+        assert by_session(obs, "a") == want, serve
+
+
+def test_queue_keys_read_the_budget_a_waiting_growth_left(monkeypatch):
+    """§3 Waiting selection (the keys' budget_left is the attempt's); §3 grow: "with preempt none the session
+    waits and resumes where it was" (a resident whose growth waits takes no token of the iteration).
+
+    kv (cap 32, block 16, preempt none) is full from 0: s3 holds 16 until 5, s0 16. s0's prefill of 20 takes
+    10 tokens in [0, 1]; at 1 it must grow to 32 and waits, taking none, so the attempt at 1 has all 10
+    left. s1 and s2 wait from 0.5, keyed (budget_left(e) > 5 ? serial : -serial): 10 > 5, so s1 is the
+    head, admitted with s2 still waiting (queued 1), then s2 (queued 0); both finish at 2; s0 grows when
+    s3 releases at 5 and finishes at 6. (The keys read S's estimate, 10 less the 10 tokens s0 would take,
+    0: s2 first.)"""
+    src = """
+pool kv { cap 32; block 16; preempt none; }
+pool reqs { cap 10; admit via e; queue by (budget_left(e) > 5 ? serial : -serial); }
+stage e : step { budget 10; cost 1; memory kv; }
+stage d : delay;
+workload { arrive batch(4); }
+session {
+  branch (serial == 0) { hold reqs (1), kv (16) { prefill on e (20) growing kv; } }
+  else { branch (serial == 3) { hold kv (16) { run d (5); } }
+  else {
+    run d (0.5);
+    hold reqs (1) { observe q = queued(reqs); prefill on e (serial == 1 ? 5 : 3); }
+  } }
+  observe done = now;
+  end;
+}
+run { horizon 100; }
+"""
+    _rep, obs = run(src, monkeypatch)
+    assert obs["q"] == [(1, 1.0, 1.0), (2, 1.0, 0.0)]
+    assert by_session(obs, "done") == {0: [6.0], 1: [2.0], 2: [2.0], 3: [5.0]}

@@ -263,8 +263,13 @@ def try_admit(sim, pool: Pool) -> None:
 
 def admit_from(sim, pool: Pool, budget_left: float, stage) -> bool:
     """A step stage's scheduler admits the head of ``pool`` with ``budget_left`` tokens left (what
-    ``budget_left(stage)`` reads in the header); runs the admitted session until it blocks."""
-    s = head(sim, pool)
+    ``budget_left(stage)`` reads in the header, and in the queue's keys that choose the head); runs the
+    admitted session until it blocks."""
+    sim.admit_budget = (stage, budget_left)
+    try:
+        s = head(sim, pool)
+    finally:
+        sim.admit_budget = None
     if s is None:
         return False
     return admit_head(sim, pool, s, budget_left, stage)

@@ -368,14 +368,21 @@ class Planner:
                         break
                 else:
                     return
-                s = head(sim, pool)
+                # the attempt's budget left (under exclusive the whole budget): what budget_left(self) reads
+                # in the queue's keys that choose the head, as in its header (admission.admit_head)
+                bl = self.budget if exclusive else self.left
+                sim.admit_budget = (self, bl)
+                try:
+                    s = head(sim, pool)
+                finally:
+                    sim.admit_budget = None
                 if s is None:
                     return
                 fast = s.pending.info.fast
                 if fast is not None:
-                    if not fast(sim, pool, s, self.budget if exclusive else self.left, self):
+                    if not fast(sim, pool, s, bl, self):
                         return
-                elif not admit_head(sim, pool, s, self.budget if exclusive else self.left, self):
+                elif not admit_head(sim, pool, s, bl, self):
                     return
                 if served is None:
                     # the lazy planning's set of the residents served before is its own (made for this call)
