@@ -163,3 +163,44 @@ def test_a_resident_growth_waits_behind_a_stalled_prefill(tier, monkeypatch):
     assert dict(zip(rec["session"].tolist(), rec["done"].tolist())) == {0: 5.0, 1: 6.0, 2: 6.0}
     e = report.stage("E")
     assert (e.iterations, e.decode_only, e.mixed, e.tokens) == (2, 1, 1, 6 / 2)
+
+
+# ---------------------------------------------------------------- a disaggregated request counts once
+#
+# Two requests at 0, each prefilled on P (10 tokens) and then, on D, its first token (prefill (1)) and 3
+# decode tokens. P: [0, 1] both prefills (20 tokens, prefill-only). D: [1, 2] both first tokens
+# (prefill-only, 2 tokens), [2, 3], [3, 4], [4, 5] a decode token each (decode-only). Each request: sent
+# 0, first token 2, last 5, 4 output tokens. The requests section counts the 2 records once each:
+# TTFT 2, E2E 5, TPOT (5 - 2) / 3 = 1, 8 output tokens over the 100 s; ITL takes the gaps between one
+# request's output tokens on D (3 of 1 each, per request: 6), and none from the prefiller's token at 1
+# to the decoder's first at 2 (a prefill that completes opens a request: docs/simulator.md, Output
+# tokens). Each engine counts the requests whose first output token it produced, as each vLLM instance's
+# vllm:request_success_total does (docs/simulator.md, Engine statistics): 2 on P and 2 on D, by design.
+
+PD = """
+stage P : step { budget 64; cost 1; }
+stage D : step { budget 64; cost 1; }
+workload { arrive batch(2); }
+session {
+  set t0 = now;
+  prefill on P (10);
+  prefill on D (1);
+  set f = now;
+  decode on D (3);
+  record req { sent = t0; first_token = f; last_token = now; output = 4; prompt = 10; }
+}
+run { horizon 100; warmup 0; }
+"""
+
+
+@pytest.mark.parametrize("tier", ["", "general"])
+def test_a_request_prefilled_on_one_engine_and_decoded_on_another_counts_once(tier, monkeypatch):
+    report = _run(PD, tier, monkeypatch)
+    m = report.result.requests
+    assert (m.completed, m.total_input_tokens, m.total_output_tokens) == (2, 20, 8)
+    assert (m.request_throughput, m.output_throughput) == (2 / 100, 8 / 100)
+    assert (m.ttft.count, m.ttft.mean, m.e2el.mean, m.tpot.count, m.tpot.mean) == (2, 2.0, 5.0, 2, 1.0)
+    assert (m.itl.count, m.itl.mean) == (6, 1.0)
+    p, d = report.stage("P"), report.stage("D")
+    assert (p.iterations, p.prefill_only, p.tokens, p.requests) == (1, 1, 20.0, 2)
+    assert (d.iterations, d.prefill_only, d.decode_only, d.tokens, d.requests) == (4, 1, 3, 2.0, 2)
