@@ -318,3 +318,109 @@ run { horizon 100; }
     _rep, obs = run(src, monkeypatch)
     assert obs["q"] == [(1, 1.0, 1.0), (2, 1.0, 0.0)]
     assert by_session(obs, "done") == {0: [6.0], 1: [2.0], 2: [2.0], 3: [5.0]}
+
+
+# --- leases, loads and preemptions: what a session's prefix and position are ---------------------------------
+
+def test_a_lease_and_a_later_hold_on_its_pool_leave_the_latest_release_as_the_prefix(monkeypatch):
+    """§3 Pools: a lease keeps the allocation "until … t seconds …, and cache applies then"; "Other entries
+    are evicted in the pool's order until allocations and cache fit"; docs/language.md: a session has one
+    prefix of its own per pool, the one its latest release left (a replaced one leaves without an eviction).
+
+    cap 10. s0 holds 4 on [0, 1] and leases it until 6, then holds 2 on [1, 2] (used 4 + 3 + 2 = 9 at 1:
+    s1's first hold has not ended yet) and caches 2 at 2. s1 holds 3 on [0, 1] and leases it until 2; its
+    second hold of 3 does not fit at 1 (9 + 3 > 10) and is admitted at 2 after s0's release (its event came
+    first): used 4 + 3 + 3 = 10, so s0's cached 2 are evicted (1 entry, 2 units). s1's lease then ends and
+    caches 3; s1's hold caches 1 at 5, which replaces the 3 (no eviction); s0's lease caches its 4 at 6."""
+    src = """
+pool m { cap 10; }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) {
+    hold m (4) { run d (1); } cache (4) lease m (5);
+    hold m (2) { observe u1 = used(m); run d (1); } cache (2);
+    observe c2 = cachedin(m); observe u2 = used(m);
+    run d (4.5);
+    observe c3 = cachedin(m); observe u3 = used(m);
+  } else {
+    hold m (3) { run d (1); } cache (3) lease m (1);
+    hold m (3) { run d (3); } cache (1);
+    observe c2 = cachedin(m); observe u2 = used(m);
+  }
+  end;
+}
+run { horizon 100; }
+"""
+    rep, obs = run(src, monkeypatch)
+    assert obs["u1"] == [(0, 1.0, 9.0)]
+    assert obs["c2"] == [(0, 2.0, 2.0), (1, 5.0, 1.0)]
+    assert obs["u2"] == [(0, 2.0, 7.0), (1, 5.0, 4.0)]
+    assert (obs["c3"], obs["u3"]) == ([(0, 6.5, 4.0)], [(0, 6.5, 0.0)])
+    m = pool(rep, "m")
+    assert (m.admissions, m.evicted_entries, m.evicted_units) == (4, 1, 2.0)
+
+
+def test_a_self_victims_loaded_position_is_its_computed_and_its_cached_prefix(monkeypatch):
+    """§3 Pools: "load m (n) advances the innermost enclosing hold's position on m by n"; grow: the victim's
+    "hold is released with its computed prefix cached", "the grower itself can be the victim", and "the
+    re-executed hold finds computed set to the position the hold had computed"; cache keeps min(ℓ, computed).
+
+    cap 10, preempt lifo. s0 holds 2 on [0, 3]. s1 holds 8 from 1 (cached 0, computed 0) and loads 6; at 2
+    its grow of 1 finds no room and preempts the last admitted, itself: its position 6 is cached and it is
+    admitted again at once (2 + 8 <= 10, its own 6 consumed): cached 6, computed 6. It loads the 0 it lacks
+    and ends at 3, caching its position, 6."""
+    src = """
+pool q { cap 10; preempt lifo; }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) { hold q (2) { run d (3); } }
+  else {
+    run d (1);
+    hold q (8) {
+      observe c = cached; observe k = computed; observe a = now;
+      load q (6 - cached);
+      branch (computed == 0) { run d (1); grow q (1); }
+      run d (1);
+    } cache (8);
+    observe own = cachedin(q);
+  }
+  end;
+}
+run { horizon 100; }
+"""
+    rep, obs = run(src, monkeypatch)
+    assert [v for _s, _t, v in obs["c"]] == [0.0, 6.0]
+    assert [v for _s, _t, v in obs["k"]] == [0.0, 6.0]
+    assert [t for _s, t, _v in obs["a"]] == [1.0, 2.0]
+    assert obs["own"] == [(1, 3.0, 6.0)]
+    q = pool(rep, "q")
+    assert (q.admissions, q.preemptions) == (3, 1)
+
+
+def test_a_victim_requeued_at_the_tail_is_keyed_by_the_computed_its_preemption_set(monkeypatch):
+    """pool-reference `preempt`: requeue tail "treats it as a newcomer: … queue by places it by its keys";
+    §3 grow: the preemption sets computed to the position the hold had computed.
+
+    cap 2, queue by (-computed). s0 and s1 hold 1 each at 0; s1 loads 1. s2 asks 2 at 0.5 (key 0). At 1
+    s0's grow preempts s1, whose computed is now 1: key -1, ahead of s2 though it joined after. At 2 s0
+    releases 2: s1 is admitted (1 unit), s2 (2) waits for s1's release at 12. (Keyed by the computed of 0
+    it first joined with, s1 would tie with s2 and follow it, the later to join.)"""
+    src = """
+pool m { cap 2; queue by (-computed); preempt by (-admission) requeue tail; }
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  branch (serial == 0) { hold m (1) { run d (1); grow m (1); run d (1); } }
+  else { branch (serial == 1) { hold m (1) { observe a = now; load m (1); run d (10); } }
+  else { run d (0.5); hold m (2) { observe a = now; run d (1); } } }
+  observe done = now;
+  end;
+}
+run { horizon 100; }
+"""
+    rep, obs = run(src, monkeypatch)
+    assert by_session(obs, "a") == {1: [0.0, 2.0], 2: [12.0]}
+    assert by_session(obs, "done") == {0: [2.0], 1: [12.0], 2: [13.0]}
+    assert pool(rep, "m").preemptions == 1
