@@ -85,6 +85,44 @@ def test_an_iteration_planned_before_the_warm_up_gives_nothing_back(tier, monkey
     assert (e2.iterations, e2.decode_only, e2.batch, e2.tokens) == (3, 3, 1.0, 1.0)
 
 
+MIXED = """
+pool kv { cap 3; block 1; preempt lifo; }
+stage E1 : step { budget 64; cost 1; memory kv; }
+stage E2 : step { budget 64; cost 10; memory kv; }
+stage think : delay;
+workload { arrive batch(3); }
+session {
+  branch (serial == 0) {
+    hold kv (1) { decode on E1 (3) growing kv; }
+  } else {
+    run think (0.5);
+    branch (serial == 1) {
+      hold kv (1) { prefill on E2 (1); }
+    } else {
+      decode on E2 (1);
+    }
+  }
+  record r { done = now; }
+}
+run { horizon 100; warmup 0; }
+"""
+
+
+@pytest.mark.parametrize("tier", ["", "general"])
+def test_an_iteration_left_with_its_decoder_is_decode_only(tier, monkeypatch):
+    """As above, with a third session decoding 1 token on E2 from 0.5 without holding kv (no candidate):
+    E2's iteration [0.5, 10.5] serves session 1's prefill chunk and session 2's token (mixed, 2 jobs, 2
+    tokens); the prefill's is given back at 2, leaving the decoder's (decode-only, 1 and 1); session 2 is
+    done at 10.5, session 1's prefill runs again over [10.5, 20.5] (prefill-only). 2 iterations, 2 jobs,
+    2 tokens: batch and tokens 1.0 (2 / 2, where 3 / 2 counted the chunk given back)."""
+    report = _run(MIXED, tier, monkeypatch)
+    rec = report.records(kind="numpy")
+    assert dict(zip(rec["session"].tolist(), rec["done"].tolist())) == {0: 3.0, 1: 20.5, 2: 10.5}
+    e2 = report.stage("E2")
+    assert (e2.iterations, e2.decode_only, e2.prefill_only, e2.mixed) == (2, 1, 1, 0)
+    assert (e2.batch, e2.tokens) == (1.0, 1.0)
+
+
 # ---------------------------------------------------------------- growers in the order they stalled
 #
 # pool m: cap 4, blocks of 1, preempt none; three sessions at 0, each holding 1 (used 3). Session 0 holds
