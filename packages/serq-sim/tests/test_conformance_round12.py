@@ -424,3 +424,54 @@ run { horizon 100; }
     assert by_session(obs, "a") == {1: [0.0, 2.0], 2: [12.0]}
     assert by_session(obs, "done") == {0: [2.0], 1: [12.0], 2: [13.0]}
     assert pool(rep, "m").preemptions == 1
+
+
+def test_a_leased_scopes_reservation_ends_and_a_waiting_growth_takes_the_room(monkeypatch):
+    """pool-reference `reserve held`: "Growth by d requires used + Σ_{i≠grower} u_i + d <= cap";
+    "Reservations end with the hold's scope …; leases retain none"; `preempt none`: "Wait for room, then
+    resume".
+
+    cap 10. s0 holds 2 reserving 6 (u = 4) on [0, 1], then leases the 2. s1 holds 2 from 0 (2 + 4 + 2 <= 10)
+    and grows by 3 at 0.5: 4 + 4 + 3 > 10, so it waits. At 1 s0's scope ends: its lease keeps 2 units and
+    no reservation, 4 + 0 + 3 <= 10, and s1 grows then (used 7). s0's lease holds its 2 until it ends."""
+    src = """
+pool m { cap 10; reserve held; preempt none; }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) { hold m (2) reserve (6) { run d (1); } lease m (inf); run d (10); observe u0 = used(m); }
+  else { hold m (2) { run d (0.5); grow m (3); observe g = now; observe u = used(m); run d (1); } }
+  end;
+}
+run { horizon 100; }
+"""
+    _rep, obs = run(src, monkeypatch)
+    assert (obs["g"], obs["u"], obs["u0"]) == ([(1, 1.0, 1.0)], [(1, 1.0, 7.0)], [(0, 11.0, 2.0)])
+
+
+def test_exclusive_prefill_admits_only_while_the_tentative_decodes_leave_budget(monkeypatch):
+    """§3 Stages, serve exclusive prefill: "resident decodes are tentative: while budget is left, a waiting
+    prefill that fits can replace them and use the full budget"; admission happens "while the iteration
+    has budget left".
+
+    budget 2. s0 and s1 are admitted at 0 as decodes of 4 tokens, one token each an iteration: they spend
+    the whole budget in [0, 4]. s2's prefill of 2 waits from 0.5: no budget is left at 1, 2 or 3, so it is
+    not admitted (though it would fit and could displace them) until 4, when both decoders are done; it
+    ends at 5."""
+    src = """
+pool kv { cap 1000; }
+pool reqs { cap 10; admit via e; }
+stage e : step { budget 2; cost 1; memory kv; serve exclusive prefill; }
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  branch (serial < 2) { hold reqs (1), kv (5) { decode on e (4); } }
+  else { run d (0.5); hold reqs (1), kv (2) { observe a = now; prefill on e (2); } }
+  observe done = now;
+  end;
+}
+run { horizon 100; }
+"""
+    _rep, obs = run(src, monkeypatch)
+    assert obs["a"] == [(2, 4.0, 4.0)]
+    assert by_session(obs, "done") == {0: [4.0], 1: [4.0], 2: [5.0]}
