@@ -475,3 +475,30 @@ run { horizon 100; }
     _rep, obs = run(src, monkeypatch)
     assert obs["a"] == [(2, 4.0, 4.0)]
     assert by_session(obs, "done") == {0: [4.0], 1: [4.0], 2: [5.0]}
+
+
+def test_a_pools_figures_after_the_warm_up_with_a_lease_and_a_whole_entry_evicted(monkeypatch):
+    """§3 Statistics: per pool "the time-average used, cached, queue and holders, the mean queue wait,
+    admissions, evictions"; docs/language.md: time averages over [warmup, end], admissions and evictions
+    at or after the warm-up, a lease a holder; §3 Pools: without `block` eviction is per entry.
+
+    cap 10, warm-up 2, horizon 6. s0 holds 4 on [1, 3] and leases them until 5, then caches 4. s1 asks 7 at
+    1.5: 4 + 7 > 10, it waits until 5, when used 0 + cached 4 + 7 > 10 evicts s0's whole entry (4 units).
+    Over [2, 6]: used 4 on [2, 5] and 7 on [5, 6]: 19 / 4; queue 1 on [2, 5]: 3 / 4; holders 1 throughout;
+    cached 0 (s0's entry is cached and evicted at 5); one admission (at 5, waited 3.5); one entry of 4
+    evicted. s0's admission at 1 is before the warm-up."""
+    src = """
+pool m { cap 10; }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) { run d (1); hold m (4) { run d (2); } cache (4) lease m (2); run d (10); }
+  else { run d (1.5); hold m (7) { run d (10); } }
+  end;
+}
+run { horizon 6; warmup 2; }
+"""
+    rep, _obs = run(src, monkeypatch)
+    m = pool(rep, "m")
+    assert (m.used, m.queue, m.holders, m.cached) == (4.75, 0.75, 1.0, 0.0)
+    assert (m.admissions, m.wait, m.evicted_entries, m.evicted_units) == (1, 3.5, 1, 4.0)
