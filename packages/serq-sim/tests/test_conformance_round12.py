@@ -14,6 +14,7 @@ Conventions: `stage d : delay;` runs every job at rate 1 without waiting, so `ru
 
 from __future__ import annotations
 
+import pytest
 from conform import pool, run
 
 
@@ -502,3 +503,48 @@ run { horizon 6; warmup 2; }
     m = pool(rep, "m")
     assert (m.used, m.queue, m.holders, m.cached) == (4.75, 0.75, 1.0, 0.0)
     assert (m.admissions, m.wait, m.evicted_entries, m.evicted_units) == (1, 3.5, 1, 4.0)
+
+
+# --- eviction orders that read the entries' age ------------------------------------------------------------
+
+AGED = """
+pool m { cap 11; evict ORDER; }
+stage d : delay;
+workload { arrive batch(4); }
+session {
+  set z = serial == 1 ? 5 : 3;
+  branch (serial < 3) { run d (1.5 * serial); hold m (z) { run d (1); } cache (z); run d (5 - 1.5 * serial); }
+  else { run d (5); hold m (ASK) { run d (1); } }
+  observe c = cachedin(m);
+  end;
+}
+run { horizon 100; }
+"""
+
+
+@pytest.mark.parametrize("order, ask, kept", [
+    ("by (age)", 4, (3, 0, 0)),          # youngest first: s2, then s1 (12 > 11 after s2)
+    ("by (-age)", 4, (0, 0, 3)),         # oldest first: s0, then s1
+    ("by (-size, age)", 4, (3, 0, 3)),   # largest first: s1 alone (6 + 4 <= 11)
+    ("by (size, age)", 4, (0, 5, 0)),    # smallest, ties youngest: s2, then s0
+    ("by (size, age)", 1, (3, 5, 0)),    # s2 alone
+    ("by (size, -age)", 1, (0, 5, 3)),   # smallest, ties oldest: s0 alone
+    ("by (age / 3)", 1, (3, 5, 0)),      # a monotone function of age orders as age: s2
+    ("by (-age * 2)", 1, (0, 5, 3)),     # as -age: s0
+    ("by (size - age)", 1, (0, 5, 3)),   # keys -1, 2.5, 2: s0
+    ("lru", 1, (0, 5, 3)),               # release time: s0
+])
+def test_eviction_orders_that_read_age_by_hand(monkeypatch, order, ask, kept):
+    """pool-reference `evict`: "`by (k1, …)` ascending keys, then release order"; keys "may read size, age,
+    last"; docs/language.md: `age` is now - `last`, the entry's release time; §3 Pools: entries are evicted
+    "in the pool's order until allocations and cache fit" (per entry without `block`).
+
+    cap 11. s0 caches 3 at 1, s1 5 at 2.5, s2 3 at 4 (at most 11 held or cached at any time, so nothing is
+    evicted before 5); at 5 their ages are 4, 2.5 and 1. s3 asks ASK at 5 with 11 cached: entries go, in
+    the order's keys, until 11 - evicted + ASK <= 11. ``kept`` is what s0, s1, s2 find at 6."""
+    rep, obs = run(AGED.replace("ORDER", order).replace("ASK", str(ask)), monkeypatch)
+    assert obs["c"] == [(0, 6.0, float(kept[0])), (1, 6.0, float(kept[1])), (2, 6.0, float(kept[2])),
+                        (3, 6.0, 0.0)]
+    m = pool(rep, "m")
+    assert m.evicted_units == 11.0 - sum(kept)
+    assert m.evicted_entries == sum(1 for k in kept if k == 0)
