@@ -548,3 +548,34 @@ def test_eviction_orders_that_read_age_by_hand(monkeypatch, order, ask, kept):
     m = pool(rep, "m")
     assert m.evicted_units == 11.0 - sum(kept)
     assert m.evicted_entries == sum(1 for k in kept if k == 0)
+
+
+@pytest.mark.parametrize("r", [6, 12, 20])
+def test_heads_of_a_family_waiting_for_one_pool_go_in_member_order(monkeypatch, r):
+    """§3 Ties: "a hold on several pools waits in its first pool's queue; where the heads of two queues both
+    wait for room in one pool … the pool declared first is served first" (a family's members in index
+    order); the settle after every event admits the heads that fit.
+
+    q[0] … q[r-1] (cap 1 each) and m (cap r / 2); 2r sessions at 0, session k holding q[k mod r] and m for
+    1 s. At 0 sessions 0 … r/2 - 1 take m; the others wait, r/2 … r-1 for m alone, r … 2r-1 behind those
+    on their member. Each release at 1 frees one unit of m and the member of the session released: the
+    member's next head (r + k, declared first among the queues waiting) takes it. So r … 3r/2 - 1 go at 1,
+    r/2 … r-1 at 2, 3r/2 … 2r-1 at 3. (At 12 and 20 members each blocked head is tried again only when
+    room frees in a pool it needs.)"""
+    src = f"""
+pool m {{ cap {r // 2}; }}
+pool q[{r}] {{ cap 1; }}
+stage d : delay;
+workload {{ arrive batch({2 * r}); }}
+session {{
+  set j = serial % {r};
+  hold q[j] (1), m (1) {{ observe a = now; run d (1); }}
+  end;
+}}
+run {{ horizon 100; }}
+"""
+    rep, obs = run(src, monkeypatch)
+    h = r // 2
+    want = {k: [0.0 if k < h else 2.0 if k < r else 1.0 if k < r + h else 3.0] for k in range(2 * r)}
+    assert by_session(obs, "a") == want
+    assert pool(rep, "m").admissions == 2 * r
