@@ -579,3 +579,30 @@ run {{ horizon 100; }}
     want = {k: [0.0 if k < h else 2.0 if k < r else 1.0 if k < r + h else 3.0] for k in range(2 * r)}
     assert by_session(obs, "a") == want
     assert pool(rep, "m").admissions == 2 * r
+
+
+def test_sessions_admitted_together_run_in_the_order_they_became_ready(monkeypatch):
+    """§3: commands "run whenever a session is ready, in the order sessions became ready"; Ties: a pool's
+    queue by its keys, then the join order; a fifo queue in join order.
+
+    p (cap 3, queue by (-serial)) is held whole by s0 on [0, 1]; s1, s2, s3 wait in it from 0.5. At 1 the
+    settle admits them by their keys, s3, s2, s1, and they become ready in that order, so they join r's
+    FIFO queue (cap 1) in that order: s3 holds r on [1, 2], s2 on [2, 3], s1 on [3, 4]. (In serial order
+    it would be s1 first.)"""
+    src = """
+pool p { cap 3; queue by (-serial); }
+pool r { cap 1; }
+stage d : delay;
+workload { arrive batch(4); }
+session {
+  branch (serial == 0) { hold p (3) { run d (1); } }
+  else {
+    run d (0.5);
+    hold p (1) { hold r (1) { observe a = now; run d (1); } }
+  }
+  end;
+}
+run { horizon 100; }
+"""
+    _rep, obs = run(src, monkeypatch)
+    assert obs["a"] == [(3, 1.0, 1.0), (2, 2.0, 2.0), (1, 3.0, 3.0)]
