@@ -242,3 +242,19 @@ def test_a_request_prefilled_on_one_engine_and_decoded_on_another_counts_once(ti
     p, d = report.stage("P"), report.stage("D")
     assert (p.iterations, p.prefill_only, p.tokens, p.requests) == (1, 1, 20.0, 2)
     assert (d.iterations, d.prefill_only, d.decode_only, d.tokens, d.requests) == (4, 1, 3, 2.0, 2)
+
+
+@pytest.mark.parametrize("tier", ["", "general"])
+def test_a_growth_within_its_own_reservation_goes_ahead(tier, monkeypatch):
+    """Under `reserve held` session 2 holds 1 with a reservation of 2 (admitted at 0: 2 used + 0 + 2 <= 4;
+    used 3, 1 reserved). Session 1's growth by 2 at 1 waits (3 + 1 + 2 > 4). Session 2's growth by 1 at 2
+    is within its own unallocated reservation: it takes none of the room session 1 waits for (used +
+    reserved stays 4), so it goes ahead; it ends at 3, releasing 2 (used 2, nothing reserved), and
+    session 1 grows then (2 + 2 <= 4) and ends at 4. Were it to wait behind session 1, its reservation
+    would keep session 1 from fitting (2 + 1 + 2 > 4 after session 0's release at 10) and neither would
+    ever grow."""
+    src = GROWERS.replace("preempt none;", "reserve held;").replace(
+        "hold m (1) { run d (2); grow m (1);", "hold m (1) reserve (2) { run d (2); grow m (1);")
+    report = _run(src, tier, monkeypatch)
+    rec = report.records(kind="numpy")
+    assert dict(zip(rec["session"].tolist(), rec["done"].tolist())) == {0: 10.0, 1: 4.0, 2: 3.0}

@@ -60,7 +60,8 @@ def grow_slot(sim, s, slot: Slot, d: float, job, sid: int | None = None, head: b
     exception when the grower itself was the victim (already thrown if its generator is not
     running). While growers of the pool wait, a growth joins them at the tail, whether it would fit or
     not: the growers are served in the order they stalled, the head blocking the rest (language.txt §3,
-    Ties), and room that opens is theirs first; ``head``: the growth is the head's, taken off the growers
+    Ties), and room that opens is theirs first; but a growth within the hold's own unallocated
+    reservation (``reserve held``) goes ahead, as it takes none of that room; ``head``: the growth is the head's, taken off the growers
     by :func:`retry_growers` when it fits. An infinite growth on a pool without a cap (a growing run's
     tokens with an infinite budget and work, or a sum past the float range; a ``grow`` statement's infinite amount is refused before, by
     :func:`held_for`) is the run-time error of the run ``job``, else of the statement ``sid``: the pool
@@ -76,7 +77,9 @@ def grow_slot(sim, s, slot: Slot, d: float, job, sid: int | None = None, head: b
     if need == INF and refused_amount(pool.cap, need):
         raise sim.error(f"the growth of {pool.name} is {not_bookable(need)}", job.span if job is not None else sid,
                         s)
-    if pool.growers and not head:
+    if pool.growers and not head and need > slot.u:
+        # (a growth within the hold's own unallocated reservation, under `reserve held`, takes none of the
+        # room the growers wait for: it goes ahead)
         return wait_to_grow(sim, s, pool, slot, d, job)
     while True:
         used = pool.used
