@@ -258,3 +258,33 @@ def test_a_growth_within_its_own_reservation_goes_ahead(tier, monkeypatch):
     report = _run(src, tier, monkeypatch)
     rec = report.records(kind="numpy")
     assert dict(zip(rec["session"].tolist(), rec["done"].tolist())) == {0: 10.0, 1: 4.0, 2: 3.0}
+
+
+BEHIND = """
+pool kv { cap 4; block 1; preempt none; }
+stage E : step { budget 64; cost 1; memory kv; }
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) {
+    hold kv (1) { prefill on E (4) growing kv; }
+  } else {
+    hold kv (1) { decode on E (2) growing kv; }
+  }
+  record r { done = now; }
+}
+run { horizon 100; warmup 0; }
+"""
+
+
+@pytest.mark.parametrize("tier", ["", "general"])
+def test_a_grower_behind_a_head_that_needs_its_room_waits_for_ever(tier, monkeypatch):
+    """The price of the order (docs/language.md): kv cap 4, preempt none; session 0 prefills 4 tokens from
+    an allocation of 1, session 1 decodes 2 from 1 (used 2). At 0 the prefill's growth by 3 waits (2 + 3 >
+    4), the decoder's first token fits its allocation, [0, 1]. At 1 the decoder's growth by 1 would fit (3),
+    but it waits behind the prefill, which only the decoder's release would let in: neither ever grows,
+    and the report says so. (Before, the decoder went ahead, ended at 2, and the prefill at 3.)"""
+    report = _run(BEHIND, tier, monkeypatch)
+    assert len(report.records(kind="numpy")["done"]) == 0
+    assert report.stage("E").iterations == 1
+    notes = [n for n in report.result.notes if "wait for ever" in n]
+    assert len(notes) == 1 and "2 growing at kv (sessions 0, 1)" in notes[0], notes
