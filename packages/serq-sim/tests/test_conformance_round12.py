@@ -606,3 +606,36 @@ run { horizon 100; }
 """
     _rep, obs = run(src, monkeypatch)
     assert obs["a"] == [(3, 1.0, 1.0), (2, 2.0, 2.0), (1, 3.0, 3.0)]
+
+
+def test_queue_keys_read_the_budget_quiet_decoders_leave(monkeypatch):
+    """§3 Waiting selection (the keys' budget_left is the attempt's); §3 Stages: "One token to a decoding
+    job, up to chunk to a prefilling one, until the budget is spent; … then the stage admits".
+
+    budget 10. Three decoders from 0 and a fourth from 21 (50 and 30 tokens: one each an iteration, planned
+    in stretches of quiet rounds on the picked tier, per job on the general one). s4 (p = 8) and s5 (p = 7)
+    wait from 30.5, keyed (p <= budget_left(e) ? 0 : 1, serial). At 31 the decoders take 4: 6 left, both
+    keys are 1 and s4 (serial) is the head; its prefill takes the 6, so s5 waits. At 32 s4's last 2 tokens
+    and the decoders leave 4: s5 is admitted and takes them; s4 is done at 33, s5 (3 tokens left) at 34."""
+    src = """
+pool kv { cap 1000; }
+pool reqs { cap 10; admit via e; queue by (p <= budget_left(e) ? 0 : 1, serial); }
+stage e : step { budget 10; cost 1; memory kv; }
+stage d : delay;
+workload { arrive batch(6); }
+session {
+  set p = serial == 4 ? 8 : 7;
+  branch (serial < 3) { hold reqs (1), kv (5) { decode on e (50); } }
+  else { branch (serial == 3) { run d (20.5); hold reqs (1), kv (1) { observe a = now; decode on e (30); } }
+  else {
+    run d (30.5);
+    hold reqs (1), kv (p) { observe a = now; prefill on e (p); }
+  } }
+  observe done = now;
+  end;
+}
+run { horizon 200; }
+"""
+    _rep, obs = run(src, monkeypatch)
+    assert obs["a"] == [(3, 21.0, 21.0), (4, 31.0, 31.0), (5, 32.0, 32.0)]
+    assert by_session(obs, "done") == {0: [50.0], 1: [50.0], 2: [50.0], 3: [51.0], 4: [33.0], 5: [34.0]}
