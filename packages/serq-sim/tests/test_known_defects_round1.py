@@ -288,3 +288,43 @@ def test_a_grower_behind_a_head_that_needs_its_room_waits_for_ever(tier, monkeyp
     assert report.stage("E").iterations == 1
     notes = [n for n in report.result.notes if "wait for ever" in n]
     assert len(notes) == 1 and "2 growing at kv (sessions 0, 1)" in notes[0], notes
+
+
+# ---------------------------------------------------------------- an unbounded decode's tokens
+#
+# Three sessions prefill 5 tokens each and then decode (inf), growing kv (blocks of 16), on an engine of
+# budget 64 and cost 1, until the horizon 10.5. [0, 1]: the three prefills (15 tokens, prefill-only; each
+# request's first token at 1). Then an iteration a second planned at 1, 2, ..., 10, each one whole token
+# to each decoder (30 tokens, decode-only; the last ends at 11, after the horizon, but was planned before
+# it). 11 iterations, 45 tokens: 45 / 11 per iteration, whole tokens only. Output tokens at 2, ..., 10
+# follow the first at 1: 9 gaps of 1 each per request, 27. Each hold stays within its first block (5 + 10
+# tokens < 16): used 48. A budget in whole tokens gives an unbounded decode whole tokens; a part of one
+# comes only of a fractional budget or work (docs/language.md, "A decoder gets the part of a token the
+# budget has left"; test_itl_unending_decode.py).
+
+UNBOUNDED = """
+pool kv { cap inf; block 16; preempt lifo; }
+stage engine : step { budget 64; cost 1; memory kv; }
+workload { arrive batch(3); }
+session {
+  set t0 = now;
+  hold kv (1) {
+    prefill on engine (5) growing kv;
+    set tf = now;
+    decode on engine (inf) growing kv;
+  }
+  record request { sent = t0; first_token = tf; last_token = now; output = 1; }
+}
+run { horizon 10.5; warmup 0; }
+"""
+
+
+@pytest.mark.parametrize("tier", ["", "general"])
+def test_an_unbounded_decode_is_given_whole_tokens(tier, monkeypatch):
+    report = _run(UNBOUNDED, tier, monkeypatch)
+    e = report.stage("engine")
+    assert (e.iterations, e.prefill_only, e.decode_only, e.mixed) == (11, 1, 10, 0)
+    assert (e.tokens, e.batch, e.token_utilisation) == (45 / 11, 33 / 11, 45 / (11 * 64))
+    itl = report.result.requests.itl  # (the record table that holds the requests is never reached)
+    assert (itl.count, itl.mean) == (27, 1.0)
+    assert report.pool("kv").used == 48.0
