@@ -639,3 +639,30 @@ run { horizon 200; }
     _rep, obs = run(src, monkeypatch)
     assert obs["a"] == [(3, 21.0, 21.0), (4, 31.0, 31.0), (5, 32.0, 32.0)]
     assert by_session(obs, "done") == {0: [50.0], 1: [50.0], 2: [50.0], 3: [51.0], 4: [33.0], 5: [34.0]}
+
+
+def test_under_exclusive_prefill_a_waiting_decodes_header_reads_the_whole_budget(monkeypatch):
+    """docs/language.md (Moments; language.txt gives the whole budget to "a waiting prefill" and is silent
+    on a waiting decode): under `serve exclusive prefill` every head's header reads the whole budget, since
+    it is read before the body says whether the hold prefills or decodes.
+
+    budget 10. s0 decodes from 0; s1 waits from 0.5 with units budget_left(e) and a body that decodes. At
+    1 s0's tentative decode has taken 1 token, yet s1's header reads 10: used 5 + 10. Both decode in that
+    iteration (a decode displaces nothing)."""
+    src = """
+pool kv { cap 1000; }
+pool reqs { cap 10; admit via e; }
+stage e : step { budget 10; cost 1; memory kv; serve exclusive prefill; }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) { hold reqs (1), kv (5) { decode on e (3); } }
+  else { run d (0.5); hold reqs (1), kv (budget_left(e)) { observe u = used(kv); decode on e (3); } }
+  observe done = now;
+  end;
+}
+run { horizon 100; }
+"""
+    _rep, obs = run(src, monkeypatch)
+    assert obs["u"] == [(1, 1.0, 15.0)]
+    assert by_session(obs, "done") == {0: [3.0], 1: [4.0]}
