@@ -666,3 +666,35 @@ run { horizon 100; }
     _rep, obs = run(src, monkeypatch)
     assert obs["u"] == [(1, 1.0, 15.0)]
     assert by_session(obs, "done") == {0: [3.0], 1: [4.0]}
+
+
+def test_a_victims_position_is_what_it_computed_not_the_token_planned_for_it(monkeypatch):
+    """pool-reference `preempt`: keys read `position` ("the position its hold has computed on the pool") at
+    the Victim moment, ties to the last admitted; §3 Stages: "its tokens are applied when it ends"; a pool
+    that no stage admits is admitted at the settle; §3 Statistics: stuck counts a session preempted a
+    second time without having advanced past its previous preemption's position.
+
+    cap 12, preempt by (position), no block. s0 (5) and s1 (6) prefill on [0, 1]: positions 5 and 6. At 1
+    s0 decodes first: it grows to 6 (used 12) and is given a token; s1's growth to 7 does not fit. By what
+    they computed s0 is at 5, s1 at 6: s0 is the victim (with s0's planned token counted they would tie at
+    6 and the last admitted, s1, would go). s1 grows to 7 and decodes on [1, 2] and [2, 3]. At 2 the settle
+    admits s0 again (7 + 5 <= 12), but s1's growth to 8 then preempts it at position 0 (stuck: not past 5);
+    s1 is done at 3; s0 is admitted at 3, prefills on [3, 4], decodes on [4, 6]. Used: 11, 7, 8, 5, 6, 7 on
+    [0, 6]: 44 over the horizon 100."""
+    src = """
+pool kv { cap 12; preempt by (position); }
+stage E : step { budget 100; cost 1; memory kv; }
+workload { arrive batch(2); }
+session {
+  set p = serial == 0 ? 5 : 6;
+  hold kv (p) { observe t = now; run E prefill (p) growing kv; run E decode (2) growing kv; }
+  observe done = now;
+}
+run { horizon 100; }
+"""
+    rep, obs = run(src, monkeypatch)
+    assert by_session(obs, "t") == {0: [0.0, 2.0, 3.0], 1: [0.0]}
+    assert by_session(obs, "done") == {0: [6.0], 1: [3.0]}
+    kv = pool(rep, "kv")
+    assert (kv.admissions, kv.preemptions, kv.stuck) == (4, 2, 1)
+    assert abs(kv.used - 0.44) < 1e-12
