@@ -698,3 +698,31 @@ run { horizon 100; }
     kv = pool(rep, "kv")
     assert (kv.admissions, kv.preemptions, kv.stuck) == (4, 2, 1)
     assert abs(kv.used - 0.44) < 1e-12
+
+
+def test_an_iterations_victim_at_a_settle_pool_is_admitted_again_at_the_next_event(monkeypatch):
+    """§3 settle: ready sessions, then growers and admissions "until nothing changes; then it starts an
+    iteration on every idle step stage"; pool-reference `preempt by (-position)`: the victim has the least
+    key, ties to the last admitted; docs/language.md: such a victim is admitted again at the next event.
+
+    cap 12, chunk 4. s0 (hold 4, prefill 8) and s1 (hold 4, prefill 4 then decode 2) take 4 tokens each on
+    [0, 1]: both have computed 4. At 1 s0 grows to 8 for its second chunk (used 12); s1's decode needs 5:
+    the keys -4 and -4 tie and s1, admitted last, preempts itself (with s0's planned chunk counted s0 would
+    go, at -8). s1's hold fits again at once (8 + 4 <= 12) but is re-queued after the settle's admissions:
+    it is admitted at 2, when the iteration ends (s0 done), prefills on [2, 3] and decodes on [3, 5]."""
+    src = """
+pool kv { cap 12; preempt by (-position); }
+stage E : step { budget 100; chunk 4; cost 1; memory kv; }
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) { hold kv (4) { observe t = now; run E prefill (8) growing kv; } }
+  else { hold kv (4) { observe t = now; run E prefill (4) growing kv; run E decode (2) growing kv; } }
+  observe done = now;
+}
+run { horizon 100; }
+"""
+    rep, obs = run(src, monkeypatch)
+    assert by_session(obs, "t") == {0: [0.0], 1: [0.0, 2.0]}
+    assert by_session(obs, "done") == {0: [2.0], 1: [5.0]}
+    kv = pool(rep, "kv")
+    assert (kv.admissions, kv.preemptions, kv.stuck) == (3, 1, 0)
