@@ -726,3 +726,34 @@ run { horizon 100; }
     assert by_session(obs, "done") == {0: [2.0], 1: [5.0]}
     kv = pool(rep, "kv")
     assert (kv.admissions, kv.preemptions, kv.stuck) == (3, 1, 0)
+
+
+@pytest.mark.parametrize("serve, done", [
+    ("", (2.0, 3.0, 4.0)),
+    ("serve by (remaining); ", (2.0, 3.0, 4.0)),
+    ("serve by (-remaining); ", (3.0, 3.0, 4.0)),
+    ("serve decode first; ", (2.0, 3.0, 4.0)),
+])
+def test_a_budget_split_among_chunked_prefills_in_each_serving_order(monkeypatch, serve, done):
+    """§3 Stages: "up to chunk to a prefilling one, until the budget is spent; … then the stage admits from
+    the queues it serves"; serve by keys (remaining: "the tokens its run has left"), ties in admission
+    order; "admission happens only while the iteration has budget left".
+
+    budget 7, chunk 6. A (8 tokens), B (12), C (3) wait at 0. [0, 1]: A is admitted and takes 6, B takes
+    the 1 left; C is not admitted. [1, 2]: in admission order (and by remaining, 2 < 11) A takes its last
+    2 and B 5; by -remaining B takes 6 and A the 1 left. [2, 3]: B's 6 (admission order) or B's 5 and A's
+    last 1 (-remaining), and C is admitted with the 1 left; [3, 4]: C's last 2."""
+    src = f"""
+pool reqs {{ cap 10; admit via e; }}
+stage e : step {{ budget 7; chunk 6; cost 1; {serve}}}
+workload {{ arrive batch(3); }}
+session {{
+  set p = serial == 0 ? 8 : serial == 1 ? 12 : 3;
+  hold reqs (1) {{ observe a = now; prefill on e (p); }}
+  observe done = now;
+}}
+run {{ horizon 100; }}
+"""
+    _rep, obs = run(src, monkeypatch)
+    assert by_session(obs, "a") == {0: [0.0], 1: [0.0], 2: [2.0]}
+    assert by_session(obs, "done") == {0: [done[0]], 1: [done[1]], 2: [done[2]]}
