@@ -1,7 +1,9 @@
 """Conformance cases whose outcome follows from language.txt §3, pool-reference.txt and program-reference.txt
 by hand: leases and the release time their cache takes, reservations that end with a leased scope,
-room freed by a preemption for the blocked heads of many queues, a victim re-queued at the tail by keys
-read at its re-entry, and the other rules each case's docstring quotes.
+room freed by a preemption for the blocked heads of many queues, victims re-queued at the tail by keys
+read at their re-entry, a hold's header (units, reserve, reuse bound) and the queue keys that choose an
+engine's head read at one moment with the attempt's budget_left, eviction orders that read age, budget
+splits among chunked prefills, and the other rules each case's docstring quotes.
 
 Every case runs on the tier serQ picks and on SERQ_SIM_TIER=general (the per-job reference), whose reports
 and every observe's samples must be the same bytes (conform.run). The many-queue cases run at 6 queues (the
