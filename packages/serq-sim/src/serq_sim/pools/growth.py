@@ -54,15 +54,13 @@ def grow(sim, s, pool: Pool, d: float, sid: int):
     return grow_slot(sim, s, slot, d, None, sid)
 
 
-def grow_slot(sim, s, slot: Slot, d: float, job, sid: int | None = None, head: bool = False):
+def grow_slot(sim, s, slot: Slot, d: float, job, sid: int | None = None):
     """Grow ``slot`` by ``d`` (rounded to blocks), preempting per the pool's rule. Returns ``None``
     when it grew, ``True`` when the grower waits (queued as a grower), or the :class:`Preempted`
     exception when the grower itself was the victim (already thrown if its generator is not
-    running). While growers of the pool wait, a growth joins them at the tail, whether it would fit or
-    not: the growers are served in the order they stalled, the head blocking the rest (language.txt §3,
-    Ties), and room that opens is theirs first; but a growth within the hold's own unallocated
-    reservation (``reserve held``) goes ahead, as it takes none of that room; ``head``: the growth is the head's, taken off the growers
-    by :func:`retry_growers` when it fits. An infinite growth on a pool without a cap (a growing run's
+    running). A growth that fits grows at once, whether growers of the pool wait or not (language.txt §3:
+    a grow waits only when it does not fit; the waiting growers are retried in the order they stalled, the
+    head blocking the rest, by :func:`retry_growers`). An infinite growth on a pool without a cap (a growing run's
     tokens with an infinite budget and work, or a sum past the float range; a ``grow`` statement's infinite amount is refused before, by
     :func:`held_for`) is the run-time error of the run ``job``, else of the statement ``sid``: the pool
     books only finite amounts (:func:`.model.refused_amount`)."""
@@ -77,10 +75,6 @@ def grow_slot(sim, s, slot: Slot, d: float, job, sid: int | None = None, head: b
     if need == INF and refused_amount(pool.cap, need):
         raise sim.error(f"the growth of {pool.name} is {not_bookable(need)}", job.span if job is not None else sid,
                         s)
-    if pool.growers and not head and need > slot.u:
-        # (a growth within the hold's own unallocated reservation, under `reserve held`, takes none of the
-        # room the growers wait for: it goes ahead)
-        return wait_to_grow(sim, s, pool, slot, d, job)
     while True:
         used = pool.used
         limit = pool.limit
@@ -141,7 +135,7 @@ def retry_growers(sim, pool: Pool) -> None:
             return
         pool.growers.popleft()
         if need > EPS:
-            grow_slot(sim, s, slot, d, job, head=True)  # the same need, and it fits: grown, no preemption
+            grow_slot(sim, s, slot, d, job)  # the same need, and it fits: grown, no preemption
         s.grow = None
         if job is not None:
             s.status = STAGE

@@ -500,9 +500,8 @@ class LazyDecoding:
         as one sum, and the tables they go to are read in serving order (by rank)."""
         pool = self.memory
         b = pool.block
-        if not b >= 2.0 or pool.growers:
-            return None  # a block of one token leaves no room for the next one; or each would wait behind
-            # the pool's growers (grow_slot)
+        if not b >= 2.0:
+            return None  # a block of one token leaves no room for the next one
         cost_kv = self.cost_kv
         # (a job listed in ``wake`` is a lazy resident here, not a waiting grower, with its grown slot
         # known, a whole position and allocation, its position at the allocation at that round:
