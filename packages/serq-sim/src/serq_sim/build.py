@@ -14,8 +14,17 @@ from serq_ir.rules import NEEDS_OPEN, arrivals_problem, open_advice, pairs, wind
 from .compile import Compiler, observables_read, state_dependent, walk
 from .errors import SimError, format_error
 from .guards import check_policy, check_stage, first_party, guard_engine, guard_share
-from .pools.model import KeyedQueue, Pool, SpillMember, WaitedQueue, member_problem, waited_last
-from .stages import FlowNetwork
+from .pools.model import (
+    KeyedQueue,
+    Pool,
+    SpillMember,
+    ThresholdQueue,
+    WaitedQueue,
+    member_problem,
+    waited_cuts,
+    waited_last,
+)
+from .stages import Ctx, FlowNetwork
 from .workload import replace_limit
 
 #: up to this many stages that want a start, the settle asks each at every settle whether it is idle; up to
@@ -30,8 +39,21 @@ INF = math.inf
 #: compare the two)
 KEYS_AT_JOIN = True
 #: keys ``(K…, waited)`` or ``(K…, -waited)`` find the head without reading every waiting session's key
-#: (pools.model.WaitedQueue); False: the scan (the tests compare the two)
+#: (pools.model.WaitedQueue), and so do keys that read ``waited`` only compared with numbers
+#: (pools.model.ThresholdQueue); False: the scan (the tests compare the two)
 WAITED_GROUPS = True
+
+
+def _at_waited(keyed):
+    """A pool's ``queue by`` keys as a function of the session and its ``waited`` (ThresholdQueue.key), read
+    with a context of its own, as the scan reads them with ``waited`` set."""
+    ctx = Ctx()
+
+    def key(s, w):
+        ctx.waited = w
+        return keyed(s, s.attrs, ctx)
+
+    return key
 
 
 def build(sim, reg, trace_path) -> None:
@@ -135,6 +157,9 @@ def build(sim, reg, trace_path) -> None:
             elif WAITED_GROUPS and (sign := waited_last(node.queue.keys)):
                 static = sim.compiler.keys_fn(node.queue.keys[:-1], span=node.span)
                 pool.queue = WaitedQueue(pool, static, sign)
+                pool.waited_queue = True
+            elif WAITED_GROUPS and (cuts := waited_cuts(node.queue.keys)) is not None:
+                pool.queue = ThresholdQueue(_at_waited(pool.keyed), cuts)
                 pool.waited_queue = True
         if node.spill is not None:
             sp = node.spill

@@ -70,7 +70,7 @@ from .compile import (
     state_dependent,
 )
 from .errors import SimError, StopRun, format_error, not_bookable, work_message
-from .pools.model import EPS, WaitedQueue, refused_amount, waited_last
+from .pools.model import EPS, ThresholdQueue, WaitedQueue, refused_amount, waited_cuts, waited_last
 from .tier_env import forced_general
 from .workload import replace_message
 
@@ -391,7 +391,8 @@ class _Gen(Compiler):
         self.width = nxt
         #: per pool family: its queue ("fifo"; "dyn", keys evaluated at every head lookup; "static", keys
         #: evaluated once at the join, a heap of (key, tie, session) until a key holds a NaN; "waited", keys
-        #: ``(K…, waited)`` or ``(K…, -waited)``: a pools.model.WaitedQueue, the ``K`` evaluated at the join)
+        #: ``(K…, waited)`` or ``(K…, -waited)``: a pools.model.WaitedQueue, the ``K`` evaluated at the join;
+        #: "cuts", keys that read ``waited`` only compared with numbers: a pools.model.ThresholdQueue)
         self.pmode: list[str] = []
         from . import build as _build
 
@@ -399,7 +400,12 @@ class _Gen(Compiler):
             if not isinstance(node.queue, N.QueueBy):
                 self.pmode.append("fifo")
             elif any(state_dependent(k) for k in node.queue.keys):
-                self.pmode.append("waited" if _build.WAITED_GROUPS and waited_last(node.queue.keys) else "dyn")
+                if _build.WAITED_GROUPS and waited_last(node.queue.keys):
+                    self.pmode.append("waited")
+                elif _build.WAITED_GROUPS and waited_cuts(node.queue.keys) is not None:
+                    self.pmode.append("cuts")
+                else:
+                    self.pmode.append("dyn")
             else:
                 self.pmode.append("static")
         #: the holds that queue at each pool family (their first pool)
@@ -409,7 +415,7 @@ class _Gen(Compiler):
         #: whether an admission attempt needs a change since the last one (``admd``): when no queue's keys
         #: and no hold's units read state, whether a head fits changes only when a session joins a queue or
         #: a hold is released (an admission only takes room), and an attempt that admits none has no effect
-        self.adm_lazy = "dyn" not in self.pmode and "waited" not in self.pmode and not any(
+        self.adm_lazy = not {"dyn", "waited", "cuts"} & set(self.pmode) and not any(
             state_dependent(hp.units) for st in self.holds for hp in st.pools)
         #: the holds open around the statement being generated (innermost last)
         self.open_holds: list[int] = []
@@ -878,7 +884,7 @@ class _Gen(Compiler):
         if mode == "fifo":
             return [f"{pad}A = _q[0]"]
         scan = self.pulse_lines("", "len(_q)", self.scan_what(g, m), str(self.span_id(self.p.pools[g].span)))
-        if mode in ("dyn", "waited"):
+        if mode in ("dyn", "waited", "cuts"):
             lines = [*scan,
                      "_b = None",
                      "for A in _q:",
@@ -888,7 +894,8 @@ class _Gen(Compiler):
                      "        _b = A",
                      "        _bk = _k",
                      "A = _b"]
-            if mode == "waited":  # the scan only when the groups cannot decide (pools.model.WaitedQueue.head)
+            if mode in ("waited", "cuts"):  # the scan only when the queue cannot decide (WaitedQueue.head,
+                # ThresholdQueue.head)
                 lines = ["A = _q.head(now)", "if A is None:", *("    " + x for x in lines)]
             return [f"{pad}if len(_q) == 1:",
                     f"{pad}    A = _q[0]",
@@ -916,7 +923,7 @@ class _Gen(Compiler):
                           f"{pad}    _q.popleft()",
                           f"{pad}else:",
                           f"{pad}    _drop(_q, A)"]
-        if mode == "waited":
+        if mode in ("waited", "cuts"):
             return out + [f"{pad}_q.remove(A)"]
         x = self.pv(g, "x", m)
         return out + [f"{pad}if not {x}:",
@@ -1373,6 +1380,10 @@ class _Gen(Compiler):
             qi = "[]" if self.pmode[g] == "static" else "_G['deque']()"
             if self.pmode[g] == "waited":
                 qi = f"_G['_WQ'](None, None, {waited_last(node.queue.keys)}, _G['_JQ'])"
+            elif self.pmode[g] == "cuts":  # the keys at a waited, as the scan reads them
+                a(f"    def _kq{g}(A, _wt):")
+                a(f"        return {self.key_src(g)}")
+                qi = f"_G['_TQ'](_kq{g}, {waited_cuts(node.queue.keys)!r}, _G['_JQ'])"
             a(f"    g{g}_q = {qi}" if node.size == 1 else f"    g{g}_q = [{qi} for _ in range({node.size})]")
         if p.pools:
             L.extend("    " + line for line in self.adm_source())
@@ -1640,7 +1651,7 @@ def build(sim, progress: bool):
     g.update(gen.consts)
     g.update({
         "push": heapq.heappush, "pop": heapq.heappop, "hpush": heapq.heappush, "hpop": heapq.heappop,
-        "deque": deque, "_WQ": WaitedQueue, "_JQ": itemgetter(gen.XQT), "_sidx": _sidx, "_pidx": _pidx, "_amt": _amt, "_drop": _drop,
+        "deque": deque, "_WQ": WaitedQueue, "_TQ": ThresholdQueue, "_JQ": itemgetter(gen.XQT), "_sidx": _sidx, "_pidx": _pidx, "_amt": _amt, "_drop": _drop,
         "_tie": lambda e: e[1], "_dfail": _dfail, "_err": _err, "_closed_err": _closed_err, "_show": _show, "_mono": _time.monotonic,
         "_workmsg": work_message, "_choosemsg": choose_message,
         "_nan": math.nan, "SimError": SimError, "format_error": format_error, "capacity_message": capacity_message,

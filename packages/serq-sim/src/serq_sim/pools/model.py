@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from bisect import bisect_left, insort
 from collections import deque
+from heapq import heappop, heappush
 from operator import attrgetter
 
 from serq_ir import nodes as N
@@ -23,7 +24,7 @@ EPS = 1e-9
 INF = math.inf
 
 __all__ = ["EPS", "INF", "SLOT_CACHED", "SLOT_COMPUTED", "Entry", "HoldRT", "KeyedQueue", "Lease", "Pending",
-           "Pool", "Slot", "SpillMember", "member_problem", "refused_amount"]
+           "Pool", "Slot", "SpillMember", "ThresholdQueue", "member_problem", "refused_amount", "waited_cuts"]
 
 
 def refused_amount(cap: float, x: float, booked: bool = True) -> bool:
@@ -266,6 +267,189 @@ class WaitedQueue(deque):
 #: a queue of at most this many sessions is scanned (WaitedQueue.head): its keys are fewer than the
 #: groups' work
 _SHORT = 4
+
+_COMPARE = {"<", "<=", ">", ">="}
+
+
+def waited_cuts(keys) -> list[float] | None:
+    """For ``queue by`` keys that read ``waited``, and only compared with a number (``waited >= 3``, ``A <
+    waited`` with ``A`` a let), and otherwise only attributes and numbers, as an aging threshold does: the finite
+    numbers compared with, ascending, once each (a comparison with inf never changes); None for any other
+    keys (:class:`ThresholdQueue` takes these)."""
+    cuts: set = set()
+    seen = []
+
+    def ok(e) -> bool:
+        if isinstance(e, (N.Num, N.Attr)):
+            return True
+        if isinstance(e, N.Binary):
+            if e.op in _COMPARE:
+                for w, c in ((e.lhs, e.rhs), (e.rhs, e.lhs)):
+                    if isinstance(w, N.Ctx) and w.name == "waited" and isinstance(c, N.Num):
+                        v = float(c.value)
+                        if math.isfinite(v):
+                            cuts.add(v)
+                        seen.append(v)
+                        return True
+            return ok(e.lhs) and ok(e.rhs)
+        if isinstance(e, N.Unary):
+            return ok(e.arg)
+        if isinstance(e, N.Call):
+            return all(ok(a) for a in e.args)
+        if isinstance(e, N.Cond):
+            return ok(e.test) and ok(e.then) and ok(e.orelse)
+        return False  # a context variable read otherwise, an observable, a draw
+
+    if not keys or not all(ok(k) for k in keys) or not seen:
+        return None  # (keys that do not read waited are KeyedQueue's, or the scan's)
+    return sorted(cuts)
+
+
+def _entry_key(e):
+    return e[0], e[1]
+
+
+class ThresholdQueue(deque):
+    """The queue of a pool whose ``queue by`` keys read ``waited`` only compared with numbers (an aging
+    threshold: ``queue by (waited >= 3 ? 0 : prio, serial)``, pool-reference.txt's lanes), the rest reading
+    only attributes and numbers (:func:`waited_cuts`): the head is found without reading every waiting
+    session's keys at every admission attempt.
+
+    Why it is the head the scan finds (:func:`.admission.head`: the first, in join order, of the least
+    keys). A session's attributes do not change while it waits, so its keys are a function of its
+    ``waited`` alone, and of ``waited`` only through comparisons with the numbers ``cuts``: they are the
+    same for any two values of ``waited`` with no cut between them or at either. ``waited`` = ``now -
+    joined`` (the rounded subtraction the scan makes) never decreases. So a session's keys, read at ``w0``,
+    are its keys at ``w`` unless some cut lies in ``[w0, w]`` and ``w > w0``: only then are they read
+    again (``due``: a heap of the times at which that may first hold, each a little early, checked
+    exactly when it is reached). The sessions are kept sorted by (keys, join order) (``sl``), whose first
+    is the scan's head when no key is NaN; a key read as NaN (which orders nothing) turns the queue back
+    to the scan for good, as :class:`WaitedQueue` does; so does a clock at ``inf``. Each session's keys
+    are read at most twice a cut. It is the deque of the sessions in join order, the sorted entries kept
+    beside it by ``append``, ``popleft`` and ``remove``; a session is placed at the first head lookup after
+    its join (``pend``), and a queue of a few is scanned (``_SHORT``)."""
+
+    __slots__ = ("key", "cuts", "joined", "pend", "sl", "due", "where", "tie", "seq", "scan")
+
+    def __init__(self, key, cuts: list[float], joined=None):
+        super().__init__()
+        #: the keys of a waiting session at a ``waited``: ``key(s, waited)``, a tuple
+        self.key = key
+        self.cuts = cuts
+        #: a session's join time (the fast tier's sessions are lists)
+        self.joined = _JOINED if joined is None else joined
+        self.pend: deque | None = deque()
+        #: entries ``[keys, join order, session, waited when the keys were read]``, by (keys, join order)
+        self.sl = SortedKeyList(key=_entry_key)
+        #: ``(time, number, entry)``: from ``time`` on the entry's keys may have changed
+        self.due: list = []
+        self.where: dict | None = {}
+        self.tie = 0
+        self.seq = 0
+        self.scan = False
+
+    def append(self, s) -> None:
+        deque.append(self, s)
+        if not self.scan:
+            self.pend.append(s)
+
+    def _to_scan(self) -> None:
+        self.scan = True
+        self.pend = self.sl = self.due = self.where = None
+
+    def _read(self, e, now: float) -> bool:
+        """Read entry ``e``'s keys at ``now`` and schedule the next reading; False at a NaN."""
+        s = e[2]
+        w = now - self.joined(s)
+        k = self.key(s, w)
+        for x in k:
+            if x != x:
+                self._to_scan()
+                return False
+        e[3] = w
+        if k != e[0]:
+            if e[0] is not None:
+                self.sl.remove(e)
+            e[0] = k
+            self.sl.add(e)
+        self._schedule(e, now)
+        return True
+
+    def _schedule(self, e, now: float) -> None:
+        cuts = self.cuts
+        w0 = e[3]
+        i = bisect_left(cuts, w0)
+        if i == len(cuts):
+            return  # past every cut: the keys never change again
+        c = cuts[i]
+        if c > w0:
+            # now - joined >= c first holds near joined + c; a little earlier, never later (the check is
+            # exact when the time is reached)
+            j = self.joined(e[2])
+            t = j + c
+            t -= 4.0 * math.ulp(max(abs(j), abs(c), abs(t)))
+        else:  # (w0 is the cut: the keys may change as soon as waited passes it)
+            t = math.nextafter(now, INF)
+        self.seq += 1
+        heappush(self.due, (t, self.seq, e))
+
+    def head(self, now: float):
+        """The session the scan of the keys would find at ``now`` (``None``: the scan must decide, as it
+        does for a queue of a few sessions, cheaper to scan than to sort)."""
+        if self.scan or now == INF or len(self) <= _SHORT:
+            return None
+        pend = self.pend
+        if pend:  # placed now, in join order, after every session placed before
+            where = self.where
+            while pend:
+                s = pend.popleft()
+                e = [None, self.tie, s, 0.0]
+                self.tie += 1
+                where[id(s)] = e
+                if not self._read(e, now):
+                    return None
+        due = self.due
+        cuts = self.cuts
+        while due and due[0][0] <= now:
+            e = heappop(due)[2]
+            if e[2] is None:
+                continue  # (its session left)
+            w = now - self.joined(e[2])
+            w0 = e[3]
+            if w > w0 and bisect_left(cuts, w0) < len(cuts) and cuts[bisect_left(cuts, w0)] <= w:
+                if not self._read(e, now):
+                    return None
+            else:  # not yet (the time was a little early)
+                self.seq += 1
+                heappush(due, (math.nextafter(now, INF), self.seq, e))
+        return self.sl[0][2]
+
+    def _left(self, s) -> None:
+        if self.scan:
+            return
+        e = self.where.pop(id(s), None)
+        if e is None:  # not placed yet
+            pend = self.pend
+            for i, x in enumerate(pend):
+                if x is s:
+                    del pend[i]
+                    return
+            return
+        self.sl.remove(e)
+        e[2] = None
+
+    def popleft(self):
+        s = deque.popleft(self)
+        self._left(s)
+        return s
+
+    def remove(self, s) -> None:
+        if self[0] is s:
+            deque.popleft(self)
+        else:
+            deque.remove(self, s)  # (by identity first; two sessions are never equal)
+        self._left(s)
+
 
 
 def _JOINED(s):  # noqa: N802 - a constant of the class above
