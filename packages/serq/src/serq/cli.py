@@ -148,6 +148,7 @@ def once_only(command: click.Command) -> click.Command:
 
     def parse_args(ctx: click.Context, args: list[str]) -> list[str]:
         if not ctx.resilient_parsing:
+            _refuse_option_as_value(command, ctx, args)
             _refuse_repeats(command, ctx, args)
         try:
             return parse(ctx, args)
@@ -168,6 +169,40 @@ def once_only(command: click.Command) -> click.Command:
         command.get_command = get_command  # type: ignore[method-assign]
     command._serq_once_only = True  # type: ignore[attr-defined]
     return command
+
+
+def _refuse_option_as_value(command: click.Command, ctx: click.Context, args: list[str]) -> None:
+    """The usage error of an option that takes a value followed, where its value belongs, by another option
+    of the command: ``serq plot r.csv --cdf -o cdf.svg`` (``--cdf`` without its name). click takes the next
+    word as the value whatever it is, so the error named what that left out (``missing option '-o' /
+    '--out'``, of a command line that gives ``-o``), or the run went on with ``--set`` of ``--json`` as a
+    value. Part of :func:`once_only`, the rule of every serq command. A value that merely starts with ``-``
+    (``--warmup -1``, a ``--def`` body) is the command's to judge; ``--opt=value`` and the words after
+    ``--`` are values whatever they say."""
+    import click
+
+    if isinstance(command, click.Group):
+        return
+    names: dict[str, click.Option] = {}
+    for param in command.get_params(ctx):
+        if isinstance(param, click.Option):
+            for name in (*param.opts, *param.secondary_opts):
+                names[name] = param
+    i = 0
+    while i < len(args):
+        word = args[i]
+        if word == "--":
+            return
+        param = names.get(word)
+        if param is None or param.is_flag or param.count:
+            i += 1
+            continue
+        n = max(param.nargs, 1)
+        for k in range(i + 1, min(i + 1 + n, len(args))):
+            if args[k] in names:
+                raise click.UsageError(f"{word} takes a value, and {args[k]} where it belongs is an option of "
+                                       f"this command: give {word} its value before {args[k]}", ctx=ctx)
+        i += 1 + n
 
 
 def _single_valued(param: click.Parameter) -> bool:
