@@ -211,3 +211,47 @@ def test_the_fast_tier_asks_its_threshold_queue_for_the_head(monkeypatch):
     prog = serq_frontend.compile(source=OVERLOADED.replace("KEY", "waited >= 2 ? 0 : prio + 1"))
     src = fast.build(Simulation(prog, registries()), False)[1]
     assert "_G['_TQ'](_kq0, [2.0]" in src and "A = _q.head(now)" in src
+
+
+def _random_key(rnd) -> str:
+    """A key of thresholds on waited, attributes and numbers, drawn from a small grammar."""
+    def cmp() -> str:
+        c = rnd.choice(["0", "0.5", "1", "2", "2.5", "4", "inf"])
+        op = rnd.choice(["<", "<=", ">", ">="])
+        return f"(waited {op} {c})" if rnd.random() < 0.7 else f"({c} {op} waited)"
+
+    def term(depth: int) -> str:
+        r = rnd.random()
+        if depth > 2 or r < 0.3:
+            return rnd.choice(["prio", "serial % 4", "-prio", "1", cmp()])
+        if r < 0.6:
+            return f"({cmp()} ? {term(depth + 1)} : {term(depth + 1)})"
+        if r < 0.8:
+            return f"({term(depth + 1)} {rnd.choice(['+', '-', '*'])} {term(depth + 1)})"
+        return f"({cmp()} {rnd.choice(['&&', '||'])} {term(depth + 1)})"
+
+    keys = [term(0) for _ in range(rnd.randint(1, 3))]
+    if not any("waited" in k for k in keys):
+        keys[0] = f"({cmp()}) * 10 + {keys[0]}"
+    return ", ".join(keys)
+
+
+def test_random_threshold_keys_give_the_scans_head(monkeypatch):
+    import random
+
+    rnd = random.Random(9)
+    src = """pool srv { cap 3; queue by (KEY); }
+stage d : delay;
+workload { arrive renewal(~det(0.5)); }
+session {
+  set prio = floor(~uniform(0, 3));
+  hold srv (1 + (serial % 2)) { run d (floor(~uniform(1, 5)) / 2); }
+  observe resp = serial;
+}
+run { horizon 1e9; arrivals 250; seed 4; }
+"""
+    for _ in range(12):
+        key = _random_key(rnd)
+        prog = serq_frontend.compile(source=src.replace("KEY", key))
+        assert waited_cuts(prog.pools[0].queue.keys) is not None, key
+        _same(prog, monkeypatch)
