@@ -49,7 +49,10 @@ class Backlog:
     def _at(self, i: int) -> float:
         """The end of fine bin ``i`` (1-based)."""
         if self.span == INF:
-            return self.start + i / FINE
+            try:
+                return self.start + i / FINE
+            except OverflowError:  # past the largest double: a clock near 1.8e308 reaches no later end
+                return INF
         if i >= self.n0:
             return self.horizon if i == self.n0 else INF
         return self.start + self.span * i / self.n0

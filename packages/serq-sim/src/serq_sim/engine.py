@@ -55,6 +55,8 @@ from .step.tokens import TokenGaps
 
 EPS = 1e-9
 INF = math.inf
+#: the latest time an event happens at: without a horizon, an event at inf never does (Simulation._loop)
+MAX_TIME = sys.float_info.max
 #: events between two ticks of the event loop (the no-progress guard, the bounds, the progress bar)
 TICK = 20_000
 #: the no-progress guard: a run that makes more than STALL_EVENTS + STALL_PER_SESSION × (sessions live when
@@ -566,7 +568,9 @@ class Simulation:
         heap = self.heap
         pop = heapq.heappop
         settle = self.settle
-        horizon = self.horizon
+        # without a horizon the run ends before an event at inf as it ends before one past a horizon: such an
+        # event never happens (a job of infinite work never ends; a clock past the largest double)
+        horizon = self.horizon if self.horizon != INF else MAX_TIME
         limit = self.arr_limit
         check = self.check
         next_tick = self.tick(self.events)
@@ -602,7 +606,7 @@ class Simulation:
                     next_tick = self.tick(events + self.virtual_events) - self.virtual_events
         finally:
             self.events = events + self.virtual_events
-            self.heap_left = bool(heap)
+            self.heap_left = bool(heap) and (self.horizon != INF or heap[0][0] != INF)  # (one at inf is none)
         self.end_at_horizon()
 
     def setting_error(self, names: tuple[str, ...], t: float | None, message: str) -> SimError:

@@ -1468,17 +1468,14 @@ class _Gen(Compiler):
         # every event pushed is popped once, so the event count is seq - len(heap) (less one popped past
         # the horizon); an empty heap ends the loop with IndexError
         a("            try:")
-        if sim.horizon != math.inf:
-            a("                _t, _, kind, arg = pop(heap)")
-        else:
-            a("                now, _, kind, arg = pop(heap)")
+        a("                _t, _, kind, arg = pop(heap)")
         a("            except IndexError:")
         a("                break")
-        if sim.horizon != math.inf:
-            a("            if _t > horizon:")
-            a("                status = 1")
-            a("                break")
-            a("            now = _t")
+        # without a horizon, an event at inf is one past it: it never happens (engine.Simulation._loop)
+        a("            if _t > horizon:" if sim.horizon != math.inf else "            if _t == _INF:")
+        a("                status = 1")
+        a("                break")
+        a("            now = _t")
         handlers: list[tuple[int, list[str]]] = []
         hp = "                "
         for f in range(len(p.stages)):
@@ -1762,7 +1759,9 @@ def run(sim):
 
 def _write_back(sim, gen: _Gen, st: dict, sessions: bool = True) -> None:
     sim.now = st["now"]
-    sim.heap_left = bool(st["heap"]) or st["status"] == 1  # status 1: an event past the horizon was popped
+    # status 1: an event past the horizon was popped (without a horizon, one at inf: none is left then)
+    sim.heap_left = bool(st["heap"]) or st["status"] == 1 if sim.horizon != math.inf else \
+        bool(st["heap"]) and st["status"] != 1
     sim.events = st["seq"] - len(st["heap"]) - (1 if st["status"] == 1 else 0)
     sim.arrivals = st["next_serial"]
     sim.open_arrivals = st["open_arrivals"]
