@@ -5,7 +5,8 @@ the long prompts before they queue, in front of an M/M/c queue (the thinned Pois
 a closed-loop chat benchmark on one vLLM v1 engine (the interactive response-time law, every history
 found); a router over replicas with CPU offload tiers (tokens, spills and reads accounted for on a
 drained run); priority classes with aging sharing a GPU's memory, checked admission by admission against a
-model of the queue written here. Each runs on the tier serQ picks and on the general engine, which must agree byte for byte
+model of the queue written here; P/D disaggregation of the requests that miss the decoder's cache (every
+token on both sides, every KV read, every admission accounted for). Each runs on the tier serQ picks and on the general engine, which must agree byte for byte
 (conform.both_tiers); statistical checks fix their seeds and assert a 95 % CI that covers the theory and
 is narrow."""
 
@@ -354,3 +355,48 @@ def test_priority_classes_with_aging_are_their_model_admission_by_admission(monk
         assert waits[1] < waits[2] < waits[3]
     mem = pool(r, "mem")
     assert mem.admissions == 3000 and mem.wait > 0
+
+
+# ---------------------------------------------------------------------------------------------------------
+# pd_split.sq: P/D disaggregation of the requests that miss the decoder's cache
+
+
+@pytest.mark.timeout(120)
+def test_pd_disaggregation_accounts_for_every_token_on_both_sides(monkeypatch):
+    r = both("pd_split.sq", monkeypatch)
+    res = r.result
+    assert res.arrivals == res.ended == 150
+    rec = r.records(kind="numpy")
+    assert len(rec["session"]) == res.turns == res.requests.completed
+    split = rec["split"] == 1
+    assert 0 < int((~split).sum()) < int(split.sum())  # (both paths are taken)
+    assert sum(p.preemptions for p in r.result.pools) == 0
+    # the router split the requests of which more than 256 prompt tokens missed the decoder's cache when it
+    # looked; by the admission an eviction may have taken some of what it saw, never added to it
+    reusable = (rec["prompt"] - 1) // 16 * 16
+    assert (split == (rec["prompt"] - rec["routed_hit"] > 256)).all()
+    assert (rec["cached_d"][~split] <= rec["routed_hit"][~split]).all()
+    assert (rec["cached_d"] <= reusable).all() and (rec["cached_p"] <= reusable).all()
+    for i in range(2):
+        mine = rec["prefiller"] == i
+        e = stage(r, "P", i)
+        # a prefiller computes the prompt it did not find cached, and samples nothing more
+        assert math.isclose(e.tokens * e.iterations, float((rec["prompt"] - rec["cached_p"])[mine].sum()),
+                            rel_tol=1e-12)
+        assert pool(r, "P.reqs", i).admissions == int(mine.sum()) == e.requests
+    for j in range(3):
+        mine = rec["decoder"] == j
+        sp, lo = mine & split, mine & ~split
+        e = stage(r, "D", j)
+        # a split request: one token of prefill (the last prompt token, never read) and its decode; a local
+        # one: its uncached prompt and its decode but the first token
+        want = rec["output"][sp].sum() + (rec["prompt"] - rec["cached_d"] + rec["output"] - 1)[lo].sum()
+        assert math.isclose(e.tokens * e.iterations, float(want), rel_tol=1e-12)
+        # the decoder's NIC read once for each split request; its slots took a split request twice (parked
+        # for the read without a slot, then the slot) and a local one once; its KV admitted each once
+        assert stage(r, "D.nic", j).completions == int(sp.sum())
+        assert pool(r, "D.reqs", j).admissions == 2 * int(sp.sum()) + int(lo.sum())
+        assert pool(r, "D.kv", j).admissions == int(mine.sum())
+    # the request metrics are the records': TTFT from the send to the decoder's first token
+    ttft = rec["first_token"] - rec["sent"]
+    assert math.isclose(res.requests.ttft.mean, float(ttft.mean()), rel_tol=1e-12)
