@@ -206,7 +206,7 @@ def test_a_context_length_guard_thins_the_arrivals_into_an_erlang_c_queue(monkey
 def test_a_sweep_of_the_context_length_is_the_closed_forms_at_every_point(tmp_path):
     out = tmp_path / "t.csv"
     p = serq("sweep", str(HERE / "maxlen_mmc.sq"), "--set", "L=600,2400", "--seeds", "1..4", "--horizon", "inf",
-             "--arrivals", "12000", "--warmup", "0", "--workers", "2", "--no-progress", "--out", str(out),
+             "--arrivals", "8000", "--warmup", "0", "--workers", "2", "--no-progress", "--out", str(out),
              "--show", "long.mean")
     assert p.returncode == 0, p.stderr
     import pandas as pd
@@ -260,9 +260,9 @@ def test_a_closed_chat_benchmark_keeps_the_response_time_law_and_finds_every_his
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize(("policy", "bw"), [(0, 100000), (1, 100000), (1, 1e12)])
 def test_replicas_with_offload_tiers_account_for_every_token_spill_and_read(monkeypatch, policy, bw):
-    r = both("offload_router.sq", monkeypatch, sets={"policy": policy, "bw": bw})
+    r = both("offload_router.sq", monkeypatch, sets={"policy": policy, "bw": bw}, arrivals=250)
     res = r.result
-    assert res.arrivals == res.ended == 400
+    assert res.arrivals == res.ended == 250
     rec = r.records(kind="numpy")
     assert len(rec["session"]) == res.turns
     assert len(set(zip(rec["session"].tolist(), rec["turn"].tolist()))) == res.turns
