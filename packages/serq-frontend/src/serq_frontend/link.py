@@ -216,13 +216,15 @@ class Linker:
     def declare_record(self, s: A.SRecord) -> None:
         """A record statement's table: its columns are the statement's, the same (and in the same order)
         at every site of the table, none of them named twice or as a column the simulator adds."""
-        for i, (col, pos) in enumerate(zip(s.cols, s.col_pos)):
+        seen: set[str] = set()  # (a set: each column looked back over the others took n * n steps)
+        for col, pos in zip(s.cols, s.col_pos):
             if col in ir.RECORD_OWN_COLUMNS:
                 raise self.error(pos, f"`{col}` is a column every record has ({', '.join(ir.RECORD_OWN_COLUMNS)}: "
                                  "the session's serial, its turn number and the time of the row); give this "
                                  "column another name")
-            if col in s.cols[:i]:
+            if col in seen:
                 raise self.error(pos, f"column `{col}` twice in one record")
+            seen.add(col)
         if not s.cols:
             raise self.error(s.pos, f"record `{s.name}` has no column: write `record {s.name} {{ name = expr; … }}`")
         if s.name in self.records:

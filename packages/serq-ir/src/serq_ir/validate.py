@@ -492,10 +492,12 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
         if rec.name in seen_tables:
             fail(f"$.records[{i}].name", f"a second record table {rec.name!r}")
         seen_tables.add(rec.name)
+        seen_cols: set[str] = set()  # (a set: a table of n columns looked back over the others, n * n steps)
         for j, col in enumerate(rec.columns):
-            if col in RECORD_OWN_COLUMNS or col in rec.columns[:j]:
+            if col in RECORD_OWN_COLUMNS or col in seen_cols:
                 fail(f"$.records[{i}].columns[{j}]", f"column {col!r} is " + (
                     "one the simulator adds" if col in RECORD_OWN_COLUMNS else "named twice"))
+            seen_cols.add(col)
     run = program.run
     if run.horizon is not None and not (run.horizon == "inf" or (type(run.horizon) is float and run.horizon > 0)):
         # as the frontend refuses `run { horizon -1; }`: a run cannot end before it starts
