@@ -282,12 +282,17 @@ def member_problem(kind: str, idx: float, size: int) -> str | None:
     return None
 
 
+#: whole numbers from this size on are shown as ``%g``, as other numbers are: a double that large is the
+#: whole number nearest a value (1e308 written out was its 309 digits, a message of a screen)
+SHOWN_WHOLE = 1e16
+
+
 def show_number(x: float) -> str:
     """A number as a message shows it (the simulator's, serq_sim.errors.show, and these rules'): ``NaN``, a
-    whole number without a point, else ``%g``."""
+    whole number below :data:`SHOWN_WHOLE` in size without a point, else ``%g``."""
     if x != x:
         return "NaN"
-    return str(int(x)) if math.isfinite(x) and x == int(x) else f"{x:g}"
+    return str(int(x)) if math.isfinite(x) and x == int(x) and abs(x) < SHOWN_WHOLE else f"{x:g}"
 
 
 def draw_problem(dist: str, args: list[float]) -> str | None:
