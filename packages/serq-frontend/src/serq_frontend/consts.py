@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from serq_ir.rules import greatest, least
+from serq_ir.rules import greatest, least, show_number
 
 from . import ast as A
 from .names import FUNCTIONS
@@ -45,11 +45,10 @@ def agg_count(a: Any, n: float) -> int:
     not a whole number from 1 to :data:`MAX_TERMS`."""
     what = f"the count of `{a.op} {a.var} in …`"
     if not math.isfinite(n) or n != int(n) or n < 1:
-        shown = ("inf" if n > 0 else "-inf") if math.isinf(n) else ("NaN" if n != n else
-                                                                     (str(int(n)) if n == int(n) else repr(n)))
+        shown = show_number(n) if math.isinf(n) or n != n or n == int(n) else repr(n)
         raise BadConstant(a.n, f"{what} must be an integer of at least 1, not {shown}")
-    if n > MAX_TERMS:
-        raise BadConstant(a.n, f"`{a.op} {a.var} in {int(n)}`: more than {MAX_TERMS} terms")
+    if n > MAX_TERMS:  # (the count as messages show a number: 1e300 was its 301 digits)
+        raise BadConstant(a.n, f"`{a.op} {a.var} in {show_number(n)}`: more than {MAX_TERMS} terms")
     return int(n)
 
 
