@@ -192,7 +192,11 @@ def d_exp(rnd, mean: float) -> float:
 
 
 def d_uniform(rnd, lo: float, hi: float) -> float:
-    return lo + (hi - lo) * rnd()
+    w = hi - lo
+    if w == math.inf:  # finite bounds farther apart than the largest double (-1e308, 1e308): lo + inf * u
+        u = rnd()  # was inf (or NaN at u = 0); weighed, the draw stays between the bounds
+        return lo * (1.0 - u) + hi * u
+    return lo + w * rnd()
 
 
 def d_erlang(rnd, k: float, mean: float) -> float:
@@ -243,7 +247,7 @@ def k_exp(rnd, mean, fail, sid, who, t):
 def k_uniform(rnd, lo, hi, fail, sid, who, t):
     if not (-math.inf < lo <= hi < math.inf):
         _bad("uniform", (lo, hi), fail, sid, who, t)
-    return lo + (hi - lo) * rnd()
+    return d_uniform(rnd, lo, hi)
 
 
 def k_erlang(rnd, k, mean, fail, sid, who, t):
