@@ -295,11 +295,16 @@ def show_number(x: float) -> str:
     return str(int(x)) if math.isfinite(x) and x == int(x) and abs(x) < SHOWN_WHOLE else f"{x:g}"
 
 
+#: the most phases an Erlang draw has: each is an exponential draw, so ~erlang(1e9, m) took minutes a draw
+#: (a run of a few seemed to hang); one of 100 000 phases is m within a standard deviation of 0.32 %
+MAX_PHASES = 100_000
+
+
 def draw_problem(dist: str, args: list[float]) -> str | None:
     """Why ``~dist(args)`` is no draw (its parameters are outside the distribution's domain), or None.
 
     ``~exp(mean)``: mean ≥ 0; ``~uniform(lo, hi)``: finite, lo ≤ hi; ``~erlang(k, mean)``: k a whole
-    number ≥ 1, mean ≥ 0; ``~h2(mean, cv2)``: mean ≥ 0, 1 ≤ cv2 < inf; ``~bernoulli(p)``: 0 ≤ p ≤ 1;
+    number from 1 to :data:`MAX_PHASES`, mean ≥ 0; ``~h2(mean, cv2)``: mean ≥ 0, 1 ≤ cv2 < inf; ``~bernoulli(p)``: 0 ≤ p ≤ 1;
     ``~det(x)``: any number (it is x). Infinite means are allowed (the draw is inf)."""
     if dist == "det":
         return None
@@ -320,6 +325,9 @@ def draw_problem(dist: str, args: list[float]) -> str | None:
         k, mean = args
         if not (1 <= k < math.inf and k == int(k)):
             return f"{head}: the number of phases must be a whole number of at least 1"
+        if k > MAX_PHASES:
+            return (f"{head}: more than {MAX_PHASES} phases (each phase is a draw of its own; so many are the "
+                    "mean within a third of a percent: ~det(mean))")
         if mean < 0:
             return f"{head}: the mean is negative"
     elif dist == "h2":

@@ -35,6 +35,8 @@ from __future__ import annotations
 import math
 import random
 
+from serq_ir.rules import MAX_PHASES
+
 STREAMS = ("arrivals", "workload", "session", "eviction", "trace", "places")
 
 
@@ -251,7 +253,7 @@ def k_uniform(rnd, lo, hi, fail, sid, who, t):
 
 
 def k_erlang(rnd, k, mean, fail, sid, who, t):
-    if not (1 <= k < math.inf and k == int(k) and mean >= 0):
+    if not (1 <= k <= MAX_PHASES and k == int(k) and mean >= 0):
         _bad("erlang", (k, mean), fail, sid, who, t)
     return d_erlang(rnd, k, mean)
 
