@@ -123,7 +123,29 @@ def waited_last(keys) -> int:
     return 0
 
 
-class WaitedQueue(deque):
+class _KeptQueue(deque):
+    """A pool's queue, a deque of the sessions in join order, beside which a subclass keeps an order of its
+    own: every session leaving it (``popleft``, ``remove``) is told to ``_left``."""
+
+    __slots__ = ()
+
+    def _left(self, s) -> None:
+        raise NotImplementedError
+
+    def popleft(self):
+        s = deque.popleft(self)
+        self._left(s)
+        return s
+
+    def remove(self, s) -> None:
+        if self[0] is s:
+            deque.popleft(self)
+        else:
+            deque.remove(self, s)  # (by identity first; two sessions are never equal)
+        self._left(s)
+
+
+class WaitedQueue(_KeptQueue):
     """The queue of a pool whose ``queue by`` keys are ``(K…, waited)`` or ``(K…, -waited)``, the ``K``
     reading only attributes and numbers: the head is found without reading every waiting session's key.
 
@@ -251,18 +273,6 @@ class WaitedQueue(deque):
             order = self.order
             del order[bisect_left(order, k)]
 
-    def popleft(self):
-        s = deque.popleft(self)
-        self._left(s)
-        return s
-
-    def remove(self, s) -> None:
-        if self[0] is s:
-            deque.popleft(self)
-        else:
-            deque.remove(self, s)  # (by identity first; two sessions are never equal)
-        self._left(s)
-
 
 #: a queue of at most this many sessions is scanned (WaitedQueue.head): its keys are fewer than the
 #: groups' work
@@ -309,7 +319,7 @@ def _entry_key(e):
     return e[0], e[1]
 
 
-class ThresholdQueue(deque):
+class ThresholdQueue(_KeptQueue):
     """The queue of a pool whose ``queue by`` keys read ``waited`` only compared with numbers (an aging
     threshold: ``queue by (waited >= 3 ? 0 : prio, serial)``, pool-reference.txt's lanes), the rest reading
     only attributes and numbers (:func:`waited_cuts`): the head is found without reading every waiting
@@ -437,19 +447,6 @@ class ThresholdQueue(deque):
             return
         self.sl.remove(e)
         e[2] = None
-
-    def popleft(self):
-        s = deque.popleft(self)
-        self._left(s)
-        return s
-
-    def remove(self, s) -> None:
-        if self[0] is s:
-            deque.popleft(self)
-        else:
-            deque.remove(self, s)  # (by identity first; two sessions are never equal)
-        self._left(s)
-
 
 
 def _JOINED(s):  # noqa: N802 - a constant of the class above
