@@ -89,6 +89,21 @@ def _fault(path: str, no: int, raw: str, message: str, at: tuple = (), key: bool
     return UserError(located(raw, path, no, 1 if pos is None else pos + 1, message, first=no))
 
 
+def _not_json(fault, raw: str, e: json.JSONDecodeError) -> UserError:
+    """The error of a line that is no JSON: in the file's words where it is a line end or a byte-order mark
+    (json says "Extra data" of steps split by a carriage return alone, and "decode using utf-8-sig" of a
+    byte-order mark where only the file's first character may be one), else json's."""
+    body = raw.rstrip("\r")  # (a line of \r\n ends: json reads the \r as space)
+    cr = body.find("\r")
+    if cr >= 0 and cr <= e.pos:
+        return fault("a carriage return alone ends a line here: a step trace is JSON Lines, one step a line, "
+                     "each ended by \\n (or \\r\\n)", pos=cr)
+    bom = raw.find("\ufeff")
+    if bom >= 0 and bom <= e.pos:
+        return fault("a byte-order mark (U+FEFF) here: only the file's first character may be one", pos=bom)
+    return fault(f"not a JSON object: {e.msg}", pos=e.colno - 1)
+
+
 def read_steps(path: str) -> list[tuple[float, float, float, float, float]]:
     """The steps of a JSON Lines file: ``(decoders, kv_decode, prefilled, attention, time)`` each; a
     mistake is one error at its line."""
@@ -103,7 +118,7 @@ def read_steps(path: str) -> list[tuple[float, float, float, float, float]]:
         except JSONDuplicateKey as e:  # json kept the last: which the writer meant is anybody's guess
             raise fault(f"{e} (first at column {e.first + 1})", pos=e.pos) from None
         except json.JSONDecodeError as e:  # a step is one line: e.colno is the column in it
-            raise fault(f"not a JSON object: {e.msg}", pos=e.colno - 1) from None
+            raise _not_json(fault, raw, e) from None
         except RecursionError:  # json.loads recurses a frame per level of [ or {: at the value's start
             raise fault("not a step: JSON nested too deeply", pos=len(raw) - len(raw.lstrip())) from None
         if not isinstance(obj, dict):
