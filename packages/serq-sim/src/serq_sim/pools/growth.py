@@ -59,11 +59,12 @@ def grow_slot(sim, s, slot: Slot, d: float, job, sid: int | None = None):
     when it grew, ``True`` when the grower waits (queued as a grower), or the :class:`Preempted`
     exception when the grower itself was the victim (already thrown if its generator is not
     running). A growth that fits grows at once, whether growers of the pool wait or not (language.txt §3:
-    a grow waits only when it does not fit; the waiting growers are retried in the order they stalled, the
-    head blocking the rest, by :func:`retry_growers`). An infinite growth on a pool without a cap (a growing run's
-    tokens with an infinite budget and work, or a sum past the float range; a ``grow`` statement's infinite amount is refused before, by
-    :func:`held_for`) is the run-time error of the run ``job``, else of the statement ``sid``: the pool
-    books only finite amounts (:func:`.model.refused_amount`)."""
+    a grow waits only when it does not fit; the waiting growers are retried in the order they stalled,
+    the head blocking the rest, by :func:`retry_growers`). An infinite growth on a pool without a cap (a
+    growing run's tokens with an infinite budget and work, or a sum past the float range; a ``grow``
+    statement's infinite amount is refused before, by :func:`held_for`) is the run-time error of the run
+    ``job``, else of the statement ``sid``: the pool books only finite amounts
+    (:func:`.model.refused_amount`)."""
     pool = slot.pool
     alloc = slot.alloc
     x = alloc + d
@@ -88,20 +89,15 @@ def grow_slot(sim, s, slot: Slot, d: float, job, sid: int | None = None):
             return None
         victim = pool.preempt.victim(pool, s)
         if victim is None:
-            return wait_to_grow(sim, s, pool, slot, d, job)
+            s.status = GROWING
+            s.grow = (pool, slot, d, job)
+            pool.growers.append(s)
+            if not pool.hot:
+                sim.pool_mark(pool)
+            return True
         exc = preempt(sim, victim, pool)
         if victim is s:
             return exc
-
-
-def wait_to_grow(sim, s, pool: Pool, slot: Slot, d: float, job) -> bool:
-    """``s`` waits to grow ``slot`` by ``d``: it joins the pool's growers at the tail (``True``)."""
-    s.status = GROWING
-    s.grow = (pool, slot, d, job)
-    pool.growers.append(s)
-    if not pool.hot:
-        sim.pool_mark(pool)
-    return True
 
 
 def take_fitting(sim, pool: Pool, used: float, need: float) -> None:
