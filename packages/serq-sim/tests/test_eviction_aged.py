@@ -20,7 +20,7 @@ import serq_frontend
 import serq_sim
 from serq_ir import nodes as N
 from serq_report.json import encode_json
-from serq_sim.policies.eviction import KeyedOrder, age_sign, aged_key
+from serq_sim.policies.eviction import AgedKeyedOrder, age_sign, aged_key
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -103,7 +103,7 @@ def test_ties_of_rounding_are_settled_by_the_keys_after_the_age_and_the_release_
     prog = serq_frontend.compile(source=TIES, sets={}, defs={})
     assert aged_key(prog, prog.pools[0].evict.keys) == (0, 1)
     picked = []
-    pick = KeyedOrder.pick
+    pick = AgedKeyedOrder.pick
 
     def spy(self, pool):
         e = pick(self, pool)
@@ -111,7 +111,7 @@ def test_ties_of_rounding_are_settled_by_the_keys_after_the_age_and_the_release_
             picked.append(e.owner.serial)
         return e
 
-    monkeypatch.setattr(KeyedOrder, "pick", spy)
+    monkeypatch.setattr(AgedKeyedOrder, "pick", spy)
     r = serq_sim.run(prog)
     monkeypatch.undo()
     twin = serq_sim.run(serq_frontend.compile(source=_twin(TIES), sets={}, defs={}))

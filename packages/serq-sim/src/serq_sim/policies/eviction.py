@@ -24,7 +24,7 @@ An order is registered through ``serq_sim_register_eviction_orders`` as ``regist
     ``key`` of every entry (O(n) a block), which is right for a key that reads the time (``age``), the
     run's state, a live session's changing attributes or a draw. (``evict by`` keys that read the time
     only through a monotone function of ``age`` are ranked by release time in its place and declared
-    fixed: ``KeyedOrder.aged``; others that read no draw and no observable are ranked once an eviction
+    fixed: :class:`AgedKeyedOrder`; others that read no draw and no observable are ranked once an eviction
     instead: ``KeyedOrder.instant``, pools.cache.evict_for.)
 ``reads_size``
     With ``fixed_key``: the key reads ``entry.size`` too; the entry is ranked again after part of it is
@@ -134,15 +134,23 @@ class EvictionOrder:
             self.ranked.remove(entry.rank)
             self._rank(entry)
 
+    def rank_key(self, entry) -> tuple:
+        """What an entry is ranked by, with :attr:`fixed_key`: its key (:class:`AgedKeyedOrder` reads one
+        key otherwise)."""
+        return self.key(entry)
+
     def _rank(self, entry) -> None:
-        k = self.key(entry)
+        k = self.rank_key(entry)
         for x in k:
             if x != x:  # NaN: no total order; the scan decides from now on
-                self.keyed = False
-                self.ranked = None
+                self._to_scan()
                 return
         r = entry.rank = (*k, entry.seq, entry.eid, entry)
         self.ranked.add(r)
+
+    def _to_scan(self) -> None:
+        self.keyed = False
+        self.ranked = None
 
 
 class LruOrder(EvictionOrder):
@@ -229,15 +237,6 @@ class KeyedOrder(EvictionOrder):
     def __init__(self, sim, pool, node):
         super().__init__(sim, pool, node)
         self.fixed_key, self.reads_size, self.needs_snapshot = key_reads(sim.program, node.keys)
-        #: ``(i, sign)`` when key ``i`` reads the time only as a monotone function of ``age`` (:func:`aged_key`)
-        #: and the others are fixed: the entries are ranked with that key read as ``-last`` (``sign`` 1) or
-        #: ``last`` (``sign`` -1), which orders them as the key does at any instant but for ties the
-        #: rounding of ``now - last`` makes, which :meth:`pick` settles; else ``None``
-        self.aged = None
-        if not self.fixed_key and type(self) is KeyedOrder:
-            self.aged = aged_key(sim.program, node.keys)
-            if self.aged is not None:
-                self.fixed_key = True
         #: the keys read no draw and no observable: however they read the time (``age``) or a session,
         #: they do not change while one eviction makes room, at one instant (pools.cache.evict_for ranks
         #: the entries once for it rather than scanning them for every pick)
@@ -249,31 +248,33 @@ class KeyedOrder(EvictionOrder):
         s, attrs = evict_context(self.ctx, entry, entry.size, self.sim.now)
         return self.keys(s, attrs, self.ctx)
 
-    def _rank(self, entry) -> None:
-        aged = self.aged
-        if aged is None:
-            super()._rank(entry)
-            return
-        i, sign = aged
+
+class AgedKeyedOrder(KeyedOrder):
+    """``evict by`` keys of which key ``i`` reads the time only as a monotone function of ``age``, the
+    others fixed (:func:`aged_key`, ``aged = (i, sign)``): the entries are ranked with that key read as
+    ``-last`` (``sign`` 1) or ``last`` (``sign`` -1), which is fixed while an entry is cached and orders
+    them as the key does at any instant, but for the ties the rounding of ``now - last`` makes, which
+    :meth:`pick` settles."""
+
+    def __init__(self, sim, pool, node, aged: tuple[int, int]):
+        super().__init__(sim, pool, node)
+        self.aged = aged
+        self.fixed_key = True
+
+    def rank_key(self, entry) -> tuple:
+        i, sign = self.aged
         k = self.key(entry)
-        for j, x in enumerate(k):
-            if x != x and j != i:  # NaN: no total order; the scan decides from now on
-                self.keyed = False
-                self.ranked = None
-                return
-        r = entry.rank = (*k[:i], -entry.last if sign > 0 else entry.last, *k[i + 1:], entry.seq, entry.eid, entry)
-        self.ranked.add(r)
+        return (*k[:i], -entry.last if sign > 0 else entry.last, *k[i + 1:])
 
     def pick(self, pool):
-        """The least ``(key, seq)`` now. With :attr:`aged`, the first ranked entry and those after it with
-        the same keys before key ``i`` and the same value of key ``i`` now (``now - last`` rounds two
-        release times to one age when the clock is far beyond both: they tie, and the keys after it and
-        the release order decide), the least of them as the scan compares them; they are the first of
-        their group, as the key cannot fall with ``-last`` (``last``) rising. A key that is NaN now hands
-        the pool to the scan for the rest of the run."""
-        aged = self.aged
-        if aged is None or not self.keyed:
-            return super().pick(pool)
+        """The least ``(key, seq)`` now: the first ranked entry and those after it with the same keys
+        before key ``i`` and the same value of key ``i`` now (``now - last`` rounds two release times to
+        one age when the clock is far beyond both: they tie, and the keys after it and the release order
+        decide), the least of them as the scan compares them; they are the first of their group, as the
+        key cannot fall with ``-last`` (``last``) rising. A key that is NaN now hands the pool to the scan
+        for the rest of the run."""
+        if not self.keyed:
+            return self.scan(pool)
         ranked = self.ranked
         lists = ranked._lists
         if not lists:
@@ -282,12 +283,13 @@ class KeyedOrder(EvictionOrder):
         e0 = r0[-1]
         if len(lists[0]) == 1 and len(lists) == 1:
             return e0
-        i = aged[0]
+        i = self.aged[0]
         key = self.key
         k0 = key(e0)
         a0 = k0[i]
         if a0 != a0:
-            return self._to_scan(pool)
+            self._to_scan()
+            return self.scan(pool)
         best, bk = e0, (k0, e0.seq)
         pre = r0[:i]
         it = iter(ranked)
@@ -300,17 +302,13 @@ class KeyedOrder(EvictionOrder):
             a = k[i]
             if a != a0:
                 if a != a:
-                    return self._to_scan(pool)
+                    self._to_scan()
+                    return self.scan(pool)
                 break
             c = (k, e.seq)
             if c < bk:
                 best, bk = e, c
         return best
-
-    def _to_scan(self, pool):
-        self.keyed = False
-        self.ranked = None
-        return self.scan(pool)
 
 
 def key_reads(program, keys) -> tuple[bool, bool, bool]:
@@ -321,10 +319,8 @@ def key_reads(program, keys) -> tuple[bool, bool, bool]:
 
     from ..compile import reads
 
-    frozen = fixed_slots(program)
-    fixed = not any(reads(k, lambda e: isinstance(e, (N.Draw, N.Observable)) or (
-        isinstance(e, N.Ctx) and e.name not in ("last", "size")) or (
-        isinstance(e, N.Attr) and e.slot not in frozen)) for k in keys)
+    changing = _changing(fixed_slots(program))
+    fixed = not any(reads(k, changing) for k in keys)
     size = any(reads(k, lambda e: isinstance(e, N.Ctx) and e.name == "size") for k in keys)
     attrs = any(reads(k, lambda e: isinstance(e, N.Attr)) for k in keys)
     return fixed, size, attrs
@@ -381,7 +377,7 @@ def aged_key(program, keys) -> tuple[int, int] | None:
 
     from ..compile import reads
 
-    frozen = fixed_slots(program)
+    changing = _changing(fixed_slots(program))
     found = None
     for i, k in enumerate(keys):
         if reads(k, lambda e: isinstance(e, N.Ctx) and e.name == "age"):
@@ -391,11 +387,23 @@ def aged_key(program, keys) -> tuple[int, int] | None:
             if sign is None:
                 return None
             found = (i, sign)
-        elif reads(k, lambda e: isinstance(e, (N.Draw, N.Observable)) or (
-                isinstance(e, N.Ctx) and e.name not in ("last", "size")) or (
-                isinstance(e, N.Attr) and e.slot not in frozen)):
+        elif reads(k, changing):
             return None
     return found
+
+
+def _changing(frozen: set[int]):
+    """A predicate for :func:`~serq_sim.compile.reads`: a node whose value may change while an entry is
+    cached but its size (a draw, an observable, a context variable but ``last`` and ``size``, an
+    attribute not in ``frozen``)."""
+    from serq_ir import nodes as N
+
+    def pred(e) -> bool:
+        return isinstance(e, (N.Draw, N.Observable)) or (
+            isinstance(e, N.Ctx) and e.name not in ("last", "size")) or (
+            isinstance(e, N.Attr) and e.slot not in frozen)
+
+    return pred
 
 
 def instant_keys(keys) -> bool:
@@ -449,4 +457,5 @@ def lru_factory(sim, pool, node):
 
 
 def keyed_factory(sim, pool, node):
-    return KeyedOrder(sim, pool, node)
+    aged = None if key_reads(sim.program, node.keys)[0] else aged_key(sim.program, node.keys)
+    return KeyedOrder(sim, pool, node) if aged is None else AgedKeyedOrder(sim, pool, node, aged)
