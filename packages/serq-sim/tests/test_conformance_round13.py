@@ -1,0 +1,278 @@
+"""Conformance cases whose outcome follows from language.txt §2-§3, pool-reference.txt and
+program-reference.txt by hand, on the constructs travelled least and where they meet: a grower that is
+its own victim under `preempt by … requeue tail` in a queue keyed by an attribute less `waited`, a hold
+under `reserve held` that takes a lease's KV by `transfer` and grows within its own reservation, an
+offload tier written by a spill and read back through a transfer, a statement definition on a step
+engine whose budget reads `decoders`, whose chunk reads `residents` and whose serving order is
+`remaining`, and the figures the report derives from each (a stage's present, utilisation, service and
+engine statistics; a pool's time averages, wait, admissions, evictions, spills, preemptions and stuck).
+
+Every case runs on the tier serQ picks and on SERQ_SIM_TIER=general, whose reports and every observe's
+samples must be the same bytes (conform.run).
+
+Conventions: `stage d : delay;` runs every job at rate 1 without waiting, so `run d (w)` lasts w; a
+`ps(1)` stage with one job runs it at rate 1.
+"""
+
+from __future__ import annotations
+
+from conform import close, pool, run, stage
+
+
+def by_session(obs, name):
+    """{session: [values]} of an observe's samples, in time order."""
+    out: dict = {}
+    for s, _t, v in obs[name]:
+        out.setdefault(s, []).append(v)
+    return out
+
+
+# --- preempt by … requeue tail, queue by an attribute less waited -----------------------------------------
+
+GROWER_VICTIM = """
+pool m { cap 4; preempt by (prio) requeue tail; queue by (prio - waited, serial); }
+stage d : delay;
+workload { arrive batch(4); init { set prio = serial == 0 ? 1 : serial == 1 ? 5 : serial == 2 ? 3 : 4; } }
+session {
+  branch (serial == 0) { hold m (2) { observe a = now; run d (1); grow m (2); run d (3); } }
+  else { branch (serial == 1) { hold m (2) { observe a = now; run d (10); } }
+  else { run d (0.5); hold m (2) { observe a = now; run d (3); } } }
+  end;
+}
+run { horizon 100; }
+"""
+
+
+def test_a_grower_that_is_its_own_victim_re_enters_at_the_tail_with_waited_reset(monkeypatch):
+    """pool-reference `preempt`: "Preempt the candidate with the least keys … the grower can be its own
+    victim"; "requeue tail treats it as a newcomer: … queue by places it by its keys, with waited reset
+    to 0"; `queue by` "reevaluates keys for every waiting hold before each admission attempt".
+
+    cap 4; prio s0 1, s1 5, s2 3, s3 4. At 0 s0 and s1 hold 2 each; s2 and s3 join at 0.5 (keys
+    3 - waited, 4 - waited). s0 grows by 2 at each second after its admission, and with the least prio it
+    is its own victim every time: its 2 go back and it re-joins with waited 0, key 1.
+      at 1: keys s2 2.5, s3 3.5, s0 1: s0 again (a = 1); at 2: s2 1.5, s3 2.5, s0 1: s0 (a = 2);
+      at 3: s2 0.5, s3 1.5, s0 1: s2 (a = 3), which holds to 6;
+      at 6: s3 4 - 5.5 = -1.5, s0 1 - 3 = -2: s0 (a = 6); at 7 it is the victim again (s1's prio 5):
+      s3 -2.5, s0 1: s3 (a = 7) to 10; at 10 s1 and s3 leave, s0 (a = 10) grows at 11 and ends at 14.
+    Preemptions at 1, 2, 3, 7; admissions 8; queue waits 0, 0, 0, 0, 2.5, 3, 6.5, 3 (mean 15 / 8);
+    s0 preempted at 2 at the position of its preemption at 1 is stuck (one session)."""
+    rep, obs = run(GROWER_VICTIM, monkeypatch)
+    assert by_session(obs, "a") == {0: [0.0, 1.0, 2.0, 6.0, 10.0], 1: [0.0], 2: [3.0], 3: [7.0]}
+    m = pool(rep, "m")
+    assert (m.admissions, m.preemptions, m.stuck, m.rejections) == (8, 4, 1, 0)
+    assert close(m.wait, 15 / 8)
+    # over [0, 100]: queue 2 on [0.5, 3) and [3, 6), 1 on [6, 7) and [7, 10): 15; used 4 on [0, 10), 2 on
+    # [10, 11), 4 on [11, 14): 54; holders 2 on [0, 10), 1 on [10, 14): 24
+    assert (close(m.queue, 0.15), close(m.used, 0.54), close(m.holders, 0.24)) == (True, True, True)
+    # under requeue head the victim goes back ahead of the keys and is admitted again at once, every
+    # second from 0 to 9. At 10 s1's end (scheduled at 0) comes before s0's growth (scheduled at 9): s2
+    # (key 3 - 9.5) is admitted, then s0 is the victim of its growth again (prio 1 < 3) until s2 leaves at
+    # 13, where s3 comes in the same way, and s0 grows at 16 when s3 has left: preempted at 1 … 15
+    rep, obs = run(GROWER_VICTIM.replace("requeue tail", "requeue head"), monkeypatch)
+    a = by_session(obs, "a")
+    assert (a[0], a[1], a[2], a[3]) == ([float(t) for t in range(16)], [0.0], [10.0], [13.0])
+    m = pool(rep, "m")
+    assert (m.admissions, m.preemptions, m.stuck) == (19, 15, 1)
+
+
+# --- reserve held, a lease taken by a transfer, a growth within the reservation ---------------------------
+
+RESERVED_TRANSFER = """
+pool p { cap 8; }
+pool q { cap 10; reserve held; }
+stage d : delay;
+stage link : ps(1);
+workload { arrive batch(3); }
+session {
+  branch (serial == 0) {
+    hold p (4) { run d (1); } cache (4) lease p (inf);
+    hold q (2) reserve (6) {
+      observe u0 = used(q);
+      transfer (2) from p to q (2);
+      observe u1 = used(q) * 100 + cachedin(p) * 10 + used(p);
+      grow q (3);
+      observe u2 = used(q);
+      run d (4);
+    } cache (5);
+    observe c = cachedin(q);
+  } else {
+    run d (serial == 1 ? 1.5 : 2.5);
+    hold q (serial == 1 ? 4 : 2) { observe a = now; run d (2); }
+  }
+  end;
+}
+run { horizon 100; }
+"""
+
+
+def test_a_reserved_hold_takes_a_leases_kv_and_grows_within_its_own_reservation(monkeypatch):
+    """pool-reference `reserve held`: u_i = max(0, r_i - a_i); "A new reservation r requires
+    used + Σ u_i + r <= cap. Growth by d requires used + Σ_{i≠grower} u_i + d <= cap"; §2: transfer (X)
+    from P to Q (n) is `run link (X); load Q (n); release P;`, and a lease ends at the session's release,
+    "and then cache applies"; §3: "min(ℓ, computed) units stay cached … (computed is the allocation, or
+    the position a growing run or a load reached)".
+
+    s0 holds p (4) over [0, 1) and leases it. At 1 it holds q (2) reserve (6): used 2, u = 4. The link
+    takes 2 s. s1 asks q (4) at 1.5: 2 + 4 + 4 = 10 <= 10, admitted. At 3 the load makes s0's position 2
+    and the release ends the lease: p caches 4 (u1 = 6·100 + 4·10 + 0). s0 grows by 3: 6 + 0 (s1 has
+    all it reserved) + 3 <= 10 (u2 = 9), leaving u = 1. s2 asks 2 at 2.5: 6 + 4 + 2 and then 9 + 1 + 2
+    are above 10; at 3.5 s1 leaves 4: 5 + 1 + 2 <= 10, admitted. s0's scope ends at 7 and caches
+    min(5, 2): the position its load reached, not the allocation of 5 the grow made."""
+    rep, obs = run(RESERVED_TRANSFER, monkeypatch)
+    got = {k: [v for _s, _t, v in obs[k]] for k in ("u0", "u1", "u2", "c")}
+    assert got == {"u0": [2.0], "u1": [640.0], "u2": [9.0], "c": [2.0]}
+    assert by_session(obs, "a") == {1: [1.5], 2: [3.5]}
+    p, q = pool(rep, "p"), pool(rep, "q")
+    # p: 4 used (held, then leased) on [0, 3), cached from 3; a lease is a holder
+    assert (close(p.used, 0.12), close(p.cached, 3.88), close(p.holders, 0.03)) == (True, True, True)
+    # q: used 2 on [1, 1.5), 6 to 3, 9 to 3.5, 7 to 5.5, 5 to 7: 36; cached 2 from 7; s2 waited 1
+    assert (close(q.used, 0.36), close(q.cached, 1.86), close(q.queue, 0.01), close(q.wait, 1 / 3)) == (
+        True, True, True, True)
+    assert close(stage(rep, "link").utilisation, 0.02)
+    # without the transfer the hold computed no position: it caches its allocation, 5
+    _rep, obs = run(RESERVED_TRANSFER.replace("transfer (2) from p to q (2);", "run d (2); release p;"),
+                    monkeypatch)
+    assert [v for _s, _t, v in obs["c"]] == [5.0]
+
+
+# --- an offload tier written by a spill and read back ------------------------------------------------------
+
+OFFLOAD = """
+pool tier { cap 20; }
+pool kv { cap 6; evict lru; spill tier via pcie (size / 2) when (size >= 3); }
+stage d : delay;
+stage pcie : ps(1);
+workload { arrive batch(3); }
+session {
+  branch (serial < 2) {
+    run d (serial);
+    hold kv (4) { run d (1); } cache (serial == 0 ? 4 : 2);
+    run d (10 - serial);
+    observe t = cachedin(tier) * 10 + cachedin(kv);
+    hold tier (x) reuse (4) at admission (x = min(cachedin(tier), 4)) {
+      set c = cached;
+      hold kv (c) reuse (0) { transfer on pcie (c / 4) from tier to kv (c); observe p = now; } cache (c);
+    } cache (0);
+    observe back = cachedin(kv) * 10 + cachedin(tier);
+  } else {
+    run d (3);
+    hold kv (6) { run d (1); }
+  }
+  end;
+}
+run { horizon 100; }
+"""
+
+
+def test_an_offload_tier_written_by_a_spill_is_read_back_through_a_transfer(monkeypatch):
+    """pool-reference `spill`: the evicted prefix is written to TIER with `work` on LINK when `pred` is
+    non-zero, both reading `size`; §3: "Other entries are evicted in the pool's order until allocations
+    and cache fit"; a hold with cache consumes at most ρ of its own prefix (cached := what it consumed);
+    transfer … from P to Q (n) loads Q and releases P, caching per P's hold (cache (0) keeps nothing).
+
+    kv cap 6. s0 caches 4 at 1; s1 asks 4 at 1: 4 + 4 > 6, so s0's entry goes (lru, the only one),
+    4 >= 3: spilled, 2 s on pcie, landing at 3. s1 caches 2 at 2; s2 asks 6 at 3: s1's 2 go, 2 < 3, not
+    spilled. At 11 s0 finds 4 in the tier and none in kv, s1 nothing. s0 holds the tier's 4 (cached 4),
+    holds kv (4) without reading its prefix, reads the 4 back over pcie in 1 s (p = 12) and caches them
+    in kv; the tier's hold, released by the transfer with cache (0), keeps nothing there. s1 reads back
+    nothing: every amount 0, its transfer of no work done at once."""
+    rep, obs = run(OFFLOAD, monkeypatch)
+    assert by_session(obs, "t") == {0: [40.0], 1: [0.0]}
+    assert obs["p"] == [(1, 11.0, 11.0), (0, 12.0, 12.0)]
+    assert by_session(obs, "back") == {0: [40.0], 1: [0.0]}
+    kv, tier = pool(rep, "kv"), pool(rep, "tier")
+    assert (kv.admissions, kv.evicted_entries, kv.evicted_units, kv.spills) == (5, 2, 6.0, 1)
+    assert (tier.admissions, tier.evicted_entries, tier.spills) == (2, 0, 0)
+    # kv: used 4 on [0, 2), 6 on [3, 4), 4 on [11, 12): 18; cached s1's 2 on [2, 3), s0's 4 from 12: 354
+    assert (close(kv.used, 0.18), close(kv.cached, 3.54)) == (True, True)
+    # tier: the spilled 4 count from the eviction at 1 (unusable until 3) to the read at 11: 40; held [11, 12)
+    assert (close(tier.cached, 0.4), close(tier.used, 0.04)) == (True, True)
+    pcie = stage(rep, "pcie")
+    assert (pcie.completions, close(pcie.utilisation, 0.03), close(pcie.service, 1.5)) == (2, True, True)
+
+
+# --- a statement definition on an engine whose budget, chunk and order read its residents -----------------
+
+def test_a_definitions_runs_on_an_engine_whose_budget_reads_decoders_and_chunk_reads_residents(monkeypatch):
+    """program-reference `def`: a use is replaced by the body with each parameter replaced by its
+    argument; §3 Stages: budget and chunk read "the residents before the iteration", `serve by
+    (remaining)` serves the least remaining first, "ties in admission order", one token a decode, up to
+    chunk a prefill, until the budget is spent; docs/simulator.md, Engine statistics.
+
+    Prefills 6, 3, 1 then decodes 2, 2, 4 (s0, s1, s2, admitted in that order at 0).
+      it 1 [0,1): decoders 0, budget 5; residents 3, chunk 2: s2 1, s1 2, s0 2 (s2 prefilled at 1).
+      it 2 [1,2): decoders 1, budget 5: s1 1 (prefilled at 2), then s0 and s2 tie at 4 remaining:
+                  s0 (admitted first) 2, s2 1.
+      it 3 [2,3): decoders 2, budget 3: s0 2 and s1 2 tie: s0 2 (prefilled at 3), s1 1; s2 nothing.
+      it 4 [3,4): decoders 3, budget 3: one each (s1 done at 4); it 5: s0 (done at 5), s2; it 6: s2 (6).
+    Tokens 5, 4, 3, 3, 2, 1 over budgets 5, 5, 3, 3, 3, 5; batches 3, 3, 2, 3, 2, 1."""
+    rep, obs = run("""
+pool kv { cap 100; }
+stage e : step { budget decoders >= 2 ? 3 : 5; cost 1; chunk residents > 1 ? 2 : 4; serve by (remaining); }
+workload { arrive batch(3); }
+def serve_one(n, o) {
+  hold kv (n + o) {
+    run e prefill (n);
+    observe f = now;
+    run e decode (o);
+    observe l = now;
+  }
+}
+session {
+  serve_one(serial == 0 ? 6 : serial == 1 ? 3 : 1, serial == 2 ? 4 : 2);
+  end;
+}
+run { horizon 100; }
+""", monkeypatch)
+    assert obs["f"] == [(2, 1.0, 1.0), (1, 2.0, 2.0), (0, 3.0, 3.0)]
+    assert obs["l"] == [(1, 4.0, 4.0), (0, 5.0, 5.0), (2, 6.0, 6.0)]
+    e = stage(rep, "e")
+    assert (e.iterations, e.prefill_only, e.decode_only, e.mixed, e.requests) == (6, 1, 3, 2, 3)
+    assert (close(e.batch, 14 / 6), close(e.tokens, 3.0), close(e.token_utilisation, 18 / 24)) == (True,) * 3
+    # present: s0 on [0, 5), s1 [0, 4), s2 [0, 6); busy [0, 6); six runs of 3, 2, 1, 2, 2, 5
+    assert (close(e.present, 0.15), close(e.utilisation, 0.06), e.completions, close(e.service, 2.5)) == (
+        True, True, 6, True)
+    assert close(pool(rep, "kv").used, 0.9)
+
+
+# --- queue by waited mixed with an attribute on an engine, a victim at the tail ---------------------------
+
+def test_an_engines_queue_by_aged_lanes_and_a_victim_requeued_at_the_tail(monkeypatch):
+    """pool-reference `queue`: keys re-evaluated for every waiting hold before each admission attempt,
+    waited reset on re-entry; `preempt by (prio) requeue tail` on the engine's memory: candidates are its
+    residents, the least key loses; §3: a growing run grows its hold to the position it will reach first,
+    a victim already served gives its tokens back, and no admission in an iteration that preempted.
+
+    reqs cap 3 (admitted by e, budget 4), kv cap 8; prio s0 2, s1 1, s2 4, s3 3; each holds kv (2) and
+    decodes 4 growing kv. At 0 all wait 0, keys (1, prio): s1, s0, s3 admitted (reqs full), one token
+    each. At 2 the third tokens need a third unit each: s1 and s0 grow to 3 (used 8), s3 cannot: the
+    least prio, s1, is preempted (its token given back), re-joins behind s2 with waited 0, and s3 grows.
+    At 3 s0 and s3 grow to 4 (used 8); s2 (waited 3, key (0, 4)) is the head and kv has no room. At 4 s0
+    and s3 end; s1 has waited 2 (key (0, 1)) and goes before s2 (0, 4): both admitted at 4, done at 8."""
+    rep, obs = run("""
+pool reqs { cap 3; admit via e; queue by (waited >= 2 ? 0 : 1, prio); }
+pool kv { cap 8; preempt by (prio) requeue tail; }
+stage e : step { budget 4; cost 1; memory kv; }
+workload { arrive batch(4); init { set prio = serial == 0 ? 2 : serial == 1 ? 1 : serial == 2 ? 4 : 3; } }
+session {
+  hold reqs (1), kv (2) {
+    observe a = now;
+    run e decode (4) growing kv;
+  } cache (0);
+  observe done = now;
+  end;
+}
+run { horizon 100; }
+""", monkeypatch)
+    assert by_session(obs, "a") == {0: [0.0], 1: [0.0, 4.0], 2: [4.0], 3: [0.0]}
+    assert by_session(obs, "done") == {0: [4.0], 1: [8.0], 2: [8.0], 3: [4.0]}
+    reqs, kv = pool(rep, "reqs"), pool(rep, "kv")
+    assert (reqs.admissions, kv.admissions, kv.preemptions, kv.stuck) == (5, 5, 1, 0)
+    # waits 0, 0, 0, 4 (s2) and 2 (s1 from 2 to 4); queue s2 on [0, 4), s1 on [2, 4)
+    assert (close(reqs.wait, 6 / 5), close(reqs.queue, 0.06)) == (True, True)
+    # kv used 6 on [0, 3) (s1's third unit given back at 2), 8 on [3, 4), then s1 and s2: 4 on [4, 6),
+    # 6 on [6, 7), 8 on [7, 8): 18 + 8 + 22
+    assert close(kv.used, 0.48)
+    e = stage(rep, "e")
+    assert (e.iterations, close(e.tokens, 18 / 8), e.decode_only) == (8, True, 8)
