@@ -148,6 +148,10 @@ def tables(program: Any) -> list[RecordTable]:
     return [RecordTable(d.name, d.columns, w) for d, w in zip(program.records, whole)]
 
 
+#: what :meth:`Records.frame` gives: the first of pandas and polars installed, or one named
+KINDS = ("auto", "pandas", "polars", "numpy")
+
+
 class Records:
     """One table of records after the run, rows sent before the warm-up's end left out: :meth:`arrays`
     gives numpy arrays by column (``session``, ``turn``, ``time``, then the declared ones), :meth:`frame`
@@ -212,7 +216,13 @@ class Records:
 
     def frame(self, kind: str = "auto") -> Any:
         """The rows as a DataFrame: ``kind`` ``"pandas"``, ``"polars"``, ``"numpy"`` (the dict of arrays)
-        or ``"auto"`` (pandas when installed, else polars, else numpy)."""
+        or ``"auto"`` (pandas when installed, else polars, else numpy). A ``kind`` that is no str is a
+        TypeError (``kind=3`` was a ValueError, as if a name were misspelt), one of no such name a ValueError,
+        both before anything is made."""
+        if not isinstance(kind, str):
+            raise TypeError(f"kind is a str (one of {', '.join(KINDS)}), not {type(kind).__name__}")
+        if kind not in KINDS:
+            raise ValueError(f"kind {kind!r}: one of {', '.join(KINDS)}")
         cols = self.arrays()
         if kind in ("auto", "pandas"):
             try:
@@ -230,8 +240,6 @@ class Records:
                     raise
             else:
                 return pl.DataFrame(cols)
-        if kind not in ("auto", "numpy"):
-            raise ValueError(f"kind {kind!r}: one of auto, pandas, polars, numpy")
         return dict(cols)
 
     def __repr__(self) -> str:

@@ -161,20 +161,17 @@ class Report:
         return self.record_table(name).frame(kind)
 
     def record_table(self, name: str | None = None) -> Any:
-        """The :class:`serq_sim.records.Records` of table ``name`` (``None``: the program's one table)."""
+        """The :class:`serq_sim.records.Records` of table ``name`` (``None``: the program's one table), by
+        the report's one rule of a look-up by name (:func:`_named`): ``record_table(["req"])`` was
+        "unhashable type: 'list'" and ``record_table(3)`` a KeyError, as if 3 were a table's name
+        misspelt."""
         if name is None:
             if len(self._records) != 1:
                 raise KeyError("the program has no record table" if not self._records else
                                f"the program has {len(self._records)} record tables ({', '.join(self._records)}): "
                                "name one")
             name = next(iter(self._records))
-        try:
-            return self._records[name]
-        except KeyError:
-            from serq.errors import did_you_mean
-
-            raise KeyError(f"no record table {name!r} (the program has: {', '.join(self._records) or 'none'})"
-                           + did_you_mean(name, self._records)) from None
+        return _named(self._records, name, "record table")
 
     @property
     def record_names(self) -> list[str]:
