@@ -1,0 +1,201 @@
+"""Programs of a tenth round of users (peer_programs10/*.sq), of kinds the earlier rounds lack: a scale-to-zero
+endpoint whose first request after an idle spell loads the model (M/G/1 with setup times, Welch's formula),
+swept over the setup time and the rate with `serq sweep`; clients that retry after a 429 with a random
+backoff (the M/M/1 retrial queue's orbit); users who balk at a crowded endpoint (discouraged arrivals,
+whose number present is Poisson); interactive requests that preempt batch requests through a growth
+(preemptive-resume priority, Cobham), with its admissions accounted for on a drained run. Programs that
+run on the fast tier run on the general engine too, which must agree byte for byte (conform.both_tiers);
+statistical checks fix their seeds and assert a 95 % CI that covers the theory and is narrow."""
+
+from __future__ import annotations
+
+import csv
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import serq_frontend
+import serq_sim
+import serq_sim.fast
+from conform import both_tiers, covers
+
+pytestmark = pytest.mark.timeout(120)
+
+HERE = Path(__file__).resolve().parent / "peer_programs10"
+SERQ = [sys.executable, "-m", "serq"]
+
+
+def serq(*args: str, cwd=None) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != "SERQ_SIM_TIER"}
+    return subprocess.run([*SERQ, *args], capture_output=True, text=True, timeout=300, env=env, cwd=cwd)
+
+
+def one(name: str, **kw):
+    """A program that reads a gauge or grows a hold runs on the general engine only."""
+    return serq_sim.run(serq_frontend.compile(str(HERE / name)), **kw)
+
+
+def stage(r, name):
+    return next(s for s in r.result.stages if s.name == name)
+
+
+def pool(r, name):
+    return next(p for p in r.result.pools if p.name == name)
+
+
+def gauge_covers(g, theory: float, rel: float) -> None:
+    assert abs(g.mean - theory) <= g.ci, (g.mean, g.ci, theory)
+    assert g.ci <= rel * abs(theory), (g.ci, theory)
+
+
+def welch(lam: float, S: float, d: float) -> tuple[float, float]:
+    """M/M/1 with a fixed setup d when a request finds the system empty: (mean response, share of cold
+    starts). Welch (1964): E[W] = lam E[S^2] / (2 (1 - rho)) + (2 E[U] + lam E[U^2]) / (2 (1 + lam E[U]))."""
+    rho = lam * S
+    wait = lam * 2 * S * S / (2 * (1 - rho)) + (2 * d + lam * d * d) / (2 * (1 + lam * d))
+    return wait + S, (1 - rho) / (1 + lam * d)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# coldstart.sq: scale to zero
+
+
+def test_a_scale_to_zero_endpoint_is_mg1_with_setup_times(monkeypatch):
+    # lam 0.5, S 1, d 4: E[W] = 1 + 4 * 4 / 6 = 3.6667, E[T] = 4.6667; cold starts (1 - 0.5) / 3 = 1/6.
+    assert serq_sim.fast.tier(serq_frontend.compile(str(HERE / "coldstart.sq"))) == "fast"
+    r = both_tiers(HERE / "coldstart.sq", monkeypatch)
+    T, cold = welch(0.5, 1, 4)
+    assert abs(T - 14 / 3) < 1e-12 and abs(cold - 1 / 6) < 1e-12
+    covers(r.stats("response"), T, 0.02)
+    covers(r.stats("cold"), cold, 0.03)
+    res = r.result
+    setup, svc, gpu = stage(r, "setup"), stage(r, "svc"), pool(r, "gpu")
+    # every cold request ran the setup once, of exactly d; every request was served once
+    assert setup.service == 4.0
+    assert setup.completions == round(r.stats("cold").mean * r.stats("cold").count)
+    assert svc.completions == r.stats("response").count
+    assert 0 <= svc.completions - gpu.admissions <= 1  # one in service at the warm-up's end
+    # the GPU is held while setting up or serving: rho + (1 - rho) lam d / (1 + lam d) = 5/6, as the two
+    # stages' utilisations add up to; the wait the pool reports is the observe's
+    assert math.isclose(gpu.holders, setup.utilisation + svc.utilisation, rel_tol=1e-9)
+    assert abs(gpu.holders - 5 / 6) < 0.01
+    assert math.isclose(gpu.wait, r.stats("wait").mean, rel_tol=1e-9)
+    # the model's wait counts the setup before the first service: wait at the pool + d per cold start
+    assert math.isclose(r.stats("wait").mean + 4 * r.stats("cold").mean + svc.service,
+                        r.stats("response").mean, rel_tol=2e-3)
+    # Little's law on the report's own figures: the sessions present, and those waiting for the GPU
+    assert math.isclose(res.mean_live, svc.throughput * r.stats("response").mean, rel_tol=5e-3)
+    assert math.isclose(gpu.queue, svc.throughput * gpu.wait, rel_tol=5e-3)
+
+
+def test_a_sweep_over_the_setup_time_and_the_rate_covers_welch_at_every_point(tmp_path):
+    # d = 0 is plain M/M/1 (a run of zero work completes at once): E[T] = 1 / (1 - lam), cold = 1 - lam.
+    out = tmp_path / "sw.csv"
+    p = serq("sweep", str(HERE / "coldstart.sq"), "--set", "d=0,2,8", "--set", "lam=0.3,0.6", "--seeds", "1..4",
+             "--horizon", "20000", "--warmup", "200", "--workers", "0", "--no-progress", "--out", str(out),
+             "--show", "observes.response.mean")
+    assert p.returncode == 0, p.stderr
+    points = list(csv.DictReader((tmp_path / "sw.points.csv").read_text().splitlines()))
+    assert sorted((float(r["d"]), float(r["lam"])) for r in points) == [
+        (d, lam) for d in (0.0, 2.0, 8.0) for lam in (0.3, 0.6)]
+    for row in points:
+        T, cold = welch(float(row["lam"]), 1, float(row["d"]))
+        assert row["runs"] == "4"
+        for fig, theory, rel in (("observes.response.mean", T, 0.06), ("observes.cold.mean", cold, 0.06)):
+            mean, ci = float(row[f"{fig}:mean"]), float(row[f"{fig}:ci"])
+            assert abs(mean - theory) <= ci <= rel * theory, (row["d"], row["lam"], fig, mean, ci, theory)
+    runs = list(csv.DictReader(out.read_text().splitlines()))
+    assert len(runs) == 24
+    # each run's figures obey Little's law at the pool on their own
+    for row in runs:
+        assert math.isclose(float(row["pools.gpu.queue"]),
+                            float(row["stages.svc.throughput"]) * float(row["pools.gpu.wait"]), rel_tol=0.03)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# retrial.sq: retries after a 429
+
+
+def test_retries_after_a_429_are_the_mm1_retrial_queue():
+    # lam 0.6, mu 1, theta 0.5: E[N] = 0.6 (0.6 + 1.2) / 0.4 = 2.7 in the orbit, 4.5 s there per client,
+    # 2.25 retries each; the GPU busy 0.6 of the time.
+    r = one("retrial.sq")
+    lam, theta, rho = 0.6, 0.5, 0.6
+    N = rho * (rho + lam / theta) / (1 - rho)
+    assert abs(N - 2.7) < 1e-12
+    gauge_covers(r.result.gauges["orbit"], N, 0.05)
+    covers(r.stats("orbit_time"), N / lam, 0.05)
+    covers(r.stats("retries"), theta * N / lam, 0.05)
+    covers(r.stats("response"), N / lam + 1, 0.05)
+    svc, backoff, gpu = stage(r, "svc"), stage(r, "backoff"), pool(r, "gpu")
+    assert abs(svc.utilisation - rho) < 0.01
+    assert gpu.wait == 0 and gpu.queue == 0 and gpu.rejections == 0  # nobody ever waits for the GPU
+    # the orbit the gauge watches is the backoff stage's population, and Little's law holds there
+    assert math.isclose(r.result.gauges["orbit"].mean, backoff.present, rel_tol=1e-9)
+    assert math.isclose(backoff.present, backoff.throughput * backoff.service, rel_tol=0.01)
+    # every retry is one backoff: the backoffs are the retries the clients counted (up to the runs in flight)
+    retries = r.stats("retries")
+    assert abs(backoff.completions - retries.mean * retries.count) <= 40
+
+
+# ---------------------------------------------------------------------------------------------------------
+# discouraged.sq: balking
+
+
+def test_discouraged_arrivals_make_the_number_present_poisson():
+    # lam 3, mu 2: rho 1.5 (beyond 1, yet stable); idle e^-1.5 = 0.2231, throughput 2 (1 - e^-1.5) = 1.5537.
+    r = one("discouraged.sq", horizon=30000, warmup=300)
+    lam, mu = 3, 2
+    rho = lam / mu
+    busy = 1 - math.exp(-rho)
+    gauge_covers(r.result.gauges["present"], rho, 0.02)
+    covers(r.stats("stayed"), mu * busy / lam, 0.02)
+    covers(r.stats("response"), rho / (mu * busy), 0.02)
+    svc, gpu = stage(r, "svc"), pool(r, "gpu")
+    assert abs(svc.utilisation - busy) < 0.01
+    assert abs(svc.throughput - mu * busy) < 0.02
+    # the gauge is the pool's holders and queue; the mean live sessions are those present (the balkers end
+    # at once), and Little's law ties them to the served requests' response
+    g = r.result.gauges["present"]
+    assert math.isclose(g.mean, gpu.holders + gpu.queue, rel_tol=1e-9)
+    assert math.isclose(r.result.mean_live, g.mean, rel_tol=1e-9)
+    assert math.isclose(g.mean, svc.throughput * r.stats("response").mean, rel_tol=0.01)
+    # (a request admitted in the warm-up and done after it is a completion, not an admission)
+    assert svc.completions == r.stats("response").count
+    assert 0 <= svc.completions - gpu.admissions <= 1
+
+
+# ---------------------------------------------------------------------------------------------------------
+# preempt_prio.sq: preemptive priority through a growth
+
+
+def test_interactive_requests_preempting_batch_ones_are_cobhams_preemptive_priority():
+    # lam1 0.3, lam2 0.4, mu 1: E[T1] = 1 / 0.7 = 1.4286, E[T2] = 1 / (0.7 * 0.3) = 4.7619 (FIFO: 3.3333)
+    r = one("preempt_prio.sq", horizon=60000, warmup=600)
+    covers(r.stats("t_hi"), 1 / 0.7, 0.03)
+    covers(r.stats("t_lo"), 1 / (0.7 * 0.3), 0.1)
+    gpu = pool(r, "gpu")
+    # a batch request is preempted at least by every interactive arrival that finds it in service (PASTA:
+    # lam1 rho2 a second), more by those admitted at the instant an interactive one leaves
+    assert gpu.preemptions / 59400 > 0.3 * 0.4 * 0.9
+    assert 0 < gpu.stuck <= gpu.preemptions
+    assert any("stuck" in n for n in r.result.notes)
+
+
+def test_a_drained_run_of_the_priority_classes_accounts_for_every_admission():
+    # 3 000 requests, no warm-up, to the last: each is served once; each interactive request is admitted
+    # once on each pool (it is never a victim: its key is the greater); a batch request once and again at
+    # each preemption
+    r = one("preempt_prio.sq", arrivals=3000, warmup=0, horizon=math.inf)
+    res = r.result
+    assert res.arrivals == res.ended == 3000
+    svc, hi, gpu = stage(r, "svc"), pool(r, "hi_slot"), pool(r, "gpu")
+    n_hi, n_lo = r.stats("t_hi").count, r.stats("t_lo").count
+    assert n_hi + n_lo == svc.completions == 3000
+    assert hi.admissions == n_hi and hi.preemptions == 0
+    assert gpu.admissions == 3000 + gpu.preemptions
+    assert gpu.preemptions > 0 and gpu.over_cap == 0
+    assert abs(n_hi / 3000 - 0.3 / 0.7) < 0.03
