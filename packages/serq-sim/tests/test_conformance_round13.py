@@ -276,3 +276,112 @@ run { horizon 100; }
     assert close(kv.used, 0.48)
     e = stage(rep, "e")
     assert (e.iterations, close(e.tokens, 18 / 8), e.decode_only) == (8, True, 8)
+
+
+# --- reserve held: a growth beyond the own reservation; rejection after block rounding --------------------
+
+def test_a_growth_beyond_its_reservation_follows_the_pools_preempt_rule(monkeypatch):
+    """pool-reference `reserve held`: "A hold that grows beyond its reservation follows the pool's preempt
+    rule"; "Reservations end with the hold's scope, release or preemption"; `lifo` preempts the last
+    admitted; the victim re-enters at the head.
+
+    cap 10. s0 holds 2 reserve 4 at 0 (u0 = 2). s1 asks 2 reserve 6 at 0.5: 2 + 2 + 6 = 10, admitted
+    (u1 = 4). s2 asks 1 at 0.7: 4 + 2 + 4 + 1 = 11, waits. At 1 s0 grows by 4, past its reservation:
+    4 + u1 4 + 4 = 12 > 10, so s1 (admitted last) is preempted, its reservation gone: 2 + 4 = 6 fits
+    (g = 1), and s0 now holds 6 of its 4 reserved (u0 = 0). s1, back at the head, needs 6 + 6 > 10 and
+    blocks s2 until s0 leaves at 2: then s1 (2 + 6) and s2 (2 + 4 + 1 = 7) are admitted."""
+    rep, obs = run("""
+pool m { cap 10; reserve held; preempt lifo; }
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  branch (serial == 0) {
+    hold m (2) reserve (4) { observe a = now; run d (1); grow m (4); observe g = now; run d (1); }
+  } else { branch (serial == 1) { run d (0.5); hold m (2) reserve (6) { observe a = now; run d (3); } }
+  else { run d (0.7); hold m (1) { observe a = now; run d (1); } } }
+  end;
+}
+run { horizon 100; }
+""", monkeypatch)
+    assert by_session(obs, "a") == {0: [0.0], 1: [0.5, 2.0], 2: [2.0]}
+    assert obs["g"] == [(0, 1.0, 1.0)]
+    m = pool(rep, "m")
+    assert (m.admissions, m.preemptions, m.stuck) == (4, 1, 0)
+    # waits: 0, 0, s1 1 (from 1 to 2), s2 1.3 (from 0.7 to 2)
+    assert close(m.wait, 2.3 / 4)
+
+
+def test_a_hold_is_rejected_when_its_units_or_reserve_exceed_the_cap_after_block_rounding(monkeypatch):
+    """pool-reference: "If either units or reserve is independent of deployment state and exceeds capacity
+    after block rounding, the hold is rejected and its session ends."
+
+    cap 10, block 4: 9 units and a reserve of 9 round to 12 > 10 (s0, s1 rejected, their sessions end at
+    once without reaching the observe); 8 units and a reserve of 8 round to 8 and wait for room as any
+    hold: s2 from 0 to 1, s3 from 1 to 2."""
+    rep, obs = run("""
+pool m { cap 10; block 4; }
+stage d : delay;
+workload { arrive batch(4); }
+session {
+  branch (serial == 0) { hold m (9) { run d (1); } }
+  else { branch (serial == 1) { hold m (1) reserve (9) { run d (1); } }
+  else { branch (serial == 2) { hold m (8) { observe a = now; run d (1); } }
+  else { hold m (1) reserve (8) { observe a = now; run d (1); } } } }
+  observe e = now;
+  end;
+}
+run { horizon 100; }
+""", monkeypatch)
+    assert obs["a"] == [(2, 0.0, 0.0), (3, 1.0, 1.0)]
+    assert obs["e"] == [(2, 1.0, 1.0), (3, 2.0, 2.0)]
+    m = pool(rep, "m")
+    assert (m.rejections, m.admissions, m.over_cap) == (2, 2, 0)
+    assert (rep.result.arrivals, rep.result.ended) == (4, 4)
+    # used 8 on [0, 1) (s2's 8) and 4 on [1, 2) (s3's 1 unit, a block): 12
+    assert close(m.used, 0.12)
+
+
+# --- a growth outside the engine whose pool is the engine's memory ----------------------------------------
+
+ENGINE_MEMORY_GROWER = """
+pool kv { cap 10; preempt lifo; }
+stage e : step { budget 4; cost 1; memory kv; }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) { hold kv (4) { observe a = now; AWAY run e decode (5); } }
+  else { run d (0.5); hold kv (4) { observe a = now; run d (1); grow kv (4); observe g = now; run d (1); } }
+  observe done = now;
+  end;
+}
+run { horizon 100; }
+"""
+
+
+def test_a_grower_away_from_the_engine_preempts_its_resident_or_waits(monkeypatch):
+    """pool-reference `preempt`: "Candidates are holders resident in the stage whose memory is this pool";
+    §3: the victim's "job leaves its stage", and a holder away from the engine "is in no running list";
+    docs/simulator.md, Pools: with no candidate the grower waits; docs/simulator.md, Engine statistics: a
+    job taken from a running iteration gives its tokens back, and an iteration left with none is one that
+    only preempted.
+
+    kv cap 10. s0 holds 4 and decodes 5 on e (one token a second); s1 holds 4 at 0.5 on a delay stage and
+    grows by 4 at 1.5: 8 + 4 > 10. s0, decoding, is the one candidate (s1 is no resident): preempted in
+    the iteration [1, 2), its token given back; s1 grows (g = 1.5) and leaves at 2.5, when s0 is admitted
+    again and decodes its 5 tokens in [2.5, 7.5). Iterations: [0, 1) one token, [1, 2) none, five more.
+    When s0 is away too (on d until 2.5, then decoding), nobody is a candidate: s1 waits until s0 leaves
+    the pool at 7.5."""
+    rep, obs = run(ENGINE_MEMORY_GROWER.replace("AWAY ", ""), monkeypatch)
+    assert by_session(obs, "a") == {0: [0.0, 2.5], 1: [0.5]}
+    assert obs["g"] == [(1, 1.5, 1.5)]
+    assert by_session(obs, "done") == {0: [7.5], 1: [2.5]}
+    kv, e = pool(rep, "kv"), stage(rep, "e")
+    assert (kv.preemptions, kv.admissions) == (1, 3)
+    assert (e.iterations, e.decode_only, e.completions, close(e.tokens, 6 / 7)) == (7, 6, 1, True)
+    # busy [0, 2) and [2.5, 7.5); s0 resident on [0, 1.5) and [2.5, 7.5)
+    assert (close(e.utilisation, 0.07), close(e.present, 0.065)) == (True, True)
+    rep, obs = run(ENGINE_MEMORY_GROWER.replace("AWAY", "run d (2.5);"), monkeypatch)
+    assert by_session(obs, "a") == {0: [0.0], 1: [0.5]}
+    assert obs["g"] == [(1, 7.5, 7.5)]
+    assert by_session(obs, "done") == {0: [7.5], 1: [8.5]}
+    assert pool(rep, "kv").preemptions == 0
