@@ -45,8 +45,7 @@ def agg_count(a: Any, n: float) -> int:
     not a whole number from 1 to :data:`MAX_TERMS`."""
     what = f"the count of `{a.op} {a.var} in …`"
     if not math.isfinite(n) or n != int(n) or n < 1:
-        shown = show_number(n) if math.isinf(n) or n != n or n == int(n) else repr(n)
-        raise BadConstant(a.n, f"{what} must be an integer of at least 1, not {shown}")
+        raise BadConstant(a.n, f"{what} must be an integer of at least 1, not {show_number(n, exact=True)}")
     if n > MAX_TERMS:  # (the count as messages show a number: 1e300 was its 301 digits)
         raise BadConstant(a.n, f"`{a.op} {a.var} in {show_number(n)}`: more than {MAX_TERMS} terms")
     return int(n)

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from serq.files import MAX_SOURCE, name_not_text, read_input, shown_name
+from serq_ir.rules import show_number
 
 from . import ast as A
 from .consts import BadConstant, NotConstant, fold
@@ -236,13 +237,8 @@ class Context:
 
 
 def fmt_num(v: float) -> str:
-    if v != v:
-        return "NaN"
-    if math.isinf(v):
-        return "inf" if v > 0 else "-inf"
-    if v == int(v) and abs(v) < 1e15:
-        return str(int(v))
-    return repr(v)
+    """A constant as the linker's messages show it: every digit of it (serq_ir.rules.show_number, exact)."""
+    return show_number(v, exact=True)
 
 
 def _close_let(node: Any, lets: Any) -> str:

@@ -233,17 +233,11 @@ def window_problem(horizon, warmup) -> str | None:
         return None
     if horizon == math.inf or not isinstance(warmup, (int, float)) or warmup < horizon:
         return None
-    return f"warmup {warmup:g} is not below the horizon {horizon:g}"
+    return f"warmup {show_number(warmup)} is not below the horizon {show_number(horizon)}"
 
 
 def _show(x: float) -> str:
-    if x != x:
-        return "NaN"
-    if x in (math.inf, -math.inf):
-        return "inf" if x > 0 else "-inf"
-    if x == int(x) and abs(x) < 1e15:
-        return str(int(x))
-    return repr(float(x))
+    return show_number(x, exact=True)
 
 
 #: the rule of :func:`pairs` in words, as the linker's and serq_ir.validate's messages give it
@@ -287,12 +281,17 @@ def member_problem(kind: str, idx: float, size: int) -> str | None:
 SHOWN_WHOLE = 1e16
 
 
-def show_number(x: float) -> str:
-    """A number as a message shows it (the simulator's, serq_sim.errors.show, and these rules'): ``NaN``, a
-    whole number below :data:`SHOWN_WHOLE` in size without a point, else ``%g``."""
+def show_number(x: float, exact: bool = False) -> str:
+    """A number as a message shows it, the one rule of every message (these rules', the simulator's
+    serq_sim.errors.show and its times, the linker's, a run setting's option): ``NaN``, a whole number below
+    :data:`SHOWN_WHOLE` in size without a point, else ``%g``; with ``exact``, every other number by all its
+    digits (``repr``: a parameter quoted as given, ``~uniform(0.1, 0.30000000000000004)``)."""
     if x != x:
         return "NaN"
-    return str(int(x)) if math.isfinite(x) and x == int(x) and abs(x) < SHOWN_WHOLE else f"{x:g}"
+    x = float(x)
+    if math.isfinite(x) and x == int(x) and abs(x) < SHOWN_WHOLE:
+        return str(int(x))
+    return repr(x) if exact and math.isfinite(x) else f"{x:g}"
 
 
 #: the most phases an Erlang draw has: each is an exponential draw, so ~erlang(1e9, m) took minutes a draw

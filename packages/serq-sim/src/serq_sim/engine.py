@@ -649,8 +649,8 @@ class Simulation:
             sys.stderr.flush()
         end = self.end
         if self.limit_drained_early(end):
-            raise self.setting_error(("arrivals", "warmup"), end, f"drained at t={end:g}, at or before the warmup "
-                                     f"{self.warmup:g} (nothing to measure)")
+            raise self.setting_error(("arrivals", "warmup"), end, f"drained at t={show(end)}, at or before the warmup "
+                                     f"{show(self.warmup)} (nothing to measure)")
         self.now = end
         for pool in self.pools:
             pool.acc()

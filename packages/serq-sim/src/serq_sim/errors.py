@@ -59,9 +59,8 @@ class SessionGone(Exception):  # noqa: N818 - control flow, not an error
 
 
 def fmt_time(t: float) -> str:
-    if math.isfinite(t) and t == int(t) and abs(t) < 1e15:
-        return str(int(t))
-    return f"{t:.6g}"
+    """A time as a message shows it: as any number (serq_ir.rules.show_number)."""
+    return show_number(t)
 
 
 def format_error(span, t: float | None, serial: int | None, message: str, base: str | None = None) -> str:

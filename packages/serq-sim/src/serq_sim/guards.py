@@ -36,6 +36,7 @@ from typing import Any
 
 from serq.errors import PluginError
 from serq.plugins import FIRST_PARTY_PACKAGES, call_problem
+from serq_ir.rules import show_number
 
 
 def first_party(obj: Any) -> bool:
@@ -60,7 +61,7 @@ def failure(registry: Any, name: str, what: str, reason: str, sim: Any = None) -
     """The error of the plugin that registered ``name`` in ``registry``: it ``what`` (``built stage svc
     wrongly``), ``reason``; at the simulated time when ``sim`` is given."""
     if sim is not None:
-        reason = f"{reason} (at t={sim.now:g})"
+        reason = f"{reason} (at t={show_number(sim.now)})"
     return PluginError(registry.plugin_message(name, what, reason))
 
 
@@ -143,7 +144,8 @@ def _guard_observables(stage: Any, registry: Any, name: str, node: Any) -> None:
                 v = float(v)
             if type(v) is float and lo <= v <= hi:
                 return v
-            within = f"from {lo:g} to {hi:g}" if hi != float("inf") else f"at least {lo:g}"
+            within = (f"from {show_number(lo)} to {show_number(hi)}" if hi != float("inf")
+                      else f"at least {show_number(lo)}")
             raise failure(registry, name, f"failed in its stage {label}",
                           f"{method}() returned {_shown(v)}, not a number {within}", stage.sim)
 
@@ -298,7 +300,7 @@ def guard_engine(sim: Any) -> None:
     def checked_at(t, cb, arg=None):
         if not t >= sim.now:
             raise ContractError(f"sim.at({t!r}, …): NaN is not a time" if t != t else
-                                f"sim.at({t!r}, …): an event before now (t={sim.now:g}): the clock cannot go back")
+                                f"sim.at({t!r}, …): an event before now (t={show_number(sim.now)}): the clock cannot go back")
         func = getattr(cb, "__func__", cb)
         try:
             why = judged[func, func is not cb]

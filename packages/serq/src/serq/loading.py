@@ -125,8 +125,10 @@ def _shown(v: Any) -> str:
 
 def _option_text(v: Any) -> str:
     """A run setting's value as its option takes it: ``5``, ``100`` (of 100.0), ``0.5``, ``inf``."""
-    if isinstance(v, float) and v.is_integer() and abs(v) < 1e15:
-        return str(int(v))
+    if isinstance(v, float):
+        from serq_ir.rules import show_number  # (the one rule of a number in a message)
+
+        return show_number(v, exact=True)
     return str(v)
 
 

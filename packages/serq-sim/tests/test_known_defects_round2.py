@@ -1,0 +1,82 @@
+"""Known defects, each checked against the language's rules (docs/language.md, docs/simulator.md) on small
+programs whose answers are worked out by hand."""
+
+from __future__ import annotations
+
+import pytest
+import serq_frontend
+from serq.cli import main
+from serq_ir.rules import SHOWN_WHOLE, show_number
+from serq_sim.errors import fmt_time
+from tiers import run_on_tier
+
+pytestmark = pytest.mark.timeout(60)
+
+TIERS = ["general", ""]
+
+
+def serq(argv, capsys) -> tuple[int, str]:
+    """``serq ARGV``: its exit status and what it wrote (stdout and stderr)."""
+    with pytest.raises(SystemExit) as info:
+        main(argv)
+    out = capsys.readouterr()
+    return info.value.code, out.out + out.err
+
+
+# ---------------------------------------------------------------- one rule of a whole number in a message
+#
+# docs/language.md, "A message shows a number short": a whole number below 10**16 in size is shown in its
+# digits, any other number as %g. The simulator's times, the linker's constants, a draw's parameters and a
+# run setting's option held a limit of their own, 10**15: a time of 2e15 read `t=2e+15`, an option
+# `--warmup 2000000000000000.0`.
+
+@pytest.mark.parametrize("x, shown", [
+    (2e15, "2000000000000000"), (9007199254740992.0, "9007199254740992"), (-1.5e15, "-1500000000000000"),
+    (1e16, "1e+16"), (2.5, "2.5"), (float("inf"), "inf"), (float("nan"), "NaN"),
+])
+def test_a_time_is_shown_as_any_number(x, shown):
+    assert SHOWN_WHOLE == 1e16
+    assert fmt_time(x) == show_number(x) == shown
+
+
+@pytest.mark.parametrize("tier", TIERS)
+def test_a_run_time_error_at_a_time_below_1e16_names_it_in_digits(tier):
+    src = """stage s : delay;
+workload { arrive batch(1); }
+session {
+  run s (2e15);
+  run s (0 - serial - 1);
+}
+run { horizon inf; }
+"""
+    _, outcome, _ = run_on_tier(serq_frontend.compile(source=src), tier)
+    assert outcome[0] == "error"
+    assert "at t=2000000000000000, session 0: the run's work is negative (-1)" in outcome[2]
+
+
+def test_the_linker_shows_a_whole_constant_below_1e16_in_digits():
+    src = "stage s : delay;\nworkload { arrive batch(1); }\nsession {\n  branch (1.5e15) {\n    run s (1);\n  }\n}\n"
+    with pytest.raises(Exception) as info:
+        serq_frontend.compile(source=src + "run { horizon inf; }\n")
+    assert "the guard is the constant 1500000000000000; a guard is a test" in str(info.value)
+
+
+def test_a_run_setting_given_as_an_option_is_quoted_as_a_message_shows_a_number(tmp_path, capsys):
+    p = tmp_path / "p.sq"
+    p.write_text("stage s : delay;\nworkload { arrive batch(1); }\nsession {\n  run s (1);\n}\n"
+                 "run { horizon inf; }\n")
+    code, out = serq(["run", "--horizon", "1.5e15", "--warmup", "2e15", str(p)], capsys)
+    assert code == 1
+    assert ("--warmup 2000000000000000: warmup 2000000000000000 is not below the horizon 1500000000000000 "
+            "(--horizon 1500000000000000)") in out
+    code, out = serq(["run", "--horizon", "1e300", "--warmup", "1e301", str(p)], capsys)
+    assert code == 1
+    assert "--warmup 1e+301: warmup 1e+301 is not below the horizon 1e+300 (--horizon 1e+300)" in out
+
+
+def test_a_draw_parameter_keeps_every_digit_but_a_whole_one_below_1e16_is_digits():
+    from serq_ir.rules import draw_problem
+
+    assert draw_problem("uniform", [2e15, 0.30000000000000004]) == (
+        "~uniform(2000000000000000, 0.30000000000000004): the low bound is above the high bound")
+    assert draw_problem("exp", [-1e16]) == "~exp(-1e+16): the mean is negative"
