@@ -16,7 +16,11 @@ Conventions: `stage d : delay;` runs every job at rate 1 without waiting, so `ru
 
 from __future__ import annotations
 
+import pytest
+import serq_frontend
+import serq_sim
 from conform import close, pool, run, stage
+from serq_report.json import encode_json
 
 
 def by_session(obs, name):
@@ -385,3 +389,77 @@ def test_a_grower_away_from_the_engine_preempts_its_resident_or_waits(monkeypatc
     assert obs["g"] == [(1, 7.5, 7.5)]
     assert by_session(obs, "done") == {0: [7.5], 1: [8.5]}
     assert pool(rep, "kv").preemptions == 0
+
+
+# --- a budget that reads another engine's budget_left -----------------------------------------------------
+
+def test_a_budget_reading_another_engines_budget_left_reads_its_estimate(monkeypatch):
+    """§2: budget_left(step) is read at a step stage's budget; docs/language.md, Moments: read anywhere but
+    the engine's waiting loop it is "S's budget and chunk evaluated now, less what every resident would
+    take at S's next iteration (one token a decode, min(work, chunk) a prefill), at least 0", a run's work
+    going down when its iteration ends.
+
+    e1 (budget 6, chunk 4): s0 prefills 10, s1 decodes 3; e2's budget is budget_left(e1), s2 prefills 8
+    there; both cost 1. At 0 and 1 e1's residents would take 4 + 1: e2's budget 1, one token each time. At
+    2 s0 has 2 left: 2 + 1, e2's budget 3. At 3 e1 is empty (s0 and s1 done): budget 6, s2's last 3 (done
+    at 4). e1's tokens 5, 5, 3 of 6 each; e2's 1, 1, 3, 3 of 1, 1, 3, 6."""
+    rep, obs = run("""
+stage e1 : step { budget 6; cost 1; chunk 4; }
+stage e2 : step { budget budget_left(e1); cost 1; }
+workload { arrive batch(3); }
+session {
+  branch (serial == 0) { run e1 prefill (10); }
+  else { branch (serial == 1) { run e1 decode (3); }
+  else { run e2 prefill (8); } }
+  observe done = now;
+  end;
+}
+run { horizon 100; }
+""", monkeypatch)
+    assert obs["done"] == [(0, 3.0, 3.0), (1, 3.0, 3.0), (2, 4.0, 4.0)]
+    e1, e2 = stage(rep, "e1"), stage(rep, "e2")
+    assert (e1.iterations, e1.mixed, close(e1.tokens, 13 / 3), close(e1.token_utilisation, 13 / 18)) == (
+        3, 3, True, True)
+    assert (e2.iterations, e2.prefill_only, close(e2.tokens, 2.0), close(e2.token_utilisation, 8 / 11)) == (
+        4, 4, True, True)
+
+
+# --- an expression definition given from outside ----------------------------------------------------------
+
+DEFS = """
+stage d : delay;
+def svc(k) = k * 2;
+def gap() = 3;
+workload { arrive renewal(gap()); }
+session { set t0 = now; run d (svc(serial + 1)); observe r = now - t0; observe s = t0; end; }
+run { horizon 20; }
+"""
+
+
+@pytest.mark.parametrize("defs, sent, response", [
+    ({}, [3, 6, 9, 12], [2, 4, 6, 8]),
+    ({"svc": "k + 10"}, [3, 6], [11, 12]),
+    ({"gap": "~det(4)"}, [4, 8, 12], [2, 4, 6]),
+    ({"svc": "~det(1) + k"}, [3, 6, 9, 12], [2, 3, 4, 5]),
+])
+def test_an_expression_definitions_body_given_from_outside_is_the_program_written_with_it(
+        monkeypatch, defs, sent, response):
+    """program-reference `def`: "An expression definition's body can be given from outside, as a let's
+    value can: --def NAME=expr …, defs={"NAME": "expr"} in pyserq. The program is then the one written
+    with that body"; §2: "The first renewal arrival occurs after one gap"; a run ends at its horizon, an
+    event at the horizon included.
+
+    Arrivals every gap from the first gap; session k (serial k - 1) runs svc(k) on a delay stage and
+    samples at its end, up to 20: svc 2k ends at 5, 10, 15, 20; svc k + 10 at 14, 18 (then 22); a gap of
+    4 gives arrivals 4, 8, 12, 16 (ends 6, 12, 18, 24); ~det(1) + k draws 1 for each use."""
+    reports = []
+    for tier in ("", "general"):
+        if tier:
+            monkeypatch.setenv("SERQ_SIM_TIER", tier)
+        else:
+            monkeypatch.delenv("SERQ_SIM_TIER", raising=False)
+        reports.append(serq_sim.run(serq_frontend.compile(source=DEFS, sets={}, defs=defs)))
+    assert encode_json(reports[0]) == encode_json(reports[1])
+    r = reports[1]
+    assert (r.observe("s").values.tolist(), r.observe("r").values.tolist()) == (
+        [float(t) for t in sent], [float(t) for t in response])
