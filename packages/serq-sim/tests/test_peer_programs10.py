@@ -199,3 +199,80 @@ def test_a_drained_run_of_the_priority_classes_accounts_for_every_admission():
     assert gpu.admissions == 3000 + gpu.preemptions
     assert gpu.preemptions > 0 and gpu.over_cap == 0
     assert abs(n_hi / 3000 - 0.3 / 0.7) < 0.03
+
+
+# ---------------------------------------------------------------------------------------------------------
+# engset.sq: a finite population of agents on c concurrent slots
+
+
+def engset(N: int, c: int, beta: float) -> tuple[float, float, float]:
+    """(call congestion, time congestion, mean busy slots) of Engset's loss system."""
+    p = [math.comb(N, k) * beta ** k for k in range(c + 1)]
+    q = [math.comb(N - 1, k) * beta ** k for k in range(c + 1)]
+    return q[c] / sum(q), p[c] / sum(p), sum(k * x for k, x in enumerate(p)) / sum(p)
+
+
+def test_agents_sharing_c_concurrent_slots_are_engsets_loss_system():
+    # N 12, c 4, beta 2 / 10: B = 0.528 / 7.248 = 0.072848, mean busy 16.128 / 8.592 = 1.877095, whatever
+    # the service law (hyperexponential here)
+    r = one("engset.sq")
+    B, E, busy = engset(12, 4, 0.2)
+    assert abs(B - 0.528 / 7.248) < 1e-12 and abs(busy - 16.128 / 8.592) < 1e-12
+    covers(r.stats("refused"), B, 0.05)
+    gauge_covers(r.result.gauges["busy_slots"], busy, 0.01)
+    think, llm, api = stage(r, "think"), stage(r, "llm"), pool(r, "api")
+    # every think ends in a call, refused or served: the calls are the thinks, the admissions the calls
+    # not refused
+    refused = r.stats("refused")
+    assert refused.count == think.completions
+    assert abs(api.admissions - round((1 - refused.mean) * refused.count)) <= 1
+    assert api.rejections == 0 and api.queue == 0  # a refused call never joins the queue
+    # the agents are thinking or on a slot: N = present at think + present at llm (Little at each stage)
+    assert math.isclose(think.present + llm.present, 12, rel_tol=1e-9)
+    assert math.isclose(llm.present, llm.throughput * llm.service, rel_tol=0.01)
+    # an idle agent calls at 1 / Z: the calls come at (N - busy) / Z, a share 1 - B of them served
+    assert math.isclose(think.throughput, (12 - busy) / 10, rel_tol=0.01)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# blocking.sq: prefill blocked by a full decode side
+
+
+def blocking_line(mu1: float, mu2: float, B: int) -> tuple[float, float]:
+    """The saturated two-station line with room for B + 1 requests after the first station, blocking after
+    service: (throughput, share of time the first station is blocked), from its Markov chain. States
+    (k, blocked): k requests past the first station, 0 … B + 1; blocked only at k = B + 1."""
+    import numpy as np
+
+    states = [(k, 0) for k in range(B + 2)] + [(B + 1, 1)]
+    index = {s: i for i, s in enumerate(states)}
+    Q = np.zeros((len(states), len(states)))
+    for (k, b), i in index.items():
+        if not b:  # the first station works
+            Q[i, index[(k + 1, 0)] if k < B + 1 else index[(B + 1, 1)]] += mu1
+        if k > 0:  # the second station serves; a blocked request moves in behind it
+            Q[i, index[(k - 1, 0)] if not b else index[(B + 1, 0)]] += mu2
+    Q -= np.diag(Q.sum(axis=1))
+    A = np.vstack([Q.T, np.ones(len(states))])
+    pi = np.linalg.lstsq(A, np.r_[np.zeros(len(states)), 1.0], rcond=None)[0]
+    X = mu2 * sum(p for (k, _), p in zip(states, pi) if k > 0)
+    return X, pi[index[(B + 1, 1)]]
+
+
+def test_a_prefill_gpu_blocked_by_a_full_decode_side_is_the_two_station_line():
+    # the chain's known case first: equal rates give mu (B + 2) / (B + 3)
+    for B in range(4):
+        assert math.isclose(blocking_line(1, 1, B)[0], (B + 2) / (B + 3), rel_tol=1e-9)
+    r = one("blocking.sq")
+    X, blocked = blocking_line(1, 1.25, 1)
+    prefill, decode, pre, post = stage(r, "prefill"), stage(r, "decode"), pool(r, "pre"), pool(r, "post")
+    assert abs(decode.throughput - X) < 0.01 * X
+    # the prefill GPU is never idle: it works or is blocked, and the blocked request is the one waiting at
+    # the decode side's door
+    assert pre.holders == 1.0
+    assert abs(1 - prefill.utilisation - blocked) < 0.01
+    assert math.isclose(post.queue, 1 - prefill.utilisation, rel_tol=1e-6)
+    # Little: the blocked time a request waits at the door, and the N clients' cycle
+    assert math.isclose(post.queue, decode.throughput * r.stats("blocked").mean, rel_tol=0.01)
+    assert math.isclose(8, decode.throughput * r.stats("response").mean, rel_tol=0.01)
+    assert prefill.completions == decode.completions == post.admissions == r.stats("response").count
