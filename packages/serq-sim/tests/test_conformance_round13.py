@@ -463,3 +463,47 @@ def test_an_expression_definitions_body_given_from_outside_is_the_program_writte
     r = reports[1]
     assert (r.observe("s").values.tolist(), r.observe("r").values.tolist()) == (
         [float(t) for t in sent], [float(t) for t in response])
+
+
+# --- lifo under a serving order that is not the admission order -------------------------------------------
+
+def test_lifo_preempts_the_last_admitted_resident_not_the_last_served(monkeypatch):
+    """pool-reference `preempt`: `lifo` is "Shorthand for by (-admission) requeue head: preempt the last
+    admitted"; §3: "the holder that is a resident of the step stage … and was admitted last — by the
+    session's latest admission"; a victim already served gives its token back; an iteration that only
+    preempted lasts its cost, and a victim at a pool no stage admits is admitted again at the next event
+    (docs/language.md). Under `serve by (remaining)` the last admitted is not the last served.
+
+    kv cap 6; s0 (admitted 0) decodes 6 and s1 (admitted 0.5) decodes 3, both from 2 units, growing kv; s2
+    holds 2 from 1.5 to 6.5 elsewhere. At 2 s1 (2 left) is served first and s0 (4 left) needs a third
+    unit: the last admitted, s1, is the victim, though s0 comes last in the serving order; s0 grows (5),
+    and at 3 to 4 units (6). At 4 its fifth unit has no room and s0, the only resident, preempts itself:
+    that iteration lasts to 5, when both are admitted again (2 + 2 + 2 = 6) and decode afresh: s1 first
+    (3 tokens, done at 8), s0 growing again to 5 at 8 and 6 at 10 (done at 11)."""
+    rep, obs = run("""
+pool kv { cap 6; preempt lifo; }
+stage e : step { budget 4; cost 1; memory kv; serve by (remaining); }
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  branch (serial == 1) { run d (0.5); }
+  branch (serial == 2) { run d (1.5); hold kv (2) { observe a = now; run d (5); } }
+  else {
+    hold kv (2) {
+      observe a = now;
+      observe c = computed;
+      run e decode (serial == 0 ? 6 : 3) growing kv;
+    }
+  }
+  observe done = now;
+  end;
+}
+run { horizon 100; }
+""", monkeypatch)
+    assert by_session(obs, "a") == {0: [0.0, 5.0], 1: [0.5, 5.0], 2: [1.5]}
+    # the positions at the preemptions: s1 1 (its token at 2 given back), s0 4
+    assert by_session(obs, "c") == {0: [0.0, 4.0], 1: [0.0, 1.0]}
+    assert by_session(obs, "done") == {0: [11.0], 1: [8.0], 2: [6.5]}
+    kv, e = pool(rep, "kv"), stage(rep, "e")
+    assert (kv.preemptions, kv.admissions, kv.stuck) == (2, 5, 0)
+    assert (e.iterations, e.decode_only, e.completions) == (11, 10, 2)
