@@ -507,3 +507,46 @@ run { horizon 100; }
     kv, e = pool(rep, "kv"), stage(rep, "e")
     assert (kv.preemptions, kv.admissions, kv.stuck) == (2, 5, 0)
     assert (e.iterations, e.decode_only, e.completions) == (11, 10, 2)
+
+
+# --- the prefix-cache hit rate of a record table -----------------------------------------------------------
+
+HIT_RATE = """
+pool kv { cap 100; block 4; }
+stage d : delay;
+workload { arrive renewal(10); }
+session {
+  set p = 8;
+  loop {
+    set t0 = now;
+    hold kv (p) reuse (p - 1) { run d (1); set f = now; run d (1); } cache (p);
+    record req { sent = t0; first_token = f; last_token = now; output = 2; prompt = p; cached = cached; }
+    branch (p < 12) { set p = 12; } else { end; }
+  }
+}
+run { horizon 100; arrivals 2; WARMUP }
+"""
+
+
+@pytest.mark.parametrize("warmup, rows, rate, used, cached", [(0, 4, 16 / 40, 80 / 24, 120 / 24),
+                                                              (12, 3, 16 / 32, 64 / 12, 120 / 12)])
+def test_the_prefix_cache_hit_rate_is_the_kept_rows_cached_over_their_prompts(monkeypatch, warmup, rows, rate,
+                                                                              used, cached):
+    """docs/language.md: a record table with sent, first_token, last_token and output gets vLLM's serving
+    metrics, and with cached and prompt the prefix-cache hit rate sum(cached) / sum(prompt) (serq_sim.metrics);
+    the report keeps the rows sent at or after the warm-up's end; §3: a hold with cache consumes at most ρ
+    of its own prefix, in whole blocks (reuse 11 takes 8), cached := what it consumed; a finite run's
+    averages are over end - warmup.
+
+    Sessions arrive at 10 and 20; each sends 8 tokens (nothing cached: cached 0) and, at once after 2 s,
+    12 (its 8 cached at the first request's end, 11 of them allowed, 8 in whole blocks: cached 8). Rows
+    sent at 10, 12, 20, 22; the run ends at 24. From 0: 16 / 40; from 12 (the row sent at 12 is kept):
+    16 / 32. kv used 8 on [10, 12), 12 on [12, 14), 8 on [20, 22), 12 on [22, 24); cached: s0's 8 on
+    [12, 12] (consumed at once), its 12 from 14; s1's 8 on [22, 22], its 12 from 24."""
+    rep, _ = run(HIT_RATE.replace("WARMUP", f"warmup {warmup};"), monkeypatch)
+    req = rep.result.requests
+    assert (req.completed, close(req.prefix_cache_hit_rate, rate)) == (rows, True)
+    assert (req.total_input_tokens, close(req.duration, 24.0 - warmup)) == (40.0 - 8 * (warmup > 0), True)
+    assert (close(req.ttft.mean, 1.0), close(req.tpot.mean, 1.0), close(req.e2el.mean, 2.0)) == (True,) * 3
+    kv = pool(rep, "kv")
+    assert (kv.admissions, close(kv.used, used), close(kv.cached, cached)) == (rows, True, True)
