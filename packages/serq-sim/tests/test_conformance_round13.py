@@ -550,3 +550,43 @@ def test_the_prefix_cache_hit_rate_is_the_kept_rows_cached_over_their_prompts(mo
     assert (close(req.ttft.mean, 1.0), close(req.tpot.mean, 1.0), close(req.e2el.mean, 2.0)) == (True,) * 3
     kv = pool(rep, "kv")
     assert (kv.admissions, close(kv.used, used), close(kv.cached, cached)) == (rows, True, True)
+
+
+# --- release in nested holds on one pool, after a load ----------------------------------------------------
+
+def test_each_release_gives_back_the_innermost_hold_left_and_caches_its_computed_position(monkeypatch):
+    """§3: "release m inside the body …: the innermost enclosing hold on m gives its allocation there back,
+    caching per its clause, and holds m no longer"; "load m (n) advances the innermost enclosing hold's
+    position on m by n tokens"; min(ℓ, computed) stays cached, rounded down to blocks; docs/language.md:
+    a session has one prefix per pool, the one its latest release left.
+
+    block 2. The first hold caches 4. The second, hold m (8) reuse (4), consumes them (cached 4, position
+    4) and loads 3 (position 7). Inside it hold m (2): the first release gives back that inner hold, which
+    caches its allocation, 2 (used 8, cached 2); the second release reaches the outer hold, which caches
+    min(8, 7) rounded down to blocks, 6, replacing the 2 (used 0). The two scopes' ends then have nothing
+    left to give back."""
+    _rep, obs = run("""
+pool m { cap 20; block 2; }
+stage d : delay;
+workload { arrive batch(1); }
+session {
+  hold m (4) { run d (1); } cache (4);
+  hold m (8) reuse (4) {
+    observe c0 = cached;
+    load m (3);
+    hold m (2) {
+      release m;
+      observe u1 = used(m) * 100 + cachedin(m);
+      release m;
+      observe u2 = used(m) * 100 + cachedin(m);
+      run d (1);
+    } cache (2);
+    observe u3 = used(m) * 100 + cachedin(m);
+  } cache (8);
+  observe u4 = used(m) * 100 + cachedin(m);
+  end;
+}
+run { horizon 100; }
+""", monkeypatch)
+    got = {k: [v for _s, _t, v in obs[k]] for k in ("c0", "u1", "u2", "u3", "u4")}
+    assert got == {"c0": [4.0], "u1": [802.0], "u2": [6.0], "u3": [6.0], "u4": [6.0]}
