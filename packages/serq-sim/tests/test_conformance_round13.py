@@ -590,3 +590,56 @@ run { horizon 100; }
 """, monkeypatch)
     got = {k: [v for _s, _t, v in obs[k]] for k in ("c0", "u1", "u2", "u3", "u4")}
     assert got == {"c0": [4.0], "u1": [802.0], "u2": [6.0], "u3": [6.0], "u4": [6.0]}
+
+
+# --- exclusive prefill: a displaced decode keeps its block, the prefill its chunk cap ----------------------
+
+def test_a_displaced_decode_keeps_its_block_and_its_position_and_the_prefill_its_chunk(monkeypatch):
+    """§3 Stages: under serve exclusive prefill "a waiting prefill that fits can replace them and use the
+    full budget, including in budget_left at admission … Displaced decodes keep any newly acquired
+    allocation but neither execute nor advance computed KV"; "A resident prefill takes precedence"; up to
+    chunk to a prefilling job; a growing job first grows its hold to the position it will reach.
+
+    budget 4, chunk 3, kv in blocks of 2. s0 decodes 5 from 1 unit (2 allocated): tokens at [0, 1) and
+    [1, 2) (position 2). At 2 its tentative third token grows it to 4; s1 (waiting since 1.5) fits and
+    displaces it: its header reads the whole budget, kv (4) (used 8), and it prefills min(5, 3) = 3 alone,
+    then its last 2 alone at [3, 4) (growing to 6 at 3: used 10; first token at 4). At 4 both decode (s1
+    its one token, done at 5, caching 6); s0, still at position 2, takes its tokens 3, 4, 5 at [4, 7),
+    growing to 6 only at 6 for its fifth (used 4 on [5, 6), 6 on [6, 7))."""
+    rep, obs = run("""
+pool reqs { cap 4; admit via e; }
+pool kv { cap 20; block 2; preempt lifo; }
+stage e : step { budget 4; cost 1; chunk 3; memory kv; serve exclusive prefill; }
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  branch (serial == 0) {
+    hold reqs (1), kv (1) { observe a = now; run e decode (5) growing kv; } cache (5);
+  } else {
+    branch (serial == 2) {
+      loop { run d (0.5); observe w = used(kv); branch (now >= 7) { end; } }
+    }
+    run d (1.5);
+    hold reqs (1), kv (x) at admission (x = budget_left(e)) {
+      observe a = now; observe x0 = used(kv);
+      run e prefill (5) growing kv;
+      observe f = now;
+      run e decode (1) growing kv;
+    } cache (6);
+  }
+  observe done = now;
+  end;
+}
+run { horizon 100; }
+""", monkeypatch)
+    assert by_session(obs, "a") == {0: [0.0], 1: [2.0]}
+    assert (obs["x0"], obs["f"]) == ([(1, 2.0, 8.0)], [(1, 4.0, 4.0)])
+    assert by_session(obs, "done") == {0: [7.0], 1: [5.0]}
+    # used(kv) every half second from 0.5 to 7
+    assert [v for _s, _t, v in obs["w"]] == [2, 2, 2, 2, 8, 8, 10, 10, 10, 4, 4, 4, 6, 0]
+    e = stage(rep, "e")
+    assert (e.iterations, e.prefill_only, e.decode_only, e.mixed) == (7, 2, 5, 0)
+    # tokens 1, 1, 3, 2, 2, 1, 1 of 4 each
+    assert (close(e.tokens, 11 / 7), close(e.token_utilisation, 11 / 28)) == (True, True)
+    # cached: s1's 6 from 5; s0's min(5, 5) in blocks, 4, from 7
+    assert close(pool(rep, "kv").cached, (6 * 95 + 4 * 93) / 100)
