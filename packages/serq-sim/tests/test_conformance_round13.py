@@ -643,3 +643,48 @@ run { horizon 100; }
     assert (close(e.tokens, 11 / 7), close(e.token_utilisation, 11 / 28)) == (True, True)
     # cached: s1's 6 from 5; s0's min(5, 5) in blocks, 4, from 7
     assert close(pool(rep, "kv").cached, (6 * 95 + 4 * 93) / 100)
+
+
+# --- a closed population's turns, a choose over a family, an observe beside a gauge -----------------------
+
+def test_turn_numbers_a_choose_by_family_load_and_an_observe_beside_a_gauge(monkeypatch):
+    """§2: turn_no is the number of `turn;` statements run, init at arrival and turn at every turn;
+    arrive closed(n) replaces a session when it ends; choose NAME := argmin over 0..n, keys in order, then
+    the smallest index; §3 Statistics: observe records a sample after warm-up with the time, session and
+    turn; Gauges: read at the end of every instant ("what the instant passes through on the way is not
+    read"); docs/simulator.md: `ended` and `turns` count after the warm-up, `arrivals` every arrival.
+
+    closed(2); each turn chooses the member of kv[2] with the fewest holders and waiting, holds it and runs
+    serial + 1 s; two turns, then end. s0: kv[0] at 0 and 1 (s1 took kv[1] at 0), ends at 2. At 2 s1's
+    event (scheduled at 0) comes before s0's: its second turn takes kv[1] again (kv[0] still s0's) to 4;
+    s2 replaces s0 at 2 and takes kv[0] to 5. At 4 s3 replaces s1 and takes kv[1] (pick 1·100 + 1·10 + 1,
+    kv[0] held by s2); at 5 s2's second turn reads kv[0] with 0 holders, its own hold given back at that
+    instant, and takes it again (pick 22). Over [2.5, 7.5] both members always have one holder: the
+    gauges never read the 0 the observe took at 5."""
+    rep, obs = run("""
+pool kv[2] { cap 10; }
+stage d : delay;
+workload { arrive closed(2); init { set k = 0; } turn { set k = k + 1; } }
+session {
+  turn;
+  loop {
+    observe h = holders(kv[0]);
+    choose j in 2 by (holders(kv[j]) + queued(kv[j]));
+    hold kv[j] (1) { observe pick = j * 100 + turn_no * 10 + k; run d (serial + 1); }
+    branch (turn_no < 2) { turn; } else { end; }
+  }
+}
+gauge g0 = holders(kv[0]);
+gauge g1 = holders(kv[1]) + queued(kv[1]);
+run { horizon 7.5; warmup 2.5; }
+""", monkeypatch)
+    assert obs["pick"] == [(3, 4.0, 111.0), (2, 5.0, 22.0)]
+    assert obs["h"] == [(3, 4.0, 1.0), (2, 5.0, 0.0)]
+    assert rep.observe("pick").turns.tolist() == [1, 2]
+    res = rep.result
+    assert (res.arrivals, res.ended, res.turns, close(res.mean_live, 2.0)) == (4, 1, 2, True)
+    for g in ("g0", "g1"):
+        gs = rep.result.gauges[g]
+        assert (gs.mean, gs.min, gs.max) == (1.0, 1.0, 1.0), g
+    # each member admitted once after the warm-up (kv[1] s3 at 4, kv[0] s2 at 5)
+    assert [p.admissions for p in res.pools] == [1, 1]
