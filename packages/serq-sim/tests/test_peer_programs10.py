@@ -66,7 +66,7 @@ def welch(lam: float, S: float, d: float) -> tuple[float, float]:
 def test_a_scale_to_zero_endpoint_is_mg1_with_setup_times(monkeypatch):
     # lam 0.5, S 1, d 4: E[W] = 1 + 4 * 4 / 6 = 3.6667, E[T] = 4.6667; cold starts (1 - 0.5) / 3 = 1/6.
     assert serq_sim.fast.tier(serq_frontend.compile(str(HERE / "coldstart.sq"))) == "fast"
-    r = both_tiers(HERE / "coldstart.sq", monkeypatch)
+    r = both_tiers(HERE / "coldstart.sq", monkeypatch, horizon=60000)
     T, cold = welch(0.5, 1, 4)
     assert abs(T - 14 / 3) < 1e-12 and abs(cold - 1 / 6) < 1e-12
     covers(r.stats("response"), T, 0.02)
@@ -75,7 +75,7 @@ def test_a_scale_to_zero_endpoint_is_mg1_with_setup_times(monkeypatch):
     setup, svc, gpu = stage(r, "setup"), stage(r, "svc"), pool(r, "gpu")
     # every cold request ran the setup once, of exactly d; every request was served once
     assert setup.service == 4.0
-    assert setup.completions == round(r.stats("cold").mean * r.stats("cold").count)
+    assert abs(setup.completions - round(r.stats("cold").mean * r.stats("cold").count)) <= 1  # the warm-up's edge
     assert svc.completions == r.stats("response").count
     assert 0 <= svc.completions - gpu.admissions <= 1  # one in service at the warm-up's end
     # the GPU is held while setting up or serving: rho + (1 - rho) lam d / (1 + lam d) = 5/6, as the two
@@ -122,14 +122,14 @@ def test_a_sweep_over_the_setup_time_and_the_rate_covers_welch_at_every_point(tm
 def test_retries_after_a_429_are_the_mm1_retrial_queue():
     # lam 0.6, mu 1, theta 0.5: E[N] = 0.6 (0.6 + 1.2) / 0.4 = 2.7 in the orbit, 4.5 s there per client,
     # 2.25 retries each; the GPU busy 0.6 of the time.
-    r = one("retrial.sq")
+    r = one("retrial.sq", horizon=50000, warmup=500)
     lam, theta, rho = 0.6, 0.5, 0.6
     N = rho * (rho + lam / theta) / (1 - rho)
     assert abs(N - 2.7) < 1e-12
-    gauge_covers(r.result.gauges["orbit"], N, 0.05)
-    covers(r.stats("orbit_time"), N / lam, 0.05)
-    covers(r.stats("retries"), theta * N / lam, 0.05)
-    covers(r.stats("response"), N / lam + 1, 0.05)
+    gauge_covers(r.result.gauges["orbit"], N, 0.08)
+    covers(r.stats("orbit_time"), N / lam, 0.08)
+    covers(r.stats("retries"), theta * N / lam, 0.08)
+    covers(r.stats("response"), N / lam + 1, 0.08)
     svc, backoff, gpu = stage(r, "svc"), stage(r, "backoff"), pool(r, "gpu")
     assert abs(svc.utilisation - rho) < 0.01
     assert gpu.wait == 0 and gpu.queue == 0 and gpu.rejections == 0  # nobody ever waits for the GPU
@@ -215,11 +215,11 @@ def engset(N: int, c: int, beta: float) -> tuple[float, float, float]:
 def test_agents_sharing_c_concurrent_slots_are_engsets_loss_system():
     # N 12, c 4, beta 2 / 10: B = 0.528 / 7.248 = 0.072848, mean busy 16.128 / 8.592 = 1.877095, whatever
     # the service law (hyperexponential here)
-    r = one("engset.sq")
+    r = one("engset.sq", horizon=40000, warmup=400)
     B, E, busy = engset(12, 4, 0.2)
     assert abs(B - 0.528 / 7.248) < 1e-12 and abs(busy - 16.128 / 8.592) < 1e-12
-    covers(r.stats("refused"), B, 0.05)
-    gauge_covers(r.result.gauges["busy_slots"], busy, 0.01)
+    covers(r.stats("refused"), B, 0.07)
+    gauge_covers(r.result.gauges["busy_slots"], busy, 0.02)
     think, llm, api = stage(r, "think"), stage(r, "llm"), pool(r, "api")
     # every think ends in a call, refused or served: the calls are the thinks, the admissions the calls
     # not refused
@@ -263,7 +263,7 @@ def test_a_prefill_gpu_blocked_by_a_full_decode_side_is_the_two_station_line():
     # the chain's known case first: equal rates give mu (B + 2) / (B + 3)
     for B in range(4):
         assert math.isclose(blocking_line(1, 1, B)[0], (B + 2) / (B + 3), rel_tol=1e-9)
-    r = one("blocking.sq")
+    r = one("blocking.sq", horizon=40000, warmup=400)
     X, blocked = blocking_line(1, 1.25, 1)
     prefill, decode, pre, post = stage(r, "prefill"), stage(r, "decode"), pool(r, "pre"), pool(r, "post")
     assert abs(decode.throughput - X) < 0.01 * X
@@ -276,3 +276,41 @@ def test_a_prefill_gpu_blocked_by_a_full_decode_side_is_the_two_station_line():
     assert math.isclose(post.queue, decode.throughput * r.stats("blocked").mean, rel_tol=0.01)
     assert math.isclose(8, decode.throughput * r.stats("response").mean, rel_tol=0.01)
     assert prefill.completions == decode.completions == post.admissions == r.stats("response").count
+
+
+def test_the_fewest_slots_keeping_refusals_under_one_percent_is_engsets(tmp_path):
+    # Engset's call congestion at N 12, beta 0.2: c = 5 refuses 0.0200, c = 6 0.0040: the search over whole
+    # slots lands on 6
+    assert engset(12, 5, 0.2)[0] > 0.01 > engset(12, 6, 0.2)[0]
+    p = serq("sweep", str(HERE / "engset.sq"), "--find", "observes.refused.mean <= 0.01", "--over", "c", "1:12:1",
+             "--seeds", "1..2", "--horizon", "5000", "--warmup", "100", "--workers", "0", "--no-progress")
+    assert p.returncode == 0, p.stderr
+    head, row = p.stdout.splitlines()[:2]
+    assert head.split() == ["c", "outcome", "holds", "fails", "evaluations"]
+    assert row.split()[:4] == ["6", "found", "smallest", "6"] and row.split()[4] == "5", p.stdout
+
+
+# ---------------------------------------------------------------------------------------------------------
+# pk_pool.sq: M/G/1 written with a pool, swept over the service law
+
+
+def test_a_sweep_over_the_service_law_covers_pollaczek_khinchine(tmp_path):
+    # lam 0.7, E[S] 1: E[W] = 0.7 (1 + cv2) / 0.6 for cv2 = 0 (det), 1/4 (Erlang 4), 1 (exp), 4 (h2)
+    out = tmp_path / "pk.csv"
+    laws = {"~det(1)": 0.0, "~erlang(4, 1)": 0.25, "~exp(1)": 1.0, "~h2(1, 4)": 4.0}
+    defs = [a for law in laws for a in ("--def", f"service={law}")]
+    p = serq("sweep", str(HERE / "pk_pool.sq"), *defs, "--seeds", "1..4", "--horizon", "20000", "--warmup", "200",
+             "--workers", "0", "--no-progress", "--out", str(out))
+    assert p.returncode == 0, p.stderr
+    points = list(csv.DictReader((tmp_path / "pk.points.csv").read_text().splitlines()))
+    assert sorted(row["service"] for row in points) == sorted(laws)
+    for row in points:
+        wait = 0.7 * (1 + laws[row["service"]]) / (2 * 0.3)
+        mean, ci = float(row["observes.wait.mean:mean"]), float(row["observes.wait.mean:ci"])
+        assert abs(mean - wait) <= ci <= 0.1 * wait, (row["service"], mean, ci, wait)
+        used, ci = float(row["pools.slot.used:mean"]), float(row["pools.slot.used:ci"])
+        assert abs(used - 0.7) <= ci <= 0.03, (row["service"], used, ci)
+    # Little at the slot's queue, run by run
+    for row in csv.DictReader(out.read_text().splitlines()):
+        assert math.isclose(float(row["pools.slot.queue"]),
+                            float(row["stages.gpu.throughput"]) * float(row["pools.slot.wait"]), rel_tol=0.03)
