@@ -80,3 +80,52 @@ def test_a_draw_parameter_keeps_every_digit_but_a_whole_one_below_1e16_is_digits
     assert draw_problem("uniform", [2e15, 0.30000000000000004]) == (
         "~uniform(2000000000000000, 0.30000000000000004): the low bound is above the high bound")
     assert draw_problem("exp", [-1e16]) == "~exp(-1e+16): the mean is negative"
+
+
+# ---------------------------------------------------------------- out of memory: the hint fits where
+#
+# `serq run` told every MemoryError that reached it "(--max-samples N bounds the samples a run holds)",
+# one while the program was compiled or its run set up too, before any sample existed: --max-samples
+# bounds nothing there. Where a run held samples the hint stays; a partial report's note says the same.
+
+OBSERVED = ("stage s : delay;\nworkload { arrive poisson(1); }\nsession {\n  run s (1);\n"
+            "  observe x = 1;\n}\nrun { horizon 50; }\n")
+BEFORE = "compiling the program, before its run began (--max-samples bounds only the samples a run holds)"
+
+
+def _out_of_memory(*a, **k):
+    raise MemoryError
+
+
+@pytest.mark.parametrize("tier", TIERS)
+def test_memory_out_setting_up_the_run_is_told_before_the_run(tmp_path, monkeypatch, capsys, tier):
+    from serq_sim import engine
+
+    (tmp_path / "p.sq").write_text(OBSERVED)
+    monkeypatch.setenv("SERQ_SIM_TIER", tier)
+    monkeypatch.setattr(engine.Simulation, "__init__", _out_of_memory)
+    code, out = serq(["run", "--no-progress", str(tmp_path / "p.sq")], capsys)
+    assert (code, out) == (1, f"error: out of memory {BEFORE}\n")
+
+
+@pytest.mark.parametrize("tier", TIERS)
+def test_memory_out_after_a_run_that_held_samples_names_max_samples(tmp_path, monkeypatch, capsys, tier):
+    from serq_sim import report
+
+    (tmp_path / "p.sq").write_text(OBSERVED)
+    monkeypatch.setenv("SERQ_SIM_TIER", tier)
+    monkeypatch.setattr(report, "build_report", _out_of_memory)  # the samples are held: ~50 of x
+    code, out = serq(["run", "--no-progress", str(tmp_path / "p.sq")], capsys)
+    assert (code, out) == (1, "error: out of memory (--max-samples N bounds the samples a run holds)\n")
+
+
+def test_a_run_out_of_memory_holding_no_samples_does_not_name_max_samples(monkeypatch):
+    import serq_sim
+    from serq_sim import engine
+
+    monkeypatch.setenv("SERQ_SIM_TIER", "general")
+    monkeypatch.setattr(engine.Simulation, "_start", _out_of_memory)  # the first arrivals: no sample yet
+    r = serq_sim.run(serq_frontend.compile(source=OBSERVED))
+    assert r.result.partial == "memory" and r.exit_status == 3
+    assert any(n.startswith("note: out of memory holding no samples (--max-samples bounds only the samples a "
+                            "run holds)") for n in r.result.notes), r.result.notes

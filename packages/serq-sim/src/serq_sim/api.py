@@ -212,6 +212,7 @@ def run(program, *, seed: int | None = None, horizon: float | None = None, warmu
     program = checked(program, name=program.source if isinstance(program.source, str) and program.source
                       else "<program>")
     reg = registries(pm)
+    sim = None
     try:
         with collector_for_runs():
             with kept_walks():  # the set-up walks the program several times
@@ -232,6 +233,10 @@ def run(program, *, seed: int | None = None, horizon: float | None = None, warmu
             return sim.run()
     except KeyboardInterrupt:  # Ctrl-C, SIGTERM (the run keeps a partial report of its own when it can)
         raise
+    except MemoryError as e:  # one no report could be made of: where it ran out (before the run: no sample)
+        from .memguard import escaped
+
+        raise escaped(e, None if sim is None else sim.samples_held()) from None
     except BaseException as e:
         # an exception raised in a plugin's code (its stage kind, its policy: built, or called in the run)
         # is a PluginError naming the plugin and its line, the exception its cause; any other is serQ's. A

@@ -134,7 +134,12 @@ def run_command(pm, file, sets, defs, seed, horizon, warmup, arrivals, trace, as
         except ImportError:
             raise UserError("--dump needs serq-report (pip install serq-report)") from None
     options = to_load_options(sets, defs)
-    program = load_program(pm, file, options)
+    try:
+        program = load_program(pm, file, options)
+    except MemoryError as e:  # no sample exists yet: --max-samples bounds nothing that took it
+        from .memguard import escaped
+
+        raise escaped(e, None) from None
     check_trace_beside(program, file, trace)
     program = apply_run_overrides(program, seed=seed, horizon=horizon, warmup=warmup, arrivals=arrivals,
                                   name=file)

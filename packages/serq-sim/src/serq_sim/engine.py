@@ -41,6 +41,7 @@ from .errors import (
     show,
     work_message,
 )
+from .memguard import hint as memory_hint
 from .memguard import memory_guard
 from .pools import admission as _admission
 from .pools import cache as _cache
@@ -352,8 +353,7 @@ class Simulation:
 
     def out_of_memory(self) -> StopRun:
         """What stops a run that ran out of memory (a ``MemoryError``): its partial report."""
-        return StopRun("memory", f"out of memory holding {self.samples_held()} samples (--max-samples N "
-                                 "stops a run before it holds N)")
+        return StopRun("memory", f"out of memory {memory_hint(self.samples_held())}")
 
     def tick(self, events: int) -> int:
         """Every few thousand events of the event loop (both tiers, at the same events: after an event and

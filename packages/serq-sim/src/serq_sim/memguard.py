@@ -44,6 +44,28 @@ class MemoryGuard:
         return None
 
 
+def hint(samples: int | None) -> str:
+    """Where memory ran out, said after "out of memory", with what bounds it there: ``samples`` a run held
+    (``--max-samples N`` stops a run before it holds N), none, or ``None`` before the run began (compiling
+    the program, setting up its run), where no sample exists that ``--max-samples`` could bound. The one rule
+    of the partial report's note (engine.Simulation.out_of_memory, both tiers) and of ``serq run``'s line
+    when no report could be made (serq.errors.OutOfMemory)."""
+    if samples is None:
+        return "compiling the program, before its run began (--max-samples bounds only the samples a run holds)"
+    if not samples:
+        return "holding no samples (--max-samples bounds only the samples a run holds)"
+    return f"holding {samples} samples (--max-samples N stops a run before it holds N)"
+
+
+def escaped(e: MemoryError, samples: int | None) -> MemoryError:
+    """What a MemoryError that no report could be made of is raised as: ``e`` itself where a run held
+    ``samples`` (``serq run``'s line names ``--max-samples``) or it says where already, else
+    :class:`serq.errors.OutOfMemory` saying where (:func:`hint`)."""
+    from serq.errors import OutOfMemory
+
+    return e if samples or isinstance(e, OutOfMemory) else OutOfMemory(hint(samples))
+
+
 def _statm() -> list[bytes]:
     """The fields of ``/proc/self/statm``, read through a descriptor closed whatever happens: the guard
     reads it near a memory limit, where a buffered file's own allocations can fail between its opening

@@ -615,13 +615,19 @@ def _usage_message(e) -> str:
     return f"error: {msg} (see '{where} --help')"
 
 
-def _memory_hint(argv: list[str] | None) -> str:
-    """What bounds the memory of the command ``argv`` runs, said after "out of memory": ``serq run``'s
-    samples, which ``--max-samples`` bounds; nothing for another command, which has no such flag (``serq
-    check`` and ``serq sweep`` were told of ``serq run --max-samples``)."""
+def _memory_hint(argv: list[str] | None, e: BaseException | None = None) -> str:
+    """What bounds the memory of the command ``argv`` runs, said after "out of memory": for ``serq run``, where
+    it ran out when the exception says (:class:`serq.errors.OutOfMemory`: compiling its program there was no
+    sample that ``--max-samples`` could bound), else its samples, which ``--max-samples`` bounds; nothing for
+    another command, which has no such flag (``serq check`` and ``serq sweep`` were told of ``serq run
+    --max-samples``)."""
+    from .errors import OutOfMemory
+
     args = sys.argv[1:] if argv is None else argv
     command = next((a for a in args if isinstance(a, str) and not a.startswith("-")), None)
-    return " (--max-samples N bounds the samples a run holds)" if command == "run" else ""
+    if command != "run":
+        return ""
+    return f" {e.where}" if isinstance(e, OutOfMemory) else " (--max-samples N bounds the samples a run holds)"
 
 
 def _named_by_user(e: OSError, argv: list[str] | None) -> bool:
@@ -722,8 +728,8 @@ def _main(argv: list[str] | None) -> int:
         code = 1
     except StdoutError as e:
         code = _output_failed(e)
-    except MemoryError:  # the machine's limit, not a bug: one line (a run stops with its report if it can)
-        click.echo(f"error: out of memory{_memory_hint(argv)}", err=True)
+    except MemoryError as e:  # the machine's limit, not a bug: one line (a run stops with its report if it can)
+        click.echo(f"error: out of memory{_memory_hint(argv, e)}", err=True)
         code = 1
     except OSError as e:
         if e.filename is None and _cwd_gone():  # a relative path made absolute: one message, not a traceback

@@ -34,6 +34,16 @@ class UsageError(UserError):
     serq_usage_error = True
 
 
+class OutOfMemory(MemoryError):
+    """Memory ran out where ``where`` says (``compiling the program, before its run began``, ``holding 3
+    samples (…)``): serq's one line says it after "out of memory", in place of the hint of the command's own
+    bound (serq_sim.memguard.hint: ``--max-samples`` only where a run held samples)."""
+
+    def __init__(self, where: str):
+        super().__init__(where)
+        self.where = where
+
+
 class PluginError(SerqError):
     """A plugin registered something wrongly (a name two plugins claim, say)."""
 
