@@ -688,3 +688,47 @@ run { horizon 7.5; warmup 2.5; }
         assert (gs.mean, gs.min, gs.max) == (1.0, 1.0, 1.0), g
     # each member admitted once after the warm-up (kv[1] s3 at 4, kv[0] s2 at 5)
     assert [p.admissions for p in res.pools] == [1, 1]
+
+
+# --- a tier that evicts a spill still on its way ----------------------------------------------------------
+
+def test_a_tier_evicting_a_write_on_its_way_lands_nothing_for_it_and_its_link_still_runs(monkeypatch):
+    """pool-reference `spill`: the evicted prefix is written to TIER, `work` on LINK; docs/language.md:
+    written units take their room in the tier at the eviction, unusable until the write completes; units
+    the tier evicts before then are evicted (counted), nothing lands for them, and the write still runs
+    on the link; §3: ps(1) serves each of n jobs at 1/n.
+
+    kv and tier cap 4, every eviction spilled with work 10 a unit. s0 caches 4 at 1, evicted at 1 by s1's
+    hold: a write of 40 from 1. s1 caches 4 at 2, evicted at 2 by s2's: the tier makes room by evicting
+    s0's units on their way; both writes share pcie from 2 (s0's 39 left, s1's 40): s0's ends at 80,
+    s1's last unit alone at 81, when s1's 4 land. At 50 the tier has nothing usable and pcie two jobs; at
+    86 s1 finds its 4 there, s0 none, s2 none (its 4 are still in kv)."""
+    rep, obs = run("""
+pool tier { cap 4; }
+pool kv { cap 4; spill tier via pcie (size * 10) when (1); }
+stage d : delay;
+stage pcie : ps(1);
+workload { arrive batch(4); }
+session {
+  branch (serial < 3) {
+    run d (serial);
+    hold kv (4) { run d (1); } cache (4);
+    run d (85 - serial);
+    observe t = cachedin(tier);
+  } else {
+    run d (50); observe t1 = cachedin(tier) * 10 + used(tier); observe c = queue(pcie);
+  }
+  end;
+}
+run { horizon 200; }
+""", monkeypatch)
+    assert by_session(obs, "t") == {0: [0.0], 1: [4.0], 2: [0.0]}
+    assert (obs["t1"], obs["c"]) == ([(3, 50.0, 0.0)], [(3, 50.0, 2.0)])
+    kv, tier, pcie = pool(rep, "kv"), pool(rep, "tier"), stage(rep, "pcie")
+    assert (kv.evicted_entries, kv.evicted_units, kv.spills) == (2, 8.0, 2)
+    assert (tier.evicted_entries, tier.evicted_units, tier.admissions) == (1, 4.0, 0)
+    # tier: s0's 4 on [1, 2), s1's from 2 (counted while on their way): 4 + 792; kv: s2's 4 from 3
+    assert (close(tier.cached, 796 / 200), close(kv.cached, 788 / 200)) == (True, True)
+    # pcie: 1 job on [1, 2), 2 on [2, 80), 1 on [80, 81); both writes took 79
+    assert (pcie.completions, close(pcie.present, 158 / 200), close(pcie.utilisation, 0.4),
+            close(pcie.service, 79.0)) == (2, True, True, True)
