@@ -20,7 +20,7 @@ import pytest
 import serq_frontend
 import serq_sim
 import serq_sim.fast
-from conform import both_tiers, covers
+from conform import both_tiers, covers, run
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -314,3 +314,51 @@ def test_a_sweep_over_the_service_law_covers_pollaczek_khinchine(tmp_path):
     for row in csv.DictReader(out.read_text().splitlines()):
         assert math.isclose(float(row["pools.slot.queue"]),
                             float(row["stages.gpu.throughput"]) * float(row["pools.slot.wait"]), rel_tol=0.03)
+
+
+HAND_PRIO = """
+pool hi_slot { cap 1; }
+pool gpu { cap 1; queue by (1 - hi); preempt by (hi) requeue head; }
+stage svc : fifo;
+
+workload {
+  arrive renewal(1);
+  init {
+    set hi = serial % 2;
+    set w = serial == 0 ? 5 : serial == 2 ? 1 : 2;
+  }
+}
+
+session {
+  set t0 = now;
+  branch (hi) {
+    hold hi_slot (1) {
+      hold gpu (0) {
+        grow gpu (1);
+        run svc (w);
+      }
+    }
+  } else {
+    hold gpu (1) {
+      run svc (w);
+    }
+  }
+  observe response = now - t0;
+  end;
+}
+
+run { arrivals 4; horizon inf; seed 1; }
+"""
+
+
+def test_preemptive_priority_traced_by_hand(monkeypatch):
+    # Arrivals at 1, 2, 3, 4: batch 0 (work 5), interactive 1 (2), batch 2 (1), interactive 3 (2).
+    # 1: batch 0 starts. 2: interactive 1 joins at 0 units, grows, preempts batch 0 (back to the head).
+    # 3: batch 2 queues behind it. 4: interactive 1 ends (its end was scheduled before the arrival of 3),
+    # batch 0 is admitted again and starts over; interactive 3 arrives, goes ahead of batch 2 in the queue
+    # and preempts batch 0 a second time (at position 0 again: stuck). 6: interactive 3 ends, batch 0 starts
+    # over and ends at 11; batch 2 at 12.
+    r, obs = run(HAND_PRIO, monkeypatch)
+    assert obs["response"] == [(1, 4, 2), (3, 6, 2), (0, 11, 10), (2, 12, 9)]
+    gpu = next(p for p in r.result.pools if p.name == "gpu")
+    assert (gpu.admissions, gpu.preemptions, gpu.stuck) == (6, 2, 1)
