@@ -135,6 +135,7 @@ class Records:
 
         self.plan, self.inputs = plan, inputs
         self.names = R.table_names(plan)
+        R.clash_of_columns(plan)
         if self.path is None:
             return
         if out is None:

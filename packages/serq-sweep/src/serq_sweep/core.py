@@ -47,6 +47,20 @@ FIXED = ("point", "seed", "status", "message", "key")
 #: of digits only (``496702020860…``) or of digits and one ``e`` (``2129097858e9…``, a float's exponent) read
 #: back as a number, so its run was never found finished and ran again at every resume
 TEXT = ("status", "message", "key")
+def figure_names() -> tuple[str, ...]:
+    """The names a swept name may not have beside :data:`FIXED`: each is a column of a sweep's tables already,
+    the report's own figures of one name (``events``, ``arrivals``, ``end``, ``turns``: the top level of
+    :class:`serq_ir.report.Result` that is figures, serq_sweep.figures) and the per-point table's ``runs``.
+    A let of such a name swept made a table of two columns of that name, and the figure's value was written
+    into the swept one: ``--set events=1,2`` wrote a table whose two points both said ``events`` 153, the
+    run's count of events."""
+    from serq_ir.report import Result
+
+    from .figures import NOT_FIGURES
+
+    return (*(f for f in Result.__struct_fields__ if f not in NOT_FIGURES), "runs")
+
+
 #: the status of a run (serq_sweep.worker.run_task): finished, stopped at a bound, or failed
 STATUSES = ("ok", "partial", "error")
 
@@ -59,8 +73,8 @@ class Point:
     ir: bytes
     ir_hash: str
     inputs: list[str] = field(default_factory=list)
-    #: the names of the program's record tables
-    records: list[str] = field(default_factory=list)
+    #: the program's record tables: each one's name and its declared columns, in order
+    records: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def label(self) -> str:
@@ -290,6 +304,10 @@ def plan(files: Sequence[str], *, sets: Mapping[str, Any] | None = None, defs: M
         if a.name in seen or a.name in FIXED:
             raise UsageError(f"{a.name}: swept twice, or the name of a column of the table "
                             f"({', '.join(FIXED)})")
+        if not repeat and a.name in figure_names():
+            raise UsageError(f"{a.name}: a column of the table already, the report's {a.name} (the names so "
+                             f"taken: {', '.join(figure_names())}); a swept name is a column of its own: give "
+                             "the let another name to sweep it")
         seen.add(a.name)
     seed_list = seeds_given(seeds)
     overrides = {"horizon": horizon, "warmup": warmup, "arrivals": arrivals}
@@ -315,7 +333,7 @@ def plan(files: Sequence[str], *, sets: Mapping[str, Any] | None = None, defs: M
                 msg += f" (at the sweep's point {label})" if "\n" not in msg else f"\n(at the sweep's point {label})"
             raise UserError(msg) from None
         out.append(Point(i, params, file, serq_ir.encode(program), run_hash(program, traces, pm), inputs,
-                         [r.name for r in program.records]))
+                         {r.name: list(r.columns) for r in program.records}))
     return Plan(axes, out, seed_list, limits, pm)
 
 
@@ -741,6 +759,20 @@ def cell_fault(path: str, first: int, last: int, index: int, why: str) -> TableF
     return TableFault(path, line, col, why)
 
 
+def repeated_column(path: str, header: Sequence[str], last: int) -> None:
+    """Refuse a header (lines 1 to ``last``) that names a column twice: a :class:`TableFault` at the second.
+    Read into a row of cells by name, the later column's cells silently took the place of the earlier's
+    (a sweep swept a let named as one of the report's figures, ``events``, and wrote such a table; a resume
+    read the figure as the point's value), and ``serq plot --cdf`` of records holding two columns ``wait``
+    was a traceback of pandas."""
+    seen: dict[str, int] = {}
+    for i, name in enumerate(header):
+        if name in seen:
+            raise cell_fault(path, 1, last, i, f"the header gives the column {printable(name)[:60]} twice, as "
+                             f"fields {seen[name] + 1} and {i + 1}: no column of a table is named twice")
+        seen[name] = i
+
+
 def read_csv_table(path: str, lines: list[tuple[int, int]] | None = None) -> tuple[list[str], list[dict[str, Any]]]:
     """The header and the rows of a CSV table written by a sweep (its runs or its points), each row's first and
     last line appended to ``lines`` when given. A malformed row or cell, or a byte that is not UTF-8, is a
@@ -753,6 +785,7 @@ def read_csv_table(path: str, lines: list[tuple[int, int]] | None = None) -> tup
             header = next(reader, [])
         except UnicodeDecodeError:
             raise not_utf8_fault(path) from None
+        repeated_column(path, header, reader.line_num)
         rows = []
         for first, last, row in csv_rows(path, reader):
             if len(row) != len(header):

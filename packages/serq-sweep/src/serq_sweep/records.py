@@ -26,7 +26,7 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from serq.errors import UserError
+from serq.errors import UsageError, UserError
 from serq.files import MAX_LINE, open_input
 
 from .core import (
@@ -36,6 +36,7 @@ from .core import (
     cell_fault,
     csv_rows,
     not_utf8_fault,
+    repeated_column,
     wide_fields,
     width_fault,
 )
@@ -71,6 +72,23 @@ def record_format(path: str) -> str:
     from .core import table_format
 
     return table_format(path, "--records", "a records file")
+
+
+def clash_of_columns(plan: Any) -> None:
+    """Refuse a swept name that is a column of a record table already: the columns every record has
+    (``session``, ``turn``, ``time``) or one a program's ``record`` declares. The swept names are columns of
+    each record table too (after ``point``), so ``--set wait=1,2`` beside ``record req { wait = …; }`` wrote
+    a table of two columns ``wait``, which no reader tells apart: ``serq plot --cdf wait`` of it was a
+    traceback, and pandas reads the second as ``wait.1``."""
+    from serq_sim.records import OWN
+
+    for table in table_names(plan):
+        declared = next(p.records[table] for p in plan.points if table in p.records)
+        for name in plan.names:
+            if name in OWN or name in declared:
+                raise UsageError(f"--records: the swept name {name} is a column of the record table {table} "
+                                f"({', '.join([*OWN, *declared])}); a swept name is a column of its own there: "
+                                "give the let another name to sweep it")
 
 
 def check(path: str, plan: Any, out: str | None, inputs: Iterable[str]) -> dict[str, str]:
@@ -170,6 +188,7 @@ def _read_csv(path: str) -> tuple[list[str], dict[str, dict[str, Any]]]:
             raise not_utf8_fault(path) from None
         if header is None:
             return [], {}
+        repeated_column(path, header, reader.line_num)
         if "key" not in header:
             raise ValueError("no column key")
         k = header.index("key")
