@@ -732,3 +732,55 @@ run { horizon 200; }
     # pcie: 1 job on [1, 2), 2 on [2, 80), 1 on [80, 81); both writes took 79
     assert (pcie.completions, close(pcie.present, 158 / 200), close(pcie.utilisation, 0.4),
             close(pcie.service, 79.0)) == (2, True, True, True)
+
+
+# --- an ordered trace replayed under arrivals and a warm-up -----------------------------------------------
+
+TRACE = "forced,think,extra,turn,session,new,out\n0,2,x,1,7,5,1\n0,0,y,0,7,3,1\n0,0,z,0,3,4,2\n1,1,w,1,3,2,1\n"
+
+TRACE_PROGRAM = """
+pool kv { cap 100; }
+stage d : delay;
+workload { arrive renewal(10); trace "t.csv" ordered; init { set K = 0; } }
+session {
+  loop {
+    turn;
+    set p = K + new;
+    hold kv (p) reuse (forced ? 0 : K) { run d (out); } cache (p + out);
+    observe hit = cached;
+    observe own = cachedin(kv);
+    set K = p + out;
+    branch (more) { run d (think); } else { end; }
+  }
+}
+run { horizon 100; arrivals 3; warmup 15; }
+"""
+
+
+def test_an_ordered_trace_under_arrivals_and_a_warm_up_with_a_forced_miss(tmp_path, monkeypatch):
+    """§3 Workload: turn loads the next turn's new, out, think, forced and sets more; ordered: session i
+    replays trace session i (past the last, serial mod their number); docs/language.md: the header names
+    the six columns in any order, other columns are ignored, sessions are numbered in the order they first
+    appear and a session's rows are sorted by turn; §3 Pools: a hold with cache consumes at most ρ of its
+    prefix, the rest stays dead; a released prefix is capped at the allocation (docs/simulator.md);
+    §2 run { arrivals N }: N arrivals, drained, averages over end - warmup.
+
+    Trace session 0 (id 7): (3, 1, think 0), (5, 1, think 2); trace session 1 (id 3): (4, 2, 0),
+    then (2, 1, forced). Arrivals at 10, 20, 30 replay 7, 3, 7. A turn holds p = K + new for out seconds
+    and caches min(p + out, p) = p. s0: p 3 then 9 (hit 3) by 12. s1: p 4 on [20, 22) (hit 0), then p 8
+    on [22, 23), forced: reuse 0, hit 0, its 4 left dead. s2: p 3 on [30, 31), p 9 on [31, 32) (hit 3).
+    After the warm-up of 15: s1's and s2's samples; the run ends at 32."""
+    (tmp_path / "t.csv").write_text(TRACE)
+    path = tmp_path / "p.sq"
+    path.write_text(TRACE_PROGRAM)
+    rep, obs = run(None, monkeypatch, path=path)
+    assert obs["hit"] == [(1, 22.0, 0.0), (1, 23.0, 0.0), (2, 31.0, 0.0), (2, 32.0, 3.0)]
+    assert obs["own"] == [(1, 22.0, 4.0), (1, 23.0, 8.0), (2, 31.0, 3.0), (2, 32.0, 9.0)]
+    assert rep.observe("hit").turns.tolist() == [1, 2, 1, 2]
+    res = rep.result
+    assert (res.end, res.arrivals, res.ended, res.turns) == (32.0, 3, 2, 4)
+    assert close(res.mean_live, 5 / 17)
+    kv = pool(rep, "kv")
+    # over [15, 32]: used 4 on [20, 22), 8 on [22, 23), 3 on [30, 31), 9 on [31, 32): 28; cached s0's 9
+    # throughout (153), s1's dead 4 from 22 (40) and its 8 from 23 (72)
+    assert (kv.admissions, close(kv.used, 28 / 17), close(kv.cached, 265 / 17)) == (4, True, True)
