@@ -784,3 +784,54 @@ def test_an_ordered_trace_under_arrivals_and_a_warm_up_with_a_forced_miss(tmp_pa
     # over [15, 32]: used 4 on [20, 22), 8 on [22, 23), 3 on [30, 31), 9 on [31, 32): 28; cached s0's 9
     # throughout (153), s1's dead 4 from 22 (40) and its 8 from 23 (72)
     assert (kv.admissions, close(kv.used, 28 / 17), close(kv.cached, 265 / 17)) == (4, True, True)
+
+
+# --- reserve held on an engine's memory: a reservation keeps a newcomer out instead of preempting it -------
+
+RESERVED_ENGINE = """
+pool reqs { cap 4; admit via e; }
+pool kv { cap 8; block 2; preempt lifo; reserve held; }
+stage e : step { budget 6; cost 1; chunk 4; memory kv; }
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) {
+    hold reqs (1), kv (2) reserve (6) {
+      observe a = now; run e prefill (6) growing kv; observe f = now; run e decode (2) growing kv;
+    } cache (0);
+  } else {
+    hold reqs (1), kv (2) reserve (4) { observe a = now; run e decode (3) growing kv; } cache (0);
+  }
+  observe done = now;
+  end;
+}
+run { horizon 100; }
+"""
+
+
+@pytest.mark.parametrize("held", [True, False])
+def test_a_growing_holds_reservation_on_an_engines_memory_keeps_a_newcomer_out(monkeypatch, held):
+    """pool-reference `reserve held`: u_i = max(0, r_i - a_i), a new reservation r needs
+    used + Σ u_i + r <= cap, a growth by d used + Σ_{i≠grower} u_i + d <= cap (the grower uses its own
+    reservation); without it, "reserve is checked only at admission"; §3: the stage admits after the
+    residents have taken their tokens, while budget is left, and not in an iteration that preempted.
+
+    budget 6, chunk 4, kv cap 8 in blocks of 2. s0 holds 2 reserving 6, prefills 6 (4 at [0, 1), growing
+    to 4; 2 at [1, 2), growing to 6) and decodes 2 (growing to 8 at 2).
+      held: at 0 (budget 2 left) s1's 4 need 4 + u0 2 + 4 > 8; at 1 and 2, 6 + 0 + 4 and 8 + 4: s1 waits
+            until s0 leaves at 4 and decodes its 3 in [4, 7), growing within its own reservation at 6.
+      not held: s1 fits at 0 (4 + 4 <= 8) and takes a token at [0, 1) and [1, 2); at 2 s0's decode needs
+            a fourth block and s1, the last admitted, is preempted; it is admitted again at 4 (done at 7)."""
+    src = RESERVED_ENGINE if held else RESERVED_ENGINE.replace(" reserve held;", "")
+    rep, obs = run(src, monkeypatch)
+    assert by_session(obs, "a") == ({0: [0.0], 1: [4.0]} if held else {0: [0.0], 1: [0.0, 4.0]})
+    assert (obs["f"], by_session(obs, "done")) == ([(0, 2.0, 2.0)], {0: [4.0], 1: [7.0]})
+    kv, reqs, e = pool(rep, "kv"), pool(rep, "reqs"), stage(rep, "e")
+    if held:
+        # s0: 4 on [0, 1), 6 on [1, 2), 8 on [2, 4); s1: 2 on [4, 6), 4 on [6, 7); tokens 4, 2, 1, 1, 1, 1, 1
+        assert (kv.preemptions, reqs.admissions, close(reqs.wait, 2.0), close(kv.used, 0.34)) == (0, 2, True, True)
+        assert (e.prefill_only, e.mixed, close(e.tokens, 11 / 7)) == (2, 0, True)
+    else:
+        # s1 waits 2 (from 2 to 4) once; tokens 5, 3, 1, 1, 1, 1, 1
+        assert (kv.preemptions, reqs.admissions, close(reqs.wait, 2 / 3), close(kv.used, 0.38)) == (
+            1, 3, True, True)
+        assert (e.prefill_only, e.mixed, close(e.tokens, 13 / 7)) == (0, 2, True)
