@@ -835,3 +835,82 @@ def test_a_growing_holds_reservation_on_an_engines_memory_keeps_a_newcomer_out(m
         assert (kv.preemptions, reqs.admissions, close(reqs.wait, 2 / 3), close(kv.used, 0.38)) == (
             1, 3, True, True)
         assert (e.prefill_only, e.mixed, close(e.tokens, 13 / 7)) == (0, 2, True)
+
+
+# --- a waiting head chosen by waited, and a lease ending, while the engine only decodes -------------------
+
+AGED_HEAD = """
+pool reqs { cap 10; admit via e; queue by (prio - waited * w, serial); }
+pool kv { cap CAP; }
+stage e : step { budget 4; cost 1; CHUNK memory kv; }
+stage d : delay;
+workload { arrive batch(4); init { set prio = serial == 2 ? 3 : 0; set w = serial == 2 ? 1 : 0; } }
+session {
+  branch (serial == 1 || serial == 2) { run d (0.5); }
+  branch (serial < 3 || PREFILL) {
+    hold reqs (1), kv (serial == 0 ? 5 : serial == 1 ? BIG : serial == 2 ? 1 : 5) {
+      observe a = now;
+      branch (serial == 3) { run e prefill (30); } else { run e decode (serial == 0 ? 20 : 2); }
+    }
+    observe done = now;
+  }
+  end;
+}
+run { horizon 100; }
+"""
+
+
+@pytest.mark.parametrize("prefill", [False, True])
+def test_a_head_that_waited_long_enough_is_admitted_while_the_engine_only_decodes(monkeypatch, prefill):
+    """pool-reference `queue`: keys are re-evaluated before each admission attempt, "there is no implicit
+    aging timer": the attempt is the engine's (§3: at the start of an iteration, after the residents'
+    tokens, while budget is left); "Only the selected hold is tried: failure to fit blocks the rest".
+
+    s0 decodes 20 from 5 units of kv; s1 (key 0) asks more than kv has left, s2 (key 3 - waited, joined at
+    0.5) asks 1. s1 is the head and blocks s2 until s2's key falls below 0 (equal at 3.5, where serial
+    decides for s1): s2 is admitted at the iteration at 4 and decodes 2 (done at 6). With a prefill of 30
+    beside the decoder (s3, 5 units, chunk 2: 1 + 2 tokens an iteration, one left) the same; s3 ends at
+    15, when s1's 15 units fit (5 + 15 = 20)."""
+    src = AGED_HEAD.replace("PREFILL", "1" if prefill else "0")
+    src = src.replace("CAP", "20" if prefill else "10").replace("BIG", "15" if prefill else "8")
+    src = src.replace("CHUNK", "chunk 2;" if prefill else "")
+    _rep, obs = run(src, monkeypatch)
+    if prefill:
+        assert by_session(obs, "a") == {0: [0.0], 1: [15.0], 2: [4.0], 3: [0.0]}
+        assert by_session(obs, "done") == {0: [20.0], 1: [17.0], 2: [6.0], 3: [15.0]}
+    else:
+        assert by_session(obs, "a") == {0: [0.0], 1: [20.0], 2: [4.0]}
+        assert by_session(obs, "done") == {0: [20.0], 1: [22.0], 2: [6.0]}
+
+
+def test_a_lease_ending_while_the_engine_only_decodes_lets_the_head_in_at_the_next_iteration(monkeypatch):
+    """§3: a lease keeps its allocation "until … t seconds … and cache applies then"; cached prefixes never
+    block an admission; the engine admits at the start of an iteration.
+
+    kv cap 10. s0 holds 6 on [0, 0.2) and leases them 3.3 s (to 3.5); s1 holds 4 and decodes 10 from 0.
+    s2 asks 3 at 0.5: 10 used. At 3.5 the lease ends and its 6 are cached; the iteration at 4 admits s2,
+    evicting them (4 + 6 + 3 > 10), and s2 decodes 2 (done at 6)."""
+    rep, obs = run("""
+pool reqs { cap 10; admit via e; }
+pool kv { cap 10; }
+stage e : step { budget 4; cost 1; memory kv; }
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  branch (serial == 0) { hold kv (6) { run d (0.2); } cache (6) lease kv (3.3); run d (50); }
+  else {
+    branch (serial == 2) { run d (0.5); }
+    hold reqs (1), kv (serial == 1 ? 4 : 3) {
+      observe a = now;
+      run e decode (serial == 1 ? 10 : 2);
+    }
+  }
+  observe done = now;
+  end;
+}
+run { horizon 100; }
+""", monkeypatch)
+    assert by_session(obs, "a") == {1: [0.0], 2: [4.0]}
+    assert by_session(obs, "done") == {0: [50.2], 1: [10.0], 2: [6.0]}
+    kv = pool(rep, "kv")
+    assert (kv.evicted_entries, kv.evicted_units, close(kv.cached, 0.03)) == (1, 6.0, True)
