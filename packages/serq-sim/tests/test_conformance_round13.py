@@ -914,3 +914,60 @@ run { horizon 100; }
     assert by_session(obs, "done") == {0: [50.2], 1: [10.0], 2: [6.0]}
     kv = pool(rep, "kv")
     assert (kv.evicted_entries, kv.evicted_units, close(kv.cached, 0.03)) == (1, 6.0, True)
+
+
+# --- §7: vLLM's free queue, tail blocks first, and the longest run of cached full blocks -------------------
+
+VLLM_CHAT = """
+use "vllm.sq";
+let bs = 4;
+pool reqs { cap 4; admit via engine; }
+pool kv { cap 5 * bs; block bs; evict lru; preempt lifo; }
+stage engine : step { budget 16; cost 1; memory kv; }
+stage tool : delay;
+workload {
+  arrive batch(2);
+  hidden o;
+  init { set K = 0; set n = serial == 0 ? 9 : 14; set o = serial == 0 ? 2 : 1; }
+}
+session {
+  branch (serial == 1) { tool (3); }
+  loop {
+    set prompt = K + n;
+    set t0 = now;
+    vllm_request(reqs, kv, engine, prompt, o, t0);
+    set K = prompt + o;
+    branch (serial == 0 && K < 12) { tool (5); set n = 2; set o = 1; } else { end; }
+  }
+}
+run { horizon 100; }
+"""
+
+
+def test_vllms_free_queue_loses_tail_blocks_first_and_a_hit_is_the_cached_full_blocks_left(tmp_path, monkeypatch):
+    """§7: "the prefix cache holds every computed full block, generated tokens included; a hit is the
+    longest run of cached full blocks, at most num_tokens − 1"; "the free queue: freed blocks appended
+    tail first (LRU), in the order requests finish" — evict lru per block from the tail; admission needs
+    blocks for the whole prompt; a finished session's blocks stay.
+
+    5 blocks of 4. A sends 9 tokens at 0 (3 blocks, no hit), prefills them at [0, 1) and decodes its
+    second token at [1, 2): 10 tokens computed, 2 full blocks (8) cached at 2. B sends 14 at 3: 4 blocks
+    beside A's 2 need one of them: A's tail block goes (A keeps 4); B prefills at [3, 4), its only token
+    sampled at 4, and caches 3 full blocks (12). A's second turn at 7 sends 11 + 2 = 13 tokens: the hit
+    is A's one block left (4, at most reusable(13) = 12); 4 blocks need 2 of B's: B's tail blocks go
+    (B keeps 4). A prefills 9 at [7, 8), first and last token at 8. vLLM frees A's blocks tail first to
+    the free queue and B's allocation takes A's second block first; A's second turn takes B's third
+    and second blocks: the same 4 and 8 tokens lost."""
+    prog = tmp_path / "chat.sq"
+    prog.write_text(VLLM_CHAT)
+    rep, obs = run(None, monkeypatch, path=prog)
+    assert obs["hit"] == [(0, 0.0, 0.0), (1, 3.0, 0.0), (0, 7.0, 4.0)]
+    assert obs["first_token"] == [(0, 1.0, 1.0), (1, 4.0, 4.0), (0, 8.0, 8.0)]
+    assert obs["done"] == [(0, 2.0, 2.0), (1, 4.0, 4.0), (0, 8.0, 8.0)]
+    kv = pool(rep, "kv")
+    # no entry goes whole: 4 + 8 units; used 12 on [0, 2), 16 on [3, 4) and [7, 8); cached: A's 8 on
+    # [2, 3), its 4 on [3, 7), B's 12 on [4, 7), its 4 from 7, A's 12 (min(14, 13) in blocks) from 8
+    assert (kv.evicted_entries, kv.evicted_units, kv.preemptions) == (0, 12.0, 0)
+    assert (close(kv.used, 0.56), close(kv.cached, (8 + 16 + 36 + 372 + 1104) / 100)) == (True, True)
+    req = rep.result.requests
+    assert (req.completed, close(req.prefix_cache_hit_rate, 4 / 36)) == (3, True)
