@@ -38,7 +38,7 @@ CASES = {
                     "a family has at least one member, not 0 - at '$.stages[0].size'"),
     "builtins": (set_(["attributes", 0, "name"], "t"),
                  "the first attributes must be the built-in serial, turn_no, cached, computed - at '$.attributes'"),
-    "arrivals": (set_(["run", "arrivals"], 0), "arrivals is a positive integer, not 0 - at '$.run.arrivals'"),
+    "arrivals": (set_(["run", "arrivals"], 0), "arrivals is a whole number from 1 to 2**53 - 1 (9007199254740991, where a double tells whole numbers apart), not 0 - at '$.run.arrivals'"),
     # a set of turn_no (NaN) reached the workload stream's reseeding as a ValueError traceback
     "set of a built-in": (set_(["session", 0, "slot"], 1),
                           "the built-in attribute 'turn_no' is kept by the simulator; a program does not write it"

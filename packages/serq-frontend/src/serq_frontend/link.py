@@ -1110,7 +1110,11 @@ class Linker:
                 if not isinstance(arrive, (ir.Poisson, ir.Renewal)):
                     raise self.error(pos, "`arrivals` needs an open workload (`arrive poisson` or "
                                      f"`arrive renewal`){rules.open_advice(arrive)}")
-                kw["arrivals"] = ctx.const_int(value, "`arrivals`")
+                v = ctx.const(value, "`arrivals`")
+                why = rules.arrivals_count_problem(v)  # (the one rule: a float beyond 2**53 is not exact)
+                if why:
+                    raise self.error(value.pos, f"{why}{ctx.given(value)}")
+                kw["arrivals"] = int(v)
         why = rules.window_problem(kw.get("horizon", "inf"), kw.get("warmup", 0.0))  # the one rule
         if why is not None:
             raise self.error(item.pos, why)

@@ -160,6 +160,32 @@ CONTEXT = {
 DRAWS_AT = frozenset({"Session", "Admit", "Evict", "Arrival"})
 
 
+#: the most arrivals a run may count (``run { arrivals N; }``, ``--arrivals N``, ``serq_sim.run(arrivals=)``):
+#: below 2**53, where a double tells whole numbers apart. The run block's numbers are doubles (``arrivals
+#: 9007199254740993;`` was read as 2**53, silently), and so is each session's ``serial`` (0 … N - 1). No
+#: bound was held: ``serq_sim.run(arrivals=10**5000)`` ran to the horizon and then failed in Python's words
+#: (``Exceeds the limit (4300 digits) for integer string conversion``) as its message quoted the count
+MAX_ARRIVALS = 2**53 - 1
+
+
+def arrivals_count_problem(n) -> str | None:
+    """Why ``n`` (an int, or a float from the run block) is no count of arrivals, or None: a whole number
+    from 1 to :data:`MAX_ARRIVALS`. The rule of an IR file (serq_ir.validate), the run block (the linker),
+    ``--arrivals`` (serq.loading.apply_run_overrides) and ``serq_sim.run``."""
+    if isinstance(n, bool) or not isinstance(n, (int, float)):
+        return None  # (a type the caller's own check refuses)
+    if (n == int(n) if isinstance(n, int) or math.isfinite(n) else False) and 1 <= n <= MAX_ARRIVALS:
+        return None
+    if not isinstance(n, int):
+        shown = show_number(n, exact=True)
+    elif abs(n) < SHOWN_WHOLE:
+        shown = str(n)
+    else:  # as a message shows a number (%g), not in its digits: one of thousands was a ValueError
+        shown = f"{float(n):g}" if n.bit_length() <= 1023 else f"an integer of {n.bit_length()} bits"
+    return (f"arrivals is a whole number from 1 to 2**53 - 1 ({MAX_ARRIVALS}, where a double tells whole "
+            f"numbers apart), not {shown}")
+
+
 def arrivals_problem(arrive, arrivals) -> str | None:
     """Why a count of ``arrivals`` (``run { arrivals N; }``, ``--arrivals N``) cannot end a workload that
     arrives by ``arrive`` (the IR's node), or None: it counts the arrivals of an open workload. The rule of

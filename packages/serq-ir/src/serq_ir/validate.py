@@ -502,8 +502,9 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
     if run.horizon is not None and not (run.horizon == "inf" or (type(run.horizon) is float and run.horizon > 0)):
         # as the frontend refuses `run { horizon -1; }`: a run cannot end before it starts
         fail("$.run.horizon", f"the horizon is above 0 (or inf), not {run.horizon}")
-    if run.arrivals is not None and run.arrivals < 1:
-        fail("$.run.arrivals", f"arrivals is a positive integer, not {run.arrivals}")
+    why = None if run.arrivals is None else rules.arrivals_count_problem(run.arrivals)
+    if why:
+        fail("$.run.arrivals", why)
     why = rules.arrivals_problem(program.workload.arrive, run.arrivals)  # (serq check took it; serq run not)
     if why:
         fail("$.run.arrivals", why)

@@ -99,7 +99,7 @@ def _check_run_args(program, seed, horizon, warmup, arrivals, trace) -> tuple[An
 
     from serq.numbers import real as real_number
     from serq_ir.nodes import Program
-    from serq_ir.rules import MAX_SEED
+    from serq_ir.rules import MAX_SEED, arrivals_count_problem
 
     if not isinstance(program, Program):
         raise TypeError("program must be a serq_ir.Program (serq_frontend.compile(path) or serq_ir.load(path)), "
@@ -118,6 +118,8 @@ def _check_run_args(program, seed, horizon, warmup, arrivals, trace) -> tuple[An
         raise _refused("warmup", warmup, "a finite number at least 0", of_type=_is_real(warmup))
     if arrivals is not None and not (_is_integer(arrivals) and arrivals >= 1):
         raise _refused("arrivals", arrivals, "a positive integer", of_type=_is_integer(arrivals))
+    if arrivals is not None and arrivals_count_problem(int(arrivals)):  # (the one rule: below 2**53)
+        raise ValueError(f"arrivals must be {arrivals_count_problem(int(arrivals)).removeprefix('arrivals is ')}")
     if trace is not None and not isinstance(trace, (str, os.PathLike)):
         raise TypeError(f"trace must be a path (str or os.PathLike), not {type(trace).__name__}")
     if trace is not None and not os.fspath(trace):

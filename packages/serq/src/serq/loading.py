@@ -168,7 +168,12 @@ def apply_run_overrides(program: Any, *, seed: int | None = None, horizon: float
         changes["warmup"] = w
     if arrivals is not None:
         if isinstance(arrivals, bool) or not isinstance(arrivals, numbers.Integral) or arrivals < 1:
-            raise UsageError(f"--arrivals {arrivals!r}: must be a positive integer")
+            raise UsageError(f"--arrivals {_shown(arrivals)}: must be a positive integer")
+        from serq_ir.rules import arrivals_count_problem
+
+        why = arrivals_count_problem(int(arrivals))  # (the one rule of a count of arrivals: below 2**53)
+        if why:
+            raise UsageError(f"--arrivals: {why}")
         changes["arrivals"] = int(arrivals)
     if not changes:
         return program

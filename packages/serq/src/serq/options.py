@@ -104,8 +104,8 @@ HORIZON = Number("a positive number of seconds, or inf", low=0.0, above=True, in
 WARMUP = Number("a finite number of seconds, at least 0", low=0.0)
 #: ``--max-wall`` and other bounds in seconds
 SECONDS = Number("a positive, finite number of seconds", low=0.0, above=True)
-#: ``--arrivals``
-ARRIVALS = Integer("a positive whole number of arrivals", low=1)
+#: ``--arrivals``: below 2**53, where a double tells whole numbers apart (serq_ir.rules.MAX_ARRIVALS)
+ARRIVALS = Integer("a positive whole number of arrivals below 2**53", low=1, high=2**53 - 1)
 #: ``--seed``: the streams are seeded from 64 bits (serq_ir.rules.seed_problem)
 SEED = Integer("a seed, a whole number from 0 to 2**64 - 1", low=0, high=2**64 - 1)
 #: ``--max-events`` (click's ``IntRange`` said "'1e400' is not a valid integer range" of a value that is no
