@@ -41,12 +41,17 @@ def _read(file: str) -> dict:
 def scenario_command(pm, file: str) -> None:
     """Run a scenario (a file, or a name `serq vllm scenarios` lists) through lib/vllm.sq's
     vllm_request on the step clock and print the answer as JSON, in the oracle's conventions."""
-    from .scenarios import _run
+    from .scenarios import ScenarioError, _run, scenario_path
 
     sc = _read(file)  # read_scenario checked it
     try:
         answer = _run(sc, pm)
-    except UserError as e:  # the run's error (a request that never finished) names the scenario's file
+    except ScenarioError as e:  # the run's error (a request that never finished) at its place in the file
+        from serq.jsonin import fault_at, read_text
+
+        p = scenario_path(file)
+        raise UserError(fault_at(read_text(p, "a scenario"), p, e)) from None
+    except UserError as e:  # any other of the run's errors names the scenario's file
         msg = str(e).removeprefix("error: ")
         raise UserError(f"{file}: {msg}" if not msg.startswith(f"{file}:") else msg) from None
     click.echo(json.dumps(answer, sort_keys=False))

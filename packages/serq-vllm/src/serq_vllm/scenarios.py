@@ -75,6 +75,17 @@ def answer_path(path: Path) -> Path:
 
 def read_scenario(file: str | Path) -> dict[str, Any]:
     """A scenario from a path, or from a name ``serq vllm scenarios`` lists (``vllm/preempt``)."""
+    p = scenario_path(file)
+    from serq.jsonin import read_json
+
+    try:  # a fault of a value is located at its line and column, the line quoted with a caret
+        return read_json(p, "a scenario", check=check_scenario)
+    except ScenarioError as e:  # (one read_json did not place)
+        raise UserError(f"{p}: {e}") from None
+
+
+def scenario_path(file: str | Path) -> str:
+    """The file of a scenario given as a path, or as a name ``serq vllm scenarios`` lists."""
     p = path_str(file)
     if not path_exists(p):
         named = path_join(_ORACLE, f"{file}.json")
@@ -90,12 +101,7 @@ def read_scenario(file: str | Path) -> dict[str, Any]:
                        if not q.endswith((".out.json", ".target.json"))]
             raise UserError(f"{file}: no such scenario file or shipped scenario (see `serq vllm scenarios`)"
                             + did_you_mean(str(file), shipped))
-    from serq.jsonin import read_json
-
-    try:  # a fault of a value is located at its line and column, the line quoted with a caret
-        return read_json(p, "a scenario", check=check_scenario)
-    except ScenarioError as e:  # (one read_json did not place)
-        raise UserError(f"{p}: {e}") from None
+    return p
 
 
 def _chains(sc: dict[str, Any]) -> list[list[tuple[int, dict[str, Any]]]]:
@@ -200,10 +206,7 @@ def _run(sc: dict[str, Any], pm: Any) -> dict[str, Any]:
     n_req = len(sc["requests"])
     missing = [i for i in range(n_req) if i not in done]
     if missing:
-        shown = ", ".join(map(str, missing[:10])) + (f" and {len(missing) - 10} more" if len(missing) > 10 else "")
-        h = program.run.horizon
-        raise UserError(f"request(s) {shown} did not finish by step {h:.0f}, the scenario "
-                        f"program's horizon (a request stuck, or a scenario longer than that)")
+        raise _unfinished(sc, chains, missing, program.run.horizon)
     inf = float("inf")
     order = sorted(range(n_req), key=lambda i: (first.get(i, inf), i))
     total_pre = sum(p.preemptions for p in report.result.pools)
@@ -216,6 +219,51 @@ def _run(sc: dict[str, Any], pm: Any) -> dict[str, Any]:
         "steps": int(round(max(done.values()))) + 1,
         "config": {k: sc.get(k) for k in ("budget", "max_seqs", "chunk", "block_size", "num_blocks")},
     }
+
+
+def _unfinished(sc: dict[str, Any], chains: list, missing: list[int], h: float) -> ScenarioError:
+    """The error of a run that ended at the scenario program's horizon ``h`` with the requests ``missing``
+    unfinished, located in the scenario's JSON at the first of them; when that request cannot end by ``h``
+    whatever the others do, at the value that puts its end past ``h`` (the largest of the three terms below).
+
+    A request is submitted at its ``arrive`` at the earliest, a turn also ``think`` after its turn before
+    ends (oracle README, "The step clock": step k runs from k to k + 1, ``first`` is the end of the step
+    that completed the prefill, ``done`` of the one that produced the last token). A step schedules at most
+    ``budget`` tokens, so a request submitted at s completes its prompt of P tokens at s + ceil(P / budget)
+    at the earliest (s + 1 with prefix caching, where all but its last token may be cached), and one step
+    produces at most one token of it: its ``out`` tokens end at s + ceil(P / budget) + out - 1."""
+    from serq_ir.rules import show_number as _show
+
+    def show_number(x: float) -> str:  # a number as a message shows it; a JSON integer past a double's range too
+        return _show(x) if x < 2**1024 else "past 1e+308"
+
+    shown = ", ".join(map(str, missing[:10])) + (f" and {len(missing) - 10} more" if len(missing) > 10 else "")
+    said = f"request(s) {shown} did not finish by step {show_number(h)}, the scenario program's horizon"
+    budget, cached = sc["budget"], bool(sc.get("prefix_caching"))
+    earliest: dict[int, tuple[int, int, int]] = {}  # request -> (earliest submission, prefill steps, end)
+    for chain in chains:
+        end = None
+        for i, r in chain:
+            start = r.get("arrive", 0) if end is None else max(end + r.get("think", 0), r.get("arrive", 0))
+            steps = 1 if cached else -(-r["prompt"] // budget)
+            end = start + steps + r["out"] - 1
+            earliest[i] = (start, steps, end)
+    i = missing[0]
+    r = sc["requests"][i]
+    start, steps, end = earliest[i]
+    if end <= h:
+        return ScenarioError(f"{said} (a request stuck, or a scenario longer than that)", ("requests", i))
+    own = start == r.get("arrive", 0)  # submitted at its own arrival, not after its session's turns
+    at = max((start, ("requests", i, "arrive") if own and "arrive" in r else ("requests", i)),
+             (steps, ("requests", i, "prompt")), (r["out"], ("requests", i, "out")), key=lambda t: t[0])[1]
+    after = "" if own else ", after its session's turns before it"
+    prefill = ("a step" if cached else
+               f"in {show_number(steps)} step(s) of at most {show_number(budget)} tokens")
+    return ScenarioError(
+        f"{said}: requests[{i}] ends at step {show_number(end)} at the earliest (submitted at step "
+        f"{show_number(start)} at the earliest{after}, its "
+        f"{show_number(r['prompt'])} prompt tokens {prefill}, then its {show_number(r['out'])} output tokens one a "
+        "step)", at)
 
 
 def compare(answer: dict[str, Any], expected: dict[str, Any]) -> list[str]:

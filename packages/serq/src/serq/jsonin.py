@@ -12,8 +12,8 @@ import json
 import re
 from typing import Any
 
-__all__ = ["JSONDuplicateKey", "JSONNumberError", "at_byte", "check_keys", "first_twice", "located", "located_at",
-           "loads", "number_at", "read_json", "read_text", "value_at"]
+__all__ = ["JSONDuplicateKey", "JSONNumberError", "at_byte", "check_keys", "fault_at", "first_twice", "located",
+           "located_at", "loads", "number_at", "read_json", "read_text", "value_at"]
 
 #: the most digits an integer in a user's JSON may have (10**308 < the largest float < 10**309)
 MAX_DIGITS = 308
@@ -322,11 +322,16 @@ def read_json(path: str, what: str = "a JSON file", check: Any = None) -> Any:
         try:
             check(doc)
         except Exception as e:
-            where = getattr(e, "json_path", None)
-            if where is None or not getattr(e, "serq_user_error", False):
+            if getattr(e, "json_path", None) is None or not getattr(e, "serq_user_error", False):
                 raise
-            at = value_at(text, tuple(where), key=bool(getattr(e, "json_key", False)))
-            if at is None:
-                raise UserError(f"{path}: {e}") from None
-            raise UserError(located_at(text, path, at, str(e))) from None
+            raise UserError(fault_at(text, path, e)) from None
     return doc
+
+
+def fault_at(text: str, path: str, e: Exception) -> str:
+    """The message of ``e``, a fault of a value of the JSON ``text`` of the file ``path`` whose ``json_path``
+    (and ``json_key``) says where: located at the value's line and column, the line quoted with a caret, or
+    ``path: message`` when the text has no such value. The one form of such a fault, found reading the file
+    (:func:`read_json`'s ``check``) or later (a scenario's request that did not finish in its run)."""
+    at = value_at(text, tuple(e.json_path), key=bool(getattr(e, "json_key", False)))
+    return f"{path}: {e}" if at is None else located_at(text, path, at, str(e))
