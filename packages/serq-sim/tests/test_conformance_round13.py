@@ -971,3 +971,43 @@ def test_vllms_free_queue_loses_tail_blocks_first_and_a_hit_is_the_cached_full_b
     assert (close(kv.used, 0.56), close(kv.cached, (8 + 16 + 36 + 372 + 1104) / 100)) == (True, True)
     req = rep.result.requests
     assert (req.completed, close(req.prefix_cache_hit_rate, 4 / 36)) == (3, True)
+
+
+# --- a run of zero work ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("kind", ["fifo(1)", "ps(1)", "delay", "step { budget 4; cost 1; }"])
+def test_a_run_of_zero_work_completes_at_once_and_is_no_job_of_its_stage(monkeypatch, kind):
+    """§3: "A run of zero work completes at once"; sessions run in the order they became ready
+    (docs/simulator.md: it does not wait, a busy fifo included, and counts in none of the stage's
+    figures, nor in its online estimates).
+
+    s0 runs 2 on the stage from 0; s1 runs 0 on it at 1 and goes on at once (a = 1), before s2, ready at
+    the same instant, takes the pool's one unit: s1 holds it on [1, 2), s2 on [2, 3). The stage has one
+    job: present and utilisation 2 / 10 (1 / 10 on the engine, whose iteration serves 2 tokens in 1 s),
+    one completion of service 2 (1), wait 0, and its service starts are 0 alone."""
+    step = kind.startswith("step")
+    rep, obs = run(f"""
+pool m {{ cap 1; }}
+stage s : {kind};
+stage d : delay;
+workload {{ arrive batch(4); }}
+session {{
+  branch (serial == 0) {{ run s {"prefill " if step else ""}(2); }}
+  else {{ branch (serial == 3) {{ run d (5); observe l = est_lambda(s) * 10 + est_wait(s); }}
+  else {{
+    run d (1);
+    branch (serial == 1) {{ run s {"prefill " if step else ""}(0); }}
+    hold m (1) {{ observe a = now * 10 + serial; run d (1); }}
+  }} }}
+  end;
+}}
+run {{ horizon 10; }}
+""", monkeypatch)
+    assert obs["a"] == [(1, 1.0, 11.0), (2, 2.0, 22.0)]
+    assert obs["l"] == [(3, 5.0, 0.0)]
+    st = stage(rep, "s")
+    busy = 1.0 if step else 2.0
+    assert (st.completions, st.wait, st.service) == (1, 0.0, busy)
+    assert (close(st.present, busy / 10), close(st.utilisation, busy / 10)) == (True, True)
+    if step:
+        assert (st.iterations, st.requests) == (1, 1)
