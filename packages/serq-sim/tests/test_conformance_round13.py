@@ -1011,3 +1011,18 @@ run {{ horizon 10; }}
     assert (close(st.present, busy / 10), close(st.utilisation, busy / 10)) == (True, True)
     if step:
         assert (st.iterations, st.requests) == (1, 1)
+
+
+def test_a_pools_counts_after_a_warm_up_and_stuck_over_the_whole_run(monkeypatch):
+    """§3 Statistics: a pool's time averages over [warmup, end], the mean queue wait, admissions and
+    preemptions after the warm-up; docs/simulator.md: stuck counts a session over the whole run.
+
+    GROWER_VICTIM (above) after a warm-up of 2.5: preemptions at 3 and 7 (not 1, 2); admissions s2 at 3
+    (waited 2.5), s0 at 6 (3), s3 at 7 (6.5), s0 at 10 (3); s0, stuck at 2, still counts. Over [2.5, 100]
+    (97.5): queue 2 on [2.5, 6), 1 on [6, 10): 11; used 4 on [2.5, 10), 2 on [10, 11), 4 on [11, 14): 44;
+    holders 2 on [2.5, 10), 1 on [10, 14): 19."""
+    rep, _obs = run(GROWER_VICTIM.replace("run { horizon 100; }", "run { horizon 100; warmup 2.5; }"),
+                    monkeypatch)
+    m = pool(rep, "m")
+    assert (m.admissions, m.preemptions, m.stuck, close(m.wait, 15 / 4)) == (4, 2, 1, True)
+    assert (close(m.queue, 11 / 97.5), close(m.used, 44 / 97.5), close(m.holders, 19 / 97.5)) == (True,) * 3
