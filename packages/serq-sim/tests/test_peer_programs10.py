@@ -10,6 +10,8 @@ statistical checks fix their seeds and assert a 95 % CI that covers the theory a
 from __future__ import annotations
 
 import csv
+import hashlib
+import json
 import math
 import os
 import subprocess
@@ -362,3 +364,89 @@ def test_preemptive_priority_traced_by_hand(monkeypatch):
     assert obs["response"] == [(1, 4, 2), (3, 6, 2), (0, 11, 10), (2, 12, 9)]
     gpu = next(p for p in r.result.pools if p.name == "gpu")
     assert (gpu.admissions, gpu.preemptions, gpu.stuck) == (6, 2, 1)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# slo_mm1.sq: an SLO study over a sweep (serq sweep --slo)
+
+SLO = HERE / "slo_mm1.sq"
+
+
+def test_a_sweep_under_an_slo_gives_every_run_its_goodput(tmp_path):
+    # M/M/1, mu 1: the response is exp(1 - lam), so the goodput under ttft <= 2 is lam (1 - e^(-2 (1 - lam))):
+    # 0.22602 at 0.3, 0.33040 at 0.6, 0.26374 at 0.8 (it rises, then falls as the queue grows)
+    out = tmp_path / "slo.csv"
+    args = ["sweep", str(SLO), "--set", "lam=0.3,0.6,0.8", "--seeds", "1..4", "--horizon", "10000", "--warmup",
+            "100", "--workers", "0", "--no-progress", "--out", str(out)]
+    p = serq(*args, "--slo", "ttft=2", "--show", "requests.goodput")
+    assert p.returncode == 0, p.stderr
+    points = list(csv.DictReader((tmp_path / "slo.points.csv").read_text().splitlines()))
+    for row in points:
+        lam = float(row["lam"])
+        theory = lam * (1 - math.exp(-2 * (1 - lam)))
+        mean, ci = float(row["requests.goodput:mean"]), float(row["requests.goodput:ci"])
+        assert abs(mean - theory) <= ci <= 0.06 * theory, (lam, mean, ci, theory)
+    for row in csv.DictReader(out.read_text().splitlines()):  # a run's goodput: its good requests a second
+        assert row["requests.slo.ttft"] == "2.0"
+        assert math.isclose(float(row["requests.goodput"]), float(row["requests.good"]) / 9900, rel_tol=1e-12)
+        assert 0 < float(row["requests.good"]) <= float(row["requests.completed"])
+
+
+def test_the_slo_is_part_of_a_runs_key(tmp_path):
+    # the same SLO (in any order) resumes every run; another runs them all again, and no SLO is the key of
+    # before
+    out = tmp_path / "k.csv"
+    args = ["sweep", str(SLO), "--set", "lam=0.6", "--seeds", "1..2", "--horizon", "500", "--warmup", "10",
+            "--workers", "0", "--no-progress", "--out", str(out)]
+
+    def keys():
+        return [r["key"] for r in csv.DictReader(out.read_text().splitlines())]
+
+    for slo, now in (("ttft=2,tpot=1", 2), ("tpot=1,ttft=2", 0), ("ttft=1,tpot=1", 2)):
+        p = serq(*args, "--slo", slo)
+        assert p.returncode == 0 and f"({now} run now, {2 - now} resumed)" in p.stderr, (slo, p.stderr)
+        if slo == "ttft=2,tpot=1":
+            first = keys()
+    assert not set(first) & set(keys())
+    import serq_sweep.core as core
+
+    plan = core.plan([str(SLO)], sets={"lam": 0.6}, seeds=[1], horizon=500, warmup=10)
+    assert plan.limits == {} and core.plan([str(SLO)], sets={"lam": 0.6}, seeds=[1], horizon=500, warmup=10,
+                                           slo={"ttft": 2}).limits == {"slo": {"ttft": 2.0}}
+    text = json.dumps([plan.points[0].ir_hash, 1, []])
+    assert plan.key(plan.points[0], 1) == hashlib.sha256(text.encode()).hexdigest()[:24]
+
+
+def test_serq_run_and_serq_sweep_give_one_goodput(tmp_path):
+    # the sweep's run of a point and seed is serq run's of that program and seed under the same SLO
+    p = serq("sweep", str(SLO), "--set", "lam=0.6", "--seeds", "3", "--horizon", "4000", "--warmup", "100",
+             "--workers", "0", "--no-progress", "--slo", "tpot=0.1,ttft=1.5")
+    assert p.returncode == 0, p.stderr
+    row = next(csv.DictReader(p.stdout.splitlines()))
+    r = serq("run", str(SLO), "--set", "lam=0.6", "--seed", "3", "--horizon", "4000", "--warmup", "100",
+             "--no-progress", "--slo", "ttft=1.5,tpot=0.1", "--json")
+    assert r.returncode == 0, r.stderr
+    req = json.loads(r.stdout)["requests"]
+    assert int(row["requests.good"]) == req["good"] > 0
+    assert float(row["requests.goodput"]) == req["goodput"]
+
+
+def test_goodput_without_an_slo_or_an_slo_without_requests_is_refused_before_any_run():
+    base = ["--seeds", "1..2", "--horizon", "1000", "--warmup", "10", "--workers", "0", "--no-progress"]
+    for args in (["sweep", str(SLO), "--set", "lam=0.3,0.6", "--show", "requests.goodput"],
+                 ["sweep", str(SLO), "--find", "requests.goodput >= 0.2", "--over", "lam", "0.1:0.9"],
+                 ["compare", str(SLO), "--set", "lam=0.3,0.6", "--figure", "good"]):
+        p = serq(*args, *base)
+        assert p.returncode == 2, (args, p.stdout, p.stderr)
+        assert "counts the requests that meet an SLO, which the runs are given with --slo" in p.stderr, p.stderr
+        assert "Traceback" not in p.stderr
+    # a program that records no requests has no goodput to give
+    for args in (["sweep", str(HERE / "pk_pool.sq"), "--set", "lam=0.3,0.6"],
+                 ["sweep", str(HERE / "pk_pool.sq"), "--find", "observes.wait.mean <= 1", "--over", "lam", "0.1:0.9"],
+                 ["compare", str(HERE / "pk_pool.sq"), "--set", "lam=0.3,0.6"]):
+        p = serq(*args, *base, "--slo", "ttft=1")
+        assert p.returncode == 1, (args, p.stderr)
+        assert p.stderr.startswith(f"error: {HERE / 'pk_pool.sq'}: --slo: the program records no requests"), p.stderr
+    # an SLO of no metric is a usage error naming the option, as serq run's
+    p = serq("sweep", str(SLO), *base, "--slo", "ttf=1")
+    assert p.returncode == 2 and "invalid value for '--slo': 'ttf=1'" in p.stderr and "did you mean `ttft`" in p.stderr

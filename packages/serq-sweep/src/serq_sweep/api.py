@@ -207,7 +207,7 @@ def sweep(program: str | os.PathLike | Sequence[str | os.PathLike], *, sets: Map
           arrivals: int | None = None, workers: int | None = None, dask: Any = None,
           out: str | os.PathLike | None = None, fresh: bool = False, progress: bool | None = None,
           max_wall: float | None = None, max_events: int | None = None, max_samples: int | None = None,
-          records: bool | str | os.PathLike = False, pm: Any = None) -> Any:
+          records: bool | str | os.PathLike = False, pm: Any = None, slo: Mapping[str, float] | None = None) -> Any:
     """Run a sweep and return its table as a pandas DataFrame (one row per point and seed; see
     :mod:`serq_sweep.core`).
 
@@ -216,8 +216,9 @@ def sweep(program: str | os.PathLike | Sequence[str | os.PathLike], *, sets: Map
     them; the points are the grid over them, where the names of each group in ``zip`` move together.
     ``seeds``: a list of seeds or ``"1..20"``. ``horizon``, ``warmup``, ``arrivals`` override the run block;
     ``max_wall``, ``max_events``, ``max_samples`` bound each run (a bounded run's row has status
-    ``partial``). ``workers``: local processes (default every core; 0 runs in this process); ``dask``: a
-    scheduler address, ``"local"`` (a LocalCluster of ``workers`` processes) or a ``distributed.Client``.
+    ``partial``). ``slo``: seconds by request metric (``{"ttft": 1, "tpot": 0.05}``, ``serq run --slo``'s),
+    for the figure ``requests.goodput`` of every run. ``workers``: local processes (default every core; 0
+    runs in this process); ``dask``: a scheduler address, ``"local"`` (a LocalCluster of ``workers`` processes) or a ``distributed.Client``.
     ``out``: also write the table (``.parquet`` or ``.csv``) and its per-point aggregates
     (``NAME.points.EXT``), resuming from what an earlier sweep into it finished unless ``fresh``.
     ``records``: True keeps every run's records (what ``serq run --records`` writes) and returns
@@ -242,7 +243,7 @@ def sweep(program: str | os.PathLike | Sequence[str | os.PathLike], *, sets: Map
     check_dask(dask)  # before anything is compiled
     plan = core.plan(program, sets=sets, defs=defs, zip=zip, seeds=seeds, horizon=horizon, warmup=warmup,
                      arrivals=arrivals, max_wall=max_wall, max_events=max_events, max_samples=max_samples,
-                     pm=pm)
+                     pm=pm, slo=slo)
     recs = None
     if records is not False and records is not None:
         recs = Records(None if records is True else records)

@@ -27,6 +27,19 @@ def _dask(ctx, param, value):
     return value
 
 
+def _slo(ctx, param, value):
+    """``--slo ttft=1,tpot=0.05`` as ``serq run --slo`` reads it (serq_sim.metrics.parse_slo); a fault is a
+    usage error naming the option."""
+    if value is None:
+        return None
+    from serq_sim.metrics import parse_slo
+
+    try:
+        return parse_slo(value)
+    except ValueError as e:
+        raise click.BadParameter(str(e), ctx=ctx, param=param) from None
+
+
 def _common(seeds: str):
     """The options every command that runs a program over seeds shares; ``seeds`` the default of ``--seeds``,
     the one the command uses and its ``--help`` shows (serq compare's help said 1 while it ran 1..10)."""
@@ -52,6 +65,9 @@ def _options(f, seeds: str):
                      metavar="SECONDS", help="Bound each run's wall-clock time (its row is then partial)."),
         click.option("--max-events", "max_events", type=EVENTS, default=None, metavar="N",
                      help="Bound each run's events (its row is then partial)."),
+        click.option("--slo", "slo", default=None, metavar="NAME=SECONDS,…", callback=_slo,
+                     help="Service-level objectives for the goodput of the request metrics, as serq run's: "
+                          "ttft, tpot, e2el (e.g. ttft=1,tpot=0.05); the figure requests.goodput."),
         click.option("--workers", type=WORKERS, default=None, metavar="N",
                      help="Local worker processes (default: every core; 0: in this process); with "
                           "--dask local, the LocalCluster's workers."),
@@ -64,12 +80,13 @@ def _options(f, seeds: str):
     return f
 
 
-def _plan_args(sets, defs, zips, seeds, horizon, warmup, arrivals, max_wall, max_events) -> dict:
+def _plan_args(sets, defs, zips, seeds, horizon, warmup, arrivals, max_wall, max_events, slo) -> dict:
     from .axes import group_cli
 
     return dict(sets=group_cli(sets, "--set"), defs=group_cli(defs, "--def"),
                 zip=[_zip_group(z) for z in zips], seeds=seeds,
-                horizon=horizon, warmup=warmup, arrivals=arrivals, max_wall=max_wall, max_events=max_events)
+                horizon=horizon, warmup=warmup, arrivals=arrivals, max_wall=max_wall, max_events=max_events,
+                slo=slo)
 
 
 def _zip_group(text: str) -> list[str]:
@@ -114,7 +131,7 @@ def _exit_for(complete: bool, errors: list[str] | None = None) -> None:
               metavar="X",
               help="--find stops when the bracket is at most X wide (default: the range / 64).")
 @click.pass_obj
-def sweep_command(pm, files, sets, defs, zips, seeds, horizon, warmup, arrivals, max_wall, max_events,
+def sweep_command(pm, files, sets, defs, zips, seeds, horizon, warmup, arrivals, max_wall, max_events, slo,
                   workers, dask, no_progress, out, records_file, fresh, show, find, over, tol) -> None:
     """Run FILE over every point of the --set/--def values times every seed, into one table.
 
@@ -127,7 +144,7 @@ def sweep_command(pm, files, sets, defs, zips, seeds, horizon, warmup, arrivals,
     from . import core
     from .api import Records, run_plan
 
-    args = _plan_args(sets, defs, zips, seeds, horizon, warmup, arrivals, max_wall, max_events)
+    args = _plan_args(sets, defs, zips, seeds, horizon, warmup, arrivals, max_wall, max_events, slo)
     progress = False if no_progress else None
     if tol is not None and not find:  # (it was ignored)
         raise click.UsageError("--tol goes with --find and --over (the search's bracket)")
@@ -214,7 +231,7 @@ def _fmt(v) -> str:
 @click.option("-o", "--out", "out", type=SerqPath(dir_okay=False), default=None, metavar="FILE",
               help="Also write the comparison as a table (.csv or .parquet).")
 @click.pass_obj
-def compare_command(pm, files, sets, defs, zips, seeds, horizon, warmup, arrivals, max_wall, max_events,
+def compare_command(pm, files, sets, defs, zips, seeds, horizon, warmup, arrivals, max_wall, max_events, slo,
                     workers, dask, no_progress, figures, out) -> None:
     """Paired differences of every figure between arms run under the same seeds.
 
@@ -226,7 +243,7 @@ def compare_command(pm, files, sets, defs, zips, seeds, horizon, warmup, arrival
     from . import pairing as C
     from .api import run_plan
 
-    args = _plan_args(sets, defs, zips, seeds, horizon, warmup, arrivals, max_wall, max_events)
+    args = _plan_args(sets, defs, zips, seeds, horizon, warmup, arrivals, max_wall, max_events, slo)
     if args.pop("zip"):  # (it was ignored: arms are the values of one name, or the FILEs)
         raise click.UsageError("--zip is not for serq compare (its arms are the values of one --set or --def "
                                "name, or two or more FILEs)")

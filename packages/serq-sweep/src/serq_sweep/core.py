@@ -240,18 +240,26 @@ def program_names(labels: Sequence[str]) -> None:
                             "each of its programs as text; rename it")
 
 
-def run_limits(*, max_wall: Any = None, max_events: Any = None, max_samples: Any = None) -> dict[str, Any]:
+def run_limits(*, max_wall: Any = None, max_events: Any = None, max_samples: Any = None,
+               slo: Any = None) -> dict[str, Any]:
     """The bounds each run of a sweep is given, checked and made plain numbers before any point compiles, by
     ``serq_sim.run``'s own rule (serq_sim.api.run_limits); a wrong one is one UserError. A numpy integer
     (``max_events=np.int64(5)``) was a TypeError of the JSON that keys the runs, after every point had
     compiled. A whole ``max_wall`` stays an int: the key of a run (and so what a table resumes) is as
-    before."""
+    before. ``slo`` (seconds by metric: ttft, tpot, e2el; ``serq run --slo``'s, checked by its rule,
+    serq_sim.metrics.check_slo) rides with the bounds, under ``"slo"``: each run's report gets its goodput
+    (serq_sweep.worker.run_task), and the SLO is part of the run's key, so a table resumed under another SLO
+    runs again; without one the key is as before."""
     import numbers
 
     from serq_sim.api import run_limits as checked
 
     try:
         limits = checked(max_wall=max_wall, max_events=max_events, max_samples=max_samples)
+        if slo is not None:
+            from serq_sim.metrics import check_slo
+
+            limits["slo"] = dict(sorted(check_slo(slo).items()))  # (one objective, one key, in any order)
     except (TypeError, ValueError) as e:  # a wrong type, a value out of range
         raise UserError(str(e)) from None
     if isinstance(max_wall, numbers.Integral):
@@ -259,15 +267,30 @@ def run_limits(*, max_wall: Any = None, max_events: Any = None, max_samples: Any
     return limits
 
 
+#: the figures of the request metrics that only an SLO gives (``serq run --slo``, ``serq sweep --slo``)
+SLO_FIGURES = ("requests.goodput", "requests.good")
+
+
+def check_slo_program(program: Any, file: str, limits: Mapping[str, Any]) -> None:
+    """Refuse, before any run, an SLO for a program that records no requests, as ``serq run --slo`` does:
+    its runs would have no goodput to give."""
+    if "slo" not in limits:
+        return
+    from serq_sim.metrics import NO_REQUESTS, requests_in
+
+    if not any(requests_in(r.columns) for r in program.records):
+        raise UserError(f"{file}: --slo: {NO_REQUESTS}")
+
+
 def plan(files: Sequence[str], *, sets: Mapping[str, Any] | None = None, defs: Mapping[str, Any] | None = None,
          zip: Sequence[Sequence[str]] = (), seeds: Any = (1,), horizon: float | None = None,  # noqa: A002
          warmup: float | None = None, arrivals: int | None = None, max_wall: float | None = None,
          max_events: int | None = None, max_samples: int | None = None, pm: Any = None,
-         program_labels: Sequence[str] | None = None, repeat: bool = False) -> Plan:
+         program_labels: Sequence[str] | None = None, repeat: bool = False, slo: Any = None) -> Plan:
     """Compile every point of the sweep (once each). ``files``: one program, or several (an axis
     ``program``); ``sets``: name -> a number, a list, or a range ``"2:10:0.5"``; ``defs``: name -> an
     expression or a list of them; ``zip``: groups of names that move together; ``seeds``: a list of ints or
-    ``"1..20"``."""
+    ``"1..20"``; ``slo``: seconds by request metric (ttft, tpot, e2el), the goodput's objectives."""
     import serq_ir
 
     files = program_files(files)  # (before the plugins are loaded: a wrong type is said at once)
@@ -311,7 +334,7 @@ def plan(files: Sequence[str], *, sets: Mapping[str, Any] | None = None, defs: M
         seen.add(a.name)
     seed_list = seeds_given(seeds)
     overrides = {"horizon": horizon, "warmup": warmup, "arrivals": arrivals}
-    limits = run_limits(max_wall=max_wall, max_events=max_events, max_samples=max_samples)
+    limits = run_limits(max_wall=max_wall, max_events=max_events, max_samples=max_samples, slo=slo)
     by_label = dict(zip_(axes[0].values, files)) if len(files) > 1 else {}
     # (repeat: a point given twice, as serq compare's A/A arms.) More than MAX_POINTS runs is refused before
     # the grid is made, and so before a point is compiled: each run is a task held
@@ -332,6 +355,7 @@ def plan(files: Sequence[str], *, sets: Mapping[str, Any] | None = None, defs: M
             if label:  # the point, on the message's own line when it is one line (a quoted source has more)
                 msg += f" (at the sweep's point {label})" if "\n" not in msg else f"\n(at the sweep's point {label})"
             raise UserError(msg) from None
+        check_slo_program(program, file, limits)
         out.append(Point(i, params, file, serq_ir.encode(program), run_hash(program, traces, pm), inputs,
                          {r.name: list(r.columns) for r in program.records}))
     return Plan(axes, out, seed_list, limits, pm)
@@ -500,6 +524,14 @@ def check_figures(plan: Plan, names: Sequence[str]) -> None:
     if columns:  # (no point ran: the runs say why)
         for n in missing[:1] or names:
             resolve(n, columns)
+        # a figure only an SLO gives, asked for without one: each run's would be NaN (a search judged it
+        # failing everywhere, and --show printed nan)
+        for n in names if "slo" not in plan.limits else ():
+            column = resolve(n, columns)
+            if column in SLO_FIGURES:
+                raise UsageError(f"{n}: {column} counts the requests that meet an SLO, which the runs are given "
+                                 "with --slo (ttft=1,tpot=0.05; serq_sweep.sweep(slo=…)); without one each run's "
+                                 "is NaN")
 
 
 def rows(plan: Plan, done: Mapping[str, dict]) -> tuple[list[str], list[dict[str, Any]]]:

@@ -208,7 +208,7 @@ def find(program: str | Sequence[str], conditions: str | Sequence[str], over: tu
          warmup: float | None = None, arrivals: int | None = None, max_wall: float | None = None,
          max_events: int | None = None, workers: int | None = None, dask: Any = None,
          progress: bool | None = None, pm: Any = None,
-         out: str | os.PathLike[str] | None = None) -> tuple[list[str], list[dict[str, Any]]]:
+         out: str | os.PathLike[str] | None = None, slo: Any = None) -> tuple[list[str], list[dict[str, Any]]]:
     """Run the search (see the module) and return its table's columns and rows: one per point of the
     other swept names, with the knob's value found, the bracket, the outcome, the number of evaluations,
     and each condition's figure mean at the value found.
@@ -283,7 +283,7 @@ def find(program: str | Sequence[str], conditions: str | Sequence[str], over: tu
     # million points times two seeds was searched: tasks held by the million, 700 MB before the first ran)
     others = points(axes, zip, seeds=len(seed_list))
     overrides = {"horizon": horizon, "warmup": warmup, "arrivals": arrivals}
-    limits = core.run_limits(max_wall=max_wall, max_events=max_events)
+    limits = core.run_limits(max_wall=max_wall, max_events=max_events, slo=slo)
     searches = [_Search(i, p, lo, hi, grid, steps) for i, p in enumerate(others)]
     figures: list[str] | None = None
     # a knob that must be a whole number (a count: fifo(c), a family's size) meets a bisection's midpoints:
@@ -303,6 +303,7 @@ def find(program: str | Sequence[str], conditions: str | Sequence[str], over: tu
         first = next((p for p in others if p.get("program", files[0]) == file), others[0])
         program_, _ = core.compile_point(pm, file, {a.name: first[a.name] for a in axes if a.kind == "set"},
                                          {a.name: first[a.name] for a in axes if a.kind == "def"}, overrides)
+        core.check_slo_program(program_, file, limits)
         if name not in {c.name for c in program_.constants}:
             raise UserError(f"{file}: --over {name}: the program has no `let {name}`"
                             f"{did_you_mean(name, [c.name for c in program_.constants])} (the knob --find "

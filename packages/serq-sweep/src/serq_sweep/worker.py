@@ -38,9 +38,9 @@ def _program(ir: bytes, ir_hash: str, name: str) -> Any:
 def run_task(ir: bytes, ir_hash: str, name: str, seed: int, limits: dict[str, Any], records: bool = False,
              pm: Any = None) -> dict[str, Any]:
     """Run the program of IR ``ir`` under ``seed`` with ``limits`` (``max_wall``, ``max_events``,
-    ``max_samples``). Returns ``{"status", "message", "figures", "wall"}``: status ``ok``, ``partial`` (a
-    bound stopped it; ``message`` says which) or ``error`` (a run-time error of the program; ``message`` is
-    its diagnostic); ``wall`` the seconds the run took, ``run_cpu`` its CPU seconds and ``cpu`` the task's
+    ``max_samples``; ``slo``, the goodput's objectives: serq_sweep.core.run_limits). Returns ``{"status",
+    "message", "figures", "wall"}``: status ``ok``, ``partial`` (a bound stopped it; ``message`` says
+    which) or ``error`` (a run-time error of the program; ``message`` is its diagnostic); ``wall`` the seconds the run took, ``run_cpu`` its CPU seconds and ``cpu`` the task's
 (decoding, flattening the report included): what ``bench/sweep.py`` weighs. With ``records``, also
 ``"records"``: the run's records, table -> column -> array (:mod:`serq_sweep.records`). ``pm``: the plugin
 manager of the run (in this process only: None, the installed plugins, in a worker)."""
@@ -50,9 +50,13 @@ manager of the run (in this process only: None, the installed plugins, in a work
 
     c0 = time.process_time()
     program = _program(ir, ir_hash, name)
+    limits = dict(limits)
+    slo = limits.pop("slo", None)  # (core.run_limits: the goodput's objectives, given to the report after the run)
     t0, c1 = time.perf_counter(), time.process_time()
     try:
         report = serq_sim.run(program, seed=seed, pm=pm, **limits)
+        if slo is not None and report.result.requests is not None:
+            report.set_slo(slo)
     except Exception as e:
         if not getattr(type(e), "serq_user_error", False):
             raise
