@@ -218,7 +218,8 @@ def sweep(program: str | os.PathLike | Sequence[str | os.PathLike], *, sets: Map
     ``max_wall``, ``max_events``, ``max_samples`` bound each run (a bounded run's row has status
     ``partial``). ``slo``: seconds by request metric (``{"ttft": 1, "tpot": 0.05}``, ``serq run --slo``'s),
     for the figure ``requests.goodput`` of every run. ``workers``: local processes (default every core; 0
-    runs in this process); ``dask``: a scheduler address, ``"local"`` (a LocalCluster of ``workers`` processes) or a ``distributed.Client``.
+    runs in this process); ``dask``: a scheduler address, ``"local"`` (a LocalCluster of ``workers``
+    processes) or a ``distributed.Client``.
     ``out``: also write the table (``.parquet`` or ``.csv``) and its per-point aggregates
     (``NAME.points.EXT``), resuming from what an earlier sweep into it finished unless ``fresh``.
     ``records``: True keeps every run's records (what ``serq run --records`` writes) and returns

@@ -40,7 +40,8 @@ def run_task(ir: bytes, ir_hash: str, name: str, seed: int, limits: dict[str, An
     """Run the program of IR ``ir`` under ``seed`` with ``limits`` (``max_wall``, ``max_events``,
     ``max_samples``; ``slo``, the goodput's objectives: serq_sweep.core.run_limits). Returns ``{"status",
     "message", "figures", "wall"}``: status ``ok``, ``partial`` (a bound stopped it; ``message`` says
-    which) or ``error`` (a run-time error of the program; ``message`` is its diagnostic); ``wall`` the seconds the run took, ``run_cpu`` its CPU seconds and ``cpu`` the task's
+    which) or ``error`` (a run-time error of the program; ``message`` is its diagnostic); ``wall`` the
+    seconds the run took, ``run_cpu`` its CPU seconds and ``cpu`` the task's
 (decoding, flattening the report included): what ``bench/sweep.py`` weighs. With ``records``, also
 ``"records"``: the run's records, table -> column -> array (:mod:`serq_sweep.records`). ``pm``: the plugin
 manager of the run (in this process only: None, the installed plugins, in a worker)."""
