@@ -1026,3 +1026,55 @@ def test_a_pools_counts_after_a_warm_up_and_stuck_over_the_whole_run(monkeypatch
     m = pool(rep, "m")
     assert (m.admissions, m.preemptions, m.stuck, close(m.wait, 15 / 4)) == (4, 2, 1, True)
     assert (close(m.queue, 11 / 97.5), close(m.used, 44 / 97.5), close(m.holders, 19 / 97.5)) == (True,) * 3
+
+
+# --- a victim preempted inside a transfer keeps the lease it reads from ------------------------------------
+
+def test_a_victim_preempted_inside_a_transfer_keeps_its_lease_and_reads_it_again(monkeypatch):
+    """§2: transfer (X) from P to Q (n) is `run link (X); load Q (n); release P;`; §3: the victim's "job
+    leaves its stage, its hold is released with its computed prefix cached, and it re-enters the head of
+    the pool's queue with the hold statement to execute again"; a lease is neither evictable nor a
+    preemption victim, and lasts until the session's release; pool-reference: without an engine, the
+    candidates are holders with an active hold scope, lifo the last admitted.
+
+    q cap 6. s1 holds 3 from 0.5; s0, having leased p's 4 at 1, holds q (3) at 1 and reads them over the
+    link (4 s from 1). At 2 s1 grows q by 2: the last admitted, s0, is preempted inside its read: its flow
+    leaves the link, nothing was loaded (computed 0, nothing cached), p's lease stays. s1 grows to 5 and
+    leaves at 4; s0 is admitted again, reads the lease from 4 to 8, which releases p (4 cached there), and
+    caches 3 in q at 13."""
+    rep, obs = run("""
+pool p { cap 10; }
+pool q { cap 6; preempt lifo; }
+stage d : delay;
+stage link : ps(1);
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) {
+    hold p (4) { run d (1); } cache (4) lease p (inf);
+    hold q (3) {
+      observe a = now * 10 + computed;
+      observe l = used(p) * 10 + cachedin(p);
+      transfer (4) from p to q (3);
+      observe t = now * 100 + used(p) * 10 + cachedin(p);
+      run d (5);
+    } cache (3);
+  } else {
+    run d (0.5);
+    hold q (3) { observe a = now * 10 + computed; run d (1.5); grow q (2); observe g = now; run d (2); }
+  }
+  observe done = now;
+  end;
+}
+run { horizon 100; }
+""", monkeypatch)
+    assert by_session(obs, "a") == {0: [10.0, 40.0], 1: [5.0]}
+    assert (by_session(obs, "l"), obs["t"], obs["g"]) == ({0: [40.0, 40.0]}, [(0, 8.0, 804.0)], [(1, 2.0, 2.0)])
+    assert by_session(obs, "done") == {0: [13.0], 1: [4.0]}
+    p, q, link = pool(rep, "p"), pool(rep, "q"), stage(rep, "link")
+    assert (q.preemptions, q.admissions, close(q.wait, 2 / 3), p.preemptions) == (1, 3, True, 0)
+    # the aborted read is no completion: the link had a job on [1, 2) and [4, 8)
+    assert (link.completions, close(link.present, 0.05), close(link.service, 4.0)) == (1, True, True)
+    # p: 4 leased on [0, 8), cached from 8; q: 3 + 3 on [1, 2), 1.5 s of s1's 3 before, its 5 on [2, 4),
+    # s0's 3 on [4, 13); cached 3 from 13
+    assert (close(p.used, 0.32), close(p.cached, 3.68), close(q.used, 0.445), close(q.cached, 2.61)) == (
+        True,) * 4
