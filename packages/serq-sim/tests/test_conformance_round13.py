@@ -1078,3 +1078,38 @@ run { horizon 100; }
     # s0's 3 on [4, 13); cached 3 from 13
     assert (close(p.used, 0.32), close(p.cached, 3.68), close(q.used, 0.445), close(q.cached, 2.61)) == (
         True,) * 4
+
+
+def test_under_exclusive_prefill_a_waiting_prefill_fits_beside_the_blocks_tentative_decodes_grew(monkeypatch):
+    """§3 Stages: "a growing job first grows its hold to the position it will reach (block by block,
+    preempting if needed); then the stage admits"; under serve exclusive prefill "a waiting prefill that
+    fits can replace them", and displaced decodes keep what they acquired: the fit is judged beside the
+    tentative decodes' new blocks.
+
+    kv cap 6 in blocks of 2. s0 decodes 4 from 2 units; s1 (from 1.5) asks 4. At 2 s0's tentative third
+    token grows it to 4 first: 4 + 4 > 6, so s1 does not fit and s0 decodes; likewise at 3. s0 ends at 4,
+    s1 is admitted then and prefills 3 alone (done at 5)."""
+    rep, obs = run("""
+pool reqs { cap 4; admit via e; }
+pool kv { cap 6; block 2; preempt lifo; }
+stage e : step { budget 4; cost 1; memory kv; serve exclusive prefill; }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) {
+    hold reqs (1), kv (1) { observe a = now; run e decode (4) growing kv; } cache (0);
+  } else {
+    run d (1.5);
+    hold reqs (1), kv (4) { observe a = now; run e prefill (3) growing kv; } cache (0);
+  }
+  observe done = now;
+  end;
+}
+run { horizon 100; }
+""", monkeypatch)
+    assert by_session(obs, "a") == {0: [0.0], 1: [4.0]}
+    assert by_session(obs, "done") == {0: [4.0], 1: [5.0]}
+    e, kv = stage(rep, "e"), pool(rep, "kv")
+    assert (e.iterations, e.decode_only, e.prefill_only, kv.preemptions) == (5, 4, 1, 0)
+    # kv: s0's 2 on [0, 2), 4 on [2, 4); s1's 4 on [4, 5)
+    assert close(kv.used, 0.16)
