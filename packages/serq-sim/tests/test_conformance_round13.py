@@ -1113,3 +1113,37 @@ run { horizon 100; }
     assert (e.iterations, e.decode_only, e.prefill_only, kv.preemptions) == (5, 4, 1, 0)
     # kv: s0's 2 on [0, 2), 4 on [2, 4); s1's 4 on [4, 5)
     assert close(kv.used, 0.16)
+
+
+# --- what the workload's turn block reads ------------------------------------------------------------------
+
+def test_the_turn_block_reads_the_turn_it_describes_and_init_the_turn_before_any(tmp_path, monkeypatch):
+    """§3 Workload: "init runs at arrival, turn at every turn statement; with a trace, turn loads the next
+    turn's new, out, think, forced and sets more"; §2: turn_no is the number of turn statements run;
+    docs/language.md: a `turn;` loads the row, counts the turn, then runs the block.
+
+    Without a trace: init reads turn_no 0; the block at the first turn reads 1 and k as init left it (0),
+    the session after it 1 and the block's k (1); the second turn 2 and 1, then 2 and 2. With the trace of
+    the ordered-trace case (session 7: new 3, then 5): init reads new 0, the block and the session the
+    row's new at each turn. Each sample carries the turn_no it read."""
+    _rep, obs = run("""
+stage d : delay;
+workload { arrive batch(1); init { observe i = turn_no; set k = 0; } turn { observe t = turn_no * 10 + k; set k = k + 1; } }
+session { turn; observe s = turn_no * 10 + k; run d (1); turn; observe s = turn_no * 10 + k; end; }
+run { horizon 10; }
+""", monkeypatch)
+    assert (obs["i"], obs["t"], obs["s"]) == ([(0, 0.0, 0.0)], [(0, 0.0, 10.0), (0, 1.0, 21.0)],
+                                              [(0, 0.0, 11.0), (0, 1.0, 22.0)])
+    (tmp_path / "t.csv").write_text(TRACE)
+    path = tmp_path / "p.sq"
+    path.write_text("""
+stage d : delay;
+workload { arrive batch(1); trace "t.csv" ordered; init { observe i = turn_no * 100 + new; }
+           turn { observe t = turn_no * 100 + new; } }
+session { loop { turn; observe s = turn_no * 100 + new; branch (more) { run d (1); } else { end; } } }
+run { horizon 10; }
+""")
+    rep, obs = run(None, monkeypatch, path=path)
+    assert (obs["i"], obs["t"], obs["s"]) == ([(0, 0.0, 0.0)], [(0, 0.0, 103.0), (0, 1.0, 205.0)],
+                                              [(0, 0.0, 103.0), (0, 1.0, 205.0)])
+    assert (rep.observe("i").turns.tolist(), rep.observe("t").turns.tolist()) == ([0], [1, 2])
