@@ -450,3 +450,32 @@ def test_goodput_without_an_slo_or_an_slo_without_requests_is_refused_before_any
     # an SLO of no metric is a usage error naming the option, as serq run's
     p = serq("sweep", str(SLO), *base, "--slo", "ttf=1")
     assert p.returncode == 2 and "invalid value for '--slo': 'ttf=1'" in p.stderr and "did you mean `ttft`" in p.stderr
+
+
+# ---------------------------------------------------------------------------------------------------------
+# preempt_mmc.sq: preemptive priority on c GPUs
+
+
+def erlang_c(c: int, a: float) -> float:
+    top = a ** c / math.factorial(c) * c / (c - a)
+    return top / (sum(a ** k / math.factorial(k) for k in range(c)) + top)
+
+
+def mmc_present(c: int, a: float) -> float:
+    """M/M/c's mean number present at offered load a."""
+    return a + erlang_c(c, a) * a / (c - a)
+
+
+def test_preemptive_priority_on_two_gpus_is_mmc_for_each_class_and_for_both():
+    # c 2, lam1 0.6, lam2 0.8, mu 1: L(1.4) = 2.745098, L(0.6) = 0.659341; E[T1] = 1.098901,
+    # E[T2] = (2.745098 - 0.659341) / 0.8 = 2.607197
+    r = one("preempt_mmc.sq", horizon=40000, warmup=400)
+    L, L1 = mmc_present(2, 1.4), mmc_present(2, 0.6)
+    assert abs(L - 2.745098039) < 1e-8 and abs(L1 / 0.6 - 1.098901099) < 1e-8
+    covers(r.stats("t_hi"), L1 / 0.6, 0.03)
+    covers(r.stats("t_lo"), (L - L1) / 0.8, 0.08)
+    assert abs(r.result.mean_live - L) < 0.05 * L  # the requests present, both classes: M/M/c's
+    svc, gpu = stage(r, "svc"), pool(r, "gpu")
+    assert math.isclose(gpu.used, svc.present, rel_tol=1e-9)  # a request on the GPUs holds one unit
+    assert abs(svc.present - 1.4) < 0.03  # the GPUs busy: the offered load
+    assert gpu.preemptions > 0
