@@ -626,3 +626,42 @@ run { horizon 10; }
     assert (obs["i"], obs["t"], obs["s"]) == ([(0, 0.0, 0.0)], [(0, 0.0, 103.0), (0, 1.0, 205.0)],
                                               [(0, 0.0, 103.0), (0, 1.0, 205.0)])
     assert (rep.observe("i").turns.tolist(), rep.observe("t").turns.tolist()) == ([0], [1, 2])
+
+
+# --- a victim whose reservation blocked a head, re-queued at the head or the tail --------------------------
+
+RESERVED_VICTIM = """
+pool m { cap 6; reserve held; preempt by (prio) requeue REQUEUE; }
+stage d : delay;
+workload { arrive batch(3); init { set prio = serial == 0 ? 0 : serial == 1 ? 5 : 9; } }
+session {
+  branch (serial == 0) { hold m (2) reserve (4) { observe a = now; run d (5); } }
+  else { branch (serial == 1) { hold m (2) { observe a = now; run d (1); grow m (1); run d (2); } }
+  else { run d (0.5); hold m (1) { observe a = now; run d (1); } } }
+  observe done = now;
+  end;
+}
+run { horizon 100; }
+"""
+
+
+@pytest.mark.parametrize("requeue, a, done", [
+    ("tail", {0: [0.0, 3.0], 1: [0.0], 2: [1.0]}, {0: [8.0], 1: [3.0], 2: [2.0]}),
+    ("head", {0: [0.0, 3.0], 1: [0.0], 2: [3.0]}, {0: [8.0], 1: [3.0], 2: [4.0]}),
+])
+def test_a_victim_whose_reservation_blocked_a_head_re_queued_at_the_head_or_the_tail(monkeypatch, requeue, a,
+                                                                                      done):
+    """pool-reference `preempt by (k, …) [requeue head | tail]`: "Preempt the candidate with the least
+    keys" (not necessarily the grower); "requeue head (the default) places it first … requeue tail treats
+    it as a newcomer: FIFO places it last"; `reserve held`: reservations end with preemption, a growth needs
+    used + Σ_{i≠grower} u_i + d <= cap; "Only the selected hold is tried: failure to fit blocks the rest".
+
+    cap 6. s0 (prio 0) holds 2 reserving 4 (u = 2), s1 (prio 5) holds 2 at 0; s2 asks 1 at 0.5:
+    4 + 2 + 1 > 6. At 1 s1 grows by 1: 4 + 2 + 1 > 6, and the least prio, s0, is preempted, its
+    reservation gone; s1 grows to 3. At the tail s0 waits behind s2, which fits (3 + 1) and is admitted at
+    1; s0's 4 fit when s1 leaves at 3. At the head s0 (3 + 4 > 6) blocks s2 until 3, when both fit
+    (2 + u 2 + 1 <= 6)."""
+    rep, obs = run(RESERVED_VICTIM.replace("REQUEUE", requeue), monkeypatch)
+    assert (by_session(obs, "a"), by_session(obs, "done")) == (a, done)
+    m = pool(rep, "m")
+    assert (m.preemptions, m.admissions, m.stuck) == (1, 4, 0)
