@@ -23,6 +23,7 @@ import serq_frontend
 import serq_sim
 import serq_sim.fast
 from conform import both_tiers, covers, run
+from serq_report.json import encode_json
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -479,3 +480,29 @@ def test_preemptive_priority_on_two_gpus_is_mmc_for_each_class_and_for_both():
     assert math.isclose(gpu.used, svc.present, rel_tol=1e-9)  # a request on the GPUs holds one unit
     assert abs(svc.present - 1.4) < 0.03  # the GPUs busy: the offered load
     assert gpu.preemptions > 0
+
+
+# ---------------------------------------------------------------------------------------------------------
+# vacation.sq: a GPU lent to a fine-tuning job whenever no request waits
+
+
+@pytest.mark.parametrize(("slice_", "residual"), [("V", 1.0), ("~exp(2)", 2.0)])
+def test_a_gpu_lent_to_a_background_job_is_mg1_with_multiple_vacations(monkeypatch, slice_, residual):
+    # lam 0.5, S 1: E[W] = 1 + E[V^2] / (2 E[V]): 2 for slices of 2, 3 for exponential slices of mean 2
+    prog = serq_frontend.compile(str(HERE / "vacation.sq"), defs={"slice": slice_})
+    assert serq_sim.fast.tier(prog) == "fast"
+    monkeypatch.delenv("SERQ_SIM_TIER", raising=False)
+    fast = encode_json(serq_sim.run(prog, horizon=40000, warmup=400))
+    monkeypatch.setenv("SERQ_SIM_TIER", "general")
+    r = serq_sim.run(prog, horizon=40000, warmup=400)
+    assert encode_json(r) == fast
+    wait = r.stats("wait")
+    covers(wait, 1 + residual, 0.05)
+    svc, gpu = stage(r, "svc"), pool(r, "gpu")
+    assert svc.utilisation == 1.0 and gpu.holders == 1.0  # the GPU never idles: a request or the job
+    # the job's slices (of mean 2) take what the requests leave, 1 - rho; the requests are served at lam
+    slices = svc.completions - wait.count
+    assert abs(slices * 2 / 39600 - 0.5) < 0.02
+    assert abs(wait.count / 39600 - 0.5) < 0.01
+    # the pool's queue: the requests waiting (Little: lam E[W]) and the job waiting while one is served (rho)
+    assert abs(gpu.queue - (0.5 * wait.mean + 0.5)) < 0.02
