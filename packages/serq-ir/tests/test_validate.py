@@ -105,7 +105,7 @@ CASES = {
                       "a seed is an integer from 0 to 2**64 - 1 (18446744073709551615), not -1 - at '$.run.seed'"),
     "seed beyond 64 bits": (set_(["run", "seed"], 2**64),
                             "a seed is an integer from 0 to 2**64 - 1 (18446744073709551615), not "
-                            "18446744073709551616 - at '$.run.seed'"),
+                            "an integer of 65 bits - at '$.run.seed'"),
 }
 
 

@@ -137,7 +137,9 @@ def seed_problem(seed) -> str | None:
     except TypeError:
         v = None
     if v is None or not 0 <= v <= MAX_SEED:
-        return f"a seed is an integer from 0 to 2**64 - 1 ({MAX_SEED}), not {seed!r}"
+        from serq.numbers import shown  # (not repr: an int of 4301 digits is no text to Python)
+
+        return f"a seed is an integer from 0 to 2**64 - 1 ({MAX_SEED}), not {shown(seed)}"
     return None
 
 

@@ -59,8 +59,10 @@ def registries(pm=None) -> Registries:
 
 
 def _shown(v) -> str:
-    """``repr(v)``, but for an int of a thousand digits, which is not quoted whole."""
-    return f"an integer of {v.bit_length()} bits" if isinstance(v, int) and v.bit_length() > 64 else repr(v)
+    """``repr(v)``, but for an int of a thousand digits, which is not quoted whole (serq.numbers.shown)."""
+    from serq.numbers import shown
+
+    return shown(v)
 
 
 def _refused(name: str, v: Any, rule: str, *, of_type: bool) -> Exception:

@@ -72,8 +72,9 @@ def _member(rows: Any, name: Any, index: Any, kind: str) -> Any:
             return row
     names = ", ".join(dict.fromkeys(row.name if row.index is None else f"{row.name}[{row.index}]" for row in rows))
     from serq.errors import did_you_mean
+    from serq.numbers import shown
 
-    raise KeyError(f"no {kind} {name}" + ("" if index is None else f"[{index}]")
+    raise KeyError(f"no {kind} {name}" + ("" if index is None else f"[{shown(int(index))}]")
                    + f" (the program has: {names or 'none'})"
                    + did_you_mean(name, [] if any(row.name == name for row in rows) else [row.name for row in rows]))
 

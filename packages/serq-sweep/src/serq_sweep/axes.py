@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from serq.errors import UsageError, did_you_mean
-from serq.numbers import WHOLE_HINT, NotANumber, number, real, switch, whole
+from serq.numbers import WHOLE_HINT, NotANumber, number, real, shown, switch, whole
 
 #: at most this many points (compiled programs) in one sweep, this many values of one swept name (a range,
 #: or every value a name given again adds), this many seeds and this many runs (points times seeds)
@@ -107,7 +107,7 @@ def texts(value: Any, what: str, item: str = "name") -> list[str]:
         raise UsageError(f"{what}: more than {MAX_POINTS} {item}s")
     for x in out:
         if not isinstance(x, str):
-            raise TypeError(f"{what}: each {item} is a str, not {type(x).__name__} ({x!r:.60})")
+            raise TypeError(f"{what}: each {item} is a str, not {type(x).__name__} ({shown(x):.60})")
     return out
 
 

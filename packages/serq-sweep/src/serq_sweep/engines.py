@@ -347,7 +347,9 @@ def engine(workers: int | None = None, dask: Any = None, pm: Any = None):
             raise TypeError(f"workers must be a whole number of processes (0: in this process), not {workers!r}")
         workers = int(workers)
         if not 0 <= workers <= MAX_WORKERS:
-            raise UserError(f"--workers {workers}: a sweep runs on 0 to {MAX_WORKERS} worker processes")
+            from serq.numbers import shown
+
+            raise UserError(f"--workers {shown(workers)}: a sweep runs on 0 to {MAX_WORKERS} worker processes")
     if pm is not None and (dask is not None or workers != 0):
         from serq.plugins import local_plugins
 

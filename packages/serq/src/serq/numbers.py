@@ -16,7 +16,7 @@ import math
 import re
 
 __all__ = ["NAN_PATTERN", "NUMBER_HINT", "PATTERN", "WHOLE_HINT", "NotANumber", "is_number", "not_a_number",
-           "not_whole", "number", "quoted", "real", "whole"]
+           "not_whole", "number", "quoted", "real", "shown", "whole"]
 
 #: the language's numeric literal, or inf, after an optional minus (``[0-9]``, not ``\d``: ``\d`` matches
 #: every script's digits), as a pattern a reader may build on
@@ -51,6 +51,20 @@ def quoted(text: str, width: int = 60) -> str:
     length, when longer (a trace's cell of 100 000 characters, or a flag's value, was quoted whole)."""
     shown = repr(text)
     return shown if len(shown) <= width else f"{shown[:width - 20]}...{shown[-10:]} ({len(text)} characters)"
+
+
+def shown(v: object) -> str:
+    """A value the Python API was given, as a message quotes it: its ``repr``, but an integer of more than
+    64 bits as ``an integer of N bits``. Python converts an int of more than 4300 digits to text not at all
+    (``ValueError: Exceeds the limit (4300 digits) for integer string conversion``), so a message that quoted
+    one (``seeds=[10**5000]``, ``workers=10**5000``, ``report.stage("s", 10**5000)``) raised that instead of
+    itself; one of a few hundred digits was quoted whole. The rule of every such message (serq_sim.run's
+    arguments, a seed, a sweep's)."""
+    import numbers
+
+    if isinstance(v, numbers.Integral) and not isinstance(v, bool) and int(v).bit_length() > 64:
+        return f"an integer of {int(v).bit_length()} bits"
+    return repr(v)
 
 
 def not_a_number(text: str) -> str:
