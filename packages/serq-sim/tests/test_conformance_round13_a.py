@@ -19,6 +19,9 @@ Conventions: `stage d : delay;` runs every job at rate 1 without waiting, so `ru
 
 from __future__ import annotations
 
+import heapq
+import random
+
 import pytest
 import serq_frontend
 import serq_sim
@@ -665,3 +668,91 @@ def test_a_victim_whose_reservation_blocked_a_head_re_queued_at_the_head_or_the_
     assert (by_session(obs, "a"), by_session(obs, "done")) == (a, done)
     m = pool(rep, "m")
     assert (m.preemptions, m.admissions, m.stuck) == (1, 4, 0)
+
+
+# --- an independent model of the pool-and-fifo fragment ---------------------------------------------------
+
+def fragment_model(cap, servers, arrive, units, work, prio):
+    """The admission and completion times language.txt §3 gives a session that arrives at ``arrive[i]``,
+    holds ``units[i]`` of a pool of ``cap`` (its queue ordered by ``prio`` then the join order; FIFO when
+    ``prio`` is None) and runs ``work[i]`` on a fifo(``servers``) stage inside the hold: events in time
+    order, at one instant in the order they were scheduled (those arriving at 0 are one event, in index
+    order); after each event the heads are admitted while the selected one fits (the first that does not
+    blocks the rest); a fifo stage starts its jobs in arrival order. Written from the spec's words,
+    independently of the simulator."""
+    n = len(arrive)
+    admitted, done = [None] * n, [None] * n
+    at0 = [i for i in range(n) if arrive[i] == 0]
+    events = [(arrive[i], i, "arrive", [i]) for i in range(n) if arrive[i] > 0] + [(0.0, -1, "arrive", at0)]
+    heapq.heapify(events)
+    seq = n
+    used, queue, busy, waiting = 0, [], 0, []
+    while events:
+        t, _, kind, i = heapq.heappop(events)
+        if kind == "arrive":
+            queue += i
+        else:
+            busy -= 1
+            used -= units[i]
+            done[i] = t
+            if waiting:
+                j = waiting.pop(0)
+                busy += 1
+                heapq.heappush(events, (t + work[j], seq, "done", j))
+                seq += 1
+        while queue:
+            head = min(queue, key=lambda j: (prio[j], queue.index(j))) if prio else queue[0]
+            if used + units[head] > cap:
+                break
+            queue.remove(head)
+            used += units[head]
+            admitted[head] = t
+            if busy < servers:
+                busy += 1
+                heapq.heappush(events, (t + work[head], seq, "done", head))
+                seq += 1
+            else:
+                waiting.append(head)
+    return admitted, done
+
+
+def table(v):
+    """An expression of `serial` that is v[serial]."""
+    e = str(v[-1])
+    for k in range(len(v) - 2, -1, -1):
+        e = f"serial == {k} ? {v[k]} : ({e})"
+    return e
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_the_pool_and_fifo_fragment_against_an_independent_model(monkeypatch, seed):
+    """§3 Pools ("The head of a queue is admitted when every pool of its hold has room …; the first that
+    does not fit blocks the rest"), pool-reference `queue by` (keys, then the join order), §3 Stages
+    (fifo(c): c servers, jobs in arrival order), Ties (events at one instant in the order they were
+    scheduled) and the settle after every event, against fragment_model on random small cases with ties
+    in time (arrivals and works in half seconds). The sessions arrive together (a batch) and wait their
+    arrival time on a delay stage: those whose wait is 0 go on at once (a run of zero work), so they join
+    the queue in serial order before the batch's settle, and each later arrival is an event of its own."""
+    rng = random.Random(seed)
+    n, cap, servers = rng.randint(2, 9), rng.randint(2, 8), rng.randint(1, 3)
+    arrive = [rng.randint(0, 6) * 0.5 for _ in range(n)]
+    units = [rng.randint(1, cap) for _ in range(n)]
+    work = [rng.randint(1, 6) * 0.5 for _ in range(n)]
+    prio = [rng.randint(0, 2) for _ in range(n)] if seed % 2 else None
+    queue = "queue by (prio);" if prio else ""
+    _rep, obs = run(f"""
+pool m {{ cap {cap}; {queue} }}
+stage f : fifo({servers});
+stage d : delay;
+workload {{ arrive batch({n}); init {{ set prio = {table(prio) if prio else 0}; }} }}
+session {{
+  run d ({table(arrive)});
+  hold m ({table(units)}) {{ observe a = now; run f ({table(work)}); }}
+  observe done = now;
+  end;
+}}
+run {{ horizon 1000; }}
+""", monkeypatch)
+    admitted, done = fragment_model(cap, servers, arrive, units, work, prio)
+    assert {s: v for s, _t, v in obs["a"]} == dict(enumerate(admitted))
+    assert {s: v for s, _t, v in obs["done"]} == dict(enumerate(done))
