@@ -13,10 +13,8 @@ import csv
 import hashlib
 import json
 import math
-import os
-import subprocess
-import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import serq_frontend
@@ -28,12 +26,22 @@ from serq_report.json import encode_json
 pytestmark = pytest.mark.timeout(120)
 
 HERE = Path(__file__).resolve().parent / "peer_programs10"
-SERQ = [sys.executable, "-m", "serq"]
 
 
-def serq(*args: str, cwd=None) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if k != "SERQ_SIM_TIER"}
-    return subprocess.run([*SERQ, *args], capture_output=True, text=True, timeout=300, env=env, cwd=cwd)
+@pytest.fixture
+def serq(capsys, monkeypatch):
+    """``serq ARGS…`` in this process (serq.cli.main, as a shell runs it, its exit status and output)."""
+    from serq.cli import main
+
+    monkeypatch.delenv("SERQ_SIM_TIER", raising=False)
+
+    def call(*args: str) -> SimpleNamespace:
+        with pytest.raises(SystemExit) as info:
+            main(list(args))
+        out = capsys.readouterr()
+        return SimpleNamespace(returncode=info.value.code or 0, stdout=out.out, stderr=out.err)
+
+    return call
 
 
 def one(name: str, **kw):
@@ -94,7 +102,7 @@ def test_a_scale_to_zero_endpoint_is_mg1_with_setup_times(monkeypatch):
     assert math.isclose(gpu.queue, svc.throughput * gpu.wait, rel_tol=5e-3)
 
 
-def test_a_sweep_over_the_setup_time_and_the_rate_covers_welch_at_every_point(tmp_path):
+def test_a_sweep_over_the_setup_time_and_the_rate_covers_welch_at_every_point(tmp_path, serq):
     # d = 0 is plain M/M/1 (a run of zero work completes at once): E[T] = 1 / (1 - lam), cold = 1 - lam.
     out = tmp_path / "sw.csv"
     p = serq("sweep", str(HERE / "coldstart.sq"), "--set", "d=0,2,8", "--set", "lam=0.3,0.6", "--seeds", "1..4",
@@ -281,7 +289,7 @@ def test_a_prefill_gpu_blocked_by_a_full_decode_side_is_the_two_station_line():
     assert prefill.completions == decode.completions == post.admissions == r.stats("response").count
 
 
-def test_the_fewest_slots_keeping_refusals_under_one_percent_is_engsets(tmp_path):
+def test_the_fewest_slots_keeping_refusals_under_one_percent_is_engsets(tmp_path, serq):
     # Engset's call congestion at N 12, beta 0.2: c = 5 refuses 0.0200, c = 6 0.0040: the search over whole
     # slots lands on 6
     assert engset(12, 5, 0.2)[0] > 0.01 > engset(12, 6, 0.2)[0]
@@ -297,7 +305,7 @@ def test_the_fewest_slots_keeping_refusals_under_one_percent_is_engsets(tmp_path
 # pk_pool.sq: M/G/1 written with a pool, swept over the service law
 
 
-def test_a_sweep_over_the_service_law_covers_pollaczek_khinchine(tmp_path):
+def test_a_sweep_over_the_service_law_covers_pollaczek_khinchine(tmp_path, serq):
     # lam 0.7, E[S] 1: E[W] = 0.7 (1 + cv2) / 0.6 for cv2 = 0 (det), 1/4 (Erlang 4), 1 (exp), 4 (h2)
     out = tmp_path / "pk.csv"
     laws = {"~det(1)": 0.0, "~erlang(4, 1)": 0.25, "~exp(1)": 1.0, "~h2(1, 4)": 4.0}
@@ -373,7 +381,7 @@ def test_preemptive_priority_traced_by_hand(monkeypatch):
 SLO = HERE / "slo_mm1.sq"
 
 
-def test_a_sweep_under_an_slo_gives_every_run_its_goodput(tmp_path):
+def test_a_sweep_under_an_slo_gives_every_run_its_goodput(tmp_path, serq):
     # M/M/1, mu 1: the response is exp(1 - lam), so the goodput under ttft <= 2 is lam (1 - e^(-2 (1 - lam))):
     # 0.22602 at 0.3, 0.33040 at 0.6, 0.26374 at 0.8 (it rises, then falls as the queue grows)
     out = tmp_path / "slo.csv"
@@ -393,7 +401,7 @@ def test_a_sweep_under_an_slo_gives_every_run_its_goodput(tmp_path):
         assert 0 < float(row["requests.good"]) <= float(row["requests.completed"])
 
 
-def test_the_slo_is_part_of_a_runs_key(tmp_path):
+def test_the_slo_is_part_of_a_runs_key(tmp_path, serq):
     # the same SLO (in any order) resumes every run; another runs them all again, and no SLO is the key of
     # before
     out = tmp_path / "k.csv"
@@ -418,7 +426,7 @@ def test_the_slo_is_part_of_a_runs_key(tmp_path):
     assert plan.key(plan.points[0], 1) == hashlib.sha256(text.encode()).hexdigest()[:24]
 
 
-def test_serq_run_and_serq_sweep_give_one_goodput(tmp_path):
+def test_serq_run_and_serq_sweep_give_one_goodput(tmp_path, serq):
     # the sweep's run of a point and seed is serq run's of that program and seed under the same SLO
     p = serq("sweep", str(SLO), "--set", "lam=0.6", "--seeds", "3", "--horizon", "4000", "--warmup", "100",
              "--workers", "0", "--no-progress", "--slo", "tpot=0.1,ttft=1.5")
@@ -432,7 +440,7 @@ def test_serq_run_and_serq_sweep_give_one_goodput(tmp_path):
     assert float(row["requests.goodput"]) == req["goodput"]
 
 
-def test_goodput_without_an_slo_or_an_slo_without_requests_is_refused_before_any_run():
+def test_goodput_without_an_slo_or_an_slo_without_requests_is_refused_before_any_run(serq):
     base = ["--seeds", "1..2", "--horizon", "1000", "--warmup", "10", "--workers", "0", "--no-progress"]
     for args in (["sweep", str(SLO), "--set", "lam=0.3,0.6", "--show", "requests.goodput"],
                  ["sweep", str(SLO), "--find", "requests.goodput >= 0.2", "--over", "lam", "0.1:0.9"],
@@ -492,10 +500,10 @@ def test_a_gpu_lent_to_a_background_job_is_mg1_with_multiple_vacations(monkeypat
     prog = serq_frontend.compile(str(HERE / "vacation.sq"), defs={"slice": slice_})
     assert serq_sim.fast.tier(prog) == "fast"
     monkeypatch.delenv("SERQ_SIM_TIER", raising=False)
-    fast = encode_json(serq_sim.run(prog, horizon=40000, warmup=400))
-    monkeypatch.setenv("SERQ_SIM_TIER", "general")
     r = serq_sim.run(prog, horizon=40000, warmup=400)
-    assert encode_json(r) == fast
+    if slice_ == "V":  # the general engine gives the same bytes (once: the tiers' agreement is not the law's)
+        monkeypatch.setenv("SERQ_SIM_TIER", "general")
+        assert encode_json(serq_sim.run(prog, horizon=40000, warmup=400)) == encode_json(r)
     wait = r.stats("wait")
     covers(wait, 1 + residual, 0.05)
     svc, gpu = stage(r, "svc"), pool(r, "gpu")
