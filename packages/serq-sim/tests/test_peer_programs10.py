@@ -514,3 +514,59 @@ def test_a_gpu_lent_to_a_background_job_is_mg1_with_multiple_vacations(monkeypat
     assert abs(wait.count / 39600 - 0.5) < 0.01
     # the pool's queue: the requests waiting (Little: lam E[W]) and the job waiting while one is served (rho)
     assert abs(gpu.queue - (0.5 * wait.mean + 0.5)) < 0.02
+
+
+# ---------------------------------------------------------------------------------------------------------
+# lora.sq: resident LoRA adapters, an LRU cache of adapter slots
+
+
+def test_resident_lora_adapters_under_uniform_demand_hit_l_over_a():
+    # A 5 adapters, L 2 slots: each request's adapter is uniform and independent of the past, so it is among
+    # the 2 most recent with probability 2 / 5; every miss with the slots full evicts exactly one adapter
+    r = one("lora.sq", horizon=10000)
+    hit = r.stats("hit")
+    covers(hit, 2 / 5, 0.02)
+    lora = pool(r, "lora")
+    misses = round(hit.count * (1 - hit.mean))
+    assert lora.evicted_entries == lora.evicted_units == misses
+    assert lora.admissions == hit.count and lora.cached == 2 and lora.used == 0
+
+
+def test_resident_lora_adapters_under_fixed_thinks_are_the_lrus_of_the_request_order(monkeypatch):
+    # tenant i asks every 1 + 0.37 i seconds (no two requests at one instant before 50): the hits are an LRU
+    # of 2 slots replayed over the requests in time order, computed here from the times alone
+    think = [1 + 0.37 * i for i in range(5)]
+    reqs = []
+    for i, d in enumerate(think):
+        t = 0.0
+        while True:
+            t += d  # (as the run adds each think to the clock)
+            if t > 50:
+                break
+            reqs.append((t, i))
+    reqs.sort()
+    assert min(b[0] - a[0] for a, b in zip(reqs, reqs[1:])) > 1e-6  # no ties: the order is the times'
+    lru: list[int] = []
+    expected = []
+    for t, i in reqs:
+        expected.append((i, t, 1.0 if i in lru else 0.0))
+        if i in lru:
+            lru.remove(i)
+        lru.append(i)
+        del lru[:-2]
+    path = HERE / "lora.sq"
+    prog = serq_frontend.compile(str(path), defs={"think": "1 + 0.37 * serial"})
+    out = []
+    for tier in ("", "general"):
+        if tier:
+            monkeypatch.setenv("SERQ_SIM_TIER", tier)
+        else:
+            monkeypatch.delenv("SERQ_SIM_TIER", raising=False)
+        rep = serq_sim.run(prog, horizon=50, warmup=0)
+        o = rep.observe("hit")
+        out.append([(int(s), float(t), float(v)) for s, t, v in zip(o.sessions, o.times, o.values)])
+    assert out[0] == out[1]
+    got = out[1]
+    assert [(s, v) for s, _, v in got] == [(i, v) for i, _, v in expected]
+    assert all(math.isclose(a[1], b[1], rel_tol=1e-12) for a, b in zip(got, expected))
+    assert 0 < sum(v for *_, v in expected) < len(expected)  # some hits, some misses
