@@ -3,8 +3,14 @@ endpoint whose first request after an idle spell loads the model (M/G/1 with set
 swept over the setup time and the rate with `serq sweep`; clients that retry after a 429 with a random
 backoff (the M/M/1 retrial queue's orbit); users who balk at a crowded endpoint (discouraged arrivals,
 whose number present is Poisson); interactive requests that preempt batch requests through a growth
-(preemptive-resume priority, Cobham), with its admissions accounted for on a drained run. Programs that
-run on the fast tier run on the general engine too, which must agree byte for byte (conform.both_tiers);
+(preemptive-resume priority, Cobham, on one GPU and on two), traced by hand and with its admissions
+accounted for on a drained run; agents sharing an API key of c concurrent slots (Engset's loss system)
+and the capacity search for c; a prefill GPU blocked by a full decode side (the two-station line with
+blocking, its Markov chain solved here); M/G/1 written with a request slot, swept over the service law
+(Pollaczek-Khinchine); an SLO study under `serq sweep --slo` (M/M/1's response law); a GPU lent to a
+fine-tuning job whenever no request waits (M/G/1 with multiple vacations); resident LoRA adapters as an LRU
+cache of slots (L / A under uniform demand, an LRU replayed over the requests' order under fixed thinks).
+Programs that run on the fast tier run on the general engine too, which must agree byte for byte;
 statistical checks fix their seeds and assert a 95 % CI that covers the theory and is narrow."""
 
 from __future__ import annotations
