@@ -74,3 +74,18 @@ def test_a_member_index_beyond_the_members():
     with pytest.raises(KeyError) as info:  # an index of numpy's is shown as the number it is
         report.stage("s", np.int64(3))
     assert info.value.args == ("no stage s[3] (the program has: s)",)
+
+
+def test_a_tolerance_beyond_the_doubles(prog):
+    # find(tol=10**5000) was an OverflowError of float(); one below 0 the same, of its %g. An int beyond the
+    # doubles is wider than any range: the search takes its two ends and no halving, as tol=inf does
+    cond, over = "utilisation < 0.9", ("lam", "0.1:0.9")
+    _, wide = serq_sweep.find(prog, cond, over, tol=B, workers=0, progress=False)
+    _, inf = serq_sweep.find(prog, cond, over, tol=float("inf"), workers=0, progress=False)
+    assert wide == inf and wide[0]["evaluations"] == 2
+    with pytest.raises(UserError) as info:
+        serq_sweep.find(prog, cond, over, tol=-B, workers=0, progress=False)
+    assert str(info.value) == "error: --tol an integer of 16610 bits: must be positive"
+    with pytest.raises(UserError) as info:
+        serq_sweep.find(prog, cond, over, tol=-1, workers=0, progress=False)
+    assert str(info.value) == "error: --tol -1: must be positive"

@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from serq.errors import UsageError, UserError, did_you_mean
-from serq.numbers import NotANumber, number
+from serq.numbers import NotANumber, number, real, shown
 
 from . import core
 from .axes import (
@@ -255,10 +255,17 @@ def find(program: str | Sequence[str], conditions: str | Sequence[str], over: tu
             raise UsageError(f"--over {name} {spec}: LO must be below HI, both finite")
     else:
         raise UsageError(f"--over {name} {spec}: a range LO:HI or LO:HI:STEP")
-    if tol is not None and not (_is_real(tol) and tol > 0):
+    if tol is not None:
         if not _is_real(tol):  # ('>' not supported between 'str' and 'int'; True was a tolerance of 1)
             raise TypeError(f"tol must be a positive number, not {type(tol).__name__}")
-        raise UsageError(f"--tol {tol:g}: must be positive")
+        # a float; an int beyond the doubles (a float() of it, or a message of its digits, was an OverflowError or
+        # a ValueError) is wider than any range, or below 0 (serq.numbers.real, shown)
+        t = real(tol)
+        if t is None:
+            t = math.inf if tol > 0 else -math.inf
+        if not t > 0:
+            raise UsageError(f"--tol {shown(tol) if real(tol) is None else format(t, 'g')}: must be positive")
+        tol = t
     steps = MAX_STEPS if grid else halvings(lo, hi, tol)
     seed_list = seeds_given(seeds)
     if out is not None:
