@@ -129,3 +129,76 @@ def test_a_run_out_of_memory_holding_no_samples_does_not_name_max_samples(monkey
     assert r.result.partial == "memory" and r.exit_status == 3
     assert any(n.startswith("note: out of memory holding no samples (--max-samples bounds only the samples a "
                             "run holds)") for n in r.result.notes), r.result.notes
+
+
+# ---------------------------------------------------------------- time-weighted means near 1e308
+#
+# A time-weighted mean is the level's integral over the run's span. Two sessions present for 1e308 make
+# an integral of 2e308, beyond the largest double: the report said inf of a mean of 2 (mean live, a stage's
+# present, a pool's used, queue, holders). A span of 2**512 or more is integrated apart in its units
+# (serq_sim.stats.HUGE_SPAN), so the mean is the level's, on both tiers.
+
+def _report(src: str, tier: str) -> dict:
+    import json
+
+    _, outcome, _ = run_on_tier(serq_frontend.compile(source=src), tier)
+    assert outcome[0] == "report", outcome
+    return json.loads(outcome[1])
+
+
+HELD = """stage s : delay;
+pool p { cap 4; }
+workload { arrive batch(3); }
+session {
+  hold p (2) {
+    run s (1e308);
+  }
+}
+run { horizon inf; WARM }
+"""
+
+
+@pytest.mark.parametrize("tier", TIERS)
+def test_means_over_a_span_of_1e308_are_the_levels(tier):
+    # sessions 0 and 1 hold 2 units each over [0, 1e308]; session 2 waits for the pool for ever: 3 live,
+    # 2 present at s (a delay: busy while one is), 4 units used, 2 holders, 1 waiting, over the whole run
+    r = _report(HELD.replace("WARM", ""), tier)
+    assert r["end"] == 1e308 and r["mean_live"] == 3.0
+    (s,) = r["stages"]
+    assert (s["present"], s["utilisation"], s["completions"]) == (2.0, 1.0, 2)
+    (p,) = r["pools"]
+    assert (p["used"], p["cached"], p["queue"], p["holders"]) == (4.0, 0.0, 1.0, 2.0)
+
+
+@pytest.mark.parametrize("tier", TIERS)
+def test_a_huge_span_before_the_warm_up_is_not_counted(tier):
+    # the span [0, 1e300] (of 2**512 or more) is before the warm-up: counting it would make the means
+    # 1e308 / (1e308 - 1e300) times the levels, 1.00000001 times
+    r = _report(HELD.replace("WARM", "warmup 1e300;"), tier)
+    assert r["mean_live"] == 3.0
+    assert (r["stages"][0]["present"], r["pools"][0]["used"], r["pools"][0]["holders"]) == (2.0, 4.0, 2.0)
+
+
+@pytest.mark.parametrize("tier", TIERS)
+def test_ordinary_and_huge_spans_add_up(tier):
+    # session 0 leaves at 1, sessions 1 and 2 at 1e308: 3 live over [0, 1], 2 over [1, 1e308]: the integral
+    # 3 + 2 * (1e308 - 1), over 1e308: 2 (the ordinary part 3 / 1e308 is below the mean's precision).
+    # On a fifo of one server, the second job of 1e308 would end past the largest double: it never does
+    src = """stage s : delay;
+stage f : fifo;
+workload { arrive batch(3); }
+session {
+  branch (serial == 0) {
+    run s (1);
+  } else {
+    run s (1e308);
+  }
+}
+run { horizon inf; }
+"""
+    r = _report(src, tier)
+    assert r["mean_live"] == 2.0 and r["stages"][0]["present"] == 2.0
+    r = _report(src.replace("run s (1e308)", "run f (1e308)"), tier)
+    assert r["end"] == 1e308 and r["mean_live"] == 2.0
+    f = r["stages"][1]
+    assert (f["present"], f["utilisation"], f["completions"]) == (2.0, 1.0, 1)

@@ -51,6 +51,7 @@ from .pools import release as _release
 from .pools.model import Pool
 from .session import Session
 from .stages import Ctx, Job
+from .stats import HUGE_SPAN, PER_HUGE
 from .status import ENDED, GROWING, QUEUED, READY, STAGE
 from .step.tokens import TokenGaps
 
@@ -96,7 +97,7 @@ class Simulation:
     #: the attributes the engine sets, as slots (a step stage's say why: StepStage.__slots__); ``__dict__``
     #: keeps a simulation open to others' attributes (test_slots.py checks that every one a run sets is here)
     __slots__ = (
-        "_arrive_cb", "_pl_word", "_rand_arr", "_seq", "_wl_base", "_wl_seed", "a_live", "adm_counter",
+        "_arrive_cb", "_pl_word", "_rand_arr", "_seq", "_wl_base", "_wl_seed", "a_live", "adm_counter", "b_live",
         "admit_budget", "admitted", "any_pools", "end_memo", "arr_limit", "arrivals", "arrive", "backlog", "check", "closed",
         "compiler", "cur", "dirty", "eid_counter", "end", "ended", "events", "flow_network", "free_pools",
         "gap_fn", "gauge_last", "gauge_points", "gauges", "grow_pools", "heap", "heap_left", "horizon",
@@ -184,6 +185,8 @@ class Simulation:
         #: live_t moves on, read by the no-progress guard (tick)
         self.live0 = 0
         self.a_live = 0.0
+        #: its spans of HUGE_SPAN or longer, in its units (stats.HUGE_SPAN: acc_live_huge)
+        self.b_live = 0.0
         #: the live count's integral at the bins' ends (backlog.py; the not-steady test): a spawn or an end
         #: at or past ``live_next`` closes the bins up to it
         self.backlog = Backlog(self.warmup, self.horizon)
@@ -751,16 +754,23 @@ class Simulation:
         for st in self.stages:
             st.reset_stats()
         self._acc_live()
-        self.a_live = 0.0
+        self.a_live = self.b_live = 0.0
         self.backlog.warm(self.live, self.arrivals)
 
     def _acc_live(self) -> None:
         now = self.now
         dt = now - self.live_t
         if dt > 0.0:
-            self.a_live += self.live * dt
+            if dt < HUGE_SPAN:
+                self.a_live += self.live * dt
+            else:
+                self.acc_live_huge(dt)
             self.live0 = self.live
         self.live_t = now
+
+    def acc_live_huge(self, dt: float) -> None:
+        """Integrate the live count over a span ``dt`` of HUGE_SPAN or longer, in its units (stats.HUGE_SPAN)."""
+        self.b_live += self.live * (dt * PER_HUGE)
 
     def settle(self) -> None:
         ready = self.ready
@@ -1001,7 +1011,10 @@ class Simulation:
             self.live_next = self.backlog.cut(now, self.live, self.live_t, self.a_live, self.arrivals)
         dt = now - self.live_t
         if dt > 0.0:
-            self.a_live += self.live * dt
+            if dt < HUGE_SPAN:
+                self.a_live += self.live * dt
+            else:
+                self.acc_live_huge(dt)
             self.live0 = self.live
         self.live_t = now
         self.live -= 1

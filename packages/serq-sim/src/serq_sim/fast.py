@@ -71,6 +71,7 @@ from .compile import (
 )
 from .errors import SimError, StopRun, format_error, not_bookable, work_message
 from .pools.model import EPS, ThresholdQueue, WaitedQueue, refused_amount, waited_cuts, waited_last
+from .stats import HUGE_SPAN, PER_HUGE
 from .tier_env import forced_general
 from .workload import replace_message
 
@@ -337,6 +338,8 @@ _FIELDS = {
     "delay": ("pr", "tl", "ap", "ab", "n", "ws", "ss"),
     "ps": ("pr", "tl", "ap", "ab", "n", "ws", "ss", "v", "vl", "rt", "ep", "ns", "mk"),
 }
+#: stats.HUGE_SPAN as the generated code writes it (repr: the same double)
+_HUGE = repr(HUGE_SPAN)
 _INIT = {"pr": "0", "ac": "0", "n": "0", "ep": "0", "ns": "0", "mk": "False"}
 
 
@@ -582,7 +585,10 @@ class _Gen(Compiler):
                f"{pad}next_sf += 1.0",
                f"{pad}_dt = now - live_t",
                f"{pad}if _dt > 0:",
-               f"{pad}    a_live += live * _dt",
+               f"{pad}    if _dt < {_HUGE}:",
+               f"{pad}        a_live += live * _dt",
+               f"{pad}    else:",
+               f"{pad}        _huge('l', live, _dt)",
                f"{pad}    live0 = live",
                f"{pad}live_t = now",
                f"{pad}live += 1"]
@@ -650,7 +656,10 @@ class _Gen(Compiler):
                 f"{pad}    live_next = _lcut(now, live, live_t, a_live, next_serial)",
                 f"{pad}_dt = now - live_t",
                 f"{pad}if _dt > 0:",
-                f"{pad}    a_live += live * _dt",
+                f"{pad}    if _dt < {_HUGE}:",
+                f"{pad}        a_live += live * _dt",
+                f"{pad}    else:",
+                f"{pad}        _huge('l', live, _dt)",
                 f"{pad}    live0 = live",
                 f"{pad}live_t = now",
                 f"{pad}live -= 1"] + self.if_warm(["ended += 1"], pad)
@@ -672,10 +681,14 @@ class _Gen(Compiler):
         """``Pool.acc`` of member ``m`` of pool family ``g`` (nothing is cached: ``a_cached`` stays 0)."""
         v = lambda x: self.pv(g, x, m)  # noqa: E731
         return [f"{pad}_dt = now - {v('t')}",
-                f"{pad}if _dt > 0:",
+                f"{pad}if 0 < _dt < {_HUGE}:",
                 f"{pad}    {v('au')} += {v('u')} * _dt",
                 f"{pad}    {v('aq')} += len({v('q')}) * _dt",
                 f"{pad}    {v('ah')} += {v('h')} * _dt",
+                f"{pad}elif _dt > 0:",
+                f"{pad}    _huge(('au', {g}, {m}), {v('u')}, _dt)",
+                f"{pad}    _huge(('aq', {g}, {m}), len({v('q')}), _dt)",
+                f"{pad}    _huge(('ah', {g}, {m}), {v('h')}, _dt)",
                 f"{pad}{v('t')} = now"]
 
     def hmember(self, h: int, k: int) -> str:
@@ -986,11 +999,14 @@ class _Gen(Compiler):
     def acc_lines(self, f: int, m: str, pad: str) -> list[str]:
         k = self.fam_kind[f]
         s = lambda x: self.sv(f, x, m)  # noqa: E731
-        busy = f"{s('ac')} * _dt" if k == "fifo" else f"(1.0 if {s('pr')} else 0.0) * _dt"
+        busy = s('ac') if k == "fifo" else f"(1.0 if {s('pr')} else 0.0)"
         return [f"{pad}_dt = now - {s('tl')}",
-                f"{pad}if _dt > 0:",
+                f"{pad}if 0 < _dt < {_HUGE}:",
                 f"{pad}    {s('ap')} += {s('pr')} * _dt",
-                f"{pad}    {s('ab')} += {busy}",
+                f"{pad}    {s('ab')} += {busy} * _dt",
+                f"{pad}elif _dt > 0:",
+                f"{pad}    _huge(('ap', {f}, {m}), {s('pr')}, _dt)",
+                f"{pad}    _huge(('ab', {f}, {m}), {busy}, _dt)",
                 f"{pad}{s('tl')} = now"]
 
     def advance_lines(self, f: int, m: str, pad: str) -> list[str]:
@@ -1527,8 +1543,10 @@ class _Gen(Compiler):
                 else:
                     lines.append(f"{hp}for _rm in range({node.size}):")
                     lines += self.reset_lines(f, "_rm", hp + "    ")
-            lines += [hp + "_dt = now - live_t", hp + "if _dt > 0:", hp + "    a_live += live * _dt",
-                      hp + "    live0 = live", hp + "live_t = now", hp + "a_live = 0.0", hp + "_lwarm(live, next_serial)", hp + "A = None"]
+            lines += [hp + "_dt = now - live_t", hp + "if _dt > 0:", hp + f"    if _dt < {_HUGE}:",
+                      hp + "        a_live += live * _dt", hp + "    else:", hp + "        _huge('l', live, _dt)",
+                      hp + "    live0 = live", hp + "live_t = now", hp + "a_live = 0.0", hp + "_lwarm(live, next_serial)", hp + "A = None",
+                      hp + "_hb.clear()"]  # (the integrals' huge spans, every one reset here with its sum)
             handlers.append((1, lines))
         kw = "if"
         for kind, lines in handlers:
@@ -1711,6 +1729,13 @@ def build(sim, progress: bool):
         return n + add
 
     g["_grow"] = _grow
+    hb: dict = {}  # the integrals' spans of HUGE_SPAN or longer, by (field, family, member) or 'l' (the live count)
+
+    def _huge(key, level, dt):
+        # Stage.acc_huge, Pool.acc_huge, Simulation.acc_live_huge: such a span in its units (stats.HUGE_SPAN)
+        hb[key] = hb.get(key, 0.0) + level * (dt * PER_HUGE)
+
+    g["_huge"], g["_hb"] = _huge, hb
 
     def _pulse(what, sid, serial, now):
         # engine.Simulation.pulse_out, the span one of this generator's
@@ -1802,6 +1827,16 @@ def _write_back(sim, gen: _Gen, st: dict, sessions: bool = True) -> None:
                 setattr(obj, attr, v if node.size == 1 else v[m])
     if p.pools:
         _write_back_pools(sim, gen, st, sessions)
+    # the integrals' spans of HUGE_SPAN or longer (_huge), where the general engine keeps them
+    huge = {"ap": "b_present", "ab": "b_busy", "au": "b_used", "aq": "b_queue", "ah": "b_holders"}
+    for key, v in st["_G"]["_hb"].items():
+        if key == "l":
+            sim.b_live = v
+            continue
+        field, fam, m = key
+        obj = (sim.stages[sim.stage_base[fam] + int(m)] if field in ("ap", "ab")
+               else sim.pools[sim.pool_base[fam] + int(m)])
+        setattr(obj, huge[field], v)
 
 
 def _write_back_pools(sim, gen: _Gen, st: dict, sessions_too: bool = True) -> None:

@@ -13,7 +13,7 @@ from typing import Any
 
 from serq_ir.report import GaugeStats, ObserveStats, PoolStats, ProgramInfo, Result, StageStats
 
-from .stats import MIN_SAMPLES, all_zero, observe_summary, time_stats
+from .stats import MIN_SAMPLES, all_zero, observe_summary, time_mean, time_stats
 
 
 def _array(buf: Any, dtype: str) -> Any:
@@ -336,8 +336,8 @@ def build_report(sim) -> Report:
                         else math.nan)
         stages.append(StageStats(
             name=st.name, index=member_index(st),
-            present=_div(st.a_present, span),
-            utilisation=_div(st.a_busy / getattr(st, "c", 1.0), span),
+            present=time_mean(st.a_present, getattr(st, "b_present", 0.0), span),
+            utilisation=time_mean(st.a_busy / (c := getattr(st, "c", 1.0)), getattr(st, "b_busy", 0.0) / c, span),
             completions=completions,
             throughput=_div(completions, span),
             wait=st.wait_sum / completions if completions else math.nan,
@@ -349,8 +349,8 @@ def build_report(sim) -> Report:
     for pl in sim.pools:
         pools.append(PoolStats(
             name=pl.name, index=member_index(pl),
-            used=_div(pl.a_used, span), cached=_div(pl.a_cached, span),
-            queue=_div(pl.a_queue, span), holders=_div(pl.a_holders, span),
+            used=time_mean(pl.a_used, pl.b_used, span), cached=time_mean(pl.a_cached, pl.b_cached, span),
+            queue=time_mean(pl.a_queue, pl.b_queue, span), holders=time_mean(pl.a_holders, pl.b_holders, span),
             wait=pl.wait_sum / pl.admissions if pl.admissions else math.nan,
             admissions=pl.admissions, evicted_entries=pl.evicted_entries, evicted_units=pl.evicted_units,
             preemptions=pl.preemptions, spills=pl.spills, rejections=pl.rejections, stuck=pl.stuck,
@@ -394,7 +394,7 @@ def build_report(sim) -> Report:
         serq_version=serq.__version__,
         horizon=sim.horizon, end=end, warmup=sim.warmup, seed=sim.seed, events=sim.events,
         arrivals=sim.arrivals, ended=sim.ended, turns=sim.turns,
-        mean_live=_div(sim.a_live, span), interrupted=sim.interrupted,
+        mean_live=time_mean(sim.a_live, sim.b_live, span), interrupted=sim.interrupted,
         partial=getattr(sim, "partial", None) or ("interrupted" if sim.interrupted else None),
         observes=ostats, instants=instants, records={n: len(r) for n, r in records.items()}, requests=requests, stages=stages,
         pools=pools, gauges=gstats, notes=notes,

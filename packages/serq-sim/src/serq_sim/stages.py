@@ -57,7 +57,7 @@ from collections import deque
 
 from .compile import num
 from .errors import not_an_amount, show
-from .stats import PriceEstimator
+from .stats import HUGE_SPAN, PER_HUGE, PriceEstimator
 from .status import READY, STAGE
 
 INF = math.inf
@@ -173,6 +173,9 @@ class StageKind:
         self.t_last = 0.0
         self.a_present = 0.0
         self.a_busy = 0.0
+        #: the integrals' spans of HUGE_SPAN or longer, in its units (stats.HUGE_SPAN: :meth:`acc_huge`)
+        self.b_present = 0.0
+        self.b_busy = 0.0
         self.completions = 0
         self.wait_sum = 0.0
         self.service_sum = 0.0
@@ -186,13 +189,24 @@ class StageKind:
         now = self.sim.now
         dt = now - self.t_last
         if dt > 0.0:
-            self.a_present += self.present * dt
-            self.a_busy += self.busy_level() * dt
+            if dt < HUGE_SPAN:
+                self.a_present += self.present * dt
+                self.a_busy += self.busy_level() * dt
+            else:
+                self.acc_huge(dt, self.busy_level())
         self.t_last = now
+
+    def acc_huge(self, dt: float, busy: float) -> None:
+        """Integrate a span ``dt`` of :data:`~serq_sim.stats.HUGE_SPAN` or longer (``busy`` the busy level over
+        it), in its units: what every integration of the stage's present and busy levels does with such a span
+        (stats.time_mean reads both sums)."""
+        w = dt * PER_HUGE
+        self.b_present += self.present * w
+        self.b_busy += busy * w
 
     def reset_stats(self) -> None:
         self.acc()
-        self.a_present = self.a_busy = 0.0
+        self.a_present = self.a_busy = self.b_present = self.b_busy = 0.0
         self.completions = 0
         self.wait_sum = self.service_sum = 0.0
         if self.iterations is not None:
@@ -274,8 +288,11 @@ class FifoStage(StageKind):
         # self.acc(), inlined: every job of the stage passes here
         dt = now - self.t_last
         if dt > 0.0:
-            self.a_present += self.present * dt
-            self.a_busy += self.active * dt
+            if dt < HUGE_SPAN:
+                self.a_present += self.present * dt
+                self.a_busy += self.active * dt
+            else:
+                self.acc_huge(dt, self.active)
         self.t_last = now
         self.present += 1
         job.stage = self
@@ -290,8 +307,11 @@ class FifoStage(StageKind):
         now = self.sim.now
         dt = now - self.t_last
         if dt > 0.0:
-            self.a_present += self.present * dt
-            self.a_busy += self.active * dt
+            if dt < HUGE_SPAN:
+                self.a_present += self.present * dt
+                self.a_busy += self.active * dt
+            else:
+                self.acc_huge(dt, self.active)
         self.t_last = now
 
     def _done(self, job: Job) -> None:
@@ -302,8 +322,11 @@ class FifoStage(StageKind):
         # self.acc(), inlined: every job of the stage passes here
         dt = now - self.t_last
         if dt > 0.0:
-            self.a_present += self.present * dt
-            self.a_busy += self.active * dt
+            if dt < HUGE_SPAN:
+                self.a_present += self.present * dt
+                self.a_busy += self.active * dt
+            else:
+                self.acc_huge(dt, self.active)
         self.t_last = now
         self.present -= 1
         job.stage = None
@@ -391,8 +414,11 @@ class DelayStage(StageKind):
         # self.acc(), inlined: every job of the stage passes here (measurably slower as a call)
         dt = now - self.t_last
         if dt > 0.0:
-            self.a_present += self.present * dt
-            self.a_busy += (1.0 if self.present else 0.0) * dt
+            if dt < HUGE_SPAN:
+                self.a_present += self.present * dt
+                self.a_busy += (1.0 if self.present else 0.0) * dt
+            else:
+                self.acc_huge(dt, 1.0 if self.present else 0.0)
         self.t_last = now
         self.present += 1
         job.stage = self

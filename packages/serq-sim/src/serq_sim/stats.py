@@ -55,6 +55,27 @@ def _div(a: float, b: float) -> float:
     return copysign(INF, a) * copysign(1.0, b)
 
 
+#: A time-weighted integral the engine keeps (a stage's present and busy, a pool's used, cached, queue and
+#: holders, the live count's) is the sum of ``level * dt`` over the spans between the level's changes; a span of
+#: HUGE_SPAN or longer (a clock near 1e308: ``run s (1e308)`` under ``horizon inf``) is added to a second
+#: sum in units of HUGE_SPAN, ``level * (dt * PER_HUGE)`` (an exact scaling: a power of two), which
+#: :func:`time_mean` scales back after dividing by the run's span. Two jobs present for 1e308 made an integral
+#: of 2e308, beyond the largest double: the report said inf of a mean of 2. A run without such a span has the
+#: second sums 0 and its means are the first sums over the span, as before, to the bit; the first sums of a
+#: count cannot overflow (fewer than 2**64 events, each adding a count below 2**64 times a span below 2**512)
+HUGE_SPAN = 2.0**512
+PER_HUGE = 2.0**-512
+
+
+def time_mean(integral: float, huge: float, span: float) -> float:
+    """The mean over ``span`` of a level whose integral is ``integral + huge * HUGE_SPAN`` (``huge``: its spans of
+    :data:`HUGE_SPAN` or longer, kept apart); NaN for no span."""
+    if not span > 0:
+        return NAN
+    mean = integral / span
+    return mean + huge / span * HUGE_SPAN if huge else mean
+
+
 def floats(x):
     """``x`` as a sequence of Python floats: an ``array.array('d')``, list or tuple as it is; a numpy
     array (or another buffer of doubles) copied into an ``array('d')``; anything else into a list."""

@@ -15,6 +15,7 @@ from .compile import num
 from .errors import SimError, format_error
 from .rand import place_turn
 from .session import SLOT_TURN, Session
+from .stats import HUGE_SPAN
 
 INF = math.inf
 _log = math.log
@@ -99,7 +100,10 @@ def spawn(sim, preset: N.Preset | None = None) -> Session:
     sim.arrivals += 1
     dt = now - sim.live_t
     if dt > 0.0:
-        sim.a_live += sim.live * dt
+        if dt < HUGE_SPAN:
+            sim.a_live += sim.live * dt
+        else:
+            sim.acc_live_huge(dt)
         sim.live0 = sim.live
     sim.live_t = now
     sim.live += 1

@@ -9,6 +9,7 @@ from __future__ import annotations
 from ..errors import Preempted, not_bookable, show
 from ..orders import admission_order
 from ..stages import rank_seq
+from ..stats import HUGE_SPAN
 from ..status import GROWING, STAGE
 from . import cache, release
 from .model import EPS, INF, SLOT_COMPUTED, Pool, Slot, refused_amount
@@ -110,11 +111,14 @@ def take_fitting(sim, pool: Pool, used: float, need: float) -> None:
     now = sim.now
     dt = now - pool.t_last
     if dt > 0.0:  # pool.acc(), inlined (a hot path: every block a decoder grows): the same sums
-        pool.a_used += pool.used * dt
-        pool.a_cached += pool.cached * dt
-        if not pool.unqueued:
-            pool.a_queue += (len(pool.front) + len(pool.queue)) * dt
-        pool.a_holders += len(pool.holders) * dt
+        if dt < HUGE_SPAN:
+            pool.a_used += pool.used * dt
+            pool.a_cached += pool.cached * dt
+            if not pool.unqueued:
+                pool.a_queue += (len(pool.front) + len(pool.queue)) * dt
+            pool.a_holders += len(pool.holders) * dt
+        else:
+            pool.acc_huge(dt)
     pool.t_last = now
     if used + pool.cached + need > pool.limit:  # cache.make_room(sim, pool, need)
         cache.evict_for(sim, pool, need)

@@ -19,6 +19,7 @@ from sortedcontainers import SortedKeyList
 
 from ..compile import num
 from ..session import SLOT_CACHED, SLOT_COMPUTED
+from ..stats import HUGE_SPAN, PER_HUGE
 
 EPS = 1e-9
 INF = math.inf
@@ -543,7 +544,7 @@ class Pool:
         "reserved", "holders", "own", "dead", "front", "queue", "keyed", "keyed_at_join", "waited_queue", "growers", "via",
         "memory_of", "evict", "preempt", "spill", "making_room", "needs_snap", "batch_room", "lru", "unqueued", "hot", "ahot", "waiters",
         "t_last", "a_used",
-        "a_cached", "a_queue", "a_holders", "wait_sum", "admissions", "evicted_entries", "evicted_units",
+        "a_cached", "a_queue", "a_holders", "b_used", "b_cached", "b_queue", "b_holders", "wait_sum", "admissions", "evicted_entries", "evicted_units",
         "preemptions", "spills", "rejections", "stuck", "over_cap", "__dict__",
     )
 
@@ -601,6 +602,8 @@ class Pool:
         # statistics
         self.t_last = 0.0
         self.a_used = self.a_cached = self.a_queue = self.a_holders = 0.0
+        #: the integrals' spans of HUGE_SPAN or longer, in its units (stats.HUGE_SPAN: :meth:`acc_huge`)
+        self.b_used = self.b_cached = self.b_queue = self.b_holders = 0.0
         self.wait_sum = 0.0
         self.admissions = 0
         self.evicted_entries = 0
@@ -615,16 +618,29 @@ class Pool:
         now = self.sim.now
         dt = now - self.t_last
         if dt > 0.0:
-            self.a_used += self.used * dt
-            self.a_cached += self.cached * dt
-            if not self.unqueued:
-                self.a_queue += (len(self.front) + len(self.queue)) * dt
-            self.a_holders += len(self.holders) * dt
+            if dt < HUGE_SPAN:
+                self.a_used += self.used * dt
+                self.a_cached += self.cached * dt
+                if not self.unqueued:
+                    self.a_queue += (len(self.front) + len(self.queue)) * dt
+                self.a_holders += len(self.holders) * dt
+            else:
+                self.acc_huge(dt)
         self.t_last = now
+
+    def acc_huge(self, dt: float) -> None:
+        """Integrate a span ``dt`` of :data:`~serq_sim.stats.HUGE_SPAN` or longer, in its units: what every
+        integration of the pool's levels (:meth:`acc`, its inlined copies) does with such a span."""
+        w = dt * PER_HUGE
+        self.b_used += self.used * w
+        self.b_cached += self.cached * w
+        self.b_queue += (len(self.front) + len(self.queue)) * w
+        self.b_holders += len(self.holders) * w
 
     def reset_stats(self) -> None:
         self.acc()
         self.a_used = self.a_cached = self.a_queue = self.a_holders = 0.0
+        self.b_used = self.b_cached = self.b_queue = self.b_holders = 0.0
         self.wait_sum = 0.0
         self.admissions = self.evicted_entries = self.preemptions = self.spills = 0
         # `stuck` counts sessions over the whole run (docs/language.md), not from here: a session is counted

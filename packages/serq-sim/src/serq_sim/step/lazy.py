@@ -14,6 +14,7 @@ from ..policies.preemption import NoPreemption, PreemptByKeys
 from ..pools import admission
 from ..pools.growth import grow_slot, take_fitting
 from ..stages import Job
+from ..stats import HUGE_SPAN
 from ..status import GROWING
 from .common import (
     _COST_NAMES,
@@ -404,8 +405,11 @@ class LazyDecoding:
                         c = self.cost_fn(None, None, self._no_ctx)
             dt = t - last
             if dt > 0.0:
-                a_present += present * dt
-                a_busy += dt  # (1.0 * dt, as the stage's own integral writes it: the same float)
+                if dt < HUGE_SPAN:
+                    a_present += present * dt
+                    a_busy += dt  # (1.0 * dt, as the stage's own integral writes it: the same float)
+                else:
+                    self.acc_huge(dt, 1.0)
             # the round's output tokens (tokens.py): the first round's pending decoders, then all regular
             if tally:
                 # gaps.add(t - last, counted), inlined: one a round (t - last is dt)
@@ -1073,7 +1077,10 @@ class LazyDecoding:
         now = sim.now  # self.acc(), inlined: no iteration runs until now
         dt = now - self.t_last
         if dt > 0.0:
-            self.a_present += self.present * dt
+            if dt < HUGE_SPAN:
+                self.a_present += self.present * dt
+            else:
+                self.acc_huge(dt, 0.0)
         self.t_last = now
         self.iter = assign
         self.iter_lazy = nl

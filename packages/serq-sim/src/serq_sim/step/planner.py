@@ -13,6 +13,7 @@ from ..pools import admission
 from ..pools.growth import grow_slot
 from ..pools.release import innermost
 from ..stages import Ctx, Job
+from ..stats import HUGE_SPAN
 from ..status import GROWING
 from .common import (
     _EXACT,
@@ -213,8 +214,11 @@ class Planner:
             now = sim.now
             dt = now - self.t_last
             if dt > 0.0:
-                self.a_present += self.present * dt
-                self.a_busy += 0.0 * dt
+                if dt < HUGE_SPAN:
+                    self.a_present += self.present * dt
+                    self.a_busy += 0.0 * dt
+                else:
+                    self.acc_huge(dt, 0.0)
             self.t_last = now
         else:
             self.acc()

@@ -12,6 +12,7 @@ from serq_ir.rules import pairs
 from ..compile import _not_pure, reads_any, reads_context
 from ..errors import SimError, format_error
 from ..stages import Ctx, Job, StageKind, work_pulse
+from ..stats import HUGE_SPAN
 from ..status import STAGE
 from ..tier_env import forced_general
 from .common import (
@@ -45,7 +46,7 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
     #: and this one's are read every iteration (test_slots.py checks that every one a run sets is here)
     __slots__ = (
         "_end_cb", "_glazy_judged", "orders", "hot", "spos", "_held_fn", "_marked", "_no_ctx", "_own_busy", "_quiet_static", "_wake_batch", "_wake_static",
-        "a_busy", "a_present", "assign", "attn", "budget", "budget_const", "budget_fn", "budget_whole",
+        "a_busy", "a_present", "b_busy", "b_present", "assign", "attn", "budget", "budget_const", "budget_fn", "budget_whole",
         "chunk_fn", "completions", "cost_ctx", "cost_fn", "cost_kv", "cost_of", "cost_sums", "detached", "due",
         "eager", "epoch", "est", "exclusive", "fast", "flat", "gaps", "glazy_iterations", "glazy_ok", "gwalk",
         "index", "it_decode", "joins", "it_mixed", "it_prefill", "iter", "iter_lazy", "iter_split", "iterations",
@@ -261,8 +262,11 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
         if self._own_busy:  # self.acc(), inlined: every run on the stage passes here
             dt = now - self.t_last
             if dt > 0.0:
-                self.a_present += self.present * dt
-                self.a_busy += (1.0 if self.iter is not None else 0.0) * dt
+                if dt < HUGE_SPAN:
+                    self.a_present += self.present * dt
+                    self.a_busy += (1.0 if self.iter is not None else 0.0) * dt
+                else:
+                    self.acc_huge(dt, 1.0 if self.iter is not None else 0.0)
             self.t_last = now
         else:
             self.acc()
@@ -386,8 +390,11 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
         now = self.sim.now
         dt = now - self.t_last
         if dt > 0.0:
-            self.a_present += self.present * dt
-            self.a_busy += (1.0 if self.iter is not None else 0.0) * dt
+            if dt < HUGE_SPAN:
+                self.a_present += self.present * dt
+                self.a_busy += (1.0 if self.iter is not None else 0.0) * dt
+            else:
+                self.acc_huge(dt, 1.0 if self.iter is not None else 0.0)
         self.t_last = now
 
     # ------------------------------------------------------------------ observables
@@ -430,8 +437,11 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
             now = self.sim.now
             dt = now - self.t_last
             if dt > 0.0:
-                self.a_present += self.present * dt
-                self.a_busy += 1.0 * dt
+                if dt < HUGE_SPAN:
+                    self.a_present += self.present * dt
+                    self.a_busy += 1.0 * dt
+                else:
+                    self.acc_huge(dt, 1.0)
             self.t_last = now
         else:
             self.acc()
