@@ -462,6 +462,10 @@ def test_goodput_without_an_slo_or_an_slo_without_requests_is_refused_before_any
         p = serq(*args, *base, "--slo", "ttft=1")
         assert p.returncode == 1, (args, p.stderr)
         assert p.stderr.startswith(f"error: {HERE / 'pk_pool.sq'}: --slo: the program records no requests"), p.stderr
+    # the figures the SLO itself adds are known before the runs, as the runs have them
+    p = serq("sweep", str(SLO), *base, "--slo", "ttft=1.5", "--show", "requests.slo.ttft")
+    assert p.returncode == 0, p.stderr
+    assert [line.split() for line in p.stdout.splitlines()] == [["runs", "requests.slo.ttft"], ["2", "1.5", "±", "0"]]
     # an SLO of no metric is a usage error naming the option, as serq run's
     p = serq("sweep", str(SLO), *base, "--slo", "ttf=1")
     assert p.returncode == 2 and "invalid value for '--slo': 'ttf=1'" in p.stderr and "did you mean `ttft`" in p.stderr

@@ -507,7 +507,9 @@ def check_figures(plan: Plan, names: Sequence[str]) -> None:
         if not missing and p.file in programs:
             continue
         try:
-            r = run_task(p.ir, p.ir_hash, p.file, plan.seeds[0], {"max_events": 1}, pm=plan.pm)
+            # (with the runs' SLO: its figures, requests.slo.ttft, are theirs)
+            probe = {"max_events": 1, **{k: v for k, v in plan.limits.items() if k == "slo"}}
+            r = run_task(p.ir, p.ir_hash, p.file, plan.seeds[0], probe, pm=plan.pm)
         except Exception as e:  # noqa: BLE001 - a probe that cannot run checks nothing
             if not getattr(type(e), "serq_user_error", False):
                 raise
