@@ -202,3 +202,17 @@ run { horizon inf; }
     assert r["end"] == 1e308 and r["mean_live"] == 2.0
     f = r["stages"][1]
     assert (f["present"], f["utilisation"], f["completions"]) == (2.0, 1.0, 1)
+
+
+# ---------------------------------------------------------------- a run-time error in a definition's body
+#
+# docs/language.md, "Diagnostics": told at the body's statement with the time and the session (the IR keeps
+# one span a node: the use that expanded it is not in the IR). Session 1's second use runs -1 at t = 1.
+
+@pytest.mark.parametrize("tier", TIERS)
+def test_a_run_time_error_in_a_definition_body_is_told_at_the_body_with_time_and_session(tier):
+    src = ("def go(w) {\n  run s (w);\n}\nstage s : delay;\nworkload { arrive batch(2); }\nsession {\n  go(1);\n"
+           "  go(0 - serial);\n}\nrun { horizon inf; }\n")
+    _, outcome, _ = run_on_tier(serq_frontend.compile(source=src), tier)
+    assert outcome[0] == "error"
+    assert outcome[2].splitlines()[0] == "<source>:2:3: error: at t=1, session 1: the run's work is negative (-1)"
