@@ -159,6 +159,25 @@ def _printable(text: str, path: str, fail: Any) -> None:
              "printable text")
 
 
+def _member_labels(program: Program, fail: Any) -> None:
+    """Refuse a stage or pool name that is the label of a member of a family (``s[1]`` beside ``stage s[2]``):
+    the report names a member of an array ``NAME[INDEX]`` (its rows, and a sweep's figures
+    ``stages.s[1].completions``), so the two were one label, a text report showed two rows ``s[1]``, and a
+    sweep's table kept one column of each figure, the family member's values replaced by the other's. The
+    language's names cannot hold ``[``; an IR file's could. Stages and pools share one name space."""
+    decls = [(f"$.{field}[{i}]", d) for field in ("stages", "pools") for i, d in enumerate(getattr(program, field))]
+    if not any("[" in d.name for _, d in decls):  # (a label clashes only with a name that holds a bracket)
+        return
+    labels: dict[str, str] = {}
+    for at, d in decls:
+        if d.size > 1 or getattr(d, "array", False):
+            labels.update((f"{d.name}[{j}]", f"member {j} of the family {d.name!r} at {at}") for j in range(d.size))
+    for at, d in decls:
+        if not (d.size > 1 or getattr(d, "array", False)) and d.name in labels:
+            fail(f"{at}.name", f"the name {d.name!r} is the report's label of {labels[d.name]}: the two would be "
+                 "one row of the report and one column of a sweep's table; give it another name")
+
+
 def validate(program: Program, *, name: str = "<ir>") -> Program:
     """Raise :class:`IRError` at the first reference to something the program does not have."""
     n_attrs, n_obs = len(program.attributes), len(program.observes)
@@ -482,6 +501,7 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
                 fail(at, f"the name {decl.name!r} is given twice (first at {space[decl.name]}); every {kind} "
                      "has a name of its own")
             space[decl.name] = at
+    _member_labels(program, fail)
     for i, const in enumerate(program.constants):
         _printable(const.name, f"$.constants[{i}][0]", fail)
     seen_tables: set[str] = set()
