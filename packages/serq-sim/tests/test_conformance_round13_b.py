@@ -18,6 +18,9 @@ test_conformance_round13_a.py.
 
 from __future__ import annotations
 
+import math
+import random
+
 import pytest
 from conform import close, pool, run, stage
 
@@ -552,3 +555,152 @@ run {{ horizon 10; }}
     assert (close(st.present, busy / 10), close(st.utilisation, busy / 10)) == (True, True)
     if step:
         assert (st.iterations, st.requests) == (1, 1)
+
+
+# --- an independent model of one engine with growing memory -----------------------------------------------
+
+def engine_model(budget, chunk, cap, kv_cap, bs, arrive, prefill, decode):
+    """What language.txt §3 (Stages, Pools) and pool-reference `preempt lifo` give the sessions that arrive
+    at ``arrive[i]``, hold reqs (1) (cap ``cap``, admitted by the engine) and kv (prefill[i]) (cap
+    ``kv_cap`` in blocks of ``bs``, preempt lifo, the engine's memory), prefill growing kv and decode
+    growing kv, on a step engine of budget ``budget``, chunk ``chunk`` and cost 1. Written from the spec's
+    words, independently of the simulator:
+
+    * an iteration serves the residents in admission order, one token to a decode, min(left, chunk, budget
+      left) to a prefill, until the budget is spent; a decode first grows its hold to the position it
+      will reach, block by block; when that does not fit, the last admitted resident is preempted (its
+      allocation given back, its tokens this iteration returned to the budget, re-queued at the head), as
+      often as needed; a grower that is its own victim ends the iteration's serving;
+    * then, unless something was preempted, the engine admits the head of reqs while budget is left and
+      its hold fits (reqs below its cap, kv's used plus its blocks within the cap; the first that does not
+      fit blocks the rest), serving each newcomer like a resident;
+    * an iteration that serves no token and preempted nothing is none; one lasts 1; positions advance when
+      it is planned, the work when it ends; a session whose prefill ends decodes from there (a decode of
+      0 ends at once), and a victim executes its hold again from the start;
+    * events at one instant in the order they were scheduled (the arrivals, scheduled at the start, before
+      an iteration's end), and an idle engine plans once the instant's events are done.
+    Returns the admissions, the prefill ends (per session, in order), the ends and the preemptions."""
+    n = len(arrive)
+    up = lambda x: math.ceil(x / bs) * bs  # noqa: E731
+    admitted, prefilled, done = [[] for _ in range(n)], [[] for _ in range(n)], [None] * n
+    queue, residents = [], []
+    holders = used = preemptions = 0
+    pending = sorted(set(arrive))
+    busy_until = planned = None
+
+    def plan(now):
+        nonlocal holders, used, preemptions
+        left, served, preempted, i = budget, {}, False, 0
+        while i < len(residents) and left > 0:
+            r = residents[i]
+            if r["kind"] == "d":
+                need, stop = max(0, up(r["pos"] + 1) - r["alloc"]), False
+                while need > 0 and used + need > kv_cap:
+                    victim = residents.pop()
+                    preempted, preemptions = True, preemptions + 1
+                    used, holders = used - victim["alloc"], holders - 1
+                    left += served.pop(id(victim), 0)
+                    queue.insert(0, victim["s"])
+                    if victim is r:
+                        stop = True
+                        break
+                if stop:
+                    break
+                used, r["alloc"] = used + need, r["alloc"] + need
+                take = 1
+            else:
+                take = min(r["rem"], chunk, left)
+            r["pos"] += take
+            served[id(r)] = take
+            left -= take
+            i += 1
+        while not preempted and left > 0 and queue and holders < cap and used + up(prefill[queue[0]]) <= kv_cap:
+            s = queue.pop(0)
+            holders, used = holders + 1, used + up(prefill[s])
+            admitted[s].append(now)
+            r = {"s": s, "kind": "p", "rem": prefill[s], "alloc": up(prefill[s]), "pos": 0}
+            residents.append(r)
+            take = min(prefill[s], chunk, left)
+            r["pos"] += take
+            served[id(r)] = take
+            left -= take
+        return [(r, served[id(r)]) for r in residents if id(r) in served], preempted
+
+    while pending or busy_until is not None:
+        now = min([*pending[:1], *([busy_until] if busy_until is not None else [])])
+        if pending and pending[0] == now:
+            queue.extend(i for i in range(n) if arrive[i] == now)
+            pending.pop(0)
+        if busy_until == now:
+            for r, take in planned:
+                r["rem"] -= take
+            keep = []
+            for r in residents:
+                s = r["s"]
+                if r["rem"] > 0:
+                    keep.append(r)
+                    continue
+                if r["kind"] == "p":
+                    prefilled[s].append(now)
+                    if decode[s] > 0:
+                        r["kind"], r["rem"] = "d", decode[s]
+                        keep.append(r)
+                        continue
+                done[s] = now
+                holders, used = holders - 1, used - r["alloc"]
+            residents[:] = keep
+            busy_until = None
+        if pending and pending[0] == now:
+            continue
+        if busy_until is None and (residents or queue):
+            planned, preempted = plan(now)
+            if preempted or any(take > 0 for _, take in planned):
+                busy_until = now + 1
+    return admitted, prefilled, done, preemptions
+
+
+def table(v):
+    """An expression of `serial` that is v[serial]."""
+    e = str(v[-1])
+    for k in range(len(v) - 2, -1, -1):
+        e = f"serial == {k} ? {v[k]} : ({e})"
+    return e
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_one_engine_with_growing_memory_against_an_independent_model(monkeypatch, seed):
+    """engine_model's rules against the simulator on random small cases (a budget of 2 to 8, no chunk or
+    a chunk of 1 to 4, 1 to 4 request slots, blocks of 1, 2 or 4, a kv cap from the largest request's
+    blocks up, arrivals in half seconds, prefills of 1 to 6 and decodes of 0 to 5 tokens), both tiers:
+    the admission times, prefill ends, ends and preemptions (2 300 such cases agreed offline)."""
+    rng = random.Random(seed)
+    n, budget, cap = rng.randint(1, 7), rng.randint(2, 8), rng.randint(1, 4)
+    chunk = rng.choice([math.inf, 1, 2, 3, 4])
+    arrive = [rng.randint(0, 8) * 0.5 for _ in range(n)]
+    prefill = [rng.randint(1, 6) for _ in range(n)]
+    decode = [rng.randint(0, 5) for _ in range(n)]
+    bs = rng.choice([1, 2, 4])
+    kv_cap = bs * (-(-max(p + d for p, d in zip(prefill, decode)) // bs) + rng.randint(0, 3))
+    rep, obs = run(f"""
+pool reqs {{ cap {cap}; admit via e; }}
+pool kv {{ cap {kv_cap}; block {bs}; preempt lifo; }}
+stage e : step {{ budget {budget}; cost 1; {"" if chunk == math.inf else f"chunk {chunk};"} memory kv; }}
+stage d : delay;
+workload {{ arrive batch({n}); }}
+session {{
+  run d ({table(arrive)});
+  hold reqs (1), kv ({table(prefill)}) {{
+    observe a = now;
+    run e prefill ({table(prefill)}) growing kv;
+    observe f = now;
+    run e decode ({table(decode)}) growing kv;
+  }}
+  observe done = now;
+  end;
+}}
+run {{ horizon 10000; }}
+""", monkeypatch)
+    admitted, prefilled, done, preemptions = engine_model(budget, chunk, cap, kv_cap, bs, arrive, prefill, decode)
+    assert (by_session(obs, "a"), by_session(obs, "f")) == (dict(enumerate(admitted)), dict(enumerate(prefilled)))
+    assert {s: v for s, _t, v in obs["done"]} == dict(enumerate(done))
+    assert pool(rep, "kv").preemptions == preemptions
