@@ -704,3 +704,39 @@ run {{ horizon 10000; }}
     assert (by_session(obs, "a"), by_session(obs, "f")) == (dict(enumerate(admitted)), dict(enumerate(prefilled)))
     assert {s: v for s, _t, v in obs["done"]} == dict(enumerate(done))
     assert pool(rep, "kv").preemptions == preemptions
+
+
+# --- a run without growing advances no position -------------------------------------------------------------
+
+@pytest.mark.parametrize("grow, used, cached", [
+    ("", [15.0, 10.0, 7.0], [5.0, 4.0, 7.0]),
+    ("growing kv", [15.0, 18.0, 12.0], [5.0, 9.0, 12.0]),
+])
+def test_only_growing_runs_advance_a_holds_position(monkeypatch, grow, used, cached):
+    """§3 Pools: "min(ℓ, computed) units stay cached … (computed is the allocation, or the position a
+    growing run or a load reached)"; §3 Stages: "a growing job first grows its hold to the position it will
+    reach"; docs/language.md: only a growing run and a load advance a hold's position.
+
+    Each session holds kv (5), prefills 5 on the engine and (s1, s2) decodes 4 or 7 growing kv, caching up
+    to 20. With a prefill that does not grow: s0 advanced no position and caches its allocation, 5; s1's
+    decode takes positions 1 to 4 within its 5 and caches 4; s2's takes 1 to 7, growing the hold to 7, and
+    caches 7. With the prefill growing too: positions 5, 9 and 12, allocations 5, 9 and 12, and so cached.
+    The samples are used(kv) at each scope's last statement (the others' allocations beside it) and the
+    session's cached prefix after it."""
+    _rep, obs = run("""
+pool kv { cap 20; }
+stage e : step { budget 8; cost 1; memory kv; }
+workload { arrive batch(3); }
+session {
+  hold kv (5) {
+    run e prefill (5) GROW;
+    branch (serial > 0) { run e decode (serial == 1 ? 4 : 7) growing kv; }
+    observe u = used(kv);
+  } cache (20);
+  observe c = cachedin(kv);
+  end;
+}
+run { horizon 100; }
+""".replace("GROW", grow), monkeypatch)
+    assert [v for _s, _t, v in obs["u"]] == used
+    assert [v for _s, _t, v in obs["c"]] == cached
