@@ -165,14 +165,19 @@ def parse_range(text: str, what: str) -> list[float]:
             raise UsageError(f"{what}: {text!r}: the step must be positive")
         if stop < start:
             raise UsageError(f"{what}: {text!r}: the range ends before it starts")
-        steps = (stop - start) / step  # inf when it leaves the doubles (-1e308:1e308, 0:1e308:1e-308)
-        if math.isinf(steps):
+        # a width beyond the doubles (-1e308:1e308) is counted in halves, exactly: it was taken for a count
+        # beyond them, so -1e308:1e308:1.7e308, two values, was "more values than a double counts"
+        wide = math.isinf(stop - start)
+        steps = ((stop / 2 - start / 2) / step) * 2 if wide else (stop - start) / step
+        if math.isinf(steps):  # (0:1e308:1e-308)
             raise UsageError(f"{what}: {text!r}: more values than a double counts, more than {MAX_POINTS}")
         count = math.floor(steps + 1e-9) + 1
         if count > MAX_POINTS:
             raise UsageError(f"{what}: {text!r}: {_count(count)} values, more than {MAX_POINTS}")
-        # each value from its index (no accumulated rounding): start + i * step, shown as a short decimal
-        return [_short(start + i * step, step) for i in range(count)]
+        # each value from its index (no accumulated rounding): start + i * step, shown as a short decimal (in
+        # halves where i * step leaves the doubles though the value does not)
+        return [_short(start + i * step if not wide or math.isfinite(start + i * step)
+                       else (start / 2 + i * (step / 2)) * 2, step) for i in range(count)]
     if "," not in text:
         return [_number(text, what)]
     return [_number(p, what) for p in _items(text, what)]
