@@ -580,3 +580,20 @@ def test_resident_lora_adapters_under_fixed_thinks_are_the_lrus_of_the_request_o
     assert [(s, v) for s, _, v in got] == [(i, v) for i, _, v in expected]
     assert all(math.isclose(a[1], b[1], rel_tol=1e-12) for a, b in zip(got, expected))
     assert 0 < sum(v for *_, v in expected) < len(expected)  # some hits, some misses
+
+
+def test_when_every_run_fails_show_and_compare_say_why(serq, tmp_path):
+    # 1 000 arrivals asked for by a horizon of 50 at 0.5 a second: every run is the program's error; --show
+    # and --figure said "no figure 'requests.ttft.mean' in the results" (status 1) in place of it
+    base = ["--set", "lam=0.3,0.5", "--seeds", "1..2", "--arrivals", "1000", "--horizon", "50", "--warmup", "0",
+            "--workers", "0", "--no-progress"]
+    for args in (["sweep", str(SLO), *base, "--show", "requests.ttft.mean", "--out", str(tmp_path / "t.csv")],
+                 ["compare", str(SLO), *base, "--figure", "requests.ttft.mean"],
+                 ["compare", str(SLO), *base]):
+        p = serq(*args)
+        assert p.returncode == 1, (args, p.stderr)
+        lines = p.stderr.splitlines()
+        i = lines.index("error: 4 run(s) failed; the first:")
+        assert "error: at t=50: --arrivals 1000: only " in lines[i + 1], p.stderr
+        assert "no figure" not in p.stderr
+    assert len((tmp_path / "t.csv").read_text().splitlines()) == 5  # the table is written all the same

@@ -188,9 +188,10 @@ def sweep_command(pm, files, sets, defs, zips, seeds, horizon, warmup, arrivals,
 
 def show_table(plan, columns, table, figures) -> str:
     """The per-point means and CIs of ``figures`` as aligned text."""
-    from .core import aggregate_rows, written_value
+    from .core import aggregate_rows, none_finished, written_value
     from .figures import resolve
 
+    none_finished(table)
     # a figure named twice (--show x --show x, or by two tails) is one column, under its first name
     shown: dict[str, str] = {}  # column -> the name it was first asked by
     for f in figures:

@@ -572,6 +572,16 @@ _BOUNDS = {"max-events": "--max-events", "max-wall": "--max-wall",
            "max-samples": "the bound on the samples a run holds", "memory": "the samples' memory bound"}
 
 
+def none_finished(runs: Sequence[Mapping[str, Any]]) -> None:
+    """Raise the runs' failure when every one of ``runs`` (rows: ``status``, ``message``) failed: what
+    ``serq sweep --show`` and ``serq compare`` would show of them has no figure at all, and the figures they
+    were asked for (known before the runs, :func:`check_figures`) were said to be missing ("no figure
+    'requests.ttft.mean' in the results") in place of why the runs failed."""
+    failed = [r for r in runs if r.get("status") == "error"]
+    if runs and len(failed) == len(runs):
+        raise UserError(f"{len(failed)} run(s) failed; the first:\n{failed[0].get('message')}")
+
+
 def cut_short(runs: Sequence[Mapping[str, Any]], judged: str) -> str | None:
     """The warning that some of ``runs`` (rows or results: ``status``, ``message``) were cut short by a bound
     (status ``partial``: their figures are those of the simulated time run so far), which ``judged`` (``the

@@ -75,6 +75,7 @@ def comparisons(plan: core.Plan, columns: Sequence[str], table: Sequence[dict[st
     samples) its row has ``n`` 0 and NaN (serq compare --figure printed nothing at all for it)."""
     from .figures import resolve
 
+    core.none_finished(table)
     axis = _arms(plan)[0].name
     figs = list(columns[len(plan.names) + 5:])
     if figures:  # a figure named twice (--figure x --figure x, or by two tails) is compared once
