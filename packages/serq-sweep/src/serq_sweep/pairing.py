@@ -147,6 +147,15 @@ def render(rows: Sequence[dict[str, Any]], same: int, seeds: int) -> str:
     return "\n".join(out) + "\n"
 
 
+def plan_options() -> set[str]:
+    """The keywords :func:`compare` passes on to the plan of its arms (:func:`serq_sweep.core.plan`): the run
+    options (``zip``, ``horizon``, ``max_events``, …), not those it gives itself nor the plan's own."""
+    import inspect
+
+    own = {"files", "sets", "defs", "seeds", "pm", "program_labels", "repeat"}
+    return set(inspect.signature(core.plan).parameters) - own
+
+
 def compare(files: str | Sequence[str], *, sets: Mapping[str, Any] | None = None,
             defs: Mapping[str, Any] | None = None, seeds: Any = "1..10", figures: Sequence[str] = (),
             workers: int | None = None, dask: Any = None, progress: bool | None = None, pm: Any = None,
@@ -157,6 +166,10 @@ def compare(files: str | Sequence[str], *, sets: Mapping[str, Any] | None = None
     from .axes import flag, texts
     from .engines import check_dask
 
+    unknown = sorted(set(kw) - plan_options())
+    if unknown:  # (it was plan()'s TypeError, a function the caller did not call; repeat=, one plan() took twice)
+        raise TypeError(f"compare() got an unexpected keyword argument {unknown[0]!r} (it takes the run options "
+                        f"{', '.join(sorted(plan_options()))} besides its own)")
     figures = texts(figures, "figures", "figure")  # (a str was iterated: figures="ttft.p99" asked for "t", ...)
     progress = flag(progress, "progress", none=True)
     check_dask(dask)  # before anything is compiled
