@@ -597,3 +597,9 @@ def test_when_every_run_fails_show_and_compare_say_why(serq, tmp_path):
         assert "error: at t=50: --arrivals 1000: only " in lines[i + 1], p.stderr
         assert "no figure" not in p.stderr
     assert len((tmp_path / "t.csv").read_text().splitlines()) == 5  # the table is written all the same
+    # and serq plot of its tables says that every run failed, not that the figure is none of theirs
+    for table in ("t.csv", "t.points.csv"):
+        p = serq("plot", str(tmp_path / table), "--x", "lam", "--y", "requests.ttft.mean", "-o",
+                 str(tmp_path / "t.svg"))
+        assert p.returncode == 1
+        assert p.stderr == "error: no rows to plot: the table is empty or every run in it failed\n", p.stderr

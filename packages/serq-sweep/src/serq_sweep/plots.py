@@ -211,15 +211,17 @@ def curve_data(table: Any, x: str, y: str, hue: str | None = None) -> tuple[str,
                 said = (f"no {end} column, so not a table of serq sweep; its columns: "
                         f"{shown if len(shown) <= 80 else shown[:77] + '...'}")
             raise UserError(f"{what} {name}: no column {name} ({said}){did_you_mean(name, map(str, cols))}")
+    if "status" in cols:
+        frame = frame[frame["status"] != "error"]
+    # before the figure is looked for: a table of runs that all failed has none of the figures, and --y was
+    # said to be no figure of it ("no figure 'requests.ttft.mean' in the results")
+    if frame.empty or ("status" not in cols and "runs" in cols and not (frame["runs"] != 0).any()):
+        raise UserError("no rows to plot: the table is empty or every run in it failed")
     if points_table:
         fig = resolve(y, [c[:-5] for c in cols if c.endswith(":mean")])
     else:
         start = cols.index("key") + 1 if "key" in cols else 0
         fig = resolve(y, cols[start:])
-    if "status" in cols:
-        frame = frame[frame["status"] != "error"]
-    if frame.empty:
-        raise UserError("no rows to plot: the table is empty or every run in it failed")
     for name, what, column in ((x, "--x", x), (y, "--y", f"{fig}:mean" if points_table else fig)):
         _numeric(frame, column, f"{what} {name}")
     out: dict[Any, tuple[list, list, list]] = {}
