@@ -216,3 +216,34 @@ def test_a_run_time_error_in_a_definition_body_is_told_at_the_body_with_time_and
     _, outcome, _ = run_on_tier(serq_frontend.compile(source=src), tier)
     assert outcome[0] == "error"
     assert outcome[2].splitlines()[0] == "<source>:2:3: error: at t=1, session 1: the run's work is negative (-1)"
+
+
+@pytest.mark.parametrize("tier", TIERS)
+def test_waits_and_services_near_1e308_have_their_mean(tier):
+    # two hold 1 unit of 2 over [0, 9e307]; the other two wait 9e307 for them and then run for 9e307, past
+    # the largest double: the run ends at 9e307. Services 9e307 + 9e307 and waits 0 + 0 + 9e307 + 9e307
+    # summed to inf: the means are 9e307 and 4.5e307
+    src = HELD.replace("cap 4", "cap 2").replace("batch(3)", "batch(4)").replace("(2)", "(1)")
+    r = _report(src.replace("1e308", "9e307").replace("WARM", ""), tier)
+    assert (r["end"], r["mean_live"]) == (9e307, 4.0)
+    s, p = r["stages"][0], r["pools"][0]
+    assert (s["completions"], s["wait"], s["service"], s["present"]) == (2, 0.0, 9e307, 2.0)
+    assert (p["admissions"], p["wait"], p["used"], p["queue"], p["holders"]) == (4, 4.5e307, 2.0, 2.0, 2.0)
+
+
+@pytest.mark.parametrize("tier", TIERS)
+def test_a_fifo_after_2_to_the_512_sums_its_waits_and_services(tier):
+    # one server, three jobs of 6e307: [0, 6e307], [6e307, 1.2e308] (waited 6e307), and the third's end,
+    # 1.8e308, is past the largest double: 2 completions, waits 0 and 6e307, services 6e307 each; 3 live
+    # and present over [0, 6e307], 2 over [6e307, 1.2e308]: 2.5
+    src = """stage f : fifo;
+workload { arrive batch(3); }
+session {
+  run f (6e307);
+}
+run { horizon inf; }
+"""
+    r = _report(src, tier)
+    f = r["stages"][0]
+    assert (r["end"], r["mean_live"]) == (1.2e308, 2.5)
+    assert (f["completions"], f["wait"], f["service"], f["present"], f["utilisation"]) == (2, 3e307, 6e307, 2.5, 1.0)

@@ -71,7 +71,7 @@ from .compile import (
 )
 from .errors import SimError, StopRun, format_error, not_bookable, work_message
 from .pools.model import EPS, ThresholdQueue, WaitedQueue, refused_amount, waited_cuts, waited_last
-from .stats import HUGE_SPAN, PER_HUGE
+from .stats import HUGE_SPAN, PER_HUGE, add_sample
 from .tier_env import forced_general
 from .workload import replace_message
 
@@ -990,7 +990,9 @@ class _Gen(Compiler):
             out += self.if_warm([f"{self.pv(gk, 'n', mk)} += 1"], pad)
             if state_dependent(hp.units):
                 out.append(f"{pad}A[{self.XHU[h][k]}] = _u{k}")
-        out += self.if_warm([f"{self.pv(g, 'w', m)} += now - A[{self.XQT}]"], pad)
+        w = self.pv(g, 'w', m)
+        out += self.if_warm([f"if now < {_HUGE}:", f"    {w} += now - A[{self.XQT}]",
+                             "else:", f"    {w} = _sample(('w', {g}, {m}), {w}, now - A[{self.XQT}])"], pad)
         out += [f"{pad}A[2] = 0.0", f"{pad}ready.append(A)"]
         self.cur_span = old_span
         return out
@@ -1065,8 +1067,12 @@ class _Gen(Compiler):
         s = lambda x: self.sv(f, x, m)  # noqa: E731
         return self.if_warm([f"_st = A[{self.XT}]",
                              f"{s('n')} += 1",
-                             f"{s('ws')} += _st - A[{self.XE}]",
-                             f"{s('ss')} += now - _st"], pad)
+                             f"if now < {_HUGE}:",
+                             f"    {s('ws')} += _st - A[{self.XE}]",
+                             f"    {s('ss')} += now - _st",
+                             "else:",
+                             f"    {s('ws')} = _sample(('ws', {f}, {m}), {s('ws')}, _st - A[{self.XE}])",
+                             f"    {s('ss')} = _sample(('ss', {f}, {m}), {s('ss')}, now - _st)"], pad)
 
     def done_lines(self, f: int, pad: str) -> list[str]:
         """The completion event of family ``f`` (``arg`` its argument); leaves the owner in ``A`` or
@@ -1735,7 +1741,12 @@ def build(sim, progress: bool):
         # Stage.acc_huge, Pool.acc_huge, Simulation.acc_live_huge: such a span in its units (stats.HUGE_SPAN)
         hb[key] = hb.get(key, 0.0) + level * (dt * PER_HUGE)
 
-    g["_huge"], g["_hb"] = _huge, hb
+    def _sample(key, total, x):
+        # stats.add_sample: a wait or a service of HUGE_SPAN or longer in its units; the sum with the others
+        total, hb[key] = add_sample(total, hb.get(key, 0.0), x)
+        return total
+
+    g["_huge"], g["_sample"], g["_hb"] = _huge, _sample, hb
 
     def _pulse(what, sid, serial, now):
         # engine.Simulation.pulse_out, the span one of this generator's
@@ -1828,13 +1839,14 @@ def _write_back(sim, gen: _Gen, st: dict, sessions: bool = True) -> None:
     if p.pools:
         _write_back_pools(sim, gen, st, sessions)
     # the integrals' spans of HUGE_SPAN or longer (_huge), where the general engine keeps them
-    huge = {"ap": "b_present", "ab": "b_busy", "au": "b_used", "aq": "b_queue", "ah": "b_holders"}
+    huge = {"ap": "b_present", "ab": "b_busy", "ws": "b_wait", "ss": "b_service", "au": "b_used", "aq": "b_queue",
+            "ah": "b_holders", "w": "b_wait"}
     for key, v in st["_G"]["_hb"].items():
         if key == "l":
             sim.b_live = v
             continue
         field, fam, m = key
-        obj = (sim.stages[sim.stage_base[fam] + int(m)] if field in ("ap", "ab")
+        obj = (sim.stages[sim.stage_base[fam] + int(m)] if field in ("ap", "ab", "ws", "ss")
                else sim.pools[sim.pool_base[fam] + int(m)])
         setattr(obj, huge[field], v)
 

@@ -57,7 +57,7 @@ from collections import deque
 
 from .compile import num
 from .errors import not_an_amount, show
-from .stats import HUGE_SPAN, PER_HUGE, PriceEstimator
+from .stats import HUGE_SPAN, PER_HUGE, PriceEstimator, add_sample
 from .status import READY, STAGE
 
 INF = math.inf
@@ -70,8 +70,11 @@ def stage_stats(sim, st, job) -> None:
     started = job.started if job.started is not None else job.enqueued
     if sim.warm:
         st.completions += 1
-        st.wait_sum += started - job.enqueued
-        st.service_sum += sim.now - started
+        if sim.now < HUGE_SPAN:
+            st.wait_sum += started - job.enqueued
+            st.service_sum += sim.now - started
+        else:
+            st.add_huge_samples(started - job.enqueued, sim.now - started)
     if sim.need_est:
         st.est.observe(started, started - job.enqueued, sim.now - started)
 
@@ -179,6 +182,8 @@ class StageKind:
         self.completions = 0
         self.wait_sum = 0.0
         self.service_sum = 0.0
+        #: their samples of HUGE_SPAN or longer, in its units (stats.add_sample: :meth:`add_huge_samples`)
+        self.b_wait = self.b_service = 0.0
         self.iterations: int | None = None
         self.est = PriceEstimator()
         self._marked = False
@@ -204,11 +209,17 @@ class StageKind:
         self.b_present += self.present * w
         self.b_busy += busy * w
 
+    def add_huge_samples(self, wait: float, service: float) -> None:
+        """A completion's wait and service at a time of HUGE_SPAN or later, each summed apart in its units when
+        it is that long (stats.add_sample; the report's wait and service read both sums)."""
+        self.wait_sum, self.b_wait = add_sample(self.wait_sum, getattr(self, "b_wait", 0.0), wait)
+        self.service_sum, self.b_service = add_sample(self.service_sum, getattr(self, "b_service", 0.0), service)
+
     def reset_stats(self) -> None:
         self.acc()
         self.a_present = self.a_busy = self.b_present = self.b_busy = 0.0
         self.completions = 0
-        self.wait_sum = self.service_sum = 0.0
+        self.wait_sum = self.service_sum = self.b_wait = self.b_service = 0.0
         if self.iterations is not None:
             self.iterations = 0
 
@@ -341,8 +352,11 @@ class FifoStage(StageKind):
         started = job.started
         if sim.warm:
             self.completions += 1
-            self.wait_sum += started - job.enqueued
-            self.service_sum += now - started
+            if now < HUGE_SPAN:
+                self.wait_sum += started - job.enqueued
+                self.service_sum += now - started
+            else:
+                self.add_huge_samples(started - job.enqueued, now - started)
         if sim.need_est:
             self.est.observe(started, started - job.enqueued, now - started)
         owner = job.owner

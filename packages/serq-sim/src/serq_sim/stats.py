@@ -67,6 +67,15 @@ HUGE_SPAN = 2.0**512
 PER_HUGE = 2.0**-512
 
 
+def add_sample(total: float, huge: float, x: float) -> tuple[float, float]:
+    """``(total, huge)`` with the sample ``x`` added: to ``huge`` in units of :data:`HUGE_SPAN` when it is that
+    long or longer (a wait or a service near 1e308), else to ``total``; a sum of samples kept as
+    :func:`time_mean` reads it (over their count). Two services of 1e308 summed to inf, their mean too."""
+    if x < HUGE_SPAN:
+        return total + x, huge
+    return total, huge + x * PER_HUGE
+
+
 def time_mean(integral: float, huge: float, span: float) -> float:
     """The mean over ``span`` of a level whose integral is ``integral + huge * HUGE_SPAN`` (``huge``: its spans of
     :data:`HUGE_SPAN` or longer, kept apart); NaN for no span."""

@@ -11,6 +11,7 @@ import math
 from serq_ir import rules
 
 from ..errors import SessionGone, not_bookable
+from ..stats import HUGE_SPAN
 from ..status import QUEUED
 from . import cache, growth
 from .model import EPS, INF, SLOT_CACHED, Entry, HoldRT, Pending, Pool, Slot, refused_amount
@@ -369,7 +370,10 @@ def admit(sim, s, pend: Pending, demand, reuse) -> None:
     if info.lease_ref is not None:
         hold.named = pend.pools
     if warm:
-        pend.pools[0].wait_sum += now - pend.queued_at
+        if now < HUGE_SPAN:
+            pend.pools[0].wait_sum += now - pend.queued_at
+        else:
+            pend.pools[0].add_wait(now - pend.queued_at)
     s.adm_seq = next(sim.adm_counter)
     sim.admitted += 1
     A[SLOT_CACHED] = consumed

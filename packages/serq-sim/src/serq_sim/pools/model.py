@@ -19,7 +19,7 @@ from sortedcontainers import SortedKeyList
 
 from ..compile import num
 from ..session import SLOT_CACHED, SLOT_COMPUTED
-from ..stats import HUGE_SPAN, PER_HUGE
+from ..stats import HUGE_SPAN, PER_HUGE, add_sample
 
 EPS = 1e-9
 INF = math.inf
@@ -544,7 +544,7 @@ class Pool:
         "reserved", "holders", "own", "dead", "front", "queue", "keyed", "keyed_at_join", "waited_queue", "growers", "via",
         "memory_of", "evict", "preempt", "spill", "making_room", "needs_snap", "batch_room", "lru", "unqueued", "hot", "ahot", "waiters",
         "t_last", "a_used",
-        "a_cached", "a_queue", "a_holders", "b_used", "b_cached", "b_queue", "b_holders", "wait_sum", "admissions", "evicted_entries", "evicted_units",
+        "a_cached", "a_queue", "a_holders", "b_used", "b_cached", "b_queue", "b_holders", "b_wait", "wait_sum", "admissions", "evicted_entries", "evicted_units",
         "preemptions", "spills", "rejections", "stuck", "over_cap", "__dict__",
     )
 
@@ -605,6 +605,8 @@ class Pool:
         #: the integrals' spans of HUGE_SPAN or longer, in its units (stats.HUGE_SPAN: :meth:`acc_huge`)
         self.b_used = self.b_cached = self.b_queue = self.b_holders = 0.0
         self.wait_sum = 0.0
+        #: its waits of HUGE_SPAN or longer, in its units (stats.add_sample: :meth:`add_wait`)
+        self.b_wait = 0.0
         self.admissions = 0
         self.evicted_entries = 0
         self.evicted_units = 0.0
@@ -637,11 +639,15 @@ class Pool:
         self.b_queue += (len(self.front) + len(self.queue)) * w
         self.b_holders += len(self.holders) * w
 
+    def add_wait(self, wait: float) -> None:
+        """An admission's wait at a time of HUGE_SPAN or later (stats.add_sample)."""
+        self.wait_sum, self.b_wait = add_sample(self.wait_sum, self.b_wait, wait)
+
     def reset_stats(self) -> None:
         self.acc()
         self.a_used = self.a_cached = self.a_queue = self.a_holders = 0.0
         self.b_used = self.b_cached = self.b_queue = self.b_holders = 0.0
-        self.wait_sum = 0.0
+        self.wait_sum = self.b_wait = 0.0
         self.admissions = self.evicted_entries = self.preemptions = self.spills = 0
         # `stuck` counts sessions over the whole run (docs/language.md), not from here: a session is counted
         # once (its flag stays), so zeroing it here lost one stuck before the warm-up and all through it

@@ -498,7 +498,10 @@ def _source(comp, hold: N.Hold, info):
     w("    if E.warm:")
     for k in range(npools):
         w(f"        P{k}.admissions += 1")
-    w("        P0.wait_sum += now - pend.queued_at")
+    w(f"        if now < {HUGE_SPAN!r}:")
+    w("            P0.wait_sum += now - pend.queued_at")
+    w("        else:")
+    w("            P0.add_wait(now - pend.queued_at)")
     w("    s.adm_seq = next(E.adm_counter)")
     w("    E.admitted += 1")
     w(f"    A[{SLOT_CACHED}] = {'consumed' if has_cache else '0.0'}")

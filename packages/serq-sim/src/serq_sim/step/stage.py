@@ -46,7 +46,7 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
     #: and this one's are read every iteration (test_slots.py checks that every one a run sets is here)
     __slots__ = (
         "_end_cb", "_glazy_judged", "orders", "hot", "spos", "_held_fn", "_marked", "_no_ctx", "_own_busy", "_quiet_static", "_wake_batch", "_wake_static",
-        "a_busy", "a_present", "b_busy", "b_present", "assign", "attn", "budget", "budget_const", "budget_fn", "budget_whole",
+        "a_busy", "a_present", "b_busy", "b_present", "b_service", "b_wait", "assign", "attn", "budget", "budget_const", "budget_fn", "budget_whole",
         "chunk_fn", "completions", "cost_ctx", "cost_fn", "cost_kv", "cost_of", "cost_sums", "detached", "due",
         "eager", "epoch", "est", "exclusive", "fast", "flat", "gaps", "glazy_iterations", "glazy_ok", "gwalk",
         "index", "it_decode", "joins", "it_mixed", "it_prefill", "iter", "iter_lazy", "iter_split", "iterations",
