@@ -253,7 +253,9 @@ def report_format(output: str | None, reporters) -> str:
     suffix no registered format has). ``serq run p.sq -o r.json`` wrote the text report into ``r.json``, and
     ``-o r.csv`` did until serq-report registered ``csv``. A format flag always wins, whatever the suffix."""
     if output:
-        suffix = os.path.splitext(os.path.basename(output))[1][1:].lower()
+        from serq.files import split_suffix
+
+        suffix = split_suffix(output)[1][1:].lower()
         if suffix and suffix in reporters:
             return suffix
         # a format whose name has capitals (a plugin's HTML for r.html): without case, when one name fits

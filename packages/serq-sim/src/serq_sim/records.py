@@ -254,11 +254,10 @@ def record_files(path: str, names: list[str]) -> dict[str, str]:
     it names."""
     if len(names) <= 1:
         return {n: path for n in names}
-    import os
 
-    from serq.files import file_names
+    from serq.files import file_names, split_suffix
 
-    stem, ext = os.path.splitext(path)
+    stem, ext = split_suffix(path)
     safe = file_names(names)
     return {n: f"{stem}.{safe[n]}{ext}" for n in names}
 

@@ -643,7 +643,9 @@ def table_format(path: str, flag: str = "--out", what: str = "a table", *, outpu
 def points_path(path: str) -> str:
     """Where the per-point aggregates of table ``path`` go: ``results.points.parquet`` beside
     ``results.parquet``."""
-    stem, ext = os.path.splitext(path)
+    from serq.files import split_suffix
+
+    stem, ext = split_suffix(path)
     return f"{stem}.points{ext}"
 
 

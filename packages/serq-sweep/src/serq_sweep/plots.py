@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from serq.errors import UsageError, UserError, did_you_mean
-from serq.files import MAX_LINE, open_input
+from serq.files import MAX_LINE, open_input, split_suffix
 from serq.numbers import NUMBER_HINT, NotANumber, number
 
 FORMATS = ("svg", "png", "pdf")
@@ -593,7 +593,7 @@ def gauges(dump: str, names: Sequence[str]) -> Any:
 def save(figure: Any, path: str, inputs: Sequence[str] = ()) -> None:
     from serq.files import write_atomic
 
-    ext = os.path.splitext(path)[1].lower().lstrip(".")
+    ext = split_suffix(path)[1].lower().lstrip(".")
     if ext not in FORMATS:  # the form of the flag's value: a usage error (serq.errors.UsageError), status 2
         raise UsageError(f"-o {path}: a plot is .svg, .png or .pdf")
     buf = io.BytesIO()
@@ -640,7 +640,7 @@ def plot(source: Any, out: str | None = None, *, x: str | None = None, y: str | 
     # an output's suffix, flags that do not go together and a flag missing are usage errors (status 2), as
     # a table's --out is of serq sweep (serq.errors.UsageError: a UserError to a caller of this function);
     # what SOURCE holds is an error of that input (status 1)
-    if out is not None and os.path.splitext(out)[1].lower().lstrip(".") not in FORMATS:
+    if out is not None and split_suffix(out)[1].lower().lstrip(".") not in FORMATS:
         raise UsageError(f"-o {out}: a plot is .svg, .png or .pdf")
     if cdf_of and gauge:
         raise UsageError("--cdf and --gauge make two plots: give one of them")

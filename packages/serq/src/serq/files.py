@@ -57,7 +57,7 @@ from .errors import UserError
 __all__ = ["DUMP_MANIFEST", "MAX_JSON", "MAX_LINE", "MAX_NAME", "MAX_SOURCE", "LineTooLong", "OutputError", "SameOutputError", "byte_order_note",
            "check_distinct", "check_folder", "check_not_input", "check_output",
            "check_own", "check_text", "file_names", "file_of", "name_not_text", "name_of_file", "not_utf8", "open_atomic",
-           "open_input", "open_own_append", "path_arg", "path_args", "read_input", "shown_name", "write_atomic"]
+           "open_input", "open_own_append", "path_arg", "path_args", "read_input", "shown_name", "split_suffix", "write_atomic"]
 
 
 class OutputError(UserError):
@@ -921,6 +921,23 @@ def _escape(name: str, capitals: bool) -> str:
 #: wrote, ``{"serq-dump": 1, "observes": [STEM, …], "gauges": [STEM, …]}`` (each a :func:`file_names`
 #: stem), so that a reader (``serq plot DIR``) takes no file an earlier dump left there
 DUMP_MANIFEST = "serq-dump.json"
+
+
+def split_suffix(path: str) -> tuple[str, str]:
+    """``path`` as its stem and its suffix, the suffix that names a file's format wherever serq takes one
+    (``r.json``, ``t.csv``, ``p.svg``) and that the files it names beside an output keep (``t.points.csv``,
+    ``r.request.csv``): the text from the last ``.`` of the file's name on, the whole name when it is only
+    a suffix (``.csv``: the stem is its folder). ``os.path.splitext`` gives such a name no suffix, as a
+    hidden file's, while the tables' and records' formats were read from the name's end: ``serq sweep -o
+    .csv`` wrote a CSV table and its points table ``.csv.points``, which no reader takes, ``serq run
+    --records .csv`` of two tables ``.csv.request``, ``-o .json`` the text report and ``serq plot -o .svg``
+    said a plot is .svg."""
+    base = os.path.basename(path)
+    i = base.rfind(".")
+    if i < 0:
+        return path, ""
+    cut = len(path) - len(base) + i
+    return path[:cut], path[cut:]
 
 
 def file_names(names: Iterable[str]) -> dict[str, str]:
