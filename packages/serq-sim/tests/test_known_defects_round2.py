@@ -247,3 +247,14 @@ run { horizon inf; }
     f = r["stages"][0]
     assert (r["end"], r["mean_live"]) == (1.2e308, 2.5)
     assert (f["completions"], f["wait"], f["service"], f["present"], f["utilisation"]) == (2, 3e307, 6e307, 2.5, 1.0)
+
+
+@pytest.mark.parametrize("tier", TIERS)
+def test_the_backlog_bins_read_the_whole_live_integral(tier):
+    # 2 live over [0, 1e300], 1 over [1e300, 2e300]: the backlog's 20 bins (notes.steadiness) hold 2, then 1
+    # (to rounding at 1e300), its integral's spans of 2**512 or more counted as the mean live counts them
+    src = "stage s : delay;\nworkload { arrive batch(2); }\nsession {\n  run s ((serial + 1) * 1e300);\n}\n" \
+          "run { horizon 2e300; }\n"
+    sim, outcome, _ = run_on_tier(serq_frontend.compile(source=src), tier)
+    assert outcome[0] == "report"
+    assert sim.backlog.means() == pytest.approx([2.0] * 10 + [1.0] * 10, rel=1e-14)

@@ -660,7 +660,7 @@ class Simulation:
         for st in self.stages:
             st.acc()
         self._acc_live()
-        self.backlog.cut(end, self.live, self.live_t, self.a_live, self.arrivals)
+        self.backlog.cut(end, self.live, self.live_t, self.a_live + self.b_live * HUGE_SPAN, self.arrivals)
         if self.memory_stopped():
             return
         # over_cap: sessions still waiting whose demand exceeds the capacity
@@ -1008,7 +1008,8 @@ class Simulation:
             TokenGaps.close(s, self.warm)
         now = self.now  # self._acc_live(), inlined as in spawn
         if now >= self.live_next:
-            self.live_next = self.backlog.cut(now, self.live, self.live_t, self.a_live, self.arrivals)
+            self.live_next = self.backlog.cut(now, self.live, self.live_t, self.a_live + self.b_live * HUGE_SPAN,
+                                              self.arrivals)
         dt = now - self.live_t
         if dt > 0.0:
             if dt < HUGE_SPAN:

@@ -1693,7 +1693,7 @@ def build(sim, progress: bool):
         "_PTURN": [[[(sv.slot, sv.value) for sv in row] for row in pr.turns] or None
                    for pr in p.workload.presets],
         "_TRACE": sim.trace, "_TSLOTS": sim.trace_slots,
-        "live_next": sim.live_next, "_lcut": sim.backlog.cut, "_lwarm": sim.backlog.warm,
+        "live_next": sim.live_next, "_lwarm": sim.backlog.warm,
     })
     if isinstance(sim.arrive, N.Poisson):
         g["rate"] = sim.rate = num(sim.arrive.rate)
@@ -1746,7 +1746,13 @@ def build(sim, progress: bool):
         total, hb[key] = add_sample(total, hb.get(key, 0.0), x)
         return total
 
-    g["_huge"], g["_sample"], g["_hb"] = _huge, _sample, hb
+    cut = sim.backlog.cut
+
+    def _lcut(now, live, live_t, a_live, arrivals):
+        # the backlog's bins read the live count's whole integral, its spans of HUGE_SPAN or longer too
+        return cut(now, live, live_t, a_live + hb.get("l", 0.0) * HUGE_SPAN, arrivals)
+
+    g["_huge"], g["_sample"], g["_hb"], g["_lcut"] = _huge, _sample, hb, _lcut
 
     def _pulse(what, sid, serial, now):
         # engine.Simulation.pulse_out, the span one of this generator's
