@@ -121,3 +121,18 @@ def test_plot_of_records_naming_a_column_twice_is_one_message(folder):
     assert r.stderr.startswith("r.csv:1:")
     assert "(the header gives the column wait twice, as fields 2 and 9: no column of a table is named twice)" in r.stderr
     assert not (folder / "w.svg").exists()
+
+
+@pytest.mark.parametrize("col", ["key", "seed", "point"])
+def test_a_record_column_the_sweeps_records_table_has_is_refused_before_the_runs(folder, col):
+    # serq run --records writes such a column as it is; a sweep's records table has its own (the run's key,
+    # its seed and point) before the record's: two columns of one name, which its resume then refused
+    (folder / "k.sq").write_text(PROGRAM.replace("wait = now - t0;", f"wait = now - t0; {col} = 7;"))
+    r = serq("sweep", "k.sq", "-o", "t.csv", "--records", "r.csv", "--no-progress", "--workers", "0", cwd=folder)
+    assert r.returncode == 2, r.stderr
+    assert r.stderr == (f"error: --records: the record table req has a column {col}, which the sweep's records "
+                        "table gives each row of its own (point, seed, key, with the swept names): give the column "
+                        "another name to keep the records of a sweep\n")
+    assert sorted(p.name for p in folder.iterdir()) == ["k.sq", "p.sq"]
+    r = serq("run", "k.sq", "--records", "one.csv", cwd=folder)
+    assert r.returncode == 0 and (folder / "one.csv").read_text().startswith(f"session,turn,time,sent,wait,{col}\n")

@@ -74,16 +74,28 @@ def record_format(path: str) -> str:
     return table_format(path, "--records", "a records file")
 
 
+#: the columns of a sweep's records table before the record's own, the swept names between point and seed
+PREFIX = ("point", "seed", "key")
+
+
 def clash_of_columns(plan: Any) -> None:
     """Refuse a swept name that is a column of a record table already: the columns every record has
     (``session``, ``turn``, ``time``) or one a program's ``record`` declares. The swept names are columns of
     each record table too (after ``point``), so ``--set wait=1,2`` beside ``record req { wait = …; }`` wrote
     a table of two columns ``wait``, which no reader tells apart: ``serq plot --cdf wait`` of it was a
-    traceback, and pandas reads the second as ``wait.1``."""
+    traceback, and pandas reads the second as ``wait.1``. So is a declared column that is one of
+    :data:`PREFIX`: ``record req { key = …; }`` made two columns ``key``, and the sweep's resume refused its
+    own table. (The columns of a table are those every program of the sweep declares for it.)"""
     from serq_sim.records import OWN
 
     for table in table_names(plan):
-        declared = next(p.records[table] for p in plan.points if table in p.records)
+        declared = list(dict.fromkeys(c for cols in dict.fromkeys(tuple(p.records[table]) for p in plan.points
+                                                                   if table in p.records) for c in cols))
+        for col in declared:  # (a record's column key: a resume read the sweep's key or the record's, not both)
+            if col in PREFIX:
+                raise UsageError(f"--records: the record table {table} has a column {col}, which the sweep's "
+                                 f"records table gives each row of its own ({', '.join(PREFIX)}, with the swept "
+                                 "names): give the column another name to keep the records of a sweep")
         for name in plan.names:
             if name in OWN or name in declared:
                 raise UsageError(f"--records: the swept name {name} is a column of the record table {table} "
