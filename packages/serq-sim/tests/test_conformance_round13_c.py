@@ -3,8 +3,8 @@ pool-reference.txt state fully, a small event simulation written from the spec's
 the simulator's code) gives the outcome of random small programs, which the simulator must reproduce on
 the tier serQ picks and on SERQ_SIM_TIER=general (conform.run): the pool-and-fifo fragment with `queue by`
 keys, a multi-turn prefix cache under `evict lru` in blocks, `reserve held` with growth, victims by keys
-and re-queueing at the head or the tail under aged queue keys, and leases read by transfers (with a hand
-case of a lease of 0 seconds). Each model's docstring lists the rules it implements; each test's says how
+and re-queueing at the head or the tail under aged queue keys, leases read by transfers (with a hand
+case of a lease of 0 seconds), and spills to an offload tier. Each model's docstring lists the rules it implements; each test's says how
 many random cases agreed offline and what a deliberate change of the model's rules breaks. The engine's
 models are in test_conformance_round13_b.py.
 
