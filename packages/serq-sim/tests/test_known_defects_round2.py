@@ -258,3 +258,13 @@ def test_the_backlog_bins_read_the_whole_live_integral(tier):
     sim, outcome, _ = run_on_tier(serq_frontend.compile(source=src), tier)
     assert outcome[0] == "report"
     assert sim.backlog.means() == pytest.approx([2.0] * 10 + [1.0] * 10, rel=1e-14)
+
+
+@pytest.mark.parametrize("tier", TIERS)
+def test_a_pool_of_1e300_units_has_its_mean_used(tier):
+    # 1e300 units held over the whole run [0, 1e10]: 1e300 * 1e10 was inf; the mean is 1e300
+    src = ("stage s : delay;\npool p { cap inf; }\nworkload { arrive batch(1); }\nsession {\n  hold p (1e300) {\n"
+           "    run s (1e10);\n  }\n}\nrun { horizon inf; }\n")
+    r = _report(src, tier)
+    p = r["pools"][0]
+    assert (r["end"], p["used"], p["holders"], p["queue"]) == (1e10, 1e300, 1.0, 0.0)

@@ -71,7 +71,7 @@ from .compile import (
 )
 from .errors import SimError, StopRun, format_error, not_bookable, work_message
 from .pools.model import EPS, ThresholdQueue, WaitedQueue, refused_amount, waited_cuts, waited_last
-from .stats import HUGE_SPAN, PER_HUGE, add_sample
+from .stats import HUGE_SPAN, HUGE_UNITS, PER_HUGE, add_sample
 from .tier_env import forced_general
 from .workload import replace_message
 
@@ -340,6 +340,7 @@ _FIELDS = {
 }
 #: stats.HUGE_SPAN as the generated code writes it (repr: the same double)
 _HUGE = repr(HUGE_SPAN)
+_HUGE_UNITS = repr(HUGE_UNITS)
 _INIT = {"pr": "0", "ac": "0", "n": "0", "ep": "0", "ns": "0", "mk": "False"}
 
 
@@ -681,14 +682,19 @@ class _Gen(Compiler):
         """``Pool.acc`` of member ``m`` of pool family ``g`` (nothing is cached: ``a_cached`` stays 0)."""
         v = lambda x: self.pv(g, x, m)  # noqa: E731
         return [f"{pad}_dt = now - {v('t')}",
-                f"{pad}if 0 < _dt < {_HUGE}:",
+                f"{pad}if 0 < _dt < {_HUGE} and {v('u')} < {_HUGE_UNITS}:",
                 f"{pad}    {v('au')} += {v('u')} * _dt",
                 f"{pad}    {v('aq')} += len({v('q')}) * _dt",
                 f"{pad}    {v('ah')} += {v('h')} * _dt",
-                f"{pad}elif _dt > 0:",
+                f"{pad}elif _dt >= {_HUGE}:",
                 f"{pad}    _huge(('au', {g}, {m}), {v('u')}, _dt)",
                 f"{pad}    _huge(('aq', {g}, {m}), len({v('q')}), _dt)",
                 f"{pad}    _huge(('ah', {g}, {m}), {v('h')}, _dt)",
+                f"{pad}elif _dt > 0:",  # units of HUGE_UNITS or more (Pool.acc_huge): the counts as above
+                f"{pad}    _k = ('au', {g}, {m})",
+                f"{pad}    _hb[_k] = _hb.get(_k, 0.0) + {v('u')} * {PER_HUGE!r} * _dt",
+                f"{pad}    {v('aq')} += len({v('q')}) * _dt",
+                f"{pad}    {v('ah')} += {v('h')} * _dt",
                 f"{pad}{v('t')} = now"]
 
     def hmember(self, h: int, k: int) -> str:

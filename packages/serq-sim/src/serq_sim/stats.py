@@ -65,6 +65,9 @@ def _div(a: float, b: float) -> float:
 #: count cannot overflow (fewer than 2**64 events, each adding a count below 2**64 times a span below 2**512)
 HUGE_SPAN = 2.0**512
 PER_HUGE = 2.0**-512
+#: a pool's units of this many or more are integrated the same way over any span (1e300 units held for 1e10
+#: made its integral inf): below it, and below HUGE_SPAN, a level times a span is below 2**768
+HUGE_UNITS = 2.0**256
 
 
 def add_sample(total: float, huge: float, x: float) -> tuple[float, float]:

@@ -19,7 +19,7 @@ from sortedcontainers import SortedKeyList
 
 from ..compile import num
 from ..session import SLOT_CACHED, SLOT_COMPUTED
-from ..stats import HUGE_SPAN, PER_HUGE, add_sample
+from ..stats import HUGE_SPAN, HUGE_UNITS, PER_HUGE, add_sample
 
 EPS = 1e-9
 INF = math.inf
@@ -620,7 +620,7 @@ class Pool:
         now = self.sim.now
         dt = now - self.t_last
         if dt > 0.0:
-            if dt < HUGE_SPAN:
+            if dt < HUGE_SPAN and self.used < HUGE_UNITS and self.cached < HUGE_UNITS:
                 self.a_used += self.used * dt
                 self.a_cached += self.cached * dt
                 if not self.unqueued:
@@ -631,13 +631,28 @@ class Pool:
         self.t_last = now
 
     def acc_huge(self, dt: float) -> None:
-        """Integrate a span ``dt`` of :data:`~serq_sim.stats.HUGE_SPAN` or longer, in its units: what every
-        integration of the pool's levels (:meth:`acc`, its inlined copies) does with such a span."""
-        w = dt * PER_HUGE
-        self.b_used += self.used * w
-        self.b_cached += self.cached * w
-        self.b_queue += (len(self.front) + len(self.queue)) * w
-        self.b_holders += len(self.holders) * w
+        """Integrate a span ``dt`` of :data:`~serq_sim.stats.HUGE_SPAN` or longer, or units of
+        :data:`~serq_sim.stats.HUGE_UNITS` or more, in units of HUGE_SPAN (each scaling exact: a power of two):
+        what every integration of the pool's levels (:meth:`acc`, its inlined copies) does with them."""
+        if dt >= HUGE_SPAN:
+            w = dt * PER_HUGE
+            self.b_used += self.used * w
+            self.b_cached += self.cached * w
+            self.b_queue += (len(self.front) + len(self.queue)) * w
+            self.b_holders += len(self.holders) * w
+            return
+        # units of HUGE_UNITS or more over a span as acc takes it: those units scaled, the rest as acc adds them
+        if self.used < HUGE_UNITS:
+            self.a_used += self.used * dt
+        else:
+            self.b_used += self.used * PER_HUGE * dt
+        if self.cached < HUGE_UNITS:
+            self.a_cached += self.cached * dt
+        else:
+            self.b_cached += self.cached * PER_HUGE * dt
+        if not self.unqueued:
+            self.a_queue += (len(self.front) + len(self.queue)) * dt
+        self.a_holders += len(self.holders) * dt
 
     def add_wait(self, wait: float) -> None:
         """An admission's wait at a time of HUGE_SPAN or later (stats.add_sample)."""

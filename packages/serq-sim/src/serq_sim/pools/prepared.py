@@ -31,7 +31,7 @@ import re
 from serq_ir import nodes as N
 
 from ..compile import _CMP, _FN, POOL_OBS, num, reads
-from ..stats import HUGE_SPAN
+from ..stats import HUGE_SPAN, HUGE_UNITS
 from ..status import READY
 from . import cache
 from .admission import amount_error, fits, take_own
@@ -367,7 +367,7 @@ def _source(comp, hold: N.Hold, info):
         w(f"{ind}t = {P}.t_last")
         w(f"{ind}if t != now:")
         w(f"{ind}    dt = now - t")
-        w(f"{ind}    if 0.0 < dt < {HUGE_SPAN!r}:")
+        w(f"{ind}    if 0.0 < dt < {HUGE_SPAN!r} and {P}.used < {HUGE_UNITS!r} and {P}.cached < {HUGE_UNITS!r}:")
         w(f"{ind}        {P}.a_used += {P}.used * dt")
         w(f"{ind}        {P}.a_cached += {P}.cached * dt")
         w(f"{ind}        {P}.a_queue += (len({P}.front) + len({P}.queue)) * dt")
