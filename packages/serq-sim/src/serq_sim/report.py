@@ -9,6 +9,7 @@ their arrays (views of those buffers, ``numpy.frombuffer``) when one is first re
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 from serq_ir.report import GaugeStats, ObserveStats, PoolStats, ProgramInfo, Result, StageStats
@@ -67,6 +68,11 @@ def _member(rows: Any, name: Any, index: Any, kind: str) -> Any:
         raise TypeError(f"the name of a {kind} is a str, not {type(name).__name__}")
     if index is not None and (isinstance(index, bool) or not isinstance(index, numbers.Integral)):
         raise TypeError(f"the index of a {kind}'s member is an integer or None, not {index!r}")
+    if index is None:  # a family of several members is no one of them (its first was taken, silently)
+        members = [row for row in rows if row.name == name]
+        if len(members) > 1:
+            raise KeyError(f"{kind} {name} is a family of {len(members)} members: name one by its index, "
+                           f"{kind}({name!r}, 0) … {kind}({name!r}, {len(members) - 1})")
     for row in rows:
         if row.name == name and (row.index or 0) == (index or 0):
             return row
@@ -74,6 +80,10 @@ def _member(rows: Any, name: Any, index: Any, kind: str) -> Any:
     from serq.errors import did_you_mean
     from serq.numbers import shown
 
+    label = re.fullmatch(r"(.+)\[([0-9]+)\]", name) if index is None else None
+    if label and any(row.name == label[1] and row.index == int(label[2]) for row in rows):  # the report's label
+        raise KeyError(f"no {kind} named {name}: {name} is member {label[2]} of the family {label[1]}, "
+                       f"{kind}({label[1]!r}, {label[2]})")
     raise KeyError(f"no {kind} {name}" + ("" if index is None else f"[{shown(int(index))}]")
                    + f" (the program has: {names or 'none'})"
                    + did_you_mean(name, [] if any(row.name == name for row in rows) else [row.name for row in rows]))
