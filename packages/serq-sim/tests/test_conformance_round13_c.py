@@ -20,7 +20,7 @@ import math
 import random
 
 import pytest
-from conform import pool, run
+from conform import pool, run, stage
 
 
 def by_session(obs, name):
@@ -101,7 +101,7 @@ def test_the_pool_and_fifo_fragment_against_an_independent_model(monkeypatch, se
     work = [rng.randint(1, 6) * 0.5 for _ in range(n)]
     prio = [rng.randint(0, 2) for _ in range(n)] if seed % 2 else None
     queue = "queue by (prio);" if prio else ""
-    _rep, obs = run(f"""
+    rep, obs = run(f"""
 pool m {{ cap {cap}; {queue} }}
 stage f : fifo({servers});
 stage d : delay;
@@ -117,6 +117,20 @@ run {{ horizon 1000; }}
     admitted, done = fragment_model(cap, servers, arrive, units, work, prio)
     assert {s: v for s, _t, v in obs["a"]} == dict(enumerate(admitted))
     assert {s: v for s, _t, v in obs["done"]} == dict(enumerate(done))
+    # the report's figures follow from those times (§3 Statistics, docs/simulator.md), over [0, 1000]: the
+    # pool's time-average used, queue and holders, its mean wait; the fifo stage's present (its jobs from
+    # their admission), utilisation (busy servers / c), mean wait before service and service; mean live
+    # (every session from 0 to its end)
+    H = 1000
+    held = [d - a for a, d in zip(admitted, done)]
+    m, f = pool(rep, "m"), stage(rep, "f")
+    assert (m.admissions, f.completions) == (n, n)
+    figures = (m.used, m.queue, m.holders, m.wait, f.present, f.utilisation, f.wait, f.service,
+               rep.result.mean_live)
+    want = (sum(u * h for u, h in zip(units, held)) / H, sum(a - t for a, t in zip(admitted, arrive)) / H,
+            sum(held) / H, sum(a - t for a, t in zip(admitted, arrive)) / n, sum(held) / H,
+            sum(work) / servers / H, sum(h - w for h, w in zip(held, work)) / n, sum(work) / n, sum(done) / H)
+    assert all(math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-12) for a, b in zip(figures, want)), (figures, want)
 
 
 # --- an independent model of a prefix cache under LRU in blocks --------------------------------------------
