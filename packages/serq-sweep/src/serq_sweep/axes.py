@@ -381,8 +381,9 @@ def points(axes: Sequence[Axis], zipped: Sequence[Sequence[str]] = (), *, repeat
             if name not in by_name:
                 raise UsageError(f"--zip {','.join(g)}: {name} is not a swept name "
                                 f"(swept: {', '.join(by_name) or 'none'}){did_you_mean(name, by_name)}")
-            if name in grouped:
-                raise UsageError(f"--zip: {name} is in two groups")
+            if name in grouped:  # (a name twice in one group was said to be "in two groups")
+                twice = "given twice in the group" if g.count(name) > 1 else "in two groups"
+                raise UsageError(f"--zip: {name} is {twice}" + (f" {','.join(g)}" if g.count(name) > 1 else ""))
             grouped.add(name)
         lengths = {len(by_name[n].values) for n in g}
         if len(lengths) > 1:
