@@ -74,3 +74,16 @@ def test_with_prefix_caching_a_prefill_is_counted_as_one_step_at_the_least():
     assert _unfinished(sc, _chains(sc), [0], 1e6).json_path == ("requests", 0)
     sc["requests"][0]["out"] = 999996  # ends at 1000001 at the earliest: past it, at its out
     assert _unfinished(sc, _chains(sc), [0], 1e6).json_path == ("requests", 0, "out")
+
+
+# serq vllm target quotes a setting as every message shows a number (docs/language.md, "A message shows a
+# number short": a whole number below 10**16 in its digits): 2**53 is 9007199254740992, not 9.0072e+15
+
+@pytest.mark.parametrize("v, shown", [(2.0**53, "9007199254740992"), (1e300, "1e+300")])
+def test_a_target_setting_beyond_2_to_the_53_is_shown_as_messages_show_numbers(v, shown):
+    from serq_vllm.target import TargetError, _whole
+
+    with pytest.raises(TargetError) as info:
+        _whole(v, "max_num_seqs", "the cap", None, None)
+    assert str(info.value) == (f"error: the cap is {shown}, not below 2**53, where serQ's numbers (doubles) do not "
+                               "tell one whole number from the next: no whole number for vLLM's max_num_seqs")

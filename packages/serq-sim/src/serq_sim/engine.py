@@ -399,7 +399,7 @@ class Simulation:
         if mw is not None or self.show_progress:
             w = _time.monotonic()
             if mw is not None and w - self.t_wall0 >= mw:
-                self.stop("max-wall", f"stopped after {w - self.t_wall0:.3g} s of wall time (--max-wall {mw:g})")
+                self.stop("max-wall", f"stopped after {w - self.t_wall0:.3g} s of wall time (--max-wall {show(mw)})")
             if self.show_progress and w - self.t_shown > 0.25:
                 self.t_shown = w
                 self._show_progress()
@@ -435,7 +435,7 @@ class Simulation:
         w = _time.monotonic()
         if mw is not None and w - self.t_wall0 >= mw:
             where = _where(self.spans[sid] if sid is not None else span, serial)
-            self.stop("max-wall", f"stopped after {w - self.t_wall0:.3g} s of wall time (--max-wall {mw:g}) "
+            self.stop("max-wall", f"stopped after {w - self.t_wall0:.3g} s of wall time (--max-wall {show(mw)}) "
                                   f"within one event, {what}{where}")
         if self.show_progress and w - self.t_shown > 0.25:
             self.t_shown = w
@@ -462,7 +462,7 @@ class Simulation:
         if mw is not None or self.show_progress:
             w = _time.monotonic()
             if mw is not None and w - self.t_wall0 >= mw:
-                self.stop("max-wall", f"stopped after {w - self.t_wall0:.3g} s of wall time (--max-wall {mw:g}), "
+                self.stop("max-wall", f"stopped after {w - self.t_wall0:.3g} s of wall time (--max-wall {show(mw)}), "
                                       f"spawning the batch ({spawned} of {self.arrive.n} sessions)")
             if self.show_progress and w - self.t_shown > 0.25:
                 self.t_shown = w

@@ -29,6 +29,7 @@ from typing import Any
 from serq.errors import UsageError, UserError, did_you_mean
 from serq.files import MAX_LINE, open_input, split_suffix
 from serq.numbers import NUMBER_HINT, NotANumber, number
+from serq_ir.rules import show_number
 
 FORMATS = ("svg", "png", "pdf")
 #: the largest magnitude a value drawn may have: matplotlib cannot lay out an axis that reaches the end of the
@@ -78,7 +79,7 @@ def drawable(values: Any, what: str) -> None:
     and NaN are left out of a line, as they always were. Every value a plot draws is checked here first."""
     big = next((v for v in values if math.isfinite(v) and abs(v) > DRAWABLE), None)
     if big is not None:
-        raise UserError(f"{what}: cannot draw the value {big:g}: serq plot draws values up to {DRAWABLE:g} in "
+        raise UserError(f"{what}: cannot draw the value {show_number(big)}: serq plot draws values up to {show_number(DRAWABLE)} in "
                         "magnitude")
 
 

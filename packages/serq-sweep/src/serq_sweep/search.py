@@ -25,6 +25,7 @@ from typing import Any
 
 from serq.errors import UsageError, UserError, did_you_mean
 from serq.numbers import NotANumber, number, real, shown
+from serq_ir.rules import show_number
 
 from . import core
 from .axes import (
@@ -243,7 +244,7 @@ def find(program: str | Sequence[str], conditions: str | Sequence[str], over: tu
         grid = parse_range(spec, f"--over {name}")
         lo, hi = grid[0], grid[-1]
         if len(grid) < 2:  # (the default tolerance of such a 'range' was 0: "--tol 0: must be positive")
-            raise UsageError(f"--over {name} {spec}: the grid has one value, {grid[0]:g}; a search needs two (a "
+            raise UsageError(f"--over {name} {spec}: the grid has one value, {show_number(grid[0])}; a search needs two (a "
                             "step below HI - LO)")
         if tol is not None:  # the grid's neighbours end the search; a tolerance was ignored
             raise UsageError(f"--over {name} {spec}: --tol goes with a range LO:HI (a grid's search ends at "
@@ -362,7 +363,7 @@ def find(program: str | Sequence[str], conditions: str | Sequence[str], over: tu
                 results = [done[plan.key(p, seed)] for seed in seed_list]
                 bad = [r for r in results if r["status"] == "error"]
                 if bad:
-                    raise UserError(f"{bad[0]['message']}\n(at {name}={s.value(x):g} of the capacity search)")
+                    raise UserError(f"{bad[0]['message']}\n(at {name}={show_number(s.value(x))} of the capacity search)")
                 judged += results
                 if figures is None:
                     cols = list(results[0]["figures"])

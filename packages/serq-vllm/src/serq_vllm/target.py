@@ -27,6 +27,7 @@ from typing import Any
 
 from serq import UserError
 from serq_ir import nodes as n
+from serq_ir.rules import show_number
 
 
 class TargetError(UserError):
@@ -92,9 +93,9 @@ def _whole(v: float, setting: str, what: str, span: n.Span | None, base: str | N
     infinite value ended in an ``OverflowError`` traceback, a fraction was cut (a budget of 0.5 tokens
     became ``max_num_batched_tokens: 0``, a block of 2.5 tokens ``block_size: 2``)."""
     if not (math.isfinite(v) and v >= 1 and v == math.floor(v)):
-        raise TargetError(span, f"{what} is {v:g}: vLLM's {setting} is a whole number, at least 1", base)
+        raise TargetError(span, f"{what} is {show_number(v)}: vLLM's {setting} is a whole number, at least 1", base)
     if v >= _EXACT:  # (1e300 was written as the 301 digits of the double nearest it)
-        raise TargetError(span, f"{what} is {v:g}, not below 2**53, where serQ's numbers (doubles) do not tell "
+        raise TargetError(span, f"{what} is {show_number(v)}, not below 2**53, where serQ's numbers (doubles) do not tell "
                           f"one whole number from the next: no whole number for vLLM's {setting}", base)
     return int(v)
 
@@ -110,7 +111,7 @@ def _chunk(e: n.Expr | None, base: str | None = None, top: bool = True) -> int:
         if math.isinf(v) or v <= 0:
             return 0
         if top:
-            raise TargetError(_span(e), f"a constant chunk cap ({v:g}) caps a request alone too, and vLLM's "
+            raise TargetError(_span(e), f"a constant chunk cap ({show_number(v)}) caps a request alone too, and vLLM's "
                               "long_prefill_token_threshold lifts for a lone request: write `chunk "
                               "long_prefill(reqs, C)` (lib/vllm.sq) for vLLM's rule", base)
         return _whole(v, "long_prefill_token_threshold", "the engine's chunk cap", _span(e), base)
@@ -323,8 +324,8 @@ def target(program: n.Program, base: str | None = None) -> dict[str, Any]:
                           f"budget {budget}: vLLM refuses max_num_seqs > max_num_batched_tokens", base)
     blocks = cap // kv.block + 1
     if blocks >= _EXACT:
-        raise TargetError(kv.span, f"memory pool `{kv.name}` is {blocks:g} blocks (its cap {cap:g} / its block "
-                          f"{kv.block:g}, and vLLM's null block), not below 2**53, where serQ's numbers "
+        raise TargetError(kv.span, f"memory pool `{kv.name}` is {show_number(blocks)} blocks (its cap {show_number(cap)} / its block "
+                          f"{show_number(kv.block)}, and vLLM's null block), not below 2**53, where serQ's numbers "
                           "(doubles) do not tell one whole number from the next: no whole number for vLLM's "
                           "num_gpu_blocks", base)
     config = {
