@@ -847,12 +847,13 @@ def serving_model(serve, budget, chunk, cap, arrive, prefill, decode, prio):
     chunk to a prefilling one, until the budget is spent … then the stage admits" the head of reqs while
     budget is left, a newcomer served like a resident. Sessions arrive at ``arrive[i]``, hold reqs (1)
     (cap ``cap``), prefill then decode; cost 1. Written independently of the simulator. Returns the
-    admission, prefill-end and end times."""
+    admission, prefill-end and end times, and each iteration's (prefill tokens, decode tokens, jobs)."""
     n = len(arrive)
     admitted, prefilled, done = [None] * n, [None] * n, [None] * n
     queue, residents = [], []
     holders = admissions = 0
     pending, busy_until, planned = sorted(set(arrive)), None, None
+    iterations = []
 
     def key(r):
         s, kind, left, adm = r
@@ -908,7 +909,9 @@ def serving_model(serve, budget, chunk, cap, arrive, prefill, decode, prio):
             planned = plan(now)
             if any(take > 0 for _, take in planned):
                 busy_until = now + 1
-    return admitted, prefilled, done
+                iterations.append((sum(t for r, t in planned if r[1] == "p"),
+                                   sum(t for r, t in planned if r[1] == "d"), sum(1 for _r, t in planned if t > 0)))
+    return admitted, prefilled, done, iterations
 
 
 @pytest.mark.parametrize("seed", range(40))
@@ -924,7 +927,7 @@ def test_the_serving_orders_against_an_independent_model(monkeypatch, seed):
     decode = [rng.randint(0, 5) for _ in range(n)]
     prio = [rng.randint(0, 2) for _ in range(n)]
     serve = list(SERVE)[seed % len(SERVE)]
-    _rep, obs = run(f"""
+    rep, obs = run(f"""
 pool reqs {{ cap {cap}; admit via e; }}
 stage e : step {{ budget {budget}; cost 1; {"" if chunk == math.inf else f"chunk {chunk};"} {SERVE[serve]} }}
 stage d : delay;
@@ -937,6 +940,18 @@ session {{
 }}
 run {{ horizon 10000; }}
 """, monkeypatch)
-    want = serving_model(serve, budget, chunk, cap, arrive, prefill, decode, prio)
+    *want, iterations = serving_model(serve, budget, chunk, cap, arrive, prefill, decode, prio)
     got = tuple({s: v for s, _t, v in obs[name]} for name in ("a", "f", "done"))
     assert got == tuple(dict(enumerate(w)) for w in want)
+    # the engine's statistics over its iterations (docs/simulator.md, Engine statistics): how many served
+    # prefills only, decodes only or both, the mean jobs and tokens an iteration, the tokens over the budget
+    # summed, and the share of the 10 000 s an iteration ran
+    e = stage(rep, "e")
+    k = len(iterations)
+    kinds = [(p > 0, d > 0) for p, d, _j in iterations]
+    assert (e.iterations, e.prefill_only, e.decode_only, e.mixed) == (
+        k, kinds.count((True, False)), kinds.count((False, True)), kinds.count((True, True)))
+    tokens = sum(p + d for p, d, _j in iterations)
+    assert (math.isclose(e.tokens, tokens / k), math.isclose(e.batch, sum(j for *_t, j in iterations) / k),
+            math.isclose(e.token_utilisation, tokens / (budget * k)), math.isclose(e.utilisation, k / 10000)) == (
+        True, True, True, True)
