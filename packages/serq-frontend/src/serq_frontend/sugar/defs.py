@@ -221,7 +221,7 @@ class Expander:
         for root, c in zip(roots, candidates):
             try:
                 real = c.resolve() if c.is_file() else None
-                if real is None and odd is None and c.exists():
+                if real is None and odd is None and (c.exists() or c.is_symlink()):  # (a link to nothing too)
                     odd = c
             except OSError as e:  # a name the system refuses to look up (too long, say)
                 if unsearched is None:
@@ -242,7 +242,11 @@ class Expander:
         if not files and odd is None and unsearched is not None:  # at the `use`
             raise ctx.error(u.pos, f"`use \"{_shown(u.path)}\"`: {unsearched}")
         if not files and odd is not None:
-            raise ctx.error(u.pos, f"`use \"{u.path}\"` finds {odd}, which is not a regular file (a library "
+            # a symbolic link that leads to no file (a loop of links, or one to a file since removed) was "no
+            # such library", the hint offering another link of the loop
+            what = ("a symbolic link that leads to no file (a loop of links, or a link to a missing file)"
+                    if not odd.exists() else "not a regular file")
+            raise ctx.error(u.pos, f"`use \"{u.path}\"` finds {odd}, which is {what} (a library "
                             "is a `.sq` file of `def`s and `use`s)")
         if not files:
             where = ", ".join(str(c.parent) for c in candidates) or "no folder (a program given as text)"
@@ -253,11 +257,11 @@ class Expander:
                 except OSError:
                     continue
                 for f in listed:
-                    try:
-                        if here is not None and path_resolved(f) == str(here):
+                    try:  # a library to offer is a file (not a folder, nor a link that leads to none)
+                        if not f.is_file() or (here is not None and path_resolved(f) == str(here)):
                             continue
-                    except OSError:  # a loop of symbolic links: not the file the use is in (which was read)
-                        pass
+                    except OSError:  # a name the system refuses to look up
+                        continue
                     known.append(f.name)
             if itself:
                 raise ctx.error(u.pos, f"`use \"{_shown(u.path)}\"` names the file it is in, and a file does "
