@@ -89,3 +89,15 @@ def test_a_tolerance_beyond_the_doubles(prog):
     with pytest.raises(UserError) as info:
         serq_sweep.find(prog, cond, over, tol=-1, workers=0, progress=False)
     assert str(info.value) == "error: --tol -1: must be positive"
+
+
+@pytest.mark.parametrize("kw, said", [
+    ({"defs": {"f": B}}, "error: --def f: an integer of 16610 bits is not an expression (a string) or a list of them"),
+    ({"sets": {"lam": [[B]]}}, "error: --set lam: a list is not a number"),
+    ({"sets": {"lam": [[0.5]]}}, "error: --set lam: '[0.5]' is not a number"),  # (as before: its text is read)
+])
+def test_a_value_holding_such_an_integer(prog, kw, said):
+    # str() of a list holding one, read as a value's text, was Python's ValueError of the conversion
+    with pytest.raises(UserError) as info:
+        serq_sweep.sweep(prog, workers=0, progress=False, **kw)
+    assert str(info.value) == said

@@ -118,7 +118,11 @@ def _real(v: Any, what: str) -> float:
     if isinstance(v, bool) or v is None:
         raise UsageError(f"{what}: {v!r} is not a number")
     if not isinstance(v, numbers.Real):  # a Decimal, say: read as its text is
-        return _number(str(v), what)
+        try:
+            text = str(v)
+        except ValueError:  # (a list holding an int of 4301 digits: Python's own ValueError, no message of ours)
+            raise UsageError(f"{what}: a {type(v).__name__} is not a number") from None
+        return _number(text, what)
     x = real(v)  # (a real number: None only for an int beyond the doubles)
     if x is None:
         raise UsageError(f"{what}: an integer of {int(v).bit_length()} bits is beyond the doubles (at most about "
@@ -345,7 +349,7 @@ def def_axes(defs: Mapping[str, Any]) -> list[Axis]:
         if isinstance(v, str):
             values = [v]
         elif _scalar(v):
-            raise UsageError(f"--def {name}: {v!r} is not an expression (a string) or a list of them")
+            raise UsageError(f"--def {name}: {shown(v)} is not an expression (a string) or a list of them")
         else:
             values = texts(v, f"defs[{name!r}]", "expression")
         if not values:
