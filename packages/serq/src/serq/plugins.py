@@ -567,6 +567,18 @@ def get_plugin_manager(*, autoload: bool | None = None, plugins: Iterable[Any] =
         if not pm.is_blocked("host"):
             pm.register(builtin, name="host")
     for p in plugins:
+        if pm.is_registered(p):
+            continue  # loaded already, by its entry point (or given twice): the manager has it once
+        canonical = pm.get_canonical_name(p)
+        taken = pm.get_plugin(canonical)
+        if taken is not None:
+            other = plugin_distribution(pm, taken)
+            oname = getattr(other, "project_name", None) if other is not None else None
+            that = f"{oname} {getattr(other, 'version', None) or ''}".strip() if oname else "a plugin given before"
+            raise PluginError(printable(
+                f"error: plugin {_object_name(p)!r} cannot be registered: its name {canonical!r} is taken by the "
+                f"plugin {canonical!r} of {that}; a plugin object given in plugins= needs a name of its own "
+                f"(its module's __name__)"))
         try:
             pm.register(p)
         except (PluginError, KeyboardInterrupt):
