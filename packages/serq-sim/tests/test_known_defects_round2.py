@@ -268,3 +268,12 @@ def test_a_pool_of_1e300_units_has_its_mean_used(tier):
     r = _report(src, tier)
     p = r["pools"][0]
     assert (r["end"], p["used"], p["holders"], p["queue"]) == (1e10, 1e300, 1.0, 0.0)
+
+
+@pytest.mark.parametrize("tier", TIERS)
+def test_a_gauge_held_over_1e308_has_its_mean(tier):
+    # the gauge of used(p) is 4 over [0, 1e308] (two holders of 2): 4e308 was summed to inf, the mean 4
+    src = HELD.replace("pool p { cap 4; }", "pool p { cap 4; }\ngauge g = used(p);").replace("batch(3)", "batch(2)")
+    r = _report(src.replace("WARM", ""), tier)
+    g = r["gauges"]["g"]
+    assert (g["mean"], g["min"], g["max"], r["pools"][0]["used"]) == (4.0, 4.0, 4.0, 4.0)

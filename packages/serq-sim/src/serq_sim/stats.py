@@ -442,9 +442,20 @@ def time_stats(times, values, start: float, end: float,
             return NAN, NAN, NAN, NAN
     terms = list(map(mul, v_s, lengths))
     mean = total(terms) / span
+    if not math.isfinite(mean) and math.isfinite(span) and all(map(math.isfinite, v_s)):
+        mean = _huge_time_mean(v_s, lengths, span)
     lo, hi = _extremes(v_s)
     ci = _window_ci(a_s, b_s, v_s, terms, start, end, span, windows) if windows >= 2 else NAN
     return mean, ci, lo, hi
+
+
+def _huge_time_mean(v: list[float], lengths: list[float], span: float) -> float:
+    """:func:`time_stats`'s mean when a value times a duration, or their sum, is beyond the double range
+    while every value is finite (a gauge of 4 held over [0, 1e308]: 4e308): each factor taken in units of
+    :data:`HUGE_SPAN` (exact scalings; a product that underflows there is below 2**-50, nothing beside a sum
+    beyond 2**1024), the mean scaled back. Inf or NaN only where the mean itself is beyond the doubles."""
+    mean = total([(x * PER_HUGE) * (d * PER_HUGE) for x, d in zip(v, lengths)]) / span
+    return mean * HUGE_SPAN * HUGE_SPAN
 
 
 def _extremes(v: list[float]) -> tuple[float, float]:
