@@ -99,6 +99,10 @@ def test_what_the_text_says_the_runs_show(ran):
     p99 = list(runs["requests.ttft.p99"])
     assert p99[0] < 1 < p99[-1]  # the answer lies between rate 2 and rate 8
     assert report["notes"] == [] and any("not steady" in n for n in runs["notes"].iloc[-1])
+    # the printed table has every column (pandas' print fitted it to 80 characters: "..." for the p99)
+    table = next(out for cmd, out in outputs if "json_normalize" in cmd).splitlines()
+    assert table[0].split() == ["program.sets.rate", "requests.ttft.p99", "requests.request_throughput", "notes"]
+    assert [float(line.split()[2]) for line in table[1:5]] == pytest.approx(p99, rel=1e-5)
     kv = json.loads((work / "out" / "kv1200.json").read_text())
     full = json.loads((work / "out" / "rate4.json").read_text())
     assert kv["pools"][1]["name"] == "kv" and kv["pools"][1]["preemptions"] > full["pools"][1]["preemptions"]
@@ -139,6 +143,10 @@ def test_what_the_sweep_chapter_says(ran):
     assert found[0].split() == ["blocks", "rate", "outcome", "holds", "fails", "evaluations"]
     blocks, rate, outcome, holds, fails, evaluations = found[1].split()
     assert outcome == "found" and 6 <= float(holds) < float(fails) <= 8 and float(fails) - float(holds) <= 0.5
+    # bisecting 2:10 to --tol 0.5 evaluates the midpoints 6, 8, 7, 6.5: the grid says 6 holds (its runs are
+    # these: same program, seeds and bounds) and 8 fails, so the bracket is one of 6 to 6.5, 6.5 to 7, 7 to
+    # 7.5 and 7.5 to 8; the text says the first
+    assert (holds, fails) == ("6.0", "6.5")
     assert evaluations == "6"
     # the paired CI of the mean E2E latency is far narrower than the unpaired one; the small cache preempts
     compare = next(out for cmd, out in outputs if cmd.startswith("serq compare"))
