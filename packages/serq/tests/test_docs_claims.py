@@ -97,3 +97,25 @@ def test_the_replay_examples_files_are_what_its_readme_says():
     assert fit["n"] == 3022 and set(fit["sum"]) == set("cdeab")
     assert set(fit["sum_mape"]) == {"decode", "prefill", "mixed"}
     assert "let spacing" in (folder / "vllm_replay.sq").read_text()  # "--set spacing=3"
+
+
+@pytest.mark.timeout(60)
+def test_serq_vllm_scenario_prints_the_fields_docs_vllm_md_names():
+    # docs/vllm.md, "The oracle": `serq vllm scenario NAME` prints first, done, preempted, cached, preemptions
+    # and steps, with the scenario's config (budget, max_seqs, chunk, block_size, num_blocks)
+    import json
+    import subprocess
+    import sys
+
+    text = " ".join((ROOT / "docs" / "vllm.md").read_text().split())
+    said = re.search(r"prints (`first`.*?`steps`) in the oracle's conventions, with the scenario's `config` \((.*?)\)",
+                     text)
+    assert said, "docs/vllm.md names what serq vllm scenario prints"
+    fields = re.findall(r"`(\w+)`", said.group(1))
+    config = re.findall(r"`(\w+)`", said.group(2))
+    serq = Path(sys.executable).parent / "serq"
+    p = subprocess.run([str(serq), "vllm", "scenario", "vllm/preempt"], capture_output=True, text=True, timeout=50)
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    assert sorted(out) == sorted([*fields, "config"])
+    assert sorted(out["config"]) == sorted(config)
