@@ -87,6 +87,11 @@ def test_what_the_text_says_the_runs_show(ran):
     work, outputs = ran
     one = next(out for cmd, out in outputs if cmd.startswith("serq run docs/tutorial/engine.sq --no-progress --slo"))
     assert "requests (request): completed" in one and "goodput" in one and "\nttft " in one
+    # the observe table has the library's observes the text names, and no other
+    said = re.search(r"The observe table above it has the library's own\s+observes \((.*?)\), each", DOC.read_text(), re.S)
+    names = re.findall(r"`(\w+)`", said.group(1))
+    table = one.split("\n\n")[1].splitlines()
+    assert table[0].split()[0] == "observe" and sorted(line.split()[0] for line in table[1:]) == sorted(names)
     # one row per request, and the JSON reports one row per run
     import pandas as pd
 
