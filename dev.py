@@ -6,7 +6,7 @@
     python3 dev.py setup     # set up only: .venv/ with every part installed
 
 Set-up installs uv into .tools/uv (a private venv) when no uv is on PATH, then runs
-``uv sync --all-packages --frozen --compile-bytecode``, which makes ``.venv/`` with the six parts and the
+``uv sync --all-packages --frozen --compile-bytecode``, which makes ``.venv/`` with the seven parts and the
 dev tools, their modules compiled to bytecode: uv installs none by default, and a process that may not
 write it (PYTHONDONTWRITEBYTECODE, a read-only environment) compiled pandas, matplotlib and dask from
 source at every import (``serq plot`` spent 1.45 s of CPU instead of 0.6 s, and so did each command the

@@ -119,3 +119,13 @@ def test_serq_vllm_scenario_prints_the_fields_docs_vllm_md_names():
     out = json.loads(p.stdout)
     assert sorted(out) == sorted([*fields, "config"])
     assert sorted(out["config"]) == sorted(config)
+
+
+def test_the_workspace_has_as_many_distributions_as_docs_architecture_md_says():
+    # docs/architecture.md: "serQ is a uv workspace of N distributions under `packages/`"; dev.py: "the N parts"
+    words = {"five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9}
+    parts = [p for p in (ROOT / "packages").iterdir() if (p / "pyproject.toml").is_file()]
+    arch = re.search(r"a uv workspace of (\w+) distributions", (ROOT / "docs" / "architecture.md").read_text())
+    dev = re.search(r"with the (\w+) parts", (ROOT / "dev.py").read_text())
+    assert arch and dev
+    assert words[arch.group(1)] == words[dev.group(1)] == len(parts)
