@@ -129,3 +129,30 @@ def test_the_workspace_has_as_many_distributions_as_docs_architecture_md_says():
     dev = re.search(r"with the (\w+) parts", (ROOT / "dev.py").read_text())
     assert arch and dev
     assert words[arch.group(1)] == words[dev.group(1)] == len(parts)
+
+
+@pytest.mark.timeout(60)
+def test_the_pool_table_is_the_columns_docs_simulator_md_lists(tmp_path):
+    # docs/simulator.md, "Pools": the pool table's columns, each named; on a hand-worked case: three sessions
+    # at 0 hold one unit of a pool of 2 around a unit of work on fifo(1): two admitted at 0 (done at 1 and 2),
+    # the third admitted at 1, done at 3; over a horizon of 10, used (2 + 2 + 1) / 10, queue 1 / 10, wait 1 / 3
+    import subprocess
+    import sys
+
+    text = " ".join((ROOT / "docs" / "simulator.md").read_text().split())
+    said = re.search(r"The report's pool table \(.*?\), per pool member over \[warmup, end\]: (.*?)`check_invariants", text)
+    assert said
+    named = set(re.findall(r"`(\w+)`", said.group(1)))
+    prog = tmp_path / "p.sq"
+    prog.write_text("pool p { cap 2; }\nstage s : fifo(1);\nworkload { arrive batch(3); }\n"
+                    "session { hold p (1) { run s (1); } }\nrun { horizon 10; }\n")
+    serq = Path(sys.executable).parent / "serq"
+    p = subprocess.run([str(serq), "run", str(prog)], capture_output=True, text=True, timeout=50)
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.splitlines()
+    i = next(k for k, line in enumerate(lines) if line.startswith("pool "))
+    header, row = lines[i].split()[1:], lines[i + 1].split()
+    assert set(header) <= named
+    values = dict(zip(header, row[1:], strict=True))
+    assert float(values["used"]) == 0.5 and float(values["queue"]) == 0.1 and float(values["holders"]) == 0.5
+    assert float(values["wait"]) == pytest.approx(1 / 3, rel=1e-5) and values["admissions"] == "3"
