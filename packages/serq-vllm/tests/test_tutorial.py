@@ -104,6 +104,11 @@ def test_what_the_text_says_the_runs_show(ran):
     p99 = list(runs["requests.ttft.p99"])
     assert p99[0] < 1 < p99[-1]  # the answer lies between rate 2 and rate 8
     assert report["notes"] == [] and any("not steady" in n for n in runs["notes"].iloc[-1])
+    # a report written with -o holds its warnings; the terminal shows none (the text says so)
+    p = subprocess.run(["bash", "-c", "serq run docs/tutorial/engine.sq --no-progress --set rate=8 --json -o out/q.json"],
+                       cwd=work, capture_output=True, text=True, timeout=300,
+                       env={**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"})
+    assert p.returncode == 0 and p.stdout == p.stderr == "", p.stderr
     # the printed table has every column (pandas' print fitted it to 80 characters: "..." for the p99)
     table = next(out for cmd, out in outputs if "json_normalize" in cmd).splitlines()
     assert table[0].split() == ["program.sets.rate", "requests.ttft.p99", "requests.request_throughput", "notes"]
