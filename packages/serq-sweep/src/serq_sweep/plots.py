@@ -498,12 +498,32 @@ def _metric(frame: Any, name: str, where: str) -> Any:
                 return np.where(out > 1, span / (out - 1), np.nan)
         if name not in cols:
             raise UserError(f"{where}: --cdf {name} needs the records' columns {', '.join(need)} (it has "
-                            f"{', '.join(frame.columns)})")
+                            f"{_columns_listed(frame.columns)}){_a_sweeps_table(cols)}")
     if name not in cols:
         raise UserError(f"{where}: --cdf {name}: no column {name} in the records and no metric of that name "
-                        f"(metrics: {', '.join(RECORD_METRICS)}; columns: {', '.join(frame.columns)})"
-                        + did_you_mean(name, [*RECORD_METRICS, *map(str, frame.columns)]))
+                        f"(metrics: {', '.join(RECORD_METRICS)}; columns: {_columns_listed(frame.columns)})"
+                        + _a_sweeps_table(cols) + did_you_mean(name, [*RECORD_METRICS, *map(str, frame.columns)]))
     return _column_numbers(frame, name, name, where)
+
+
+#: the columns a message about --cdf lists at most (a sweep's table has hundreds, one for every figure)
+LISTED_COLUMNS = 20
+
+
+def _columns_listed(columns: Any) -> str:
+    """A file's columns in a message: the first :data:`LISTED_COLUMNS`, then how many more."""
+    names = [str(c) for c in columns]
+    if len(names) <= LISTED_COLUMNS:
+        return ", ".join(names)
+    return f"{', '.join(names[:LISTED_COLUMNS])}, … ({len(names) - LISTED_COLUMNS} more)"
+
+
+def _a_sweeps_table(cols: set) -> str:
+    """The hint of a --cdf given a sweep's runs or points table, which holds figures, not records."""
+    if "session" in cols or not ({"runs"} <= cols or {"status", "key"} <= cols):
+        return ""
+    return ("; it is a sweep's table, one row per run or point: --cdf reads the records, the file of serq run "
+            "--records or serq sweep --records, and a table's figures are drawn with --x and --y")
 
 
 def _column_numbers(frame: Any, column: str, name: str, where: str) -> Any:
