@@ -546,7 +546,9 @@ def get_plugin_manager(*, autoload: bool | None = None, plugins: Iterable[Any] =
 
     :param autoload: load the ``serq`` entry points; default: unless ``SERQ_DISABLE_PLUGIN_AUTOLOAD`` is
         on (set to a value other than blank, ``0``, ``off``, ``no``, ``false``: :mod:`serq.switches`).
-    :param plugins: extra plugin objects (modules or instances) to register, as tests do.
+    :param plugins: extra plugin objects (modules or instances) to register, as tests do; one the manager
+        has already (an installed plugin's module, loaded by its entry point) is there once, and one whose name
+        (a module's ``__name__``) another plugin has is a :class:`PluginError` naming both.
     """
     pm = PluginManager("serq")
     pm.add_hookspecs(hookspecs)
