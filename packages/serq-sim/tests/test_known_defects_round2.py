@@ -139,11 +139,28 @@ def test_a_run_out_of_memory_holding_no_samples_does_not_name_max_samples(monkey
 # (serq_sim.stats.HUGE_SPAN), so the mean is the level's, on both tiers.
 
 def _report(src: str, tier: str) -> dict:
+    """The JSON report of ``src`` run as serq_sim.run runs it under SERQ_SIM_TIER=``tier`` (the default tier:
+    the fast one where the program allows it, tier.py's run_on_tier being the general engine's own run, with
+    or without the step engine's shortcuts), the same report by the general engine besides."""
     import json
+    import os
 
-    _, outcome, _ = run_on_tier(serq_frontend.compile(source=src), tier)
-    assert outcome[0] == "report", outcome
-    return json.loads(outcome[1])
+    import serq_sim
+    from serq_report.json import encode_json
+
+    program = serq_frontend.compile(source=src)
+    old = os.environ.get("SERQ_SIM_TIER")
+    os.environ["SERQ_SIM_TIER"] = tier
+    try:
+        got = encode_json(serq_sim.run(program))
+    finally:
+        if old is None:
+            del os.environ["SERQ_SIM_TIER"]
+        else:
+            os.environ["SERQ_SIM_TIER"] = old
+    _, outcome, _ = run_on_tier(program, tier)
+    assert outcome == ("report", got), (outcome, got)
+    return json.loads(got)
 
 
 HELD = """stage s : delay;
@@ -268,6 +285,41 @@ def test_a_pool_of_1e300_units_has_its_mean_used(tier):
     r = _report(src, tier)
     p = r["pools"][0]
     assert (r["end"], p["used"], p["holders"], p["queue"]) == (1e10, 1e300, 1.0, 0.0)
+
+
+@pytest.mark.parametrize("tier", TIERS)
+@pytest.mark.parametrize("horizon", ["2e10", "1e200"])
+def test_a_pool_of_1e300_units_under_a_horizon_has_its_mean_used(tier, horizon):
+    # the same under a horizon below 2**512 (the code then written without the test of a span's size, the
+    # pool's units still tested: its cap is beyond 2**256), and two members of a family, one of a cap below
+    # (the code of its integrations without either test): 1e300 over [0, 1e10] of the horizon, 1 over it all
+    src = ("stage s : delay;\npool p[2] { cap 1e301; }\npool q { cap 10; }\nworkload { arrive batch(1); }\n"
+           "session {\n  hold p[0] (1e300), q (1) {\n    run s (1e10);\n  }\n  hold q (1) {\n    run s (inf);\n"
+           f"  }}\n}}\nrun {{ horizon {horizon}; }}\n")
+    r = _report(src, tier)
+    span = float(horizon)
+    p0, p1, q = r["pools"]
+    assert [(x["name"], x["index"]) for x in (p0, p1, q)] == [("p", 0), ("p", 1), ("q", None)]
+    assert p0["used"] == pytest.approx(1e300 * (1e10 / span), rel=1e-15) and p1["used"] == 0.0
+    assert p0["holders"] == pytest.approx(1e10 / span, rel=1e-15)
+    assert q["used"] == q["holders"] == 1.0
+
+
+@pytest.mark.parametrize("tier", TIERS)
+def test_an_admission_after_a_span_of_1e308_integrates_it_in_its_units(tier):
+    # s0 holds 2 of 4 over [0, 1.5e308]; s1 arrives at the pool at 1e308 (its admission brings the pool's sums
+    # up to then: 2 units over a span of 1e308, 2e308 as a plain product) and holds 2 until 1.1e308: used 2, 4,
+    # 2 over [0, 1e308, 1.1e308, 1.5e308], holders 1, 2, 1, no wait
+    src = ("pool p { cap 4; }\nstage d : delay;\nworkload { arrive batch(2); }\nsession {\n"
+           "  branch (serial == 1) {\n    run d (1e308);\n  }\n"
+           "  hold p (2) {\n    run d (serial == 0 ? 1.5e308 : 1e307);\n  }\n}\nrun { horizon inf; }\n")
+    r = _report(src, tier)
+    p = r["pools"][0]
+    assert r["end"] == 1.5e308
+    assert p["used"] == pytest.approx(2.0 * (1e308 / 1.5e308) + 4.0 * (1e307 / 1.5e308) + 2.0 * (4e307 / 1.5e308),
+                                      rel=1e-14)
+    assert p["holders"] == pytest.approx(1e308 / 1.5e308 + 2.0 * (1e307 / 1.5e308) + 4e307 / 1.5e308, rel=1e-14)
+    assert (p["wait"], p["admissions"]) == (0.0, 2)
 
 
 @pytest.mark.parametrize("tier", TIERS)

@@ -359,6 +359,10 @@ class _Gen(Compiler):
         self.p = p
         self.ctx: dict[str, str] = {}
         self.ser = "None"  # the serial of the session an expression is evaluated for
+        #: whether a time of stats.HUGE_SPAN or later can happen (a horizon there or beyond): only then does the
+        #: code integrate a span, or add a wait, with the test of its size (every time is at or before the
+        #: horizon, every span and wait at most it); else the sums as they are (the same code, the same bytes)
+        self.huge_time = not sim.horizon < HUGE_SPAN
         self.fam_kind = []
         for node in p.stages:
             self.fam_kind.append({N.Fifo: "fifo", N.Ps: "ps", N.Delay: "delay"}[type(node.kind)])
@@ -586,10 +590,7 @@ class _Gen(Compiler):
                f"{pad}next_sf += 1.0",
                f"{pad}_dt = now - live_t",
                f"{pad}if _dt > 0:",
-               f"{pad}    if _dt < {_HUGE}:",
-               f"{pad}        a_live += live * _dt",
-               f"{pad}    else:",
-               f"{pad}        _huge('l', live, _dt)",
+               *self.live_acc(pad + "    "),
                f"{pad}    live0 = live",
                f"{pad}live_t = now",
                f"{pad}live += 1"]
@@ -657,10 +658,7 @@ class _Gen(Compiler):
                 f"{pad}    live_next = _lcut(now, live, live_t, a_live, next_serial)",
                 f"{pad}_dt = now - live_t",
                 f"{pad}if _dt > 0:",
-                f"{pad}    if _dt < {_HUGE}:",
-                f"{pad}        a_live += live * _dt",
-                f"{pad}    else:",
-                f"{pad}        _huge('l', live, _dt)",
+                *self.live_acc(pad + "    "),
                 f"{pad}    live0 = live",
                 f"{pad}live_t = now",
                 f"{pad}live -= 1"] + self.if_warm(["ended += 1"], pad)
@@ -681,21 +679,35 @@ class _Gen(Compiler):
     def pacc_lines(self, g: int, m: str, pad: str) -> list[str]:
         """``Pool.acc`` of member ``m`` of pool family ``g`` (nothing is cached: ``a_cached`` stays 0)."""
         v = lambda x: self.pv(g, x, m)  # noqa: E731
-        return [f"{pad}_dt = now - {v('t')}",
-                f"{pad}if 0 < _dt < {_HUGE} and {v('u')} < {_HUGE_UNITS}:",
-                f"{pad}    {v('au')} += {v('u')} * _dt",
-                f"{pad}    {v('aq')} += len({v('q')}) * _dt",
-                f"{pad}    {v('ah')} += {v('h')} * _dt",
-                f"{pad}elif _dt >= {_HUGE}:",
-                f"{pad}    _huge(('au', {g}, {m}), {v('u')}, _dt)",
-                f"{pad}    _huge(('aq', {g}, {m}), len({v('q')}), _dt)",
-                f"{pad}    _huge(('ah', {g}, {m}), {v('h')}, _dt)",
-                f"{pad}elif _dt > 0:",  # units of HUGE_UNITS or more (Pool.acc_huge): the counts as above
-                f"{pad}    _k = ('au', {g}, {m})",
-                f"{pad}    _hb[_k] = _hb.get(_k, 0.0) + {v('u')} * {PER_HUGE!r} * _dt",
-                f"{pad}    {v('aq')} += len({v('q')}) * _dt",
-                f"{pad}    {v('ah')} += {v('h')} * _dt",
-                f"{pad}{v('t')} = now"]
+        # the units in use are at most the cap (the pool's invariant): below HUGE_UNITS under a cap below it
+        huge_units = not num(self.p.pools[g].cap) < HUGE_UNITS
+        test = "0 < _dt" + (f" < {_HUGE}" if self.huge_time else "") + (f" and {v('u')} < {_HUGE_UNITS}"
+                                                                      if huge_units else "")
+        out = [f"{pad}_dt = now - {v('t')}",
+               f"{pad}if {test}:",
+               f"{pad}    {v('au')} += {v('u')} * _dt",
+               f"{pad}    {v('aq')} += len({v('q')}) * _dt",
+               f"{pad}    {v('ah')} += {v('h')} * _dt"]
+        if self.huge_time:
+            out += [f"{pad}elif _dt >= {_HUGE}:",
+                    f"{pad}    _huge(('au', {g}, {m}), {v('u')}, _dt)",
+                    f"{pad}    _huge(('aq', {g}, {m}), len({v('q')}), _dt)",
+                    f"{pad}    _huge(('ah', {g}, {m}), {v('h')}, _dt)"]
+        if huge_units:
+            out += [f"{pad}elif _dt > 0:",  # units of HUGE_UNITS or more (Pool.acc_huge): the counts as above
+                    f"{pad}    _k = ('au', {g}, {m})",
+                    f"{pad}    _hb[_k] = _hb.get(_k, 0.0) + {v('u')} * {PER_HUGE!r} * _dt",
+                    f"{pad}    {v('aq')} += len({v('q')}) * _dt",
+                    f"{pad}    {v('ah')} += {v('h')} * _dt"]
+        return out + [f"{pad}{v('t')} = now"]
+
+    def live_acc(self, pad: str) -> list[str]:
+        """The live count's integral over ``_dt`` (above 0): a span of HUGE_SPAN or longer in its units when
+        a time there can happen (``huge_time``)."""
+        if not self.huge_time:
+            return [f"{pad}a_live += live * _dt"]
+        return [f"{pad}if _dt < {_HUGE}:", f"{pad}    a_live += live * _dt", f"{pad}else:",
+                f"{pad}    _huge('l', live, _dt)"]
 
     def hmember(self, h: int, k: int) -> str:
         cell = self.XHM[h][k]
@@ -997,8 +1009,11 @@ class _Gen(Compiler):
             if state_dependent(hp.units):
                 out.append(f"{pad}A[{self.XHU[h][k]}] = _u{k}")
         w = self.pv(g, 'w', m)
-        out += self.if_warm([f"if now < {_HUGE}:", f"    {w} += now - A[{self.XQT}]",
-                             "else:", f"    {w} = _sample(('w', {g}, {m}), {w}, now - A[{self.XQT}])"], pad)
+        if self.huge_time:
+            out += self.if_warm([f"if now < {_HUGE}:", f"    {w} += now - A[{self.XQT}]",
+                                 "else:", f"    {w} = _sample(('w', {g}, {m}), {w}, now - A[{self.XQT}])"], pad)
+        else:
+            out += self.if_warm([f"{w} += now - A[{self.XQT}]"], pad)
         out += [f"{pad}A[2] = 0.0", f"{pad}ready.append(A)"]
         self.cur_span = old_span
         return out
@@ -1008,14 +1023,15 @@ class _Gen(Compiler):
         k = self.fam_kind[f]
         s = lambda x: self.sv(f, x, m)  # noqa: E731
         busy = s('ac') if k == "fifo" else f"(1.0 if {s('pr')} else 0.0)"
-        return [f"{pad}_dt = now - {s('tl')}",
-                f"{pad}if 0 < _dt < {_HUGE}:",
-                f"{pad}    {s('ap')} += {s('pr')} * _dt",
-                f"{pad}    {s('ab')} += {busy} * _dt",
-                f"{pad}elif _dt > 0:",
-                f"{pad}    _huge(('ap', {f}, {m}), {s('pr')}, _dt)",
-                f"{pad}    _huge(('ab', {f}, {m}), {busy}, _dt)",
-                f"{pad}{s('tl')} = now"]
+        out = [f"{pad}_dt = now - {s('tl')}",
+               f"{pad}if 0 < _dt < {_HUGE}:" if self.huge_time else f"{pad}if _dt > 0:",
+               f"{pad}    {s('ap')} += {s('pr')} * _dt",
+               f"{pad}    {s('ab')} += {busy} * _dt"]
+        if self.huge_time:
+            out += [f"{pad}elif _dt > 0:",
+                    f"{pad}    _huge(('ap', {f}, {m}), {s('pr')}, _dt)",
+                    f"{pad}    _huge(('ab', {f}, {m}), {busy}, _dt)"]
+        return out + [f"{pad}{s('tl')} = now"]
 
     def advance_lines(self, f: int, m: str, pad: str) -> list[str]:
         s = lambda x: self.sv(f, x, m)  # noqa: E731
@@ -1071,6 +1087,11 @@ class _Gen(Compiler):
 
     def done_stats_lines(self, f: int, m: str, pad: str) -> list[str]:
         s = lambda x: self.sv(f, x, m)  # noqa: E731
+        if not self.huge_time:
+            return self.if_warm([f"_st = A[{self.XT}]",
+                                 f"{s('n')} += 1",
+                                 f"{s('ws')} += _st - A[{self.XE}]",
+                                 f"{s('ss')} += now - _st"], pad)
         return self.if_warm([f"_st = A[{self.XT}]",
                              f"{s('n')} += 1",
                              f"if now < {_HUGE}:",
@@ -1555,8 +1576,7 @@ class _Gen(Compiler):
                 else:
                     lines.append(f"{hp}for _rm in range({node.size}):")
                     lines += self.reset_lines(f, "_rm", hp + "    ")
-            lines += [hp + "_dt = now - live_t", hp + "if _dt > 0:", hp + f"    if _dt < {_HUGE}:",
-                      hp + "        a_live += live * _dt", hp + "    else:", hp + "        _huge('l', live, _dt)",
+            lines += [hp + "_dt = now - live_t", hp + "if _dt > 0:", *self.live_acc(hp + "    "),
                       hp + "    live0 = live", hp + "live_t = now", hp + "a_live = 0.0", hp + "_lwarm(live, next_serial)", hp + "A = None",
                       hp + "_hb.clear()"]  # (the integrals' huge spans, every one reset here with its sum)
             handlers.append((1, lines))

@@ -9,7 +9,6 @@ from __future__ import annotations
 from ..errors import Preempted, not_bookable, show
 from ..orders import admission_order
 from ..stages import rank_seq
-from ..stats import HUGE_SPAN, HUGE_UNITS
 from ..status import GROWING, STAGE
 from . import cache, release
 from .model import EPS, INF, SLOT_COMPUTED, Pool, Slot, refused_amount
@@ -111,7 +110,7 @@ def take_fitting(sim, pool: Pool, used: float, need: float) -> None:
     now = sim.now
     dt = now - pool.t_last
     if dt > 0.0:  # pool.acc(), inlined (a hot path: every block a decoder grows): the same sums
-        if dt < HUGE_SPAN and pool.used < HUGE_UNITS and pool.cached < HUGE_UNITS:
+        if dt < pool.span_lim:
             pool.a_used += pool.used * dt
             pool.a_cached += pool.cached * dt
             if not pool.unqueued:

@@ -557,6 +557,10 @@ class Pool:
         self.cap = num(node.cap)
         #: ``cap + EPS``, what used (and reserved, or cached) units may come to
         self.limit = self.cap + EPS
+        #: the spans the integrations take as they are (shorter than stats.HUGE_SPAN), or none (0) on a pool
+        #: whose units may reach stats.HUGE_UNITS (its cap there or beyond; the units in use and cached are at
+        #: most the cap): every integration of such a pool is :meth:`acc_huge`'s, which tests them
+        self.span_lim = HUGE_SPAN if self.cap < HUGE_UNITS else 0.0
         self.block = float(node.block) if node.block else None
         self.reserve_held = node.reserve_held
         self.used = 0.0
@@ -620,7 +624,7 @@ class Pool:
         now = self.sim.now
         dt = now - self.t_last
         if dt > 0.0:
-            if dt < HUGE_SPAN and self.used < HUGE_UNITS and self.cached < HUGE_UNITS:
+            if dt < self.span_lim:
                 self.a_used += self.used * dt
                 self.a_cached += self.cached * dt
                 if not self.unqueued:

@@ -362,12 +362,20 @@ def _source(comp, hold: N.Hold, info):
                     f"_adm_ceil({x} / {b!r} - 1e-12) * {b!r})")
         return f"{names[k]}.round_up({x})"
 
-    def acc(P: str, ind: str) -> None:
-        """Pool.acc() of ``P`` (the same operations), written out: nothing to do when it is up to date."""
+    # a time of HUGE_SPAN or later can happen only at or before a horizon there or beyond (every span and wait
+    # is at most the horizon); units of HUGE_UNITS or more only on a pool whose cap is there or beyond
+    huge_time = not members[0].sim.horizon < HUGE_SPAN
+
+    def acc(k: int, ind: str) -> None:
+        """Pool.acc() of ``P{k}`` (the same operations), written out: nothing to do when it is up to date."""
+        P = f"P{k}"
+        test = "0.0 < dt" + (f" < {HUGE_SPAN!r}" if huge_time else "")
+        if not members[k].cap < HUGE_UNITS:
+            test += f" and {P}.used < {HUGE_UNITS!r} and {P}.cached < {HUGE_UNITS!r}"
         w(f"{ind}t = {P}.t_last")
         w(f"{ind}if t != now:")
         w(f"{ind}    dt = now - t")
-        w(f"{ind}    if 0.0 < dt < {HUGE_SPAN!r} and {P}.used < {HUGE_UNITS!r} and {P}.cached < {HUGE_UNITS!r}:")
+        w(f"{ind}    if {test}:")
         w(f"{ind}        {P}.a_used += {P}.used * dt")
         w(f"{ind}        {P}.a_cached += {P}.cached * dt")
         w(f"{ind}        {P}.a_queue += (len({P}.front) + len({P}.queue)) * dt")
@@ -438,7 +446,7 @@ def _source(comp, hold: N.Hold, info):
     # queue of its first pool only: admission.hold), so the allocation's P0.acc() that follows finds it up
     # to date and is left out
     w("    now = E.now")
-    acc("P0", "    ")
+    acc(0, "    ")
     w("    fr = q.front")
     w("    if fr and fr[0] is s:")
     w("        fr.popleft()")
@@ -462,7 +470,7 @@ def _source(comp, hold: N.Hold, info):
     for k in range(npools):
         P = f"P{k}"
         if k:
-            acc(P, "    ")
+            acc(k, "    ")
         a = rnd(k, f"u{k}")
         if a != f"u{k}":
             w(f"    a{k} = {a}")
@@ -498,10 +506,13 @@ def _source(comp, hold: N.Hold, info):
     w("    if E.warm:")
     for k in range(npools):
         w(f"        P{k}.admissions += 1")
-    w(f"        if now < {HUGE_SPAN!r}:")
-    w("            P0.wait_sum += now - pend.queued_at")
-    w("        else:")
-    w("            P0.add_wait(now - pend.queued_at)")
+    if huge_time:
+        w(f"        if now < {HUGE_SPAN!r}:")
+        w("            P0.wait_sum += now - pend.queued_at")
+        w("        else:")
+        w("            P0.add_wait(now - pend.queued_at)")
+    else:
+        w("        P0.wait_sum += now - pend.queued_at")
     w("    s.adm_seq = next(E.adm_counter)")
     w("    E.admitted += 1")
     w(f"    A[{SLOT_CACHED}] = {'consumed' if has_cache else '0.0'}")
