@@ -44,7 +44,7 @@ import re
 import sys
 from typing import Any
 
-__all__ = ["VllmNotInstalled", "ScenarioError", "check_scenario", "run_real", "vllm_version", "SERVE_ORDERS"]
+__all__ = ["VllmNotInstalled", "ScenarioError", "ScenarioStuck", "check_scenario", "run_real", "vllm_version", "SERVE_ORDERS"]
 
 # The serving orders the scheduler subclass knows (the `serve by` keys of the oracle scenarios).
 SERVE_ORDERS = ("admission", "-admission", "decoding", "-decoding", "decoding ? X : Y")
@@ -55,6 +55,13 @@ MAX_STEPS = 100_000
 
 class VllmNotInstalled(RuntimeError):
     """vLLM cannot be imported in this interpreter."""
+
+    serq_user_error = True
+
+
+class ScenarioStuck(RuntimeError):
+    """The real scheduler did not finish a scenario's requests: some can never be scheduled, or the run passed
+    its limit of steps. A fact about the scenario (a user's input), told as a message, not a traceback."""
 
     serq_user_error = True
 
@@ -579,7 +586,8 @@ def _run(v: dict[str, Any], sc: dict[str, Any], model_dir: str) -> dict[str, Any
     while len(done) < n:
         if step >= MAX_STEPS:
             missing = sorted(set(range(n)) - set(done))
-            raise RuntimeError(f"requests {missing} did not finish within {MAX_STEPS} steps (stuck?)")
+            raise ScenarioStuck(f"requests {missing} did not finish within {MAX_STEPS} steps of the real scheduler "
+                                "(stuck?)")
         for i in sorted((i for i, a in submit_at.items() if a <= step and i not in submitted)):
             submit(i, step)
         out = scheduler.schedule()
@@ -608,7 +616,7 @@ def _run(v: dict[str, Any], sc: dict[str, Any], model_dir: str) -> dict[str, Any
         if not req_ids and not out.preempted_req_ids and len(submitted) == len(submit_at):
             # nothing ran, nothing changed and nothing more is due: it would stay so for ever
             stuck = sorted(set(range(n)) - set(done))
-            raise RuntimeError(
+            raise ScenarioStuck(
                 f"requests {stuck} can never be scheduled (step {step}): a prompt needs more KV "
                 "blocks than the engine has, or max_seqs is 0"
             )
@@ -940,7 +948,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     try:
         result = run_real(scenario)
-    except (VllmNotInstalled, ScenarioError) as e:
+    except (VllmNotInstalled, ScenarioError, ScenarioStuck) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
     print(json.dumps(result, indent=None))
