@@ -94,3 +94,106 @@ def test_replicas_in_flight_at_the_horizon_are_the_arrivals_not_ended():
     in_flight = r.gauge("in_flight").values[-1]
     assert in_flight > 0
     assert r.result.arrivals == r.result.ended + in_flight == len(rows["sent"]) + in_flight
+
+
+# tiny.sq by hand (language.txt §3 and §7; budget 8, block 4, cost 1, so a time is the iteration that ends
+# then). Requests 0 (prompt 10, output 3) and 1 (prompt 6, output 2) are sent together at 0.
+# Threshold C = 4: two requests run or wait, so every chunk is cut to 4.
+#   it 1 (0-1): chunk 4; 0 admitted (first chunk 4), prefills 4; 1 admitted with the 4 left, prefills 4
+#   it 2 (1-2): 0 prefills 4 (8 of 10); 1 prefills its last 2: its first token at 2
+#   it 3 (2-3): 0 prefills its last 2: first token at 3; 1 decodes its second and last token: done at 3
+#   it 4, 5: 0 decodes its two remaining tokens: done at 5
+# No threshold (C = inf): 0 takes the whole budget.
+#   it 1 (0-1): 0 prefills 8; no budget left, 1 waits
+#   it 2 (1-2): 0 prefills its last 2: first token at 2; 1 admitted with 6 left, prefills 6: first at 2
+#   it 3 (2-3): both decode: 1 done at 3; it 4: 0 done at 4
+TINY = {4: {0: (0, 3, 5), 1: (0, 2, 3)}, math.inf: {0: (0, 2, 4), 1: (1, 2, 3)}}
+
+
+@pytest.mark.parametrize("C", [4, math.inf], ids=["threshold_4", "no_threshold"])
+def test_chunked_prefill_iterations_by_hand(C):
+    prog, r = run("tiny.sq", {"C": C})
+    rows = check_metrics(r)
+    got = {s: (a, f, last) for s, a, f, last in zip(rows["session"].tolist(), rows["admitted"].tolist(),
+                                                    rows["first_token"].tolist(), rows["last_token"].tolist())}
+    assert got == TINY[C]
+    assert r.result.end == max(v[2] for v in TINY[C].values())
+    # the engine's iterations: one per time unit, none idle between 0 and the end
+    assert r.stage("engine").iterations == r.result.end
+    check_little(r, rows, 1)
+    assert r.pool("reqs").holders == sum(last - a for a, _, last in TINY[C].values()) / r.result.end
+    assert target(prog)["config"]["long_prefill_token_threshold"] == (4 if C == 4 else 0)
+
+
+def test_a_two_turn_chat_by_hand():
+    # one conversation on the step clock: turn 1, prompt 10 and output 3, alone: it 1 prefills 8, it 2 the
+    # last 2 (first token at 2), its 2 decodes end at 4; it computed 12 = 10 + 3 - 1 tokens, 3 whole blocks
+    # cached. The user thinks 1: turn 2 is sent at 5 with prompt 13 + 5 = 18; its hit is the cached 12
+    # (at most floor(17 / 4) * 4 = 16), so it prefills 6 in one iteration (first token at 6) and decodes its
+    # last token at 7. Hit rate 12 / (10 + 18).
+    defs = {"new_tokens": "turn_no == 1 ? 10 : 5", "out_tokens": "turn_no == 1 ? 3 : 2", "think": "1"}
+    sets = {"B": 8, "bs": 4, "cost0": 1, "a": 0, "turns": 2}
+    _, r = drained("chat.sq", 1, sets, defs)
+    rows = check_metrics(r)
+    got = [tuple(rows[k][i] for k in ("sent", "first_token", "last_token", "prompt", "cached")) for i in range(2)]
+    assert got == [(0, 2, 4, 10, 0), (5, 6, 7, 18, 12)]
+    assert r.result.requests.prefix_cache_hit_rate == 12 / 28
+    assert r.stats("full_hit").mean == 1
+
+
+def test_a_prefix_heavy_chat_finds_its_previous_sequence():
+    _, r = drained("chat.sq", 60)
+    rows = check_metrics(r)
+    assert r.result.arrivals == r.result.ended == 60
+    assert len(rows["sent"]) == 60 * 6  # every conversation has six turns
+    check_little(r, rows, 1)
+    # a follow-up's hit is its previous sequence's reusable blocks (nothing is evicted at this load): the
+    # previous prompt + output - 1 tokens computed, in whole blocks of 16
+    first = rows["turn"] == 1
+    assert (rows["cached"][first] == 0).all()
+    turns = sorted(zip(rows["session"].tolist(), rows["turn"].tolist(), rows["prompt"].tolist(),
+                       rows["output"].tolist(), rows["cached"].tolist()))
+    for (s0, _, p0, o0, _), (s1, t1, _, _, c1) in zip(turns, turns[1:]):
+        if s0 == s1:
+            assert c1 == (p0 + o0 - 1) // 16 * 16, (s1, t1)
+    assert 0.5 < r.result.requests.prefix_cache_hit_rate < 1
+
+
+def test_a_kv_cache_too_small_preempts_and_still_conserves():
+    _, r = drained("small_kv.sq", 200)
+    rows = check_metrics(r)
+    assert r.result.arrivals == r.result.ended == len(rows["sent"]) == 200
+    kv = r.pool("kv")
+    assert kv.preemptions == rows["preemptions"].sum() > 20
+    # every preemption puts the request back at the head of the queue, to be admitted again
+    assert kv.admissions == r.pool("reqs").admissions == 200 + kv.preemptions
+    assert kv.used <= 48 * 16 and kv.stuck == 0
+    # Little on the sessions (one request each, sent as it arrives): the time-average live sessions are the
+    # requests' send-to-last-token times summed over the run
+    assert math.isclose(r.result.mean_live * r.result.end, float((rows["last_token"] - rows["sent"]).sum()),
+                        rel_tol=1e-9)
+
+
+def test_a_max_num_seqs_sweep_is_each_point_run_alone():
+    from serq_sweep import sweep
+
+    # the sweep's seeds are its own (default 1), not the run block's (sweep.sq says seed 2; docs/sweep.md)
+    table = sweep(HERE / "sweep.sq", sets={"max_seqs": [1, 2, 8]}, workers=0, progress=False, horizon=120.0)
+    assert table["max_seqs"].tolist() == [1, 2, 8] and table["seed"].tolist() == [1, 1, 1]
+    own = sweep(HERE / "sweep.sq", sets={"max_seqs": [1]}, seeds=[2], workers=0, progress=False, horizon=120.0)
+    assert own["requests.completed"][0] == run("sweep.sq", {"max_seqs": 1}, horizon=120.0)[1].result.requests.completed
+    for _, row in table.iterrows():
+        _, r = run("sweep.sq", {"max_seqs": row["max_seqs"]}, horizon=120.0, seed=1)
+        check_metrics(r)
+        for col in ("requests.completed", "requests.ttft.mean", "requests.e2el.p99", "arrivals", "ended"):
+            assert row[col] == pytest.approx(eval_col(r, col), rel=1e-12), (row["max_seqs"], col)
+    # one slot serialises the requests: its queue is the longest; the mean TTFT falls as slots are added
+    ttft = table["requests.ttft.mean"].tolist()
+    assert ttft[0] > ttft[1] > ttft[2]
+
+
+def eval_col(r, col: str) -> float:
+    obj = r.result
+    for part in col.split("."):
+        obj = getattr(obj, part)
+    return float(obj)
