@@ -197,3 +197,30 @@ def eval_col(r, col: str) -> float:
     for part in col.split("."):
         obj = getattr(obj, part)
     return float(obj)
+
+
+def test_a_preemption_by_hand():
+    # tiny.sq with 5 blocks of 4 (20 tokens), no threshold, two requests of prompt 6 and output 8:
+    #   it 1 (0-1): 0 admitted, prefills 6 (2 blocks): first token at 1; 1 admitted with the 2 left (1 block)
+    #   it 2 (1-2): 0 decodes (7); 1 prefills its last 4 (2 blocks): first token at 2
+    #   it 3, 4: both decode; 0 grows to a third block at 9 (5 blocks in use: the pool is full)
+    #   it 5 (4-5): 0 decodes (10); 1 needs a third block: preempt lifo takes the last admitted, 1 itself, at
+    #     4: its 8 computed tokens stay cached; no admission in a step that preempted
+    #   it 6-8: 1's re-admission needs room for known = 8 + 1 = 9 tokens (3 blocks) beside 0's 3: it waits;
+    #     0's fourth block at 13 evicts one of 1's cached blocks; 0 done at 8 (7 decodes from 1)
+    #   it 9 (8-9): 1 re-admitted: hit 4 (its one block left), prefills 9 - 4 = 5, keeps its first token
+    #   it 10-13: 1 decodes 8 - 1 - (9 - 6) = 4 tokens: done at 13
+    _, r = run("tiny.sq", {"C": math.inf, "blocks": 5, "P0": 6, "O0": 8, "P1": 6, "O1": 8})
+    rows = check_metrics(r)
+    got = [tuple(rows[k][i] for k in ("session", "admitted", "first_token", "last_token", "preemptions", "cached"))
+           for i in range(2)]
+    assert got == [(0, 0, 1, 8, 0, 0), (1, 0, 2, 13, 1, 0)]
+    kv, reqs = r.pool("kv"), r.pool("reqs")
+    assert kv.preemptions == 1 and kv.admissions == 3
+    # the slots are held 0-8 by 0, 0-4 and 8-13 by 1; 1 waits in the queue 4-8
+    assert math.isclose(reqs.holders * 13, 8 + 4 + 5, rel_tol=1e-12)
+    assert math.isclose(reqs.queue * 13, 4, rel_tol=1e-12)
+    assert math.isclose(reqs.wait, (0 + 0 + 4) / 3, rel_tol=1e-12)
+    # evicted: one of 1's cached blocks at 7, then two of 0's 3 cached blocks: at 1's re-admission (3 blocks, one
+    # of them its own cached one) and as it grows to 13 tokens
+    assert kv.evicted_units == 3 * 4
