@@ -224,3 +224,16 @@ def test_a_preemption_by_hand():
     # evicted: one of 1's cached blocks at 7, then two of 0's 3 cached blocks: at 1's re-admission (3 blocks, one
     # of them its own cached one) and as it grows to 13 tokens
     assert kv.evicted_units == 3 * 4
+
+
+def test_the_target_output_is_the_one_docs_vllm_md_describes():
+    # docs/vllm.md names the keys `serq vllm target` prints and says num_gpu_blocks is the pool's blocks + 1
+    # and serve_by [{"Ctx": "Admission"}] admission order
+    text = (Path(__file__).resolve().parents[3] / "docs" / "vllm.md").read_text(encoding="utf-8")
+    prog = serq_frontend.compile(path=str(HERE / "chat.sq"))
+    out = target(prog)
+    assert sorted(out) == ["config", "engine", "serve_by", "target"]
+    for key in [*out["config"], "scheduler_cls", "serve_by"]:
+        assert f"`{key}`" in text, key
+    assert out["config"]["num_gpu_blocks"] == 1000 + 1
+    assert out["serve_by"] == [{"Ctx": "Admission"}] and '`[{"Ctx": "Admission"}]` is admission' in text
