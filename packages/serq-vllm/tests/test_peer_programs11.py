@@ -237,3 +237,20 @@ def test_the_target_output_is_the_one_docs_vllm_md_describes():
         assert f"`{key}`" in text, key
     assert out["config"]["num_gpu_blocks"] == 1000 + 1
     assert out["serve_by"] == [{"Ctx": "Admission"}] and '`[{"Ctx": "Admission"}]` is admission' in text
+
+
+def test_a_kv_size_sweep_keeps_each_runs_records():
+    # serq sweep --records: each point's rows are serq run --records' of that point and seed, and a KV cache
+    # ten times larger preempts nothing
+    from serq_sweep import sweep
+
+    table, rec = sweep(HERE / "small_kv.sq", sets={"blocks": [48, 480]}, workers=0, progress=False, horizon=60.0,
+                       records=True)
+    for blocks in (48, 480):
+        _, r = run("small_kv.sq", {"blocks": blocks}, horizon=60.0, seed=1)
+        rows = check_metrics(r)
+        mine = rec[rec["blocks"] == blocks]
+        for col in ("session", "sent", "first_token", "last_token", "preemptions", "cached"):
+            assert mine[col].tolist() == rows[col].tolist(), (blocks, col)
+        assert table.loc[table["blocks"] == blocks, "pools.kv.preemptions"].item() == r.pool("kv").preemptions
+    assert rec[rec["blocks"] == 48]["preemptions"].sum() > 0 == rec[rec["blocks"] == 480]["preemptions"].sum()
