@@ -126,9 +126,12 @@ def _value(n: Num) -> float:
 
 
 def _pool_name(program: Program, ref: PoolRef) -> str:
+    """A pool member as a message names it: the family's name, with its index when that is a number. A
+    member chosen by a computed index is named by its family, as the linker names it (``lease kv`` of a
+    hold that holds no member of ``kv``): there is no number to show before the run."""
     ok = 0 <= ref.pool < len(program.pools)
     name = program.pools[ref.pool].name if ok else f"#{ref.pool}"
-    return name if ref.index is None else f"{name}[{_value(ref.index):g}]"
+    return name if not isinstance(ref.index, Num) else f"{name}[{_value(ref.index):g}]"
 
 
 def _spill_unpaired(program: Program, pool: Pool) -> tuple[str, str] | None:
