@@ -254,3 +254,27 @@ def test_a_kv_size_sweep_keeps_each_runs_records():
             assert mine[col].tolist() == rows[col].tolist(), (blocks, col)
         assert table.loc[table["blocks"] == blocks, "pools.kv.preemptions"].item() == r.pool("kv").preemptions
     assert rec[rec["blocks"] == 48]["preemptions"].sum() > 0 == rec[rec["blocks"] == 480]["preemptions"].sum()
+
+
+def test_an_engine_that_admits_no_queue_is_no_vllm_target(tmp_path):
+    # without `admit via engine` the slots are admitted between iterations with the whole budget: tiny.sq's
+    # request 1 starts at 0 beside request 0's 8-token chunk (by hand, vLLM's step has no budget left for it
+    # and admits it at 1, as the program with `admit via` does); `serq vllm target` printed max_num_seqs null
+    # for it, beside a cap of 2
+    from serq import UserError
+
+    source = (HERE / "tiny.sq").read_text(encoding="utf-8")
+    assert source.count(" admit via engine;") == 1
+    path = tmp_path / "tiny.sq"
+    path.write_text(source.replace(" admit via engine;", ""), encoding="utf-8")
+    prog = serq_frontend.compile(path=str(path), sets={"C": math.inf})
+    rows = serq_sim.run(prog).records("request", kind="numpy")
+    assert dict(zip(rows["session"].tolist(), rows["admitted"].tolist())) == {0: 0, 1: 0}
+    with pytest.raises(UserError) as e:
+        target(prog, str(path))
+    lines = str(e.value).splitlines()
+    assert lines[0] == (f"{path}:17:1: error: no pool says `admit via engine`: its requests are admitted between its "
+                        "iterations, not by its scheduler, where vLLM admits a waiting request in its step with the "
+                        "budget the running ones left; add `admit via engine;` to the pool a request's hold waits "
+                        "in (its first pool)")
+    assert lines[1:] == ["  stage engine : step {", "  ^"]

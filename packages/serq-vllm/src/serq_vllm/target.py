@@ -301,6 +301,13 @@ def target(program: n.Program, base: str | None = None) -> dict[str, Any]:
     kv = program.pools[kind.memory]
     if kv.block is None:
         raise TargetError(kv.span, f"memory pool {kv.name!r} has no block size", base)
+    if not any(p.admit_via == sid for p in program.pools):
+        # vLLM admits its waiting requests in its step, with the budget the running ones left; a queue no
+        # stage serves admits at once, between iterations (budget_left reads the whole budget there)
+        raise TargetError(stage.span, f"no pool says `admit via {stage.name}`: its requests are admitted "
+                          "between its iterations, not by its scheduler, where vLLM admits a waiting request in "
+                          f"its step with the budget the running ones left; add `admit via {stage.name};` to "
+                          "the pool a request's hold waits in (its first pool)", base)
     admitted = _admission_pools(program, sid, kind.memory)
     _refuse_unrunnable(program, stage, kv, admitted, base)
     seqs_pool = min(admitted, key=lambda p: _const(n.Num(value=p.cap), "cap"), default=None)
