@@ -57,6 +57,15 @@ def check_metrics(r) -> dict:
     return rows
 
 
+def check_itl(r, rows) -> None:
+    """A drained run measured from 0: the ITL samples are every request's gaps between its tokens, output - 1
+    of them, which add up to its last token less its first (a preempted request's kept token included)."""
+    itl = r.result.requests.itl
+    gaps = rows["output"] - 1
+    assert itl.count == gaps.sum()
+    assert math.isclose(itl.mean, float((rows["last_token"] - rows["first_token"]).sum() / gaps.sum()), rel_tol=1e-9)
+
+
 def check_little(r, rows, engines: int) -> None:
     """Little's law on each engine's residents, exactly, where nothing was preempted: a request is a resident
     (holds a slot of reqs[j], a job of engine[j]) from its admission to its last token, so the time-average
@@ -76,6 +85,7 @@ def test_replicas_behind_a_router_conserve_requests_and_keep_little(policy):
     assert r.result.arrivals == r.result.ended == 300
     rows = check_metrics(r)
     assert len(rows["sent"]) == 300
+    check_itl(r, rows)
     # each engine's request count (the engine table) is the records it served; every engine took some
     served = [int((rows["engine"] == j).sum()) for j in range(3)]
     assert served == [r.pool("reqs", j).admissions for j in range(3)]
@@ -146,6 +156,7 @@ def test_a_prefix_heavy_chat_finds_its_previous_sequence():
     rows = check_metrics(r)
     assert r.result.arrivals == r.result.ended == 60
     assert len(rows["sent"]) == 60 * 6  # every conversation has six turns
+    check_itl(r, rows)
     check_little(r, rows, 1)
     # a follow-up's hit is its previous sequence's reusable blocks (nothing is evicted at this load): the
     # previous prompt + output - 1 tokens computed, in whole blocks of 16
@@ -163,6 +174,7 @@ def test_a_kv_cache_too_small_preempts_and_still_conserves():
     _, r = drained("small_kv.sq", 200)
     rows = check_metrics(r)
     assert r.result.arrivals == r.result.ended == len(rows["sent"]) == 200
+    check_itl(r, rows)
     kv = r.pool("kv")
     assert kv.preemptions == rows["preemptions"].sum() > 20
     # every preemption puts the request back at the head of the queue, to be admitted again

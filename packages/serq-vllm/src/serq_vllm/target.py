@@ -10,6 +10,7 @@ cap ``long_prefill_token_threshold``, and the ``serve by`` keys the running orde
 reference implementation's serde form (``{"Ctx": "Admission"}``, ``{"Unary": ["Neg", …]}``).
 
 A program vLLM cannot run is refused, at the construct (file:line:col, the source line and a caret):
+an engine no pool says ``admit via`` of (its requests would be admitted between its iterations),
 ``serve exclusive prefill`` (vLLM's scheduler has no batch isolation), a serve key reading ``remaining``
 (vLLM does not know how many tokens a request has left: the output length is ``max_tokens`` at most),
 ``reserve held`` on the engine's pools (vLLM checks a reservation at admission only), a memory pool that
