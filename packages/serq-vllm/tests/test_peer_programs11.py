@@ -290,3 +290,18 @@ def test_an_engine_that_admits_no_queue_is_no_vllm_target(tmp_path):
                         "budget the running ones left; add `admit via engine;` to the pool a request's hold waits "
                         "in (its first pool)")
     assert lines[1:] == ["  stage engine : step {", "  ^"]
+
+
+def test_a_request_the_kv_cache_can_never_hold_is_rejected_and_counted():
+    # tiny.sq with 3 blocks of 4 (12 tokens): request 0 (prompt 6, output 10) needs 6 + 10 - 1 = 15 tokens.
+    # It decodes to 12 by 7 (first token at 1, one token an iteration), preempts itself at 7 growing to 13
+    # (that step only preempts: it lasts the cost, to 8) and its re-admission must reserve known = 13 > 12
+    # tokens: rejected, its session ends. Request 1 (prompt 2, output 2) ran beside it: first 1, last 2.
+    # Requests in = completed + rejected.
+    _, r = run("tiny.sq", {"C": math.inf, "blocks": 3, "P0": 6, "O0": 10, "P1": 2, "O1": 2})
+    rows = check_metrics(r)
+    kv = r.pool("kv")
+    assert [tuple(rows[k][0] for k in ("session", "first_token", "last_token"))] == [(1, 1, 2)]
+    assert (kv.preemptions, kv.rejections, r.result.end) == (1, 1, 8)
+    assert r.result.arrivals == r.result.ended == r.result.requests.completed + kv.rejections
+    assert any("rejected 1 hold(s) that can never fit" in w for w in r.warnings)
