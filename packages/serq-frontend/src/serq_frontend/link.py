@@ -386,9 +386,8 @@ class Linker:
             raise self.error(pos, f"{what}: `{name}` is a session attribute")
         if name in self.hidden and not m.hidden:
             raise self.error(pos, f"`{name}` is hidden: {m.what} is the scheduler's, and may not read it")
-        if m.victim and name == "computed":
-            raise self.error(pos, "a preemption key may not read `computed` (the position at the session's "
-                             "last preemption); `position` is where the candidate is now")
+        if (why := rules.ATTRIBUTE_REFUSED.get((m.name, name))) is not None:  # `computed` in a preemption key
+            raise self.error(pos, why)
         if name == "cached" and m is SESSION and self.hold_stack and self.hold_stack[-1].cache is None:
             raise self.error(pos, "`cached` in the body of a hold without `cache`: that hold consumes no "
                              "prefix, so `cached` would read 0; give the hold a `cache (…)` clause")
@@ -433,12 +432,8 @@ class Linker:
             target = e.args[0]
             if not isinstance(target, A.Var):
                 raise self.error(e.pos, f"`{name}(…)` reads a {kind}: its first argument names one")
-            if m.gauge and name in ("cachedin", "work", "budget_left"):
-                why = {"cachedin": "the session's own prefix", "work": "it moves between events",
-                       "budget_left": "it plans an iteration"}[name]
-                raise self.error(e.pos, f"a gauge may not read `{name}(…)` ({why})")
-            if m.victim and name == "budget_left":
-                raise self.error(e.pos, "a preemption key may not read `budget_left(…)`")
+            if (why := rules.OBSERVABLE_REFUSED.get((m.name, name))) is not None:
+                raise self.error(e.pos, why)
             if name == "blocksize":
                 fam = self.family(target, "pool")
                 item = fam.item
@@ -449,8 +444,7 @@ class Linker:
                 return self.num(block, e.pos)
             ref = self.ref(target, kind, m)
             if name == "budget_left" and self.stages_kind(target) != "step":
-                raise self.error(target.pos, f"`budget_left({target.dotted})`: `{target.dotted}` is no step "
-                                 "stage")
+                raise self.error(target.pos, rules.budget_left_message(target.dotted))
             args = [self.expr(a, m) for a in e.args[1:]]
             return ir.Observable(name=name, target=ref, args=args, span=span(e.pos))
         if name in DIALECT:

@@ -161,6 +161,28 @@ CONTEXT = {
 #: by the linker and in an IR file alike (the description: "a key may not draw")
 DRAWS_AT = frozenset({"Session", "Admit", "Evict", "Arrival"})
 
+#: the observables a moment may not read, by (moment, observable): the message of the refusal, by the linker
+#: and in an IR file alike (docs/language.md, Moments). A gauge is sampled when the state changes, so it reads
+#: nothing that moves between events or belongs to a session; a preemption key ranks the candidates of one
+#: growth, which ``budget_left`` would plan anew
+OBSERVABLE_REFUSED = {
+    ("Gauge", "cachedin"): "a gauge may not read `cachedin(…)` (the session's own prefix)",
+    ("Gauge", "work"): "a gauge may not read `work(…)` (it moves between events)",
+    ("Gauge", "budget_left"): "a gauge may not read `budget_left(…)` (it plans an iteration)",
+    ("Victim", "budget_left"): "a preemption key may not read `budget_left(…)`",
+}
+#: the built-in attributes a moment may not read, by (moment, attribute), as :data:`OBSERVABLE_REFUSED`
+ATTRIBUTE_REFUSED = {
+    ("Victim", "computed"): "a preemption key may not read `computed` (the position at the session's last "
+                            "preemption); `position` is where the candidate is now",
+}
+
+
+def budget_left_message(stage: str) -> str:
+    """The refusal of ``budget_left(S)`` of a stage that is no step stage (only a step stage plans
+    iterations), by the linker and in an IR file alike."""
+    return f"`budget_left({stage})`: `{stage}` is no step stage"
+
 
 #: the most arrivals a run may count (``run { arrivals N; }``, ``--arrivals N``, ``serq_sim.run(arrivals=)``):
 #: below 2**53, where a double tells whole numbers apart. The run block's numbers are doubles (``arrivals

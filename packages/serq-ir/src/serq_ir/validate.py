@@ -368,6 +368,11 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
             if len(obj.args) != extra:
                 fail(f"{path}.args", f"{obj.name}(…) takes {extra} argument(s) after its {what}, "
                      f"not {len(obj.args)}")
+            if (obj.name == "budget_left" and isinstance(obj.target, StageRef) and 0 <= obj.target.stage < n_stages
+                    and not isinstance((st := program.stages[obj.target.stage]).kind, Step)):
+                # as the linker's: only a step stage plans iterations (the simulator's admission code met a
+                # delay stage's budget_left as an AttributeError, a traceback)
+                fail(f"{path}.target", rules.budget_left_message(st.name))
         elif isinstance(obj, Extension) and obj.name in BUILTIN_KINDS:
             fail(f"{path}.name", f"an extension names a plugin's kind, not the built-in {obj.name!r} (write "
                  f"the node {{\"kind\": \"{obj.name}\", …}} itself)")
@@ -443,7 +448,8 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
     # a context variable is read at its moment only (serq_ir.rules.CONTEXT, the linker's rule): elsewhere
     # the simulator read it as NaN, silently (`decoders` in a session's observe: every sample NaN); and a
     # draw is made only at the moments that draw (rules.DRAWS_AT, the linker's rule too): an IR file's draw
-    # in a queue key, a ps capacity or a gauge ran, from a stream in schedule order
+    # in a queue key, a ps capacity or a gauge ran, from a stream in schedule order; and what a moment may
+    # not read beyond them (rules.OBSERVABLE_REFUSED, ATTRIBUTE_REFUSED) is refused as the linker refuses it
     def context(obj: Any, path: str, moment: str) -> None:
         if isinstance(obj, list):
             for i, x in enumerate(obj):
@@ -455,6 +461,11 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
             has = rules.CONTEXT[moment].split()
             fail(f"{path}.name", f"the context variable {obj.name!r} does not exist at the {moment} moment "
                  f"(which has {', '.join(has) if has else 'none'})")
+        if isinstance(obj, Observable) and (why := rules.OBSERVABLE_REFUSED.get((moment, obj.name))) is not None:
+            fail(path, why)  # as the linker's: `work(s)` in a gauge, `budget_left(E)` in a preemption key
+        if (isinstance(obj, Attr) and 0 <= obj.slot < n_builtin
+                and (why := rules.ATTRIBUTE_REFUSED.get((moment, BUILTIN_ATTRIBUTES[obj.slot]))) is not None):
+            fail(f"{path}.slot", why)
         if isinstance(obj, Draw) and moment not in rules.DRAWS_AT:
             fail(path, f"~{obj.dist} draws at the {moment} moment, which may not draw (the moments that draw: "
                  f"{', '.join(sorted(rules.DRAWS_AT))})")
