@@ -44,7 +44,7 @@ def everything() -> n.Program:
           for d, k in (("exp", 1), ("det", 1), ("uniform", 2), ("erlang", 2), ("h2", 2), ("bernoulli", 1))],
         *[n.Call(fn=f, args=[x, num(2.0)][:2 if f in ("min", "max", "pow") else 1])
           for f in ("min", "max", "abs", "floor", "ceil", "sqrt", "exp", "ln", "pow")],
-        n.Observable(name="used", target=kv0), n.Observable(name="budget_left", target=n.StageRef(stage=2)),
+        n.Observable(name="used", target=kv0), n.Observable(name="budget_left", target=n.StageRef(stage=2, index=num(0.0))),
         n.Observable(name="price", target=st, args=[num(1.0), num(0.5)]),
         n.Unary(op="-", arg=x), n.Unary(op="!", arg=x),
         n.Binary(op="&&", lhs=x, rhs=num(1.0)), n.Cond(test=x, then=num(1.0), orelse=num(0.0)),
@@ -52,8 +52,8 @@ def everything() -> n.Program:
     body: list[n.Stmt] = [
         n.Grow(pool=kv0, amount=num(16.0)),
         n.Load(pool=kv0, amount=num(8.0)),
-        n.Run(stages=[n.StageRef(stage=2)], work=num(100.0), mode="prefill", growing=kv0),
-        n.Run(stages=[n.StageRef(stage=2)], work=num(10.0), mode="decode", growing=kv0),
+        n.Run(stages=[n.StageRef(stage=2, index=num(0.0))], work=num(100.0), mode="prefill", growing=kv0),
+        n.Run(stages=[n.StageRef(stage=2, index=num(0.0))], work=num(10.0), mode="decode", growing=kv0),
         n.Release(pool=kv1),
     ]
     stmts: list[n.Stmt] = [

@@ -473,6 +473,43 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
             if field != "span":
                 context(getattr(obj, field), f"{path}.{field}", moment)
 
+    def unindexed(obj: Any, path: str, own: int | None) -> None:
+        """A member named without an index (``index`` absent) is the family's one member, or, in a step
+        family's own expressions (budget, chunk, cost, serve keys: ``own`` its size), the member paired with
+        the stage's of a family of its size; any other such reference names no member (the linker's rule:
+        the simulator took member 0 of it in silence). A spill's tier and link are paired by their own rule
+        (``_spill_unpaired``)."""
+        if isinstance(obj, list):
+            for i, x in enumerate(obj):
+                unindexed(x, f"{path}[{i}]", own)
+            return
+        if not isinstance(obj, msgspec.Struct) or isinstance(obj, Spill | Preset):
+            return  # (a preset holds numbers only: not walked value by value, as walk's rules.plain_preset)
+        if isinstance(obj, PoolRef | StageRef) and obj.index is None:
+            table, k = (program.pools, obj.pool) if isinstance(obj, PoolRef) else (program.stages, obj.stage)
+            if 0 <= k < len(table) and table[k].size > 1 and table[k].size != own:
+                fam = table[k]
+                if own is not None:
+                    fail(path, f"`{fam.name}` is a family of {fam.size} and this step stage one of {own}: a stage's "
+                         "own expressions name a family of its size without an index (each member its own), any "
+                         f"other by member, `{fam.name}[0]`")
+                fail(path, f"`{fam.name}` is a family of {fam.size}; index it, `{fam.name}[j]`")
+        for field in obj.__struct_fields__:
+            if field != "span":
+                unindexed(getattr(obj, field), f"{path}.{field}", own)
+
+    for i, stage in enumerate(program.stages):
+        if isinstance(stage.kind, Step):
+            at = f"$.stages[{i}].kind"
+            for field in ("budget", "chunk", "cost", "serve"):
+                unindexed(getattr(stage.kind, field), f"{at}.{field}", stage.size)
+    for field in program.__struct_fields__:
+        if field != "stages":
+            unindexed(getattr(program, field), f"$.{field}", None)
+    for i, stage in enumerate(program.stages):
+        if not isinstance(stage.kind, Step):
+            unindexed(stage.kind, f"$.stages[{i}].kind", None)
+
     context(program.session, "$.session", "Session")
     context(wl.init, "$.workload.init", "Session")
     context(wl.turn, "$.workload.turn", "Session")
