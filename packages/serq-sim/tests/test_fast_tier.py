@@ -205,7 +205,9 @@ def simple_programs(d):
         return out
 
     arrive_kind = d(st.sampled_from(["poisson", "renewal", "closed", "batch", "none"]))
-    first = N.Run(stages=[fams[0][0]], work=draw("exp", 1.0))  # time passes in every session
+    r0, size0 = fams[0]  # (its member 0: a family of several is named by member, serq_ir.validate)
+    first = N.Run(stages=[N.StageRef(stage=r0.stage, index=N.Num(value=0.0)) if size0 > 1 else r0],
+                  work=draw("exp", 1.0))  # time passes in every session
     session = [p.set_("t0", "now"), first] + stmts(0, 3)
     if d(st.booleans()):
         session.append(p.observe("r", b("-", "now", "t0")))
