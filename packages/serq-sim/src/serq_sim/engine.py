@@ -660,7 +660,7 @@ class Simulation:
         for st in self.stages:
             st.acc()
         self._acc_live()
-        self.backlog.cut(end, self.live, self.live_t, self.a_live + self.b_live * HUGE_SPAN, self.arrivals)
+        self.backlog.cut(end, self.live, self.live_t, self.live_integral(), self.arrivals)
         if self.memory_stopped():
             return
         # over_cap: sessions still waiting whose demand exceeds the capacity
@@ -767,6 +767,11 @@ class Simulation:
                 self.acc_live_huge(dt)
             self.live0 = self.live
         self.live_t = now
+
+    def live_integral(self) -> float:
+        """The live count's whole integral up to ``live_t`` (its spans of HUGE_SPAN or longer too), as the
+        backlog's bins read it."""
+        return self.a_live + self.b_live * HUGE_SPAN
 
     def acc_live_huge(self, dt: float) -> None:
         """Integrate the live count over a span ``dt`` of HUGE_SPAN or longer, in its units (stats.HUGE_SPAN)."""
@@ -1008,8 +1013,7 @@ class Simulation:
             TokenGaps.close(s, self.warm)
         now = self.now  # self._acc_live(), inlined as in spawn
         if now >= self.live_next:
-            self.live_next = self.backlog.cut(now, self.live, self.live_t, self.a_live + self.b_live * HUGE_SPAN,
-                                              self.arrivals)
+            self.live_next = self.backlog.cut(now, self.live, self.live_t, self.live_integral(), self.arrivals)
         dt = now - self.live_t
         if dt > 0.0:
             if dt < HUGE_SPAN:

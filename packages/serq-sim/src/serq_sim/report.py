@@ -346,12 +346,12 @@ def build_report(sim) -> Report:
                         else math.nan)
         stages.append(StageStats(
             name=st.name, index=member_index(st),
-            present=time_mean(st.a_present, getattr(st, "b_present", 0.0), span),
-            utilisation=time_mean(st.a_busy / (c := getattr(st, "c", 1.0)), getattr(st, "b_busy", 0.0) / c, span),
+            present=time_mean(st.a_present, st.b_present, span),
+            utilisation=time_mean(st.a_busy / (c := getattr(st, "c", 1.0)), st.b_busy / c, span),
             completions=completions,
             throughput=_div(completions, span),
-            wait=time_mean(st.wait_sum, getattr(st, "b_wait", 0.0), completions),
-            service=time_mean(st.service_sum, getattr(st, "b_service", 0.0), completions),
+            wait=time_mean(st.wait_sum, st.b_wait, completions),
+            service=time_mean(st.service_sum, st.b_service, completions),
             iterations=st.iterations,
             **step,
         ))

@@ -212,8 +212,8 @@ class StageKind:
     def add_huge_samples(self, wait: float, service: float) -> None:
         """A completion's wait and service at a time of HUGE_SPAN or later, each summed apart in its units when
         it is that long (stats.add_sample; the report's wait and service read both sums)."""
-        self.wait_sum, self.b_wait = add_sample(self.wait_sum, getattr(self, "b_wait", 0.0), wait)
-        self.service_sum, self.b_service = add_sample(self.service_sum, getattr(self, "b_service", 0.0), service)
+        self.wait_sum, self.b_wait = add_sample(self.wait_sum, self.b_wait, wait)
+        self.service_sum, self.b_service = add_sample(self.service_sum, self.b_service, service)
 
     def reset_stats(self) -> None:
         self.acc()

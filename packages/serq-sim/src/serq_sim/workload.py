@@ -96,8 +96,8 @@ def spawn(sim, preset: N.Preset | None = None) -> Session:
     s = Session(serial, sim.nattrs)
     now = sim.now  # sim._acc_live(), inlined: once per session (a call costs a few % of an M/M/1)
     if now >= sim.live_next:
-        # (the live count's whole integral: its spans of HUGE_SPAN or longer too, engine.acc_live_huge)
-        sim.live_next = sim.backlog.cut(now, sim.live, sim.live_t, sim.a_live + sim.b_live * HUGE_SPAN, sim.arrivals)
+        # (the live count's whole integral, its spans of HUGE_SPAN or longer too: Simulation.live_integral)
+        sim.live_next = sim.backlog.cut(now, sim.live, sim.live_t, sim.live_integral(), sim.arrivals)
     sim.arrivals += 1
     dt = now - sim.live_t
     if dt > 0.0:
