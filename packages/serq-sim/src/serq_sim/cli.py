@@ -149,7 +149,7 @@ def run_command(pm, file, sets, defs, seed, horizon, warmup, arrivals, trace, as
                         "command --horizon T (`inf` to run until no event is left)")
     slos = None
     if slo is not None:
-        from .metrics import NO_REQUESTS, parse_slo, requests_in
+        from .metrics import NO_REQUESTS, parse_slo, records_requests
 
         try:
             slos = parse_slo(slo)
@@ -157,7 +157,7 @@ def run_command(pm, file, sets, defs, seed, horizon, warmup, arrivals, trace, as
             raise click.BadParameter(str(e), param_hint="--slo") from None
         # before the run, as the program's tables say (it ran to the end, its report and records lost, to be
         # refused for want of a table it never had)
-        if not any(requests_in(r.columns) for r in program.records):
+        if not records_requests(program):
             raise UserError(f"--slo: {NO_REQUESTS}")
     record_paths: dict[str, str] = {}
     if records_file is not None:

@@ -67,6 +67,12 @@ def requests_in(columns: Any) -> bool:
     return all(c in columns for c in NEEDED)
 
 
+def records_requests(program: Any) -> bool:
+    """Whether ``program`` (an IR program) declares a record table of the metric set: what ``--slo`` needs,
+    checked before a run (``serq run``, ``serq sweep``), whose report would have no goodput otherwise."""
+    return any(requests_in(r.columns) for r in program.records)
+
+
 def metric_table(records: dict[str, Any]) -> Any | None:
     """The first record table that has the columns the metric set needs, or None."""
     for r in records.values():

@@ -276,9 +276,9 @@ def check_slo_program(program: Any, file: str, limits: Mapping[str, Any]) -> Non
     its runs would have no goodput to give."""
     if "slo" not in limits:
         return
-    from serq_sim.metrics import NO_REQUESTS, requests_in
+    from serq_sim.metrics import NO_REQUESTS, records_requests
 
-    if not any(requests_in(r.columns) for r in program.records):
+    if not records_requests(program):
         raise UserError(f"{file}: --slo: {NO_REQUESTS}")
 
 
