@@ -180,6 +180,11 @@ def _run(sc: dict[str, Any], pm: Any) -> dict[str, Any]:
     from serq_sim import run
 
     program, chains = _program(sc, pm)  # chains in session (serial) order
+    # a request whose earliest end is past the horizon is refused before the run (which would simulate up to
+    # the horizon's million steps to say the same)
+    past = _past_horizon(sc, chains, program.run.horizon)
+    if past is not None:
+        raise past
     report = run(program, pm=pm)
     # the request index of each session's turns: by_session[serial][turn - 1]
     by_session = [[i for i, _ in chain] for chain in chains]
@@ -221,10 +226,10 @@ def _run(sc: dict[str, Any], pm: Any) -> dict[str, Any]:
     }
 
 
-def _unfinished(sc: dict[str, Any], chains: list, missing: list[int], h: float) -> ScenarioError:
-    """The error of a run that ended at the scenario program's horizon ``h`` with the requests ``missing``
-    unfinished, located in the scenario's JSON at the first of them; when that request cannot end by ``h``
-    whatever the others do, at the value that puts its end past ``h`` (the largest of the three terms below).
+def _earliest(sc: dict[str, Any], chains: list) -> dict[int, tuple[int, int, int]]:
+    """Each request's earliest submission, its prefill steps and its earliest end, by request index: the
+    bound :func:`_past_horizon` refuses a scenario by before its run and :func:`_unfinished` locates the
+    error of a run by after it.
 
     A request is submitted at its ``arrive`` at the earliest, a turn also ``think`` after its turn before
     ends (oracle README, "The step clock": step k runs from k to k + 1, ``first`` is the end of the step
@@ -232,13 +237,6 @@ def _unfinished(sc: dict[str, Any], chains: list, missing: list[int], h: float) 
     ``budget`` tokens, so a request submitted at s completes its prompt of P tokens at s + ceil(P / budget)
     at the earliest (s + 1 with prefix caching, where all but its last token may be cached), and one step
     produces at most one token of it: its ``out`` tokens end at s + ceil(P / budget) + out - 1."""
-    from serq_ir.rules import show_number as _show
-
-    def show_number(x: float) -> str:  # a number as a message shows it; a JSON integer past a double's range too
-        return _show(x) if x < 2**1024 else "past 1e+308"
-
-    shown = ", ".join(map(str, missing[:10])) + (f" and {len(missing) - 10} more" if len(missing) > 10 else "")
-    said = f"request(s) {shown} did not finish by step {show_number(h)}, the scenario program's horizon"
     budget, cached = sc["budget"], bool(sc.get("prefix_caching"))
     earliest: dict[int, tuple[int, int, int]] = {}  # request -> (earliest submission, prefill steps, end)
     for chain in chains:
@@ -248,6 +246,34 @@ def _unfinished(sc: dict[str, Any], chains: list, missing: list[int], h: float) 
             steps = 1 if cached else -(-r["prompt"] // budget)
             end = start + steps + r["out"] - 1
             earliest[i] = (start, steps, end)
+    return earliest
+
+
+def _past_horizon(sc: dict[str, Any], chains: list, h: float) -> ScenarioError | None:
+    """The error of a scenario some of whose requests cannot end by the horizon ``h`` whatever the others do
+    (their earliest ends, :func:`_earliest`, past ``h``), or None: :func:`_unfinished`'s error of a run
+    that left exactly those requests unfinished, told without the run."""
+    earliest = _earliest(sc, chains)
+    past = sorted(i for i, (_, _, end) in earliest.items() if end > h)
+    return _unfinished(sc, chains, past, h, earliest) if past else None
+
+
+def _unfinished(sc: dict[str, Any], chains: list, missing: list[int], h: float,
+                earliest: dict[int, tuple[int, int, int]] | None = None) -> ScenarioError:
+    """The error of a run that ended at the scenario program's horizon ``h`` with the requests ``missing``
+    unfinished, located in the scenario's JSON at the first of them; when that request cannot end by ``h``
+    whatever the others do (its earliest end, :func:`_earliest`, past ``h``), at the value that puts its end
+    past ``h`` (the largest of its three terms). ``earliest``: :func:`_earliest`'s, when computed already."""
+    from serq_ir.rules import show_number as _show
+
+    def show_number(x: float) -> str:  # a number as a message shows it; a JSON integer past a double's range too
+        return _show(x) if x < 2**1024 else "past 1e+308"
+
+    shown = ", ".join(map(str, missing[:10])) + (f" and {len(missing) - 10} more" if len(missing) > 10 else "")
+    said = f"request(s) {shown} did not finish by step {show_number(h)}, the scenario program's horizon"
+    budget, cached = sc["budget"], bool(sc.get("prefix_caching"))
+    if earliest is None:
+        earliest = _earliest(sc, chains)
     i = missing[0]
     r = sc["requests"][i]
     start, steps, end = earliest[i]

@@ -1,0 +1,106 @@
+"""A scenario whose request cannot end by the scenario program's horizon (step 1 000 000,
+programs/scenario.sq) whatever the others do is refused before its run, with the error a run to the horizon
+gives after it (docs/vllm-oracle.md): the run simulated up to the horizon's million steps first (4.8 s for
+one request of 8 000 000 000 000 prompt tokens, 48 a step: 7.4 s).
+
+The earliest end, by hand from the step clock (oracle/README.md: step k runs from k to k + 1; ``first``
+is the end of the step that completed the prefill, ``done`` of the one that produced the last token): a
+request submitted at s, of P prompt tokens and ``out`` tokens, under a budget B a step, ends at
+s + ceil(P / B) + out - 1 at the earliest; a turn is submitted ``think`` after its turn before ends."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+from serq.cli import main
+from serq_vllm.scenarios import ScenarioError, _chains, _past_horizon, _unfinished, run_scenario, scenario_program
+
+pytestmark = pytest.mark.timeout(60)
+
+HORIZON = "did not finish by step 1000000, the scenario program's horizon"
+
+
+def serq(argv, capsys) -> tuple[int, str, float]:
+    t = time.perf_counter()
+    with pytest.raises(SystemExit) as info:
+        main(argv)
+    took = time.perf_counter() - t
+    out = capsys.readouterr()
+    return info.value.code, out.out + out.err, took
+
+
+def _refused(tmp_path, capsys, sc: dict) -> tuple[list[str], float]:
+    f = tmp_path / "s.json"
+    f.write_text(json.dumps(sc))
+    serq(["vllm", "scenario", "vllm/basic"], capsys)  # the scenario program compiled (and cached) once
+    code, out, took = serq(["vllm", "scenario", str(f)], capsys)
+    assert code == 1
+    return out.splitlines(), took
+
+
+def test_an_output_past_the_horizon_is_refused_before_the_run_with_the_after_run_message(tmp_path, capsys):
+    # 0 + ceil(10 / 8) + 2000000 - 1 = 2000001: past 1 000 000 by its out alone
+    sc = {"budget": 8, "max_seqs": 1, "block_size": 16, "num_blocks": 200000,
+          "requests": [{"prompt": 10, "out": 2000000}]}
+    out, took = _refused(tmp_path, capsys, sc)
+    text = json.dumps(sc)
+    expected = (f"request(s) 0 {HORIZON}: requests[0] ends at step 2000001 at the earliest (submitted at step 0 at "
+                "the earliest, its 10 prompt tokens in 2 step(s) of at most 8 tokens, then its 2000000 output "
+                "tokens one a step)")
+    assert out[0] == f"{tmp_path / 's.json'}:1:{text.index('2000000') + 1}: error: {expected}"
+    assert took < 1.0, took
+    # the run to the horizon (the program run without the check) leaves request 0 unfinished, and the error
+    # of that run is the refusal's, at the same place
+    from serq_sim import run
+
+    program, chains = scenario_program(sc)
+    report = run(program)
+    done = report.observe("done")
+    assert list(done.buffer("values")) == []
+    after = _unfinished(sc, chains, [0], program.run.horizon)
+    before = _past_horizon(sc, chains, program.run.horizon)
+    assert str(before) == str(after) == expected
+    assert before.json_path == after.json_path == ("requests", 0, "out")
+
+
+def test_a_prompt_near_2_53_tokens_is_refused_before_the_run(tmp_path, capsys):
+    # (2**33 - 1) blocks of 2**20 tokens hold 2**53 - 2**20 tokens; a prompt of 2**53 - 2**21 tokens, 2**20 a
+    # step, is 2**33 - 2 steps of prefill: 0 + 8589934590 + 1 - 1
+    sc = {"budget": 2**20, "max_seqs": 1, "block_size": 2**20, "num_blocks": 2**33,
+          "requests": [{"prompt": 2**53 - 2**21, "out": 1}]}
+    out, took = _refused(tmp_path, capsys, sc)
+    text = json.dumps(sc)
+    assert out[0] == (f"{tmp_path / 's.json'}:1:{text.index(str(2**53 - 2**21)) + 1}: error: request(s) 0 {HORIZON}: "
+                      "requests[0] ends at step 8589934590 at the earliest (submitted at step 0 at the earliest, its "
+                      "9007199252643840 prompt tokens in 8589934590 step(s) of at most 1048576 tokens, then its 1 "
+                      "output tokens one a step)")
+    assert took < 1.0, took
+
+
+def test_the_refusal_names_every_request_that_cannot_end_in_time_and_only_those():
+    # request 0 ends at 0 + 1 + 999999 - 1 = 999999 (in time); the session's turn 0 at 3 + 1 + 600000 - 1 =
+    # 600003, its turn 1 submitted 7 later, 600010, ends at 600010 + ceil(600010 / 2048) + 400000 - 1 =
+    # 600010 + 293 + 399999 = 1000302, past it by its submission (the request itself); turn 2 after it
+    sc = {"budget": 2048, "max_seqs": 4, "block_size": 16, "num_blocks": 200000,
+          "requests": [{"prompt": 10, "out": 999999},
+                       {"prompt": 10, "out": 600000, "session": "a", "turn": 0, "arrive": 3},
+                       {"prompt": 600010, "out": 400000, "session": "a", "turn": 1, "think": 7},
+                       {"prompt": 1000010, "out": 1, "session": "a", "turn": 2, "think": 1}]}
+    with pytest.raises(ScenarioError) as info:
+        run_scenario(sc)
+    e = info.value
+    assert str(e).startswith(f"request(s) 2, 3 {HORIZON}: requests[2] ends at step 1000302 at the earliest")
+    assert e.json_path == ("requests", 2)
+
+
+@pytest.mark.parametrize("out, refused", [(999995, False), (999996, True)])
+def test_an_end_at_the_horizon_itself_is_not_refused(out, refused):
+    # with prefix caching a prefill is one step at the least: 5 + 1 + 999995 - 1 = 1000000, the horizon
+    sc = {"budget": 16, "max_seqs": 1, "block_size": 16, "num_blocks": 200000, "prefix_caching": True,
+          "requests": [{"prompt": 4000, "out": out, "arrive": 5}]}
+    e = _past_horizon(sc, _chains(sc), 1e6)
+    assert (e is not None) == refused
+    if refused:
+        assert e.json_path == ("requests", 0, "out")
