@@ -387,7 +387,8 @@ def test_a_run_time_error_reads_the_same_after_a_hit(tmp_path, folder):
     assert fresh.returncode == 1 and entries(folder) == []
     lines = fresh.stderr.splitlines()
     assert lines[0].startswith("lib.sq:2:3: error: at t=0, session 0: branch guard is ")
-    assert lines[1:] == ["    branch (g) { end; }", "    ^"]
+    assert lines[1:] == ["    branch (g) { end; }", "    ^", "prog.sq:6:3: note: in the expansion of `wobble`, used here",
+                         "    wobble(g);", "    ^"]  # (the use, from the IR the cache kept too)
     miss = run()
     (entry,) = entries(folder)
     written = (entry.stat().st_ino, entry.stat().st_mtime_ns)

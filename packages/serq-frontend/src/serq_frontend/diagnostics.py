@@ -40,16 +40,22 @@ class Pos:
     def notes(self) -> list[tuple[Pos, str]]:
         """``(use, name)`` of every expansion, the innermost first, each use followed by the expansions
         its own place was seen through."""
-        links = []
-        link = self.uses
-        while link is not None:
-            links.append(link)
-            link = link[2]
-        out: list[tuple[Pos, str]] = []
-        for use, name, _ in reversed(links):
-            out.append((use, name))
-            out.extend(use.notes())
-        return out
+        return uses_of(self.uses)
+
+
+def uses_of(link: tuple[Pos, str, Any] | None) -> list[tuple[Pos, str]]:
+    """``(use, name)`` of every expansion of a place whose uses are ``link`` (:attr:`Pos.uses`), as
+    :meth:`Pos.notes` gives them: the innermost first, each use followed by the expansions its own place
+    was seen through (what a compile-time error notes, and the linker writes in the IR's spans)."""
+    links = []
+    while link is not None:
+        links.append(link)
+        link = link[2]
+    out: list[tuple[Pos, str]] = []
+    for use, name, _ in reversed(links):
+        out.append((use, name))
+        out.extend(use.notes())
+    return out
 
 
 class CompileError(Exception):

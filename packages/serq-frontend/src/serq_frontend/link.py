@@ -7,6 +7,7 @@ whether it sees a session's attributes, whether it may draw, whether hidden attr
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Callable
@@ -20,7 +21,7 @@ from serq_ir.validate import MAX_POPULATION
 from . import ast as A
 from .consts import SUM, binary_value, fn_value, truth, unary_value
 from .context import Context, fmt_num
-from .diagnostics import Pos, did_you_mean
+from .diagnostics import Pos, did_you_mean, uses_of
 from .names import (
     BUILTIN_ATTRIBUTES,
     CONTEXT,
@@ -88,8 +89,20 @@ def _supplied(name: str) -> str:
     return "the language's infinity" if name == "inf" else "a context variable"
 
 
-def span(p: Pos) -> ir.Span:
-    return ir.Span(file=p.file, line=p.line, col=p.col)
+def span(p: Pos) -> ir.Span | ir.ExpandedSpan:
+    """The IR's span of a place: ``[file, line, col]``, or, for a place a definition's use (a queue's entry
+    call) expanded, the place and those uses (:class:`serq_ir.nodes.ExpandedSpan`), as a compile-time
+    error's notes name them, so that a run-time error there names them too."""
+    if p.uses is None:
+        return ir.Span(file=p.file, line=p.line, col=p.col)
+    return ir.ExpandedSpan(file=p.file, line=p.line, col=p.col, via=_via(p.uses))
+
+
+@functools.lru_cache(maxsize=4096)
+def _via(link: tuple[Pos, str, Any]) -> tuple[ir.Use, ...]:
+    """The uses of an expansion, one tuple for all the nodes of that expansion (every node of a body
+    expanded at one use has an equal link): the IR does not grow a tuple a node."""
+    return tuple(ir.Use(name, use.file, use.line, use.col) for use, name in uses_of(link))
 
 
 def number(v: float) -> ir.Number:

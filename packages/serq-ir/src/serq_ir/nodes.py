@@ -12,19 +12,22 @@ Conventions:
 * Constants are folded: ``let`` does not exist here, and every constant position holds a number.
   ``inf`` is written as the string ``"inf"`` (JSON has no infinity); see :data:`Number`.
 * Every node made from source may carry a ``span`` (file, line, column) so that the simulator can
-  point a run-time error at the program. Spans are data about the program, not part of its meaning:
+  point a run-time error at the program; a node written out of a definition's body names the uses that
+  expanded it too (:class:`ExpandedSpan`). Spans are data about the program, not part of its meaning:
   :func:`serq_ir.strip_spans` removes them, and IR equivalence is judged without them.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal, NamedTuple, Union
 
 import msgspec
 
 #: The IR version this package reads and writes. Another version is refused on load.
 #: 2: an observe declaration may be ``instant`` (its value is ``now`` at every site); a program may
-#: declare tables of records (``records``, the statement ``Record``).
+#: declare tables of records (``records``, the statement ``Record``). Optional data about the source
+#: added since (the arrival forms' spans, the run block's, a span's uses: :class:`ExpandedSpan`) keeps
+#: version 2: an IR file written before reads as it did, and equivalence is judged without spans.
 IR_VERSION = 2
 
 #: A folded constant: a finite float, or ``"inf"`` / ``"-inf"``.
@@ -36,12 +39,47 @@ Number = Union[float, Literal["inf", "-inf"]]
 Place = Annotated[int, msgspec.Meta(ge=1)]
 
 
-class Span(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True, array_like=True):
-    """Where a node came from: ``[file, line, col]`` (1-based)."""
+class Span(NamedTuple):
+    """Where a node came from: ``[file, line, col]`` (1-based). A node the linker wrote out of a
+    definition's body has an :class:`ExpandedSpan`, which names the uses too; this one no use expanded
+    (``via`` is empty). A named tuple, not a struct: a span field is ``Span | ExpandedSpan``, and msgspec
+    decodes a union of two structs only when both are tagged (a tag would be a fourth item of the array)."""
 
     file: str
     line: Place
     col: Place
+
+    #: the uses that expanded the node: none
+    via = ()
+
+
+class Use(msgspec.Struct, frozen=True, forbid_unknown_fields=True, array_like=True):
+    """A use of a definition (or a queue's entry) that expanded a node: ``[name, file, line, col]``, the
+    definition's name and where it was used."""
+
+    name: str
+    file: str
+    line: Place
+    col: Place
+
+
+#: The uses of an :class:`ExpandedSpan`: at least one (a node no use expanded has a :class:`Span`)
+Uses = Annotated[tuple[Use, ...], msgspec.Meta(min_length=1)]
+
+
+class ExpandedSpan(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """Where a node written out of a definition's body came from: its place in the body, and ``via``, the
+    uses that expanded it, the innermost first (a definition used in another's body: the use in that body,
+    then the use of the other). Written as an object, ``{"file": F, "line": L, "col": C, "via": [[name,
+    file, line, col], …]}``, where a :class:`Span` is an array: msgspec writes every field of an array-like
+    struct, defaults included, so a trailing ``via`` of :class:`Span` would have been written ``[]`` in
+    every span of every IR file. This way a span no use expanded stays ``[file, line, col]``, as IR version
+    2 has always written it. The linker shares one ``via`` among the nodes of one expansion."""
+
+    file: str
+    line: Place
+    col: Place
+    via: Uses
 
 
 class _Node(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True, omit_defaults=True,
@@ -86,21 +124,21 @@ class Num(_Node):
     """A number."""
 
     value: Number
-    span: Span | None = None
+    span: Span | ExpandedSpan | None = None
 
 
 class Attr(_Node):
     """A session attribute, by slot."""
 
     slot: int
-    span: Span | None = None
+    span: Span | ExpandedSpan | None = None
 
 
 class Ctx(_Node):
     """A context variable."""
 
     name: ContextName
-    span: Span | None = None
+    span: Span | ExpandedSpan | None = None
 
 
 class Draw(_Node):
@@ -108,7 +146,7 @@ class Draw(_Node):
 
     dist: DrawName
     args: list[Expr]
-    span: Span | None = None
+    span: Span | ExpandedSpan | None = None
 
 
 class Call(_Node):
@@ -116,7 +154,7 @@ class Call(_Node):
 
     fn: FunctionName
     args: list[Expr]
-    span: Span | None = None
+    span: Span | ExpandedSpan | None = None
 
 
 class PoolRef(_Node):
@@ -126,7 +164,7 @@ class PoolRef(_Node):
 
     pool: int
     index: Expr | None = None
-    span: Span | None = None
+    span: Span | ExpandedSpan | None = None
 
 
 class StageRef(_Node):
@@ -135,7 +173,7 @@ class StageRef(_Node):
 
     stage: int
     index: Expr | None = None
-    span: Span | None = None
+    span: Span | ExpandedSpan | None = None
 
 
 Ref = Union[PoolRef, StageRef]
@@ -147,20 +185,20 @@ class Observable(_Node):
     name: ObservableName
     target: Ref
     args: list[Expr] = []
-    span: Span | None = None
+    span: Span | ExpandedSpan | None = None
 
 
 class Unary(_Node):
     op: UnaryOp
     arg: Expr
-    span: Span | None = None
+    span: Span | ExpandedSpan | None = None
 
 
 class Binary(_Node):
     op: BinaryOp
     lhs: Expr
     rhs: Expr
-    span: Span | None = None
+    span: Span | ExpandedSpan | None = None
 
 
 class Cond(_Node):
@@ -169,7 +207,7 @@ class Cond(_Node):
     test: Expr
     then: Expr
     orelse: Expr
-    span: Span | None = None
+    span: Span | ExpandedSpan | None = None
 
 
 Expr = Union[Num, Attr, Ctx, Draw, Call, Observable, Unary, Binary, Cond]
@@ -183,13 +221,13 @@ Expr = Union[Num, Attr, Ctx, Draw, Call, Observable, Unary, Binary, Cond]
 class Turn(_Node):
     """Load the next turn's attributes (workload ``turn`` block, trace row, or preset)."""
 
-    span: Span | None = None
+    span: Span | ExpandedSpan | None = None
 
 
 class Set(_Node):
     slot: int
     value: Expr
-    span: Span | None = None
+    span: Span | ExpandedSpan | None = None
 
 
 class Observe(_Node):
@@ -197,7 +235,7 @@ class Observe(_Node):
 
     observe: int
     value: Expr
-    span: Span | None = None
+    span: Span | ExpandedSpan | None = None
 
 
 class Record(_Node):
@@ -206,7 +244,7 @@ class Record(_Node):
 
     record: int
     values: list[Expr]
-    span: Span | None = None
+    span: Span | ExpandedSpan | None = None
 
 
 class HoldPool(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True, omit_defaults=True):
@@ -236,27 +274,27 @@ class Hold(_Node):
     reuse: Expr | None = None
     cache: Expr | None = None
     lease: Lease | None = None
-    span: Span | None = None
+    span: Span | ExpandedSpan | None = None
 
 
 class Grow(_Node):
     pool: PoolRef
     amount: Expr
-    span: Span | None = None
+    span: Span | ExpandedSpan | None = None
 
 
 class Drop(_Node):
     """Discard the session's own cached prefix in ``pool``."""
 
     pool: PoolRef
-    span: Span | None = None
+    span: Span | ExpandedSpan | None = None
 
 
 class Release(_Node):
     """Give back the innermost enclosing hold's allocation on ``pool`` now, or end a lease of it."""
 
     pool: PoolRef
-    span: Span | None = None
+    span: Span | ExpandedSpan | None = None
 
 
 class Load(_Node):
@@ -264,7 +302,7 @@ class Load(_Node):
 
     pool: PoolRef
     amount: Expr
-    span: Span | None = None
+    span: Span | ExpandedSpan | None = None
 
 
 RunMode = Literal["plain", "prefill", "decode"]
@@ -277,7 +315,7 @@ class Run(_Node):
     work: Expr
     mode: RunMode = "plain"
     growing: PoolRef | None = None
-    span: Span | None = None
+    span: Span | ExpandedSpan | None = None
 
 
 class Branch(_Node):
@@ -286,12 +324,12 @@ class Branch(_Node):
     guard: Expr
     then: list[Stmt]
     orelse: list[Stmt] = []
-    span: Span | None = None
+    span: Span | ExpandedSpan | None = None
 
 
 class Loop(_Node):
     body: list[Stmt]
-    span: Span | None = None
+    span: Span | ExpandedSpan | None = None
 
 
 class Choose(_Node):
@@ -303,11 +341,11 @@ class Choose(_Node):
     slot: int
     n: Expr
     keys: list[Expr]
-    span: Span | None = None
+    span: Span | ExpandedSpan | None = None
 
 
 class End(_Node):
-    span: Span | None = None
+    span: Span | ExpandedSpan | None = None
 
 
 Stmt = Union[Turn, Set, Observe, Record, Hold, Grow, Drop, Release, Load, Run, Branch, Loop, Choose, End]
@@ -390,7 +428,7 @@ class Pool(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True
     reserve_held: bool = False
     spill: Spill | None = None
     admit_via: int | None = None
-    span: Span | None = None
+    span: Span | ExpandedSpan | None = None
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -443,7 +481,7 @@ class Stage(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tru
     size: int = 1
     #: declared with a size (``stage E[N]``), as for :class:`Pool`
     array: bool = False
-    span: Span | None = None
+    span: Span | ExpandedSpan | None = None
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -456,28 +494,28 @@ class Poisson(_Node):
     (each has one) is the ``arrive`` it was written as: a run-time error of the workload points there."""
 
     rate: Number
-    span: Span | None = None
+    span: Span | ExpandedSpan | None = None
 
 
 class Renewal(_Node):
     """The first arrival after one gap; gaps must be positive and finite."""
 
     gap: Expr
-    span: Span | None = None
+    span: Span | ExpandedSpan | None = None
 
 
 class Closed(_Node):
     """``n`` sessions; each that ends is replaced at once."""
 
     n: int
-    span: Span | None = None
+    span: Span | ExpandedSpan | None = None
 
 
 class Batch(_Node):
     """``n`` sessions at time 0."""
 
     n: int
-    span: Span | None = None
+    span: Span | ExpandedSpan | None = None
 
 
 class NoArrivals(_Node):
@@ -509,7 +547,7 @@ class Trace(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tru
 
     path: str
     ordered: bool = False
-    span: Span | None = None
+    span: Span | ExpandedSpan | None = None
 
 
 class Workload(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True, omit_defaults=True):
@@ -587,7 +625,7 @@ class RecordDecl(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_field
 class Gauge(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True, omit_defaults=True):
     name: str
     value: Expr
-    span: Span | None = None
+    span: Span | ExpandedSpan | None = None
 
 
 class Constant(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True, array_like=True):

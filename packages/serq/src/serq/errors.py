@@ -154,12 +154,18 @@ def source_excerpt(file: str, line: int, col: int, base: str | None = None) -> s
 def located(span, body: str, base: str | None = None) -> str:
     """``FILE:LINE:COL: error: BODY`` and the source line with a caret (:func:`source_excerpt`) for a
     ``span`` (an IR span: ``file``, ``line``, ``col``); without one, ``BASE: error: BODY`` (``base``, the
-    program's file) or ``error: BODY``."""
+    program's file) or ``error: BODY``. A span in a definition's body that a use expanded (its ``via``, the
+    uses, the innermost first) is followed by a note at each use, as a compile-time error there has them:
+    ``FILE:LINE:COL: note: in the expansion of `NAME`, used here``, the line and a caret."""
     if span is None:
         head = f"{base}: " if base else ""
         return f"{head}error: {body}"
-    return f"{printable(span.file)}:{span.line}:{span.col}: error: {body}" + source_excerpt(span.file, span.line,
-                                                                                              span.col, base)
+    out = f"{printable(span.file)}:{span.line}:{span.col}: error: {body}" + source_excerpt(span.file, span.line,
+                                                                                             span.col, base)
+    for use in getattr(span, "via", ()):
+        out += (f"\n{printable(use.file)}:{use.line}:{use.col}: note: in the expansion of `{printable(use.name)}`, "
+                "used here" + source_excerpt(use.file, use.line, use.col, base))
+    return out
 
 
 def did_you_mean(name: object, candidates: object) -> str:
