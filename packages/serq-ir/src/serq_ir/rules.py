@@ -49,28 +49,44 @@ def nesting_problem(program) -> tuple[str, str] | None:
 
     exprs = (Num, Attr, Ctx, Draw, Call, Observable, Unary, Binary, Cond)
     blocks = (Branch, Loop, Hold)
+    inner = (msgspec.Struct, list)
+    # a node's JSON path is kept as a chain (parent, key), written out only for the message
     todo = [(program, "$", 0, 0)]
     while todo:
         obj, at, ed, bd = todo.pop()
         if isinstance(obj, list):
-            todo.extend((x, f"{at}[{i}]", ed, bd) for i, x in enumerate(obj))
-            continue
-        if not isinstance(obj, msgspec.Struct):
+            todo.extend((x, (at, i), ed, bd) for i, x in enumerate(obj) if isinstance(x, inner))
             continue
         if type(obj) is Preset and plain_preset(obj):  # numbers only: nothing nests (thousands of them)
             continue
         if isinstance(obj, exprs):
             ed += 1
             if ed > MAX_EXPR_DEPTH:
-                return at, f"an expression nests more than {MAX_EXPR_DEPTH} deep"
+                return json_path(at), f"an expression nests more than {MAX_EXPR_DEPTH} deep"
         elif not isinstance(obj, (PoolRef, StageRef)):  # a reference's index nests in its observable
             ed = 0
         if isinstance(obj, blocks):
             bd += 1
             if bd > MAX_BLOCK_DEPTH:
-                return at, f"loops, branches and holds nest more than {MAX_BLOCK_DEPTH} deep"
-        todo.extend((getattr(obj, f), f"{at}.{f}", ed, bd) for f in obj.__struct_fields__ if f != "span")
+                return json_path(at), f"loops, branches and holds nest more than {MAX_BLOCK_DEPTH} deep"
+        for f in obj.__struct_fields__:
+            if f != "span" and isinstance(v := getattr(obj, f), inner):
+                todo.append((v, (at, f), ed, bd))
     return None
+
+
+def json_path(path: object) -> str:
+    """A JSON path kept as a chain ``(parent, key)`` down from a string (``"$"``, or any path written out),
+    written out: a key an int is an index (``[3]``), a string a field (``.session``). The walks over a
+    program keep their paths so, and make no string for each of its nodes."""
+    if type(path) is str:
+        return path
+    keys = []
+    while type(path) is tuple:
+        path, key = path
+        keys.append(f"[{key}]" if type(key) is int else f".{key}")
+    keys.append(path)
+    return "".join(reversed(keys))
 
 
 _NUMBERS = (float, int)

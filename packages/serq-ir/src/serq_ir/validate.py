@@ -181,13 +181,24 @@ def _member_labels(program: Program, fail: Any) -> None:
                  "one row of the report and one column of a sweep's table; give it another name")
 
 
+#: the node types a rule of :func:`validate`'s walk reads, each named in an ``isinstance`` (or ``type(obj)
+#: is``) of its chain (test_validate_walk.py checks the list against the chain's source): a node of another
+#: type is only walked into
+_CHECKED = (Preset, Attr, Set, Choose, SlotValue, Observe, Record, PoolRef, StageRef, Pool, Stage, Step, Hold,
+            Spill, Run, Ctx, Unary, Binary, Call, Draw, Ps, HoldPool, Grow, Load, Observable, Extension, Closed,
+            Batch, Fifo, Renewal, Poisson)
+_CHECKED_TYPES: dict[type, bool] = {}
+#: what may hold a node (a number, a string or None holds none)
+_INNER = (msgspec.Struct, list)
+
+
 def validate(program: Program, *, name: str = "<ir>") -> Program:
     """Raise :class:`IRError` at the first reference to something the program does not have."""
     n_attrs, n_obs = len(program.attributes), len(program.observes)
     n_pools, n_stages = len(program.pools), len(program.stages)
 
-    def fail(path: str, message: str) -> None:
-        raise at_path(name, message, path)
+    def fail(path: Any, message: str) -> None:
+        raise at_path(name, message, rules.json_path(path))
 
     deep = rules.nesting_problem(program)
     if deep is not None:
@@ -203,93 +214,102 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
 
     n_builtin = len(BUILTIN_ATTRIBUTES)
 
-    def walk(obj: Any, path: str) -> None:
+    def walk(obj: Any, path: Any) -> None:
         if isinstance(obj, list):
             for i, x in enumerate(obj):
-                walk(x, f"{path}[{i}]")
+                if isinstance(x, _INNER):
+                    walk(x, (path, i))
             return
         if not isinstance(obj, msgspec.Struct):
+            return
+        checked = _CHECKED_TYPES.get(type(obj))
+        if checked is None:
+            checked = _CHECKED_TYPES[type(obj)] = issubclass(type(obj), _CHECKED)
+        if not checked:  # no rule below reads a node of its type: only what it holds is walked
+            for field in obj.__struct_fields__:
+                if field != "span" and isinstance(v := getattr(obj, field), _INNER):
+                    walk(v, (path, field))
             return
         if type(obj) is Preset:
             at = obj.at
             t = type(at)
             if (t is float or t is int) and not 0.0 <= at < math.inf:
                 # the run starts at 0: a session arriving before it took the clock back (samples at t < 0)
-                fail(f"{path}.at", f"a preset session arrives at a finite time at least 0, not {at!r}")
+                fail((path, "at"), f"a preset session arrives at a finite time at least 0, not {at!r}")
             dup = rules.slot_given_twice(obj)
             if dup is not None:  # (the last value silently won)
                 row, i, k = dup
-                where = f"{path}.attrs" if row < 0 else f"{path}.turns[{row}]"
-                fail(f"{where}[{i}].slot", f"attribute slot {k} is given twice in one row; give each slot once")
+                where = (path, "attrs") if row < 0 else ((path, "turns"), row)
+                fail(((where, i), "slot"), f"attribute slot {k} is given twice in one row; give each slot once")
             if rules.plain_preset(obj, n_builtin, n_attrs):
                 return  # every value sets an attribute the program has and may write: what the walk below checks
         if isinstance(obj, Attr | Set | Choose | SlotValue):
-            slot(f"{path}.slot", obj.slot)
+            slot((path, "slot"), obj.slot)
             if not isinstance(obj, Attr) and 0 <= obj.slot < len(BUILTIN_ATTRIBUTES):
-                fail(f"{path}.slot", f"the built-in attribute '{BUILTIN_ATTRIBUTES[obj.slot]}' is kept by the "
+                fail((path, "slot"), f"the built-in attribute '{BUILTIN_ATTRIBUTES[obj.slot]}' is kept by the "
                      "simulator; a program does not write it")
             if isinstance(obj, Choose) and isinstance(obj.n, Num) and (why := rules.choose_problem(_value(obj.n))):
-                fail(f"{path}.n", why)
+                fail((path, "n"), why)
         elif isinstance(obj, Observe) and not 0 <= obj.observe < n_obs:
-            fail(f"{path}.observe", f"observe {obj.observe} does not exist (the program has {n_obs})")
+            fail((path, "observe"), f"observe {obj.observe} does not exist (the program has {n_obs})")
         elif isinstance(obj, Record):
             if not 0 <= obj.record < len(program.records):
-                fail(f"{path}.record", f"record table {obj.record} does not exist (the program has "
+                fail((path, "record"), f"record table {obj.record} does not exist (the program has "
                      f"{len(program.records)})")
             cols = program.records[obj.record].columns
             if len(obj.values) != len(cols):
-                fail(f"{path}.values", f"{len(obj.values)} values for the {len(cols)} columns of record "
+                fail((path, "values"), f"{len(obj.values)} values for the {len(cols)} columns of record "
                      f"{program.records[obj.record].name!r}")
         elif isinstance(obj, PoolRef) and not 0 <= obj.pool < n_pools:
-            fail(f"{path}.pool", f"pool {obj.pool} does not exist (the program has {n_pools})")
+            fail((path, "pool"), f"pool {obj.pool} does not exist (the program has {n_pools})")
         elif isinstance(obj, StageRef) and not 0 <= obj.stage < n_stages:
-            fail(f"{path}.stage", f"stage {obj.stage} does not exist (the program has {n_stages})")
+            fail((path, "stage"), f"stage {obj.stage} does not exist (the program has {n_stages})")
         elif isinstance(obj, PoolRef | StageRef) and isinstance(obj.index, Num) and (why := rules.member_problem(
                 "pool" if isinstance(obj, PoolRef) else "stage", _value(obj.index),
                 program.pools[obj.pool].size if isinstance(obj, PoolRef) else program.stages[obj.stage].size)):
-            fail(f"{path}.index", why)  # a constant index naming no member (serq run refused it, serq check not)
+            fail((path, "index"), why)  # a constant index naming no member (serq run refused it, serq check not)
         elif isinstance(obj, Pool | Stage) and obj.size < 1:
-            fail(f"{path}.size", f"a family has at least one member, not {obj.size}")
+            fail((path, "size"), f"a family has at least one member, not {obj.size}")
         elif isinstance(obj, Pool) and obj.admit_via is not None and not 0 <= obj.admit_via < n_stages:
-            fail(f"{path}.admit_via", f"stage {obj.admit_via} does not exist (the program has {n_stages})")
+            fail((path, "admit_via"), f"stage {obj.admit_via} does not exist (the program has {n_stages})")
         elif isinstance(obj, Pool) and obj.admit_via is not None and not isinstance(
                 program.stages[obj.admit_via].kind, Step):  # as the frontend's `admit via` (nothing admitted
             # the pool's queue: every session that reached it waited for ever, and serq check said OK)
-            fail(f"{path}.admit_via", f"a pool is admitted by a step stage's scheduler, and stage "
+            fail((path, "admit_via"), f"a pool is admitted by a step stage's scheduler, and stage "
                  f"{program.stages[obj.admit_via].name!r} is no step")
         elif isinstance(obj, Pool) and obj.admit_via is not None and not rules.pairs(
                 obj.size, (via := program.stages[obj.admit_via]).size):  # (serq run refused it, serq check not)
-            fail(f"{path}.admit_via", f"pool {obj.name}[{obj.size}] cannot be paired with stage "
+            fail((path, "admit_via"), f"pool {obj.name}[{obj.size}] cannot be paired with stage "
                  f"{via.name}[{via.size}] ({rules.PAIRING})")
         elif isinstance(obj, Step) and obj.memory is not None and not 0 <= obj.memory < n_pools:
-            fail(f"{path}.memory", f"pool {obj.memory} does not exist (the program has {n_pools})")
+            fail((path, "memory"), f"pool {obj.memory} does not exist (the program has {n_pools})")
         elif (isinstance(obj, Stage) and isinstance(obj.kind, Step) and obj.kind.memory is not None
               and 0 <= obj.kind.memory < n_pools  # (one that does not exist is said at the Step, below)
               and not rules.pairs(obj.size, (mem := program.pools[obj.kind.memory]).size)):
-            fail(f"{path}.kind.memory", f"stage {obj.name}[{obj.size}]: memory {mem.name}[{mem.size}] cannot be "
+            fail(((path, "kind"), "memory"), f"stage {obj.name}[{obj.size}]: memory {mem.name}[{mem.size}] cannot be "
                  f"paired ({rules.PAIRING})")
         elif isinstance(obj, Hold) and not obj.pools:
-            fail(f"{path}.pools", "a hold names at least one pool")
+            fail((path, "pools"), "a hold names at least one pool")
         elif isinstance(obj, Hold) and (k := rules.hold_twice(obj.pools)) is not None:
-            fail(f"{path}.pools[{k}]", rules.same_member_message(_pool_name(program, obj.pools[k].pool)))
+            fail(((path, "pools"), k), rules.same_member_message(_pool_name(program, obj.pools[k].pool)))
         elif (isinstance(obj, Hold) and obj.lease is not None
               and all(0 <= r.pool < n_pools for r in (obj.lease.pool, *(hp.pool for hp in obj.pools)))
               and rules.lease_unheld(obj.pools, obj.lease)):  # (a pool that does not exist is said below)
-            fail(f"{path}.lease.pool", rules.lease_unheld_message(_pool_name(program, obj.lease.pool)))
+            fail(((path, "lease"), "pool"), rules.lease_unheld_message(_pool_name(program, obj.lease.pool)))
         elif isinstance(obj, Spill) and isinstance(obj.work, Num) and (why := rules.work_problem(_value(obj.work))):
-            fail(f"{path}.work", f"{why}; a write's work is not negative")
+            fail((path, "work"), f"{why}; a write's work is not negative")
         elif isinstance(obj, Run) and not obj.stages:
-            fail(f"{path}.stages", "a run names at least one stage")
+            fail((path, "stages"), "a run names at least one stage")
         elif isinstance(obj, Run) and isinstance(obj.work, Num) and (why := rules.work_problem(_value(obj.work))):
-            fail(f"{path}.work", f"{why}; a run's work is not negative")
+            fail((path, "work"), f"{why}; a run's work is not negative")
         elif (isinstance(obj, Run) and obj.growing is not None
               and (k := _time_kind(program, obj)) is not None):
             # as the frontend's `run`: a growing run's work is tokens, which a step stage's planning gives;
             # elsewhere it was run as plain work (time) and grew nothing
-            fail(f"{path}.growing", "a run over several stages grows no pool" if k == "" else
+            fail((path, "growing"), "a run over several stages grows no pool" if k == "" else
                  f"a run grows a pool on a step stage only, and stage {k[0]!r} is a {k[1]} stage")
         elif isinstance(obj, Run) and len(obj.stages) > 1 and program.share is None:  # (serq run refused it)
-            fail(f"{path}.stages", "a run holds several stages but the program declares no share (share "
+            fail((path, "stages"), "a run holds several stages but the program declares no share (share "
                  "maxmin; or share bottleneck;)")
         elif isinstance(obj, Run) and len(obj.stages) > 1:
             for i, ref in enumerate(obj.stages):
@@ -299,104 +319,104 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
                 if not (isinstance(kind, Ps) and isinstance(kind.capacity, Num)
                         and kind.capacity.value != "-inf" and (kind.capacity.value == "inf"
                                                               or kind.capacity.value > 0)):
-                    fail(f"{path}.stages[{i}]", "every stage of a run over several stages is ps with a "
+                    fail(((path, "stages"), i), "every stage of a run over several stages is ps with a "
                          f"constant capacity above 0; {program.stages[ref.stage].name!r} is not")
         elif (isinstance(obj, Run) and len(obj.stages) == 1 and 0 <= obj.stages[0].stage < n_stages
               and isinstance(program.stages[obj.stages[0].stage].kind, Step) != (obj.mode != "plain")):
             # as the frontend's `run`: a step stage runs prefill and decode only (a plain run there was an
             # error once it ran), and a mode is a step stage's (elsewhere it was run as plain work)
             st = program.stages[obj.stages[0].stage]
-            fail(f"{path}.mode", f"a run on step stage {st.name!r} is prefill or decode, not plain"
+            fail((path, "mode"), f"a run on step stage {st.name!r} is prefill or decode, not plain"
                  if obj.mode == "plain" else f"a run of mode {obj.mode!r} is for a step stage, and stage "
                  f"{st.name!r} is no step")
         elif (isinstance(obj, Pool) and obj.spill is not None and 0 <= obj.spill.link.stage < n_stages
               and isinstance(program.stages[obj.spill.link.stage].kind, Step)):
             # as the frontend's `spill … via`: the write is plain work, which a step stage does not run (the
             # first eviction was a run-time error that named no place)
-            fail(f"{path}.spill.link", f"a spill's write is plain work, and stage "
+            fail(((path, "spill"), "link"), f"a spill's write is plain work, and stage "
                  f"{program.stages[obj.spill.link.stage].name!r} is a step stage")
         elif (isinstance(obj, Pool) and obj.spill is not None
               and (k := _spill_unpaired(program, obj)) is not None):
             # a spill's tier or link without an index pairs as a declaration does (the frontend's rule);
             # the simulator wrote a family of another size's evictions to its first member
-            fail(f"{path}.spill.{k[0]}", k[1])
+            fail(((path, "spill"), k[0]), k[1])
         elif isinstance(obj, Ctx | Unary | Binary) and not _named(obj):
             # a Program built in Python skips decode's check of these names, which the simulator's code
             # generator writes into Python source: a name outside the IR's own list is refused here
             field = "name" if isinstance(obj, Ctx) else "op"
-            fail(f"{path}.{field}", f"{type(obj).__name__} {field} {getattr(obj, field)!r} is not one of the IR's")
+            fail((path, field), f"{type(obj).__name__} {field} {getattr(obj, field)!r} is not one of the IR's")
         elif isinstance(obj, Call) and obj.fn not in FUNCTION_ARGS:
-            fail(f"{path}.fn", f"unknown function {obj.fn!r}")
+            fail((path, "fn"), f"unknown function {obj.fn!r}")
         elif isinstance(obj, Draw) and obj.dist not in DRAW_ARGS:
-            fail(f"{path}.dist", f"unknown distribution {obj.dist!r}")
+            fail((path, "dist"), f"unknown distribution {obj.dist!r}")
         elif isinstance(obj, Observable) and obj.name not in OBSERVABLE_ARGS:
-            fail(f"{path}.name", f"unknown observable {obj.name!r}")
+            fail((path, "name"), f"unknown observable {obj.name!r}")
         elif isinstance(obj, Call):
             lo, hi = FUNCTION_ARGS[obj.fn]
             if not lo <= len(obj.args) <= (hi if hi is not None else len(obj.args)):
                 want = f"{lo}" if lo == hi else f"at least {lo}"
-                fail(f"{path}.args", f"{obj.fn} takes {want} argument(s), not {len(obj.args)}")
+                fail((path, "args"), f"{obj.fn} takes {want} argument(s), not {len(obj.args)}")
         elif isinstance(obj, Draw) and len(obj.args) != DRAW_ARGS[obj.dist]:
-            fail(f"{path}.args", f"~{obj.dist} takes {DRAW_ARGS[obj.dist]} argument(s), not {len(obj.args)}")
+            fail((path, "args"), f"~{obj.dist} takes {DRAW_ARGS[obj.dist]} argument(s), not {len(obj.args)}")
         elif isinstance(obj, Draw) and all(isinstance(a, Num) for a in obj.args):
             why = rules.draw_problem(obj.dist, [_value(a) for a in obj.args])
             if why:
-                fail(f"{path}.args", why)
+                fail((path, "args"), why)
         elif isinstance(obj, Ps) and isinstance(obj.capacity, Num):
             why = rules.capacity_problem(_value(obj.capacity))
             if why:
-                fail(f"{path}.capacity", f"{why}; a ps stage's capacity is at least 0")
+                fail((path, "capacity"), f"{why}; a ps stage's capacity is at least 0")
         elif isinstance(obj, Step) and isinstance(obj.budget, Num) and (
                 why := rules.budget_problem(_value(obj.budget))):
-            fail(f"{path}.budget", f"{why}; an iteration's budget is at least 0")
+            fail((path, "budget"), f"{why}; an iteration's budget is at least 0")
         elif isinstance(obj, Step) and isinstance(obj.cost, Num):
             why = rules.cost_problem(_value(obj.cost))
             if why:
-                fail(f"{path}.cost", f"{why}; an iteration's cost is at least 0")
+                fail((path, "cost"), f"{why}; an iteration's cost is at least 0")
         elif isinstance(obj, HoldPool | Grow | Load):
             for field in ("units", "reserve") if isinstance(obj, HoldPool) else ("amount",):
                 x = getattr(obj, field)
                 if isinstance(x, Num):
                     why = rules.amount_problem(f"the {field}", _value(x))
                     if why:
-                        fail(f"{path}.{field}", f"{why}; an amount of memory is not negative")
+                        fail((path, field), f"{why}; an amount of memory is not negative")
         elif isinstance(obj, Observable):
             what, extra = OBSERVABLE_ARGS[obj.name]
             if what in ("pool", "stage") and not isinstance(obj.target, PoolRef if what == "pool" else StageRef):
-                fail(f"{path}.target", f"{obj.name}(…) reads a {what}, not a "
+                fail((path, "target"), f"{obj.name}(…) reads a {what}, not a "
                      f"{'stage' if what == 'pool' else 'pool'}")
             if len(obj.args) != extra:
-                fail(f"{path}.args", f"{obj.name}(…) takes {extra} argument(s) after its {what}, "
+                fail((path, "args"), f"{obj.name}(…) takes {extra} argument(s) after its {what}, "
                      f"not {len(obj.args)}")
             if (obj.name == "budget_left" and isinstance(obj.target, StageRef) and 0 <= obj.target.stage < n_stages
                     and not isinstance((st := program.stages[obj.target.stage]).kind, Step)):
                 # as the linker's: only a step stage plans iterations (the simulator's admission code met a
                 # delay stage's budget_left as an AttributeError, a traceback)
-                fail(f"{path}.target", rules.budget_left_message(st.name))
+                fail((path, "target"), rules.budget_left_message(st.name))
         elif isinstance(obj, Extension) and obj.name in BUILTIN_KINDS:
-            fail(f"{path}.name", f"an extension names a plugin's kind, not the built-in {obj.name!r} (write "
+            fail((path, "name"), f"an extension names a plugin's kind, not the built-in {obj.name!r} (write "
                  f"the node {{\"kind\": \"{obj.name}\", …}} itself)")
         elif isinstance(obj, Closed | Batch) and obj.n < 0:
-            fail(f"{path}.n", f"a population is not negative ({obj.n})")
+            fail((path, "n"), f"a population is not negative ({obj.n})")
         elif isinstance(obj, Closed | Batch) and obj.n > MAX_POPULATION:
-            fail(f"{path}.n", f"a population is at most {MAX_POPULATION:,} sessions (each is live at once), "
+            fail((path, "n"), f"a population is at most {MAX_POPULATION:,} sessions (each is live at once), "
                  f"not {obj.n if obj.n < 10**15 else format(float(obj.n), '.3g')}")
         elif isinstance(obj, Fifo) and not (obj.servers == "inf" or (isinstance(obj.servers, float)
                                                                      and obj.servers >= 1
                                                                      and obj.servers == int(obj.servers))):
-            fail(f"{path}.servers", f"a fifo has a whole number of servers, at least 1, not {obj.servers}")
+            fail((path, "servers"), f"a fifo has a whole number of servers, at least 1, not {obj.servers}")
         elif isinstance(obj, Renewal) and isinstance(obj.gap, Num) and (why := rules.gap_problem(_value(obj.gap))):
-            fail(f"{path}.gap", why)
+            fail((path, "gap"), why)
         elif isinstance(obj, Poisson) and not (isinstance(obj.rate, float) and 0 < obj.rate < math.inf):
-            fail(f"{path}.rate", f"an arrival rate is positive and finite, not {obj.rate}")
+            fail((path, "rate"), f"an arrival rate is positive and finite, not {obj.rate}")
         elif isinstance(obj, Pool):
             if isinstance(obj.cap, float) and not obj.cap >= 0 or obj.cap == "-inf":
-                fail(f"{path}.cap", f"a capacity is not negative ({obj.cap})")
+                fail((path, "cap"), f"a capacity is not negative ({obj.cap})")
             if obj.block is not None and not 0 < obj.block < math.inf:
-                fail(f"{path}.block", f"a block is positive and finite, not {obj.block}")
+                fail((path, "block"), f"a block is positive and finite, not {obj.block}")
         for field in obj.__struct_fields__:
-            if field != "span":
-                walk(getattr(obj, field), f"{path}.{field}")
+            if field != "span" and isinstance(v := getattr(obj, field), _INNER):
+                walk(v, (path, field))
 
     walk(program, "$")
 
@@ -453,25 +473,25 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
     def context(obj: Any, path: str, moment: str) -> None:
         if isinstance(obj, list):
             for i, x in enumerate(obj):
-                context(x, f"{path}[{i}]", moment)
+                context(x, (path, i), moment)
             return
         if not isinstance(obj, msgspec.Struct):
             return
         if isinstance(obj, Ctx) and obj.name not in rules.CONTEXT[moment].split():
             has = rules.CONTEXT[moment].split()
-            fail(f"{path}.name", f"the context variable {obj.name!r} does not exist at the {moment} moment "
+            fail((path, "name"), f"the context variable {obj.name!r} does not exist at the {moment} moment "
                  f"(which has {', '.join(has) if has else 'none'})")
         if isinstance(obj, Observable) and (why := rules.OBSERVABLE_REFUSED.get((moment, obj.name))) is not None:
             fail(path, why)  # as the linker's: `work(s)` in a gauge, `budget_left(E)` in a preemption key
         if (isinstance(obj, Attr) and 0 <= obj.slot < n_builtin
                 and (why := rules.ATTRIBUTE_REFUSED.get((moment, BUILTIN_ATTRIBUTES[obj.slot]))) is not None):
-            fail(f"{path}.slot", why)
+            fail((path, "slot"), why)
         if isinstance(obj, Draw) and moment not in rules.DRAWS_AT:
             fail(path, f"~{obj.dist} draws at the {moment} moment, which may not draw (the moments that draw: "
                  f"{', '.join(sorted(rules.DRAWS_AT))})")
         for field in obj.__struct_fields__:
             if field != "span":
-                context(getattr(obj, field), f"{path}.{field}", moment)
+                context(getattr(obj, field), (path, field), moment)
 
     def unindexed(obj: Any, path: str, own: int | None) -> None:
         """A member named without an index (``index`` absent) is the family's one member, or, in a step
@@ -481,7 +501,7 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
         (``_spill_unpaired``)."""
         if isinstance(obj, list):
             for i, x in enumerate(obj):
-                unindexed(x, f"{path}[{i}]", own)
+                unindexed(x, (path, i), own)
             return
         if not isinstance(obj, msgspec.Struct) or isinstance(obj, Spill | Preset):
             return  # (a preset holds numbers only: not walked value by value, as walk's rules.plain_preset)
@@ -496,19 +516,21 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
                 fail(path, f"`{fam.name}` is a family of {fam.size}; index it, `{fam.name}[j]`")
         for field in obj.__struct_fields__:
             if field != "span":
-                unindexed(getattr(obj, field), f"{path}.{field}", own)
+                unindexed(getattr(obj, field), (path, field), own)
 
-    for i, stage in enumerate(program.stages):
-        if isinstance(stage.kind, Step):
-            at = f"$.stages[{i}].kind"
-            for field in ("budget", "chunk", "cost", "serve"):
-                unindexed(getattr(stage.kind, field), f"{at}.{field}", stage.size)
-    for field in program.__struct_fields__:
-        if field != "stages":
-            unindexed(getattr(program, field), f"$.{field}", None)
-    for i, stage in enumerate(program.stages):
-        if not isinstance(stage.kind, Step):
-            unindexed(stage.kind, f"$.stages[{i}].kind", None)
+    # (only a family of several members can be named without an index where that names no member)
+    if any(f.size > 1 for f in program.pools) or any(f.size > 1 for f in program.stages):
+        for i, stage in enumerate(program.stages):
+            if isinstance(stage.kind, Step):
+                at = f"$.stages[{i}].kind"
+                for field in ("budget", "chunk", "cost", "serve"):
+                    unindexed(getattr(stage.kind, field), f"{at}.{field}", stage.size)
+        for field in program.__struct_fields__:
+            if field != "stages":
+                unindexed(getattr(program, field), f"$.{field}", None)
+        for i, stage in enumerate(program.stages):
+            if not isinstance(stage.kind, Step):
+                unindexed(stage.kind, f"$.stages[{i}].kind", None)
 
     context(program.session, "$.session", "Session")
     context(wl.init, "$.workload.init", "Session")

@@ -243,7 +243,8 @@ def reads_context(exprs, names) -> bool:
 
 def walk(node, presets: bool = True):
     """Every IR node in ``node`` and below it (every field of every struct, every item of every list),
-    depth first; an ``Extension``'s parameters are the plugin's JSON, not IR, and are not entered. With
+    depth first; an ``Extension``'s parameters are the plugin's JSON, not IR, and are not entered, nor is
+    a node's ``span`` (where its text is: a ``Span``, no node, on about every other struct). With
     ``presets`` false the workload's presets (numbers only: a ``Preset`` holds ``SlotValue`` rows, one
     preset a session) are not entered either.
 
@@ -258,7 +259,7 @@ def walk(node, presets: bool = True):
     return iter(found[1])
 
 
-#: a struct type's fields, last first (what the walk pushes on its stack)
+#: a struct type's fields but its ``span``, last first (what the walk pushes on its stack)
 _FIELDS_REVERSED: dict[type, tuple[str, ...]] = {}
 
 
@@ -276,7 +277,7 @@ def _walk(node, presets: bool):
                 continue
             fields = _FIELDS_REVERSED.get(type(x))
             if fields is None:
-                fields = _FIELDS_REVERSED[type(x)] = tuple(reversed(x.__struct_fields__))
+                fields = _FIELDS_REVERSED[type(x)] = tuple(f for f in reversed(x.__struct_fields__) if f != "span")
             if not presets and isinstance(x, N.Workload):
                 fields = tuple(f for f in fields if f != "presets")
             for f in fields:
