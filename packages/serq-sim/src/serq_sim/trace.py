@@ -127,10 +127,12 @@ def _source_line(path: str, line: int) -> str | None:
 
 def resolve_trace(path: str, source: str | None) -> str:
     """Where the trace a program's workload names is: a relative path is relative to the program's
-    folder (``source``'s)."""
-    if source and not Path(path).is_absolute():
-        return str(Path(source).parent / path)
-    return path
+    folder (``source``'s). The name is kept as written, so that it is read as the system reads it: pathlib
+    spelled ``trace "t.csv/"`` and ``trace "t.csv/."``, names of a folder that does not exist ("Not a
+    directory"), as ``t.csv``, and the run replayed that file. The empty name is the folder itself."""
+    if source and not os.path.isabs(path):
+        path = os.path.join(os.path.dirname(source), path)
+    return path or "."
 
 
 def trace_beside(program, file: str, trace: str | None = None) -> str | None:
