@@ -14,20 +14,35 @@ if TYPE_CHECKING:
     from .loading import LoadOptions
 
 
+def folder_ending(name: str) -> str | None:
+    """The end of ``name`` that makes it name a folder, as the system reads it (``/``, or a last part ``.``:
+    ``p.sq/``, ``p.sq/.``, ``p.sq/./``), or None: such a name never names a file, though pathlib spells it
+    as the name before that end (``Path("p.sq/.")`` is ``p.sq``). A last part ``..`` is left to the system,
+    which reads it as it is written (pathlib keeps it)."""
+    seps = tuple({"/", os.sep, os.altsep} - {None})
+    if name.endswith(seps):
+        return name[-1]
+    last = max(name.rfind(s) for s in seps)
+    if name[last + 1:] == "." and last >= 0:
+        return name[last] + "."
+    return None
+
+
 class Path(click.Path):
     """``click.Path`` that refuses an empty name (``-o ''``: no file; click takes it as a path, which then
     meant stdout, no dump or a traceback further on) and ``-`` (standard input or output to other tools:
     ``serq run p.sq -o -`` wrote the report to a new file named ``-``, status 0; ``./-`` names such a file):
-    the type of every file or folder a serq command is given. A file's name that ends in ``/`` names a folder,
-    as the system reads it (``cat p.sq/``: "Not a directory"), and is refused too: pathlib, and so a loader,
-    read ``p.sq/`` as ``p.sq``, while ``os.stat`` refused it, so ``serq sweep p.sq p.sq/`` ran one program as
-    two (the check that refuses ``p.sq ./p.sq`` could not stat it)."""
+    the type of every file or folder a serq command is given. A file's name that ends in ``/`` or ``/.``
+    names a folder, as the system reads it (``cat p.sq/``, ``cat p.sq/.``: "Not a directory"), and is refused
+    too (:func:`folder_ending`): pathlib, and so a loader, read ``p.sq/`` and ``p.sq/.`` as ``p.sq``, while
+    ``os.stat`` refused them, so ``serq sweep p.sq p.sq/`` ran one program as two (the check that refuses
+    ``p.sq ./p.sq`` could not stat it) and ``serq check p.sq/.`` said OK of a name ``serq run`` could not read."""
 
     def convert(self, value, param, ctx):
         if isinstance(value, str | bytes) and not value:
             self.fail("an empty name names no file", param, ctx)
-        if not self.dir_okay and isinstance(value, str) and value.endswith(tuple({"/", os.sep, os.altsep} - {None})):
-            self.fail(f"{value!r}: a name ending in {value[-1]} names a folder; a file is given here", param, ctx)
+        if not self.dir_okay and isinstance(value, str) and (end := folder_ending(value)):
+            self.fail(f"{value!r}: a name ending in {end} names a folder; a file is given here", param, ctx)
         if value in ("-", b"-") and not self.allow_dash:
             self.fail("'-' names no file: serq reads and writes files by name, never standard input or output "
                       "by '-' (./- names a file called -)", param, ctx)
