@@ -53,9 +53,10 @@ class Span(NamedTuple):
     via = ()
 
 
-class Use(msgspec.Struct, frozen=True, forbid_unknown_fields=True, array_like=True):
+class Use(NamedTuple):
     """A use of a definition (or a queue's entry) that expanded a node: ``[name, file, line, col]``, the
-    definition's name and where it was used."""
+    definition's name and where it was used. A named tuple as :class:`Span` is: msgspec names no place in
+    the file when an array-like struct has too many items."""
 
     name: str
     file: str
