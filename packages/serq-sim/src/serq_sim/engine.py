@@ -609,7 +609,8 @@ class Simulation:
                     next_tick = self.tick(events + self.virtual_events) - self.virtual_events
         finally:
             self.events = events + self.virtual_events
-            self.heap_left = bool(heap) and (self.horizon != INF or heap[0][0] != INF)  # (one at inf is none)
+            # an event at inf never happens, under a horizon or without one: the heap's least is its first
+            self.heap_left = bool(heap) and heap[0][0] != INF
         self.end_at_horizon()
 
     def setting_error(self, names: tuple[str, ...], t: float | None, message: str) -> SimError:

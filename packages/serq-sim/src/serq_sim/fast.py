@@ -1837,9 +1837,10 @@ def run(sim):
 
 def _write_back(sim, gen: _Gen, st: dict, sessions: bool = True) -> None:
     sim.now = st["now"]
-    # status 1: an event past the horizon was popped (without a horizon, one at inf: none is left then)
-    sim.heap_left = bool(st["heap"]) or st["status"] == 1 if sim.horizon != math.inf else \
-        bool(st["heap"]) and st["status"] != 1
+    # status 1: an event past the horizon was popped (without a horizon, one at inf); an event at inf never
+    # happens, under a horizon or without one (engine.Simulation._loop)
+    heap = st["heap"]
+    sim.heap_left = st["status"] == 1 and st["_t"] != math.inf or bool(heap) and heap[0][0] != math.inf
     sim.events = st["seq"] - len(st["heap"]) - (1 if st["status"] == 1 else 0)
     sim.arrivals = st["next_serial"]
     sim.open_arrivals = st["open_arrivals"]
