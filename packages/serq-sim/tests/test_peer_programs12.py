@@ -331,3 +331,45 @@ def test_priority_between_classes_of_different_service_laws_is_cobhams(monkeypat
     mix = rho_hi * s_hi.mean + rho_lo * s_lo.mean
     ci = math.hypot(rho_hi * s_hi.ci, rho_lo * s_lo.ci)
     assert abs(mix - rho * W0 / (1 - rho)) <= ci, (mix, ci, rho * W0 / (1 - rho))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# a load of nothing: the offload programs' read of an empty tier (load kv (cc) with cc = 0)
+
+LOAD = """
+pool kv { cap 100; block 4; evict lru; admit via E; }
+stage E : step { budget 64; cost 1; memory kv; }
+
+workload { arrive renewal(~det(10)); }
+
+session {
+  hold kv (12) {
+    BODY
+  } cache (12);
+  hold kv (12) reuse (12) {
+    set c = cached;
+  } cache (12);
+  observe hit = c;
+  end;
+}
+
+run { horizon 100; arrivals 1; seed 1; }
+"""
+
+
+@pytest.mark.parametrize("body, cached", [
+    ("set x = 1;", 12),                       # no position advanced: the hold computed its allocation
+    ("run E prefill (0) growing kv;", 12),    # a growing run of no work advances none
+    ("load kv (0);", 12),                     # nor does a load of nothing (it cached 0)
+    ("load kv (0); load kv (0);", 12),
+    ("load kv (4);", 4),                      # a load of 4 reaches position 4: 4 computed
+    ("load kv (0); load kv (5);", 4),         # 5 computed, rounded down to the block
+    ("run E prefill (8) growing kv; load kv (0);", 8),
+])
+def test_a_load_of_nothing_advances_no_position(body, cached):
+    # language.txt §3: at the body's end min(l, computed) stays cached, "computed is the allocation, or the
+    # position a growing run or a load reached"; a load of 0 tokens reached none. A tier read that found
+    # nothing (`hold cpu (hc) … { load kv (cc); }` at cc = 0) made the GPU hold cache nothing at all
+    prog = serq_frontend.compile(source=LOAD.replace("BODY", body), sets={}, defs={})
+    r = serq_sim.run(prog)
+    assert r.observes["hit"].values.tolist() == [cached]
