@@ -26,6 +26,7 @@ from conform import both_tiers, covers, pool, stage
 pytestmark = pytest.mark.timeout(120)
 
 HERE = Path(__file__).resolve().parent / "peer_programs12"
+ROOT = Path(__file__).resolve().parents[3]
 
 
 @pytest.fixture
@@ -90,6 +91,10 @@ def test_the_prefill_queue_of_a_disaggregated_deployment_is_pollaczek_khinchine(
     for name in ("P.reqs", "P.kv", "D.reqs", "D.kv"):
         p = pool(r, name)
         assert p.preemptions == 0 and p.rejections == 0 and p.stuck == 0, name
+    # Little at P's KV: a request holds it from its prefill's start through its lease, until the decoder
+    # has read it: the prefill, the wait for the decoder's KV, the handshake and the read
+    held = P.service + pool(r, "D.kv").wait + 0.002 + stage(r, "D.nic").service
+    assert math.isclose(pool(r, "P.kv").holders, P.throughput * held, rel_tol=0.02)
     # the decoder admits each request twice: parked for its read without a slot, then with one
     assert pool(r, "D.reqs").admissions == 2 * pool(r, "D.kv").admissions
     # the decoder's prefill is one token, after the read: TTFT exceeds the prefill wait by at least the
@@ -373,3 +378,52 @@ def test_a_load_of_nothing_advances_no_position(body, cached):
     prog = serq_frontend.compile(source=LOAD.replace("BODY", body), sets={}, defs={})
     r = serq_sim.run(prog)
     assert r.observes["hit"].values.tolist() == [cached]
+
+
+TWO_POOLS = """
+pool kv { cap 100; block 4; evict lru; }
+pool tier { cap 100; block 4; evict lru; }
+stage gpu : delay;
+
+workload { arrive renewal(~det(10)); }
+
+session {
+  hold kv (12), tier (12) {
+    BODY
+    run gpu (1);
+  } cache (12);
+  hold tier (12) reuse (12) {
+    set c = cached;
+  } cache (12);
+  observe on_tier = c;
+  hold kv (12) reuse (12) {
+    set d = cached;
+  } cache (12);
+  observe on_kv = d;
+  end;
+}
+
+run { horizon 100; arrivals 1; seed 1; }
+"""
+
+
+@pytest.mark.parametrize("body, kv, tier", [
+    ("set x = 1;", 12, 12),        # nothing advanced: each pool computed its allocation
+    ("load kv (0);", 12, 12),      # a load of nothing advances nothing
+    ("load kv (4);", 4, 0),        # the hold advanced: each pool its position, tier's 0
+    ("load tier (8);", 0, 8),
+    ("load kv (4); load tier (8);", 4, 8),
+])
+def test_a_holds_advance_is_over_all_its_pools(body, kv, tier):
+    # docs/language.md ("Only a growing run and a load advance a hold's position"): lib/vllm.sq's request
+    # slots, held beside the KV whose prefill grows, cache nothing by this rule
+    prog = serq_frontend.compile(source=TWO_POOLS.replace("BODY", body), sets={}, defs={})
+    r = serq_sim.run(prog)
+    assert (r.observes["on_kv"].values.tolist(), r.observes["on_tier"].values.tolist()) == ([kv], [tier])
+
+
+def test_the_vllm_librarys_request_slots_cache_nothing():
+    # lib/vllm.sq's hold of reqs (1) beside the KV: its release caches no unit on reqs, ever
+    r = serq_sim.run(serq_frontend.compile(path=str(ROOT / "examples/multi-turn/vllm_chat.sq")), horizon=120, warmup=0)
+    reqs = pool(r, "reqs")
+    assert reqs.cached == 0 and reqs.evicted_units == 0 and reqs.admissions > 30
