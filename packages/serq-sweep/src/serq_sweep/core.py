@@ -262,6 +262,14 @@ def run_limits(*, max_wall: Any = None, max_events: Any = None, max_samples: Any
             limits["slo"] = dict(sorted(check_slo(slo).items()))  # (one objective, one key, in any order)
     except (TypeError, ValueError) as e:  # a wrong type, a value out of range
         raise UserError(str(e)) from None
+    from serq.options import EVENTS, SAMPLES
+
+    for name, kind in (("max_events", EVENTS), ("max_samples", SAMPLES)):
+        # the command line's check of --max-events (and a count's): a whole number too long to write (10**5000)
+        # was Python's ValueError from inside the JSON of the runs' keys
+        why = kind.problem(limits[name]) if name in limits else None
+        if why is not None:
+            raise UserError(f"{name}: {why}")
     if isinstance(max_wall, numbers.Integral):
         limits["max_wall"] = int(max_wall)
     return limits

@@ -15,8 +15,8 @@ from __future__ import annotations
 import math
 import re
 
-__all__ = ["NAN_PATTERN", "NUMBER_HINT", "PATTERN", "WHOLE_HINT", "NotANumber", "is_number", "not_a_number",
-           "not_whole", "number", "quoted", "real", "shown", "whole"]
+__all__ = ["NAN_PATTERN", "NUMBER_HINT", "PATTERN", "WHOLE_HINT", "NotANumber", "digits_reason", "is_number",
+           "not_a_number", "not_whole", "number", "quoted", "real", "shown", "too_many_digits", "whole"]
 
 #: the language's numeric literal, or inf, after an optional minus (``[0-9]``, not ``\d``: ``\d`` matches
 #: every script's digits), as a pattern a reader may build on
@@ -65,6 +65,26 @@ def shown(v: object) -> str:
     if isinstance(v, numbers.Integral) and not isinstance(v, bool) and int(v).bit_length() > 64:
         return f"an integer of {int(v).bit_length()} bits"
     return repr(v)
+
+
+def too_many_digits(v: int) -> str | None:
+    """Why the whole number ``v`` is no count a command takes, when it has more digits than Python reads or
+    writes a whole number with (``sys.get_int_max_str_digits()``, 4300 by default; 0: no limit): the command
+    line cannot give it (``int()`` reads no longer text), and a sweep, which writes the bounds of its runs
+    into their keys as text, could not write it (``serq_sweep.sweep(max_events=10**5000)`` failed inside the
+    key's JSON with Python's ``ValueError``); None for a shorter one. The reason :class:`serq.options.Integer`
+    gives, for the command line's text and the Python API's ints alike."""
+    import sys
+
+    limit = sys.get_int_max_str_digits()
+    return digits_reason() if limit and abs(v) >= 10**limit else None
+
+
+def digits_reason() -> str:
+    """What :func:`too_many_digits` says of a whole number too long to read or write."""
+    import sys
+
+    return f"more than {sys.get_int_max_str_digits()} digits, the most a whole number is read or written with"
 
 
 def not_a_number(text: str) -> str:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from .numbers import NotANumber, number, whole
+from .numbers import NotANumber, digits_reason, number, too_many_digits, whole
 
 if TYPE_CHECKING:
     from .loading import LoadOptions
@@ -107,10 +107,26 @@ class Integer(click.ParamType):
             except ValueError:
                 # more digits than int() reads (sys.get_int_max_str_digits): said so, cut short (the whole
                 # value was quoted as "'999…' is not a whole number", thousands of characters of it)
-                self.fail(f"{text[:20]}… ({len(text)} characters) is not {self.what}", param, ctx)
-        if x < self.low or (self.high is not None and x > self.high):
-            self.fail(f"{x} is not {self.what}", param, ctx)
+                self.fail(f"{text[:20]}… ({len(text)} characters) is not {self.what}: {digits_reason()}", param,
+                          ctx)
+        why = self.problem(x)
+        if why is not None:
+            self.fail(why, param, ctx)
         return x
+
+    def problem(self, x: int) -> str | None:
+        """Why the int ``x`` is not this option's value (``X is not WHAT``; one too long to write,
+        :func:`serq.numbers.too_many_digits`, shown as ``an integer of N bits``), or None: the check of the
+        command line's value, which the Python API of a sweep holds its counts to too
+        (serq_sweep.core.run_limits: ``max_events``, ``max_samples``)."""
+        from .numbers import shown
+
+        long = too_many_digits(x)
+        if long is not None:
+            return f"{shown(x)} is not {self.what}: {long}"
+        if x < self.low or (self.high is not None and x > self.high):
+            return f"{x} is not {self.what}"
+        return None
 
 
 #: ``--horizon``: a run's end, positive (``inf``: until no event is left)
