@@ -58,6 +58,24 @@ def _legend(ax: Any, entries: int, what: str) -> None:
                 transform=ax.transAxes, ha="right", va="bottom", fontsize="small")
 
 
+#: the most characters of a name (or a hue's value) a figure draws, in an axis label, a title or a legend entry;
+#: a gauge's name beside its axes, 2.2 inches high, :data:`MAX_DRAWN_GAUGE`. A longer one ran off the figure
+#: (an observe's name of 100 characters as a y label, a gauge's of 40), and in a legend collapsed the axes to
+#: nothing (a name of 150 characters), matplotlib saying so on stderr, a UserWarning with its source line.
+MAX_DRAWN = 26
+MAX_DRAWN_GAUGE = 16
+
+
+def _drawn(name: object, width: int = MAX_DRAWN) -> str:
+    """``name`` as a figure draws it: at most ``width`` characters, a longer one as its first and last
+    characters around a ``…`` (the end of a name tells apart the figures of one observe: ``….p99``)."""
+    text = str(name)
+    if len(text) <= width:
+        return text
+    head = (width - 1) // 2
+    return f"{text[:head]}…{text[len(text) - (width - 1 - head):]}"
+
+
 def _hue_value(h: Any) -> str:
     """A hue's value in a legend, as every label of a sweep shows a value (``core.show_value``: two values
     that agree to six digits are two labels, not one); a NumPy float as the float it is."""
@@ -315,16 +333,16 @@ def curve(table: Any, x: str, y: str, hue: str | None = None, *, title: str | No
             drawable(lo + hi, f"--y {y} (its 95 % CI band)")
             bands[h] = lo, hi
     for h, (xs, ms, _cis) in data.items():
-        label = None if hue is None else f"{hue} = {_hue_value(h)}"
+        label = None if hue is None else f"{_drawn(hue)} = {_drawn(_hue_value(h))}"
         (line,) = ax.plot(xs, ms, marker="o", markersize=3, label=label)
         if h in bands:
             ax.fill_between(xs, *bands[h], alpha=0.2, color=line.get_color(), linewidth=0)
-    ax.set_xlabel(x)
-    ax.set_ylabel(y)
-    ax.set_title(title or f"{fig_name} (mean, 95 % CI across seeds)", fontsize="medium")
+    ax.set_xlabel(_drawn(x))
+    ax.set_ylabel(_drawn(y))
+    ax.set_title(title or f"{_drawn(fig_name)} (mean, 95 % CI across seeds)", fontsize="medium")
     ax.grid(True, alpha=0.3)
     if hue is not None:
-        _legend(ax, len(data), f"--hue {hue}")
+        _legend(ax, len(data), f"--hue {_drawn(hue)}")
     return figure
 
 
@@ -427,7 +445,7 @@ def cdf(dump: str, observes: Sequence[str]) -> Any:
     ax = figure.add_subplot()
     for name, vs in samples.items():
         n = len(vs)
-        ax.step(vs, [(i + 1) / n for i in range(n)], where="post", label=f"{name} ({n} samples)")
+        ax.step(vs, [(i + 1) / n for i in range(n)], where="post", label=f"{_drawn(name)} ({n} samples)")
     ax.set_xlabel("value")
     ax.set_ylabel("fraction of samples ≤ value")
     ax.set_ylim(0, 1.02)
@@ -579,14 +597,14 @@ def records_cdf(records: Any, metrics: Sequence[str], hue: str | None = None) ->
     ax = figure.add_subplot()
     for (name, h), vs in data.items():
         n = len(vs)
-        label = name if h is None else f"{name}, {hue} = {_hue_value(h)}"
+        label = _drawn(name) if h is None else f"{_drawn(name)}, {_drawn(hue)} = {_drawn(_hue_value(h))}"
         ax.step(vs, [(i + 1) / n for i in range(n)], where="post", label=f"{label} ({n} requests)")
     timed = all(m in RECORD_METRICS for m in metrics)
     ax.set_xlabel("seconds" if timed else "value")
     ax.set_ylabel("fraction of requests ≤ value")
     ax.set_ylim(0, 1.02)
     ax.grid(True, alpha=0.3)
-    _legend(ax, len(data), f"--hue {hue}" if hue is not None else "--cdf")
+    _legend(ax, len(data), f"--hue {_drawn(hue)}" if hue is not None else "--cdf")
     return figure
 
 
@@ -605,7 +623,7 @@ def gauges(dump: str, names: Sequence[str]) -> Any:
     axes = figure.subplots(len(names), 1, sharex=True, squeeze=False)[:, 0]
     for ax, name, (ts, vs) in zip(axes, names, series):
         ax.step(ts, vs, where="post")
-        ax.set_ylabel(name)
+        ax.set_ylabel(_drawn(name, MAX_DRAWN_GAUGE))
         ax.grid(True, alpha=0.3)
     axes[-1].set_xlabel("time")
     return figure
