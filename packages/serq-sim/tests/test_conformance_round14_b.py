@@ -9,7 +9,8 @@ docs/language.md or docs/simulator.md where the spec leaves the rule open):
 (d) holds of 0 units on a pool a step stage admits, admitted by a scheduler step that schedules no token;
 (e) the two percentile estimators (an observe's nearest rank, a record table's linear interpolation), the
     population `std` and the batch-means CI in the records' order, on one set of 40 values;
-(f) sessions that arrive and end at one instant, at the warm-up's end and before it.
+(f) sessions that arrive and end at one instant, at the warm-up's end and before it;
+(g) a run without a horizon that drains at or before its warm-up's end: nothing to measure, an error.
 
 Every program runs on the tier serQ picks and on SERQ_SIM_TIER=general, whose reports and samples must be
 the same bytes (conform.run). Conventions: `stage d : delay;` runs every job at rate 1 without waiting.
@@ -24,7 +25,7 @@ import math
 import statistics
 
 import pytest
-from conform import close, pool, run, stage
+from conform import close, pool, run, run_error, stage
 
 
 def at(samples):
@@ -265,3 +266,36 @@ def test_sessions_that_arrive_and_end_at_one_instant(monkeypatch, warmup, sample
     res = r.result
     assert (res.end, res.arrivals, res.ended, close(res.mean_live, live)) == (4.5, 4, ended, True)
     assert (stage(r, "d").completions, close(stage(r, "d").throughput, runs / (4.5 - warmup))) == (runs, True)
+
+
+# --- (g) a run without a horizon that drains by its warm-up ------------------------------------------------------
+
+DRAINED = """
+stage d : delay;
+workload { arrive batch(2); }
+session { run d (0.5); }
+run { horizon inf; warmup W; }
+"""
+
+
+@pytest.mark.parametrize("warmup", [3.0, 0.5])
+def test_a_run_without_a_horizon_that_drains_by_its_warm_up_is_an_error(monkeypatch, warmup):
+    """language.txt §2: "Draining before or at warmup is also an error because the measurement interval would
+    be empty" (said of `arrivals N`; program-reference: "which would leave nothing to measure");
+    docs/simulator.md: `inf` is a horizon and the run "runs until no event is left". batch(2) of 0.5 s
+    drains at 0.5: a warm-up of 3 or of 0.5 leaves [warmup, end] empty. (The run used to end at the
+    warm-up's own event and report every time average as 0/0, NaN.) Mutation: warm-up 0.49 is no error
+    (the next test), and this one then fails."""
+    msg = run_error(DRAINED.replace("W;", f"{warmup};"), monkeypatch)
+    assert msg == (f"<source>:5:20: error: at t={warmup:g}: run {{ warmup {warmup:g}; }}: no event is left at the "
+                   f"warmup {warmup:g}: the run drained at or before it (nothing to measure; without a horizon a run "
+                   "ends when no event is left)")
+
+
+def test_a_run_without_a_horizon_measures_from_its_warm_up_to_its_last_event(monkeypatch):
+    """The same run with a warm-up of 0.25: it ends at its last event, 0.5, and its figures are over [0.25,
+    0.5]: d holds both jobs (present 2, busy), its two runs end after the warm-up (throughput 2 / 0.25)."""
+    r, _ = run(DRAINED.replace("W;", "0.25;"), monkeypatch)
+    d = stage(r, "d")
+    assert (r.result.end, d.present, d.utilisation, d.completions, d.throughput, r.result.mean_live) == (
+        0.5, 2.0, 1.0, 2, 8.0, 2.0)

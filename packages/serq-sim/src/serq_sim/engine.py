@@ -653,6 +653,10 @@ class Simulation:
             sys.stderr.flush()
         end = self.end
         if self.limit_drained_early(end):
+            if self.arr_limit is None:
+                raise self.setting_error(("warmup", "horizon"), end, f"no event is left at the warmup {show(self.warmup)}:"
+                                         " the run drained at or before it (nothing to measure; without a horizon a"
+                                         " run ends when no event is left)")
             raise self.setting_error(("arrivals", "warmup"), end, f"drained at t={show(end)}, at or before the warmup "
                                      f"{show(self.warmup)} (nothing to measure)")
         self.now = end
@@ -745,7 +749,11 @@ class Simulation:
         return (f"warning: {n} session(s) wait for ever at the end of the run ({why}): {'; '.join(parts)}")
 
     def limit_drained_early(self, end: float) -> bool:
-        return (self.arr_limit is not None and not self.interrupted and self.warmup > 0
+        """Whether the run drained at or before its warm-up's end, which leaves nothing to measure (language.txt
+        §2: an error): under ``arrivals N``, or without a horizon (``horizon inf``: such a run ends when no
+        event is left, the warm-up's own the last when nothing happens after it). A run stopped early is not
+        judged."""
+        return ((self.arr_limit is not None or self.horizon == INF) and not self.interrupted and self.warmup > 0
                 and end <= self.warmup)
 
     def _end_warmup(self, _=None) -> None:
