@@ -260,8 +260,8 @@ def test_no_waiting_room_is_erlangs_loss_formula(monkeypatch):
     # K = c = 3, a = 3: B(3, 3) = 9 / 26; nobody waits; the slots carry a (1 - B)
     B = erlang_b(3, 3.0)
     assert math.isclose(B, mmck(3, 3, 3.0)[3], rel_tol=1e-12) and math.isclose(B, 9 / 26, rel_tol=1e-12)
+    r = one("mmck.sq", sets={"K": 3}, seed=5, horizon=30000)  # before both_tiers, which leaves the general tier set
     both_tiers(HERE / "mmck.sq", monkeypatch, sets={"K": 3}, horizon=2000)
-    r = one("mmck.sq", sets={"K": 3}, seed=5, horizon=30000)
     covers(r.stats("shed"), B, 0.05)
     assert r.stats("wait").mean == 0 and r.stats("wait").p99 == 0
     used = pool(r, "slots").used
@@ -316,8 +316,8 @@ def test_a_sweep_under_five_seeds_covers_pk_and_its_common_random_numbers_pay(tm
 
 def test_priority_between_classes_of_different_service_laws_is_cobhams(monkeypatch):
     # W0 = (1 * 0.04 + 0.3 * 11.25) / 2 = 1.7075; W_hi = W0 / 0.8 = 2.1344, W_lo = W0 / (0.8 * 0.35) = 6.0982
+    r = one("prio_laws.sq")  # on the tier serQ picks; both_tiers after it leaves the general tier set
     both_tiers(HERE / "prio_laws.sq", monkeypatch, horizon=3000)
-    r = one("prio_laws.sq")
     lam_hi, lam_lo = 1.0, 0.3
     ES2_hi, ES2_lo = 0.2**2, 1.5**2 * (1 + 4)
     rho_hi, rho_lo = lam_hi * 0.2, lam_lo * 1.5
