@@ -131,7 +131,8 @@ def test_hits_from_the_gpu_and_from_the_cpu_tier_traced_by_hand():
 
 @pytest.mark.parametrize("capC, cpu_hits, reads, cpu_evicted", [
     (0, 0, 0, None),   # no tier: nothing written, nothing read
-    (16, 0, 0, 32),    # S1's writes at 6.5 evict S0's 8 from the tier; S0's at 7.524 S1's 16
+    (16, 0, 0, 32),    # S1's writes at 6.5 evict S0's 8 from the tier; S0's 6 at 7.524 S1's 16, then 2 of
+                       # their own on the way (units evicted before they land: 8 + 16 + 8)
     (24, 8, 1, 16),    # S0 reads its 8 at 6.5; S0's writes at 7.524 evict S1's 16 before S1 reads
     (64, 24, 2, 0),    # the trace above
 ])
@@ -215,6 +216,20 @@ def test_a_closed_loop_swept_over_its_users_is_mean_value_analysis():
     for _, run in frame.iterrows():
         assert math.isclose(run["N"] / run["stages.gpu.throughput"] - 3,
                             run["observes.response.mean"], rel_tol=0.02), run["N"]
+
+
+def test_the_most_users_the_gpu_serves_within_a_response_target_is_mvas(tmp_path, serq):
+    # R(3) = 1.588 and R(4) = 2.038: the largest population whose mean response stays within 1.8 s is 3
+    want = max(n for n, (R, _X) in enumerate(mva(8, 1.0, 3.0), start=1) if R <= 1.8)
+    assert want == 3
+    out = tmp_path / "found.csv"
+    p = serq("sweep", str(HERE / "closed_mva.sq"), "--find", "observes.response.mean <= 1.8", "--over", "N", "1:8:1",
+             "--seeds", "1..5", "--horizon", "5000", "--warmup", "200", "--workers", "0", "--no-progress",
+             "--out", str(out))
+    assert p.returncode == 0, p.stderr
+    (row,) = list(csv.DictReader(out.read_text().splitlines()))
+    assert (row["N"], row["outcome"], row["holds"], row["fails"]) == (str(want), "found", "3", "4")
+    assert float(row["observes.response.mean:mean"]) <= 1.8
 
 
 def test_the_closed_loop_runs_alike_on_both_tiers(monkeypatch):
