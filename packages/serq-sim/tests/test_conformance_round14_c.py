@@ -6,7 +6,7 @@ leaves the rule open):
     `waiting` reads a session that released and queued again at that instant;
 (b) a preemption victim re-queued at the instant another session joined the queue: behind it under
     `requeue tail`, ahead of it under `requeue head`; the pool's counts on either side of a warm-up that
-    falls between the two preemptions;
+    falls between the two preemptions, and its time averages;
 (c) a step stage of infinite budget: every head that fits is admitted into one iteration, each header
     reading `budget_left` inf.
 
@@ -135,6 +135,12 @@ def test_a_victim_requeued_at_the_instant_another_session_joined(monkeypatch, re
     else:
         assert (kv.preemptions, reqs.admissions, reqs.wait) == (1, 2, 2.0)
     assert stage(r, "E").iterations == 10 - math.ceil(warmup)
+    # over [warmup, 30]: the queue held 2 on [2, 3), 1 on [3, 4), 2 on [4, 5); the holders 2, 1, 2, 1, 2, 1
+    # on [0, 2), [2, 3), [3, 4), [4, 5), [5, 7), [7, 10); kv used 4, 6, 4, 7, 6, 4, 6, 4, 5, 6 a second
+    # from 0 to 10 (the growths at 1, 3, 4, 6 … 9, the releases at 2, 4, 5, 7)
+    span = 30 - warmup
+    want = (5.0, 15.0, 52.0) if warmup == 0 else (2.5, 9.0, 34.5)
+    assert [reqs.queue * span, reqs.holders * span, kv.used * span] == pytest.approx(want, rel=1e-12)
 
 
 # --- (c) an infinite budget ----------------------------------------------------------------------------------
