@@ -8,7 +8,8 @@ leaves the rule open):
     `requeue tail`, ahead of it under `requeue head`; the pool's counts on either side of a warm-up that
     falls between the two preemptions, and its time averages;
 (c) a step stage of infinite budget: every head that fits is admitted into one iteration, each header
-    reading `budget_left` inf.
+    reading `budget_left` inf;
+(d) a reservation of a pool's whole capacity under `reserve held`: a hold of 0 units fits beside it.
 
 Every program runs on the tier serQ picks and on SERQ_SIM_TIER=general, whose reports and samples must be
 the same bytes (conform.run). Conventions: `stage d : delay;` runs every job at rate 1 without waiting; a
@@ -173,3 +174,42 @@ run { horizon 10; }
     e = stage(r, "E")
     assert (e.iterations, e.tokens, e.batch, e.utilisation) == (1, 300.0, 3.0, 0.1)
     assert math.isnan(e.token_utilisation)
+
+
+# --- (d) a reservation of the whole capacity ---------------------------------------------------------------
+
+
+def test_a_reservation_of_the_whole_capacity_leaves_room_only_for_a_hold_of_0(monkeypatch):
+    """pool-reference `reserve held`: "each live hold's unallocated reservation also counts against later
+    admissions and growth by other holds: u_i = max(0, r_i − a_i) … A new reservation r requires used +
+    Σ u_i + r ≤ cap. Growth by d requires used + Σ_{i≠grower} u_i + d ≤ cap: the growing hold can use its
+    own reservation"; docs/language.md: `free(p)` is cap − used − Σ u_i. cap 8: s0 holds 2 reserving 8
+    (u 6): free 0. s1's hold of 0 fits (2 + 6 + 0 ≤ 8) at 0; s2's 1 does not (9 > 8) and waits. At 1 s0
+    grows by 6 within its own reservation (used 8, u 0, free 0); at 2 its scope ends and s2 is admitted.
+    used 2, 8, 1 on [0, 1), [1, 2), [2, 3): 11 / 10; queue 1 on [0, 2); waits 0, 0, 2. Mutation: `hold m
+    (0)` → `hold m (1)` for s1 (it then waits with s2) fails; so does expecting free 6 at 0 (cap − used)."""
+    r, o = run("""
+pool m { cap 8; reserve held; }
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  branch (serial == 0) {
+    hold m (2) reserve (8) {
+      observe f0 = free(m);
+      run d (1);
+      grow m (6);
+      observe u0 = used(m);
+      observe f1 = free(m);
+      run d (1);
+    }
+  }
+  branch (serial == 1) { hold m (0) { observe a1 = now; observe f = free(m); run d (0.5); } }
+  branch (serial == 2) { hold m (1) { observe a2 = now; run d (1); } }
+}
+run { horizon 10; }
+""", monkeypatch)
+    assert (o["f0"], o["f"], o["u0"], o["f1"]) == ([(0, 0.0, 0.0)], [(1, 0.0, 0.0)], [(0, 1.0, 8.0)],
+                                                   [(0, 1.0, 0.0)])
+    assert (at(o["a1"]), at(o["a2"])) == ([(1, 0.0)], [(2, 2.0)])
+    m = pool(r, "m")
+    assert (m.admissions, m.used, m.queue, m.wait) == (3, 1.1, 0.2, pytest.approx(2 / 3, rel=1e-12))
