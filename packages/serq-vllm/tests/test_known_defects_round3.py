@@ -15,7 +15,14 @@ import time
 
 import pytest
 from serq.cli import main
-from serq_vllm.scenarios import ScenarioError, _chains, _past_horizon, _unfinished, run_scenario, scenario_program
+from serq_vllm.scenarios import (
+    ScenarioError,
+    _chains,
+    _past_horizon,
+    _unfinished,
+    run_scenario,
+    scenario_program,
+)
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -104,3 +111,102 @@ def test_an_end_at_the_horizon_itself_is_not_refused(out, refused):
     assert (e is not None) == refused
     if refused:
         assert e.json_path == ("requests", 0, "out")
+
+
+# serq vllm target warns of an engine whose chunk is long_prefill(reqs, C) with a finite C while its requests
+# call vllm_request, whose first chunk at admission is cut at no threshold (it passes inf): vLLM cuts a waiting
+# request's first chunk at the engine's threshold (lib/vllm.sq's comments on vllm_request and
+# vllm_request_at; docs/vllm.md). It printed the threshold without a word.
+
+TINY = """use "vllm.sq";
+
+let B = 8;
+let C = CHUNK;
+let max_seqs = 2;
+let bs = 4;
+let blocks = 100;
+
+pool reqs { cap max_seqs; admit via engine; }
+pool kv { cap blocks * bs; block bs; evict lru; preempt lifo; }
+stage engine : step {
+  budget B;
+  cost 1;
+  chunk long_prefill(reqs, C);
+  memory kv;
+}
+
+workload {
+  arrive batch(2);
+  hidden o;
+  turn {
+    set o = 3;
+  }
+}
+
+session {
+  turn;
+  set t0 = now;
+  CALL;
+}
+
+run { horizon inf; warmup 0; seed 1; }
+"""
+#: the configuration every variant implies (budget 8, block 4, 100 blocks and vLLM's null block, 2 slots)
+CONFIG = {"block_size": 4, "enable_prefix_caching": True, "max_num_batched_tokens": 8, "max_num_seqs": 2,
+          "num_gpu_blocks": 101}
+REQUEST = "vllm_request(reqs, kv, engine, 10, o, t0)"
+REQUEST_AT = "vllm_request_at(reqs, kv, engine, 10, o, t0, inf, {})"
+
+
+def _target(tmp_path, capsys, chunk: str, call: str, *extra: str) -> tuple[dict, str, str]:
+    f = tmp_path / "tiny.sq"
+    text = TINY.replace("CHUNK", chunk).replace("CALL", call)
+    f.write_text(text)
+    with pytest.raises(SystemExit) as info:
+        main(["vllm", "target", str(f), *extra])
+    out = capsys.readouterr()
+    assert info.value.code in (0, None), out.err
+    line = text[:text.index(call)].count("\n") + 1
+    return json.loads(out.out), f"{f}:{line}:3", out.err.rstrip("\n")
+
+
+def test_vllm_request_beside_a_finite_threshold_is_warned_of_at_the_call(tmp_path, capsys):
+    answer, where, err = _target(tmp_path, capsys, "4", REQUEST)
+    said = (f"the engine `engine` cuts a prefill at 4 tokens (chunk long_prefill(reqs, 4): "
+            f"long_prefill_token_threshold 4), and the request admitted at {where} on memory pool `kv` takes its "
+            "first chunk uncut (lib/vllm.sq's vllm_request passes the threshold inf): vLLM cuts a waiting request's "
+            "first chunk at the engine's threshold (scheduler.py:1115-1128), so the blocks this program takes at "
+            "admission are not vLLM's; call vllm_request_at(reqs, kv, engine, prompt, o, t0, inf, 4)")
+    assert answer["warnings"] == [said]
+    assert err == f"warning: {said}"  # on standard error too, for whoever reads the JSON into a file
+    # the configuration is what it was: the existing keys, the same values
+    assert answer["config"] == {**CONFIG, "long_prefill_token_threshold": 4}
+    assert sorted(answer) == ["config", "engine", "serve_by", "target", "warnings"]
+
+
+def test_vllm_request_at_with_the_engines_threshold_is_not(tmp_path, capsys):
+    for chunk, passed in (("4", "C"), ("4", "4"), ("inf", "inf"), ("inf", "C")):
+        answer, _, err = _target(tmp_path, capsys, chunk, REQUEST_AT.format(passed))
+        assert sorted(answer) == ["config", "engine", "serve_by", "target"] and err == ""
+        assert answer["config"]["long_prefill_token_threshold"] == (4 if chunk == "4" else 0)
+    answer, _, err = _target(tmp_path, capsys, "inf", REQUEST)  # no threshold on either side
+    assert "warnings" not in answer and err == ""
+
+
+def test_a_first_chunk_cut_where_the_engine_has_no_threshold_is_warned_of(tmp_path, capsys):
+    answer, where, _ = _target(tmp_path, capsys, "inf", REQUEST_AT.format(16))
+    assert answer["warnings"] == [
+        f"the engine `engine` has no long-prefill threshold (long_prefill_token_threshold 0), and the request "
+        f"admitted at {where} on memory pool `kv` cuts its first chunk at 16 tokens: vLLM cuts a waiting request's "
+        "first chunk at the engine's threshold (scheduler.py:1115-1128), so the blocks this program takes at "
+        "admission are not vLLM's; pass the threshold inf (vllm_request)"]
+    answer, where, _ = _target(tmp_path, capsys, "4", REQUEST_AT.format(16))  # another finite one
+    assert len(answer["warnings"]) == 1 and "cuts its first chunk at 16 tokens" in answer["warnings"][0]
+
+
+def test_the_threshold_a_set_gives_is_the_one_compared(tmp_path, capsys):
+    # --set C=4 of a program written with C = inf: the constants after --set decide both sides
+    answer, _, _ = _target(tmp_path, capsys, "inf", REQUEST, "--set", "C=4")
+    assert len(answer["warnings"]) == 1 and "cuts a prefill at 4 tokens" in answer["warnings"][0]
+    answer, _, _ = _target(tmp_path, capsys, "inf", REQUEST_AT.format("C"), "--set", "C=4")
+    assert "warnings" not in answer

@@ -95,4 +95,7 @@ def target_command(pm, file: str, sets, defs) -> None:
     from .target import target
 
     program = load_program(pm, file, to_load_options(sets, defs))
-    click.echo(json.dumps(target(program, file), indent=2, sort_keys=True))
+    answer = target(program, file)
+    for warning in answer.get("warnings", ()):  # (in the JSON too, under warnings)
+        click.echo(f"warning: {warning}", err=True)
+    click.echo(json.dumps(answer, indent=2, sort_keys=True))

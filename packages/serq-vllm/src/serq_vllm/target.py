@@ -19,6 +19,13 @@ does not ``preempt lifo`` or ``evict lru``, and a constant chunk cap (vLLM's
 Served in admission order with no keys (no ``serve`` clause, or ``serve admission``), the program is
 vLLM's own scheduler and its configuration names no ``scheduler_cls``; any ``serve by`` keys, even
 ``(admission)``, name serQ's scheduler class, which sorts the running requests by them.
+
+A program vLLM runs otherwise is warned of, under ``warnings`` (a key only a target with a warning has):
+a request admitted by the engine whose first chunk on the memory pool is cut at another long-prefill
+threshold than the engine's chunk (:func:`_first_chunk_cut`; lib/vllm.sq's ``vllm_request``, which passes
+the threshold inf, beside ``chunk long_prefill(reqs, 64)``): vLLM cuts a waiting request's first chunk at
+the engine's threshold (scheduler.py:1115-1128), so such a program takes blocks from the free queue at
+admission that vLLM does not.
 """
 
 from __future__ import annotations
@@ -270,6 +277,63 @@ def _same(a: n.Expr, b: n.Expr) -> bool:
     return bare(msgspec.to_builtins(a)) == bare(msgspec.to_builtins(b))
 
 
+def _first_chunk_cut(units: n.Expr) -> float:
+    """The long-prefill threshold at which the units of a hold on the memory pool cut the first chunk at
+    admission, in the engine's chunk's own terms (:func:`_chunk`, 0 for none): the least finite, positive
+    value of a ``test ? c : inf`` in the units, as the constants (after ``--set``) fold them
+    (:func:`_folded`). lib/vllm.sq's ``vllm_request_at(…, threshold)`` writes ``long_prefill(reqs,
+    threshold)`` there, ``holders(reqs) + queued(reqs) > 1 ? threshold : inf``; ``vllm_request`` passes inf,
+    no cut."""
+    cuts = []
+    for x in _walk(_folded(units)):
+        if isinstance(x, n.Cond) and isinstance(x.then, n.Num) and isinstance(x.orelse, n.Num):
+            low, high = sorted((_value(x.then), _value(x.orelse)))
+            if high == math.inf and 0 < low < math.inf:
+                cuts.append(low)
+    return min(cuts, default=0)
+
+
+def _call_site(span: Any) -> tuple[str | None, str | None]:
+    """Where a node stands in the program's own text, ``FILE:LINE:COL``, and the definition whose use put it
+    there (None for a node written there): the outermost use that expanded it (``vllm_request(…)`` in the
+    program, not lib/vllm.sq's hold), else its own span; (None, None) without a span."""
+    from serq.errors import printable
+
+    if span is None:
+        return None, None
+    via = getattr(span, "via", ())
+    at = via[-1] if via else span
+    return f"{printable(at.file)}:{at.line}:{at.col}", (via[-1].name if via else None)
+
+
+def _warnings(program: n.Program, sid: int, stage: n.Stage, kv: n.Pool, threshold: int) -> list[str]:
+    """The module docstring's warnings: each hold a request's admission by step stage ``sid`` makes on the
+    memory pool whose first chunk is cut at another threshold than the engine's chunk, ``threshold``
+    (:func:`_chunk`: 0 for none), once per place in the program's text."""
+    out: dict[str, str] = {}
+    t = show_number(threshold)
+    for x in _walk_program(program):
+        if not (isinstance(x, n.Hold) and x.pools and program.pools[x.pools[0].pool.pool].admit_via == sid):
+            continue
+        for hp in x.pools:
+            cut = _first_chunk_cut(hp.units) if hp.pool.pool == stage.kind.memory else threshold
+            if cut == threshold:
+                continue
+            where, use = _call_site(x.span)
+            engine = (f"cuts a prefill at {t} tokens (chunk long_prefill(reqs, {t}): long_prefill_token_threshold "
+                      f"{t})" if threshold else "has no long-prefill threshold (long_prefill_token_threshold 0)")
+            hold = (f"cuts its first chunk at {show_number(cut)} tokens" if cut else "takes its first chunk uncut"
+                    + (" (lib/vllm.sq's vllm_request passes the threshold inf)" if use == "vllm_request" else ""))
+            fix = (f"call vllm_request_at(reqs, kv, engine, prompt, o, t0, inf, {t})" if threshold
+                   else "pass the threshold inf (vllm_request)")
+            out.setdefault(where or str(len(out)), (
+                f"the engine `{stage.name}` {engine}, and the request admitted {'at ' + where if where else 'by it'} "
+                f"on memory pool `{kv.name}` {hold}: vLLM cuts a waiting request's first chunk at the engine's "
+                f"threshold (scheduler.py:1115-1128), so the blocks this program takes at admission are not "
+                f"vLLM's; {fix}"))
+    return list(out.values())
+
+
 def _admission_pools(program: n.Program, sid: int, memory: int) -> list[n.Pool]:
     """The pools besides the memory pool that a request needs room in to be admitted by step stage
     ``sid``: every pool that says ``admit via`` the stage, and every other pool of a hold that waits in
@@ -336,14 +400,19 @@ def target(program: n.Program, base: str | None = None) -> dict[str, Any]:
                           f"{show_number(kv.block)}, and vLLM's null block), not below 2**53, where serQ's numbers "
                           "(doubles) do not tell one whole number from the next: no whole number for vLLM's "
                           "num_gpu_blocks", base)
+    threshold = _chunk(kind.chunk, base)
     config = {
         "block_size": block,
         "enable_prefix_caching": _uses_cache(program, kind.memory),
-        "long_prefill_token_threshold": _chunk(kind.chunk, base),
+        "long_prefill_token_threshold": threshold,
         "max_num_batched_tokens": budget,
         "max_num_seqs": max_seqs,
         "num_gpu_blocks": int(blocks),
     }
     if not fcfs:
         config["scheduler_cls"] = "serq_vllm.SerqScheduler"
-    return {"config": config, "engine": "vllm", "serve_by": serve_by, "target": "vllm"}
+    out = {"config": config, "engine": "vllm", "serve_by": serve_by, "target": "vllm"}
+    warnings = _warnings(program, sid, stage, kv, threshold)
+    if warnings:  # (a key only then: the target of a program without one is as it was)
+        out["warnings"] = warnings
+    return out
