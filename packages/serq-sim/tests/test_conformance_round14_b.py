@@ -299,3 +299,13 @@ def test_a_run_without_a_horizon_measures_from_its_warm_up_to_its_last_event(mon
     d = stage(r, "d")
     assert (r.result.end, d.present, d.utilisation, d.completions, d.throughput, r.result.mean_live) == (
         0.5, 2.0, 1.0, 2, 8.0, 2.0)
+
+
+def test_a_run_without_a_horizon_that_starts_no_session_is_a_warning_whatever_its_warm_up(monkeypatch):
+    """docs/language.md, "A workload that starts no session is a warning": such a run "reports zeros and NaN"
+    and "It is not an error", so `arrive none` under `horizon inf` with a warm-up of 2 is the warning, not
+    the error above, though nothing happens after the warm-up's own event (end 2). Mutation: the error of
+    the previous test for any workload (the exemption taken out of Simulation.limit_drained_early) fails."""
+    r, _ = run(DRAINED.replace("batch(2)", "none").replace("W;", "2;"), monkeypatch)
+    assert r.result.end == 2.0 and math.isnan(stage(r, "d").present)
+    assert [n.split(":")[1] for n in r.result.notes] == [" nothing starts a session"]

@@ -751,10 +751,16 @@ class Simulation:
     def limit_drained_early(self, end: float) -> bool:
         """Whether the run drained at or before its warm-up's end, which leaves nothing to measure (language.txt
         §2: an error): under ``arrivals N``, or without a horizon (``horizon inf``: such a run ends when no
-        event is left, the warm-up's own the last when nothing happens after it). A run stopped early is not
-        judged."""
-        return ((self.arr_limit is not None or self.horizon == INF) and not self.interrupted and self.warmup > 0
-                and end <= self.warmup)
+        event is left, the warm-up's own the last when nothing happens after it) when its workload starts a
+        session (one that starts none is the report's warning, not an error: docs/language.md). A run
+        stopped early is not judged."""
+        if self.interrupted or self.warmup <= 0 or end > self.warmup:
+            return False
+        if self.arr_limit is not None:
+            return True
+        from .notes import no_sessions
+
+        return self.horizon == INF and not no_sessions(self.program.workload)
 
     def _end_warmup(self, _=None) -> None:
         self.warm = True
