@@ -3,7 +3,8 @@ end and at the horizon, each a small program whose outcome follows by hand from 
 program-reference.txt, and docs/language.md or docs/simulator.md where the spec leaves the rule open):
 
 (a) events at one instant go in the order they were scheduled: an arrival and a release at one instant,
-    in either order, and what the arriving session reads (`holders`, `queued`);
+    in either order, and what the arriving session reads (`holders`, `queued`); a closed population's
+    replacement, which is no event, runs before the events still due at its instant;
 (b) a run of zero work keeps its session's place; a ps stage whose jobs join and leave at one instant
     reads `present` at each change;
 (c) a step stage at an instant where an iteration ends, a session arrives and a resident's run ends and
@@ -80,6 +81,28 @@ def test_a_release_at_an_arrivals_instant_comes_first_when_it_was_scheduled_firs
     assert at(o["a"]) == [(0, 1.0), (1, 3.0), (2, 4.0)]
     m = pool(r, "m")
     assert (m.admissions, close(m.wait, 2 / 3), close(m.queue, 2 / 5), r.result.end) == (3, True, True, 5.0)
+
+
+def test_a_closed_populations_replacement_runs_before_the_events_still_due_at_its_instant(monkeypatch):
+    """§2 `arrive closed(n)`: a new session whenever one ends; §3: "Commands take no time; they run whenever a
+    session is ready, in the order sessions became ready", and events at one instant go in the order they
+    were scheduled. closed(2): s0 runs 1 s, s1 holds m for 1 s (its run's end scheduled after s0's, in the
+    settle). At 1 s0's end comes first and its replacement s2 becomes ready then and runs at once: it reads
+    holders 1 (s1 still holds m); then s1's end releases m, and its replacement s3 reads 0. Mutation:
+    expecting s2 to read 0 (the replacement run after the instant's other events) fails."""
+    _, o = run("""
+pool m { cap 5; }
+stage d : delay;
+workload { arrive closed(2); }
+session {
+  observe h = holders(m);
+  branch (serial == 0) { run d (1); }
+  branch (serial == 1) { hold m (1) { run d (1); } }
+  branch (serial >= 2) { run d (100); }
+}
+run { horizon 10; }
+""", monkeypatch)
+    assert o["h"] == [(0, 0.0, 0.0), (1, 0.0, 0.0), (2, 1.0, 1.0), (3, 1.0, 0.0)]
 
 
 # --- (b) a run of zero work, a ps stage at one instant ---------------------------------------------------
