@@ -111,12 +111,16 @@ def _excerpt(sources: Sources | None, pos: Pos) -> list[str]:
 
 
 def render(message: str, pos: Pos | None, sources: Sources | None, *, name: str = "<source>") -> str:
-    """``FILE:LINE:COL: error: MESSAGE``, the source line, a caret, and a note per expansion."""
+    """``FILE:LINE:COL: error: MESSAGE``, the source line, a caret, and a note per expansion. A name the
+    message quotes is cut to a width (:func:`serq.errors.clipped_quotes`)."""
+    from serq.errors import clipped, clipped_quotes
+
+    message = clipped_quotes(message)
     if pos is None:
         return f"{name}: error: {message}"
     out = [f"{pos.at()}: error: {message}", *_excerpt(sources, pos)]
     for use, name in pos.notes():
-        out.append(f"{use.at()}: note: in the expansion of `{name}`, used here")
+        out.append(f"{use.at()}: note: in the expansion of `{clipped(name)}`, used here")
         out.extend(_excerpt(sources, use))
     return "\n".join(out)
 

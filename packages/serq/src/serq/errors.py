@@ -71,6 +71,28 @@ def printable_lines(text: str) -> str:
 #: the most characters of a source line a diagnostic quotes
 QUOTE_WIDTH = 200
 
+#: the most characters of a text (a program's name, a library's) a message quotes between backquotes
+QUOTED_WIDTH = 120
+
+
+def clipped(text: str, width: int = QUOTED_WIDTH) -> str:
+    """``text`` as a message quotes it: a longer one than ``width`` characters as its first and last
+    characters around a ``…`` (a name of megabytes is not repeated whole)."""
+    return text if len(text) <= width else f"{text[: width // 2]}…{text[-(width // 2 - 1):]}"
+
+
+def clipped_quotes(message: str) -> str:
+    """``message`` with each text it quotes between backquotes :func:`clipped`: a program's names are of any
+    length, and a message quoted them whole (``unknown name `x…```, and again in its ``did you mean``: a
+    line of 200 000 characters for a name of 100 000), where the source line beneath it is cut to
+    :data:`QUOTE_WIDTH`. The backquotes pair up from the message's start, as it is read."""
+    if len(message) <= QUOTED_WIDTH + 2 or "`" not in message:
+        return message
+    import re
+
+    return re.sub(r"`([^`\n]*)`", lambda m: f"`{clipped(m.group(1))}`" if len(m.group(1)) > QUOTED_WIDTH
+                  else m.group(0), message)
+
 
 def _width(ch: str) -> int:
     """The columns a terminal gives one character of a quoted line: 2 for a wide one (CJK, most emoji), 0
@@ -157,13 +179,14 @@ def located(span, body: str, base: str | None = None) -> str:
     program's file) or ``error: BODY``. A span in a definition's body that a use expanded (its ``via``, the
     uses, the innermost first) is followed by a note at each use, as a compile-time error there has them:
     ``FILE:LINE:COL: note: in the expansion of `NAME`, used here``, the line and a caret."""
+    body = clipped_quotes(body)
     if span is None:
         head = f"{base}: " if base else ""
         return f"{head}error: {body}"
     out = f"{printable(span.file)}:{span.line}:{span.col}: error: {body}" + source_excerpt(span.file, span.line,
                                                                                              span.col, base)
     for use in getattr(span, "via", ()):
-        out += (f"\n{printable(use.file)}:{use.line}:{use.col}: note: in the expansion of `{printable(use.name)}`, "
+        out += (f"\n{printable(use.file)}:{use.line}:{use.col}: note: in the expansion of `{printable(clipped(use.name))}`, "
                 "used here" + source_excerpt(use.file, use.line, use.col, base))
     return out
 

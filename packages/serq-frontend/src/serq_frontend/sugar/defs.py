@@ -34,10 +34,12 @@ BUILDERS = {
 }
 
 
-def _shown(text: str, width: int = 120) -> str:
-    """``text`` as a message quotes it: cut to ``width`` characters around a ``…`` when longer (a file name
-    of megabytes is not repeated whole)."""
-    return text if len(text) <= width else f"{text[: width // 2]}…{text[-(width // 2 - 1):]}"
+def _shown(text: str) -> str:
+    """``text`` as a message quotes it (:func:`serq.errors.clipped`: a file name of megabytes is not repeated
+    whole), where it is quoted outside backquotes too."""
+    from serq.errors import clipped
+
+    return clipped(text)
 
 
 def names_read(e: Any) -> set[str]:
