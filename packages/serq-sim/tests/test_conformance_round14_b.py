@@ -287,9 +287,9 @@ def test_a_run_without_a_horizon_that_drains_by_its_warm_up_is_an_error(monkeypa
     warm-up's own event and report every time average as 0/0, NaN.) Mutation: warm-up 0.49 is no error
     (the next test), and this one then fails."""
     msg = run_error(DRAINED.replace("W;", f"{warmup};"), monkeypatch)
-    assert msg == (f"<source>:5:20: error: at t={warmup:g}: run {{ warmup {warmup:g}; }}: no event is left at the "
-                   f"warmup {warmup:g}: the run drained at or before it (nothing to measure; without a horizon a run "
-                   "ends when no event is left)")
+    assert msg == (f"<source>:5:20: error: at t={warmup:g}: run {{ warmup {warmup:g}; }}: no event is left after "
+                   f"the warmup {warmup:g}, so there is nothing to measure (without a horizon a run ends when no "
+                   "event is left)")
 
 
 def test_a_run_without_a_horizon_measures_from_its_warm_up_to_its_last_event(monkeypatch):

@@ -654,8 +654,8 @@ class Simulation:
         end = self.end
         if self.limit_drained_early(end):
             if self.arr_limit is None:
-                raise self.setting_error(("warmup", "horizon"), end, f"no event is left at the warmup {show(self.warmup)}:"
-                                         " the run drained at or before it (nothing to measure; without a horizon a"
+                raise self.setting_error(("warmup", "horizon"), end, f"no event is left after the warmup "
+                                         f"{show(self.warmup)}, so there is nothing to measure (without a horizon a"
                                          " run ends when no event is left)")
             raise self.setting_error(("arrivals", "warmup"), end, f"drained at t={show(end)}, at or before the warmup "
                                      f"{show(self.warmup)} (nothing to measure)")
