@@ -710,7 +710,11 @@ def _main(argv: list[str] | None) -> int:
             click.echo(f"serq: interrupted in {where}", err=True)
         raise
     except click.exceptions.UsageError as e:
-        click.echo(_usage_message(e), err=True)
+        # a group given no command (`serq`, `serq vllm`): its help, the lines --help prints, on stderr with the
+        # status of a usage error; made one line, it was "error: usage: serq [OPTIONS] COMMAND …    serQ: …
+        # Commands:   ast …" (see 'serq --help')", every command's summary run together
+        no_command = getattr(click.exceptions, "NoArgsIsHelpError", ())
+        click.echo(e.format_message() if isinstance(e, no_command) else _usage_message(e), err=True)
         code = 2
     except click.exceptions.Exit as e:
         code = e.exit_code
