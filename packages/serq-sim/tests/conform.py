@@ -6,6 +6,7 @@ mean's CI against a closed form (the peer programs' tests)."""
 from __future__ import annotations
 
 import math
+import os
 
 import pytest
 import serq_frontend
@@ -49,6 +50,7 @@ def both_tiers(path, monkeypatch, *, sets=None, **kw):
     engine: the two reports and every observe's samples must be the same bytes. Returns the report."""
     prog = serq_frontend.compile(path=str(path), sets=sets or {})
     out = []
+    before = os.environ.get("SERQ_SIM_TIER")
     for tier in ("", "general"):
         if tier:
             monkeypatch.setenv("SERQ_SIM_TIER", tier)
@@ -58,6 +60,11 @@ def both_tiers(path, monkeypatch, *, sets=None, **kw):
         samples = {n: tuple(getattr(o, f).tobytes() for f in ("values", "times", "sessions", "turns"))
                    for n, o in r.observes.items()}
         out.append((encode_json(r), samples, r))
+    # the rest of the test runs on the tier it ran on before (not on the general engine, silently)
+    if before is None:
+        monkeypatch.delenv("SERQ_SIM_TIER", raising=False)
+    else:
+        monkeypatch.setenv("SERQ_SIM_TIER", before)
     assert out[0][0] == out[1][0]
     assert out[0][1] == out[1][1]
     return out[1][2]
