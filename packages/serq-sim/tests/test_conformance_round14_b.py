@@ -309,3 +309,24 @@ def test_a_run_without_a_horizon_that_starts_no_session_is_a_warning_whatever_it
     r, _ = run(DRAINED.replace("batch(2)", "none").replace("W;", "2;"), monkeypatch)
     assert r.result.end == 2.0 and math.isnan(stage(r, "d").present)
     assert [n.split(":")[1] for n in r.result.notes] == [" nothing starts a session"]
+
+
+UNDRAINED = """
+stage d : delay;
+workload { arrive renewal(1); }
+session { run d (serial == 1 ? inf : 1); }
+run { horizon H; arrivals 3; }
+"""
+
+
+@pytest.mark.parametrize("horizon, when, where", [("50", 50, "at the horizon"), ("inf", 4, "when no event is left")])
+def test_a_finite_run_with_a_session_of_infinite_work_never_drains(monkeypatch, horizon, when, where):
+    """language.txt §2: `run { arrivals N; }` "requires exactly N open-workload arrivals and drains their
+    sessions … failure to … drain every session by that deadline is an error". Arrivals at 1, 2, 3; s1's
+    run of infinite work never ends (its end, an event at inf, never happens). Under horizon 50 the error
+    is at the horizon; under horizon inf the run stops at its last event, s2's end at 4, and the message
+    says so rather than naming a horizon the run never reached (it said "still live at the horizon" at
+    t=4). Mutation: "at the horizon" for horizon inf fails."""
+    msg = run_error(UNDRAINED.replace("H;", f"{horizon};"), monkeypatch)
+    col = len(f"run {{ horizon {horizon}; ") + 1  # where `arrivals 3` starts
+    assert msg == f"<source>:5:{col}: error: at t={when}: run {{ arrivals 3; }}: 1 session(s) still live {where} (not drained)"

@@ -627,11 +627,12 @@ class Simulation:
         if limit is not None:
             when = horizon if horizon != INF else self.now
             self.now = when
+            # without a horizon the run stops when no event is left, which is no horizon to name
+            by, at = ("by the horizon", "at the horizon") if horizon != INF else ("when no event is left",) * 2
             if self.open_arrivals < limit:
-                raise self.setting_error(("arrivals", "horizon"), when,
-                                         f"only {self.open_arrivals} arrivals by the horizon")
+                raise self.setting_error(("arrivals", "horizon"), when, f"only {self.open_arrivals} arrivals {by}")
             raise self.setting_error(("arrivals", "horizon"), when,
-                                     f"{self.live} session(s) still live at the horizon (not drained)")
+                                     f"{self.live} session(s) still live {at} (not drained)")
         self.end = horizon if horizon != INF else self.now
 
     def _show_progress(self) -> None:
