@@ -315,3 +315,24 @@ def test_a_use_in_a_file_that_is_no_source_is_named_not_quoted(tmp_path):
         serq_sim.run(program)
     lines = str(e.value).split("\n")
     assert lines[3:] == ["/etc/passwd:1:1: note: in the expansion of `g\\x1b[2J`, used here"]
+
+
+def test_a_span_of_four_items_is_refused_at_its_path(tmp_path):
+    # a span is [file, line, col] or the object form; as an array-like struct, a fourth item was refused with
+    # "Expected 'array' of at most length 3" at '$', no place in the file
+    ir = _expanded_ir(tmp_path)
+    ir["stages"][0]["span"].append(9)
+    f = tmp_path / "h.ir.json"
+    f.write_text(json.dumps(ir))
+    with pytest.raises(serq_ir.IRError, match=r"Expected 'array' of length 3 - at '\$\.stages\[0\]\.span'"):
+        serq_ir.load(f)
+
+
+def test_the_files_the_spans_name_include_the_uses_and_the_bodies(tmp_path):
+    # serq run refuses to write over them (serq_sim.cli): a library whose every node a use expanded was
+    # missing from them, and `serq run p.sq -o lib.sq` wrote over the library
+    from serq_ir.analysis import span_files
+
+    (tmp_path / "lib.sq").write_text("def go(w) { run s (w); }\n")
+    f = _write(tmp_path, 'use "lib.sq";\n' + TWICE.replace("def go(w) { run s (w); }\n", ""))
+    assert sorted(span_files(serq_frontend.compile(f))) == sorted([str(f), str(tmp_path / "lib.sq")])

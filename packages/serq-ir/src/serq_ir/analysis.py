@@ -35,8 +35,8 @@ def count_blocks(program: Program) -> int:
 
 
 def span_files(program: Program) -> list[str]:
-    """Every file the program's source spans name (its source and the libraries its text came from),
-    each once."""
+    """Every file the program's source spans name (its source and the libraries its text came from, a
+    definition's uses included), each once."""
     import msgspec
 
     out: dict[str, None] = {}
@@ -47,8 +47,14 @@ def span_files(program: Program) -> list[str]:
         x = stack.pop()
         if isinstance(x, dict):
             span = x.get("span")
-            # a node's span is [file, line, col]; the run block's is an object of them by setting (RunSpans),
-            # where a setting a command-line option gave is the option's text
+            # a node's span is [file, line, col], or {file, line, col, via} where a use expanded it (each use
+            # [name, file, line, col]); the run block's is an object of them by setting (RunSpans), where a
+            # setting a command-line option gave is the option's text
+            if isinstance(span, dict) and "via" in span:
+                out.setdefault(span["file"], None)
+                for use in span["via"]:
+                    out.setdefault(use[1], None)
+                span = None
             for s in (span.values() if isinstance(span, dict) else (span,)):
                 if isinstance(s, list) and s and isinstance(s[0], str):
                     out.setdefault(s[0], None)
