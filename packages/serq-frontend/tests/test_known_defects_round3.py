@@ -52,3 +52,38 @@ def test_what_the_scheduler_sets_cannot_be_hidden(name):
     # language.txt §3: "An attribute the scheduler itself sets (cached, computed) cannot be hidden."
     refused(HEAD + f"workload {{ arrive poisson(1); hidden ⟨{name}; }}\nsession {{ run s (1); }}\n",
             f"`{name}` cannot be hidden: the scheduler itself sets it")
+
+
+# The canonical form of a --def body, by which a sweep tells its points apart (serq_sweep: `--def 'f=a+b'` and
+# `--def 'f= a + b'` were two points of one program): the body as serq fmt spaces it, on one line, without its
+# comments (fmt.expression_form, the .sq loader's definition_form; docs/sweep.md, docs/hooks.md).
+
+
+@pytest.mark.parametrize("body", ["a+b", "max(a,b)*2", "-x + ~exp(1)", "c ? 1 : -2", "min (a,b)", "pow(a , 2)/3",
+                                  "x%2==0&&y!=1"])
+def test_the_form_of_a_one_line_body_is_what_serq_fmt_writes(body):
+    from serq_frontend.fmt import expression_form, format_source
+
+    # the independent truth: serq fmt's own layout of the definition that holds the body
+    assert format_source(f"def f() = {body};\n") == f"def f() = {expression_form(body)};\n"
+
+
+@pytest.mark.parametrize("body, form", [
+    ("a+b", "a + b"), ("  a  +  b  ", "a + b"), ("a +\n b", "a + b"), ("a + b // the sum", "a + b"),
+    ("a\t+\r\nb", "a + b"), ("max(a,\n  b)", "max(a, b)"),
+    ("min (a, b)", "min (a, b)"), ("min\n(a, b)", "min (a, b)"), ("min(a, b)", "min(a, b)"),  # kept as written
+    ("a - -b", "a - -b"), ("a--b", "a - -b"),
+])
+def test_blanks_line_breaks_and_comments_do_not_change_the_form(body, form):
+    from serq_frontend.fmt import expression_form
+
+    assert expression_form(body) == form
+
+
+def test_the_sq_loader_gives_the_form_and_other_files_keep_their_text():
+    from serq.loading import definition_form
+    from serq.plugins import installed_plugin_manager
+
+    pm = installed_plugin_manager()
+    assert definition_form(pm, "p.sq", "a+b // c") == "a + b"
+    assert definition_form(pm, "p.ir.json", "a+b") == "a+b"  # (an IR file takes no --def: its own text)

@@ -9,6 +9,7 @@ message each."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -87,3 +88,46 @@ def test_the_other_numbers_of_the_api_are_one_message_each(program, arg, said):
     with pytest.raises(UserError) as info:
         sweep(program, workers=0, progress=False, **{arg: 10**5000})
     assert said in str(info.value)
+
+
+# A definition's values are told apart by their canonical form (docs/sweep.md, Axes): `--def 'f=a+b'` and
+# `--def 'f= a + b'` made two points of one program, two rows of the same results (one key).
+
+SAME = "both are 'a + b'"
+
+
+def test_two_spellings_of_one_definition_are_one_point_given_twice(program):
+    r = subprocess.run([SERQ, "sweep", program, "--workers", "0", "--no-progress", "--def", "f=a+b", "--def",
+                        "f= a + b"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr == ("error: the point f= a + b is given twice: --def f ' a + b' is 'a+b' written otherwise "
+                        f"({SAME}), which runs the same runs twice; give each definition once\n")
+
+
+@pytest.mark.parametrize("other", ["a + b", "a +\n  b", "a + b // the sum", "  a+b  ", "a\t+b"])
+def test_blanks_line_breaks_and_comments_make_no_other_definition(program, other):
+    with pytest.raises(UserError, match=f"is given twice: .*{re.escape(SAME)}"):
+        sweep(program, defs={"f": ["a+b", other]}, workers=0, progress=False)
+
+
+def test_each_spelling_alone_is_the_same_program(program):
+    # what the refusal rests on: every spelling compiles to one program, whose runs have one key
+    keys = {sweep(program, defs={"f": v}, workers=0, progress=False)["key"][0] for v in ("a+b", "a +\n b // x")}
+    assert len(keys) == 1
+
+
+def test_other_definitions_are_other_points(program):
+    # a product is another body (another program); a minus sign another token sequence
+    table = sweep(program, defs={"f": ["a+b", "a*b", "a - -b"]}, workers=0, progress=False)
+    assert list(table["f"]) == ["a+b", "a*b", "a - -b"] and len(set(table["key"])) == 2  # 1 + 2 == 1 - -2
+    assert list(table["status"]) == ["ok"] * 3
+
+
+def test_find_holds_its_points_to_it_and_compare_takes_them_as_arms(program):
+    with pytest.raises(UserError, match=f"is given twice: .*{re.escape(SAME)}"):
+        find(program, ["response.mean < 10"], over=("a", "1:4"), defs={"f": ["a+b", " a + b"]}, workers=0,
+             progress=False)
+    # serq compare's arms may repeat (an A/A test): two spellings compare as one program, every figure equal in
+    # every run of both arms (such figures are left out of its table: none is left)
+    diff = compare(program, defs={"f": ["a+b", " a + b"]}, seeds="1..3", workers=0, progress=False)
+    assert diff.empty and "diff" in diff.columns

@@ -228,6 +228,21 @@ def format_source(text: str) -> str:
     return nl.join(_align(out)) + nl if out else ""
 
 
+def expression_form(text: str) -> str:
+    """The canonical form of an expression's text (a definition's body given from outside, ``--def
+    NAME=BODY``): its tokens as :func:`format_source` spaces them within a line, on one line and without its
+    comments, so two texts that differ only in blanks, line breaks and comments have one form (``a+b``,
+    `` a + b``, ``a +\n b // sum``: ``a + b``). A line break counts as a blank, which keeps a name and a
+    ``(`` after it apart as written (``min (a, b)``), as the formatter keeps them. What a sweep keys its
+    ``--def`` values by (serq_sweep, through the hook ``serq_sweep_definition_form``)."""
+    lines = _lines(text.removeprefix("\ufeff"))
+    for line in lines[1:]:
+        if line:
+            line[0].space_before = True
+    _mark_unary(lines)
+    return _join([t for line in lines for t in line if t.kind != "comment"])
+
+
 def _align(lines: list[tuple[str, str | None, int]]) -> list[str]:
     """Trailing comments of consecutive lines start in one column: two spaces after the longest code, or,
     when they were written aligned in one column further right, that column."""

@@ -1,5 +1,6 @@
 """serq-frontend as a part of ``serq``: it loads ``.sq`` files, owns the sugar hooks, registers its own
-sugar layers through them, and adds the commands ``serq fmt`` and ``serq ast``."""
+sugar layers through them, and adds the commands ``serq fmt`` and ``serq ast``. Its loader gives the
+canonical form of a ``--def`` body of a ``.sq`` program (``definition_form``, serq.loading)."""
 
 from __future__ import annotations
 
@@ -24,6 +25,16 @@ def _load_sq(path: Path, options=None):
 
     return load(path, sets=dict(options.sets) if options else {}, defs=dict(options.defs) if options else {},
                 pm=getattr(options, "pm", None))
+
+
+def _definition_form(body: str) -> str:
+    # a --def body as serq fmt spaces it, on one line, without comments (a sweep tells its points apart by it)
+    from .fmt import expression_form
+
+    return expression_form(body)
+
+
+_load_sq.definition_form = _definition_form  # (serq.loading.definition_form)
 
 
 @hookimpl

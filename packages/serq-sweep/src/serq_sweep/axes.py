@@ -370,12 +370,14 @@ def group_cli(items: Sequence[str], flag: str) -> dict[str, list[str]]:
 
 
 def points(axes: Sequence[Axis], zipped: Sequence[Sequence[str]] = (), *, repeat: bool = False,
-           seeds: int = 1) -> list[dict[str, Any]]:
+           seeds: int = 1, forms: Mapping[str, Mapping[str, tuple[str, ...]]] | None = None) -> list[dict[str, Any]]:
     """The points of a sweep: the grid (cartesian product, the first axis varying slowest) over the axes,
     where the axes of each ``zipped`` group move together (equal lengths) as one axis of the grid. A point
     that comes twice (a value given twice) is refused, unless ``repeat`` (serq compare's arms: ``--set
     x=0,0`` is an A/A comparison, every difference exactly 0). ``seeds``: the runs of each point; a grid
-    of more than :data:`MAX_POINTS` runs is refused before it is made, as one of more points."""
+    of more than :data:`MAX_POINTS` runs is refused before it is made, as one of more points. ``forms``: a
+    swept definition's values by their canonical forms (serq_sweep.core.definition_forms), by which its
+    points are told apart: ``--def f=a+b`` and ``--def 'f= a + b'`` are one point given twice."""
     by_name = {a.name: a for a in axes}
     grouped: set[str] = set()
     units: list[list[dict[str, Any]]] = []
@@ -412,21 +414,32 @@ def points(axes: Sequence[Axis], zipped: Sequence[Sequence[str]] = (), *, repeat
         n = len(by_name[names[0]].values)
         units.append([{name: by_name[name].values[i] for name in names} for i in range(n)])
     out = []
-    seen: set[tuple] = set()
+    seen: dict[tuple, dict[str, Any]] = {}
+    forms = forms or {}
     for combo in itertools.product(*units):
         p: dict[str, Any] = {}
         for d in combo:
             p.update(d)
         # a value given twice (--set B=512,512, --set B=512 --set B=512, a list and a range that meet) made
         # two points of one run: two rows of one key, which a curve across the table's rows took for two
-        # seeds (its CI narrowed). (repr: -0 and 0 are two constants, 1/x tells them apart.)
-        same = tuple((k, repr(v)) for k, v in p.items())
+        # seeds (its CI narrowed). (repr: -0 and 0 are two constants, 1/x tells them apart.) A definition's
+        # body is told by its form: two spellings of one (`a+b`, ` a + b`) made two rows of one program.
+        same = tuple((k, forms[k][v] if k in forms else repr(v)) for k, v in p.items())
         if same in seen and not repeat:
+            from serq.numbers import quoted
+
             from .core import quoted_label
 
             label = quoted_label(p)
+            first = seen[same]
+            spelt = next((k for k in p if p[k] != first[k]), None)
+            if spelt is not None:  # (its values differ as text)
+                form = forms[spelt][p[spelt]][0]
+                raise UsageError(f"the point {label} is given twice: --def {spelt} {quoted(p[spelt])} is "
+                                 f"{quoted(first[spelt])} written otherwise (both are {quoted(form)}), which runs "
+                                 "the same runs twice; give each definition once")
             raise UsageError(f"the point {label} is given twice (a value given twice runs the same runs twice); "
                             "give each value once")
-        seen.add(same)
+        seen[same] = p
         out.append(p)
     return out

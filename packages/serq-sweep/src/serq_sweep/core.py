@@ -290,6 +290,24 @@ def check_slo_program(program: Any, file: str, limits: Mapping[str, Any]) -> Non
         raise UserError(f"{file}: --slo: {NO_REQUESTS}")
 
 
+def definition_forms(pm: Any, files: Sequence[str], axes: Sequence[Axis]) -> dict[str, dict[str, tuple[str, ...]]]:
+    """Each swept definition's values (``--def``) by their canonical forms, one for each program of the
+    sweep, as the loader of the program gives them (:func:`serq.loading.definition_form`: for a ``.sq``
+    file the body as ``serq fmt`` spaces it, on one line, without comments). The points are told apart by
+    them (:func:`axes.points`)."""
+    from serq.loading import definition_form
+
+    out: dict[str, dict[str, tuple[str, ...]]] = {}
+    for a in axes:
+        if a.kind != "def":
+            continue
+        out[a.name] = forms = {}
+        for v in a.values:
+            if v not in forms:
+                forms[v] = tuple(definition_form(pm, f, v) for f in files)
+    return out
+
+
 def plan(files: Sequence[str], *, sets: Mapping[str, Any] | None = None, defs: Mapping[str, Any] | None = None,
          zip: Sequence[Sequence[str]] = (), seeds: Any = (1,), horizon: float | None = None,  # noqa: A002
          warmup: float | None = None, arrivals: int | None = None, max_wall: float | None = None,
@@ -346,7 +364,7 @@ def plan(files: Sequence[str], *, sets: Mapping[str, Any] | None = None, defs: M
     by_label = dict(zip_(axes[0].values, files)) if len(files) > 1 else {}
     # (repeat: a point given twice, as serq compare's A/A arms.) More than MAX_POINTS runs is refused before
     # the grid is made, and so before a point is compiled: each run is a task held
-    grid = points(axes, zip, repeat=repeat, seeds=len(seed_list))
+    grid = points(axes, zip, repeat=repeat, seeds=len(seed_list), forms=definition_forms(pm, files, axes))
     out: list[Point] = []
     traces: dict[Any, Any] = {}  # (each trace read once, whatever the number of points)
     for i, params in enumerate(grid):

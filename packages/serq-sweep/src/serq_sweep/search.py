@@ -289,7 +289,7 @@ def find(program: str | Sequence[str], conditions: str | Sequence[str], over: tu
     # (a --zip group moves together here as in a sweep: it was dropped, a grid.) Each evaluation runs every
     # seed of every point at once, so more than a sweep's most runs is refused before the grid is made (a
     # million points times two seeds was searched: tasks held by the million, 700 MB before the first ran)
-    others = points(axes, zip, seeds=len(seed_list))
+    others = points(axes, zip, seeds=len(seed_list), forms=core.definition_forms(pm, files, axes))
     overrides = {"horizon": horizon, "warmup": warmup, "arrivals": arrivals}
     limits = core.run_limits(max_wall=max_wall, max_events=max_events, slo=slo)
     searches = [_Search(i, p, lo, hi, grid, steps) for i, p in enumerate(others)]

@@ -32,6 +32,31 @@ def loaders(pm: pluggy.PluginManager) -> Registry:
     return collect(pm, "serq_register_loaders", "loader for")
 
 
+def _matches(reg: Registry, name: str) -> list[str]:
+    """The suffixes of ``reg`` that the file name ``name`` ends in, the longest (the one whose loader loads
+    it) first."""
+    return sorted((s for s in reg.names() if name.endswith(s)), key=len, reverse=True)
+
+
+def definition_form(pm: pluggy.PluginManager, path: str | Path, body: str) -> str:
+    """The canonical form of ``body``, a definition's body given to the program ``path`` from outside
+    (``--def NAME=BODY``), in the language of the loader of its suffix: a loader may carry a function
+    ``definition_form(body) -> str`` as its attribute (serq-frontend's ``.sq`` loader: the body as ``serq
+    fmt`` spaces it, on one line, without comments). Two bodies of one form are one definition: a sweep
+    tells its points apart by it (serq_sweep.core.definition_forms). Without such a loader, or where what
+    it gives is no str, the body is its own form."""
+    reg = loaders(pm)
+    matches = _matches(reg, Path(path).name)
+    form = getattr(reg[matches[0]], "definition_form", None) if matches else None
+    if form is None:
+        return body
+    from .plugins import plugin_exits
+
+    with plugin_exits(pm, f"its loader's definition_form for {matches[0]} files"):
+        given = form(body)
+    return given if isinstance(given, str) else body
+
+
 def load_program(pm: pluggy.PluginManager, path: str | Path, options: LoadOptions | None = None) -> Any:
     """Load ``path`` with the loader of the longest matching suffix."""
     options = options or LoadOptions()
@@ -42,7 +67,7 @@ def load_program(pm: pluggy.PluginManager, path: str | Path, options: LoadOption
     p = Path(path)
     reg = loaders(pm)
     name = p.name
-    matches = sorted((s for s in reg.names() if name.endswith(s)), key=len, reverse=True)
+    matches = _matches(reg, name)
     if not matches:
         for suffix, dist in sorted(KNOWN_SUFFIXES.items(), key=lambda kv: -len(kv[0])):
             if name.endswith(suffix):
