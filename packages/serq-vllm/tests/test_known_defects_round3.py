@@ -1,7 +1,8 @@
 """A scenario whose request cannot end by the scenario program's horizon (step 1 000 000,
 programs/scenario.sq) whatever the others do is refused before its run, with the error a run to the horizon
 gives after it (docs/vllm-oracle.md): the run simulated up to the horizon's million steps first (4.8 s for
-one request of 8 000 000 000 000 prompt tokens, 48 a step: 7.4 s).
+one request of 8 000 000 000 000 prompt tokens, 8 a step; 7.4 s for test_hostile_scenarios.py's 10**15, 48 a
+step; 6.3 s for the prompt of 2**53 - 2**21 tokens below).
 
 The earliest end, by hand from the step clock (oracle/README.md: step k runs from k to k + 1; ``first``
 is the end of the step that completed the prefill, ``done`` of the one that produced the last token): a
