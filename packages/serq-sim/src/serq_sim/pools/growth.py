@@ -43,11 +43,8 @@ def load(sim, s, pool: Pool, n: float, sid: int) -> None:
                             "a load must fit the allocation (load what the prefix lacks, or grow first)", sid, s)
         raise sim.error(f"load {pool.name} ({show(n)}): the hold has {show(slot.alloc)} allocated and "
                          f"{show(slot.pos)} computed; a load must fit the allocation (grow first)", sid, s)
-    if n > 0.0:
-        # a load of nothing advances no position: the hold computed its allocation still, as after a
-        # growing run of zero work (language.txt §3: "the position a growing run or a load reached")
-        slot.pos += n
-        s.holds[hi].grown = True
+    slot.pos += n
+    s.holds[hi].grown = True
 
 
 def grow(sim, s, pool: Pool, d: float, sid: int):
