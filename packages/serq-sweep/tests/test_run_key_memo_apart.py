@@ -12,6 +12,7 @@ import msgspec
 import pytest
 from serq.loading import LoadOptions, load_program
 from serq.plugins import installed_plugin_manager
+from serq_sim.trace import resolve_trace
 from serq_sweep import core
 
 pytestmark = pytest.mark.timeout(60)
@@ -33,7 +34,8 @@ def test_an_empty_trace_path_is_keyed_as_any_trace_not_as_the_memo():
     traces: dict = {}
     assert core.run_hash(program, traces) == alone  # the same key with a sweep's digests, first point
     assert core.run_hash(program, traces) == alone  # and the next point, the memo made
-    assert traces[""].startswith("unreadable")  # the digest of the trace "" is its fault's word
+    # the digest of the trace "" (the folder it resolves to: serq_sim.trace.resolve_trace) is its fault's word
+    assert traces[resolve_trace("", None)].startswith("unreadable")
 
 
 def test_a_trace_named_as_the_memo_was_does_not_change_another_programs_key():
