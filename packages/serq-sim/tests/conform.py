@@ -76,6 +76,16 @@ def covers(stats, theory: float, rel: float) -> None:
     assert stats.ci <= rel * abs(theory), (stats.ci, theory)
 
 
+def at(samples):
+    """An observe's samples as ``(session, time)``, without their values."""
+    return [(s, t) for s, t, _ in samples]
+
+
+def vals(samples):
+    """An observe's samples' values, in order."""
+    return [v for _, _, v in samples]
+
+
 def pool(report, name):
     return next(p for p in report.result.pools if p.name == name)
 

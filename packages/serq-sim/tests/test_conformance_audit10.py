@@ -29,12 +29,7 @@ general engine (byte-identical reports):
 from __future__ import annotations
 
 import pytest
-from conform import close, pool, refused, run, stage
-
-
-def at(samples):
-    return [(s, t) for s, t, _ in samples]
-
+from conform import at, close, pool, refused, run, stage
 
 SPILL_LANDING = """
 pool kv { cap 4; spill tier via link (size / 4) when (1); }

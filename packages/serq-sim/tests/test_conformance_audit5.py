@@ -26,16 +26,12 @@ import statistics
 
 import pytest
 import serq_sim
-from conform import _run, pool, run, stage
+from conform import _run, at, pool, run, stage
 from serq_report.json import encode_json
 
 
 def times(samples):
     return [t for _, t, _ in samples]
-
-
-def at(samples):
-    return [(s, t) for s, t, _ in samples]
 
 
 # --- (a) preemption ------------------------------------------------------------------------------------------

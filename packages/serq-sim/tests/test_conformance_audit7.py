@@ -18,12 +18,7 @@ byte-identical reports."""
 from __future__ import annotations
 
 import pytest
-from conform import close, pool, run, stage
-
-
-def at(samples):
-    return [(s, t) for s, t, _ in samples]
-
+from conform import at, close, pool, run, stage
 
 # --- (a) a victim's job leaves its stage ---------------------------------------------------------------------
 

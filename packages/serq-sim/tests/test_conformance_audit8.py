@@ -14,11 +14,7 @@ as written:
 
 from __future__ import annotations
 
-from conform import close, pool, run, stage
-
-
-def at(samples):
-    return [(s, t) for s, t, _ in samples]
+from conform import at, close, pool, run, stage
 
 
 def test_the_pool_references_complete_program(monkeypatch):

@@ -17,11 +17,7 @@ outcome follows from the spec's words by hand, run on the tier serQ picks and on
 from __future__ import annotations
 
 import pytest
-from conform import close, pool, run, run_error, stage
-
-
-def at(samples):
-    return [(s, t) for s, t, _ in samples]
+from conform import at, close, pool, run, run_error, stage
 
 
 def test_a_pool_two_engines_count_loses_the_last_admitted_resident_of_either(monkeypatch):

@@ -29,16 +29,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from conform import close, pool, run, stage
-
-
-def at(samples):
-    return [(s, t) for s, t, _ in samples]
-
-
-def vals(samples):
-    return [v for _, _, v in samples]
-
+from conform import at, close, pool, run, stage, vals
 
 # --- (a) an arrival and a release at one instant ----------------------------------------------------------
 

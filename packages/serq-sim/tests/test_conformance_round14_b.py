@@ -25,16 +25,7 @@ import math
 import statistics
 
 import pytest
-from conform import close, pool, run, run_error, stage
-
-
-def at(samples):
-    return [(s, t) for s, t, _ in samples]
-
-
-def vals(samples):
-    return [v for _, _, v in samples]
-
+from conform import at, close, pool, run, run_error, stage, vals
 
 # --- (a) jobs of infinite work ------------------------------------------------------------------------------
 

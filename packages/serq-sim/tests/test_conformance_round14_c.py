@@ -24,12 +24,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from conform import pool, run, stage
-
-
-def at(samples):
-    return [(s, t) for s, t, _ in samples]
-
+from conform import at, pool, run, stage
 
 # --- (a) an eviction at a release's instant ------------------------------------------------------------------
 

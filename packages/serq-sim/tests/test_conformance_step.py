@@ -13,11 +13,7 @@ general engine (SERQ_SIM_TIER=general: the per-job planning), which must give by
 from __future__ import annotations
 
 import pytest
-from conform import pool, run, stage
-
-
-def at(samples):
-    return [(s, t) for s, t, _ in samples]
+from conform import at, pool, run, stage
 
 
 def kinds(report, name="E", index=None):
