@@ -20,7 +20,6 @@ import hashlib
 import json
 import math
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 import serq_frontend
@@ -32,22 +31,6 @@ from serq_report.json import encode_json
 pytestmark = pytest.mark.timeout(120)
 
 HERE = Path(__file__).resolve().parent / "peer_programs10"
-
-
-@pytest.fixture
-def serq(capsys, monkeypatch):
-    """``serq ARGS…`` in this process (serq.cli.main, as a shell runs it, its exit status and output)."""
-    from serq.cli import main
-
-    monkeypatch.delenv("SERQ_SIM_TIER", raising=False)
-
-    def call(*args: str) -> SimpleNamespace:
-        with pytest.raises(SystemExit) as info:
-            main(list(args))
-        out = capsys.readouterr()
-        return SimpleNamespace(returncode=info.value.code or 0, stdout=out.out, stderr=out.err)
-
-    return call
 
 
 def one(name: str, **kw):
