@@ -204,6 +204,13 @@ class Linker:
 
     def collect_attributes(self, init: list[Any], turn: list[Any], session: list[Any], trace: bool) -> None:
         for n in BUILTIN_ATTRIBUTES + (TRACE_ATTRIBUTES if trace else ()):
+            if n in self.lets:  # an attribute and a constant have names of their own (language.txt §2): the
+                # constant was read where the attribute was meant (`let new = 5;` beside a trace replayed
+                # prompts of 5 tokens, `let serial = 7;` made every session's serial 7), silently
+                what = ("a built-in attribute of a session" if n in BUILTIN_ATTRIBUTES
+                        else "an attribute each turn of the trace gives")
+                raise self.error(self.ctx.let_pos.get(n), f"`let {n}`: `{n}` is {what}; give the constant "
+                                 "another name (it would be read where the attribute was meant)")
             self.slots[n] = len(self.attributes)
             self.attributes.append(ir.Attribute(name=n, builtin=True))
         for block in (init, turn, session):
