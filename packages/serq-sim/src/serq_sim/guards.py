@@ -21,7 +21,9 @@ cost of a test per call of the plugin's code, paid only by the runs that use it:
 * ``sim.at(t, callback, arg)`` is not given a time before now (the clock would go back) or NaN, nor a
   callback that cannot be called as ``callback(arg)`` (judged once per function), and
   ``sim.job_done(stage, job)`` is given its session's current run (not a job completed already, or one
-  that left the stage).
+  that left the stage), at the stage it arrived at, with a ``job.started`` (when the kind set one) from the
+  job's arrival to now;
+* a stage kind's count ``present`` is not below 0 where it is integrated (``acc()``).
 
 What breaks a rule is a :class:`serq.errors.PluginError` naming the plugin (its entry point and
 distribution), what it registered, what it did and when; an exception raised in the plugin's own code is
@@ -156,6 +158,47 @@ def _guard_observables(stage: Any, registry: Any, name: str, node: Any) -> None:
             setattr(stage, method, checked(method, lo, hi))
         except AttributeError:  # a kind whose instances take no attribute (__slots__): left unchecked
             return
+    _guard_present(stage, registry, name, label)
+    _guard_jobs(stage)
+
+
+def _guard_present(stage: Any, registry: Any, name: str, label: str) -> None:
+    """``present``, the count of jobs the stage holds, checked where it is integrated (``acc()``, which the
+    contract calls before every change of it, and the engine at a warm-up's and the run's end): a count
+    below 0 (a job counted out twice, or out without being counted in) was integrated as it was, a mean
+    present of -9.88 reported without a word."""
+    acc = stage.acc
+
+    def checked_acc():
+        n = stage.present
+        if not n >= 0:
+            raise failure(registry, name, f"failed in its stage {label}",
+                          f"its count present is {_shown(n)}, not a number at least 0 (a job counted out of it "
+                          "twice, or never counted in)", stage.sim)
+        return acc()
+
+    stage.acc = checked_acc
+
+
+def _guard_jobs(stage: Any) -> None:
+    """The jobs a third party's stage holds, noted as they arrive (``attach``) and leave (``detach``), so
+    that ``sim.job_done`` knows the stage a job is at (:func:`guard_engine`)."""
+    attach = stage.attach
+    detach = stage.detach
+    noted = _noted(stage.sim)
+    noted.stages.add(stage)
+    held = noted.jobs
+
+    def noted_attach(job):
+        held[id(job)] = (job, stage)
+        return attach(job)
+
+    def noted_detach(job):
+        held.pop(id(job), None)
+        return detach(job)
+
+    stage.attach = noted_attach
+    stage.detach = noted_detach
 
 
 def check_policy(policy: Any, registry: Any, name: str, pool: Any, what: str) -> Any:
@@ -282,6 +325,30 @@ def guard_share(policy: Any, registry: Any, name: str, sim: Any) -> Any:
 # ---------------------------------------------------------------------------------------------------
 
 
+#: where a job is that no third party's stage noted (at a built-in stage, or at none)
+_NOWHERE = object()
+
+
+class _Noted:
+    """A run's third-party stages and the jobs each holds now, ``id(job) -> (job, stage)``."""
+
+    def __init__(self) -> None:
+        self.stages: set[Any] = set()
+        self.jobs: dict[int, tuple[Any, Any]] = {}
+
+
+def _noted(sim: Any) -> _Noted:
+    noted = getattr(sim, "plugin_jobs", None)
+    if noted is None:
+        noted = sim.plugin_jobs = _Noted()
+    return noted
+
+
+def _stage_label(st: Any) -> str:
+    name = getattr(st, "name", None)
+    return name if isinstance(name, str) else _shown(st)
+
+
 class ContractError(ValueError):
     """A plugin asked the engine what its contract does not allow (``sim.at`` of a time before now, or NaN;
     ``sim.job_done`` of a job that is not its session's current run). Raised in the plugin's call, so
@@ -292,6 +359,9 @@ def guard_engine(sim: Any) -> None:
     """``sim.at`` and ``sim.job_done`` checked, for a run with a third party's stage kind or policy."""
     at = sim.at
     done = sim.job_done
+    noted = _noted(sim)
+    held = noted.jobs
+    guarded = noted.stages
     #: what is wrong with a callback, by its function (a method's and whether it is bound): judged once, as
     #: the engine calls it, ``callback(arg)``; a callback that cannot be was a TypeError raised by the
     #: engine's own call when the event came due, with no frame of the plugin's to name it
@@ -319,6 +389,23 @@ def guard_engine(sim: Any) -> None:
             raise ContractError(f"sim.job_done({getattr(st, 'name', '?')}, job): the job of session "
                              f"{owner.serial} is not its session's current run (completed twice, or after it "
                              "left the stage: check job.stage is self when its event fires)")
+        # the stage it completes at is the one it arrived at: another's completions, wait and service would
+        # count it (a third party's stage notes its jobs as they arrive: _guard_jobs)
+        at_stage = held.pop(id(job), (None, None))[1]
+        if at_stage is None and st in guarded:
+            at_stage = _NOWHERE
+        if at_stage is not None and at_stage is not st:
+            whose = f"session {owner.serial}" if owner is not None else "an ownerless job"
+            where = "another stage" if at_stage is _NOWHERE else f"stage {_stage_label(at_stage)}"
+            raise ContractError(f"sim.job_done({_stage_label(st)}, job): the job of {whose} is at {where}, not "
+                                f"at {_stage_label(st)}: a job completes at the stage it arrived at")
+        # its wait and service are read from job.enqueued (set by the engine) and job.started (the kind's):
+        # a start before its arrival or after now was a negative wait or service in the report, NaN a NaN one
+        started = job.started
+        if started is not None and not (_number(started) and job.enqueued <= started <= sim.now):
+            raise ContractError(f"sim.job_done({_stage_label(st)}, job): job.started is {_shown(started)}, not a "
+                                f"time from the job's arrival (t={show_number(job.enqueued)}) to now "
+                                f"(t={show_number(sim.now)})")
         return done(st, job)
 
     sim.at = checked_at
