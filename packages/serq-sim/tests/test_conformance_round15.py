@@ -513,3 +513,163 @@ def test_transfer_release_and_drop(monkeypatch):
     assert all(close(a, b) for a, b in [(p.used, 2.0), (p.cached, 8 / 6), (q.used, 2.5), (q.cached, 2 / 6)])
     assert (q.admissions, q.evicted_entries, p.evicted_entries) == (2, 0, 0)
     assert close(stage(rep, "link").utilisation, 2 / 6)
+
+
+# --- more offload tiers: blocks of two sizes over a fifo link; a cycle of two tiers ------------------------
+
+BLOCKS = """
+pool kv { cap 8; block 4; spill t via l (size) when (1); }
+pool t { cap 12; block 3; }
+stage l : fifo;
+stage d : delay;
+workload { arrive renewal(1); }
+session {
+  hold kv (8) { run d (0.5); } cache (8);
+  run d (12 - now);
+  observe a = cachedin(kv) * 100 + cachedin(t);
+}
+run { horizon 40; arrivals 2; }
+"""
+
+
+def test_a_spill_is_per_block_rounded_to_the_tiers_blocks_and_its_writes_queue_at_a_fifo_link(monkeypatch):
+    """pool-reference `block`: "cache entries are kept and evicted, in blocks … An entry is evicted from
+    its tail, block by block"; docs/language.md: each block is a spill of its own, the tier takes whole
+    blocks of its own (3 of a 4), `work` reads the units written; §3 Stages: fifo(c) serves jobs in arrival
+    order. s0 caches 8 (two blocks of 4) at 1.5; s1's 8 at 2 evict both: two spills of 3 units each (work
+    3), the second waiting for the first at the fifo link: [2, 5] and [5, 8]. The writes join s0's one
+    prefix in the tier: 6 at 12. kv: one entry evicted (8 units), 2 spills; t caches 6 from 2 to 12 (5 on
+    average over 12); l busy 6 of 12 with 2 jobs present on [2, 5), 1 on [5, 8): 9 / 12.
+    Mutation: expecting the block of 4 written whole (a = 8) fails, as does one spill per entry."""
+    rep, obs = run(BLOCKS, monkeypatch)
+    assert by_session(obs["a"]) == {0: 6.0, 1: 800.0}
+    kv, t, link = pool(rep, "kv"), pool(rep, "t"), stage(rep, "l")
+    assert (kv.evicted_entries, kv.evicted_units, kv.spills, t.evicted_entries) == (1, 8.0, 2, 0)
+    assert (close(t.cached, 5.0), link.completions, close(link.utilisation, 0.5), close(link.present, 0.75)) == (
+        True, 2, True, True)
+
+
+CYCLE = """
+pool kv { cap 4; spill t via l (0) when (1); }
+pool t { cap 4; spill kv via l (0) when (1); }
+stage l : delay;
+stage d : delay;
+workload { arrive renewal(1); }
+session {
+  hold kv (4) { run d (0.5); } cache (4);
+  run d (12 - now);
+  observe a = cachedin(kv) * 100 + cachedin(t);
+}
+run { horizon 40; arrivals 3; }
+"""
+
+
+def test_two_pools_spilling_to_each_other_do_not_spill_back_into_the_one_making_room(monkeypatch):
+    """Two pools each the other's tier (the spec is silent on a cycle; `pools.cache.spill`: a tier that is
+    itself making room has none, so a spill never breaks its invariant). A write of no work lands at
+    once. s1's hold at 2 evicts s0's 4 from kv into t. s2's at 3 evicts s1's 4: t is full, evicts s0's 4
+    (its evictions spill to kv, which is making room: nothing is written) and takes s1's. At 12: s0 has
+    nothing anywhere, s1 4 in t, s2 4 in kv. kv: 2 entries evicted, 2 spills; t: 1 evicted, 0 spills; the
+    link ran nothing. Mutation: expecting t's eviction spilled (t.spills 1) fails."""
+    rep, obs = run(CYCLE, monkeypatch)
+    assert by_session(obs["a"]) == {0: 0.0, 1: 4.0, 2: 400.0}
+    kv, t = pool(rep, "kv"), pool(rep, "t")
+    assert (kv.evicted_entries, kv.spills, t.evicted_entries, t.evicted_units, t.spills) == (2, 2, 1, 4.0, 0)
+    assert stage(rep, "l").completions == 0
+
+
+# --- a closed population replaying a trace; a transfer out of an enclosing hold ----------------------------
+
+CLOSED = """
+stage d : delay;
+workload { arrive closed(1); trace "t.csv" ordered; }
+session {
+  loop {
+    turn;
+    observe n = new * 10 + turn_no;
+    run d (out);
+    branch (more) { run d (think); } else { end; }
+  }
+}
+run { horizon 12; }
+"""
+
+
+def test_a_closed_population_replays_the_trace_session_of_each_replacement(monkeypatch, tmp_path):
+    """§3 Workload: "ordered: session i replays trace session i"; a closed population replaces a session
+    that ends at once (docs/language.md), and the replacement is a new session: its own serial and turns
+    from 1. s0 (trace `7`) at 0: turn 1 (new 10), out 2, think 1.5, turn 2 at 3.5 (new 20), out 3, ends
+    at 6.5; s1 (trace `3`) at 6.5: new 5, out 1, ends at 7.5; s2 (serial 2 mod 2: `7` again) at 7.5: turns
+    at 7.5 and 11, cut by the horizon 12. Mutation: expecting turn_no to go on across sessions (s1's
+    51 as 53) fails."""
+    (tmp_path / "t.csv").write_text(TRACE_CSV)
+    (tmp_path / "p.sq").write_text(CLOSED)
+    rep, obs = run("", monkeypatch, path=tmp_path / "p.sq")
+    assert obs["n"] == [(0, 0.0, 101.0), (0, 3.5, 202.0), (1, 6.5, 51.0), (2, 7.5, 101.0), (2, 11.0, 202.0)]
+    assert (rep.result.arrivals, rep.result.ended, rep.result.turns) == (3, 2, 5)
+
+
+NESTED = """
+pool P { cap 8; }
+pool Q { cap 8; }
+pool r { cap 1; }
+stage link : delay;
+stage d : delay;
+workload { arrive renewal(1); }
+session {
+  hold P (4) {
+    run d (1);
+    hold Q (4), r (1) {
+      transfer (1) from P to Q (4);
+      observe a = used(P) * 100 + cachedin(P) * 10 + used(Q);
+      release r;
+      observe b = used(r) + holders(r);
+      run d (1);
+    } cache (4);
+    observe c = used(P) * 100 + cachedin(P) * 10 + cachedin(Q);
+  } cache (3);
+  observe e = used(P) * 100 + cachedin(P) * 10 + cachedin(r);
+}
+run { horizon 12; arrivals 1; }
+"""
+
+
+def test_a_transfer_out_of_an_enclosing_hold_releases_that_hold_on_its_clause(monkeypatch):
+    """§2: transfer moves "the KV of n tokens … from the session's lease (or hold) on P"; §3: "release m
+    inside the body does the same for m alone, at that point: the innermost enclosing hold on m gives its
+    allocation there back, caching per its clause, and holds m no longer"; docs/language.md: a body's
+    advance is the hold's over all its pools (a pool it advanced nothing on computed the prefix it consumed
+    plus what was added there: 0). s0 at 1 holds P (4); at 2 Q (4) and r (1); the link runs [2, 3], Q's
+    position is 4, and the outer hold on P gives its 4 back caching min(3, 4) = 3 (a = 0, 3, 4). release r:
+    r's position is 0, nothing cached (b = 0). Q's scope ends at 4 caching 4 (c = 0, 3, 4); the outer
+    scope's end finds nothing left on P (e = 0, 3, r 0). P used 4 on [1, 3): 8 / 4. Mutation: caching P per
+    the inner hold's clause (4: a = 44) fails, as does r caching its allocation (e = 31)."""
+    rep, obs = run(NESTED, monkeypatch)
+    assert [(n, obs[n][0][1:]) for n in ("a", "b", "c", "e")] == [
+        ("a", (3.0, 34.0)), ("b", (3.0, 0.0)), ("c", (4.0, 34.0)), ("e", (4.0, 30.0))]
+    p, r = pool(rep, "P"), pool(rep, "r")
+    assert (rep.result.end, close(p.used, 2.0), close(p.cached, 0.75), close(r.used, 0.25)) == (4.0, True, True,
+                                                                                                True)
+
+
+HORIZON_GAUGE = """
+pool m { cap 5; }
+stage d : delay;
+workload { arrive renewal(2); }
+session { hold m (serial + 1) { run d (1.5 * (serial + 1)); } }
+gauge u = used(m);
+run { horizon 4; warmup 2; }
+"""
+
+
+def test_a_gauge_value_reached_at_the_horizon_is_not_held(monkeypatch):
+    """Gauges: "the least and greatest value held for a positive time" over [warmup, end]. Arrivals at 2
+    and 4 (the horizon's instant, docs/language.md: an arrival there runs). s0 holds 1 over [2, 3.5]; s1's
+    2 from 4 are the state at the end, held for no time: greatest 1, least 0, mean 1.5 / 2. The change
+    points: 0 at 0, 1 at 2, 0 at 3.5, 2 at 4. Mutation: expecting max 2 fails."""
+    rep, _ = run(HORIZON_GAUGE, monkeypatch)
+    u = rep.result.gauges["u"]
+    assert (close(u.mean, 0.75), u.min, u.max) == (True, 0.0, 1.0)
+    g = rep._gauges["u"]
+    assert list(zip(g.times.tolist(), g.values.tolist())) == [(0.0, 0.0), (2.0, 1.0), (3.5, 0.0), (4.0, 2.0)]
+    assert pool(rep, "m").admissions == 2
