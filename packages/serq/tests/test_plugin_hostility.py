@@ -202,7 +202,7 @@ def test_a_format_that_fails_half_way_leaves_the_output_as_it_was(site, existing
     if existing:
         out.write_text("the report of yesterday\n")
     r = serq(site, "format raises", "run", "p.sq", "--no-progress", "--format", "partial", "-o", str(out))
-    one_message(r, HEAD + "failed in partial_format: RuntimeError: the format broke half-way at "
+    one_message(r, HEAD + "failed in partial_format during its report format partial: RuntimeError: the format broke half-way at "
                 f"{site / 'site' / 'hostile_mod.py'}:")
     if existing:
         assert out.read_text() == "the report of yesterday\n"
@@ -212,7 +212,7 @@ def test_a_format_that_fails_half_way_leaves_the_output_as_it_was(site, existing
         [out.name] if existing else [])  # no temporary file left beside it
     # to standard output: nothing of the half-written report
     r = serq(site, "format raises", "run", "p.sq", "--no-progress", "--format", "partial")
-    one_message(r, HEAD + "failed in partial_format: RuntimeError: the format broke half-way")
+    one_message(r, HEAD + "failed in partial_format during its report format partial: RuntimeError: the format broke half-way")
 
 
 def test_a_command_whose_module_cannot_be_imported_takes_no_other_command_with_it(site):
@@ -234,7 +234,7 @@ def test_a_command_whose_module_cannot_be_imported_takes_no_other_command_with_i
 
 def test_a_loader_that_raises_or_gives_no_program_is_named(site):
     r = serq(site, "loader raises", "run", "p.hostile", "--no-progress")
-    one_message(r, HEAD + "failed in load_hostile: LookupError: the loader broke at")
+    one_message(r, HEAD + "failed in load_hostile during its loader for .hostile files: LookupError: the loader broke at")
     r = serq(site, "loader gives None", "run", "p.hostile", "--no-progress")
     one_message(r, HEAD + "failed in its loader for .hostile files: it returned None for p.hostile, not a "
                 "serq_ir.Program")
@@ -256,7 +256,8 @@ def test_library_folders_that_are_not_folders_are_refused(site, case, what):
     ("grammar not lark", "registers the sugar layer 'hostile', whose grammar does not build: GrammarError: "),
     ("rewrite gives None", "failed in the rewrite of its sugar layer 'hostile': rewrite(module, ctx) returned "
                            "None, not a serq_frontend.ast.Module"),
-    ("rewrite raises", "failed in serq_frontend_register_sugar.<locals>.rewrite: RuntimeError: the rewrite broke"),
+    ("rewrite raises", "failed in serq_frontend_register_sugar.<locals>.rewrite during the compile: RuntimeError: the "
+                       "rewrite broke"),
 ])
 def test_a_sugar_layer_gone_wrong_is_named(site, case, what):
     r = serq(site, case, "run", "p.sq", "--no-progress", compile_cache=False)

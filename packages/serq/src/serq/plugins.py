@@ -867,13 +867,16 @@ def plugin_at(pm: pluggy.PluginManager | None, exc: BaseException) -> str | None
 
 
 def exit_as_plugin_error(pm: pluggy.PluginManager | None, exc: BaseException, during: str) -> PluginError | None:
-    """The :class:`PluginError` naming the plugin whose code raised ``exc``, a ``sys.exit()`` or a
-    BaseException of its own (not an Exception: those reach the command's one handler, which names the
-    plugin too), in an object it registered that serQ called ``during`` something (a loader, a report
-    format, a sugar layer's builders and rewrite); ``None`` when ``exc`` is an Exception, Ctrl-C, or not a
-    plugin's (the caller raises it as it is). Without this, a plugin's ``sys.exit(0)`` ended the command
-    with status 0, no output and no message, as if it were the command's own exit."""
-    if isinstance(exc, (Exception, KeyboardInterrupt)):
+    """The :class:`PluginError` naming the plugin whose code raised ``exc`` in an object it registered that
+    serQ called ``during`` something (a loader, a report format, a sugar layer's builders and rewrite): an
+    exception, a ``sys.exit()`` or a BaseException of its own; ``None`` when ``exc`` is a serQ user error
+    (the user's message as it is), an ``OSError`` (the command's handler tells a file the command line names
+    from the plugin's own), Ctrl-C, ``MemoryError``, or not a plugin's (the caller raises it as it is).
+    Without this, a plugin's ``sys.exit(0)`` ended the command with status 0, no output and no message, as
+    if it were the command's own exit; and the library API (``serq_report.render``, ``serq_frontend.compile``,
+    ``serq.loading.load_program``) raised a format's, a sugar layer's or a loader's own ``ValueError`` as it
+    was, naming no plugin, where ``serq_sim.run`` raises the :class:`PluginError`."""
+    if isinstance(exc, (KeyboardInterrupt, MemoryError, OSError)) or getattr(type(exc), "serq_user_error", False):
         return None
     msg = plugin_failure(pm, exc, during)
     return PluginError(msg) if msg is not None else None
@@ -882,7 +885,7 @@ def exit_as_plugin_error(pm: pluggy.PluginManager | None, exc: BaseException, du
 @contextlib.contextmanager
 def plugin_exits(pm: pluggy.PluginManager | None, during: str) -> Iterator[None]:
     """Around serQ's call of an object a plugin registered (a loader, a report format, a sugar layer's
-    builders and rewrite): a ``sys.exit()`` or BaseException of the plugin's is raised as the
+    builders and rewrite): an exception, a ``sys.exit()`` or a BaseException of the plugin's is raised as the
     :class:`PluginError` naming it (:func:`exit_as_plugin_error`); anything else as it is."""
     try:
         yield
@@ -913,11 +916,29 @@ def report_text(pm: pluggy.PluginManager | None, formats: Registry, name: str, r
     failure (:func:`plugin_exits`); what it wrote is the report even when it closed ``out`` (which was a
     ``ValueError`` traceback from serQ's read of it); and text that UTF-8 cannot encode (a lone surrogate,
     which standard output wrote as a raw byte and ``-o FILE`` refused with a ``UnicodeEncodeError``
-    traceback) is its failure, named, the output left as it was."""
+    traceback) is its failure, named, the output left as it was. What a third party's format prints is
+    its text too, and a format that returns a value and writes nothing (its text returned, not written) is
+    its failure."""
     out = _ReportOut(newline="")
+    reporter = formats[name]
+    mod = getattr(reporter, "__module__", None)
+    ours = isinstance(mod, str) and mod.partition(".")[0] in FIRST_PARTY_PACKAGES
     with plugin_exits(pm, f"its report format {name}"):
-        formats[name](report, out)
+        if ours:
+            returned = reporter(report, out)
+        else:
+            # a third party's format that print()s its report writes it where serQ writes the report: what
+            # it prints is its text, in order with what it writes to ``out`` (printed straight to standard
+            # output, it missed -o FILE, and a format failing half-way had printed half of it)
+            with contextlib.redirect_stdout(out):
+                returned = reporter(report, out)
     text = out.kept if out.closed and out.kept is not None else out.getvalue()
+    if returned is not None and not text:
+        # the report returned instead of written: pluggy-like, the value was dropped, and the report was empty
+        raise PluginError(formats.plugin_message(
+            name, f"failed in its report format {name}",
+            f"reporter(report, out) returned {_shown(returned)} and wrote nothing: a format writes its report "
+            "to the stream out it is given"))
     if not text.isascii():
         try:
             text.encode("utf-8")
