@@ -673,3 +673,41 @@ def test_a_gauge_value_reached_at_the_horizon_is_not_held(monkeypatch):
     g = rep._gauges["u"]
     assert list(zip(g.times.tolist(), g.values.tolist())) == [(0.0, 0.0), (2.0, 1.0), (3.5, 0.0), (4.0, 2.0)]
     assert pool(rep, "m").admissions == 2
+
+
+LEASED_ROOM = """
+pool kv { cap 6; preempt lifo; }
+stage d : delay;
+workload { arrive renewal(1); }
+session {
+  branch (serial == 0) {
+    hold kv (2) { run d (0.5); } cache (2) lease kv (10);
+    run d (10);
+  } else {
+    hold kv (2) { run d (1); grow kv (3); observe g = now; run d (1); } cache (5);
+    observe done = now;
+  }
+}
+run { horizon 40; arrivals 3; }
+"""
+
+
+def test_a_lease_is_no_preemption_candidate_and_its_room_comes_back_when_it_ends(monkeypatch):
+    """pool-reference `preempt`: "Leases are not candidates; the grower can be its own victim"; a pool no
+    engine counts takes the holders with an active hold scope, the last admitted first; the victim
+    re-enters at the head of the queue; §3 lease: the allocation is kept until t seconds or the session's
+    end, then cached; docs/language.md: a hold preempted before it computed anything caches nothing.
+    kv cap 6. s0 leases 2 from 1.5 to its end at 11.5. s1 (admitted at 2) and s2 (at 3) hold 2 each; at
+    3 s1 grows by 3 with 0 free: s2 is preempted (4 used), still no room for 3, so s1 preempts itself; s1
+    re-enters at the head ahead of s2, both are admitted again at once and grow again a second later: two
+    preemptions at each of 3, 4, …, 11 (18). At 11.5 the lease's 2 are cached; at 12 s1's growth preempts
+    s2 (19) and then fits by evicting those 2 (g = 12); s1 is done at 13 caching 5, which s2's admission
+    at 13 evicts (7 units over 2 entries); s2 grows at 14 and is done at 15. Admissions: s0 1, s1 1 + 9,
+    s2 1 + 9 + 1 = 22; both s1 and s2 were preempted again at the position of their last preemption:
+    stuck 2. Mutation: expecting 18 preemptions (s2 not preempted at 12, the lease's cached 2 counted as
+    room) fails, as does expecting stuck 0."""
+    rep, obs = run(LEASED_ROOM, monkeypatch)
+    assert (obs["g"], obs["done"]) == ([(1, 12.0, 12.0), (2, 14.0, 14.0)], [(1, 13.0, 13.0), (2, 15.0, 15.0)])
+    kv = pool(rep, "kv")
+    assert (kv.preemptions, kv.admissions, kv.evicted_entries, kv.evicted_units, kv.stuck) == (19, 22, 2, 7.0, 2)
+    assert rep.result.end == 15.0
