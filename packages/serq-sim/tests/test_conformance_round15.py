@@ -711,3 +711,41 @@ def test_a_lease_is_no_preemption_candidate_and_its_room_comes_back_when_it_ends
     kv = pool(rep, "kv")
     assert (kv.preemptions, kv.admissions, kv.evicted_entries, kv.evicted_units, kv.stuck) == (19, 22, 2, 7.0, 2)
     assert rep.result.end == 15.0
+
+
+SPILL_MEMBER = """
+pool kv { cap 4; spill cpu[home] via pcie[home] (size * (home + 1)) when (waiting == 0); }
+pool cpu[2] { cap 10; }
+stage pcie[2] : delay;
+stage d : delay;
+workload { arrive renewal(1); }
+session {
+  set home = serial % 2;
+  hold kv (4) { run d (0.5); } cache (4);
+  set home = 1 - home;
+  branch (serial == 0) { run d (1); hold kv (1) { run d (5); } }
+  run d (12 - now);
+  observe a = cachedin(kv) * 100 + cachedin(cpu[0]) * 10 + cachedin(cpu[1]);
+}
+run { horizon 40; arrivals 3; }
+"""
+
+
+def test_a_spill_names_its_tier_and_link_by_the_entry_s_session_at_the_eviction(monkeypatch):
+    """pool-reference `spill`: `work` and `pred` are evaluated at the Evict moment; `evict`: keys read "the
+    entry's session's attributes: current while the session lives"; docs/language.md: a spill's TIER and
+    LINK may name a member by a computed index read at that moment. `home` is serial % 2 at the hold and
+    flipped after it. s0 (home 0 → 1) caches 4 at 1.5; s1's hold at 2 evicts it: s0 is not waiting, its
+    home is now 1: cpu[1] over pcie[1], work 4 * 2 = 8 ([2, 10]). s1 (home 1 → 0) caches 4 at 2.5, when s0
+    (first at that instant) joins the queue for 1 unit; s1's release comes next and s0's admission evicts
+    s1's entry to cpu[0] (work 4, [2.5, 6.5]). s2 waits from 3 for the 4 until s0's release at 7.5.
+    At 12: s0 finds its 4 in cpu[1], s1 in cpu[0], s2 on kv. kv waits 0, 0, 0, 4.5.
+    Mutation: reading home as at the release (s0's prefix to cpu[0]: a = 40) fails."""
+    rep, obs = run(SPILL_MEMBER, monkeypatch)
+    assert by_session(obs["a"]) == {0: 4.0, 1: 40.0, 2: 400.0}
+    kv = pool(rep, "kv")
+    assert (kv.spills, kv.evicted_entries, kv.admissions, kv.wait) == (2, 2, 4, 1.125)
+    assert (close(stage(rep, "pcie", 0).utilisation, 4 / 12), close(stage(rep, "pcie", 1).utilisation, 8 / 12)) == (
+        True, True)
+    c0, c1 = (p for p in rep.result.pools if p.name == "cpu")
+    assert (close(c0.cached, 38 / 12), close(c1.cached, 40 / 12)) == (True, True)
