@@ -749,3 +749,20 @@ def test_a_spill_names_its_tier_and_link_by_the_entry_s_session_at_the_eviction(
         True, True)
     c0, c1 = (p for p in rep.result.pools if p.name == "cpu")
     assert (close(c0.cached, 38 / 12), close(c1.cached, 40 / 12)) == (True, True)
+
+
+def test_a_spill_chain_counts_from_the_warm_up_s_instant(monkeypatch):
+    """The chain of the first test with warm-up 3 (docs/language.md: a pool's evictions, spills and
+    preemptions count the events at or after the warm-up's end; a stage counts the runs that end after
+    it). The spill at 2 is left out; those at 3 (kv's of s1, t1's of s0) and 11 count: 2 and 2, as do kv's
+    admissions at 3 and 11. l1's jobs end at 2.5 (left out), 3.5 and twice at 11.5; present 1.5 / 17. Over
+    [3, 20]: t1 and t2 each cache 4 throughout (68 / 17); kv caches s2's 4 over [3.5, 11) and s0's over
+    [11.5, 20]: 64 / 17. Mutation: expecting kv.spills 3 (the spill at 2 counted) fails."""
+    rep, _ = run(CHAIN.replace("arrivals 3;", "arrivals 3; warmup 3;"), monkeypatch)
+    kv, t1, t2 = pool(rep, "kv"), pool(rep, "t1"), pool(rep, "t2")
+    assert (kv.spills, kv.evicted_entries, kv.admissions, t1.spills, t1.evicted_entries) == (2, 2, 2, 2, 2)
+    assert all(close(a, b) for a, b in [(kv.cached, 64 / 17), (kv.used, 4 / 17), (t1.cached, 4.0),
+                                        (t2.cached, 4.0), (t2.used, 2 / 17)])
+    l1 = stage(rep, "l1")
+    assert (l1.completions, close(l1.present, 1.5 / 17), close(stage(rep, "l2").utilisation, 8 / 17)) == (
+        3, True, True)
