@@ -766,3 +766,64 @@ def test_a_spill_chain_counts_from_the_warm_up_s_instant(monkeypatch):
     l1 = stage(rep, "l1")
     assert (l1.completions, close(l1.present, 1.5 / 17), close(stage(rep, "l2").utilisation, 8 / 17)) == (
         3, True, True)
+
+
+HIT_RATE = """
+pool kv { cap 8; spill cpu via pcie (size / 4) when (1); }
+pool cpu { cap 100; }
+stage pcie : delay;
+stage d : delay;
+workload { arrive renewal(1); }
+session {
+  set K = 0;
+  loop {
+    set prompt = K + 4 * (serial + 1);
+    set t0 = now;
+    hold kv (prompt) reuse (hg) at admission (hg = min(cachedin(kv), K)) {
+      set cg = cached;
+      hold cpu (hc) reuse (hc) at admission (hc = max(0, min(cachedin(cpu), K - cg))) {
+        set back = cached;
+        run pcie (back / 4);
+      } cache (0);
+      run d ((prompt - cg - back) / 4);
+      set first = now;
+      run d (1);
+    } cache (prompt);
+    record request { sent = t0; first_token = first; last_token = now; output = 2; prompt = prompt;
+                     cached = cg + back; }
+    set K = prompt;
+    branch (serial == 0 && K == 4) { run d (4); } else { end; }
+  }
+}
+run { horizon 40; arrivals 2; warmup W; }
+"""
+
+
+def test_a_request_table_s_hit_rate_counts_what_the_offload_tier_gave_back(monkeypatch):
+    """docs/language.md: a table with `cached` and `prompt` gets the prefix-cache hit rate sum(cached) /
+    sum(prompt) over its rows, the rows kept by `sent` at the warm-up; TTFT is first_token - sent, E2E
+    last_token - sent. s0 (prompt 4) is sent at 1: prefill 1, first token 2, done 3, caches 4. s1 (prompt
+    8) waits from 2 to 3 for kv, whose s0 entry is evicted and spilled (work 1, landing at 4): first 5,
+    done 6, caches 8. s0's second turn (prompt 8, history 4) is sent at 7: kv's s1 entry is evicted (and
+    spilled), kv gives 0 and the tier 4 (read in 1), the prefill (8 - 4) / 4 = 1: first 9, done 10.
+    Rows (sent, first, last, prompt, cached): (1, 2, 3, 4, 0), (2, 5, 6, 8, 0), (7, 9, 10, 8, 4): hit rate
+    4 / 20, TTFT 1, 3, 2, E2E 2, 4, 3, 3 requests over 10. With warm-up 2.5 only the last row: 4 / 8, one
+    request over 7.5; kv's admissions and spills at 3 and 7 count, those at 1 do not.
+    Mutation: expecting the hit rate of the GPU's hits alone (0) fails, as does 4 / 12 (prompts of the
+    rows with a hit only)."""
+    rep, _ = run(HIT_RATE.replace("W", "0"), monkeypatch)
+    m = rep.result.requests
+    rows = rep.records("request", kind="numpy")
+    assert [rows[c].tolist() for c in ("sent", "first_token", "last_token", "prompt", "cached")] == [
+        [1.0, 2.0, 7.0], [2.0, 5.0, 9.0], [3.0, 6.0, 10.0], [4, 8, 8], [0, 0, 4]]
+    assert (m.completed, m.prefix_cache_hit_rate, m.ttft.mean, m.e2el.mean, m.total_input_tokens) == (
+        3, 0.2, 2.0, 3.0, 20.0)
+    assert close(m.request_throughput, 0.3)
+    kv = pool(rep, "kv")
+    assert (kv.spills, kv.evicted_entries, kv.admissions) == (2, 2, 3)
+    rep, _ = run(HIT_RATE.replace("W", "2.5"), monkeypatch)
+    m = rep.result.requests
+    assert (m.completed, m.prefix_cache_hit_rate, m.ttft.mean, close(m.request_throughput, 1 / 7.5)) == (
+        1, 0.5, 2.0, True)
+    kv = pool(rep, "kv")
+    assert (kv.spills, kv.evicted_entries, kv.admissions) == (2, 2, 2)
