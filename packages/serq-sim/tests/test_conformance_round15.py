@@ -827,3 +827,28 @@ def test_a_request_table_s_hit_rate_counts_what_the_offload_tier_gave_back(monke
         1, 0.5, 2.0, True)
     kv = pool(rep, "kv")
     assert (kv.spills, kv.evicted_entries, kv.admissions) == (2, 2, 2)
+
+
+STEP_GAUGE = """
+stage E : step { budget 4; cost 1; }
+workload { arrive batch(2); }
+session { run E prefill (6); observe t = now; }
+gauge b = busy(E) * 10 + queue(E);
+run { horizon 3; }
+"""
+
+
+def test_a_gauge_of_a_step_stage_reads_the_iteration_s_jobs_and_the_residents(monkeypatch):
+    """docs/language.md: `queue(s)` of a step stage is its residents, `busy(s)` "the jobs the running
+    iteration of a step stage serves"; §3: the residents are served in admission order, "up to chunk to a
+    prefilling one, until the budget is spent". Two prefills of 6 on budget 4, cost 1: [0, 1) s0's 4
+    (busy 1, 2 residents), [1, 2) s0's 2 and s1's 2 (busy 2), [2, 3) s1's 2 (busy 1, 1 resident): b = 12,
+    22, 11, mean 45 / 3, least 11, greatest 22; s0 done at 2, s1 at 3. Mutation: expecting busy to count
+    the residents (b 22 on [0, 1), greatest 22, mean 55 / 3) fails."""
+    rep, obs = run(STEP_GAUGE, monkeypatch)
+    assert obs["t"] == [(0, 2.0, 2.0), (1, 3.0, 3.0)]
+    g = rep._gauges["b"]
+    assert list(zip(g.times.tolist(), g.values.tolist())) == [(0.0, 12.0), (1.0, 22.0), (2.0, 11.0), (3.0, 0.0)]
+    b = rep.result.gauges["b"]
+    assert (b.mean, b.min, b.max) == (15.0, 11.0, 22.0)
+    assert (stage(rep, "E").iterations, stage(rep, "E").utilisation) == (3, 1.0)
