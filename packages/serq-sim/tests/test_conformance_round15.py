@@ -852,3 +852,35 @@ def test_a_gauge_of_a_step_stage_reads_the_iteration_s_jobs_and_the_residents(mo
     b = rep.result.gauges["b"]
     assert (b.mean, b.min, b.max) == (15.0, 11.0, 22.0)
     assert (stage(rep, "E").iterations, stage(rep, "E").utilisation) == (3, 1.0)
+
+
+WAITING = """
+pool m { cap 1; }
+pool kv { cap 4; spill t via l (0) when (waiting == W); }
+pool t { cap 10; }
+stage l : delay;
+stage d : delay;
+workload { arrive renewal(1); }
+session {
+  branch (serial == 0) { hold m (1) { run d (5); } }
+  else { branch (serial == 1) {
+    hold kv (4) { run d (0.5); } cache (4);
+    hold m (1) { observe got = now; }
+    observe c = cachedin(t);
+  } else { hold kv (4) { run d (1); } } }
+}
+run { horizon 20; arrivals 3; }
+"""
+
+
+@pytest.mark.parametrize("w, spilled", [(0, 0), (1, 1)])
+def test_a_spill_predicate_reads_waiting_of_a_session_queued_at_another_pool(monkeypatch, w, spilled):
+    """pool-reference `spill`: `pred` is read at the Evict moment; docs/language.md: `waiting` "is 1 when
+    the entry's session … is alive and waiting in some pool's queue". s0 holds m over [1, 6]. s1 caches 4
+    on kv at 2.5 and waits for m until 6. s2's hold at 3 evicts s1's entry while s1 waits: `waiting` is 1,
+    so `when (waiting == 1)` spills it (a write of no work lands at once: s1 finds 4 in t at 6) and
+    `when (waiting == 0)` does not (0). Mutation: expecting the other parameter's outcome fails."""
+    rep, obs = run(WAITING.replace("W", str(w)), monkeypatch)
+    assert (obs["got"], obs["c"]) == ([(1, 6.0, 6.0)], [(1, 6.0, 4.0 * spilled)])
+    kv = pool(rep, "kv")
+    assert (kv.evicted_entries, kv.evicted_units, kv.spills, close(kv.cached, 2 / 6)) == (1, 4.0, spilled, True)
