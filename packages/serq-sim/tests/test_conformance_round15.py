@@ -884,3 +884,39 @@ def test_a_spill_predicate_reads_waiting_of_a_session_queued_at_another_pool(mon
     assert (obs["got"], obs["c"]) == ([(1, 6.0, 6.0)], [(1, 6.0, 4.0 * spilled)])
     kv = pool(rep, "kv")
     assert (kv.evicted_entries, kv.evicted_units, kv.spills, close(kv.cached, 2 / 6)) == (1, 4.0, spilled, True)
+
+
+NESTED_RELEASE = """
+pool m { cap 4; }
+stage d : delay;
+workload { arrive renewal(1); }
+session {
+  hold m (1) {
+    hold m (2) { release m; observe u1 = used(m) * 10 + cachedin(m); run d (1); } cache (2);
+    observe u2 = used(m) * 10 + cachedin(m);
+    release m;
+    observe u3 = used(m) * 10 + cachedin(m);
+    run d (1);
+  } cache (1);
+  observe c = used(m) * 10 + cachedin(m);
+  release m;
+  observe c2 = used(m) * 10 + cachedin(m);
+}
+run { horizon 20; arrivals 1; }
+"""
+
+
+def test_release_gives_back_the_innermost_hold_and_the_latest_release_is_the_prefix(monkeypatch):
+    """§3: "release m inside the body … the innermost enclosing hold on m gives its allocation there back,
+    caching per its clause, and holds m no longer", and then the scope's end "has nothing left there";
+    docs/language.md: a session has one prefix per pool, the one its latest release left, which replaces
+    the earlier whichever is longer; `release m` with no hold or lease releases nothing. At 1 the inner
+    hold (2) is released at once: 1 used (the outer), 2 cached (u1 = 12); its scope's end at 2 has nothing
+    left (u2 = 12); the outer's release caches 1 in place of the 2 (u3 = 01); the outer scope's end at 3
+    and the last release change nothing (c = c2 = 1). m used 1 over [1, 2]: 1 / 3; cached 2 on [1, 2), 1 on
+    [2, 3]: 3 / 3. Mutation: expecting the longer prefix kept (u3 = 2) fails."""
+    rep, obs = run(NESTED_RELEASE, monkeypatch)
+    assert [obs[n][0][1:] for n in ("u1", "u2", "u3", "c", "c2")] == [
+        (1.0, 12.0), (2.0, 12.0), (2.0, 1.0), (3.0, 1.0), (3.0, 1.0)]
+    m = pool(rep, "m")
+    assert (m.admissions, close(m.used, 1 / 3), close(m.cached, 1.0), m.evicted_entries) == (2, True, True, 0)
