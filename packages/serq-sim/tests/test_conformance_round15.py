@@ -920,3 +920,32 @@ def test_release_gives_back_the_innermost_hold_and_the_latest_release_is_the_pre
         (1.0, 12.0), (2.0, 12.0), (2.0, 1.0), (3.0, 1.0), (3.0, 1.0)]
     m = pool(rep, "m")
     assert (m.admissions, close(m.used, 1 / 3), close(m.cached, 1.0), m.evicted_entries) == (2, True, True, 0)
+
+
+DROP = """
+pool kv { cap 8; }
+stage d : delay;
+workload { arrive renewal(1); }
+session {
+  hold kv (4) { run d (1); } cache (4);
+  hold kv (2) reuse (1) { observe got = cached; run d (1); } cache (2);
+  observe a = cachedin(kv);
+  drop kv;
+  observe b = cachedin(kv);
+  run d (1);
+}
+run { horizon 20; arrivals 1; }
+"""
+
+
+def test_drop_discards_the_own_prefix_and_leaves_the_dead_remainder(monkeypatch):
+    """§2 `drop POOL; -- discard the own cached prefix`; §3: a hold with cache consumes at most ρ of its own
+    prefix, "the rest of that entry stays in the cache as a dead entry … unusable, until evicted"; the
+    cache is "entries … per session or dead". s0 caches 4 at 2; its next hold consumes 1 of them (got 1),
+    3 stay dead, and caches 2 at 3 (a = 2); drop discards those 2 (b = 0) and not the 3 dead units, which
+    stay cached to the end at 4: cached 3 on [2, 4]: 6 / 4; used 4 on [1, 2), 2 on [2, 3): 6 / 4; nothing
+    evicted. Mutation: expecting drop to take the dead units too (cached 3 / 4) fails."""
+    rep, obs = run(DROP, monkeypatch)
+    assert (obs["got"], obs["a"], obs["b"]) == ([(0, 2.0, 1.0)], [(0, 3.0, 2.0)], [(0, 3.0, 0.0)])
+    kv = pool(rep, "kv")
+    assert (rep.result.end, kv.cached, kv.used, kv.evicted_entries) == (4.0, 1.5, 1.5, 0)
