@@ -949,3 +949,30 @@ def test_drop_discards_the_own_prefix_and_leaves_the_dead_remainder(monkeypatch)
     assert (obs["got"], obs["a"], obs["b"]) == ([(0, 2.0, 1.0)], [(0, 3.0, 2.0)], [(0, 3.0, 0.0)])
     kv = pool(rep, "kv")
     assert (rep.result.end, kv.cached, kv.used, kv.evicted_entries) == (4.0, 1.5, 1.5, 0)
+
+
+LEASE_TIE = """
+pool kv { cap 4; }
+stage d : delay;
+workload { arrive renewal(1); }
+session {
+  branch (serial == 0) { hold kv (4) { run d (H); } cache (4) lease kv (L); run d (10); }
+  else { branch (serial == 3) { observe f = free(kv); hold kv (4) { observe a = now; } } }
+}
+run { horizon 40; arrivals 4; }
+"""
+
+
+@pytest.mark.parametrize("h, lease, free", [(0.5, 2.5, 4.0), (2.5, 0.5, 0.0)])
+def test_a_lease_s_expiry_at_an_arrivals_instant_goes_in_the_order_scheduled(monkeypatch, h, lease, free):
+    """§3 Ties: "Events at one instant: the order they were scheduled"; the lease ends t seconds after the
+    scope's end, so its expiry is scheduled there; docs/language.md: a renewal arrival is scheduled at the
+    arrival before it. s0 (at 1) holds kv (4) for h and leases it for t, h + t = 3: the lease ends at 4,
+    the instant s3 arrives (scheduled at 3). With h = 0.5 the expiry was scheduled at 1.5, first: s3 reads
+    free 4; with h = 2.5 at 3.5, after the arrival: s3 reads 0. Either way s3 is admitted at 4 (evicting
+    the 4 the lease cached), and kv held 4 over [1, 4): 12 over the run's 1 + h + 10.
+    Mutation: expecting free 4 in both cases (the expiry first at its instant) fails."""
+    rep, obs = run(LEASE_TIE.replace("(H)", f"({h})").replace("(L)", f"({lease})"), monkeypatch)
+    assert (obs["f"], obs["a"]) == ([(3, 4.0, free)], [(3, 4.0, 4.0)])
+    kv = pool(rep, "kv")
+    assert (rep.result.end, kv.evicted_units, kv.wait, close(kv.used, 12 / (11 + h))) == (11 + h, 4.0, 0.0, True)
