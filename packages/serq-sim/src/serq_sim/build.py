@@ -13,7 +13,7 @@ from serq_ir.rules import NEEDS_OPEN, arrivals_problem, open_advice, pairs, wind
 
 from .compile import Compiler, observables_read, state_dependent, walk
 from .errors import SimError, format_error
-from .guards import check_policy, check_stage, first_party, guard_engine, guard_share
+from .guards import build_with, check_policy, check_stage, first_party, guard_engine, guard_share
 from .pools.model import (
     KeyedQueue,
     Pool,
@@ -96,12 +96,12 @@ def build(sim, reg, trace_path) -> None:
         plugins = False
     for f, node in enumerate(p.stages):
         factory = stage_factory(sim, reg, node)
+        name = node.kind.name if isinstance(node.kind, N.Extension) else type(node.kind).__name__
         for m in range(node.size):
             flat = sim.stage_base[f] + m
-            sim.stages[flat] = factory(sim, node, m, flat)
+            sim.stages[flat] = build_with(reg.stage_kinds, name, f"stage {node.name}", factory, sim, node, m, flat)
         if not first_party(factory):  # a third party's kind: held to the contract (serq_sim.guards)
             plugins = True
-            name = node.kind.name if isinstance(node.kind, N.Extension) else type(node.kind).__name__
             for m in range(node.size):
                 check_stage(sim.stages[sim.stage_base[f] + m], reg.stage_kinds, name, node)
     # admit via and memory, member for member
@@ -340,7 +340,8 @@ def pool_policy(sim, registry, pool: Pool, node, what: str, reg=None):
                                     f"`{source_word(name, isinstance(node, N.Extension))}` (registered: "
                                     f"{_words(registry)}){own_absent(reg, isinstance(node, N.Extension))}",
                                     sim.source))
-    return check_policy(registry[name](sim, pool, node), registry, name, pool, what)
+    made = build_with(registry, name, f"the {what} of pool {pool.name}", registry[name], sim, pool, node)
+    return check_policy(made, registry, name, pool, what)
 
 
 def _grown_and_first(sim, p: N.Program) -> tuple[set[int], set[int]]:

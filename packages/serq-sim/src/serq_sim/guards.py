@@ -72,6 +72,40 @@ def failure(registry: Any, name: str, what: str, reason: str, sim: Any = None) -
 # ---------------------------------------------------------------------------------------------------
 
 
+def _registered_by_third_party(registry: Any, name: str) -> bool:
+    """Whether a third party's plugin registered ``name`` in ``registry`` (not serQ's own parts)."""
+    import types
+
+    plugin = registry.plugin_of(name)
+    if plugin is None:
+        return False
+    mod = plugin.__name__ if isinstance(plugin, types.ModuleType) else type(plugin).__module__
+    return not (isinstance(mod, str) and mod.partition(".")[0] in FIRST_PARTY_PACKAGES)
+
+
+def build_with(registry: Any, name: str, what: str, factory: Any, *args: Any) -> Any:
+    """``factory(*args)``, the factory ``registry`` has for ``name``, building ``what`` (``stage svc``, ``the
+    eviction order of pool p``). A factory of serQ's own that a third party registered under its own name
+    (``register("myfifo", FifoStage)``, an alias of a built-in kind) and that fails on the plugin's node
+    (an ``Extension``, whose ``params`` are not the built-in node's fields) is the plugin's failure, named:
+    no frame of the plugin's is on the traceback, so :func:`serq.plugins.plugin_failure` found none to
+    name, and the run ended in serQ's ``AttributeError: 'Extension' object has no attribute 'servers'``."""
+    try:
+        return factory(*args)
+    except Exception as e:
+        if getattr(type(e), "serq_user_error", False) or not first_party(factory) \
+                or not _registered_by_third_party(registry, name):
+            raise
+        tb = e.__traceback__
+        while tb.tb_next is not None:
+            tb = tb.tb_next
+        qual = getattr(factory, "__qualname__", type(factory).__qualname__)
+        raise PluginError(registry.plugin_message(
+            name, f"builds {what} wrongly",
+            f"it registered serQ's {factory.__module__}.{qual} for {name!r}, which cannot build it: "
+            f"{type(e).__name__}: {e} at {tb.tb_frame.f_code.co_filename}:{tb.tb_lineno}")) from e
+
+
 #: the methods of the contracts the engine calls, as it calls them (the number of arguments after ``self``)
 _STAGE_METHODS = (("attach", "attach(job)"), ("detach", "detach(job)"), ("settle", "settle()"),
                   ("busy_level", "busy_level()"), ("bind", "bind()"), ("queue", "queue()"), ("busy", "busy()"),
