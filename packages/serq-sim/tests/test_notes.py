@@ -159,9 +159,9 @@ def test_holds_that_never_fit_are_rejected_with_their_share():
     total = pool.rejections + pool.admissions
     assert pool.rejections > 0
     assert w == (f"warning: pool kv rejected {pool.rejections} hold(s) that can never fit its capacity 100 "
-                 f"({pool.rejections / total * 100:.3g} % of the {total} that reached it after the warm-up: "
-                 f"{pool.rejections} rejected, {pool.admissions} admitted); their sessions ended there, so the "
-                 "latency figures cover only the admitted")
+                 f"({pool.rejections / total * 100:.3g} % of its {total} rejections and admissions after the "
+                 f"warm-up: {pool.rejections} rejected, {pool.admissions} admitted; a hold still queued at the "
+                 "end is in neither); their sessions ended there, so the latency figures cover only the admitted")
     # every fourth session asks for 150 of 100
     assert abs(pool.rejections / total - 0.25) < 0.06
 

@@ -207,9 +207,11 @@ def run_command(pm, file, sets, defs, seed, horizon, warmup, arrivals, trace, as
     if dump is not None and program.gauges:
         folders.append(("--dump's gauge folder", os.path.join(dump, "gauge")))
     check_distinct(((what, path) for what, path, _ in outputs), folders=folders)
-    from .notes import no_sessions
+    from .notes import never_ends, no_sessions
 
     for warning in no_sessions(program.workload):  # said before the run too (the report says it again)
+        click.echo(f"serq: {warning}", err=True)
+    for warning in never_ends(program):  # before the run: said at its end, it would come after the kill
         click.echo(f"serq: {warning}", err=True)
     report = run(program, check_invariants=check_invariants, progress=not no_progress, trace=trace,
                  pm=pm, max_events=max_events, max_wall=max_wall, max_samples=max_samples)

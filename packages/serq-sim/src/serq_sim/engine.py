@@ -21,6 +21,7 @@ import time as _time
 from array import array
 from collections import deque
 
+from serq.errors import place
 from serq_ir import nodes as N
 
 from . import rand, records
@@ -89,6 +90,21 @@ class Observations:
 #: The most samples a run holds unless told otherwise (``serq run --max-samples``): 28 bytes each
 #: (an observe's value, time, session and turn), 2.8 GB in all.
 DEFAULT_MAX_SAMPLES = 100_000_000
+
+
+def _endless(s: Session) -> bool:
+    """Whether session ``s`` runs a job of infinite work (on a stage or a flow): the job never completes, so the
+    session never leaves its hold (:meth:`Simulation.waiting_forever`), unless a preemption takes the pool."""
+    job = s.job
+    return (job is not None and job.work == math.inf
+            and all(_never_preempts(sl.pool) for h in s.holds for sl in h.slots))
+
+
+def _never_preempts(pool: Pool) -> bool:
+    """Whether ``pool`` preempts no holder: no rule, or ``preempt none`` (a plugin's rule may preempt)."""
+    from .policies.preemption import NoPreemption
+
+    return pool.preempt is None or type(pool.preempt) is NoPreemption
 
 
 class Simulation:
@@ -497,7 +513,7 @@ class Simulation:
         where = []
         for j in runs[:5]:
             sp = self.spans[j.span]
-            at = f" at {printable(sp.file)}:{sp.line}:{sp.col}" if sp is not None else ""
+            at = f" at {place(sp)}" if sp is not None else ""
             where.append(f"the run{at} of session {j.owner.serial}")
         more = f" and {len(runs) - 5} more" if len(runs) > 5 else ""
         return f"{', '.join(where)}{more}"
@@ -721,13 +737,18 @@ class Simulation:
         else:
             # a pool may free units when a holder outside the set (or a lease's end) releases; a session
             # waiting for such a pool may be woken, and then so may its own holds: to the fixed point
+            # a holder whose run at a stage has infinite work never releases (the run never completes) unless
+            # a preemption can take a pool from it: no pool it holds has a preemption rule
             stuck = set(waits)
+            endless = {sl.owner for p in self.pools if _never_preempts(p) for sl in p.holders
+                       if not sl.lease and _endless(sl.owner)}
             freeing: set[Pool] = set()
             changed = True
             while changed:
                 changed = False
                 for p in self.pools:
-                    if p not in freeing and any(sl.lease or sl.owner not in stuck for sl in p.holders):
+                    if p not in freeing and any(sl.lease or (sl.owner not in stuck and sl.owner not in endless)
+                                                for sl in p.holders):
                         freeing.add(p)
                         changed = True
                 for x in [x for x in stuck if any(p in freeing for p in waits[x])]:
@@ -736,6 +757,13 @@ class Simulation:
             if not stuck:
                 return None
             why = "each waits for pools that only they hold: a deadlock, or a demand beyond the capacity"
+            held = {sl.owner.serial for x in stuck for p in waits[x] for sl in p.holders
+                    if not sl.lease and sl.owner in endless}
+            if held:
+                shown = ", ".join(str(k) for k in sorted(held)[:5]) + (", …" if len(held) > 5 else "")
+                why = (f"each waits for pools that only they or a run of infinite work (session{'s' if len(held) > 1 else ''}"
+                       f" {shown}) hold: a deadlock, a demand beyond the capacity, or a hold a run that never "
+                       "completes keeps")
         n = self.live if drained else len(stuck)
         counts: dict[str, list[int]] = {}
         for x in sorted(stuck, key=lambda x: x.serial):
@@ -1225,10 +1253,11 @@ def _read_once(memo: dict, what: str, st, read) -> float:
 
 def _where(span, serial: int | None) -> str:
     """`` at FILE:LINE:COL, session N`` (each part when known): where a partial report's note says the run
-    stood (--max-wall within an event, Ctrl-C, SIGTERM)."""
+    stood (--max-wall within an event, Ctrl-C, SIGTERM). A statement of a definition's body names the uses that
+    expanded it too (:func:`serq.errors.place`: ``at lib.sq:3:5 in `f` used at p.sq:9:3``)."""
     where = ""
     if span is not None:
-        where += f" at {printable(span.file)}:{span.line}:{span.col}"
+        where += f" at {place(span)}"
     if serial is not None:
         where += f", session {serial}"
     return where

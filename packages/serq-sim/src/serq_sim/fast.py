@@ -1893,6 +1893,7 @@ def _write_back_pools(sim, gen: _Gen, st: dict, sessions_too: bool = True) -> No
     from .compile import HoldInfo
     from .pools.model import Pending, Slot
     from .session import Session
+    from .stages import Job
     from .status import QUEUED
 
     p = sim.program
@@ -1943,12 +1944,17 @@ def _write_back_pools(sim, gen: _Gen, st: dict, sessions_too: bool = True) -> No
     if not sessions_too:
         return
     # every other live session: at a stage (in the heap, a fifo queue, a ps stage's heap) or ready
+    # and those whose run has infinite work (its completion at inf, its work or its ps tag inf): a job of
+    # infinite work as the general engine keeps it, which waiting_forever reads (it never releases its holds)
+    endless: set[int] = set()
     events = list(st["heap"])
     if st["status"] == 1:  # the event popped past the horizon: the general engine leaves it in the heap
-        events.append((None, None, st["kind"], st["arg"]))
-    for _t, _seq, kind, arg in events:
+        events.append((st["_t"], None, st["kind"], st["arg"]))
+    for t, _seq, kind, arg in events:
         if kind >= 3 and isinstance(arg, list):
             live.setdefault(id(arg), arg)
+            if t == math.inf:
+                endless.add(id(arg))
     for f, node in enumerate(p.stages):
         k = gen.fam_kind[f]
         if k == "fifo":
@@ -1956,11 +1962,15 @@ def _write_back_pools(sim, gen: _Gen, st: dict, sessions_too: bool = True) -> No
             for q in qs:
                 for A in q:
                     live.setdefault(id(A), A)
+                    if A[gen.XW] == math.inf:
+                        endless.add(id(A))
         elif k == "ps":
             hs = [st[f"f{f}_h"]] if node.size == 1 else st[f"f{f}_h"]
             for hh in hs:
                 for e in hh:
                     live.setdefault(id(e[2]), e[2])
+                    if e[0] == math.inf:
+                        endless.add(id(e[2]))
     for A in list(st["ready"]) + ([st["A"]] if isinstance(st.get("A"), list) else []):
         live.setdefault(id(A), A)
     for A in live.values():
@@ -1972,3 +1982,5 @@ def _write_back_pools(sim, gen: _Gen, st: dict, sessions_too: bool = True) -> No
                     pool = pool_of(h, k, A)
                     slot = Slot(pool, A[cell], 0.0, A[cell], 0.0, sess(A), None)
                     pool.holders[slot] = None
+        if id(A) in endless:
+            sess(A).job = Job(sess(A), math.inf, "plain", None, sim.now)

@@ -138,6 +138,29 @@ def no_sessions(workload) -> list[str]:
             "or `batch(n)`"]
 
 
+def never_ends(program) -> list[str]:
+    """The warning of a run that has no end, said before it starts (``serq run``; ``serq sweep`` and
+    ``serq compare`` once a program): a horizon of inf, no ``arrivals N``, and arrivals that never stop: an
+    open workload (``poisson``, ``renewal``) or a closed one, which replaces every session that ends. Such a
+    run stops only at ``--max-events``, ``--max-wall``, ``--max-samples`` or a signal, with its partial report
+    (a supported use: it is not refused). A batch, presets alone or no arrivals end when no event is left."""
+    from serq_ir import nodes as N
+
+    run = program.run
+    if run.horizon is None or float(run.horizon) != math.inf or run.arrivals is not None:
+        return []
+    a = program.workload.arrive
+    if isinstance(a, N.Poisson | N.Renewal):
+        what = f"arrivals that never stop (`arrive {type(a).__name__.lower()}`)"
+    elif isinstance(a, N.Closed) and a.n > 0:
+        what = "a closed workload, which replaces every session that ends"
+    else:
+        return []
+    return [f"warning: the run has no end: horizon inf and {what}; it stops only at --max-events, --max-wall, "
+            "--max-samples or a signal, with a partial report; give --arrivals N (or `arrivals N;` in the run "
+            "block) or a finite horizon"]
+
+
 def idle_rules(program) -> list[str]:
     """Pools whose rules act on no one: a ``queue by`` that orders no session, an ``admit via S`` through
     which S admits no session, a ``spill`` that writes nothing. A hold waits in the queue of its first
@@ -223,13 +246,17 @@ def few_samples(counts, warmup: float, requests: tuple[str, int] | None = None) 
 
 
 def rejections(pools) -> list[str]:
-    """Pools that rejected holds as never fitting: their share of the holds that reached the pool."""
+    """Pools that rejected holds as never fitting: their share of the pool's rejections and admissions after
+    the warm-up (the report's two columns). A hold still queued at the end is in neither, and a hold admitted
+    again after a preemption counts once an admission: the words say what is counted, not "the holds that
+    reached it", which the queued ones also did."""
     out = []
     for label, rejected, admitted, cap in pools:
         if rejected:
             share = rejected / (rejected + admitted)
             out.append(f"warning: pool {label} rejected {rejected} hold(s) that can never fit its capacity "
-                       f"{cap:g} ({share * 100:.3g} % of the {rejected + admitted} that reached it after the "
-                       f"warm-up: {rejected} rejected, {admitted} admitted); their sessions ended there, so "
-                       "the latency figures cover only the admitted")
+                       f"{cap:g} ({share * 100:.3g} % of its {rejected + admitted} rejections and admissions "
+                       f"after the warm-up: {rejected} rejected, {admitted} admitted; a hold still queued at "
+                       "the end is in neither); their sessions ended there, so the latency figures cover only "
+                       "the admitted")
     return out

@@ -166,6 +166,8 @@ def sweep_command(pm, files, sets, defs, zips, seeds, horizon, warmup, arrivals,
         raise click.UsageError("--records goes with --out (the records resume with the sweep's table)")
     plan = core.plan(list(files), pm=pm, **args)
     core.check_figures(plan, show)
+    for warning in plan.warnings:
+        click.echo(f"serq: {warning}", err=True)
     recs = None if records_file is None else Records(records_file)
     columns, table, complete, resumed = run_plan(plan, workers=workers, dask=dask, out=out, fresh=fresh,
                                                  progress=progress, records=recs)
@@ -252,6 +254,8 @@ def compare_command(pm, files, sets, defs, zips, seeds, horizon, warmup, arrival
     if out is not None:  # before any run: a table its write would refuse was refused after every run
         core.check_table(out, sorted({i for p in plan.points for i in p.inputs}))
     core.check_figures(plan, figures)
+    for warning in plan.warnings:
+        click.echo(f"serq: {warning}", err=True)
     columns, table, complete, _ = run_plan(plan, workers=workers, dask=dask,
                                            progress=False if no_progress else None, desc="compare")
     if not complete:

@@ -117,6 +117,8 @@ class Plan:
     #: the plugin manager the points were compiled with, which the runs in this process use too (a stage
     #: kind or policy registered in-process, not installed, is known to it only); None: the installed ones
     pm: Any = field(default=None, repr=False, compare=False)
+    #: the warnings said before the runs, each once a program (serq_sim.notes.never_ends: a run with no end)
+    warnings: list[str] = field(default_factory=list, repr=False, compare=False)
 
     @property
     def names(self) -> list[str]:
@@ -366,6 +368,7 @@ def plan(files: Sequence[str], *, sets: Mapping[str, Any] | None = None, defs: M
     # the grid is made, and so before a point is compiled: each run is a task held
     grid = points(axes, zip, repeat=repeat, seeds=len(seed_list), forms=definition_forms(pm, files, axes))
     out: list[Point] = []
+    warnings: list[str] = []
     traces: dict[Any, Any] = {}  # (each trace read once, whatever the number of points)
     for i, params in enumerate(grid):
         file = by_label[params["program"]] if by_label else files[0]
@@ -382,9 +385,15 @@ def plan(files: Sequence[str], *, sets: Mapping[str, Any] | None = None, defs: M
                 msg += f" (at the sweep's point {label})" if "\n" not in msg else f"\n(at the sweep's point {label})"
             raise UserError(msg) from None
         check_slo_program(program, file, limits)
+        from serq_sim.notes import never_ends
+
+        for w in never_ends(program):  # once a program, not once a point
+            w = f"{file}: {w}" if len(files) > 1 else w
+            if w not in warnings:
+                warnings.append(w)
         out.append(Point(i, params, file, serq_ir.encode(program), run_hash(program, traces, pm), inputs,
                          {r.name: list(r.columns) for r in program.records}))
-    return Plan(axes, out, seed_list, limits, pm)
+    return Plan(axes, out, seed_list, limits, pm, warnings)
 
 
 zip_ = zip

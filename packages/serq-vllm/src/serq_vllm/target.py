@@ -41,14 +41,15 @@ from serq_ir.rules import show_number
 class TargetError(UserError):
     """A program vLLM cannot run, at the construct that says so."""
 
-    def __init__(self, span: n.Span | None, message: str, base: str | None = None):
+    def __init__(self, span: n.Span | n.ExpandedSpan | None, message: str, base: str | None = None):
         from serq_sim.errors import format_error
 
         super().__init__(format_error(span, None, None, message, base))
 
 
-def _span(*nodes: Any) -> n.Span | None:
-    """The first source span among ``nodes`` and what they contain."""
+def _span(*nodes: Any) -> n.Span | n.ExpandedSpan | None:
+    """The first source span among ``nodes`` and what they contain (a node a definition's use expanded has
+    an :class:`~serq_ir.nodes.ExpandedSpan`, whose uses the error's notes name)."""
     for node in nodes:
         for x in _walk(node):
             span = getattr(x, "span", None)
@@ -96,7 +97,7 @@ def _const(e: n.Expr | None, what: str, base: str | None = None) -> float:
 _EXACT = 2**53
 
 
-def _whole(v: float, setting: str, what: str, span: n.Span | None, base: str | None) -> int:
+def _whole(v: float, setting: str, what: str, span: n.Span | n.ExpandedSpan | None, base: str | None) -> int:
     """``v`` as the whole number of at least 1 vLLM's ``setting`` is, or a TargetError at ``span``: an
     infinite value ended in an ``OverflowError`` traceback, a fraction was cut (a budget of 0.5 tokens
     became ``max_num_batched_tokens: 0``, a block of 2.5 tokens ``block_size: 2``)."""

@@ -191,6 +191,16 @@ def located(span, body: str, base: str | None = None) -> str:
     return out
 
 
+def place(span) -> str:
+    """``FILE:LINE:COL`` of an IR span on one line, and for a span in a definition's body each use that expanded
+    it, the innermost first: ``lib.sq:3:5 in `f` used at p.sq:9:3`` (what :func:`located` writes as its notes,
+    said short, for a note that names a place within its own line: a partial report's, a list of runs)."""
+    out = f"{printable(span.file)}:{span.line}:{span.col}"
+    for use in getattr(span, "via", ()):
+        out += f" in `{printable(clipped(use.name))}` used at {printable(use.file)}:{use.line}:{use.col}"
+    return out
+
+
 def did_you_mean(name: object, candidates: object) -> str:
     """`` (did you mean `x`?)`` with the candidate closest to an unknown ``name`` (a misspelling, or the
     name in another case: ``--set r=2`` of a ``let R``, ``--slo TTFT=1``), or nothing when none is close:
