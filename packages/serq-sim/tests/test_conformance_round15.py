@@ -4,8 +4,10 @@ leaves the rule open):
 
 (a) offload tiers: a spill chain of two tiers (a pool's evictions spilled to a tier whose own evictions
     spill to a second), each tier's figures (spills, evicted entries and units, cached, the links' work),
-    and the second tier read back with `load`; a tier full of a hold's allocation takes what its room
-    leaves, and a tier with no room spills nothing;
+    and the second tier read back with `load`, under a warm-up too; a tier full of a hold's allocation
+    takes what its room leaves, and a tier with no room spills nothing; blocks of two sizes over a fifo
+    link; two pools spilling to each other; a tier member named by the evicted entry's session, and
+    `waiting` in the predicate; a request table's hit rate counting what a tier gave back;
 (b) families: `choose` over a computed count with ties, `sum` / `max j in n` aggregates with a computed
     member index in observes and gauges, a step family paired with a pool family member for member,
     `member(...)` in a record;
@@ -13,9 +15,11 @@ leaves the rule open):
     `ordered` wrapping, think times, and a `turn;` past a trace session's last turn;
 (d) record tables: a row per `record` run (a preempted hold's body records again), rows kept by `sent`
     at the warm-up, none for a request the horizon cuts;
-(e) gauges: read at the end of every instant, their mean, least and greatest value over [warmup, end];
-(f) `lease` expiry by time and by the session's end, `release` of a lease, `transfer (X) from P to Q
-    (n)`, `release` inside a hold, and `drop`.
+(e) gauges: read at the end of every instant, their mean, least and greatest value over [warmup, end],
+    a value reached at the horizon, a step stage's `busy` and `queue`;
+(f) `lease` expiry by time, by the session's end and at an arrival's instant, a lease as no preemption
+    candidate, `release` of a lease, `transfer (X) from P to Q (n)` out of a lease and out of an enclosing
+    hold, `release` of nested holds, and `drop` beside a dead remainder.
 
 Every program runs on the tier serQ picks and on SERQ_SIM_TIER=general, whose reports and samples must be
 the same bytes (conform.run). `stage d : delay;` runs every job at rate 1 without waiting, so `run d (w)`
