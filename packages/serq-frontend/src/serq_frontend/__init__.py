@@ -232,6 +232,9 @@ def _setup(path: str | Path | None, source: str | None, pm: Any, sets: Mapping[s
         check_unicode(text, name)  # (a file's bytes are decoded strictly: it holds none)
         base = None
     for dname, body in defs.items():  # a definition's body given from outside: held to a source's size too
+        from serq.errors import clipped
+
+        dname = clipped(dname)  # (a name a message quotes is cut to a width)
         try:
             check_text(body, limit=MAX_SOURCE, what="a definition's body", name=f"--def {dname}")
         except OSError as e:

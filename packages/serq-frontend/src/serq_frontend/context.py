@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from serq.errors import clipped
 from serq.files import MAX_SOURCE, name_not_text, read_input, shown_name
 from serq_ir.rules import show_number
 
@@ -127,7 +128,8 @@ class Context:
             out[item.name] = v
         for name in self.sets:
             if name not in out:
-                raise self.error(None, f"--set {name}: the program has no `let {name}`" + did_you_mean(name, out))
+                raise self.error(None, f"--set {clipped(name)}: the program has no `let {name}`"
+                                 + did_you_mean(name, out))
         return out
 
     def _sets_read(self, e: Any) -> tuple[str, ...]:

@@ -69,10 +69,15 @@ def _decode_error(data: bytes, name: str, e: msgspec.DecodeError) -> IRError:
     at = re.search(r" - at '(\$[^']*)'$", msg)
     detail, path = (msg[: at.start()], at.group(1)) if at else (msg, "$")
     unknown = re.fullmatch(r"Object contains unknown field '([^']*)'", detail)
+    # the key or value msgspec quotes is the file's text, of any length: quoted as every message quotes a name
+    # (serq.errors.clipped; a key of 5 000 characters was quoted whole, and again in the path)
+    from serq.errors import clipped
+
+    detail = re.sub(r"'([^'\n]*)'", lambda q: f"'{clipped(q.group(1))}'", detail)
+    shown = f"error: {name}: {detail} - at '{clipped(path)}'" if at else f"error: {name}: {detail}"
     if unknown:
-        return IRError(f"error: {name}: {msg}", json_path=_child(path, unknown.group(1)), detail=detail,
-                       json_key=True)
-    return IRError(f"error: {name}: {msg}", json_path=path, detail=detail)
+        return IRError(shown, json_path=_child(path, unknown.group(1)), detail=detail, json_key=True)
+    return IRError(shown, json_path=path, detail=detail)
 
 
 def _child(path: str, key: str) -> str:
@@ -119,8 +124,10 @@ def locate(data: bytes, e: IRError, name: str) -> IRError:
         at = None
     if at is None:
         return e
-    return IRError(located_at(text, name, at, f"{e.detail} - at '{path}'"), json_path=path, detail=e.detail,
-                   json_key=e.json_key)
+    from serq.errors import clipped
+
+    return IRError(located_at(text, name, at, f"{e.detail} - at '{clipped(path)}'"), json_path=path,
+                   detail=e.detail, json_key=e.json_key)
 
 
 def _switch(name: str, v: Any) -> None:

@@ -23,3 +23,15 @@ def at_path(name: str, message: str, path: str) -> IRError:
     """The error ``message`` about the value at the JSON ``path`` of the IR named ``name``: one line,
     ``error: NAME: MESSAGE - at 'PATH'``, located by :func:`serq_ir.load` when the IR is a file's."""
     return IRError(f"error: {name}: {message} - at '{path}'", json_path=path, detail=message)
+
+
+def quoted(value: object) -> str:
+    """``value`` as an IR message quotes it, by its repr: a text (a stage's name, a function's) cut as every
+    message cuts a name it quotes (:func:`serq.errors.clipped`, its first 60 and last 59 characters around
+    ``…`` past 120), where its repr was written whole (a name of 5 000 characters given twice made a
+    first line of 5 141)."""
+    if isinstance(value, str):
+        from serq.errors import clipped
+
+        value = clipped(value)
+    return repr(value)

@@ -18,6 +18,7 @@ import msgspec
 
 from . import rules
 from .errors import at_path
+from .errors import quoted as _q
 from .nodes import (
     BUILTIN_ATTRIBUTES,
     RECORD_OWN_COLUMNS,
@@ -174,10 +175,10 @@ def _member_labels(program: Program, fail: Any) -> None:
     labels: dict[str, str] = {}
     for at, d in decls:
         if d.size > 1 or getattr(d, "array", False):
-            labels.update((f"{d.name}[{j}]", f"member {j} of the family {d.name!r} at {at}") for j in range(d.size))
+            labels.update((f"{d.name}[{j}]", f"member {j} of the family {_q(d.name)} at {at}") for j in range(d.size))
     for at, d in decls:
         if not (d.size > 1 or getattr(d, "array", False)) and d.name in labels:
-            fail(f"{at}.name", f"the name {d.name!r} is the report's label of {labels[d.name]}: the two would be "
+            fail(f"{at}.name", f"the name {_q(d.name)} is the report's label of {labels[d.name]}: the two would be "
                  "one row of the report and one column of a sweep's table; give it another name")
 
 
@@ -259,7 +260,7 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
             cols = program.records[obj.record].columns
             if len(obj.values) != len(cols):
                 fail((path, "values"), f"{len(obj.values)} values for the {len(cols)} columns of record "
-                     f"{program.records[obj.record].name!r}")
+                     f"{_q(program.records[obj.record].name)}")
         elif isinstance(obj, PoolRef) and not 0 <= obj.pool < n_pools:
             fail((path, "pool"), f"pool {obj.pool} does not exist (the program has {n_pools})")
         elif isinstance(obj, StageRef) and not 0 <= obj.stage < n_stages:
@@ -276,7 +277,7 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
                 program.stages[obj.admit_via].kind, Step):  # as the frontend's `admit via` (nothing admitted
             # the pool's queue: every session that reached it waited for ever, and serq check said OK)
             fail((path, "admit_via"), f"a pool is admitted by a step stage's scheduler, and stage "
-                 f"{program.stages[obj.admit_via].name!r} is no step")
+                 f"{_q(program.stages[obj.admit_via].name)} is no step")
         elif isinstance(obj, Pool) and obj.admit_via is not None and not rules.pairs(
                 obj.size, (via := program.stages[obj.admit_via]).size):  # (serq run refused it, serq check not)
             fail((path, "admit_via"), f"pool {obj.name}[{obj.size}] cannot be paired with stage "
@@ -307,7 +308,7 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
             # as the frontend's `run`: a growing run's work is tokens, which a step stage's planning gives;
             # elsewhere it was run as plain work (time) and grew nothing
             fail((path, "growing"), "a run over several stages grows no pool" if k == "" else
-                 f"a run grows a pool on a step stage only, and stage {k[0]!r} is a {k[1]} stage")
+                 f"a run grows a pool on a step stage only, and stage {_q(k[0])} is a {k[1]} stage")
         elif isinstance(obj, Run) and len(obj.stages) > 1 and program.share is None:  # (serq run refused it)
             fail((path, "stages"), "a run holds several stages but the program declares no share (share "
                  "maxmin; or share bottleneck;)")
@@ -320,21 +321,21 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
                         and kind.capacity.value != "-inf" and (kind.capacity.value == "inf"
                                                               or kind.capacity.value > 0)):
                     fail(((path, "stages"), i), "every stage of a run over several stages is ps with a "
-                         f"constant capacity above 0; {program.stages[ref.stage].name!r} is not")
+                         f"constant capacity above 0; {_q(program.stages[ref.stage].name)} is not")
         elif (isinstance(obj, Run) and len(obj.stages) == 1 and 0 <= obj.stages[0].stage < n_stages
               and isinstance(program.stages[obj.stages[0].stage].kind, Step) != (obj.mode != "plain")):
             # as the frontend's `run`: a step stage runs prefill and decode only (a plain run there was an
             # error once it ran), and a mode is a step stage's (elsewhere it was run as plain work)
             st = program.stages[obj.stages[0].stage]
-            fail((path, "mode"), f"a run on step stage {st.name!r} is prefill or decode, not plain"
-                 if obj.mode == "plain" else f"a run of mode {obj.mode!r} is for a step stage, and stage "
-                 f"{st.name!r} is no step")
+            fail((path, "mode"), f"a run on step stage {_q(st.name)} is prefill or decode, not plain"
+                 if obj.mode == "plain" else f"a run of mode {_q(obj.mode)} is for a step stage, and stage "
+                 f"{_q(st.name)} is no step")
         elif (isinstance(obj, Pool) and obj.spill is not None and 0 <= obj.spill.link.stage < n_stages
               and isinstance(program.stages[obj.spill.link.stage].kind, Step)):
             # as the frontend's `spill … via`: the write is plain work, which a step stage does not run (the
             # first eviction was a run-time error that named no place)
             fail(((path, "spill"), "link"), f"a spill's write is plain work, and stage "
-                 f"{program.stages[obj.spill.link.stage].name!r} is a step stage")
+                 f"{_q(program.stages[obj.spill.link.stage].name)} is a step stage")
         elif (isinstance(obj, Pool) and obj.spill is not None
               and (k := _spill_unpaired(program, obj)) is not None):
             # a spill's tier or link without an index pairs as a declaration does (the frontend's rule);
@@ -344,13 +345,13 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
             # a Program built in Python skips decode's check of these names, which the simulator's code
             # generator writes into Python source: a name outside the IR's own list is refused here
             field = "name" if isinstance(obj, Ctx) else "op"
-            fail((path, field), f"{type(obj).__name__} {field} {getattr(obj, field)!r} is not one of the IR's")
+            fail((path, field), f"{type(obj).__name__} {field} {_q(getattr(obj, field))} is not one of the IR's")
         elif isinstance(obj, Call) and obj.fn not in FUNCTION_ARGS:
-            fail((path, "fn"), f"unknown function {obj.fn!r}")
+            fail((path, "fn"), f"unknown function {_q(obj.fn)}")
         elif isinstance(obj, Draw) and obj.dist not in DRAW_ARGS:
-            fail((path, "dist"), f"unknown distribution {obj.dist!r}")
+            fail((path, "dist"), f"unknown distribution {_q(obj.dist)}")
         elif isinstance(obj, Observable) and obj.name not in OBSERVABLE_ARGS:
-            fail((path, "name"), f"unknown observable {obj.name!r}")
+            fail((path, "name"), f"unknown observable {_q(obj.name)}")
         elif isinstance(obj, Call):
             lo, hi = FUNCTION_ARGS[obj.fn]
             if not lo <= len(obj.args) <= (hi if hi is not None else len(obj.args)):
@@ -394,7 +395,7 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
                 # delay stage's budget_left as an AttributeError, a traceback)
                 fail((path, "target"), rules.budget_left_message(st.name))
         elif isinstance(obj, Extension) and obj.name in BUILTIN_KINDS:
-            fail((path, "name"), f"an extension names a plugin's kind, not the built-in {obj.name!r} (write "
+            fail((path, "name"), f"an extension names a plugin's kind, not the built-in {_q(obj.name)} (write "
                  f"the node {{\"kind\": \"{obj.name}\", …}} itself)")
         elif isinstance(obj, Closed | Batch) and obj.n < 0:
             fail((path, "n"), f"a population is not negative ({obj.n})")
@@ -430,7 +431,7 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
     cycle = rules.budget_cycle(program.stages)
     if cycle is not None:
         i, field, at, obs = cycle
-        fail(f"$.stages[{i}].kind.{field}{at}", f"the {field} of step stage {program.stages[i].name!r} reads "
+        fail(f"$.stages[{i}].kind.{field}{at}", f"the {field} of step stage {_q(program.stages[i].name)} reads "
              f"budget_left({program.stages[obs.target.stage].name}), which reads it back: evaluating it would "
              "never end")
 
@@ -439,7 +440,7 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
         if found:
             at, attr = found
             name = program.attributes[attr.slot].name
-            fail(at, f"{what} has no session: it may not read the attribute {name!r}")
+            fail(at, f"{what} has no session: it may not read the attribute {_q(name)}")
 
     for i, stage in enumerate(program.stages):
         kind = stage.kind
@@ -479,7 +480,7 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
             return
         if isinstance(obj, Ctx) and obj.name not in rules.CONTEXT[moment].split():
             has = rules.CONTEXT[moment].split()
-            fail((path, "name"), f"the context variable {obj.name!r} does not exist at the {moment} moment "
+            fail((path, "name"), f"the context variable {_q(obj.name)} does not exist at the {moment} moment "
                  f"(which has {', '.join(has) if has else 'none'})")
         if isinstance(obj, Observable) and (why := rules.OBSERVABLE_REFUSED.get((moment, obj.name))) is not None:
             fail(path, why)  # as the linker's: `work(s)` in a gauge, `budget_left(E)` in a preemption key
@@ -571,7 +572,7 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
             at = f"$.{field}[{i}].name"
             _printable(decl.name, at, fail)
             if decl.name in space:
-                fail(at, f"the name {decl.name!r} is given twice (first at {space[decl.name]}); every {kind} "
+                fail(at, f"the name {_q(decl.name)} is given twice (first at {space[decl.name]}); every {kind} "
                      "has a name of its own")
             space[decl.name] = at
     _member_labels(program, fail)
@@ -583,12 +584,12 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
         for j, col in enumerate(rec.columns):
             _printable(col, f"$.records[{i}].columns[{j}]", fail)
         if rec.name in seen_tables:
-            fail(f"$.records[{i}].name", f"a second record table {rec.name!r}")
+            fail(f"$.records[{i}].name", f"a second record table {_q(rec.name)}")
         seen_tables.add(rec.name)
         seen_cols: set[str] = set()  # (a set: a table of n columns looked back over the others, n * n steps)
         for j, col in enumerate(rec.columns):
             if col in RECORD_OWN_COLUMNS or col in seen_cols:
-                fail(f"$.records[{i}].columns[{j}]", f"column {col!r} is " + (
+                fail(f"$.records[{i}].columns[{j}]", f"column {_q(col)} is " + (
                     "one the simulator adds" if col in RECORD_OWN_COLUMNS else "named twice"))
             seen_cols.add(col)
     run = program.run

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from serq.errors import UsageError, did_you_mean
+from serq.errors import UsageError, clipped, did_you_mean
 from serq.numbers import WHOLE_HINT, NotANumber, number, real, shown, switch, whole
 
 #: at most this many points (compiled programs) in one sweep, this many values of one swept name (a range,
@@ -324,7 +324,7 @@ def set_axes(sets: Mapping[str, Any]) -> list[Axis]:
     """Axes of ``--set``: each value a number, a list of numbers or a range string."""
     out = []
     for name, v in sets.items():
-        what = f"--set {name}"
+        what = f"--set {clipped(name)}"
         v = _one(v)
         if isinstance(v, str):
             values = parse_range(v, what)
@@ -349,11 +349,11 @@ def def_axes(defs: Mapping[str, Any]) -> list[Axis]:
         if isinstance(v, str):
             values = [v]
         elif _scalar(v):
-            raise UsageError(f"--def {name}: {shown(v)} is not an expression (a string) or a list of them")
+            raise UsageError(f"--def {clipped(name)}: {shown(v)} is not an expression (a string) or a list of them")
         else:
             values = texts(v, f"defs[{name!r}]", "expression")
         if not values:
-            raise UsageError(f"--def {name}: no value")
+            raise UsageError(f"--def {clipped(name)}: no value")
         out.append(Axis(name, "def", tuple(values)))
     return out
 

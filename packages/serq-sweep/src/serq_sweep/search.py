@@ -23,7 +23,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from serq.errors import UsageError, UserError, did_you_mean
+from serq.errors import UsageError, UserError, clipped, did_you_mean
 from serq.numbers import NotANumber, number, real, shown
 from serq_ir.rules import show_number
 
@@ -234,28 +234,28 @@ def find(program: str | Sequence[str], conditions: str | Sequence[str], over: tu
         raise UsageError("--find: no condition")
     name, spec = _over(over)
     if (sets and name in sets) or (defs and name in defs):
-        raise UsageError(f"--over {name}: {name} is also given with --set/--def")
+        raise UsageError(f"--over {clipped(name)}: {clipped(name)} is also given with --set/--def")
     if name in COLUMNS:
-        raise UsageError(f"--over {name}: the name of a column of the search's table ({', '.join(COLUMNS)})")
+        raise UsageError(f"--over {clipped(name)}: the name of a column of the search's table ({', '.join(COLUMNS)})")
     if ":" not in spec:
-        raise UsageError(f"--over {name} {spec}: a range LO:HI or LO:HI:STEP")
+        raise UsageError(f"--over {clipped(name)} {spec}: a range LO:HI or LO:HI:STEP")
     parts = spec.split(":")
     if len(parts) == 3:
-        grid = parse_range(spec, f"--over {name}")
+        grid = parse_range(spec, f"--over {clipped(name)}")
         lo, hi = grid[0], grid[-1]
         if len(grid) < 2:  # (the default tolerance of such a 'range' was 0: "--tol 0: must be positive")
-            raise UsageError(f"--over {name} {spec}: the grid has one value, {show_number(grid[0])}; a search needs two (a "
-                            "step below HI - LO)")
+            raise UsageError(f"--over {clipped(name)} {spec}: the grid has one value, {show_number(grid[0])}; a "
+                             "search needs two (a step below HI - LO)")
         if tol is not None:  # the grid's neighbours end the search; a tolerance was ignored
-            raise UsageError(f"--over {name} {spec}: --tol goes with a range LO:HI (a grid's search ends at "
+            raise UsageError(f"--over {clipped(name)} {spec}: --tol goes with a range LO:HI (a grid's search ends at "
                             "neighbours on the grid)")
     elif len(parts) == 2:  # a bisection between LO and HI: no grid, however many units apart they are (it
         grid = None  # was read as a grid of step 1, and LO:HI more than a million apart refused as too many values)
-        lo, hi = _number(parts[0], f"--over {name}"), _number(parts[1], f"--over {name}")
+        lo, hi = _number(parts[0], f"--over {clipped(name)}"), _number(parts[1], f"--over {clipped(name)}")
         if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
-            raise UsageError(f"--over {name} {spec}: LO must be below HI, both finite")
+            raise UsageError(f"--over {clipped(name)} {spec}: LO must be below HI, both finite")
     else:
-        raise UsageError(f"--over {name} {spec}: a range LO:HI or LO:HI:STEP")
+        raise UsageError(f"--over {clipped(name)} {spec}: a range LO:HI or LO:HI:STEP")
     if tol is not None:
         if not _is_real(tol):  # ('>' not supported between 'str' and 'int'; True was a tolerance of 1)
             raise TypeError(f"tol must be a positive number, not {type(tol).__name__}")
@@ -296,7 +296,7 @@ def find(program: str | Sequence[str], conditions: str | Sequence[str], over: tu
     figures: list[str] | None = None
     # a knob that must be a whole number (a count: fifo(c), a family's size) meets a bisection's midpoints:
     # a program's error at a fraction between whole ends says the grid to give
-    whole = (f"; a knob of whole numbers is searched on a grid, --over {name} "
+    whole = (f"; a knob of whole numbers is searched on a grid, --over {clipped(name)} "
              f"{core.show_value(lo)}:{core.show_value(hi)}:1"
              if grid is None and float(lo).is_integer() and float(hi).is_integer() else "")
     probes: list[core.Point] = []
@@ -313,7 +313,7 @@ def find(program: str | Sequence[str], conditions: str | Sequence[str], over: tu
                                          {a.name: first[a.name] for a in axes if a.kind == "def"}, overrides)
         core.check_slo_program(program_, file, limits)
         if name not in {c.name for c in program_.constants}:
-            raise UserError(f"{file}: --over {name}: the program has no `let {name}`"
+            raise UserError(f"{file}: --over {clipped(name)}: the program has no `let {clipped(name)}`"
                             f"{did_you_mean(name, [c.name for c in program_.constants])} (the knob --find "
                             "searches is a let)")
         # the program the search runs first (the knob at LO), for the figures its runs have
@@ -437,7 +437,7 @@ def _fractional_cap(program: Any, lo_caps: list[Any], held: set[int], name: str,
         if (i in held and isinstance(cap, (int, float)) and math.isfinite(cap) and not float(cap).is_integer()
                 and cap != lo_caps[i]):
             label = pool.name if not pool.array else f"{pool.name}[…]"
-            return (f"warning: --over {name}: at {name}={core.show_value(value)} the cap of pool {label} is "
+            return (f"warning: --over {clipped(name)}: at {name}={core.show_value(value)} the cap of pool {label} is "
                     f"{core.show_value(cap)}, and its holds take whole units, so it admits what a cap of "
                     f"{core.show_value(math.floor(cap))} does: a value found between two whole caps says no more "
                     f"than the whole one below it{whole or '; a knob of whole numbers is searched on a grid'}")

@@ -9,7 +9,7 @@ from typing import Any
 
 import pluggy
 
-from .errors import UsageError, UserError, located
+from .errors import UsageError, UserError, clipped, located
 from .numbers import real
 from .plugins import Registry, collect
 
@@ -120,7 +120,7 @@ def parse_assignments(items: tuple[str, ...], flag: str) -> dict[str, str]:
             raise UsageError(f"{flag} {item!r}: expected NAME=VALUE")
         name = name.strip()
         if name in out and out[name] != value:  # the later one silently won
-            raise UsageError(f"{flag} {name}: given twice, {out[name]!r} and {value!r} (give it once)")
+            raise UsageError(f"{flag} {clipped(name)}: given twice, {out[name]!r} and {value!r} (give it once)")
         out[name] = value
     return out
 
@@ -135,9 +135,9 @@ def parse_sets(items: tuple[str, ...]) -> dict[str, float]:
         try:
             out[name] = number(value, nan=True)
         except NotANumber as e:
-            raise UsageError(f"--set {name}={value}: {e}") from None
+            raise UsageError(f"--set {clipped(name)}={value}: {e}") from None
         if out[name] != out[name]:  # a constant is a number or inf (language.txt §2), as a sweep's --set says
-            raise UsageError(f"--set {name}={value}: NaN is not the value of a constant (a number or inf)")
+            raise UsageError(f"--set {clipped(name)}={value}: NaN is not the value of a constant (a number or inf)")
     return out
 
 
