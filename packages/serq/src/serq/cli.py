@@ -768,6 +768,14 @@ def _main(argv: list[str] | None) -> int:
             click.echo(msg if msg.startswith("error") or ": error:" in msg else f"error: {msg}", err=True)
             # a flag's value its own form refuses is a usage error (serq.errors.UsageError), as click's are
             code = 2 if getattr(type(e), "serq_usage_error", False) else 1
+    except BaseException as e:
+        # a BaseException of a plugin's own (not SystemExit or Ctrl-C, above) raised in its command's code
+        # (GeneratorExit, a class of its own): named as an exception is, not a traceback; serQ's keeps it
+        failure = plugins.plugin_failure(pm, e)
+        if failure is None:
+            raise
+        click.echo(failure, err=True)
+        code = 1
     finally:
         _startup_done()  # (the command line could not be assembled: the collector is on again all the same)
         if not guarded:
