@@ -4,6 +4,9 @@
    name it quotes (serq.errors.clipped: its first 60 and last 59 characters around ``…`` past 120): the
    heads of their errors (``--set NAME: the program has no `let NAME```) echoed a 100 000-character NAME
    whole, a line of 100 167 characters, where the quoted ``let NAME`` beside it was already cut.
+3. A FILE that does not exist is told so whatever its name (serq.loading.load_program), as ``serq run
+   missing.sq`` tells it: one of no loader's suffix was "unknown file type", so ``serq sweep find x.sq``
+   (``find`` read as a FILE) and ``serq sweep missing --find ...`` said the type of a file that is not there.
 """
 
 from __future__ import annotations
@@ -85,3 +88,19 @@ def test_a_short_name_is_quoted_whole(error, program):
     assert error("run", "p.sq", "--set", f"{name}=1", cwd=program.parent) == \
         f"p.sq: error: --set {name}: the program has no `{clipped('let ' + name)}`"
 
+
+@pytest.mark.parametrize("args", [
+    ("run", "missing"), ("check", "missing"), ("ir", "missing"), ("sweep", "missing", "--set", "lambda=1"),
+    ("sweep", "missing", "--find", "s.wait>1", "--over", "lambda", "0:1"), ("sweep", "find", "p.sq"),
+])
+def test_a_missing_file_of_no_loaders_suffix(error, program, args):
+    line = error(*args, cwd=program.parent)
+    missing = "find" if "find" in args[:2] else "missing"
+    assert line.startswith(f"error: {missing}: cannot read: No such file or directory"), line
+    # the words of a missing file of a loader's suffix
+    assert error("run", "missing.sq", cwd=program.parent) == "error: missing.sq: cannot read: No such file or directory"
+
+
+def test_a_file_there_of_no_loaders_suffix_is_still_of_an_unknown_type(error, program):
+    (program.parent / "p.txt").write_text(PROGRAM)
+    assert error("run", "p.txt", cwd=program.parent).startswith("error: p.txt: unknown file type")

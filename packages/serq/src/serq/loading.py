@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import errno
 import numbers
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -75,6 +77,9 @@ def load_program(pm: pluggy.PluginManager, path: str | Path, options: LoadOption
 
                 raise UserError(f"{p}: no installed part loads {suffix} files; "
                                 f"{how_to_have(pm, dist, f'{dist}, or serq[all]')}")
+        if not os.path.lexists(p):  # a file that is not there is told so, whatever its name (`serq sweep find`
+            # read `find` as a FILE, and said its type was unknown), as a file of a loader's suffix is
+            raise UserError(f"{p}: cannot read: {os.strerror(errno.ENOENT)}")
         known = ", ".join(sorted(reg.names())) or "none"
         raise UserError(f"{p}: unknown file type (the installed parts load: {known})")
     if (options.sets or options.defs) and matches[0] == ".ir.json":
@@ -157,15 +162,32 @@ def _option_text(v: Any) -> str:
     return str(v)
 
 
+def option_given(setting: str, text: str | None = None) -> str:
+    """A run setting given on the command line as a message names it: its option, with the value as given
+    (``--horizon 10``), or alone (``--arrivals``)."""
+    return f"--{setting}" if text is None else f"--{setting} {text}"
+
+
+def argument_given(setting: str, text: str | None = None) -> str:
+    """A run setting given to the Python API (``serq_sweep.sweep(horizon=10)``) as a message names it: its
+    argument, with the value as given (``horizon=10``), or alone (``arrivals``). The API's caller gave no
+    ``--horizon``, and was told of one."""
+    return setting if text is None else f"{setting}={text}"
+
+
 def apply_run_overrides(program: Any, *, seed: int | None = None, horizon: float | None = None,
-                        warmup: float | None = None, arrivals: int | None = None, name: Any = None) -> Any:
+                        warmup: float | None = None, arrivals: int | None = None, name: Any = None,
+                        given: Any = option_given) -> Any:
     """The program with the run settings the command line overrides. A ``warmup`` or ``horizon`` that leaves
     no window (the warmup not below the horizon, the program's own or the one given) is refused here, for
     every command: ``serq ir --warmup 1000`` of a program of horizon 100 wrote an IR that ``serq check``
     took and ``serq run`` refused. So is an ``arrivals`` of a workload that is not open. Each is the error
     the simulator's set-up gives of it (:func:`serq_ir.rules.setting_message`, the one rule): headed by the
     setting it concerns as given (``--warmup 1000: …``; one of the run block pointed at, its line quoted),
-    the other options after it; ``name``, the program's file, heads one that points at no line."""
+    the other options after it; ``name``, the program's file, heads one that points at no line. ``given``
+    names a setting given here, in these messages and as the origin a run-time error names: the command
+    line's option (:func:`option_given`, ``--warmup 1000``) or the API's argument (:func:`argument_given`,
+    ``warmup=1000``)."""
     import msgspec
 
     changes: dict[str, Any] = {}
@@ -174,7 +196,7 @@ def apply_run_overrides(program: Any, *, seed: int | None = None, horizon: float
 
         why = seed_problem(seed)
         if why:
-            raise UsageError(f"--seed {seed}: {why}")
+            raise UsageError(f"{given('seed', str(seed))}: {why}")
         changes["seed"] = seed
     # the command line's types refuse these first (serq.options: HORIZON, WARMUP); a sweep's or another
     # caller's values are checked here, where they reach the program (a NaN horizon was written to the IR
@@ -184,21 +206,21 @@ def apply_run_overrides(program: Any, *, seed: int | None = None, horizon: float
     if horizon is not None:
         h = real(horizon)
         if h is None or not h > 0:
-            raise UsageError(f"--horizon {_shown(horizon)}: is not a positive number of seconds, or inf")
+            raise UsageError(f"{given('horizon', _shown(horizon))}: is not a positive number of seconds, or inf")
         changes["horizon"] = "inf" if h == float("inf") else h
     if warmup is not None:
         w = real(warmup)
         if w is None or not 0 <= w < float("inf"):
-            raise UsageError(f"--warmup {_shown(warmup)}: is not a finite number of seconds, at least 0")
+            raise UsageError(f"{given('warmup', _shown(warmup))}: is not a finite number of seconds, at least 0")
         changes["warmup"] = w
     if arrivals is not None:
         if isinstance(arrivals, bool) or not isinstance(arrivals, numbers.Integral) or arrivals < 1:
-            raise UsageError(f"--arrivals {_shown(arrivals)}: must be a positive integer")
+            raise UsageError(f"{given('arrivals', _shown(arrivals))}: must be a positive integer")
         from serq_ir.rules import arrivals_count_problem
 
         why = arrivals_count_problem(int(arrivals))  # (the one rule of a count of arrivals: below 2**53)
         if why:
-            raise UsageError(f"--arrivals: {why}")
+            raise UsageError(f"{given('arrivals')}: {why}")
         changes["arrivals"] = int(arrivals)
     if not changes:
         return program
@@ -208,7 +230,7 @@ def apply_run_overrides(program: Any, *, seed: int | None = None, horizon: float
 
     spans = program.run.span
     origins = {} if spans is None else {k: getattr(spans, k) for k in spans.__struct_fields__}
-    origins.update((k, f"--{k} {_option_text(v)}") for k, v in changes.items())
+    origins.update((k, given(k, _option_text(v))) for k, v in changes.items())
     run = msgspec.structs.replace(program.run, **changes, span=RunSpans(**origins))
     # a count or a window these leave that does not fit the program is the error the simulator's set-up
     # gives of it, by the one rule of the errors of run settings (serq_ir.rules.setting_message): headed by
