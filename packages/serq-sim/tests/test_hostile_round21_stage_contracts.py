@@ -142,3 +142,54 @@ def test_a_built_in_stage_beside_a_plugins_completes_its_jobs_as_before():
     r = serq_sim.run(serq_frontend.compile(source=source, pm=pm), pm=pm)
     assert r.observe("t").values.tolist() == [3.0, 3.0]
     assert (r.stage("d").completions, r.stage("d").service) == (2, 2.0)
+
+
+class Detaching(Books):
+    """A kind that serves each job for its work, and completes the job it is told has left (detach(job): its
+    session was preempted)."""
+
+    def attach(self, job):
+        self.acc()
+        self.present += 1
+        job.stage = self
+        self.sim.at(self.sim.now + job.work, self.end, job)
+
+    def end(self, job):
+        if job.stage is self:  # (not once it has left)
+            self.finish(job)
+
+    def detach(self, job):
+        super().detach(job)
+        self.sim.job_done(self, job)
+
+
+class DetachingPlugin:
+    @hookimpl
+    def serq_sim_register_stage_kinds(self, register):
+        register("books", Detaching)
+
+
+# session 1 holds 4 of a from t=1 and runs 10 on svc inside it; session 0 (holding 4 since 0) grows by 4 at
+# t=2, which does not fit (4 + 4 + 4 > 10): the policy takes the greatest serial that holds a, session 1,
+# and its run is detached from svc, never to complete
+PREEMPTED = """pool a { cap 10; preempt by (-serial); }
+stage svc : @books;
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) { hold a (4) { run svc (2); grow a (4); run svc (1); } }
+  else { run svc (1); hold a (4) { run svc (10); } }
+}
+run { horizon 100; }
+"""
+
+
+def test_a_job_completed_once_it_has_left_the_stage_is_refused():
+    # before the check its session, preempted, was counted a completion at svc and made ready as if its run
+    # had ended (7 completions where the built-in delay gives 6)
+    pm = get_plugin_manager(plugins=[DetachingPlugin()])
+    with pytest.raises(PluginError) as e:
+        serq_sim.run(serq_frontend.compile(source=PREEMPTED, pm=pm), pm=pm)
+    assert str(e.value).partition("\n")[0].startswith(
+        f"error: plugin '{DetachingPlugin.__module__}.DetachingPlugin' failed in Detaching.detach during the run: "
+        "ContractError: sim.job_done(svc, job): the job of session 1 is not at svc: it has left the stage "
+        f"(detach(job)), or never arrived there at {__file__}:")

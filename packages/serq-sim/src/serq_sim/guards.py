@@ -437,9 +437,13 @@ def guard_engine(sim: Any) -> None:
             at_stage = _NOWHERE
         if at_stage is not None and at_stage is not st:
             whose = f"session {owner.serial}" if owner is not None else "an ownerless job"
-            where = "another stage" if at_stage is _NOWHERE else f"stage {_stage_label(at_stage)}"
-            raise ContractError(f"sim.job_done({_stage_label(st)}, job): the job of {whose} is at {where}, not "
-                                f"at {_stage_label(st)}: a job completes at the stage it arrived at")
+            label = _stage_label(st)
+            if at_stage is _NOWHERE:  # (a detach that completes the job it is told has left: a preempted run)
+                raise ContractError(f"sim.job_done({label}, job): the job of {whose} is not at {label}: it has "
+                                    "left the stage (detach(job)), or never arrived there")
+            raise ContractError(f"sim.job_done({label}, job): the job of {whose} is at stage "
+                                f"{_stage_label(at_stage)}, not at {label}: a job completes at the stage it "
+                                "arrived at")
         # its wait and service are read from job.enqueued (set by the engine) and job.started (the kind's):
         # a start before its arrival or after now was a negative wait or service in the report, NaN a NaN one
         started = job.started
