@@ -14,7 +14,8 @@ cost of a test per call of the plugin's code, paid only by the runs that use it:
 * a preemption policy's ``victim(pool, grower)`` is ``None``, the grower, or one of the candidates
   ``sim.preempt_candidates(pool)``;
 * a share policy returns one rate per flow, each a number at least 0 (``inf`` allowed, NaN not): a list, a
-  tuple or a one-dimensional numpy array, its numbers taken as Python floats;
+  tuple or a one-dimensional numpy array, its numbers taken as Python floats; the rates of the flows at a
+  stage add up to no more than its capacity;
 * a stage kind's ``busy_level()`` is a number from 0 to 1, and its ``queue()``, ``busy()`` and ``work()``
   numbers at least 0 (a utilisation of 2 or NaN was reported as it was, a string was a TypeError in the
   session's compiled code, which names no plugin);
@@ -333,6 +334,19 @@ def _guard_victim(policy: Any, registry: Any, name: str) -> None:
     policy.victim = checked_victim
 
 
+def _flow_stage(sim: Any, k: int) -> str:
+    """The name of stage ``k`` of a share policy's call: the stages of the flows, in the order they first
+    appear in them (serq_sim.stages.FlowNetwork.settle numbers them so)."""
+    seen: dict[Any, int] = {}
+    for job in sim.flow_network.flows:
+        for st in job.stages:
+            seen.setdefault(st, len(seen))
+    for st, i in seen.items():
+        if i == k:
+            return _stage_label(st)
+    return str(k)
+
+
 def guard_share(policy: Any, registry: Any, name: str, sim: Any) -> Any:
     """A third party's share policy, its rates checked at every call."""
     if first_party(policy):
@@ -354,6 +368,23 @@ def guard_share(policy: Any, registry: Any, name: str, sim: Any) -> Any:
                               f"it returned the rate {_shown(r)}: a rate is a number at least 0 (or inf)", sim)
             if type(r) is not float:
                 plain = False
+        # the flows at a stage carry no more than its capacity (language.txt: a stage's utilisation is "the
+        # capacity its flows carry, Σ rate / φ"): rates of 10 on a ps(1) served it at 20 times its capacity,
+        # the runs' service 0.1 where it is 2, without a word
+        carried: dict[int, float] = {}
+        for f, r in zip(flows, rates):
+            for k in f:
+                carried[k] = carried.get(k, 0.0) + r
+        for k, total in carried.items():
+            cap = caps[k]
+            if total > cap and not total <= cap * (1.0 + 1e-9):
+                shown = show_number(total)
+                if shown == show_number(cap):  # (a sum just above, which the six digits shown round to it)
+                    shown = repr(float(total))
+                raise failure(registry, name, f"failed in its share policy {name!r}",
+                              f"its rates at stage {_flow_stage(sim, k)} add up to {shown}, above "
+                              f"the stage's capacity {show_number(cap)}: the flows at a stage carry at most its "
+                              "capacity", sim)
         # numpy's float64 (a float) or an int: taken as Python's float, which the report encodes (a float64
         # rate reached the report's figures, and --json failed on it with a TypeError)
         return rates if plain else [float(r) for r in rates]
