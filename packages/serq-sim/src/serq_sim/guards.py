@@ -12,7 +12,7 @@ cost of a test per call of the plugin's code, paid only by the runs that use it:
   pool now (``None`` only when the pool caches nothing): a stale entry, evicted before, would be evicted again (the pool's units counted
   twice, or a loop that evicts nothing for ever);
 * a preemption policy's ``victim(pool, grower)`` is ``None``, the grower, or one of the candidates
-  ``sim.preempt_candidates(pool)``;
+  ``sim.preempt_candidates(pool)``, and its ``requeue`` still ``"head"`` or ``"tail"`` when it preempts;
 * a share policy returns one rate per flow, each a number at least 0 (``inf`` allowed, NaN not): a list, a
   tuple or a one-dimensional numpy array, its numbers taken as Python floats; the rates of the flows at a
   stage add up to no more than its capacity;
@@ -320,7 +320,15 @@ def _guard_victim(policy: Any, registry: Any, name: str) -> None:
 
     def checked_victim(pool, grower):
         v = victim(pool, grower)
-        if v is None or v is grower:
+        if v is None:
+            return v
+        if policy.requeue not in ("head", "tail"):
+            # read at every preemption (the victim's place in the queue): one changed since the policy was
+            # built, where it is checked, was taken as 'tail' without a word
+            raise failure(registry, name, f"failed in its preemption policy {name!r} (pool {pool.name})",
+                          f"requeue is {_shown(policy.requeue)}, not 'head' or 'tail', at a preemption",
+                          policy.sim)
+        if v is grower:
             return v
         if not any(s is v for s, _slot in policy.sim.preempt_candidates(pool)):
             from .session import Session
