@@ -88,20 +88,33 @@ def scenario_path(file: str | Path) -> str:
     """The file of a scenario given as a path, or as a name ``serq vllm scenarios`` lists."""
     p = path_str(file)
     if not path_exists(p):
-        named = path_join(_ORACLE, f"{file}.json")
-        if path_exists(named):
+        named = _shipped(os.fspath(file))  # (as given: path_str spells generated//x as generated/x)
+        if named is not None:
             p = named
         else:
             from glob import glob
 
             from serq.errors import did_you_mean
 
-            shipped = [f"{os.path.basename(os.path.dirname(q))}/{os.path.basename(q)[:-5]}"
-                       for q in glob(path_join(path_join(_ORACLE, "*"), "*.json"))
-                       if not q.endswith((".out.json", ".target.json"))]
+            shipped = [n for q in glob(path_join(path_join(_ORACLE, "*"), "*.json"))
+                       if _shipped(n := f"{os.path.basename(os.path.dirname(q))}/{os.path.basename(q)[:-5]}")]
             raise UserError(f"{file}: no such scenario file or shipped scenario (see `serq vllm scenarios`)"
                             + did_you_mean(str(file), shipped))
     return p
+
+
+def _shipped(name: str) -> str | None:
+    """The file of the scenario ``name`` when it is exactly a name :func:`list_scenarios` lists, ``GROUP/NAME``
+    (one folder of the oracle, one scenario in it with its answer beside it), else None: the oracle's folder
+    joined to any text took ``generated//chunk_many`` and ``../oracle/generated/chunk_many`` as shipped
+    names that no listing has."""
+    group, slash, stem = name.partition("/")
+    if not (slash and group and stem) or "/" in stem or "\\" in name or group in (".", "..") or stem in (".", "..") \
+            or stem.endswith((".out", ".target")):
+        return None
+    named = path_join(path_join(_ORACLE, group), f"{stem}.json")
+    answer = path_join(path_join(_ORACLE, group), f"{stem}.out.json")
+    return named if os.path.isfile(named) and os.path.isfile(answer) else None
 
 
 def _chains(sc: dict[str, Any]) -> list[list[tuple[int, dict[str, Any]]]]:
