@@ -242,9 +242,11 @@ def sweep(program: str | os.PathLike | Sequence[str | os.PathLike], *, sets: Map
     out, fresh = output_path(out, "out"), flag(fresh, "fresh")
     progress = flag(progress, "progress", none=True)
     check_dask(dask)  # before anything is compiled
+    from serq.loading import argument_given
+
     plan = core.plan(program, sets=sets, defs=defs, zip=zip, seeds=seeds, horizon=horizon, warmup=warmup,
                      arrivals=arrivals, max_wall=max_wall, max_events=max_events, max_samples=max_samples,
-                     pm=pm, slo=slo)
+                     pm=pm, slo=slo, given=argument_given)  # (its messages name the arguments: horizon=…)
     recs = None
     if records is not False and records is not None:
         recs = Records(None if records is True else records)

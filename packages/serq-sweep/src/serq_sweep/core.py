@@ -162,19 +162,22 @@ def _plugin_manager(pm: Any) -> Any:
 
 
 def compile_point(pm: Any, file: str, sets: Mapping[str, float], defs: Mapping[str, str],
-                  overrides: Mapping[str, Any]) -> tuple[Any, list[str]]:
+                  overrides: Mapping[str, Any], given: Any = None) -> tuple[Any, list[str]]:
     """The program of ``file`` with ``sets``/``defs`` and the run ``overrides`` (horizon, warmup,
-    arrivals) applied, and the files its run reads."""
-    from serq.loading import LoadOptions, apply_run_overrides, load_program
+    arrivals) applied, and the files its run reads. ``given`` names an override in a message
+    (serq.loading.apply_run_overrides: the command line's option, the default, or the API's argument)."""
+    from serq.loading import LoadOptions, apply_run_overrides, load_program, option_given
     from serq_sim.cli import check_trace_beside, run_inputs
 
     program = load_program(pm, file, LoadOptions(sets=dict(sets), defs=dict(defs)))
     check_trace_beside(program, file)  # (an IR file's source does not choose where its trace is read)
     # a warmup not below the horizon: refused there, before any run, not once per run
-    program = apply_run_overrides(program, **{k: v for k, v in overrides.items() if v is not None}, name=file)
+    given = given or option_given
+    program = apply_run_overrides(program, **{k: v for k, v in overrides.items() if v is not None}, name=file,
+                                  given=given)
     if program.run.horizon is None:
         raise UserError(f"{file}: the run has no horizon: give the program `run {{ horizon T; }}` or "
-                        "--horizon T")
+                        f"{given('horizon', 'T')}")
     return program, run_inputs(program, file, None)
 
 
@@ -314,7 +317,8 @@ def plan(files: Sequence[str], *, sets: Mapping[str, Any] | None = None, defs: M
          zip: Sequence[Sequence[str]] = (), seeds: Any = (1,), horizon: float | None = None,  # noqa: A002
          warmup: float | None = None, arrivals: int | None = None, max_wall: float | None = None,
          max_events: int | None = None, max_samples: int | None = None, pm: Any = None,
-         program_labels: Sequence[str] | None = None, repeat: bool = False, slo: Any = None) -> Plan:
+         program_labels: Sequence[str] | None = None, repeat: bool = False, slo: Any = None,
+         given: Any = None) -> Plan:
     """Compile every point of the sweep (once each). ``files``: one program, or several (an axis
     ``program``); ``sets``: name -> a number, a list, or a range ``"2:10:0.5"``; ``defs``: name -> an
     expression or a list of them; ``zip``: groups of names that move together; ``seeds``: a list of ints or
@@ -375,7 +379,7 @@ def plan(files: Sequence[str], *, sets: Mapping[str, Any] | None = None, defs: M
         s = {a.name: params[a.name] for a in axes if a.kind == "set"}
         d = {a.name: params[a.name] for a in axes if a.kind == "def"}
         try:
-            program, inputs = compile_point(pm, file, s, d, overrides)
+            program, inputs = compile_point(pm, file, s, d, overrides, given)
         except Exception as e:
             if not getattr(type(e), "serq_user_error", False):
                 raise

@@ -152,7 +152,7 @@ def plan_options() -> set[str]:
     options (``zip``, ``horizon``, ``max_events``, …), not those it gives itself nor the plan's own."""
     import inspect
 
-    own = {"files", "sets", "defs", "seeds", "pm", "program_labels", "repeat"}
+    own = {"files", "sets", "defs", "seeds", "pm", "program_labels", "repeat", "given"}
     return set(inspect.signature(core.plan).parameters) - own
 
 
@@ -173,7 +173,10 @@ def compare(files: str | Sequence[str], *, sets: Mapping[str, Any] | None = None
     figures = texts(figures, "figures", "figure")  # (a str was iterated: figures="ttft.p99" asked for "t", ...)
     progress = flag(progress, "progress", none=True)
     check_dask(dask)  # before anything is compiled
-    plan = arms_plan(files, sets=sets, defs=defs, seeds=seeds, pm=pm, **kw)
+    from serq.loading import argument_given
+
+    # (its messages name the arguments, horizon=…, not serq compare's options)
+    plan = arms_plan(files, sets=sets, defs=defs, seeds=seeds, pm=pm, given=argument_given, **kw)
     core.check_figures(plan, figures)  # before the runs, as serq compare --figure (a typo cost every run)
     columns, table, complete, _ = run_plan(plan, workers=workers, dask=dask, progress=progress, desc="compare")
     if not complete:
