@@ -26,7 +26,7 @@ import pluggy
 
 from . import extensions as _extensions
 from . import hookspecs
-from .errors import PluginError, printable
+from .errors import PluginError, clipped, printable
 from .switches import switch
 
 ENTRY_POINT_GROUP = "serq"
@@ -638,6 +638,10 @@ def _origin(dist: Any) -> str:
     return f" (from {project} {version})" if project and version else f" (from {project})" if project else ""
 
 
+#: the most characters of a plugin's failure that its message shows (serq.errors.clipped)
+REASON_WIDTH = 2000
+
+
 def _failed_plugin(name: str, dist: Any, what: str, exc: BaseException | None, where: bool = True,
                    at: tuple[str, int] | None = None, reason: str | None = None) -> str:
     """The one message of a plugin that failed (to load, in a hook, in what it registered): which plugin
@@ -649,7 +653,9 @@ def _failed_plugin(name: str, dist: Any, what: str, exc: BaseException | None, w
     project = getattr(dist, "project_name", None) if dist is not None else None
     if reason is None:
         reason = f"{type(exc).__name__}: {exc}" if where else str(exc)
-    reason = printable(" ".join(reason.split()))
+    # one line, and of a bounded length: a plugin's exception of 100 000 characters was a line of as many
+    # above the hint (its first and last characters say what it is)
+    reason = printable(clipped(" ".join(reason.split()), REASON_WIDTH))
     if at is None and where and exc is not None:
         at = raising_line(exc)
     here = f" at {printable(at[0])}:{at[1]}" if at is not None and at[0][:1] != "<" else ""
