@@ -7,6 +7,10 @@
 3. A FILE that does not exist is told so whatever its name (serq.loading.load_program), as ``serq run
    missing.sq`` tells it: one of no loader's suffix was "unknown file type", so ``serq sweep find x.sq``
    (``find`` read as a FILE) and ``serq sweep missing --find ...`` said the type of a file that is not there.
+5. One rule for blanks in ``NAME=VALUE`` (serq.loading.split_assignment, ``serq run``'s and a sweep's): none
+   around NAME, as none is around a number (docs/language.md), so ``--set`` has none either side of its
+   ``=``: ``--set ' lambda=1'`` was read as ``lambda`` (the name trimmed) while ``--set 'lambda= 1'`` was
+   refused. A ``--def`` body's blanks are the expression's.
 """
 
 from __future__ import annotations
@@ -104,3 +108,54 @@ def test_a_missing_file_of_no_loaders_suffix(error, program, args):
 def test_a_file_there_of_no_loaders_suffix_is_still_of_an_unknown_type(error, program):
     (program.parent / "p.txt").write_text(PROGRAM)
     assert error("run", "p.txt", cwd=program.parent).startswith("error: p.txt: unknown file type")
+
+
+MG1 = """let lambda = 0.5;
+
+stage s : fifo;
+
+def service() = 1;
+
+workload {
+  arrive poisson(lambda);
+}
+
+session {
+  run s (service());
+  end;
+}
+
+run { horizon 10; seed 1; }
+"""
+
+
+@pytest.mark.parametrize("command", ["run", "sweep"])
+@pytest.mark.parametrize("flag, item", [
+    ("--set", " lambda=1"), ("--set", "lambda =1"), ("--set", "\tlambda=1"), ("--def", "service =2"),
+    ("--def", " service=2"),
+])
+def test_a_blank_around_a_name_is_refused(error, tmp_path, command, flag, item):
+    (tmp_path / "m.sq").write_text(MG1)
+    name = item.split("=")[0].strip()
+    assert error(command, "m.sq", flag, item, cwd=tmp_path) == \
+        f"error: {flag} {item!r}: a blank around the name; NAME=VALUE is written without one ({flag} {name}=…)"
+
+
+@pytest.mark.parametrize("command", ["run", "sweep"])
+def test_a_blank_around_a_number_is_refused_as_before(error, tmp_path, command):
+    (tmp_path / "m.sq").write_text(MG1)
+    assert "' 1' is not a number" in error(command, "m.sq", "--set", "lambda= 1", cwd=tmp_path)
+
+
+def test_blanks_in_a_definitions_body_are_the_expressions(capsys, tmp_path, monkeypatch):
+    from serq.cli import main
+
+    (tmp_path / "m.sq").write_text(MG1)
+    monkeypatch.chdir(tmp_path)
+    outs = []
+    for item in ("service=2", "service= 2 "):
+        with pytest.raises(SystemExit) as info:
+            main(["run", "m.sq", "--def", item])
+        assert not info.value.code
+        outs.append(capsys.readouterr().out)
+    assert outs[0] == outs[1] and "s " in outs[0]

@@ -361,11 +361,11 @@ def def_axes(defs: Mapping[str, Any]) -> list[Axis]:
 def group_cli(items: Sequence[str], flag: str) -> dict[str, list[str]]:
     """``NAME=VALUES`` items of a repeated flag, a name given again adding values to its axis."""
     out: dict[str, list[str]] = {}
+    from serq.loading import split_assignment
+
     for item in items:
-        name, eq, value = item.partition("=")
-        if not eq or not name.strip():
-            raise UsageError(f"{flag} {item!r}: expected NAME=VALUE")
-        out.setdefault(name.strip(), []).append(value)
+        name, value = split_assignment(item, flag)
+        out.setdefault(name, []).append(value)
     return out
 
 

@@ -116,16 +116,29 @@ def load_program(pm: pluggy.PluginManager, path: str | Path, options: LoadOption
     return program
 
 
+def split_assignment(item: str, flag: str) -> tuple[str, str]:
+    """NAME and VALUE of one ``NAME=VALUE`` of ``--set`` or ``--def`` (``serq run``'s, a sweep's): the one
+    rule for blanks, none around NAME, as none is around a number (:mod:`serq.numbers`), so a ``--set``
+    has none on either side of its ``=``; a ``--def``'s body is an expression, whose blanks are the
+    language's. ``--set ' lambda=1'`` was read as ``lambda`` (the name's blanks were trimmed) and
+    ``--set 'lambda= 1'`` refused."""
+    name, eq, value = item.partition("=")
+    if not eq or not name.strip():
+        raise UsageError(f"{flag} {clipped(item)!r}: expected NAME=VALUE")
+    if name != name.strip():
+        raise UsageError(f"{flag} {clipped(item)!r}: a blank around the name; NAME=VALUE is written without "
+                         f"one ({flag} {clipped(name.strip())}=…)")
+    return name, value
+
+
 def parse_assignments(items: tuple[str, ...], flag: str) -> dict[str, str]:
-    """``NAME=value`` pairs of a repeated flag."""
+    """``NAME=value`` pairs of a repeated flag (:func:`split_assignment`)."""
     out: dict[str, str] = {}
     for item in items:
-        name, eq, value = item.partition("=")
-        if not eq or not name.strip():
-            raise UsageError(f"{flag} {item!r}: expected NAME=VALUE")
-        name = name.strip()
+        name, value = split_assignment(item, flag)
         if name in out and out[name] != value:  # the later one silently won
-            raise UsageError(f"{flag} {clipped(name)}: given twice, {out[name]!r} and {value!r} (give it once)")
+            raise UsageError(f"{flag} {clipped(name)}: given twice, {clipped(out[name])!r} and {clipped(value)!r} "
+                             "(give it once)")
         out[name] = value
     return out
 
