@@ -67,6 +67,11 @@ TICK = 20_000
 #: what its sessions do; a flow or a stage rescheduling at the same instant for ever is not)
 STALL_EVENTS = 1_000_000
 STALL_PER_SESSION = 1_000
+#: the no-progress guard of an open workload: more than STALL_ARRIVALS arrivals (arrive poisson, renewal) at one
+#: instant is an error at the next tick. Each arrival is a session live until time moves, so a rate the clock
+#: cannot resolve (poisson(1e300)) held a million sessions, 1.4 GB, by the time the events' guard came; an
+#: open workload makes rate × ZENO × t arrivals an instant at time t, 10 000 only past some 10¹⁶ arrivals
+STALL_ARRIVALS = 10_000
 #: "one instant" for that guard: times within ZENO × max(|t|, 1 s) of the instant's start (about 1e-12 s near
 #: 0): a clock that moves by steps far below any model's time scale (a loop of `run d (1e-300)`, arrivals at
 #: rate 1e300) makes its events at ever new times and would take ~1e300 events to reach its horizon, which
@@ -122,7 +127,7 @@ class Simulation:
         "open_arrivals", "partial", "partial_note", "plugin_manager", "pool_base", "pools", "preempt_count", "program",
         "progress", "pulse", "queue_free", "rate", "ready", "record_tables", "release_counter", "rngs", "seed",
         "session_fn", "setting_from", "shared_families", "show_progress", "slot_more", "source", "spans", "stage_base",
-        "stages", "rep_k", "rep_limit", "rep_t", "live0", "due_now", "next_check", "samples_at_ticks", "stall_ev", "stall_live", "stall_t", "step_stages", "step_heap", "step_later", "step_cur", "step_self", "pool_hot", "grow_lazy_ok", "served_by", "adm_hot", "t_shown", "t_wall0", "token_gaps",
+        "stages", "rep_k", "rep_limit", "rep_t", "live0", "due_now", "next_check", "samples_at_ticks", "stall_arr", "stall_ev", "stall_live", "stall_t", "step_stages", "step_heap", "step_later", "step_cur", "step_self", "pool_hot", "grow_lazy_ok", "served_by", "adm_hot", "t_shown", "t_wall0", "token_gaps",
         "trace", "trace_ordered", "trace_slots", "turn_fn", "turns", "virtual_events", "warm", "warmup",
         "__dict__",
     )
@@ -165,6 +170,7 @@ class Simulation:
         self.stall_t = math.nan
         self.stall_ev = 0
         self.stall_live = 0
+        self.stall_arr = 0
         #: the count of popped events at the next tick that checks what the report shows (tick)
         self.next_check = 0
         #: whether a tick checks the samples held (the fast tier checks them where its buffers grow)
@@ -397,9 +403,12 @@ class Simulation:
             if now == t0 or now - t0 <= _instant_span(t0):  # (NaN: False)
                 if events - self.stall_ev > STALL_EVENTS + STALL_PER_SESSION * self.stall_live:
                     self.stall_error(events - self.stall_ev)
+                if self.open_arrivals - self.stall_arr > STALL_ARRIVALS:
+                    self.stall_error(self.open_arrivals - self.stall_arr, "arrivals", STALL_ARRIVALS)
             else:
                 self.stall_t = now
                 self.stall_ev = events
+                self.stall_arr = self.open_arrivals
                 # the sessions live when the instant began, not those its own events spawned since (a clock
                 # stuck on an arrival gap below its precision spawns a session an event: counting them, the
                 # allowance grew 1 000 events a session and the guard never came); at 0 the sessions a batch
@@ -518,9 +527,12 @@ class Simulation:
         more = f" and {len(runs) - 5} more" if len(runs) > 5 else ""
         return f"{', '.join(where)}{more}"
 
-    def stall_error(self, n: int) -> None:
-        """The no-progress guard tripped: ``n`` events at this instant. A run-time error naming what the
-        events due now are for (the runs of the jobs they complete, their sessions), else the arrivals."""
+    def stall_error(self, n: int, counted: str = "events", cap: int | None = None) -> None:
+        """The no-progress guard tripped: ``n`` events (or open arrivals, ``counted``) at this instant, more than
+        ``cap`` (:data:`STALL_EVENTS`). A run-time error naming what the events due now are for (the runs of the
+        jobs they complete, their sessions), else the arrivals."""
+        if cap is None:
+            cap = STALL_EVENTS
         now = self.now
         t0 = self.stall_t
         # the instant: the clock stuck at it, or moving in steps within ZENO of its start (tick)
@@ -542,10 +554,10 @@ class Simulation:
             other += self.due_now(upto)
         runs = sorted((j for j in jobs if isinstance(j.owner, Session)), key=lambda j: j.owner.serial)
         if now == t0:
-            msg = (f"no progress: more than {STALL_EVENTS} events at one instant without simulated time passing "
+            msg = (f"no progress: more than {cap} {counted} at one instant without simulated time passing "
                    "(the clock cannot move past it")
         else:
-            msg = (f"no progress: more than {STALL_EVENTS} events in {now - t0:.3g} s of simulated time since "
+            msg = (f"no progress: more than {cap} {counted} in {now - t0:.3g} s of simulated time since "
                    f"t={t0:.6g} (steps far below any time scale: at that pace the run would not reach its end")
         if runs:
             first = runs[0]
