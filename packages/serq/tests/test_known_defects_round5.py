@@ -63,7 +63,7 @@ def error(capsys, monkeypatch):
 
 def first(stderr: str) -> str:
     lines = stderr.splitlines()
-    assert max(map(len, lines)) < 400, [len(x) for x in lines]
+    assert max(map(len, lines)) < 500, [len(x) for x in lines]  # (three names of 120 at most)
     return lines[0]
 
 
@@ -85,6 +85,13 @@ def test_run_cuts_the_name_of_a_flag(error, program, args, expected):
 def test_sweep_cuts_the_name_of_a_flag(error, program, args, expected):
     line = error("sweep", "p.sq", *args, cwd=program.parent)
     assert line.startswith(expected), line[:400]
+
+
+@pytest.mark.parametrize("command", ["sweep", "compare"])
+def test_the_point_a_sweeps_error_names_cuts_the_name(error, program, command):
+    line = error(command, "p.sq", "--set", f"{NAME}=1,2", cwd=program.parent)
+    assert line == f"p.sq: error: --set {CUT}: the program has no `{clipped('let ' + NAME)}` (at the sweep's point " \
+        f"{CUT}=1)", line[:400]
 
 
 def test_a_short_name_is_quoted_whole(error, program):

@@ -31,7 +31,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from serq.errors import UsageError, UserError, printable
+from serq.errors import UsageError, UserError, clipped, printable
 from serq.files import MAX_LINE, open_input
 from serq.jsonin import MAX_DIGITS, value_at
 from serq.numbers import NAN_PATTERN
@@ -99,11 +99,12 @@ _show = show_value
 def quoted_label(params: Mapping[str, Any], width: int = 60) -> str:
     """A point's ``NAME=VALUE, …`` as a message quotes it: each value as :func:`show_value` shows it, one longer
     than ``width`` characters cut around an ellipsis with its length (a swept definition of 140 000 characters
-    was quoted whole in the message of the error at its point)."""
+    was quoted whole in the message of the error at its point), each name as every message cuts a name
+    (:func:`serq.errors.clipped`)."""
     def cut(text: str) -> str:
         return text if len(text) <= width else f"{text[:width - 20]}...{text[-10:]} ({len(text)} characters)"
 
-    return ", ".join(f"{k}={cut(show_value(v))}" for k, v in params.items())
+    return ", ".join(f"{clipped(k)}={cut(show_value(v))}" for k, v in params.items())
 
 
 @dataclass
