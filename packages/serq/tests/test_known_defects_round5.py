@@ -94,6 +94,18 @@ def test_the_point_a_sweeps_error_names_cuts_the_name(error, program, command):
         f"{CUT}=1)", line[:400]
 
 
+@pytest.mark.parametrize("command, args, expected", [
+    ("run", ("--slo", f"{NAME}=1"), f"error: invalid value for --slo: '{clipped(NAME + '=1')}': an SLO is "
+                                    "NAME=SECONDS"),
+    ("run", ("--slo", f"ttft={NAME}"), f"error: invalid value for --slo: '{clipped('ttft=' + NAME)}': "
+                                       f"'{CUT}' is not a number of seconds"),
+    ("sweep", ("--set", "a=1", "--zip", f"{NAME},a"), f"error: --zip {CUT},a: {CUT} is not a swept name"),
+])
+def test_the_names_of_slo_and_zip_are_cut_too(error, program, command, args, expected):
+    line = error(command, "p.sq", *args, cwd=program.parent)
+    assert line.startswith(expected), line[:400]
+
+
 def test_a_short_name_is_quoted_whole(error, program):
     name = "z" * 120
     assert error("run", "p.sq", "--set", f"{name}=1", cwd=program.parent) == \

@@ -230,7 +230,7 @@ def check_slo(slo: Any) -> dict[str, float]:
 
 def parse_slo(text: str) -> dict[str, float]:
     """``ttft=1,tpot=0.05`` as ``{"ttft": 1.0, "tpot": 0.05}``; a ValueError says what is wrong."""
-    from serq.errors import did_you_mean
+    from serq.errors import clipped, did_you_mean
     from serq.numbers import NUMBER_HINT, NotANumber, number
 
     out: dict[str, float] = {}
@@ -238,17 +238,19 @@ def parse_slo(text: str) -> dict[str, float]:
         name, eq, value = part.partition("=")  # (the value as given: a number has no spaces around it)
         name = name.strip()
         if not eq or name not in SLO_METRICS:
-            raise ValueError(f"{part.strip()!r}: an SLO is NAME=SECONDS with NAME one of {', '.join(SLO_METRICS)}"
+            raise ValueError(f"{clipped(part.strip())!r}: an SLO is NAME=SECONDS with NAME one of "
+                             f"{', '.join(SLO_METRICS)}"
                              + (did_you_mean(name, SLO_METRICS) if eq else ""))
         try:  # serQ's number syntax (float() read 1_000 as 1000, ١٢ as 12, and took spaces around it)
             v = number(value, nan=True)
         except NotANumber as e:
             hint = f" ({NUMBER_HINT})" if NUMBER_HINT in str(e) else ""
-            raise ValueError(f"{part.strip()!r}: {value!r} is not a number of seconds{hint}") from None
+            raise ValueError(f"{clipped(part.strip())!r}: {clipped(value)!r} is not a number of seconds"
+                             f"{hint}") from None
         if v != v:  # (the test below refused it as "not negative")
-            raise ValueError(f"{part.strip()!r}: NaN is not a number of seconds")
+            raise ValueError(f"{clipped(part.strip())!r}: NaN is not a number of seconds")
         if not v >= 0:
-            raise ValueError(f"{part.strip()!r}: an SLO is not negative")
+            raise ValueError(f"{clipped(part.strip())!r}: an SLO is not negative")
         if name in out:
             raise ValueError(f"{name} is given twice")
         out[name] = v

@@ -383,17 +383,18 @@ def points(axes: Sequence[Axis], zipped: Sequence[Sequence[str]] = (), *, repeat
     units: list[list[dict[str, Any]]] = []
     groups = zip_groups(zipped)
     for g in groups:
+        shown = ",".join(map(clipped, g))  # (each name cut as a message cuts one)
         for name in g:
             if name not in by_name:
-                raise UsageError(f"--zip {','.join(g)}: {name} is not a swept name "
+                raise UsageError(f"--zip {shown}: {clipped(name)} is not a swept name "
                                 f"(swept: {', '.join(by_name) or 'none'}){did_you_mean(name, by_name)}")
             if name in grouped:  # (a name twice in one group was said to be "in two groups")
                 twice = "given twice in the group" if g.count(name) > 1 else "in two groups"
-                raise UsageError(f"--zip: {name} is {twice}" + (f" {','.join(g)}" if g.count(name) > 1 else ""))
+                raise UsageError(f"--zip: {clipped(name)} is {twice}" + (f" {shown}" if g.count(name) > 1 else ""))
             grouped.add(name)
         lengths = {len(by_name[n].values) for n in g}
         if len(lengths) > 1:
-            raise UsageError(f"--zip {','.join(g)}: the zipped names have different numbers of values ("
+            raise UsageError(f"--zip {shown}: the zipped names have different numbers of values ("
                             + ", ".join(f"{n}: {len(by_name[n].values)}" for n in g) + ")")
     order: list[Any] = []
     for a in axes:
