@@ -891,10 +891,17 @@ def read_csv_table(path: str, lines: list[tuple[int, int]] | None = None) -> tup
 def read_table(path: str, lines: list[tuple[int, int]] | None = None) -> list[dict[str, Any]]:
     """The rows of a table written by a sweep (``.csv`` or ``.parquet``); a CSV table's as
     :func:`read_csv_table` reads them."""
+    return read_table_columns(path, lines)[1]
+
+
+def read_table_columns(path: str, lines: list[tuple[int, int]] | None = None) -> tuple[list[str], list[dict[str, Any]]]:
+    """The columns and the rows of a table written by a sweep (``.csv`` or ``.parquet``), as :func:`read_table`
+    reads them: the columns are the header's even when there is no row."""
     fmt = table_format(path, output=False)
     if fmt == "csv":
-        return read_csv_table(path, lines)[1]
-    return read_parquet(path).to_dict("records")
+        return read_csv_table(path, lines)
+    frame = read_parquet(path)
+    return [str(c) for c in frame.columns], frame.to_dict("records")
 
 
 #: what reading a Parquet file without pandas or pyarrow says (writing one says as much: :func:`table_bytes`)
@@ -957,16 +964,17 @@ def load_finished(path: str, plan: Plan, others: set[str] | None = None) -> dict
     if os.path.exists(path):
         lines: list[tuple[int, int]] = []
         try:
-            table = read_table(path, lines)
+            names, table = read_table_columns(path, lines)
         except TableFault as e:
             raise UserError(e.message("cannot read the table to resume from", "; remove it or give --fresh")) from None
         except (OSError, ValueError, KeyError, csv.Error) as e:
             raise UserError(f"{path}: cannot read the table to resume from ({unreadable(path, e)}); remove it or give "
                             "--fresh") from None
+        # a file of columns and no key is not a sweep's table, with rows or without (a header alone, 'name,score',
+        # was taken for an empty table and replaced); an empty file has nothing to lose
+        if names and "key" not in names:
+            raise UserError(f"{path}: not a sweep's table (no column key); remove it or give --fresh")
         if table:
-            names = list(table[0])
-            if "key" not in names:
-                raise UserError(f"{path}: not a sweep's table (no column key); remove it or give --fresh")
             start = names.index("key") + 1
             figs = names[start:]
             for n, r in enumerate(table, 2):
