@@ -229,14 +229,20 @@ def check_slo(slo: Any) -> dict[str, float]:
 
 
 def parse_slo(text: str) -> dict[str, float]:
-    """``ttft=1,tpot=0.05`` as ``{"ttft": 1.0, "tpot": 0.05}``; a ValueError says what is wrong."""
+    """``ttft=1,tpot=0.05`` as ``{"ttft": 1.0, "tpot": 0.05}``; a ValueError says what is wrong, and a blank
+    around a NAME is the usage error of ``--set`` and ``--def`` (:func:`serq.loading.split_assignment`, the
+    one rule: ``--slo ' ttft=1'`` was read as ``ttft``, the name trimmed, while ``--slo 'ttft= 1'`` was
+    refused)."""
     from serq.errors import clipped, did_you_mean
+    from serq.loading import split_assignment
     from serq.numbers import NUMBER_HINT, NotANumber, number
 
     out: dict[str, float] = {}
     for part in text.split(","):
         name, eq, value = part.partition("=")  # (the value as given: a number has no spaces around it)
-        name = name.strip()
+        if eq and name.strip():
+            name, value = split_assignment(part, "--slo")
+        name = name.strip()  # (for the message of a part with no `=`)
         if not eq or name not in SLO_METRICS:
             raise ValueError(f"{clipped(part.strip())!r}: an SLO is NAME=SECONDS with NAME one of "
                              f"{', '.join(SLO_METRICS)}"
