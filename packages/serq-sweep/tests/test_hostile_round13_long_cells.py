@@ -80,8 +80,9 @@ def test_a_long_value_is_cut_in_a_message(tmp_path, monkeypatch):
     (tmp_path / "p.sq").write_text(PROGRAM)
     with pytest.raises(UserError) as e:  # the body does not parse: the error at the point
         sweep("p.sq", defs={"svc": ["(" + " " * 140_000 + "1"]}, workers=0, progress=False)
-    said = str(e.value)
-    assert len(said) < 1000 and said.endswith("(140002 characters))"), said[-300:]
+    said = str(e.value)  # (cut as a name is, serq.errors.clipped: its first 60 and last 59 characters around …)
+    assert len(said) < 1000 and said.endswith("(at the sweep's point svc=(" + " " * 59 + "…" + " " * 58 + "1)"), \
+        said[-300:]
     with pytest.raises(UsageError) as e:
         sweep("p.sq", defs={"svc": [LONG, LONG]}, workers=0, progress=False)
-    assert len(str(e.value)) < 300 and "(200003 characters) is given twice" in str(e.value)
+    assert len(str(e.value)) < 300 and "the point svc=0.5" + " " * 57 + "…" + " " * 59 + " is given twice" in str(e.value)

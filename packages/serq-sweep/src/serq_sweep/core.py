@@ -96,15 +96,12 @@ def show_value(v: Any) -> str:
 _show = show_value
 
 
-def quoted_label(params: Mapping[str, Any], width: int = 60) -> str:
-    """A point's ``NAME=VALUE, …`` as a message quotes it: each value as :func:`show_value` shows it, one longer
-    than ``width`` characters cut around an ellipsis with its length (a swept definition of 140 000 characters
-    was quoted whole in the message of the error at its point), each name as every message cuts a name
-    (:func:`serq.errors.clipped`)."""
-    def cut(text: str) -> str:
-        return text if len(text) <= width else f"{text[:width - 20]}...{text[-10:]} ({len(text)} characters)"
-
-    return ", ".join(f"{clipped(k)}={cut(show_value(v))}" for k, v in params.items())
+def quoted_label(params: Mapping[str, Any]) -> str:
+    """A point's ``NAME=VALUE, …`` as a message quotes it: each value as :func:`show_value` shows it, each name
+    and value cut as every message cuts a name (:func:`serq.errors.clipped`: past 120 characters its first 60
+    and last 59 around ``…``). A swept definition of 140 000 characters was quoted whole in the message of the
+    error at its point; its own cut (60 characters, ``...`` and its length) then differed from its name's."""
+    return ", ".join(f"{clipped(k)}={clipped(show_value(v))}" for k, v in params.items())
 
 
 @dataclass
