@@ -195,6 +195,34 @@ PREEMPT_CACHED = dict(PREEMPT_HEAD, prefix_caching=True)
 PREEMPT_CACHED_ANSWER = _hand(first={0: 1, 1: 1, 2: 5}, done={0: 4, 1: 5, 2: 5}, steps=6,
                               preempted={0: 0, 1: 1, 2: 0}, preemptions=1)
 
+# 11. A request preempted a second time while it recomputes still has the outputs it kept (vLLM's num_tokens
+#     never falls; lib/vllm.sq's `had`, where it departs from language.txt §7's formula). Block size 1, 7 blocks,
+#     budget 5.
+#
+#   step  scheduled            blocks R0/R1/R2  free  notes
+#   0     -                    -                7     idle: nothing has arrived
+#   1     R1 2, R2 1           -/2/1            4     first1 = first2 = 2
+#   2     R1 1, R2 1, R0 2     2/3/2            0     R0 arrives, admitted with 2 of the 3 tokens left; first0 = 3
+#   3     R1 1, R2 1           -/4/3            0     R1 grows: R0 (last admitted) preempted with 2 computed and 1
+#                                                     output: 3 tokens; waiting [R0]
+#   4     R1 1                 -/5/-            2     R1 grows: R2 preempted (3 computed, 3 outputs: 4 tokens),
+#                                                     at the head: waiting [R2, R0]; R1 tok4: done1 = 5
+#   5     R2 4, R0 1           1/-/4            2     R2 recomputes its 4 tokens and samples its 4th; R0 gets 1 of 3
+#   6     R2 1                 -/-/5            2     R0's 2 tokens left need 2 blocks, 1 free: R0, the last
+#                                                     admitted, preempts itself with 1 computed token (below its
+#                                                     prompt) and ends the pass; R2 tok5: done2 = 7
+#   7     R0 3                 3/-/-            4     R0 still has 3 tokens (prompt 2 + its output): recomputes
+#                                                     them and samples its 2nd: done0 = 8
+#   (§7's known = computed < prompt ? prompt : computed + 1 is 2 here: R0 would sample its first token again and
+#    decode once more, done0 = 9.)
+PREEMPT_TWICE = {
+    "budget": 5, "max_seqs": 3, "block_size": 1, "num_blocks": 8, "chunk": 0, "prefix_caching": False,
+    "requests": [{"prompt": 2, "out": 2, "arrive": 2}, {"prompt": 2, "out": 4, "arrive": 1},
+                 {"prompt": 1, "out": 5, "arrive": 1}],
+}
+PREEMPT_TWICE_ANSWER = _hand(first={0: 3, 1: 2, 2: 2}, done={0: 8, 1: 5, 2: 7}, steps=9,
+                             preempted={0: 2, 1: 0, 2: 1}, preemptions=3)
+
 # 10. Serve order -admission (newest first): the running requests are served newest first, so a younger
 #     request's prefill takes the budget (3) before an older request's decode.
 #
@@ -223,6 +251,7 @@ CASES = [
     pytest.param(TURN_HIT, TURN_HIT_ANSWER, id="turn_hit_not_last_token"),
     pytest.param(EXACT_FREE_BLOCKS, EXACT_FREE_BLOCKS_ANSWER, id="exact_free_blocks"),
     pytest.param(PREEMPT_CACHED, PREEMPT_CACHED_ANSWER, id="preempt_recompute_from_cache"),
+    pytest.param(PREEMPT_TWICE, PREEMPT_TWICE_ANSWER, id="preempted_again_while_recomputing"),
 ]
 
 
