@@ -103,7 +103,10 @@ MAX_SEQS_ANSWER = _hand(first={0: 1, 1: 1, 2: 4}, done={0: 3, 1: 3, 2: 6}, steps
 #   2     R0 1, R1 1         3/3/-            0     (6 tokens each: still 3 blocks); tok3
 #   3     R0 1               4/-/-            2     R0's 7th token needs a 4th block: R1 (last admitted) is
 #                                                   preempted, frees 3, goes to the head: waiting [R1, R2];
-#                                                   no admission in this step; R0 tok4: done0 = 4
+#                                                   no admission in this step (nor could R1 fit: the head
+#                                                   a preemption puts back needs more blocks than the step
+#                                                   leaves free, so the rule never shows in admission order);
+#                                                   R0 tok4: done0 = 4
 #   4     R1 7, R2 1         -/4/1            1     R1 has prompt 4 + 3 outputs = 7 tokens, recomputes all 7
 #                                                   and samples its 4th: done1 = 5 (first1 stays 1); R2 gets the
 #                                                   1 token left
@@ -149,7 +152,10 @@ WHOLE_BLOCKS_ANSWER = _hand(first={0: 1, 1: 3}, done={0: 2, 1: 3}, steps=4, cach
 # 7. A second turn hits the first turn's blocks up to, never including, its last token. Turn 1 (prompt 7,
 #    out 2) computes 8 tokens: 2 full blocks. Turn 2's prompt is turn 1's sequence, 9 tokens: the hit is
 #    floor((9 - 1) / 4) * 4 = 8, every token but the last, which is computed (budget 4 makes the hit show in
-#    the times: without it turn 2's prefill is 3 steps).
+#    the times: without it turn 2's prefill is 3 steps). The hit is at the cap's edge, all but the last token;
+#    in this format the cap never cuts a hit: a session's cached tokens are at most the previous turn's
+#    prompt + out - 1, at most the next prompt - 1, and a preempted request's at most its computed tokens,
+#    below its token count, so `reusable(x)` with `x` in place of `x - 1` gives the same answers here.
 #
 #   step  scheduled   notes
 #   0     T1 4        budget 4
