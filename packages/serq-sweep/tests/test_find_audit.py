@@ -202,7 +202,7 @@ def test_a_swept_name_that_is_a_column_of_the_search_is_refused(tmp_path):
     assert (r.returncode, r.stderr) == (2, "error: evaluations: swept twice, or the name of a column of the "
                                            "search's table (outcome, holds, fails, evaluations)\n")
     assert not (tmp_path / "f.parquet").exists()
-    with pytest.raises(Exception, match="^error: --over evaluations: the name of a column of the search's table"):
+    with pytest.raises(Exception, match="^error: over=\\('evaluations', '0:4'\\): the name of a column of the search's table"):
         find(str(path), "y.mean <= 2", ("evaluations", "0:4"), workers=0, progress=False)
     with pytest.raises(Exception, match="^error: k: swept twice"):
         find(str(path), "y.mean <= 2", ("lam", "0:4"),

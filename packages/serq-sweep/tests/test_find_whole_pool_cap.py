@@ -33,9 +33,9 @@ def _find(tmp_path, capsys, spec: str, cap: str = "Cap", units: str = "1"):
 def test_a_bisection_through_fractions_of_a_slot_cap_warns_once_with_the_grid(tmp_path, capsys):
     rows, err = _find(tmp_path, capsys, "1:8")
     # the first value between the ends is the midpoint (1 + 8) / 2 = 4.5: a cap of 4.5 admits as 4 does
-    assert err == ("warning: --over Cap: at Cap=4.5 the cap of pool slots is 4.5, and its holds take whole units, "
+    assert err == ("warning: over=('Cap', '1:8'): at Cap=4.5 the cap of pool slots is 4.5, and its holds take whole units, "
                    "so it admits what a cap of 4 does: a value found between two whole caps says no more than the "
-                   "whole one below it; a knob of whole numbers is searched on a grid, --over Cap 1:8:1\n")
+                   "whole one below it; a knob of whole numbers is searched on a grid, over=('Cap', '1:8:1')\n")
     assert rows[0]["outcome"] == "found smallest"
 
 
@@ -44,9 +44,10 @@ def test_a_cap_the_knob_sets_through_an_expression_is_named_with_its_own_value(t
     # at LO the cap is 0.5, below a hold's 1 (rejected: no response, the condition fails), at HI 4 (it holds);
     # at the midpoint 4.5 the cap is 2.25, which admits what 2 does
     assert rows[0]["outcome"] == "found smallest" and rows[0]["evaluations"] > 2
-    assert err == ("warning: --over Cap: at Cap=4.5 the cap of pool slots is 2.25, and its holds take whole "
+    assert err == ("warning: over=('Cap', '1:8'): at Cap=4.5 the cap of pool slots is 2.25, and its holds take whole "
                    "units, so it admits what a cap of 2 does: a value found between two whole caps says no more "
-                   "than the whole one below it; a knob of whole numbers is searched on a grid, --over Cap 1:8:1\n")
+                   "than the whole one below it; a knob of whole numbers is searched on a grid, "
+                   "over=('Cap', '1:8:1')\n")
 
 
 @pytest.mark.parametrize("spec, units", [

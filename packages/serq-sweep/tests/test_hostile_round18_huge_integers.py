@@ -85,10 +85,10 @@ def test_a_tolerance_beyond_the_doubles(prog):
     assert wide == inf and wide[0]["evaluations"] == 2
     with pytest.raises(UserError) as info:
         serq_sweep.find(prog, cond, over, tol=-B, workers=0, progress=False)
-    assert str(info.value) == "error: --tol an integer of 16610 bits: must be positive"
+    assert str(info.value) == "error: tol=an integer of 16610 bits: must be positive"
     with pytest.raises(UserError) as info:
         serq_sweep.find(prog, cond, over, tol=-1, workers=0, progress=False)
-    assert str(info.value) == "error: --tol -1: must be positive"
+    assert str(info.value) == "error: tol=-1: must be positive"
 
 
 @pytest.mark.parametrize("kw, said", [

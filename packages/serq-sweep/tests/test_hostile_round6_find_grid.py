@@ -23,8 +23,8 @@ run { horizon 50; seed 1; }
 
 
 @pytest.mark.parametrize("spec, said", [
-    ("0.1:0.9:1", "--over lam 0.1:0.9:1: the grid has one value, 0.1; a search needs two (a step below HI - LO)"),
-    ("0.5:0.5:1", "--over lam 0.5:0.5:1: the grid has one value, 0.5; a search needs two (a step below HI - LO)"),
+    ("0.1:0.9:1", "over=('lam', '0.1:0.9:1'): the grid has one value, 0.1; a search needs two (a step below HI - LO)"),
+    ("0.5:0.5:1", "over=('lam', '0.5:0.5:1'): the grid has one value, 0.5; a search needs two (a step below HI - LO)"),
 ])
 def test_a_grid_of_one_value_is_named_by_over(tmp_path, spec, said):
     (tmp_path / "p.sq").write_text(PROGRAM)
@@ -37,7 +37,7 @@ def test_a_tolerance_with_a_grid_is_refused(tmp_path):
     (tmp_path / "p.sq").write_text(PROGRAM)
     with pytest.raises(UserError) as info:
         find(str(tmp_path / "p.sq"), "response.mean <= 3", ("lam", "0.1:0.9:0.1"), tol=0.5, workers=0)
-    assert str(info.value) == ("error: --over lam 0.1:0.9:0.1: --tol goes with a range LO:HI (a grid's search ends "
+    assert str(info.value) == ("error: over=('lam', '0.1:0.9:0.1'): tol goes with a range LO:HI (a grid's search ends "
                                "at neighbours on the grid)")
 
 

@@ -217,13 +217,31 @@ def find(program: str | Sequence[str], conditions: str | Sequence[str], over: tu
     ``out``: also write the table there (``.csv`` or ``.parquet``, atomically), as ``serq sweep --find
     -o`` does: an output the write would refuse (a folder, a missing folder) is refused before the search,
     and one that is a file a point's run reads (its program, a library, its trace), by any path, before
-    that point runs (:func:`serq.files.check_not_input`)."""
+    that point runs (:func:`serq.files.check_not_input`).
+
+    Its messages name what was given by its argument (``over=('B', '1:8')``, ``tol=0``, ``horizon=5``), as
+    :func:`serq_sweep.sweep`'s and :func:`serq_sweep.compare`'s do; ``serq sweep --find`` names its options."""
+    from serq.loading import argument_given
+
+    return _find(program, conditions, over, sets=sets, defs=defs, zip=zip, seeds=seeds, tol=tol,
+                 horizon=horizon, warmup=warmup, arrivals=arrivals, max_wall=max_wall, max_events=max_events,
+                 workers=workers, dask=dask, progress=progress, pm=pm, out=out, slo=slo, given=argument_given)
+
+
+def _find(program: Any, conditions: Any, over: Any, *, sets: Any, defs: Any, zip: Any, seeds: Any,  # noqa: A002
+          tol: Any, horizon: Any, warmup: Any, arrivals: Any, max_wall: Any, max_events: Any, workers: Any,
+          dask: Any, progress: Any, pm: Any, out: Any, slo: Any, given: Any) -> tuple[list[str], list[dict[str, Any]]]:
+    """:func:`find`, ``given`` naming a setting in its messages: the command line's option
+    (:func:`serq.loading.option_given`, ``--over B 1:8``, ``--tol 0``, ``--horizon 5``) or the API's argument
+    (:func:`serq.loading.argument_given`, ``over=('B', '1:8')``, ``tol=0``, ``horizon=5``)."""
     import serq_ir
+    from serq.loading import option_given
 
     from .engines import check_dask
     from .engines import engine as make_engine
     from .figures import resolve
 
+    cli = given is option_given
     files = program_files(program)  # (before the plugins are loaded: a wrong type is said at once)
     check_dask(dask)
     sets, defs = named_values(sets, "sets"), named_values(defs, "defs")
@@ -231,31 +249,39 @@ def find(program: str | Sequence[str], conditions: str | Sequence[str], over: tu
     pm = core._plugin_manager(pm)
     conds = [parse_condition(c) for c in texts(conditions, "conditions", "condition")]
     if not conds:
-        raise UsageError("--find: no condition")
+        raise UsageError(f"{'--find' if cli else 'conditions'}: no condition")
     name, spec = _over(over)
+
+    def over_said(rng: str | None = spec, bare: bool = False) -> str:
+        """The knob and its range as given: ``--over B 1:8`` (``--over B`` bare), ``over=('B', '1:8')``."""
+        if cli:
+            return f"--over {clipped(name)}" + ("" if bare else f" {rng}")
+        return f"over=({clipped(name)!r}, {clipped(rng or '')!r})"
+
     if (sets and name in sets) or (defs and name in defs):
-        raise UsageError(f"--over {clipped(name)}: {clipped(name)} is also given with --set/--def")
+        raise UsageError(f"{over_said(bare=True)}: {clipped(name)} is also given with "
+                         f"{'--set/--def' if cli else 'sets/defs'}")
     if name in COLUMNS:
-        raise UsageError(f"--over {clipped(name)}: the name of a column of the search's table ({', '.join(COLUMNS)})")
+        raise UsageError(f"{over_said(bare=True)}: the name of a column of the search's table ({', '.join(COLUMNS)})")
     if ":" not in spec:
-        raise UsageError(f"--over {clipped(name)} {spec}: a range LO:HI or LO:HI:STEP")
+        raise UsageError(f"{over_said()}: a range LO:HI or LO:HI:STEP")
     parts = spec.split(":")
     if len(parts) == 3:
-        grid = parse_range(spec, f"--over {clipped(name)}")
+        grid = parse_range(spec, over_said(bare=True))
         lo, hi = grid[0], grid[-1]
         if len(grid) < 2:  # (the default tolerance of such a 'range' was 0: "--tol 0: must be positive")
-            raise UsageError(f"--over {clipped(name)} {spec}: the grid has one value, {show_number(grid[0])}; a "
+            raise UsageError(f"{over_said()}: the grid has one value, {show_number(grid[0])}; a "
                              "search needs two (a step below HI - LO)")
         if tol is not None:  # the grid's neighbours end the search; a tolerance was ignored
-            raise UsageError(f"--over {clipped(name)} {spec}: --tol goes with a range LO:HI (a grid's search ends at "
+            raise UsageError(f"{over_said()}: {given('tol')} goes with a range LO:HI (a grid's search ends at "
                             "neighbours on the grid)")
     elif len(parts) == 2:  # a bisection between LO and HI: no grid, however many units apart they are (it
         grid = None  # was read as a grid of step 1, and LO:HI more than a million apart refused as too many values)
-        lo, hi = _number(parts[0], f"--over {clipped(name)}"), _number(parts[1], f"--over {clipped(name)}")
+        lo, hi = _number(parts[0], over_said(bare=True)), _number(parts[1], over_said(bare=True))
         if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
-            raise UsageError(f"--over {clipped(name)} {spec}: LO must be below HI, both finite")
+            raise UsageError(f"{over_said()}: LO must be below HI, both finite")
     else:
-        raise UsageError(f"--over {clipped(name)} {spec}: a range LO:HI or LO:HI:STEP")
+        raise UsageError(f"{over_said()}: a range LO:HI or LO:HI:STEP")
     if tol is not None:
         if not _is_real(tol):  # ('>' not supported between 'str' and 'int'; True was a tolerance of 1)
             raise TypeError(f"tol must be a positive number, not {type(tol).__name__}")
@@ -265,7 +291,7 @@ def find(program: str | Sequence[str], conditions: str | Sequence[str], over: tu
         if t is None:
             t = math.inf if tol > 0 else -math.inf
         if not t > 0:
-            raise UsageError(f"--tol {shown(tol) if real(tol) is None else format(t, 'g')}: must be positive")
+            raise UsageError(f"{given('tol', shown(tol) if real(tol) is None else format(t, 'g'))}: must be positive")
         tol = t
     steps = MAX_STEPS if grid else halvings(lo, hi, tol)
     seed_list = seeds_given(seeds)
@@ -296,8 +322,8 @@ def find(program: str | Sequence[str], conditions: str | Sequence[str], over: tu
     figures: list[str] | None = None
     # a knob that must be a whole number (a count: fifo(c), a family's size) meets a bisection's midpoints:
     # a program's error at a fraction between whole ends says the grid to give
-    whole = (f"; a knob of whole numbers is searched on a grid, --over {clipped(name)} "
-             f"{core.show_value(lo)}:{core.show_value(hi)}:1"
+    whole = (f"; a knob of whole numbers is searched on a grid, "
+             f"{over_said(f'{core.show_value(lo)}:{core.show_value(hi)}:1')}"
              if grid is None and float(lo).is_integer() and float(hi).is_integer() else "")
     probes: list[core.Point] = []
     # per program, the pools' caps at LO and the pools of whole units: a fraction of the knob that makes one
@@ -310,16 +336,16 @@ def find(program: str | Sequence[str], conditions: str | Sequence[str], over: tu
     for file in files:
         first = next((p for p in others if p.get("program", files[0]) == file), others[0])
         program_, _ = core.compile_point(pm, file, {a.name: first[a.name] for a in axes if a.kind == "set"},
-                                         {a.name: first[a.name] for a in axes if a.kind == "def"}, overrides)
+                                         {a.name: first[a.name] for a in axes if a.kind == "def"}, overrides, given)
         core.check_slo_program(program_, file, limits)
         if name not in {c.name for c in program_.constants}:
-            raise UserError(f"{file}: --over {clipped(name)}: the program has no `let {clipped(name)}`"
-                            f"{did_you_mean(name, [c.name for c in program_.constants])} (the knob --find "
-                            "searches is a let)")
+            raise UserError(f"{file}: {over_said(bare=True)}: the program has no `let {clipped(name)}`"
+                            f"{did_you_mean(name, [c.name for c in program_.constants])} (the knob "
+                            f"{'--find' if cli else 'find'} searches is a let)")
         # the program the search runs first (the knob at LO), for the figures its runs have
         program_, _ = core.compile_point(pm, file, {**{a.name: first[a.name] for a in axes if a.kind == "set"},
                                                     name: lo},
-                                         {a.name: first[a.name] for a in axes if a.kind == "def"}, overrides)
+                                         {a.name: first[a.name] for a in axes if a.kind == "def"}, overrides, given)
         probes.append(core.Point(len(probes), dict(first), file, serq_ir.encode(program_),
                                  core.run_hash(program_, traces, pm)))
         if grid is None:  # (the caps the knob sets are those that differ from these at a value of the search)
@@ -340,7 +366,7 @@ def find(program: str | Sequence[str], conditions: str | Sequence[str], over: tu
                 sv[name] = s.value(x)
                 dv = {a.name: params[a.name] for a in axes if a.kind == "def"}
                 try:
-                    program_, inputs = core.compile_point(pm, file, sv, dv, overrides)
+                    program_, inputs = core.compile_point(pm, file, sv, dv, overrides, given)
                 except Exception as e:  # (a program's error at a value of the search: it said no value)
                     if not getattr(e, "serq_user_error", False) or isinstance(e, UsageError):
                         raise
@@ -348,7 +374,8 @@ def find(program: str | Sequence[str], conditions: str | Sequence[str], over: tu
                     raise UserError(f"{e}\n(at {name}={core.show_value(s.value(x))} of the capacity search"
                                     f"{hint})") from None
                 if fractional_cap is None and file in caps_lo and not float(s.value(x)).is_integer():
-                    fractional_cap = _fractional_cap(program_, *caps_lo[file], name, s.value(x), whole)
+                    fractional_cap = _fractional_cap(program_, *caps_lo[file], name, s.value(x), whole,
+                                                     over_said(bare=True))
                 read.update(inputs)
                 plan_points.append(core.Point(len(plan_points), {**s.params, name: s.value(x)}, file,
                                               serq_ir.encode(program_), core.run_hash(program_, traces, pm), inputs))
@@ -429,15 +456,15 @@ zip_ = zip
 
 
 def _fractional_cap(program: Any, lo_caps: list[Any], held: set[int], name: str, value: float,
-                    whole: str) -> str | None:
+                    whole: str, said: str) -> str | None:
     """The warning that the knob ``name`` at ``value`` made the cap of a pool of whole units a fraction
-    (:func:`whole_unit_pools`), or None."""
+    (:func:`whole_unit_pools`), or None; ``said`` the knob as given (``--over B``, ``over=('B', '1:8')``)."""
     for i, pool in enumerate(program.pools):
         cap = pool.cap
         if (i in held and isinstance(cap, (int, float)) and math.isfinite(cap) and not float(cap).is_integer()
                 and cap != lo_caps[i]):
             label = pool.name if not pool.array else f"{pool.name}[…]"
-            return (f"warning: --over {clipped(name)}: at {name}={core.show_value(value)} the cap of pool {label} is "
+            return (f"warning: {said}: at {name}={core.show_value(value)} the cap of pool {label} is "
                     f"{core.show_value(cap)}, and its holds take whole units, so it admits what a cap of "
                     f"{core.show_value(math.floor(cap))} does: a value found between two whole caps says no more "
                     f"than the whole one below it{whole or '; a knob of whole numbers is searched on a grid'}")
@@ -453,8 +480,12 @@ def find_cli(pm, files, args, find_, over, tol, *, workers, dask, progress, out)
     if args.get("max_events") is None:
         args.pop("max_events", None)
     try:
-        columns, rows = find(files, list(find_), tuple(over), seeds=seeds, tol=tol, workers=workers, dask=dask,
-                             progress=progress, pm=pm, out=out, **args)
+        from serq.loading import option_given
+
+        kw = {"zip": (), "horizon": None, "warmup": None, "arrivals": None, "max_wall": None, "max_events": None,
+              "slo": None, "sets": None, "defs": None, **args}
+        columns, rows = _find(files, list(find_), tuple(over), seeds=seeds, tol=tol, workers=workers, dask=dask,
+                              progress=progress, pm=pm, out=out, given=option_given, **kw)
     except KeyboardInterrupt:
         sys.exit(signals.interrupted())
     from serq.layout import align
