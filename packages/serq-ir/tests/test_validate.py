@@ -93,8 +93,8 @@ CASES = {
                                   "the count of candidates is 0, not a whole number from 1 to 100000 - at "
                                   "'$.session[1].n'"),
     "negative spill work": (set_(["pools"], [{"name": "kv", "evict": {"kind": "EvictLru"}, "spill": {
-        "tier": {"kind": "PoolRef", "pool": 0}, "link": {"kind": "StageRef", "stage": 0},
-        "work": {"kind": "Num", "value": -2.0}, "when": ONE}}]),
+        "tier": {"kind": "PoolRef", "pool": 1}, "link": {"kind": "StageRef", "stage": 0},
+        "work": {"kind": "Num", "value": -2.0}, "when": ONE}}, {"name": "cpu"}]),
         "the work is negative (-2); a write's work is not negative - at '$.pools[0].spill.work'"),
     "negative work": (set_(["session", 1, "work"], {"kind": "Num", "value": -1.0}),
                       "the work is negative (-1); a run's work is not negative - at '$.session[1].work'"),

@@ -639,6 +639,8 @@ class Linker:
             elif o.kind == "spill":
                 tier, link, work, when = o.args
                 tier_ref, link_ref = self.spill_ref(tier, "pool", fam, name), self.spill_ref(link, "stage", fam, name)
+                if rules.spills_to_itself(self.family(tier, "pool") is fam, fam.size, bool(tier.indexes())):
+                    raise self.error(o.pos, rules.spill_to_itself_message(f"`{name}`"))
                 if self.stages[link.dotted].kind == "step":  # the write is plain work, which a step runs not
                     raise self.error(link.pos, f"pool `{name}`: `spill … via {link.dotted}`: `{link.dotted}` is "
                                      "a step stage, whose runs are prefill or decode; a spill's write is "

@@ -330,6 +330,21 @@ def pairs_message(kind: str, owner: str, size: int, named: str, count: int, owne
             f"`{owner}[{count}]`, one for each member of `{named}`")
 
 
+def spills_to_itself(same: bool, size: int, indexed: bool) -> bool:
+    """Whether a pool's ``spill TIER`` names the pool itself as its tier, every member its own (``same``: the
+    tier is the pool's family; a family of one, or one named without an index, which pairs member for
+    member). A pool evicts only while it makes room, and language.txt's spill into a pool making room (a
+    cycle of tiers coming back to it) writes nothing: such a clause never spills. The rule of the linker and
+    of an IR file (serq_ir.validate). A member named by index in a larger family spills the others' there."""
+    return same and (size == 1 or not indexed)
+
+
+def spill_to_itself_message(pool: str) -> str:
+    """Why :func:`spills_to_itself` refuses ``pool``'s spill: the words of the linker and of an IR file."""
+    return (f"pool {pool} spills to itself: it evicts only while it makes room, and a spill into a pool "
+            "making room writes nothing, so this spill never writes; spill to another pool (a tier)")
+
+
 def member_problem(kind: str, idx: float, size: int) -> str | None:
     """Why ``idx`` names no member of a ``kind`` (pool, stage) family of ``size``, or None: the rule of a
     computed index at run time (the simulator), of a spill's constant index at its build, and of a constant

@@ -336,6 +336,10 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
             # first eviction was a run-time error that named no place)
             fail(((path, "spill"), "link"), f"a spill's write is plain work, and stage "
                  f"{_q(program.stages[obj.spill.link.stage].name)} is a step stage")
+        elif (isinstance(obj, Pool) and obj.spill is not None and 0 <= obj.spill.tier.pool < len(program.pools)
+              and rules.spills_to_itself(program.pools[obj.spill.tier.pool] is obj, obj.size,
+                                         obj.spill.tier.index is not None)):
+            fail(((path, "spill"), "tier"), rules.spill_to_itself_message(_q(obj.name)))
         elif (isinstance(obj, Pool) and obj.spill is not None
               and (k := _spill_unpaired(program, obj)) is not None):
             # a spill's tier or link without an index pairs as a declaration does (the frontend's rule);
