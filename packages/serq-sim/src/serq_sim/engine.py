@@ -769,8 +769,9 @@ class Simulation:
             if not stuck:
                 return None
             why = "each waits for pools that only they hold: a deadlock, or a demand beyond the capacity"
-            held = {sl.owner.serial for x in stuck for p in waits[x] for sl in p.holders
-                    if not sl.lease and sl.owner in endless}
+            # (the pools waited for once each: a pool thousands wait for has its holders walked once)
+            waited = {p for x in stuck for p in waits[x]}
+            held = {sl.owner.serial for p in waited for sl in p.holders if not sl.lease and sl.owner in endless}
             if held:
                 shown = ", ".join(str(k) for k in sorted(held)[:5]) + (", …" if len(held) > 5 else "")
                 why = (f"each waits for pools that only they or a run of infinite work (session{'s' if len(held) > 1 else ''}"
