@@ -61,7 +61,8 @@ def test_a_sweep_refuses_it_in_one_message(tmp_path):
     (tmp_path / "p.sq").write_text(PROGRAM)
     with pytest.raises(UserError) as info:
         serq_sweep.sweep(str(tmp_path / "p.sq"), arrivals=10**5000, workers=0, progress=False)
-    assert str(info.value) == f"error: --arrivals: arrivals is {RULE}, not an integer of 16610 bits"
+    # the API's argument named as given to it (serq.loading.argument_given), not the command line's --arrivals
+    assert str(info.value) == f"error: arrivals: arrivals is {RULE}, not an integer of 16610 bits"
 
 
 @pytest.mark.parametrize("written, shown", [("1e30", "1e+30"), ("9007199254740993", "9007199254740992"),
