@@ -153,6 +153,7 @@ class LocalPool:
             ctx.set_forkserver_preload(["serq_sweep.worker", "serq_sim.engine", "serq_sim.fast"])
         from .worker import ignore_sigint
 
+        self._started = ctx.SimpleQueue()
         with _main_from_no_file():
             if not self._probed:
                 # one process started and ended first: a worker that cannot start (a script without the
@@ -166,7 +167,7 @@ class LocalPool:
                                     + _UNGUARDED)
                 self._probed = True
             try:
-                self._pool = ctx.Pool(n, initializer=ignore_sigint)
+                self._pool = ctx.Pool(n, initializer=_worker_start, initargs=(self._started,))
             except OSError as e:
                 if e.errno not in (errno.EMFILE, errno.ENFILE) or left is None:
                     raise
@@ -184,13 +185,53 @@ class LocalPool:
         pool.join()
 
     def run(self, tasks: Iterable[Task]) -> Iterator[tuple[Task, dict]]:
+        import multiprocessing as mp
+
         tasks = list(tasks)
         if not tasks:
             return
         try:
             self._start(min(self.workers, len(tasks)))
-            for i, result in self._pool.imap_unordered(_indexed, list(enumerate(tasks)), chunksize=1):
-                yield tasks[i], result
+            pool, started = self._pool, self._started
+            while not started.empty():  # (the last batch's)
+                started.get()
+            # a worker that ends inside a run (os._exit in a plugin's code, the kernel's OOM killer) takes the
+            # run with it: the pool starts another worker and never hands the run back, so the sweep waited for
+            # ever. Each worker says which run it takes; a run whose worker is gone is that run's error
+            left = set(range(len(tasks)))
+            running: dict[int, int] = {}  # a worker's pid -> the run it took last
+            workers: dict[int, Any] = {}  # pid -> process, every worker seen (its exit status, once it ended)
+            suspect: set[int] = set()
+            results = pool.imap_unordered(_indexed, list(enumerate(tasks)), chunksize=1)
+            lost = False
+            while left:
+                try:
+                    i, result = results.next(timeout=_POLL)
+                except mp.TimeoutError:
+                    while not started.empty():
+                        i, pid = started.get()
+                        running[pid] = i
+                    alive = set()
+                    for w in list(pool._pool):  # (the pool drops a worker that ended, and starts another)
+                        workers[w.pid] = w
+                        if w.exitcode is None:
+                            alive.add(w.pid)
+                    gone = {i: pid for pid, i in running.items() if i in left and pid not in alive}
+                    # seen gone twice: a result sent just before its worker ended has had a poll's time to come
+                    for i in sorted(gone.keys() & suspect):
+                        left.discard(i)
+                        lost = True
+                        w = workers.get(gone[i])
+                        yield tasks[i], _died(tasks[i], None if w is None else w.exitcode)
+                    suspect = set(gone)
+                    continue
+                if i in left:
+                    left.discard(i)
+                    yield tasks[i], result
+            if lost:  # the pool still waits for the lost runs: it is ended, and a later batch starts another
+                self._pool = None
+                pool.terminate()
+                pool.join()
         except BaseException:
             pool, self._pool = self._pool, None
             if pool is not None:  # (None: the pool did not start; its error is the one to see)
@@ -209,9 +250,36 @@ _UNGUARDED_DASK = ("a script that runs a sweep on a LocalCluster calls it under 
                    "(each worker imports the script as it starts, running what is not under it)")
 
 
+#: how often (seconds) a sweep waiting for its runs looks for a worker that ended inside one
+_POLL = 0.5
+
+_started_queue: Any = None
+
+
+def _worker_start(started: Any) -> None:
+    """A pool worker's initializer: ``started`` takes ``(run, pid)`` as the worker takes each run."""
+    global _started_queue
+    from .worker import ignore_sigint
+
+    ignore_sigint()
+    _started_queue = started
+
+
 def _indexed(item: tuple[int, Task]) -> tuple[int, dict]:
     i, t = item
+    if _started_queue is not None:
+        _started_queue.put((i, os.getpid()))
     return i, run_task(*t[1:])
+
+
+def _died(task: Task, code: int | None) -> dict:
+    """The result of the run ``task`` whose worker process ended inside it (``code``: its exit status, when
+    the pool had not dropped the process before it was seen)."""
+    (point, seed, _key), file = task[0], task[3]
+    how = "" if code is None else f" (killed by signal {-code})" if code < 0 else f" (exit status {code})"
+    return {"status": "error", "figures": {}, "wall": 0.0,
+            "message": f"error: {file}: the worker process running point {point}, seed {seed} ended without its "
+                       f"result{how}: something in the run (a plugin's code, a lack of memory) ended the process"}
 
 
 class Dask:
