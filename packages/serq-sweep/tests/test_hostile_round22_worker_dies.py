@@ -86,3 +86,16 @@ def test_every_run_ending_its_worker_ends_the_sweep(tmp_path):
     assert r.returncode == 1, r.stderr
     assert "error: 3 run(s) failed; the first:" in r.stderr
     assert [row[2:4] for row in _rows(tmp_path)[1:]] == [["1", "error"], ["2", "error"], ["3", "error"]]
+
+
+def test_under_dask_local_the_run_is_its_error_and_the_others_run(tmp_path):
+    """Dask's worker that ends loses the IR scattered to it, and the runs that needed it were cancelled: the
+    sweep ended in a traceback ('FutureCancelledError' object has no attribute 'items'). They are sent again
+    with their IR; the run that ends every worker it is given to is its error (Dask's KilledWorker)."""
+    r = _sweep(tmp_path, "--set", "a=1:5:1", "--dask", "local", "--workers", "2")
+    assert r.returncode == 1, r.stderr
+    assert "Traceback" not in r.stderr
+    assert r.stderr.splitlines()[-1] == (
+        "error: p.sq: the Dask worker running point 2, seed 1 ended without its result: something in the run (a "
+        "plugin's code, a lack of memory) ended the process")
+    assert [row[3] for row in _rows(tmp_path)[1:]] == ["ok", "ok", "error", "ok", "ok"]

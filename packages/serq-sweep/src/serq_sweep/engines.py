@@ -272,13 +272,13 @@ def _indexed(item: tuple[int, Task]) -> tuple[int, dict]:
     return i, run_task(*t[1:])
 
 
-def _died(task: Task, code: int | None) -> dict:
+def _died(task: Task, code: int | None, who: str = "worker process") -> dict:
     """The result of the run ``task`` whose worker process ended inside it (``code``: its exit status, when
     the pool had not dropped the process before it was seen)."""
     (point, seed, _key), file = task[0], task[3]
     how = "" if code is None else f" (killed by signal {-code})" if code < 0 else f" (exit status {code})"
     return {"status": "error", "figures": {}, "wall": 0.0,
-            "message": f"error: {file}: the worker process running point {point}, seed {seed} ended without its "
+            "message": f"error: {file}: the {who} running point {point}, seed {seed} ended without its "
                        f"result{how}: something in the run (a plugin's code, a lack of memory) ended the process"}
 
 
@@ -351,20 +351,49 @@ class Dask:
         self._client = self._cluster = None
 
     def run(self, tasks: Iterable[Task]) -> Iterator[tuple[Task, dict]]:
+        import asyncio
+
         import distributed
 
         client = self._client
         futures = {}
-        for t in tasks:
+
+        def submit(t: Task, again: bool = False) -> Any:
             _, ir, ir_hash, name, seed, limits, *rest = t
             ref = self._scattered.get(ir)  # (the IR itself: ir_hash leaves the spans and the source out)
-            if ref is None:  # a point's IR travels once, not once per seed
+            if again:  # with the IR itself: the worker its scattered copy went to may end again
+                ref = ir
+            elif ref is None:  # a point's IR travels once, not once per seed
                 ref = self._scattered[ir] = client.scatter(ir, broadcast=False)
             f = client.submit(run_task, ref, ir_hash, name, seed, limits, *rest, pure=False)
             futures[f] = t
+            return f
+
+        for t in tasks:
+            submit(t)
+        sent: dict[int, int] = {}  # id of a task -> how often it was sent again
         try:
-            for f, result in distributed.as_completed(list(futures), with_results=True):
-                yield futures.pop(f), result
+            done = distributed.as_completed(list(futures), with_results=True, raise_errors=False)
+            for f, result in done:
+                t = futures.pop(f)
+                if f.status == "error" and isinstance(result, tuple):  # (raise_errors=False: type, value, traceback)
+                    result = result[1]
+                if not isinstance(result, BaseException):
+                    yield t, result
+                    continue
+                # a worker that ended (os._exit in a plugin's code, out of memory) took the IR scattered to it
+                # with it, and the runs that needed it were cancelled: each is sent again with its IR in the task;
+                # the run that ended its workers is Dask's KilledWorker. Both were a traceback
+                # ('FutureCancelledError' object has no attribute 'items')
+                killed = type(result).__name__ == "KilledWorker"
+                if not killed and isinstance(result, distributed.client.FutureCancelledError | asyncio.CancelledError):
+                    if sent.get(id(t), 0) < 3:
+                        sent[id(t)] = sent.get(id(t), 0) + 1
+                        done.add(submit(t, again=True))
+                        continue
+                elif not killed:
+                    raise result
+                yield t, _died(t, None, "Dask worker")
         except BaseException:
             client.cancel(list(futures))
             raise
