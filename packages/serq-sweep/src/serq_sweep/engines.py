@@ -228,6 +228,10 @@ class LocalPool:
                 if i in left:
                     left.discard(i)
                     yield tasks[i], result
+                if len(left) % 64 == 0:  # the workers' notes read as they come: a full pipe would hold them up
+                    while not started.empty():
+                        j, pid = started.get()
+                        running[pid] = j
             if lost:  # the pool still waits for the lost runs: it is ended, and a later batch starts another
                 self._pool = None
                 pool.terminate()
