@@ -35,6 +35,8 @@ def run_plan(plan: core.Plan, *, workers: int | None = None, dask: Any = None, o
         if out is not None:
             out = os.fspath(out)
             inputs = core.check_outputs(out, plan)
+            if records is not None:  # (its outputs told apart from --out's before the table there is read)
+                records.check(plan, out, inputs)
             # a journal this call makes that no run was written to is removed when the sweep fails (refused
             # before its first run: its workers cannot start, say): nothing is left beside -o that no run put
             # there
@@ -130,7 +132,10 @@ class Records:
         self._journal = None
         self._made = False
 
-    def open(self, plan: core.Plan, out: str | None, inputs: list[str], fresh: bool) -> None:
+    def check(self, plan: core.Plan, out: str | None, inputs: list[str]) -> None:
+        """Refuse what :meth:`open` would, before anything is read or written: a swept name that is a column
+        of a record table, records without ``out``, a records file that is another output of the sweep (a
+        usage error, told before the table at ``out`` is read: it may be the very file)."""
         from . import records as R
 
         self.plan, self.inputs = plan, inputs
@@ -142,6 +147,13 @@ class Records:
             raise UserError(f"--records {self.path}: give --out too (the records resume with the sweep's "
                             "table)")
         self.files = R.check(self.path, plan, out, inputs)
+
+    def open(self, plan: core.Plan, out: str | None, inputs: list[str], fresh: bool) -> None:
+        from . import records as R
+
+        self.check(plan, out, inputs)
+        if self.path is None:
+            return
         jp = R.journal_path(self.path)
         if fresh:
             with contextlib.suppress(FileNotFoundError):
