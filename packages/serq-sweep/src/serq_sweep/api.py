@@ -35,8 +35,9 @@ def run_plan(plan: core.Plan, *, workers: int | None = None, dask: Any = None, o
         if out is not None:
             out = os.fspath(out)
             inputs = core.check_outputs(out, plan)
-            if records is not None:  # (its outputs told apart from --out's before the table there is read)
-                records.check(plan, out, inputs)
+        if records is not None:  # (its outputs told apart from --out's before the table there is read)
+            records.check(plan, out, inputs)
+        if out is not None:
             # a journal this call makes that no run was written to is removed when the sweep fails (refused
             # before its first run: its workers cannot start, say): nothing is left beside -o that no run put
             # there
@@ -57,7 +58,7 @@ def run_plan(plan: core.Plan, *, workers: int | None = None, dask: Any = None, o
                     print(said, file=sys.stderr, flush=True)
         skip = set(done)
         if records is not None:
-            records.open(plan, out, inputs, fresh)
+            records.open(fresh)
             skip = {k for k in skip if records.complete(k, done[k])}
         resumed = len(skip)
         with make_engine(workers, dask, plan.pm) as eng:
@@ -133,9 +134,9 @@ class Records:
         self._made = False
 
     def check(self, plan: core.Plan, out: str | None, inputs: list[str]) -> None:
-        """Refuse what :meth:`open` would, before anything is read or written: a swept name that is a column
-        of a record table, records without ``out``, a records file that is another output of the sweep (a
-        usage error, told before the table at ``out`` is read: it may be the very file)."""
+        """Refuse, before anything is read or written, a swept name that is a column of a record table, records
+        without ``out``, a records file that is another output of the sweep (a usage error, told before the
+        table at ``out`` is read: it may be the very file); what :meth:`open` then opens."""
         from . import records as R
 
         self.plan, self.inputs = plan, inputs
@@ -148,10 +149,10 @@ class Records:
                             "table)")
         self.files = R.check(self.path, plan, out, inputs)
 
-    def open(self, plan: core.Plan, out: str | None, inputs: list[str], fresh: bool) -> None:
+    def open(self, fresh: bool) -> None:
+        """Open the records of the sweep :meth:`check` passed: its journal, and the runs kept (unless ``fresh``)."""
         from . import records as R
 
-        self.check(plan, out, inputs)
         if self.path is None:
             return
         jp = R.journal_path(self.path)
@@ -159,7 +160,7 @@ class Records:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(jp)
         else:
-            self.runs = R.load(self.path, plan)
+            self.runs = R.load(self.path, self.plan)
         from serq.files import open_own_append
 
         self._made = not os.path.lexists(jp)
