@@ -7,7 +7,6 @@ times by hand, and the `--slo` attainment counted from the records."""
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import pytest
@@ -98,3 +97,51 @@ def test_prefix_aware_routing_hits_at_least_what_random_and_round_robin_hit(seed
     assert len(prompts) == 1
     assert rates[0] >= rates[2] and rates[0] >= rates[1]
     assert rates[0] > 1.3 * rates[2]
+
+
+# --- offload.sq: a vLLM engine with a CPU tier for its KV --------------------------------------------------------
+
+# By hand (blocks of 4 tokens, 6 on the GPU; an iteration 1 s; a block written to the CPU tier in 0.5 s, read
+# back in 0.25 s). Conversation 0 arrives at 5, conversation 1 at 10.
+#   5   0's turn 1, prompt 8: nothing cached; prefills 8 in [5, 6] (first token 6), decodes 3 to 9; it computed
+#       11 tokens: 2 blocks cached on the GPU.
+#   10  1's turn, prompt 16: 4 blocks beside 0's 2 cached (6 in all), prefilled in [10, 11]; its first decode
+#       grows to a 5th block: the GPU evicts 0's last block, spilled (1), written by 11.5; done at 14, its 4 blocks
+#       cached (19 computed).
+#   19  0's turn 2 (think 10), prompt 12 + 8 = 20 (5 blocks): the GPU keeps 0's first block (hit 4); it takes 4
+#       blocks more, 1 free: 3 of 1's cached blocks are evicted, spilled (2-4). The CPU tier has 0's second block:
+#       the history's 8 reusable tokens less the GPU's 4, read back (load: 1 block, 0.25 s) and counted on the GPU;
+#       the rest, 20 - 4 - 4 = 12, prefilled in [19.25, 20.25]; its first decode grows to a 6th block, evicting
+#       1's last one (spill 5); done at 23.25.
+# Hits: GPU 4, CPU 4, of 8 + 16 + 20 = 44 prompt tokens. PCIe ran 5 writes and 1 read (the empty reads of the
+# first turns take no time and are no run). Evicted on the GPU: 0's one block and 1's whole entry of 4, 20 tokens.
+OFFLOAD = {
+    "ample": ({}, [(5, 6, 9, 0, 0), (10, 11, 14, 0, 0), (19, 20.25, 23.25, 4, 4)], 6, 0),
+    # a write of 10 s: 0's block spilled at 11 lands at 21, after turn 2 looked at 19: no CPU hit, 16 prefilled
+    # at once in [19, 20]; only that write completes before the run ends at 23 (the 4 others end at 29 and 30)
+    "slow_write": ({"write": 10}, [(5, 6, 9, 0, 0), (10, 11, 14, 0, 0), (19, 20, 23, 4, 0)], 1, 0),
+    # a tier of 3 blocks: at 19 the GPU's 3 spills of 1's blocks come before the turn reads the tier, and the
+    # third evicts 0's block there (LRU): no CPU hit. At 20 the 4th spill of 1 evicts one of 1's own 3 blocks in
+    # the full tier: 8 tokens evicted on the CPU, 0's entry whole.
+    "small_tier": ({"cpu_blocks": 3}, [(5, 6, 9, 0, 0), (10, 11, 14, 0, 0), (19, 20, 23, 4, 0)], 5, 8),
+    # a tier of 4 blocks holds 0's block and 1's 3: the same as an ample one
+    "tier_of_4": ({"cpu_blocks": 4}, [(5, 6, 9, 0, 0), (10, 11, 14, 0, 0), (19, 20.25, 23.25, 4, 4)], 6, 0),
+}
+
+
+@pytest.mark.parametrize("case", list(OFFLOAD))
+def test_offload_hits_spills_and_loads_by_hand(case):
+    sets, want, pcie_runs, cpu_evicted = OFFLOAD[case]
+    r = run("offload.sq", sets)
+    rows = sorted(rows_of(r), key=lambda x: x["sent"])
+    assert [(x["sent"], x["first_token"], x["last_token"], x["gpu"], x["cpu"]) for x in rows] == want
+    assert [x["prompt"] for x in rows] == [8, 16, 20]
+    assert all(x["cached"] == x["gpu"] + x["cpu"] for x in rows)
+    hits = sum(x["gpu"] + x["cpu"] for x in rows)
+    assert r.result.requests.prefix_cache_hit_rate == pytest.approx(hits / 44, rel=1e-12)
+    kv, cpu = r.pool("kv"), r.pool("cpu")
+    assert kv.spills == 5 and cpu.spills == 0
+    assert (kv.evicted_entries, kv.evicted_units) == (1, 20)
+    assert cpu.evicted_units == cpu_evicted
+    assert r.stage("pcie").completions == pcie_runs
+    assert kv.preemptions == 0 and r.result.end == want[-1][2]
