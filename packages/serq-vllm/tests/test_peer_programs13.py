@@ -7,6 +7,9 @@ times by hand, and the `--slo` attainment counted from the records."""
 
 from __future__ import annotations
 
+import csv
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -14,6 +17,7 @@ import serq_frontend
 import serq_sim
 
 HERE = Path(__file__).resolve().parent / "peer_programs13"
+SERQ = str(Path(sys.executable).parent / "serq")
 pytestmark = pytest.mark.timeout(60)
 
 
@@ -145,3 +149,65 @@ def test_offload_hits_spills_and_loads_by_hand(case):
     assert cpu.evicted_units == cpu_evicted
     assert r.stage("pcie").completions == pcie_runs
     assert kv.preemptions == 0 and r.result.end == want[-1][2]
+
+
+# --- sweep.sq: max_num_seqs and the budget through serq sweep ---------------------------------------------------
+
+
+def serq(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([SERQ, *args], cwd=cwd, capture_output=True, text=True, timeout=120)
+
+
+def read_csv(path: Path) -> list[dict]:
+    with path.open(encoding="utf-8", newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def test_a_max_num_seqs_sweep_against_the_waves_it_serves(tmp_path):
+    # 12 requests of prompt 16 and output 5 sent at 0; an iteration lasts c = 0.5 s; max_num_seqs m with the
+    # budget 16 m. The engine serves waves of m: a wave is admitted in one iteration and prefills there (its
+    # first tokens at its end), decodes its 4 other tokens in the next 4, and its slots are free for the next
+    # wave from the iteration after its last. Wave w (0 to 12/m - 1) has TTFT (5w + 1) c and E2EL 5(w + 1) c, its
+    # gaps between tokens c; the run ends at (12/m) 5 c: the throughput m / (5 c), 0.4, 0.8, 1.6 requests/s,
+    # rising with m as the waves' count falls (every iteration costs c, whatever it computes).
+    p = serq("sweep", str(HERE / "sweep.sq"), "--zip", "max_seqs,B", "--set", "max_seqs=1,2,4", "--set", "B=16,32,64",
+             "--out", "t.csv", "--records", "r.csv", "--no-progress", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    table, recs = read_csv(tmp_path / "t.csv"), read_csv(tmp_path / "r.csv")
+    c = 0.5
+    assert [(int(row["max_seqs"]), int(row["B"])) for row in table] == [(1, 16), (2, 32), (4, 64)]
+    throughput = []
+    for row in table:
+        m = int(row["max_seqs"])
+        waves = 12 // m
+        mine = [x for x in recs if x["key"] == row["key"]]
+        assert len(mine) == int(row["requests.completed"]) == int(row["records.request"]) == 12
+        assert float(row["end"]) == waves * 5 * c
+        assert float(row["requests.request_throughput"]) == pytest.approx(m / (5 * c), rel=1e-12)
+        throughput.append(float(row["requests.request_throughput"]))
+        ttft = sorted(float(x["first_token"]) - float(x["sent"]) for x in mine)
+        e2el = sorted(float(x["last_token"]) - float(x["sent"]) for x in mine)
+        assert ttft == [(5 * w + 1) * c for w in range(waves) for _ in range(m)]
+        assert e2el == [5 * (w + 1) * c for w in range(waves) for _ in range(m)]
+        # the report's figures, read back: the means of the rows, ITL's over every gap
+        assert float(row["requests.ttft.mean"]) == pytest.approx(sum(ttft) / 12, rel=1e-12)
+        assert float(row["requests.e2el.mean"]) == pytest.approx(sum(e2el) / 12, rel=1e-12)
+        # numpy's p99 of 12 values: the virtual index 11 x 0.99 = 10.89 between the 11th and the 12th
+        assert float(row["requests.ttft.p99"]) == pytest.approx(ttft[10] + 0.89 * (ttft[11] - ttft[10]), rel=1e-12)
+        assert int(row["requests.itl.count"]) == 12 * 4
+        itl = float(row["requests.itl.mean"])
+        assert itl == pytest.approx(c, rel=1e-12) and float(row["requests.itl.std"]) == pytest.approx(0, abs=1e-12)
+        assert float(row["requests.tpot.mean"]) == pytest.approx(c, rel=1e-12)
+        # row by row: E2EL = TTFT + (output - 1) x the request's mean gap (its TPOT), and with one gap for all,
+        # the report's mean E2EL = mean TTFT + 4 x mean ITL
+        for x in mine:
+            sent, first, last, n = (float(x[k]) for k in ("sent", "first_token", "last_token", "output"))
+            assert last - sent == pytest.approx((first - sent) + (n - 1) * itl, rel=1e-12), x
+        assert float(row["requests.e2el.mean"]) == pytest.approx(float(row["requests.ttft.mean"]) + 4 * itl,
+                                                                 rel=1e-12)
+        # queue + prefill = TTFT, decode + prefill + queue = E2EL (vLLM's phases, their means)
+        phases = {k: float(row[f"requests.{k}.mean"]) for k in ("queue", "prefill", "decode", "infer")}
+        assert phases["queue"] + phases["prefill"] == pytest.approx(sum(ttft) / 12, rel=1e-12)
+        assert phases["infer"] == pytest.approx(phases["prefill"] + phases["decode"], rel=1e-12)
+        assert (phases["prefill"], phases["decode"]) == (pytest.approx(c), pytest.approx(4 * c))
+    assert throughput[0] < throughput[1] < throughput[2]
