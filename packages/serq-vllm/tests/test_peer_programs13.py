@@ -8,6 +8,7 @@ times by hand, and the `--slo` attainment counted from the records."""
 from __future__ import annotations
 
 import csv
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -211,3 +212,63 @@ def test_a_max_num_seqs_sweep_against_the_waves_it_serves(tmp_path):
         assert phases["infer"] == pytest.approx(phases["prefill"] + phases["decode"], rel=1e-12)
         assert (phases["prefill"], phases["decode"]) == (pytest.approx(c), pytest.approx(4 * c))
     assert throughput[0] < throughput[1] < throughput[2]
+
+
+# --- replay.sq: a trace through --trace, and its SLO -------------------------------------------------------------
+
+TRACE = """session,turn,new,out,think,forced
+0,1,40,3,2,0
+0,2,70,4,1,0
+0,3,90,2,0,1
+1,1,100,2,0,0
+"""
+
+# By hand (budget 64, blocks of 16, an iteration 0.25 s; session i sent at (i + 1) x 20; the engine is idle
+# between requests):
+#   0/1 sent 20, prompt 40: prefilled in one iteration (first token 20.25), 2 decodes: last 20.75; it computed
+#       42 tokens: 32 cached. Think 2.
+#   0/2 sent 22.75, prompt 70 extending the 40: hit min(32, floor((41 - 1) / 16) x 16) = 32; prefills 38 in one
+#       iteration (23), 3 decodes: 23.75; 73 computed, 64 cached. Think 1.
+#   0/3 sent 24.75, forced: hit 0; prefills 90 in two iterations (64, then 26): first token 25.25, 1 decode:
+#       25.5.
+#   1/1 sent 40, prompt 100: 64 + 36 (40.5), 1 decode: 40.75.
+REPLAY = [(0, 1, 20, 20.25, 20.75, 0), (0, 2, 22.75, 23, 23.75, 32), (0, 3, 24.75, 25.25, 25.5, 0),
+          (1, 1, 40, 40.5, 40.75, 0)]
+
+
+def test_a_trace_replay_by_hand(tmp_path):
+    (tmp_path / "t.csv").write_text(TRACE, encoding="utf-8")
+    r = run("replay.sq", trace=str(tmp_path / "t.csv"), arrivals=2)
+    rows = rows_of(r)
+    assert [(x["session"], x["turn"], x["sent"], x["first_token"], x["last_token"], x["cached"]) for x in rows] == REPLAY
+    assert [(x["prompt"], x["output"]) for x in rows] == [(40, 3), (70, 4), (90, 2), (100, 2)]
+    assert all(x["admitted"] == x["sent"] for x in rows)  # an idle engine admits at once
+    assert r.result.end == 40.75 and r.stage("engine").iterations == 3 + 4 + 3 + 3  # prefill and decode iterations, by request
+    assert r.result.requests.prefix_cache_hit_rate == pytest.approx(32 / 300, rel=1e-12)
+
+
+@pytest.mark.parametrize(("slo", "good"), [
+    # TTFT 0.25, 0.25, 0.5, 0.5; E2EL 0.75, 1, 0.75, 0.75; TPOT 0.25 each. An SLO is met at its bound (vLLM's
+    # `slo >= value`): ttft=0.25,e2el=1 holds for the first two; e2el=0.75 for all but the second; tpot=0.25 for
+    # all; ttft=0.2 for none.
+    ("ttft=0.25,e2el=1", 2), ("e2el=0.75", 3), ("tpot=0.25", 4), ("ttft=0.2,tpot=1", 0),
+])
+def test_the_slo_attainment_of_a_replay_is_the_count_of_its_records(tmp_path, slo, good):
+    (tmp_path / "t.csv").write_text(TRACE, encoding="utf-8")
+    p = serq("run", str(HERE / "replay.sq"), "--trace", "t.csv", "--arrivals", "2", "--slo", slo, "--no-progress",
+             "--records", "rec.csv", "--json", "-o", "rep.json", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    rep = json.loads((tmp_path / "rep.json").read_text(encoding="utf-8"))["requests"]
+    limits = {k: float(v) for k, v in (part.split("=") for part in slo.split(","))}
+    count = 0
+    for x in read_csv(tmp_path / "rec.csv"):
+        sent, first, last, n = (float(x[k]) for k in ("sent", "first_token", "last_token", "output"))
+        value = {"ttft": first - sent, "e2el": last - sent, "tpot": (last - first) / (n - 1)}
+        count += all(value[k] <= v for k, v in limits.items())
+    assert rep["good"] == count == good
+    assert rep["goodput"] == pytest.approx(good / 40.75, rel=1e-12)
+    assert rep["slo"] == limits and rep["completed"] == 4
+    # the text report says the same: `goodput G req/s (K good: …)`
+    text = serq("run", str(HERE / "replay.sq"), "--trace", "t.csv", "--arrivals", "2", "--slo", slo, "--no-progress",
+                cwd=tmp_path).stdout
+    assert f"({good} good: " in text
