@@ -101,8 +101,42 @@ def _endless(s: Session) -> bool:
     """Whether session ``s`` runs a job of infinite work (on a stage or a flow): the job never completes, so the
     session never leaves its hold (:meth:`Simulation.waiting_forever`), unless a preemption takes the pool."""
     job = s.job
-    return (job is not None and job.work == math.inf
-            and all(_never_preempts(sl.pool) for h in s.holds for sl in h.slots))
+    return job is not None and job.work == math.inf and _unpreempted(s)
+
+
+def _unpreempted(s: Session) -> bool:
+    """Whether no preemption can take a hold of session ``s`` (and with it the job it runs, or waits to run)."""
+    return all(_never_preempts(sl.pool) for h in s.holds for sl in h.slots)
+
+
+def _never_served(sim) -> tuple[dict[Session, str], set[Session]]:
+    """The sessions queued at a fifo stage that are never served (:meth:`.stages.FifoStage.never_served`:
+    its servers all run, or will run first, jobs of infinite work), each with where it waits, and the
+    sessions of those runs. A session whose hold a preemption could take is not counted: taken, it leaves
+    the queue."""
+    fifos = [st for st in sim.stages if type(st) is _stages.FifoStage and st.q]
+    if not fifos:
+        return {}, set()
+    from .report import member_label
+
+    serving: dict[int, list[Job]] = {id(st): [] for st in fifos}
+    for t, _seq, cb, job in sim.heap:  # a fifo stage's jobs in service are its completion events
+        st = getattr(cb, "__self__", None)
+        if t == INF and id(st) in serving and isinstance(job, Job) and job.stage is st:
+            serving[id(st)].append(job)
+
+    def endless(job: Job) -> bool:
+        return job.owner is not None and job.owner.job is job and _endless(job.owner)
+
+    waiting: dict[Session, str] = {}
+    runs: set[Session] = set()
+    for st in fifos:
+        stuck, by = st.never_served(serving[id(st)], endless)
+        stuck = [x for x in stuck if _unpreempted(x)]
+        if stuck:
+            waiting.update(dict.fromkeys(stuck, f"queued at stage {member_label(st)}"))
+            runs.update(by)
+    return waiting, runs
 
 
 def _never_preempts(pool: Pool) -> bool:
@@ -754,19 +788,23 @@ class Simulation:
             stuck = set(waits)
             endless = {sl.owner for p in self.pools if _never_preempts(p) for sl in p.holders
                        if not sl.lease and _endless(sl.owner)}
+            # a session queued at a fifo stage behind runs of infinite work is never served: it waits for
+            # ever, and never releases its holds either
+            queued, runs = _never_served(self)
             freeing: set[Pool] = set()
             changed = True
             while changed:
                 changed = False
                 for p in self.pools:
-                    if p not in freeing and any(sl.lease or (sl.owner not in stuck and sl.owner not in endless)
+                    if p not in freeing and any(sl.lease or (sl.owner not in stuck and sl.owner not in endless
+                                                             and sl.owner not in queued)
                                                 for sl in p.holders):
                         freeing.add(p)
                         changed = True
                 for x in [x for x in stuck if any(p in freeing for p in waits[x])]:
                     stuck.discard(x)
                     changed = True
-            if not stuck:
+            if not stuck and not queued:
                 return None
             why = "each waits for pools that only they hold: a deadlock, or a demand beyond the capacity"
             # (the pools waited for once each: a pool thousands wait for has its holders walked once)
@@ -777,6 +815,15 @@ class Simulation:
                 why = (f"each waits for pools that only they or a run of infinite work (session{'s' if len(held) > 1 else ''}"
                        f" {shown}) hold: a deadlock, a demand beyond the capacity, or a hold a run that never "
                        "completes keeps")
+            if queued:
+                serials = sorted(x.serial for x in runs)
+                shown = ", ".join(str(k) for k in serials[:5]) + (", …" if len(serials) > 5 else "")
+                behind = (f"in a fifo stage's queue behind {'runs' if len(serials) > 1 else 'a run'} of infinite "
+                          f"work (session{'s' if len(serials) > 1 else ''} {shown}), which never "
+                          f"complete{'' if len(serials) > 1 else 's'}")
+                why = f"{why}; or {behind}" if stuck else f"each waits {behind}"
+                stuck.update(queued)
+                where.update(queued)
         n = self.live if drained else len(stuck)
         counts: dict[str, list[int]] = {}
         for x in sorted(stuck, key=lambda x: x.serial):

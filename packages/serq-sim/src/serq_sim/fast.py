@@ -1869,7 +1869,7 @@ def _write_back(sim, gen: _Gen, st: dict, sessions: bool = True) -> None:
                     continue
                 v = st[f"f{f}_{field}"]
                 setattr(obj, attr, v if node.size == 1 else v[m])
-    if p.pools:
+    if p.pools or "fifo" in gen.fam_kind:
         _write_back_pools(sim, gen, st, sessions)
     # the integrals' spans of HUGE_SPAN or longer (_huge), where the general engine keeps them
     huge = {"ap": "b_present", "ab": "b_busy", "ws": "b_wait", "ss": "b_service", "au": "b_used", "aq": "b_queue",
@@ -1887,7 +1887,9 @@ def _write_back(sim, gen: _Gen, st: dict, sessions: bool = True) -> None:
 def _write_back_pools(sim, gen: _Gen, st: dict, sessions_too: bool = True) -> None:
     """The pools' statistics and state as the general engine keeps them: the queues hold sessions waiting
     with their holds (:class:`~serq_sim.pools.model.Pending`), the holders their slots, so that
-    :meth:`~serq_sim.engine.Simulation._finish` (``over_cap``) and ``waiting_forever`` read them."""
+    :meth:`~serq_sim.engine.Simulation._finish` (``over_cap``) and ``waiting_forever`` read them; and the
+    fifo stages' jobs, queued (``FifoStage.q``) and in service (their completions in ``sim.heap``), which
+    ``waiting_forever`` reads too (those of the stages with a job of infinite work)."""
     from collections import deque as _deque
 
     from .compile import HoldInfo
@@ -1955,11 +1957,13 @@ def _write_back_pools(sim, gen: _Gen, st: dict, sessions_too: bool = True) -> No
             live.setdefault(id(arg), arg)
             if t == math.inf:
                 endless.add(id(arg))
+    fifo: list = []  # (the stage's member, its queue) of every fifo stage
     for f, node in enumerate(p.stages):
         k = gen.fam_kind[f]
         if k == "fifo":
             qs = [st[f"f{f}_q"]] if node.size == 1 else st[f"f{f}_q"]
-            for q in qs:
+            for m, q in enumerate(qs):
+                fifo.append((sim.stages[sim.stage_base[f] + m], q))
                 for A in q:
                     live.setdefault(id(A), A)
                     if A[gen.XW] == math.inf:
@@ -1982,5 +1986,25 @@ def _write_back_pools(sim, gen: _Gen, st: dict, sessions_too: bool = True) -> No
                     pool = pool_of(h, k, A)
                     slot = Slot(pool, A[cell], 0.0, A[cell], 0.0, sess(A), None)
                     pool.holders[slot] = None
-        if id(A) in endless:
+    # the fifo stages' jobs of infinite work in service (a completion at inf of the stage's family, 3 + f), and
+    # the queues of the stages that have one, in service or queued (the others' queues are all served)
+    fifo_of = {3 + f: f for f in range(len(p.stages)) if gen.fam_kind[f] == "fifo"}
+    kept = set()
+    for t, _seq, kind, A in events:
+        f = fifo_of.get(kind)
+        if f is not None and t == math.inf and isinstance(A, list):
+            member = sim.stages[sim.stage_base[f] + (int(A[gen.XM]) if p.stages[f].size > 1 else 0)]
+            job = sess(A).job = Job(sess(A), math.inf, "plain", None, A[gen.XE])
+            job.stage, job.started = member, A[gen.XT]
+            sim.heap.append((t, len(sim.heap), member._done_cb, job))
+            kept.add(id(member))
+    for member, q in fifo:
+        if id(member) in kept or any(A[gen.XW] == math.inf for A in q):
+            member.q = _deque()
+            for A in q:
+                job = sess(A).job = Job(sess(A), A[gen.XW], "plain", None, A[gen.XE])
+                job.stage = member
+                member.q.append(job)
+    for A in live.values():
+        if id(A) in endless and sess(A).job is None:
             sess(A).job = Job(sess(A), math.inf, "plain", None, sim.now)

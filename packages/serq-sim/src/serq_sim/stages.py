@@ -384,6 +384,23 @@ class FifoStage(StageKind):
         else:
             self.q.remove(job)
 
+    def never_served(self, serving, endless) -> tuple[list, list]:
+        """The sessions queued here that are never served, and the runs that keep them waiting: the servers
+        free in arrival order, so a queued job is served only when fewer than ``c`` of the jobs in service
+        (``serving``) and of those queued ahead of it never complete (``endless(job)``: infinite work, and no
+        preemption that could take it away). The runs are the ``c`` such jobs served first."""
+        ahead = [j for j in serving if endless(j)]
+        if self.c == math.inf or len(ahead) + sum(1 for j in self.q if endless(j)) < self.c:
+            return [], []
+        waiting = []
+        for j in self.q:
+            if len(ahead) >= self.c:
+                if j.owner is not None:
+                    waiting.append(j.owner)
+            elif endless(j):
+                ahead.append(j)
+        return waiting, [j.owner for j in ahead if j.owner is not None]
+
     def busy(self) -> float:
         return float(self.active)
 

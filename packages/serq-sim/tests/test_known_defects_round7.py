@@ -1,0 +1,88 @@
+"""Known defects, each checked against the language's rules (docs/language.md, docs/simulator.md) on small
+programs whose answers are worked out by hand."""
+
+from __future__ import annotations
+
+import pytest
+import serq_frontend
+import serq_sim
+
+pytestmark = pytest.mark.timeout(60)
+
+TIERS = ["general", ""]
+
+
+def _forever(src: str, tier: str, monkeypatch) -> list[str]:
+    monkeypatch.setenv("SERQ_SIM_TIER", tier)
+    r = serq_sim.run(serq_frontend.compile(source=src), max_events=10_000)
+    assert r.tier == (tier or "fast")
+    return [w for w in r.warnings if "wait for ever" in w]
+
+
+# ---------------------------------------------------------------- a fifo queue behind a run of infinite work
+#
+# language.txt, Stages: fifo(c) has c servers, jobs in arrival order at rate 1. A job of infinite work keeps
+# its server for ever, so once c such jobs are in service (or queued ahead, to be served first) no job queued
+# behind them is ever served: those sessions wait for ever, as sessions queued at a pool held by such a run
+# do (docs/simulator.md, Waiting for ever). By hand, arrivals at t = 0, 1, ..., 9 under horizon 10.
+
+FIFO = """stage f : fifo{c};
+workload {{ arrive renewal(1); }}
+session {{ run f ({work}); }}
+run {{ horizon 10; }}
+"""
+
+
+@pytest.mark.parametrize("tier", TIERS)
+def test_sessions_behind_a_run_of_infinite_work_at_a_fifo_stage_wait_for_ever(tier, monkeypatch):
+    # session 0 takes the one server for ever; sessions 1 to 9 queue behind it
+    w = _forever(FIFO.format(c="", work="serial == 0 ? inf : 1"), tier, monkeypatch)
+    assert w == ["warning: 9 session(s) wait for ever at the end of the run (each waits in a fifo stage's queue "
+                 "behind a run of infinite work (session 0), which never completes): 9 queued at stage f "
+                 "(sessions 1, 2, 3, 4, 5, …)"], w
+
+
+@pytest.mark.parametrize("tier", TIERS)
+def test_two_servers_both_kept_by_runs_of_infinite_work(tier, monkeypatch):
+    # fifo(2): session 0 (inf) on one server, session 1 (0.5) on the other until 1.5, session 2 (inf) takes it
+    # at 2; sessions 3 to 9 queue behind both
+    w = _forever(FIFO.format(c="(2)", work="serial == 0 || serial == 2 ? inf : 0.5"), tier, monkeypatch)
+    assert w == ["warning: 7 session(s) wait for ever at the end of the run (each waits in a fifo stage's queue "
+                 "behind runs of infinite work (sessions 0, 2), which never complete): 7 queued at stage f "
+                 "(sessions 3, 4, 5, 6, 7, …)"], w
+
+
+@pytest.mark.parametrize("tier", TIERS)
+def test_a_run_of_infinite_work_queued_ahead_keeps_those_behind_it(tier, monkeypatch):
+    # session 0 (100) serves until 100, past the horizon; session 1 (inf) is queued next and then keeps the
+    # server: it will be served, sessions 2 to 9 behind it never are
+    w = _forever(FIFO.format(c="", work="serial == 0 ? 100 : serial == 1 ? inf : 1"), tier, monkeypatch)
+    assert w == ["warning: 8 session(s) wait for ever at the end of the run (each waits in a fifo stage's queue "
+                 "behind a run of infinite work (session 1), which never completes): 8 queued at stage f "
+                 "(sessions 2, 3, 4, 5, 6, …)"], w
+
+
+@pytest.mark.parametrize("tier", TIERS)
+@pytest.mark.parametrize("c, work", [("", "serial == 0 ? 100 : 1"), ("(2)", "serial == 0 ? inf : 3"),
+                                     ("(inf)", "serial == 0 ? inf : 3")])
+def test_a_queue_a_server_will_reach_is_not_waiting_for_ever(c, work, tier, monkeypatch):
+    # a long run ahead (it ends at 100), or a second server left to the queue: every queued session is served
+    assert _forever(FIFO.format(c=c, work=work), tier, monkeypatch) == []
+
+
+@pytest.mark.parametrize("tier", TIERS)
+def test_the_pool_held_by_a_session_that_is_never_served_is_never_freed(tier, monkeypatch):
+    # m (cap 2): session 0 holds a unit and runs inf on f; session 1 holds the other and queues behind it at f;
+    # sessions 2 to 9 queue at m, whose holders never release it
+    src = """pool m { cap 2; }
+stage f : fifo;
+workload { arrive renewal(1); }
+session { hold m (1) { run f (serial == 0 ? inf : 1); } }
+run { horizon 10; }
+"""
+    w = _forever(src, tier, monkeypatch)
+    assert w == ["warning: 9 session(s) wait for ever at the end of the run (each waits for pools that only they "
+                 "or a run of infinite work (session 0) hold: a deadlock, a demand beyond the capacity, or a hold "
+                 "a run that never completes keeps; or in a fifo stage's queue behind a run of infinite work "
+                 "(session 0), which never completes): 1 queued at stage f (session 1); 8 queued at m (sessions "
+                 "2, 3, 4, 5, 6, …)"], w
