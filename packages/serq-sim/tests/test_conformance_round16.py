@@ -428,9 +428,10 @@ def test_a_victim_that_keeps_its_prefix_and_one_that_recomputes(monkeypatch):
 
 
 def test_attention_s_k_for_a_run_that_grows_its_hold_and_for_one_that_grows_none(monkeypatch):
-    """§2: attention = Σ n (K + n/2) over the prefill chunks, K the position before the chunk; docs/language.md
-    ("`attention`'s K"): a growing run's K is its hold's position on the pool it grows (the prefix the hold
-    consumed included), and a run that grows nothing counts its own tokens.
+    """§2: attention = Σ n (K + n/2) over the prefill chunks, K the position before the chunk;
+    docs/step-costs.md ("Which tokens a chunk's K counts"): a growing run's K is its hold's position on the
+    pool it grows (the prefix the hold consumed included), and a run that grows nothing counts its own
+    tokens.
 
     budget 4, cost 1 + attention / 16. Hold 1: prefill 8 growing: chunks at K 0 and 4: 1.5 + 2.5 → 4;
     cached 8. Hold 2 consumes those 8 (cached 8): a prefill of 4 growing nothing: K 0, 1.5 → 5.5; then 4
