@@ -272,3 +272,25 @@ def test_the_slo_attainment_of_a_replay_is_the_count_of_its_records(tmp_path, sl
     text = serq("run", str(HERE / "replay.sq"), "--trace", "t.csv", "--arrivals", "2", "--slo", slo, "--no-progress",
                 cwd=tmp_path).stdout
     assert f"({good} good: " in text
+
+
+# --- what a user of these programs met ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("stmt", "message"), [
+    # routing.sq's think stage was first named `user` and run as `user (think());`, as `tool (…);` runs the stage
+    # tool: the message said only that no definition `user` exists, beside the stage declared with that name
+    ("user (1);", "`user(…);`: `user` is a stage, not a statement definition; a session runs it with "
+                  "`run user (…);`"),
+    ("kv (1);", "`kv(…);`: `kv` is a pool, not a statement definition; a session holds it with `hold kv (…) { … }`"),
+    ("x (1);", "`x(…);`: `x` is a `let`, not a statement definition"),
+])
+def test_a_declared_name_written_as_a_statement_says_what_it_is(tmp_path, stmt, message):
+    from serq_frontend.diagnostics import CompileError
+
+    path = tmp_path / "p.sq"
+    path.write_text("let x = 1;\npool kv { cap 10; }\nstage user : delay;\nworkload { arrive poisson(1); }\n"
+                    f"session {{\n  {stmt}\n}}\nrun {{ horizon 10; }}\n", encoding="utf-8")
+    with pytest.raises(CompileError) as e:
+        serq_frontend.compile(path=str(path))
+    assert str(e.value).splitlines() == [f"{path}:6:3: error: {message}", f"    {stmt}", "    ^"]

@@ -68,3 +68,13 @@ def not_in_language(word: str) -> str:
     """The message for a construct of another dialect that starts with ``word``."""
     hint = DIALECT.get(word)
     return f"`{word}` is not part of this language" + (f"; {hint}" if hint else "")
+
+
+def declared_not_defined(name: str, what: str) -> str:
+    """The message for ``name(…);`` written as a statement where ``name`` is declared, not defined: ``what``
+    is what declares it (:func:`serq_frontend.ast.declared_names`: "a stage", "a pool", …). A stage is
+    run and a pool held by a statement that names them (``tool`` alone is also a statement: the language's
+    own stage of that name)."""
+    form = {"a stage": f"; a session runs it with `run {name} (…);`",
+            "a pool": f"; a session holds it with `hold {name} (…) {{ … }}`"}.get(what, "")
+    return f"`{name}(…);`: `{name}` is {what}, not a statement definition{form}"

@@ -18,6 +18,7 @@ from ..names import (
     KEYWORDS,
     LIVE_OBSERVABLES,
     TRACE_ATTRIBUTES,
+    declared_not_defined,
     not_in_language,
     word_kind,
 )
@@ -348,6 +349,8 @@ class Expander:
                         raise self.ctx.error(s.pos, before_block(s.name))
                     if s.name in DIALECT:
                         raise self.ctx.error(s.pos, not_in_language(s.name))
+                    if s.name in self.taken:  # `user (1);` beside `stage user : delay;`
+                        raise self.ctx.error(s.pos, declared_not_defined(s.name, self.taken[s.name]))
                     hint = self.ctx.library_hint(s.name)
                     close = "" if hint else did_you_mean(s.name, [n for n, x in self.defs.items() if x.body is not None])
                     raise self.ctx.error(s.pos, f"`{s.name}(…);`: no definition `{s.name}`{close}{hint}")
