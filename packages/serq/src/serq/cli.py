@@ -675,7 +675,10 @@ CWD_GONE = ("error: the current folder no longer exists (it was removed or renam
 
 
 def _main(argv: list[str] | None) -> int:
+    import warnings
+
     import click
+    import pluggy
 
     from . import plugins
     from .errors import printable_lines
@@ -692,6 +695,9 @@ def _main(argv: list[str] | None) -> int:
         had = _utf8(stdout)
         sys.stdout = _Output(stdout)
     pm = None
+    # what pluggy warns of when an old-style hook wrapper raises in its teardown is raised too, and said once
+    # as the plugin's failure (plugins.plugin_failure): the warning said it again, with a line of serQ's
+    warnings.filterwarnings("ignore", category=pluggy.PluggyTeardownRaisedWarning)
     try:
         pm = plugins.get_plugin_manager()
         for name in getattr(pm, "unknown_disabled", ()):

@@ -847,12 +847,49 @@ def plugin_failure(pm: pluggy.PluginManager | None, exc: BaseException, during: 
         what = f"failed in {func}" + (f" during {during}" if during else "")
         return plugin_message(pm, owner, what, exc, at=(code.co_filename, lineno))
     if found is None:
+        forced = _forced_by_wrapper(exact, top, exc)
+        if forced is not None:
+            # an old-style hook wrapper's outcome.force_exception(…): the exception was made in the plugin and
+            # raised by pluggy, so no frame of the plugin's is on its traceback; the wrapper is named, at its line
+            impl, hook = forced
+            code = impl.function.__code__
+            func = getattr(code, "co_qualname", code.co_name)
+            also = during or hook
+            what = f"failed in {func}" + (f" during {also}" if also != func else "")
+            return plugin_message(pm, impl.plugin, what, reason=(
+                f"{type(exc).__name__}: {exc} (the outcome its hook wrapper forced)"), at=(code.co_filename,
+                                                                                         code.co_firstlineno))
         return _named_failure(pm, exc, exact, during)
     owner, frame, lineno = found
     code = frame.f_code
     func = getattr(code, "co_qualname", code.co_name)
     what = f"failed in {func}" + (f" during {during}" if during and during != func else "")
     return plugin_message(pm, owner, what, exc, at=(code.co_filename, lineno))
+
+
+def _forced_by_wrapper(exact: dict[str, Any], top: dict[str, Any], exc: BaseException) -> tuple[Any, str] | None:
+    """``(hook_impl, hook name)`` of the third-party old-style hook wrapper (``hookwrapper=True``) whose
+    ``outcome.force_exception(exc)`` raised ``exc``: pluggy raises it in its own frame that ran the wrapper
+    (``run_old_style_hookwrapper``), with nothing but pluggy's code below that frame (an exception the
+    wrapper only let through was raised below it, by the code it came from); ``None`` otherwise."""
+    import traceback
+
+    below = None
+    for frame, _lineno in traceback.walk_tb(exc.__traceback__):
+        mod = frame.f_globals.get("__name__")
+        if not (isinstance(mod, str) and mod.partition(".")[0] == "pluggy"):
+            below = None
+            continue
+        if frame.f_code.co_name == "run_old_style_hookwrapper":
+            below = frame
+    if below is None:
+        return None
+    impl, hook = below.f_locals.get("hook_impl"), below.f_locals.get("hook_name")
+    plugin = getattr(impl, "plugin", None)
+    mod = _plugin_module(plugin) if plugin is not None else None
+    if not isinstance(hook, str) or mod is None or (exact.get(mod) or top.get(mod.partition(".")[0])) is None:
+        return None
+    return impl, hook
 
 
 def plugin_at(pm: pluggy.PluginManager | None, exc: BaseException) -> str | None:
