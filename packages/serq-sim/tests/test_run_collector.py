@@ -121,3 +121,15 @@ def test_runs_that_overlap_in_threads_put_back_what_was_there(thresholds):
         t.join(20)
     assert seen["b after a"] == (api.RUN_GC_THRESHOLD, 10, 10)  # still raised while b runs
     assert gc.get_threshold() == (700, 10, 10)
+
+
+def test_a_compile_inside_a_run_shares_the_setting(thresholds):
+    """A compile that begins and ends while a run is under way (serq.shared.COLLECTOR, one setting for
+    both) leaves the threshold raised until the run ends, then the run puts back what there was before
+    either: a setting of the compile's own put back 700 under the run."""
+    gc.set_threshold(700, 10, 10)
+    with api.collector_for_runs():
+        program = serq_frontend.compile(source=MM1)
+        assert gc.get_threshold() == (api.RUN_GC_THRESHOLD, 10, 10)
+    assert gc.get_threshold() == (700, 10, 10)
+    assert program.run.horizon == 2000

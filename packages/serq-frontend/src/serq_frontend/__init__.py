@@ -11,7 +11,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from serq.shared import SharedSetting
+from serq.shared import SharedSetting, collector_raised
 
 if TYPE_CHECKING:  # pathlib is imported by a compile, not by a hit of the compile cache (start-up)
     from pathlib import Path
@@ -275,13 +275,14 @@ def _front(ctx: Any, text: str, name: str, layer_list: Sequence[Any], desugar: b
     from .diagnostics import CompileError
 
     try:
-        module = A.Module(ctx.parser.parse(text, name, ctx.reporter), name)
-        _check_nesting(module, ctx)  # what is parsed is walked by recursive passes (and printed)
-        if desugar:
-            with deeper_recursion(8 * MAX_NESTING):
-                module = _desugar(module, ctx, layer_list)
-                return module if finish is None else finish(module)
-        return module if finish is None else finish(module)
+        with collector_raised():  # (its objects live to the end of the compile: serq.shared.WORK_GC_THRESHOLD)
+            module = A.Module(ctx.parser.parse(text, name, ctx.reporter), name)
+            _check_nesting(module, ctx)  # what is parsed is walked by recursive passes (and printed)
+            if desugar:
+                with deeper_recursion(8 * MAX_NESTING):
+                    module = _desugar(module, ctx, layer_list)
+                    return module if finish is None else finish(module)
+            return module if finish is None else finish(module)
     except CompileError:
         raise
     except RecursionError:

@@ -573,6 +573,13 @@ def _tee_off(tee: _Tee) -> None:
 def load(path: str | Path, *, sets: Mapping[str, float] | None = None, defs: Mapping[str, str] | None = None,
          pm: Any = None) -> Any:
     """Compile ``path`` (as :func:`serq_frontend.compile`), through the compile cache when it is on."""
+    from serq.shared import collector_raised
+
+    with collector_raised():  # a compile, its IR's encoding for the cache or a hit's decoding (serq.shared)
+        return _load(path, sets, defs, pm)
+
+
+def _load(path: str | Path, sets: Mapping[str, float] | None, defs: Mapping[str, str] | None, pm: Any) -> Any:
     import serq_frontend
 
     serq_frontend.check_path(path, "load()")

@@ -2,32 +2,24 @@
 
 from __future__ import annotations
 
-import gc
 from dataclasses import dataclass
 from typing import Any
 
-from serq.shared import SharedSetting
+from serq.shared import COLLECTOR, WORK_GC_THRESHOLD, collector_raised
 
-#: the cyclic collector's first threshold while a run is set up and runs (CPython's default is 700). A
-#: simulation makes its sessions, jobs and holds by the million and frees nearly all of them by reference
-#: counting; under a queue that grows (an overloaded run) each lives long enough to be walked by a young
-#: collection, then by the next generation's, then by full ones, and the collections found next to nothing
-#: to free: M/M/1 at rho 1.2 on the general engine spent 0.65 s of its 3.2 s in them, an overloaded vLLM
-#: program 5 %. At 100 000 a run makes few young collections; cyclic garbage is still collected, at most
-#: about 100 000 objects later. The thresholds are put back when the run ends (docs/performance.md).
-RUN_GC_THRESHOLD = 100_000
+#: the cyclic collector's first threshold while a run is set up and runs (serq.shared.WORK_GC_THRESHOLD,
+#: which a compile raises it to as well: why, there)
+RUN_GC_THRESHOLD = WORK_GC_THRESHOLD
 
-
-#: the collector's thresholds, raised while any run is under way (threads may run several at once)
-_THRESHOLDS = SharedSetting(gc.get_threshold, lambda t: gc.set_threshold(*t))
+#: the collector's thresholds, raised while any run or compile is under way (serq.shared.COLLECTOR)
+_THRESHOLDS = COLLECTOR
 
 
 def collector_for_runs() -> Any:
     """Raise the collector's first threshold to :data:`RUN_GC_THRESHOLD` for the duration (never lower it,
     nor turn on what a threshold of 0 turned off), and put the thresholds back after the last of the runs
-    under way (:class:`serq.shared.SharedSetting`: runs in several threads share it)."""
-    return _THRESHOLDS.raised(
-        lambda t: (RUN_GC_THRESHOLD, *t[1:]) if 0 < t[0] < RUN_GC_THRESHOLD else None)
+    and compiles under way (:func:`serq.shared.collector_raised`)."""
+    return collector_raised(RUN_GC_THRESHOLD)
 
 
 @dataclass(frozen=True)

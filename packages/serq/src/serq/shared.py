@@ -1,8 +1,10 @@
 """Process-wide settings that calls under way raise together (the interpreter's recursion limit while a
-compile walks a program, the cyclic collector's threshold while a run runs): one rule for both."""
+compile walks a program, the cyclic collector's threshold while a compile or a run works): one rule for
+both."""
 
 from __future__ import annotations
 
+import gc
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -44,3 +46,25 @@ class SharedSetting:
                     self.count -= 1
                     if self.count == 0:
                         self.write(self.before)
+
+
+#: the cyclic collector's first threshold while a compile or a run works (CPython's default is 700). Both
+#: make objects by the hundred thousand that live to the end of the work (a compile's parse tree, AST and
+#: IR; a run's sessions, jobs and holds under a queue that grows) and free nearly everything they free by
+#: reference counting: each young collection walked them, and the full ones walked them all again for next
+#: to nothing (a 50 000-line program's compile spent 2.6 s of its 9.5 in them; M/M/1 at rho 1.2 on the
+#: general engine 0.65 s of its 3.2). At 100 000 few collections run; cyclic garbage is still collected, at
+#: most about 100 000 objects later (docs/performance.md).
+WORK_GC_THRESHOLD = 100_000
+
+#: the collector's thresholds, raised while any compile or run is under way (threads may work at once):
+#: one setting for both, so that a run inside a compile's caller, or a compile beside a run, puts back
+#: what there was before the first of them
+COLLECTOR = SharedSetting(gc.get_threshold, lambda t: gc.set_threshold(*t))
+
+
+def collector_raised(threshold: int = WORK_GC_THRESHOLD) -> Any:
+    """Raise the collector's first threshold to ``threshold`` for the duration (never lower it, nor turn on
+    what a threshold of 0 turned off), and put the thresholds back after the last of the calls under way
+    (:data:`COLLECTOR`)."""
+    return COLLECTOR.raised(lambda t: (threshold, *t[1:]) if 0 < t[0] < threshold else None)
