@@ -294,3 +294,29 @@ def test_a_declared_name_written_as_a_statement_says_what_it_is(tmp_path, stmt, 
     with pytest.raises(CompileError) as e:
         serq_frontend.compile(path=str(path))
     assert str(e.value).splitlines() == [f"{path}:6:3: error: {message}", f"    {stmt}", "    ^"]
+
+
+def test_the_target_of_an_engine_with_an_offload_tier_says_the_tier_is_not_in_it(tmp_path):
+    # offload.sq's engine is vLLM's, and its target printed the plain configuration without a word of the CPU
+    # tier its figures depend on (the CPU hit of OFFLOAD["ample"]): vLLM offloads only through a KV connector
+    from serq_vllm.target import target
+
+    path = HERE / "offload.sq"
+    out = target(serq_frontend.compile(path=str(path)), str(path))
+    assert out["config"] == {"block_size": 4, "enable_prefix_caching": True, "long_prefill_token_threshold": 0,
+                             "max_num_batched_tokens": 256, "max_num_seqs": 8, "num_gpu_blocks": 7}
+    line = next(i for i, x in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if "spill cpu" in x)
+    col = path.read_text(encoding="utf-8").splitlines()[line - 1].index("spill cpu") + len("spill ") + 1
+    assert out["warnings"] == [
+        f"memory pool `kv` spills the blocks it evicts to pool `cpu` (at {path}:{line}:{col}), and this configuration "
+        "has no KV offloading: the vLLM engine it describes drops an evicted block where the program keeps it in "
+        "`cpu`. vLLM offloads KV to another tier only through a KV connector (kv_transfer_config), which a target "
+        "does not write"]
+    # a spill the constants rule out is none; and the CLI says it on stderr, the JSON unchanged but for the key
+    source = path.read_text(encoding="utf-8").replace("when (1);", "when (write < 0);")
+    (tmp_path / "never.sq").write_text(source, encoding="utf-8")
+    never = target(serq_frontend.compile(path=str(tmp_path / "never.sq")))
+    assert "warnings" not in never and never["config"] == out["config"]
+    p = serq("vllm", "target", str(path), cwd=tmp_path)
+    assert p.returncode == 0 and json.loads(p.stdout) == out
+    assert p.stderr == f"warning: {out['warnings'][0]}\n"

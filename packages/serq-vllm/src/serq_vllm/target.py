@@ -25,7 +25,9 @@ a request admitted by the engine whose first chunk on the memory pool is cut at 
 threshold than the engine's chunk (:func:`_first_chunk_cut`; lib/vllm.sq's ``vllm_request``, which passes
 the threshold inf, beside ``chunk long_prefill(reqs, 64)``): vLLM cuts a waiting request's first chunk at
 the engine's threshold (scheduler.py:1115-1128), so such a program takes blocks from the free queue at
-admission that vLLM does not.
+admission that vLLM does not; and a memory pool that spills what it evicts to another pool (an offload
+tier, :func:`_offload_warning`), which the configuration does not describe: vLLM offloads KV only through a
+KV connector, which a target does not write.
 """
 
 from __future__ import annotations
@@ -335,6 +337,23 @@ def _warnings(program: n.Program, sid: int, stage: n.Stage, kv: n.Pool, threshol
     return list(out.values())
 
 
+def _offload_warning(program: n.Program, kv: n.Pool) -> str | None:
+    """The module docstring's warning of a memory pool that spills (an offload tier), None when it never
+    does (no ``spill`` clause, or a predicate the constants make 0, :func:`_folded`)."""
+    spill = kv.spill
+    if spill is None:
+        return None
+    when = _folded(spill.when)
+    if isinstance(when, n.Num) and _value(when) == 0:
+        return None
+    tier = program.pools[spill.tier.pool].name
+    where, _ = _call_site(spill.tier.span or kv.span)
+    return (f"memory pool `{kv.name}` spills the blocks it evicts to pool `{tier}`"
+            + (f" (at {where})" if where else "") + f", and this configuration has no KV offloading: the vLLM "
+            f"engine it describes drops an evicted block where the program keeps it in `{tier}`. vLLM offloads "
+            "KV to another tier only through a KV connector (kv_transfer_config), which a target does not write")
+
+
 def _admission_pools(program: n.Program, sid: int, memory: int) -> list[n.Pool]:
     """The pools besides the memory pool that a request needs room in to be admitted by step stage
     ``sid``: every pool that says ``admit via`` the stage, and every other pool of a hold that waits in
@@ -414,6 +433,9 @@ def target(program: n.Program, base: str | None = None) -> dict[str, Any]:
         config["scheduler_cls"] = "serq_vllm.SerqScheduler"
     out = {"config": config, "engine": "vllm", "serve_by": serve_by, "target": "vllm"}
     warnings = _warnings(program, sid, stage, kv, threshold)
+    offload = _offload_warning(program, kv)
+    if offload:
+        warnings.append(offload)
     if warnings:  # (a key only then: the target of a program without one is as it was)
         out["warnings"] = warnings
     return out
