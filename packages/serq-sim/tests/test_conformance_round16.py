@@ -245,8 +245,7 @@ run { horizon 100; }
 CHUNKED = """
 pool reqs { cap 4; admit via E; }
 pool kv { cap 64; block 4; preempt lifo; }
-stage E : step { budget 6; chunk 4; cost 1 + attention / 16 + kv_prefill / 64 + kv_decode / 128 + decoders / 4;
-                 memory kv; }
+stage E : step { budget 6; chunk 4; cost COST; memory kv; }
 workload { arrive batch(2); }
 session {
   hold reqs (1), kv (min(10, budget_left(E))) {
@@ -260,6 +259,11 @@ session {
 }
 run { horizon 100; WARMUP }
 """
+COMPOSITION = "1 + attention / 16 + kv_prefill / 64 + kv_decode / 128 + decoders / 4"
+
+
+def chunked(cost=COMPOSITION, warmup=""):
+    return CHUNKED.replace("COST", cost).replace("WARMUP", warmup)
 
 
 def test_a_chunked_prefill_beside_another_and_a_cost_of_the_iteration_s_composition(monkeypatch):
@@ -280,7 +284,7 @@ def test_a_chunked_prefill_beside_another_and_a_cost_of_the_iteration_s_composit
     13 rounded down to 12. [it7] s1 alone (grows to 16): 1.375 → 16.25.
     Power: chunk ignored (s0 takes 6 at first: f 5.5625 …), K counted from the run's chunk only (it2
     1 + 10/16 …), kv_prefill before the growth (it3 3.8125) — each moves f and t."""
-    r, o = run(CHUNKED.replace("WARMUP", ""), monkeypatch)
+    r, o = run(chunked(), monkeypatch)
     assert o["a"] == [(0, 0.0, 8.0), (1, 0.0, 12.0)]
     assert at(o["f"]) == [(0, 8.8125), (1, 11.46875)]
     assert at(o["t"]) == [(0, 14.875), (1, 16.25)]
@@ -288,6 +292,22 @@ def test_a_chunked_prefill_beside_another_and_a_cost_of_the_iteration_s_composit
     assert kinds(r) == (7, 3, 3, 1)
     e = stage(r, "E")
     assert (e.tokens, e.batch) == (26 / 7, 13 / 7)
+
+
+def test_a_cost_of_the_tokens_the_prefill_tokens_and_the_residents(monkeypatch):
+    """§3: C is "an expression in tokens, decoders, prefilled, residents, …"; docs/language.md: in `cost`,
+    `residents` counts the jobs on the stage once the iteration is planned (newcomers in).
+
+    The program above with cost 1 + tokens / 8 + prefilled / 16 + residents / 32: it1, it2, it3 serve 6
+    prefill tokens to 2 residents (the newcomers of it1 counted): 2.1875 each, s0's prefill done at
+    6.5625; it4 s0's token and s1's last 2: 1 + 3/8 + 2/16 + 2/32 = 1.5625 → 8.125; it5, it6 two decode
+    tokens: 1.3125 each → 10.75 (s0 done); it7 one: 1.15625 → 11.90625.
+    Power: residents read before the admissions (0 at it1: 2.125) moves every time; tokens read as the
+    prefill tokens only (it4 1.4375) moves f of s1 and both t."""
+    r, o = run(chunked("1 + tokens / 8 + prefilled / 16 + residents / 32"), monkeypatch)
+    assert at(o["f"]) == [(0, 6.5625), (1, 8.125)]
+    assert at(o["t"]) == [(0, 10.75), (1, 11.90625)]
+    assert kinds(r) == (7, 3, 3, 1)
 
 
 def test_a_warm_up_on_an_iteration_s_boundary(monkeypatch):
@@ -302,7 +322,7 @@ def test_a_warm_up_on_an_iteration_s_boundary(monkeypatch):
     13.15625, 28 until 14.875, 16 until 16.25; cached 12 from 14.875, 24 from 16.25; no admission counted.
     Power: a sample at the warm-up instant cut (f without s0) fails, and so does it3 counted (5
     iterations)."""
-    r, o = run(CHUNKED.replace("WARMUP", "warmup 8.8125;"), monkeypatch)
+    r, o = run(chunked(warmup="warmup 8.8125;"), monkeypatch)
     w = 100 - 8.8125
     assert o["a"] == []
     assert at(o["f"]) == [(0, 8.8125), (1, 11.46875)]
