@@ -86,3 +86,83 @@ run { horizon 10; }
                  "a run that never completes keeps; or in a fifo stage's queue behind a run of infinite work "
                  "(session 0), which never completes): 1 queued at stage f (session 1); 8 queued at m (sessions "
                  "2, 3, 4, 5, 6, …)"], w
+
+
+# ---------------------------------------------------------------- an eviction order that drops the pool's entries
+#
+# docs/hooks.md: pick(pool) returns an entry cached in the pool now, or None when the pool caches nothing. The
+# pool's entries (pool.own, pool.dead) are the engine's; an order that takes one out of pool.own leaves its units
+# counted as cached in no entry, where no eviction can free them, and a pick of None then admitted the hold beyond
+# the pool's capacity without a word. By hand: session 0 holds 6 of p (cap 10) over [0, 1] and caches them;
+# session 1 asks for 6 at t = 2: 6 + 6 > 10, so the 6 cached must be evicted (a pool without blocks evicts an
+# entry whole).
+
+EVICT = """pool p { cap 10; evict @dropping; }
+stage d : delay;
+workload { arrive batch(2); }
+session { run d (2 * serial); set t0 = now; hold p (6) { run d (1); } cache (6); observe t = now - t0; }
+run { horizon 10; }
+"""
+
+
+def _evict_run(case: str):
+    from serq import hookimpl
+    from serq.plugins import get_plugin_manager
+    from serq_sim.policies import EvictionOrder
+
+    class Dropping(EvictionOrder):
+        """The release order; its case takes entries out of pool.own."""
+
+        fixed_key = case == "on_insert, ranked"
+
+        def key(self, entry):
+            return (entry.seq,)
+
+        def on_insert(self, entry):
+            super().on_insert(entry)
+            if case.startswith("on_insert"):
+                del self.pool.own[entry.owner.serial]
+
+    class Clearing(Dropping):
+        def pick(self, pool):
+            pool.own.clear()
+            return None
+
+    class Plugin:
+        @hookimpl
+        def serq_sim_register_eviction_orders(self, register):
+            register("dropping", Clearing if case == "pick clears" else Dropping)
+
+    pm = get_plugin_manager(plugins=[Plugin()])
+    return serq_sim.run(serq_frontend.compile(source=EVICT, pm=pm), pm=pm), Plugin
+
+
+def test_an_order_that_leaves_the_entries_alone_evicts_as_before():
+    r, _ = _evict_run("")
+    assert r.observe("t").values.tolist() == [1.0, 1.0]
+    p = r.pool("p")
+    assert (p.evicted_entries, p.evicted_units) == (1, 6.0)
+    # cached: 6 over [1, 2], none over [2, 3], session 1's 6 over [3, 10]: (6 + 0 + 42) / 10
+    assert p.cached == pytest.approx(4.8)
+
+
+@pytest.mark.parametrize("case, why", [
+    ("pick clears", "returned None while the pool caches 6 unit(s) in no entry of pool.own or pool.dead: entries "
+                    "were taken out of them, which the engine keeps and an order only reads (the pool would hold "
+                    "more than its capacity)"),
+    # its pick inherited (the scan over the pool's entries, which finds none)
+    ("on_insert, scanned", "returned None while the pool caches 6 unit(s) in no entry of pool.own or pool.dead: "
+                           "entries were taken out of them, which the engine keeps and an order only reads (the "
+                           "pool would hold more than its capacity)"),
+    # its pick inherited (the ranking, which still holds the entry)
+    ("on_insert, ranked", "returned an entry that is not cached in the pool now (evicted or consumed before)"),
+])
+def test_an_order_that_takes_entries_out_of_the_pool_is_refused(case, why):
+    from serq.errors import PluginError
+
+    with pytest.raises(PluginError) as e:
+        _evict_run(case)
+    head, _, hint = str(e.value).partition("\n")
+    assert head == (f"error: plugin '{__name__}._evict_run.<locals>.Plugin' failed in its eviction order "
+                    f"'dropping' (pool p): pick(pool) {why} (at t=2)"), head
+    assert hint.startswith("(run without it: SERQ_DISABLED_PLUGINS=")

@@ -8,9 +8,11 @@ cost of a test per call of the plugin's code, paid only by the runs that use it:
 * a factory returns an object of the contract's class (:class:`~serq_sim.stages.StageKind`,
   :class:`~serq_sim.policies.EvictionOrder`, :class:`~serq_sim.policies.PreemptionPolicy`), and a
   preemption policy's ``requeue`` is ``"head"`` or ``"tail"``;
-* an eviction order's ``key(entry)`` is a tuple of numbers, and its ``pick(pool)`` an entry cached in that
-  pool now (``None`` only when the pool caches nothing): a stale entry, evicted before, would be evicted again (the pool's units counted
-  twice, or a loop that evicts nothing for ever);
+* an eviction order's ``key(entry)`` is a tuple of numbers, and its ``pick(pool)`` (its own or inherited) an
+  entry cached in that pool now (``None`` only when the pool caches nothing, in no entry and by its count of
+  cached units: an order that took entries out of ``pool.own`` left units no eviction can free): a stale
+  entry, evicted before, would be evicted again (the pool's units counted twice, or a loop that evicts
+  nothing for ever);
 * a preemption policy's ``victim(pool, grower)`` is ``None``, the grower, or one of the candidates
   ``sim.preempt_candidates(pool)``, and its ``requeue`` still ``"head"`` or ``"tail"`` when it preempts;
 * a share policy returns one rate per flow, each a number at least 0 (``inf`` allowed, NaN not): a list, a
@@ -258,7 +260,9 @@ def check_policy(policy: Any, registry: Any, name: str, pool: Any, what: str) ->
     else:
         if not first_party(type(policy).key):
             _guard_key(policy, registry, name)
-        if not first_party(type(policy).pick):
+        if not first_party(type(policy)):
+            # the answer of every third party's order is checked, its pick its own or inherited: what else
+            # it overrides (on_insert, key, …) may have changed the pool's entries the inherited pick reads
             _guard_pick(policy, registry, name)
     return policy
 
@@ -288,7 +292,7 @@ def _guard_key(order: Any, registry: Any, name: str) -> None:
 
 
 def _guard_pick(order: Any, registry: Any, name: str) -> None:
-    from .pools.model import Entry
+    from .pools.model import EPS, Entry
 
     pick = order.pick
 
@@ -298,11 +302,18 @@ def _guard_pick(order: Any, registry: Any, name: str) -> None:
             # None is for a pool that caches nothing: the engine stops making room and admits the hold all
             # the same (a pool of cap 24 held a mean of 31.5 units cached, over_cap 0, without a word)
             held = len(pool.own) + len(pool.dead)
-            if not held:
+            if held:
+                why = (f"returned None while the pool caches {show_number(pool.cached)} unit(s) in {held} "
+                       "entr" + ("y" if held == 1 else "ies") + " (None is for a pool that caches nothing: the "
+                       "pool would hold more than its capacity)")
+            elif pool.cached > EPS * max(1.0, pool.cap):
+                # the units the pool counts as cached are in no entry: the order took entries out of the pool's
+                # own (pool.own, pool.dead), which it reads and never changes, and they can never be evicted
+                why = (f"returned None while the pool caches {show_number(pool.cached)} unit(s) in no entry of "
+                       "pool.own or pool.dead: entries were taken out of them, which the engine keeps and an "
+                       "order only reads (the pool would hold more than its capacity)")
+            else:
                 return None
-            why = (f"returned None while the pool caches {show_number(pool.cached)} unit(s) in {held} "
-                   "entr" + ("y" if held == 1 else "ies") + " (None is for a pool that caches nothing: the "
-                   "pool would hold more than its capacity)")
         elif not isinstance(e, Entry):
             why = f"returned {_shown(e)}, not an entry of the pool"
         elif not e.alive or (pool.dead.get(e.eid) if e.dead else pool.own.get(e.owner.serial)) is not e:

@@ -45,6 +45,9 @@ An order is registered through ``serq_sim_register_eviction_orders`` as ``regist
     The engine's notices: the entry is cached; it has left the cache (consumed by its session's
     admission, evicted whole, replaced, dropped); part of it was evicted and it stays. The base class
     keeps its sorted entries with them; an order overriding ``pick`` may use them for its own structure.
+    The pool's entries (``pool.own``, ``pool.dead``) are the engine's: an order reads them and never changes
+    them (a third party's ``pick`` that answers ``None`` while the pool counts units cached in no entry is
+    refused: serq_sim.guards).
 
 A key with a NaN in it cannot be sorted: the first one an order with ``fixed_key`` meets turns the pool
 over to the scan for the rest of the run, which picks exactly as it would have.
