@@ -110,15 +110,16 @@ def _excerpt(sources: Sources | None, pos: Pos) -> list[str]:
     return [f"  {text}", "  " + " " * (col - 1) + "^"]
 
 
-def render(message: str, pos: Pos | None, sources: Sources | None, *, name: str = "<source>") -> str:
-    """``FILE:LINE:COL: error: MESSAGE``, the source line, a caret, and a note per expansion. A name the
-    message quotes is cut to a width (:func:`serq.errors.clipped_quotes`)."""
+def render(message: str, pos: Pos | None, sources: Sources | None, *, name: str = "<source>",
+           kind: str = "error") -> str:
+    """``FILE:LINE:COL: error: MESSAGE`` (``kind``: ``warning``), the source line, a caret, and a note per
+    expansion. A name the message quotes is cut to a width (:func:`serq.errors.clipped_quotes`)."""
     from serq.errors import clipped, clipped_quotes
 
     message = clipped_quotes(message)
     if pos is None:
-        return f"{name}: error: {message}"
-    out = [f"{pos.at()}: error: {message}", *_excerpt(sources, pos)]
+        return f"{name}: {kind}: {message}"
+    out = [f"{pos.at()}: {kind}: {message}", *_excerpt(sources, pos)]
     for use, name in pos.notes():
         out.append(f"{use.at()}: note: in the expansion of `{clipped(name)}`, used here")
         out.extend(_excerpt(sources, use))
@@ -134,6 +135,17 @@ class Reporter:
 
     def error(self, pos: Pos | None, message: str) -> CompileError:
         return CompileError(message, pos, rendered=render(message, pos, self.sources, name=self.name))
+
+    def warn(self, pos: Pos, message: str) -> None:
+        """``FILE:LINE:COL: warning: MESSAGE``, the line and a caret, on stderr: the compile goes on. (The
+        compile cache keeps what a compile writes on stderr and writes it again on a hit.)"""
+        import sys
+
+        from serq.errors import printable_lines
+
+        if sys.stderr is not None:
+            sys.stderr.write(printable_lines(render(message, pos, self.sources, name=self.name, kind="warning"))
+                             + "\n")
 
     def noted(self, e: CompileError, pos: Pos, note: str) -> CompileError:
         """``e`` with one more note at its end, ``FILE:LINE:COL: note: NOTE``, the line and a caret (an

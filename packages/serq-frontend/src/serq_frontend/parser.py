@@ -324,6 +324,8 @@ class Parser:
         deepest node), and a program within it needs a stack of a few thousand at most."""
         self.context.file = file
         self.context.reporter = reporter
+        if not text.isascii():
+            _warn_bidi(text, file, reporter)
         try:
             ip = self.lark.parse_interactive(text, start=start)
             state = ip.parser_state
@@ -626,6 +628,50 @@ _LOOKALIKES = {
 #: comment ends before one, so the text an editor shows on the lines after it is not silently a comment
 _LINE_BREAKS = {"\u2028": "a line separator (U+2028)", "\u2029": "a paragraph separator (U+2029)",
                 "\x85": "a next-line character (U+0085)"}
+
+
+#: the bidirectional controls, embeddings, overrides and isolates (U+202A … U+202E, U+2066 … U+2069): an editor
+#: shows the text after one, to its line's end, in another order than the characters are read, so a comment
+#: or a string may seem to hold what it does not, or to end where it does not ("Trojan Source")
+_BIDI = re.compile("[\u202a-\u202e\u2066-\u2069]")
+
+
+def _warn_bidi(text: str, file: str, reporter: Reporter) -> None:
+    """A warning at each comment or string of ``text`` that holds a bidirectional control (:data:`_BIDI`), at
+    its first one. Elsewhere one is no token's character: the parse refuses it (:func:`_unexpected_character`)."""
+    import unicodedata
+
+    line_end = -1
+    for m in _BIDI.finditer(text):
+        i = m.start()
+        if i < line_end:  # (a comment or a string is one line: its first is told)
+            continue
+        start = text.rfind("\n", 0, i) + 1
+        line_end = text.find("\n", i)
+        line_end = len(text) if line_end < 0 else line_end
+        where = _comment_or_string(text, start, i)
+        if where is None:
+            continue
+        ch = text[i]
+        line, col = _line_col(text, i)
+        reporter.warn(Pos(file, line, col),
+                      f"a bidirectional control character (U+{ord(ch):04X} {unicodedata.name(ch)}) in {where}: an "
+                      "editor shows the text after it in another order than serQ reads it; delete it")
+
+
+def _comment_or_string(text: str, start: int, i: int) -> str | None:
+    """``a comment`` or ``a string`` when offset ``i`` of ``text`` is inside one on the line that begins at
+    ``start`` (a string is ``"`` … ``"`` on one line, a comment ``//`` outside one to the line's end)."""
+    inside = False
+    j = start
+    while j < i:
+        c = text[j]
+        if c == '"':
+            inside = not inside
+        elif not inside and c == "/" and text.startswith("//", j):
+            return "a comment"
+        j += 1
+    return "a string" if inside else None
 
 
 def _unexpected_character(ch: str) -> str:
