@@ -172,7 +172,7 @@ def test_a_max_num_seqs_sweep_against_the_waves_it_serves(tmp_path):
     # gaps between tokens c; the run ends at (12/m) 5 c: the throughput m / (5 c), 0.4, 0.8, 1.6 requests/s,
     # rising with m as the waves' count falls (every iteration costs c, whatever it computes).
     p = serq("sweep", str(HERE / "sweep.sq"), "--zip", "max_seqs,B", "--set", "max_seqs=1,2,4", "--set", "B=16,32,64",
-             "--out", "t.csv", "--records", "r.csv", "--no-progress", cwd=tmp_path)
+             "--out", "t.csv", "--records", "r.csv", "--slo", "ttft=3", "--no-progress", cwd=tmp_path)
     assert p.returncode == 0, p.stderr
     table, recs = read_csv(tmp_path / "t.csv"), read_csv(tmp_path / "r.csv")
     c = 0.5
@@ -189,6 +189,9 @@ def test_a_max_num_seqs_sweep_against_the_waves_it_serves(tmp_path):
         ttft = sorted(float(x["first_token"]) - float(x["sent"]) for x in mine)
         e2el = sorted(float(x["last_token"]) - float(x["sent"]) for x in mine)
         assert ttft == [(5 * w + 1) * c for w in range(waves) for _ in range(m)]
+        # --slo ttft=3: the first two waves (TTFT 0.5 and 3, met at the bound), 2m requests
+        assert int(row["requests.good"]) == sum(t <= 3 for t in ttft) == 2 * m
+        assert float(row["requests.goodput"]) == pytest.approx(2 * m / float(row["end"]), rel=1e-12)
         assert e2el == [5 * (w + 1) * c for w in range(waves) for _ in range(m)]
         # the report's figures, read back: the means of the rows, ITL's over every gap
         assert float(row["requests.ttft.mean"]) == pytest.approx(sum(ttft) / 12, rel=1e-12)
