@@ -12,7 +12,8 @@ program-reference.txt (and docs/language.md where the spec leaves the rule open)
     the headers' `budget_left`, growth at block boundaries, a cost reading `attention`, `kv_prefill`,
     `kv_decode` and `decoders` per iteration; `serve by` with ties; an iteration that only preempted
     (it lasts the cost at no token); a victim that keeps its prefix against one that recomputes;
-    `attention`'s K for a run that grows its hold and for one that grows none;
+    `attention`'s K for a run that grows its hold and for one that grows none; the order in which runs
+    that end with one iteration resume;
 (d) pool blocks: allocations rounded up, cached prefixes rounded down, an LRU eviction that takes the
     tail block of the entry released first among entries released at one instant;
 (e) `run { arrivals N; }`: where the run ends, the CLI's `--arrivals`, the deadline, and what the report
@@ -359,6 +360,36 @@ run { horizon 100; }
     assert at(o["t"]) == [(1, 1.0), (0, 3.0), (3, 3.0), (2, 4.0)]
     assert kinds(r) == (4, 1, 1, 2)
     assert stage(r, "E").tokens == 13 / 4
+
+
+def test_runs_that_end_with_one_iteration_resume_in_the_order_it_served_them(monkeypatch):
+    """§3 Ties: "sessions run in the order they became ready"; "A step stage's residents: the serve by keys,
+    then admission order"; the stage admits "then", after the residents' tokens. docs/language.md ("Runs
+    that end at one iteration's end …"): the runs an iteration completes end with it, and their sessions
+    become ready in the order it served them, residents first, then the sessions it admitted.
+
+    serve by (-serial), budget 10: s0 and s1 admitted at 0 decode 2; s2 joins reqs' queue at 0.5 and
+    decodes 1. [1,2] serves s1, s0 (the keys), then admits s2: all three end at 2 and queue for a slot of
+    one in that order: s1 holds it at 2, s0 at 3, s2 at 4. In admission order (no serve keys) s0, s1, s2.
+    Power: the newcomer ordered by the keys with the residents (s2 first) and the residents resuming in
+    admission order (s0 first) each fail."""
+    src = """
+pool reqs { cap 3; admit via E; }
+pool slot { cap 1; }
+stage E : step { budget 10; cost 1; SERVE }
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  branch (serial == 2) { run d (0.5); }
+  hold reqs (1) { run E decode (serial == 2 ? 1 : 2); }
+  hold slot (1) { observe a = now; run d (1); }
+}
+run { horizon 100; }
+"""
+    _, o = run(src.replace("SERVE", "serve by (-serial);"), monkeypatch)
+    assert at(o["a"]) == [(1, 2.0), (0, 3.0), (2, 4.0)]
+    _, o = run(src.replace("SERVE", ""), monkeypatch)
+    assert at(o["a"]) == [(0, 2.0), (1, 3.0), (2, 4.0)]
 
 
 def test_an_iteration_that_only_preempted_lasts_the_cost_at_no_token(monkeypatch):
