@@ -20,6 +20,7 @@ import sys
 import time as _time
 from array import array
 from collections import deque
+from typing import Any
 
 from serq.errors import place
 from serq_ir import nodes as N
@@ -544,22 +545,17 @@ class Simulation:
         msg = (f"no progress: the iterations of stage {stage.name} take no time (its cost is 0, or below the "
                f"clock's precision at this time) and served more than {cap} jobs at one instant without "
                "simulated time passing")
-        runs = sorted((j for j in stage.residents if isinstance(j.owner, Session)), key=lambda j: j.owner.serial)
+        runs = self._runs_of(j for j in stage.residents if isinstance(j.owner, Session))
         if not runs:
             raise SimError(format_error(stage.node.span, self.now, None, msg, self.source))
-        first = runs[0]
-        raise self.error(f"{msg}: its residents are {self._runs_listed(runs)}", first.span, first.owner)
+        serial, span = runs[0]
+        raise SimError(format_error(span, self.now, serial, f"{msg}: its residents are {_runs_listed(runs)}",
+                                    self.source))
 
-    def _runs_listed(self, runs: list) -> str:
-        """The runs a no-progress error names (jobs in their sessions' serial order): the first five as
-        "the run at FILE:L:C of session N", then how many more."""
-        where = []
-        for j in runs[:5]:
-            sp = self.spans[j.span]
-            at = f" at {place(sp)}" if sp is not None else ""
-            where.append(f"the run{at} of session {j.owner.serial}")
-        more = f" and {len(runs) - 5} more" if len(runs) > 5 else ""
-        return f"{', '.join(where)}{more}"
+    def _runs_of(self, jobs) -> list[tuple[int, Any]]:
+        """The runs of ``jobs`` (sessions' jobs) as a no-progress error names them: ``(serial, span)``, in
+        their sessions' serial order."""
+        return sorted(((j.owner.serial, self.spans[j.span]) for j in jobs), key=lambda r: r[0])
 
     def stall_error(self, n: int, counted: str = "events", cap: int | None = None) -> None:
         """The no-progress guard tripped: ``n`` events (or open arrivals, ``counted``) at this instant, more than
@@ -584,9 +580,11 @@ class Simulation:
             found = [arg] if isinstance(arg, Job) else _jobs_of(owner)
             if found:
                 jobs.update(dict.fromkeys(found))
-        if self.due_now is not None:  # the fast tier's events, outside self.heap
-            other += self.due_now(upto)
-        runs = sorted((j for j in jobs if isinstance(j.owner, Session)), key=lambda j: j.owner.serial)
+        runs = self._runs_of(j for j in jobs if isinstance(j.owner, Session))
+        if self.due_now is not None:  # the fast tier's events, outside self.heap: its runs as (serial, span)
+            named, located = self.due_now(upto)
+            other += named
+            runs = sorted(runs + located, key=lambda r: r[0])
         if now == t0:
             msg = (f"no progress: more than {cap} {counted} at one instant without simulated time passing "
                    "(the clock cannot move past it")
@@ -594,11 +592,11 @@ class Simulation:
             msg = (f"no progress: more than {cap} {counted} in {now - t0:.3g} s of simulated time since "
                    f"t={t0:.6g} (steps far below any time scale: at that pace the run would not reach its end")
         if runs:
-            first = runs[0]
+            serial, span = runs[0]
             again = ("put off to this same instant again and again" if now == t0 else
                      "due again and again within that span")
-            raise self.error(f"{msg}): the events due now are those of {self._runs_listed(runs)}, {again}",
-                             first.span, first.owner)
+            raise SimError(format_error(span, now, serial, f"{msg}): the events due now are those of "
+                                        f"{_runs_listed(runs)}, {again}", self.source))
         what = f"the events due now: {', '.join(dict.fromkeys(other))}" if other else "no event names a statement"
         # arrivals due again and again (a renewal gap below the clock's precision): the workload's `arrive`
         span = self.arrive.span if "arrive poisson" in other or "arrive renewal" in other else None
@@ -1296,6 +1294,17 @@ def _jobs_of(owner) -> list:
             if isinstance(j, Job) and j not in out:
                 out.append(j)
     return out
+
+
+def _runs_listed(runs: list[tuple[int, Any]]) -> str:
+    """The runs a no-progress error names (``(serial, span)`` in serial order, :meth:`Simulation._runs_of`):
+    the first five as "the run at FILE:L:C of session N", then how many more."""
+    where = []
+    for serial, sp in runs[:5]:
+        at = f" at {place(sp)}" if sp is not None else ""
+        where.append(f"the run{at} of session {serial}")
+    more = f" and {len(runs) - 5} more" if len(runs) > 5 else ""
+    return f"{', '.join(where)}{more}"
 
 
 def _instant_span(t0: float) -> float:

@@ -359,6 +359,9 @@ class _Gen(Compiler):
         self.p = p
         self.ctx: dict[str, str] = {}
         self.ser = "None"  # the serial of the session an expression is evaluated for
+        #: the span (an index of ``spans``) of the run a session at a stage resumes after, by its resume label
+        #: (the no-progress guard's message names the runs of the events due now, as the general engine does)
+        self.run_span: dict[int, int] = {}
         #: whether a time of stats.HUGE_SPAN or later can happen (a horizon there or beyond): only then does the
         #: code integrate a span, or add a wait, with the test of its size (every time is at or before the
         #: horizon, every span and wait at most it); else the sums as they are (the same code, the same bytes)
@@ -1326,6 +1329,7 @@ class _Gen(Compiler):
                 f = r.stage
                 size = self.p.stages[f].size
                 rl, rb = self._new_block()
+                self.run_span[rl] = sid
                 if r.index is not None:
                     cur.append(f"{pad}_mm = {self.member(r, 'session')}")
                     m = "_mm" if size > 1 else "0"
@@ -1514,15 +1518,19 @@ class _Gen(Compiler):
             a("            if live == 0 and open_arrivals >= limit:")
             a("                status = 2")
             a("                break")
+        # the ps stages' heaps, by family (the no-progress guard's message names their jobs)
+        ps_heaps = "{" + ", ".join(f"{f}: f{f}_h" for f, k in enumerate(self.fam_kind) if k == "ps") + "}"
         if progress or sim.max_events is not None or sim.max_wall is not None:
             a("            if seq - len(heap) >= next_tick:")
-            a("                next_tick = _tick(seq - len(heap), now, open_arrivals, live, live0, live_t, heap)")
+            a("                next_tick = _tick(seq - len(heap), now, open_arrivals, live, live0, live_t, heap, "
+              f"{ps_heaps})")
         else:
             # the no-progress guard alone needs no exact count: ticks by the events pushed (a spin at one
             # instant pushes what it pops), one comparison an event
             a("            if seq >= next_tick:")
             a("                next_tick = seq - len(heap)")
-            a("                next_tick = seq + _tick(next_tick, now, open_arrivals, live, live0, live_t, heap) - next_tick")
+            a("                next_tick = seq + _tick(next_tick, now, open_arrivals, live, live0, live_t, heap, "
+              f"{ps_heaps}) - next_tick")
         # the next event
         # every event pushed is popped once, so the event count is seq - len(heap) (less one popped past
         # the horizon); an empty heap ends the loop with IndexError
@@ -1677,29 +1685,40 @@ def build(sim, progress: bool):
     due_names = {0: "arrive poisson" if isinstance(sim.arrive, N.Poisson) else "arrive renewal", 1: "end warmup",
                  2: "arrive preset"}
 
-    # a run's completion (kind 3 + the stage family's index, its session's list): the stage and the session
-    stage_names = [st.name for st in p.stages]
-    xs = gen.XS
+    # a run's completion (kind 3 + the stage family's index): at a fifo or delay stage its session's list, at
+    # a ps stage the epoch ((member, epoch) in a family), whose jobs are the member's heap (f{f}_h), every one
+    # of them, as the general engine names a ps stage's jobs (engine._jobs_of)
+    xs, xp = gen.XS, gen.XP
+    run_span = gen.run_span
+    ps_sizes = {f: node.size for f, node in enumerate(p.stages) if gen.fam_kind[f] == "ps"}
 
-    def _due(heap, now):  # Simulation.due_now, from the fast heap: the named events due now
-        out = []
+    def _due(heap, ps_heaps, now):  # Simulation.due_now, from the fast heaps: the named events and runs due now
+        named = []
+        runs: dict[int, list] = {}
         for t, _, k, a in sorted(heap, key=lambda e: (e[0], e[1])):
             if t > now:
                 break
             if k in due_names:
-                out.append(due_names[k])
+                named.append(due_names[k])
             elif k >= 3 and type(a) is list and len(a) > xs:
-                out.append(f"the run on stage {stage_names[k - 3]} of session {a[xs]}")
-        return out
+                runs[id(a)] = a
+            elif k - 3 in ps_sizes:
+                hh = ps_heaps[k - 3]
+                if ps_sizes[k - 3] > 1:
+                    hh = hh[a[0]]
+                for e in hh:
+                    runs[id(e[2])] = e[2]
+        located = [(int(A[xs]), spans[run_span[A[xp]]] if A[xp] in run_span else None) for A in runs.values()]
+        return named, sorted(located, key=lambda r: r[0])
 
-    def _tick(events, now, open_arrivals, live, live0, live_t, heap):
+    def _tick(events, now, open_arrivals, live, live0, live_t, heap, ps_heaps):
         sim.events = events
         sim.now = now
         sim.open_arrivals = open_arrivals
         sim.live = live
         sim.live0 = live0
         sim.live_t = live_t
-        sim.due_now = lambda t: _due(heap, t)
+        sim.due_now = lambda t: _due(heap, ps_heaps, t)
         return sim.tick(events)
 
     import time as _time
