@@ -56,7 +56,7 @@ def test_a_seed_beyond_the_seeds():
     (lambda p: serq_sweep.compare(p, sets={"lam": [1, 2]}, seeds=[1, B], workers=0, progress=False), UserError,
      "error: seeds: a seed is an integer from 0 to 2**64 - 1 (18446744073709551615), not an integer of 16610 bits"),
     (lambda p: serq_sweep.sweep(p, workers=B, progress=False), UserError,
-     "error: --workers an integer of 16610 bits: a sweep runs on 0 to 1024 worker processes"),
+     "error: workers=an integer of 16610 bits: a sweep runs on 0 to 1024 worker processes"),
     (lambda p: serq_sweep.sweep(p, defs={"f": ["0.5", B]}, workers=0, progress=False), TypeError,
      "defs['f']: each expression is a str, not int (an integer of 16610 bits)"),
 ], ids=["sweep seeds", "compare seeds", "workers", "defs"])

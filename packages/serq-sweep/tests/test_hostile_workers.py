@@ -31,7 +31,8 @@ def test_too_many_workers_is_a_usage_error(command, workers):
 
 
 def test_the_python_api_refuses_them_too():
-    with pytest.raises(UserError, match=rf"--workers 100000: a sweep runs on 0 to {engines.MAX_WORKERS} "):
+    # named by its argument, as the API's messages name what was given (test_known_defects_round7.py)
+    with pytest.raises(UserError, match=rf"workers=100000: a sweep runs on 0 to {engines.MAX_WORKERS} "):
         serq_sweep.sweep(MG1, horizon=3000, warmup=0, workers=100000, progress=False)
 
 

@@ -17,12 +17,13 @@ from .engines import engine as make_engine
 
 
 def run_plan(plan: core.Plan, *, workers: int | None = None, dask: Any = None, out: str | None = None,
-             fresh: bool = False, progress: bool | None = None, desc: str = "sweep", records: Any = None
-             ) -> tuple[list[str], list[dict[str, Any]], bool, int]:
+             fresh: bool = False, progress: bool | None = None, desc: str = "sweep", records: Any = None,
+             given: Any = None) -> tuple[list[str], list[dict[str, Any]], bool, int]:
     """Run ``plan`` (resuming from ``out`` unless ``fresh``) and write its tables to ``out``. Returns the
     table's columns, its rows, whether every run finished, and how many runs an earlier sweep had
     finished. ``records``: None, or a :class:`Records` that keeps every run's records (and writes them
-    to its file, resuming with ``out``)."""
+    to its file, resuming with ``out``). ``given`` names ``workers`` in a message (``--workers`` by default:
+    :func:`serq_sweep.engines.workers_given`)."""
     from serq import signals
     from serq.files import open_own_append
 
@@ -61,7 +62,7 @@ def run_plan(plan: core.Plan, *, workers: int | None = None, dask: Any = None, o
             records.open(fresh)
             skip = {k for k in skip if records.complete(k, done[k])}
         resumed = len(skip)
-        with make_engine(workers, dask, plan.pm) as eng:
+        with make_engine(workers, dask, plan.pm, given) as eng:
             done, complete = core.execute(plan, eng, done=done, journal=journal, progress=progress, desc=desc,
                                           skip=skip, records=None if records is None else records.add)
         failed = False
@@ -264,7 +265,7 @@ def sweep(program: str | os.PathLike | Sequence[str | os.PathLike], *, sets: Map
     if records is not False and records is not None:
         recs = Records(None if records is True else records)
     columns, table, complete, _ = run_plan(plan, workers=workers, dask=dask, out=out, fresh=fresh,
-                                           progress=progress, records=recs)
+                                           progress=progress, records=recs, given=argument_given)
     if not complete:
         raise KeyboardInterrupt
     frame = core.to_frame(columns, table)

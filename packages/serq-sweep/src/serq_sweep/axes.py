@@ -187,37 +187,43 @@ def parse_range(text: str, what: str) -> list[float]:
     return [_number(p, what) for p in _items(text, what)]
 
 
-def parse_seeds(text: str) -> list[int]:
-    """``1..20`` (both ends included), ``1,5,9``, ``7``, or a mix ``1..3,10``."""
+def parse_seeds(text: str, given: Any = None) -> list[int]:
+    """``1..20`` (both ends included), ``1,5,9``, ``7``, or a mix ``1..3,10``. ``given`` names the seeds in a
+    message, as the sweep's other settings are named (:func:`serq.loading.option_given`, ``--seeds 1..0``, by
+    default; :func:`serq.loading.argument_given`, ``seeds=1..0``, for the Python API)."""
+    from serq.loading import option_given
+
+    given = given or option_given
     out: list[int] = []
     text = str(text)
     if text == "":
-        raise UsageError(f"--seeds {text!r}: no seed")
-    for part in _items(text, "--seeds") if "," in text else [text]:
+        raise UsageError(f"{given('seeds', repr(text))}: no seed")
+    said = given("seeds", text)
+    for part in _items(text, given("seeds")) if "," in text else [text]:
         lo, dots, hi = part.partition("..")
         try:  # digits 0-9 (serq.numbers.whole: int() took 1_000, +5, ١٢ and spaces)
             a = whole(lo)
             b = whole(hi) if dots else a
         except ValueError as e:
             hint = f" ({WHOLE_HINT})" if WHOLE_HINT in str(e) else ""  # 1_000, +5, ١٢: why not
-            raise UsageError(f"--seeds {text}: {part!r} is not a seed or a range A..B of seeds{hint}") from None
+            raise UsageError(f"{said}: {part!r} is not a seed or a range A..B of seeds{hint}") from None
         if b < a:
-            raise UsageError(f"--seeds {text}: {part!r} ends before it starts")
+            raise UsageError(f"{said}: {part!r} ends before it starts")
         if len(out) + (b - a) >= MAX_POINTS:  # a range, or the parts together
-            raise UsageError(f"--seeds {text}: more than {MAX_POINTS} seeds")
+            raise UsageError(f"{said}: more than {MAX_POINTS} seeds")
         out.extend(range(a, b + 1))
     if not out:
-        raise UsageError(f"--seeds {text!r}: no seed")
+        raise UsageError(f"{given('seeds', repr(text))}: no seed")
     from serq_ir.rules import seed_problem
 
     for s in out:
         why = seed_problem(s)
         if why:
-            raise UsageError(f"--seeds {text}: {s}: {why}")
+            raise UsageError(f"{said}: {s}: {why}")
     seen: set[int] = set()
     dup = [s for s in out if s in seen or seen.add(s)]
     if dup:
-        raise UsageError(f"--seeds {text}: seed {dup[0]} is given twice")
+        raise UsageError(f"{said}: seed {dup[0]} is given twice")
     return out
 
 
@@ -251,13 +257,14 @@ def seed_values(seeds: Any) -> list[int]:
     return out
 
 
-def seeds_given(seeds: Any) -> list[int]:
+def seeds_given(seeds: Any, given: Any = None) -> list[int]:
     """The seeds of a sweep, a comparison or a capacity search, given to the Python API (``seeds=``) or the
     command (``--seeds``): text (``"1..20"``, ``"1,5,9"``: :func:`parse_seeds`) or numbers, a list of them or
     one (:func:`seed_values`: ``["3"]``, ``1.5`` and ``True`` are refused). One rule for ``sweep``,
     ``compare`` and ``find`` (``find`` read a list's items as text, so it took ``["3"]``, which ``sweep``
-    refused, and failed with a TypeError on ``seeds=5``)."""
-    return parse_seeds(seeds) if isinstance(seeds, str) else seed_values(seeds)
+    refused, and failed with a TypeError on ``seeds=5``). ``given`` names text seeds in a message
+    (:func:`parse_seeds`; numbers are the API's own, named ``seeds``)."""
+    return parse_seeds(seeds, given) if isinstance(seeds, str) else seed_values(seeds)
 
 
 def program_files(program: Any) -> list[str]:

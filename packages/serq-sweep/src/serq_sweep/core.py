@@ -362,7 +362,7 @@ def plan(files: Sequence[str], *, sets: Mapping[str, Any] | None = None, defs: M
                              f"taken: {', '.join(figure_names())}); a swept name is a column of its own: give "
                              "the let another name to sweep it")
         seen.add(a.name)
-    seed_list = seeds_given(seeds)
+    seed_list = seeds_given(seeds, given)
     overrides = {"horizon": horizon, "warmup": warmup, "arrivals": arrivals}
     limits = run_limits(max_wall=max_wall, max_events=max_events, max_samples=max_samples, slo=slo)
     by_label = dict(zip_(axes[0].values, files)) if len(files) > 1 else {}

@@ -55,10 +55,12 @@ def _workers_that_fit(left: int) -> int:
     return (left - SPARE_FILES) // FILES_PER_WORKER
 
 
-def _too_few_files(n: int, left: int, limit: int) -> UserError:
+def _too_few_files(n: int, left: int, limit: int, given: Any = None) -> UserError:
+    """``given`` names the count of workers (:func:`workers_given`)."""
+    given = workers_given(given)
     fit = max(0, _workers_that_fit(left))
-    instead = f"--workers {fit} or fewer" if fit else "--workers 0 (the runs in this process)"
-    return UserError(f"--workers {n}: {n} worker processes need about {n * FILES_PER_WORKER + SPARE_FILES} "
+    instead = f"{given('workers', str(fit))} or fewer" if fit else f"{given('workers', '0')} (the runs in this process)"
+    return UserError(f"{given('workers', str(n))}: {n} worker processes need about {n * FILES_PER_WORKER + SPARE_FILES} "
                      f"open files, and this process may open {max(left, 0)} more (its limit, ulimit -n, is "
                      f"{limit}): give {instead}, or raise the limit")
 
@@ -114,9 +116,10 @@ class LocalPool:
     than there are runs to run at once (a sweep of 3 runs under ``--workers 64`` starts 3), and more start
     (up to ``workers``) when a later batch (a capacity search's next round) has more runs."""
 
-    def __init__(self, workers: int, *, chosen: bool = True):
+    def __init__(self, workers: int, *, chosen: bool = True, given: Any = None):
         self.workers = workers
         self.chosen = chosen  # the user's count (--workers), not every core: fewer is an error, not a choice
+        self.given = given  # how a message names that count (workers_given)
         self.name = f"{workers} local worker{'s' if workers != 1 else ''}"
         self._pool = None
         self._size = 0
@@ -145,7 +148,7 @@ class LocalPool:
         if left is not None and n * FILES_PER_WORKER + SPARE_FILES > left[0]:
             fit = _workers_that_fit(left[0])
             if self.chosen or fit < 1:
-                raise _too_few_files(n, *left)
+                raise _too_few_files(n, *left, self.given)
             self.workers = n = fit  # every core by default: as many as the limit lets start (the same table)
         methods = mp.get_all_start_methods()
         ctx = mp.get_context("forkserver" if "forkserver" in methods else "spawn")
@@ -171,7 +174,7 @@ class LocalPool:
             except OSError as e:
                 if e.errno not in (errno.EMFILE, errno.ENFILE) or left is None:
                     raise
-                raise _too_few_files(n, *(files_left() or left)) from None
+                raise _too_few_files(n, *(files_left() or left), self.given) from None
         self._size = n
 
     def __exit__(self, exc_type, exc, tb) -> None:
@@ -434,11 +437,23 @@ def check_dask(dask: Any) -> None:
                         f"distributed.Client, not {type(dask).__name__}")
 
 
-def engine(workers: int | None = None, dask: Any = None, pm: Any = None):
+def workers_given(given: Any = None) -> Any:
+    """How a message names the count of workers: ``given``, the rule of the sweep's other settings
+    (:func:`serq.loading.argument_given`, ``workers=64``, for the Python API), else the command line's option
+    (:func:`serq.loading.option_given`, ``--workers 64``)."""
+    if given is None:
+        from serq.loading import option_given
+
+        given = option_given
+    return given
+
+
+def engine(workers: int | None = None, dask: Any = None, pm: Any = None, given: Any = None):
     """The engine for ``workers`` (None: every core; 0: this process; at most :data:`MAX_WORKERS`) and
     ``dask``; ``pm`` the plugin manager the runs in this process use. A worker process (local or Dask)
     loads the installed plugins only, so a ``pm`` holding a plugin registered in this process, which a
-    program compiled with it may name, runs with ``workers=0`` only: refused otherwise, before any run."""
+    program compiled with it may name, runs with ``workers=0`` only: refused otherwise, before any run.
+    ``given`` names the count in a message (:func:`workers_given`)."""
     if workers is not None:
         import numbers
 
@@ -450,7 +465,8 @@ def engine(workers: int | None = None, dask: Any = None, pm: Any = None):
         if not 0 <= workers <= MAX_WORKERS:
             from serq.numbers import shown
 
-            raise UserError(f"--workers {shown(workers)}: a sweep runs on 0 to {MAX_WORKERS} worker processes")
+            raise UserError(f"{workers_given(given)('workers', shown(workers))}: a sweep runs on 0 to {MAX_WORKERS} "
+                            "worker processes")
     if pm is not None and (dask is not None or workers != 0):
         from serq.plugins import local_plugins
 
@@ -466,4 +482,4 @@ def engine(workers: int | None = None, dask: Any = None, pm: Any = None):
         return Dask(dask, workers)
     if workers == 0:
         return InProcess(pm)
-    return LocalPool(workers or cores(), chosen=workers is not None)
+    return LocalPool(workers or cores(), chosen=workers is not None, given=given)

@@ -30,11 +30,14 @@ def arms_plan(files: Sequence[str], *, sets: Mapping[str, Any] | None = None, de
               seeds: Any = "1..10", pm: Any = None, **kw: Any) -> core.Plan:
     """The plan of a comparison: two or more files, or one file and one swept name of two or more values;
     nothing else swept (a name given one value, ``--set N=4``, is a setting of every arm, not an axis)."""
+    from serq.loading import option_given
+
     plan = core.plan(files, sets=sets, defs=defs, seeds=seeds, pm=pm, repeat=True, **kw)  # A/A: x=0,0
     if len(_arms(plan)) != 1 or len(plan.points) < 2:
         raise UsageError(_not_arms(plan))
     if len(plan.seeds) < 2:
-        raise UsageError("serq compare needs two or more seeds (--seeds 1..10) for its CIs")
+        given = kw.get("given") or option_given
+        raise UsageError(f"serq compare needs two or more seeds ({given('seeds', '1..10')}) for its CIs")
     return plan
 
 
@@ -178,7 +181,8 @@ def compare(files: str | Sequence[str], *, sets: Mapping[str, Any] | None = None
     # (its messages name the arguments, horizon=…, not serq compare's options)
     plan = arms_plan(files, sets=sets, defs=defs, seeds=seeds, pm=pm, given=argument_given, **kw)
     core.check_figures(plan, figures)  # before the runs, as serq compare --figure (a typo cost every run)
-    columns, table, complete, _ = run_plan(plan, workers=workers, dask=dask, progress=progress, desc="compare")
+    columns, table, complete, _ = run_plan(plan, workers=workers, dask=dask, progress=progress, desc="compare",
+                                           given=argument_given)
     if not complete:
         raise KeyboardInterrupt
     rows, _ = comparisons(plan, columns, table, figures)

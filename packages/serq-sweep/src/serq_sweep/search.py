@@ -294,7 +294,7 @@ def _find(program: Any, conditions: Any, over: Any, *, sets: Any, defs: Any, zip
             raise UsageError(f"{given('tol', shown(tol) if real(tol) is None else format(t, 'g'))}: must be positive")
         tol = t
     steps = MAX_STEPS if grid else halvings(lo, hi, tol)
-    seed_list = seeds_given(seeds)
+    seed_list = seeds_given(seeds, given)
     if out is not None:
         from serq.files import check_not_input
 
@@ -353,7 +353,7 @@ def _find(program: Any, conditions: Any, over: Any, *, sets: Any, defs: Any, zip
     # a condition's figure no run has (a typo) is refused before the search, as sweep --show's
     core.check_figures(core.Plan([], probes, seed_list, limits, pm), [f for f, _, _ in conds])
     judged: list[dict[str, Any]] = []  # every run a condition was judged on (cut_short: the partial ones)
-    with make_engine(workers, dask, pm) as eng:
+    with make_engine(workers, dask, pm, given) as eng:
         while True:
             pending = [(s, x) for s in searches for x in s.next() if x not in s.means]
             if not pending:

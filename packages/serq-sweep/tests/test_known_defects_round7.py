@@ -1,0 +1,87 @@
+"""Known defects of serq-sweep, each found wrong by hand, then fixed at its cause.
+
+The Python API (serq_sweep.sweep, compare, find) names what its caller gave by the argument
+(serq.loading.argument_given: ``horizon=5``), the command by its option (serq.loading.option_given:
+``--horizon 5``): one rule, ``given(setting, text)``, handed down to every message. The seeds given as text
+(``seeds="1..0"``) and the count of workers were told as the command's ``--seeds 1..0`` and ``--workers 30``
+to a caller that gave no option (serq_sweep.axes.parse_seeds and serq_sweep.engines named their options
+always)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import serq_sweep
+from serq.errors import UsageError, UserError
+from serq_sweep import engines
+
+pytestmark = pytest.mark.timeout(120)
+
+PROGRAM = """let x = 1;
+stage s : delay;
+workload { arrive batch(2); }
+session { run s (x); }
+run { horizon 10; }
+"""
+
+
+@pytest.fixture
+def prog(tmp_path):
+    p = tmp_path / "p.sq"
+    p.write_text(PROGRAM)
+    return str(p)
+
+
+SEEDS = [
+    ("x", "seeds=x: 'x' is not a seed or a range A..B of seeds"),
+    ("5..1", "seeds=5..1: '5..1' ends before it starts"),
+    ("1,2,1", "seeds=1,2,1: seed 1 is given twice"),
+    ("1,,2", "seeds: '1,,2': item 2 of 3 is empty (a list is 1,2,4: no empty item before, between or after its "
+             "commas)"),
+    ("", "seeds='': no seed"),
+]
+
+
+@pytest.mark.parametrize("seeds, message", SEEDS, ids=[s for s, _ in SEEDS])
+def test_seeds_given_as_text_are_named_by_the_argument(prog, seeds, message):
+    with pytest.raises(UsageError) as e:
+        serq_sweep.sweep(prog, seeds=seeds, workers=0, progress=False)
+    assert str(e.value) == f"error: {message}"
+    with pytest.raises(UsageError) as e:
+        serq_sweep.find(prog, "completions >= 1", over=("x", "1:2"), seeds=seeds, workers=0, progress=False)
+    assert str(e.value) == f"error: {message}"
+
+
+def test_compare_asks_for_seeds_by_its_argument(prog):
+    with pytest.raises(UsageError) as e:
+        serq_sweep.compare(prog, sets={"x": [1, 2]}, seeds="1", workers=0, progress=False)
+    assert str(e.value) == "error: serq compare needs two or more seeds (seeds=1..10) for its CIs"
+
+
+def test_workers_out_of_range_are_named_by_the_argument(prog):
+    with pytest.raises(UserError) as e:
+        serq_sweep.sweep(prog, seeds="1", workers=-1, progress=False)
+    assert str(e.value) == f"error: workers=-1: a sweep runs on 0 to {engines.MAX_WORKERS} worker processes"
+
+
+def test_workers_beyond_the_open_files_are_named_by_the_argument(prog, monkeypatch):
+    # 40 files left under a limit of 64: (40 - SPARE_FILES) // FILES_PER_WORKER workers fit, as the command's
+    # message says them (test_hostile_round8_open_files.py: 8 of 30)
+    monkeypatch.setattr(engines, "files_left", lambda: (40, 64))
+    fit = (40 - engines.SPARE_FILES) // engines.FILES_PER_WORKER
+    with pytest.raises(UserError) as e:
+        serq_sweep.sweep(prog, seeds="1..30", workers=30, progress=False)  # 30 runs: 30 to start
+    assert str(e.value) == (f"error: workers=30: 30 worker processes need about "
+                            f"{30 * engines.FILES_PER_WORKER + engines.SPARE_FILES} open files, and this process may "
+                            f"open 40 more (its limit, ulimit -n, is 64): give workers={fit} or fewer, or raise the "
+                            "limit")
+
+
+def test_the_command_names_its_options_as_before(prog):
+    serq = str(Path(sys.executable).parent / "serq")
+    r = subprocess.run([serq, "sweep", prog, "--seeds", "5..1", "--no-progress"], capture_output=True, text=True,
+                       timeout=60)
+    assert (r.returncode, r.stderr) == (2, "error: --seeds 5..1: '5..1' ends before it starts\n"), r
