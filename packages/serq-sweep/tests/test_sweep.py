@@ -391,9 +391,10 @@ def test_the_progress_bar_shows_in_a_notebook_and_not_in_a_pipe(monkeypatch):
 @pytest.mark.parametrize("line", ['5\n', '{"key": "x"}\n', '["a"]\n', '{"status": "ok"}\n',
                                   pytest.param("[" * 100_000 + "]" * 100_000 + "\n", id="deep")])
 def test_a_journal_that_is_not_a_sweeps_is_one_message(tmp_path, line):
-    # the file a sweep resumes from is data: an entry of another shape names its line, no traceback
+    # the file a sweep resumes from is data: an entry of another shape names its line, no traceback (line 1
+    # is an entry a kill cut short, skipped: it begins as every entry does)
     out = tmp_path / "r.csv"
-    (tmp_path / "r.csv.journal").write_text('{"cut short\n' + line)
+    (tmp_path / "r.csv.journal").write_text('{"key": "cut short\n' + line)
     r = serq("sweep", MG1, "--set", "lambda=0.2", "--horizon", "3000", "--workers", "0", "--no-progress",
              "--out", str(out))
     assert r.returncode == 1, r.stderr

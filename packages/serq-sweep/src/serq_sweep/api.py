@@ -53,7 +53,8 @@ def run_plan(plan: core.Plan, *, workers: int | None = None, dask: Any = None, o
                 os.ftruncate(journal.fileno(), 0)
             else:
                 others: set[str] = set()
-                done = core.load_finished(out, plan, others)
+                done = core.load_finished(out, plan, others)  # (a journal of someone else's refused there)
+                core.check_points_table(out)
                 said = core.left_out(out, others)
                 if said is not None:  # before the first run, while the table there is still whole
                     print(said, file=sys.stderr, flush=True)

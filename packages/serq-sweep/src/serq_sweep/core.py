@@ -1051,7 +1051,11 @@ def journal_entries(path: str, wanted: set[str], fields: Mapping[str, Any], othe
             try:
                 r = json.loads(line)
             except ValueError:
-                continue
+                if torn_entry(line):
+                    continue  # (cut short by a kill: a sweep's line, which open_own_append ended)
+                # no line a sweep writes: a file of someone else's at the name serq gives its journal, which the
+                # sweep would append to and then remove
+                raise UserError(_not_an_entry(path, n, line, ())) from None
             except RecursionError:  # JSON nested deeper than json.loads recurses: no entry a sweep writes
                 raise UserError(_not_an_entry(path, n, line, ())) from None
             if not isinstance(r, dict):
@@ -1063,6 +1067,18 @@ def journal_entries(path: str, wanted: set[str], fields: Mapping[str, Any], othe
                 yield r["key"], r
             elif others is not None:
                 others.add(r["key"])
+
+
+#: how every entry of a sweep's journal begins (json.dumps of a dict whose first field is the key)
+ENTRY_START = '{"key": "'
+
+
+def torn_entry(line: str) -> bool:
+    """Whether ``line`` of a journal, which does not parse, is an entry a kill cut short (it begins as every
+    entry begins, or is a beginning of that), or blank: nothing a sweep did not write. Any other is no line
+    of a sweep's journal (a file of someone else's at its name)."""
+    text = line.strip()
+    return not text or text.startswith(ENTRY_START) or ENTRY_START.startswith(text)
 
 
 def _not_utf8_entry(path: str, n: int, raw: bytes, e: UnicodeDecodeError) -> str:
@@ -1116,6 +1132,26 @@ def check_table(out: str, inputs: Iterable[str] = ()) -> None:
     table_format(out)
     check_not_input(out, inputs)
     check_output(out)
+
+
+def check_points_table(out: str) -> None:
+    """Refuse, before anything runs, a file at ``out``'s points table (:func:`points_path`, a name serq gives
+    it) that is not a points table a sweep wrote (a header whose first column is ``point``, with ``runs``):
+    the sweep would replace it, and the user named only ``out``. An empty file has nothing to lose; a points
+    table of another sweep (other axes) is replaced, as its table at ``out`` is. ``--fresh`` replaces either,
+    as it does the table at ``out``."""
+    path = points_path(out)
+    after = f"; a sweep into {out} writes its table of points there: remove it, give --out another name, or give --fresh"
+    try:
+        if not os.path.isfile(path) or os.path.getsize(path) == 0:
+            return  # (new; or what check_outputs refused, a link or a FIFO)
+        names, _rows = read_table_columns(path)
+    except TableFault as e:  # (at its line and column, the line quoted)
+        raise UserError(e.message("not a sweep's points table", after)) from None
+    except (OSError, ValueError, KeyError, csv.Error) as e:
+        raise UserError(f"{path}: not a sweep's points table ({unreadable(path, e)}){after}") from None
+    if names[:1] != ["point"] or "runs" not in names:
+        raise UserError(f"{path}: not a sweep's points table (no column point and runs){after}")
 
 
 def check_outputs(out: str, plan: Plan) -> list[str]:

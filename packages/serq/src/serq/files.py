@@ -599,7 +599,9 @@ def open_own_append(path: str | os.PathLike[str]) -> IO[str]:
     refused (:class:`OutputError`) when it is a symbolic link or anything but a regular file; never
     blocks on a FIFO. What is appended starts a line: a file whose last line was cut short (a kill, a full
     disk, in the middle of a write) gets its line end first, so the first line appended is a line of its
-    own (it was glued to the torn one, and the whole line skipped as torn when the journal was read)."""
+    own (it was glued to the torn one, and the whole line skipped as torn when the journal was read). That
+    line end is written with the first text appended, not when the file is opened: a file the caller
+    refuses after opening it (locked, read and found to be someone else's) is left as it was."""
     path = path_arg(path, "open_own_append")
     check_own(path)
     flags = (os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
@@ -617,15 +619,6 @@ def open_own_append(path: str | os.PathLike[str]) -> IO[str]:
         raise OutputError(f"{path}: not a regular file")  # pragma: no cover - swapped since the check
     if hasattr(os, "set_blocking"):
         os.set_blocking(fd, True)
-    try:
-        size = os.fstat(fd).st_size
-        if size:
-            os.lseek(fd, size - 1, os.SEEK_SET)
-            if os.read(fd, 1) != b"\n":
-                os.write(fd, b"\n")  # (O_APPEND: at the end, wherever the offset is)
-    except OSError as e:
-        os.close(fd)
-        raise type(e)(e.errno, e.strerror, path) from None
     return _Appender(fd, path)
 
 
@@ -640,6 +633,8 @@ class _Appender(io.TextIOBase):
         super().__init__()
         self._fd = fd
         self.name = path
+        #: the first write looks at the file's last byte, and ends a line cut short first (open_own_append)
+        self._first = True
 
     @property
     def encoding(self) -> str:  # type: ignore[override]
@@ -656,6 +651,11 @@ class _Appender(io.TextIOBase):
             raise ValueError("write to a closed file")
         data = memoryview(s.encode("utf-8"))
         try:
+            if self._first:
+                self._first = False
+                size = os.fstat(self._fd).st_size
+                if size and os.pread(self._fd, 1, size - 1) != b"\n":
+                    data = memoryview(b"\n" + bytes(data))  # (O_APPEND: at the end, wherever the offset is)
             while data:
                 data = data[os.write(self._fd, data):]
         except OSError as e:
