@@ -323,3 +323,25 @@ def test_the_target_of_an_engine_with_an_offload_tier_says_the_tier_is_not_in_it
     p = serq("vllm", "target", str(path), cwd=tmp_path)
     assert p.returncode == 0 and json.loads(p.stdout) == out
     assert p.stderr == f"warning: {out['warnings'][0]}\n"
+
+
+@pytest.mark.parametrize("new", [0, 0.5])
+def test_a_replayed_turn_of_an_empty_prompt_is_the_runs_error(tmp_path, new):
+    # a trace row of new 0 (vLLM refuses an empty prompt) ran through lib/vllm.sq as a request of one token that
+    # never sampled its first token: its record said first_token -1, and the report's mean TTFT was -11.25 s for
+    # 0/1 (TTFT 0.25) beside 0/2 (first_token -1, sent at 21.75: -22.75)
+    from serq_sim.errors import SimError
+
+    (tmp_path / "t.csv").write_text(f"session,turn,new,out,think,forced\n0,1,20,3,1,0\n0,2,{new},3,1,0\n",
+                                    encoding="utf-8")
+    with pytest.raises(SimError) as e:
+        run("replay.sq", trace=str(tmp_path / "t.csv"), arrivals=1)
+    import serq_vllm
+
+    lib = (Path(serq_vllm.__file__).parent / "lib" / "vllm.sq").read_text(encoding="utf-8").splitlines()
+    at = next(i for i, x in enumerate(lib, 1) if x.strip().startswith("prefill on engine"))
+    lines = str(e.value).splitlines()
+    assert lines[0].endswith(f"lib/vllm.sq:{at}:5: error: at t=21.75, session 0: the run's work is negative "
+                             f"({new - 1:g})")
+    assert lines[1].strip() == "prefill on engine (prompt < 1 ? prompt - 1 : known - c) growing kv;"
+    assert lines[3].endswith("replay.sq:38:5: note: in the expansion of `vllm_request_at`, used here")
