@@ -152,6 +152,37 @@ def test_offload_hits_spills_and_loads_by_hand(case):
     assert kv.preemptions == 0 and r.result.end == want[-1][2]
 
 
+SCALE_SETS = {"blocks": 40, "cpu_blocks": 100000, "write": 0, "read": 0, "step": 0.01}
+SCALE_DEFS = {"turns": "4", "new_tokens": "1 + floor(~exp(12))", "out_tokens": "1 + floor(~exp(6))",
+              "think": "~exp(0.5)", "arrival": "~exp(0.3)"}
+
+
+@pytest.mark.parametrize("write", [0, 1])
+def test_offload_at_scale_loses_no_history_to_an_ample_tier(write):
+    # 150 conversations of 4 turns on a GPU of 40 blocks: every evicted block is spilled (spills x 4 tokens =
+    # the evicted tokens) into a tier that never evicts. Written at once, every follow-up finds its whole
+    # history between the two tiers at its first admission: the previous prompt + output - 1 tokens, in whole
+    # blocks, preempted requests included (they run again from what they find then). Written in 1 s a block,
+    # a block still on its way is found in neither tier: never more than the history, and less for some.
+    r = run("offload.sq", {**SCALE_SETS, "write": write}, SCALE_DEFS, arrivals=150)
+    rows = rows_of(r)
+    by_turn = {(x["session"], x["turn"]): x for x in rows}
+    lost = 0
+    for x in rows:
+        prev = by_turn.get((x["session"], x["turn"] - 1))
+        history = 0 if prev is None else (prev["prompt"] + prev["output"] - 1) // 4 * 4
+        assert x["cached"] == x["gpu"] + x["cpu"] <= history, x
+        lost += history - x["cached"]
+    kv, cpu = r.pool("kv"), r.pool("cpu")
+    assert kv.spills > 1000 and kv.spills * 4 == kv.evicted_units and cpu.evicted_units == 0
+    assert sum(x["cpu"] for x in rows) > 0.3 * sum(x["cached"] for x in rows)
+    assert r.result.requests.prefix_cache_hit_rate == pytest.approx(
+        sum(x["cached"] for x in rows) / sum(x["prompt"] for x in rows), rel=1e-12)
+    if write == 0:
+        assert lost == 0 and kv.preemptions == sum(x["preemptions"] for x in rows) > 0
+    else:
+        assert lost > 0
+
 # --- sweep.sq: max_num_seqs and the budget through serq sweep ---------------------------------------------------
 
 
