@@ -91,10 +91,11 @@ def test_a_tolerance_beyond_the_doubles(prog):
     assert str(info.value) == "error: tol=-1: must be positive"
 
 
-@pytest.mark.parametrize("kw, said", [
-    ({"defs": {"f": B}}, "error: --def f: an integer of 16610 bits is not an expression (a string) or a list of them"),
-    ({"sets": {"lam": [[B]]}}, "error: --set lam: a list is not a number"),
-    ({"sets": {"lam": [[0.5]]}}, "error: --set lam: '[0.5]' is not a number"),  # (as before: its text is read)
+@pytest.mark.parametrize("kw, said", [  # (named by the argument's key: test_known_defects_round7.py)
+    ({"defs": {"f": B}}, "error: defs['f']: an integer of 16610 bits is not an expression (a string) or a list of "
+                         "them"),
+    ({"sets": {"lam": [[B]]}}, "error: sets['lam']: a list is not a number"),
+    ({"sets": {"lam": [[0.5]]}}, "error: sets['lam']: '[0.5]' is not a number"),  # (as before: its text is read)
 ])
 def test_a_value_holding_such_an_integer(prog, kw, said):
     # str() of a list holding one, read as a value's text, was Python's ValueError of the conversion

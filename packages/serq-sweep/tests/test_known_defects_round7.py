@@ -85,3 +85,45 @@ def test_the_command_names_its_options_as_before(prog):
     r = subprocess.run([serq, "sweep", prog, "--seeds", "5..1", "--no-progress"], capture_output=True, text=True,
                        timeout=60)
     assert (r.returncode, r.stderr) == (2, "error: --seeds 5..1: '5..1' ends before it starts\n"), r
+
+
+# ``sets`` and ``defs`` are mappings of names, so a name's values are named by its key of the argument
+# (serq.loading.KEYED_ARGUMENTS: sets['x'], defs['f']), and a group of ``zip`` by the argument with the group's
+# names; the command names --set x, --def f and --zip x,y (test_the_command_names_its_options_as_before).
+NAMED = [
+    (dict(sets={"x": "1:0"}), "sets['x']: '1:0': the range ends before it starts"),
+    (dict(sets={"x": []}), "sets['x']: no value"),
+    (dict(defs={"f": 3}), "defs['f']: 3 is not an expression (a string) or a list of them"),
+    (dict(defs={"f": []}), "defs['f']: no value"),
+    (dict(sets={"x": [1, 2]}, zip=[["x", "y"]]), "zip=x,y: y is not a swept name (swept: x)"),
+    (dict(sets={"x": [1, 2]}, zip=[["x", "x"]]), "zip: x is given twice in the group x,x"),
+    (dict(sets={"x": [1, 2], "y": [1]}, zip=[["x", "y"]]),
+     "zip=x,y: the zipped names have different numbers of values (x: 2, y: 1)"),
+]
+
+
+@pytest.mark.parametrize("kw, message", NAMED, ids=[m.partition(":")[0] + str(i) for i, (_, m) in enumerate(NAMED)])
+def test_sets_defs_and_zip_are_named_by_the_arguments(prog, kw, message):
+    with pytest.raises(UsageError) as e:
+        serq_sweep.sweep(prog, seeds="1", workers=0, progress=False, **kw)
+    assert str(e.value) == f"error: {message}"
+
+
+def test_a_definition_spelt_twice_is_named_by_its_key(prog):
+    # ``1+1`` and `` 1 + 1`` are one body as serq fmt writes it: one point given twice
+    src = Path(prog).read_text().replace("let x = 1;", "def f() { run s (1); }").replace("run s (x);", "f();")
+    Path(prog).write_text(src)
+    with pytest.raises(UsageError) as e:
+        serq_sweep.sweep(prog, defs={"f": ["{ run s (1 + 1); }", "{ run s (1+1); }"]}, seeds="1", workers=0,
+                         progress=False)
+    assert "is given twice: defs['f'] '{ run s (1+1); }' is '{ run s (1 + 1); }' written otherwise" in str(e.value)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--set", "x=1:0"], "--set x: '1:0': the range ends before it starts"),
+    (["--set", "x=1,2", "--zip", "x,x"], "--zip: x is given twice in the group x,x"),
+])
+def test_the_command_names_set_and_zip_as_before(prog, args, message):
+    serq = str(Path(sys.executable).parent / "serq")
+    r = subprocess.run([serq, "sweep", prog, *args, "--no-progress"], capture_output=True, text=True, timeout=60)
+    assert (r.returncode, r.stderr) == (2, f"error: {message}\n"), r

@@ -327,11 +327,15 @@ def zip_groups(zipped: Any) -> list[list[str]]:
     return groups
 
 
-def set_axes(sets: Mapping[str, Any]) -> list[Axis]:
-    """Axes of ``--set``: each value a number, a list of numbers or a range string."""
+def set_axes(sets: Mapping[str, Any], given: Any = None) -> list[Axis]:
+    """Axes of ``--set``: each value a number, a list of numbers or a range string. ``given`` names a name's
+    values in a message (:func:`parse_seeds`: ``--set lam``, ``sets['lam']``)."""
+    from serq.loading import option_given
+
+    given = given or option_given
     out = []
     for name, v in sets.items():
-        what = f"--set {clipped(name)}"
+        what = given("set", clipped(name))
         v = _one(v)
         if isinstance(v, str):
             values = parse_range(v, what)
@@ -350,17 +354,22 @@ def set_axes(sets: Mapping[str, Any]) -> list[Axis]:
     return out
 
 
-def def_axes(defs: Mapping[str, Any]) -> list[Axis]:
+def def_axes(defs: Mapping[str, Any], given: Any = None) -> list[Axis]:
+    """Axes of ``--def``: each value an expression or a list of them; ``given`` as :func:`set_axes`'s."""
+    from serq.loading import option_given
+
+    given = given or option_given
     out = []
     for name, v in defs.items():
         if isinstance(v, str):
             values = [v]
         elif _scalar(v):
-            raise UsageError(f"--def {clipped(name)}: {shown(v)} is not an expression (a string) or a list of them")
+            raise UsageError(f"{given('def', clipped(name))}: {shown(v)} is not an expression (a string) or a list "
+                             "of them")
         else:
             values = texts(v, f"defs[{name!r}]", "expression")
         if not values:
-            raise UsageError(f"--def {clipped(name)}: no value")
+            raise UsageError(f"{given('def', clipped(name))}: no value")
         out.append(Axis(name, "def", tuple(values)))
     return out
 
@@ -377,14 +386,19 @@ def group_cli(items: Sequence[str], flag: str) -> dict[str, list[str]]:
 
 
 def points(axes: Sequence[Axis], zipped: Sequence[Sequence[str]] = (), *, repeat: bool = False,
-           seeds: int = 1, forms: Mapping[str, Mapping[str, tuple[str, ...]]] | None = None) -> list[dict[str, Any]]:
+           seeds: int = 1, forms: Mapping[str, Mapping[str, tuple[str, ...]]] | None = None,
+           given: Any = None) -> list[dict[str, Any]]:
     """The points of a sweep: the grid (cartesian product, the first axis varying slowest) over the axes,
     where the axes of each ``zipped`` group move together (equal lengths) as one axis of the grid. A point
     that comes twice (a value given twice) is refused, unless ``repeat`` (serq compare's arms: ``--set
     x=0,0`` is an A/A comparison, every difference exactly 0). ``seeds``: the runs of each point; a grid
     of more than :data:`MAX_POINTS` runs is refused before it is made, as one of more points. ``forms``: a
     swept definition's values by their canonical forms (serq_sweep.core.definition_forms), by which its
-    points are told apart: ``--def f=a+b`` and ``--def 'f= a + b'`` are one point given twice."""
+    points are told apart: ``--def f=a+b`` and ``--def 'f= a + b'`` are one point given twice. ``given`` names
+    the groups and the definitions in a message (:func:`set_axes`: ``--zip a,b``, ``zip=a,b``)."""
+    from serq.loading import option_given
+
+    given = given or option_given
     by_name = {a.name: a for a in axes}
     grouped: set[str] = set()
     units: list[list[dict[str, Any]]] = []
@@ -393,15 +407,16 @@ def points(axes: Sequence[Axis], zipped: Sequence[Sequence[str]] = (), *, repeat
         shown = ",".join(map(clipped, g))  # (each name cut as a message cuts one)
         for name in g:
             if name not in by_name:
-                raise UsageError(f"--zip {shown}: {clipped(name)} is not a swept name "
+                raise UsageError(f"{given('zip', shown)}: {clipped(name)} is not a swept name "
                                 f"(swept: {', '.join(by_name) or 'none'}){did_you_mean(name, by_name)}")
             if name in grouped:  # (a name twice in one group was said to be "in two groups")
                 twice = "given twice in the group" if g.count(name) > 1 else "in two groups"
-                raise UsageError(f"--zip: {clipped(name)} is {twice}" + (f" {shown}" if g.count(name) > 1 else ""))
+                raise UsageError(f"{given('zip')}: {clipped(name)} is {twice}"
+                                 + (f" {shown}" if g.count(name) > 1 else ""))
             grouped.add(name)
         lengths = {len(by_name[n].values) for n in g}
         if len(lengths) > 1:
-            raise UsageError(f"--zip {shown}: the zipped names have different numbers of values ("
+            raise UsageError(f"{given('zip', shown)}: the zipped names have different numbers of values ("
                             + ", ".join(f"{n}: {len(by_name[n].values)}" for n in g) + ")")
     order: list[Any] = []
     for a in axes:
@@ -443,7 +458,7 @@ def points(axes: Sequence[Axis], zipped: Sequence[Sequence[str]] = (), *, repeat
             spelt = next((k for k in p if p[k] != first[k]), None)
             if spelt is not None:  # (its values differ as text)
                 form = forms[spelt][p[spelt]][0]
-                raise UsageError(f"the point {label} is given twice: --def {spelt} {quoted(p[spelt])} is "
+                raise UsageError(f"the point {label} is given twice: {given('def', spelt)} {quoted(p[spelt])} is "
                                  f"{quoted(first[spelt])} written otherwise (both are {quoted(form)}), which runs "
                                  "the same runs twice; give each definition once")
             raise UsageError(f"the point {label} is given twice (a value given twice runs the same runs twice); "

@@ -351,7 +351,7 @@ def plan(files: Sequence[str], *, sets: Mapping[str, Any] | None = None, defs: M
                                     f"{f} are one file")
                 ids[st.st_dev, st.st_ino] = f
         axes.append(Axis("program", "program", tuple(labels)))
-    axes += set_axes(sets) + def_axes(defs)
+    axes += set_axes(sets, given) + def_axes(defs, given)
     seen: set[str] = set()
     for a in axes:
         if a.name in seen or a.name in FIXED:
@@ -368,7 +368,8 @@ def plan(files: Sequence[str], *, sets: Mapping[str, Any] | None = None, defs: M
     by_label = dict(zip_(axes[0].values, files)) if len(files) > 1 else {}
     # (repeat: a point given twice, as serq compare's A/A arms.) More than MAX_POINTS runs is refused before
     # the grid is made, and so before a point is compiled: each run is a task held
-    grid = points(axes, zip, repeat=repeat, seeds=len(seed_list), forms=definition_forms(pm, files, axes))
+    grid = points(axes, zip, repeat=repeat, seeds=len(seed_list), forms=definition_forms(pm, files, axes),
+                  given=given)
     out: list[Point] = []
     warnings: list[str] = []
     traces: dict[Any, Any] = {}  # (each trace read once, whatever the number of points)

@@ -305,7 +305,7 @@ def _find(program: Any, conditions: Any, over: Any, *, sets: Any, defs: Any, zip
     if len(files) > 1:
         core.program_names(files)
         axes.append(Axis("program", "program", tuple(files)))
-    axes += set_axes(sets) + def_axes(defs)
+    axes += set_axes(sets, given) + def_axes(defs, given)
     seen: set[str] = set()
     for a in axes:  # (as a sweep's: a name that is a column of the table wrote over it, or made two columns)
         if a.name in seen or a.name in COLUMNS:
@@ -315,7 +315,7 @@ def _find(program: Any, conditions: Any, over: Any, *, sets: Any, defs: Any, zip
     # (a --zip group moves together here as in a sweep: it was dropped, a grid.) Each evaluation runs every
     # seed of every point at once, so more than a sweep's most runs is refused before the grid is made (a
     # million points times two seeds was searched: tasks held by the million, 700 MB before the first ran)
-    others = points(axes, zip, seeds=len(seed_list), forms=core.definition_forms(pm, files, axes))
+    others = points(axes, zip, seeds=len(seed_list), forms=core.definition_forms(pm, files, axes), given=given)
     overrides = {"horizon": horizon, "warmup": warmup, "arrivals": arrivals}
     limits = core.run_limits(max_wall=max_wall, max_events=max_events, slo=slo)
     searches = [_Search(i, p, lo, hi, grid, steps) for i, p in enumerate(others)]

@@ -181,10 +181,20 @@ def option_given(setting: str, text: str | None = None) -> str:
     return f"--{setting}" if text is None else f"--{setting} {text}"
 
 
+#: the Python API's argument of each option whose text is a name, a key of the argument's mapping (``--set lam``
+#: is ``sets['lam']``, ``--def f`` is ``defs['f']``): the one table :func:`argument_given` reads beside its rule
+KEYED_ARGUMENTS = {"set": "sets", "def": "defs"}
+
+
 def argument_given(setting: str, text: str | None = None) -> str:
     """A run setting given to the Python API (``serq_sweep.sweep(horizon=10)``) as a message names it: its
-    argument, with the value as given (``horizon=10``), or alone (``arrivals``). The API's caller gave no
-    ``--horizon``, and was told of one."""
+    argument, with the value as given (``horizon=10``, ``seeds=1..0``, ``workers=64``), or alone
+    (``arrivals``); an option whose text is a name (:data:`KEYED_ARGUMENTS`), that name's key of the argument
+    (``sets['lam']``), or the argument alone (``sets``). The API's caller gave no ``--horizon``, and was told of
+    one."""
+    keyed = KEYED_ARGUMENTS.get(setting)
+    if keyed is not None:
+        return keyed if text is None else f"{keyed}[{text!r}]"
     return setting if text is None else f"{setting}={text}"
 
 
