@@ -71,6 +71,37 @@ def test_a_queue_a_server_will_reach_is_not_waiting_for_ever(c, work, tier, monk
 
 
 @pytest.mark.parametrize("tier", TIERS)
+def test_each_member_of_a_family_is_judged_on_its_own(tier, monkeypatch):
+    # f[0] serves the even serials, f[1] the odd: sessions 0 and 1 take them for ever, the others queue behind
+    src = """stage f[2] : fifo;
+workload { arrive renewal(1); }
+session { run f[serial % 2] (serial < 2 ? inf : 1); }
+run { horizon 10; }
+"""
+    w = _forever(src, tier, monkeypatch)
+    assert w == ["warning: 8 session(s) wait for ever at the end of the run (each waits in a fifo stage's queue "
+                 "behind runs of infinite work (sessions 0, 1), which never complete): 4 queued at stage f[0] "
+                 "(sessions 2, 4, 6, 8); 4 queued at stage f[1] (sessions 3, 5, 7, 9)"], w
+
+
+def test_a_session_a_preemption_could_take_out_of_the_queue_is_not_counted(monkeypatch):
+    # m has a preemption rule (docs/simulator.md: a session whose holds a preemption rule could take is counted
+    # in neither case); the same program without it has the 9 sessions behind session 0 (the general tier runs
+    # it: the fast one takes no preemption rule)
+    src = """pool m {{ cap 10;{rule} }}
+stage f : fifo;
+workload {{ arrive renewal(1); }}
+session {{ hold m (1) {{ run f (serial == 0 ? inf : 1); }} }}
+run {{ horizon 10; }}
+"""
+    assert _forever(src.format(rule=" preempt lifo;"), "general", monkeypatch) == []
+    w = _forever(src.format(rule=""), "general", monkeypatch)
+    assert w == ["warning: 9 session(s) wait for ever at the end of the run (each waits in a fifo stage's queue "
+                 "behind a run of infinite work (session 0), which never completes): 9 queued at stage f "
+                 "(sessions 1, 2, 3, 4, 5, …)"], w
+
+
+@pytest.mark.parametrize("tier", TIERS)
 def test_the_pool_held_by_a_session_that_is_never_served_is_never_freed(tier, monkeypatch):
     # m (cap 2): session 0 holds a unit and runs inf on f; session 1 holds the other and queues behind it at f;
     # sessions 2 to 9 queue at m, whose holders never release it
