@@ -302,10 +302,11 @@ def test_the_slo_attainment_of_a_replay_is_the_count_of_its_records(tmp_path, sl
     assert rep["good"] == count == good
     assert rep["goodput"] == pytest.approx(good / 40.75, rel=1e-12)
     assert rep["slo"] == limits and rep["completed"] == 4
-    # the text report says the same: `goodput G req/s (K good: …)`
+    # the text report says the same, beside the requests it is of (the attainment K / 4): `goodput G req/s (K of
+    # 4 good: …)`; it said `(K good: …)`, the count alone, on a line whose `completed` is far from it
     text = serq("run", str(HERE / "replay.sq"), "--trace", "t.csv", "--arrivals", "2", "--slo", slo, "--no-progress",
                 cwd=tmp_path).stdout
-    assert f"({good} good: " in text
+    assert f"goodput {good / 40.75:.6g} req/s ({good} of 4 good: {slo.replace('=', ' <= ').replace(',', ', ')})" in text
 
 
 # --- what a user of these programs met ---------------------------------------------------------------------------

@@ -141,7 +141,8 @@ def _requests(r: Result) -> list[str]:
         head += f"  prefix-cache hit rate {format_number(m.prefix_cache_hit_rate)}"
     if m.goodput is not None:
         slo = ", ".join(f"{k} <= {format_number(v)}" for k, v in m.slo.items())
-        head += f"  goodput {format_number(m.goodput)} req/s ({_int(m.good or 0)} good: {slo})"
+        # the count beside the requests it is of: their ratio is the SLO attainment
+        head += f"  goodput {format_number(m.goodput)} req/s ({_int(m.good or 0)} of {_int(m.completed)} good: {slo})"
     rows = []
     for name in REQUEST_STATS:
         st = getattr(m, name)
