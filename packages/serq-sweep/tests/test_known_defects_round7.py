@@ -127,3 +127,30 @@ def test_the_command_names_set_and_zip_as_before(prog, args, message):
     serq = str(Path(sys.executable).parent / "serq")
     r = subprocess.run([serq, "sweep", prog, *args, "--no-progress"], capture_output=True, text=True, timeout=60)
     assert (r.returncode, r.stderr) == (2, f"error: {message}\n"), r
+
+
+# compare() says why there are no arms in its own arguments too (serq compare's words: test_hostile_round7_api.py)
+CMP_HEAD = ("compare() compares two or more programs, or one program under two or more values of one name of sets or "
+            "defs: ")
+
+
+@pytest.mark.parametrize("kw, said", [
+    (dict(sets={"x": 0.5}), "sets={'x': 0.5} gives one value, a setting of the one arm there is, so there is nothing "
+                            "to compare it with; give a name two or more values to compare them (sets={'x': [0.5, "
+                            "VALUE]}), or give two or more programs"),
+    (dict(), "one program and no sets or defs is one arm, with nothing to compare it with; give two or more "
+             "programs, or a name two or more values (sets={'B': [8192, 512]})"),
+])
+def test_compare_says_why_there_are_no_arms_in_its_arguments(prog, kw, said):
+    with pytest.raises(UsageError) as e:
+        serq_sweep.compare(prog, workers=0, progress=False, **kw)
+    assert str(e.value) == f"error: {CMP_HEAD}{said}"
+
+
+def test_compare_names_a_grid_of_arms_by_the_arguments(tmp_path, prog):
+    other = tmp_path / "q.sq"
+    other.write_text(PROGRAM)
+    with pytest.raises(UsageError) as e:
+        serq_sweep.compare([prog, str(other)], sets={"x": [1, 2]}, workers=0, progress=False)
+    assert str(e.value) == (f"error: {CMP_HEAD}here 2 things each have two or more values (the programs, "
+                            "sets['x']), a grid of arms; compare one at a time (give the others one value each)")

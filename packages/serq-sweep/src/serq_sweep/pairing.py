@@ -33,36 +33,59 @@ def arms_plan(files: Sequence[str], *, sets: Mapping[str, Any] | None = None, de
     from serq.loading import option_given
 
     plan = core.plan(files, sets=sets, defs=defs, seeds=seeds, pm=pm, repeat=True, **kw)  # A/A: x=0,0
+    given = kw.get("given") or option_given
     if len(_arms(plan)) != 1 or len(plan.points) < 2:
-        raise UsageError(_not_arms(plan))
+        raise UsageError(_not_arms(plan, given is option_given))
     if len(plan.seeds) < 2:
-        given = kw.get("given") or option_given
         raise UsageError(f"serq compare needs two or more seeds ({given('seeds', '1..10')}) for its CIs")
     return plan
 
 
-def _not_arms(plan: core.Plan) -> str:
+def _not_arms(plan: core.Plan, cli: bool = True) -> str:
     """Why ``plan`` is no comparison, in what was given: one value of a name is a setting, not arms
-    (``--set x=0.5`` said "swept here: nothing"); several names of several values make a grid."""
-    head = ("serq compare compares two or more programs, or one program under two or more values of one --set or "
-            "--def name")
+    (``--set x=0.5`` said "swept here: nothing"); several names of several values make a grid. ``cli``: in the
+    command's options (``--set x=0.5``), else in :func:`compare`'s arguments (``sets={'x': 0.5}``), the
+    arguments its caller gave."""
+    if cli:
+        head = ("serq compare compares two or more programs, or one program under two or more values of one --set "
+                "or --def name")
+        files = "FILEs"
+    else:
+        head = "compare() compares two or more programs, or one program under two or more values of one name of sets or defs"
+        files = "programs"
+
+    def named(a: Any, value: str | None = None) -> str:
+        """Axis ``a`` (a name, with one of its values) as given: ``--set x=0.5``, ``sets={'x': 0.5}``."""
+        if cli:
+            return f"--{a.kind} {a.name}" + ("" if value is None else f"={value}")
+        return f"{a.kind}s[{a.name!r}]" if value is None else f"{a.kind}s={{{a.name!r}: {value}}}"
+
     arms = _arms(plan)
     if len(arms) > 1:
-        names = ", ".join("the programs" if a.kind == "program" else f"--{a.kind} {a.name}" for a in arms)
+        names = ", ".join("the programs" if a.kind == "program" else named(a) for a in arms)
         return (f"{head}: here {len(arms)} things each have two or more values ({names}), a grid of arms; "
                 "compare one at a time (give the others one value each)")
     single = [a for a in plan.axes if a.kind != "program"]
     if single:
-        given = ", ".join(f"--{a.kind} {a.name}={show_value(a.values[0])}" for a in single)
+        def value(a: Any) -> str:
+            return show_value(a.values[0]) if cli or a.kind == "set" else repr(a.values[0])
+
+        given = ", ".join(named(a, value(a)) for a in single)
         a = next((a for a in single if a.kind == "set"), single[0])
-        example = (f"--set {a.name}={show_value(a.values[0])},VALUE" if a.kind == "set" else
-                   f"--def {a.name} given again: --def {a.name}=EXPR")
+        if cli:
+            example = (f"--set {a.name}={show_value(a.values[0])},VALUE" if a.kind == "set" else
+                       f"--def {a.name} given again: --def {a.name}=EXPR")
+        else:
+            example = named(a, f"[{value(a)}, VALUE]" if a.kind == "set" else f"[{value(a)}, EXPR]")
         one = ("gives one value, a setting of the one arm there is" if len(single) == 1 else
                "each give one value, settings of the one arm there is")
         return (f"{head}: {given} {one}, so there is nothing to compare it with; give a name two or more values "
-                f"to compare them ({example}), or give two or more FILEs")
-    return (f"{head}: one program and no --set or --def is one arm, with nothing to compare it with; give two or "
-            "more FILEs, or a name two or more values (--set B=8192,512)")
+                f"to compare them ({example}), or give two or more {files}")
+    if cli:
+        return (f"{head}: one program and no --set or --def is one arm, with nothing to compare it with; give two "
+                "or more FILEs, or a name two or more values (--set B=8192,512)")
+    return (f"{head}: one program and no sets or defs is one arm, with nothing to compare it with; give two or more "
+            "programs, or a name two or more values (sets={'B': [8192, 512]})")
 
 
 def _arms(plan: core.Plan) -> list:
