@@ -1,5 +1,5 @@
-"""vLLM programs of a thirteenth round of users (tests/peer_programs13/), each checked against truths of its
-own: prefix-cache-aware routing over a family of engines (llm-d style) against round robin and random routing,
+"""vLLM programs as a vLLM or llm-d engineer writes them (tests/peer_programs13/), each checked against truths of
+its own: prefix-cache-aware routing over a family of engines (llm-d style) against round robin and random routing,
 its hits counted by hand; a vLLM engine with a CPU offload tier, its hits per tier, spills and loads counted by
 hand; a max_num_seqs/budget sweep through `serq sweep`, its throughput against the closed form of waves and its
 TTFT, ITL and E2EL read back row by row; a trace replayed through `--trace` on an idle engine, every request's
