@@ -254,6 +254,7 @@ TRACE = """session,turn,new,out,think,forced
 0,1,40,3,2,0
 0,2,70,4,1,0
 0,3,90,2,0,1
+0,4,100,2,0,0
 1,1,100,2,0,0
 """
 
@@ -263,11 +264,13 @@ TRACE = """session,turn,new,out,think,forced
 #       42 tokens: 32 cached. Think 2.
 #   0/2 sent 22.75, prompt 70 extending the 40: hit min(32, floor((41 - 1) / 16) x 16) = 32; prefills 38 in one
 #       iteration (23), 3 decodes: 23.75; 73 computed, 64 cached. Think 1.
-#   0/3 sent 24.75, forced: hit 0; prefills 90 in two iterations (64, then 26): first token 25.25, 1 decode:
-#       25.5.
+#   0/3 sent 24.75, forced: hit 0 (its cached 64 stay, dead); prefills 90 in two iterations (64, then 26):
+#       first token 25.25, 1 decode: 25.5; 91 computed, 80 cached. No think.
+#   0/4 sent 25.5, prompt 100 extending the 90: hit min(80, floor(90 / 16) x 16) = 80; prefills 20 (25.75), 1
+#       decode: 26.
 #   1/1 sent 40, prompt 100: 64 + 36 (40.5), 1 decode: 40.75.
 REPLAY = [(0, 1, 20, 20.25, 20.75, 0), (0, 2, 22.75, 23, 23.75, 32), (0, 3, 24.75, 25.25, 25.5, 0),
-          (1, 1, 40, 40.5, 40.75, 0)]
+          (0, 4, 25.5, 25.75, 26, 80), (1, 1, 40, 40.5, 40.75, 0)]
 
 
 def test_a_trace_replay_by_hand(tmp_path):
@@ -275,17 +278,17 @@ def test_a_trace_replay_by_hand(tmp_path):
     r = run("replay.sq", trace=str(tmp_path / "t.csv"), arrivals=2)
     rows = rows_of(r)
     assert [(x["session"], x["turn"], x["sent"], x["first_token"], x["last_token"], x["cached"]) for x in rows] == REPLAY
-    assert [(x["prompt"], x["output"]) for x in rows] == [(40, 3), (70, 4), (90, 2), (100, 2)]
+    assert [(x["prompt"], x["output"]) for x in rows] == [(40, 3), (70, 4), (90, 2), (100, 2), (100, 2)]
     assert all(x["admitted"] == x["sent"] for x in rows)  # an idle engine admits at once
-    assert r.result.end == 40.75 and r.stage("engine").iterations == 3 + 4 + 3 + 3  # prefill and decode iterations, by request
-    assert r.result.requests.prefix_cache_hit_rate == pytest.approx(32 / 300, rel=1e-12)
+    assert r.result.end == 40.75 and r.stage("engine").iterations == 3 + 4 + 3 + 2 + 3  # prefill and decode iterations, by request
+    assert r.result.requests.prefix_cache_hit_rate == pytest.approx((32 + 80) / 400, rel=1e-12)
 
 
 @pytest.mark.parametrize(("slo", "good"), [
-    # TTFT 0.25, 0.25, 0.5, 0.5; E2EL 0.75, 1, 0.75, 0.75; TPOT 0.25 each. An SLO is met at its bound (vLLM's
-    # `slo >= value`): ttft=0.25,e2el=1 holds for the first two; e2el=0.75 for all but the second; tpot=0.25 for
-    # all; ttft=0.2 for none.
-    ("ttft=0.25,e2el=1", 2), ("e2el=0.75", 3), ("tpot=0.25", 4), ("ttft=0.2,tpot=1", 0),
+    # TTFT 0.25, 0.25, 0.5, 0.25, 0.5; E2EL 0.75, 1, 0.75, 0.5, 0.75; TPOT 0.25 each. An SLO is met at its bound
+    # (vLLM's `slo >= value`): ttft=0.25,e2el=1 holds for 0/1, 0/2 and 0/4; e2el=0.75 for all but 0/2;
+    # tpot=0.25 for all; ttft=0.2 for none.
+    ("ttft=0.25,e2el=1", 3), ("e2el=0.75", 4), ("tpot=0.25", 5), ("ttft=0.2,tpot=1", 0),
 ])
 def test_the_slo_attainment_of_a_replay_is_the_count_of_its_records(tmp_path, slo, good):
     (tmp_path / "t.csv").write_text(TRACE, encoding="utf-8")
@@ -301,12 +304,12 @@ def test_the_slo_attainment_of_a_replay_is_the_count_of_its_records(tmp_path, sl
         count += all(value[k] <= v for k, v in limits.items())
     assert rep["good"] == count == good
     assert rep["goodput"] == pytest.approx(good / 40.75, rel=1e-12)
-    assert rep["slo"] == limits and rep["completed"] == 4
-    # the text report says the same, beside the requests it is of (the attainment K / 4): `goodput G req/s (K of
-    # 4 good: …)`; it said `(K good: …)`, the count alone, on a line whose `completed` is far from it
+    assert rep["slo"] == limits and rep["completed"] == 5
+    # the text report says the same, beside the requests it is of (the attainment K / 5): `goodput G req/s (K of
+    # 5 good: …)`; it said `(K good: …)`, the count alone, on a line whose `completed` is far from it
     text = serq("run", str(HERE / "replay.sq"), "--trace", "t.csv", "--arrivals", "2", "--slo", slo, "--no-progress",
                 cwd=tmp_path).stdout
-    assert f"goodput {good / 40.75:.6g} req/s ({good} of 4 good: {slo.replace('=', ' <= ').replace(',', ', ')})" in text
+    assert f"goodput {good / 40.75:.6g} req/s ({good} of 5 good: {slo.replace('=', ' <= ').replace(',', ', ')})" in text
 
 
 # --- what a user of these programs met ---------------------------------------------------------------------------
