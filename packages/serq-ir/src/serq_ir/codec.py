@@ -235,6 +235,13 @@ def encode(program: Program, *, spans: bool = True) -> bytes:
     if not isinstance(program, Program):  # (a str or a dict was encoded as JSON of its own, silently)
         raise TypeError(f"encode() takes a serq_ir.Program, not {type(program).__name__}")
     _switch("spans", spans)
+    from serq.shared import collector_raised
+
+    with collector_raised():  # (a copy of the program as builtins and back: serq.shared.WORK_GC_THRESHOLD)
+        return _encode(program, spans)
+
+
+def _encode(program: Program, spans: bool) -> bytes:
     program = conform(program)
     if not spans:
         program = strip_spans(program)
@@ -266,6 +273,13 @@ def decode(data: bytes | str, *, name: str = "<ir>", check: bool = True) -> Prog
 
     ``check=False`` decodes the schema alone, for IR serQ wrote itself that what uses it checks again (the
     compile cache's entries, which ``serq_sim.run`` validates as it validates a fresh compile)."""
+    from serq.shared import collector_raised
+
+    with collector_raised():  # (its nodes live as long as the program: serq.shared.WORK_GC_THRESHOLD)
+        return _decode(data, name, check)
+
+
+def _decode(data: bytes | str, name: str, check: bool) -> Program:
     _switch("check", check)
     if not isinstance(name, str):  # (it names the IR in every message)
         raise TypeError(f"decode()'s name is a str, not {type(name).__name__}")
