@@ -1466,6 +1466,7 @@ class _Gen(Compiler):
         # the ticks of the general engine's loop (Simulation.tick: the no-progress guard, the bounds, the
         # progress bar), at the same events
         a("    next_tick = 0")
+        a("    _tdue = 0")
         a("    try:")
         if isinstance(arrive, (N.Batch, N.Closed)):
             # Simulation.spawn_tick every 4096 sessions: a batch of 10⁸ takes minutes before time moves
@@ -1525,12 +1526,17 @@ class _Gen(Compiler):
             a("                next_tick = _tick(seq - len(heap), now, open_arrivals, live, live0, live_t, heap, "
               f"{ps_heaps})")
         else:
-            # the no-progress guard alone needs no exact count: ticks by the events pushed (a spin at one
-            # instant pushes what it pops), one comparison an event
+            # the no-progress guard alone: one comparison an event while the events pushed are below the next
+            # tick's count (every event is pushed before it is popped, so they reach it first), then the
+            # exact count (events popped) until it reaches it: the ticks of the general engine, at the same
+            # events. (Ticking at seq + due - popped came late when the heap shrank: the guard tripped after
+            # another event than the general engine's, at another time.)
             a("            if seq >= next_tick:")
-            a("                next_tick = seq - len(heap)")
-            a("                next_tick = seq + _tick(next_tick, now, open_arrivals, live, live0, live_t, heap, "
-              f"{ps_heaps}) - next_tick")
+            a("                _pc = seq - len(heap)")
+            a("                if _pc >= _tdue:")
+            a("                    _tdue = _tick(_pc, now, open_arrivals, live, live0, live_t, heap, "
+              f"{ps_heaps})")
+            a("                next_tick = _tdue")
         # the next event
         # every event pushed is popped once, so the event count is seq - len(heap) (less one popped past
         # the horizon); an empty heap ends the loop with IndexError
