@@ -1100,6 +1100,16 @@ def syntax_error(e: UnexpectedInput, text: str, file: str, reporter: Reporter, g
                 listed = ", ".join(words) + ", or `READER pull SOURCE`" if words else "`READER pull SOURCE`"
                 return reporter.error(Pos(file, word[0], word[1]), f"{_quoted(word[2])} does not begin an item"
                                       f"{did_you_mean(word[2], words)}: an item begins with {listed}")
+    if names == ["`.`"] and tok.type != "$END" and tok.start_pos is not None:
+        # `E[j] (x);`, `kv[1];`: a statement that begins with a member of a family is a queue member's entry
+        # call, `D[j].decode (…)`, and the `.` was wanted; say so, and how a stage's or a pool's member is used
+        ref = _member_statement(text, tok.start_pos)
+        if ref is not None:
+            return reporter.error(pos, f"unexpected {_token_text(tok)} after {_quoted(ref)}: a statement that "
+                                  f"begins with a family's member calls an entry of a queue's member, "
+                                  f"`{_quoted(ref)[1:-1]}.ENTRY (…);`; a stage's member runs with `run "
+                                  f"{_quoted(ref)[1:-1]} (…);`, a pool's is held with `hold {_quoted(ref)[1:-1]} "
+                                  "(…) { … }`")
     if grammar is not None:
         # a word where a statement begins that is no statement's word, read as a definition's call: it
         # wanted `(` after the word (`rn s(1);`), or a block statement's `{` came after the call
@@ -1134,6 +1144,30 @@ _SERVE_ONLY = ("`serve only` is not part of this language; a step stage serves `
                "`decode first` or `exclusive prefill`")
 _POOL_ON = ("`pool … on …` is not part of this language; a pool a step stage admits says "
             "`admit via STAGE;` among its options")
+
+
+def _member_statement(text: str, offset: int) -> str | None:
+    """The member reference ``NAME[…]`` that ends just before ``offset`` when it begins a statement (after
+    `{`, `;` or `}`), as written; else None."""
+    before = _tokens_before(text, offset)
+    if not before or before[-1][1] != "]":
+        return None
+    depth = 0
+    k = len(before) - 1
+    while k >= 0:
+        t = before[k][1]
+        if t == "]":
+            depth += 1
+        elif t == "[":
+            depth -= 1
+            if depth == 0:
+                break
+        k -= 1
+    if k < 1 or before[k - 1][0] != "name" or (k >= 2 and before[k - 2][1] not in ("{", ";", "}")):
+        return None
+    start = _offset(text, before[k - 1][2], before[k - 1][3])
+    end = _offset(text, before[-1][2], before[-1][3]) + 1
+    return " ".join(text[start:end].split())
 
 
 def _tokens_before(text: str, offset: int) -> list[tuple[str, str, int, int]]:
