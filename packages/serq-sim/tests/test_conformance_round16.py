@@ -17,7 +17,9 @@ program-reference.txt (and docs/language.md where the spec leaves the rule open)
 (d) pool blocks: allocations rounded up, cached prefixes rounded down, an LRU eviction that takes the
     tail block of the entry released first among entries released at one instant;
 (e) `run { arrivals N; }`: where the run ends, the CLI's `--arrivals`, the deadline, and what the report
-    counts after a warm-up that falls on an iteration's boundary.
+    counts after a warm-up that falls on an iteration's boundary;
+(f) a step stage's chunk as an amount: 0 gives a prefill no token (a prefill paused by a computed chunk,
+    under `serve exclusive prefill` too), a negative or NaN one is an error.
 
 Every program runs on the tier serQ picks and on SERQ_SIM_TIER=general, whose reports and samples must be
 the same bytes (conform.run). Conventions: `stage d : delay;` runs every job at rate 1 without waiting,
@@ -30,10 +32,13 @@ expectation the other reading of the spec gives) and that it then failed.
 
 from __future__ import annotations
 
+import json
+
 import pytest
 import serq_frontend
+import serq_ir
 import serq_sim
-from conform import at, pool, run, run_error, stage, vals
+from conform import at, pool, refused, run, run_error, stage, vals
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -591,3 +596,72 @@ def test_arrivals_end_the_run_when_the_last_session_drains(monkeypatch):
         assert (two.end, two.arrivals, two.mean_live) == (7.0, 2, 4 / 3)
     assert "1 session(s) still live at the horizon" in run_error(ARRIVALS.replace("HORIZON", "8.5"), monkeypatch)
     assert "only 2 arrivals by the horizon" in run_error(ARRIVALS.replace("HORIZON", "5.5"), monkeypatch)
+
+
+# --- (f) the chunk is an amount ------------------------------------------------------------------------------
+
+PAUSED = """
+pool reqs { cap 2; admit via E; }
+stage E : step { budget 4; chunk decoders > 0 ? 0 : CHUNK; cost 1; SERVE }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  branch (serial == 1) { run d (WAIT); }
+  hold reqs (1) { observe a = now; branch (serial == 0) { run E decode (2); } else { run E prefill (3); } }
+  observe t = now;
+}
+run { horizon 100; }
+"""
+
+
+@pytest.mark.parametrize("serve", ["", "serve exclusive prefill;"])
+def test_a_chunk_of_0_gives_a_prefill_no_token(monkeypatch, serve):
+    """§3: "One token to a decoding job, up to chunk to a prefilling one"; docs/language.md ("Amounts are
+    not negative"): a chunk is an amount of tokens, as the budget is, and 0 gives a prefill none;
+    `serve exclusive prefill`: "A resident prefill takes precedence", "a waiting prefill that fits can
+    replace them and use the full budget" — a prefill a chunk of 0 gives no token is not selected and
+    displaces nothing (docs/language.md, as for a prefill whose growth waits).
+
+    chunk `decoders > 0 ? 0 : 2` (the decoders before the iteration), budget 4, reqs admitted by E: s0
+    decodes 2, s1 prefills 3, both admitted at 0, when no decoder is resident: [0,1] s0 1, s1 2. [1,2]: s0's
+    last token (chunk 0: s1 none), done at 2; [2,3] s1's last, done at 3. Under exclusive prefill s1,
+    admitted after s0, displaces s0's tentative token at 0 ([0,1] s1 2); then s1 is passed over while s0
+    decodes (chunk 0): [1,2], [2,3], s0 done at 3; [3,4] s1, done at 4.
+    s1 waiting in reqs' queue from 0.5 instead, chunk 4: at 1 it is admitted beside s0's decode (its chunk
+    0) and takes nothing, without displacing s0's token; [2,3] s1's 3: done at 3; under either order.
+    Power: chunk 0 read as no cap (as the simulator did, vLLM's threshold 0) ends both at 2 (exclusive: s1
+    at 2, s0 at 4), and in the second program both at 2 (exclusive: s1 at 2, s0 at 3); a resident prefill
+    selected with no token stalls the engine (s0 never ends); a newcomer displacing s0 with no token puts
+    s0's end at 3."""
+    _, o = run(PAUSED.replace("CHUNK", "2").replace("SERVE", serve).replace("WAIT", "0"), monkeypatch)
+    assert at(o["t"]) == ([(0, 3.0), (1, 4.0)] if serve else [(0, 2.0), (1, 3.0)])
+    r, o = run(PAUSED.replace("CHUNK", "4").replace("SERVE", serve).replace("WAIT", "0.5"), monkeypatch)
+    assert at(o["a"]) == [(0, 0.0), (1, 1.0)]
+    assert at(o["t"]) == [(0, 2.0), (1, 3.0)]
+    assert kinds(r) == (3, 1, 2, 0)
+
+
+def test_a_chunk_that_is_no_amount_is_an_error(monkeypatch):
+    """docs/language.md ("Amounts are not negative"): a constant chunk that is negative does not link (nor
+    loads as IR), a computed one that is negative or NaN is a run-time error naming the stage and the time,
+    the same on both tiers (it was taken as no cap).
+
+    chunk 2 - now: 2 at 0, 1 at 1, 0 at 2, -1 at 3, where s1's prefill of 8 still waits: the error at t=3.
+    Power: the former rule (no cap) runs the program to its end."""
+    src = """
+stage E : step { budget 4; chunk CHUNK; cost 1; }
+workload { arrive batch(2); }
+session { branch (serial == 0) { run E decode (5); } else { run E prefill (8); } observe t = now; }
+run { horizon 100; }
+"""
+    assert refused(src.replace("CHUNK", "-1")) == "stage `E`: the chunk is negative (-1); a prefill's chunk is at least 0"
+    assert run_error(src.replace("CHUNK", "2 - now"), monkeypatch).endswith(
+        "error: at t=3: stage E: the chunk is negative (-1)")
+    assert run_error(src.replace("CHUNK", "(now - 1) / (now - 1)"), monkeypatch).endswith(
+        "error: at t=1: stage E: the chunk is NaN")
+    ir = json.loads(serq_ir.encode(serq_frontend.compile(source=src.replace("CHUNK", "2"), sets={}, defs={})))
+    ir["stages"][0]["kind"]["chunk"]["value"] = -1.0
+    with pytest.raises(serq_ir.IRError) as e:
+        serq_ir.decode(json.dumps(ir), name="x")
+    assert str(e.value) == ("error: x: the chunk is negative (-1); a prefill's chunk is at least 0 - at "
+                            "'$.stages[0].kind.chunk'")

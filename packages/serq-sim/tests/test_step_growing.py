@@ -92,7 +92,7 @@ def test_growing_requests_agree(sets):
 
 
 @pytest.mark.parametrize("change", [
-    ("chunk long_prefill(reqs, C);", "chunk 0;"),                       # quiet rounds may be taken
+    ("chunk long_prefill(reqs, C);", "chunk inf;"),                     # quiet rounds may be taken
     ("preempt lifo;", "preempt none;"),                                 # growers stall instead
     ("preempt lifo;", "preempt by (-admission) requeue tail;"),
     ("preempt lifo;", "preempt by (decoding, -admission);"),
@@ -141,9 +141,9 @@ def test_random_settings_agree(budget, blocks, rate, seqs, chunk, bs, preempt, s
 
 
 @pytest.mark.parametrize("name,sets", [
-    ("reserve.sq", dict(rate=1.0, c_it=0.01, B=512, K=64, frac=0)), ("reserve.sq", dict(rate=1.0, c_it=0.01, B=37, K=0, frac=0)),
-    ("nested.sq", dict(B=64, K=16)), ("nested.sq", dict(B=8, K=0, rate=6)),
-    ("preempted.sq", dict(cap=240, rate=4)), ("preempted.sq", dict(cap=160, rate=6, B=8, K=0)),
+    ("reserve.sq", dict(rate=1.0, c_it=0.01, B=512, K=64, frac=0)), ("reserve.sq", dict(rate=1.0, c_it=0.01, B=37, K=inf_, frac=0)),
+    ("nested.sq", dict(B=64, K=16)), ("nested.sq", dict(B=8, K=inf_, rate=6)),
+    ("preempted.sq", dict(cap=240, rate=4)), ("preempted.sq", dict(cap=160, rate=6, B=8, K=inf_)),
 ], ids=str)
 def test_decoders_that_grow_nothing_with_a_cost_reading_kv(name, sets, tmp_path):
     # the cost reads kv_decode and kv_prefill: the lazy planning keeps their running total, also for

@@ -5,6 +5,7 @@ Each case also proves the lazy planning ran, so a test cannot pass by never taki
 
 from __future__ import annotations
 
+import math
 import os
 from pathlib import Path
 
@@ -54,19 +55,19 @@ def test_cb_benchmark_is_planned_lazily_and_agrees():
 
 
 @pytest.mark.parametrize("sets", [
-    dict(B=512, K=0, frac=0), dict(B=512, K=64, frac=0), dict(B=100, K=33.5, frac=0), dict(B=37, K=0, frac=0),
-    dict(B=512, K=0, frac=1), dict(B=100, K=64, frac=1), dict(B=37.5, K=0, frac=0),
+    dict(B=512, K=math.inf, frac=0), dict(B=512, K=64, frac=0), dict(B=100, K=33.5, frac=0), dict(B=37, K=math.inf, frac=0),
+    dict(B=512, K=math.inf, frac=1), dict(B=100, K=64, frac=1), dict(B=37.5, K=math.inf, frac=0),
 ], ids=str)
 def test_reserved_requests(sets):
     lazy = assert_same(compile_(LAZY / "reserve.sq", rate=1.0, c_it=0.01, **sets))
     if sets["B"] != int(sets["B"]) or sets["frac"]:
         assert lazy == 0  # a fractional budget, or fractional tokens to decode: planned per job
-    elif sets["K"] == int(sets["K"]):
+    elif sets["K"] == math.inf or sets["K"] == int(sets["K"]):
         assert lazy > 0
 
 
-@pytest.mark.parametrize("sets", [dict(B=64, K=16), dict(B=20, K=0), dict(B=7, K=3), dict(B=7.5, K=16),
-                                  dict(B=8, K=0, rate=6), dict(B=16, K=0, rate=3)], ids=str)
+@pytest.mark.parametrize("sets", [dict(B=64, K=16), dict(B=20, K=math.inf), dict(B=7, K=3), dict(B=7.5, K=16),
+                                  dict(B=8, K=math.inf, rate=6), dict(B=16, K=math.inf, rate=3)], ids=str)
 def test_nested_holds_and_a_fractional_tail(sets):
     # at rate 3 and 6 a second turn's prefill ahead of lazy decoders often spends the budget: the lazy
     # planning must see that the last of them would go without its token (and plan per job)
@@ -75,8 +76,8 @@ def test_nested_holds_and_a_fractional_tail(sets):
 
 
 @pytest.mark.parametrize("sets", [dict(cap=240, rate=2), dict(cap=240, rate=4), dict(cap=400, rate=4),
-                                  dict(cap=300, rate=3, frac=1), dict(cap=160, rate=6, B=8, K=0),
-                                  dict(cap=240, rate=3, B=16, K=0)], ids=str)
+                                  dict(cap=300, rate=3, frac=1), dict(cap=160, rate=6, B=8, K=math.inf),
+                                  dict(cap=240, rate=3, B=16, K=math.inf)], ids=str)
 def test_lazy_jobs_preempted_during_the_planning(sets):
     # with a small budget, the token a preempted lazy job gives back goes to the admitted session
     prog = compile_(LAZY / "preempted.sq", **sets)

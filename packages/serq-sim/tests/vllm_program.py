@@ -54,7 +54,7 @@ def program(sc: dict) -> N.Program:
     assert reqs_i == 0
     chunk_e = None
     if chunk:
-        chunk_e = cond(b(">", b("+", ctx("residents"), obs("queued", reqs)), 1), chunk, 0)
+        chunk_e = cond(b(">", b("+", ctx("residents"), obs("queued", reqs)), 1), chunk, num("inf"))
     e = p.stage("E", N.Step(budget=num(sc["budget"]), cost=num(1), chunk=chunk_e,
                             serve=serve_key(sc.get("serve", "admission")), memory=1))
     think = p.stage("think", N.Delay())

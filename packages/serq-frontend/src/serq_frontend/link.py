@@ -725,6 +725,8 @@ class Linker:
                 if why:
                     raise self.error(f["cost"][0].pos, f"stage `{name}`: {why}; an iteration's cost is at "
                                      "least 0")
+            if type(chunk) is ir.Num and (why := rules.chunk_problem(_num_value(chunk))):
+                raise self.error(f["chunk"][0].pos, f"stage `{name}`: {why}; a prefill's chunk is at least 0")
             serve: Any = ir.ServeBy()
             if "serve" in f:
                 how = f["serve"][0][0]

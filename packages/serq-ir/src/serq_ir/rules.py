@@ -432,6 +432,12 @@ def budget_problem(b: float) -> str | None:
     return _not_negative("the budget", "is", b)
 
 
+def chunk_problem(c: float) -> str | None:
+    """Why ``c`` is no chunk, the most tokens a prefill takes in an iteration (negative or NaN; 0 gives a
+    prefill none, inf is no cap), or None."""
+    return _not_negative("the chunk", "is", c)
+
+
 def cost_problem(c: float) -> str | None:
     """Why ``c`` is no iteration cost (negative or NaN: an iteration cannot end before it starts)."""
     return _not_negative("the cost", "is", c)

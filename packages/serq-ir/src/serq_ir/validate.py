@@ -371,13 +371,13 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
             why = rules.capacity_problem(_value(obj.capacity))
             if why:
                 fail((path, "capacity"), f"{why}; a ps stage's capacity is at least 0")
-        elif isinstance(obj, Step) and isinstance(obj.budget, Num) and (
-                why := rules.budget_problem(_value(obj.budget))):
-            fail((path, "budget"), f"{why}; an iteration's budget is at least 0")
-        elif isinstance(obj, Step) and isinstance(obj.cost, Num):
-            why = rules.cost_problem(_value(obj.cost))
-            if why:
+        elif isinstance(obj, Step):
+            if isinstance(obj.budget, Num) and (why := rules.budget_problem(_value(obj.budget))):
+                fail((path, "budget"), f"{why}; an iteration's budget is at least 0")
+            if isinstance(obj.cost, Num) and (why := rules.cost_problem(_value(obj.cost))):
                 fail((path, "cost"), f"{why}; an iteration's cost is at least 0")
+            if isinstance(obj.chunk, Num) and (why := rules.chunk_problem(_value(obj.chunk))):
+                fail((path, "chunk"), f"{why}; a prefill's chunk is at least 0")
         elif isinstance(obj, HoldPool | Grow | Load):
             for field in ("units", "reserve") if isinstance(obj, HoldPool) else ("amount",):
                 x = getattr(obj, field)

@@ -112,15 +112,20 @@ def _whole(v: float, setting: str, what: str, span: n.Span | n.ExpandedSpan | No
 
 
 def _chunk(e: n.Expr | None, base: str | None = None, top: bool = True) -> int:
-    """``long_prefill_token_threshold``: 0 for no cap; the constant of ``long_prefill(reqs, c)``. A
-    finite constant cap is refused: vLLM's threshold lifts while a request is alone, a constant does
-    not."""
+    """``long_prefill_token_threshold``: 0 for no cap (no chunk, or inf); the constant of
+    ``long_prefill(reqs, c)``. A finite constant cap is refused: vLLM's threshold lifts while a request is
+    alone, a constant does not; so is a constant chunk of 0, which gives a prefill no token."""
     if e is None:
         return 0
     if isinstance(e, n.Num):
         v = _const(e, "chunk", base)
-        if math.isinf(v) or v <= 0:
+        if math.isinf(v):
             return 0
+        if v <= 0 and not top:
+            return 0  # (the branch of `C > 0 && … ? C : inf` a threshold C of 0 never takes)
+        if v <= 0:
+            raise TargetError(_span(e), "a chunk of 0 gives a prefill no token, which no vLLM setting does (its "
+                              "long_prefill_token_threshold 0 is no cap: write `chunk inf`, or no chunk)", base)
         if top:
             raise TargetError(_span(e), f"a constant chunk cap ({show_number(v)}) caps a request alone too, and vLLM's "
                               "long_prefill_token_threshold lifts for a lone request: write `chunk "

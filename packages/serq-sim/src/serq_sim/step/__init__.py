@@ -5,7 +5,7 @@ other event is pending at that instant (a scheduler step sees every arrival up t
 
 1. The budget moment: ``residents``, ``decoders``, ``kv_decode``, ``kv_prefill`` (the jobs present and the
    memory their sessions hold on the stage's ``memory`` pool) are fixed; ``budget`` and ``chunk`` are
-   evaluated with them (``chunk`` absent, ≤ 0, NaN or ``inf``: no cap).
+   evaluated with them (``chunk`` absent or ``inf``: no cap; 0: a prefill gets no token).
 2. The residents are served in the ``serve by`` order (keys ascending, then admission order): one token to
    a decoding job, up to ``chunk`` to a prefilling one, until the budget is spent. A growing job first
    grows its hold to the position it will reach, block by block, preempting per the pool's rule; a victim

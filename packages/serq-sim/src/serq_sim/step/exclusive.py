@@ -15,9 +15,10 @@ class ExclusivePrefill:
         for job in order:
             if job.mode == "prefill" and job.owner.status != GROWING:
                 self._serve(job, chunk)
-                # a prefill whose growth waits for room (preempt none, or no victim) gets nothing and is
-                # not selected: the next one is, or the decodes are (they may be what frees the room)
-                if self.assign or self.sim.preempt_count != p0 or job.owner.status != GROWING:
+                # a prefill that gets nothing is not selected: one whose growth waits for room (preempt
+                # none, or no victim), or one a chunk of 0 gives no token; the next one is, or the decodes
+                # are (they may be what frees the room)
+                if self.assign or self.sim.preempt_count != p0:
                     return
         for job in order:
             if job.stage is self and self._serve(job, chunk):

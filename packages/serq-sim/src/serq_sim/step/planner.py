@@ -84,11 +84,14 @@ class Planner:
         raise self.sim.error(f"stage {self.name}: the iteration's cost is {not_an_amount(cost)}", span=self.node.span)
 
     def _chunk(self, pre: Ctx) -> float:
+        """The most tokens a prefill takes in the iteration: the stage's chunk (inf without one), an amount
+        of tokens as the budget is (0 gives a prefill none; a negative or NaN one is an error, and a
+        constant one does not link)."""
         if self.chunk_fn is None:
             return math.inf
         c = self.chunk_fn(None, None, pre)
-        if not (c > 0):
-            return math.inf
+        if not c >= 0.0:
+            raise self.sim.error(f"stage {self.name}: the chunk is {not_an_amount(c)}", span=self.node.span)
         return c
 
     def _order(self, jobs: list[Job], pre: Ctx) -> list[Job]:
@@ -435,11 +438,12 @@ class Planner:
     def _serve_admitted(self, job: Job, chunk: float, exclusive: bool) -> bool:
         """Serve a resident an admission brought; ``True`` when serving stops: its growth preempted itself
         or no budget is left; under ``exclusive``, when it is a prefill (it displaces the tentative
-        decodes and is served alone; a decode is served tentatively whatever its growth did)."""
+        decodes and is served alone; a decode is served tentatively whatever its growth did). A prefill a
+        chunk of 0 gives no token displaces nothing: it joins the residents as a decode does."""
         if job.stage is not self:
             return not exclusive and self.left <= 0
         if exclusive:
-            if job.mode == "prefill":
+            if job.mode == "prefill" and chunk > 0.0:
                 self._displace()
                 self._serve(job, chunk)
                 return True
