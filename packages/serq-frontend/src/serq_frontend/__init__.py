@@ -378,24 +378,41 @@ def _compile(path: str | Path | None, source: str | None, sets: Mapping[str, flo
 MAX_NESTING = 1000
 
 
+#: the types of values in a parsed program that hold nothing (skipped by :func:`_check_nesting` at once)
+_LEAVES = frozenset({str, int, float, bool, type(None)})
+
+
 def _check_nesting(module: Any, ctx: Any) -> None:
     """Refuse, at the deepest node's position, a parsed program nested deeper than :data:`MAX_NESTING`
     (walked without recursion)."""
     import dataclasses
 
+    # the fields walked of each type met (none for what is no dataclass instance: a str, a number, a Pos's
+    # parts): dataclasses.fields and is_dataclass asked of every node were most of the walk's time
+    walked: dict[type, tuple[str, ...]] = {}
     todo = [(module, 0)]
+    pop, push = todo.pop, todo.append
     while todo:
-        obj, d = todo.pop()
-        if isinstance(obj, (list, tuple)):
-            todo.extend((x, d) for x in obj)
+        obj, d = pop()
+        t = type(obj)
+        if t is list or t is tuple or isinstance(obj, (list, tuple)):
+            todo.extend((x, d) for x in obj if type(x) not in _LEAVES)
             continue
-        if not dataclasses.is_dataclass(obj) or isinstance(obj, type):
+        names = walked.get(t)
+        if names is None:
+            names = walked[t] = (tuple(f.name for f in dataclasses.fields(obj) if f.name != "pos")
+                                 if dataclasses.is_dataclass(obj) and not isinstance(obj, type) else ())
+            if not names and dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+                walked[t] = names = ("",)  # (a dataclass of no field but pos: a level all the same)
+        if not names:
             continue
         d += 1
         if d > MAX_NESTING:
             raise ctx.error(getattr(obj, "pos", None), f"the program nests more than {MAX_NESTING} deep here "
                             "(expressions and blocks inside one another)")
-        for f in dataclasses.fields(obj):
-            if f.name != "pos":
-                todo.append((getattr(obj, f.name), d))
+        for name in names:
+            if name:
+                x = getattr(obj, name)
+                if type(x) not in _LEAVES:
+                    push((x, d))
 
