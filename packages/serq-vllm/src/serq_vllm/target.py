@@ -111,6 +111,19 @@ def _whole(v: float, setting: str, what: str, span: n.Span | n.ExpandedSpan | No
     return int(v)
 
 
+def _truth(e: n.Expr) -> bool | None:
+    """Whether a test is always true or always false whatever the state, or None: a number, and `&&`, `||`
+    of tests one side of which decides (the linker folds `C > 0` of a constant C, not `0 && x`)."""
+    if isinstance(e, n.Num):
+        return _value(e) != 0  # (NaN is true)
+    if isinstance(e, n.Binary) and e.op in ("&&", "||"):
+        a, b = _truth(e.lhs), _truth(e.rhs)
+        if e.op == "&&":
+            return False if False in (a, b) else True if a is True and b is True else None
+        return True if True in (a, b) else False if a is False and b is False else None
+    return None
+
+
 def _chunk(e: n.Expr | None, base: str | None = None, top: bool = True) -> int:
     """``long_prefill_token_threshold``: 0 for no cap (no chunk, or inf); the constant of
     ``long_prefill(reqs, c)``. A finite constant cap is refused: vLLM's threshold lifts while a request is
@@ -121,18 +134,19 @@ def _chunk(e: n.Expr | None, base: str | None = None, top: bool = True) -> int:
         v = _const(e, "chunk", base)
         if math.isinf(v):
             return 0
-        if v <= 0 and not top:
-            return 0  # (the branch of `C > 0 && … ? C : inf` a threshold C of 0 never takes)
         if v <= 0:
-            raise TargetError(_span(e), "a chunk of 0 gives a prefill no token, which no vLLM setting does (its "
-                              "long_prefill_token_threshold 0 is no cap: write `chunk inf`, or no chunk)", base)
+            raise TargetError(_span(e), "a chunk of 0 gives a prefill no token, which no vLLM setting does "
+                              "(vLLM's long_prefill_token_threshold 0 is no cap, which a chunk says with inf)", base)
         if top:
             raise TargetError(_span(e), f"a constant chunk cap ({show_number(v)}) caps a request alone too, and vLLM's "
                               "long_prefill_token_threshold lifts for a lone request: write `chunk "
                               "long_prefill(reqs, C)` (lib/vllm.sq) for vLLM's rule", base)
         return _whole(v, "long_prefill_token_threshold", "the engine's chunk cap", _span(e), base)
     if isinstance(e, n.Cond):  # the lone-request exception: `… ? c : inf`, either way round
-        finite = [_chunk(x, base, False) for x in (e.then, e.orelse) if isinstance(x, n.Num)]
+        truth = _truth(e.test)
+        # a branch the test never takes has no setting (`C > 0 && … ? C : inf` with C 0)
+        live = [x for x, dead in ((e.then, truth is False), (e.orelse, truth is True)) if not dead]
+        finite = [_chunk(x, base, False) for x in live if isinstance(x, n.Num)]
         if finite:
             return max(finite)
     raise TargetError(_span(e), "the engine's chunk is neither a constant nor `test ? c : inf`, so it has no "
