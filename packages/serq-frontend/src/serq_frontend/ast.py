@@ -528,6 +528,8 @@ class QEntry:
     src: str | None
     body: list[Any]
     pos: Pos
+    #: where each parameter is written (for a message about one of them)
+    param_pos: list[Pos] = field(default_factory=list)
 
 
 @dataclass(slots=True, eq=False)
@@ -707,7 +709,7 @@ def map_item(item: Any, fe: Callable[[Any], Any], fb: Callable[[list[Any]], list
         q.serve = map_kind(item.serve, fe, fr) if item.serve else None
         q.latency = _opt(item.latency, fe)
         q.nic = map_kind(item.nic, fe, fr) if item.nic else None
-        q.entries = [QEntry(e.verb, e.params, e.src, fb(e.body), e.pos) for e in item.entries]
+        q.entries = [QEntry(e.verb, e.params, e.src, fb(e.body), e.pos, e.param_pos) for e in item.entries]
         return q
     if t is PullItem:
         return PullItem(item.reader, item.source, _opt(item.latency, fe), item.share, item.pos)

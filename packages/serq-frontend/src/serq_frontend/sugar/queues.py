@@ -23,7 +23,7 @@ from typing import Any
 
 from .. import ast as A
 from ..diagnostics import Pos
-from ..names import CONTEXT, OBSERVABLES, TRACE_ATTRIBUTES
+from ..names import BUILTIN_ATTRIBUTES, CONTEXT, OBSERVABLES, TRACE_ATTRIBUTES
 from ..parser import _word, grammar_text
 from . import SugarLayer
 from .aggregates import own_index
@@ -76,8 +76,9 @@ BUILDERS = {
     "q_pool": lambda b, p, c: A.PoolItem(str(c[0]), c[1], list(c[2:]), p),
     "q_serve": lambda b, p, c: ("serve", c[0], c[1], p),
     "q_nic": lambda b, p, c: ("nic", c[0], p),
-    "q_entry": lambda b, p, c: A.QEntry(str(c[0]), c[1] or [], c[2], c[3], p),
-    "q_params": lambda b, p, c: [str(x) for x in c if x is not None],
+    "q_entry": lambda b, p, c: A.QEntry(str(c[0]), [n for n, _ in c[1] or []], c[2], c[3], p,
+                                        [at for _, at in c[1] or []]),
+    "q_params": lambda b, p, c: [(str(x), Pos(b.file, x.line, x.column)) for x in c if x is not None],
     "q_entry_from": lambda b, p, c: str(c[0]),
     "q_verb": _word,
     "q_target": lambda b, p, c: (str(c[0]), c[1] if len(c) > 1 else None, p),
@@ -154,6 +155,7 @@ class QueueRewriter:
         self.request_ok = False
         self.hidden: set[str] = set()
         self.globals: set[str] = set()
+        self._kinds: dict[str, str] | None = None
         for item in module.items:
             if isinstance(item, A.WorkloadItem):
                 for w in item.items:
@@ -209,6 +211,7 @@ class QueueRewriter:
                                 "role says")
             entries[key] = e
             names = {s.name for s in A.walk_stmts(e.body) if isinstance(s, (A.SSet, A.SChoose, A.SMark))}
+            self.check_params(item, e, pools, names)
             locals_[key] = names
             leases[key] = leases_on_every_path(e.body)
         # sorted: the first of a set's strings depended on the process's hash seed
@@ -226,6 +229,45 @@ class QueueRewriter:
             ctx.const(item.latency, f"the latency of link `{item.name}`")
         self.queues[item.name] = q
         return q
+
+    def check_params(self, item: A.QueueItem, e: A.QEntry, pools: list[str], assigned: set[str]) -> None:
+        """A parameter is substituted, like an ``at admission`` binding (language.txt, Queues), so its name is
+        its own among the names the entry reads otherwise: a parameter named ``self``, ``now``, ``cached``, a
+        hidden attribute (``o``: "o is not a parameter of decode and the body alone reads it"), a `let`, a
+        pool or a stage would put the caller's argument where the body meant that name, and one the body
+        sets would be read as the argument all the same."""
+        taken = A.declared_names(self.module)
+        where = f"`{item.name}.{e.verb}`"
+        seen: set[str] = set()
+        for i, name in enumerate(e.params):
+            pos = e.param_pos[i] if i < len(e.param_pos) else e.pos
+            if name in seen:
+                raise self.ctx.error(pos, f"{where} has two parameters named `{name}`")
+            seen.add(name)
+            if name == "self":
+                why = "the member's index"
+            elif name == e.src:
+                why = "the name of the entry's `from` pool"
+            elif name in pools:
+                why = f"a pool of queue `{item.name}`"
+            elif name in self.hidden:
+                why = ("a hidden attribute, which the body reads as the request's (the scheduler does not "
+                       "know it, so it is no parameter)")
+            elif name in taken:
+                why = taken[name]
+            elif name in CONTEXT:
+                why = "a context variable"
+            elif name in BUILTIN_ATTRIBUTES:
+                why = "a built-in attribute"
+            elif name == "inf":
+                why = "the language's infinity"
+            elif name in assigned:
+                raise self.ctx.error(pos, f"`{name}` is a parameter of {where} and its body assigns it; a "
+                                     "parameter is substituted, so give the attribute another name")
+            else:
+                continue
+            raise self.ctx.error(pos, f"`{name}` cannot be a parameter of {where}: it is {why}; a parameter "
+                                 "is substituted, so give it a name of its own")
 
     def emit(self, q: Queue) -> list[Any]:
         """The kernel items a queue stands for."""
@@ -374,13 +416,71 @@ class QueueRewriter:
                                          f"pool of queue `{head}`, which only `{head}`'s entries hold, grow, "
                                          f"load and release; call one (`{head}[…].VERB (…);`)")
 
+    def stage_kinds(self) -> dict[str, str]:
+        """Every stage of the program by its kernel name, with its kind: the top-level ones and the
+        queues' (``Q``, ``Q.nic``, ``Q.latency``, ``R.nic.latency``), in the order they are declared."""
+        if self._kinds is None:
+            kinds: dict[str, str] = {}
+            for item in self.module.items:
+                if isinstance(item, A.StageItem):
+                    kinds.setdefault(item.name, item.kind.kind)
+                elif isinstance(item, A.QueueItem) and item.name in self.queues:
+                    if item.serve is not None:
+                        kinds.setdefault(item.name, item.serve.kind)
+                        if item.latency is not None:
+                            kinds.setdefault(f"{item.name}.latency", "delay")
+                    if item.nic is not None:
+                        kinds.setdefault(f"{item.name}.nic", item.nic.kind)
+                elif isinstance(item, A.PullItem) and item.latency is not None:
+                    kinds.setdefault(f"{item.reader}.nic.latency", "delay")
+            self._kinds = kinds
+        return self._kinds
+
+    def check_stages(self, q: Queue, e: A.QEntry) -> None:
+        """"The body is the server's statements; run (X) with no stage names the queue's own, and a serving
+        form with no on finds it; the stages that are not a step engine (a link's, a delay) the body may
+        name as a server does" (language.txt, Queues): a step engine other than the queue's own — a
+        top-level one, another queue's, or the one a serving form finds in a queue that serves nothing —
+        is another station, whose entries are its way in."""
+        from .serving import which_stage
+
+        kinds = self.stage_kinds()
+        for s in A.walk_stmts(e.body):
+            named: list[tuple[str, Pos, str]] = []
+            if isinstance(s, A.SRun):
+                named = [(r.dotted, r.pos, f"run {r.dotted}") for r in s.stages]
+            elif isinstance(s, A.SServing):
+                if s.on:
+                    named = [(r.dotted, r.pos, f"{s.verb} on {r.dotted}") for r in s.on]
+                elif s.verb == "tool" or s.index is not None or q.item.serve is None:
+                    name = which_stage(kinds, s.verb, s.pos, self.ctx)
+                    named = [(name, s.pos, f"{s.verb}" + ("[…]" if s.index is not None else ""))]
+            for name, pos, what in named:
+                # a member's own stage written long (`P` in an entry of P) is the queue's own
+                if kinds.get(name) != "step" or name == q.name:
+                    continue
+                owner = self.queues.get(name)
+                how = (f"call one of `{name}`'s entries (`{name}{'[…]' if owner.family else ''}.VERB (…);`)"
+                       if owner is not None and not owner.gateway else
+                       "run on the queue's own `serve` (`run (…);`), or declare the engine a queue and call it")
+                raise self.ctx.error(pos, f"`{what}` in `{q.name}.{e.verb}`: `{name}` is a step engine, not "
+                                     f"queue `{q.name}`'s own; an entry names only stages that are not step "
+                                     f"engines (a link's, a delay) besides its own: {how}")
+
     def check_entry(self, q: Queue, e: A.QEntry) -> None:
         """An entry sees its own: the boundary of the queue (gateways excepted, but for other queues'
         pools, see :meth:`check_route`)."""
         self.check_sides(q, e)
-        if q.gateway:
+        # the route alone: a queue that is a gateway and plays another role holds that role's entries to
+        # the boundary as any queue's ("The gateway is the exception on the session's side: its route …")
+        if q.gateway and e.verb == "route":
             self.check_route(q, e)
-            return
+        else:
+            self.check_boundary(q, e)
+        self.check_stages(q, e)
+
+    def check_boundary(self, q: Queue, e: A.QEntry) -> None:
+        """What an entry of a queue that is no gateway holds and reads."""
         ctx = self.ctx
         key = (e.verb, e.src is not None)
         own_pools = set(q.pools)
@@ -402,7 +502,7 @@ class QueueRewriter:
                                     f"a pool of `{q.name}`; an entry holds only its queue's own pools and "
                                     "the one its `from` names")
             if isinstance(s, A.SHold):
-                self.check_header(q, e, s, own_pools, lets)
+                self.check_header(q, e, s, set(q.pools), lets)
             for root in A.stmt_exprs(s):
                 self.check_reads(q, e, root, own_pools)
             roots = list(A.stmt_exprs(s))
@@ -439,6 +539,8 @@ class QueueRewriter:
         # a header that resumes rather than restarts reads (lib/vllm.sq's `known`)
         ok = set(e.params) | lets | own_pools | {q.name, "inf", "self", "computed"}
         roots: list[Any] = []
+        # the pools the hold names (its `from` pool among them) are its statement's, not a read
+        held = [p.ref for p in s.pools]
         for p in s.pools:
             roots.extend(A.stmt_exprs(p))
         if s.reuse is not None:
@@ -451,13 +553,15 @@ class QueueRewriter:
         for root in roots:
             aggs = {x.var for x in A.walk_expr(root) if type(x) is A.Agg}
             for x in A.walk_expr(root):
-                if type(x) is not A.Var:
+                if type(x) is not A.Var or x in held:
                     continue
                 head = x.parts[0][0]
                 if head in ok or head in bound or head in aggs:
                     continue
                 if head == "now":
                     what = "the clock, `now`"
+                elif head == e.src:
+                    what = f"`{head}`, the pool its `from` names (the body's to take, not the admission's)"
                 elif head in self.queues or head in self.globals:
                     continue  # a reference: check_reads and the linker judge it
                 else:
@@ -702,6 +806,15 @@ class Instance:
                 return self.src
             if head in self.locals:
                 return A.Var([(self.local(head), None)], self.pos(x.pos))
+        if len(x.parts) == 1 and idx is not None:
+            # an index where none is written: on the member's index, a parameter (substituted whole), or
+            # what the entry sets (the request's attribute `Q.x`, which the linker then says takes none)
+            if head == "self":
+                raise self.error(x.pos, "`self` is the member's index; it takes no index")
+            if head in self.params:
+                raise self.error(x.pos, f"`{head}` is a parameter of `{self.name}`; it takes no index")
+            if head in self.locals:
+                return A.Var([(self.local(head), self.expr(idx, True))], self.pos(x.pos))
         if src_name is not None and head == src_name and len(x.parts) == 1:
             raise self.error(x.pos, f"`{head}` is the source pool; it takes no index")
         if head in self.own and len(x.parts) == 1:

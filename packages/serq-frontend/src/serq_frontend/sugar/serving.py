@@ -39,6 +39,30 @@ ROLE_STAGES = {"prefill": ("prefill",), "decode": ("decode",), "tool": ("tool",)
                "transfer": ("link", "transfer")}
 
 
+def which_stage(kinds: dict[str, str], verb: str, pos: Any, ctx: Any) -> str:
+    """The stage a serving form without ``on`` runs on (language.txt §2, Which stage), among the stages
+    ``kinds`` (name -> kind): the one named after the role, failing that, for prefill and decode, the one
+    step engine."""
+    names = [n for n in ROLE_STAGES[verb] if n in kinds]
+    if len(names) == 1:
+        return names[0]
+    if len(names) > 1:
+        raise ctx.error(pos, f"`{verb}`: several stages qualify ({', '.join(names)}); say which "
+                        f"with `{verb} on STAGE …`")
+    if verb in ("prefill", "decode"):
+        steps = [n for n, k in kinds.items() if k == "step"]
+        if len(steps) == 1:
+            return steps[0]
+        if len(steps) > 1:
+            raise ctx.error(pos, f"`{verb}`: several step engines qualify ({', '.join(steps)}); "
+                            f"say which with `{verb} on STAGE …`")
+        wanted = f"a stage named `{verb}` or one step engine"
+    else:
+        wanted = " or ".join(f"a stage named `{n}`" for n in ROLE_STAGES[verb])
+    raise ctx.error(pos, f"unknown stage in a serving form: `{verb}` finds no stage to run on "
+                    f"(it needs {wanted}); declare one above, or write `{verb} on STAGE …`")
+
+
 class Serving:
     def __init__(self, module: A.Module, ctx: Any):
         self.ctx = ctx
@@ -48,24 +72,7 @@ class Serving:
                 self.kinds.setdefault(item.name, item.kind.kind)
 
     def find(self, verb: str, pos: Any) -> str:
-        names = [n for n in ROLE_STAGES[verb] if n in self.kinds]
-        if len(names) == 1:
-            return names[0]
-        if len(names) > 1:
-            raise self.ctx.error(pos, f"`{verb}`: several stages qualify ({', '.join(names)}); say which "
-                                 f"with `{verb} on STAGE …`")
-        if verb in ("prefill", "decode"):
-            steps = [n for n, k in self.kinds.items() if k == "step"]
-            if len(steps) == 1:
-                return steps[0]
-            if len(steps) > 1:
-                raise self.ctx.error(pos, f"`{verb}`: several step engines qualify ({', '.join(steps)}); "
-                                     f"say which with `{verb} on STAGE …`")
-            wanted = f"a stage named `{verb}` or one step engine"
-        else:
-            wanted = " or ".join(f"a stage named `{n}`" for n in ROLE_STAGES[verb])
-        raise self.ctx.error(pos, f"unknown stage in a serving form: `{verb}` finds no stage to run on "
-                             f"(it needs {wanted}); declare one above, or write `{verb} on STAGE …`")
+        return which_stage(self.kinds, verb, pos, self.ctx)
 
     def stages(self, s: Any) -> list[A.Var]:
         if s.on:
