@@ -276,7 +276,7 @@ def test_a_constant_that_reads_an_unknown_name_gets_the_closest_let(tmp_path):
     assert str(e.value).splitlines()[0].endswith("it reads `lamb` (did you mean `lam`?)"), str(e.value)
     with pytest.raises(serq_frontend.CompileError) as e:
         serq_frontend.compile(f, sets={"lan": 2.0})
-    assert "--set lan: the program has no `let lan` (did you mean `lam`?)" in str(e.value), str(e.value)
+    assert "sets['lan']: the program has no `let lan` (did you mean `lam`?)" in str(e.value), str(e.value)
 
 
 def test_a_call_with_the_wrong_number_of_arguments_shows_the_parameters(tmp_path):

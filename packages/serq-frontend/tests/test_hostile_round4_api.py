@@ -69,7 +69,7 @@ def test_a_definitions_body_beyond_the_limit_is_one_compile_error_at_once():
     t = time.monotonic()
     with pytest.raises(serq_frontend.CompileError) as info:
         serq_frontend.compile(source=src, defs={"svc": body})
-    assert str(info.value).startswith("error: --def svc: is ") and "more than a definition's body may have" in str(
+    assert str(info.value).startswith("error: defs['svc']: is ") and "more than a definition's body may have" in str(
         info.value)
     assert time.monotonic() - t < 10
     assert serq_frontend.compile(source=src, defs={"svc": "2"}) is not None

@@ -98,7 +98,7 @@ def test_constants_fold_and_inf_is_a_string():
 def test_set_overrides_and_unknown_set_is_an_error():
     p = compile_src(prog("  run svc (lam);"), sets={"lam": 2.0})
     assert p.workload.arrive.rate == 2.0 and p.session[0].work.value == 2.0
-    with pytest.raises(serq_frontend.CompileError, match=r"--set nope: the program has no `let nope`"):
+    with pytest.raises(serq_frontend.CompileError, match=r"sets\['nope'\]: the program has no `let nope`"):
         compile_src(prog("  run svc (1);"), sets={"nope": 1.0})
 
 
@@ -106,12 +106,12 @@ def test_def_overrides_and_unknown_def_is_an_error():
     src = "def service() = ~exp(1);\n" + prog("  run svc (service());")
     p = compile_src(src, defs={"service": "~erlang(4, 1)"})
     assert p.session[0].work.dist == "erlang"
-    with pytest.raises(serq_frontend.CompileError, match=r"--def other: the program has no expression definition"):
+    with pytest.raises(serq_frontend.CompileError, match=r"defs\['other'\]: the program has no expression definition"):
         compile_src(src, defs={"other": "1"})
     # a program with no definition at all (its defs layer has nothing to expand) refuses it too, even when
     # the name is one of its lets or the body would not parse
     for body in ("1", "1+", "now"):
-        with pytest.raises(serq_frontend.CompileError, match=r"--def lam: the program has no expression definition"):
+        with pytest.raises(serq_frontend.CompileError, match=r"defs\['lam'\]: the program has no expression definition"):
             compile_src(prog("  run svc (lam);"), defs={"lam": body})
 
 

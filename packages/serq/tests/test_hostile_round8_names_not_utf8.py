@@ -123,6 +123,6 @@ def test_source_text_with_a_lone_surrogate_is_an_error_where_it_stands():
     with pytest.raises(serq_frontend.CompileError, match=r"<source>:1:24: error: the text holds U\+D800, a "
                                                          "lone surrogate, which is no character"):
         serq_frontend.compile(source='stage s : fifo; trace "\ud800.csv";')
-    with pytest.raises(serq_frontend.CompileError, match="--def service:1:3: error: the text is not UTF-8"):
+    with pytest.raises(serq_frontend.CompileError, match=r"defs\['service'\]:1:3: error: the text is not UTF-8"):
         serq_frontend.compile(source=PROGRAM.decode(), defs={"service": "1 \udcff"})
     assert serq_frontend.compile(source=PROGRAM.decode(), defs={"service": "1 // 服务"}) is not None

@@ -179,10 +179,11 @@ def check_path(path: Any, who: str) -> None:
 def _setup(path: str | Path | None, source: str | None, pm: Any, sets: Mapping[str, float],
            defs: Mapping[str, str], use_pm: bool, *, text: str | None = None,
            library_paths: Sequence[Path] | None = None, recorder: Any = None,
-           who: str = "compile()") -> tuple[Any, Any, str, str | None]:
+           who: str = "compile()", option_name: Any = None) -> tuple[Any, Any, str, str | None]:
     """The context of one compile. The compile cache passes the program's ``text`` it has read (and
     keyed), the ``library_paths`` it keyed, and a ``recorder`` of what the compile looks for and reads.
-    ``who`` is the function its messages name (``parse()`` was told of as ``compile()``)."""
+    ``who`` is the function its messages name (``parse()`` was told of as ``compile()``); ``option_name``
+    how they name an override (:attr:`Context.option_name`: the Python API's argument by default)."""
     from pathlib import Path
 
     from serq.files import MAX_SOURCE, check_text, read_input
@@ -231,15 +232,17 @@ def _setup(path: str | Path | None, source: str | None, pm: Any, sets: Mapping[s
             raise CompileError(f"error: {name}: {e.strerror}") from None
         check_unicode(text, name)  # (a file's bytes are decoded strictly: it holds none)
         base = None
+    if option_name is None:
+        from serq.loading import argument_given as option_name
     for dname, body in defs.items():  # a definition's body given from outside: held to a source's size too
         from serq.errors import clipped
 
-        dname = clipped(dname)  # (a name a message quotes is cut to a width)
+        shown = option_name("def", clipped(dname))  # (a name a message quotes is cut to a width)
         try:
-            check_text(body, limit=MAX_SOURCE, what="a definition's body", name=f"--def {dname}")
+            check_text(body, limit=MAX_SOURCE, what="a definition's body", name=shown)
         except OSError as e:
-            raise CompileError(f"error: --def {dname}: {e.strerror}") from None
-        check_unicode(body, f"--def {dname}")
+            raise CompileError(f"error: {shown}: {e.strerror}") from None
+        check_unicode(body, shown)
     sources.add(name, text)
     parser.context.seen = set()
 
@@ -250,7 +253,7 @@ def _setup(path: str | Path | None, source: str | None, pm: Any, sets: Mapping[s
 
     ctx = Context(reporter=reporter, sources=sources, parser=parser, base_dir=base,
                   library_paths=_library_paths if library_paths is None else list(library_paths),
-                  sets=dict(sets), defs=dict(defs), pm=pm)
+                  sets=dict(sets), defs=dict(defs), pm=pm, option_name=option_name)
     ctx.recorder = recorder
     return ctx, layer_list, text, name
 

@@ -571,15 +571,18 @@ def _tee_off(tee: _Tee) -> None:
 
 
 def load(path: str | Path, *, sets: Mapping[str, float] | None = None, defs: Mapping[str, str] | None = None,
-         pm: Any = None) -> Any:
-    """Compile ``path`` (as :func:`serq_frontend.compile`), through the compile cache when it is on."""
+         pm: Any = None, option_name: Any = None) -> Any:
+    """Compile ``path`` (as :func:`serq_frontend.compile`), through the compile cache when it is on.
+    ``option_name`` names an override in a message (serq.loading.option_given for a command's ``--set``;
+    the Python API's ``sets['NAME']`` by default)."""
     from serq.shared import collector_raised
 
     with collector_raised():  # a compile, its IR's encoding for the cache or a hit's decoding (serq.shared)
-        return _load(path, sets, defs, pm)
+        return _load(path, sets, defs, pm, option_name)
 
 
-def _load(path: str | Path, sets: Mapping[str, float] | None, defs: Mapping[str, str] | None, pm: Any) -> Any:
+def _load(path: str | Path, sets: Mapping[str, float] | None, defs: Mapping[str, str] | None, pm: Any,
+          option_name: Any) -> Any:
     import serq_frontend
 
     serq_frontend.check_path(path, "load()")
@@ -588,13 +591,13 @@ def _load(path: str | Path, sets: Mapping[str, float] | None, defs: Mapping[str,
     # paths as strings, as pathlib gives them (serq.files.path_str): a hit imports no pathlib
     folder = _cache_folder() if enabled() else None
     if folder is None:
-        return serq_frontend._compile(path, None, sets, defs, pm)
+        return serq_frontend._compile(path, None, sets, defs, pm, option_name=option_name)
     name = str(path)
     try:
         text = _read_text(path)
         real = path_resolved(path)
     except (OSError, UnicodeDecodeError, RuntimeError):  # the compile says why
-        return serq_frontend._compile(path, None, sets, defs, pm)
+        return serq_frontend._compile(path, None, sets, defs, pm, option_name=option_name)
     lib_folders = _library_folders(pm)
     key = compute_key(name, real, text, sets, defs, pm, lib_folders)
     file = path_join(folder, f"compile-{key[:40]}.bin")
@@ -624,7 +627,8 @@ def _load(path: str | Path, sets: Mapping[str, float] | None, defs: Mapping[str,
     try:
         _tee_on(tee)
         program = serq_frontend._compile(path, None, sets, defs, pm, text=text,
-                                         library_paths=[Path(p) for p in lib_folders], recorder=recorder)
+                                         library_paths=[Path(p) for p in lib_folders], recorder=recorder,
+                                         option_name=option_name)
     finally:
         _tee_off(tee)
     store(Path(file), key, recorder.deps + recorder.layer_modules(), "".join(tee.parts), program)

@@ -28,8 +28,15 @@ def describe(e: Any) -> str:
 
 class Context:
     def __init__(self, *, reporter: Reporter, sources: Sources, parser: Any, base_dir: Path | None,
-                 library_paths: Any, sets: dict[str, float], defs: dict[str, str], pm: Any = None):
+                 library_paths: Any, sets: dict[str, float], defs: dict[str, str], pm: Any = None,
+                 option_name: Any = None):
         self.reporter = reporter
+        from serq.loading import option_given
+
+        #: how a message names an override from outside the program, ``--set NAME`` or ``--def NAME`` for a
+        #: command, ``sets['NAME']`` or ``defs['NAME']`` for the Python API (serq.loading: option_given,
+        #: argument_given; ``option_name("set", NAME)``)
+        self.option_name = option_name or option_given
         self.sources = sources
         self.parser = parser
         self.base_dir = base_dir
@@ -128,7 +135,7 @@ class Context:
             out[item.name] = v
         for name in self.sets:
             if name not in out:
-                raise self.error(None, f"--set {clipped(name)}: the program has no `let {name}`"
+                raise self.error(None, f"{self.option_name('set', clipped(name))}: the program has no `let {name}`"
                                  + did_you_mean(name, out))
         return out
 

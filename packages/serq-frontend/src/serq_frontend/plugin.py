@@ -21,10 +21,12 @@ def serq_addhooks(pluginmanager):
 
 def _load_sq(path: Path, options=None):
     # through the compile cache (cache.py): a hit imports none of the compiler
+    from serq.loading import option_given
+
     from .cache import load
 
     return load(path, sets=dict(options.sets) if options else {}, defs=dict(options.defs) if options else {},
-                pm=getattr(options, "pm", None))
+                pm=getattr(options, "pm", None), option_name=getattr(options, "given", None) or option_given)
 
 
 def _definition_form(body: str) -> str:

@@ -167,7 +167,7 @@ def compile_point(pm: Any, file: str, sets: Mapping[str, float], defs: Mapping[s
     from serq.loading import LoadOptions, apply_run_overrides, load_program, option_given
     from serq_sim.cli import check_trace_beside, run_inputs
 
-    program = load_program(pm, file, LoadOptions(sets=dict(sets), defs=dict(defs)))
+    program = load_program(pm, file, LoadOptions(sets=dict(sets), defs=dict(defs), given=given))
     check_trace_beside(program, file)  # (an IR file's source does not choose where its trace is read)
     # a warmup not below the horizon: refused there, before any run, not once per run
     given = given or option_given

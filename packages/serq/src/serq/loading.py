@@ -28,6 +28,9 @@ class LoadOptions:
     sets: dict[str, float] = field(default_factory=dict)
     defs: dict[str, str] = field(default_factory=dict)
     pm: Any = None
+    #: how a message names an override: :func:`option_given` (``--set NAME``, a command's; None is that) or
+    #: :func:`argument_given` (``sets['NAME']``, the Python API's)
+    given: Any = None
 
 
 def loaders(pm: pluggy.PluginManager) -> Registry:
@@ -83,7 +86,8 @@ def load_program(pm: pluggy.PluginManager, path: str | Path, options: LoadOption
         known = ", ".join(sorted(reg.names())) or "none"
         raise UserError(f"{p}: unknown file type (the installed parts load: {known})")
     if (options.sets or options.defs) and matches[0] == ".ir.json":
-        raise UserError(f"{p}: --set and --def apply to source programs, not to IR files")
+        given = options.given or option_given
+        raise UserError(f"{p}: {given('set')} and {given('def')} apply to source programs, not to IR files")
     from .plugins import plugin_exits
 
     with plugin_exits(pm, f"its loader for {matches[0]} files"):

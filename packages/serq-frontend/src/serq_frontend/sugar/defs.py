@@ -154,9 +154,9 @@ class Expander:
                                     "a parameter is substituted, so give the attribute another name")
         if name in ctx.defs:
             if d.body is not None:
-                raise ctx.error(d.pos, f"--def {_shown(name)}: `{name}` is a statement definition; --def gives "
-                                "an expression definition's body")
-            expr = ctx.parse_expr(ctx.defs[name], f"--def {_shown(name)}")
+                raise ctx.error(d.pos, f"{ctx.option_name('def', _shown(name))}: `{name}` is a statement "
+                                f"definition; {ctx.option_name('def')} gives an expression definition's body")
+            expr = ctx.parse_expr(ctx.defs[name], ctx.option_name("def", _shown(name)))
             d = A.DefItem(name, d.params, expr, None, d.pos)
             self.overridden.add(name)
         # the body uses only the definitions before it
@@ -603,7 +603,8 @@ def unknown_defs(ctx: Any, overridden: set[str]) -> None:
     no definition at all, and this layer has nothing else to do)."""
     for name in ctx.defs:
         if name not in overridden:
-            raise ctx.error(None, f"--def {_shown(name)}: the program has no expression definition `{name}`"
+            raise ctx.error(None, f"{ctx.option_name('def', _shown(name))}: the program has no expression definition "
+                            f"`{name}`"
                             + did_you_mean(name, ctx.notes.get("expression_defs", ())))
 
 
