@@ -246,6 +246,34 @@ run { horizon 100; }
     assert kv.wait == pytest.approx(5.4 / 3, rel=1e-12)
 
 
+def test_reserve_held_in_blocks(monkeypatch):
+    """pool-reference `reserve held`: "r_i is the larger of units and reserve, evaluated at admission and
+    rounded up to blocks", u_i = max(0, r_i - a_i); docs/language.md: `free(p)` is cap - used - Σ u_i, and
+    a `grow` adds whole blocks.
+
+    cap 12, blocks of 4. s0 holds 1 (4) reserving 5 (8): u0 4, free 12 - 4 - 4 = 4. s1 at 0.5 takes 4:
+    4 + 4 + 4 = 12, admitted. s2 at 1 wants 1 (4): 8 + 4 + 4 > 12, it waits. At 2 s0 grows by 1, a
+    whole block inside its reservation: used 12, free 0. At 3.5 s1 leaves: s2 is admitted (8 + 0 + 4).
+    Power: the reservation not rounded (r 5, u0 1) gives free 7."""
+    _, o = run("""
+pool kv { cap 12; block 4; reserve held; }
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  branch (serial == 0) {
+    hold kv (1) reserve (5) { observe f = free(kv); run d (2); grow kv (1); observe g = used(kv) * 100 + free(kv);
+                              run d (5); }
+  } else {
+    run d (serial * 0.5);
+    hold kv (serial == 1 ? 4 : 1) { observe a = now; run d (3); }
+  }
+}
+run { horizon 100; }
+""", monkeypatch)
+    assert o["f"] == [(0, 0.0, 4.0)] and o["g"] == [(0, 2.0, 1200.0)]
+    assert at(o["a"]) == [(1, 0.5), (2, 3.5)]
+
+
 # --- (c) the step stage -----------------------------------------------------------------------------------
 
 CHUNKED = """
