@@ -1,0 +1,137 @@
+"""Conformance of the queue sugar and the gateway at run time (language.txt §2, Queues): what an entry sets
+is the queue's and what it observes the program's; a mark is one attribute of the request whichever member
+set it; the `from` name as an index is the source member's; a queue that is a gateway and a decoder keeps
+the session's names in its route and its own in its decode entry.
+
+Each program is small and deterministic, its outcome worked out by hand in the docstring; `run` runs it on
+the tier serQ picks and on the general engine (SERQ_SIM_TIER=general) and requires byte-identical reports.
+Each test names the mutation of the implementation it was seen to catch."""
+
+from __future__ import annotations
+
+import pytest
+from conform import run, stage, vals
+
+pytestmark = pytest.mark.timeout(60)
+
+SETS_AND_MARKS = """
+queue D[2] : decode {
+  pool kv { cap 100; }
+  serve fifo;
+  decode (p) {
+    hold kv (p) {
+      set known = p + 10 * self;
+      observe u = now;
+      run (p);
+      mark first_token;
+    } cache (p);
+  }
+}
+queue gw : gateway { route {
+  set known = 1;
+  set prompt = 2 + serial;
+  D[serial].decode (prompt);
+  observe u = known + 100 * D.known;
+  set a = D.first_token;
+  D[1 - serial].decode (1);
+  observe f = a + 100 * D.first_token + 10000 * D.known;
+} }
+workload { arrive batch(2); session { request gw; observe back = known; } }
+run { horizon 50; }
+"""
+
+
+def test_what_an_entry_sets_is_the_queues_what_it_observes_the_programs_and_a_mark_is_one_attribute(monkeypatch):
+    """§2 Queues: "What the body sets is the queue's (D.known); what it observes is the program's; a moment
+    the caller needs is mark first_token;, read afterwards as D.first_token — the request's attribute, so
+    without a member index"; "The gateway is the exception on the session's side: its route … sets the ones
+    the session reads back".
+
+    s0 (prompt 2) on D[0], s1 (prompt 3) on D[1], both admitted at 0: the entry's `observe u = now` is 0 for
+    both. D fifo: s0 [0, 2], s1 [0, 3]; D.known = 2 + 0 and 3 + 10; the route's own `known` stays 1, so the
+    route's u (the same observe) is 1 + 100 · 2 = 201 at 2 and 1 + 1300 = 1301 at 3. Then each calls the
+    other member with 1, whose hold is admitted at once (the entry's u: 2 and 3): s0 on D[1] waits for s1's
+    [0, 3] and runs [3, 4]; s1 on D[0] runs [3, 4]: the mark is then 4 for both, a = 2 and 3, and D.known
+    1 + 10 and 1 + 0: f = 2 + 400 + 110000 = 110402 and 3 + 400 + 10000 = 10403. The session reads back the
+    route's `known`, 1.
+    Mutation: an entry's sets left in the session's names (`Instance.local` returning the name) do not
+    link (`D.known` is set nowhere); a route's sets renamed as an entry's (`gateway=False` for the route's
+    expansion) leave the session's `observe back = known;` reading a name nothing sets.
+    """
+    r, o = run(SETS_AND_MARKS, monkeypatch)
+    assert o["u"] == [(0, 0.0, 0.0), (1, 0.0, 0.0), (0, 2.0, 201.0), (0, 2.0, 2.0), (1, 3.0, 1301.0),
+                      (1, 3.0, 3.0)]
+    assert o["f"] == [(0, 4.0, 110402.0), (1, 4.0, 10403.0)]
+    assert vals(o["back"]) == [1.0, 1.0]
+    assert (stage(r, "D", 0).completions, stage(r, "D", 1).completions) == (2, 2)
+
+
+SOURCE_INDEX = """
+stage link[2] : fifo;
+queue P[2] : prefill {
+  pool kv { cap 100; }
+  serve delay;
+  prefill (p) { hold kv (p) { run (1); } cache (p) lease kv (inf); }
+}
+queue D[2] : decode {
+  pool kv { cap 100; }
+  serve delay;
+  decode (p) from src {
+    hold kv (p) {
+      transfer on link[src] (p) from src to kv (p);
+      observe k = 10 * self + used(src);
+      run (1);
+    } cache (p);
+  }
+}
+queue gw : gateway { route {
+  set prompt = 2;
+  P[serial % 2].prefill (prompt);
+  D[1 - serial % 2].decode (prompt) from P[serial % 2];
+  observe done = now;
+} }
+workload { arrive batch(3); session { request gw; } }
+run { horizon 50; }
+"""
+
+
+def test_the_from_name_in_an_index_is_the_source_members_index(monkeypatch):
+    """§2 Queues: "Inside the entry the from name is that pool, and in an index it is the source member's
+    index"; a transfer is `run link (X); load Q (n); release P;` (§2 serving).
+
+    s0 and s2 prefill on P[0], s1 on P[1] (delay, [0, 1]), each leasing 2. The reads go over link[src], the
+    source's link: s0 and s2 on link[0] (fifo, work 2): s0 [1, 3], s2 [3, 5]; s1 on link[1] [1, 3]. After
+    its read a session's lease is released: s0 at 3 reads used(P.kv[0]) = 2 (s2's lease), s1 at 3 reads
+    used(P.kv[1]) = 0, s2 at 5 reads 0; 10 · self is 10 for D[1] (s0, s2) and 0 for D[0] (s1). Then D
+    (delay) runs 1: done at 4, 4, 6. link[0]'s mean wait (0 + 2) / 2 = 1.
+    Mutation: the from name in an index read as the decoder's own index (`self.index` for the source's in
+    `Instance.var`) puts s0 and s2 on link[1] and s1 on link[0]: the completions are (1, 2)."""
+    r, o = run(SOURCE_INDEX, monkeypatch)
+    assert o["k"] == [(0, 3.0, 12.0), (1, 3.0, 0.0), (2, 5.0, 10.0)]
+    assert o["done"] == [(0, 4.0, 4.0), (1, 4.0, 4.0), (2, 6.0, 6.0)]
+    l0, l1 = stage(r, "link", 0), stage(r, "link", 1)
+    assert (l0.completions, l1.completions, l0.wait, l1.wait) == (2, 1, 1.0, 0.0)
+
+
+GATEWAY_DECODE = """
+queue G : gateway, decode {
+  pool kv { cap 10; }
+  serve fifo;
+  route { set x = 1; set prompt = 3; G.decode (prompt); observe y = x + 10 * G.x; }
+  decode (p) { hold kv (p) { set x = p; run (p); } }
+}
+workload { arrive batch(2); session { request G; observe back = x; } }
+run { horizon 50; }
+"""
+
+
+def test_a_gateway_that_decodes_keeps_the_sessions_names_in_its_route_and_its_own_in_the_entry(monkeypatch):
+    """§2 Queues: a gateway's route "sets the ones the session reads back"; an entry's sets are the
+    queue's (`G.x`), the route being the exception, not the queue's other entries. Both hold G.kv (3 of
+    10) at 0; G fifo: s0 [0, 3], s1 [3, 6]; y = 1 + 10 · 3 = 31, and the session reads back the route's
+    x = 1. Mutation: the decode entry expanded as the route is (`gateway=True` for every call of a
+    gateway's entry) sets the session's x, so `G.x` is set nowhere and the program does not link."""
+    r, o = run(GATEWAY_DECODE, monkeypatch)
+    assert o["y"] == [(0, 3.0, 31.0), (1, 6.0, 31.0)]
+    assert vals(o["back"]) == [1.0, 1.0]
+    assert (stage(r, "G").completions, stage(r, "G").wait) == (2, 1.5)
