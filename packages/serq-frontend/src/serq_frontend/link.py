@@ -727,6 +727,14 @@ class Linker:
                                      "least 0")
             if type(chunk) is ir.Num and (why := rules.chunk_problem(_num_value(chunk))):
                 raise self.error(f["chunk"][0].pos, f"stage `{name}`: {why}; a prefill's chunk is at least 0")
+            # a constant amount of 0 is a stage that never serves what it names: allowed (an amount, as the
+            # spec says), but said, since 0 means "no cap" elsewhere (vLLM's long_prefill_token_threshold)
+            for field, amount, what in (("budget", budget, "schedules no token, so no job on it ever runs"),
+                                        ("chunk", chunk, "gives a prefill no token, so no prefill on it ever "
+                                         "runs (no cap is `chunk inf`, or no chunk: vLLM's "
+                                         "long_prefill_token_threshold of 0)")):
+                if type(amount) is ir.Num and _num_value(amount) == 0.0:
+                    self.ctx.reporter.warn(f[field][0].pos, f"stage `{name}`: a {field} of 0 {what}")
             serve: Any = ir.ServeBy()
             if "serve" in f:
                 how = f["serve"][0][0]
