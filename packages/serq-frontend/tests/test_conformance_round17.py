@@ -369,3 +369,33 @@ def test_a_gateways_pool_serve_and_mark_are_its_kernel_program():
     assert renamed(a, names) == renamed(b, names)
     moved = GATEWAY_KERNEL.replace("set gw_routed = now; run d (2);", "run d (2); set gw_routed = now;")
     assert renamed(a, names) != renamed(compile_src(moved), names)
+
+
+# -- a queue's pool outside its entries -----------------------------------------------------------------------------
+
+OUTSIDE = """queue D : decode { pool kv { cap 100; } serve delay; decode (p) { hold kv (p) { run (1); } } }
+stage d : delay;
+"""
+SERVED = "workload { arrive batch(1); session { request; } }\nserver { BODY }\n"
+MSG = "`D.kv` is a pool of queue `D`, which only `D`'s entries hold, grow, load and release"
+
+
+@pytest.mark.parametrize("src, msg", [
+    (OUTSIDE + SERVED.replace("BODY", "hold ⟨D.kv (1) { run d (1); }"), f"`hold D.kv` in the server: {MSG}"),
+    (OUTSIDE + SERVED.replace("BODY", "D.decode (1); grow ⟨D.kv (1);"), f"`grow D.kv` in the server: {MSG}"),
+    (OUTSIDE + SERVED.replace("BODY", "D.decode (1); release ⟨D.kv;"), f"`release D.kv` in the server: {MSG}"),
+    (OUTSIDE + "workload { arrive batch(1); }\nsession { hold ⟨D.kv (1) { run d (1); } }\n",
+     f"`hold D.kv` in the session: {MSG}"),
+    (OUTSIDE + "pool top { cap 9; }\nworkload { arrive batch(1); }\nsession { hold top (1) { run d (1); } "
+     "lease top (inf); hold ⟨D.kv (1) { transfer on d (1) from top to D.kv (1); } }\n", f"`hold D.kv` in the session: {MSG}"),
+    (OUTSIDE + "pool top { cap 9; }\nworkload { arrive batch(1); }\nsession { hold top (1) { run d (1); "
+     "transfer on d (1) from ⟨D.kv to top (1); } }\n", f"`transfer D.kv` in the session: {MSG}"),
+])
+def test_a_queues_pool_is_held_only_by_its_entries(src, msg):
+    """language.txt §2, qitem: "pool NAME { poolopt* } -- the queue's own; only its entries hold it". A
+    gateway's route was refused another queue's pool (test_spec_rules.py), but a server, a top-level session
+    or the workload's session held, grew and released `D.kv` directly. Mutation: without
+    `QueueRewriter.check_outside` all six linked."""
+    refused(src, msg)
+    # reading it is a server's, as a route reads `cachedin(D[j].kv)` to choose
+    compile_src(OUTSIDE + SERVED.replace("BODY", "observe u = used(D.kv); D.decode (1);"))

@@ -339,8 +339,23 @@ class QueueRewriter:
             elif isinstance(item, A.PullItem):
                 out.extend(self.pull(item, i, shares))
             else:
+                self.check_outside(item)
                 out.append(item)
         return A.Module([self.expand_item(item) for item in out], self.module.file)
+
+    def check_outside(self, item: Any) -> None:
+        """A queue's pool is "the queue's own; only its entries hold it" (language.txt §2, qitem): a server,
+        a session or the workload's blocks hold, grow, load and release it only by calling an entry, as a
+        gateway's route does (:meth:`check_route`)."""
+        where = {A.ServerItem: "the server", A.SessionItem: "the session"}.get(type(item), "the workload")
+        for b in A.item_blocks(item):
+            for s in A.walk_stmts(b):
+                for r in self._pool_refs(s):
+                    head = r.parts[0][0]
+                    if head in self.queues and len(r.parts) > 1:
+                        raise self.ctx.error(r.pos, f"`{_verb(s, r)} {r.dotted}` in {where}: `{r.dotted}` is a "
+                                             f"pool of queue `{head}`, which only `{head}`'s entries hold, grow, "
+                                             f"load and release; call one (`{head}[…].VERB (…);`)")
 
     def expand_item(self, item: Any) -> Any:
         if not isinstance(item, A.WorkloadItem):
