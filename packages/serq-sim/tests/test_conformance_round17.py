@@ -10,7 +10,7 @@ Each test names the mutation of the implementation it was seen to catch."""
 from __future__ import annotations
 
 import pytest
-from conform import run, stage, vals
+from conform import pool, run, stage, vals
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -135,3 +135,56 @@ def test_a_gateway_that_decodes_keeps_the_sessions_names_in_its_route_and_its_ow
     assert o["y"] == [(0, 3.0, 31.0), (1, 6.0, 31.0)]
     assert vals(o["back"]) == [1.0, 1.0]
     assert (stage(r, "G").completions, stage(r, "G").wait) == (2, 1.5)
+
+
+NESTED_LEASE = """
+queue N[2] : link { serve ps(10); transfer (n) { run (n); } }
+queue P : prefill {
+  pool reqs { cap 1; }
+  pool kv { cap 100; }
+  serve fifo;
+  prefill (p) { hold reqs (1) { hold kv (p) { run (1); } cache (p) lease kv (inf); run (1); } }
+}
+queue D[2] : decode {
+  pool kv { cap 100; }
+  serve delay;
+  decode (p) from src {
+    hold kv (p) {
+      N[self].transfer (p) from src to kv (p);
+      observe r = now;
+      run (1);
+    } cache (p);
+  }
+}
+queue gw : gateway { route {
+  set prompt = 10;
+  P.prefill (prompt);
+  observe leased = used(P.kv);
+  D[serial].decode (prompt) from P;
+  observe done = now;
+} }
+workload { arrive batch(2); session { request gw; } }
+run { horizon 50; }
+"""
+
+
+def test_a_lease_inside_an_enclosing_hold_is_the_one_a_from_takes_over_a_links_entry(monkeypatch):
+    """§2 Queues: "from P[i] is the pool P's entry leases, and every entry of P must lease it on every way
+    through it": a hold's body runs whole, so a lease in it is on every way through the entry (it was
+    refused, "`P.prefill` leases nothing on some way through it"). "A link with a transfer (n) entry is
+    called instead, nic[self].transfer (n) from src to kv (m);, and runs its body on its own stage."
+
+    P.reqs holds one: s0 [0, 2] (P fifo: the inner hold's run [0, 1], its lease of 10, the outer run
+    [1, 2]), s1 [2, 4]. At 2 s0 reads used(P.kv) = 10, its lease past both scopes; its decode on D[0] reads
+    over N[0] (ps(10), 10 tokens: [2, 3]), loads D.kv and releases the lease: r = 3, done 4 (D delay 1). s1
+    at 4 reads 10 (its own lease; s0's ended at 3), N[1] [4, 5], done 6. P.kv caches 10 from 3 and 20 from
+    5 (s1's prefix beside s0's): (10 · 2 + 20 · 45) / 50 = 18.4; used 10 on [0, 3] and on [2, 5]: 1.2.
+    Mutation: `leases_on_every_path` not looking into a hold's body refuses the program; an entry call's
+    member taken as 0 (`Instance(…, 0, …)` in `QueueRewriter.call`) puts both reads on N[0]."""
+    r, o = run(NESTED_LEASE, monkeypatch)
+    assert o["leased"] == [(0, 2.0, 10.0), (1, 4.0, 10.0)]
+    assert o["r"] == [(0, 3.0, 3.0), (1, 5.0, 5.0)]
+    assert o["done"] == [(0, 4.0, 4.0), (1, 6.0, 6.0)]
+    assert (stage(r, "N", 0).completions, stage(r, "N", 1).completions) == (1, 1)
+    assert (stage(r, "N", 0).service, stage(r, "N", 1).service) == (1.0, 1.0)
+    assert (pool(r, "P.kv").cached, pool(r, "P.kv").used) == (18.4, 1.2)

@@ -122,6 +122,12 @@ def leases_on_every_path(stmts: list[Any]) -> str | None:
     for s in stmts:
         if isinstance(s, A.SHold) and s.lease is not None and s.lease.simple:
             return s.lease.simple
+        if isinstance(s, A.SHold):
+            # a hold's body runs whole on every way through the hold: a lease in it is on every way too
+            # (`hold reqs (1) { hold kv (p) { … } lease kv (inf); }`)
+            inner = leases_on_every_path(s.body)
+            if inner is not None:
+                return inner
         if isinstance(s, A.SBranch) or isinstance(s, A.SBranchWith):
             a, b = leases_on_every_path(s.then), leases_on_every_path(s.orelse)
             if a is not None and a == b:
