@@ -399,3 +399,57 @@ def test_a_queues_pool_is_held_only_by_its_entries(src, msg):
     refused(src, msg)
     # reading it is a server's, as a route reads `cachedin(D[j].kv)` to choose
     compile_src(OUTSIDE + SERVED.replace("BODY", "observe u = used(D.kv); D.decode (1);"))
+
+
+READ = """queue P[2] : prefill {
+  pool kv { cap 100; }
+  serve fifo;
+  nic ps(100);
+  prefill (p) { hold kv (p) { run (p); } cache (p) lease kv (inf); }
+}
+queue D : decode {
+  pool kv { cap 100; }
+  serve fifo;
+  nic ps(50);
+  decode (p) from s { hold kv (p) { transfer (p) from s to kv (p - 1); run (1); } cache (p); }
+}
+D pull P share bottleneck;
+queue gw : gateway { route {
+  set prompt = 8;
+  choose i in 2 by (queue(P[i]));
+  P[i].prefill (prompt);
+  D.decode (prompt) from P[i];
+} }
+workload { arrive batch(1); session { request gw; } }
+"""
+
+READ_KERNEL = """pool kvP[2] { cap 100; }
+stage P[2] : fifo;
+stage nicP[2] : ps(100);
+pool kvD { cap 100; }
+stage D : fifo;
+stage nicD : ps(50);
+share bottleneck;
+workload { arrive batch(1); }
+session {
+  set prompt = 8;
+  choose i in 2 by (queue(P[i]));
+  hold kvP[i] (prompt) { run P[i] (prompt); } cache (prompt) lease kvP[i] (inf);
+  hold kvD (prompt) { run nicP[i], nicD (prompt); load kvD (prompt - 1); release kvP[i]; run D (1); } cache (prompt);
+}
+"""
+
+
+def test_a_read_of_one_reader_from_a_family_without_latency_is_its_kernel_program():
+    """§2 Queues: "Inside an entry of D called from P[i], a transfer without on is the read: the kernel's run
+    D.nic.latency[j] (x0); run P.nic[i], D.nic[j] (…); load D.kv[j] (…); release P.kv[i];" — here D is one
+    queue (no index) and the relation has no latency (no wait, no `D.nic.latency` stage), and its share is
+    the program's. Mutation: the kernel twin with `share maxmin` or the NICs in the other order
+    (`run nicD, nicP[i]`) differs (asserted below)."""
+    names = {"P.kv": "kvP", "D.kv": "kvD", "P.nic": "nicP", "D.nic": "nicD"}
+    a = compile_src(READ)
+    assert [s.name for s in a.stages] == ["P", "P.nic", "D", "D.nic"]
+    assert renamed(a, names) == renamed(compile_src(READ_KERNEL), names)
+    for wrong in (READ_KERNEL.replace("share bottleneck", "share maxmin"),
+                  READ_KERNEL.replace("run nicP[i], nicD (prompt)", "run nicD, nicP[i] (prompt)")):
+        assert renamed(a, names) != renamed(compile_src(wrong), names)
