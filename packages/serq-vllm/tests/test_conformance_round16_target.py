@@ -26,12 +26,17 @@ def _target(program: Path, *sets: str) -> subprocess.CompletedProcess:
                           cwd=program.parent, timeout=120, stdin=subprocess.DEVNULL)
 
 
-def test_a_chunk_that_can_be_0_has_no_vllm_setting():
-    r = _target(ROOT / "examples" / "multi-turn" / "vllm.sq", "C=0")
-    assert r.returncode == 1 and r.stdout == "" and "Traceback" not in r.stderr, r.stderr
-    assert r.stderr.splitlines()[0] == (
-        "vllm.sq:40:28: error: a chunk of 0 gives a prefill no token, which no vLLM setting does (vLLM's "
-        "long_prefill_token_threshold 0 is no cap, which a chunk says with inf)")
+def test_long_prefill_of_0_is_no_cap_as_vllms_threshold_0():
+    """lib/vllm.sq's long_prefill(reqs, c) is vLLM's long_prefill_token_threshold c, whose 0 is no cap (vLLM
+    cuts where 0 < threshold < tokens): `--set C=0` is threshold 0, as C=inf is (the def's `c > 0 && …` test
+    never takes the branch of 0, as kernel.sq's below)."""
+    for c in ("0", "inf"):
+        r = _target(ROOT / "examples" / "multi-turn" / "vllm.sq", f"C={c}")
+        assert r.returncode == 0, r.stderr
+        assert json.loads(r.stdout)["config"]["long_prefill_token_threshold"] == 0
+    r = _target(ROOT / "examples" / "multi-turn" / "vllm.sq", "C=256")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["config"]["long_prefill_token_threshold"] == 256
 
 
 def test_a_branch_of_0_the_test_never_takes_is_no_cap():
