@@ -188,3 +188,47 @@ def test_a_lease_inside_an_enclosing_hold_is_the_one_a_from_takes_over_a_links_e
     assert (stage(r, "N", 0).completions, stage(r, "N", 1).completions) == (1, 1)
     assert (stage(r, "N", 0).service, stage(r, "N", 1).service) == (1.0, 1.0)
     assert (pool(r, "P.kv").cached, pool(r, "P.kv").used) == (18.4, 1.2)
+
+
+LEASE_MEMBER = """
+stage link : delay;
+queue P[2] : prefill {
+  pool kv { cap 100; }
+  serve delay;
+  prefill (p) { hold kv (p) { run (1); } cache (p) lease kv (inf); }
+}
+queue D : decode {
+  pool kv { cap 100; }
+  serve delay;
+  decode (p) from src { hold kv (p) { transfer on link (1) from src to kv (p); run (1); } cache (p); }
+}
+queue gw : gateway { route {
+  set prompt = 5;
+  P[0].prefill (prompt);
+  D.decode (prompt) from P[FROM];
+  observe u = used(P[0].kv) + 100 * used(P[1].kv);
+} }
+workload { arrive batch(1); session { request gw; } }
+run { horizon 10; }
+"""
+
+
+@pytest.mark.parametrize("member, u, used, cached", [
+    # the lease's member: the read releases it at 2, and its 5 are cached from then
+    (0, 0.0, 5 * 2 / 10, 5 * 8 / 10),
+    # another member, where the session leases nothing: the release there releases nothing (§3), and the
+    # lease on P.kv[0] lasts to the session's end at 3, then is cached
+    (1, 5.0, 5 * 3 / 10, 5 * 7 / 10),
+])
+def test_a_from_takes_the_lease_of_the_member_it_names(monkeypatch, member, u, used, cached):
+    """§2 Queues: "from P[i] is the pool P's entry leases"; "its lease taken from D[j], as at any size"; §3:
+    "A hold's lease m (t) keeps its allocation on m … until the session's release m, t seconds, or the
+    session's end, and cache applies then"; "A session that holds and leases nothing on m releases
+    nothing". The prefill leases 5 on P.kv[0] over [0, 1]; the read on `link` is [1, 2], D's run [2, 3],
+    and the session ends at 3. Horizon 10. Mutation: `from P[i]` bound to member 0 whatever it names
+    (the index dropped in `QueueRewriter.source`) gives the first row's figures to both."""
+    r, o = run(LEASE_MEMBER.replace("FROM", str(member)), monkeypatch)
+    assert o["u"] == [(0, 3.0, u)]
+    pk0, pk1 = (next(p for p in r.result.pools if p.name == "P.kv" and p.index == i) for i in (0, 1))
+    assert (pk0.used, pk0.cached) == (used, cached)
+    assert (pk1.used, pk1.cached) == (0.0, 0.0)
