@@ -53,40 +53,13 @@ keys led by `-admission` not stopping the serving as `lifo` does (14).
 
 from __future__ import annotations
 
-import math
 import random
 
 import pytest
 from conform import pool, run, stage
+from engine_model16 import BY_ADMISSION, ORDERS, POLICIES, Stuck, choose, keys_of, ternary, up
 
 pytestmark = pytest.mark.timeout(120)
-
-
-def up(x, b):
-    return math.ceil(x / b - 1e-12) * b
-
-
-class Stuck(Exception):
-    """The model's engine cannot go on (a livelock of self-preemption, or a head that never fits)."""
-
-
-def keys_of(names, s, job):
-    out = []
-    for k in names:
-        sign = -1 if k.startswith("-") else 1
-        name = k.lstrip("-")
-        if name == "decoding":
-            x = 1 if job["mode"] == "decode" else 0
-        elif name == "position":
-            x = job["pos"]
-        elif name == "remaining":
-            x = job["rem"]
-        elif name == "admission":
-            x = job["adm"]
-        else:  # serial
-            x = s
-        out.append(sign * x)
-    return tuple(out)
 
 
 def queue_keys(names, entry, t):
@@ -212,17 +185,6 @@ def model(sessions, B, K, block, cap, R, policy, requeue, serve, qkeys=None):
     return admits, done, preemptions, iterations
 
 
-def choose(names):
-    return ", ".join(names)
-
-
-def ternary(values):
-    e = str(values[-1])
-    for i in range(len(values) - 2, -1, -1):
-        e = f"serial == {i} ? {values[i]} : ({e})"
-    return e
-
-
 def program(sessions, B, K, block, cap, R, policy, requeue, serve, qkeys=None):
     preempt = "preempt lifo;" if policy == "lifo" else f"preempt by ({choose(policy)}) requeue {requeue};"
     order = "" if serve is None else f"serve by ({choose(serve)});"
@@ -243,16 +205,6 @@ session {{
 }}
 run {{ horizon 600; }}
 """
-
-
-POLICIES = [("lifo", None), (("decoding", "-position"), "head"), (("decoding", "-position"), "tail"),
-            (("position",), "tail"), (("-position",), "head"), (("-decoding", "position"), "tail"),
-            (("serial",), "tail")]
-#: victim orders reading `admission` (the fourth case)
-BY_ADMISSION = [(("admission",), "tail"), (("admission",), "head"), (("decoding", "admission"), "tail"),
-                (("-admission", "position"), "tail"), (("-admission", "serial"), "head")]
-ORDERS = [None, ("remaining",), ("-remaining",), ("decoding",), ("-decoding",), ("-serial",),
-          ("decoding", "-remaining")]
 
 
 def cases(seed, count, policies=POLICIES):

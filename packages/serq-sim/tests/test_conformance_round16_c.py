@@ -56,7 +56,7 @@ import random
 
 import pytest
 from conform import pool, run, stage
-from test_conformance_round16_b import ORDERS, POLICIES, Stuck, choose, keys_of, ternary
+from engine_model16 import ORDERS, POLICIES, Stuck, choose, keys_of, ternary
 
 pytestmark = pytest.mark.timeout(120)
 
