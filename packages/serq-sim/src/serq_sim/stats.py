@@ -445,7 +445,7 @@ def time_stats(times, values, start: float, end: float,
     if not math.isfinite(mean) and math.isfinite(span) and all(map(math.isfinite, v_s)):
         mean = _huge_time_mean(v_s, lengths, span)
     lo, hi = _extremes(v_s)
-    ci = _window_ci(a_s, b_s, v_s, terms, start, end, span, windows) if windows >= 2 else NAN
+    ci = _window_ci(a_s, b_s, v_s, terms, lengths, start, end, span, windows) if windows >= 2 else NAN
     return mean, ci, lo, hi
 
 
@@ -469,7 +469,9 @@ def _extremes(v: list[float]) -> tuple[float, float]:
     return lo, hi
 
 
-def _window_ci(a_s, b_s, v_s, terms, start, end, span, windows) -> float:
+def _window_ci(a_s, b_s, v_s, terms, lengths, start, end, span, windows) -> float:
+    """The batch-means half-width of :func:`time_stats` over ``windows`` equal windows, each window's average
+    as the mean is taken (:func:`_huge_time_mean` where a value times a duration is beyond the doubles)."""
     edges = [start + span * k / windows for k in range(windows + 1)]
     edges[-1] = end
     avgs = []
@@ -482,15 +484,25 @@ def _window_ci(a_s, b_s, v_s, terms, start, end, span, windows) -> float:
             continue
         # the pieces between the first and the last lie inside the window: their terms as they are
         parts = terms[i + 1 : j - 1]
+        ends = []  # the first and last pieces, cut at the window's edges: (value, time held in the window)
         for p in (i, j - 1) if j - 1 > i else (i,):
             a, b = a_s[p], b_s[p]
             if a >= lo and b <= hi:
                 parts.append(terms[p])
+                ends.append((v_s[p], lengths[p]))
             else:
                 a, b = max(a, lo), min(b, hi)
                 if b > a:
                     parts.append(v_s[p] * (b - a))
-        avgs.append(_div(total(parts), hi - lo))
+                    ends.append((v_s[p], b - a))
+        avg = _div(total(parts), hi - lo)
+        if not math.isfinite(avg) and 0.0 < hi - lo < INF:
+            # a value held near the largest double for a while (a gauge of 9e306 for 30 s: a term of inf):
+            # the window's average as the mean is taken, which it was (the half-width was NaN beside a mean)
+            vs = v_s[i + 1 : j - 1] + [v for v, _ in ends]
+            if all(map(math.isfinite, vs)):
+                avg = _huge_time_mean(vs, lengths[i + 1 : j - 1] + [d for _, d in ends], hi - lo)
+        avgs.append(avg)
     return _half_width(avgs)
 
 
