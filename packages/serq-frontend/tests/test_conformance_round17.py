@@ -70,6 +70,21 @@ def test_an_entry_names_no_step_engine_but_its_own(src, msg):
     refused(src, msg)
 
 
+@pytest.mark.parametrize("entry, route, what", [
+    ("hold kv (1) { run ⟨p decode (1); }", "P[0].prefill (E);", "run p"),
+    ("hold kv (1) { run ⟨p (1); }", "P[0].prefill (tool);", "run p"),
+    ("hold kv (1) { decode on ⟨p (1); }", "P[0].prefill (E);", "decode on p"),
+    ("hold kv (1) { transfer on ⟨p (1) from kv to kv (1); }", "P[0].prefill (tool);", "transfer on p"),
+])
+def test_a_parameter_names_no_stage(entry, route, what):
+    """A parameter is the role's value (`prefill (prompt)`), substituted at the call: a stage passed through
+    it would be seen only at the call, so `P[0].prefill (E)` ran P's entry on the engine E past the rule
+    above, as a pool passed through one is already refused (`hold p`: not a pool of `P`). Mutation: without
+    the parameter test in `check_stages` the four linked."""
+    refused(prog(entry, route=route), f"`{what}` in `P.prefill`: `p` is a parameter, a value the caller passes, "
+                                      "not a stage")
+
+
 def test_a_serving_form_of_a_queue_without_a_serve_may_not_find_an_engine():
     """A queue with no `serve` has no stage of its own, so its `prefill (p);` finds its stage by the
     which-stage rule (§2): here the program's one step engine, which is not the queue's. Mutation: checking

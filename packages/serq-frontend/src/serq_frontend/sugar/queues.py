@@ -476,7 +476,15 @@ class QueueRewriter:
                 elif s.verb == "tool" or s.index is not None or q.item.serve is None:
                     name = which_stage(kinds, s.verb, s.pos, self.ctx)
                     named = [(name, s.pos, f"{s.verb}" + ("[…]" if s.index is not None else ""))]
+            if isinstance(s, A.STransfer):
+                # a transfer on a step engine is the linker's to refuse (as `run E (X)`); a parameter is not
+                named = [(r.dotted, r.pos, f"transfer on {r.dotted}") for r in s.on if r.dotted in e.params]
             for name, pos, what in named:
+                if name in e.params:
+                    # substituted by the caller's argument: the check would see the stage only at the call
+                    raise self.ctx.error(pos, f"`{what}` in `{q.name}.{e.verb}`: `{name}` is a parameter, a "
+                                         "value the caller passes, not a stage; an entry runs on its queue's "
+                                         "own stage and names the program's stages that are not step engines")
                 # a member's own stage written long (`P` in an entry of P) is the queue's own
                 if kinds.get(name) != "step" or name == q.name:
                     continue
