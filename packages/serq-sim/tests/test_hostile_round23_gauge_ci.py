@@ -34,6 +34,17 @@ def test_a_signal_near_the_largest_double_has_the_half_width_scaled():
     assert ci_b == math.ldexp(ci, k)
 
 
+def test_an_infinite_level_beside_a_huge_one_averages_to_inf():
+    # -1e308 over [0, 10), inf over [10, 20): the time average is inf (inf held for a positive time); the
+    # term -1e308 * 10 overflowed to -inf, and -inf + inf made the mean NaN
+    mean, _ci, lo, hi = time_stats([0.0, 10.0], [-1e308, math.inf], 0.0, 20.0)
+    assert (mean, lo, hi) == (math.inf, -1e308, math.inf)
+    # both infinities held: no average (as the samples' mean of inf and -inf)
+    assert math.isnan(time_stats([0.0, 10.0], [-math.inf, math.inf], 0.0, 20.0)[0])
+    # -1e308 and 1e308 for 10 each: 0, as the scaled sum says (both terms were beyond the doubles)
+    assert time_stats([0.0, 10.0], [-1e308, 1e308], 0.0, 20.0)[0] == 0.0
+
+
 def test_a_window_held_for_no_time_is_no_error():
     # a span of the least double: the windows' edges coincide (start + span * k / 20 rounds to start or end)
     mean, ci, _lo, _hi = time_stats([0.0], [math.ldexp(1.0, 1023)], 0.0, 5e-324)

@@ -442,7 +442,7 @@ def time_stats(times, values, start: float, end: float,
             return NAN, NAN, NAN, NAN
     terms = list(map(mul, v_s, lengths))
     mean = total(terms) / span
-    if not math.isfinite(mean) and math.isfinite(span) and all(map(math.isfinite, v_s)):
+    if not math.isfinite(mean) and math.isfinite(span) and not any(map(math.isnan, v_s)):
         mean = _huge_time_mean(v_s, lengths, span)
     lo, hi = _extremes(v_s)
     ci = _window_ci(a_s, b_s, v_s, terms, lengths, start, end, span, windows) if windows >= 2 else NAN
@@ -451,7 +451,8 @@ def time_stats(times, values, start: float, end: float,
 
 def _huge_time_mean(v: list[float], lengths: list[float], span: float) -> float:
     """:func:`time_stats`'s mean when a value times a duration, or their sum, is beyond the double range
-    while every value is finite (a gauge of 4 held over [0, 1e308]: 4e308): each factor taken in units of
+    while no value is NaN (a gauge of 4 held over [0, 1e308]: 4e308; -1e308 held for 10 beside inf, whose
+    terms -inf and inf made NaN of a mean of inf): each factor taken in units of
     :data:`HUGE_SPAN` (exact scalings; a product that underflows there is below 2**-50, nothing beside a sum
     beyond 2**1024), the mean scaled back. Inf or NaN only where the mean itself is beyond the doubles."""
     mean = total([(x * PER_HUGE) * (d * PER_HUGE) for x, d in zip(v, lengths)]) / span
@@ -500,7 +501,7 @@ def _window_ci(a_s, b_s, v_s, terms, lengths, start, end, span, windows) -> floa
             # a value held near the largest double for a while (a gauge of 9e306 for 30 s: a term of inf):
             # the window's average as the mean is taken, which it was (the half-width was NaN beside a mean)
             vs = v_s[i + 1 : j - 1] + [v for v, _ in ends]
-            if all(map(math.isfinite, vs)):
+            if not any(map(math.isnan, vs)):
                 avg = _huge_time_mean(vs, lengths[i + 1 : j - 1] + [d for _, d in ends], hi - lo)
         avgs.append(avg)
     return _half_width(avgs)
