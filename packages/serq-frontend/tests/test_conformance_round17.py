@@ -181,10 +181,17 @@ def test_a_parameter_the_body_assigns_is_refused_and_one_the_program_sets_is_not
     (prog().replace("memory kv;", "memory ⟨kv[0];"),
      "`kv[…]` inside queue `D`: the queue's own is the member's; write `kv`"),
     (prog("hold kv (p) { run ⟨P[1] (p); }"), "`P[…]` inside queue `P`: the queue's own is the member's; write `P`"),
+    # its own pool by the long name: a member's (before: "reads `used(P.kv)`, not its queue's own state",
+    # the index dropped and the pool its own)
+    (prog("hold kv (p) { run (p); observe u = used(⟨P[1].kv); }"),
+     "`P.prefill` reads `used(P[…].kv)`: an entry reads its own member's pool, by its short name; write `used(kv)`"),
+    (prog("hold kv (p) { run (p); observe u = used(⟨P.kv); }"),
+     "`P.prefill` reads `used(P.kv)`: an entry reads its own member's pool, by its short name; write `used(kv)`"),
 ])
 def test_an_index_written_where_none_is_is_named(src, msg):
     """Mutation: without the branch for `NAME[…]` in queues.Instance.var (a name of one part with an index)
-    the first three said `unknown name`; the others were right before and are kept so."""
+    the first three said `unknown name`; the last two said `not its queue's own state` before the branch for
+    the queue's own pools in `check_reads`; the others were right before and are kept so."""
     refused(src, msg)
 
 

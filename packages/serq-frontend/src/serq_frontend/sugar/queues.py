@@ -614,6 +614,11 @@ class QueueRewriter:
                 continue
             if t.dotted in (f"{q.name}.nic", f"{q.name}.latency", f"{q.name}.nic.latency"):
                 continue
+            shown = ".".join(n if i is None else f"{n}[…]" for n, i in t.parts)
+            if head == q.name and len(t.parts) == 2 and t.parts[1][0] in q.pools:
+                # its own pool by the long name, a member's (`P[1].kv`, or `P.kv`, the family)
+                raise self.ctx.error(t.pos, f"`{q.name}.{e.verb}` reads `{x.name}({shown})`: an entry reads its "
+                                     f"own member's pool, by its short name; write `{x.name}({t.parts[1][0]})`")
             if head in self.queues:
                 whose = f"queue `{head}`'s" if head != q.name else "not its queue's own"
             elif head in self.globals:
