@@ -475,3 +475,38 @@ def test_a_read_of_one_reader_from_a_family_without_latency_is_its_kernel_progra
     for wrong in (READ_KERNEL.replace("share bottleneck", "share maxmin"),
                   READ_KERNEL.replace("run nicP[i], nicD (prompt)", "run nicD, nicP[i] (prompt)")):
         assert renamed(a, names) != renamed(compile_src(wrong), names)
+
+
+# -- a call's member -------------------------------------------------------------------------------------------------
+
+SOURCE_MEMBER = """stage link : delay;
+queue P[2] : prefill { pool kv { cap 100; } serve delay; prefill (p) { hold kv (p) { run (1); } cache (p) lease kv (inf); } }
+queue D : decode { pool kv { cap 100; } serve delay; decode (p) from src { hold kv (p) { transfer on link (1) from src to kv (p); } } }
+queue gw : gateway { route { set prompt = 5; P[0].prefill (prompt); D.decode (prompt) from P[IDX]; } }
+workload { arrive batch(1); session { request gw; } }
+"""
+FIRST = "choose it into an attribute first"
+
+
+@pytest.mark.parametrize("src, msg", [
+    (prog(route="D[⟨~bernoulli(0.5)].decode (prompt);"), "`D[…].decode`: the member's index draws"),
+    (prog(route="D[⟨now > 1 ? 1 : 0].decode (prompt);"),
+     "`D[…].decode`: the member's index reads `now`, which changes while the entry runs"),
+    (prog(route="D[⟨used(D[0].kv) > 5 ? 1 : 0].decode (prompt);"), "the member's index reads `used(…)`"),
+    (prog(route="P[0].prefill (prompt); D[⟨cached > 0 ? 1 : 0].decode (prompt);"), "the member's index reads `cached`"),
+    (SOURCE_MEMBER.replace("IDX", "⟨~bernoulli(0.5)"), "`D.decode`: the index of `from P[…]` draws"),
+    (SOURCE_MEMBER.replace("IDX", "⟨queued(P[0].kv)"), "`D.decode`: the index of `from P[…]` reads `queued(…)`"),
+])
+def test_a_calls_member_is_one_member(src, msg):
+    """§2 Queues: a call is the entry's body in place with its pools and stage indexed by the member, and
+    "Arguments are substituted like an at admission binding, so none may draw"; the member's index (and the
+    `from` member's) is substituted the same way into every statement. `D[~bernoulli(0.5)].decode (prompt);`
+    compiled to three draws (the hold on D.kv, the run on D, its growing pool), so a request could hold
+    D.kv[0] and run on D[1]; an index that reads the clock or live state moves once time has passed.
+    Mutation: without the index test in `QueueRewriter.call` all six linked."""
+    assert FIRST in str(refused(src, msg)).splitlines()[0]
+
+
+def test_a_calls_member_read_from_an_attribute_is_one_member():
+    compile_src(prog(route="choose j in 2 by (used(D[j].kv)); D[j].decode (prompt);"))
+    compile_src(SOURCE_MEMBER.replace("IDX", "serial % 2"))

@@ -26,6 +26,7 @@ from ..diagnostics import Pos
 from ..names import BUILTIN_ATTRIBUTES, CONTEXT, OBSERVABLES, TRACE_ATTRIBUTES
 from ..parser import _word, grammar_text
 from . import SugarLayer
+from .admission import live_read
 from .aggregates import own_index
 
 #: role -> its entries: (verb, parameters, takes `from`)
@@ -745,6 +746,23 @@ class QueueRewriter:
             if A.draws(a):
                 raise ctx.error(a.pos, f"`{q.name}.{c.verb}`: the argument for `{p}` draws; a parameter is "
                                 "substituted, so a name used twice would draw twice")
+        indexes = [("the member's index", c.index)]
+        if c.src is not None and c.src.parts[0][1] is not None and c.src.parts[0][0] in self.queues:
+            indexes.append((f"the index of `from {c.src.parts[0][0]}[…]`", c.src.parts[0][1]))
+        for what, idx in indexes:
+            # substituted into every statement of the entry (`self`, its pools, its stage), as an argument
+            # is: one that draws would draw a member for each, one that reads the clock or live state would
+            # name another member once time has passed
+            if idx is None:
+                continue
+            why = "draws" if A.draws(idx) else None
+            live = live_read(idx)
+            if why is None and live is not None:
+                why = f"reads {live}, which changes while the entry runs"
+            if why is not None:
+                raise ctx.error(idx.pos, f"`{q.name}{'[…]' if q.family else ''}.{c.verb}`: {what} {why}; it is substituted into every "
+                                "statement of the entry, so they would not name one member: choose it into an "
+                                "attribute first (`choose j in N by (…);` or `set j = …;`)")
         src = self.source(c) if c.src is not None else None
         key = (q.name, c.verb, takes_from)
         if key in stack:
