@@ -224,6 +224,12 @@ def test_plot_of_a_sweep_table(tmp_path):
     svg2 = tmp_path / "fig2.svg"
     serq("plot", str(table), "--x", "c", "--y", "observes.waited.mean", "--hue", "lam", "-o", str(svg2))
     assert svg2.read_bytes() == svg.read_bytes()
+    # a count is ticked at whole numbers: 5 to 8 replicas were ticked 5.0, 5.5, …, 8.0 (half a replica)
+    import serq_sweep
+
+    ticks = serq_sweep.plot(str(table), x="c", y="observes.waited.mean", hue="lam").axes[0].get_xticks()
+    assert len(ticks) >= 4 and all(float(t).is_integer() for t in ticks), ticks
+    assert "<!-- 5.5 -->" not in text and "<!-- 5 -->" in text
     # a column that does not exist: one message naming it and the near one, status 1, nothing written
     for args, name, near in ((("--x", "cc", "--y", "observes.waited.mean"), "cc", "c"),
                              (("--x", "c", "--y", "observes.waitd.mean"), "observes.waitd.mean",

@@ -211,6 +211,8 @@ def curve_data(table: Any, x: str, y: str, hue: str | None = None) -> tuple[str,
     """What :func:`curve` draws: the figure's column, and per hue value ``(xs, means, half-widths)``,
     xs ascending. A runs table (a row per seed) is averaged here (Student t over the seeds, rows that failed
     left out); a points table (``FIGURE:mean``, ``FIGURE:ci``) is read as it is."""
+    import pandas as pd
+
     from .core import point_columns
     from .figures import resolve
     from .stats import mean_ci
@@ -248,6 +250,9 @@ def curve_data(table: Any, x: str, y: str, hue: str | None = None) -> tuple[str,
         _few_lines(int(frame[hue].nunique(dropna=False)), hue)
     _one_point_per_x(frame, cols, x, hue, points_table)
     groups = frame.groupby(hue, sort=True) if hue else [(None, frame)]
+    # a knob of whole numbers (a count of replicas, blocks: an integer column) keeps its values as ints, so
+    # that curve() ticks its axis at whole numbers only (it was ticked 6.0, 6.2, 6.4 replicas)
+    whole = pd.api.types.is_integer_dtype(frame[x].dtype)
     for h, g in groups:
         h = h[0] if isinstance(h, tuple) else h
         xs, ms, cis = [], [], []
@@ -257,7 +262,7 @@ def curve_data(table: Any, x: str, y: str, hue: str | None = None) -> tuple[str,
                 m, ci = float(part[0][0]), float(part[1][0])
             else:
                 _, m, ci, _ = mean_ci(part[0].astype(float).tolist())
-            xs.append(float(xv))
+            xs.append(int(xv) if whole else float(xv))
             ms.append(m)
             cis.append(ci)
         out[h] = (xs, ms, cis)
@@ -338,6 +343,10 @@ def curve(table: Any, x: str, y: str, hue: str | None = None, *, title: str | No
         if h in bands:
             ax.fill_between(xs, *bands[h], alpha=0.2, color=line.get_color(), linewidth=0)
     ax.set_xlabel(_drawn(x))
+    if all(type(v) is int for xs, _, _ in data.values() for v in xs):
+        from matplotlib.ticker import MaxNLocator
+
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_ylabel(_drawn(y))
     ax.set_title(title or f"{_drawn(fig_name)} (mean, 95 % CI across seeds)", fontsize="medium")
     ax.grid(True, alpha=0.3)
