@@ -510,3 +510,20 @@ def test_a_calls_member_is_one_member(src, msg):
 def test_a_calls_member_read_from_an_attribute_is_one_member():
     compile_src(prog(route="choose j in 2 by (used(D[j].kv)); D[j].decode (prompt);"))
     compile_src(SOURCE_MEMBER.replace("IDX", "serial % 2"))
+
+
+@pytest.mark.parametrize("route, msg", [
+    ("D[0].decode (⟨now);", "`D.decode`: the argument for `p` reads the clock: the entry would read it after its runs"),
+    ("D[0].decode (⟨used(D[0].kv) + 1);", "`D.decode`: the argument for `p` reads live state, `used(…)`"),
+    ("P[0].prefill (1); D[0].decode (⟨cached + 1);",
+     "`D.decode`: the argument for `p` reads `cached`, which the entry's holds set"),
+])
+def test_an_entrys_argument_is_a_value_of_the_call(route, msg):
+    """§2 Queues: "Arguments are substituted like an at admission binding", whose value the body may not
+    read when it reads live state (§2, at admission), and docs/language.md's rule for a statement
+    definition's argument, `now` or live state refused: `D[0].decode (now);` put `now` into the hold's
+    units (read at the admission) and into every statement after, each reading its own time. Mutation:
+    without the two tests in `QueueRewriter.call` the first two linked and the third was refused by another
+    rule (`cached` in a hold without `cache`), not at what the entry sets."""
+    refused(prog(route=route), msg)
+    compile_src(prog(route="set t = now; D[0].decode (t + prompt);"))

@@ -28,6 +28,7 @@ from ..parser import _word, grammar_text
 from . import SugarLayer
 from .admission import live_read
 from .aggregates import own_index
+from .defs import reads_live
 
 #: role -> its entries: (verb, parameters, takes `from`)
 ROLES: dict[str, list[tuple[str, int, bool]]] = {
@@ -746,6 +747,21 @@ class QueueRewriter:
             if A.draws(a):
                 raise ctx.error(a.pos, f"`{q.name}.{c.verb}`: the argument for `{p}` draws; a parameter is "
                                 "substituted, so a name used twice would draw twice")
+            # as a statement definition's argument (docs/language.md, defs): the entry's statements read it
+            # where they run, after its waits and admissions
+            holds = any(isinstance(x, A.SHold) for x in A.walk_stmts(entry.body))
+            set_by_hold = [x for x in A.walk_expr(a) if type(x) is A.Var and x.simple in ("cached", "computed")]
+            if holds and set_by_hold:
+                x = set_by_hold[0]
+                raise ctx.error(x.pos, f"`{q.name}.{c.verb}`: the argument for `{p}` reads `{x.simple}`, which the "
+                                "entry's holds set: the entry would read the new value; name the value with `set` "
+                                "first and pass the name")
+            live = reads_live(a)
+            if live is not None:
+                what = "the clock" if isinstance(live, A.Var) else f"live state, `{live.name}(…)`"
+                raise ctx.error(live.pos, f"`{q.name}.{c.verb}`: the argument for `{p}` reads {what}: the "
+                                "entry would read it after its runs; name the value with `set` first and pass "
+                                "the name")
         indexes = [("the member's index", c.index)]
         if c.src is not None and c.src.parts[0][1] is not None and c.src.parts[0][0] in self.queues:
             indexes.append((f"the index of `from {c.src.parts[0][0]}[…]`", c.src.parts[0][1]))
