@@ -527,3 +527,25 @@ def test_an_entrys_argument_is_a_value_of_the_call(route, msg):
     rule (`cached` in a hold without `cache`), not at what the entry sets."""
     refused(prog(route=route), msg)
     compile_src(prog(route="set t = now; D[0].decode (t + prompt);"))
+
+
+GW_ONLY = "workload { arrive batch(1); session { request gw; } }\n"
+
+
+@pytest.mark.parametrize("src, msg", [
+    # "request Q; enters this queue's route"
+    ("queue gw : gateway { serve delay; }\nworkload { arrive batch(1); session { ⟨request gw; } }\n",
+     "`request gw;`: gateway `gw` has no `route`"),
+    # "run (X) with no stage names the queue's own": a queue without a serve has none, the route included
+    ("queue gw : gateway { route { ⟨run (1); } }\n" + GW_ONLY,
+     "queue `gw` has no `serve`, so it has no stage of its own to run"),
+    ("queue X : decode { decode (p) { ⟨run (p); } }\nqueue gw : gateway { route { X.decode (1); } }\n" + GW_ONLY,
+     "queue `X` has no `serve`, so it has no stage of its own to run"),
+    # "an entry — one per verb of the queue's roles": a queue that plays none has none
+    ("queue X { serve fifo; ⟨decode (p) { run (p); } }\nqueue gw : gateway { route { X.decode (1); } }\n" + GW_ONLY,
+     "queue `X` plays no role, so it has no entry `decode`; declare its roles"),
+])
+def test_what_a_queues_own_stage_and_roles_refuse(src, msg):
+    """Mutation: `own_stage` returning the queue's name whether it serves or not leaves the second and
+    third to the linker, `unknown stage `gw``, which does not say why."""
+    refused(src, msg)
