@@ -82,6 +82,19 @@ def test_find_sizes_the_fleet_as_erlang_c_does(tmp_path):
         assert float(r["observes.wait.mean:mean"]) == pytest.approx(mean_wait(c, lam, 1), abs=0.01)
         # ends first, then halvings of the 10 counts down to two neighbours: at most 2 + ceil(log2(9)) = 6
         assert 3 <= int(r["evaluations"]) <= 6
+    # the fleet found against the load, drawn from the search's table (it was "no figure 'c'", and a figure's
+    # mean there a KeyError traceback of its FIGURE:ci, the table being taken for a points table)
+    from serq_sweep.plots import curve_data
+
+    assert curve_data(str(out), "lam", "c") == ("c", {None: ([2, 4], [5.0, 8.0], [pytest.approx(math.nan,
+                                                                                               nan_ok=True)] * 2)})
+    assert curve_data(str(out), "lam", "waited.mean")[1][None][1] == [float(r["observes.waited.mean:mean"])
+                                                                      for r in rows]
+    for y, title in (("c", "c found by the capacity search"),
+                     ("waited.mean", "observes.waited.mean (mean across seeds at the c found)")):
+        svg = tmp_path / "fleet.svg"
+        q = serq("plot", str(out), "--x", "lam", "--y", y, "-o", str(svg))
+        assert q.stderr == "" and f"<!-- {title} -->" in svg.read_text()
     # the printed table says the same, a line per point
     lines = [ln.split() for ln in p.stdout.splitlines() if ln.strip()]
     assert lines[0] == ["lam", "c", "outcome", "holds", "fails", "evaluations"]

@@ -208,23 +208,39 @@ def _numeric(frame: Any, column: str, what: str) -> None:
 
 
 def curve_data(table: Any, x: str, y: str, hue: str | None = None) -> tuple[str, dict[Any, tuple[list, list, list]]]:
+    """What :func:`curve` draws (:func:`_curve_data`'s first two)."""
+    fig, out, _title, _whole = _curve_data(table, x, y, hue)
+    return fig, out
+
+
+def _curve_data(table: Any, x: str, y: str, hue: str | None) -> tuple[str, dict, str, bool]:
     """What :func:`curve` draws: the figure's column, and per hue value ``(xs, means, half-widths)``,
     xs ascending. A runs table (a row per seed) is averaged here (Student t over the seeds, rows that failed
-    left out); a points table (``FIGURE:mean``, ``FIGURE:ci``) is read as it is."""
+    left out); a points table (``FIGURE:mean``, ``FIGURE:ci``) is read as it is, and so is the table of a
+    capacity search (``serq sweep --find --out``: a row per point, the knob's value found, ``holds``,
+    ``fails`` and each condition's ``FIGURE:mean`` at the value found, without a CI). Then the title the
+    table's kind gives the figure, and whether the y values are whole numbers (a search's knob of an integer
+    column), ticked so."""
     import pandas as pd
 
     from .core import point_columns
     from .figures import resolve
+    from .search import COLUMNS as SEARCH_COLUMNS
     from .stats import mean_ci
 
     frame = _read(table)
     cols = list(frame.columns)
     points_table = any(c.endswith(":mean") for c in cols)
+    # a search's table has the figures' means and no CI: its knob (the column before outcome) ends its swept
+    # names; it was read as a points table, and --y of a figure ended in a KeyError of its FIGURE:ci
+    search_table = set(SEARCH_COLUMNS) <= set(cols) and cols.index("outcome") > 0
+    knob = cols[cols.index("outcome") - 1] if search_table else None
+    # the swept names as the table's kind has them: before runs in a points table (it has no seed column, so
+    # a points table's were none: "the table's swept names: )"), before seed in a runs table, before the knob
+    # in a search's
+    end = knob if search_table else "runs" if points_table else "seed"
     for name, what in ((x, "--x"), (hue, "--hue")):
         if name is not None and name not in cols:
-            # the swept names as the table's kind has them: before runs in a points table (it has no seed
-            # column, so a points table's were none: "the table's swept names: )"), before seed in a runs table
-            end = "runs" if points_table else "seed"
             if end in cols:
                 said = f"the table's swept names: {', '.join(map(str, point_columns(cols, end))) or 'none'}"
             else:
@@ -238,17 +254,22 @@ def curve_data(table: Any, x: str, y: str, hue: str | None = None) -> tuple[str,
     # said to be no figure of it ("no figure 'requests.ttft.mean' in the results")
     if frame.empty or ("status" not in cols and "runs" in cols and not (frame["runs"] != 0).any()):
         raise UserError("no rows to plot: the table is empty or every run in it failed")
-    if points_table:
+    if search_table:
+        fig = resolve(y, [knob, "holds", "fails", *(c[:-5] for c in cols if c.endswith(":mean"))])
+        y_column = f"{fig}:mean" if f"{fig}:mean" in cols else fig
+    elif points_table:
         fig = resolve(y, [c[:-5] for c in cols if c.endswith(":mean")])
+        y_column = f"{fig}:mean"
     else:
         start = cols.index("key") + 1 if "key" in cols else 0
         fig = resolve(y, cols[start:])
-    for name, what, column in ((x, "--x", x), (y, "--y", f"{fig}:mean" if points_table else fig)):
+        y_column = fig
+    for name, what, column in ((x, "--x", x), (y, "--y", y_column)):
         _numeric(frame, column, f"{what} {name}")
     out: dict[Any, tuple[list, list, list]] = {}
     if hue:
         _few_lines(int(frame[hue].nunique(dropna=False)), hue)
-    _one_point_per_x(frame, cols, x, hue, points_table)
+    _one_point_per_x(frame, cols, x, hue, end)
     groups = frame.groupby(hue, sort=True) if hue else [(None, frame)]
     # a knob of whole numbers (a count of replicas, blocks: an integer column) keeps its values as ints, so
     # that curve() ticks its axis at whole numbers only (it was ticked 6.0, 6.2, 6.4 replicas)
@@ -256,9 +277,11 @@ def curve_data(table: Any, x: str, y: str, hue: str | None = None) -> tuple[str,
     for h, g in groups:
         h = h[0] if isinstance(h, tuple) else h
         xs, ms, cis = [], [], []
-        columns = [f"{fig}:mean", f"{fig}:ci"] if points_table else [fig]
+        columns = [y_column] if search_table else [f"{fig}:mean", f"{fig}:ci"] if points_table else [fig]
         for xv, part in _by_x(g, x, columns):
-            if points_table:
+            if search_table:
+                m, ci = float(part[0][0]), math.nan
+            elif points_table:
                 m, ci = float(part[0][0]), float(part[1][0])
             else:
                 _, m, ci, _ = mean_ci(part[0].astype(float).tolist())
@@ -266,20 +289,26 @@ def curve_data(table: Any, x: str, y: str, hue: str | None = None) -> tuple[str,
             ms.append(m)
             cis.append(ci)
         out[h] = (xs, ms, cis)
-    return fig, out
+    if search_table:
+        title = (f"{_drawn(fig)} found by the capacity search" if y_column == fig
+                 else f"{_drawn(fig)} (mean across seeds at the {_drawn(knob)} found)")
+    else:
+        title = f"{_drawn(fig)} (mean, 95 % CI across seeds)"
+    return fig, out, title, search_table and pd.api.types.is_integer_dtype(frame[y_column].dtype)
 
 
-def _one_point_per_x(frame: Any, cols: Sequence[str], x: str, hue: str | None, points_table: bool) -> None:
+def _one_point_per_x(frame: Any, cols: Sequence[str], x: str, hue: str | None, end: str) -> None:
     """Refuse a table whose line would hold several points at one x: a swept name other than ``--x`` and
     ``--hue`` that varies. A runs table's rows of those points were averaged as if they were seeds (the mean
     of two deployments, with a CI of their difference), and a points table's first row at each x was drawn
     and the others left out, so the two tables of one sweep drew different curves."""
     line = [x] if hue is None else [hue, x]
     # what makes a point: the swept names, before ``runs`` in a points table (a row a point), before
-    # ``seed`` in a runs table (a row a run), and ``point`` where the table has it
+    # ``seed`` in a runs table (a row a run), before the knob in a search's (a row a point), and ``point``
+    # where the table has it
     from .core import point_columns
 
-    others = [c for c in point_columns(cols, "runs" if points_table else "seed") if c not in line]
+    others = [c for c in point_columns(cols, end) if c not in line]
     others += ["point"] if "point" in cols and "point" not in line else []
     if not others:
         return
@@ -322,7 +351,7 @@ def _by_x(g: Any, x: str, columns: Sequence[str]) -> Any:
 def curve(table: Any, x: str, y: str, hue: str | None = None, *, title: str | None = None) -> Any:
     """``y`` (a figure's name) against the swept ``x``, a line per value of ``hue``, each with its 95 % CI
     band (none where a point has one seed)."""
-    fig_name, data = curve_data(table, x, y, hue)
+    fig_name, data, drawn_title, y_whole = _curve_data(table, x, y, hue)
     something_to_draw((zip(xs, ms) for xs, ms, _ in data.values()), f"--y {y}",
                       f"no point whose {x} and {fig_name} are both finite numbers (a NaN or infinite "
                       "value is left out of a line)")
@@ -343,12 +372,14 @@ def curve(table: Any, x: str, y: str, hue: str | None = None, *, title: str | No
         if h in bands:
             ax.fill_between(xs, *bands[h], alpha=0.2, color=line.get_color(), linewidth=0)
     ax.set_xlabel(_drawn(x))
-    if all(type(v) is int for xs, _, _ in data.values() for v in xs):
-        from matplotlib.ticker import MaxNLocator
+    from matplotlib.ticker import MaxNLocator
 
+    if all(type(v) is int for xs, _, _ in data.values() for v in xs):
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    if y_whole:
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_ylabel(_drawn(y))
-    ax.set_title(title or f"{_drawn(fig_name)} (mean, 95 % CI across seeds)", fontsize="medium")
+    ax.set_title(title or drawn_title, fontsize="medium")
     ax.grid(True, alpha=0.3)
     if hue is not None:
         _legend(ax, len(data), f"--hue {_drawn(hue)}")
