@@ -549,3 +549,17 @@ def test_what_a_queues_own_stage_and_roles_refuse(src, msg):
     """Mutation: `own_stage` returning the queue's name whether it serves or not leaves the second and
     third to the linker, `unknown stage `gw``, which does not say why."""
     refused(src, msg)
+
+
+@pytest.mark.parametrize("src", [
+    "queue g2 : gateway { route { set z = 1; run d (1); } }\nqueue gw : gateway { route { ⟨g2.route (); } }\n" + GW_ONLY,
+    "queue g2 : gateway { route { set z = 1; run d (1); } }\n"
+    "workload { arrive batch(1); session { request g2; ⟨g2.route (); } }\n",
+])
+def test_a_gateways_route_is_requested_not_called(src):
+    """§2 Queues: "request Q; enters this queue's route", and `request gw;` stands only in the workload's
+    session (docs/language.md). `g2.route ();` expanded the route as an entry's call anywhere — in another
+    route, in the session beside `request g2;` — with its sets renamed `g2.z`, so the session's `z` was set
+    by `request g2;` and not by the call. Mutation: without the test in `QueueRewriter.call` both linked."""
+    refused("stage d : delay;\n" + src, "`g2.route`: a gateway's route is not called; the workload's session enters "
+                                       "it with `request g2;`")

@@ -723,6 +723,11 @@ class QueueRewriter:
                             f"`{q.name}[i].{c.verb} (…)`")
         if c.index is not None and not q.family:
             raise ctx.error(c.pos, f"`{q.name}[…].{c.verb}`: `{q.name}` is one queue, not a family")
+        if c.verb == "route" and q.gateway:
+            # "request Q; enters this queue's route", and only the workload's session requests: a call would
+            # expand it elsewhere, its sets renamed `Q.x` as an entry's, which a route's are not
+            raise ctx.error(c.pos, f"`{q.name}.route`: a gateway's route is not called; the workload's session "
+                            f"enters it with `request {q.name};`")
         is_transfer = c.verb == "transfer" and "link" in q.roles
         takes_from = c.src is not None and not is_transfer
         entry = q.entries.get((c.verb, takes_from))
