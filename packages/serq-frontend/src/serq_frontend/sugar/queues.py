@@ -511,7 +511,7 @@ class QueueRewriter:
         self.check_stages(q, e)
 
     def check_boundary(self, q: Queue, e: A.QEntry) -> None:
-        """What an entry of a queue that is no gateway holds and reads."""
+        """What an entry holds and reads (every entry but a gateway's route)."""
         ctx = self.ctx
         key = (e.verb, e.src is not None)
         own_pools = set(q.pools)
