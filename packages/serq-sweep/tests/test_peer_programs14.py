@@ -243,6 +243,19 @@ def test_plot_of_a_sweep_table(tmp_path):
     ticks = serq_sweep.plot(str(table), x="c", y="observes.waited.mean", hue="lam").axes[0].get_xticks()
     assert len(ticks) >= 4 and all(float(t).is_integer() for t in ticks), ticks
     assert "<!-- 5.5 -->" not in text and "<!-- 5 -->" in text
+    # a table of means without their CIs (the points table cut down by hand to what a report needs) draws the
+    # means without a band; it was a KeyError traceback of the missing observes.waited.mean:ci
+    from serq_sweep.plots import curve_data
+
+    points = read_csv(tmp_path / "t.points.csv")
+    means = tmp_path / "means.csv"
+    means.write_text("c,lam,observes.waited.mean:mean\n" + "".join(
+        f"{r['c']},{r['lam']},{r['observes.waited.mean:mean']}\n" for r in points))
+    _, data = curve_data(str(means), "c", "waited.mean", hue="lam")
+    assert data[3][:2] == ([5, 6, 7, 8], [float(r["observes.waited.mean:mean"]) for r in points if r["lam"] == "3"])
+    assert all(math.isnan(ci) for ci in data[3][2])
+    q = serq("plot", str(means), "--x", "c", "--y", "waited.mean", "--hue", "lam", "-o", str(tmp_path / "m.svg"))
+    assert q.stderr == "" and "<!-- observes.waited.mean (mean across seeds) -->" in (tmp_path / "m.svg").read_text()
     # a column that does not exist: one message naming it and the near one, status 1, nothing written
     for args, name, near in ((("--x", "cc", "--y", "observes.waited.mean"), "cc", "c"),
                              (("--x", "c", "--y", "observes.waitd.mean"), "observes.waitd.mean",

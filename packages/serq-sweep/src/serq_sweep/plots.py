@@ -274,15 +274,16 @@ def _curve_data(table: Any, x: str, y: str, hue: str | None) -> tuple[str, dict,
     # a knob of whole numbers (a count of replicas, blocks: an integer column) keeps its values as ints, so
     # that curve() ticks its axis at whole numbers only (it was ticked 6.0, 6.2, 6.4 replicas)
     whole = pd.api.types.is_integer_dtype(frame[x].dtype)
+    # a points table's band is its FIGURE:ci, where it has one (a table of means alone, written by hand or by
+    # a search, has none: its FIGURE:ci was a KeyError traceback)
+    read_as_is = points_table or search_table
+    band = [f"{fig}:ci"] if read_as_is and f"{fig}:ci" in cols else []
     for h, g in groups:
         h = h[0] if isinstance(h, tuple) else h
         xs, ms, cis = [], [], []
-        columns = [y_column] if search_table else [f"{fig}:mean", f"{fig}:ci"] if points_table else [fig]
-        for xv, part in _by_x(g, x, columns):
-            if search_table:
-                m, ci = float(part[0][0]), math.nan
-            elif points_table:
-                m, ci = float(part[0][0]), float(part[1][0])
+        for xv, part in _by_x(g, x, [y_column, *band]):
+            if read_as_is:
+                m, ci = float(part[0][0]), float(part[1][0]) if band else math.nan
             else:
                 _, m, ci, _ = mean_ci(part[0].astype(float).tolist())
             xs.append(int(xv) if whole else float(xv))
@@ -293,7 +294,7 @@ def _curve_data(table: Any, x: str, y: str, hue: str | None) -> tuple[str, dict,
         title = (f"{_drawn(fig)} found by the capacity search" if y_column == fig
                  else f"{_drawn(fig)} (mean across seeds at the {_drawn(knob)} found)")
     else:
-        title = f"{_drawn(fig)} (mean, 95 % CI across seeds)"
+        title = f"{_drawn(fig)} (mean{', 95 % CI' if band or not read_as_is else ''} across seeds)"
     return fig, out, title, search_table and pd.api.types.is_integer_dtype(frame[y_column].dtype)
 
 
