@@ -1,8 +1,9 @@
 """A capacity planner's workflow end to end (tests/peer_programs14/), each step checked against a truth of its own:
 a fleet sized by `serq sweep --find` over the replicas of an M/M/c fleet against Erlang C; Little's law and the
 utilisation law on the reports of a vLLM engine and of a multi-stage program; `serq compare` of two fleet sizes
-against the paired differences computed from the sweep's per-seed table; `serq plot` of that table; and a vLLM
-run's per-request records against the report's percentiles."""
+against the paired differences computed from the sweep's per-seed table; `serq plot` of that table and of the
+search's; and the per-request records of a vLLM run and of a sweep against the percentiles of the report and of
+the sweep's table."""
 
 from __future__ import annotations
 
@@ -311,3 +312,28 @@ def test_records_of_a_vllm_run_give_the_reports_percentiles(tmp_path):
     assert req["total_output_tokens"] == sum(r["output"] for r in f)
     assert req["total_input_tokens"] == sum(r["prompt"] for r in f)
     assert req["request_throughput"] == pytest.approx(len(rows) / (d["end"] - d["warmup"]), rel=1e-12)
+
+
+def test_a_sweeps_records_give_each_runs_percentiles_in_its_table(tmp_path):
+    # serq sweep --records: the records of every run, joined to the table on key; each run's request metrics
+    # in the table are its own records' (the runs kept apart, the warm-up left out per run)
+    table, recs = tmp_path / "t.csv", tmp_path / "r.csv"
+    serq("sweep", str(ROOT / "examples/multi-turn/vllm_single_turn.sq"), "--set", "Lambda=2,4", "--seeds", "1..2",
+         "--horizon", "120", "--warmup", "20", "--workers", "0", "--no-progress", "--out", str(table),
+         "--records", str(recs))
+    runs = read_csv(table)
+    records = read_csv(recs)
+    assert len(runs) == 4 and len({r["key"] for r in runs}) == 4
+    for run in runs:
+        mine = [r for r in records if r["key"] == run["key"]]
+        assert all((r["Lambda"], r["seed"]) == (run["Lambda"], run["seed"]) for r in mine)
+        assert len(mine) == int(run["requests.completed"]) > 50
+        assert all(float(r["sent"]) >= 20 for r in mine)
+        f = [{k: float(r[k]) for k in ("sent", "first_token", "last_token", "output")} for r in mine]
+        for name, v in (("ttft", [r["first_token"] - r["sent"] for r in f]),
+                        ("e2el", [r["last_token"] - r["sent"] for r in f]),
+                        ("tpot", [(r["last_token"] - r["first_token"]) / (r["output"] - 1) for r in f
+                                  if r["output"] > 1])):
+            assert int(run[f"requests.{name}.count"]) == len(v)
+            for q in (90, 99):
+                assert float(run[f"requests.{name}.p{q}"]) == pytest.approx(percentile(v, q), rel=1e-12), (name, q)
