@@ -337,3 +337,30 @@ def test_a_sweeps_records_give_each_runs_percentiles_in_its_table(tmp_path):
             assert int(run[f"requests.{name}.count"]) == len(v)
             for q in (90, 99):
                 assert float(run[f"requests.{name}.p{q}"]) == pytest.approx(percentile(v, q), rel=1e-12), (name, q)
+
+
+def test_little_and_utilisation_laws_on_the_fleet():
+    # fleet.sq at c = 6, lam 4, mu 1: a session is in the gate's queue or holds a slot, and a slot's holder is in
+    # service at one replica (it chooses an idle one at once), so live = queue + holders and holders = the
+    # replicas' present, time average for time average; each replica's utilisation is its throughput x service
+    # (fifo: present = utilisation, one job at most); and the totals are M/M/6's: busy a = 4, queue
+    # C a / (c - a) = 0.5696, live 4.5696
+    d = report(FLEET, "--horizon", "6000")
+    window = d["end"] - d["warmup"]
+    gate = d["pools"][0]
+    reps = d["stages"]
+    assert len(reps) == 6
+    assert d["mean_live"] == pytest.approx(gate["queue"] + gate["holders"], rel=1e-9)
+    assert gate["holders"] == pytest.approx(sum(s["present"] for s in reps), rel=1e-9)
+    for s in reps:
+        assert s["utilisation"] == pytest.approx(s["present"], rel=1e-12)
+        assert s["utilisation"] == pytest.approx(s["throughput"] * s["service"], rel=0.01)
+    x = gate["admissions"] / window
+    assert gate["queue"] == pytest.approx(x * gate["wait"], rel=0.01)
+    resp = d["observes"]["response"]
+    assert resp["ci"] < 0.05 * resp["mean"]
+    assert abs(d["mean_live"] - x * resp["mean"]) <= x * resp["ci"]
+    lq = erlang_c(6, 4) * 4 / 2
+    assert abs(sum(s["utilisation"] for s in reps) - 4) < 0.1
+    assert abs(d["mean_live"] - (4 + lq)) <= 2 * x * resp["ci"]
+    assert abs(d["observes"]["waited"]["mean"] - erlang_c(6, 4)) <= 2 * d["observes"]["waited"]["ci"]
