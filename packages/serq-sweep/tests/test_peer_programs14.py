@@ -364,3 +364,23 @@ def test_little_and_utilisation_laws_on_the_fleet():
     assert abs(sum(s["utilisation"] for s in reps) - 4) < 0.1
     assert abs(d["mean_live"] - (4 + lq)) <= 2 * x * resp["ci"]
     assert abs(d["observes"]["waited"]["mean"] - erlang_c(6, 4)) <= 2 * d["observes"]["waited"]["ci"]
+
+
+def test_find_on_a_figure_the_knob_brings(tmp_path):
+    # stages.svc[7] is a figure of the fleet from c = 8 on: the program at LO (c = 3) has no replica 7, and a
+    # condition on it was refused before any run ("no figure ... did you mean stages.svc[2].utilisation"), then,
+    # past that check, after the first evaluations. A fleet without the replica has no value of it, which meets no
+    # condition, so the smallest fleet is the first that has it, where it is the replica chosen last (the choose
+    # takes the lowest idle index) and busy well under half the time.
+    out = tmp_path / "found.csv"
+    serq("sweep", FLEET, "--find", "stages.svc[7].utilisation <= 0.5", "--over", "c", "3:12:1", "--seeds", "1..2",
+         "--horizon", "300", "--workers", "0", "--out", str(out))
+    (row,) = read_csv(out)
+    assert (row["c"], row["outcome"], row["holds"], row["fails"]) == ("8", "found smallest", "8", "7")
+    assert 0 < float(row["stages.svc[7].utilisation:mean"]) < 0.5
+    # a misspelt name is still refused before any run, with the name the fleet at HI has
+    p = serq("sweep", FLEET, "--find", "stages.svc[7].utilisatio <= 0.5", "--over", "c", "3:12:1", "--seeds", "1",
+             "--horizon", "300", "--workers", "0", ok=False)
+    assert p.returncode == 1 and p.stdout == ""
+    assert p.stderr.strip() == ("error: no figure 'stages.svc[7].utilisatio' in the results (did you mean "
+                                "`stages.svc[7].utilisation`?)")

@@ -350,6 +350,14 @@ def _find(program: Any, conditions: Any, over: Any, *, sets: Any, defs: Any, zip
                                  core.run_hash(program_, traces, pm)))
         if grid is None:  # (the caps the knob sets are those that differ from these at a value of the search)
             caps_lo[file] = ([p.cap for p in program_.pools], whole_unit_pools(program_))
+        # and at HI, which the search runs next: a figure the knob brings (a family's member, stages.svc[7] of
+        # `stage svc[c]` searched over c 3:12:1) is one of its runs' though the program at LO has none (it was
+        # refused as no figure); check_figures runs it only for a name the program at LO does not resolve
+        program_, _ = core.compile_point(pm, file, {**{a.name: first[a.name] for a in axes if a.kind == "set"},
+                                                    name: hi},
+                                         {a.name: first[a.name] for a in axes if a.kind == "def"}, overrides, given)
+        probes.append(core.Point(len(probes), dict(first), file, serq_ir.encode(program_),
+                                 core.run_hash(program_, traces, pm)))
     # a condition's figure no run has (a typo) is refused before the search, as sweep --show's
     core.check_figures(core.Plan([], probes, seed_list, limits, pm), [f for f, _, _ in conds])
     judged: list[dict[str, Any]] = []  # every run a condition was judged on (cut_short: the partial ones)
@@ -386,15 +394,18 @@ def _find(program: Any, conditions: Any, over: Any, *, sets: Any, defs: Any, zip
             done, complete = core.execute(plan, eng, progress=progress, desc="find")
             if not complete:
                 raise KeyboardInterrupt
+            if figures is None:
+                # the figures of every run of the first evaluations (both ends of every search): a figure the
+                # knob brings at HI alone (a family's member) is theirs (the run at LO's were, and such a
+                # condition was refused as no figure after its first evaluations)
+                cols = dict.fromkeys(f for r in done.values() if r["status"] != "error" for f in r["figures"])
+                figures = [resolve(f, list(cols)) for f, _, _ in conds] if cols else None
             for p, (s, x) in zip_(plan_points, owners):
                 results = [done[plan.key(p, seed)] for seed in seed_list]
                 bad = [r for r in results if r["status"] == "error"]
                 if bad:
                     raise UserError(f"{bad[0]['message']}\n(at {name}={show_number(s.value(x))} of the capacity search)")
                 judged += results
-                if figures is None:
-                    cols = list(results[0]["figures"])
-                    figures = [resolve(f, cols) for f, _, _ in conds]
                 means = {}
                 for f in figures:
                     vals = [r["figures"].get(f) for r in results]
