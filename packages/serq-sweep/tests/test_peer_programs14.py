@@ -384,3 +384,23 @@ def test_find_on_a_figure_the_knob_brings(tmp_path):
     assert p.returncode == 1 and p.stdout == ""
     assert p.stderr.strip() == ("error: no figure 'stages.svc[7].utilisatio' in the results (did you mean "
                                 "`stages.svc[7].utilisation`?)")
+
+
+@pytest.mark.parametrize("c", [5, 7])
+def test_the_fleet_behind_its_gate_is_one_fifo_c_station(c):
+    # a gate of c slots in arrival order, each holder sent to an idle replica, is fifo(c): under one seed the two
+    # programs draw the same arrivals and services, so every response is the same, and so is every figure of it
+    fleet = report(FLEET, "--set", f"c={c}", "--horizon", "1000", "--seed", "3")
+    one = report(str(HERE / "mmc.sq"), "--set", f"c={c}", "--horizon", "1000", "--seed", "3")
+    assert fleet["observes"]["response"] == one["observes"]["response"]
+    assert fleet["mean_live"] == pytest.approx(one["mean_live"], rel=1e-12)
+    assert (fleet["arrivals"], fleet["ended"]) == (one["arrivals"], one["ended"])
+    svc = one["stages"][0]
+    reps = fleet["stages"]
+    assert len(reps) == c
+    assert svc["utilisation"] == pytest.approx(sum(s["utilisation"] for s in reps) / c, rel=1e-9)
+    assert svc["completions"] == sum(s["completions"] for s in reps)
+    # the gate's wait is over the admissions after the warm-up, as the observe's samples are; the station's over
+    # the runs completed after it (docs/language.md): the same waits but for the few at the window's two edges
+    assert fleet["observes"]["wait"]["mean"] == pytest.approx(fleet["pools"][0]["wait"], rel=1e-12)
+    assert svc["wait"] == pytest.approx(fleet["pools"][0]["wait"], rel=0.01)
