@@ -267,7 +267,9 @@ def test_plot_of_a_sweep_table(tmp_path):
         assert p.returncode == 1 and not bad.exists()
         err = p.stderr.strip().splitlines()
         assert len(err) == 1 and err[0].startswith("error: ") and "Traceback" not in p.stderr, p.stderr
-        assert name in err[0] and f"did you mean `{near}`?" in err[0], err[0]
+        # named by the option that gave it, --y too (it said only "no figure 'observes.waitd.mean' …")
+        opt = args[args.index(name) - 1]
+        assert err[0].startswith(f"error: {opt} {name}: ") and f"did you mean `{near}`?" in err[0], err[0]
 
 
 # --- records: every request's metrics against the report's percentiles ----------------------------------------

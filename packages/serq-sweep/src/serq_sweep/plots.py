@@ -255,15 +255,16 @@ def _curve_data(table: Any, x: str, y: str, hue: str | None) -> tuple[str, dict,
     if frame.empty or ("status" not in cols and "runs" in cols and not (frame["runs"] != 0).any()):
         raise UserError("no rows to plot: the table is empty or every run in it failed")
     if search_table:
-        fig = resolve(y, [knob, "holds", "fails", *(c[:-5] for c in cols if c.endswith(":mean"))])
-        y_column = f"{fig}:mean" if f"{fig}:mean" in cols else fig
+        figures = [knob, "holds", "fails", *(c[:-5] for c in cols if c.endswith(":mean"))]
     elif points_table:
-        fig = resolve(y, [c[:-5] for c in cols if c.endswith(":mean")])
-        y_column = f"{fig}:mean"
+        figures = [c[:-5] for c in cols if c.endswith(":mean")]
     else:
-        start = cols.index("key") + 1 if "key" in cols else 0
-        fig = resolve(y, cols[start:])
-        y_column = fig
+        figures = cols[cols.index("key") + 1 if "key" in cols else 0:]
+    try:
+        fig = resolve(y, figures)
+    except UserError as e:  # named by its option, as --x's and --hue's are (it said only "no figure 'y' …")
+        raise type(e)(f"--y {y}: {str(e).removeprefix('error: ')}") from None
+    y_column = f"{fig}:mean" if f"{fig}:mean" in cols and (search_table or points_table) else fig
     for name, what, column in ((x, "--x", x), (y, "--y", y_column)):
         _numeric(frame, column, f"{what} {name}")
     out: dict[Any, tuple[list, list, list]] = {}
