@@ -847,20 +847,29 @@ def _statement_start(before: list[tuple[str, str, int, int]], end: int) -> int:
     return i
 
 
-def _block_of_hold(before: list[tuple[str, str, int, int]], close: int) -> bool:
-    """Whether the ``}`` at ``before[close]`` closes the block of a hold (the statement its ``{`` ends the
-    header of begins with ``hold``)."""
+def _opener(before: list[tuple[str, str, int, int]], close: int, pair: str) -> int:
+    """The index in ``before`` of the token that opens the bracket ``pair`` (``"{}"``, ``"[]"``) closed by
+    ``before[close]``, or -1 when none does."""
     depth = 0
     for j in range(close, -1, -1):
         t = before[j][1]
-        if t == "}":
+        if t == pair[1]:
             depth += 1
-        elif t == "{":
+        elif t == pair[0]:
             depth -= 1
             if depth == 0:
-                i = _statement_start(before, j)
-                return i < j and before[i][1] == "hold"
-    return False
+                return j
+    return -1
+
+
+def _block_of_hold(before: list[tuple[str, str, int, int]], close: int) -> bool:
+    """Whether the ``}`` at ``before[close]`` closes the block of a hold (the statement its ``{`` ends the
+    header of begins with ``hold``)."""
+    j = _opener(before, close, "{}")
+    if j < 0:
+        return False
+    i = _statement_start(before, j)
+    return i < j and before[i][1] == "hold"
 
 
 def _parenthesis_missing(tok: Token, expected: set[str], text: str) -> tuple[tuple[int, int], str] | None:
@@ -1152,17 +1161,7 @@ def _member_statement(text: str, offset: int) -> str | None:
     before = _tokens_before(text, offset)
     if not before or before[-1][1] != "]":
         return None
-    depth = 0
-    k = len(before) - 1
-    while k >= 0:
-        t = before[k][1]
-        if t == "]":
-            depth += 1
-        elif t == "[":
-            depth -= 1
-            if depth == 0:
-                break
-        k -= 1
+    k = _opener(before, len(before) - 1, "[]")
     if k < 1 or before[k - 1][0] != "name" or (k >= 2 and before[k - 2][1] not in ("{", ";", "}")):
         return None
     start = _offset(text, before[k - 1][2], before[k - 1][3])
