@@ -406,3 +406,17 @@ def test_the_fleet_behind_its_gate_is_one_fifo_c_station(c):
     # the runs completed after it (docs/language.md): the same waits but for the few at the window's two edges
     assert fleet["observes"]["wait"]["mean"] == pytest.approx(fleet["pools"][0]["wait"], rel=1e-12)
     assert svc["wait"] == pytest.approx(fleet["pools"][0]["wait"], rel=0.01)
+
+
+def test_find_says_a_programs_error_at_an_end_of_its_range(tmp_path):
+    # the programs at both ends are compiled before the search (for their figures); an error of one is said with
+    # the knob's value, as an error at a value the search reaches is
+    p = serq("sweep", FLEET, "--find", "waited.mean <= 0.1", "--over", "c", "5:200000", "--seeds", "1",
+             "--horizon", "300", "--workers", "0", ok=False)
+    assert p.returncode == 1 and "Traceback" not in p.stderr
+    assert "makes more than 100000 stages" in p.stderr
+    assert p.stderr.rstrip().endswith("(at c=200000 of the capacity search)"), p.stderr
+    # a grid's last value is its end: svc[11] is a member at c = 12 only, which 3:12:2 (3, 5, …, 11) never runs
+    p = serq("sweep", FLEET, "--find", "stages.svc[11].utilisation <= 0.5", "--over", "c", "3:12:2", "--seeds", "1",
+             "--horizon", "300", "--workers", "0", ok=False)
+    assert p.returncode == 1 and p.stderr.startswith("error: no figure 'stages.svc[11].utilisation'"), p.stderr

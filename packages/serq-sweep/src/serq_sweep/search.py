@@ -342,22 +342,25 @@ def _find(program: Any, conditions: Any, over: Any, *, sets: Any, defs: Any, zip
             raise UserError(f"{file}: {over_said(bare=True)}: the program has no `let {clipped(name)}`"
                             f"{did_you_mean(name, [c.name for c in program_.constants])} (the knob "
                             f"{'--find' if cli else 'find'} searches is a let)")
-        # the program the search runs first (the knob at LO), for the figures its runs have
-        program_, _ = core.compile_point(pm, file, {**{a.name: first[a.name] for a in axes if a.kind == "set"},
-                                                    name: lo},
-                                         {a.name: first[a.name] for a in axes if a.kind == "def"}, overrides, given)
-        probes.append(core.Point(len(probes), dict(first), file, serq_ir.encode(program_),
-                                 core.run_hash(program_, traces, pm)))
-        if grid is None:  # (the caps the knob sets are those that differ from these at a value of the search)
-            caps_lo[file] = ([p.cap for p in program_.pools], whole_unit_pools(program_))
-        # and at HI, which the search runs next: a figure the knob brings (a family's member, stages.svc[7] of
-        # `stage svc[c]` searched over c 3:12:1) is one of its runs' though the program at LO has none (it was
-        # refused as no figure); check_figures runs it only for a name the program at LO does not resolve
-        program_, _ = core.compile_point(pm, file, {**{a.name: first[a.name] for a in axes if a.kind == "set"},
-                                                    name: hi},
-                                         {a.name: first[a.name] for a in axes if a.kind == "def"}, overrides, given)
-        probes.append(core.Point(len(probes), dict(first), file, serq_ir.encode(program_),
-                                 core.run_hash(program_, traces, pm)))
+        # the programs the search runs first, the knob at its two ends (LO, and HI or the grid's last value),
+        # for the figures their runs have: a figure the knob brings (a family's member, stages.svc[7] of `stage
+        # svc[c]` searched over c 3:12:1) is one of the runs' at HI though the program at LO has none (it was
+        # refused as no figure); check_figures runs the one at HI only for a name LO's does not resolve
+        for end, value in enumerate((searches[0].value(searches[0].lo), searches[0].value(searches[0].hi))):
+            try:
+                program_, _ = core.compile_point(pm, file,
+                                                 {**{a.name: first[a.name] for a in axes if a.kind == "set"},
+                                                  name: value},
+                                                 {a.name: first[a.name] for a in axes if a.kind == "def"},
+                                                 overrides, given)
+            except Exception as e:  # (a program's error at an end, said where the search would say it)
+                if not getattr(e, "serq_user_error", False) or isinstance(e, UsageError):
+                    raise
+                raise UserError(f"{e}\n(at {name}={core.show_value(value)} of the capacity search)") from None
+            probes.append(core.Point(len(probes), dict(first), file, serq_ir.encode(program_),
+                                     core.run_hash(program_, traces, pm)))
+            if grid is None and end == 0:  # (the caps the knob sets are those that differ from these at a value)
+                caps_lo[file] = ([p.cap for p in program_.pools], whole_unit_pools(program_))
     # a condition's figure no run has (a typo) is refused before the search, as sweep --show's
     core.check_figures(core.Plan([], probes, seed_list, limits, pm), [f for f, _, _ in conds])
     judged: list[dict[str, Any]] = []  # every run a condition was judged on (cut_short: the partial ones)
