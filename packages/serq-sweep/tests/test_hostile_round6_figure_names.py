@@ -33,13 +33,13 @@ def _serq(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
 @pytest.mark.timeout(90)
 @pytest.mark.parametrize("args, said", [
     (["sweep", "p.sq", "--set", "lam=1000000,2000000", "--show", "respons.mean", "--out", "t.csv"],
-     "error: no figure 'respons.mean' in the results"),
+     "error: --show: no figure 'respons.mean' in the results"),
     (["compare", "p.sq", "--set", "lam=1000000,2000000", "--seeds", "1,2", "--figure", "respons.mean"],
-     "error: no figure 'respons.mean' in the results"),
+     "error: --figure: no figure 'respons.mean' in the results"),
     (["sweep", "p.sq", "--find", "respons.mean <= 3", "--over", "lam", "1000000:2000000"],
-     "error: no figure 'respons.mean' in the results"),
+     "error: --find: no figure 'respons.mean' in the results"),
     (["sweep", "p.sq", "--show", "mean"],
-     "error: figure 'mean' is ambiguous: observes.response.mean, observes.later.mean"),
+     "error: --show: figure 'mean' is ambiguous: observes.response.mean, observes.later.mean"),
 ])
 def test_a_figure_no_run_has_is_refused_before_the_runs(tmp_path, args, said):
     (tmp_path / "p.sq").write_text(FOREVER)

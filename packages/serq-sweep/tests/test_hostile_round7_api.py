@@ -161,8 +161,9 @@ def test_a_name_of_one_figure_in_each_program_but_two_in_the_table_is_refused_be
                         "--no-progress"], capture_output=True, text=True, cwd=tmp_path, timeout=60,
                        stdin=subprocess.DEVNULL)
     assert r.returncode == 1
-    assert r.stderr == "error: figure 'mean' is ambiguous: observes.later.mean, observes.response.mean\n" or \
-        r.stderr == "error: figure 'mean' is ambiguous: observes.response.mean, observes.later.mean\n", r.stderr
+    assert r.stderr == f"error: {flag}: figure 'mean' is ambiguous: observes.later.mean, observes.response.mean\n" \
+        or r.stderr == f"error: {flag}: figure 'mean' is ambiguous: observes.response.mean, observes.later.mean\n", \
+        r.stderr
 
 
 @pytest.mark.parametrize("text", ["response.mean <=", "response.mean < =5", "response.mean == = 5", "x >="])

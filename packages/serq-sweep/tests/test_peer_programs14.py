@@ -384,7 +384,7 @@ def test_find_on_a_figure_the_knob_brings(tmp_path):
     p = serq("sweep", FLEET, "--find", "stages.svc[7].utilisatio <= 0.5", "--over", "c", "3:12:1", "--seeds", "1",
              "--horizon", "300", "--workers", "0", ok=False)
     assert p.returncode == 1 and p.stdout == ""
-    assert p.stderr.strip() == ("error: no figure 'stages.svc[7].utilisatio' in the results (did you mean "
+    assert p.stderr.strip() == ("error: --find: no figure 'stages.svc[7].utilisatio' in the results (did you mean "
                                 "`stages.svc[7].utilisation`?)")
 
 
@@ -419,4 +419,4 @@ def test_find_says_a_programs_error_at_an_end_of_its_range(tmp_path):
     # a grid's last value is its end: svc[11] is a member at c = 12 only, which 3:12:2 (3, 5, …, 11) never runs
     p = serq("sweep", FLEET, "--find", "stages.svc[11].utilisation <= 0.5", "--over", "c", "3:12:2", "--seeds", "1",
              "--horizon", "300", "--workers", "0", ok=False)
-    assert p.returncode == 1 and p.stderr.startswith("error: no figure 'stages.svc[11].utilisation'"), p.stderr
+    assert p.returncode == 1 and p.stderr.startswith("error: --find: no figure 'stages.svc[11].utilisation'"), p.stderr

@@ -165,7 +165,7 @@ def sweep_command(pm, files, sets, defs, zips, seeds, horizon, warmup, arrivals,
     if records_file is not None and out is None:
         raise click.UsageError("--records goes with --out (the records resume with the sweep's table)")
     plan = core.plan(list(files), pm=pm, **args)
-    core.check_figures(plan, show)
+    core.check_figures(plan, show, "--show")
     for warning in plan.warnings:
         click.echo(f"serq: {warning}", err=True)
     recs = None if records_file is None else Records(records_file)
@@ -253,7 +253,7 @@ def compare_command(pm, files, sets, defs, zips, seeds, horizon, warmup, arrival
     plan = C.arms_plan(list(files), pm=pm, **args)
     if out is not None:  # before any run: a table its write would refuse was refused after every run
         core.check_table(out, sorted({i for p in plan.points for i in p.inputs}))
-    core.check_figures(plan, figures)
+    core.check_figures(plan, figures, "--figure")
     for warning in plan.warnings:
         click.echo(f"serq: {warning}", err=True)
     columns, table, complete, _ = run_plan(plan, workers=workers, dask=dask,

@@ -524,7 +524,7 @@ def _stop_after() -> int:
     return int(v)
 
 
-def check_figures(plan: Plan, names: Sequence[str]) -> None:
+def check_figures(plan: Plan, names: Sequence[str], said: str | None = None) -> None:
     """Refuse, before the sweep runs, a figure name (``serq sweep --show``, ``serq compare --figure``) that no
     run of ``plan`` has, or that names two figures of the table (an :class:`~serq_sweep.figures.AmbiguousFigure`),
     as :func:`serq_sweep.figures.resolve` would refuse it after every run (a typo cost the whole sweep, and its
@@ -532,9 +532,22 @@ def check_figures(plan: Plan, names: Sequence[str]) -> None:
     each point is run for one event, in turn, until every name resolves (the first, mostly), and then the first
     point of each program not yet run, whose figures may make a name that resolved ambiguous (``mean`` is one
     figure of a.sq but two of the table of a.sq and b.sq); a point that fails at once is passed over (its runs
-    will say why)."""
+    will say why). ``said`` names the option or argument that gave ``names`` (``--show``, ``--figure``,
+    ``--find``; ``figures``, ``conditions``), said first in the refusal.
+
+    """
     if not names:
         return
+    try:
+        _check_figures(plan, names)
+    except UserError as e:  # (UnknownFigure, AmbiguousFigure, the SLO's UsageError: each class kept)
+        if said is None:
+            raise
+        text = str(e)
+        raise type(e)(f"{said}: {text[len('error: '):] if text.startswith('error: ') else text}") from None
+
+
+def _check_figures(plan: Plan, names: Sequence[str]) -> None:
     from .figures import UnknownFigure, resolve
     from .worker import run_task
 

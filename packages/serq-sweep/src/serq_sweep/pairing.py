@@ -203,7 +203,7 @@ def compare(files: str | Sequence[str], *, sets: Mapping[str, Any] | None = None
 
     # (its messages name the arguments, horizon=…, not serq compare's options)
     plan = arms_plan(files, sets=sets, defs=defs, seeds=seeds, pm=pm, given=argument_given, **kw)
-    core.check_figures(plan, figures)  # before the runs, as serq compare --figure (a typo cost every run)
+    core.check_figures(plan, figures, argument_given("figure"))  # before the runs, as serq compare --figure
     columns, table, complete, _ = run_plan(plan, workers=workers, dask=dask, progress=progress, desc="compare",
                                            given=argument_given)
     if not complete:

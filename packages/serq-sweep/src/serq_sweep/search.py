@@ -362,7 +362,7 @@ def _find(program: Any, conditions: Any, over: Any, *, sets: Any, defs: Any, zip
             if grid is None and end == 0:  # (the caps the knob sets are those that differ from these at a value)
                 caps_lo[file] = ([p.cap for p in program_.pools], whole_unit_pools(program_))
     # a condition's figure no run has (a typo) is refused before the search, as sweep --show's
-    core.check_figures(core.Plan([], probes, seed_list, limits, pm), [f for f, _, _ in conds])
+    core.check_figures(core.Plan([], probes, seed_list, limits, pm), [f for f, _, _ in conds], given("find"))
     judged: list[dict[str, Any]] = []  # every run a condition was judged on (cut_short: the partial ones)
     with make_engine(workers, dask, pm, given) as eng:
         while True:

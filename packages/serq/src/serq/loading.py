@@ -189,6 +189,11 @@ def option_given(setting: str, text: str | None = None) -> str:
 #: is ``sets['lam']``, ``--def f`` is ``defs['f']``): the one table :func:`argument_given` reads beside its rule
 KEYED_ARGUMENTS = {"set": "sets", "def": "defs"}
 
+#: the Python API's argument of each option whose argument has another name (``serq sweep --find`` is
+#: ``serq_sweep.find(conditions=…)``, ``serq compare --figure`` is ``serq_sweep.compare(figures=…)``): the one
+#: table :func:`argument_given` reads beside its rule
+RENAMED_ARGUMENTS = {"find": "conditions", "figure": "figures"}
+
 
 def argument_given(setting: str, text: str | None = None) -> str:
     """A run setting given to the Python API (``serq_sweep.sweep(horizon=10)``) as a message names it: its
@@ -199,6 +204,7 @@ def argument_given(setting: str, text: str | None = None) -> str:
     keyed = KEYED_ARGUMENTS.get(setting)
     if keyed is not None:
         return keyed if text is None else f"{keyed}[{text!r}]"
+    setting = RENAMED_ARGUMENTS.get(setting, setting)
     return setting if text is None else f"{setting}={text}"
 
 
