@@ -300,6 +300,8 @@ class Dask:
         self._client = self._cluster = None
         self._own = True
         self.name = "dask"
+        #: the loggers quieted while a cluster of our own runs, with the levels to put back (_quiet_loggers)
+        self._quiet: list | None = None
 
     def __enter__(self):
         try:
@@ -315,15 +317,28 @@ class Dask:
 
             if getattr(mp.current_process(), "_inheriting", False):
                 raise UserError(_UNGUARDED_DASK)  # a worker being started, re-running an unguarded script
+            import dask
+
+            # its workers' processes started with Dask's own logging at CRITICAL, their restarts too (what
+            # silence_logs quiets is the workers' running, not their start and end)
+            quiet_workers = {"distributed.nanny.pre-spawn-environ.DASK_LOGGING__DISTRIBUTED": "critical"}
             try:
-                with _main_from_no_file():  # its workers are processes started here, as the local pool's
+                with _main_from_no_file(), dask.config.set(quiet_workers):  # (its workers: processes started here)
+                    # quiet, its workers' processes and, while it runs, the handlers Dask gives its loggers here
+                    # (a record of distributed.client goes to them whatever the loggers' levels): a worker that
+                    # ends inside a run is the run's error, which the sweep says itself; Dask puts back the
+                    # handlers' levels when the cluster closes
                     self._cluster = distributed.LocalCluster(n_workers=self.workers or cores(),
                                                              threads_per_worker=1, processes=True,
-                                                             host="127.0.0.1", dashboard_address="127.0.0.1:0")
+                                                             host="127.0.0.1", dashboard_address="127.0.0.1:0",
+                                                             silence_logs=QUIET)
             except RuntimeError as e:  # "Nanny failed to start.": it was that traceback
                 raise UserError(f"dask local: a worker process of the LocalCluster could not start ({e}): "
                                 + _UNGUARDED_DASK) from None
             self._client = distributed.Client(self._cluster)
+            # and the loggers of the scheduler in this process and tornado's (tracebacks of the comms a worker's
+            # end cuts short), as at the cluster's teardown, put back when it is torn down (__exit__)
+            self._quiet = _quiet_loggers()
         else:
             where = str(self.where)
             try:
@@ -341,19 +356,15 @@ class Dask:
         if self._own:
             # a cluster of our own torn down (after Ctrl-C or SIGTERM too): Dask's and tornado's loggers
             # report the callbacks its closing comms cut short, with tracebacks; none of it is the user's
-            import logging
-
-            loggers = [logging.getLogger(n) for n in ("tornado.application", "distributed", "asyncio")]
-            levels = [lg.level for lg in loggers]
-            for lg in loggers:
-                lg.setLevel(logging.CRITICAL + 1)
+            quiet = self._quiet or _quiet_loggers()
             try:
                 if self._client is not None:
                     self._client.close()
                 if self._cluster is not None:
                     self._cluster.close()
             finally:
-                for lg, lv in zip(loggers, levels):
+                self._quiet = None
+                for lg, lv in quiet:
                     lg.setLevel(lv)
         self._client = self._cluster = None
 
@@ -379,18 +390,24 @@ class Dask:
         for t in tasks:
             submit(t)
         sent: dict[int, int] = {}  # id of a task -> how often it was sent again
+        suspects: list[Task] = []  # the runs Dask gave up on (KilledWorker), to be sent again one at a time
+
+        def outcome(f: Any, result: Any) -> Any:
+            if f.status == "error" and isinstance(result, tuple):  # (raise_errors=False: type, value, traceback)
+                return result[1]
+            return result
+
         try:
             done = distributed.as_completed(list(futures), with_results=True, raise_errors=False)
             for f, result in done:
                 t = futures.pop(f)
-                if f.status == "error" and isinstance(result, tuple):  # (raise_errors=False: type, value, traceback)
-                    result = result[1]
+                result = outcome(f, result)
                 if not isinstance(result, BaseException):
                     yield t, result
                     continue
                 # a worker that ended (os._exit in a plugin's code, out of memory) took the IR scattered to it
                 # with it, and the runs that needed it were cancelled: each is sent again with its IR in the task;
-                # the run that ended its workers is Dask's KilledWorker. Both were a traceback
+                # the runs that were on the workers that ended are Dask's KilledWorker. Both were a traceback
                 # ('FutureCancelledError' object has no attribute 'items')
                 killed = type(result).__name__ == "KilledWorker"
                 if not killed and isinstance(result, distributed.client.FutureCancelledError | asyncio.CancelledError):
@@ -400,10 +417,45 @@ class Dask:
                         continue
                 elif not killed:
                     raise result
+                if killed:
+                    suspects.append(t)
+                    continue
                 yield t, _died(t, None, "Dask worker")
+            # Dask gives up on every run that was on a worker each time one ended, an innocent run queued beside
+            # the one that ended them too (its row was the same error): each is sent again alone, after the
+            # others, and is the error only if it ends the workers it is given to again
+            for t in suspects:
+                f = submit(t, again=True)
+                (f, result), = distributed.as_completed([f], with_results=True, raise_errors=False)
+                futures.pop(f)
+                result = outcome(f, result)
+                if not isinstance(result, BaseException):
+                    yield t, result
+                elif type(result).__name__ == "KilledWorker" or isinstance(
+                        result, distributed.client.FutureCancelledError | asyncio.CancelledError):
+                    yield t, _died(t, None, "Dask worker")
+                else:
+                    raise result
         except BaseException:
             client.cancel(list(futures))
             raise
+
+
+#: above every level a logger records at: what a logger or handler set to it lets through is nothing
+QUIET = 51
+
+
+def _quiet_loggers() -> list:
+    """Quiet Dask's, tornado's and asyncio's loggers in this process (their handlers are Dask's to quiet:
+    LocalCluster's ``silence_logs``); returns each logger with its level before."""
+    import logging
+
+    before: list = []
+    for name in ("tornado.application", "distributed", "asyncio"):
+        lg = logging.getLogger(name)
+        before.append((lg, lg.level))
+        lg.setLevel(QUIET)
+    return before
 
 
 #: what an empty ``dask`` (``--dask ""``) is told: it names no scheduler
