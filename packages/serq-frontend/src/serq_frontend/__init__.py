@@ -390,9 +390,9 @@ def _check_nesting(module: Any, ctx: Any) -> None:
     (walked without recursion)."""
     import dataclasses
 
-    # the fields walked of each type met (none for what is no dataclass instance: a str, a number, a Pos's
-    # parts): dataclasses.fields and is_dataclass asked of every node were most of the walk's time
-    walked: dict[type, tuple[str, ...]] = {}
+    # the fields walked of each type met, None for what is no dataclass instance (a Token, a Pos's parts):
+    # dataclasses.fields and is_dataclass asked of every node were most of the walk's time
+    walked: dict[type, tuple[str, ...] | None] = {}
     todo = [(module, 0)]
     pop, push = todo.pop, todo.append
     while todo:
@@ -401,21 +401,19 @@ def _check_nesting(module: Any, ctx: Any) -> None:
         if t is list or t is tuple or isinstance(obj, (list, tuple)):
             todo.extend((x, d) for x in obj if type(x) not in _LEAVES)
             continue
-        names = walked.get(t)
-        if names is None:
+        if t in walked:
+            names = walked[t]
+        else:
             names = walked[t] = (tuple(f.name for f in dataclasses.fields(obj) if f.name != "pos")
-                                 if dataclasses.is_dataclass(obj) and not isinstance(obj, type) else ())
-            if not names and dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-                walked[t] = names = ("",)  # (a dataclass of no field but pos: a level all the same)
-        if not names:
+                                 if dataclasses.is_dataclass(obj) and not isinstance(obj, type) else None)
+        if names is None:
             continue
-        d += 1
+        d += 1  # (a dataclass of no field but pos is a level all the same)
         if d > MAX_NESTING:
             raise ctx.error(getattr(obj, "pos", None), f"the program nests more than {MAX_NESTING} deep here "
                             "(expressions and blocks inside one another)")
         for name in names:
-            if name:
-                x = getattr(obj, name)
-                if type(x) not in _LEAVES:
-                    push((x, d))
+            x = getattr(obj, name)
+            if type(x) not in _LEAVES:
+                push((x, d))
 
