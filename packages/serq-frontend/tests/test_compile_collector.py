@@ -83,18 +83,20 @@ def test_the_cached_load_raises_it_for_the_store_and_the_hit(monkeypatch, thresh
     prog.write_text(SRC)
     gc.set_threshold(700, 10, 10)
     seen = []
-    store, decode = cache.store, serq_ir.decode
+    import serq_ir.codec as codec
 
-    def store_(*a, **k):
+    encode, decode = codec._encode, codec._decode  # (the work inside serq_ir.encode and decode)
+
+    def encode_(*a, **k):
         seen.append(("store", gc.get_threshold()))
-        return store(*a, **k)
+        return encode(*a, **k)
 
     def decode_(*a, **k):
         seen.append(("hit", gc.get_threshold()))
         return decode(*a, **k)
 
-    monkeypatch.setattr(cache, "store", store_)
-    monkeypatch.setattr(serq_ir, "decode", decode_)
+    monkeypatch.setattr(codec, "_encode", encode_)
+    monkeypatch.setattr(codec, "_decode", decode_)
     first = cache.load(prog)
     second = cache.load(prog)  # a hit
     assert seen == [("store", (WORK_GC_THRESHOLD, 10, 10)), ("hit", (WORK_GC_THRESHOLD, 10, 10))]

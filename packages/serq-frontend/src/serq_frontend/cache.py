@@ -574,15 +574,8 @@ def load(path: str | Path, *, sets: Mapping[str, float] | None = None, defs: Map
          pm: Any = None, option_name: Any = None) -> Any:
     """Compile ``path`` (as :func:`serq_frontend.compile`), through the compile cache when it is on.
     ``option_name`` names an override in a message (serq.loading.option_given for a command's ``--set``;
-    the Python API's ``sets['NAME']`` by default)."""
-    from serq.shared import collector_raised
-
-    with collector_raised():  # a compile, its IR's encoding for the cache or a hit's decoding (serq.shared)
-        return _load(path, sets, defs, pm, option_name)
-
-
-def _load(path: str | Path, sets: Mapping[str, float] | None, defs: Mapping[str, str] | None, pm: Any,
-          option_name: Any) -> Any:
+    the Python API's ``sets['NAME']`` by default). (The compile, the IR's encoding for the cache and a hit's
+    decoding each raise the collector's threshold: serq.shared.collector_raised.)"""
     import serq_frontend
 
     serq_frontend.check_path(path, "load()")
