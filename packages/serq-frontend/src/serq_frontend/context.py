@@ -28,15 +28,13 @@ def describe(e: Any) -> str:
 
 class Context:
     def __init__(self, *, reporter: Reporter, sources: Sources, parser: Any, base_dir: Path | None,
-                 library_paths: Any, sets: dict[str, float], defs: dict[str, str], pm: Any = None,
-                 option_name: Any = None):
+                 library_paths: Any, sets: dict[str, float], defs: dict[str, str], option_name: Any,
+                 pm: Any = None):
         self.reporter = reporter
-        from serq.loading import option_given
-
         #: how a message names an override from outside the program, ``--set NAME`` or ``--def NAME`` for a
         #: command, ``sets['NAME']`` or ``defs['NAME']`` for the Python API (serq.loading: option_given,
-        #: argument_given; ``option_name("set", NAME)``)
-        self.option_name = option_name or option_given
+        #: argument_given; ``option_name("set", NAME)``; serq_frontend._setup chooses it)
+        self.option_name = option_name
         self.sources = sources
         self.parser = parser
         self.base_dir = base_dir
