@@ -24,6 +24,7 @@ import pytest
 import serq_frontend
 import serq_sim
 from serq.cli import main
+from serq_vllm.target import target
 
 HERE = Path(__file__).resolve().parent / "peer_programs15"
 DOCS = Path(__file__).resolve().parents[3] / "docs"
@@ -108,6 +109,20 @@ def test_the_second_turn_hits_the_first_turns_whole_blocks_only(o0):
     (t1, t2) = [row for row in rows_of(r) if row[0] == 0]
     assert t2[6] == 6 + o0 + 3 and t2[8] == (6 + o0 - 1) // 4 * 4 == {1: 4, 2: 4, 7: 12, 8: 12}.get(o0, 8)
     assert t1[8] == 0 and r.result.requests.prefix_cache_hit_rate == t2[8] / (6 + 5 + 8 + t2[6])
+
+
+def test_with_prefix_caching_off_nothing_is_found_and_the_rate_is_0():
+    """turns.sq with match = -1 (enable_prefix_caching off, as `serq vllm target` says): the second turn prefills
+    all 13 of its tokens, 8 in [5,6] and 5 in [6,7] (first token at 7), and decodes its last in [7,8]; the rest is
+    as with caching. vLLM counts no lookup then (its counters' ratio is 0 / 0); the report's rate is 0 / 32."""
+    prog = serq_frontend.compile(path=str(HERE / "turns.sq"), sets={"match": -1})
+    assert target(prog)["config"]["enable_prefix_caching"] is False
+    r = serq_sim.run(prog)
+    assert rows_of(r) == [(0, 1, 0.0, 0.0, 1.0, 4.0, 6, 4, 0, 0), (0, 2, 5.0, 5.0, 7.0, 8.0, 13, 2, 0, 0),
+                          (1, 1, 0.0, 0.0, 2.0, 4.0, 5, 3, 0, 0), (2, 1, 0.0, 1.0, 3.0, 3.0, 8, 1, 0, 0)]
+    assert r.result.requests.prefix_cache_hit_rate == 0.0
+    text = " ".join((DOCS / "language.md").read_text(encoding="utf-8").split())
+    assert "with prefix caching off vLLM counts no lookup (its ratio is 0 / 0) where this rate is 0" in text
 
 
 # --- victim.sq: the first request needs a block, the last running one is preempted ---------------------------
