@@ -392,35 +392,40 @@ class Dask:
         sent: dict[int, int] = {}  # id of a task -> how often it was sent again
         suspects: list[Task] = []  # the runs Dask gave up on (KilledWorker), to be sent again one at a time
 
-        def outcome(f: Any, result: Any) -> Any:
+        def outcome(f: Any, result: Any) -> tuple[str, Any]:
+            """What became of a run: ``("done", its result)``, ``("killed", …)`` (Dask gave up on it: its worker
+            ended, KilledWorker), ``("cancelled", …)`` (the IR scattered to a worker that ended went with it) or
+            ``("error", the exception)``."""
             if f.status == "error" and isinstance(result, tuple):  # (raise_errors=False: type, value, traceback)
-                return result[1]
-            return result
+                result = result[1]
+            if not isinstance(result, BaseException):
+                return "done", result
+            if type(result).__name__ == "KilledWorker":
+                return "killed", result
+            if isinstance(result, distributed.client.FutureCancelledError | asyncio.CancelledError):
+                return "cancelled", result
+            return "error", result
 
         try:
             done = distributed.as_completed(list(futures), with_results=True, raise_errors=False)
             for f, result in done:
                 t = futures.pop(f)
-                result = outcome(f, result)
-                if not isinstance(result, BaseException):
+                kind, result = outcome(f, result)
+                if kind == "done":
                     yield t, result
-                    continue
+                elif kind == "error":
+                    raise result
+                elif kind == "killed":
+                    suspects.append(t)
                 # a worker that ended (os._exit in a plugin's code, out of memory) took the IR scattered to it
                 # with it, and the runs that needed it were cancelled: each is sent again with its IR in the task;
                 # the runs that were on the workers that ended are Dask's KilledWorker. Both were a traceback
                 # ('FutureCancelledError' object has no attribute 'items')
-                killed = type(result).__name__ == "KilledWorker"
-                if not killed and isinstance(result, distributed.client.FutureCancelledError | asyncio.CancelledError):
-                    if sent.get(id(t), 0) < 3:
-                        sent[id(t)] = sent.get(id(t), 0) + 1
-                        done.add(submit(t, again=True))
-                        continue
-                elif not killed:
-                    raise result
-                if killed:
-                    suspects.append(t)
-                    continue
-                yield t, _died(t, None, "Dask worker")
+                elif sent.get(id(t), 0) < 3:
+                    sent[id(t)] = sent.get(id(t), 0) + 1
+                    done.add(submit(t, again=True))
+                else:
+                    yield t, _died(t, None, "Dask worker")
             # Dask gives up on every run that was on a worker each time one ended, an innocent run queued beside
             # the one that ended them too (its row was the same error): each is sent again alone, after the
             # others, and is the error only if it ends the workers it is given to again
@@ -428,14 +433,13 @@ class Dask:
                 f = submit(t, again=True)
                 (f, result), = distributed.as_completed([f], with_results=True, raise_errors=False)
                 futures.pop(f)
-                result = outcome(f, result)
-                if not isinstance(result, BaseException):
+                kind, result = outcome(f, result)
+                if kind == "done":
                     yield t, result
-                elif type(result).__name__ == "KilledWorker" or isinstance(
-                        result, distributed.client.FutureCancelledError | asyncio.CancelledError):
-                    yield t, _died(t, None, "Dask worker")
-                else:
+                elif kind == "error":
                     raise result
+                else:
+                    yield t, _died(t, None, "Dask worker")
         except BaseException:
             client.cancel(list(futures))
             raise
