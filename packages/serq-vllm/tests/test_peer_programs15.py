@@ -168,6 +168,35 @@ def test_the_last_running_request_is_preempted_for_the_first_ones_block():
     assert kv.cached == 4 * (0 + 1 + 1 + 1 + 1 + 2) / 6
 
 
+def test_a_request_preempted_in_its_prefill_for_anothers_block_takes_its_first_token_after_the_recompute():
+    """victim.sq with two requests, 3 blocks of 4, budget 8 and a long-prefill threshold of 2: A (prompt 2, 6
+    tokens), then C (prompt 8, 2 tokens), admitted in [0,1] with a first chunk of 2 (1 block; its 8 tokens'
+    2 blocks fit beside A's 1). A samples its first token at 1 and decodes; C prefills 2 tokens an iteration,
+    taking its second block in [2,3]: the pool is full. In [3,4] A's decode at position 4 needs a second block:
+    vLLM preempts running[-1] = C, whose next chunk (6 -> 8) needed none, before its first token: its 6
+    computed tokens keep one whole cached block (4), the partial one goes to A. C cannot come back beside A's 2
+    blocks until A is done at 6; then, alone, its chunk is not capped: hit 4, it recomputes 8 - 4 = 4 tokens
+    (positions 4 and 5 a second time) and samples its first token at 7, its last at 8.
+    TTFT 1 and 7 (C's prefill phase holds its wait and the recompute: 7 - 0); ITL A 1 x 5, C one gap of 1 (its
+    first token opens it: no gap across the preemption, there was no token before it)."""
+    r = run("victim.sq", {"N": 2, "blocks": 3, "B": 8, "C": 2, "PA": 2, "OA": 6, "PB": 8, "OB": 2})
+    assert rows_of(r) == [(0, 1, 0.0, 0.0, 1.0, 6.0, 2, 6, 0, 0), (1, 1, 0.0, 0.0, 7.0, 8.0, 8, 2, 0, 1)]
+    m = r.result.requests
+    want = {"ttft": [1, 7], "e2el": [6, 8], "tpot": [1, 1], "itl": [1] * 6,
+            "queue": [0, 0], "prefill": [1, 7], "decode": [5, 1], "infer": [6, 8]}
+    for name, values in want.items():
+        assert close(stats(getattr(m, name)), numpy_stats(values)), name
+    assert close(stats(m.ttft), (2, 4.0, 4.0, 6.4, 6.7, 6.94))
+    kv, reqs = r.pool("kv"), r.pool("reqs")
+    assert (kv.preemptions, kv.admissions, kv.evicted_units) == (1, 3, 4)
+    # tokens an iteration: 2 + 2, 1 + 2, 1 + 2, A's 1 (C's chunk given back), 1, 1, C's 4, C's 1
+    engine = r.stage("engine")
+    assert (engine.iterations, engine.iterations * engine.tokens) == (8, 4 + 3 + 3 + 1 + 1 + 1 + 4 + 1)
+    # running: A over [0,6], C over [0,3] and [6,8]; waiting: C over [3,6]; blocks in use 2, 2, 3, 2, 2, 2, 2, 3
+    assert (reqs.holders, reqs.queue) == (11 / 8, 3 / 8)
+    assert kv.used == 4 * (2 + 2 + 3 + 2 + 2 + 2 + 2 + 3) / 8
+
+
 # --- blocked.sq: a second turn held at the head of the queue, its prefix evicted while it waits -------------------
 
 def test_a_request_held_back_for_blocks_counts_its_hit_once_at_its_admission():
