@@ -250,11 +250,16 @@ def cli_run(tmp_path, capsys, *args) -> tuple[dict, dict]:
 
 @pytest.mark.parametrize("warmup", [0, 50])
 def test_the_report_is_the_records_recomputed(tmp_path, capsys, warmup):
-    doc, c = cli_run(tmp_path, capsys, "--arrivals", "200", "--warmup", str(warmup))
+    doc, c = cli_run(tmp_path, capsys, "--arrivals", "200", "--warmup", str(warmup), "--slo", "ttft=0.05,tpot=0.021")
     req = doc["requests"]
     n = len(c["sent"])
     assert req["completed"] == n and (c["sent"] >= warmup).all()
     many = c["output"] > 1
+    # goodput (vLLM's benchmark): a request meets an SLO at or below it; a request of one token has a TPOT of 0
+    tpot0 = np.where(many, (c["last_token"] - c["first_token"]) / np.maximum(c["output"] - 1, 1), 0.0)
+    good = int(((c["first_token"] - c["sent"] <= 0.05) & (tpot0 <= 0.021)).sum())
+    assert req["good"] == good and 0 < good < n and (~many).any()
+    assert math.isclose(req["goodput"], good / (doc["end"] - warmup), rel_tol=1e-12)
     per = {"ttft": c["first_token"] - c["sent"], "e2el": c["last_token"] - c["sent"],
            "tpot": (c["last_token"][many] - c["first_token"][many]) / (c["output"][many] - 1),
            "queue": c["admitted"] - c["sent"], "prefill": c["first_token"] - c["admitted"],
