@@ -130,8 +130,10 @@ class RequestMetrics(_S, kw_only=True):
     slo: dict[str, float] = {}
     good: int | None = None  # requests that meet every SLO
     goodput: float | None = None  # good / duration
-    # sum(cached) / sum(prompt) over the rows (tokens): vLLM's prefix_cache_hits / prefix_cache_queries, which
-    # count each request's first lookup (a preempted request's lookups apart); None without those columns
+    # sum(cached) / sum(prompt) over the rows (tokens): each request's hit at its first scheduling (vLLM's
+    # num_cached_tokens), counted once; vLLM's prefix_cache_hits / prefix_cache_queries count every lookup of a
+    # waiting request, again at each step one is held back for KV blocks (a preempted request's lookups apart);
+    # None without those columns
     prefix_cache_hit_rate: float | None = None
 
 

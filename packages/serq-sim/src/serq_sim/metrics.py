@@ -9,10 +9,13 @@
   window ``end - warmup`` (vLLM's is the benchmark's wall time);
 * goodput: the requests whose every metric named by an SLO is at or below it, per second;
 * the prefix-cache hit rate ``sum(cached) / sum(prompt)`` when the table has both columns (lib/vllm.sq's
-  ``cached`` is vLLM's ``num_cached_tokens``, the hit of the request's first scheduling: vLLM's
-  ``vllm:prefix_cache_hits / vllm:prefix_cache_queries``, which count in tokens the lookups of requests
-  not preempted before, over the run; the "Prefix cache hit rate" vLLM's logger prints is that ratio over
-  its most recent 1 000 requests, ``CachingMetrics(max_recent_requests=1000)``);
+  ``cached`` is vLLM's ``num_cached_tokens``, the hit of the request's first scheduling: each request
+  counted once. vLLM's counters ``vllm:prefix_cache_hits / vllm:prefix_cache_queries`` count in tokens
+  every lookup of a request not preempted before, a request held at the head of the waiting queue for
+  lack of KV blocks again at each step it is tried (``KVCacheManager.get_computed_blocks`` runs before the
+  allocation that fails), so under memory pressure their ratio is not this one (docs/language.md); the
+  "Prefix cache hit rate" vLLM's logger prints is their ratio over its most recent 1 000 lookups,
+  ``CachingMetrics(max_recent_requests=1000)``);
 * when the table has the column ``admitted`` (lib/vllm.sq's: the request's first admission, vLLM's first
   scheduling), vLLM v1's per-request phase histograms (``vllm/v1/metrics/stats.py``,
   ``IterationStats.update_from_finished_request``), with ``sent`` for vLLM's queued time (the request's
