@@ -305,7 +305,7 @@ def test_a_sweep_under_five_seeds_covers_pk_and_its_common_random_numbers_pay(tm
     shown = [line.split() for line in p.stdout.splitlines()[1:]]
     assert [s[0] for s in shown] == ["9000", "10000"]
     for s, row in zip(shown, points):
-        assert float(s[2]) == pytest.approx(float(row["observes.response.mean:mean"]), rel=1e-5)
+        assert float(s[2].split("±")[0]) == pytest.approx(float(row["observes.response.mean:mean"]), rel=1e-5)
 
 
 # ---------------------------------------------------------------------------------------------------------

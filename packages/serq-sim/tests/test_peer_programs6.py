@@ -177,7 +177,7 @@ def test_the_fewest_gpus_that_meet_a_p99_wait_are_mmc_s():
     cols, rows = serq_sweep.find(str(HERE / "replicas_find.sq"), "wait.p99 <= 0.75", ("c", "8:11:1"),
                                  seeds="1", horizon=5000, workers=0)
     (row,) = rows
-    assert (row["c"], row["outcome"], row["fails"]) == (10, "found smallest", 9)
+    assert (row["c"], row["outcome"], row["fails"]) == (10, "found_smallest", 9)
 
 
 def test_a_load_past_the_allocation_says_the_position_is_the_cached_prefix():

@@ -236,7 +236,7 @@ def test_the_fewest_prefill_gpus_for_a_ttft_are_erlang_cs():
     _, rows = serq_sweep.find(str(HERE / "pd_tandem.sq"), "ttft.mean <= 1.5", ("cP", "1:5:1"), seeds="1..2",
                               horizon=4000, workers=0, progress=False)
     (row,) = rows
-    assert (row["cP"], row["outcome"], row["fails"]) == (3, "found smallest", 2)
+    assert (row["cP"], row["outcome"], row["fails"]) == (3, "found_smallest", 2)
     assert abs(row["observes.ttft.mean:mean"] - 1.2784) < 0.06
 
 

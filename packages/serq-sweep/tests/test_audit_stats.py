@@ -22,9 +22,9 @@ def test_compare_lines_up_a_figure_named_in_wide_characters():
             {"arm": "2", "base": "1", "figure": "events", **row}]
     assert render(rows, 0, 3).split("\n") == [
         "2 - 1, paired over 3 seeds (95 % CIs):",
-        "  figure" + " " * 14 + "A  B  B - A  paired ±  unpaired ±  var. reduction",
-        "  observes.延迟.mean  1  2      1       0.5        0.75          50.0 %",
-        "  events" + " " * 14 + "1  2      1       0.5        0.75          50.0 %",
+        "  figure" + " " * 14 + "a  b  diff  ci_paired  ci_unpaired  variance_reduction",
+        "  observes.延迟.mean  1  2" + "     1" + "        0.5" + "         0.75" + " " * 15 + "50.0%",
+        "  events" + " " * 14 + "1  2" + "     1" + "        0.5" + "         0.75" + " " * 15 + "50.0%",
         "",
     ]
 

@@ -59,7 +59,7 @@ def test_ends_of_the_range_and_other_points(tmp_path):
     assert r.returncode == 0, r.stderr
     lines = [line.split() for line in r.stdout.splitlines()]
     assert lines[0] == ["service", "lambda", "outcome", "holds", "fails", "evaluations"]
-    assert lines[2][:3] == ["~exp(0.1)", "0.7", "holds"] and lines[3][1:3] == ["nan", "fails"]
+    assert lines[2][:3] == ["~exp(0.1)", "0.7", "holds_everywhere"] and lines[3][1:3] == ["nan", "fails_everywhere"]
     # M/M/1 with mean service 1: response time 1 / (1 - lambda) <= 2 up to lambda 0.5
     found = float(lines[1][1])
     assert lines[1][2] == "found" and 0.4 < found <= 0.56, lines[1]

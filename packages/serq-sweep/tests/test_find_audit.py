@@ -93,15 +93,15 @@ def test_a_bracket_of_neighbouring_floats_is_found(exact):
 @pytest.mark.timeout(60)
 def test_a_figure_with_no_samples_meets_no_condition(exact):
     # z has no sample for lam <= 2: its mean is NaN, which holds no condition, != included (`!=` held on
-    # NaN: 'holds everywhere' on runs that had no value of z at all)
+    # NaN: 'holds_everywhere' on runs that had no value of z at all)
     for cond in ("z.mean != 100", "z.mean <= 100", "z.mean >= 0"):
         _, r = _one(exact, cond, ("lam", "0:1"))
-        assert (r["outcome"], r["evaluations"]) == ("fails everywhere", 2), (cond, r)
+        assert (r["outcome"], r["evaluations"]) == ("fails_everywhere", 2), (cond, r)
         assert math.isnan(r["holds"]) and r["fails"] == 0
     # z = lam for lam > 2: z.mean != 100 fails at 0 (NaN) and holds at 4, so the smallest lam that holds is
     # sought (it was 'not monotone'): 2 fails (no sample), 3, 2.5, 2.25, 2.125, 2.0625 hold
     _, r = _one(exact, "z.mean != 100", ("lam", "0:4"))
-    assert (r["outcome"], r["holds"], r["fails"], r["evaluations"]) == ("found smallest", 2.0625, 2, 8), r
+    assert (r["outcome"], r["holds"], r["fails"], r["evaluations"]) == ("found_smallest", 2.0625, 2, 8), r
 
 
 @pytest.mark.timeout(60)

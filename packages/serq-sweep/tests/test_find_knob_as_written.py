@@ -45,18 +45,18 @@ def test_a_knob_on_a_grid_of_whole_numbers_is_an_integer_column(tmp_path):
     printed, written = _find(tmp_path, "response.mean <= 1.5", ["c", "1:6:1"])
     assert printed[0] == ["c", *COLUMNS]
     (row,) = written
-    assert row["outcome"] == "found smallest"
+    assert row["outcome"] == "found_smallest"
     c = row["c"]
     assert c.isdigit() and 2 <= int(c) <= 6 and row["holds"] == c and row["fails"] == str(int(c) - 1)
-    assert printed[1][0] == c and printed[1][3:5] == [row["holds"], row["fails"]]
+    assert printed[1][0] == c and printed[1][2:4] == [row["holds"], row["fails"]]
 
 
 def test_a_bisected_knob_is_a_float_printed_as_written(tmp_path):
     # no c meets it: fails at both ends, `fails` the low end, 1.0 (a float: the bisection takes fractions)
     printed, written = _find(tmp_path, "response.mean <= 0", ["c", "1:6"])
     (row,) = written
-    assert row["outcome"] == "fails everywhere" and row["c"] == "" and row["fails"] == "1.0"
-    assert printed[1][:4] == ["nan", "fails", "everywhere", "nan"] and printed[1][4] == "1.0"
+    assert row["outcome"] == "fails_everywhere" and row["c"] == "" and row["fails"] == "1.0"
+    assert printed[1][:3] == ["nan", "fails_everywhere", "nan"] and printed[1][3] == "1.0"
 
 
 def test_the_parquet_knob_of_whole_numbers_is_an_integer_column_with_missing_values(tmp_path):
@@ -65,7 +65,7 @@ def test_the_parquet_knob_of_whole_numbers_is_an_integer_column_with_missing_val
 
     (tmp_path / "c.sq").write_text(PROGRAM)
     out = str(tmp_path / "f.parquet")
-    # c >= 1 always holds: holds everywhere, the value HI, and no value fails
+    # c >= 1 always holds: holds_everywhere, the value HI, and no value fails
     serq_sweep.find(str(tmp_path / "c.sq"), "response.mean >= 0", ("c", "1:4:1"), arrivals=50, workers=0,
                     progress=False, out=out)
     f = pd.read_parquet(out)

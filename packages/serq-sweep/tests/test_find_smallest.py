@@ -1,5 +1,5 @@
 """The capacity search upwards: a condition that fails at the low end of the range and holds at the high end
-(servers, a budget) gives the smallest value that holds, outcome ``found smallest``, by the mirrored
+(servers, a budget) gives the smallest value that holds, outcome ``found_smallest``, by the mirrored
 bisection; the ends decide the direction per point. Every answer is computed by hand: deterministic
 arrivals and service (no one waits at c servers exactly when c >= service / gap), and a figure that is an
 exact function of the knob (the bisection's every midpoint known in advance)."""
@@ -71,7 +71,7 @@ def test_the_smallest_number_of_servers_no_one_waits_at(servers, service, gap, g
     sets = {"service": str(service), "gap": str(gap)}
     r = _one(servers, "wait.mean <= 0", ("c", grid), sets=sets)
     step = float(grid.split(":")[2])
-    assert (r["outcome"], r["c"], r["holds"], r["fails"]) == ("found smallest", smallest, smallest,
+    assert (r["outcome"], r["c"], r["holds"], r["fails"]) == ("found_smallest", smallest, smallest,
                                                                smallest - step), r
     assert r["observes.wait.mean:mean"] == 0
     # the same knee the other way round: the largest c at which someone waits (the search as it was)
@@ -83,10 +83,10 @@ def test_the_smallest_number_of_servers_no_one_waits_at(servers, service, gap, g
 def test_the_mirrored_bisection_on_a_grid_and_its_evaluations(servers, exact):
     # grid 1..10 (indices 0..9): ends (1 fails, 10 holds), then 5 holds, 3 fails, 4 holds: neighbours
     r = _one(servers, "wait.mean <= 0", ("c", "1:10:1"))
-    assert (r["outcome"], r["holds"], r["fails"], r["evaluations"]) == ("found smallest", 4, 3, 5), r
+    assert (r["outcome"], r["holds"], r["fails"], r["evaluations"]) == ("found_smallest", 4, 3, 5), r
     # lam^2 >= 2 on 0, 0.25, ..., 4: ends, then 2 holds, 1 fails, 1.5 holds, 1.25 fails
     r = _one(exact, "y.mean <= 0", ("lam", "0:4:0.25"), sets={"k": "-1"})
-    assert (r["outcome"], r["holds"], r["fails"], r["evaluations"]) == ("found smallest", 1.5, 1.25, 6), r
+    assert (r["outcome"], r["holds"], r["fails"], r["evaluations"]) == ("found_smallest", 1.5, 1.25, 6), r
     assert r["observes.y.mean:mean"] == -0.25
 
 
@@ -96,14 +96,14 @@ def test_a_real_knob_gives_the_smallest_value_within_the_tolerance(exact, server
     # holds: six halvings (the default tolerance 4 / 64), 8 evaluations, the bracket [1.375, 1.4375]
     r = _one(exact, "y.mean <= 0", ("lam", "0:4"), sets={"k": "-1"})
     assert (r["outcome"], r["lam"], r["holds"], r["fails"], r["evaluations"]) == (
-        "found smallest", 1.4375, 1.4375, 1.375, 8), r
+        "found_smallest", 1.4375, 1.4375, 1.375, 8), r
     assert r["observes.y.mean:mean"] == 2 - 1.4375 ** 2
     r = _one(exact, "y.mean <= 0", ("lam", "0:4"), sets={"k": "-1"}, tol=1e-9)
     assert r["fails"] < math.sqrt(2) <= r["holds"] and r["holds"] - r["fails"] <= 1e-9, r
     # one server of service 2.5: no one waits from a gap of 2.5 on. Over 1:4 the first midpoint is 2.5
     # (holds), then 1.75, 2.125, 2.3125, 2.40625, 2.453125 fail: the answer is 2.5 exactly
     r = _one(servers, "wait.mean <= 0", ("gap", "1:4"), sets={"service": "2.5"})
-    assert (r["outcome"], r["holds"], r["fails"], r["evaluations"]) == ("found smallest", 2.5, 2.453125, 8), r
+    assert (r["outcome"], r["holds"], r["fails"], r["evaluations"]) == ("found_smallest", 2.5, 2.453125, 8), r
 
 
 @pytest.mark.timeout(60)
@@ -111,14 +111,14 @@ def test_several_conditions_hold_together(exact):
     # 2 - lam^2 <= 0 and z (a sample only past lam 2) at least 0: z binds. 2 fails (no sample of z), 3, 2.5,
     # 2.25, 2.125, 2.0625 hold
     r = _one(exact, ["y.mean <= 0", "z.mean >= 0"], ("lam", "0:4"), sets={"k": "-1"})
-    assert (r["outcome"], r["holds"], r["fails"], r["evaluations"]) == ("found smallest", 2.0625, 2, 8), r
+    assert (r["outcome"], r["holds"], r["fails"], r["evaluations"]) == ("found_smallest", 2.0625, 2, 8), r
     assert (r["observes.y.mean:mean"], r["observes.z.mean:mean"]) == (2 - 2.0625 ** 2, 2.0625)
     # 2 - lam^2 <= 0 and <= -2 (lam >= 2): the second binds, on a grid of quarters: 2 exactly
     r = _one(exact, ["y.mean <= 0", "y.mean <= -2"], ("lam", "0:4:0.25"), sets={"k": "-1"})
-    assert (r["outcome"], r["holds"], r["fails"]) == ("found smallest", 2, 1.75), r
+    assert (r["outcome"], r["holds"], r["fails"]) == ("found_smallest", 2, 1.75), r
     # holds only inside the range (-2 <= y <= 0 on [sqrt 2, 2]): the ends fail, reported as before
     r = _one(exact, ["y.mean <= 0", "y.mean >= -2"], ("lam", "0:4"), sets={"k": "-1"})
-    assert (r["outcome"], r["fails"], r["evaluations"]) == ("fails everywhere", 0, 2), r
+    assert (r["outcome"], r["fails"], r["evaluations"]) == ("fails_everywhere", 0, 2), r
     assert math.isnan(r["holds"])
 
 
@@ -133,12 +133,12 @@ def test_each_point_takes_the_direction_of_its_ends(exact, tmp_path):
     assert r.returncode == 0 and r.stderr == "", r.stderr
     assert r.stdout == (" k     lam           outcome   holds   fails  evaluations\n"
                         " 1   1.375             found   1.375  1.4375            8\n"
-                        "-1  1.4375    found smallest  1.4375   1.375            8\n"
-                        " 0     4.0  holds everywhere     4.0     nan            2\n")  # (as --out writes it)
+                        "-1  1.4375    found_smallest  1.4375   1.375            8\n"
+                        " 0     4.0  holds_everywhere     4.0     nan            2\n")  # (as --out writes it)
     assert out.read_text() == ("k,lam,outcome,holds,fails,evaluations,observes.y.mean:mean\n"
                                "1,1.375,found,1.375,1.4375,8,-0.109375\n"
-                               "-1,1.4375,found smallest,1.4375,1.375,8,-0.06640625\n"
-                               "0,4.0,holds everywhere,4.0,,2,0.0\n")
+                               "-1,1.4375,found_smallest,1.4375,1.375,8,-0.06640625\n"
+                               "0,4.0,holds_everywhere,4.0,,2,0.0\n")
 
 
 @pytest.mark.timeout(60)

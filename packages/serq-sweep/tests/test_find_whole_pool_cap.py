@@ -36,14 +36,14 @@ def test_a_bisection_through_fractions_of_a_slot_cap_warns_once_with_the_grid(tm
     assert err == ("warning: over=('Cap', '1:8'): at Cap=4.5 the cap of pool slots is 4.5, and its holds take whole units, "
                    "so it admits what a cap of 4 does: a value found between two whole caps says no more than the "
                    "whole one below it; a knob of whole numbers is searched on a grid, over=('Cap', '1:8:1')\n")
-    assert rows[0]["outcome"] == "found smallest"
+    assert rows[0]["outcome"] == "found_smallest"
 
 
 def test_a_cap_the_knob_sets_through_an_expression_is_named_with_its_own_value(tmp_path, capsys):
     rows, err = _find(tmp_path, capsys, "1:8", cap="Cap / 2")
     # at LO the cap is 0.5, below a hold's 1 (rejected: no response, the condition fails), at HI 4 (it holds);
     # at the midpoint 4.5 the cap is 2.25, which admits what 2 does
-    assert rows[0]["outcome"] == "found smallest" and rows[0]["evaluations"] > 2
+    assert rows[0]["outcome"] == "found_smallest" and rows[0]["evaluations"] > 2
     assert err == ("warning: over=('Cap', '1:8'): at Cap=4.5 the cap of pool slots is 2.25, and its holds take whole "
                    "units, so it admits what a cap of 2 does: a value found between two whole caps says no more "
                    "than the whole one below it; a knob of whole numbers is searched on a grid, "
@@ -56,5 +56,5 @@ def test_a_cap_the_knob_sets_through_an_expression_is_named_with_its_own_value(t
 ])
 def test_no_warning_where_the_fraction_matters_or_none_is_tried(tmp_path, capsys, spec, units):
     rows, err = _find(tmp_path, capsys, spec, units=units)
-    assert rows[0]["outcome"] == "found smallest" and rows[0]["evaluations"] > 2  # (the search bisected)
+    assert rows[0]["outcome"] == "found_smallest" and rows[0]["evaluations"] > 2  # (the search bisected)
     assert "warning" not in err

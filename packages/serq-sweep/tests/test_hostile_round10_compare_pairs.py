@@ -28,15 +28,15 @@ def test_a_row_paired_over_fewer_seeds_shows_its_pairs():
     lines = render(rows, 0, 3).splitlines()
     assert lines[0] == "2 - 1, paired over 3 seeds (95 % CIs):"
     # the pairs, and the values A and B are each over (3 and 2 for x: they were not said)
-    assert lines[1].split()[-5:] == ["pairs", "A", "n", "B", "n"]
+    assert lines[1].split()[-3:] == ["n", "n_a", "n_b"]
     x, y = lines[2].split(), lines[3].split()
     assert x[0] == "x" and x[1:4] == ["4", "3.5", "1.5"] and x[-3:] == ["2", "3", "2"]
     assert y[0] == "y" and y[1:4] == ["2", "4", "2"] and y[-3:] == ["3", "3", "3"]
-    assert lines[4].strip().startswith("(pairs: the seeds of the 3 where both arms have a value")
+    assert lines[4].strip().startswith("(n: the seeds of the 3 where both arms have a value")
 
 
 @pytest.mark.timeout(30)
 def test_a_block_of_whole_pairs_is_as_before():
     lines = render([_row("y", [1.0, 2.0, 3.0], [2.0, 4.0, 6.0])], 0, 3).splitlines()
-    assert len(lines) == 3 and "pairs" not in "\n".join(lines)
+    assert len(lines) == 3 and "n_a" not in "\n".join(lines)
     assert lines[2].split()[:4] == ["y", "2", "4", "2"]

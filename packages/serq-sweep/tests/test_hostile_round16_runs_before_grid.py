@@ -73,4 +73,4 @@ def test_as_many_runs_as_a_sweep_holds_are_searched(tmp_path, monkeypatch):
     columns, rows = search.find(str(tmp_path / "p.sq"), "s.utilisation < 2", ("b", "0:10"),
                                 sets={"a": "1:5"}, seeds="1..2", workers=0, progress=False)
     assert [r["a"] for r in rows] == [1, 2, 3, 4, 5]
-    assert {r["outcome"] for r in rows} == {"holds everywhere"}
+    assert {r["outcome"] for r in rows} == {"holds_everywhere"}

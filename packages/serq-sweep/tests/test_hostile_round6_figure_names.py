@@ -60,7 +60,7 @@ def test_names_that_resolve_still_show_and_compare(tmp_path):
     assert "observes.response.mean" in r.stdout
     r = _serq(tmp_path, "sweep", "p.sq", "--find", "response.mean <= 100", "--over", "lam", "0.5:1")
     assert r.returncode == 0, r.stderr
-    assert "holds everywhere" in r.stdout
+    assert "holds_everywhere" in r.stdout
 
 
 @pytest.mark.timeout(90)

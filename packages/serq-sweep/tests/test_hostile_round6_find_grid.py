@@ -56,6 +56,6 @@ def test_the_command_says_so_without_a_search(tmp_path):
 def test_a_grid_of_two_values_and_a_range_still_search(tmp_path):
     (tmp_path / "p.sq").write_text(PROGRAM)
     columns, rows = find(str(tmp_path / "p.sq"), "response.mean <= 100", ("lam", "0.1:0.9:0.4"), workers=0)
-    assert rows[0]["outcome"] == "holds everywhere"
+    assert rows[0]["outcome"] == "holds_everywhere"
     columns, rows = find(str(tmp_path / "p.sq"), "response.mean <= 100", ("lam", "0.1:0.9"), tol=0.1, workers=0)
-    assert rows[0]["outcome"] == "holds everywhere"
+    assert rows[0]["outcome"] == "holds_everywhere"

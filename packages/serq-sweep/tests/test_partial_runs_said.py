@@ -47,7 +47,7 @@ def test_compare_says_how_many_runs_were_cut_short(capsys):
 def test_find_says_how_many_runs_its_conditions_were_judged_on_were_cut_short(capsys):
     code, out, err = _serq(capsys, "sweep", "p.sq", "--find", "arrivals >= 1", "--over", "n", "2:50",
                            "--seeds", "1..2", "--max-events", "40")
-    assert code == 0 and "holds everywhere" in out, err
+    assert code == 0 and "holds_everywhere" in out, err
     # both ends, n=2 and n=50, at 2 seeds: the n=50 runs were cut short
     assert err == ("warning: 2 of 4 run(s) were cut short by --max-events "
                    + TAIL.format("the conditions of --find were judged"))

@@ -77,7 +77,7 @@ def test_find_sizes_the_fleet_as_erlang_c_does(tmp_path):
         lam = int(r["lam"])
         c = expected[lam]
         # a grid of whole numbers: integer columns, the exact smallest count, its neighbour below failing
-        assert (r["c"], r["outcome"], r["holds"], r["fails"]) == (str(c), "found smallest", str(c), str(c - 1))
+        assert (r["c"], r["outcome"], r["holds"], r["fails"]) == (str(c), "found_smallest", str(c), str(c - 1))
         # the figures at the value found are the closed form's, within the seeds' noise
         assert float(r["observes.waited.mean:mean"]) == pytest.approx(erlang_c(c, lam), abs=0.02)
         assert float(r["observes.wait.mean:mean"]) == pytest.approx(mean_wait(c, lam, 1), abs=0.01)
@@ -99,7 +99,7 @@ def test_find_sizes_the_fleet_as_erlang_c_does(tmp_path):
     # the printed table says the same, a line per point
     lines = [ln.split() for ln in p.stdout.splitlines() if ln.strip()]
     assert lines[0] == ["lam", "c", "outcome", "holds", "fails", "evaluations"]
-    assert lines[1:] == [[r["lam"], r["c"], "found", "smallest", r["holds"], r["fails"], r["evaluations"]]
+    assert lines[1:] == [[r["lam"], r["c"], "found_smallest", r["holds"], r["fails"], r["evaluations"]]
                          for r in rows]
 
 
@@ -378,7 +378,7 @@ def test_find_on_a_figure_the_knob_brings(tmp_path):
     serq("sweep", FLEET, "--find", "stages.svc[7].utilisation <= 0.5", "--over", "c", "3:12:1", "--seeds", "1..2",
          "--horizon", "300", "--workers", "0", "--out", str(out))
     (row,) = read_csv(out)
-    assert (row["c"], row["outcome"], row["holds"], row["fails"]) == ("8", "found smallest", "8", "7")
+    assert (row["c"], row["outcome"], row["holds"], row["fails"]) == ("8", "found_smallest", "8", "7")
     assert 0 < float(row["stages.svc[7].utilisation:mean"]) < 0.5
     # a misspelt name is still refused before any run, with the name the fleet at HI has
     p = serq("sweep", FLEET, "--find", "stages.svc[7].utilisatio <= 0.5", "--over", "c", "3:12:1", "--seeds", "1",

@@ -48,8 +48,8 @@ def test_two_programs_of_one_text_beside_two_traces_run_each_its_own(two):
 def test_a_capacity_search_over_two_such_programs_judges_each_on_its_own_trace(two):
     cols, rows = serq_sweep.find(["a/p.sq", "b/p.sq"], "x.mean <= 100", ("z", "1:2:1"), seeds=[1], workers=0,
                                  progress=False)
-    assert [(r["program"], r["outcome"]) for r in rows] == [("a/p.sq", "holds everywhere"),
-                                                          ("b/p.sq", "fails everywhere")]
+    assert [(r["program"], r["outcome"]) for r in rows] == [("a/p.sq", "holds_everywhere"),
+                                                          ("b/p.sq", "fails_everywhere")]
     assert rows[0]["observes.x.mean:mean"] == 5.0  # (at the value found; b has none)
 
 

@@ -156,8 +156,8 @@ def test_aggregates_and_csv(tmp_path):
         assert p["runs"] == "3"
     # --show prints the same means
     line = r.stdout.splitlines()[1].split()
-    assert line[0] == "0.2" and float(line[2]) == pytest.approx(float(pts[0]["observes.response.mean:mean"]),
-                                                                 rel=1e-5)
+    mean = float(line[2].split("±")[0])  # (MEAN±CI, one cell)
+    assert line[0] == "0.2" and mean == pytest.approx(float(pts[0]["observes.response.mean:mean"]), rel=1e-5)
     assert not (tmp_path / "r.csv.journal").exists()
 
 

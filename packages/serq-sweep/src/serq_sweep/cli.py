@@ -124,7 +124,7 @@ def _exit_for(complete: bool, errors: list[str] | None = None) -> None:
 @click.option("--find", "find", multiple=True, metavar="'FIGURE OP NUMBER'",
               help="Capacity search: the largest value of the --over knob at which every condition holds "
                    "(on the mean across seeds; repeatable, all of them holding), per point of the other axes; "
-                   "the smallest when the conditions fail at LO and hold at HI (outcome 'found smallest').")
+                   "the smallest when the conditions fail at LO and hold at HI (outcome found_smallest).")
 @click.option("--over", "over", nargs=2, default=None, metavar="NAME RANGE",
               help="The knob --find searches and its range LO:HI (or LO:HI:STEP to search a grid).")
 @click.option("--tol", "tol", type=Number("a positive, finite number", low=0.0, above=True), default=None,
@@ -207,11 +207,13 @@ def show_table(plan, columns, table, figures) -> str:
         cells = [written_value(r[n]) for n in plan.names] + [str(r["runs"])]
         for n in names:
             m, ci = r.get(f"{n}:mean", math.nan), r.get(f"{n}:ci", math.nan)
-            cell = f"{_fmt(m)} ± {_fmt(ci)}" if not math.isnan(ci) else _fmt(m)
+            # one cell without a blank, MEAN±CI, as every cell of a printed table (`1.4 ± 0.2 (n=2)` was
+            # four cells of one to a reader splitting the table at whitespace)
+            cell = f"{_fmt(m)}±{_fmt(ci)}" if not math.isnan(ci) else _fmt(m)
             k = r.get(f"{n}:n", r["runs"])
             # a mean over fewer of the point's runs than `runs` (some without a finite value of the figure:
             # an observe of no samples, as a run cut short may have) says how many it is over
-            cells.append(f"{cell} (n={k})" if 0 < k < r["runs"] else cell)
+            cells.append(f"{cell}(n={k})" if 0 < k < r["runs"] else cell)
         lines.append(cells)
     from serq.layout import align  # by the columns a cell takes on the screen (a figure named in Chinese)
 

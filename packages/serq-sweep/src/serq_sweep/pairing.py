@@ -155,19 +155,22 @@ def render(rows: Sequence[dict[str, Any]], same: int, seeds: int) -> str:
         # has a value is NaN throughout, which misleads no one
         short = any(r.get("n", seeds) < seeds and (r.get("n_a", 0) or r.get("n_b", 0)) for r in rs)
         out.append(f"{arm} - {base}, paired over {seeds} seeds (95 % CIs):")
-        head = ["figure", "A", "B", "B - A", "paired ±", "unpaired ±", "var. reduction"]
-        head += ["pairs", "A n", "B n"] if short else []
+        # the columns named as --out names them (COLUMNS), each cell without a blank: a reader splitting the
+        # table at whitespace gets the header's columns ('B - A', 'paired ±', 'var. reduction' and '45.5 %'
+        # were two or three cells of one)
+        head = ["figure", "a", "b", "diff", "ci_paired", "ci_unpaired", "variance_reduction"]
+        head += ["n", "n_a", "n_b"] if short else []
         lines = [head]
         for r in rs:
             vr = r["variance_reduction"]
             lines.append([r["figure"], _fmt(r["a"]), _fmt(r["b"]), _fmt(r["diff"]), _fmt(r["ci_paired"]),
-                          _fmt(r["ci_unpaired"]), "nan" if math.isnan(vr) else f"{100 * vr:.1f} %"]
+                          _fmt(r["ci_unpaired"]), "nan" if math.isnan(vr) else f"{100 * vr:.1f}%"]
                          + ([str(r.get(k, seeds)) for k in ("n", "n_a", "n_b")] if short else []))
         out += align(lines, left=1, indent="  ")  # by the columns a cell takes on the screen
         if short:
-            out.append(f"  (pairs: the seeds of the {seeds} where both arms have a value, a run that failed "
-                       "having none; B - A and its CIs are over those, A and B each over its arm's own values, "
-                       "A n and B n of them)")
+            out.append(f"  (n: the seeds of the {seeds} where both arms have a value, a run that failed "
+                       "having none; diff = b - a and its CIs are over those, a and b each over its arm's own "
+                       "values, n_a and n_b of them)")
     if same:
         out.append(f"({same} figure(s) equal in every run of both arms left out)")
     return "\n".join(out) + "\n"

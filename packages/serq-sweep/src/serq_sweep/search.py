@@ -5,13 +5,14 @@ A condition is checked on the mean of its figure across the seeds (all of them t
 their conjunction). The search evaluates both ends of the range, and they decide its direction: when the
 condition holds at LO and fails at HI (it holds below some value and fails above it: an arrival rate) the
 answer is the largest value that holds (outcome ``found``); when it fails at LO and holds at HI (it fails
-below some value and holds above it: replicas, blocks, a budget) the smallest (``found smallest``). Either
+below some value and holds above it: replicas, blocks, a budget) the smallest (``found_smallest``). Either
 way the search bisects (each evaluation runs every seed, and the evaluations of every point run together on
 the engine) until the bracket between the value that holds and the one that fails is at most the tolerance
 wide (default (HI - LO) / 64; in the fewest halvings that make HI - LO so, :func:`halvings`), or, for a grid
 LO:HI:STEP, until the two are neighbours on the grid, and answers with the end that holds. A figure with no
-value (NaN) meets no condition. A condition that holds at both ends (``holds everywhere``) or at neither
-(``fails everywhere``) is reported as such.
+value (NaN) meets no condition. A condition that holds at both ends (``holds_everywhere``) or at neither
+(``fails_everywhere``) is reported as such. The outcomes (:data:`OUTCOMES`) are single words, one cell of
+the printed table as of ``--out``'s: the table is read by whitespace too.
 """
 
 from __future__ import annotations
@@ -52,6 +53,10 @@ _COND = re.compile(r"^\s*([A-Za-z_][\w.\[\]]*)\s*(<=|>=|==|!=|<|>)\s*([^\s<>=!]\
 
 #: the search's own columns, after the swept names and the knob (and before each condition's FIGURE:mean)
 COLUMNS = ("outcome", "holds", "fails", "evaluations")
+
+#: the outcomes of a search, the printed table's and ``--out``'s alike: no blank in any of them, so a table
+#: split at whitespace has its header's columns ('found smallest' was two cells of one)
+OUTCOMES = ("found", "found_smallest", "holds_everywhere", "fails_everywhere")
 
 #: at most this many bisection steps (a float range halves to the tolerance long before)
 MAX_STEPS = 60
@@ -176,9 +181,9 @@ class _Search:
     def settle(self) -> None:
         if self.state == "start":
             if self.fails is None:
-                self.state = "holds everywhere"
+                self.state = "holds_everywhere"
             elif self.holds is None:
-                self.state = "fails everywhere"
+                self.state = "fails_everywhere"
             else:  # (the ends only are seen: fails at LO and holds at HI is the search upwards)
                 self.up = self.holds > self.fails
                 self.state = "bisect"
@@ -416,7 +421,7 @@ def _find(program: Any, conditions: Any, over: Any, *, sets: Any, defs: Any, zip
                     means[f] = mean(vals)
                 s.means[x] = means
                 # a figure no run gave a value (an observe with no samples) meets no condition: `!=` held on
-                # NaN, so a search whose runs had no samples at all ended in 'holds everywhere'
+                # NaN, so a search whose runs had no samples at all ended in 'holds_everywhere'
                 ok = all(not math.isnan(means[f]) and _OPS[op](means[f], bound)
                          for f, (_, op, bound) in zip_(figures, conds))
                 s.record(x, ok)
@@ -448,7 +453,7 @@ def _find(program: Any, conditions: Any, over: Any, *, sets: Any, defs: Any, zip
         found = knob(s.value(s.holds) if s.holds is not None else None)
         # the swept names as every table gives them (a whole-numbered --set an integer column, as the sweep's)
         row = {**shape.shown(s), name: found,  # type: ignore[arg-type]
-               "outcome": ("found smallest" if s.up else "found") if s.state == "done" else s.state,
+               "outcome": ("found_smallest" if s.up else "found") if s.state == "done" else s.state,
                "holds": found, "fails": knob(s.value(s.fails) if s.fails is not None else None),
                "evaluations": s.evaluations}
         at = s.means.get(s.holds, {})
