@@ -1,7 +1,10 @@
 """Every cell of a table serq sweep --show, serq compare and serq sweep --find print holds no blank, so the
 table splits at whitespace into its header's columns (docs/sweep.md): the search's outcome ``found
 smallest`` was two cells of one, as were --show's ``MEAN ± CI (n=K)`` and compare's ``B - A``, ``paired ±``,
-``var. reduction`` and ``45.5 %``. The outcomes are one vocabulary, the printed table's and --out's."""
+``var. reduction`` and ``45.5 %``. The outcomes are one vocabulary, the printed table's and --out's.
+
+The SLO attainment, ``requests.attainment`` (good / completed), is a figure of --find, --show and compare
+(docs/sweep.md, Goodput); ``--find 'requests.attainment >= 0.9'`` named no figure."""
 
 from __future__ import annotations
 
@@ -121,3 +124,37 @@ def test_compare_printed_block_splits_into_its_columns(tmp_path):
     (y,) = [line for line in lines if line[0] == "observes.y.mean"]
     # y = lam^2 - 2 in every session: -1 and 2, a difference of 3 on every seed (no spread: CI 0)
     assert y[1:6] == ["-1", "2", "3", "0", "0"]
+
+
+#: sessions at 1, 2, …, 6, the k-th (from 0) of TTFT k * d; the warm-up leaves out the first: TTFT d … 5d
+STEPS = """let d = 1;
+stage a : delay;
+workload { arrive renewal(1); }
+session {
+  set t0 = now; run a (serial * d); set f = now; run a (1);
+  record req { sent = t0; first_token = f; last_token = now; output = 2; }
+}
+run { horizon 100; warmup 1.5; seed 1; arrivals 6; }
+"""
+
+
+def test_the_slo_attainment_is_a_figure_of_find_show_and_compare(tmp_path):
+    prog = tmp_path / "steps.sq"
+    prog.write_text(STEPS)
+    # under ttft=2.5, 3 of the 5 requests meet it while 3d <= 2.5: on the grid, d = 0.75 holds (3 * 0.75
+    # = 2.25) and 1 fails (TTFT 1, 2 only: 0.4)
+    lines = _split(_serq("sweep", str(prog), "--slo", "ttft=2.5", "--find", "requests.attainment >= 0.6",
+                         "--over", "d", "0.5:1.5:0.25"))
+    assert lines[1:] == [["0.75", "found", "0.75", "1.0", "4"]]
+    lines = _split(_serq("sweep", str(prog), "--slo", "ttft=2.5", "--set", "d=0.5,1", "--show", "attainment",
+                         "--show", "requests.good"))
+    # d = 0.5: TTFT 0.5 … 2.5, all five; d = 1: two of five (one seed: no CI)
+    assert lines == [["d", "runs", "attainment", "requests.good"], ["0.5", "1", "1", "5"], ["1.0", "1", "0.4", "2"]]
+    text = _serq("compare", str(prog), "--slo", "ttft=2.5", "--set", "d=0.5,1", "--seeds", "1..2",
+                 "--figure", "attainment").splitlines()
+    assert _split(text[2])[0][:4] == ["requests.attainment", "1", "0.4", "-0.6"]
+    r = subprocess.run([SERQ, "sweep", str(prog), "--set", "d=0.5,1", "--show", "attainment", "--workers", "0",
+                        "--no-progress"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and r.stderr.startswith(
+        "error: --show: attainment: requests.attainment is the fraction of the completed requests that meet an SLO, "
+        "which the runs are given with --slo"), r.stderr

@@ -13,7 +13,8 @@ import msgspec
 #: 3: observes have p50, p90, p95; instants; records, engine statistics (issue 12).
 #: 4: the request metrics have ``std`` (vLLM's benchmark prints it: ``np.std``), and the requests their
 #: total input and output tokens.
-REPORT_VERSION = 4
+#: 5: the request metrics under an SLO have ``attainment``, the fraction of the completed requests that met it.
+REPORT_VERSION = 5
 
 
 class _S(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -99,7 +100,8 @@ class RequestMetrics(_S, kw_only=True):
     (last_token - first_token) / (output - 1) for output > 1, E2E latency (e2el) = last_token - sent;
     ITL, every gap between consecutive output tokens of a request on the step stages (serq-sim's
     step/tokens.py; None without a step stage), the gaps ending after the warm-up; throughputs over the
-    measured window end - warmup; goodput, the requests that meet every SLO given (``--slo``) per second;
+    measured window end - warmup; goodput, the requests that meet every SLO given (``--slo``) per second,
+    and their attainment, the fraction of the completed requests that met every SLO (good / completed);
     the prefix-cache hit rate, when the table has the columns cached and prompt. With a column admitted
     (the request's first scheduling; lib/vllm.sq's ``admitted``), vLLM v1's per-request phases
     (``vllm/v1/metrics/stats.py``): queue = admitted - sent (``vllm:request_queue_time_seconds``), prefill =
@@ -130,6 +132,7 @@ class RequestMetrics(_S, kw_only=True):
     slo: dict[str, float] = {}
     good: int | None = None  # requests that meet every SLO
     goodput: float | None = None  # good / duration
+    attainment: float | None = None  # good / completed: the fraction of the requests that met every SLO
     # sum(cached) / sum(prompt) over the rows (tokens): each request's hit at its first scheduling (vLLM's
     # num_cached_tokens), counted once; vLLM's prefix_cache_hits / prefix_cache_queries count every lookup of a
     # waiting request, again at each step one is held back for KV blocks (a preempted request's lookups apart);

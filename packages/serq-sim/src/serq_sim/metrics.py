@@ -7,7 +7,8 @@
 * request throughput ``completed / duration``, output-token throughput ``sum(output) / duration``,
   total-token throughput ``(sum(prompt) + sum(output)) / duration``, the duration being the measured
   window ``end - warmup`` (vLLM's is the benchmark's wall time);
-* goodput: the requests whose every metric named by an SLO is at or below it, per second;
+* goodput: the requests whose every metric named by an SLO is at or below it (``good``), per second; the SLO
+  attainment, the fraction of the completed requests that are good, ``good / completed``;
 * the prefix-cache hit rate ``sum(cached) / sum(prompt)`` when the table has both columns (lib/vllm.sq's
   ``cached`` is vLLM's ``num_cached_tokens``, the hit of the request's first scheduling: each request
   counted once. vLLM's counters ``vllm:prefix_cache_hits / vllm:prefix_cache_queries`` count in tokens
@@ -183,7 +184,7 @@ def phases(table: Any, sent: list[float], first: list[float], last: list[float])
 
 
 def with_slo(m: RequestMetrics, table: Any, slo: dict[str, float]) -> RequestMetrics:
-    """``m`` with the goodput under ``slo`` (seconds by metric name: ttft, tpot, e2el)."""
+    """``m`` with the goodput and the attainment under ``slo`` (seconds by metric name: ttft, tpot, e2el)."""
     import msgspec
 
     sent, first, last, out = _columns(table)
@@ -197,7 +198,8 @@ def with_slo(m: RequestMetrics, table: Any, slo: dict[str, float]) -> RequestMet
     ordered = {name: slo[name] for name in SLO_METRICS if name in slo}
     ordered.update(slo)
     return msgspec.structs.replace(m, slo=ordered, good=k,
-                                   goodput=k / m.duration if m.duration > 0 else math.nan)
+                                   goodput=k / m.duration if m.duration > 0 else math.nan,
+                                   attainment=k / m.completed if m.completed > 0 else math.nan)
 
 
 def check_slo(slo: Any) -> dict[str, float]:

@@ -67,7 +67,7 @@ def _options(f, seeds: str):
                      help="Bound each run's events (its row is then partial)."),
         click.option("--slo", "slo", default=None, metavar="NAME=SECONDS,…", callback=_slo,
                      help="Service-level objectives for the goodput of the request metrics, as serq run's: "
-                          "ttft, tpot, e2el (e.g. ttft=1,tpot=0.05); the figure requests.goodput."),
+                          "ttft, tpot, e2el (e.g. ttft=1,tpot=0.05); the figures requests.goodput and requests.attainment."),
         click.option("--workers", type=WORKERS, default=None, metavar="N",
                      help="Local worker processes (default: every core; 0: in this process); with "
                           "--dask local, the LocalCluster's workers."),

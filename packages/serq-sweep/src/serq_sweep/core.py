@@ -278,8 +278,11 @@ def run_limits(*, max_wall: Any = None, max_events: Any = None, max_samples: Any
     return limits
 
 
-#: the figures of the request metrics that only an SLO gives (``serq run --slo``, ``serq sweep --slo``)
-SLO_FIGURES = ("requests.goodput", "requests.good")
+#: the figures of the request metrics that only an SLO gives (``serq run --slo``, ``serq sweep --slo``), each
+#: with what it is
+SLO_FIGURES = {"requests.goodput": "counts the requests that meet an SLO",
+               "requests.good": "counts the requests that meet an SLO",
+               "requests.attainment": "is the fraction of the completed requests that meet an SLO"}
 
 
 def check_slo_program(program: Any, file: str, limits: Mapping[str, Any]) -> None:
@@ -582,7 +585,7 @@ def _check_figures(plan: Plan, names: Sequence[str]) -> None:
         for n in names if "slo" not in plan.limits else ():
             column = resolve(n, columns)
             if column in SLO_FIGURES:
-                raise UsageError(f"{n}: {column} counts the requests that meet an SLO, which the runs are given "
+                raise UsageError(f"{n}: {column} {SLO_FIGURES[column]}, which the runs are given "
                                  "with --slo (ttft=1,tpot=0.05; serq_sweep.sweep(slo=…)); without one each run's "
                                  "is NaN")
 

@@ -36,7 +36,8 @@ def deciding(program: Any, pm: Any = None, memo: dict[str, Any] | None = None) -
         from serq_ir.report import REPORT_VERSION
 
         # and the report's shape: a version of it with more figures (report version 4: the request metrics'
-        # std and token totals) would leave the rows of a table resumed from before without them
+        # std and token totals; 5: their attainment) would leave the rows of a table resumed from before
+        # without them
         parts = {f"{n} {d.version if d is not None else 'absent'}" for n, d in found.items()}
         parts.add(f"report version {REPORT_VERSION}")
         memo.update(pm=pm, reg=registries(pm), parts=parts)
