@@ -26,7 +26,7 @@ def down(x, b):
     return math.floor(x / b + 1e-12) * b
 
 
-def replica(sessions, mine, B, K, block, cap, R, policy, requeue, serve, until=math.inf):
+def replica(sessions, mine, B, K, block, cap, R, policy, requeue, serve, held=False, until=math.inf):
     """One engine serving the sessions ``mine`` (global serials, in serial order) of ``sessions`` (per
     session its turns ``[(P, D), (N, D2), …]``: a later turn's prompt is the last prompt and output plus N).
     Returns per session the admission times, the prefix each admission consumed, its holds' end times, and
@@ -48,7 +48,12 @@ def replica(sessions, mine, B, K, block, cap, R, policy, requeue, serve, until=m
     min(known, hit + budget_left); it consumes its hit (the rest of its entry stays, dead, with its age),
     and takes up to the chunk. Tokens are applied at the iteration's end, where a finished prefill turns
     into its decode and a finished decode ends the hold: it caches min(P + D, position) rounded down, and
-    the session's next turn joins the queue then, in the order the iteration served them."""
+    the session's next turn joins the queue then, in the order the iteration served them.
+
+    With ``held`` (`reserve held`, each hold reserving ``known`` rounded up to blocks: pool-reference
+    `reserve held`), the unallocated part u_i of every live reservation counts: an admission of reservation
+    r needs used + Σ u_i + r ≤ cap, a growth by d used + Σ_{i≠grower} u_i + d ≤ cap; a reservation ends with
+    its hold or its preemption."""
     turn = {s: [0, sessions[s][0][0], sessions[s][0][1]] for s in mine}
     queue = list(mine)
     residents = []
@@ -94,7 +99,8 @@ def replica(sessions, mine, B, K, block, cap, R, policy, requeue, serve, until=m
             target = up(job["pos"] + tok, block)
             own = False
             while target > job["alloc"]:
-                if used + target - job["alloc"] <= cap:
+                others = sum(max(0, j["res"] - j["alloc"]) for c, j in jobs.items() if c != s)
+                if used + others + target - job["alloc"] <= cap:
                     used += target - job["alloc"]
                     job["alloc"] = target
                     evict()
@@ -141,7 +147,9 @@ def replica(sessions, mine, B, K, block, cap, R, policy, requeue, serve, until=m
                 e = next((e for e in cache if e["owner"] == s), None)
                 hit = min(e["units"] if e else 0, down(known - 1, block))
                 units = up(min(known, hit + left), block)
-                if len(residents) + 1 > R or used + units > cap:
+                r = up(max(units, known), block) if held else units
+                unallocated = sum(max(0, j["res"] - j["alloc"]) for j in jobs.values())
+                if len(residents) + 1 > R or used + unallocated + r > cap:
                     break
                 queue.pop(0)
                 used += units
@@ -152,7 +160,7 @@ def replica(sessions, mine, B, K, block, cap, R, policy, requeue, serve, until=m
                         cache.remove(e)
                 evict()
                 jobs[s] = {"mode": "prefill", "rem": known - hit, "pos": hit, "alloc": units,
-                           "dec": D - (known - P)}
+                           "dec": D - (known - P), "res": r}
                 residents.append(s)
                 admits.setdefault(s, []).append(float(t))
                 hits.setdefault(s, []).append(float(hit))
