@@ -108,14 +108,28 @@ def test_a_bad_step_trace_is_one_message(tmp_path, capsys, text, message):
     assert code == 1 and message in out and "Traceback" not in out and out.count("error:") == 1, out
 
 
+def _json_error(text: str) -> json.JSONDecodeError:
+    try:
+        json.loads(text)
+    except json.JSONDecodeError as e:
+        return e
+    raise AssertionError(f"{text!r} is JSON")
+
+
+_TRAILING = _json_error('\t{"decoders": 1,\t"time": 1,}')
+
+
 @pytest.mark.parametrize("data, message", [
     # a line that is not JSON, or a byte that is not UTF-8: at its line and column, quoted with a caret
     # (it was "s.jsonl:2: error: not a JSON object (Expecting value: line 1 column 1 (char 0))")
     (b'{"decoders": 1, "time": 0.1}\nnot json\n',
      "s.jsonl:2:1: error: not a JSON object: Expecting value\n  not json\n  ^"),
+    # (the words and the column are the interpreter's json module's: 'Expecting property name enclosed in
+    # double quotes' at the brace, column 28, on Python 3.11; 'Illegal trailing comma before end of object' at
+    # the comma, column 27, on 3.13)
     (b'{"decoders": 1, "time": 0.1}\r\n\r\n\t{"decoders": 1,\t"time": 1,}\r\n',
-     's.jsonl:3:28: error: not a JSON object: Expecting property name enclosed in double quotes\n'
-     '   {"decoders": 1, "time": 1,}\n                             ^'),
+     f's.jsonl:3:{_TRAILING.colno}: error: not a JSON object: {_TRAILING.msg}\n'
+     f'   {{"decoders": 1, "time": 1,}}\n  {" " * (_TRAILING.colno - 1)}^'),
     (b'{"decoders": 2, "time": 0.\xff1}\n',
      's.jsonl:1:27: error: the file is not UTF-8 text (byte 0xFF)\n  {"decoders": 2, "time": 0.?1}\n'
      '                            ^'),
