@@ -144,8 +144,12 @@ def build(sim, reg, trace_path) -> None:
     sim.served_by = served
     for st in sim.stages:
         st.bind()
+    from .pools.admission import room_floors
+
+    floors = dict(zip(map(id, p.pools), room_floors(p)))
     for pool in sim.pools:
         node = pool.node
+        pool.room_floor = floors[id(node)]
         pool.evict = pool_policy(sim, reg.evict, pool, node.evict, "eviction order", reg)
         pool.preempt = pool_policy(sim, reg.preempt, pool, node.preempt, "preemption policy", reg)
         plugins = plugins or not (first_party(pool.evict) and first_party(pool.preempt))

@@ -429,6 +429,10 @@ class _Gen(Compiler):
                     self.pmode.append("dyn")
             else:
                 self.pmode.append("static")
+        #: the least room a hold waiting at each pool family can need, or 0 (admission.room_floors)
+        from .pools.admission import room_floors
+
+        self.room_floor = room_floors(p)
         #: the holds that queue at each pool family (their first pool)
         self.queued_at: list[list[int]] = [[] for _ in p.pools]
         for h, st in enumerate(self.holds):
@@ -929,6 +933,10 @@ class _Gen(Compiler):
             return [f"{pad}A = _q[0]"]
         scan = self.pulse_lines("", "len(_q)", self.scan_what(g, m), str(self.span_id(self.p.pools[g].span)))
         if mode in ("dyn", "waited", "cuts"):
+            floor = self.room_floor[g]
+            # no session waiting here fits (admission.try_admit): its keys are not read
+            skip = [f"{pad}if {self.pv(g, 'u', m)} + {_flt(floor)} > {self.pcap(g, True)}:",
+                    f"{pad}    break"] if floor else []
             lines = [*scan,
                      "_b = None",
                      "for A in _q:",
@@ -941,7 +949,8 @@ class _Gen(Compiler):
             if mode in ("waited", "cuts"):  # the scan only when the queue cannot decide (WaitedQueue.head,
                 # ThresholdQueue.head)
                 lines = ["A = _q.head(now)", "if A is None:", *("    " + x for x in lines)]
-            return [f"{pad}if len(_q) == 1:",
+            return [*skip,
+                    f"{pad}if len(_q) == 1:",
                     f"{pad}    A = _q[0]",
                     f"{pad}else:",
                     *(f"{pad}    {x}" for x in lines)]

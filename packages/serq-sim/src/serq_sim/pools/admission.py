@@ -128,6 +128,54 @@ def head(sim, pool: Pool):
     return best
 
 
+def room_floors(program) -> list[float]:
+    """Per pool family of ``program``, the least room any hold that waits in its queue can need, when it is
+    known before the run and reading the queue's keys can do nothing but choose the head; else 0.0. A pool
+    whose free room is below it admits no one, so no admission attempt needs its keys (both tiers: the
+    general engine's :func:`try_admit`, the fast tier's ``_adm``): a queue by keys that scanned every
+    waiting session at every attempt cost the square of the sessions waiting at one instant, and arrivals
+    the clock cannot resolve into a full pool (``queue by (waited / 0)``) took minutes to meet the
+    no-progress guard (docs/simulator.md, "No progress").
+
+    Known when every hold that queues there (its first pool is the family) has units and reserves that are
+    numbers (finite, not negative: no amount error can wait for the attempt; the floor is the least of the
+    first pools' units, which round up to no less), and the keys read no member of a family by an index (a
+    key's only run-time error: reading them at an attempt that admits no one could say it sooner), in a
+    program of no plugin's stage kind or policy."""
+    from serq_ir import nodes as N
+
+    from ..compile import num, walk
+
+    floors = [0.0] * len(program.pools)
+    keyed = [g for g, node in enumerate(program.pools) if isinstance(node.queue, N.QueueBy)]
+    if not keyed:
+        return floors
+    least = [INF] * len(program.pools)
+    for x in walk(program, presets=False):
+        if isinstance(x, N.Extension):
+            return floors
+        if isinstance(x, N.Hold):
+            g = x.pools[0].pool.pool
+            u = num(x.pools[0].units.value) if isinstance(x.pools[0].units, N.Num) else 0.0
+            if not all(_known(hp.units) and (hp.reserve is None or _known(hp.reserve)) for hp in x.pools):
+                u = 0.0
+            least[g] = min(least[g], u)
+    for g in keyed:
+        if least[g] != INF and not any(isinstance(y, (N.PoolRef, N.StageRef)) and y.index is not None
+                                       for k in program.pools[g].queue.keys for y in walk(k)):
+            floors[g] = least[g]
+    return floors
+
+
+def _known(e) -> bool:
+    """``e`` is a number a hold's units or reserve may be (finite, not negative)."""
+    from serq_ir import nodes as N
+
+    from ..compile import num
+
+    return isinstance(e, N.Num) and 0.0 <= num(e.value) < INF
+
+
 def scan_pulse(sim, pool: Pool, waiting: int) -> None:
     """The countdown of the event's work ran out at a scan of ``pool``'s keys (``waiting`` sessions): read
     the clock (:meth:`serq_sim.engine.Simulation.pulse_out`), naming the pool's ``queue by``."""
@@ -238,17 +286,21 @@ def _flat(pool: Pool) -> int:
 def _blocked(sim, pool: Pool) -> None:
     """``pool``'s head did not fit: it waits for room in the pools its hold needs when neither its demand
     nor which session is the head can change while it waits, else ``pool`` is tried at every admit_all."""
-    s = head(sim, pool)
-    pend = s.pending
-    if pend.info.pure and (pool.keyed is None or (pool.keyed_at_join and not pool.queue.scan)):
-        for p in pend.pools:
-            p.waiters[pool] = None
-    else:
-        sim.adm_mark(pool)
+    if pool.keyed is None or (pool.keyed_at_join and not pool.queue.scan):
+        pend = head(sim, pool).pending
+        if pend.info.pure:
+            for p in pend.pools:
+                p.waiters[pool] = None
+            return
+    # (a queue whose keys are read at every attempt: which session is its head is not looked up again)
+    sim.adm_mark(pool)
 
 
 def try_admit(sim, pool: Pool) -> None:
+    floor = pool.room_floor  # (room_floors: 0.0 where it is not known)
     while True:
+        if floor and pool.used + pool.reserved + floor > pool.limit:
+            return  # no session waiting here fits: its keys are not read
         s = head(sim, pool)
         if s is None:
             return

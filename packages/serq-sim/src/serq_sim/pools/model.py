@@ -541,7 +541,8 @@ class Pool:
     #: the attributes the engine reads (slots: the fastest reads); ``__dict__`` keeps a pool open to others
     __slots__ = (
         "sim", "node", "name", "index", "flat", "cap", "limit", "block", "reserve_held", "used", "cached",
-        "reserved", "holders", "own", "dead", "front", "queue", "keyed", "keyed_at_join", "waited_queue", "growers", "via",
+        "reserved", "holders", "own", "dead", "front", "queue", "keyed", "keyed_at_join", "waited_queue", "room_floor",
+        "growers", "via",
         "memory_of", "evict", "preempt", "spill", "making_room", "needs_snap", "batch_room", "lru", "unqueued", "hot", "ahot", "waiters",
         "t_last", "a_used",
         "a_cached", "a_queue", "a_holders", "b_used", "b_cached", "b_queue", "b_holders", "b_wait", "wait_sum", "admissions", "evicted_entries", "evicted_units",
@@ -576,6 +577,8 @@ class Pool:
         self.keyed_at_join = False
         #: the queue is a :class:`WaitedQueue` (keys ``(K…, waited)``: the head found without a scan)
         self.waited_queue = False
+        #: the least room a hold waiting here can need, known before the run (``admission.room_floors``), or 0
+        self.room_floor = 0.0
         self.growers: deque = deque()
         #: the settle of a program of many such pools looks at this one for growers or a free queue (hot),
         #: or not until a grower or a session joins it (Simulation.pool_mark); True for good among few
