@@ -6,8 +6,9 @@
     python3 dev.py setup     # set up only: .venv/ with every part installed
 
 Set-up installs uv into .tools/uv (a private venv) when no uv is on PATH, then runs
-``uv sync --all-packages --frozen --compile-bytecode``, which makes ``.venv/`` with the seven parts and the
-dev tools, their modules compiled to bytecode: uv installs none by default, and a process that may not
+``uv sync --all-packages --frozen --compile-bytecode --python PYTHON``, PYTHON the interpreter running this
+file (so ``python3.13 dev.py test`` tests on 3.13; uv's own choice was the first Python it found), which
+makes ``.venv/`` with the seven parts and the dev tools, their modules compiled to bytecode: uv installs none by default, and a process that may not
 write it (PYTHONDONTWRITEBYTECODE, a read-only environment) compiled pandas, matplotlib and dask from
 source at every import (``serq plot`` spent 1.45 s of CPU instead of 0.6 s, and so did each command the
 tests start). The parts' own modules (packages/*/src, installed as links) are compiled by compileall.
@@ -48,7 +49,7 @@ def uv() -> str:
 
 
 def setup() -> None:
-    sh(uv(), "sync", "--all-packages", "--frozen", "--compile-bytecode")
+    sh(uv(), "sync", "--all-packages", "--frozen", "--compile-bytecode", "--python", sys.executable)
     # the parts are installed as links to packages/*/src, which uv leaves alone: compile their modules that
     # changed since (a module that does not compile is left for ruff and the tests to report)
     subprocess.run([venv_bin("python"), "-m", "compileall", "-q", *sorted(str(p) for p in ROOT.glob("packages/*/src"))],
