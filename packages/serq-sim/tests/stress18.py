@@ -6,7 +6,7 @@ ones a job keeps, chunk caps and budgets reading `residents`, `decoders`, `budge
 `kv_decode`, `kv_prefill` and `attention`), run under a warm-up, a horizon that falls inside an iteration or
 a bound on events; and the comparison of a run with every fast path on against the per-job planning
 (SERQ_SIM_TIER=general): the JSON report, every observe's samples, every record table and the output
-tokens' gaps, byte for byte, or the same error. A helper module, not a test module (one test module
+tokens' gaps, byte for byte, or the same error. A shared module, not a test module (one test module
 importing another is refused by packages/serq/tests/test_suite_layout.py).
 
 ``python stress18.py I`` prints program I; ``python stress18.py A B`` runs programs A … B-1 on both
