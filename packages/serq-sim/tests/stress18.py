@@ -10,8 +10,8 @@ tokens' gaps, byte for byte, or the same error. A shared module, not a test modu
 importing another is refused by packages/serq/tests/test_suite_layout.py).
 
 ``python stress18.py I`` prints program I; ``python stress18.py A B`` runs programs A … B-1 on both
-plannings and prints the ones that differ (``--stretch``: the stretch programs, ``--offload``: the offload
-ones).
+plannings and prints the ones that differ (``--stretch``, ``--offload``, ``--second``: the stretch, offload
+or second-engine programs).
 """
 
 from __future__ import annotations
@@ -231,6 +231,28 @@ run {{ horizon 80; }}
     return src, bounds
 
 
+def second(i: int) -> tuple[str, dict]:
+    """Program ``i`` (a family of engines for odd ``i``) with a second step engine F beside it, whose budget
+    reads ``budget_left`` of E (of E[0] in a family: that engine's planning of an iteration, read whenever F
+    plans one), and on which every third session also runs a request that observes ``budget_left(F)``
+    between its prefill and its decode (two step stages: no quiet stretch, the lazy plannings per stage)."""
+    src, bounds = program(i, family=bool(i % 2))
+    rng = random.Random(7 * i + 3)
+    target = "E[0]" if "stage E[" in src else "E"
+    budget = rng.choice([f"budget_left({target}) + 1", f"budget_left({target}) > 2 ? 2 : 5",
+                         f"max(1, 6 - budget_left({target}))"])
+    cost = rng.choice(["1", "0.7 + 0.01 * kv_decode", "0.5 + 0.1 * tokens"])
+    engine = (f"pool reqsF {{ cap {rng.randint(1, 4)}; admit via F; }}\n"
+              f"pool kvF {{ cap {rng.choice([12, 24, 60])}; block {rng.choice([1, 2, 4])}; preempt lifo; evict lru; }}\n"
+              f"stage F : step {{ budget {budget}; cost {cost}; {rng.choice(['', 'chunk 2;'])} memory kvF; }}\n")
+    side = ("branch (serial % 3 == 0) { hold reqsF (1), kvF (min(4, budget_left(F))) { "
+            "run F prefill (4) growing kvF; observe fb = budget_left(F); "
+            "run F decode (1 + floor(~uniform(0, 10))) growing kvF; } } ")
+    src = src.replace("stage d : delay;", engine + "stage d : delay;").replace("observe done = now;",
+                                                                           side + "observe done = now;")
+    return src, bounds
+
+
 def outcome(prog, tier: str, **bounds):
     """``(outcome, counters)``: ``outcome`` the JSON report, every observe's columns, every record table's
     columns and the token gaps, or the error's type and message; ``counters`` the lazy planning's
@@ -296,10 +318,16 @@ def first_difference(a, b) -> str:
     return "token gaps differ"
 
 
-def compare(i: int, family: bool | None = None, stretch: bool = False, offloaded: bool = False):
+def compare(i: int, family: bool | None = None, stretch: bool = False, offloaded: bool = False,
+            two: bool = False):
     """``(compiled, differs, error, counters, text)`` for program ``i`` (offload program ``i`` with
-    ``offloaded``) on the two plannings."""
-    src, bounds = offload(i) if offloaded else program(i, family=family, stretch=stretch)
+    ``offloaded``, :func:`second`'s with ``two``) on the two plannings."""
+    if offloaded:
+        src, bounds = offload(i)
+    elif two:
+        src, bounds = second(i)
+    else:
+        src, bounds = program(i, family=family, stretch=stretch)
     try:
         prog = serq_frontend.compile(source=src, sets={}, defs={})
     except serq_frontend.CompileError as e:
@@ -314,16 +342,18 @@ def compare(i: int, family: bool | None = None, stretch: bool = False, offloaded
 if __name__ == "__main__":
     stretch = "--stretch" in sys.argv
     offloaded = "--offload" in sys.argv
-    argv = [a for a in sys.argv if a not in ("--stretch", "--offload")]
+    two = "--second" in sys.argv
+    argv = [a for a in sys.argv if a not in ("--stretch", "--offload", "--second")]
     if len(argv) == 2:
-        src, bounds = offload(int(argv[1])) if offloaded else program(int(argv[1]), stretch=stretch)
+        k = int(argv[1])
+        src, bounds = offload(k) if offloaded else second(k) if two else program(k, stretch=stretch)
         print(src, bounds)
     else:
         lo, hi = int(argv[1]), int(argv[2])
         fails = bad = errs = 0
         took = dict.fromkeys(COUNTERS + FEATURES, 0)
         for i in range(lo, hi):
-            ok, differs, err, counters, text = compare(i, stretch=stretch, offloaded=offloaded)
+            ok, differs, err, counters, text = compare(i, stretch=stretch, offloaded=offloaded, two=two)
             if not ok:
                 bad += 1
                 print("COMPILE", i, text.splitlines()[0][:300])

@@ -7,10 +7,11 @@ request, which resumes from `computed`, or a hold with `cache` and `reuse` writt
 tier the memory spills into (`spill cpu via link (…) when (…)`); `reserve held`; `preempt by (…) requeue
 head | tail` beside `preempt lifo`; `serve by` keys that change while a job is resident (`remaining`, the
 totals) and ones it keeps (attributes, `admission`, `decoding`); chunk caps computed from `residents`,
-`decoders`, `kv_decode` or vLLM's `long_prefill`; budgets reading `decoders`, `residents`, `kv_prefill` and
-headers reading `budget_left`; costs reading `kv_decode`, `kv_prefill`, `attention`; a warm-up, which may
-fall inside a quiet or busy stretch, a bound on events (`--max-events`), which may stop a run inside one,
-and horizons that end inside an iteration.
+`decoders`, `kv_decode` or vLLM's `long_prefill`; budgets reading `decoders`, `residents`, `kv_prefill`,
+headers reading `budget_left`, and a second engine whose budget reads the first's `budget_left`; costs
+reading `kv_decode`, `kv_prefill`, `attention`; a warm-up, which may fall inside a quiet or busy stretch, a
+bound on events (`--max-events`), which may stop a run inside one, and horizons that end inside an
+iteration.
 
 For each program the run with every fast path on (lazy decoders, lazy growers, wake batches, quiet and busy
 stretches, ranked serve keys, the prepared admission) and the one with them off (SERQ_SIM_TIER=general, the
@@ -21,14 +22,15 @@ turn's prefix hit, a stop at the bound on events, a horizon inside an iteration)
 by testing nothing.
 
 ``python stress18.py I`` prints program I; ``python stress18.py A B`` compares programs A … B-1
-(``--stretch``, ``--offload``: those kinds).
+(``--stretch``, ``--offload``, ``--second``: those kinds).
 
-Power (serq_sim/step/lazy.py mutated in the test's process, each run on the eight blocks): a quiet stretch
+Power (serq_sim/step/lazy.py mutated in the test's process, each run on the ten blocks): a quiet stretch
 under a bound on events taking one round more (``LazyDecoding._quiet_rounds``' ``kend`` plus one) fails
 four blocks (programs that stop at the bound inside a stretch: their event count and clock); a quiet
 stretch not bounded by the horizon (``tlim = t_next``) fails seven; a busy stretch's rounds counted as
 iterations before the warm-up (``if warm:`` there taken as true) fails a stretch block; a wake batch taken
 under `reserve held` (``_judge_wake_batch`` without ``not pool.reserve_held``) fails both offload blocks.
+(The second-engine blocks failed under none of these, which are stretches and wake batches of one engine.)
 Allowing it with a pool that spills (``pool.spill is None`` dropped) failed none: even so, none of 977
 offload programs with a spill took a wake batch (something else in the planning declines them there), so
 these programs cannot tell whether that condition is needed.
@@ -43,17 +45,20 @@ pytestmark = pytest.mark.timeout(120)
 
 #: programs a block, and the blocks (a test each, for xdist): of every kind of program ("mixed"), of one engine
 #: on the quiet and busy stretches' ground under a warm-up and, half the time, a bound on events ("stretch"),
-#: and of one engine whose lazy growers grow past a memory full of cached prefixes that spills into an offload
-#: tier or holds reservations ("offload")
+#: of one engine whose lazy growers grow past a memory full of cached prefixes that spills into an offload
+#: tier or holds reservations ("offload"), and of a second engine whose budget reads the first's `budget_left`
+#: ("second")
 PER_BLOCK = 150
 BLOCKS = [("mixed", 0), ("mixed", 1), ("mixed", 2), ("mixed", 3), ("stretch", 0), ("stretch", 1),
-          ("offload", 0), ("offload", 1)]
+          ("offload", 0), ("offload", 1), ("second", 0), ("second", 1)]
 
 #: what each kind's programs reach (an offload program has one turn, and a pool that spills or holds
 #: reservations takes no block boundary into a stretch nor a wake batch: docs/simulator.md)
 REACHED = {"mixed": COUNTERS + FEATURES, "stretch": COUNTERS + FEATURES,
            "offload": ("lazy_iterations", "glazy_iterations", "quiet_rounds", "served", "preempted", "spilled",
-                       "max_events", "cut")}
+                       "max_events", "cut"),
+           "second": ("lazy_iterations", "glazy_iterations", "wake_batches", "served", "preempted", "spilled", "hit",
+                      "max_events", "cut")}
 
 
 @pytest.mark.parametrize("kind, block", BLOCKS, ids=lambda x: str(x))
@@ -62,7 +67,8 @@ def test_random_programs_agree_with_the_per_job_planning(kind, block):
     differ = []
     failed_compile = errors = 0
     for i in range(block * PER_BLOCK, (block + 1) * PER_BLOCK):
-        ok, differs, err, counters, text = compare(i, stretch=kind == "stretch", offloaded=kind == "offload")
+        ok, differs, err, counters, text = compare(i, stretch=kind == "stretch", offloaded=kind == "offload",
+                                                   two=kind == "second")
         if not ok:
             failed_compile += 1
             continue
