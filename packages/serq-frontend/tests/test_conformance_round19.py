@@ -20,7 +20,8 @@ test that checks the rule, found by its message or its program; "here" is this f
                                                                            test_hostile_round18_arrivals_bound
   r07  R125     warmup below horizon                                       test_link
   r08  L96      only a branch guard is held to 0 or 1 (c ? a : b, &&)      here: test_a_test_operand_is_any_number
-  r09  L96      an aggregate's index is no name the program has            test_aggregate_index_says_what_to_write
+  r09  L96      an aggregate's index is no name the program has            test_aggregate_index_says_what_to_write;
+                (a definition's name included: here, the one disagreement) here: test_an_aggregate_index_*
   r10  L96      a context variable read outside its place does not link    test_link, test_audit_frontend
   r11  L96      attribute, let, context variable, inf: one name each       test_link, test_audit_frontend
   r12  L96      a constant that evaluates to NaN does not link             test_link, test_audit_frontend
@@ -100,8 +101,9 @@ test that checks the rule, found by its message or its program; "here" is this f
   r80  P117     a spill predicate may read size                            serq-sim test_spill_semantics
 
 Counts: 80 rules; 58 checked by earlier tests, 22 newly here (r08, r17, r19, r22, r25, r28, r29, r32, r35,
-r40, r41, r43, r45, r47, r48, r55, r58, r63, r67, r73, r76, r77; r18 is checked again); no rule on which
-the implementation and the dialect disagree. Where the pages part (a family's size, admit via, a program
+r40, r41, r43, r45, r47, r48, r55, r58, r63, r67, r73, r76, r77; r18 is checked again); one disagreement,
+fixed: r09 took an aggregate's index named as a definition (`max g in 2 (g)` beside `def g() = …;`), which
+the rule refuses as it refuses a pool's or a gauge's name. Where the pages part (a family's size, admit via, a program
 given as text that uses a library, branch in init and turn) docs/language.md says which reading holds.
 """
 
@@ -507,3 +509,30 @@ def test_the_command_line_says_it_once_and_runs_the_neighbour(tmp_path, bad, goo
     (tmp_path / "q.sq").write_text(good)
     r = serq("run", "q.sq", "--horizon", "10", cwd=tmp_path)  # (run checks the program first)
     assert r.returncode == 0 and r.stderr == "", r.stderr
+
+
+# -- r09: an aggregate's index and a definition's name ----------------------------------------------------------
+
+@pytest.mark.parametrize("pre, body", [
+    ("def g() = 1;\n", "⟨max g in 2 (g + g())"),          # an expression definition
+    ("def g(x) { run s (x); }\n", "⟨sum g in 2 (g)"),      # a statement definition
+])
+def test_an_aggregate_index_is_no_definitions_name(pre, body):
+    """L96 "j may not be a name the program already has": a definition's name is one (program-reference.txt
+    gives it the namespace of the pools, stages and lets it may not take). The index and the definition
+    could be told apart (`g` against `g(…)`), but the rule names no exception, and a pool's or a gauge's
+    name, as unreadable as a bare name, is refused. Mutation: without the definitions' names in
+    sugar.aggregates._names both linked (the defs layer writes the uses out before the aggregates)."""
+    refused(prog(f"observe x = {body}; end;", pre=pre), "`g` is a name the program has already")
+
+
+def test_a_library_definitions_name_is_the_programs():
+    """program-reference.txt, use: "its definitions are the program's from here on", so lib/vllm.sq's
+    `reusable` is a name the program has."""
+    refused(prog("observe x = ⟨max reusable in 2 (reusable); end;", pre='use "vllm.sq";\n'),
+            "`reusable` is a name the program has already")
+
+
+def test_an_index_beside_a_definition_of_another_name():
+    """The allowed neighbour: `max k in 2 (k + g())` beside `def g() = 1;` is max(0 + 1, 1 + 1) = 2."""
+    assert observed(prog("observe x = max k in 2 (k + g()); end;", pre="def g() = 1;\n"), "x") == [2.0, 2.0]

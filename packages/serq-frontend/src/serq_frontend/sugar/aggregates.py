@@ -105,8 +105,11 @@ def _subst(e: Any, var: str, k: int) -> Any:
     return A.map_expr(e, f)
 
 
-def _names(module: A.Module) -> set[str]:
-    out: set[str] = {"inf", "self"}
+def _names(module: A.Module, ctx: Any) -> set[str]:
+    """The names the program has (language.txt §2: an aggregate's index "may not be a name the program
+    already has"): what its items declare (a definition's name too, the defs layer having written its
+    uses out), what its blocks assign and the names the language supplies."""
+    out: set[str] = {"inf", "self", *ctx.notes.get("definitions", ())}
     for item in module.items:
         name = getattr(item, "name", None)
         if isinstance(name, str):
@@ -119,7 +122,7 @@ def _names(module: A.Module) -> set[str]:
 
 
 def rewrite(module: A.Module, ctx: Any) -> A.Module:
-    w = Writer(ctx, _names(module))
+    w = Writer(ctx, _names(module, ctx))
 
     def fb(b: list[Any]) -> list[Any]:
         return [A.map_stmt(s, w.expr, w.expr, fb) for s in b]

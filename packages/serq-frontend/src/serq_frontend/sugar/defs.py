@@ -174,6 +174,8 @@ class Expander:
                     raise ctx.error(x.pos, f"`{x.op} {x.var} in …`: `{x.var}` is a parameter of `{name}`; a "
                                     "parameter is substituted, so " + own_index(x.op, x.var, d.params))
         self.defs[name] = d
+        # a definition's name is a name the program has, which an aggregate's index may not take
+        ctx.notes.setdefault("definitions", []).append(name)
         if d.body is None:  # for the linker's hint at an unknown function: the names of the expression definitions
             ctx.notes.setdefault("expression_defs", []).append(name)
         self.depth[name] = self._deepest + 1
