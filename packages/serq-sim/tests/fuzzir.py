@@ -302,7 +302,12 @@ def _dumps(tree) -> str:
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, 20000))  # a hostile tree nests up to a few thousand deep
     try:
-        text = json.dumps(tree, allow_nan=False)
+        try:
+            text = json.dumps(tree, allow_nan=False)
+        except RecursionError:
+            # json's C encoder nests only as deep as the interpreter's C stack allowance (1 500 on Python 3.12,
+            # whatever the recursion limit): its pure-Python encoder, which makes the same text, is not bound by it
+            text = "".join(json.JSONEncoder(allow_nan=False).iterencode(tree))
     finally:
         sys.setrecursionlimit(limit)
     return text.replace(json.dumps(_HUGE), "1e400").replace(json.dumps(_NEG_HUGE), "-1e400")
