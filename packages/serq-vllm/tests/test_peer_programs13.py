@@ -312,6 +312,9 @@ def test_the_slo_attainment_of_a_replay_is_the_count_of_its_records(tmp_path, sl
     text = serq("run", str(HERE / "replay.sq"), "--trace", "t.csv", "--arrivals", "2", "--slo", slo, "--no-progress",
                 cwd=tmp_path).stdout
     assert f"goodput {good / 40.75:.6g} req/s ({good} of 5 good: {slo.replace('=', ' <= ').replace(',', ', ')})" in text
+    # ... and their ratio, the SLO attainment, as the JSON's requests.attainment (the text left it to the reader)
+    assert rep["attainment"] == good / 5
+    assert f"good: {slo.replace('=', ' <= ').replace(',', ', ')})  attainment {good / 5:.6g}\n" in text
 
 
 # --- what a user of these programs met ---------------------------------------------------------------------------

@@ -143,6 +143,8 @@ def _requests(r: Result) -> list[str]:
         slo = ", ".join(f"{k} <= {format_number(v)}" for k, v in m.slo.items())
         # the count beside the requests it is of: their ratio is the SLO attainment
         head += f"  goodput {format_number(m.goodput)} req/s ({_int(m.good or 0)} of {_int(m.completed)} good: {slo})"
+        if m.attainment is not None:  # (good / completed, the JSON's requests.attainment)
+            head += f"  attainment {format_number(m.attainment)}"
     rows = []
     for name in REQUEST_STATS:
         st = getattr(m, name)
