@@ -362,7 +362,10 @@ def test_share_rules():
 def test_run_block():
     p = compile_src(prog("  run svc (1);") + "run { horizon 100; warmup 10; seed 7; arrivals 50; }")
     assert (p.run.horizon, p.run.warmup, p.run.seed, p.run.arrivals) == (100.0, 10.0, 7, 50)
-    refused(prog("  run svc (1);") + "⟨run { horizon 10; warmup 20; }", "warmup 20 is not below the horizon 10")
+    # at the warmup (it was at `run`), as an IR file's is at '$.run.warmup'
+    refused(prog("  run svc (1);") + "run { horizon 10; ⟨warmup 20; }", "warmup 20 is not below the horizon 10")
+    refused(prog("  run svc (1);") + "run { ⟨warmup 20; seed 3;\n  horizon 10; }", "warmup 20 is not below the "
+            "horizon 10")
     refused(prog("  run svc (1);").replace("poisson(lam)", "batch(2)") + "run { ⟨arrivals 5; }",
             "`arrivals` needs an open workload")
 

@@ -1143,7 +1143,9 @@ class Linker:
                 kw["arrivals"] = int(v)
         why = rules.window_problem(kw.get("horizon", "inf"), kw.get("warmup", 0.0))  # the one rule
         if why is not None:
-            raise self.error(item.pos, why)
+            # at the warmup, as an IR file's is ('$.run.warmup') and the command line's (--warmup): a warmup of 0
+            # is below every horizon, so the block gives one
+            raise self.error(next(pos for name, _v, pos in item.fields if name == "warmup"), why)
         return ir.RunSettings(**kw, span=ir.RunSpans(**spans) if spans else None)
 
 
