@@ -656,7 +656,8 @@ def pull_prog(rel="D pull P latency 1 share maxmin;", nic="nic ps(10);", cache="
     # "a transfer without on in a queue that pulls from none" is an error
     ({"rel": "share maxmin;"}, "`D`'s `transfer` names no NIC and `D` pulls from no queue"),
     # "D waits x0 before each one (a number or a constant over lets)"
-    ({"rel": "D pull P latency ~exp(1) share maxmin;"}, "`latency` is a number or a constant over `let`s"),
+    ({"rel": "D pull P latency ~exp(1) share maxmin;"},
+     "the latency of `D pull P` must be a constant (numbers and `let`s): it reads"),
     # "a from on a queue that leases nothing does not link"
     ({"cache": "cache (prompt);"}, "`from P`: no entry of `P` leases a pool"),
     # "an entry of D called from another queue is an error"

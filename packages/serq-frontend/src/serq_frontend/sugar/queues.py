@@ -403,7 +403,7 @@ class QueueRewriter:
         reader.pulls = item
         out: list[Any] = [A.ShareItem(item.share, item.pos)]
         if item.latency is not None:
-            ctx.const(item.latency, "`latency` is a number or a constant over `let`s; the latency")
+            ctx.const(item.latency, f"the latency of `{item.reader} pull {item.source}`")
             size = A.Num(float(reader.size), item.pos) if reader.family else None
             out.append(A.StageItem(f"{reader.name}.nic.latency", size, A.Kind("delay", item.pos), item.pos))
         return out
