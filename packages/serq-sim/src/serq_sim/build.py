@@ -146,7 +146,8 @@ def build(sim, reg, trace_path) -> None:
         st.bind()
     from .pools.admission import room_floors
 
-    floors = dict(zip(map(id, p.pools), room_floors(p)))
+    sim.room_floors = room_floors(p)
+    floors = dict(zip(map(id, p.pools), sim.room_floors))
     for pool in sim.pools:
         node = pool.node
         pool.room_floor = floors[id(node)]

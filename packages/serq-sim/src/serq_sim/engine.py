@@ -162,7 +162,7 @@ class Simulation:
         "open_arrivals", "partial", "partial_note", "plugin_manager", "pool_base", "pools", "preempt_count", "program",
         "progress", "pulse", "queue_free", "rate", "ready", "record_tables", "release_counter", "rngs", "seed",
         "session_fn", "setting_from", "shared_families", "show_progress", "slot_more", "source", "spans", "stage_base",
-        "stages", "rep_k", "rep_limit", "rep_t", "live0", "due_now", "next_check", "samples_at_ticks", "stall_arr", "stall_ev", "stall_live", "stall_t", "step_stages", "step_heap", "step_later", "step_cur", "step_self", "pool_hot", "grow_lazy_ok", "served_by", "adm_hot", "t_shown", "t_wall0", "token_gaps",
+        "stages", "rep_k", "rep_limit", "rep_t", "live0", "due_now", "next_check", "samples_at_ticks", "stall_arr", "stall_ev", "stall_live", "stall_t", "step_stages", "step_heap", "step_later", "step_cur", "step_self", "pool_hot", "grow_lazy_ok", "served_by", "room_floors", "adm_hot", "t_shown", "t_wall0", "token_gaps",
         "trace", "trace_ordered", "trace_slots", "turn_fn", "turns", "virtual_events", "warm", "warmup",
         "__dict__",
     )
@@ -228,6 +228,9 @@ class Simulation:
         self.grow_lazy_ok: bool | None = None
         #: the pools each stage admits (``admit via``), by the stage's id (build.py), for StepStage.bind
         self.served_by: dict | None = None
+        #: per pool family, the least room a hold waiting there can need, or 0 (build.py:
+        #: pools.admission.room_floors), which the general engine's pools and the fast tier read
+        self.room_floors: list[float] = []
         self.events = 0
         #: events a step stage's quiet rounds stood for (serq_sim.step: each is an iteration's end that the
         #: event loop did not pop); counted into ``events`` when the loop stops

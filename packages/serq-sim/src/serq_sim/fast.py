@@ -429,10 +429,9 @@ class _Gen(Compiler):
                     self.pmode.append("dyn")
             else:
                 self.pmode.append("static")
-        #: the least room a hold waiting at each pool family can need, or 0 (admission.room_floors)
-        from .pools.admission import room_floors
-
-        self.room_floor = room_floors(p)
+        #: the least room a hold waiting at each pool family can need, or 0 (admission.room_floors, found as
+        #: the simulation was built)
+        self.room_floor = sim.room_floors
         #: the holds that queue at each pool family (their first pool)
         self.queued_at: list[list[int]] = [[] for _ in p.pools]
         for h, st in enumerate(self.holds):

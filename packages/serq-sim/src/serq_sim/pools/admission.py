@@ -146,6 +146,9 @@ def room_floors(program) -> list[float]:
 
     from ..compile import num, walk
 
+    def known(e) -> bool:  # a number a hold's units or reserve may be (finite, not negative)
+        return isinstance(e, N.Num) and 0.0 <= num(e.value) < INF
+
     floors = [0.0] * len(program.pools)
     keyed = [g for g, node in enumerate(program.pools) if isinstance(node.queue, N.QueueBy)]
     if not keyed:
@@ -157,7 +160,7 @@ def room_floors(program) -> list[float]:
         if isinstance(x, N.Hold):
             g = x.pools[0].pool.pool
             u = num(x.pools[0].units.value) if isinstance(x.pools[0].units, N.Num) else 0.0
-            if not all(_known(hp.units) and (hp.reserve is None or _known(hp.reserve)) for hp in x.pools):
+            if not all(known(hp.units) and (hp.reserve is None or known(hp.reserve)) for hp in x.pools):
                 u = 0.0
             least[g] = min(least[g], u)
     for g in keyed:
@@ -165,15 +168,6 @@ def room_floors(program) -> list[float]:
                                        for k in program.pools[g].queue.keys for y in walk(k)):
             floors[g] = least[g]
     return floors
-
-
-def _known(e) -> bool:
-    """``e`` is a number a hold's units or reserve may be (finite, not negative)."""
-    from serq_ir import nodes as N
-
-    from ..compile import num
-
-    return isinstance(e, N.Num) and 0.0 <= num(e.value) < INF
 
 
 def scan_pulse(sim, pool: Pool, waiting: int) -> None:
