@@ -57,6 +57,7 @@ COLUMNS = ("outcome", "holds", "fails", "evaluations")
 #: the outcomes of a search, the printed table's and ``--out``'s alike: no blank in any of them, so a table
 #: split at whitespace has its header's columns ('found smallest' was two cells of one)
 OUTCOMES = ("found", "found_smallest", "holds_everywhere", "fails_everywhere")
+FOUND, FOUND_SMALLEST, HOLDS_EVERYWHERE, FAILS_EVERYWHERE = OUTCOMES
 
 #: at most this many bisection steps (a float range halves to the tolerance long before)
 MAX_STEPS = 60
@@ -181,9 +182,9 @@ class _Search:
     def settle(self) -> None:
         if self.state == "start":
             if self.fails is None:
-                self.state = "holds_everywhere"
+                self.state = HOLDS_EVERYWHERE
             elif self.holds is None:
-                self.state = "fails_everywhere"
+                self.state = FAILS_EVERYWHERE
             else:  # (the ends only are seen: fails at LO and holds at HI is the search upwards)
                 self.up = self.holds > self.fails
                 self.state = "bisect"
@@ -453,7 +454,7 @@ def _find(program: Any, conditions: Any, over: Any, *, sets: Any, defs: Any, zip
         found = knob(s.value(s.holds) if s.holds is not None else None)
         # the swept names as every table gives them (a whole-numbered --set an integer column, as the sweep's)
         row = {**shape.shown(s), name: found,  # type: ignore[arg-type]
-               "outcome": ("found_smallest" if s.up else "found") if s.state == "done" else s.state,
+               "outcome": (FOUND_SMALLEST if s.up else FOUND) if s.state == "done" else s.state,
                "holds": found, "fails": knob(s.value(s.fails) if s.fails is not None else None),
                "evaluations": s.evaluations}
         at = s.means.get(s.holds, {})
