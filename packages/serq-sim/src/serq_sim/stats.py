@@ -441,12 +441,23 @@ def time_stats(times, values, start: float, end: float,
         if not a_s:
             return NAN, NAN, NAN, NAN
     terms = list(map(mul, v_s, lengths))
-    mean = total(terms) / span
-    if not math.isfinite(mean) and math.isfinite(span) and not any(map(math.isnan, v_s)):
-        mean = _huge_time_mean(v_s, lengths, span)
+    mean = _pieces_mean(terms, span, lambda: (v_s, lengths))
     lo, hi = _extremes(v_s)
     ci = _window_ci(a_s, b_s, v_s, terms, lengths, start, end, span, windows) if windows >= 2 else NAN
     return mean, ci, lo, hi
+
+
+def _pieces_mean(terms: list[float], span: float, pieces) -> float:
+    """The time average over ``span`` of pieces whose terms (value times the time it is held) are
+    ``terms``: their total over ``span``; where that is not finite over a finite span and no value is NaN (a
+    term or the total beyond the doubles), :func:`_huge_time_mean` of ``pieces()``, ``(values, lengths)``.
+    The one rule of :func:`time_stats`'s mean and of each of its windows' averages."""
+    mean = _div(total(terms), span)
+    if not math.isfinite(mean) and 0.0 < span < INF:
+        v, lengths = pieces()
+        if not any(map(math.isnan, v)):
+            mean = _huge_time_mean(v, lengths, span)
+    return mean
 
 
 def _huge_time_mean(v: list[float], lengths: list[float], span: float) -> float:
@@ -496,14 +507,10 @@ def _window_ci(a_s, b_s, v_s, terms, lengths, start, end, span, windows) -> floa
                 if b > a:
                     parts.append(v_s[p] * (b - a))
                     ends.append((v_s[p], b - a))
-        avg = _div(total(parts), hi - lo)
-        if not math.isfinite(avg) and 0.0 < hi - lo < INF:
-            # a value held near the largest double for a while (a gauge of 9e306 for 30 s: a term of inf):
-            # the window's average as the mean is taken, which it was (the half-width was NaN beside a mean)
-            vs = v_s[i + 1 : j - 1] + [v for v, _ in ends]
-            if not any(map(math.isnan, vs)):
-                avg = _huge_time_mean(vs, lengths[i + 1 : j - 1] + [d for _, d in ends], hi - lo)
-        avgs.append(avg)
+        # a value held near the largest double for a while (a gauge of 9e306 for 30 s: a term of inf): the
+        # window's average as the mean is taken (the half-width was NaN beside a mean)
+        avgs.append(_pieces_mean(parts, hi - lo, lambda i=i, j=j, ends=ends: (
+            v_s[i + 1 : j - 1] + [v for v, _ in ends], lengths[i + 1 : j - 1] + [d for _, d in ends])))
     return _half_width(avgs)
 
 
