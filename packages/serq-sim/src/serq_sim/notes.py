@@ -249,14 +249,32 @@ def rejections(pools) -> list[str]:
     """Pools that rejected holds as never fitting: their share of the pool's rejections and admissions after
     the warm-up (the report's two columns). A hold still queued at the end is in neither, and a hold admitted
     again after a preemption counts once an admission: the words say what is counted, not "the holds that
-    reached it", which the queued ones also did."""
+    reached it", which the queued ones also did.
+
+    ``refused`` of the ``rejected`` were rejected on re-admission after a preemption (``Pool.refused``):
+    those holds had been admitted and had run, so what their sessions observed before the preemption (with
+    lib/vllm.sq, a request's first token: hit, first_token, ttft) is in the figures, and what they would
+    have observed or recorded after it is not (the request's row): the warning counts them apart, so a
+    reader can tell the samples of such a request from its missing row."""
     out = []
-    for label, rejected, admitted, cap in pools:
+    for label, rejected, admitted, cap, refused in pools:
         if rejected:
             share = rejected / (rejected + admitted)
-            out.append(f"warning: pool {label} rejected {rejected} hold(s) that can never fit its capacity "
-                       f"{cap:g} ({share * 100:.3g} % of its {rejected + admitted} rejections and admissions "
-                       f"after the warm-up: {rejected} rejected, {admitted} admitted; a hold still queued at "
-                       "the end is in neither); their sessions ended there, so the latency figures cover only "
-                       "the admitted")
+            head = (f"warning: pool {label} rejected {rejected} hold(s) that can never fit its capacity "
+                    f"{cap:g} ({share * 100:.3g} % of its {rejected + admitted} rejections and admissions "
+                    f"after the warm-up: {rejected} rejected, {admitted} admitted; a hold still queued at "
+                    "the end is in neither); their sessions ended there")
+            if not refused:
+                out.append(head + ", so the latency figures cover only the admitted")
+                continue
+            parts = []
+            if rejected > refused:
+                parts.append(f"{rejected - refused} when it joined the queue, so the latency figures cover only "
+                             "the admitted")
+            parts.append(f"{refused} on re-admission after a preemption (its units or reserve, evaluated again, "
+                         "above the capacity): what the session observed before the preemption is in the figures "
+                         "and what it would have observed or recorded after the hold is not (with lib/vllm.sq, "
+                         "a request that had its first token: its hit, first_token and ttft are observed; it has "
+                         "no done, response, preempted or row in the records)")
+            out.append(head + ": " + "; ".join(parts))
     return out

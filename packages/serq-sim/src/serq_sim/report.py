@@ -390,7 +390,8 @@ def build_report(sim) -> Report:
     notes += warn.steadiness(sim.backlog, sim.arrivals)
     notes += warn.few_samples([(d.name, len(o.values)) for d, o in zip(p.observes, sim.obs) if not d.instant],
                               sim.warmup, (table.name, len(table)) if requests is not None else None)
-    notes += warn.rejections([(member_label(pl), pl.rejections, pl.admissions, pl.cap) for pl in sim.pools])
+    notes += warn.rejections([(member_label(pl), pl.rejections, pl.admissions, pl.cap, pl.refused)
+                              for pl in sim.pools])
     notes += warn.stuck([(member_label(pl), pl.stuck, pl.preemptions) for pl in sim.pools])
     forever = sim.waiting_forever() if hasattr(sim, "waiting_forever") else None
     if forever:

@@ -91,6 +91,8 @@ def enqueue(pool: Pool, s) -> None:
 def reject(sim, s, pool: Pool) -> None:
     if sim.warm:
         pool.rejections += 1
+        if s.requeue is not None:  # set by the preemption, cleared when the hold joins a queue again
+            pool.refused += 1
     sim.end_session(s)
     raise SessionGone
 

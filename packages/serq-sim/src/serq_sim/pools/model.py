@@ -546,7 +546,7 @@ class Pool:
         "memory_of", "evict", "preempt", "spill", "making_room", "needs_snap", "batch_room", "lru", "unqueued", "hot", "ahot", "waiters",
         "t_last", "a_used",
         "a_cached", "a_queue", "a_holders", "b_used", "b_cached", "b_queue", "b_holders", "b_wait", "wait_sum", "admissions", "evicted_entries", "evicted_units",
-        "preemptions", "spills", "rejections", "stuck", "over_cap", "__dict__",
+        "preemptions", "spills", "rejections", "refused", "stuck", "over_cap", "__dict__",
     )
 
     def __init__(self, sim, node: N.Pool, member: int, flat: int):
@@ -620,6 +620,9 @@ class Pool:
         self.preemptions = 0
         self.spills = 0
         self.rejections = 0
+        #: of the rejections, the holds rejected on re-admission after a preemption (their reserve outgrew
+        #: the cap): sessions that had held the pool and ran part of the hold's body (notes.rejections)
+        self.refused = 0
         self.stuck = 0
         self.over_cap = 0
 
@@ -673,7 +676,7 @@ class Pool:
         self.admissions = self.evicted_entries = self.preemptions = self.spills = 0
         # `stuck` counts sessions over the whole run (docs/language.md), not from here: a session is counted
         # once (its flag stays), so zeroing it here lost one stuck before the warm-up and all through it
-        self.rejections = 0
+        self.rejections = self.refused = 0
         self.evicted_units = 0.0
 
     def iter_entries(self):
