@@ -63,17 +63,17 @@ def _aggregates_in(e: Any) -> list[Any]:
     return out
 
 
-def agg_terms(a: Any, lets: dict[str, float]) -> int:
+def agg_terms(a: Any, lets: dict[str, float], block: Any = None) -> int:
     """The terms aggregate ``a`` writes out with the aggregates in its body (each of its ``n`` terms holds the
     terms of those, at least 1), as sugar/aggregates.py counts them; :class:`BadConstant` when past
     :data:`MAX_TERMS`, or when an inner aggregate's count is not a constant. Found from the counts alone,
     before any term is folded: a ``let`` of ``sum j in 10000 (sum k in 10000 (1))`` was folded term by term
     (10**8 terms, 13 s) before the writer refused it, and three such levels never ended."""
-    n = agg_count(a, fold(a.n, lets))
+    n = agg_count(a, fold(a.n, lets, block))
     inner = 0
     for b in _aggregates_in(a.body):
         try:
-            inner += agg_terms(b, lets)
+            inner += agg_terms(b, lets, block)
         except NotConstant as x:
             if x.node is not b.n and not any(x.node is y for y in A.walk_expr(b.n)):
                 raise
@@ -182,9 +182,12 @@ def binary_value(op: str, a: float, b: float) -> float:
     raise KeyError(op)
 
 
-def fold(e: Any, lets: dict[str, float]) -> float:
+def fold(e: Any, lets: dict[str, float], block: Any = None) -> float:
     """The value of ``e``; raises :class:`NotConstant` at the first node that is not constant (and
-    :class:`BadConstant` at an aggregate whose count is not a whole number of terms)."""
+    :class:`BadConstant` at an aggregate whose count is not a whole number of terms).
+
+    ``block`` gives ``blocksize(P)``, the block of pool ``P``, a constant folded at link time (language.txt
+    §2): called with the call node (``Context.block_of``); without it such a call is not constant."""
     t = type(e)
     if t is A.Num:
         return e.value
@@ -197,27 +200,27 @@ def fold(e: Any, lets: dict[str, float]) -> float:
                 return INF
         raise NotConstant(e)
     if t is A.Unary:
-        return unary_value(e.op, fold(e.arg, lets))
+        return unary_value(e.op, fold(e.arg, lets, block))
     if t is A.Binary:
-        return binary_value(e.op, fold(e.lhs, lets), fold(e.rhs, lets))
+        return binary_value(e.op, fold(e.lhs, lets, block), fold(e.rhs, lets, block))
     if t is A.Cond:
-        c = fold(e.test, lets)
-        return fold(e.then, lets) if truth(c) else fold(e.orelse, lets)
+        c = fold(e.test, lets, block)
+        return fold(e.then, lets, block) if truth(c) else fold(e.orelse, lets, block)
     if t is A.Call and e.name == SUM:
-        out = fold(e.args[0], lets)
+        out = fold(e.args[0], lets, block)
         for x in e.args[1:]:
-            out = binary_value("+", out, fold(x, lets))
+            out = binary_value("+", out, fold(x, lets, block))
         return out
     if t is A.Agg:
         # a constant where its terms are: the terms written out (sugar/aggregates.py) fold the same way, and
         # are as many (agg_terms: refused from the counts, before the terms are folded)
-        agg_terms(e, lets)
-        n = agg_count(e, fold(e.n, lets))
+        agg_terms(e, lets, block)
+        n = agg_count(e, fold(e.n, lets, block))
         env = dict(lets)
         vals = []
         for k in range(n):
             env[e.var] = float(k)
-            vals.append(fold(e.body, env))
+            vals.append(fold(e.body, env, block))
         if e.op == "sum":
             out = vals[0]
             for v in vals[1:]:
@@ -228,5 +231,7 @@ def fold(e: Any, lets: dict[str, float]) -> float:
         lo, hi = FUNCTIONS[e.name]
         if len(e.args) < lo or (hi is not None and len(e.args) > hi):
             raise NotConstant(e)
-        return fn_value(e.name, [fold(a, lets) for a in e.args])
+        return fn_value(e.name, [fold(a, lets, block) for a in e.args])
+    if t is A.Call and e.name == "blocksize" and block is not None:
+        return block(e, lets)
     raise NotConstant(e)

@@ -57,6 +57,10 @@ class Context:
         self.recorder: Any = None
         #: the nodes writing out definitions and aggregates has made so far (:meth:`write_out`)
         self.written = 0
+        #: the ``let`` being computed (:meth:`_compute_lets`) and the ``blocksize(P)`` calls being folded, outer
+        #: first (:meth:`block_of`): where a constant reads itself
+        self._let_now: A.Let | None = None
+        self._blocks_now: list[tuple[str, Any]] = []
 
     # -- errors ------------------------------------------------------------------------------------
 
@@ -116,8 +120,9 @@ class Context:
                 self.let_sets[item.name] = (item.name,)
                 continue
             self.let_sets[item.name] = self._sets_read(item.value)
+            self._let_now = item
             try:
-                v = fold(item.value, out)
+                v = fold(item.value, out, self.block_of)
             except NotConstant as e:
                 later = self._later_let(e.node, item)
                 if later is not None:
@@ -128,6 +133,8 @@ class Context:
                                  f"{describe(e.node)}{_close_let(e.node, out)}") from None
             except BadConstant as e:
                 raise self.error(e.node.pos, e.message) from None
+            finally:
+                self._let_now = None
             if math.isnan(v):
                 raise self.error(item.value.pos, f"`let {item.name}` evaluates to NaN")
             out[item.name] = v
@@ -157,7 +164,7 @@ class Context:
     def const(self, e: Any, what: str) -> float:
         """The value of a constant position; an error naming ``what`` when it is not a constant."""
         try:
-            v = fold(e, self.lets())
+            v = fold(e, self.lets(), self.block_of)
         except NotConstant as x:
             raise self.error(x.node.pos, f"{what} must be a constant (numbers and `let`s): it reads "
                              f"{describe(x.node)}{_close_let(x.node, self.lets())}") from None
@@ -166,6 +173,66 @@ class Context:
         if math.isnan(v):
             raise self.error(e.pos, f"{what} evaluates to NaN{self.given(e)}")
         return v
+
+    def block_of(self, e: A.Call, lets: dict[str, float]) -> float:
+        """``blocksize(P)`` as a constant: the block of pool ``P`` (1 without ``block``), its declaration's
+        ``block`` folded over ``lets``. language.txt §2 folds it at link time, so a ``let`` may read it, and
+        so may every constant position (a cap, another pool's block, the run block), as the linker's
+        expressions do (``Linker.call``). A block that comes back to itself, through a ``let`` or another
+        pool's ``blocksize``, is a cycle, refused at the name that closes it; a ``let`` reading a block that
+        reads a ``let`` declared after it is refused as a ``let`` reading that ``let`` would be."""
+        if len(e.args) != 1:
+            raise BadConstant(e, f"`blocksize` takes 1 argument(s), got {len(e.args)}")
+        target = e.args[0]
+        if not isinstance(target, A.Var):
+            raise BadConstant(e, "`blocksize(…)` reads a pool: its first argument names one")
+        assert self.module is not None
+        name = target.dotted
+        pools = {x.name: x for x in self.module.items if isinstance(x, A.PoolItem)}
+        item = pools.get(name)
+        if item is None:
+            if any(isinstance(x, A.StageItem) and x.name == name for x in self.module.items):
+                raise BadConstant(target, f"`{name}` is a stage, and a pool is wanted here")
+            raise BadConstant(target, f"unknown pool `{name}`" + did_you_mean(name, pools))
+        opts = [o for o in item.opts if o.kind == "block"]
+        if not opts:
+            return 1.0
+        block = opts[-1].args[0]
+        chain = self._blocks_now
+        if any(n == name for n, _ in chain):
+            raise BadConstant(e, self._cycle(chain[[n for n, _ in chain].index(name):], e, pools))
+        chain.append((name, e))
+        try:
+            return fold(block, lets, self.block_of)
+        except NotConstant as x:
+            let = self._let_now
+            read = getattr(x.node, "simple", None)
+            if let is not None and read is not None and read not in lets:
+                if read == let.name:
+                    steps = [f"`let {let.name}` reads `blocksize({chain[0][0]})`"]
+                    raise BadConstant(x.node, self._cycle(chain, x.node, pools, steps)) from None
+                later = self._later_let(x.node, let)
+                if later is not None:
+                    raise BadConstant(x.node, f"`let {let.name}` reads `blocksize({chain[0][0]})`, and the block of "
+                                      f"pool `{name}` reads `{later.name}`, declared after `let {let.name}` (at "
+                                      f"{later.pos.line}:{later.pos.col}); a `let` reads only the ones before it: "
+                                      "declare it first") from None
+            raise
+        finally:
+            chain.pop()
+
+    @staticmethod
+    def _cycle(chain: list[tuple[str, Any]], last: Any, pools: dict[str, Any], steps: list[str] | None = None) -> str:
+        """The words of a cycle of constants: each pool's block of ``chain`` reads the next ``blocksize``, the
+        last one reads ``last`` (a ``blocksize`` call, or the name of the ``let`` the cycle began at)."""
+        steps = list(steps or [])
+        for k, (name, _) in enumerate(chain):
+            nxt = chain[k + 1][1] if k + 1 < len(chain) else last
+            what = f"`blocksize({nxt.args[0].dotted})`" if isinstance(nxt, A.Call) else f"`{nxt.dotted}`"
+            at = pools[name].pos
+            steps.append(f"the block of pool `{name}` (declared at {at.line}:{at.col}) reads {what}")
+        return ("a cycle of constants: " + ", and ".join(steps)
+                + "; a constant cannot be computed from itself: give one of them a number or a `let` of its own")
 
     def const_positive(self, e: Any, what: str, unit: str) -> float:
         """A constant that must be above 0 and finite (a pool's ``block``, ``arrive poisson``'s rate): one

@@ -455,13 +455,9 @@ class Linker:
             if (why := rules.OBSERVABLE_REFUSED.get((m.name, name))) is not None:
                 raise self.error(e.pos, why)
             if name == "blocksize":
-                fam = self.family(target, "pool")
-                item = fam.item
-                block = 1.0
-                for o in item.opts:
-                    if o.kind == "block":
-                        block = self.ctx.const(o.args[0], f"the block of pool `{item.name}`")
-                return self.num(block, e.pos)
+                self.family(target, "pool")
+                # the constant a `let` or a constant position reads too (Context.block_of: one rule)
+                return self.num(self.ctx.const(e, f"the block of pool `{target.dotted}`"), e.pos)
             ref = self.ref(target, kind, m)
             if name == "budget_left" and self.stages_kind(target) != "step":
                 raise self.error(target.pos, rules.budget_left_message(target.dotted))

@@ -1,0 +1,97 @@
+"""Known defects of the frontend, round 9, each found wrong by hand, then fixed at its cause.
+
+1. ``blocksize(p)`` is "the pool's block, folded at link time" (language.txt §2), a constant; a ``let`` that
+   read it was refused ("not a constant"), and so was a cap or another pool's block. It is a constant
+   wherever constants are read (``Context.block_of``), a cycle refused at the name that closes it."""
+
+from __future__ import annotations
+
+import pytest
+from sqhelpers import compile_src, ir_bytes, refused
+
+pytestmark = pytest.mark.timeout(60)
+
+TAIL = """stage s : fifo(1);
+
+workload {
+  arrive poisson(1);
+}
+
+session {
+  hold kv (B) {
+    run s (1);
+  }
+}
+
+run { horizon H; }
+"""
+
+
+# --- 1. blocksize(p) is a link-time constant ---------------------------------------------------------------------
+
+def test_a_let_cap_block_and_horizon_may_read_blocksize_and_compile_as_the_numbers_worked_out_by_hand():
+    # bs = 8: B = 2 * 8 = 16; kv2's cap 16 * 8 = 128 and block 8 / 2 = 4; the horizon 10 * 4 = 40
+    read = """let bs = 8;
+let B = 2 * blocksize(kv);
+pool kv { cap 64; block bs; }
+pool kv2 { cap B * blocksize(kv); block blocksize(kv) / 2; }
+let H = 10 * blocksize(kv2);
+""" + TAIL
+    written = """let bs = 8;
+let B = 16;
+pool kv { cap 64; block bs; }
+pool kv2 { cap 128; block 4; }
+let H = 40;
+""" + TAIL
+    assert ir_bytes(compile_src(read)) == ir_bytes(compile_src(written))
+    # --set reaches it through the block: bs = 2 gives B = 4, kv2's cap 8 and block 1, a horizon of 10
+    over = written.replace("let B = 16;", "let B = 4;").replace("cap 128; block 4;", "cap 8; block 1;") \
+        .replace("let H = 40;", "let H = 10;")
+    assert ir_bytes(compile_src(read, sets={"bs": 2})) == ir_bytes(compile_src(over, sets={"bs": 2}))
+
+
+def test_blocksize_of_a_pool_without_block_is_1_and_a_familys_members_share_theirs():
+    src = """let B = blocksize(kv) + sum j in 2 (blocksize(m[j]));
+let H = 5;
+pool kv { cap 64; }
+pool m[2] { cap 64; block 4; }
+""" + TAIL
+    assert ir_bytes(compile_src(src)) == ir_bytes(compile_src(src.replace(
+        "let B = blocksize(kv) + sum j in 2 (blocksize(m[j]));", "let B = 9;")))
+
+
+def test_a_let_whose_block_reads_itself_is_a_cycle_refused_at_the_name_that_closes_it():
+    refused("let B = blocksize(kv);\nlet H = 5;\npool kv { cap 64; block ⟨B; }\n" + TAIL,
+            "a cycle of constants: `let B` reads `blocksize(kv)`, and the block of pool `kv` (declared at 3:1) "
+            "reads `B`; a constant cannot be computed from itself")
+
+
+def test_two_blocks_read_from_each_other_and_a_block_read_from_itself_are_cycles():
+    refused("let B = 4;\nlet H = 5;\npool kv { cap 64; block ⟨blocksize(m); }\npool m { cap 64; block "
+            "blocksize(kv); }\n" + TAIL,
+            "a cycle of constants: the block of pool `m` (declared at 4:1) reads `blocksize(kv)`, and the block of "
+            "pool `kv` (declared at 3:1) reads `blocksize(m)`; a constant cannot be computed from itself")
+    refused("let B = 4;\nlet H = 5;\npool kv { cap 64; block ⟨blocksize(kv); }\n" + TAIL,
+            "a cycle of constants: the block of pool `kv` (declared at 3:1) reads `blocksize(kv)`; a constant "
+            "cannot be computed from itself")
+
+
+def test_a_let_reads_only_the_lets_before_it_through_a_block_too():
+    refused("let B = blocksize(kv);\nlet bs = 8;\nlet H = 5;\npool kv { cap 64; block ⟨bs; }\n" + TAIL,
+            "`let B` reads `blocksize(kv)`, and the block of pool `kv` reads `bs`, declared after `let B` (at 2:1); "
+            "a `let` reads only the ones before it: declare it first")
+
+
+def test_blocksize_of_what_is_no_pool_is_refused_in_a_let_as_in_an_expression():
+    refused("let B = blocksize(⟨nope);\nlet H = 5;\npool kv { cap 64; }\n" + TAIL, "unknown pool `nope`")
+    refused("let B = blocksize(⟨s);\nlet H = 5;\npool kv { cap 64; }\n" + TAIL,
+            "`s` is a stage, and a pool is wanted here")
+    refused("let B = ⟨blocksize(kv, 1);\nlet H = 5;\npool kv { cap 64; }\n" + TAIL,
+            "`blocksize` takes 1 argument(s), got 2")
+
+
+def test_blocksize_in_a_sessions_expression_is_the_same_constant():
+    # hold kv (blocksize(kv) * 2) is hold kv (16) with bs = 8
+    src = "let bs = 8;\nlet B = 1;\nlet H = 5;\npool kv { cap 64; block bs; }\n" + TAIL
+    assert ir_bytes(compile_src(src.replace("hold kv (B)", "hold kv (blocksize(kv) * 2)"))) == \
+        ir_bytes(compile_src(src.replace("hold kv (B)", "hold kv (16)")))
