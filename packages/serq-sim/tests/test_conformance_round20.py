@@ -146,6 +146,9 @@ Checklist (L = language.txt, P = pool-reference.txt, R = program-reference.txt):
   s51  L287  stuck: preempted again at no greater position                    audit2: test_a_session_stuck_in_preemption
   s52  L262  a victim waiting at a queue or as a grower leaves it             sem: test_a_victim_leaves_the_queue_or_the_
                                                                               growth_it_waits_in
+  s91  L260  what a victim keeps: its attributes (a set in the body runs      here: test_what_a_preempted_session_keeps
+             again on them), its holds around the preempted one; the prefix
+             it caches is evictable by the growth that preempted it
   -- the step engine: budget, chunk, serve, admission --
   s53  L266  one token a decode, up to chunk a prefill, until the budget      hand: test_step_decode_takes_one_token_per_
              is spent (a fraction of one included)                            iteration; step: test_a_fractional_budget_
@@ -265,8 +268,8 @@ Checklist (L = language.txt, P = pool-reference.txt, R = program-reference.txt):
   s90  L224  gateways route where requested and set what the session reads   audit4: test_gateways_coexist_route_where_
                                                                               requested_and_set_what_the_session_reads_back
 
-Counts: 90 rules; 83 checked by earlier tests with hand-computed outcomes, 7 newly here (s24, s25, s30,
-s31, s48, s49, and s16 in part: its earlier test had the amount that reads no state alone, not one of
+Counts: 91 rules; 83 checked by earlier tests with hand-computed outcomes, 8 newly here (s24, s25, s30,
+s31, s48, s49, s91, and s16 in part: its earlier test had the amount that reads no state alone, not one of
 two beside an amount that reads the state). No disagreement: every program below gives the outcome its
 derivation says, on the tier serQ picks and on the general engine (none is eligible for the fast tier:
 each has a cache clause, a reserve or a preemption policy), and s48's record table is the same on both.
@@ -561,3 +564,50 @@ def test_the_priority_queue_example_of_the_pool_reference(where, monkeypatch):
     t0 = {1: 0.0, 2: 0.1, 3: 0.5, 4: 0.3}
     prio = {1: 1, 2: 1, 3: 0, 4: 1}
     assert rows[1] == sorted((s, t0[s], a, prio[s]) for s, a, _ in adm)
+
+
+def test_what_a_preempted_session_keeps(monkeypatch):
+    """L260: the victim's "job leaves its stage, its hold is released with its computed prefix cached, and it
+    re-enters the head of the pool's queue with the hold statement to execute again"; P64: "The victim
+    leaves its stage, releases its hold and caches its computed prefix"; §3 Configuration: the attributes
+    are the session's, so a `set` in the body before the preemption is kept and runs again; a hold around
+    the preempted one, on another pool, stays (the holds down to the preempted one are released); and the
+    prefix the victim caches is an entry like any other, evictable by the growth that preempted it.
+
+    a cap 10, m cap 4 preempt lifo. s0 holds m 2 at 0, runs [0, 1]. s1 holds a 1, then m 2 at 0: n = 1,
+    ua = 1, loads 2 (position 2), runs [0, 3]. At 1 s0 grows by 1: 4 + 1 > 4, the last admitted holder s1
+    is preempted: its run leaves svc, its hold on m caches min(2, 2) = 2 and it re-queues at m's head; its
+    hold on a stays. s0's growth then needs 2 + 2 cached + 1 > 4: s1's entry of 2 is evicted whole, s0
+    grows to 3 and runs [1, 6]. s1's hold (2) fits only when s0 ends at 6: admitted again with nothing
+    cached (k = 0), n = 2, ua still 1; it loads 2, runs [6, 9] and caches 2 (ca = 2 at 9, n2 = 2). m: 3
+    admissions, 1 preemption, 1 entry of 2 evicted; a: 1 admission, never released before 9.
+    Against: attributes restored at a re-execution would give n1 = 1 at 6; an outer hold released with the
+    preempted one would read ua = 0 at 6 and a second admission on a."""
+    r, o = run("""
+pool a { cap 10; }
+pool m { cap 4; preempt lifo; }
+stage svc : delay;
+workload { arrive batch(2); }
+session {
+  set n = 0;
+  branch (serial == 0) {
+    hold m (2) { run svc (1); grow m (1); run svc (5); }
+  } else {
+    hold a (1) {
+      hold m (2) {
+        set n = n + 1; observe k = cached; observe ua = used(a); observe n1 = n; load m (2); run svc (3);
+      } cache (2);
+    } cache (1);
+    observe n2 = n;
+    observe ca = cachedin(m);
+  }
+}
+run { horizon 100; }
+""", monkeypatch)
+    assert o["n1"] == [(1, 0.0, 1.0), (1, 6.0, 2.0)]
+    assert o["ua"] == [(1, 0.0, 1.0), (1, 6.0, 1.0)]
+    assert o["k"] == [(1, 0.0, 0.0), (1, 6.0, 0.0)]
+    assert (o["n2"], o["ca"]) == ([(1, 9.0, 2.0)], [(1, 9.0, 2.0)])
+    m, a = pool(r, "m"), pool(r, "a")
+    assert (m.admissions, m.preemptions, m.evicted_entries, m.evicted_units) == (3, 1, 1, 2.0)
+    assert (a.admissions, a.preemptions) == (1, 0)
