@@ -95,3 +95,60 @@ def test_blocksize_in_a_sessions_expression_is_the_same_constant():
     src = "let bs = 8;\nlet B = 1;\nlet H = 5;\npool kv { cap 64; block bs; }\n" + TAIL
     assert ir_bytes(compile_src(src.replace("hold kv (B)", "hold kv (blocksize(kv) * 2)"))) == \
         ir_bytes(compile_src(src.replace("hold kv (B)", "hold kv (16)")))
+
+
+# --- 2. a definition's parameter is the definition's own name ----------------------------------------------------
+#
+# program-reference.txt, def: a PARAM is "Not a keyword or a function, and not a name the body assigns or binds",
+# and "Only the parameters are the definition's own. Every other name in the body is the program's". A parameter
+# named like a context variable, a built-in attribute, `inf` or a `let` is allowed, and read as the parameter
+# (docs/language.md, defs). The defect was the other half: a name that came into the body from a definition the
+# body uses was taken by the parameter too (`def g() = now; def f(now) = g() + now;` read f's argument twice).
+
+DEFS = """let bs = 16;
+stage s : fifo(1);
+{defs}
+
+workload {{
+  arrive batch(1);
+}}
+
+session {{
+  set a = 5;
+  run s (1);
+  observe x = {value};
+}}
+
+run {{ horizon 10; }}
+"""
+
+
+def same(defs: str, value: str, written: str) -> None:
+    """The program using the definitions has the IR of the one with the value written out by hand."""
+    assert ir_bytes(compile_src(DEFS.format(defs=defs, value=value))) == \
+        ir_bytes(compile_src(DEFS.format(defs="", value=written)))
+
+
+@pytest.mark.parametrize("param", ["now", "serial", "cached", "inf", "bs", "a", "size"])
+def test_a_parameter_named_as_a_language_name_a_let_or_an_attribute_reads_the_argument(param):
+    # f(3) is 3 * 2 whatever the parameter is called: not the clock, the serial, the let's 16 or the attribute's 5
+    same(f"def f({param}) = {param} * 2;", "f(3)", "6")
+    same(f"def f({param}) = {param} * 2;", "f(a + now)", "(a + now) * 2")
+
+
+def test_a_name_a_used_definition_brings_in_is_the_programs_not_the_parameters():
+    # g's now is the clock and h's bs the let (16): f(100) is now + 100, k(100) is 116
+    same("def g() = now;\ndef f(now) = g() + now;", "f(100)", "now + 100")
+    same("def h() = bs;\ndef k(bs) = h() + bs;", "k(100)", "116")
+    same("def h() = a;\ndef k(a) = h() * a;", "k(3)", "a * 3")
+    # an argument passed on is the outer parameter's: g2's x is f2's now, 7
+    same("def g2(x) = x + now;\ndef f2(now) = g2(now) * 2;", "f2(7)", "(7 + now) * 2")
+    # and as deep as definitions nest: m's now through k2 and f3 stays the clock
+    same("def m() = now;\ndef k2(now) = m() + now;\ndef f3(now) = k2(now + 1) + now;", "f3(10)",
+         "now + (10 + 1) + 10")
+
+
+def test_a_parameter_read_once_in_its_own_text_may_take_a_draw_beside_a_used_definitions_name():
+    # the body reads its own `now` once; g's `now` is not a read of the parameter, so a draw may go to it
+    same("def g() = now;\ndef f(now) = g() + now;", "f(~exp(1))", "now + ~exp(1)")
+

@@ -73,7 +73,8 @@ def body_exprs(d: A.DefItem) -> list[Any]:
 def param_reads(d: A.DefItem, terms: Callable[[A.Agg], int] = lambda a: 2) -> dict[str, int]:
     """How often the body of ``d`` reads each of its parameters (as a name, a request's gateway or a
     queue call's queue). A read in the body of an aggregate is one per term it writes out (``terms``: how
-    many an aggregate writes)."""
+    many an aggregate writes). A name (an expression's) that came from a definition the body uses is not a
+    parameter's (:class:`Instance`)."""
     counts = {p: 0 for p in d.params}
     for s in A.walk_stmts(d.body or []):
         if isinstance(s, A.SRequest) and s.gateway in counts:
@@ -86,7 +87,7 @@ def param_reads(d: A.DefItem, terms: Callable[[A.Agg], int] = lambda a: 2) -> di
             count(e.n, times)
             count(e.body, times * terms(e))
             return
-        if type(e) is A.Var and e.parts[0][0] in counts:
+        if type(e) is A.Var and e.parts[0][0] in counts and e.pos.uses is None:
             counts[e.parts[0][0]] += times
         for c in A.expr_children(e):
             count(c, times)
@@ -504,7 +505,15 @@ class Expander:
 
 
 class Instance:
-    """One expansion of a definition's body at a use."""
+    """One expansion of a definition's body at a use.
+
+    Only the parameters are the definition's own (program-reference.txt, def): a name of the body's own text
+    that is a parameter is replaced by its argument, and a name that came into the body from a definition
+    the body uses (written out when the body was defined: its place remembers that use, ``Pos.uses``) is
+    that definition's, the program's, whatever the parameters are called. ``def g() = now;`` and ``def
+    f(now) = g() + now;`` make ``f(100)`` at time 1 read 1 + 100; the parameter took g's clock too (200).
+    (A request's gateway and a queue call's queue are names in the statement, not nodes with a place: a
+    parameter replaces them wherever they came from, as an argument passed on to them must be.)"""
 
     def __init__(self, ctx: Any, name: str, params: dict[str, Any], use: Pos):
         self.ctx = ctx
@@ -519,7 +528,7 @@ class Instance:
         t = type(e)
         if t is A.Var:
             head, idx = e.parts[0]
-            if head in self.params:
+            if head in self.params and e.pos.uses is None:
                 arg = self.params[head]
                 if len(e.parts) == 1 and idx is None:
                     return arg
