@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import pytest
+import serq_frontend
 from sqhelpers import compile_src, ir_bytes, refused
 
 pytestmark = pytest.mark.timeout(60)
@@ -152,3 +153,79 @@ def test_a_parameter_read_once_in_its_own_text_may_take_a_draw_beside_a_used_def
     # the body reads its own `now` once; g's `now` is not a read of the parameter, so a draw may go to it
     same("def g() = now;\ndef f(now) = g() + now;", "f(~exp(1))", "now + ~exp(1)")
 
+
+# --- 3. a pool, stage or queue named as a built-in attribute ---------------------------------------------------
+#
+# language.txt §2: "Session attributes, let constants and the names the language supplies (the context variables,
+# inf) have names of their own", and the linker refuses an attribute named as a pool or a stage (`set kv = …`
+# beside `pool kv`). A pool, stage or queue named `serial`, `turn_no`, `cached` or `computed` (a trace's column
+# beside a trace) gave a built-in attribute and a pool one name; it linked. Refused at the declaration now (a
+# queue at the queue, whose stage takes its name); an observe, a gauge, a record may take such a name, since no
+# expression reads them (docs/language.md).
+
+SESSION = """stage s : fifo(1);
+{decl}
+workload {{
+  arrive batch(1);{trace}
+}}
+
+session {{
+  {turn}run s (1);
+  {out}
+}}
+
+run {{ horizon 10; }}
+"""
+
+BUILTIN = "a built-in attribute of a session"
+OWN = "another name (a pool, a stage and an attribute have names of their own)"
+
+
+def session(decl: str = "", out: str = "observe x = serial;", trace: bool = False) -> str:
+    return SESSION.format(decl=decl, out=out, trace=' trace "t.csv";' if trace else "",
+                          turn="turn; " if trace else "")
+
+
+@pytest.mark.parametrize("name", ["serial", "turn_no", "cached", "computed"])
+def test_a_pool_or_stage_named_as_a_built_in_attribute_is_refused_at_it(name):
+    refused(session(f"⟨pool {name} {{ cap 4; }}"), f"the pool `{name}` has the name of {BUILTIN}; give the pool {OWN}")
+    refused(session(f"⟨stage {name}[2] : delay;"), f"the stage `{name}` has the name of {BUILTIN}; give the stage "
+            + OWN)
+    refused(session(f"⟨queue {name} : prefill {{ pool kv {{ cap 9; }} serve delay; prefill (p) {{ hold kv (p) {{ "
+                    "run (1); } } }"), f"the queue `{name}` has the name of {BUILTIN}; give the queue {OWN}")
+
+
+def test_a_queue_named_as_a_context_variable_is_refused_at_the_queue_not_its_serve():
+    refused(session("⟨queue now : prefill { pool kv { cap 9; } serve delay; prefill (p) { hold kv (p) { run (1); } } }"),
+            "the queue `now` has the name of a context variable")
+    refused("let q = 1;\n" + session("⟨queue q : prefill { pool kv { cap 9; } serve delay; prefill (p) { hold kv (p) "
+                                     "{ run (1); } } }"), "the queue `q` has the name of a `let`")
+
+
+@pytest.mark.parametrize("name", ["new", "out", "think", "more", "forced"])
+def test_a_stage_named_as_a_trace_column_is_refused_beside_a_trace_and_free_without(tmp_path, name):
+    src = session(f"stage {name} : delay;", trace=True)
+    (tmp_path / "p.sq").write_text(src)
+    with pytest.raises(serq_frontend.CompileError) as info:
+        serq_frontend.compile(tmp_path / "p.sq")
+    assert str(info.value).splitlines()[0] == (
+        f"{tmp_path / 'p.sq'}:2:1: error: the stage `{name}` has the name of an attribute each turn of the trace "
+        f"gives; give the stage {OWN}")
+    compile_src(session(f"stage {name} : delay;"))
+
+
+@pytest.mark.parametrize("out, table, want", [("observe now = 5;", "now", 5.0), ("observe serial = 2;", "serial", 2.0)])
+def test_an_observe_may_take_such_a_name_and_reads_nothing_in_its_place(out, table, want):
+    # one session (serial 0) done at 1: the sample named `now` is 5, not the clock; `serial` is 2, not 0
+    import serq_sim
+
+    r = serq_sim.run(compile_src(session(out=out)))
+    assert (list(r.observe(table).values), list(r.observe(table).times)) == ([want], [1.0])
+
+
+def test_a_record_may_take_such_names_for_its_table_and_columns():
+    import serq_sim
+
+    r = serq_sim.run(compile_src(session(out="record cached { computed = 3; now = 7; }")))
+    rows = r.records("cached", kind="numpy")
+    assert (list(rows["computed"]), list(rows["now"]), list(rows["time"])) == ([3], [7], [1.0])

@@ -183,10 +183,11 @@ class Linker:
                     other = self.pools.get(name) or self.stages[name]
                     raise self.error(item.pos, f"`{name}` is declared twice (first at "
                                      f"{other.item.pos.line}:{other.item.pos.col})")
+                at, decl = self.declared(what, item)
                 if name in self.lets:
-                    raise self.error(item.pos, f"the {what} `{name}` has the name of a `let`")
+                    raise self.error(at, f"the {decl} `{name}` has the name of a `let`")
                 if name in CONTEXT or name == "inf":
-                    raise self.error(item.pos, f"the {what} `{name}` has the name of {_supplied(name)}")
+                    raise self.error(at, f"the {decl} `{name}` has the name of {_supplied(name)}")
                 size = 1
                 if item.size is not None:
                     size = ctx.const_int(item.size, f"the size of {what} `{name}`")
@@ -202,6 +203,12 @@ class Linker:
             if name in CONTEXT or name == "inf":
                 raise self.error(ctx.let_pos.get(name), f"`let {name}`: `{name}` is {_supplied(name)}")
 
+    def declared(self, kind: str, item: Any) -> tuple[Pos, str]:
+        """Where and as what the pool or stage ``item`` was declared, for a message refusing its name: a
+        queue's stage is the queue (``queue NAME``, at the queue), where the stage was named at its `serve`."""
+        at = self.ctx.notes.get("queue_stages", {}).get(item.name) if kind == "stage" else None
+        return (item.pos, kind) if at is None else (at, "queue")
+
     def collect_attributes(self, init: list[Any], turn: list[Any], session: list[Any], trace: bool) -> None:
         for n in BUILTIN_ATTRIBUTES + (TRACE_ATTRIBUTES if trace else ()):
             if n in self.lets:  # an attribute and a constant have names of their own (language.txt §2): the
@@ -211,6 +218,13 @@ class Linker:
                         else "an attribute each turn of the trace gives")
                 raise self.error(self.ctx.let_pos.get(n), f"`let {n}`: `{n}` is {what}; give the constant "
                                  "another name (it would be read where the attribute was meant)")
+            fam = self.pools.get(n) or self.stages.get(n)
+            if fam is not None:  # as an attribute the program sets may not take a pool's or a stage's name
+                at, decl = self.declared("pool" if n in self.pools else "stage", fam.item)
+                what = ("a built-in attribute of a session" if n in BUILTIN_ATTRIBUTES
+                        else "an attribute each turn of the trace gives")
+                raise self.error(at, f"the {decl} `{n}` has the name of {what}; give the {decl} another name (a "
+                                 "pool, a stage and an attribute have names of their own)")
             self.slots[n] = len(self.attributes)
             self.attributes.append(ir.Attribute(name=n, builtin=True))
         for block in (init, turn, session):

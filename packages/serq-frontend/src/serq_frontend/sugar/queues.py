@@ -296,6 +296,8 @@ class QueueRewriter:
         if item.serve is not None:
             kind = A.map_kind(item.serve, fe, fr)
             out.append(A.StageItem(q.name, size, kind, item.serve.pos))
+            # the stage is the queue's: the linker names a stage it refuses by the queue, at the queue
+            self.ctx.notes.setdefault("queue_stages", {})[q.name] = item.pos
             if q.latency is not None:
                 out.append(A.StageItem(f"{q.name}.latency", size, A.Kind("delay", q.latency.pos),
                                        q.latency.pos))
