@@ -98,6 +98,14 @@ def test_blocksize_in_a_sessions_expression_is_the_same_constant():
         ir_bytes(compile_src(src.replace("hold kv (B)", "hold kv (16)")))
 
 
+
+def test_a_let_may_read_the_block_of_a_queues_pool():
+    # the lets are folded before the queues are written out: `P.kv` is the queue's pool all the same (block 8)
+    queue = "queue P{n} : prefill {{ pool kv {{ cap 96; block 8; }} serve delay; prefill (p) {{ hold kv (p) {{ run (1); }} }} }}\n"
+    for n, ref in (("", "P.kv"), ("[2]", "P[1].kv")):
+        src = f"let B = 2 * blocksize({ref});\nlet H = 5;\npool kv {{ cap 64; }}\n" + queue.format(n=n) + TAIL
+        assert ir_bytes(compile_src(src)) == ir_bytes(compile_src(src.replace(f"2 * blocksize({ref})", "16")))
+
 # --- 2. a definition's parameter is the definition's own name ----------------------------------------------------
 #
 # program-reference.txt, def: a PARAM is "Not a keyword or a function, and not a name the body assigns or binds",

@@ -189,6 +189,9 @@ class Context:
         assert self.module is not None
         name = target.dotted
         pools = {x.name: x for x in self.module.items if isinstance(x, A.PoolItem)}
+        # a queue's pools, `Q.kv` (the lets are folded before the queues are written out as pools)
+        pools.update((f"{q.name}.{x.name}", x) for q in self.module.items if isinstance(q, A.QueueItem)
+                     for x in q.pools)
         item = pools.get(name)
         if item is None:
             if any(isinstance(x, A.StageItem) and x.name == name for x in self.module.items):
