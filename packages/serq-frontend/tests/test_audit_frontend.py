@@ -215,8 +215,8 @@ def test_a_definition_of_a_library_refused_as_it_is_read_names_the_use(tmp_path)
     p = tmp_path / "p.sq"
     p.write_text('use "lib.sq";\nstage s : fifo;\nsession { run s (ok(1)); }\n')
     lines = _file_error(p)
-    assert lines[0] == f"{tmp_path / 'lib.sq'}:2:2: error: `floor` cannot be a parameter of `f`: it is a function"
-    assert _caret(lines) == 1
+    assert lines[0] == f"{tmp_path / 'lib.sq'}:2:8: error: `floor` cannot be a parameter of `f`: it is a function"
+    assert _caret(lines) == 7
     assert lines[3] == f"{p}:1:1: note: in the library `lib.sq`, used here"
 
 
@@ -414,12 +414,12 @@ def test_a_constant_that_is_nan_does_not_link(src, message):
 
 
 @pytest.mark.parametrize("src, message", [
-    (S + "⟨def hold(x) = 1;\nsession { run s (1); }\n", "`hold` is a keyword"),
-    (S + "⟨def sqrt(x) = 1;\nsession { run s (1); }\n", "`sqrt` is a function of the language"),
-    (S + "⟨def exp(x) = 1;\nsession { run s (1); }\n", "`exp` is a function of the language"),
-    ("pool kv { cap 1; }\n" + S + "⟨def kv(x) = 1;\nsession { run s (1); }\n", "`kv` is a pool"),
-    ("let a = 1;\n" + S + "⟨def a(x) = 1;\nsession { run s (1); }\n", "`a` is a `let`"),
-    (S + "def f(x) = 1;\n⟨def f(x) = 2;\nsession { run s (f(1)); }\n", "`f` is defined twice (first at <source>:2:1)"),
+    (S + "def ⟨hold(x) = 1;\nsession { run s (1); }\n", "`hold` is a keyword"),
+    (S + "def ⟨sqrt(x) = 1;\nsession { run s (1); }\n", "`sqrt` is a function of the language"),
+    (S + "def ⟨exp(x) = 1;\nsession { run s (1); }\n", "`exp` is a function of the language"),
+    ("pool kv { cap 1; }\n" + S + "def ⟨kv(x) = 1;\nsession { run s (1); }\n", "`kv` is a pool"),
+    ("let a = 1;\n" + S + "def ⟨a(x) = 1;\nsession { run s (1); }\n", "`a` is a `let`"),
+    (S + "def f(x) = 1;\ndef ⟨f(x) = 2;\nsession { run s (f(1)); }\n", "`f` is defined twice (first at <source>:2:1)"),
 ])
 def test_a_definitions_name(src, message):
     """program-reference.txt, `def`: NAME is "Not a keyword, a function, a distribution, a pool, a stage
@@ -453,12 +453,12 @@ def test_a_use_before_a_definition_in_another_file_names_that_file(tmp_path):
 
 
 @pytest.mark.parametrize("src, message", [
-    (S + "⟨def f(run) = 1;\nsession { run s (f(1)); }\n", "`run` cannot be a parameter of `f`: it is a keyword"),
-    (S + "⟨def f(floor) = 1;\nsession { run s (f(1)); }\n", "`floor` cannot be a parameter of `f`: it is a function"),
-    (S + "⟨def f(x, x) = 1;\nsession { run s (f(1, 2)); }\n", "`f` has two parameters named `x`"),
-    (S + "⟨def f(x) { set x = 1; run s (x); }\nsession { f(1); }\n", "`x` is a parameter of `f` and its body"),
-    (S + "⟨def f(x) { choose x in 2 by (1); run s (x); }\nsession { f(1); }\n", "`x` is a parameter of `f`"),
-    ("pool kv { cap 10; }\n" + S + "⟨def f(h) { hold kv (h) at admission (h = 1) { run s (1); } }\n"
+    (S + "def f(⟨run) = 1;\nsession { run s (f(1)); }\n", "`run` cannot be a parameter of `f`: it is a keyword"),
+    (S + "def f(⟨floor) = 1;\nsession { run s (f(1)); }\n", "`floor` cannot be a parameter of `f`: it is a function"),
+    (S + "def f(x, ⟨x) = 1;\nsession { run s (f(1, 2)); }\n", "`f` has two parameters named `x`"),
+    (S + "def f(⟨x) { set x = 1; run s (x); }\nsession { f(1); }\n", "`x` is a parameter of `f` and its body"),
+    (S + "def f(⟨x) { choose x in 2 by (1); run s (x); }\nsession { f(1); }\n", "`x` is a parameter of `f`"),
+    ("pool kv { cap 10; }\n" + S + "def f(⟨h) { hold kv (h) at admission (h = 1) { run s (1); } }\n"
      "session { f(1); }\n", "`h` is a parameter of `f` and its body assigns it"),
     (S + "def f(j) = ⟨max j in 2 (j);\nsession { run s (f(5)); }\n", "`max j in …`: `j` is a parameter of `f`"),
     (S + "def f(j) { run s (⟨sum j in 2 (j)); }\nsession { f(5); }\n", "`sum j in …`: `j` is a parameter of `f`"),

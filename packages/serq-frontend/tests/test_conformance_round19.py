@@ -353,12 +353,12 @@ def test_a_run_over_two_stages_with_share(policy):
 # -- r55, r58: definitions -----------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("pre, msg", [
-    ("⟨def hold(x) = x;\n", "`hold` is a keyword; a definition needs another name"),
-    ("⟨def min(x) = x;\n", "`min` is a function of the language; a definition needs another name"),
-    ("⟨def erlang(x) = x;\n", "`erlang` is a function of the language; a definition needs another name"),
-    ("⟨def kv(x) = x;\n", "`kv` is a pool; a definition needs another name"),
-    ("⟨def s(x) = x;\n", "`s` is a stage; a definition needs another name"),
-    ("let L = 1;\n⟨def L(x) = x;\n", "`L` is a `let`; a definition needs another name"),
+    ("def ⟨hold(x) = x;\n", "`hold` is a keyword; a definition needs another name"),
+    ("def ⟨min(x) = x;\n", "`min` is a function of the language; a definition needs another name"),
+    ("def ⟨erlang(x) = x;\n", "`erlang` is a function of the language; a definition needs another name"),
+    ("def ⟨kv(x) = x;\n", "`kv` is a pool; a definition needs another name"),
+    ("def ⟨s(x) = x;\n", "`s` is a stage; a definition needs another name"),
+    ("let L = 1;\ndef ⟨L(x) = x;\n", "`L` is a `let`; a definition needs another name"),
 ])
 def test_a_definition_has_a_name_of_its_own(pre, msg):
     """R33 "Not a keyword, a function, a distribution, a pool, a stage or a let"."""

@@ -206,7 +206,7 @@ def test_a_statement_argument_may_not_read_live_state():
 
 
 def test_a_parameter_the_body_assigns():
-    refused("⟨def f(x) { set x = 1; }\n" + prog("  f(1);"), "`x` is a parameter of `f` and its body assigns it")
+    refused("def f(⟨x) { set x = 1; }\n" + prog("  f(1);"), "`x` is a parameter of `f` and its body assigns it")
 
 
 def test_a_definition_before_its_use():

@@ -513,6 +513,13 @@ class DefItem(Node):
     expr: Any
     body: list[Any] | None
     pos: Pos
+    #: where the name and each parameter are written (for a message about one of them)
+    name_pos: Pos | None = None
+    param_pos: list[Pos] = field(default_factory=list)
+
+    def at_param(self, i: int) -> Pos:
+        """Where the ``i``-th parameter is written (the definition's place when that is not known)."""
+        return self.param_pos[i] if i < len(self.param_pos) else self.pos
 
 
 @dataclass(slots=True, eq=False)

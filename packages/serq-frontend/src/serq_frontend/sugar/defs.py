@@ -26,12 +26,21 @@ from ..parser import before_block, grammar_text
 from . import SugarLayer
 from .aggregates import own_index
 
+
+def _def_item(b: Any, p: Pos, c: list[Any], expr: Any, body: list[Any] | None) -> A.DefItem:
+    """A definition: its place is its `def`; where its name and each parameter are written is kept for a
+    message about one of them (the caret under the offending name)."""
+    params = c[1] or []
+    return A.DefItem(str(c[0]), [n for n, _ in params], expr, body, p, Pos(b.file, c[0].line, c[0].column),
+                     [at for _, at in params])
+
+
 BUILDERS = {
-    "def_expr": lambda b, p, c: A.DefItem(str(c[0]), c[1] or [], c[2], None, p),
-    "def_block": lambda b, p, c: A.DefItem(str(c[0]), c[1] or [], None, c[2], p),
+    "def_expr": lambda b, p, c: _def_item(b, p, c, c[2], None),
+    "def_block": lambda b, p, c: _def_item(b, p, c, None, c[2]),
     "use_item": lambda b, p, c: A.UseItem(str(c[0])[1:-1], p),
     "s_defcall": lambda b, p, c: A.SDefCall(str(c[0]), c[1] or [], p),
-    "params": lambda b, p, c: [str(x) for x in c],
+    "params": lambda b, p, c: [(str(x), Pos(b.file, x.line, x.column)) for x in c],
 }
 
 
@@ -127,46 +136,48 @@ class Expander:
     def define(self, d: A.DefItem) -> None:
         ctx = self.ctx
         name = d.name
+        # a message about the name or a parameter is at that name (the caret under it), not at `def`
+        at = d.name_pos or d.pos
         kind = word_kind(name)
         if kind == "keyword":
-            raise ctx.error(d.pos, f"`{name}` is a keyword; a definition needs another name")
+            raise ctx.error(at, f"`{name}` is a keyword; a definition needs another name")
         if kind == "function":
-            raise ctx.error(d.pos, f"`{name}` is a function of the language; a definition needs another name")
+            raise ctx.error(at, f"`{name}` is a function of the language; a definition needs another name")
         if name in self.taken:
-            raise ctx.error(d.pos, f"`{name}` is {self.taken[name]}; a definition needs another name")
+            raise ctx.error(at, f"`{name}` is {self.taken[name]}; a definition needs another name")
         if kind == "name":
-            raise ctx.error(d.pos, f"`{name}` is a name of the language; a definition needs another name")
+            raise ctx.error(at, f"`{name}` is a name of the language; a definition needs another name")
         if name in self.defs:
             first = self.defs[name].pos
-            raise ctx.error(d.pos, f"`{name}` is defined twice (first at {first.at()})")
+            raise ctx.error(at, f"`{name}` is defined twice (first at {first.at()})")
         seen = set()
-        for p in d.params:
+        for i, p in enumerate(d.params):
             if p in KEYWORDS or p in FUNCTIONS:
-                raise ctx.error(d.pos, f"`{p}` cannot be a parameter of `{name}`: it is a "
+                raise ctx.error(d.at_param(i), f"`{p}` cannot be a parameter of `{name}`: it is a "
                                 f"{'keyword' if p in KEYWORDS else 'function'}")
             if p in seen:
-                raise ctx.error(d.pos, f"`{name}` has two parameters named `{p}`")
+                raise ctx.error(d.at_param(i), f"`{name}` has two parameters named `{p}`")
             seen.add(p)
         if d.body is not None:
             assigned = A.assigned_in(d.body)
-            for p in d.params:
+            for i, p in enumerate(d.params):
                 if p in assigned:
-                    raise ctx.error(d.pos, f"`{p}` is a parameter of `{name}` and its body assigns it; "
-                                    "a parameter is substituted, so give the attribute another name")
+                    raise ctx.error(d.at_param(i), f"`{p}` is a parameter of `{name}` and its body assigns "
+                                    "it; a parameter is substituted, so give the attribute another name")
         if name in ctx.defs:
             if d.body is not None:
                 raise ctx.error(d.pos, f"{ctx.option_name('def', _shown(name))}: `{name}` is a statement "
                                 f"definition; {ctx.option_name('def')} gives an expression definition's body")
             expr = ctx.parse_expr(ctx.defs[name], ctx.option_name("def", _shown(name)))
-            d = A.DefItem(name, d.params, expr, None, d.pos)
+            d = A.DefItem(name, d.params, expr, None, d.pos, d.name_pos, d.param_pos)
             self.overridden.add(name)
         # the body uses only the definitions before it
         self._deepest, self._defining, self._current = 0, True, name
         try:
             if d.body is not None:
-                d = A.DefItem(name, d.params, None, self.block(d.body), d.pos)
+                d = A.DefItem(name, d.params, None, self.block(d.body), d.pos, d.name_pos, d.param_pos)
             else:
-                d = A.DefItem(name, d.params, self.expr(d.expr), None, d.pos)
+                d = A.DefItem(name, d.params, self.expr(d.expr), None, d.pos, d.name_pos, d.param_pos)
         finally:
             self._current = None
         for r in body_exprs(d):  # with the definitions it uses written out
