@@ -93,6 +93,24 @@ def _s_hold(b: BuildContext, p: Pos, c: list[Any]) -> A.SHold:
     return h
 
 
+_CACHE_SHAPE = "`hold P (units) { … } cache (units) lease P (time)`"
+
+
+def _block(b: BuildContext, stmts: list[Any]) -> list[Any]:
+    """A block's statements. `cache (…);` is a hold's clause: where the grammar read it as a statement (a
+    definition's call, though `cache` is a keyword no definition may take) it stood after a hold's `lease`,
+    after a hold's own `cache`, or where no hold's block ended; the error says which, at the word."""
+    for i, s in enumerate(stmts):
+        if type(s) is A.SDefCall and s.name == "cache":
+            h = stmts[i - 1] if i else None
+            if type(h) is A.SHold and h.cache is None and h.lease is not None:
+                raise b.error(s.pos, f"`cache` comes before `lease`: {_CACHE_SHAPE}")
+            if type(h) is A.SHold and h.cache is not None:
+                raise b.error(s.pos, f"this hold has a `cache` already: {_CACHE_SHAPE}")
+            raise b.error(s.pos, "`cache` is a hold's clause, after its block: `hold P (units) { … } cache (units)`")
+    return stmts
+
+
 class Word(str):
     """A keyword or name a builder passes on as a value, with its position."""
 
@@ -197,7 +215,7 @@ KERNEL_BUILDERS: dict[str, Builder] = {
     "wl_turn": _wl("turn", lambda c: c[0]),
     "wl_hidden": lambda b, p, c: A.WlItem("hidden", p, [(str(t), Pos(b.file, t.line, t.column)) for t in c]),
     "run_field": lambda b, p, c: (str(c[0]), c[1], p),
-    "block": lambda b, p, c: list(c),
+    "block": lambda b, p, c: _block(b, list(c)),
     "s_turn": lambda b, p, c: A.STurn(p),
     "s_end": lambda b, p, c: A.SEnd(p),
     "s_set": lambda b, p, c: A.SSet(str(c[0]), c[1], p),
@@ -674,6 +692,32 @@ def _comment_or_string(text: str, start: int, i: int) -> str | None:
     return "a string" if inside else None
 
 
+#: ASCII characters no token begins with that other languages give a meaning: what serQ writes instead
+_OTHER_LANGUAGES = {"#": "a comment runs from `//` to the end of the line",
+                    "&": "the logical and is `&&`", "|": "the logical or is `||`"}
+
+#: a number's text runs on in these: `1_000`, `0x10`, `1e`, `1.5.3` are one malformed literal
+_NUMBER_RUN = frozenset("0123456789._" "abcdefghijklmnopqrstuvwxyz" "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+_NUMBER_HELP = "a number is decimal digits, with an optional fraction and exponent (`1000`, `0.5`, `.5`, `1e3`, `2E-5`)"
+
+
+def _malformed_number(text: str, k: int) -> tuple[int, str] | None:
+    """The start and text of a malformed number the token at offset ``k`` continues without a blank (`1_000`,
+    `0x10`, `1e`, `1.5.3`: the lexer read a number and then a name or another number), or None."""
+    if k <= 0 or k >= len(text) or text[k - 1] not in _NUMBER_RUN or text[k] not in _NUMBER_RUN:
+        return None
+    a = k
+    while a > 0 and text[a - 1] in _NUMBER_RUN:
+        a -= 1
+    b = k
+    while b < len(text) and text[b] in _NUMBER_RUN:
+        b += 1
+    word = text[a:b]
+    if word[0].isdigit() or word[0] == "." and word[1:2].isdigit():
+        return a, word
+    return None
+
+
 def _unexpected_character(ch: str) -> str:
     """The message for a character no token begins with. One that is not ASCII is named by its code point
     and Unicode name as well (a minus sign `−` and a hyphen `-` look alike), with the ASCII it stands for
@@ -688,6 +732,8 @@ def _unexpected_character(ch: str) -> str:
     if ch in _LINE_BREAKS:
         return (f"{_LINE_BREAKS[ch]}: a line ends in LF or CRLF (an editor may show a line break here, which "
                 "serQ does not read as one)")
+    if ch in _OTHER_LANGUAGES:
+        return f"unexpected character {_quoted(ch)}: {_OTHER_LANGUAGES[ch]}"
     if not ch or ch.isascii():
         return f"unexpected character {_quoted(ch)}"
     import unicodedata
@@ -1023,6 +1069,20 @@ def syntax_error(e: UnexpectedInput, text: str, file: str, reporter: Reporter, g
     dialect = _dialect(tok, expected, text)
     if dialect is not None:
         return reporter.error(Pos(file, *dialect[0]), dialect[1])
+    if tok.type != "$END" and tok.start_pos:
+        # a number's text that runs on (`1_000`, `0x10`, `1e`, `1.5.3`): the lexer read a number and then a
+        # name or a number after it, and the error was a `;` missing before the rest
+        bad = _malformed_number(text, tok.start_pos)
+        if bad is not None:
+            return reporter.error(Pos(file, *_line_col(text, bad[0])), f"{_quoted(bad[1])} is not a number: "
+                                  + _NUMBER_HELP)
+        if str(tok) in ("/", "*") and text.startswith("/*", tok.start_pos - (str(tok) == "*")):
+            # `/* … */`, a comment of other languages: `/` where a statement begins, or `*` after `1 /`
+            at = tok.start_pos - (str(tok) == "*")
+            return reporter.error(Pos(file, *_line_col(text, at)), "`/*` begins no comment: a comment runs from "
+                                  "`//` to the end of the line")
+        if str(tok) == "*" and text[tok.start_pos - 1] == "*":  # `2 ** 3`, a power of other languages
+            return reporter.error(Pos(file, tok.line, tok.column - 1), "unexpected `**`: a power is `pow(x, y)`")
     if grammar is not None and tok.type != "$END" and tok.start_pos:
         # a word the lexer split where it wanted a keyword (`fifoo` read as `fifo` then `o`): the whole word
         k = tok.start_pos
