@@ -69,7 +69,7 @@ Grammar (language.txt §2 `program := item*` and the productions)
       tail]`): `preempt by (k) tail;` refused ................................ new
 Counts: 33 rules; 4 covered whole before (L1, L3, L12, G1), 10 covered in part and completed here (L7,
 L8, L11, L14, G2, G3, G4, G9, G10, G14), 19 newly covered. 4 disagreements, all in the message of a
-refusal (L4, L10, L15, G8's `cache` after `lease`), fixed in serq_frontend.parser; what the text allows
+refusal (L4, L10, L15, G8's `cache` after `lease` and a second `lease`), fixed in serq_frontend.parser; what the text allows
 compiled and what it does not was refused throughout. Where the text is silent (G8, G9 the order of
 clauses, G6 trailing commas, G7 empty blocks) docs/language.md says what this frontend chose.
 """
@@ -289,6 +289,8 @@ def test_cache_after_lease():
     refused(hold(h="p (1), q (1)", after="lease q (1) ⟨cache (1);"),
             "`cache` comes before `lease`: `hold P (units) { … } cache (units) lease P (time)`")
     refused(hold(h="p (1), q (1)", after="cache (1) ⟨cache (2);"), "this hold has a `cache` already")
+    refused(hold(h="p (1), q (1)", after="lease p (1) ⟨lease q (1);"), "this hold has a `lease` already")
+    refused(hold(h="p (1), q (1)", after="cache (1) lease p (1)\n  ⟨lease q (1);"), "this hold has a `lease` already")
     refused(BASE.replace("run s (1);", "run s (1); ⟨cache (1);"),
             "`cache` is a hold's clause, after its block: `hold P (units) { … } cache (units)`")
 

@@ -1010,6 +1010,10 @@ def _hold_clause_placed(tok: Token, expected: set[str], text: str) -> tuple[tupl
         word, at = str(tok), (tok.line, tok.column)
     if word in _BEFORE_BLOCK and start >= 1 and before[start - 1][1] == "}" and _block_of_hold(before, start - 1):
         return at, before_block(word)
+    if (word in _AFTER_BLOCK and len(before) - 1 > start and before[-1][1] == "lease" and before[start - 1][1] == "}"
+            and any(t[1] == "lease" for t in before[start:-1]) and _block_of_hold(before, start - 1)):
+        # `} lease p (1) lease q (1);`: the second read as a name, the error at what follows it
+        return (before[-1][2], before[-1][3]), f"this hold has a `lease` already: {_CACHE_SHAPE}"
     return None
 
 
