@@ -2,12 +2,18 @@
 
 1. A message about a definition's name or one of its parameters put its caret under `def`; the project's rule
    is a caret under the offending token. The name's and each parameter's place are kept (``DefItem.name_pos``,
-   ``DefItem.param_pos``) and the messages are at them, their words unchanged."""
+   ``DefItem.param_pos``) and the messages are at them, their words unchanged.
+2. A request's gateway and a queue call's queue in a definition's body were replaced by a parameter of the
+   same name wherever they came from: a definition the body uses (``def pre(w) { P[0].prefill (w); }`` in
+   ``def f(P)``) had its queue taken by ``f``'s parameter. Only the parameters are the definition's own
+   (program-reference.txt, def); the names keep the place they came from (``name_place``) and follow the rule
+   an expression's names follow (``own_name``)."""
 
 from __future__ import annotations
 
 import pytest
-from sqhelpers import refused
+import serq_sim
+from sqhelpers import compile_src, ir_bytes, refused
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -43,3 +49,79 @@ def test_a_parameters_error_is_at_the_parameter(src, message):
 ])
 def test_a_definitions_name_error_is_at_the_name(src, message):
     refused(src, message)
+
+
+# --- 2. a queue's and a gateway's name in a definition's body ---------------------------------------------------
+
+QUEUES = """queue gw : gateway { route { ROUTE } }
+queue P[2] : prefill {
+  pool kv { cap 1000; }
+  serve fifo;
+  prefill (p) { hold kv (p) { run (p); } }
+}
+queue Q[2] : prefill {
+  pool kv { cap 1000; }
+  serve ps(2);
+  prefill (p) { hold kv (p) { run (p); } }
+}
+workload { arrive batch(1); init { set prompt = 32; } session { SESSION } }
+run { horizon 100; }
+"""
+
+
+def queues(defs: str, route: str, session: str = "request gw; end;") -> str:
+    return defs + QUEUES.replace("ROUTE", route).replace("SESSION", session)
+
+
+def observed(src: str, *names: str) -> list[list[float]]:
+    run = serq_sim.run(compile_src(src), seed=1)
+    return [[float(v) for v in run.observe(n).values] for n in names]
+
+
+PRE = "def pre(w) { P[0].prefill (w); }\n"
+
+
+def test_a_queue_named_in_a_used_definition_is_not_the_parameter_of_the_same_name():
+    # pre's P is the program's queue, whatever f's parameter P is given: a number (it was refused, 'no queue
+    # `prompt` is declared') or another queue (its calls went there)
+    src = queues(PRE + "def f(P) { pre(P); observe r = now; }\n", "f(prompt);")
+    assert ir_bytes(compile_src(src)) == ir_bytes(compile_src(queues("", "P[0].prefill (prompt); observe r = now;")))
+    # one 32-unit prefill on P[0]'s fifo (rate 1), then one on the queue f is given, Q[0]'s ps(2): 32, then 16
+    src = queues(PRE + "def f(P) { set t0 = now; pre(32); observe a = now - t0; P[0].prefill (32); "
+                 "observe b = now - t0; }\n", "f(Q);")
+    assert observed(src, "a", "b") == [[32.0], [48.0]]  # pre's call went to Q too: 16 and 32
+    written = queues("", "set t0 = now; P[0].prefill (32); observe a = now - t0; Q[0].prefill (32); "
+                     "observe b = now - t0;")
+    assert ir_bytes(compile_src(src)) == ir_bytes(compile_src(written))
+
+
+def test_a_queue_a_parameter_passes_on_is_the_argument_however_deep():
+    # g's Q2 is given f's own P, so it is f's argument: Q, 16; and the program's P through h stays P, 32
+    src = queues("def g(Q2) { Q2[0].prefill (32); }\ndef h() { g(P); }\n"
+                 "def f(P) { set t0 = now; g(P); observe a = now - t0; h(); observe b = now - t0; }\n", "f(Q);")
+    assert observed(src, "a", "b") == [[16.0], [48.0]]
+
+
+def test_a_gateway_named_in_a_used_definition_is_not_the_parameter_of_the_same_name():
+    src = queues("def go() { request gw; }\ndef f(gw) { go(); observe r = gw; }\n",
+                 "P[0].prefill (prompt);", "f(5); end;")
+    # it was refused: '`request gw;` in `f`: the argument must name a gateway'
+    written = queues("", "P[0].prefill (prompt);", "request gw; observe r = 5; end;")
+    assert ir_bytes(compile_src(src)) == ir_bytes(compile_src(written))
+    assert observed(src, "r") == [[5.0]]
+
+
+def test_a_gateway_or_queue_of_the_bodys_own_text_is_still_the_parameter():
+    # the parameter is the definition's own: `f(gw2)` requests gw2, `f(Q)` calls Q
+    two = QUEUES.replace("queue P[2]", "queue gw2 : gateway { route { Q[1].prefill (prompt); } }\nqueue P[2]")
+    src = "def f(g) { request g; }\n" + two.replace("ROUTE", "P[0].prefill (prompt);").replace(
+        "SESSION", "f(gw2); end;")
+    written = two.replace("ROUTE", "P[0].prefill (prompt);").replace("SESSION", "request gw2; end;")
+    assert ir_bytes(compile_src(src)) == ir_bytes(compile_src(written))
+    src = queues("def f(P) { P[1].prefill (prompt); }\n", "f(Q);")
+    assert ir_bytes(compile_src(src)) == ir_bytes(compile_src(queues("", "Q[1].prefill (prompt);")))
+
+
+def test_a_parameter_that_names_no_queue_is_still_refused_in_its_own_call():
+    refused(queues("def f(P) { P[0].prefill (1); }\n", "f(⟨1);"),
+            "`P.prefill` in `f`: the argument must name a queue")

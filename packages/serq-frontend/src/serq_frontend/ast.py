@@ -339,6 +339,9 @@ class SChoose(Node):
 class SRequest(Node):
     gateway: str | None
     pos: Pos
+    #: where the gateway's name came from when a definition's parameter put it there (its argument's
+    #: place); ``None``: it is written in the statement (:func:`name_place`)
+    name_pos: Pos | None = None
 
 
 @dataclass(slots=True, eq=False)
@@ -399,6 +402,9 @@ class SQCall(Node):
     src: Var | None = None
     to: Var | None = None
     to_amount: Any = None
+    #: where the queue's name came from when a definition's parameter put it there (its argument's place);
+    #: ``None``: it is written in the statement, at ``pos`` (:func:`name_place`)
+    name_pos: Pos | None = None
     EXPRS = ("index", "to_amount")
     EXPR_LISTS = ("args",)
     REFS = ("src", "to")
@@ -575,6 +581,13 @@ class Module:
 # ---------------------------------------------------------------------------------------------------
 
 
+def name_place(s: SRequest | SQCall) -> Pos:
+    """Where the gateway's name of a ``request gw;`` or the queue's name of a queue call came from: the
+    argument's place when a definition's parameter put it there, else the statement's own; as an
+    expression's name has its place, whose ``uses`` say whether it came from a definition's body."""
+    return s.name_pos if s.name_pos is not None else s.pos
+
+
 def map_stmt(s: Any, fe: Callable[[Any], Any] | None = None, fr: Callable[[Any], Any] | None = None,
              fb: Callable[[list[Any]], list[Any]] | None = None,
              fp: Callable[[Pos], Pos] | None = None) -> Any:
@@ -590,6 +603,8 @@ def map_stmt(s: Any, fe: Callable[[Any], Any] | None = None, fr: Callable[[Any],
                                   b.pos if fp is None else fp(b.pos)) for b in s.bindings]
     if fp is not None and hasattr(s, "pos"):
         n.pos = fp(s.pos)
+        if (cls is SRequest or cls is SQCall) and s.name_pos is not None:
+            n.name_pos = fp(s.name_pos)
     if fe is not None:
         for a in cls.EXPRS:
             v = getattr(s, a)

@@ -82,13 +82,13 @@ def body_exprs(d: A.DefItem) -> list[Any]:
 def param_reads(d: A.DefItem, terms: Callable[[A.Agg], int] = lambda a: 2) -> dict[str, int]:
     """How often the body of ``d`` reads each of its parameters (as a name, a request's gateway or a
     queue call's queue). A read in the body of an aggregate is one per term it writes out (``terms``: how
-    many an aggregate writes). A name (an expression's) that came from a definition the body uses is not a
-    parameter's (:class:`Instance`)."""
+    many an aggregate writes). A name that came from a definition the body uses is not a parameter's
+    (:func:`own_name`)."""
     counts = {p: 0 for p in d.params}
     for s in A.walk_stmts(d.body or []):
-        if isinstance(s, A.SRequest) and s.gateway in counts:
+        if isinstance(s, A.SRequest) and s.gateway in counts and own_name(s):
             counts[s.gateway] += 1
-        if isinstance(s, A.SQCall) and s.queue in counts:
+        if isinstance(s, A.SQCall) and s.queue in counts and own_name(s):
             counts[s.queue] += 1
 
     def count(e: Any, times: int) -> None:
@@ -96,7 +96,7 @@ def param_reads(d: A.DefItem, terms: Callable[[A.Agg], int] = lambda a: 2) -> di
             count(e.n, times)
             count(e.body, times * terms(e))
             return
-        if type(e) is A.Var and e.parts[0][0] in counts and e.pos.uses is None:
+        if type(e) is A.Var and e.parts[0][0] in counts and own_name(e):
             counts[e.parts[0][0]] += times
         for c in A.expr_children(e):
             count(c, times)
@@ -104,6 +104,18 @@ def param_reads(d: A.DefItem, terms: Callable[[A.Agg], int] = lambda a: 2) -> di
     for r in body_exprs(d):
         count(r, 1)
     return counts
+
+
+def own_name(x: Any) -> bool:
+    """Whether the name ``x`` reads (a :class:`~serq_frontend.ast.Var`'s head, a request's gateway, a queue
+    call's queue) is of the text of the body it stands in, where a parameter of that body replaces it: a
+    name that came into the body from a definition the body uses has the place of that use in its
+    ``uses``, and is that definition's, the program's (program-reference.txt, def: "Only the parameters are
+    the definition's own"). A gateway or queue a parameter of the used definition was given is the
+    argument's, and has the argument's place (:func:`serq_frontend.ast.name_place`)."""
+    if isinstance(x, (A.SRequest, A.SQCall)):
+        return A.name_place(x).uses is None
+    return x.pos.uses is None
 
 
 #: how deep definitions may expand inside one another (a definition whose body uses one that uses one …)
@@ -424,7 +436,7 @@ class Expander:
                 out.update(self._turn_assigns())
             elif isinstance(s, A.SRequest):
                 gw = s.gateway
-                if gw is not None and gw in params:
+                if gw is not None and gw in params and own_name(s):
                     arg = params[gw]
                     gw = arg.simple if isinstance(arg, A.Var) else None
                     if gw is None:
@@ -433,7 +445,7 @@ class Expander:
                 out.update(self._request_assigns(gw))
             elif isinstance(s, A.SQCall):
                 q = s.queue
-                if q in params:
+                if q in params and own_name(s):
                     arg = params[q]
                     q = arg.parts[0][0] if isinstance(arg, A.Var) and len(arg.parts) == 1 else None
                 if q is None:
@@ -523,8 +535,11 @@ class Instance:
     the body uses (written out when the body was defined: its place remembers that use, ``Pos.uses``) is
     that definition's, the program's, whatever the parameters are called. ``def g() = now;`` and ``def
     f(now) = g() + now;`` make ``f(100)`` at time 1 read 1 + 100; the parameter took g's clock too (200).
-    (A request's gateway and a queue call's queue are names in the statement, not nodes with a place: a
-    parameter replaces them wherever they came from, as an argument passed on to them must be.)"""
+    A request's gateway and a queue call's queue follow the same rule (:func:`own_name`): with ``def pre(w)
+    { P[0].prefill (w); }``, ``def f(P) { pre(P); }`` calls the queue P whatever ``f`` is given (the
+    parameter took pre's queue, and ``f(prompt)`` called a queue `prompt`), and a name a parameter put
+    there keeps its argument's place, so ``def g(Q) { Q.prefill (1); }`` used as ``g(P)`` in ``f(P)``'s body
+    calls the queue ``f`` is given."""
 
     def __init__(self, ctx: Any, name: str, params: dict[str, Any], use: Pos):
         self.ctx = ctx
@@ -539,7 +554,7 @@ class Instance:
         t = type(e)
         if t is A.Var:
             head, idx = e.parts[0]
-            if head in self.params and e.pos.uses is None:
+            if head in self.params and own_name(e):
                 arg = self.params[head]
                 if len(e.parts) == 1 and idx is None:
                     return arg
@@ -587,13 +602,13 @@ class Instance:
 
     def stmt(self, s: Any) -> Any:
         n = A.map_stmt(s, self.expr, self.ref, self.block, self.pos)
-        if isinstance(n, A.SRequest) and n.gateway in self.params:
+        if isinstance(n, A.SRequest) and n.gateway in self.params and own_name(s):
             arg = self.params[n.gateway]
             if not isinstance(arg, A.Var) or arg.simple is None:
                 raise self.ctx.error(arg.pos, f"`request {n.gateway};` in `{self.name}`: the argument "
                                      "must name a gateway")
-            n.gateway = arg.simple
-        elif isinstance(n, A.SQCall) and n.queue in self.params:
+            n.gateway, n.name_pos = arg.simple, arg.pos
+        elif isinstance(n, A.SQCall) and n.queue in self.params and own_name(s):
             arg = self.params[n.queue]
             if not isinstance(arg, A.Var) or len(arg.parts) != 1:
                 raise self.ctx.error(arg.pos, f"`{n.queue}.{n.verb}` in `{self.name}`: the argument must "
@@ -601,7 +616,7 @@ class Instance:
             name, idx = arg.parts[0]
             if idx is not None and n.index is not None:
                 raise self.ctx.error(arg.pos, f"`{n.queue}[…]` indexes a queue its argument indexes already")
-            n.queue, n.index = name, n.index if n.index is not None else idx
+            n.queue, n.index, n.name_pos = name, n.index if n.index is not None else idx, arg.pos
         return n
 
 
