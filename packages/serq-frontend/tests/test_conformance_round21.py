@@ -39,6 +39,8 @@ Grammar (language.txt §2 `program := item*` and the productions)
   G4  `;` optional after a hold and after a step kind (docs/language.md) ... covered test_parser (step);
       new test_optional_semicolons (byte-identical IR)
   G5  no empty statement (`;;`), no `;` where an item begins ............... new
+  G5b `else` only right after a branch's first block, once ................. new, fixed (a second `else`
+      offered `release`, an `else` after a loop or a hold was "unexpected `{` (expected `(`, …)")
   G6  `( e , … )` lists take no trailing comma: call arguments, def parameters, hold pools, at admission
       bindings, hidden, evict by, choose by ................................ new test_trailing_commas
   G7  empty blocks: session, loop, branch and else, pool, workload, run { } . new test_empty_blocks
@@ -57,20 +59,20 @@ Grammar (language.txt §2 `program := item*` and the productions)
   G12 a parenthesised expression wherever an expression goes (cap, block, fifo count, family size,
       arrive, run fields, a hold's units and cache, a guard, an aggregate's count and body, choose's n
       and keys, an index) ................................................... new (byte-identical IR)
-  G13 unary chains: --1, - - 1, !!2, !-1, -!0, 2--1, -max(1, 2) ............ new test_unary
+  G13 unary chains: --1, - - 1, !!2, !-1, -!0, 2--1, -max(1, 2) ............ new test_folded
   G14 precedence of each pair of adjacent levels (?:, ||, &&, comparisons, + -, * / %, unary) .. covered
-      test_parser (one tree); new test_precedence, each pair with a value that tells the two readings apart
+      test_parser (one tree); new test_folded, each pair with a value that tells the two readings apart
   G15 left associativity of - / % and of mixed * / %, of comparisons and equalities .. stated in
-      docs/language.md (`3 > 2 > 1` is 0, `2 - 3 - 4` is -5), new test_associativity
-  G16 the conditional nests to the right, in either arm; an aggregate is an atom . new test_conditional
+      docs/language.md (`3 > 2 > 1` is 0, `2 - 3 - 4` is -5), new test_folded
+  G16 the conditional nests to the right, in either arm; an aggregate is an atom . new test_folded
   G17 the evaluator reads the tree the folding reads: the same expressions over an attribute, observed in
       a one-session run .................................................... new test_evaluated
   G18 preempt by (…) takes `requeue head | tail` only whole (pool-reference: `[requeue head | requeue
       tail]`): `preempt by (k) tail;` refused ................................ new
-Counts: 33 rules; 4 covered whole before (L1, L3, L12, G1), 10 covered in part and completed here (L7,
-L8, L11, L14, G2, G3, G4, G9, G10, G14), 19 newly covered. 4 disagreements, all in the message of a
-refusal (L4, L10, L15, G8's `cache` after `lease` and a second `lease`), fixed in serq_frontend.parser; what the text allows
-compiled and what it does not was refused throughout. Where the text is silent (G8, G9 the order of
+Counts: 34 rules; 4 covered whole before (L1, L3, L12, G1), 10 covered in part and completed here (L7,
+L8, L11, L14, G2, G3, G4, G9, G10, G14), 20 newly covered. 5 disagreements, all in the message of a
+refusal (L4, L10, L15, G5b, G8's `cache` after `lease` and a second `lease`), fixed in
+serq_frontend.parser; what the text allows compiled and what it does not was refused throughout. Where the text is silent (G8, G9 the order of
 clauses, G6 trailing commas, G7 empty blocks) docs/language.md says what this frontend chose.
 """
 
@@ -269,6 +271,22 @@ def test_empty_blocks():
     assert [x.name for x in p.pools] == ["p"]
     assert compile_src("stage s : delay;\nworkload { arrive poisson(1); }\nsession { }\n").session == []
     compile_src("stage s : delay;\nworkload { arrive poisson(1); }\nsession { loop { } }\n")
+
+
+@pytest.mark.parametrize("body", [
+    "branch (1) { run s (1); } else { run s (2); } ⟨else { run s (3); }",
+    "run s (1); ⟨else { run s (2); }",
+    "loop { run s (1); } ⟨else { run s (2); }",
+    "hold p (1) { run s (1); } ⟨else { run s (2); }",
+])
+def test_else_only_after_a_branch(body):
+    refused("pool p { cap 2; }\n" + BASE.replace("run s (1);", body),
+            "`else` stands right after a branch's block, once: `branch (test) { … } else { … }`")
+
+
+def test_else_of_a_branch_still_told_to_take_a_block():
+    refused(BASE.replace("run s (1);", "branch (1) { run s (1); } else ⟨branch (0) { run s (2); }"),
+            "`else` takes a block, `else { … }`")
 
 
 # -- G8, G9: the order of clauses -------------------------------------------------------------------------

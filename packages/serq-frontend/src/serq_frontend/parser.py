@@ -908,6 +908,16 @@ def _opener(before: list[tuple[str, str, int, int]], close: int, pair: str) -> i
     return -1
 
 
+def _block_of(before: list[tuple[str, str, int, int]], close: int) -> str:
+    """The first word of the statement whose block the ``}`` at ``before[close]`` closes (`branch` for a
+    branch's first block, `else` for its second), or "" when no `{` opens it."""
+    j = _opener(before, close, "{}")
+    if j < 0:
+        return ""
+    i = _statement_start(before, j)
+    return before[i][1] if i < j else ""
+
+
 def _block_of_hold(before: list[tuple[str, str, int, int]], close: int) -> bool:
     """Whether the ``}`` at ``before[close]`` closes the block of a hold (the statement its ``{`` ends the
     header of begins with ``hold``)."""
@@ -1113,6 +1123,20 @@ def syntax_error(e: UnexpectedInput, text: str, file: str, reporter: Reporter, g
             return reporter.error(Pos(file, *unclosed), _UNCLOSED)
     if tok.type == "RBRACE" and tok.start_pos is not None and not _open_braces(text, tok.start_pos)[0]:
         return reporter.error(pos, "unexpected `}`: no `{` is open here (one `}` too many)")
+    if tok.type != "$END" and tok.start_pos is not None:
+        # `else` where a statement begins: a second `else`, or one after a statement that is no branch (it was
+        # read as a name, and the error was at the `{` after it, or a closest word `release` offered)
+        before = _tokens_before(text, tok.start_pos)
+        if str(tok) == "else" and before and before[-1][1] in (";", "{", "}"):
+            at = (tok.line, tok.column)
+        elif (len(before) >= 2 and before[-1][1] == "else" and before[-2][1] in (";", "{", "}")
+              and not (before[-2][1] == "}" and _block_of(before, len(before) - 2) == "branch")):
+            at = (before[-1][2], before[-1][3])
+        else:
+            at = None
+        if at is not None:
+            return reporter.error(Pos(file, *at), "`else` stands right after a branch's block, once: `branch (test) "
+                                  "{ … } else { … }`")
     misplaced = _misplaced_word(tok, text, grammar)
     if misplaced is not None:
         return reporter.error(Pos(file, *misplaced[0]), misplaced[1])
