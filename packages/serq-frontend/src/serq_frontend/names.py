@@ -28,7 +28,7 @@ KEYWORDS = frozenset({
     "step", "budget", "cost", "chunk", "serve", "memory", "arrive", "trace", "init", "turn", "hidden",
     "request", "set", "observe", "hold", "reserve", "reuse", "at", "cache", "lease", "grow", "drop",
     "release", "load", "growing", "branch", "with", "else", "loop", "choose", "in", "by", "end", "mark",
-    "prefill", "decode", "transfer", "tool", "on", "from", "to", "pull", "latency", "nic",
+    "prefill", "decode", "transfer", "tool", "on", "from", "to", "pull", "latency", "nic", "record",
 })
 
 #: words that start a construct in another dialect of serQ (the reference implementation's later one,
