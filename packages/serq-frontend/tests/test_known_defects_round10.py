@@ -7,7 +7,12 @@
    same name wherever they came from: a definition the body uses (``def pre(w) { P[0].prefill (w); }`` in
    ``def f(P)``) had its queue taken by ``f``'s parameter. Only the parameters are the definition's own
    (program-reference.txt, def); the names keep the place they came from (``name_place``) and follow the rule
-   an expression's names follow (``own_name``)."""
+   an expression's names follow (``own_name``).
+3. The same capture where an aggregate writes its index out: the index took a name the body of a definition
+   used in the aggregate reads (``def g() = j * 2;`` made ``sum j in 3 (g())`` 6), and the rule that an
+   index is no parameter of the definition it is in refused an aggregate of a definition the body uses
+   (``def f(j) = g() + j;`` beside ``def g() = sum j in 2 (j);``). Only the aggregate's own text reads its
+   index (``aggregates.same_text``), and only the body's own aggregates are held to its parameters."""
 
 from __future__ import annotations
 
@@ -125,3 +130,33 @@ def test_a_gateway_or_queue_of_the_bodys_own_text_is_still_the_parameter():
 def test_a_parameter_that_names_no_queue_is_still_refused_in_its_own_call():
     refused(queues("def f(P) { P[0].prefill (1); }\n", "f(⟨1);"),
             "`P.prefill` in `f`: the argument must name a queue")
+
+
+# --- 3. an aggregate's index and the names of a definition's body ----------------------------------------------
+
+def session(expr: str, defs: str = "") -> str:
+    return defs + S + "workload { arrive batch(1); }\nsession { observe r = " + expr + "; end; }\nrun { horizon 10; }\n"
+
+
+def test_a_name_a_used_definition_reads_is_not_the_index_of_the_aggregate_around_the_use():
+    # g's j is the program's, which has none: it was read as the index, 0 + 2 + 4 = 6
+    e = refused(session("sum j in 3 (g())", "def g() = ⟨j * 2;\n"), "unknown name `j`")
+    assert "in the expansion of `g`, used here" in str(e)
+
+
+def test_an_index_passed_as_an_argument_is_still_the_index():
+    # 10 * (0 + 1 + 2) = 30, and g(x) = sum k in 2 (x * k) summed over j: 0 + (0 + 1) = 1
+    src = session("sum j in 3 (g(j))", "def g(x) = x * 10;\n")
+    assert observed(src, "r") == [[30.0]]
+    assert ir_bytes(compile_src(src)) == ir_bytes(compile_src(session("sum j in 3 (j * 10)")))
+    assert observed(session("sum j in 2 (g(j))", "def g(x) = sum k in 2 (x * k);\n"), "r") == [[1.0]]
+
+
+def test_an_aggregate_of_a_used_definition_may_have_the_index_named_as_a_parameter():
+    # it was refused at g's aggregate, '`sum j in …`: `j` is a parameter of `f`'; g's j is its own: 0 + 1, and
+    # f's j the argument, 100
+    src = session("f(100)", "def g() = sum j in 2 (j);\ndef f(j) = g() + j;\n")
+    assert observed(src, "r") == [[101.0]]
+    assert ir_bytes(compile_src(src)) == ir_bytes(compile_src(session("(sum j in 2 (j)) + 100")))
+    # the body's own aggregate over its parameter's name is still refused
+    refused(session("f(100)", "def f(j) = ⟨sum j in 2 (j) + j;\n"), "`sum j in …`: `j` is a parameter of `f`")

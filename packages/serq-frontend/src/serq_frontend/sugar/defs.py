@@ -194,7 +194,7 @@ class Expander:
             self._current = None
         for r in body_exprs(d):  # with the definitions it uses written out
             for x in A.walk_expr(r):
-                if type(x) is A.Agg and x.var in d.params:
+                if type(x) is A.Agg and x.var in d.params and own_name(x):
                     raise ctx.error(x.pos, f"`{x.op} {x.var} in …`: `{x.var}` is a parameter of `{name}`; a "
                                     "parameter is substituted, so " + own_index(x.op, x.var, d.params))
         self.defs[name] = d
