@@ -69,7 +69,7 @@ Grammar (language.txt §2 `program := item*` and the productions)
       docs/language.md (`3 > 2 > 1` is 0, `2 - 3 - 4` is -5), new test_folded
   G16 the conditional nests to the right, in either arm; an aggregate is an atom . new test_folded
   G17 the evaluator reads the tree the folding reads: the same expressions over an attribute, observed in
-      a one-session run .................................................... new test_evaluated
+      a one-session run (and a draw binds as an atom); `serq fmt` keeps each reading .................................................... new test_evaluated
   G18 preempt by (…) takes `requeue head | tail` only whole (pool-reference: `[requeue head | requeue
       tail]`): `preempt by (k) tail;` refused ................................ new
 Counts: 35 rules; 4 covered whole before (L1, L3, L12, G1), 10 covered in part and completed here (L7,
@@ -89,6 +89,7 @@ from pathlib import Path
 import pytest
 import serq_frontend
 import serq_sim
+from serq_frontend.fmt import format_source
 from sqhelpers import SERQ, compile_src, ir_bytes, refused
 
 pytestmark = pytest.mark.timeout(60)
@@ -442,6 +443,16 @@ CASES = [
     ("1 < 2 == 1", 1.0),  # (1 < 2) == 1; 1 < (2 == 1) is 0
     ("3 == 3 > 0", 1.0),  # (3 == 3) > 0; 3 == (3 > 0) is 0
     ("1 || 0 || 0", 1.0), ("1 && 1 && 0", 0.0),
+    ("8 / 4 % 3", 2.0),  # (8 / 4) % 3; 8 / (4 % 3) is 8
+    ("7 % 3 * 2", 2.0),  # (7 % 3) * 2; 7 % (3 * 2) is 1
+    ("0 <= 0 < 1", 0.0),  # (0 <= 0) < 1; 0 <= (0 < 1) is 1
+    ("3 >= 2 >= 2", 0.0),  # (3 >= 2) >= 2; 3 >= (2 >= 2) is 1
+    ("3 != 2 != 1", 0.0),  # (3 != 2) != 1; 3 != (2 != 1) is 1
+    ("2 == 2 != 2", 1.0),  # (2 == 2) != 2; 2 == (2 != 2) is 0
+    ("!1 < 2", 1.0),  # (!1) < 2; !(1 < 2) is 0
+    # parentheses override each of the above
+    ("2 - (3 - 4)", 3.0), ("8 / (4 / 2)", 4.0), ("(1 || 0) && 0", 0.0), ("1 + (1 < 3)", 2.0), ("!(0 * 5)", 1.0),
+    ("(1 ? 2 : 3) + 10", 12.0), ("0 || (0 ? 5 : 6)", 1.0), ("1 < (2 == 1)", 0.0), ("-(-1)", 1.0), ("!(!2)", 1.0),
     # G16 the conditional
     ("1 ? 0 : 1 ? 4 : 5", 0.0),  # 1 ? 0 : (1 ? 4 : 5); (1 ? 0 : 1) ? 4 : 5 is 5
     ("0 ? 2 : 0 ? 4 : 5", 5.0), ("0 ? 2 : 1 ? 4 : 5", 4.0),
@@ -454,6 +465,9 @@ CASES = [
 @pytest.mark.parametrize("expr, value", CASES)
 def test_folded(expr, value):
     assert folded(expr) == value
+    # `serq fmt` keeps the reading: the formatted let folds to the same value
+    (c,) = compile_src(format_source(f"let a = {expr};\n" + BASE)).constants
+    assert float(c.value) == value
 
 
 def test_evaluated():
@@ -461,6 +475,9 @@ def test_evaluated():
     `(z + k)`, `z` an attribute that is 0 at run time (so nothing folds), observed in a one-session run,
     has the folded value."""
     cases = [(re.sub(r"\d+", r"(z + \g<0>)", e), v) for e, v in CASES if "j" not in e]
+    # a draw is an atom: `~det(x)` binds tighter than every operator
+    cases += [("~det(2) * 3", 6.0), ("-~det(2) + 1", -1.0), ("1 + ~det(2) * 3 > 6 ? 1 : 2", 1.0),
+              ("!~det(0)", 1.0)]
     obs = " ".join(f"observe o{i} = {e};" for i, (e, _) in enumerate(cases))
     src = ("stage s : delay;\nworkload { arrive batch(1); }\n"
            f"session {{ set z = serial; {obs} run s (1); }}\nrun {{ horizon 5; }}\n")
