@@ -31,6 +31,9 @@ Lexical (docs/language.md, Lexical; the text writes numbers such as 1e5, 0.5, .5
   L14b a word that begins a statement is a keyword a definition or parameter may not take ......... new,
       fixed: `record` was missing from the language's keywords (`def record(a) { … }` linked, and no
       statement could call it)
+  L14c a statement definition named like a statement's keyword is refused at its name, not at its use's
+      parse error ............................................................. new, fixed (the error was
+      at the use: "unexpected `(` (expected a name)")
   L15 `&`, `|` alone refused, naming `&&`, `||`; `**` refused naming pow ... new, fixed (the messages
       were "unexpected character `&`" and "unexpected `*`")
 Grammar (language.txt §2 `program := item*` and the productions)
@@ -72,12 +75,12 @@ Grammar (language.txt §2 `program := item*` and the productions)
       a one-session run (and a draw binds as an atom); `serq fmt` keeps each reading .................................................... new test_evaluated
   G18 preempt by (…) takes `requeue head | tail` only whole (pool-reference: `[requeue head | requeue
       tail]`): `preempt by (k) tail;` refused ................................ new
-Counts: 35 rules; 4 covered whole before (L1, L3, L12, G1), 10 covered in part and completed here (L7,
-L8, L11, L14, G2, G3, G4, G9, G10, G14), 21 newly covered. 6 disagreements: one of acceptance (L14b, a
-definition named `record` linked), fixed in serq_frontend.names; five in the message of a refusal (L4,
-L10, L15, G5b, G8's `cache` after `lease` and a second `lease`), fixed in serq_frontend.parser. Where
-the text is silent (G8, G9 the order of clauses, G6 trailing commas, G7 empty blocks) docs/language.md
-says what this frontend chose.
+Counts: 36 rules; 4 covered whole before (L1, L3, L12, G1), 10 covered in part and completed here (L7,
+L8, L11, L14, G2, G3, G4, G9, G10, G14), 22 newly covered. 7 disagreements: one of acceptance (L14b, a
+definition named `record` linked), fixed in serq_frontend.names; six in the message of a refusal (L4,
+L10, L14c, L15, G5b, G8's `cache` after `lease` and a second `lease`), fixed in serq_frontend.parser.
+Where the text is silent (G8, G9 the order of clauses, G6 trailing commas, G7 empty blocks)
+docs/language.md says what this frontend chose.
 """
 
 from __future__ import annotations
@@ -231,6 +234,17 @@ def test_record_is_a_keyword():
             "`record` is a keyword; a definition needs another name")
     refused("def f(⟨record) = record + 1;\n" + BASE.replace("run s (1);", "run s (f(1));"),
             "`record` cannot be a parameter of `f`: it is a keyword")
+
+
+@pytest.mark.parametrize("word", ["branch", "choose", "drop", "end", "grow", "hold", "load", "loop", "mark",
+                                  "observe", "record", "release", "request", "set", "transfer", "turn"])
+def test_a_definition_named_like_a_statement_keyword(word):
+    """L14c: a statement definition named like a statement's keyword is refused at its name, as the linker
+    refuses it (program-reference.txt, def: NAME 'Not a keyword'), although its use `hold(1);` begins that
+    statement and does not parse: the parse error was at the use ("unexpected `(` (expected a name)", and
+    "unexpected `;` (expected `{`)" for `branch(1);`)."""
+    refused(f"def ⟨{word}(a) {{ run s (a); }}\n" + BASE.replace("run s (1);", f"{word}(1);"),
+            f"`{word}` is a keyword; a definition needs another name")
 
 
 # -- L15: other languages' operators ----------------------------------------------------------------------

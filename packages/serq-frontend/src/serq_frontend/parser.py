@@ -18,7 +18,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 
 from . import ast as A
 from .diagnostics import CompileError, Pos, Reporter, did_you_mean
-from .names import DIALECT, not_in_language
+from .names import DIALECT, KEYWORDS, not_in_language
 
 Builder = Callable[["BuildContext", Pos, list[Any]], Any]
 
@@ -1064,6 +1064,24 @@ def _misplaced_word(tok: Token, text: str, grammar: Any) -> tuple[tuple[int, int
     return (line, col), f"`{word}` begins an item: write it at the top level, outside every block"
 
 
+def _keyword_defined(tok: Token, text: str) -> tuple[tuple[int, int], str] | None:
+    """Where a definition named like a keyword is, when the syntax error is in a statement that begins with
+    that keyword and a `(` (`def hold(a) { … }` and `hold(1);`: the use begins a hold, so the parse stops in
+    it before the linker refuses the definition's name), or None."""
+    offset = tok.start_pos if tok.type != "$END" and tok.start_pos is not None else len(text)
+    before = _tokens_before(text, offset)
+    start = _statement_start(before, len(before))
+    words = [t[1] for t in before[start:start + 2]] + ([str(tok)] if tok.type != "$END" else [])
+    if len(words) < 2 or words[0] not in KEYWORDS or words[1] != "(":
+        return None
+    word = before[start][1]
+    every = _tokens_before(text, len(text))
+    for i in range(len(every) - 2):
+        if every[i][1] == "def" and every[i + 1][1] == word and every[i + 2][1] == "(":
+            return (every[i + 1][2], every[i + 1][3]), word
+    return None
+
+
 def syntax_error(e: UnexpectedInput, text: str, file: str, reporter: Reporter, grammar: Any = None) -> CompileError:
     """The error of a program that does not parse. ``grammar`` (the :class:`Parser`, when there is one)
     names the terminals by their text and gives the words an item begins with and the grammar's words, for
@@ -1083,6 +1101,9 @@ def syntax_error(e: UnexpectedInput, text: str, file: str, reporter: Reporter, g
     dialect = _dialect(tok, expected, text)
     if dialect is not None:
         return reporter.error(Pos(file, *dialect[0]), dialect[1])
+    named = _keyword_defined(tok, text)
+    if named is not None:
+        return reporter.error(Pos(file, *named[0]), f"`{named[1]}` is a keyword; a definition needs another name")
     if tok.type != "$END" and tok.start_pos:
         # a number's text that runs on (`1_000`, `0x10`, `1e`, `1.5.3`): the lexer read a number and then a
         # name or a number after it, and the error was a `;` missing before the rest
