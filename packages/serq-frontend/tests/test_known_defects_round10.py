@@ -12,7 +12,11 @@
    used in the aggregate reads (``def g() = j * 2;`` made ``sum j in 3 (g())`` 6), and the rule that an
    index is no parameter of the definition it is in refused an aggregate of a definition the body uses
    (``def f(j) = g() + j;`` beside ``def g() = sum j in 2 (j);``). Only the aggregate's own text reads its
-   index (``aggregates.same_text``), and only the body's own aggregates are held to its parameters."""
+   index (``aggregates.same_text``), and only the body's own aggregates are held to its parameters.
+   And where a queue entry's parameters are substituted: ``def g() = p * 2;`` used in an entry ``prefill (p)``
+   read the entry's parameter (the prefill ran 64 for a prompt of 32); g's ``p`` is the program's, a session
+   attribute, which an entry does not read, and is refused as the entry's own text reading it would be
+   (``queues.own_text``)."""
 
 from __future__ import annotations
 
@@ -160,3 +164,36 @@ def test_an_aggregate_of_a_used_definition_may_have_the_index_named_as_a_paramet
     assert ir_bytes(compile_src(src)) == ir_bytes(compile_src(session("(sum j in 2 (j)) + 100")))
     # the body's own aggregate over its parameter's name is still refused
     refused(session("f(100)", "def f(j) = ⟨sum j in 2 (j) + j;\n"), "`sum j in …`: `j` is a parameter of `f`")
+
+
+# --- 3. a queue entry's parameter and the names of a definition it uses ----------------------------------------
+
+ENTRY = """DEFS
+queue gw : gateway { route { P[0].prefill (prompt); observe r = now; } }
+queue P[2] : prefill {
+  pool kv { cap 1000; }
+  serve fifo;
+  prefill (p) { BODY }
+}
+workload { arrive batch(1); init { set prompt = 32; set p = 5; } session { request gw; end; } }
+run { horizon 100; }
+"""
+
+
+def entry(defs: str, body: str) -> str:
+    return ENTRY.replace("DEFS", defs).replace("BODY", body)
+
+
+def test_a_name_a_used_definition_reads_is_not_the_entrys_parameter():
+    # it read the parameter, 32 * 2 = 64; g's p is the session's attribute, which the entry may not read
+    e = refused(entry("def g() = ⟨p * 2;", "hold kv (p) { run (g()); }"),
+                "`P.prefill` reads `p`, a session attribute set outside the queue")
+    assert "in the expansion of `g`, used here" in str(e)
+    refused(entry("def g() = ⟨p * 2;", "hold kv (g()) { run (p); }"), "the header of a hold in `P.prefill` reads `p`")
+
+
+def test_the_entrys_parameter_passed_to_a_definition_is_the_argument():
+    # the prefill of 32 * 2 = 64 on P[0]'s fifo
+    src = entry("def g(x) = x * 2;", "hold kv (g(p)) { run (g(p)); }")
+    assert ir_bytes(compile_src(src)) == ir_bytes(compile_src(entry("", "hold kv (p * 2) { run (p * 2); }")))
+    assert observed(src, "r") == [[64.0]]
