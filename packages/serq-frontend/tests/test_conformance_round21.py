@@ -21,7 +21,8 @@ Lexical (docs/language.md, Lexical; the text writes numbers such as 1e5, 0.5, .5
   L10 `/* … */` and `#` are no comment: refused at the `/*` or `#` ........ new, fixed (the message was
       "unexpected `/` (expected `}`, a name)" and "unexpected character `#`")
   L11 blanks: space, tab, form feed, LF, CRLF between any two tokens ....... CRLF covered
-      test_line_separators, test_hostile_round6_carriage_return; new test_blanks (byte-identical IR)
+      test_line_separators, test_hostile_round6_carriage_return; new test_blanks (byte-identical IR), and
+      test_blanks_around_every_punctuation over every production's program of test_conformance_syntax
   L12 vertical tab, no-break space refused ................................ covered test_diagnostics,
       test_audit_frontend
   L13 string: a `//` inside is no comment ................................. new test_string_holds_slashes
@@ -94,6 +95,7 @@ import serq_frontend
 import serq_sim
 from serq_frontend.fmt import format_source
 from sqhelpers import SERQ, compile_src, ir_bytes, refused
+from test_conformance_syntax import PD, PROGRAMS
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -195,6 +197,24 @@ def test_blanks():
     tight = ("pool kv{cap 4;}stage s:delay;workload{arrive poisson(1);}session{hold kv(2){run s(1+2);}}"
              "run{horizon 5;}")
     same_ir(plain, tight)
+
+
+def _spread(src: str) -> str:
+    """``src`` with a blank, a line break and a tab on either side of every punctuation token (a `.` in a
+    number excepted), outside its strings."""
+    parts = src.split('"')
+    parts[::2] = [re.sub(r"([\[\](),;:{}]|\.(?!\d))", " \n\t\\1 ", p) for p in parts[::2]]
+    return '"'.join(parts)
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS) + ["PD"])
+def test_blanks_around_every_punctuation(name):
+    """L11, G11: every production's minimal program (test_conformance_syntax's), disaggregated path with
+    queues, roles, entry calls and a pull included, compiles spread over lines to the same IR."""
+    src = PD if name == "PD" else PROGRAMS[name]
+    spread = _spread(src)
+    assert spread.count("\n\t") > src.count("\n")
+    assert ir_bytes(compile_src(spread)) == ir_bytes(compile_src(src))
 
 
 # -- L14: keywords as names -----------------------------------------------------------------------------
