@@ -199,21 +199,25 @@ def test_blanks():
     same_ir(plain, tight)
 
 
-def _spread(src: str) -> str:
-    """``src`` with a blank, a line break and a tab on either side of every punctuation token (a `.` in a
-    number excepted), outside its strings."""
+def _spread(src: str, before: str) -> str:
+    """``src`` with ``before`` and a tab before every punctuation token (a `.` in a number excepted) and a blank
+    after it, outside its strings."""
     parts = src.split('"')
-    parts[::2] = [re.sub(r"([\[\](),;:{}]|\.(?!\d))", " \n\t\\1 ", p) for p in parts[::2]]
+    parts[::2] = [re.sub(r"([\[\](),;:{}]|\.(?!\d))", lambda m: f"{before}\t{m.group(1)} ", p) for p in parts[::2]]
     return '"'.join(parts)
 
 
+@pytest.mark.parametrize("before", [" \n", " // a comment\n", "\r\n", " // c\r\n"])
 @pytest.mark.parametrize("name", sorted(PROGRAMS) + ["PD"])
-def test_blanks_around_every_punctuation(name):
-    """L11, G11: every production's minimal program (test_conformance_syntax's), disaggregated path with
-    queues, roles, entry calls and a pull included, compiles spread over lines to the same IR."""
+def test_blanks_around_every_punctuation(name, before):
+    """L8, L11, G11: every production's minimal program (test_conformance_syntax's), the disaggregated path
+    with queues, roles, entry calls and a pull included, compiles spread over lines (LF or CRLF, a comment
+    ending each) to the same IR."""
     src = PD if name == "PD" else PROGRAMS[name]
-    spread = _spread(src)
-    assert spread.count("\n\t") > src.count("\n")
+    spread = _spread(src, before)
+    assert spread.count("\t") >= src.count("\t") + 10
+    if "\r" in before:  # a file's line ends are one kind: CRLF throughout
+        spread = spread.replace("\r\n", "\n").replace("\n", "\r\n")
     assert ir_bytes(compile_src(spread)) == ir_bytes(compile_src(src))
 
 
