@@ -65,7 +65,8 @@ Grammar (language.txt §2 `program := item*` and the productions)
       new test_family_index_blanks (byte-identical IR)
   G12 a parenthesised expression wherever an expression goes (cap, block, fifo count, family size,
       arrive, run fields, a hold's units and cache, a guard, an aggregate's count and body, choose's n
-      and keys, an index) ................................................... new (byte-identical IR)
+      and keys, an index) ................................................... new (byte-identical IR), and
+      test_every_number_parenthesised_twice over every production's program
   G13 unary chains: --1, - - 1, !!2, !-1, -!0, 2--1, -max(1, 2) ............ new test_folded
   G14 precedence of each pair of adjacent levels (?:, ||, &&, comparisons, + -, * / %, unary) .. covered
       test_parser (one tree); new test_folded, each pair with a value that tells the two readings apart
@@ -437,6 +438,22 @@ def test_family_index_blanks():
     spaced = ("pool kv [ 2 ] { cap 4; }\nstage t\n[\n2\n] : delay;\n"
               + BASE.replace("run s (1);", "hold kv [\n1 ] (1) { run t [ 0 ] (1); } observe u = used( kv\t[ 0 ] );"))
     same_ir(plain, spaced)
+
+
+NUMBER = r"(?<![A-Za-z_0-9.])(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?(?![A-Za-z_0-9.])"
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS) + ["PD"])
+def test_every_number_parenthesised_twice(name):
+    """G12 over every production: each number of test_conformance_syntax's programs written `((n))` (a family
+    size, a fifo count, a rate, a run field, a latency, an aggregate's count, a key, a cost, a hold's amounts,
+    a transfer's, a record's column...) compiles to the same IR: a number stands where an expression does."""
+    src = PD if name == "PD" else PROGRAMS[name]
+    parts = src.split('"')
+    parts[::2] = [re.sub(NUMBER, lambda m: f"(({m.group(0)}))", p) for p in parts[::2]]
+    wrapped = '"'.join(parts)
+    assert wrapped != src
+    assert ir_bytes(compile_src(wrapped)) == ir_bytes(compile_src(src))
 
 
 def test_parentheses_wherever_an_expression_goes():
