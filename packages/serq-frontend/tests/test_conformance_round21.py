@@ -3,7 +3,7 @@ the Expressions paragraph), the item syntax of program-reference.txt and pool-re
 dialect, and docs/language.md (Lexical, Expressions, and the rules it chose where the text is silent).
 
 Checklist. Each rule: where it is written; the variants; "covered" names the test that already held it,
-"new" a test here; "fixed" a disagreement this file's commit fixed.
+"new" a test here; "fixed" a disagreement fixed in the commit that added its test.
 
 Lexical (docs/language.md, Lexical; the text writes numbers such as 1e5, 0.5, .5 and 2e-5 in its programs)
   L1  number: 1, 1.0, .5, 5., 1e3, 1E-3, 1E+3 fold to their value ........ covered test_ascii_literals
@@ -74,7 +74,8 @@ Grammar (language.txt §2 `program := item*` and the productions)
       docs/language.md (`3 > 2 > 1` is 0, `2 - 3 - 4` is -5), new test_folded
   G16 the conditional nests to the right, in either arm; an aggregate is an atom . new test_folded
   G17 the evaluator reads the tree the folding reads: the same expressions over an attribute, observed in
-      a one-session run (and a draw binds as an atom); `serq fmt` keeps each reading .................................................... new test_evaluated
+      a one-session run (and a draw binds as an atom); `serq fmt` keeps each reading .. new test_evaluated,
+      test_folded
   G18 preempt by (…) takes `requeue head | tail` only whole (pool-reference: `[requeue head | requeue
       tail]`): `preempt by (k) tail;` refused ................................ new
 Counts: 36 rules; 4 covered whole before (L1, L3, L12, G1), 10 covered in part and completed here (L7,
