@@ -514,6 +514,8 @@ CASES = [
     ("0 ? 2 : 0 ? 4 : 5", 5.0), ("0 ? 2 : 1 ? 4 : 5", 4.0),
     ("1 ? 0 ? 7 : 8 : 9", 8.0), ("(1 ? 0 : 1) ? 4 : 5", 5.0),
     ("max j in 2 (j) + 1", 2.0),  # the aggregate is an atom: (max j in 2 (j)) + 1
+    # a non-zero operand is true (language.txt §2, Expressions), in every position that tests
+    ("!0.5", 0.0), ("0.5 && -2", 1.0), ("0 || 0.25", 1.0), ("0.5 ? 3 : 4", 3.0), ("-0 ? 1 : 2", 2.0),
     ("-max j in 3 (j) * 2", -4.0),
 ]
 
@@ -530,7 +532,7 @@ def test_evaluated():
     """G17: the simulator evaluates the tree the folding reads: each case with every number `k` written
     `(z + k)`, `z` an attribute that is 0 at run time (so nothing folds), observed in a one-session run,
     has the folded value."""
-    cases = [(re.sub(r"\d+", r"(z + \g<0>)", e), v) for e, v in CASES if "j" not in e]
+    cases = [(re.sub(NUMBER, r"(z + \g<0>)", e), v) for e, v in CASES if "j" not in e]
     # a draw is an atom: `~det(x)` binds tighter than every operator
     cases += [("~det(2) * 3", 6.0), ("-~det(2) + 1", -1.0), ("1 + ~det(2) * 3 > 6 ? 1 : 2", 1.0),
               ("!~det(0)", 1.0)]
