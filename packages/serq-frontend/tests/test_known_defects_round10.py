@@ -16,7 +16,11 @@
    And where a queue entry's parameters are substituted: ``def g() = p * 2;`` used in an entry ``prefill (p)``
    read the entry's parameter (the prefill ran 64 for a prompt of 32); g's ``p`` is the program's, a session
    attribute, which an entry does not read, and is refused as the entry's own text reading it would be
-   (``queues.own_text``)."""
+   (``queues.own_text``). And where an ``at admission`` binding is put into a hold's header: ``def g() = x *
+   2;`` in ``hold kv (g()) at admission (x = 4)`` read the binding (8); an entry's argument that reads a
+   name a binding of the entry has, ``P[0].prefill (x)`` into ``hold kv (p) at admission (x = 3) { run (p);
+   }``, was taken for the body's read of the binding ('the binding `x`, which the body reads, is an
+   attribute the program sets'). Only the hold's own text reads a binding (``admission._own``)."""
 
 from __future__ import annotations
 
@@ -197,3 +201,27 @@ def test_the_entrys_parameter_passed_to_a_definition_is_the_argument():
     src = entry("def g(x) = x * 2;", "hold kv (g(p)) { run (g(p)); }")
     assert ir_bytes(compile_src(src)) == ir_bytes(compile_src(entry("", "hold kv (p * 2) { run (p * 2); }")))
     assert observed(src, "r") == [[64.0]]
+
+
+# --- 3. an `at admission` binding and the names of a definition or an argument ---------------------------------
+
+def test_a_name_a_used_definition_reads_in_a_header_is_not_the_binding():
+    # g's x is the program's, which has none: it was read as the binding, 4 * 2 = 8
+    src = ("def g() = ⟨x * 2;\npool kv { cap 100; }\n" + S + "workload { arrive batch(1); }\n"
+           "session { hold kv (g()) at admission (x = 4) { observe r = used(kv); } end; }\nrun { horizon 10; }\n")
+    e = refused(src, "unknown name `x`")
+    assert "in the expansion of `g`, used here" in str(e)
+
+
+def test_an_entrys_argument_is_not_its_bindings_name():
+    # the route's x = 7 is the argument: a prefill of 7 units on P[0]'s fifo from time 0, so r = 7; the binding
+    # x = 3 is the header's own and nothing reads it
+    src = entry("", "hold kv (p) at admission (x = 3) { run (p); }").replace(
+        "route { P[0].prefill (prompt);", "route { set x = 7; P[0].prefill (x);")
+    assert observed(src, "r") == [[7.0]]
+    written = entry("", "hold kv (p) { run (p); }").replace("route { P[0].prefill (prompt);",
+                                                            "route { set x = 7; P[0].prefill (x);")
+    assert ir_bytes(compile_src(src)) == ir_bytes(compile_src(written))
+    # the binding the header's own text reads is the binding: a hold of 3 units
+    own = entry("", "hold kv (x) at admission (x = 3) { run (p); }")
+    assert ir_bytes(compile_src(own)) == ir_bytes(compile_src(entry("", "hold kv (3) { run (p); }")))

@@ -17,16 +17,27 @@ BUILDERS = {
 }
 
 
-def _subst(e: Any, env: dict[str, Any]) -> Any:
+def _subst(e: Any, env: dict[str, Any], h: A.SHold) -> Any:
+    """``e`` with each binding of ``env`` put in where the hold ``h``'s own text reads its name
+    (:func:`_own`)."""
     if not env:
         return e
 
     def f(x: Any) -> Any:
-        if type(x) is A.Var and x.simple in env:
+        if type(x) is A.Var and x.simple in env and _own(h, x):
             return env[x.simple]
         return None
 
     return A.map_expr(e, f)
+
+
+def _own(h: A.SHold, x: Any) -> bool:
+    """Whether ``x`` is of the text of the hold ``h`` (both written where they stand, or both written out
+    from the same expansion of a definition's or an entry's body), where a binding's name reads the
+    binding: a name a definition used in the header reads is the program's, and an argument keeps the
+    place it is written at (program-reference.txt, def: "Only the parameters are the definition's own"), as
+    an aggregate's index is read (:func:`serq_frontend.sugar.aggregates.same_text`)."""
+    return x.pos.uses == h.pos.uses
 
 
 def live_read(e: Any) -> str | None:
@@ -48,14 +59,16 @@ def _set_first(stmts: list[Any], name: str) -> bool:
     return False
 
 
-def _reads(stmts: list[Any], extra: list[Any]) -> set[str]:
+def _reads(stmts: list[Any], extra: list[Any], h: A.SHold | None = None) -> set[str]:
+    """The names the statements (and ``extra``) read; with ``h``, those the hold ``h``'s own text reads
+    (:func:`_own`)."""
     out: set[str] = set()
     roots = list(extra)
     for s in A.walk_stmts(stmts):
         roots.extend(A.stmt_exprs(s))
     for r in roots:
         for x in A.walk_expr(r):
-            if type(x) is A.Var:
+            if type(x) is A.Var and (h is None or _own(h, x)):
                 out.add(x.parts[0][0])
     return out
 
@@ -93,28 +106,28 @@ class Admission:
                 raise ctx.error(b.pos, f"the binding `{b.name}` is {why}; give it a name of its own")
             later = {x.name for x in h.bindings[i:]} - env.keys() - self.sets
             for x in A.walk_expr(b.value):
-                if type(x) is A.Var and x.simple in later:
+                if type(x) is A.Var and x.simple in later and _own(h, x):
                     what = "itself" if x.simple == b.name else f"`{x.simple}`, bound after it"
                     raise ctx.error(x.pos, f"the binding `{b.name}` reads {what}: a binding reads only the "
                                     "ones before it in its clause")
-            env[b.name] = _subst(b.value, env)
+            env[b.name] = _subst(b.value, env, h)
         # an aggregate in the header whose index is a binding's name: the substitution would put the
         # binding's value where the index was meant
         header = [b.value for b in h.bindings] + [h.reuse]
         header += [x for p in h.pools for x in (p.ref, p.units, p.reserve)]
         for e in header:
             for x in A.walk_expr(e) if e is not None else ():
-                if type(x) is A.Agg and x.var in env:
+                if type(x) is A.Agg and x.var in env and _own(h, x):
                     raise ctx.error(x.pos, f"`{x.op} {x.var} in …`: `{x.var}` is a binding of this `at "
                                     "admission`; " + own_index(x.op, x.var, env))
         n = A.map_stmt(h)
         n.bindings = []
-        n.pools = [A.HoldPool(_subst(p.ref, env),
-                              _subst(p.units, env), None if p.reserve is None else _subst(p.reserve, env))
+        n.pools = [A.HoldPool(_subst(p.ref, env, h),
+                              _subst(p.units, env, h), None if p.reserve is None else _subst(p.reserve, env, h))
                    for p in h.pools]
         if h.reuse is not None:
-            n.reuse = _subst(h.reuse, env)
-        body_reads = _reads(h.body, [e for e in (h.cache, h.lease_time) if e is not None])
+            n.reuse = _subst(h.reuse, env, h)
+        body_reads = _reads(h.body, [e for e in (h.cache, h.lease_time) if e is not None], h)
         top: list[Any] = []
         for b in h.bindings:
             if b.name not in body_reads or _set_first(h.body, b.name):
