@@ -64,6 +64,12 @@ def test_a_definitions_name_error_is_at_the_name(src, message):
     refused(src, message)
 
 
+def test_a_def_option_for_a_statement_definition_is_refused_at_its_name():
+    refused(S + "def ⟨f(x) { run s (x); }\nsession { f(1); }\n",
+            "defs['f']: `f` is a statement definition; defs gives an expression definition's body",
+            defs={"f": "1"})
+
+
 # --- 2. a queue's and a gateway's name in a definition's body ---------------------------------------------------
 
 QUEUES = """queue gw : gateway { route { ROUTE } }

@@ -178,7 +178,7 @@ class Expander:
                                     "it; a parameter is substituted, so give the attribute another name")
         if name in ctx.defs:
             if d.body is not None:
-                raise ctx.error(d.pos, f"{ctx.option_name('def', _shown(name))}: `{name}` is a statement "
+                raise ctx.error(at, f"{ctx.option_name('def', _shown(name))}: `{name}` is a statement "
                                 f"definition; {ctx.option_name('def')} gives an expression definition's body")
             expr = ctx.parse_expr(ctx.defs[name], ctx.option_name("def", _shown(name)))
             d = A.DefItem(name, d.params, expr, None, d.pos, d.name_pos, d.param_pos)
