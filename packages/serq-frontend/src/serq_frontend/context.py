@@ -61,6 +61,14 @@ class Context:
         #: first (:meth:`block_of`): where a constant reads itself
         self._let_now: A.Let | None = None
         self._blocks_now: list[tuple[str, Any]] = []
+        #: the lets computed so far while :meth:`_compute_lets` runs (the blocks read these, no aggregate's index)
+        self._lets_now: dict[str, float] | None = None
+        #: each pool's block as folded (:meth:`block_of`), once a module: a block read by many constants, or
+        #: read twice by another block, is folded once (a chain of blocks each reading the next twice was
+        #: folded 2**n times)
+        self._block_values: dict[str, float] = {}
+        #: the pool table of :meth:`_pool_table`, with the module's items it was read from
+        self._pools: tuple[Any, dict[str, Any], dict[str, Any]] | None = None
 
     # -- errors ------------------------------------------------------------------------------------
 
@@ -84,6 +92,8 @@ class Context:
     def set_module(self, module: A.Module) -> None:
         self.module = module
         self._lets = None
+        self._block_values = {}
+        self._pools = None
 
     def _later_let(self, node: Any, item: A.Let) -> A.Let | None:
         """The ``let`` after ``item`` that the name ``node`` gives, or None."""
@@ -104,8 +114,15 @@ class Context:
         return self._lets
 
     def _compute_lets(self) -> dict[str, float]:
-        assert self.module is not None
         out: dict[str, float] = {}
+        self._lets_now = out
+        try:
+            return self._fold_lets(out)
+        finally:
+            self._lets_now = None
+
+    def _fold_lets(self, out: dict[str, float]) -> dict[str, float]:
+        assert self.module is not None
         self.let_pos = {}
         self.let_sets = {}
         for item in self.module.items:
@@ -156,7 +173,8 @@ class Context:
         """`` (`lam` is 0, given in place of its `let` at 8:1)`` for each let overridden from outside the
         program (``--set``, a sweep's point) that the constant expression ``e`` reads, or ``""``: a value a
         refusal names that the source does not show says where it came from."""
-        self.lets()
+        if self._lets_now is None:  # not while the lets are computed: the ones ``e`` reads are there already
+            self.lets()
         said = [f"`{n}` is {fmt_num(self.sets[n])}, given in place of its `let` at "
                 f"{self.let_pos[n].line}:{self.let_pos[n].col}" for n in self._sets_read(e)]
         return f" ({'; '.join(said)})" if said else ""
@@ -188,10 +206,12 @@ class Context:
             raise BadConstant(e, "`blocksize(…)` reads a pool: its first argument names one")
         assert self.module is not None
         name = target.dotted
-        pools = {x.name: x for x in self.module.items if isinstance(x, A.PoolItem)}
-        # a queue's pools, `Q.kv` (the lets are folded before the queues are written out as pools)
-        pools.update((f"{q.name}.{x.name}", x) for q in self.module.items if isinstance(q, A.QueueItem)
-                     for x in q.pools)
+        # the program's lets: a pool's block reads no aggregate's index that `lets` holds around the call
+        base = self._lets if self._lets is not None else (self._lets_now if self._lets_now is not None else lets)
+        self._check_member(target, lets)
+        if name in self._block_values:
+            return self._block_values[name]
+        pools, _ = self._pool_table()
         item = pools.get(name)
         if item is None:
             if any(isinstance(x, A.StageItem) and x.name == name for x in self.module.items):
@@ -206,11 +226,11 @@ class Context:
             raise BadConstant(e, self._cycle(chain[[n for n, _ in chain].index(name):], e, pools))
         chain.append((name, e))
         try:
-            return fold(block, lets, self.block_of)
+            value = fold(block, base, self.block_of)
         except NotConstant as x:
             let = self._let_now
             read = getattr(x.node, "simple", None)
-            if let is not None and read is not None and read not in lets:
+            if let is not None and read is not None and read not in base:
                 if read == let.name:
                     steps = [f"`let {let.name}` reads `blocksize({chain[0][0]})`"]
                     raise BadConstant(x.node, self._cycle(chain, x.node, pools, steps)) from None
@@ -223,6 +243,54 @@ class Context:
             raise
         finally:
             chain.pop()
+        if not (value > 0 and math.isfinite(value)):
+            # the pool's own refusal, at its block: a `let` reading it would say only that it is NaN
+            said = "evaluates to NaN" if math.isnan(value) else \
+                f"must be a positive, finite number of units, not {fmt_num(value)}"
+            raise BadConstant(block, f"the block of pool `{name}` {said}{self.given(block)}")
+        self._block_values[name] = value
+        return value
+
+    def _pool_table(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The program's pools by name, a queue's as ``Q.kv`` (the lets are folded before the queues are
+        written out as pools), and the size of the family each belongs to (its expression, or None)."""
+        assert self.module is not None
+        key = (id(self.module.items), len(self.module.items))
+        if self._pools is not None and self._pools[0] == key:
+            return self._pools[1], self._pools[2]
+        pools: dict[str, Any] = {}
+        sizes: dict[str, Any] = {}
+        for x in self.module.items:
+            if isinstance(x, A.PoolItem):
+                pools[x.name], sizes[x.name] = x, x.size
+        for q in self.module.items:
+            if isinstance(q, A.QueueItem):
+                for x in q.pools:
+                    pools[f"{q.name}.{x.name}"], sizes[f"{q.name}.{x.name}"] = x, q.size
+        self._pools = (key, pools, sizes)
+        return pools, sizes
+
+    def _check_member(self, target: A.Var, lets: dict[str, float]) -> None:
+        """The member ``blocksize`` names, as a reference to a pool names it (``Linker.ref``): one index at
+        most, a whole number below the family's size. An index that is not a constant is no constant's."""
+        idx = target.indexes()
+        if not idx:
+            return
+        if len(idx) > 1:
+            raise BadConstant(target, f"`{target.dotted}` is indexed twice")
+        k = fold(idx[0], lets, self.block_of)
+        _, sizes = self._pool_table()
+        if target.dotted not in sizes:
+            return  # the unknown pool is told by the caller
+        size = 1.0
+        if sizes[target.dotted] is not None:
+            try:
+                size = fold(sizes[target.dotted], lets, self.block_of)
+            except (NotConstant, BadConstant):
+                return  # the size is refused where the family is declared
+        if not 0 <= k < size or k != int(k):  # range first: int(inf) and int(nan) raise
+            last = f"{fmt_num(math.floor(size) - 1)}" if math.isfinite(size) else "…"
+            raise BadConstant(idx[0], f"`{target.dotted}[{fmt_num(k)}]`: `{target.dotted}` has members 0 … {last}")
 
     @staticmethod
     def _cycle(chain: list[tuple[str, Any]], last: Any, pools: dict[str, Any], steps: list[str] | None = None) -> str:
@@ -234,6 +302,10 @@ class Context:
             what = f"`blocksize({nxt.args[0].dotted})`" if isinstance(nxt, A.Call) else f"`{nxt.dotted}`"
             at = pools[name].pos
             steps.append(f"the block of pool `{name}` (declared at {at.line}:{at.col}) reads {what}")
+        if len(steps) > 2 * _CYCLE_ENDS:
+            # a long cycle is told by its two ends: its message stays a few lines long
+            steps = (steps[:_CYCLE_ENDS] + [f"{len(steps) - 2 * _CYCLE_ENDS} more blocks each reading the next"]
+                     + steps[-_CYCLE_ENDS:])
         return ("a cycle of constants: " + ", and ".join(steps)
                 + "; a constant cannot be computed from itself: give one of them a number or a `let` of its own")
 
@@ -311,6 +383,10 @@ class Context:
 
         _check_nesting(tree, self)
         return tree
+
+
+#: the steps told at each end of a long cycle of constants (:meth:`Context._cycle`)
+_CYCLE_ENDS = 3
 
 
 def fmt_num(v: float) -> str:

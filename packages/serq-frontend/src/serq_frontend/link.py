@@ -469,9 +469,12 @@ class Linker:
             if (why := rules.OBSERVABLE_REFUSED.get((m.name, name))) is not None:
                 raise self.error(e.pos, why)
             if name == "blocksize":
-                self.family(target, "pool")
-                # the constant a `let` or a constant position reads too (Context.block_of: one rule)
-                return self.num(self.ctx.const(e, f"the block of pool `{target.dotted}`"), e.pos)
+                # the member named as any reference names one (an index in range, or read at run time: the
+                # members share the family's block), then the constant a `let` or a constant position reads
+                # too (Context.block_of: one rule)
+                self.ref(target, "pool", m, family_ok=True)
+                family = A.Call(e.name, [A.Var([(n, None) for n, _ in target.parts], target.pos)], e.pos)
+                return self.num(self.ctx.const(family, f"the block of pool `{target.dotted}`"), e.pos)
             ref = self.ref(target, kind, m)
             if name == "budget_left" and self.stages_kind(target) != "step":
                 raise self.error(target.pos, rules.budget_left_message(target.dotted))
