@@ -424,7 +424,8 @@ def test_field_and_option_order():
     (hold(h="p (1) reuse (0) ⟨reuse (0)", after="cache (1);"), "`reuse` is given twice"),
     (hold(h="p (u) at admission (u = 1) ⟨at admission (v = 1)", after=""), "`at admission` is given twice"),
     (hold(h="p (1) reserve (1) ⟨reserve (1)", after=""), "unexpected `reserve`"),
-    ("pool p { preempt by (admission)⟨ tail; }\n" + BASE, "missing `;` (found `tail` next)"),
+    ("pool p { preempt by (admission) ⟨tail; }\n" + BASE, "unexpected `tail`: it follows `requeue`, `preempt by (…) "
+     "requeue tail;`"),
 ])
 def test_repeated_clauses(src, message):
     refused(src, message)

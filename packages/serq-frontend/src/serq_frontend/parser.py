@@ -42,6 +42,8 @@ class BuildContext(threading.local):
     def __init__(self) -> None:
         self.file = "<source>"
         self.reporter: Reporter | None = None
+        #: the text being parsed (a builder's refusal may look at the rest of the program)
+        self.text = ""
         #: the layers whose rules the parses of this compile have built
         self.seen: set[str] = set()
 
@@ -102,6 +104,9 @@ def _block(b: BuildContext, stmts: list[Any]) -> list[Any]:
     after a hold's own `cache`, or where no hold's block ended; the error says which, at the word."""
     for i, s in enumerate(stmts):
         if type(s) is A.SDefCall and s.name == "cache":
+            named = _definition_named(b.text, "cache")
+            if named is not None:  # `def cache(a) { … }` and its use: the name is what is wrong
+                raise b.error(Pos(b.file, *named), _KEYWORD_NAMED.format(word="cache"))
             h = stmts[i - 1] if i else None
             if type(h) is A.SHold and h.cache is None and h.lease is not None:
                 raise b.error(s.pos, f"`cache` comes before `lease`: {_CACHE_SHAPE}")
@@ -342,6 +347,7 @@ class Parser:
         deepest node), and a program within it needs a stack of a few thousand at most."""
         self.context.file = file
         self.context.reporter = reporter
+        self.context.text = text
         if not text.isascii():
             _warn_bidi(text, file, reporter)
         try:
@@ -1072,13 +1078,45 @@ def _keyword_defined(tok: Token, text: str) -> tuple[tuple[int, int], str] | Non
     before = _tokens_before(text, offset)
     start = _statement_start(before, len(before))
     words = [t[1] for t in before[start:start + 2]] + ([str(tok)] if tok.type != "$END" else [])
+    every = _tokens_before(text, len(text))
+    if start == len(before) and tok.type != "$END":
+        # the error at the keyword itself, one that begins no statement (`cache(1);`, `lease(1);`): the
+        # `(` after it makes it the use of a definition named so
+        words = [t[1] for t in every[len(before):len(before) + 2]]
     if len(words) < 2 or words[0] not in KEYWORDS or words[1] != "(":
         return None
-    word = before[start][1]
-    every = _tokens_before(text, len(text))
+    word = words[0]
+    named = _definition_named(text, word, every)
+    return (named, word) if named is not None else None
+
+
+def _requeue_missing(tok: Token, text: str) -> tuple[tuple[int, int], str] | None:
+    """``preempt by (keys) tail;``: where the victim goes back is said after ``requeue`` (pool-reference.txt,
+    ``preempt by (expr, …) [requeue head | tail]``); the error was a `;` missing before the word. None when the
+    error is not a ``head`` or ``tail`` right after a pool's ``preempt by (…)``."""
+    word = str(tok)
+    if tok.type == "$END" or tok.start_pos is None or word not in ("head", "tail"):
+        return None
+    before = _tokens_before(text, tok.start_pos)
+    start = _statement_start(before, len(before))
+    words = [t[1] for t in before[start:start + 3]]
+    if words != ["preempt", "by", "("] or before[-1][1] != ")":
+        return None
+    return (tok.line, tok.column), f"unexpected `{word}`: it follows `requeue`, `preempt by (…) requeue {word};`"
+
+
+#: the refusal of a definition named like a keyword (the linker's words, ``sugar.defs``)
+_KEYWORD_NAMED = "`{word}` is a keyword; a definition needs another name"
+
+
+def _definition_named(text: str, word: str, tokens: list[tuple[str, str, int, int]] | None = None
+                      ) -> tuple[int, int] | None:
+    """The line and column of the name of the first definition of ``word`` in ``text`` (``def word(``), or
+    None."""
+    every = tokens if tokens is not None else _tokens_before(text, len(text))
     for i in range(len(every) - 2):
         if every[i][1] == "def" and every[i + 1][1] == word and every[i + 2][1] == "(":
-            return (every[i + 1][2], every[i + 1][3]), word
+            return every[i + 1][2], every[i + 1][3]
     return None
 
 
@@ -1103,7 +1141,7 @@ def syntax_error(e: UnexpectedInput, text: str, file: str, reporter: Reporter, g
         return reporter.error(Pos(file, *dialect[0]), dialect[1])
     named = _keyword_defined(tok, text)
     if named is not None:
-        return reporter.error(Pos(file, *named[0]), f"`{named[1]}` is a keyword; a definition needs another name")
+        return reporter.error(Pos(file, *named[0]), _KEYWORD_NAMED.format(word=named[1]))
     if tok.type != "$END" and tok.start_pos:
         # a number's text that runs on (`1_000`, `0x10`, `1e`, `1.5.3`): the lexer read a number and then a
         # name or a number after it, and the error was a `;` missing before the rest
@@ -1161,7 +1199,8 @@ def syntax_error(e: UnexpectedInput, text: str, file: str, reporter: Reporter, g
     misplaced = _misplaced_word(tok, text, grammar)
     if misplaced is not None:
         return reporter.error(Pos(file, *misplaced[0]), misplaced[1])
-    said = _hold_clause_placed(tok, expected, text) or _parenthesis_missing(tok, expected, text)
+    said = (_hold_clause_placed(tok, expected, text) or _requeue_missing(tok, text)
+            or _parenthesis_missing(tok, expected, text))
     if said is not None:
         return reporter.error(Pos(file, *said[0]), said[1])
     if "SEMICOLON" in expected and tok.type != "SEMICOLON":

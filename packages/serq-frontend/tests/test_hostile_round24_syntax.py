@@ -1,0 +1,72 @@
+"""Syntax messages near the ones of e8c087b, c87c001, c0edf4f, 40182f9 and 57235dc, attacked.
+
+1. ``def cache(a) { run s (a); }`` used as ``cache(1);`` was told at the use ("`cache` is a hold's clause,
+   after its block"): the use parses as a call of a definition, which the block's builder refused before the
+   linker could refuse the definition's name. A definition named ``cache`` is what is wrong (program-reference
+   .txt, def: NAME "Not a keyword"), so the refusal is the linker's, at the definition's name; so for every
+   keyword that begins no statement (``lease``, ``at``, ``by``, ``in``, ``on``, ``from``, ``to``).
+2. ``preempt by (admission) tail;`` said "missing `;` (found `tail` next)": pool-reference.txt writes
+   ``preempt by (expr, …) [requeue head | tail]``, so the word is told as the one that follows ``requeue``."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+from sqhelpers import SERQ, compile_src, ir_bytes, refused
+
+pytestmark = pytest.mark.timeout(60)
+
+REST = "stage s : delay;\nworkload { arrive poisson(1); }\nsession { WORD(1); }\n"
+
+
+@pytest.mark.parametrize("word", ["cache", "lease", "at", "by", "in", "on", "from", "to"])
+def test_a_definition_named_like_a_keyword_is_refused_at_its_name_not_at_its_use(word):
+    refused(f"def ⟨{word}(a) {{ run s (a); }}\n" + REST.replace("WORD", word),
+            f"`{word}` is a keyword; a definition needs another name")
+
+
+def test_the_definition_after_its_use_is_found_too():
+    refused("stage s : delay;\nworkload { arrive poisson(1); }\nsession { cache(1); }\n"
+            "def ⟨cache(a) { run s (a); }\n", "`cache` is a keyword; a definition needs another name")
+
+
+def test_without_such_a_definition_a_misplaced_cache_keeps_its_message():
+    refused("stage s : delay;\nworkload { arrive poisson(1); }\nsession { ⟨cache(1); }\n",
+            "`cache` is a hold's clause, after its block: `hold P (units) { … } cache (units)`")
+    refused("pool kv { cap 4; }\nstage s : delay;\nworkload { arrive poisson(1); }\n"
+            "session { hold kv (1) { run s (1); } cache (1) ⟨cache (1); }\n",
+            "this hold has a `cache` already")
+
+
+def test_the_definition_is_named_in_serq_check_at_its_name(tmp_path):
+    p = tmp_path / "x.sq"
+    p.write_text("def cache(a) { run s (a); }\nstage s : delay;\nworkload { arrive poisson(1); }\n"
+                 "session { cache(1); }\n")
+    r = subprocess.run([SERQ, "check", str(p)], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    first, line, caret = r.stderr.splitlines()[:3]
+    assert first.endswith("x.sq:1:5: error: `cache` is a keyword; a definition needs another name")
+    assert line == "  def cache(a) { run s (a); }" and caret == "      ^"
+
+
+POOL = "pool p {{ cap 4; preempt by ({keys}){gap}{word}; }}\nstage s : delay;\nworkload {{ arrive poisson(1); }}\n" \
+       "session {{ hold p (1) {{ run s (1); }} }}\n"
+
+
+@pytest.mark.parametrize("word", ["head", "tail"])
+@pytest.mark.parametrize("keys, gap", [("admission", " "), ("admission, -serial", " "), ("admission", "\n  ")])
+def test_a_requeue_place_without_requeue_is_told_where_it_goes(word, keys, gap):
+    refused(POOL.format(keys=keys, gap=gap + "⟨", word=word),
+            f"unexpected `{word}`: it follows `requeue`, `preempt by (…) requeue {word};`")
+    # written as the reference says, it links (requeue head is the default)
+    compile_src(POOL.format(keys=keys, gap=gap, word="requeue " + word))
+
+
+def test_requeue_head_is_the_default_so_the_corrected_program_is_the_one_without_it():
+    written = POOL.format(keys="admission", gap=" ", word="requeue head")
+    assert ir_bytes(compile_src(written)) == ir_bytes(compile_src(written.replace(" requeue head", "")))
+
+
+def test_requeue_without_its_place_keeps_its_message():
+    refused(POOL.format(keys="admission", gap=" ", word="requeue⟨"), "unexpected `;` (expected head, tail)")
