@@ -1078,15 +1078,10 @@ def _keyword_defined(tok: Token, text: str) -> tuple[tuple[int, int], str] | Non
     before = _tokens_before(text, offset)
     start = _statement_start(before, len(before))
     words = [t[1] for t in before[start:start + 2]] + ([str(tok)] if tok.type != "$END" else [])
-    every = _tokens_before(text, len(text))
-    if start == len(before) and tok.type != "$END":
-        # the error at the keyword itself, one that begins no statement (`cache(1);`, `lease(1);`): the
-        # `(` after it makes it the use of a definition named so
-        words = [t[1] for t in every[len(before):len(before) + 2]]
     if len(words) < 2 or words[0] not in KEYWORDS or words[1] != "(":
         return None
     word = words[0]
-    named = _definition_named(text, word, every)
+    named = _definition_named(text, word)
     return (named, word) if named is not None else None
 
 
@@ -1109,11 +1104,10 @@ def _requeue_missing(tok: Token, text: str) -> tuple[tuple[int, int], str] | Non
 _KEYWORD_NAMED = "`{word}` is a keyword; a definition needs another name"
 
 
-def _definition_named(text: str, word: str, tokens: list[tuple[str, str, int, int]] | None = None
-                      ) -> tuple[int, int] | None:
+def _definition_named(text: str, word: str) -> tuple[int, int] | None:
     """The line and column of the name of the first definition of ``word`` in ``text`` (``def word(``), or
     None."""
-    every = tokens if tokens is not None else _tokens_before(text, len(text))
+    every = _tokens_before(text, len(text))
     for i in range(len(every) - 2):
         if every[i][1] == "def" and every[i + 1][1] == word and every[i + 2][1] == "(":
             return every[i + 1][2], every[i + 1][3]
