@@ -157,3 +157,22 @@ def test_serq_check_of_an_out_of_range_member_is_one_message_and_exit_1(tmp_path
     assert "Traceback" not in r.stderr
     assert r.stderr.splitlines()[0].endswith("p.sq:1:21: error: `m[2]`: `m` has members 0 … 1")
     assert r.stderr.splitlines()[2] == " " * 22 + "^"
+
+
+# --- 5. a member named in its own family's size -----------------------------------------------------------------
+
+def test_a_familys_size_may_read_the_block_of_its_own_member_and_the_member_is_checked_against_it():
+    # m's block is 2, so m has 2 members: m[1] is one of them, m[2] and m[5] are not (the check of the member
+    # folded the size, which read the member again, without end: "the program nests too deeply to compile")
+    src = "pool kv { cap 64; }\npool m[blocksize(m[K])] { cap 4; block 2; }\nlet B = 1;\n" + TAIL
+    assert ir_bytes(compile_src(src.replace("K", "1"))) == ir_bytes(compile_src(src.replace("blocksize(m[K])", "2")))
+    for k in (2, 5):
+        refused(src.replace("K", f"⟨{k}"), f"`m[{k}]`: `m` has members 0 … 1")
+    # two families whose sizes read each other's block (each 2), and a queue's family its own pool's
+    two = "pool kv { cap 64; }\npool m[blocksize(n[1])] { cap 4; block 2; }\npool n[blocksize(m[1])] { cap 4; block 2; }\n"
+    assert ir_bytes(compile_src(two + "let B = 1;\n" + TAIL)) == ir_bytes(compile_src(
+        two.replace("blocksize(n[1])", "2").replace("blocksize(m[1])", "2") + "let B = 1;\n" + TAIL))
+    queue = ("pool kv { cap 64; }\nqueue P[N] : prefill { pool kv { cap 96; block 2; } serve delay; prefill (p) { "
+             "hold kv (p) { run (1); } } }\nlet B = 1;\n")
+    assert ir_bytes(compile_src(queue.replace("N", "blocksize(P[1].kv)") + TAIL)) == \
+        ir_bytes(compile_src(queue.replace("N", "2") + TAIL))

@@ -69,6 +69,8 @@ class Context:
         self._block_values: dict[str, float] = {}
         #: the pool table of :meth:`_pool_table`, with the module's items it was read from
         self._pools: tuple[Any, dict[str, Any], dict[str, Any]] | None = None
+        #: the families whose size is being folded to check a member ``blocksize`` names (:meth:`_check_member`)
+        self._sizes_now: set[str] = set()
 
     # -- errors ------------------------------------------------------------------------------------
 
@@ -280,14 +282,19 @@ class Context:
             raise BadConstant(target, f"`{target.dotted}` is indexed twice")
         k = fold(idx[0], lets, self.block_of)
         _, sizes = self._pool_table()
-        if target.dotted not in sizes:
-            return  # the unknown pool is told by the caller
+        if target.dotted not in sizes or target.dotted in self._sizes_now:
+            # the unknown pool is told by the caller; a member named in its own family's size
+            # (`pool m[blocksize(m[1])]`) is checked against the size that size folds to, once it has
+            return
         size = 1.0
         if sizes[target.dotted] is not None:
+            self._sizes_now.add(target.dotted)
             try:
                 size = fold(sizes[target.dotted], lets, self.block_of)
             except (NotConstant, BadConstant):
                 return  # the size is refused where the family is declared
+            finally:
+                self._sizes_now.discard(target.dotted)
         if not 0 <= k < size or k != int(k):  # range first: int(inf) and int(nan) raise
             last = f"{fmt_num(math.floor(size) - 1)}" if math.isfinite(size) else "…"
             raise BadConstant(idx[0], f"`{target.dotted}[{fmt_num(k)}]`: `{target.dotted}` has members 0 … {last}")
