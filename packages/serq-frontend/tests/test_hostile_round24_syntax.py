@@ -70,3 +70,32 @@ def test_requeue_head_is_the_default_so_the_corrected_program_is_the_one_without
 
 def test_requeue_without_its_place_keeps_its_message():
     refused(POOL.format(keys="admission", gap=" ", word="requeue⟨"), "unexpected `;` (expected head, tail)")
+
+
+# --- 3. an exponent's sign is part of the malformed number's text ---------------------------------------------------
+#
+# docs/language.md (Lexical): a number is decimal digits with an optional fraction and exponent, `2e-5`. `1e+`
+# was told as "`1e` is not a number" (the sign left out of what the program wrote), and `1e+5e` as "`5e` is not a
+# number" three columns on, as if `1e+` were an expression's first operand.
+
+NUMBER = "let a = ⟨TEXT;\nstage s : delay;\nworkload { arrive poisson(1); }\nsession { run s (a); }\n"
+
+
+@pytest.mark.parametrize("text, word", [("1e+", "1e+"), ("1e-", "1e-"), ("1E+ 3", "1E+"), ("1e+5e", "1e+5e"),
+                                        ("2.5e-1x", "2.5e-1x"), ("2e+x", "2e")])
+def test_the_malformed_number_is_quoted_with_its_exponents_sign(text, word):
+    refused(NUMBER.replace("TEXT", text), f"`{word}` is not a number: a number is decimal digits")
+
+
+def test_a_name_before_the_sign_is_no_part_of_the_number():
+    # `x2e` is a name, so `5e` after `x2e +` is the malformed number, where it stands
+    refused(NUMBER.replace("⟨TEXT", "x2e + ⟨5e").replace("let a", "let x2e = 1;\nlet a"),
+            "`5e` is not a number")
+    refused(NUMBER.replace("⟨TEXT", "x2e+⟨5e").replace("let a", "let x2e = 1;\nlet a"), "`5e` is not a number")
+
+
+@pytest.mark.parametrize("text, value", [("1e+3", "1000"), ("2.5e-1", "0.25"), ("1.e3", "1000"), ("5.", "5"),
+                                         (".5", "0.5")])
+def test_the_numbers_near_them_are_numbers(text, value):
+    assert ir_bytes(compile_src(NUMBER.replace("⟨TEXT", text))) == ir_bytes(compile_src(NUMBER.replace("⟨TEXT",
+                                                                                                        value)))

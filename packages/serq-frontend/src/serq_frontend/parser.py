@@ -712,16 +712,33 @@ def _malformed_number(text: str, k: int) -> tuple[int, str] | None:
     `0x10`, `1e`, `1.5.3`: the lexer read a number and then a name or another number), or None."""
     if k <= 0 or k >= len(text) or text[k - 1] not in _NUMBER_RUN or text[k] not in _NUMBER_RUN:
         return None
-    a = k
-    while a > 0 and text[a - 1] in _NUMBER_RUN:
-        a -= 1
-    b = k
-    while b < len(text) and text[b] in _NUMBER_RUN:
-        b += 1
+
+    def back(i: int) -> int:
+        while i > 0 and text[i - 1] in _NUMBER_RUN:
+            i -= 1
+        return i
+
+    def on(i: int) -> int:
+        while i < len(text) and text[i] in _NUMBER_RUN:
+            i += 1
+        return i
+
+    a, b = back(k), on(k)
+    # an exponent's sign is part of the number's text: `1e+5e` is one malformed number, not `5e` after `1e+`
+    if a >= 2 and text[a - 1] in "+-" and text[a - 2] in "eE" and _number_start(text, back(a - 1)):
+        a = back(a - 1)
+    if b < len(text) and text[b] in "+-" and text[b - 1] in "eE" and not text[b + 1:b + 2].isalpha() \
+            and text[b + 1:b + 2] != "_":
+        b = on(b + 1)  # `1e+` and `1e-;`: the sign the exponent lacks digits after
     word = text[a:b]
     if word[0].isdigit() or word[0] == "." and word[1:2].isdigit():
         return a, word
     return None
+
+
+def _number_start(text: str, i: int) -> bool:
+    """Whether a number's text begins at offset ``i`` (a digit, or ``.`` and a digit)."""
+    return text[i:i + 1].isdigit() or text[i:i + 1] == "." and text[i + 1:i + 2].isdigit()
 
 
 def _unexpected_character(ch: str) -> str:
