@@ -99,3 +99,25 @@ def test_a_name_before_the_sign_is_no_part_of_the_number():
 def test_the_numbers_near_them_are_numbers(text, value):
     assert ir_bytes(compile_src(NUMBER.replace("⟨TEXT", text))) == ir_bytes(compile_src(NUMBER.replace("⟨TEXT",
                                                                                                         value)))
+
+
+# --- 4. no `;` is missing after a `}` ------------------------------------------------------------------------------
+#
+# `/*`'s neighbours: a stray `*`, `/` or `+` on the line after a block was told as "missing `;` (found `*` next)" at
+# the `}`, though no statement or item that ends in `}` wants a `;` (`};` is refused: "a statement or item that
+# ends in `}` takes no `;`"). The error is at the stray token.
+
+PROGRAM = "pool kv { cap 4; }\nstage s : delay;\nworkload { arrive poisson(1); }\nsession { hold kv (1) { run s (1); }AFTER }\n"
+
+
+@pytest.mark.parametrize("stray", ["*", "/", "+", "&& 1", "5"])
+def test_a_stray_token_after_a_block_is_told_at_the_token(stray):
+    e = refused(PROGRAM.replace("AFTER", "") + f"⟨{stray}\n", f"unexpected `{stray.split()[0]}`")
+    assert "missing `;`" not in str(e)
+    e = refused(PROGRAM.replace("AFTER", f"\n  ⟨{stray}"), f"unexpected `{stray.split()[0]}`")
+    assert "missing `;`" not in str(e)
+
+
+def test_a_statement_that_runs_on_into_the_next_line_still_misses_its_semicolon():
+    refused(PROGRAM.replace("hold kv (1) { run s (1); }AFTER", "set x = 1⟨\n  run s (x);"),
+            "missing `;` (found `run` next)")

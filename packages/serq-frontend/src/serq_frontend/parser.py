@@ -1219,7 +1219,9 @@ def syntax_error(e: UnexpectedInput, text: str, file: str, reporter: Reporter, g
         prev = _prev_token_end(text, offset)
         # a statement that ends where a new one starts: the next line, a `}`, or a keyword or name
         starts = tok.type in ("$END", "RBRACE", "NAME") or (tok.type.isupper() and str(tok).isalpha())
-        if prev is not None and (starts or prev[0] < tok.line):
+        # no statement or item that ends in `}` wants a `;` after it (`};` is refused as such, below)
+        closed = prev is not None and text[_offset(text, *prev) - 1] == "}"
+        if prev is not None and (starts or prev[0] < tok.line) and not closed:
             return reporter.error(Pos(file, *prev), f"missing `;` (found {_token_text(tok)} next)")
     if grammar is not None and tok.type != "$END" and tok.start_pos is not None:
         # `set t = now` and, on the next line, `hold kv (1) {`: the keyword that begins the line was read
