@@ -121,3 +121,27 @@ def test_a_stray_token_after_a_block_is_told_at_the_token(stray):
 def test_a_statement_that_runs_on_into_the_next_line_still_misses_its_semicolon():
     refused(PROGRAM.replace("hold kv (1) { run s (1); }AFTER", "set x = 1⟨\n  run s (x);"),
             "missing `;` (found `run` next)")
+
+
+# --- 5. `/*` at the very start -------------------------------------------------------------------------------------
+#
+# e8c087b tells `/*` as no comment; at offset 0 (a file, or a --def value, that begins with it: a C-style header
+# comment) the check did not run (`tok.start_pos` 0 read as false) and the error was "unexpected `/` (expected a
+# name)".
+
+def test_a_file_that_begins_with_slash_star_is_told_the_comment_form():
+    refused("⟨/* header */\nstage s : delay;\nworkload { arrive poisson(1); }\nsession { run s (1); }\n",
+            "`/*` begins no comment: a comment runs from `//` to the end of the line")
+
+
+def test_a_def_value_that_begins_with_slash_star_is_told_the_comment_form():
+    with pytest.raises(Exception) as info:
+        compile_src("def w() = 8;\nstage s : delay;\nworkload { arrive poisson(1); }\nsession { run s (w()); }\n",
+                    defs={"w": "/* 4 */"})
+    first = str(info.value).splitlines()[0]
+    assert first.endswith("w']:1:1: error: `/*` begins no comment: a comment runs from `//` to the end of the line")
+
+
+def test_a_lone_star_or_slash_at_the_start_is_unexpected_there():
+    for text in ("*\n", "/\n", "**\n"):
+        refused("⟨" + text, f"unexpected `{text[0]}`")

@@ -1153,19 +1153,20 @@ def syntax_error(e: UnexpectedInput, text: str, file: str, reporter: Reporter, g
     named = _keyword_defined(tok, text)
     if named is not None:
         return reporter.error(Pos(file, *named[0]), _KEYWORD_NAMED.format(word=named[1]))
-    if tok.type != "$END" and tok.start_pos:
+    if tok.type != "$END" and tok.start_pos is not None:  # (0 too: `/*` may begin the file)
         # a number's text that runs on (`1_000`, `0x10`, `1e`, `1.5.3`): the lexer read a number and then a
         # name or a number after it, and the error was a `;` missing before the rest
         bad = _malformed_number(text, tok.start_pos)
         if bad is not None:
             return reporter.error(Pos(file, *_line_col(text, bad[0])), f"{_quoted(bad[1])} is not a number: "
                                   + _NUMBER_HELP)
-        if str(tok) in ("/", "*") and text.startswith("/*", tok.start_pos - (str(tok) == "*")):
+        if str(tok) in ("/", "*") and text.startswith("/*", max(tok.start_pos - (str(tok) == "*"), 0)):
             # `/* … */`, a comment of other languages: `/` where a statement begins, or `*` after `1 /`
             at = tok.start_pos - (str(tok) == "*")
             return reporter.error(Pos(file, *_line_col(text, at)), "`/*` begins no comment: a comment runs from "
                                   "`//` to the end of the line")
-        if str(tok) == "*" and text[tok.start_pos - 1] == "*":  # `2 ** 3`, a power of other languages
+        # `2 ** 3`, a power of other languages
+        if str(tok) == "*" and tok.start_pos > 0 and text[tok.start_pos - 1] == "*":
             return reporter.error(Pos(file, tok.line, tok.column - 1), "unexpected `**`: a power is `pow(x, y)`")
     if grammar is not None and tok.type != "$END" and tok.start_pos:
         # a word the lexer split where it wanted a keyword (`fifoo` read as `fifo` then `o`): the whole word
