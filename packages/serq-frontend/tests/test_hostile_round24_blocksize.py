@@ -176,3 +176,17 @@ def test_a_familys_size_may_read_the_block_of_its_own_member_and_the_member_is_c
              "hold kv (p) { run (1); } } }\nlet B = 1;\n")
     assert ir_bytes(compile_src(queue.replace("N", "blocksize(P[1].kv)") + TAIL)) == \
         ir_bytes(compile_src(queue.replace("N", "2") + TAIL))
+
+
+@pytest.mark.parametrize("size, message", [
+    ("1 / 0", "the size of pool `m` must be an integer of at least 1, not inf"),
+    ("0", "the size of pool `m` must be an integer of at least 1, not 0"),
+    ("-1", "the size of pool `m` must be an integer of at least 1, not -1"),
+    ("1.5", "the size of pool `m` must be an integer of at least 1, not 1.5"),
+    ("0 / 0", "the size of pool `m` evaluates to NaN"),
+    ("pow(2, 40)", "the pool `m` (a family of 1099511627776) makes more than 100000 pools"),
+])
+def test_a_member_of_a_family_whose_size_is_no_size_is_told_at_the_size(size, message):
+    # the member was checked against the size first: "`m[-1]`: `m` has members 0 … -1" (size 0), "0 … …" (inf)
+    refused(f"let B = blocksize(m[-1]);\npool m[⟨{size}] {{ cap 64; block 4; }}\npool kv {{ cap 64; }}\n" + TAIL,
+            message)

@@ -9,7 +9,7 @@ from typing import Any
 
 from serq.errors import clipped
 from serq.files import MAX_SOURCE, name_not_text, read_input, shown_name
-from serq_ir.rules import show_number
+from serq_ir.rules import MAX_MEMBERS, show_number
 
 from . import ast as A
 from .consts import BadConstant, NotConstant, fold
@@ -295,9 +295,11 @@ class Context:
                 return  # the size is refused where the family is declared
             finally:
                 self._sizes_now.discard(target.dotted)
+        if not (1 <= size <= MAX_MEMBERS and size == int(size)):
+            return  # no family's size (0, 1.5, inf, NaN, 2**40): refused where the family is declared
         if not 0 <= k < size or k != int(k):  # range first: int(inf) and int(nan) raise
-            last = f"{fmt_num(math.floor(size) - 1)}" if math.isfinite(size) else "…"
-            raise BadConstant(idx[0], f"`{target.dotted}[{fmt_num(k)}]`: `{target.dotted}` has members 0 … {last}")
+            raise BadConstant(idx[0], f"`{target.dotted}[{fmt_num(k)}]`: `{target.dotted}` has members 0 … "
+                              f"{fmt_num(size - 1)}")
 
     @staticmethod
     def _cycle(chain: list[tuple[str, Any]], last: Any, pools: dict[str, Any], steps: list[str] | None = None) -> str:
