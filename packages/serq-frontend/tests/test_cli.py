@@ -83,6 +83,6 @@ def test_ast_command(tmp_path, capsys):
     assert code == 0
     items = json.loads(out)
     assert items[0] == {"node": "Let", "name": "lam", "value": {"node": "Num", "value": 0.5, "pos": "1:11"},
-                        "pos": "1:1"}
+                        "pos": "1:1", "name_pos": "1:5"}
     code, out, err = run(["ast", "--desugar", str(f)], capsys)
     assert code == 0 and "DefItem" not in out and "service" not in out

@@ -32,10 +32,10 @@ def test_a_let_of_a_built_in_attribute_is_refused(name):
     with pytest.raises(CompileError) as info:
         serq_frontend.compile(source=program(name, trace=False))
     assert str(info.value).splitlines() == [
-        f"<source>:1:1: error: `let {name}`: `{name}` is a built-in attribute of a session; give the constant "
+        f"<source>:1:5: error: `let {name}`: `{name}` is a built-in attribute of a session; give the constant "
         "another name (it would be read where the attribute was meant)",
         f"  let {name} = 7;",
-        "  ^",
+        "      ^",
     ]
 
 
@@ -45,7 +45,7 @@ def test_a_let_of_a_trace_attribute_is_refused_beside_a_trace(tmp_path, name):
     with pytest.raises(CompileError) as info:
         serq_frontend.compile(tmp_path / "p.sq")
     assert str(info.value).splitlines()[0] == (
-        f"{tmp_path / 'p.sq'}:1:1: error: `let {name}`: `{name}` is an attribute each turn of the trace gives; "
+        f"{tmp_path / 'p.sq'}:1:5: error: `let {name}`: `{name}` is an attribute each turn of the trace gives; "
         "give the constant another name (it would be read where the attribute was meant)")
 
 

@@ -41,7 +41,7 @@ def test_an_unknown_name_of_100000_characters():
 def test_a_name_declared_twice():
     name = "a" + "b" * 9_998 + "c"
     assert first_line(f"stage {name} : fifo;\nstage {name} : fifo;\n" + TAIL) == \
-        f"<source>:2:1: error: `{cut(name)}` is declared twice (first at 1:1)"
+        f"<source>:2:7: error: `{cut(name)}` is declared twice (first at 1:1)"
 
 
 def test_the_closest_name_is_cut_too():

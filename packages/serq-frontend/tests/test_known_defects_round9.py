@@ -196,17 +196,17 @@ def session(decl: str = "", out: str = "observe x = serial;", trace: bool = Fals
 
 @pytest.mark.parametrize("name", ["serial", "turn_no", "cached", "computed"])
 def test_a_pool_or_stage_named_as_a_built_in_attribute_is_refused_at_it(name):
-    refused(session(f"⟨pool {name} {{ cap 4; }}"), f"the pool `{name}` has the name of {BUILTIN}; give the pool {OWN}")
-    refused(session(f"⟨stage {name}[2] : delay;"), f"the stage `{name}` has the name of {BUILTIN}; give the stage "
+    refused(session(f"pool ⟨{name} {{ cap 4; }}"), f"the pool `{name}` has the name of {BUILTIN}; give the pool {OWN}")
+    refused(session(f"stage ⟨{name}[2] : delay;"), f"the stage `{name}` has the name of {BUILTIN}; give the stage "
             + OWN)
-    refused(session(f"⟨queue {name} : prefill {{ pool kv {{ cap 9; }} serve delay; prefill (p) {{ hold kv (p) {{ "
+    refused(session(f"queue ⟨{name} : prefill {{ pool kv {{ cap 9; }} serve delay; prefill (p) {{ hold kv (p) {{ "
                     "run (1); } } }"), f"the queue `{name}` has the name of {BUILTIN}; give the queue {OWN}")
 
 
 def test_a_queue_named_as_a_context_variable_is_refused_at_the_queue_not_its_serve():
-    refused(session("⟨queue now : prefill { pool kv { cap 9; } serve delay; prefill (p) { hold kv (p) { run (1); } } }"),
+    refused(session("queue ⟨now : prefill { pool kv { cap 9; } serve delay; prefill (p) { hold kv (p) { run (1); } } }"),
             "the queue `now` has the name of a context variable")
-    refused("let q = 1;\n" + session("⟨queue q : prefill { pool kv { cap 9; } serve delay; prefill (p) { hold kv (p) "
+    refused("let q = 1;\n" + session("queue ⟨q : prefill { pool kv { cap 9; } serve delay; prefill (p) { hold kv (p) "
                                      "{ run (1); } } }"), "the queue `q` has the name of a `let`")
 
 
@@ -217,7 +217,7 @@ def test_a_stage_named_as_a_trace_column_is_refused_beside_a_trace_and_free_with
     with pytest.raises(serq_frontend.CompileError) as info:
         serq_frontend.compile(tmp_path / "p.sq")
     assert str(info.value).splitlines()[0] == (
-        f"{tmp_path / 'p.sq'}:2:1: error: the stage `{name}` has the name of an attribute each turn of the trace "
+        f"{tmp_path / 'p.sq'}:2:7: error: the stage `{name}` has the name of an attribute each turn of the trace "
         f"gives; give the stage {OWN}")
     compile_src(session(f"stage {name} : delay;"))
 

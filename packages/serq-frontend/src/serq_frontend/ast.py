@@ -105,6 +105,12 @@ class Agg:
 Expr = Num | Var | Call | Draw | Unary | Binary | Cond | Agg
 
 
+def name_at(item: Any) -> Any:
+    """Where a declaration's name is written (its keyword's place when that is not known): a message refusing
+    the name is at the name."""
+    return getattr(item, "name_pos", None) or item.pos
+
+
 def expr_children(e: Any) -> list[Any]:
     t = type(e)
     if t is Num:
@@ -420,6 +426,8 @@ class Let(Node):
     name: str
     value: Any
     pos: Pos
+    #: where the name is written (for a message refusing it)
+    name_pos: Pos | None = None
 
 
 @dataclass(slots=True, eq=False)
@@ -436,6 +444,8 @@ class PoolItem(Node):
     size: Any
     opts: list[PoolOpt]
     pos: Pos
+    #: where the name is written (for a message refusing it)
+    name_pos: Pos | None = None
 
 
 @dataclass(slots=True, eq=False)
@@ -465,6 +475,8 @@ class StageItem(Node):
     size: Any
     kind: Kind
     pos: Pos
+    #: where the name is written (for a message refusing it)
+    name_pos: Pos | None = None
 
 
 @dataclass(slots=True, eq=False)
@@ -557,6 +569,8 @@ class QueueItem(Node):
     entries: list[QEntry]
     pos: Pos
     order_errors: list[tuple[Pos, str]] = field(default_factory=list)
+    #: where the name is written (for a message refusing it)
+    name_pos: Pos | None = None
 
 
 @dataclass(slots=True, eq=False)
@@ -701,11 +715,12 @@ def map_item(item: Any, fe: Callable[[Any], Any], fb: Callable[[list[Any]], list
     fr = fr or fe
     t = type(item)
     if t is Let:
-        return Let(item.name, fe(item.value), item.pos)
+        return Let(item.name, fe(item.value), item.pos, item.name_pos)
     if t is PoolItem:
-        return PoolItem(item.name, _opt(item.size, fe), [map_pool_opt(o, fe, fr) for o in item.opts], item.pos)
+        return PoolItem(item.name, _opt(item.size, fe), [map_pool_opt(o, fe, fr) for o in item.opts], item.pos,
+                        item.name_pos)
     if t is StageItem:
-        return StageItem(item.name, _opt(item.size, fe), map_kind(item.kind, fe, fr), item.pos)
+        return StageItem(item.name, _opt(item.size, fe), map_kind(item.kind, fe, fr), item.pos, item.name_pos)
     if t is WorkloadItem:
         out = []
         for w in item.items:

@@ -48,6 +48,8 @@ class Context:
         self.module: A.Module | None = None
         self._lets: dict[str, float] | None = None
         self.let_pos: dict[str, Pos] = {}
+        #: where each let's name is written (for a message refusing the name)
+        self.let_name_pos: dict[str, Pos] = {}
         #: the ``--set`` names each ``let`` takes its value from (itself, or through the lets it reads)
         self.let_sets: dict[str, tuple[str, ...]] = {}
         self.libraries_read: set[str] = set()
@@ -126,14 +128,16 @@ class Context:
     def _fold_lets(self, out: dict[str, float]) -> dict[str, float]:
         assert self.module is not None
         self.let_pos = {}
+        self.let_name_pos = {}
         self.let_sets = {}
         for item in self.module.items:
             if not isinstance(item, A.Let):
                 continue
             if item.name in out:
-                raise self.error(item.pos, f"`{item.name}` is declared twice (first at "
+                raise self.error(A.name_at(item), f"`{item.name}` is declared twice (first at "
                                  f"{self.let_pos[item.name].line}:{self.let_pos[item.name].col})")
             self.let_pos[item.name] = item.pos
+            self.let_name_pos[item.name] = A.name_at(item)
             if item.name in self.sets:
                 out[item.name] = self.sets[item.name]
                 self.let_sets[item.name] = (item.name,)

@@ -179,11 +179,11 @@ class Linker:
                 table = self.pools if isinstance(item, A.PoolItem) else self.stages
                 what = "pool" if table is self.pools else "stage"
                 name = item.name
+                at, decl = self.declared(what, item)
                 if name in self.pools or name in self.stages:
                     other = self.pools.get(name) or self.stages[name]
-                    raise self.error(item.pos, f"`{name}` is declared twice (first at "
+                    raise self.error(at, f"`{name}` is declared twice (first at "
                                      f"{other.item.pos.line}:{other.item.pos.col})")
-                at, decl = self.declared(what, item)
                 if name in self.lets:
                     raise self.error(at, f"the {decl} `{name}` has the name of a `let`")
                 if name in CONTEXT or name == "inf":
@@ -201,13 +201,15 @@ class Linker:
                 table[name] = Family(len(table), size, item, kind)
         for name in self.lets:
             if name in CONTEXT or name == "inf":
-                raise self.error(ctx.let_pos.get(name), f"`let {name}`: `{name}` is {_supplied(name)}")
+                raise self.error(ctx.let_name_pos.get(name), f"`let {name}`: `{name}` is {_supplied(name)}")
 
     def declared(self, kind: str, item: Any) -> tuple[Pos, str]:
-        """Where and as what the pool or stage ``item`` was declared, for a message refusing its name: a
-        queue's stage is the queue (``queue NAME``, at the queue), where the stage was named at its `serve`."""
-        at = self.ctx.notes.get("queue_stages", {}).get(item.name) if kind == "stage" else None
-        return (item.pos, kind) if at is None else (at, "queue")
+        """Where the name of the pool or stage ``item`` is written and as what it was declared, for a message
+        refusing its name: a queue's stage is the queue (``queue NAME``, at the queue's name), where the stage
+        was named at its `serve`."""
+        at = A.name_at(item)
+        queue = kind == "stage" and self.ctx.notes.get("queue_stages", {}).get(item.name) == at
+        return at, "queue" if queue else kind
 
     def collect_attributes(self, init: list[Any], turn: list[Any], session: list[Any], trace: bool) -> None:
         for n in BUILTIN_ATTRIBUTES + (TRACE_ATTRIBUTES if trace else ()):
@@ -216,7 +218,7 @@ class Linker:
                 # prompts of 5 tokens, `let serial = 7;` made every session's serial 7), silently
                 what = ("a built-in attribute of a session" if n in BUILTIN_ATTRIBUTES
                         else "an attribute each turn of the trace gives")
-                raise self.error(self.ctx.let_pos.get(n), f"`let {n}`: `{n}` is {what}; give the constant "
+                raise self.error(self.ctx.let_name_pos.get(n), f"`let {n}`: `{n}` is {what}; give the constant "
                                  "another name (it would be read where the attribute was meant)")
             fam = self.pools.get(n) or self.stages.get(n)
             if fam is not None:  # as an attribute the program sets may not take a pool's or a stage's name

@@ -128,6 +128,14 @@ def _word(b: BuildContext, p: Pos, c: list[Any]) -> Word:
     return w
 
 
+def name_pos(b: BuildContext, name: Any) -> Pos | None:
+    """Where a declaration's name (a NAME token or a word) is written."""
+    if isinstance(name, Token) and name.line is not None:
+        return Pos(b.file, name.line, name.column)
+    at = getattr(name, "pos", None)
+    return at if isinstance(at, Pos) else None
+
+
 class _Part:
     __slots__ = ("name", "index", "pos")
 
@@ -172,9 +180,9 @@ def _number(b: BuildContext, p: Pos, c: list[Any]) -> A.Num:
 KERNEL_BUILDERS: dict[str, Builder] = {
     "start": lambda b, p, c: list(c),
     "expr_start": lambda b, p, c: c[0],
-    "let_item": lambda b, p, c: A.Let(str(c[0]), c[1], p),
-    "pool_item": lambda b, p, c: A.PoolItem(str(c[0]), c[1], list(c[2:]), p),
-    "stage_item": lambda b, p, c: A.StageItem(str(c[0]), c[1], c[2], p),
+    "let_item": lambda b, p, c: A.Let(str(c[0]), c[1], p, name_pos(b, c[0])),
+    "pool_item": lambda b, p, c: A.PoolItem(str(c[0]), c[1], list(c[2:]), p, name_pos(b, c[0])),
+    "stage_item": lambda b, p, c: A.StageItem(str(c[0]), c[1], c[2], p, name_pos(b, c[0])),
     "workload_item": lambda b, p, c: A.WorkloadItem(list(c), p),
     "session_item": lambda b, p, c: A.SessionItem(c[0], p),
     "run_item": lambda b, p, c: A.RunItem(list(c), p),

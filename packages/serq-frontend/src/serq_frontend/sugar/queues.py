@@ -24,7 +24,7 @@ from typing import Any
 from .. import ast as A
 from ..diagnostics import Pos
 from ..names import BUILTIN_ATTRIBUTES, CONTEXT, OBSERVABLES, TRACE_ATTRIBUTES
-from ..parser import _word, grammar_text
+from ..parser import _word, grammar_text, name_pos
 from . import SugarLayer
 from .admission import live_read
 from .aggregates import own_index
@@ -41,7 +41,7 @@ ROLES: dict[str, list[tuple[str, int, bool]]] = {
 
 def _queue_item(b: Any, p: Pos, c: list[Any]) -> A.QueueItem:
     name, size, roles = str(c[0]), c[1], c[2] or []
-    q = A.QueueItem(name, size, roles, [], None, None, None, [], p)
+    q = A.QueueItem(name, size, roles, [], None, None, None, [], p, name_pos=name_pos(b, c[0]))
     stage = 0  # 0 pools, 1 serve/nic, 2 entries
     for it in c[3:]:
         if isinstance(it, A.PoolItem):
@@ -75,7 +75,7 @@ BUILDERS = {
     "pull_item": lambda b, p, c: A.PullItem(str(c[0]), str(c[1]), c[2], str(c[3]), p),
     "pull_latency": lambda b, p, c: c[0],
     "q_latency": lambda b, p, c: c[0],
-    "q_pool": lambda b, p, c: A.PoolItem(str(c[0]), c[1], list(c[2:]), p),
+    "q_pool": lambda b, p, c: A.PoolItem(str(c[0]), c[1], list(c[2:]), p, name_pos(b, c[0])),
     "q_serve": lambda b, p, c: ("serve", c[0], c[1], p),
     "q_nic": lambda b, p, c: ("nic", c[0], p),
     "q_entry": lambda b, p, c: A.QEntry(str(c[0]), [n for n, _ in c[1] or []], c[2], c[3], p,
@@ -190,7 +190,7 @@ class QueueRewriter:
             pos, msg = item.order_errors[0]
             raise ctx.error(pos, msg)
         if item.name in self.queues:
-            raise ctx.error(item.pos, f"queue `{item.name}` is declared twice")
+            raise ctx.error(A.name_at(item), f"queue `{item.name}` is declared twice")
         roles = []
         for r, rpos in item.roles:
             if r not in ROLES:
@@ -206,7 +206,7 @@ class QueueRewriter:
                 raise ctx.error(p.pos, f"`pool {p.name}[…]` in queue `{item.name}`: a queue's pool is the "
                                 "member's, one per member; declare the queue a family instead")
             if p.name in pools:
-                raise ctx.error(p.pos, f"queue `{item.name}` declares pool `{p.name}` twice")
+                raise ctx.error(A.name_at(p), f"queue `{item.name}` declares pool `{p.name}` twice")
             pools.append(p.name)
         entries: dict[tuple[str, bool], A.QEntry] = {}
         locals_: dict[tuple[str, bool], set[str]] = {}
@@ -302,12 +302,13 @@ class QueueRewriter:
 
         for p in item.pools:
             opts = [A.map_pool_opt(o, fe, fr) for o in p.opts]
-            out.append(A.PoolItem(f"{q.name}.{p.name}", size, opts, p.pos))
+            out.append(A.PoolItem(f"{q.name}.{p.name}", size, opts, p.pos, p.name_pos))
         if item.serve is not None:
             kind = A.map_kind(item.serve, fe, fr)
-            out.append(A.StageItem(q.name, size, kind, item.serve.pos))
-            # the stage is the queue's: the linker names a stage it refuses by the queue, at the queue
-            self.ctx.notes.setdefault("queue_stages", {})[q.name] = item.pos
+            # the stage is the queue's: its name is written as the queue's, and the linker names a stage it
+            # refuses by the queue, at the queue's name
+            out.append(A.StageItem(q.name, size, kind, item.serve.pos, A.name_at(item)))
+            self.ctx.notes.setdefault("queue_stages", {})[q.name] = A.name_at(item)
             if q.latency is not None:
                 out.append(A.StageItem(f"{q.name}.latency", size, A.Kind("delay", q.latency.pos),
                                        q.latency.pos))

@@ -1,0 +1,84 @@
+"""Known defects of the frontend, round 11: carets and hints, each found wrong by hand, then fixed at its cause.
+
+1. A pool, a stage, a queue or a `let` refused for its name (a `let`'s, a context variable's, `inf`, a built-in
+   attribute's, a trace column's, declared twice) had its caret under `pool`/`stage`/`queue`/`let`; the
+   project's rule is a caret under the offending token. Where each name is written is kept (``name_pos``, as
+   ``DefItem.name_pos``) and the messages are at it, their words unchanged."""
+
+from __future__ import annotations
+
+import pytest
+import serq_frontend
+from sqhelpers import compile_src, refused
+
+pytestmark = pytest.mark.timeout(60)
+
+S = "stage s : fifo;\n"
+RUN = "session { run s (1); }\n"
+Q = "prefill { pool kv { cap 9; } serve delay; prefill (p) { hold kv (p) { run (1); } } }\n"
+OWN = "another name (a pool, a stage and an attribute have names of their own)"
+BUILTIN = "a built-in attribute of a session"
+
+
+# --- 1. the caret under the refused name of a pool, a stage, a queue or a let -------------------------------------
+
+def test_the_briefs_program_is_refused_at_the_pools_name():
+    src = ("pool ⟨serial[2] { cap 4; }\npool kv { cap 4; }\nstage s : delay;\nworkload { arrive poisson(1); }\n"
+           "session { hold kv (1) { run s (1); } }\n")
+    e = refused(src, f"the pool `serial` has the name of {BUILTIN}; give the pool {OWN}")
+    # the words are those of the message before: only the caret moved, to column 6 (`pool ` is 5 characters)
+    assert str(e).splitlines()[1:] == ["  pool serial[2] { cap 4; }", "       ^"]
+
+
+@pytest.mark.parametrize("src, message", [
+    # a let's name
+    ("let kv = 1;\npool ⟨kv { cap 1; }\n" + S + RUN, "the pool `kv` has the name of a `let`"),
+    ("let t = 1;\nstage  ⟨t : fifo;\n" + S + RUN, "the stage `t` has the name of a `let`"),
+    ("let q = 1;\n" + S + "queue ⟨q : " + Q + RUN, "the queue `q` has the name of a `let`"),
+    # a context variable's and inf
+    ("pool ⟨now { cap 1; }\n" + S + RUN, "the pool `now` has the name of a context variable"),
+    ("stage ⟨waiting[3] : delay;\n" + S + RUN, "the stage `waiting` has the name of a context variable"),
+    ("pool\t⟨inf { cap 1; }\n" + S + RUN, "the pool `inf` has the name of the language's infinity"),
+    (S + "queue   ⟨now : " + Q + RUN, "the queue `now` has the name of a context variable"),
+    # a built-in attribute's
+    ("stage ⟨cached : delay;\n" + S + RUN, f"the stage `cached` has the name of {BUILTIN}; give the stage {OWN}"),
+    (S + "queue ⟨turn_no : " + Q + RUN, f"the queue `turn_no` has the name of {BUILTIN}; give the queue {OWN}"),
+    # declared twice: at the second declaration's name (the first's place in the words, as before)
+    ("pool kv { cap 1; }\npool  ⟨kv { cap 2; }\n" + S + RUN, "`kv` is declared twice (first at 1:1)"),
+    (S + "pool ⟨s { cap 1; }\n" + RUN, "`s` is declared twice (first at 1:1)"),
+    (S + "queue ⟨s : " + Q + RUN, "`s` is declared twice (first at 1:1)"),
+    ("let x = 1;\nlet   ⟨x = 2;\n" + S + RUN, "`x` is declared twice (first at 1:1)"),
+    (S + "queue P : " + Q + "queue ⟨P : " + Q + RUN, "queue `P` is declared twice"),
+    (S + "queue P : prefill { pool kv { cap 9; } pool ⟨kv { cap 3; } serve delay; prefill (p) { hold kv (p) { "
+     "run (1); } } }\n" + RUN, "queue `P` declares pool `kv` twice"),
+    # a let's own name
+    ("let ⟨tokens = 3;\n" + S + RUN, "`let tokens`: `tokens` is a context variable"),
+    ("let\n  ⟨inf = 3;\n" + S + RUN, "`let inf`: `inf` is the language's infinity"),
+    ("let ⟨serial = 7;\n" + S + RUN, f"`let serial`: `serial` is {BUILTIN}; give the constant another name"),
+])
+def test_a_refused_name_is_told_at_the_name(src, message):
+    refused(src, message)
+
+
+def test_a_stage_declared_after_a_queue_of_its_name_is_refused_at_the_stage():
+    """The queue's stage takes the queue's name where the queue writes it; a stage of that name declared after
+    the queue is the second declaration, refused at its own name (not at the queue's)."""
+    refused("queue s : " + Q + "stage ⟨s : delay;\n" + RUN, "`s` is declared twice (first at 1:")
+
+
+@pytest.mark.parametrize("name", ["new", "more"])
+def test_a_trace_columns_name_is_refused_at_the_name(tmp_path, name):
+    src = ("pool kv { cap 9; }\n" + S + f"stage  {name} : delay;\n"
+           'workload { arrive poisson(1); trace "t.csv"; }\nsession { turn; run s (1); }\n')
+    (tmp_path / "p.sq").write_text(src)
+    with pytest.raises(serq_frontend.CompileError) as info:
+        serq_frontend.compile(tmp_path / "p.sq")
+    # line 3, column 8: `stage` and two blanks before the name
+    assert str(info.value).splitlines()[0] == (
+        f"{tmp_path / 'p.sq'}:3:8: error: the stage `{name}` has the name of an attribute each turn of the trace "
+        f"gives; give the stage {OWN}")
+
+
+def test_the_names_are_free_elsewhere():
+    """The same declarations under other names compile (the refusals are of the names alone)."""
+    compile_src("let k = 1;\npool kv { cap 1; }\nstage t : fifo;\n" + S + "queue P : " + Q + RUN)
