@@ -460,8 +460,8 @@ def test_a_use_before_a_definition_in_another_file_names_that_file(tmp_path):
     (S + "def f(⟨x) { choose x in 2 by (1); run s (x); }\nsession { f(1); }\n", "`x` is a parameter of `f`"),
     ("pool kv { cap 10; }\n" + S + "def f(⟨h) { hold kv (h) at admission (h = 1) { run s (1); } }\n"
      "session { f(1); }\n", "`h` is a parameter of `f` and its body assigns it"),
-    (S + "def f(j) = ⟨max j in 2 (j);\nsession { run s (f(5)); }\n", "`max j in …`: `j` is a parameter of `f`"),
-    (S + "def f(j) { run s (⟨sum j in 2 (j)); }\nsession { f(5); }\n", "`sum j in …`: `j` is a parameter of `f`"),
+    (S + "def f(j) = max ⟨j in 2 (j);\nsession { run s (f(5)); }\n", "`max j in …`: `j` is a parameter of `f`"),
+    (S + "def f(j) { run s (sum ⟨j in 2 (j)); }\nsession { f(5); }\n", "`sum j in …`: `j` is a parameter of `f`"),
 ])
 def test_a_parameter_is_not_a_name_the_body_assigns_or_binds(src, message):
     """program-reference.txt, `def`: PARAM is "Not a keyword or a function, and not a name the body assigns
@@ -503,21 +503,21 @@ def test_a_definitions_aggregate_does_not_capture_its_arguments_index():
     does not link. A definition whose body aggregates over j, given an argument reading the j of an
     aggregate around the use, read the argument's j as its own (`max j in 2 (g(j))` with
     `def g(k) = sum j in 2 (k * 10);` was 10, g(0) and g(1) being 0 and 20)."""
-    e = refused(S + "def g(k) = ⟨sum j in 2 (k * 10);\nsession { set x = max j in 2 (g(j)); run s (x); }\n",
+    e = refused(S + "def g(k) = sum ⟨j in 2 (k * 10);\nsession { set x = max j in 2 (g(j)); run s (x); }\n",
                 "`sum j in …`: `j` is the index of the aggregate around it (`max j in …` at 3:19)")
     assert str(e).splitlines()[3] == "<source>:3:31: note: in the expansion of `g`, used here"
-    refused(S + "session { set x = max j in 2 (⟨max j in 3 (j)); run s (x); }\n",
+    refused(S + "session { set x = max j in 2 (max ⟨j in 3 (j)); run s (x); }\n",
             "`j` is the index of the aggregate around it")
     program = compile_src(S + "def g(k) = sum j in 2 (k * 10);\nsession { set x = max i in 2 (g(i)); run s (x); }\n")
     assert ir_bytes(program) == ir_bytes(compile_src(S + "session { set x = 20; run s (x); }\n"))
 
 
 @pytest.mark.parametrize("src, message", [
-    (S + "let j = 1;\nsession { set x = ⟨max j in 2 (j); run s (x); }\n", "`j` is a name the program has already"),
-    (S + "session { set j = 1; set x = ⟨max j in 2 (j); run s (x); }\n", "`j` is a name the program has"),
-    (S + "session { set x = ⟨max now in 2 (now); run s (x); }\n", "`now` is a name the program has already"),
-    ("pool kv { cap 10; }\n" + S + "session { set x = ⟨max kv in 2 (kv); run s (x); }\n", "`kv` is a name"),
-    ("pool kv { cap 10; }\n" + S + "session { hold kv (⟨max h in 2 (h)) at admission (h = 5) { run s (1); } }\n",
+    (S + "let j = 1;\nsession { set x = max ⟨j in 2 (j); run s (x); }\n", "`j` is a name the program has already"),
+    (S + "session { set j = 1; set x = max ⟨j in 2 (j); run s (x); }\n", "`j` is a name the program has"),
+    (S + "session { set x = max ⟨now in 2 (now); run s (x); }\n", "`now` is a name the program has already"),
+    ("pool kv { cap 10; }\n" + S + "session { set x = max ⟨kv in 2 (kv); run s (x); }\n", "`kv` is a name"),
+    ("pool kv { cap 10; }\n" + S + "session { hold kv (max ⟨h in 2 (h)) at admission (h = 5) { run s (1); } }\n",
      "`max h in …`: `h` is a binding of this `at admission`"),
 ])
 def test_an_aggregates_index_is_no_name_the_program_has(src, message):

@@ -514,8 +514,8 @@ def test_the_command_line_says_it_once_and_runs_the_neighbour(tmp_path, bad, goo
 # -- r09: an aggregate's index and a definition's name ----------------------------------------------------------
 
 @pytest.mark.parametrize("pre, body", [
-    ("def g() = 1;\n", "⟨max g in 2 (g + g())"),          # an expression definition
-    ("def g(x) { run s (x); }\n", "⟨sum g in 2 (g)"),      # a statement definition
+    ("def g() = 1;\n", "max ⟨g in 2 (g + g())"),          # an expression definition
+    ("def g(x) { run s (x); }\n", "sum ⟨g in 2 (g)"),      # a statement definition
 ])
 def test_an_aggregate_index_is_no_definitions_name(pre, body):
     """L96 "j may not be a name the program already has": a definition's name is one (program-reference.txt
@@ -529,7 +529,7 @@ def test_an_aggregate_index_is_no_definitions_name(pre, body):
 def test_a_library_definitions_name_is_the_programs():
     """program-reference.txt, use: "its definitions are the program's from here on", so lib/vllm.sq's
     `reusable` is a name the program has."""
-    refused(prog("observe x = ⟨max reusable in 2 (reusable); end;", pre='use "vllm.sq";\n'),
+    refused(prog("observe x = max ⟨reusable in 2 (reusable); end;", pre='use "vllm.sq";\n'),
             "`reusable` is a name the program has already")
 
 

@@ -226,7 +226,7 @@ REFUSALS = {
                                           "write `branch with (0.5)`"),
     # aggregates
     "an_aggregate_index_the_program_has": ("pool kv[2] { cap 4; }\n" + S + W
-                                           + "session { turn; set m = ⟨max n in 2 (used(kv[n])); end; }",
+                                           + "session { turn; set m = max ⟨n in 2 (used(kv[n])); end; }",
                                            "a name the program has already"),
     "an_aggregate_count_an_attribute": ("pool kv[2] { cap 4; }\n" + S + W
                                         + "session { turn; set m = max j in ⟨n (used(kv[j])); end; }",

@@ -173,7 +173,7 @@ def test_an_aggregate_of_a_used_definition_may_have_the_index_named_as_a_paramet
     assert observed(src, "r") == [[101.0]]
     assert ir_bytes(compile_src(src)) == ir_bytes(compile_src(session("(sum j in 2 (j)) + 100")))
     # the body's own aggregate over its parameter's name is still refused
-    refused(session("f(100)", "def f(j) = ⟨sum j in 2 (j) + j;\n"), "`sum j in …`: `j` is a parameter of `f`")
+    refused(session("f(100)", "def f(j) = sum ⟨j in 2 (j) + j;\n"), "`sum j in …`: `j` is a parameter of `f`")
 
 
 # --- 3. a queue entry's parameter and the names of a definition it uses ----------------------------------------

@@ -3,7 +3,10 @@
 1. A pool, a stage, a queue or a `let` refused for its name (a `let`'s, a context variable's, `inf`, a built-in
    attribute's, a trace column's, declared twice) had its caret under `pool`/`stage`/`queue`/`let`; the
    project's rule is a caret under the offending token. Where each name is written is kept (``name_pos``, as
-   ``DefItem.name_pos``) and the messages are at it, their words unchanged."""
+   ``DefItem.name_pos``) and the messages are at it, their words unchanged.
+2. An aggregate refused for its index's name (a name the program has, the index of the aggregate around it, a
+   binding of `at admission`, a name of a queue's entry, a definition's parameter) had its caret under
+   `sum`/`max`/`min`; it is under the index (``Agg.var_pos``), the words unchanged."""
 
 from __future__ import annotations
 
@@ -82,3 +85,38 @@ def test_a_trace_columns_name_is_refused_at_the_name(tmp_path, name):
 def test_the_names_are_free_elsewhere():
     """The same declarations under other names compile (the refusals are of the names alone)."""
     compile_src("let k = 1;\npool kv { cap 1; }\nstage t : fifo;\n" + S + "queue P : " + Q + RUN)
+
+
+# --- 2. the caret under an aggregate's refused index ---------------------------------------------------------------
+
+TAIL = "stage s : fifo;\nworkload { arrive poisson(1); }\nrun { horizon 5; }\n"
+QUEUE = ("queue P[2] : prefill {\n  pool kv { cap 1000; }\n  serve fifo;\n"
+         "  prefill (p) { hold kv (max  ⟨p in 2 (p)) { run (p); } }\n}\nsession { P[0].prefill (5); }\n")
+
+
+@pytest.mark.parametrize("src, message", [
+    ("stage s : fifo;\ndef g(j) = sum ⟨j in 2 (j);\nsession { run s (g(1)); }\n",
+     "`sum j in …`: `j` is a parameter of `g`; a parameter is substituted"),
+    ("stage s : fifo;\ndef g(j) { run s (min\t⟨j in 2 (j)); }\nsession { g(1); }\n",
+     "`min j in …`: `j` is a parameter of `g`"),
+    (TAIL + "session { set j = 1; set x = sum ⟨j in 2 (j); run s (x); }\n",
+     "`sum j in …`: `j` is a name the program has already"),
+    (TAIL + "let k = 2;\nsession { set x = max\n  ⟨k in 2 (k); run s (x); }\n",
+     "`max k in …`: `k` is a name the program has already"),
+    (TAIL + "session { set x = sum j in 2 (max ⟨j in 3 (j)); run s (x); }\n",
+     "`max j in …`: `j` is the index of the aggregate around it (`sum j in …` at 4:19)"),
+    ("pool kv { cap 10; }\n" + TAIL + "session { hold kv (max ⟨h in 2 (h)) at admission (h = 5) { run s (1); } }\n",
+     "`max h in …`: `h` is a binding of this `at admission`"),
+    ("workload { arrive poisson(1); }\nrun { horizon 5; }\n" + QUEUE,
+     "`max p in` inside queue `P`: `p` is a name of the entry"),
+])
+def test_a_refused_index_is_told_at_the_index(src, message):
+    refused(src, message)
+
+
+def test_an_index_from_a_definitions_body_is_told_there_with_the_use_noted():
+    """The aggregate written in ``g``'s body, its index caught by the aggregate around the use: the caret under
+    the index in the body (line 2, column 16: `def g(k) = sum ` is 15 characters), the use noted."""
+    e = refused("stage s : fifo;\ndef g(k) = sum ⟨j in 2 (k * 10);\nsession { set x = max j in 2 (g(j)); run s (x); }\n",
+                "`sum j in …`: `j` is the index of the aggregate around it (`max j in …` at 3:19)")
+    assert str(e).splitlines()[3] == "<source>:3:31: note: in the expansion of `g`, used here"

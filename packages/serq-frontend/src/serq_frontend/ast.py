@@ -100,6 +100,13 @@ class Agg:
     n: Any
     body: Any
     pos: Pos
+    #: where the index is written (for a message refusing its name)
+    var_pos: Pos | None = None
+
+    @property
+    def var_at(self) -> Pos:
+        """Where the index is written (the aggregate's place when that is not known)."""
+        return self.var_pos or self.pos
 
 
 Expr = Num | Var | Call | Draw | Unary | Binary | Cond | Agg
@@ -168,7 +175,7 @@ def map_expr(e: Any, f: Callable[[Any], Any | None]) -> Any:
     if t is Cond:
         return Cond(map_expr(e.test, f), map_expr(e.then, f), map_expr(e.orelse, f), e.pos)
     if t is Agg:
-        return Agg(e.op, e.var, map_expr(e.n, f), map_expr(e.body, f), e.pos)
+        return Agg(e.op, e.var, map_expr(e.n, f), map_expr(e.body, f), e.pos, e.var_pos)
     return e
 
 

@@ -118,7 +118,7 @@ class Admission:
         for e in header:
             for x in A.walk_expr(e) if e is not None else ():
                 if type(x) is A.Agg and x.var in env and _own(h, x):
-                    raise ctx.error(x.pos, f"`{x.op} {x.var} in …`: `{x.var}` is a binding of this `at "
+                    raise ctx.error(x.var_at, f"`{x.op} {x.var} in …`: `{x.var}` is a binding of this `at "
                                     "admission`; " + own_index(x.op, x.var, env))
         n = A.map_stmt(h)
         n.bindings = []

@@ -6,7 +6,7 @@ from typing import Any
 
 from .. import ast as A
 from ..consts import MAX_TERMS, SUM, BadConstant, agg_count
-from ..parser import grammar_text
+from ..parser import grammar_text, name_pos
 from . import SugarLayer
 
 OPS = ("max", "min", "sum")
@@ -16,7 +16,7 @@ def _aggregate(b: Any, p: Any, c: list[Any]) -> A.Agg:
     op, var, n, body = str(c[0]), str(c[1]), c[2], c[3]
     if op not in OPS:
         raise b.error(p, f"`{op} {var} in …`: an aggregate is `max`, `min` or `sum`")
-    return A.Agg(op, var, n, body, p)
+    return A.Agg(op, var, n, body, p, name_pos(b, c[1]))
 
 
 BUILDERS = {
@@ -59,14 +59,14 @@ class Writer:
     def write(self, a: A.Agg) -> Any:
         ctx = self.ctx
         if a.var in self.taken:
-            raise ctx.error(a.pos, f"`{a.op} {a.var} in …`: `{a.var}` is a name the program has already; "
+            raise ctx.error(a.var_at, f"`{a.op} {a.var} in …`: `{a.var}` is a name the program has already; "
                             + own_index(a.op, a.var, {*self.taken, *self.around}))
         if a.var in self.around:
             # the inner index would hide the outer in the body, which then reads one where the other was
             # meant (and a definition's argument that reads the outer one is read as the inner)
             o = self.around[a.var]
             where = f"{o.pos.line}:{o.pos.col}" if o.pos.file == a.pos.file else o.pos.at()
-            raise ctx.error(a.pos, f"`{a.op} {a.var} in …`: `{a.var}` is the index of the aggregate around it "
+            raise ctx.error(a.var_at, f"`{a.op} {a.var} in …`: `{a.var}` is the index of the aggregate around it "
                             f"(`{o.op} {o.var} in …` at {where}); " + own_index(a.op, a.var, {*self.taken, *self.around}))
         v = ctx.const(a.n, f"the count of `{a.op} {a.var} in …`")
         try:

@@ -195,7 +195,7 @@ class Expander:
         for r in body_exprs(d):  # with the definitions it uses written out
             for x in A.walk_expr(r):
                 if type(x) is A.Agg and x.var in d.params and own_name(x):
-                    raise ctx.error(x.pos, f"`{x.op} {x.var} in …`: `{x.var}` is a parameter of `{name}`; a "
+                    raise ctx.error(x.var_at, f"`{x.op} {x.var} in …`: `{x.var}` is a parameter of `{name}`; a "
                                     "parameter is substituted, so " + own_index(x.op, x.var, d.params))
         self.defs[name] = d
         # a definition's name is a name the program has, which an aggregate's index may not take
@@ -576,7 +576,8 @@ class Instance:
         if t is A.Cond:
             return A.Cond(self.expr(e.test), self.expr(e.then), self.expr(e.orelse), self.pos(e.pos))
         if t is A.Agg:
-            return A.Agg(e.op, e.var, self.expr(e.n), self.expr(e.body), self.pos(e.pos))
+            return A.Agg(e.op, e.var, self.expr(e.n), self.expr(e.body), self.pos(e.pos),
+                         None if e.var_pos is None else self.pos(e.var_pos))
         return e
 
     def combine(self, arg: A.Var, use: A.Var) -> A.Var:

@@ -934,9 +934,10 @@ class Instance:
         if t is A.Agg:
             taken = {"self", *(self.params if own_text(e.pos) else ()), *self.locals, self.entry.src}
             if e.var in taken:
-                raise self.error(e.pos, f"`{e.op} {e.var} in` inside queue `{self.q.name}`: `{e.var}` is a "
+                raise self.error(e.var_at, f"`{e.op} {e.var} in` inside queue `{self.q.name}`: `{e.var}` is a "
                                  "name of the entry; " + own_index(e.op, e.var, taken))
-            return A.Agg(e.op, e.var, self.expr(e.n), self.expr(e.body), self.pos(e.pos))
+            return A.Agg(e.op, e.var, self.expr(e.n), self.expr(e.body), self.pos(e.pos),
+                         None if e.var_pos is None else self.pos(e.var_pos))
         return e
 
     def ref(self, r: A.Var) -> A.Var:
