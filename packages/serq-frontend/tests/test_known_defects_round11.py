@@ -6,7 +6,10 @@
    ``DefItem.name_pos``) and the messages are at it, their words unchanged.
 2. An aggregate refused for its index's name (a name the program has, the index of the aggregate around it, a
    binding of `at admission`, a name of a queue's entry, a definition's parameter) had its caret under
-   `sum`/`max`/`min`; it is under the index (``Agg.var_pos``), the words unchanged."""
+   `sum`/`max`/`min`; it is under the index (``Agg.var_pos``), the words unchanged.
+3. `2 |||| 3` said "unexpected `||` (expected …)" with no hint, where `2 &&& 3` names the operator (its third
+   `&` an unexpected character): a run of `|` or `&` read as the operator twice names it too, at the first
+   character too many."""
 
 from __future__ import annotations
 
@@ -120,3 +123,29 @@ def test_an_index_from_a_definitions_body_is_told_there_with_the_use_noted():
     e = refused("stage s : fifo;\ndef g(k) = sum ⟨j in 2 (k * 10);\nsession { set x = max j in 2 (g(j)); run s (x); }\n",
                 "`sum j in …`: `j` is the index of the aggregate around it (`max j in …` at 3:19)")
     assert str(e).splitlines()[3] == "<source>:3:31: note: in the expansion of `g`, used here"
+
+
+# --- 3. an operator written on names the operator ------------------------------------------------------------------
+
+@pytest.mark.parametrize("expr, message", [
+    # the first character too many: `set y = 2 ` is 10 characters after `session { `, so the run begins at 21
+    ("2 ||⟨|| 3", "unexpected `||`: the logical or is `||`"),
+    ("2 &&⟨&& 3", "unexpected `&&`: the logical and is `&&`"),
+    ("2 ||⟨||| 3", "unexpected `||`: the logical or is `||`"),
+    ("1 &&⟨&&&& 0", "unexpected `&&`: the logical and is `&&`"),
+    # as they were: a third character alone is an unexpected character with the same words
+    ("2 ||⟨| 3", "unexpected character `|`: the logical or is `||`"),
+    ("2 &&⟨& 3", "unexpected character `&`: the logical and is `&&`"),
+])
+def test_an_operator_written_on_names_the_operator(expr, message):
+    e = refused("stage s : fifo;\nsession { set y = " + expr + "; run s (y); }\n", message)
+    assert str(e).splitlines()[0].endswith(message)
+    refused("let a = " + expr + ";\nstage s : fifo;\nsession { run s (a); }\n", message)
+
+
+@pytest.mark.parametrize("expr", ["2 || ⟨|| 3", "2 ||⟨&& 3", "⟨|| 3"])
+def test_other_operators_out_of_place_are_told_as_before(expr):
+    """Two operators apart, or two different ones, or one with no left side, are no run of one operator: the
+    message says what was expected, as before."""
+    refused("stage s : fifo;\nsession { set y = " + expr + "; run s (y); }\n",
+            "(expected `!`, `(`, `-`, `~`, a name, a number)")

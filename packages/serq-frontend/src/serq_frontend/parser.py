@@ -1176,6 +1176,11 @@ def syntax_error(e: UnexpectedInput, text: str, file: str, reporter: Reporter, g
         # `2 ** 3`, a power of other languages
         if str(tok) == "*" and tok.start_pos > 0 and text[tok.start_pos - 1] == "*":
             return reporter.error(Pos(file, tok.line, tok.column - 1), "unexpected `**`: a power is `pow(x, y)`")
+        # `2 |||| 3`, `&&&&`: a run of the operator's character read as `||` twice, said as `&&&` is (its third
+        # `&` an unexpected character): the operator is written once
+        if str(tok) in ("||", "&&") and tok.start_pos > 0 and text[tok.start_pos - 1] == str(tok)[0]:
+            return reporter.error(Pos(file, tok.line, tok.column), f"unexpected `{tok}`: "
+                                  + _OTHER_LANGUAGES[str(tok)[0]])
     if grammar is not None and tok.type != "$END" and tok.start_pos:
         # a word the lexer split where it wanted a keyword (`fifoo` read as `fifo` then `o`): the whole word
         k = tok.start_pos
