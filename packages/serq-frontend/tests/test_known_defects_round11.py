@@ -9,7 +9,10 @@
    `sum`/`max`/`min`; it is under the index (``Agg.var_pos``), the words unchanged.
 3. `2 |||| 3` said "unexpected `||` (expected …)" with no hint, where `2 &&& 3` names the operator (its third
    `&` an unexpected character): a run of `|` or `&` read as the operator twice names it too, at the first
-   character too many."""
+   character too many.
+4. `blocksize(Q)` of a queue Q said "unknown pool `Q`" in a `let` (and "`Q` is a stage, …" in a session's
+   expression, where the queue's stage has its name): a queue named where a pool is wanted is said to be one,
+   its first pool offered as a near name is ("did you mean `Q.kv`?"), in a `let` as in any reference."""
 
 from __future__ import annotations
 
@@ -149,3 +152,48 @@ def test_other_operators_out_of_place_are_told_as_before(expr):
     message says what was expected, as before."""
     refused("stage s : fifo;\nsession { set y = " + expr + "; run s (y); }\n",
             "(expected `!`, `(`, `-`, `~`, a name, a number)")
+
+
+# --- 4. a queue named where a pool is wanted offers its pools ------------------------------------------------------
+
+QK = ("queue Q : prefill { pool kv { cap 8; block 4; } pool sw { cap 3; } serve fifo; prefill (p) { hold kv (p) "
+      "{ run (p); } } }\nworkload { arrive poisson(1); }\n")
+QUEUE_NOT_POOL = "`Q` is a queue, and a pool is wanted here (did you mean `Q.kv`?)"
+
+
+@pytest.mark.parametrize("src", [
+    "let B = blocksize(⟨Q);\n" + QK + "session { Q.prefill (B); }\n",
+    QK + "session { set b = blocksize(⟨Q); Q.prefill (b); }\n",
+    QK + "session { set c = used(⟨Q); Q.prefill (1); }\n",
+    QK + "session { hold ⟨Q (1) { Q.prefill (1); } }\n",
+])
+def test_a_queue_where_a_pool_is_wanted_offers_its_first_pool(src):
+    e = refused(src, QUEUE_NOT_POOL)
+    assert str(e).splitlines()[0].endswith(QUEUE_NOT_POOL)
+
+
+def test_the_offer_compiles_to_the_pools_block():
+    """Doing what the message says: ``blocksize(Q.kv)`` is the pool's block, 4, as the number written out."""
+    from sqhelpers import ir_bytes
+
+    def prog(b: str) -> str:
+        return f"let B = {b};\n" + QK + "session { Q.prefill (B); }\n"
+
+    assert ir_bytes(compile_src(prog("blocksize(Q.kv)"))) == ir_bytes(compile_src(prog("4")))
+
+
+def test_a_member_of_a_queue_family_is_offered_with_its_index_kept():
+    src = ("let B = blocksize(⟨Q[1]);\nqueue Q[2] : prefill { pool kv { cap 8; block 4; } serve fifo; prefill (p) { "
+           "hold kv (p) { run (p); } } }\nworkload { arrive poisson(1); }\nsession { Q[0].prefill (B); }\n")
+    refused(src, "`Q` is a queue, and a pool is wanted here (did you mean `Q[…].kv`?)")
+
+
+def test_a_queue_without_pools_offers_none_and_other_names_are_as_before():
+    g = ("queue G : gateway { route { set z = used(⟨G); P.prefill (1); } }\n"
+         "queue P : prefill { pool kv { cap 8; } serve fifo; prefill (p) { hold kv (p) { run (p); } } }\n"
+         "workload { arrive batch(1); session { request G; } }\n")
+    e = refused(g, "`G` is a queue, and a pool is wanted here")
+    assert str(e).splitlines()[0].endswith("a pool is wanted here")
+    refused("let B = blocksize(⟨kvv);\n" + QK + "pool kv2 { cap 1; }\nsession { Q.prefill (B); }\n",
+            "unknown pool `kvv` (did you mean `kv2`?)")
+    refused(QK + "stage t : fifo;\nsession { hold ⟨t (1) { run t (1); } }\n", "`t` is a stage, and a pool is wanted here")

@@ -222,7 +222,8 @@ class Context:
         if item is None:
             if any(isinstance(x, A.StageItem) and x.name == name for x in self.module.items):
                 raise BadConstant(target, f"`{name}` is a stage, and a pool is wanted here")
-            raise BadConstant(target, f"unknown pool `{name}`" + did_you_mean(name, pools))
+            queue = any(isinstance(x, A.QueueItem) and x.name == name for x in self.module.items)
+            raise BadConstant(target, no_pool(target, pools, queue))
         opts = [o for o in item.opts if o.kind == "block"]
         if not opts:
             return 1.0
@@ -400,6 +401,20 @@ class Context:
 
 #: the steps told at each end of a long cycle of constants (:meth:`Context._cycle`)
 _CYCLE_ENDS = 3
+
+
+def no_pool(target: A.Var, pools: Any, queue: bool) -> str:
+    """The refusal of a pool reference ``target`` that names no pool of ``pools`` (the program's, a queue's as
+    ``Q.kv``), where ``queue`` says whether a queue has its name: a queue offers its first pool, as a near
+    name is offered (``blocksize(Q)`` meant ``blocksize(Q.kv)``, ``used(Q[1])`` ``used(Q[…].kv)``), another
+    name the closest pool."""
+    name = target.dotted
+    if queue:
+        own = [p[len(name):] for p in pools if isinstance(p, str) and p.startswith(f"{name}.")]
+        head = f"{name}[…]" if target.indexes() else name
+        return f"`{name}` is a queue, and a pool is wanted here" + (f" (did you mean `{head}{own[0]}`?)"
+                                                                     if own else "")
+    return f"unknown pool `{name}`" + did_you_mean(name, pools)
 
 
 def fmt_num(v: float) -> str:

@@ -20,7 +20,7 @@ from serq_ir.validate import MAX_POPULATION
 
 from . import ast as A
 from .consts import SUM, binary_value, fn_value, truth, unary_value
-from .context import Context, fmt_num
+from .context import Context, fmt_num, no_pool
 from .diagnostics import Pos, did_you_mean, uses_of
 from .names import (
     BUILTIN_ATTRIBUTES,
@@ -521,6 +521,8 @@ class Linker:
         table = self.pools if kind == "pool" else self.stages
         fam = table.get(name)
         if fam is None:
+            if kind == "pool" and name in self.ctx.notes.get("queues", ()):
+                raise self.error(v.pos, no_pool(v, table, True))
             other = self.stages if kind == "pool" else self.pools
             if name in other:
                 raise self.error(v.pos, f"`{name}` is a {'stage' if kind == 'pool' else 'pool'}, and a "

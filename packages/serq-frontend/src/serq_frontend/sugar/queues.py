@@ -191,6 +191,8 @@ class QueueRewriter:
             raise ctx.error(pos, msg)
         if item.name in self.queues:
             raise ctx.error(A.name_at(item), f"queue `{item.name}` is declared twice")
+        # a queue's name, which a pool reference may take for one of its pools (`blocksize(Q)` for `Q.kv`)
+        ctx.notes.setdefault("queues", []).append(item.name)
         roles = []
         for r, rpos in item.roles:
             if r not in ROLES:
