@@ -189,8 +189,6 @@ class QueueRewriter:
         if item.order_errors:
             pos, msg = item.order_errors[0]
             raise ctx.error(pos, msg)
-        if item.name in self.queues:
-            raise ctx.error(A.name_at(item), f"queue `{item.name}` is declared twice")
         # a queue's name, which a pool reference may take for one of its pools (`blocksize(Q)` for `Q.kv`)
         ctx.notes.setdefault("queues", []).append(item.name)
         roles = []
@@ -345,8 +343,39 @@ class QueueRewriter:
 
     # -- the rewrite -------------------------------------------------------------------------------
 
+    def check_names(self) -> None:
+        """A queue's name is its own among the program's names (language.txt §2): a queue, a let, a pool, a
+        stage and an attribute have names of their own, whether or not the queue has a `serve` (one without
+        makes no stage, so the linker, which checks a stage's name, never sees it). The later of two is
+        refused, at its name; a queue declared first is placed at its name."""
+        ctx = self.ctx
+        first: dict[str, Any] = {}
+        for item in self.module.items:
+            if type(item) not in (A.Let, A.PoolItem, A.StageItem, A.QueueItem):
+                continue
+            other = first.setdefault(item.name, item)
+            if other is item or (type(item) is not A.QueueItem and type(other) is not A.QueueItem):
+                continue  # two names neither of which is a queue's are the context's and the linker's to refuse
+            at = A.name_at(other) if type(other) is A.QueueItem else other.pos
+            where = f"first at {at.line}:{at.col}"
+            if type(item) is A.QueueItem and type(other) is A.QueueItem:
+                raise ctx.error(A.name_at(item), f"queue `{item.name}` is declared twice ({where})")
+            if type(other) is A.Let:
+                raise ctx.error(A.name_at(item), f"the queue `{item.name}` has the name of a `let`")
+            if type(item) is A.Let:
+                raise ctx.error(A.name_at(item), f"`let {item.name}`: `{item.name}` is a queue; give the "
+                                f"constant another name ({where})")
+            raise ctx.error(A.name_at(item), f"`{item.name}` is declared twice ({where})")
+        queues = {item.name for item in self.module.items if type(item) is A.QueueItem}
+        for item in self.module.items:
+            for b in A.item_blocks(item):
+                for s in A.walk_stmts(b):
+                    if isinstance(s, (A.SSet, A.SChoose)) and s.name in queues:
+                        raise ctx.error(s.pos, f"`{s.name}` is a queue; an attribute needs another name")
+
     def run(self) -> A.Module:
         items = self.module.items
+        self.check_names()
         for i, item in enumerate(items):
             if isinstance(item, A.QueueItem):
                 self.declare(item, i)
