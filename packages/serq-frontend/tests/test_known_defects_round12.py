@@ -36,7 +36,7 @@ def test_the_briefs_program_is_refused_at_the_lets_name():
     (SERVELESS.replace("Q", "⟨Q", 1), "queue `Q` is declared twice (first at 1:7)"),
 ])
 def test_a_name_declared_after_a_queue_is_refused_at_the_later_name(queue, decl, message):
-    """Item 2 as well: 'first at 1:7' is the queue's name, where with a `serve` it was 1:40, the `serve`."""
+    """Item 2 as well: 'first at 1:7' is the queue's name, where with a `serve` it was 1:46, the `serve`'s `delay`."""
     refused(queue + decl + REST, message)
 
 
