@@ -97,7 +97,7 @@ import serq_frontend
 import serq_sim
 from serq_frontend.fmt import format_source
 from sqhelpers import SERQ, compile_src, ir_bytes, refused
-from test_conformance_syntax import PD, PROGRAMS
+from syntax_programs import PD, PROGRAMS
 
 pytestmark = pytest.mark.timeout(60)
 
