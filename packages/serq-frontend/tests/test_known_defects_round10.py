@@ -12,7 +12,7 @@
    used in the aggregate reads (``def g() = j * 2;`` made ``sum j in 3 (g())`` 6), and the rule that an
    index is no parameter of the definition it is in refused an aggregate of a definition the body uses
    (``def f(j) = g() + j;`` beside ``def g() = sum j in 2 (j);``). Only the aggregate's own text reads its
-   index (``aggregates.same_text``), and only the body's own aggregates are held to its parameters.
+   index (``serq_frontend.ast.same_text``), and only the body's own aggregates are held to its parameters.
    And where a queue entry's parameters are substituted: ``def g() = p * 2;`` used in an entry ``prefill (p)``
    read the entry's parameter (the prefill ran 64 for a prompt of 32); g's ``p`` is the program's, a session
    attribute, which an entry does not read, and is refused as the entry's own text reading it would be

@@ -602,6 +602,24 @@ class Module:
 # ---------------------------------------------------------------------------------------------------
 
 
+def own_text(p: Pos) -> bool:
+    """Whether a node at ``p`` is of the text of the body it stands in (a definition's, a queue entry's), where
+    a parameter of that body is read as its argument: a name that came into the body from a definition the
+    body uses has the place of that use in its ``uses`` and is that definition's, the program's
+    (program-reference.txt, def: "Only the parameters are the definition's own. Every other name in the body
+    is the program's"), whatever the parameters are called; an argument keeps the place it is written at.
+    The one rule of the definitions', the entries' and (:func:`same_text`) the aggregates' and bindings'
+    substitutions."""
+    return p.uses is None
+
+
+def same_text(a: Any, x: Any) -> bool:
+    """Whether the nodes ``a`` and ``x`` are of one text: both written where they stand, or both written out
+    from the same expansion of a definition's or an entry's body (:func:`own_text`'s rule for a name read by
+    an aggregate's index or an `at admission` binding rather than by a body's parameter)."""
+    return a.pos.uses == x.pos.uses
+
+
 def name_place(s: SRequest | SQCall) -> Pos:
     """Where the gateway's name of a ``request gw;`` or the queue's name of a queue call came from: the
     argument's place when a definition's parameter put it there, else the statement's own; as an

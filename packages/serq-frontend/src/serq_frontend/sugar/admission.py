@@ -19,25 +19,16 @@ BUILDERS = {
 
 def _subst(e: Any, env: dict[str, Any], h: A.SHold) -> Any:
     """``e`` with each binding of ``env`` put in where the hold ``h``'s own text reads its name
-    (:func:`_own`)."""
+    (:func:`serq_frontend.ast.same_text`: a name a definition used in the header reads is the program's)."""
     if not env:
         return e
 
     def f(x: Any) -> Any:
-        if type(x) is A.Var and x.simple in env and _own(h, x):
+        if type(x) is A.Var and x.simple in env and A.same_text(h, x):
             return env[x.simple]
         return None
 
     return A.map_expr(e, f)
-
-
-def _own(h: A.SHold, x: Any) -> bool:
-    """Whether ``x`` is of the text of the hold ``h`` (both written where they stand, or both written out
-    from the same expansion of a definition's or an entry's body), where a binding's name reads the
-    binding: a name a definition used in the header reads is the program's, and an argument keeps the
-    place it is written at (program-reference.txt, def: "Only the parameters are the definition's own"), as
-    an aggregate's index is read (:func:`serq_frontend.sugar.aggregates.same_text`)."""
-    return x.pos.uses == h.pos.uses
 
 
 def live_read(e: Any) -> str | None:
@@ -61,14 +52,14 @@ def _set_first(stmts: list[Any], name: str) -> bool:
 
 def _reads(stmts: list[Any], extra: list[Any], h: A.SHold | None = None) -> set[str]:
     """The names the statements (and ``extra``) read; with ``h``, those the hold ``h``'s own text reads
-    (:func:`_own`)."""
+    (:func:`serq_frontend.ast.same_text`: a name a definition used in the header reads is the program's)."""
     out: set[str] = set()
     roots = list(extra)
     for s in A.walk_stmts(stmts):
         roots.extend(A.stmt_exprs(s))
     for r in roots:
         for x in A.walk_expr(r):
-            if type(x) is A.Var and (h is None or _own(h, x)):
+            if type(x) is A.Var and (h is None or A.same_text(h, x)):
                 out.add(x.parts[0][0])
     return out
 
@@ -106,7 +97,7 @@ class Admission:
                 raise ctx.error(b.pos, f"the binding `{b.name}` is {why}; give it a name of its own")
             later = {x.name for x in h.bindings[i:]} - env.keys() - self.sets
             for x in A.walk_expr(b.value):
-                if type(x) is A.Var and x.simple in later and _own(h, x):
+                if type(x) is A.Var and x.simple in later and A.same_text(h, x):
                     what = "itself" if x.simple == b.name else f"`{x.simple}`, bound after it"
                     raise ctx.error(x.pos, f"the binding `{b.name}` reads {what}: a binding reads only the "
                                     "ones before it in its clause")
@@ -117,7 +108,7 @@ class Admission:
         header += [x for p in h.pools for x in (p.ref, p.units, p.reserve)]
         for e in header:
             for x in A.walk_expr(e) if e is not None else ():
-                if type(x) is A.Agg and x.var in env and _own(h, x):
+                if type(x) is A.Agg and x.var in env and A.same_text(h, x):
                     raise ctx.error(x.var_at, f"`{x.op} {x.var} in …`: `{x.var}` is a binding of this `at "
                                     "admission`; " + own_index(x.op, x.var, env))
         n = A.map_stmt(h)

@@ -96,23 +96,16 @@ class Writer:
         return A.Call(a.op, terms, a.pos)
 
 
-def same_text(a: A.Agg, x: Any) -> bool:
-    """Whether the node ``x`` is of the same text as the aggregate ``a``: both written where they stand, or
-    both written out from the same expansion of a definition's body (or a queue entry's). Only a name of
-    the aggregate's own text is its index: a definition's body the aggregate's body uses reads the
-    program's names, whatever the index is called (program-reference.txt, def: "Only the parameters are
-    the definition's own. Every other name in the body is the program's"), so ``def g() = j * 2;`` in
-    ``sum j in 3 (g())`` reads an unknown `j` (it read the index: 0 + 2 + 4); an argument keeps the place
-    it is written at, so an index passed to a definition is the index."""
-    return a.pos.uses == x.pos.uses
-
-
 def _subst(e: Any, a: A.Agg, k: int) -> Any:
-    """``e`` with the index of ``a`` read as ``k``: the names ``a.var`` of the aggregate's own text."""
+    """``e`` with the index of ``a`` read as ``k``: the names ``a.var`` of the aggregate's own text
+    (:func:`serq_frontend.ast.same_text`). A definition's body the aggregate's body uses reads the program's
+    names, whatever the index is called, so ``def g() = j * 2;`` in ``sum j in 3 (g())`` reads an unknown `j`
+    (it read the index: 0 + 2 + 4); an argument keeps the place it is written at, so an index passed to a
+    definition is the index."""
     var = a.var
 
     def f(x: Any) -> Any:
-        if type(x) is A.Var and x.simple == var and same_text(a, x):
+        if type(x) is A.Var and x.simple == var and A.same_text(a, x):
             return A.Num(float(k), x.pos)
         return None
 

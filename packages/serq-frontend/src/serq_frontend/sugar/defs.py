@@ -113,9 +113,7 @@ def own_name(x: Any) -> bool:
     ``uses``, and is that definition's, the program's (program-reference.txt, def: "Only the parameters are
     the definition's own"). A gateway or queue a parameter of the used definition was given is the
     argument's, and has the argument's place (:func:`serq_frontend.ast.name_place`)."""
-    if isinstance(x, (A.SRequest, A.SQCall)):
-        return A.name_place(x).uses is None
-    return x.pos.uses is None
+    return A.own_text(A.name_place(x) if isinstance(x, (A.SRequest, A.SQCall)) else x.pos)
 
 
 #: how deep definitions may expand inside one another (a definition whose body uses one that uses one …)

@@ -119,15 +119,6 @@ class Queue:
         return "gateway" in self.roles
 
 
-def own_text(p: Pos) -> bool:
-    """Whether a node at ``p`` is of the entry's own text, where a parameter of the entry is read as its
-    argument: a name that came into the body from a definition the entry uses is that definition's, the
-    program's (program-reference.txt, def: "Only the parameters are the definition's own. Every other name in
-    the body is the program's"), whatever the entry's parameters are called; an argument the entry passes
-    to the definition keeps its place in the entry (as :func:`serq_frontend.sugar.defs.own_name` reads a
-    definition's own names)."""
-    return p.uses is None
-
 
 def leases_on_every_path(stmts: list[Any]) -> str | None:
     """The pool a block leases on every way through it, or None."""
@@ -526,7 +517,7 @@ class QueueRewriter:
                 # a transfer on a step engine is the linker's to refuse (as `run E (X)`); a parameter is not
                 named = [(r.dotted, r.pos, f"transfer on {r.dotted}") for r in s.on if r.dotted in e.params]
             for name, pos, what in named:
-                if name in e.params and own_text(pos):
+                if name in e.params and A.own_text(pos):
                     # substituted by the caller's argument: the check would see the stage only at the call
                     raise self.ctx.error(pos, f"`{what}` in `{q.name}.{e.verb}`: `{name}` is a parameter, a "
                                          "value the caller passes, not a stage; an entry runs on its queue's "
@@ -564,7 +555,7 @@ class QueueRewriter:
         locals_ = q.locals[key]
         lets = set(ctx.lets())
         # serial and turn_no are the session's, as every attribute but the ones below; a parameter is read by
-        # the entry's own text only (own_text)
+        # the entry's own text only (A.own_text)
         params = set(e.params)
         allowed = (locals_ | lets | CONTEXT | {"inf", "self", "cached", "computed"}
                    | self.hidden | own_pools | {q.name} | self.globals)
@@ -601,7 +592,7 @@ class QueueRewriter:
                                 dotted != f"{head}.nic":
                             raise ctx.error(x.pos, f"`{q.name}.{e.verb}` reads `{dotted}`, another queue's")
                         continue
-                    if head in allowed or head in bound or (head in params and own_text(x.pos)):
+                    if head in allowed or head in bound or (head in params and A.own_text(x.pos)):
                         continue
                     what = "the session's attribute" if head in ("serial", "turn_no") else \
                         "a session attribute set outside the queue"
@@ -634,7 +625,7 @@ class QueueRewriter:
                 if type(x) is not A.Var or x in held:
                     continue
                 head = x.parts[0][0]
-                if head in ok or head in bound or head in aggs or (head in params and own_text(x.pos)):
+                if head in ok or head in bound or head in aggs or (head in params and A.own_text(x.pos)):
                     continue
                 if head == "now":
                     what = "the clock, `now`"
@@ -913,7 +904,7 @@ class Instance:
                 if not self.q.family:
                     raise self.error(x.pos, f"`self` inside queue `{self.q.name}`, which is not a family")
                 return self.index
-            if head in self.params and own_text(x.pos):
+            if head in self.params and A.own_text(x.pos):
                 return self.params[head]
             if src_name is not None and head == src_name:
                 assert self.src is not None
@@ -931,7 +922,7 @@ class Instance:
             # what the entry sets (the request's attribute `Q.x`, which the linker then says takes none)
             if head == "self":
                 raise self.error(x.pos, "`self` is the member's index; it takes no index")
-            if head in self.params and own_text(x.pos):
+            if head in self.params and A.own_text(x.pos):
                 raise self.error(x.pos, f"`{head}` is a parameter of `{self.name}`; it takes no index")
             if head in self.locals:
                 return A.Var([(self.local(head), self.expr(idx, True))], self.pos(x.pos))
@@ -963,7 +954,7 @@ class Instance:
             return A.Cond(self.expr(e.test, in_index), self.expr(e.then, in_index),
                           self.expr(e.orelse, in_index), self.pos(e.pos))
         if t is A.Agg:
-            taken = {"self", *(self.params if own_text(e.pos) else ()), *self.locals, self.entry.src}
+            taken = {"self", *(self.params if A.own_text(e.pos) else ()), *self.locals, self.entry.src}
             if e.var in taken:
                 raise self.error(e.var_at, f"`{e.op} {e.var} in` inside queue `{self.q.name}`: `{e.var}` is a "
                                  "name of the entry; " + own_index(e.op, e.var, taken))
