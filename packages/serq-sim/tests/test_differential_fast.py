@@ -56,6 +56,7 @@ import serq_frontend
 import serq_sim
 from serq_report.json import encode_json
 from serq_sim import fast
+from stress18 import pick
 
 #: programs in the default run, and the blocks they are spread over (a test each, for xdist)
 DEFAULT_EXAMPLES = 1500
@@ -65,17 +66,6 @@ FIRST = int(os.environ.get("SERQ_DIFF_FAST_FIRST", "0"))
 
 
 # --- the generator ------------------------------------------------------------------------------------------
-
-
-def _pick(rng: random.Random, weighted):
-    """One of ``[(weight, value), …]``."""
-    total = sum(w for w, _ in weighted)
-    x = rng.random() * total
-    for w, v in weighted:
-        x -= w
-        if x < 0:
-            return v
-    return weighted[-1][1]
 
 
 #: holds whose units draw (off: a session waiting at the end of the run with such units crashes the fast
@@ -146,7 +136,7 @@ class _Gen:
     # -- names -----------------------------------------------------------------------------------------
 
     def p(self, weighted):
-        return _pick(self.rng, weighted)
+        return pick(self.rng, weighted)
 
     def rare(self, per: int = 40) -> bool:
         """A provoked error, about one time in ``per`` where it may stand."""
@@ -341,8 +331,8 @@ class _Gen:
 def _stage_decl(g: _Gen, k: int) -> str:
     rng = g.rng
     name = f"s{k}"
-    kind = _pick(rng, [(4, "fifo"), (3, "ps"), (2, "delay")])
-    size = _pick(rng, [(5, 1), (1, "[1]"), (3, 2), (2, 3), (1, "let")])
+    kind = pick(rng, [(4, "fifo"), (3, "ps"), (2, "delay")])
+    size = pick(rng, [(5, 1), (1, "[1]"), (3, 2), (2, 3), (1, "let")])
     if size == "let":
         size = rng.choice([2, 3])
         g.lets[f"n{k}"] = size
@@ -352,13 +342,13 @@ def _stage_decl(g: _Gen, k: int) -> str:
     else:
         dim = f"[{size}]" if size > 1 else ""
     if kind == "fifo":
-        servers = _pick(rng, [(5, ""), (2, "(2)"), (1, "(3)"), (1, "(inf)"), (1, "(1)"), (1, "(let)")])
+        servers = pick(rng, [(5, ""), (2, "(2)"), (1, "(3)"), (1, "(inf)"), (1, "(1)"), (1, "(let)")])
         if servers == "(let)":
             g.lets[f"c{k}"] = rng.choice([1, 2, 4])
             servers = f"(c{k})"
         decl = f"fifo{servers}"
     elif kind == "ps":
-        phi = _pick(rng, [(4, "1"), (2, "2"), (2, "min(present, 2)"), (1, "present / (present + 1)"),
+        phi = pick(rng, [(4, "1"), (2, "2"), (2, "min(present, 2)"), (1, "present / (present + 1)"),
                           (1, "0.5 + present / 4"), (1, "max(1, present - 1)"), (1, "present > 3 ? 2 : 1"),
                           (1, "present > 4 ? 0 : 1"), (1, "L_phi"), (1, "sqrt(present)")])
         if g.rare(60):
@@ -373,10 +363,10 @@ def _stage_decl(g: _Gen, k: int) -> str:
 def _pool_decl(g: _Gen, k: int) -> str:
     rng = g.rng
     name = f"p{k}"
-    size = _pick(rng, [(5, 1), (1, "[1]"), (3, 2), (2, 3)])
+    size = pick(rng, [(5, 1), (1, "[1]"), (3, 2), (2, 3)])
     dim = "[1]" if size == "[1]" else (f"[{size}]" if size > 1 else "")
     size = 1 if size == "[1]" else size
-    cap = _pick(rng, [(3, 1), (3, 2), (2, 3), (1, 1.5), (1, 5), (1, "let"), (1, None)])
+    cap = pick(rng, [(3, 1), (3, 2), (2, 3), (1, 1.5), (1, 5), (1, "let"), (1, None)])
     opts = []
     if cap == "let":
         cap = rng.choice([1, 2, 4])
@@ -384,11 +374,11 @@ def _pool_decl(g: _Gen, k: int) -> str:
         opts.append(f"cap cap{k};")
     elif cap is not None:
         opts.append(f"cap {cap:g};")
-    order = _pick(rng, [(5, "fifo"), (3, "static"), (2, "dynamic")])
+    order = pick(rng, [(5, "fifo"), (3, "static"), (2, "dynamic")])
     if order == "fifo" and rng.random() < 0.3:
         opts.append("queue fifo;")
     elif order == "static":  # keys read attributes only: fixed at the join (ties and NaN among them)
-        keys = _pick(rng, [(2, "prio"), (2, "-sz"), (2, "prio, serial"), (1, "turn_no"), (1, "sz * 2 - prio"),
+        keys = pick(rng, [(2, "prio"), (2, "-sz"), (2, "prio, serial"), (1, "turn_no"), (1, "sz * 2 - prio"),
                            (1, "floor(sz / 2)"), (1, "serial % 2"), (1, "-prio, -serial"), (1, "sqrt(prio - 0.5)"),
                            (1, "x"), (1, "prio ? sz : -sz"), (1, "max(sz, prio * 3), -serial"), (1, "0"),
                            (1, "prio / 0"), (1, "(sz - 2) / (prio - prio), serial")])
@@ -397,7 +387,7 @@ def _pool_decl(g: _Gen, k: int) -> str:
         # a pool declared before (or this one), by a fixed member
         other_name, other_size = (name, size) if not g.pools or rng.random() < 0.5 else rng.choice(g.pools)[:2]
         other = f"{other_name}[{rng.randrange(other_size)}]" if other_size > 1 else other_name
-        keys = _pick(rng, [(2, "now"), (2, "waited"), (2, "prio - waited * 0.1"), (1, "-waited, serial"),
+        keys = pick(rng, [(2, "now"), (2, "waited"), (2, "prio - waited * 0.1"), (1, "-waited, serial"),
                            (2, f"queued({other}) > 1 ? prio : -prio"), (1, f"used({other})"),
                            (1, "now > 10 ? serial : -serial"), (1, f"queue({g.stage(True)})"),
                            (1, f"busy({g.stage(True)}) + prio"), (1, f"holders({other}) - sz")])
@@ -415,10 +405,10 @@ def program(i: int) -> tuple[str, dict[str, float], str | None]:
     rng = random.Random(i)
     g = _Gen(rng)
     # (a program of 2 000 runs takes half a second on each tier: rare)
-    edge = None if rng.random() < 0.85 else _pick(rng, [(0.2 if e == "blocks" else 1, e) for e in sorted(EDGES)])
+    edge = None if rng.random() < 0.85 else pick(rng, [(0.2 if e == "blocks" else 1, e) for e in sorted(EDGES)])
     g.errors = rng.random() < 0.5  # half the programs provoke no error anywhere
-    stage_decls = [_stage_decl(g, k) for k in range(_pick(rng, [(3, 1), (3, 2), (1, 3)]))]
-    pool_decls = [_pool_decl(g, k) for k in range(_pick(rng, [(1, 0), (3, 1), (3, 2), (1, 3)]))]
+    stage_decls = [_stage_decl(g, k) for k in range(pick(rng, [(3, 1), (3, 2), (1, 3)]))]
+    pool_decls = [_pool_decl(g, k) for k in range(pick(rng, [(1, 0), (3, 1), (3, 2), (1, 3)]))]
     if edge == "twice" and not any(s > 1 for _, s, _ in g.pools):
         pool_decls.append("pool pt[2] { cap 2; }")
         g.pools.append(("pt", 2, 2))
@@ -450,7 +440,7 @@ def program(i: int) -> tuple[str, dict[str, float], str | None]:
     if "L_p" in sets:
         sets["L_p"] = min(sets["L_p"], 1)
     # the workload
-    wl = _pick(rng, [(4, "poisson"), (2, "renewal"), (2, "batch"), (2, "closed"), (0.05, "none")])
+    wl = pick(rng, [(4, "poisson"), (2, "renewal"), (2, "batch"), (2, "closed"), (0.05, "none")])
     arrivals = None
     if wl == "poisson":
         rate = rng.choice([0.3, 0.8, 1.5, 3, "lam"])
@@ -459,7 +449,7 @@ def program(i: int) -> tuple[str, dict[str, float], str | None]:
         arrive = f"arrive poisson({rate});"
         horizon = rng.choice([15, 30, 60])
     elif wl == "renewal":
-        gap = _pick(rng, [(2, "~exp(1.5)"), (1, "~h2(1, 4)"), (1, "~det(1)"), (1, "0.1 + ~uniform(0, 1)"),
+        gap = pick(rng, [(2, "~exp(1.5)"), (1, "~h2(1, 4)"), (1, "~det(1)"), (1, "0.1 + ~uniform(0, 1)"),
                           (1, "~erlang(2, 0.5)"), (1, "2")])
         if g.rare(30):
             gap = "~exp(1) - 0.3"  # a negative gap: an error
@@ -476,7 +466,7 @@ def program(i: int) -> tuple[str, dict[str, float], str | None]:
         horizon = rng.choice([10, 30, 50])
     if wl in ("poisson", "renewal") and rng.random() < 0.2:
         arrivals = rng.randint(1, 40)
-        horizon = _pick(rng, [(3, "1e6"), (2, "inf"), (1, horizon)])
+        horizon = pick(rng, [(3, "1e6"), (2, "inf"), (1, horizon)])
     # attributes: sz and prio from init (or the session's top), more from the turn block
     init, turn = [], []
     forms = [(4, "single"), (3, "turns")]
@@ -484,13 +474,13 @@ def program(i: int) -> tuple[str, dict[str, float], str | None]:
         forms.append((1, "sides"))  # (an edge's statement goes into a session block)
     if wl == "closed":
         forms.append((2, "closed"))
-    form = _pick(rng, forms)
+    form = pick(rng, forms)
     g.server = form == "sides"
     top = ["set t0 = now;", f"set x = {rng.choice(DRAWS)};", f"set y = {rng.choice(DRAWS)};"]
     if wl == "closed":  # a session that ends before time passes (at a rejection, say) is replaced at once
         top.insert(0, "run d (~exp(1));")
-    attrs = [f"set sz = {_pick(rng, [(3, '1 + floor(~uniform(0, 3))'), (1, '2'), (1, '~bernoulli(0.5) + 1')])};",
-             f"set prio = {_pick(rng, [(3, 'floor(~uniform(0, 2))'), (1, '~bernoulli(0.3)'), (1, 'serial % 2')])};"]
+    attrs = [f"set sz = {pick(rng, [(3, '1 + floor(~uniform(0, 3))'), (1, '2'), (1, '~bernoulli(0.5) + 1')])};",
+             f"set prio = {pick(rng, [(3, 'floor(~uniform(0, 2))'), (1, '~bernoulli(0.3)'), (1, 'serial % 2')])};"]
     if rng.random() < 0.5:
         init += attrs
         if rng.random() < 0.3:
@@ -498,7 +488,7 @@ def program(i: int) -> tuple[str, dict[str, float], str | None]:
     else:
         top += attrs
     hidden = ""
-    think = _pick(rng, [(3, "~exp(2)"), (1, "~det(1)"), (1, "~uniform(0, 3)"), (1, "h")])
+    think = pick(rng, [(3, "~exp(2)"), (1, "~det(1)"), (1, "~uniform(0, 3)"), (1, "h")])
     if form in ("turns", "sides"):
         turn.append(f"set more = ~bernoulli({rng.choice([0.5, 0.7])});")
         if rng.random() < 0.5:

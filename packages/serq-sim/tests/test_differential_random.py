@@ -45,6 +45,7 @@ from serq_report.json import encode_json
 from serq_sim.api import registries
 from serq_sim.engine import Simulation
 from serq_sim.step import StepStage
+from stress18 import COUNTERS, pick
 
 #: programs in the default run, and the blocks they are spread over (a test each, for xdist)
 DEFAULT_EXAMPLES = 1200
@@ -56,23 +57,9 @@ FIRST = int(os.environ.get("SERQ_DIFF_FIRST", "0"))
 #: show is open)
 BUDGETS_READING_USED = True
 
-#: the lazy planning's counters on StepStage (tests read them; not reported)
-COUNTERS = ("lazy_iterations", "glazy_iterations", "quiet_rounds", "quiet_wakes", "busy_rounds",
-            "wake_batches")
 
 
 # --- the generator ------------------------------------------------------------------------------------------
-
-
-def _pick(rng: random.Random, weighted):
-    """One of ``[(weight, value), …]``."""
-    total = sum(w for w, _ in weighted)
-    x = rng.random() * total
-    for w, v in weighted:
-        x -= w
-        if x < 0:
-            return v
-    return weighted[-1][1]
 
 
 def _engine(rng: random.Random, name: str, kv: str | None, reqs: str | None, other: str | None,
@@ -91,12 +78,12 @@ def _engine(rng: random.Random, name: str, kv: str | None, reqs: str | None, oth
         # serve keys that a job keeps while resident (attributes, numbers, admission, decoding; a NaN counts
         # as inf)
         # are taken once and keep the residents in their order: the lazy planning takes them
-        serve = _pick(rng, [(6, ""), (2, "serve by (admission);"), (2, "serve by (P);"),
+        serve = pick(rng, [(6, ""), (2, "serve by (admission);"), (2, "serve by (P);"),
                             (1, "serve by (-O, admission);"), (1, "serve by (P > 4 ? (P - P) / (P - P) : -P, O);"),
                             (1, "serve by (1, -admission);"), (1, "serve decode first;"),
                             (1, "serve by (decoding, -P);")])
-        return (f"stage {name} : step {{ budget {_pick(rng, budgets)}; cost {_pick(rng, costs)}; "
-                f"{_pick(rng, chunks)} {serve} memory {kv}; }}")
+        return (f"stage {name} : step {{ budget {pick(rng, budgets)}; cost {pick(rng, costs)}; "
+                f"{pick(rng, chunks)} {serve} memory {kv}; }}")
     budgets = [(3, "1"), (3, "2"), (3, "3"), (3, "5"), (2, "8"), (1, "16"), (3, "inf"), (2, "residents"),
                (1, "residents + 1"), (2, "2 + decoders"), (1, "residents >= 3 ? 4 : 8"), (1, "2.5"),
                (1, "kv_decode > 12 ? 2 : 6"), (1, "kv_prefill > 0 ? 3 : 5"), (1, "6 - residents"),
@@ -128,28 +115,28 @@ def _engine(rng: random.Random, name: str, kv: str | None, reqs: str | None, oth
               (3, "serve by (admission);"),
               (1, "serve exclusive prefill;"), (1, "serve by (-remaining);"), (1, "serve by (1, admission);"),
               (1, "serve by (P);"), (1, "serve by (-P, O);"), (1, "serve by (O > 3 ? (O - O) / (O - O) : O);")]
-    budget = _pick(rng, budgets)
-    chunk = _pick(rng, chunks)
-    cost = _pick(rng, costs)
-    serve = _pick(rng, serves)
+    budget = pick(rng, budgets)
+    chunk = pick(rng, chunks)
+    cost = pick(rng, costs)
+    serve = pick(rng, serves)
     memory = f"memory {kv};" if kv and rng.random() < 0.8 else ""
     return f"stage {name} : step {{ budget {budget}; cost {cost}; {chunk} {serve} {memory} }}"
 
 
 def _pool_kv(rng: random.Random, name: str, bs: int, via: str, easy: bool) -> str:
     if easy:
-        cap = _pick(rng, [(1, 12), (2, 24), (2, 40), (2, 200)])
-        pre = _pick(rng, [(3, "preempt lifo;"), (1, "preempt by (-admission) requeue tail;"), (1, "")])
-        return f"pool {name} {{ cap {cap}; block {bs}; {pre} {_pick(rng, [(3, 'evict lru;'), (1, '')])} }}"
-    cap = _pick(rng, [(3, 6), (3, 8), (3, 12), (3, 16), (2, 24), (2, 40), (2, 200)])
+        cap = pick(rng, [(1, 12), (2, 24), (2, 40), (2, 200)])
+        pre = pick(rng, [(3, "preempt lifo;"), (1, "preempt by (-admission) requeue tail;"), (1, "")])
+        return f"pool {name} {{ cap {cap}; block {bs}; {pre} {pick(rng, [(3, 'evict lru;'), (1, '')])} }}"
+    cap = pick(rng, [(3, 6), (3, 8), (3, 12), (3, 16), (2, 24), (2, 40), (2, 200)])
     if bs > 1 and rng.random() < 0.7:
         cap = max(cap // bs, 2) * bs  # whole blocks, usually
-    block = f"block {bs};" if bs > 1 else _pick(rng, [(4, ""), (1, "block 1;")])
-    pre = _pick(rng, [(4, "preempt lifo;"), (2, ""), (2, "preempt by (position);"),
+    block = f"block {bs};" if bs > 1 else pick(rng, [(4, ""), (1, "block 1;")])
+    pre = pick(rng, [(4, "preempt lifo;"), (2, ""), (2, "preempt by (position);"),
                       (2, "preempt by (-admission) requeue tail;"), (1, "preempt by (decoding, -admission);"),
                       (1, "preempt by (-P);")])
-    evict = _pick(rng, [(6, "evict lru;"), (2, ""), (1, "evict by (-size);")])
-    extra = _pick(rng, [(12, ""), (1, "reserve held;"), (1, "queue by (P);"), (1, f"admit via {via};")])
+    evict = pick(rng, [(6, "evict lru;"), (2, ""), (1, "evict by (-size);")])
+    extra = pick(rng, [(12, ""), (1, "reserve held;"), (1, "queue by (P);"), (1, f"admit via {via};")])
     return f"pool {name} {{ cap {cap}; {block} {pre} {evict} {extra} }}"
 
 
@@ -162,14 +149,14 @@ def _request(rng: random.Random, e: dict, vllm: bool) -> str:
         kinds += [(3, "cached"), (1, "grow")]
         if reqs and vllm:
             kinds.append((3, "vllm"))
-    kind = _pick(rng, kinds)
+    kind = pick(rng, kinds)
     if kind == "vllm":
-        match = _pick(rng, [(4, "inf"), (1, "P"), (1, "0"), (1, "-1")])
-        thr = _pick(rng, [(3, "inf"), (1, "2"), (1, "3")])
+        match = pick(rng, [(4, "inf"), (1, "P"), (1, "0"), (1, "-1")])
+        thr = pick(rng, [(3, "inf"), (1, "2"), (1, "3")])
         return f"set t0 = now; vllm_request_at({reqs}, {kv}, {S}, P, O, t0, {match}, {thr});"
-    obs = _pick(rng, [(4, ""), (1, "observe a = now;"), (1, f"observe bl = budget_left({S});"),
+    obs = pick(rng, [(4, ""), (1, "observe a = now;"), (1, f"observe bl = budget_left({S});"),
                       (1, "observe pc = computed;"), (1, f"observe w = work({S});")])
-    after = _pick(rng, [(4, ""), (1, f"observe b = busy({S});"), (1, f"observe q = queue({S});"),
+    after = pick(rng, [(4, ""), (1, f"observe b = busy({S});"), (1, f"observe q = queue({S});"),
                         (1, "end;")])
     # the pool a growing run grows: the engine's memory, usually, or another pool
     gp = kv if not aux or rng.random() < 0.6 else aux
@@ -184,7 +171,7 @@ def _request(rng: random.Random, e: dict, vllm: bool) -> str:
                 holds += [(6, f"{reqs} (1), {gp} (K)"), (1, f"{gp} (K), {reqs} (1)")]
             if gp != kv and kv:
                 holds.append((2, f"{kv} (K), {gp} (1)"))
-        hold = _pick(rng, holds).replace("K", _pick(rng, [(3, "1"), (2, "P"), (1, "P + O"), (1, "2")]))
+        hold = pick(rng, holds).replace("K", pick(rng, [(3, "1"), (2, "P"), (1, "P + O"), (1, "2")]))
         held = gp and gp in hold.split(" ")
         g_pre = grow if held and rng.random() < 0.85 else ""
         g_dec = grow if held and rng.random() < 0.9 else ""
@@ -199,14 +186,14 @@ def _request(rng: random.Random, e: dict, vllm: bool) -> str:
         return (f"hold {hold} {{ {obs} grow {kv} (G); run {S} prefill (P) growing {kv}; set tf = now; "
                 f"run {S} decode (O) growing {kv}; {after} }}")
     # prefix caching by hand: the session's own prefix, bounded by reuse, consumed at admission
-    units = _pick(rng, [(3, "P"), (1, "P + O"), (2, f"min(P, cachedin({kv}) + 1)"),
+    units = pick(rng, [(3, "P"), (1, "P + O"), (2, f"min(P, cachedin({kv}) + 1)"),
                         (1, f"min(P, cachedin({kv}) + {bs})")])
-    reuse = _pick(rng, [(3, "P - 1"), (2, f"floor((P - 1) / {bs}) * {bs}"), (1, "0")])
-    reserve = _pick(rng, [(4, ""), (1, " reserve (P + O)")])
+    reuse = pick(rng, [(3, "P - 1"), (2, f"floor((P - 1) / {bs}) * {bs}"), (1, "0")])
+    reserve = pick(rng, [(4, ""), (1, " reserve (P + O)")])
     hold = f"{kv} ({units}){reserve}"
     if reqs:
-        hold = _pick(rng, [(3, f"{reqs} (1), {hold}"), (1, f"{hold}, {reqs} (1)")])
-    cache = _pick(rng, [(4, "P + O"), (1, "inf"), (1, "P")])
+        hold = pick(rng, [(3, f"{reqs} (1), {hold}"), (1, f"{hold}, {reqs} (1)")])
+    cache = pick(rng, [(4, "P + O"), (1, "inf"), (1, "P")])
     return (f"hold {hold} reuse ({reuse}) {{ observe hit = cached; {obs} run {S} prefill (P - cached) "
             f"growing {kv}; set tf = now; run {S} decode (O) growing {kv}; {after} }} cache ({cache});")
 
@@ -225,50 +212,50 @@ def program(i: int) -> str:
             kv, bs = engines[0]["kv"], engines[0]["bs"]
         else:
             kv = f"kv{suffix}" if easy or rng.random() < 0.85 else None
-            bs = _pick(rng, [(2, 2), (2, 3), (3, 4)] if easy else [(2, 1), (3, 2), (2, 3), (3, 4)])
+            bs = pick(rng, [(2, 2), (2, 3), (3, 4)] if easy else [(2, 1), (3, 2), (2, 3), (3, 4)])
             if kv:
                 pools.append(_pool_kv(rng, kv, bs, S, easy))
         reqs = f"reqs{suffix}" if easy or rng.random() < 0.7 else None
         if reqs:
             via = f"admit via {S};" if easy or rng.random() < 0.7 else ""
-            order = _pick(rng, [(8, ""), (1, "queue by (P);"), (1, "queue by (-P);")])
-            cap = _pick(rng, [(2, 1), (3, 2), (2, 3), (2, 4), (2, 8)])
+            order = pick(rng, [(8, ""), (1, "queue by (P);"), (1, "queue by (-P);")])
+            cap = pick(rng, [(2, 1), (3, 2), (2, 3), (2, 4), (2, 8)])
             pools.append(f"pool {reqs} {{ cap {cap}; {via} {order} }}")
         aux = None
         if not easy and rng.random() < 0.15:  # a pool growing runs grow that is no engine's memory
             aux = f"aux{suffix}"
-            pre = _pick(rng, [(1, "preempt lifo;"), (1, "preempt by (position);"), (1, "")])
-            pools.append(f"pool {aux} {{ cap {_pick(rng, [(1, 10), (1, 20), (1, 60)])}; "
-                         f"block {_pick(rng, [(1, 1), (1, 2)])}; {pre} }}")
+            pre = pick(rng, [(1, "preempt lifo;"), (1, "preempt by (position);"), (1, "")])
+            pools.append(f"pool {aux} {{ cap {pick(rng, [(1, 10), (1, 20), (1, 60)])}; "
+                         f"block {pick(rng, [(1, 1), (1, 2)])}; {pre} }}")
         other = "E" if k else ("F" if two else None)
         decl = _engine(rng, S, kv, reqs, other, easy)
         engines.append(dict(S=S, kv=kv, reqs=reqs, aux=aux, bs=bs, decl=decl))
     vllm = rng.random() < 0.5
     frac = not easy and rng.random() < 0.07  # fractional tokens: the planning per job, now and then
-    pmax = _pick(rng, [(2, 4), (3, 8), (1, 16), (1, 40)])
-    omax = _pick(rng, [(1, 3), (3, 10), (2, 20), (1, 40)])
+    pmax = pick(rng, [(2, 4), (3, 8), (1, 16), (1, 40)])
+    omax = pick(rng, [(1, 3), (3, 10), (2, 20), (1, 40)])
     prompt = f"1 + floor(~uniform(0, {pmax}))" + (" + 0.5" if frac else "")
     out = f"1 + floor(~uniform(0, {omax}))"
-    turns = _pick(rng, [(5, 1), (2, 2), (1, 3)])
-    wl = _pick(rng, [(6, "batch"), (3, "poisson"), (1, "closed")])
+    turns = pick(rng, [(5, 1), (2, 2), (1, 3)])
+    wl = pick(rng, [(6, "batch"), (3, "poisson"), (1, "closed")])
     run_extra = ""
     start = ""
     if wl == "poisson":
-        arrive = f"arrive poisson({_pick(rng, [(1, 0.2), (2, 0.4), (2, 0.8), (1, 1.5)])});"
-        horizon = _pick(rng, [(2, 15), (2, 30)])
+        arrive = f"arrive poisson({pick(rng, [(1, 0.2), (2, 0.4), (2, 0.8), (1, 1.5)])});"
+        horizon = pick(rng, [(2, 15), (2, 30)])
         if rng.random() < 0.25:  # the run ends once the n-th session has arrived and every one ended
             horizon = 400
             run_extra = f" arrivals {rng.randint(2, 8)};"
     else:
         n = rng.randint(2, 8)
         arrive = f"arrive batch({n});" if wl == "batch" else f"arrive closed({min(n, 5)});"
-        gap = _pick(rng, [(1, "0.5"), (1, "1"), (1, "1.25"), (1, "2")])
-        start = _pick(rng, [(2, ""), (3, f"run d (serial * {gap});"), (2, "run d (~uniform(0, 3));"),
+        gap = pick(rng, [(1, "0.5"), (1, "1"), (1, "1.25"), (1, "2")])
+        start = pick(rng, [(2, ""), (3, f"run d (serial * {gap});"), (2, "run d (~uniform(0, 3));"),
                             (1, f"run d ((serial % 3) * {gap});")])
         if wl == "batch":
-            horizon = _pick(rng, [(6, 60), (1, 7.5), (1, 12)])
+            horizon = pick(rng, [(6, 60), (1, 7.5), (1, 12)])
         else:
-            horizon = _pick(rng, [(1, 20), (1, 35)])
+            horizon = pick(rng, [(1, 20), (1, 35)])
     if rng.random() < 0.2:
         run_extra += f" warmup {rng.choice([1, 3.5, 6])};"
 
@@ -278,7 +265,7 @@ def program(i: int) -> str:
     if len(engines) == 1:
         req = request(engines[0])
     else:
-        how = _pick(rng, [(2, "split"), (1, "pd")])
+        how = pick(rng, [(2, "split"), (1, "pd")])
         if how == "split":
             req = f"branch (serial % 2 == 0) {{ {request(engines[0])} }} else {{ {request(engines[1])} }}"
         else:  # a prefill on E, a decode on F, each in its own holds
