@@ -45,8 +45,8 @@ class Writer:
         self.taken = taken
         #: the terms written out so far in the body of the aggregate being written
         self.inner = 0
-        #: the aggregates around the one being written, by their index
-        self.around: dict[str, A.Agg] = {}
+        #: the aggregates around the one being written, by their index, the innermost last
+        self.around: dict[str, list[A.Agg]] = {}
 
     def expr(self, e: Any) -> Any:
         def f(x: Any) -> Any:
@@ -61,10 +61,12 @@ class Writer:
         if a.var in self.taken:
             raise ctx.error(a.var_at, f"`{a.op} {a.var} in …`: `{a.var}` is a name the program has already; "
                             + own_index(a.op, a.var, {*self.taken, *self.around}))
-        if a.var in self.around:
-            # the inner index would hide the outer in the body, which then reads one where the other was
-            # meant (and a definition's argument that reads the outer one is read as the inner)
-            o = self.around[a.var]
+        # an index of the aggregate's own text is the one name the aggregate takes (_subst): one of the same
+        # text around it would be hidden in the body, which would read the inner index where the outer was
+        # meant; an aggregate of another text around it (the use of a definition whose body aggregates over
+        # `j`, inside `sum j in …`) keeps its own names, each read by its own aggregate
+        o = next((o for o in reversed(self.around.get(a.var, ())) if A.same_text(o, a)), None)
+        if o is not None:
             where = f"{o.pos.line}:{o.pos.col}" if o.pos.file == a.pos.file else o.pos.at()
             raise ctx.error(a.var_at, f"`{a.op} {a.var} in …`: `{a.var}` is the index of the aggregate around it "
                             f"(`{o.op} {o.var} in …` at {where}); " + own_index(a.op, a.var, {*self.taken, *self.around}))
@@ -74,13 +76,15 @@ class Writer:
         except BadConstant as x:
             raise ctx.error(x.node.pos, x.message) from None
         outer, self.inner = self.inner, 0
-        self.around[a.var] = a
+        self.around.setdefault(a.var, []).append(a)
         try:
             body = self.expr(a.body)
             inner = max(1, self.inner)  # the terms the aggregates in the body write out (1: none)
         finally:
             self.inner = outer
-            del self.around[a.var]
+            self.around[a.var].pop()
+            if not self.around[a.var]:
+                del self.around[a.var]
         if n * inner > MAX_TERMS:
             raise ctx.error(a.pos, f"`{a.op} {a.var} in …` writes out {n} × {inner} terms with the aggregates "
                             f"inside it; an aggregate writes out at most {MAX_TERMS} terms")
