@@ -92,8 +92,8 @@ Checklist (P = pool-reference.txt, R = program-reference.txt; line numbers of th
   -- queue --
   c42  P80   by: keys read for every waiting hold before each        hand: test_queue_by_reads_waited_at_each_admission;
              attempt, compared in order, ties by enqueue order       audit2: test_queue_by_ties_go_to_the_join_order
-  c43  P80   one key is a list of one                                hand: test_queue_by_reads_waited_at_each_admission
-                                                                     (one key; the grammar: c01)
+  c43  P80   one key is a list of one                                audit2: test_queue_by_keys_are_read_again_after_each_
+                                                                     admission (one key; the grammar: c01)
   c44  P80   waited: seconds since the hold entered the queue,       round13_a: test_a_grower_that_is_its_own_victim_re_
              reset on re-entry                                       enters_at_the_tail_with_waited_reset; test_waited_
                                                                      queue: test_the_head_is_the_scans
@@ -118,7 +118,8 @@ Checklist (P = pool-reference.txt, R = program-reference.txt; line numbers of th
   c54  P95   with it, unallocated reservations count against later   hand: test_reserve_held_counts_against_later_admissions
              admissions (used + sum u_i + r <= cap)
   c55  P99   and against growth by other holds; the grower uses its  hand: test_reserve_held_growth_uses_own_reservation;
-             own reservation                                         audit2: test_eviction_orders (its reserve held case)
+             own reservation                                         audit2: test_reserve_held_counts_other_holds_
+                                                                     reservations_against_a_growth
   c56  P99   r_i: the larger of units and reserve, at admission,     sem: test_reserve_held_rounds_the_reservation_to_blocks
              rounded up to blocks
   c57  P101  each hold counts separately, nested holds included      sem: test_reserve_held_counts_nested_holds_separately
