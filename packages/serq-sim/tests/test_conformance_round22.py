@@ -63,6 +63,10 @@ Checklist (P = pool-reference.txt, R = program-reference.txt; line numbers of th
   c29  P64   the victim leaves its stage, releases its hold and      sem: test_a_preemption_releases_the_holds_down_to_the_
              caches its computed prefix                              preempted_one; audit7: test_a_victim_leaves_a_fifo_
                                                                      stage_and_the_next_job_starts
+  c29b P64   (silent) a victim's hold without cache caches nothing   audit10: test_growing_decoders_evict_the_oldest_prefix_
+             (docs/language.md: the clause decides, as at release)   first_and_the_last_admitted_preempts_itself; here:
+                                                                     test_a_victim_caches_its_computed_prefix_per_its_cache_
+                                                                     clause
   c30  P64   it re-enters the hold's first pool's queue              sem: test_requeue_on_an_engine_goes_to_the_holds_first_
                                                                      pool; audit5: test_two_victims_on_an_engine_re_enter_
                                                                      their_first_pools_queue_in_turn
@@ -174,13 +178,16 @@ Checklist (P = pool-reference.txt, R = program-reference.txt; line numbers of th
   c79  R133  end is the time the run ended; rates and averages over  audit2: test_a_finite_runs_pool_and_gauge_averages_
              end - warmup                                            are_over_end_minus_warmup
 
-Counts: 79 rules; 69 checked by earlier tests with hand-computed outcomes, 10 newly here (c02 in part:
+Counts: 80 rules; 69 checked by earlier tests with hand-computed outcomes, 11 newly here (c02 in part:
 round21 compiled the empty pool but ran nothing on it; c03-c07, c09, c39, c45 in part: the earlier test's
-key read a pool query, not the clock or a stage; c69; c12, where the page is silent). No disagreement:
-every program below gives the outcome its derivation says, on the tier serQ picks and on the general
-engine (the empty pool's program takes the fast tier, the others the general engine). One reading the
-page leaves open is now written in docs/simulator.md (Pools): `now` and a draw in a hold's units are the
-deployment's state for P24's rule, so such a demand waits rather than being rejected at the join (c12).
+key read a pool query, not the clock or a stage; c69; c12 and c29b, where the pages are silent; c29b's
+earlier test held the no-clause case only inside a step engine's run). No disagreement: every program
+below gives the outcome its derivation says, on the tier serQ picks and on the general engine (the empty
+pool's program takes the fast tier, the others the general engine). Two readings the pages leave open
+are now written down: docs/simulator.md (Pools), `now` and a draw in a hold's units are the deployment's
+state for P24's rule, so such a demand waits rather than being rejected at the join (c12); and
+docs/language.md ("A preemption caches computed prefixes …"), a victim's hold without `cache` caches
+nothing, as at its release (c29b).
 """
 
 from __future__ import annotations
@@ -431,3 +438,37 @@ run { horizon 50; }
     assert (kv.spills, kv.evicted_entries, kv.evicted_units) == (2, 3, 6.0)
     assert (link.completions, link.service) == (2, 2.0)
     assert tier.cached == 183 / 50
+
+
+# --- c29: what a victim caches --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("clause, kept, after", [("", 0.0, 0.0), ("cache (2);", 89 / 50, 2.0)])
+def test_a_victim_caches_its_computed_prefix_per_its_cache_clause(clause, kept, after, monkeypatch):
+    """P64: "The victim leaves its stage, releases its hold and caches its computed prefix"; language.txt §3:
+    "The cache clause is what makes a hold take part in the prefix cache", a hold without it is "memory
+    alone". docs/language.md ("A preemption caches computed prefixes …"): the clause decides, at a
+    preemption as at a release.
+
+    kv (cap 4, lifo, no block). s0 and s1 hold 2 each from 0; s1 loads 1 (position 1). At 1 s0 grows by 1
+    (4 + 1 > 4) and s1, the last admitted, is the victim. With cache (2) it caches min(2, 1) = 1, which
+    leaves room for s0's growth (3 + 1 <= 4); without the clause it caches nothing. At 6 s0 ends and
+    caches 3; s1 is admitted again (computed 1): with the clause it consumes its own 1, and both ways s0's
+    3 are evicted for its 2 (2 + 3 > 4). It loads 1 and at 8 caches min(2, 2) = 2 with the clause,
+    nothing without. cached: 1 over [1, 6) and 2 over [8, 50] with the clause, (5 + 84) / 50; none
+    without. (A victim caching its prefix whatever its clause would keep 1 over [1, 6): 0.1.)"""
+    r, o = run("""
+pool kv { cap 4; preempt lifo; }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) { hold kv (2) { run d (1); grow kv (1); run d (5); } cache (3); }
+  else { hold kv (2) { observe k = computed; load kv (1); run d (2); } CLAUSE observe after = cachedin(kv); }
+}
+run { horizon 50; }
+""".replace("CLAUSE", clause), monkeypatch)
+    assert o["k"] == [(1, 0.0, 0.0), (1, 6.0, 1.0)]
+    assert o["after"] == [(1, 8.0, after)]
+    kv = pool(r, "kv")
+    assert (kv.preemptions, kv.admissions, kv.evicted_entries, kv.evicted_units) == (1, 3, 1, 3.0)
+    assert kv.cached == kept
