@@ -120,3 +120,73 @@ def test_an_argument_nested_in_its_own_texts_aggregate_through_a_definition_is_s
     g's aggregate between them; its `j` would hide the outer one."""
     refused(session("sum j in 2 (g(max ⟨j in 3 (j)))", "def g(x) = sum j in 2 (x + j);\n"),
             "`max j in …`: `j` is the index of the aggregate around it (`sum j in …` at 4:23)")
+
+
+# --- 2. every rule on a queue's name in one place -----------------------------------------------------------------
+# The linker refused a queue's stage (named as the queue) declared twice, named like a `let`, a context
+# variable, `inf` or a built-in or trace attribute, in the queue's words ('the queue `Q` has the name of …'),
+# and the queue layer refused a queue's name beside a let, a pool, a stage or a queue first: the linker's
+# declared-twice and let branches could not be reached for a queue, and a queue without a `serve` (which makes
+# no stage) named `now`, `inf`, `serial` or, with a trace, `new` compiled. The queue layer refuses them all,
+# with or without a serve, in the words the linker gave; the linker's refusals are of pools and stages.
+
+SERVE = "serve delay; "
+
+
+def queue_program(name: str, serve: str, before: str = "", after: str = "", trace: bool = False) -> str:
+    # `queue ` is 6 characters: the queue's name is at column 7 of its line
+    return (before + f"queue {name} : prefill {{ pool kv {{ cap 4; }} {serve}prefill (p) {{ hold kv (p) "
+            "{ run s (p); } } }\n" + after + "stage s : delay;\nworkload { arrive poisson(1);"
+            + (' trace "t.csv";' if trace else "") + " }\nsession { " + ("turn; " if trace else "")
+            + f"{name.lstrip('⟨')}.prefill (1); }}\nrun {{ horizon 5; }}\n")
+
+
+@pytest.mark.parametrize("serve", [SERVE, ""], ids=["serve", "serveless"])
+@pytest.mark.parametrize("name, trace, message", [
+    ("now", False, "the queue `now` has the name of a context variable"),
+    ("inf", False, "the queue `inf` has the name of the language's infinity"),
+    ("serial", False, "the queue `serial` has the name of a built-in attribute of a session; give the queue "
+     "another name (a pool, a stage and an attribute have names of their own)"),
+    ("new", True, "the queue `new` has the name of an attribute each turn of the trace gives; give the queue "
+     "another name"),
+])
+def test_a_queue_named_as_the_language_names_something_is_refused_with_or_without_a_serve(serve, name, trace,
+                                                                                         message):
+    """language.txt §2: "Session attributes, let constants and the names the language supplies (the context
+    variables, inf) have names of their own". A serveless queue named so compiled (it made no stage)."""
+    refused(queue_program("⟨" + name, serve, trace=trace), message)
+
+
+def test_a_trace_attributes_name_is_a_queues_without_a_trace():
+    for serve in (SERVE, ""):
+        compile_src(queue_program("new", serve))
+
+
+@pytest.mark.parametrize("serve", [SERVE, ""], ids=["serve", "serveless"])
+@pytest.mark.parametrize("before, after, queue, message", [
+    # the queue first: the later declaration is refused, 'first at' the queue's name (2:7 or 1:7)
+    ("", "pool ⟨Q { cap 1; }\n", "Q", "`Q` is declared twice (first at 1:7)"),
+    ("", "stage ⟨Q : delay;\n", "Q", "`Q` is declared twice (first at 1:7)"),
+    ("", "let ⟨Q = 1;\n", "Q", "`let Q`: `Q` is a queue; give the constant another name (first at 1:7)"),
+    # the pool, stage or let first: the queue is refused at its name
+    ("pool Q { cap 1; }\n", "", "⟨Q", "`Q` is declared twice (first at 1:1)"),
+    ("stage Q : delay;\n", "", "⟨Q", "`Q` is declared twice (first at 1:1)"),
+    ("let Q = 1;\n", "", "⟨Q", "the queue `Q` has the name of a `let`"),
+])
+def test_a_queues_name_beside_a_declaration_is_told_by_the_queue_layer(serve, before, after, queue, message):
+    """The messages a user gets where the linker's declared-twice branch would have refused a queue's stage:
+    the queue layer's, the same with or without a serve (the linker would have said 'first at' the serve)."""
+    refused(queue_program(queue, serve, before, after), message)
+
+
+@pytest.mark.parametrize("decl, message", [
+    ("pool ⟨now { cap 1; }\n", "the pool `now` has the name of a context variable"),
+    ("stage ⟨inf : delay;\n", "the stage `inf` has the name of the language's infinity"),
+    ("pool ⟨serial { cap 1; }\n", "the pool `serial` has the name of a built-in attribute of a session; give the "
+     "pool another name"),
+    ("let k = 1;\nstage ⟨k : delay;\n", "the stage `k` has the name of a `let`"),
+    ("pool k { cap 1; }\nstage ⟨k : delay;\n", "`k` is declared twice (first at 1:1)"),
+])
+def test_the_linker_still_refuses_a_pools_and_a_stages_name(decl, message):
+    refused(decl + "stage s : delay;\nworkload { arrive poisson(1); }\nsession { run s (1); }\nrun { horizon 5; }\n",
+            message)

@@ -31,7 +31,9 @@ from .names import (
     LIVE_OBSERVABLES,
     OBSERVABLES,
     TRACE_ATTRIBUTES,
+    attribute_kind,
 )
+from .names import supplied as _supplied
 
 #: a numeric literal's text (kernel.lark's NUMBER), to read a seed beyond 2**53 from its digits
 _LITERAL = re.compile(r"(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
@@ -82,11 +84,6 @@ CONTEXT_HOME = {
     "remaining": "a step stage's serve keys", "position": "preemption keys", "waited": "a pool's queue keys",
     "now": "every expression but a gauge",
 }
-
-
-def _supplied(name: str) -> str:
-    """What a name the language supplies is (language.txt §2: "the context variables, inf")."""
-    return "the language's infinity" if name == "inf" else "a context variable"
 
 
 def span(p: Pos) -> ir.Span | ir.ExpandedSpan:
@@ -172,6 +169,9 @@ class Linker:
     # -----------------------------------------------------------------------------------------------
 
     def declare(self) -> None:
+        """The pools and stages, each under a name of its own. A queue's stage (named as the queue) never
+        meets these refusals: the queue layer refuses every name a queue may not take, with or without a
+        `serve` (``QueueRewriter.check_names``), before the queue makes its stage."""
         ctx = self.ctx
         members = {"pool": 0, "stage": 0}
         for item in self.module.items:
@@ -179,15 +179,15 @@ class Linker:
                 table = self.pools if isinstance(item, A.PoolItem) else self.stages
                 what = "pool" if table is self.pools else "stage"
                 name = item.name
-                at, decl = self.declared(what, item)
+                at = A.name_at(item)
                 if name in self.pools or name in self.stages:
                     other = self.pools.get(name) or self.stages[name]
                     raise self.error(at, f"`{name}` is declared twice (first at "
                                      f"{other.item.pos.line}:{other.item.pos.col})")
                 if name in self.lets:
-                    raise self.error(at, f"the {decl} `{name}` has the name of a `let`")
+                    raise self.error(at, f"the {what} `{name}` has the name of a `let`")
                 if name in CONTEXT or name == "inf":
-                    raise self.error(at, f"the {decl} `{name}` has the name of {_supplied(name)}")
+                    raise self.error(at, f"the {what} `{name}` has the name of {_supplied(name)}")
                 size = 1
                 if item.size is not None:
                     size = ctx.const_int(item.size, f"the size of {what} `{name}`")
@@ -203,30 +203,18 @@ class Linker:
             if name in CONTEXT or name == "inf":
                 raise self.error(ctx.let_name_pos.get(name), f"`let {name}`: `{name}` is {_supplied(name)}")
 
-    def declared(self, kind: str, item: Any) -> tuple[Pos, str]:
-        """Where the name of the pool or stage ``item`` is written and as what it was declared, for a message
-        refusing its name: a queue's stage is the queue (``queue NAME``, at the queue's name), where the stage
-        was named at its `serve`."""
-        at = A.name_at(item)
-        queue = kind == "stage" and self.ctx.notes.get("queue_stages", {}).get(item.name) == at
-        return at, "queue" if queue else kind
-
     def collect_attributes(self, init: list[Any], turn: list[Any], session: list[Any], trace: bool) -> None:
         for n in BUILTIN_ATTRIBUTES + (TRACE_ATTRIBUTES if trace else ()):
             if n in self.lets:  # an attribute and a constant have names of their own (language.txt §2): the
                 # constant was read where the attribute was meant (`let new = 5;` beside a trace replayed
                 # prompts of 5 tokens, `let serial = 7;` made every session's serial 7), silently
-                what = ("a built-in attribute of a session" if n in BUILTIN_ATTRIBUTES
-                        else "an attribute each turn of the trace gives")
-                raise self.error(self.ctx.let_name_pos.get(n), f"`let {n}`: `{n}` is {what}; give the constant "
+                raise self.error(self.ctx.let_name_pos.get(n), f"`let {n}`: `{n}` is {attribute_kind(n)}; give the constant "
                                  "another name (it would be read where the attribute was meant)")
             fam = self.pools.get(n) or self.stages.get(n)
             if fam is not None:  # as an attribute the program sets may not take a pool's or a stage's name
-                at, decl = self.declared("pool" if n in self.pools else "stage", fam.item)
-                what = ("a built-in attribute of a session" if n in BUILTIN_ATTRIBUTES
-                        else "an attribute each turn of the trace gives")
-                raise self.error(at, f"the {decl} `{n}` has the name of {what}; give the {decl} another name (a "
-                                 "pool, a stage and an attribute have names of their own)")
+                decl = "pool" if n in self.pools else "stage"
+                raise self.error(A.name_at(fam.item), f"the {decl} `{n}` has the name of {attribute_kind(n)}; give "
+                                 f"the {decl} another name (a pool, a stage and an attribute have names of their own)")
             self.slots[n] = len(self.attributes)
             self.attributes.append(ir.Attribute(name=n, builtin=True))
         for block in (init, turn, session):

@@ -22,6 +22,16 @@ OBSERVABLES = {
 LIVE_OBSERVABLES = frozenset(OBSERVABLES) - {"blocksize"}
 BUILTIN_ATTRIBUTES = ("serial", "turn_no", "cached", "computed")
 TRACE_ATTRIBUTES = ("new", "out", "think", "more", "forced")
+
+
+def supplied(name: str) -> str:
+    """What a name the language supplies is (language.txt §2: "the context variables, inf")."""
+    return "the language's infinity" if name == "inf" else "a context variable"
+
+
+def attribute_kind(name: str) -> str:
+    """What a built-in or a trace attribute ``name`` is, for a message refusing a declaration of its name."""
+    return "a built-in attribute of a session" if name in BUILTIN_ATTRIBUTES else "an attribute each turn of the trace gives"
 KEYWORDS = frozenset({
     "let", "def", "use", "pool", "stage", "workload", "session", "server", "queue", "run", "share",
     "gauge", "cap", "block", "evict", "preempt", "admit", "via", "spill", "when", "fifo", "ps", "delay",

@@ -23,7 +23,7 @@ from typing import Any
 
 from .. import ast as A
 from ..diagnostics import Pos
-from ..names import BUILTIN_ATTRIBUTES, CONTEXT, OBSERVABLES, TRACE_ATTRIBUTES
+from ..names import BUILTIN_ATTRIBUTES, CONTEXT, OBSERVABLES, TRACE_ATTRIBUTES, attribute_kind, supplied
 from ..parser import _word, grammar_text, name_pos
 from . import SugarLayer
 from .admission import live_read
@@ -296,10 +296,9 @@ class QueueRewriter:
             out.append(A.PoolItem(f"{q.name}.{p.name}", size, opts, p.pos, p.name_pos))
         if item.serve is not None:
             kind = A.map_kind(item.serve, fe, fr)
-            # the stage is the queue's: its name is written as the queue's, and the linker names a stage it
-            # refuses by the queue, at the queue's name
+            # the stage is the queue's: its name is written as the queue's (check_names has refused every
+            # name a queue may not take, so the linker's refusals of a stage's name never meet it)
             out.append(A.StageItem(q.name, size, kind, item.serve.pos, A.name_at(item)))
-            self.ctx.notes.setdefault("queue_stages", {})[q.name] = A.name_at(item)
             if q.latency is not None:
                 out.append(A.StageItem(f"{q.name}.latency", size, A.Kind("delay", q.latency.pos),
                                        q.latency.pos))
@@ -338,7 +337,10 @@ class QueueRewriter:
         """A queue's name is its own among the program's names (language.txt §2): a queue, a let, a pool, a
         stage and an attribute have names of their own, whether or not the queue has a `serve` (one without
         makes no stage, so the linker, which checks a stage's name, never sees it). The later of two is
-        refused, at its name; a queue declared first is placed at its name."""
+        refused, at its name; a queue declared first is placed at its name. Nor is a queue's name one the
+        language supplies (a context variable, `inf`), a built-in attribute or, with a trace, an attribute
+        the trace gives. Every rule on a queue's name is here: the stage a queue with a `serve` makes passes
+        the linker's refusals of a stage's name."""
         ctx = self.ctx
         first: dict[str, Any] = {}
         for item in self.module.items:
@@ -357,6 +359,17 @@ class QueueRewriter:
                 raise ctx.error(A.name_at(item), f"`let {item.name}`: `{item.name}` is a queue; give the "
                                 f"constant another name ({where})")
             raise ctx.error(A.name_at(item), f"`{item.name}` is declared twice ({where})")
+        trace = any(w.kind == "trace" for item in self.module.items if type(item) is A.WorkloadItem
+                    for w in item.items)
+        for item in self.module.items:
+            if type(item) is not A.QueueItem:
+                continue
+            n = item.name
+            if n in CONTEXT or n == "inf":
+                raise ctx.error(A.name_at(item), f"the queue `{n}` has the name of {supplied(n)}")
+            if n in BUILTIN_ATTRIBUTES or (trace and n in TRACE_ATTRIBUTES):
+                raise ctx.error(A.name_at(item), f"the queue `{n}` has the name of {attribute_kind(n)}; give the "
+                                "queue another name (a pool, a stage and an attribute have names of their own)")
         queues = {item.name for item in self.module.items if type(item) is A.QueueItem}
         for item in self.module.items:
             for b in A.item_blocks(item):
