@@ -21,12 +21,12 @@ def serq_addhooks(pluginmanager):
 
 def _load_sq(path: Path, options=None):
     # through the compile cache (cache.py): a hit imports none of the compiler
-    from serq.loading import option_given
+    from serq.loading import given_or_option
 
     from .cache import load
 
     return load(path, sets=dict(options.sets) if options else {}, defs=dict(options.defs) if options else {},
-                pm=getattr(options, "pm", None), option_name=getattr(options, "given", None) or option_given)
+                pm=getattr(options, "pm", None), option_name=given_or_option(getattr(options, "given", None)))
 
 
 def _definition_form(body: str) -> str:

@@ -23,7 +23,7 @@ def run_plan(plan: core.Plan, *, workers: int | None = None, dask: Any = None, o
     table's columns, its rows, whether every run finished, and how many runs an earlier sweep had
     finished. ``records``: None, or a :class:`Records` that keeps every run's records (and writes them
     to its file, resuming with ``out``). ``given`` names ``workers`` in a message (``--workers`` by default:
-    :func:`serq_sweep.engines.workers_given`)."""
+    :func:`serq.loading.given_or_option`)."""
     from serq import signals
     from serq.files import open_own_append
 

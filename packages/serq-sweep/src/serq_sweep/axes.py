@@ -191,9 +191,9 @@ def parse_seeds(text: str, given: Any = None) -> list[int]:
     """``1..20`` (both ends included), ``1,5,9``, ``7``, or a mix ``1..3,10``. ``given`` names the seeds in a
     message, as the sweep's other settings are named (:func:`serq.loading.option_given`, ``--seeds 1..0``, by
     default; :func:`serq.loading.argument_given`, ``seeds=1..0``, for the Python API)."""
-    from serq.loading import option_given
+    from serq.loading import given_or_option
 
-    given = given or option_given
+    given = given_or_option(given)
     out: list[int] = []
     text = str(text)
     if text == "":
@@ -330,9 +330,9 @@ def zip_groups(zipped: Any) -> list[list[str]]:
 def set_axes(sets: Mapping[str, Any], given: Any = None) -> list[Axis]:
     """Axes of ``--set``: each value a number, a list of numbers or a range string. ``given`` names a name's
     values in a message (:func:`parse_seeds`: ``--set lam``, ``sets['lam']``)."""
-    from serq.loading import option_given
+    from serq.loading import given_or_option
 
-    given = given or option_given
+    given = given_or_option(given)
     out = []
     for name, v in sets.items():
         what = given("set", clipped(name))
@@ -356,9 +356,9 @@ def set_axes(sets: Mapping[str, Any], given: Any = None) -> list[Axis]:
 
 def def_axes(defs: Mapping[str, Any], given: Any = None) -> list[Axis]:
     """Axes of ``--def``: each value an expression or a list of them; ``given`` as :func:`set_axes`'s."""
-    from serq.loading import option_given
+    from serq.loading import given_or_option
 
-    given = given or option_given
+    given = given_or_option(given)
     out = []
     for name, v in defs.items():
         if isinstance(v, str):
@@ -396,9 +396,9 @@ def points(axes: Sequence[Axis], zipped: Sequence[Sequence[str]] = (), *, repeat
     swept definition's values by their canonical forms (serq_sweep.core.definition_forms), by which its
     points are told apart: ``--def f=a+b`` and ``--def 'f= a + b'`` are one point given twice. ``given`` names
     the groups and the definitions in a message (:func:`set_axes`: ``--zip a,b``, ``zip=a,b``)."""
-    from serq.loading import option_given
+    from serq.loading import given_or_option
 
-    given = given or option_given
+    given = given_or_option(given)
     by_name = {a.name: a for a in axes}
     grouped: set[str] = set()
     units: list[list[dict[str, Any]]] = []

@@ -164,13 +164,13 @@ def compile_point(pm: Any, file: str, sets: Mapping[str, float], defs: Mapping[s
     """The program of ``file`` with ``sets``/``defs`` and the run ``overrides`` (horizon, warmup,
     arrivals) applied, and the files its run reads. ``given`` names an override in a message
     (serq.loading.apply_run_overrides: the command line's option, the default, or the API's argument)."""
-    from serq.loading import LoadOptions, apply_run_overrides, load_program, option_given
+    from serq.loading import LoadOptions, apply_run_overrides, given_or_option, load_program
     from serq_sim.cli import check_trace_beside, run_inputs
 
     program = load_program(pm, file, LoadOptions(sets=dict(sets), defs=dict(defs), given=given))
     check_trace_beside(program, file)  # (an IR file's source does not choose where its trace is read)
     # a warmup not below the horizon: refused there, before any run, not once per run
-    given = given or option_given
+    given = given_or_option(given)
     program = apply_run_overrides(program, **{k: v for k, v in overrides.items() if v is not None}, name=file,
                                   given=given)
     if program.run.horizon is None:

@@ -56,8 +56,10 @@ def _workers_that_fit(left: int) -> int:
 
 
 def _too_few_files(n: int, left: int, limit: int, given: Any = None) -> UserError:
-    """``given`` names the count of workers (:func:`workers_given`)."""
-    given = workers_given(given)
+    """``given`` names the count of workers (:func:`serq.loading.given_or_option`)."""
+    from serq.loading import given_or_option
+
+    given = given_or_option(given)
     fit = max(0, _workers_that_fit(left))
     instead = f"{given('workers', str(fit))} or fewer" if fit else f"{given('workers', '0')} (the runs in this process)"
     return UserError(f"{given('workers', str(n))}: {n} worker processes need about {n * FILES_PER_WORKER + SPARE_FILES} "
@@ -119,7 +121,7 @@ class LocalPool:
     def __init__(self, workers: int, *, chosen: bool = True, given: Any = None):
         self.workers = workers
         self.chosen = chosen  # the user's count (--workers), not every core: fewer is an error, not a choice
-        self.given = given  # how a message names that count (workers_given)
+        self.given = given  # how a message names that count (serq.loading.given_or_option)
         self.name = f"{workers} local worker{'s' if workers != 1 else ''}"
         self._pool = None
         self._size = 0
@@ -493,23 +495,13 @@ def check_dask(dask: Any) -> None:
                         f"distributed.Client, not {type(dask).__name__}")
 
 
-def workers_given(given: Any = None) -> Any:
-    """How a message names the count of workers: ``given``, the rule of the sweep's other settings
-    (:func:`serq.loading.argument_given`, ``workers=64``, for the Python API), else the command line's option
-    (:func:`serq.loading.option_given`, ``--workers 64``)."""
-    if given is None:
-        from serq.loading import option_given
-
-        given = option_given
-    return given
-
-
 def engine(workers: int | None = None, dask: Any = None, pm: Any = None, given: Any = None):
     """The engine for ``workers`` (None: every core; 0: this process; at most :data:`MAX_WORKERS`) and
     ``dask``; ``pm`` the plugin manager the runs in this process use. A worker process (local or Dask)
     loads the installed plugins only, so a ``pm`` holding a plugin registered in this process, which a
     program compiled with it may name, runs with ``workers=0`` only: refused otherwise, before any run.
-    ``given`` names the count in a message (:func:`workers_given`)."""
+    ``given`` names the count in a message (:func:`serq.loading.given_or_option`: ``workers=64`` for the Python
+    API, ``--workers 64`` by default)."""
     if workers is not None:
         import numbers
 
@@ -519,10 +511,11 @@ def engine(workers: int | None = None, dask: Any = None, pm: Any = None, given: 
             raise TypeError(f"workers must be a whole number of processes (0: in this process), not {workers!r}")
         workers = int(workers)
         if not 0 <= workers <= MAX_WORKERS:
+            from serq.loading import given_or_option
             from serq.numbers import shown
 
-            raise UserError(f"{workers_given(given)('workers', shown(workers))}: a sweep runs on 0 to {MAX_WORKERS} "
-                            "worker processes")
+            raise UserError(f"{given_or_option(given)('workers', shown(workers))}: a sweep runs on 0 to "
+                            f"{MAX_WORKERS} worker processes")
     if pm is not None and (dask is not None or workers != 0):
         from serq.plugins import local_plugins
 

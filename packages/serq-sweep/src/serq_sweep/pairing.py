@@ -30,10 +30,10 @@ def arms_plan(files: Sequence[str], *, sets: Mapping[str, Any] | None = None, de
               seeds: Any = "1..10", pm: Any = None, **kw: Any) -> core.Plan:
     """The plan of a comparison: two or more files, or one file and one swept name of two or more values;
     nothing else swept (a name given one value, ``--set N=4``, is a setting of every arm, not an axis)."""
-    from serq.loading import option_given
+    from serq.loading import given_or_option, option_given
 
     plan = core.plan(files, sets=sets, defs=defs, seeds=seeds, pm=pm, repeat=True, **kw)  # A/A: x=0,0
-    given = kw.get("given") or option_given
+    given = given_or_option(kw.get("given"))
     if len(_arms(plan)) != 1 or len(plan.points) < 2:
         raise UsageError(_not_arms(plan, given is option_given))
     if len(plan.seeds) < 2:

@@ -86,7 +86,7 @@ def load_program(pm: pluggy.PluginManager, path: str | Path, options: LoadOption
         known = ", ".join(sorted(reg.names())) or "none"
         raise UserError(f"{p}: unknown file type (the installed parts load: {known})")
     if (options.sets or options.defs) and matches[0] == ".ir.json":
-        given = options.given or option_given
+        given = given_or_option(options.given)
         raise UserError(f"{p}: {given('set')} and {given('def')} apply to source programs, not to IR files")
     from .plugins import plugin_exits
 
@@ -183,6 +183,13 @@ def option_given(setting: str, text: str | None = None) -> str:
     """A run setting given on the command line as a message names it: its option, with the value as given
     (``--horizon 10``), or alone (``--arrivals``)."""
     return f"--{setting}" if text is None else f"--{setting} {text}"
+
+
+def given_or_option(given: Any = None) -> Any:
+    """How a message names a setting: ``given`` (:func:`argument_given` for the Python API's caller, or a
+    command's own rule), else the command line's option (:func:`option_given`). The one default of every
+    ``given`` a caller may leave out (None)."""
+    return option_given if given is None else given
 
 
 #: the Python API's argument of each option whose text is a name, a key of the argument's mapping (``--set lam``
