@@ -242,6 +242,23 @@ def test_pd_iterations_by_hand():
     assert r.pool("D.reqs").admissions == 6 and r.pool("D.kv").admissions == 3
 
 
+def test_pd_second_turn_reads_only_what_the_decoder_lacks():
+    # One conversation: turn 1 (prompt 8, 3 out) as request 0 above: prefilled at 2, read in [2.25, 3.25], first
+    # token 4.25, last 6.25. The prefiller then caches the 8 tokens it leased (its cache (prompt)); the decoder
+    # 8 of the 10 it computed (prompt + 3 - 1, whole blocks). Turn 2, 0.5 later (6.75): prompt 11 + 4 = 15, whose
+    # reusable blocks are 12. P finds 8 and prefills 7 in [6.75, 7.75]; D finds 8 too, so it reads 15 - 8 = 7
+    # tokens in [8, 8.875] after its 0.25, and takes its slot at once (idle): first token 9.875, last 10.875.
+    r = run("pd.sq", {**PD_SETS, "turns": 2}, {**PD_DEFS, "start_at": "1", "new_tokens": "turn_no == 1 ? 8 : 4",
+                                               "out_tokens": "turn_no == 1 ? 3 : 2", "think": "0.5"}, arrivals=1)
+    rows = sorted(rows_of(r), key=lambda x: x["turn"])
+    cols = ("sent", "started", "prefilled", "arrived", "slot", "first_token", "last_token", "prompt", "hit_p", "hit_d")
+    assert [tuple(x[c] for c in cols) for x in rows] == [(1, 1, 2, 3.25, 3.25, 4.25, 6.25, 8, 0, 0),
+                                                         (6.75, 6.75, 7.75, 8.875, 8.875, 9.875, 10.875, 15, 8, 8)]
+    P, D = r.stage("P"), r.stage("D")
+    assert (P.iterations, D.iterations) == (2, 5) and P.tokens * P.iterations == 8 + 7
+    assert r.stage("D.nic").service == pytest.approx((8 / 8 + 7 / 8) / 2, rel=1e-12)  # the two reads, alone
+
+
 def test_pd_at_scale_matches_its_records(tmp_path):
     # 1 000 conversations of 3 turns, two prefill and two decode instances. A prefill instance iterates while a
     # request prefills there, from its admission to its last chunk (started, prefilled), over its uncached
