@@ -138,6 +138,20 @@ def test_router_single_turn_by_hand(policy):
         assert eng.utilisation == pytest.approx(busy / end, rel=1e-12)
 
 
+def test_router_reads_an_engine_before_the_iteration_that_ends_at_the_same_instant():
+    # Least KV used with request 4 sent at 3.5, the instant engines 1 and 2 end an iteration (2.5 to 3.5) and
+    # request 3 its only token on engine 2. Events at one instant run in the order they were scheduled: 4's
+    # wait was scheduled at its arrival (0.625), the iterations' ends at 2.5, so 4 chooses first and sees 3's
+    # 16 tokens still on engine 2 and 2's 8 on engine 1: engine 1, whose next iteration starts at 3.5. (Read
+    # after the ends, engine 2 would be empty and take it, and 5 would go to engine 1.)
+    defs = {**ROUTER_DEFS, "start_at": ROUTER_DEFS["start_at"].replace("serial == 4 ? 3.25", "serial == 4 ? 3.5")}
+    r = run("router.sq", {**ROUTER_SETS, "policy": 1, "turns": 1}, defs, arrivals=6)
+    rows = sorted(rows_of(r), key=lambda x: x["session"])
+    want = list(ROUTER_SINGLE[1])
+    assert [(x["engine"], x["admitted"], x["first_token"], x["last_token"]) for x in rows] == want
+    assert rows[4]["sent"] == 3.5
+
+
 ROUTER_TWO_TURNS = {
     # sessions 0, 1, 2 as above, then a second turn 0.25 after the first's last token, with 4 new tokens and 2
     # out. Turn 2's prompt is the conversation so far plus 4: 16, 18, 11 tokens. A turn caches its computed
