@@ -701,7 +701,7 @@ run { horizon 10; warmup 2.5; arrivals 4; }
     ("hold m[2 * serial] (2) { run d[0] (1); }", "m[", 1, "pool index 2 out of range (the family has 2)"),
     # §3 load: the innermost hold's position advances by n, "which its allocation must cover".
     ("hold m[0] (2) { load m[0] (serial * 3); }", "load", 1,
-     "load m (3): the hold has 2 allocated and 0 computed; a load must fit the allocation (grow first)"),
+     "load m[0] (3): the hold has 2 allocated and 0 computed; a load must fit the allocation (grow first)"),
 ])
 def test_run_time_errors_name_the_place_the_time_and_the_session(monkeypatch, tier, stmt, at, serial, msg):
     line = f"session {{ run d[0] (1); {stmt} }}"

@@ -444,3 +444,37 @@ def test_hetero_at_scale_matches_its_records(tmp_path):
         assert eng["utilisation"] == pytest.approx(busy / span, rel=1e-9)
         counts.append(len(mine))
     assert counts[0] > counts[1] + counts[2] > 0  # the weight: the large engine takes more than both small ones
+
+
+# --- run-time errors name the member --------------------------------------------------------------------------------
+
+MEMBER_ERRORS = [
+    # a load or grow on another member than the one held: the statement is inside `hold m[0]`, and the error said
+    # `load m: outside a hold of m`, which the line it quotes contradicts
+    ("hold m[0] (2) { load m[serial] (1); }", "load m[1]: outside a hold of m[1]"),
+    ("hold m[1] (2) { grow m[1 - serial] (1); }", "grow m[0]: outside a hold of m[0]"),
+    ("hold m[serial] (2) { load m[serial] (1 + 2 * serial); }", "load m[1] (3): the hold has 2 allocated and 0 computed; a load "
+     "must fit the allocation (grow first)"),
+    ("hold m[0] (2) { run E[serial] prefill (3) growing m[serial]; }",
+     "run E[1] … growing m[1]: outside a hold of m[1]"),
+]
+
+
+@pytest.mark.parametrize(("stmt", "msg"), MEMBER_ERRORS)
+def test_a_run_time_error_names_the_member_of_a_family(stmt, msg):
+    # a fleet's engines and KV pools are families, and an index computed at run time is the one the message must
+    # give (kv[1]), as the report's tables and the other run-time errors of a member (a lease, a pool named twice)
+    src = ("pool m[2] { cap 10; }\nstage E[2] : step { budget 4; cost 1; memory m; }\nstage d : delay;\n"
+           "workload { arrive batch(2); }\nsession { run d (1); " + stmt + " }\nrun { horizon 10; }\n")
+    with pytest.raises(serq_sim.SimError) as e:
+        serq_sim.run(serq_frontend.compile(source=src))
+    first = str(e.value).splitlines()[0]
+    assert first.endswith(f"error: at t=1, session 1: {msg}"), first
+
+
+def test_a_spill_error_names_the_evicting_member():
+    # offload.sq with a write of -1 s a block: the first block engine 0's GPU evicts (at 1.77) is the error, at
+    # the clause, naming kv[0] (it said `pool kv`, for either engine)
+    with pytest.raises(serq_sim.SimError) as e:
+        run("offload.sq", {"write": -1, "blocks": 20}, {}, arrivals=30)
+    assert str(e.value).splitlines()[0].endswith(": pool kv[0]: the spill's work is negative (-1)"), str(e.value)

@@ -60,8 +60,9 @@ def twice(sim, s, info, pools) -> None:
     seen = set()
     for pool in pools:
         if id(pool) in seen:
-            name = pool.name if pool.node.size == 1 and not pool.node.array else f"{pool.name}[{pool.index}]"
-            raise sim.error(rules.same_member_message(name), None, s, info.span)
+            from ..report import member_label
+
+            raise sim.error(rules.same_member_message(member_label(pool)), None, s, info.span)
         seen.add(id(pool))
 
 

@@ -322,7 +322,9 @@ def spill(sim, pool: Pool, e: Entry, units: float) -> None:
     ctx.size = units
     work = work_fn(owner, attrs, ctx)
     if not work >= 0.0:  # an amount, as a run's work is (errors.work_message)
-        raise sim.error(f"pool {pool.name}: the spill's work is {not_an_amount(work)}",
+        from ..report import member_label
+
+        raise sim.error(f"pool {member_label(pool)}: the spill's work is {not_an_amount(work)}",
                         span=getattr(pool.node.spill.work, "span", None) or pool.node.span)
     tier.acc()
     make_room(sim, tier, units)

@@ -21,11 +21,13 @@ def held_for(sim, s, pool: Pool, what: str, x: float, sid: int):
     the pool would book), the statement's run-time error. (An infinite load books nothing: it does not fit
     the allocation, :func:`load`'s error.)"""
     hi, slot = release.innermost(s, pool)
-    if slot is None:
-        raise sim.error(f"{what} {pool.name}: outside a hold of {pool.name}", sid, s)
-    if not 0.0 <= x < INF and refused_amount(pool.cap, x, what == "grow"):
-        raise sim.error(f"{what} {pool.name}: the amount is {not_bookable(x)}",
-                        sid, s)
+    if slot is None or not 0.0 <= x < INF and refused_amount(pool.cap, x, what == "grow"):
+        from ..report import member_label  # (an error names the member, kv[1], as the report's tables do)
+
+        name = member_label(pool)
+        if slot is None:
+            raise sim.error(f"{what} {name}: outside a hold of {name}", sid, s)
+        raise sim.error(f"{what} {name}: the amount is {not_bookable(x)}", sid, s)
     return hi, slot
 
 
@@ -33,15 +35,17 @@ def load(sim, s, pool: Pool, n: float, sid: int) -> None:
     """``load``: the innermost hold's position on ``pool`` advances by ``n``, within its allocation."""
     hi, slot = held_for(sim, s, pool, "load", n, sid)
     if slot.pos + n > slot.alloc + EPS:
+        from ..report import member_label
+
         if slot.pos > 0.0 and not s.holds[hi].grown:
             # nothing advanced the hold since its admission: its position is the session's own prefix it
             # found cached then (a hold with `cache` and no `reuse` bound consumes all of it), which a
             # program that loads the whole sequence again (a transfer re-run after a preemption) overlooks
-            raise sim.error(f"load {pool.name} ({show(n)}): the hold has {show(slot.alloc)} allocated and "
+            raise sim.error(f"load {member_label(pool)} ({show(n)}): the hold has {show(slot.alloc)} allocated and "
                             f"{show(slot.pos)} computed, the session's own prefix it found cached when it was "
                             "admitted (`cached` reads it; a `reuse` bound limits it), and a load adds to that; "
                             "a load must fit the allocation (load what the prefix lacks, or grow first)", sid, s)
-        raise sim.error(f"load {pool.name} ({show(n)}): the hold has {show(slot.alloc)} allocated and "
+        raise sim.error(f"load {member_label(pool)} ({show(n)}): the hold has {show(slot.alloc)} allocated and "
                          f"{show(slot.pos)} computed; a load must fit the allocation (grow first)", sid, s)
     slot.pos += n
     s.holds[hi].grown = True
@@ -74,8 +78,10 @@ def grow_slot(sim, s, slot: Slot, d: float, job, sid: int | None = None):
     if need <= EPS:
         return None
     if need == INF and refused_amount(pool.cap, need):
-        raise sim.error(f"the growth of {pool.name} is {not_bookable(need)}", job.span if job is not None else sid,
-                        s)
+        from ..report import member_label
+
+        raise sim.error(f"the growth of {member_label(pool)} is {not_bookable(need)}",
+                        job.span if job is not None else sid, s)
     while True:
         used = pool.used
         limit = pool.limit

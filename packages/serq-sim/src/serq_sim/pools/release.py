@@ -100,9 +100,9 @@ def end_hold(sim, s) -> None:
         lease_pool = info.lease_ref(s, A, sim.null_ctx)
         if all(p is not lease_pool for p in h.named):
             # a computed member the hold was not admitted to (the linker refuses the written-out case)
-            name = lease_pool.name if lease_pool.node.size == 1 and not lease_pool.node.array else \
-                f"{lease_pool.name}[{lease_pool.index}]"
-            raise sim.error(rules.lease_unheld_message(name), None, s, info.span)
+            from ..report import member_label
+
+            raise sim.error(rules.lease_unheld_message(member_label(lease_pool)), None, s, info.span)
         for slot in h.slots:
             if slot.pool is lease_pool:
                 t = info.lease_time(s, A, sim.null_ctx)

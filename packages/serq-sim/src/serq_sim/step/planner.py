@@ -499,7 +499,10 @@ class Planner:
             if slot is None:
                 slot = self._grown_slot(job)
                 if slot is None:
-                    raise sim.error(f"run {self.name} … growing {pool.name}: outside a hold of {pool.name}",
+                    from ..report import member_label
+
+                    name = member_label(pool)
+                    raise sim.error(f"run {member_label(self)} … growing {name}: outside a hold of {name}",
                                     job.span, owner)
             hi = job.ghi
             need = slot.pos + tokens - slot.alloc
