@@ -81,7 +81,10 @@ class Planner:
 
     def _cost_error(self, cost: float) -> None:
         """An iteration's cost that is NaN or negative (an iteration cannot end before it starts)."""
-        raise self.sim.error(f"stage {self.name}: the iteration's cost is {not_an_amount(cost)}", span=self.node.span)
+        from ..report import member_label
+
+        raise self.sim.error(f"stage {member_label(self)}: the iteration's cost is {not_an_amount(cost)}",
+                             span=self.node.span)
 
     def _chunk(self, pre: Ctx) -> float:
         """The most tokens a prefill takes in the iteration: the stage's chunk (inf without one), an amount
@@ -91,7 +94,9 @@ class Planner:
             return math.inf
         c = self.chunk_fn(None, None, pre)
         if not c >= 0.0:
-            raise self.sim.error(f"stage {self.name}: the chunk is {not_an_amount(c)}", span=self.node.span)
+            from ..report import member_label
+
+            raise self.sim.error(f"stage {member_label(self)}: the chunk is {not_an_amount(c)}", span=self.node.span)
         return c
 
     def _order(self, jobs: list[Job], pre: Ctx) -> list[Job]:
@@ -145,7 +150,10 @@ class Planner:
         if budget is None:
             budget = self.budget_fn(None, None, pre)
             if not budget >= 0.0:  # an amount of tokens (a constant one that is negative does not link)
-                raise sim.error(f"stage {self.name}: the budget is {not_an_amount(budget)}", span=self.node.span)
+                from ..report import member_label
+
+                raise sim.error(f"stage {member_label(self)}: the budget is {not_an_amount(budget)}",
+                                span=self.node.span)
             whole = budget == _INF or -_EXACT < budget < _EXACT and budget == int(budget)
         else:
             whole = self.budget_whole
