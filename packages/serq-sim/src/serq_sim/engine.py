@@ -545,9 +545,16 @@ class Simulation:
         """The no-progress guard of a step stage whose iterations take no time (``StepStage._no_time``):
         they served more than ``cap`` jobs at this instant. A run-time error naming the stage and its
         residents' runs (those of the lowest serials), positioned at the first."""
-        msg = (f"no progress: the iterations of stage {stage.name} take no time (its cost is 0, or below the "
-               f"clock's precision at this time) and served more than {cap} jobs at one instant without "
-               "simulated time passing")
+        now = self.now
+        t0 = stage.still_t  # the instant's start: the clock stuck at it, or moving within ZENO of it (tick)
+        if now == t0:
+            msg = (f"no progress: the iterations of stage {stage.name} take no time (its cost is 0, or below the "
+                   f"clock's precision at this time) and served more than {cap} jobs at one instant without "
+                   "simulated time passing")
+        else:
+            msg = (f"no progress: the iterations of stage {stage.name} take next to no time (its cost is far below "
+                   f"any time scale at this time) and served more than {cap} jobs in {now - t0:.3g} s of simulated "
+                   f"time since t={t0:.6g}")
         runs = self._runs_of(j for j in stage.residents if isinstance(j.owner, Session))
         if not runs:
             raise SimError(format_error(stage.node.span, self.now, None, msg, self.source))

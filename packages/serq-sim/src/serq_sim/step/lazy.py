@@ -292,7 +292,7 @@ class LazyDecoding:
         tlim = t_next if t_next <= horizon else nextafter(horizon, _INF)
         due = self.due
         r = self.rounds
-        if not t < tlim or r + 1 in due or not t > now:
+        if not t < tlim or r + 1 in due or not t - now > self.instant_span(now):
             return 0, t  # (the loop below would take no round)
         wake = self.wake
         last = now
@@ -341,10 +341,15 @@ class LazyDecoding:
         # per-job planning stops after the round that is the bound's (stop_at_bound)
         me = sim.max_events
         kend = first + (me - sim.events - sim.virtual_events) if me is not None else _NO_END
-        # a round that ends at the instant it starts (a cost of 0, or one below the clock's precision) is
-        # left to the event loop, where it is an event the no-progress guard counts: taken here, rounds of
-        # no time went on for as many rounds as the lazy jobs had tokens (for ever with infinite work)
-        while t < tlim and k not in due and t > last and k < kend:
+        # a round that ends at the instant it starts (a cost of 0, or one below the clock's precision, or
+        # one within the no-progress guard's instant: far below any time scale at this clock) is left to the
+        # event loop, where it is an iteration of no time the stage's guard counts (StepStage._no_time): taken
+        # here, rounds of no time went on for as many rounds as the lazy jobs had tokens (for ever with
+        # infinite work), and 3 million rounds of cost 1e-300 ended where the per-job planning met the guard.
+        # The test is engine._instant_span's, written out for a clock at or after 0 (a call a round made a
+        # long stretch of quiet rounds 40 % slower): the same floats, so the same rounds as _end's test
+        zeno = self.zeno
+        while t < tlim and k not in due and t - last > zeno * (last if last > 1.0 else 1.0) and k < kend:
             wl = rounds_to_plan.get(k)
             if wl is not None:
                 # the planning of round k + 1 (at t): the growers' blocks, the prefill's chunk, the cost
