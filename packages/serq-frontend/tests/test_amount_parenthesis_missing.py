@@ -60,8 +60,9 @@ def test_a_hold_clause_on_the_wrong_side_of_the_block_says_where_it_goes(stmt, m
 
 
 def test_a_name_before_an_unexpected_token_is_not_taken_for_a_statement():
-    # `foo` is a name an expression may call, `foo(…)`: no statement's word, so no such hint
-    e = refused(_session("set y = foo bar⟨;"), "unexpected `;`")
+    # `foo` is a name an expression may call, `foo(…)`: no statement's word, so no such hint; the two names
+    # side by side are told at the second
+    e = refused(_session("set y = foo ⟨bar;"), "unexpected `bar`: two names side by side, `foo bar`")
     assert "takes" not in str(e)
 
 

@@ -842,6 +842,8 @@ def _statement_word(text: str, tok: Token) -> tuple[int, int, str] | None:
 _UNCLOSED = "a `}` is missing: this `{` is not closed before the end of the file"
 
 
+#: the words an aggregate begins with (`max j in n (e)`)
+_AGGREGATE_WORDS = frozenset({"max", "min", "sum"})
 #: words that begin a statement and continue no statement before them (a line that begins with one
 #: begins a statement)
 _STATEMENT_WORDS = {"set", "observe", "hold", "run", "branch", "loop", "end", "turn", "drop", "record", "release",
@@ -1250,6 +1252,19 @@ def syntax_error(e: UnexpectedInput, text: str, file: str, reporter: Reporter, g
                 return reporter.error(Pos(file, *prev), f"missing `;` (found `{before[-1][1]}` next)")
     if tok.type == "$END" and "RBRACE" in expected:
         return reporter.error(pos, "unexpected end of the file: a `}` is missing")
+    if expected == {"IN"} and tok.type != "$END" and tok.start_pos is not None:
+        # `min(a b, 2)`: two names side by side read as the start of an aggregate (`NAME NAME in …`), which
+        # wants `in` next; unless the first is an aggregate's word, an operator or a `,` is what is missing
+        before = _tokens_before(text, tok.start_pos)
+        if (len(before) >= 2 and before[-1][0] == "name" and before[-2][0] == "name"
+                and before[-2][1] not in _AGGREGATE_WORDS):
+            if before[-1][1] in _STATEMENT_WORDS:  # `set t = now hold kv (1) { … }`: a statement begins there
+                prev = _prev_token_end(text, _offset(text, before[-1][2], before[-1][3]))
+                if prev is not None:
+                    return reporter.error(Pos(file, *prev), f"missing `;` (found `{before[-1][1]}` next)")
+            return reporter.error(Pos(file, before[-1][2], before[-1][3]), f"unexpected `{before[-1][1]}`: two "
+                                  f"names side by side, `{before[-2][1]} {before[-1][1]}`; an operator or a `,` is "
+                                  "missing between them (an aggregate is `max j in n (e)`)")
     names = sorted({_describe_in(t, grammar) for t in expected})
     if "`{`" in names and tok.type != "$END" and tok.start_pos is not None and str(tok) != "{":
         before = _tokens_before(text, tok.start_pos)

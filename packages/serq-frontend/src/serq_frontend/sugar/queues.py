@@ -579,6 +579,12 @@ class QueueRewriter:
                 head = r.parts[0][0]
                 if head not in own_pools:
                     verb = _verb(s, r)
+                    if head == q.name and len(r.parts) > 1 and r.parts[1][0] in q.pools:
+                        # the queue's own pool by its long name, the kernel's, as language.txt writes the read
+                        # a pull stands for: within the entries a pool is named as the queue declares it
+                        own = " (each member's own)" if q.family else ""
+                        raise ctx.error(r.pos, f"`{verb} {r.dotted}` in `{q.name}.{e.verb}`: `{r.dotted}` is "
+                                        f"`{q.name}`'s own pool, and within its entries it is `{r.parts[1][0]}`{own}")
                     raise ctx.error(r.pos, f"`{verb} {r.dotted}` in `{q.name}.{e.verb}`: `{r.dotted}` is not "
                                     f"a pool of `{q.name}`; an entry holds only its queue's own pools and "
                                     "the one its `from` names")
