@@ -493,3 +493,25 @@ def test_a_step_familys_setting_error_names_the_member(settings, msg):
     with pytest.raises(serq_sim.SimError) as e:
         serq_sim.run(serq_frontend.compile(source=src))
     assert str(e.value).splitlines()[0] == f"<source>:2:1: error: at t=0: stage E[1]: {msg}"
+
+
+# --- a router keyed on a queue nobody waits in ------------------------------------------------------------------------
+
+def test_a_router_on_the_kv_pools_queue_is_warned_of(tmp_path):
+    # "least queued" written on the KV pool: lib/vllm.sq's hold names reqs first and waits in its queue, so
+    # queued(kv[j]) is 0 throughout and every request went to engine 0, the report saying nothing. It now warns,
+    # at the router's read, naming the hold (in the library) and the pool whose queue counts the waiting.
+    src = (HERE / "router.sq").read_text(encoding="utf-8").replace("? queued(reqs[j])", "? queued(kv[j])")
+    prog = tmp_path / "router_kv.sq"
+    prog.write_text(src, encoding="utf-8")
+    line = src[:src.index("queued(kv[j])")].count("\n") + 1
+    r = serq_sim.run(serq_frontend.compile(path=str(prog), sets={"policy": 0}), arrivals=100)
+    assert [r.stage("engine", j).requests for j in range(3)] == [300, 0, 0]
+    (note,) = [n for n in r.result.notes if "queued(" in n]
+    assert note.startswith(f"warning: `queued(kv)` (at line {line}) is 0 throughout the run: a hold waits in the "
+                           "queue of its first pool, and no hold names kv first (the hold at vllm.sq:"), note
+    assert note.endswith(" names reqs first and waits in its queue: `queued(reqs)` counts it)"), note
+    # written on reqs, the router spreads the load and nothing is said
+    r = run("router.sq", {"policy": 0}, {}, arrivals=100)
+    assert not [n for n in r.result.notes if "queued(" in n]
+    assert r.stage("engine", 1).requests > 0

@@ -28,6 +28,7 @@ that relaxes over hundreds of service times, for 17 of 1 000 and 211 of 300.
 from __future__ import annotations
 
 import math
+import os
 
 from .stats import MIN_SAMPLES
 
@@ -170,8 +171,13 @@ def idle_rules(program) -> list[str]:
     the slots' queues (their heads tried in the order the pools are declared), never by ``prio``; ``hold
     reqs (1), kv (p)`` next to ``pool kv { admit via engine; }`` is admitted as soon as it fits, outside
     the engine's iterations and budget. A pool caches only what a hold with ``cache`` leaves (or another
-    pool spills to it), so with no such hold its ``spill`` never has an eviction to write. Each said
-    nothing. The program is read, not the run: a hold in an arm no run takes counts."""
+    pool spills to it), so with no such hold its ``spill`` never has an eviction to write. For the same
+    reason ``queued(P)`` of such a pool is 0 throughout: a router keyed on the requests waiting for an
+    engine, ``choose j in N by (queued(kv[j]))`` beside lib/vllm.sq's ``hold reqs (1), kv (…)``, sent every
+    request to engine 0. Each said nothing. The program is read, not the run: a hold in an arm no run takes
+    counts."""
+    from itertools import chain
+
     from serq_ir import nodes as N
 
     from .compile import walk
@@ -186,8 +192,24 @@ def idle_rules(program) -> list[str]:
                 later.setdefault(hp.pool.pool, x)
             if x.cache is not None:
                 caching.update(hp.pool.pool for hp in x.pools)
+    read: dict[int, N.Observable] = {}  # the first `queued(P)` of each pool P: the session's, then the rest's
+    for x in chain(walk(program.session), walk(program, presets=False)):
+        if isinstance(x, N.Observable) and x.name == "queued" and isinstance(x.target, N.PoolRef):
+            read.setdefault(x.target.pool, x)
     out = []
     for i, pool in enumerate(program.pools):
+        if i in read and i not in first:
+            at = where(read[i].span, program)
+            hold = later.get(i)
+            if hold is None:
+                why = f"no hold names {pool.name}"
+            else:
+                at_hold = where(hold.span, program, " at")
+                other = program.pools[hold.pools[0].pool.pool].name
+                why = (f"no hold names {pool.name} first (the hold{at_hold} names {other} first and waits in its "
+                       f"queue: `queued({other})` counts it)")
+            out.append(f"warning: `queued({pool.name})`{at and f' ({at.lstrip()})'} is 0 throughout the run: a hold waits in the queue of "
+                       f"its first pool, and {why}")
         if pool.spill is not None and i not in caching:
             out.append(f"warning: pool {pool.name}'s `spill` writes nothing: no hold of {pool.name} has `cache` "
                        "(nor does any pool spill to it), so nothing is cached there for an eviction to spill; "
@@ -205,12 +227,23 @@ def idle_rules(program) -> list[str]:
         if hold is None:
             why = f"no hold names {pool.name}"
         else:
-            at = f" at line {hold.span.line}" if hold.span is not None else ""
+            at = where(hold.span, program, " at")
             why = (f"no hold names {pool.name} first (the hold{at} names "
                    f"{program.pools[hold.pools[0].pool.pool].name} first and waits in its queue)")
         out.append(f"warning: pool {pool.name}'s {' and its '.join(rules)}: a hold waits in the queue of its "
                    f"first pool, and {why}; name {pool.name} first in the holds it should admit")
     return out
+
+
+def where(span, program, word: str = " at") -> str:
+    """``" at line L"`` for a span in the program's own file, ``" at FILE:L"`` for one in another (a library's
+    definition expanded into the program: lib/vllm.sq's hold is at ``vllm.sq:L``), ``""`` for none."""
+    if span is None:
+        return ""
+    file = getattr(span, "file", None)
+    if file and os.path.abspath(file) != os.path.abspath(program.source or "<source>"):
+        return f"{word} {os.path.basename(file)}:{span.line}"
+    return f"{word} line {span.line}"
 
 
 def stuck(pools) -> list[str]:
