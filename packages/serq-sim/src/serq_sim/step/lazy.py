@@ -408,6 +408,11 @@ class LazyDecoding:
                             break
                     else:
                         c = self.cost_fn(None, None, self._no_ctx)
+            if t + (cost if wl is None else c) == _INF and horizon == _INF:
+                # the round after this one would end at inf, which never happens (engine.MAX_TIME): the run
+                # ends when this one does, at an event, as the per-job planning's (a stretch of rounds of
+                # 1e307 ended where it began, 1e307, with their time averages over 1.7e308: util 17)
+                break
             dt = t - last
             if dt > 0.0:
                 if dt < HUGE_SPAN:
