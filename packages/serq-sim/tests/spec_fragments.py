@@ -353,6 +353,28 @@ FRAGMENTS: list[Fragment] = [
     # language.txt:96
     L(96, "aggregate-max", "max k in 2 (used(kv[k]))", "covered",
       covered=(AUDIT3, "test_aggregates_are_written_out_over_their_index")),
+    # language.txt:96, the expressions: the draws, the test, the observables
+    L(96, "draw-exp", "~exp(mean)", "form", covered=SYNTAX, instance="~exp(1)"),
+    L(96, "draw-det", "~det(x)", "form", covered=SYNTAX, instance="~det(2)"),
+    L(96, "draw-uniform", "~uniform(lo,hi)", "form", covered=SYNTAX, instance="~uniform(0, 1)"),
+    L(96, "draw-erlang", "~erlang(k,mean)", "form", covered=SYNTAX, instance="~erlang(2, 1)"),
+    L(96, "draw-h2", "~h2(mean,cv2)", "form", covered=SYNTAX, instance="~h2(1, 4)"),
+    L(96, "draw-bernoulli", "~bernoulli(p)", "form", covered=SYNTAX, instance="~bernoulli(0.5)"),
+    L(96, "conditional", "c ? a : b", "form", covered=SYNTAX, instance="? 1 : 0"),
+    L(96, "obs-queue", "queue(s)", "form", covered=SYNTAX, instance="queue(s)"),
+    L(96, "obs-busy", "busy(s)", "form", covered=SYNTAX, instance="busy(s)"),
+    L(96, "obs-work", "work(s)", "form", covered=SYNTAX, instance="work(s)"),
+    L(96, "obs-used", "used(p)", "form", covered=SYNTAX, instance="used(p)"),
+    L(96, "obs-free", "free(p)", "form", covered=SYNTAX, instance="free(p)"),
+    L(96, "obs-cachedin", "cachedin(p)", "form", covered=SYNTAX, instance="cachedin(p)"),
+    L(96, "obs-holders", "holders(p)", "form", covered=SYNTAX, instance="holders(p)"),
+    L(96, "obs-queued", "queued(p)", "form", covered=SYNTAX, instance="queued(p)"),
+    L(96, "obs-budget-left", "budget_left(step)", "form", covered=SYNTAX, instance="budget_left(E)"),
+    L(96, "obs-blocksize", "blocksize(p)", "form", covered=SYNTAX, instance="blocksize(p)"),
+    L(96, "obs-price", "price(s, s_hit, ds)", "form", covered=SYNTAX, instance="price(h, 1, 2)"),
+    L(96, "obs-est-lambda", "est_lambda(s)", "form", covered=SYNTAX, instance="est_lambda(s)"),
+    L(96, "obs-est-rho", "est_rho(s)", "form", covered=SYNTAX, instance="est_rho(s)"),
+    L(96, "obs-est-wait", "est_wait(s)", "form", covered=SYNTAX, instance="est_wait(s)"),
     L(96, "tokens-in-session", "set x = tokens;", "covered", covered=(CSYNTAX, "REFUSALS")),
     L(96, "tokens-in-evict", "evict by (tokens)", "covered", covered=(CSYNTAX, "REFUSALS")),
     L(96, "present-attribute", "ps(min(present, 16))", "covered", covered=(CSYNTAX, "REFUSALS")),
@@ -417,6 +439,8 @@ FRAGMENTS: list[Fragment] = [
       + session("  hold P (2) { run s (1); } cache (2) lease P (t);\n  observe held = used(P);\n  run s (5);\n"
                 "  observe later = used(P);\n  observe kept = cachedin(P);") + RUN,
       outcome="test_a_lease_ends_after_t_seconds"),
+    L(142, "release-form", "release P", "form", covered=SYNTAX, instance="release kv;"),
+    L(142, "load-form", "load Q (n)", "form", covered=SYNTAX, instance="load b (1);"),
     # language.txt:147-153, the lifecycle table
     L(147, "life-admission", "hold reqs (1), kv (hit + …) at admission (hit = …) { … }", "new",
       program=VLLM_HEAD + session(VLLM_PRE + "hold reqs (1), kv (hit + min(prompt - hit, budget_left(engine))) "
@@ -488,6 +512,11 @@ server {
     L(214, "queue-family-of-one-short", "D.kv", "covered",
       covered=(AUDIT6, "test_a_family_of_ones_pool_is_one_pool_by_either_name_and_a_mark_is_read_without_an_index")),
     # language.txt:219-222, the roles
+    L(214, "queue-run-own", "run (X)", "form", covered=SYNTAX, instance="{ run (prompt); }"),
+    L(214, "queue-family-let", "queue D[ND]", "covered", covered=(AUDIT6, "test_a_family_of_one_is_called_and_leased_from_by_index")),
+    L(219, "role-route", "route { … }", "form", covered=SYNTAX, instance="route { choose i in 2 by (queue(P[i]));"),
+    L(221, "role-decode-from", "decode (prompt) from Q", "form", covered=SYNTAX, instance="decode (prompt) from src"),
+    L(224, "request-gw", "request gw;", "form", covered=SYNTAX, instance="request gw;"),
     L(219, "role-gateway", "request Q;", "covered", covered=(ROUND17, "test_a_gateways_route_is_requested_not_called")),
     L(228, "entry-calls", "P[i].prefill (prompt);", "covered", covered=(AUDIT6, "FAMILY_OF_ONE")),
     L(228, "entry-call-from", "D[j].decode (prompt) from P[i];", "covered", covered=(AUDIT6, "FAMILY_OF_ONE")),
@@ -521,6 +550,10 @@ server {
     L(244, "link-entry", "nic[self].transfer (n) from src to kv (m);", "covered",
       covered=("serq-sim/tests/test_conformance_round17.py", "test_a_lease_inside_an_enclosing_hold_is_the_one_a_from_takes_over_a_links_entry")),
     # language.txt:246
+    L(246, "entry-index", "run nic[k]", "new",
+      program="stage nic[2] : ps(2);\nqueue D[2] : decode {\n  pool kv { cap 9; }\n  serve fifo;\n"
+      "  decode (p) { set k = 1 - self; run nic[k] (p); }\n}\nworkload { arrive batch(1); }\n"
+      + session("  D[0].decode (4);\n  observe t = now;") + RUN, outcome="test_an_entrys_index_reads_as_its_body"),
     L(246, "mark", "mark first_token;", "covered",
       covered=(AUDIT6, "test_a_family_of_ones_pool_is_one_pool_by_either_name_and_a_mark_is_read_without_an_index")),
     # ---------------------------------------------------------------- language.txt §3, pools
@@ -625,6 +658,9 @@ server {
       program="let max_seqs = 2;\npool reqs { cap max_seqs }\n" + ONE + session("") + RUN,
       refused="missing `;`",
       plain="let max_seqs = 2;\npool reqs { cap max_seqs; }\n" + ONE + session("") + RUN),
+    L(329, "vllm-budget", "step { budget B }", "notation",
+      program="let B = 8;\nstage engine : step { budget B }\n" + ONE + session("") + RUN,
+      refused="missing `;`", plain="let B = 8;\nstage engine : step { budget B; cost 1; }\n" + ONE + session("") + RUN),
     L(332, "vllm-reserve", "kv (hit + min(prompt − hit, budget_left(engine))) reserve (prompt)", "notation",
       program=VLLM_HEAD + session(VLLM_PRE + "hold reqs (1), kv (hit + min(prompt − hit, budget_left(engine))) "
                                   "reserve (prompt) at admission (hit = min(cachedin(kv), hitmax)) { }") + RUN,
@@ -723,6 +759,10 @@ server {
     R(10, "let-name", "let NAME = expr;", "new",
       program="let expr = 2;\nlet NAME = expr;\nstage s : delay;\n" + ONE + session("  run s (NAME);\n  observe t = now;")
       + RUN, outcome="test_set_overrides_a_let"),
+    R(12, "set-cli", "--set NAME=value", "new",
+      program="let NAME = 1;\nstage s : delay;\n" + ONE + session("  set t0 = now;\n  run s (NAME);\n  observe w = now - t0;")
+      + RUN,
+      outcome="test_the_command_lines_set_and_def"),
     R(20, "def-expr-form", "def NAME ( PARAM, … ) = expr;", "form", covered=SYNTAX, instance="def f(x) = x * K + 1;"),
     R(21, "def-block-form", "def NAME ( PARAM, … ) { statement* }", "form", covered=SYNTAX,
       instance="def g(y) { run s (f(y)); }"),
@@ -731,6 +771,11 @@ server {
       + session("  run s (service());") + RUN,
       plain="stage s : fifo;\nworkload { arrive poisson(0.5); }\n" + session("  run s (~erlang(4, 1));") + RUN,
       defs=(("service", "~erlang(4, 1)"),), outcome="test_def_given_from_outside"),
+    R(25, "def-cli", "--def service='~erlang(4, 1)'", "new",
+      program="def service() = ~exp(1);\nstage s : fifo;\nworkload { arrive poisson(0.5); }\n"
+      + session("  run s (service());") + RUN,
+      plain="stage s : fifo;\nworkload { arrive poisson(0.5); }\n" + session("  run s (~erlang(4, 1));") + RUN,
+      defs=(("service", "~erlang(4, 1)"),), outcome="test_the_command_lines_set_and_def"),
     R(27, "def-reusable", "def reusable(x, bs) = floor((x - 1) / bs) * bs;", "covered",
       covered=("serq-frontend/tests/test_sugar.py", "test_definitions_are_expanded")),
     R(28, "set-hitD", "set hitD = min(cachedin(D[j].kv), reusable(prompt, bs));", "new",
@@ -775,6 +820,8 @@ server {
       program="pool kv[2] { cap 4; }\nstage s : delay;\ngauge g = used(kv[0]);\nworkload { arrive batch(2); }\n"
       + session("  hold kv[serial] (3) { run s (2); }") + "run { horizon 4; }\n",
       outcome="test_a_gauge_of_a_member"),
+    R(117, "gauge-aggregate", "max k in N (…)", "form", covered=(CSYNTAX, "SUGAR"),
+      instance="max j in (N + 1) (used(kv[j]))"),
     R(121, "run-form", "run { horizon expr; warmup expr; seed expr; arrivals expr; }", "form", covered=SYNTAX,
       instance='"run_block"'),
     R(135, "finite-run", "workload { arrive renewal(~h2(2, 4)); … }\nrun { horizon 1e5; warmup 0; arrivals 1000; }",

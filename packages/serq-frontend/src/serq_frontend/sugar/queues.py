@@ -601,7 +601,13 @@ class QueueRewriter:
                         bound.add(x.var)
         for s in A.walk_stmts(e.body):
             for root in A.stmt_exprs(s):
-                for x in A.walk_expr(root):
+                if type(s) is A.SRun and any(root is st for st in s.stages):
+                    # a run's stage is no read: its name is a stage's, which check_stages and the linker judge
+                    # (`run nic (…)` was told as reading a session attribute `nic`); its index is a read
+                    subs = [i for _, i in root.parts if i is not None]
+                else:
+                    subs = [root]
+                for x in (y for sub in subs for y in A.walk_expr(sub)):
                     if type(x) is not A.Var:
                         continue
                     head = x.parts[0][0]
