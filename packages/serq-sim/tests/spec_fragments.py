@@ -349,6 +349,10 @@ FRAGMENTS: list[Fragment] = [
     L(92, "run-arrivals-N", "run { arrivals N; }", "new",
       program="let N = 3;\nstage s : delay;\nworkload { arrive renewal(1); }\n" + session("  run s (2);")
       + "run { arrivals N; }\n", horizon=50, outcome="test_arrivals_n_ends_when_n_sessions_drained"),
+    L(92, "cli-arrivals", "--arrivals N", "new",
+      program="stage s : delay;\nworkload { arrive renewal(1); }\n" + session("  set t0 = now;\n  run s (2);\n"
+                                                                          "  observe w = now - t0;")
+      + "run { horizon 50; }\n", outcome="test_arrivals_on_the_command_line"),
     # ---------------------------------------------------------------- language.txt §2, expressions
     # language.txt:96
     L(96, "aggregate-max", "max k in 2 (used(kv[k]))", "covered",
@@ -565,6 +569,10 @@ server {
       plain="pool m1 { cap 10; }\npool m2 { cap 10; }\n" + ONE
       + session("  set u1 = 1;\n  set r1 = 2;\n  set u2 = 3;\n  hold m1(u1) reserve(r1), m2(u2) reuse(0) { } cache(1);")
       + RUN),
+    L(256, "min-l-computed", "min(ℓ, computed)", "notation",
+      program="pool kv { cap 4; }\n" + ONE + session("  hold kv (2) { } cache (min(ℓ, computed));") + RUN,
+      refused="unexpected character `ℓ`",
+      plain="pool kv { cap 4; }\n" + ONE + session("  set l = 1;\n  hold kv (2) { } cache (min(l, computed));") + RUN),
     L(256, "cache-0", "cache (0)", "covered",
       covered=("serq-sim/tests/test_conformance_hand.py", "test_cache_reuse_and_dead_entries")),
     L(256, "reuse-0", "reuse (0)", "covered",
@@ -631,6 +639,9 @@ server {
     L(287, "constant-test-note", "observe hit is constant 0 over 5357 samples", "covered",
       covered=(AUDIT6, "test_the_note_on_a_test_constant_0_over_40_samples_after_the_warm_up")),
     # language.txt:289
+    L(289, "gauge-dump", "gauge/NAME.csv", "new",
+      program="pool kv[2] { cap 4; }\nstage s : delay;\ngauge g = used(kv[0]);\nworkload { arrive batch(2); }\n"
+      + session("  hold kv[serial] (3) { run s (2); }") + "run { horizon 4; }\n", outcome="test_a_gauges_change_points"),
     L(289, "gauge-used", "gauge u = used(kv);", "covered",
       covered=("serq-sim/tests/test_conformance_more.py", "STOCHASTIC")),
     L(289, "gauge-full", "gauge full = max j in N (free(reqs[j]) == 0);", "covered",
@@ -799,6 +810,11 @@ server {
       covered=(ROUND17, "test_a_parameter_the_body_assigns_is_refused_and_one_the_program_sets_is_not")),
     R(34, "param-assigned", "set p =", "covered",
       covered=(ROUND17, "test_a_parameter_the_body_assigns_is_refused_and_one_the_program_sets_is_not")),
+    R(35, "arg-reference", "kvD[j]", "new",
+      program="pool kvD[2] { cap 4; }\ndef g(p) { hold p (1) { observe u = used(p); } }\n" + ONE
+      + session("  set j = 1;\n  g(kvD[j]);") + RUN,
+      plain="pool kvD[2] { cap 4; }\n" + ONE + session("  set j = 1;\n  hold kvD[j] (1) { observe u = used(kvD[j]); }")
+      + RUN),
     R(37, "arg-live-state", "used(kv)", "new",
       program="pool kv { cap 4; }\nstage s : delay;\ndef f(x) { run s (1); observe y = x; }\n" + ONE
       + session("  hold kv (1) { f(used(kv)); }") + RUN,

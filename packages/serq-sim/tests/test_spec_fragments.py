@@ -3,21 +3,21 @@ each with the page and line it comes from (language.txt, pool-reference.txt, pro
 implementations of the language are checked with the same code, so each fragment is run here or by an
 earlier test that runs it as written.
 
-Counts: 194 fragments found (language.txt 145, pool-reference.txt 26, program-reference.txt 23); 5 of the
+Counts: 198 fragments found (language.txt 148, pool-reference.txt 26, program-reference.txt 24); 5 of the
 other dialect (`fn main()`, `pool NAME on ENGINE`, `pool NAME on ENGINE.DEVICE`, `NAME[N] cap c;` in an
 `engine`, `cost(…)`: each is told as another dialect's construct at its first word; `admit via` is this
 language's pool option, docs/language.md); 66 already covered by earlier tests (test_conformance_*,
 test_sugar, test_spec_*: each named in the data and checked to define the test and hold the fragment as
 written), and 73 written with metavariables (the productions, the expressions' draws and observables, the
 serving forms' table), whose concrete instances test_conformance_syntax compiles (PRODUCTIONS), holds to
-their kernel's IR (SUGAR) or refuses (REFUSALS); 50 newly covered here: 39 of this dialect, each completed
+their kernel's IR (SUGAR) or refuses (REFUSALS); 54 newly covered here: 42 of this dialect, each completed
 into the smallest program that contains it unchanged (compiled, run to its horizon on both tiers with
 byte-identical reports, its IR byte-identical to the plainly written equivalent where the prose says what
-it stands for, the outcome the prose states computed by hand; three are command lines, run as written),
-and 11 table cells in the pages' typography (`−`, `·`, `ℓ`, `φ`, subscripts, `pool reqs { cap max_seqs }`
-and `step { budget B }` without their `;`, a pull's kernel written with its long names inside an entry):
-each is refused with the message that says what to write, and the cell written in this language compiles
-and runs.
+it stands for, the outcome the prose states computed by hand; five are command lines or a file one
+writes, run as written), and 12 table cells in the pages' typography (`−`, `·`, `ℓ`, `φ`, subscripts,
+`pool reqs { cap max_seqs }` and `step { budget B }` without their `;`, a pull's kernel written with its
+long names inside an entry): each is refused with the message that says what to write, and the cell
+written in this language compiles and runs.
 
 Disagreements: 3, all messages, fixed in serq-frontend. The kernel of a pull's read written inside the
 reader's entry (`load D.kv[j] (…)`) was told "`D.kv` is not a pool of `D`", which it is (now: "`D.kv` is
@@ -201,8 +201,8 @@ def test_the_other_dialect_is_told_as_such(key):
 @pytest.mark.parametrize("key", [f.key for f in FRAGMENTS if f.status == "new"])
 def test_the_fragment_in_its_smallest_program(key, monkeypatch, tmp_path):
     f = BY_KEY[key]
-    if f.text.startswith(("serq ", "--")):
-        assert f.outcome  # a command line: its outcome test runs it as written
+    if f.text.startswith(("serq ", "--", "gauge/")):
+        assert f.outcome  # a command line, or a file one writes: its outcome test runs it as written
     else:
         source = f.program.replace(f.unclosed, f.unclosed.rsplit("\n", 1)[0]) if f.unclosed else f.program
         assert _holds(f.text, source) or (f.plain and _holds(f.text, f.plain)), f.key
@@ -498,3 +498,33 @@ def test_an_entrys_index_reads_as_its_body(monkeypatch):
     assert _refusal(own) == f"<source>:{line}:{col}: error: unknown stage `nic` (did you mean `D.nic`?)"
     none = f.program.replace("stage nic[2] : ps(2);\n", "")
     assert _refusal(none) == f"<source>:{line}:{col}: error: unknown stage `nic`"
+
+
+def test_arrivals_on_the_command_line(serq, tmp_path):
+    """§2: the CLI accepts --arrivals N for run and ir, overriding the source: 3 arrivals 1 s apart, each
+    2 s: the run ends at 5 with 3 sessions drained, and the IR is the program's with `arrivals 3;`."""
+    f = BY_KEY["cli-arrivals"]
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    (tmp_path / "a" / "p.sq").write_text(f.program)
+    (tmp_path / "b" / "p.sq").write_text(f.program.replace("horizon 50;", "horizon 50; arrivals 3;"))
+    out = serq("run", str(tmp_path / "a" / "p.sq"), "--arrivals", "3", "--json")
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout)
+    assert (report["end"], report["arrivals"], report["ended"], report["horizon"]) == (5, 3, 3, 50)
+    assert report["observes"]["w"]["mean"] == 2
+    given = serq("ir", "--no-spans", str(tmp_path / "a" / "p.sq"), "--arrivals", "3")
+    written = serq("ir", "--no-spans", str(tmp_path / "b" / "p.sq"))
+    a, b = json.loads(given.stdout), json.loads(written.stdout)
+    a.pop("source")
+    b.pop("source")
+    assert a == b and a["run"] == {"horizon": 50.0, "arrivals": 3}
+
+
+def test_a_gauges_change_points(serq, tmp_path):
+    """§3 Gauges: --dump DIR writes each gauge's change points as gauge/NAME.csv (time,value): used(kv[0])
+    is 3 from 0 (s0's hold) and 0 from 2."""
+    (tmp_path / "p.sq").write_text(BY_KEY["gauge-dump"].program)
+    out = serq("run", str(tmp_path / "p.sq"), "--dump", str(tmp_path / "d"))
+    assert out.returncode == 0, out.stderr
+    assert (tmp_path / "d" / "gauge" / "g.csv").read_text() == "time,value\n0.0,3.0\n2.0,0.0\n"
