@@ -415,6 +415,11 @@ def test_the_pool_references_command(serq, tmp_path):
     assert report["horizon"] == 10 and report["end"] == 10
     response = report["observes"]["response"]
     assert response["count"] == 3 and math.isclose(response["mean"], 8 / 3)
+    # the page's program as printed, in the other dialect: one message at its first word, status 1
+    (tmp_path / "other.sq").write_text(BY_KEY["fn-main"].program)
+    out = serq("run", str(tmp_path / "other.sq"), "--horizon", "10")
+    assert out.returncode == 1 and "Traceback" not in out.stderr
+    assert out.stderr.startswith(f"{tmp_path / 'other.sq'}:1:1: error: `fn` is not part of this language")
 
 
 # -- the two messages the fragments found wrong --------------------------------------------------------------
