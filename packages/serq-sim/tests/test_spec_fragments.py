@@ -3,14 +3,14 @@ each with the page and line it comes from (language.txt, pool-reference.txt, pro
 implementations of the language are checked with the same code, so each fragment is run here or by an
 earlier test that runs it as written.
 
-Counts: 198 fragments found (language.txt 148, pool-reference.txt 26, program-reference.txt 24); 5 of the
+Counts: 250 fragments found (language.txt 200, pool-reference.txt 26, program-reference.txt 24); 5 of the
 other dialect (`fn main()`, `pool NAME on ENGINE`, `pool NAME on ENGINE.DEVICE`, `NAME[N] cap c;` in an
 `engine`, `cost(…)`: each is told as another dialect's construct at its first word; `admit via` is this
 language's pool option, docs/language.md); 66 already covered by earlier tests (test_conformance_*,
 test_sugar, test_spec_*: each named in the data and checked to define the test and hold the fragment as
-written), and 73 written with metavariables (the productions, the expressions' draws and observables, the
-serving forms' table), whose concrete instances test_conformance_syntax compiles (PRODUCTIONS), holds to
-their kernel's IR (SUGAR) or refuses (REFUSALS); 54 newly covered here: 42 of this dialect, each completed
+written), and 125 written with metavariables (§2's grammar, one production a line, the expressions' draws
+and observables, the serving forms' table), whose concrete instances test_conformance_syntax compiles
+(PRODUCTIONS), holds to their kernel's IR (SUGAR) or refuses (REFUSALS); 54 newly covered here: 42 of this dialect, each completed
 into the smallest program that contains it unchanged (compiled, run to its horizon on both tiers with
 byte-identical reports, its IR byte-identical to the plainly written equivalent where the prose says what
 it stands for, the outcome the prose states computed by hand; five are command lines or a file one
