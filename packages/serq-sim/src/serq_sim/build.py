@@ -11,6 +11,7 @@ from serq.extensions import source_word
 from serq_ir import nodes as N
 from serq_ir.rules import NEEDS_OPEN, arrivals_problem, open_advice, pairs, window_problem
 
+from . import workload as _workload
 from .compile import Compiler, observables_read, state_dependent, walk
 from .errors import SimError, format_error
 from .guards import build_with, check_policy, check_stage, first_party, guard_engine, guard_share
@@ -228,6 +229,8 @@ def build(sim, reg, trace_path) -> None:
     sim.closed = isinstance(arrive, N.Closed)
     if sim.closed:
         sim.rep_limit = replace_limit(arrive.n)
+        sim.rep_n = arrive.n
+        sim.rep_seconds = _workload.REPLACE_SECONDS
     if sim.arr_limit is not None:
         if arrivals_problem(arrive, sim.arr_limit) is not None:  # the one rule (serq_ir.rules)
             raise sim.setting_error(("arrivals",), None, NEEDS_OPEN + open_advice(arrive))

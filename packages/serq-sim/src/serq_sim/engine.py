@@ -162,7 +162,7 @@ class Simulation:
         "open_arrivals", "partial", "partial_note", "plugin_manager", "pool_base", "pools", "preempt_count", "program",
         "progress", "pulse", "queue_free", "rate", "ready", "record_tables", "release_counter", "rngs", "seed",
         "session_fn", "setting_from", "shared_families", "show_progress", "slot_more", "source", "spans", "stage_base",
-        "stages", "rep_k", "rep_limit", "rep_t", "live0", "due_now", "next_check", "samples_at_ticks", "stall_arr", "stall_ev", "stall_live", "stall_t", "step_stages", "step_heap", "step_later", "step_cur", "step_self", "pool_hot", "grow_lazy_ok", "served_by", "room_floors", "adm_hot", "t_shown", "t_wall0", "token_gaps",
+        "stages", "rep_c", "rep_k", "rep_limit", "rep_n", "rep_seconds", "rep_t", "live0", "due_now", "next_check", "samples_at_ticks", "stall_arr", "stall_ev", "stall_live", "stall_t", "step_stages", "step_heap", "step_later", "step_cur", "step_self", "pool_hot", "grow_lazy_ok", "served_by", "room_floors", "adm_hot", "t_shown", "t_wall0", "token_gaps",
         "trace", "trace_ordered", "trace_slots", "turn_fn", "turns", "virtual_events", "warm", "warmup",
         "__dict__",
     )
@@ -213,10 +213,15 @@ class Simulation:
         #: the fast tier's: the names of its events due at a time that are no stage's (stall_error)
         self.due_now = None
         #: the closed workload's guard (workload.replace_limit): the instant of the last replacement, the
-        #: replacements made at it, and how many are allowed
+        #: replacements made at it, and how many are allowed; the members, past whose count of replacements
+        #: at one instant the CPU time spent there is read, the CPU time when it was passed, and how much
+        #: is allowed (workload.REPLACE_SECONDS)
         self.rep_t = math.nan
         self.rep_k = 0
         self.rep_limit = 0
+        self.rep_n = 0
+        self.rep_c = 0.0
+        self.rep_seconds = math.inf
         self.source = program.source
         self.now = 0.0
         self.heap: list = []
@@ -1139,10 +1144,17 @@ class Simulation:
             self.ended += 1
         if self.closed:
             if now == self.rep_t:  # the closed workload's no-progress guard (workload.replace_limit)
-                self.rep_k += 1
-                if self.rep_k > self.rep_limit:
+                k = self.rep_k = self.rep_k + 1
+                if k > self.rep_limit:
                     raise SimError(format_error(self.arrive.span, now, s.serial,
                                                 _workload.replace_message(self.rep_limit), self.source))
+                if k > self.rep_n:  # and the CPU time spent at the instant (workload.REPLACE_SECONDS)
+                    c = _time.process_time()
+                    if k == self.rep_n + 1:
+                        self.rep_c = c
+                    elif c - self.rep_c > self.rep_seconds:
+                        raise SimError(format_error(self.arrive.span, now, s.serial, _workload.replace_time_message(
+                            self.rep_n, self.rep_seconds), self.source))
             else:
                 self.rep_t = now
                 self.rep_k = 1

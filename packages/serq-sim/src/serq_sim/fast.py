@@ -73,7 +73,7 @@ from .errors import SimError, StopRun, format_error, not_bookable, work_message
 from .pools.model import EPS, ThresholdQueue, WaitedQueue, refused_amount, waited_cuts, waited_last
 from .stats import HUGE_SPAN, HUGE_UNITS, PER_HUGE, add_sample
 from .tier_env import forced_general
-from .workload import replace_message
+from .workload import replace_message, replace_time_message
 
 #: Why a program is not simple: ``None`` when it is.
 _ALLOWED_STMTS = (N.Set, N.Observe, N.Turn, N.End, N.Loop, N.Branch, N.Choose, N.Run, N.Hold)
@@ -669,10 +669,16 @@ class _Gen(Compiler):
                 f"{pad}live_t = now",
                 f"{pad}live -= 1"] + self.if_warm(["ended += 1"], pad)
         if self.sim.closed:  # the closed workload's no-progress guard (workload.replace_limit)
+            n = self.sim.rep_n
             out += [f"{pad}if now == rep_t:",
                     f"{pad}    rep_k += 1",
                     f"{pad}    if rep_k > {self.sim.rep_limit}:",
                     f"{pad}        raise _closed_err(now, A[{self.XS}])",
+                    f"{pad}    if rep_k > {n}:",  # and the CPU time spent at the instant (workload.REPLACE_SECONDS)
+                    f"{pad}        if rep_k == {n + 1}:",
+                    f"{pad}            rep_c = _cpu()",
+                    f"{pad}        elif _cpu() - rep_c > {_flt(self.sim.rep_seconds)}:",
+                    f"{pad}            raise _closed_time_err(now, A[{self.XS}])",
                     f"{pad}else:",
                     f"{pad}    rep_t = now",
                     f"{pad}    rep_k = 1"]
@@ -1419,8 +1425,11 @@ class _Gen(Compiler):
         a("    _lcut = _G['_lcut']")
         if sim.closed:
             a("    _closed_err = _G['_closed_err']")
+            a("    _closed_time_err = _G['_closed_time_err']")
+            a("    _cpu = _G['_cpu']")
             a("    rep_t = _nan")
             a("    rep_k = 0")
+            a("    rep_c = 0.0")
         a("    next_serial = 0")
         a("    next_sf = 0.0")
         a("    interrupted = False")
@@ -1689,6 +1698,11 @@ def build(sim, progress: bool):
         # engine.Simulation.end_session: a closed workload past its replacements at one instant
         return SimError(format_error(sim.arrive.span, now, serial, replace_message(sim.rep_limit), source))
 
+    def _closed_time_err(now, serial):
+        # the same, past the CPU time allowed at one instant (workload.REPLACE_SECONDS)
+        return SimError(format_error(sim.arrive.span, now, serial, replace_time_message(sim.rep_n, sim.rep_seconds),
+                                     source))
+
     def _drop(q, x):
         for i, y in enumerate(q):
             if y is x:
@@ -1743,6 +1757,7 @@ def build(sim, progress: bool):
         "push": heapq.heappush, "pop": heapq.heappop, "hpush": heapq.heappush, "hpop": heapq.heappop,
         "deque": deque, "_WQ": WaitedQueue, "_TQ": ThresholdQueue, "_JQ": itemgetter(gen.XQT), "_sidx": _sidx, "_pidx": _pidx, "_amt": _amt, "_drop": _drop,
         "_tie": lambda e: e[1], "_dfail": _dfail, "_err": _err, "_closed_err": _closed_err, "_show": _show, "_mono": _time.monotonic,
+        "_closed_time_err": _closed_time_err, "_cpu": _time.process_time,
         "_workmsg": work_message, "_choosemsg": choose_message,
         "_nan": math.nan, "SimError": SimError, "format_error": format_error, "capacity_message": capacity_message,
         "gap_problem": gap_problem,

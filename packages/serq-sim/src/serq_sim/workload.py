@@ -29,6 +29,13 @@ _heappush = heapq.heappush
 #: times at most.
 REPLACE_LIMIT = 100_000
 REPLACE_PER_MEMBER = 100
+#: and more than REPLACE_SECONDS of CPU time (time.process_time) spent at one instant once it replaced more
+#: sessions there than the workload has members (then some member's session started and ended at that
+#: instant) is the same error, whatever the count: a session that draws ~erlang(100000, 1) takes some 60 ms,
+#: so the count alone came after hours. The clock is read only past that many replacements at one instant,
+#: and reading it draws nothing: a run that never replaces more than its members at one instant is
+#: untouched, and none draws another number.
+REPLACE_SECONDS = 5.0
 
 
 def replace_limit(n: int) -> int:
@@ -36,11 +43,21 @@ def replace_limit(n: int) -> int:
     return REPLACE_LIMIT + REPLACE_PER_MEMBER * n
 
 
+_ENDLESS = ("(its sessions end at the instant they start: no run, hold or grow that takes time, or a hold "
+            "rejected as never fitting; each is replaced at once, for ever)")
+
+
 def replace_message(limit: int) -> str:
     """The run-time error of a closed workload past :func:`replace_limit` (both tiers)."""
     return (f"no progress: the closed workload replaced more than {limit} ended sessions at one instant "
-            "without simulated time passing (its sessions end at the instant they start: no run, hold or grow "
-            "that takes time, or a hold rejected as never fitting; each is replaced at once, for ever)")
+            f"without simulated time passing {_ENDLESS}")
+
+
+def replace_time_message(n: int, seconds: float) -> str:
+    """The run-time error of a closed workload past :data:`REPLACE_SECONDS` (both tiers)."""
+    return (f"no progress: the closed workload replaced more ended sessions at one instant than its {n} "
+            f"member{'s' if n != 1 else ''} and spent more than {seconds:g} s of CPU time there without simulated "
+            f"time passing {_ENDLESS}")
 
 
 def start_arrivals(sim) -> None:
