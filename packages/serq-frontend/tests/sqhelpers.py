@@ -95,3 +95,11 @@ def commands_refuse_and_leave(tmp_path: Path, data: bytes, first: str, commands=
         assert r.stderr.splitlines()[0] == first
         assert "Traceback" not in r.stderr
     assert p.read_bytes() == data
+
+
+def hold_tail(horizon: str) -> str:
+    """The rest of a program whose lets and pools a test writes: a stage `s`, an open workload, a session
+    holding `kv (B)` around a run, and the run block of horizon ``horizon`` (test_known_defects_round9's
+    `H`, test_hostile_round24_blocksize's 5)."""
+    return ("stage s : fifo(1);\n\nworkload {\n  arrive poisson(1);\n}\n\nsession {\n  hold kv (B) {\n    run s (1);\n"
+            f"  }}\n}}\n\nrun {{ horizon {horizon}; }}\n")

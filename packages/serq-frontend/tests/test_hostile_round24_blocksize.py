@@ -16,24 +16,11 @@ import subprocess
 import time
 
 import pytest
-from sqhelpers import SERQ, compile_src, ir_bytes, refused
+from sqhelpers import SERQ, compile_src, hold_tail, ir_bytes, refused
 
 pytestmark = pytest.mark.timeout(60)
 
-TAIL = """stage s : fifo(1);
-
-workload {
-  arrive poisson(1);
-}
-
-session {
-  hold kv (B) {
-    run s (1);
-  }
-}
-
-run { horizon 5; }
-"""
+TAIL = hold_tail("5")
 
 POOLS = "pool m[2] { cap 64; block 4; }\npool kv { cap 64; }\n"
 

@@ -8,24 +8,11 @@ from __future__ import annotations
 
 import pytest
 import serq_frontend
-from sqhelpers import compile_src, ir_bytes, refused
+from sqhelpers import compile_src, hold_tail, ir_bytes, refused
 
 pytestmark = pytest.mark.timeout(60)
 
-TAIL = """stage s : fifo(1);
-
-workload {
-  arrive poisson(1);
-}
-
-session {
-  hold kv (B) {
-    run s (1);
-  }
-}
-
-run { horizon H; }
-"""
+TAIL = hold_tail("H")
 
 
 # --- 1. blocksize(p) is a link-time constant ---------------------------------------------------------------------

@@ -1,10 +1,10 @@
 """Conformance against an independent model of vLLM's shape of request on one step engine with a prefix
 cache: turns that find their previous turn's prefix, victims that cache their computed prefix and resume
 from it, forced misses that leave the prefix dead, and the LRU eviction of blocks that decides what the
-next admission finds. The model below is written from the spec's words alone (not from the simulator's
-code); the simulator must give its admission and end times, the prefix each admission consumed, its
-preemptions and its iterations on random small programs, on the tier serQ picks and on
-SERQ_SIM_TIER=general (conform.run: the same bytes). test_conformance_round16_b.py has the engine
+next admission finds. The model (engine_model16.prefix_engine) is written from the spec's words alone
+(not from the simulator's code); the simulator must give its admission and end times, the prefix each
+admission consumed, its preemptions and its iterations on random small programs, on the tier serQ picks
+and on SERQ_SIM_TIER=general (conform.run: the same bytes). test_conformance_round16_b.py has the engine
 without a cache.
 
 The program (cost 1, so iteration k runs over [k, k + 1]), a session of one or two turns:
@@ -20,7 +20,7 @@ The program (cost 1, so iteration k runs over [k, k + 1]), a session of one or t
 and a second turn's prompt is P + D + N (F = 1: a forced miss, lib/vllm.sq's reuse (0)).
 
 The rules the model implements beyond test_conformance_round16_b.py's (the serving, the growth, the
-victims, the admissions):
+victims, the admissions; test_conformance_round18_b.py's family of engines runs the same model a replica):
 
 * the header is read at the admission (§3 at admission): `computed` the position the hold had computed
   when it was preempted, 0 on a first execution and after a hold completes (§3 grow); `cachedin(kv)` the
@@ -51,176 +51,13 @@ rather than in the order it served them (2; 16 of 2 000 cases of seeds 3 and 4);
 
 from __future__ import annotations
 
-import math
 import random
 
 import pytest
 from conform import pool, run, stage
-from engine_model16 import ORDERS, POLICIES, Stuck, choose, keys_of, ternary
+from engine_model16 import ORDERS, POLICIES, Stuck, choose, prefix_engine, ternary, up
 
 pytestmark = pytest.mark.timeout(120)
-
-
-def up(x, b):
-    return math.ceil(x / b - 1e-12) * b
-
-
-def down(x, b):
-    return math.floor(x / b + 1e-12) * b
-
-
-def model(sessions, B, K, block, cap, R, policy, requeue, serve, held=False):
-    """``sessions``: per session its turns, [(P, D)] or [(P, D), (N, D2, forced)]; ``held``: the hold
-    reserves ``known`` under `reserve held`. Returns per session the admission times, the prefix each
-    admission consumed and the end times of its holds, and the preemptions and iterations."""
-    n = len(sessions)
-    turn = {s: [0, tl[0][0], tl[0][1]] for s, tl in enumerate(sessions)}  # turn index, P, D
-    queue = list(range(n))
-    residents = []
-    jobs = {}
-    admits, hits, done = {}, {}, {}
-    computed = dict.fromkeys(range(n), 0)
-    cache = []  # entries: owner (None: dead), units, release time, release order
-    seq = 0
-    preemptions = iterations = 0
-    used = 0
-    finished = set()
-    t = 0
-
-    def evict():
-        while used + sum(e["units"] for e in cache) > cap:
-            e = min(cache, key=lambda e: (e["time"], e["order"]))
-            e["units"] -= min(block, e["units"])
-            if e["units"] <= 0:
-                cache.remove(e)
-
-    def put(owner, units):
-        nonlocal seq
-        if units > 0:
-            seq += 1
-            cache.append({"owner": owner, "units": units, "time": t, "order": seq})
-
-    def own(s):
-        return next((e for e in cache if e["owner"] == s), None)
-
-    while len(finished) < n:
-        if t > 500:
-            raise Stuck
-        left = B
-        served = []
-        preempted = stop = False
-        order = list(residents)
-        if serve is not None:
-            order.sort(key=lambda c: keys_of(serve, c, jobs[c]))
-        for s in order:
-            if stop:
-                break
-            if s not in residents:
-                continue
-            job = jobs[s]
-            tok = min(1 if job["mode"] == "decode" else K, job["rem"], left)
-            if tok <= 0:
-                break
-            target = up(job["pos"] + tok, block)
-            mine = False
-            while target > job["alloc"]:
-                # under reserve held the others' unallocated reservations count against the growth
-                others = sum(max(0, j["res"] - j["alloc"]) for c, j in jobs.items() if c != s)
-                if used + others + target - job["alloc"] <= cap:
-                    used += target - job["alloc"]
-                    job["alloc"] = target
-                    evict()
-                    break
-                if policy == "lifo":
-                    v = residents[-1]
-                else:
-                    best = None
-                    for c in residents:
-                        k = keys_of(policy, c, jobs[c])
-                        if best is None or k <= best[0]:
-                            best = (k, c)
-                    v = best[1]
-                preempted = True
-                preemptions += 1
-                jv = jobs.pop(v)
-                residents.remove(v)
-                used -= jv["alloc"]
-                computed[v] = jv["pos"]
-                _, P, D = turn[v]
-                put(v, down(min(P + D, jv["pos"]), block))
-                for i, (ss, tk) in enumerate(served):
-                    if ss == v:
-                        left += tk
-                        del served[i]
-                        break
-                if policy == "lifo" or requeue == "head":
-                    queue.insert(0, v)
-                else:
-                    queue.append(v)
-                if v == s:
-                    mine = True
-                    break
-            if mine:
-                stop = policy == "lifo"
-                continue
-            left -= tok
-            served.append((s, tok))
-        if not preempted:
-            while left > 0 and queue:
-                s = queue[0]
-                k, P, D = turn[s]
-                known = max(P, computed[s])
-                e = own(s)
-                forced = len(sessions[s][k]) > 2 and sessions[s][k][2]
-                hit = 0 if forced else min(e["units"] if e else 0, down(known - 1, block))
-                units = up(min(known, hit + left), block)
-                r = up(max(units, known), block) if held else units
-                unallocated = sum(max(0, j["res"] - j["alloc"]) for j in jobs.values())
-                if len(residents) + 1 > R or used + unallocated + r > cap:
-                    break
-                queue.pop(0)
-                used += units
-                if e is not None:  # consumed: the rest stays, dead, with its age
-                    e["owner"] = None
-                    e["units"] -= hit
-                    if e["units"] <= 0:
-                        cache.remove(e)
-                evict()
-                jobs[s] = {"mode": "prefill", "rem": known - hit, "pos": hit, "alloc": units,
-                           "dec": D - (known - P), "res": r}
-                residents.append(s)
-                admits.setdefault(s, []).append(float(t))
-                hits.setdefault(s, []).append(float(hit))
-                tok = min(K, left, known - hit)
-                left -= tok
-                served.append((s, tok))
-        if not served and not preempted:
-            raise Stuck
-        iterations += 1
-        t += 1
-        for s, tok in served:
-            job = jobs[s]
-            job["pos"] += tok
-            job["rem"] -= tok
-            if job["rem"] > 0:
-                continue
-            if job["mode"] == "prefill":
-                job["mode"], job["rem"] = "decode", job["dec"]
-                continue
-            jobs.pop(s)
-            residents.remove(s)
-            used -= job["alloc"]
-            k, P, D = turn[s]
-            computed[s] = 0
-            put(s, down(min(P + D, job["pos"]), block))
-            done.setdefault(s, []).append(float(t))
-            if k + 1 < len(sessions[s]):
-                N, D2 = sessions[s][k + 1][:2]
-                turn[s] = [k + 1, P + D + N, D2]
-                queue.append(s)
-            else:
-                finished.add(s)
-    return admits, hits, done, preemptions, iterations
 
 
 def program(sessions, B, K, block, cap, R, policy, requeue, serve, held=False):
@@ -306,14 +143,14 @@ def test_one_engine_with_a_prefix_cache_turns_victims_and_forced_misses(monkeypa
         r, o = run(program(*case, held=held), monkeypatch)
         ends = per_session(o["t"])
         try:
-            admits, hits, done, preemptions, iterations = model(*case, held=held)
+            admits, hits, done, preemptions, iterations = prefix_engine(*case, held=held, stuck_after=500)
         except Stuck:
             assert sum(map(len, ends.values())) < sum(map(len, case[0])), case
             stuck += 1
             continue
         assert (per_session(o["a"]), per_session(o["h"], True), ends) == (admits, hits, done), case
-        assert pool(r, "kv").preemptions == preemptions, case
-        assert stage(r, "E").iterations == iterations, case
+        assert pool(r, "kv").preemptions == len(preemptions), case
+        assert stage(r, "E").iterations == len(iterations), case
         agreed += 1
         hit += any(x > 0 for v in hits.values() for x in v)
     # most cases end, most find a prefix (theirs from a turn before or a preemption) somewhere

@@ -53,8 +53,8 @@ import random
 
 import pytest
 from conform import run, stage
-from engine_model16 import ORDERS, POLICIES, choose, ternary
-from engine_model18 import family, up
+from engine_model16 import ORDERS, POLICIES, choose, ternary, up
+from engine_model18 import family
 
 pytestmark = pytest.mark.timeout(120)
 

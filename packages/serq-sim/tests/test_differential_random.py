@@ -2,7 +2,8 @@
 serq_sim/step/lazy.py: lazy decoders, lazy growers, quiet and busy round stretches, woken growers' blocks
 taken at once) against the per-job reference planning (SERQ_SIM_TIER=general). The two must give the same
 JSON report byte for byte, the same samples of every observe (values, times, sessions, turns), the same
-output-token gaps, or the same error (type and whole message).
+columns of every record table, the same output-token gaps, or the same error (type and whole message):
+stress18.outcome, which the stress runs compare too.
 
 The programs are small and drawn by :func:`program` from ``random.Random(i)`` (deterministic: program i is
 the same every run). They are built to reach the lazy paths and their edges: budgets that are constant,
@@ -41,11 +42,9 @@ import sys
 
 import pytest
 import serq_frontend
-from serq_report.json import encode_json
 from serq_sim.api import registries
 from serq_sim.engine import Simulation
-from serq_sim.step import StepStage
-from stress18 import COUNTERS, pick
+from stress18 import COUNTERS, first_difference, outcome, pick
 
 #: programs in the default run, and the blocks they are spread over (a test each, for xdist)
 DEFAULT_EXAMPLES = 1200
@@ -306,46 +305,6 @@ def program(i: int) -> str:
 # --- running and comparing ----------------------------------------------------------------------------------
 
 
-def _outcome(prog, monkeypatch, tier: str):
-    """``(outcome, counters)``: ``outcome`` the JSON report, every observe's columns and the token gaps, or
-    the error's type and message; ``counters`` the lazy planning's counters summed over the step stages."""
-    if tier:
-        monkeypatch.setenv("SERQ_SIM_TIER", tier)
-    else:
-        monkeypatch.delenv("SERQ_SIM_TIER", raising=False)
-    sim = Simulation(prog, registries(), seed=None, horizon=None, warmup=None, arrivals=None,
-                     check_invariants=False, progress=False, trace_path=None)
-    engines = [s for s in sim.stages if isinstance(s, StepStage)]
-    try:
-        r = sim.run()
-    except Exception as e:  # noqa: BLE001 - the error itself is compared
-        out = ("error", type(e).__name__, str(e))
-    else:
-        obs = {name: tuple((getattr(o, f).dtype.str, getattr(o, f).tobytes())
-                           for f in ("values", "times", "sessions", "turns"))
-               for name, o in r.observes.items()}
-        gaps = getattr(sim, "token_gaps", None)
-        gaps = None if gaps is None else (gaps.values.tobytes(), gaps.weights.tobytes())
-        out = ("report", encode_json(r), obs, gaps)
-    return out, {c: sum(getattr(s, c) for s in engines) for c in COUNTERS}
-
-
-def _first_difference(a, b) -> str:
-    if a[0] != b[0] or a[0] == "error":
-        return f"default: {a[:3]!r}\ngeneral: {b[:3]!r}"
-    if a[1] != b[1]:
-        for k, (x, y) in enumerate(zip(a[1], b[1])):
-            if x != y:
-                lo, hi = max(0, k - 200), k + 200
-                return (f"JSON reports differ at character {k}:\ndefault: …{a[1][lo:hi]}\n"
-                        f"general: …{b[1][lo:hi]}")
-        return "JSON reports differ in length"
-    for name in a[2]:
-        if a[2][name] != b[2].get(name):
-            return f"observe {name} differs"
-    return "token gaps differ"
-
-
 def _blocks() -> list[range]:
     per = -(-EXAMPLES // BLOCKS)
     return [range(FIRST + k * per, FIRST + min((k + 1) * per, EXAMPLES)) for k in range(BLOCKS)
@@ -353,7 +312,7 @@ def _blocks() -> list[range]:
 
 
 @pytest.mark.parametrize("seeds", _blocks(), ids=lambda r: f"{r.start}-{r.stop - 1}")
-def test_random_programs_agree_on_both_tiers(seeds, monkeypatch):
+def test_random_programs_agree_on_both_tiers(seeds):
     failed_compile = 0
     errors = 0
     lazy_programs = 0
@@ -366,11 +325,11 @@ def test_random_programs_agree_on_both_tiers(seeds, monkeypatch):
         except serq_frontend.CompileError:
             failed_compile += 1
             continue
-        got, counters = _outcome(prog, monkeypatch, "")
-        ref, ref_counters = _outcome(prog, monkeypatch, "general")
-        assert not any(ref_counters.values()), (i, ref_counters)  # the reference plans every job
+        got, counters = outcome(prog, "")
+        ref, ref_counters = outcome(prog, "general")
+        assert not any(ref_counters[c] for c in COUNTERS), (i, ref_counters)  # the reference plans every job
         if got != ref:
-            differ.append((i, src, _first_difference(got, ref)))
+            differ.append((i, src, first_difference(got, ref)))
         errors += ref[0] == "error"
         lazy_programs += counters["lazy_iterations"] + counters["glazy_iterations"] > 0
         for c in COUNTERS:
