@@ -55,7 +55,8 @@ def test_an_error_in_a_queue_entry_names_the_call():
     with pytest.raises(serq_frontend.CompileError) as info:
         compile_src(src)
     lines = str(info.value).splitlines()
-    assert "reads `missing`, a session attribute set outside the queue" in lines[0]
+    # `missing` is set nowhere: no session attribute, and the words claim none
+    assert "`P.prefill` reads `missing`; an entry reads its parameters" in lines[0]
 
 
 def test_missing_semicolon():

@@ -25,7 +25,9 @@ reader's entry (`load D.kv[j] (…)`) was told "`D.kv` is not a pool of `D`", wh
 told "unexpected `,` (expected in)" (now: "two names side by side, `prev prompt`; an operator or a `,` is
 missing between them", or a missing `;` when the second begins a statement). A run's stage in an entry
 that is no stage (`run nic (…)` in a queue with a `nic`) was told as reading a session attribute `nic`
-(now: "unknown stage `nic` (did you mean `D.nic`?)"; its index is still read as the body reads). The
+(now: "unknown stage `nic` (did you mean `D.nic`?)"; its index is still read as the body reads); beside
+it, an entry's read of a name the session's side does not set was told as a session attribute set outside
+the queue (now the words claim no attribute). The
 pages' typography and their shorthand (a `c` the vLLM fragments read and do not set, a `run { arrivals
 N; }` without its horizon, a `use "../../lib/vllm.sq"` outside the program's folder) are choices
 docs/language.md states.
@@ -533,3 +535,17 @@ def test_a_gauges_change_points(serq, tmp_path):
     out = serq("run", str(tmp_path / "p.sq"), "--dump", str(tmp_path / "d"))
     assert out.returncode == 0, out.stderr
     assert (tmp_path / "d" / "gauge" / "g.csv").read_text() == "time,value\n0.0,3.0\n2.0,0.0\n"
+
+
+def test_a_name_nothing_sets_read_in_an_entry():
+    """An entry's read of a name the session's side does not set was told as "a session attribute set
+    outside the queue" (as `run nic (…)` was): the words say what an entry reads and claim no attribute;
+    one the workload's turn sets keeps them."""
+    head = "queue D : decode { pool kv { cap 9; } serve fifo; decode (p) { hold kv (1) { run (p + x); } } }\n"
+    tail = "session { turn; D.decode (1); end; }\n"
+    assert _refusal(head + "workload { arrive batch(1); turn { set y = 1; } }\n" + tail) == (
+        "<source>:1:87: error: `D.decode` reads `x`; an entry reads its parameters, what it sets, `cached` and "
+        "the request's hidden attributes")
+    assert _refusal(head + "workload { arrive batch(1); turn { set x = 1; } }\n" + tail) == (
+        "<source>:1:87: error: `D.decode` reads `x`, a session attribute set outside the queue; an entry reads its "
+        "parameters, what it sets, `cached` and the request's hidden attributes")

@@ -165,6 +165,7 @@ class QueueRewriter:
         self.hidden: set[str] = set()
         self.globals: set[str] = set()
         self._kinds: dict[str, str] | None = None
+        self._outside: set[str] | None = None
         for item in module.items:
             if isinstance(item, A.WorkloadItem):
                 for w in item.items:
@@ -619,10 +620,35 @@ class QueueRewriter:
                         continue
                     if head in allowed or head in bound or (head in params and A.own_text(x.pos)):
                         continue
-                    what = "the session's attribute" if head in ("serial", "turn_no") else \
-                        "a session attribute set outside the queue"
-                    raise ctx.error(x.pos, f"`{q.name}.{e.verb}` reads `{head}`, {what}; an entry reads its "
+                    if head in ("serial", "turn_no"):
+                        what = ", the session's attribute"
+                    elif head in self._set_outside():
+                        what = ", a session attribute set outside the queue"
+                    else:  # a name nothing on the session's side sets (`zz`, a misspelt one): no attribute
+                        what = ""
+                    raise ctx.error(x.pos, f"`{q.name}.{e.verb}` reads `{head}`{what}; an entry reads its "
                                     "parameters, what it sets, `cached` and the request's hidden attributes")
+
+    def _set_outside(self) -> set[str]:
+        """The attributes the session's side sets: the session, the server, the workload's blocks, the
+        gateways' routes (definitions are expanded by now) and a trace's columns."""
+        if self._outside is None:
+            names: set[str] = set()
+            for item in self.module.items:
+                if type(item) in (A.SessionItem, A.ServerItem):
+                    names |= A.assigned_in(item.body)
+                elif type(item) is A.WorkloadItem:
+                    for w in item.items:
+                        if w.kind in A.WL_BLOCKS:
+                            names |= A.assigned_in(w.arg)
+                        elif w.kind == "trace":
+                            names.update(TRACE_ATTRIBUTES)
+                elif type(item) is A.QueueItem:
+                    for en in item.entries:
+                        if en.verb == "route":
+                            names |= A.assigned_in(en.body)
+            self._outside = names
+        return self._outside
 
     def check_header(self, q: Queue, e: A.QEntry, s: A.SHold, own_pools: set[str], lets: set[str]) -> None:
         """A hold's header in an entry (units, reserve, reuse, the ``at admission`` bindings) reads the
