@@ -515,3 +515,21 @@ def test_a_router_on_the_kv_pools_queue_is_warned_of(tmp_path):
     r = run("router.sq", {"policy": 0}, {}, arrivals=100)
     assert not [n for n in r.result.notes if "queued(" in n]
     assert r.stage("engine", 1).requests > 0
+
+
+@pytest.mark.parametrize(("threshold", "warned"), [("64", True), ("inf", False)])
+def test_a_chunk_cap_on_the_kv_pool_is_warned_of_when_its_count_is_read(tmp_path, threshold, warned):
+    # long_prefill(kv, C) where lib/vllm.sq means long_prefill(reqs, C): its count holders + queued reads the KV
+    # pool's queue, which no one waits in. With C = inf both arms are inf and the count is never read: nothing
+    # to say (a constant chunk, step.common.constant).
+    src = (HERE / "router.sq").read_text(encoding="utf-8").replace("long_prefill(reqs, inf)",
+                                                                   f"long_prefill(kv, {threshold})")
+    prog = tmp_path / "router_chunk.sq"
+    prog.write_text(src, encoding="utf-8")
+    r = serq_sim.run(serq_frontend.compile(path=str(prog), sets={"policy": 3}), arrivals=20)
+    notes = [n for n in r.result.notes if "queued(" in n]
+    if warned:
+        (note,) = notes
+        assert note.startswith("warning: `queued(kv)` (at vllm.sq:"), note
+    else:
+        assert notes == []

@@ -181,6 +181,7 @@ def idle_rules(program) -> list[str]:
     from serq_ir import nodes as N
 
     from .compile import walk
+    from .step.common import constant
 
     first: set[int] = set()
     later: dict[int, N.Hold] = {}
@@ -192,9 +193,14 @@ def idle_rules(program) -> list[str]:
                 later.setdefault(hp.pool.pool, x)
             if x.cache is not None:
                 caching.update(hp.pool.pool for hp in x.pools)
-    read: dict[int, N.Observable] = {}  # the first `queued(P)` of each pool P: the session's, then the rest's
+    # the first `queued(P)` of each pool P, the session's before the rest's, but for one whose value is never
+    # read: in a conditional whose arms are one constant (a chunk `… ? inf : inf`, step.common.constant)
+    unread = {id(y) for x in walk(program, presets=False) if isinstance(x, N.Cond) and constant(x) is not None
+              for y in walk(x)}
+    read: dict[int, N.Observable] = {}
     for x in chain(walk(program.session), walk(program, presets=False)):
-        if isinstance(x, N.Observable) and x.name == "queued" and isinstance(x.target, N.PoolRef):
+        if (isinstance(x, N.Observable) and x.name == "queued" and isinstance(x.target, N.PoolRef)
+                and id(x) not in unread):
             read.setdefault(x.target.pool, x)
     out = []
     for i, pool in enumerate(program.pools):
