@@ -4,7 +4,9 @@ round robin by session, every request's engine and times worked out by hand; pre
 a KV read between the two instances, every iteration by hand; GPU engines spilling to a CPU tier, shared or one
 an engine, the second turn's hit found in the tier and its read timed by hand; engines of two GPU sizes behind a
 router that weighs them; and each deployment at a few thousand requests, twice with one seed (byte-identical
-reports and records), its per-engine utilisation, tokens, requests and hit rates recomputed from --records."""
+reports and records), its per-engine utilisation, tokens, requests and hit rates recomputed from --records.
+What a fleet's user meets besides: a run-time error names the member of a family it is about (kv[1], E[1]),
+and a router or chunk cap keyed on the queue of a pool nobody waits in (queued(kv[j])) is warned of."""
 
 from __future__ import annotations
 
