@@ -178,6 +178,12 @@ def test_entries_evicted_one_after_another_count_as_the_events_work(monkeypatch)
     # an entry each, then the last takes the whole pool and evicts them one after another (lru: no scan); a
     # wall bound already past stops it at the 50th entry, before any tick (the
     # bound is past at once)
+    # the countdown held at its full length (it adapts to the cost of a unit, Simulation.pulse_out: from 1 unit
+    # up, so under a bound already past it would stop at the first session resumed)
+    from serq_sim import engine
+
+    monkeypatch.setattr(engine, "PULSE_FIRST", engine.PULSE)
+    monkeypatch.setattr(engine, "PULSE_SECONDS", float("inf"))
     monkeypatch.setenv("SERQ_SIM_TIER", "general")
     src = """pool kv { cap 1000; }
 workload { arrive batch(1000); }
@@ -194,3 +200,29 @@ run { horizon 10; }
     (kv,) = r.result.pools
     # 2 048 − 1 999 = 49 units left: the 50th entry evicted runs the countdown out
     assert (kv.evicted_entries, kv.evicted_units) == (50, 50.0), kv
+
+
+# a closed workload of one member whose sessions end at the instant they start, each drawing the sum of 100 000
+# exponentials (some 60 ms): a countdown of a fixed 2 048 units read the clock once in two minutes of them
+SLOW_UNITS = """workload { arrive closed(1); }
+session { set x = ~erlang(100000, 1); }
+run { horizon 10; }
+"""
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("tier", ["", "general"], ids=["fast", "general"])
+def test_max_wall_stops_a_run_whose_units_of_work_are_slow(monkeypatch, tier):
+    # the countdown adapts to what a unit costs (Simulation.pulse_out: halved after a countdown longer than
+    # compile.PULSE_SECONDS): the run stops within a few units of the bound, on both tiers
+    monkeypatch.setenv("SERQ_SIM_TIER", tier)
+    program = serq_frontend.compile(source=SLOW_UNITS)
+    t0 = time.process_time()
+    r = serq_sim.run(program, max_wall=1.0)
+    took = time.process_time() - t0
+    assert r.partial == "max-wall" and r.exit_status == 3, r.partial
+    note = next(n for n in r.result.notes if "wall time" in n)
+    assert "(--max-wall 1) within one event, running the sessions ready at this instant, session " in note, note
+    assert " at t=0;" in note, note
+    # before: 2 048 sessions of some 60 ms each (two minutes) between two readings of the clock
+    assert took < 1.0 + 3.0, (took, note)

@@ -78,6 +78,7 @@ def test_the_simulators_bounds_are_the_figures_docs_simulator_md_gives():
     assert engine.DEFAULT_MAX_SAMPLES == 100_000_000  # --max-samples's default
     assert comp.REDO_LIMIT == 10_000  # "preempted and re-executed 10000 times at one instant"
     assert comp.SPIN_LIMIT == 1_000_000 and comp.PULSE == 2_048
+    assert comp.PULSE_FIRST == 1 and comp.PULSE_SECONDS == 0.01  # "starts at 1 unit", "longer than 10 ms"
 
 
 @pytest.mark.timeout(60)

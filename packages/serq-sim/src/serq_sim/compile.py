@@ -51,8 +51,14 @@ CHUNK = 64
 #: the work done inside one event between two readings of the clock under ``--max-wall`` or the progress
 #: bar (:meth:`Simulation.pulse_out`): a unit is a session resumed, a pass of a loop at one instant, a
 #: ``choose`` candidate, a ``queue by`` key, an entry or a block evicted, a preemption candidate, a job
-#: whose share or progress a settle computes; each under a few µs, so the clock is read every few ms
+#: whose share or progress a settle computes. Most units take under a few µs, but one may take far longer
+#: (a session resumed that draws ``~erlang(100000, 1)``: some 60 ms), so the countdown adapts: it starts at
+#: :data:`PULSE_FIRST` units, is halved (down to 1) after a countdown that took longer than
+#: :data:`PULSE_SECONDS` and doubled (up to PULSE) after one that took less, so the clock is read every few
+#: ms whatever a unit costs. Reading the clock changes nothing a run computes.
 PULSE = 2048
+PULSE_FIRST = 1
+PULSE_SECONDS = 0.01
 #: the countdown without a wall-clock bound or a progress bar: it runs out after a billion units of work
 #: (then is set again), one small int's decrement a unit
 NO_PULSE = (1 << 30) - 1

@@ -30,7 +30,16 @@ from . import stages as _stages
 from . import workload as _workload
 from .backlog import Backlog
 from .build import build
-from .compile import NO_PULSE, PULSE, REDO_MESSAGE, SPIN_MESSAGE, num, statement_at
+from .compile import (
+    NO_PULSE,
+    PULSE,
+    PULSE_FIRST,
+    PULSE_SECONDS,
+    REDO_MESSAGE,
+    SPIN_MESSAGE,
+    num,
+    statement_at,
+)
 from .compile import places as compile_places
 from .errors import (
     SessionGone,
@@ -196,8 +205,11 @@ class Simulation:
         self.max_samples = DEFAULT_MAX_SAMPLES if max_samples is None else int(max_samples)
         self.t_wall0 = self.t_shown = _time.monotonic()
         self.show_progress = False
-        #: the work left inside this event before the clock is read again (PULSE, pulse_out)
-        self.pulse = PULSE if max_wall is not None else NO_PULSE
+        #: the work left inside this event before the clock is read again (PULSE, pulse_out); the countdown's
+        #: length and when it was set (pulse_out adapts it to the cost of a unit)
+        self.pulse = PULSE_FIRST if max_wall is not None else NO_PULSE
+        self.pulse_n = PULSE_FIRST
+        self.pulse_t = self.t_wall0
         #: under a memory limit, what stops the run while it can still make its report (memguard.py)
         self.mem_guard = memory_guard()
         #: the no-progress guard (see tick): the instant of the first tick at it, the event count and the
@@ -348,7 +360,7 @@ class Simulation:
 
         self.show_progress = self.progress and sys.stderr.isatty()
         if self.show_progress:
-            self.pulse = PULSE
+            self.pulse = self.pulse_n
         try:
             self._start()
             self._loop()
@@ -499,8 +511,17 @@ class Simulation:
         if mw is None and not self.show_progress:
             self.pulse = NO_PULSE
             return NO_PULSE
-        self.pulse = PULSE
         w = _time.monotonic()
+        # the next countdown: halved while one takes longer than PULSE_SECONDS (units that are slow), doubled
+        # back up to PULSE while one takes less
+        n = self.pulse_n
+        if w - self.pulse_t > PULSE_SECONDS:
+            n = n >> 1 or 1
+        elif n < PULSE:
+            n <<= 1
+        self.pulse_n = n
+        self.pulse_t = w
+        self.pulse = n
         if mw is not None and w - self.t_wall0 >= mw:
             where = _where(self.spans[sid] if sid is not None else span, serial)
             self.stop("max-wall", f"stopped after {w - self.t_wall0:.3g} s of wall time (--max-wall {show(mw)}) "
@@ -508,7 +529,7 @@ class Simulation:
         if self.show_progress and w - self.t_shown > 0.25:
             self.t_shown = w
             self._show_progress()
-        return PULSE
+        return n
 
     def stop_at_events(self, events: int) -> None:
         """Stop the run: it has counted ``events`` events, :attr:`max_events` (``--max-events``)."""

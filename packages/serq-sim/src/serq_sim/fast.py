@@ -59,7 +59,7 @@ from serq_ir.rules import MAX_MEMBERS, gap_problem
 from . import rand
 from .compile import (
     HELPERS,
-    PULSE,
+    PULSE_FIRST,
     RNG,
     SPIN_LIMIT,
     SPIN_MESSAGE,
@@ -1399,7 +1399,7 @@ class _Gen(Compiler):
         a("    _tick = _G['_tick']")
         if self.pulses:
             a("    _pulse = _G['_pulse']")
-            a(f"    _pl = {PULSE}")
+            a(f"    _pl = {PULSE_FIRST}")
         for k in range(len(p.observes)):
             a(f"    _vv{k}, _tv{k}, _sv{k}, _uv{k} = _G['_obs'][{k}]")
             a(f"    _on{k} = 0")
