@@ -380,6 +380,7 @@ def test_offload_at_scale_finds_histories_in_the_shared_tier(tmp_path, policy, g
         p = prev.get((x["session"], x["turn"] - 1))
         history = 0 if p is None else (p["prompt"] + p["output"] - 1) // 16 * 16
         assert x["cached"] == x["gpu"] + x["cpu"] <= history, x
+        assert x["sent"] <= x["admitted"] < x["first_token"] <= x["last_token"], x
         exact += x["cached"] == history
         foreign += x["cpu"] > 0 and x["elsewhere"] > x["gpu"]
     hit = sum(x["cached"] for x in rows) / sum(x["prompt"] for x in rows)
