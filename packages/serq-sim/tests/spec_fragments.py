@@ -450,12 +450,15 @@ FRAGMENTS: list[Fragment] = [
       instance="tool on P[0] 1;"),
     # ---------------------------------------------------------------- language.txt §2, arrivals and the run block
     # language.txt:90
-    L(90, "renewal-h2", "arrive renewal(~h2(mean, cv2));", "covered", covered=(AUDIT3, "test_a_drawn_renewal_gap")),
+    L(90, "renewal-h2", "arrive renewal(~h2(mean, cv2));", "new",
+      program="let mean = 2;\nlet cv2 = 4;\nstage s : delay;\nworkload { arrive renewal(~h2(mean, cv2)); }\n"
+      + session("  observe at = now;\n  run s (1);") + "run { horizon 200; }\n", outcome="test_renewal_h2_gaps"),
     L(90, "renewal-2", "renewal(2)", "new",
       program="stage s : delay;\nworkload { arrive renewal(2); }\n" + session("  observe at = now;\n  run s (1);")
       + "run { horizon 9; }\n", outcome="test_renewal_2_a_constant_gap_first_after_one"),
     L(90, "poisson-renewal-exp", "renewal(~exp(1 / rate))", "covered",
-      covered=("serq-sim/tests/test_conformance_hand.py", "test_poisson_starts_at_zero_then_renewal_schedule")),
+      covered=("serq-sim/tests/test_conformance_hand.py", "test_poisson_starts_at_zero_then_renewal_schedule"),
+      instance="renewal(~exp(0.5))"),
     # language.txt:92
     L(92, "run-arrivals-N", "run { arrivals N; }", "new",
       program="let N = 3;\nstage s : delay;\nworkload { arrive renewal(1); }\n" + session("  run s (2);")
@@ -467,7 +470,8 @@ FRAGMENTS: list[Fragment] = [
     # ---------------------------------------------------------------- language.txt §2, expressions
     # language.txt:96
     L(96, "aggregate-max", "max k in 2 (used(kv[k]))", "covered",
-      covered=(AUDIT3, "test_aggregates_are_written_out_over_their_index")),
+      covered=(AUDIT3, "test_aggregates_are_written_out_over_their_index"),
+      instance="max j in 2 (used(m[j]))"),
     # language.txt:96, the expressions: the draws, the test, the observables
     L(96, "draw-exp", "~exp(mean)", "form", covered=SYNTAX, instance="~exp(1)"),
     L(96, "draw-det", "~det(x)", "form", covered=SYNTAX, instance="~det(2)"),
@@ -490,24 +494,30 @@ FRAGMENTS: list[Fragment] = [
     L(96, "obs-est-lambda", "est_lambda(s)", "form", covered=SYNTAX, instance="est_lambda(s)"),
     L(96, "obs-est-rho", "est_rho(s)", "form", covered=SYNTAX, instance="est_rho(s)"),
     L(96, "obs-est-wait", "est_wait(s)", "form", covered=SYNTAX, instance="est_wait(s)"),
-    L(96, "tokens-in-session", "set x = tokens;", "covered", covered=(CSYNTAX, "REFUSALS")),
-    L(96, "tokens-in-evict", "evict by (tokens)", "covered", covered=(CSYNTAX, "REFUSALS")),
+    L(96, "tokens-in-session", "set x = tokens;", "covered", covered=(CSYNTAX, "REFUSALS"),
+      instance="set x = ⟨tokens;"),
+    L(96, "tokens-in-evict", "evict by (tokens)", "covered", covered=(CSYNTAX, "REFUSALS"),
+      instance="evict by (⟨tokens);"),
     L(96, "present-attribute", "ps(min(present, 16))", "covered", covered=(CSYNTAX, "REFUSALS")),
     L(96, "nan-constant", "0/0", "covered", covered=(CSYNTAX, "REFUSALS")),
     L(96, "nan-constant-inf", "inf - inf", "covered", covered=(CSYNTAX, "REFUSALS")),
     L(96, "aggregate-max-form", "max j in n (e)", "covered",
-      covered=(AUDIT3, "test_aggregates_are_written_out_over_their_index")),
+      covered=(AUDIT3, "test_aggregates_are_written_out_over_their_index"),
+      instance="max j in N (j * 2)"),
     L(96, "aggregate-min-form", "min j in n (e)", "covered",
-      covered=(AUDIT3, "test_aggregates_are_written_out_over_their_index")),
+      covered=(AUDIT3, "test_aggregates_are_written_out_over_their_index"),
+      instance="min j in 2 (max k in 3 (j * 10 + k))"),
     L(96, "aggregate-sum-form", "sum j in n (e)", "covered",
-      covered=(AUDIT3, "test_aggregates_are_written_out_over_their_index")),
+      covered=(AUDIT3, "test_aggregates_are_written_out_over_their_index"),
+      instance="sum j in (N + 1) (j)"),
     # ---------------------------------------------------------------- language.txt §2, the serving vocabulary
     # language.txt:103-110, the table of forms and kernels
     L(103, "form-prefill", "prefill W;", "form", covered=(CSYNTAX, "SUGAR"), instance="prefill n;"),
     L(103, "form-prefill-engine", "run E prefill (T);", "form", covered=(CSYNTAX, "SUGAR"),
       instance="run prefill prefill (n);"),
     L(104, "form-transfer", "transfer (X) from P to Q (n);", "covered",
-      covered=("serq-sim/tests/test_conformance_audit4.py", "test_a_transfer_runs_the_link_loads_the_destination_and_releases_the_source")),
+      covered=("serq-sim/tests/test_conformance_audit4.py", "test_a_transfer_runs_the_link_loads_the_destination_and_releases_the_source"),
+      instance="transfer (4) from P to Q (5);"),
     L(105, "form-decode", "decode W;", "form", covered=(CSYNTAX, "SUGAR"), instance="decode (n);"),
     L(105, "form-decode-engine", "run E decode (T);", "form", covered=(CSYNTAX, "SUGAR"), instance="run E decode (2);"),
     L(106, "form-tool", "tool Z;", "form", covered=(CSYNTAX, "SUGAR"), instance="tool 3;"),
@@ -632,7 +642,8 @@ server {
     L(219, "role-route", "route { … }", "form", covered=SYNTAX, instance="route { choose i in 2 by (queue(P[i]));"),
     L(221, "role-decode-from", "decode (prompt) from Q", "form", covered=SYNTAX, instance="decode (prompt) from src"),
     L(224, "request-gw", "request gw;", "form", covered=SYNTAX, instance="request gw;"),
-    L(219, "role-gateway", "request Q;", "covered", covered=(ROUND17, "test_a_gateways_route_is_requested_not_called")),
+    L(219, "role-gateway", "request Q;", "covered", covered=(ROUND17, "test_a_gateways_route_is_requested_not_called"),
+      instance="request g2;"),
     L(228, "entry-calls", "P[i].prefill (prompt);", "covered", covered=(AUDIT6, "FAMILY_OF_ONE")),
     L(228, "entry-call-from", "D[j].decode (prompt) from P[i];", "covered", covered=(AUDIT6, "FAMILY_OF_ONE")),
     L(228, "from-leases-nothing", "from P", "covered",
@@ -663,7 +674,8 @@ server {
                       "  hold P (m) { run L[k], M[l] (n); load P (m); release S; }\n  observe t = now;") + RUN,
       outcome="test_transfer_on_two_named_stages"),
     L(244, "link-entry", "nic[self].transfer (n) from src to kv (m);", "covered",
-      covered=("serq-sim/tests/test_conformance_round17.py", "test_a_lease_inside_an_enclosing_hold_is_the_one_a_from_takes_over_a_links_entry")),
+      covered=("serq-sim/tests/test_conformance_round17.py", "test_a_lease_inside_an_enclosing_hold_is_the_one_a_from_takes_over_a_links_entry"),
+      instance="N[self].transfer (p) from src to kv (p);"),
     # language.txt:246
     L(246, "entry-index", "run nic[k]", "new",
       program="stage nic[2] : ps(2);\nqueue D[2] : decode {\n  pool kv { cap 9; }\n  serve fifo;\n"
@@ -687,17 +699,21 @@ server {
     L(256, "cache-0", "cache (0)", "covered",
       covered=("serq-sim/tests/test_conformance_hand.py", "test_cache_reuse_and_dead_entries")),
     L(256, "reuse-0", "reuse (0)", "covered",
-      covered=(AUDIT6, "test_a_forced_miss_consumes_nothing_and_leaves_the_old_prefix_dead")),
+      covered=(AUDIT6, "test_a_forced_miss_consumes_nothing_and_leaves_the_old_prefix_dead"),
+      instance="reuse (forced ? 0 : inf)"),
     L(256, "drop-before-end", "drop kv;", "covered",
       covered=("serq-sim/tests/test_conformance_more.py", "test_drop_discards_the_own_prefix_without_an_eviction")),
     # language.txt:258, families joined member for member
     L(258, "admit-via-family", "pool q[N] { admit via S; }", "covered",
-      covered=("serq-sim/tests/test_conformance_round15.py", "test_a_step_family_serves_its_pool_family_member_for_member")),
+      covered=("serq-sim/tests/test_conformance_round15.py", "test_a_step_family_serves_its_pool_family_member_for_member"),
+      instance="pool q[2] { cap 1; admit via S; }"),
     L(258, "memory-family", "stage E[N] : step { memory kv; }", "covered",
-      covered=(AUDIT6, "test_a_family_of_engines_each_admits_its_own_queue_with_its_own_budget")),
+      covered=(AUDIT6, "test_a_family_of_engines_each_admits_its_own_queue_with_its_own_budget"),
+      instance="stage E[2] : step { budget 4; cost 1; memory kv; }"),
     # language.txt:260
     L(260, "grow", "grow m (d)", "covered",
-      covered=("serq-sim/tests/test_conformance_audit7.py", "test_a_grow_adds_its_amount_rounded_to_blocks_to_the_allocation")),
+      covered=("serq-sim/tests/test_conformance_audit7.py", "test_a_grow_adds_its_amount_rounded_to_blocks_to_the_allocation"),
+      instance="grow m (3);"),
     L(260, "known", "known = computed < prompt ? prompt : computed + 1", "new", program=KNOWN,
       outcome="test_a_preempted_hold_knows_what_it_computed"),
     L(260, "prefill-known", "prefill (known - c)", "covered",
@@ -708,7 +724,8 @@ server {
     # ---------------------------------------------------------------- language.txt §3, stages
     # language.txt:266
     L(266, "run-two-stages", "run a, b (w)", "covered",
-      covered=("serq-sim/tests/test_conformance_audit7.py", "test_a_victims_flow_leaves_its_stages_and_the_others_rates_go_up")),
+      covered=("serq-sim/tests/test_conformance_audit7.py", "test_a_victims_flow_leaves_its_stages_and_the_others_rates_go_up"),
+      instance="run a, b (3);"),
     L(266, "step-form", "step { budget B; cost C; }", "new",
       program="let B = 4;\nlet C = 1;\nstage E : step { budget B; cost C; }\n" + ONE
       + session("  run E prefill (6);\n  observe t = now;") + RUN, outcome="test_step_budget_b_cost_c"),
@@ -719,7 +736,8 @@ server {
     L(266, "decode-first-is-by", "by (decoding ? 0 : 1)", "covered", covered=(CSYNTAX, "SUGAR")),
     L(266, "admission-is-by", "serve admission", "covered", covered=(CSYNTAX, "SUGAR")),
     L(266, "reserve-known", "reserve (known)", "covered",
-      covered=("serq-sim/tests/test_conformance_sem.py", "test_a_reservation_of_what_the_hold_has_computed_is_rejected_after_a_preemption")),
+      covered=("serq-sim/tests/test_conformance_sem.py", "test_a_reservation_of_what_the_hold_has_computed_is_rejected_after_a_preemption"),
+      instance="reserve (computed + 4)"),
     # ---------------------------------------------------------------- language.txt §3, at admission and hidden
     # language.txt:270-273
     L(270, "at-admission", "hold reqs (1), kv (min(prompt, hit + budget_left(engine)))\n"
@@ -738,27 +756,35 @@ server {
       "turn { set prompt = 4; set o = 2; } }\n" + session("  turn;\n  hold kv (prompt) reserve (prompt + o) { run s (o); }")
       + RUN, refused="`o` is hidden"),
     L(277, "hidden-decode", "decode (o - 1)", "covered",
-      covered=(ROUND19, "test_hidden_attribute_in_a_run_is_allowed")),
+      covered=(ROUND19, "test_hidden_attribute_in_a_run_is_allowed"),
+      instance="run E decode (o);"),
     # language.txt:281
     L(281, "branch-with", "branch with (p)", "covered",
-      covered=("serq-sim/tests/test_conformance_more.py", "test_branch_with_is_a_bernoulli_draw")),
+      covered=("serq-sim/tests/test_conformance_more.py", "test_branch_with_is_a_bernoulli_draw"),
+      instance="branch with (0.3)"),
     L(281, "branch-bernoulli", "branch (~bernoulli(p))", "covered",
-      covered=("serq-sim/tests/test_conformance_more.py", "test_branch_with_is_a_bernoulli_draw")),
+      covered=("serq-sim/tests/test_conformance_more.py", "test_branch_with_is_a_bernoulli_draw"),
+      instance="branch (~bernoulli(0.3))"),
     # language.txt:287
     L(287, "observe-form", "observe x = e", "covered",
-      covered=(AUDIT3, "test_samples_before_the_warm_up_are_left_out_and_one_at_it_counts")),
+      covered=(AUDIT3, "test_samples_before_the_warm_up_are_left_out_and_one_at_it_counts"),
+      instance="observe x = serial;"),
     L(287, "constant-test-note", "observe hit is constant 0 over 5357 samples", "covered",
-      covered=(AUDIT6, "test_the_note_on_a_test_constant_0_over_40_samples_after_the_warm_up")),
+      covered=(AUDIT6, "test_the_note_on_a_test_constant_0_over_40_samples_after_the_warm_up"),
+      instance="is constant 0 over {n} samples"),
     # language.txt:289
     L(289, "gauge-dump", "gauge/NAME.csv", "new",
       program="pool kv[2] { cap 4; }\nstage s : delay;\ngauge g = used(kv[0]);\nworkload { arrive batch(2); }\n"
       + session("  hold kv[serial] (3) { run s (2); }") + "run { horizon 4; }\n", outcome="test_a_gauges_change_points"),
-    L(289, "gauge-used", "gauge u = used(kv);", "covered",
-      covered=("serq-sim/tests/test_conformance_more.py", "STOCHASTIC")),
+    L(289, "gauge-used", "gauge u = used(kv);", "new",
+      program="pool kv { cap 4; }\nstage s : delay;\ngauge u = used(kv);\nworkload { arrive batch(2); }\n"
+      + session("  hold kv (1 + 2 * serial) { run s (2 - serial); }") + "run { horizon 4; }\n",
+      outcome="test_a_gauge_of_used_is_the_pools_time_average_used"),
     L(289, "gauge-full", "gauge full = max j in N (free(reqs[j]) == 0);", "covered",
       covered=(AUDIT8, "test_the_gauges_of_a_full_decoder_and_of_the_spread")),
     L(289, "gauge-spread", "max j in N (used(kv[j])) - min j in N (used(kv[j]))", "covered",
-      covered=(AUDIT8, "test_the_gauges_of_a_full_decoder_and_of_the_spread")),
+      covered=(AUDIT8, "test_the_gauges_of_a_full_decoder_and_of_the_spread"),
+      instance="max j in N (used(reqs[j])) - min j in N (used(reqs[j]))"),
     # ---------------------------------------------------------------- language.txt §4 and §7, the tables
     # language.txt:296
     L(296, "lecture-hold", "hold m (c) { … } cache (ℓ)", "notation",
@@ -806,7 +832,8 @@ server {
       plain=VLLM_HEAD + session("  turn;\n  set prev_prompt = 0;\n  hold kv (prompt) reuse (floor(min(prev_prompt, "
                                 "prompt - 1)/bs)*bs) { } cache (prompt);") + RUN),
     L(342, "vllm-forced-miss", "reuse (0)", "covered",
-      covered=(AUDIT6, "test_a_forced_miss_consumes_nothing_and_leaves_the_old_prefix_dead")),
+      covered=(AUDIT6, "test_a_forced_miss_consumes_nothing_and_leaves_the_old_prefix_dead"),
+      instance="reuse (forced ? 0 : inf)"),
     L(346, "vllm-hit", "floor((known − 1) / bs) · bs", "notation",
       program="let bs = 4;\n" + ONE + session("  set known = 9;\n  observe hit = floor((known − 1) / bs) · bs;") + RUN,
       refused="U+2212 MINUS SIGN; write `-`",
@@ -838,11 +865,11 @@ server {
       instance="preempt by (-admission, serial) requeue tail;"),
     P(53, "preempt-lifo", "preempt lifo;", "covered",
       covered=("serq-sim/tests/test_conformance_audit.py", "test_a_decode_preemption_sets_computed_and_caches_the_position")),
-    P(60, "lifo-shorthand", "by (-admission) requeue head", "covered",
-      covered=("serq-sim/tests/test_conformance_round13_b.py", "test_lifo_preempts_the_last_admitted_resident_not_the_last_served")),
+    P(60, "lifo-shorthand", "by (-admission) requeue head", "covered", covered=(CSYNTAX, "SUGAR")),
     # pool-reference.txt:70-71, the priority queue
     P(70, "priority", "queue by (priority, t0);\npreempt by (-priority, -t0) requeue tail;", "covered",
-      covered=("serq-sim/tests/test_conformance_round20.py", "test_the_priority_queue_example_of_the_pool_reference")),
+      covered=("serq-sim/tests/test_conformance_round20.py", "test_the_priority_queue_example_of_the_pool_reference"),
+      instance="queue by (priority, t0); preempt by (-priority, -t0) requeue"),
     P(77, "queue-fifo", "queue fifo;", "covered", covered=("serq-sim/tests/test_conformance_round22.py", "DEFAULTS")),
     # pool-reference.txt:86-87, the priority lanes
     P(86, "lanes", "queue by (immediate ? 0 : prompt > 128 && waited >= 3 ? 1 : prompt <= 128 ? 2 : 3,\n          serial);",
