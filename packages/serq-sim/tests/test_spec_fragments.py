@@ -36,6 +36,7 @@ docs/language.md states.
 from __future__ import annotations
 
 import ast
+import functools
 import io
 import json
 import math
@@ -177,8 +178,10 @@ def test_every_outcome_is_a_test_here():
 # -- fragments earlier tests run ---------------------------------------------------------------------------
 
 
-def _code(source: str) -> str:
+@functools.cache
+def _code(path: str) -> str:
     """A test file's code: its docstrings and comments left out (a fragment quoted there is not run)."""
+    source = (PACKAGES / path).read_text(encoding="utf-8")
     tree = ast.parse(source)
     drop: set[int] = set()
     for node in ast.walk(tree):
@@ -201,7 +204,7 @@ def test_an_earlier_test_runs_it(key):
     path, name = f.covered
     source = (PACKAGES / path).read_text(encoding="utf-8")
     assert re.search(rf"(?m)^(def {re.escape(name)}\(|{re.escape(name)} = )", source), (path, name)
-    assert _holds(f.instance or f.text, _code(source)), (f.key, path)
+    assert _holds(f.instance or f.text, _code(path)), (f.key, path)
 
 
 # -- the other dialect --------------------------------------------------------------------------------------
