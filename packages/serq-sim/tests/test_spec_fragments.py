@@ -3,10 +3,10 @@ each with the page and line it comes from (language.txt, pool-reference.txt, pro
 implementations of the language are checked with the same code, so each fragment is run here or by an
 earlier test that runs it as written.
 
-Counts: 250 fragments found (language.txt 200, pool-reference.txt 26, program-reference.txt 24); 5 of the
+Counts: 251 fragments found (language.txt 200, pool-reference.txt 26, program-reference.txt 25); 5 of the
 other dialect (`fn main()`, `pool NAME on ENGINE`, `pool NAME on ENGINE.DEVICE`, `NAME[N] cap c;` in an
 `engine`, `cost(…)`: each is told as another dialect's construct at its first word; `admit via` is this
-language's pool option, docs/language.md); 64 already covered by earlier tests (test_conformance_*,
+language's pool option, docs/language.md); 65 already covered by earlier tests (test_conformance_*,
 test_sugar, test_spec_*: each named in the data and checked to define the test and to hold in its code,
 not in a docstring or comment, the fragment as written or the concrete instance named), and 125 written with metavariables (§2's grammar, one production a line, the expressions' draws
 and observables, the serving forms' table), whose concrete instances test_conformance_syntax compiles
