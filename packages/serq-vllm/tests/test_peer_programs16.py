@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 import serq_frontend
 import serq_sim
+import serq_sim.fast
 
 HERE = Path(__file__).resolve().parent / "peer_programs16"
 SERQ = str(Path(sys.executable).parent / "serq")
@@ -473,6 +474,30 @@ def test_a_run_time_error_names_the_member_of_a_family(stmt, msg):
         serq_sim.run(serq_frontend.compile(source=src))
     first = str(e.value).splitlines()[0]
     assert first.endswith(f"error: at t=1, session 1: {msg}"), first
+
+
+@pytest.mark.parametrize("tier", ["fast", "general"])
+@pytest.mark.parametrize(("pool", "stmt", "msg"), [
+    # units that read no state, checked when the hold is reached, and units read at the admission (session 1
+    # waits for m[1] until 2, when its units come out -1): both said `the units of m`
+    ("pool m[2] { cap 10; }", "run d (1); hold m[serial] (1 - 2 * serial) { run d (1); }",
+     "at t=1, session 1: the units of m[1] are negative (-1)"),
+    ("pool m[2] { cap 1; }", "run d (serial); hold m[1] (used(m[0]) + (now > 1.5 ? -1 : 1)) { run d (2); }",
+     "at t=2, session 1: the units of m[1] are negative (-1)"),
+    # a family of one is named with its index, as the report names it; a pool without a size without one
+    ("pool m[1] { cap 10; }", "run d (1); hold m[0] (1 - 2 * serial) { run d (1); }",
+     "at t=1, session 1: the units of m[0] are negative (-1)"),
+    ("pool m { cap 10; }", "run d (1); hold m (1 - 2 * serial) { run d (1); }",
+     "at t=1, session 1: the units of m are negative (-1)"),
+])
+def test_a_holds_units_error_names_the_member_on_both_tiers(monkeypatch, tier, pool, stmt, msg):
+    monkeypatch.setenv("SERQ_SIM_TIER", tier)
+    prog = serq_frontend.compile(source=pool + "\nstage d : delay;\nworkload { arrive batch(2); }\nsession { "
+                                 + stmt + " }\nrun { horizon 10; }\n")
+    assert serq_sim.fast.tier(prog) == tier  # a simple program: the fast tier runs it unless told otherwise
+    with pytest.raises(serq_sim.SimError) as e:
+        serq_sim.run(prog)
+    assert str(e.value).splitlines()[0].endswith("error: " + msg), str(e.value)
 
 
 def test_a_spill_error_names_the_evicting_member():

@@ -778,14 +778,18 @@ class _Gen(Compiler):
             return _flt(u)
         return None
 
-    def units_check(self, g: int, u: str, sid: int, pad: str) -> list[str]:
-        """The run-time error of units ``u`` (a variable) that pool family ``g`` refuses
+    def units_check(self, g: int, m: str, u: str, sid: int, pad: str) -> list[str]:
+        """The run-time error of units ``u`` (a variable) that member ``m`` of pool family ``g`` refuses
         (``admission.amount_error``, :func:`serq_sim.pools.model.refused_amount`): NaN or negative, and inf
-        too when the pool has no cap (on one with a cap inf is beyond it: rejected, or it waits)."""
+        too when the pool has no cap (on one with a cap inf is beyond it: rejected, or it waits). It names
+        the member as ``report.member_label`` does: ``kv`` for a pool declared without a size, ``kv[1]``."""
         node = self.p.pools[g]
         test = f"not 0.0 <= {u} < _INF" if refused_amount(num(node.cap), math.inf) else f"not {u} >= 0.0"
+        name = repr(node.name)
+        if node.size > 1 or node.array:
+            name += f" + '[' + str(int({m})) + ']'"
         return [f"{pad}if {test}:",
-                f"{pad}    raise _amt({node.name!r}, {u}, {sid}, A[{self.XS}], now)"]
+                f"{pad}    raise _amt({name}, {u}, {sid}, A[{self.XS}], now)"]
 
     def hold_lines(self, st: N.Hold, h: int, pad: str, body: int) -> list[str]:
         """``hold``: the pools' members, the units that read no state (a demand beyond the capacity is
@@ -810,7 +814,7 @@ class _Gen(Compiler):
                 out.append(f"{pad}A[{self.XHU[h][k]}] = {c}")
                 continue
             out.append(f"{pad}_u = {self.expr(hp.units)}")
-            out += self.units_check(g, "_u", sid, pad)
+            out += self.units_check(g, members[k], "_u", sid, pad)
             out.append(f"{pad}if _u > {self.pcap(g, True)}:")
             out += self.if_warm([f"{self.pv(g, 'r', members[k])} += 1"], pad + "    ")
             out += self.end_lines(pad + "    ")
@@ -1006,7 +1010,7 @@ class _Gen(Compiler):
         for k, hp in enumerate(st.pools):
             if state_dependent(hp.units):
                 out.append(f"{pad}_u{k} = {self.expr(hp.units)}")
-                out += self.units_check(hp.pool.pool, f"_u{k}", sid, pad)
+                out += self.units_check(hp.pool.pool, members[k], f"_u{k}", sid, pad)
             else:
                 c = self.const_units(hp, hp.pool.pool)
                 out.append(f"{pad}_u{k} = {c if c is not None else f'A[{self.XHU[h][k]}]'}")

@@ -199,8 +199,10 @@ def amount_error(sim, s, info, pool: Pool, what: str, x: float) -> None:
     the pool does not hold is only the room the hold needs, never booked)."""
     if not refused_amount(pool.cap, x, what == "units" or pool.reserve_held):
         return
+    from ..report import member_label
+
     verb = "are" if what == "units" else "is"
-    raise sim.error(f"the {what} of {pool.name} {verb} {not_bookable(x)}", None, s, info.span)
+    raise sim.error(f"the {what} of {member_label(pool)} {verb} {not_bookable(x)}", None, s, info.span)
 
 
 def demand_of(sim, s, pend: Pending):
