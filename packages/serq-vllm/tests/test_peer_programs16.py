@@ -500,6 +500,24 @@ def test_a_holds_units_error_names_the_member_on_both_tiers(monkeypatch, tier, p
     assert str(e.value).splitlines()[0].endswith("error: " + msg), str(e.value)
 
 
+@pytest.mark.parametrize("tier", ["fast", "general"])
+@pytest.mark.parametrize(("decl", "stage", "msg"), [
+    # a NIC family's capacity read at 3 jobs present on nic[1] (the first three sessions): it said `stage nic`
+    ("stage nic[2] : ps(2 - present);", "nic[serial < 3 ? 1 : 0]", "stage nic[1]: the capacity is negative (-1) at "
+     "present = 3"),
+    ("stage nic[1] : ps(2 - present);", "nic[0]", "stage nic[0]: the capacity is negative (-2) at present = 4"),
+    ("stage nic : ps(2 - present);", "nic", "stage nic: the capacity is negative (-2) at present = 4"),
+])
+def test_a_ps_capacity_error_names_the_member_on_both_tiers(monkeypatch, tier, decl, stage, msg):
+    monkeypatch.setenv("SERQ_SIM_TIER", tier)
+    prog = serq_frontend.compile(source=f"{decl}\nworkload {{ arrive batch(4); }}\nsession {{ run {stage} (1); }}\n"
+                                 "run { horizon 10; }\n")
+    assert serq_sim.fast.tier(prog) == tier
+    with pytest.raises(serq_sim.SimError) as e:
+        serq_sim.run(prog)
+    assert str(e.value).splitlines()[0] == f"<source>:1:1: error: at t=0: {msg}; a ps stage's capacity is at least 0"
+
+
 def test_a_spill_error_names_the_evicting_member():
     # offload.sq with a write of -1 s a block: the first block engine 0's GPU evicts (at 1.77) is the error, at
     # the clause, naming kv[0] (it said `pool kv`, for either engine)

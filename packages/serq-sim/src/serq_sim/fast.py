@@ -1179,6 +1179,9 @@ class _Gen(Compiler):
         phi = self.expr(node.kind.capacity)
         self.ctx, self.ser, self.cur_span = old_ctx, old_ser, old_span
         arg = "_e" if size == 1 else f"({m}, _e)"
+        label = repr(node.name)  # the member, as report.member_label names it (stages.capacity_message)
+        if size > 1 or node.array:
+            label += f" + '[' + str(int({m})) + ']'"
         out = [f"{pad}{s('mk')} = False"]
         out += self.advance_lines(f, m, pad)
         out += [f"{pad}_n = {s('pr')}",
@@ -1186,7 +1189,7 @@ class _Gen(Compiler):
                 f"{pad}    _pres = float(_n)",
                 f"{pad}    _phi = {phi}",
                 f"{pad}    if not _phi >= 0:",
-                f"{pad}        raise _err(_G['capacity_message']({node.name!r}, _phi, _pres), {self.cur_span_of(node)}, None, now)",
+                f"{pad}        raise _err(_G['capacity_message']({label}, _phi, _pres), {self.cur_span_of(node)}, None, now)",
                 f"{pad}    {s('rt')} = _phi / _n if _phi > 0 else 0.0",
                 f"{pad}else:",
                 f"{pad}    {s('rt')} = 0.0",

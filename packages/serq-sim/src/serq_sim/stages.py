@@ -497,7 +497,9 @@ class PsStage(StageKind):
         self.nseq = 0
 
     def _capacity_error(self, phi: float) -> None:
-        raise self.sim.error(capacity_message(self.name, phi, self.ctx.present), span=self.node.span)
+        from .report import member_label
+
+        raise self.sim.error(capacity_message(member_label(self), phi, self.ctx.present), span=self.node.span)
 
     def _advance(self) -> None:
         now = self.sim.now
