@@ -1101,6 +1101,11 @@ class _Gen(Compiler):
             out += [f"{pad}A[{self.XE}] = now",
                     f"{pad}A[{self.XT}] = now",
                     f"{pad}{s('ns')} += 1",
+                    # (as PsStage.attach: a virtual time past PS_REBASE, or a tag beyond the doubles, moves
+                    # the virtual time back to 0 first)
+                    f"{pad}if _pstag({s('v')}, _w):",
+                    f"{pad}    {h}[:] = _psrebase({h}, {s('v')})",
+                    f"{pad}    {s('v')} = 0.0",
                     f"{pad}hpush({h}, ({s('v')} + _w, {s('ns')}, A))",
                     f"{pad}{s('pr')} += 1"]
             out += self.mark_lines(f, m, pad)
@@ -1667,7 +1672,7 @@ def _flt(x: float) -> str:
 def build(sim, progress: bool):
     """The generated source and its globals for ``sim`` (a built :class:`Simulation`)."""
     from .errors import show as _show
-    from .stages import capacity_message
+    from .stages import capacity_message, ps_rebase, ps_tag
 
     gen = _Gen(sim)
     src = gen.source(progress)
@@ -1767,6 +1772,7 @@ def build(sim, progress: bool):
         "_closed_time_err": _closed_time_err, "_cpu": _time.process_time,
         "_workmsg": work_message, "_choosemsg": choose_message,
         "_nan": math.nan, "SimError": SimError, "format_error": format_error, "capacity_message": capacity_message,
+        "_pstag": ps_tag, "_psrebase": ps_rebase,
         "gap_problem": gap_problem,
         "source": source, "_tick": _tick, "StopRun": StopRun, "_spawn_tick": sim.spawn_tick,
         "out_of_memory": sim.out_of_memory,

@@ -481,6 +481,29 @@ def capacity_message(name: str, phi: float, present: float) -> str:
     return f"stage {name}: the capacity is {not_an_amount(phi)} at present = {show(present)}; a ps stage's capacity is at least 0"
 
 
+#: a ps stage's virtual time (the work each job present has received since it began) at which the next
+#: attach first moves it back to 0 (:func:`ps_rebase`): a capacity near 1e308 adds some 1e308 a second to it,
+#: and a tag, the virtual time plus the work, of 1e308 beside 1e308 was inf, a job that never completed.
+PS_REBASE = 2.0**1020
+
+
+def ps_tag(v: float, work: float) -> bool:
+    """Whether a job of ``work`` attached at virtual time ``v`` needs the virtual time moved back to 0 first:
+    ``v`` is past :data:`PS_REBASE`, or ``v + work`` leaves the double range though ``work`` does not."""
+    return v > PS_REBASE or (v + work == INF and work != INF)
+
+
+def ps_rebase(heap: list, v: float) -> list:
+    """A ps stage's heap of ``(tag, seq, job)`` with virtual time ``v`` moved back to 0: each tag less
+    ``v`` (a job's remaining work), in heap order. Infinite work stays inf: beside jobs of infinite work
+    alone the virtual time grows without bound, to inf itself (1e308 a second for 2 s), and inf - inf was
+    NaN. Both tiers call it at the same attach, so the figures stay the same bytes; a run whose virtual
+    time stays below :data:`PS_REBASE` and whose tags stay finite never calls it."""
+    out = [(tag - v if tag != INF else INF, seq, job) for tag, seq, job in heap]
+    heapq.heapify(out)
+    return out
+
+
 class PsStage(StageKind):
     """``ps(φ)``: every job at once, each at ``φ(present) / present``; completions in the order of the
     finish tags (virtual time), ties in start order."""
@@ -513,6 +536,11 @@ class PsStage(StageKind):
     def attach(self, job: Job) -> None:
         self.acc()
         self._advance()
+        if ps_tag(self.v, job.work):
+            self.heap = ps_rebase([e for e in self.heap if e[2].stage is self], self.v)
+            for tag, _, j in self.heap:
+                j.tag = tag
+            self.v = 0.0
         job.stage = self
         job.started = self.sim.now
         job.tag = self.v + job.work
@@ -524,7 +552,7 @@ class PsStage(StageKind):
     def detach(self, job: Job) -> None:
         self.acc()
         self._advance()
-        job.work = max(job.tag - self.v, 0.0)
+        job.work = max(job.tag - self.v, 0.0) if job.tag != INF else INF
         job.stage = None
         self.present -= 1
         self.mark()
