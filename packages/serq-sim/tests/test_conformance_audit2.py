@@ -1157,9 +1157,12 @@ run { horizon 5; }
 
 @pytest.mark.parametrize("tier", ["", "general"])
 @pytest.mark.parametrize("decls, stmt, first", [
-    # §3 grow/load act on "the innermost enclosing hold" on the pool: outside one is an error at the statement.
-    ("pool m { cap 10; }", "grow m (1);", "<source>:4:22: error: at t=1, session 0: grow m: outside a hold of m"),
-    ("pool m { cap 10; }", "load m (1);", "<source>:4:22: error: at t=1, session 0: load m: outside a hold of m"),
+    # §3 grow/load act on "the innermost enclosing hold" on the pool: outside one is an error at the statement
+    # (at the link where the written forms tell: test_unheld_statements.py; here a computed member no hold holds).
+    ("pool m[2] { cap 10; }", "hold m[0] (1) { grow m[serial + 1] (1); }",
+     "<source>:4:38: error: at t=1, session 0: grow m[1]: outside a hold of m[1]"),
+    ("pool m[2] { cap 10; }", "hold m[0] (1) { load m[serial + 1] (1); }",
+     "<source>:4:38: error: at t=1, session 0: load m[1]: outside a hold of m[1]"),
     # docs/language.md "Amounts are not negative": a computed amount below 0 is an error at its statement.
     ("pool m { cap 10; }", "hold m (1) { grow m (serial - 1); }",
      "<source>:4:35: error: at t=1, session 0: grow m: the amount is negative (-1)"),

@@ -146,6 +146,8 @@ class Linker:
         #: record tables by name: their index and columns (every site of one table names the same columns)
         self.records: dict[str, tuple[int, list[str]]] = {}
         self.hold_stack: list[A.SHold] = []
+        #: the pools the holds around the statement being linked name (rules.unheld)
+        self.held: list = []
         self.tainted: dict[str, Pos] = {}
         #: per hold (by id): the attributes set from live state whose value reaches its header
         self.header_taint: dict[int, dict[str, Pos]] = {}
@@ -795,13 +797,13 @@ class Linker:
         if t is A.SHold:
             return self.hold(s, where)
         if t is A.SGrow:
-            return ir.Grow(pool=self.ref(s.ref, "pool", SESSION), amount=self.amount(s.amount, f"grow {s.ref.dotted}"), span=sp)
+            return ir.Grow(pool=self.held_ref(s.ref, "grow"), amount=self.amount(s.amount, f"grow {s.ref.dotted}"), span=sp)
         if t is A.SDrop:
             return ir.Drop(pool=self.ref(s.ref, "pool", SESSION), span=sp)
         if t is A.SRelease:
             return ir.Release(pool=self.ref(s.ref, "pool", SESSION), span=sp)
         if t is A.SLoad:
-            return ir.Load(pool=self.ref(s.ref, "pool", SESSION), amount=self.amount(s.amount, f"load {s.ref.dotted}"), span=sp)
+            return ir.Load(pool=self.held_ref(s.ref, "load"), amount=self.amount(s.amount, f"load {s.ref.dotted}"), span=sp)
         if t is A.SRun:
             return self.run(s)
         if t is A.SBranch:
@@ -831,6 +833,16 @@ class Linker:
             raise self.error(s.pos, "`mark` belongs in a queue's entry")
         raise self.error(getattr(s, "pos", None), f"{KIND_NAMES.get(t, t.__name__)}: a statement the "
                          "kernel does not have, left by a sugar layer")
+
+    def held_ref(self, ref: A.Var, what: str) -> ir.PoolRef:
+        """The pool of a ``grow``, a ``load`` or a growing run (``what``), which stands in a hold of it
+        (serq_ir.rules.unheld, at the pool's name)."""
+        r = self.ref(ref, "pool", SESSION)
+        if rules.unheld(self.held, r):
+            ix = r.index
+            name = ref.dotted if type(ix) is not ir.Num else f"{ref.dotted}[{_num_value(ix):g}]"
+            raise self.error(ref.pos, rules.unheld_message(what, name))
+        return r
 
     def amount(self, e: Any, verb: str, what: str = "the amount", m: Moment = SESSION) -> Any:
         """An amount of memory (a hold's units or reserve, a grow's or load's amount): a constant one is
@@ -865,10 +877,13 @@ class Linker:
             reuse = self.expr(s.reuse, ADMIT)
         self.tainted = {}
         self.hold_stack.append(s)
+        n_held = len(self.held)
+        self.held.extend(hp.pool for hp in pools)
         try:
             body = self.block(s.body, where)
         finally:
             self.hold_stack.pop()
+            del self.held[n_held:]
         cache = None if s.cache is None else self.expr(s.cache, SESSION)
         lease = None
         if s.lease is not None:
@@ -928,7 +943,7 @@ class Linker:
                 name = s.stages[0].dotted
                 raise self.error(s.growing.pos, f"`growing {g}`: `{name}` is a {kinds[0]} stage, whose work "
                                  "is time; a run grows a pool token by token on a step stage only")
-        growing = None if s.growing is None else self.ref(s.growing, "pool", SESSION)
+        growing = None if s.growing is None else self.held_ref(s.growing, "run … growing")
         work = self.expr(s.work, SESSION)
         if type(work) is ir.Num:
             why = rules.work_problem(_num_value(work))

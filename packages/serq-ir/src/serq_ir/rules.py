@@ -565,14 +565,36 @@ def hold_twice(pools) -> int | None:
 
 def lease_unheld(pools, lease) -> bool:
     """Whether a hold's ``lease`` (:class:`~serq_ir.nodes.Lease`) names a pool member none of its ``pools``
-    (:class:`~serq_ir.nodes.HoldPool`) names, as far as the written forms tell: another family, or a member
-    written with a number (or none) that no pool of that family has, each of them written with a number (or
-    none). "lease P (t) names one of the hold's pools" (language.txt §2); members chosen by computed indices
-    are compared when the lease is taken (:func:`lease_unheld_message`)."""
+    (:class:`~serq_ir.nodes.HoldPool`) names (:func:`names_none`). "lease P (t) names one of the hold's
+    pools" (language.txt §2); members chosen by computed indices are compared when the lease is taken
+    (:func:`lease_unheld_message`)."""
+    return names_none([hp.pool for hp in pools], lease.pool)
+
+
+def unheld(held, ref) -> bool:
+    """Whether a ``load``, a ``grow`` or a growing run of pool ``ref`` (a :class:`~serq_ir.nodes.PoolRef`)
+    stands in no hold of it: ``held`` the pools the holds around the statement name (:func:`names_none`).
+    Such a statement acts on "the innermost enclosing hold" on its pool (language.txt §3), which a hold's
+    scope is, written around it (a definition's body and a queue's entry are written out where they are
+    used), so one that stands in none can never run; members chosen by computed indices are compared when
+    the statement runs (the run-time error of the same words)."""
+    return names_none(held, ref)
+
+
+def unheld_message(what: str, name: str) -> str:
+    """The message of :func:`unheld`'s rule, at the link and in an IR file (the run-time error says
+    ``load kv: outside a hold of kv``)."""
+    return (f"`{what} {name}` stands in no hold of `{name}`: it acts on the innermost hold around it that holds "
+            f"`{name}` (write it inside `hold {name} (…) {{ … }}`)")
+
+
+def names_none(refs, target) -> bool:
+    """Whether pool reference ``target`` names a member none of ``refs`` names, as far as the written forms
+    tell: another family, or a member written with a number (or none) that no reference of that family has,
+    each of them written with a number (or none); a computed index may name any member."""
     from .nodes import Num
 
-    target = lease.pool
-    same = [hp.pool for hp in pools if hp.pool.pool == target.pool]
+    same = [r for r in refs if r.pool == target.pool]
     if not same:
         return True
 

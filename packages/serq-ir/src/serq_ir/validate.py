@@ -42,6 +42,7 @@ from .nodes import (
     Hold,
     HoldPool,
     Load,
+    Loop,
     Num,
     Observable,
     Observe,
@@ -133,6 +134,32 @@ def _pool_name(program: Program, ref: PoolRef) -> str:
     ok = 0 <= ref.pool < len(program.pools)
     name = program.pools[ref.pool].name if ok else f"#{ref.pool}"
     return name if not isinstance(ref.index, Num) else f"{name}[{_value(ref.index):g}]"
+
+
+def _unheld(program: Program) -> tuple[Any, str] | None:
+    """``(path, message)`` of the first ``load``, ``grow`` or growing run of the session that stands in no
+    hold of its pool (:func:`rules.unheld`), or None; walked without recursion (the blocks' depth is
+    bounded, but not by much)."""
+    todo: list[tuple[list, Any, tuple]] = [(program.session, "$.session", ())]
+    while todo:
+        stmts, at, held = todo.pop()
+        for i, st in enumerate(stmts):
+            path = (at, i)
+            t = type(st)
+            if t is Hold:
+                todo.append((st.body, (path, "body"), held + tuple(hp.pool for hp in st.pools)))
+            elif t is Branch:
+                todo.append((st.then, (path, "then"), held))
+                todo.append((st.orelse, (path, "orelse"), held))
+            elif t is Loop:
+                todo.append((st.body, (path, "body"), held))
+            elif t is Grow or t is Load:
+                if rules.unheld(held, st.pool):
+                    return ((path, "pool"), rules.unheld_message("grow" if t is Grow else "load",
+                                                                 _pool_name(program, st.pool)))
+            elif t is Run and st.growing is not None and rules.unheld(held, st.growing):
+                return ((path, "growing"), rules.unheld_message("run … growing", _pool_name(program, st.growing)))
+    return None
 
 
 def _spill_unpaired(program: Program, pool: Pool) -> tuple[str, str] | None:
@@ -424,6 +451,10 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
                 walk(v, (path, field))
 
     walk(program, "$")
+
+    unheld = _unheld(program)
+    if unheld is not None:
+        fail(*unheld)
 
     for what, families in (("pool", program.pools), ("stage", program.stages)):
         total = 0
