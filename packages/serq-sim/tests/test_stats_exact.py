@@ -95,6 +95,13 @@ def test_total_is_the_exact_sum_rounded_once():
         assert same(total(array("d", xs)), total(xs))
 
 
+def corrected_squares(xs, m):
+    """The squares of the deviations from the rounded mean ``m`` less ``(Σ (v - m))² / n``: the squares about
+    the exact mean (the corrected two-pass sum, docs/simulator.md "Statistics")."""
+    s1 = exact_total([v - m for v in xs])
+    return max(exact_total([(v - m) * (v - m) for v in xs]) - s1 * s1 / len(xs), 0.0)
+
+
 def test_mean_and_variance_follow_the_definition():
     r = random.Random(2)
     for _ in range(200):
@@ -102,7 +109,7 @@ def test_mean_and_variance_follow_the_definition():
         m, var = mean_var(xs)
         assert m == exact_total(xs) / len(xs)
         if len(xs) >= 2:
-            assert var == exact_total([(v - m) * (v - m) for v in xs]) / (len(xs) - 1)
+            assert var == corrected_squares(xs, m) / (len(xs) - 1)
         else:
             assert math.isnan(var)
 
@@ -190,7 +197,7 @@ def reference_time_stats(times, values, start, end, windows=20):
                 parts.append(v * (min(b, e1) - max(a, e0)))
         avgs.append(exact_total(parts) / (e1 - e0))
     m = exact_total(avgs) / windows
-    var = exact_total([(w - m) * (w - m) for w in avgs]) / (windows - 1)
+    var = corrected_squares(avgs, m) / (windows - 1)
     return mean, 2.093 * math.sqrt(var / windows), lo, hi
 
 

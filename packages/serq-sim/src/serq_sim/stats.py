@@ -11,8 +11,9 @@ Definitions (docs/simulator.md, "Statistics"):
   it is beyond the double range; NaN when ``x`` has a NaN, or both ``inf`` and ``-inf``; ``+0.0`` when
   it is exactly zero.
 * mean ``m = total(x) / n`` (:func:`average`: when ``fsum`` cannot finish the sum, a partial sum beyond
-  the double range, the exact sum over ``n`` rounded once); sample variance ``total((xᵢ - m)²) / (n - 1)``,
-  each ``xᵢ - m`` and its square rounded as doubles, taken in units of a power of two ``2**e`` near the
+  the double range, the exact sum over ``n`` rounded once); sample variance ``(total((xᵢ - m)²) - total(xᵢ - m)² / n) / (n - 1)``,
+  each ``xᵢ - m`` and its square rounded as doubles (the second term, the rounding of ``m``, taken only where
+  it can change the first: :func:`_corrected`), taken in units of a power of two ``2**e`` near the
   largest ``|xᵢ|`` when those squares would leave the range of normal doubles (:func:`spread`): the
   figures made from it (cv², a half-width) are then computed in those units, so that samples of ``1e300``
   or of ``1e-300`` get the figures samples of ``1`` scaled by them get.
@@ -194,6 +195,24 @@ def square_exponent(x) -> int:
     return max(e, -1000)
 
 
+def _corrected(x, m: float, ss: float) -> float:
+    """``ss``, the sum of ``(v - m)²`` over ``x``, less ``(total(v - m))² / n``: the sum of squares about
+    the samples' exact mean, of which ``m`` is a rounding (the corrected two-pass sum). The rounding ``δ``
+    of the mean adds ``n δ²`` to the squares, ``|δ|`` within ``2 ulp(m)``: it is computed only when that
+    bound reaches the last bits of ``ss``, samples equal to some eight digits (1e16 and 1e16 + 2, whose mean
+    1e16 + 1 is no double: about 1e16 + 2, which doubled their variance); a sum it cannot change is
+    returned as it is."""
+    n = len(x)
+    if not 0 < ss < INF or not math.isfinite(m):
+        return ss
+    u = math.ulp(m)
+    if u * u * n * 2.0**56 < ss:  # n δ² ≤ 4 n ulp(m)², below a quarter of the last place of ss
+        return ss
+    s1 = total(list(map(sub, x, repeat(m))))
+    c = s1 * s1 / n
+    return max(ss - c, 0.0) if c < INF else ss
+
+
 def spread(x, m: float) -> tuple[float, int]:
     """``(s, e)``: ``s`` the sum of squared deviations ``total((v - m)²)`` of the samples ``x`` from their
     mean ``m`` in units of ``2**(2e)``. ``e`` is 0 unless those squares leave the range of normal doubles
@@ -203,14 +222,15 @@ def spread(x, m: float) -> tuple[float, int]:
     zero one."""
     ss = _squared_deviations(x, m)
     if not (ss == INF or ss < _SMALL_SQUARES) or not math.isfinite(m):
-        return ss, 0
+        return _corrected(x, m, ss), 0
     if ss == 0 and (m != 0 and -_SQUARE_SAFE <= math.frexp(m)[1] <= _SQUARE_SAFE or not any(x)):
         return ss, 0  # every sample is m (a sample other than m near m would differ by a normal square)
     e = square_exponent(x)
     if not e:
-        return ss, 0
+        return _corrected(x, m, ss), 0
     f = math.ldexp(1.0, -e)
-    return _squared_deviations(list(map(mul, x, repeat(f))), m * f), e
+    x = list(map(mul, x, repeat(f)))
+    return _corrected(x, m * f, _squared_deviations(x, m * f)), e
 
 
 def _ldexp(v: float, e: int) -> float:
