@@ -347,7 +347,10 @@ def build_report(sim) -> Report:
         stages.append(StageStats(
             name=st.name, index=member_index(st),
             present=time_mean(st.a_present, st.b_present, span),
-            utilisation=time_mean(st.a_busy / (c := getattr(st, "c", 1.0)), st.b_busy / c, span),
+            # at most 1, as the busy level it averages (StageKind.busy_level): the spans' lengths summed one by
+            # one come to the run's span only up to their rounding, and fifo(3) busy throughout gave
+            # 1.0000000000000002 (min keeps a NaN)
+            utilisation=min(time_mean(st.a_busy / (c := getattr(st, "c", 1.0)), st.b_busy / c, span), 1.0),
             completions=completions,
             throughput=_div(completions, span),
             wait=time_mean(st.wait_sum, st.b_wait, completions),
