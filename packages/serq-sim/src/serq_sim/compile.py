@@ -66,6 +66,18 @@ SPIN_LIMIT = 1_000_000
 SPIN_MESSAGE = (f"loop: {SPIN_LIMIT} passes at one instant without simulated time passing (a loop that never "
                 "waits: no run, hold or grow that takes time in its body; a `choose` of n candidates in it "
                 "counts n passes)")
+
+
+def spin_message(now: float) -> str:
+    """:data:`SPIN_MESSAGE` at time ``now``; past 0 it says what time moves the clock there (half the spacing
+    of the doubles at ``now``): at t = 1e16 a loop of ``run s (0.5)`` passes at one instant, as
+    1e16 + 0.5 is 1e16, and the words "no run … that takes time" alone did not say why."""
+    if not 0.0 < now < math.inf:
+        return SPIN_MESSAGE
+    return (SPIN_MESSAGE[:-1] + f"; at t={now:g} a time below {math.ulp(now) / 2:g} does not move the clock: "
+            f"its doubles there are {math.ulp(now):g} apart)")
+
+
 #: re-executions of preempted holds a session may make at one instant before its hold is an error (each is
 #: a preemption, far dearer than a loop pass: a smaller limit stops the spin as soon)
 REDO_LIMIT = 10_000

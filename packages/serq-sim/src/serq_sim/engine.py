@@ -36,8 +36,8 @@ from .compile import (
     PULSE_FIRST,
     PULSE_SECONDS,
     REDO_MESSAGE,
-    SPIN_MESSAGE,
     num,
+    spin_message,
     statement_at,
 )
 from .compile import places as compile_places
@@ -320,7 +320,7 @@ class Simulation:
         return SimError(format_error(span, self.now, s.serial if s is not None else None, msg, self.source))
 
     def spin_error(self, s: Session, sid: int) -> None:
-        raise self.error(SPIN_MESSAGE, sid, s)
+        raise self.error(spin_message(self.now), sid, s)
 
     def draw_fail(self, msg: str, sid: int, s, _t: float) -> None:
         """A draw whose computed parameters are outside its distribution's domain (compile.Compiler.expr)."""
