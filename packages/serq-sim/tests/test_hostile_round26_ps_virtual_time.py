@@ -101,3 +101,25 @@ def test_infinite_work_beside_them_still_never_completes(monkeypatch):
     assert 0 not in set(r.observe("response").sessions)
     # the job of infinite work is present throughout [3, 100], one of the others over 2 s of every 3 from 6
     assert r.stage("cpu").present == pytest.approx((97 + 31 * 2 + 1) / 100, rel=1e-9)
+
+
+def test_a_family_at_1e308_is_the_family_at_1(monkeypatch):
+    # each member's virtual time moves back on its own (the fast tier's heap of a member, f{f}_h[m])
+    def fam(c: str) -> str:
+        return f"""stage cpu[2] : ps({c});
+workload {{
+  arrive poisson(2);
+}}
+session {{
+  set t0 = now;
+  run cpu[serial % 2] ({c});
+  observe response = now - t0;
+  end;
+}}
+run {{ horizon 100; warmup 10; seed 1; }}
+"""
+    one, big = both(fam("1"), monkeypatch), both(fam("1e308"), monkeypatch)
+    for m in (0, 1):
+        assert big.stage("cpu", m).completions == one.stage("cpu", m).completions > 50
+        assert big.stage("cpu", m).present == pytest.approx(one.stage("cpu", m).present, rel=1e-9)
+    assert list(big.observe("response").values) == pytest.approx(list(one.observe("response").values), rel=1e-9)
