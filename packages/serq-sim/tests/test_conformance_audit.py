@@ -627,9 +627,9 @@ run { horizon 100; warmup 12; arrivals 2; }
      "<source>:4:22: error: at t=1, session 0: hold: preempted and re-executed 10000 times at one instant without "
      "simulated time passing (its body makes the pool preempt it again before any time passes, as a grow beyond "
      "what the pool can ever give does)"),
-    # a step stage's computed negative cost names the stage and the time (no session).
+    # a step stage's computed negative cost names the stage and the time (no session), at the cost.
     ("stage E : step { budget 10; cost 1 - residents; }", "run E prefill (3);",
-     "<source>:1:1: error: at t=1: stage E: the iteration's cost is negative (-1)"),
+     "<source>:1:34: error: at t=1: stage E: the iteration's cost is negative (-1)"),
 ])
 def test_run_time_errors_name_the_statement_the_time_and_the_session(monkeypatch, tier, decls, stmt, first):
     src = f"{decls}\nstage d : delay;\nworkload {{ arrive batch(2); }}\nsession {{ run d (1); {stmt} }}\nrun {{ horizon 10; }}\n"

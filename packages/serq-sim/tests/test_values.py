@@ -182,7 +182,8 @@ def test_a_computed_negative_step_cost(tmp_path):
     f = tmp_path / "prog.sq"
     with pytest.raises(serq_sim.SimError) as e:
         run(tmp_path, text, "general")
-    assert str(e.value).splitlines()[0] == f"{f}:2:1: error: at t=0: stage E: the iteration's cost is negative (-3)"
+    # at the cost, where a constant negative one is refused (2:33), not at the stage
+    assert str(e.value).splitlines()[0] == f"{f}:2:33: error: at t=0: stage E: the iteration's cost is negative (-3)"
 
 
 @pytest.mark.parametrize("tier", ["", "general"])
@@ -195,7 +196,7 @@ def test_a_computed_negative_or_nan_step_budget(tmp_path, monkeypatch, tier, bud
     f = tmp_path / "prog.sq"
     with pytest.raises(serq_sim.SimError) as e:
         run(tmp_path, text, "general")
-    assert str(e.value).splitlines()[0] == f"{f}:2:1: error: at t=0: stage E: the budget is {shown}"
+    assert str(e.value).splitlines()[0] == f"{f}:2:25: error: at t=0: stage E: the budget is {shown}"  # (at the budget)
 
 
 @pytest.mark.parametrize("work, shown", [("size - 5", "negative (-1)"), ("size * 0 / 0", "NaN")])

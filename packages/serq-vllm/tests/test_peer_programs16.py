@@ -526,19 +526,21 @@ def test_a_spill_error_names_the_evicting_member():
     assert str(e.value).splitlines()[0].endswith(": pool kv[0]: the spill's work is negative (-1)"), str(e.value)
 
 
-@pytest.mark.parametrize(("settings", "msg"), [
-    ("cost 1 - used(m); budget 4;", "the iteration's cost is negative (-1)"),
-    ("cost 1; budget 4 - 3 * used(m);", "the budget is negative (-2)"),
-    ("cost 1; budget 4; chunk 1 - used(m);", "the chunk is negative (-1)"),
+@pytest.mark.parametrize(("settings", "msg", "at"), [
+    ("cost 1 - used(m); budget 4;", "the iteration's cost is negative (-1)", "1 - used"),
+    ("cost 1; budget 4 - 3 * used(m);", "the budget is negative (-2)", "4 - 3"),
+    ("cost 1; budget 4; chunk 1 - used(m);", "the chunk is negative (-1)", "1 - used"),
 ])
-def test_a_step_familys_setting_error_names_the_member(settings, msg):
+def test_a_step_familys_setting_error_names_the_member(settings, msg, at):
     # each member of a step family reads its own pool (m[i]): engine 1's holds 2 units, so only its setting goes
     # negative, and the error said `stage E`, for either engine
     src = (f"pool m[2] {{ cap 10; }}\nstage E[2] : step {{ {settings} memory m; }}\nworkload {{ arrive batch(2); }}\n"
            "session { hold m[serial] (2 * serial) { run E[serial] prefill (1); } }\nrun { horizon 10; }\n")
     with pytest.raises(serq_sim.SimError) as e:
         serq_sim.run(serq_frontend.compile(source=src))
-    assert str(e.value).splitlines()[0] == f"<source>:2:1: error: at t=0: stage E[1]: {msg}"
+    # at the setting's expression (where a constant one that breaks the rule is refused)
+    line2 = src.splitlines()[1]
+    assert str(e.value).splitlines()[0] == f"<source>:2:{line2.index(at) + 1}: error: at t=0: stage E[1]: {msg}"
 
 
 # --- a router keyed on a queue nobody waits in ------------------------------------------------------------------------

@@ -79,12 +79,18 @@ class Planner:
             self._trace(assign, nl, preempted)
         return cost
 
+    def _at(self, field: str):
+        """Where the stage's ``field`` (``budget``, ``cost``, ``chunk``) is written, which a run-time error about
+        its value points at: its expression's place, where a constant one that breaks the same rule is refused
+        at link time (as a spill's work is; pools.cache.spill), else the stage's."""
+        return getattr(getattr(self.node.kind, field, None), "span", None) or self.node.span
+
     def _cost_error(self, cost: float) -> None:
         """An iteration's cost that is NaN or negative (an iteration cannot end before it starts)."""
         from ..report import member_label
 
         raise self.sim.error(f"stage {member_label(self)}: the iteration's cost is {not_an_amount(cost)}",
-                             span=self.node.span)
+                             span=self._at("cost"))
 
     def _chunk(self, pre: Ctx) -> float:
         """The most tokens a prefill takes in the iteration: the stage's chunk (inf without one), an amount
@@ -96,7 +102,7 @@ class Planner:
         if not c >= 0.0:
             from ..report import member_label
 
-            raise self.sim.error(f"stage {member_label(self)}: the chunk is {not_an_amount(c)}", span=self.node.span)
+            raise self.sim.error(f"stage {member_label(self)}: the chunk is {not_an_amount(c)}", span=self._at("chunk"))
         return c
 
     def _order(self, jobs: list[Job], pre: Ctx) -> list[Job]:
@@ -153,7 +159,7 @@ class Planner:
                 from ..report import member_label
 
                 raise sim.error(f"stage {member_label(self)}: the budget is {not_an_amount(budget)}",
-                                span=self.node.span)
+                                span=self._at("budget"))
             whole = budget == _INF or -_EXACT < budget < _EXACT and budget == int(budget)
         else:
             whole = self.budget_whole

@@ -1,0 +1,67 @@
+"""A step stage's budget, cost or chunk refused at run time is told at its expression (serq_sim.step.planner:
+Planner._at; docs/language.md, "Amounts are not negative"), where a constant one that breaks the same rule
+is refused at link time. They were told at the stage's first line, `stage E : step {`, which in a block of
+several lines does not show the setting: a cost `sqrt(tokens - 50)` that is NaN for a decode-only
+iteration said `p.sq:1:1: … the iteration's cost is NaN` under `stage`."""
+
+from __future__ import annotations
+
+import pytest
+import serq_frontend
+import serq_sim
+from serq_sim import SimError
+
+pytestmark = pytest.mark.timeout(60)
+
+
+def program(budget: str = "64", cost: str = "0.01", chunk: str = "inf") -> str:
+    # the stage's settings on lines 3, 4 and 5, each expression at column 10, 8 and 9
+    return f"""pool kv {{ cap 1000; }}
+stage E : step {{
+  budget {budget};
+  cost {cost};
+  chunk {chunk};
+  memory kv;
+}}
+workload {{
+  arrive batch(2);
+}}
+session {{
+  hold kv (10) {{
+    run E prefill (60);
+    run E decode (5);
+  }}
+  end;
+}}
+run {{ horizon 10; seed 1; }}
+"""
+
+
+def error(src: str, monkeypatch, tier: str) -> list[str]:
+    monkeypatch.setenv("SERQ_SIM_TIER", tier)
+    with pytest.raises(SimError) as e:
+        serq_sim.run(serq_frontend.compile(source=src, sets={}, defs={}))
+    return str(e.value).splitlines()
+
+
+@pytest.mark.parametrize("tier", ["", "general"])
+@pytest.mark.parametrize(("settings", "first"), [
+    # two prefills of 60 tokens: the first iteration serves 64 tokens (cost sqrt(14)), the second 57 (a decode
+    # and the other prefill's 56: sqrt(7)), the third the two decoders' 2, sqrt(-48), NaN, at sqrt(14) +
+    # sqrt(7) = 6.38741
+    ({"cost": "sqrt(tokens - 50)"}, "<source>:4:8: error: at t=6.38741: stage E: the iteration's cost is NaN"),
+    # the budget read before the first iteration: 1 - 2 residents
+    ({"budget": "1 - residents"}, "<source>:3:10: error: at t=0: stage E: the budget is negative (-1)"),
+    # the chunk read before the second iteration, the first's end (cost 0.01): a decoder is resident then
+    ({"chunk": "decoders > 0 ? -1 : 64"}, "<source>:5:9: error: at t=0.01: stage E: the chunk is negative (-1)"),
+])
+def test_the_setting_is_told_at_its_expression(monkeypatch, tier, settings, first):
+    assert error(program(**settings), monkeypatch, tier) == [first]
+
+
+def test_a_setting_from_a_definition_is_told_in_its_body_with_a_note_at_the_use(monkeypatch):
+    # the second iteration (at 0.01, the first's cost: no decoder in it) has one decoder: 0.01 - 0.02
+    src = "def c(x) = 0.01 - x * decoders;\n" + program(cost="c(0.02)")
+    assert error(src, monkeypatch, "") == [
+        "<source>:1:12: error: at t=0.01: stage E: the iteration's cost is negative (-0.01)",
+        "<source>:5:8: note: in the expansion of `c`, used here"]
