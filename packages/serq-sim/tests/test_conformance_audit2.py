@@ -1186,9 +1186,9 @@ run { horizon 5; }
     ("pool m { cap 10; spill t via d (serial - 1) when (1); } pool t { cap 10; }",
      "hold m (10) { run d (serial); } cache (10); hold m (10) { run d (1); }",
      "<source>:1:33: error: at t=1: pool m: the spill's work is negative (-1)"),
-    # a ps stage's computed negative capacity names the stage, the time and the present.
+    # a ps stage's computed negative capacity names the stage, the time and the present, at the capacity.
     ("stage p : ps(1 - present);", "run p (1);",
-     "<source>:1:1: error: at t=1: stage p: the capacity is negative (-1) at present = 2; a ps stage's "
+     "<source>:1:14: error: at t=1: stage p: the capacity is negative (-1) at present = 2; a ps stage's "
      "capacity is at least 0"),
 ])
 def test_run_time_errors_name_the_place_the_time_and_the_session(monkeypatch, tier, decls, stmt, first):

@@ -1,8 +1,9 @@
-"""A step stage's budget, cost or chunk refused at run time is told at its expression (serq_sim.step.planner:
-Planner._at; docs/language.md, "Amounts are not negative"), where a constant one that breaks the same rule
-is refused at link time. They were told at the stage's first line, `stage E : step {`, which in a block of
-several lines does not show the setting: a cost `sqrt(tokens - 50)` that is NaN for a decode-only
-iteration said `p.sq:1:1: … the iteration's cost is NaN` under `stage`."""
+"""A step stage's budget, cost or chunk, and a ps stage's capacity, refused at run time is told at its expression
+(serq_sim.step.planner: Planner._at, serq_sim.stages.PsStage and the fast tier's ps stages; docs/language.md,
+"Amounts are not negative"), where a constant one that breaks the same rule is refused at link time. They were
+told at the stage's first line, `stage E : step {`, which in a block of several lines does not show the
+setting: a cost `sqrt(tokens - 50)` that is NaN for a decode-only iteration said `p.sq:1:1: … the
+iteration's cost is NaN` under `stage`."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import pytest
 import serq_frontend
 import serq_sim
 from serq_sim import SimError
+from serq_sim.fast import tier as fast_tier
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -65,3 +67,16 @@ def test_a_setting_from_a_definition_is_told_in_its_body_with_a_note_at_the_use(
     assert error(src, monkeypatch, "") == [
         "<source>:1:12: error: at t=0.01: stage E: the iteration's cost is negative (-0.01)",
         "<source>:5:8: note: in the expansion of `c`, used here"]
+
+
+@pytest.mark.parametrize("tier", ["", "general"])
+def test_a_ps_capacity_is_told_at_its_expression_on_both_tiers(monkeypatch, tier):
+    # ps(2 - present) with the 3 sessions of the batch present: -1, at the capacity (1:14), where ps(-1) is
+    # refused at link time; the fast tier (the program is one of its) and the general engine alike
+    src = "stage p : ps(2 - present);\nworkload { arrive batch(3); }\nsession { run p (1); end; }\nrun { horizon 5; }\n"
+    prog = serq_frontend.compile(source=src, sets={}, defs={})
+    monkeypatch.setenv("SERQ_SIM_TIER", tier)
+    assert fast_tier(prog) == (tier or "fast")
+    assert error(src, monkeypatch, tier) == [
+        "<source>:1:14: error: at t=0: stage p: the capacity is negative (-1) at present = 3; a ps stage's capacity "
+        "is at least 0"]

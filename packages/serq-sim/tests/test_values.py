@@ -62,8 +62,8 @@ def test_a_computed_negative_ps_capacity(tmp_path, tier):
     f = tmp_path / "prog.sq"
     with pytest.raises(serq_sim.SimError) as e:
         run(tmp_path, text, tier)
-    assert str(e.value).splitlines()[0] == (f"{f}:1:1: error: at t=0: stage p: the capacity is negative (-1) at "
-                                            "present = 3; a ps stage's capacity is at least 0")
+    assert str(e.value).splitlines()[0] == (f"{f}:1:14: error: at t=0: stage p: the capacity is negative (-1) at "
+                                            "present = 3; a ps stage's capacity is at least 0")  # (at the capacity)
 
 
 @pytest.mark.parametrize("tier", ["fast", "general"])

@@ -1182,6 +1182,8 @@ class _Gen(Compiler):
         self.ctx, self.ser = {"present": "_pres"}, "None"
         self.cur_span = self.span_id(node.span)
         phi = self.expr(node.kind.capacity)
+        # a capacity refused is told at its expression, as the general engine tells it (stages.PsStage)
+        at = self.span_id(getattr(node.kind.capacity, "span", None) or node.span)
         self.ctx, self.ser, self.cur_span = old_ctx, old_ser, old_span
         arg = "_e" if size == 1 else f"({m}, _e)"
         label = repr(node.name)  # the member, as report.member_label names it (stages.capacity_message)
@@ -1194,7 +1196,7 @@ class _Gen(Compiler):
                 f"{pad}    _pres = float(_n)",
                 f"{pad}    _phi = {phi}",
                 f"{pad}    if not _phi >= 0:",
-                f"{pad}        raise _err(_G['capacity_message']({label}, _phi, _pres), {self.cur_span_of(node)}, None, now)",
+                f"{pad}        raise _err(_G['capacity_message']({label}, _phi, _pres), {at}, None, now)",
                 f"{pad}    {s('rt')} = _phi / _n if _phi > 0 else 0.0",
                 f"{pad}else:",
                 f"{pad}    {s('rt')} = 0.0",

@@ -522,7 +522,9 @@ class PsStage(StageKind):
     def _capacity_error(self, phi: float) -> None:
         from .report import member_label
 
-        raise self.sim.error(capacity_message(member_label(self), phi, self.ctx.present), span=self.node.span)
+        # at the capacity's expression, where a constant one that breaks the rule is refused (both tiers)
+        raise self.sim.error(capacity_message(member_label(self), phi, self.ctx.present),
+                             span=getattr(self.node.kind.capacity, "span", None) or self.node.span)
 
     def _advance(self) -> None:
         now = self.sim.now
