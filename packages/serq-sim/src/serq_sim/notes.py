@@ -176,8 +176,6 @@ def idle_rules(program) -> list[str]:
     engine, ``choose j in N by (queued(kv[j]))`` beside lib/vllm.sq's ``hold reqs (1), kv (…)``, sent every
     request to engine 0. Each said nothing. The program is read, not the run: a hold in an arm no run takes
     counts."""
-    from itertools import chain
-
     from serq_ir import nodes as N
 
     from .compile import walk
@@ -186,6 +184,7 @@ def idle_rules(program) -> list[str]:
     first: set[int] = set()
     later: dict[int, N.Hold] = {}
     caching: set[int] = {pool.spill.tier.pool for pool in program.pools if pool.spill is not None}
+    queued: list[N.Observable] = []  # the reads of `queued(P)`, the session's first
     for x in walk(program.session):
         if isinstance(x, N.Hold) and x.pools:
             first.add(x.pools[0].pool.pool)
@@ -193,15 +192,23 @@ def idle_rules(program) -> list[str]:
                 later.setdefault(hp.pool.pool, x)
             if x.cache is not None:
                 caching.update(hp.pool.pool for hp in x.pools)
-    # the first `queued(P)` of each pool P, the session's before the rest's, but for one whose value is never
-    # read: in a conditional whose arms are one constant (a chunk `… ? inf : inf`, step.common.constant)
-    unread = {id(y) for x in walk(program, presets=False) if isinstance(x, N.Cond) and constant(x) is not None
-              for y in walk(x)}
+        elif isinstance(x, N.Observable) and x.name == "queued" and isinstance(x.target, N.PoolRef):
+            queued.append(x)
+    conds = []
+    for x in walk(program, presets=False):  # (the session again: its reads are listed already)
+        if isinstance(x, N.Observable) and x.name == "queued" and isinstance(x.target, N.PoolRef):
+            queued.append(x)
+        elif isinstance(x, N.Cond):
+            conds.append(x)
+    # the first `queued(P)` of each pool P no hold names first, the session's before the rest's, but for one
+    # whose value is never read: in a conditional whose arms are one constant (a chunk `… ? inf : inf`,
+    # step.common.constant); judged only where such a read is (lib/vllm.sq's reads queued(reqs), named first)
     read: dict[int, N.Observable] = {}
-    for x in chain(walk(program.session), walk(program, presets=False)):
-        if (isinstance(x, N.Observable) and x.name == "queued" and isinstance(x.target, N.PoolRef)
-                and id(x) not in unread):
-            read.setdefault(x.target.pool, x)
+    if any(x.target.pool not in first for x in queued):
+        unread = {id(y) for x in conds if constant(x) is not None for y in walk(x)}
+        for x in queued:
+            if x.target.pool not in first and id(x) not in unread:
+                read.setdefault(x.target.pool, x)
     out = []
     for i, pool in enumerate(program.pools):
         if i in read and i not in first:
