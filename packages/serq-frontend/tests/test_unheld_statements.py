@@ -36,6 +36,10 @@ TAIL = "run { horizon 10; }\n"
      "session { hold kv[0] (2) { grow ⟨kv[1] (1); } }\n" + TAIL,
      "`grow kv[1]` stands in no hold of `kv[1]`: it acts on the innermost hold around it that holds `kv[1]` "
      "(write it inside `hold kv[1] (…) { … }`)"),
+    # a transfer's KV lands in a hold of its destination (the statement as written is named)
+    ("pool kv { cap 9; }\npool tier { cap 9; }\nstage link : delay;\nworkload { arrive batch(1); }\n"
+     "session { hold tier (1) { transfer (1) from tier to ⟨kv (1); } }\n" + TAIL,
+     "`transfer … to kv` stands in no hold of `kv`: it acts on the innermost hold around it that holds `kv`"),
     # a growing run
     ("pool kv { cap 90; block 1; }\nstage e : step { budget 8; cost 1; memory kv; }\nworkload { arrive batch(1); }\n"
      "session { run e prefill (3) growing ⟨kv; end; }\n" + TAIL,

@@ -102,7 +102,8 @@ RUN_HEAD = ("pool kv { cap 100; admit via E; }\npool tier { cap 100; }\n" + HEAD
     ("hold kv (4) { run E prefill (2 - y); }", 17, "the run's work is negative (-"),
     ("hold kv (4) { run E decode (2 - y); }", 17, "the run's work is negative (-"),
     ("hold kv (4) { decode (2 - y); }", 17, "the run's work is negative (-"),
-    ("hold tier (1) { transfer (2 - y) from tier to kv (1); }", 19, "the run's work is negative (-"),
+    # (the transfer's KV lands in a hold of kv: one it stands in no hold of is refused at the link)
+    ("hold tier (1), kv (1) { transfer (2 - y) from tier to kv (1); }", 27, "the run's work is negative (-"),
 ])
 def test_a_computed_negative_or_nan_work(tmp_path, tier, stmt, col, message):
     # a negative work was taken as 0 (the run completed at once); NaN was already an error

@@ -293,6 +293,8 @@ class SLoad(Node):
     ref: Var
     amount: Any
     pos: Pos
+    #: what the program wrote: ``load``, or the ``transfer … to`` whose KV lands here (a message names it)
+    verb: str = "load"
     EXPRS = ("amount",)
     REFS = ("ref",)
 

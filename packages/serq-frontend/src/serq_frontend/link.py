@@ -803,7 +803,7 @@ class Linker:
         if t is A.SRelease:
             return ir.Release(pool=self.ref(s.ref, "pool", SESSION), span=sp)
         if t is A.SLoad:
-            return ir.Load(pool=self.held_ref(s.ref, "load"), amount=self.amount(s.amount, f"load {s.ref.dotted}"), span=sp)
+            return ir.Load(pool=self.held_ref(s.ref, s.verb), amount=self.amount(s.amount, f"load {s.ref.dotted}"), span=sp)
         if t is A.SRun:
             return self.run(s)
         if t is A.SBranch:

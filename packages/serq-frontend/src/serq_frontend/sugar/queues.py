@@ -881,7 +881,7 @@ class QueueRewriter:
         out = self._expand(inst, entry, key, stack, c.pos)
         if is_transfer:
             assert c.to is not None and src is not None
-            out.append(A.SLoad(c.to, c.to_amount, c.pos))
+            out.append(A.SLoad(c.to, c.to_amount, c.pos, "transfer … to"))
             out.append(A.SRelease(src, c.pos))
         return out
 

@@ -92,7 +92,7 @@ class Serving:
             return [A.SRun(stages, mode, s.work, s.pos, s.growing)]
         if isinstance(s, A.STransfer):
             stages = self.stages(s)
-            return [A.SRun(stages, "plain", s.work, s.pos), A.SLoad(s.dst, s.amount, s.pos),
+            return [A.SRun(stages, "plain", s.work, s.pos), A.SLoad(s.dst, s.amount, s.pos, "transfer … to"),
                     A.SRelease(s.src, s.pos)]
         return None
 
