@@ -18,10 +18,8 @@ import math
 from fractions import Fraction
 
 import pytest
-import serq_frontend
-import serq_sim
-from serq_report.json import encode_json
 from serq_sim.stats import mean_var, observe_summary
+from tiers import both
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -86,13 +84,7 @@ session {
 }
 run { horizon 100; seed 1; }
 """
-    prog = serq_frontend.compile(source=src, sets={}, defs={})
-    monkeypatch.setenv("SERQ_SIM_TIER", "")
-    fast = serq_sim.run(prog)
-    monkeypatch.setenv("SERQ_SIM_TIER", "general")
-    general = serq_sim.run(prog)
-    assert fast.tier == "fast" and general.tier == "general"
-    assert encode_json(fast) == encode_json(general)
+    general = both(src, monkeypatch)
     o = general.result.observes["x"]
     # 100 sessions at 1 … 100, serials 0 … 99: 50 samples of each value
     assert o.count == 100

@@ -12,9 +12,7 @@ finite work completes at the instant it starts, however large the work."""
 from __future__ import annotations
 
 import pytest
-import serq_frontend
-import serq_sim
-from serq_report.json import encode_json
+from tiers import both
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -32,18 +30,6 @@ session {{
 }}
 run {{ {run} }}
 """
-
-
-def both(src: str, monkeypatch):
-    """The report on the fast tier and on the general engine, which must be the same bytes."""
-    prog = serq_frontend.compile(source=src, sets={}, defs={})
-    monkeypatch.setenv("SERQ_SIM_TIER", "")
-    fast = serq_sim.run(prog)
-    monkeypatch.setenv("SERQ_SIM_TIER", "general")
-    general = serq_sim.run(prog)
-    assert fast.tier == "fast" and general.tier == "general"
-    assert encode_json(fast) == encode_json(general)
-    return general
 
 
 @pytest.mark.parametrize("scale", ["1", "1e308"])

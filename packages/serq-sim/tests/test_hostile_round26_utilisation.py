@@ -9,9 +9,7 @@ was 1.0000000000000002 on both tiers."""
 from __future__ import annotations
 
 import pytest
-import serq_frontend
-import serq_sim
-from serq_report.json import encode_json
+from tiers import both
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -27,17 +25,6 @@ session {{
 }}
 run {{ horizon 100; warmup 10; seed {seed}; }}
 """
-
-
-def both(src: str, monkeypatch):
-    prog = serq_frontend.compile(source=src, sets={}, defs={})
-    monkeypatch.setenv("SERQ_SIM_TIER", "")
-    fast = serq_sim.run(prog)
-    monkeypatch.setenv("SERQ_SIM_TIER", "general")
-    general = serq_sim.run(prog)
-    assert fast.tier == "fast" and general.tier == "general"
-    assert encode_json(fast) == encode_json(general)
-    return general
 
 
 @pytest.mark.parametrize("work", ["inf", "1e308"])

@@ -1,6 +1,7 @@
 """Running one program on a named tier (``SERQ_SIM_TIER``) for the differential tests of the step engine's
 shortcuts (test_step_growing.py, test_step_lazy.py): the report as JSON and every observe's samples; and
-``assert_same``, the fast tier against the general engine (test_fast_tier.py, test_fast_pools.py)."""
+``assert_same``, the fast tier against the general engine (test_fast_tier.py, test_fast_pools.py); ``both``, the
+report of a source on both (the hostile tests of round 26)."""
 
 from __future__ import annotations
 
@@ -75,3 +76,18 @@ def on_both_tiers(program, check, reset=None):
         check(tier, sim)
         reports[tier] = (outcome, samples)
     assert reports[""] == reports["general"]
+
+
+def both(src: str, monkeypatch):
+    """The report of source ``src`` on the fast tier and on the general engine, which must be the same bytes
+    (the program takes the fast tier): the general engine's."""
+    import serq_frontend
+
+    prog = serq_frontend.compile(source=src, sets={}, defs={})
+    monkeypatch.setenv("SERQ_SIM_TIER", "")
+    fast = serq_sim.run(prog)
+    monkeypatch.setenv("SERQ_SIM_TIER", "general")
+    general = serq_sim.run(prog)
+    assert fast.tier == "fast" and general.tier == "general"
+    assert encode_json(fast) == encode_json(general)
+    return general
