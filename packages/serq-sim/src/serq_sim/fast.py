@@ -1096,14 +1096,16 @@ class _Gen(Compiler):
                     f"{pad}push(heap, (now + _w, seq, {kind}, A))",
                     f"{pad}seq += 1"]
         else:
+            from .stages import PS_REBASE
+
             h = f"f{f}_h" if self.p.stages[f].size == 1 else f"f{f}_h[{m}]"
             out += self.advance_lines(f, m, pad)
             out += [f"{pad}A[{self.XE}] = now",
                     f"{pad}A[{self.XT}] = now",
                     f"{pad}{s('ns')} += 1",
                     # (as PsStage.attach: a virtual time past PS_REBASE, or a tag beyond the doubles, moves
-                    # the virtual time back to 0 first)
-                    f"{pad}if _pstag({s('v')}, _w):",
+                    # the virtual time back to 0 first; stages.ps_tag written out, a job's attach being hot)
+                    f"{pad}if {s('v')} > {_flt(PS_REBASE)} or ({s('v')} + _w == _INF and _w != _INF):",
                     f"{pad}    {h}[:] = _psrebase({h}, {s('v')})",
                     f"{pad}    {s('v')} = 0.0",
                     f"{pad}hpush({h}, ({s('v')} + _w, {s('ns')}, A))",
@@ -1674,7 +1676,7 @@ def _flt(x: float) -> str:
 def build(sim, progress: bool):
     """The generated source and its globals for ``sim`` (a built :class:`Simulation`)."""
     from .errors import show as _show
-    from .stages import capacity_message, ps_rebase, ps_tag
+    from .stages import capacity_message, ps_rebase
 
     gen = _Gen(sim)
     src = gen.source(progress)
@@ -1774,7 +1776,7 @@ def build(sim, progress: bool):
         "_closed_time_err": _closed_time_err, "_cpu": _time.process_time,
         "_workmsg": work_message, "_choosemsg": choose_message,
         "_nan": math.nan, "SimError": SimError, "format_error": format_error, "capacity_message": capacity_message,
-        "_pstag": ps_tag, "_psrebase": ps_rebase, "_spinmsg": spin_message,
+        "_psrebase": ps_rebase, "_spinmsg": spin_message,
         "gap_problem": gap_problem,
         "source": source, "_tick": _tick, "StopRun": StopRun, "_spawn_tick": sim.spawn_tick,
         "out_of_memory": sim.out_of_memory,
