@@ -169,7 +169,7 @@ class Simulation:
         "init_fn", "interrupted", "join_counter", "live", "live_next", "live_t", "max_events", "max_samples",
         "max_wall", "mem_guard", "nattrs", "need_est", "next_serial", "now", "nplaces", "null_ctx", "obs", "obs_app",
         "open_arrivals", "partial", "partial_note", "plugin_manager", "pool_base", "pools", "preempt_count", "program",
-        "progress", "pulse", "queue_free", "rate", "ready", "record_tables", "release_counter", "rngs", "seed",
+        "progress", "pulse", "pulse_n", "pulse_t", "queue_free", "rate", "ready", "record_tables", "release_counter", "rngs", "seed",
         "session_fn", "setting_from", "shared_families", "show_progress", "slot_more", "source", "spans", "stage_base",
         "stages", "rep_c", "rep_k", "rep_limit", "rep_n", "rep_seconds", "rep_t", "live0", "due_now", "next_check", "samples_at_ticks", "stall_arr", "stall_ev", "stall_live", "stall_t", "step_stages", "step_heap", "step_later", "step_cur", "step_self", "pool_hot", "grow_lazy_ok", "served_by", "room_floors", "adm_hot", "t_shown", "t_wall0", "token_gaps",
         "trace", "trace_ordered", "trace_slots", "turn_fn", "turns", "virtual_events", "warm", "warmup",
