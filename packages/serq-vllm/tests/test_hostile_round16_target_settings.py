@@ -5,6 +5,8 @@
 * A setting not below 2**53 (``--set max_seqs=1e300``) was printed as the 301 digits of the double nearest
   it: serQ's numbers are doubles, which hold every whole number only below 2**53 (the scenario check
   refuses such a setting for the same reason).
+* A KV pool of no whole block (``--set blocks=0``, or a cap below one block) was printed as ``num_gpu_blocks: 1``,
+  vLLM's null block alone: a cache vLLM does not start and a pool that rejects every request.
 """
 
 from __future__ import annotations
@@ -59,3 +61,16 @@ def test_settings_just_below_2_53_are_exact():
     big = 2**53 - 1
     config = _target(B=float(big), max_seqs=float(big))["config"]
     assert (config["max_num_batched_tokens"], config["max_num_seqs"]) == (big, big)
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("sets", [{"blocks": 0}, {"blocks": 0.5}])
+def test_a_kv_pool_of_no_whole_block_is_refused_at_the_pool(sets):
+    with pytest.raises(UserError) as e:
+        _target(**sets)
+    said = str(e.value)
+    cap = "0" if sets["blocks"] == 0 else "8"
+    assert said.startswith(f"{PROGRAM}:{_line('pool kv')}:1: error: memory pool `kv` holds no whole block (its cap "
+                           f"{cap} / its block 16): vLLM's num_gpu_blocks would be its null block alone"), said
+    # one whole block is a target: the block and vLLM's null block
+    assert _target(blocks=1)["config"]["num_gpu_blocks"] == 2

@@ -434,6 +434,12 @@ def target(program: n.Program, base: str | None = None) -> dict[str, Any]:
         raise TargetError(seqs_pool.span, f"the cap of pool `{seqs_pool.name}` is {max_seqs}, above the engine's "
                           f"budget {budget}: vLLM refuses max_num_seqs > max_num_batched_tokens", base)
     blocks = cap // kv.block + 1
+    if blocks < 2:
+        # vLLM's KV cache would be its null block alone: it does not start a cache that cannot hold one request
+        # (kv_cache_utils.py:864-900), and serQ's pool would reject every request
+        raise TargetError(kv.span, f"memory pool `{kv.name}` holds no whole block (its cap {show_number(cap)} / its "
+                          f"block {show_number(kv.block)}): vLLM's num_gpu_blocks would be its null block alone, and "
+                          "vLLM does not start a KV cache that cannot hold one request", base)
     if blocks >= _EXACT:
         raise TargetError(kv.span, f"memory pool `{kv.name}` is {show_number(blocks)} blocks (its cap {show_number(cap)} / its block "
                           f"{show_number(kv.block)}, and vLLM's null block), not below 2**53, where serQ's numbers "
