@@ -78,6 +78,19 @@ def spin_message(now: float) -> str:
             f"its doubles there are {math.ulp(now):g} apart)")
 
 
+#: "one instant" for the no-progress guards (the event loop's, Simulation.tick; a step stage's iterations of
+#: no time): times within ZENO × max(|t|, 1 s) of the instant's start (about 1e-12 s near 0). A clock that
+#: moves by steps far below any model's time scale (a loop of `run d (1e-300)`, arrivals at rate 1e300)
+#: makes its events at ever new times and would take ~1e300 events to reach its horizon, which is a hang;
+#: legitimate work at distinct times that close together is bounded as work at one instant is
+ZENO = 2.0 ** -40
+
+
+def instant_span(t0: float) -> float:
+    """How long after ``t0`` the no-progress guard's instant that began at ``t0`` lasts (:data:`ZENO`)."""
+    return ZENO * (t0 if t0 > 1.0 else -t0 if t0 < -1.0 else 1.0)
+
+
 #: re-executions of preempted holds a session may make at one instant before its hold is an error (each is
 #: a preemption, far dearer than a loop pass: a smaller limit stops the spin as soon)
 REDO_LIMIT = 10_000

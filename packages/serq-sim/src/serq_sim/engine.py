@@ -36,6 +36,8 @@ from .compile import (
     PULSE_FIRST,
     PULSE_SECONDS,
     REDO_MESSAGE,
+    ZENO,  # noqa: F401 - (engine.ZENO, as docs/simulator.md names it)
+    instant_span,
     num,
     spin_message,
     statement_at,
@@ -82,11 +84,8 @@ STALL_PER_SESSION = 1_000
 #: cannot resolve (poisson(1e300)) held a million sessions, 1.4 GB, by the time the events' guard came; an
 #: open workload makes rate × ZENO × t arrivals an instant at time t, 10 000 only past some 10¹⁶ arrivals
 STALL_ARRIVALS = 10_000
-#: "one instant" for that guard: times within ZENO × max(|t|, 1 s) of the instant's start (about 1e-12 s near
-#: 0): a clock that moves by steps far below any model's time scale (a loop of `run d (1e-300)`, arrivals at
-#: rate 1e300) makes its events at ever new times and would take ~1e300 events to reach its horizon, which
-#: is a hang; legitimate work at distinct times that close together is bounded as work at one instant is
-ZENO = 2.0 ** -40
+#: "one instant" for that guard: times within ZENO × max(|t|, 1 s) of the instant's start (compile.ZENO,
+#: compile.instant_span; the step stages' guard takes the same instant)
 _log = math.log
 
 
@@ -455,7 +454,7 @@ class Simulation:
                     self.too_many_samples(held)
             now = self.now
             t0 = self.stall_t
-            if now == t0 or now - t0 <= _instant_span(t0):  # (NaN: False)
+            if now == t0 or now - t0 <= instant_span(t0):  # (NaN: False)
                 if events - self.stall_ev > STALL_EVENTS + STALL_PER_SESSION * self.stall_live:
                     self.stall_error(events - self.stall_ev)
                 if self.open_arrivals - self.stall_arr > STALL_ARRIVALS:
@@ -602,7 +601,7 @@ class Simulation:
         now = self.now
         t0 = self.stall_t
         # the instant: the clock stuck at it, or moving in steps within ZENO of its start (tick)
-        upto = now if now == t0 else t0 + _instant_span(t0)
+        upto = now if now == t0 else t0 + instant_span(t0)
         jobs: dict[Job, None] = {}  # in the order met, each once (a list's `in` made it quadratic)
         other = []
         for t, _seq, cb, arg in sorted(self.heap, key=lambda e: (e[0], e[1])):
@@ -1348,11 +1347,6 @@ def _runs_listed(runs: list[tuple[int, Any]]) -> str:
         where.append(f"the run{at} of session {serial}")
     more = f" and {len(runs) - 5} more" if len(runs) > 5 else ""
     return f"{', '.join(where)}{more}"
-
-
-def _instant_span(t0: float) -> float:
-    """How long after ``t0`` the no-progress guard's instant that began at ``t0`` lasts (:data:`ZENO`)."""
-    return ZENO * (t0 if t0 > 1.0 else -t0 if t0 < -1.0 else 1.0)
 
 
 def _read_once(memo: dict, what: str, st, read) -> float:

@@ -9,7 +9,7 @@ from math import nextafter
 
 from serq_ir import nodes as N
 
-from ..compile import reads, reads_context
+from ..compile import ZENO, instant_span, reads, reads_context
 from ..policies.preemption import NoPreemption, PreemptByKeys
 from ..pools import admission
 from ..pools.growth import grow_slot, take_fitting
@@ -292,7 +292,7 @@ class LazyDecoding:
         tlim = t_next if t_next <= horizon else nextafter(horizon, _INF)
         due = self.due
         r = self.rounds
-        if not t < tlim or r + 1 in due or not t - now > self.instant_span(now):
+        if not t < tlim or r + 1 in due or not t - now > instant_span(now):
             return 0, t  # (the loop below would take no round)
         wake = self.wake
         last = now
@@ -346,9 +346,9 @@ class LazyDecoding:
         # event loop, where it is an iteration of no time the stage's guard counts (StepStage._no_time): taken
         # here, rounds of no time went on for as many rounds as the lazy jobs had tokens (for ever with
         # infinite work), and 3 million rounds of cost 1e-300 ended where the per-job planning met the guard.
-        # The test is engine._instant_span's, written out for a clock at or after 0 (a call a round made a
+        # The test is compile.instant_span's, written out for a clock at or after 0 (a call a round made a
         # long stretch of quiet rounds 40 % slower): the same floats, so the same rounds as _end's test
-        zeno = self.zeno
+        zeno = ZENO
         while t < tlim and k not in due and t - last > zeno * (last if last > 1.0 else 1.0) and k < kend:
             wl = rounds_to_plan.get(k)
             if wl is not None:

@@ -9,7 +9,7 @@ from bisect import bisect_right
 from serq_ir import nodes as N
 from serq_ir.rules import pairs
 
-from ..compile import _not_pure, reads_any, reads_context
+from ..compile import _not_pure, instant_span, reads_any, reads_context
 from ..errors import SimError, format_error
 from ..stages import Ctx, Job, StageKind, work_pulse
 from ..stats import HUGE_SPAN
@@ -53,8 +53,8 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
         "kv_lazy", "lazy_iterations", "lazy_ok", "left", "lz_gone", "memory", "memory_family", "name", "ndec",
         "ngrow", "nlazy", "nlazy_x", "node", "planning", "pre_ctx", "pre_kv", "present", "quiet_rounds",
         "quiet_wakes", "busy_rounds", "rank_ctx", "ranked", "requests", "residents", "rounds", "serve_fixed", "serve_keys", "served_keys", "served_pools", "service_sum", "sim",
-        "instant_span", "still_cap", "still_n", "still_t", "sum_budget", "sum_jobs", "sum_tokens", "t_last", "t_round", "t_start",
-        "tal_dec", "tal_pre", "tpend", "wait_sum", "wake", "wake_batches", "zeno",
+        "still_cap", "still_n", "still_t", "sum_budget", "sum_jobs", "sum_tokens", "t_last", "t_round", "t_start",
+        "tal_dec", "tal_pre", "tpend", "wait_sum", "wake", "wake_batches",
     )
 
     def __init__(self, sim, node: N.Stage, member: int, flat: int):
@@ -118,12 +118,8 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
         #: as an attribute makes a new bound method each time)
         self._end_cb = self._end
         #: the no-progress guard of iterations of no time (_no_time): the instant they began, the jobs they
-        #: served since, and the bound; an instant is the event guard's (engine._instant_span: the times within
-        #: ZENO × max(|t|, 1) of its start), read here once the engine, which imports this package, is loaded
-        from ..engine import ZENO, _instant_span
-
-        self.instant_span = _instant_span
-        self.zeno = ZENO
+        #: served since, and the bound; an instant is the event guard's (compile.instant_span: the times within
+        #: ZENO × max(|t|, 1) of its start)
         self.still_t = math.nan
         self.still_n = 0
         self.still_cap = 0
@@ -437,7 +433,7 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
             sim.pulse_out(f"ending an iteration of stage {self.name} ({len(assign)} jobs)", None, None, None,
                           self.node.span)
         t0 = self.t_start
-        if self.sim.now - t0 <= self.instant_span(t0):  # an iteration of no time (a cost of 0, or far below any
+        if self.sim.now - t0 <= instant_span(t0):  # an iteration of no time (a cost of 0, or far below any
             self._no_time(assign)                       # time scale at this clock: within the guard's instant)
         if self._own_busy:  # self.acc(), inlined: an iteration ran until now
             now = self.sim.now
@@ -572,7 +568,7 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
         sim = self.sim
         now = sim.now
         t0 = self.still_t
-        if not (now - t0 <= self.instant_span(t0)):  # (a new instant; NaN before the first: not within one)
+        if not (now - t0 <= instant_span(t0)):  # (a new instant; NaN before the first: not within one)
             self.still_t = now
             self.still_n = 0
             self.still_cap = sim.stall_cap()
