@@ -785,11 +785,8 @@ class _Gen(Compiler):
         the member as ``report.member_label`` does: ``kv`` for a pool declared without a size, ``kv[1]``."""
         node = self.p.pools[g]
         test = f"not 0.0 <= {u} < _INF" if refused_amount(num(node.cap), math.inf) else f"not {u} >= 0.0"
-        name = repr(node.name)
-        if node.size > 1 or node.array:
-            name += f" + '[' + str(int({m})) + ']'"
         return [f"{pad}if {test}:",
-                f"{pad}    raise _amt({name}, {u}, {sid}, A[{self.XS}], now)"]
+                f"{pad}    raise _amt({_label_code(node, m)}, {u}, {sid}, A[{self.XS}], now)"]
 
     def hold_lines(self, st: N.Hold, h: int, pad: str, body: int) -> list[str]:
         """``hold``: the pools' members, the units that read no state (a demand beyond the capacity is
@@ -930,10 +927,7 @@ class _Gen(Compiler):
         """What a scan of the keys of member ``m`` of pool family ``g`` is doing, as
         :func:`.pools.admission.scan_pulse` says it (the expression of a str, with ``_q`` the queue)."""
         node = self.p.pools[g]
-        label = repr(f"reading the queue by keys of pool {node.name}")
-        if node.size > 1 or node.array:  # (report.member_label)
-            label += f" + '[' + str({m}) + ']'"
-        return f"{label} + ' for ' + str(len(_q)) + ' waiting sessions'"
+        return f"'reading the queue by keys of pool ' + {_label_code(node, m)} + ' for ' + str(len(_q)) + ' waiting sessions'"
 
     def head_lines(self, g: int, m: str, pad: str) -> list[str]:
         """``head``: the session member ``m`` of pool family ``g`` admits next, into ``A``."""
@@ -1188,9 +1182,7 @@ class _Gen(Compiler):
         at = self.span_id(getattr(node.kind.capacity, "span", None) or node.span)
         self.ctx, self.ser, self.cur_span = old_ctx, old_ser, old_span
         arg = "_e" if size == 1 else f"({m}, _e)"
-        label = repr(node.name)  # the member, as report.member_label names it (stages.capacity_message)
-        if size > 1 or node.array:
-            label += f" + '[' + str(int({m})) + ']'"
+        label = _label_code(node, m)  # (stages.capacity_message)
         out = [f"{pad}{s('mk')} = False"]
         out += self.advance_lines(f, m, pad)
         out += [f"{pad}_n = {s('pr')}",
@@ -1671,6 +1663,14 @@ def _flt(x: float) -> str:
 # ---------------------------------------------------------------------------------------------------
 # Running
 # ---------------------------------------------------------------------------------------------------
+
+
+def _label_code(node, m: str) -> str:
+    """The code of the label of member ``m`` (a variable) of family ``node`` (a pool or a stage), as
+    ``report.member_label`` names it: ``'kv'`` for one declared without a size, ``'kv' + '[' + … + ']'``."""
+    if node.size > 1 or node.array:
+        return f"{node.name!r} + '[' + str(int({m})) + ']'"
+    return repr(node.name)
 
 
 def build(sim, progress: bool):
