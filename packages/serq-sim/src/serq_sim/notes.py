@@ -272,6 +272,18 @@ def stuck(pools) -> list[str]:
             "between admission and preemption for as long as the pool is short, and its latency grows with it"]
 
 
+def evicted_beyond(pools) -> list[str]:
+    """Pools whose units evicted after the warm-up are beyond the largest double, so the report's
+    ``evicted_units`` is ``inf`` (``null`` in JSON): the count itself, kept as :func:`.stats.add_units`
+    keeps it, ``(label, units, huge)``. A note, not a warning: the figure is right, only too large for a
+    double."""
+    from .stats import INF, shown_units, units_total
+
+    return [f"note: pool {label} evicted {shown_units(units, huge)} units after the warm-up, beyond the largest "
+            "double: its evicted_units is inf (null in JSON)"
+            for label, units, huge in pools if huge and units_total(units, huge) == INF]
+
+
 def few_samples(counts, warmup: float, requests: tuple[str, int] | None = None) -> list[str]:
     """Observes left with some but fewer than :data:`MIN_SAMPLES` samples (no CI and no quantiles), and the
     record table the request metrics are read from, ``requests`` = ``(name, rows)``, with as few rows (no

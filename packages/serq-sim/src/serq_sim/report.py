@@ -14,7 +14,7 @@ from typing import Any
 
 from serq_ir.report import GaugeStats, ObserveStats, PoolStats, ProgramInfo, Result, StageStats
 
-from .stats import MIN_SAMPLES, all_zero, observe_summary, time_mean, time_stats
+from .stats import MIN_SAMPLES, all_zero, observe_summary, time_mean, time_stats, units_total
 
 
 def _array(buf: Any, dtype: str) -> Any:
@@ -365,7 +365,8 @@ def build_report(sim) -> Report:
             used=time_mean(pl.a_used, pl.b_used, span), cached=time_mean(pl.a_cached, pl.b_cached, span),
             queue=time_mean(pl.a_queue, pl.b_queue, span), holders=time_mean(pl.a_holders, pl.b_holders, span),
             wait=time_mean(pl.wait_sum, pl.b_wait, pl.admissions),
-            admissions=pl.admissions, evicted_entries=pl.evicted_entries, evicted_units=pl.evicted_units,
+            admissions=pl.admissions, evicted_entries=pl.evicted_entries,
+            evicted_units=units_total(pl.evicted_units, pl.b_evicted),
             preemptions=pl.preemptions, spills=pl.spills, rejections=pl.rejections, stuck=pl.stuck,
             over_cap=pl.over_cap,
         ))
@@ -396,6 +397,7 @@ def build_report(sim) -> Report:
     notes += warn.rejections([(member_label(pl), pl.rejections, pl.admissions, pl.cap, pl.refused)
                               for pl in sim.pools])
     notes += warn.stuck([(member_label(pl), pl.stuck, pl.preemptions) for pl in sim.pools])
+    notes += warn.evicted_beyond([(member_label(pl), pl.evicted_units, pl.b_evicted) for pl in sim.pools])
     forever = sim.waiting_forever() if hasattr(sim, "waiting_forever") else None
     if forever:
         notes.append(forever)

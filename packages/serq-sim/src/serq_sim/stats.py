@@ -80,6 +80,38 @@ def add_sample(total: float, huge: float, x: float) -> tuple[float, float]:
     return total, huge + x * PER_HUGE
 
 
+def add_units(total: float, huge: float, x: float) -> tuple[float, float]:
+    """``(total, huge)`` with ``x`` units added: to ``huge`` in units of :data:`HUGE_SPAN` when ``x`` is
+    :data:`HUGE_UNITS` or more, else to ``total``; a pool's count of units evicted as :func:`units_total`
+    reads it. A count of 94 evictions of 6e307 units was inf, and so was the report's figure; now the two
+    sums stay finite (fewer than 2**64 amounts below 2**256 sum below 2**320) and give the figure's size."""
+    if x < HUGE_UNITS:
+        return total + x, huge
+    return total, huge + x * PER_HUGE
+
+
+def units_total(total: float, huge: float) -> float:
+    """The count :func:`add_units` keeps as one double: ``inf`` when it is beyond the largest double."""
+    return total + huge * HUGE_SPAN if huge else total
+
+
+def shown_units(total: float, huge: float) -> str:
+    """The count :func:`add_units` keeps, written as ``%g`` writes a double (6 significant digits), also
+    where it is beyond the doubles (``5.64e+309``)."""
+    x = units_total(total, huge)
+    if x != INF:
+        return f"{x:g}"
+    from decimal import Context, Decimal
+
+    big = Context(prec=400)
+    exact = big.add(Decimal(total), big.multiply(Decimal(huge), Decimal(2) ** 512))
+    e = exact.adjusted()
+    m = float(Context(prec=6).plus(exact.scaleb(-e)))  # in [1, 10]: 9.999995 rounds to 10
+    if m >= 10.0:
+        m, e = m / 10.0, e + 1
+    return f"{m:g}e+{e}"
+
+
 def time_mean(integral: float, huge: float, span: float) -> float:
     """The mean over ``span`` of a level whose integral is ``integral + huge * HUGE_SPAN`` (``huge``: its spans of
     :data:`HUGE_SPAN` or longer, kept apart); NaN for no span."""

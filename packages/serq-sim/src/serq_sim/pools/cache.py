@@ -12,6 +12,7 @@ from ..errors import not_an_amount
 from ..policies import evict_context
 from ..policies.eviction import EvictionOrder, evict_pulse
 from ..stages import Ctx, Job
+from ..stats import HUGE_UNITS, PER_HUGE, add_units
 from .model import EPS, Entry, Pool, SpillMember
 
 _PICK = EvictionOrder.pick
@@ -43,7 +44,10 @@ def evict_for(sim, pool: Pool, need: float) -> None:
                 e.size -= amount
                 pool.cached -= amount
                 if warm:
-                    pool.evicted_units += amount
+                    if amount < HUGE_UNITS:  # stats.add_units, inlined
+                        pool.evicted_units += amount
+                    else:
+                        pool.b_evicted += amount * PER_HUGE
                 if e.size <= EPS:
                     evicted(sim, pool, e)
                 if not (used + pool.cached + need > limit):
@@ -72,7 +76,10 @@ def evict_for(sim, pool: Pool, need: float) -> None:
             e.size -= amount
             pool.cached -= amount
             if warm:
-                pool.evicted_units += amount
+                if amount < HUGE_UNITS:  # stats.add_units, inlined
+                    pool.evicted_units += amount
+                else:
+                    pool.b_evicted += amount * PER_HUGE
             if e.size <= EPS:
                 evicted(sim, pool, e)
             elif shrink is not None:
@@ -170,7 +177,7 @@ def evict(sim, pool: Pool, e: Entry, amount: float) -> None:
     e.size -= amount
     pool.cached -= amount
     if sim.warm:
-        pool.evicted_units += amount
+        pool.evicted_units, pool.b_evicted = add_units(pool.evicted_units, pool.b_evicted, amount)
     if e.size <= EPS:
         evicted(sim, pool, e)
     else:
@@ -213,7 +220,10 @@ def evict_blocks(sim, pool: Pool, e: Entry, need: float) -> None:
         size -= amount
         cached -= amount
         if warm:
-            units += amount
+            if amount < HUGE_UNITS:  # stats.add_units, inlined
+                units += amount
+            else:
+                pool.b_evicted += amount * PER_HUGE
         if size <= EPS or not (used + cached + need > limit):
             break
         turns -= 1

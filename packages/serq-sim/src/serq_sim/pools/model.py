@@ -546,6 +546,7 @@ class Pool:
         "memory_of", "evict", "preempt", "spill", "making_room", "needs_snap", "batch_room", "lru", "unqueued", "hot", "ahot", "waiters",
         "t_last", "a_used",
         "a_cached", "a_queue", "a_holders", "b_used", "b_cached", "b_queue", "b_holders", "b_wait", "wait_sum", "admissions", "evicted_entries", "evicted_units",
+        "b_evicted",
         "preemptions", "spills", "rejections", "refused", "stuck", "over_cap", "__dict__",
     )
 
@@ -617,6 +618,9 @@ class Pool:
         self.admissions = 0
         self.evicted_entries = 0
         self.evicted_units = 0.0
+        #: its evictions of HUGE_UNITS units or more, in units of HUGE_SPAN (stats.add_units: the count
+        #: stays finite where the units evicted are beyond the doubles)
+        self.b_evicted = 0.0
         self.preemptions = 0
         self.spills = 0
         self.rejections = 0
@@ -677,7 +681,7 @@ class Pool:
         # `stuck` counts sessions over the whole run (docs/language.md), not from here: a session is counted
         # once (its flag stays), so zeroing it here lost one stuck before the warm-up and all through it
         self.rejections = self.refused = 0
-        self.evicted_units = 0.0
+        self.evicted_units = self.b_evicted = 0.0
 
     def iter_entries(self):
         yield from self.own.values()

@@ -1,0 +1,117 @@
+"""Numbers at the edges of the doubles in pools and stages, and a stalled step engine under open arrivals.
+
+* A pool's count of units evicted (``evicted_units``) was a plain sum: 94 evictions of 6e307 units made it
+  inf, the report's ``null``, with no word of what it was. The count is kept as the statistics keep a sum
+  whose terms may be beyond the doubles (``stats.add_units``: amounts of ``HUGE_UNITS`` or more in units of
+  2**512, an exact scaling), so a total within the doubles is the same double, and one beyond them is inf in
+  the table with a note giving its size.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import serq_frontend
+import serq_sim
+from serq_report.json import encode_json
+
+pytestmark = pytest.mark.timeout(60)
+
+
+def report(src: str, monkeypatch) -> dict:
+    """The JSON report of ``src`` on the default tier and on the general engine, which must be the same bytes."""
+    prog = serq_frontend.compile(source=src, sets={}, defs={})
+    out = []
+    for tier in ("", "general"):
+        monkeypatch.setenv("SERQ_SIM_TIER", tier)
+        out.append(encode_json(serq_sim.run(prog)))
+    assert out[0] == out[1]
+    return json.loads(out[1])
+
+
+# --- evicted_units beyond the doubles -------------------------------------------------------------------
+
+CACHING = """pool kv { POOL }
+stage d : delay;
+workload {
+  arrive batch(N);
+}
+session {
+  hold kv (6e307) {
+    run d (1);
+  } cache (6e307);
+}
+run { horizon 1000; }
+"""
+
+
+def caching(pool: str, n: int) -> str:
+    return CACHING.replace("POOL", pool).replace("N)", f"{n})")
+
+
+# (pool, sessions, entries evicted, units evicted): every session holds 6e307 of the cap 1e308 for 1 s, one
+# after another, and caches them; each admission evicts what the next 6e307 needs beside the cache.
+#  * no block, or a block of 6e307: each admission but the first evicts the one entry cached (6e307);
+#  * blocks of 2e307, smallest first: the first admission takes one block of s0's entry (4e307 left, the
+#    cache then 4e307 + 6e307 = 1e308), each later one that 4e307 entry and a block of the next: 6e307 a turn;
+#  * blocks of 3e307, largest first: the first takes one block (3e307 left), each later one a block of the
+#    newest entry and then the older remainder, whole: 6e307 a turn.
+CASES = [
+    ("cap 1e308;", 95, 94, 94 * 6e307),
+    ("cap 1e308; block 6e307;", 95, 94, 94 * 6e307),
+    ("cap 1e308; evict by (size);", 95, 94, 94 * 6e307),
+    ("cap 1e308; block 6e307; evict by (size);", 95, 94, 94 * 6e307),
+    ("cap 1e308; block 2e307; evict by (size);", 95, 93, 2e307 + 93 * 6e307),
+    ("cap 1e308; block 3e307; evict by (0 - size);", 95, 93, 3e307 + 93 * 6e307),
+]
+
+
+@pytest.mark.parametrize("pool,n,entries,units", CASES, ids=[c[0] for c in CASES])
+def test_units_evicted_beyond_the_doubles_are_counted(pool, n, entries, units, monkeypatch):
+    # units is a Python float only in its decimal text: the product is beyond the doubles (inf); its size is
+    # the hand count, 5.64e309, 5.6e309, 5.61e309
+    assert units == float("inf")
+    shown = {94: "5.64e+309", 93: "5.6e+309" if "2e307" in pool else "5.61e+309"}[entries]
+    r = report(caching(pool, n), monkeypatch)
+    kv = r["pools"][0]
+    assert kv["evicted_entries"] == entries
+    assert kv["evicted_units"] is None  # inf: the JSON of a non-finite number
+    assert r["notes"] == [f"note: pool kv evicted {shown} units after the warm-up, beyond the largest double: its "
+                          "evicted_units is inf (null in JSON)"]
+
+
+# the same pools with three sessions: two admissions evict, a total within the doubles, the plain sum's double
+SMALL = [
+    ("cap 1e308;", 2, 6e307 + 6e307),
+    ("cap 1e308; block 2e307; evict by (size);", 1, 2e307 + 6e307),
+    ("cap 1e308; block 3e307; evict by (0 - size);", 1, 3e307 + 3e307 + 3e307),
+]
+
+
+@pytest.mark.parametrize("pool,entries,units", SMALL, ids=[c[0] for c in SMALL])
+def test_units_evicted_within_the_doubles_are_the_plain_sum(pool, entries, units, monkeypatch):
+    r = report(caching(pool, 3), monkeypatch)
+    kv = r["pools"][0]
+    assert (kv["evicted_entries"], kv["evicted_units"]) == (entries, units)
+    assert r["notes"] == []
+
+
+def test_the_count_of_units_kept_in_two_sums():
+    from serq_sim.stats import HUGE_UNITS, add_units, shown_units, units_total
+
+    t = h = 0.0
+    for x in (1.0, 2.5, HUGE_UNITS, 2.0**1000, 0.5):
+        t, h = add_units(t, h, x)
+    # the small amounts in the first sum, the large ones in units of 2**512 in the second
+    assert (t, h) == (4.0, 2.0**-256 + 2.0**488)
+    assert units_total(t, h) == 4.0 + HUGE_UNITS + 2.0**1000
+    # ten amounts of 2**1023, beyond the doubles
+    t = h = 0.0
+    for _ in range(10):
+        t, h = add_units(t, h, 2.0**1023)
+    assert units_total(t, h) == float("inf")
+    exact = str(10 * 2**1023)  # the integer's decimal digits
+    q = (int(exact[:7]) + 5) // 10  # six digits, rounded (the seventh is not followed by zeros alone)
+    assert shown_units(t, h) == f"{q // 10**5}.{q % 10**5:05d}".rstrip("0") + f"e+{len(exact) - 1}" == "8.98847e+308"
+    assert shown_units(3.0, 0.0) == "3" and shown_units(0.0, 0.0) == "0"
