@@ -58,3 +58,56 @@ def test_no_warning_where_the_fraction_matters_or_none_is_tried(tmp_path, capsys
     rows, err = _find(tmp_path, capsys, spec, units=units)
     assert rows[0]["outcome"] == "found_smallest" and rows[0]["evaluations"] > 2  # (the search bisected)
     assert "warning" not in err
+
+
+# A pool of blocks: every hold of 3 takes one block of 4, so a cap of 18 (4.5 blocks) admits four holds, as a cap
+# of 16 does (16 + 4 > 18), and a cap of 20 five. Arrivals at rate 4, each held 1 s: more than four at once often.
+BLOCKS = """pool kv {{ cap {cap}; block 4; }}
+stage svc : delay;
+workload {{ arrive poisson(4); }}
+session {{ set t0 = now; hold kv (3) {{ run svc (1); }} observe response = now - t0; end; }}
+run {{ horizon 200; seed 1; }}
+"""
+
+
+def _report(cap: float) -> dict:
+    import json
+
+    import serq_frontend
+    import serq_report
+    import serq_sim
+
+    data = json.loads(serq_report.render(serq_sim.run(serq_frontend.compile(source=BLOCKS.format(cap=cap))), "json"))
+    data.pop("program")  # (its source's digest: the cap as written)
+    return data
+
+
+def test_a_cap_of_a_fraction_of_blocks_admits_what_the_whole_blocks_below_do():
+    # the warning's claim, on the simulator: a block pool allocates whole blocks, so 18 is 16 and 20 is not
+    assert _report(18) == _report(16) == _report(16.5)
+    assert _report(20) != _report(16)
+
+
+def test_a_bisection_through_fractions_of_blocks_warns_once_with_the_grid(tmp_path, capsys):
+    (tmp_path / "p.sq").write_text("let Cap = 4;\n" + BLOCKS.format(cap="Cap"))
+    cols, rows = find(str(tmp_path / "p.sq"), "response.mean <= 1.05", ("Cap", "4:32"), workers=0)
+    err = capsys.readouterr().err
+    # the first midpoint is 18, a whole number of units but 4.5 blocks: it admits what 4 blocks (16) do. The
+    # search went on to a fraction of a block (it said nothing: the pool takes no whole units, a KV pool's
+    # `--over blocks 100:2000` found 782.8125 blocks without a word)
+    assert err == ("warning: over=('Cap', '4:32'): at Cap=18 the cap of pool kv is 18, 4.5 blocks of 4, and it "
+                   "allocates whole blocks, so it admits what a cap of 4 blocks (16) does: a value found between "
+                   "two caps of whole blocks says no more than the whole blocks below it; a knob of whole numbers "
+                   "is searched on a grid, over=('Cap', '4:32:1')\n")
+    assert rows[0]["outcome"] == "found_smallest"
+
+
+@pytest.mark.parametrize("cap, spec", [
+    ("Cap", "4:32:4"),       # a grid: no fraction of a block is tried
+    ("Cap * 4", "1:8:1"),    # a grid of whole blocks, the knob their count
+])
+def test_no_warning_where_every_cap_tried_is_whole_blocks(tmp_path, capsys, cap, spec):
+    (tmp_path / "p.sq").write_text("let Cap = 4;\n" + BLOCKS.format(cap=cap))
+    cols, rows = find(str(tmp_path / "p.sq"), "response.mean <= 1.05", ("Cap", spec), workers=0)
+    assert rows[0]["outcome"] == "found_smallest" and rows[0]["evaluations"] > 2
+    assert "warning" not in capsys.readouterr().err

@@ -390,7 +390,7 @@ def _find(program: Any, conditions: Any, over: Any, *, sets: Any, defs: Any, zip
                     hint = whole if not float(s.value(x)).is_integer() else ""
                     raise UserError(f"{e}\n(at {name}={core.show_value(s.value(x))} of the capacity search"
                                     f"{hint})") from None
-                if fractional_cap is None and file in caps_lo and not float(s.value(x)).is_integer():
+                if fractional_cap is None and file in caps_lo:
                     fractional_cap = _fractional_cap(program_, *caps_lo[file], name, s.value(x), whole,
                                                      over_said(bare=True))
                 read.update(inputs)
@@ -477,17 +477,33 @@ zip_ = zip
 
 def _fractional_cap(program: Any, lo_caps: list[Any], held: set[int], name: str, value: float,
                     whole: str, said: str) -> str | None:
-    """The warning that the knob ``name`` at ``value`` made the cap of a pool of whole units a fraction
-    (:func:`whole_unit_pools`), or None; ``said`` the knob as given (``--over B``, ``over=('B', '1:8')``)."""
+    """The warning that the knob ``name`` at ``value`` made the cap of a pool a fraction of what the pool
+    allocates, or None; ``said`` the knob as given (``--over B``, ``over=('B', '1:8')``). A pool of whole units
+    (:func:`whole_unit_pools`) admits at a cap of 2.5 what it does at 2; a pool of ``block b`` allocates,
+    reserves and caches whole blocks only (an amount rounded up to blocks, a cached prefix down), so every
+    amount its cap is compared with is a whole number of blocks and a cap of 782.8125 blocks admits what 782
+    do. A value the search finds there says no more than the whole one below it."""
+    grid = whole or "; a knob of whole numbers is searched on a grid"
     for i, pool in enumerate(program.pools):
         cap = pool.cap
-        if (i in held and isinstance(cap, (int, float)) and math.isfinite(cap) and not float(cap).is_integer()
-                and cap != lo_caps[i]):
-            label = pool.name if not pool.array else f"{pool.name}[…]"
+        if not isinstance(cap, (int, float)) or not math.isfinite(cap) or cap == lo_caps[i]:
+            continue
+        label = pool.name if not pool.array else f"{pool.name}[…]"
+        block = pool.block
+        if isinstance(block, (int, float)) and math.isfinite(block) and block > 0:
+            blocks = cap / block
+            below = math.floor(blocks + 1e-9)  # (the pool's own tolerance forgives a quotient's rounding error)
+            if blocks - below > 1e-9:
+                return (f"warning: {said}: at {name}={core.show_value(value)} the cap of pool {label} is "
+                        f"{core.show_value(cap)}, {core.show_value(blocks)} blocks of {core.show_value(block)}, "
+                        f"and it allocates whole blocks, so it admits what a cap of {below} blocks "
+                        f"({core.show_value(below * block)}) does: a value found between two caps of whole blocks "
+                        f"says no more than the whole blocks below it{grid}")
+        elif i in held and not float(cap).is_integer():
             return (f"warning: {said}: at {name}={core.show_value(value)} the cap of pool {label} is "
                     f"{core.show_value(cap)}, and its holds take whole units, so it admits what a cap of "
                     f"{core.show_value(math.floor(cap))} does: a value found between two whole caps says no more "
-                    f"than the whole one below it{whole or '; a knob of whole numbers is searched on a grid'}")
+                    f"than the whole one below it{grid}")
     return None
 
 
