@@ -933,9 +933,46 @@ def read_parquet(path: str) -> Any:
         raise UserError(f"{path}: {PARQUET_NEEDS}") from None
     with open_input(path) as f:
         try:
-            return pd.read_parquet(f)
+            frame = pd.read_parquet(f)
         except ImportError:  # (pandas' own: no engine, pyarrow or fastparquet, is installed)
             raise UserError(f"{path}: {PARQUET_NEEDS}") from None
+    plain_cells(frame)
+    return frame
+
+
+#: what a cell of a table serQ writes holds (a number, a flag, a word, or nothing), as Python gives it
+PLAIN_CELL = (int, float, str, bool, type(None))
+
+
+def plain_cells(frame: Any) -> None:
+    """Refuse (a ``ValueError`` naming the column, its row and the value) a column of a Parquet file that holds
+    what no table serQ writes holds: a list, a map, a date, a duration, bytes, a decimal or a complex number
+    (Parquet keeps any Arrow type). A CSV cell is held to its writer's syntax (:func:`_parse_csv`); a Parquet
+    cell was taken as it came: a list in a figure's column of a table resumed was a traceback (``can only
+    convert an array of size 1``), one in ``key`` another (``unhashable type``), and a date was written back
+    into the resumed table as a figure."""
+    for name in frame.columns:
+        column = frame[name]
+        if column.dtype.kind in "iufb":  # (numbers and flags, nullable ones included)
+            continue
+        if column.dtype.kind == "O":  # words (pandas' strings, Python objects): each cell looked at
+            for row, v in enumerate(column.tolist()):
+                if not isinstance(v, PLAIN_CELL) and not _missing(v):
+                    raise ValueError(f"column {printable(str(name))[:60]}, row {row + 1}: "
+                                     f"{printable(clipped(repr(v), 60))} is no number, flag or word")
+            continue
+        raise ValueError(f"column {printable(str(name))[:60]} holds {printable(str(column.dtype))} values, none of "
+                         "a table serQ writes (numbers, flags, words)")
+
+
+def _missing(v: Any) -> bool:
+    """Whether ``v`` is pandas' missing value (``pd.NA``, ``NaT``) rather than a value."""
+    try:
+        import pandas as pd
+
+        return v is pd.NA or v is pd.NaT
+    except ImportError:  # pragma: no cover - a frame came from pandas
+        return False
 
 
 def _result_of_row(row: Mapping[str, Any], figure_names: Sequence[str]) -> dict[str, Any]:

@@ -26,7 +26,7 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from serq.errors import UsageError, UserError
+from serq.errors import UsageError, UserError, printable
 from serq.files import MAX_LINE, open_input
 
 from .core import (
@@ -257,6 +257,10 @@ def _read_parquet(path: str) -> tuple[list[str], dict[str, dict[str, Any]]]:
     if "key" not in header:
         raise ValueError("no column key")
     cols = header[header.index("key") + 1:]
+    for c in cols:  # a record's columns are numbers, as the CSV reader holds each cell to (_cell): a column of
+        # words (or of nothing, Arrow's null type) was resumed and written back into the records table
+        if frame[c].dtype.kind not in "iuf":
+            raise ValueError(f"column {printable(str(c))[:60]}: not numbers (a record's columns are numbers)")
     out = {}
     for key, g in frame.groupby("key", sort=False):
         out[key] = {c: g[c].to_numpy() for c in cols}
