@@ -115,3 +115,94 @@ def test_the_count_of_units_kept_in_two_sums():
     q = (int(exact[:7]) + 5) // 10  # six digits, rounded (the seventh is not followed by zeros alone)
     assert shown_units(t, h) == f"{q // 10**5}.{q % 10**5:05d}".rstrip("0") + f"e+{len(exact) - 1}" == "8.98847e+308"
     assert shown_units(3.0, 0.0) == "3" and shown_units(0.0, 0.0) == "0"
+
+
+# --- a ps share that underflows ------------------------------------------------------------------------
+
+def outcome(src: str, monkeypatch) -> str:
+    """The error of ``src`` on the default tier and on the general engine, which must be the same words."""
+    from serq_sim.errors import SimError
+
+    prog = serq_frontend.compile(source=src, sets={}, defs={})
+    out = []
+    for tier in ("", "general"):
+        monkeypatch.setenv("SERQ_SIM_TIER", tier)
+        with pytest.raises(SimError) as e:
+            serq_sim.run(prog)
+        out.append(str(e.value))
+    assert out[0] == out[1]
+    return out[1]
+
+
+def ps_program(cap: str, n: int, work: str = "1e-300") -> str:
+    return f"""stage cpu : ps({cap});
+workload {{
+  arrive batch({n});
+}}
+session {{
+  run cpu ({work});
+}}
+run {{ horizon inf; }}
+"""
+
+
+TINY = "2.2250738585072014e-308"  # 2**-1022, the smallest normal double
+
+
+def test_the_program_takes_the_fast_tier():
+    from serq_sim import fast
+
+    assert fast.tier(serq_frontend.compile(source=ps_program("5e-324", 2), sets={}, defs={})) == "fast"
+
+
+def test_a_share_that_rounds_to_0_is_refused_at_the_capacity(monkeypatch):
+    # 5e-324 (2**-1074, the least double) between two jobs is 2**-1075, which rounds to 0: no job completed and
+    # the run ended at its horizon without a word (here horizon inf: at once, with both sessions live)
+    msg = outcome(ps_program("5e-324", 2), monkeypatch)
+    assert msg == (
+        "<source>:1:16: error: at t=0: stage cpu: the capacity 4.94066e-324 at present = 2 gives each job a share "
+        "of 0, below the smallest normal double (2.22507e-308), where a share loses its precision (this one is 0: "
+        "no job would ever complete); a ps stage's capacity is 0 or at least present times that")
+
+
+def test_a_share_below_the_normal_doubles_is_refused(monkeypatch):
+    # one job alone at 2**-1023 (half the smallest normal double): a share that has lost a bit of precision
+    msg = outcome(ps_program("pow(2, -1023)", 1), monkeypatch)
+    assert "gives each job a share of 1.11254e-308, below the smallest normal double (2.22507e-308), where a " \
+           "share loses its precision; a ps" in msg
+
+
+def test_a_share_of_the_smallest_normal_double_serves(monkeypatch):
+    # two jobs of work 1e-300 at 2 * 2**-1022: each at 2**-1022, both complete at 1e-300 / 2**-1022
+    r = report(ps_program(f"2 * {TINY}", 2), monkeypatch)
+    t = 1e-300 / float(TINY)
+    assert r["end"] == pytest.approx(t, rel=1e-12) and r["ended"] == 2
+    # a capacity that is 0 serves nothing, as before (language.md: "0 serves nothing")
+    r = report(ps_program("present > 1 ? 0 : 1", 2, "1"), monkeypatch)
+    assert r["ended"] == 0
+
+
+FLOW = """stage a : ps(CAP);
+stage b : ps(1);
+share SHARE;
+workload {
+  arrive batch(2);
+}
+session {
+  run a, b (1e-300);
+}
+run { horizon inf; }
+"""
+
+
+@pytest.mark.parametrize("share", ["maxmin", "bottleneck"])
+def test_a_flow_rate_that_rounds_to_0_is_refused_at_the_run(share, monkeypatch):
+    msg = outcome(FLOW.replace("CAP", "5e-324").replace("SHARE", share), monkeypatch)
+    assert msg == (
+        f"<source>:8:3: error: at t=0, session 0: the run over stages a, b gets a rate of 0 under share {share}, "
+        "below the smallest normal double (2.22507e-308), where a share loses its precision (this one is 0: the "
+        "run would never complete); the capacities of its stages shared among the flows give each run at least "
+        "that")
+    # at twice the smallest normal double, each run's share of a is 2**-1022: both complete at 1e-300 / 2**-1022
+    r = report(FLOW.replace("CAP", f"2 * {TINY}").replace("SHARE", share), monkeypatch)
+    assert r["ended"] == 2 and r["end"] == pytest.approx(1e-300 / float(TINY), rel=1e-12)

@@ -71,6 +71,7 @@ from .compile import (
 )
 from .errors import SimError, StopRun, format_error, not_bookable, work_message
 from .pools.model import EPS, ThresholdQueue, WaitedQueue, refused_amount, waited_cuts, waited_last
+from .stages import TINY_SHARE
 from .stats import HUGE_SPAN, HUGE_UNITS, PER_HUGE, add_sample
 from .tier_env import forced_general
 from .workload import replace_message, replace_time_message
@@ -1192,6 +1193,8 @@ class _Gen(Compiler):
                 f"{pad}    if not _phi >= 0:",
                 f"{pad}        raise _err(_G['capacity_message']({label}, _phi, _pres), {at}, None, now)",
                 f"{pad}    {s('rt')} = _phi / _n if _phi > 0 else 0.0",
+                f"{pad}    if {s('rt')} < {TINY_SHARE!r} and _phi > 0:",  # (stages.share_message)
+                f"{pad}        raise _err(_G['share_message']({label}, _phi, _pres, {s('rt')}), {at}, None, now)",
                 f"{pad}else:",
                 f"{pad}    {s('rt')} = 0.0",
                 f"{pad}{s('ep')} += 1",
@@ -1676,7 +1679,7 @@ def _label_code(node, m: str) -> str:
 def build(sim, progress: bool):
     """The generated source and its globals for ``sim`` (a built :class:`Simulation`)."""
     from .errors import show as _show
-    from .stages import capacity_message, ps_rebase
+    from .stages import capacity_message, ps_rebase, share_message
 
     gen = _Gen(sim)
     src = gen.source(progress)
@@ -1776,6 +1779,7 @@ def build(sim, progress: bool):
         "_closed_time_err": _closed_time_err, "_cpu": _time.process_time,
         "_workmsg": work_message, "_choosemsg": choose_message,
         "_nan": math.nan, "SimError": SimError, "format_error": format_error, "capacity_message": capacity_message,
+        "share_message": share_message,
         "_psrebase": ps_rebase, "_spinmsg": spin_message,
         "gap_problem": gap_problem,
         "source": source, "_tick": _tick, "StopRun": StopRun, "_spawn_tick": sim.spawn_tick,

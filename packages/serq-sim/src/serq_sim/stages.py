@@ -481,6 +481,29 @@ def capacity_message(name: str, phi: float, present: float) -> str:
     return f"stage {name}: the capacity is {not_an_amount(phi)} at present = {show(present)}; a ps stage's capacity is at least 0"
 
 
+#: the smallest normal double: a ps stage's share of a capacity above 0 (``φ / present``, a flow's rate) below it
+#: has lost precision, and ``ps(5e-324)`` between two jobs shares to 0, a rate that never completes a job
+TINY_SHARE = 2.0**-1022
+
+
+def share_message(name: str, phi: float, present: float, share: float) -> str:
+    """The run-time error of a ps stage whose capacity, above 0, gives each job a share below
+    :data:`TINY_SHARE` (both tiers)."""
+    zero = " (this one is 0: no job would ever complete)" if share == 0 else ""
+    return (f"stage {name}: the capacity {show(phi)} at present = {show(present)} gives each job a share of "
+            f"{show(share)}, below the smallest normal double ({show(TINY_SHARE)}), where a share loses its "
+            f"precision{zero}; a ps stage's capacity is 0 or at least present times that")
+
+
+def flow_share_message(names: list[str], rate: float, share: str) -> str:
+    """The run-time error of a run over several stages whose rate under a built-in share is below
+    :data:`TINY_SHARE` (every stage of a flow has a capacity above 0, so its fair share is above 0)."""
+    zero = " (this one is 0: the run would never complete)" if rate == 0 else ""
+    return (f"the run over stages {', '.join(names)} gets a rate of {show(rate)} under share {share}, below the "
+            f"smallest normal double ({show(TINY_SHARE)}), where a share loses its precision{zero}; the "
+            "capacities of its stages shared among the flows give each run at least that")
+
+
 #: a ps stage's virtual time (the work each job present has received since it began) at which the next
 #: attach first moves it back to 0 (:func:`ps_rebase`): a capacity near 1e308 adds some 1e308 a second to it,
 #: and a tag, the virtual time plus the work, of 1e308 beside 1e308 was inf, a job that never completed.
@@ -519,11 +542,14 @@ class PsStage(StageKind):
         self.epoch = 0
         self.nseq = 0
 
-    def _capacity_error(self, phi: float) -> None:
+    def _capacity_error(self, phi: float, share: float | None = None) -> None:
         from .report import member_label
 
         # at the capacity's expression, where a constant one that breaks the rule is refused (both tiers)
-        raise self.sim.error(capacity_message(member_label(self), phi, self.ctx.present),
+        present = self.ctx.present
+        name = member_label(self)
+        raise self.sim.error(capacity_message(name, phi, present) if share is None
+                             else share_message(name, phi, present, share),
                              span=getattr(self.node.kind.capacity, "span", None) or self.node.span)
 
     def _advance(self) -> None:
@@ -570,7 +596,13 @@ class PsStage(StageKind):
             phi = self.phi(None, None, self.ctx)
             if not phi >= 0:
                 self._capacity_error(phi)
-            self.rate = phi / n if phi > 0 else 0.0
+            if phi > 0:
+                rate = phi / n
+                if rate < TINY_SHARE:
+                    self._capacity_error(phi, rate)
+                self.rate = rate
+            else:
+                self.rate = 0.0
         else:
             self.rate = 0.0
         self.epoch += 1
@@ -649,6 +681,11 @@ class FlowNetwork:
         self.last = 0.0
         self.epoch = 0
         self._marked = False
+        from .policies.share import share_bottleneck, share_maxmin
+
+        #: the built-in shares give every flow a rate above 0 (a plugin's may give one none), held to TINY_SHARE
+        self.fair = next((name for name, fn in (("maxmin", share_maxmin), ("bottleneck", share_bottleneck))
+                          if fn is policy), None)
 
     def advance(self) -> None:
         now = self.sim.now
@@ -713,6 +750,11 @@ class FlowNetwork:
                 st.carried += r
             if r > 0:
                 best = min(best, max(j.work, 0.0) / r)
+            if r < TINY_SHARE and self.fair is not None:
+                from .report import member_label
+
+                raise sim.error(flow_share_message([member_label(st) for st in j.stages], r, self.fair),
+                                j.span, j.owner)
         self.epoch += 1
         if best < math.inf:
             self.sim.at(self.sim.now + best, self._done, self.epoch)
