@@ -350,3 +350,31 @@ def test_a_sweep_interrupted_by_sigint_leaves_whole_tables_and_resumes_to_the_sa
     assert out.read_text() == fresh.read_text() and recs.read_text() == (tmp_path / "f.r.csv").read_text()
     assert (tmp_path / "i.points.csv").read_text() == (tmp_path / "f.points.csv").read_text()
     assert not journal.exists() and not Path(f"{recs}.journal").exists()
+
+
+# --- a fleet past its load: the runs a search judges -----------------------------------------------------------
+
+
+def test_a_search_says_the_means_it_took_over_fewer_seeds_and_its_runs_are_not_steady(tmp_path):
+    # one engine of 300 blocks at 12/s for 40 s: a seed may complete no request after the warm-up (no TTFT), and
+    # --find judged the others' mean without a word (docs/sweep.md gives this search)
+    point = ("--set", "Lambda=12", "--set", "blocks=300", "--warmup", "10")
+    ttft = {}
+    for seed in ("1", "2", "3"):
+        one = json.loads(serq("run", FLEET, *point, "--set", "N=1", "--seed", seed, "--horizon", "40", "--json").stdout)
+        ttft[seed] = one["requests"]["ttft"]["p99"]
+        # the report's own test: the backlog climbs, so the figures depend on the horizon
+        assert any(n.startswith("warning: the run is not steady") for n in one["notes"])
+    finite = [v for v in ttft.values() if v is not None]
+    assert 0 < len(finite) < 3
+    found = serq("sweep", FLEET, *point, "--seeds", "1..3", "--horizon", "40", "--find", "requests.ttft.p99 <= 40",
+                 "--over", "N", "1:2:1", "--workers", "0", "--no-progress", "-o", str(tmp_path / "f.csv"))
+    (row,) = read(tmp_path / "f.csv")
+    assert row["outcome"] == "holds_everywhere"  # (the mean at N=1 is the finite seeds', below 40)
+    assert statistics.fmean(finite) <= 40
+    assert found.stderr.endswith(f"requests.ttft.p99 at Lambda=12, blocks=300, N=1 over {len(finite)} of 3 runs\n")
+    assert found.stderr.startswith("warning: --find: a condition's figure had no value in some runs")
+    # the same point over three times the time: the backlog's TTFT has grown past the bound
+    longer, _, _ = sweep(tmp_path, "long", FLEET, *point, "--set", "N=1", "--seeds", "1..3", "--horizon", "120",
+                         records=False)
+    assert min(float(r["requests.ttft.p99"]) for r in longer) > 40

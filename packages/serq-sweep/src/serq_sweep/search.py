@@ -370,6 +370,7 @@ def _find(program: Any, conditions: Any, over: Any, *, sets: Any, defs: Any, zip
     # a condition's figure no run has (a typo) is refused before the search, as sweep --show's
     core.check_figures(core.Plan([], probes, seed_list, limits, pm), [f for f, _, _ in conds], given("find"))
     judged: list[dict[str, Any]] = []  # every run a condition was judged on (cut_short: the partial ones)
+    thin: list[str] = []  # the means of a condition's figure over fewer runs than were judged (some had no value)
     with make_engine(workers, dask, pm, given) as eng:
         while True:
             pending = [(s, x) for s in searches for x in s.next() if x not in s.means]
@@ -420,6 +421,8 @@ def _find(program: Any, conditions: Any, over: Any, *, sets: Any, defs: Any, zip
                     vals = [r["figures"].get(f) for r in results]
                     vals = [float(v) for v in vals if isinstance(v, (int, float)) and math.isfinite(v)]
                     means[f] = mean(vals)
+                    if 0 < len(vals) < len(results):
+                        thin.append(f"{f} at {p.label} over {len(vals)} of {len(results)} runs")
                 s.means[x] = means
                 # a figure no run gave a value (an observe with no samples) meets no condition: `!=` held on
                 # NaN, so a search whose runs had no samples at all ended in 'holds_everywhere'
@@ -432,6 +435,13 @@ def _find(program: Any, conditions: Any, over: Any, *, sets: Any, defs: Any, zip
         import sys
 
         print(fractional_cap, file=sys.stderr, flush=True)
+    if thin:  # (said, as --show says `(n=2)` after such a mean: a run without a value is no run of the mean)
+        import sys
+
+        more = f", and {len(thin) - 3} more" if len(thin) > 3 else ""
+        print(f"warning: {given('find')}: a condition's figure had no value in some runs (no sample of it: an "
+              f"observe that took none, a request metric of a run that completed no request after the warm-up), "
+              f"and its mean was taken over the others': {'; '.join(thin[:3])}{more}", file=sys.stderr, flush=True)
     warning = core.cut_short(judged, "the conditions of --find were judged")
     if warning is not None:  # (said, not refused: a bound is what the user gave; the figures are what ran)
         import sys
