@@ -286,8 +286,8 @@ def _front(ctx: Any, text: str, name: str, layer_list: Sequence[Any], desugar: b
                     module = _desugar(module, ctx, layer_list)
                     return module if finish is None else finish(module)
             return module if finish is None else finish(module)
-    except CompileError:
-        raise
+    except CompileError as e:
+        raise ctx.sets_noted(e) from None
     except RecursionError:
         raise ctx.error(None, "the program nests too deeply to compile") from None
     except BaseException as e:

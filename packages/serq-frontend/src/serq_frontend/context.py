@@ -130,6 +130,11 @@ class Context:
         self.let_pos = {}
         self.let_name_pos = {}
         self.let_sets = {}
+        names = [item.name for item in self.module.items if isinstance(item, A.Let)]
+        for name in self.sets:  # (before any is put in a let's place: this error notes none)
+            if name not in names:
+                raise self.error(None, f"{self.option_name('set', clipped(name))}: the program has no `let {name}`"
+                                 + did_you_mean(name, names))
         for item in self.module.items:
             if not isinstance(item, A.Let):
                 continue
@@ -161,10 +166,6 @@ class Context:
             if math.isnan(v):
                 raise self.error(item.value.pos, f"`let {item.name}` evaluates to NaN")
             out[item.name] = v
-        for name in self.sets:
-            if name not in out:
-                raise self.error(None, f"{self.option_name('set', clipped(name))}: the program has no `let {name}`"
-                                 + did_you_mean(name, out))
         return out
 
     def _sets_read(self, e: Any) -> tuple[str, ...]:
@@ -184,6 +185,22 @@ class Context:
         said = [f"`{n}` is {fmt_num(self.sets[n])}, given in place of its `let` at "
                 f"{self.let_pos[n].line}:{self.let_pos[n].col}" for n in self._sets_read(e)]
         return f" ({'; '.join(said)})" if said else ""
+
+    def sets_noted(self, e: CompileError) -> CompileError:
+        """``e`` with a note at the ``let`` of each ``--set`` put in its place before ``e`` was raised
+        (``FILE:LINE:COL: note: `lam` is 0, given by --set lam``, the let's line and a caret): an error a
+        value from outside the program caused, at a line that does not read it (a run over a ps stage whose
+        rate a ``--set`` made 0), named the source's value alone. One that :meth:`given` has said already,
+        in the message, is not noted again; nor is any before the lets are folded (a parse error, an unknown
+        ``--set``)."""
+        from serq.loading import set_note
+
+        for name, value in self.sets.items():
+            pos = self.let_name_pos.get(name)
+            if pos is None or f"`{name}` is {fmt_num(value)}, given in place of its `let`" in e.message:
+                continue
+            e = self.reporter.noted(e, pos, set_note(name, value, self.option_name))
+        return e
 
     def const(self, e: Any, what: str) -> float:
         """The value of a constant position; an error naming ``what`` when it is not a constant."""

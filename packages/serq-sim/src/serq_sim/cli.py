@@ -110,6 +110,7 @@ def run_command(pm, file, sets, defs, seed, horizon, warmup, arrivals, trace, as
     partial report is written all the same).
     """
     from .api import run
+    from .errors import SimError
     from .report import record_program
 
     if as_json and fmt not in (None, "json"):
@@ -213,8 +214,15 @@ def run_command(pm, file, sets, defs, seed, horizon, warmup, arrivals, trace, as
         click.echo(f"serq: {warning}", err=True)
     for warning in never_ends(program):  # before the run: said at its end, it would come after the kill
         click.echo(f"serq: {warning}", err=True)
-    report = run(program, check_invariants=check_invariants, progress=not no_progress, trace=trace,
-                 pm=pm, max_events=max_events, max_wall=max_wall, max_samples=max_samples)
+    try:
+        report = run(program, check_invariants=check_invariants, progress=not no_progress, trace=trace,
+                     pm=pm, max_events=max_events, max_wall=max_wall, max_samples=max_samples)
+    except SimError as e:  # a run-time error of a program given --set: the values it ran with, after it
+        if not options.sets:
+            raise
+        from serq.loading import set_note
+
+        raise SimError("\n".join([str(e), *(f"note: {set_note(n, v)}" for n, v in options.sets.items())])) from None
     record_program(report, file, _read_bytes(file), program, options.sets, options.defs)
     if slos is not None:
         try:

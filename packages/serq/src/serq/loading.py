@@ -192,6 +192,18 @@ def given_or_option(given: Any = None) -> Any:
     return option_given if given is None else given
 
 
+def set_note(name: str, value: float, given: Any = None) -> str:
+    """What an error of a program given ``--set NAME=VALUE`` notes of it, whatever the error: ```NAME` is
+    VALUE, given by --set NAME`` (``given``, :func:`given_or_option`: ``sets['NAME']`` for the Python API).
+    A value the source does not show is told where it came from: the compile's errors note it at the
+    ``let`` it replaces (serq_frontend's Context.sets_noted), ``serq run``'s run-time errors after the
+    message."""
+    from serq_ir.rules import show_number
+
+    shown = clipped(name)
+    return f"`{shown}` is {show_number(value, exact=True)}, given by {given_or_option(given)('set', shown)}"
+
+
 #: the Python API's argument of each option whose text is a name, a key of the argument's mapping (``--set lam``
 #: is ``sets['lam']``, ``--def f`` is ``defs['f']``): the one table :func:`argument_given` reads beside its rule
 KEYED_ARGUMENTS = {"set": "sets", "def": "defs"}
