@@ -1,67 +1,68 @@
 """The decisions of vLLM v1's scheduler that lib/vllm.sq models, each pinned by a scenario at its edge.
 
-The source read is vLLM's ``vllm/v1/core/sched/scheduler.py``, ``kv_cache_manager.py``,
-``single_type_kv_cache_manager.py`` and ``block_pool.py`` at commit 93e3bc8f (2026-07-13); line numbers
-below are that commit's. The oracle (oracle/README.md) was recorded with vLLM 0.31 to 0.33, whose one rule
-that differs in this reading is the long-prefill threshold's: at 93e3bc8f it cuts a chunk whenever
-``0 < threshold < tokens`` (scheduler.py:515-516, 867-869), where 0.31 and later lift it for a request
-alone (lib/vllm.sq's ``long_prefill``). Every scenario here with a threshold has at least two requests
-running or waiting whenever a chunk above the threshold is planned, so both readings give its answer.
+The source read is vLLM 0.33.0's (the release the newer oracle answers record) ``vllm/v1/core/sched/
+scheduler.py``, ``kv_cache_manager.py``, ``single_type_kv_cache_manager.py`` and ``block_pool.py``; line
+numbers below are that release's. vLLM 0.33.0's own scheduler, driven through the bridge (``serq vllm real``,
+docs/vllm-oracle.md), gives each of the six answers below.
 
 What ``schedule()`` decides, in order, and where this project stands on it (the shipped oracle scenarios
 that take each path, by oracle/README.md and oracle/generated/README.md; "here" is this file):
 
-Running loop (scheduler.py:478-621)
-  1. A step's token budget is ``max_num_batched_tokens`` (453); the running requests are served in list
-     order while budget is left (479). Modelled: ``step { budget B; }``. Exercised by every scenario.
+Running loop (scheduler.py:794-1035)
+  1. A step's token budget is ``max_num_batched_tokens`` (719); the running requests are served in list
+     order while budget is left (795). Modelled: ``step { budget B; }``. Exercised by every scenario.
   2. A running request asks for every token it lacks, cut at the long-prefill threshold, then at the
-     budget left (510-517). Modelled: ``chunk long_prefill(reqs, C)``. vllm/chunked, vllm/longchunk,
-     generated/chunk_many; a resumed request's first chunk cut: here, RESUMED_FROM_WHOLE_BLOCKS.
-  3. The cap at ``max_model_len`` (519-526): not modelled (docs/vllm.md, "What is not modelled").
-  4. A request given no token is passed over (``continue``, 550-567): only with encoder inputs,
-     pipeline parallelism or asynchronous scheduling; not modelled, not reachable on one token a step.
-  5. ``allocate_slots`` failing preempts ``running.pop()``, the last admitted, under FCFS (609), or the
-     lowest priority under the priority policy (584-607), and tries again; a request that is its own victim
-     ends the loop (613-619). Modelled: ``preempt lifo``; the priority path is the bridge's serving orders
-     (docs/vllm-oracle.md). vllm/preempt, generated/preempt_*, recompute_preempt; two victims in one step
-     whose re-admission order shows: here, TWO_VICTIMS.
-  6. The growth takes free blocks from the free queue's front (block_pool.py:661), a cached block there
+     budget left (839-848); the threshold is 0 (no cut) when at most one request runs or waits at the
+     step's start (754-762). Modelled: ``chunk long_prefill(reqs, C)``. vllm/chunked, vllm/longchunk,
+     vllm/alone, generated/chunk_many; a resumed request's first chunk cut: here, RESUMED_FROM_WHOLE_BLOCKS.
+     The threshold's adaptive floor (763-769, ``long_prefill_token_threshold_adaptive``, off by default)
+     is not modelled.
+  3. The cap at ``max_model_len`` (850-856): not modelled (docs/vllm.md, "What is not modelled").
+  4. A request given no token is passed over (``continue``, 891-906): only with encoder inputs,
+     pipeline parallelism, speculative or asynchronous scheduling; not modelled, not reachable here.
+  5. ``allocate_slots`` failing preempts ``running[-1]``, the last admitted, under FCFS (938, 970), or the
+     lowest priority under the priority policy (932-967), and tries again; under FCFS a request that is
+     its own victim ends the loop (978-994; the priority policy goes on to the requests after it).
+     Modelled: ``preempt lifo``; the priority path is the bridge's serving orders (docs/vllm-oracle.md).
+     vllm/preempt, generated/preempt_*, recompute_preempt; two victims in one step whose re-admission
+     order shows: here, TWO_VICTIMS.
+  6. The growth takes free blocks from the free queue's front (block_pool.py:721), a cached block there
      losing its hash, before the waiting loop looks anything up: here, GROWTH_BEFORE_LOOKUP.
-Waiting loop (scheduler.py:673-1054), only in a step that preempted nothing (674)
-  7. ``max_num_seqs`` stops it (680-682). vllm/seqcap.
-  8. Requests set aside instead of stopping the loop (a KV transfer, a grammar, ``max_loras``, a
-     streaming input: 687-716; the set-aside queue is tried first, 1924-1926): not modelled
-     (docs/vllm.md).
-  9. The prefix cache is looked up when a request is scheduled with nothing computed (724), a preempted
-     one included (``_preempt_request`` zeroes it, 1204): the longest run of cached full blocks from the
-     start (single_type_kv_cache_manager.py:693-701), at most ``num_tokens - 1`` tokens
-     (kv_cache_manager.py:226-237). Modelled: ``reusable``, ``cachedin``. vllm/multiturn,
+Waiting loop (scheduler.py:1050-1616), only in a step that preempted nothing (1050)
+  7. ``max_num_seqs`` stops it (1069-1070). vllm/seqcap.
+  8. Requests set aside instead of stopping the loop (a KV transfer, a grammar, ``max_loras``, stale
+     outputs: ``skip_request``, 1053-1101; put back at the waiting queue's head, 1608-1610): not
+     modelled (docs/vllm.md).
+  9. The prefix cache is looked up when a request is scheduled with nothing computed (1110), a preempted
+     one included (``_preempt_request`` zeroes it, 1822): the longest run of cached full blocks from the
+     start (single_type_kv_cache_manager.py:794), at most ``num_tokens - 1`` tokens
+     (kv_cache_manager.py:301-302). Modelled: ``reusable``, ``cachedin``. vllm/multiturn,
      generated/turns_*, preempt_cached_resume. The ``num_tokens - 1`` bound never cuts a hit in the
      scenario format (test_hand_scenarios.py, case 7); a cached prefix cut to whole blocks when a
      preemption left a partial one: here, RESUMED_FROM_WHOLE_BLOCKS.
- 10. The request asks for its tokens less the hit (847: ``num_tokens``, so a resumed request recomputes
-     its kept outputs too), cut at the threshold (867-869) and the budget (881). Modelled: ``known``,
+ 10. The request asks for its tokens less the hit (1306: ``num_tokens``, so a resumed request recomputes
+     its kept outputs too), cut at the threshold (1332-1333) and the budget (1346). Modelled: ``known``,
      the hold's units. generated/preempt_victims, recompute_preempt.
- 11. Chunked prefill off stops the loop at a request above the budget left (873-879): not modelled
+ 11. Chunked prefill off stops the loop at a request above the budget left (1337-1344): not modelled
      (docs/vllm.md); the bridge runs vLLM with it on.
- 12. ``allocate_slots`` with ``full_sequence_must_fit`` (941-954; kv_cache_manager.py:397-413) needs free
-     blocks for every token the request has, its own cached hit blocks counted among those it takes from
-     the free queue (single_type_kv_cache_manager.py:211-221); failing, the loop stops (956-963):
+ 12. ``allocate_slots`` with ``full_sequence_must_fit`` (1440-1452; kv_cache_manager.py:531-548) needs
+     free blocks for every token the request has, its own cached hit blocks counted among those it takes
+     from the free queue (single_type_kv_cache_manager.py:255-261); failing, the loop stops (1454-1461):
      head-of-line blocking. Modelled: ``reserve (known)``, ``queue fifo``. vllm/hol; a resumed request's
      own cached block counted: here, PARTIAL_BLOCK_FIRST.
  13. An admission allocates from the free queue's front, before the next waiting request's lookup in the
      same step: here, ADMISSION_BEFORE_NEXT_LOOKUP.
 Preemption and freeing
  14. A victim's blocks are freed (its full blocks keep their hashes), its computed tokens zeroed, and it is
-     put at the FRONT of the waiting queue (``prepend_request``, 1191-1213), so of two victims of one step
-     the one preempted last, the older, is at the head. Modelled: ``requeue head``. here, TWO_VICTIMS.
- 15. Blocks are hashed when allocated, up to the tokens the step schedules (kv_cache_manager.py:484-488),
-     and freed tail first (single_type_kv_cache_manager.py:489-490): hashed blocks to the queue's back,
-     blocks without a hash (a partial last block) to its front (block_pool.py:719-740). Modelled: the
+     put at the FRONT of the waiting queue (``prepend_request``, 1799-1843), so of two victims of one step
+     the one preempted last, the older, is at the head. Modelled: ``requeue head``. Here, TWO_VICTIMS.
+ 15. Blocks are hashed when allocated, up to the tokens the step schedules (kv_cache_manager.py:621-627),
+     and freed tail first (single_type_kv_cache_manager.py:599): hashed blocks to the queue's back,
+     blocks without a hash (a partial last block) to its front (block_pool.py:816-847). Modelled: the
      tail-first, least recently released eviction of serq_sim's pools, a partial block's room free.
      generated/turns_evict; a partial block reused before an older cached one: here,
      PARTIAL_BLOCK_FIRST and FREED_PARTIAL_BEFORE_OLDER_CACHE.
- 16. Finished requests are freed in the step's scheduling order (1614, 1766). test_release_order.py.
+ 16. Finished requests are freed in the step's scheduling order (2313, 2476). test_release_order.py.
 
 Each scenario below is traced by hand from those rules on the step clock of oracle/README.md (step k runs
 from k to k + 1; a request arriving at a joins just before step a; ``first`` is the end of the step that
