@@ -206,3 +206,92 @@ def test_a_flow_rate_that_rounds_to_0_is_refused_at_the_run(share, monkeypatch):
     # at twice the smallest normal double, each run's share of a is 2**-1022: both complete at 1e-300 / 2**-1022
     r = report(FLOW.replace("CAP", f"2 * {TINY}").replace("SHARE", share), monkeypatch)
     assert r["ended"] == 2 and r["end"] == pytest.approx(1e-300 / float(TINY), rel=1e-12)
+
+
+# --- a step stage that never starts an iteration, under open arrivals -------------------------------------
+
+STEP = """POOLS
+stage E : step { budget BUDGET; cost 1;MEMORY }
+workload {
+  arrive ARRIVE;
+}
+session {
+  BODY
+}
+run { horizon 10.5; }
+"""
+
+PLAIN = "run E prefill (4);\n  run E decode (4);"
+
+
+def step_program(budget: str, arrive: str = "renewal(1)", pools: str = "", memory: str = "",
+                 body: str = PLAIN) -> str:
+    return (STEP.replace("POOLS", pools).replace("BUDGET", budget).replace("MEMORY", memory)
+            .replace("ARRIVE", arrive).replace("BODY", body))
+
+
+def forever(r: dict) -> list[str]:
+    return [n for n in r["notes"] if "wait for ever" in n]
+
+
+STALLED = ("warning: 10 session(s) wait for ever at the end of the run (each waits at step stage E, whose budget "
+           "cannot rise above 0 as jobs arrive, so no iteration ever starts): 10 at a stage that will never "
+           "complete them (sessions 0, 1, 2, 3, 4, …)")
+
+
+@pytest.mark.parametrize("budget", ["residents > 0 ? 0 : 64", "max(0, 8 - residents * 8)", "0",
+                                    "decoders + residents >= 1 ? 0 : 64", "!(residents == 0) ? 0 : 64"])
+def test_a_stage_whose_budget_stays_0_under_open_arrivals(budget, monkeypatch):
+    # renewal(1) to 10.5: sessions at t = 1 … 10, each a resident of E from its arrival; the first makes the
+    # budget 0 (residents 1), and more residents keep it there: none is served, and each waits for ever
+    r = report(step_program(budget), monkeypatch)
+    assert (r["arrivals"], r["ended"], r["stages"][0]["iterations"]) == (10, 0, 0)
+    assert forever(r) == [STALLED]
+
+
+def test_the_same_stage_under_batch_arrivals_keeps_its_words(monkeypatch):
+    r = report(step_program("residents > 0 ? 0 : 64", "batch(2)"), monkeypatch)
+    assert forever(r) == ["warning: 2 session(s) wait for ever at the end of the run (no event is left that could "
+                          "wake them): 2 at a stage that will never complete them"]
+
+
+@pytest.mark.parametrize("budget", [
+    "residents < 5 ? 0 : 64",  # a batch of 5 starts it: 5 of the 10 complete
+    "now < 50 ? 0 : 64",  # the run ends at 10.5, before the stage would start
+    "sqrt(residents) > 0.5 ? 0 : 64",  # sqrt is not bounded (it stalls, but no bound says so): not judged
+    "residents % 2 == 1 ? 0 : 64",  # % is not bounded: an even count of residents would start it
+])
+def test_a_stage_that_may_yet_start_is_not_judged(budget, monkeypatch):
+    r = report(step_program(budget), monkeypatch)
+    assert forever(r) == []
+
+
+KV = "pool kv { cap 1000; preempt lifo; }"
+HELD = "hold kv (4) {\n    run E prefill (4) growing kv;\n    run E decode (4) growing kv;\n  }"
+
+
+def test_a_memory_that_only_the_stalled_stage_grows(monkeypatch):
+    # kv preempts, but only E's iterations grow it (its growing runs), and E never iterates: judged as before
+    r = report(step_program("residents > 0 ? 0 : 64", pools=KV, memory=" memory kv;", body=HELD), monkeypatch)
+    assert forever(r) == [STALLED]
+
+
+def test_a_resident_a_grow_statement_could_preempt_is_not_judged(monkeypatch):
+    # a `grow kv` in a branch no session takes could preempt a resident (its session then leaves E and the
+    # residents fall): the stage is not judged
+    body = "branch (serial < 0) {\n    hold kv (1) { grow kv (1); }\n  }\n  " + HELD
+    r = report(step_program("residents > 0 ? 0 : 64", pools=KV, memory=" memory kv;", body=body), monkeypatch)
+    assert forever(r) == []
+
+
+def test_requests_queued_behind_a_stalled_engine(monkeypatch):
+    # admit via E: the first request is admitted (budget 64, no resident), and the stage never runs again;
+    # the 9 after it wait in reqs' queue for an iteration that never comes, and the first never completes
+    body = "hold reqs (1) {\n    run E prefill (4);\n    run E decode (4);\n  }"
+    r = report(step_program("residents > 0 ? 0 : 64", pools="pool reqs { cap 64; admit via E; }", body=body),
+               monkeypatch)
+    [w] = forever(r)
+    assert w.startswith("warning: 10 session(s) wait for ever at the end of the run (")
+    assert w.endswith("): 1 at a stage that will never complete them (session 0); 9 queued at reqs (sessions 1, 2, "
+                      "3, 4, 5, …)")
+    assert "at step stage E, whose budget cannot rise above 0 as jobs arrive" in w

@@ -148,6 +148,17 @@ def _never_served(sim) -> tuple[dict[Session, str], set[Session]]:
     return waiting, runs
 
 
+def _never_planned(sim) -> dict[Session, str]:
+    """The sessions whose jobs are residents of a step stage that will never start an iteration, whatever
+    arrives (:func:`.step.stall.stalled`), each with the stage's name."""
+    if not sim.step_stages:
+        return {}
+    from .report import member_label
+    from .step.stall import stalled
+
+    return {j.owner: member_label(st) for st in stalled(sim) for j in st.residents}
+
+
 def _never_preempts(pool: Pool) -> bool:
     """Whether ``pool`` preempts no holder: no rule, or ``preempt none`` (a plugin's rule may preempt)."""
     from .policies.preemption import NoPreemption
@@ -824,20 +835,23 @@ class Simulation:
             # a session queued at a fifo stage behind runs of infinite work is never served: it waits for
             # ever, and never releases its holds either
             queued, runs = _never_served(self)
+            # a step stage that can never start an iteration, whatever arrives (step/stall.py), never
+            # completes its residents, which never release their holds either
+            stalled = _never_planned(self)
             freeing: set[Pool] = set()
             changed = True
             while changed:
                 changed = False
                 for p in self.pools:
                     if p not in freeing and any(sl.lease or (sl.owner not in stuck and sl.owner not in endless
-                                                             and sl.owner not in queued)
+                                                             and sl.owner not in queued and sl.owner not in stalled)
                                                 for sl in p.holders):
                         freeing.add(p)
                         changed = True
                 for x in [x for x in stuck if any(p in freeing for p in waits[x])]:
                     stuck.discard(x)
                     changed = True
-            if not stuck and not queued:
+            if not stuck and not queued and not stalled:
                 return None
             why = "each waits for pools that only they hold: a deadlock, or a demand beyond the capacity"
             # (the pools waited for once each: a pool thousands wait for has its holders walked once)
@@ -857,6 +871,13 @@ class Simulation:
                 why = f"{why}; or {behind}" if stuck else f"each waits {behind}"
                 stuck.update(queued)
                 where.update(queued)
+            if stalled:
+                names = sorted(set(stalled.values()))
+                at = (f"at step stage{'s' if len(names) > 1 else ''} {', '.join(names)}, whose budget cannot rise "
+                      "above 0 as jobs arrive, so no iteration ever starts")
+                why = f"{why}; or {at}" if stuck else f"each waits {at}"
+                stuck.update(stalled)
+                where.update(dict.fromkeys(stalled, "at a stage that will never complete them"))
         n = self.live if drained else len(stuck)
         counts: dict[str, list[int]] = {}
         for x in sorted(stuck, key=lambda x: x.serial):

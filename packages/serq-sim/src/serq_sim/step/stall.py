@@ -1,0 +1,189 @@
+"""Whether an idle step stage with residents will never start an iteration, whatever arrives.
+
+At the end of a run that still has events (an open workload's next arrival), a step stage whose header
+gives it no budget with its residents there, as ``budget residents > 0 ? 0 : 64``, never serves them: a
+run that drains says so (no event is left), and :meth:`serq_sim.engine.Simulation.waiting_forever` asks
+this module for the other runs. While the stage is idle and no preemption can take its residents' holds,
+what its budget reads only grows: ``residents`` and ``decoders`` (newcomers join, and no job leaves a stage
+that runs no iteration), ``kv_decode`` and ``kv_prefill`` (the residents' units on the memory pool: no
+resident grows or releases while it waits) and ``now``. So the budget is bounded by evaluating its
+expression over intervals, each of those from its value now up to inf: when the interval's top is at most
+0, no state the run can reach gives the stage a token (a budget of 0 schedules nothing; a negative one is
+a run-time error), and the residents wait for ever. Anything the bound does not know (a draw, ``%``, a
+function other than min, max, abs, floor and ceil, a NaN) makes it no bound, and the stage is not judged.
+The bound is sound under the doubles: each operation is monotone in each argument, rounding included.
+"""
+
+from __future__ import annotations
+
+import math
+
+from serq_ir import nodes as N
+
+INF = math.inf
+
+#: the context variables of the budget moment that only grow while a stage runs no iteration
+_GROWING = ("residents", "decoders", "kv_decode", "kv_prefill", "now")
+
+
+def stalled(sim) -> list:
+    """The step stages of ``sim`` that, idle with residents, have a budget at most 0 in every state the run
+    can reach from here (the module's words), so they never start an iteration and never complete a
+    resident.
+
+    A resident whose hold a preemption could take leaves its stage, and the count the budget reads falls:
+    a stage is judged only when no such hold can be taken. A preemption needs a growth on a pool that
+    preempts: a ``grow`` or ``load`` statement naming it, or an iteration of a step stage (which grows its
+    growing runs). So the stages are judged together, the greatest set whose residents hold no preempting
+    pool that a statement names, or that is there while some step stage outside the set may iterate."""
+    from ..build import _all_blocks
+    from ..engine import _never_preempts
+
+    judged = {st for st in sim.step_stages if st.iter is None and st.residents and _budget_stays_0(st)}
+    if not judged:
+        return []
+    program = sim.program
+    named = {program.pools[x.pool.pool].name for blk in _all_blocks(program) for x in blk
+             if isinstance(x, (N.Grow, N.Load))}
+    changed = True
+    while changed and judged:
+        changed = False
+        others = len(judged) < len(sim.step_stages)  # a step stage outside the set may iterate and grow
+        for st in list(judged):
+            for j in st.residents:
+                s = j.owner
+                if s is None or any(not _never_preempts(sl.pool) and (others or sl.pool.name in named)
+                                    for h in s.holds for sl in h.slots):
+                    judged.discard(st)
+                    changed = True
+                    break
+    return [st for st in sim.step_stages if st in judged]
+
+
+def _budget_stays_0(st) -> bool:
+    box = _bound(st.node.kind.budget, _pre_values(st))
+    return box is not None and box[1] <= 0.0
+
+
+def _pre_values(st) -> dict[str, float]:
+    """The budget moment's context variables now (as the planner's ``_pre`` takes them, kv_* always)."""
+    res = st.residents
+    dec = kvd = kvp = 0.0
+    held = st._held if st.memory is not None else None
+    for j in res:
+        m = held(j) if held is not None else 0.0
+        if j.mode == "decode":
+            dec += 1.0
+            kvd += m
+        else:
+            kvp += m
+    return {"residents": float(len(res)), "decoders": dec, "kv_decode": kvd, "kv_prefill": kvp,
+            "now": st.sim.now}
+
+
+def _ok(lo: float, hi: float) -> tuple[float, float] | None:
+    return None if lo != lo or hi != hi else (lo, hi)
+
+
+def _truth(b: tuple[float, float]) -> tuple[float, float]:
+    """The interval of a value's truth (non-zero is true): [1, 1], [0, 0] or [0, 1]."""
+    lo, hi = b
+    if lo > 0.0 or hi < 0.0:
+        return (1.0, 1.0)
+    if lo == hi == 0.0:
+        return (0.0, 0.0)
+    return (0.0, 1.0)
+
+
+def _bound(e, ctx: dict[str, float]) -> tuple[float, float] | None:
+    """``(lo, hi)`` bounding ``e`` over every reachable state, or None when it cannot be bounded."""
+    if isinstance(e, N.Num):
+        v = float(e.value)
+        return _ok(v, v)
+    if isinstance(e, N.Ctx):
+        if e.name in _GROWING:
+            return _ok(ctx[e.name], INF)
+        return None
+    if isinstance(e, N.Unary):
+        a = _bound(e.arg, ctx)
+        if a is None:
+            return None
+        if e.op == "-":
+            return _ok(-a[1], -a[0])
+        t = _truth(a)
+        return (1.0 - t[1], 1.0 - t[0])
+    if isinstance(e, N.Cond):
+        t = _bound(e.test, ctx)
+        if t is None:
+            return None
+        t = _truth(t)
+        if t == (1.0, 1.0):
+            return _bound(e.then, ctx)
+        if t == (0.0, 0.0):
+            return _bound(e.orelse, ctx)
+        a, b = _bound(e.then, ctx), _bound(e.orelse, ctx)
+        return None if a is None or b is None else (min(a[0], b[0]), max(a[1], b[1]))
+    if isinstance(e, N.Binary):
+        a, b = _bound(e.lhs, ctx), _bound(e.rhs, ctx)
+        if a is None or b is None:
+            return None
+        return _binary(e.op, a, b)
+    if isinstance(e, N.Call) and e.fn in ("min", "max", "abs", "floor", "ceil"):
+        args = [_bound(x, ctx) for x in e.args]
+        if not args or any(x is None for x in args):
+            return None
+        if e.fn == "min":
+            return (min(x[0] for x in args), min(x[1] for x in args))
+        if e.fn == "max":
+            return (max(x[0] for x in args), max(x[1] for x in args))
+        if len(args) != 1:
+            return None
+        lo, hi = args[0]
+        if e.fn == "floor":
+            return _ok(math.floor(lo) if math.isfinite(lo) else lo, math.floor(hi) if math.isfinite(hi) else hi)
+        if e.fn == "ceil":
+            return _ok(math.ceil(lo) if math.isfinite(lo) else lo, math.ceil(hi) if math.isfinite(hi) else hi)
+        if lo >= 0.0:
+            return (lo, hi)
+        if hi <= 0.0:
+            return (-hi, -lo)
+        return (0.0, max(-lo, hi))
+    return None
+
+
+def _binary(op: str, a: tuple[float, float], b: tuple[float, float]) -> tuple[float, float] | None:
+    (al, ah), (bl, bh) = a, b
+    if op == "+":
+        return _ok(al + bl, ah + bh)
+    if op == "-":
+        return _ok(al - bh, ah - bl)
+    if op == "*":
+        ps = (al * bl, al * bh, ah * bl, ah * bh)
+        return None if any(p != p for p in ps) else (min(ps), max(ps))
+    if op == "/":
+        if bl <= 0.0 <= bh:
+            return None
+        ps = (al / bl, al / bh, ah / bl, ah / bh)
+        return None if any(p != p for p in ps) else (min(ps), max(ps))
+    if op in ("<", "<=", ">", ">="):
+        if op in (">", ">="):
+            (al, ah), (bl, bh), op = (bl, bh), (al, ah), "<" if op == ">" else "<="
+        if (ah < bl) if op == "<" else (ah <= bl):
+            return (1.0, 1.0)
+        if (al >= bh) if op == "<" else (al > bh):
+            return (0.0, 0.0)
+        return (0.0, 1.0)
+    if op in ("==", "!="):
+        if al == ah == bl == bh:
+            same = (1.0, 1.0)
+        elif ah < bl or bh < al:
+            same = (0.0, 0.0)
+        else:
+            same = (0.0, 1.0)
+        return same if op == "==" else (1.0 - same[1], 1.0 - same[0])
+    if op in ("&&", "||"):
+        ta, tb = _truth(a), _truth(b)
+        if op == "&&":
+            return (min(ta[0], tb[0]), min(ta[1], tb[1]))
+        return (max(ta[0], tb[0]), max(ta[1], tb[1]))
+    return None
