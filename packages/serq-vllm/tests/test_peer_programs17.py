@@ -246,6 +246,14 @@ def test_the_fewest_engines_found_is_the_grids_and_every_seeds(tmp_path):
         p = next(p for p in points if (p["Lambda"], p["N"]) == (r["Lambda"], str(k)))
         for f, _ in conds:  # the same runs: the same means
             assert r[f"{f}:mean"] == p[f"{f}:mean"]
+    # a range whose LO already holds has no direction: its value is HI, the largest count that holds, not the
+    # fewest needed (docs/sweep.md says so)
+    low = tmp_path / "low.csv"
+    serq("sweep", FLEET, *common[:1], "Lambda=16", *common[2:], "--find", f"requests.ttft.p99 <= {SLO_TTFT}",
+         "--find", f"requests.tpot.p99 <= {SLO_TPOT}", "--over", "N", f"{knee['16']}:4:1", "--workers", "0",
+         "--no-progress", "-o", str(low))
+    (r,) = read(low)
+    assert (r["N"], r["outcome"], r["fails"], r["evaluations"]) == ("4", "holds_everywhere", "", "2")
 
 
 def test_the_kv_blocks_a_fleet_needs_on_a_grid_and_by_bisection(tmp_path):
