@@ -527,9 +527,9 @@ run {{ horizon 10; }}
         # at the workload's `arrive` (line 4, column 12 of the source)
         assert str(e.value).splitlines()[0] == (
             f"<source>:4:12: error: at t=0, session {first}: no progress: the closed workload replaced more than {limit} ended "
-            "sessions at one instant without simulated time passing (its sessions end at the instant they "
-            "start: no run, hold or grow that takes time, or a hold rejected as never fitting; each is replaced "
-            "at once, for ever)")
+            "sessions at one instant without simulated time passing (sessions ended at the instant they "
+            "started, having reached no run, hold or grow that took time or met a hold rejected as never "
+            "fitting, and each was replaced at once)")
 
 
 def test_a_closed_population_ending_together_is_replaced_once_each(monkeypatch):

@@ -154,8 +154,8 @@ def test_a_loop_that_never_waits_is_an_error(tmp_path, monkeypatch, tier):
         serq_sim.run(prog)
     first = str(e.value).splitlines()[0]
     assert first == (f"{f}:5:3: error: at t=0, session 0: loop: {SPIN_LIMIT} passes at one instant without "
-                     "simulated time passing (a loop that never waits: no run, hold or grow that takes time in "
-                     "its body; a `choose` of n candidates in it counts n passes)")
+                     "simulated time passing (none of them reached a run, hold or grow that took time; a "
+                     "`choose` of n candidates in it counts n passes)")
 
 
 def test_a_loop_that_waits_at_times_is_not_an_error():

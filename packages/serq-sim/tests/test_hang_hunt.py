@@ -148,8 +148,8 @@ run { horizon 10; }
         _run(src, monkeypatch, tier)
     assert str(e.value) == (
         "<source>:3:22: error: at t=0, session 0: loop: 1000000 passes at one instant without simulated time "
-        "passing (a loop that never waits: no run, hold or grow that takes time in its body; a `choose` of n "
-        "candidates in it counts n passes)")
+        "passing (none of them reached a run, hold or grow that took time; a `choose` of n candidates in it "
+        "counts n passes)")
 
 
 @pytest.mark.timeout(10)

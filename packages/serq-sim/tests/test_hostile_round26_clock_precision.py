@@ -18,8 +18,8 @@ from serq_sim import SimError
 
 pytestmark = pytest.mark.timeout(60)
 
-BEFORE = ("loop: 1000000 passes at one instant without simulated time passing (a loop that never waits: no run, "
-          "hold or grow that takes time in its body; a `choose` of n candidates in it counts n passes")
+BEFORE = ("loop: 1000000 passes at one instant without simulated time passing (none of them reached a run, hold "
+          "or grow that took time; a `choose` of n candidates in it counts n passes")
 
 
 def program(gap: str, work: str) -> str:

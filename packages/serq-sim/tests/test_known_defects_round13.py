@@ -27,8 +27,8 @@ session { set x = ~erlang(100000, 1); observe v = x; }
 run { horizon 10; }
 """
 
-ENDLESS = ("(its sessions end at the instant they start: no run, hold or grow that takes time, or a hold rejected "
-           "as never fitting; each is replaced at once, for ever)")
+ENDLESS = ("(sessions ended at the instant they started, having reached no run, hold or grow that took time or "
+           "met a hold rejected as never fitting, and each was replaced at once)")
 
 
 def test_the_allowance_is_a_few_seconds():

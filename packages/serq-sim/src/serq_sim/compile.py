@@ -63,15 +63,16 @@ PULSE_SECONDS = 0.01
 #: (then is set again), one small int's decrement a unit
 NO_PULSE = (1 << 30) - 1
 SPIN_LIMIT = 1_000_000
-SPIN_MESSAGE = (f"loop: {SPIN_LIMIT} passes at one instant without simulated time passing (a loop that never "
-                "waits: no run, hold or grow that takes time in its body; a `choose` of n candidates in it "
-                "counts n passes)")
+#: (what the passes did, not what the body has: one that reaches its run of time one pass in ten million,
+#: `loop { branch with (1e-7) { run d (1); } }`, has one, and meets the guard some nine runs in ten)
+SPIN_MESSAGE = (f"loop: {SPIN_LIMIT} passes at one instant without simulated time passing (none of them reached "
+                "a run, hold or grow that took time; a `choose` of n candidates in it counts n passes)")
 
 
 def spin_message(now: float) -> str:
     """:data:`SPIN_MESSAGE` at time ``now``; past 0 it says what time moves the clock there (half the spacing
     of the doubles at ``now``): at t = 1e16 a loop of ``run s (0.5)`` passes at one instant, as
-    1e16 + 0.5 is 1e16, and the words "no run … that takes time" alone did not say why."""
+    1e16 + 0.5 is 1e16, and the words "no run … that took time" alone did not say why."""
     if not 0.0 < now < math.inf:
         return SPIN_MESSAGE
     return (SPIN_MESSAGE[:-1] + f"; at t={now:g} a time below {math.ulp(now) / 2:g} does not move the clock: "

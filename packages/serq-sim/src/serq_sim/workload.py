@@ -43,8 +43,11 @@ def replace_limit(n: int) -> int:
     return REPLACE_LIMIT + REPLACE_PER_MEMBER * n
 
 
-_ENDLESS = ("(its sessions end at the instant they start: no run, hold or grow that takes time, or a hold "
-            "rejected as never fitting; each is replaced at once, for ever)")
+#: what the closed workload's guard says of the sessions it replaced: what each did, not what the program has
+#: (a session that reaches its run of time one time in a million, `branch with (0.999999) { run d (0); }
+#: else { run d (1); }`, has one, and meets the guard all the same some nine runs in ten)
+_ENDLESS = ("(sessions ended at the instant they started, having reached no run, hold or grow that took time or "
+            "met a hold rejected as never fitting, and each was replaced at once)")
 
 
 def replace_message(limit: int) -> str:
