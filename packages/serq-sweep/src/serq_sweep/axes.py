@@ -198,7 +198,7 @@ def parse_seeds(text: str, given: Any = None) -> list[int]:
     text = str(text)
     if text == "":
         raise UsageError(f"{given('seeds', repr(text))}: no seed")
-    said = given("seeds", text)
+    said = given("seeds", clipped(text))  # (a value of 100 000 characters was quoted whole, twice)
     for part in _items(text, given("seeds")) if "," in text else [text]:
         lo, dots, hi = part.partition("..")
         try:  # digits 0-9 (serq.numbers.whole: int() took 1_000, +5, ١٢ and spaces)
@@ -206,20 +206,20 @@ def parse_seeds(text: str, given: Any = None) -> list[int]:
             b = whole(hi) if dots else a
         except ValueError as e:
             hint = f" ({WHOLE_HINT})" if WHOLE_HINT in str(e) else ""  # 1_000, +5, ١٢: why not
-            raise UsageError(f"{said}: {part!r} is not a seed or a range A..B of seeds{hint}") from None
+            raise UsageError(f"{said}: {clipped(part)!r} is not a seed or a range A..B of seeds{hint}") from None
         if b < a:
-            raise UsageError(f"{said}: {part!r} ends before it starts")
+            raise UsageError(f"{said}: {clipped(part)!r} ends before it starts")
         if len(out) + (b - a) >= MAX_POINTS:  # a range, or the parts together
             raise UsageError(f"{said}: more than {MAX_POINTS} seeds")
         out.extend(range(a, b + 1))
     if not out:
-        raise UsageError(f"{given('seeds', repr(text))}: no seed")
+        raise UsageError(f"{given('seeds', repr(clipped(text)))}: no seed")
     from serq_ir.rules import seed_problem
 
     for s in out:
         why = seed_problem(s)
         if why:
-            raise UsageError(f"{said}: {s}: {why}")
+            raise UsageError(f"{said}: {clipped(str(s))}: {why}")
     seen: set[int] = set()
     dup = [s for s in out if s in seen or seen.add(s)]
     if dup:

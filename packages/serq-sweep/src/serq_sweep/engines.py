@@ -15,7 +15,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from serq.errors import UserError
+from serq.errors import UserError, clipped
 
 from .worker import run_task
 
@@ -349,7 +349,9 @@ class Dask:
                 else:
                     self._client = distributed.Client(where, timeout="10s")
             except (OSError, TimeoutError, ValueError) as e:
-                raise UserError(f"--dask {where}: cannot reach the scheduler: {e}") from None
+                # (an address of 100 000 characters was quoted whole, and again in Dask's words)
+                raise UserError(f"--dask {clipped(where)}: cannot reach the scheduler: {clipped(str(e), 240)}"
+                                ) from None
         self.name = f"dask ({self._client.scheduler.address})"
         self._scattered: dict[bytes, Any] = {}
         return self

@@ -15,7 +15,7 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
-from serq.errors import UserError, did_you_mean
+from serq.errors import UserError, clipped, did_you_mean
 
 #: top-level keys of the report that are not figures
 NOT_FIGURES = frozenset({"report_version", "serq_version", "program", "seed", "notes"})
@@ -89,14 +89,16 @@ def resolve(name: str, columns: Iterable[str]) -> str:
     tails = [c for c in cols if c.endswith("." + name)]
     if len(tails) == 1:
         return tails[0]
+    # the name as a message quotes it: a long one cut around a … (one of 100 000 characters was quoted whole)
+    shown = clipped(name)
     if tails:
-        raise AmbiguousFigure(f"figure {name!r} is ambiguous: " + ", ".join(tails[:6])
+        raise AmbiguousFigure(f"figure {shown!r} is ambiguous: " + ", ".join(tails[:6])
                         + (" ..." if len(tails) > 6 else ""))
     hint = did_you_mean(name, _names(cols))
     if not hint:
         near = [c for c in cols if name.split(".")[-1] in c.split(".")][:6]
-        hint = f" (figures with {name.split('.')[-1]!r}: {', '.join(near)})" if near else ""
-    raise UnknownFigure(f"no figure {name!r} in the results{hint}")
+        hint = f" (figures with {clipped(name.split('.')[-1])!r}: {', '.join(near)})" if near else ""
+    raise UnknownFigure(f"no figure {shown!r} in the results{hint}")
 
 
 def _names(cols: list[str]) -> list[str]:

@@ -26,7 +26,7 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from serq.errors import UsageError, UserError, did_you_mean
+from serq.errors import UsageError, UserError, clipped, did_you_mean
 from serq.files import MAX_LINE, open_input, split_suffix
 from serq.numbers import NUMBER_HINT, NotANumber, number
 from serq_ir.rules import show_number
@@ -247,7 +247,8 @@ def _curve_data(table: Any, x: str, y: str, hue: str | None) -> tuple[str, dict,
                 shown = ", ".join(map(str, cols))
                 said = (f"no {end} column, so not a table of serq sweep; its columns: "
                         f"{shown if len(shown) <= 80 else shown[:77] + '...'}")
-            raise UserError(f"{what} {name}: no column {name} ({said}){did_you_mean(name, map(str, cols))}")
+            shown_name = clipped(name)  # (a name of 100 000 characters was quoted whole, twice)
+            raise UserError(f"{what} {shown_name}: no column {shown_name} ({said}){did_you_mean(name, map(str, cols))}")
     if "status" in cols:
         frame = frame[frame["status"] != "error"]
     # before the figure is looked for: a table of runs that all failed has none of the figures, and --y was
@@ -263,7 +264,7 @@ def _curve_data(table: Any, x: str, y: str, hue: str | None) -> tuple[str, dict,
     try:
         fig = resolve(y, figures)
     except UserError as e:  # named by its option, as --x's and --hue's are (it said only "no figure 'y' …")
-        raise type(e)(f"--y {y}: {str(e).removeprefix('error: ')}") from None
+        raise type(e)(f"--y {clipped(y)}: {str(e).removeprefix('error: ')}") from None
     y_column = f"{fig}:mean" if f"{fig}:mean" in cols and (search_table or points_table) else fig
     for name, what, column in ((x, "--x", x), (y, "--y", y_column)):
         _numeric(frame, column, f"{what} {name}")
