@@ -201,6 +201,16 @@ def test_the_tables_slo_figures_are_the_records_recomputed(tmp_path):
             assert float(p[f"{fig}:mean"]) == pytest.approx(statistics.fmean(vals), rel=1e-12, abs=1e-15)
             assert float(p[f"{fig}:ci"]) == pytest.approx(4.303 * statistics.stdev(vals) / math.sqrt(3),
                                                           rel=1e-9, abs=1e-15)
+    # the CDF of a sweep's records by --hue N pools the other swept names' points too (docs/sweep.md): each line
+    # is every request of its engine count, whatever the load and the KV size
+    from serq_sweep.plots import records_cdf_data
+
+    lines = records_cdf_data(str(tmp_path / "slo.r.csv"), ["ttft"], hue="N")
+    assert set(lines) == {("ttft", 1), ("ttft", 2)}
+    for n in (1, 2):
+        mine = [r for r in recs if r["N"] == str(n)]
+        assert {(r["Lambda"], r["blocks"]) for r in mine} == {("6", "300"), ("6", "2000"), ("12", "300"), ("12", "2000")}
+        assert lines["ttft", n] == sorted(float(r["first_token"]) - float(r["sent"]) for r in mine)
     # a run's row is its JSON report: serq run of one point and seed gives the same figures
     row = next(r for r in rows if (r["Lambda"], r["N"], r["blocks"], r["seed"]) == ("6", "2", "300", "2"))
     one = serq("run", FLEET, "--set", "Lambda=6", "--set", "N=2", "--set", "blocks=300", "--seed", "2",
