@@ -131,3 +131,74 @@ def test_the_rare_run_is_reachable(monkeypatch):
         assert report.exit_status == 0 and report.partial is None
         # one session at a time, and each run of 1 s ends before the next starts: at least 9 in 10 s
         assert report.stage("d").completions >= 9
+
+
+# 3. `run E: a run on a step stage is prefill or decode` and `budget_left(X): not a step stage` were run-time
+#    errors naming a family, not a member. No program reaches them: a stage family's members are of one kind,
+#    the linker refuses a plain run on a step stage and budget_left of another stage (a member chosen at run
+#    time included), and serq_sim.run validates the IR it is given as an IR file is (serq_ir.validate), so
+#    the branches are assertions of that rule now. What a user gets is the link-time message, at the place.
+
+FAMILIES = """stage E[2] : step {
+  budget 64;
+  cost 0.01;
+}
+stage d[2] : delay;
+workload {
+  arrive closed(1);
+}
+session {
+  set k = serial % 2;
+  observe b = budget_left(E[k]);
+  run E[k] prefill (1);
+}
+run { horizon 1; }
+"""
+
+
+def _link_error(src):
+    import serq_frontend
+    from serq_frontend.diagnostics import CompileError
+
+    with pytest.raises(CompileError) as info:
+        serq_frontend.compile(source=src, sets={}, defs={})
+    return str(info.value).splitlines()
+
+
+def test_a_plain_run_on_a_member_chosen_at_run_time_is_refused_at_link_time():
+    lines = _link_error(FAMILIES.replace("run E[k] prefill (1);", "run E[k] (1);"))
+    assert lines == ["<source>:12:3: error: `run E (…)`: `E` is a step stage, and a run there says what it is, "
+                     "`run E prefill (…)` or `run E decode (…)`", "    run E[k] (1);", "    ^"]
+
+
+def test_budget_left_of_a_member_chosen_at_run_time_is_refused_at_link_time():
+    lines = _link_error(FAMILIES.replace("budget_left(E[k])", "budget_left(d[k])"))
+    assert lines == ["<source>:11:27: error: `budget_left(d)`: `d` is no step stage",
+                     "    observe b = budget_left(d[k]);", "                            ^"]
+
+
+def test_the_python_api_refuses_such_an_ir_before_it_runs(monkeypatch):
+    import msgspec
+    import serq_frontend
+    import serq_ir
+    import serq_sim
+
+    prog = serq_frontend.compile(source=FAMILIES, sets={}, defs={})
+    assert serq_sim.run(prog).exit_status == 0  # as written it runs
+    assert [s.name for s in prog.stages] == ["E", "d"]
+    setk, obs, run = prog.session
+    plain = msgspec.structs.replace(prog, session=[setk, obs, msgspec.structs.replace(run, mode="plain")])
+    target = msgspec.structs.replace(obs.value.target, stage=1)  # budget_left(d[k])
+    delay = msgspec.structs.replace(prog, session=[
+        setk, msgspec.structs.replace(obs, value=msgspec.structs.replace(obs.value, target=target)), run])
+    for tier in ("", "general"):
+        if tier:
+            monkeypatch.setenv("SERQ_SIM_TIER", tier)
+        else:
+            monkeypatch.delenv("SERQ_SIM_TIER", raising=False)
+        with pytest.raises(serq_ir.IRError) as info:
+            serq_sim.run(plain)
+        assert "a run on step stage 'E' is prefill or decode, not plain" in str(info.value)
+        with pytest.raises(serq_ir.IRError) as info:
+            serq_sim.run(delay)
+        assert "`budget_left(d)`: `d` is no step stage" in str(info.value)

@@ -1317,9 +1317,10 @@ class Simulation:
         ab = self.admit_budget
         if ab is not None and ab[0] is st:
             return ab[1]
+        # the linker's rule, and the IR's (serq_ir.validate, rules.budget_left_message): budget_left reads a step
+        # stage, and a stage family's members are of one kind
         f = getattr(st, "budget_left", None)
-        if f is None:
-            raise self.error(f"budget_left({st.name}): not a step stage")
+        assert f is not None, f"budget_left({st.name}) of a stage that is no step stage"
         memo = self.end_memo
         if memo is not None:  # (obs_work)
             return _read_once(memo, "budget_left", st, f)

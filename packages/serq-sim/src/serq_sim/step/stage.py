@@ -256,9 +256,9 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
 
     def attach(self, job: Job) -> None:
         mode = job.mode
-        if mode == "plain":
-            raise self.sim.error(f"run {self.name}: a run on a step stage is prefill or decode", job.span,
-                                 job.owner)
+        # the linker's rule, and the IR's (serq_ir.validate: a run on a step stage is prefill or decode, and a
+        # stage family's members are of one kind; a spill's write never goes to one): no run reaches here plain
+        assert mode != "plain", f"a plain run reached step stage {self.name}"
         now = self.sim.now
         if self._own_busy:  # self.acc(), inlined: every run on the stage passes here
             dt = now - self.t_last
