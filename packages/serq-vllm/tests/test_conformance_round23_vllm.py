@@ -38,8 +38,9 @@ Waiting loop (scheduler.py:1050-1616), only in a step that preempted nothing (10
      start (single_type_kv_cache_manager.py:794), at most ``num_tokens - 1`` tokens
      (kv_cache_manager.py:301-302). Modelled: ``reusable``, ``cachedin``. vllm/multiturn,
      generated/turns_*, preempt_cached_resume. The ``num_tokens - 1`` bound never cuts a hit in the
-     scenario format (test_hand_scenarios.py, case 7); a cached prefix cut to whole blocks when a
-     preemption left a partial one: here, RESUMED_FROM_WHOLE_BLOCKS.
+     scenario format (test_hand_scenarios.py, case 7); where it does, a repeated prompt in the replay's
+     program: here, case 7; a cached prefix cut to whole blocks when a preemption left a partial one:
+     here, RESUMED_FROM_WHOLE_BLOCKS.
  10. The request asks for its tokens less the hit (1306: ``num_tokens``, so a resumed request recomputes
      its kept outputs too), cut at the threshold (1332-1333) and the budget (1346). Modelled: ``known``,
      the hold's units. generated/preempt_victims, recompute_preempt.
@@ -276,3 +277,28 @@ def test_serq_vllm_scenario_gives_the_hand_answer(scenario, hand, tmp_path):
 @pytest.mark.parametrize("scenario, hand", CASES)
 def test_the_peer_gives_the_hand_answer(scenario, hand):
     assert _fields(peer.run_scenario(scenario)) == hand
+
+
+# 7. The ``num_tokens - 1`` bound of decision 9 where it binds: a prompt that repeats a cached one, which the
+#    scenario format cannot give (a turn extends its history) but the replayed trace's program can (its match is
+#    the previous prompt). Turn 1 prompts 1 008 tokens, 63 whole blocks of 16, all cached when it ends (it
+#    computed 1 008 + 3); turn 2 sends the same 1 008 tokens. vLLM looks up at most 1 007 tokens
+#    (kv_cache_manager.py:301-302): 62 blocks, 992 tokens, and recomputes the whole last block, 16 tokens, to
+#    sample from it (the comment at 296-300 says so). Its TTFT is c0 and one prefill step of 16 tokens at K = 992.
+def test_a_repeated_prompt_recomputes_its_whole_last_block(tmp_path):
+    replay = REPO / "examples" / "replay" / "vllm_replay.sq"
+    fit = json.loads((REPO / "examples" / "replay" / "a100_step_fit.json").read_text())["sum"]
+    c_it, c0 = 0.004, 0.040  # the program's per-step and per-request constants (test_replay.py)
+    trace = tmp_path / "same.csv"
+    trace.write_text("session,turn,new,out,think,forced\n0,1,1008,4,1.0,0\n0,2,1008,2,0.0,0\n", encoding="utf-8")
+    dump = tmp_path / "dump"
+    r = subprocess.run([SERQ, "run", str(replay), "--no-progress", "--json", "--trace", str(trace), "--dump",
+                        str(dump), "--arrivals", "1"], capture_output=True, text=True, timeout=60, env=os.environ)
+    assert r.returncode == 0, r.stderr
+
+    def sample(name: str) -> float:
+        rows = (dump / f"{name}.csv").read_text(encoding="utf-8").splitlines()[1:]
+        return {tuple(row.split(",")[1:3]): float(row.split(",")[3]) for row in rows}[("0", "2")]
+
+    assert sample("hit") == 992
+    assert sample("ttft") == pytest.approx(c0 + c_it + fit["a"] * 16 + fit["b"] * 16 * (992 + 8), abs=1e-12)
