@@ -327,6 +327,33 @@ def test_the_a100_trace_replayed_at_two_kv_sizes_is_its_records(tmp_path):
     same_figures(small, json.loads(one.stdout))
 
 
+def test_a_kv_pool_too_small_rejects_requests_and_a_latency_bound_holds_there_unless_rejections_are_a_condition(
+        tmp_path):
+    # the replay's pool of 150 blocks (2 400 tokens) rejects every prompt longer than that: the report's warning
+    # says so, and its TTFT covers the short prompts it admitted
+    args = (REPLAY, "--arrivals", "60", "--seeds", "1", "--workers", "0", "--no-progress")
+    small = json.loads(serq("run", REPLAY, "--arrivals", "60", "--set", "blocks=150", "--json").stdout)
+    (kv,) = (p for p in small["pools"] if p["name"] == "kv")
+    trace = [t for t in read(ROOT / "examples" / "replay" / "short_base.csv") if int(t["session"]) < 60]
+    assert kv["rejections"] > 0 and small["requests"]["completed"] < len(trace) == 598
+    assert any(n.startswith("warning: pool kv rejected") for n in small["notes"])
+    assert small["requests"]["ttft"]["mean"] <= 1
+    serq("sweep", *args, "--find", "requests.ttft.mean <= 1", "--over", "blocks", "150:8010:1",
+         "-o", str(tmp_path / "a.csv"))
+    (a,) = read(tmp_path / "a.csv")
+    assert (a["outcome"], a["evaluations"]) == ("holds_everywhere", "2")
+    serq("sweep", *args, "--find", "requests.ttft.mean <= 1", "--find", "pools.kv.rejections == 0", "--over", "blocks",
+         "150:8010:1", "-o", str(tmp_path / "b.csv"))
+    (b,) = read(tmp_path / "b.csv")
+    assert b["outcome"] == "found_smallest" and int(b["fails"]) == int(b["holds"]) - 1
+    assert float(b["requests.ttft.mean:mean"]) <= 1 and float(b["pools.kv.rejections:mean"]) == 0
+    # the two neighbours the search ended on, run alone: the one below fails the bound, the one found meets it
+    for blocks, meets in ((b["fails"], False), (b["holds"], True)):
+        one = json.loads(serq("run", REPLAY, "--arrivals", "60", "--set", f"blocks={blocks}", "--json").stdout)
+        assert (one["requests"]["ttft"]["mean"] <= 1) is meets and one["requests"]["completed"] == 598
+    assert b["blocks"] == "6004"  # (docs/sweep.md gives it)
+
+
 # --- an interrupted sweep -----------------------------------------------------------------------------------------
 
 
