@@ -18,8 +18,9 @@ Running loop (scheduler.py:794-1035)
      The threshold's adaptive floor (763-769, ``long_prefill_token_threshold_adaptive``, off by default)
      is not modelled.
   3. The cap at ``max_model_len`` (850-856): not modelled (docs/vllm.md, "What is not modelled").
-  4. A request given no token is passed over (``continue``, 891-906): only with encoder inputs,
-     pipeline parallelism, speculative or asynchronous scheduling; not modelled, not reachable here.
+  4. A request given no token is passed over (``continue``, 891-906): only with encoder inputs, Mamba
+     alignment, pipeline parallelism, speculative or asynchronous scheduling; not modelled, not reachable
+     here.
   5. ``allocate_slots`` failing preempts ``running[-1]``, the last admitted, under FCFS (938, 970), or the
      lowest priority under the priority policy (932-967), and tries again; under FCFS a request that is
      its own victim ends the loop (978-994; the priority policy goes on to the requests after it).
