@@ -1,7 +1,8 @@
 """A flag's value of any length is quoted in its error message cut around a ``…``, as ``--set``'s, ``--zip``'s and
 ``--slo``'s are (serq.errors.clipped: its first 60 and last 59 characters): ``--show``, ``--figure``, ``serq
-plot``'s ``--x``, ``--y`` and ``--hue``, ``--seeds`` and ``--dask`` quoted a value of 50 000 characters whole,
-some twice, in a message line of 100 000 to 200 000 characters. Each is one line of a few hundred now, the same
+plot``'s ``--x``, ``--y`` and ``--hue``, ``--seeds``, ``--dask``, ``--find``, ``--over``'s range and a sweep's
+``--set`` list or range quoted a value of 50 000 characters whole, some twice, in a message line of 100 000 to
+200 000 characters. Each is one line of a few hundred now, the same
 words, the same status."""
 
 from __future__ import annotations
@@ -63,6 +64,12 @@ SWEEP = ["sweep", "p.sq", "--workers", "0", "--no-progress"]
      f"error: --seeds {CUT}: '{CUT}' is not a seed or a range A..B of seeds\n"),
     ([*SWEEP, "--seeds", "1," + LONG], 2,
      f"error: --seeds 1,{CUT[2:]}: '{CUT}' is not a seed or a range A..B of seeds\n"),
+    ([*SWEEP, "--find", LONG + " < 1", "--over", "a", "1:2"], 2,
+     f"error: --find '{CUT[:-4]} < 1': expected FIGURE OP NUMBER, OP one of <= < >= > == != (e.g. 'ttft.p99 <= 1')\n"),
+    ([*SWEEP, "--find", "w.mean < 1", "--over", "a", LONG], 2,
+     f"error: --over a {CUT}: a range LO:HI or LO:HI:STEP\n"),
+    ([*SWEEP, "--set", "a=1:2:1:" + LONG], 2,
+     f"error: --set a: '1:2:1:{CUT[6:]}': a range is START:STOP or START:STOP:STEP\n"),
 ])
 def test_a_long_value_is_quoted_cut(here, capsys, argv, code, err):
     got, said = _serq(argv, capsys)

@@ -138,7 +138,7 @@ def _items(text: str, what: str) -> list[str]:
     parts = text.split(",")
     for k, part in enumerate(parts, 1):
         if part == "":
-            raise UsageError(f"{what}: {text!r}: item {k} of {len(parts)} is empty (a list is 1,2,4: no empty "
+            raise UsageError(f"{what}: {clipped(text)!r}: item {k} of {len(parts)} is empty (a list is 1,2,4: no empty "
                             "item before, between or after its commas)")
     return parts
 
@@ -160,24 +160,24 @@ def parse_range(text: str, what: str) -> list[float]:
     if ":" in text:
         parts = text.split(":")
         if len(parts) not in (2, 3):
-            raise UsageError(f"{what}: {text!r}: a range is START:STOP or START:STOP:STEP")
+            raise UsageError(f"{what}: {clipped(text)!r}: a range is START:STOP or START:STOP:STEP")
         start, stop = _number(parts[0], what), _number(parts[1], what)
         step = _number(parts[2], what) if len(parts) == 3 else 1.0
         if not (math.isfinite(start) and math.isfinite(stop) and math.isfinite(step)):
-            raise UsageError(f"{what}: {text!r}: a range's bounds and step are finite")
+            raise UsageError(f"{what}: {clipped(text)!r}: a range's bounds and step are finite")
         if step <= 0:
-            raise UsageError(f"{what}: {text!r}: the step must be positive")
+            raise UsageError(f"{what}: {clipped(text)!r}: the step must be positive")
         if stop < start:
-            raise UsageError(f"{what}: {text!r}: the range ends before it starts")
+            raise UsageError(f"{what}: {clipped(text)!r}: the range ends before it starts")
         # a width beyond the doubles (-1e308:1e308) is counted in halves, exactly: it was taken for a count
         # beyond them, so -1e308:1e308:1.7e308, two values, was "more values than a double counts"
         wide = math.isinf(stop - start)
         steps = ((stop / 2 - start / 2) / step) * 2 if wide else (stop - start) / step
         if math.isinf(steps):  # (0:1e308:1e-308)
-            raise UsageError(f"{what}: {text!r}: more values than a double counts, more than {MAX_POINTS}")
+            raise UsageError(f"{what}: {clipped(text)!r}: more values than a double counts, more than {MAX_POINTS}")
         count = math.floor(steps + 1e-9) + 1
         if count > MAX_POINTS:
-            raise UsageError(f"{what}: {text!r}: {_count(count)} values, more than {MAX_POINTS}")
+            raise UsageError(f"{what}: {clipped(text)!r}: {_count(count)} values, more than {MAX_POINTS}")
         # each value from its index (no accumulated rounding): start + i * step, shown as a short decimal (in
         # halves where i * step leaves the doubles though the value does not)
         return [_short(start + i * step if not wide or math.isfinite(start + i * step)

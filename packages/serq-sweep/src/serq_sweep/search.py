@@ -78,12 +78,12 @@ def parse_condition(text: str) -> tuple[str, str, float]:
         if loose and loose.group(1) not in _OPS:
             op = loose.group(1)
             meant = f" (did you mean `{_MEANT[op]}`?)" if op in _MEANT else ""
-            raise UsageError(f"--find {text!r}: `{op}` is no operator{meant}; {expected}")
-        raise UsageError(f"--find {text!r}: {expected}")
+            raise UsageError(f"--find {clipped(text)!r}: `{clipped(op)}` is no operator{meant}; {expected}")
+        raise UsageError(f"--find {clipped(text)!r}: {expected}")
     try:
         return m.group(1), m.group(2), number(m.group(3))
     except NotANumber as e:
-        raise UsageError(f"--find {text!r}: {e}; {expected}") from None
+        raise UsageError(f"--find {clipped(text)!r}: {e}; {expected}") from None
 
 
 def whole_unit_pools(program: Any) -> set[int]:
@@ -261,7 +261,7 @@ def _find(program: Any, conditions: Any, over: Any, *, sets: Any, defs: Any, zip
     def over_said(rng: str | None = spec, bare: bool = False) -> str:
         """The knob and its range as given: ``--over B 1:8`` (``--over B`` bare), ``over=('B', '1:8')``."""
         if cli:
-            return f"--over {clipped(name)}" + ("" if bare else f" {rng}")
+            return f"--over {clipped(name)}" + ("" if bare else f" {clipped(rng or '')}")
         return f"over=({clipped(name)!r}, {clipped(rng or '')!r})"
 
     if (sets and name in sets) or (defs and name in defs):
