@@ -189,6 +189,15 @@ def test_the_tables_slo_figures_are_the_records_recomputed(tmp_path):
             assert float(row[f"requests.{name}.median"]) == float(np.median(values)), name
             assert float(row[f"requests.{name}.mean"]) == pytest.approx(statistics.fmean(values), rel=1e-12)
             assert float(row[f"requests.{name}.std"]) == pytest.approx(statistics.pstdev(values), rel=1e-9)
+            # the run's own CI: 95 % batch means, 20 batches of n // 20 values in the records' order, t = 2.093
+            # (docs/simulator.md, Statistics), NaN below 40 values
+            if len(values) < 40:
+                assert row[f"requests.{name}.ci"] == ""
+                continue
+            b = len(values) // 20
+            batches = [statistics.fmean(values[i * b:(i + 1) * b]) for i in range(20)]
+            ci = 2.093 * statistics.stdev(batches) / math.sqrt(20)
+            assert float(row[f"requests.{name}.ci"]) == pytest.approx(ci, rel=1e-9, abs=1e-15), name
     assert attained == {True, False}  # (some fleets meet the SLO in part: the columns are not all 0 or all 1)
     # the points table: the mean and the 95 % half-width across the 3 seeds, Student t at 2 degrees of freedom
     # from the three-decimal table (4.303; the closed form 4.30265 rounds to it)
