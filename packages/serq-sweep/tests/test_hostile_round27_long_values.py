@@ -1,7 +1,8 @@
 """A flag's value of any length is quoted in its error message cut around a ``…``, as ``--set``'s, ``--zip``'s and
 ``--slo``'s are (serq.errors.clipped: its first 60 and last 59 characters): ``--show``, ``--figure``, ``serq
-plot``'s ``--x``, ``--y`` and ``--hue``, ``--seeds``, ``--dask``, ``--find``, ``--over``'s range and a sweep's
-``--set`` list or range quoted a value of 50 000 characters whole, some twice, in a message line of 100 000 to
+plot``'s ``--x``, ``--y``, ``--hue``, ``--cdf`` and ``--gauge``, ``--seeds``, ``--dask``, ``--find``, ``--over``'s
+range, a sweep's ``--set`` list or range and the value of ``serq run``'s ``--set`` quoted a value of 50 000
+characters whole, some twice, in a message line of 100 000 to
 200 000 characters. Each is one line of a few hundred now, the same
 words, the same status."""
 
@@ -39,6 +40,9 @@ def _serq(argv, capsys):
 def here(tmp_path, monkeypatch):
     (tmp_path / "p.sq").write_text(PROGRAM)
     (tmp_path / "t.csv").write_text("point,a,seed,status,message,key,w.mean\n0,1,1,ok,,k0,0.5\n1,2,1,ok,,k1,0.7\n")
+    (tmp_path / "d").mkdir()  # a dump of one observe, w, as serq run --dump writes it
+    (tmp_path / "d" / "w.csv").write_text("time,session,turn,value\n1.0,0,1,0.5\n")
+    (tmp_path / "d" / "serq-dump.json").write_text('{"serq-dump": 1, "observes": ["w"], "gauges": []}')
     monkeypatch.chdir(tmp_path)
     return tmp_path
 
@@ -68,6 +72,10 @@ SWEEP = ["sweep", "p.sq", "--workers", "0", "--no-progress"]
      f"error: --find '{CUT[:-4]} < 1': expected FIGURE OP NUMBER, OP one of <= < >= > == != (e.g. 'ttft.p99 <= 1')\n"),
     ([*SWEEP, "--find", "w.mean < 1", "--over", "a", LONG], 2,
      f"error: --over a {CUT}: a range LO:HI or LO:HI:STEP\n"),
+    (["plot", "d", "--cdf", LONG, "-o", "o.svg"], 1, f"error: d: no observe {CUT} in the dump (observes there: w)\n"),
+    (["plot", "d", "--gauge", LONG, "-o", "o.svg"], 1, f"error: d: no gauge {CUT} in the dump (gauges there: none)\n"),
+    (["run", "p.sq", "--set", "a=1" + LONG, "--no-progress"], 2,
+     f"error: --set a=1{CUT[1:]}: '1{'é' * 38}...{'é' * 9}' (50001 characters) is not a number\n"),
     ([*SWEEP, "--set", "a=1:2:1:" + LONG], 2,
      f"error: --set a: '1:2:1:{CUT[6:]}': a range is START:STOP or START:STOP:STEP\n"),
 ])

@@ -408,7 +408,7 @@ def _dump_file(folder: str, name: str, gauge: bool) -> str:
         have = sorted(name_of_file(f) for f in stems)
         old = file_of(name, left)
         why = f"; {old}.csv there is left from an earlier dump, not written by the last one" if old else ""
-        raise UserError(f"{folder}: no {kind} {name} in the dump ({kind}s there: {', '.join(have) or 'none'})"
+        raise UserError(f"{folder}: no {kind} {clipped(name)} in the dump ({kind}s there: {', '.join(have) or 'none'})"
                         f"{did_you_mean(name, have)}{why}")
     return os.path.join(where, f"{stem}.csv")
 
@@ -561,7 +561,8 @@ def _metric(frame: Any, name: str, where: str) -> Any:
             raise UserError(f"{where}: --cdf {name} needs the records' columns {', '.join(need)} (it has "
                             f"{_columns_listed(frame.columns)}){_a_sweeps_table(cols)}")
     if name not in cols:
-        raise UserError(f"{where}: --cdf {name}: no column {name} in the records and no metric of that name "
+        shown = clipped(name)
+        raise UserError(f"{where}: --cdf {shown}: no column {shown} in the records and no metric of that name "
                         f"(metrics: {', '.join(RECORD_METRICS)}; columns: {_columns_listed(frame.columns)})"
                         + _a_sweeps_table(cols) + did_you_mean(name, [*RECORD_METRICS, *map(str, frame.columns)]))
     return _column_numbers(frame, name, name, where)

@@ -157,9 +157,9 @@ def parse_sets(items: tuple[str, ...]) -> dict[str, float]:
         try:
             out[name] = number(value, nan=True)
         except NotANumber as e:
-            raise UsageError(f"--set {clipped(name)}={value}: {e}") from None
+            raise UsageError(f"--set {clipped(name)}={clipped(value)}: {e}") from None
         if out[name] != out[name]:  # a constant is a number or inf (language.txt §2), as a sweep's --set says
-            raise UsageError(f"--set {clipped(name)}={value}: NaN is not the value of a constant (a number or inf)")
+            raise UsageError(f"--set {clipped(name)}={clipped(value)}: NaN is not the value of a constant (a number or inf)")
     return out
 
 
