@@ -7,7 +7,7 @@ import sys
 
 import click
 from serq import signals
-from serq.errors import UsageError, UserError
+from serq.errors import UsageError, UserError, clipped
 from serq.files import (
     MAX_JSON,
     check_distinct,
@@ -126,7 +126,7 @@ def run_command(pm, file, sets, defs, seed, horizon, warmup, arrivals, trace, as
             raise UserError(f"no report format is installed; {how_to_have(pm, 'serq-report')}")
         from serq.errors import did_you_mean
 
-        raise UsageError(f"--format {fmt or repr(fmt)}: unknown report format (installed: {known})"
+        raise UsageError(f"--format {clipped(fmt) or repr(fmt)}: unknown report format (installed: {known})"
                          + did_you_mean(fmt, reporters.names()))
     dumper = None
     if dump is not None:
@@ -308,7 +308,7 @@ def fit_command(steps, name, as_json) -> None:
     from .fit import fit_steps, read_steps, render, to_json
 
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
-        raise click.BadParameter(f"{name!r} is not a name", param_hint="--name")
+        raise click.BadParameter(f"{clipped(name)!r} is not a name", param_hint="--name")
     try:  # a name the language keeps for itself prints a definition no program compiles
         from serq_frontend.names import word_kind
     except ImportError:  # pragma: no cover - serq-frontend is not installed: nothing compiles the profile here
