@@ -72,9 +72,9 @@ def test_a_list_that_is_no_dump_s_is_named(tmp_path):
     assert _serq(tmp_path, "run", "a.sq", "--dump", "out").returncode == 0
     (tmp_path / "out" / "serq-dump.json").write_text('{"serq-dump": 1, "observes": "ttft"}')
     r = _serq(tmp_path, "plot", "out", "--cdf", "ttft", "-o", "t.png")
-    assert r.returncode == 1 and r.stderr.strip() == (
-        f"{Path('out') / 'serq-dump.json'}: error: not the list of files serq run --dump writes (no list "
-        "of observes)")
+    assert r.returncode == 1 and r.stderr == (  # at the value, the line quoted with a caret
+        f"{Path('out') / 'serq-dump.json'}:1:30: error: not the list of files serq run --dump writes (no list "
+        'of observes)\n  {"serq-dump": 1, "observes": "ttft"}\n' + " " * 31 + "^\n")
 
 
 def test_a_dump_cut_short_leaves_no_list(tmp_path, monkeypatch):

@@ -425,11 +425,33 @@ def _dump_listing(folder: str, key: str) -> set[str] | None:
     if not os.path.lexists(path):
         return None
     # read as every JSON file a user gives is (size bound, UTF-8, no key twice; a mistake located)
-    data = read_json(path, "a dump's list of files")
-    files = data.get(key) if isinstance(data, dict) and data.get("serq-dump") == 1 else None
-    if not (isinstance(files, list) and all(isinstance(f, str) for f in files)):
-        raise UserError(f"{path}: error: not the list of files serq run --dump writes (no list of {key})")
-    return set(files)
+    data = read_json(path, "a dump's list of files", check=lambda doc: _check_listing(doc, key))
+    return set(data[key])
+
+
+class _ListingFault(Exception):
+    """What is wrong with a dump's list of files, at ``json_path`` of it (located by serq.jsonin.read_json)."""
+
+    serq_user_error = True
+
+    def __init__(self, why: str, json_path: tuple):
+        super().__init__(f"not the list of files serq run --dump writes ({why})")
+        self.json_path = json_path
+
+
+def _check_listing(doc: Any, key: str) -> None:
+    """Refuse a dump's list of files that is not one ``serq run --dump`` writes, saying what it lacks: a list
+    without the mark ``"serq-dump": 1`` was said to have "no list of observes" beside its list of observes."""
+    if not isinstance(doc, dict):
+        raise _ListingFault("it is a JSON object", ())
+    if doc.get("serq-dump") != 1:
+        raise _ListingFault('no "serq-dump": 1', ("serq-dump",) if "serq-dump" in doc else ())
+    files = doc.get(key)
+    if not isinstance(files, list):
+        raise _ListingFault(f"no list of {key}", (key,) if key in doc else ())
+    for i, f in enumerate(files):
+        if not isinstance(f, str):
+            raise _ListingFault(f"{key}: item {i + 1} is no file's name", (key, i))
 
 
 def _dump_csv(folder: str, name: str, gauge: bool) -> tuple[list[float], list[float]]:
