@@ -673,9 +673,16 @@ def raising_line(exc: BaseException) -> tuple[str, int] | None:
     """``(file, line)`` of the innermost frame of ``exc``'s traceback that is neither serQ's own code nor
     the import machinery's (``<frozen importlib._bootstrap>``): the line of a plugin's module that raised,
     or that asked serQ for what could not be had (an entry point's attribute the module lacks is serQ's
-    ``getattr``: no line of the plugin's then). ``None`` when there is none."""
+    ``getattr``: no line of the plugin's then). ``None`` when there is none. pluggy's refusal of a hook
+    implementation (a parameter its spec does not have, a wrapper that is no generator) is raised in
+    pluggy's own code, whose line says nothing to the plugin's author: its place is the implementation's
+    definition (:func:`_refused_hookimpl_line`)."""
     import traceback
 
+    if isinstance(exc, pluggy.PluginValidationError):
+        at = _refused_hookimpl_line(exc)
+        if at is not None:
+            return at
     found = None
     for frame, lineno in traceback.walk_tb(exc.__traceback__):
         mod = frame.f_globals.get("__name__")
@@ -684,6 +691,26 @@ def raising_line(exc: BaseException) -> tuple[str, int] | None:
             continue
         found = (file, lineno)
     return found
+
+
+def _refused_hookimpl_line(exc: BaseException) -> tuple[str, int] | None:
+    """``(file, line)`` of the hook implementation pluggy refused in ``exc``: the ``hookimpl`` its
+    validation (``PluginManager._verify_hook``) was looking at, found on the traceback; ``None`` when
+    there is none."""
+    import inspect
+    import traceback
+
+    for frame, _ in traceback.walk_tb(exc.__traceback__):
+        impl = frame.f_locals.get("hookimpl")
+        func = getattr(impl, "function", None)
+        if func is None:
+            continue
+        try:
+            code = inspect.unwrap(func).__code__
+        except (AttributeError, ValueError):
+            continue
+        return code.co_filename, code.co_firstlineno
+    return None
 
 
 def _plugin_module(plugin: Any) -> str | None:
