@@ -10,6 +10,8 @@
 from __future__ import annotations
 
 import json
+import math
+from fractions import Fraction
 
 import pytest
 import serq_frontend
@@ -32,68 +34,84 @@ def report(src: str, monkeypatch) -> dict:
 
 # --- evicted_units beyond the doubles -------------------------------------------------------------------
 
+#: the amounts are whole multiples of U = 2**1020 (about 1.12e307), so every sum the pool makes of them is a
+#: double and the counts below are exact in any arithmetic
+U = 2**1020
+
+
+def units(k: int) -> str:
+    """k U as the program writes it (the decimal that reads back as that double)."""
+    return repr(float(k * U))
+
+
 CACHING = """pool kv { POOL }
 stage d : delay;
 workload {
   arrive batch(N);
 }
 session {
-  hold kv (6e307) {
+  hold kv (HOLD) {
     run d (1);
-  } cache (6e307);
+  } cache (HOLD);
 }
 run { horizon 1000; }
 """
 
 
 def caching(pool: str, n: int) -> str:
-    return CACHING.replace("POOL", pool).replace("N)", f"{n})")
+    pool = pool.replace("CAP", units(10)).replace("B2", units(2)).replace("B3", units(3)).replace("B6", units(6))
+    return CACHING.replace("POOL", pool).replace("N)", f"{n})").replace("HOLD", units(6))
 
 
-# (pool, sessions, entries evicted, units evicted): every session holds 6e307 of the cap 1e308 for 1 s, one
-# after another, and caches them; each admission evicts what the next 6e307 needs beside the cache.
-#  * no block, or a block of 6e307: each admission but the first evicts the one entry cached (6e307);
-#  * blocks of 2e307, smallest first: the first admission takes one block of s0's entry (4e307 left, the
-#    cache then 4e307 + 6e307 = 1e308), each later one that 4e307 entry and a block of the next: 6e307 a turn;
-#  * blocks of 3e307, largest first: the first takes one block (3e307 left), each later one a block of the
-#    newest entry and then the older remainder, whole: 6e307 a turn.
+def shown(k: int) -> str:
+    """k U to six significant digits, as %g writes a double, from the integer's own digits."""
+    digits = str(k * U)
+    q = (int(digits[:7]) + 5) // 10  # (the digits after the seventh are not all 0)
+    return f"{q // 10**5}.{q % 10**5:05d}".rstrip("0").rstrip(".") + f"e+{len(digits) - 1}"
+
+
+# (pool, sessions, entries evicted, units evicted in U): every session holds 6 U of the cap 10 U for 1 s, one
+# after another, and caches them; each admission evicts what the next 6 U need beside the cache.
+#  * no block, or a block of 6 U: each admission but the first evicts the one entry cached (6 U);
+#  * blocks of 2 U, smallest first: the first admission takes one block of s0's entry (4 U left, the cache
+#    then 4 U + 6 U = 10 U), each later one that 4 U entry and a block of the next: 6 U a turn;
+#  * blocks of 3 U, largest first: the first takes one block (3 U left), each later one a block of the
+#    newest entry and then the older remainder, whole: 6 U a turn.
 CASES = [
-    ("cap 1e308;", 95, 94, 94 * 6e307),
-    ("cap 1e308; block 6e307;", 95, 94, 94 * 6e307),
-    ("cap 1e308; evict by (size);", 95, 94, 94 * 6e307),
-    ("cap 1e308; block 6e307; evict by (size);", 95, 94, 94 * 6e307),
-    ("cap 1e308; block 2e307; evict by (size);", 95, 93, 2e307 + 93 * 6e307),
-    ("cap 1e308; block 3e307; evict by (0 - size);", 95, 93, 3e307 + 93 * 6e307),
+    ("cap CAP;", 95, 94, 94 * 6),
+    ("cap CAP; block B6;", 95, 94, 94 * 6),
+    ("cap CAP; evict by (size);", 95, 94, 94 * 6),
+    ("cap CAP; block B6; evict by (size);", 95, 94, 94 * 6),
+    ("cap CAP; block B2; evict by (size);", 95, 93, 2 + 93 * 6),
+    ("cap CAP; block B3; evict by (0 - size);", 95, 93, 3 + 93 * 6),
 ]
 
 
-@pytest.mark.parametrize("pool,n,entries,units", CASES, ids=[c[0] for c in CASES])
-def test_units_evicted_beyond_the_doubles_are_counted(pool, n, entries, units, monkeypatch):
-    # units is a Python float only in its decimal text: the product is beyond the doubles (inf); its size is
-    # the hand count, 5.64e309, 5.6e309, 5.61e309
-    assert units == float("inf")
-    shown = {94: "5.64e+309", 93: "5.6e+309" if "2e307" in pool else "5.61e+309"}[entries]
+@pytest.mark.parametrize("pool,n,entries,k", CASES, ids=[c[0] for c in CASES])
+def test_units_evicted_beyond_the_doubles_are_counted(pool, n, entries, k, monkeypatch):
+    assert k * U > 2**1024  # beyond the doubles: 564 U is 6.34e309
     r = report(caching(pool, n), monkeypatch)
     kv = r["pools"][0]
     assert kv["evicted_entries"] == entries
     assert kv["evicted_units"] is None  # inf: the JSON of a non-finite number
-    assert r["notes"] == [f"note: pool kv evicted {shown} units after the warm-up, beyond the largest double: its "
-                          "evicted_units is inf (null in JSON)"]
+    assert r["notes"] == [f"note: pool kv evicted {shown(k)} units after the warm-up, beyond the largest double: "
+                          "its evicted_units is inf (null in JSON)"]
+    assert shown(564) == "6.33687e+309"
 
 
-# the same pools with three sessions: two admissions evict, a total within the doubles, the plain sum's double
+# the same pools with three sessions: two admissions evict, a total within the doubles
 SMALL = [
-    ("cap 1e308;", 2, 6e307 + 6e307),
-    ("cap 1e308; block 2e307; evict by (size);", 1, 2e307 + 6e307),
-    ("cap 1e308; block 3e307; evict by (0 - size);", 1, 3e307 + 3e307 + 3e307),
+    ("cap CAP;", 2, 6 + 6),
+    ("cap CAP; block B2; evict by (size);", 1, 2 + 6),
+    ("cap CAP; block B3; evict by (0 - size);", 1, 3 + 3 + 3),
 ]
 
 
-@pytest.mark.parametrize("pool,entries,units", SMALL, ids=[c[0] for c in SMALL])
-def test_units_evicted_within_the_doubles_are_the_plain_sum(pool, entries, units, monkeypatch):
+@pytest.mark.parametrize("pool,entries,k", SMALL, ids=[c[0] for c in SMALL])
+def test_units_evicted_within_the_doubles_are_the_plain_sum(pool, entries, k, monkeypatch):
     r = report(caching(pool, 3), monkeypatch)
     kv = r["pools"][0]
-    assert (kv["evicted_entries"], kv["evicted_units"]) == (entries, units)
+    assert (kv["evicted_entries"], kv["evicted_units"]) == (entries, float(k * U))
     assert r["notes"] == []
 
 
@@ -295,3 +313,104 @@ def test_requests_queued_behind_a_stalled_engine(monkeypatch):
     assert w.endswith("): 1 at a stage that will never complete them (session 0); 9 queued at reqs (sessions 1, 2, "
                       "3, 4, 5, …)")
     assert "at step stage E, whose budget cannot rise above 0 as jobs arrive" in w
+
+
+# --- a pool's counts at 2**53 and beyond -------------------------------------------------------------------
+
+TWO_HOLDS = """pool p { cap CAP; }
+stage d : delay;
+workload {
+  arrive batch(3);
+}
+session {
+  branch (serial == 0) {
+    hold p (A) {
+      observe a0 = now + 0 * serial;
+      run d (2);
+    }
+  } else {
+    branch (serial == 1) {
+      hold p (B) {
+        observe a1 = now + 0 * serial;
+        observe both = used(p);
+        run d (1);
+      }
+    } else {
+      run d (5);
+      observe after = used(p);
+      observe room = free(p);
+    }
+  }
+}
+run { horizon 100; }
+"""
+
+
+def two_holds(cap: str, a: str, b: str) -> str:
+    return TWO_HOLDS.replace("CAP", cap).replace("(A)", f"({a})").replace("(B)", f"({b})")
+
+
+def samples(src: str, monkeypatch) -> tuple[dict, dict]:
+    """The report and every observe's samples, on the default tier and the general engine (the same bytes);
+    the program takes the fast tier."""
+    from serq_sim import fast
+
+    prog = serq_frontend.compile(source=src, sets={}, defs={})
+    monkeypatch.setenv("SERQ_SIM_TIER", "")
+    assert fast.tier(prog) == "fast"
+    out = []
+    for tier in ("", "general"):
+        monkeypatch.setenv("SERQ_SIM_TIER", tier)
+        r = serq_sim.run(prog)
+        out.append((encode_json(r), {k: (list(o.times), list(o.values)) for k, o in r.observes.items()}))
+    assert out[0] == out[1]
+    return json.loads(out[1][0]), out[1][1]
+
+
+def test_a_hold_of_2_53_waits_beside_a_held_unit(monkeypatch):
+    # cap 2**53: s0 holds 1 over [0, 2]; s1's 2**53 fits only once s0 has released (1 + 2**53 > 2**53, a sum
+    # the doubles round to 2**53, which fitted: s1 was admitted at 0 and after it left `used` read 0 with s0's
+    # unit held). s1 is admitted at 2 and holds to 3; at 5 nothing is held.
+    r, o = samples(two_holds("9007199254740992", "1", "9007199254740992"), monkeypatch)
+    assert o["a0"] == ([0.0], [0.0]) and o["a1"] == ([2.0], [2.0])
+    assert o["both"][1] == [2.0**53] and o["after"][1] == [0.0] and o["room"][1] == [2.0**53]
+    p = r["pools"][0]
+    assert p["wait"] == 1.0  # (0 + 2) / 2
+    assert p["used"] == (1 * 2 + 2**53 * 1) / 100  # 1 over [0, 2], 2**53 over [2, 3], over the run's 100
+
+
+def test_two_holds_of_1e308_without_a_cap(monkeypatch):
+    # cap inf: s0 holds d = 1e308 over [0, 2], s1 another over [0, 1]. Both held, 2d is beyond the doubles:
+    # used(p) reads inf, the nearest double; once both left it is 0 (it stayed inf: inf - 1e308 is inf).
+    r, o = samples(two_holds("inf", "1e308", "1e308"), monkeypatch)
+    assert o["both"][1] == [math.inf] and o["after"][1] == [0.0] and o["room"][1] == [math.inf]
+    d = Fraction(1e308)
+    # 2d over [0, 1], d over [1, 2]: 3d over the run's 100, rounded once (the integral of 2d was inf)
+    assert r["pools"][0]["used"] == float(3 * d / 100)
+
+
+def test_amounts_with_fractions_are_counted_exactly_without_a_cap(monkeypatch):
+    # cap inf: 0.1 and 0.2 held and released leave nothing (as doubles, 0.1 + 0.2 - 0.2 - 0.1 is 2.8e-17)
+    r, o = samples(two_holds("inf", "0.1", "0.2"), monkeypatch)
+    assert o["both"][1] == [float(Fraction(0.1) + Fraction(0.2))] and o["after"][1] == [0.0]
+    # a pool with a cap below 2**53 counts as doubles, as before: the same holds leave the doubles' residue
+    r, o = samples(two_holds("10", "0.1", "0.2"), monkeypatch)
+    assert o["both"][1] == [0.1 + 0.2] and o["after"][1] == [0.1 + 0.2 - 0.2 - 0.1]
+    assert 0.1 + 0.2 - 0.2 - 0.1 != 0.0
+
+
+def test_the_exact_count():
+    from serq_sim.pools.exact import WIDE, Units, zero
+
+    assert type(zero(2.0**53 - 1)) is float and type(zero(WIDE)) is Units and type(zero(math.inf)) is Units
+    u = zero(math.inf)
+    u += 1.0
+    u += 2.0**53
+    assert float(u) == 2.0**53 and u > 2.0**53 and u != 2.0**53 and not u <= 2.0**53  # 2**53 + 1, exactly
+    u -= 2.0**53
+    assert u == 1.0 and type(u) is Units
+    assert u + math.inf == math.inf and type(u + math.inf) is float
+    big = zero(math.inf) + 1e308 + 1e308
+    assert float(big) == math.inf and big * 0.5 == 1e308 and type(big * 0.5) is float
+    assert big - 1e308 == 1e308 and float(big - 1e308 - 1e308) == 0.0
+    assert 2.0 - (zero(math.inf) + 0.5) == 1.5 and +(zero(math.inf) + 0.5) == 0.5

@@ -230,8 +230,8 @@ POOL_OBS = {
     "cachedin": "({v}.size if ({v} := {p}.own.get(s.serial)) is not None else 0.0)",
     "holders": "float(len({p}.holders))",
     "queued": "float(len({p}.front) + len({p}.queue))",
-    "used": "{p}.used",
-    "free": "({p}.cap - {p}.used - {p}.reserved)",  # Simulation.obs_free
+    "used": "(+{p}.used)",  # (plain floats: the nearest double of an exact count, pools/exact.py)
+    "free": "(+({p}.cap - {p}.used - {p}.reserved))",  # Simulation.obs_free
 }
 
 

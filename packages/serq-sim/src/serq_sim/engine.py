@@ -1292,14 +1292,14 @@ class Simulation:
         return st.work()
 
     def obs_used(self, p: Pool) -> float:
-        return p.used
+        return +p.used  # (a plain float: the nearest double of an exact count, pools/exact.py)
 
     def obs_free(self, p: Pool) -> float:
         """The room a new admission has (pools.admission.fits): the capacity less the units allocated and,
         under ``reserve held``, the live holds' unallocated reservations (``reserved``, 0 otherwise); cached
         units never block, so they are not subtracted (docs/language.md). pools/prepared.py's ``_POOL_OBS``
         writes the same expression out."""
-        return p.cap - p.used - p.reserved
+        return +(p.cap - p.used - p.reserved)
 
     def obs_cachedin(self, p: Pool, s) -> float:
         if s is None:

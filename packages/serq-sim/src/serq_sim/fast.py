@@ -70,6 +70,8 @@ from .compile import (
     state_dependent,
 )
 from .errors import SimError, StopRun, format_error, not_bookable, work_message
+from .pools.exact import WIDE
+from .pools.exact import zero as exact_zero
 from .pools.model import EPS, ThresholdQueue, WaitedQueue, refused_amount, waited_cuts, waited_last
 from .stages import TINY_SHARE
 from .stats import HUGE_SPAN, HUGE_UNITS, PER_HUGE, add_sample
@@ -518,11 +520,13 @@ class _Gen(Compiler):
             return f"float({self.pmember(r, rng)})"
         if e.name == "cachedin":
             return "0.0" if r.index is None else f"(0.0 if {self.pmember(r, rng)} == 0 else 0.0)"
+        wide = num(self.p.pools[g].cap) >= WIDE  # an exact count, read as a plain float (pools/exact.py)
         if e.name == "used":
-            v = lambda m: self.pv(g, "u", m)  # noqa: E731
+            v = lambda m: f"(+{self.pv(g, 'u', m)})" if wide else self.pv(g, "u", m)  # noqa: E731
         elif e.name == "free":
             # Simulation.obs_free less the reservations, which a fast pool never holds (no reserve held)
-            v = lambda m: f"({self.pcap(g)} - {self.pv(g, 'u', m)})"  # noqa: E731
+            v = lambda m: (f"(+({self.pcap(g)} - {self.pv(g, 'u', m)}))" if wide  # noqa: E731
+                           else f"({self.pcap(g)} - {self.pv(g, 'u', m)})")
         elif e.name == "holders":
             v = lambda m: f"float({self.pv(g, 'h', m)})"  # noqa: E731
         else:
@@ -1462,7 +1466,8 @@ class _Gen(Compiler):
         if p.pools and self.adm_lazy:
             a("    admd = False")
         for g, node in enumerate(p.pools):
-            fields = [("u", "0.0"), ("h", "0"), ("t", "0.0"), ("au", "0.0"), ("aq", "0.0"), ("ah", "0.0"),
+            # (a pool of cap 2**53 or more counts exactly, as the general engine's: pools/exact.py)
+            fields = [("u", "_G['_U0']" if num(node.cap) >= WIDE else "0.0"), ("h", "0"), ("t", "0.0"), ("au", "0.0"), ("aq", "0.0"), ("ah", "0.0"),
                       ("w", "0.0"), ("n", "0"), ("r", "0")]
             if self.pmode[g] == "static":
                 fields.append(("x", "False"))
@@ -1779,7 +1784,7 @@ def build(sim, progress: bool):
         "_closed_time_err": _closed_time_err, "_cpu": _time.process_time,
         "_workmsg": work_message, "_choosemsg": choose_message,
         "_nan": math.nan, "SimError": SimError, "format_error": format_error, "capacity_message": capacity_message,
-        "share_message": share_message,
+        "share_message": share_message, "_U0": exact_zero(math.inf),
         "_psrebase": ps_rebase, "_spinmsg": spin_message,
         "gap_problem": gap_problem,
         "source": source, "_tick": _tick, "StopRun": StopRun, "_spawn_tick": sim.spawn_tick,

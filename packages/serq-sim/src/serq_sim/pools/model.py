@@ -20,6 +20,7 @@ from sortedcontainers import SortedKeyList
 from ..compile import num
 from ..session import SLOT_CACHED, SLOT_COMPUTED
 from ..stats import HUGE_SPAN, HUGE_UNITS, PER_HUGE, add_sample
+from .exact import zero
 
 EPS = 1e-9
 INF = math.inf
@@ -565,9 +566,9 @@ class Pool:
         self.span_lim = HUGE_SPAN if self.cap < HUGE_UNITS else 0.0
         self.block = float(node.block) if node.block else None
         self.reserve_held = node.reserve_held
-        self.used = 0.0
-        self.cached = 0.0
-        self.reserved = 0.0
+        #: the units in use, cached and reserved: exact counts (.exact.Units) on a pool whose cap is 2**53
+        #: or more, where the doubles stop holding every whole number
+        self.used = self.cached = self.reserved = zero(self.cap)
         self.holders: dict[Slot, None] = {}
         self.own: dict[int, Entry] = {}
         self.dead: dict[int, Entry] = {}
