@@ -104,7 +104,7 @@ def build(sim, reg, trace_path) -> None:
         if not first_party(factory):  # a third party's kind: held to the contract (serq_sim.guards)
             plugins = True
             for m in range(node.size):
-                check_stage(sim.stages[sim.stage_base[f] + m], reg.stage_kinds, name, node)
+                check_stage(sim, sim.stages[sim.stage_base[f] + m], reg.stage_kinds, name, node, m)
     # admit via and memory, member for member
     for f, node in enumerate(p.pools):
         if node.admit_via is not None:

@@ -7,7 +7,8 @@ cost of a test per call of the plugin's code, paid only by the runs that use it:
 
 * a factory returns an object of the contract's class (:class:`~serq_sim.stages.StageKind`,
   :class:`~serq_sim.policies.EvictionOrder`, :class:`~serq_sim.policies.PreemptionPolicy`), and a
-  preemption policy's ``requeue`` is ``"head"`` or ``"tail"``;
+  preemption policy's ``requeue`` is ``"head"`` or ``"tail"``; a third party's factory returns a new object
+  for every stage or pool member of the run (not one it built for another member, or for another run);
 * an eviction order's ``key(entry)`` is a tuple of numbers, and its ``pick(pool)`` (its own or inherited) an
   entry cached in that pool now (``None`` only when the pool caches nothing, in no entry and by its count of
   cached units: an order that took entries out of ``pool.own`` left units no eviction can free): a stale
@@ -15,6 +16,7 @@ cost of a test per call of the plugin's code, paid only by the runs that use it:
   nothing for ever);
 * a preemption policy's ``victim(pool, grower)`` is ``None``, the grower, or one of the candidates
   ``sim.preempt_candidates(pool)``, and its ``requeue`` still ``"head"`` or ``"tail"`` when it preempts;
+  its ``self_stop`` is ``True`` or ``False`` when the simulation is built;
 * a share policy returns one rate per flow, each a number at least 0 (``inf`` allowed, NaN not): a list, a
   tuple or a one-dimensional numpy array, its numbers taken as Python floats; the rates of the flows at a
   stage add up to no more than its capacity;
@@ -26,6 +28,7 @@ cost of a test per call of the plugin's code, paid only by the runs that use it:
   ``sim.job_done(stage, job)`` is given its session's current run (not a job completed already, or one
   that left the stage), at the stage it arrived at, with a ``job.started`` (when the kind set one) from the
   job's arrival to now;
+* a stage kind's ``attach(job)`` sets ``job.stage`` to the stage (unless it completed the job at once);
 * a stage kind's count ``present`` is not below 0 where it is integrated (``acc()``).
 
 What breaks a rule is a :class:`serq.errors.PluginError` naming the plugin (its entry point and
@@ -151,12 +154,28 @@ def _judge_methods(obj: Any, methods: tuple[tuple[str, str], ...]) -> str | None
     return None
 
 
-def check_stage(stage: Any, registry: Any, name: str, node: Any) -> None:
+def check_stage(sim: Any, stage: Any, registry: Any, name: str, node: Any, member: int) -> None:
+    """Member ``member`` of stage ``node``, as a third party's factory built it for ``sim``."""
     from .stages import StageKind
 
+    label = node.name if node.size == 1 else f"{node.name}[{member}]"
     if not isinstance(stage, StageKind):
-        raise failure(registry, name, f"builds stage {node.name} wrongly",
+        raise failure(registry, name, f"builds stage {label} wrongly",
                       f"its factory returned {_shown(stage)}, not a serq_sim.stages.StageKind")
+    built = _noted(sim).built
+    key = ("stage", id(stage))
+    if key in built:
+        # one object for two stages: the engine counted both stages' jobs, time averages and completions in
+        # it, and reported the sum under the first stage's name twice
+        raise failure(registry, name, f"builds stage {label} wrongly",
+                      f"its factory returned the object it built for {built[key]}: a factory "
+                      "builds a new StageKind for every member of every stage of its kind")
+    if getattr(stage, "sim", sim) is not sim:
+        # an object of another run (a factory that caches what it built): its clock and events are that run's
+        raise failure(registry, name, f"builds stage {label} wrongly",
+                      "its factory returned an object built for another simulation: a factory builds a new "
+                      "StageKind for every member of every stage of its kind, in every run")
+    built[key] = f"stage {label}"
     if not first_party(type(stage)):
         why = _methods_problem(stage, _STAGE_METHODS + (_START_METHODS if stage.wants_start else ()))
         if why is not None:
@@ -196,7 +215,7 @@ def _guard_observables(stage: Any, registry: Any, name: str, node: Any) -> None:
         except AttributeError:  # a kind whose instances take no attribute (__slots__): left unchecked
             return
     _guard_present(stage, registry, name, label)
-    _guard_jobs(stage)
+    _guard_jobs(stage, registry, name, label)
 
 
 def _guard_present(stage: Any, registry: Any, name: str, label: str) -> None:
@@ -217,9 +236,12 @@ def _guard_present(stage: Any, registry: Any, name: str, label: str) -> None:
     stage.acc = checked_acc
 
 
-def _guard_jobs(stage: Any) -> None:
+def _guard_jobs(stage: Any, registry: Any, name: str, label: str) -> None:
     """The jobs a third party's stage holds, noted as they arrive (``attach``) and leave (``detach``), so
-    that ``sim.job_done`` knows the stage a job is at (:func:`guard_engine`)."""
+    that ``sim.job_done`` knows the stage a job is at (:func:`guard_engine`); and ``attach(job)`` held to
+    setting ``job.stage = self`` (unless it completed the job at once): the engine detaches a preempted or
+    ended session's job through ``job.stage``, so a job left without it stayed in the stage's queue and its
+    count ``present`` for the rest of the run, or was completed after its session had moved on."""
     attach = stage.attach
     detach = stage.detach
     noted = _noted(stage.sim)
@@ -227,8 +249,16 @@ def _guard_jobs(stage: Any) -> None:
     held = noted.jobs
 
     def noted_attach(job):
-        held[id(job)] = (job, stage)
-        return attach(job)
+        key = id(job)
+        held[key] = (job, stage)
+        result = attach(job)
+        if job.stage is not stage and key in held:
+            where = "None" if job.stage is None else f"stage {_stage_label(job.stage)}"
+            raise failure(registry, name, f"failed in its stage {label}",
+                          f"attach(job) left job.stage {where}, not the stage itself: a kind sets job.stage = "
+                          "self in attach (the engine detaches a preempted or ended session's job through it)",
+                          stage.sim)
+        return result
 
     def noted_detach(job):
         held.pop(id(job), None)
@@ -248,6 +278,18 @@ def check_policy(policy: Any, registry: Any, name: str, pool: Any, what: str) ->
         raise failure(registry, name, f"builds the {what} of pool {pool.name} wrongly",
                       f"its factory returned {_shown(policy)}, not a serq_sim.policies.{cls.__name__}")
     if not first_party(type(policy)):
+        built = _noted(pool.sim).built
+        label = f"pool {pool.name}" if pool.node.size == 1 else f"pool {pool.name}[{pool.index}]"
+        key = (what, id(policy))
+        if key in built:  # one order's sorted entries, or one policy's pool, for two pools
+            raise failure(registry, name, f"builds the {what} of {label} wrongly",
+                          f"its factory returned the object it built for {built[key]}: a factory builds a "
+                          f"new {cls.__name__} for every member of every pool that names it")
+        if getattr(policy, "sim", pool.sim) is not pool.sim:
+            raise failure(registry, name, f"builds the {what} of {label} wrongly",
+                          "its factory returned an object built for another simulation: a factory builds a new "
+                          f"{cls.__name__} for every member of every pool that names it, in every run")
+        built[key] = label
         why = _methods_problem(policy, _PREEMPTION_METHODS if cls is PreemptionPolicy else _EVICTION_METHODS)
         if why is not None:
             raise failure(registry, name, f"builds the {what} of pool {pool.name} wrongly", why)
@@ -255,6 +297,10 @@ def check_policy(policy: Any, registry: Any, name: str, pool: Any, what: str) ->
         if policy.requeue not in ("head", "tail"):
             raise failure(registry, name, f"builds the {what} of pool {pool.name} wrongly",
                           f"requeue is {_shown(policy.requeue)}, not 'head' or 'tail'")
+        if not first_party(type(policy)) and type(policy.self_stop) is not bool:
+            # read as a truth value where a grower preempts itself on a step stage: "no" or 0.5 would stop
+            raise failure(registry, name, f"builds the {what} of pool {pool.name} wrongly",
+                          f"self_stop is {_shown(policy.self_stop)}, not True or False")
         if not first_party(type(policy).victim):
             _guard_victim(policy, registry, name)
     else:
@@ -421,11 +467,15 @@ _NOWHERE = object()
 
 
 class _Noted:
-    """A run's third-party stages and the jobs each holds now, ``id(job) -> (job, stage)``."""
+    """A run's third-party stages and the jobs each holds now, ``id(job) -> (job, stage)``, and the stages
+    its third parties' factories built."""
 
     def __init__(self) -> None:
         self.stages: set[Any] = set()
         self.jobs: dict[int, tuple[Any, Any]] = {}
+        #: what the third parties' factories built for the run, ``(what, id(object)) -> label``: its stages
+        #: (check_stage), eviction orders and preemption policies (check_policy)
+        self.built: dict[tuple[str, int], str] = {}
 
 
 def _noted(sim: Any) -> _Noted:

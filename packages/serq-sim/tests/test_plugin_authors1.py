@@ -1,0 +1,326 @@
+"""What a third party's stage kind or policy, written from docs/hooks.md and installed as a wheel leaves it (a
+``*.dist-info`` with its ``entry_points.txt`` in a folder on ``sys.path``), may get wrong that the engine took
+as it was: an ``attach(job)`` that leaves ``job.stage`` unset (the engine detaches a preempted session's
+job through it, so the job stayed in the stage), a factory that returns one object for two stage or pool
+members, or one built for an earlier run (the report counted two stages' jobs in one and listed it under
+one name twice), a preemption policy whose ``self_stop`` is no truth value. Each is one message naming the
+plugin (serq_sim.guards)."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+import serq_frontend
+import serq_sim
+from serq.errors import PluginError
+from serq.plugins import get_plugin_manager
+
+pytestmark = pytest.mark.timeout(60)
+
+HINT = "(run without it: SERQ_DISABLED_PLUGINS=acme, or uninstall serq-acme)"
+
+KIND = '''from serq import hookimpl
+from serq_sim.stages import StageKind
+
+
+class Kind(StageKind):
+    """An infinite server: every job is served at once, for its work."""
+
+    def attach(self, job):
+        self.acc()
+        self.present += 1
+        job.stage = self
+        job.started = self.sim.now
+        self.sim.at(self.sim.now + job.work, self._done, job)
+
+    def _done(self, job):
+        if job.stage is not self:
+            return
+        self.acc()
+        self.present -= 1
+        job.stage = None
+        self.sim.job_done(self, job)
+
+    def detach(self, job):
+        self.acc()
+        self.present -= 1
+        job.stage = None
+'''
+
+
+def _install(site, source: str) -> None:
+    info = site / "serq_acme-0.3.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: serq-acme\nVersion: 0.3.0\n")
+    (info / "entry_points.txt").write_text("[serq]\nacme = acme1_sim\n")
+    (site / "acme1_sim.py").write_text(source)
+
+
+@pytest.fixture
+def install(tmp_path, monkeypatch):
+    """Install the plugin module ``source`` as serq-acme's entry point ``acme``; a plugin manager of it."""
+    monkeypatch.syspath_prepend(str(tmp_path))
+    before = set(sys.modules)
+
+    def installed(source: str):
+        _install(tmp_path, source)
+        return get_plugin_manager()
+
+    yield installed
+    for name in set(sys.modules) - before:
+        if name.startswith("acme1_"):
+            del sys.modules[name]
+
+
+def _run(pm, source: str):
+    return serq_sim.run(serq_frontend.compile(source=source, pm=pm), pm=pm, seed=1)
+
+
+def _failure(pm, source: str) -> list[str]:
+    with pytest.raises(PluginError) as e:
+        _run(pm, source)
+    return str(e.value).splitlines()
+
+
+REGISTER = '''
+
+@hookimpl
+def serq_sim_register_stage_kinds(register):
+    register("k", {factory})
+'''
+
+PREEMPTED = """
+pool a { cap 4; preempt lifo; }
+stage s : @k;
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  set t0 = now;
+  branch (serial == 0) {
+    hold a (2) { run s (3); grow a (2); run d (1); }
+    observe r0 = now - t0;
+  } else {
+    run d (1);
+    hold a (2) { run s (5); }
+    observe r1 = now - t0;
+  }
+}
+run { horizon 100; }
+"""
+
+
+def test_the_kind_runs_as_fifo_with_a_server_per_job(install):
+    """Session 0 holds 2 from 0 and runs 3 on s; session 1 holds 2 from 1 and runs 5. At 3 session 0 grows
+    by 2: 6 > 4, and lifo preempts session 1 (admitted last), whose job leaves s (detach); it is admitted
+    again when session 0 ends its hold at 4 and runs its 5 anew: r0 = 4, r1 = 4 + 5 = 9, as under fifo(2)."""
+    pm = install(KIND + REGISTER.format(factory="Kind"))
+    for program in (PREEMPTED, PREEMPTED.replace("@k", "fifo(2)")):
+        report = _run(pm, program)
+        assert {k: o.mean for k, o in report.result.observes.items()} == {"r0": 4.0, "r1": 9.0}
+
+
+def test_an_attach_that_leaves_job_stage_unset_is_named(install):
+    """Before, the run went on: its events, which check job.stage is self as the contract asks, completed
+    nothing, and the run ended with the warning that 2 sessions wait for ever at a stage that will never
+    complete them. (A kind that completes without that check had the job of session 1, preempted at 3 and
+    never detached, since the engine reaches a job's stage through job.stage, refused at its completion as a
+    job that had left, which pointed at the completion rather than the attach.)"""
+    source = KIND.replace("        job.stage = self\n", "", 1) + REGISTER.format(factory="Kind")
+    assert _failure(install(source), PREEMPTED) == [
+        "error: plugin 'acme' (from serq-acme 0.3.0) failed in its stage s: attach(job) left job.stage None, "
+        "not the stage itself: a kind sets job.stage = self in attach (the engine detaches a preempted or ended "
+        "session's job through it) (at t=0)", HINT]
+
+
+def test_an_attach_that_completes_the_job_at_once_is_no_fault(install):
+    """A job of no time: completed in attach (job_done), its stage left None. Both sessions end at 0."""
+    source = KIND + '''
+
+class AtOnce(Kind):
+    def attach(self, job):
+        job.started = self.sim.now
+        self.sim.job_done(self, job)
+''' + REGISTER.format(factory="AtOnce")
+    report = _run(install(source), "stage s : @k;\nworkload { arrive batch(2); }\n"
+                                   "session { set t0 = now; run s (3); observe r = now - t0; }\n"
+                                   "run { horizon 10; }\n")
+    assert (report.result.observes["r"].count, report.result.observes["r"].mean) == (2, 0.0)
+    assert report.result.stages[0].completions == 2
+
+
+FAMILY = """
+stage s[2] : @k;
+workload { arrive batch(4); }
+session { set t0 = now; run s[serial % 2] (1 + serial); observe r = now - t0; }
+run { horizon 100; }
+"""
+
+
+def test_one_object_for_two_members_is_named(install):
+    """Before, the run went on: the report listed s[0] twice, each with the 4 completions of both members."""
+    source = KIND + '''
+
+made = {}
+
+
+def factory(sim, node, member, flat):
+    if node.name not in made:
+        made[node.name] = Kind(sim, node, member, flat)
+    return made[node.name]
+''' + REGISTER.format(factory="factory")
+    assert _failure(install(source), FAMILY) == [
+        "error: plugin 'acme' (from serq-acme 0.3.0) builds stage s[1] wrongly: its factory returned the object "
+        "it built for stage s[0]: a factory builds a new StageKind for every member of every stage of its kind",
+        HINT]
+
+
+def test_an_object_of_an_earlier_run_is_named(install):
+    source = KIND + '''
+
+made = {}
+
+
+def factory(sim, node, member, flat):
+    key = (node.name, member)
+    if key not in made:
+        made[key] = Kind(sim, node, member, flat)
+    return made[key]
+''' + REGISTER.format(factory="factory")
+    pm = install(source)
+    first = _run(pm, FAMILY)
+    assert [s.completions for s in first.result.stages] == [2, 2]
+    assert _failure(pm, FAMILY) == [
+        "error: plugin 'acme' (from serq-acme 0.3.0) builds stage s[0] wrongly: its factory returned an object "
+        "built for another simulation: a factory builds a new StageKind for every member of every stage of its "
+        "kind, in every run", HINT]
+
+
+ORDER = '''from serq import hookimpl
+from serq_sim.policies import EvictionOrder
+
+
+class MostRecent(EvictionOrder):
+    fixed_key = True
+    needs_snapshot = False
+
+    def key(self, entry):
+        return (-entry.seq,)
+
+
+one = []
+
+
+def factory(sim, pool, node):
+    if not one:
+        one.append(MostRecent(sim, pool, node))
+    return one[0]
+
+
+@hookimpl
+def serq_sim_register_eviction_orders(register):
+    register("mru", factory)
+'''
+
+
+def test_one_eviction_order_for_two_pool_members_is_named(install):
+    """Before, the order kept both pools' entries in one sorted list, and p[1]'s eviction at 5 was refused
+    as picking an entry not cached there, which did not say why."""
+    program = """
+pool p[2] { cap 16; evict @mru; }
+stage d : delay;
+workload { arrive batch(6); }
+session {
+  set m = serial % 2;
+  branch (serial < 4) {
+    run d (serial);
+    hold p[m] (8) { run d (1); } cache (8);
+  } else {
+    run d (5);
+    hold p[m] (16) { run d (1); }
+  }
+}
+run { horizon 100; }
+"""
+    assert _failure(install(ORDER), program) == [
+        "error: plugin 'acme' (from serq-acme 0.3.0) builds the eviction order of pool p[1] wrongly: its factory "
+        "returned the object it built for pool p[0]: a factory builds a new EvictionOrder for every member of "
+        "every pool that names it", HINT]
+
+
+POLICY = '''from serq import hookimpl
+from serq_sim.policies import PreemptionPolicy
+
+
+class Last(PreemptionPolicy):
+    requeue = "tail"
+    self_stop = {value}
+
+    def victim(self, pool, grower):
+        candidates = self.sim.preempt_candidates(pool)
+        return candidates[-1][0] if candidates else None
+
+
+@hookimpl
+def serq_sim_register_preemption_policies(register):
+    register("last", Last)
+'''
+
+GROW = """
+pool a { cap 4; preempt @last; }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  set t0 = now;
+  branch (serial == 0) {
+    hold a (2) { run d (3); grow a (2); run d (1); }
+    observe r0 = now - t0;
+  } else {
+    run d (1);
+    hold a (2) { run d (5); }
+    observe r1 = now - t0;
+  }
+}
+run { horizon 100; }
+"""
+
+
+@pytest.mark.parametrize(("value", "shown"), [("'sometimes'", "'sometimes'"), ("0", "0"), ("None", "None")])
+def test_a_self_stop_that_is_no_truth_value_is_named(install, value, shown):
+    """self_stop is read as a truth value where a grower on a step stage preempts itself: 'sometimes' (or
+    'no') stopped the serving as True does, without a word."""
+    assert _failure(install(POLICY.format(value=value)), GROW) == [
+        "error: plugin 'acme' (from serq-acme 0.3.0) builds the preemption policy of pool a wrongly: self_stop is "
+        f"{shown}, not True or False", HINT]
+
+
+def test_a_self_stop_of_false_is_taken(install):
+    """The same preemption as lifo's (the last admitted, session 1, at 3): r0 = 4, r1 = 4 + 5."""
+    report = _run(install(POLICY.format(value="False")), GROW)
+    assert {k: o.mean for k, o in report.result.observes.items()} == {"r0": 4.0, "r1": 9.0}
+
+
+SPY = '''from serq import hookimpl
+
+calls = []
+
+
+def spy(flows, caps):
+    calls.append(([list(f) for f in flows], list(caps)))
+    return [min(caps[k] for k in f) / len(flows) for f in flows]
+
+
+@hookimpl
+def serq_sim_register_share_policies(register):
+    register("spy", spy)
+'''
+
+
+def test_a_share_policy_numbers_the_stages_of_its_call(install):
+    """docs/hooks.md: the stage numbers are the call's own, the flows' stages in the order they name them,
+    and caps has theirs alone; not the program's order (d, f[0], f[1], a, b[0], b[1])."""
+    pm = install(SPY)
+    _run(pm, "stage d : delay;\nstage f[2] : fifo;\nstage a : ps(0.5);\nstage b[2] : ps(2);\nshare spy;\n"
+             "workload { arrive batch(1); }\nsession { run b[1], a (1); }\nrun { horizon 100; }\n")
+    calls = sys.modules["acme1_sim"].calls
+    assert calls[0] == ([[0, 1]], [2.0, 0.5])
