@@ -324,3 +324,28 @@ def test_a_share_policy_numbers_the_stages_of_its_call(install):
              "workload { arrive batch(1); }\nsession { run b[1], a (1); }\nrun { horizon 100; }\n")
     calls = sys.modules["acme1_sim"].calls
     assert calls[0] == ([[0, 1]], [2.0, 0.5])
+
+
+def test_a_refusal_of_the_programs_arguments_is_put_at_its_declaration(install, tmp_path):
+    """docs/hooks.md: a plugin refusing its arguments raises SimError naming the stage; the message was
+    ``error: stage s: …`` alone, where every other mistake in a program is at its line and column."""
+    source = KIND + '''
+
+class Strict(Kind):
+    def __init__(self, sim, node, member, flat):
+        super().__init__(sim, node, member, flat)
+        if node.kind.params != [1.0]:
+            from serq_sim import SimError
+
+            raise SimError(f"stage {node.name}: @k takes 1, not {node.kind.params!r}")
+''' + REGISTER.format(factory="Strict")
+    pm = install(source)
+    program = tmp_path / "strict.sq"
+    program.write_text("stage d : delay;\nstage s : @k(2);\nworkload { arrive batch(1); }\n"
+                       "session { run s (1); }\nrun { horizon 10; }\n")
+    with pytest.raises(serq_sim.SimError) as e:
+        serq_sim.run(serq_frontend.compile(program, pm=pm), pm=pm)
+    assert str(e.value).splitlines() == [f"{program}:2:1: error: stage s: @k takes 1, not [2.0]",
+                                         "  stage s : @k(2);", "  ^"]
+    program.write_text(program.read_text().replace("@k(2)", "@k(1)"))
+    assert serq_sim.run(serq_frontend.compile(program, pm=pm), pm=pm).result.stages[1].completions == 1

@@ -100,7 +100,8 @@ def build(sim, reg, trace_path) -> None:
         name = node.kind.name if isinstance(node.kind, N.Extension) else type(node.kind).__name__
         for m in range(node.size):
             flat = sim.stage_base[f] + m
-            sim.stages[flat] = build_with(reg.stage_kinds, name, f"stage {node.name}", factory, sim, node, m, flat)
+            sim.stages[flat] = build_with(reg.stage_kinds, name, f"stage {node.name}", factory, sim, node, m, flat,
+                                          span=node.span)
         if not first_party(factory):  # a third party's kind: held to the contract (serq_sim.guards)
             plugins = True
             for m in range(node.size):
@@ -348,7 +349,8 @@ def pool_policy(sim, registry, pool: Pool, node, what: str, reg=None):
                                     f"`{source_word(name, isinstance(node, N.Extension))}` (registered: "
                                     f"{_words(registry)}){own_absent(reg, isinstance(node, N.Extension))}",
                                     sim.source))
-    made = build_with(registry, name, f"the {what} of pool {pool.name}", registry[name], sim, pool, node)
+    made = build_with(registry, name, f"the {what} of pool {pool.name}", registry[name], sim, pool, node,
+                      span=getattr(node, "span", None) or pool.node.span)
     return check_policy(made, registry, name, pool, what)
 
 

@@ -89,18 +89,26 @@ def _registered_by_third_party(registry: Any, name: str) -> bool:
     return not (isinstance(mod, str) and mod.partition(".")[0] in FIRST_PARTY_PACKAGES)
 
 
-def build_with(registry: Any, name: str, what: str, factory: Any, *args: Any) -> Any:
+def build_with(registry: Any, name: str, what: str, factory: Any, *args: Any, span: Any = None) -> Any:
     """``factory(*args)``, the factory ``registry`` has for ``name``, building ``what`` (``stage svc``, ``the
-    eviction order of pool p``). A factory of serQ's own that a third party registered under its own name
-    (``register("myfifo", FifoStage)``, an alias of a built-in kind) and that fails on the plugin's node
-    (an ``Extension``, whose ``params`` are not the built-in node's fields) is the plugin's failure, named:
-    no frame of the plugin's is on the traceback, so :func:`serq.plugins.plugin_failure` found none to
-    name, and the run ended in serQ's ``AttributeError: 'Extension' object has no attribute 'servers'``."""
+    eviction order of pool p``) declared at ``span``. A factory of serQ's own that a third party registered
+    under its own name (``register("myfifo", FifoStage)``, an alias of a built-in kind) and that fails on the
+    plugin's node (an ``Extension``, whose ``params`` are not the built-in node's fields) is the plugin's
+    failure, named: no frame of the plugin's is on the traceback, so :func:`serq.plugins.plugin_failure`
+    found none to name, and the run ended in serQ's ``AttributeError: 'Extension' object has no attribute
+    'servers'``. A third party's refusal of the program's arguments, a ``SimError`` whose message is not
+    located (``SimError("stage s: @k takes …")``, as docs/hooks.md has it), is put at ``span``, the
+    declaration whose arguments it refuses, as serQ's own messages are: it was ``error: stage s: …`` alone."""
     try:
         return factory(*args)
     except Exception as e:
-        if getattr(type(e), "serq_user_error", False) or not first_party(factory) \
-                or not _registered_by_third_party(registry, name):
+        if getattr(type(e), "serq_user_error", False):
+            if not first_party(factory) and not _located(str(e)):
+                from .errors import SimError, format_error
+
+                raise SimError(format_error(span, None, None, str(e), getattr(args[0], "source", None))) from e
+            raise
+        if not first_party(factory) or not _registered_by_third_party(registry, name):
             raise
         tb = e.__traceback__
         while tb.tb_next is not None:
@@ -110,6 +118,13 @@ def build_with(registry: Any, name: str, what: str, factory: Any, *args: Any) ->
             name, f"builds {what} wrongly",
             f"it registered serQ's {factory.__module__}.{qual} for {name!r}, which cannot build it: "
             f"{type(e).__name__}: {e} at {tb.tb_frame.f_code.co_filename}:{tb.tb_lineno}")) from e
+
+
+def _located(message: str) -> bool:
+    """Whether a user error's message says where already (``FILE:LINE:COL: error: …``, ``FILE: error: …``, or
+    ``error: …`` of serQ's own making)."""
+    first = message.partition("\n")[0]
+    return first.startswith("error: ") or ": error: " in first
 
 
 #: the methods of the contracts the engine calls, as it calls them (the number of arguments after ``self``)
