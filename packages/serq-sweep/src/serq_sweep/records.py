@@ -177,12 +177,29 @@ class _NotWhole(ValueError):
 
 
 def _arrays(cols: Mapping[str, Sequence]) -> dict[str, Any]:
+    """One record table of a run as the journal keeps it (column -> a list of numbers) as arrays, held to
+    what a run gives (:func:`journal_line`): every column a list of numbers (integers within int64), all of
+    one length, ``session``, ``turn`` and ``time`` among them; a ValueError otherwise. A list of lists, of
+    text or of nulls, or an integer beyond int64, was a traceback where the records table was written, and
+    columns of different lengths were written out of line with each other (the rows of every later run
+    shifted), silently, as was a table of no columns (the run's records lost)."""
     import numpy as np
 
+    if not isinstance(cols, Mapping):
+        raise ValueError("a record table is an object of columns")
+    missing = [c for c in OWN_DTYPES if c not in cols]
+    if missing:
+        raise ValueError(f"no column {missing[0]}")
     out = {}
     for c, v in cols.items():
-        a = np.asarray(v)
-        out[c] = a if a.size else np.zeros(0)
+        if not (isinstance(v, list) and all(type(x) in (int, float) for x in v)):
+            raise ValueError(f"column {c}: not a list of numbers")
+        if any(type(x) is int and not -2**63 <= x < 2**63 for x in v):
+            raise ValueError(f"column {c}: an integer beyond int64")
+        floats = any(type(x) is float for x in v)
+        out[c] = np.array(v, dtype=np.float64 if floats or not v else np.int64)
+    if len({len(a) for a in out.values()}) > 1:
+        raise ValueError("columns of different lengths")
     return _own_dtypes(out)
 
 
@@ -293,8 +310,9 @@ def load(path: str, plan: Any) -> dict[str, Run]:
     for key, r in journal_entries(journal_path(path), wanted, {"tables": lambda v: isinstance(v, dict)}):
         try:
             runs[key] = {n: _arrays(cols) for n, cols in r["tables"].items()}
-        except (AttributeError, TypeError, ValueError, KeyError):
-            raise UserError(f"{journal_path(path)}: the records of run {key} are not a sweep's; remove the "
+        except (AttributeError, TypeError, ValueError, KeyError) as e:
+            why = f" ({e})" if isinstance(e, ValueError) else ""
+            raise UserError(f"{journal_path(path)}: the records of run {key} are not a sweep's{why}; remove the "
                             "file or give --fresh") from None
     return runs
 
