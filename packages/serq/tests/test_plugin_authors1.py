@@ -458,3 +458,41 @@ def test_a_wrapper_that_is_no_generator_is_put_at_its_definition(site):
     first = str(e.value).splitlines()[0]
     assert first.endswith("Declared as wrapper=True or hookwrapper=True but function is not a generator function "
                           f"at {site / 'acme1_wrapper.py'}:4"), first
+
+
+TELLS = '''import click
+from serq import hookimpl
+from serq.errors import UserError
+
+
+@click.command("tell")
+@click.argument("n", type=int)
+def tell(n):
+    """Tell the user of a mistake, in each way a command may."""
+    if n == 1:
+        raise UserError("in.acme:3:1: error: not an acme program")
+    if n == 2:
+        raise click.BadParameter("takes 0 to 4", param_hint="N")
+    if n == 3:
+        raise click.ClickException("acme cannot do that")
+    click.echo("told")
+
+
+@hookimpl
+def serq_register_commands(register):
+    register(tell)
+'''
+
+
+@pytest.mark.parametrize(("n", "status", "stderr"), [
+    ("0", 0, []),
+    ("1", 1, ["in.acme:3:1: error: not an acme program"]),
+    ("2", 2, ["error: invalid value for N: takes 0 to 4 (see 'serq tell --help')"]),
+    # click's show() wrote "Error: acme cannot do that", the one message of serq's not in its form
+    ("3", 1, ["error: acme cannot do that"]),
+])
+def test_a_command_tells_its_users_mistake_as_serqs_own_do(site, n, status, stderr):
+    _install(site, "serq-acme-tell", "tell", "acme1_tell", TELLS)
+    r = run_serq("tell", n, env={"PYTHONPATH": str(site)})
+    assert (r.returncode, r.stderr.splitlines()) == (status, stderr), r
+    assert r.stdout == ("told\n" if n == "0" else "")

@@ -734,8 +734,10 @@ def _main(argv: list[str] | None) -> int:
             click.echo("aborted", err=True)
             code = 130
     except click.ClickException as e:
-        e.show()
-        code = 1
+        # a command's own (a plugin's `raise click.ClickException("…")`, click's FileError): one line in
+        # serQ's form, `error: …`, where click's show() wrote `Error: …`; its exit code, 1 unless it says
+        click.echo(printable_lines(f"error: {e.format_message()}"), err=True)
+        code = e.exit_code
     except StdoutError as e:
         code = _output_failed(e)
     except MemoryError as e:  # the machine's limit, not a bug: one line (a run stops with its report if it can)
