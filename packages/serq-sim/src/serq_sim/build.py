@@ -215,8 +215,9 @@ def build(sim, reg, trace_path) -> None:
     sim.turn_fn = sim.compiler.plain_fn(wl.turn, "turn") if wl.turn else None
     sim.trace = None
     if trace_path is not None and wl.trace is None:  # a replacement with nothing to replace: not ignored
-        raise SimError(format_error(None, None, None, f"--trace {trace_path}: the program's workload reads no "
-                                    "trace (no `trace \"FILE\"` clause) for it to replace", sim.source))
+        from .trace import nothing_to_replace
+
+        raise nothing_to_replace(trace_path, sim.source)
     if wl.trace is not None:
         from .trace import load_trace, resolve_trace, trace_outside
 

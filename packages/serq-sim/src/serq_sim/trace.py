@@ -135,6 +135,15 @@ def resolve_trace(path: str, source: str | None) -> str:
     return path or "."
 
 
+def nothing_to_replace(trace: str, source: str | None) -> SimError:
+    """The error of a ``--trace`` FILE (``serq_sim.run(trace=…)``, ``serq sweep --trace``, ``serq compare
+    --trace``) given to a program whose workload reads no trace: a replacement with nothing to replace is
+    refused, not ignored. ``source`` the program's file. The one message of every command that takes
+    ``--trace``."""
+    return SimError(format_error(None, None, None, f"--trace {trace}: the program's workload reads no trace (no "
+                                 "`trace \"FILE\"` clause) for it to replace", source))
+
+
 def trace_beside(program, file: str, trace: str | None = None) -> str | None:
     """Why the run of ``program``, read from ``file`` (the file the user named: a ``.sq`` program or an IR
     file), may not read the trace its workload names, or None when it may (or ``trace``, a ``--trace``

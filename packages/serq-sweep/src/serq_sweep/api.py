@@ -222,7 +222,8 @@ def sweep(program: str | os.PathLike | Sequence[str | os.PathLike], *, sets: Map
           arrivals: int | None = None, workers: int | None = None, dask: Any = None,
           out: str | os.PathLike | None = None, fresh: bool = False, progress: bool | None = None,
           max_wall: float | None = None, max_events: int | None = None, max_samples: int | None = None,
-          records: bool | str | os.PathLike = False, pm: Any = None, slo: Mapping[str, float] | None = None) -> Any:
+          records: bool | str | os.PathLike = False, pm: Any = None, slo: Mapping[str, float] | None = None,
+          trace: str | os.PathLike | Sequence[str | os.PathLike] | None = None) -> Any:
     """Run a sweep and return its table as a pandas DataFrame (one row per point and seed; see
     :mod:`serq_sweep.core`).
 
@@ -232,7 +233,9 @@ def sweep(program: str | os.PathLike | Sequence[str | os.PathLike], *, sets: Map
     ``seeds``: a list of seeds or ``"1..20"``. ``horizon``, ``warmup``, ``arrivals`` override the run block;
     ``max_wall``, ``max_events``, ``max_samples`` bound each run (a bounded run's row has status
     ``partial``). ``slo``: seconds by request metric (``{"ttft": 1, "tpot": 0.05}``, ``serq run --slo``'s),
-    for the figure ``requests.goodput`` of every run. ``workers``: local processes (default every core; 0
+    for the figure ``requests.goodput`` of every run. ``trace``: a trace file, or a list of them, the runs
+    replay instead of their workload's (``serq run --trace``): the axis ``trace`` after ``program``, a column
+    of the table holding each path as given (even of one file). ``workers``: local processes (default every core; 0
     runs in this process); ``dask``: a scheduler address, ``"local"`` (a LocalCluster of ``workers``
     processes) or a ``distributed.Client``.
     ``out``: also write the table (``.parquet`` or ``.csv``) and its per-point aggregates
@@ -261,7 +264,7 @@ def sweep(program: str | os.PathLike | Sequence[str | os.PathLike], *, sets: Map
 
     plan = core.plan(program, sets=sets, defs=defs, zip=zip, seeds=seeds, horizon=horizon, warmup=warmup,
                      arrivals=arrivals, max_wall=max_wall, max_events=max_events, max_samples=max_samples,
-                     pm=pm, slo=slo, given=argument_given)  # (its messages name the arguments: horizon=…)
+                     pm=pm, slo=slo, given=argument_given, trace=trace)  # (its messages name the arguments: horizon=…)
     recs = None
     if records is not False and records is not None:
         recs = Records(None if records is True else records)

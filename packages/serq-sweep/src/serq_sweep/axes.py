@@ -27,7 +27,8 @@ def _count(n: int) -> str:
 @dataclass(frozen=True)
 class Axis:
     """One swept name: ``kind`` ``"set"`` (a let constant, float values), ``"def"`` (a definition's body,
-    str values) or ``"program"`` (the file, str values)."""
+    str values), ``"program"`` (the file, str values) or ``"trace"`` (the trace file the runs replay,
+    ``--trace``, str values)."""
 
     name: str
     kind: str
@@ -267,25 +268,26 @@ def seeds_given(seeds: Any, given: Any = None) -> list[int]:
     return parse_seeds(seeds, given) if isinstance(seeds, str) else seed_values(seeds)
 
 
-def program_files(program: Any) -> list[str]:
+def program_files(program: Any, what: str = "program") -> list[str]:
     """The program files of a sweep, a comparison or a search (the Python API's ``program``): a path (a
     ``str`` or an ``os.PathLike``) or an iterable of them, as ``str``. Anything else is a TypeError naming
     it: a ``Path`` given to ``compare`` or ``find`` was iterated (``'PosixPath' object is not iterable``),
-    and ``b"p.sq"`` was taken for a list of the ints of its bytes."""
+    and ``b"p.sq"`` was taken for a list of the ints of its bytes. ``what``: the argument, ``trace`` for the
+    trace files the runs replay (``trace=``, ``serq sweep --trace``), read by the same rule."""
     import os
 
     if isinstance(program, (str, os.PathLike)):
         program = [program]
     elif isinstance(program, (bytes, bytearray, memoryview, Mapping)) or not isinstance(program, Iterable):
-        raise TypeError(f"program must be a path (str or os.PathLike) or a list of them, not "
+        raise TypeError(f"{what} must be a path (str or os.PathLike) or a list of them, not "
                         f"{type(program).__name__}")
     out = []
-    for f in itertools.islice(ordered(program, "program"), MAX_POINTS + 1):
+    for f in itertools.islice(ordered(program, what), MAX_POINTS + 1):
         if len(out) == MAX_POINTS:  # (an endless iterable was read until memory ran out)
-            raise UsageError(f"program: more than {MAX_POINTS} programs")
+            raise UsageError(f"{what}: more than {MAX_POINTS} {what}s")
         path = os.fspath(f) if isinstance(f, (str, os.PathLike)) else None
         if not isinstance(path, str):
-            raise TypeError(f"program: each program is a path (str or os.PathLike), not {type(f).__name__}"
+            raise TypeError(f"{what}: each {what} is a path (str or os.PathLike), not {type(f).__name__}"
                             + (" naming bytes" if isinstance(f, os.PathLike) else ""))
         out.append(path)
     return out

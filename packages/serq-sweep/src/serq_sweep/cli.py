@@ -118,6 +118,9 @@ def _exit_for(complete: bool, errors: list[str] | None = None) -> None:
               help="Also write every run's records (as serq run --records) into one table (.parquet or .csv): "
                    "point, the swept names, seed, key, then the record's columns; only with --out, and resumed with "
                    "it.")
+@click.option("--trace", "traces", multiple=True, type=SerqPath(dir_okay=False), metavar="FILE",
+              help="Replay this CSV trace instead of the workload's, as serq run --trace (repeatable: each FILE a "
+                   "value of the axis 'trace', a column of the table).")
 @click.option("--fresh", is_flag=True, help="Run everything again instead of resuming from --out.")
 @click.option("--show", "show", multiple=True, metavar="FIGURE",
               help="Print these figures' means and 95 % CIs across seeds, per point (repeatable).")
@@ -132,10 +135,10 @@ def _exit_for(complete: bool, errors: list[str] | None = None) -> None:
               help="--find stops when the bracket is at most X wide (default: the range / 64).")
 @click.pass_obj
 def sweep_command(pm, files, sets, defs, zips, seeds, horizon, warmup, arrivals, max_wall, max_events, slo,
-                  workers, dask, no_progress, out, records_file, fresh, show, find, over, tol) -> None:
+                  workers, dask, no_progress, out, records_file, traces, fresh, show, find, over, tol) -> None:
     """Run FILE over every point of the --set/--def values times every seed, into one table.
 
-    Several FILEs are an axis 'program'. Every point is compiled once and run once per seed, on a local
+    Several FILEs are an axis 'program', several --trace FILEs an axis 'trace'. Every point is compiled once and run once per seed, on a local
     process pool over every core (or --dask). Without --out the table is written to stdout as CSV.
 
     Exit status: 0; 1 for an error in the program or its inputs, or when a run failed (its row says why);
@@ -145,6 +148,7 @@ def sweep_command(pm, files, sets, defs, zips, seeds, horizon, warmup, arrivals,
     from .api import Records, run_plan
 
     args = _plan_args(sets, defs, zips, seeds, horizon, warmup, arrivals, max_wall, max_events, slo)
+    args["trace"] = list(traces) or None
     progress = False if no_progress else None
     if tol is not None and not find:  # (it was ignored)
         raise click.UsageError("--tol goes with --find and --over (the search's bracket)")
@@ -233,11 +237,13 @@ def _fmt(v) -> str:
 @_common(seeds="1..10")
 @click.option("--figure", "figures", multiple=True, metavar="FIGURE",
               help="Compare only these figures (repeatable; default every figure).")
+@click.option("--trace", "trace", type=SerqPath(dir_okay=False), default=None, metavar="FILE",
+              help="Every arm replays this CSV trace instead of its workload's, as serq run --trace.")
 @click.option("-o", "--out", "out", type=SerqPath(dir_okay=False), default=None, metavar="FILE",
               help="Also write the comparison as a table (.csv or .parquet).")
 @click.pass_obj
 def compare_command(pm, files, sets, defs, zips, seeds, horizon, warmup, arrivals, max_wall, max_events, slo,
-                    workers, dask, no_progress, figures, out) -> None:
+                    workers, dask, no_progress, figures, trace, out) -> None:
     """Paired differences of every figure between arms run under the same seeds.
 
     The arms are two or more FILEs, or one FILE and the values of one --set or --def name (--set B=8192,512).
@@ -252,7 +258,7 @@ def compare_command(pm, files, sets, defs, zips, seeds, horizon, warmup, arrival
     if args.pop("zip"):  # (it was ignored: arms are the values of one name, or the FILEs)
         raise click.UsageError("--zip is not for serq compare (its arms are the values of one --set or --def "
                                "name, or two or more FILEs)")
-    plan = C.arms_plan(list(files), pm=pm, **args)
+    plan = C.arms_plan(list(files), pm=pm, trace=trace, **args)
     if out is not None:  # before any run: a table its write would refuse was refused after every run
         core.check_table(out, sorted({i for p in plan.points for i in p.inputs}))
     core.check_figures(plan, figures, "--figure")

@@ -75,6 +75,9 @@ class Point:
     inputs: list[str] = field(default_factory=list)
     #: the program's record tables: each one's name and its declared columns, in order
     records: dict[str, list[str]] = field(default_factory=dict)
+    #: the trace its runs replay instead of the one its workload names (``--trace FILE``, the path as given),
+    #: read by the worker as ``serq run --trace`` reads it; None: the workload's own
+    trace: str | None = None
 
     @property
     def label(self) -> str:
@@ -149,7 +152,7 @@ class Plan:
                 k = self.key(p, s)
                 if k not in done:
                     done.add(k)  # (run twice, the result that came last was kept: its message named either file)
-                    out.append(((p.index, s, k), p.ir, p.ir_hash, p.file, s, self.limits, records))
+                    out.append(((p.index, s, k), p.ir, p.ir_hash, p.file, s, self.limits, records, p.trace))
         return out
 
 
@@ -160,15 +163,17 @@ def _plugin_manager(pm: Any) -> Any:
 
 
 def compile_point(pm: Any, file: str, sets: Mapping[str, float], defs: Mapping[str, str],
-                  overrides: Mapping[str, Any], given: Any = None) -> tuple[Any, list[str]]:
+                  overrides: Mapping[str, Any], given: Any = None, trace: str | None = None) -> tuple[Any, list[str]]:
     """The program of ``file`` with ``sets``/``defs`` and the run ``overrides`` (horizon, warmup,
     arrivals) applied, and the files its run reads. ``given`` names an override in a message
-    (serq.loading.apply_run_overrides: the command line's option, the default, or the API's argument)."""
+    (serq.loading.apply_run_overrides: the command line's option, the default, or the API's argument).
+    ``trace``: a ``--trace`` FILE its runs replay instead of the workload's (one of its inputs, and the trace
+    clause's folder no longer checked; :func:`check_replaceable` refuses it for a program without one)."""
     from serq.loading import LoadOptions, apply_run_overrides, given_or_option, load_program
     from serq_sim.cli import check_trace_beside, run_inputs
 
     program = load_program(pm, file, LoadOptions(sets=dict(sets), defs=dict(defs), given=given))
-    check_trace_beside(program, file)  # (an IR file's source does not choose where its trace is read)
+    check_trace_beside(program, file, trace)  # (an IR file's source does not choose where its trace is read)
     # a warmup not below the horizon: refused there, before any run, not once per run
     given = given_or_option(given)
     program = apply_run_overrides(program, **{k: v for k, v in overrides.items() if v is not None}, name=file,
@@ -176,8 +181,65 @@ def compile_point(pm: Any, file: str, sets: Mapping[str, float], defs: Mapping[s
     if program.run.horizon is None:
         raise UserError(f"{file}: the run has no horizon: give the program `run {{ horizon T; }}` or "
                         f"{given('horizon', 'T')}")
-    return program, run_inputs(program, file, None)
+    return program, run_inputs(program, file, trace)
 
+
+
+def trace_files(trace: Any, given: Any = None) -> list[str]:
+    """The trace files a sweep's runs replay instead of their workload's (``serq sweep --trace FILE``, each
+    FILE a value of the axis ``trace``; ``trace=`` of the Python API: a path or a list of them), each
+    checked once, before anything is compiled or run: one that cannot be opened as a file (missing, a
+    folder, a FIFO, unreadable) is a usage error naming it, as a bad value of any flag is; one that is no
+    trace (a cell that is no number, a row cut short) is ``serq run --trace``'s error of it, by its loader
+    (:func:`serq_sim.trace.load_trace`: ``FILE:LINE:COL: error: …``, the line and a caret), status 1; one
+    file by two paths (``t.csv ./t.csv``, a link) is refused, as a program's is: two points of one run.
+    ``given`` names the option or argument in a message (``--trace t.csv``, ``trace=t.csv``)."""
+    from serq.files import name_not_text, open_input, shown_name
+    from serq.loading import given_or_option
+
+    from .axes import program_files
+
+    given = given_or_option(given)
+    paths = [] if trace is None else program_files(trace, "trace")
+    ids: dict[tuple[int, int], str] = {}
+    for path in paths:
+        said = given("trace", clipped(printable(path)))
+        if not path:
+            raise UsageError(f"{given('trace', repr(path))}: an empty name names no file")
+        problem = name_not_text(path)
+        if problem is not None:  # (the table names each trace in a cell, as text)
+            raise UsageError(f"{given('trace', shown_name(path))}: {problem}, and the table of a sweep names each "
+                            "trace it replays as text; rename it")
+        try:
+            with open_input(path) as f:
+                st = os.fstat(f.fileno())
+        except (OSError, ValueError) as e:  # missing, a folder, a FIFO (not waited for), unreadable
+            raise UsageError(f"{said}: cannot read the trace: {getattr(e, 'strerror', None) or e}") from None
+        if (st.st_dev, st.st_ino) in ids:
+            raise UsageError(f"the traces of a sweep are given twice: {clipped(printable(ids[st.st_dev, st.st_ino]))}"
+                            f" and {clipped(printable(path))} are one file")
+        ids[st.st_dev, st.st_ino] = path
+    return paths
+
+
+def load_traces(paths: Sequence[str]) -> None:
+    """Read each trace of :func:`trace_files` once, before any point compiles or runs, as ``serq run --trace``
+    reads it (:func:`serq_sim.trace.load_trace`): a malformed one is its error (``FILE:LINE:COL: error: …``,
+    the line and a caret; status 1), said once, not once a run."""
+    from serq_sim.trace import load_trace
+
+    for path in paths:
+        load_trace(path)
+
+
+def check_replaceable(program: Any, trace: str | None) -> None:
+    """Refuse a ``--trace`` FILE for a program whose workload reads no trace, before any run, with the error
+    ``serq run --trace`` gives it (:func:`serq_sim.trace.nothing_to_replace`), once: it is the program's, not
+    a point's, so no point is named."""
+    if trace is not None and program.workload.trace is None:
+        from serq_sim.trace import nothing_to_replace
+
+        raise nothing_to_replace(trace, program.source)
 
 
 def trace_digest(path: str) -> str:
@@ -195,7 +257,7 @@ def trace_digest(path: str) -> str:
 _VERSIONS = ("versions",)
 
 
-def run_hash(program: Any, traces: dict[Any, Any] | None = None, pm: Any = None) -> str:
+def run_hash(program: Any, traces: dict[Any, Any] | None = None, pm: Any = None, trace: str | None = None) -> str:
     """What a run of ``program`` depends on besides its seed and bounds, hashed: its IR without spans and
     source (a program and a copy of it with another comment, or its kernel twin, share their runs), the
     versions of the parts that decide its results (:func:`versions.deciding`: serq-ir, serq-frontend,
@@ -208,7 +270,9 @@ def run_hash(program: Any, traces: dict[Any, Any] | None = None, pm: Any = None)
     traces read so far by path, which one sweep (or search) keeps so that its points read a trace once
     (and, under the key :data:`_VERSIONS`, which is no str and so names no trace, what
     :func:`versions.deciding` looks up once a sweep: under ``""`` a trace whose path is empty found it as
-    its digest)."""
+    its digest). ``trace``: a ``--trace`` FILE the runs replay instead of the workload's: its bytes are
+    hashed in the place of the workload's trace's (two traces of one name, a file edited between a sweep and
+    its resume, are two keys; two files of the same bytes replay the same runs, one key)."""
     import msgspec
     import serq_ir
 
@@ -217,11 +281,11 @@ def run_hash(program: Any, traces: dict[Any, Any] | None = None, pm: Any = None)
     digest = hashlib.sha256(serq_ir.encode(msgspec.structs.replace(program, source=None), spans=False))
     memo = traces.setdefault(_VERSIONS, {}) if traces is not None else None
     digest.update(b"\0versions\0" + "\n".join(deciding(program, pm, memo)).encode())
-    trace = program.workload.trace
-    if trace is not None:
+    clause = program.workload.trace
+    if clause is not None:
         from serq_sim.trace import resolve_trace
 
-        path = resolve_trace(trace.path, program.source)
+        path = trace if trace is not None else resolve_trace(clause.path, program.source)
         if traces is None:
             traces = {}
         if path not in traces:
@@ -319,14 +383,21 @@ def plan(files: Sequence[str], *, sets: Mapping[str, Any] | None = None, defs: M
          warmup: float | None = None, arrivals: int | None = None, max_wall: float | None = None,
          max_events: int | None = None, max_samples: int | None = None, pm: Any = None,
          program_labels: Sequence[str] | None = None, repeat: bool = False, slo: Any = None,
-         given: Any = None) -> Plan:
+         given: Any = None, trace: Any = None) -> Plan:
     """Compile every point of the sweep (once each). ``files``: one program, or several (an axis
     ``program``); ``sets``: name -> a number, a list, or a range ``"2:10:0.5"``; ``defs``: name -> an
     expression or a list of them; ``zip``: groups of names that move together; ``seeds``: a list of ints or
-    ``"1..20"``; ``slo``: seconds by request metric (ttft, tpot, e2el), the goodput's objectives."""
+    ``"1..20"``; ``slo``: seconds by request metric (ttft, tpot, e2el), the goodput's objectives;
+    ``trace``: a trace file, or a list of them, the runs replay instead of their workload's (``serq run
+    --trace``): an axis ``trace`` after ``program``, its values the paths as given, even of one file; with
+    ``repeat`` (serq compare) one file, replayed by every arm, and no axis."""
     import serq_ir
 
     files = program_files(files)  # (before the plugins are loaded: a wrong type is said at once)
+    if trace is not None:
+        from .axes import ordered
+
+        ordered(trace, "trace")  # (said before anything is read: a set has no order)
     sets, defs = named_values(sets, "sets"), named_values(defs, "defs")
     pm = _plugin_manager(pm)
     if not files:
@@ -354,7 +425,25 @@ def plan(files: Sequence[str], *, sets: Mapping[str, Any] | None = None, defs: M
                                     f"{f} are one file")
                 ids[st.st_dev, st.st_ino] = f
         axes.append(Axis("program", "program", tuple(labels)))
-    axes += set_axes(sets, given) + def_axes(defs, given)
+    from serq.loading import given_or_option
+
+    said = given_or_option(given)
+    traces_given = trace_files(trace, given)
+    replay = None  # serq compare's one trace, every arm's
+    if repeat and traces_given:
+        if len(traces_given) > 1:
+            raise UsageError(f"{said('trace')}: a comparison's arms replay one trace, given once; "
+                            f"here {len(traces_given)} (to compare traces, serq sweep --trace A --trace B)")
+        replay = traces_given[0]
+    elif traces_given:
+        axes.append(Axis("trace", "trace", tuple(traces_given)))
+    swept = set_axes(sets, given) + def_axes(defs, given)
+    if not repeat and traces_given:
+        for a in swept:
+            if a.name == "trace":  # (it was two columns of one name, the path and the value)
+                raise UsageError(f"{said(a.kind, 'trace')}: the name of the axis {said('trace')} makes, a "
+                                "column of the table; give the swept name another")
+    axes += swept
     seen: set[str] = set()
     for a in axes:
         if a.name in seen or a.name in FIXED:
@@ -373,6 +462,7 @@ def plan(files: Sequence[str], *, sets: Mapping[str, Any] | None = None, defs: M
     # the grid is made, and so before a point is compiled: each run is a task held
     grid = points(axes, zip, repeat=repeat, seeds=len(seed_list), forms=definition_forms(pm, files, axes),
                   given=given)
+    load_traces(traces_given)
     out: list[Point] = []
     warnings: list[str] = []
     traces: dict[Any, Any] = {}  # (each trace read once, whatever the number of points)
@@ -380,8 +470,9 @@ def plan(files: Sequence[str], *, sets: Mapping[str, Any] | None = None, defs: M
         file = by_label[params["program"]] if by_label else files[0]
         s = {a.name: params[a.name] for a in axes if a.kind == "set"}
         d = {a.name: params[a.name] for a in axes if a.kind == "def"}
+        replayed = params["trace"] if replay is None and traces_given else replay
         try:
-            program, inputs = compile_point(pm, file, s, d, overrides, given)
+            program, inputs = compile_point(pm, file, s, d, overrides, given, trace=replayed)
         except Exception as e:
             if not getattr(type(e), "serq_user_error", False):
                 raise
@@ -390,6 +481,7 @@ def plan(files: Sequence[str], *, sets: Mapping[str, Any] | None = None, defs: M
             if label:  # the point, on the message's own line when it is one line (a quoted source has more)
                 msg += f" (at the sweep's point {label})" if "\n" not in msg else f"\n(at the sweep's point {label})"
             raise UserError(msg) from None
+        check_replaceable(program, replayed)
         check_slo_program(program, file, limits)
         from serq_sim.notes import never_ends
 
@@ -397,8 +489,8 @@ def plan(files: Sequence[str], *, sets: Mapping[str, Any] | None = None, defs: M
             w = f"{file}: {w}" if len(files) > 1 else w
             if w not in warnings:
                 warnings.append(w)
-        out.append(Point(i, params, file, serq_ir.encode(program), run_hash(program, traces, pm), inputs,
-                         {r.name: list(r.columns) for r in program.records}))
+        out.append(Point(i, params, file, serq_ir.encode(program), run_hash(program, traces, pm, replayed), inputs,
+                         {r.name: list(r.columns) for r in program.records}, replayed))
     return Plan(axes, out, seed_list, limits, pm, warnings)
 
 
@@ -563,7 +655,7 @@ def _check_figures(plan: Plan, names: Sequence[str]) -> None:
         try:
             # (with the runs' SLO: its figures, requests.slo.ttft, are theirs)
             probe = {"max_events": 1, **{k: v for k, v in plan.limits.items() if k == "slo"}}
-            r = run_task(p.ir, p.ir_hash, p.file, plan.seeds[0], probe, pm=plan.pm)
+            r = run_task(p.ir, p.ir_hash, p.file, plan.seeds[0], probe, trace=p.trace, pm=plan.pm)
         except Exception as e:  # noqa: BLE001 - a probe that cannot run checks nothing
             if not getattr(type(e), "serq_user_error", False):
                 raise

@@ -215,7 +215,8 @@ def find(program: str | Sequence[str], conditions: str | Sequence[str], over: tu
          warmup: float | None = None, arrivals: int | None = None, max_wall: float | None = None,
          max_events: int | None = None, workers: int | None = None, dask: Any = None,
          progress: bool | None = None, pm: Any = None,
-         out: str | os.PathLike[str] | None = None, slo: Any = None) -> tuple[list[str], list[dict[str, Any]]]:
+         out: str | os.PathLike[str] | None = None, slo: Any = None,
+         trace: Any = None) -> tuple[list[str], list[dict[str, Any]]]:
     """Run the search (see the module) and return its table's columns and rows: one per point of the
     other swept names, with the knob's value found, the bracket, the outcome, the number of evaluations,
     and each condition's figure mean at the value found.
@@ -225,18 +226,23 @@ def find(program: str | Sequence[str], conditions: str | Sequence[str], over: tu
     and one that is a file a point's run reads (its program, a library, its trace), by any path, before
     that point runs (:func:`serq.files.check_not_input`).
 
+    ``trace``: a trace file, or a list of them, the runs replay instead of their workload's (``serq sweep
+    --find … --trace FILE``): an axis ``trace``, one search per trace as per value of any other swept name.
+
     Its messages name what was given by its argument (``over=('B', '1:8')``, ``tol=0``, ``horizon=5``), as
     :func:`serq_sweep.sweep`'s and :func:`serq_sweep.compare`'s do; ``serq sweep --find`` names its options."""
     from serq.loading import argument_given
 
     return _find(program, conditions, over, sets=sets, defs=defs, zip=zip, seeds=seeds, tol=tol,
                  horizon=horizon, warmup=warmup, arrivals=arrivals, max_wall=max_wall, max_events=max_events,
-                 workers=workers, dask=dask, progress=progress, pm=pm, out=out, slo=slo, given=argument_given)
+                 workers=workers, dask=dask, progress=progress, pm=pm, out=out, slo=slo, given=argument_given,
+                 trace=trace)
 
 
 def _find(program: Any, conditions: Any, over: Any, *, sets: Any, defs: Any, zip: Any, seeds: Any,  # noqa: A002
           tol: Any, horizon: Any, warmup: Any, arrivals: Any, max_wall: Any, max_events: Any, workers: Any,
-          dask: Any, progress: Any, pm: Any, out: Any, slo: Any, given: Any) -> tuple[list[str], list[dict[str, Any]]]:
+          dask: Any, progress: Any, pm: Any, out: Any, slo: Any, given: Any,
+          trace: Any = None) -> tuple[list[str], list[dict[str, Any]]]:
     """:func:`find`, ``given`` naming a setting in its messages: the command line's option
     (:func:`serq.loading.option_given`, ``--over B 1:8``, ``--tol 0``, ``--horizon 5``) or the API's argument
     (:func:`serq.loading.argument_given`, ``over=('B', '1:8')``, ``tol=0``, ``horizon=5``)."""
@@ -269,6 +275,9 @@ def _find(program: Any, conditions: Any, over: Any, *, sets: Any, defs: Any, zip
                          f"{'--set/--def' if cli else 'sets/defs'}")
     if name in COLUMNS:
         raise UsageError(f"{over_said(bare=True)}: the name of a column of the search's table ({', '.join(COLUMNS)})")
+    if trace is not None and name == "trace":  # (the knob's column and the axis --trace makes: two of one name)
+        raise UsageError(f"{over_said(bare=True)}: the name of the axis {given('trace')} makes, a column of the "
+                         "search's table; give the knob another name")
     if ":" not in spec:
         raise UsageError(f"{over_said()}: a range LO:HI or LO:HI:STEP")
     parts = spec.split(":")
@@ -311,7 +320,15 @@ def _find(program: Any, conditions: Any, over: Any, *, sets: Any, defs: Any, zip
     if len(files) > 1:
         core.program_names(files)
         axes.append(Axis("program", "program", tuple(files)))
-    axes += set_axes(sets, given) + def_axes(defs, given)
+    traces_given = core.trace_files(trace, given)
+    if traces_given:  # an axis as in a sweep: one search per trace
+        axes.append(Axis("trace", "trace", tuple(traces_given)))
+    swept = set_axes(sets, given) + def_axes(defs, given)
+    for a in swept if traces_given else ():
+        if a.name == "trace":  # (as a sweep's: two columns of one name)
+            raise UsageError(f"{given(a.kind, 'trace')}: the name of the axis {given('trace')} makes, a column of "
+                             "the search's table; give the swept name another")
+    axes += swept
     seen: set[str] = set()
     for a in axes:  # (as a sweep's: a name that is a column of the table wrote over it, or made two columns)
         if a.name in seen or a.name in COLUMNS:
@@ -324,6 +341,7 @@ def _find(program: Any, conditions: Any, over: Any, *, sets: Any, defs: Any, zip
     others = points(axes, zip, seeds=len(seed_list), forms=core.definition_forms(pm, files, axes), given=given)
     overrides = {"horizon": horizon, "warmup": warmup, "arrivals": arrivals}
     limits = core.run_limits(max_wall=max_wall, max_events=max_events, slo=slo)
+    core.load_traces(traces_given)  # (once, before any point compiles: a malformed trace is said once)
     searches = [_Search(i, p, lo, hi, grid, steps) for i, p in enumerate(others)]
     figures: list[str] | None = None
     # a knob that must be a whole number (a count: fifo(c), a family's size) meets a bisection's midpoints:
@@ -341,8 +359,11 @@ def _find(program: Any, conditions: Any, over: Any, *, sets: Any, defs: Any, zip
     # whose error ("--set B: the program has no `let B`") named a flag the command line did not give
     for file in files:
         first = next((p for p in others if p.get("program", files[0]) == file), others[0])
+        replayed = first["trace"] if traces_given else None
         program_, _ = core.compile_point(pm, file, {a.name: first[a.name] for a in axes if a.kind == "set"},
-                                         {a.name: first[a.name] for a in axes if a.kind == "def"}, overrides, given)
+                                         {a.name: first[a.name] for a in axes if a.kind == "def"}, overrides, given,
+                                         replayed)
+        core.check_replaceable(program_, replayed)
         core.check_slo_program(program_, file, limits)
         if name not in {c.name for c in program_.constants}:
             raise UserError(f"{file}: {over_said(bare=True)}: the program has no `let {clipped(name)}`"
@@ -358,13 +379,13 @@ def _find(program: Any, conditions: Any, over: Any, *, sets: Any, defs: Any, zip
                                                  {**{a.name: first[a.name] for a in axes if a.kind == "set"},
                                                   name: value},
                                                  {a.name: first[a.name] for a in axes if a.kind == "def"},
-                                                 overrides, given)
+                                                 overrides, given, replayed)
             except Exception as e:  # (a program's error at an end, said where the search would say it)
                 if not getattr(e, "serq_user_error", False) or isinstance(e, UsageError):
                     raise
                 raise UserError(f"{e}\n(at {name}={core.show_value(value)} of the capacity search)") from None
             probes.append(core.Point(len(probes), dict(first), file, serq_ir.encode(program_),
-                                     core.run_hash(program_, traces, pm)))
+                                     core.run_hash(program_, traces, pm, replayed), trace=replayed))
             if grid is None and end == 0:  # (the caps the knob sets are those that differ from these at a value)
                 caps_lo[file] = ([p.cap for p in program_.pools], whole_unit_pools(program_))
     # a condition's figure no run has (a typo) is refused before the search, as sweep --show's
@@ -383,8 +404,9 @@ def _find(program: Any, conditions: Any, over: Any, *, sets: Any, defs: Any, zip
                 sv = {a.name: params[a.name] for a in axes if a.kind == "set"}
                 sv[name] = s.value(x)
                 dv = {a.name: params[a.name] for a in axes if a.kind == "def"}
+                replayed = params.get("trace") if traces_given else None
                 try:
-                    program_, inputs = core.compile_point(pm, file, sv, dv, overrides, given)
+                    program_, inputs = core.compile_point(pm, file, sv, dv, overrides, given, replayed)
                 except Exception as e:  # (a program's error at a value of the search: it said no value)
                     if not getattr(e, "serq_user_error", False) or isinstance(e, UsageError):
                         raise
@@ -396,7 +418,8 @@ def _find(program: Any, conditions: Any, over: Any, *, sets: Any, defs: Any, zip
                                                      over_said(bare=True))
                 read.update(inputs)
                 plan_points.append(core.Point(len(plan_points), {**s.params, name: s.value(x)}, file,
-                                              serq_ir.encode(program_), core.run_hash(program_, traces, pm), inputs))
+                                              serq_ir.encode(program_), core.run_hash(program_, traces, pm, replayed),
+                                              inputs, trace=replayed))
                 owners.append((s, x))
             if out is not None:
                 check_not_input(out, sorted(read))
@@ -529,7 +552,7 @@ def find_cli(pm, files, args, find_, over, tol, *, workers, dask, progress, out)
         from serq.loading import option_given
 
         kw = {"zip": (), "horizon": None, "warmup": None, "arrivals": None, "max_wall": None, "max_events": None,
-              "slo": None, "sets": None, "defs": None, **args}
+              "slo": None, "sets": None, "defs": None, "trace": None, **args}
         columns, rows = _find(files, list(find_), tuple(over), seeds=seeds, tol=tol, workers=workers, dask=dask,
                               progress=progress, pm=pm, out=out, given=option_given, **kw)
     except KeyboardInterrupt:
