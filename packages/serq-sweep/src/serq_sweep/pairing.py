@@ -126,7 +126,12 @@ def comparisons(plan: core.Plan, columns: Sequence[str], table: Sequence[dict[st
 
 
 def _num(v: Any) -> float | None:
-    if isinstance(v, bool) or not isinstance(v, (int, float)):
+    """A run's value of a figure as a number, or None where it has none (a word, a missing value, NaN or an
+    infinity): a flag (``interrupted``) as 0 and 1, as the points table, ``--show`` and ``--find`` take it
+    (serq compare printed ``nan`` for it, the mean of no value, though every run of either arm had one)."""
+    if isinstance(v, bool):
+        return float(v)
+    if not isinstance(v, (int, float)):
         return None
     return float(v) if math.isfinite(v) else None
 
