@@ -496,3 +496,25 @@ def test_a_command_tells_its_users_mistake_as_serqs_own_do(site, n, status, stde
     r = run_serq("tell", n, env={"PYTHONPATH": str(site)})
     assert (r.returncode, r.stderr.splitlines()) == (status, stderr), r
     assert r.stdout == ("told\n" if n == "0" else "")
+
+
+@pytest.mark.parametrize(("args", "first"), [
+    (("run", "P.sq"), "P.sq:1:11: error: stage `s`: unknown stage kind `@vacation` (no plugin registers stage kinds; "
+                      "built in: fifo, ps, delay, step)"),
+    (("run", "Q.sq", "--format", "markdown"), "error: --format markdown: unknown report format (installed: text, json, "
+                                              "csv)"),
+    (("acme", "uses", "P.sq"), "error: no such command 'acme'"),
+])
+def test_a_name_a_disabled_third_party_may_register_says_it_is_disabled(acme, tmp_path, args, first):
+    """With serq-acme switched off, what only it registers was 'unknown' and 'no plugin registers stage kinds'
+    with nothing else: the user who switched it off (or forgot to turn it on) was not told."""
+    (tmp_path / "P.sq").write_text(VACATION_HAND.lstrip())
+    (tmp_path / "Q.sq").write_text(MRU.replace("evict @mru", "evict lru").lstrip())
+    r = run_serq(*args, env={"PYTHONPATH": str(acme), "SERQ_DISABLED_PLUGINS": "acme"}, cwd=tmp_path)
+    assert r.returncode in (1, 2) and r.stdout == "", r
+    assert "Traceback" not in r.stderr, r.stderr
+    line = r.stderr.splitlines()[0]
+    assert line.startswith(first + "; the installed plugin 'acme' (serq-acme 0.3.0) is disabled by SERQ_DISABLED_PLUGINS "
+                           "(take 'acme' out of SERQ_DISABLED_PLUGINS to enable it), and may register it"), line
+    enabled = run_serq(*args, env={"PYTHONPATH": str(acme)}, cwd=tmp_path)
+    assert enabled.returncode == 0, enabled.stderr

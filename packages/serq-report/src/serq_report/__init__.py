@@ -97,7 +97,8 @@ def render(report: Any, fmt: str = "text", *, pm: Any = None) -> str:
             raise UserError(f"unknown report format {fmt!r}: no plugin registers a report format (serq-report "
                             "registers text, json and csv)")
         from serq.errors import did_you_mean
+        from serq.parts import others_switched_off
 
         raise UserError(f"unknown report format {fmt!r} (known: {', '.join(sorted(registry.names()))})"
-                        + did_you_mean(fmt, registry.names()))
+                        + did_you_mean(fmt, registry.names()) + others_switched_off(pm))
     return report_text(pm, registry, fmt, report)

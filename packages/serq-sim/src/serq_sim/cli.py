@@ -125,9 +125,10 @@ def run_command(pm, file, sets, defs, seed, horizon, warmup, arrivals, trace, as
 
             raise UserError(f"no report format is installed; {how_to_have(pm, 'serq-report')}")
         from serq.errors import did_you_mean
+        from serq.parts import others_switched_off
 
         raise UsageError(f"--format {clipped(fmt) or repr(fmt)}: unknown report format (installed: {known})"
-                         + did_you_mean(fmt, reporters.names()))
+                         + did_you_mean(fmt, reporters.names()) + others_switched_off(pm))
     dumper = None
     if dump is not None:
         try:

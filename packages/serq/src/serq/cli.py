@@ -120,11 +120,14 @@ def _group_class() -> type:
             except click.UsageError:  # no such command: one a switched-off part registers says so
                 if not args or args[0] in self.commands or args[0].startswith("-"):
                     raise
-                from .parts import disabled_command
+                from .parts import disabled_command, others_switched_off
 
                 why = disabled_command(self.pm, args[0])
                 if why is None:
-                    raise
+                    off = others_switched_off(self.pm)
+                    if not off:
+                        raise
+                    why = f"no such command {args[0]!r}{off}"
                 raise click.UsageError(why, ctx=ctx) from None
 
     return SerqGroup

@@ -102,10 +102,13 @@ class Extensions:
 
         at = "@" if spelled.lstrip("`'").startswith("@") else ""  # (offered as the program writes it: `@batch`)
         close = did_you_mean(at + name, [at + n for n in names])
+        from .parts import others_switched_off
+
+        off = others_switched_off(self.pm)
         if point == "share policy":
-            return f"unknown share policy {spelled} (registered: {', '.join(names) or 'none'}){close}"
+            return f"unknown share policy {spelled} (registered: {', '.join(names) or 'none'}){close}{off}"
         known = f"plugins register: {', '.join(names)}" if names else f"no plugin registers {PLURAL[point]}"
-        return f"unknown {point} {spelled} ({known}; built in: {BUILT_IN[point]}){close}"
+        return f"unknown {point} {spelled} ({known}; built in: {BUILT_IN[point]}){close}{off}"
 
 
 def ir_problems(program: Any, pm: Any) -> tuple[str, str] | None:

@@ -78,6 +78,30 @@ def _switched_off(pm: Any, names: list[str]) -> str:
     return f"{' and '.join(states)} ({' and '.join(ways)} to enable it)"
 
 
+def others_switched_off(pm: Any) -> str:
+    """What a name no installed plugin registers (a stage kind, a policy, a report format, a command) may be
+    missing for: ``; the installed plugin 'acme' (serq-acme 0.3.0) is disabled by SERQ_DISABLED_PLUGINS (take
+    'acme' out of SERQ_DISABLED_PLUGINS to enable it), and may register it`` when third parties' plugins are
+    switched off (nothing otherwise). They are not imported to ask what they register, as serQ's own parts
+    are (:func:`disabled_command`): a third party's plugin may be off for its import's sake."""
+    from .plugins import FIRST_PARTY, normalize_name
+
+    ours = {normalize_name(n) for n in FIRST_PARTY}
+    off = [(n, d) for n, _v, d in _blocked_entry_points(pm) if _project(d) not in ours]
+    if not off:
+        return ""
+    shown = []
+    for n, d in off:
+        try:
+            project, version = getattr(d, "project_name", None), getattr(d, "version", None)
+        except Exception:  # noqa: BLE001 - unreadable metadata: no name
+            project = version = None
+        dist = " ".join(x for x in (project, version) if isinstance(x, str) and x)
+        shown.append(f"{n!r} ({dist})" if dist else repr(n))
+    which = f"plugin {shown[0]} is" if len(shown) == 1 else f"plugins {', '.join(shown)} are"
+    return f"; the installed {which} {_switched_off(pm, [n for n, _d in off])}, and may register it"
+
+
 def how_to_have(pm: Any, dist: str, install: str | None = None) -> str:
     """How to have the part ``dist`` a command needs: ``serq-frontend is installed but disabled by
     SERQ_DISABLED_PLUGINS (take 'frontend' out of SERQ_DISABLED_PLUGINS to enable it)`` when its plugin is
