@@ -47,7 +47,8 @@ def serq_sim_register_preemption_policies(register: Callable[[str, Any], None]) 
     :param register: ``register(name, factory)``; ``name`` is ``"PreemptNone"``, ``"PreemptBy"`` or an
         ``Extension`` preempt node's ``name``. ``factory(sim, pool, node)`` returns a
         :class:`serq_sim.policies.PreemptionPolicy`: ``victim(pool, grower)`` the session to preempt when
-        a grow does not fit (``None``: the grower waits), and ``requeue`` (``"head"`` or ``"tail"``).
+        a grow does not fit (``None``: the grower waits), ``requeue`` (``"head"`` or ``"tail"``) and
+        ``self_stop`` (``True`` or ``False``).
         ``sim.preempt_candidates(pool)`` lists the candidates of pool-reference.txt. See
         :mod:`serq_sim.policies.preemption`.
     """
@@ -59,6 +60,7 @@ def serq_sim_register_share_policies(register: Callable[[str, Any], None]) -> No
 
     :param register: ``register(name, policy)``; ``name`` as the program's ``share`` names it
         (``"maxmin"``, ``"bottleneck"``). ``policy(flows, caps) -> rates``: ``flows[i]`` lists the stage
-        numbers flow ``i`` holds, ``caps[k]`` is stage ``k``'s constant capacity φ; it returns one rate per
-        flow, recomputed whenever a flow starts or ends. See :mod:`serq_sim.policies.share`.
+        numbers flow ``i`` holds, ``caps[k]`` is stage ``k``'s constant capacity φ (the numbers are the
+        call's own: the stages its flows hold, from 0 in the order the flows name them); it returns one rate
+        per flow, recomputed whenever a flow starts or ends. See :mod:`serq_sim.policies.share`.
     """

@@ -3,7 +3,9 @@
 A policy is registered through ``serq_sim_register_share_policies`` as ``register(name, policy)``,
 ``name`` as the program's ``share`` names it (``"maxmin"``, ``"bottleneck"``). ``policy(flows, caps)``:
 ``flows[i]`` lists the stage numbers flow ``i`` holds, ``caps[k]`` is stage ``k``'s constant capacity φ;
-it returns one rate per flow. The flow network (:class:`serq_sim.stages.FlowNetwork`) calls it whenever a
+it returns one rate per flow. The numbers are the call's own, not the program's: the stages the call's
+flows hold, from 0 in the order the flows name them (:meth:`serq_sim.stages.FlowNetwork.settle`), so
+a stage may have another number in the next call. The flow network (:class:`serq_sim.stages.FlowNetwork`) calls it whenever a
 flow starts or ends, with the flows in the order they started.
 """
 
