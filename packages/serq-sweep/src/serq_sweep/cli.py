@@ -138,7 +138,7 @@ def sweep_command(pm, files, sets, defs, zips, seeds, horizon, warmup, arrivals,
                   workers, dask, no_progress, out, records_file, traces, fresh, show, find, over, tol) -> None:
     """Run FILE over every point of the --set/--def values times every seed, into one table.
 
-    Several FILEs are an axis 'program', several --trace FILEs an axis 'trace'. Every point is compiled once and run once per seed, on a local
+    Several FILEs are an axis 'program'; each --trace FILE is a value of an axis 'trace'. Every point is compiled once and run once per seed, on a local
     process pool over every core (or --dask). Without --out the table is written to stdout as CSV.
 
     Exit status: 0; 1 for an error in the program or its inputs, or when a run failed (its row says why);

@@ -1,7 +1,7 @@
 """A sweep: points (programs compiled once each) x seeds, run on an engine, into one tidy table.
 
 The table has one row per point and seed: ``point`` (its number, from 0), a column per swept name (and
-``program`` when several programs are swept), ``seed``, ``status`` (``ok``, ``partial``: a bound stopped
+``program`` when several programs are swept, ``trace`` when the runs replay ``--trace`` files), ``seed``, ``status`` (``ok``, ``partial``: a bound stopped
 the run, ``error``: a run-time error of the program), ``message``, ``key`` (what identifies the run: the
 SHA-256 of the IR simulated, the seed and the run bounds) and then every figure of the report
 (:mod:`serq_sweep.figures`). Rows are in the order of point and seed whatever order the runs finished in,
