@@ -25,46 +25,70 @@ from fractions import Fraction
 #: a pool whose capacity is this or more keeps exact counts
 WIDE = 2.0**53
 
-_finite = math.isfinite
+_INF = math.inf
 
 
 def _exact(v):
     """The exact value of a number, or None for inf and NaN."""
-    if type(v) is Units:
+    t = type(v)
+    if t is float:
+        if not -_INF < v < _INF:  # inf, NaN
+            return None
+        n, d = v.as_integer_ratio()
+        return n if d == 1 else Fraction(n, d)
+    if t is Units:
         return v.x
     if isinstance(v, int):
         return v
-    v = float(v)
-    if not _finite(v):
-        return None
-    n, d = v.as_integer_ratio()
-    return n if d == 1 else Fraction(n, d)
+    return _exact(float(v))
 
 
 def _make(x) -> Units:
     try:
-        f = float(x)
+        u = Units(x)  # (an int or a Fraction, rounded to the nearest double)
     except OverflowError:
-        f = math.inf if x > 0 else -math.inf
-    u = Units(f)
+        u = Units(math.inf if x > 0 else -math.inf)
     u.x = x
     return u
 
 
 class Units(float):
-    """An exact total of a pool's units, read as the nearest double (the module's words)."""
+    """An exact total of a pool's units, read as the nearest double (the module's words). Each operator
+    takes a whole double (the usual amount) by its int first: the same value, a shorter path."""
 
     __slots__ = ("x",)
 
     def __add__(self, o):
-        e = _exact(o)
-        return float(self) + o if e is None else _make(self.x + e)
+        if type(o) is float and o.is_integer():
+            x = self.x + int(o)
+        else:
+            e = _exact(o)
+            if e is None:
+                return float(self) + o
+            x = self.x + e
+        try:
+            u = Units(x)
+        except OverflowError:
+            u = Units(math.inf if x > 0 else -math.inf)
+        u.x = x
+        return u
 
     __radd__ = __add__
 
     def __sub__(self, o):
-        e = _exact(o)
-        return float(self) - o if e is None else _make(self.x - e)
+        if type(o) is float and o.is_integer():
+            x = self.x - int(o)
+        else:
+            e = _exact(o)
+            if e is None:
+                return float(self) - o
+            x = self.x - e
+        try:
+            u = Units(x)
+        except OverflowError:
+            u = Units(math.inf if x > 0 else -math.inf)
+        u.x = x
+        return u
 
     def __rsub__(self, o):
         e = _exact(o)
@@ -74,9 +98,12 @@ class Units(float):
         # a plain float: the exact product rounded once, what a float's product is when the count is a
         # double, and the right one when it is beyond them (2e308 units over a span of 2**-512 for the
         # statistics' integrals, stats.HUGE_UNITS)
+        f = float(self)
+        if f == self.x:  # a double: its product is the exact one rounded once
+            return f * o
         e = _exact(o)
         if e is None:
-            return float(self) * o
+            return f * o
         try:
             return float(self.x * e)
         except OverflowError:
@@ -85,33 +112,34 @@ class Units(float):
     __rmul__ = __mul__
 
     def _cmp(self, o):
-        """``(exact self, exact other)``, or None to compare as floats (inf, NaN)."""
-        e = _exact(o)
-        return None if e is None else (self.x, e)
+        """The exact other side, or None to compare as floats (inf, NaN)."""
+        if type(o) is float and o.is_integer():
+            return int(o)
+        return _exact(o)
 
     def __lt__(self, o):
-        c = self._cmp(o)
-        return float(self) < o if c is None else c[0] < c[1]
+        e = self._cmp(o)
+        return float(self) < o if e is None else self.x < e
 
     def __le__(self, o):
-        c = self._cmp(o)
-        return float(self) <= o if c is None else c[0] <= c[1]
+        e = self._cmp(o)
+        return float(self) <= o if e is None else self.x <= e
 
     def __gt__(self, o):
-        c = self._cmp(o)
-        return float(self) > o if c is None else c[0] > c[1]
+        e = self._cmp(o)
+        return float(self) > o if e is None else self.x > e
 
     def __ge__(self, o):
-        c = self._cmp(o)
-        return float(self) >= o if c is None else c[0] >= c[1]
+        e = self._cmp(o)
+        return float(self) >= o if e is None else self.x >= e
 
     def __eq__(self, o):
-        c = self._cmp(o)
-        return float(self) == o if c is None else c[0] == c[1]
+        e = self._cmp(o)
+        return float(self) == o if e is None else self.x == e
 
     def __ne__(self, o):
-        c = self._cmp(o)
-        return float(self) != o if c is None else c[0] != c[1]
+        e = self._cmp(o)
+        return float(self) != o if e is None else self.x != e
 
     __hash__ = float.__hash__
 
