@@ -323,7 +323,7 @@ def spill(sim, pool: Pool, e: Entry, units: float) -> None:
         link = link.at(sim, owner, attrs, ctx)
     if tier.making_room:
         return
-    room = tier.cap - tier.used
+    room = +(tier.cap - tier.used)  # (a plain float: the count may be exact, exact.Units; size reads it)
     units = min(units, max(room, 0.0))
     if tier.block is not None:
         units = tier.round_down(units)
@@ -339,7 +339,7 @@ def spill(sim, pool: Pool, e: Entry, units: float) -> None:
     tier.acc()
     make_room(sim, tier, units)
     # (make_room evicts every entry if it must: the room for units was there beside what is used)
-    units = min(units, tier.cap - tier.used - tier.cached)
+    units = min(units, +(tier.cap - tier.used - tier.cached))
     if tier.block is not None:
         units = tier.round_down(units)
     key = e.owner.serial if (not e.dead and e.owner is not None) else None
