@@ -349,3 +349,44 @@ class Strict(Kind):
                                          "  stage s : @k(2);", "  ^"]
     program.write_text(program.read_text().replace("@k(2)", "@k(1)"))
     assert serq_sim.run(serq_frontend.compile(program, pm=pm), pm=pm).result.stages[1].completions == 1
+
+
+LIMITED = KIND + '''
+from serq_sim import SimError
+
+
+class Limited(Kind):
+    """Refuses a job of more than 1 when it arrives, and wears out at its second completion."""
+
+    done = 0
+
+    def attach(self, job):
+        if job.work > 1:
+            raise SimError(f"stage {self.name}: a job of {job.work} is over its limit 1")
+        super().attach(job)
+
+    def _done(self, job):
+        self.done += 1
+        if self.done == 2:
+            raise SimError(f"stage {self.name}: worn out")
+        super()._done(job)
+''' + REGISTER.format(factory="Limited")
+
+
+@pytest.mark.parametrize(("works", "expected"), [
+    ("3 - 2 * serial", ["{p}:3:25: error: at t=0, session 0: stage s: a job of 3.0 is over its limit 1",
+                        "  session {{ set t0 = now; run s (3 - 2 * serial); observe r = now - t0; }}",
+                        "                          ^"]),
+    ("1", ["{p}: error: at t=1: stage s: worn out"]),
+])
+def test_a_refusal_in_the_run_is_placed_as_the_runs_errors_are(install, tmp_path, works, expected):
+    """A SimError a plugin's kind raises in the run was its message alone, 'error: stage s: …', where the run's
+    own errors say where, when and which session: at the run statement of the job its attach refuses, and
+    with the time for one raised in its own event."""
+    pm = install(LIMITED)
+    program = tmp_path / "limited.sq"
+    program.write_text("stage s : @k;\nworkload { arrive batch(2); }\n"
+                       f"session {{ set t0 = now; run s ({works}); observe r = now - t0; }}\nrun {{ horizon 10; }}\n")
+    with pytest.raises(serq_sim.SimError) as e:
+        serq_sim.run(serq_frontend.compile(program, pm=pm), pm=pm)
+    assert str(e.value).splitlines() == [line.format(p=program) for line in expected]

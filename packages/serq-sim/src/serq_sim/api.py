@@ -239,6 +239,12 @@ def run(program, *, seed: int | None = None, horizon: float | None = None, warmu
         # plugin's sys.exit() (SystemExit) or its own BaseException too: not the command's exit status,
         # with no report and no message (status 0 for sys.exit(0))
         if getattr(type(e), "serq_user_error", False):
+            if sim is not None:  # (a factory's refusal, when the run is built, is placed by guards.build_with)
+                from .guards import placed
+
+                at = placed(e, sim)
+                if at is not None:
+                    raise at from e
             raise
         from serq.errors import PluginError
         from serq.plugins import plugin_failure

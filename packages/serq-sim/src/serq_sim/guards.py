@@ -120,6 +120,32 @@ def build_with(registry: Any, name: str, what: str, factory: Any, *args: Any, sp
             f"{type(e).__name__}: {e} at {tb.tb_frame.f_code.co_filename}:{tb.tb_lineno}")) from e
 
 
+def placed(e: BaseException, sim: Any, job: Any = None) -> BaseException | None:
+    """A :class:`~serq_sim.SimError` a plugin's own code raised in the run (a stage kind refusing a job, its
+    policy a state) with a message that says no place (``SimError("stage s: a job of 2 is over its limit")``),
+    placed as the run's own errors are: ``FILE:LINE:COL: error: at t=T, session N: …`` at the run statement
+    of ``job`` when the plugin was given one (its ``attach``), else ``FILE: error: at t=T: …``; ``None`` for
+    any other exception (serQ's own errors, which say where, are left as they are)."""
+    from .errors import SimError, format_error
+
+    if not isinstance(e, SimError) or _located(str(e)):
+        return None
+    tb = e.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    if tb is None or first_party_module(tb.tb_frame.f_globals.get("__name__")):
+        return None
+    owner = getattr(job, "owner", None)
+    span = sim.spans[job.span] if owner is not None and 0 <= job.span < len(sim.spans) else None
+    return SimError(format_error(span, sim.now, owner.serial if owner is not None else None, str(e),
+                                 sim.source))
+
+
+def first_party_module(name: Any) -> bool:
+    """Whether the module ``name`` is serQ's own."""
+    return isinstance(name, str) and name.partition(".")[0] in FIRST_PARTY_PACKAGES
+
+
 def _located(message: str) -> bool:
     """Whether a user error's message says where already (``FILE:LINE:COL: error: …``, ``FILE: error: …``, or
     ``error: …`` of serQ's own making)."""
@@ -266,7 +292,13 @@ def _guard_jobs(stage: Any, registry: Any, name: str, label: str) -> None:
     def noted_attach(job):
         key = id(job)
         held[key] = (job, stage)
-        result = attach(job)
+        try:
+            result = attach(job)
+        except Exception as e:
+            at = placed(e, stage.sim, job)  # a refusal of the job: at the run statement that brought it
+            if at is not None:
+                raise at from e
+            raise
         if job.stage is not stage and key in held:
             where = "None" if job.stage is None else f"stage {_stage_label(job.stage)}"
             raise failure(registry, name, f"failed in its stage {label}",
