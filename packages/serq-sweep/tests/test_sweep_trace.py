@@ -13,7 +13,7 @@ import sys
 
 import pytest
 import serq_sweep
-from serq.errors import UsageError
+from serq.errors import UsageError, UserError
 from serq_sweep import core
 from serq_sweep.api import run_plan
 from serq_sweep.figures import flatten
@@ -236,3 +236,18 @@ def test_find_searches_once_per_trace(folder):
         assert ok == list(range(ok[0], 5))  # (monotone here: the search's answer is the first that holds)
         assert (x["outcome"], int(x["N"])) == ("found_smallest", ok[0])
     assert found[0]["N"] != found[1]["N"]  # (week and peak need different fleets: one search would not do)
+
+
+def test_from_python_a_trace_is_checked_by_the_same_rules(folder):
+    with pytest.raises(UsageError, match=r"^error: trace=nope\.csv: cannot read the trace: No such file or directory$"):
+        serq_sweep.sweep("q.sq", trace=["week.csv", "nope.csv"], workers=0)
+    os.symlink("week.csv", folder / "link.csv")
+    with pytest.raises(UsageError, match=r"^error: the traces of a sweep are given twice: week\.csv and link\.csv are "
+                                         r"one file$"):
+        serq_sweep.sweep("q.sq", trace=["week.csv", "link.csv"], workers=0)
+    with pytest.raises(TypeError, match=r"^trace: a set has no order"):
+        serq_sweep.sweep("q.sq", trace={"week.csv", "peak.csv"}, workers=0)
+    # a trace the runs read is an input: never the table's output
+    with pytest.raises(UserError, match=r"^error: peak\.csv: refusing to write over an input of this run$"):
+        serq_sweep.sweep("q.sq", trace="peak.csv", out="peak.csv", workers=0)
+    assert (folder / "peak.csv").read_text() == PEAK
