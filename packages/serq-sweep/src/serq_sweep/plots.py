@@ -26,7 +26,7 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from serq.errors import UsageError, UserError, clipped, did_you_mean
+from serq.errors import UsageError, UserError, clipped, did_you_mean, printable
 from serq.files import MAX_LINE, open_input, split_suffix
 from serq.numbers import NUMBER_HINT, NotANumber, number
 from serq_ir.rules import show_number
@@ -207,6 +207,26 @@ def _numeric(frame: Any, column: str, what: str) -> None:
                                   "to --hue)"))
 
 
+def _half_widths(frame: Any, column: str, what: str) -> None:
+    """Refuse (one message, at the cell where the table is a CSV file) a points table's ``FIGURE:ci`` column that
+    holds what no CI's half-width is: a cell that is no number (it was a traceback, ``could not convert string
+    to float``) or a negative one (its band was drawn inside out)."""
+    import pandas as pd
+
+    values = frame[column]
+    if pd.api.types.is_bool_dtype(values) or not pd.api.types.is_numeric_dtype(values):
+        bad = next((v for v in values if not isinstance(v, int | float) or isinstance(v, bool)), None)
+        raise UserError(_bad_cell(frame, column, f"{what}: column {column} does not hold numbers (it has "
+                                                 f"{printable(clipped(repr(bad), 60))}); a CI's half-width is a number"))
+    negative = values[values < 0]
+    if len(negative):
+        why = (f"{what}: column {column} holds the negative half-width {show_number(float(negative.iloc[0]))}; a "
+               "CI's half-width is at least 0")
+        lines = frame.attrs.get("serq_lines")
+        at = lines.located(negative.index[0], column, why) if isinstance(lines, _Lines) else None
+        raise UserError(at or why)
+
+
 def curve_data(table: Any, x: str, y: str, hue: str | None = None) -> tuple[str, dict[Any, tuple[list, list, list]]]:
     """What :func:`curve` draws (:func:`_curve_data`'s first two)."""
     fig, out, _title, _whole = _curve_data(table, x, y, hue)
@@ -280,6 +300,8 @@ def _curve_data(table: Any, x: str, y: str, hue: str | None) -> tuple[str, dict,
     # a search, has none: its FIGURE:ci was a KeyError traceback)
     read_as_is = points_table or search_table
     band = [f"{fig}:ci"] if read_as_is and f"{fig}:ci" in cols else []
+    for c in band:
+        _half_widths(frame, c, f"--y {clipped(y)}")
     for h, g in groups:
         h = h[0] if isinstance(h, tuple) else h
         xs, ms, cis = [], [], []
