@@ -390,3 +390,73 @@ def test_a_refusal_in_the_run_is_placed_as_the_runs_errors_are(install, tmp_path
     with pytest.raises(serq_sim.SimError) as e:
         serq_sim.run(serq_frontend.compile(program, pm=pm), pm=pm)
     assert str(e.value).splitlines() == [line.format(p=program) for line in expected]
+
+
+NO_SUPER = '''from serq import hookimpl
+from serq_sim.policies import EvictionOrder, PreemptionPolicy
+from serq_sim.stages import StageKind
+
+
+class Order(EvictionOrder):
+    fixed_key = True
+
+    def __init__(self, sim, pool, node):
+        self.sim = sim  # (no super().__init__(sim, pool, node))
+
+    def key(self, entry):
+        return (-entry.seq,)
+
+
+class Policy(PreemptionPolicy):
+    def __init__(self, sim, pool, node):
+        self.limit = 1
+
+    def victim(self, pool, grower):
+        return None
+
+
+class Kind(StageKind):
+    def __init__(self, sim, node, member, flat):
+        self.sim = sim
+
+    def attach(self, job):
+        pass
+
+    def detach(self, job):
+        pass
+
+
+@hookimpl
+def serq_sim_register_eviction_orders(register):
+    register("order", Order)
+
+
+@hookimpl
+def serq_sim_register_preemption_policies(register):
+    register("policy", Policy)
+
+
+@hookimpl
+def serq_sim_register_stage_kinds(register):
+    register("k", Kind)
+'''
+
+
+@pytest.mark.parametrize(("program", "what", "attribute", "base", "call"), [
+    ("pool p { cap 4; evict @order; }", "the eviction order of pool p", "pool", "EvictionOrder",
+     "super().__init__(sim, pool, node)"),
+    ("pool p { cap 4; preempt @policy; }", "the preemption policy of pool p", "sim", "PreemptionPolicy",
+     "super().__init__(sim, pool, node)"),
+    ("stage s : @k;", "stage s", "node", "StageKind", "super().__init__(sim, node, member, flat)"),
+])
+def test_an_init_that_does_not_call_its_bases_is_named(install, program, what, attribute, base, call):
+    """The order's was a traceback (serQ's guard read order.pool first: AttributeError, no frame of the
+    plugin's); the policy and the kind were named only at their first use, by an attribute error in the
+    middle of the run."""
+    pm = install(NO_SUPER)
+    source = (f"{program}\nstage d : delay;\nworkload {{ arrive batch(1); }}\n"
+              "session { run d (1); }\nrun { horizon 10; }\n")
+    cls = {"EvictionOrder": "Order", "PreemptionPolicy": "Policy", "StageKind": "Kind"}[base]
+    assert _failure(pm, source) == [
+        f"error: plugin 'acme' (from serq-acme 0.3.0) builds {what} wrongly: its {cls} has no attribute "
+        f"{attribute!r}, which {base}.__init__ sets: its __init__ does not call {call}", HINT]

@@ -153,6 +153,28 @@ def _located(message: str) -> bool:
     return first.startswith("error: ") or ": error: " in first
 
 
+#: what the base classes' ``__init__`` sets that serQ reads of every stage kind, order or policy, and how
+#: a subclass's ``__init__`` calls it
+_BASE_INIT = {
+    "StageKind": (("sim", "node", "present", "t_last", "a_present", "a_busy", "completions", "_marked"),
+                  "super().__init__(sim, node, member, flat)"),
+    "EvictionOrder": (("sim", "pool", "node", "ranked", "keyed"), "super().__init__(sim, pool, node)"),
+    "PreemptionPolicy": (("sim", "pool", "node"), "super().__init__(sim, pool, node)"),
+}
+
+
+def _base_init_problem(obj: Any, base: type) -> str | None:
+    """Why ``obj``, of a third party's subclass of ``base``, lacks what ``base.__init__`` sets (its own
+    ``__init__`` did not call it), or ``None``. serQ's code read the attribute first (an order's ``pool``,
+    its sorted ``ranked``), an AttributeError with no frame of the plugin's: a traceback."""
+    attrs, call = _BASE_INIT[base.__name__]
+    missing = [a for a in attrs if not hasattr(obj, a)]
+    if not missing:
+        return None
+    return (f"its {type(obj).__name__} has no attribute {missing[0]!r}, which {base.__name__}.__init__ sets: its "
+            f"__init__ does not call {call}")
+
+
 #: the methods of the contracts the engine calls, as it calls them (the number of arguments after ``self``)
 _STAGE_METHODS = (("attach", "attach(job)"), ("detach", "detach(job)"), ("settle", "settle()"),
                   ("busy_level", "busy_level()"), ("bind", "bind()"), ("queue", "queue()"), ("busy", "busy()"),
@@ -218,7 +240,8 @@ def check_stage(sim: Any, stage: Any, registry: Any, name: str, node: Any, membe
                       "StageKind for every member of every stage of its kind, in every run")
     built[key] = f"stage {label}"
     if not first_party(type(stage)):
-        why = _methods_problem(stage, _STAGE_METHODS + (_START_METHODS if stage.wants_start else ()))
+        why = _base_init_problem(stage, StageKind) or _methods_problem(
+            stage, _STAGE_METHODS + (_START_METHODS if stage.wants_start else ()))
         if why is not None:
             raise failure(registry, name, f"builds stage {node.name} wrongly", why)
         _guard_observables(stage, registry, name, node)
@@ -325,6 +348,9 @@ def check_policy(policy: Any, registry: Any, name: str, pool: Any, what: str) ->
         raise failure(registry, name, f"builds the {what} of pool {pool.name} wrongly",
                       f"its factory returned {_shown(policy)}, not a serq_sim.policies.{cls.__name__}")
     if not first_party(type(policy)):
+        why = _base_init_problem(policy, cls)
+        if why is not None:
+            raise failure(registry, name, f"builds the {what} of pool {pool.name} wrongly", why)
         built = _noted(pool.sim).built
         label = f"pool {pool.name}" if pool.node.size == 1 else f"pool {pool.name}[{pool.index}]"
         key = (what, id(policy))
