@@ -207,6 +207,24 @@ def _numeric(frame: Any, column: str, what: str) -> None:
                                   "to --hue)"))
 
 
+def _flags_as_numbers(frame: Any, column: str) -> Any:
+    """``frame`` with ``column`` as 0 and 1 when it holds flags (``interrupted``: true, false, or nothing where a
+    run has none), as the points table averages a flag (its ``interrupted:mean``) and ``serq compare`` and
+    ``--find`` take it: ``--y interrupted`` of a sweep's runs table was refused as holding no numbers, while
+    the same figure of its points table was drawn. A frame given is not changed (a copy is)."""
+    import pandas as pd
+
+    values = frame[column]
+    if pd.api.types.is_bool_dtype(values):
+        return frame.assign(**{column: values.astype(float)})
+    if values.dtype == object:
+        cells = values.tolist()
+        if any(isinstance(v, bool) for v in cells) and all(
+                isinstance(v, bool) or v is None or (isinstance(v, float) and math.isnan(v)) for v in cells):
+            return frame.assign(**{column: [float(v) if isinstance(v, bool) else math.nan for v in cells]})
+    return frame
+
+
 def _half_widths(frame: Any, column: str, what: str) -> None:
     """Refuse (one message, at the cell where the table is a CSV file) a points table's ``FIGURE:ci`` column that
     holds what no CI's half-width is: a cell that is no number (it was a traceback, ``could not convert string
@@ -286,6 +304,7 @@ def _curve_data(table: Any, x: str, y: str, hue: str | None) -> tuple[str, dict,
     except UserError as e:  # named by its option, as --x's and --hue's are (it said only "no figure 'y' …")
         raise type(e)(f"--y {clipped(y)}: {str(e).removeprefix('error: ')}") from None
     y_column = f"{fig}:mean" if f"{fig}:mean" in cols and (search_table or points_table) else fig
+    frame = _flags_as_numbers(frame, y_column)
     for name, what, column in ((x, "--x", x), (y, "--y", y_column)):
         _numeric(frame, column, f"{what} {name}")
     out: dict[Any, tuple[list, list, list]] = {}
