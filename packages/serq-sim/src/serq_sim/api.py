@@ -207,6 +207,12 @@ def run(program, *, seed: int | None = None, horizon: float | None = None, warmu
     # Struct's fields when it is made: a str number, a None list, an unknown version), then its references
     program = checked(program, name=program.source if isinstance(program.source, str) and program.source
                       else "<program>")
+    if trace is not None:  # (a replacement with nothing to replace, named as the caller gave it: trace=…)
+        from serq.loading import argument_given
+
+        from .trace import check_replaceable
+
+        check_replaceable(program, trace, argument_given)
     reg = registries(pm)
     sim = None
     try:

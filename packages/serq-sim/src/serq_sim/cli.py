@@ -215,6 +215,9 @@ def run_command(pm, file, sets, defs, seed, horizon, warmup, arrivals, trace, as
         click.echo(f"serq: {warning}", err=True)
     for warning in never_ends(program):  # before the run: said at its end, it would come after the kill
         click.echo(f"serq: {warning}", err=True)
+    from .trace import check_replaceable
+
+    check_replaceable(program, trace)  # (named --trace FILE here: run() names its argument, trace=FILE)
     try:
         report = run(program, check_invariants=check_invariants, progress=not no_progress, trace=trace,
                      pm=pm, max_events=max_events, max_wall=max_wall, max_samples=max_samples)

@@ -135,13 +135,26 @@ def resolve_trace(path: str, source: str | None) -> str:
     return path or "."
 
 
-def nothing_to_replace(trace: str, source: str | None) -> SimError:
+def nothing_to_replace(trace: str, source: str | None, given=None) -> SimError:
     """The error of a ``--trace`` FILE (``serq_sim.run(trace=…)``, ``serq sweep --trace``, ``serq compare
-    --trace``) given to a program whose workload reads no trace: a replacement with nothing to replace is
-    refused, not ignored. ``source`` the program's file. The one message of every command that takes
-    ``--trace``."""
-    return SimError(format_error(None, None, None, f"--trace {trace}: the program's workload reads no trace (no "
+    --trace``, ``serq_sweep.sweep(trace=…)``) given to a program whose workload reads no trace: a replacement
+    with nothing to replace is refused, not ignored. ``source`` the program's file; ``given`` names what the
+    caller gave (:func:`serq.loading.given_or_option`: ``--trace t.csv`` on the command line, ``trace=t.csv``
+    for the Python API). The one message of every command and function that takes a trace."""
+    from serq.loading import given_or_option
+
+    said = given_or_option(given)("trace", os.fspath(trace))
+    return SimError(format_error(None, None, None, f"{said}: the program's workload reads no trace (no "
                                  "`trace \"FILE\"` clause) for it to replace", source))
+
+
+def check_replaceable(program, trace, given=None) -> None:
+    """Refuse ``trace`` (a file replacing the workload's trace, or None: none given) for ``program`` when its
+    workload reads no trace (:func:`nothing_to_replace`, ``given`` naming what the caller gave), before
+    anything is built or run: ``serq run --trace``, :func:`serq_sim.run`'s ``trace=``, and serq_sweep's
+    sweep, find and compare, each once for the program."""
+    if trace is not None and program.workload.trace is None:
+        raise nothing_to_replace(trace, program.source, given)
 
 
 def trace_beside(program, file: str, trace: str | None = None) -> str | None:

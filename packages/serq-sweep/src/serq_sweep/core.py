@@ -232,14 +232,13 @@ def load_traces(paths: Sequence[str]) -> None:
         load_trace(path)
 
 
-def check_replaceable(program: Any, trace: str | None) -> None:
+def check_replaceable(program: Any, trace: str | None, given: Any = None) -> None:
     """Refuse a ``--trace`` FILE for a program whose workload reads no trace, before any run, with the error
-    ``serq run --trace`` gives it (:func:`serq_sim.trace.nothing_to_replace`), once: it is the program's, not
-    a point's, so no point is named."""
-    if trace is not None and program.workload.trace is None:
-        from serq_sim.trace import nothing_to_replace
+    ``serq run --trace`` gives it (:func:`serq_sim.trace.check_replaceable`; ``given`` names the option or
+    the API's argument, ``trace=t.csv``), once: it is the program's, not a point's, so no point is named."""
+    from serq_sim.trace import check_replaceable as refuse
 
-        raise nothing_to_replace(trace, program.source)
+    refuse(program, trace, given)
 
 
 def trace_digest(path: str) -> str:
@@ -481,7 +480,7 @@ def plan(files: Sequence[str], *, sets: Mapping[str, Any] | None = None, defs: M
             if label:  # the point, on the message's own line when it is one line (a quoted source has more)
                 msg += f" (at the sweep's point {label})" if "\n" not in msg else f"\n(at the sweep's point {label})"
             raise UserError(msg) from None
-        check_replaceable(program, replayed)
+        check_replaceable(program, replayed, given)
         check_slo_program(program, file, limits)
         from serq_sim.notes import never_ends
 

@@ -363,7 +363,7 @@ def _find(program: Any, conditions: Any, over: Any, *, sets: Any, defs: Any, zip
         program_, _ = core.compile_point(pm, file, {a.name: first[a.name] for a in axes if a.kind == "set"},
                                          {a.name: first[a.name] for a in axes if a.kind == "def"}, overrides, given,
                                          replayed)
-        core.check_replaceable(program_, replayed)
+        core.check_replaceable(program_, replayed, given)
         core.check_slo_program(program_, file, limits)
         if name not in {c.name for c in program_.constants}:
             raise UserError(f"{file}: {over_said(bare=True)}: the program has no `let {clipped(name)}`"
