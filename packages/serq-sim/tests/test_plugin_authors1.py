@@ -460,3 +460,68 @@ def test_an_init_that_does_not_call_its_bases_is_named(install, program, what, a
     assert _failure(pm, source) == [
         f"error: plugin 'acme' (from serq-acme 0.3.0) builds {what} wrongly: its {cls} has no attribute "
         f"{attribute!r}, which {base}.__init__ sets: its __init__ does not call {call}", HINT]
+
+
+ABSTRACT = '''from serq import hookimpl
+from serq_sim.stages import StageKind
+
+
+class NoAttach(StageKind):
+    def detach(self, job):
+        pass
+
+
+class Starting(StageKind):
+    wants_start = True
+
+    def attach(self, job):
+        self.acc()
+        self.present += 1
+        job.stage = self
+
+    def idle(self):
+        return True
+
+
+class NoDetach(StageKind):
+    def attach(self, job):
+        self.acc()
+        self.present += 1
+        job.stage = self
+        job.started = self.sim.now
+        self.sim.at(self.sim.now + job.work, self._done, job)
+
+    def _done(self, job):
+        self.acc()
+        self.present -= 1
+        job.stage = None
+        self.sim.job_done(self, job)
+
+
+@hookimpl
+def serq_sim_register_stage_kinds(register):
+    register("noattach", NoAttach)
+    register("starting", Starting)
+    register("nodetach", NoDetach)
+'''
+
+
+@pytest.mark.parametrize(("kind", "cls", "method"), [("noattach", "NoAttach", "attach(job)"),
+                                                     ("starting", "Starting", "try_start()")])
+def test_a_kind_without_a_method_every_run_calls_is_named_when_built(install, kind, cls, method):
+    """Both were named mid-run, by the base's bare NotImplementedError: 'failed in Starting.try_start
+    (inherited from StageKind.try_start) during the run: NotImplementedError: at …/stages.py:268'."""
+    source = f"stage s : @{kind};\nworkload {{ arrive batch(1); }}\nsession {{ run s (1); }}\nrun {{ horizon 10; }}\n"
+    assert _failure(install(ABSTRACT), source) == [
+        f"error: plugin 'acme' (from serq-acme 0.3.0) builds stage s wrongly: its {cls} does not implement {method}, "
+        f"which the engine calls (the base class's StageKind.{method.partition('(')[0]} raises NotImplementedError)",
+        HINT]
+
+
+def test_a_kind_without_detach_runs_a_program_that_never_detaches(install):
+    """detach(job) is called only when a session leaves the stage early (a preemption): a kind without it
+    runs a program without one. Two jobs of 1 and 2 from 0: completions at 1 and 2."""
+    source = ("stage s : @nodetach;\nworkload { arrive batch(2); }\n"
+              "session { set t0 = now; run s (1 + serial); observe r = now - t0; }\nrun { horizon 10; }\n")
+    report = _run(install(ABSTRACT), source)
+    assert (report.result.observes["r"].count, report.result.observes["r"].mean) == (2, 1.5)

@@ -165,14 +165,30 @@ _BASE_INIT = {
 
 def _base_init_problem(obj: Any, base: type) -> str | None:
     """Why ``obj``, of a third party's subclass of ``base``, lacks what ``base.__init__`` sets (its own
-    ``__init__`` did not call it), or ``None``. serQ's code read the attribute first (an order's ``pool``,
-    its sorted ``ranked``), an AttributeError with no frame of the plugin's: a traceback."""
+    ``__init__`` did not call it) or a method the engine calls in every run of it that ``base`` leaves to it
+    (a stage kind's ``attach``, a starting kind's ``try_start``), or ``None``. serQ's code read the attribute
+    first (an order's ``pool``, its sorted ``ranked``), an AttributeError with no frame of the plugin's: a
+    traceback; a method left out raised the base's bare NotImplementedError mid-run. (One the engine calls
+    only when the program needs it, a kind's ``detach`` at a preemption, an order's ``key`` at an eviction,
+    a policy's ``victim``, is left to that call: a kind that never needs it runs.)"""
     attrs, call = _BASE_INIT[base.__name__]
     missing = [a for a in attrs if not hasattr(obj, a)]
-    if not missing:
-        return None
-    return (f"its {type(obj).__name__} has no attribute {missing[0]!r}, which {base.__name__}.__init__ sets: its "
-            f"__init__ does not call {call}")
+    if missing:
+        return (f"its {type(obj).__name__} has no attribute {missing[0]!r}, which {base.__name__}.__init__ sets: "
+                f"its __init__ does not call {call}")
+    cls = type(obj)
+    needed = _ABSTRACT.get(base.__name__, ()) + (_ABSTRACT["wants_start"] if getattr(obj, "wants_start", False)
+                                                 else ())
+    for method, shown in needed:
+        if getattr(cls, method, None) is getattr(base, method, None):
+            return (f"its {cls.__name__} does not implement {shown}, which the engine calls (the base class's "
+                    f"{base.__name__}.{method} raises NotImplementedError)")
+    return None
+
+
+#: the methods a base class of the contracts leaves to its subclass (its own raises NotImplementedError) that
+#: the engine calls in every run of it
+_ABSTRACT = {"StageKind": (("attach", "attach(job)"),), "wants_start": (("try_start", "try_start()"),)}
 
 
 #: the methods of the contracts the engine calls, as it calls them (the number of arguments after ``self``)
