@@ -20,7 +20,6 @@ rounded once, a plain float.
 from __future__ import annotations
 
 import math
-from fractions import Fraction
 
 #: a pool whose capacity is this or more keeps exact counts
 WIDE = 2.0**53
@@ -35,7 +34,12 @@ def _exact(v):
         if not -_INF < v < _INF:  # inf, NaN
             return None
         n, d = v.as_integer_ratio()
-        return n if d == 1 else Fraction(n, d)
+        if d == 1:
+            return n
+        # (imported here: an amount with a fraction is rare, and the module adds to every run's start)
+        from fractions import Fraction
+
+        return Fraction(n, d)
     if t is Units:
         return v.x
     if isinstance(v, int):
