@@ -525,3 +525,23 @@ def test_a_kind_without_detach_runs_a_program_that_never_detaches(install):
               "session { set t0 = now; run s (1 + serial); observe r = now - t0; }\nrun { horizon 10; }\n")
     report = _run(install(ABSTRACT), source)
     assert (report.result.observes["r"].count, report.result.observes["r"].mean) == (2, 1.5)
+
+
+def test_a_kind_that_marks_itself_for_ever_names_its_plugin(install):
+    """The no-progress guard of the settle named the stage and its kind ('stage s (@k)'), not the plugin to
+    run without, as every other fault of a plugin's kind is."""
+    source = KIND + '''
+
+class Restless(Kind):
+    def attach(self, job):
+        super().attach(job)
+        self.mark()
+
+    def settle(self):
+        self.mark()
+''' + REGISTER.format(factory="Restless")
+    assert _failure(install(source), "stage s : @k;\nworkload { arrive batch(1); }\nsession { run s (1); }\n"
+                                     "run { horizon 10; }\n") == [
+        "error: plugin 'acme' (from serq-acme 0.3.0) failed in its stage s: no progress: more than 1000000 settles "
+        "at one instant without simulated time passing (a stage kind that marks itself again in every settle: "
+        "stage s (@k)) (at t=0)", HINT]

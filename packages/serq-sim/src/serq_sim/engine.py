@@ -662,10 +662,17 @@ class Simulation:
             else:
                 names[type(x).__name__] = None
         what = ", ".join(list(names)[:5])
+        marked = dirty[-100:]
         dirty.clear()
-        raise SimError(format_error(None, self.now, None, f"no progress: more than {STALL_EVENTS} settles at one "
-                                    "instant without simulated time passing (a stage kind that marks itself again "
-                                    f"in every settle: {what})", self.source))
+        msg = (f"no progress: more than {STALL_EVENTS} settles at one instant without simulated time passing (a "
+               f"stage kind that marks itself again in every settle: {what})")
+        if getattr(self, "plugin_jobs", None) is not None:  # a third party's kind among them: its plugin named
+            from .guards import marked_for_ever
+
+            failure = marked_for_ever(self, marked, msg)
+            if failure is not None:
+                raise failure
+        raise SimError(format_error(None, self.now, None, msg, self.source))
 
     def _start(self) -> None:
         if self.warmup > 0:

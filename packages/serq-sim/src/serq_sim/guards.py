@@ -296,6 +296,7 @@ def _guard_observables(stage: Any, registry: Any, name: str, node: Any) -> None:
             return
     _guard_present(stage, registry, name, label)
     _guard_jobs(stage, registry, name, label)
+    _noted(stage.sim).owners[id(stage)] = (registry, name, label)
 
 
 def _guard_present(stage: Any, registry: Any, name: str, label: str) -> None:
@@ -562,6 +563,8 @@ class _Noted:
     def __init__(self) -> None:
         self.stages: set[Any] = set()
         self.jobs: dict[int, tuple[Any, Any]] = {}
+        #: a third party's stage -> ``(registry, name, label)``: what names its plugin (:func:`marked_for_ever`)
+        self.owners: dict[int, tuple[Any, str, str]] = {}
         #: what the third parties' factories built for the run, ``(what, id(object)) -> label``: its stages
         #: (check_stage), eviction orders and preemption policies (check_policy)
         self.built: dict[tuple[str, int], str] = {}
@@ -577,6 +580,20 @@ def _noted(sim: Any) -> _Noted:
 def _stage_label(st: Any) -> str:
     name = getattr(st, "name", None)
     return name if isinstance(name, str) else _shown(st)
+
+
+def marked_for_ever(sim: Any, marked: list, message: str) -> PluginError | None:
+    """The no-progress guard of the settle tripped with ``marked`` the objects that asked for a settle last: when
+    a third party's stage kind is among them (one that marks itself again in every settle), the failure of its
+    plugin, named as every other (``failed in its stage s: no progress: …``), where the run's error named the
+    stage and its kind, not the plugin to run without; ``None`` otherwise."""
+    owners = _noted(sim).owners
+    for x in marked:
+        found = owners.get(id(x))
+        if found is not None:
+            registry, name, label = found
+            return failure(registry, name, f"failed in its stage {label}", message, sim)
+    return None
 
 
 class ContractError(ValueError):
