@@ -518,3 +518,12 @@ def test_a_name_a_disabled_third_party_may_register_says_it_is_disabled(acme, tm
                            "(take 'acme' out of SERQ_DISABLED_PLUGINS to enable it), and may register it"), line
     enabled = run_serq(*args, env={"PYTHONPATH": str(acme)}, cwd=tmp_path)
     assert enabled.returncode == 0, enabled.stderr
+
+
+def test_an_infinite_argument_reaches_the_plugin_as_the_string_inf(acme, tmp_path):
+    """docs/hooks.md: a number of a plugin's params is a float, an infinite one the string "inf" or "-inf"."""
+    program = tmp_path / "inf.sq"
+    program.write_text("stage s : @vacation(inf);\nstage t : @vacation(vacation = -inf, k = 2);\n"
+                       "workload { arrive batch(1); }\nsession { run s (1); }\nrun { horizon 10; }\n")
+    kinds = [s.kind for s in serq_frontend.compile(program, pm=get_plugin_manager()).stages]
+    assert [(k.name, k.params) for k in kinds] == [("vacation", ["inf"]), ("vacation", {"vacation": "-inf", "k": 2.0})]
