@@ -545,3 +545,56 @@ class Restless(Kind):
         "error: plugin 'acme' (from serq-acme 0.3.0) failed in its stage s: no progress: more than 1000000 settles "
         "at one instant without simulated time passing (a stage kind that marks itself again in every settle: "
         "stage s (@k)) (at t=0)", HINT]
+
+
+BOOL_KEY = '''from serq import hookimpl
+from serq_sim.policies import EvictionOrder
+
+
+class ByParity(EvictionOrder):
+    fixed_key = True
+    needs_snapshot = False
+    odd_first = {odd_first}
+
+    def key(self, entry):
+        return ((entry.seq % 2 == 1) != self.odd_first, entry.seq)
+
+
+@hookimpl
+def serq_sim_register_eviction_orders(register):
+    register("parity", ByParity)
+'''
+
+CACHED_TWICE = """
+pool p { cap 16; evict @parity; }
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  branch (serial == 0) {
+    hold p (8) { run d (1); } cache (8);
+    run d (10);
+    hold p (8) { observe hit0 = cached; run d (1); } cache (8);
+  } else {
+    branch (serial == 1) {
+      run d (1);
+      hold p (8) { run d (1); } cache (8);
+      run d (10);
+      hold p (8) { observe hit1 = cached; run d (1); } cache (8);
+    } else {
+      run d (3);
+      hold p (8) { run d (1); }
+    }
+  }
+}
+run { horizon 100; }
+"""
+
+
+@pytest.mark.parametrize(("odd_first", "hits"), [(True, {"hit0": 8.0, "hit1": 0.0}),
+                                                 (False, {"hit0": 0.0, "hit1": 8.0})])
+def test_a_key_of_bools_ranks_false_first(install, odd_first, hits):
+    """Session 0's entry is released first (seq 0), session 1's second (seq 1); at 3 one of them goes. A key
+    (seq is even, seq) ranks session 1's (False, 1) first: it goes, and session 0 hits its 8 at 11. Before, a
+    bool in a key was refused: 'key(entry) returned (True, 0), not a tuple of numbers'."""
+    report = _run(install(BOOL_KEY.format(odd_first=odd_first)), CACHED_TWICE)
+    assert {k: o.mean for k, o in report.result.observes.items()} == hits

@@ -9,7 +9,7 @@ cost of a test per call of the plugin's code, paid only by the runs that use it:
   :class:`~serq_sim.policies.EvictionOrder`, :class:`~serq_sim.policies.PreemptionPolicy`), and a
   preemption policy's ``requeue`` is ``"head"`` or ``"tail"``; a third party's factory returns a new object
   for every stage or pool member of the run (not one it built for another member, or for another run);
-* an eviction order's ``key(entry)`` is a tuple of numbers, and its ``pick(pool)`` (its own or inherited) an
+* an eviction order's ``key(entry)`` is a tuple of numbers (a bool among them, 0 or 1), and its ``pick(pool)`` (its own or inherited) an
   entry cached in that pool now (``None`` only when the pool caches nothing, in no entry and by its count of
   cached units: an order that took entries out of ``pool.own`` left units no eviction can free): a stale
   entry, evicted before, would be evicted again (the pool's units counted twice, or a loop that evicts
@@ -417,7 +417,8 @@ def _guard_key(order: Any, registry: Any, name: str) -> None:
         if type(k) is tuple:
             for x in k:  # (a hot path under a scan: a float or an int is taken without a call)
                 t = type(x)
-                if t is not float and t is not int and not _number(x):
+                # a bool ranks as 0 or 1 (False first): `(not entry.dead, entry.seq)` was refused as no number
+                if t is not float and t is not int and t is not bool and not _number(x):
                     break
             else:
                 return k
