@@ -139,16 +139,22 @@ def _bound(e, ctx: dict[str, float]) -> tuple[float, float] | None:
         if len(args) != 1:
             return None
         lo, hi = args[0]
-        if e.fn == "floor":
-            return _ok(math.floor(lo) if math.isfinite(lo) else lo, math.floor(hi) if math.isfinite(hi) else hi)
-        if e.fn == "ceil":
-            return _ok(math.ceil(lo) if math.isfinite(lo) else lo, math.ceil(hi) if math.isfinite(hi) else hi)
+        if e.fn in ("floor", "ceil"):
+            f = math.floor if e.fn == "floor" else math.ceil
+            return _ok(_whole(f, lo), _whole(f, hi))
         if lo >= 0.0:
             return (lo, hi)
         if hi <= 0.0:
             return (-hi, -lo)
         return (0.0, max(-lo, hi))
     return None
+
+
+def _whole(f, x: float) -> float:
+    """``floor`` or ``ceil`` (``f``) of a bound, a float as the language's is: Python's int of 1e308 made the
+    bounds ints, and an int beyond the doubles (1e308 * 1e308) stopped the next operation with an
+    OverflowError, not the float's inf. A double is exactly a float's floor or ceil; inf and NaN stay."""
+    return float(f(x)) if math.isfinite(x) else x
 
 
 def _binary(op: str, a: tuple[float, float], b: tuple[float, float]) -> tuple[float, float] | None:
