@@ -527,3 +527,53 @@ def test_an_infinite_argument_reaches_the_plugin_as_the_string_inf(acme, tmp_pat
                        "workload { arrive batch(1); }\nsession { run s (1); }\nrun { horizon 10; }\n")
     kinds = [s.kind for s in serq_frontend.compile(program, pm=get_plugin_manager()).stages]
     assert [(k.name, k.params) for k in kinds] == [("vacation", ["inf"]), ("vacation", {"vacation": "-inf", "k": 2.0})]
+
+
+CLASS_PLUGIN = '''from serq import hookimpl
+
+
+def plain(report, out):
+    out.write("plain\\n")
+
+
+class Plugin:
+    @hookimpl
+    def serq_report_register_formats(self, register):
+        register("plain", plain)
+
+
+class Static:
+    @staticmethod
+    @hookimpl
+    def serq_report_register_formats(register):
+        register("plain", plain)
+
+
+plugin = Plugin()
+'''
+
+
+@pytest.mark.parametrize(("target", "refused"), [("Plugin", True), ("plugin", False), ("Static", False)])
+def test_an_entry_point_naming_a_class_with_methods_is_refused_at_its_line(site, tmp_path, target, refused):
+    """'acme1_cls:Plugin' names the class: pluggy called its method without an instance when the hook was
+    first called, 'TypeError: Plugin.serq_report_register_formats() missing 1 required positional argument:
+    'register'' in a Python traceback. An instance, or a class whose hooks are static methods, is fine."""
+    info = site / "serq_acme_cls-0.3.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: serq-acme-cls\nVersion: 0.3.0\n")
+    (info / "entry_points.txt").write_text(f"[serq]\ncls = acme1_cls:{target}\n")
+    (site / "acme1_cls.py").write_text(CLASS_PLUGIN)
+    program = tmp_path / "d.sq"
+    program.write_text("stage d : delay;\nworkload { arrive batch(1); }\nsession { run d (1); }\nrun { horizon 5; }\n")
+    r = run_serq("run", str(program), "--format", "plain", env={"PYTHONPATH": str(site)})
+    if not refused:
+        assert (r.returncode, r.stdout) == (0, "plain\n"), r
+        return
+    assert r.returncode == 1 and r.stdout == "", r
+    assert "Traceback" not in r.stderr, r.stderr
+    assert r.stderr.splitlines() == [
+        "error: plugin 'cls' (from serq-acme-cls 0.3.0) cannot be loaded (acme1_cls:Plugin): PluginValidationError: "
+        "the hook serq_report_register_formats is a method of the class Plugin, which serQ calls without an "
+        "instance: the entry point names an instance of it (plugin = Plugin()), or the hook is a @staticmethod "
+        f"at {site / 'acme1_cls.py'}:9",
+        "(run without it: SERQ_DISABLED_PLUGINS=cls, or uninstall serq-acme-cls)"]

@@ -405,6 +405,8 @@ class PluginManager(pluggy.PluginManager):
         noted (:attr:`unmarked`): when a hook of that name is specified, :func:`get_plugin_manager` names
         the plugin, since serQ would never call it (its registrations silently missing)."""
         opts = super().parse_hookimpl_opts(plugin, name)
+        if opts is not None and isinstance(plugin, type):
+            _refuse_unbound(plugin, name)
         if opts is None and name.startswith("serq_"):
             import inspect
 
@@ -415,6 +417,26 @@ class PluginManager(pluggy.PluginManager):
 
     def list_plugin_distinfo(self) -> list[tuple[Any, Any]]:
         return [*super().list_plugin_distinfo(), *self._scanned_distinfo]
+
+
+def _refuse_unbound(cls: type, name: str) -> None:
+    """A plugin that is a class (an entry point ``module:Plugin``) whose hook implementation ``name`` is a plain
+    method: pluggy takes its parameters after ``self`` and calls the class's function without an instance,
+    a TypeError in pluggy's own code (``missing 1 required positional argument: 'register'``) when the hook
+    is first called, a traceback naming no plugin. Refused when it is registered, at the method's line."""
+    import inspect
+
+    attr = inspect.getattr_static(cls, name, None)
+    if not inspect.isfunction(attr):  # a staticmethod or classmethod is called as it should be
+        return
+    e = pluggy.PluginValidationError(
+        cls, f"the hook {name} is a method of the class {cls.__qualname__}, which serQ calls without an instance: "
+             f"the entry point names an instance of it (plugin = {cls.__qualname__}()), or the hook is a "
+             "@staticmethod")
+    code = getattr(inspect.unwrap(attr), "__code__", None)
+    if code is not None:
+        e.serq_at = (code.co_filename, code.co_firstlineno)
+    raise e
 
     def list_plugin_distributions(self) -> list[tuple[Any, Any]]:
         base = getattr(super(), "list_plugin_distributions", None)
@@ -680,7 +702,7 @@ def raising_line(exc: BaseException) -> tuple[str, int] | None:
     import traceback
 
     if isinstance(exc, pluggy.PluginValidationError):
-        at = _refused_hookimpl_line(exc)
+        at = getattr(exc, "serq_at", None) or _refused_hookimpl_line(exc)
         if at is not None:
             return at
     found = None
