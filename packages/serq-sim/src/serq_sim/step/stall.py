@@ -38,8 +38,12 @@ def stalled(sim) -> list:
     pool that a statement names, or that is there while some step stage outside the set may iterate."""
     from ..build import _all_blocks
     from ..engine import _never_preempts
+    from .stage import StepStage
 
-    judged = {st for st in sim.step_stages if st.iter is None and st.residents and _budget_stays_0(st)}
+    # (``step_stages`` are every stage that starts work once an instant has settled, a third party's kind that
+    # wants_start among them: only a step stage has a budget to bound; the others may iterate, as below)
+    judged = {st for st in sim.step_stages
+              if isinstance(st, StepStage) and st.iter is None and st.residents and _budget_stays_0(st)}
     if not judged:
         return []
     program = sim.program
