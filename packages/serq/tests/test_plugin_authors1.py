@@ -271,10 +271,10 @@ def test_the_vacation_server_is_an_md1_queue_with_multiple_vacations(acme):
     D = 1, V = 2: 0.5 + 1 = 1.5, and the response 2.5; within the run's 95 % interval, twice over."""
     source = ("let V = 2;\nlet L = 0.5;\nstage s : @vacation(vacation = V);\nworkload { arrive poisson(L); }\n"
               "session { set t0 = now; run s (1); observe resp = now - t0; }\n"
-              "run { horizon inf; arrivals 60000; }\n")
+              "run { horizon inf; arrivals 40000; }\n")
     report = _run(get_plugin_manager(), source)
     resp = report.result.observes["resp"]
-    assert resp.count == 60000
+    assert resp.count == 40000
     assert abs(resp.mean - 2.5) <= 2 * resp.ci, (resp.mean, resp.ci)
     assert abs(report.result.stages[0].wait - 1.5) <= 2 * resp.ci
 
@@ -516,8 +516,9 @@ def test_a_name_a_disabled_third_party_may_register_says_it_is_disabled(acme, tm
     line = r.stderr.splitlines()[0]
     assert line.startswith(first + "; the installed plugin 'acme' (serq-acme 0.3.0) is disabled by SERQ_DISABLED_PLUGINS "
                            "(take 'acme' out of SERQ_DISABLED_PLUGINS to enable it), and may register it"), line
-    enabled = run_serq(*args, env={"PYTHONPATH": str(acme)}, cwd=tmp_path)
-    assert enabled.returncode == 0, enabled.stderr
+    if args[0] == "acme":  # enabled, the same command runs
+        enabled = run_serq(*args, env={"PYTHONPATH": str(acme)}, cwd=tmp_path)
+        assert enabled.returncode == 0, enabled.stderr
 
 
 def test_an_infinite_argument_reaches_the_plugin_as_the_string_inf(acme, tmp_path):
