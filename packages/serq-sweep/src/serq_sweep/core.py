@@ -1132,6 +1132,16 @@ def load_finished(path: str, plan: Plan, others: set[str] | None = None) -> dict
                             raise UserError(csv_located(path, fault.line, fault.col, why))
                         raise UserError(f"{path}: {why}")
                     res = _result_of_row(r, figs)
+                    lacking = lacking_figure(res["status"], res["figures"])
+                    if lacking is not None:  # (a row blanked or cut down by hand was resumed as a run of no figures)
+                        why = (f"the run {r['key']} (row {n - 1}) is {res['status']} and has no number under "
+                               f"{lacking}, which every run that did not fail has; remove it or give --fresh")
+                        if lines and lacking in names:  # (a CSV table: at the cell, the line quoted)
+                            from serq_sim.trace import csv_located
+
+                            fault = cell_fault(path, *lines[n - 2], names.index(lacking), why)
+                            raise UserError(csv_located(path, fault.line, fault.col, why))
+                        raise UserError(f"{path}: {why}")
                     if res["status"] == "error":
                         # a run that failed has no figures (what it journals, what a sweep that runs it keeps):
                         # its row's empty cells read back as NaN (CSV) and as None in a Parquet column of text
@@ -1140,7 +1150,7 @@ def load_finished(path: str, plan: Plan, others: set[str] | None = None) -> dict
                     done[r["key"]] = res
                 elif others is not None and r.get("key") is not None:
                     others.add(str(r["key"]))
-    for key, r in journal_entries(journal_path(path), wanted, _RESULT_FIELDS, others):
+    for key, r in journal_entries(journal_path(path), wanted, _RESULT_FIELDS, others, entry=_journaled_run):
         done[key] = {"status": r["status"], "message": r["message"], "figures": r["figures"]}
     return done
 
@@ -1165,19 +1175,47 @@ def _figures(v: Any) -> bool:
         isinstance(x, int) and -sys.float_info.max <= x <= sys.float_info.max) for x in v.values())
 
 
+#: the figure every run that did not fail reports as a number whatever its program: its count of events
+#: (serq_ir.report.Result.events), what tells a run's figures from none
+RUN_FIGURES = ("events",)
+
+
+def lacking_figure(status: Any, figures: Mapping[str, Any]) -> str | None:
+    """The first of :data:`RUN_FIGURES` that a run of ``status`` ``ok`` or ``partial`` has no number of in
+    ``figures`` (absent, NaN, a word, a flag), or None: a resumed table's row or journal entry without it is
+    no run a sweep wrote (a journal entry ``"figures": {}`` of an ``ok`` run, or a row blanked by hand, was
+    written back as a run of every figure NaN, silently)."""
+    if status not in ("ok", "partial"):
+        return None
+    for f in RUN_FIGURES:
+        v = figures.get(f)
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or v != v:
+            return f
+    return None
+
+
+def _journaled_run(r: Mapping[str, Any]) -> tuple | None:
+    """Where an entry of a sweep's journal is not a run's result (:func:`lacking_figure`), or None."""
+    lacking = lacking_figure(r["status"], r["figures"])
+    if lacking is None:
+        return None
+    return ("figures", lacking) if lacking in r["figures"] else ("figures",)
+
+
 #: the fields of an entry of a sweep's journal and what each holds (:func:`journal_entries`)
 _RESULT_FIELDS = {"status": lambda v: v in STATUSES, "message": lambda v: isinstance(v, str),
                   "figures": _figures}
 
 
-def journal_entries(path: str, wanted: set[str], fields: Mapping[str, Any], others: set[str] | None = None
-                    ) -> Iterator[tuple[str, dict]]:
+def journal_entries(path: str, wanted: set[str], fields: Mapping[str, Any], others: set[str] | None = None,
+                    entry: Any = None) -> Iterator[tuple[str, dict]]:
     """The entries of the journal ``path`` (one JSON object a line, if the file exists) whose key this
     sweep runs, in the order written (a later entry of a key replaces an earlier one; the key of another
     is added to ``others`` when given). A line that does not
     parse is the last one of a journal cut short by a kill, and is skipped; an object without one of
     ``fields`` (field -> a test of its value), or whose value fails its test, is one message naming the
-    line (``"figures": null`` ended in an AttributeError traceback)."""
+    line (``"figures": null`` ended in an AttributeError traceback); so is one of this sweep's runs that ``entry``
+    (a function of the entry whose fields passed, returning the path of what is wrong in it, or None) refuses."""
     if not os.path.exists(path):
         return
     # a regular file only, of lines of at most MAX_LINE bytes (a sparse journal of NUL bytes is one line);
@@ -1209,6 +1247,9 @@ def journal_entries(path: str, wanted: set[str], fields: Mapping[str, Any], othe
                 if k not in r or not ok(r[k]):
                     raise UserError(_not_an_entry(path, n, line, (k,) if k in r else ()))
             if r["key"] in wanted:
+                at = entry(r) if entry is not None else None
+                if at is not None:
+                    raise UserError(_not_an_entry(path, n, line, at))
                 yield r["key"], r
             elif others is not None:
                 others.add(r["key"])
