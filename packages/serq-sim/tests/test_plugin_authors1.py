@@ -598,3 +598,25 @@ def test_a_key_of_bools_ranks_false_first(install, odd_first, hits):
     bool in a key was refused: 'key(entry) returned (True, 0), not a tuple of numbers'."""
     report = _run(install(BOOL_KEY.format(odd_first=odd_first)), CACHED_TWICE)
     assert {k: o.mean for k, o in report.result.observes.items()} == hits
+
+
+def test_job_done_given_its_arguments_swapped_is_named_so(install):
+    """sim.job_done(job, self) was "AttributeError: 'Swapped' object has no attribute 'owner'" at the call."""
+    source = KIND + '''
+
+class Swapped(Kind):
+    def _done(self, job):
+        if job.stage is not self:
+            return
+        self.acc()
+        self.present -= 1
+        job.stage = None
+        self.sim.job_done(job, self)
+''' + REGISTER.format(factory="Swapped")
+    [first, hint] = _failure(install(source), "stage s : @k;\nworkload { arrive batch(1); }\n"
+                                              "session { run s (1); }\nrun { horizon 10; }\n")
+    assert first.startswith("error: plugin 'acme' (from serq-acme 0.3.0) failed in Swapped._done during the run: "
+                            "ContractError: sim.job_done(stage, job) was given an object of type Swapped for its "
+                            "job, not a serq_sim.stages.Job: the stage and the job swapped at "), first
+    line = source.splitlines().index("        self.sim.job_done(job, self)") + 1  # the plugin's call
+    assert first.endswith(f"acme1_sim.py:{line}") and hint == HINT, first

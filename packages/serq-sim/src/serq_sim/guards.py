@@ -631,7 +631,14 @@ def guard_engine(sim: Any) -> None:
                                 "comes due")
         return at(t, cb, arg)
 
+    from .stages import Job
+
     def checked_done(st, job):
+        if not isinstance(job, Job):
+            # (the two swapped, job_done(job, self), was "'K' object has no attribute 'owner'")
+            swapped = ": the stage and the job swapped" if isinstance(st, Job) else ""
+            raise ContractError(f"sim.job_done(stage, job) was given {_shown(job)} for its job, not a "
+                                f"serq_sim.stages.Job{swapped}")
         owner = job.owner
         if owner is not None and owner.job is not job:
             raise ContractError(f"sim.job_done({getattr(st, 'name', '?')}, job): the job of session "
