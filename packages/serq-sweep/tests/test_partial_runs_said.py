@@ -50,7 +50,7 @@ def test_find_says_how_many_runs_its_conditions_were_judged_on_were_cut_short(ca
     assert code == 0 and "holds_everywhere" in out, err
     # both ends, n=2 and n=50, at 2 seeds: the n=50 runs were cut short
     assert err == ("warning: 2 of 4 run(s) were cut short by --max-events "
-                   + TAIL.format("the conditions of --find were judged"))
+                   + TAIL.format("the conditions of --find were judged") + EVERYWHERE.format(2, 50))
 
 
 def test_show_says_how_many_runs_its_means_took_were_cut_short(capsys):
@@ -61,12 +61,19 @@ def test_show_says_how_many_runs_its_means_took_were_cut_short(capsys):
                    + TAIL.format("the means and CIs of --show were taken"))
 
 
+# what a search that holds at both ends says of its value (docs/sweep.md), whole runs or not
+EVERYWHERE = ("note: holds_everywhere: the conditions hold at both ends, n={0} and n={1}: the value reported is the "
+              "top, n={1}, the largest that holds; the smallest that holds is n={0} or below (for the fewest, give a "
+              "LO at which the conditions fail)\n")
+
+
 def test_nothing_is_said_of_whole_runs(capsys):
-    for args in (["compare", "p.sq", "--set", "n=2,3", "--seeds", "1..2", "--figure", "arrivals"],
-                 ["sweep", "p.sq", "--find", "arrivals >= 1", "--over", "n", "2:3", "--seeds", "1..2"],
-                 ["sweep", "p.sq", "--set", "n=2", "--show", "arrivals", "--max-events", "1000"]):
+    for args, said in ((["compare", "p.sq", "--set", "n=2,3", "--seeds", "1..2", "--figure", "arrivals"], ""),
+                       (["sweep", "p.sq", "--find", "arrivals >= 1", "--over", "n", "2:3", "--seeds", "1..2"],
+                        EVERYWHERE.format(2, 3)),
+                       (["sweep", "p.sq", "--set", "n=2", "--show", "arrivals", "--max-events", "1000"], "")):
         code, _, err = _serq(capsys, *args)
-        assert (code, err) == (0, ""), (args, err)
+        assert (code, err) == (0, said), (args, err)
 
 
 def test_runs_cut_short_by_the_samples_bound_name_it_in_words():

@@ -190,6 +190,22 @@ class _Search:
                 self.state = "bisect"
 
 
+def everywhere_note(searches: list[_Search], name: str) -> str:
+    """What a search that holds at both ends reports, said so that it is not read as a boundary: its value is
+    HI, the largest value of the range (docs/sweep.md), and the smallest value that holds is LO or below, which
+    is the answer to a question of the fewest (engines, blocks); the search, which only evaluated the two ends,
+    cannot tell which question was meant. ``searches`` those whose outcome is ``holds_everywhere``."""
+    lo, hi = (core.show_value(searches[0].value(x)) for x in (searches[0].lo, searches[0].hi))
+    labelled = [core.quoted_label(s.params) for s in searches if s.params]
+    at = ""
+    if labelled:
+        more = f", and {len(labelled) - 3} more" if len(labelled) > 3 else ""
+        at = f" at {'; '.join(labelled[:3])}{more}"
+    return (f"note: holds_everywhere{at}: the conditions hold at both ends, {name}={lo} and {name}={hi}: the value "
+            f"reported is the top, {name}={hi}, the largest that holds; the smallest that holds is {name}={lo} or "
+            f"below (for the fewest, give a LO at which the conditions fail)")
+
+
 def _is_real(v: Any) -> bool:
     import numbers
 
@@ -470,6 +486,12 @@ def _find(program: Any, conditions: Any, over: Any, *, sets: Any, defs: Any, zip
         import sys
 
         print(warning, file=sys.stderr, flush=True)
+    # (last: read beside the table it explains)
+    everywhere = [s for s in searches if s.state == HOLDS_EVERYWHERE]
+    if everywhere:
+        import sys
+
+        print(everywhere_note(everywhere, name), file=sys.stderr, flush=True)
     out_cols = [a.name for a in axes] + [name, *COLUMNS]
     figures = list(dict.fromkeys(figures or []))  # two conditions on one figure: one column (two of one name
     out_cols += [f"{f}:mean" for f in figures]  # were a Parquet writer's traceback after the whole search)
