@@ -67,8 +67,13 @@ def test_an_entry_no_run_journals_is_one_message(tmp_path, key, table, why):
 
 
 def test_an_entry_a_run_journals_is_resumed(tmp_path, key):
+    import pandas as pd
+
+    rows = int(pd.read_csv(tmp_path / "t.csv")["records.req"][0])  # as many rows as the run counts (else it runs again)
     journal = tmp_path / "r.csv.journal"
-    journal.write_text(json.dumps({"key": key, "tables": {"req": {**OWN, "wait": [0.5], "n": [3]}}}) + "\n")
+    table = {"session": list(range(rows)), "turn": [1] * rows, "time": [1.0] * rows, "wait": [0.5] * rows,
+             "n": [3] * rows}
+    journal.write_text(json.dumps({"key": key, "tables": {"req": table}}) + "\n")
     _sweep(tmp_path)
     rows = (tmp_path / "r.csv").read_text().splitlines()
     assert rows[0] == "point,a,seed,key,session,turn,time,wait,n"

@@ -323,13 +323,32 @@ def complete(key: str, runs: Mapping[str, Run], result: Mapping[str, Any] | None
     have = runs.get(key, {})
     missing = [n for n in names if n not in have]
     if not missing:
-        return True
+        return result is None or _rows_agree(have, result, names)
     if result is None:
         return False
     if result.get("status") == "error":
         return True
     figs = result.get("figures", {})
     return all(figs.get(f"records.{n}") == 0 for n in missing)
+
+
+def _rows_agree(have: Run, result: Mapping[str, Any], names: Sequence[str]) -> bool:
+    """Whether the records kept of a run hold as many rows of each table as its row in the sweep's table counts
+    (``records.NAME``, the rows after the warm-up, what the records keep): a journal entry of no rows, or a
+    records table cut down by hand, was resumed as the run's records, its rows lost without a word. A run
+    whose records disagree runs again, which writes both anew."""
+    if result.get("status") not in ("ok", "partial"):
+        return True
+    figs = result.get("figures", {})
+    for n in names:
+        want = figs.get(f"records.{n}")
+        if isinstance(want, bool) or not isinstance(want, (int, float)) or want != want:
+            continue  # (no count to hold the records to)
+        cols = have[n]
+        rows = len(next(iter(cols.values()))) if cols else 0
+        if rows != want:
+            return False
+    return True
 
 
 # ---------------------------------------------------------------------------------------------------
