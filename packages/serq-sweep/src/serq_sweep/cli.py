@@ -189,7 +189,7 @@ def sweep_command(pm, files, sets, defs, zips, seeds, horizon, warmup, arrivals,
                 click.echo(warning, err=True)
             sys.stdout.write(show_table(plan, columns, table, show))
         sys.stdout.flush()
-    _exit_for(complete, [r["message"] for r in table if r["status"] == "error"])
+    _exit_for(complete, core.failures(plan, table))
 
 
 def show_table(plan, columns, table, figures) -> str:
@@ -197,7 +197,7 @@ def show_table(plan, columns, table, figures) -> str:
     from .core import aggregate_rows, none_finished, written_value
     from .figures import resolve
 
-    none_finished(table)
+    none_finished(plan, table)
     # a figure named twice (--show x --show x, or by two tails) is one column, under its first name
     shown: dict[str, str] = {}  # column -> the name it was first asked by
     for f in figures:
@@ -280,7 +280,7 @@ def compare_command(pm, files, sets, defs, zips, seeds, horizon, warmup, arrival
 
             write_atomic(out, core.encode_table(C.COLUMNS, rows, core.table_format(out)),
                          inputs=sorted({i for p in plan.points for i in p.inputs}))
-    _exit_for(True, [r["message"] for r in table if r["status"] == "error"])
+    _exit_for(True, core.failures(plan, table))
 
 
 @click.command("plot")

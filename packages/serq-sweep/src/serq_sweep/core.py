@@ -717,14 +717,32 @@ _BOUNDS = {"max-events": "--max-events", "max-wall": "--max-wall",
            "max-samples": "the bound on the samples a run holds", "memory": "the samples' memory bound"}
 
 
-def none_finished(runs: Sequence[Mapping[str, Any]]) -> None:
-    """Raise the runs' failure when every one of ``runs`` (rows: ``status``, ``message``) failed: what
-    ``serq sweep --show`` and ``serq compare`` would show of them has no figure at all, and the figures they
-    were asked for (known before the runs, :func:`check_figures`) were said to be missing ("no figure
-    'requests.ttft.mean' in the results") in place of why the runs failed."""
-    failed = [r for r in runs if r.get("status") == "error"]
+def run_place(params: Mapping[str, Any], seed: Any) -> str:
+    """Where in a sweep a run ran, the line after its error: ``(at the sweep's point trace=week.csv, seed 2)``
+    (``(at seed 2)`` with no axis). A run's error says where in the program it failed, not which point or
+    seed: a sweep's or a comparison's first failed run, and the capacity search's (with its knob first),
+    named neither the trace it replayed nor the value of a --set that made it fail (which ``serq run``
+    notes, 'note: `P` is 0, given by --set P')."""
+    label = ", ".join(f"{k}={_show(v)}" for k, v in params.items())
+    return f"(at the sweep's point {label}, seed {seed})" if label else f"(at seed {seed})"
+
+
+def failures(plan: Plan, runs: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The message of each failed run of ``runs`` (rows: ``point``, ``seed``, ``status``, ``message``), each
+    followed by the line of :func:`run_place`."""
+    points = {p.index: p for p in plan.points}
+    return [f"{r.get('message')}\n{run_place(points[r['point']].params, r['seed'])}" if r.get("point") in points
+            else str(r.get("message")) for r in runs if r.get("status") == "error"]
+
+
+def none_finished(plan: Plan, runs: Sequence[Mapping[str, Any]]) -> None:
+    """Raise the runs' failure when every one of ``runs`` (rows: ``point``, ``seed``, ``status``, ``message``)
+    failed: what ``serq sweep --show`` and ``serq compare`` would show of them has no figure at all, and the
+    figures they were asked for (known before the runs, :func:`check_figures`) were said to be missing ("no
+    figure 'requests.ttft.mean' in the results") in place of why the runs failed."""
+    failed = failures(plan, runs)
     if runs and len(failed) == len(runs):
-        raise UserError(f"{len(failed)} run(s) failed; the first:\n{failed[0].get('message')}")
+        raise UserError(f"{len(failed)} run(s) failed; the first:\n{failed[0]}")
 
 
 def cut_short(runs: Sequence[Mapping[str, Any]], judged: str) -> str | None:

@@ -14,7 +14,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from serq.errors import UsageError
+from serq.errors import UsageError, printable
 
 from . import core
 from .core import show_value
@@ -101,7 +101,7 @@ def comparisons(plan: core.Plan, columns: Sequence[str], table: Sequence[dict[st
     samples) its row has ``n`` 0 and NaN (serq compare --figure printed nothing at all for it)."""
     from .figures import resolve
 
-    core.none_finished(table)
+    core.none_finished(plan, table)
     axis = _arms(plan)[0].name
     figs = list(columns[len(plan.names) + 5:])
     if figures:  # a figure named twice (--figure x --figure x, or by two tails) is compared once
@@ -159,7 +159,9 @@ def render(rows: Sequence[dict[str, Any]], same: int, seeds: int) -> str:
         # seeds" of a difference over 2, and not over how many runs A and B were); a row where neither arm
         # has a value is NaN throughout, which misleads no one
         short = any(r.get("n", seeds) < seeds and (r.get("n_a", 0) or r.get("n_b", 0)) for r in rs)
-        out.append(f"{arm} - {base}, paired over {seeds} seeds (95 % CIs):")
+        # (an arm's label is a swept value as given: a --def body's comment may hold a line break or an escape
+        # sequence, written as escapes here, as every cell of the table below is by serq.layout.align)
+        out.append(printable(f"{arm} - {base}, paired over {seeds} seeds (95 % CIs):"))
         # the columns named as --out names them (COLUMNS), each cell without a blank: a reader splitting the
         # table at whitespace gets the header's columns ('B - A', 'paired ±', 'var. reduction' and '45.5 %'
         # were two or three cells of one)

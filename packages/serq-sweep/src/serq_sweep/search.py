@@ -224,6 +224,13 @@ def _over(over: Any) -> tuple[str, str]:
     return over[0], over[1]
 
 
+
+def _beside(params: Mapping[str, Any], knob: str) -> str:
+    """The other axes' values of a search (``, trace=week.csv, B=2``) after its knob's where a program's
+    error is said: one search per point of them, and an error at N=1 named neither the trace replayed nor
+    the value of a --set that made it fail."""
+    return "".join(f", {k}={core.show_value(v)}" for k, v in params.items() if k != knob)
+
 def find(program: str | Sequence[str], conditions: str | Sequence[str], over: tuple[str, str], *,
          sets: Mapping[str, Any] | None = None, defs: Mapping[str, Any] | None = None,
          zip: Sequence[Sequence[str]] = (), seeds: Any = (1,), tol: float | None = None,  # noqa: A002
@@ -399,7 +406,8 @@ def _find(program: Any, conditions: Any, over: Any, *, sets: Any, defs: Any, zip
             except Exception as e:  # (a program's error at an end, said where the search would say it)
                 if not getattr(e, "serq_user_error", False) or isinstance(e, UsageError):
                     raise
-                raise UserError(f"{e}\n(at {name}={core.show_value(value)} of the capacity search)") from None
+                raise UserError(f"{e}\n(at {name}={core.show_value(value)} of the capacity search"
+                                f"{_beside(first, name)})") from None
             probes.append(core.Point(len(probes), dict(first), file, serq_ir.encode(program_),
                                      core.run_hash(program_, traces, pm, replayed), trace=replayed))
             if grid is None and end == 0:  # (the caps the knob sets are those that differ from these at a value)
@@ -428,7 +436,7 @@ def _find(program: Any, conditions: Any, over: Any, *, sets: Any, defs: Any, zip
                         raise
                     hint = whole if not float(s.value(x)).is_integer() else ""
                     raise UserError(f"{e}\n(at {name}={core.show_value(s.value(x))} of the capacity search"
-                                    f"{hint})") from None
+                                    f"{_beside(s.params, name)}{hint})") from None
                 if fractional_cap is None and file in caps_lo:
                     fractional_cap = _fractional_cap(program_, *caps_lo[file], name, s.value(x), whole,
                                                      over_said(bare=True))
@@ -453,7 +461,9 @@ def _find(program: Any, conditions: Any, over: Any, *, sets: Any, defs: Any, zip
                 results = [done[plan.key(p, seed)] for seed in seed_list]
                 bad = [r for r in results if r["status"] == "error"]
                 if bad:
-                    raise UserError(f"{bad[0]['message']}\n(at {name}={show_number(s.value(x))} of the capacity search)")
+                    seed = seed_list[results.index(bad[0])]
+                    raise UserError(f"{bad[0]['message']}\n(at {name}={show_number(s.value(x))} of the capacity search"
+                                    f"{_beside(s.params, name)}, seed {seed})")
                 judged += results
                 means = {}
                 for f in figures:
