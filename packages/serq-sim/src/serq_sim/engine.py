@@ -159,6 +159,78 @@ def _never_planned(sim) -> dict[Session, str]:
     return {j.owner: member_label(st) for st in stalled(sim) for j in st.residents}
 
 
+def _shown_sessions(serials) -> str:
+    """``session 0`` or ``sessions 0, 2, …`` (the first five)."""
+    serials = sorted(serials)
+    shown = ", ".join(str(k) for k in serials[:5]) + (", …" if len(serials) > 5 else "")
+    return f"session{'s' if len(serials) > 1 else ''} {shown}"
+
+
+def _why_forever(waiting: set[Session], waits: dict[Session, list[Pool]], endless: set[Session],
+                 queued: dict[Session, str], runs: set[Session], stalled: dict[Session, str]) -> str:
+    """Why the sessions of :meth:`Simulation.waiting_forever` wait for ever (a run with events left), each kind
+    of waiter in its own words, joined by "or": the residents of a step stage that never starts an iteration
+    (``stalled``); the sessions in a fifo stage's queue behind runs of infinite work (``queued``, the sessions
+    of those runs ``runs``); and the sessions ``waiting`` for pools (``waits``) none of whose holders will
+    release them. Those are told by who holds their pools, followed through the holders that wait themselves:
+    when that leads to a session that never releases for a reason of its own (a run of infinite work, one of
+    ``endless``; a session ``queued`` or ``stalled``), they wait for it, and it is named; when it leads only
+    to sessions that wait for pools, or to none (a demand beyond the capacity), it is a deadlock."""
+    clauses = []
+    if stalled:
+        names = sorted(set(stalled.values()))
+        clauses.append(f"at step stage{'s' if len(names) > 1 else ''} {', '.join(names)}, whose budget cannot "
+                       "rise above 0 as jobs arrive, so no iteration ever starts")
+    if queued:
+        n = len(runs)
+        clauses.append(f"in a fifo stage's queue behind {'runs' if n > 1 else 'a run'} of infinite work "
+                       f"({_shown_sessions(x.serial for x in runs)}), which never complete{'' if n > 1 else 's'}")
+    if waiting:
+        # each pool waited for: the reasons of its holders that never release (a tag each), and its holders
+        # that wait themselves; then, to the fixed point, a waiter's tags are its pools', a pool's its holders'
+        tags: dict[Pool, set] = {}
+        waiting_holders: dict[Pool, list[Session]] = {}
+        ended: set[Session] = set()
+        for p in {p for x in waiting for p in waits[x]}:
+            t, w = set(), []
+            for sl in p.holders:
+                h = sl.owner
+                if sl.lease:
+                    continue
+                if h in stalled:
+                    t.add(("step", stalled[h]))
+                elif h in queued:
+                    t.add(("fifo",))
+                elif h in endless:
+                    t.add(("endless",))
+                    ended.add(h)
+                elif h in waiting:
+                    w.append(h)
+            tags[p], waiting_holders[p] = t, w
+        changed = True
+        while changed:
+            mine = {x: set().union(*(tags[p] for p in waits[x])) for x in waiting}
+            changed = False
+            for p, w in waiting_holders.items():
+                for h in w:
+                    if not mine[h] <= tags[p]:
+                        tags[p] |= mine[h]
+                        changed = True
+        held = set().union(*mine.values())
+        if held:
+            roots = [f"the residents of step stage {t[1]}, which never starts an iteration"
+                     for t in sorted(x for x in held if x[0] == "step")]
+            if ("endless",) in held:
+                roots.append(f"{_shown_sessions(x.serial for x in ended)}, whose run of infinite work never "
+                             "completes")
+            if ("fifo",) in held:
+                roots.append("sessions in a fifo stage's queue behind a run of infinite work")
+            clauses.append("for pools that only sessions that never release them hold: " + ", and ".join(roots))
+        if any(not t for t in mine.values()):
+            clauses.append("for pools that only they hold: a deadlock, or a demand beyond the capacity")
+    return "each waits " + "; or ".join(clauses)
+
+
 def _never_preempts(pool: Pool) -> bool:
     """Whether ``pool`` preempts no holder: no rule, or ``preempt none`` (a plugin's rule may preempt)."""
     from .policies.preemption import NoPreemption
@@ -860,31 +932,11 @@ class Simulation:
                     changed = True
             if not stuck and not queued and not stalled:
                 return None
-            why = "each waits for pools that only they hold: a deadlock, or a demand beyond the capacity"
-            # (the pools waited for once each: a pool thousands wait for has its holders walked once)
-            waited = {p for x in stuck for p in waits[x]}
-            held = {sl.owner.serial for p in waited for sl in p.holders if not sl.lease and sl.owner in endless}
-            if held:
-                shown = ", ".join(str(k) for k in sorted(held)[:5]) + (", …" if len(held) > 5 else "")
-                why = (f"each waits for pools that only they or a run of infinite work (session{'s' if len(held) > 1 else ''}"
-                       f" {shown}) hold: a deadlock, a demand beyond the capacity, or a hold a run that never "
-                       "completes keeps")
-            if queued:
-                serials = sorted(x.serial for x in runs)
-                shown = ", ".join(str(k) for k in serials[:5]) + (", …" if len(serials) > 5 else "")
-                behind = (f"in a fifo stage's queue behind {'runs' if len(serials) > 1 else 'a run'} of infinite "
-                          f"work (session{'s' if len(serials) > 1 else ''} {shown}), which never "
-                          f"complete{'' if len(serials) > 1 else 's'}")
-                why = f"{why}; or {behind}" if stuck else f"each waits {behind}"
-                stuck.update(queued)
-                where.update(queued)
-            if stalled:
-                names = sorted(set(stalled.values()))
-                at = (f"at step stage{'s' if len(names) > 1 else ''} {', '.join(names)}, whose budget cannot rise "
-                      "above 0 as jobs arrive, so no iteration ever starts")
-                why = f"{why}; or {at}" if stuck else f"each waits {at}"
-                stuck.update(stalled)
-                where.update(dict.fromkeys(stalled, "at a stage that will never complete them"))
+            why = _why_forever(stuck, waits, endless, queued, runs, stalled)
+            stuck.update(queued)
+            where.update(queued)
+            stuck.update(stalled)
+            where.update(dict.fromkeys(stalled, "at a stage that will never complete them"))
         n = self.live if drained else len(stuck)
         counts: dict[str, list[int]] = {}
         for x in sorted(stuck, key=lambda x: x.serial):
