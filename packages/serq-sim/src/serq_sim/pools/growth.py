@@ -80,8 +80,14 @@ def grow_slot(sim, s, slot: Slot, d: float, job, sid: int | None = None):
     if need == INF and refused_amount(pool.cap, need):
         from ..report import member_label
 
-        raise sim.error(f"the growth of {member_label(pool)} is {not_bookable(need)}",
-                        job.span if job is not None else sid, s)
+        name = member_label(pool)
+        # a finite growth whose sum with the allocation is beyond the doubles (1e308 grown by 1e308): the
+        # growth is not infinite, the hold's units would be (the pool counts its total exactly; a hold's own
+        # allocation is a double)
+        why = (f"the growth of {name} is {not_bookable(need)}" if not d < INF else
+               f"the growth of {name} by {show(d)} makes the hold's units {show(alloc)} + {show(d)}, beyond the "
+               "largest double: a hold on a pool without a cap holds a finite amount")
+        raise sim.error(why, job.span if job is not None else sid, s)
     while True:
         used = pool.used
         limit = pool.limit
