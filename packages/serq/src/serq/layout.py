@@ -35,9 +35,15 @@ def width(text: str) -> int:
 def align(rows: Sequence[Sequence[str]], *, left: int = 1, indent: str = "") -> list[str]:
     """``rows`` (the header first) as lines: the first ``left`` columns left-aligned, the others
     right-aligned, each as wide on the screen as its widest cell, columns two spaces apart, each line
-    starting with ``indent`` and with no trailing spaces."""
+    starting with ``indent`` and with no trailing spaces. A cell's characters that do not print are written as
+    escapes (:func:`serq.errors.printable`: a line break as ``\\n``): a swept ``--def`` body may hold any
+    character in a comment, and one with a line break split its row of ``serq sweep --show`` in two, one
+    with an escape sequence drove the terminal."""
     if not rows:
         return []
+    from .errors import printable
+
+    rows = [[printable(c) for c in r] for r in rows]
     widths = [max(width(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = []
     for r in rows:
