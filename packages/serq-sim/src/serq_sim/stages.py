@@ -486,21 +486,30 @@ def capacity_message(name: str, phi: float, present: float) -> str:
 TINY_SHARE = 2.0**-1022
 
 
+def _beside_tiny(share: float) -> bool:
+    """Whether a share below :data:`TINY_SHARE` reads as it at six digits (``%g``): a message then gives the
+    numbers it compares with all their digits (``2.225073858507201e-308``, below ``2.2250738585072014e-308``),
+    where both read 2.22507e-308 and the message said a share was below itself."""
+    return show(share) == show(TINY_SHARE)
+
+
 def share_message(name: str, phi: float, present: float, share: float) -> str:
     """The run-time error of a ps stage whose capacity, above 0, gives each job a share below
     :data:`TINY_SHARE` (both tiers)."""
     zero = " (this one is 0: no job would ever complete)" if share == 0 else ""
-    return (f"stage {name}: the capacity {show(phi)} at present = {show(present)} gives each job a share of "
-            f"{show(share)}, below the smallest normal double ({show(TINY_SHARE)}), where a share loses its "
-            f"precision{zero}; a ps stage's capacity is 0 or at least present times that")
+    exact = _beside_tiny(share)
+    return (f"stage {name}: the capacity {show(phi, exact)} at present = {show(present)} gives each job a share of "
+            f"{show(share, exact)}, below the smallest normal double ({show(TINY_SHARE, exact)}), where a share "
+            f"loses its precision{zero}; a ps stage's capacity is 0 or at least present times that")
 
 
 def flow_share_message(names: list[str], rate: float, share: str) -> str:
     """The run-time error of a run over several stages whose rate under a built-in share is below
     :data:`TINY_SHARE` (every stage of a flow has a capacity above 0, so its fair share is above 0)."""
     zero = " (this one is 0: the run would never complete)" if rate == 0 else ""
-    return (f"the run over stages {', '.join(names)} gets a rate of {show(rate)} under share {share}, below the "
-            f"smallest normal double ({show(TINY_SHARE)}), where a share loses its precision{zero}; the "
+    exact = _beside_tiny(rate)
+    return (f"the run over stages {', '.join(names)} gets a rate of {show(rate, exact)} under share {share}, below "
+            f"the smallest normal double ({show(TINY_SHARE, exact)}), where a share loses its precision{zero}; the "
             "capacities of its stages shared among the flows give each run at least that")
 
 
