@@ -26,6 +26,11 @@ WIDE = 2.0**53
 
 _INF = math.inf
 
+#: what a count is beside inf or NaN: finite, whatever its rounding (an exact count is a whole number or a
+#: fraction; 2e308 rounds to inf). inf less a count of 2e308 is inf, not inf - inf (free(P) of a pool of cap
+#: inf read NaN while it held more than the largest double), and the count is below inf
+_FINITE = 0.0
+
 
 def _exact(v):
     """The exact value of a number, or None for inf and NaN."""
@@ -67,8 +72,8 @@ class Units(float):
             x = self.x + int(o)
         else:
             e = _exact(o)
-            if e is None:
-                return float(self) + o
+            if e is None:  # inf or NaN beside a finite count (the rounded count may be inf: 2e308)
+                return _FINITE + o
             x = self.x + e
         try:
             u = Units(x)
@@ -85,7 +90,7 @@ class Units(float):
         else:
             e = _exact(o)
             if e is None:
-                return float(self) - o
+                return _FINITE - o
             x = self.x - e
         try:
             u = Units(x)
@@ -96,7 +101,7 @@ class Units(float):
 
     def __rsub__(self, o):
         e = _exact(o)
-        return o - float(self) if e is None else _make(e - self.x)
+        return o - _FINITE if e is None else _make(e - self.x)
 
     def __mul__(self, o):
         # a plain float: the exact product rounded once, what a float's product is when the count is a
@@ -116,34 +121,35 @@ class Units(float):
     __rmul__ = __mul__
 
     def _cmp(self, o):
-        """The exact other side, or None to compare as floats (inf, NaN)."""
+        """The exact other side, or None for inf and NaN, which compare with the count as with any finite
+        number (:data:`_FINITE`)."""
         if type(o) is float and o.is_integer():
             return int(o)
         return _exact(o)
 
     def __lt__(self, o):
         e = self._cmp(o)
-        return float(self) < o if e is None else self.x < e
+        return _FINITE < o if e is None else self.x < e
 
     def __le__(self, o):
         e = self._cmp(o)
-        return float(self) <= o if e is None else self.x <= e
+        return _FINITE <= o if e is None else self.x <= e
 
     def __gt__(self, o):
         e = self._cmp(o)
-        return float(self) > o if e is None else self.x > e
+        return _FINITE > o if e is None else self.x > e
 
     def __ge__(self, o):
         e = self._cmp(o)
-        return float(self) >= o if e is None else self.x >= e
+        return _FINITE >= o if e is None else self.x >= e
 
     def __eq__(self, o):
         e = self._cmp(o)
-        return float(self) == o if e is None else self.x == e
+        return _FINITE == o if e is None else self.x == e
 
     def __ne__(self, o):
         e = self._cmp(o)
-        return float(self) != o if e is None else self.x != e
+        return _FINITE != o if e is None else self.x != e
 
     __hash__ = float.__hash__
 
