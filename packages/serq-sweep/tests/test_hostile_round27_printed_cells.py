@@ -61,3 +61,33 @@ def test_the_csv_table_keeps_the_value(here, capsys):
     code, out, err = _serq(["sweep", "p.sq", "--def", f"service={BODY}", "--workers", "0", "--no-progress"], capsys)
     assert code == 0, err
     assert '"' + BODY + '"' in out  # (a quoted CSV field: it holds a line break)
+
+
+FAILING = """def service() = ~exp(1);
+let lam = 0.5;
+stage svc : fifo;
+workload { arrive poisson(lam); }
+session { set t0 = now; run svc (service() - now); observe w = now - t0; end; }
+run { horizon 20; seed 1; }
+"""
+
+
+def test_a_failed_run_s_point_is_said_with_escapes(here, capsys):
+    (here / "f.sq").write_text(FAILING)
+    code, out, err = _serq(["sweep", "f.sq", "--def", "service=0.001 // \x1b[31mred\x07", "--workers", "0",
+                            "--no-progress"], capsys)
+    assert code == 1
+    assert err.endswith("(at the sweep's point service=0.001 // \\x1b[31mred\\x07, seed 1)\n")
+    assert all(ch.isprintable() for ch in err.replace("\n", ""))
+
+
+def test_find_s_notes_say_a_point_with_escapes(here, capsys):
+    # (a message keeps its line breaks, as every message's, serq.errors.printable_lines: a body without one here)
+    body, shown = "~exp(2) // \x1b[31mred\x07", "~exp(2) // \\x1b[31mred\\x07"
+    (here / "q.sq").write_text(PROGRAM.replace("stage svc", "let lam = 0.5;\nstage svc").replace("poisson(0.5)",
+                                                                                                  "poisson(lam)"))
+    code, out, err = _serq(["sweep", "q.sq", "--def", f"service={body}", "--find", "events < 1e9", "--over", "lam",
+                            "0.1:0.5", "--workers", "0", "--no-progress"], capsys)
+    assert code == 0, err
+    assert err.startswith(f"note: holds_everywhere at service={shown}: the conditions hold at both ends")
+    assert all(ch.isprintable() for ch in (err + out).replace("\n", ""))

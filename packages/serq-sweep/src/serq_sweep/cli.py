@@ -7,7 +7,7 @@ import sys
 
 import click
 from serq import signals
-from serq.errors import UsageError, printable
+from serq.errors import UsageError, printable, printable_lines
 from serq.options import ARRIVALS, EVENTS, HORIZON, SECONDS, WARMUP, Integer, Number
 from serq.options import Path as SerqPath
 
@@ -104,7 +104,9 @@ def _exit_for(complete: bool, errors: list[str] | None = None) -> None:
     if not complete:
         sys.exit(signals.interrupted())
     if errors:
-        click.echo(f"error: {len(errors)} run(s) failed; the first:\n{errors[0]}", err=True)
+        # (a run's message names its point: a swept --def body may hold any character in a comment, which is
+        # written as an escape, as every message of serq's is, serq.errors.printable_lines)
+        click.echo(printable_lines(f"error: {len(errors)} run(s) failed; the first:\n{errors[0]}"), err=True)
         sys.exit(1)
 
 
@@ -171,7 +173,7 @@ def sweep_command(pm, files, sets, defs, zips, seeds, horizon, warmup, arrivals,
     plan = core.plan(list(files), pm=pm, **args)
     core.check_figures(plan, show, "--show")
     for warning in plan.warnings:
-        click.echo(f"serq: {warning}", err=True)
+        click.echo(printable_lines(f"serq: {warning}"), err=True)
     recs = None if records_file is None else Records(records_file)
     columns, table, complete, resumed = run_plan(plan, workers=workers, dask=dask, out=out, fresh=fresh,
                                                  progress=progress, records=recs)
@@ -186,7 +188,7 @@ def sweep_command(pm, files, sets, defs, zips, seeds, horizon, warmup, arrivals,
         if show:
             warning = core.cut_short(table, "the means and CIs of --show were taken")
             if warning is not None:
-                click.echo(warning, err=True)
+                click.echo(printable_lines(warning), err=True)
             sys.stdout.write(show_table(plan, columns, table, show))
         sys.stdout.flush()
     _exit_for(complete, core.failures(plan, table))
@@ -263,7 +265,7 @@ def compare_command(pm, files, sets, defs, zips, seeds, horizon, warmup, arrival
         core.check_table(out, sorted({i for p in plan.points for i in p.inputs}))
     core.check_figures(plan, figures, "--figure")
     for warning in plan.warnings:
-        click.echo(f"serq: {warning}", err=True)
+        click.echo(printable_lines(f"serq: {warning}"), err=True)
     columns, table, complete, _ = run_plan(plan, workers=workers, dask=dask,
                                            progress=False if no_progress else None, desc="compare")
     if not complete:
@@ -272,7 +274,7 @@ def compare_command(pm, files, sets, defs, zips, seeds, horizon, warmup, arrival
     with signals.deferred():
         warning = core.cut_short(table, "the comparison was made")
         if warning is not None:
-            click.echo(warning, err=True)
+            click.echo(printable_lines(warning), err=True)
         sys.stdout.write(C.render(rows, same, len(plan.seeds)))
         sys.stdout.flush()
         if out is not None:

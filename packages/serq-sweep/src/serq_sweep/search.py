@@ -24,7 +24,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from serq.errors import UsageError, UserError, clipped, did_you_mean
+from serq.errors import UsageError, UserError, clipped, did_you_mean, printable_lines
 from serq.numbers import NotANumber, number, real, shown
 from serq_ir.rules import show_number
 
@@ -483,25 +483,26 @@ def _find(program: Any, conditions: Any, over: Any, *, sets: Any, defs: Any, zip
     if fractional_cap is not None:
         import sys
 
-        print(fractional_cap, file=sys.stderr, flush=True)
+        print(printable_lines(fractional_cap), file=sys.stderr, flush=True)
     if thin:  # (said, as --show says `(n=2)` after such a mean: a run without a value is no run of the mean)
         import sys
 
         more = f", and {len(thin) - 3} more" if len(thin) > 3 else ""
-        print(f"warning: {given('find')}: a condition's figure had no value in some runs (no sample of it: an "
-              f"observe that took none, a request metric of a run that completed no request after the warm-up), "
-              f"and its mean was taken over the others': {'; '.join(thin[:3])}{more}", file=sys.stderr, flush=True)
+        print(printable_lines(f"warning: {given('find')}: a condition's figure had no value in some runs (no sample "
+                              "of it: an observe that took none, a request metric of a run that completed no request "
+                              f"after the warm-up), and its mean was taken over the others': {'; '.join(thin[:3])}"
+                              f"{more}"), file=sys.stderr, flush=True)
     warning = core.cut_short(judged, "the conditions of --find were judged")
     if warning is not None:  # (said, not refused: a bound is what the user gave; the figures are what ran)
         import sys
 
-        print(warning, file=sys.stderr, flush=True)
+        print(printable_lines(warning), file=sys.stderr, flush=True)
     # (last: read beside the table it explains)
     everywhere = [s for s in searches if s.state == HOLDS_EVERYWHERE]
     if everywhere:
         import sys
 
-        print(everywhere_note(everywhere, name), file=sys.stderr, flush=True)
+        print(printable_lines(everywhere_note(everywhere, name)), file=sys.stderr, flush=True)
     out_cols = [a.name for a in axes] + [name, *COLUMNS]
     figures = list(dict.fromkeys(figures or []))  # two conditions on one figure: one column (two of one name
     out_cols += [f"{f}:mean" for f in figures]  # were a Parquet writer's traceback after the whole search)
