@@ -276,8 +276,8 @@ def test_the_same_stage_under_batch_arrivals_keeps_its_words(monkeypatch):
 @pytest.mark.parametrize("budget", [
     "residents < 5 ? 0 : 64",  # a batch of 5 starts it: 5 of the 10 complete
     "now < 50 ? 0 : 64",  # the run ends at 10.5, before the stage would start
-    "sqrt(residents) > 0.5 ? 0 : 64",  # sqrt is not bounded (it stalls, but no bound says so): not judged
-    "residents % 2 == 1 ? 0 : 64",  # % is not bounded: an even count of residents would start it
+    "sqrt(5 - residents) > 0.5 ? 0 : 64",  # sqrt of a negative is NaN (not bounded), the test false: 64 from 5 on
+    "residents % 2 == 1 ? 0 : 64",  # % bounded by its divisor, [0, 2]: an even count of residents would start it
 ])
 def test_a_stage_that_may_yet_start_is_not_judged(budget, monkeypatch):
     r = report(step_program(budget), monkeypatch)

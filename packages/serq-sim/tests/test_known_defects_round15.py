@@ -141,3 +141,88 @@ def test_a_deadlock_alone_is_still_called_one(monkeypatch):
     r = report(src, monkeypatch)
     assert forever(r) == [f"warning: 9 session(s) wait for ever at the end of the run (each waits {DEADLOCK}): 1 "
                           "queued at p2 (session 1); 8 queued at p1 (sessions 2, 3, 4, 5, 6, …)"]
+
+
+# --- a stalled step stage judged through sqrt, exp, ln, pow, % and its chunk ---------------------------------
+#
+# docs/simulator.md: a step stage idle at the end with residents whose budget can never rise above 0 again
+# never starts an iteration. While it is idle what the budget reads only grows (residents, now, ...), so the
+# budget is bounded over each from its value at the end up to inf. sqrt, exp, ln and pow (over a positive
+# base) are monotone and bounded from their arguments' bounds (widened by two ulps for the platform's
+# exp, ln and pow); `%` is bounded by its divisor; and a chunk at most 0 for ever on a stage where no run
+# decodes gives no job a token, a stall the same way. A budget that is 0 for a while and then rises again
+# is not judged: a longer run serves its sessions. Arrivals at t = 1, 2, ..., 10 (renewal(1), horizon 10.5).
+
+STEP = """stage E : step { budget BUDGET; cost 1;CHUNK }
+workload { arrive renewal(1); }
+session {
+  BODY
+}
+run { horizon HORIZON; }
+"""
+BOTH = "run E prefill (4);\n  run E decode (4);"
+
+
+def step_program(budget: str, chunk: str = "", body: str = BOTH, horizon: str = "10.5") -> str:
+    return (STEP.replace("BUDGET", budget).replace("CHUNK", chunk).replace("BODY", body)
+            .replace("HORIZON", horizon))
+
+
+def stalled_words(why: str) -> str:
+    return (f"warning: 10 session(s) wait for ever at the end of the run (each waits at step stage E, {why}): 10 at a "
+            "stage that will never complete them (sessions 0, 1, 2, 3, 4, …)")
+
+
+BUDGET_STAYS_0 = stalled_words("whose budget cannot rise above 0 as jobs arrive, so no iteration ever starts")
+
+
+@pytest.mark.parametrize("budget", [
+    "max(0, 8 - sqrt(residents) * 8)",  # 8 - 8 sqrt(r) <= 0 for r >= 1
+    "exp(-residents) < 0.5 ? 0 : 64",  # exp(-r) <= exp(-1) = 0.368
+    "ln(residents) > -1 ? 0 : 64",  # ln r >= 0
+    "pow(residents, 2) > 0.5 ? 0 : 64",  # r^2 >= 1
+    "pow(2, -residents) < 0.75 ? 0 : 64",  # 2^-r <= 1/2
+    "max(0, residents % 4 - 4)",  # r % 4 < 4
+])
+def test_a_budget_bounded_through_a_function_or_a_remainder(budget, monkeypatch):
+    r = report(step_program(budget), monkeypatch)
+    assert (r["ended"], forever(r)) == (0, [BUDGET_STAYS_0])
+
+
+@pytest.mark.parametrize("budget", [
+    "exp(residents) < 1e6 ? 0 : 64",  # rises at 14 residents (e^14 = 1.2e6)
+    "ln(now) < 2.5 ? 0 : 64",  # rises at t = e^2.5 = 12.18
+    "pow(2, residents) < 5000 ? 0 : 64",  # rises at 13 residents (2^13 = 8192)
+    "residents % 32 < 15 ? 0 : 64",  # rises at 15 residents
+    "sqrt(residents) < 3.5 ? 0 : 64",  # rises at 13 residents (sqrt 13 = 3.6)
+    "ln(residents - 3) > 5 ? 0 : 64",  # ln of what was negative: not bounded (and it is 64 at once)
+])
+def test_a_budget_that_is_0_for_a_while_and_then_rises_is_not_judged(budget, monkeypatch):
+    r = report(step_program(budget), monkeypatch)
+    assert forever(r) == []
+    if "- 3" not in budget:
+        # 0 through the run: no session is served by its end, and none waits for ever, as a longer run shows
+        assert r["ended"] == 0
+        longer = report(step_program(budget, horizon="30.5"), monkeypatch)
+        assert longer["ended"] > 0 and forever(longer) == []
+
+
+@pytest.mark.parametrize("chunk", ["0", "residents > 0 ? 0 : 8", "max(0, 4 - 4 * sqrt(residents))"])
+def test_a_chunk_that_stays_0_on_a_stage_of_prefills_alone(chunk, monkeypatch):
+    # no run decodes on E: every job is a prefill, and a chunk of 0 gives a prefill no token
+    r = report(step_program("64", chunk=f" chunk {chunk};", body="run E prefill (4);"), monkeypatch)
+    assert (r["ended"], forever(r)) == (0, [stalled_words(
+        "whose chunk cannot rise above 0 as jobs arrive, and on which no run decodes, so no job is ever given a "
+        "token")])
+
+
+def test_a_chunk_of_0_where_a_run_decodes_is_not_judged(monkeypatch):
+    # a session past its prefill (here none can be, but the test is of the program) would come back decoding
+    r = report(step_program("64", chunk=" chunk residents > 0 ? 0 : 8;"), monkeypatch)
+    assert (r["ended"], forever(r)) == (0, [])
+
+
+def test_a_chunk_that_rises_again_is_not_judged(monkeypatch):
+    # chunk 0 below 5 residents: the fifth arrival (t = 5) starts the stage
+    r = report(step_program("64", chunk=" chunk residents < 5 ? 0 : 8;", body="run E prefill (4);"), monkeypatch)
+    assert r["ended"] > 0 and forever(r) == []

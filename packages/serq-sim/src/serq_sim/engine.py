@@ -148,15 +148,18 @@ def _never_served(sim) -> tuple[dict[Session, str], set[Session]]:
     return waiting, runs
 
 
-def _never_planned(sim) -> dict[Session, str]:
+def _never_planned(sim) -> tuple[dict[Session, str], dict[str, str]]:
     """The sessions whose jobs are residents of a step stage that will never start an iteration, whatever
-    arrives (:func:`.step.stall.stalled`), each with the stage's name."""
+    arrives (:func:`.step.stall.stalled`), each with the stage's name; and each such stage's name with why
+    (``"budget"`` or ``"chunk"``)."""
     if not sim.step_stages:
-        return {}
+        return {}, {}
     from .report import member_label
     from .step.stall import stalled
 
-    return {j.owner: member_label(st) for st in stalled(sim) for j in st.residents}
+    stages = stalled(sim)
+    return ({j.owner: member_label(st) for st in stages for j in st.residents},
+            {member_label(st): why for st, why in stages.items()})
 
 
 def _shown_sessions(serials) -> str:
@@ -167,7 +170,8 @@ def _shown_sessions(serials) -> str:
 
 
 def _why_forever(waiting: set[Session], waits: dict[Session, list[Pool]], endless: set[Session],
-                 queued: dict[Session, str], runs: set[Session], stalled: dict[Session, str]) -> str:
+                 queued: dict[Session, str], runs: set[Session], stalled: dict[Session, str],
+                 why_stalled: dict[str, str]) -> str:
     """Why the sessions of :meth:`Simulation.waiting_forever` wait for ever (a run with events left), each kind
     of waiter in its own words, joined by "or": the residents of a step stage that never starts an iteration
     (``stalled``); the sessions in a fifo stage's queue behind runs of infinite work (``queued``, the sessions
@@ -177,10 +181,12 @@ def _why_forever(waiting: set[Session], waits: dict[Session, list[Pool]], endles
     ``endless``; a session ``queued`` or ``stalled``), they wait for it, and it is named; when it leads only
     to sessions that wait for pools, or to none (a demand beyond the capacity), it is a deadlock."""
     clauses = []
-    if stalled:
-        names = sorted(set(stalled.values()))
-        clauses.append(f"at step stage{'s' if len(names) > 1 else ''} {', '.join(names)}, whose budget cannot "
-                       "rise above 0 as jobs arrive, so no iteration ever starts")
+    for kind, words in (("budget", "whose budget cannot rise above 0 as jobs arrive, so no iteration ever starts"),
+                        ("chunk", "whose chunk cannot rise above 0 as jobs arrive, and on which no run decodes, so no "
+                                  "job is ever given a token")):
+        names = sorted({x for x in stalled.values() if why_stalled[x] == kind})
+        if names:
+            clauses.append(f"at step stage{'s' if len(names) > 1 else ''} {', '.join(names)}, {words}")
     if queued:
         n = len(runs)
         clauses.append(f"in a fifo stage's queue behind {'runs' if n > 1 else 'a run'} of infinite work "
@@ -916,7 +922,7 @@ class Simulation:
             queued, runs = _never_served(self)
             # a step stage that can never start an iteration, whatever arrives (step/stall.py), never
             # completes its residents, which never release their holds either
-            stalled = _never_planned(self)
+            stalled, why_stalled = _never_planned(self)
             freeing: set[Pool] = set()
             changed = True
             while changed:
@@ -932,7 +938,7 @@ class Simulation:
                     changed = True
             if not stuck and not queued and not stalled:
                 return None
-            why = _why_forever(stuck, waits, endless, queued, runs, stalled)
+            why = _why_forever(stuck, waits, endless, queued, runs, stalled, why_stalled)
             stuck.update(queued)
             where.update(queued)
             stuck.update(stalled)

@@ -9,9 +9,14 @@ that runs no iteration), ``kv_decode`` and ``kv_prefill`` (the residents' units 
 resident grows or releases while it waits) and ``now``. So the budget is bounded by evaluating its
 expression over intervals, each of those from its value now up to inf: when the interval's top is at most
 0, no state the run can reach gives the stage a token (a budget of 0 schedules nothing; a negative one is
-a run-time error), and the residents wait for ever. Anything the bound does not know (a draw, ``%``, a
-function other than min, max, abs, floor and ceil, a NaN) makes it no bound, and the stage is not judged.
-The bound is sound under the doubles: each operation is monotone in each argument, rounding included.
+a run-time error), and the residents wait for ever. A stage on which no run decodes (every job a prefill)
+whose ``chunk`` is so bounded at most 0 gives no job a token either. sqrt, exp, ln and pow are bounded
+where they are monotone (:func:`_monotone`), ``%`` by its divisor (fmod: the dividend's sign, below the
+divisor in magnitude; at an infinite dividend it is NaN, which as a budget is a run-time error, no token
+either). Anything the bound does not know (a draw, sqrt or ln of what may be negative, pow of a base that
+may be 0 or below, ``%`` by what may be 0, a NaN) makes it no bound, and the stage is not judged. The bound
+is sound under the doubles: each operation is monotone in each argument, rounding included (the platform's
+exp, ln and pow, which may be an ulp off, widened by two), or bounded whatever its arguments (``%``).
 """
 
 from __future__ import annotations
@@ -26,10 +31,12 @@ INF = math.inf
 _GROWING = ("residents", "decoders", "kv_decode", "kv_prefill", "now")
 
 
-def stalled(sim) -> list:
+def stalled(sim) -> dict:
     """The step stages of ``sim`` that, idle with residents, have a budget at most 0 in every state the run
     can reach from here (the module's words), so they never start an iteration and never complete a
-    resident.
+    resident, each with why: ``"budget"``; or ``"chunk"``, a stage on which no run decodes (so every job on it
+    is a prefill) whose chunk is at most 0 in every such state (bounded as the budget is), so that no job is
+    ever given a token.
 
     A resident whose hold a preemption could take leaves its stage, and the count the budget reads falls:
     a stage is judged only when no such hold can be taken. A preemption needs a growth on a pool that
@@ -42,11 +49,22 @@ def stalled(sim) -> list:
 
     # (``step_stages`` are every stage that starts work once an instant has settled, a third party's kind that
     # wants_start among them: only a step stage has a budget to bound; the others may iterate, as below)
-    judged = {st for st in sim.step_stages
-              if isinstance(st, StepStage) and st.iter is None and st.residents and _budget_stays_0(st)}
-    if not judged:
-        return []
     program = sim.program
+    decoding = None  # the names of the stages some run decodes on (read once, when a chunk is judged)
+    judged, chunked = set(), set()
+    for st in sim.step_stages:
+        if isinstance(st, StepStage) and st.iter is None and st.residents:
+            if _budget_stays_0(st):
+                judged.add(st)
+            elif st.node.kind.chunk is not None:
+                if decoding is None:
+                    decoding = {program.stages[r.stage].name for blk in _all_blocks(program) for x in blk
+                                if isinstance(x, N.Run) and x.mode == "decode" for r in x.stages}
+                if st.node.name not in decoding and _chunk_stays_0(st):
+                    judged.add(st)
+                    chunked.add(st)
+    if not judged:
+        return {}
     named = {program.pools[x.pool.pool].name for blk in _all_blocks(program) for x in blk
              if isinstance(x, (N.Grow, N.Load))}
     changed = True
@@ -61,11 +79,19 @@ def stalled(sim) -> list:
                     judged.discard(st)
                     changed = True
                     break
-    return [st for st in sim.step_stages if st in judged]
+    return {st: "chunk" if st in chunked else "budget" for st in sim.step_stages if st in judged}
 
 
 def _budget_stays_0(st) -> bool:
     box = _bound(st.node.kind.budget, _pre_values(st))
+    return box is not None and box[1] <= 0.0
+
+
+def _chunk_stays_0(st) -> bool:
+    """Whether the stage's chunk is at most 0 in every state the run can reach from here (the budget's bound):
+    a prefill is then given no token, and a stage on which no run decodes (the caller's test: every job on it is
+    a prefill, every resident and every newcomer) never starts an iteration either."""
+    box = _bound(st.node.kind.chunk, _pre_values(st))
     return box is not None and box[1] <= 0.0
 
 
@@ -132,6 +158,11 @@ def _bound(e, ctx: dict[str, float]) -> tuple[float, float] | None:
         if a is None or b is None:
             return None
         return _binary(e.op, a, b)
+    if isinstance(e, N.Call) and e.fn in _MONOTONE:
+        args = [_bound(x, ctx) for x in e.args]
+        if len(args) != _MONOTONE[e.fn] or any(x is None for x in args):
+            return None
+        return _monotone(e.fn, args)
     if isinstance(e, N.Call) and e.fn in ("min", "max", "abs", "floor", "ceil"):
         args = [_bound(x, ctx) for x in e.args]
         if not args or any(x is None for x in args):
@@ -161,8 +192,52 @@ def _whole(f, x: float) -> float:
     return float(f(x)) if math.isfinite(x) else x
 
 
+#: the functions bounded from their arguments' bounds where they are monotone, and how many arguments each takes
+_MONOTONE = {"sqrt": 1, "exp": 1, "ln": 1, "pow": 2}
+
+
+def _out(lo: float, hi: float, ulps: int = 2) -> tuple[float, float] | None:
+    """``(lo, hi)`` widened by ``ulps`` units in the last place each way: exp, ln and pow are the platform's,
+    within an ulp of the exact value but not always correctly rounded, so a computed value at an end of an
+    interval may lie an ulp beyond the value computed inside it; widened, the bound holds of both."""
+    if lo != lo or hi != hi:
+        return None
+    for _ in range(ulps):
+        lo, hi = math.nextafter(lo, -INF), math.nextafter(hi, INF)
+    return (lo, hi)
+
+
+def _monotone(fn: str, args: list[tuple[float, float]]) -> tuple[float, float] | None:
+    """The bound of ``fn`` (the language's sqrt, exp, ln, pow: serq_sim.compile's) over its arguments' boxes
+    where it is monotone: sqrt over x >= 0 (correctly rounded, so exactly monotone), exp everywhere, ln over x
+    >= 0 (ln 0 is -inf), pow over a base x > 0, where pow(x, y) = exp(y ln x) and y ln x, bilinear in y and ln
+    x, takes its extremes over a box at the box's corners (the infinite ones as IEEE 754 has them: pow(inf, 0)
+    is 1). Elsewhere (a negative base or argument, where the value may be NaN or change sign) no bound."""
+    from ..compile import _exp, _ln, _pow, _sqrt
+
+    lo, hi = args[0]
+    if fn == "sqrt":
+        return (_sqrt(lo), _sqrt(hi)) if lo >= 0.0 else None
+    if fn == "exp":
+        return _out(_exp(lo), _exp(hi))
+    if fn == "ln":
+        return _out(_ln(lo), _ln(hi)) if lo >= 0.0 else None
+    (yl, yh) = args[1]
+    if not lo > 0.0:
+        return None
+    corners = [_pow(x, y) for x in (lo, hi) for y in (yl, yh)]
+    return _out(min(corners), max(corners))
+
+
 def _binary(op: str, a: tuple[float, float], b: tuple[float, float]) -> tuple[float, float] | None:
     (al, ah), (bl, bh) = a, b
+    if op == "%":
+        # fmod (exact): the sign of the dividend, below the divisor in magnitude, and no larger than the
+        # dividend in magnitude. A divisor that may be 0 gives NaN: no bound
+        if bl <= 0.0 <= bh or bl != bl or bh != bh:
+            return None
+        m = max(abs(bl), abs(bh))
+        return (0.0 if al >= 0.0 else max(al, -m), 0.0 if ah <= 0.0 else min(ah, m))
     if op == "+":
         return _ok(al + bl, ah + bh)
     if op == "-":
