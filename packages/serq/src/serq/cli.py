@@ -610,7 +610,11 @@ def _usage_message(e) -> str:
     """A usage error (a bad flag, a missing argument, an option's value refused) as one line, as every
     error of serq's is: ``error: invalid value for '--horizon': … (see 'serq run --help')``. (click's own
     form is three lines, ``Usage: …``, ``Try …`` and ``Error: …``.)"""
-    msg = " ".join(e.format_message().split("\n")).strip()
+    from .errors import printable
+
+    # (click quotes some of what the command line gave as it is, `got unexpected extra argument (x)`: a
+    # character of it that does not print is written as an escape, as in every message of serq's)
+    msg = printable(" ".join(e.format_message().split("\n")).strip())
     if msg[:1].isupper() and msg[1:2].islower():  # an English word first: the message goes on after "error:"
         msg = msg[0].lower() + msg[1:]
     msg = msg[:-1] if msg.endswith(".") else msg
