@@ -398,6 +398,8 @@ def build_report(sim) -> Report:
                               for pl in sim.pools])
     notes += warn.stuck([(member_label(pl), pl.stuck, pl.preemptions) for pl in sim.pools])
     notes += warn.evicted_beyond([(member_label(pl), pl.evicted_units, pl.b_evicted) for pl in sim.pools])
+    notes += warn.held_beyond([(member_label(pl), pl.a_used, pl.b_used, pl.a_cached, pl.b_cached)
+                               for pl in sim.pools], span)
     forever = sim.waiting_forever() if hasattr(sim, "waiting_forever") else None
     if forever:
         notes.append(forever)
