@@ -620,3 +620,24 @@ class Swapped(Kind):
                             "job, not a serq_sim.stages.Job: the stage and the job swapped at "), first
     line = source.splitlines().index("        self.sim.job_done(job, self)") + 1  # the plugin's call
     assert first.endswith(f"acme1_sim.py:{line}") and hint == HINT, first
+
+
+def test_sessions_a_plugins_kind_never_completes_are_told_at_its_stage(install):
+    """A kind that schedules no completion: with no event left, sessions 0 and 1 wait for ever at s. The
+    warning said '2 at a stage that will never complete them', naming neither the stage nor the plugin; the
+    session of the delay (2) ends at 1."""
+    source = KIND + '''
+
+class Forgetful(Kind):
+    def attach(self, job):
+        self.acc()
+        self.present += 1
+        job.stage = self
+''' + REGISTER.format(factory="Forgetful")
+    report = _run(install(source), "stage s : @k;\nstage d : delay;\nworkload { arrive batch(3); }\n"
+                                   "session { branch (serial == 2) { run d (1); } else { run s (1); } }\n"
+                                   "run { horizon inf; }\n")
+    assert [n for n in report.result.notes if "wait for ever" in n] == [
+        "warning: 2 session(s) wait for ever at the end of the run (no event is left that could wake them): 2 at "
+        "stage s, whose kind @k of the plugin acme (serq-acme 0.3.0) will never complete them (sessions 0, 1)"]
+    assert report.result.stages[1].completions == 1

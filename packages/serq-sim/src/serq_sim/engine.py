@@ -952,6 +952,13 @@ class Simulation:
             shown = ", ".join(str(k) for k in serials[:5]) + (", …" if len(serials) > 5 else "")
             parts.append(f"{len(serials)} {w} (session{'s' if len(serials) > 1 else ''} {shown})")
         other = n - len(stuck)
+        if other > 0 and drained and getattr(self, "plugin_jobs", None) is not None:
+            # at a third party's stage kind, which scheduled nothing more to complete them: its stage and plugin
+            from .guards import held_for_ever
+
+            for text, count in held_for_ever(self, stuck):
+                parts.append(text)
+                other -= count
         if other > 0:
             parts.append(f"{other} at a stage that will never complete them")
         return (f"warning: {n} session(s) wait for ever at the end of the run ({why}): {'; '.join(parts)}")

@@ -597,6 +597,26 @@ def marked_for_ever(sim: Any, marked: list, message: str) -> PluginError | None:
     return None
 
 
+def held_for_ever(sim: Any, stuck: Any) -> list[tuple[str, int]]:
+    """The sessions (not in ``stuck``) whose runs a third party's stage holds when no event is left, by stage:
+    ``("2 at stage s, whose kind @k of the plugin acme (serq-acme 0.3.0) will never complete them (sessions
+    0, 1)", 2)``, where the warning said "at a stage that will never complete them", naming neither."""
+    noted = _noted(sim)
+    by_stage: dict[int, list[int]] = {}
+    for job, stage in noted.jobs.values():
+        owner = job.owner
+        if owner is not None and owner not in stuck and owner.job is job and id(stage) in noted.owners:
+            by_stage.setdefault(id(stage), []).append(owner.serial)
+    out = []
+    for key, serials in by_stage.items():
+        registry, name, label = noted.owners[key]
+        serials.sort()
+        shown = ", ".join(str(k) for k in serials[:5]) + (", …" if len(serials) > 5 else "")
+        out.append((f"{len(serials)} at stage {label}, whose kind @{name} of the plugin {registry.provider(name)} "
+                    f"will never complete them (session{'s' if len(serials) > 1 else ''} {shown})", len(serials)))
+    return out
+
+
 class ContractError(ValueError):
     """A plugin asked the engine what its contract does not allow (``sim.at`` of a time before now, or NaN;
     ``sim.job_done`` of a job that is not its session's current run). Raised in the plugin's call, so
