@@ -17,6 +17,7 @@ import serq_frontend
 import serq_report
 import serq_sim
 from host_helpers import run_serq
+from serq import hookimpl
 from serq.errors import PluginError
 from serq.plugins import get_plugin_manager
 
@@ -575,6 +576,24 @@ def test_an_entry_point_naming_a_class_with_methods_is_refused_at_its_line(site,
     assert r.stderr.splitlines() == [
         "error: plugin 'cls' (from serq-acme-cls 0.3.0) cannot be loaded (acme1_cls:Plugin): PluginValidationError: "
         "the hook serq_report_register_formats is a method of the class Plugin, which serQ calls without an "
-        "instance: the entry point names an instance of it (plugin = Plugin()), or the hook is a @staticmethod "
+        "instance: a plugin is an instance of it (plugin = Plugin()), or the hook is a @staticmethod "
         f"at {site / 'acme1_cls.py'}:9",
         "(run without it: SERQ_DISABLED_PLUGINS=cls, or uninstall serq-acme-cls)"]
+
+
+class _MethodsPlugin:
+    @hookimpl
+    def serq_register_commands(self, register):
+        pass
+
+
+def test_a_class_given_in_process_is_named_by_its_name():
+    """get_plugin_manager(plugins=[Class]) named the plugin 'builtins.type', the class of a class."""
+    with pytest.raises(PluginError) as e:
+        get_plugin_manager(plugins=[_MethodsPlugin])
+    assert str(e.value).splitlines() == [
+        f"error: plugin '{__name__}._MethodsPlugin' cannot be registered: the hook serq_register_commands is a "
+        "method of the class _MethodsPlugin, which serQ calls without an instance: a plugin is an instance of it "
+        "(plugin = _MethodsPlugin()), or the hook is a @staticmethod",
+        f"(run without it: SERQ_DISABLED_PLUGINS={__name__}._MethodsPlugin, or uninstall it)"]
+    get_plugin_manager(plugins=[_MethodsPlugin()])  # an instance is registered

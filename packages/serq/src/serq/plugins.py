@@ -431,8 +431,7 @@ def _refuse_unbound(cls: type, name: str) -> None:
         return
     e = pluggy.PluginValidationError(
         cls, f"the hook {name} is a method of the class {cls.__qualname__}, which serQ calls without an instance: "
-             f"the entry point names an instance of it (plugin = {cls.__qualname__}()), or the hook is a "
-             "@staticmethod")
+             f"a plugin is an instance of it (plugin = {cls.__qualname__}()), or the hook is a @staticmethod")
     code = getattr(inspect.unwrap(attr), "__code__", None)
     if code is not None:
         e.serq_at = (code.co_filename, code.co_firstlineno)
@@ -637,7 +636,7 @@ def _object_name(plugin: Any) -> str:
 
     if isinstance(plugin, types.ModuleType):
         return plugin.__name__
-    cls = type(plugin)
+    cls = plugin if isinstance(plugin, type) else type(plugin)  # (a class given as the plugin: itself)
     return f"{cls.__module__}.{cls.__qualname__}"
 
 
