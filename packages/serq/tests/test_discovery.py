@@ -102,6 +102,9 @@ def test_loading_skips_blocked_names(sites):
     # the distribution of each, its metadata read only when asked for
     dists = pm.list_plugin_distributions() if hasattr(pluggy.PluginManager, "list_plugin_distributions") \
         else pm._scanned_distinfo
+    # the three plugins loaded, in both of pluggy's listings (an empty list would pass the next line)
+    assert {p for p, _ in dists} == {p for p, _ in pm.list_plugin_distinfo()} == {demo_first, demo_first.Tool.inner,
+                                                                                   demo_third}
     assert all(d._meta is None for _, d in dists)
     info = {p: (d.project_name, d.version) for p, d in pm.list_plugin_distinfo()}
     assert info[demo_first] == ("demo-pkg", "1.0") and info[demo_third] == ("other", "0.3")

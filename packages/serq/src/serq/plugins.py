@@ -418,6 +418,10 @@ class PluginManager(pluggy.PluginManager):
     def list_plugin_distinfo(self) -> list[tuple[Any, Any]]:
         return [*super().list_plugin_distinfo(), *self._scanned_distinfo]
 
+    def list_plugin_distributions(self) -> list[tuple[Any, Any]]:
+        base = getattr(super(), "list_plugin_distributions", None)
+        return [*(base() if base is not None else []), *self._scanned_distinfo]
+
 
 def _refuse_unbound(cls: type, name: str) -> None:
     """A plugin that is a class (an entry point ``module:Plugin``) whose hook implementation ``name`` is a plain
@@ -436,10 +440,6 @@ def _refuse_unbound(cls: type, name: str) -> None:
     if code is not None:
         e.serq_at = (code.co_filename, code.co_firstlineno)
     raise e
-
-    def list_plugin_distributions(self) -> list[tuple[Any, Any]]:
-        base = getattr(super(), "list_plugin_distributions", None)
-        return [*(base() if base is not None else []), *self._scanned_distinfo]
 
 
 #: serQ's own distributions, whose entry points are registered first and in this order, before any other
