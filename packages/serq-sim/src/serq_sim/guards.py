@@ -49,8 +49,12 @@ from serq_ir.rules import show_number
 
 def first_party(obj: Any) -> bool:
     """Whether ``obj`` (a factory, a policy, a class) is serQ's own code."""
-    mod = getattr(obj, "__module__", None)
-    return isinstance(mod, str) and mod.partition(".")[0] in FIRST_PARTY_PACKAGES
+    return first_party_module(getattr(obj, "__module__", None))
+
+
+def first_party_module(name: Any) -> bool:
+    """Whether the module ``name`` is serQ's own."""
+    return isinstance(name, str) and name.partition(".")[0] in FIRST_PARTY_PACKAGES
 
 
 def _shown(obj: Any) -> str:
@@ -85,8 +89,7 @@ def _registered_by_third_party(registry: Any, name: str) -> bool:
     plugin = registry.plugin_of(name)
     if plugin is None:
         return False
-    mod = plugin.__name__ if isinstance(plugin, types.ModuleType) else type(plugin).__module__
-    return not (isinstance(mod, str) and mod.partition(".")[0] in FIRST_PARTY_PACKAGES)
+    return not first_party_module(plugin.__name__ if isinstance(plugin, types.ModuleType) else type(plugin).__module__)
 
 
 def build_with(registry: Any, name: str, what: str, factory: Any, *args: Any, span: Any = None) -> Any:
@@ -139,11 +142,6 @@ def placed(e: BaseException, sim: Any, job: Any = None) -> BaseException | None:
     span = sim.spans[job.span] if owner is not None and 0 <= job.span < len(sim.spans) else None
     return SimError(format_error(span, sim.now, owner.serial if owner is not None else None, str(e),
                                  sim.source))
-
-
-def first_party_module(name: Any) -> bool:
-    """Whether the module ``name`` is serQ's own."""
-    return isinstance(name, str) and name.partition(".")[0] in FIRST_PARTY_PACKAGES
 
 
 def _located(message: str) -> bool:
