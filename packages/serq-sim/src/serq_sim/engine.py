@@ -949,8 +949,7 @@ class Simulation:
             counts.setdefault(where[x], []).append(x.serial)
         parts = []
         for w, serials in counts.items():
-            shown = ", ".join(str(k) for k in serials[:5]) + (", …" if len(serials) > 5 else "")
-            parts.append(f"{len(serials)} {w} (session{'s' if len(serials) > 1 else ''} {shown})")
+            parts.append(f"{len(serials)} {w} ({_shown_sessions(serials)})")
         other = n - len(stuck)
         if other > 0 and drained and getattr(self, "plugin_jobs", None) is not None:
             # at a third party's stage kind, which scheduled nothing more to complete them: its stage and plugin

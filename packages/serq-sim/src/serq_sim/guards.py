@@ -605,13 +605,13 @@ def held_for_ever(sim: Any, stuck: Any) -> list[tuple[str, int]]:
         owner = job.owner
         if owner is not None and owner not in stuck and owner.job is job and id(stage) in noted.owners:
             by_stage.setdefault(id(stage), []).append(owner.serial)
+    from .engine import _shown_sessions
+
     out = []
     for key, serials in by_stage.items():
         registry, name, label = noted.owners[key]
-        serials.sort()
-        shown = ", ".join(str(k) for k in serials[:5]) + (", …" if len(serials) > 5 else "")
         out.append((f"{len(serials)} at stage {label}, whose kind @{name} of the plugin {registry.provider(name)} "
-                    f"will never complete them (session{'s' if len(serials) > 1 else ''} {shown})", len(serials)))
+                    f"will never complete them ({_shown_sessions(serials)})", len(serials)))
     return out
 
 
