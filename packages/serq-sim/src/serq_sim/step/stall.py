@@ -54,13 +54,13 @@ def stalled(sim) -> dict:
     judged, chunked = set(), set()
     for st in sim.step_stages:
         if isinstance(st, StepStage) and st.iter is None and st.residents:
-            if _budget_stays_0(st):
+            if _stays_0(st, st.node.kind.budget):
                 judged.add(st)
             elif st.node.kind.chunk is not None:
                 if decoding is None:
                     decoding = {program.stages[r.stage].name for blk in _all_blocks(program) for x in blk
                                 if isinstance(x, N.Run) and x.mode == "decode" for r in x.stages}
-                if st.node.name not in decoding and _chunk_stays_0(st):
+                if st.node.name not in decoding and _stays_0(st, st.node.kind.chunk):
                     judged.add(st)
                     chunked.add(st)
     if not judged:
@@ -82,16 +82,12 @@ def stalled(sim) -> dict:
     return {st: "chunk" if st in chunked else "budget" for st in sim.step_stages if st in judged}
 
 
-def _budget_stays_0(st) -> bool:
-    box = _bound(st.node.kind.budget, _pre_values(st))
-    return box is not None and box[1] <= 0.0
-
-
-def _chunk_stays_0(st) -> bool:
-    """Whether the stage's chunk is at most 0 in every state the run can reach from here (the budget's bound):
-    a prefill is then given no token, and a stage on which no run decodes (the caller's test: every job on it is
-    a prefill, every resident and every newcomer) never starts an iteration either."""
-    box = _bound(st.node.kind.chunk, _pre_values(st))
+def _stays_0(st, e) -> bool:
+    """Whether ``e``, the stage's budget or chunk, is at most 0 in every state the run can reach from here: a
+    budget of 0 starts no iteration; a chunk of 0 gives a prefill no token, and a stage on which no run decodes
+    (the caller's test: every job on it is a prefill, every resident and every newcomer) never starts an
+    iteration either."""
+    box = _bound(e, _pre_values(st))
     return box is not None and box[1] <= 0.0
 
 
