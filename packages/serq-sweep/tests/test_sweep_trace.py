@@ -197,6 +197,11 @@ def test_trace_beside_a_swept_name_trace_is_a_usage_error(folder):
         serq_sweep.sweep("q.sq", trace="week.csv", defs={"trace": ["1", "2"]}, workers=0)
     with pytest.raises(UsageError, match=r"^error: over=\('trace', '1:2:1'\): the name of the axis trace makes"):
         serq_sweep.find("q.sq", "turns >= 1", ("trace", "1:2:1"), trace="week.csv", workers=0)
+    # a capacity search's swept name, as a sweep's: the column of its own table
+    r = serq("sweep", "q.sq", "--trace", "week.csv", "--set", "trace=1,2", "--find", "turns >= 1", "--over", "N",
+             "1:4:1", "--workers", "0", cwd=folder)
+    assert r.returncode == 2 and r.stderr == ("error: --set trace: the name of the axis --trace makes, a column "
+                                              "of the search's table; give the swept name another\n"), r.stderr
 
 
 def test_compare_replays_its_one_trace_in_every_arm(folder):

@@ -222,6 +222,20 @@ def trace_files(trace: Any, given: Any = None) -> list[str]:
     return paths
 
 
+def trace_axis(paths: Sequence[str], swept: Sequence[Axis], said: Any, table: str) -> list[Axis]:
+    """The axis ``trace`` of a sweep's or a capacity search's ``--trace`` files ``paths`` (:func:`trace_files`),
+    none when there are none; a swept name (``swept``: the ``--set`` and ``--def`` axes) ``trace`` beside it is
+    refused, ``said`` naming what was given (:func:`serq.loading.given_or_option`): it was two columns of one
+    name in ``table``, the path and the value."""
+    if not paths:
+        return []
+    for a in swept:
+        if a.name == "trace":
+            raise UsageError(f"{said(a.kind, 'trace')}: the name of the axis {said('trace')} makes, a column of "
+                            f"{table}; give the swept name another")
+    return [Axis("trace", "trace", tuple(paths))]
+
+
 def load_traces(paths: Sequence[str]) -> None:
     """Read each trace of :func:`trace_files` once, before any point compiles or runs, as ``serq run --trace``
     reads it (:func:`serq_sim.trace.load_trace`): a malformed one is its error (``FILE:LINE:COL: error: …``,
@@ -434,14 +448,9 @@ def plan(files: Sequence[str], *, sets: Mapping[str, Any] | None = None, defs: M
             raise UsageError(f"{said('trace')}: a comparison's arms replay one trace, given once; "
                             f"here {len(traces_given)} (to compare traces, serq sweep --trace A --trace B)")
         replay = traces_given[0]
-    elif traces_given:
-        axes.append(Axis("trace", "trace", tuple(traces_given)))
     swept = set_axes(sets, given) + def_axes(defs, given)
-    if not repeat and traces_given:
-        for a in swept:
-            if a.name == "trace":  # (it was two columns of one name, the path and the value)
-                raise UsageError(f"{said(a.kind, 'trace')}: the name of the axis {said('trace')} makes, a "
-                                "column of the table; give the swept name another")
+    if not repeat:
+        axes += trace_axis(traces_given, swept, said, "the table")
     axes += swept
     seen: set[str] = set()
     for a in axes:

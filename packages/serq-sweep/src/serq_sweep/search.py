@@ -344,14 +344,9 @@ def _find(program: Any, conditions: Any, over: Any, *, sets: Any, defs: Any, zip
         core.program_names(files)
         axes.append(Axis("program", "program", tuple(files)))
     traces_given = core.trace_files(trace, given)
-    if traces_given:  # an axis as in a sweep: one search per trace
-        axes.append(Axis("trace", "trace", tuple(traces_given)))
     swept = set_axes(sets, given) + def_axes(defs, given)
-    for a in swept if traces_given else ():
-        if a.name == "trace":  # (as a sweep's: two columns of one name)
-            raise UsageError(f"{given(a.kind, 'trace')}: the name of the axis {given('trace')} makes, a column of "
-                             "the search's table; give the swept name another")
-    axes += swept
+    # an axis as in a sweep: one search per trace
+    axes += core.trace_axis(traces_given, swept, given, "the search's table") + swept
     seen: set[str] = set()
     for a in axes:  # (as a sweep's: a name that is a column of the table wrote over it, or made two columns)
         if a.name in seen or a.name in COLUMNS:
