@@ -248,6 +248,23 @@ run { horizon 100; }
         "every pool that names it", HINT]
 
 
+def test_an_eviction_order_of_an_earlier_run_is_named(install):
+    """The factory's one order, built in the first run, given to the second: as a stage kind's (above)."""
+    program = """
+pool p { cap 16; evict @mru; }
+stage d : delay;
+workload { arrive batch(2); }
+session { run d (serial); hold p (8) { run d (1); } cache (8); }
+run { horizon 100; }
+"""
+    pm = install(ORDER)
+    assert _run(pm, program).result.pools[0].admissions == 2
+    assert _failure(pm, program) == [
+        "error: plugin 'acme' (from serq-acme 0.3.0) builds the eviction order of pool p wrongly: its factory "
+        "returned an object built for another simulation: a factory builds a new EvictionOrder for every member "
+        "of every pool that names it, in every run", HINT]
+
+
 POLICY = '''from serq import hookimpl
 from serq_sim.policies import PreemptionPolicy
 

@@ -239,20 +239,10 @@ def check_stage(sim: Any, stage: Any, registry: Any, name: str, node: Any, membe
     if not isinstance(stage, StageKind):
         raise failure(registry, name, f"builds stage {label} wrongly",
                       f"its factory returned {_shown(stage)}, not a serq_sim.stages.StageKind")
-    built = _noted(sim).built
-    key = ("stage", id(stage))
-    if key in built:
-        # one object for two stages: the engine counted both stages' jobs, time averages and completions in
-        # it, and reported the sum under the first stage's name twice
-        raise failure(registry, name, f"builds stage {label} wrongly",
-                      f"its factory returned the object it built for {built[key]}: a factory "
-                      "builds a new StageKind for every member of every stage of its kind")
-    if getattr(stage, "sim", sim) is not sim:
-        # an object of another run (a factory that caches what it built): its clock and events are that run's
-        raise failure(registry, name, f"builds stage {label} wrongly",
-                      "its factory returned an object built for another simulation: a factory builds a new "
-                      "StageKind for every member of every stage of its kind, in every run")
-    built[key] = f"stage {label}"
+    # one object for two stages: the engine counted both stages' jobs, time averages and completions in it,
+    # and reported the sum under the first stage's name twice
+    _check_new(sim, stage, "stage", f"stage {label}", registry, name, f"builds stage {label} wrongly",
+               "StageKind", "stage of its kind")
     if not first_party(type(stage)):
         why = _base_init_problem(stage, StageKind) or _methods_problem(
             stage, _STAGE_METHODS + (_START_METHODS if stage.wants_start else ()))
@@ -353,6 +343,24 @@ def _guard_jobs(stage: Any, registry: Any, name: str, label: str) -> None:
     stage.detach = noted_detach
 
 
+def _check_new(sim: Any, obj: Any, kind: str, label: str, registry: Any, name: str, what: str, cls: str,
+               members: str) -> None:
+    """Refuse ``obj``, what a third party's factory built for ``label`` (``stage s``, ``pool p[1]``), when it
+    built it before for another member of the run (its stages, or its pools' policies of ``kind``), or for
+    another run (a factory that caches what it built: its clock and events are that run's); noted otherwise.
+    ``what``: the failure's words (``builds stage s wrongly``); ``cls`` and ``members``: the contract's
+    class and whose members each need one (``StageKind``, ``stage of its kind``)."""
+    built = _noted(sim).built
+    key = (kind, id(obj))
+    if key in built:
+        raise failure(registry, name, what, f"its factory returned the object it built for {built[key]}: a "
+                      f"factory builds a new {cls} for every member of every {members}")
+    if getattr(obj, "sim", sim) is not sim:
+        raise failure(registry, name, what, "its factory returned an object built for another simulation: a "
+                      f"factory builds a new {cls} for every member of every {members}, in every run")
+    built[key] = label
+
+
 def check_policy(policy: Any, registry: Any, name: str, pool: Any, what: str) -> Any:
     """``policy``, pool member ``pool``'s eviction order or preemption policy (``what``), refused if it is not
     one, and checked as it runs when it is a third party's."""
@@ -366,18 +374,10 @@ def check_policy(policy: Any, registry: Any, name: str, pool: Any, what: str) ->
         why = _base_init_problem(policy, cls)
         if why is not None:
             raise failure(registry, name, f"builds the {what} of pool {pool.name} wrongly", why)
-        built = _noted(pool.sim).built
         label = f"pool {pool.name}" if pool.node.size == 1 else f"pool {pool.name}[{pool.index}]"
-        key = (what, id(policy))
-        if key in built:  # one order's sorted entries, or one policy's pool, for two pools
-            raise failure(registry, name, f"builds the {what} of {label} wrongly",
-                          f"its factory returned the object it built for {built[key]}: a factory builds a "
-                          f"new {cls.__name__} for every member of every pool that names it")
-        if getattr(policy, "sim", pool.sim) is not pool.sim:
-            raise failure(registry, name, f"builds the {what} of {label} wrongly",
-                          "its factory returned an object built for another simulation: a factory builds a new "
-                          f"{cls.__name__} for every member of every pool that names it, in every run")
-        built[key] = label
+        # (one order's sorted entries, or one policy's pool, for two pools)
+        _check_new(pool.sim, policy, what, label, registry, name, f"builds the {what} of {label} wrongly",
+                   cls.__name__, "pool that names it")
         why = _methods_problem(policy, _PREEMPTION_METHODS if cls is PreemptionPolicy else _EVICTION_METHODS)
         if why is not None:
             raise failure(registry, name, f"builds the {what} of pool {pool.name} wrongly", why)
