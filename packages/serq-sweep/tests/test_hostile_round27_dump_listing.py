@@ -34,7 +34,7 @@ def dump(tmp_path, monkeypatch):
     ('{"serq-dump": 1, "observes": ["w", 3], "gauges": []}', 36, "observes: item 2 is no file's name"),
     ('{"serq-dump": 1, "observes": "w", "gauges": []}', 30, "no list of observes"),
     ('{"serq-dump": 1, "gauges": []}', 1, "no list of observes"),
-    ('["w"]', 1, "it is a JSON object"),
+    ('["w"]', 1, "it is no JSON object"),
 ])
 def test_a_list_no_dump_writes_says_what_it_lacks_where(dump, capsys, text, col, why):
     dump.write_text(text)

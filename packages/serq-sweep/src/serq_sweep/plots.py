@@ -484,7 +484,7 @@ def _check_listing(doc: Any, key: str) -> None:
     """Refuse a dump's list of files that is not one ``serq run --dump`` writes, saying what it lacks: a list
     without the mark ``"serq-dump": 1`` was said to have "no list of observes" beside its list of observes."""
     if not isinstance(doc, dict):
-        raise _ListingFault("it is a JSON object", ())
+        raise _ListingFault("it is no JSON object", ())
     if doc.get("serq-dump") != 1:
         raise _ListingFault('no "serq-dump": 1', ("serq-dump",) if "serq-dump" in doc else ())
     files = doc.get(key)
