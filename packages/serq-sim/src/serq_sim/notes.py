@@ -284,7 +284,6 @@ def evicted_beyond(pools) -> list[str]:
             for label, units, huge in pools if huge and units_total(units, huge) == INF]
 
 
-
 def held_beyond(pools, span: float) -> list[str]:
     """Pools whose mean units in use or cached after the warm-up are beyond the largest double, so the
     report's ``used`` or ``cached`` is ``inf`` (``null`` in JSON): a pool of cap inf whose count is exact
@@ -293,19 +292,19 @@ def held_beyond(pools, span: float) -> list[str]:
     a_cached, b_cached)``, each level's integral kept as :func:`.stats.time_mean` reads it (the second in
     units of ``HUGE_SPAN``); the mean itself, to six digits. A note, not a warning: the figure is right,
     only too large for a double."""
-    from .stats import HUGE_SPAN, INF, shown_units, time_mean
+    from .stats import INF, shown_units, time_mean
 
     if not span > 0:
         return []
-    scale = HUGE_SPAN / 2.0**512  # (shown_units counts its second sum in units of 2**512)
     out = []
     for label, a_used, b_used, a_cached, b_cached in pools:
         for what, a, b in (("used", a_used, b_used), ("cached", a_cached, b_cached)):
             if time_mean(a, b, span) == INF and abs(a) < INF and abs(b) < INF:
                 out.append(f"note: pool {label} {'held' if what == 'used' else 'cached'} "
-                           f"{shown_units(a / span, b / span * scale)} units on average after the warm-up, "
+                           f"{shown_units(a / span, b / span)} units on average after the warm-up, "
                            f"beyond the largest double: its {what} is inf (null in JSON)")
     return out
+
 
 def few_samples(counts, warmup: float, requests: tuple[str, int] | None = None) -> list[str]:
     """Observes left with some but fewer than :data:`MIN_SAMPLES` samples (no CI and no quantiles), and the

@@ -96,15 +96,15 @@ def units_total(total: float, huge: float) -> float:
 
 
 def shown_units(total: float, huge: float) -> str:
-    """The count :func:`add_units` keeps, written as ``%g`` writes a double (6 significant digits), also
-    where it is beyond the doubles (``5.64e+309``)."""
+    """The count :func:`add_units` keeps (``huge`` in units of :data:`HUGE_SPAN`), written as ``%g`` writes a
+    double (6 significant digits), also where it is beyond the doubles (``5.64e+309``)."""
     x = units_total(total, huge)
     if x != INF:
         return f"{x:g}"
     from decimal import Context, Decimal
 
     big = Context(prec=400)
-    exact = big.add(Decimal(total), big.multiply(Decimal(huge), Decimal(2) ** 512))
+    exact = big.add(Decimal(total), big.multiply(Decimal(huge), Decimal(HUGE_SPAN)))  # (each exact)
     e = exact.adjusted()
     m = float(Context(prec=6).plus(exact.scaleb(-e)))  # in [1, 10]: 9.999995 rounds to 10
     if m >= 10.0:
