@@ -465,6 +465,12 @@ def serq_sim_register_stage_kinds(register):
     ("pool p { cap 4; preempt @policy; }", "the preemption policy of pool p", "sim", "PreemptionPolicy",
      "super().__init__(sim, pool, node)"),
     ("stage s : @k;", "stage s", "node", "StageKind", "super().__init__(sim, node, member, flat)"),
+    # a family's member is named as the member (report.member_label's words), as the other faults of a build are
+    ("pool p[2] { cap 4; evict @order; }", "the eviction order of pool p[0]", "pool", "EvictionOrder",
+     "super().__init__(sim, pool, node)"),
+    ("pool p[2] { cap 4; preempt @policy; }", "the preemption policy of pool p[0]", "sim", "PreemptionPolicy",
+     "super().__init__(sim, pool, node)"),
+    ("stage s[2] : @k;", "stage s[0]", "node", "StageKind", "super().__init__(sim, node, member, flat)"),
 ])
 def test_an_init_that_does_not_call_its_bases_is_named(install, program, what, attribute, base, call):
     """The order's was a traceback (serQ's guard read order.pool first: AttributeError, no frame of the

@@ -247,7 +247,7 @@ def check_stage(sim: Any, stage: Any, registry: Any, name: str, node: Any, membe
         why = _base_init_problem(stage, StageKind) or _methods_problem(
             stage, _STAGE_METHODS + (_START_METHODS if stage.wants_start else ()))
         if why is not None:
-            raise failure(registry, name, f"builds stage {node.name} wrongly", why)
+            raise failure(registry, name, f"builds stage {label} wrongly", why)
         _guard_observables(stage, registry, name, node)
 
 
@@ -367,27 +367,27 @@ def check_policy(policy: Any, registry: Any, name: str, pool: Any, what: str) ->
     from .policies import EvictionOrder, PreemptionPolicy
 
     cls = EvictionOrder if what == "eviction order" else PreemptionPolicy
+    label = f"pool {pool.name}" if pool.node.size == 1 else f"pool {pool.name}[{pool.index}]"
     if not isinstance(policy, cls):
-        raise failure(registry, name, f"builds the {what} of pool {pool.name} wrongly",
+        raise failure(registry, name, f"builds the {what} of {label} wrongly",
                       f"its factory returned {_shown(policy)}, not a serq_sim.policies.{cls.__name__}")
     if not first_party(type(policy)):
         why = _base_init_problem(policy, cls)
         if why is not None:
-            raise failure(registry, name, f"builds the {what} of pool {pool.name} wrongly", why)
-        label = f"pool {pool.name}" if pool.node.size == 1 else f"pool {pool.name}[{pool.index}]"
+            raise failure(registry, name, f"builds the {what} of {label} wrongly", why)
         # (one order's sorted entries, or one policy's pool, for two pools)
         _check_new(pool.sim, policy, what, label, registry, name, f"builds the {what} of {label} wrongly",
                    cls.__name__, "pool that names it")
         why = _methods_problem(policy, _PREEMPTION_METHODS if cls is PreemptionPolicy else _EVICTION_METHODS)
         if why is not None:
-            raise failure(registry, name, f"builds the {what} of pool {pool.name} wrongly", why)
+            raise failure(registry, name, f"builds the {what} of {label} wrongly", why)
     if cls is PreemptionPolicy:
         if policy.requeue not in ("head", "tail"):
-            raise failure(registry, name, f"builds the {what} of pool {pool.name} wrongly",
+            raise failure(registry, name, f"builds the {what} of {label} wrongly",
                           f"requeue is {_shown(policy.requeue)}, not 'head' or 'tail'")
         if not first_party(type(policy)) and type(policy.self_stop) is not bool:
             # read as a truth value where a grower preempts itself on a step stage: "no" or 0.5 would stop
-            raise failure(registry, name, f"builds the {what} of pool {pool.name} wrongly",
+            raise failure(registry, name, f"builds the {what} of {label} wrongly",
                           f"self_stop is {_shown(policy.self_stop)}, not True or False")
         if not first_party(type(policy).victim):
             _guard_victim(policy, registry, name)
