@@ -1,0 +1,168 @@
+"""Programs of an eighteenth round of users (peer_programs18/*.sq): a serving-systems researcher comparing
+scheduling policies beyond vLLM's default on one step engine with request slots and a KV pool. Each policy
+is traced by hand on the step clock (cost 1: an iteration lasts 1) in sched.sq, iteration by iteration,
+and run at scale in sched_scale.sq (3000 Poisson arrivals, run to the last), where the trend a researcher
+expects is checked on one seed with common random numbers: the same requests under both policies. Every
+run is made on the tier serQ picks and on the general engine, which must agree byte for byte."""
+
+from __future__ import annotations
+
+import statistics
+from pathlib import Path
+
+import pytest
+from conform import both_tiers
+
+pytestmark = pytest.mark.timeout(120)
+
+HERE = Path(__file__).resolve().parent / "peer_programs18"
+
+
+def rows(r) -> dict[int, tuple]:
+    """The table req by session: (sent, first token, last token, runs of the hold)."""
+    t = r.records("req")
+    return {s: (a, f, la, n) for s, a, f, la, n in zip(t["session"].tolist(), t["sent"].tolist(),
+                                                       t["first"].tolist(), t["last"].tolist(),
+                                                       t["runs"].tolist())}
+
+
+def hand(monkeypatch, path=HERE / "sched.sq", **sets):
+    return rows(both_tiers(path, monkeypatch, sets=sets))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Shortest remaining first: serve by (remaining)
+
+
+def test_srpt_against_admission_order_traced_by_hand(monkeypatch):
+    # B 3, chunk 2; three prompts of 10, 3 and 2 tokens at 0, one output token each (the first token is
+    # the last). The waiting queue is FIFO under both: only the residents' order differs.
+    # serve admission:
+    #   [0,1] R0 admitted, 2 (chunk); R1 admitted, 1 (the budget's last)      R0 8 left, R1 2
+    #   [1,2] R0 2, R1 1                                                       R0 6, R1 1
+    #   [2,3] R0 2, R1 1: R1 done at 3                                         R0 4
+    #   [3,4] R0 2; R2 admitted, 1                                             R0 2, R2 1
+    #   [4,5] R0 2, R2 1: both done at 5
+    assert hand(monkeypatch, B=3, C=2) == {0: (0, 5, 5, 1), 1: (0, 3, 3, 1), 2: (0, 5, 5, 1)}
+    # serve by (remaining):
+    #   [0,1] as above (admission is the queue's order)                        R0 8, R1 2
+    #   [1,2] R1 first (2 left), 2: done at 2; R0 the budget's last 1          R0 7
+    #   [2,3] R0 2; R2 admitted, 1                                             R0 5, R2 1
+    #   [3,4] R2 first (1 left): done at 4; R0 2                               R0 3
+    #   [4,5] R0 2; [5,6] R0 1: done at 6
+    # mean E2E 4 against 13/3
+    assert hand(monkeypatch, B=3, C=2, srpt=1) == {0: (0, 6, 6, 1), 1: (0, 2, 2, 1), 2: (0, 4, 4, 1)}
+
+
+def scale(monkeypatch, **sets):
+    r = both_tiers(HERE / "sched_scale.sq", monkeypatch, sets=sets, arrivals=2000)
+    t = r.records("req")
+    assert len(t["session"]) == 2000  # every request ended: nothing hung, nothing was left waiting
+    return r, t
+
+
+def per_session(t, col: str) -> dict[int, float]:
+    return dict(zip(t["session"].tolist(), t[col].tolist()))
+
+
+def by_class(t, col: str, c: int) -> list[float]:
+    return [v for v, k in zip(t[col].tolist(), t["cls"].tolist()) if k == c]
+
+
+def test_srpt_at_scale_lowers_the_mean_e2e_with_common_random_numbers(monkeypatch):
+    # budget 64, chunk 16, 0.6 requests a step: four prefills' chunks fill a step, and the order the
+    # residents are served in decides who finishes first. The same 2000 requests (the draws are the
+    # sessions' own): serving the fewest tokens left first lowers the mean E2E (SRPT's optimality, here at
+    # the token level of one iteration), and serves the same tokens (the same iterations' work)
+    fifo, tf = scale(monkeypatch, lam=0.6)
+    srpt, ts = scale(monkeypatch, lam=0.6, srpt=1)
+    assert per_session(tf, "o") == per_session(ts, "o")  # common random numbers: the same requests
+    assert statistics.fmean(ts["e2e"].tolist()) < statistics.fmean(tf["e2e"].tolist())
+    assert len(srpt.observes["e2e"].values) == len(fifo.observes["e2e"].values) == 2000
+
+
+def test_without_a_chunk_cap_srpt_is_the_admission_order(monkeypatch):
+    # language.txt §3: without a per-request chunk cap a prefill admitted takes the budget left, so a
+    # second prefill is admitted only when the first ends in that iteration: a step starts with at most
+    # one prefilling resident, after every decoder in admission order (serve_eq_decode_first), and
+    # remaining orders a decoder (at most mo-ish tokens, one served) no differently from it. Same samples.
+    _, tf = scale(monkeypatch, lam=0.6, C=float("inf"))
+    _, ts = scale(monkeypatch, lam=0.6, C=float("inf"), srpt=1)
+    assert per_session(tf, "e2e") == per_session(ts, "e2e")
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Priority classes with aging: queue by (waited >= aging ? 0 : cls)
+
+
+@pytest.mark.parametrize("sets, order", [
+    # one slot, prompts of 4 at a budget of 4: each request is one iteration, admitted when the previous
+    # ends. R0 (class 0) at 0, L (class 1) at 0.5, H1..H3 (class 0) at 0.6, 1.5, 2.5, 3.5.
+    ({}, [0, 1, 2, 3, 4, 5]),                    # FIFO: L at [1,2]
+    ({"prio": 1}, [0, 2, 3, 4, 5, 1]),           # classes: L after every class-0 request, at [5,6]
+    # aged at 2: at 2 L has waited 1.5 (class 1, H2 goes); at 3 it has waited 2.5, counts as class 0 and
+    # joined before H3: L at [3,4]
+    ({"prio": 1, "aging": 2}, [0, 2, 3, 1, 4, 5]),
+])
+def test_priority_classes_and_aging_traced_by_hand(monkeypatch, sets, order):
+    got = hand(monkeypatch, case=1, n=6, slots=1, **sets)
+    sent = {0: 0, 1: 0.5, 2: 0.6, 3: 1.5, 4: 2.5, 5: 3.5}
+    assert got == {s: (sent[s], k + 1, k + 1, 1) for k, s in enumerate(order)}
+
+
+def test_priority_at_scale_and_aging_bounds_the_low_class_wait(monkeypatch):
+    # 0.85 requests a step, 16 slots: requests wait for a slot. The class-0 requests wait less than the
+    # class-1 ones under priority (and not under FIFO's order, where the two are the same population); aging
+    # at 20 steps cuts the class-1 worst wait without giving class 0 its FIFO wait back
+    _, fifo = scale(monkeypatch, lam=0.85)
+    _, pr = scale(monkeypatch, lam=0.85, prio=1)
+    _, aged = scale(monkeypatch, lam=0.85, prio=1, aging=20)
+    ttft = {name: [statistics.fmean(by_class(t, "ttft", c)) for c in (0, 1)]
+            for name, t in (("fifo", fifo), ("prio", pr), ("aged", aged))}
+    wmax = {name: [max(by_class(t, "wait", c)) for c in (0, 1)]
+            for name, t in (("fifo", fifo), ("prio", pr), ("aged", aged))}
+    assert ttft["prio"][0] < ttft["fifo"][0] < ttft["prio"][1]
+    assert ttft["prio"][0] < 0.8 * ttft["prio"][1]
+    assert wmax["aged"][1] < 0.5 * wmax["prio"][1]
+    assert ttft["aged"][0] < ttft["fifo"][0]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Preemption by keys, requeue head or tail
+
+
+@pytest.mark.parametrize("vict, tail, want", [
+    # KV of 6, two slots. R0 (class 1) and R1 (class 0): prompts of 2, 3 decode tokens; R2 (class 0): a
+    # prompt of 1, no decode, waiting for a slot from 0.
+    #   [0,1] R0 and R1 admitted (KV 4), prefill 2 each: first tokens at 1
+    #   [1,2] both grow to 3 (KV 6) and decode
+    #   [2,3] R0 grows to 4: 7 > 6, the victim goes (lifo: R1, the latest admitted; by class: R0, itself);
+    #         the survivor grows to 4 and decodes; a step that preempted admits nothing
+    #   [3,4] the survivor grows to 5 and decodes its last token: done at 4. Requeue head: the victim is
+    #         the queue's head and needs 2 (5 + 2 > 6): it blocks R2. Requeue tail: R2 is ahead, fits
+    #         (5 + 1) in the freed slot: done at 4
+    #   [4,5] the victim admitted again, prefills its prompt again (first token kept from 1); with head R2
+    #         too, done at 5. [5,8] the victim's 3 decode tokens: done at 8
+    (0, False, {0: (0, 1, 4, 1), 1: (0, 1, 8, 2), 2: (0, 5, 5, 1)}),
+    (1, False, {0: (0, 1, 8, 2), 1: (0, 1, 4, 1), 2: (0, 5, 5, 1)}),
+    (0, True, {0: (0, 1, 4, 1), 1: (0, 1, 8, 2), 2: (0, 4, 4, 1)}),
+    (1, True, {0: (0, 1, 8, 2), 1: (0, 1, 4, 1), 2: (0, 4, 4, 1)}),
+])
+def test_preemption_by_keys_and_requeue_traced_by_hand(monkeypatch, tmp_path, vict, tail, want):
+    path = HERE / "sched.sq"
+    if tail:
+        path = tmp_path / "sched_tail.sq"
+        path.write_text((HERE / "sched.sq").read_text().replace("requeue head;", "requeue tail;"))
+    assert hand(monkeypatch, path, case=2, slots=2, kvcap=6, vict=vict) == want
+
+
+def test_preemption_by_class_at_scale_moves_the_preemptions_to_the_low_class(monkeypatch):
+    # A KV pool of 900 tokens at 0.6 requests a step: lifo preempts whoever was admitted last, of either
+    # class; by (-cls, -admission) a class-1 request whenever one is resident
+    _, lifo = scale(monkeypatch, lam=0.6, kvcap=900)
+    _, cls = scale(monkeypatch, lam=0.6, kvcap=900, vict=1)
+    hit = {name: [sum(1 for n in by_class(t, "runs", c) if n > 1) for c in (0, 1)]
+           for name, t in (("lifo", lifo), ("cls", cls))}
+    assert sum(hit["lifo"]) > 5 and sum(hit["cls"]) > 5
+    assert hit["cls"][0] < hit["lifo"][0] and hit["cls"][1] > hit["lifo"][1]
+    assert hit["cls"][0] < hit["cls"][1]
