@@ -11,7 +11,7 @@ import statistics
 from pathlib import Path
 
 import pytest
-from conform import both_tiers
+from conform import both_tiers, pool, stage
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -166,3 +166,62 @@ def test_preemption_by_class_at_scale_moves_the_preemptions_to_the_low_class(mon
     assert sum(hit["lifo"]) > 5 and sum(hit["cls"]) > 5
     assert hit["cls"][0] < hit["lifo"][0] and hit["cls"][1] > hit["lifo"][1]
     assert hit["cls"][0] < hit["cls"][1]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# reserve held: a request that reserves its whole sequence keeps it from the others
+
+
+def variant(tmp_path, name: str, old: str, new: str) -> Path:
+    text = (HERE / "sched.sq").read_text()
+    assert text.count(old) == 1
+    path = tmp_path / name
+    path.write_text(text.replace(old, new))
+    return path
+
+
+@pytest.mark.parametrize("held", [False, True])
+def test_reserve_held_traced_by_hand(monkeypatch, tmp_path, held):
+    # KV of 7, two slots; R0 and R1 at 0, prompts of 2 and 3 decode tokens each, reserving their whole
+    # sequence (2 + 3 = 5) at admission.
+    # Without reserve held the reservation is checked at admission only:
+    #   [0,1] R0 admitted (0 + 5 <= 7, 2 allocated), R1 too (2 + 5 <= 7): KV 4, first tokens at 1
+    #   [1,2] both grow to 3 (KV 6); [2,3] R0 to 4 (7), R1 to 4 (8 > 7): R1, the latest admitted, is its
+    #         own victim (KV 4); a step that preempted admits nothing
+    #   [3,4] R0 grows to 5, its last token at 4; R1 reserves 5 beside 5: waits
+    #   [4,5] R1 again, its prompt again; [5,8] its decode: last token at 8
+    # With reserve held R0's unallocated 3 count against R1's admission (2 + 3 + 5 > 7): R1 waits until R0
+    # ends at 4 and is never preempted; its first token comes at 5 instead of 1, its last at 8 all the same
+    path = variant(tmp_path, "held.sq", "requeue head;", "requeue head; reserve held;") if held else HERE / "sched.sq"
+    r = both_tiers(path, monkeypatch, sets={"case": 2, "n": 2, "rsv": 1, "kvcap": 7, "slots": 2})
+    assert rows(r) == {0: (0, 1, 4, 1), 1: (0, 5 if held else 1, 8, 1 if held else 2)}
+    assert pool(r, "kv").preemptions == (0 if held else 1)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# serve exclusive prefill against mixed (Sarathi-like, chunked) batches
+
+
+@pytest.mark.parametrize("C, mixed, exclusive", [
+    # R0 (prompt 6, 2 decode tokens) at 0, R1 (prompt 4, 1 decode token) at 1; budget 4.
+    # Chunk 2, mixed batches (serve admission):
+    #   [0,1] R0 2 (R1 not there yet); [1,2] R0 2, R1 admitted 2; [2,3] R0 2, R1 2: first tokens at 3
+    #   [3,4] both decode: R1 done at 4; [4,5] R0 done at 5               (3 prefill-only, 2 decode-only)
+    # Chunk 2, exclusive prefill: one prefill alone, at most its chunk
+    #   [0,1], [1,2], [2,3] R0 2 each (a resident prefill first, no admission once one is selected):
+    #         first token at 3; [3,4] R1 displaces R0's decode: 2; [4,5] R1 2: first token at 5
+    #   [5,6] decode batch: R1 done at 6; [6,7] R0 done at 7              (5 prefill-only, 2 decode-only)
+    (2, ({0: (0, 3, 5, 1), 1: (1, 3, 4, 1)}, (3, 2, 0)), ({0: (0, 3, 7, 1), 1: (1, 5, 6, 1)}, (5, 2, 0))),
+    # No chunk cap, mixed: [0,1] R0 4; [1,2] R0 2 (first token 2), R1 admitted 2; [2,3] R0 decodes, R1 2
+    #   (first token 3): a mixed step; [3,4] both decode, both done at 4  (2 prefill-only, 1, 1 mixed)
+    # No chunk cap, exclusive: [0,1] R0 4; [1,2] R0 2 alone; [2,3] R1 displaces R0's decode: 4 (first
+    #   token 3); [3,4] both decode: R1 done; [4,5] R0 done                (3 prefill-only, 2 decode-only)
+    (float("inf"), ({0: (0, 2, 4, 1), 1: (1, 3, 4, 1)}, (2, 1, 1)), ({0: (0, 2, 5, 1), 1: (1, 3, 4, 1)}, (3, 2, 0))),
+])
+def test_exclusive_prefill_against_chunked_mixed_batches_traced_by_hand(monkeypatch, tmp_path, C, mixed, exclusive):
+    ex = variant(tmp_path, "ex.sq", "serve by (srpt * remaining);", "serve exclusive prefill;")
+    for path, (want, steps) in ((HERE / "sched.sq", mixed), (ex, exclusive)):
+        r = both_tiers(path, monkeypatch, sets={"case": 3, "n": 2, "C": C})
+        assert rows(r) == want, path.name
+        E = stage(r, "E")
+        assert (E.prefill_only, E.decode_only, E.mixed) == steps, path.name
