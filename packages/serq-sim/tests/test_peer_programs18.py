@@ -7,7 +7,11 @@ run is made on the tier serQ picks and on the general engine, which must agree b
 
 from __future__ import annotations
 
+import json
+import os
 import statistics
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -225,3 +229,64 @@ def test_exclusive_prefill_against_chunked_mixed_batches_traced_by_hand(monkeypa
         assert rows(r) == want, path.name
         E = stage(r, "E")
         assert (E.prefill_only, E.decode_only, E.mixed) == steps, path.name
+
+
+def scale_variant(tmp_path, name: str, old: str, new: str) -> Path:
+    text = (HERE / "sched_scale.sq").read_text()
+    assert text.count(old) == 1
+    path = tmp_path / name
+    path.write_text(text.replace(old, new))
+    return path
+
+
+def test_reserve_held_at_scale_never_preempts(monkeypatch, tmp_path):
+    # pool-reference.txt: under reserve held a growth needs used + the others' unallocated reservations + d
+    # <= cap and may use its own reservation, so a request that reserved its whole sequence (prompt and
+    # output) grows into it without fail: no preemption at all, whatever the load. Without reserve held the
+    # same reservations are checked at admission only, and a KV pool of 900 at 0.6 requests a step preempts
+    plain, _ = scale(monkeypatch, lam=0.6, kvcap=900, rsv=1)
+    path = scale_variant(tmp_path, "held.sq", "requeue head;", "requeue head; reserve held;")
+    r = both_tiers(path, monkeypatch, sets={"lam": 0.6, "kvcap": 900, "rsv": 1}, arrivals=2000)
+    assert len(r.records("req")["session"]) == 2000
+    assert pool(plain, "kv").preemptions > 5
+    assert pool(r, "kv").preemptions == 0 and set(r.records("req")["runs"].tolist()) == {1}
+
+
+def test_exclusive_prefill_at_scale_stalls_the_decodes(monkeypatch, tmp_path):
+    # 0.3 requests a step, no chunk cap. Mixed batches: every decoding resident (at most 16, the slots) gets
+    # its token in every step before any prefill (a prefill is admitted only with budget left, and without a
+    # cap at most one prefills at a step's start, admitted after every decoder), and the steps follow one
+    # another while anyone is resident: each request's time per output token is exactly 1. Exclusive
+    # prefill: a step that serves a prefill serves no decode, and no step mixes the two, so decodes stall
+    # (Sarathi's generation stalls) and the mean E2E rises
+    mixed, tm = scale(monkeypatch, lam=0.3, C=float("inf"))
+    path = scale_variant(tmp_path, "ex.sq", "serve by (srpt * remaining);", "serve exclusive prefill;")
+    ex = both_tiers(path, monkeypatch, sets={"lam": 0.3, "C": float("inf")}, arrivals=2000)
+    tx = ex.records("req")
+    assert len(tx["session"]) == 2000
+
+    def tpot(t):
+        return [(e - f) / (o - 1) for e, f, o in zip(t["e2e"].tolist(), t["ttft"].tolist(), t["o"].tolist()) if o > 1]
+
+    assert all(abs(x - 1) < 1e-9 for x in tpot(tm))
+    assert stage(ex, "E").mixed == 0 and stage(mixed, "E").mixed > 0
+    assert statistics.fmean(tpot(tx)) > 1.5
+    assert statistics.fmean(tx["e2e"].tolist()) > statistics.fmean(tm["e2e"].tolist())
+
+
+def test_the_run_blocks_arrivals_end_the_run_on_both_plannings(tmp_path):
+    # run { horizon inf; arrivals 3000; }: the command line's report, JSON, is the same bytes on the tier
+    # serQ picks and on the general engine, and says 3000 arrivals, all ended
+    serq = Path(sys.executable).parent / "serq"
+    out = []
+    for tier in ("", "general"):
+        env = {k: v for k, v in os.environ.items() if k != "SERQ_SIM_TIER"}
+        if tier:
+            env["SERQ_SIM_TIER"] = tier
+        p = subprocess.run([str(serq), "run", str(HERE / "sched_scale.sq"), "--json"], env=env,
+                           capture_output=True, timeout=60)
+        assert p.returncode == 0, p.stderr.decode()
+        out.append(p.stdout)
+    assert out[0] == out[1]
+    doc = json.loads(out[0])
+    assert doc["observes"]["e2e"]["count"] == 3000
