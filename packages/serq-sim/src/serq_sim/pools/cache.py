@@ -5,6 +5,7 @@ bound), eviction in the pool's order until an allocation fits, spilling evicted 
 
 from __future__ import annotations
 
+import math
 from heapq import heapify, heappop, heapreplace
 
 from ..compile import PULSE
@@ -13,7 +14,8 @@ from ..policies import evict_context
 from ..policies.eviction import EvictionOrder, evict_pulse
 from ..stages import Ctx, Job
 from ..stats import HUGE_UNITS, PER_HUGE, add_units
-from .model import EPS, Entry, Pool, SpillMember
+from .exact import WIDE
+from .model import EPS, INF, Entry, Pool, SpillMember
 
 _PICK = EvictionOrder.pick
 _ON_SHRINK = EvictionOrder.on_shrink
@@ -203,6 +205,17 @@ def evict_blocks(sim, pool: Pool, e: Entry, need: float) -> None:
         # one admission): when every amount is a whole number within the doubles' exact range, the loop's
         # subtractions are exact and its count is found at once, with the same result
         total = _whole_blocks(b, size, used, cached, need, limit, units if warm else 0.0)
+        if total is None and pool.cap >= WIDE:  # an exact count (pools/exact.py)
+            at_once = _exact_blocks(b, size, used, cached, need, limit)
+            if at_once is not None:
+                take, size = at_once
+                pool.cached = cached - take  # (exact: an int off an exact count)
+                if warm:
+                    pool.evicted_units, pool.b_evicted = add_units(units, pool.b_evicted, float(take))
+                e.size = size
+                if size <= EPS:
+                    evicted(sim, pool, e)
+                return
         if total is not None:
             size -= total
             cached -= total
@@ -266,6 +279,33 @@ def _whole_blocks(b: float, size: float, used: float, cached: float, need: float
     if k * bi >= si:
         return float(si)
     return float(k * bi)
+
+
+def _exact_blocks(b: float, size: float, used, cached, need: float, limit: float) -> tuple[int, float] | None:
+    """:func:`_whole_blocks` on a pool whose count is exact (a cap of 2⁵³ or more, pools/exact.py), where the
+    loop's doubles are not: an entry of 2⁵⁹ units less a block of 1 is 2⁵⁹ again, so the loop took a block a
+    turn off the exact count and none off the entry, some 2⁵⁹ turns (a run that never ended). ``(taken, left)``:
+    the whole blocks the loop would take, counted exactly (the first k after which used + cached - k b + need
+    <= limit, at least 1), and what is left of the entry, a double; when that is no double it is the one
+    below, and the blocks taken are that much more (exact, so the pool's count stays the sum of its
+    entries'). ``None`` unless the block, the entry, the need and the counts are whole numbers."""
+    from .exact import _exact
+
+    if not (1.0 <= b < INF and b.is_integer() and 0.0 <= size < INF and size.is_integer() and 0.0 <= need < INF
+            and need.is_integer() and limit < INF):
+        return None
+    u, c = _exact(used), _exact(cached)
+    if type(u) is not int or type(c) is not int:
+        return None
+    bi, si = int(b), int(size)
+    over = u + c + int(need) - int(limit // 1)
+    take = max(1, -(-over // bi)) * bi
+    if take >= si:
+        return si, 0.0
+    left = float(si - take)
+    if left > si - take:  # rounded up: the double below, and that much more taken
+        left = math.nextafter(left, 0.0)
+    return si - int(left), left
 
 
 def evicted(sim, pool: Pool, e: Entry) -> None:
