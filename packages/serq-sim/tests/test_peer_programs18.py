@@ -290,3 +290,21 @@ def test_the_run_blocks_arrivals_end_the_run_on_both_plannings(tmp_path):
     assert out[0] == out[1]
     doc = json.loads(out[0])
     assert doc["observes"]["e2e"]["count"] == 3000
+
+
+def test_a_let_that_switches_the_victim_key_off_is_preempt_lifo(monkeypatch, tmp_path):
+    # sched_scale.sq switches its victim order with a let, preempt by (vict == 1 ? -cls : 0, -admission):
+    # at vict 0 the first key is 0 for every candidate and the order is lifo's, so a grower that is its own
+    # victim ends the step's serving as under preempt lifo (vLLM's FCFS break), which under serve by
+    # (remaining) leaves residents after it unserved. The linker leaves the conditional in the IR (it
+    # folds one only when its three parts are numbers); the policy took the key for one that orders, and
+    # served on (the same 2000 requests differed from preempt lifo's). The same samples, byte for byte
+    sets = {"lam": 0.6, "kvcap": 900, "srpt": 1}
+    keyed, tk = scale(monkeypatch, **sets)
+    path = scale_variant(tmp_path, "lifo.sq", "preempt by (vict == 1 ? -cls : 0, -admission) requeue head;",
+                         "preempt lifo;")
+    lifo = both_tiers(path, monkeypatch, sets=sets, arrivals=2000)
+    assert pool(lifo, "kv").preemptions > 5
+    assert {n: o.values.tobytes() for n, o in keyed.observes.items()} == \
+        {n: o.values.tobytes() for n, o in lifo.observes.items()}
+    assert tk.to_csv() == lifo.records("req").to_csv()

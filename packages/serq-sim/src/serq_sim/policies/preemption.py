@@ -35,18 +35,31 @@ from ..orders import keys_order, nan_last
 from ..stages import Ctx
 
 
+def _chosen(e):
+    """``e`` with every conditional whose test is a number replaced by the branch it chooses (``vict ==
+    1 ? -cls : 0`` with the let at 0 is ``0``): the linker folds a conditional only when its three parts
+    are numbers, so a let that switches a key between policies leaves one in the IR, and it orders the
+    candidates as its chosen branch does (the other is never evaluated). A number's test is true when
+    it is not 0, as the simulator tests it (the IR's "inf" and "-inf" are not 0)."""
+    while isinstance(e, N.Cond) and isinstance(e.test, N.Num):
+        e = e.then if e.test.value != 0 else e.orelse
+    return e
+
+
 def _admission_sign(e) -> int:
     """1 when ``e`` strictly increases with ``admission`` (a candidate's rank) and reads nothing else,
     -1 when it strictly decreases, 0 otherwise (or not known): ``admission``, and that with a finite
     number added, subtracted, or as the factor or divisor of a non-zero finite one (of a magnitude no
-    rank can take out of the floats' range or below their spacing), negated or not."""
+    rank can take out of the floats' range or below their spacing), negated or not; a conditional of a
+    number's test is its chosen branch (:func:`_chosen`)."""
+    e = _chosen(e)
     if isinstance(e, N.Ctx):
         return 1 if e.name == "admission" else 0
     if isinstance(e, N.Unary) and e.op == "-":
         return -_admission_sign(e.arg)
     if not isinstance(e, N.Binary) or e.op not in ("+", "-", "*", "/"):
         return 0
-    lhs, rhs = e.lhs, e.rhs
+    lhs, rhs = _chosen(e.lhs), _chosen(e.rhs)
     if isinstance(rhs, N.Num):
         c, sign = rhs.value, _admission_sign(lhs)
     elif isinstance(lhs, N.Num) and e.op != "/":
@@ -70,9 +83,10 @@ def lifo_order(keys) -> bool:
     strictly decreases with ``admission`` (``-admission``, ``0 - admission``, ``-1 * admission``), and
     since no two candidates have one admission the keys after it order nothing either. Such keys pick
     lifo's victim, and a grower that is its own victim ends the serving as under ``preempt lifo``: the
-    rule follows the order, not its spelling."""
+    rule follows the order, not its spelling: a conditional of a number's test is the branch it chooses
+    (:func:`_chosen`), so a let that switches the policy (``vict == 1 ? -cls : 0``) is lifo at 0."""
     for k in keys:
-        if not isinstance(k, N.Num):
+        if not isinstance(_chosen(k), N.Num):
             return _admission_sign(k) == -1
     return False
 
@@ -113,7 +127,7 @@ class PreemptByKeys(PreemptionPolicy):
         #: the keys are ``(-admission)`` (``lifo``): the least is the last candidate's, found without the
         #: candidates' list (serq_sim.pools.growth.last_candidate; imported here, once the pools are)
         lifo = lifo_order(node.keys or [])
-        if lifo and sum(not isinstance(k, N.Num) for k in node.keys) == 1:  # (other keys are evaluated)
+        if lifo and sum(not isinstance(_chosen(k), N.Num) for k in node.keys) == 1:  # (other keys are evaluated)
             from ..pools import growth
 
             self.last = growth.last_candidate
