@@ -88,8 +88,9 @@ def test_srpt_at_scale_lowers_the_mean_e2e_with_common_random_numbers(monkeypatc
 def test_without_a_chunk_cap_srpt_is_the_admission_order(monkeypatch):
     # language.txt §3: without a per-request chunk cap a prefill admitted takes the budget left, so a
     # second prefill is admitted only when the first ends in that iteration: a step starts with at most
-    # one prefilling resident, after every decoder in admission order (serve_eq_decode_first), and
-    # remaining orders a decoder (at most mo-ish tokens, one served) no differently from it. Same samples.
+    # one prefilling resident. The decoders, at most 16 (the slots) under a budget of 64, each get their
+    # one token whichever order serves them, and the prefill what they leave: the order changes no
+    # step's tokens, and SRPT is the admission order's run, sample for sample.
     _, tf = scale(monkeypatch, lam=0.6, C=float("inf"))
     _, ts = scale(monkeypatch, lam=0.6, C=float("inf"), srpt=1)
     assert per_session(tf, "e2e") == per_session(ts, "e2e")
