@@ -97,7 +97,7 @@ def test_without_a_chunk_cap_srpt_is_the_admission_order(monkeypatch):
 
 
 # ---------------------------------------------------------------------------------------------------------
-# Priority classes with aging: queue by (waited >= aging ? 0 : cls)
+# Priority classes with aging: queue by (max(0, cls - floor(waited / aging))), a key that reads waited
 
 
 @pytest.mark.parametrize("sets, order", [
@@ -108,6 +108,11 @@ def test_without_a_chunk_cap_srpt_is_the_admission_order(monkeypatch):
     # aged at 2: at 2 L has waited 1.5 (class 1, H2 goes); at 3 it has waited 2.5, counts as class 0 and
     # joined before H3: L at [3,4]
     ({"prio": 1, "aging": 2}, [0, 2, 3, 1, 4, 5]),
+    # L of class 2, a class higher for each aging waited (max(0, cls - floor(waited / aging))): at aging 2
+    # it reaches class 1 at 2.5 and never 0 while a class-0 request waits: L at [5,6]; at aging 1 it is
+    # class 1 at 2 (H2 goes) and class 0 at 3, ahead of H3 by its join: L at [3,4]
+    ({"prio": 1, "aging": 2, "lcls": 2}, [0, 2, 3, 4, 5, 1]),
+    ({"prio": 1, "aging": 1, "lcls": 2}, [0, 2, 3, 1, 4, 5]),
 ])
 def test_priority_classes_and_aging_traced_by_hand(monkeypatch, sets, order):
     got = hand(monkeypatch, case=1, n=6, slots=1, **sets)
