@@ -314,3 +314,16 @@ def test_a_let_that_switches_the_victim_key_off_is_preempt_lifo(monkeypatch, tmp
     assert {n: o.values.tobytes() for n, o in keyed.observes.items()} == \
         {n: o.values.tobytes() for n, o in lifo.observes.items()}
     assert tk.to_csv() == lifo.records("req").to_csv()
+
+
+def test_the_srpt_trace_through_the_command_lines_records(tmp_path):
+    # serq run --records on the SRPT case above: the file's rows are the requests in the order their last
+    # tokens came (R1 at 2, R2 at 4, R0 at 6), each with its first and last token
+    serq = Path(sys.executable).parent / "serq"
+    out = tmp_path / "req.csv"
+    p = subprocess.run([str(serq), "run", str(HERE / "sched.sq"), "--set", "B=3", "--set", "C=2", "--set", "srpt=1",
+                        "--records", str(out)], capture_output=True, timeout=60)
+    assert p.returncode == 0, p.stderr.decode()
+    lines = out.read_text().splitlines()
+    assert lines[0] == "session,turn,time,sent,first,last,runs"
+    assert lines[1:] == ["1,0,2.0,0.0,2.0,2.0,1", "2,0,4.0,0.0,4.0,4.0,1", "0,0,6.0,0.0,6.0,6.0,1"]
