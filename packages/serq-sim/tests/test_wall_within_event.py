@@ -95,6 +95,15 @@ session {
 }
 run { horizon 10; }
 """
+# an entry of 2**59 blocks of 1 under a key that reads its size: picked again for every block (the order ranks it
+# anew as it shrinks), 2**59 picks in the admission at t=2 (before the countdown counted the picks, --max-wall
+# left it to run for ever)
+EVICT_SIZE = """pool kv { cap 1152921504606846976; evict by (size); block 1; }
+stage d : delay;
+workload { arrive renewal(1); }
+session { hold kv (576460752303423488) { run d (1.5); } cache (inf); }
+run { horizon 6; }
+"""
 # 4 000 holders; at t=1 one grows by 3 999: 3 999 victims, each chosen among all the holders by key
 PREEMPT = """pool kv { cap 4000; preempt by (prio) requeue tail; }
 stage d : delay;
@@ -139,6 +148,7 @@ CASES = [
     ("evict-scan", EVICT_SCAN, "general", "within one event, evicting from pool kv at <source>:1:1", " at t=1"),
     ("evict-blocks", EVICT_BLOCKS, "general", "within one event, evicting from pool kv at <source>:1:1",
      " at t=1"),
+    ("evict-size", EVICT_SIZE, "general", "within one event, evicting from pool kv at <source>:1:1", " at t=3"),
     ("preempt", PREEMPT, "general", "within one event, choosing whom pool kv preempts at <source>:1:1",
      " at t=1"),
     ("work", WORK, "general", "within one event, reading work(d) over 29999 jobs at <source>:1:1", " at t=1"),

@@ -101,6 +101,8 @@ def evict_for(sim, pool: Pool, need: float) -> None:
                 if e is None:
                     return
                 evict(sim, pool, e, evict_amount(pool, e, pool.used + pool.cached + need - cap))
+                if e.alive:
+                    _block_taken(sim, pool)
         finally:
             pool.making_room = False
         return
@@ -118,6 +120,18 @@ def evict_for(sim, pool: Pool, need: float) -> None:
             evict_blocks(sim, pool, e, need)
         else:
             evict(sim, pool, e, evict_amount(pool, e, pool.used + pool.cached + need - cap))
+            if e.alive:
+                _block_taken(sim, pool)
+
+
+def _block_taken(sim, pool: Pool) -> None:
+    """Part of an entry evicted, the entry left cached: a unit of the event's work (Simulation.pulse_out), as an
+    entry evicted whole is (:func:`evicted`). An order whose key reads the size picks again for every block, so
+    an entry of 2**59 blocks of 1 is as many picks in one admission: --max-wall and the progress bar read the
+    clock among them."""
+    sim.pulse -= 1
+    if sim.pulse < 0:
+        evict_pulse(sim, pool)
 
 
 def _evict_at_instant(sim, pool: Pool, order, need: float) -> bool:
@@ -150,7 +164,9 @@ def _evict_at_instant(sim, pool: Pool, order, need: float) -> bool:
         evict(sim, pool, e, evict_amount(pool, e, pool.used + pool.cached + need - cap))
         if not e.alive:
             heappop(heap)
-        elif reads_size:
+            continue
+        _block_taken(sim, pool)
+        if reads_size:
             k = key(e)
             for x in k:
                 if x != x:
