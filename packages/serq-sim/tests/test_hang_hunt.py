@@ -129,9 +129,38 @@ def test_the_blocks_taken_at_once_are_those_the_loop_takes():
         limit = cap + 1e-9
         got = _whole_blocks(b, size, used, cached, need, limit, 0.0)
         assert got == _blocks_loop(b, size, used, cached, need, limit), (b, size, used, cached, need, cap)
-    # not whole numbers, or beyond 2⁵³: the loop decides
-    assert _whole_blocks(0.5, 100.0, 0.0, 100.0, 10.0, 50.0, 0.0) is None
+    # amounts in halves, quarters, eighths (whole numbers of a power of two): the same, scaled
+    for _ in range(3000):
+        unit = rng.choice([0.5, 0.25, 0.125, 2.0**-20])
+        b = unit * rng.choice([1, 3, 6, 40])
+        size = unit * rng.randint(1, 3000)
+        cap = size + unit * rng.randint(0, 20000)
+        cached = size + unit * rng.randint(0, int((cap - size) / unit))
+        used = unit * rng.randint(0, int((cap - cached) / unit))
+        need = unit * rng.randint(1, int(cap / unit))
+        limit = cap + 1e-9
+        got = _whole_blocks(b, size, used, cached, need, limit, 0.0)
+        assert got is not None and got == _blocks_loop(b, size, used, cached, need, limit), (b, size, used, need)
+    # an entry of 4·10⁹ blocks of 0.5 (the loop: 4·10⁹ turns, about 20 minutes), at once
+    assert _whole_blocks(0.5, 2e9, 2e9, 2e9, 2e9, 4e9 + 1e-9, 0.0) == 2e9
+    # no power of two makes them whole within 2⁵³ (0.1 is a fraction of 2⁵⁵), or beyond 2⁵³: the loop decides
+    assert _whole_blocks(0.1, 100.0, 0.0, 100.0, 10.0, 50.0, 0.0) is None
     assert _whole_blocks(1.0, 2.0**60, 0.0, 2.0**60, 10.0, 2.0**60, 0.0) is None
+
+
+@pytest.mark.timeout(20)
+def test_entries_of_billions_of_half_blocks_are_evicted_at_once(monkeypatch):
+    # a hold of 2·10⁹ units each second for 1.5 s on a pool of 4·10⁹ in blocks of 0.5, each caching all it
+    # held: from t=3 every admission evicts the oldest entry whole, 4·10⁹ blocks taken one by one by the loop
+    # (some 20 minutes each); by hand: arrivals at 1 … 6, evictions at 3, 4, 5 and 6 of 2·10⁹ units each
+    src = """pool kv { cap 4000000000; block 0.5; evict by (age); }
+stage d : delay;
+workload { arrive renewal(1); }
+session { hold kv (2000000000) { run d (1.5); } cache (inf); }
+run { horizon 6; }
+"""
+    (kv,) = _run(src, monkeypatch, "general").result.pools
+    assert (kv.admissions, kv.evicted_entries, kv.evicted_units) == (6, 4, 8e9), kv
 
 
 @pytest.mark.timeout(10)

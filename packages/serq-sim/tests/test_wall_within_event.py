@@ -85,13 +85,14 @@ session {
 }
 run { horizon 10; }
 """
-# an entry of 8·10⁷ blocks of 0.5 under a fixed key: its blocks go one by one (not whole numbers)
-EVICT_BLOCKS = """pool kv { cap 4e7; block 0.5; evict by (last); }
+# an entry of 4·10⁷ blocks of 0.1 under a fixed key: its blocks go one by one (no power of two makes the
+# amounts whole numbers: blocks of 0.5 are taken at once, pools.cache._whole_blocks)
+EVICT_BLOCKS = """pool kv { cap 4e6; block 0.1; evict by (last); }
 stage d : delay;
 workload { arrive batch(2); }
 session {
-  branch (serial == 0) { hold kv (4e7) { set x = 1; } cache (4e7); }
-  else { run d (1); hold kv (4e7) { set x = 1; } }
+  branch (serial == 0) { hold kv (4e6) { set x = 1; } cache (4e6); }
+  else { run d (1); hold kv (4e6) { set x = 1; } }
 }
 run { horizon 10; }
 """

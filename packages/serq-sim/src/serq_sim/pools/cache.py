@@ -280,21 +280,29 @@ def _whole_blocks(b: float, size: float, used: float, cached: float, need: float
                   units: float) -> float | None:
     """What :func:`evict_blocks`' loop takes from an entry of ``size`` in blocks of ``b`` (the entry's
     tail, a block a turn, until ``used + cached + need <= limit`` or the entry is gone), computed at once;
-    ``None`` unless every amount is a whole number and every sum the loop makes stays within 2⁵³ (then
-    each of its subtractions and additions is exact, so taking the total once gives the same doubles)."""
+    ``None`` unless every amount is a whole number of some power of two (a whole number, or a block of 0.5 and
+    amounts in halves) and every sum the loop makes stays within 2⁵³ of that unit (then each of its
+    subtractions and additions is exact, so taking the total once gives the same doubles)."""
+    shift = 0  # the amounts in units of 2**-shift: whole numbers
     for x in (b, size, used, cached, need, units):
-        if not (0.0 <= x <= _EXACT and float(x).is_integer()):
+        x = float(x)
+        if not 0.0 <= x <= _EXACT:
             return None
-    if not (b >= 1.0 and limit < _EXACT and used + cached + need + units <= _EXACT):
+        d = x.as_integer_ratio()[1]  # (a power of two)
+        if d > 1:
+            shift = max(shift, d.bit_length() - 1)
+    if shift:  # scaled by a power of two, which is exact, and back at the end
+        b, size, used, cached, need, units, limit = (math.ldexp(float(x), shift)
+                                                     for x in (b, size, used, cached, need, units, limit))
+    if not (b >= 1.0 and size <= _EXACT and limit < _EXACT and used + cached + need + units <= _EXACT):
         return None
     bi, si = int(b), int(size)
     # the loop stops at the first turn k (at least 1) after which used + cached - k b + need <= limit,
     # that is <= floor(limit) for whole numbers; or when the entry is gone (its last block may be partial)
     over = int(used) + int(cached) + int(need) - int(limit // 1)
     k = max(1, -(-over // bi))
-    if k * bi >= si:
-        return float(si)
-    return float(k * bi)
+    taken = si if k * bi >= si else k * bi
+    return math.ldexp(float(taken), -shift)
 
 
 def _exact_blocks(b: float, size: float, used, cached, need: float, limit: float) -> tuple[int, float] | None:
