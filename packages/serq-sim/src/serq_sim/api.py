@@ -162,13 +162,15 @@ def run_limits(*, max_events: Any = None, max_wall: Any = None, max_samples: Any
 def run(program, *, seed: int | None = None, horizon: float | None = None, warmup: float | None = None,
         arrivals: int | None = None, check_invariants: bool = False, progress: bool = False,
         trace: str | None = None, pm=None, max_events: int | None = None, max_wall: float | None = None,
-        max_samples: int | None = None):
+        max_samples: int | None = None, trace_digest: str | None = None):
     """Simulate ``program`` (a :class:`serq_ir.Program`) and return its :class:`~serq_sim.Report`.
 
     ``seed``, ``horizon``, ``warmup`` and ``arrivals`` override the program's run block;
     ``check_invariants`` asserts every pool's bookkeeping after every event; ``progress`` shows a
     progress bar on stderr when it is a terminal; ``trace`` replaces the workload's trace file; ``pm`` a
-    plugin manager whose stage kinds and policies to use (default: the installed ones).
+    plugin manager whose stage kinds and policies to use (default: the installed ones). ``trace_digest``: the
+    SHA-256 (hexadecimal) of the bytes the trace the run reads had when a sweep planned the run; a trace read
+    otherwise (edited since) is a :class:`SimError` naming the file, before the run (``serq_sweep``'s check).
 
     ``max_events`` (a positive integer) and ``max_wall`` (seconds of wall-clock time, positive) bound the
     run: when the event count reaches ``max_events`` (checked after every event, a step stage's stretch
@@ -191,6 +193,8 @@ def run(program, *, seed: int | None = None, horizon: float | None = None, warmu
     bounds = run_limits(max_events=max_events, max_wall=max_wall, max_samples=max_samples)
     max_events, max_wall, max_samples = (bounds.get(k) for k in ("max_events", "max_wall", "max_samples"))
     seed, horizon, warmup, arrivals = _check_run_args(program, seed, horizon, warmup, arrivals, trace)
+    if trace_digest is not None and not isinstance(trace_digest, str):
+        raise TypeError(f"trace_digest must be a str (a SHA-256 in hexadecimal), not {type(trace_digest).__name__}")
     from serq.numbers import switch
 
     for name, v in (("check_invariants", check_invariants), ("progress", progress)):
@@ -220,7 +224,8 @@ def run(program, *, seed: int | None = None, horizon: float | None = None, warmu
             with kept_walks():  # the set-up walks the program several times
                 sim = Simulation(program, reg, seed=seed, horizon=horizon, warmup=warmup, arrivals=arrivals,
                                  check_invariants=check_invariants, progress=progress, trace_path=trace,
-                                 max_events=max_events, max_wall=max_wall, max_samples=max_samples)
+                                 max_events=max_events, max_wall=max_wall, max_samples=max_samples,
+                                 trace_digest=trace_digest)
                 sim.plugin_manager = pm
                 if not check_invariants:
                     from .tier_env import forced_general

@@ -57,7 +57,7 @@ def _at_waited(keyed):
     return key
 
 
-def build(sim, reg, trace_path) -> None:
+def build(sim, reg, trace_path, trace_digest=None) -> None:
     """Build ``sim``'s runtime from its program: pools and stages (member by member), the compiled
     session, workload and gauges, the policies from the registries ``reg``, the trace."""
     p = sim.program
@@ -224,7 +224,7 @@ def build(sim, reg, trace_path) -> None:
         path = trace_path if trace_path is not None else resolve_trace(wl.trace.path, sim.source)
         if trace_path is None and (why := trace_outside(path, sim.source)) is not None:
             raise SimError(format_error(wl.trace.span, None, None, why, sim.source))
-        sim.trace = load_trace(path, wl.trace.span if trace_path is None else None, sim.source)
+        sim.trace = load_trace(path, wl.trace.span if trace_path is None else None, sim.source, trace_digest)
         sim.trace_ordered = wl.trace.ordered
     arrive = wl.arrive
     sim.arrive = arrive

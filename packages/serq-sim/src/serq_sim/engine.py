@@ -266,7 +266,7 @@ class Simulation:
 
     def __init__(self, program: N.Program, registries, *, seed=None, horizon=None, warmup=None,
                  arrivals=None, check_invariants=False, progress=False, trace_path=None, max_events=None,
-                 max_wall=None, max_samples=None):
+                 max_wall=None, max_samples=None, trace_digest=None):
         self.program = program
         rs = program.run
         # (a seed given is checked by serq_sim.run, the one caller, before the set-up: api._check_run_args)
@@ -398,7 +398,7 @@ class Simulation:
         self.obs_app = [(o.values.append, o.times.append, o.sessions.append, o.turns.append) for o in self.obs]
         self.record_tables = records.tables(program)
         self.gauge_points: list[tuple[array, array]] = []
-        build(self, registries, trace_path)
+        build(self, registries, trace_path, trace_digest)
 
     # ----------------------------------------------------------------------------------- errors
     def error(self, msg: str, sid: int | None = None, s: Session | None = None, span=None) -> SimError:

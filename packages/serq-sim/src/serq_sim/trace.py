@@ -16,6 +16,7 @@ rows a session's turns are made into tuples only when a session replays it.
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import math
 import os
@@ -73,6 +74,8 @@ class TraceCorpus:
     sessions: Sequence[list[tuple[float, float, float, float]]]
     #: the rows read
     rows: int = 0
+    #: the SHA-256 (hexadecimal) of the bytes read, the file's whole (what a sweep keys its runs by)
+    digest: str = ""
 
 
 def _err(path: str, line: int, col: int, msg: str) -> SimError:
@@ -381,17 +384,21 @@ class _Watched(io.RawIOBase):
     :data:`_PLAIN_BYTES`, or is a + after no exponent's e: a look at each 64 KiB the reader reads, where a
     look at each row made reading a trace a quarter slower. ``odd`` says a cell may be one ``float()``
     reads and serQ does not (or a column outside the six holds such text); the rows read from then on are
-    checked cell by cell (:func:`_plain`; about 1 s a million rows)."""
+    checked cell by cell (:func:`_plain`; about 1 s a million rows). ``sha`` hashes the bytes as they go by
+    (the trace's :attr:`TraceCorpus.digest`: what was read, not the file as it is before or after)."""
 
     def __init__(self, raw):
         super().__init__()
         self.raw, self.odd, self._header = raw, False, True
+        self.sha = hashlib.sha256()
 
     def readable(self) -> bool:
         return True
 
     def readinto(self, b) -> int:
         n = self.raw.readinto(b)
+        if n:
+            self.sha.update(memoryview(b)[:n])
         if n and not self.odd:
             chunk = bytes(memoryview(b)[:n])
             if self._header:  # the header's names are no numbers (user_id): the bytes after its line end
@@ -445,10 +452,11 @@ def _first_error(path: str, width: int, idx: list[int]) -> SimError | None:
     return None
 
 
-def load_trace(path: str, declared=None, source: str | None = None) -> TraceCorpus:
+def load_trace(path: str, declared=None, source: str | None = None, digest: str | None = None) -> TraceCorpus:
     """The trace in ``path``. ``declared``: the span of the workload's ``trace`` clause that names it (a
     file that cannot be read is reported there, with the source line; ``source`` the program's file);
-    ``None`` for a trace given on the command line."""
+    ``None`` for a trace given on the command line. ``digest``: the SHA-256 (hexadecimal) of the bytes the
+    trace had when a sweep planned the run (:func:`changed`), or None."""
     try:  # a regular file only, named here or on the command line: a FIFO would block, /dev/zero not end
         watched = _Watched(open_input(path, max_line=MAX_LINE))
         f = _open(path, watched=watched)
@@ -461,7 +469,8 @@ def load_trace(path: str, declared=None, source: str | None = None) -> TraceCorp
     reader = csv.reader(f, strict=True)  # a quoted field the file ends inside is an error, not a value
     try:
         with f:
-            return _read(path, reader, watched)
+            corpus = _read(path, reader, watched)
+        corpus.digest = watched.sha.hexdigest()
     except UnicodeDecodeError:
         raise _not_utf8(path) from None
     except csv.Error as e:
@@ -476,6 +485,18 @@ def load_trace(path: str, declared=None, source: str | None = None) -> TraceCorp
         raise _err(path, e.line, 1, f"the trace is not CSV: {e.strerror} (a trace's rows are short)") from None
     except OSError as e:
         raise SimError(f"{path}: error: cannot read the trace: {e.strerror or e}") from None
+    if digest is not None and corpus.digest != digest:
+        raise changed(path)
+    return corpus
+
+
+def changed(path: str) -> SimError:
+    """The error of a run whose trace's bytes, as the run read them, are not those a sweep read when it planned
+    the run and keyed it by (the file was edited or replaced since): its results would be kept under the old
+    content's key, and a resume would take them for runs of the old trace."""
+    return SimError(f"{path}: error: the trace changed since the sweep started: the run read other bytes than "
+                    "the sweep's key of the run holds, so the run is not kept (rerun the sweep once the file is "
+                    "as it should be)")
 
 
 def _blank(row: list[str]) -> bool:

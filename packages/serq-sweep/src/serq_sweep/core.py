@@ -78,6 +78,10 @@ class Point:
     #: the trace its runs replay instead of the one its workload names (``--trace FILE``, the path as given),
     #: read by the worker as ``serq run --trace`` reads it; None: the workload's own
     trace: str | None = None
+    #: the SHA-256 of the bytes of the trace its runs read (this one or the workload's), as the plan read them
+    #: and :func:`run_hash` keyed the runs by; the worker's run is an error when it reads other bytes
+    #: (serq_sim.trace.changed); None: no trace
+    trace_digest: str | None = None
 
     @property
     def label(self) -> str:
@@ -152,7 +156,8 @@ class Plan:
                 k = self.key(p, s)
                 if k not in done:
                     done.add(k)  # (run twice, the result that came last was kept: its message named either file)
-                    out.append(((p.index, s, k), p.ir, p.ir_hash, p.file, s, self.limits, records, p.trace))
+                    out.append(((p.index, s, k), p.ir, p.ir_hash, p.file, s, self.limits, records, p.trace,
+                                p.trace_digest))
         return out
 
 
@@ -291,20 +296,31 @@ def run_hash(program: Any, traces: dict[Any, Any] | None = None, pm: Any = None,
 
     from .versions import deciding
 
+    if traces is None:
+        traces = {}
     digest = hashlib.sha256(serq_ir.encode(msgspec.structs.replace(program, source=None), spans=False))
-    memo = traces.setdefault(_VERSIONS, {}) if traces is not None else None
-    digest.update(b"\0versions\0" + "\n".join(deciding(program, pm, memo)).encode())
-    clause = program.workload.trace
-    if clause is not None:
-        from serq_sim.trace import resolve_trace
-
-        path = trace if trace is not None else resolve_trace(clause.path, program.source)
-        if traces is None:
-            traces = {}
-        if path not in traces:
-            traces[path] = trace_digest(path)
-        digest.update(b"\0trace\0" + traces[path].encode())
+    digest.update(b"\0versions\0" + "\n".join(deciding(program, pm, traces.setdefault(_VERSIONS, {}))).encode())
+    read = replayed_digest(program, traces, trace)
+    if read is not None:
+        digest.update(b"\0trace\0" + read.encode())
     return digest.hexdigest()
+
+
+def replayed_digest(program: Any, traces: dict[Any, Any], trace: str | None = None) -> str | None:
+    """The digest (:func:`trace_digest`) of the trace a run of ``program`` reads (``trace``, a ``--trace`` FILE,
+    or the one its workload's trace clause names), read once per path into ``traces`` (:func:`run_hash`'s);
+    None when it reads none. :func:`run_hash` keys the runs by it, and the worker checks that the bytes it
+    reads are these (serq_sim.run's ``trace_digest``): a trace edited while the sweep ran made rows of the new
+    bytes under the old bytes' key, which a resume then took for runs of the old trace."""
+    clause = program.workload.trace
+    if clause is None:
+        return None
+    from serq_sim.trace import resolve_trace
+
+    path = trace if trace is not None else resolve_trace(clause.path, program.source)
+    if path not in traces:
+        traces[path] = trace_digest(path)
+    return traces[path]
 
 
 def program_names(labels: Sequence[str]) -> None:
@@ -498,7 +514,8 @@ def plan(files: Sequence[str], *, sets: Mapping[str, Any] | None = None, defs: M
             if w not in warnings:
                 warnings.append(w)
         out.append(Point(i, params, file, serq_ir.encode(program), run_hash(program, traces, pm, replayed), inputs,
-                         {r.name: list(r.columns) for r in program.records}, replayed))
+                         {r.name: list(r.columns) for r in program.records}, replayed,
+                         replayed_digest(program, traces, replayed)))
     return Plan(axes, out, seed_list, limits, pm, warnings)
 
 
@@ -663,7 +680,8 @@ def _check_figures(plan: Plan, names: Sequence[str]) -> None:
         try:
             # (with the runs' SLO: its figures, requests.slo.ttft, are theirs)
             probe = {"max_events": 1, **{k: v for k, v in plan.limits.items() if k == "slo"}}
-            r = run_task(p.ir, p.ir_hash, p.file, plan.seeds[0], probe, trace=p.trace, pm=plan.pm)
+            r = run_task(p.ir, p.ir_hash, p.file, plan.seeds[0], probe, trace=p.trace, digest=p.trace_digest,
+                         pm=plan.pm)
         except Exception as e:  # noqa: BLE001 - a probe that cannot run checks nothing
             if not getattr(type(e), "serq_user_error", False):
                 raise

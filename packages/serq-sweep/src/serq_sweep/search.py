@@ -404,7 +404,8 @@ def _find(program: Any, conditions: Any, over: Any, *, sets: Any, defs: Any, zip
                 raise UserError(f"{e}\n(at {name}={core.show_value(value)} of the capacity search"
                                 f"{_beside(first, name)})") from None
             probes.append(core.Point(len(probes), dict(first), file, serq_ir.encode(program_),
-                                     core.run_hash(program_, traces, pm, replayed), trace=replayed))
+                                     core.run_hash(program_, traces, pm, replayed), trace=replayed,
+                                     trace_digest=core.replayed_digest(program_, traces, replayed)))
             if grid is None and end == 0:  # (the caps the knob sets are those that differ from these at a value)
                 caps_lo[file] = ([p.cap for p in program_.pools], whole_unit_pools(program_))
     # a condition's figure no run has (a typo) is refused before the search, as sweep --show's
@@ -438,7 +439,8 @@ def _find(program: Any, conditions: Any, over: Any, *, sets: Any, defs: Any, zip
                 read.update(inputs)
                 plan_points.append(core.Point(len(plan_points), {**s.params, name: s.value(x)}, file,
                                               serq_ir.encode(program_), core.run_hash(program_, traces, pm, replayed),
-                                              inputs, trace=replayed))
+                                              inputs, trace=replayed,
+                                              trace_digest=core.replayed_digest(program_, traces, replayed)))
                 owners.append((s, x))
             if out is not None:
                 check_not_input(out, sorted(read))

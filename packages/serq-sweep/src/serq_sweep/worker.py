@@ -36,7 +36,7 @@ def _program(ir: bytes, ir_hash: str, name: str) -> Any:
 
 
 def run_task(ir: bytes, ir_hash: str, name: str, seed: int, limits: dict[str, Any], records: bool = False,
-             trace: str | None = None, pm: Any = None) -> dict[str, Any]:
+             trace: str | None = None, digest: str | None = None, pm: Any = None) -> dict[str, Any]:
     """Run the program of IR ``ir`` under ``seed`` with ``limits`` (``max_wall``, ``max_events``,
     ``max_samples``; ``slo``, the goodput's objectives: serq_sweep.core.run_limits). Returns ``{"status",
     "message", "figures", "wall"}``: status ``ok``, ``partial`` (a bound stopped it; ``message`` says
@@ -45,7 +45,9 @@ def run_task(ir: bytes, ir_hash: str, name: str, seed: int, limits: dict[str, An
 (decoding, flattening the report included): what ``bench/sweep.py`` weighs. With ``records``, also
 ``"records"``: the run's records, table -> column -> array (:mod:`serq_sweep.records`). ``trace``: a trace
 file the run replays instead of the workload's, as ``serq run --trace`` (read here, by the worker, as the
-workload's own trace is). ``pm``: the plugin manager of the run (in this process only: None, the installed
+workload's own trace is). ``digest``: the SHA-256 of the trace's bytes when the sweep planned the run (what
+its key holds, serq_sweep.core.replayed_digest): a trace that reads otherwise is the run's error
+(serq_sim.trace.changed), not a run of the new bytes under the old ones' key. ``pm``: the plugin manager of the run (in this process only: None, the installed
 plugins, in a worker)."""
     import serq_sim
 
@@ -57,7 +59,7 @@ plugins, in a worker)."""
     slo = limits.pop("slo", None)  # (core.run_limits: the goodput's objectives, given to the report after the run)
     t0, c1 = time.perf_counter(), time.process_time()
     try:
-        report = serq_sim.run(program, seed=seed, pm=pm, trace=trace, **limits)
+        report = serq_sim.run(program, seed=seed, pm=pm, trace=trace, trace_digest=digest, **limits)
         if slo is not None and report.result.requests is not None:
             report.set_slo(slo)
     except Exception as e:
