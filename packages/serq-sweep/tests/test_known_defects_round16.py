@@ -41,18 +41,18 @@ def folder(tmp_path, monkeypatch):
     return tmp_path
 
 
-def _rewrite_before_run(monkeypatch, path, runs_before: int, new: int, interrupt_at: int = -1) -> list[int]:
-    """Make the in-process engine (``--workers 0``) rewrite the trace ``path`` with ``new`` just before its
-    run number ``runs_before`` (from 0) starts, and be interrupted (Ctrl-C) at run ``interrupt_at``; returns
-    the list of runs started, which it appends to."""
+def _rewrite_before_run(monkeypatch, path, rewrites: dict[int, int], interrupt_at: int = -1) -> list[int]:
+    """Make the in-process engine (``--workers 0``) rewrite the trace ``path`` just before its run number K
+    (from 0) starts, for each K -> N of ``rewrites`` (N the new ``new``), and be interrupted (Ctrl-C) at run
+    ``interrupt_at``; returns the list of runs started, which it appends to."""
     started: list[int] = []
     real = worker.run_task  # (the engine's own, not a wrapper an earlier call put there)
 
     def run_task(*args, **kw):
         if len(started) == interrupt_at:
             raise KeyboardInterrupt
-        if len(started) == runs_before:
-            _trace(path, new)
+        if len(started) in rewrites:
+            _trace(path, rewrites[len(started)])
         started.append(len(started))
         return real(*args, **kw)
 
@@ -74,7 +74,7 @@ def _rows(path) -> list[dict[str, str]]:
 @pytest.mark.parametrize("given", [(), ("--trace", "w.csv")], ids=["trace-clause", "trace-option"])
 def test_a_trace_rewritten_between_two_runs_fails_the_runs_after_it(folder, monkeypatch, capsys, given):
     name = "w.csv" if given else "t.csv"
-    started = _rewrite_before_run(monkeypatch, folder / name, 1, 7)
+    started = _rewrite_before_run(monkeypatch, folder / name, {1: 7})
     code = _sweep(*given, "-o", "r.csv")
     err = capsys.readouterr().err
     assert started == [0, 1, 2]  # the sweep went on after the failed run
@@ -94,7 +94,7 @@ def test_a_trace_rewritten_between_two_runs_fails_the_runs_after_it(folder, monk
 
 def test_a_resume_after_a_rewrite_runs_every_run_of_the_new_trace_again(folder, monkeypatch, capsys):
     # the first sweep is interrupted after the rewritten run: its journal is there for a resume to read
-    started = _rewrite_before_run(monkeypatch, folder / "t.csv", 1, 7, interrupt_at=2)
+    started = _rewrite_before_run(monkeypatch, folder / "t.csv", {1: 7}, interrupt_at=2)
     code = _sweep("-o", "r.csv")
     capsys.readouterr()
     assert code == 130 and started == [0, 1]
@@ -103,7 +103,7 @@ def test_a_resume_after_a_rewrite_runs_every_run_of_the_new_trace_again(folder, 
     assert journal[0]["figures"]["observes.x.mean"] == 5.0
     assert CHANGED in journal[1]["message"]
     # the resume plans by the bytes there now (7): no run of the journal is one of its runs, so all three run
-    started = _rewrite_before_run(monkeypatch, folder / "t.csv", 99, 0)
+    started = _rewrite_before_run(monkeypatch, folder / "t.csv", {})
     code = _sweep("-o", "r.csv")
     err = capsys.readouterr().err
     assert code == 0, err
@@ -117,7 +117,7 @@ def test_a_resume_whose_trace_is_rewritten_during_it_keeps_no_run_of_the_new_byt
     assert _sweep("-o", "r.csv", seeds="1") == 0
     capsys.readouterr()
     # resumed over three seeds: seed 1's run is the table's; the rewrite lands before seed 3's run
-    started = _rewrite_before_run(monkeypatch, folder / "t.csv", 1, 7)
+    started = _rewrite_before_run(monkeypatch, folder / "t.csv", {1: 7})
     code = _sweep("-o", "r.csv")
     capsys.readouterr()
     assert code == 1 and started == [0, 1]
@@ -131,7 +131,7 @@ def test_a_resume_whose_trace_is_rewritten_during_it_keeps_no_run_of_the_new_byt
 def test_compare_with_a_trace_rewritten_between_two_runs_keeps_no_run_of_the_new_bytes(folder, monkeypatch, capsys):
     # arms z=1 and z=2 over seeds 1 and 2: runs (z=1, 1), (z=1, 2), (z=2, 1), (z=2, 2); the rewrite before the
     # second leaves arm a one run of the planned bytes (5) and arm b none
-    started = _rewrite_before_run(monkeypatch, folder / "w.csv", 1, 7)
+    started = _rewrite_before_run(monkeypatch, folder / "w.csv", {1: 7})
     with pytest.raises(SystemExit) as info:
         main(["compare", "p.sq", "--set", "z=1,2", "--seeds", "1..2", "--trace", "w.csv", "--workers", "0",
               "--no-progress"])
@@ -143,7 +143,7 @@ def test_compare_with_a_trace_rewritten_between_two_runs_keeps_no_run_of_the_new
 
 
 def test_find_with_a_trace_rewritten_between_two_runs_keeps_no_run_of_the_new_bytes(folder, monkeypatch, capsys):
-    started = _rewrite_before_run(monkeypatch, folder / "w.csv", 1, 7)
+    started = _rewrite_before_run(monkeypatch, folder / "w.csv", {1: 7})
     with pytest.raises(SystemExit) as info:
         main(["sweep", "p.sq", "--find", "x.mean <= 6", "--over", "z", "1:2", "--seeds", "1..2", "--trace",
               "w.csv", "--workers", "0", "--no-progress"])
@@ -153,3 +153,20 @@ def test_find_with_a_trace_rewritten_between_two_runs_keeps_no_run_of_the_new_by
     assert err.startswith(f"w.csv: error: {CHANGED}")
     assert "(at z=1 of the capacity search, trace=w.csv, seed 2)" in err
     assert out == ""  # (no table of a search judged on the rewritten bytes)
+
+
+def test_a_run_the_rewrite_failed_runs_again_at_a_resume_once_the_trace_is_as_planned(folder, monkeypatch, capsys):
+    # rewritten before seed 2's run and put back before seed 3's: seed 2's run alone read other bytes
+    started = _rewrite_before_run(monkeypatch, folder / "t.csv", {1: 7, 2: 5})
+    assert _sweep("-o", "r.csv") == 1 and started == [0, 1, 2]
+    capsys.readouterr()
+    assert [r["status"] for r in _rows(folder / "r.csv")] == ["ok", "error", "ok"]
+    # its error is no result of the trace its key holds: the resume (the file as planned again) runs it again
+    started = _rewrite_before_run(monkeypatch, folder / "t.csv", {})
+    code = _sweep("-o", "r.csv")
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert started == [0]  # seed 2's run alone; seeds 1 and 3 resumed
+    rows = _rows(folder / "r.csv")
+    assert [(r["seed"], r["status"], float(r["observes.x.mean"])) for r in rows] == [
+        ("1", "ok", 5.0), ("2", "ok", 5.0), ("3", "ok", 5.0)]

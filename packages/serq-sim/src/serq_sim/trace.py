@@ -490,11 +490,15 @@ def load_trace(path: str, declared=None, source: str | None = None, digest: str 
     return corpus
 
 
+#: what the error of :func:`changed` says after ``PATH: error: `` (a sweep's resume knows such a run by it)
+CHANGED = "the trace changed since the sweep started"
+
+
 def changed(path: str) -> SimError:
     """The error of a run whose trace's bytes, as the run read them, are not those a sweep read when it planned
     the run and keyed it by (the file was edited or replaced since): its results would be kept under the old
     content's key, and a resume would take them for runs of the old trace."""
-    return SimError(f"{path}: error: the trace changed since the sweep started: the run read other bytes than "
+    return SimError(f"{path}: error: {CHANGED}: the run read other bytes than "
                     "the sweep's key of the run holds, so the run is not kept (rerun the sweep once the file is "
                     "as it should be)")
 

@@ -1197,7 +1197,16 @@ def load_finished(path: str, plan: Plan, others: set[str] | None = None) -> dict
                     others.add(str(r["key"]))
     for key, r in journal_entries(journal_path(path), wanted, _RESULT_FIELDS, others, entry=_journaled_run):
         done[key] = {"status": r["status"], "message": r["message"], "figures": r["figures"]}
-    return done
+    return {k: r for k, r in done.items() if not trace_changed(r)}
+
+
+def trace_changed(result: Mapping[str, Any]) -> bool:
+    """Whether ``result`` is a run whose trace was edited under it (serq_sim.trace.changed: its bytes were not
+    the plan's): no result of the trace its key holds, so a resume runs it again. Kept, its error stayed in
+    the table of every resume, the file restored or not, though the message says to run the sweep again."""
+    from serq_sim.trace import CHANGED
+
+    return result.get("status") == "error" and f": error: {CHANGED}: " in str(result.get("message"))
 
 
 def left_out(out: str, others: set[str]) -> str | None:
