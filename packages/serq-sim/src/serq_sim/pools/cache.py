@@ -279,7 +279,7 @@ _EXACT = 2.0 ** 53
 def _whole_blocks(b: float, size: float, used: float, cached: float, need: float, limit: float,
                   units: float) -> float | None:
     """What :func:`evict_blocks`' loop takes from an entry of ``size`` in blocks of ``b`` (the entry's
-    tail, a block a turn, until ``used + cached + need <= limit`` or the entry is gone), computed at once;
+    tail, a block a turn, until ``used + cached + need <= limit`` or at most EPS of the entry is left), computed at once;
     ``None`` unless every amount is a whole number of some power of two (a whole number, or a block of 0.5 and
     amounts in halves) and every sum the loop makes stays within 2⁵³ of that unit (then each of its
     subtractions and additions is exact, so taking the total once gives the same doubles)."""
@@ -298,9 +298,13 @@ def _whole_blocks(b: float, size: float, used: float, cached: float, need: float
         return None
     bi, si = int(b), int(size)
     # the loop stops at the first turn k (at least 1) after which used + cached - k b + need <= limit,
-    # that is <= floor(limit) for whole numbers; or when the entry is gone (its last block may be partial)
+    # that is <= floor(limit) for whole numbers; or when what is left of the entry is at most EPS (its last
+    # block may be partial, and a remainder of EPS or less is given back by evicted(), not taken): EPS in the
+    # same units, floored, exactly (a whole number left is <= EPS when it is <= floor(EPS))
     over = int(used) + int(cached) + int(need) - int(limit // 1)
     k = max(1, -(-over // bi))
+    p, q = EPS.as_integer_ratio()
+    k = min(k, max(1, -(-(si - (p << shift) // q) // bi)))
     taken = si if k * bi >= si else k * bi
     return math.ldexp(float(taken), -shift)
 
