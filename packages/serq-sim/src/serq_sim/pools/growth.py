@@ -6,11 +6,14 @@ head or the tail) and the ``stuck`` count.
 
 from __future__ import annotations
 
+import math
+
 from ..errors import Preempted, not_bookable, show
 from ..orders import admission_order
 from ..stages import rank_seq
 from ..status import GROWING, STAGE
 from . import cache, release
+from .exact import WIDE
 from .model import EPS, INF, SLOT_COMPUTED, Pool, Slot, refused_amount
 
 
@@ -75,6 +78,9 @@ def grow_slot(sim, s, slot: Slot, d: float, job, sid: int | None = None):
     if pool.block is not None:
         x = pool.round_up(x)
     need = x - alloc
+    exact = pool.cap >= WIDE
+    if exact:
+        x, need = exact_growth(pool, alloc, d, x, need)
     if need <= EPS:
         return None
     if need == INF and refused_amount(pool.cap, need):
@@ -93,7 +99,10 @@ def grow_slot(sim, s, slot: Slot, d: float, job, sid: int | None = None):
         limit = pool.limit
         if used + pool.reserved - slot.u + need <= limit:
             take_fitting(sim, pool, used, need)  # it fits: allocate, evicting to make room
-            slot.alloc += need
+            if exact:
+                slot.alloc = x  # (the pool booked x - alloc exactly)
+            else:
+                slot.alloc += need
             if pool.reserve_held:
                 u = max(slot.r - slot.alloc, 0.0)
                 pool.reserved += u - slot.u
@@ -110,6 +119,30 @@ def grow_slot(sim, s, slot: Slot, d: float, job, sid: int | None = None):
         exc = preempt(sim, victim, pool)
         if victim is s:
             return exc
+
+
+def exact_growth(pool: Pool, alloc: float, d: float, x: float, need: float) -> tuple[float, float]:
+    """The hold's units after a growth by ``d`` and what the pool books, ``(x, need)``, on a pool whose count
+    is exact (a cap of 2⁵³ or more, pools/exact.py), given the doubles' ``x`` (``alloc + d``, rounded up to
+    blocks) and ``need`` (``x - alloc``). A hold's units are a double, so ``x`` is one; the pool books
+    ``x - alloc`` exactly, the difference the hold's units make (the double ``x - alloc`` may be another:
+    a hold of 0.1 grown by 1e20 booked 1e20 and released 1e20 - 0.1 rounded, which is 1e20, so used(P) read
+    0.1 with no hold left). Without blocks, an ``x`` the sum rounded down is the next double up, as a block
+    rounds a growth up: a hold of 2**59 grown by 1 was 2**59 again, the growth booked as nothing (it fitted a
+    full pool, no preemption); it takes 2**59 + 128 now. inf or NaN: as the doubles give them."""
+    from .exact import _exact, _make
+
+    a, g, e = _exact(alloc), _exact(d), _exact(x)
+    if a is None or g is None or e is None:
+        return x, need
+    if pool.block is None and e < a + g:
+        x = math.nextafter(x, INF)
+        e = _exact(x)
+        if e is None:  # (beyond the largest double: the caller's error of a hold's units beyond it)
+            return x, INF
+    if _exact(need) != e - a:
+        need = _make(e - a)
+    return x, need
 
 
 def take_fitting(sim, pool: Pool, used: float, need: float) -> None:
@@ -141,7 +174,10 @@ def retry_growers(sim, pool: Pool) -> None:
     while pool.growers:
         s = pool.growers[0]
         _p, slot, d, job = s.grow
-        need = pool.round_up(slot.alloc + d) - slot.alloc
+        x = pool.round_up(slot.alloc + d)
+        need = x - slot.alloc
+        if pool.cap >= WIDE:  # (grow_slot's own)
+            x, need = exact_growth(pool, slot.alloc, d, x, need)
         if pool.used + pool.reserved - slot.u + need > pool.cap + EPS:
             return
         pool.growers.popleft()
