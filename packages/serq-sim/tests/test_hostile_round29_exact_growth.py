@@ -99,3 +99,25 @@ run { horizon 30; }
     assert r["observes"]["u"]["mean"] == float(2**59 + 2**58)
     assert r["observes"]["v"]["mean"] == float(2**59 + 2**58 + 384)
     assert r["observes"]["w"]["mean"] == 0.0
+
+
+@pytest.mark.parametrize("tier", TIERS)
+@pytest.mark.parametrize("block, d, held", [("1", 1, 2**59 + 128), ("1", 129, 2**59 + 256), ("256", 1, 2**59 + 256),
+                                            ("128", 1, 2**59 + 128)])
+def test_a_growth_in_blocks_the_doubles_round_away_is_booked(monkeypatch, tier, block, d, held):
+    # 2**59 + d rounded up to blocks is no double: the next double up that is whole blocks (the spacing at
+    # 2**59 is 128, so blocks of 1 take 2**59 + 128; blocks of 256 take 2**59 + 256)
+    src = f"""pool kv {{ cap 1152921504606846976; block {block}; }}
+workload {{ arrive batch(1); }}
+session {{
+  hold kv (576460752303423488) {{
+    grow kv ({d});
+    observe u = used(kv);
+  }}
+  observe w = used(kv);
+}}
+run {{ horizon 30; }}
+"""
+    r = _run(src, monkeypatch, tier)
+    assert r["observes"]["u"]["mean"] == float(held)
+    assert r["observes"]["w"]["mean"] == 0.0

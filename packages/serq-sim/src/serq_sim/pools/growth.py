@@ -129,14 +129,22 @@ def exact_growth(pool: Pool, alloc: float, d: float, x: float, need: float) -> t
     a hold of 0.1 grown by 1e20 booked 1e20 and released 1e20 - 0.1 rounded, which is 1e20, so used(P) read
     0.1 with no hold left). Without blocks, an ``x`` the sum rounded down is the next double up, as a block
     rounds a growth up: a hold of 2**59 grown by 1 was 2**59 again, the growth booked as nothing (it fitted a
-    full pool, no preemption); it takes 2**59 + 128 now. inf or NaN: as the doubles give them."""
+    full pool, no preemption); it takes 2**59 + 128 now. With blocks, from 2**53 (where the doubles' spacing
+    swallows whole units: 2**59 + 1 in blocks of 1 was 2**59), the next double up rounded up to blocks again;
+    below, the blocks' own rounding (:meth:`Pool.round_up`) as ever. inf or NaN: as the doubles give them."""
     from .exact import _exact, _make
 
     a, g, e = _exact(alloc), _exact(d), _exact(x)
     if a is None or g is None or e is None:
         return x, need
-    if pool.block is None and e < a + g:
-        x = math.nextafter(x, INF)
+    b = pool.block
+    while e < a + g and (b is None or x >= WIDE):
+        y = math.nextafter(x, INF)
+        if b is not None:
+            z = pool.round_up(y)
+            if z > x:  # (a block no double near x is a multiple of: the next double)
+                y = z
+        x = y
         e = _exact(x)
         if e is None:  # (beyond the largest double: the caller's error of a hold's units beyond it)
             return x, INF
