@@ -219,12 +219,15 @@ def build(sim, reg, trace_path, trace_digest=None) -> None:
 
         raise nothing_to_replace(trace_path, sim.source)
     if wl.trace is not None:
-        from .trace import load_trace, resolve_trace, trace_outside
+        from .trace import load_trace, not_as_planned, resolve_trace, trace_outside
 
         path = trace_path if trace_path is not None else resolve_trace(wl.trace.path, sim.source)
-        if trace_path is None and (why := trace_outside(path, sim.source)) is not None:
-            raise SimError(format_error(wl.trace.span, None, None, why, sim.source))
-        sim.trace = load_trace(path, wl.trace.span if trace_path is None else None, sim.source, trace_digest)
+        try:
+            if trace_path is None and (why := trace_outside(path, sim.source)) is not None:
+                raise SimError(format_error(wl.trace.span, None, None, why, sim.source))
+            sim.trace = load_trace(path, wl.trace.span if trace_path is None else None, sim.source, trace_digest)
+        except SimError as e:
+            raise not_as_planned(path, trace_digest, e) from None
         sim.trace_ordered = wl.trace.ordered
     arrive = wl.arrive
     sim.arrive = arrive

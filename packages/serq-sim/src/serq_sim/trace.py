@@ -494,13 +494,36 @@ def load_trace(path: str, declared=None, source: str | None = None, digest: str 
 CHANGED = "the trace changed since the sweep started"
 
 
-def changed(path: str) -> SimError:
+def changed(path: str, why: str | None = None) -> SimError:
     """The error of a run whose trace's bytes, as the run read them, are not those a sweep read when it planned
     the run and keyed it by (the file was edited or replaced since): its results would be kept under the old
-    content's key, and a resume would take them for runs of the old trace."""
-    return SimError(f"{path}: error: {CHANGED}: the run read other bytes than "
-                    "the sweep's key of the run holds, so the run is not kept (rerun the sweep once the file is "
+    content's key, and a resume would take them for runs of the old trace. ``why``: what the run met
+    instead when it could not read the file (:func:`not_as_planned`)."""
+    read = ("the run read other bytes than the sweep's key of the run holds" if why is None else
+            f"the run could not read the bytes the sweep's key of the run holds ({why})")
+    return SimError(f"{path}: error: {CHANGED}: {read}, so the run is not kept (rerun the sweep once the file is "
                     "as it should be)")
+
+
+def not_as_planned(path: str, digest: str | None, error: SimError) -> SimError:
+    """The error of a run of a sweep whose trace could not be read or replayed (``error``: outside the program's
+    folder, no regular file, missing, malformed): :func:`changed` when the sweep read the file when it planned
+    the run (``digest``, a SHA-256 in hexadecimal) and its bytes are now others or none, for then ``error`` is
+    no result of the bytes the run's key holds (a trace replaced by a symbolic link out of the folder, or by a
+    FIFO, and then put back: a resume kept the error though the file was as planned); else ``error`` itself."""
+    if digest is None or len(digest) != 64 or not all(c in "0123456789abcdef" for c in digest) \
+            or CHANGED in str(error):
+        return error
+    try:
+        with open_input(path) as f:
+            if hashlib.file_digest(f, "sha256").hexdigest() == digest:
+                return error  # the planned bytes: the error is theirs
+            why = None
+    except OSError as e:
+        why = e.strerror or str(e)
+    if why is None and " is outside " in str(error):
+        why = str(error).split("\n", 1)[0].split(": error: ", 1)[-1]
+    return changed(path, why)
 
 
 def _blank(row: list[str]) -> bool:
