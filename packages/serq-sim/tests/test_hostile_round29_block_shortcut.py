@@ -91,3 +91,49 @@ def test_reports_are_byte_identical_with_and_without_the_count_at_once(monkeypat
     (kv,) = by_block.result.pools
     assert kv.evicted_entries >= 2  # the runs evict whole entries of many blocks
     assert encode_json(at_once) == encode_json(by_block)
+
+
+@pytest.mark.parametrize("seed", [7, 8])
+def test_pools_near_2_53_units_whose_test_rounds_match_the_loop(seed):
+    # the loop's test used + cached + need > limit may round (a pool of nearly 2**53 of the unit, a used that
+    # is no multiple of it): the count at once evaluates that test as the loop does, so it still agrees;
+    # before, such a pool went by the loop (8e15 turns for a pool of 4e15 in blocks of 0.5)
+    rng = random.Random(seed)
+    checked = 0
+    for _ in range(6000):
+        unit = rng.choice([0.5, 0.25, 0.75, 1.5, 1.0, 2.0**-30, 3 * 2.0**-40])
+        b = unit * rng.choice([1, 2, 3])
+        cap = float(min(2**53 * unit * rng.choice([0.3, 0.9, 1.0]), 2**53 - 1))
+        size = unit * rng.randint(1, 3000)
+        cached = unit * round(min(cap, size + unit * rng.randint(0, int(cap / unit / 2))) / unit)
+        used = (rng.uniform(0, cap - cached) if rng.random() < 0.5
+                else unit * rng.randint(0, int((cap - cached) / unit)))
+        need = cap - used - cached + rng.choice([unit, 2 * unit, 100 * unit, size / 2, size, 0.3 * unit])
+        units = rng.choice([0.0, unit * rng.randint(0, 1000)])
+        limit = cap + EPS
+        if not used + cached + need > limit:
+            continue
+        t = _whole_blocks(b, size, used, cached, need, limit, units)
+        if t is None:
+            continue
+        checked += 1
+        want = _loop(b, size, used, cached, need, limit, units)
+        assert (size - t, cached - t, units + t) == want, (b, size, used, cached, need, cap, units)
+    assert checked > 3000
+
+
+def test_a_pool_of_4e15_in_half_blocks_evicts_at_once(monkeypatch):
+    # as test_hang_hunt's 2e9 case, at 2e15: holds of 2e15 for 1.5 s each second on a pool of 4e15 in blocks
+    # of 0.5, each caching all it held; after the warm-up (4.5) the arrivals at 5 and 6 each evict the oldest
+    # entry whole (the loop: 4e15 turns each)
+    src = """pool kv { cap 4000000000000000; block 0.5; evict by (age); }
+stage d : delay;
+workload { arrive renewal(1); }
+session { hold kv (2000000000000000) { run d (1.5); } cache (inf); }
+run { horizon 6; warmup 4.5; }
+"""
+    monkeypatch.setenv("SERQ_SIM_TIER", "")
+    report = serq_sim.run(serq_frontend.compile(source=src), max_wall=20)
+    assert report.result.partial is None
+    (kv,) = report.result.pools
+    assert (kv.admissions, kv.evicted_entries, kv.evicted_units) == (2, 2, 4e15), kv

@@ -278,35 +278,48 @@ _EXACT = 2.0 ** 53
 
 def _whole_blocks(b: float, size: float, used: float, cached: float, need: float, limit: float,
                   units: float) -> float | None:
-    """What :func:`evict_blocks`' loop takes from an entry of ``size`` in blocks of ``b`` (the entry's
-    tail, a block a turn, until ``used + cached + need <= limit`` or at most EPS of the entry is left), computed at once;
-    ``None`` unless every amount is a whole number of some power of two (a whole number, or a block of 0.5 and
-    amounts in halves) and every sum the loop makes stays within 2⁵³ of that unit (then each of its
-    subtractions and additions is exact, so taking the total once gives the same doubles)."""
+    """What :func:`evict_blocks`' loop takes from an entry of ``size`` in blocks of ``b`` (the entry's tail, a
+    block a turn, until ``used + cached + need <= limit`` or at most EPS of the entry is left), computed at
+    once; ``None`` unless the amounts the loop changes (the entry, the pool's cached, its evicted units) are
+    whole numbers of some power of two (a whole number, or a block of 0.5 and amounts in halves) within 2⁵³
+    of that unit, on a pool below 2⁵³ (plain doubles): then each of the loop's subtractions and additions is
+    exact, so taking the total once gives the same doubles. Its test, ``used + cached + need > limit``, is
+    evaluated as the loop evaluates it (its sum may round: a pool of 4·10¹⁵ in blocks of 0.5 is 1.6·10¹⁶
+    halves), at the turns a bisection picks: the test can only turn false as ``cached`` falls, since rounding
+    is monotone."""
+    if not limit < _EXACT:  # (a pool of 2⁵³ or more counts exactly: _exact_blocks)
+        return None
     shift = 0  # the amounts in units of 2**-shift: whole numbers
-    for x in (b, size, used, cached, need, units):
+    for x in (b, size, cached, units):
         x = float(x)
         if not 0.0 <= x <= _EXACT:
             return None
         d = x.as_integer_ratio()[1]  # (a power of two)
         if d > 1:
             shift = max(shift, d.bit_length() - 1)
-    if shift:  # scaled by a power of two, which is exact, and back at the end
-        b, size, used, cached, need, units, limit = (math.ldexp(float(x), shift)
-                                                     for x in (b, size, used, cached, need, units, limit))
-    if not (b >= 1.0 and size <= _EXACT and limit < _EXACT and used + cached + need + units <= _EXACT):
+    bi, si, ci, ui = (int(math.ldexp(float(x), shift)) for x in (b, size, cached, units))
+    if not (bi >= 1 and si <= _EXACT and ci <= _EXACT and ui + si <= _EXACT):
         return None
-    bi, si = int(b), int(size)
-    # the loop stops at the first turn k (at least 1) after which used + cached - k b + need <= limit,
-    # that is <= floor(limit) for whole numbers; or when what is left of the entry is at most EPS (its last
-    # block may be partial, and a remainder of EPS or less is given back by evicted(), not taken): EPS in the
-    # same units, floored, exactly (a whole number left is <= EPS when it is <= floor(EPS))
-    over = int(used) + int(cached) + int(need) - int(limit // 1)
-    k = max(1, -(-over // bi))
+    # the loop stops when what is left of the entry is at most EPS (its last block may be partial, and a
+    # remainder of EPS or less is given back by evicted(), not taken): after turn `gone`, EPS in the same
+    # units, floored, exactly (a whole number left is <= EPS when it is <= floor(EPS))
     p, q = EPS.as_integer_ratio()
-    k = min(k, max(1, -(-(si - (p << shift) // q) // bi)))
-    taken = si if k * bi >= si else k * bi
-    return math.ldexp(float(taken), -shift)
+    gone = max(1, -(-(si - (p << shift) // q) // bi))
+
+    def fits(k: int) -> bool:  # the loop's test after k turns, on the doubles it holds then
+        return not (used + math.ldexp(float(ci - min(k * bi, si)), -shift) + need > limit)
+
+    # or at the first turn k (at least 1) after which the need fits
+    if fits(gone):
+        lo, hi = 1, gone  # fits(hi); the first k that fits is in [lo, hi]
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if fits(mid):
+                hi = mid
+            else:
+                lo = mid + 1
+        gone = lo
+    return math.ldexp(float(min(gone * bi, si)), -shift)
 
 
 def _exact_blocks(b: float, size: float, used, cached, need: float, limit: float) -> tuple[int, float] | None:
