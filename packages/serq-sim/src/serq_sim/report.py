@@ -263,19 +263,6 @@ class Report:
 PARTIAL_EXIT = {"max-events": 3, "max-wall": 3, "max-samples": 3, "memory": 3, "interrupted": 130, "sigterm": 143}
 
 
-def _sha256() -> Any:
-    """SHA-256 from the interpreter's own module when it has one: ``hashlib`` imports OpenSSL's (about
-    2 ms of every ``serq run``) for the same digest."""
-    try:
-        from _sha256 import sha256  # Python 3.11
-    except ImportError:
-        try:
-            from _sha2 import sha256  # 3.12 and later
-        except ImportError:  # pragma: no cover - a Python built without them
-            from hashlib import sha256
-    return sha256
-
-
 def record_program(report: Report, path: str, data: bytes, program: Any, sets: dict[str, float],
                    defs: dict[str, str]) -> None:
     """Record in ``report`` what was run: the program's ``path`` as given (as text: a byte of its name
@@ -287,6 +274,8 @@ def record_program(report: Report, path: str, data: bytes, program: Any, sets: d
     import msgspec
     import serq_ir
     from serq.files import shown_name
+
+    from .digest import sha256 as _sha256
 
     sha256 = _sha256()
     ir = serq_ir.encode(msgspec.structs.replace(program, source=None), spans=False)
