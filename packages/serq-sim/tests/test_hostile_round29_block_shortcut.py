@@ -137,3 +137,41 @@ run { horizon 6; warmup 4.5; }
     assert report.result.partial is None
     (kv,) = report.result.pools
     assert (kv.admissions, kv.evicted_entries, kv.evicted_units) == (2, 2, 4e15), kv
+
+
+def _added(units, b, n, rest):
+    """``units += b`` n times, then ``units += rest`` when there is one: the loop's evicted units, written out."""
+    for _ in range(n):
+        units += b
+    return units + rest if rest else units
+
+
+@pytest.mark.parametrize("seed", [3, 4])
+def test_evicted_units_beyond_2_53_of_the_unit_are_the_loops_sums(seed):
+    # evicted units past 2**53 of the block's unit: each of the loop's additions rounds (it sticks where a
+    # block is below half the spacing, or steps by a spacing); the count at once adds as it does, a binade
+    # at a time. Before, such units sent every later eviction to the loop (a pool of 4e15 in blocks of 0.5
+    # without a warm-up: 4e15 turns from its third eviction on)
+    rng = random.Random(seed)
+    for _ in range(1500):
+        b = rng.choice([0.5, 0.25, 0.75, 1.5, 1.0, 3.0, 6.0, 2.0**-30, 3 * 2.0**-40])
+        n = rng.randint(1, 20000)
+        rest = rng.choice([0.0, 0.0, b / 2])
+        e = rng.randint(-60, 70)
+        units = rng.choice([2.0**e, 2.0**e * rng.uniform(1, 2), max(0.0, 2.0**e - rng.randint(0, 5000) * b)])
+        assert cache._units_after(units, b, n * b + rest) == _added(units, b, n, rest), (units, b, n, rest)
+
+
+def test_a_pool_of_4e15_in_half_blocks_without_a_warm_up_ends():
+    # by hand: arrivals at 1 … 8, evictions at 3 … 8 of an entry of 2e15 units each (4e15 turns each by the
+    # loop: it never ended)
+    src = """pool kv { cap 4000000000000000; block 0.5; evict by (age); }
+stage d : delay;
+workload { arrive renewal(1); }
+session { hold kv (2000000000000000) { run d (1.5); } cache (inf); }
+run { horizon 8; }
+"""
+    report = serq_sim.run(serq_frontend.compile(source=src), max_wall=20)
+    assert report.result.partial is None
+    (kv,) = report.result.pools
+    assert (kv.admissions, kv.evicted_entries) == (8, 6), kv

@@ -236,7 +236,7 @@ def evict_blocks(sim, pool: Pool, e: Entry, need: float) -> None:
             size -= total
             cached -= total
             if warm:
-                units += total
+                units = _units_after(units, b, total)
             e.size = size
             pool.cached = cached
             pool.evicted_units = units
@@ -290,15 +290,15 @@ def _whole_blocks(b: float, size: float, used: float, cached: float, need: float
     if not limit < _EXACT:  # (a pool of 2⁵³ or more counts exactly: _exact_blocks)
         return None
     shift = 0  # the amounts in units of 2**-shift: whole numbers
-    for x in (b, size, cached, units):
+    for x in (b, size, cached):
         x = float(x)
         if not 0.0 <= x <= _EXACT:
             return None
         d = x.as_integer_ratio()[1]  # (a power of two)
         if d > 1:
             shift = max(shift, d.bit_length() - 1)
-    bi, si, ci, ui = (int(math.ldexp(float(x), shift)) for x in (b, size, cached, units))
-    if not (bi >= 1 and si <= _EXACT and ci <= _EXACT and ui + si <= _EXACT):
+    bi, si, ci = (int(math.ldexp(float(x), shift)) for x in (b, size, cached))
+    if not (bi >= 1 and si <= _EXACT and ci <= _EXACT):
         return None
     # the loop stops when what is left of the entry is at most EPS (its last block may be partial, and a
     # remainder of EPS or less is given back by evicted(), not taken): after turn `gone`, EPS in the same
@@ -320,6 +320,48 @@ def _whole_blocks(b: float, size: float, used: float, cached: float, need: float
                 lo = mid + 1
         gone = lo
     return math.ldexp(float(min(gone * bi, si)), -shift)
+
+
+def _units_after(units: float, b: float, total: float) -> float:
+    """The evicted units after :func:`evict_blocks`' loop took ``total`` in blocks of ``b`` (``units += amount``
+    a turn: ``b``, and the rest of a partial last block), in few steps. Within 2⁵³ of a unit that makes them
+    whole, the sum at once; beyond, the doubles' sums a binade at a time: adding ``b`` moves by one step
+    while the sum stays in the binade, once two steps agree (a tie to even may change the first), or by
+    none (``b`` below half the spacing: stuck)."""
+    full = total // b  # (floor of the exact quotient: fmod is exact)
+    rest = math.fmod(total, b)
+    shift = 0
+    for x in (units, b, total):
+        d = float(x).as_integer_ratio()[1]
+        if d > 1:
+            shift = max(shift, d.bit_length() - 1)
+    if math.ldexp(units + total, shift) < _EXACT:  # every sum exact (units + total is then exact too)
+        return units + total
+    from fractions import Fraction
+
+    n = int(full)
+    u = units
+    while n:
+        v = u + b
+        n -= 1
+        if v == u:  # each addition rounds back to u: stuck
+            break
+        u = v
+        if n < 2:
+            continue
+        s = (u + b) - u  # (exact: u <= u + b <= 2u once u >= b)
+        t = u + s
+        if s == 0.0 or u < b or (t + b) - t != s:
+            continue  # (a tie to even whose step changes, or a binade's end: one addition a turn)
+        # two equal steps: then every step is s while the sum stays below the binade's end (its spacing sp
+        # decides each rounding alike); counted exactly in integers of sp
+        e = math.frexp(u)[1]  # u in [2**(e-1), 2**e): 2**52 to 2**53 spacings
+        sp = math.ldexp(1.0, e - 53)
+        ui, si = int(u / sp), int(s / sp)
+        k = min(max(0, math.ceil((2**53 - ui - Fraction(b) / Fraction(sp)) / si)), n)
+        u = math.ldexp(float(ui + k * si), e - 53)
+        n -= k
+    return u + rest if rest else u
 
 
 def _exact_blocks(b: float, size: float, used, cached, need: float, limit: float) -> tuple[int, float] | None:
