@@ -10,14 +10,11 @@ too, counted exactly.
 
 from __future__ import annotations
 
-import json
-
 import pytest
 import serq_frontend
-import serq_sim
-from serq_report.json import encode_json
 from serq_sim.pools.cache import _exact_blocks
 from serq_sim.pools.exact import _make
+from tiers import same_json
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -37,12 +34,7 @@ run { horizon 6; }
 
 def report(evict: str, monkeypatch) -> dict:
     prog = serq_frontend.compile(source=PROGRAM.replace("EVICT", evict), sets={}, defs={})
-    out = []
-    for tier in ("", "general"):
-        monkeypatch.setenv("SERQ_SIM_TIER", tier)
-        out.append(encode_json(serq_sim.run(prog)))
-    assert out[0] == out[1]
-    return json.loads(out[1])
+    return same_json(prog, monkeypatch)
 
 
 @pytest.mark.parametrize("evict", ["evict by (age);", "evict by (-age);", "evict lru;"])

@@ -8,12 +8,9 @@ e0e3c0e). A note now gives the mean to six digits, as that one does.
 
 from __future__ import annotations
 
-import json
-
 import pytest
 import serq_frontend
-import serq_sim
-from serq_report.json import encode_json
+from tiers import same_json
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -34,12 +31,7 @@ run { horizon 10; WARMUP }
 def report(warmup: str, monkeypatch) -> dict:
     """The JSON report on the default tier and on the general engine, which must be the same bytes."""
     prog = serq_frontend.compile(source=PROGRAM.replace("WARMUP", warmup), sets={}, defs={})
-    out = []
-    for tier in ("", "general"):
-        monkeypatch.setenv("SERQ_SIM_TIER", tier)
-        out.append(encode_json(serq_sim.run(prog)))
-    assert out[0] == out[1]
-    return json.loads(out[1])
+    return same_json(prog, monkeypatch)
 
 
 def test_used_and_cached_beyond_the_doubles_are_noted(monkeypatch):

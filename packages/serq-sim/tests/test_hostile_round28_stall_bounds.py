@@ -9,12 +9,9 @@ language's ``floor`` and ``ceil`` are: the product is inf, and the stage is judg
 
 from __future__ import annotations
 
-import json
-
 import pytest
 import serq_frontend
-import serq_sim
-from serq_report.json import encode_json
+from tiers import same_json
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -34,12 +31,7 @@ def report(budget: str, monkeypatch, horizon: str = "10.5") -> dict:
     """The JSON report on the default tier and on the general engine, which must be the same bytes."""
     prog = serq_frontend.compile(source=PROGRAM.replace("BUDGET", budget).replace("HORIZON", horizon),
                                  sets={}, defs={})
-    out = []
-    for tier in ("", "general"):
-        monkeypatch.setenv("SERQ_SIM_TIER", tier)
-        out.append(encode_json(serq_sim.run(prog)))
-    assert out[0] == out[1]
-    return json.loads(out[1])
+    return same_json(prog, monkeypatch)
 
 
 def forever(r: dict) -> list[str]:

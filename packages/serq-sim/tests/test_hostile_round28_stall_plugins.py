@@ -9,16 +9,14 @@ stage has a budget to bound; the plugin's kind is left alone, and a step stage b
 
 from __future__ import annotations
 
-import json
 from collections import deque
 
 import pytest
 import serq_frontend
-import serq_sim
 from serq import hookimpl
 from serq.plugins import get_plugin_manager
-from serq_report.json import encode_json
 from serq_sim.stages import StageKind
+from tiers import same_json
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -96,12 +94,7 @@ def report(src: str, monkeypatch) -> dict:
     """The JSON report on the default tier and on the general engine, which must be the same bytes."""
     pm = get_plugin_manager(plugins=[_Plugin()])
     prog = serq_frontend.compile(source=src, sets={}, defs={}, pm=pm)
-    out = []
-    for tier in ("", "general"):
-        monkeypatch.setenv("SERQ_SIM_TIER", tier)
-        out.append(encode_json(serq_sim.run(prog, pm=pm)))
-    assert out[0] == out[1]
-    return json.loads(out[1])
+    return same_json(prog, monkeypatch, pm=pm)
 
 
 def test_a_plugins_starting_kind_under_open_arrivals_reports(monkeypatch):

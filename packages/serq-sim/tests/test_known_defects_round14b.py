@@ -17,6 +17,7 @@ import pytest
 import serq_frontend
 import serq_sim
 from serq_report.json import encode_json
+from tiers import same_json
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -24,12 +25,7 @@ pytestmark = pytest.mark.timeout(60)
 def report(src: str, monkeypatch) -> dict:
     """The JSON report of ``src`` on the default tier and on the general engine, which must be the same bytes."""
     prog = serq_frontend.compile(source=src, sets={}, defs={})
-    out = []
-    for tier in ("", "general"):
-        monkeypatch.setenv("SERQ_SIM_TIER", tier)
-        out.append(encode_json(serq_sim.run(prog)))
-    assert out[0] == out[1]
-    return json.loads(out[1])
+    return same_json(prog, monkeypatch)
 
 
 # --- evicted_units beyond the doubles -------------------------------------------------------------------

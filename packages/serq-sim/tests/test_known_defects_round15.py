@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -10,8 +9,8 @@ import sys
 import pytest
 import serq_frontend
 import serq_sim
-from serq_report.json import encode_json
 from serq_sim.errors import SimError
+from tiers import same_json
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -63,12 +62,7 @@ DEADLOCK = "for pools that only they hold: a deadlock, or a demand beyond the ca
 def report(src: str, monkeypatch, path: str | None = None) -> dict:
     """The JSON report on the default tier and on the general engine, which must be the same bytes."""
     prog = serq_frontend.compile(path=path) if path else serq_frontend.compile(source=src)
-    out = []
-    for tier in ("", "general"):
-        monkeypatch.setenv("SERQ_SIM_TIER", tier)
-        out.append(encode_json(serq_sim.run(prog)))
-    assert out[0] == out[1]
-    return json.loads(out[1])
+    return same_json(prog, monkeypatch)
 
 
 def forever(r: dict) -> list[str]:

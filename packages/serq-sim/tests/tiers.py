@@ -1,7 +1,8 @@
 """Running one program on a named tier (``SERQ_SIM_TIER``) for the differential tests of the step engine's
 shortcuts (test_step_growing.py, test_step_lazy.py): the report as JSON and every observe's samples; and
 ``assert_same``, the fast tier against the general engine (test_fast_tier.py, test_fast_pools.py); ``both``, the
-report of a source on both (the hostile tests of round 26)."""
+report of a source on both (the hostile tests of round 26); ``same_json``, a program's JSON report on the default
+tier and the general engine, whichever the default takes."""
 
 from __future__ import annotations
 
@@ -91,3 +92,16 @@ def both(src: str, monkeypatch):
     assert fast.tier == "fast" and general.tier == "general"
     assert encode_json(fast) == encode_json(general)
     return general
+
+
+def same_json(prog, monkeypatch, **kw) -> dict:
+    """The JSON report of the compiled ``prog`` (``serq_sim.run``'s keywords ``kw``) on the default tier and on the
+    general engine, which must be the same bytes, read back."""
+    import json
+
+    out = []
+    for tier in ("", "general"):
+        monkeypatch.setenv("SERQ_SIM_TIER", tier)
+        out.append(encode_json(serq_sim.run(prog, **kw)))
+    assert out[0] == out[1]
+    return json.loads(out[1])
