@@ -9,70 +9,20 @@ stage has a budget to bound; the plugin's kind is left alone, and a step stage b
 
 from __future__ import annotations
 
-from collections import deque
-
 import pytest
 import serq_frontend
 from serq import hookimpl
 from serq.plugins import get_plugin_manager
-from serq_sim.stages import StageKind
+from slotted_kind import Slotted
 from tiers import same_json
 
 pytestmark = pytest.mark.timeout(60)
 
 
-class _Single(StageKind):
-    """One server, arrival order, a job's work in time; it starts a job only when the settle asks."""
-
-    wants_start = True
-
-    def __init__(self, sim, node, member, flat):
-        super().__init__(sim, node, member, flat)
-        self.waiting: deque = deque()
-        self.current = None
-
-    def attach(self, job):
-        self.acc()
-        self.present += 1
-        job.stage = self
-        self.waiting.append(job)
-
-    def detach(self, job):
-        self.acc()
-        self.present -= 1
-        job.stage = None
-        if job is self.current:
-            self.current = None
-        else:
-            self.waiting.remove(job)
-
-    def busy_level(self):
-        return 1.0 if self.current is not None else 0.0
-
-    def idle(self):
-        return self.current is None and bool(self.waiting)
-
-    def try_start(self):
-        self.acc()
-        job = self.waiting.popleft()
-        job.started = self.sim.now
-        self.current = job
-        self.sim.at(self.sim.now + job.work, self._finish, job)
-
-    def _finish(self, job):
-        if job.stage is not self:
-            return
-        self.acc()
-        self.present -= 1
-        self.current = None
-        job.stage = None
-        self.sim.job_done(self, job)
-
-
 class _Plugin:
     @hookimpl
     def serq_sim_register_stage_kinds(self, register):
-        register("single", _Single)
+        register("single", Slotted)
 
 
 PROGRAM = """stage s : @single;

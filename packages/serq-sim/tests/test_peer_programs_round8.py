@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections import deque
 from pathlib import Path
 
 import numpy as np
@@ -32,7 +31,7 @@ from serq import hookimpl
 from serq.plugins import get_plugin_manager
 from serq_report.json import encode_json
 from serq_sim import build
-from serq_sim.stages import StageKind
+from slotted_kind import Slotted
 
 HERE = Path(__file__).resolve().parent / "peer_programs8"
 
@@ -379,56 +378,6 @@ run { horizon 2000; seed 4; }
 # a plugin's stage kind that starts work at the settle, in a family of twelve
 
 
-class _Slotted(StageKind):
-    """A single server that starts its next job only when the settle asks (``wants_start``: ``idle()``,
-    ``try_start()``), and never says when it may become idle: among many such stages the settle asks
-    each at every settle. Serves in arrival order, one job at a time, a job's work in time."""
-
-    wants_start = True
-
-    def __init__(self, sim, node, member, flat):
-        super().__init__(sim, node, member, flat)
-        self.waiting: deque = deque()
-        self.current = None
-
-    def attach(self, job):
-        self.acc()
-        self.present += 1
-        job.stage = self
-        self.waiting.append(job)
-
-    def detach(self, job):
-        self.acc()
-        self.present -= 1
-        job.stage = None
-        if job is self.current:
-            self.current = None
-        else:
-            self.waiting.remove(job)
-
-    def busy_level(self):
-        return 1.0 if self.current is not None else 0.0
-
-    def idle(self):
-        return self.current is None and bool(self.waiting)
-
-    def try_start(self):
-        self.acc()
-        job = self.waiting.popleft()
-        job.started = self.sim.now
-        self.current = job
-        self.sim.at(self.sim.now + job.work, self._finish, job)
-
-    def _finish(self, job):
-        if job.stage is not self:
-            return
-        self.acc()
-        self.present -= 1
-        self.current = None
-        job.stage = None
-        self.sim.job_done(self, job)
-
-
 SLOTTED = """
 let R = 12;
 stage s[R] : {kind};
@@ -454,7 +403,7 @@ def test_a_plugins_starting_stage_kind_in_a_family_of_twelve_is_asked_at_every_s
     class Plugin:
         @hookimpl
         def serq_sim_register_stage_kinds(self, register):
-            register("slotted", _Slotted)
+            register("slotted", Slotted)
 
     pm = get_plugin_manager(plugins=[Plugin()])
     fifo = serq_sim.run(serq_frontend.compile(source=SLOTTED.format(kind="fifo"), sets={}, defs={}, pm=pm),
