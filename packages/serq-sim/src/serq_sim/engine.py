@@ -757,6 +757,8 @@ class Simulation:
             self.at(self.warmup, self._end_warmup)
         _workload.start_arrivals(self)
         self.settle()
+        if self.check:  # the state the first settle leaves (a batch's sessions may run to their end in it)
+            _check.check_invariants(self)
 
     def _loop(self) -> None:
         heap = self.heap
