@@ -121,3 +121,25 @@ run {{ horizon 30; }}
     r = _run(src, monkeypatch, tier)
     assert r["observes"]["u"]["mean"] == float(held)
     assert r["observes"]["w"]["mean"] == 0.0
+
+
+@pytest.mark.parametrize("alloc, d", [(0.0, 1.0), (5.0, 7.0), (2.0**53 - 2, 1.0), (2.0**53 - 1, 1.0),
+                                      (2.0**53 - 1, 2.0), (2.0**53 - 1, 3.0), (0.5, 0.25), (2.0**59, 1.0)])
+def test_exact_growth_without_blocks_is_the_next_double_at_or_above_the_sum(alloc, d):
+    # pools.growth.exact_growth as grow_slot calls it on a pool without blocks (x = alloc + d as the doubles
+    # round it): the hold takes the least double at or above the exact sum, and the pool books exactly its
+    # difference from alloc. 2**53 - 1 + 2 is 2**53 + 1, no double (the spacing from 2**53 is 2): 2**53 + 2
+    import math
+    from fractions import Fraction
+    from types import SimpleNamespace
+
+    from serq_sim.pools.exact import _exact
+    from serq_sim.pools.growth import exact_growth
+
+    x, need = exact_growth(SimpleNamespace(block=None), alloc, d, alloc + d, (alloc + d) - alloc)
+    true = Fraction(alloc) + Fraction(d)
+    want = float(true)
+    if Fraction(want) < true:
+        want = math.nextafter(want, math.inf)
+    assert x == want and Fraction(x) >= true
+    assert Fraction(_exact(need)) == Fraction(x) - Fraction(alloc)

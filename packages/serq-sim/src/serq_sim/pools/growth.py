@@ -131,7 +131,13 @@ def exact_growth(pool: Pool, alloc: float, d: float, x: float, need: float) -> t
     rounds a growth up: a hold of 2**59 grown by 1 was 2**59 again, the growth booked as nothing (it fitted a
     full pool, no preemption); it takes 2**59 + 128 now. With blocks, from 2**53 (where the doubles' spacing
     swallows whole units: 2**59 + 1 in blocks of 1 was 2**59), the next double up rounded up to blocks again;
-    below, the blocks' own rounding (:meth:`Pool.round_up`) as ever. inf or NaN: as the doubles give them."""
+    below, the blocks' own rounding (:meth:`Pool.round_up`) as ever. inf or NaN: as the doubles give them.
+    A whole ``alloc`` and ``d`` with ``alloc <= x < 2⁵³`` (every growth of tokens in blocks of tokens: the hot
+    path) are returned as given, at once: ``alloc + d`` was exact (the doubles hold every whole number there) and
+    so is ``x - alloc`` (a multiple of the spacing at ``x``, at most ``x``)."""
+    if (type(alloc) is float and type(d) is float and type(x) is float and 0.0 <= d and 0.0 <= alloc <= x < WIDE
+            and alloc.is_integer() and d.is_integer()):
+        return x, need
     from .exact import _exact, _make
 
     a, g, e = _exact(alloc), _exact(d), _exact(x)
