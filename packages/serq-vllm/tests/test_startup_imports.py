@@ -81,3 +81,11 @@ def test_a_step_program_still_reads_serq_sim_tier(env):
     r = subprocess.run([sys.executable, "-m", "serq", "vllm", "scenario", "vllm/multiturn"], capture_output=True,
                        text=True, timeout=300, env={**env, "SERQ_SIM_TIER": "genral"}, cwd=REPO)
     assert r.returncode == 1 and "the environment variable SERQ_SIM_TIER is 'genral'" in r.stderr
+
+
+def test_a_run_that_replays_a_trace_imports_no_hashlib(env):
+    # only a sweep's run hashes the trace it reads (serq_sim.trace.load_trace's digest); `serq run` checks
+    # nothing, so its start-up takes no OpenSSL
+    args = ["run", "examples/replay/vllm_replay.sq", "--arrivals", "1", "--no-progress", "--json"]
+    imported(args, ["hashlib"], env)  # (a miss compiles the program)
+    assert imported(args, ["hashlib", "_hashlib"], env) == []

@@ -30,7 +30,6 @@ from pathlib import Path
 from serq.files import MAX_LINE, LineTooLong, not_utf8, open_input
 from serq.numbers import NAN_PATTERN, PATTERN, NotANumber, number, quoted
 
-from .digest import sha256
 from .errors import SimError, format_error
 
 COLUMNS = ("session", "turn", "new", "out", "think", "forced")
@@ -74,8 +73,6 @@ class TraceCorpus:
     sessions: Sequence[list[tuple[float, float, float, float]]]
     #: the rows read
     rows: int = 0
-    #: the SHA-256 (hexadecimal) of the bytes read, the file's whole (what a sweep keys its runs by)
-    digest: str = ""
 
 
 def _err(path: str, line: int, col: int, msg: str) -> SimError:
@@ -384,20 +381,20 @@ class _Watched(io.RawIOBase):
     :data:`_PLAIN_BYTES`, or is a + after no exponent's e: a look at each 64 KiB the reader reads, where a
     look at each row made reading a trace a quarter slower. ``odd`` says a cell may be one ``float()``
     reads and serQ does not (or a column outside the six holds such text); the rows read from then on are
-    checked cell by cell (:func:`_plain`; about 1 s a million rows). ``sha`` hashes the bytes as they go by
-    (the trace's :attr:`TraceCorpus.digest`: what was read, not the file as it is before or after)."""
+    checked cell by cell (:func:`_plain`; about 1 s a million rows). ``sha``, a hash object or None, hashes
+    the bytes as they go by (:func:`load_trace`'s check of a sweep's ``digest``: what was read, not the file as
+    it is before or after)."""
 
-    def __init__(self, raw):
+    def __init__(self, raw, sha=None):
         super().__init__()
-        self.raw, self.odd, self._header = raw, False, True
-        self.sha = sha256()()
+        self.raw, self.odd, self._header, self.sha = raw, False, True, sha
 
     def readable(self) -> bool:
         return True
 
     def readinto(self, b) -> int:
         n = self.raw.readinto(b)
-        if n:
+        if n and self.sha is not None:
             self.sha.update(memoryview(b)[:n])
         if n and not self.odd:
             chunk = bytes(memoryview(b)[:n])
@@ -456,9 +453,10 @@ def load_trace(path: str, declared=None, source: str | None = None, digest: str 
     """The trace in ``path``. ``declared``: the span of the workload's ``trace`` clause that names it (a
     file that cannot be read is reported there, with the source line; ``source`` the program's file);
     ``None`` for a trace given on the command line. ``digest``: the SHA-256 (hexadecimal) of the bytes the
-    trace had when a sweep planned the run (:func:`changed`), or None."""
+    trace had when a sweep planned the run (:func:`changed`), or None: the bytes are hashed as they are read
+    only then (with OpenSSL's SHA-256, as :func:`file_digest`; a run that checks nothing pays nothing)."""
     try:  # a regular file only, named here or on the command line: a FIFO would block, /dev/zero not end
-        watched = _Watched(open_input(path, max_line=MAX_LINE))
+        watched = _Watched(open_input(path, max_line=MAX_LINE), None if digest is None else _sha256()())
         f = _open(path, watched=watched)
     except OSError as e:
         why = e.strerror or str(e)
@@ -470,7 +468,6 @@ def load_trace(path: str, declared=None, source: str | None = None, digest: str 
     try:
         with f:
             corpus = _read(path, reader, watched)
-        corpus.digest = watched.sha.hexdigest()
     except UnicodeDecodeError:
         raise _not_utf8(path) from None
     except csv.Error as e:
@@ -485,9 +482,28 @@ def load_trace(path: str, declared=None, source: str | None = None, digest: str 
         raise _err(path, e.line, 1, f"the trace is not CSV: {e.strerror} (a trace's rows are short)") from None
     except OSError as e:
         raise SimError(f"{path}: error: cannot read the trace: {e.strerror or e}") from None
-    if digest is not None and corpus.digest != digest:
+    if digest is not None and watched.sha.hexdigest() != digest:
         raise changed(path)
     return corpus
+
+
+def _sha256():
+    """The constructor of the SHA-256 a sweep keys a trace's bytes by: ``hashlib``'s (OpenSSL's, some three
+    times the speed of the interpreter's own on a trace's megabytes; imported only by a run that checks)."""
+    from hashlib import sha256
+
+    return sha256
+
+
+def file_digest(path: str) -> str:
+    """The SHA-256 (hexadecimal) of the bytes of the trace file ``path``, opened as a run opens it (a regular
+    file only: else the ``OSError`` of :func:`serq.files.open_input`): what a sweep keys the runs that replay
+    it by (serq_sweep.core.trace_digest) and :func:`load_trace` checks a run's bytes against."""
+    with open_input(path) as f:
+        h = _sha256()()
+        while chunk := f.read(1 << 20):
+            h.update(chunk)
+    return h.hexdigest()
 
 
 #: what the error of :func:`changed` says after ``PATH: error: `` (a sweep's resume knows such a run by it)
@@ -515,13 +531,9 @@ def not_as_planned(path: str, digest: str | None, error: SimError) -> SimError:
             or CHANGED in str(error):
         return error
     try:
-        with open_input(path) as f:
-            h = sha256()()
-            while chunk := f.read(1 << 20):
-                h.update(chunk)
-            if h.hexdigest() == digest:
-                return error  # the planned bytes: the error is theirs
-            why = None
+        if file_digest(path) == digest:
+            return error  # the planned bytes: the error is theirs
+        why = None
     except OSError as e:
         why = e.strerror or str(e)
     if why is None and " is outside " in str(error):

@@ -261,11 +261,13 @@ def check_replaceable(program: Any, trace: str | None, given: Any = None) -> Non
 
 
 def trace_digest(path: str) -> str:
-    """The SHA-256 of the bytes of the trace file ``path`` (a regular file only, opened as the run opens
-    it), or a word naming the fault when it cannot be read (the run then fails, saying why)."""
+    """The SHA-256 of the bytes of the trace file ``path`` (serq_sim.trace.file_digest: a regular file only,
+    opened as the run opens it, the digest the run checks its bytes against), or a word naming the fault when
+    it cannot be read (the run then fails, saying why)."""
+    from serq_sim.trace import file_digest
+
     try:
-        with open_input(path) as f:
-            return hashlib.file_digest(f, "sha256").hexdigest()
+        return file_digest(path)
     except (OSError, ValueError) as e:
         return f"unreadable {path}: {getattr(e, 'strerror', None) or e}"
 
