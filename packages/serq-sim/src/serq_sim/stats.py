@@ -71,11 +71,12 @@ PER_HUGE = 2.0**-512
 HUGE_UNITS = 2.0**256
 
 
-def add_sample(total: float, huge: float, x: float) -> tuple[float, float]:
-    """``(total, huge)`` with the sample ``x`` added: to ``huge`` in units of :data:`HUGE_SPAN` when it is that
-    long or longer (a wait or a service near 1e308), else to ``total``; a sum of samples kept as
-    :func:`time_mean` reads it (over their count). Two services of 1e308 summed to inf, their mean too."""
-    if x < HUGE_SPAN:
+def add_sample(total: float, huge: float, x: float, apart: float = HUGE_SPAN) -> tuple[float, float]:
+    """``(total, huge)`` with the sample ``x`` added: to ``huge`` in units of :data:`HUGE_SPAN` when it is
+    ``apart`` or more (by default that long: a wait or a service near 1e308), else to ``total``; a sum of
+    samples kept as :func:`time_mean` reads it (over their count). Two services of 1e308 summed to inf, their
+    mean too."""
+    if x < apart:
         return total + x, huge
     return total, huge + x * PER_HUGE
 
@@ -85,9 +86,7 @@ def add_units(total: float, huge: float, x: float) -> tuple[float, float]:
     :data:`HUGE_UNITS` or more, else to ``total``; a pool's count of units evicted as :func:`units_total`
     reads it. A count of 94 evictions of 6e307 units was inf, and so was the report's figure; now the two
     sums stay finite (fewer than 2**64 amounts below 2**256 sum below 2**320) and give the figure's size."""
-    if x < HUGE_UNITS:
-        return total + x, huge
-    return total, huge + x * PER_HUGE
+    return add_sample(total, huge, x, HUGE_UNITS)
 
 
 def units_total(total: float, huge: float) -> float:

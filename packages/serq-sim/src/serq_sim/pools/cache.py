@@ -289,14 +289,9 @@ def _whole_blocks(b: float, size: float, used: float, cached: float, need: float
     is monotone."""
     if not limit < _EXACT:  # (a pool of 2⁵³ or more counts exactly: _exact_blocks)
         return None
-    shift = 0  # the amounts in units of 2**-shift: whole numbers
-    for x in (b, size, cached):
-        x = float(x)
-        if not 0.0 <= x <= _EXACT:
-            return None
-        d = x.as_integer_ratio()[1]  # (a power of two)
-        if d > 1:
-            shift = max(shift, d.bit_length() - 1)
+    if not all(0.0 <= x <= _EXACT for x in (b, size, cached)):
+        return None
+    shift = _unit_shift(b, size, cached)
     bi, si, ci = (int(math.ldexp(float(x), shift)) for x in (b, size, cached))
     if not (bi >= 1 and si <= _EXACT and ci <= _EXACT):
         return None
@@ -322,22 +317,29 @@ def _whole_blocks(b: float, size: float, used: float, cached: float, need: float
     return math.ldexp(float(min(gone * bi, si)), -shift)
 
 
+def _unit_shift(*xs: float) -> int:
+    """The least ``k`` for which every finite ``x`` of ``xs`` is a whole number of ``2**-k`` (0 for whole
+    numbers, 1 for halves): the unit :func:`_whole_blocks` and :func:`_units_after` count in."""
+    shift = 0
+    for x in xs:
+        d = float(x).as_integer_ratio()[1]  # (a power of two)
+        if d > 1:
+            shift = max(shift, d.bit_length() - 1)
+    return shift
+
+
 def _units_after(units: float, b: float, total: float) -> float:
     """The evicted units after :func:`evict_blocks`' loop took ``total`` in blocks of ``b`` (``units += amount``
     a turn: ``b``, and the rest of a partial last block), in few steps. Within 2⁵³ of a unit that makes them
     whole, the sum at once; beyond, the doubles' sums a binade at a time: adding ``b`` moves by one step
     while the sum stays in the binade, once two steps agree (a tie to even may change the first), or by
     none (``b`` below half the spacing: stuck)."""
+    if math.ldexp(units + total, _unit_shift(units, b, total)) < _EXACT:
+        return units + total  # every sum exact (units + total is then exact too)
+    from fractions import Fraction
+
     full = total // b  # (floor of the exact quotient: fmod is exact)
     rest = math.fmod(total, b)
-    shift = 0
-    for x in (units, b, total):
-        d = float(x).as_integer_ratio()[1]
-        if d > 1:
-            shift = max(shift, d.bit_length() - 1)
-    if math.ldexp(units + total, shift) < _EXACT:  # every sum exact (units + total is then exact too)
-        return units + total
-    from fractions import Fraction
 
     n = int(full)
     u = units
