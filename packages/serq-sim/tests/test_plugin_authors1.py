@@ -13,6 +13,7 @@ import sys
 import pytest
 import serq_frontend
 import serq_sim
+from eviction_cases import returning_sessions
 from serq.errors import PluginError
 from serq.plugins import get_plugin_manager
 
@@ -588,29 +589,7 @@ def serq_sim_register_eviction_orders(register):
     register("parity", ByParity)
 '''
 
-CACHED_TWICE = """
-pool p { cap 16; evict @parity; }
-stage d : delay;
-workload { arrive batch(3); }
-session {
-  branch (serial == 0) {
-    hold p (8) { run d (1); } cache (8);
-    run d (10);
-    hold p (8) { observe hit0 = cached; run d (1); } cache (8);
-  } else {
-    branch (serial == 1) {
-      run d (1);
-      hold p (8) { run d (1); } cache (8);
-      run d (10);
-      hold p (8) { observe hit1 = cached; run d (1); } cache (8);
-    } else {
-      run d (3);
-      hold p (8) { run d (1); }
-    }
-  }
-}
-run { horizon 100; }
-"""
+CACHED_TWICE = returning_sessions("@parity", 16, 8, 8)
 
 
 @pytest.mark.parametrize(("odd_first", "hits"), [(True, {"hit0": 8.0, "hit1": 0.0}),

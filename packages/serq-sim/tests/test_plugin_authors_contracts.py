@@ -14,6 +14,7 @@ import pytest
 import serq_frontend
 import serq_report
 import serq_sim
+from eviction_cases import returning_sessions
 from serq import hookimpl
 from serq.errors import PluginError
 from serq.plugins import get_plugin_manager
@@ -211,28 +212,7 @@ def test_its_arguments_refused_are_one_message():
         run(RATELIMIT.replace("(3)", "(-1)"))
 
 
-SMALLEST = """pool p { cap 24; evict @smallest; }
-stage d : delay;
-workload { arrive batch(3); }
-session {
-  branch (serial == 0) {
-    hold p (16) { run d (1); } cache (16);
-    run d (10);
-    hold p (16) { observe hit0 = cached; run d (1); } cache (16);
-  } else {
-    branch (serial == 1) {
-      run d (1);
-      hold p (8) { run d (1); } cache (8);
-      run d (10);
-      hold p (8) { observe hit1 = cached; run d (1); } cache (8);
-    } else {
-      run d (3);
-      hold p (8) { run d (1); }
-    }
-  }
-}
-run { horizon 100; }
-"""
+SMALLEST = returning_sessions("@smallest", 24, 16, 8)
 
 
 def test_an_eviction_order_by_size():

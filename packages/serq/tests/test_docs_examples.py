@@ -15,7 +15,7 @@ import pytest
 import serq_frontend
 import serq_ir
 import serq_sim
-from host_helpers import REPO
+from host_helpers import REPO, returning_sessions
 from serq import hookimpl
 from serq.plugins import get_plugin_manager
 
@@ -53,29 +53,7 @@ def plugin(**hooks) -> object:
 # "Pools"). Session 0 caches 8 at t=1, session 1 caches 16 at t=2: the pool is full. At t=3 session 2
 # needs 8, and the largest entry, session 1's 16, goes. Session 0 comes back at t=11 and finds its 8;
 # session 1 at t=12 finds nothing. Under `evict lru` session 0's entry, released first, goes instead.
-LARGEST = """
-pool p { cap 24; evict @largest; }
-stage d : delay;
-workload { arrive batch(3); }
-session {
-  branch (serial == 0) {
-    hold p (8) { run d (1); } cache (8);
-    run d (10);
-    hold p (8) { observe hit0 = cached; run d (1); } cache (8);
-  } else {
-    branch (serial == 1) {
-      run d (1);
-      hold p (16) { run d (1); } cache (16);
-      run d (10);
-      hold p (16) { observe hit1 = cached; run d (1); } cache (16);
-    } else {
-      run d (3);
-      hold p (8) { run d (1); }
-    }
-  }
-}
-run { horizon 100; }
-"""
+LARGEST = returning_sessions("@largest", 24, 8, 16)
 
 
 @pytest.mark.parametrize("which", [0, 1], ids=["fixed_key", "plain"])

@@ -16,7 +16,7 @@ import pytest
 import serq_frontend
 import serq_report
 import serq_sim
-from host_helpers import run_serq
+from host_helpers import returning_sessions, run_serq
 from serq import hookimpl
 from serq.errors import PluginError
 from serq.plugins import get_plugin_manager
@@ -285,29 +285,7 @@ def test_a_vacation_length_the_kind_refuses_is_the_users_message(acme):
         _run(get_plugin_manager(), VACATION_HAND.replace("@vacation(2)", "@vacation(0)"))
 
 
-MRU = """
-pool p { cap 16; evict @mru; }
-stage d : delay;
-workload { arrive batch(3); }
-session {
-  branch (serial == 0) {
-    hold p (8) { run d (1); } cache (8);
-    run d (10);
-    hold p (8) { observe hit0 = cached; run d (1); } cache (8);
-  } else {
-    branch (serial == 1) {
-      run d (1);
-      hold p (8) { run d (1); } cache (8);
-      run d (10);
-      hold p (8) { observe hit1 = cached; run d (1); } cache (8);
-    } else {
-      run d (3);
-      hold p (8) { run d (1); }
-    }
-  }
-}
-run { horizon 100; }
-"""
+MRU = returning_sessions("@mru", 16, 8, 8)
 
 
 def test_the_most_recently_released_entry_goes_first(acme):
