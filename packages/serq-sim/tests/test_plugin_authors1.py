@@ -284,23 +284,8 @@ def serq_sim_register_preemption_policies(register):
     register("last", Last)
 '''
 
-GROW = """
-pool a { cap 4; preempt @last; }
-stage d : delay;
-workload { arrive batch(2); }
-session {
-  set t0 = now;
-  branch (serial == 0) {
-    hold a (2) { run d (3); grow a (2); run d (1); }
-    observe r0 = now - t0;
-  } else {
-    run d (1);
-    hold a (2) { run d (5); }
-    observe r1 = now - t0;
-  }
-}
-run { horizon 100; }
-"""
+# PREEMPTED with the plugin's policy choosing the victim, and every run on the delay
+GROW = PREEMPTED.replace("preempt lifo", "preempt @last").replace("stage s : @k;\n", "").replace("run s (", "run d (")
 
 
 @pytest.mark.parametrize(("value", "shown"), [("'sometimes'", "'sometimes'"), ("0", "0"), ("None", "None")])
