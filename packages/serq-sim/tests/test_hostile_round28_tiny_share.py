@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import pytest
 import serq_frontend
-import serq_sim
-from serq_sim.errors import SimError
+from tiers import same_error
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -22,14 +21,7 @@ TINY = "2.2250738585072014e-308"  # 2**-1022
 def error(src: str, monkeypatch) -> str:
     """The error of ``src`` on the default tier and on the general engine, which must be the same words."""
     prog = serq_frontend.compile(source=src, sets={}, defs={})
-    out = []
-    for tier in ("", "general"):
-        monkeypatch.setenv("SERQ_SIM_TIER", tier)
-        with pytest.raises(SimError) as e:
-            serq_sim.run(prog)
-        out.append(str(e.value))
-    assert out[0] == out[1]
-    return out[1]
+    return same_error(prog, monkeypatch)
 
 
 def ps(cap: str) -> str:

@@ -17,7 +17,7 @@ import pytest
 import serq_frontend
 import serq_sim
 from serq_report.json import encode_json
-from tiers import same_json
+from tiers import same_error, same_json
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -135,17 +135,9 @@ def test_the_count_of_units_kept_in_two_sums():
 
 def outcome(src: str, monkeypatch) -> str:
     """The error of ``src`` on the default tier and on the general engine, which must be the same words."""
-    from serq_sim.errors import SimError
 
     prog = serq_frontend.compile(source=src, sets={}, defs={})
-    out = []
-    for tier in ("", "general"):
-        monkeypatch.setenv("SERQ_SIM_TIER", tier)
-        with pytest.raises(SimError) as e:
-            serq_sim.run(prog)
-        out.append(str(e.value))
-    assert out[0] == out[1]
-    return out[1]
+    return same_error(prog, monkeypatch)
 
 
 def ps_program(cap: str, n: int, work: str = "1e-300") -> str:

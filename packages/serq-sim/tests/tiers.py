@@ -105,3 +105,19 @@ def same_json(prog, monkeypatch, **kw) -> dict:
         out.append(encode_json(serq_sim.run(prog, **kw)))
     assert out[0] == out[1]
     return json.loads(out[1])
+
+
+def same_error(prog, monkeypatch) -> str:
+    """The run-time error (``serq_sim.SimError``) of the compiled ``prog`` on the default tier and on the general
+    engine, which must be the same words."""
+    out = []
+    for tier in ("", "general"):
+        monkeypatch.setenv("SERQ_SIM_TIER", tier)
+        try:
+            serq_sim.run(prog)
+        except serq_sim.SimError as e:
+            out.append(str(e))
+        else:
+            raise AssertionError(f"no error on tier {tier or 'default'!r}")
+    assert out[0] == out[1]
+    return out[1]
