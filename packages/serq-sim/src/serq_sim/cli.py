@@ -51,6 +51,8 @@ def check_trace_beside(program, file: str, trace: str | None = None) -> None:
     """Refuse, at its trace clause, a program read from ``file`` whose trace lies outside the folder of
     ``file``, the current folder and ``SERQ_PATH`` (:func:`serq_sim.trace.trace_beside`: an IR file's
     ``source`` chose the folder its trace was read from), unless ``trace`` (``--trace``) replaces it."""
+    if program.workload.trace is None:  # no trace to read (nor the trace module to import: a run without one)
+        return
     from .trace import trace_beside
 
     why = trace_beside(program, file, trace)
@@ -215,9 +217,10 @@ def run_command(pm, file, sets, defs, seed, horizon, warmup, arrivals, trace, as
         click.echo(f"serq: {warning}", err=True)
     for warning in never_ends(program):  # before the run: said at its end, it would come after the kill
         click.echo(f"serq: {warning}", err=True)
-    from .trace import check_replaceable
+    if trace is not None:
+        from .trace import check_replaceable
 
-    check_replaceable(program, trace)  # (named --trace FILE here: run() names its argument, trace=FILE)
+        check_replaceable(program, trace)  # (named --trace FILE here: run() names its argument, trace=FILE)
     try:
         report = run(program, check_invariants=check_invariants, progress=not no_progress, trace=trace,
                      pm=pm, max_events=max_events, max_wall=max_wall, max_samples=max_samples)

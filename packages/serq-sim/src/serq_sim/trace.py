@@ -16,6 +16,7 @@ rows a session's turns are made into tuples only when a session replays it.
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import math
 import os
@@ -359,15 +360,20 @@ _BLANKS = " \t\r\n"
 
 
 _CELL = rf"[{_BLANKS}]*(?:{PATTERN}|{NAN_PATTERN})[{_BLANKS}]*"
-#: six cells joined by NUL, each a number in serQ's syntax (or nan) with the blanks around it (a cell that holds a NUL
-#: makes more than six parts, and no match)
-_ROW = re.compile("\0".join([_CELL] * len(COLUMNS)))
+
+
+@functools.cache
+def _row() -> re.Pattern[str]:
+    """Six cells joined by NUL, each a number in serQ's syntax (or nan) with the blanks around it (a cell that holds
+    a NUL makes more than six parts, and no match). Compiled on first use, by a trace read strictly (about 8 M
+    instructions), not by every process that imports this module."""
+    return re.compile("\0".join([_CELL] * len(COLUMNS)))
 
 
 def _plain(six: tuple[str, ...]) -> bool:
     """Whether each of the six cells (with the blanks around it) is a number in serQ's syntax (or nan): one match of
     the row, a third of what a match of each cell takes."""
-    return _ROW.fullmatch("\0".join(six)) is not None
+    return _row().fullmatch("\0".join(six)) is not None
 
 
 #: the bytes a file of serQ's numbers holds (printable ASCII, tab and line ends): a cell that float() reads
