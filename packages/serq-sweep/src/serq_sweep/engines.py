@@ -118,8 +118,9 @@ class LocalPool:
     than there are runs to run at once (a sweep of 3 runs under ``--workers 64`` starts 3), and more start
     (up to ``workers``) when a later batch (a capacity search's next round) has more runs."""
 
-    def __init__(self, workers: int, *, chosen: bool = True, given: Any = None):
+    def __init__(self, workers: int, *, chosen: bool = True, given: Any = None, plugins: Any = None):
         self.workers = workers
+        self.plugins = plugins  # the installed plugins the runs use (serq.plugins.plugin_selection)
         self.chosen = chosen  # the user's count (--workers), not every core: fewer is an error, not a choice
         self.given = given  # how a message names that count (serq.loading.given_or_option)
         self.name = f"{workers} local worker{'s' if workers != 1 else ''}"
@@ -207,7 +208,7 @@ class LocalPool:
             running: dict[int, int] = {}  # a worker's pid -> the run it took last
             workers: dict[int, Any] = {}  # pid -> process, every worker seen (its exit status, once it ended)
             suspect: set[int] = set()
-            results = pool.imap_unordered(_indexed, list(enumerate(tasks)), chunksize=1)
+            results = pool.imap_unordered(_indexed, [(i, t, self.plugins) for i, t in enumerate(tasks)], chunksize=1)
             lost = False
             while left:
                 try:
@@ -274,11 +275,11 @@ def _worker_start(started: Any) -> None:
     _started_queue = started
 
 
-def _indexed(item: tuple[int, Task]) -> tuple[int, dict]:
-    i, t = item
+def _indexed(item: tuple[int, Task, Any]) -> tuple[int, dict]:
+    i, t, plugins = item
     if _started_queue is not None:
         _started_queue.put((i, os.getpid()))
-    return i, run_task(*t[1:])
+    return i, run_task(*t[1:], plugins=plugins)
 
 
 def _died(task: Task, code: int | None, who: str = "worker process") -> dict:
@@ -296,9 +297,10 @@ class Dask:
     for a :class:`distributed.LocalCluster` of ``workers`` single-threaded processes started here, or a
     ``distributed.Client`` the caller made (left open)."""
 
-    def __init__(self, where: Any, workers: int | None = None):
+    def __init__(self, where: Any, workers: int | None = None, plugins: Any = None):
         self.where = where
         self.workers = workers
+        self.plugins = plugins  # the installed plugins the runs use (serq.plugins.plugin_selection)
         self._client = self._cluster = None
         self._own = True
         self.name = "dask"
@@ -387,7 +389,7 @@ class Dask:
                 ref = ir
             elif ref is None:  # a point's IR travels once, not once per seed
                 ref = self._scattered[ir] = client.scatter(ir, broadcast=False)
-            f = client.submit(run_task, ref, ir_hash, name, seed, limits, *rest, pure=False)
+            f = client.submit(run_task, ref, ir_hash, name, seed, limits, *rest, plugins=self.plugins, pure=False)
             futures[f] = t
             return f
 
@@ -501,7 +503,8 @@ def engine(workers: int | None = None, dask: Any = None, pm: Any = None, given: 
     """The engine for ``workers`` (None: every core; 0: this process; at most :data:`MAX_WORKERS`) and
     ``dask``; ``pm`` the plugin manager the runs in this process use. A worker process (local or Dask)
     loads the installed plugins only, so a ``pm`` holding a plugin registered in this process, which a
-    program compiled with it may name, runs with ``workers=0`` only: refused otherwise, before any run.
+    program compiled with it may name, runs with ``workers=0`` only: refused otherwise, before any run. Of
+    the installed plugins a worker loads those ``pm`` holds (:func:`serq.plugins.plugin_selection`).
     ``given`` names the count in a message (:func:`serq.loading.given_or_option`: ``workers=64`` for the Python
     API, ``--workers 64`` by default)."""
     if workers is not None:
@@ -528,9 +531,13 @@ def engine(workers: int | None = None, dask: Any = None, pm: Any = None, given: 
                             f"installed: {where} would not know {'them' if len(here) > 1 else 'it'} (it loads the "
                             "installed plugins); run the sweep in this process (workers=0), or install the "
                             "plugin (an entry point in the group 'serq')")
+    if workers == 0 and dask is None:
+        return InProcess(pm)
+    # a worker builds the manager of the installed plugins pm holds, not the one its environment chooses
+    from serq.plugins import plugin_selection
+
+    plugins = plugin_selection(pm)
     if dask is not None:
         check_dask(dask)
-        return Dask(dask, workers)
-    if workers == 0:
-        return InProcess(pm)
-    return LocalPool(workers or cores(), chosen=workers is not None, given=given)
+        return Dask(dask, workers, plugins)
+    return LocalPool(workers or cores(), chosen=workers is not None, given=given, plugins=plugins)

@@ -36,7 +36,8 @@ def _program(ir: bytes, ir_hash: str, name: str) -> Any:
 
 
 def run_task(ir: bytes, ir_hash: str, name: str, seed: int, limits: dict[str, Any], records: bool = False,
-             trace: str | None = None, digest: str | None = None, pm: Any = None) -> dict[str, Any]:
+             trace: str | None = None, digest: str | None = None, pm: Any = None,
+             plugins: Any = None) -> dict[str, Any]:
     """Run the program of IR ``ir`` under ``seed`` with ``limits`` (``max_wall``, ``max_events``,
     ``max_samples``; ``slo``, the goodput's objectives: serq_sweep.core.run_limits). Returns ``{"status",
     "message", "figures", "wall"}``: status ``ok``, ``partial`` (a bound stopped it; ``message`` says
@@ -47,13 +48,18 @@ def run_task(ir: bytes, ir_hash: str, name: str, seed: int, limits: dict[str, An
 file the run replays instead of the workload's, as ``serq run --trace`` (read here, by the worker, as the
 workload's own trace is). ``digest``: the SHA-256 of the trace's bytes when the sweep planned the run (what
 its key holds, serq_sweep.core.replayed_digest): a trace that reads otherwise is the run's error
-(serq_sim.trace.changed), not a run of the new bytes under the old ones' key. ``pm``: the plugin manager of the run (in this process only: None, the installed
-plugins, in a worker)."""
+(serq_sim.trace.changed), not a run of the new bytes under the old ones' key. ``pm``: the plugin manager of the run (in this process only); in a worker, None and ``plugins``, the
+installed plugins the sweep's manager holds (:func:`serq.plugins.plugin_selection`: a plugin it blocks is
+blocked here too, whatever the worker's environment says)."""
     import serq_sim
 
     from .figures import flatten
 
     c0 = time.process_time()
+    if pm is None and plugins is not None:
+        from serq.plugins import selected_plugin_manager
+
+        pm = selected_plugin_manager(plugins)
     program = _program(ir, ir_hash, name)
     limits = dict(limits)
     slo = limits.pop("slo", None)  # (core.run_limits: the goodput's objectives, given to the report after the run)

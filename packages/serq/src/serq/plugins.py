@@ -562,11 +562,13 @@ class _MetadataDist:
         return getattr(self._dist, name)
 
 
-def get_plugin_manager(*, autoload: bool | None = None, plugins: Iterable[Any] = ()) -> pluggy.PluginManager:
+def get_plugin_manager(*, autoload: bool | None = None, plugins: Iterable[Any] = (),
+                       disabled: Iterable[str] | None = None) -> pluggy.PluginManager:
     """A new plugin manager with the installed parts loaded.
 
     :param autoload: load the ``serq`` entry points; default: unless ``SERQ_DISABLE_PLUGIN_AUTOLOAD`` is
         on (set to a value other than blank, ``0``, ``off``, ``no``, ``false``: :mod:`serq.switches`).
+    :param disabled: the entry-point names to block; default: those of ``SERQ_DISABLED_PLUGINS``.
     :param plugins: extra plugin objects (modules or instances) to register, as tests do; one the manager
         has already (an installed plugin's module, loaded by its entry point) is there once, and one whose name
         (a module's ``__name__``) another plugin has is a :class:`PluginError` naming both.
@@ -574,7 +576,9 @@ def get_plugin_manager(*, autoload: bool | None = None, plugins: Iterable[Any] =
     pm = PluginManager("serq")
     pm.add_hookspecs(hookspecs)
     pm.hook.serq_addhooks.call_historic(kwargs={"pluginmanager": pm})
-    disabled = [name.strip() for name in os.environ.get("SERQ_DISABLED_PLUGINS", "").split(",") if name.strip()]
+    if disabled is None:
+        disabled = os.environ.get("SERQ_DISABLED_PLUGINS", "").split(",")
+    disabled = [name.strip() for name in disabled if name.strip()]
     for name in disabled:
         pm.set_blocked(name)
     if autoload is None:
@@ -1096,6 +1100,42 @@ def installed_plugin_manager() -> pluggy.PluginManager:
             pm = _installed.get(key)
             if pm is None:
                 pm = _installed[key] = get_plugin_manager()
+    return pm
+
+
+def plugin_selection(pm: Any) -> tuple[bool, tuple[str, ...]] | None:
+    """Which installed plugins ``pm`` holds, as another process builds a manager of them
+    (:func:`selected_plugin_manager`; a sweep's worker): whether it loaded the entry points, and the
+    entry-point names it does not hold (blocked by ``SERQ_DISABLED_PLUGINS`` or ``set_blocked``, or
+    unregistered since). ``None`` for the installed plugins as this process's environment chooses them
+    (``pm`` None, the library API's). A worker reading its own environment instead ran the plugins its
+    environment chose: a local pool's processes start from a server started with the environment of the
+    first sweep of the process, so a plugin a later manager blocked ran in them all the same."""
+    if pm is None:
+        pm = installed_plugin_manager()
+    names = getattr(pm, "entry_names", None)
+    if names is None:  # (a plain pluggy manager: what it loaded is not known)
+        return None
+    held = {n for n, p in pm.list_name_plugin() if p is not None}
+    blocked = {n for n, p in pm.list_name_plugin() if p is None}
+    return bool(names), tuple(sorted(blocked | (names - held)))
+
+
+_selected: dict[tuple[bool, tuple[str, ...]], pluggy.PluginManager] = {}
+
+
+def selected_plugin_manager(selection: tuple[bool, tuple[str, ...]] | None) -> pluggy.PluginManager:
+    """The plugin manager of the installed plugins ``selection`` (:func:`plugin_selection`) names, built on
+    first use and kept for the process; :func:`installed_plugin_manager` for ``None``."""
+    if selection is None:
+        return installed_plugin_manager()
+    pm = _selected.get(selection)
+    if pm is None:
+        with _installing:
+            pm = _selected.get(selection)
+            if pm is None:
+                autoload, disabled = selection
+                pm = _selected[selection] = get_plugin_manager(autoload=autoload, disabled=disabled)
     return pm
 
 
