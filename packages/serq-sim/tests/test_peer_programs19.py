@@ -1,0 +1,303 @@
+"""Programs of a nineteenth round of users (peer_programs19/*.sq): a capacity planner sizing a fleet before
+buying GPUs. fleet.sq is N vLLM-style engines behind an llm-d-style router (least loaded, prefix affinity by
+session, random); pd.sq is a disaggregated fleet, prefill engines whose KV decode engines pull over the pods'
+NICs. Each is traced by hand on the step clock (cost 1: an iteration lasts 1) on a few requests, and run at
+scale with fixed seeds against truths of its own: Little's law (the time-average requests in the fleet, a
+gauge, against the arrival rate times the mean time in it), the utilisation law (busy time is the offered
+work over the capacity: an iteration's cost is c1 per token), conservation (requests in = done + in flight),
+and random routing over N engines of one slot each against N separate M/G/1 queues at a rate of lambda / N
+(Poisson splitting; Pollaczek-Khinchine). Every run is made on the tier serQ picks and on the general engine,
+which must agree byte for byte. The sweeps of the same programs (CRN, --find) are in
+packages/serq-sweep/tests/test_peer_programs19.py."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from conform import both_tiers
+
+pytestmark = pytest.mark.timeout(120)
+
+HERE = __import__("pathlib").Path(__file__).resolve().parent / "peer_programs19"
+FLEET = HERE / "fleet.sq"
+PD = HERE / "pd.sq"
+
+# the step clock: every iteration costs 1 whatever it schedules
+STEP_CLOCK = {"c0": 1, "c1": 0}
+
+
+def rows(r, cols: tuple[str, ...]) -> dict[tuple[int, int], tuple]:
+    """The table request by (session, turn): the columns ``cols``."""
+    t = r.records("request")
+    keys = zip(t["session"].tolist(), t["turn"].tolist())
+    return dict(zip(keys, zip(*(t[c].tolist() for c in cols))))
+
+
+def run_hand(path, monkeypatch, sets, defs, n):
+    """A drained hand case: ``n`` sessions arriving (nearly) at once, each starting at its ``start_at()``."""
+    import serq_frontend
+    import serq_sim
+    from serq_report.json import encode_json
+
+    prog = serq_frontend.compile(path=str(path), sets={"Lambda": 1e6, **STEP_CLOCK, **sets}, defs=defs)
+    out = []
+    for tier in ("", "general"):
+        if tier:
+            monkeypatch.setenv("SERQ_SIM_TIER", tier)
+        else:
+            monkeypatch.delenv("SERQ_SIM_TIER", raising=False)
+        out.append(serq_sim.run(prog, arrivals=n, warmup=0, horizon=100))
+    monkeypatch.delenv("SERQ_SIM_TIER", raising=False)
+    assert encode_json(out[0]) == encode_json(out[1])
+    assert rows(out[0], ("sent", "last_token")) == rows(out[1], ("sent", "last_token"))
+    return out[1]
+
+
+def busy(r, name, index=None) -> float:
+    """The time the stage was busy (a ps stage: its work over its capacity), from its utilisation."""
+    s = next(s for s in r.result.stages if s.name == name and s.index == index)
+    return s.utilisation * (r.result.end - r.result.warmup)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# fleet.sq by hand
+
+
+def test_least_loaded_fleet_traced_by_hand(monkeypatch):
+    # two engines of one slot each, a budget of 8; prompts (n) and outputs (o) and start times:
+    #   s0 at 1: 6, 3   s1 at 1: 4, 2   s2 at 1.5: 3, 1   s3 at 2.5: 2, 2
+    # the router counts the slots held and waiting, ties to the lowest index:
+    #   s0 at 1: (0, 0) -> E0, admitted at 1: prefill [1,2] (first token at 2), decode 2 [2,4]: done 4
+    #   s1 at 1: (1, 0) -> E1, admitted at 1: prefill [1,2], decode 1 [2,3]: done 3
+    #   s2 at 1.5: (1, 1) -> E0, waits for the slot until 4: prefill [4,5], first and last token at 5
+    #   s3 at 2.5: (2, 1) -> E1, waits until 3: prefill [3,4], decode 1 [4,5]: done 5
+    r = run_hand(FLEET, monkeypatch, {"N": 2, "max_seqs": 1, "B": 8}, {
+        "start_at": "serial == 2 ? 1.5 : serial == 3 ? 2.5 : 1",
+        "new_tokens": "serial == 0 ? 6 : serial == 1 ? 4 : serial == 2 ? 3 : 2",
+        "out_tokens": "serial == 0 ? 3 : serial == 1 ? 2 : serial == 2 ? 1 : 2"}, 4)
+    cols = ("sent", "admitted", "first_token", "last_token", "engine")
+    assert rows(r, cols) == {(0, 1): (1, 1, 2, 4, 0), (1, 1): (1, 1, 2, 3, 1),
+                             (2, 1): (1.5, 4, 5, 5, 0), (3, 1): (2.5, 3, 4, 5, 1)}
+    # Little on the drained run: the time-average requests in the fleet over [0, 5] is the sum of their
+    # times in it, 3 + 2 + 3.5 + 2.5 = 11, over 5
+    assert r.result.end == 5
+    assert r.result.gauges["inflight"].mean == pytest.approx(11 / 5, rel=1e-12)
+    # each engine ran four iterations of 1 in [0, 5]
+    assert busy(r, "engine", 0) == busy(r, "engine", 1) == pytest.approx(4, rel=1e-12)
+    m = r.result.requests
+    assert m.completed == 4 and m.ttft.mean == pytest.approx((1 + 1 + 3.5 + 1.5) / 4, rel=1e-12)
+
+
+AFFINITY = {
+    # s0 (two turns) at 1: 9 new and 4 out, then 3 new and 2 out after a think of 1; s1 at 5.5: 8 and 3
+    "start_at": "serial == 1 ? 5.5 : 1",
+    "new_tokens": "serial == 0 ? (turn_no == 1 ? 9 : 3) : 8",
+    "out_tokens": "serial == 0 ? (turn_no == 1 ? 4 : 2) : 3",
+    "think": "1",
+    "last_turn": "turn_no >= (serial == 0 ? 2 : 1)",
+}
+
+
+@pytest.mark.parametrize("policy, second_turn, attained", [
+    # prefix affinity: s0's second turn (at 6) goes home to E0, where s1 (at 5.5) runs; it is admitted at
+    # E0's next iteration, 6.5, finds 12 of its 16 tokens (its first turn computed 9 + 3 = 12 tokens, three
+    # whole blocks of 4; reusable(16) = 12) and prefills 4 beside s1's decode in [6.5, 7.5]: first token at
+    # 7.5, decode 1 [7.5, 8.5]. TTFT 1.5: two of the three requests meet a TTFT of 1 (s1 runs prefill
+    # [5.5, 6.5], decode 2 [6.5, 8.5] either way)
+    (1, (6, 6.5, 7.5, 8.5, 12, 0), 2 / 3),
+    # least loaded: at 6 E0 holds s1 and E1 nothing, so s0 goes to E1, finds nothing there and prefills all
+    # 16 tokens at once in [6, 7] (on the step clock a prefill's length costs nothing): TTFT 1, all three
+    # meet it
+    (0, (6, 6, 7, 8, 0, 1), 1),
+])
+def test_prefix_affinity_against_least_loaded_traced_by_hand(monkeypatch, policy, second_turn, attained):
+    sets = {"N": 2, "max_seqs": 4, "B": 16, "bs": 4, "turns": 2, "policy": policy}
+    r = run_hand(FLEET, monkeypatch, sets, AFFINITY, 2)
+    cols = ("sent", "admitted", "first_token", "last_token", "cached", "engine")
+    # s0's first turn: prefill 9 [1,2], decode 3 [2,5]; s1: on E0 (both engines idle at 5.5)
+    assert rows(r, cols) == {(0, 1): (1, 1, 2, 5, 0, 0), (0, 2): second_turn, (1, 1): (5.5, 5.5, 6.5, 8.5, 0, 0)}
+    r.set_slo({"ttft": 1})
+    assert r.result.requests.attainment == pytest.approx(attained, rel=1e-12)
+    assert r.result.requests.good == round(3 * attained)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# pd.sq by hand
+
+
+def test_disaggregated_fleet_traced_by_hand(monkeypatch):
+    # two prefill engines, one decode engine, NICs of 2 tokens a unit of time, budget 16
+    #   s0 at 1: 6 prompt, 3 out -> P0 (the fewest requests), prefill [1, 2]
+    #   s1 at 1: 3 prompt, 2 out -> P1 (P0 holds s0), prefill [1, 2]
+    #   at 2 both are admitted to D0's KV and read: 5 and 2 tokens, both through D0's NIC, max-min 1 each;
+    #   s1's read ends at 4; s0's last 3 tokens go at 2 a unit: 5.5
+    #   s1 takes a slot at 4 (D0 idle): prefill 1 [4, 5], first token 5, decode 1 [5, 6]
+    #   s0's KV arrives at 5.5, inside D0's iteration [5, 6]: a slot at 6, prefill 1 [6, 7], decode 2 [7, 9]
+    r = run_hand(PD, monkeypatch, {"NP": 2, "ND": 1, "B": 16, "Bw": 2}, {
+        "start_at": "1", "new_tokens": "serial == 0 ? 6 : 3", "out_tokens": "serial == 0 ? 3 : 2"}, 2)
+    cols = ("sent", "started", "arrived", "first_token", "last_token", "prefiller", "decoder")
+    assert rows(r, cols) == {(0, 1): (1, 1, 5.5, 7, 9, 0, 0), (1, 1): (1, 1, 4, 5, 6, 1, 0)}
+    # Little: (8 + 5) / 9 requests in the fleet on the average
+    assert r.result.end == 9
+    assert r.result.gauges["inflight"].mean == pytest.approx(13 / 9, rel=1e-12)
+    # the utilisation law at every stage: the iterations, and the tokens read over a NIC's 2 a unit
+    assert [busy(r, "P", 0), busy(r, "P", 1), busy(r, "D", 0)] == pytest.approx([1, 1, 5], rel=1e-12)
+    assert busy(r, "P.nic", 0) == pytest.approx(5 / 2, rel=1e-12)
+    assert busy(r, "P.nic", 1) == pytest.approx(2 / 2, rel=1e-12)
+    assert busy(r, "D.nic", 0) == pytest.approx(7 / 2, rel=1e-12)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# at scale: Little, the utilisation law, conservation
+
+
+def geo_mean(m: float) -> float:
+    """E[floor(X)] of X ~ exp(m): floor(X) >= k with probability q^k, q = e^(-1/m): sum q^k = q / (1 - q)."""
+    q = math.exp(-1 / m)
+    return q / (1 - q)
+
+
+def geo_var(m: float) -> float:
+    q = math.exp(-1 / m)
+    return q / (1 - q) ** 2
+
+
+def tokens_moments(E_n: float, E_o: float) -> tuple[float, float]:
+    """The mean and the second moment of the tokens a single-turn request has an engine iterate over: the
+    prompt n = 1 + floor(exp(E_n)) and o - 1 = floor(exp(E_o)) decode tokens."""
+    mean = 1 + geo_mean(E_n) + geo_mean(E_o)
+    return mean, geo_var(E_n) + geo_var(E_o) + mean * mean
+
+
+def integral(r, name: str) -> float:
+    g = r.gauge(name)
+    return float(np.sum(np.diff(np.append(g.times, r.result.end)) * g.values))
+
+
+def check_drained_identities(r):
+    """On a drained run from 0: Little's law exactly (the gauge's integral is the sum of the requests' times
+    in the fleet), and every engine's busy time c1 times the tokens its requests had it iterate over."""
+    t = r.records("request")
+    assert r.result.arrivals == r.result.ended
+    assert integral(r, "inflight") == pytest.approx(float((t["last_token"] - t["sent"]).sum()), rel=1e-9)
+    assert r.result.gauges["inflight"].mean * r.result.end == pytest.approx(integral(r, "inflight"), rel=1e-9)
+    return t
+
+
+@pytest.mark.parametrize("sets", [
+    {"policy": 0},                  # least loaded, single-turn
+    # prefix affinity, three turns a session, KV pools that never evict: hits cost nothing
+    {"policy": 1, "turns": 3, "blocks": 100000},
+])
+def test_fleet_drained_little_and_work(monkeypatch, sets):
+    n = 1000 if sets.get("turns", 1) == 1 else 400
+    r = both_tiers(FLEET, monkeypatch, sets={"E_o": 8, "Lambda": 6, **sets}, arrivals=n, warmup=0,
+                   horizon=float("inf"))
+    t = check_drained_identities(r)
+    turns = sets.get("turns", 1)
+    assert len(t) == n * turns and r.result.turns == n * turns  # every request recorded once
+    # each engine's busy time is c1 = 0.0002 s a token of the prefills (prompt - cached) and decodes (o - 1)
+    work = (t["prompt"] - t["cached"] + t["output"] - 1) * 0.0002
+    for j in range(4):
+        assert busy(r, "engine", j) == pytest.approx(float(work[t["engine"] == j].sum()), rel=1e-9)
+    # every request of an engine took one admission of its slots
+    assert [r.pool("reqs", j).admissions for j in range(4)] == [int((t["engine"] == j).sum()) for j in range(4)]
+    if turns > 1:
+        # prefix affinity: every later turn went home and found its conversation's whole blocks there: the
+        # previous turn computed K - 1 tokens (K its prompt + output; the last output token is sampled, not
+        # computed), floor((K - 1) / 16) blocks of them, and reusable(K + n) reaches that far
+        t = t.sort_values(["session", "turn"])
+        prev = t.groupby("session").shift(1)
+        later = t["turn"] > 1
+        k = (prev["prompt"] + prev["output"])[later]
+        assert (t["engine"][later] == prev["engine"][later]).all()
+        assert (t["cached"][later] == (k - 1) // 16 * 16).all()
+
+
+def test_fleet_little_utilisation_conservation_at_a_horizon(monkeypatch):
+    # single-turn Poisson requests at 6/s over 4 engines, least loaded, measured from 0 (an empty fleet
+    # this lightly loaded is near its stationary law at once) to a horizon of 200 s
+    lam, E_n, E_o, c1 = 6.0, 200, 8, 0.0002
+    r = both_tiers(FLEET, monkeypatch, sets={"E_o": E_o, "Lambda": lam}, horizon=200, warmup=0)
+    m, g = r.result.requests, r.result.gauges["inflight"]
+    # conservation: the sessions that arrived are those that ended (one request each, recorded as it
+    # ends) and those still in the fleet at the horizon; none rejected
+    inflight = int(r.gauge("inflight").values[-1])
+    assert r.result.arrivals == r.result.ended + inflight == m.completed + inflight
+
+    assert all(r.pool("kv", j).rejections == 0 for j in range(4))
+    # Little: requests in the fleet = throughput x mean time in it, within the two CIs
+    lw = m.request_throughput * m.e2el.mean
+    assert abs(g.mean - lw) <= math.hypot(g.ci, m.request_throughput * m.e2el.ci), (g.mean, g.ci, lw)
+    assert g.ci < 0.1 * g.mean
+    # the utilisation law: the engines' busy fraction adds up to lambda x c1 x E[tokens] (the work offered:
+    # no engine saturates), within the CI of a compound Poisson's work over the window
+    mean, second = tokens_moments(E_n, E_o)
+    dur = r.result.end - r.result.warmup
+    offered = lam * c1 * mean
+    ci = 1.96 * c1 * math.sqrt(lam * second / dur)
+    util = sum(busy(r, "engine", j) for j in range(4)) / dur
+    assert abs(util - offered) <= ci, (util, offered, ci)
+    assert ci < 0.1 * offered
+
+
+def test_disaggregated_fleet_at_scale(monkeypatch):
+    lam, E_n, E_o, c1, Bw = 6.0, 200, 8, 0.0002, 20000
+    r = both_tiers(PD, monkeypatch, sets={"E_o": E_o, "Lambda": lam}, arrivals=1000, warmup=0,
+                   horizon=float("inf"))
+    t = check_drained_identities(r)
+    assert len(t) == 1000
+    # every request's work where it ran: its prompt on its prefill engine, its o tokens (one of prefill, the
+    # first token, o - 1 of decode) on its decode engine, prompt - 1 tokens through both NICs of its read
+    for side, col, work in (("P", "prefiller", t["prompt"] * c1), ("D", "decoder", t["output"] * c1),
+                            ("P.nic", "prefiller", (t["prompt"] - 1) / Bw), ("D.nic", "decoder", (t["prompt"] - 1) / Bw)):
+        for j in range(2):
+            assert busy(r, side, j) == pytest.approx(float(work[t[col] == j].sum()), rel=1e-9), (side, j)
+    # the utilisation law, the prefill side against the work offered (its CI as above)
+    mean_n = 1 + geo_mean(E_n)
+    second_n = geo_var(E_n) + mean_n ** 2
+    util = (busy(r, "P", 0) + busy(r, "P", 1)) / r.result.end
+    ci = 1.96 * c1 * math.sqrt(lam * second_n / r.result.end)
+    assert abs(util - lam * c1 * mean_n) <= ci, (util, lam * c1 * mean_n, ci)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# random routing over N engines is N separate engines at lambda / N
+
+
+def pk_e2e(lam: float, c1: float, E_n: float, E_o: float) -> tuple[float, float]:
+    """M/G/1 (an engine of one slot, c0 = 0: a request's service is c1 times its tokens, however chunked):
+    Pollaczek-Khinchine's mean wait, and the mean E2E latency (wait + service)."""
+    mean, second = tokens_moments(E_n, E_o)
+    es, es2 = c1 * mean, c1 * c1 * second
+    w = lam * es2 / (2 * (1 - lam * es))
+    return w, w + es
+
+
+def test_random_routing_is_n_separate_engines(monkeypatch):
+    # four engines of one slot each behind a random router at 42/s, against one engine at 10.5/s: Poisson
+    # splitting makes each of the four an M/G/1 queue at 10.5/s, so the fleet's requests (each engine's
+    # alike) have the single engine's E2E law, both Pollaczek-Khinchine's (rho = 0.45)
+    E_n, E_o, c1, lam1 = 200, 10, 0.0002, 10.5
+    common = {"max_seqs": 1, "E_n": E_n, "E_o": E_o, "policy": 2}
+    fleet = both_tiers(FLEET, monkeypatch, sets={**common, "N": 4, "Lambda": 4 * lam1}, horizon=50, warmup=5)
+    one = both_tiers(FLEET, monkeypatch, sets={**common, "N": 1, "Lambda": lam1}, horizon=200, warmup=20)
+    w, e2e = pk_e2e(lam1, c1, E_n, E_o)
+    a, b = fleet.result.requests.e2el, one.result.requests.e2el
+    for x in (a, b):
+        assert abs(x.mean - e2e) <= x.ci, (x.mean, x.ci, e2e)
+        assert x.ci < 0.25 * e2e
+    assert abs(a.mean - b.mean) <= math.hypot(a.ci, b.ci)
+    # each engine of the fleet is busy rho of the time, as the single engine is
+    rho = lam1 * c1 * tokens_moments(E_n, E_o)[0]
+    for r, n in ((fleet, 4), (one, 1)):
+        dur = r.result.end - r.result.warmup
+        for j in range(n):
+            assert abs(busy(r, "engine", j) / dur - rho) < 0.05, (j, rho)
+    # the split: each engine got a quarter of the requests, within a binomial's 3 sigma
+    t = fleet.records("request")
+    k = len(t)
+    for j in range(4):
+        assert abs(int((t["engine"] == j).sum()) - k / 4) < 3 * math.sqrt(k * 3 / 16)
