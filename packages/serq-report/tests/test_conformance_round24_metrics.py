@@ -285,6 +285,43 @@ def test_under_arrivals_n_the_window_ends_when_the_last_session_ends():
         assert (report.result.end, req.duration, req.request_throughput) == (end, end, 3 / end)
 
 
+
+REFUSED = """
+use "vllm.sq";
+pool reqs { cap 8; admit via engine; }
+pool kv { cap 2 * 4; block 4; evict lru; preempt lifo; }
+stage engine : step { budget 8; cost 1; memory kv; }
+stage away : delay;
+workload { arrive batch(2); hidden o; }
+session {
+  set prompt = serial == 0 ? 4 : 3;
+  set o = serial == 0 ? 8 : 3;
+  branch (serial == 1) { run away (10); }
+  set t0 = now;
+  vllm_request(reqs, kv, engine, prompt, o, t0);
+}
+run { horizon inf; warmup 0; }
+"""
+
+
+@pytest.mark.parametrize("tier", ["fast", "general"])
+def test_a_request_refused_on_re_admission_has_no_row_and_its_gaps_count(tier, monkeypatch):
+    # S0 (prompt 4, output 8) on a KV pool of 2 blocks: prefill [0, 1], tokens at 1 2 3 4 5 (4 -> 8 tokens
+    # computed); at 5 its 9th token needs a 3rd block: it preempts itself, and its re-admission, which
+    # reserves its 9 known tokens, can never fit the cap 8: refused, the session ends (docs/vllm.md, "A
+    # request refused after its first token"). S1 (sent at 10, prompt 3, output 3): tokens at 11 12 13, a row.
+    # The run drains, and its ITL has S0's 4 gaps besides the row's 2 (vLLM's inter-token histogram has
+    # them; its benchmark would count S0 as failed and leave them out).
+    monkeypatch.setenv("SERQ_SIM_TIER", tier)
+    report = _run(REFUSED)
+    assert _rows(report) == [(1, 10.0, 10.0, 11.0, 13.0, 3, 3, 0, 0)]
+    kv = report.pool("kv")
+    assert (kv.preemptions, kv.rejections) == (1, 1)
+    assert report.observe("ttft").values.tolist() == [1.0, 1.0]    # S0's first token is observed
+    req = report.result.requests
+    assert (req.completed, req.ttft.count, req.tpot.count, req.duration) == (1, 1, 1, 13.0)
+    assert _got(req.itl) == (4 + 2, 1.0, 0.0, 1.0, 1.0, 1.0, 1.0)
+
 # -- percentiles: numpy's linear interpolation, on a hand set -----------------------------------------------
 
 def test_percentiles_are_numpys_linear_interpolation_on_a_hand_set():
