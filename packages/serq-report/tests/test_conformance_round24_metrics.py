@@ -364,6 +364,8 @@ def test_the_scenario_s_time_averages_by_hand(tier, monkeypatch):
                    its=engine.iterations)
         assert got == pytest.approx(want, rel=1e-14), warmup
         assert reqs.used == reqs.holders == engine.present  # one slot a resident
+        # the hold waits in the queue of its first pool, reqs: kv admits it with no wait and never queues it
+        assert (kv.queue, kv.wait, kv.admissions) == (0.0, 0.0, want["admissions"])
         # Little's law over the slots' queue: waiting = admissions / window x mean wait (no hold queued at
         # either end of the window)
         assert reqs.queue == pytest.approx(reqs.admissions / (10 - warmup) * reqs.wait, rel=1e-14)
