@@ -322,6 +322,60 @@ def test_a_request_refused_on_re_admission_has_no_row_and_its_gaps_count(tier, m
     assert (req.completed, req.ttft.count, req.tpot.count, req.duration) == (1, 1, 1, 13.0)
     assert _got(req.itl) == (4 + 2, 1.0, 0.0, 1.0, 1.0, 1.0, 1.0)
 
+
+LOADED = """
+use "vllm.sq";
+pool reqs { cap SLOTS; admit via engine; }
+pool kv { cap BLOCKS * 4; block 4; evict lru; preempt lifo; }
+stage engine : step { budget BUDGET; cost 0.01 + 0.001 * tokens; memory kv; }
+stage think : delay;
+workload { arrive poisson(RATE); hidden o; }
+session {
+  set prompt = 1 + floor(~uniform(0, 40));
+  set o = 1 + floor(~uniform(0, 30));
+  set t0 = now;
+  vllm_request(reqs, kv, engine, prompt, o, t0);
+  branch (~bernoulli(0.5)) {
+    run think (~exp(1));
+    set prompt = prompt + o + 5;
+    set o = 1 + floor(~uniform(0, 10));
+    set t0 = now;
+    vllm_request(reqs, kv, engine, prompt, o, t0);
+  }
+}
+run { horizon inf; warmup 2; arrivals 150; }
+"""
+
+
+@pytest.mark.parametrize("seed, slots, blocks, budget, rate", [(0, 4, 20, 8, 10), (6, 16, 30, 16, 5), (7, 2, 20, 64, 10)])
+def test_the_report_is_vllms_benchmark_of_its_records_under_load(seed, slots, blocks, budget, rate):
+    """vLLM's benchmark computed of the records with numpy (TTFT, TPOT only of more than one token and 0 for
+    goodput, E2EL, throughputs over the window, goodput at ``slo >= value``), and the hit rate and the queue
+    phase, on loaded multi-turn runs with preemptions (65, 24 and 30 in the records; 4, 159 and 0 requests
+    good) and a warm-up of 2."""
+    src = (LOADED.replace("SLOTS", str(slots)).replace("BLOCKS", str(blocks)).replace("BUDGET", str(budget))
+           .replace("RATE", str(rate)))
+    report = _run(src, seed=seed)
+    slo = {"ttft": 0.2, "tpot": 0.02}
+    report.set_slo(slo)
+    d, req = report.records(kind="numpy"), report.result.requests
+    assert d["preemptions"].sum() > 20 and len(d["sent"]) > 150
+    ttft, e2el, out = d["first_token"] - d["sent"], d["last_token"] - d["sent"], d["output"]
+    span = d["last_token"] - d["first_token"]
+    tpot = span[out > 1] / (out[out > 1] - 1)
+    tpot_for_goodput = np.where(out > 1, span / np.maximum(out - 1, 1), 0.0)
+    window = report.result.end - 2.0
+    for m, x in ((req.ttft, ttft), (req.tpot, tpot), (req.e2el, e2el), (req.queue, d["admitted"] - d["sent"])):
+        got, want = _got(m), _numpy(x)
+        assert got[:1] + got[3:] == want[:1] + want[3:]
+        assert got[1:3] == pytest.approx(want[1:3], rel=1e-13)
+    assert (req.request_throughput, req.output_throughput, req.total_token_throughput) == pytest.approx(
+        (len(ttft) / window, out.sum() / window, (d["prompt"].sum() + out.sum()) / window), rel=1e-15)
+    good = sum(1 for a, b in zip(ttft, tpot_for_goodput) if slo["ttft"] >= a and slo["tpot"] >= b)
+    assert (req.good, req.goodput, req.attainment) == pytest.approx((good, good / window, good / len(ttft)),
+                                                                    rel=1e-15)
+    assert req.prefix_cache_hit_rate == d["cached"].sum() / d["prompt"].sum()
+
 # -- percentiles: numpy's linear interpolation, on a hand set -----------------------------------------------
 
 def test_percentiles_are_numpys_linear_interpolation_on_a_hand_set():
