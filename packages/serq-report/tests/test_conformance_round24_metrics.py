@@ -14,6 +14,8 @@ vllm/benchmarks/serve.py (the serving benchmark, ``vllm bench serve``)
               sum(output lens) / dur_s, total_token_throughput = (total input + total output) / dur_s
   735-760     mean, std, median, percentiles: np.mean, np.std (population), np.median, np.percentile
               (numpy's default method, 'linear'), over ``x or 0`` (0 for an empty list)
+  653-706     max_output_tokens_per_s, max_concurrent_requests ("Peak output token throughput", "Peak
+              concurrent requests", 1170-1177): tokens and requests in 1-second buckets; no counterpart
   875-898     ``--num-warmups N``: N requests sent and awaited before the timed run (in no figure)
   974, 1048   dur_s: from before the first request is sent to after the last response
 vllm/benchmarks/lib/endpoint_request_func.py
