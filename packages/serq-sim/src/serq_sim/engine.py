@@ -450,8 +450,9 @@ class Simulation:
         if self.show_progress:
             self.pulse = self.pulse_n
         try:
-            self._start()
-            self._loop()
+            with _wall_in_plugins(self):
+                self._start()
+                self._loop()
         except (KeyboardInterrupt, StopRun) as e:
             self.stopped(e)
         except MemoryError:
@@ -1462,6 +1463,62 @@ def _where(span, serial: int | None) -> str:
     if serial is not None:
         where += f", session {serial}"
     return where
+
+
+class _wall_in_plugins:  # noqa: N801 - a context manager, named as the functions around it
+    """While the run's events run, under ``--max-wall`` (``max_wall``), in the main thread, with no other
+    ``SIGALRM`` handler or alarm set: a timer (``SIGALRM``) at the bound stops a run that is inside a
+    third-party plugin's own code then (a stage kind's method that does not return), with the bound's
+    partial report and a note naming the plugin and its line. serQ's own work inside an event is counted
+    down and stops at the bound (:meth:`Simulation.pulse_out`), but a plugin's loop is not, and the run
+    went on past the bound for as long as the plugin's code ran (``--max-wall 1`` of a stage kind whose
+    ``attach`` loops: until Ctrl-C). Fired in serQ's code, the timer looks again 10 ms later."""
+
+    __slots__ = ("sim", "old")
+
+    def __init__(self, sim):
+        self.sim = sim
+        self.old = None
+
+    def __enter__(self):
+        sim = self.sim
+        if sim.max_wall is None or sim.plugin_manager is None:
+            return self
+        import signal
+        import threading
+
+        if (not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread()
+                or signal.getsignal(signal.SIGALRM) not in (signal.SIG_DFL, signal.SIG_IGN, None)
+                or signal.getitimer(signal.ITIMER_REAL) != (0.0, 0.0)):
+            return self
+        from serq.plugins import plugin_running
+
+        running = plugin_running(sim.plugin_manager)
+
+        def fired(signum, frame):
+            mw = sim.max_wall
+            if mw is None:  # the run is over
+                return
+            where = running(frame)
+            if where is None:  # serQ's own code, whose countdown reads the clock: look again soon
+                signal.setitimer(signal.ITIMER_REAL, 0.01)
+                return
+            spent = _time.monotonic() - sim.t_wall0
+            raise StopRun("max-wall", f"stopped after {spent:.3g} s of wall time (--max-wall {show(mw)}) "
+                                      f"within the code of {where}")
+
+        self.old = signal.signal(signal.SIGALRM, fired)
+        signal.setitimer(signal.ITIMER_REAL, max(sim.t_wall0 + sim.max_wall - _time.monotonic(), 0.001))
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.old is None:
+            return
+        import signal
+
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, self.old)
+        self.old = None
 
 
 def _signal_caught() -> None:

@@ -952,13 +952,34 @@ def plugin_at(pm: pluggy.PluginManager | None, exc: BaseException) -> str | None
         return None
     exact, top = _third_party_modules(pm)
     found, _inherited = _plugin_frames(exact, top, exc)
-    if found is None:
-        return None
-    owner, frame, lineno = found
+    return None if found is None else _plugin_place(pm, *found)
+
+
+def _plugin_place(pm: pluggy.PluginManager, owner: Any, frame: Any, lineno: int) -> str:
     code = frame.f_code
     func = getattr(code, "co_qualname", code.co_name)
     return printable(f"plugin {plugin_name(pm, owner)!r}{_origin(plugin_distribution(pm, owner))}: {func} at "
                      f"{code.co_filename}:{lineno}")
+
+
+def plugin_running(pm: pluggy.PluginManager | None) -> Callable[[Any], str | None]:
+    """A function of a frame (a signal handler's): where a third-party plugin's code is running, the
+    innermost frame of the stack in a plugin's module, as :func:`plugin_at` says it; ``None`` when none is.
+    The plugins' modules are looked up once, here, not at each call."""
+    if pm is None:
+        return lambda frame: None
+    exact, top = _third_party_modules(pm)
+
+    def running(frame: Any) -> str | None:
+        while frame is not None:
+            mod = frame.f_globals.get("__name__")
+            owner = (exact.get(mod) or top.get(mod.partition(".")[0])) if isinstance(mod, str) else None
+            if owner is not None:
+                return _plugin_place(pm, owner, frame, frame.f_lineno)
+            frame = frame.f_back
+        return None
+
+    return running
 
 
 def exit_as_plugin_error(pm: pluggy.PluginManager | None, exc: BaseException, during: str) -> PluginError | None:

@@ -1,0 +1,315 @@
+"""A third party's stage kinds that keep state across time, written from docs/hooks.md and installed as a
+wheel leaves them (a ``*.dist-info`` with its ``entry_points.txt`` in a folder on ``sys.path``): a batch
+server (``@batchk(k)``: up to k waiting jobs at once, a batch taking its longest job) and a FIFO server that
+breaks down while it serves (``@breakdown(f = F, r = R)``), each checked against independent truth: the
+built-in ``fifo(1)``'s report, byte for byte, for a batch of one; a hand trace for a batch of two; the
+M/G/1 formula for the breakdowns. And what an author's kind may do to a run: loop in its own code under
+``--max-wall``, or never complete a job under ``horizon inf``."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+
+import pytest
+import serq_frontend
+import serq_sim
+from serq.plugins import get_plugin_manager
+from serq_report.json import encode_json
+from tiers import same_json
+
+pytestmark = pytest.mark.timeout(60)
+
+KINDS = '''import math
+import time
+from collections import deque
+
+from serq import hookimpl
+from serq_sim import SimError
+from serq_sim.stages import StageKind
+
+
+class BatchStage(StageKind):
+    """One server that serves up to k waiting jobs at once, in arrival order; a batch takes its longest job."""
+
+    def __init__(self, sim, node, member, flat):
+        super().__init__(sim, node, member, flat)
+        params = node.kind.params
+        k = params.get("k") if isinstance(params, dict) else (params or [None])[0]
+        if not isinstance(k, float) or not 1 <= k < math.inf or k != int(k):
+            raise SimError(f"stage {node.name}: @batchk takes a whole k of at least 1, not {params!r}")
+        self.k = int(k)
+        self.waiting = deque()
+        self.serving = []
+
+    def attach(self, job):
+        self.acc()
+        self.present += 1
+        job.stage = self
+        self.waiting.append(job)
+        if not self.serving:
+            self._start()
+
+    def _start(self):
+        if not self.waiting:
+            return
+        self.acc()
+        now = self.sim.now
+        batch = [self.waiting.popleft() for _ in range(min(self.k, len(self.waiting)))]
+        for job in batch:
+            job.started = now
+        self.serving = batch
+        self.sim.at(now + max(j.work for j in batch), self._done, batch)
+
+    def _done(self, batch):
+        if batch is not self.serving:
+            return
+        self.acc()
+        self.serving = []
+        for job in batch:
+            if job.stage is self:
+                self.present -= 1
+                job.stage = None
+                self.sim.job_done(self, job)
+        self._start()
+
+    def detach(self, job):
+        self.acc()
+        self.present -= 1
+        job.stage = None
+        if job in self.waiting:
+            self.waiting.remove(job)
+
+    def busy_level(self):
+        return 1.0 if self.serving else 0.0
+
+
+class BreakdownStage(StageKind):
+    """One FIFO server that breaks down while it serves, after exponential busy times of rate f, and is
+    repaired in an exponential time of mean r; the job in service resumes where it stopped."""
+
+    def __init__(self, sim, node, member, flat):
+        super().__init__(sim, node, member, flat)
+        params = node.kind.params
+        if not isinstance(params, dict) or set(params) != {"f", "r"}:
+            raise SimError(f"stage {node.name}: @breakdown takes f and r, not {params!r}")
+        self.f, self.r = params["f"], params["r"]
+        self.rng = sim.rngs["session"]
+        self.waiting = deque()
+        self.serving = None
+        self.left = 0.0
+        self.token = 0
+
+    def attach(self, job):
+        self.acc()
+        self.present += 1
+        job.stage = self
+        self.waiting.append(job)
+        if self.serving is None:
+            self._next()
+
+    def _next(self):
+        if not self.waiting:
+            return
+        self.acc()
+        job = self.serving = self.waiting.popleft()
+        job.started = self.sim.now
+        self.left = job.work
+        self._serve()
+
+    def _serve(self):
+        now = self.sim.now
+        up = self.rng.expovariate(self.f)
+        self.token += 1
+        if up >= self.left:
+            self.sim.at(now + self.left, self._done, self.token)
+        else:
+            self.left -= up
+            self.sim.at(now + up, self._break, self.token)
+
+    def _break(self, token):
+        if token == self.token:
+            self.sim.at(self.sim.now + self.rng.expovariate(1 / self.r), self._repaired, token)
+
+    def _repaired(self, token):
+        if token == self.token:
+            self._serve()
+
+    def _done(self, token):
+        if token != self.token:
+            return
+        job = self.serving
+        self.acc()
+        self.serving = None
+        self.present -= 1
+        job.stage = None
+        self.sim.job_done(self, job)
+        self._next()
+
+    def detach(self, job):
+        self.acc()
+        self.present -= 1
+        job.stage = None
+        if job is self.serving:
+            self.serving = None
+            self.token += 1
+            self._next()
+        else:
+            self.waiting.remove(job)
+
+    def busy_level(self):
+        return 1.0 if self.serving is not None else 0.0
+
+
+class Forever(StageKind):
+    """Takes every job and never completes it, nor schedules anything."""
+
+    def attach(self, job):
+        self.acc()
+        self.present += 1
+        job.stage = self
+
+    def detach(self, job):
+        self.acc()
+        self.present -= 1
+        job.stage = None
+
+
+class Spin(Forever):
+    """Takes its first job and works on it for 5 s of wall time (a loop of its own), then never completes it."""
+
+    def attach(self, job):
+        super().attach(job)
+        end = time.monotonic() + 5
+        while time.monotonic() < end:
+            pass
+
+
+@hookimpl
+def serq_sim_register_stage_kinds(register):
+    register("batchk", BatchStage)
+    register("breakdown", BreakdownStage)
+    register("forever", Forever)
+    register("spin", Spin)
+'''
+
+
+@pytest.fixture
+def pm(tmp_path, monkeypatch):
+    """serq-acme's plugin ``acme`` installed in a folder on sys.path; a plugin manager of it."""
+    info = tmp_path / "serq_acme-0.3.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: serq-acme\nVersion: 0.3.0\n")
+    (info / "entry_points.txt").write_text("[serq]\nacme = acme2_kinds\n")
+    (tmp_path / "acme2_kinds.py").write_text(KINDS)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    before = set(sys.modules)
+    yield get_plugin_manager()
+    for name in set(sys.modules) - before:
+        if name.startswith("acme2_"):
+            del sys.modules[name]
+
+
+def _compile(pm, source: str):
+    return serq_frontend.compile(source=source, pm=pm)
+
+
+MM1 = """stage s : fifo(1);
+workload { arrive poisson(0.8); }
+session {
+  set t0 = now;
+  run s (~exp(1));
+  observe resp = now - t0;
+  record job { sent = t0; response = now - t0; }
+}
+run { horizon 2000; }
+"""
+
+
+def test_a_batch_of_one_is_the_builtin_fifo_byte_for_byte(pm, monkeypatch):
+    """A batch server whose batches hold one job is one FIFO server: the M/M/1 program (rho = 0.8) with
+    @batchk(1) in place of fifo(1) gives fifo(1)'s report, byte for byte but for the program's name and
+    digests, and its records; on the default tier (fifo's fast tier) and on the general engine alike."""
+    def report(source):
+        prog = _compile(pm, source)
+        doc = same_json(prog, monkeypatch, pm=pm, seed=3)
+        del doc["program"]
+        rep = serq_sim.run(prog, pm=pm, seed=3)
+        return doc, {c: [float(x) for x in v] for c, v in rep.record_table("job").arrays().items()}
+
+    fifo, batch = report(MM1), report(MM1.replace("fifo(1)", "@batchk(1)"))
+    assert json.dumps(batch) == json.dumps(fifo)
+    assert fifo[0]["observes"]["resp"]["count"] > 1400  # (0.8 arrivals a unit over 2000)
+    assert len(fifo[1]["response"]) == fifo[0]["observes"]["resp"]["count"]
+
+
+BATCH_HAND = """stage s : @batchk(k = 2);
+workload { arrive batch(3); }
+session { set t0 = now; run s (1 + serial); observe resp = now - t0; }
+run { horizon 100; }
+"""
+
+
+def test_a_batch_of_two_by_hand(pm):
+    """Works 1, 2, 3 at 0, in that order: the idle server takes the first job alone as it arrives (a batch
+    of the one job waiting) and ends it at 1; the jobs of 2 and 3, waiting then, are the next batch, which
+    ends at 1 + 3 = 4. Responses 1, 4, 4; waits 0, 1, 1; services 1, 3, 3; busy from 0 to 4."""
+    report = serq_sim.run(_compile(pm, BATCH_HAND), pm=pm, seed=1)
+    assert [float(v) for v in report.observe("resp").values] == [1.0, 4.0, 4.0]
+    st = report.result.stages[0]
+    assert (st.completions, st.wait, st.service, st.utilisation) == (3, 2 / 3, 7 / 3, 4 / 100)
+
+
+BREAKDOWNS = """let F = 0.2;
+let R = 1;
+stage s : @breakdown(f = F, r = R);
+workload { arrive poisson(0.5); }
+session { set t0 = now; run s (1); observe resp = now - t0; }
+run { horizon inf; arrivals 40000; }
+"""
+
+
+def test_breakdowns_while_serving_are_an_mg1_queue_of_the_completion_times(pm):
+    """A job of work D = 1 is interrupted by N ~ Poisson(f D) breakdowns, each repaired in R ~ exp(mean r):
+    its completion time C has E[C] = D (1 + f r) = 1.2 and Var C = f D E[R^2] = 0.2 * 2 = 0.4, so E[C^2] =
+    1.84. The stage is an M/G/1 queue of C: with lambda = 0.5, rho = 0.6, the mean wait is lambda E[C^2] /
+    (2 (1 - rho)) = 1.15 (Pollaczek-Khinchine), the response 2.35. The run's 95 % interval over 40 000
+    arrivals covers it, and is narrow."""
+    result = serq_sim.run(_compile(pm, BREAKDOWNS), pm=pm, seed=1).result
+    resp, st = result.observes["resp"], result.stages[0]
+    assert resp.count == 40000
+    assert resp.ci < 0.1
+    assert abs(resp.mean - 2.35) <= resp.ci, (resp.mean, resp.ci)
+    assert abs(st.wait - 1.15) <= resp.ci and abs(st.service - 1.2) <= 0.02, (st.wait, st.service)
+    assert abs(st.utilisation - 0.6) <= 0.02
+
+
+def test_a_plugins_kind_under_the_invariants_check_gives_the_same_report(pm, monkeypatch):
+    prog = _compile(pm, BREAKDOWNS.replace("arrivals 40000", "arrivals 2000"))
+    plain = same_json(prog, monkeypatch, pm=pm, seed=2)
+    checked = json.loads(encode_json(serq_sim.run(prog, pm=pm, seed=2, check_invariants=True)))
+    assert checked == plain
+
+
+SPIN = """stage s : @spin;
+workload { arrive batch(1); }
+session { run s (1); }
+run { horizon 10; }
+"""
+
+
+def test_max_wall_stops_a_run_inside_a_plugins_own_code(pm):
+    """The kind's attach works for 5 s of its own: --max-wall 0.3 let it (the bound was read between events
+    and within serQ's own work only), and a kind that loops for ever ran until Ctrl-C. It stops at the
+    bound, the note naming the plugin and its line."""
+    t0 = time.monotonic()
+    report = serq_sim.run(_compile(pm, SPIN), pm=pm, seed=1, max_wall=0.3)
+    spent = time.monotonic() - t0
+    assert report.result.partial == "max-wall", report.result.notes
+    assert spent < 2.5, spent
+    note = next(n for n in report.result.notes if "wall time" in n)
+    line = KINDS.splitlines().index("        while time.monotonic() < end:") + 1
+    assert "(--max-wall 0.3) within the code of plugin 'acme' (from serq-acme 0.3.0): Spin.attach at " in note, note
+    assert note.split(" at t=")[0].endswith(f"acme2_kinds.py:{line}") or \
+        note.split(" at t=")[0].endswith(f"acme2_kinds.py:{line + 1}"), note
