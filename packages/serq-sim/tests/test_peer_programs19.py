@@ -23,6 +23,7 @@ pytestmark = pytest.mark.timeout(120)
 HERE = __import__("pathlib").Path(__file__).resolve().parent / "peer_programs19"
 FLEET = HERE / "fleet.sq"
 PD = HERE / "pd.sq"
+OFFLOAD = HERE / "offload.sq"
 
 # the step clock: every iteration costs 1 whatever it schedules
 STEP_CLOCK = {"c0": 1, "c1": 0}
@@ -301,3 +302,58 @@ def test_random_routing_is_n_separate_engines(monkeypatch):
     k = len(t)
     for j in range(4):
         assert abs(int((t["engine"] == j).sum()) - k / 4) < 3 * math.sqrt(k * 3 / 16)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# offload.sq: GPUs spilling to a CPU tier
+
+
+def test_offload_tier_traced_by_hand(monkeypatch):
+    # one engine, a GPU of 5 blocks of 4 tokens, PCIe 0.5 a block written and 0.25 a block read (one job at
+    # a time); every request has one output token, so its whole sequence prompt + 1 is held
+    #   A at 1: 8 tokens, holds 9 (3 blocks): prefill [1, 2]; caches the 8 it computed, 2 blocks; thinks 11
+    #   B at 3: 14 tokens, holds 15 (4 blocks): 3 free, so A's tail block goes (LRU, from the tail) and is
+    #           written to the tier [3, 3.5]; prefill [3, 4]; caches 12 (3 blocks: 14 computed)
+    #   A at 13: 3 new, 12 tokens, holds 13 (4 blocks): its head block is still on the GPU (gpu 4), 1 block
+    #           free besides, so 2 of B's go, a write of 1 [13, 14]; the tier holds A's tail, which continues
+    #           the head: 4 more (reusable(12) = 8), read after that write [14, 14.25]; prefill the 4 left
+    #           [14.25, 15.25]
+    r = run_hand(OFFLOAD, monkeypatch, {"N": 1, "B": 16, "bs": 4, "blocks": 5, "write": 0.5, "read": 0.25,
+                                         "turns": 2}, {
+        "start_at": "serial == 1 ? 3 : 1", "new_tokens": "serial == 0 ? (turn_no == 1 ? 8 : 3) : 14",
+        "out_tokens": "1", "think": "11", "last_turn": "turn_no >= (serial == 0 ? 2 : 1)"}, 2)
+    cols = ("sent", "admitted", "first_token", "last_token", "gpu", "cpu")
+    assert rows(r, cols) == {(0, 1): (1, 1, 2, 2, 0, 0), (1, 1): (3, 3, 4, 4, 0, 0),
+                             (0, 2): (13, 13, 15.25, 15.25, 4, 4)}
+    kv = r.pool("kv", 0)
+    assert (kv.evicted_units, kv.spills) == (12, 3)  # 4 of A's, 8 of B's: three blocks written
+    assert busy(r, "pcie", 0) == pytest.approx(3 * 0.5 + 0.25, rel=1e-12)
+    assert busy(r, "engine", 0) == pytest.approx(3, rel=1e-12)
+    assert r.result.gauges["inflight"].mean == pytest.approx((1 + 1 + 2.25) / 15.25, rel=1e-12)
+
+
+def test_offload_fleet_at_scale_accounts_for_every_request_token_and_block(monkeypatch):
+    # 300 sessions of 4 turns on two engines of 100 GPU blocks each: the GPUs evict and spill, and some
+    # holds (prompt + o beyond 1600 tokens) can never fit and are rejected
+    r = both_tiers(OFFLOAD, monkeypatch, sets={"Lambda": 1.5}, arrivals=300, warmup=0, horizon=float("inf"))
+    t = check_drained_identities(r)
+    rejected = sum(r.pool("kv", j).rejections for j in range(2))
+    assert rejected > 0 and all(r.pool(p, j).rejections == 0 for p in ("reqs", "cpu") for j in range(2))
+    # conservation: every turn is a request recorded or a hold rejected (its session ends there), and a
+    # rejected request is the last of its session
+    assert r.result.turns == len(t) + rejected
+    assert r.result.ended == r.result.arrivals == 300
+    # the rejected: each hold of more than the GPU's 1600 tokens (prompt + o, in whole blocks of 16)
+    assert (t["prompt"] + t["output"] <= 1600).all()
+    assert (t["cpu"] > 0).sum() > 50
+    for j in range(2):
+        tj, kv = t[t["engine"] == j], r.pool("kv", j)
+        # every block evicted was written to the tier (tier = 1); the link's busy time is the writes and the
+        # reads, and the engine's the tokens neither tier had, prefilled, and the decodes
+        assert kv.spills * 16 == kv.evicted_units
+        assert busy(r, "pcie", j) == pytest.approx(kv.spills * 0.001 + float(tj["cpu"].sum()) / 16 * 0.0005,
+                                                   rel=1e-9)
+        work = (tj["prompt"] - tj["gpu"] - tj["cpu"] + tj["output"] - 1) * 0.0002
+        assert busy(r, "engine", j) == pytest.approx(float(work.sum()), rel=1e-9)
+        # a hit is whole blocks, never the last prompt token
+        assert ((tj["gpu"] + tj["cpu"]) % 16 == 0).all() and (tj["gpu"] + tj["cpu"] < tj["prompt"]).all()
