@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 
 import pytest
+import serq
 from host_helpers import run_serq
 
 BODIES = {
@@ -17,7 +18,10 @@ BODIES = {
                 "cannot be loaded (no_such_module_xyz): ModuleNotFoundError: No module named 'no_such_module_xyz'"),
     "unknown hook": ("broken_mod", "import pluggy\nhookimpl = pluggy.HookimplMarker('serq')\n\n\n@hookimpl\n"
                                    "def serq_no_such_hook():\n    pass\n",
-                     "is not valid: unknown hook 'serq_no_such_hook' in plugin"),
+                     "is not valid: it implements the hook serq_no_such_hook, which no installed part of serQ "
+                     "{version} specifies; a hook of a part that may not be installed, or of a later serQ, is marked "
+                     "@hookimpl(optionalhook=True), and is then not called where no part specifies it at "
+                     "{site}{sep}broken_mod.py:5"),
 }
 
 
@@ -43,7 +47,7 @@ def test_a_plugin_that_cannot_be_loaded_is_one_message(tmp_path, case, args):
     lines = r.stderr.splitlines()
     assert len(lines) == 2, r.stderr
     assert lines[0].startswith("error: plugin 'broken' (from brokenplug 0.1) "
-                               + what.format(site=site, sep=os.sep)), lines[0]
+                               + what.format(site=site, sep=os.sep, version=serq.__version__)), lines[0]
     assert lines[1] == "(run without it: SERQ_DISABLED_PLUGINS=broken, or uninstall brokenplug)"
     assert r.stdout == ""
 

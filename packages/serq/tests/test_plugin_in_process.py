@@ -63,5 +63,5 @@ def test_an_implementation_of_a_hook_nobody_specifies_is_named_the_same_each_tim
     first, _ = _message(UnknownHook())
     again, _ = _message(UnknownHook())
     assert first == again
-    assert first.startswith(f"error: plugin '{__name__}.UnknownHook' is not valid: unknown hook "
-                            "'serq_no_such_hook'"), first
+    assert first.startswith(f"error: plugin '{__name__}.UnknownHook' is not valid: it implements the hook "
+                            "serq_no_such_hook, which no installed part of serQ"), first

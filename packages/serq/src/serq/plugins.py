@@ -621,8 +621,9 @@ def get_plugin_manager(*, autoload: bool | None = None, plugins: Iterable[Any] =
         # an object registered in-process is named by its class, not by the id() pluggy names it by
         name = plugin_name(pm, e.plugin) if pm.is_registered(e.plugin) else _object_name(e.plugin)
         dist = next((d for p, d in pm.list_plugin_distinfo() if p is e.plugin), None)
-        raise PluginError(_failed_plugin(name, dist, "is not valid", e, where=False,
-                                         reason=_without_ids(str(e), e.plugin, name))) from None
+        unknown = _unknown_hook(pm, e.plugin)
+        reason, at = unknown if unknown is not None else (_without_ids(str(e), e.plugin, name), None)
+        raise PluginError(_failed_plugin(name, dist, "is not valid", e, where=False, at=at, reason=reason)) from None
     for plugin, hook in pm.unmarked:
         caller = getattr(pm.hook, hook, None)
         if caller is not None and caller.has_spec() and pm.is_registered(plugin):
@@ -716,6 +717,41 @@ def raising_line(exc: BaseException) -> tuple[str, int] | None:
             continue
         found = (file, lineno)
     return found
+
+
+def _unknown_hook(pm: pluggy.PluginManager, plugin: Any) -> tuple[str, tuple[str, int] | None] | None:
+    """What ``check_pending()`` refused of ``plugin``, an implementation of a hook no part specifies, said
+    to its author: the hook, the one of that name's spelling a part does specify (a misspelling,
+    ``serq_sim_register_stage_kind``), what marks a hook of a part that may be absent or of a later serQ,
+    and ``(file, line)`` of its definition; ``None`` when no such implementation is found. pluggy's own
+    words, ``unknown hook 'H' in plugin NAME``, named neither the line nor what to do about it."""
+    import inspect
+
+    specified = [n for n, c in vars(pm.hook).items() if isinstance(c, pluggy.HookCaller) and c.has_spec()]
+    for hook, caller in vars(pm.hook).items():
+        if not isinstance(caller, pluggy.HookCaller) or caller.has_spec():
+            continue
+        for impl in caller.get_hookimpls():
+            if impl.plugin is not plugin or impl.opts.get("optionalhook"):
+                continue
+            try:
+                code = inspect.unwrap(impl.function).__code__
+                at: tuple[str, int] | None = (code.co_filename, code.co_firstlineno)
+            except (AttributeError, ValueError):
+                at = None
+            import difflib
+
+            from . import __version__
+
+            # hooks' names share long prefixes (serq_sim_register_): the general rule's cutoff (0.6) took
+            # serq_sim_register_arrival_laws for serq_sim_register_share_policies; a misspelling is closer
+            close = difflib.get_close_matches(hook, specified, n=1, cutoff=0.9)
+            meant = f" (did you mean {close[0]}?)" if close else ""
+            return (f"it implements the hook {hook}, which no installed part of serQ {__version__} specifies"
+                    f"{meant}; a hook of a part that may not be installed, or of a later "
+                    "serQ, is marked @hookimpl(optionalhook=True), and is then not called where no part "
+                    "specifies it", at)
+    return None
 
 
 def _refused_hookimpl_line(exc: BaseException) -> tuple[str, int] | None:
@@ -1268,12 +1304,15 @@ class Registry:
         return [(k, v[0]) for k, v in self._items.items()]
 
 
-def _calling_impl(codes: dict[Any, list[Any]]) -> Any:
-    """The hook implementation (of ``codes``: code object -> implementations) whose call is on the stack
-    above the caller: the one that called ``register``, directly or through its own helpers."""
+def _calling_impl(codes: dict[int, list[Any]]) -> Any:
+    """The hook implementation (of ``codes``: the id of a code object -> implementations) whose call is on
+    the stack above the caller: the one that called ``register``, directly or through its own helpers. By
+    the code object's identity: code objects compare equal by their contents, not their file, so two
+    plugins' implementations of one text (a copy, the same few lines of boilerplate) were one key, and a
+    name both registered was 'registered twice: by acme and by acme'."""
     frame = sys._getframe(2)
     while frame is not None:
-        impls = codes.get(frame.f_code)
+        impls = codes.get(id(frame.f_code))
         if impls is not None:
             if len(impls) == 1:
                 return impls[0]
@@ -1385,11 +1424,11 @@ def collect(pm: pluggy.PluginManager, hook: str, kind: str,
         return reg
     impls = caller.get_hookimpls()
     rank = {id(impl): i for i, impl in enumerate(impls)}
-    codes: dict[Any, list[Any]] = {}
+    codes: dict[int, list[Any]] = {}
     for impl in impls:
         code = getattr(impl.function, "__code__", None)
         if code is not None:
-            codes.setdefault(code, []).append(impl)
+            codes.setdefault(id(code), []).append(impl)
     got: list[tuple[int, int, str, Any, Any]] = []
     spelled = "register(object)" if key is not None else "register(name, object)"
 

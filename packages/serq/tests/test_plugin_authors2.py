@@ -1,0 +1,175 @@
+"""What a third party's plugin author gets wrong when the plugin is loaded, each installed as a wheel leaves
+it (its module and a ``*.dist-info`` with ``METADATA`` and ``entry_points.txt`` in a folder on
+``sys.path``): an import that fails, an entry point naming an attribute the module lacks, a hook's name
+misspelt, a plugin built against another serQ (a hook or an argument this serQ does not have), two
+distributions registering one kind's name, a report format that writes bytes. Each is one message naming
+the plugin and what is wrong, status 1, no traceback. And a plugin's kind where every command runs a
+program: ``serq run``, ``--check-invariants``, ``serq sweep`` on worker processes, ``serq compare``."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import pytest
+import serq
+from host_helpers import run_serq
+
+pytestmark = pytest.mark.timeout(60)
+
+
+def _install(site, dist: str, name: str, value: str, module: str | None = None, source: str | None = None) -> None:
+    info = site / f"{dist.replace('-', '_')}-0.3.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: 0.3.0\n")
+    (info / "entry_points.txt").write_text(f"[serq]\n{name} = {value}\n")
+    if source is not None:
+        (site / f"{module or value}.py").write_text(source)
+
+
+def _refused(site, *args: str) -> list[str]:
+    r = run_serq(*(args or ("--version",)), env={"PYTHONPATH": str(site)})
+    assert (r.returncode, r.stdout) == (1, ""), r
+    assert "Traceback" not in r.stderr, r.stderr
+    return r.stderr.splitlines()
+
+
+HINT = "(run without it: SERQ_DISABLED_PLUGINS=acme, or uninstall serq-acme)"
+
+
+def test_an_import_that_fails_names_the_plugin_and_its_line(tmp_path):
+    _install(tmp_path, "serq-acme", "acme", "acme2_imports", source="import math\nimport acme2_no_such_dependency\n")
+    assert _refused(tmp_path) == [
+        "error: plugin 'acme' (from serq-acme 0.3.0) cannot be loaded (acme2_imports): ModuleNotFoundError: No "
+        f"module named 'acme2_no_such_dependency' at {tmp_path / 'acme2_imports.py'}:2", HINT]
+
+
+def test_an_entry_point_naming_an_attribute_the_module_lacks(tmp_path):
+    _install(tmp_path, "serq-acme", "acme", "acme2_attr:plugin", "acme2_attr", "from serq import hookimpl\n")
+    assert _refused(tmp_path) == [
+        "error: plugin 'acme' (from serq-acme 0.3.0) cannot be loaded (acme2_attr:plugin): AttributeError: module "
+        "'acme2_attr' has no attribute 'plugin'", HINT]
+
+
+TAIL = ("; a hook of a part that may not be installed, or of a later serQ, is marked @hookimpl(optionalhook=True), "
+        "and is then not called where no part specifies it")
+
+
+@pytest.mark.parametrize(("hook", "meant"), [
+    ("serq_sim_register_stage_kind", " (did you mean serq_sim_register_stage_kinds?)"),
+    ("serq_report_register_format", " (did you mean serq_report_register_formats?)"),
+    # a later serQ's hook: nothing near it (the general rule's cutoff suggested serq_sim_register_share_policies)
+    ("serq_sim_register_arrival_laws", ""),
+])
+def test_a_hook_no_part_specifies_is_named_with_what_was_meant_at_its_line(tmp_path, hook, meant):
+    """pluggy's words were "is not valid: unknown hook 'serq_sim_register_stage_kind' in plugin acme": no
+    line, nothing of the hook it was meant to be, nothing of a later serQ's hook."""
+    _install(tmp_path, "serq-acme", "acme", "acme2_hook",
+             source=f"from serq import hookimpl\n\n\n@hookimpl\ndef {hook}(register):\n    pass\n")
+    assert _refused(tmp_path) == [
+        f"error: plugin 'acme' (from serq-acme 0.3.0) is not valid: it implements the hook {hook}, which no "
+        f"installed part of serQ {serq.__version__} specifies{meant}{TAIL} at {tmp_path / 'acme2_hook.py'}:4", HINT]
+
+
+def test_a_later_serqs_hook_marked_optional_loads(tmp_path):
+    """docs/hooks.md: a plugin for several versions marks a hook the oldest lacks optionalhook=True."""
+    _install(tmp_path, "serq-acme", "acme", "acme2_optional",
+             source="from serq import hookimpl\n\n\n@hookimpl(optionalhook=True)\n"
+                    "def serq_sim_register_arrival_laws(register):\n    pass\n")
+    r = run_serq("plugins", env={"PYTHONPATH": str(tmp_path)})
+    assert r.returncode == 0, r.stderr
+    mine = [p for p in json.loads(r.stdout) if p["name"] == "acme"]
+    assert [p["hooks"] for p in mine] == [["serq_sim_register_arrival_laws"]]
+
+
+def test_an_argument_a_later_serqs_hook_gives_is_refused_at_the_definition(tmp_path):
+    _install(tmp_path, "serq-acme", "acme", "acme2_newer",
+             source="from serq import hookimpl\n\n\n@hookimpl\n"
+                    "def serq_sim_register_stage_kinds(register, api_version):\n    pass\n")
+    assert _refused(tmp_path) == [
+        "error: plugin 'acme' (from serq-acme 0.3.0) cannot be loaded (acme2_newer): PluginValidationError: Plugin "
+        "'acme' for hook 'serq_sim_register_stage_kinds' hookimpl definition: serq_sim_register_stage_kinds(register, "
+        "api_version) Argument(s) {'api_version'} are declared in the hookimpl but can not be found in the hookspec "
+        f"at {tmp_path / 'acme2_newer.py'}:4", HINT]
+
+
+KIND = '''from serq import hookimpl
+from serq_sim.stages import DelayStage
+
+
+class Everyone(DelayStage):
+    """An infinite server, under a name of its own."""
+
+
+@hookimpl
+def serq_sim_register_stage_kinds(register):
+    register("everyone", Everyone)
+'''
+
+PROGRAM = """let W = 1;
+stage s : @everyone;
+workload { arrive poisson(1); }
+session { set t0 = now; run s (W * ~exp(1)); observe resp = now - t0; }
+run { horizon 200; }
+"""
+
+
+def test_two_distributions_registering_one_kinds_name(tmp_path):
+    _install(tmp_path, "serq-acme", "acme", "acme2_kind", source=KIND)
+    _install(tmp_path, "serq-other", "other", "acme2_other", source=KIND)
+    (tmp_path / "p.sq").write_text(PROGRAM)
+    for args in (("run", str(tmp_path / "p.sq")), ("plugins",)):
+        r = run_serq(*args, env={"PYTHONPATH": str(tmp_path)})
+        assert r.returncode == 1 and "Traceback" not in r.stderr, r
+        assert r.stderr.splitlines()[-1] == ("error: stage kind 'everyone' is registered twice: by acme (serq-acme "
+                                             "0.3.0) and by other (serq-other 0.3.0)"), r.stderr
+    alone = run_serq("run", str(tmp_path / "p.sq"), env={"PYTHONPATH": str(tmp_path),
+                                                        "SERQ_DISABLED_PLUGINS": "other"})
+    assert alone.returncode == 0, alone.stderr
+
+
+def test_a_report_format_that_writes_bytes(tmp_path):
+    _install(tmp_path, "serq-acme", "acme", "acme2_bytes",
+             source="from serq import hookimpl\n\n\ndef raw(report, out):\n    out.write(b'resp\\n')\n\n\n"
+                    "@hookimpl\ndef serq_report_register_formats(register):\n    register('raw', raw)\n")
+    (tmp_path / "p.sq").write_text(PROGRAM.replace("@everyone", "delay"))
+    assert _refused(tmp_path, "run", str(tmp_path / "p.sq"), "--format", "raw") == [
+        "error: plugin 'acme' (from serq-acme 0.3.0) failed in raw during its report format raw: TypeError: string "
+        f"argument expected, got 'bytes' at {tmp_path / 'acme2_bytes.py'}:5", HINT]
+
+
+@pytest.fixture
+def kind(tmp_path):
+    _install(tmp_path, "serq-acme", "acme", "acme2_kind", source=KIND)
+    (tmp_path / "p.sq").write_text(PROGRAM)
+    (tmp_path / "d.sq").write_text(PROGRAM.replace("@everyone", "delay"))
+    return tmp_path
+
+
+def test_a_plugins_kind_is_the_builtin_it_extends_wherever_a_program_runs(kind):
+    """@everyone is serQ's delay under another name, so every command gives the figures of the program with
+    delay: serq run (with --check-invariants too), serq sweep's rows from worker processes, which load the
+    plugin as the command did, and serq compare of the two programs (every difference 0)."""
+    env = {"PYTHONPATH": str(kind)}
+    runs = {}
+    for name in ("p", "d"):
+        for extra in ((), ("--check-invariants",)):
+            r = run_serq("run", f"{name}.sq", "--json", *extra, env=env, cwd=kind)
+            assert r.returncode == 0, r.stderr
+            doc = json.loads(r.stdout)
+            del doc["program"]
+            runs[name, extra] = doc
+    assert len({json.dumps(d) for d in runs.values()}) == 1
+    swept = run_serq("sweep", "p.sq", "--set", "W=1,2", "--seeds", "1,2", "--workers", "2", "--no-progress",
+                     env=env, cwd=kind)
+    assert swept.returncode == 0, swept.stderr
+    rows = list(csv.DictReader(io.StringIO(swept.stdout)))
+    assert [(r["W"], r["seed"], r["status"]) for r in rows] == [("1", "1", "ok"), ("1", "2", "ok"), ("2", "1", "ok"),
+                                                               ("2", "2", "ok")]
+    assert float(rows[0]["observes.resp.mean"]) == runs["d", ()]["observes"]["resp"]["mean"]
+    compared = run_serq("compare", "p.sq", "d.sq", "--seeds", "1..3", "--workers", "2", "--no-progress",
+                        "-o", "c.csv", env=env, cwd=kind)
+    assert compared.returncode == 0, compared.stderr
+    assert compared.stdout.rstrip().endswith("figure(s) equal in every run of both arms left out)"), compared.stdout
+    assert len((kind / "c.csv").read_text().splitlines()) == 1  # the header: no figure differs
