@@ -313,3 +313,30 @@ def test_max_wall_stops_a_run_inside_a_plugins_own_code(pm):
     assert "(--max-wall 0.3) within the code of plugin 'acme' (from serq-acme 0.3.0): Spin.attach at " in note, note
     assert note.split(" at t=")[0].endswith(f"acme2_kinds.py:{line}") or \
         note.split(" at t=")[0].endswith(f"acme2_kinds.py:{line + 1}"), note
+
+
+FOREVER = """stage s : @forever;
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  branch (serial == 0) { run s (1); }
+  else { run d (1); run s (2); }
+}
+run { horizon inf; }
+"""
+
+
+def test_runs_a_kind_never_completes_under_an_endless_horizon_are_named(pm):
+    """@forever completes nothing and schedules nothing: under horizon inf the run ends when no event is
+    left (at 1, the delay's), not waiting, and the warning names the stage, its plugin and the two run
+    statements the three sessions wait in (it named the stage and the plugin alone)."""
+    t0 = time.monotonic()
+    report = serq_sim.run(_compile(pm, FOREVER), pm=pm, seed=1)
+    assert time.monotonic() - t0 < 5
+    assert report.result.end == 1.0
+    lines = FOREVER.splitlines()
+    first, second = (f"<source>:{i + 1}:{lines[i].index(run) + 1}" for i, run in ((4, "run s (1)"), (5, "run s (2)")))
+    assert [n for n in report.result.notes if "wait for ever" in n] == [
+        "warning: 3 session(s) wait for ever at the end of the run (no event is left that could wake them): 3 at "
+        "stage s, whose kind @forever of the plugin acme (serq-acme 0.3.0) will never complete them (sessions 0, 1, "
+        f"2, in the runs at {first}, {second})"]

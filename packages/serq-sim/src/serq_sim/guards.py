@@ -42,7 +42,7 @@ import numbers
 import weakref
 from typing import Any
 
-from serq.errors import PluginError
+from serq.errors import PluginError, place
 from serq.plugins import FIRST_PARTY_PACKAGES, call_problem
 from serq_ir.rules import show_number
 
@@ -598,20 +598,28 @@ def marked_for_ever(sim: Any, marked: list, message: str) -> PluginError | None:
 def held_for_ever(sim: Any, stuck: Any) -> list[tuple[str, int]]:
     """The sessions (not in ``stuck``) whose runs a third party's stage holds when no event is left, by stage:
     ``("2 at stage s, whose kind @k of the plugin acme (serq-acme 0.3.0) will never complete them (sessions
-    0, 1)", 2)``, where the warning said "at a stage that will never complete them", naming neither."""
+    0, 1, in the run at P.sq:4:11)", 2)``, where the warning said "at a stage that will never complete
+    them", naming neither; the run statements they wait in, as a run-time error names its statement."""
     noted = _noted(sim)
     by_stage: dict[int, list[int]] = {}
+    runs: dict[int, dict[str, None]] = {}  # the places of the runs they wait in, by stage, in sessions' order
+    spans = getattr(sim, "spans", ())
     for job, stage in noted.jobs.values():
         owner = job.owner
         if owner is not None and owner not in stuck and owner.job is job and id(stage) in noted.owners:
             by_stage.setdefault(id(stage), []).append(owner.serial)
+            span = spans[job.span] if 0 <= job.span < len(spans) else None
+            if span is not None:
+                runs.setdefault(id(stage), {})[place(span)] = None
     from .engine import _shown_sessions
 
     out = []
     for key, serials in by_stage.items():
         registry, name, label = noted.owners[key]
+        at = list(runs.get(key, ()))
+        where = f", in the run{'s' if len(at) > 1 else ''} at {', '.join(at)}" if at else ""
         out.append((f"{len(serials)} at stage {label}, whose kind @{name} of the plugin {registry.provider(name)} "
-                    f"will never complete them ({_shown_sessions(serials)})", len(serials)))
+                    f"will never complete them ({_shown_sessions(serials)}{where})", len(serials)))
     return out
 
 
