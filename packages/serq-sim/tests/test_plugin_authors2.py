@@ -15,6 +15,8 @@ import time
 import pytest
 import serq_frontend
 import serq_sim
+from eviction_cases import returning_sessions
+from serq.errors import PluginError
 from serq.plugins import get_plugin_manager
 from serq_report.json import encode_json
 from tiers import same_json
@@ -25,8 +27,10 @@ KINDS = '''import math
 import time
 from collections import deque
 
+import numpy as np
 from serq import hookimpl
 from serq_sim import SimError
+from serq_sim.policies import EvictionOrder, PreemptionPolicy
 from serq_sim.stages import StageKind
 
 
@@ -186,6 +190,64 @@ class Spin(Forever):
             pass
 
 
+#: what the order, the policy and the share below return (set by the test): as documented, or a numpy
+#: number, NaN, a generator
+MODE = ""
+
+
+class Key(EvictionOrder):
+    """The entry released last first (serq-example's MRU), its key in the MODE's type."""
+
+    fixed_key = True
+    needs_snapshot = False
+
+    def key(self, entry):
+        if MODE == "numpy":
+            return (np.float64(-entry.seq), np.int64(1), np.bool_(False))
+        if MODE == "nan":
+            return (math.nan,)
+        if MODE == "generator":
+            return (x for x in (-entry.seq,))
+        return (-entry.seq, 1, False)
+
+
+class Victim(PreemptionPolicy):
+    def victim(self, pool, grower):
+        candidates = [s for s, _slot in self.sim.preempt_candidates(pool)]
+        if MODE == "numpy":
+            return np.int64(candidates[-1].serial)
+        if MODE == "nan":
+            return math.nan
+        if MODE == "generator":
+            return (s for s in candidates)
+        return candidates[-1]
+
+
+def share(flows, caps):
+    if MODE == "numpy":
+        return np.full(len(flows), 0.25, dtype=np.float32)
+    if MODE == "nan":
+        return [math.nan] * len(flows)
+    if MODE == "generator":
+        return (0.25 for _ in flows)
+    return [0.25] * len(flows)
+
+
+@hookimpl
+def serq_sim_register_eviction_orders(register):
+    register("bkey", Key)
+
+
+@hookimpl
+def serq_sim_register_preemption_policies(register):
+    register("bvictim", Victim)
+
+
+@hookimpl
+def serq_sim_register_share_policies(register):
+    register("bshare", share)
+
+
 @hookimpl
 def serq_sim_register_stage_kinds(register):
     register("batchk", BatchStage)
@@ -340,3 +402,79 @@ def test_runs_a_kind_never_completes_under_an_endless_horizon_are_named(pm):
         "warning: 3 session(s) wait for ever at the end of the run (no event is left that could wake them): 3 at "
         "stage s, whose kind @forever of the plugin acme (serq-acme 0.3.0) will never complete them (sessions 0, 1, "
         f"2, in the runs at {first}, {second})"]
+
+
+EVICT = returning_sessions("@bkey", 16, 8, 8)
+
+PREEMPT = """pool a { cap 10; preempt @bvictim; }
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  branch (serial == 2) { run d (1); hold a (2) { run d (1); grow a (5); run d (2); } }
+  else { hold a (4) { run d (10); } }
+}
+run { horizon 100; }
+"""
+
+SHARE = """stage a : ps(0.5);
+stage b : ps(2);
+share bshare;
+workload { arrive batch(2); }
+session { set t0 = now; run a, b (1); observe r = now - t0; }
+run { horizon 100; }
+"""
+
+HINT = "(run without it: SERQ_DISABLED_PLUGINS=acme, or uninstall serq-acme)"
+
+
+@pytest.mark.parametrize(("program", "mode", "refused"), [
+    # an eviction order's key: numpy's numbers are numbers, its bool a bool (refused before, as no number);
+    # a generator is no tuple
+    (EVICT, "numpy", None),
+    (EVICT, "generator", "failed in its eviction order 'bkey' (pool p): key(entry) returned an object of type "
+                         "generator, not a tuple of numbers (at t=1)"),
+    # a preemption policy's victim is a session: a number of numpy's or NaN is none, nor a generator of them
+    (PREEMPT, "numpy", "failed in its preemption policy 'bvictim' (pool a): victim(pool, grower) returned an object "
+                       "of type int64, which is not one of the candidates (sim.preempt_candidates(pool)), the "
+                       "grower, or None (at t=2)"),
+    (PREEMPT, "nan", "failed in its preemption policy 'bvictim' (pool a): victim(pool, grower) returned nan, which "
+                     "is not one of the candidates (sim.preempt_candidates(pool)), the grower, or None (at t=2)"),
+    (PREEMPT, "generator", "failed in its preemption policy 'bvictim' (pool a): victim(pool, grower) returned an "
+                           "object of type generator, which is not one of the candidates "
+                           "(sim.preempt_candidates(pool)), the grower, or None (at t=2)"),
+    # a share policy's rates: a numpy array of float32 is numbers; a NaN is no rate; a generator no list
+    (SHARE, "numpy", None),
+    (SHARE, "nan", "failed in its share policy 'bshare': it returned the rate nan: a rate is a number at least 0 "
+                   "(or inf) (at t=0)"),
+    (SHARE, "generator", "failed in its share policy 'bshare': it returned an object of type generator for 2 "
+                         "flow(s): one rate per flow (at t=0)"),
+])
+def test_what_a_policy_returns_outside_its_contract(pm, program, mode, refused):
+    """docs/hooks.md: a key is a tuple of numbers, a victim a candidate, the grower or None, the rates one
+    number at least 0 per flow (numpy's numbers taken as Python's). What is within is the documented
+    answer's report; what is not, one message naming the plugin."""
+    plugin = sys.modules["acme2_kinds"]
+    prog = _compile(pm, program)
+    if refused is None:
+        plugin.MODE = mode
+        got = encode_json(serq_sim.run(prog, pm=pm, seed=1))
+        plugin.MODE = ""
+        assert got == encode_json(serq_sim.run(prog, pm=pm, seed=1))
+        return
+    plugin.MODE = mode
+    with pytest.raises(PluginError) as e:
+        serq_sim.run(prog, pm=pm, seed=1)
+    assert str(e.value).splitlines() == [f"error: plugin 'acme' (from serq-acme 0.3.0) {refused}", HINT]
+
+
+def test_an_eviction_key_of_nan_evicts_as_the_scan_does(pm):
+    """docs/hooks.md: a NaN key turns the pool over to the scan, which keeps the first entry it meets when
+    no key is less than another (NaN compares false): the first released, session 0's, as lru does; under
+    the documented key (the entry released last first) session 1's goes."""
+    plugin = sys.modules["acme2_kinds"]
+    prog = _compile(pm, EVICT)
+    plugin.MODE = "nan"
+    nan = {name: obs.mean for name, obs in serq_sim.run(prog, pm=pm, seed=1).result.observes.items()}
+    plugin.MODE = ""
+    mru = {name: obs.mean for name, obs in serq_sim.run(prog, pm=pm, seed=1).result.observes.items()}
+    assert (nan, mru) == ({"hit0": 0.0, "hit1": 8.0}, {"hit0": 8.0, "hit1": 0.0})

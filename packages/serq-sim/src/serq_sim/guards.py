@@ -406,6 +406,16 @@ def _number(x: Any) -> bool:
     return t is float or t is int or (isinstance(x, numbers.Real) and not isinstance(x, bool))
 
 
+def _numpy_bool(x: Any) -> bool:
+    """Whether ``x`` is numpy's bool (``np.bool_``, what a comparison of numpy's numbers gives), which is no
+    ``numbers.Real`` as Python's bool is: a key ``(entry.size > self.limit,)`` with a limit of numpy's was
+    refused as no tuple of numbers, where the same key of Python's numbers ranks as 0 or 1."""
+    import sys
+
+    np = sys.modules.get("numpy")  # (no numpy imported: no numpy bool to be had)
+    return np is not None and isinstance(x, np.bool_)
+
+
 def _guard_key(order: Any, registry: Any, name: str) -> None:
     key = order.key
     pool = order.pool
@@ -416,7 +426,7 @@ def _guard_key(order: Any, registry: Any, name: str) -> None:
             for x in k:  # (a hot path under a scan: a float or an int is taken without a call)
                 t = type(x)
                 # a bool ranks as 0 or 1 (False first): `(not entry.dead, entry.seq)` was refused as no number
-                if t is not float and t is not int and t is not bool and not _number(x):
+                if t is not float and t is not int and t is not bool and not _number(x) and not _numpy_bool(x):
                     break
             else:
                 return k
