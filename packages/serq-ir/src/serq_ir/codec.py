@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -85,8 +86,11 @@ def _child(path: str, key: str) -> str:
     return f"{path}.{key}" if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key) else f"{path}[{json.dumps(key)}]"
 
 
-#: a step of a JSON path as the IR's errors write one: ``.name``, ``[3]`` or ``["a key"]``
-_STEP = re.compile(r'\.([A-Za-z_][A-Za-z0-9_]*)|\[(\d+)\]|\[("(?:[^"\\]|\\.)*")\]')
+@functools.cache
+def _step() -> re.Pattern[str]:
+    """A step of a JSON path as the IR's errors write one: ``.name``, ``[3]`` or ``["a key"]`` (compiled on
+    first use: only an error is located by its path)."""
+    return re.compile(r'\.([A-Za-z_][A-Za-z0-9_]*)|\[(\d+)\]|\[("(?:[^"\\]|\\.)*")\]')
 
 
 def _path_steps(path: str) -> tuple | None:
@@ -96,8 +100,9 @@ def _path_steps(path: str) -> tuple | None:
     steps: list = []
     if pos == 0 and path and path[0] not in ".[":
         path = "." + path
+    step = _step().match
     while pos < len(path):
-        m = _STEP.match(path, pos)
+        m = step(path, pos)
         if m is None:
             return None
         name, index, quoted = m.groups()

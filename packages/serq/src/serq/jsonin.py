@@ -8,6 +8,7 @@ meant is anybody's guess; a program that gives a setting twice is refused)."""
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from typing import Any
@@ -68,10 +69,13 @@ def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return d
 
 
-#: the tokens that tell where a key is: strings and the structural characters (numbers and literals are
-#: passed over). A string is matched by possessive runs (:data:`STRING`): ``"(?:[^"\\]|\\.)*"`` kept a
-#: backtracking point a character, so a file of a 50 MB string and a key given twice took 6 GB to place it
-_TOKENS = re.compile(STRING + r'|[{}\[\]:]')
+@functools.cache
+def _tokens() -> re.Pattern[str]:
+    """The tokens that tell where a key is: strings and the structural characters (numbers and literals are
+    passed over). A string is matched by possessive runs (:data:`STRING`): ``"(?:[^"\\]|\\.)*"`` kept a
+    backtracking point a character, so a file of a 50 MB string and a key given twice took 6 GB to place it.
+    Compiled on first use, as this module's other patterns are: only an error's place needs them."""
+    return re.compile(STRING + r'|[{}\[\]:]')
 
 
 def first_twice(text: str) -> tuple[str, int, int] | None:
@@ -80,7 +84,7 @@ def first_twice(text: str) -> tuple[str, int, int] | None:
     ``json.loads`` has found that there is one."""
     stack: list[dict[str, int] | None] = []  # per open bracket: the keys of an object, None for an array
     last = None  # the string token just before
-    for m in _TOKENS.finditer(text):
+    for m in _tokens().finditer(text):
         tok = m.group()
         c = tok[0]
         if c == '"':
@@ -127,8 +131,13 @@ def loads(data: str | bytes) -> Any:
         raise _twice(data if isinstance(data, str) else data.decode("utf-8", errors="replace")) from None
 
 
-#: the tokens :func:`value_at` walks: strings, the structural characters and the runs of a number or a literal
-_WALK = re.compile(STRING + r'|[{}\[\],:]|[^\s{}\[\],:"]+')
+@functools.cache
+def _walk() -> re.Pattern[str]:
+    """The tokens :func:`value_at` walks: strings, the structural characters and the runs of a number or a
+    literal."""
+    return re.compile(STRING + r'|[{}\[\],:]|[^\s{}\[\],:"]+')
+
+
 _SKIP = json.JSONDecoder()
 
 
@@ -142,8 +151,9 @@ def value_at(text: str, path: tuple, *, key: bool = False) -> int | None:
     depth = len(target)
     stack: list[list] = []  # per open container: [is an object, its key or index now, a key comes next]
     pos, n = 0, len(text)
+    walk = _walk().search
     while pos < n:
-        m = _WALK.search(text, pos)
+        m = walk(text, pos)
         if m is None:
             return None
         tok, start = m.group(), m.start()
@@ -194,14 +204,16 @@ def value_at(text: str, path: tuple, *, key: bool = False) -> int | None:
     return None
 
 
-#: a string, or an integer of more digits than :data:`MAX_DIGITS` (what :func:`number_at` looks for)
-_LONG_INT = re.compile(STRING + rf"|-?[0-9]{{{MAX_DIGITS + 1},}}")
+@functools.cache
+def _long_int() -> re.Pattern[str]:
+    """A string, or an integer of more digits than :data:`MAX_DIGITS` (what :func:`number_at` looks for)."""
+    return re.compile(STRING + rf"|-?[0-9]{{{MAX_DIGITS + 1},}}")
 
 
 def number_at(text: str) -> int | None:
     """The character offset of the first integer of more than :data:`MAX_DIGITS` digits outside a string of the
     JSON ``text`` (the one :func:`loads` refuses), or None."""
-    for m in _LONG_INT.finditer(text):
+    for m in _long_int().finditer(text):
         if m.group()[0] != '"':
             return m.start()
     return None

@@ -12,6 +12,7 @@ for it (``nan=True``), to refuse it with its own message; no value a user gives 
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 
@@ -23,9 +24,23 @@ __all__ = ["NAN_PATTERN", "NUMBER_HINT", "PATTERN", "WHOLE_HINT", "NotANumber", 
 PATTERN = r"-?(?:(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?|inf)"
 #: NaN as ``float()`` spells it (any case), read only to be refused in a caller's words
 NAN_PATTERN = r"-?[nN][aA][nN]"
-_NUMBER = re.compile(PATTERN)
-_WHOLE = re.compile(r"-?[0-9]+")
-_NAN = re.compile(NAN_PATTERN)
+
+
+# The patterns are compiled when first used: most commands that import this module read no number's text.
+@functools.cache
+def _number() -> re.Pattern[str]:
+    return re.compile(PATTERN)
+
+
+@functools.cache
+def _whole() -> re.Pattern[str]:
+    return re.compile(r"-?[0-9]+")
+
+
+@functools.cache
+def _nan() -> re.Pattern[str]:
+    return re.compile(NAN_PATTERN)
+
 
 #: what a refusal adds when Python would have read the text as a number
 NUMBER_HINT = ("a number is written as in the language: digits 0-9 with an optional decimal point and exponent, "
@@ -102,16 +117,16 @@ def not_whole(text: str) -> str:
 
 def is_number(text: str, *, nan: bool = False) -> bool:
     """Whether ``text`` is a number in serQ's syntax (or, with ``nan``, a NaN as ``float()`` spells it)."""
-    return _NUMBER.fullmatch(text) is not None or (nan and _NAN.fullmatch(text) is not None)
+    return _number().fullmatch(text) is not None or (nan and _nan().fullmatch(text) is not None)
 
 
 def number(text: str, *, nan: bool = False) -> float:
     """``text`` as a float, or :class:`NotANumber`. ``nan``: ``nan`` (any case, optional ``-``) is NaN,
     for a caller that refuses it in its own words; otherwise it is not a number. A literal beyond the
     doubles (``1e999``) is inf, as in the language."""
-    if _NUMBER.fullmatch(text):
+    if _number().fullmatch(text):
         return math.inf if text == "inf" else -math.inf if text == "-inf" else float(text)
-    if nan and _NAN.fullmatch(text):
+    if nan and _nan().fullmatch(text):
         return math.nan
     raise NotANumber(not_a_number(text))
 
@@ -119,7 +134,7 @@ def number(text: str, *, nan: bool = False) -> float:
 def whole(text: str) -> int:
     """``text`` as an int (digits 0-9 after an optional ``-``), or :class:`NotANumber`; a ValueError of
     ``int()`` (more digits than it reads) is the caller's to word."""
-    if _WHOLE.fullmatch(text):
+    if _whole().fullmatch(text):
         return int(text)
     raise NotANumber(not_whole(text))
 
