@@ -320,4 +320,7 @@ def test_a_finite_run_with_a_session_of_infinite_work_never_drains(monkeypatch, 
     t=4). Mutation: "at the horizon" for horizon inf fails."""
     msg = run_error(UNDRAINED.replace("H;", f"{horizon};"), monkeypatch)
     col = len(f"run {{ horizon {horizon}; ") + 1  # where `arrivals 3` starts
-    assert msg == f"<source>:5:{col}: error: at t={when}: run {{ arrivals 3; }}: 1 session(s) still live {where} (not drained)"
+    # and says why (engine.Simulation.forever, the report's warning): s1's run never completes
+    assert msg == (f"<source>:5:{col}: error: at t={when}: run {{ arrivals 3; }}: 1 session(s) still live {where} "
+                   "(not drained): they wait for ever (no event is left that could wake them): 1 at a stage that will "
+                   "never complete them")

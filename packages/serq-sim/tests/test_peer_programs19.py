@@ -16,7 +16,10 @@ import math
 
 import numpy as np
 import pytest
-from conform import both_tiers
+import serq_frontend
+import serq_sim
+from conform import both_tiers, run_error
+from serq_report.json import encode_json
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -38,10 +41,6 @@ def rows(r, cols: tuple[str, ...]) -> dict[tuple[int, int], tuple]:
 
 def run_hand(path, monkeypatch, sets, defs, n):
     """A drained hand case: ``n`` sessions arriving (nearly) at once, each starting at its ``start_at()``."""
-    import serq_frontend
-    import serq_sim
-    from serq_report.json import encode_json
-
     prog = serq_frontend.compile(path=str(path), sets={"Lambda": 1e6, **STEP_CLOCK, **sets}, defs=defs)
     out = []
     for tier in ("", "general"):
@@ -357,3 +356,59 @@ def test_offload_fleet_at_scale_accounts_for_every_request_token_and_block(monke
         assert busy(r, "engine", j) == pytest.approx(float(work.sum()), rel=1e-9)
         # a hit is whole blocks, never the last prompt token
         assert ((tj["gpu"] + tj["cpu"]) % 16 == 0).all() and (tj["gpu"] + tj["cpu"] < tj["prompt"]).all()
+
+
+# ---------------------------------------------------------------------------------------------------------
+# a drained run that cannot drain says which sessions wait for ever, and where
+
+
+def test_a_decoder_too_small_to_drain_is_told_where_its_request_waits(monkeypatch):
+    # decode engines of 30 blocks (480 tokens) and no preemption: a request admitted with its prompt (at most
+    # 480) whose decode grows its KV past 480 waits for ever for a growth nothing can give it. The drained run
+    # (--arrivals 100) ends with it live; the error said "1 session(s) still live when no event is left (not
+    # drained)" and no more, where the report of a run to a horizon warns which session waits, and where
+    prog = serq_frontend.compile(path=str(PD), sets={"blocksD": 30})
+    msgs = []
+    for tier in ("", "general"):
+        if tier:
+            monkeypatch.setenv("SERQ_SIM_TIER", tier)
+        else:
+            monkeypatch.delenv("SERQ_SIM_TIER", raising=False)
+        with pytest.raises(serq_sim.SimError) as e:
+            serq_sim.run(prog, arrivals=100, warmup=0, horizon=float("inf"))
+        msgs.append(str(e.value).splitlines()[0])
+    monkeypatch.delenv("SERQ_SIM_TIER", raising=False)
+    assert msgs[0] == msgs[1]
+    assert msgs[0].endswith(": arrivals=100: 1 session(s) still live when no event is left (not drained): they wait "
+                            "for ever (no event is left that could wake them): 1 growing at D.kv[0] (session 95) "
+                            "(horizon=inf)"), msgs[0]
+
+
+DEADLOCK = """
+pool a { cap 1; }
+pool b { cap 1; }
+stage d : delay;
+workload { arrive renewal(1); }
+session {
+  branch (serial == 0) {
+    hold a (1) { run d (1.5); hold b (1) { run d (1); } }
+  } else {
+    hold b (1) { run d (1); hold a (1) { run d (1); } }
+  }
+}
+run { horizon H; arrivals 2; }
+"""
+
+
+@pytest.mark.parametrize("horizon, at", [("inf", "t=3: run { arrivals 2; }: 2 session(s) still live when no event is left"),
+                                         ("20", "t=20: run { arrivals 2; }: 2 session(s) still live at the horizon")])
+def test_a_deadlock_that_keeps_a_run_from_draining_is_told(monkeypatch, horizon, at):
+    # s0 holds a from 1 and wants b at 2.5; s1 holds b from 2 and wants a at 3: each waits for the other's
+    # pool. The same words on the tier serQ picks, the fast tier (the program without its arrivals runs
+    # there), and on the general engine
+    monkeypatch.delenv("SERQ_SIM_TIER", raising=False)
+    free = serq_frontend.compile(source=DEADLOCK.replace("H; arrivals 2;", "20;"), sets={}, defs={})
+    assert serq_sim.run(free).tier == "fast"
+    msg = run_error(DEADLOCK.replace("H;", f"{horizon};"), monkeypatch)
+    assert msg.endswith(f"error: at {at} (not drained): they wait for ever (no event is left that could wake them): "
+                        "1 queued at b (session 0); 1 queued at a (session 1)"), msg

@@ -825,8 +825,15 @@ class Simulation:
             by, at = ("by the horizon", "at the horizon") if horizon != INF else ("when no event is left",) * 2
             if self.open_arrivals < limit:
                 raise self.setting_error(("arrivals", "horizon"), when, f"only {self.open_arrivals} arrivals {by}")
-            raise self.setting_error(("arrivals", "horizon"), when,
-                                     f"{self.live} session(s) still live {at} (not drained)")
+            # and which of them wait for ever, and where: the report's warning, which this error replaces (a
+            # deadlock at a pool the run could not drain was told as "N session(s) still live" alone)
+            live = f"{self.live} session(s) still live {at} (not drained)"
+            forever = self.forever()
+            if forever is not None:
+                n, why, parts = forever
+                who = "they" if n == self.live else f"{n} of them"
+                live += f": {who} wait for ever ({why}): {'; '.join(parts)}"
+            raise self.setting_error(("arrivals", "horizon"), when, live)
         self.end = horizon if horizon != INF else self.now
 
     def _show_progress(self) -> None:
@@ -885,6 +892,15 @@ class Simulation:
         every live session when no event is left (the run ran out of them, not stopped early); else the
         sessions queued at a pool or waiting to grow whose pools are held only by such sessions (a
         deadlock, or a demand beyond the capacity). None for a run stopped for memory."""
+        forever = self.forever()
+        if forever is None:
+            return None
+        n, why, parts = forever
+        return f"warning: {n} session(s) wait for ever at the end of the run ({why}): {'; '.join(parts)}"
+
+    def forever(self) -> tuple[int, str, list[str]] | None:
+        """The sessions of :meth:`waiting_forever`: how many, why, and where they wait (``1 growing at
+        D.kv[0] (session 95)``, …); the one account the report's warning and a drained run's error give."""
         if self.memory_stopped():
             return None
         from .report import member_label
@@ -963,7 +979,7 @@ class Simulation:
                 other -= count
         if other > 0:
             parts.append(f"{other} at a stage that will never complete them")
-        return (f"warning: {n} session(s) wait for ever at the end of the run ({why}): {'; '.join(parts)}")
+        return n, why, parts
 
     def limit_drained_early(self, end: float) -> bool:
         """Whether the run drained at or before its warm-up's end, which leaves nothing to measure (language.txt
