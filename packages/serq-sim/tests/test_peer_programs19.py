@@ -412,3 +412,56 @@ def test_a_deadlock_that_keeps_a_run_from_draining_is_told(monkeypatch, horizon,
     msg = run_error(DEADLOCK.replace("H;", f"{horizon};"), monkeypatch)
     assert msg.endswith(f"error: at {at} (not drained): they wait for ever (no event is left that could wake them): "
                         "1 queued at b (session 0); 1 queued at a (session 1)"), msg
+
+
+# ---------------------------------------------------------------------------------------------------------
+# diurnal.sq: a load that varies over the day (thinning), engines scaled out on a schedule
+
+DIURNAL = HERE / "diurnal.sq"
+
+
+def test_scheduled_scale_out_traced_by_hand(monkeypatch):
+    # one engine active before 3, two from 3; one slot each, the step clock, every session kept
+    #   s0 at 1: 4 and 3 -> E0 (the only one active): prefill [1, 2], decode 2 [2, 4]
+    #   s1 at 2: 4 and 1 -> E0, though E1 is idle: it waits for the slot until 4, prefill [4, 5]
+    #   s2 at 3: 4 and 2 -> E1 (E0 holds s0 and s1 waits there): prefill [3, 4], decode [4, 5]
+    #   s3 at 3.5: 2 and 1 -> E1 (2 against 1): waits until 5, prefill [5, 6]
+    r = run_hand(DIURNAL, monkeypatch, {"N": 2, "max_seqs": 1, "B": 16}, {
+        "rate": "peak()", "active": "now < 3 ? 1 : 2",
+        "start_at": "serial == 0 ? 1 : serial == 1 ? 2 : serial == 2 ? 3 : 3.5",
+        "new_tokens": "serial == 3 ? 2 : 4", "out_tokens": "serial == 0 ? 3 : serial == 2 ? 2 : 1"}, 4)
+    cols = ("sent", "first_token", "last_token", "engine", "active")
+    assert rows(r, cols) == {(0, 0): (1, 2, 4, 0, 1), (1, 0): (2, 5, 5, 0, 1), (2, 0): (3, 4, 5, 1, 2),
+                             (3, 0): (3.5, 6, 6, 1, 2)}
+
+
+def test_thinning_gives_the_time_varying_poisson_load_and_the_schedule_holds(monkeypatch):
+    # two days of 200 s, the rate a triangle from 3/s at midnight to 9/s at noon (mean 6): the requests kept
+    # are a Poisson process of that rate, so the count in each eighth of a day is Poisson with the rate's
+    # integral there as its mean (the rate is linear within each: its integral is the midpoint's rate times
+    # 25 s), independent from bin to bin (a chi-square of 16 bins); and every request went to an engine the
+    # schedule had active when it was sent, ceil(rate / 2) of them
+    lam, swing, day, horizon = 6.0, 0.5, 200.0, 400.0
+    r = both_tiers(DIURNAL, monkeypatch, horizon=horizon)
+    t = r.records("request")
+    in_flight = int(r.gauge("inflight").values[-1])
+
+    def rate(x):
+        u = x / day - math.floor(x / day)
+        return lam * (1 + swing * (1 - 4 * abs(u - 0.5)))
+
+    width = day / 8
+    expected = [rate((k + 0.5) * width) * width for k in range(16)]
+    counts = np.histogram(t["sent"].to_numpy(), bins=16, range=(0, horizon))[0].tolist()
+    counts[-1] += in_flight  # sent in the last seconds, not yet recorded
+    assert sum(expected) == pytest.approx(lam * horizon)
+    chi2 = sum((o - e) ** 2 / e for o, e in zip(counts, expected))
+    assert chi2 < 39.25, (chi2, counts, expected)  # chi-square's 99.9 % quantile at 16 degrees of freedom
+    assert abs(sum(counts) - lam * horizon) < 3 * math.sqrt(lam * horizon)
+    # the peak's sessions that were not kept leave at once: arrivals = kept + dropped, all ended but those in flight
+    assert r.result.arrivals == r.result.ended + in_flight
+    # the schedule: the active count recomputed from the send time, and the engine among the active ones
+    active = [min(4, max(1, math.ceil(rate(s) / 2))) for s in t["sent"].tolist()]
+    assert t["active"].tolist() == active
+    assert (t["engine"] < t["active"]).all()
+    assert set(t["engine"].tolist()) == {0, 1, 2, 3}  # the peak needs all four
