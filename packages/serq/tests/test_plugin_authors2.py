@@ -45,6 +45,18 @@ def test_an_import_that_fails_names_the_plugin_and_its_line(tmp_path):
         f"module named 'acme2_no_such_dependency' at {tmp_path / 'acme2_imports.py'}:2", HINT]
 
 
+@pytest.mark.parametrize("source", [None, "import importlib\n\nimportlib.import_module('acme2_no_such_dependency')\n"])
+def test_a_module_that_is_not_there_names_no_line_of_the_import_machinery(tmp_path, source):
+    """An entry point's module that is not there was 'No module named … at …/importlib/__init__.py:126', a
+    line of Python's; the plugin's own import_module of a missing one is at the plugin's line."""
+    _install(tmp_path, "serq-acme", "acme", "acme2_imported", source=source)
+    missing, at = ("acme2_imported", "") if source is None else \
+        ("acme2_no_such_dependency", f" at {tmp_path / 'acme2_imported.py'}:3")
+    assert _refused(tmp_path) == [
+        "error: plugin 'acme' (from serq-acme 0.3.0) cannot be loaded (acme2_imported): ModuleNotFoundError: No "
+        f"module named '{missing}'{at}", HINT]
+
+
 def test_an_entry_point_naming_an_attribute_the_module_lacks(tmp_path):
     _install(tmp_path, "serq-acme", "acme", "acme2_attr:plugin", "acme2_attr", "from serq import hookimpl\n")
     assert _refused(tmp_path) == [

@@ -697,9 +697,11 @@ FIRST_PARTY_PACKAGES = frozenset(("serq", "serq_ir", "serq_frontend", "serq_sim"
 
 def raising_line(exc: BaseException) -> tuple[str, int] | None:
     """``(file, line)`` of the innermost frame of ``exc``'s traceback that is neither serQ's own code nor
-    the import machinery's (``<frozen importlib._bootstrap>``): the line of a plugin's module that raised,
-    or that asked serQ for what could not be had (an entry point's attribute the module lacks is serQ's
-    ``getattr``: no line of the plugin's then). ``None`` when there is none. pluggy's refusal of a hook
+    the import machinery's (``<frozen importlib._bootstrap>``, and ``importlib.import_module``, through which
+    serQ imports an entry point's module: a module that is not there was put at
+    ``…/importlib/__init__.py:126``): the line of a plugin's module that raised, or that asked serQ for what
+    could not be had (an entry point's attribute the module lacks is serQ's ``getattr``, its missing module
+    serQ's import: no line of the plugin's then). ``None`` when there is none. pluggy's refusal of a hook
     implementation (a parameter its spec does not have, a wrapper that is no generator) is raised in
     pluggy's own code, whose line says nothing to the plugin's author: its place is the implementation's
     definition (:func:`_refused_hookimpl_line`)."""
@@ -713,10 +715,14 @@ def raising_line(exc: BaseException) -> tuple[str, int] | None:
     for frame, lineno in traceback.walk_tb(exc.__traceback__):
         mod = frame.f_globals.get("__name__")
         file = frame.f_code.co_filename
-        if file[:1] == "<" or (isinstance(mod, str) and mod.partition(".")[0] in FIRST_PARTY_PACKAGES):
+        if file[:1] == "<" or (isinstance(mod, str) and mod.partition(".")[0] in _NOT_THE_PLUGINS):
             continue
         found = (file, lineno)
     return found
+
+
+#: the top-level packages whose frames are never a plugin's line (:func:`raising_line`)
+_NOT_THE_PLUGINS = FIRST_PARTY_PACKAGES | {"importlib"}
 
 
 def _unknown_hook(pm: pluggy.PluginManager, plugin: Any) -> tuple[str, tuple[str, int] | None] | None:
