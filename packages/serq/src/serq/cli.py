@@ -535,9 +535,11 @@ def entry() -> None:
     imported, click and the commands' registrations: about 20 000 objects, nearly all modules, classes
     and functions that live as long as the process, and a few hundred of garbage), then those objects
     are frozen (``gc.freeze``: no later collection walks them) and the collector is on again for the
-    command's own work. Collections during start-up walked them again and again: about 5 % of a short
-    command's CPU. Only here, not in :func:`main`: a program that calls :func:`main` and goes on keeps
-    its collector as it was."""
+    command's own work, at the threshold a compile and a run work at (:data:`serq.shared.WORK_GC_THRESHOLD`):
+    the command's work is a compile or a run and the modules they import, whose young collections (about
+    20 of a short command, 2 % of its instructions) found next to nothing to free. Collections during
+    start-up walked them again and again: about 5 % of a short command's CPU. Only here, not in
+    :func:`main`: a program that calls :func:`main` and goes on keeps its collector as it was."""
     global _startup_gc, _own_process
     import gc
 
@@ -549,13 +551,20 @@ def entry() -> None:
 
 
 def _startup_done() -> None:
-    """The command line is assembled: freeze what exists and switch the collector on (:func:`entry`)."""
+    """The command line is assembled: freeze what exists and switch the collector on, at the work threshold
+    (:func:`entry`; never lower than it was, as :func:`serq.shared.collector_raised` raises it, and for the
+    rest of the process, which the command is)."""
     global _startup_gc
     if _startup_gc:
         import gc
 
+        from .shared import WORK_GC_THRESHOLD
+
         _startup_gc = False
         gc.freeze()
+        first, *rest = gc.get_threshold()
+        if 0 < first < WORK_GC_THRESHOLD:
+            gc.set_threshold(WORK_GC_THRESHOLD, *rest)
         gc.enable()
 
 

@@ -1,0 +1,113 @@
+"""What a short command's start-up leaves out (docs/performance.md, "Start-up, once more"): the modules, the
+regular expressions and the collections its work does not need. Each is a few million instructions of a
+process that, for `serq run ... --arrivals 1` or an oracle-sized scenario, is nearly all start-up; none
+changes an output, so only a test notices one coming back."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.timeout(120)
+
+REPO = Path(__file__).resolve().parents[3]
+
+#: ``serq ARGS`` through the script's entry point (``serq.cli.entry``) in this process, recording which
+#: modules of serQ call ``re.compile`` (directly, or through ``re.match``/``re.fullmatch``/... of a pattern
+#: the cache does not hold), then the modules imported, the patterns' compilers and the collector's first
+#: threshold at the end
+PROBE = """import atexit, gc, json, re, sys
+compiled = set()
+_compile = re._compile
+def spy(pattern, flags):
+    f = sys._getframe(1)
+    while f is not None and f.f_globals.get("__name__", "").startswith("re"):
+        f = f.f_back
+    if f is not None:
+        compiled.add(f.f_globals.get("__name__", "?"))
+    return _compile(pattern, flags)
+re._compile = spy
+def said():
+    print(json.dumps({"modules": sorted(sys.modules), "compiled": sorted(compiled),
+                      "threshold": gc.get_threshold()[0]}), file=sys.stderr)
+atexit.register(said)  # (first registered: run after the command's own atexit functions)
+sys.argv = ["serq", *sys.argv[1:]]
+from serq.cli import CALL
+CALL()
+"""
+
+
+def probe(args: list[str], env: dict[str, str], call: str = "entry") -> dict:
+    r = subprocess.run([sys.executable, "-c", PROBE.replace("CALL", call), *args], capture_output=True,
+                       text=True, timeout=100, env=env, cwd=REPO)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stderr.splitlines()[-1])
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory):
+    out = {**os.environ, "SERQ_CACHE_DIR": str(tmp_path_factory.mktemp("cache"))}
+    out.pop("SERQ_COMPILE_CACHE", None)
+    out.pop("SERQ_SIM_TIER", None)
+    return out
+
+
+RUN = ["run", "bench/vllm_single.sq", "--arrivals", "1", "--no-progress"]
+SCENARIO = ["vllm", "scenario", "vllm/multiturn"]
+
+
+@pytest.fixture(scope="module")
+def cached_run(env):
+    probe(RUN, env)  # the first compiles the program into the cache
+    return probe(RUN, env)
+
+
+@pytest.fixture(scope="module")
+def cached_scenario(env):
+    probe(SCENARIO, env)
+    return probe(SCENARIO, env)
+
+
+def ours(modules: list[str], parts: tuple[str, ...]) -> list[str]:
+    return [m for m in modules if m.split(".")[0] in parts]
+
+
+def test_a_run_without_a_trace_imports_no_trace_reader_and_no_sweep(cached_run):
+    # the program names no trace and no --trace is given: the trace reader (its CSV reader, its row
+    # pattern) has nothing to do; the sweep's plugin registers its commands by name, so its modules stay
+    # out of a run
+    mods = cached_run["modules"]
+    assert "serq_sim.cli" in mods  # (the run's command was loaded)
+    assert "serq_sim.trace" not in mods
+    assert ours(mods, ("serq_sweep",)) == ["serq_sweep", "serq_sweep.plugin"]
+
+
+def test_a_run_reading_a_trace_still_imports_its_reader(env):
+    mods = probe(["run", "examples/replay/vllm_replay.sq", "--arrivals", "5", "--no-progress"], env)["modules"]
+    assert "serq_sim.trace" in mods
+
+
+@pytest.mark.parametrize("which", ["cached_run", "cached_scenario"])
+def test_no_pattern_of_an_error_path_is_compiled(which, request):
+    # serq.jsonin's, serq_ir.codec's and serq_sim.trace's patterns serve errors and traces; serq.numbers'
+    # the numbers a command line gives. A run of `--arrivals 1` reads one whole number, a scenario none
+    compiled = request.getfixturevalue(which)["compiled"]
+    hosts = ["serq.jsonin", "serq_ir.codec", "serq_sim.trace", "serq_frontend.cache", "serq_vllm.scenarios",
+             "serq_vllm.real", "serq.cli", "serq.plugins", "serq.files"]
+    assert [m for m in compiled if m in hosts] == []
+    assert [m for m in compiled if m == "serq.numbers"] == (["serq.numbers"] if which == "cached_run" else [])
+
+
+def test_the_command_works_at_the_work_threshold(cached_scenario, env):
+    from serq.shared import WORK_GC_THRESHOLD
+
+    # the process's own command (the script's entry point): its work (the modules it imports, the program
+    # read and checked, the run) at the threshold a compile and a run raise the collector to
+    assert cached_scenario["threshold"] == WORK_GC_THRESHOLD
+    # main() called as a library function keeps the caller's collector as it was
+    assert probe(SCENARIO, env, call="main")["threshold"] == 700
