@@ -190,6 +190,33 @@ class Spin(Forever):
             pass
 
 
+class Uncounted(Forever):
+    """An infinite server that counts no completed job out of present (case "done"), or no job that leaves
+    (case "detach")."""
+
+    case = "done"
+
+    def attach(self, job):
+        super().attach(job)
+        job.started = self.sim.now
+        self.sim.at(self.sim.now + job.work, self._done, job)
+
+    def _done(self, job):
+        if job.stage is not self:
+            return
+        self.acc()
+        if self.case != "done":
+            self.present -= 1
+        job.stage = None
+        self.sim.job_done(self, job)
+
+    def detach(self, job):
+        self.acc()
+        if self.case != "detach":
+            self.present -= 1
+        job.stage = None
+
+
 #: what the order, the policy and the share below return (set by the test): as documented, or a numpy
 #: number, NaN, a generator
 MODE = ""
@@ -254,6 +281,7 @@ def serq_sim_register_stage_kinds(register):
     register("breakdown", BreakdownStage)
     register("forever", Forever)
     register("spin", Spin)
+    register("uncounted", Uncounted)
 '''
 
 
@@ -478,3 +506,39 @@ def test_an_eviction_key_of_nan_evicts_as_the_scan_does(pm):
     plugin.MODE = ""
     mru = {name: obs.mean for name, obs in serq_sim.run(prog, pm=pm, seed=1).result.observes.items()}
     assert (nan, mru) == ({"hit0": 0.0, "hit1": 8.0}, {"hit0": 8.0, "hit1": 0.0})
+
+
+UNCOUNTED = """pool a { cap 2; preempt by (admission); }
+stage s : @uncounted;
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) { hold a (1) { run s (10); } }
+  else { run s (0.5); run d (0.5); hold a (1) { grow a (1); run d (1); } }
+}
+run { horizon 100; }
+"""
+
+
+@pytest.mark.parametrize(("case", "why"), [
+    # session 1's job of 0.5 completes at 0.5, session 0's (of 10) still there: present 2, one job at s
+    ("done", "failed in Uncounted._done during the run: ContractError: sim.job_done(s, job): the stage's count "
+             "present is 2 with 1 job(s) at it once this one completes: a completion counts its job out of present "
+             "first (self.present -= 1; job.stage = None; sim.job_done(self, job)) at "),
+    # at 1 session 1's grow preempts session 0 (the first admitted), whose job of 10 leaves s: present 1, no job
+    ("detach", "failed in its stage s: its count present is 1 once detach(job) returned, with 0 job(s) at the "
+               "stage: detach(job) counts the job out of present (self.present -= 1) (at t=1)"),
+])
+def test_a_kind_that_does_not_count_its_jobs_out_of_present(pm, case, why):
+    """present is how many jobs the stage holds: the report's present (and utilisation by Little's law), and
+    the program's queue(s), read it. A kind that never counted a completed job out reported a present of 49
+    for an infinite server at load 1 (1 by Little's law), and nothing said so."""
+    sys.modules["acme2_kinds"].Uncounted.case = case
+    with pytest.raises(PluginError) as e:
+        serq_sim.run(_compile(pm, UNCOUNTED), pm=pm, seed=1)
+    first, hint = str(e.value).splitlines()
+    assert first.startswith(f"error: plugin 'acme' (from serq-acme 0.3.0) {why}") and hint == HINT, first
+    if case == "done":  # at the plugin's call
+        lines = KINDS.splitlines()
+        call = lines.index("        self.sim.job_done(self, job)", lines.index("class Uncounted(Forever):")) + 1
+        assert first.endswith(f"acme2_kinds.py:{call}"), first

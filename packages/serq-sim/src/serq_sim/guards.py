@@ -317,8 +317,14 @@ def _guard_jobs(stage: Any, registry: Any, name: str, label: str) -> None:
     noted.stages.add(stage)
     held = noted.jobs
 
+    counts = noted.counts
+    me = id(stage)
+    counts[me] = 0
+
     def noted_attach(job):
         key = id(job)
+        if key not in held:
+            counts[me] += 1
         held[key] = (job, stage)
         try:
             result = attach(job)
@@ -336,8 +342,16 @@ def _guard_jobs(stage: Any, registry: Any, name: str, label: str) -> None:
         return result
 
     def noted_detach(job):
-        held.pop(id(job), None)
-        return detach(job)
+        was = held.pop(id(job), None)
+        if was is not None:
+            counts[id(was[1])] -= 1
+        result = detach(job)
+        if _number(stage.present) and stage.present > counts[me]:
+            raise failure(registry, name, f"failed in its stage {label}",
+                          f"its count present is {_shown(stage.present)} once detach(job) returned, with "
+                          f"{counts[me]} job(s) at the stage: detach(job) counts the job out of present "
+                          "(self.present -= 1)", stage.sim)
+        return result
 
     stage.attach = noted_attach
     stage.detach = noted_detach
@@ -572,6 +586,8 @@ class _Noted:
     def __init__(self) -> None:
         self.stages: set[Any] = set()
         self.jobs: dict[int, tuple[Any, Any]] = {}
+        #: id(stage) -> how many of :attr:`jobs` are at it (what its count ``present`` is, past a completion)
+        self.counts: dict[int, int] = {}
         #: a third party's stage -> ``(registry, name, label)``: what names its plugin (:func:`marked_for_ever`)
         self.owners: dict[int, tuple[Any, str, str]] = {}
         #: what the third parties' factories built for the run, ``(what, id(object)) -> label``: its stages
@@ -646,6 +662,7 @@ def guard_engine(sim: Any) -> None:
     noted = _noted(sim)
     held = noted.jobs
     guarded = noted.stages
+    counts = noted.counts
     #: what is wrong with a callback, by its function (a method's and whether it is bound): judged once, as
     #: the engine calls it, ``callback(arg)``; a callback that cannot be was a TypeError raised by the
     #: engine's own call when the event came due, with no frame of the plugin's to name it
@@ -683,6 +700,8 @@ def guard_engine(sim: Any) -> None:
         # the stage it completes at is the one it arrived at: another's completions, wait and service would
         # count it (a third party's stage notes its jobs as they arrive: _guard_jobs)
         at_stage = held.pop(id(job), (None, None))[1]
+        if at_stage is not None:
+            counts[id(at_stage)] -= 1
         if at_stage is None and st in guarded:
             at_stage = _NOWHERE
         if at_stage is not None and at_stage is not st:
@@ -701,6 +720,15 @@ def guard_engine(sim: Any) -> None:
             raise ContractError(f"sim.job_done({_stage_label(st)}, job): job.started is {_shown(started)}, not a "
                                 f"time from the job's arrival (t={show_number(job.enqueued)}) to now "
                                 f"(t={show_number(sim.now)})")
+        # the job counted out of present first (the report's present, utilisation by Little's law, and
+        # queue(s) read it): a kind that did not counted every job it ever completed, and the report's
+        # present of an infinite server at load 1 was 49, not 1, with no word
+        at = counts.get(id(st))
+        if at is not None and _number(st.present) and st.present > at:
+            raise ContractError(f"sim.job_done({_stage_label(st)}, job): the stage's count present is "
+                                f"{_shown(st.present)} with {at} job(s) at it once this one completes: a completion "
+                                "counts its job out of present first (self.present -= 1; job.stage = None; "
+                                "sim.job_done(self, job))")
         return done(st, job)
 
     sim.at = checked_at
