@@ -21,6 +21,61 @@ _INF = math.inf
 _EXACT = 9007199254740992.0
 
 
+def repeat_add(s: float, x: float, k: int) -> float:
+    """``s`` with ``x`` added ``k`` times, each addition rounded as a float addition rounds: what ``k``
+    iterations tallied one by one (the per-job planning) leave in a run-long sum, for the ``k`` rounds a lazy
+    planning tallies at once. ``s + x * k`` is that sum while every partial sum is a whole number below 2**53
+    (exact); beyond (a budget of 10**14 passes 2**53 in some 90 iterations) or with a fraction, ``s + x * k``
+    may differ from it in its last bits, so the additions are made here: the rounding of ``s + x`` is the same
+    step for every ``s`` of one binade once its last bit is even (round half to even), so each binade is
+    crossed in one jump after two single additions (about 2 100 binades at most, whatever ``k``)."""
+    if k <= 0:
+        return s
+    if s == s and x == x and 0.0 <= s < _EXACT and 0.0 <= x and s % 1.0 == 0.0 and x % 1.0 == 0.0:
+        t = s + x * k
+        if t < _EXACT:
+            return t  # (every partial sum a whole number below 2**53: exact, in any grouping)
+    if not (s >= 0.0 and x >= 0.0) or not s + x < _INF:
+        for _ in range(min(k, 4)):  # (inf and NaN stay what they became; a negative x is no tally's)
+            s = s + x
+        if k <= 4 or not (s == s and abs(s) == _INF):
+            for _ in range(k - min(k, 4)):
+                s = s + x
+        return s
+    while k > 0:
+        s = s + x  # one addition as it is made
+        k -= 1
+        if not k:
+            break
+        t = s + x
+        u = math.ulp(s)
+        if t == s or math.ulp(t) != u:
+            if t == s:
+                return s  # x is at most half an ulp of s, and the last bit even: every addition leaves it
+            continue  # t in the next binade: one addition at a time there
+        s = t  # a second one in the binade: after it, in a tie, the last bit of ``s`` is even
+        k -= 1
+        if not k:
+            break
+        t = s + x
+        d = t - s  # (exact: 0 <= s <= t in one binade)
+        if d == 0.0:
+            return s
+        if math.ulp(t) != u or d < u:
+            continue
+        # s = m u, each addition adds d while s + d stays below the binade's top, 2**(e+1) = the next power of
+        # two above s (a tie rounds s + x to the even neighbour: with m even, always the same one)
+        top = 2.0 ** math.frexp(s)[1]
+        j = int((top - u - s) // d)  # (whole multiples of u, fewer than 2**53 of them: exact)
+        if j <= 0:
+            continue
+        if j > k:
+            j = k
+        s = s + d * j  # (a multiple of u below top: exact)
+        k -= j
+    return s
+
+
 def tally_class(stage, dec, jobs, k: int) -> None:
     """Count ``k`` iterations (``-1``: take one back) that served ``jobs`` jobs, ``dec`` of them decoders,
     by their composition: decode-only, prefill-only or mixed; one that served none (it only preempted) is

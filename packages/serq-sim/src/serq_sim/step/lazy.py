@@ -30,11 +30,18 @@ from .common import (
     constant,
     iteration_sums,
     position,
+    repeat_add,
     tally_class,
 )
 
 #: no end to a stretch of quiet rounds but its own (no bound on events): a round count never reached
 _NO_END = 1 << 62
+
+#: on a memory pool without a cap (``glazy_wide``), the bound below which its units in use and reserved, with a
+#: block for every resident, keep the lazy planning exact: every allocation, position and sum of them a lazy job
+#: enters is then a whole number below 2**53, exact in any order (a planning adds at most a block to each
+#: resident's allocation; a larger sum is added in the order the per-job planning adds it: ``_wide_sums``)
+_WIDE_LIM = 2.0**52
 
 
 def _position_free(pol) -> bool:
@@ -394,6 +401,8 @@ class LazyDecoding:
                             if grown > EPS and (ppool.used + grow0 + ppool.reserved - pslot.u + grown
                                                 > ppool.limit):
                                 break  # its growth would preempt or wait: planned as usual
+                            if self.glazy_wide and not self._wide_room(grow0 + grown):
+                                break  # (a pool without a cap holding near 2**53: planned as usual)
                     else:
                         k0 = P.total - w
                         d = 0.0
@@ -538,6 +547,8 @@ class LazyDecoding:
                 if slots is None or len(slots) != 1 or slots[0] is not slot:
                     return None
         total = len(wl) * b  # (whole numbers below 2**53: the sum of the blocks one by one)
+        if self.glazy_wide and not self._wide_room(total):
+            return None  # a pool without a cap holding near 2**53 (_wide_room): the walk sees to them
         used = pool.used + total
         if used + pool.reserved > pool.limit:
             return None  # one of them would preempt or wait (or might: the walk sees to it)
@@ -643,8 +654,10 @@ class LazyDecoding:
         """Whether lazy decoding may take decoders that grow their hold block by block and a cost that
         reads ``kv_decode``/``kv_prefill`` (judged once, when the pools are bound): the memory pool's
         blocks are whole numbers with a finite whole capacity below 2**53 (every allocation, and every
-        sum of them, is then exact in any order) and its preemption policy asks nothing a lazy job's
-        stale position would answer (no ``position`` key; a plugin might ask anything)."""
+        sum of them, is then exact in any order), or no cap (``glazy_wide``: its counts are exact, and a
+        planning is lazy only while they are far below 2**53, :meth:`_wide_room`), and its preemption policy
+        asks nothing a lazy job's stale position would answer (no ``position`` key; a plugin might ask
+        anything)."""
         if not self.glazy_ok:
             return False
         pool = self.memory
@@ -652,7 +665,14 @@ class LazyDecoding:
         if pool is not None:
             b = pool.block
             cap = pool.cap
-            ok = (b is not None and b >= 1 and b == int(b) and cap == cap and cap < _EXACT and cap == int(cap))
+            ok = b is not None and b >= 1 and b == int(b)
+            if ok and cap == _INF:
+                # no cap: its counts are exact (pools/exact.py) and nothing is ever evicted or preempted for
+                # room; the planning is lazy while what it holds stays below _WIDE_LIM (_wide_room)
+                ok = b < _WIDE_LIM / 4
+                self.glazy_wide = ok
+            else:
+                ok = ok and cap == cap and cap < _EXACT and cap == int(cap)
         elif self.cost_kv:
             ok = False
         # a lazy grower's position is stale on the pool it grows, whichever that is (the memory or any
@@ -668,6 +688,43 @@ class LazyDecoding:
         self.glazy_ok = ok
         self._glazy_judged = True
         return ok
+
+    def _wide_room(self, more: float = 0.0) -> bool:
+        """On a memory pool without a cap (``glazy_wide``): whether what it has in use and reserved, with
+        ``more`` and a block for every resident and one more, is below :data:`_WIDE_LIM`. Each lazy job's
+        allocation is part of what is in use, so while this holds at each planning and at each growth a
+        quiet round takes, every allocation and position a lazy job has, and the lazy decoders' kv total, are
+        whole numbers below 2**53 through the planning (it grows each resident by a block at most) and the
+        rounds after it: exact, as on a pool whose cap is below 2**53. (The float of an exact count is its
+        value rounded: far below 2**53 here, within the margin.)"""
+        pool = self.memory
+        return (float(pool.used) + float(pool.reserved) + more + pool.block * (len(self.residents) + 1.0)
+                < _WIDE_LIM)
+
+    def _wide_sums(self, assign: list[Job], split: int, kv: bool):
+        """The sums :func:`.common.iteration_sums` takes, in the order the per-job planning adds them: the
+        residents the walk gave a token in serving order (the lazy ones, one token each, and the first
+        ``split`` of ``assign``), then the jobs the admissions brought (the rest of ``assign``). A lazy
+        planning adds the lazy decoders' tokens and KV first, which is the same sum while every partial sum
+        is below 2**53; on a memory pool without a cap a sum may pass it (``glazy_wide``). With ``kv`` False
+        the KV sums are not taken (0.0), as there."""
+        walked = {id(j) for j in assign[:split]}
+        jobs = [j for j in self.residents if j.stage is self and (j.lz >= 0 or id(j) in walked)]
+        jobs += assign[split:]
+        held = self._held_fn
+        tokens = dec = pre_t = kvd = kvp = 0.0
+        for j in jobs:
+            lazy = j.lz >= 0
+            t = 1.0 if lazy else j.assigned
+            tokens += t
+            m = held(j) if kv else 0.0
+            if lazy or j.mode == "decode":
+                dec += 1.0
+                kvd += m
+            else:
+                pre_t += t
+                kvp += m
+        return tokens, dec, pre_t, kvd, kvp
 
     def _lazy_key(self, job: Job) -> tuple[dict, int]:
         """The table (``due`` or ``wake``) and round under which lazy ``job`` is listed."""
@@ -686,7 +743,10 @@ class LazyDecoding:
         walks them; a run of lazy decoders between two residents that are not lazy takes one token each,
         as a count (a preemption taking one out gives its token back, or has it skipped). ``False``
         (nothing done) when the per-job planning must run instead: a resident that is not lazy would be
-        planned a fraction of a token (checked before anything is done)."""
+        planned a fraction of a token (checked before anything is done), or, on a memory pool without a
+        cap, what it holds is not far below 2**53 (:meth:`_wide_room`)."""
+        if self.glazy_wide and not self._wide_room():
+            return False
         rounds = self.rounds
         wl = self.wake.get(rounds)
         eager = self.eager
@@ -988,12 +1048,20 @@ class LazyDecoding:
                 tokens = dec = float(nl)
                 pre_t = kvp = 0.0
                 kvd = self.kv_lazy if cost_kv else 0.0
+            if self.glazy_wide and nl and not (tokens < _WIDE_LIM and kvd < _WIDE_LIM):
+                tokens, dec, pre_t, kvd, kvp = self._wide_sums(assign, split, cost_kv)
             cost_of = self.cost_of  # (a function held in a slot: read, then called, both specialized)
             cost = cost_of(tokens, dec, pre_t, float(len(self.residents)), kvd, kvp, attn)
             # the tally's sums are these (the same additions in the same order)
             return self._launch(cost, assign, nl, split, preempted, budget, tokens, dec, chunk)
+        tokens = None
+        dec = 0.0
+        if self.glazy_wide and nl:  # (the tally's sums, in the per-job planning's order when they are large)
+            tokens, dec, _p, _d, _k = self._wide_sums(assign, split, False)
+            if tokens < _WIDE_LIM:
+                tokens = None
         return self._launch(self.cost_fn(None, None, self._no_ctx), assign, nl, split, preempted, budget,
-                            None, 0.0, chunk)
+                            tokens, dec, chunk)
 
     def _wake_unlazy(self, job: Job, wl: list[Job]) -> None:
         """A woken decoder (listed in ``wl``, the round's wake list) is lazy no more: brought up to date
@@ -1132,8 +1200,22 @@ class LazyDecoding:
                 self.tal_dec = int(dec)  # the running iteration's classes (StepStage._untally)
                 self.tal_pre = jobs - self.tal_dec
                 self.sum_jobs += jobs * k
-                self.sum_tokens += tokens * k
-                self.sum_budget += budget * k
+                if k == 1:
+                    self.sum_tokens += tokens
+                    self.sum_budget += budget
+                else:
+                    # k rounds tallied at once: the sums k additions make, as the per-job planning's tally
+                    # (repeat_add; its first case inlined: whole numbers, the sum below 2**53, exact)
+                    s0 = self.sum_tokens
+                    s = s0 + tokens * k
+                    if not (s < _EXACT and s0 % 1.0 == 0.0 and tokens % 1.0 == 0.0 and tokens >= 0.0):
+                        s = repeat_add(s0, tokens, k)
+                    self.sum_tokens = s
+                    s0 = self.sum_budget
+                    s = s0 + budget * k
+                    if not (s < _EXACT and s0 % 1.0 == 0.0 and budget % 1.0 == 0.0 and budget >= 0.0):
+                        s = repeat_add(s0, budget, k)
+                    self.sum_budget = s
         _heappush(sim.heap, (t, next(sim._seq), self._end_cb, self.epoch))
         if n and sim.max_events is not None:
             self.stop_at_bound()

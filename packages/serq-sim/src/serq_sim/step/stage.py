@@ -48,7 +48,7 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
         "_end_cb", "_glazy_judged", "orders", "hot", "spos", "_held_fn", "_marked", "_no_ctx", "_own_busy", "_quiet_static", "_wake_batch", "_wake_static",
         "a_busy", "a_present", "b_busy", "b_present", "b_service", "b_wait", "assign", "attn", "budget", "budget_const", "budget_fn", "budget_whole",
         "chunk_fn", "completions", "cost_ctx", "cost_fn", "cost_kv", "cost_of", "cost_sums", "detached", "due",
-        "eager", "epoch", "est", "exclusive", "fast", "flat", "gaps", "glazy_iterations", "glazy_ok", "gwalk",
+        "eager", "epoch", "est", "exclusive", "fast", "flat", "gaps", "glazy_iterations", "glazy_ok", "glazy_wide", "gwalk",
         "index", "it_decode", "joins", "it_mixed", "it_prefill", "iter", "iter_lazy", "iter_split", "iterations",
         "kv_lazy", "lazy_iterations", "lazy_ok", "left", "lz_gone", "memory", "memory_family", "name", "ndec",
         "ngrow", "nlazy", "nlazy_x", "node", "planning", "pre_ctx", "pre_kv", "present", "quiet_rounds",
@@ -180,6 +180,9 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
         self.glazy_ok = (type(self) is StepStage and (self.serve_keys is None or self.ranked) and not self.exclusive
                          and not self.pre_kv and not _TRACE and not forced_general())
         self._glazy_judged = False
+        #: whether the memory pool of the lazy growers has no cap (``cap inf``): its totals are exact counts that
+        #: may pass 2**53, and the lazy planning is taken while they stay below :data:`.lazy._WIDE_LIM` (_glazy_judge)
+        self.glazy_wide = False
         self.wake: dict[int, list[Job]] = {}
         self.kv_lazy = 0.0
         self.lz_gone: list[Job] = []
