@@ -190,3 +190,21 @@ def test_a_plugins_kind_is_the_builtin_it_extends_wherever_a_program_runs(kind):
     assert compared.returncode == 0, compared.stderr
     assert compared.stdout.rstrip().endswith("figure(s) equal in every run of both arms left out)"), compared.stdout
     assert len((kind / "c.csv").read_text().splitlines()) == 1  # the header: no figure differs
+
+
+@pytest.mark.parametrize(("header", "body", "what", "got"), [
+    ("async def", "register('k', DelayStage)", "a coroutine function (async def)", "coroutine"),
+    ("def", "yield register('k', DelayStage)", "a generator function (it yields)", "generator"),
+])
+def test_a_registration_hook_whose_body_its_call_does_not_run(tmp_path, header, body, what, got):
+    """An async def's call returns a coroutine, a generator function's a generator: neither body runs, so
+    nothing is registered. It was refused as 'it returned an object of type coroutine' beside Python's
+    'RuntimeWarning: coroutine ... was never awaited' and its tracemalloc hint, twice (four lines more)."""
+    _install(tmp_path, "serq-acme", "acme", "acme2_async",
+             source=f"from serq import hookimpl\nfrom serq_sim.stages import DelayStage\n\n\n@hookimpl\n"
+                    f"{header} serq_sim_register_stage_kinds(register):\n    {body}\n")
+    (tmp_path / "p.sq").write_text(PROGRAM.replace("@everyone", "@k"))
+    assert _refused(tmp_path, "run", str(tmp_path / "p.sq")) == [
+        "error: plugin 'acme' (from serq-acme 0.3.0) registers a stage kind wrongly in serq_sim_register_stage_kinds: "
+        f"it is {what}, whose body pluggy's call does not run (it returned an object of type {got}): nothing it "
+        "registers is registered; a registration hook is a plain function that calls register(name, object)", HINT]

@@ -1488,6 +1488,7 @@ def collect(pm: pluggy.PluginManager, hook: str, kind: str,
     if returned:
         # an implementation that returned what it meant to register (a dict of kinds, a list of formats):
         # pluggy keeps the value and nothing reads it, so the registration was dropped without a word
+        _close_coroutines(returned)
         raise _returned_failure(pm, impls, kwargs, wrong, spelled, returned)
     got.sort(key=lambda g: (g[0], g[1]))
     providers: dict[int, _LazyProvider | str] = {}
@@ -1500,6 +1501,17 @@ def collect(pm: pluggy.PluginManager, hook: str, kind: str,
         if impl is not None:
             _note_registered(pm, impl.plugin, obj)
     return reg
+
+
+def _close_coroutines(values: list[Any]) -> None:
+    """Close the coroutines a registration hook's implementations returned (an ``async def``, which nothing
+    awaits): each was Python's ``RuntimeWarning: coroutine … was never awaited`` on standard error, two lines
+    each beside the one message that names the plugin."""
+    import inspect
+
+    for v in values:
+        if inspect.iscoroutine(v):
+            v.close()
 
 
 def _returned_failure(pm: pluggy.PluginManager, impls: list[Any], kwargs: dict[str, Any],
@@ -1520,6 +1532,16 @@ def _returned_failure(pm: pluggy.PluginManager, impls: list[Any], kwargs: dict[s
         except Exception:  # noqa: BLE001 - it did not raise the first time; a second answer is no evidence
             continue
         if value is not None:
+            import inspect
+
+            _close_coroutines([value])
+            function = inspect.unwrap(impl.function)
+            if inspect.iscoroutinefunction(function) or inspect.isgeneratorfunction(function):
+                what = "a coroutine function (async def)" if inspect.iscoroutinefunction(function) else \
+                    "a generator function (it yields)"
+                return wrong(impl, f"it is {what}, whose body pluggy's call does not run (it returned "
+                                   f"{_shown(value)}): nothing it registers is registered; a registration hook is a "
+                                   f"plain function that calls {spelled}")
             return wrong(impl, f"it returned {_shown(value)}: a registration hook calls {spelled} for what it "
                                "registers and returns nothing")
     hook = impls[0].function.__name__ if impls else "a registration hook"
