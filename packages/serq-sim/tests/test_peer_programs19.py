@@ -327,6 +327,12 @@ def test_offload_tier_traced_by_hand(monkeypatch):
     kv = r.pool("kv", 0)
     assert (kv.evicted_units, kv.spills) == (12, 3)  # 4 of A's, 8 of B's: three blocks written
     assert busy(r, "pcie", 0) == pytest.approx(3 * 0.5 + 0.25, rel=1e-12)
+    # the tier (docs/language.md, "A spilled prefix is usable when its write completes"): a written block
+    # takes its room there from its eviction, cached: A's 4 over [3, 13], where A's hold takes them (used
+    # over [13, 14.25]), and B's 8 from 13 to the end; the hold caches nothing back (cache (0))
+    cpu = r.pool("cpu", 0)
+    assert cpu.cached * 15.25 == pytest.approx(4 * 10 + 8 * 2.25, rel=1e-12)
+    assert cpu.used * 15.25 == pytest.approx(4 * 1.25, rel=1e-12)
     assert busy(r, "engine", 0) == pytest.approx(3, rel=1e-12)
     assert r.result.gauges["inflight"].mean == pytest.approx((1 + 1 + 2.25) / 15.25, rel=1e-12)
 
