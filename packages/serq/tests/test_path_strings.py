@@ -1,4 +1,4 @@
-"""serq.files' paths as pathlib gives them (path_str, path_join, path_exists, path_is_file, path_resolved):
+"""serq.files' paths as pathlib gives them (path_str, path_join, path_name, path_exists, path_is_file, path_resolved):
 what the compile cache's hits and `serq vllm scenario` use instead of pathlib.Path, whose import is a good
 part of a short command's start-up. Each must be exactly what pathlib says, on any spelling of a path."""
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from serq.files import path_exists, path_is_file, path_join, path_resolved, path_str
+from serq.files import path_exists, path_is_file, path_join, path_name, path_resolved, path_str
 
 #: spellings that pathlib normalizes, and some it keeps
 SPELLINGS = ["", ".", "./", "/", "//", "///", "a", "a/", "a//b", "a/./b", "./a", "a/.", "/a", "//a", "///a",
@@ -24,6 +24,7 @@ spellings = st.lists(parts, max_size=5).map("/".join) | st.lists(parts, max_size
 def test_spellings_as_pathlib_spells_them(p):
     assert path_str(p) == str(Path(p))
     assert path_str(Path(p)) == str(Path(p))
+    assert path_name(p) == Path(p).name
 
 
 @settings(max_examples=400, deadline=None, derandomize=True)
@@ -31,6 +32,7 @@ def test_spellings_as_pathlib_spells_them(p):
 def test_path_str_and_join_are_pathlibs(a, b):
     assert path_str(a) == str(Path(a))
     assert path_join(a, b) == str(Path(a) / b)
+    assert path_name(a) == Path(a).name
 
 
 def test_what_exists_is_a_file_and_resolves_as_pathlib_says(tmp_path, monkeypatch):

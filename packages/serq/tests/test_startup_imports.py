@@ -111,3 +111,45 @@ def test_the_command_works_at_the_work_threshold(cached_scenario, env):
     assert cached_scenario["threshold"] == WORK_GC_THRESHOLD
     # main() called as a library function keeps the caller's collector as it was
     assert probe(SCENARIO, env, call="main")["threshold"] == 700
+
+
+def test_a_run_of_a_sq_program_imports_no_pathlib(cached_run):
+    # serQ's own .sq loader is given the path as a str; pathlib (with urllib.parse and ipaddress) is about
+    # 18 M instructions of a start-up
+    assert [m for m in ("pathlib", "urllib.parse", "ipaddress") if m in cached_run["modules"]] == []
+
+
+def test_a_plugins_loader_is_handed_a_pathlib_path_and_serqs_own_the_same_path_as_a_str(tmp_path, monkeypatch):
+    from pathlib import Path
+
+    import serq_frontend.cache
+    import serq_ir
+    from host_helpers import mm1_ir
+    from serq import hookimpl
+    from serq.loading import load_program
+    from serq.plugins import get_plugin_manager
+
+    program = serq_ir.load(mm1_ir(tmp_path))
+    seen = []
+
+    def load_jobs(path, options):
+        seen.append(path)
+        return program
+
+    class Jobs:
+        @hookimpl
+        def serq_register_loaders(self, register):
+            register(".jobs", load_jobs)
+
+    def load_sq(path, **kwargs):
+        seen.append(path)
+        return program
+
+    monkeypatch.setattr(serq_frontend.cache, "load", load_sq)
+    pm = get_plugin_manager(plugins=[Jobs()])
+    for name in ("a.jobs", "a.sq"):
+        (tmp_path / name).write_text("")
+        # spelled as pathlib would not keep it: both are given pathlib's spelling
+        assert load_program(pm, f"{tmp_path}//./{name}") is program
+    assert [(type(p), str(p)) for p in seen] == [(type(Path()), str(tmp_path / "a.jobs")),
+                                                 (str, str(tmp_path / "a.sq"))]

@@ -1054,6 +1054,16 @@ def path_join(base: str | os.PathLike[str], name: str) -> str:
     return str(Path(base) / name)
 
 
+def path_name(p: str | os.PathLike[str]) -> str:
+    """``pathlib.Path(p).name``: the last component (``''`` for ``/``, ``.`` and ``''``)."""
+    p = os.fspath(p)
+    if isinstance(p, str) and _plain(p):
+        return p.rpartition("/")[2]
+    from pathlib import Path
+
+    return Path(p).name
+
+
 def _stat_plainly(p: str) -> os.stat_result | None:
     """``os.stat(p)``, or None when ``p`` does not exist (ENOENT, ENOTDIR: every pathlib says so); any other
     failure raises ``_Ask`` (what pathlib makes of it is pathlib's to say)."""

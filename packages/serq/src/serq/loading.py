@@ -6,14 +6,17 @@ import errno
 import numbers
 import os
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pluggy
 
 from .errors import UsageError, UserError, clipped, located
+from .files import path_name, path_str
 from .numbers import real
-from .plugins import Registry, collect
+from .plugins import FIRST_PARTY_PACKAGES, Registry, collect
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 #: Which distribution loads which file type, for the message when none installed does.
 KNOWN_SUFFIXES = {".ir.json": "serq-ir", ".sq": "serq-frontend"}
@@ -51,7 +54,7 @@ def definition_form(pm: pluggy.PluginManager, path: str | Path, body: str) -> st
     tells its points apart by it (serq_sweep.core.definition_forms). Without such a loader, or where what
     it gives is no str, the body is its own form."""
     reg = loaders(pm)
-    matches = _matches(reg, Path(path).name)
+    matches = _matches(reg, path_name(path))
     form = getattr(reg[matches[0]], "definition_form", None) if matches else None
     if form is None:
         return body
@@ -69,9 +72,9 @@ def load_program(pm: pluggy.PluginManager, path: str | Path, options: LoadOption
         import dataclasses
 
         options = dataclasses.replace(options, pm=pm)
-    p = Path(path)
+    p = path_str(path)  # (as pathlib spells it: the messages' name of the file)
     reg = loaders(pm)
-    name = p.name
+    name = path_name(p)
     matches = _matches(reg, name)
     if not matches:
         for suffix, dist in sorted(KNOWN_SUFFIXES.items(), key=lambda kv: -len(kv[0])):
@@ -90,8 +93,16 @@ def load_program(pm: pluggy.PluginManager, path: str | Path, options: LoadOption
         raise UserError(f"{p}: {given('set')} and {given('def')} apply to source programs, not to IR files")
     from .plugins import plugin_exits
 
+    loader = reg[matches[0]]
+    mod = getattr(loader, "__module__", None)
+    if isinstance(mod, str) and mod.partition(".")[0] in FIRST_PARTY_PACKAGES:
+        given: Any = p  # serQ's own loaders take the path as a str: a run of a .sq program imports no pathlib
+    else:
+        from pathlib import Path
+
+        given = Path(p)  # a plugin's loader is handed a pathlib.Path (docs/hooks.md)
     with plugin_exits(pm, f"its loader for {matches[0]} files"):
-        program = reg[matches[0]](p, options)
+        program = loader(given, options)
     try:
         from serq_ir.nodes import Program
     except ImportError:  # pragma: no cover - no IR installed: nothing to hold a loader's program to
