@@ -12,7 +12,11 @@ packages/serq-sweep/tests/test_peer_programs19.py."""
 
 from __future__ import annotations
 
+import csv
 import math
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -23,7 +27,7 @@ from serq_report.json import encode_json
 
 pytestmark = pytest.mark.timeout(120)
 
-HERE = __import__("pathlib").Path(__file__).resolve().parent / "peer_programs19"
+HERE = Path(__file__).resolve().parent / "peer_programs19"
 FLEET = HERE / "fleet.sq"
 PD = HERE / "pd.sq"
 OFFLOAD = HERE / "offload.sq"
@@ -88,6 +92,30 @@ def test_least_loaded_fleet_traced_by_hand(monkeypatch):
     assert busy(r, "engine", 0) == busy(r, "engine", 1) == pytest.approx(4, rel=1e-12)
     m = r.result.requests
     assert m.completed == 4 and m.ttft.mean == pytest.approx((1 + 1 + 3.5 + 1.5) / 4, rel=1e-12)
+
+
+def test_least_loaded_fleet_by_hand_through_the_command_line(tmp_path):
+    # the same four requests through `serq run --def … --records --dump`: the records file holds the rows
+    # traced above, and the dump the in-flight gauge's steps: 2 at 1 (s0, s1), 3 at 1.5 (s2), 4 at 2.5 (s3),
+    # 3 at 3 (s1 done), 2 at 4 (s0 done), 0 at 5
+    serq = str(Path(sys.executable).parent / "serq")
+    args = [serq, "run", str(FLEET), "--no-progress", "--arrivals", "4", "--warmup", "0", "--horizon", "100",
+            "--records", str(tmp_path / "r.csv"), "--dump", str(tmp_path / "d")]
+    for k, v in {"N": 2, "max_seqs": 1, "B": 8, "c0": 1, "c1": 0, "Lambda": 1e6}.items():
+        args += ["--set", f"{k}={v}"]
+    for k, v in {"start_at": "serial == 2 ? 1.5 : serial == 3 ? 2.5 : 1",
+                 "new_tokens": "serial == 0 ? 6 : serial == 1 ? 4 : serial == 2 ? 3 : 2",
+                 "out_tokens": "serial == 0 ? 3 : serial == 1 ? 2 : serial == 2 ? 1 : 2"}.items():
+        args += ["--def", f"{k}={v}"]
+    p = subprocess.run(args, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    with open(tmp_path / "r.csv", newline="") as f:
+        got = {int(r["session"]): (float(r["sent"]), float(r["admitted"]), float(r["first_token"]),
+                                   float(r["last_token"]), int(r["engine"])) for r in csv.DictReader(f)}
+    assert got == {0: (1, 1, 2, 4, 0), 1: (1, 1, 2, 3, 1), 2: (1.5, 4, 5, 5, 0), 3: (2.5, 3, 4, 5, 1)}
+    with open(tmp_path / "d" / "gauge" / "inflight.csv", newline="") as f:
+        steps = [(float(r["time"]), float(r["value"])) for r in csv.DictReader(f)]
+    assert steps == [(0, 0), (1, 2), (1.5, 3), (2.5, 4), (3, 3), (4, 2), (5, 0)]
 
 
 AFFINITY = {
