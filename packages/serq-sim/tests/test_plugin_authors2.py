@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+import warnings
 
 import pytest
 import serq_frontend
@@ -542,3 +543,89 @@ def test_a_kind_that_does_not_count_its_jobs_out_of_present(pm, case, why):
         lines = KINDS.splitlines()
         call = lines.index("        self.sim.job_done(self, job)", lines.index("class Uncounted(Forever):")) + 1
         assert first.endswith(f"acme2_kinds.py:{call}"), first
+
+
+ASYNC = '''from serq import hookimpl
+from serq_sim.policies import PreemptionPolicy
+from serq_sim.stages import StageKind
+
+
+class Kind(StageKind):
+    HEADER attach(self, job):
+        self.acc()
+        self.present += 1
+        job.stage = self
+        BODY
+
+    def detach(self, job):
+        self.acc()
+        self.present -= 1
+        job.stage = None
+
+
+class Victim(PreemptionPolicy):
+    async def victim(self, pool, grower):
+        return grower
+
+
+def share(flows, caps):
+    return [1.0] * len(flows)
+
+
+async def share_later(flows, caps):
+    return [1.0] * len(flows)
+
+
+@hookimpl
+def serq_sim_register_stage_kinds(register):
+    register("k", Kind)
+
+
+@hookimpl
+def serq_sim_register_preemption_policies(register):
+    register("v", Victim)
+
+
+@hookimpl
+def serq_sim_register_share_policies(register):
+    register("s", SHARE)
+'''
+
+
+@pytest.mark.parametrize(("header", "body", "share", "program", "why"), [
+    ("async def", "pass", "share", "stage s : @k;\nworkload { arrive batch(1); }\nsession { run s (1); }\n"
+     "run { horizon 10; }\n", "builds stage s wrongly: Kind.attach is a coroutine function (async def), which serQ "
+     "calls as attach(job) without awaiting it: none of its body would run"),
+    ("def", "yield", "share", "stage s : @k;\nworkload { arrive batch(1); }\nsession { run s (1); }\n"
+     "run { horizon 10; }\n", "builds stage s wrongly: Kind.attach is a generator function (it yields), whose call "
+     "as attach(job) returns a generator and runs none of its body"),
+    ("def", "pass", "share", PREEMPT.replace("@bvictim", "@v"), "builds the preemption policy of pool a wrongly: "
+     "Victim.victim is a coroutine function (async def), which serQ calls as victim(pool, grower) without awaiting "
+     "it: none of its body would run"),
+    ("def", "pass", "share_later", SHARE.replace("bshare", "s"), "registers a share policy wrongly in "
+     "serq_sim_register_share_policies: share policy 's': acme2_async.share_later is a coroutine function (async "
+     "def), which serQ calls as policy(flows, caps) without awaiting it: none of its body would run"),
+])
+def test_an_async_or_generator_method_of_the_contract_is_refused_when_built(tmp_path, monkeypatch, header, body, share,
+                                                                         program, why):
+    """serQ calls the contract's methods and uses what they return: an async def's call returns a coroutine
+    nothing awaits, a generator function's a generator, and neither runs its body. An async attach was
+    refused mid-run as 'attach(job) left job.stage None' (its body never set it), beside Python's 'coroutine
+    ... was never awaited' warning; an async victim as 'returned an object of type coroutine'. Both are the
+    plugin's mistake when the simulation is built (serq.plugins.call_problem)."""
+    site = tmp_path / "async"
+    info = site / "serq_acme-0.3.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: serq-acme\nVersion: 0.3.0\n")
+    (info / "entry_points.txt").write_text("[serq]\nacme = acme2_async\n")
+    source = ASYNC.replace("HEADER", header).replace("BODY", body).replace("SHARE", share)
+    (site / "acme2_async.py").write_text(source)
+    monkeypatch.syspath_prepend(str(site))
+    try:
+        with warnings.catch_warnings(), pytest.raises(PluginError) as e:
+            warnings.simplefilter("error")  # (a coroutine never awaited: Python's RuntimeWarning)
+            pm = get_plugin_manager()
+            serq_sim.run(_compile(pm, program), pm=pm, seed=1)
+        assert str(e.value).splitlines() == [f"error: plugin 'acme' (from serq-acme 0.3.0) {why}", HINT]
+    finally:
+        sys.modules.pop("acme2_async", None)

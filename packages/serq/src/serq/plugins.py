@@ -1368,6 +1368,16 @@ def call_problem(obj: Any, call: str, shown: bool = True) -> str | None:
         sig.bind(*range(inner.count(",") + 1 if inner.strip() else 0))
     except TypeError as e:
         return f"{who}cannot be called as {call}: {e}"
+    # serQ calls what it is given and uses what the call returns: the call of an async def returns a coroutine
+    # nothing awaits, a generator function's a generator, and neither runs a line of its body (an async attach
+    # left every job outside its stage, with Python's warning that the coroutine was never awaited)
+    fn = obj if inspect.isfunction(obj) or inspect.ismethod(obj) else getattr(obj, "__call__", None)  # noqa: B004
+    if inspect.iscoroutinefunction(fn) or inspect.isasyncgenfunction(fn):
+        return (f"{who}is a coroutine function (async def), which serQ calls as {call} without awaiting it: none "
+                "of its body would run")
+    if inspect.isgeneratorfunction(fn):
+        return (f"{who}is a generator function (it yields), whose call as {call} returns a generator and runs none "
+                "of its body")
     return None
 
 
