@@ -166,3 +166,54 @@ def test_workers_run_the_installed_plugins_the_sweeps_manager_holds(tmp_path):
     fifo, everyone = [["ok", 1.5, ""]] * 2, [["ok", 1.0, ""]] * 2
     assert out == {"env dup": fifo, "env acme": everyone,
                    "pm acme": everyone, "pm acme here": everyone, "pm dup": fifo, "pm dup here": fifo}, out
+
+
+SPIN = '''import time
+
+from serq import hookimpl
+from serq_sim.stages import StageKind
+
+
+class Spin(StageKind):
+    """Works on its job in a loop of its own for 20 s of wall time, and never completes it."""
+
+    def attach(self, job):
+        self.acc()
+        self.present += 1
+        job.stage = self
+        end = time.monotonic() + 20
+        while time.monotonic() < end:
+            pass
+
+    def detach(self, job):
+        self.acc()
+        self.present -= 1
+        job.stage = None
+
+
+@hookimpl
+def serq_sim_register_stage_kinds(register):
+    register("spin", Spin)
+'''
+
+
+def test_max_wall_stops_a_workers_run_inside_a_plugins_code(tmp_path):
+    """A worker process runs in its main thread, where the run's alarm at --max-wall stops a plugin's loop
+    (serq_sim.engine._wall_in_plugins): each row partial, max-wall, in about the bound, not 20 s."""
+    import time
+
+    site = tmp_path / "site"
+    _install(site, "serq-acme", "acme", "acme2_sweep_spin", SPIN)
+    (tmp_path / "p.sq").write_text("stage s : @spin;\nworkload { arrive batch(1); }\nsession { run s (1); }\n"
+                                   "run { horizon 10; }\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("SERQ_DISABLED_PLUGINS", "SERQ_DISABLE_PLUGIN_AUTOLOAD")}
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(site), os.environ.get("PYTHONPATH")) if p)
+    t0 = time.monotonic()
+    r = subprocess.run([str(Path(sys.executable).parent / "serq"), "sweep", "p.sq", "--seeds", "1,2", "--workers", "2",
+                        "--max-wall", "0.5", "--no-progress"], capture_output=True, text=True, cwd=tmp_path, env=env,
+                       timeout=60, stdin=subprocess.DEVNULL)
+    assert r.returncode == 0, r.stderr
+    assert time.monotonic() - t0 < 15
+    rows = [line.split(",") for line in r.stdout.splitlines()]
+    status, message = rows[0].index("status"), rows[0].index("message")
+    assert [(row[status], row[message]) for row in rows[1:]] == [("partial", "max-wall")] * 2
