@@ -88,6 +88,17 @@ def test_the_sweep_rows_are_monotone_in_the_rate_seed_by_seed(rate_sweep):
         att = [float(r["requests.attainment"]) for r in rows]
         assert att == sorted(att, reverse=True), (seed, att)
         assert all(int(r["requests.completed"]) == 300 for r in rows)
+    # each row obeys Little's law and the utilisation law exactly (drained runs from an empty fleet): the
+    # time-average requests in the fleet over the run is their total time in it over its length, and the
+    # engines' busy time is c1 = 0.0002 s a token iterated (every prompt token, every output token but the
+    # first, which the prefill's last iteration gives)
+    for r in table:
+        end, done = float(r["end"]), int(r["requests.completed"])
+        assert float(r["gauges.inflight.mean"]) * end == pytest.approx(float(r["requests.e2el.mean"]) * done,
+                                                                      rel=1e-9)
+        busy = sum(float(r[f"stages.engine[{j}].utilisation"]) for j in range(2)) * end
+        tokens = float(r["requests.total_input_tokens"]) + float(r["requests.total_output_tokens"]) - done
+        assert busy == pytest.approx(0.0002 * tokens, rel=1e-9)
     # and strictly so over the range, in the points table's means
     pts = read_csv(rate_sweep / "t.points.csv")
     means = [float(p["requests.e2el.mean:mean"]) for p in sorted(pts, key=lambda p: int(p["Lambda"]))]
