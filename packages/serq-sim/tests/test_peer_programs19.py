@@ -23,6 +23,7 @@ import pytest
 import serq_frontend
 import serq_sim
 from conform import both_tiers, run_error
+from conform import run as conform_run
 from serq_report.json import encode_json
 
 pytestmark = pytest.mark.timeout(120)
@@ -516,3 +517,38 @@ def test_both_plannings_are_taken_and_agree(name):
         out[tier] = (outcome, samples, lazy)
     assert out[""][2] > 0 and out["general"][2] == 0
     assert out[""][:2] == out["general"][:2]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# a random router written as a draw in the choose key
+
+DRAWN = """
+let N = 2;
+stage s[N] : delay;
+workload { arrive poisson(1); }
+session {
+  choose j in N by (~uniform(0, 1));
+  run s[j] (1);
+  record route { engine = j; }
+}
+run { horizon inf; warmup 0; arrivals 2000; seed 7; }
+"""
+
+
+def test_a_drawn_choose_key_routes_uniformly_and_keeps_each_candidates_draw_whatever_n(monkeypatch):
+    # each candidate's key is a draw of its own (the choose is one place of the session's stream whatever
+    # n: docs/simulator.md), so the choice is uniform over the N engines, and the same candidate draws the
+    # same value under another N: a request the fleet of 4 sends to engine 0 or 1 goes there in the fleet
+    # of 2 as well (engines 2 and 3 only take the requests whose draw they win)
+    got = {}
+    for n in (2, 3, 4):
+        r, _ = conform_run(DRAWN.replace("let N = 2;", f"let N = {n};"), monkeypatch)
+        t = r.records("route")
+        got[n] = dict(zip(t["session"].tolist(), t["engine"].tolist()))
+        counts = [sum(1 for e in got[n].values() if e == k) for k in range(n)]
+        chi2 = sum((c - 2000 / n) ** 2 / (2000 / n) for c in counts)
+        assert chi2 < 16.27, counts  # chi-square's 99.9 % quantile at 3 degrees of freedom (at most 3 here)
+    for small, big in ((2, 3), (2, 4), (3, 4)):
+        kept = [s for s, e in got[big].items() if e < small]
+        assert len(kept) > 2000 * small / big * 0.9
+        assert all(got[small][s] == got[big][s] for s in kept)
