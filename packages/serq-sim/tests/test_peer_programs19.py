@@ -119,6 +119,25 @@ def test_least_loaded_fleet_by_hand_through_the_command_line(tmp_path):
     assert steps == [(0, 0), (1, 2), (1.5, 3), (2.5, 4), (3, 3), (4, 2), (5, 0)]
 
 
+def test_tpot_and_itl_slo_of_a_shared_engine_by_hand(monkeypatch):
+    # one engine of two slots whose iteration costs 1 a token (c0 = 0, c1 = 1); both requests have 3 outputs
+    #   s0 at 1: 4 tokens, prefill [1, 5]: first token at 5
+    #   s1 at 2: 2 tokens, admitted at 5 beside s0's decode: [5, 8] costs 3 (s1's 2 and s0's 1): s0's second
+    #            token and s1's first at 8; [8, 10] costs 2: s0's last and s1's second; s1 alone [10, 11]
+    # TTFT 4 and 6; TPOT (10 - 5) / 2 = 2.5 and (11 - 8) / 2 = 1.5; ITL gaps 3, 2 and 2, 1
+    r = run_hand(FLEET, monkeypatch, {"N": 1, "max_seqs": 2, "B": 16, "c0": 0, "c1": 1}, {
+        "start_at": "serial == 0 ? 1 : 2", "new_tokens": "serial == 0 ? 4 : 2", "out_tokens": "3"}, 2)
+    assert rows(r, ("sent", "admitted", "first_token", "last_token")) == {(0, 1): (1, 1, 5, 10),
+                                                                         (1, 1): (2, 5, 8, 11)}
+    m = r.result.requests
+    assert (m.ttft.mean, m.tpot.mean, m.tpot.std) == (5, 2, 0.5)
+    assert (m.itl.count, m.itl.mean, m.itl.median) == (4, 2, 2) and m.itl.std == pytest.approx(math.sqrt(0.5))
+    # goodput: a TPOT of 2 only s1 meets; with a TTFT of 5 besides, neither (s1's TTFT is 6); 2.5 both
+    for slo, good in (({"tpot": 2}, 1), ({"ttft": 5, "tpot": 2}, 0), ({"tpot": 2.5}, 2)):
+        r.set_slo(slo)
+        assert (r.result.requests.good, r.result.requests.attainment) == (good, good / 2)
+
+
 AFFINITY = {
     # s0 (two turns) at 1: 9 new and 4 out, then 3 new and 2 out after a think of 1; s1 at 5.5: 8 and 3
     "start_at": "serial == 1 ? 5.5 : 1",
