@@ -90,5 +90,7 @@ def test_a_command_named_like_an_option_is_refused(name):
 
 
 def test_a_printable_name_of_any_script_is_taken():
-    pm = get_plugin_manager(plugins=[Names("stage kind", "lötkolben")])
-    assert "lötkolben" in collect(pm, HOOKS["stage kind"], "stage kind")
+    # (a report format's: --format lötkolben; a stage kind's name is one a program can write after @, the
+    # language's letters, digits and _: test_plugin_authors2)
+    pm = get_plugin_manager(plugins=[Names("report format", "lötkolben")])
+    assert "lötkolben" in collect(pm, HOOKS["report format"], "report format")

@@ -208,3 +208,22 @@ def test_a_registration_hook_whose_body_its_call_does_not_run(tmp_path, header, 
         "error: plugin 'acme' (from serq-acme 0.3.0) registers a stage kind wrongly in serq_sim_register_stage_kinds: "
         f"it is {what}, whose body pluggy's call does not run (it returned an object of type {got}): nothing it "
         "registers is registered; a registration hook is a plain function that calls register(name, object)", HINT]
+
+
+@pytest.mark.parametrize(("hook", "name", "kind"), [
+    ("serq_sim_register_stage_kinds", "my-kind", "a stage kind"),
+    ("serq_sim_register_eviction_orders", "9lives", "an eviction order"),
+    ("serq_sim_register_share_policies", "équité", "a share policy"),
+])
+def test_a_name_no_program_can_write_is_refused_when_registered(tmp_path, hook, name, kind):
+    """`stage s : @my-kind;` is `@my` then `-kind` to the parser: the kind was registered and listed, and
+    the program naming it was 'unexpected `-`', naming neither the plugin nor the name."""
+    _install(tmp_path, "serq-acme", "acme", "acme2_names",
+             source=f"from serq import hookimpl\n\n\n@hookimpl\ndef {hook}(register):\n"
+                    f"    register({name!r}, lambda *a: None)\n")
+    r = run_serq("plugins", env={"PYTHONPATH": str(tmp_path)})
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r  # (the others listed, as for any wrong registration)
+    assert r.stderr.splitlines() == [
+        f"error: plugin 'acme' (from serq-acme 0.3.0) registers {kind} wrongly in {hook}: the name '{name}' is not one "
+        "a program can write: a program writes @NAME (a share policy: share NAME;), NAME letters, digits and _ not "
+        "beginning with a digit", HINT]

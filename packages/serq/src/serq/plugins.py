@@ -1409,8 +1409,26 @@ def suffix_problem(suffix: str) -> str | None:
 
 
 #: the registration hooks whose names have a rule of their own besides :func:`name_problem`'s
+def program_name_problem(name: str) -> str | None:
+    """Why ``name`` cannot be the name of a stage kind, an eviction order, a preemption policy or a share
+    policy (``None``: it can): a program names one as ``@NAME`` or ``share NAME;``, and the language's names are
+    letters, digits and ``_``, not beginning with a digit (``EXT_NAME`` and ``NAME`` of the kernel grammar).
+    ``my-kind``, ``9k`` or ``ümlaut`` were registered and listed, and the program that named one was a syntax
+    error naming neither the plugin nor the name (``stage s : @my-kind;``: unexpected `-`)."""
+    import re
+
+    if re.fullmatch(r"[A-Za-z_][A-Za-z_0-9]*", name):
+        return None
+    return (f"the name {_shown(name)} is not one a program can write: a program writes @NAME (a share policy: "
+            "share NAME;), NAME letters, digits and _ not beginning with a digit")
+
+
 NAME_RULES: dict[str, Callable[[str], str | None]] = {
     "serq_register_loaders": suffix_problem,
+    "serq_sim_register_stage_kinds": program_name_problem,
+    "serq_sim_register_eviction_orders": program_name_problem,
+    "serq_sim_register_preemption_policies": program_name_problem,
+    "serq_sim_register_share_policies": program_name_problem,
 }
 
 
