@@ -8,13 +8,19 @@ program: ``serq run``, ``--check-invariants``, ``serq sweep`` on worker processe
 
 from __future__ import annotations
 
+import contextlib
 import csv
+import importlib
 import io
 import json
+import sys
+from typing import Any
 
 import pytest
 import serq
 from host_helpers import run_serq
+from serq.errors import PluginError
+from serq.plugins import collect, get_plugin_manager
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -29,10 +35,35 @@ def _install(site, dist: str, name: str, value: str, module: str | None = None, 
 
 
 def _refused(site, *args: str) -> list[str]:
-    r = run_serq(*(args or ("--version",)), env={"PYTHONPATH": str(site)})
+    """The lines of serq's refusal on standard error, its status 1; without ``args``, of the plugins' loading,
+    in this process: the PluginError that every command prints (docs/hooks.md), as the library API raises it."""
+    if not args:
+        with _installed(site), pytest.raises(PluginError) as e:
+            get_plugin_manager()
+        return str(e.value).splitlines()
+    r = run_serq(*args, env={"PYTHONPATH": str(site)})
     assert (r.returncode, r.stdout) == (1, ""), r
     assert "Traceback" not in r.stderr, r.stderr
     return r.stderr.splitlines()
+
+
+@contextlib.contextmanager
+def _installed(site):
+    """``site`` on sys.path, its modules imported afresh and dropped after."""
+    sys.path.insert(0, str(site))
+    importlib.invalidate_caches()
+    try:
+        yield
+    finally:
+        sys.path.remove(str(site))
+        for name in [n for n in sys.modules if n.startswith("acme2_")]:
+            del sys.modules[name]
+
+
+def _collected(site, hook: str, kind: str, disabled: list[str] | None = None) -> Any:
+    """What ``hook`` registers with the plugins installed in ``site`` (``disabled`` blocked)."""
+    with _installed(site):
+        return collect(get_plugin_manager(disabled=disabled), hook, kind)
 
 
 HINT = "(run without it: SERQ_DISABLED_PLUGINS=acme, or uninstall serq-acme)"
@@ -89,10 +120,9 @@ def test_a_later_serqs_hook_marked_optional_loads(tmp_path):
     _install(tmp_path, "serq-acme", "acme", "acme2_optional",
              source="from serq import hookimpl\n\n\n@hookimpl(optionalhook=True)\n"
                     "def serq_sim_register_arrival_laws(register):\n    pass\n")
-    r = run_serq("plugins", env={"PYTHONPATH": str(tmp_path)})
-    assert r.returncode == 0, r.stderr
-    mine = [p for p in json.loads(r.stdout) if p["name"] == "acme"]
-    assert [p["hooks"] for p in mine] == [["serq_sim_register_arrival_laws"]]
+    with _installed(tmp_path):
+        pm = get_plugin_manager()
+        assert [impl.plugin_name for impl in pm.hook.serq_sim_register_arrival_laws.get_hookimpls()] == ["acme"]
 
 
 def test_an_argument_a_later_serqs_hook_gives_is_refused_at_the_definition(tmp_path):
@@ -131,14 +161,12 @@ def test_two_distributions_registering_one_kinds_name(tmp_path):
     _install(tmp_path, "serq-acme", "acme", "acme2_kind", source=KIND)
     _install(tmp_path, "serq-other", "other", "acme2_other", source=KIND)
     (tmp_path / "p.sq").write_text(PROGRAM)
-    for args in (("run", str(tmp_path / "p.sq")), ("plugins",)):
-        r = run_serq(*args, env={"PYTHONPATH": str(tmp_path)})
-        assert r.returncode == 1 and "Traceback" not in r.stderr, r
-        assert r.stderr.splitlines()[-1] == ("error: stage kind 'everyone' is registered twice: by acme (serq-acme "
-                                             "0.3.0) and by other (serq-other 0.3.0)"), r.stderr
-    alone = run_serq("run", str(tmp_path / "p.sq"), env={"PYTHONPATH": str(tmp_path),
-                                                        "SERQ_DISABLED_PLUGINS": "other"})
-    assert alone.returncode == 0, alone.stderr
+    r = run_serq("run", str(tmp_path / "p.sq"), env={"PYTHONPATH": str(tmp_path)})
+    assert (r.returncode, r.stdout) == (1, "") and "Traceback" not in r.stderr, r
+    assert r.stderr.splitlines() == ["error: stage kind 'everyone' is registered twice: by acme (serq-acme 0.3.0) and "
+                                     "by other (serq-other 0.3.0)"], r.stderr
+    alone = _collected(tmp_path, "serq_sim_register_stage_kinds", "stage kind", disabled=["other"])
+    assert alone.provider("everyone") == "acme (serq-acme 0.3.0)"
 
 
 @pytest.mark.parametrize(("body", "why"), [
@@ -203,8 +231,9 @@ def test_a_registration_hook_whose_body_its_call_does_not_run(tmp_path, header, 
     _install(tmp_path, "serq-acme", "acme", "acme2_async",
              source=f"from serq import hookimpl\nfrom serq_sim.stages import DelayStage\n\n\n@hookimpl\n"
                     f"{header} serq_sim_register_stage_kinds(register):\n    {body}\n")
-    (tmp_path / "p.sq").write_text(PROGRAM.replace("@everyone", "@k"))
-    assert _refused(tmp_path, "run", str(tmp_path / "p.sq")) == [
+    with pytest.raises(PluginError) as e:
+        _collected(tmp_path, "serq_sim_register_stage_kinds", "stage kind")
+    assert str(e.value).splitlines() == [
         "error: plugin 'acme' (from serq-acme 0.3.0) registers a stage kind wrongly in serq_sim_register_stage_kinds: "
         f"it is {what}, whose body pluggy's call does not run (it returned an object of type {got}): nothing it "
         "registers is registered; a registration hook is a plain function that calls register(name, object)", HINT]
@@ -221,9 +250,9 @@ def test_a_name_no_program_can_write_is_refused_when_registered(tmp_path, hook, 
     _install(tmp_path, "serq-acme", "acme", "acme2_names",
              source=f"from serq import hookimpl\n\n\n@hookimpl\ndef {hook}(register):\n"
                     f"    register({name!r}, lambda *a: None)\n")
-    r = run_serq("plugins", env={"PYTHONPATH": str(tmp_path)})
-    assert r.returncode == 1 and "Traceback" not in r.stderr, r  # (the others listed, as for any wrong registration)
-    assert r.stderr.splitlines() == [
+    with pytest.raises(PluginError) as e:
+        _collected(tmp_path, hook, kind.split(" ", 1)[1])
+    assert str(e.value).splitlines() == [
         f"error: plugin 'acme' (from serq-acme 0.3.0) registers {kind} wrongly in {hook}: the name '{name}' is not one "
         "a program can write: a program writes @NAME (a share policy: share NAME;), NAME letters, digits and _ not "
         "beginning with a digit", HINT]
