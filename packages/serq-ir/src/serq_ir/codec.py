@@ -249,7 +249,12 @@ def encode(program: Program, *, spans: bool = True) -> bytes:
 def _encode(program: Program, spans: bool) -> bytes:
     program = conform(program)
     if not spans:
-        program = strip_spans(program)
+        program = _without_spans(program)
+    return _typed_json(program)
+
+
+def _typed_json(program: Program) -> bytes:
+    """The JSON of ``program`` as :func:`conform` typed it, an infinite float written as the IR writes it."""
     data = _encoder.encode(program)
     if b"null" not in data:  # (no float written as null: the common case, without a walk)
         return data
@@ -454,14 +459,27 @@ def _strip(obj: Any) -> Any:
     return obj
 
 
+def _without_spans(program: Program) -> Program:
+    """``program``, as :func:`conform` typed it, without source spans: its builtins (``msgspec.to_builtins``)
+    without their ``span`` keys, read back; through the IR's own JSON (an infinite float written ``"inf"``)
+    when they hold a value msgspec writes as ``null``. (Decoding the program's JSON text was the slower way
+    to the same builtins: half of a ``serq run``'s digest of its program.)"""
+    data = _encoder.encode(_strip(msgspec.to_builtins(program)))
+    if b"null" in data:  # (an infinite float, or a None: the JSON the IR writes)
+        data = _encoder.encode(_strip(msgspec.json.decode(_typed_json(program))))
+    return _decoder.decode(data)
+
+
 def strip_spans(program: Program) -> Program:
     """The same program without source spans (IR equivalence is judged on this)."""
     if not isinstance(program, Program):  # (None, a str: msgspec's ValidationError "Expected `object`")
         raise TypeError(f"strip_spans() takes a serq_ir.Program, not {type(program).__name__}")
-    # through encode, which holds a program built in Python to the schema (a numpy number was msgspec's
-    # TypeError here, an infinite float a ValidationError of the null it was written as)
-    raw = msgspec.json.decode(encode(program))
-    return _decoder.decode(_encoder.encode(_strip(raw)))
+    # held to the schema first, as encode holds it (a numpy number was msgspec's TypeError here, an infinite
+    # float a ValidationError of the null it was written as)
+    from serq.shared import collector_raised
+
+    with collector_raised():
+        return _without_spans(conform(program))
 
 
 def schema() -> dict[str, Any]:
