@@ -77,13 +77,16 @@ def ours(modules: list[str], parts: tuple[str, ...]) -> list[str]:
     return [m for m in modules if m.split(".")[0] in parts]
 
 
-def test_a_run_without_a_trace_imports_no_trace_reader_and_no_sweep(cached_run):
+def test_a_run_without_a_trace_imports_no_trace_reader_no_sweep_and_no_csv(cached_run):
     # the program names no trace and no --trace is given: the trace reader (its CSV reader, its row
     # pattern) has nothing to do; the sweep's plugin registers its commands by name, so its modules stay
     # out of a run
     mods = cached_run["modules"]
     assert "serq_sim.cli" in mods  # (the run's command was loaded)
     assert "serq_sim.trace" not in mods
+    # the report formats are registered (their modules imported) whatever the format: the CSV format's csv
+    # module is imported when it writes
+    assert "serq_report.summary_csv" in mods and "csv" not in mods
     assert ours(mods, ("serq_sweep",)) == ["serq_sweep", "serq_sweep.plugin"]
 
 

@@ -39,7 +39,6 @@ end in ``\\n``. ``serq run -o FILE`` writes it atomically, as every report.
 
 from __future__ import annotations
 
-import csv
 import io
 from collections.abc import Iterator
 from typing import Any, TextIO
@@ -107,6 +106,8 @@ def rows(report: Any) -> Iterator[tuple[str, str, str, Any]]:
 
 def render_csv(report: Any) -> str:
     """The CSV report of ``report`` (a report or a bare Result), as a string ending in a newline."""
+    import csv  # (here: the module is imported whenever the formats are registered, by every serq run)
+
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(HEADER)
