@@ -19,6 +19,7 @@ import os
 import stat
 import sys
 import threading
+import types
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -366,6 +367,16 @@ def load_object(value: str) -> Any:
 _PLAIN = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.")
 
 
+_ModuleType = types.ModuleType
+#: the names a module's type (and object) defines: a module's own value of one may be shadowed by a
+#: descriptor there, which pluggy's static lookup follows
+_MODULE_TYPE_NAMES = frozenset(name for cls in _ModuleType.__mro__ for name in vars(cls))
+#: what pluggy's static lookup takes for a hook implementation from a module's namespace (anything else it
+#: passes over): a function, a staticmethod or classmethod object, a bound method
+_HOOKABLE = (types.FunctionType, staticmethod, classmethod, types.MethodType)
+_ABSENT = object()
+
+
 class PluginManager(pluggy.PluginManager):
     """pluggy's manager, which also lists the plugins the scanner loaded in
     ``list_plugin_distinfo()`` and ``list_plugin_distributions()`` (with a :class:`Distribution` each,
@@ -403,7 +414,16 @@ class PluginManager(pluggy.PluginManager):
     def parse_hookimpl_opts(self, plugin: Any, name: str) -> Any:
         """pluggy's, which skips a function without serQ's marker; one named like a hook (``serq_…``) is
         noted (:attr:`unmarked`): when a hook of that name is specified, :func:`get_plugin_manager` names
-        the plugin, since serQ would never call it (its registrations silently missing)."""
+        the plugin, since serQ would never call it (its registrations silently missing).
+
+        A plugin that is a module (as every entry point's is) has most of its names bound to what no hook
+        can be (its dunders, the modules and constants it imports): such a name is passed over here, as
+        pluggy passes it over, without pluggy's static lookup through the module's type (four fifths of
+        building the plugin manager)."""
+        if type(plugin) is _ModuleType and name not in _MODULE_TYPE_NAMES:
+            value = plugin.__dict__.get(name, _ABSENT)
+            if value is not _ABSENT and not isinstance(value, _HOOKABLE):
+                return None
         opts = super().parse_hookimpl_opts(plugin, name)
         if opts is not None and isinstance(plugin, type):
             _refuse_unbound(plugin, name)
@@ -1004,16 +1024,18 @@ def _plugin_place(pm: pluggy.PluginManager, owner: Any, frame: Any, lineno: int)
                      f"{code.co_filename}:{lineno}")
 
 
-def plugin_running(pm: pluggy.PluginManager | None) -> Callable[[Any], str | None]:
+def plugin_running(pm: pluggy.PluginManager | None, base: Any = None) -> Callable[[Any], str | None]:
     """A function of a frame (a signal handler's): where a third-party plugin's code is running, the
     innermost frame of the stack in a plugin's module, as :func:`plugin_at` says it; ``None`` when none is.
-    The plugins' modules are looked up once, here, not at each call."""
+    Only the frames above ``base`` count (the frame of the run that asks: a plugin's code that called
+    that run, a simulation of its own, is not running in it). The plugins' modules are looked up once,
+    here, not at each call."""
     if pm is None:
         return lambda frame: None
     exact, top = _third_party_modules(pm)
 
     def running(frame: Any) -> str | None:
-        while frame is not None:
+        while frame is not None and frame is not base:
             mod = frame.f_globals.get("__name__")
             owner = (exact.get(mod) or top.get(mod.partition(".")[0])) if isinstance(mod, str) else None
             if owner is not None:
@@ -1415,9 +1437,7 @@ def program_name_problem(name: str) -> str | None:
     letters, digits and ``_``, not beginning with a digit (``EXT_NAME`` and ``NAME`` of the kernel grammar).
     ``my-kind``, ``9k`` or ``ümlaut`` were registered and listed, and the program that named one was a syntax
     error naming neither the plugin nor the name (``stage s : @my-kind;``: unexpected `-`)."""
-    import re
-
-    if re.fullmatch(r"[A-Za-z_][A-Za-z_0-9]*", name):
+    if name.isascii() and name.isidentifier():  # ([A-Za-z_][A-Za-z_0-9]*, with no pattern compiled at start-up)
         return None
     return (f"the name {_shown(name)} is not one a program can write: a program writes @NAME (a share policy: "
             "share NAME;), NAME letters, digits and _ not beginning with a digit")
