@@ -249,6 +249,10 @@ def run(program, *, seed: int | None = None, horizon: float | None = None, warmu
         # is a PluginError naming the plugin and its line, the exception its cause; any other is serQ's. A
         # plugin's sys.exit() (SystemExit) or its own BaseException too: not the command's exit status,
         # with no report and no message (status 0 for sys.exit(0))
+        from .errors import StopRun
+
+        if isinstance(e, StopRun):  # the stop of a run whose plugin's code called this one: its to take
+            raise
         if getattr(type(e), "serq_user_error", False):
             if sim is not None:  # (a factory's refusal, when the run is built, is placed by guards.build_with)
                 from .guards import placed

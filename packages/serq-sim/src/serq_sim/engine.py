@@ -454,6 +454,8 @@ class Simulation:
                 self._start()
                 self._loop()
         except (KeyboardInterrupt, StopRun) as e:
+            if isinstance(e, StopRun) and e.for_other(self):  # a run whose plugin's code called this one
+                raise
             self.stopped(e)
         except MemoryError:
             # a sample may have been cut short between its columns: keep the whole ones
@@ -1488,7 +1490,13 @@ class _wall_in_plugins:  # noqa: N801 - a context manager, named as the function
     partial report and a note naming the plugin and its line. serQ's own work inside an event is counted
     down and stops at the bound (:meth:`Simulation.pulse_out`), but a plugin's loop is not, and the run
     went on past the bound for as long as the plugin's code ran (``--max-wall 1`` of a stage kind whose
-    ``attach`` loops: until Ctrl-C). Fired in serQ's code, the timer looks again 10 ms later."""
+    ``attach`` loops: until Ctrl-C). Fired in serQ's code, the timer looks again 10 ms later; and so it
+    does after it stopped the run, until the run is over: a plugin that catches the stop (``except
+    BaseException``) and works on is stopped again (it went on for as long as it worked: 5 s past a
+    bound of 0.3). The stop is this run's own (``StopRun.owner``): a simulation that a plugin's code runs
+    inside it lets it pass (it took the stop for its own, made a partial report of it, and the outer run
+    went on, unbounded, in the plugin's next simulation), and the plugin's code that called this run is
+    not running in it (only the frames above the run's count)."""
 
     __slots__ = ("sim", "old")
 
@@ -1509,7 +1517,7 @@ class _wall_in_plugins:  # noqa: N801 - a context manager, named as the function
             return self
         from serq.plugins import plugin_running
 
-        running = plugin_running(sim.plugin_manager)
+        running = plugin_running(sim.plugin_manager, sys._getframe(1))
 
         def fired(signum, frame):
             mw = sim.max_wall
@@ -1520,8 +1528,9 @@ class _wall_in_plugins:  # noqa: N801 - a context manager, named as the function
                 signal.setitimer(signal.ITIMER_REAL, 0.01)
                 return
             spent = _time.monotonic() - sim.t_wall0
+            signal.setitimer(signal.ITIMER_REAL, 0.01)  # again, should the plugin catch it; off at the run's end
             raise StopRun("max-wall", f"stopped after {spent:.3g} s of wall time (--max-wall {show(mw)}) "
-                                      f"within the code of {where}")
+                                      f"within the code of {where}", owner=sim)
 
         self.old = signal.signal(signal.SIGALRM, fired)
         signal.setitimer(signal.ITIMER_REAL, max(sim.t_wall0 + sim.max_wall - _time.monotonic(), 0.001))

@@ -28,12 +28,22 @@ class StopRun(BaseException):  # noqa: N818 - control flow, not an error
     once, as on Ctrl-C, and its report covers what was simulated up to then, marked partial with
     ``reason`` (a short word: ``max-events``, ``max-wall``, ...) and with ``message`` as its note. A
     ``BaseException`` so that nothing between the raise and the run catches it by mistake.
+
+    ``owner``: the run (the :class:`~serq_sim.engine.Simulation`) it stops, when it is raised where
+    another run may be on the stack (``--max-wall``'s alarm, which may find a plugin's code running a
+    simulation of its own): a run it is not for lets it pass (:meth:`for_other`). ``None``: the innermost
+    run, the one whose code raised it.
     """
 
-    def __init__(self, reason: str, message: str):
+    def __init__(self, reason: str, message: str, owner=None):
         super().__init__(reason, message)
         self.reason = reason
         self.message = message
+        self.owner = owner
+
+    def for_other(self, sim) -> bool:
+        """Whether this stop is another run's than ``sim``'s (``sim`` lets it pass on to its caller)."""
+        return self.owner is not None and self.owner is not sim
 
 
 class InvariantError(AssertionError):

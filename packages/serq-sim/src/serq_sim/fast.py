@@ -1889,6 +1889,8 @@ def run(sim):
                                            gen.spans)
     st = ns["_fast_run"](g)
     stop = st["interrupted"]
+    if isinstance(stop, StopRun) and stop.for_other(sim):  # a run whose plugin's code called this one
+        raise stop
     # stopped for memory: the sessions waiting at the pools are not rebuilt as the general engine keeps
     # them (that takes as much memory again as they hold); what reads them at the end (over_cap and the
     # note of sessions waiting for ever) is not taken for such a run (engine.Simulation.memory_stopped)

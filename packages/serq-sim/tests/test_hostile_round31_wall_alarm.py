@@ -1,0 +1,168 @@
+"""--max-wall's alarm (serq_sim.engine._wall_in_plugins) against a third party's code that does not let it
+stop the run: a stage kind that catches the stop (``except BaseException``) and works on, and one whose
+``attach`` runs simulations of its own (serq_sim.run inside the run). The run stops near its bound, with its
+own note; a simulation inside it keeps its own bound and note; and the alarm is off and SIGALRM's handler the
+default again after every run."""
+
+from __future__ import annotations
+
+import signal
+import sys
+import time
+
+import pytest
+import serq_frontend
+import serq_sim
+from serq.plugins import get_plugin_manager
+
+pytestmark = pytest.mark.timeout(60)
+
+KINDS = '''import time
+
+import serq_frontend
+import serq_sim
+from serq import hookimpl
+from serq.plugins import get_plugin_manager
+from serq_sim.stages import StageKind
+
+#: set by the test: the inner runs' bound (None: none), how many a job runs; what they ended as
+INNER_WALL = None
+INNER_RUNS = 2
+INNER = []
+
+INNER_PROGRAM = """stage d : delay;
+workload { arrive poisson(1); }
+session { run d (1); }
+run { horizon 1e12; }
+"""
+
+
+class Forever(StageKind):
+    def attach(self, job):
+        self.acc()
+        self.present += 1
+        job.stage = self
+
+    def detach(self, job):
+        self.acc()
+        self.present -= 1
+        job.stage = None
+
+
+class Swallow(Forever):
+    """Works 10 x 0.5 s on its job, going on after anything that interrupts a piece of it."""
+
+    def attach(self, job):
+        super().attach(job)
+        for _ in range(10):
+            try:
+                time.sleep(0.5)
+            except BaseException:
+                pass
+
+
+class Nested(Forever):
+    """Runs INNER_RUNS simulations of its own for each job, keeping how each ended."""
+
+    def attach(self, job):
+        super().attach(job)
+        pm = get_plugin_manager()
+        prog = serq_frontend.compile(source=INNER_PROGRAM, pm=pm)
+        for _ in range(INNER_RUNS):
+            rep = serq_sim.run(prog, pm=pm, seed=1, max_wall=INNER_WALL)
+            INNER.append((rep.result.partial, [n for n in rep.result.notes if "wall time" in n]))
+
+
+@hookimpl
+def serq_sim_register_stage_kinds(register):
+    register("swallow", Swallow)
+    register("nested", Nested)
+'''
+
+
+@pytest.fixture
+def kinds(tmp_path, monkeypatch):
+    """serq-acme31's plugin ``acme31`` installed in a folder on sys.path: its module and a plugin manager."""
+    info = tmp_path / "serq_acme31-0.1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: serq-acme31\nVersion: 0.1.0\n")
+    (info / "entry_points.txt").write_text("[serq]\nacme31 = acme31_kinds\n")
+    (tmp_path / "acme31_kinds.py").write_text(KINDS)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    before = set(sys.modules)
+    pm = get_plugin_manager()
+    yield sys.modules["acme31_kinds"], pm
+    for name in set(sys.modules) - before:
+        if name.startswith("acme31_"):
+            del sys.modules[name]
+
+
+def _outer(kind: str) -> str:
+    return f"stage s : @{kind};\nworkload {{ arrive batch(1); }}\nsession {{ run s (1); }}\nrun {{ horizon 10; }}\n"
+
+
+def _run(pm, kind: str, max_wall):
+    t0 = time.monotonic()
+    report = serq_sim.run(serq_frontend.compile(source=_outer(kind), pm=pm), pm=pm, seed=1, max_wall=max_wall)
+    spent = time.monotonic() - t0
+    # the alarm is off and the handler the default again: nothing of the run's is left to fire later
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+    assert signal.getsignal(signal.SIGALRM) is signal.SIG_DFL
+    return report.result, spent
+
+
+def test_a_kind_that_catches_the_stop_and_works_on_is_stopped_again(kinds):
+    """The kind works 5 s (10 pieces of 0.5 s), catching whatever interrupts a piece: the alarm's stop at
+    0.3 s was caught, and the run went on for the whole 5 s (4.8 s of wall time under --max-wall 0.3). The
+    alarm fires again until the run is over: each piece left is cut short, and the run ends well before 5 s."""
+    _mod, pm = kinds
+    result, spent = _run(pm, "swallow", 0.3)
+    assert result.partial == "max-wall", result.notes
+    assert spent < 2.5, spent
+
+
+@pytest.mark.parametrize("tier", ["default", "general"])
+def test_the_alarm_stops_the_run_whose_plugin_runs_a_simulation(kinds, monkeypatch, tier):
+    """The kind runs two simulations of its own for its job, each under a bound of 3 s (horizon 1e12 of a
+    Poisson stream: it would run for hours). The outer run's alarm at 0.3 s found the plugin's frame under
+    the inner run's code and raised there: the inner run took the stop for its own (its report partial,
+    its note '--max-wall 0.3', a bound it never had), and the outer went on to the second inner run, 3 s
+    more (6 s without the inner bound: until killed). Now the stop passes through the inner run to the
+    outer one, whose note names the plugin; no inner run ends, on either tier of the inner program."""
+    if tier == "general":
+        monkeypatch.setenv("SERQ_SIM_TIER", "general")
+    mod, pm = kinds
+    mod.INNER_WALL = 3.0
+    result, spent = _run(pm, "nested", 0.3)
+    assert result.partial == "max-wall", result.notes
+    assert spent < 2.5, spent
+    note = next(n for n in result.notes if "wall time" in n)
+    assert "(--max-wall 0.3) within the code of plugin 'acme31' (from serq-acme31 0.1.0): Nested.attach at " in note
+    assert mod.INNER == []
+
+
+def test_a_simulation_inside_an_unbounded_run_keeps_its_own_bound_and_note(kinds):
+    """The outer run has no bound; each inner run has 0.2 s and sets the alarm itself. The plugin's code that
+    called it is not running in it (its frame is below the inner run's): the note is the inner run's own,
+    which names no plugin, and the outer run ends at its horizon, the job still at the kind that never
+    completes it."""
+    mod, pm = kinds
+    mod.INNER_WALL = 0.2
+    result, spent = _run(pm, "nested", None)
+    assert result.partial is None and result.end == 10, result.notes
+    assert [p for p, _notes in mod.INNER] == ["max-wall", "max-wall"]
+    for _p, notes in mod.INNER:
+        assert len(notes) == 1 and "(--max-wall 0.2)" in notes[0] and "within the code" not in notes[0], notes
+    assert spent < 5, spent
+
+
+def test_inner_runs_bounded_below_the_outer_bound_end_and_the_outer_run_completes(kinds):
+    """Outer bound 3 s, inner bounds 0.2 s (twice: 0.4 s in all): each inner run stops at its own bound
+    with its own note, and the outer run, inside its bound, is complete."""
+    mod, pm = kinds
+    mod.INNER_WALL = 0.2
+    result, spent = _run(pm, "nested", 3.0)
+    assert result.partial is None and result.end == 10, result.notes
+    assert [p for p, _notes in mod.INNER] == ["max-wall", "max-wall"]
+    assert all("(--max-wall 0.2)" in notes[0] for _p, notes in mod.INNER), mod.INNER
+    assert spent < 2.5, spent
