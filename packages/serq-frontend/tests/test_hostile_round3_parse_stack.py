@@ -32,7 +32,9 @@ def test_a_run_that_only_grows_the_parse_stack_is_refused_early(tmp_path, head, 
     lines = (tmp_path / ".err").read_text().splitlines()
     assert code == 1 and len(lines) == 3, lines
     assert lines[0].startswith("p.sq:1:") and lines[0].endswith(
-        ": error: the program nests more than 1000 deep here (expressions, brackets and blocks inside one another)")
+        ": error: the program nests more than 1000 deep here (expressions, brackets and blocks inside one another); "
+        "an expression may nest 64 deep and loops, branches and holds 32: name a part with `set`, or write a long "
+        "chain of terms as `sum j in n (…)`")
     assert seconds < 30 and peak < 300 * 2**20, (seconds, peak)
     assert (tmp_path / "p.sq").read_bytes() == before
 

@@ -381,6 +381,15 @@ def _compile(path: str | Path | None, source: str | None, sets: Mapping[str, flo
 MAX_NESTING = 1000
 
 
+def _nesting_hint() -> str:
+    """What the refusal of a program nested deeper than MAX_NESTING says after its place: the linker's limits
+    a program that compiles keeps to, and how to keep to them."""
+    from serq_ir.rules import MAX_BLOCK_DEPTH, MAX_EXPR_DEPTH
+
+    return (f"an expression may nest {MAX_EXPR_DEPTH} deep and loops, branches and holds {MAX_BLOCK_DEPTH}: "
+            "name a part with `set`, or write a long chain of terms as `sum j in n (…)`")
+
+
 #: the types of values in a parsed program that hold nothing (skipped by :func:`_check_nesting` at once)
 _LEAVES = frozenset({str, int, float, bool, type(None)})
 
@@ -411,7 +420,7 @@ def _check_nesting(module: Any, ctx: Any) -> None:
         d += 1  # (a dataclass of no field but pos is a level all the same)
         if d > MAX_NESTING:
             raise ctx.error(getattr(obj, "pos", None), f"the program nests more than {MAX_NESTING} deep here "
-                            "(expressions and blocks inside one another)")
+                            f"(expressions and blocks inside one another); {_nesting_hint()}")
         for name in names:
             x = getattr(obj, name)
             if type(x) not in _LEAVES:

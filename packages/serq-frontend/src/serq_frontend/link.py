@@ -771,7 +771,8 @@ class Linker:
         try:
             if self.bdepth > rules.MAX_BLOCK_DEPTH:
                 raise self.error(s.pos, f"loops, branches and holds nest more than {rules.MAX_BLOCK_DEPTH} deep "
-                                 "here")
+                                 "here; a branch in a branch is one branch on both tests (`branch (a && b) { … }`), "
+                                 "and a hold of pools taken together one hold (`hold P (u), Q (v) { … }`)")
             return self._stmt(s, where)
         finally:
             self.bdepth -= nests

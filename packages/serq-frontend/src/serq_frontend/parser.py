@@ -367,11 +367,11 @@ class Parser:
             for token in ip.lexer_thread.lex(state):
                 state.feed_token(token)
                 if len(stack) > MAX_STACK:
-                    from . import MAX_NESTING
+                    from . import MAX_NESTING, _nesting_hint
 
                     raise reporter.error(Pos(file, token.line or 0, token.column or 0),
                                          f"the program nests more than {MAX_NESTING} deep here (expressions, "
-                                         "brackets and blocks inside one another)")
+                                         f"brackets and blocks inside one another); {_nesting_hint()}")
             end = Token.new_borrow_pos("$END", "", token) if token is not None else Token("$END", "", 0, 1, 1)
             return state.feed_token(end, True)
         except UnexpectedInput as e:
