@@ -69,6 +69,8 @@ def _decode_error(data: bytes, name: str, e: msgspec.DecodeError) -> IRError:
     # is the key itself
     at = re.search(r" - at '(\$[^']*)'$", msg)
     detail, path = (msg[: at.start()], at.group(1)) if at else (msg, "$")
+    if detail == "Number out of range":  # (1e309, -1e309, an integer of 400 digits: no double holds it)
+        detail = _BEYOND_DOUBLES
     unknown = re.fullmatch(r"Object contains unknown field '([^']*)'", detail)
     # the key or value msgspec quotes is the file's text, of any length: quoted as every message quotes a name
     # (serq.errors.clipped; a key of 5 000 characters was quoted whole, and again in the path)
@@ -79,6 +81,11 @@ def _decode_error(data: bytes, name: str, e: msgspec.DecodeError) -> IRError:
     if unknown:
         return IRError(shown, json_path=_child(path, unknown.group(1)), detail=detail, json_key=True)
     return IRError(shown, json_path=path, detail=detail)
+
+
+#: a number of the file beyond a double's range, as msgspec refuses it ("Number out of range")
+_BEYOND_DOUBLES = ("the number is beyond the range of a double (at most about 1.8e308 in size); an infinite value "
+                   "is written \"inf\" or \"-inf\", where the IR allows one")
 
 
 def _child(path: str, key: str) -> str:
