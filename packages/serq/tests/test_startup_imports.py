@@ -181,3 +181,39 @@ def test_a_programs_ir_without_spans_is_its_ir_json_without_the_span_keys(change
     assert (b'"horizon":"inf"' in want) == bool(change)
     assert serq_ir.encode(program, spans=False) == want
     assert serq_ir.encode(serq_ir.strip_spans(program)) == want
+
+
+def test_a_module_plugins_names_are_read_as_pluggy_reads_them():
+    # serq.plugins.PluginManager passes over, without pluggy's static lookup, a module's name bound to what
+    # no hook implementation can be: every answer is still pluggy's own, for serQ's plugins and for a module
+    # holding every kind of thing a name may be bound to
+    import functools
+    import types
+
+    import pluggy
+    from serq import hookimpl
+    from serq.plugins import PluginManager, get_plugin_manager
+
+    odd = types.ModuleType("odd")
+
+    @hookimpl
+    def serq_register_commands(register):
+        pass
+
+    class Holder:
+        @hookimpl
+        def serq_register_loaders(self, register):
+            pass
+
+    marked = hookimpl(functools.partial(serq_register_commands))
+    odd.__dict__.update(serq_register_commands=serq_register_commands, bound=Holder().serq_register_loaders,
+                        static=hookimpl(staticmethod(serq_register_commands)), partial=marked, number=3,
+                        cls=Holder, module=types, serq_unmarked=lambda register: None,
+                        __dir__=lambda: [*odd.__dict__, "missing"])
+    pm = PluginManager()
+    plugins = [odd, *(p for p in get_plugin_manager().get_plugins() if isinstance(p, types.ModuleType))]
+    assert len(plugins) > 5
+    for plugin in plugins:
+        for name in dir(plugin):
+            assert pm.parse_hookimpl_opts(plugin, name) == pluggy.PluginManager.parse_hookimpl_opts(pm, plugin, name)
+    assert pm.unmarked == [(odd, "serq_unmarked")]
