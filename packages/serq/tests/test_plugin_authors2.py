@@ -136,6 +136,16 @@ def test_an_argument_a_later_serqs_hook_gives_is_refused_at_the_definition(tmp_p
         f"at {tmp_path / 'acme2_newer.py'}:4", HINT]
 
 
+def test_a_name_a_later_serq_exports_is_an_import_at_the_plugins_line(tmp_path):
+    """A plugin built against a later serQ that imports what this one lacks: the plugin's line, not serQ's."""
+    _install(tmp_path, "serq-acme", "acme", "acme2_later",
+             source="from serq import hookimpl\nfrom serq_sim.policies import EvictionOrderV2\n")
+    [first, hint] = _refused(tmp_path)
+    assert first.startswith("error: plugin 'acme' (from serq-acme 0.3.0) cannot be loaded (acme2_later): ImportError: "
+                            "cannot import name 'EvictionOrderV2' from 'serq_sim.policies' ("), first
+    assert first.endswith(f") at {tmp_path / 'acme2_later.py'}:2") and hint == HINT, first
+
+
 KIND = '''from serq import hookimpl
 from serq_sim.stages import DelayStage
 
