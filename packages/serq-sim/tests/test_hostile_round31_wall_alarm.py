@@ -2,7 +2,8 @@
 stop the run: a stage kind that catches the stop (``except BaseException``) and works on, and one whose
 ``attach`` runs simulations of its own (serq_sim.run inside the run). The run stops near its bound, with its
 own note; a simulation inside it keeps its own bound and note; and the alarm is off and SIGALRM's handler the
-default again after every run."""
+default again after every run. A SIGALRM handler or alarm of the program's own is left alone, and so is a
+handler set outside Python (``signal.getsignal`` None), which ``signal.signal`` cannot put back."""
 
 from __future__ import annotations
 
@@ -61,6 +62,15 @@ class Swallow(Forever):
                 pass
 
 
+class Work(Forever):
+    """Works 1 s on its job, in pieces of 0.1 s."""
+
+    def attach(self, job):
+        super().attach(job)
+        for _ in range(10):
+            time.sleep(0.1)
+
+
 class Nested(Forever):
     """Runs INNER_RUNS simulations of its own for each job, keeping how each ended."""
 
@@ -77,6 +87,7 @@ class Nested(Forever):
 def serq_sim_register_stage_kinds(register):
     register("swallow", Swallow)
     register("nested", Nested)
+    register("work", Work)
 '''
 
 
@@ -166,3 +177,47 @@ def test_inner_runs_bounded_below_the_outer_bound_end_and_the_outer_run_complete
     assert [p for p, _notes in mod.INNER] == ["max-wall", "max-wall"]
     assert all("(--max-wall 0.2)" in notes[0] for _p, notes in mod.INNER), mod.INNER
     assert spent < 2.5, spent
+
+
+def test_the_programs_own_handler_and_alarm_are_left_alone(kinds):
+    """The program has a SIGALRM handler and an alarm 30 s away: the run sets neither (its plugin's second of
+    work is not cut at the bound; the countdown stops the run after it), and they are the program's after it."""
+    _mod, pm = kinds
+    fired = []
+
+    def own(signum, frame):
+        fired.append(signum)
+
+    old = signal.signal(signal.SIGALRM, own)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 30.0)
+        t0 = time.monotonic()
+        report = serq_sim.run(serq_frontend.compile(source=_outer("work"), pm=pm), pm=pm, seed=1, max_wall=0.3)
+        spent = time.monotonic() - t0
+        left = signal.getitimer(signal.ITIMER_REAL)[0]
+        assert signal.getsignal(signal.SIGALRM) is own
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+    assert report.result.partial == "max-wall" and spent >= 1.0, (report.result.notes, spent)
+    assert 30.0 - spent - 1.0 < left <= 30.0 - spent, left
+    assert fired == []
+
+
+def test_a_handler_set_outside_python_is_left_alone(kinds, monkeypatch):
+    """signal.getsignal gives None for a handler not set from Python (an embedding program's, set before
+    Python started): the run took it for no handler, set its own, and at its end would put back None, which
+    signal.signal refuses (a TypeError out of the run). It sets none."""
+    _mod, pm = kinds
+    calls = []
+    real = signal.signal
+
+    def recorded(signum, handler):
+        calls.append(signum)
+        return real(signum, handler)
+
+    monkeypatch.setattr(signal, "getsignal", lambda signum: None)
+    monkeypatch.setattr(signal, "signal", recorded)
+    report = serq_sim.run(serq_frontend.compile(source=_outer("work"), pm=pm), pm=pm, seed=1, max_wall=0.3)
+    assert signal.SIGALRM not in calls
+    assert report.result.partial == "max-wall", report.result.notes

@@ -1485,7 +1485,8 @@ def _where(span, serial: int | None) -> str:
 
 class _wall_in_plugins:  # noqa: N801 - a context manager, named as the functions around it
     """While the run's events run, under ``--max-wall`` (``max_wall``), in the main thread, with no other
-    ``SIGALRM`` handler or alarm set: a timer (``SIGALRM``) at the bound stops a run that is inside a
+    ``SIGALRM`` handler (of Python's, or one set outside Python, which ``signal.getsignal`` gives as None and
+    ``signal.signal`` cannot put back) or alarm set: a timer (``SIGALRM``) at the bound stops a run that is inside a
     third-party plugin's own code then (a stage kind's method that does not return), with the bound's
     partial report and a note naming the plugin and its line. serQ's own work inside an event is counted
     down and stops at the bound (:meth:`Simulation.pulse_out`), but a plugin's loop is not, and the run
@@ -1512,7 +1513,7 @@ class _wall_in_plugins:  # noqa: N801 - a context manager, named as the function
         import threading
 
         if (not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread()
-                or signal.getsignal(signal.SIGALRM) not in (signal.SIG_DFL, signal.SIG_IGN, None)
+                or signal.getsignal(signal.SIGALRM) not in (signal.SIG_DFL, signal.SIG_IGN)
                 or signal.getitimer(signal.ITIMER_REAL) != (0.0, 0.0)):
             return self
         from serq.plugins import plugin_running
