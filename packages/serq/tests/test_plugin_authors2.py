@@ -216,14 +216,12 @@ def test_a_plugins_kind_is_the_builtin_it_extends_wherever_a_program_runs(kind):
         del doc["program"]
         runs[name, extra] = doc
     assert len({json.dumps(d) for d in runs.values()}) == 1
-    swept = run_serq("sweep", "p.sq", "--set", "W=1,2", "--seeds", "1,2", "--workers", "2", "--no-progress",
-                     env=env, cwd=kind)
+    swept = run_serq("sweep", "p.sq", "--set", "W=1,2", "--workers", "2", "--no-progress", env=env, cwd=kind)
     assert swept.returncode == 0, swept.stderr
     rows = list(csv.DictReader(io.StringIO(swept.stdout)))
-    assert [(r["W"], r["seed"], r["status"]) for r in rows] == [("1", "1", "ok"), ("1", "2", "ok"), ("2", "1", "ok"),
-                                                               ("2", "2", "ok")]
+    assert [(r["W"], r["seed"], r["status"]) for r in rows] == [("1", "1", "ok"), ("2", "1", "ok")]
     assert float(rows[0]["observes.resp.mean"]) == runs["d", ()]["observes"]["resp"]["mean"]
-    compared = run_serq("compare", "p.sq", "d.sq", "--seeds", "1..3", "--workers", "2", "--no-progress",
+    compared = run_serq("compare", "p.sq", "d.sq", "--seeds", "1,2", "--workers", "2", "--no-progress",
                         "-o", "c.csv", env=env, cwd=kind)
     assert compared.returncode == 0, compared.stderr
     assert compared.stdout.rstrip().endswith("figure(s) equal in every run of both arms left out)"), compared.stdout
