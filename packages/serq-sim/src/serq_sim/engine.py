@@ -449,13 +449,16 @@ class Simulation:
         self.show_progress = self.progress and sys.stderr.isatty()
         if self.show_progress:
             self.pulse = self.pulse_n
+        runs = runs_here()
+        nested = bool(runs)
+        runs.append(self)
         try:
             with _wall_in_plugins(self):
                 self._start()
                 self._loop()
         except (KeyboardInterrupt, StopRun) as e:
-            if isinstance(e, StopRun) and e.for_other(self):  # a run whose plugin's code called this one
-                raise
+            if e.for_other(self) if isinstance(e, StopRun) else nested:
+                raise  # a run whose plugin's code called this one: its stop, or Ctrl-C, is that run's
             self.stopped(e)
         except MemoryError:
             # a sample may have been cut short between its columns: keep the whole ones
@@ -464,6 +467,8 @@ class Simulation:
                 for col in cols:
                     del col[whole:]
             self.stopped(self.out_of_memory())
+        finally:
+            runs.pop()
         self.run_over()
         with _signals_deferred():
             self._finish()
@@ -1545,6 +1550,27 @@ class _wall_in_plugins:  # noqa: N801 - a context manager, named as the function
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, self.old)
         self.old = None
+
+
+_threads_runs = None
+
+
+def runs_here() -> list:
+    """The runs under way in this thread, outermost first (both tiers keep it): a run started while
+    another is under way (``serq_sim.run`` called by a plugin's code in a run) lets Ctrl-C and SIGTERM
+    pass on to the outermost one, which makes the partial report. The inner run took them for its own:
+    its partial report went back to the plugin, the signal was acknowledged (a repeated one then ignored),
+    and the outer run went on, into the plugin's next simulation, unbounded: killed only by SIGKILL."""
+    global _threads_runs
+    local = _threads_runs
+    if local is None:
+        import threading
+
+        local = _threads_runs = threading.local()
+    runs = getattr(local, "runs", None)
+    if runs is None:
+        runs = local.runs = []
+    return runs
 
 
 def _signal_caught() -> None:

@@ -1887,10 +1887,18 @@ def run(sim):
     xs = gen.XS
     sim.compiler.sources["<serq fast>"] = (src.splitlines(), lambda f_locals: _serial_of(f_locals.get("A"), xs),
                                            gen.spans)
-    st = ns["_fast_run"](g)
+    from .engine import runs_here
+
+    runs = runs_here()
+    nested = bool(runs)
+    runs.append(sim)
+    try:
+        st = ns["_fast_run"](g)
+    finally:
+        runs.pop()
     stop = st["interrupted"]
-    if isinstance(stop, StopRun) and stop.for_other(sim):  # a run whose plugin's code called this one
-        raise stop
+    if stop.for_other(sim) if isinstance(stop, StopRun) else nested and isinstance(stop, KeyboardInterrupt):
+        raise stop  # a run whose plugin's code called this one: its stop, or Ctrl-C, is that run's
     # stopped for memory: the sessions waiting at the pools are not rebuilt as the general engine keeps
     # them (that takes as much memory again as they hold); what reads them at the end (over_cap and the
     # note of sessions waiting for ever) is not taken for such a run (engine.Simulation.memory_stopped)
