@@ -61,6 +61,9 @@ def _decode_error(data: bytes, name: str, e: msgspec.DecodeError) -> IRError:
         end = len(data.rstrip())
         if not end:
             return IRError(_located(data, name, 0, "the file is empty (an IR file is a JSON object)"))
+        lone = _lone_surrogate(data)
+        if lone is not None:
+            return IRError(_located(data, name, lone, _LONE_SURROGATE))
         return IRError(_located(data, name, end, "JSON is malformed: the text ends before the value does "
                                                  "(a bracket, a brace or a quote is missing)"))
     if m:
@@ -81,6 +84,29 @@ def _decode_error(data: bytes, name: str, e: msgspec.DecodeError) -> IRError:
     if unknown:
         return IRError(shown, json_path=_child(path, unknown.group(1)), detail=detail, json_key=True)
     return IRError(shown, json_path=path, detail=detail)
+
+
+#: a string's escape of a UTF-16 high surrogate that no low one follows, near the end of the text, which msgspec
+#: takes for a text cut short ("Input data was truncated"; further from the end it says "unexpected end of
+#: escaped utf-16 surrogate pair" at the byte)
+_LONE_SURROGATE = ("JSON is malformed: a string's escape \\uD800-\\uDBFF is the first half of a UTF-16 surrogate "
+                   "pair, and no second half (\\uDC00-\\uDFFF) follows it")
+
+
+def _lone_surrogate(data: bytes) -> int | None:
+    """The offset of an escape of a high surrogate (``\\ud800``) among the last bytes of ``data`` (msgspec says
+    "truncated" when the six bytes after it, where the low one's escape would be, run past the end) that no
+    escape of a low one follows, its backslash an escape's (not the second of an escaped ``\\\\``); None when
+    none is."""
+    found = None
+    pattern = re.compile(rb"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})")
+    for m in pattern.finditer(data, max(0, len(data) - 12)):
+        i = j = m.start()
+        while j > 0 and data[j - 1] == 0x5C:  # (the backslashes just before this one)
+            j -= 1
+        if (i - j) % 2 == 0 and data[m.end():].strip():  # (nothing after it: the text is cut short there)
+            found = i
+    return found
 
 
 #: a number of the file beyond a double's range, as msgspec refuses it ("Number out of range")
