@@ -114,15 +114,19 @@ def render(message: str, pos: Pos | None, sources: Sources | None, *, name: str 
            kind: str = "error") -> str:
     """``FILE:LINE:COL: error: MESSAGE`` (``kind``: ``warning``), the source line, a caret, and a note per
     expansion. A name the message quotes is cut to a width (:func:`serq.errors.clipped_quotes`)."""
-    from serq.errors import clipped, clipped_quotes
+    from serq.errors import clipped, clipped_quotes, left_out, noted
 
     message = clipped_quotes(message)
     if pos is None:
         return f"{name}: {kind}: {message}"
     out = [f"{pos.at()}: {kind}: {message}", *_excerpt(sources, pos)]
-    for use, name in pos.notes():
-        out.append(f"{use.at()}: note: in the expansion of `{clipped(name)}`, used here")
-        out.extend(_excerpt(sources, use))
+    inner, skipped, outer = noted(pos.notes())  # (at most serq.errors.MAX_NOTES, as a run-time error's)
+    for notes in (inner, outer):
+        if notes is outer and skipped:
+            out.append(left_out(skipped))
+        for use, name in notes:
+            out.append(f"{use.at()}: note: in the expansion of `{clipped(name)}`, used here")
+            out.extend(_excerpt(sources, use))
     return "\n".join(out)
 
 

@@ -173,6 +173,25 @@ def source_excerpt(file: str, line: int, col: int, base: str | None = None) -> s
     return ""
 
 
+#: how many expansions a message notes at most: the innermost half and the outermost half, the ones between
+#: them said in one line (a use 40 definitions deep was noted 40 times, 120 lines)
+MAX_NOTES = 8
+
+
+def noted(uses: tuple | list) -> tuple[list, int, list]:
+    """The uses of definitions a message notes of ``uses`` (the innermost first): the innermost ones, how
+    many it leaves out after them, and the outermost ones (:data:`MAX_NOTES` in all)."""
+    if len(uses) <= MAX_NOTES:
+        return list(uses), 0, []
+    half = MAX_NOTES // 2
+    return list(uses[:half]), len(uses) - 2 * half, list(uses[len(uses) - half:])
+
+
+def left_out(count: int) -> str:
+    """The note that stands for ``count`` expansions :func:`noted` leaves out."""
+    return f"note: … {count} expansions more, each used inside the next, left out …"
+
+
 def located(span, body: str, base: str | None = None) -> str:
     """``FILE:LINE:COL: error: BODY`` and the source line with a caret (:func:`source_excerpt`) for a
     ``span`` (an IR span: ``file``, ``line``, ``col``); without one, ``BASE: error: BODY`` (``base``, the
@@ -185,9 +204,13 @@ def located(span, body: str, base: str | None = None) -> str:
         return f"{head}error: {body}"
     out = f"{printable(span.file)}:{span.line}:{span.col}: error: {body}" + source_excerpt(span.file, span.line,
                                                                                              span.col, base)
-    for use in getattr(span, "via", ()):
-        out += (f"\n{printable(use.file)}:{use.line}:{use.col}: note: in the expansion of `{printable(clipped(use.name))}`, "
-                "used here" + source_excerpt(use.file, use.line, use.col, base))
+    inner, skipped, outer = noted(getattr(span, "via", ()))
+    for uses in (inner, outer):
+        if uses is outer and skipped:
+            out += f"\n{left_out(skipped)}"
+        for use in uses:
+            out += (f"\n{printable(use.file)}:{use.line}:{use.col}: note: in the expansion of "
+                    f"`{printable(clipped(use.name))}`, used here" + source_excerpt(use.file, use.line, use.col, base))
     return out
 
 
@@ -196,8 +219,12 @@ def place(span) -> str:
     it, the innermost first: ``lib.sq:3:5 in `f` used at p.sq:9:3`` (what :func:`located` writes as its notes,
     said short, for a note that names a place within its own line: a partial report's, a list of runs)."""
     out = f"{printable(span.file)}:{span.line}:{span.col}"
-    for use in getattr(span, "via", ()):
-        out += f" in `{printable(clipped(use.name))}` used at {printable(use.file)}:{use.line}:{use.col}"
+    inner, skipped, outer = noted(getattr(span, "via", ()))
+    for uses in (inner, outer):
+        if uses is outer and skipped:
+            out += f" … {skipped} uses more …"
+        for use in uses:
+            out += f" in `{printable(clipped(use.name))}` used at {printable(use.file)}:{use.line}:{use.col}"
     return out
 
 
