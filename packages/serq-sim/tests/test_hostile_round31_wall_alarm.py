@@ -93,6 +93,7 @@ def serq_sim_register_stage_kinds(register):
     register("swallow", Swallow)
     register("nested", Nested)
     register("work", Work)
+    register("forever", Forever)
 '''
 
 
@@ -283,3 +284,28 @@ def test_serq_run_stopped_by_a_signal_in_a_plugins_simulation(kinds, tmp_path, s
     word = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated (SIGTERM)"}[signum]
     assert f"note: {word} at {src}:3:11, session 0 " in out, out  # (the outer program's run statement)
     assert "(in plugin 'acme31' (from serq-acme31 0.1.0): Nested.attach at " in out, out
+
+
+def test_a_bound_beyond_what_an_alarm_takes(kinds):
+    """--max-wall 1e20 (or 1e300) of a plugin's program: setitimer refuses a time past the platform's time_t,
+    and the run ended in OverflowError, a traceback. The bound is reached by alarms one after another; this
+    run ends at its horizon long before it."""
+    _mod, pm = kinds
+    for bound in (1e20, 1e300):
+        result, _spent = _run(pm, "forever", bound)
+        assert result.partial is None and result.end == 10, result.notes
+
+
+def test_alarms_one_after_another_stop_at_the_bound_not_before(kinds, monkeypatch):
+    """Alarms of at most 0.05 s under a bound of 0.3 s: those before the bound find the plugin's code
+    running (its second of sleeps) and set the next one; the one at the bound stops the run there."""
+    import serq_sim.engine
+
+    monkeypatch.setattr(serq_sim.engine, "_ALARM_MOST", 0.05)
+    _mod, pm = kinds
+    result, spent = _run(pm, "work", 0.3)
+    assert result.partial == "max-wall", result.notes
+    note = next(n for n in result.notes if "wall time" in n)
+    assert "(--max-wall 0.3) within the code of plugin 'acme31' (from serq-acme31 0.1.0): Work.attach at " in note
+    assert float(note.split("stopped after ")[1].split(" s ")[0]) >= 0.3, note
+    assert 0.3 <= spent < 0.9, spent

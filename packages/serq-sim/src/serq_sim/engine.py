@@ -1529,6 +1529,10 @@ class _wall_in_plugins:  # noqa: N801 - a context manager, named as the function
             mw = sim.max_wall
             if mw is None:  # the run is over
                 return
+            left = sim.t_wall0 + mw - _time.monotonic()
+            if left > 0:  # a bound further than one alarm (_ALARM_MOST), or the timer's clock ahead of ours
+                _alarm(signal, left)
+                return
             where = running(frame)
             if where is None:  # serQ's own code, whose countdown reads the clock: look again soon
                 signal.setitimer(signal.ITIMER_REAL, 0.01)
@@ -1539,7 +1543,7 @@ class _wall_in_plugins:  # noqa: N801 - a context manager, named as the function
                                       f"within the code of {where}", owner=sim)
 
         self.old = signal.signal(signal.SIGALRM, fired)
-        signal.setitimer(signal.ITIMER_REAL, max(sim.t_wall0 + sim.max_wall - _time.monotonic(), 0.001))
+        _alarm(signal, sim.t_wall0 + sim.max_wall - _time.monotonic())
         return self
 
     def __exit__(self, *exc) -> None:
@@ -1550,6 +1554,17 @@ class _wall_in_plugins:  # noqa: N801 - a context manager, named as the function
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, self.old)
         self.old = None
+
+
+#: the furthest alarm set at once (seconds): a bound further away is reached by alarms one after another
+#: (setitimer refuses a time past the platform's time_t: --max-wall 1e20 of a plugin's program raised
+#: OverflowError out of the run, a traceback)
+_ALARM_MOST = 1e6
+
+
+def _alarm(signal, seconds: float) -> None:
+    """Set the real-time alarm ``seconds`` from now (at least 1 ms, at most :data:`_ALARM_MOST`)."""
+    signal.setitimer(signal.ITIMER_REAL, min(max(seconds, 0.001), _ALARM_MOST))
 
 
 _threads_runs = None
