@@ -98,9 +98,10 @@ class LazyDecoding:
         ``_plan``. ``False`` (nothing planned) when the per-job planning must run instead: a lazy job would
         go without its token, or a resident's tokens are not a whole number.
 
-        ``budget`` is a whole number or ``inf``; with the residents' tokens whole numbers too, every
-        ``left`` and every sum below is exact, so it equals what the per-job order computes; the tokens of
-        the jobs admitted here are added after, in the per-job order."""
+        ``budget`` is a whole number or ``inf``; with the residents' tokens whole numbers too, and their sum
+        with the lazy jobs' below 2**53 (else planned per job), every ``left`` and every sum below is exact,
+        so it equals what the per-job order computes; the tokens of the jobs admitted here are added after,
+        in the per-job order."""
         rounds = self.rounds
         eager = self.eager
         if self.tpend:
@@ -175,6 +176,12 @@ class LazyDecoding:
                         assign.append(job)
                         spent += tokens
             if before >= 0 and budget - nl - spent < 0:
+                return _unplan(assign)
+            if not nl + spent < _EXACT:
+                # the residents' tokens reach 2**53 (a budget of inf, a chunk or a prompt beyond it): the sums
+                # below, the lazy jobs' tokens first, are the per-job order's only while every partial sum is
+                # a whole number below 2**53 (a prefill of 2**53 + 4 tokens served before two decoders sums
+                # to 2**53 + 4 in that order, 2**53 + 6 in this one): planned per job
                 return _unplan(assign)
         elif nl > budget:
             return False  # a lazy job would go without its token (the budget is below their count)
@@ -1048,7 +1055,9 @@ class LazyDecoding:
                 tokens = dec = float(nl)
                 pre_t = kvp = 0.0
                 kvd = self.kv_lazy if cost_kv else 0.0
-            if self.glazy_wide and nl and not (tokens < _WIDE_LIM and kvd < _WIDE_LIM):
+            # the sums above add the lazy decoders' first; from 2**52 on (a budget of inf: tokens; a pool without
+            # a cap: kv) they are added in the per-job planning's order, which may differ in the last bits
+            if nl and not (tokens < _WIDE_LIM and kvd < _WIDE_LIM):
                 tokens, dec, pre_t, kvd, kvp = self._wide_sums(assign, split, cost_kv)
             cost_of = self.cost_of  # (a function held in a slot: read, then called, both specialized)
             cost = cost_of(tokens, dec, pre_t, float(len(self.residents)), kvd, kvp, attn)
@@ -1056,7 +1065,10 @@ class LazyDecoding:
             return self._launch(cost, assign, nl, split, preempted, budget, tokens, dec, chunk)
         tokens = None
         dec = 0.0
-        if self.glazy_wide and nl:  # (the tally's sums, in the per-job planning's order when they are large)
+        # (the tally's sums, in the per-job planning's order when they are large: the tokens are at most the
+        # budget, and their sum the lazy decoders' first is exact below 2**52)
+        if nl and (self.glazy_wide or budget >= _WIDE_LIM
+                   and not float(nl) + sum([j.assigned for j in assign]) < _WIDE_LIM):
             tokens, dec, _p, _d, _k = self._wide_sums(assign, split, False)
             if tokens < _WIDE_LIM:
                 tokens = None

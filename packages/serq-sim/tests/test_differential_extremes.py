@@ -1,0 +1,82 @@
+"""The two plannings of a step stage at extreme values: the lazy plannings (serq_sim.step.lazy) against the
+per-job planning (SERQ_SIM_TIER=general, the reference), byte for byte: the JSON report, every observe's
+samples, every record table and the output-token gaps (stress18.outcome). Each case is a program reduced from
+a run whose `let` values were set to extremes, and proves the shortcut it is about was taken on the default
+tier (its counters) and not on the reference.
+
+A lazy planning adds the lazy decoders' tokens first and the other residents' after, where the per-job
+planning adds them in serving order; the two sums are the same while every partial sum is a whole number
+below 2**53. Under a budget of inf a chunk or a prompt of 2**53 tokens or more passes it: a prefill of
+2**53 + 4 tokens served before two decoders sums to 2**53 + 4 in serving order (each + 1 a tie, kept even)
+and to 2**53 + 6 lazily, and the engine's mean tokens and every iteration's cost reading `tokens` differed."""
+
+from __future__ import annotations
+
+import pytest
+import serq_frontend
+from stress18 import COUNTERS, first_difference, outcome
+
+pytestmark = pytest.mark.timeout(60)
+
+# one prefill of Pbig tokens in chunks of K, admitted first (first in serving order), beside n - 1 requests
+# whose short prefills end at once and whose decoders are lazy
+LAZY = """
+let K = 9007199254740996;
+let Pbig = 1e17;
+let n = 3;
+pool reqs { cap 8; admit via E; }
+stage E : step { budget inf; cost 1 + 0.00000000000001 * tokens; chunk K; }
+workload { arrive batch(n); }
+session {
+  set P = serial == 0 ? Pbig : 2;
+  hold reqs (1) { run E prefill (P); run E decode (5); }
+  observe done = now;
+}
+run { horizon 1e9; }
+"""
+
+# the same on a memory pool: the decoders grow their hold block by block (lazy growers), the prefill holds
+# nothing of it; chunks of 2**53 - 1 (a whole number each, below 2**53), three decoders after it
+GROWING = """
+let K = 9007199254740991;
+let Pbig = 1e17;
+let n = 4;
+pool reqs { cap 8; admit via E; }
+pool kv { cap 1000; block 4; }
+stage E : step { budget inf; cost COST; chunk K; memory kv; }
+workload { arrive batch(n); }
+session {
+  branch (serial == 0) {
+    hold reqs (1) { run E prefill (Pbig); }
+  } else {
+    hold reqs (1), kv (1) { run E prefill (2) growing kv; run E decode (20) growing kv; }
+  }
+  observe done = now;
+  record request { done = now; }
+}
+run { horizon 1e9; }
+"""
+
+
+def _both(src: str, sets: dict) -> dict:
+    prog = serq_frontend.compile(source=src, sets={k: float(v) for k, v in sets.items()}, defs={})
+    got, counters = outcome(prog, "")
+    ref, ref_counters = outcome(prog, "general")
+    assert ref[0] == "report", ref
+    assert got == ref, first_difference(got, ref)
+    assert not any(ref_counters[c] for c in COUNTERS)  # the reference plans every job
+    return counters
+
+
+@pytest.mark.parametrize("sets", [{}, {"n": 4}, {"n": 6}, {"K": 2**53 + 2}, {"K": 2**52}, {"K": 1e300}],
+                         ids=str)
+def test_lazy_decoders_beside_a_prefill_of_2_53_tokens(sets):
+    counters = _both(LAZY, sets)
+    assert counters["lazy_iterations"] > 0 and counters["quiet_rounds"] > 0
+
+
+@pytest.mark.parametrize("cost", ["1 + 0.00000000000001 * tokens", "1 + 0.001 * kv_decode", "1"])
+@pytest.mark.parametrize("n", [3, 4, 6])
+def test_lazy_growers_beside_a_prefill_of_2_53_tokens(cost, n):
+    counters = _both(GROWING.replace("COST", cost), {"n": n})
+    assert counters["glazy_iterations"] > 0 and counters["quiet_rounds"] > 0
