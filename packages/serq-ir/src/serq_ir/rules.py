@@ -50,6 +50,7 @@ def nesting_problem(program) -> tuple[str, str] | None:
     exprs = (Num, Attr, Ctx, Draw, Call, Observable, Unary, Binary, Cond)
     blocks = (Branch, Loop, Hold)
     inner = (msgspec.Struct, list)
+    kinds = _NEST_KINDS
     # a node's JSON path is kept as a chain (parent, key), written out only for the message
     todo = [(program, "$", 0, 0)]
     while todo:
@@ -57,22 +58,33 @@ def nesting_problem(program) -> tuple[str, str] | None:
         if isinstance(obj, list):
             todo.extend((x, (at, i), ed, bd) for i, x in enumerate(obj) if isinstance(x, inner))
             continue
-        if type(obj) is Preset and plain_preset(obj):  # numbers only: nothing nests (thousands of them)
+        t = type(obj)
+        if t is Preset and plain_preset(obj):  # numbers only: nothing nests (thousands of them)
             continue
-        if isinstance(obj, exprs):
+        kind = kinds.get(t)
+        if kind is None:  # what a node of this type is, judged once a type
+            kind = kinds[t] = (issubclass(t, exprs), issubclass(t, (PoolRef, StageRef)), issubclass(t, blocks),
+                               tuple(f for f in t.__struct_fields__ if f != "span"))
+        expr, ref, block, fields = kind
+        if expr:
             ed += 1
             if ed > MAX_EXPR_DEPTH:
                 return json_path(at), f"an expression nests more than {MAX_EXPR_DEPTH} deep"
-        elif not isinstance(obj, (PoolRef, StageRef)):  # a reference's index nests in its observable
+        elif not ref:  # a reference's index nests in its observable
             ed = 0
-        if isinstance(obj, blocks):
+        if block:
             bd += 1
             if bd > MAX_BLOCK_DEPTH:
                 return json_path(at), f"loops, branches and holds nest more than {MAX_BLOCK_DEPTH} deep"
-        for f in obj.__struct_fields__:
-            if f != "span" and isinstance(v := getattr(obj, f), inner):
+        for f in fields:
+            if isinstance(v := getattr(obj, f), inner):
                 todo.append((v, (at, f), ed, bd))
     return None
+
+
+#: per node type met by :func:`nesting_problem`: whether it is an expression, a reference, a block, and its
+#: fields but ``span``
+_NEST_KINDS: dict[type, tuple[bool, bool, bool, tuple[str, ...]]] = {}
 
 
 def json_path(path: object) -> str:
