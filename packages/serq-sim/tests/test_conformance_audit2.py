@@ -696,30 +696,33 @@ workload { arrive batch(1); }
 session {
   hold kv (2) { observe a = now; observe p = computed; run E prefill (2) growing kv; run E decode (4) growing kv; }
 }
-run { horizon 20; WARMUP }
+run { horizon 20; }
 """
 # §3 step: cap 4 and a hold that must reach position 6: s0 prefills 2 ([0,1]) and decodes positions 3, 4
-# ([1,3]); at 3 its growth to 5 preempts itself at position 4 (an iteration that only preempted, [3,4]); it
-# is admitted again at 4 (kv is admitted at settle time, after that iteration's end) and fails the same way
-# at 7, 11, 15, 19: 5 preemptions, the second and later at no greater position: stuck (one session).
+# ([1,3]); at 3 its growth to 5 preempts itself at position 4, its hold alone beyond the cap, and its hold,
+# joining the queue again, is rejected there (docs/language.md, "A hold that outgrows its pool"): one
+# admission, one preemption, one rejection, no session stuck. (It was admitted again at 4 and failed the
+# same way at 7, 11, 15, 19: 5 preemptions, stuck, for as long as the run went on.)
 
 
-def test_a_session_stuck_in_preemption(monkeypatch):
-    r, o = run(STUCK.replace("WARMUP", ""), monkeypatch)
-    assert times(o["a"]) == [0.0, 4.0, 8.0, 12.0, 16.0, 20.0]
-    assert values(o["p"]) == [0.0, 4.0, 4.0, 4.0, 4.0, 4.0]
+def test_a_session_that_outgrows_its_pool_is_rejected_not_stuck(monkeypatch):
+    r, o = run(STUCK, monkeypatch)
+    assert times(o["a"]) == [0.0]
+    assert values(o["p"]) == [0.0]
     kv = pool(r, "kv")
-    assert (kv.preemptions, kv.stuck, kv.admissions) == (5, 1, 6)
+    assert (kv.preemptions, kv.stuck, kv.admissions, kv.rejections) == (1, 0, 1, 1)
 
 
 def test_stuck_counts_a_session_over_the_whole_run(monkeypatch):
-    # The same with warm-up 10: the preemptions at 11, 15 and 19 count (events at or after the warm-up);
-    # the session is stuck (since 7) all the same: docs/language.md, `stuck` counts sessions over the whole
-    # run. (It was reset at the warm-up, pools/model.py:Pool.reset_stats, while the session kept its flag:
-    # 0 here.)
-    r, _ = run(STUCK.replace("WARMUP", "warmup 10;"), monkeypatch)
+    # ENGINE_REQUEUE under requeue head with warm-up 6: s1 is stuck at 5 (preempted at position 2, not past
+    # the 4 of its preemption at 3), before the warm-up; neither preemption counts (events at or after the
+    # warm-up), the admissions at 7 of s1 and s2 do, and the session is stuck all the same: docs/language.md,
+    # `stuck` counts sessions over the whole run. (It was reset at the warm-up, pools/model.py:Pool.reset_stats,
+    # while the session kept its flag: 0 here.)
+    src = ENGINE_REQUEUE.replace("REQUEUE", "requeue head").replace("run { horizon 30; }", "run { horizon 30; warmup 6; }")
+    r, _ = run(src, monkeypatch)
     kv = pool(r, "kv")
-    assert (kv.preemptions, kv.stuck, kv.admissions) == (3, 1, 3)
+    assert (kv.preemptions, kv.stuck, kv.admissions) == (0, 1, 2)
     assert r.result.notes[-1].startswith("warning: 1 session(s) stuck in the run, preempted again without progress")
 
 

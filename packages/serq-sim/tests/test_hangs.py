@@ -72,21 +72,40 @@ run { horizon 100; }
 """
 
 
-def test_a_hold_that_grows_past_its_pool_and_preempts_itself_is_an_error_at_the_hold():
+def test_a_hold_that_grows_past_its_pool_and_preempts_itself_is_rejected():
+    # it was re-admitted at once, grew again and preempted itself again, 10 000 times at one instant, the
+    # guard's error at the hold; its hold alone needs 21 > 10, and it is rejected as it joins the queue again
+    # (docs/language.md, "A hold that outgrows its pool"): every session, one preemption each
+    r = _run(SELF_PREEMPT)
+    kv = r.pool("kv")
+    assert kv.preemptions == kv.rejections == r.result.arrivals > 50
+    assert kv.admissions == r.result.arrivals and r.result.ended == r.result.arrivals
+
+
+def test_a_hold_that_other_holders_leave_no_room_to_grow_is_an_error_at_the_hold():
+    # session 1's growth to 2 fits the cap but not beside session 0's 1: it preempts itself, is admitted
+    # again at once and grows again, at one instant: the guard's error at the hold
+    src = """pool kv { cap 2; preempt lifo; }
+stage d : delay;
+workload { arrive batch(2); }
+session { hold kv (1) { run d (serial == 0 ? 100 : 0); grow kv (serial); } }
+run { horizon 30; }
+"""
     with pytest.raises(SimError) as e:
-        _run(SELF_PREEMPT)
+        _run(src)
     msg = str(e.value)
-    assert msg.startswith("<source>:4:11: error: at t=0, session 0: hold: preempted and re-executed 10000 "
+    assert msg.startswith("<source>:4:11: error: at t=0, session 1: hold: preempted and re-executed 10000 "
                           "times at one instant"), msg
 
 
 def test_a_hold_preempted_now_and_then_is_not_counted():
     # a preempted hold re-executed after time passed is never counted against the limit: 30 000
     # preemptions of one session spread over time run to the horizon
+    # (session 1's growth to 2 fits the cap but not beside session 0's 1, which holds to the horizon)
     src = """pool kv { cap 2; preempt lifo; }
-stage s : fifo;
-workload { arrive batch(1); }
-session { hold kv (1) { run s (0.001); grow kv (5); } }
+stage d : delay;
+workload { arrive batch(2); }
+session { hold kv (1) { run d (serial == 0 ? 100 : 0.001); grow kv (serial); } }
 run { horizon 30; }
 """
     r = _run(src)

@@ -335,9 +335,13 @@ def rejections(pools) -> list[str]:
     those holds had been admitted and had run, so what their sessions observed before the preemption (with
     lib/vllm.sq, a request's first token: hit, first_token, ttft) is in the figures, and what they would
     have observed or recorded after it is not (the request's row): the warning counts them apart, so a
-    reader can tell the samples of such a request from its missing row."""
+    reader can tell the samples of such a request from its missing row.
+
+    ``outgrown`` of the ``refused`` were rejected because their own growth, beyond the capacity for the
+    hold alone, had preempted them (``Pool.outgrown``, docs/language.md "A hold that outgrows its pool"):
+    their units and reserve fitted, and the warning says which measure rejected them."""
     out = []
-    for label, rejected, admitted, cap, refused in pools:
+    for label, rejected, admitted, cap, refused, outgrown in pools:
         if rejected:
             share = rejected / (rejected + admitted)
             head = (f"warning: pool {label} rejected {rejected} hold(s) that can never fit its capacity "
@@ -351,10 +355,16 @@ def rejections(pools) -> list[str]:
             if rejected > refused:
                 parts.append(f"{rejected - refused} when it joined the queue, so the latency figures cover only "
                              "the admitted")
-            parts.append(f"{refused} on re-admission after a preemption (its units or reserve, evaluated again, "
-                         "above the capacity): what the session observed before the preemption is in the figures "
-                         "and what it would have observed or recorded after the hold is not (with lib/vllm.sq, "
-                         "a request that had its first token: its hit, first_token and ttft are observed; it has "
-                         "no done, response, preempted or row in the records)")
+            if refused > outgrown:
+                parts.append(f"{refused - outgrown} on re-admission after a preemption (its units or reserve, "
+                             "evaluated again, above the capacity): what the session observed before the preemption "
+                             "is in the figures and what it would have observed or recorded after the hold is not "
+                             "(with lib/vllm.sq, a request that had its first token: its hit, first_token and ttft "
+                             "are observed; it has no done, response, preempted or row in the records)")
+            if outgrown:
+                parts.append(f"{outgrown} on re-admission after its own growth beyond the capacity preempted it (the "
+                             "hold alone needed more than the pool has, so admitted again it would grow into the same "
+                             "preemption for ever): what the session observed before the preemption is in the "
+                             "figures and what it would have observed or recorded after the hold is not")
             out.append(head + ": " + "; ".join(parts))
     return out

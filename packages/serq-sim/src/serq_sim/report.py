@@ -383,7 +383,7 @@ def build_report(sim) -> Report:
     notes += warn.steadiness(sim.backlog, sim.arrivals)
     notes += warn.few_samples([(d.name, len(o.values)) for d, o in zip(p.observes, sim.obs) if not d.instant],
                               sim.warmup, (table.name, len(table)) if requests is not None else None)
-    notes += warn.rejections([(member_label(pl), pl.rejections, pl.admissions, pl.cap, pl.refused)
+    notes += warn.rejections([(member_label(pl), pl.rejections, pl.admissions, pl.cap, pl.refused, pl.outgrown)
                               for pl in sim.pools])
     notes += warn.stuck([(member_label(pl), pl.stuck, pl.preemptions) for pl in sim.pools])
     notes += warn.evicted_beyond([(member_label(pl), pl.evicted_units, pl.b_evicted) for pl in sim.pools])

@@ -17,7 +17,7 @@ _UNADMITTED = 2 ** 53
 
 class Session:
     __slots__ = ("serial", "attrs", "gen", "status", "holds", "pending", "adm_seq", "preempt_pos", "stuck",
-                 "leases", "trace", "preset", "requeue", "job", "grow", "qpool", "in_ready", "spin_t", "spin_k",
+                 "outgrew", "leases", "trace", "preset", "requeue", "job", "grow", "qpool", "in_ready", "spin_t", "spin_k",
                  "redo_t", "redo_k", "tok", "tokp", "tokst", "tokw", "qkey", "draws")
 
     def __init__(self, serial: int, nattrs: int):
@@ -36,6 +36,9 @@ class Session:
         self.adm_seq = serial - _UNADMITTED
         self.preempt_pos = None
         self.stuck = False
+        #: the pool whose growth, beyond its cap for the hold alone, preempted the session itself: its hold
+        #: is rejected when it joins the queue again (pools.admission.outgrown); None otherwise
+        self.outgrew = None
         self.leases: list = []
         self.trace = None
         self.preset = None

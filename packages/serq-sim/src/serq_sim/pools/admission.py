@@ -45,6 +45,8 @@ def hold(sim, s, info) -> None:
                     floor = [(pool, 0.0, need)]
                 else:
                     floor.append((pool, 0.0, need))
+    if s.outgrew is not None:
+        outgrown(sim, s, pools)
     first = pools[0]
     first.acc()
     pend = s.pending = Pending(info, pools, sim.now, next(sim.join_counter))
@@ -96,6 +98,22 @@ def reject(sim, s, pool: Pool) -> None:
             pool.refused += 1
     sim.end_session(s)
     raise SessionGone
+
+
+def outgrown(sim, s, pools) -> None:
+    """The hold of a session whose growth on a pool, beyond its cap for the hold alone, preempted the
+    session itself (``s.outgrew``, set by :func:`.growth.grow_slot`) joins the queue again: it is rejected
+    there, as a hold whose units or reserve are beyond the cap is, and counted among the pool's rejections
+    on re-admission (``Pool.outgrown`` of ``Pool.refused``). The hold executed again would be admitted,
+    grow to the same position and preempt itself again, for ever (docs/language.md, "A hold that outgrows
+    its pool"). Its units and reserve are judged first: a reserve beyond the cap (lib/vllm.sq's ``reserve
+    (known)``) rejects the hold there, as before."""
+    pool = s.outgrew
+    s.outgrew = None
+    if any(p is pool for p in pools):
+        if sim.warm:
+            pool.outgrown += 1
+        reject(sim, s, pool)
 
 
 def head(sim, pool: Pool):

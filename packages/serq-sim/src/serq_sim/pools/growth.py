@@ -116,6 +116,11 @@ def grow_slot(sim, s, slot: Slot, d: float, job, sid: int | None = None):
             if not pool.hot:
                 sim.pool_mark(pool)
             return True
+        if victim is s and x > pool.limit:
+            # the hold alone needs more than the cap: no other holder's leaving makes room, and the hold,
+            # executed again, would grow into this preemption again (docs/language.md, "A hold that outgrows
+            # its pool"); it is rejected when it joins the queue again (admission.outgrown)
+            s.outgrew = pool
         exc = preempt(sim, victim, pool)
         if victim is s:
             return exc

@@ -548,7 +548,7 @@ class Pool:
         "t_last", "a_used",
         "a_cached", "a_queue", "a_holders", "b_used", "b_cached", "b_queue", "b_holders", "b_wait", "wait_sum", "admissions", "evicted_entries", "evicted_units",
         "b_evicted",
-        "preemptions", "spills", "rejections", "refused", "stuck", "over_cap", "__dict__",
+        "preemptions", "spills", "rejections", "refused", "outgrown", "stuck", "over_cap", "__dict__",
     )
 
     def __init__(self, sim, node: N.Pool, member: int, flat: int):
@@ -628,6 +628,8 @@ class Pool:
         #: of the rejections, the holds rejected on re-admission after a preemption (their reserve outgrew
         #: the cap): sessions that had held the pool and ran part of the hold's body (notes.rejections)
         self.refused = 0
+        #: of those, the holds whose own growth before the preemption was beyond the cap (admission.outgrown)
+        self.outgrown = 0
         self.stuck = 0
         self.over_cap = 0
 
@@ -681,7 +683,7 @@ class Pool:
         self.admissions = self.evicted_entries = self.preemptions = self.spills = 0
         # `stuck` counts sessions over the whole run (docs/language.md), not from here: a session is counted
         # once (its flag stays), so zeroing it here lost one stuck before the warm-up and all through it
-        self.rejections = self.refused = 0
+        self.rejections = self.refused = self.outgrown = 0
         self.evicted_units = self.b_evicted = 0.0
 
     def iter_entries(self):
