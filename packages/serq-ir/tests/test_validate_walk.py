@@ -44,6 +44,11 @@ def test_checked_types_are_the_chains():
             obj = node.args[0]
             if isinstance(obj, ast.Name) and obj.id == "obj":
                 named |= _names(node.args[1])
+        # `Pool in mro`, `Attr not in mro`: obj's type's classes (validate._MROS), asked as isinstance was
+        if (isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.In | ast.NotIn)
+                and isinstance(node.left, ast.Name) and isinstance(node.comparators[0], ast.Name)
+                and node.comparators[0].id == "mro"):
+            named.add(node.left.id)
         # `type(obj) is Preset`
         if (isinstance(node, ast.Compare) and isinstance(node.left, ast.Call)
                 and isinstance(node.left.func, ast.Name) and node.left.func.id == "type"

@@ -216,6 +216,10 @@ _CHECKED = (Preset, Attr, Set, Choose, SlotValue, Observe, Record, PoolRef, Stag
             Spill, Run, Ctx, Unary, Binary, Call, Draw, Ps, HoldPool, Grow, Load, Observable, Extension, Closed,
             Batch, Fifo, Renewal, Poisson)
 _CHECKED_TYPES: dict[type, bool] = {}
+#: a node type's classes (its ``__mro__``): the rules below ask ``Type in mro`` where they asked
+#: ``isinstance(obj, Type)``, the same answer for a struct (a struct type's ``isinstance`` goes through its
+#: metaclass, several times slower, and the rules ask it about 30 times a node)
+_MROS: dict[type, frozenset[type]] = {}
 #: what may hold a node (a number, a string or None holds none)
 _INNER = (msgspec.Struct, list)
 
@@ -258,6 +262,9 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
                 if field != "span" and isinstance(v := getattr(obj, field), _INNER):
                     walk(v, (path, field))
             return
+        mro = _MROS.get(type(obj))
+        if mro is None:  # (isinstance of a struct type, judged by its type's MRO: a set lookup, not a call)
+            mro = _MROS[type(obj)] = frozenset(type(obj).__mro__)
         if type(obj) is Preset:
             at = obj.at
             t = type(at)
@@ -271,16 +278,16 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
                 fail(((where, i), "slot"), f"attribute slot {k} is given twice in one row; give each slot once")
             if rules.plain_preset(obj, n_builtin, n_attrs):
                 return  # every value sets an attribute the program has and may write: what the walk below checks
-        if isinstance(obj, Attr | Set | Choose | SlotValue):
+        if Attr in mro or Set in mro or Choose in mro or SlotValue in mro:
             slot((path, "slot"), obj.slot)
-            if not isinstance(obj, Attr) and 0 <= obj.slot < len(BUILTIN_ATTRIBUTES):
+            if Attr not in mro and 0 <= obj.slot < len(BUILTIN_ATTRIBUTES):
                 fail((path, "slot"), f"the built-in attribute '{BUILTIN_ATTRIBUTES[obj.slot]}' is kept by the "
                      "simulator; a program does not write it")
-            if isinstance(obj, Choose) and isinstance(obj.n, Num) and (why := rules.choose_problem(_value(obj.n))):
+            if Choose in mro and isinstance(obj.n, Num) and (why := rules.choose_problem(_value(obj.n))):
                 fail((path, "n"), why)
-        elif isinstance(obj, Observe) and not 0 <= obj.observe < n_obs:
+        elif Observe in mro and not 0 <= obj.observe < n_obs:
             fail((path, "observe"), f"observe {obj.observe} does not exist (the program has {n_obs})")
-        elif isinstance(obj, Record):
+        elif Record in mro:
             if not 0 <= obj.record < len(program.records):
                 fail((path, "record"), f"record table {obj.record} does not exist (the program has "
                      f"{len(program.records)})")
@@ -288,58 +295,58 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
             if len(obj.values) != len(cols):
                 fail((path, "values"), f"{len(obj.values)} values for the {len(cols)} columns of record "
                      f"{_q(program.records[obj.record].name)}")
-        elif isinstance(obj, PoolRef) and not 0 <= obj.pool < n_pools:
+        elif PoolRef in mro and not 0 <= obj.pool < n_pools:
             fail((path, "pool"), f"pool {obj.pool} does not exist (the program has {n_pools})")
-        elif isinstance(obj, StageRef) and not 0 <= obj.stage < n_stages:
+        elif StageRef in mro and not 0 <= obj.stage < n_stages:
             fail((path, "stage"), f"stage {obj.stage} does not exist (the program has {n_stages})")
-        elif isinstance(obj, PoolRef | StageRef) and isinstance(obj.index, Num) and (why := rules.member_problem(
-                "pool" if isinstance(obj, PoolRef) else "stage", _value(obj.index),
-                program.pools[obj.pool].size if isinstance(obj, PoolRef) else program.stages[obj.stage].size)):
+        elif (PoolRef in mro or StageRef in mro) and isinstance(obj.index, Num) and (why := rules.member_problem(
+                "pool" if PoolRef in mro else "stage", _value(obj.index),
+                program.pools[obj.pool].size if PoolRef in mro else program.stages[obj.stage].size)):
             fail((path, "index"), why)  # a constant index naming no member (serq run refused it, serq check not)
-        elif isinstance(obj, Pool | Stage) and obj.size < 1:
+        elif (Pool in mro or Stage in mro) and obj.size < 1:
             fail((path, "size"), f"a family has at least one member, not {obj.size}")
-        elif isinstance(obj, Pool) and obj.admit_via is not None and not 0 <= obj.admit_via < n_stages:
+        elif Pool in mro and obj.admit_via is not None and not 0 <= obj.admit_via < n_stages:
             fail((path, "admit_via"), f"stage {obj.admit_via} does not exist (the program has {n_stages})")
-        elif isinstance(obj, Pool) and obj.admit_via is not None and not isinstance(
+        elif Pool in mro and obj.admit_via is not None and not isinstance(
                 program.stages[obj.admit_via].kind, Step):  # as the frontend's `admit via` (nothing admitted
             # the pool's queue: every session that reached it waited for ever, and serq check said OK)
             fail((path, "admit_via"), f"a pool is admitted by a step stage's scheduler, and stage "
                  f"{_q(program.stages[obj.admit_via].name)} is no step")
-        elif isinstance(obj, Pool) and obj.admit_via is not None and not rules.pairs(
+        elif Pool in mro and obj.admit_via is not None and not rules.pairs(
                 obj.size, (via := program.stages[obj.admit_via]).size):  # (serq run refused it, serq check not)
             fail((path, "admit_via"), f"pool {obj.name}[{obj.size}] cannot be paired with stage "
                  f"{via.name}[{via.size}] ({rules.PAIRING})")
-        elif isinstance(obj, Step) and obj.memory is not None and not 0 <= obj.memory < n_pools:
+        elif Step in mro and obj.memory is not None and not 0 <= obj.memory < n_pools:
             fail((path, "memory"), f"pool {obj.memory} does not exist (the program has {n_pools})")
-        elif (isinstance(obj, Stage) and isinstance(obj.kind, Step) and obj.kind.memory is not None
+        elif (Stage in mro and isinstance(obj.kind, Step) and obj.kind.memory is not None
               and 0 <= obj.kind.memory < n_pools  # (one that does not exist is said at the Step, below)
               and not rules.pairs(obj.size, (mem := program.pools[obj.kind.memory]).size)):
             fail(((path, "kind"), "memory"), f"stage {obj.name}[{obj.size}]: memory {mem.name}[{mem.size}] cannot be "
                  f"paired ({rules.PAIRING})")
-        elif isinstance(obj, Hold) and not obj.pools:
+        elif Hold in mro and not obj.pools:
             fail((path, "pools"), "a hold names at least one pool")
-        elif isinstance(obj, Hold) and (k := rules.hold_twice(obj.pools)) is not None:
+        elif Hold in mro and (k := rules.hold_twice(obj.pools)) is not None:
             fail(((path, "pools"), k), rules.same_member_message(_pool_name(program, obj.pools[k].pool)))
-        elif (isinstance(obj, Hold) and obj.lease is not None
+        elif (Hold in mro and obj.lease is not None
               and all(0 <= r.pool < n_pools for r in (obj.lease.pool, *(hp.pool for hp in obj.pools)))
               and rules.lease_unheld(obj.pools, obj.lease)):  # (a pool that does not exist is said below)
             fail(((path, "lease"), "pool"), rules.lease_unheld_message(_pool_name(program, obj.lease.pool)))
-        elif isinstance(obj, Spill) and isinstance(obj.work, Num) and (why := rules.work_problem(_value(obj.work))):
+        elif Spill in mro and isinstance(obj.work, Num) and (why := rules.work_problem(_value(obj.work))):
             fail((path, "work"), f"{why}; a write's work is not negative")
-        elif isinstance(obj, Run) and not obj.stages:
+        elif Run in mro and not obj.stages:
             fail((path, "stages"), "a run names at least one stage")
-        elif isinstance(obj, Run) and isinstance(obj.work, Num) and (why := rules.work_problem(_value(obj.work))):
+        elif Run in mro and isinstance(obj.work, Num) and (why := rules.work_problem(_value(obj.work))):
             fail((path, "work"), f"{why}; a run's work is not negative")
-        elif (isinstance(obj, Run) and obj.growing is not None
+        elif (Run in mro and obj.growing is not None
               and (k := _time_kind(program, obj)) is not None):
             # as the frontend's `run`: a growing run's work is tokens, which a step stage's planning gives;
             # elsewhere it was run as plain work (time) and grew nothing
             fail((path, "growing"), "a run over several stages grows no pool" if k == "" else
                  f"a run grows a pool on a step stage only, and stage {_q(k[0])} is a {k[1]} stage")
-        elif isinstance(obj, Run) and len(obj.stages) > 1 and program.share is None:  # (serq run refused it)
+        elif Run in mro and len(obj.stages) > 1 and program.share is None:  # (serq run refused it)
             fail((path, "stages"), "a run holds several stages but the program declares no share (share "
                  "maxmin; or share bottleneck;)")
-        elif isinstance(obj, Run) and len(obj.stages) > 1:
+        elif Run in mro and len(obj.stages) > 1:
             for i, ref in enumerate(obj.stages):
                 if not 0 <= ref.stage < n_stages:
                     break  # the walk below names the dangling reference
@@ -349,7 +356,7 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
                                                               or kind.capacity.value > 0)):
                     fail(((path, "stages"), i), "every stage of a run over several stages is ps with a "
                          f"constant capacity above 0; {_q(program.stages[ref.stage].name)} is not")
-        elif (isinstance(obj, Run) and len(obj.stages) == 1 and 0 <= obj.stages[0].stage < n_stages
+        elif (Run in mro and len(obj.stages) == 1 and 0 <= obj.stages[0].stage < n_stages
               and isinstance(program.stages[obj.stages[0].stage].kind, Step) != (obj.mode != "plain")):
             # as the frontend's `run`: a step stage runs prefill and decode only (a plain run there was an
             # error once it ran), and a mode is a step stage's (elsewhere it was run as plain work)
@@ -357,62 +364,62 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
             fail((path, "mode"), f"a run on step stage {_q(st.name)} is prefill or decode, not plain"
                  if obj.mode == "plain" else f"a run of mode {_q(obj.mode)} is for a step stage, and stage "
                  f"{_q(st.name)} is no step")
-        elif (isinstance(obj, Pool) and obj.spill is not None and 0 <= obj.spill.link.stage < n_stages
+        elif (Pool in mro and obj.spill is not None and 0 <= obj.spill.link.stage < n_stages
               and isinstance(program.stages[obj.spill.link.stage].kind, Step)):
             # as the frontend's `spill … via`: the write is plain work, which a step stage does not run (the
             # first eviction was a run-time error that named no place)
             fail(((path, "spill"), "link"), f"a spill's write is plain work, and stage "
                  f"{_q(program.stages[obj.spill.link.stage].name)} is a step stage")
-        elif (isinstance(obj, Pool) and obj.spill is not None and 0 <= obj.spill.tier.pool < len(program.pools)
+        elif (Pool in mro and obj.spill is not None and 0 <= obj.spill.tier.pool < len(program.pools)
               and rules.spills_to_itself(program.pools[obj.spill.tier.pool] is obj, obj.size,
                                          obj.spill.tier.index is not None)):
             fail(((path, "spill"), "tier"), rules.spill_to_itself_message(_q(obj.name)))
-        elif (isinstance(obj, Pool) and obj.spill is not None
+        elif (Pool in mro and obj.spill is not None
               and (k := _spill_unpaired(program, obj)) is not None):
             # a spill's tier or link without an index pairs as a declaration does (the frontend's rule);
             # the simulator wrote a family of another size's evictions to its first member
             fail(((path, "spill"), k[0]), k[1])
-        elif isinstance(obj, Ctx | Unary | Binary) and not _named(obj):
+        elif (Ctx in mro or Unary in mro or Binary in mro) and not _named(obj):
             # a Program built in Python skips decode's check of these names, which the simulator's code
             # generator writes into Python source: a name outside the IR's own list is refused here
-            field = "name" if isinstance(obj, Ctx) else "op"
+            field = "name" if Ctx in mro else "op"
             fail((path, field), f"{type(obj).__name__} {field} {_q(getattr(obj, field))} is not one of the IR's")
-        elif isinstance(obj, Call) and obj.fn not in FUNCTION_ARGS:
+        elif Call in mro and obj.fn not in FUNCTION_ARGS:
             fail((path, "fn"), f"unknown function {_q(obj.fn)}")
-        elif isinstance(obj, Draw) and obj.dist not in DRAW_ARGS:
+        elif Draw in mro and obj.dist not in DRAW_ARGS:
             fail((path, "dist"), f"unknown distribution {_q(obj.dist)}")
-        elif isinstance(obj, Observable) and obj.name not in OBSERVABLE_ARGS:
+        elif Observable in mro and obj.name not in OBSERVABLE_ARGS:
             fail((path, "name"), f"unknown observable {_q(obj.name)}")
-        elif isinstance(obj, Call):
+        elif Call in mro:
             lo, hi = FUNCTION_ARGS[obj.fn]
             if not lo <= len(obj.args) <= (hi if hi is not None else len(obj.args)):
                 want = f"{lo}" if lo == hi else f"at least {lo}"
                 fail((path, "args"), f"{obj.fn} takes {want} argument(s), not {len(obj.args)}")
-        elif isinstance(obj, Draw) and len(obj.args) != DRAW_ARGS[obj.dist]:
+        elif Draw in mro and len(obj.args) != DRAW_ARGS[obj.dist]:
             fail((path, "args"), f"~{obj.dist} takes {DRAW_ARGS[obj.dist]} argument(s), not {len(obj.args)}")
-        elif isinstance(obj, Draw) and all(isinstance(a, Num) for a in obj.args):
+        elif Draw in mro and all(isinstance(a, Num) for a in obj.args):
             why = rules.draw_problem(obj.dist, [_value(a) for a in obj.args])
             if why:
                 fail((path, "args"), why)
-        elif isinstance(obj, Ps) and isinstance(obj.capacity, Num):
+        elif Ps in mro and isinstance(obj.capacity, Num):
             why = rules.capacity_problem(_value(obj.capacity))
             if why:
                 fail((path, "capacity"), f"{why}; a ps stage's capacity is at least 0")
-        elif isinstance(obj, Step):
+        elif Step in mro:
             if isinstance(obj.budget, Num) and (why := rules.budget_problem(_value(obj.budget))):
                 fail((path, "budget"), f"{why}; an iteration's budget is at least 0")
             if isinstance(obj.cost, Num) and (why := rules.cost_problem(_value(obj.cost))):
                 fail((path, "cost"), f"{why}; an iteration's cost is at least 0")
             if isinstance(obj.chunk, Num) and (why := rules.chunk_problem(_value(obj.chunk))):
                 fail((path, "chunk"), f"{why}; a prefill's chunk is at least 0")
-        elif isinstance(obj, HoldPool | Grow | Load):
-            for field in ("units", "reserve") if isinstance(obj, HoldPool) else ("amount",):
+        elif HoldPool in mro or Grow in mro or Load in mro:
+            for field in ("units", "reserve") if HoldPool in mro else ("amount",):
                 x = getattr(obj, field)
                 if isinstance(x, Num):
                     why = rules.amount_problem(f"the {field}", _value(x))
                     if why:
                         fail((path, field), f"{why}; an amount of memory is not negative")
-        elif isinstance(obj, Observable):
+        elif Observable in mro:
             what, extra = OBSERVABLE_ARGS[obj.name]
             if what in ("pool", "stage") and not isinstance(obj.target, PoolRef if what == "pool" else StageRef):
                 fail((path, "target"), f"{obj.name}(…) reads a {what}, not a "
@@ -425,23 +432,23 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
                 # as the linker's: only a step stage plans iterations (the simulator's admission code met a
                 # delay stage's budget_left as an AttributeError, a traceback)
                 fail((path, "target"), rules.budget_left_message(st.name))
-        elif isinstance(obj, Extension) and obj.name in BUILTIN_KINDS:
+        elif Extension in mro and obj.name in BUILTIN_KINDS:
             fail((path, "name"), f"an extension names a plugin's kind, not the built-in {_q(obj.name)} (write "
                  f"the node {{\"kind\": \"{obj.name}\", …}} itself)")
-        elif isinstance(obj, Closed | Batch) and obj.n < 0:
+        elif (Closed in mro or Batch in mro) and obj.n < 0:
             fail((path, "n"), f"a population is not negative ({obj.n})")
-        elif isinstance(obj, Closed | Batch) and obj.n > MAX_POPULATION:
+        elif (Closed in mro or Batch in mro) and obj.n > MAX_POPULATION:
             fail((path, "n"), f"a population is at most {MAX_POPULATION:,} sessions (each is live at once), "
                  f"not {obj.n if obj.n < 10**15 else format(float(obj.n), '.3g')}")
-        elif isinstance(obj, Fifo) and not (obj.servers == "inf" or (isinstance(obj.servers, float)
+        elif Fifo in mro and not (obj.servers == "inf" or (isinstance(obj.servers, float)
                                                                      and obj.servers >= 1
                                                                      and obj.servers == int(obj.servers))):
             fail((path, "servers"), f"a fifo has a whole number of servers, at least 1, not {obj.servers}")
-        elif isinstance(obj, Renewal) and isinstance(obj.gap, Num) and (why := rules.gap_problem(_value(obj.gap))):
+        elif Renewal in mro and isinstance(obj.gap, Num) and (why := rules.gap_problem(_value(obj.gap))):
             fail((path, "gap"), why)
-        elif isinstance(obj, Poisson) and not (isinstance(obj.rate, float) and 0 < obj.rate < math.inf):
+        elif Poisson in mro and not (isinstance(obj.rate, float) and 0 < obj.rate < math.inf):
             fail((path, "rate"), f"an arrival rate is positive and finite, not {obj.rate}")
-        elif isinstance(obj, Pool):
+        elif Pool in mro:
             if isinstance(obj.cap, float) and not obj.cap >= 0 or obj.cap == "-inf":
                 fail((path, "cap"), f"a capacity is not negative ({obj.cap})")
             if obj.block is not None and not 0 < obj.block < math.inf:
