@@ -116,14 +116,35 @@ def grow_slot(sim, s, slot: Slot, d: float, job, sid: int | None = None):
             if not pool.hot:
                 sim.pool_mark(pool)
             return True
-        if victim is s and x > pool.limit:
-            # the hold alone needs more than the cap: no other holder's leaving makes room, and the hold,
-            # executed again, would grow into this preemption again (docs/language.md, "A hold that outgrows
-            # its pool"); it is rejected when it joins the queue again (admission.outgrown)
+        if victim is s and x + kept_through_preemption(s, pool) > pool.limit:
+            # the hold alone needs more than the cap, beside what the session keeps there (an outer hold's
+            # units, a lease): no other holder's leaving makes room, and the hold, executed again, would grow
+            # into this preemption again (docs/language.md, "A hold that outgrows its pool"); it is rejected
+            # when it joins the queue again (admission.outgrown)
             s.outgrew = pool
         exc = preempt(sim, victim, pool)
         if victim is s:
             return exc
+
+
+def kept_through_preemption(s, pool: Pool) -> float:
+    """The units of ``pool`` that session ``s`` keeps when it is preempted there (:func:`preempt` releases
+    its holds from the innermost one on the pool): those of its outer holds on the pool and of its leases
+    there, with their reserve where the pool counts it (``reserve held``). A hold of 10 inside a hold of 60
+    on a pool of 100 that grew to 50 had units (50) below the cap, and was admitted again beside the 60
+    and preempted at 50 again, for ever."""
+    hi, _slot = release.innermost(s, pool)
+    held = pool.reserve_held
+    kept = 0.0
+    for h in s.holds[:hi]:
+        for slot in h.slots:
+            if slot.pool is pool:
+                kept += slot.alloc + (slot.u if held else 0.0)
+    for lease in s.leases:
+        slot = lease.slot
+        if slot.pool is pool:
+            kept += slot.alloc + (slot.u if held else 0.0)
+    return kept
 
 
 def exact_growth(pool: Pool, alloc: float, d: float, x: float, need: float) -> tuple[float, float]:
