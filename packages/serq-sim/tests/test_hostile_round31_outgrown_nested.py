@@ -91,3 +91,20 @@ run { horizon inf; }
     report = same_json(serq_frontend.compile(source=program), monkeypatch, seed=1)
     kv = _pool(report)
     assert (kv["preemptions"], kv["rejections"], report["ended"], report["end"]) == (1, 0, 2, 10.0), (kv, report)
+
+
+def test_a_hold_beside_the_sessions_own_lease_that_outgrows_the_pool(monkeypatch):
+    """By hand: the first hold takes 60 at 0 and leases it at 1 for ever; the next hold takes 10 at 1 (70 in
+    use) and grows a block after each unit of time: 80 at 2, 90 at 3, 100 at 4, and 110 at 5 with the lease
+    kept through the preemption. One preemption and one rejection at 5; units in use 60, 70, 80, 90, 100 over
+    the five unit intervals, a mean of 80."""
+    program = """pool kv { cap 100; block 10; preempt lifo; }
+stage d : delay;
+workload { arrive batch(1); }
+session { hold kv (60) { run d (1); } lease kv (inf); hold kv (10) { loop { run d (1); grow kv (10); } } }
+run { horizon inf; }
+"""
+    report = same_json(serq_frontend.compile(source=program), monkeypatch, seed=1)
+    kv = _pool(report)
+    assert (report["end"], report["ended"]) == (5.0, 1)
+    assert (kv["preemptions"], kv["rejections"], kv["used"]) == (1, 1, 80.0)
