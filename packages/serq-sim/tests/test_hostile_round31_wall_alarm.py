@@ -309,3 +309,28 @@ def test_alarms_one_after_another_stop_at_the_bound_not_before(kinds, monkeypatc
     assert "(--max-wall 0.3) within the code of plugin 'acme31' (from serq-acme31 0.1.0): Work.attach at " in note
     assert float(note.split("stopped after ")[1].split(" s ")[0]) >= 0.3, note
     assert 0.3 <= spent < 0.9, spent
+
+
+def test_a_signal_as_the_alarm_is_put_away_sets_no_other(kinds):
+    """A SIGALRM that comes while the run disarms its timer runs the run's handler there (signal.signal runs
+    pending handlers before it replaces one), after the timer is off: the handler set the alarm again, the
+    default action was put back, and the alarm ended the process ("Alarm clock"). A handler that runs once the
+    alarm is being put away sets nothing."""
+    from serq_sim.engine import _wall_in_plugins
+
+    _mod, pm = kinds
+
+    class Run:
+        max_wall = 100.0
+        plugin_manager = pm
+        t_wall0 = time.monotonic()
+
+    try:
+        with _wall_in_plugins(Run()):
+            handler = signal.getsignal(signal.SIGALRM)
+            assert callable(handler) and signal.getitimer(signal.ITIMER_REAL)[0] > 90
+        assert signal.getsignal(signal.SIGALRM) is signal.SIG_DFL
+        handler(signal.SIGALRM, sys._getframe())  # (the signal that came meanwhile)
+        assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)

@@ -1504,11 +1504,15 @@ class _wall_in_plugins:  # noqa: N801 - a context manager, named as the function
     went on, unbounded, in the plugin's next simulation), and the plugin's code that called this run is
     not running in it (only the frames above the run's count)."""
 
-    __slots__ = ("sim", "old")
+    __slots__ = ("sim", "old", "live")
 
     def __init__(self, sim):
         self.sim = sim
         self.old = None
+        #: while the alarm is this run's: a handler that runs once :meth:`__exit__` began does nothing (a signal
+        #: that came while it disarmed the timer runs it there, before the old handler is put back, and its
+        #: alarm again 10 ms later then found Python's default action: the process ended, "Alarm clock")
+        self.live = [False]
 
     def __enter__(self):
         sim = self.sim
@@ -1524,10 +1528,11 @@ class _wall_in_plugins:  # noqa: N801 - a context manager, named as the function
         from serq.plugins import plugin_running
 
         running = plugin_running(sim.plugin_manager, sys._getframe(1))
+        live = self.live
 
         def fired(signum, frame):
             mw = sim.max_wall
-            if mw is None:  # the run is over
+            if mw is None or not live[0]:  # the run is over, or its alarm being put away
                 return
             left = sim.t_wall0 + mw - _time.monotonic()
             if left > 0:  # a bound further than one alarm (_ALARM_MOST), or the timer's clock ahead of ours
@@ -1542,6 +1547,7 @@ class _wall_in_plugins:  # noqa: N801 - a context manager, named as the function
             raise StopRun("max-wall", f"stopped after {spent:.3g} s of wall time (--max-wall {show(mw)}) "
                                       f"within the code of {where}", owner=sim)
 
+        live[0] = True
         self.old = signal.signal(signal.SIGALRM, fired)
         _alarm(signal, sim.t_wall0 + sim.max_wall - _time.monotonic())
         return self
@@ -1551,6 +1557,7 @@ class _wall_in_plugins:  # noqa: N801 - a context manager, named as the function
             return
         import signal
 
+        self.live[0] = False
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, self.old)
         self.old = None
