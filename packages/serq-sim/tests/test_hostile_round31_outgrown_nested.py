@@ -48,6 +48,10 @@ def test_a_hold_inside_the_sessions_own_hold_that_outgrows_the_pool(program, mon
     kv = _pool(report)
     assert (kv["preemptions"], kv["rejections"], kv["admissions"], kv["stuck"]) == (1, 1, 2, 0)
     assert (kv["used"], kv["holders"]) == (85.0, 2.0)
+    # the warning's words hold for it: the hold alone (50) was below the cap; no other session held the pool
+    (note,) = [n for n in report["notes"] if n.startswith("warning: pool kv rejected")]
+    assert ("1 on re-admission after its own growth beyond the capacity preempted it (no other session's leaving "
+            "could make room for it, so admitted again it would grow into the same preemption for ever)") in note
 
 
 def test_a_growing_run_inside_the_sessions_own_hold(monkeypatch):

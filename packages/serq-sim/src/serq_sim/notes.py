@@ -338,7 +338,8 @@ def rejections(pools) -> list[str]:
     reader can tell the samples of such a request from its missing row.
 
     ``outgrown`` of the ``refused`` were rejected because their own growth, beyond the capacity for the
-    hold alone, had preempted them (``Pool.outgrown``, docs/language.md "A hold that outgrows its pool"):
+    hold with what its session kept on the pool (pools.growth.kept_through_preemption), had preempted
+    them (``Pool.outgrown``, docs/language.md "A hold that outgrows its pool"):
     their units and reserve fitted, and the warning says which measure rejected them."""
     out = []
     for label, rejected, admitted, cap, refused, outgrown in pools:
@@ -362,9 +363,9 @@ def rejections(pools) -> list[str]:
                              "(with lib/vllm.sq, a request that had its first token: its hit, first_token and ttft "
                              "are observed; it has no done, response, preempted or row in the records)")
             if outgrown:
-                parts.append(f"{outgrown} on re-admission after its own growth beyond the capacity preempted it (the "
-                             "hold alone needed more than the pool has, so admitted again it would grow into the same "
-                             "preemption for ever): what the session observed before the preemption is in the "
-                             "figures and what it would have observed or recorded after the hold is not")
+                parts.append(f"{outgrown} on re-admission after its own growth beyond the capacity preempted it (no "
+                             "other session's leaving could make room for it, so admitted again it would grow into "
+                             "the same preemption for ever): what the session observed before the preemption is in "
+                             "the figures and what it would have observed or recorded after the hold is not")
             out.append(head + ": " + "; ".join(parts))
     return out
