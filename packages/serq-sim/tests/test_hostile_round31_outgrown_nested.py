@@ -112,3 +112,20 @@ run { horizon inf; }
     kv = _pool(report)
     assert (report["end"], report["ended"]) == (5.0, 1)
     assert (kv["preemptions"], kv["rejections"], kv["used"]) == (1, 1, 80.0)
+
+
+def test_an_outer_holds_reserve_counts_where_the_pool_holds_reserves(monkeypatch):
+    """`reserve held`: the outer hold's 10 units and the 50 of its reserve of 60 it has not taken stay through the
+    preemption. By hand: 20 units in use at 0 (the outer 10, the inner 10) with 50 reserved, 70 of 100; the inner
+    hold grows a block after each unit of time: 80 at 1, 90 at 2, 100 at 3, and at 4 its 50 beside the 60 kept
+    make 110. One preemption and one rejection at 4; units in use 20, 30, 40, 50: a mean of 35."""
+    program = """pool kv { cap 100; block 10; preempt lifo; reserve held; }
+stage d : delay;
+workload { arrive batch(1); }
+session { hold kv (10) reserve (60) { hold kv (10) { loop { run d (1); grow kv (10); } } } }
+run { horizon inf; }
+"""
+    report = same_json(serq_frontend.compile(source=program), monkeypatch, seed=1)
+    kv = _pool(report)
+    assert (report["end"], report["ended"]) == (4.0, 1)
+    assert (kv["preemptions"], kv["rejections"], kv["used"]) == (1, 1, 35.0)
