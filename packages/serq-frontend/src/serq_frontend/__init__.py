@@ -395,7 +395,8 @@ _LEAVES = frozenset({str, int, float, bool, type(None)})
 
 
 def _check_nesting(module: Any, ctx: Any) -> None:
-    """Refuse, at the deepest node's position, a parsed program nested deeper than :data:`MAX_NESTING`
+    """Refuse, at the position of the first node the walk meets beyond it (on the way to the deepest: the walk
+    raises there, without reading on), a parsed program nested deeper than :data:`MAX_NESTING`
     (walked without recursion)."""
     import dataclasses
 
