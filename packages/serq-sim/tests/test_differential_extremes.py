@@ -12,9 +12,13 @@ and to 2**53 + 6 lazily, and the engine's mean tokens and every iteration's cost
 
 from __future__ import annotations
 
+import json
+
+import numpy as np
 import pytest
 import serq_frontend
 from stress18 import COUNTERS, first_difference, outcome
+from tiers import same_error
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -80,3 +84,39 @@ def test_lazy_decoders_beside_a_prefill_of_2_53_tokens(sets):
 def test_lazy_growers_beside_a_prefill_of_2_53_tokens(cost, n):
     counters = _both(GROWING.replace("COST", cost), {"n": n})
     assert counters["glazy_iterations"] > 0 and counters["quiet_rounds"] > 0
+
+
+# a pool that spills evicts a block at a time; a block below half the precision of the entry it is taken from
+# (8 less 1e-30 is 8 in doubles: 2**-50 is half the spacing of the doubles below 8) leaves the entry as it was,
+# and the admission at 1 that needs 6 of its 8 cached units spun at that instant for ever, on both tiers
+SPILL = """
+let bs = 1e-30;
+pool kv { cap 10; block bs; evict lru; spill cpu via link (size) when (1); }
+pool cpu { cap 100; block bs; }
+stage link : fifo;
+stage d : delay;
+workload { arrive batch(2); }
+session { run d (serial); hold kv (8) { run d (1); } cache (inf); observe done = now; }
+run { horizon 100; }
+"""
+
+
+def test_a_block_below_the_entrys_precision_is_an_error_not_a_spin(monkeypatch):
+    prog = serq_frontend.compile(source=SPILL, sets={}, defs={})
+    msg = same_error(prog, monkeypatch)
+    assert msg.startswith("<source>:3:1: error: at t=1: pool kv: a block of 1e-30 units evicted from a cached "
+                          "entry of 8 units leaves it 8 (the block is below half the entry's precision in doubles, "
+                          f"{2.0**-50:g}): evicting a block at a time"), msg
+
+
+def test_a_small_block_that_the_entry_can_lose_is_evicted():
+    # blocks of 2**-10 (8 units are 2**13 of them): each eviction takes one, the entry shrinks; session 1's
+    # hold of 8 at 1 evicts 6 of session 0's 8 cached units, a block at a time, and runs [1, 2]
+    prog = serq_frontend.compile(source=SPILL.replace("let bs = 1e-30;", "let bs = 0.0009765625;")
+                                 .replace("cap 100;", "cap 4;"), sets={}, defs={})
+    got, _ = outcome(prog, "")
+    ref, _ = outcome(prog, "general")
+    assert ref[0] == "report" and got == ref, first_difference(got, ref)
+    kv = json.loads(ref[1])["pools"][0]
+    assert (kv["name"], kv["evicted_units"], kv["spills"]) == ("kv", 6.0, 6 * 2**10)  # a write per block
+    assert np.frombuffer(ref[2]["done"][1][1], dtype=ref[2]["done"][1][0]).tolist() == [1.0, 2.0]

@@ -192,7 +192,10 @@ def evict_amount(pool: Pool, e: Entry, short: float) -> float:
 
 def evict(sim, pool: Pool, e: Entry, amount: float) -> None:
     pool.acc()
-    e.size -= amount
+    size = e.size
+    e.size = size - amount
+    if e.size == size and amount > 0.0 and pool.cap < WIDE:  # (an exact count, pools/exact.py, still moves)
+        _no_room(sim, pool, size, amount)
     pool.cached -= amount
     if sim.warm:
         pool.evicted_units, pool.b_evicted = add_units(pool.evicted_units, pool.b_evicted, amount)
@@ -202,6 +205,19 @@ def evict(sim, pool: Pool, e: Entry, amount: float) -> None:
         pool.evict.on_shrink(e)
     if pool.spill is not None:
         spill(sim, pool, e, amount)
+
+
+def _no_room(sim, pool: Pool, size: float, amount: float) -> None:
+    """An eviction of ``amount`` units (a block) that leaves an entry of ``size`` units as it was, on a pool whose
+    counts are doubles: the block is below what the doubles can take from the entry, so evicting it again and
+    again (a block at a time, as a pool that spills evicts) would never make room: the run spun at one instant
+    for ever (a pool of blocks of 1e-30 spilling an entry of 8 units). A run-time error at the pool."""
+    from ..report import member_label
+
+    raise sim.error(f"pool {member_label(pool)}: a block of {amount!r} units evicted from a cached entry of {size:g} "
+                    f"units leaves it {size:g} (the block is below half the entry's precision in doubles, "
+                    f"{math.ulp(size) / 2:g}): evicting a block at a time, as a pool that spills does, it would "
+                    "never make room", span=pool.node.span)
 
 
 def evict_blocks(sim, pool: Pool, e: Entry, need: float) -> None:
