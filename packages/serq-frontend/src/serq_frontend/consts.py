@@ -8,7 +8,7 @@ from typing import Any
 from serq_ir.rules import greatest, least, show_number
 
 from . import ast as A
-from .names import FUNCTIONS
+from .names import FUNCTIONS, arity_problem
 
 INF = math.inf
 
@@ -228,9 +228,9 @@ def fold(e: Any, lets: dict[str, float], block: Any = None) -> float:
             return out
         return vals[0] if n == 1 else fn_value(e.op, vals)
     if t is A.Call and e.name in FUNCTIONS:
-        lo, hi = FUNCTIONS[e.name]
-        if len(e.args) < lo or (hi is not None and len(e.args) > hi):
-            raise NotConstant(e)
+        problem = arity_problem(e.name, len(e.args))
+        if problem is not None:  # (told as the linker tells it: `abs(1, 2)` was "not a constant")
+            raise BadConstant(e, problem)
         return fn_value(e.name, [fold(a, lets, block) for a in e.args])
     if t is A.Call and e.name == "blocksize" and block is not None:
         return block(e, lets)

@@ -31,6 +31,7 @@ from .names import (
     LIVE_OBSERVABLES,
     OBSERVABLES,
     TRACE_ATTRIBUTES,
+    arity_problem,
     attribute_kind,
 )
 from .names import supplied as _supplied
@@ -442,10 +443,9 @@ class Linker:
         if name == "member":
             return self.member(e, m)
         if name in FUNCTIONS:
-            lo, hi = FUNCTIONS[name]
-            if len(e.args) < lo or (hi is not None and len(e.args) > hi):
-                want = f"{lo}" if lo == hi else f"at least {lo}"
-                raise self.error(e.pos, f"`{name}` takes {want} argument(s), got {len(e.args)}")
+            problem = arity_problem(name, len(e.args))
+            if problem is not None:
+                raise self.error(e.pos, problem)
             args = [self.expr(a, m) for a in e.args]
             values = [self.cval(a) for a in args]
             if all(v is not None for v in values):

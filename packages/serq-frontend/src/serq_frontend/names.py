@@ -8,8 +8,27 @@ CONTEXT = frozenset({
     "kv_prefill", "tokens", "prefilled", "attention", "decoding", "admission", "remaining", "position",
     "waited",
 })
-FUNCTIONS = {"min": (1, None), "max": (1, None), "abs": (1, 1), "floor": (1, 1), "ceil": (1, 1),
+#: the most arguments a call of ``min`` or ``max`` takes, as many as an aggregate writes out
+#: (consts.MAX_TERMS), and the IR's own limit (serq_ir.rules.MAX_ARGS, kept apart: this module imports nothing):
+#: each is some 1 KB of the simulator's generated code, and a call of 1 000 000 took 1.2 GB
+MAX_ARGS = 10_000
+#: function -> (the fewest arguments, the most)
+FUNCTIONS = {"min": (1, MAX_ARGS), "max": (1, MAX_ARGS), "abs": (1, 1), "floor": (1, 1), "ceil": (1, 1),
              "sqrt": (1, 1), "exp": (1, 1), "ln": (1, 1), "pow": (2, 2)}
+
+
+def arity_problem(name: str, n: int) -> str | None:
+    """What is wrong with a call of the function ``name`` (of :data:`FUNCTIONS`) on ``n`` arguments, or None:
+    the linker's words for a call anywhere, a ``let``'s included."""
+    lo, hi = FUNCTIONS[name]
+    if lo <= n and (hi is None or n <= hi):
+        return None
+    if hi is not None and lo != hi and n > hi:
+        return (f"`{name}` takes at most {hi} arguments, got {n}; take the {name} of parts, "
+                f"`{name}({name}(…), {name}(…))`, or write `{name} j in n (…)`")
+    return f"`{name}` takes {f'{lo}' if lo == hi else f'at least {lo}'} argument(s), got {n}"
+
+
 DRAWS = {"exp": 1, "det": 1, "uniform": 2, "erlang": 2, "h2": 2, "bernoulli": 1}
 #: observable -> (kind of its target, number of further arguments)
 OBSERVABLES = {

@@ -73,8 +73,9 @@ from .nodes import (
 #: live session takes memory (a larger n could only end in a MemoryError, after a long wait)
 MAX_POPULATION = 100_000_000
 
-#: function -> (least, most) arguments (``None``: any number)
-FUNCTION_ARGS = {"min": (1, None), "max": (1, None), "sum": (1, None), "abs": (1, 1), "floor": (1, 1), "ceil": (1, 1),
+#: function -> (least, most) arguments (``None``: any number; min, max and sum take rules.MAX_ARGS at most)
+FUNCTION_ARGS = {"min": (1, rules.MAX_ARGS), "max": (1, rules.MAX_ARGS), "sum": (1, rules.MAX_ARGS), "abs": (1, 1),
+                 "floor": (1, 1), "ceil": (1, 1),
                  "sqrt": (1, 1), "exp": (1, 1), "ln": (1, 1), "pow": (2, 2)}
 #: distribution -> its arguments
 DRAW_ARGS = {"exp": 1, "det": 1, "uniform": 2, "erlang": 2, "h2": 2, "bernoulli": 1}
@@ -393,7 +394,7 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
         elif Call in mro:
             lo, hi = FUNCTION_ARGS[obj.fn]
             if not lo <= len(obj.args) <= (hi if hi is not None else len(obj.args)):
-                want = f"{lo}" if lo == hi else f"at least {lo}"
+                want = f"{lo}" if lo == hi else f"at least {lo}" if len(obj.args) < lo else f"at most {hi}"
                 fail((path, "args"), f"{obj.fn} takes {want} argument(s), not {len(obj.args)}")
         elif Draw in mro and len(obj.args) != DRAW_ARGS[obj.dist]:
             fail((path, "args"), f"~{obj.dist} takes {DRAW_ARGS[obj.dist]} argument(s), not {len(obj.args)}")
