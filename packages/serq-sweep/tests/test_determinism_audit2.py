@@ -70,7 +70,7 @@ def test_a_resumed_parquet_table_is_the_table_of_a_sweep_run_whole(files, tmp_pa
     whole = serq_sweep.sweep("t.sq", seeds=[1, 2], out="w.parquet", **kw)
     assert list(resumed["status"]) == ["error", "error", "ok", "ok"]
     cols = list(whole.columns)
-    assert cols[:8] == ["point", "T", "seed", "status", "message", "key", "horizon", "end"]  # the report's order
+    assert cols[:9] == ["point", "T", "seed", "status", "message", "warnings", "key", "horizon", "end"]  # the report's order
     assert list(resumed.columns) == cols
     assert (tmp_path / "r.parquet").read_bytes() == (tmp_path / "w.parquet").read_bytes()
 

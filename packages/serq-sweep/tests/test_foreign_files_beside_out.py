@@ -140,7 +140,7 @@ def test_an_entry_a_kill_cut_short_and_a_blank_line_are_still_skipped(tmp_path, 
     (their events are the journal's, not the runs' again), the torn one's run run again."""
     (tmp_path / "p.sq").write_text(PROGRAM)
     keys = _keys(tmp_path)
-    entries = [{"key": k, "status": "ok", "message": "", "figures": {"events": 12345.0 + n}}
+    entries = [{"key": k, "status": "ok", "message": "", "warnings": "", "figures": {"events": 12345.0 + n}}
                for n, k in enumerate(keys)]
     jp = tmp_path / "t.csv.journal"
     jp.write_text(f"{torn}\n" + json.dumps(entries[0]) + "\n\n" + json.dumps(entries[1]) + "\n")

@@ -75,7 +75,7 @@ def test_an_empty_file_and_fresh_are_written(tmp_path):
     r = _cli(tmp_path, "-o", "t.csv")
     assert r.returncode == 0, r.stderr
     rows = out.read_text().splitlines()
-    assert rows[0].startswith("point,a,seed,status,message,key,")
+    assert rows[0].startswith("point,a,seed,status,message,warnings,key,")
     assert len(rows) == 3  # two points, one seed
     out.write_text("name,score\n")
     r = _cli(tmp_path, "-o", "t.csv", "--fresh")  # --fresh asks for the file to be replaced

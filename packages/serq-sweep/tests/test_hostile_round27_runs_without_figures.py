@@ -41,7 +41,7 @@ def _files(tmp_path):
 def test_a_journaled_run_without_events_is_refused(tmp_path, key, figures, status):
     (tmp_path / "t.csv").unlink()
     (tmp_path / "t.points.csv").unlink()
-    line = json.dumps({"key": key, "status": status, "message": "", "figures": figures})
+    line = json.dumps({"key": key, "status": status, "message": "", "warnings": "", "figures": figures})
     (tmp_path / "t.csv.journal").write_text(line + "\n")
     before = _files(tmp_path)
     with pytest.raises(UserError) as e:
@@ -75,10 +75,10 @@ def test_a_row_without_events_is_refused_at_its_cell(tmp_path, key, blank):
 
 def test_a_failed_run_and_a_whole_run_are_resumed(tmp_path, key):
     (tmp_path / "t.csv.journal").write_text(
-        json.dumps({"key": key, "status": "error", "message": "boom", "figures": {}}) + "\n")
+        json.dumps({"key": key, "status": "error", "message": "boom", "warnings": "", "figures": {}}) + "\n")
     table = _sweep(tmp_path)
     assert list(table["status"]) == ["error", "ok"] and table["message"][0] == "boom"
     (tmp_path / "t.csv.journal").write_text(
-        json.dumps({"key": key, "status": "ok", "message": "", "figures": {"events": 7}}) + "\n")
+        json.dumps({"key": key, "status": "ok", "message": "", "warnings": "", "figures": {"events": 7}}) + "\n")
     table = _sweep(tmp_path)
     assert list(table["status"]) == ["ok", "ok"] and table["events"][0] == 7

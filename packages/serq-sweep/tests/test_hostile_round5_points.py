@@ -68,7 +68,7 @@ def test_values_that_differ_still_sweep(tmp_path):
     assert [row.split(",")[1:4] for row in rows] == [
         ["0.1", "1", "~exp(1)"], ["0.1", "1", "~exp(2)"], ["0.2", "1", "~exp(1)"], ["0.2", "1", "~exp(2)"],
         ["0.3", "2", "~exp(1)"], ["0.3", "2", "~exp(2)"], ["0.4", "2", "~exp(1)"], ["0.4", "2", "~exp(2)"]]
-    assert len({row.split(",")[7] for row in rows}) == len(rows)  # a key a row
+    assert len({row.split(",")[8] for row in rows}) == len(rows)  # a key a row
 
 
 def test_the_rule_is_on_the_points():

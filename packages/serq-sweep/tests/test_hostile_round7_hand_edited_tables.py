@@ -125,7 +125,7 @@ def test_a_status_no_sweep_writes_is_refused(swept, status):
     assert r.returncode == 1, r.stderr
     col = len(",".join(fields[:3])) + 2  # at the status cell, the line quoted (a NUL as ?)
     head, quote, caret = r.stderr.splitlines()
-    assert head.startswith(f"t.csv:2:{col}: error: the run {fields[5]} (row 1) has the status "), r.stderr
+    assert head.startswith(f"t.csv:2:{col}: error: the run {fields[6]} (row 1) has the status "), r.stderr
     assert head.endswith(", none a sweep writes (ok, partial, error); remove it or give --fresh")
     assert quote == "  " + lines[1].replace("\x00", "?") and caret == " " * (2 + col - 1) + "^"
 
@@ -133,9 +133,9 @@ def test_a_status_no_sweep_writes_is_refused(swept, status):
 def test_a_journal_entry_of_another_status_is_refused(swept):
     import json
 
-    key = (swept / "t.csv").read_text().splitlines()[1].split(",")[5]
+    key = (swept / "t.csv").read_text().splitlines()[1].split(",")[6]
     (swept / "t.csv").unlink()
-    line = json.dumps({"key": key, "status": "OK", "message": "", "figures": {}})
+    line = json.dumps({"key": key, "status": "OK", "message": "", "warnings": "", "figures": {}})
     (swept / "t.csv.journal").write_text(line + "\n")
     r = _sweep(swept)
     assert r.returncode == 1

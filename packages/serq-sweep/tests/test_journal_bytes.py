@@ -47,7 +47,7 @@ def test_a_journal_byte_that_is_not_utf8_is_one_located_error(tmp_path):
 @pytest.mark.timeout(60)
 def test_a_journal_with_a_byte_order_mark_keeps_its_first_entry(tmp_path):
     key = _first_key(tmp_path)
-    entry = {"key": key, "status": "ok", "message": "", "figures": {"events": 12345.0}}
+    entry = {"key": key, "status": "ok", "message": "", "warnings": "", "figures": {"events": 12345.0}}
     (tmp_path / "o.csv.journal").write_bytes(b"\xef\xbb\xbf" + json.dumps(entry).encode() + b"\n")
     frame = sweep(str(tmp_path / "p.sq"), seeds=[1], out=str(tmp_path / "o.csv"), workers=0, progress=False)
     assert list(frame["events"]) == [12345.0]  # the journal's, not the run's again

@@ -89,7 +89,7 @@ def test_each_row_is_serq_run_of_its_trace_point_and_seed(folder):
     assert r.returncode == 0, r.stderr
     rows = list(csv.DictReader(r.stdout.splitlines()))
     header = r.stdout.splitlines()[0].split(",")
-    assert header[:7] == ["point", "trace", "N", "seed", "status", "message", "key"]  # trace after program's place
+    assert header[:8] == ["point", "trace", "N", "seed", "status", "message", "warnings", "key"]  # trace after program's place
     # each point's seeds in turn; each trace named as given
     assert [(x["trace"], x["N"], x["seed"]) for x in rows] == [
         (t, n, s) for t, n in (("week.csv", "1"), ("peak.csv", "2")) for s in ("1", "2")]
@@ -101,7 +101,7 @@ def test_each_row_is_serq_run_of_its_trace_point_and_seed(folder):
         out, err = runs[x["trace"], x["N"], x["seed"]].communicate(timeout=120)
         assert runs[x["trace"], x["N"], x["seed"]].returncode == 0, err
         figures = flatten(json.loads(out))
-        assert list(figures) == header[7:]
+        assert list(figures) == header[8:]
         assert x["status"] == "ok"
         bad = [f for f, v in figures.items() if not _cell(x[f], v)]
         assert bad == [], (x["trace"], x["N"], x["seed"], bad[:3])

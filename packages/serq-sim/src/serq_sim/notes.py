@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 
 from .stats import MIN_SAMPLES
 
@@ -369,3 +370,45 @@ def rejections(pools) -> list[str]:
                              "the figures and what it would have observed or recorded after the hold is not")
             out.append(head + ": " + "; ".join(parts))
     return out
+
+
+#: the short code of each warning a report may give, with the pattern its text (after ``warning: ``) begins
+#: with: what a sweep writes in its table's column ``warnings`` (docs/sweep.md), so that a row whose run warned
+#: says so in a word. In the order the report gives them (serq_sim.report.build_report).
+WARNING_CODES = (
+    ("no-sessions", r"nothing starts a session: "),
+    ("no-end", r"the run has no end: "),
+    ("queued-zero", r"`queued\("),
+    ("spill-unused", r"pool \S+'s `spill` writes nothing"),
+    ("rule-unused", r"pool \S+'s `(queue by|admit via)"),
+    ("not-steady", r"the run is not steady: "),
+    ("few-samples", r"too few samples "),
+    ("rejected", r"pool \S+ rejected \d+ hold"),
+    ("stuck", r"\d+ session\(s\) stuck in the run"),
+    ("waits-for-ever", r"\d+ session\(s\) wait for ever "),
+)
+#: the code of a warning none of :data:`WARNING_CODES` names (a plugin's, say)
+OTHER_CODE = "other"
+_CODES = [(code, re.compile(pattern)) for code, pattern in WARNING_CODES]
+
+
+def warning_code(note: str) -> str | None:
+    """The short code of the report's note ``note`` when it is a warning (``warning: …``), else None."""
+    if not note.startswith("warning: "):
+        return None
+    text = note[len("warning: "):]
+    for code, pattern in _CODES:
+        if pattern.match(text):
+            return code
+    return OTHER_CODE
+
+
+def warning_codes(notes) -> str:
+    """The short codes of the warnings among a report's ``notes``, each once, in the order they first come,
+    joined by ``;`` (``not-steady;few-samples``); ``""`` when none warns."""
+    codes: dict[str, None] = {}
+    for note in notes:
+        code = warning_code(note)
+        if code is not None:
+            codes.setdefault(code)
+    return ";".join(codes)

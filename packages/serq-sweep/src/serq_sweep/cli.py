@@ -196,14 +196,14 @@ def sweep_command(pm, files, sets, defs, zips, seeds, horizon, warmup, arrivals,
 
 def show_table(plan, columns, table, figures) -> str:
     """The per-point means and CIs of ``figures`` as aligned text."""
-    from .core import aggregate_rows, none_finished, written_value
+    from .core import aggregate_rows, figure_columns, none_finished, written_value
     from .figures import resolve
 
     none_finished(plan, table)
     # a figure named twice (--show x --show x, or by two tails) is one column, under its first name
     shown: dict[str, str] = {}  # column -> the name it was first asked by
     for f in figures:
-        shown.setdefault(resolve(f, columns[len(plan.names) + 5:]), f)
+        shown.setdefault(resolve(f, figure_columns(columns)), f)
     names = list(shown)
     acols, arows = aggregate_rows(plan, columns, table)
     head = [*plan.names, "runs", *shown.values()]

@@ -40,13 +40,13 @@ from serq.numbers import PATTERN as NUMBER_PATTERN
 from .axes import Axis, def_axes, named_values, points, program_files, seeds_given, set_axes
 
 #: what the journal keeps of a run's result (not its timings: the table is the same whatever the timings)
-_JOURNALED = ("status", "message", "figures")
+_JOURNALED = ("status", "message", "warnings", "figures")
 #: columns before the figures (the swept names go between ``point`` and ``seed``)
-FIXED = ("point", "seed", "status", "message", "key")
+FIXED = ("point", "seed", "status", "message", "warnings", "key")
 #: the columns of a table that are text whatever they look like: a key is 24 hexadecimal digits, and one
 #: of digits only (``496702020860…``) or of digits and one ``e`` (``2129097858e9…``, a float's exponent) read
 #: back as a number, so its run was never found finished and ran again at every resume
-TEXT = ("status", "message", "key")
+TEXT = ("status", "message", "warnings", "key")
 def figure_names() -> tuple[str, ...]:
     """The names a swept name may not have beside :data:`FIXED`: each is a column of a sweep's tables already,
     the report's own figures of one name (``events``, ``arrivals``, ``end``, ``turns``: the top level of
@@ -604,6 +604,7 @@ def execute(plan: Plan, engine: Any, *, done: Mapping[str, dict] | None = None, 
                     # are not taken, as they are not when it is raised
                     raise signals.stop_requested()
                 _point, _seed, key = t[0]
+                result.setdefault("warnings", "")  # (a run that failed, or whose worker ended: none)
                 if records is not None:
                     records(key, result.pop("records", {}))
                 done[key] = result
@@ -721,13 +722,20 @@ def rows(plan: Plan, done: Mapping[str, dict]) -> tuple[list[str], list[dict[str
             if r is None:
                 continue
             row = {"point": p.index, **plan.shown(p), "seed": s, "status": r["status"], "message": r["message"],
-                   "key": k}
+                   "warnings": r.get("warnings", ""), "key": k}
             for name, v in r["figures"].items():
                 figures.setdefault(name, None)
                 row[name] = v
             out.append(row)
-    columns = ["point", *plan.names, "seed", "status", "message", "key", *figures]
+    columns = ["point", *plan.names, "seed", *FIXED[2:], *figures]
     return columns, out
+
+
+def figure_columns(columns: Sequence[str]) -> list[str]:
+    """The figures' columns of a sweep's table: every column after ``key`` (:data:`FIXED` and the swept names
+    come before it), as a resume reads them back."""
+    columns = list(columns)
+    return columns[columns.index("key") + 1:] if "key" in columns else []
 
 
 def point_columns(columns: Sequence[str], end: str = "seed") -> list[str]:
@@ -793,7 +801,7 @@ def aggregate_rows(plan: Plan, columns: Sequence[str], table: Sequence[dict[str,
     ``FIGURE:mean`` and ``FIGURE:ci`` (95 %, Student t over the seeds)."""
     from .stats import mean_ci
 
-    figs = columns[len(plan.names) + 5:]
+    figs = figure_columns(columns)
     by_point: dict[int, list[dict[str, Any]]] = {}
     for r in table:
         if r["status"] != "error":
@@ -1114,10 +1122,13 @@ def _missing(v: Any) -> bool:
 
 
 def _result_of_row(row: Mapping[str, Any], figure_names: Sequence[str]) -> dict[str, Any]:
-    msg = row.get("message")
-    return {"status": str(row.get("status")),
-            "message": "" if msg is None or (isinstance(msg, float) and math.isnan(msg)) else str(msg),
-            "figures": {f: _plain(row[f]) for f in figure_names if f in row}}
+    return {"status": str(row.get("status")), "message": _text(row.get("message")),
+            "warnings": _text(row.get("warnings")), "figures": {f: _plain(row[f]) for f in figure_names if f in row}}
+
+
+def _text(v: Any) -> str:
+    """A text cell read back: an empty one is ``""`` (a CSV's empty cell, a Parquet column's None or NaN)."""
+    return "" if v is None or (isinstance(v, float) and math.isnan(v)) else str(v)
 
 
 def _plain(v: Any) -> Any:
@@ -1163,6 +1174,13 @@ def load_finished(path: str, plan: Plan, others: set[str] | None = None) -> dict
         # was taken for an empty table and replaced); an empty file has nothing to lose
         if names and "key" not in names:
             raise UserError(f"{path}: not a sweep's table (no column key); remove it or give --fresh")
+        # a table written before runs kept their reports' warnings has no column of them: its runs are run
+        # again (once), rather than written back as runs that warned of nothing
+        if table and "warnings" not in names:
+            for r in table:
+                if others is not None and r.get("key") is not None and r.get("key") not in wanted:
+                    others.add(str(r["key"]))
+            table = []
         if table:
             start = names.index("key") + 1
             figs = names[start:]
@@ -1198,7 +1216,11 @@ def load_finished(path: str, plan: Plan, others: set[str] | None = None) -> dict
                 elif others is not None and r.get("key") is not None:
                     others.add(str(r["key"]))
     for key, r in journal_entries(journal_path(path), wanted, _RESULT_FIELDS, others, entry=_journaled_run):
-        done[key] = {"status": r["status"], "message": r["message"], "figures": r["figures"]}
+        if "warnings" not in r:  # (journaled before runs kept their warnings: run again, as such a table's)
+            done.pop(key, None)
+            continue
+        done[key] = {"status": r["status"], "message": r["message"], "warnings": r["warnings"],
+                     "figures": r["figures"]}
     return {k: r for k, r in done.items() if not trace_changed(r)}
 
 
@@ -1252,6 +1274,8 @@ def lacking_figure(status: Any, figures: Mapping[str, Any]) -> str | None:
 
 def _journaled_run(r: Mapping[str, Any]) -> tuple | None:
     """Where an entry of a sweep's journal is not a run's result (:func:`lacking_figure`), or None."""
+    if "warnings" in r and not isinstance(r["warnings"], str):
+        return ("warnings",)
     lacking = lacking_figure(r["status"], r["figures"])
     if lacking is None:
         return None

@@ -103,7 +103,7 @@ def comparisons(plan: core.Plan, columns: Sequence[str], table: Sequence[dict[st
 
     core.none_finished(plan, table)
     axis = _arms(plan)[0].name
-    figs = list(columns[len(plan.names) + 5:])
+    figs = core.figure_columns(columns)
     if figures:  # a figure named twice (--figure x --figure x, or by two tails) is compared once
         figs = list(dict.fromkeys(resolve(f, figs) for f in figures))
     by = {(r["point"], r["seed"]): r for r in table if r["status"] != "error"}

@@ -40,7 +40,7 @@ def run_task(ir: bytes, ir_hash: str, name: str, seed: int, limits: dict[str, An
              plugins: Any = None) -> dict[str, Any]:
     """Run the program of IR ``ir`` under ``seed`` with ``limits`` (``max_wall``, ``max_events``,
     ``max_samples``; ``slo``, the goodput's objectives: serq_sweep.core.run_limits). Returns ``{"status",
-    "message", "figures", "wall"}``: status ``ok``, ``partial`` (a bound stopped it; ``message`` says
+    "message", "warnings", "figures", "wall"}``: status ``ok``, ``partial`` (a bound stopped it; ``message`` says
     which) or ``error`` (a run-time error of the program; ``message`` is its diagnostic); ``wall`` the
     seconds the run took, ``run_cpu`` its CPU seconds and ``cpu`` the task's
 (decoding, flattening the report included): what ``bench/sweep.py`` weighs. With ``records``, also
@@ -52,6 +52,7 @@ its key holds, serq_sweep.core.replayed_digest): a trace that reads otherwise is
 installed plugins the sweep's manager holds (:func:`serq.plugins.plugin_selection`: a plugin it blocks is
 blocked here too, whatever the worker's environment says)."""
     import serq_sim
+    from serq_sim.notes import warning_codes
 
     from .figures import flatten
 
@@ -77,7 +78,8 @@ blocked here too, whatever the worker's environment says)."""
     if partial in ("interrupted", "sigterm"):  # a signal reached the run itself: it did not finish
         raise KeyboardInterrupt
     out = {"status": "ok" if partial is None else "partial", "message": partial or "",
-           "figures": flatten(report.result), "wall": wall, "run_cpu": c2 - c1}
+           "warnings": warning_codes(report.result.notes), "figures": flatten(report.result), "wall": wall,
+           "run_cpu": c2 - c1}
     if records:  # by table, the arrays of serq_sim.records.Records.arrays (what serq run --records writes)
         out["records"] = {n: dict(report.record_table(n).arrays()) for n in report.record_names}
     out["cpu"] = time.process_time() - c0
