@@ -13,12 +13,14 @@ and to 2**53 + 6 lazily, and the engine's mean tokens and every iteration's cost
 from __future__ import annotations
 
 import json
+import math
 
 import numpy as np
 import pytest
 import serq_frontend
+from serq_sim.step import StepStage
 from stress18 import COUNTERS, first_difference, outcome
-from tiers import same_error
+from tiers import run_on_tier, same_error
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -120,3 +122,49 @@ def test_a_small_block_that_the_entry_can_lose_is_evicted():
     kv = json.loads(ref[1])["pools"][0]
     assert (kv["name"], kv["evicted_units"], kv["spills"]) == ("kv", 6.0, 6 * 2**10)  # a write per block
     assert np.frombuffer(ref[2]["done"][1][1], dtype=ref[2]["done"][1][0]).tolist() == [1.0, 2.0]
+
+
+# a stage whose serve keys a job keeps (serve by (-O, admission)) keeps its residents in serving order (`ranked`),
+# the per-job planning in admission order; work(E) and budget_left(E) sum over them, and a sum that is not exact
+# was another float in the other order: fractions (0.1 + 0.2 + 0.3 is 0.6000000000000001 in admission order, 0.6
+# from the last), or works past 2**53 (1 + 1 + 2**53 is 2**53 + 2 in admission order; 2**53 + 1 + 1 in serving
+# order, the largest O first, is 2**53, each + 1 a tie kept even)
+ORDER = """
+let A = 0.1;
+let B = 0.2;
+let C = 0.1 * 3;
+pool reqs { cap 8; admit via E; }
+stage E : step { budget inf; cost 1; serve by (-O, admission); }
+stage d : delay;
+workload { arrive batch(4); }
+session {
+  set O = serial == 0 ? A : serial == 1 ? B : C;
+  branch (serial == 3) {
+    run d (0.5);
+    observe w = work(E);
+    observe b = budget_left(E);
+  } else {
+    hold reqs (1) { run E prefill (O); }
+  }
+}
+run { horizon 10; }
+"""
+
+
+@pytest.mark.parametrize("works", [(0.1, 0.2, 0.1 * 3), (1.0, 1.0, 2.0**53), (0.5, 0.5, 2.0**53 + 2)], ids=str)
+def test_work_and_budget_left_sum_in_admission_order(works):
+    a, b, c = works
+    prog = serq_frontend.compile(source=ORDER, sets={"A": a, "B": b, "C": c}, defs={})
+    samples = {}
+    for tier in ("", "general"):
+        sim, out, obs = run_on_tier(prog, tier)
+        assert out[0] == "report", out
+        (eng,) = [s for s in sim.stages if isinstance(s, StepStage)]
+        assert eng.ranked == (tier == "")  # the default keeps the residents by their serve keys
+        samples[tier] = (out, obs)
+        # read at 0.5, in the first iteration (all three admitted at 0), before it took any work: the three works
+        # summed in admission order, and the budget (inf) less them
+        w = np.frombuffer(obs["w"][0])
+        bl = np.frombuffer(obs["b"][0])
+        assert w.tolist() == [a + b + c] and bl.tolist() == [math.inf]
+    assert samples[""] == samples["general"]

@@ -36,6 +36,11 @@ from .tokens import gaps_of
 _KEPT = ("admission", "decoding")
 
 
+def _admission(job: Job) -> float:
+    """A ranked resident's admission, the last of its rank (StepStage.attach)."""
+    return job.rank[-1]
+
+
 class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
     """``step { budget B; cost C; chunk K; serve …; memory POOL; }``."""
 
@@ -405,10 +410,19 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
     def busy(self) -> float:
         return float(len(self.iter) + self.iter_lazy) if self.iter is not None else 0.0
 
+    def _by_admission(self) -> list[Job]:
+        """The residents in admission order, the order the per-job planning keeps them in (a ``ranked`` stage
+        keeps them by its serve keys): the order of the sums ``work(S)`` and ``budget_left(S)`` take over them,
+        which are the same float on both plannings only in one order when they are not exact (fractions, or
+        past 2**53: a stage serving by (-O, admission) read a work of 9007199254741000 where the per-job
+        planning read 9007199254741002)."""
+        res = self.residents
+        return sorted(res, key=_admission) if self.ranked and len(res) > 1 else res
+
     def work(self) -> float:
         r = self.rounds
         work_pulse(self, len(self.residents))
-        return sum(j.work - (r - j.lz) if j.lz >= 0 else j.work for j in self.residents)
+        return sum(j.work - (r - j.lz) if j.lz >= 0 else j.work for j in self._by_admission())
 
     def budget_left(self) -> float:
         pre = self._pre()
@@ -421,7 +435,7 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
         if sim.pulse < 0:
             sim.pulse_out(f"reading budget_left of stage {self.name} ({len(self.residents)} residents)", None,
                           None, None, self.node.span)
-        for j in self.residents:
+        for j in self._by_admission():
             w = j.work - (r - j.lz) if j.lz >= 0 else j.work
             want += min(1.0, w) if j.mode == "decode" else min(w, chunk)
         return max(budget - want, 0.0)
