@@ -29,7 +29,8 @@ class Counted(list):
 
 
 class CountedIndexed(Counted):
-    """:class:`Counted` that also counts the items a reversed iteration hands out and every index read."""
+    """:class:`Counted` that also counts the items a reversed iteration hands out, every index read and the
+    items a search (``index``) walks."""
 
     def __reversed__(self):
         for x in super().__reversed__():
@@ -39,6 +40,11 @@ class CountedIndexed(Counted):
     def __getitem__(self, i):
         Counted.looks += 1
         return super().__getitem__(i)
+
+    def index(self, x, *args):
+        i = super().index(x, *args)
+        Counted.looks += i + 1  # (the items the search walked)
+        return i
 
 
 def count_resident_lists(monkeypatch, kind: type[Counted] = Counted) -> type[Counted]:

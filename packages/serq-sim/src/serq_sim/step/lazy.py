@@ -106,8 +106,10 @@ class LazyDecoding:
         eager = self.eager
         if self.tpend:
             self.tpend = []
-        # decoders that have become lazy (none grows: there are no growers)
-        if eager:
+        # decoders that have become lazy (none grows: there are no growers); every lazy job is a decoder, so
+        # with as many decoders as lazy jobs there is none to look for among the others (an overloaded stage's
+        # hundreds of prefills are not walked at every planning)
+        if eager and self.ndec > self.nlazy:
             keep = None
             now = self.sim.now
             for k, job in enumerate(eager):
@@ -134,17 +136,17 @@ class LazyDecoding:
         attn = 0.0
         if eager:
             res = self.residents
-            last = len(res) - 1  # the position of the last lazy resident
-            if nl:
-                while res[last].lz < 0:
-                    last -= 1
-                before = 0  # lazy residents before the job; -1: all of them are
-            else:
-                before = -1
+            before = 0 if nl else -1  # lazy residents before the job; -1: all of them are
+            # ``eager`` is the residents that are not lazy, in their order: each is found from the one before, and
+            # the one at position pos, eager's k-th, has pos - k lazy residents before it
+            p = 0
+            n = len(res)
             for k, job in enumerate(eager):
                 if before >= 0:
-                    pos = res.index(job)
-                    if pos > last:
+                    while p < n and res[p] is not job:
+                        p += 1
+                    pos = p if p < n else res.index(job)
+                    if pos - k >= nl:
                         # every lazy job comes before this one: each gets its token iff this holds
                         if budget - nl - spent < 0:
                             return _unplan(assign)
@@ -155,6 +157,10 @@ class LazyDecoding:
                         left = budget - before - spent
                 else:
                     left = budget - nl - spent
+                if left <= 0.0:
+                    # no token is left for this job, nor for any after it (their ``left`` is at most this one's):
+                    # the per-job planning plans none of them; the lazy jobs after are judged below
+                    break
                 w = job.work
                 if job.mode == "decode":
                     want = 1.0 if w > 1.0 else w
