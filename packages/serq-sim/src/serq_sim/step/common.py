@@ -31,7 +31,7 @@ def repeat_add(s: float, x: float, k: int) -> float:
     crossed in one jump after two single additions (about 2 100 binades at most, whatever ``k``)."""
     if k <= 0:
         return s
-    if s == s and x == x and 0.0 <= s < _EXACT and 0.0 <= x and s % 1.0 == 0.0 and x % 1.0 == 0.0:
+    if 0.0 <= s < _EXACT and 0.0 <= x and s % 1.0 == 0.0 and x % 1.0 == 0.0:  # (NaN fails the comparisons)
         t = s + x * k
         if t < _EXACT:
             return t  # (every partial sum a whole number below 2**53: exact, in any grouping)
@@ -74,6 +74,18 @@ def repeat_add(s: float, x: float, k: int) -> float:
         s = s + d * j  # (a multiple of u below top: exact)
         k -= j
     return s
+
+
+def tally_rounds(stage, tokens: float, budget: float, k: int) -> None:
+    """Add ``k`` iterations' ``tokens`` and ``budget`` to a step stage's run-long sums, as the iterations would
+    one by one (:func:`repeat_add`; one, the common case, added at once): the one rule of Planner._tally and
+    LazyDecoding._launch."""
+    if k == 1:
+        stage.sum_tokens += tokens
+        stage.sum_budget += budget
+    else:
+        stage.sum_tokens = repeat_add(stage.sum_tokens, tokens, k)
+        stage.sum_budget = repeat_add(stage.sum_budget, budget, k)
 
 
 def tally_class(stage, dec, jobs, k: int) -> None:

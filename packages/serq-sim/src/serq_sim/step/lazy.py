@@ -30,8 +30,8 @@ from .common import (
     constant,
     iteration_sums,
     position,
-    repeat_add,
     tally_class,
+    tally_rounds,
 )
 
 #: no end to a stretch of quiet rounds but its own (no bound on events): a round count never reached
@@ -1218,22 +1218,7 @@ class LazyDecoding:
                 self.tal_dec = int(dec)  # the running iteration's classes (StepStage._untally)
                 self.tal_pre = jobs - self.tal_dec
                 self.sum_jobs += jobs * k
-                if k == 1:
-                    self.sum_tokens += tokens
-                    self.sum_budget += budget
-                else:
-                    # k rounds tallied at once: the sums k additions make, as the per-job planning's tally
-                    # (repeat_add; its first case inlined: whole numbers, the sum below 2**53, exact)
-                    s0 = self.sum_tokens
-                    s = s0 + tokens * k
-                    if not (s < _EXACT and s0 % 1.0 == 0.0 and tokens % 1.0 == 0.0 and tokens >= 0.0):
-                        s = repeat_add(s0, tokens, k)
-                    self.sum_tokens = s
-                    s0 = self.sum_budget
-                    s = s0 + budget * k
-                    if not (s < _EXACT and s0 % 1.0 == 0.0 and budget % 1.0 == 0.0 and budget >= 0.0):
-                        s = repeat_add(s0, budget, k)
-                    self.sum_budget = s
+                tally_rounds(self, tokens, budget, k)
         _heappush(sim.heap, (t, next(sim._seq), self._end_cb, self.epoch))
         if n and sim.max_events is not None:
             self.stop_at_bound()

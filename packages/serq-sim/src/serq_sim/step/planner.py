@@ -23,9 +23,9 @@ from .common import (
     _rank,
     cost_context,
     iteration_sums,
-    repeat_add,
     serve_keys_of,
     tally_class,
+    tally_rounds,
 )
 
 
@@ -265,12 +265,7 @@ class Planner:
         self.tal_dec = dec  # the running iteration's classes (StepStage._untally)
         self.tal_pre = jobs - dec
         self.sum_jobs += jobs * k
-        if k == 1:
-            self.sum_tokens += tokens
-            self.sum_budget += budget
-        else:  # (k rounds of a lazy planning tallied at once: the sums k additions make)
-            self.sum_tokens = repeat_add(self.sum_tokens, tokens, k)
-            self.sum_budget = repeat_add(self.sum_budget, budget, k)
+        tally_rounds(self, tokens, budget, k)
 
     def _trace(self, assign: list[Job], nl: int, preempted: bool) -> None:
         parts = " ".join(f"{j.owner.serial}:{'d' if j.mode == 'decode' else 'p'}{j.assigned:g}" for j in assign)
