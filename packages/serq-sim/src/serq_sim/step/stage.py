@@ -419,9 +419,29 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
         res = self.residents
         return sorted(res, key=_admission) if self.ranked and len(res) > 1 else res
 
+    def _whole_sum(self, chunk: float | None) -> float | None:
+        """On a ``ranked`` stage, the sum ``work(S)`` (``chunk`` None) or the tokens ``budget_left(S)`` wants
+        (``chunk``: a prefill's cap) takes, in the residents' serving order, when every term is a whole
+        number at least 0 and the sum is below 2**53: then every partial sum is exact and any order gives it,
+        so the residents need no sort into admission order (:meth:`_by_admission`). ``None`` otherwise."""
+        r = self.rounds
+        t = 0.0
+        for j in self.residents:
+            w = j.work - (r - j.lz) if j.lz >= 0 else j.work
+            if chunk is not None:
+                w = (1.0 if w > 1.0 else w) if j.mode == "decode" else (w if w < chunk else chunk)
+            if not 0.0 <= w < _EXACT or w % 1.0 != 0.0:
+                return None
+            t += w
+        return t if t < _EXACT else None
+
     def work(self) -> float:
         r = self.rounds
         work_pulse(self, len(self.residents))
+        if self.ranked and len(self.residents) > 1:
+            t = self._whole_sum(None)
+            if t is not None:
+                return t
         return sum(j.work - (r - j.lz) if j.lz >= 0 else j.work for j in self._by_admission())
 
     def budget_left(self) -> float:
@@ -435,6 +455,10 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
         if sim.pulse < 0:
             sim.pulse_out(f"reading budget_left of stage {self.name} ({len(self.residents)} residents)", None,
                           None, None, self.node.span)
+        if self.ranked and len(self.residents) > 1:
+            t = self._whole_sum(chunk)
+            if t is not None:
+                return max(budget - t, 0.0)
         for j in self._by_admission():
             w = j.work - (r - j.lz) if j.lz >= 0 else j.work
             want += min(1.0, w) if j.mode == "decode" else min(w, chunk)
