@@ -10,7 +10,7 @@ file is a :class:`~serq_sim.errors.SimError` naming the file, line and column.
 
 The file is read as a stream, a line at a time, into six ``array('d')`` columns (48 bytes a row), never
 whole: a trace of ten million rows takes about 0.6 GB (docs/performance.md). Above :data:`EAGER_ROWS`
-rows a session's turns are made into tuples only when a session replays it.
+rows a turn is made into a tuple only when a session replays it (:class:`TraceTurns`), one at a time.
 """
 
 from __future__ import annotations
@@ -36,13 +36,53 @@ from .errors import SimError, format_error
 COLUMNS = ("session", "turn", "new", "out", "think", "forced")
 INF = math.inf
 #: Up to this many rows, every session's turns are made into tuples once, when the trace is read; above
-#: it, each time a session starts replaying it (:class:`LazySessions`).
+#: it, a turn each time a session replays it (:class:`LazySessions`, :class:`TraceTurns`).
 EAGER_ROWS = 100_000
 
 
+class TraceTurns(Sequence):
+    """One trace session's turns read from the columns: item ``k`` is its ``k``-th turn, the tuple
+    ``(new, out, think, forced)``, made when the replaying session reaches it. A session that replays a
+    trace session holds this view, not a list of its turns: the list (some 150 bytes a turn) was made
+    whole for every session that started replaying it, so five sessions replaying a trace session of a
+    million turns took 1.1 GB and 13 s before their first turn, however few turns they reached."""
+
+    __slots__ = ("_cols", "_a", "_n")
+
+    def __init__(self, cols: tuple[array, array, array, array], a: int, n: int):
+        self._cols = cols
+        self._a = a  # the turns are rows a .. a + n - 1 of the columns
+        self._n = n
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __getitem__(self, k):
+        n = self._n
+        if isinstance(k, slice):
+            return [self[j] for j in range(*k.indices(n))]
+        if k < 0:
+            k += n
+        if not 0 <= k < n:
+            raise IndexError("trace turn index out of range")
+        j = self._a + k
+        new, out, think, forced = self._cols
+        return (new[j], out[j], think[j], forced[j])
+
+    def __eq__(self, other):
+        if isinstance(other, (TraceTurns, list, tuple)):
+            return len(self) == len(other) and all(map(tuple.__eq__, self, other))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  (a view of mutable columns, compared by its turns)
+
+    def __repr__(self) -> str:
+        return f"TraceTurns({list(self)!r})"
+
+
 class LazySessions(Sequence):
-    """The sessions of a trace kept as columns: item ``i`` is session ``i``'s turns, a list of
-    ``(new, out, think, forced)``, made when it is asked for."""
+    """The sessions of a trace kept as columns: item ``i`` is session ``i``'s turns, a :class:`TraceTurns`
+    over the columns (each turn made when it is asked for)."""
 
     __slots__ = ("_cols", "_start")
 
@@ -61,6 +101,11 @@ class LazySessions(Sequence):
             i += n
         if not 0 <= i < n:
             raise IndexError("trace session index out of range")
+        a = self._start[i]
+        return TraceTurns(self._cols, a, self._start[i + 1] - a)
+
+    def turns(self, i: int) -> list[tuple[float, float, float, float]]:
+        """Session ``i``'s turns as a list of tuples, made whole (the eager sessions of a small trace)."""
         a, b = self._start[i], self._start[i + 1]
         new, out, think, forced = self._cols
         return list(zip(new[a:b], out[a:b], think[a:b], forced[a:b]))
@@ -71,7 +116,7 @@ class TraceCorpus:
     path: str
     #: per session, its turns as ``(new, out, think, forced)``: a list of lists, or for a trace of more
     #: than :data:`EAGER_ROWS` rows a :class:`LazySessions`
-    sessions: Sequence[list[tuple[float, float, float, float]]]
+    sessions: Sequence[Sequence[tuple[float, float, float, float]]]
     #: the rows read
     rows: int = 0
 
@@ -655,7 +700,7 @@ def _read(path: str, reader, watched: _Watched) -> TraceCorpus:
         start = _regroup(run_sid, run_len, nsess, held, vals)
     del held, run_sid, run_len
     lazy = LazySessions(tuple(vals), start)
-    sessions = lazy if rows > EAGER_ROWS else [lazy[k] for k in range(nsess)]
+    sessions = lazy if rows > EAGER_ROWS else [lazy.turns(k) for k in range(nsess)]
     return TraceCorpus(path, sessions, rows)
 
 
