@@ -405,7 +405,8 @@ TR = "pool P { cap 10; }\npool Q { cap 10; }\nworkload { arrive batch(1); }\n"
 
 @pytest.mark.parametrize("decl, stmt, msg", [
     # §2 A KV transfer: "The form transfer does not write this: without from P to Q (n) it is a parse error"
-    ("stage link : delay;", "transfer (1);", "unexpected `;` (expected from)"),
+    ("stage link : delay;", "transfer (1);", "unexpected `;`: a transfer says where the KV moves, `transfer (X) "
+     "from P to Q (n);`"),
     # "Which stage": "the stage whose name is the role's … link (or transfer) … Exactly one must qualify"
     ("stage d : delay;", "transfer (1) from P to Q (1);",
      "unknown stage in a serving form: `transfer` finds no stage to run on"),

@@ -1136,6 +1136,40 @@ def _requeue_missing(tok: Token, text: str) -> tuple[tuple[int, int], str] | Non
     return (tok.line, tok.column), f"unexpected `{word}`: it follows `requeue`, `preempt by (…) requeue {word};`"
 
 
+def _transfer_unfinished(tok: Token, text: str) -> tuple[tuple[int, int], str] | None:
+    """``transfer (X);``, ``transfer (X) from P;``, ``transfer (X) to Q (n);``: a transfer says where the KV
+    moves, and language.txt §2 makes one without ``from P to Q (n)`` a parse error, a link that stores and
+    forwards being the kernel's ``run``; the error was the word the grammar wanted next (`(expected from)`), or
+    a `;` missing before a ``to``. None when the error is inside a parenthesis or after the form's amount."""
+    if tok.type == "$END" or tok.start_pos is None:
+        return None
+    before = _tokens_before(text, tok.start_pos)
+    start = _statement_start(before, len(before))
+    if start >= len(before) or before[start][1] != "transfer":
+        return None
+    j, depth = start - 1, 0
+    while j >= 0 and not (before[j][1] == "{" and depth == 0):
+        depth += {"}": 1, "{": -1}.get(before[j][1], 0)
+        j -= 1
+    if j >= 0 and before[_statement_start(before, j)][1] == "queue":
+        return None  # a link queue's entry, `transfer (n) { … }`
+    depth = 0
+    words = []
+    for t in before[start:]:
+        if t[1] in ("(", "["):
+            depth += 1
+        elif t[1] in (")", "]"):
+            depth -= 1
+        elif depth == 0:
+            words.append(t[1])
+    if depth != 0 or ("to" in words and before[-1][1] == ")"):
+        return None
+    return (tok.line, tok.column), (f"unexpected {_token_text(tok)}: a transfer says where the KV moves, "
+                                    "`transfer (X) from P to Q (n);` (X the link's work, n the tokens that move "
+                                    "from the lease or hold on P to the hold on Q); a link that stores and "
+                                    "forwards is the kernel's `run link (X);`")
+
+
 #: the refusal of a definition named like a keyword (the linker's words, ``sugar.defs``)
 _KEYWORD_NAMED = "`{word}` is a keyword; a definition needs another name"
 
@@ -1248,7 +1282,7 @@ def _syntax_error(e: UnexpectedInput, text: str, file: str, reporter: Reporter, 
     if misplaced is not None:
         return reporter.error(Pos(file, *misplaced[0]), misplaced[1])
     said = (_hold_clause_placed(tok, expected, text) or _requeue_missing(tok, text)
-            or _parenthesis_missing(tok, expected, text))
+            or _transfer_unfinished(tok, text) or _parenthesis_missing(tok, expected, text))
     if said is not None:
         return reporter.error(Pos(file, *said[0]), said[1])
     if "SEMICOLON" in expected and tok.type != "SEMICOLON":

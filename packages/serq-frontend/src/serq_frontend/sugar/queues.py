@@ -29,6 +29,7 @@ from . import SugarLayer
 from .admission import live_read
 from .aggregates import own_index
 from .defs import reads_live
+from .serving import transfer_problem
 
 #: role -> its entries: (verb, parameters, takes `from`)
 ROLES: dict[str, list[tuple[str, int, bool]]] = {
@@ -881,6 +882,9 @@ class QueueRewriter:
         out = self._expand(inst, entry, key, stack, c.pos)
         if is_transfer:
             assert c.to is not None and src is not None
+            problem = transfer_problem(src, c.to, ctx.lets())
+            if problem is not None:
+                raise ctx.error(c.to.pos, problem)
             out.append(A.SLoad(c.to, c.to_amount, c.pos, "transfer … to"))
             out.append(A.SRelease(src, c.pos))
         return out

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import ast as A
+from ..consts import BadConstant, NotConstant, fold
 from ..parser import _word, grammar_text
 from . import SugarLayer
 
@@ -63,6 +64,67 @@ def which_stage(kinds: dict[str, str], verb: str, pos: Any, ctx: Any) -> str:
                     f"(it needs {wanted}); declare one above, or write `{verb} on STAGE …`")
 
 
+def _same_value(a: Any, b: Any) -> bool:
+    """Whether index expressions ``a`` and ``b`` are one expression of numbers, names and arithmetic (no
+    call, draw or clock): the same value wherever a session reads both between two of its own statements,
+    since only its own statements set its attributes."""
+    if type(a) is not type(b):
+        return False
+    if type(a) is A.Num:
+        return a.value == b.value
+    if type(a) is A.Var:
+        return a.simple is not None and a.simple == b.simple and a.simple != "now"
+    if type(a) is A.Unary:
+        return a.op == b.op and _same_value(a.arg, b.arg)
+    if type(a) is A.Binary:
+        return a.op == b.op and _same_value(a.lhs, b.lhs) and _same_value(a.rhs, b.rhs)
+    return False
+
+
+def same_member(a: A.Var, b: A.Var, lets: dict[str, float]) -> bool:
+    """Whether the references ``a`` and ``b`` name one pool (one member of a family) whatever the state: the
+    same names, each index the same constant or the same expression (:func:`_same_value`). Two references
+    this cannot tell apart are taken as two pools."""
+    if len(a.parts) != len(b.parts):
+        return False
+    for (na, ia), (nb, ib) in zip(a.parts, b.parts, strict=True):
+        if na != nb or (ia is None) != (ib is None):
+            return False
+        if ia is None:
+            continue
+        try:
+            if fold(ia, lets) != fold(ib, lets):
+                return False
+        except (NotConstant, BadConstant):
+            if not _same_value(ia, ib):
+                return False
+    return True
+
+
+def _written(r: A.Var, lets: dict[str, float]) -> str:
+    out = []
+    for n, i in r.parts:
+        if i is not None:
+            try:
+                v = fold(i, lets)
+                n += f"[{int(v)}]" if v == int(v) else "[…]"
+            except (NotConstant, BadConstant, OverflowError, ValueError):
+                n += "[…]"
+        out.append(n)
+    return ".".join(out)
+
+
+def transfer_problem(src: A.Var, dst: A.Var, lets: dict[str, float]) -> str | None:
+    """Why a transfer ``from src to dst`` moves nothing (its two pools one, :func:`same_member`), or ``None``.
+    Its ``release src`` would give back the hold on ``dst`` that its ``load`` has just filled."""
+    if not same_member(src, dst, lets):
+        return None
+    a, b = _written(src, lets), _written(dst, lets)
+    return (f"`transfer … from {a} to {b}`: a transfer moves the KV from one pool to another, and both name "
+            f"`{b}`; it ends with `release {a}`, which would give back the hold on `{b}` its load has just "
+            "filled. `from` names the pool the KV is leased or held on, `to` the pool of the hold it moves into")
+
+
 class Serving:
     def __init__(self, module: A.Module, ctx: Any):
         self.ctx = ctx
@@ -91,6 +153,9 @@ class Serving:
                 mode = s.verb
             return [A.SRun(stages, mode, s.work, s.pos, s.growing)]
         if isinstance(s, A.STransfer):
+            problem = transfer_problem(s.src, s.dst, self.ctx.lets())
+            if problem is not None:
+                raise self.ctx.error(s.dst.pos, problem)
             stages = self.stages(s)
             return [A.SRun(stages, "plain", s.work, s.pos), A.SLoad(s.dst, s.amount, s.pos, "transfer … to"),
                     A.SRelease(s.src, s.pos)]
