@@ -240,9 +240,10 @@ def forever(r: dict) -> list[str]:
     return [n for n in r["notes"] if "wait for ever" in n]
 
 
+# (each resident waits in its first run, the prefill: the body's first line, 7:3, or 8:5 inside a hold)
 STALLED = ("warning: 10 session(s) wait for ever at the end of the run (each waits at step stage E, whose budget "
-           "cannot rise above 0 as jobs arrive, so no iteration ever starts): 10 at a stage that will never "
-           "complete them (sessions 0, 1, 2, 3, 4, …)")
+           "cannot rise above 0 as jobs arrive, so no iteration ever starts): 10 at stage E, which will never "
+           "complete them (sessions 0, 1, 2, 3, 4, …, in the run at <source>:7:3)")
 
 
 @pytest.mark.parametrize("budget", ["residents > 0 ? 0 : 64", "max(0, 8 - residents * 8)", "0",
@@ -258,7 +259,8 @@ def test_a_stage_whose_budget_stays_0_under_open_arrivals(budget, monkeypatch):
 def test_the_same_stage_under_batch_arrivals_keeps_its_words(monkeypatch):
     r = report(step_program("residents > 0 ? 0 : 64", "batch(2)"), monkeypatch)
     assert forever(r) == ["warning: 2 session(s) wait for ever at the end of the run (no event is left that could "
-                          "wake them): 2 at a stage that will never complete them"]
+                          "wake them): 2 at stage E, which will never complete them (sessions 0, 1, in the run at "
+                          "<source>:7:3)"]
 
 
 @pytest.mark.parametrize("budget", [
@@ -279,7 +281,7 @@ HELD = "hold kv (4) {\n    run E prefill (4) growing kv;\n    run E decode (4) g
 def test_a_memory_that_only_the_stalled_stage_grows(monkeypatch):
     # kv preempts, but only E's iterations grow it (its growing runs), and E never iterates: judged as before
     r = report(step_program("residents > 0 ? 0 : 64", pools=KV, memory=" memory kv;", body=HELD), monkeypatch)
-    assert forever(r) == [STALLED]
+    assert forever(r) == [STALLED.replace("<source>:7:3", "<source>:8:5")]
 
 
 def test_a_resident_a_grow_statement_could_preempt_is_not_judged(monkeypatch):
@@ -298,8 +300,9 @@ def test_requests_queued_behind_a_stalled_engine(monkeypatch):
                monkeypatch)
     [w] = forever(r)
     assert w.startswith("warning: 10 session(s) wait for ever at the end of the run (")
-    assert w.endswith("): 1 at a stage that will never complete them (session 0); 9 queued at reqs (sessions 1, 2, "
-                      "3, 4, 5, …)")
+    # the first was given one iteration (budget 64 with no resident), its prefill's, and waits in its decode
+    assert w.endswith("): 1 at stage E, which will never complete them (session 0, in the run at <source>:9:5); 9 "
+                      "queued at reqs (sessions 1, 2, 3, 4, 5, …)")
     assert "at step stage E, whose budget cannot rise above 0 as jobs arrive" in w
 
 

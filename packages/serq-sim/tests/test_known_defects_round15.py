@@ -59,6 +59,15 @@ STALL = ("at step stage {0}, whose budget cannot rise above 0 as jobs arrive, so
 DEADLOCK = "for pools that only they hold: a deadlock, or a demand beyond the capacity"
 
 
+def vllm_decode() -> str:
+    """Where vllm.sq's request decodes (its run statement, line:col), found in its text."""
+    lib = os.path.join(ROOT, "packages", "serq-vllm", "src", "serq_vllm", "lib", "vllm.sq")
+    with open(lib, encoding="utf-8") as f:
+        [(line, col)] = [(i, text.index("decode on engine") + 1) for i, text in enumerate(f, 1)
+                         if "decode on engine (o - 1 - (known - prompt))" in text]
+    return f"{lib}:{line}:{col}"
+
+
 def report(src: str, monkeypatch, path: str | None = None) -> dict:
     """The JSON report on the default tier and on the general engine, which must be the same bytes."""
     prog = serq_frontend.compile(path=path) if path else serq_frontend.compile(source=src)
@@ -83,7 +92,8 @@ def test_requests_queued_behind_the_stalled_vllm_engine(tmp_path, monkeypatch):
     n = r["arrivals"]
     assert n > 100 and r["ended"] == 0
     assert forever(r) == [f"warning: {n} session(s) wait for ever at the end of the run (each waits "
-                          f"{STALL.format('engine')}): 1 at a stage that will never complete them (session 0); {n - 1} "
+                          f"{STALL.format('engine')}): 1 at stage engine, which will never complete them (session 0, "
+                          f"in the run at {vllm_decode()} in `vllm_request_at` used at {tmp_path / 'v.sq'}:42:3); {n - 1} "
                           "queued at reqs (sessions 1, 2, 3, 4, 5, …)"]
 
 
@@ -121,7 +131,8 @@ def test_each_kind_of_waiter_in_its_own_words(monkeypatch):
     r = report(MIXED, monkeypatch)
     assert r["arrivals"] == 10 and r["ended"] == 0
     assert forever(r) == [f"warning: 10 session(s) wait for ever at the end of the run (each waits {STALL.format('E')}; "
-                          f"or {DEADLOCK}): 1 at a stage that will never complete them (session 0); 1 queued at p2 "
+                          f"or {DEADLOCK}): 1 at stage E, which will never complete them (session 0, in the run at "
+                          "<source>:10:40); 1 queued at p2 "
                           "(session 1); 1 queued at p1 (session 2); 1 queued at reqs (session 3); 6 queued at a "
                           "(sessions 4, 5, 6, 7, 8, …)"]
 
@@ -163,8 +174,8 @@ def step_program(budget: str, chunk: str = "", body: str = BOTH, horizon: str = 
 
 
 def stalled_words(why: str) -> str:
-    return (f"warning: 10 session(s) wait for ever at the end of the run (each waits at step stage E, {why}): 10 at a "
-            "stage that will never complete them (sessions 0, 1, 2, 3, 4, …)")
+    return (f"warning: 10 session(s) wait for ever at the end of the run (each waits at step stage E, {why}): 10 at "
+            "stage E, which will never complete them (sessions 0, 1, 2, 3, 4, …, in the run at <source>:4:3)")
 
 
 BUDGET_STAYS_0 = stalled_words("whose budget cannot rise above 0 as jobs arrive, so no iteration ever starts")

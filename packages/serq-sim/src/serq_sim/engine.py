@@ -162,6 +162,57 @@ def _never_planned(sim) -> tuple[dict[Session, str], dict[str, str]]:
             {member_label(st): why for st, why in stages.items()})
 
 
+def never_completing(label: str) -> str:
+    """How the warning of sessions waiting for ever names a stage of serQ's own that holds them: ``at stage s,
+    which will never complete them`` (a third party's stage names its kind and plugin too:
+    :func:`.guards.held_for_ever`)."""
+    return f"at stage {label}, which will never complete them"
+
+
+def _held_at_stages(sim, skip: set[Session]) -> dict[Session, str]:
+    """The sessions (not in ``skip``) whose runs serQ's own stages hold, each with where
+    (:func:`never_completing`): a run of a fifo or delay stage in service (its completion an event in
+    ``sim.heap``: at inf, when no event is left) or queued at a fifo stage, a run at a ps stage, a flow, a
+    resident of a step stage. What the warning names when no event is left: those stages never complete
+    them (infinite work, or no rate to do it at)."""
+    from .report import member_label
+
+    jobs: list[Job] = []
+    own = (_stages.FifoStage, _stages.DelayStage)
+    for _t, _seq, cb, job in sim.heap:
+        if type(getattr(cb, "__self__", None)) in own and isinstance(job, Job):
+            jobs.append(job)
+    for st in sim.stages:
+        kind = type(st)
+        if kind is _stages.FifoStage:
+            jobs.extend(st.q)
+        elif kind is _stages.PsStage:
+            jobs.extend(j for _tag, _n, j in st.heap)
+    if sim.flow_network is not None:
+        jobs.extend(sim.flow_network.flows)
+    for st in sim.step_stages:
+        jobs.extend(st.residents)
+    held: dict[Session, str] = {}
+    for job in jobs:
+        s = job.owner
+        if not isinstance(s, Session) or s.job is not job or s in skip or s in held:
+            continue
+        stages = job.stages or ((job.stage,) if job.stage is not None else ())
+        if not stages:
+            continue
+        label = ", ".join(member_label(x) for x in stages)
+        held[s] = never_completing(label) if len(stages) == 1 else (
+            f"at stages {label}, which will never complete them")
+    return held
+
+
+def runs_named(places) -> str:
+    """``, in the run at P.sq:4:11`` (or ``, in the runs at …``) for the places of the run statements sessions
+    wait in, in order; nothing without one."""
+    at = list(places)
+    return f", in the run{'s' if len(at) > 1 else ''} at {', '.join(at)}" if at else ""
+
+
 def _shown_sessions(serials) -> str:
     """``session 0`` or ``sessions 0, 2, …`` (the first five)."""
     serials = sorted(serials)
@@ -914,6 +965,7 @@ class Simulation:
 
         waits: dict[Session, list[Pool]] = {}
         where: dict[Session, str] = {}
+        held: set[Session] = set()  # those a stage holds, whose run statements are named
         for pool in self.pools:
             label = member_label(pool)
             for q in (pool.front, pool.queue):
@@ -968,14 +1020,32 @@ class Simulation:
             stuck.update(queued)
             where.update(queued)
             stuck.update(stalled)
-            where.update(dict.fromkeys(stalled, "at a stage that will never complete them"))
+            for x, label in stalled.items():
+                where[x] = never_completing(label)
+            held = set(stalled)
         n = self.live if drained else len(stuck)
+        if drained and n > len(stuck):
+            # the others are at stages, which scheduled nothing more to complete them: serQ's own named here
+            # with the run statements they wait in, a third party's below
+            at_stages = _held_at_stages(self, stuck)
+            stuck.update(at_stages)
+            where.update(at_stages)
+            held = set(at_stages)
         counts: dict[str, list[int]] = {}
+        runs_at: dict[str, dict[str, None]] = {}  # the places of the runs the sessions of each stage wait in
+        spans = self.spans
         for x in sorted(stuck, key=lambda x: x.serial):
-            counts.setdefault(where[x], []).append(x.serial)
+            w = where[x]
+            counts.setdefault(w, []).append(x.serial)
+            if x in held:
+                sid = x.job.span
+                span = spans[sid] if 0 <= sid < len(spans) else None
+                runs = runs_at.setdefault(w, {})
+                if span is not None:
+                    runs[place(span)] = None
         parts = []
         for w, serials in counts.items():
-            parts.append(f"{len(serials)} {w} ({_shown_sessions(serials)})")
+            parts.append(f"{len(serials)} {w} ({_shown_sessions(serials)}{runs_named(runs_at.get(w, ()))})")
         other = n - len(stuck)
         if other > 0 and drained and getattr(self, "plugin_jobs", None) is not None:
             # at a third party's stage kind, which scheduled nothing more to complete them: its stage and plugin

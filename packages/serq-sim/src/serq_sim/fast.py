@@ -1956,8 +1956,10 @@ def _write_back(sim, gen: _Gen, st: dict, sessions: bool = True) -> None:
                     continue
                 v = st[f"f{f}_{field}"]
                 setattr(obj, attr, v if node.size == 1 else v[m])
-    if p.pools or "fifo" in gen.fam_kind:
-        _write_back_pools(sim, gen, st, sessions)
+    # a run with no event left and sessions live: they are at stages, which the warning names (engine.forever)
+    drained = not sim.heap_left and not st["interrupted"] and st["live"] > 0
+    if p.pools or "fifo" in gen.fam_kind or drained and sessions:
+        _write_back_pools(sim, gen, st, sessions, drained)
     # the integrals' spans of HUGE_SPAN or longer (_huge), where the general engine keeps them
     huge = {"ap": "b_present", "ab": "b_busy", "ws": "b_wait", "ss": "b_service", "au": "b_used", "aq": "b_queue",
             "ah": "b_holders", "w": "b_wait"}
@@ -1971,12 +1973,14 @@ def _write_back(sim, gen: _Gen, st: dict, sessions: bool = True) -> None:
         setattr(obj, huge[field], v)
 
 
-def _write_back_pools(sim, gen: _Gen, st: dict, sessions_too: bool = True) -> None:
+def _write_back_pools(sim, gen: _Gen, st: dict, sessions_too: bool = True, drained: bool = False) -> None:
     """The pools' statistics and state as the general engine keeps them: the queues hold sessions waiting
     with their holds (:class:`~serq_sim.pools.model.Pending`), the holders their slots, so that
     :meth:`~serq_sim.engine.Simulation._finish` (``over_cap``) and ``waiting_forever`` read them; and the
-    fifo stages' jobs, queued (``FifoStage.q``) and in service (their completions in ``sim.heap``), which
-    ``waiting_forever`` reads too (those of the stages with a job of infinite work)."""
+    stages' jobs of infinite work, each with its stage and the span of its run statement: a fifo stage's
+    queued (``FifoStage.q``) and in service, a delay stage's (their completions in ``sim.heap``), a ps stage's
+    (``PsStage.heap``; every job there when the run ``drained``, no event being left), which
+    ``waiting_forever`` reads too."""
     from collections import deque as _deque
 
     from .compile import HoldInfo
@@ -2075,13 +2079,21 @@ def _write_back_pools(sim, gen: _Gen, st: dict, sessions_too: bool = True) -> No
                     pool.holders[slot] = None
     # the fifo stages' jobs of infinite work in service (a completion at inf of the stage's family, 3 + f), and
     # the queues of the stages that have one, in service or queued (the others' queues are all served)
-    fifo_of = {3 + f: f for f in range(len(p.stages)) if gen.fam_kind[f] == "fifo"}
+    # (and so a delay stage's: the general engine's heap holds their completions at inf too)
+    fifo_of = {3 + f: f for f in range(len(p.stages)) if gen.fam_kind[f] != "ps"}
+    spans = gen.spans
+
+    def span_of(A) -> int:  # the span of the run statement A is at, as an index of sim.spans
+        sid = gen.run_span.get(A[gen.XP])
+        span = spans[sid] if sid is not None else None
+        return 0 if span is None else sim.compiler.span_id(span)
+
     kept = set()
     for t, _seq, kind, A in events:
         f = fifo_of.get(kind)
         if f is not None and t == math.inf and isinstance(A, list):
             member = sim.stages[sim.stage_base[f] + (int(A[gen.XM]) if p.stages[f].size > 1 else 0)]
-            job = sess(A).job = Job(sess(A), math.inf, "plain", None, A[gen.XE])
+            job = sess(A).job = Job(sess(A), math.inf, "plain", None, A[gen.XE], span_of(A))
             job.stage, job.started = member, A[gen.XT]
             sim.heap.append((t, len(sim.heap), member._done_cb, job))
             kept.add(id(member))
@@ -2089,9 +2101,21 @@ def _write_back_pools(sim, gen: _Gen, st: dict, sessions_too: bool = True) -> No
         if id(member) in kept or any(A[gen.XW] == math.inf for A in q):
             member.q = _deque()
             for A in q:
-                job = sess(A).job = Job(sess(A), A[gen.XW], "plain", None, A[gen.XE])
+                job = sess(A).job = Job(sess(A), A[gen.XW], "plain", None, A[gen.XE], span_of(A))
                 job.stage = member
                 member.q.append(job)
+    for f, node in enumerate(p.stages):
+        if gen.fam_kind[f] != "ps":
+            continue
+        hs = [st[f"f{f}_h"]] if node.size == 1 else st[f"f{f}_h"]
+        for m, hh in enumerate(hs):
+            member = sim.stages[sim.stage_base[f] + m]
+            v = st[f"f{f}_v"] if node.size == 1 else st[f"f{f}_v"][m]
+            for tag, n, A in sorted((e for e in hh if drained or e[0] == math.inf), key=lambda e: (e[0], e[1])):
+                work = tag - v if tag != math.inf else math.inf
+                job = sess(A).job = Job(sess(A), work, "plain", None, A[gen.XE], span_of(A))
+                job.stage, job.started, job.tag = member, A[gen.XT], tag
+                member.heap.append((tag, n, job))
     for A in live.values():
         if id(A) in endless and sess(A).job is None:
             sess(A).job = Job(sess(A), math.inf, "plain", None, sim.now)

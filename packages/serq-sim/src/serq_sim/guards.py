@@ -637,15 +637,14 @@ def held_for_ever(sim: Any, stuck: Any) -> list[tuple[str, int]]:
             span = spans[job.span] if 0 <= job.span < len(spans) else None
             if span is not None:
                 runs.setdefault(id(stage), {})[place(span)] = None
-    from .engine import _shown_sessions
+    from .engine import _shown_sessions, runs_named
 
     out = []
     for key, serials in by_stage.items():
         registry, name, label = noted.owners[key]
-        at = list(runs.get(key, ()))
-        where = f", in the run{'s' if len(at) > 1 else ''} at {', '.join(at)}" if at else ""
         out.append((f"{len(serials)} at stage {label}, whose kind @{name} of the plugin {registry.provider(name)} "
-                    f"will never complete them ({_shown_sessions(serials)}{where})", len(serials)))
+                    f"will never complete them ({_shown_sessions(serials)}{runs_named(runs.get(key, ()))})",
+                    len(serials)))
     return out
 
 
