@@ -331,18 +331,23 @@ def try_admit(sim, pool: Pool) -> None:
         admit(sim, s, s.pending, demand, reuse)
 
 
-def admit_from(sim, pool: Pool, budget_left: float, stage) -> bool:
+def admit_from(sim, pool: Pool, budget_left: float, stage):
     """A step stage's scheduler admits the head of ``pool`` with ``budget_left`` tokens left (what
     ``budget_left(stage)`` reads in the header, and in the queue's keys that choose the head); runs the
-    admitted session until it blocks."""
+    admitted session until it blocks. The admitted session, or ``None`` when no session waits or the
+    head's demand does not fit."""
     sim.admit_budget = (stage, budget_left)
     try:
-        s = head(sim, pool)
+        s = head(sim, pool)  # (read at each call: a variant patched in is the one called)
     finally:
         sim.admit_budget = None
     if s is None:
-        return False
-    return admit_head(sim, pool, s, budget_left, stage)
+        return None
+    fast = s.pending.info.fast
+    if fast is not None:
+        # the same, prepared for this hold (serq_sim.pools.prepared)
+        return s if fast(sim, pool, s, budget_left, stage) else None
+    return s if admit_head(sim, pool, s, budget_left, stage) else None
 
 
 def admit_head(sim, pool: Pool, s, budget_left: float, stage) -> bool:

@@ -538,9 +538,18 @@ def drop(sim, s, pool: Pool) -> None:
 
 
 def cache_value(sim, s, info):
+    """The ``cache (ℓ)`` length of the hold ``info`` that ``s`` releases, or None without a cache clause."""
     if info.cache is None:
         return None
-    v = info.cache(s, s.attrs, sim.null_ctx)
+    return cache_length(sim, s, info.cache, info.span)
+
+
+def cache_length(sim, s, fn, span, where: str = "") -> float:
+    """A ``cache (ℓ)`` clause's length ``fn`` read as ``s`` releases (the end of a hold's scope, a
+    ``release``, a lease's end, a preemption): the one rule of every release. A NaN is the run-time error
+    at the hold (``where`` says at which moment, when not its scope's end); a negative length caches
+    nothing (0)."""
+    v = fn(s, s.attrs, sim.null_ctx)
     if v != v:
-        raise sim.error("the cache length is NaN", None, s, info.span)
-    return max(v, 0.0)
+        raise sim.error("the cache length is NaN" + where, None, s, span)
+    return 0.0 if v < 0.0 else v

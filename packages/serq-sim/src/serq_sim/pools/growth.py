@@ -61,11 +61,14 @@ def grow(sim, s, pool: Pool, d: float, sid: int):
     return grow_slot(sim, s, slot, d, None, sid)
 
 
-def grow_slot(sim, s, slot: Slot, d: float, job, sid: int | None = None):
+def grow_slot(sim, s, slot: Slot, d: float, job, sid: int | None = None, waiting: bool = False):
     """Grow ``slot`` by ``d`` (rounded to blocks), preempting per the pool's rule. Returns ``None``
     when it grew, ``True`` when the grower waits (queued as a grower), or the :class:`Preempted`
     exception when the grower itself was the victim (already thrown if its generator is not
-    running). A growth that fits grows at once, whether growers of the pool wait or not (language.txt §3:
+    running). ``waiting``: the retry of a grower that waits (:func:`retry_growers`): it grows if it
+    fits, else ``True`` with nothing done (it stays where it waits; no victim is asked for): the one
+    rule of a growth's blocks and fit for both. A growth that fits grows at once, whether growers of the
+    pool wait or not (language.txt §3:
     a grow waits only when it does not fit; the waiting growers are retried in the order they stalled,
     the head blocking the rest, by :func:`retry_growers`). An infinite growth on a pool without a cap (a
     growing run's tokens with an infinite budget and work, or a sum past the float range; a ``grow``
@@ -108,6 +111,8 @@ def grow_slot(sim, s, slot: Slot, d: float, job, sid: int | None = None):
                 pool.reserved += u - slot.u
                 slot.u = u
             return None
+        if waiting:
+            return True
         victim = pool.preempt.victim(pool, s)
         if victim is None:
             s.status = GROWING
@@ -214,15 +219,9 @@ def retry_growers(sim, pool: Pool) -> None:
     while pool.growers:
         s = pool.growers[0]
         _p, slot, d, job = s.grow
-        x = pool.round_up(slot.alloc + d)
-        need = x - slot.alloc
-        if pool.cap >= WIDE:  # (grow_slot's own)
-            x, need = exact_growth(pool, slot.alloc, d, x, need)
-        if pool.used + pool.reserved - slot.u + need > pool.cap + EPS:
-            return
+        if grow_slot(sim, s, slot, d, job, None, True) is True:
+            return  # it does not fit yet: the head blocks the rest
         pool.growers.popleft()
-        if need > EPS:
-            grow_slot(sim, s, slot, d, job)  # the same need, and it fits: grown, no preemption
         s.grow = None
         if job is not None:
             s.status = STAGE

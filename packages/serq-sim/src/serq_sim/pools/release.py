@@ -79,14 +79,8 @@ def end_hold(sim, s) -> None:
     h = s.holds.pop()
     info = h.info
     A = s.attrs
-    cv = None
     cf = info.cache
-    if cf is not None:  # cache.cache_value(sim, s, info), inlined
-        cv = cf(s, A, sim.null_ctx)
-        if cv != cv:
-            raise sim.error("the cache length is NaN", None, s, info.span)
-        if cv < 0.0:
-            cv = 0.0
+    cv = None if cf is None else cache.cache_length(sim, s, cf, info.span)
     grown = h.grown
     if info.lease_ref is None:
         for slot in h.slots:
@@ -133,10 +127,7 @@ def end_lease(sim, lease: Lease) -> None:
     s.leases.remove(lease)
     cv = None
     if lease.cache is not None:
-        v = lease.cache(s, s.attrs, sim.null_ctx)
-        if v != v:  # as at the end of a hold's scope
-            raise sim.error("the cache length is NaN (at the end of the lease)", None, s, lease.span)
-        cv = max(v, 0.0)
+        cv = cache.cache_length(sim, s, lease.cache, lease.span, " (at the end of the lease)")
     release_slot(sim, s, lease.slot, cv, lease.grown)
 
 

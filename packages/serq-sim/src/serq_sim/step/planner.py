@@ -369,9 +369,7 @@ class Planner:
         stops (:meth:`_serve_admitted`)."""
         served = None
         sim = self.sim
-        pools = self.served_pools
-        head = admission.head  # the rule (read at each call: a variant patched in is the one called)
-        admit_head = admission.admit_head
+        admit_one = self._admit_one
         # the residents an admission brings: after the first admission's pass over the residents, every
         # resident is served but the ones that joined since (``joins``: StepStage._join, and a lazy decoder
         # woken into ``eager``), so each later admission looks at those only, not at every resident (a
@@ -382,28 +380,10 @@ class Planner:
         src = None
         try:
             while self._admission_open(p0):
-                # self._admit_one(self.budget if exclusive else self.left), inlined: the head of the first
-                # served pool with a waiting session, admitted by its hold's prepared admission if it has one
-                for pool in pools:
-                    if pool.front or pool.queue:
-                        break
-                else:
-                    return
                 # the attempt's budget left (under exclusive the whole budget): what budget_left(self) reads
                 # in the queue's keys that choose the head, as in its header (admission.admit_head)
-                bl = self.budget if exclusive else self.left
-                sim.admit_budget = (self, bl)
-                try:
-                    s = head(sim, pool)
-                finally:
-                    sim.admit_budget = None
+                s = admit_one(self.budget if exclusive else self.left)
                 if s is None:
-                    return
-                fast = s.pending.info.fast
-                if fast is not None:
-                    if not fast(sim, pool, s, bl, self):
-                        return
-                elif not admit_head(sim, pool, s, bl, self):
                     return
                 if served is None:
                     # the lazy planning's set of the residents served before is its own (made for this call)
@@ -465,11 +445,17 @@ class Planner:
             return False
         return self._serve(job, chunk) or self.left <= 0
 
-    def _admit_one(self, budget_left: float) -> bool:
+    def _admit_one(self, budget_left: float):
+        """One admission attempt of the stage's waiting loop (:meth:`_admissions`, every planning): the head
+        of the first pool it serves, in their declared order, that has a waiting session, admitted if its
+        demand fits (:func:`.admission.admit_from`, ``budget_left`` what ``budget_left(S)`` reads in the
+        queue's keys that choose the head and in its header). The admitted session, or ``None``: no
+        session waits, or the head did not fit, which ends the iteration's admissions (the pools after it
+        are not tried)."""
         for pool in self.served_pools:
             if pool.front or pool.queue:
                 return admission.admit_from(self.sim, pool, budget_left, self)
-        return False
+        return None
 
     @staticmethod
     def _grown_slot(job: Job):
