@@ -24,7 +24,7 @@ HEADER = "session,turn,new,out,think,forced\n"
 
 def program(name: str) -> str:
     return ('stage s : fifo;\nworkload { arrive poisson(1); trace "' + name + '"; }\n'
-            "session { run s (new / 1000); observe n = new; end; }\nrun { horizon 50; }\n")
+            "session { turn; run s (new / 1000); observe n = new; end; }\nrun { horizon 50; }\n")
 
 
 def serq(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:

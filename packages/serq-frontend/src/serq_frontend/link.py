@@ -963,6 +963,22 @@ class Linker:
         the set that did it (``self.header_taint``, by the hold's id)."""
         Taint(self.header_taint, turn).run(init, session)
 
+    def unloaded_columns(self, init: list[Any], session: list[Any]) -> None:
+        """A warning at the first read of a trace's column that no `turn;` has loaded on some path to it
+        (:class:`Unloaded`): the session's columns are 0 until its first `turn;` loads its first row
+        (docs/language.md, "A trace file"), so a session that reads `new` before it, having left out its first
+        `turn;`, ran its first request on a prompt of 0 tokens and failed far from the cause (lib/vllm.sq's
+        `prefill on engine`: "the run's work is negative (-1)")."""
+        reads = Unloaded().run(init, session)
+        if not reads:
+            return
+        pos, name = reads[0]
+        others = sorted({n for _, n in reads} - {name}, key=TRACE_ATTRIBUTES.index)
+        also = (f" (and so {', '.join(f'`{n}`' for n in others)})" if others else "")
+        self.ctx.reporter.warn(pos, f"`{name}` is read before the session's first `turn;`, where it is 0{also}: a "
+                               "trace's columns are loaded by `turn;`, the session's first row at its first "
+                               "`turn;`, so a session that replays the trace begins with `turn;`")
+
     def link(self) -> ir.Program:
         ctx = self.ctx
         self.declare()
@@ -1025,6 +1041,8 @@ class Linker:
         self.attributes = [ir.Attribute(name=a.name, builtin=a.builtin, hidden=a.name in self.hidden)
                            for a in self.attributes]
         self.taint(init, turn, session)
+        if "trace" in wl:
+            self.unloaded_columns(init, session)
         pools = [self.pool(n, f) for n, f in self.pools.items()]
         stages = [self.stage(n, f) for n, f in self.stages.items()]
         cycle = rules.budget_cycle(stages)
@@ -1261,6 +1279,60 @@ class Taint:
             return end
         for b in A.blocks_of(s):
             state = self.join(state, self.block(b, state))
+        return state
+
+
+class Unloaded:
+    """The reads of a trace's columns (``new``, ``out``, ``think``, ``more``, ``forced``) that some path reaches
+    before any `turn;` has loaded them: a must-analysis over the statements in execution order, the state the
+    columns every path to a point has loaded (all of them after a `turn;`) or given a value (a `set`). A
+    branch keeps what both arms have, a loop's body starts from its entry (its first pass), a hold's header is
+    read before its body and its `cache` and `lease` after it; ``end;`` ends the flow (``None``). The
+    branches' tests are not read: a read behind a test that only a later turn makes true is still found."""
+
+    def __init__(self) -> None:
+        #: (position, column) of each read found, in execution order
+        self.reads: list[tuple[Pos, str]] = []
+
+    def run(self, init: list[Any], session: list[Any]) -> list[tuple[Pos, str]]:
+        self.block(session, self.block(init, frozenset()))
+        return self.reads
+
+    def see(self, exprs: Any, state: frozenset[str]) -> None:
+        found = [(x.pos, x.simple) for e in exprs for x in A.walk_expr(e)
+                 if type(x) is A.Var and x.simple in TRACE_ATTRIBUTES and x.simple not in state]
+        self.reads.extend(sorted(found, key=lambda r: (r[0].line, r[0].col)))
+
+    def block(self, stmts: list[Any], state: frozenset[str] | None) -> frozenset[str] | None:
+        for s in stmts:
+            if state is None:
+                return None
+            state = self.stmt(s, state)
+        return state
+
+    def stmt(self, s: Any, state: frozenset[str]) -> frozenset[str] | None:
+        t = type(s)
+        if t is A.STurn:
+            return frozenset(TRACE_ATTRIBUTES)
+        if t is A.SEnd:
+            return None
+        if t is A.SHold:
+            self.see([x for p in s.pools for x in A.stmt_exprs(p)] + [b.value for b in s.bindings]
+                     + ([s.reuse] if s.reuse is not None else []), state)
+            end = self.block(s.body, state)
+            if end is not None:
+                self.see([x for x in (s.cache, s.lease_time) if x is not None], end)
+            return end
+        self.see(A.stmt_exprs(s), state)
+        if t is A.SSet:
+            return state | {s.name} if s.name in TRACE_ATTRIBUTES else state
+        if t is A.SBranch:
+            a, b = self.block(s.then, state), self.block(s.orelse, state)
+            return b if a is None else a if b is None else a & b
+        for b in A.blocks_of(s):
+            state = self.block(b, state)
+            if state is None:
+                return None
         return state
 
 
