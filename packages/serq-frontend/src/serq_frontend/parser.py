@@ -1097,6 +1097,8 @@ def _misplaced_word(tok: Token, text: str, grammar: Any) -> tuple[tuple[int, int
     opener = [t for t in before if (t[2], t[3]) < stack[-1]]
     if opener and opener[-1][1] == "workload":  # its own items (and `session { … }`): another error
         return None
+    if word == "queue" and _in_pool_block(opener):  # a pool's `queue fifo;` or `queue by (…);`: another error
+        return None
     if word in items and col == 1:
         where = mis or stack[-1]
         return where, (f"a `}}` is missing: this `{{` is not closed before `{word}` at {line}:{col}, which "
@@ -1104,6 +1106,39 @@ def _misplaced_word(tok: Token, text: str, grammar: Any) -> tuple[tuple[int, int
     if word in _WORKLOAD_WORDS:
         return (line, col), f"`{word}` is a workload's item; it belongs in `workload {{ … }}`"
     return (line, col), f"`{word}` begins an item: write it at the top level, outside every block"
+
+
+def _in_pool_block(opener: list[tuple[str, str, int, int]]) -> bool:
+    """Whether the tokens ``opener``, those before a block's `{`, end with a pool's head, `pool NAME` or
+    `pool NAME[N]`, whose options (`queue fifo;`) share words with the items."""
+    words = [t[1] for t in opener[-6:]]
+    return (len(words) >= 2 and words[-2] == "pool") or (len(words) >= 5 and words[-5] == "pool"
+                                                        and words[-3] == "[" and words[-1] == "]")
+
+
+def _requeue_misplaced(tok: Token, text: str) -> tuple[tuple[int, int], str] | None:
+    """``requeue`` anywhere but after ``preempt by (…)`` (pool-reference.txt: ``preempt by (expr, …) [requeue
+    head | tail]``): after ``preempt lifo`` (which is ``by (-admission) requeue head``), after ``preempt none``
+    (no victim), after the pool's ``queue`` (the waiting order, not where a victim goes back), or as an option
+    of its own. The errors were a `;` missing before it, and `did you mean `queue``. None otherwise."""
+    if tok.type == "$END" or tok.start_pos is None or str(tok) != "requeue":
+        return None
+    before = _tokens_before(text, tok.start_pos)
+    start = _statement_start(before, len(before))
+    words = [t[1] for t in before[start:]]
+    if words[:2] == ["preempt", "lifo"]:
+        why = ("`preempt lifo` is `preempt by (-admission) requeue head`; a victim that goes back at the tail is "
+               "`preempt by (-admission) requeue tail;`")
+    elif words[:2] == ["preempt", "none"]:
+        why = "`preempt none` preempts no one, so no victim goes back; `requeue` follows `preempt by (…)`"
+    elif words[:1] == ["queue"]:
+        why = ("where a preemption's victim goes back is said where the victim is chosen, `preempt by (…) "
+               "requeue tail;`, not in the pool's waiting order")
+    elif not words:
+        why = "it follows `preempt by (…)`: `preempt by (key, …) requeue head;` or `… requeue tail;`"
+    else:
+        return None
+    return (tok.line, tok.column), f"unexpected `requeue`: {why}"
 
 
 def _keyword_defined(tok: Token, text: str) -> tuple[tuple[int, int], str] | None:
@@ -1282,7 +1317,8 @@ def _syntax_error(e: UnexpectedInput, text: str, file: str, reporter: Reporter, 
     if misplaced is not None:
         return reporter.error(Pos(file, *misplaced[0]), misplaced[1])
     said = (_hold_clause_placed(tok, expected, text) or _requeue_missing(tok, text)
-            or _transfer_unfinished(tok, text) or _parenthesis_missing(tok, expected, text))
+            or _transfer_unfinished(tok, text) or _requeue_misplaced(tok, text)
+            or _parenthesis_missing(tok, expected, text))
     if said is not None:
         return reporter.error(Pos(file, *said[0]), said[1])
     if "SEMICOLON" in expected and tok.type != "SEMICOLON":
