@@ -133,7 +133,11 @@ class Real:
     def close(self) -> None:
         if self.proc.stdin:
             self.proc.stdin.close()
-        self.proc.wait(30)
+        try:
+            self.proc.wait(30)
+        except subprocess.TimeoutExpired:  # vLLM's interpreter slow to exit (a loaded machine): its answers are in
+            self.proc.kill()
+            self.proc.wait()
 
 
 def run_serq(sc: dict[str, Any], general: bool) -> dict[str, Any]:
