@@ -175,7 +175,8 @@ def run(program, *, seed: int | None = None, horizon: float | None = None, warmu
     ``max_events`` (a positive integer) and ``max_wall`` (seconds of wall-clock time, positive) bound the
     run: when the event count reaches ``max_events`` (checked after every event, a step stage's stretch
     of quiet rounds ending at it), or ``max_wall`` seconds have passed since the run was set up (checked every
-    1 000 events, and every 2 048 units of work inside an event: a long one stops within it), the run stops and the report is partial: ``report.partial`` is ``"max-events"`` or
+    1 000 events, every 2 048 units of work inside an event: a long one stops within it, and every 2 048 rounds of a step
+    stage's stretch of quiet rounds), the run stops and the report is partial: ``report.partial`` is ``"max-events"`` or
     ``"max-wall"``, ``report.interrupted`` is true, and a note says so. Ctrl-C (KeyboardInterrupt) stops
     a run the same way (``"interrupted"``).
 

@@ -6,10 +6,12 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right, insort
 from heapq import heappush as _heappush
 from math import nextafter
+from time import monotonic as _monotonic
 
 from serq_ir import nodes as N
 
-from ..compile import ZENO, instant_span, reads, reads_context
+from ..compile import PULSE, ZENO, instant_span, reads, reads_context
+from ..errors import show
 from ..policies.preemption import NoPreemption, PreemptByKeys
 from ..pools import admission
 from ..pools.growth import grow_slot, take_fitting
@@ -36,6 +38,11 @@ from .common import (
 
 #: no end to a stretch of quiet rounds but its own (no bound on events): a round count never reached
 _NO_END = 1 << 62
+
+#: under ``--max-wall``, a stretch of quiet rounds reads the clock every this many rounds (a round is a few
+#: µs; :data:`~serq_sim.compile.PULSE`, the countdown's longest): a stretch is one event, and one request
+#: decoding 10**8 tokens alone is a stretch of 10**8 rounds, which ran 123 s under ``--max-wall 2``
+_WALL_ROUNDS = PULSE
 
 #: on a memory pool without a cap (``glazy_wide``), the bound below which its units in use and reserved, with a
 #: block for every resident, keep the lazy planning exact: every allocation, position and sum of them a lazy job
@@ -361,6 +368,11 @@ class LazyDecoding:
         # per-job planning stops after the round that is the bound's (stop_at_bound)
         me = sim.max_events
         kend = first + (me - sim.events - sim.virtual_events) if me is not None else _NO_END
+        # under a bound on wall time (max_wall) the clock is read every _WALL_ROUNDS rounds, and the stretch
+        # ends once the bound is passed (stop_at_bound stops the run after it): reading it changes nothing
+        mw = sim.max_wall
+        kwall = first + _WALL_ROUNDS if mw is not None else _NO_END
+        wall_end = sim.t_wall0 + mw if mw is not None else 0.0
         # a round that ends at the instant it starts (a cost of 0, or one below the clock's precision, or
         # one within the no-progress guard's instant: far below any time scale at this clock) is left to the
         # event loop, where it is an iteration of no time the stage's guard counts (StepStage._no_time): taken
@@ -370,6 +382,10 @@ class LazyDecoding:
         # long stretch of quiet rounds 40 % slower): the same floats, so the same rounds as _end's test
         zeno = ZENO
         while t < tlim and k not in due and t - last > zeno * (last if last > 1.0 else 1.0) and k < kend:
+            if k == kwall:
+                if _monotonic() >= wall_end:
+                    break
+                kwall = k + _WALL_ROUNDS
             wl = rounds_to_plan.get(k)
             if wl is not None:
                 # the planning of round k + 1 (at t): the growers' blocks, the prefill's chunk, the cost
@@ -1201,7 +1217,7 @@ class LazyDecoding:
                     n, t = self._quiet_rounds(now, t, cost, budget, busy, chunk)
                     self.epoch += 1
                     _heappush(sim.heap, (t, next(sim._seq), self._end_cb, self.epoch))
-                    if n and sim.max_events is not None:
+                    if n and (sim.max_events is not None or sim.max_wall is not None):
                         self.stop_at_bound()
                     return True
         if nl:
@@ -1220,20 +1236,35 @@ class LazyDecoding:
                 self.sum_jobs += jobs * k
                 tally_rounds(self, tokens, budget, k)
         _heappush(sim.heap, (t, next(sim._seq), self._end_cb, self.epoch))
-        if n and sim.max_events is not None:
+        if n and (sim.max_events is not None or sim.max_wall is not None):
             self.stop_at_bound()
         return True
 
     def stop_at_bound(self) -> None:
-        """After a stretch of quiet rounds under a bound on events: when its rounds brought the count to the
-        bound, stop the run where the per-job planning stops it, after the round that is the bound's event
-        and the planning of the next (pushed): the clock at that round's end (the stretch kept it at its
-        start; the stage's statistics are at that end, the pools' at or before it)."""
+        """After a stretch of quiet rounds under a bound on events or on wall time: when its rounds brought
+        the count to the bound, or the wall time past it (the stretch read the clock every
+        :data:`_WALL_ROUNDS` rounds and ended there), stop the run where the per-job planning stops it,
+        after the round that is the bound's event and the planning of the next (pushed): the clock at that
+        round's end (the stretch kept it at its start; the stage's statistics are at that end, the pools'
+        at or before it)."""
         sim = self.sim
         events = sim.events + sim.virtual_events
-        if events >= sim.max_events:
+        me = sim.max_events
+        stop = me is not None and events >= me
+        mw = sim.max_wall
+        spent = _monotonic() - sim.t_wall0 if mw is not None and not stop else 0.0
+        if stop or mw is not None and spent >= mw:
             sim.now = self.t_last
-            sim.stop_at_events(events)
+            # the count the report gives: the event loop's way out adds the rounds of the stretches (the
+            # virtual events) to the events it popped, but a stretch planned in the settle before the loop
+            # (a batch's first iteration) stopped there, where nothing added them: the report of a run
+            # stopped at --max-events 100 said events 0 (the per-job planning's, 100). Inside the loop, its
+            # count (a local) is written back over this one: the same number.
+            sim.events = events
+            if stop:
+                sim.stop_at_events(events)
+            sim.stop("max-wall", f"stopped after {spent:.3g} s of wall time (--max-wall {show(mw)}) in the "
+                                 f"quiet rounds of step stage {self.name} ({events} events)")
 
     def _reads_again(self, budget: float, chunk: float) -> bool:
         """Whether the next round's planning would read the ``budget`` and ``chunk`` this one read: the
