@@ -72,3 +72,30 @@ def test_serq_check_says_it_once_with_a_caret(tmp_path):
     commands_refuse_and_leave(tmp_path, data, "p.sq:1:30: error: unexpected `requeue`: `preempt lifo` is `preempt by "
                               "(-admission) requeue head`; a victim that goes back at the tail is `preempt by "
                               "(-admission) requeue tail;`")
+
+
+@pytest.mark.parametrize("src, message", [
+    ("pool p { cap⟨; }\n" + REST, "unexpected `;`: `cap` takes a value, `cap …;`"),
+    ("pool p[2] { cap 4; block ⟨}\n" + REST.replace("hold p", "hold p[0]"), "unexpected `}`: `block` takes a value"),
+    ("pool p { cap 4; }\nstage E : step { cost⟨; }\n" + REST, "unexpected `;`: `cost` takes a value, `cost …;`"),
+    ("pool p { cap 4; }\nstage E : step { cost 1; budget⟨; }\n" + REST, "`budget` takes a value"),
+    ("pool p { cap 4; }\nstage E : step { cost 1; chunk⟨; }\n" + REST, "`chunk` takes a value"),
+    ("pool p { cap 4; }\n" + REST.replace("horizon 5;", "horizon⟨;"), "`horizon` takes a value, `horizon …;`"),
+    ("pool p { cap 4; }\n" + REST.replace("horizon 5;", "horizon 5; arrivals⟨;"), "`arrivals` takes a value"),
+    ("queue Q : prefill { pool kv { cap 4; } serve step { cost 1; chunk⟨; } prefill (x) { hold kv (x) { prefill (x); } } }\n"
+     + REST, "`chunk` takes a value"),
+])
+def test_a_field_without_its_value_says_so(src, message):
+    """pool-reference.txt's `cap expr;`, `block expr;`, language.txt's `step { budget expr; cost expr; [chunk
+    expr;] }` and program-reference.txt's `run { horizon expr; warmup expr; seed expr; arrivals expr; }`
+    with the value left out: it said the expression's first tokens were expected (`unexpected `;` (expected
+    `!`, `(`, `-`, `~`, a name, a number)`), and `cost;` that `cost` "is not part of this language", taking
+    it for the pool reference's other dialect's `cost(…)`."""
+    e = refused(src, message)
+    assert "not part of this language" not in str(e)
+
+
+def test_the_other_dialects_cost_call_is_still_told_where_it_stands():
+    """`cost` as a statement of a session is still the other dialect's (docs/language.md, Diagnostics)."""
+    refused("pool p { cap 4; }\nstage d : delay;\nworkload { arrive batch(1); }\nsession { ⟨cost; }\n"
+            "run { horizon 5; }\n", "`cost` is not part of this language")

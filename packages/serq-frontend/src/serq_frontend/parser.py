@@ -1141,6 +1141,39 @@ def _requeue_misplaced(tok: Token, text: str) -> tuple[tuple[int, int], str] | N
     return (tok.line, tok.column), f"unexpected `requeue`: {why}"
 
 
+#: the fields of a block that take one value, by the block: a pool's, a step stage's, the run block's
+_VALUE_FIELDS = {"pool": ("cap", "block"), "step": ("budget", "cost", "chunk"),
+                 "run": ("horizon", "warmup", "seed", "arrivals")}
+
+
+def _value_missing(tok: Token, text: str) -> tuple[tuple[int, int], str] | None:
+    """``cap;``, ``cost;``, ``horizon;``: a field of a pool, a step stage or the run block written without its
+    value. The error was the expression's first tokens expected (`cost;` even said `cost` is not part of this
+    language, taking it for the pool reference's `cost(…)`). None when the error is not a `;` or `}` right
+    after such a field's word at the start of one of those blocks' fields."""
+    if tok.type == "$END" or tok.start_pos is None or str(tok) not in (";", "}"):
+        return None
+    before = _tokens_before(text, tok.start_pos)
+    if len(before) < 2 or before[-2][1] not in ("{", ";"):
+        return None
+    word = before[-1][1]
+    stack, _ = _open_braces(text, tok.start_pos)
+    if not stack:
+        return None
+    opener = [t[1] for t in before if (t[2], t[3]) < stack[-1]]
+    if _in_pool_block([t for t in before if (t[2], t[3]) < stack[-1]]):
+        block = "pool"
+    elif opener[-1:] == ["step"]:
+        block = "step"
+    elif opener[-1:] == ["run"] and (len(opener) == 1 or opener[-2] in (";", "}")):
+        block = "run"
+    else:
+        return None
+    if word not in _VALUE_FIELDS[block]:
+        return None
+    return (tok.line, tok.column), f"unexpected {_token_text(tok)}: `{word}` takes a value, `{word} …;`"
+
+
 def _keyword_defined(tok: Token, text: str) -> tuple[tuple[int, int], str] | None:
     """Where a definition named like a keyword is, when the syntax error is in a statement that begins with
     that keyword and a `(` (`def hold(a) { … }` and `hold(1);`: the use begins a hold, so the parse stops in
@@ -1247,6 +1280,9 @@ def _syntax_error(e: UnexpectedInput, text: str, file: str, reporter: Reporter, 
     assert isinstance(e, UnexpectedToken)
     tok = e.token
     expected = set(e.expected)
+    missing = _value_missing(tok, text)
+    if missing is not None:
+        return reporter.error(Pos(file, *missing[0]), missing[1])
     dialect = _dialect(tok, expected, text)
     if dialect is not None:
         return reporter.error(Pos(file, *dialect[0]), dialect[1])
