@@ -1157,6 +1157,8 @@ def _value_missing(tok: Token, text: str) -> tuple[tuple[int, int], str] | None:
     if len(before) < 2 or before[-2][1] not in ("{", ";"):
         return None
     word = before[-1][1]
+    if not any(word in fields for fields in _VALUE_FIELDS.values()):
+        return None
     stack, _ = _open_braces(text, tok.start_pos)
     if not stack:
         return None
