@@ -506,7 +506,7 @@ def _dump_csv(folder: str, name: str, gauge: bool) -> tuple[list[float], list[fl
         raise UserError(f"{path}: cannot read: {_why(e)}") from None
     from serq_sim.trace import csv_located
 
-    from .core import TableFault, cell_fault, csv_rows, not_utf8_fault
+    from .core import TableFault, cell_fault, csv_rows, not_utf8_fault, repeated_column
 
     with f:
         reader = csv.reader(f)
@@ -517,6 +517,8 @@ def _dump_csv(folder: str, name: str, gauge: bool) -> tuple[list[float], list[fl
                 raise not_utf8_fault(path) from None
             if header is None or "time" not in header or "value" not in header:
                 raise UserError(f"{path}:1: error: not a dump's CSV (its header has no columns time and value)")
+            # a column named twice (value,value: the first was read, the other ignored) is refused at the second
+            repeated_column(path, header, reader.line_num)
             it, iv = header.index("time"), header.index("value")
             for first, last, row in csv_rows(path, reader):
                 for i, into in ((it, ts), (iv, vs)):
