@@ -953,8 +953,11 @@ class Simulation:
         forever = self.forever()
         if forever is None:
             return None
+        from .notes import warning
+
         n, why, parts = forever
-        return f"warning: {n} session(s) wait for ever at the end of the run ({why}): {'; '.join(parts)}"
+        return warning("waits-for-ever", f"{n} session(s) wait for ever at the end of the run ({why}): "
+                       f"{'; '.join(parts)}")
 
     def forever(self) -> tuple[int, str, list[str]] | None:
         """The sessions of :meth:`waiting_forever`: how many, why, and where they wait (``1 growing at

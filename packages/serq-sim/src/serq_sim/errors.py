@@ -16,9 +16,18 @@ from serq_ir.rules import setting_message, show_number
 
 
 class SimError(Exception):
-    """A run-time error of the program being simulated (printed as its message alone)."""
+    """A run-time error of the program being simulated (printed as its message alone). ``code``: the short code
+    of a kind of error that what reads the error tells apart from the rest (``trace-changed``,
+    :func:`serq_sim.trace.changed`: a sweep's resume runs such a run again), given where it is made; None for
+    the others."""
 
     serq_user_error = True
+    code: str | None = None
+
+    def __init__(self, *args, code: str | None = None):
+        super().__init__(*args)
+        if code is not None:
+            self.code = code
 
 
 class StopRun(BaseException):  # noqa: N818 - control flow, not an error

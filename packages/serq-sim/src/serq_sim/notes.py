@@ -46,6 +46,30 @@ HALF_T = 2.0
 HALF_RISE = 0.25
 
 
+class Note(str):
+    """A note of the report as made, its text (what the report shows, a ``str`` equal to it) and, for a
+    warning, ``code``: the short code of its kind (:data:`WARNING_CODES`), given where the warning is made, so
+    that what reads the kinds of a report's warnings (a sweep's table, its resume) reads the code and not the
+    words. ``serq_sim.report.Report.notes`` holds them; the report's ``result.notes`` holds their text alone
+    (the JSON report's ``notes``, unchanged)."""
+
+    code: str | None = None
+
+    def __new__(cls, text: str, code: str | None = None) -> Note:
+        self = super().__new__(cls, text)
+        self.code = code
+        return self
+
+    def __reduce__(self):  # (a report pickled to another process keeps the codes)
+        return (Note, (str(self), self.code))
+
+
+def warning(code: str, text: str) -> Note:
+    """The warning ``warning: TEXT`` of kind ``code`` (one of :data:`WARNING_CODES`)."""
+    assert code in _KNOWN, code
+    return Note(f"warning: {text}", code)
+
+
 def fit(y: list[float]) -> tuple[float, float]:
     """``(slope, t)`` of the least-squares line through ``y`` against 0, 1, …: the slope per step and its t
     statistic from the residuals (``inf`` with a slope and no residual scatter, NaN with neither)."""
@@ -111,13 +135,13 @@ def steadiness(b, arrivals: int) -> list[str]:
     n = len(means)
     width = (end - b.start) / n
     ended = arrived - (live_end - b.live0)
-    return [f"warning: the run is not steady: the live sessions (the backlog) climb through the run: "
+    return [warning("not-steady", f"the run is not steady: the live sessions (the backlog) climb through the run: "
             f"{b.live0:g} at the warm-up's end (t = {b.start:g}) and {live_end:g} at t = {end:g}, a mean of "
             f"{r['level']:.4g} over {n} bins of {width:.4g}, the fitted growth {r['rise'] * r['level']:.4g} "
             f"({r['rise'] * 100:.3g} % of the mean; slope {r['slope'] / width:.4g} a time unit, t = {r['t']:.3g}; "
             f"over the second half t = {r['half_t']:.3g}); {arrived:g} session(s) arrived and {ended:g} ended "
             "in that time. Arrivals outpace the service (a queue that grows without bound) or the warm-up is "
-            "too short: the means depend on the horizon"]
+            "too short: the means depend on the horizon")]
 
 
 def no_sessions(workload) -> list[str]:
@@ -135,9 +159,9 @@ def no_sessions(workload) -> list[str]:
     else:
         what = f"a population of 0 (`arrive {type(a).__name__.lower()}(0)`)"
     trace = " (its trace starts none: a session that arrives takes a trace session's turns)" if workload.trace else ""
-    return [f"warning: nothing starts a session: the workload has {what} and no preset session{trace}, so the "
-            "run simulates no session; give the workload `arrive poisson(rate);`, `renewal(gap)`, `closed(n)` "
-            "or `batch(n)`"]
+    return [warning("no-sessions", f"nothing starts a session: the workload has {what} and no preset session{trace}, "
+                    "so the run simulates no session; give the workload `arrive poisson(rate);`, `renewal(gap)`, "
+                    "`closed(n)` or `batch(n)`")]
 
 
 def never_ends(program) -> list[str]:
@@ -158,9 +182,9 @@ def never_ends(program) -> list[str]:
         what = "a closed workload, which replaces every session that ends"
     else:
         return []
-    return [f"warning: the run has no end: horizon inf and {what}; it stops only at --max-events, --max-wall, "
-            "--max-samples or a signal, with a partial report; give --arrivals N (or `arrivals N;` in the run "
-            "block) or a finite horizon"]
+    return [warning("no-end", f"the run has no end: horizon inf and {what}; it stops only at --max-events, "
+                    "--max-wall, --max-samples or a signal, with a partial report; give --arrivals N (or `arrivals "
+                    "N;` in the run block) or a finite horizon")]
 
 
 def idle_rules(program) -> list[str]:
@@ -222,12 +246,13 @@ def idle_rules(program) -> list[str]:
                 other = program.pools[hold.pools[0].pool.pool].name
                 why = (f"no hold names {pool.name} first (the hold{at_hold} names {other} first and waits in its "
                        f"queue: `queued({other})` counts it)")
-            out.append(f"warning: `queued({pool.name})`{at and f' ({at.lstrip()})'} is 0 throughout the run: a hold waits in the queue of "
-                       f"its first pool, and {why}")
+            out.append(warning("queued-zero", f"`queued({pool.name})`{at and f' ({at.lstrip()})'} is 0 throughout "
+                               f"the run: a hold waits in the queue of its first pool, and {why}"))
         if pool.spill is not None and i not in caching:
-            out.append(f"warning: pool {pool.name}'s `spill` writes nothing: no hold of {pool.name} has `cache` "
-                       "(nor does any pool spill to it), so nothing is cached there for an eviction to spill; "
-                       f"give the holds of {pool.name} whose prefix should be kept `cache (…)`")
+            out.append(warning("spill-unused", f"pool {pool.name}'s `spill` writes nothing: no hold of {pool.name} "
+                               "has `cache` (nor does any pool spill to it), so nothing is cached there for an "
+                               f"eviction to spill; give the holds of {pool.name} whose prefix should be kept "
+                               "`cache (…)`"))
         if i in first:
             continue
         rules = []
@@ -244,8 +269,8 @@ def idle_rules(program) -> list[str]:
             at = where(hold.span, program, " at")
             why = (f"no hold names {pool.name} first (the hold{at} names "
                    f"{program.pools[hold.pools[0].pool.pool].name} first and waits in its queue)")
-        out.append(f"warning: pool {pool.name}'s {' and its '.join(rules)}: a hold waits in the queue of its "
-                   f"first pool, and {why}; name {pool.name} first in the holds it should admit")
+        out.append(warning("rule-unused", f"pool {pool.name}'s {' and its '.join(rules)}: a hold waits in the "
+                           f"queue of its first pool, and {why}; name {pool.name} first in the holds it should admit"))
     return out
 
 
@@ -268,9 +293,10 @@ def stuck(pools) -> list[str]:
         return []
     total = sum(n for _label, n, _pre in found)
     where = ", ".join(f"{label} ({n} stuck, {pre} preemption(s))" for label, n, pre in found)
-    return [f"warning: {total} session(s) stuck in the run, preempted again without progress (at no "
-            f"greater position than at their previous preemption): {where}; such a session can cycle "
-            "between admission and preemption for as long as the pool is short, and its latency grows with it"]
+    return [warning("stuck", f"{total} session(s) stuck in the run, preempted again without progress (at no "
+                    f"greater position than at their previous preemption): {where}; such a session can cycle "
+                    "between admission and preemption for as long as the pool is short, and its latency grows "
+                    "with it")]
 
 
 def evicted_beyond(pools) -> list[str]:
@@ -322,8 +348,8 @@ def few_samples(counts, warmup: float, requests: tuple[str, int] | None = None) 
     if rows:
         parts.append(f"for the CI of the request metrics (at least {MIN_SAMPLES} rows; their quantiles are "
                      f"given all the same): record {requests[0]} {requests[1]}")
-    return [f"warning: too few samples after the warm-up (t = {warmup:g}) {'; '.join(parts)}; lengthen the run "
-            "(--horizon) or shorten the warm-up (--warmup)"]
+    return [warning("few-samples", f"too few samples after the warm-up (t = {warmup:g}) {'; '.join(parts)}; "
+                    "lengthen the run (--horizon) or shorten the warm-up (--warmup)")]
 
 
 def rejections(pools) -> list[str]:
@@ -346,12 +372,12 @@ def rejections(pools) -> list[str]:
     for label, rejected, admitted, cap, refused, outgrown in pools:
         if rejected:
             share = rejected / (rejected + admitted)
-            head = (f"warning: pool {label} rejected {rejected} hold(s) that can never fit its capacity "
+            head = (f"pool {label} rejected {rejected} hold(s) that can never fit its capacity "
                     f"{cap:g} ({share * 100:.3g} % of its {rejected + admitted} rejections and admissions "
                     f"after the warm-up: {rejected} rejected, {admitted} admitted; a hold still queued at "
                     "the end is in neither); their sessions ended there")
             if not refused:
-                out.append(head + ", so the latency figures cover only the admitted")
+                out.append(warning("rejected", head + ", so the latency figures cover only the admitted"))
                 continue
             parts = []
             if rejected > refused:
@@ -368,13 +394,15 @@ def rejections(pools) -> list[str]:
                              "other session's leaving could make room for it, so admitted again it would grow into "
                              "the same preemption for ever): what the session observed before the preemption is in "
                              "the figures and what it would have observed or recorded after the hold is not")
-            out.append(head + ": " + "; ".join(parts))
+            out.append(warning("rejected", head + ": " + "; ".join(parts)))
     return out
 
 
-#: the short code of each warning a report may give, with the pattern its text (after ``warning: ``) begins
-#: with: what a sweep writes in its table's column ``warnings`` (docs/sweep.md), so that a row whose run warned
-#: says so in a word. In the order the report gives them (serq_sim.report.build_report).
+#: the short code of each warning a report may give: what a sweep writes in its table's column ``warnings``
+#: (docs/sweep.md), so that a row whose run warned says so in a word. Each warning carries its code from where
+#: it is made (:func:`warning`, :class:`Note`); the pattern its text (after ``warning: ``) begins with is read
+#: only for a warning that comes as text alone (a JSON report's ``notes`` read back). In the order the report
+#: gives them (serq_sim.report.build_report).
 WARNING_CODES = (
     ("no-sessions", r"nothing starts a session: "),
     ("no-end", r"the run has no end: "),
@@ -390,12 +418,18 @@ WARNING_CODES = (
 #: the code of a warning none of :data:`WARNING_CODES` names (a plugin's, say)
 OTHER_CODE = "other"
 _CODES = [(code, re.compile(pattern)) for code, pattern in WARNING_CODES]
+_KNOWN = frozenset(code for code, _pattern in WARNING_CODES)
 
 
 def warning_code(note: str) -> str | None:
-    """The short code of the report's note ``note`` when it is a warning (``warning: …``), else None."""
+    """The short code of the report's note ``note`` when it is a warning (``warning: …``), else None: the code
+    it carries (:class:`Note`), or for a note of text alone, the kind its words begin with (:data:`WARNING_CODES`),
+    else :data:`OTHER_CODE`."""
     if not note.startswith("warning: "):
         return None
+    code = getattr(note, "code", None)
+    if code is not None:
+        return code
     text = note[len("warning: "):]
     for code, pattern in _CODES:
         if pattern.match(text):

@@ -158,11 +158,20 @@ class Report:
     tier = "general"
 
     def __init__(self, result: Result, observes: dict[str, ObserveData], gauges: dict[str, GaugeData],
-                 records: dict[str, Any] | None = None):
+                 records: dict[str, Any] | None = None, notes: list[str] | None = None):
         self.result = result
         self._observes = observes
         self._gauges = gauges
         self._records = records or {}
+        self._notes = notes
+
+    @property
+    def notes(self) -> list[str]:
+        """The report's notes as the run made them: ``result.notes`` (their text, what the report shows),
+        each warning a :class:`serq_sim.notes.Note` carrying the short code of its kind (``.code``:
+        ``not-steady``, ``waits-for-ever``, …), which a sweep's table reads (docs/sweep.md). A report made
+        from a :class:`~serq_ir.report.Result` alone has the text alone."""
+        return list(self.result.notes) if self._notes is None else list(self._notes)
 
     def records(self, name: str | None = None, kind: str = "auto") -> Any:
         """The table of records ``name`` (``None``: the program's one table), one row per record, rows
@@ -242,7 +251,7 @@ class Report:
     @property
     def warnings(self) -> list[str]:
         """The notes that are warnings (``warning: …``): what ``serq run --strict`` fails on."""
-        return [n for n in self.result.notes if n.startswith("warning:")]
+        return [n for n in self.notes if n.startswith("warning:")]
 
     @property
     def exit_status(self) -> int:
@@ -404,6 +413,6 @@ def build_report(sim) -> Report:
         mean_live=time_mean(sim.a_live, sim.b_live, span), interrupted=sim.interrupted,
         partial=getattr(sim, "partial", None) or ("interrupted" if sim.interrupted else None),
         observes=ostats, instants=instants, records={n: len(r) for n, r in records.items()}, requests=requests, stages=stages,
-        pools=pools, gauges=gstats, notes=notes,
+        pools=pools, gauges=gstats, notes=[str(n) for n in notes],  # (the text: a Note is a str of its own class)
     )
-    return Report(result, observes, gauges, records)
+    return Report(result, observes, gauges, records, notes)

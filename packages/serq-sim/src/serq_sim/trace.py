@@ -557,8 +557,11 @@ def file_digest(path: str) -> str:
     return h.hexdigest()
 
 
-#: what the error of :func:`changed` says after ``PATH: error: `` (a sweep's resume knows such a run by it)
+#: what the error of :func:`changed` says after ``PATH: error: ``
 CHANGED = "the trace changed since the sweep started"
+#: the code the error of :func:`changed` carries (``SimError.code``): a sweep's resume knows such a run by it,
+#: which its table's ``warnings`` holds (docs/sweep.md)
+TRACE_CHANGED = "trace-changed"
 
 
 def changed(path: str, why: str | None = None) -> SimError:
@@ -569,7 +572,7 @@ def changed(path: str, why: str | None = None) -> SimError:
     read = ("the run read other bytes than the sweep's key of the run holds" if why is None else
             f"the run could not read the bytes the sweep's key of the run holds ({why})")
     return SimError(f"{path}: error: {CHANGED}: {read}, so the run is not kept (rerun the sweep once the file is "
-                    "as it should be)")
+                    "as it should be)", code=TRACE_CHANGED)
 
 
 def not_as_planned(path: str, digest: str | None, error: SimError) -> SimError:
@@ -579,7 +582,7 @@ def not_as_planned(path: str, digest: str | None, error: SimError) -> SimError:
     no result of the bytes the run's key holds (a trace replaced by a symbolic link out of the folder, or by a
     FIFO, and then put back: a resume kept the error though the file was as planned); else ``error`` itself."""
     if digest is None or len(digest) != 64 or not all(c in "0123456789abcdef" for c in digest) \
-            or CHANGED in str(error):
+            or getattr(error, "code", None) == TRACE_CHANGED:
         return error
     try:
         if file_digest(path) == digest:

@@ -1227,10 +1227,12 @@ def load_finished(path: str, plan: Plan, others: set[str] | None = None) -> dict
 def trace_changed(result: Mapping[str, Any]) -> bool:
     """Whether ``result`` is a run whose trace was edited under it (serq_sim.trace.changed: its bytes were not
     the plan's): no result of the trace its key holds, so a resume runs it again. Kept, its error stayed in
-    the table of every resume, the file restored or not, though the message says to run the sweep again."""
-    from serq_sim.trace import CHANGED
+    the table of every resume, the file restored or not, though the message says to run the sweep again.
+    Known by the code its error carries, which the run's ``warnings`` holds (worker.run_task), not by its
+    message's words."""
+    from serq_sim.trace import TRACE_CHANGED
 
-    return result.get("status") == "error" and f": error: {CHANGED}: " in str(result.get("message"))
+    return result.get("status") == "error" and result.get("warnings") == TRACE_CHANGED
 
 
 def left_out(out: str, others: set[str]) -> str | None:

@@ -72,13 +72,16 @@ blocked here too, whatever the worker's environment says)."""
     except Exception as e:
         if not getattr(type(e), "serq_user_error", False):
             raise
-        return {"status": "error", "message": str(e), "figures": {}, "wall": time.perf_counter() - t0}
+        # (the error's code, when it has one, in the column of codes: a trace that changed under the run, which
+        # a resume runs again, core.trace_changed)
+        return {"status": "error", "message": str(e), "warnings": getattr(e, "code", None) or "", "figures": {},
+                "wall": time.perf_counter() - t0}
     wall, c2 = time.perf_counter() - t0, time.process_time()
     partial = report.partial
     if partial in ("interrupted", "sigterm"):  # a signal reached the run itself: it did not finish
         raise KeyboardInterrupt
     out = {"status": "ok" if partial is None else "partial", "message": partial or "",
-           "warnings": warning_codes(report.result.notes), "figures": flatten(report.result), "wall": wall,
+           "warnings": warning_codes(report.notes), "figures": flatten(report.result), "wall": wall,
            "run_cpu": c2 - c1}
     if records:  # by table, the arrays of serq_sim.records.Records.arrays (what serq run --records writes)
         out["records"] = {n: dict(report.record_table(n).arrays()) for n in report.record_names}

@@ -1,0 +1,131 @@
+"""Known defects, round 18 (serq-sweep): the table's `warnings` and a resume read codes, not words.
+
+The column `warnings` was made by matching each warning's text against patterns (serq_sim.notes.WARNING_CODES),
+and a resume knew a run whose trace changed under it by its message's words. Now each warning carries its code
+from where it is made (serq_sim.notes.Note, `Report.notes`), and the error of a changed trace carries
+`trace-changed` (SimError.code), which the row's `warnings` holds and the resume reads. The texts are as before.
+"""
+
+from __future__ import annotations
+
+import csv
+
+import pytest
+import serq_frontend
+import serq_sim
+from serq.cli import main
+from serq_sim import notes
+from serq_sweep import engines, sweep, worker
+
+pytestmark = pytest.mark.timeout(60)
+
+# u = 6 never fits the pool (cap 4): every hold is rejected as it joins, the one warning (code `rejected`)
+PROGRAM = """let u = 1;
+pool m { cap 4; }
+stage s : delay;
+workload { arrive renewal(1); }
+session {
+  hold m (u) { run s (0.5); }
+}
+run { horizon 100; warmup 0; seed 1; }
+"""
+
+
+def _csv(path) -> list[dict[str, str]]:
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def test_a_warning_carries_its_code_and_its_text_is_unchanged():
+    report = serq_sim.run(serq_frontend.compile(source=PROGRAM, sets={"u": 6}, defs={}), seed=1)
+    [w] = report.warnings
+    assert w.code == "rejected"
+    assert w.startswith("warning: pool m rejected 100 hold(s) that can never fit its capacity 4")
+    # the report's notes are the text alone (the JSON report's), equal to the notes as made
+    assert report.notes == report.result.notes and all(type(n) is str for n in report.result.notes)
+
+
+@pytest.mark.parametrize("made, code", [
+    (lambda: notes.stuck([("p", 2, 3)]), "stuck"),
+    (lambda: notes.few_samples([("x", 3)], 0.0), "few-samples"),
+    (lambda: notes.rejections([("p", 1, 1, 4.0, 0, 0)]), "rejected"),
+])
+def test_each_kind_is_given_its_code_where_it_is_made(made, code):
+    [w] = made()
+    assert (w.code, notes.warning_code(w)) == (code, code)
+
+
+def test_the_code_is_read_not_the_words():
+    # a warning reworded keeps its kind; words alone (a JSON report's notes read back) are still read by pattern
+    assert notes.warning_code(notes.Note("warning: the pool turned away holds", "rejected")) == "rejected"
+    assert notes.warning_codes([notes.Note("warning: reworded", "stuck"), "warning: a plugin's own words"]) == \
+        "stuck;other"
+
+
+def test_the_sweep_table_takes_the_runs_codes(tmp_path, monkeypatch):
+    # with no pattern left to match, the table still says `rejected`: the code came with the warning
+    monkeypatch.setattr(notes, "_CODES", [])
+    (tmp_path / "p.sq").write_text(PROGRAM)
+    out = tmp_path / "t.csv"
+    sweep(str(tmp_path / "p.sq"), sets={"u": [1, 6]}, seeds=[1], workers=0, progress=False, out=str(out))
+    assert [(r["u"], r["warnings"]) for r in _csv(out)] == [("1", ""), ("6", "rejected")]
+
+
+# --- a trace changed under a run: its error's code -------------------------------------------------------
+
+TRACED = """workload { arrive renewal(1); trace "t.csv" ordered; }
+session { turn; observe x = new; end; }
+run { horizon 5; warmup 0; }
+"""
+
+
+def _trace(path, new):
+    path.write_text(f"session,turn,new,out,think,forced\n0,1,{new},1,0,0\n")
+
+
+def _sweep(*args: str) -> int:
+    with pytest.raises(SystemExit) as info:
+        main(["sweep", "p.sq", "--seeds", "1..3", "--workers", "0", "--no-progress", "-o", "r.csv", *args])
+    return info.value.code
+
+
+def test_a_changed_trace_is_known_by_its_code(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "p.sq").write_text(TRACED)
+    _trace(tmp_path / "t.csv", 5)
+    real = worker.run_task
+    started: list[int] = []
+
+    def run_task(*args, **kw):  # the trace rewritten to 7 before the second run, put back before the third
+        if len(started) in (1, 2):
+            _trace(tmp_path / "t.csv", 7 if len(started) == 1 else 5)
+        started.append(len(started))
+        return real(*args, **kw)
+
+    monkeypatch.setattr(engines, "run_task", run_task)
+    assert _sweep() == 1
+    capsys.readouterr()
+    rows = _csv(tmp_path / "r.csv")
+    # (one sample of x a run: too few for a CI, the ok runs' warning)
+    assert [(r["status"], r["warnings"]) for r in rows] == [("ok", "few-samples"), ("error", "trace-changed"),
+                                                          ("ok", "few-samples")]
+    assert rows[1]["message"].startswith("t.csv: error: the trace changed since the sweep started: ")
+    # the resume runs the run of that code again, whatever its message says, and keeps an error of other
+    # words as it is: the words of a changed trace in a message make no such run
+    text = (tmp_path / "r.csv").read_text()
+    msg = rows[1]["message"]
+    assert text.count(msg) == 1
+    edited = text.replace(msg, "edited by hand")
+    key2 = rows[2]["key"]
+    assert edited.count(f",ok,,few-samples,{key2},") == 1
+    edited = edited.replace(f",ok,,few-samples,{key2},",
+                            f',error,"t.csv: error: the trace changed since the sweep started: x",,{key2},')
+    (tmp_path / "r.csv").write_text(edited)
+    started.clear()
+    monkeypatch.setattr(engines, "run_task", real)
+    assert _sweep() == 1  # the run kept as an error fails the sweep again
+    capsys.readouterr()
+    rows = _csv(tmp_path / "r.csv")
+    assert [(r["status"], r["warnings"]) for r in rows] == [("ok", "few-samples"), ("ok", "few-samples"),
+                                                          ("error", "")]
+    assert float(rows[1]["observes.x.mean"]) == 5.0
