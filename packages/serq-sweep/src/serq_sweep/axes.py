@@ -7,6 +7,7 @@ import itertools
 import math
 import numbers
 import operator
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -184,8 +185,22 @@ def parse_range(text: str, what: str) -> list[float]:
         return [_short(start + i * step if not wide or math.isfinite(start + i * step)
                        else (start / 2 + i * (step / 2)) * 2, step) for i in range(count)]
     if "," not in text:
-        return [_number(text, what)]
-    return [_number(p, what) for p in _items(text, what)]
+        return [_number(_not_seeds(text, what), what)]
+    return [_number(_not_seeds(p, what), what) for p in _items(text, what)]
+
+
+def _not_seeds(text: str, what: str) -> str:
+    """``text``, refused when it is written as a range of seeds, ``A..B`` (``--set N=1..8``), which is no
+    number: the message said only that (``'1..8' is not a number``), where the range meant is ``1:8``."""
+    m = _SEEDS_LIKE.fullmatch(text)
+    if m:
+        raise UsageError(f"{what}: {clipped(text)!r} is not a number: a range of values is START:STOP:STEP "
+                         f"({m[1]}:{m[2]}:1), or START:STOP with a step of 1; A..B is a range of seeds")
+    return text
+
+
+#: ``A..B`` of two decimal numbers, the form of a range of seeds
+_SEEDS_LIKE = re.compile(r"(-?[0-9]+(?:\.[0-9]+)?)\.\.(-?[0-9]+(?:\.[0-9]+)?)")
 
 
 def parse_seeds(text: str, given: Any = None) -> list[int]:
