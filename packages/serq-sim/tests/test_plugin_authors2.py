@@ -594,17 +594,17 @@ def serq_sim_register_share_policies(register):
 
 @pytest.mark.parametrize(("header", "body", "share", "program", "why"), [
     ("async def", "pass", "share", "stage s : @k;\nworkload { arrive batch(1); }\nsession { run s (1); }\n"
-     "run { horizon 10; }\n", "builds stage s wrongly: Kind.attach is a coroutine function (async def), which serQ "
-     "calls as attach(job) without awaiting it: none of its body would run"),
+     "run { horizon 10; }\n", "builds stage s wrongly: Kind.attach is a coroutine function (async def), whose call "
+     "as attach(job) returns a coroutine, which nothing awaits, and runs none of its body"),
     ("def", "yield", "share", "stage s : @k;\nworkload { arrive batch(1); }\nsession { run s (1); }\n"
      "run { horizon 10; }\n", "builds stage s wrongly: Kind.attach is a generator function (it yields), whose call "
-     "as attach(job) returns a generator and runs none of its body"),
+     "as attach(job) returns a generator, which nothing iterates, and runs none of its body"),
     ("def", "pass", "share", PREEMPT.replace("@bvictim", "@v"), "builds the preemption policy of pool a wrongly: "
-     "Victim.victim is a coroutine function (async def), which serQ calls as victim(pool, grower) without awaiting "
-     "it: none of its body would run"),
+     "Victim.victim is a coroutine function (async def), whose call as victim(pool, grower) returns a coroutine, "
+     "which nothing awaits, and runs none of its body"),
     ("def", "pass", "share_later", SHARE.replace("bshare", "s"), "registers a share policy wrongly in "
      "serq_sim_register_share_policies: share policy 's': acme2_async.share_later is a coroutine function (async "
-     "def), which serQ calls as policy(flows, caps) without awaiting it: none of its body would run"),
+     "def), whose call as policy(flows, caps) returns a coroutine, which nothing awaits, and runs none of its body"),
 ])
 def test_an_async_or_generator_method_of_the_contract_is_refused_when_built(tmp_path, monkeypatch, header, body, share,
                                                                          program, why):

@@ -233,6 +233,7 @@ def test_a_plugins_kind_is_the_builtin_it_extends_wherever_a_program_runs(kind):
     ("def", "yield register('k', DelayStage)", "a generator function (it yields)", "generator"),
 ])
 def test_a_registration_hook_whose_body_its_call_does_not_run(tmp_path, header, body, what, got):
+    thing = "a coroutine, which nothing awaits" if got == "coroutine" else "a generator, which nothing iterates"
     """An async def's call returns a coroutine, a generator function's a generator: neither body runs, so
     nothing is registered. It was refused as 'it returned an object of type coroutine' beside Python's
     'RuntimeWarning: coroutine ... was never awaited' and its tracemalloc hint, twice (four lines more)."""
@@ -243,7 +244,8 @@ def test_a_registration_hook_whose_body_its_call_does_not_run(tmp_path, header, 
         _collected(tmp_path, "serq_sim_register_stage_kinds", "stage kind")
     assert str(e.value).splitlines() == [
         "error: plugin 'acme' (from serq-acme 0.3.0) registers a stage kind wrongly in serq_sim_register_stage_kinds: "
-        f"it is {what}, whose body pluggy's call does not run (it returned an object of type {got}): nothing it "
+        f"it is {what}, whose call as serq_sim_register_stage_kinds(register) returns {thing}, and runs none of its "
+        f"body (it returned an object of type {got}): nothing it "
         "registers is registered; a registration hook is a plain function that calls register(name, object)", HINT]
 
 

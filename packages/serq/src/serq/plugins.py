@@ -1390,17 +1390,33 @@ def call_problem(obj: Any, call: str, shown: bool = True) -> str | None:
         sig.bind(*range(inner.count(",") + 1 if inner.strip() else 0))
     except TypeError as e:
         return f"{who}cannot be called as {call}: {e}"
-    # serQ calls what it is given and uses what the call returns: the call of an async def returns a coroutine
-    # nothing awaits, a generator function's a generator, and neither runs a line of its body (an async attach
-    # left every job outside its stage, with Python's warning that the coroutine was never awaited)
     fn = obj if inspect.isfunction(obj) or inspect.ismethod(obj) else getattr(obj, "__call__", None)  # noqa: B004
-    if inspect.iscoroutinefunction(fn) or inspect.isasyncgenfunction(fn):
-        return (f"{who}is a coroutine function (async def), which serQ calls as {call} without awaiting it: none "
-                "of its body would run")
-    if inspect.isgeneratorfunction(fn):
-        return (f"{who}is a generator function (it yields), whose call as {call} returns a generator and runs none "
-                "of its body")
-    return None
+    why = unrun_body(fn, call)
+    return None if why is None else f"{who}{why}"
+
+
+def unrun_body(fn: Any, call: str) -> str | None:
+    """Why calling ``fn`` as ``call`` runs none of its body, or ``None``: ``is a coroutine function (async def),
+    whose call as attach(job) returns a coroutine, which nothing awaits, and runs none of its body`` (an
+    async generator function and a generator function likewise). serQ and pluggy call what they are given
+    and use what the call returns: an ``async def``'s call returns a coroutine nothing awaits, an async
+    generator function's (an ``async def`` that yields) an async generator and a generator function's a
+    generator, nothing iterating either, and none runs a line of its body (an async attach left every job
+    outside its stage, with Python's warning that the coroutine was never awaited; a registration hook so
+    registers nothing). The one rule of a contract's method, a factory, a policy (:func:`call_problem`) and
+    a registration hook (:func:`collect`)."""
+    import inspect
+
+    fn = inspect.unwrap(fn) if callable(fn) else fn
+    if inspect.iscoroutinefunction(fn):
+        what, thing = "a coroutine function (async def)", "a coroutine, which nothing awaits"
+    elif inspect.isasyncgenfunction(fn):
+        what, thing = "an async generator function (an async def that yields)", "an async generator, which nothing iterates"
+    elif inspect.isgeneratorfunction(fn):
+        what, thing = "a generator function (it yields)", "a generator, which nothing iterates"
+    else:
+        return None
+    return f"is {what}, whose call as {call} returns {thing}, and runs none of its body"
 
 
 def name_problem(name: Any) -> str | None:
@@ -1580,16 +1596,11 @@ def _returned_failure(pm: pluggy.PluginManager, impls: list[Any], kwargs: dict[s
         except Exception:  # noqa: BLE001 - it did not raise the first time; a second answer is no evidence
             continue
         if value is not None:
-            import inspect
-
             _close_coroutines([value])
-            function = inspect.unwrap(impl.function)
-            if inspect.iscoroutinefunction(function) or inspect.isgeneratorfunction(function):
-                what = "a coroutine function (async def)" if inspect.iscoroutinefunction(function) else \
-                    "a generator function (it yields)"
-                return wrong(impl, f"it is {what}, whose body pluggy's call does not run (it returned "
-                                   f"{_shown(value)}): nothing it registers is registered; a registration hook is a "
-                                   f"plain function that calls {spelled}")
+            why = unrun_body(impl.function, f"{impl.function.__name__}({', '.join(impl.argnames)})")
+            if why is not None:
+                return wrong(impl, f"it {why} (it returned {_shown(value)}): nothing it registers is registered; "
+                                   f"a registration hook is a plain function that calls {spelled}")
             return wrong(impl, f"it returned {_shown(value)}: a registration hook calls {spelled} for what it "
                                "registers and returns nothing")
     hook = impls[0].function.__name__ if impls else "a registration hook"
