@@ -114,3 +114,20 @@ def test_a_waiting_grower_that_fits_grows_at_the_settle(monkeypatch):
         g = r.observes["g"]
         assert [(int(s), float(t)) for s, t in zip(g.sessions, g.times)] == [(1, 5.0)], tier
         assert [float(v) for v in r.observes["f"].values] == [0.0], tier
+
+
+def test_a_computed_member_is_refused_in_the_rules_words_on_both_tiers(monkeypatch):
+    # serq_ir.rules.member_problem is the rule of a computed index at run time: the fast tier's generated
+    # code and the general engine say it in its words (the fast tier wrote them out again)
+    from serq_ir.rules import member_problem
+    from tiers import same_error
+
+    for ref, idx, kind in (("s[serial + 0.5]", 0.5, "stage"), ("s[serial + 2]", 2.0, "stage")):
+        src = f"stage s[2] : fifo(1);\nworkload {{ arrive batch(1); }}\nsession {{ run {ref} (1); }}\nrun {{ horizon 5; }}\n"
+        prog = serq_frontend.compile(source=src, sets={}, defs={})
+        assert member_problem(kind, idx, 2) in same_error(prog, monkeypatch)
+    for ref, idx in (("p[serial - 1]", -1.0), ("p[serial + 0.25]", 0.25)):
+        src = (f"pool p[2] {{ cap 2; }}\nstage s : fifo(1);\nworkload {{ arrive batch(1); }}\n"
+               f"session {{ hold {ref} (1) {{ run s (1); }} }}\nrun {{ horizon 5; }}\n")
+        prog = serq_frontend.compile(source=src, sets={}, defs={})
+        assert member_problem("pool", idx, 2) in same_error(prog, monkeypatch)

@@ -54,7 +54,7 @@ from operator import itemgetter
 from typing import Any
 
 from serq_ir import nodes as N
-from serq_ir.rules import MAX_MEMBERS, gap_problem
+from serq_ir.rules import MAX_MEMBERS, gap_problem, member_problem
 
 from . import rand
 from .compile import (
@@ -1701,20 +1701,20 @@ def build(sim, progress: bool):
         raise _err(msg, sid, serial, now)
 
     def _sidx(idx, size, sid, serial, now):
-        if not (idx == idx) or idx < 0 or idx >= size:
-            raise _err(f"stage index {_show(idx)} out of range (the family has {size})", sid, serial, now)
-        i = int(idx)
-        if i != idx:  # engine.Simulation.stage_at
-            raise _err(f"stage index {_show(idx)} is not a whole number (the family has {size})", sid, serial, now)
-        return i
+        # engine.Simulation.stage_at: the words are the rule's (serq_ir.rules.member_problem)
+        if 0.0 <= idx < size:
+            i = int(idx)
+            if i == idx:
+                return i
+        raise _err(member_problem("stage", idx, size), sid, serial, now)
 
     def _pidx(idx, size, sid, serial, now):
-        if not (idx == idx) or idx < 0 or idx >= size:
-            raise _err(f"pool index {_show(idx)} out of range (the family has {size})", sid, serial, now)
-        i = int(idx)
-        if i != idx:  # engine.Simulation.pool_at
-            raise _err(f"pool index {_show(idx)} is not a whole number (the family has {size})", sid, serial, now)
-        return i
+        # engine.Simulation.pool_at, likewise
+        if 0.0 <= idx < size:
+            i = int(idx)
+            if i == idx:
+                return i
+        raise _err(member_problem("pool", idx, size), sid, serial, now)
 
     def _amt(name, x, sid, serial, now):
         # admission.amount_error: a hold's units that the pool refuses (NaN, negative; inf without a cap)
