@@ -129,3 +129,43 @@ def test_a_changed_trace_is_known_by_its_code(tmp_path, monkeypatch, capsys):
     assert [(r["status"], r["warnings"]) for r in rows] == [("ok", "few-samples"), ("ok", "few-samples"),
                                                           ("error", "")]
     assert float(rows[1]["observes.x.mean"]) == 5.0
+
+
+# --- the library API's default plugin manager follows sys.path ---------------------------------------------
+
+PLUGGED = """stage s : @late18;
+workload { arrive batch(2); }
+session { run s (1); }
+run { horizon inf; }
+"""
+
+
+def _plugin_folder(site):
+    info = site / "serq_late18-0.1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: serq-late18\nVersion: 0.1.0\n")
+    (info / "entry_points.txt").write_text("[serq]\nlate18 = late18_plugin\n")
+    (site / "late18_plugin.py").write_text("from serq import hookimpl\nfrom serq_sim.stages import DelayStage\n\n\n"
+                                           "@hookimpl\ndef serq_sim_register_stage_kinds(register):\n"
+                                           "    register('late18', DelayStage)\n")
+
+
+def test_a_plugin_folder_added_to_sys_path_after_the_first_call_is_there(tmp_path, monkeypatch):
+    import sys
+
+    from serq.plugins import installed_plugin_manager
+
+    before = installed_plugin_manager()  # the first use, as a program's earlier call made it
+    (tmp_path / "p.sq").write_text(PLUGGED)
+    _plugin_folder(tmp_path / "site")
+    with monkeypatch.context() as m:
+        m.syspath_prepend(str(tmp_path / "site"))
+        try:
+            table = sweep(str(tmp_path / "p.sq"), seeds=[1], workers=0, progress=False)
+            # two sessions of one unit of work each on the plugin's delay stage: both end at 1
+            assert (list(table["status"]), list(table["ended"]), list(table["end"])) == (["ok"], [2], [1.0])
+            assert installed_plugin_manager() is not before
+        finally:
+            sys.modules.pop("late18_plugin", None)
+    # the folder gone from sys.path: the manager of the sys.path as it was before
+    assert installed_plugin_manager() is before

@@ -1150,8 +1150,12 @@ def _named_failure(pm: pluggy.PluginManager, exc: BaseException, plugins: dict[s
     return None
 
 
-#: the managers :func:`installed_plugin_manager` built, by the environment they were built under
-_installed: dict[tuple[str, str], pluggy.PluginManager] = {}
+#: the managers :func:`installed_plugin_manager` built, by the environment and the ``sys.path`` they were built
+#: under, the latest last
+_installed: dict[tuple[str, str, tuple[str, ...]], pluggy.PluginManager] = {}
+#: how many of them are kept (the oldest goes first): a program that changes ``sys.path`` again and again (a test
+#: suite's temporary folders) would keep every manager and the modules it imported
+_INSTALLED_KEPT = 8
 #: held while :func:`installed_plugin_manager` builds one (re-entrant: a plugin loaded may ask for it)
 _installing = threading.RLock()
 
@@ -1166,17 +1170,21 @@ def registered_in(pm: pluggy.PluginManager, plugin: Any) -> str | None:
 
 
 def installed_plugin_manager() -> pluggy.PluginManager:
-    """The plugin manager of the installed plugins, built on first use and kept for the process: what the
-    library API (``serq_frontend.compile``, ``serq_sim.run``, ``serq_report.render``) uses when it is
-    given no ``pm``. A ``serq`` command never uses it: it builds its own manager and passes it to every
+    """The plugin manager of the installed plugins, built on first use: what the library API
+    (``serq_frontend.compile``, ``serq_sim.run``, ``serq_report.render``, ``serq_sweep.sweep``) uses when it
+    is given no ``pm``. A ``serq`` command never uses it: it builds its own manager and passes it to every
     part through the hooks' arguments (a loader's ``options.pm``, a command's context object).
 
-    One is kept for each value of the two variables that choose the plugins, ``SERQ_DISABLED_PLUGINS``
-    and ``SERQ_DISABLE_PLUGIN_AUTOLOAD``, as read at the call: a program that sets them (or a test that
-    sets them for a while) gets the manager they ask for, and the one it had before once they are back,
-    whichever call built a manager first."""
+    The installed plugins are those of the two variables that choose them, ``SERQ_DISABLED_PLUGINS`` and
+    ``SERQ_DISABLE_PLUGIN_AUTOLOAD``, and of the folders of ``sys.path``, as they are at the call: one
+    manager is kept for each (the last :data:`_INSTALLED_KEPT`), so a program that adds a folder of plugins to
+    ``sys.path`` after its first call (``sys.path.insert(0, "plugins")``) gets a manager that has them, where
+    the one built at the first call was kept for the process and its stage kinds were "unknown"; and the one
+    it had before once they are back, whichever call built a manager first. A distribution installed into a
+    folder already on ``sys.path`` while the program runs is not looked for (that would read every folder at
+    every call): give ``pm=serq.get_plugin_manager()``."""
     env = os.environ
-    key = (env.get("SERQ_DISABLED_PLUGINS", ""), env.get("SERQ_DISABLE_PLUGIN_AUTOLOAD", ""))
+    key = (env.get("SERQ_DISABLED_PLUGINS", ""), env.get("SERQ_DISABLE_PLUGIN_AUTOLOAD", ""), tuple(sys.path))
     pm = _installed.get(key)
     if pm is None:
         # one built at a time: threads whose first calls overlapped each built and kept its own, so a
@@ -1184,7 +1192,11 @@ def installed_plugin_manager() -> pluggy.PluginManager:
         with _installing:
             pm = _installed.get(key)
             if pm is None:
-                pm = _installed[key] = get_plugin_manager()
+                pm = get_plugin_manager()
+                _installed.pop(key, None)
+                _installed[key] = pm
+                while len(_installed) > _INSTALLED_KEPT:
+                    del _installed[next(iter(_installed))]
     return pm
 
 
