@@ -145,8 +145,9 @@ def test_a_dump_folder_that_cannot_be_one_is_refused_before_the_run(folder, dump
 
 
 def test_a_dump_over_a_regular_file_in_the_folder_replaces_it(folder):
+    # an earlier dump's (a file no dump wrote there is refused: test_hostile_round32_dump_over_files.py)
     (folder / "out").mkdir()
-    (folder / "out" / "response.csv").write_text("old\n")
+    (folder / "out" / "response.csv").write_text("time,session,turn,value\n1.0,0,0,5.0\n")
     r = serq("p.sq", "--dump", "out", cwd=folder)
     assert r.returncode == 0, r.stderr
     assert (folder / "out" / "response.csv").read_text().startswith("time,session,turn,value\n")

@@ -29,6 +29,7 @@ from serq.files import (  # noqa: F401
     DUMP_MANIFEST,
     MAX_NAME,
     OutputError,
+    check_dumped,
     check_folder,
     check_not_input,
     check_own,
@@ -151,10 +152,11 @@ def dump(report: Any, folder: str | os.PathLike[str], *, inputs: Iterable[str | 
         raise OutputError(f"{gauge_folder}: is {'a symbolic link' if os.path.islink(gauge_folder) else 'not a folder'}; "
                           "a dump writes its gauges only into a folder of its own (remove it, or dump elsewhere)")
     manifest = os.path.join(folder, DUMP_MANIFEST)
-    for path in [os.path.join(folder, f"{f}.csv") for f in observe_files.values()] + \
-            [os.path.join(gauge_folder, f"{f}.csv") for f in gauge_files.values()] + [manifest]:
+    for path, kind in [(os.path.join(folder, f"{f}.csv"), "observe") for f in observe_files.values()] + \
+            [(os.path.join(gauge_folder, f"{f}.csv"), "gauge") for f in gauge_files.values()] + [(manifest, "list")]:
         check_own(path)
         check_not_input(path, inputs)
+        check_dumped(path, kind)  # a file there no dump wrote
     os.makedirs(folder, exist_ok=True)
     # the folder's list of its last dump's files, written last: an earlier one goes first, so a dump cut
     # short leaves none (a reader then takes every file there, as of a dump written before the list)

@@ -190,13 +190,16 @@ def run_command(pm, file, sets, defs, seed, horizon, warmup, arrivals, trace, as
         check_folder(dump)  # a dump makes its folder: one that cannot be is refused now, not after the run
         if program.gauges:
             check_folder(os.path.join(dump, "gauge"), own=True)
-        for folder, names in ((dump, [o.name for o in program.observes]),
-                              (os.path.join(dump, "gauge"), [g.name for g in program.gauges])):
+        dumped = []  # (each file the dump writes, what it holds)
+        for folder, names, kind in ((dump, [o.name for o in program.observes], "observe"),
+                                    (os.path.join(dump, "gauge"), [g.name for g in program.gauges], "gauge")):
             for name in file_names(names).values():
                 outputs.append(("--dump", os.path.join(folder, f"{name}.csv"), True))
+                dumped.append((outputs[-1][1], kind))
         from serq.files import DUMP_MANIFEST
 
         outputs.append(("--dump", os.path.join(dump, DUMP_MANIFEST), True))  # its list of files, written last
+        dumped.append((outputs[-1][1], "list"))
     # the folders the dump makes (it, its gauge folder, the parents it lacks): an output in one of them that
     # is not there yet is checked with the dump's folder (check_folder), and it is made before any is written
     made = _dump_folders(dump, bool(program.gauges)) if dump is not None else set()
@@ -211,6 +214,11 @@ def run_command(pm, file, sets, defs, seed, horizon, warmup, arrivals, trace, as
     if dump is not None and program.gauges:
         folders.append(("--dump's gauge folder", os.path.join(dump, "gauge")))
     check_distinct(((what, path) for what, path, _ in outputs), folders=folders)
+    if dump is not None:
+        from serq.files import check_dumped
+
+        for path, kind in dumped:  # a file there that no dump wrote (the user named the folder, not its files)
+            check_dumped(path, kind)
     from .notes import never_ends, no_sessions
 
     for warning in no_sessions(program.workload):  # said before the run too (the report says it again)

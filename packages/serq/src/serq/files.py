@@ -54,9 +54,9 @@ from typing import IO
 
 from .errors import UserError
 
-__all__ = ["DUMP_MANIFEST", "MAX_JSON", "MAX_LINE", "MAX_NAME", "MAX_SOURCE", "LineTooLong", "OutputError", "SameOutputError", "byte_order_note",
+__all__ = ["DUMP_HEADERS", "DUMP_MANIFEST", "MAX_JSON", "MAX_LINE", "MAX_NAME", "MAX_SOURCE", "LineTooLong", "OutputError", "SameOutputError", "byte_order_note",
            "check_distinct", "check_folder", "check_not_input", "check_output",
-           "check_own", "check_text", "file_names", "file_of", "name_not_text", "name_of_file", "not_utf8", "open_atomic",
+           "check_dumped", "check_own", "check_text", "file_names", "file_of", "name_not_text", "name_of_file", "not_utf8", "open_atomic",
            "open_input", "open_own_append", "path_arg", "path_args", "read_input", "shown_name", "split_suffix", "write_atomic"]
 
 
@@ -921,6 +921,44 @@ def _escape(name: str, capitals: bool) -> str:
 #: wrote, ``{"serq-dump": 1, "observes": [STEM, …], "gauges": [STEM, …]}`` (each a :func:`file_names`
 #: stem), so that a reader (``serq plot DIR``) takes no file an earlier dump left there
 DUMP_MANIFEST = "serq-dump.json"
+
+#: the header a dump writes on each CSV file: an observe's samples (``DIR/NAME.csv``), a gauge's change points
+#: (``DIR/gauge/NAME.csv``)
+DUMP_HEADERS = {"observe": "time,session,turn,value", "gauge": "time,value"}
+
+
+def check_dumped(path: str | os.PathLike[str], kind: str) -> None:
+    """Refuse (:class:`OutputError`) to write a dump's file (``kind``: ``observe`` or ``gauge``, a CSV of
+    :data:`DUMP_HEADERS`; ``list``, the :data:`DUMP_MANIFEST`) over a regular file a dump did not write: a
+    CSV whose first line is not the dump's header (a byte-order mark and a CR before its end allowed), a
+    list that does not begin as a JSON object whose first key is ``"serq-dump"``. The user named the folder, not its files: ``serq
+    run p.sq --dump .`` replaced a ``response.csv`` of theirs in the current folder with the samples of the
+    observe ``response``. Nothing there, or an empty file, has nothing to lose; anything but a regular file
+    is :func:`check_own`'s."""
+    path = path_arg(path, "check_dumped")
+    check_own(path)
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4096)
+    except FileNotFoundError:
+        return
+    except OSError as e:
+        raise type(e)(e.errno, e.strerror, path) from None
+    if not head:
+        return
+    if kind == "list":  # (as a dump writes it: the object's first key "serq-dump")
+        import re
+
+        ok = re.match(rb'(\xef\xbb\xbf)?\s*\{\s*"serq-dump"\s*:', head) is not None
+        why, what = 'not a JSON object beginning with "serq-dump"', "its list of the files it wrote"
+    else:
+        first = head.split(b"\n", 1)[0].removeprefix(b"\xef\xbb\xbf").removesuffix(b"\r")
+        ok = first == DUMP_HEADERS[kind].encode()
+        why, what = f"its first line is not {DUMP_HEADERS[kind]}", f"the CSV of {'an' if kind == 'observe' else 'a'} {kind}"
+    if not ok:
+        folder = os.path.dirname(path) or "."
+        raise OutputError(f"{path}: not a file a dump writes ({why}); a dump into {folder} writes {what} there "
+                          "(remove it, or dump elsewhere)")
 
 
 def split_suffix(path: str) -> tuple[str, str]:
