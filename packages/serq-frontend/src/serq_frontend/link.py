@@ -19,6 +19,7 @@ from serq_ir import rules
 from serq_ir.validate import MAX_POPULATION
 
 from . import ast as A
+from . import reach
 from .consts import SUM, binary_value, fn_value, truth, unary_value
 from .context import Context, fmt_num, no_pool
 from .diagnostics import Pos, did_you_mean, uses_of
@@ -979,6 +980,16 @@ class Linker:
                                "trace's columns are loaded by `turn;`, the session's first row at its first "
                                "`turn;`, so a session that replays the trace begins with `turn;`")
 
+    def unreachable(self, session: list[Any]) -> None:
+        """A warning at the first statement of each block that the session never reaches (:mod:`.reach`), once
+        for each place in the source (a definition's body written out at several uses warns once)."""
+        seen = set()
+        for s, why in reach.unreachable(session):
+            key = (s.pos.file, s.pos.line, s.pos.col)
+            if key not in seen:
+                seen.add(key)
+                self.ctx.reporter.warn(s.pos, f"this statement never runs: {why}")
+
     def link(self) -> ir.Program:
         ctx = self.ctx
         self.declare()
@@ -1041,6 +1052,7 @@ class Linker:
         self.attributes = [ir.Attribute(name=a.name, builtin=a.builtin, hidden=a.name in self.hidden)
                            for a in self.attributes]
         self.taint(init, turn, session)
+        self.unreachable(session)
         if "trace" in wl:
             self.unloaded_columns(init, session)
         pools = [self.pool(n, f) for n, f in self.pools.items()]
