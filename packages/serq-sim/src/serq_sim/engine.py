@@ -24,6 +24,7 @@ from typing import Any
 
 from serq.errors import place
 from serq_ir import nodes as N
+from serq_ir.rules import member_problem
 
 from . import rand, records
 from . import stages as _stages
@@ -473,20 +474,21 @@ class Simulation:
                          sid, s)
 
     def pool_at(self, base: int, size: int, idx: float, sid: int, s=None) -> Pool:
-        if not (idx == idx) or idx < 0 or idx >= size:
-            raise self.error(f"pool index {show(idx)} out of range (the family has {size})", sid, s)
-        i = int(idx)
-        if i != idx:  # a member is named by a whole number, as the linker requires of a constant index
-            raise self.error(f"pool index {show(idx)} is not a whole number (the family has {size})", sid, s)
-        return self.pools[base + i]
+        """The member ``idx`` of a pool family (a whole number in range, as the linker requires of a
+        constant index), else the run-time error in the rule's words (serq_ir.rules.member_problem)."""
+        if 0.0 <= idx < size:
+            i = int(idx)
+            if i == idx:
+                return self.pools[base + i]
+        raise self.error(member_problem("pool", idx, size), sid, s)
 
     def stage_at(self, base: int, size: int, idx: float, sid: int, s=None):
-        if not (idx == idx) or idx < 0 or idx >= size:
-            raise self.error(f"stage index {show(idx)} out of range (the family has {size})", sid, s)
-        i = int(idx)
-        if i != idx:  # a member is named by a whole number, as the linker requires of a constant index
-            raise self.error(f"stage index {show(idx)} is not a whole number (the family has {size})", sid, s)
-        return self.stages[base + i]
+        """The member ``idx`` of a stage family, as :meth:`pool_at`."""
+        if 0.0 <= idx < size:
+            i = int(idx)
+            if i == idx:
+                return self.stages[base + i]
+        raise self.error(member_problem("stage", idx, size), sid, s)
 
     # ----------------------------------------------------------------------------------- events
     def at(self, t: float, cb, arg=None) -> None:
