@@ -87,8 +87,9 @@ def test_a_folder_at_a_per_table_name_is_refused(tmp_path):
 
 
 def test_regular_per_table_files_are_replaced(tmp_path):
+    # an earlier run's (a file no run wrote there is refused: test_hostile_round32_records_over_files.py)
     (tmp_path / "p.sq").write_text(TWO)
-    (tmp_path / "out.req.csv").write_text("old\n")
+    (tmp_path / "out.req.csv").write_text("session,turn,time,a\n0,0,5.0,5.0\n")
     r = serq(tmp_path, "--records", "out.csv")
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "out.req.csv").read_text().startswith("session,turn,time,a\n")

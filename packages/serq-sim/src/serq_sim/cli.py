@@ -219,6 +219,12 @@ def run_command(pm, file, sets, defs, seed, horizon, warmup, arrivals, trace, as
 
         for path, kind in dumped:  # a file there that no dump wrote (the user named the folder, not its files)
             check_dumped(path, kind)
+    if record_paths:
+        from serq.files import check_recorded
+
+        for path in record_paths.values():  # a file beside the one named that no run wrote
+            if path != records_file:
+                check_recorded(path, records_file)
     from .notes import never_ends, no_sessions
 
     for warning in no_sessions(program.workload):  # said before the run too (the report says it again)

@@ -280,6 +280,10 @@ def write(records: Records, path: str, inputs: list[str], *, own: bool = False) 
     file (a symbolic link, a FIFO or a device there is refused, not followed or written through)."""
     from serq.errors import UserError
 
+    if own:  # a file there that no run wrote (serq run checks it before the run too)
+        from serq.files import check_recorded
+
+        check_recorded(path, path)
     cols = records.arrays()
     if path.lower().endswith(".parquet"):
         need_parquet(path)

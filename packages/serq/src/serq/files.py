@@ -56,7 +56,7 @@ from .errors import UserError
 
 __all__ = ["DUMP_HEADERS", "DUMP_MANIFEST", "MAX_JSON", "MAX_LINE", "MAX_NAME", "MAX_SOURCE", "LineTooLong", "OutputError", "SameOutputError", "byte_order_note",
            "check_distinct", "check_folder", "check_not_input", "check_output",
-           "check_dumped", "check_own", "check_text", "file_names", "file_of", "name_not_text", "name_of_file", "not_utf8", "open_atomic",
+           "check_dumped", "check_own", "check_recorded", "check_text", "file_names", "file_of", "name_not_text", "name_of_file", "not_utf8", "open_atomic",
            "open_input", "open_own_append", "path_arg", "path_args", "read_input", "shown_name", "split_suffix", "write_atomic"]
 
 
@@ -959,6 +959,36 @@ def check_dumped(path: str | os.PathLike[str], kind: str) -> None:
         folder = os.path.dirname(path) or "."
         raise OutputError(f"{path}: not a file a dump writes ({why}); a dump into {folder} writes {what} there "
                           "(remove it, or dump elsewhere)")
+
+
+def check_recorded(path: str | os.PathLike[str], named: str) -> None:
+    """Refuse (:class:`OutputError`) to write a table of records at ``path``, a name serq made beside the
+    file the user named (``named``: ``serq run --records r.csv`` of a program of several tables writes
+    ``r.NAME.csv``), over a regular file a run did not write there: a CSV whose first line does not begin
+    ``session,turn,time`` (the columns every table of records begins with; a byte-order mark allowed), a
+    Parquet file that does not begin ``PAR1``. ``--records r.csv`` replaced an ``r.req.csv`` of the
+    user's. Nothing there, or an empty file, has nothing to lose; anything but a regular file is
+    :func:`check_own`'s."""
+    path = path_arg(path, "check_recorded")
+    check_own(path)
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4096)
+    except FileNotFoundError:
+        return
+    except OSError as e:
+        raise type(e)(e.errno, e.strerror, path) from None
+    if not head:
+        return
+    if path.lower().endswith(".parquet"):
+        ok, why = head.startswith(b"PAR1"), "not a Parquet file"
+    else:
+        first = head.split(b"\n", 1)[0].removeprefix(b"\xef\xbb\xbf").removesuffix(b"\r")
+        ok, why = first == b"session,turn,time" or first.startswith(b"session,turn,time,"), \
+            "its first line does not begin session,turn,time"
+    if not ok:
+        raise OutputError(f"{path}: not a table of records serq wrote ({why}); --records {named} writes a table "
+                          "of the program's records there (remove it, or give --records another name)")
 
 
 def split_suffix(path: str) -> tuple[str, str]:
