@@ -169,3 +169,50 @@ def test_a_plugin_folder_added_to_sys_path_after_the_first_call_is_there(tmp_pat
             sys.modules.pop("late18_plugin", None)
     # the folder gone from sys.path: the manager of the sys.path as it was before
     assert installed_plugin_manager() is before
+
+
+# --- a plugin that cannot be loaded in a worker only ---------------------------------------------------------
+
+ONLY_HERE = """import multiprocessing
+
+from serq import hookimpl
+from serq_sim.stages import DelayStage
+
+if multiprocessing.parent_process() is not None:
+    raise ImportError("no device in this process")
+
+
+@hookimpl
+def serq_sim_register_stage_kinds(register):
+    register("here18", DelayStage)
+"""
+
+
+def test_a_plugin_that_fails_to_load_in_a_worker_only_says_so(tmp_path):
+    import os
+    import re
+    import subprocess
+    import sys
+
+    site = tmp_path / "site"
+    info = site / "serq_here18-0.1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: serq-here18\nVersion: 0.1.0\n")
+    (info / "entry_points.txt").write_text("[serq]\nhere18 = here18_plugin\n")
+    (site / "here18_plugin.py").write_text(ONLY_HERE)
+    (tmp_path / "p.sq").write_text(PLUGGED.replace("@late18", "@here18"))
+    env = {**os.environ, "PYTHONPATH": str(site)}
+    cmd = [sys.executable, "-c", "from serq.cli import main; main()", "sweep", "p.sq", "--seeds", "1,2", "--no-progress"]
+    # in the sweep's own process the plugin loads and the runs are ok
+    r = subprocess.run([*cmd, "--workers", "0"], capture_output=True, text=True, timeout=120, cwd=tmp_path, env=env)
+    assert r.returncode == 0, r.stderr
+    r = subprocess.run([*cmd, "--workers", "1"], capture_output=True, text=True, timeout=120, cwd=tmp_path, env=env)
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    lines = r.stderr.splitlines()
+    assert len(lines) == 2 and lines[1] == "(run without it: SERQ_DISABLED_PLUGINS=here18, or uninstall serq-here18)"
+    m = re.fullmatch(r"error: in a worker process of the sweep \(pid (\d+) on (\S+)\), which loads the installed "
+                     r"plugins itself: plugin 'here18' \(from serq-here18 0\.1\.0\) cannot be loaded \(here18_plugin\): "
+                     r"ImportError: no device in this process at (.+):7; the sweep's own process loaded it \(sweep "
+                     r"with --workers 0, workers=0 in Python, to run every run in that process\)", lines[0])
+    assert m is not None, lines[0]
+    assert m.group(3) == str(site / "here18_plugin.py")

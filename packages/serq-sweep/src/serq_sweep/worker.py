@@ -57,10 +57,14 @@ blocked here too, whatever the worker's environment says)."""
     from .figures import flatten
 
     c0 = time.process_time()
-    if pm is None and plugins is not None:
+    if pm is None:  # a worker process (the local pool's, or Dask's): it loads the installed plugins itself
+        from serq.errors import PluginError
         from serq.plugins import selected_plugin_manager
 
-        pm = selected_plugin_manager(plugins)
+        try:
+            pm = selected_plugin_manager(plugins)
+        except PluginError as e:
+            raise PluginError(in_worker(str(e))) from None
     program = _program(ir, ir_hash, name)
     limits = dict(limits)
     slo = limits.pop("slo", None)  # (core.run_limits: the goodput's objectives, given to the report after the run)
@@ -87,6 +91,24 @@ blocked here too, whatever the worker's environment says)."""
         out["records"] = {n: dict(report.record_table(n).arrays()) for n in report.record_names}
     out["cpu"] = time.process_time() - c0
     return out
+
+
+def in_worker(message: str) -> str:
+    """``message``, the error of a plugin this worker process cannot load (``error: plugin 'NAME' (from DIST)
+    cannot be loaded (…): ImportError: … at FILE:LINE``, then the line of how to run without it), as the sweep
+    says it: in a worker, which one, and that the sweep's own process loaded it (the sweep built its manager
+    before any run, and a worker loads only the plugins that manager holds): a plugin that imports in the
+    sweep's process and not in its workers (a module only the parent's ``sys.path`` or environment finds, a
+    library a worker cannot start, another machine's installation for Dask) ended the sweep with its load error
+    alone, which read as if the plugin could not be loaded at all."""
+    import os
+    import socket
+
+    head, sep, rest = message.partition("\n")
+    head = head.removeprefix("error: ")
+    return (f"error: in a worker process of the sweep (pid {os.getpid()} on {socket.gethostname()}), which loads the "
+            f"installed plugins itself: {head}; the sweep's own process loaded it (sweep with --workers 0, workers=0 "
+            f"in Python, to run every run in that process){sep}{rest}")
 
 
 def ignore_sigint() -> None:
