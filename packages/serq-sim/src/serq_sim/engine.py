@@ -49,6 +49,7 @@ from .errors import (
     SimError,
     StopRun,
     format_error,
+    guard_message,
     printable,
     setting_error,
     setting_origins,
@@ -470,8 +471,7 @@ class Simulation:
         raise self.error(REDO_MESSAGE, sid, s)
 
     def guard_error(self, s: Session, g: float, sid: int) -> None:
-        raise self.error(f"branch guard is {show(g)}, not 0 or 1 (a draw is written `branch with (p)`)",
-                         sid, s)
+        raise self.error(guard_message(g), sid, s)
 
     def pool_at(self, base: int, size: int, idx: float, sid: int, s=None) -> Pool:
         """The member ``idx`` of a pool family (a whole number in range, as the linker requires of a

@@ -148,6 +148,19 @@ def not_bookable(x: float) -> str:
     return "infinite on a pool without a cap" if x == math.inf else not_an_amount(x)
 
 
+def guard_message(g: float) -> str:
+    """The run-time error of a ``branch`` guard that came out other than 0 or 1 (both tiers: language.txt §3
+    Branching, a guard is a test)."""
+    return f"branch guard is {show(g)}, not 0 or 1 (a draw is written `branch with (p)`)"
+
+
+def amount_message(what: str, label: str, x: float) -> str:
+    """The run-time error of a hold's ``units`` or ``reserve`` (``what``) that pool ``label`` refuses
+    (:func:`serq_sim.pools.model.refused_amount`), on every admission path of both tiers."""
+    verb = "are" if what == "units" else "is"
+    return f"the {what} of {label} {verb} {not_bookable(x)}"
+
+
 def work_message(w: float) -> str:
     """The run-time error of a run whose work came out NaN or negative (both tiers; a run's work is an
     amount, at least 0, as a hold's units are)."""

@@ -69,7 +69,7 @@ from .compile import (
     spin_message,
     state_dependent,
 )
-from .errors import SimError, StopRun, format_error, not_bookable, work_message
+from .errors import SimError, StopRun, amount_message, format_error, guard_message, work_message
 from .pools.exact import WIDE
 from .pools.exact import zero as exact_zero
 from .pools.model import EPS, ThresholdQueue, WaitedQueue, refused_amount, waited_cuts, waited_last
@@ -1294,8 +1294,7 @@ class _Gen(Compiler):
             elif isinstance(st, N.Branch):
                 g = self.fresh("_g")
                 cur += [f"{pad}{g} = {x(st.guard)}"]
-                err = (f"{pad}    raise _err('branch guard is ' + _show({g}) + ', not 0 or 1 (a draw is written "
-                       f"`branch with (p)`)', {sid}, A[{self.XS}], now)")
+                err = f"{pad}    raise _err(_guard_message({g}), {sid}, A[{self.XS}], now)"
                 if not _has_run(st.then) and not _has_run(st.orelse):
                     # structured: both arms inline; control continues after the branch unless an arm ends
                     cur.append(f"{pad}if {g} == 1.0:")
@@ -1405,7 +1404,7 @@ class _Gen(Compiler):
         a("def _fast_run(_G):")
         for name in ("_log", "_NAN", "_INF", "_div", "_mod", "_floor", "_ceil", "_sqrt", "_exp", "_ln", "_pow",
                      "_d_exp", "_d_uniform", "_d_erlang", "_d_h2", "_d_bernoulli", "_d_det", "_sidx", "_err",
-                     "_show", "push", "pop", "hpush", "hpop", "_mono", "_PATTR", "_PTURN", "_TRACE",
+                     "_guard_message", "push", "pop", "hpush", "hpop", "_mono", "_PATTR", "_PTURN", "_TRACE",
                      "_TSLOTS", "_pidx", "_amt", "_drop", "_tie", "_workmsg", "_choosemsg"):
             a(f"    {name} = _G[{name!r}]")
         for rname in RNG.values():
@@ -1685,7 +1684,6 @@ def _label_code(node, m: str) -> str:
 
 def build(sim, progress: bool):
     """The generated source and its globals for ``sim`` (a built :class:`Simulation`)."""
-    from .errors import show as _show
     from .stages import capacity_message, ps_rebase, share_message
 
     gen = _Gen(sim)
@@ -1718,7 +1716,7 @@ def build(sim, progress: bool):
 
     def _amt(name, x, sid, serial, now):
         # admission.amount_error: a hold's units that the pool refuses (NaN, negative; inf without a cap)
-        return _err(f"the units of {name} are {not_bookable(x)}", sid, serial, now)
+        return _err(amount_message("units", name, x), sid, serial, now)
 
     def _closed_err(now, serial):
         # engine.Simulation.end_session: a closed workload past its replacements at one instant
@@ -1782,7 +1780,7 @@ def build(sim, progress: bool):
     g.update({
         "push": heapq.heappush, "pop": heapq.heappop, "hpush": heapq.heappush, "hpop": heapq.heappop,
         "deque": deque, "_WQ": WaitedQueue, "_TQ": ThresholdQueue, "_JQ": itemgetter(gen.XQT), "_sidx": _sidx, "_pidx": _pidx, "_amt": _amt, "_drop": _drop,
-        "_tie": lambda e: e[1], "_dfail": _dfail, "_err": _err, "_closed_err": _closed_err, "_show": _show, "_mono": _time.monotonic,
+        "_tie": lambda e: e[1], "_dfail": _dfail, "_err": _err, "_closed_err": _closed_err, "_guard_message": guard_message, "_mono": _time.monotonic,
         "_closed_time_err": _closed_time_err, "_cpu": _time.process_time,
         "_workmsg": work_message, "_choosemsg": choose_message,
         "_nan": math.nan, "SimError": SimError, "format_error": format_error, "capacity_message": capacity_message,

@@ -10,7 +10,7 @@ import math
 
 from serq_ir import rules
 
-from ..errors import SessionGone, not_bookable
+from ..errors import SessionGone, amount_message
 from ..stats import HUGE_SPAN
 from ..status import QUEUED
 from . import cache, growth
@@ -219,8 +219,7 @@ def amount_error(sim, s, info, pool: Pool, what: str, x: float) -> None:
         return
     from ..report import member_label
 
-    verb = "are" if what == "units" else "is"
-    raise sim.error(f"the {what} of {member_label(pool)} {verb} {not_bookable(x)}", None, s, info.span)
+    raise sim.error(amount_message(what, member_label(pool), x), None, s, info.span)
 
 
 def demand_of(sim, s, pend: Pending):
