@@ -187,6 +187,24 @@ def never_ends(program) -> list[str]:
                     "N;` in the run block) or a finite horizon")]
 
 
+def coarse_tier(program, pool) -> str | None:
+    """The warning of a ``spill`` whose tier keeps blocks larger than the blocks its pool evicts: a pool with
+    ``block`` evicts a block at a time from an entry's tail, each a spill of its own (docs/language.md, "A
+    spill's work is what it writes"), and the tier takes what reaches it in whole blocks of its own, rounded
+    down, so a block of 16 written to a tier of blocks of 256 (LMCache's chunks) is none of them: the spill
+    never wrote anything and the report said only 0 spills. ``None`` when the tier's blocks are no larger."""
+    from serq_ir.rules import show_number
+
+    tier = program.pools[pool.spill.tier.pool]
+    b, bt = pool.block, tier.block
+    if b is None or bt is None or not bt > b:
+        return None
+    return (f"pool {pool.name}'s `spill` writes nothing: {pool.name} evicts a block of {show_number(b)} units at "
+            f"a time, each a spill of its own, and its tier {tier.name} keeps whole blocks of {show_number(bt)}, "
+            f"which no such block fills; give {tier.name} a block of at most {show_number(b)} (one that divides "
+            "it keeps every unit written)")
+
+
 def idle_rules(program) -> list[str]:
     """Pools whose rules act on no one: a ``queue by`` that orders no session, an ``admit via S`` through
     which S admits no session, a ``spill`` that writes nothing. A hold waits in the queue of its first
@@ -253,6 +271,8 @@ def idle_rules(program) -> list[str]:
                                "has `cache` (nor does any pool spill to it), so nothing is cached there for an "
                                f"eviction to spill; give the holds of {pool.name} whose prefix should be kept "
                                "`cache (…)`"))
+        elif pool.spill is not None and (w := coarse_tier(program, pool)) is not None:
+            out.append(warning("spill-unused", w))
         if i in first:
             continue
         rules = []
