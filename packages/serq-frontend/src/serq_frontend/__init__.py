@@ -397,19 +397,25 @@ _LEAVES = frozenset({str, int, float, bool, type(None)})
 def _check_nesting(module: Any, ctx: Any) -> None:
     """Refuse, at the position of the first node the walk meets beyond it (on the way to the deepest: the walk
     raises there, without reading on), a parsed program nested deeper than :data:`MAX_NESTING`
-    (walked without recursion)."""
+    (walked without recursion). A position (a :class:`~serq_frontend.diagnostics.Pos`, a dataclass) is no
+    level: an aggregate's ``var_pos`` 1 001 deep was taken for the node beyond, and having no position of its
+    own it was refused at none (``deep.sq: error: the program nests more than 1000 deep here``, for ``max j in
+    2 (max j in 2 (…))`` 1 100 deep). A node without a position is refused at its nearest enclosing node's."""
     import dataclasses
 
+    from .diagnostics import Pos
+
+    leaves = _LEAVES | {Pos}
     # the fields walked of each type met, None for what is no dataclass instance (a Token, a Pos's parts):
     # dataclasses.fields and is_dataclass asked of every node were most of the walk's time
     walked: dict[type, tuple[str, ...] | None] = {}
-    todo = [(module, 0)]
+    todo = [(module, 0, None)]
     pop, push = todo.pop, todo.append
     while todo:
-        obj, d = pop()
+        obj, d, where = pop()
         t = type(obj)
         if t is list or t is tuple or isinstance(obj, (list, tuple)):
-            todo.extend((x, d) for x in obj if type(x) not in _LEAVES)
+            todo.extend((x, d, where) for x in obj if type(x) not in leaves)
             continue
         if t in walked:
             names = walked[t]
@@ -418,12 +424,13 @@ def _check_nesting(module: Any, ctx: Any) -> None:
                                  if dataclasses.is_dataclass(obj) and not isinstance(obj, type) else None)
         if names is None:
             continue
+        where = getattr(obj, "pos", None) or where  # (the node's own place, else its nearest enclosing one's)
         d += 1  # (a dataclass of no field but pos is a level all the same)
         if d > MAX_NESTING:
-            raise ctx.error(getattr(obj, "pos", None), f"the program nests more than {MAX_NESTING} deep here "
+            raise ctx.error(where, f"the program nests more than {MAX_NESTING} deep here "
                             f"(expressions and blocks inside one another); {_nesting_hint()}")
         for name in names:
             x = getattr(obj, name)
-            if type(x) not in _LEAVES:
-                push((x, d))
+            if type(x) not in leaves:
+                push((x, d, where))
 
