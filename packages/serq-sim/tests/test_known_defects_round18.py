@@ -136,3 +136,41 @@ run {{ horizon {horizon}; arrivals 3; }}
     assert msg.endswith(f"1 session(s) still live {when} (not drained): they wait for ever (no event is left that "
                         "could wake them): 1 at stage d, which will never complete them (session 1, in the run at "
                         "<source>:3:11)")
+
+
+# --- serq run --records fsyncs each table's file, and the folder once ------------------------------------
+
+
+def test_records_fsync_each_file_once_and_the_folder_once(tmp_path, monkeypatch):
+    import os
+    import stat
+
+    from serq.cli import main
+
+    tables = 40
+    body = "\n".join(f"  record t{i} {{ x = serial; }}" for i in range(tables))
+    (tmp_path / "p.sq").write_text(f"""stage d : delay;
+workload {{ arrive batch(2); }}
+session {{
+  run d (1);
+{body}
+}}
+run {{ horizon inf; }}
+""")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("SERQ_CACHE_DIR", "")  # (no compile cache written beside them)
+    calls = []
+    real = os.fsync
+
+    def fsync(fd):
+        calls.append("dir" if stat.S_ISDIR(os.fstat(fd).st_mode) else "file")
+        return real(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    with pytest.raises(SystemExit) as e:
+        main(["run", "p.sq", "--records", "r.csv", "-o", "out.txt", "--no-progress"])
+    assert e.value.code in (0, None)
+    assert sorted(p.name for p in tmp_path.glob("r.*.csv")) == sorted(f"r.t{i}.csv" for i in range(tables))
+    assert (tmp_path / "r.t7.csv").read_text().splitlines()[0] == "session,turn,time,x"
+    # the report and the 40 tables, each fsynced once; their folder once (it was 41 times)
+    assert calls == ["file"] * (tables + 1) + ["dir"]

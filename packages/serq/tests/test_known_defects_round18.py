@@ -97,3 +97,58 @@ def test_a_registration_hook_that_is_an_async_generator_is_refused_as_one(tmp_pa
         f"body (it returned an object of type {got}): nothing it registers is registered; a registration hook is a "
         "plain function that calls register(name, object)",
         "(run without it: SERQ_DISABLED_PLUGINS=acme, or uninstall serq-acme)"]
+
+
+# --- an atomic write fsyncs its file; a block of them fsyncs each folder once ------------------------------
+
+
+def _counting_fsync(monkeypatch) -> list[str]:
+    """``os.fsync`` counted: each call's ``"file"`` or ``"dir"``, in order."""
+    import os
+    import stat
+
+    calls: list[str] = []
+    real = os.fsync
+
+    def fsync(fd):
+        calls.append("dir" if stat.S_ISDIR(os.fstat(fd).st_mode) else "file")
+        return real(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    return calls
+
+
+def test_one_write_fsyncs_its_file_and_its_folder(tmp_path, monkeypatch):
+    from serq.files import write_atomic
+
+    calls = _counting_fsync(monkeypatch)
+    write_atomic(tmp_path / "a.csv", "x\n")
+    assert calls == ["file", "dir"] and (tmp_path / "a.csv").read_text() == "x\n"
+
+
+def test_a_block_of_writes_fsyncs_each_file_and_each_folder_once_at_its_end(tmp_path, monkeypatch):
+    from serq.files import folders_synced_once, write_atomic
+
+    (tmp_path / "b").mkdir()
+    calls = _counting_fsync(monkeypatch)
+    with folders_synced_once():
+        for i in range(5):
+            write_atomic(tmp_path / f"t{i}.csv", f"{i}\n")
+        with folders_synced_once():  # (within the block: the outer one's)
+            write_atomic(tmp_path / "b" / "u.csv", "u\n")
+        assert calls == ["file"] * 6  # every file whole before the block ends
+        assert [p.read_text() for p in sorted(tmp_path.glob("t*.csv"))] == [f"{i}\n" for i in range(5)]
+    assert calls == ["file"] * 6 + ["dir", "dir"]  # the two folders, once each
+
+
+def test_a_block_that_fails_still_fsyncs_the_folders_written(tmp_path, monkeypatch):
+    from serq.files import folders_synced_once, write_atomic
+
+    calls = _counting_fsync(monkeypatch)
+    with pytest.raises(KeyError), folders_synced_once():
+        write_atomic(tmp_path / "a.csv", "a\n")
+        raise KeyError("the next table")
+    assert calls == ["file", "dir"]
+    calls.clear()
+    write_atomic(tmp_path / "c.csv", "c\n")  # after the block: as before
+    assert calls == ["file", "dir"]

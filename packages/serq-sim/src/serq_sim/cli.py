@@ -250,7 +250,10 @@ def run_command(pm, file, sets, defs, seed, horizon, warmup, arrivals, trace, as
             report.set_slo(slos)
         except ValueError as e:
             raise UserError(f"--slo: {e}") from None
-    with signals.deferred():  # a signal now would lose the report: it is written first
+    from serq.files import folders_synced_once
+
+    # a signal now would lose the report: it is written first; each file is fsynced, each folder once at the end
+    with signals.deferred(), folders_synced_once():
         from serq.plugins import report_text
 
         text = report_text(pm, reporters, fmt, report)

@@ -423,9 +423,15 @@ def frame(plan: Any, runs: Mapping[str, Run], name: str) -> Any:
 
 def write(plan: Any, runs: Mapping[str, Run], path: str, inputs: Iterable[str]) -> None:
     """Every table of ``runs`` to its file (``path``, or ``STEM.NAME.EXT`` for several), atomically."""
+    from serq.files import folders_synced_once
+
+    with folders_synced_once():  # (each file fsynced, the folder once at the end)
+        _write_tables(plan, runs, path, list(inputs))
+
+
+def _write_tables(plan: Any, runs: Mapping[str, Run], path: str, inputs: list[str]) -> None:
     from serq.files import write_atomic
 
-    inputs = list(inputs)
     for name, file in files(path, table_names(plan)).items():
         if record_format(file) == "csv":
             columns, order, cat = assemble(plan, runs, name)

@@ -56,7 +56,7 @@ from .errors import UserError
 
 __all__ = ["DUMP_HEADERS", "DUMP_MANIFEST", "MAX_JSON", "MAX_LINE", "MAX_NAME", "MAX_SOURCE", "LineTooLong", "OutputError", "SameOutputError", "byte_order_note",
            "check_distinct", "check_folder", "check_not_input", "check_output",
-           "check_dumped", "check_own", "check_recorded", "check_text", "file_names", "file_of", "name_not_text", "name_of_file", "not_utf8", "open_atomic",
+           "check_dumped", "check_own", "check_recorded", "check_text", "file_names", "file_of", "folders_synced_once", "name_not_text", "name_of_file", "not_utf8", "open_atomic",
            "open_input", "open_own_append", "path_arg", "path_args", "read_input", "shown_name", "split_suffix", "write_atomic"]
 
 
@@ -399,6 +399,40 @@ def _probe(path: str, st: os.stat_result | None) -> None:
         os.close(fd)
     finally:
         _remove_made(made)
+
+
+#: the folders whose fsync is put off to the end of the :func:`folders_synced_once` block being run (None
+#: outside one), in the order first written
+_put_off: dict[str, None] | None = None
+
+
+@contextlib.contextmanager
+def folders_synced_once() -> Iterator[None]:
+    """Within the block, each atomic write (:func:`open_atomic`, :func:`write_atomic`) fsyncs its file and
+    renames it over its target as ever, and the folder it was renamed in is fsynced once, when the block ends
+    (however it ends), rather than after every file: a command that writes many files into one folder
+    (``serq run --records`` of 3 000 tables, a dump of many observes) fsynced that folder once a file, twice
+    the fsyncs, 28 s of them. Each file is whole or not there at every moment, as before; what the end's
+    fsync makes lasting is the renames. A block within a block is the outer one's."""
+    global _put_off
+    if _put_off is not None:
+        yield
+        return
+    _put_off = {}
+    try:
+        yield
+    finally:
+        folders, _put_off = _put_off, None
+        for folder in folders:
+            _fsync_folder(folder)
+
+
+def _sync_folder(folder: str) -> None:
+    """Fsync ``folder`` now, or at the end of the :func:`folders_synced_once` block being run."""
+    if _put_off is not None:
+        _put_off[folder] = None
+    else:
+        _fsync_folder(folder)
 
 
 def _fsync_folder(folder: str) -> None:
@@ -861,7 +895,7 @@ def _open_atomic(path: str, mode: str, inputs: list[str], perms: int | None, own
         if isinstance(e, OSError) and e.filename is None and e.errno is not None:  # a full disk: name the file
             raise type(e)(e.errno, e.strerror, path) from None
         raise
-    _fsync_folder(os.path.dirname(target))
+    _sync_folder(os.path.dirname(target))
 
 
 def write_atomic(path: str | os.PathLike[str], data: str | bytes, *,
