@@ -3,6 +3,7 @@ reserve, reuse); one the body reads is set at the body's top, ``set x = e;``."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from .. import ast as A
@@ -48,6 +49,18 @@ def _set_first(stmts: list[Any], name: str) -> bool:
         if isinstance(s, A.SSet) and s.name == name:
             return True
     return False
+
+
+def _same_expr(a: Any, b: Any) -> bool:
+    """Whether expressions ``a`` and ``b`` are written alike (the same nodes, names and numbers), wherever."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(_same_expr(x, y) for x, y in zip(a, b, strict=True))
+    if dataclasses.is_dataclass(a):
+        return all(_same_expr(getattr(a, f.name), getattr(b, f.name)) for f in dataclasses.fields(a)
+                   if f.name not in ("pos", "var_pos"))
+    return bool(a == b)
 
 
 def _reads(stmts: list[Any], extra: list[Any], h: A.SHold | None = None) -> set[str]:
@@ -121,7 +134,24 @@ class Admission:
         body_reads = _reads(h.body, [e for e in (h.cache, h.lease_time) if e is not None], h)
         top: list[Any] = []
         for b in h.bindings:
-            if b.name not in body_reads or _set_first(h.body, b.name):
+            if b.name not in body_reads:
+                continue
+            if _set_first(h.body, b.name):
+                # the body sets it itself at its top (lib/vllm.sq): to the binding's own expression only, or the
+                # body would read another value than the header's under the binding's name
+                at = next(i for i, s in enumerate(h.body) if isinstance(s, A.SSet) and s.name == b.name)
+                first = h.body[at]
+                # (an earlier binding's name set before it holds that binding's value: checked in its turn)
+                read = {x.simple for x in A.walk_expr(b.value) if type(x) is A.Var and x.simple is not None} - env.keys()
+                moved = next((s.name for s in A.walk_stmts(h.body[:at])
+                              if isinstance(s, (A.SSet, A.SChoose)) and s.name in read), None)
+                if moved is not None or not _same_expr(first.value, b.value):
+                    why = (f"reads `{moved}`, which the body sets before it, so it" if moved is not None
+                           else "is not the binding's own expression, so it")
+                    raise ctx.error(first.pos, f"`set {b.name} = …;` at the top of the body {why} gives the "
+                                    f"binding `{b.name}` another value than the one the header was admitted "
+                                    "with; leave the set out (the body reads the binding's value), or give the "
+                                    "attribute a name of its own")
                 continue
             value = env[b.name]
             live = live_read(value)
