@@ -40,20 +40,21 @@ def _slo(ctx, param, value):
         raise click.BadParameter(str(e), ctx=ctx, param=param) from None
 
 
-def _common(seeds: str):
+def _common(seeds: str, zips: bool = True):
     """The options every command that runs a program over seeds shares; ``seeds`` the default of ``--seeds``,
-    the one the command uses and its ``--help`` shows (serq compare's help said 1 while it ran 1..10)."""
-    return lambda f: _options(f, seeds)
+    the one the command uses and its ``--help`` shows (serq compare's help said 1 while it ran 1..10);
+    ``zips`` whether ``--help`` shows ``--zip`` (serq compare refuses it, and its help offered it)."""
+    return lambda f: _options(f, seeds, zips)
 
 
-def _options(f, seeds: str):
+def _options(f, seeds: str, zips: bool = True):
     for opt in reversed([
         click.option("--set", "sets", multiple=True, metavar="NAME=VALUES",
                      help="Sweep a let constant: a number, a list 1,2,4 or a range START:STOP[:STEP] "
                           "(repeatable; a name given again adds values)."),
         click.option("--def", "defs", multiple=True, metavar="NAME=EXPR",
                      help="Sweep a definition's body (repeatable; a name given again adds a value)."),
-        click.option("--zip", "zips", multiple=True, metavar="NAME,NAME,...",
+        click.option("--zip", "zips", multiple=True, metavar="NAME,NAME,...", hidden=not zips,
                      help="These swept names move together (equal numbers of values) instead of forming a "
                           "grid (repeatable)."),
         click.option("--seeds", default=seeds, show_default=True, metavar="SEEDS",
@@ -236,7 +237,7 @@ def _fmt(v) -> str:
 
 @click.command("compare")
 @click.argument("files", nargs=-1, required=True, type=SerqPath(dir_okay=False))
-@_common(seeds="1..10")
+@_common(seeds="1..10", zips=False)
 @click.option("--figure", "figures", multiple=True, metavar="FIGURE",
               help="Compare only these figures (repeatable; default every figure).")
 @click.option("--trace", "trace", type=SerqPath(dir_okay=False), default=None, metavar="FILE",
