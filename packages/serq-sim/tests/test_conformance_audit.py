@@ -612,7 +612,8 @@ run { horizon 100; warmup 12; arrivals 2; }
 @pytest.mark.parametrize("decls, stmt, first", [
     # §3 Branching: a computed guard that is not 0 or 1 "is refused when it is evaluated".
     ("", "set g = serial + 1; branch (g) { run d (1); }",
-     "<source>:4:42: error: at t=1, session 1: branch guard is 2, not 0 or 1 (a draw is written `branch with (p)`)"),
+     "<source>:4:42: error: at t=1, session 1: branch guard is 2, not 0 or 1: a guard is a test; write the "
+     "comparison meant (`n > 0`, `x != 0`)"),
     # docs/language.md "Amounts are not negative": a computed negative work is an error at the run.
     ("", "run d (serial - 1);", "<source>:4:22: error: at t=1, session 0: the run's work is negative (-1)"),
     # docs/language.md: a computed choose count outside 1 .. 100 000 is an error at the choose.

@@ -150,8 +150,12 @@ def not_bookable(x: float) -> str:
 
 def guard_message(g: float) -> str:
     """The run-time error of a ``branch`` guard that came out other than 0 or 1 (both tiers: language.txt §3
-    Branching, a guard is a test)."""
-    return f"branch guard is {show(g)}, not 0 or 1 (a draw is written `branch with (p)`)"
+    Branching, a guard is a test). A fraction reads as a probability meant for ``branch with``; a count, a
+    negative number, inf or NaN as a value where its test was meant (as the linker says of a constant one)."""
+    if 0 < g < 1:
+        return f"branch guard is {show(g)}, not 0 or 1 (a draw is written `branch with (p)`)"
+    return (f"branch guard is {show(g)}, not 0 or 1: a guard is a test; write the comparison meant "
+            "(`n > 0`, `x != 0`)")
 
 
 def amount_message(what: str, label: str, x: float) -> str:
