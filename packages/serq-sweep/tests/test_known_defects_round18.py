@@ -216,3 +216,23 @@ def test_a_plugin_that_fails_to_load_in_a_worker_only_says_so(tmp_path):
                      r"with --workers 0, workers=0 in Python, to run every run in that process\)", lines[0])
     assert m is not None, lines[0]
     assert m.group(3) == str(site / "here18_plugin.py")
+
+
+def test_the_table_and_its_points_fsync_their_folder_once(tmp_path, monkeypatch):
+    import os
+    import stat
+
+    (tmp_path / "p.sq").write_text(PROGRAM)
+    calls = []
+    real = os.fsync
+
+    def fsync(fd):
+        calls.append("dir" if stat.S_ISDIR(os.fstat(fd).st_mode) else "file")
+        return real(fd)
+
+    monkeypatch.setenv("SERQ_CACHE_DIR", "")  # (no compile cache written)
+    monkeypatch.setattr(os, "fsync", fsync)
+    sweep(str(tmp_path / "p.sq"), seeds=[1], workers=0, progress=False, out=str(tmp_path / "t.csv"))
+    assert (tmp_path / "t.csv").exists() and (tmp_path / "t.points.csv").exists()
+    # the journal's appends are its own (fsynced as it goes); the two tables: two file fsyncs and one folder's
+    assert calls[-3:] == ["file", "file", "dir"] and calls.count("dir") == 1, calls

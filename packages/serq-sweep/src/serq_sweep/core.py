@@ -1375,7 +1375,7 @@ def _not_an_entry(path: str, n: int, line: str, at: tuple) -> str:
 
 def write_tables(plan: Plan, done: Mapping[str, dict], out: str, inputs: Iterable[str]) -> tuple[list, list]:
     """Write the table of ``done`` to ``out`` and its per-point aggregates beside it (both atomically)."""
-    from serq.files import write_atomic
+    from serq.files import folders_synced_once, write_atomic
 
     fmt = table_format(out)
     columns, table = rows(plan, done)
@@ -1385,8 +1385,9 @@ def write_tables(plan: Plan, done: Mapping[str, dict], out: str, inputs: Iterabl
             r.setdefault(c, math.nan)
     acols, atable = aggregate_rows(plan, columns, table)
     inputs = list(inputs)
-    write_atomic(out, encode_table(columns, table, fmt), inputs=inputs)
-    write_atomic(points_path(out), encode_table(acols, atable, fmt), inputs=inputs, own=True)
+    with folders_synced_once():  # (each file fsynced, their folder once)
+        write_atomic(out, encode_table(columns, table, fmt), inputs=inputs)
+        write_atomic(points_path(out), encode_table(acols, atable, fmt), inputs=inputs, own=True)
     return columns, table
 
 
