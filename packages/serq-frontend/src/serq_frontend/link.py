@@ -394,6 +394,10 @@ class Linker:
             raise self.error(v.pos, f"unknown name `{name}`: nothing sets or marks it")
         if name in self.ctx.notes.get("expression_defs", ()):
             raise self.error(v.pos, f"`{name}` is a definition, not a value; call it, `{name}(…)`")
+        if name in self.observes and not idx:
+            raise self.error(v.pos, f"`{name}` is an observe's name, not a value: an observe records a sample for "
+                             f"the report and sets nothing; `set` an attribute to the value to read it again "
+                             f"(`set v = …; observe {name} = v;`)")
         raise self.error(v.pos, f"unknown name `{name}`"
                          + did_you_mean(name, [*self.lets, *self.slots, *(c for c in CONTEXT if c in m.context), "inf"]))
 
