@@ -206,6 +206,11 @@ def compare(files: str | Sequence[str], *, sets: Mapping[str, Any] | None = None
     if unknown:  # (it was plan()'s TypeError, a function the caller did not call; repeat=, one plan() took twice)
         raise TypeError(f"compare() got an unexpected keyword argument {unknown[0]!r} (it takes the run options "
                         f"{', '.join(sorted(plan_options()))} besides its own)")
+    if kw.get("zip"):  # (as serq compare's --zip: it was taken, and the arms it grouped called a grid of arms)
+        from serq.errors import UsageError
+
+        raise UsageError("zip is not for compare() (its arms are the values of one name of sets or defs, or two "
+                         "or more programs)")
     figures = texts(figures, "figures", "figure")  # (a str was iterated: figures="ttft.p99" asked for "t", ...)
     progress = flag(progress, "progress", none=True)
     check_dask(dask)  # before anything is compiled
