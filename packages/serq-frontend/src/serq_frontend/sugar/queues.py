@@ -167,6 +167,8 @@ class QueueRewriter:
         self.globals: set[str] = set()
         self._kinds: dict[str, str] | None = None
         self._outside: set[str] | None = None
+        #: the pull relations seen, each naming the program's share: the first writes it, the others agree
+        self.pulled: list[A.PullItem] = []
         for item in module.items:
             if isinstance(item, A.WorkloadItem):
                 for w in item.items:
@@ -451,7 +453,15 @@ class QueueRewriter:
             raise ctx.error(shares[0].pos, "`share` is given twice: the pull relation "
                             f"`{item.reader} pull {item.source}` names the program's share")
         reader.pulls = item
-        out: list[Any] = [A.ShareItem(item.share, item.pos)]
+        first = self.pulled[0] if self.pulled else None
+        self.pulled.append(item)
+        if first is not None and first.share != item.share:
+            raise ctx.error(item.pos, f"`{item.reader} pull {item.source} … share {item.share}`: the program's "
+                            f"share is `{first.share}`, which `{first.reader} pull {first.source}` (at "
+                            f"{first.pos.line}:{first.pos.col}) names; a program divides its stages one way, so "
+                            "every pull relation names the same share")
+        # one share item for the program (the linker's: `share` once), written by the first relation
+        out: list[Any] = [A.ShareItem(item.share, item.pos)] if first is None else []
         if item.latency is not None:
             ctx.const(item.latency, f"the latency of `{item.reader} pull {item.source}`")
             size = A.Num(float(reader.size), item.pos) if reader.family else None
