@@ -12,6 +12,7 @@ divides its stages one way (docs/language.md, Queues).
 
 from __future__ import annotations
 
+import pytest
 from conform import refused, run, stage
 
 PAIRS = """queue P[1] : prefill { pool kv { cap 100; } serve fifo; nic ps(4); prefill (prompt) { hold kv (prompt) { run (prompt); } cache (prompt) lease kv (inf); } }
@@ -51,3 +52,25 @@ def test_a_relation_and_the_programs_own_share_are_still_refused():
     src = PAIRS.replace("SHARE", "maxmin").replace("D2 pull P2 latency 0.25 share maxmin;",
                                                    "D2 pull P2 latency 0.25 share maxmin;\nshare maxmin;")
     assert refused(src) == "`share` is given twice: the pull relation `D pull P` names the program's share"
+
+
+SAID = ("`D pull P` names how concurrent reads divide the NICs, the program's share: `D pull P [latency x] share "
+        "maxmin;` or `… share bottleneck;` (there is no default)")
+
+
+@pytest.mark.parametrize("relation, found", [
+    ("D pull P latency 0.5;", "`;`"),
+    ("D pull P;", "`;`"),
+    ("D pull P latency 0.5 maxmin;", "`maxmin`"),
+    ("D pull P latency (0.5);", "`;`"),
+])
+def test_a_relation_without_its_share_says_it_has_no_default(relation, found):
+    """"the policy, which is the program's share and is written here, not left to a default": the error
+    was ``unexpected `;` (expected share)``."""
+    src = PAIRS.replace("SHARE", "maxmin").replace("D pull P latency 0.5 share maxmin;", relation)
+    assert refused(src) == f"unexpected {found}: " + SAID
+
+
+def test_an_error_in_the_latency_keeps_its_own_words():
+    src = PAIRS.replace("SHARE", "maxmin").replace("D pull P latency 0.5 share maxmin;", "D pull P latency 0.5 +;")
+    assert refused(src).startswith("unexpected `;` (expected")

@@ -1176,6 +1176,27 @@ def _value_missing(tok: Token, text: str) -> tuple[tuple[int, int], str] | None:
     return (tok.line, tok.column), f"unexpected {_token_text(tok)}: `{word}` takes a value, `{word} …;`"
 
 
+def _share_missing(tok: Token, text: str) -> tuple[tuple[int, int], str] | None:
+    """``D pull P latency x0;``: a pull relation without its ``share`` (language.txt §2, Queues: the policy "is
+    the program's share and is written here, not left to a default"); the error was `(expected share)`. None
+    when the error is not right after a pull's source or its latency."""
+    if tok.type == "$END" or tok.start_pos is None or str(tok) == "share":
+        return None
+    before = _tokens_before(text, tok.start_pos)
+    start = _statement_start(before, len(before))
+    words = [t[1] for t in before[start:]]
+    if len(words) < 3 or words[1] != "pull" or (len(words) > 3 and words[3] != "latency"):
+        return None
+    if len(words) == 4 or (len(words) > 4 and "share" in words):
+        return None  # `latency` without its value, or an error after `share`: the grammar's words
+    if before[-1][1] != ")" and before[-1][0] not in ("name", "number"):
+        return None  # inside the latency's expression (`latency 0.5 +;`): the expression's error
+    r, src = words[0], words[2]
+    return (tok.line, tok.column), (f"unexpected {_token_text(tok)}: `{r} pull {src}` names how concurrent reads "
+                                    f"divide the NICs, the program's share: `{r} pull {src} [latency x] share "
+                                    "maxmin;` or `… share bottleneck;` (there is no default)")
+
+
 def _keyword_defined(tok: Token, text: str) -> tuple[tuple[int, int], str] | None:
     """Where a definition named like a keyword is, when the syntax error is in a statement that begins with
     that keyword and a `(` (`def hold(a) { … }` and `hold(1);`: the use begins a hold, so the parse stops in
@@ -1355,7 +1376,7 @@ def _syntax_error(e: UnexpectedInput, text: str, file: str, reporter: Reporter, 
     if misplaced is not None:
         return reporter.error(Pos(file, *misplaced[0]), misplaced[1])
     said = (_hold_clause_placed(tok, expected, text) or _requeue_missing(tok, text)
-            or _transfer_unfinished(tok, text) or _requeue_misplaced(tok, text)
+            or _transfer_unfinished(tok, text) or _requeue_misplaced(tok, text) or _share_missing(tok, text)
             or _parenthesis_missing(tok, expected, text))
     if said is not None:
         return reporter.error(Pos(file, *said[0]), said[1])
