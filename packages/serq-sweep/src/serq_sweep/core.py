@@ -168,16 +168,21 @@ def _plugin_manager(pm: Any) -> Any:
 
 
 def compile_point(pm: Any, file: str, sets: Mapping[str, float], defs: Mapping[str, str],
-                  overrides: Mapping[str, Any], given: Any = None, trace: str | None = None) -> tuple[Any, list[str]]:
+                  overrides: Mapping[str, Any], given: Any = None, trace: str | None = None,
+                  said: set[str] | None = None) -> tuple[Any, list[str]]:
     """The program of ``file`` with ``sets``/``defs`` and the run ``overrides`` (horizon, warmup,
     arrivals) applied, and the files its run reads. ``given`` names an override in a message
     (serq.loading.apply_run_overrides: the command line's option, the default, or the API's argument).
     ``trace``: a ``--trace`` FILE its runs replay instead of the workload's (one of its inputs, and the trace
-    clause's folder no longer checked; :func:`check_replaceable` refuses it for a program without one)."""
+    clause's folder no longer checked; :func:`check_replaceable` refuses it for a program without one).
+    ``said``: what the compiles of the same sweep wrote on stderr (their warnings), each text written once
+    (:func:`compiled_once`): every point is compiled, and a warning of the program was written once a point,
+    or once an evaluation of a capacity search."""
     from serq.loading import LoadOptions, apply_run_overrides, given_or_option, load_program
     from serq_sim.cli import check_trace_beside, run_inputs
 
-    program = load_program(pm, file, LoadOptions(sets=dict(sets), defs=dict(defs), given=given))
+    with compiled_once(said):
+        program = load_program(pm, file, LoadOptions(sets=dict(sets), defs=dict(defs), given=given))
     check_trace_beside(program, file, trace)  # (an IR file's source does not choose where its trace is read)
     # a warmup not below the horizon: refused there, before any run, not once per run
     given = given_or_option(given)
@@ -188,6 +193,26 @@ def compile_point(pm: Any, file: str, sets: Mapping[str, float], defs: Mapping[s
                         f"{given('horizon', 'T')}")
     return program, run_inputs(program, file, trace)
 
+
+
+@contextlib.contextmanager
+def compiled_once(said: set[str] | None) -> Iterator[None]:
+    """What the compile inside writes on stderr (a warning: `FILE:LINE:COL: warning: …`, the line and a
+    caret), written when it ends, or fails, unless ``said`` holds the same text (then nothing), which it is
+    added to; with ``said`` None, written as it comes."""
+    if said is None:
+        yield
+        return
+    buf = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(buf):
+            yield
+    finally:
+        text = buf.getvalue()
+        if text and text not in said:
+            said.add(text)
+            if sys.stderr is not None:
+                sys.stderr.write(text)
 
 
 def trace_files(trace: Any, given: Any = None) -> list[str]:
@@ -492,13 +517,14 @@ def plan(files: Sequence[str], *, sets: Mapping[str, Any] | None = None, defs: M
     out: list[Point] = []
     warnings: list[str] = []
     traces: dict[Any, Any] = {}  # (each trace read once, whatever the number of points)
+    compiled: set[str] = set()  # (what the points' compiles wrote on stderr: each warning once)
     for i, params in enumerate(grid):
         file = by_label[params["program"]] if by_label else files[0]
         s = {a.name: params[a.name] for a in axes if a.kind == "set"}
         d = {a.name: params[a.name] for a in axes if a.kind == "def"}
         replayed = params["trace"] if replay is None and traces_given else replay
         try:
-            program, inputs = compile_point(pm, file, s, d, overrides, given, trace=replayed)
+            program, inputs = compile_point(pm, file, s, d, overrides, given, trace=replayed, said=compiled)
         except Exception as e:
             if not getattr(type(e), "serq_user_error", False):
                 raise

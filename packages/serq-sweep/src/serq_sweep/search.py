@@ -373,6 +373,7 @@ def _find(program: Any, conditions: Any, over: Any, *, sets: Any, defs: Any, zip
     caps_lo: dict[str, tuple[list[Any], set[int]]] = {}
     fractional_cap: str | None = None
     traces: dict[str, Any] = {}  # the digests of the traces the runs replay (core.run_hash), each read once
+    compiled: set[str] = set()  # what the compiles wrote on stderr (a warning of the program): each text once
     # the knob is a let of every program, said before the search: its values reach the programs as --set,
     # whose error ("--set B: the program has no `let B`") named a flag the command line did not give
     for file in files:
@@ -380,7 +381,7 @@ def _find(program: Any, conditions: Any, over: Any, *, sets: Any, defs: Any, zip
         replayed = first["trace"] if traces_given else None
         program_, _ = core.compile_point(pm, file, {a.name: first[a.name] for a in axes if a.kind == "set"},
                                          {a.name: first[a.name] for a in axes if a.kind == "def"}, overrides, given,
-                                         replayed)
+                                         replayed, said=compiled)
         core.check_replaceable(program_, replayed, given)
         core.check_slo_program(program_, file, limits)
         if name not in {c.name for c in program_.constants}:
@@ -397,7 +398,7 @@ def _find(program: Any, conditions: Any, over: Any, *, sets: Any, defs: Any, zip
                                                  {**{a.name: first[a.name] for a in axes if a.kind == "set"},
                                                   name: value},
                                                  {a.name: first[a.name] for a in axes if a.kind == "def"},
-                                                 overrides, given, replayed)
+                                                 overrides, given, replayed, said=compiled)
             except Exception as e:  # (a program's error at an end, said where the search would say it)
                 if not getattr(e, "serq_user_error", False) or isinstance(e, UsageError):
                     raise
@@ -426,7 +427,8 @@ def _find(program: Any, conditions: Any, over: Any, *, sets: Any, defs: Any, zip
                 dv = {a.name: params[a.name] for a in axes if a.kind == "def"}
                 replayed = params.get("trace") if traces_given else None
                 try:
-                    program_, inputs = core.compile_point(pm, file, sv, dv, overrides, given, replayed)
+                    program_, inputs = core.compile_point(pm, file, sv, dv, overrides, given, replayed,
+                                                          said=compiled)
                 except Exception as e:  # (a program's error at a value of the search: it said no value)
                     if not getattr(e, "serq_user_error", False) or isinstance(e, UsageError):
                         raise
