@@ -381,144 +381,149 @@ class LazyDecoding:
         # The test is compile.instant_span's, written out for a clock at or after 0 (a call a round made a
         # long stretch of quiet rounds 40 % slower): the same floats, so the same rounds as _end's test
         zeno = ZENO
-        while t < tlim and k not in due and t - last > zeno * (last if last > 1.0 else 1.0) and k < kend:
-            if k == kwall:
-                if _monotonic() >= wall_end:
-                    break
-                kwall = k + _WALL_ROUNDS
-            wl = rounds_to_plan.get(k)
-            if wl is not None:
-                # the planning of round k + 1 (at t): the growers' blocks, the prefill's chunk, the cost
-                if P is None:
-                    if not absorb:
-                        break
-                    plan = self._wake_plan(wl, k)
-                    if plan is None:
-                        break
-                    if cost_of is not None:
-                        c = cost_of(nl, nl, 0.0, nres, plan[1], 0.0, 0.0)
-                        if not c >= 0.0:
-                            break
-                    else:
-                        c = self.cost_fn(None, None, self._no_ctx)
-                else:
-                    if wl:
+        kstop = kend if kend < kwall else kwall
+        while True:
+            while (t < tlim and k not in due and t - last > zeno * (last if last > 1.0 else 1.0)
+                   and k < kstop):
+                wl = rounds_to_plan.get(k)
+                if wl is not None:
+                    # the planning of round k + 1 (at t): the growers' blocks, the prefill's chunk, the cost
+                    if P is None:
                         if not absorb:
                             break
                         plan = self._wake_plan(wl, k)
                         if plan is None:
                             break
-                        grow0 = plan[0]
-                        kv1 = plan[1]
-                    else:
-                        grow0 = 0.0
-                        kv1 = self.kv_lazy if self.cost_kv else 0.0
-                    # the prefill's chunk, as the walk plans it (Planner._serve) after the lazy decoders
-                    w = P.work - P.assigned  # its work after round k (StepStage._end)
-                    if w <= EPS:
-                        break  # it completes in round k: the session goes on at its end
-                    want = w if w < chunk else chunk
-                    tok = want if want < left0 else left0
-                    if may and left0 - tok > 0.0:
-                        break  # budget is left after it: that planning attempts an admission
-                    grown = 0.0  # what grow_slot takes (nothing when the tokens fit the allocation)
-                    if pslot is not None:
-                        k0 = pslot.pos
-                        d = k0 + tok - pslot.alloc
-                        if d > EPS:
-                            grown = ppool.round_up(pslot.alloc + d) - pslot.alloc
-                            if grown > EPS and (ppool.used + grow0 + ppool.reserved - pslot.u + grown
-                                                > ppool.limit):
-                                break  # its growth would preempt or wait: planned as usual
-                            if self.glazy_wide and not self._wide_room(grow0 + grown):
-                                break  # (a pool without a cap holding near 2**53: planned as usual)
-                    else:
-                        k0 = P.total - w
-                        d = 0.0
-                    ptok = nl + tok
-                    if cost_of is not None:
-                        m = 0.0  # what it holds on the memory pool after the growth (iteration_sums)
-                        if pslots is not None:
-                            for sl in pslots:
-                                m += (sl.alloc + grown) if sl is pslot and grown > EPS else sl.alloc
-                        c = cost_of(ptok, nl, 0.0 + tok, nres, kv1, 0.0 + m, 0.0 + tok * (k0 + tok / 2.0))
-                        if not c >= 0.0:
-                            break
-                    else:
-                        c = self.cost_fn(None, None, self._no_ctx)
-            if t + (cost if wl is None else c) == _INF and horizon == _INF:
-                # the round after this one would end at inf, which never happens (engine.MAX_TIME): the run
-                # ends when this one does, at an event, as the per-job planning's (a stretch of rounds of
-                # 1e307 ended where it began, 1e307, with their time averages over 1.7e308: util 17)
-                break
-            dt = t - last
-            if dt > 0.0:
-                if dt < HUGE_SPAN:
-                    a_present += present * dt
-                    a_busy += dt  # (1.0 * dt, as the stage's own integral writes it: the same float)
-                else:
-                    self.acc_huge(dt, 1.0)
-            # the round's output tokens (tokens.py): the first round's pending decoders, then all regular
-            if tally:
-                # gaps.add(t - last, counted), inlined: one a round (t - last is dt)
-                if dt == glast:
-                    gain += counted
-                else:
-                    if gain:
-                        weights[-1] += gain
-                        gain = 0
-                    values.append(dt)
-                    weights.append(counted)
-                    glast = dt
-            elif k == first:
-                gaps.iteration(self, (), last, t, nlazy, self.tpend, None, warm)
-                if self.tpend:
-                    self.tpend = []
-                counted = nlazy - self.nlazy_x  # the decoders whose gaps count (tokens.py)
-                glast = gaps.last
-                tally = warm and counted != 0
-            last = t
-            if wl is not None:
-                if P is not None:
-                    P.work = w  # (StepStage._end)
-                    P.assigned = 0.0
-                if wl or P is None:  # (a busy stretch reads () for a round without woken growers)
-                    # their blocks, taken at the round's start
-                    sim.now = last
-                    try:
-                        self._wake_apply(wl, plan, k, last)
-                    finally:
-                        sim.now = now
-                    wakes += 1
-                if P is not None:
-                    # the prefill's chunk of round k + 1: its growth at the round's start (it fits: tested
-                    # above), its position, its tokens; the iteration's tally
-                    if pslot is not None:
-                        if d > EPS:
-                            sim.now = last
-                            try:
-                                grow_slot(sim, P.owner, pslot, d, P)
-                            finally:
-                                sim.now = now
-                        holds[P.ghi].grown = True
-                        pslot.pos = k0 + tok
-                    P.assigned = tok
-                    if nlazy:
-                        self.lazy_iterations += 1
-                        self.glazy_iterations += 1
-                    if warm:  # (Planner._tally of one iteration)
-                        self.iterations += 1
-                        if nlazy:
-                            self.it_mixed += 1
+                        if cost_of is not None:
+                            c = cost_of(nl, nl, 0.0, nres, plan[1], 0.0, 0.0)
+                            if not c >= 0.0:
+                                break
                         else:
-                            self.it_prefill += 1
-                        self.sum_jobs += jobs
-                        self.sum_tokens += ptok
-                        self.sum_budget += budget
-                    busy_n += 1
-                cost = c
-            t = t + cost
-            k += 1
+                            c = self.cost_fn(None, None, self._no_ctx)
+                    else:
+                        if wl:
+                            if not absorb:
+                                break
+                            plan = self._wake_plan(wl, k)
+                            if plan is None:
+                                break
+                            grow0 = plan[0]
+                            kv1 = plan[1]
+                        else:
+                            grow0 = 0.0
+                            kv1 = self.kv_lazy if self.cost_kv else 0.0
+                        # the prefill's chunk, as the walk plans it (Planner._serve) after the lazy decoders
+                        w = P.work - P.assigned  # its work after round k (StepStage._end)
+                        if w <= EPS:
+                            break  # it completes in round k: the session goes on at its end
+                        want = w if w < chunk else chunk
+                        tok = want if want < left0 else left0
+                        if may and left0 - tok > 0.0:
+                            break  # budget is left after it: that planning attempts an admission
+                        grown = 0.0  # what grow_slot takes (nothing when the tokens fit the allocation)
+                        if pslot is not None:
+                            k0 = pslot.pos
+                            d = k0 + tok - pslot.alloc
+                            if d > EPS:
+                                grown = ppool.round_up(pslot.alloc + d) - pslot.alloc
+                                if grown > EPS and (ppool.used + grow0 + ppool.reserved - pslot.u + grown
+                                                    > ppool.limit):
+                                    break  # its growth would preempt or wait: planned as usual
+                                if self.glazy_wide and not self._wide_room(grow0 + grown):
+                                    break  # (a pool without a cap holding near 2**53: planned as usual)
+                        else:
+                            k0 = P.total - w
+                            d = 0.0
+                        ptok = nl + tok
+                        if cost_of is not None:
+                            m = 0.0  # what it holds on the memory pool after the growth (iteration_sums)
+                            if pslots is not None:
+                                for sl in pslots:
+                                    m += (sl.alloc + grown) if sl is pslot and grown > EPS else sl.alloc
+                            c = cost_of(ptok, nl, 0.0 + tok, nres, kv1, 0.0 + m, 0.0 + tok * (k0 + tok / 2.0))
+                            if not c >= 0.0:
+                                break
+                        else:
+                            c = self.cost_fn(None, None, self._no_ctx)
+                if t + (cost if wl is None else c) == _INF and horizon == _INF:
+                    # the round after this one would end at inf, which never happens (engine.MAX_TIME): the
+                    # run ends when this one does, at an event, as the per-job planning's (a stretch of rounds
+                    # of 1e307 ended where it began, 1e307, with their time averages over 1.7e308: util 17)
+                    break
+                dt = t - last
+                if dt > 0.0:
+                    if dt < HUGE_SPAN:
+                        a_present += present * dt
+                        a_busy += dt  # (1.0 * dt, as the stage's own integral writes it: the same float)
+                    else:
+                        self.acc_huge(dt, 1.0)
+                # the round's output tokens (tokens.py): the first round's pending decoders, then all regular
+                if tally:
+                    # gaps.add(t - last, counted), inlined: one a round (t - last is dt)
+                    if dt == glast:
+                        gain += counted
+                    else:
+                        if gain:
+                            weights[-1] += gain
+                            gain = 0
+                        values.append(dt)
+                        weights.append(counted)
+                        glast = dt
+                elif k == first:
+                    gaps.iteration(self, (), last, t, nlazy, self.tpend, None, warm)
+                    if self.tpend:
+                        self.tpend = []
+                    counted = nlazy - self.nlazy_x  # the decoders whose gaps count (tokens.py)
+                    glast = gaps.last
+                    tally = warm and counted != 0
+                last = t
+                if wl is not None:
+                    if P is not None:
+                        P.work = w  # (StepStage._end)
+                        P.assigned = 0.0
+                    if wl or P is None:  # (a busy stretch reads () for a round without woken growers)
+                        # their blocks, taken at the round's start
+                        sim.now = last
+                        try:
+                            self._wake_apply(wl, plan, k, last)
+                        finally:
+                            sim.now = now
+                        wakes += 1
+                    if P is not None:
+                        # the prefill's chunk of round k + 1: its growth at the round's start (it fits: tested
+                        # above), its position, its tokens; the iteration's tally
+                        if pslot is not None:
+                            if d > EPS:
+                                sim.now = last
+                                try:
+                                    grow_slot(sim, P.owner, pslot, d, P)
+                                finally:
+                                    sim.now = now
+                            holds[P.ghi].grown = True
+                            pslot.pos = k0 + tok
+                        P.assigned = tok
+                        if nlazy:
+                            self.lazy_iterations += 1
+                            self.glazy_iterations += 1
+                        if warm:  # (Planner._tally of one iteration)
+                            self.iterations += 1
+                            if nlazy:
+                                self.it_mixed += 1
+                            else:
+                                self.it_prefill += 1
+                            self.sum_jobs += jobs
+                            self.sum_tokens += ptok
+                            self.sum_budget += budget
+                        busy_n += 1
+                    cost = c
+                t = t + cost
+                k += 1
+            # the stretch reached kstop: at kwall (before kend), the clock, every _WALL_ROUNDS rounds (a test
+            # of its own at every round cost a long stretch some 3 %); ended by anything else, it is over
+            if k != kwall or k >= kend or _monotonic() >= wall_end:
+                break
+            kwall = k + _WALL_ROUNDS
+            kstop = kend if kend < kwall else kwall
         n = k - first
         if P is not None and busy_n:
             self.busy_rounds += busy_n
