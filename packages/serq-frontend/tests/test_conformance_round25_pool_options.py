@@ -99,3 +99,19 @@ def test_the_other_dialects_cost_call_is_still_told_where_it_stands():
     """`cost` as a statement of a session is still the other dialect's (docs/language.md, Diagnostics)."""
     refused("pool p { cap 4; }\nstage d : delay;\nworkload { arrive batch(1); }\nsession { ⟨cost; }\n"
             "run { horizon 5; }\n", "`cost` is not part of this language")
+
+
+@pytest.mark.parametrize("first, second", [("serve exclusive prefill;", "⟨serve by (remaining);"),
+                                           ("serve decode first;", "⟨serve exclusive prefill;")])
+def test_exclusive_prefill_with_an_order_says_it_is_no_order(first, second):
+    """language.txt §3: the residents are served "the way serve names, said once per stage: an order, by
+    (k₁, …) …, or the rule exclusive prefill, below, which is not an order and so cannot be combined with
+    one". It said only "`serve` is given twice"."""
+    refused(f"stage E : step {{ cost 1; {first} {second} }}\n" + REST.replace("hold p (1) { run d (1); }", ""),
+            "`serve` is given twice in this step stage: `serve exclusive prefill` is a rule, not an order, and "
+            "cannot be combined with one")
+
+
+def test_two_orders_are_given_twice():
+    refused("stage E : step { cost 1; serve admission; ⟨serve by (remaining); }\n"
+            + REST.replace("hold p (1) { run d (1); }", ""), "`serve` is given twice in this step stage")

@@ -160,6 +160,13 @@ def _kind_step(b: BuildContext, p: Pos, c: list[Any]) -> A.Kind:
     k = A.Kind("step", p)
     for name, value, pos in c:
         if name in k.fields:
+            if name == "serve" and "exclusive" in (value[0], k.fields[name][0][0]):
+                # language.txt §3: the residents are served "the way serve names, said once per stage: an
+                # order, by (…), or the rule exclusive prefill, which is not an order and so cannot be
+                # combined with one"
+                raise b.error(pos, "`serve` is given twice in this step stage: `serve exclusive prefill` is a rule, "
+                              "not an order, and cannot be combined with one (`by (…)`, `admission`, `decode "
+                              "first`); a stage says `serve` once")
             raise b.error(pos, f"`{name}` is given twice in this step stage")
         k.fields[name] = (value, pos)
     return k
