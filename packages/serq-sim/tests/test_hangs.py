@@ -300,6 +300,13 @@ def test_strict_makes_a_warning_exit_4(tmp_path):
     assert plain.returncode == 0 and strict.returncode == 4, (plain.stderr, strict.stderr)
     assert plain.stdout == strict.stdout
     assert "\nwarning: 2 session(s) wait for ever at the end of the run" in strict.stdout
+    # the status is said on stderr, the one warning whole; with -o the terminal had nothing else to say why
+    said = ("error: --strict: the report has 1 warning (exit status 4): 2 session(s) wait for ever at the end of "
+            "the run (no event is left that could wake them): 1 queued at p2 (session 0); 1 queued at p1 (session 1)\n")
+    assert plain.stderr == "" and strict.stderr == said, strict.stderr
+    to_file = subprocess.run([serq, "run", str(prog), "--strict", "--json", "-o", str(tmp_path / "r.json")],
+                             capture_output=True, text=True, timeout=120)
+    assert (to_file.returncode, to_file.stdout, to_file.stderr) == (4, "", said)
     ok = tmp_path / "ok.sq"
     ok.write_text(DEADLOCK.replace("ARRIVE", "arrive batch(1);").replace("PRE", ""))
     assert subprocess.run([serq, "run", str(ok), "--strict"], capture_output=True, timeout=120).returncode == 0

@@ -109,6 +109,12 @@ def test_what_the_text_says_the_runs_show(ran):
                        cwd=work, capture_output=True, text=True, timeout=300,
                        env={**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"})
     assert p.returncode == 0 and p.stdout == p.stderr == "", p.stderr
+    # --strict exits 4 and says why on stderr, with -o too (it exited 4 without a word)
+    p = subprocess.run(["bash", "-c", "serq run docs/tutorial/engine.sq --no-progress --set rate=8 --strict -o out/q.json"],
+                       cwd=work, capture_output=True, text=True, timeout=300,
+                       env={**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"})
+    assert p.returncode == 4 and p.stdout == "", p.stderr
+    assert p.stderr.startswith("error: --strict: the report has 1 warning (exit status 4): the run is not steady: ")
     # the printed table has every column (pandas' print fitted it to 80 characters: "..." for the p99)
     table = next(out for cmd, out in outputs if "json_normalize" in cmd).splitlines()
     assert table[0].split() == ["program.sets.rate", "requests.ttft.p99", "requests.request_throughput", "notes"]

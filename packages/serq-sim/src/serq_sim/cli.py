@@ -275,9 +275,20 @@ def run_command(pm, file, sets, defs, seed, horizon, warmup, arrivals, trace, as
     held = signals.acknowledge()
     status = report.exit_status or held
     if not status and strict and report.warnings:
+        # (the status alone said nothing where the report went to a file: -o holds the warnings, the terminal none)
+        click.echo(strict_message(report.warnings), err=True)
         status = STRICT_EXIT
     if status:
         sys.exit(status)
+
+
+def strict_message(warnings: list[str]) -> str:
+    """What ``serq run --strict`` says on stderr as it exits 4: how many warnings the report has, and the
+    first of them whole (the report, on stdout or in ``-o FILE``, has them all)."""
+    first = warnings[0].removeprefix("warning: ")
+    if len(warnings) == 1:
+        return f"error: --strict: the report has 1 warning (exit status {STRICT_EXIT}): {first}"
+    return f"error: --strict: the report has {len(warnings)} warnings (exit status {STRICT_EXIT}); the first: {first}"
 
 
 def report_format(output: str | None, reporters) -> str:
