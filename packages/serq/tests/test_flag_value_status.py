@@ -47,6 +47,12 @@ def here(tmp_path, monkeypatch):
     (["run", "p.sq", "--def", "g"], "error: --def 'g': expected NAME=VALUE"),
     (["run", "p.sq", "--format", "xml"], "error: --format xml: unknown report format"),
     (["check", "p.sq", "--set", "g=x"], "error: --set g=x: 'x' is not a number"),
+    # values a sweep takes, given to a command of one value: said to be serq sweep's (it said only "not a number")
+    (["run", "p.sq", "--set", "g=2:8:2"], "error: --set g=2:8:2: '2:8:2' is not a number; this command takes one "
+                                          "value: a list or a range of values is serq sweep's (serq sweep FILE "
+                                          "--set g=2:8:2, docs/sweep.md)\n"),
+    (["check", "p.sq", "--set", "g=1,2"], "error: --set g=1,2: '1,2' is not a number; this command takes one value"),
+    (["vllm", "target", "p.sq", "--set", "g=1..2"], "error: --set g=1..2: '1..2' is not a number; this command"),
     (["ir", "p.sq", "--set", "g=nan"], "error: --set g=nan: NaN is not the value of a constant"),
     (["vllm", "target", "p.sq", "--set", "g"], "error: --set 'g': expected NAME=VALUE"),
     (["sweep", "p.sq", "--workers", "0", "--set", "g=1,,2"], "error: --set g: '1,,2': item 2 of 3 is empty"),

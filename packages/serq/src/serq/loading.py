@@ -168,10 +168,19 @@ def parse_sets(items: tuple[str, ...]) -> dict[str, float]:
         try:
             out[name] = number(value, nan=True)
         except NotANumber as e:
-            raise UsageError(f"--set {clipped(name)}={clipped(value)}: {e}") from None
+            raise UsageError(f"--set {clipped(name)}={clipped(value)}: {e}{_swept_hint(name, value)}") from None
         if out[name] != out[name]:  # a constant is a number or inf (language.txt §2), as a sweep's --set says
             raise UsageError(f"--set {clipped(name)}={clipped(value)}: NaN is not the value of a constant (a number or inf)")
     return out
+
+
+def _swept_hint(name: str, value: str) -> str:
+    """What a ``--set`` of one value adds when it was given values a sweep takes (``rate=2:8:2``,
+    ``rate=2,4``, ``rate=2..8``): that ``serq sweep`` runs them (said only that it is no number)."""
+    if not any(mark in value for mark in (",", ":", "..")):
+        return ""
+    return (f"; this command takes one value: a list or a range of values is serq sweep's (serq sweep FILE "
+            f"--set {clipped(name)}={clipped(value)}, docs/sweep.md)")
 
 
 def _shown(v: Any) -> str:
