@@ -157,3 +157,33 @@ def test_the_pool_table_is_the_columns_docs_simulator_md_lists(tmp_path):
     values = dict(zip(header, row[1:], strict=True))
     assert float(values["used"]) == 0.5 and float(values["queue"]) == 0.1 and float(values["holders"]) == 0.5
     assert float(values["wait"]) == pytest.approx(1 / 3, rel=1e-5) and values["admissions"] == "3"
+
+
+@pytest.mark.timeout(120)
+def test_serq_compare_out_has_the_columns_docs_sweep_md_names(tmp_path):
+    # docs/sweep.md, `serq compare`: --out's columns as the text lists them, `b` the mean of the arm named in
+    # `arm`, `a` that of the first arm, `base`; the printed block is headed `ARM - BASE`. Hand-computed: a
+    # constant observe x = c under --set c=1,3 has the means 1 and 3, the difference 2, at every seed.
+    import csv
+    import subprocess
+    import sys
+
+    text = " ".join((ROOT / "docs" / "sweep.md").read_text().split())
+    said = re.search(r"`--out` \(and `compare\(\)`'s DataFrame\) holds a row per arm after the first and figure, "
+                     r"its columns (.*?): `arm`", text)
+    assert said, "docs/sweep.md lists the columns of serq compare --out"
+    columns = re.findall(r"`(\w+)`", said.group(1))
+    (tmp_path / "p.sq").write_text("let c = 1;\nworkload { arrive batch(1); }\nsession { observe x = c; }\n"
+                                   "run { horizon 10; }\n")
+    serq = Path(sys.executable).parent / "serq"
+    p = subprocess.run([str(serq), "compare", "p.sq", "--set", "c=1,3", "--seeds", "1..2", "--workers", "0",
+                        "--no-progress", "--figure", "x.mean", "-o", "c.csv"],
+                       cwd=tmp_path, capture_output=True, text=True, timeout=100)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.splitlines()[0].startswith("3 - 1, paired over 2 seeds")
+    with open(tmp_path / "c.csv", newline="") as f:
+        reader = csv.DictReader(f)
+        (row,) = list(reader)
+    assert reader.fieldnames == columns
+    assert (row["arm"], row["base"], row["figure"], float(row["a"]), float(row["b"]), float(row["diff"])) == \
+        ("3", "1", "observes.x.mean", 1.0, 3.0, 2.0)
