@@ -806,6 +806,9 @@ def plot(source: Any, out: str | None = None, *, x: str | None = None, y: str | 
         figure = cdf(src, cdf_of) if cdf_of else gauges(src, gauge)
     else:
         if x is None or y is None:
+            if isinstance(src, str) and os.path.isdir(src):  # (it asked a dump folder for a table's flags)
+                raise UsageError(f"serq plot {src}: a dump folder (serq run --dump DIR) needs --cdf OBSERVE or "
+                                 "--gauge NAME; a sweep's table takes --x NAME and --y FIGURE")
             raise UsageError("serq plot TABLE needs --x NAME and --y FIGURE")
         if isinstance(src, str) and os.path.isdir(src):
             raise UserError(f"{src}: a folder: --x/--y read a sweep's table (--cdf/--gauge read a dump)")
