@@ -187,3 +187,26 @@ def test_serq_compare_out_has_the_columns_docs_sweep_md_names(tmp_path):
     assert reader.fieldnames == columns
     assert (row["arm"], row["base"], row["figure"], float(row["a"]), float(row["b"]), float(row["diff"])) == \
         ("3", "1", "observes.x.mean", 1.0, 3.0, 2.0)
+
+
+@pytest.mark.timeout(60)
+def test_the_names_lib_vllm_sq_takes_are_those_docs_vllm_md_lists(tmp_path):
+    # docs/vllm.md: lib/vllm.sq has four definitions, and vllm_request sets the attributes it lists, so a
+    # let of one of them is refused; the truth is the library's own text (its defs and its set statements)
+    import serq_frontend
+    from serq_frontend.diagnostics import CompileError
+
+    lib = (ROOT / "packages/serq-vllm/src/serq_vllm/lib/vllm.sq").read_text()
+    code = "\n".join(line.split("//")[0] for line in lib.splitlines())
+    text = " ".join((ROOT / "docs" / "vllm.md").read_text().split())
+    assert "with four definitions:" in text and len(re.findall(r"^def (\w+)", code, re.M)) == 4
+    said = re.search(r"They set the session's attributes (.*?) \(the library's header", text)
+    assert said, "docs/vllm.md lists the attributes vllm_request sets"
+    listed = re.findall(r"`(\w+)`", said.group(1))
+    assert sorted(listed) == sorted(set(re.findall(r"\bset (\w+) =", code)))
+    engine = (ROOT / "docs" / "tutorial" / "engine.sq").read_text()
+    for name in listed:
+        path = tmp_path / f"{name}.sq"
+        path.write_text(engine.replace("let rate = 2;", f"let rate = 2;\nlet {name} = 3;"))
+        with pytest.raises(CompileError, match=f"`{name}` is a `let`"):  # (a set's words, or an admission binding's)
+            serq_frontend.compile(str(path))
