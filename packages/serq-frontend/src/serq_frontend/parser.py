@@ -992,7 +992,7 @@ def _parenthesis_missing(tok: Token, expected: set[str], text: str) -> tuple[tup
     where = (tok.line, tok.column) if tok.type != "$END" else (_prev_token_end(text, len(text)) or (1, 1))
     last, prev = before[-1][1], (before[-2][1] if len(before) >= 2 else "")
     first = _statement_start(before, len(before))
-    if (before[first][1] == "spill" and any(t[1] == "via" for t in before[first:])
+    if (first < len(before) and before[first][1] == "spill" and any(t[1] == "via" for t in before[first:])
             and not any(t[1] == "(" for t in before[first:])):  # `spill cpu via pcie when (1);`
         return where, (f"unexpected {found}: `spill` takes the work of its write in parentheses after the link, "
                        "`spill TIER via LINK (work) when (pred);`")
