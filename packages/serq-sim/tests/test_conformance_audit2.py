@@ -1170,16 +1170,17 @@ run { horizon 5; }
     ("pool m { cap 10; }", "hold m (1) { grow m (serial - 1); }",
      "<source>:4:35: error: at t=1, session 0: grow m: the amount is negative (-1)"),
     ("pool m { cap 10; }", "hold m (serial - 1) { run d (1); }",
-     "<source>:4:22: error: at t=1, session 0: the units of m are negative (-1)"),
+     "<source>:4:30: error: at t=1, session 0: the units of m are negative (-1)"),
     ("pool m { cap 10; }", "hold m (1) reserve (serial - 1) { run d (1); }",
-     "<source>:4:22: error: at t=1, session 0: the reserve of m is negative (-1)"),
-    # NaN in a hold's cache, lease time or reuse is an error at the hold (when each is read).
+     "<source>:4:42: error: at t=1, session 0: the reserve of m is negative (-1)"),
+    # NaN in a hold's cache, lease time or reuse is an error at the clause's expression (when each is
+    # read), as a computed amount of units or reserve is.
     ("pool m { cap 10; }", "hold m (1) { run d (1); } cache (0 / (serial * 0));",
-     "<source>:4:22: error: at t=2, session 0: the cache length is NaN"),
+     "<source>:4:55: error: at t=2, session 0: the cache length is NaN"),
     ("pool m { cap 10; }", "hold m (1) { run d (1); } lease m (0 / (serial * 0));",
-     "<source>:4:22: error: at t=2, session 0: the lease time is NaN"),
+     "<source>:4:57: error: at t=2, session 0: the lease time is NaN"),
     ("pool m { cap 10; }", "hold m (1) reuse (0 / (serial * 0)) { run d (1); } cache (1);",
-     "<source>:4:22: error: at t=1, session 0: the reuse bound is NaN"),
+     "<source>:4:40: error: at t=1, session 0: the reuse bound is NaN"),
     # docs/language.md: members chosen by computed indices that turn out the same are an error at the hold.
     ("pool m[2] { cap 10; }", "hold m[0] (1), m[serial] (1) { run d (1); }",
      "<source>:4:22: error: at t=1, session 0: the hold names pool m[0] twice; a hold takes one amount of each "

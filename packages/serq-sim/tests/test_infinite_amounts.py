@@ -72,7 +72,7 @@ def test_infinite_units_on_a_pool_without_a_cap_are_an_error_at_the_join(tier):
     # the units read only attributes: evaluated when session 1 joins, at t=1 (before: admitted, used(m) inf
     # while held and NaN from its release at t=2 on, the report's used null)
     msg = _error(UNITS.format(cap="", units="1 / (1 - serial)"), tier)
-    assert msg.startswith("<source>:5:27: error: at t=1, session 1: ")
+    assert msg.startswith("<source>:5:35: error: at t=1, session 1: ")  # at the units
     assert f"the units of m are {NO_CAP}" in msg
 
 
@@ -246,7 +246,7 @@ AT_ADMISSION = "used(m) >= 0 ? 1 / (1 - serial) : 0"
 def test_an_infinite_held_reserve_on_a_pool_without_a_cap_is_an_error(tier, reserve):
     # (before: reserved inf while held, NaN from the release on: no hold fitted again)
     msg = _error(RESERVE.format(opts="reserve held;", reserve=reserve), tier)
-    assert msg.startswith("<source>:7:3: error: at t=1, session 1: ")
+    assert msg.startswith("<source>:7:23: error: at t=1, session 1: ")  # at the reserve
     assert f"the reserve of m is {NO_CAP}" in msg
 
 
@@ -295,7 +295,7 @@ INF_AT_PLANNING = "used(kv) >= 0 ? 4 / (1 - serial) : 0"
 @pytest.mark.parametrize("tier", TIERS)
 def test_a_step_stage_refuses_infinite_units_on_a_pool_without_a_cap(tier):
     msg = _error(STEPPED.format(opts="", units=INF_AT_PLANNING, reserve=""), tier)
-    assert msg.startswith("<source>:7:3: error: at t=0, session 1: ")
+    assert msg.startswith("<source>:7:22: error: at t=0, session 1: ")  # at kv's units
     assert f"the units of kv are {NO_CAP}" in msg
 
 

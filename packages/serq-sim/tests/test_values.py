@@ -76,8 +76,8 @@ def test_a_zero_ps_capacity_is_allowed(tmp_path, tier):
 
 
 @pytest.mark.parametrize("stmt, col, message", [
-    ("hold kv (2 - y) { run svc (1); }", 3, "the units of kv are negative (-"),
-    ("hold kv (1) reserve (1 - y) { run svc (1); }", 3, "the reserve of kv is negative (-"),
+    ("hold kv (2 - y) { run svc (1); }", 12, "the units of kv are negative (-"),
+    ("hold kv (1) reserve (1 - y) { run svc (1); }", 24, "the reserve of kv is negative (-"),
     ("hold kv (3) { grow kv (2 - y); run svc (1); }", 17, "grow kv: the amount is negative (-"),
     ("hold kv (3) { load kv (2 - y); run svc (1); }", 17, "load kv: the amount is negative (-"),
 ])
@@ -166,7 +166,7 @@ def test_a_computed_nan_lease_time(tmp_path):
     with pytest.raises(serq_sim.SimError) as e:
         run(tmp_path, text, "general")
     first = str(e.value).splitlines()[0]
-    assert first.startswith(f"{tmp_path / 'prog.sq'}:7:3: error: at t=1, ") and first.endswith(refused_at), first
+    assert first.startswith(f"{tmp_path / 'prog.sq'}:7:50: error: at t=1, ") and first.endswith(refused_at), first  # at the lease's time
     # a negative one is 0 (the lease ends at once), as before
     def used(t):
         r, _ = run(tmp_path, text.replace("y * 0 / 0", t).replace("end;", "observe u = used(kw);\n  end;"),

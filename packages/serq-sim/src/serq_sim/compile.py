@@ -360,13 +360,30 @@ def num(v: N.Number) -> float:
     return float(v)
 
 
+def clause_spans(st: N.Hold) -> dict:
+    """Where each clause of the hold ``st`` is written: ``("units", k)`` and ``("reserve", k)`` of its pool k,
+    ``"reuse"``, ``"cache"`` and ``"lease"`` (the lease's time), the span of the clause's expression, else
+    (an IR file without spans there, or no such clause) the hold's. A run-time error about a clause's value
+    (NaN, negative) points at the expression that gave it, as one about a stage's budget or cost does."""
+
+    def at(e):
+        return getattr(e, "span", None) or st.span
+
+    out: dict = {"reuse": at(st.reuse), "cache": at(st.cache),
+                 "lease": at(st.lease.time if st.lease is not None else None)}
+    for k, hp in enumerate(st.pools):
+        out["units", k] = at(hp.units)
+        out["reserve", k] = at(hp.reserve)
+    return out
+
+
 class HoldInfo:
     """A hold statement, prepared: its pools' references, units, reserves and clauses as functions
     ``f(s, A, C)``. ``units_dep[k]``: pool k's units read deployment state; ``static[k]``: pool k has a
     reserve that reads none (both decide rejection at queue time against over_cap at the end)."""
 
     __slots__ = ("pool_refs", "units", "reserves", "static", "reuse", "cache", "lease_ref", "lease_time",
-                 "depth", "span", "node", "units_dep", "pure", "fast", "pools", "units_now")
+                 "depth", "span", "node", "units_dep", "pure", "fast", "pools", "units_now", "at")
 
     def __init__(self):
         self.pool_refs: list = []
@@ -389,6 +406,9 @@ class HoldInfo:
         self.depth = 0
         self.span = None
         self.node = None
+        #: where each clause's expression is written, which a run-time error about its value points at
+        #: (:func:`clause_spans`)
+        self.at: dict = {}
         #: the admission by a step stage prepared for this hold (:mod:`serq_sim.pools.prepared`), or None
         self.fast = None
 
@@ -1051,6 +1071,7 @@ class Compiler:
         h.depth = depth
         h.span = st.span
         h.node = st
+        h.at = clause_spans(st)
         sp = st.span
         for hp in st.pools:
             h.pool_refs.append(self._lambda(lambda hp=hp: self.pool_ref(hp.pool, "session"), sp))
@@ -1077,7 +1098,8 @@ class Compiler:
         h.cache = self.fn(st.cache, span=sp)
         if st.lease is not None:
             h.lease_ref = self._lambda(lambda: self.pool_ref(st.lease.pool, "session"), sp)
-            h.lease_time = _not_nan(self.fn(st.lease.time, span=sp), self.sim, "the lease time is NaN", sp)
+            h.lease_time = _not_nan(self.fn(st.lease.time, span=sp), self.sim, "the lease time is NaN",
+                                    h.at["lease"])
         from .pools.prepared import prepare
 
         h.fast = prepare(self, st, h)

@@ -787,7 +787,8 @@ class _Gen(Compiler):
         """The run-time error of units ``u`` (a variable) that member ``m`` of pool family ``g`` refuses
         (``admission.amount_error``, :func:`serq_sim.pools.model.refused_amount`): NaN or negative, and inf
         too when the pool has no cap (on one with a cap inf is beyond it: rejected, or it waits). It names
-        the member as ``report.member_label`` does: ``kv`` for a pool declared without a size, ``kv[1]``."""
+        the member as ``report.member_label`` does: ``kv`` for a pool declared without a size, ``kv[1]``;
+        ``sid`` is where the units are written (``span_id`` of their expression: the hold's without one)."""
         node = self.p.pools[g]
         test = f"not 0.0 <= {u} < _INF" if refused_amount(num(node.cap), math.inf) else f"not {u} >= 0.0"
         return [f"{pad}if {test}:",
@@ -816,7 +817,7 @@ class _Gen(Compiler):
                 out.append(f"{pad}A[{self.XHU[h][k]}] = {c}")
                 continue
             out.append(f"{pad}_u = {self.expr(hp.units)}")
-            out += self.units_check(g, members[k], "_u", sid, pad)
+            out += self.units_check(g, members[k], "_u", self.span_id(hp.units.span), pad)
             out.append(f"{pad}if _u > {self.pcap(g, True)}:")
             out += self.if_warm([f"{self.pv(g, 'r', members[k])} += 1"], pad + "    ")
             out += self.end_lines(pad + "    ")
@@ -1009,7 +1010,7 @@ class _Gen(Compiler):
         for k, hp in enumerate(st.pools):
             if state_dependent(hp.units):
                 out.append(f"{pad}_u{k} = {self.expr(hp.units)}")
-                out += self.units_check(hp.pool.pool, members[k], f"_u{k}", sid, pad)
+                out += self.units_check(hp.pool.pool, members[k], f"_u{k}", self.span_id(hp.units.span), pad)
             else:
                 c = self.const_units(hp, hp.pool.pool)
                 out.append(f"{pad}_u{k} = {c if c is not None else f'A[{self.XHU[h][k]}]'}")

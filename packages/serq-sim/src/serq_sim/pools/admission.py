@@ -30,13 +30,13 @@ def hold(sim, s, info) -> None:
         if info.units_now[k]:
             u = info.units[k](s, A, C)
             if not 0.0 <= u < INF:
-                amount_error(sim, s, info, pool, "units", u)
+                amount_error(sim, s, info, pool, "units", u, k)
             if pool.round_up(u) > pool.cap + EPS:
                 reject(sim, s, pool)
         if info.static[k]:
             r = info.reserves[k](s, A, C)
             if not 0.0 <= r < INF:
-                amount_error(sim, s, info, pool, "reserve", r)
+                amount_error(sim, s, info, pool, "reserve", r, k)
             need = pool.round_up(r)
             if need > pool.cap + EPS:
                 reject(sim, s, pool)
@@ -210,16 +210,17 @@ def pop_head(sim, pool: Pool, s) -> None:
         pool.queue.remove(s)
 
 
-def amount_error(sim, s, info, pool: Pool, what: str, x: float) -> None:
-    """A hold's units or reserve ``x`` that is not ``0 <= x < inf``: the hold's run-time error when the
-    pool refuses it (:func:`.model.refused_amount`: NaN or negative; infinite units, or an infinite reserve
-    the pool holds, on a pool without a cap), else nothing (inf on a pool with a cap never fits; a reserve
+def amount_error(sim, s, info, pool: Pool, what: str, x: float, k: int) -> None:
+    """A hold's units or reserve ``x`` (``what``, of its pool ``k``) that is not ``0 <= x < inf``: the
+    run-time error at the expression that gave it (``info.at``) when the pool refuses it
+    (:func:`.model.refused_amount`: NaN or negative; infinite units, or an infinite reserve the pool
+    holds, on a pool without a cap), else nothing (inf on a pool with a cap never fits; a reserve
     the pool does not hold is only the room the hold needs, never booked)."""
     if not refused_amount(pool.cap, x, what == "units" or pool.reserve_held):
         return
     from ..report import member_label
 
-    raise sim.error(amount_message(what, member_label(pool), x), None, s, info.span)
+    raise sim.error(amount_message(what, member_label(pool), x), None, s, info.at[what, k])
 
 
 def demand_of(sim, s, pend: Pending):
@@ -238,13 +239,13 @@ def demand_of(sim, s, pend: Pending):
     for pool in pend.pools:
         u = units[k](s, A, C)
         if not 0.0 <= u < INF:
-            amount_error(sim, s, info, pool, "units", u)
+            amount_error(sim, s, info, pool, "units", u, k)
         rf = reserves[k]
         r = u
         if rf is not None:
             r = rf(s, A, C)
             if not 0.0 <= r < INF:
-                amount_error(sim, s, info, pool, "reserve", r)
+                amount_error(sim, s, info, pool, "reserve", r, k)
             r = max(r, u)
         out.append((pool, u, pool.round_up(r)))
         k += 1
@@ -407,7 +408,7 @@ def reuse_of(sim, s, info):
         return None
     reuse = info.reuse(s, s.attrs, sim.null_ctx)
     if reuse != reuse:
-        raise sim.error("the reuse bound is NaN", None, s, info.span)
+        raise sim.error("the reuse bound is NaN", None, s, info.at["reuse"])
     return max(reuse, 0.0)
 
 

@@ -541,14 +541,14 @@ def cache_value(sim, s, info):
     """The ``cache (ℓ)`` length of the hold ``info`` that ``s`` releases, or None without a cache clause."""
     if info.cache is None:
         return None
-    return cache_length(sim, s, info.cache, info.span)
+    return cache_length(sim, s, info.cache, info.at["cache"])
 
 
 def cache_length(sim, s, fn, span, where: str = "") -> float:
     """A ``cache (ℓ)`` clause's length ``fn`` read as ``s`` releases (the end of a hold's scope, a
     ``release``, a lease's end, a preemption): the one rule of every release. A NaN is the run-time error
-    at the hold (``where`` says at which moment, when not its scope's end); a negative length caches
-    nothing (0)."""
+    at ``span``, where the clause's expression is written (``where`` says at which moment, when not its
+    scope's end); a negative length caches nothing (0)."""
     v = fn(s, s.attrs, sim.null_ctx)
     if v != v:
         raise sim.error("the cache length is NaN" + where, None, s, span)

@@ -513,7 +513,8 @@ class Lease:
         self.cache = cache
         self.alive = True
         self.grown = grown
-        #: the hold statement that leased (a NaN cache length at the lease's end is reported there)
+        #: where the cache clause of the hold that leased is written (a NaN cache length at the lease's end
+        #: is reported there)
         self.span = span
 
 

@@ -393,7 +393,7 @@ def _source(comp, hold: N.Hold, info):
             return
         test = f"not 0.0 <= {x} < _INF" if refused_amount(cap, INF, booked) else f"not {x} >= 0.0"
         w(f"{ind}if {test}:")
-        w(f"{ind}    _adm_amount_error(E, s, info, P{k}, {what!r}, {x})")
+        w(f"{ind}    _adm_amount_error(E, s, info, P{k}, {what!r}, {x}, {k})")
 
     def demand(ind: str) -> None:
         for line in pre_d:
@@ -434,7 +434,7 @@ def _source(comp, hold: N.Hold, info):
             w(f"    {line}")
         w(f"    reuse = {reuse_code}")
         w("    if reuse != reuse:")
-        w("        raise E.error('the reuse bound is NaN', None, s, info.span)")
+        w("        raise E.error('the reuse bound is NaN', None, s, info.at['reuse'])")
         if g.inline:  # max(reuse, 0.0), written out
             w("    if 0.0 > reuse:")
             w("        reuse = 0.0")

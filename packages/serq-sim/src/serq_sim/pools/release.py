@@ -80,7 +80,7 @@ def end_hold(sim, s) -> None:
     info = h.info
     A = s.attrs
     cf = info.cache
-    cv = None if cf is None else cache.cache_length(sim, s, cf, info.span)
+    cv = None if cf is None else cache.cache_length(sim, s, cf, info.at["cache"])
     grown = h.grown
     if info.lease_ref is None:
         for slot in h.slots:
@@ -106,7 +106,7 @@ def end_hold(sim, s) -> None:
                     slot.u = 0.0
                     if slot.pool.waiters:
                         wake_waiters(slot.pool)
-                lease = Lease(slot, info.cache, grown, info.span)
+                lease = Lease(slot, info.cache, grown, info.at["cache"])
                 s.leases.append(lease)
                 if t == t and t != INF:
                     sim.at(sim.now + max(t, 0.0), sim.lease_end, lease)

@@ -1,0 +1,82 @@
+"""Known defects, round 19 (serq-sim).
+
+A hold's clause whose value comes out NaN (or otherwise not an amount) at run time is reported at the
+expression that gave it, as a stage's budget, cost and chunk are: the units and the reserve of each pool,
+``reuse``, ``cache`` (at the scope's end and at a lease's end) and the lease's time. Every one was reported
+at the ``hold`` (column 3 below), whichever clause it was. Both tiers, the same words
+(conform.run_error); the step stage's prepared admission (pools.prepared) as well as the general one.
+"""
+
+from __future__ import annotations
+
+import pytest
+from conform import run_error
+
+HEAD = """pool p { cap 10; }
+pool q { cap 10; }
+stage d : delay;
+workload { arrive batch(1); }
+session {
+  set z = 0 / 0;
+"""
+
+#: (the hold's line, the column of the clause's expression on it, the words)
+CASES = {
+    "cache": ("  hold p (1) { run d (1); } cache (z);", 36, "at t=1, session 0: the cache length is NaN"),
+    "lease time": ("  hold p (1) { run d (1); } lease p (z);", 38, "at t=1, session 0: the lease time is NaN"),
+    "reuse": ("  hold p (1) reuse (z) { run d (1); } cache (1);", 21, "at t=0, session 0: the reuse bound is NaN"),
+    "units": ("  hold p (z) { run d (1); }", 11, "at t=0, session 0: the units of p are NaN"),
+    "units read at admission": ("  hold p (z + used(p)) { run d (1); }", 11,
+                                "at t=0, session 0: the units of p are NaN"),
+    "second pool's units": ("  hold p (1), q (serial - 1) { run d (1); }", 18,
+                            "at t=0, session 0: the units of q are negative (-1)"),
+    "reserve": ("  hold p (1) reserve (z) { run d (1); }", 23, "at t=0, session 0: the reserve of p is NaN"),
+    "reserve read at admission": ("  hold p (1) reserve (z + used(p)) { run d (1); }", 23,
+                                  "at t=0, session 0: the reserve of p is NaN"),
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_a_hold_clause_error_points_at_its_expression(name, monkeypatch):
+    line, col, words = CASES[name]
+    src = HEAD + line + "\n}\nrun { horizon 10; }\n"
+    assert line[col - 1] in "zs"  # the column is the expression's first character, not the hold's (3)
+    assert run_error(src, monkeypatch) == f"<source>:7:{col}: error: {words}"
+
+
+def test_the_cache_length_at_a_lease_end_points_at_the_cache_clause(monkeypatch):
+    """The cache length is read again when the lease ends (at 1 + 5 = 6), where z has become NaN."""
+    src = """pool p { cap 10; }
+stage d : delay;
+workload { arrive batch(1); }
+session {
+  set z = 0;
+  hold p (1) { run d (1); } cache (z + 1) lease p (5);
+  set z = 0 / 0;
+  run d (10);
+}
+run { horizon 20; }
+"""
+    assert run_error(src, monkeypatch) == ("<source>:6:36: error: at t=6, session 0: the cache length is NaN "
+                                           "(at the end of the lease)")
+
+
+STEP = """pool reqs { cap 4; admit via e; }
+stage e : step { budget 10; cost 1; }
+workload { arrive batch(1); }
+session {
+  set z = 0 / 0;
+  HOLD
+}
+run { horizon 10; }
+"""
+
+
+@pytest.mark.parametrize("hold, col, words", [
+    ("hold reqs (1) reserve (z) { run e prefill (1); }", 26, "the reserve of reqs is NaN"),
+    ("hold reqs (1) reuse (z) { run e prefill (1); } cache (1);", 24, "the reuse bound is NaN"),
+    ("hold reqs (z + used(reqs)) { run e prefill (1); }", 14, "the units of reqs are NaN"),
+])
+def test_a_step_stage_admission_points_at_the_clause(hold, col, words, monkeypatch):
+    src = STEP.replace("HOLD", hold)
+    assert run_error(src, monkeypatch) == f"<source>:6:{col}: error: at t=0, session 0: {words}"
