@@ -40,6 +40,15 @@ def _serq(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
      "error: --find: no figure 'respons.mean' in the results"),
     (["sweep", "p.sq", "--show", "mean"],
      "error: --show: figure 'mean' is ambiguous: observes.response.mean, observes.later.mean"),
+    # a points table's column where a figure goes: the figure it is of (it was offered another one)
+    (["sweep", "p.sq", "--show", "response.p99:mean"],
+     "error: --show: no figure 'response.p99:mean' in the results: a figure is named by its path, "
+     "`observes.response.p99` (FIGURE:mean and FIGURE:ci are a points table's columns"),
+    (["sweep", "p.sq", "--show", "p99:ci"],
+     "error: --show: no figure 'p99:ci' in the results: a figure is named by its path, `observes.response.p99` or "
+     "`observes.later.p99` ("),
+    (["sweep", "p.sq", "--show", "respons.p99:mean"],
+     "error: --show: no figure 'respons.p99:mean' in the results (did you mean `response.p99`?)"),
 ])
 def test_a_figure_no_run_has_is_refused_before_the_runs(tmp_path, args, said):
     (tmp_path / "p.sq").write_text(FOREVER)

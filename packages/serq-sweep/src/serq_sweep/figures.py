@@ -94,7 +94,15 @@ def resolve(name: str, columns: Iterable[str]) -> str:
     if tails:
         raise AmbiguousFigure(f"figure {shown!r} is ambiguous: " + ", ".join(tails[:6])
                         + (" ..." if len(tails) > 6 else ""))
-    hint = did_you_mean(name, _names(cols))
+    stem, colon, stat = name.rpartition(":")
+    if colon and stat in ("mean", "ci"):  # a points table's column, FIGURE:mean (it was offered another figure)
+        meant = [stem] if stem in cols else [c for c in cols if c.endswith("." + stem)]
+        if meant:
+            paths = " or ".join(f"`{clipped(c)}`" for c in meant[:6]) + (" ..." if len(meant) > 6 else "")
+            raise UnknownFigure(f"no figure {shown!r} in the results: a figure is named by its path, {paths} "
+                                "(FIGURE:mean and FIGURE:ci are a points table's columns of its mean and CI across "
+                                "the seeds)")
+    hint = did_you_mean(stem if colon and stat in ("mean", "ci") else name, _names(cols))
     if not hint:
         near = [c for c in cols if name.split(".")[-1] in c.split(".")][:6]
         hint = f" (figures with {clipped(name.split('.')[-1])!r}: {', '.join(near)})" if near else ""
