@@ -143,6 +143,12 @@ def test_what_the_sweep_chapter_says(ran):
     p99 = runs.groupby(["rate", "blocks"])["requests.ttft.p99"].mean()
     assert p99[(2, 8010)] < p99[(4, 8010)] < p99[(6, 8010)] < 1 < 5 < p99[(8, 8010)]
     assert p99[(2, 1200)] > 1
+    # the warnings column: not-steady for every run at rate 8, and with 1200 blocks from rate 4 on; no other
+    steady = runs["warnings"].isna()
+    assert set(runs.loc[~steady, "warnings"]) == {"not-steady"}
+    unsteady = {(r, b) for r, b, s in zip(runs["rate"], runs["blocks"], steady) if not s}
+    assert unsteady == {(8, 8010), (4, 1200), (6, 1200), (8, 1200)}
+    assert (~steady).sum() == 12  # each of those 4 points under all 3 seeds
     points = pd.read_csv(work / "out" / "sweep.points.csv")
     assert len(points) == 8 and (points["runs"] == 3).all()
     recs = pd.read_parquet(work / "out" / "sweep_requests.parquet")
