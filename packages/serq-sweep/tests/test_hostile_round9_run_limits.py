@@ -57,3 +57,45 @@ def test_a_wrong_bound_is_one_message_before_any_point_compiles(tmp_path, kw, sa
     with pytest.raises(UserError) as info:
         plan([str(tmp_path / "missing.sq")], **kw)
     assert str(info.value) == f"error: {said}"
+
+
+LONG = """let lam = 0.5;
+stage s : fifo;
+workload { arrive poisson(lam); }
+session { set t0 = now; run s (~exp(1)); observe y = now - t0; }
+run { horizon 1e7; warmup 0; seed 1; }
+"""
+
+
+@pytest.mark.timeout(120)
+def test_serq_sweep_compare_and_find_take_max_samples_as_serq_run_does(tmp_path):
+    # --max-samples was serq run's and the Python API's (sweep, compare) alone: serq sweep, serq compare and
+    # --find had no such option, and find() no such argument. A run of 10 million seconds at 0.5 arrivals a
+    # second holds a sample a session: the bound of 1000 cuts it at the first check (20 000 events)
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from serq_sweep import find
+
+    (tmp_path / "p.sq").write_text(LONG)
+    serq = [str(Path(sys.executable).parent / "serq")]
+    quiet = ["--workers", "0", "--no-progress", "--max-samples", "1000"]
+    said = "run(s) were cut short by --max-samples (status partial: "
+    r = subprocess.run([*serq, "sweep", "p.sq", "--seeds", "1..2", "-o", "t.csv", "--show", "y.mean", *quiet],
+                       cwd=tmp_path, capture_output=True, text=True, timeout=100)
+    assert r.returncode == 0 and f"2 of 2 {said}" in r.stderr, r.stderr
+    rows = (tmp_path / "t.csv").read_text().splitlines()[1:]
+    assert [row.split(",")[2:4] for row in rows] == [["partial", "max-samples"]] * 2
+    r = subprocess.run([*serq, "compare", "p.sq", "--set", "lam=0.5,0.25", "--seeds", "1..2", "--figure", "y.mean",
+                        *quiet], cwd=tmp_path, capture_output=True, text=True, timeout=100)
+    assert r.returncode == 0 and f"4 of 4 {said}" in r.stderr, r.stderr
+    r = subprocess.run([*serq, "sweep", "p.sq", "--find", "y.mean <= 1000", "--over", "lam", "0.25:0.5:0.25",
+                        *quiet], cwd=tmp_path, capture_output=True, text=True, timeout=100)
+    assert r.returncode == 0 and f"2 of 2 {said}" in r.stderr and "holds_everywhere" in r.stdout, r.stderr
+    columns, found = find(str(tmp_path / "p.sq"), "y.mean <= 1000", ("lam", "0.25:0.5:0.25"), max_samples=1000,
+                          workers=0, progress=False)
+    assert found[0]["outcome"] == "holds_everywhere"
+    r = subprocess.run([*serq, "sweep", "p.sq", "--workers", "0", "--max-samples", "0"], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=100)
+    assert r.returncode == 2 and "invalid value for '--max-samples': 0 is not a positive whole number" in r.stderr

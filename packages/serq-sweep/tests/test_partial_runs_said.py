@@ -77,11 +77,10 @@ def test_nothing_is_said_of_whole_runs(capsys):
 
 
 def test_runs_cut_short_by_the_samples_bound_name_it_in_words():
-    # the sweep's runs are bounded in samples too (serq run's default, or max_samples=); the run's partial
-    # status names that bound "max-samples", an internal word and no flag of the sweep's: the warning says it
+    # the sweep's runs are bounded in samples too (serq run's default, or --max-samples / max_samples=, a flag
+    # of the sweep's as of serq run's): the warning names the flag, as it names --max-events
     from serq_sweep.core import cut_short
 
     warning = cut_short([{"status": "partial", "message": "max-samples"}, {"status": "ok", "message": ""}],
                         "the comparison was made")
-    assert warning.startswith("warning: 1 of 2 run(s) were cut short by the bound on the samples a run holds "
-                              "(status partial"), warning
+    assert warning.startswith("warning: 1 of 2 run(s) were cut short by --max-samples (status partial"), warning

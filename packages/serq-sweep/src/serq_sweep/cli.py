@@ -8,7 +8,7 @@ import sys
 import click
 from serq import signals
 from serq.errors import UsageError, printable, printable_lines
-from serq.options import ARRIVALS, EVENTS, HORIZON, SECONDS, WARMUP, Integer, Number
+from serq.options import ARRIVALS, EVENTS, HORIZON, SAMPLES, SECONDS, WARMUP, Integer, Number
 from serq.options import Path as SerqPath
 
 from .engines import MAX_WORKERS
@@ -66,6 +66,9 @@ def _options(f, seeds: str, zips: bool = True):
                      metavar="SECONDS", help="Bound each run's wall-clock time (its row is then partial)."),
         click.option("--max-events", "max_events", type=EVENTS, default=None, metavar="N",
                      help="Bound each run's events (its row is then partial)."),
+        click.option("--max-samples", "max_samples", type=SAMPLES, default=None, metavar="N",
+                     help="Bound the samples each run holds (its row is then partial; default serq run's, "
+                          "100000000)."),
         click.option("--slo", "slo", default=None, metavar="NAME=SECONDS,…", callback=_slo,
                      help="Service-level objectives for the goodput of the request metrics, as serq run's: "
                           "ttft, tpot, e2el (e.g. ttft=1,tpot=0.05); the figures requests.goodput and requests.attainment."),
@@ -81,13 +84,13 @@ def _options(f, seeds: str, zips: bool = True):
     return f
 
 
-def _plan_args(sets, defs, zips, seeds, horizon, warmup, arrivals, max_wall, max_events, slo) -> dict:
+def _plan_args(sets, defs, zips, seeds, horizon, warmup, arrivals, max_wall, max_events, max_samples, slo) -> dict:
     from .axes import group_cli
 
     return dict(sets=group_cli(sets, "--set"), defs=group_cli(defs, "--def"),
                 zip=[_zip_group(z) for z in zips], seeds=seeds,
                 horizon=horizon, warmup=warmup, arrivals=arrivals, max_wall=max_wall, max_events=max_events,
-                slo=slo)
+                max_samples=max_samples, slo=slo)
 
 
 def _zip_group(text: str) -> list[str]:
@@ -137,7 +140,7 @@ def _exit_for(complete: bool, errors: list[str] | None = None) -> None:
               metavar="X",
               help="--find stops when the bracket is at most X wide (default: the range / 64).")
 @click.pass_obj
-def sweep_command(pm, files, sets, defs, zips, seeds, horizon, warmup, arrivals, max_wall, max_events, slo,
+def sweep_command(pm, files, sets, defs, zips, seeds, horizon, warmup, arrivals, max_wall, max_events, max_samples, slo,
                   workers, dask, no_progress, out, records_file, traces, fresh, show, find, over, tol) -> None:
     """Run FILE over every point of the --set/--def values times every seed, into one table.
 
@@ -150,7 +153,7 @@ def sweep_command(pm, files, sets, defs, zips, seeds, horizon, warmup, arrivals,
     from . import core
     from .api import Records, run_plan
 
-    args = _plan_args(sets, defs, zips, seeds, horizon, warmup, arrivals, max_wall, max_events, slo)
+    args = _plan_args(sets, defs, zips, seeds, horizon, warmup, arrivals, max_wall, max_events, max_samples, slo)
     args["trace"] = list(traces) or None
     progress = False if no_progress else None
     if tol is not None and not find:  # (it was ignored)
@@ -245,7 +248,7 @@ def _fmt(v) -> str:
 @click.option("-o", "--out", "out", type=SerqPath(dir_okay=False), default=None, metavar="FILE",
               help="Also write the comparison as a table (.csv or .parquet).")
 @click.pass_obj
-def compare_command(pm, files, sets, defs, zips, seeds, horizon, warmup, arrivals, max_wall, max_events, slo,
+def compare_command(pm, files, sets, defs, zips, seeds, horizon, warmup, arrivals, max_wall, max_events, max_samples, slo,
                     workers, dask, no_progress, figures, trace, out) -> None:
     """Paired differences of every figure between arms run under the same seeds.
 
@@ -257,7 +260,7 @@ def compare_command(pm, files, sets, defs, zips, seeds, horizon, warmup, arrival
     from . import pairing as C
     from .api import run_plan
 
-    args = _plan_args(sets, defs, zips, seeds, horizon, warmup, arrivals, max_wall, max_events, slo)
+    args = _plan_args(sets, defs, zips, seeds, horizon, warmup, arrivals, max_wall, max_events, max_samples, slo)
     if args.pop("zip"):  # (it was ignored: arms are the values of one name, or the FILEs)
         raise click.UsageError("--zip is not for serq compare (its arms are the values of one --set or --def "
                                "name, or two or more FILEs)")

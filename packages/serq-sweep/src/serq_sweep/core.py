@@ -775,9 +775,8 @@ def point_columns(columns: Sequence[str], end: str = "seed") -> list[str]:
 
 
 #: the flag of each bound a run's ``partial`` status names (the run's ``message``)
-_BOUNDS = {"max-events": "--max-events", "max-wall": "--max-wall",
-           # (no flag of the sweep's: its runs hold at most serq run's default number of samples, or max_samples)
-           "max-samples": "the bound on the samples a run holds", "memory": "the samples' memory bound"}
+_BOUNDS = {"max-events": "--max-events", "max-wall": "--max-wall", "max-samples": "--max-samples",
+           "memory": "the samples' memory bound"}
 
 
 def run_place(params: Mapping[str, Any], seed: Any) -> str:

@@ -236,8 +236,8 @@ def find(program: str | Sequence[str], conditions: str | Sequence[str], over: tu
          zip: Sequence[Sequence[str]] = (), seeds: Any = (1,), tol: float | None = None,  # noqa: A002
          horizon: float | None = None,
          warmup: float | None = None, arrivals: int | None = None, max_wall: float | None = None,
-         max_events: int | None = None, workers: int | None = None, dask: Any = None,
-         progress: bool | None = None, pm: Any = None,
+         max_events: int | None = None, max_samples: int | None = None, workers: int | None = None,
+         dask: Any = None, progress: bool | None = None, pm: Any = None,
          out: str | os.PathLike[str] | None = None, slo: Any = None,
          trace: Any = None) -> tuple[list[str], list[dict[str, Any]]]:
     """Run the search (see the module) and return its table's columns and rows: one per point of the
@@ -258,14 +258,14 @@ def find(program: str | Sequence[str], conditions: str | Sequence[str], over: tu
 
     return _find(program, conditions, over, sets=sets, defs=defs, zip=zip, seeds=seeds, tol=tol,
                  horizon=horizon, warmup=warmup, arrivals=arrivals, max_wall=max_wall, max_events=max_events,
-                 workers=workers, dask=dask, progress=progress, pm=pm, out=out, slo=slo, given=argument_given,
+                 max_samples=max_samples, workers=workers, dask=dask, progress=progress, pm=pm, out=out, slo=slo, given=argument_given,
                  trace=trace)
 
 
 def _find(program: Any, conditions: Any, over: Any, *, sets: Any, defs: Any, zip: Any, seeds: Any,  # noqa: A002
           tol: Any, horizon: Any, warmup: Any, arrivals: Any, max_wall: Any, max_events: Any, workers: Any,
           dask: Any, progress: Any, pm: Any, out: Any, slo: Any, given: Any,
-          trace: Any = None) -> tuple[list[str], list[dict[str, Any]]]:
+          trace: Any = None, max_samples: Any = None) -> tuple[list[str], list[dict[str, Any]]]:
     """:func:`find`, ``given`` naming a setting in its messages: the command line's option
     (:func:`serq.loading.option_given`, ``--over B 1:8``, ``--tol 0``, ``--horizon 5``) or the API's argument
     (:func:`serq.loading.argument_given`, ``over=('B', '1:8')``, ``tol=0``, ``horizon=5``)."""
@@ -358,7 +358,7 @@ def _find(program: Any, conditions: Any, over: Any, *, sets: Any, defs: Any, zip
     # million points times two seeds was searched: tasks held by the million, 700 MB before the first ran)
     others = points(axes, zip, seeds=len(seed_list), forms=core.definition_forms(pm, files, axes), given=given)
     overrides = {"horizon": horizon, "warmup": warmup, "arrivals": arrivals}
-    limits = core.run_limits(max_wall=max_wall, max_events=max_events, slo=slo)
+    limits = core.run_limits(max_wall=max_wall, max_events=max_events, max_samples=max_samples, slo=slo)
     core.load_traces(traces_given)  # (once, before any point compiles: a malformed trace is said once)
     searches = [_Search(i, p, lo, hi, grid, steps) for i, p in enumerate(others)]
     figures: list[str] | None = None
@@ -584,7 +584,7 @@ def find_cli(pm, files, args, find_, over, tol, *, workers, dask, progress, out)
         from serq.loading import option_given
 
         kw = {"zip": (), "horizon": None, "warmup": None, "arrivals": None, "max_wall": None, "max_events": None,
-              "slo": None, "sets": None, "defs": None, "trace": None, **args}
+              "max_samples": None, "slo": None, "sets": None, "defs": None, "trace": None, **args}
         columns, rows = _find(files, list(find_), tuple(over), seeds=seeds, tol=tol, workers=workers, dask=dask,
                               progress=progress, pm=pm, out=out, given=option_given, **kw)
     except KeyboardInterrupt:
