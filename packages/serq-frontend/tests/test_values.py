@@ -40,7 +40,8 @@ def test_draws_at_the_edges_of_their_domains_link():
 
 
 def test_branch_with_a_probability_above_one():
-    refused(prog("  branch with (⟨2) { run svc (1); }"), "~bernoulli(2): a probability is between 0 and 1")
+    # told in the words written, not the kernel's draw ~bernoulli(2) it stands for
+    refused(prog("  branch with (⟨2) { run svc (1); }"), "branch with (…): a probability is between 0 and 1, got 2")
 
 
 def test_a_negative_ps_capacity():

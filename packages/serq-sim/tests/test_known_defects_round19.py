@@ -10,7 +10,7 @@ at the ``hold`` (column 3 below), whichever clause it was. Both tiers, the same 
 from __future__ import annotations
 
 import pytest
-from conform import run_error
+from conform import refused, run_error
 
 HEAD = """pool p { cap 10; }
 pool q { cap 10; }
@@ -80,3 +80,38 @@ run { horizon 10; }
 def test_a_step_stage_admission_points_at_the_clause(hold, col, words, monkeypatch):
     src = STEP.replace("HOLD", hold)
     assert run_error(src, monkeypatch) == f"<source>:6:{col}: error: at t=0, session 0: {words}"
+
+
+# -- `branch with (p)` out of [0, 1], computed: told in the words written -----------------------------------
+
+BRANCH = """stage d : delay;
+workload { arrive batch(1); }
+session {
+  set p = P;
+  GUARD { run d (1); } else { run d (2); }
+}
+run { horizon 10; }
+"""
+
+
+@pytest.mark.parametrize("p, shown", [("1.5", "1.5"), ("0 - 0.5", "-0.5"), ("0 / 0", "NaN")])
+def test_a_computed_branch_with_probability_is_told_in_the_words_written(p, shown, monkeypatch):
+    """It named the internal draw: `~bernoulli(1.5): a probability is between 0 and 1`; the caret stays
+    at the probability (column 16)."""
+    src = BRANCH.replace("P", p).replace("GUARD", "branch with (p)")
+    assert run_error(src, monkeypatch) == ("<source>:5:16: error: at t=0, session 0: branch with (…): a "
+                                           f"probability is between 0 and 1, got {shown}")
+
+
+def test_a_bernoulli_written_out_keeps_the_draw_words(monkeypatch):
+    src = BRANCH.replace("P", "1.5").replace("GUARD", "branch (~bernoulli(p))")
+    assert run_error(src, monkeypatch) == ("<source>:5:11: error: at t=0, session 0: ~bernoulli(1.5): a "
+                                           "probability is between 0 and 1")
+
+
+def test_a_nan_guard_says_the_same_constant_or_computed(monkeypatch):
+    """`branch (0/0)` is refused at link time in the words a computed NaN guard has at run time."""
+    computed = run_error(BRANCH.replace("P", "0 / 0").replace("GUARD", "branch (p)"), monkeypatch)
+    words = computed.split("session 0: ", 1)[1]
+    assert words.startswith("branch guard is NaN, not 0 or 1")
+    assert refused(BRANCH.replace("P", "1").replace("GUARD", "branch (0 / 0)")) == words

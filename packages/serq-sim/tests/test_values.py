@@ -38,7 +38,7 @@ def refused(tmp_path, text: str, tier: str, line: int, col: int, message: str):
     ("set x = ~erlang(y - 2, 1);", 11, "the number of phases must be a whole number of at least 1"),
     ("set x = ~exp(-y);", 11, "~exp(-"),
     ("set x = ~h2(1, 1 - y);", 11, "cv2 must be at least 1 and finite"),
-    ("branch with (y) { run svc (1); }", 16, "~bernoulli("),
+    ("branch with (y) { run svc (1); }", 16, "branch with (…): a probability is between 0 and 1, got "),
 ])
 def test_a_computed_draw_outside_its_domain(tmp_path, tier, stmt, col, message):
     text = HEAD + "workload { arrive poisson(1); }\n" + SESSION.replace("STMT", stmt)

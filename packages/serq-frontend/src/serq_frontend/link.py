@@ -159,6 +159,10 @@ class Linker:
         #: while linking a value the program keeps (a `set`, an `observe`, a `record` column, a `gauge`): a
         #: constant subexpression whose value is NaN is a value there, as it is at run time, not an error
         self.nan_ok = False
+        #: while linking a `branch` guard: its place, where a constant NaN is kept written out (as under
+        #: :attr:`nan_ok`) for :meth:`guard` to refuse in a guard's words (the guard itself, or the
+        #: probability of `branch with`, which is written at the guard's place)
+        self.nan_at: Pos | None = None
         #: such subexpressions, kept written out (an IR number is never NaN), by id: (node, its value)
         self.kept_nan: dict[int, tuple[Any, float]] = {}
         #: the step-stage family whose own expressions (budget, chunk, cost, serve keys) are being linked:
@@ -301,11 +305,29 @@ class Linker:
         """A constant subexpression of value ``v``: its number; when ``v`` is NaN, in a value the program
         keeps (:attr:`nan_ok`), the expression as written (``written()``), which the simulator computes to
         the same NaN (the IR has no NaN number), and elsewhere an error."""
-        if v == v or not self.nan_ok:
+        if v == v or not (self.nan_ok or (self.nan_at is not None and pos == self.nan_at)):
             return self.num(v, pos)
         node = written()
         self.kept_nan[id(node)] = (node, v)
         return node
+
+    def guard(self, e: Any) -> Any:
+        """A ``branch`` guard, linked. One that is a constant NaN (``branch (0/0)``) is refused in the words
+        the simulator gives a computed NaN guard (rules.guard_problem: it is a branch guard, not just some
+        expression), and ``branch with (0/0)`` in its own (rules.branch_with_problem); a NaN constant
+        elsewhere in a guard (``branch (x > 0/0)``) is the error it is in any expression, at its place."""
+        kept = len(self.kept_nan)
+        self.nan_at = e.pos
+        try:
+            g = self.expr(e, SESSION)
+        finally:
+            self.nan_at = None
+        v = self.cval(g)
+        if v is not None and v != v:
+            raise self.error(e.pos, rules.guard_problem(v))
+        if len(self.kept_nan) > kept:  # a NaN inside (`0/0 > x`): linked again as any expression, refused there
+            g = self.expr(e, SESSION)
+        return g
 
     def value(self, e: Any, m: Moment) -> Any:
         """An expression whose value the program keeps (a `set`, `observe`, `record` column, `gauge`)."""
@@ -363,11 +385,14 @@ class Linker:
                 raise self.error(e.pos, f"{m.what} may not draw (`~{e.dist}`)")
             args = [self.expr(a, m) for a in e.args]
             values = [self.cval(a) for a in args]
+            node = ir.Draw(dist=e.dist, args=args, span=span(e.pos))
             if all(v is not None for v in values):
-                why = rules.draw_problem(e.dist, values)
+                # the draw `branch with (p)` is written as is told in those words (rules.branch_with_draw)
+                why = (rules.branch_with_problem(values[0]) if rules.branch_with_draw(node)
+                       else rules.draw_problem(e.dist, values))
                 if why:
                     raise self.error(e.pos, why)
-            return ir.Draw(dist=e.dist, args=args, span=span(e.pos))
+            return node
         if t is A.Agg:
             raise self.error(e.pos, "an aggregate the aggregates layer did not write out")
         raise self.error(getattr(e, "pos", None), f"an expression the linker does not know ({t.__name__})")
@@ -813,7 +838,7 @@ class Linker:
         if t is A.SRun:
             return self.run(s)
         if t is A.SBranch:
-            guard = self.expr(s.guard, SESSION)
+            guard = self.guard(s.guard)
             if type(guard) is ir.Num:
                 v = _num_value(guard)
                 if 0 < v < 1:

@@ -439,6 +439,37 @@ def draw_problem(dist: str, args: list[float]) -> str | None:
     return None
 
 
+def guard_problem(g: float) -> str:
+    """The words for a ``branch`` guard whose value is not 0 or 1 (language.txt §3 Branching, a guard is a
+    test): the simulator's run-time error for a computed one (both tiers: serq_sim.errors.guard_message),
+    and the linker's for a constant NaN (``branch (0/0)``). A fraction reads as a probability meant for
+    ``branch with``; a count, a negative number, inf or NaN as a value where its test was meant."""
+    if 0 < g < 1:
+        return f"branch guard is {show_number(g)}, not 0 or 1 (a draw is written `branch with (p)`)"
+    return (f"branch guard is {show_number(g)}, not 0 or 1: a guard is a test; write the comparison meant "
+            "(`n > 0`, `x != 0`)")
+
+
+def branch_with_draw(draw) -> bool:
+    """Whether the IR node ``draw`` is the draw that ``branch with (p)`` is written as (the kernel's ``branch
+    (~bernoulli(p))``): the frontend places that draw where its probability is written, so its span is its
+    argument's, where a ``~bernoulli(p)`` written out begins at its ``~``, before the argument. Its domain
+    error is then told in the words the program wrote (:func:`branch_with_problem`); a node without spans
+    (an IR file written without them) cannot tell, and keeps the draw's words."""
+    span = getattr(draw, "span", None)
+    args = getattr(draw, "args", None)
+    return (getattr(draw, "dist", None) == "bernoulli" and span is not None and args is not None
+            and len(args) == 1 and getattr(args[0], "span", None) == span)
+
+
+def branch_with_problem(p: float) -> str | None:
+    """Why ``p`` is no probability of ``branch with (p)`` (outside [0, 1], or NaN), or None: the linker's
+    words for a constant, the run-time error's for a computed one (both tiers)."""
+    if 0 <= p <= 1:
+        return None
+    return f"branch with (…): a probability is between 0 and 1, got {_show(p)}"
+
+
 def capacity_problem(phi: float) -> str | None:
     """Why ``phi`` is no ps capacity (negative or NaN; 0 serves nothing and is allowed), or None."""
     return _not_negative("the capacity", "is", phi)

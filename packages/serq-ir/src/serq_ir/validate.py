@@ -399,7 +399,9 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
         elif Draw in mro and len(obj.args) != DRAW_ARGS[obj.dist]:
             fail((path, "args"), f"~{obj.dist} takes {DRAW_ARGS[obj.dist]} argument(s), not {len(obj.args)}")
         elif Draw in mro and all(isinstance(a, Num) for a in obj.args):
-            why = rules.draw_problem(obj.dist, [_value(a) for a in obj.args])
+            values = [_value(a) for a in obj.args]
+            why = (rules.branch_with_problem(values[0]) if rules.branch_with_draw(obj)
+                   else rules.draw_problem(obj.dist, values))
             if why:
                 fail((path, "args"), why)
         elif Ps in mro and isinstance(obj.capacity, Num):

@@ -33,7 +33,7 @@ from contextvars import ContextVar
 from typing import Any
 
 from serq_ir import nodes as N
-from serq_ir.rules import MAX_MEMBERS, choose_problem, greatest, least
+from serq_ir.rules import MAX_MEMBERS, branch_with_draw, choose_problem, greatest, least
 
 from . import rand
 from .errors import Preempted, work_message
@@ -206,7 +206,8 @@ HELPERS: dict[str, Any] = {
     "_Preempted": Preempted, "_d_exp": rand.d_exp, "_d_uniform": rand.d_uniform,
     "_d_erlang": rand.d_erlang, "_d_h2": rand.d_h2, "_d_bernoulli": rand.d_bernoulli,
     "_d_det": rand.d_det, "_k_exp": rand.k_exp, "_k_uniform": rand.k_uniform, "_k_erlang": rand.k_erlang,
-    "_k_h2": rand.k_h2, "_k_bernoulli": rand.k_bernoulli, "_pu": rand.place_draw, "_part": functools.partial,
+    "_k_h2": rand.k_h2, "_k_bernoulli": rand.k_bernoulli, "_k_branch_with": rand.k_branch_with,
+    "_pu": rand.place_draw, "_part": functools.partial,
 }
 
 _FN = {"abs": "abs", "floor": "_floor", "ceil": "_ceil", "sqrt": "_sqrt", "exp": "_exp", "ln": "_ln",
@@ -605,7 +606,8 @@ class Compiler:
                 # computed parameters are checked when the draw is made (constant ones were, at link time
                 # or by serq_ir.validate)
                 sid = self.span_id(getattr(e, "span", None))
-                return f"_k_{e.dist}({rv}, {', '.join(args)}, {self.draw_fail(sid)})"
+                kind = "branch_with" if branch_with_draw(e) else e.dist
+                return f"_k_{kind}({rv}, {', '.join(args)}, {self.draw_fail(sid)})"
             if e.dist == "exp":
                 return f"(-{args[0]} * _log(1.0 - {rv}()))"
             if e.dist == "det":

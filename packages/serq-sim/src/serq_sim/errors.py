@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 
 from serq.errors import located, printable, source_excerpt  # noqa: F401 - (the last two named here as before)
-from serq_ir.rules import setting_message, show_number
+from serq_ir.rules import guard_problem, setting_message, show_number
 
 
 class SimError(Exception):
@@ -150,12 +150,9 @@ def not_bookable(x: float) -> str:
 
 def guard_message(g: float) -> str:
     """The run-time error of a ``branch`` guard that came out other than 0 or 1 (both tiers: language.txt §3
-    Branching, a guard is a test). A fraction reads as a probability meant for ``branch with``; a count, a
-    negative number, inf or NaN as a value where its test was meant (as the linker says of a constant one)."""
-    if 0 < g < 1:
-        return f"branch guard is {show(g)}, not 0 or 1 (a draw is written `branch with (p)`)"
-    return (f"branch guard is {show(g)}, not 0 or 1: a guard is a test; write the comparison meant "
-            "(`n > 0`, `x != 0`)")
+    Branching, a guard is a test), in the words the linker gives a constant NaN guard
+    (serq_ir.rules.guard_problem)."""
+    return guard_problem(g)
 
 
 def amount_message(what: str, label: str, x: float) -> str:

@@ -269,3 +269,13 @@ def k_bernoulli(rnd, p, fail, sid, who, t):
         _bad("bernoulli", (p,), fail, sid, who, t)
     return 1.0 if rnd() < p else 0.0
 
+
+def k_branch_with(rnd, p, fail, sid, who, t):
+    """``k_bernoulli`` of the draw ``branch with (p)`` is written as (serq_ir.rules.branch_with_draw): its
+    error in the words the program wrote (it named the internal ``~bernoulli(p)``)."""
+    if not 0 <= p <= 1:
+        from serq_ir.rules import branch_with_problem
+
+        fail(branch_with_problem(p), sid, who, t)
+    return 1.0 if rnd() < p else 0.0
+
