@@ -10,7 +10,7 @@ at the ``hold`` (column 3 below), whichever clause it was. Both tiers, the same 
 from __future__ import annotations
 
 import pytest
-from conform import refused, run_error
+from conform import refused, run, run_error
 
 HEAD = """pool p { cap 10; }
 pool q { cap 10; }
@@ -115,3 +115,31 @@ def test_a_nan_guard_says_the_same_constant_or_computed(monkeypatch):
     words = computed.split("session 0: ", 1)[1]
     assert words.startswith("branch guard is NaN, not 0 or 1")
     assert refused(BRANCH.replace("P", "1").replace("GUARD", "branch (0 / 0)")) == words
+
+
+# -- docs/language.md: the position K of `attention` -------------------------------------------------------
+
+ATTENTION = """pool reqs { cap 4; admit via e; }
+pool kv { cap 1000; block 1; evict lru; }
+stage e : step { budget 100; chunk 4; cost attention; memory kv; }
+workload { arrive batch(1); }
+session {
+  hold reqs (1), kv (0) { run e prefill (6) growing kv; } cache (6);
+  observe a = now;
+  hold reqs (1), kv (6) { run e prefill (4) growing kv; } cache (10);
+  observe b = now;
+  observe k = cached;
+  hold reqs (1), kv (6) { run e prefill (6); } cache (6);
+  observe c = now;
+}
+run { horizon 1000; }
+"""
+
+
+def test_attention_position_as_documented(monkeypatch):
+    """The cost is the attention alone, so each hold lasts its chunks' Σ n (K + n/2), chunks of 4:
+    a growing prefill of 6 from nothing: 4 (0 + 2) + 2 (4 + 1) = 18; a growing one of 4 after consuming its
+    cached 6 (K is the hold's position, which starts at the prefix): 4 (6 + 2) = 32; a prefill that grows no
+    hold, in a hold that consumed 6 too: K is the run's tokens done, 4 (0 + 2) + 2 (4 + 1) = 18."""
+    _, o = run(ATTENTION, monkeypatch)
+    assert [o[n][0][2] for n in ("a", "b", "k", "c")] == [18.0, 18.0 + 32.0, 6.0, 18.0 + 32.0 + 18.0]
