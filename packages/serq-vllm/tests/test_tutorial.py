@@ -87,6 +87,11 @@ def test_what_the_text_says_the_runs_show(ran):
     work, outputs = ran
     one = next(out for cmd, out in outputs if cmd.startswith("serq run docs/tutorial/engine.sq --no-progress --slo"))
     assert "requests (request): completed" in one and "goodput" in one and "\nttft " in one
+    # the goodput chapter 2 quotes is the command's, and the Python API's set_slo gives the same count
+    quoted = re.search(r"\(`(goodput [\d.]+ req/s \((\d+) of (\d+) good: .*?)  attainment", DOC.read_text())
+    assert quoted and quoted.group(1) in one
+    api = next(out for cmd, out in outputs if "report.set_slo(" in cmd)
+    assert api.splitlines()[-1] == f"{quoted.group(2)} of {quoted.group(3)} good"
     # the observe table has the library's observes the text names, and no other
     said = re.search(r"The observe table above it has the library's own\s+observes \((.*?)\), each", DOC.read_text(), re.S)
     names = re.findall(r"`(\w+)`", said.group(1))
