@@ -9,8 +9,13 @@ at the ``hold`` (column 3 below), whichever clause it was. Both tiers, the same 
 
 from __future__ import annotations
 
+import json
+
 import pytest
+import serq_frontend
+import serq_sim
 from conform import refused, run, run_error
+from serq_sim import notes
 
 HEAD = """pool p { cap 10; }
 pool q { cap 10; }
@@ -143,3 +148,48 @@ def test_attention_position_as_documented(monkeypatch):
     hold, in a hold that consumed 6 too: K is the run's tokens done, 4 (0 + 2) + 2 (4 + 1) = 18."""
     _, o = run(ATTENTION, monkeypatch)
     assert [o[n][0][2] for n in ("a", "b", "k", "c")] == [18.0, 18.0 + 32.0, 6.0, 18.0 + 32.0 + 18.0]
+
+
+# -- warnings are classified by their codes, never by their words -------------------------------------------
+
+WARNS = """pool m { cap 4; }
+stage s : delay;
+workload { arrive renewal(1); }
+session {
+  hold m (6) { run s (0.5); }
+}
+run { horizon 20; warmup 0; seed 1; }
+"""
+
+
+def test_a_plugin_note_is_not_classified_by_its_words():
+    """A plugin's warning given as text that begins as the simulator's not-steady one did count as
+    `not-steady`; it carries no code, so it is `plugin`; one the plugin makes with its own code keeps it."""
+    text = "warning: the run is not steady: my plugin's own measure says so"
+    assert notes.warning_code(text) == "plugin"
+    assert notes.warning_code(notes.Note(text, "my-check")) == "my-check"
+    assert notes.warning_codes([text, "note: fine", notes.Note("warning: x", "my-check")]) == "plugin;my-check"
+
+
+def test_a_json_report_read_back_carries_its_codes():
+    """The JSON report has `codes` beside `notes` (null for a note that is no warning); a report made from its
+    Result alone (as a JSON report reads back) has its notes carry them again (notes.read_back), whatever
+    their words."""
+    import msgspec
+    from serq_report import encode_json
+    from serq_sim.report import Report
+
+    report = serq_sim.run(serq_frontend.compile(source=WARNS, sets={}, defs={}))
+    doc = json.loads(encode_json(report))
+    assert doc["codes"] == [n.code if isinstance(n, notes.Note) else None for n in report.notes]
+    assert "rejected" in doc["codes"] and len(doc["codes"]) == len(doc["notes"])
+    assert all(type(n) is str for n in report.result.notes)  # the text alone, as the JSON report has it
+    back = Report(report.result, {}, {})
+    assert notes.warning_codes(back.notes) == notes.warning_codes(report.notes) == "rejected"
+    # reworded, the code still says what it is
+    reworded = msgspec.structs.replace(report.result, notes=[n.replace("rejected", "turned away")
+                                                              for n in report.result.notes])
+    assert notes.warning_codes(Report(reworded, {}, {}).notes) == "rejected"
+    # a report written before `codes` (version 5) read back: its warnings carry no code, and are not guessed
+    older = msgspec.structs.replace(report.result, codes=[])
+    assert notes.warning_codes(Report(older, {}, {}).notes) == "plugin"

@@ -105,4 +105,6 @@ def test_the_warning_words_and_code(monkeypatch):
     assert note == ("warning: pool kv's `spill` writes nothing: kv evicts a block of 16 units at a time, each a spill "
                     "of its own, and its tier cpu keeps whole blocks of 256, which no such block fills; give cpu a "
                     "block of at most 16 (one that divides it keeps every unit written)")
-    assert warning_code(note) == "spill-unused"
+    # the JSON report's code beside it (the words are never read: as text alone it is no kind of the simulator's)
+    assert r["codes"][r["notes"].index(note)] == "spill-unused"
+    assert warning_code(note) == "plugin"

@@ -56,15 +56,15 @@ def test_each_kind_is_given_its_code_where_it_is_made(made, code):
 
 
 def test_the_code_is_read_not_the_words():
-    # a warning reworded keeps its kind; words alone (a JSON report's notes read back) are still read by pattern
+    # a warning reworded keeps its kind; words alone (a plugin's text) are never read (round 19): `plugin`
     assert notes.warning_code(notes.Note("warning: the pool turned away holds", "rejected")) == "rejected"
     assert notes.warning_codes([notes.Note("warning: reworded", "stuck"), "warning: a plugin's own words"]) == \
-        "stuck;other"
+        "stuck;plugin"
 
 
 def test_the_sweep_table_takes_the_runs_codes(tmp_path, monkeypatch):
     # with no pattern left to match, the table still says `rejected`: the code came with the warning
-    monkeypatch.setattr(notes, "_CODES", [])
+    monkeypatch.setattr(notes, "WARNING_CODES", ())  # (no words anywhere: the code is all that is read)
     (tmp_path / "p.sq").write_text(PROGRAM)
     out = tmp_path / "t.csv"
     sweep(str(tmp_path / "p.sq"), sets={"u": [1, 6]}, seeds=[1], workers=0, progress=False, out=str(out))

@@ -107,7 +107,7 @@ def flat(report: dict) -> dict[str, object]:
             out[path[1:]] = x
 
     for k, v in report.items():
-        if k not in ("report_version", "serq_version", "program", "seed", "notes"):
+        if k not in ("report_version", "serq_version", "program", "seed", "notes", "codes"):
             walk(v, f".{k}")
     return out
 

@@ -14,7 +14,9 @@ import msgspec
 #: 4: the request metrics have ``std`` (vLLM's benchmark prints it: ``np.std``), and the requests their
 #: total input and output tokens.
 #: 5: the request metrics under an SLO have ``attainment``, the fraction of the completed requests that met it.
-REPORT_VERSION = 5
+#: 6: ``codes`` beside ``notes``: the short code of each warning's kind, so that a report read back is
+#: classified by its codes, never by its words.
+REPORT_VERSION = 6
 
 
 class _S(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -196,3 +198,6 @@ class Result(_S, kw_only=True):
     pools: list[PoolStats] = []
     gauges: dict[str, GaugeStats] = {}
     notes: list[str] = []
+    # one a note, in the order of ``notes``: the short code of a warning's kind (serq_sim.notes.WARNING_CODES,
+    # a plugin's own, or ``plugin`` for a plugin's warning that gives none), null for a note that is no warning
+    codes: list[str | None] = []

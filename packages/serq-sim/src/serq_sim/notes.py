@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import math
 import os
-import re
 
 from .stats import MIN_SAMPLES
 
@@ -418,43 +417,50 @@ def rejections(pools) -> list[str]:
     return out
 
 
-#: the short code of each warning a report may give: what a sweep writes in its table's column ``warnings``
-#: (docs/sweep.md), so that a row whose run warned says so in a word. Each warning carries its code from where
-#: it is made (:func:`warning`, :class:`Note`); the pattern its text (after ``warning: ``) begins with is read
-#: only for a warning that comes as text alone (a JSON report's ``notes`` read back). In the order the report
-#: gives them (serq_sim.report.build_report).
+#: the short code of each warning the simulator gives: what a sweep writes in its table's column ``warnings``
+#: (docs/sweep.md), so that a row whose run warned says so in a word, and what the JSON report's ``codes``
+#: holds. Each warning carries its code from where it is made (:func:`warning`, :class:`Note`), and the code is
+#: all that is read: never the words (a plugin's note that begins "the run is not steady: " is no not-steady
+#: run's). Beside each, the words its text (after ``warning: ``) begins with, for the reader. In the order the
+#: report gives them (serq_sim.report.build_report).
 WARNING_CODES = (
-    ("no-sessions", r"nothing starts a session: "),
-    ("no-end", r"the run has no end: "),
-    ("queued-zero", r"`queued\("),
-    ("spill-unused", r"pool \S+'s `spill` writes nothing"),
-    ("rule-unused", r"pool \S+'s `(queue by|admit via)"),
-    ("not-steady", r"the run is not steady: "),
-    ("few-samples", r"too few samples "),
-    ("rejected", r"pool \S+ rejected \d+ hold"),
-    ("stuck", r"\d+ session\(s\) stuck in the run"),
-    ("waits-for-ever", r"\d+ session\(s\) wait for ever "),
+    ("no-sessions", "nothing starts a session: "),
+    ("no-end", "the run has no end: "),
+    ("queued-zero", "`queued("),
+    ("spill-unused", "pool P's `spill` writes nothing"),
+    ("rule-unused", "pool P's `queue by` / `admit via` …"),
+    ("not-steady", "the run is not steady: "),
+    ("few-samples", "too few samples "),
+    ("rejected", "pool P rejected N hold(s)"),
+    ("stuck", "N session(s) stuck in the run"),
+    ("waits-for-ever", "N session(s) wait for ever "),
 )
-#: the code of a warning none of :data:`WARNING_CODES` names (a plugin's, say)
-OTHER_CODE = "other"
-_CODES = [(code, re.compile(pattern)) for code, pattern in WARNING_CODES]
-_KNOWN = frozenset(code for code, _pattern in WARNING_CODES)
+#: the code of a warning that carries none: one the simulator did not make (a plugin's note given as text,
+#: ``warning: …``; a plugin names its own kind with ``Note(text, code)``), or one of a JSON report written
+#: before ``codes`` (report version 5 or older) read back
+PLUGIN_CODE = "plugin"
+_KNOWN = frozenset(code for code, _words in WARNING_CODES)
 
 
 def warning_code(note: str) -> str | None:
     """The short code of the report's note ``note`` when it is a warning (``warning: …``), else None: the code
-    it carries (:class:`Note`), or for a note of text alone, the kind its words begin with (:data:`WARNING_CODES`),
-    else :data:`OTHER_CODE`."""
+    it carries (:class:`Note`: the simulator's, :data:`WARNING_CODES`, or a plugin's own), else
+    :data:`PLUGIN_CODE`. The words are never read."""
     if not note.startswith("warning: "):
         return None
     code = getattr(note, "code", None)
-    if code is not None:
-        return code
-    text = note[len("warning: "):]
-    for code, pattern in _CODES:
-        if pattern.match(text):
-            return code
-    return OTHER_CODE
+    return PLUGIN_CODE if code is None else code
+
+
+def read_back(result) -> list[str]:
+    """The notes of ``result`` (a :class:`serq_ir.report.Result`, as a JSON report decodes to), each warning a
+    :class:`Note` with the code the report's ``codes`` gives it, where the run made it (a report without
+    ``codes``, or one of another length, gives none: each of its warnings reads :data:`PLUGIN_CODE`)."""
+    notes = list(result.notes)
+    codes = list(getattr(result, "codes", None) or ())
+    if len(codes) != len(notes):
+        return notes
+    return [Note(n, c) if c is not None and n.startswith("warning: ") else n for n, c in zip(notes, codes)]
 
 
 def warning_codes(notes) -> str:

@@ -170,8 +170,13 @@ class Report:
         """The report's notes as the run made them: ``result.notes`` (their text, what the report shows),
         each warning a :class:`serq_sim.notes.Note` carrying the short code of its kind (``.code``:
         ``not-steady``, ``waits-for-ever``, …), which a sweep's table reads (docs/sweep.md). A report made
-        from a :class:`~serq_ir.report.Result` alone has the text alone."""
-        return list(self.result.notes) if self._notes is None else list(self._notes)
+        from a :class:`~serq_ir.report.Result` alone (a JSON report read back) has the codes of its
+        ``codes`` (:func:`serq_sim.notes.read_back`)."""
+        if self._notes is None:
+            from .notes import read_back
+
+            return read_back(self.result)
+        return list(self._notes)
 
     def records(self, name: str | None = None, kind: str = "auto") -> Any:
         """The table of records ``name`` (``None``: the program's one table), one row per record, rows
@@ -414,5 +419,6 @@ def build_report(sim) -> Report:
         partial=getattr(sim, "partial", None) or ("interrupted" if sim.interrupted else None),
         observes=ostats, instants=instants, records={n: len(r) for n, r in records.items()}, requests=requests, stages=stages,
         pools=pools, gauges=gstats, notes=[str(n) for n in notes],  # (the text: a Note is a str of its own class)
+        codes=[warn.warning_code(n) for n in notes],
     )
     return Report(result, observes, gauges, records, notes)

@@ -18,7 +18,7 @@ from typing import Any
 from serq.errors import UserError, clipped, did_you_mean
 
 #: top-level keys of the report that are not figures
-NOT_FIGURES = frozenset({"report_version", "serq_version", "program", "seed", "notes"})
+NOT_FIGURES = frozenset({"report_version", "serq_version", "program", "seed", "notes", "codes"})
 
 
 def _label(item: dict[str, Any]) -> str | None:
