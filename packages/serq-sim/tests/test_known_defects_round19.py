@@ -193,3 +193,18 @@ def test_a_json_report_read_back_carries_its_codes():
     # a report written before `codes` (version 5) read back: its warnings carry no code, and are not guessed
     older = msgspec.structs.replace(report.result, codes=[])
     assert notes.warning_codes(Report(older, {}, {}).notes) == "plugin"
+
+
+# -- the fast tier's write-back is named for what it writes back ------------------------------------------------
+
+def test_the_fast_write_back_is_named_for_the_pools_and_the_stage_jobs():
+    """`_write_back_pools` wrote back the stages' jobs of infinite work too (waiting_forever reads them): it is
+    `_write_back_pools_and_jobs`, under that name where docs/simulator.md names it."""
+    from pathlib import Path
+
+    from serq_sim import fast
+
+    assert callable(getattr(fast, "_write_back_pools_and_jobs", None))
+    assert not hasattr(fast, "_write_back_pools")
+    doc = (Path(__file__).resolve().parents[3] / "docs" / "simulator.md").read_text()
+    assert "`fast._write_back_pools_and_jobs`" in doc and "_write_back_pools`" not in doc

@@ -1958,7 +1958,7 @@ def _write_back(sim, gen: _Gen, st: dict, sessions: bool = True) -> None:
     # a run with no event left and sessions live: they are at stages, which the warning names (engine.forever)
     drained = not sim.heap_left and not st["interrupted"] and st["live"] > 0
     if p.pools or "fifo" in gen.fam_kind or drained and sessions:
-        _write_back_pools(sim, gen, st, sessions, drained)
+        _write_back_pools_and_jobs(sim, gen, st, sessions, drained)
     # the integrals' spans of HUGE_SPAN or longer (_huge), where the general engine keeps them
     huge = {"ap": "b_present", "ab": "b_busy", "ws": "b_wait", "ss": "b_service", "au": "b_used", "aq": "b_queue",
             "ah": "b_holders", "w": "b_wait"}
@@ -1972,7 +1972,7 @@ def _write_back(sim, gen: _Gen, st: dict, sessions: bool = True) -> None:
         setattr(obj, huge[field], v)
 
 
-def _write_back_pools(sim, gen: _Gen, st: dict, sessions_too: bool = True, drained: bool = False) -> None:
+def _write_back_pools_and_jobs(sim, gen: _Gen, st: dict, sessions_too: bool = True, drained: bool = False) -> None:
     """The pools' statistics and state as the general engine keeps them: the queues hold sessions waiting
     with their holds (:class:`~serq_sim.pools.model.Pending`), the holders their slots, so that
     :meth:`~serq_sim.engine.Simulation._finish` (``over_cap``) and ``waiting_forever`` read them; and the
