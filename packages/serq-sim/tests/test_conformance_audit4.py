@@ -722,12 +722,13 @@ def test_a_lease_names_one_of_the_holds_pool_members(lease, msg):
            "'$.session[0].lease.pool'" in str(e.value)
 
 
-def test_a_lease_of_a_computed_member_the_hold_does_not_hold_is_an_error_at_the_hold(monkeypatch):
+def test_a_lease_of_a_computed_member_the_hold_does_not_hold_is_an_error_at_the_lease(monkeypatch):
     """As above, for a member chosen by a computed index: compared when the lease is taken, at the scope's
-    end, a run-time error at the hold naming the time and the session (it was ignored: the allocation was
-    given back and cached as if there were no lease). s0 leases m[0], its own, 3 s: u = 2 at 1."""
+    end, a run-time error at the lease's pool (where the linker tells a constant one; it was told at the hold)
+    naming the time and the session (it was ignored: the allocation was given back and cached as if there
+    were no lease). s0 leases m[0], its own, 3 s: u = 2 at 1."""
     src = LEASE.replace("LEASE", "m[serial]")
-    assert run_error(src, monkeypatch) == ("<source>:6:11: error: at t=1, session 1: `lease m[1]`: the hold "
+    assert run_error(src, monkeypatch) == ("<source>:6:56: error: at t=1, session 1: `lease m[1]`: the hold "
                                            "does not hold `m[1]`; a lease names one of its pools")
     _, o = run(src.replace("batch(2)", "batch(1)"), monkeypatch)
     assert o["u"] == [(0, 1.0, 2.0)]

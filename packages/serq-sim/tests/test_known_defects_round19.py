@@ -49,6 +49,23 @@ def test_a_hold_clause_error_points_at_its_expression(name, monkeypatch):
     assert run_error(src, monkeypatch) == f"<source>:7:{col}: error: {words}"
 
 
+def test_a_lease_of_a_member_the_hold_does_not_hold_points_at_the_lease(monkeypatch):
+    """The lease's member computed (`a[j]`, j = 1) is not the one held (`a[i]`, i = 0): told at the lease's
+    pool, where the linker tells a constant one, not at the hold."""
+    src = """pool a[2] { cap 10; }
+stage d : delay;
+workload { arrive batch(1); }
+session {
+  set i = 0;
+  set j = 1;
+  hold a[i] (1) { run d (1); } lease a[j] (5);
+}
+run { horizon 10; }
+"""
+    assert run_error(src, monkeypatch) == ("<source>:7:38: error: at t=1, session 0: `lease a[1]`: the hold does "
+                                           "not hold `a[1]`; a lease names one of its pools")
+
+
 def test_the_cache_length_at_a_lease_end_points_at_the_cache_clause(monkeypatch):
     """The cache length is read again when the lease ends (at 1 + 5 = 6), where z has become NaN."""
     src = """pool p { cap 10; }

@@ -363,15 +363,18 @@ def num(v: N.Number) -> float:
 
 def clause_spans(st: N.Hold) -> dict:
     """Where each clause of the hold ``st`` is written: ``("units", k)`` and ``("reserve", k)`` of its pool k,
-    ``"reuse"``, ``"cache"`` and ``"lease"`` (the lease's time), the span of the clause's expression, else
-    (an IR file without spans there, or no such clause) the hold's. A run-time error about a clause's value
-    (NaN, negative) points at the expression that gave it, as one about a stage's budget or cost does."""
+    ``"reuse"``, ``"cache"``, ``"lease"`` (the lease's time) and ``"lease pool"`` (the pool it names), the span
+    of the clause's expression, else (an IR file without spans there, or no such clause) the hold's. A
+    run-time error about a clause's value (NaN, negative; a lease's computed member the hold does not hold)
+    points at the expression that gave it, as one about a stage's budget or cost does, and as the linker
+    points at a constant one."""
 
     def at(e):
         return getattr(e, "span", None) or st.span
 
-    out: dict = {"reuse": at(st.reuse), "cache": at(st.cache),
-                 "lease": at(st.lease.time if st.lease is not None else None)}
+    lease = st.lease
+    out: dict = {"reuse": at(st.reuse), "cache": at(st.cache), "lease": at(lease.time if lease else None),
+                 "lease pool": at(lease.pool if lease else None)}
     for k, hp in enumerate(st.pools):
         out["units", k] = at(hp.units)
         out["reserve", k] = at(hp.reserve)

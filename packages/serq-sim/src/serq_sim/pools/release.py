@@ -96,7 +96,7 @@ def end_hold(sim, s) -> None:
             # a computed member the hold was not admitted to (the linker refuses the written-out case)
             from ..report import member_label
 
-            raise sim.error(rules.lease_unheld_message(member_label(lease_pool)), None, s, info.span)
+            raise sim.error(rules.lease_unheld_message(member_label(lease_pool)), None, s, info.at["lease pool"])
         for slot in h.slots:
             if slot.pool is lease_pool:
                 t = info.lease_time(s, A, sim.null_ctx)
