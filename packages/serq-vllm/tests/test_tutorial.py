@@ -175,6 +175,14 @@ def test_what_the_sweep_chapter_says(ran):
     # 7.5 and 7.5 to 8; the text says the first
     assert (holds, fails) == ("6.0", "6.5")
     assert evaluations == "6"
+    # the KV search on the grid of whole blocks: upwards, to two neighbouring counts, the figures the text gives
+    kv = next(out for cmd, out in outputs if "--over blocks" in cmd).splitlines()
+    assert kv[0].split() == ["rate", "blocks", "outcome", "holds", "fails", "evaluations"]
+    said = re.search(r"outcome `found_smallest`: ([\d ]+) blocks \(([\d ]+) tokens\), ([\d ]+) failing, in (\d+) "
+                     r"evaluations", " ".join(DOC.read_text().split()))
+    blocks, tokens, failing, count = (int(g.replace(" ", "")) for g in said.groups())
+    assert kv[1].split() == ["4", str(blocks), "found_smallest", str(blocks), str(failing), str(count)]
+    assert (tokens, failing) == (blocks * 16, blocks - 1)
     # the paired CI of the mean E2E latency is far narrower than the unpaired one; the small cache preempts
     compare = next(out for cmd, out in outputs if cmd.startswith("serq compare"))
     rows = {line.split()[0]: line.split() for line in compare.splitlines()[2:]}
