@@ -101,6 +101,8 @@ def test_serq_fit_prints_the_fit_its_mape_by_kind_and_a_definition(tmp_path, cap
                  id="huge-int"),
     pytest.param('{"decoders": 1, "time": 1' + "0" * 5000 + '}\n', "s.jsonl:1:25: error: the integer",
                  id="5000-digits"),
+    # docs/step-costs.md: blank lines are skipped, and a file of them alone has no steps
+    pytest.param("\n  \n\t\n", "s.jsonl: error: no steps", id="blank-lines-only"),
 ])
 def test_a_bad_step_trace_is_one_message(tmp_path, capsys, text, message):
     (tmp_path / "s.jsonl").write_text(text)
