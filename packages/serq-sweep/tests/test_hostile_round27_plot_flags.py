@@ -56,3 +56,18 @@ def test_a_column_of_words_is_still_refused(here, capsys):
         main(["plot", "t.csv", "--x", "a", "--y", "interrupted", "-o", "o.svg"])
     assert info.value.code == 1
     assert "column interrupted does not hold numbers (it has 'no')" in capsys.readouterr().err
+
+
+def test_an_output_in_a_missing_folder_is_refused_before_the_source_is_read(here, capsys, monkeypatch):
+    # -o of a folder that does not exist is serq run's message, said before the source is read or drawn: it
+    # failed after the drawing, 'cannot create a file in its folder nope (No such file or directory); …'
+    import serq_sweep.plots as plots
+
+    def read(*a, **k):
+        raise AssertionError("the source was read")
+
+    monkeypatch.setattr(plots, "curve", read)  # (what plot() reads and draws a table with)
+    with pytest.raises(SystemExit) as info:
+        main(["plot", "t.csv", "--x", "a", "--y", "interrupted", "-o", "nope/o.svg"])
+    assert (info.value.code, capsys.readouterr().err) == (1, "error: nope/o.svg: no folder nope to write it in\n")
+    assert not (here / "nope").exists()

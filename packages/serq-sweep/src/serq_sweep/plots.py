@@ -795,6 +795,10 @@ def plot(source: Any, out: str | None = None, *, x: str | None = None, y: str | 
     if (cdf_of or gauge) and (x is not None or y is not None):  # (they were ignored)
         raise UsageError(f"--{'x' if x is not None else 'y'} and --{'cdf' if cdf_of else 'gauge'} make two plots "
                          "(--x/--y a sweep's table's curve): give one of them")
+    if out is not None:  # before the source is read and drawn, as serq run's -o (it failed after the drawing,
+        from serq.files import check_output  # in other words: 'cannot create a file in its folder …')
+
+        check_output(out)
     if cdf_of and not (isinstance(src, str) and os.path.isdir(src)):
         figure = records_cdf(src, cdf_of, hue)  # a records file (or DataFrame)
     elif cdf_of or gauge:
