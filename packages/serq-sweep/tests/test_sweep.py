@@ -292,7 +292,9 @@ def test_users_mistakes_are_one_message(tmp_path):
         (("--set", "lambda=0.1,0.2", "--set", "mu=1", "--zip", "lambda,mu"), "different numbers of values"),
         (("--out", str(tmp_path / "r.txt")), "a table is .parquet or .csv"),
         (("--out", MG1), "a table is .parquet or .csv"),
-        (("--out", str(tmp_path / "none" / "r.csv")), "no folder"),
+        # (serq run's and serq plot's words: it said "no folder …" alone)
+        (("--out", str(tmp_path / "none" / "r.csv")), f"{tmp_path / 'none' / 'r.csv'}: no folder {tmp_path / 'none'} "
+                                                      "to write it in\n"),
         (("--find", "response.mean <= 1"), "--find and --over go together"),
         (("--warmup", "3000", "--set", "lambda=0.1,0.2"), "warmup 3000 is not below the horizon 3000"),
     ]

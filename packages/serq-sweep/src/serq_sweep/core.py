@@ -1458,7 +1458,7 @@ def check_outputs(out: str, plan: Plan) -> list[str]:
     table_format(out)
     folder = os.path.dirname(out) or "."
     if not os.path.isdir(folder):
-        raise UserError(f"{out}: no folder {folder}")
+        raise UserError(f"{out}: no folder {folder} to write it in")  # (serq run's words, serq.files.check_output)
     inputs = sorted({i for p in plan.points for i in p.inputs})
     for target in (points_path(out), journal_path(out)):
         check_not_input(target, inputs)

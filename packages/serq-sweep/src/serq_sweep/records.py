@@ -113,7 +113,7 @@ def check(path: str, plan: Any, out: str | None, inputs: Iterable[str]) -> dict[
     record_format(path)
     folder = os.path.dirname(path) or "."
     if not os.path.isdir(folder):
-        raise UserError(f"--records {path}: no folder {folder}")
+        raise UserError(f"--records {path}: no folder {folder} to write it in")
     paths = files(path, table_names(plan))
     # every file of the sweep is a file of its own, by any path (./r.csv, a symbolic or hard link): a usage
     # error (serq.files.check_distinct), as serq run's outputs are
