@@ -7,7 +7,7 @@ import sys
 
 import click
 from serq import signals
-from serq.errors import UsageError, printable, printable_lines
+from serq.errors import UsageError, clipped, printable, printable_lines
 from serq.options import ARRIVALS, EVENTS, HORIZON, SAMPLES, SECONDS, WARMUP, Integer, Number
 from serq.options import Path as SerqPath
 
@@ -40,14 +40,21 @@ def _slo(ctx, param, value):
         raise click.BadParameter(str(e), ctx=ctx, param=param) from None
 
 
-def _common(seeds: str, zips: bool = True):
+# What a run cut short by a bound becomes, in serq sweep and in serq compare (core.cut_short warns of it in both)
+_CUT_ROW = "its row is then partial: status partial, figures of the time simulated before the bound"
+_CUT_ARM = "a run cut short is compared on the figures of the time it simulated, with a warning"
+
+
+def _common(seeds: str, cut: str, zips: bool = True):
     """The options every command that runs a program over seeds shares; ``seeds`` the default of ``--seeds``,
     the one the command uses and its ``--help`` shows (serq compare's help said 1 while it ran 1..10);
-    ``zips`` whether ``--help`` shows ``--zip`` (serq compare refuses it, and its help offered it)."""
-    return lambda f: _options(f, seeds, zips)
+    ``cut`` what the command does with a run a bound (``--max-wall``, ``--max-events``, ``--max-samples``) cuts
+    short, said in each bound's help (serq compare's said "its row is then partial", of a command with no
+    rows); ``zips`` whether ``--help`` shows ``--zip`` (serq compare refuses it, and its help offered it)."""
+    return lambda f: _options(f, seeds, cut, zips)
 
 
-def _options(f, seeds: str, zips: bool = True):
+def _options(f, seeds: str, cut: str, zips: bool = True):
     for opt in reversed([
         click.option("--set", "sets", multiple=True, metavar="NAME=VALUES",
                      help="Sweep a let constant: a number, a list 1,2,4 or a range START:STOP[:STEP] "
@@ -63,11 +70,11 @@ def _options(f, seeds: str, zips: bool = True):
         click.option("--warmup", type=WARMUP, default=None, metavar="T", help="Discard samples before T."),
         click.option("--arrivals", type=ARRIVALS, default=None, metavar="N", help="Exactly N arrivals, then drain."),
         click.option("--max-wall", "max_wall", type=SECONDS, default=None,
-                     metavar="SECONDS", help="Bound each run's wall-clock time (its row is then partial)."),
+                     metavar="SECONDS", help=f"Bound each run's wall-clock time ({cut})."),
         click.option("--max-events", "max_events", type=EVENTS, default=None, metavar="N",
-                     help="Bound each run's events (its row is then partial)."),
+                     help=f"Bound each run's events ({cut})."),
         click.option("--max-samples", "max_samples", type=SAMPLES, default=None, metavar="N",
-                     help="Bound the samples each run holds (its row is then partial; default serq run's, "
+                     help=f"Bound the samples each run holds ({cut}; default serq run's, "
                           "100000000)."),
         click.option("--slo", "slo", default=None, metavar="NAME=SECONDS,…", callback=_slo,
                      help="Service-level objectives for the goodput of the request metrics, as serq run's: "
@@ -116,7 +123,7 @@ def _exit_for(complete: bool, errors: list[str] | None = None) -> None:
 
 @click.command("sweep")
 @click.argument("files", nargs=-1, required=True, type=SerqPath(dir_okay=False))
-@_common(seeds="1")
+@_common(seeds="1", cut=_CUT_ROW)
 @click.option("-o", "--out", "out", type=SerqPath(dir_okay=False), default=None, metavar="FILE",
               help="Write the table (.parquet or .csv; one row per point and seed) and its per-point "
                    "aggregates (FILE's name with .points); a rerun resumes: only unfinished runs run.")
@@ -240,7 +247,7 @@ def _fmt(v) -> str:
 
 @click.command("compare")
 @click.argument("files", nargs=-1, required=True, type=SerqPath(dir_okay=False))
-@_common(seeds="1..10", zips=False)
+@_common(seeds="1..10", cut=_CUT_ARM, zips=False)
 @click.option("--figure", "figures", multiple=True, metavar="FIGURE",
               help="Compare only these figures (repeatable; default every figure).")
 @click.option("--trace", "trace", type=SerqPath(dir_okay=False), default=None, metavar="FILE",
@@ -264,6 +271,9 @@ def compare_command(pm, files, sets, defs, zips, seeds, horizon, warmup, arrival
     if args.pop("zip"):  # (it was ignored: arms are the values of one name, or the FILEs)
         raise click.UsageError("--zip is not for serq compare (its arms are the values of one --set or --def "
                                "name, or two or more FILEs)")
+    twice = next((f for i, f in enumerate(figures) if f in figures[:i]), None)
+    if twice is not None:  # (it was compared once, silently), refused as a --set name given twice is
+        raise UsageError(f"--figure {clipped(twice)}: given twice (give it once)")
     plan = C.arms_plan(list(files), pm=pm, trace=trace, **args)
     if out is not None:  # before any run: a table its write would refuse was refused after every run
         core.check_table(out, sorted({i for p in plan.points for i in p.inputs}))

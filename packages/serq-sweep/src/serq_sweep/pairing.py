@@ -104,7 +104,7 @@ def comparisons(plan: core.Plan, columns: Sequence[str], table: Sequence[dict[st
     core.none_finished(plan, table)
     axis = _arms(plan)[0].name
     figs = core.figure_columns(columns)
-    if figures:  # a figure named twice (--figure x --figure x, or by two tails) is compared once
+    if figures:  # a figure named by two tails (mean, response.mean) is compared once (the CLI refuses a name twice)
         figs = list(dict.fromkeys(resolve(f, figs) for f in figures))
     by = {(r["point"], r["seed"]): r for r in table if r["status"] != "error"}
     base = plan.points[0]
