@@ -458,7 +458,14 @@ class Simulation:
         if span is None and sid is not None:
             span = self.spans[sid]
         s = s if s is not None else self.cur
-        return SimError(format_error(span, self.now, s.serial if s is not None else None, msg, self.source))
+        if s is None:
+            return SimError(format_error(span, self.now, None, msg, self.source))
+        return SimError(format_error(span, self.now, s.serial, msg, self.source) + self.replay_note(s))
+
+    def replay_note(self, s: Session) -> str:
+        """The note naming the trace row a session replays (trace.replay_note), "" for one that replays none:
+        every run-time error of a session carries it, on both tiers (fast.py's errors)."""
+        return "" if s.trace is None else self.trace.replay_note(s.trace, s.serial)
 
     def spin_error(self, s: Session, sid: int) -> None:
         raise self.error(spin_message(self.now), sid, s)

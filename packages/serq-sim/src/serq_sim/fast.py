@@ -361,7 +361,7 @@ class _Gen(Compiler):
         p = sim.program
         self.p = p
         self.ctx: dict[str, str] = {}
-        self.ser = "None"  # the serial of the session an expression is evaluated for
+        self.ser = "None"  # the session (its list) an expression is evaluated for, which its errors name
         #: the span (an index of ``spans``) of the run a session at a stage resumes after, by its resume label
         #: (the no-progress guard's message names the runs of the events due now, as the general engine does)
         self.run_span: dict[int, int] = {}
@@ -383,7 +383,7 @@ class _Gen(Compiler):
         if self.presets:
             self.XPR, nxt = nxt, nxt + 2
         if self.traced:
-            self.XTR, nxt = nxt, nxt + 2
+            self.XTR, nxt = nxt, nxt + 3  # its turns, the next, the trace session (trace.replay_note)
         # pools: a queued session's join time and hold; per hold statement and pool, the member (a family
         # named with an index) and the units (the demand while queued, the allocation while held, None
         # when not held)
@@ -591,7 +591,7 @@ class _Gen(Compiler):
         if self.presets:
             cells += ["None", "0"]
         if self.traced:
-            cells += ["None", "0"]
+            cells += ["None", "0", "0"]
         cells += ["0.0", "0"] + ["None"] * (self.width - self.XHID - 1)
         # ``arrivals`` is ``next_serial``; ``next_sf`` is ``float(next_serial)`` (exact below 2**53)
         out = [f"{pad}if now >= live_next:",  # the backlog's bins (backlog.py), before the count moves
@@ -616,7 +616,7 @@ class _Gen(Compiler):
                 out += [f"{pad}_ti = A[{self.XS}] % len(_tss)"]
             else:
                 out += [f"{pad}_ti = int(_rt() * len(_tss))"]
-            out += [f"{pad}A[{self.XTR}] = _tss[_ti]"]
+            out += [f"{pad}A[{self.XTR}] = _tss[_ti]", f"{pad}A[{self.XTR + 2}] = _ti"]
         if self.XD is not None:  # the session block's draws: a stream per (serial, turn, place)
             out += [f"{pad}A[{self.XD}] = _pnew(_plword(64), {len(self.places)})"]
         wl = self.p.workload
@@ -792,7 +792,7 @@ class _Gen(Compiler):
         node = self.p.pools[g]
         test = f"not 0.0 <= {u} < _INF" if refused_amount(num(node.cap), math.inf) else f"not {u} >= 0.0"
         return [f"{pad}if {test}:",
-                f"{pad}    raise _amt({_label_code(node, m)}, {u}, {sid}, A[{self.XS}], now)"]
+                f"{pad}    raise _amt({_label_code(node, m)}, {u}, {sid}, A, now)"]
 
     def hold_lines(self, st: N.Hold, h: int, pad: str, body: int) -> list[str]:
         """``hold``: the pools' members, the units that read no state (a demand beyond the capacity is
@@ -890,7 +890,7 @@ class _Gen(Compiler):
         head while the head's demand fits (``try_admit``); an admitted session joins the ready ones."""
         p = self.p
         old_ser = self.ser
-        self.ser = f"A[{self.XS}]"
+        self.ser = "A"
         L = ["def _adm(now, warm):"]
         scal = []
         for g, node in enumerate(p.pools):
@@ -1267,7 +1267,7 @@ class _Gen(Compiler):
                 cur += [f"{pad}_n{g} = {x(st.n)}",
                         # a whole number of candidates, 1 to MAX_MEMBERS (compile.choose_message)
                         f"{pad}if not (1.0 <= _n{g} <= {float(MAX_MEMBERS)!r} and _n{g} == int(_n{g})):",
-                        f"{pad}    raise _err(_choosemsg({name}, _n{g}), {sid}, A[{self.XS}], now)",
+                        f"{pad}    raise _err(_choosemsg({name}, _n{g}), {sid}, A, now)",
                         f"{pad}else:",
                         f"{pad}    _n{g} = int(_n{g})",
                         # at an instant the session's loop heads passed, a pass a candidate (compile.SPIN_LIMIT)
@@ -1295,7 +1295,7 @@ class _Gen(Compiler):
             elif isinstance(st, N.Branch):
                 g = self.fresh("_g")
                 cur += [f"{pad}{g} = {x(st.guard)}"]
-                err = f"{pad}    raise _err(_guard_message({g}), {sid}, A[{self.XS}], now)"
+                err = f"{pad}    raise _err(_guard_message({g}), {sid}, A, now)"
                 if not _has_run(st.then) and not _has_run(st.orelse):
                     # structured: both arms inline; control continues after the branch unless an arm ends
                     cur.append(f"{pad}if {g} == 1.0:")
@@ -1331,7 +1331,7 @@ class _Gen(Compiler):
                 hb += [f"if now == A[{lt}]:",
                        f"    A[{lk}] += 1",
                        f"    if A[{lk}] > {SPIN_LIMIT}:",
-                       f"        raise _err(_spinmsg(now), {sid}, A[{self.XS}], now)",
+                       f"        raise _err(_spinmsg(now), {sid}, A, now)",
                        *self.pulse_lines("    ", "1", "'running a loop whose passes take no time'", str(sid),
                                          f"A[{self.XS}]"),
                        "else:",
@@ -1372,7 +1372,7 @@ class _Gen(Compiler):
                 cur += [f"{pad}    A[{self.XP}] = {rl}",
                         f"{pad}    break",
                         f"{pad}elif not _w >= 0:",
-                        f"{pad}    raise _err(_workmsg(_w), {sid}, A[{self.XS}], now)",
+                        f"{pad}    raise _err(_workmsg(_w), {sid}, A, now)",
                         f"{pad}pc = {rl}",
                         f"{pad}continue"]
                 cur, pad = rb, ""
@@ -1398,7 +1398,7 @@ class _Gen(Compiler):
         p = self.p
         #: whether the work inside an event is counted down (pulse_lines)
         self.pulses = bool(progress or sim.max_wall is not None)
-        self.ser = f"A[{self.XS}]"
+        self.ser = "A"
         blocks = self.session_blocks()
         L: list[str] = []
         a = L.append
@@ -1693,31 +1693,39 @@ def build(sim, progress: bool):
     spans = gen.spans
     source = sim.source
 
-    def _err(msg, sid, serial, now):
-        return SimError(format_error(spans[sid], now, serial, msg, source))
+    XS, XTR = gen.XS, gen.XTR
 
-    def _dfail(msg, sid, serial, now):
-        raise _err(msg, sid, serial, now)
+    def _err(msg, sid, A, now):
+        # the error of the session in ``A`` (None: of none), as engine.Simulation.error says it: with the note
+        # naming the trace row it replays
+        if A is None:
+            return SimError(format_error(spans[sid], now, None, msg, source))
+        serial = A[XS]
+        note = "" if XTR is None or A[XTR] is None else sim.trace.replay_note(A[XTR:XTR + 3], serial)
+        return SimError(format_error(spans[sid], now, serial, msg, source) + note)
 
-    def _sidx(idx, size, sid, serial, now):
+    def _dfail(msg, sid, A, now):
+        raise _err(msg, sid, A, now)
+
+    def _sidx(idx, size, sid, A, now):
         # engine.Simulation.stage_at: the words are the rule's (serq_ir.rules.member_problem)
         if 0.0 <= idx < size:
             i = int(idx)
             if i == idx:
                 return i
-        raise _err(member_problem("stage", idx, size), sid, serial, now)
+        raise _err(member_problem("stage", idx, size), sid, A, now)
 
-    def _pidx(idx, size, sid, serial, now):
+    def _pidx(idx, size, sid, A, now):
         # engine.Simulation.pool_at, likewise
         if 0.0 <= idx < size:
             i = int(idx)
             if i == idx:
                 return i
-        raise _err(member_problem("pool", idx, size), sid, serial, now)
+        raise _err(member_problem("pool", idx, size), sid, A, now)
 
-    def _amt(name, x, sid, serial, now):
+    def _amt(name, x, sid, A, now):
         # admission.amount_error: a hold's units that the pool refuses (NaN, negative; inf without a cap)
-        return _err(amount_message("units", name, x), sid, serial, now)
+        return _err(amount_message("units", name, x), sid, A, now)
 
     def _closed_err(now, serial):
         # engine.Simulation.end_session: a closed workload past its replacements at one instant
@@ -1999,6 +2007,8 @@ def _write_back_pools_and_jobs(sim, gen: _Gen, st: dict, sessions_too: bool = Tr
             s.attrs = list(A[:sim.nattrs])
             if gen.XD is not None:  # its block's draw state (rand.place_state): over_cap draws its units again
                 s.draws = A[gen.XD]
+            if gen.XTR is not None and A[gen.XTR] is not None:  # the trace row it replays, which its errors name
+                s.trace = A[gen.XTR:gen.XTR + 3]
             sessions[id(A)] = s
         return s
 

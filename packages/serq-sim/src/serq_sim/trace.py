@@ -31,7 +31,7 @@ from pathlib import Path
 from serq.files import MAX_LINE, LineTooLong, not_utf8, open_input
 from serq.numbers import NAN_PATTERN, PATTERN, NotANumber, number, quoted
 
-from .errors import SimError, format_error
+from .errors import SimError, format_error, show_number
 
 COLUMNS = ("session", "turn", "new", "out", "think", "forced")
 INF = math.inf
@@ -119,6 +119,14 @@ class TraceCorpus:
     sessions: Sequence[Sequence[tuple[float, float, float, float]]]
     #: the rows read
     rows: int = 0
+    #: per session, its id as the file's ``session`` column gives it (sessions are numbered by first
+    #: appearance; a run-time error of a session that replays one names it by this id, :func:`replay_note`)
+    ids: Sequence[float] = ()
+
+    def replay_note(self, state, serial: int | None) -> str:
+        """The note a run-time error of a session replaying this trace carries (both tiers): ``state`` is the
+        session's ``[turns, next turn, trace session]``, ``serial`` its serial; "" for ``state`` None."""
+        return replay_note(self, state, serial)
 
 
 def _err(path: str, line: int, col: int, msg: str) -> SimError:
@@ -682,6 +690,7 @@ def _read(path: str, reader, watched: _Watched) -> TraceCorpus:
         run_len.append(len(list(run)))
     del sess
     nsess = len(index)
+    ids = array("d", index)  # the ids in order of first appearance: one a session
     del index
     if grouped:
         starts = array("q", accumulate(run_len, initial=0))
@@ -704,7 +713,72 @@ def _read(path: str, reader, watched: _Watched) -> TraceCorpus:
     del held, run_sid, run_len
     lazy = LazySessions(tuple(vals), start)
     sessions = lazy if rows > EAGER_ROWS else [lazy.turns(k) for k in range(nsess)]
-    return TraceCorpus(path, sessions, rows)
+    return TraceCorpus(path, sessions, rows, ids)
+
+
+def _find_row(path: str, sid: float, k: int) -> tuple[int, str, str] | None:
+    """Where the ``k``-th turn (from 0, in the order of turns) of the trace session whose id is ``sid`` is in
+    ``path``: ``(line, the session cell, the turn cell)`` as written, or None when the file does not hold it
+    (changed since it was read, gone). The file is read again (an error's path: the run keeps no line
+    numbers and no turn column, 16 bytes a row)."""
+    try:
+        with _open(path) as f:
+            reader = csv.reader(f, strict=True)
+            header, _ = _header(reader)
+            if header is None:
+                return None
+            names = [h.strip() for h in header]
+            js, jt = names.index("session"), names.index("turn")
+            found = []
+            line = reader.line_num + 1
+            for row in reader:
+                if len(row) > max(js, jt) and not _blank(row):
+                    try:
+                        if float(row[js]) == sid:
+                            found.append((float(row[jt]), len(found), line, row[js].strip(), row[jt].strip()))
+                    except ValueError:
+                        pass
+                line = reader.line_num + 1
+    except (OSError, ValueError, UnicodeDecodeError, LineTooLong, csv.Error):
+        return None
+    found.sort(key=itemgetter(0, 1))  # stably by turn, as the rows were ordered when read
+    if not 0 <= k < len(found):
+        return None
+    return found[k][2:]
+
+
+def replay_note(corpus: TraceCorpus, state, serial: int | None) -> str:
+    """``\nTRACE:LINE:1: note: session N replays trace session ID, turn T: new …, out …, think …, forced …``,
+    the trace's row quoted under it: the row whose values a run-time error of session N (``serial``) met, for
+    a session replaying the trace (``state``, its ``[turns, next turn, trace session]``); "" for None. The
+    session id and the turn are as the file writes them (the file is read again to find them, and the row's
+    line); the values as the run read them. A session that has not reached its first ``turn`` is said to
+    replay the trace session, before its first turn."""
+    if state is None or not corpus.ids:
+        return ""
+    turns, nxt, i = state
+    sid = corpus.ids[i]
+    who = f"session {serial}" if serial is not None else "the session"
+    path = corpus.path
+    k = nxt - 1
+    if k < 0:
+        return f"\n{path}: note: {who} replays the trace's session {show_number(sid)}, before its first turn"
+    new, out, think, forced = turns[k]
+    values = (f"new {show_number(new)}, out {show_number(out)}, think {show_number(think)}, "
+              f"forced {show_number(forced)}")
+    at = _find_row(path, sid, k)
+    if at is None:  # the file no longer holds the row: its place in the session's turns
+        return (f"\n{path}: note: {who} replays the trace's session {show_number(sid)}, its turn {k + 1} "
+                f"(counted in order of turns): {values}")
+    line, sid_text, turn_text = at
+    head = f"{path}:{line}:1: note: {who} replays the trace's session {sid_text}, turn {turn_text}: {values}"
+    text = _source_line(path, line)
+    if text is None:
+        return "\n" + head
+    from serq.errors import quote_line
+
+    text, _ = quote_line(text, 1)
+    return f"\n{head}\n  {text}\n  ^"  # indented as a source line under an error is
 
 
 #: the columns that identify (a session) and order (a turn): each value below 2**53 in size, where a

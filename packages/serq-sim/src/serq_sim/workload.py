@@ -139,7 +139,7 @@ def spawn(sim, preset: N.Preset | None = None) -> Session:
             i = serial % len(sessions)
         else:
             i = int(sim.rngs["trace"].random() * len(sessions))
-        s.trace = [sessions[i], 0]
+        s.trace = [sessions[i], 0, i]  # its turns, the next, and which trace session (for its errors)
     if sim.nplaces:  # the session block's draws: a stream per (serial, turn, place)
         w = sim._pl_word(64)  # place_state(w, sim.nplaces), inlined
         s.draws = [w, w] + [0] * sim.nplaces
@@ -159,10 +159,10 @@ def turn(sim, s: Session) -> None:
         place_turn(s.draws, A[SLOT_TURN])
     if sim.warm:
         sim.turns += 1
-    # the next preset turn, or the next trace row: [rows, index of the next]
+    # the next preset turn, or the next trace row: [rows, index of the next] (and a trace's session)
     nxt = s.preset if s.preset is not None else s.trace
     if nxt is not None:
-        rows, i = nxt
+        rows, i = nxt[0], nxt[1]
         if i < len(rows):
             if nxt is s.preset:
                 for sv in rows[i]:

@@ -1,0 +1,96 @@
+"""Known defects, round 20 (serq-sim).
+
+1. A run-time error of a session that replays a trace names the trace row it met: the file, the line, the
+   trace's session id and turn as the file writes them, and the row's values (trace.replay_note), on both
+   tiers (the fast tier formats its own errors, fast._err). The error said nothing of the trace.
+"""
+
+from __future__ import annotations
+
+import serq_frontend
+import serq_sim
+from tiers import same_error
+
+#: a trace whose sessions are numbered 70 and 5 (first appearance: 70 is the run's trace session 0), the
+#: rows of 70 out of the order of their turns; 70's turn 9 has out = 0
+TRACE = """session,turn,new,out,think,forced
+70,9,30,0,1.5,1
+70,3,10,4,0.25,0
+5,1,7,2,0,0
+"""
+
+#: a simple program (the fast tier's): a run of `out - 1` seconds, negative for out = 0
+PROGRAM = """stage d : fifo(1);
+workload {
+  arrive batch(1);
+  trace "t.csv" ordered;
+  session {
+    turn;
+    loop {
+      request;
+      branch (more) { turn; } else { end; }
+    }
+  }
+}
+server {
+  run d (out - 1);
+}
+run { horizon 1000; }
+"""
+
+
+def _program(tmp_path, trace=TRACE, program=PROGRAM):
+    (tmp_path / "t.csv").write_text(trace)
+    (tmp_path / "p.sq").write_text(program)
+    return serq_frontend.compile(tmp_path / "p.sq")
+
+
+def test_a_run_time_error_names_the_trace_row(tmp_path, monkeypatch):
+    prog = _program(tmp_path)
+    # the program takes the fast tier (so that both tiers are compared): without the faulty row it runs there
+    monkeypatch.setenv("SERQ_SIM_TIER", "")
+    (tmp_path / "fine").mkdir()
+    fine = _program(tmp_path / "fine", trace=TRACE.replace("70,9,30,0,", "70,9,30,3,"))
+    assert serq_sim.run(fine).tier == "fast"
+    message = same_error(prog, monkeypatch)
+    trace = str(tmp_path / "t.csv")
+    # session 0 replays trace session 70: its turn 3 (line 3) ran 3 s; its turn 9 (line 2) has out 0
+    assert message.splitlines()[0].endswith("error: at t=3, session 0: the run's work is negative (-1)")
+    assert message.splitlines()[3:] == [
+        f"{trace}:2:1: note: session 0 replays the trace's session 70, turn 9: new 30, out 0, think 1.5, forced 1",
+        "  70,9,30,0,1.5,1",
+        "  ^"]
+
+
+def test_the_note_says_the_turn_in_order_when_the_file_changed(tmp_path, monkeypatch):
+    """The file is read again for the line and the words of the ids: one changed since the run read it is
+    not quoted; the note names the session and its turn counted in order, with the values the run read."""
+    prog = _program(tmp_path)
+    monkeypatch.setenv("SERQ_SIM_TIER", "general")
+    import serq_sim.trace as T
+
+    real = T.load_trace
+
+    def load_then_change(path, *a, **k):
+        corpus = real(path, *a, **k)
+        (tmp_path / "t.csv").write_text("session,turn,new,out,think,forced\n1,1,1,1,1,1\n")
+        return corpus
+
+    monkeypatch.setattr(T, "load_trace", load_then_change)
+    try:
+        serq_sim.run(prog)
+    except serq_sim.SimError as e:
+        message = str(e)
+    else:
+        raise AssertionError("no error")
+    assert message.splitlines()[3:] == [
+        f"{tmp_path / 't.csv'}: note: session 0 replays the trace's session 70, its turn 2 (counted in order of "
+        "turns): new 30, out 0, think 1.5, forced 1"]
+
+
+def test_a_session_that_replays_no_trace_has_no_note(monkeypatch):
+    src = PROGRAM.replace('  trace "t.csv" ordered;\n', "").replace("out - 1", "serial - 1").replace(
+        "branch (more) { turn; } else { end; }", "end;")
+    prog = serq_frontend.compile(source=src)
+    message = same_error(prog, monkeypatch)
+    assert message == "<source>:13:3: error: at t=0, session 0: the run's work is negative (-1)"
