@@ -10,9 +10,11 @@ GOOD = serq_ir.encode(mm1()).decode()
 
 CASES = {
     "wrong type": (GOOD.replace('"horizon":100000.0', '"horizon":"long"'),
-                   "error: bad.ir.json: Invalid enum value 'long' - at '$.run.horizon'"),
+                   'error: bad.ir.json: a number is wanted (or "-inf", "inf"), not the text "long"'
+                   " - at '$.run.horizon'"),
     "wrong type in list": (GOOD.replace('"servers":1.0', '"servers":[1]'),
-                           "error: bad.ir.json: Expected 'float | str', got 'array' - at '$.stages[0].kind.servers'"),
+                           'error: bad.ir.json: a number is wanted (or "-inf", "inf"), not a list'
+                           " - at '$.stages[0].kind.servers'"),
     "unknown field": (GOOD.replace('"version":2', '"version":2,"colour":"red"'),
                       "error: bad.ir.json: Object contains unknown field 'colour'"),
     "another version": (GOOD.replace('"version":2', '"version":99'),

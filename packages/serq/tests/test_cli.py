@@ -74,8 +74,8 @@ def test_unknown_file_type(tmp_path):
 
 # (text, message, what the caret points at: the value, or for an unknown field its key)
 BAD = {
-    "wrong type": ('{"version":2,"pools":[{"name":"kv","cap":"x"}]}', "Invalid enum value 'x' - at '$.pools[0].cap'",
-                   '"x"'),
+    "wrong type": ('{"version":2,"pools":[{"name":"kv","cap":"x"}]}',
+                   'a number is wanted (or "-inf", "inf"), not the text "x" - at \'$.pools[0].cap\'', '"x"'),
     "wrong type 2": ('{"version":2,"pools":[{"name":7}]}', "Expected 'str', got 'int' - at '$.pools[0].name'", "7"),
     "unknown field": ('{"version":2,"colour":1}', "Object contains unknown field 'colour' - at '$.colour'",
                       '"colour"'),
@@ -111,7 +111,7 @@ def test_a_fault_of_a_pretty_ir_file_is_at_its_line(tmp_path):
     path.write_text(text)
     r = run_serq("check", str(path))
     assert r.returncode == 1
-    assert r.stderr == (f"{path}:6:11: error: Invalid enum value 'x' - at '$.pools[0].cap'\n"
+    assert r.stderr == (f"{path}:6:11: error: a number is wanted (or \"-inf\", \"inf\"), not the text \"x\" - at '$.pools[0].cap'\n"
                         '     "cap": "x"\n            ^\n')
 
 

@@ -42,9 +42,11 @@ def _located(data: bytes, name: str, off: int, message: str) -> str:
     return at_byte(data, name, max(0, min(off, len(data))), message)
 
 
-def _decode_error(data: bytes, name: str, e: msgspec.DecodeError) -> IRError:
+def _decode_error(data: bytes, name: str, e: msgspec.DecodeError, raw: Any = None) -> IRError:
     """A :class:`msgspec.DecodeError` as one message: where the text names a byte (malformed JSON) or is
-    not UTF-8, at its line and column; a schema fault as msgspec words it, with its JSON path."""
+    not UTF-8, at its line and column; a schema fault as msgspec words it, with its JSON path, but for a value
+    of the wrong type where a number or a name of the IR's goes (:func:`_typed_detail`). ``raw``: the program
+    as builtins, when it is no JSON text (:func:`conform`'s)."""
     msg = _quote(str(e))
     m = re.search(r" \(byte (\d+)\)$", msg)
     if msg.startswith("Invalid UTF-8") or m:  # (malformed JSON at a byte that is not UTF-8: a file of UTF-16,
@@ -74,6 +76,7 @@ def _decode_error(data: bytes, name: str, e: msgspec.DecodeError) -> IRError:
     detail, path = (msg[: at.start()], at.group(1)) if at else (msg, "$")
     if detail == "Number out of range":  # (1e309, -1e309, an integer of 400 digits: no double holds it)
         detail = _BEYOND_DOUBLES
+    detail = _typed_detail(detail, raw, data, path)
     unknown = re.fullmatch(r"Object contains unknown field '([^']*)'", detail)
     # the key or value msgspec quotes is the file's text, of any length: quoted as every message quotes a name
     # (serq.errors.clipped; a key of 5 000 characters was quoted whole, and again in the path)
@@ -84,6 +87,100 @@ def _decode_error(data: bytes, name: str, e: msgspec.DecodeError) -> IRError:
     if unknown:
         return IRError(shown, json_path=_child(path, unknown.group(1)), detail=detail, json_key=True)
     return IRError(shown, json_path=path, detail=detail)
+
+
+def _field_type(raw: Any, steps: tuple) -> Any:
+    """The schema's type (:mod:`msgspec.inspect`) of the value at ``steps`` of ``raw`` (the program as
+    builtins), a union of nodes resolved by the tag the value carries; None where the path or a tag does not
+    lead to one field."""
+    import msgspec.inspect as mi
+
+    t: Any = mi.type_info(Program)
+    node = raw
+    for step in steps:
+        while isinstance(t, mi.UnionType):  # (a node by its tag; an optional value by what is not None)
+            kinds = [u for u in t.types if not isinstance(u, mi.NoneType)]
+            structs = [u for u in kinds if isinstance(u, mi.StructType)]
+            if len(kinds) == 1:
+                t = kinds[0]
+            elif isinstance(node, dict) and structs and all(u.tag_field for u in structs):
+                tag = node.get(structs[0].tag_field)
+                t = next((u for u in structs if u.tag == tag), None)
+            elif isinstance(node, dict) and len(structs) == 1:
+                t = structs[0]
+            else:
+                return None
+        if isinstance(step, int):
+            if not (isinstance(node, list) and 0 <= step < len(node)):
+                return None
+            if isinstance(t, mi.TupleType):
+                t = t.item_types[step] if step < len(t.item_types) else None
+            elif isinstance(t, (mi.ListType, mi.VarTupleType)):
+                t = t.item_type
+            else:
+                return None
+        elif isinstance(t, mi.StructType) and isinstance(node, dict):
+            t = next((f.type for f in t.fields if f.encode_name == step), None)
+        else:
+            return None
+        if t is None:
+            return None
+        node = node[step]
+    return t
+
+
+def _json_kind(v: Any) -> str:
+    """What a JSON value is, in the words of a message: ``the text "x"``, ``true``, ``null``, an object."""
+    if isinstance(v, str):
+        from serq.errors import clipped
+
+        return f"the text {json.dumps(clipped(v))}"
+    if v is None or isinstance(v, bool):
+        return json.dumps(v)
+    return "an object" if isinstance(v, dict) else "a list" if isinstance(v, list) else repr(v)
+
+
+#: the start of the words of a value of the wrong type where a number goes (:func:`_typed_detail`)
+_NUMBER_WANTED = "a number is wanted"
+
+
+def _typed_detail(detail: str, raw: Any, data: bytes, path: str) -> str:
+    """msgspec's words of a value of the wrong type where a number of the IR goes (a float, or "inf"/"-inf"
+    where the IR allows an infinite one: ``Number``) or one of its names (an operator, a distribution, ...),
+    said as the IR has it: ``a number is wanted (or "inf", "-inf"), not the text "1e3"``, ``'zzz' is not
+    one of exp, det, …``. msgspec said ``Invalid enum value '1e3'`` of a number written as a string, and
+    ``Expected 'float | str'`` of a bool, as if any text would do. ``detail`` itself otherwise."""
+    enum = re.fullmatch(r"Invalid enum value '(.*)'", detail, re.S)
+    if enum is None and not detail.startswith("Expected 'float | str', got "):
+        return detail
+    import msgspec.inspect as mi
+
+    steps = _path_steps(path)
+    if steps is None:
+        return detail
+    if raw is None:
+        try:
+            raw = msgspec.json.decode(data)
+        except (msgspec.DecodeError, RecursionError):
+            return detail
+    try:
+        t = _field_type(raw, steps)
+        value: Any = raw
+        for step in steps:
+            value = value[step]
+    except (LookupError, TypeError, RecursionError):
+        return detail
+    if isinstance(t, mi.UnionType):
+        kinds = [u for u in t.types if not isinstance(u, mi.NoneType)]
+        literal = [u for u in kinds if isinstance(u, mi.LiteralType)]
+        if any(isinstance(u, mi.FloatType) for u in kinds) and len(literal) == len(kinds) - 1:
+            words = ", ".join(f'"{w}"' for u in literal for w in u.values)
+            return f"{_NUMBER_WANTED}{f' (or {words})' if words else ''}, not {_json_kind(value)}"
+    if isinstance(t, mi.LiteralType) and enum is not None and isinstance(value, str):
+        from serq.errors import clipped
+
+        return f"'{clipped(value)}' is not one of {', '.join(map(str, t.values))}"
+    return detail
 
 
 #: a string's escape of a UTF-16 high surrogate that no low one follows, near the end of the text, which msgspec
@@ -207,7 +304,7 @@ def conform(program: Program, *, name: str = "<program>") -> Program:
     try:
         return msgspec.convert(raw, Program)
     except msgspec.ValidationError as e:
-        raise _decode_error(b"", name, e) from None
+        raise _decode_error(b"", name, e, raw) from None
     except RecursionError:
         raise IRError(f"error: {name}: the program nests too deeply to be the IR's") from None
 
@@ -233,7 +330,9 @@ def checked(program: Program, *, name: str = "<program>") -> Program:
 
     try:
         typed = conform(program, name=name)
-    except IRError:
+    except IRError as e:
+        if (e.detail or "").startswith(_NUMBER_WANTED):  # (validation words a str "0.5" as the number 0.5)
+            raise
         try:
             validate(program, name=name)
         except IRError as named:
