@@ -94,3 +94,30 @@ def test_a_session_that_replays_no_trace_has_no_note(monkeypatch):
     prog = serq_frontend.compile(source=src)
     message = same_error(prog, monkeypatch)
     assert message == "<source>:13:3: error: at t=0, session 0: the run's work is negative (-1)"
+
+
+# 2. report.records() (record_table()) without a name, of a program of two record tables: the tables and how
+#    to name one, as the words of the error (a KeyError whose str() was the words in quotes, naming neither
+#    how to name a table nor the look-up that does)
+TWO_TABLES = """stage d : delay;
+workload { arrive batch(1); }
+session { record a { x = 1; } record b { y = 2; } run d (1); }
+run { horizon 10; }
+"""
+
+
+def test_records_of_two_tables_says_which_and_how_to_name_one():
+    import pytest
+
+    r = serq_sim.run(serq_frontend.compile(source=TWO_TABLES))
+    words = "the program has 2 record tables, 'a' and 'b': name one, records('a') (record_names lists them)"
+    for look in (r.records, r.record_table):
+        with pytest.raises(KeyError) as e:
+            look()
+        assert str(e.value) == words
+    assert list(r.records("b", kind="numpy")["y"]) == [2.0]  # named as it says: the table
+    none = serq_sim.run(serq_frontend.compile(source=TWO_TABLES.replace("record a { x = 1; } record b { y = 2; } ",
+                                                                         "")))
+    with pytest.raises(KeyError) as e:
+        none.records()
+    assert str(e.value) == "the program has no record table (a `record NAME { COL = expr; … }` statement makes one)"

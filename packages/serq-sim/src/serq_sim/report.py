@@ -57,6 +57,26 @@ def _named(table: Any, name: Any, kind: str, where: str = "the program has") -> 
                        + did_you_mean(name, table)) from None
 
 
+class TableNotNamed(KeyError):
+    """``records()`` (``record_table()``) without a name, of a program that has no record table or several: the
+    tables there are and how to name one. A KeyError (a look-up that found no one table), shown as its words:
+    the bare KeyError of the words was printed in quotes, as a key is."""
+
+    def __init__(self, tables):
+        names = list(tables)
+        if not names:
+            text = "the program has no record table (a `record NAME { COL = expr; … }` statement makes one)"
+        else:
+            listed = ", ".join(map(repr, names[:-1])) + f" and {names[-1]!r}"
+            text = (f"the program has {len(names)} record tables, {listed}: name one, "
+                    f"records({names[0]!r}) (record_names lists them)")
+        super().__init__(text)
+        self.tables = names
+
+    def __str__(self) -> str:
+        return self.args[0]
+
+
 def _member(rows: Any, name: Any, index: Any, kind: str) -> Any:
     """The row of ``rows`` (a report's pools or stages) for ``name`` and ``index``, by :func:`_named`'s rule:
     a name that is no str, or an index that is neither None nor an integer, is a TypeError naming it (an
@@ -192,9 +212,7 @@ class Report:
         misspelt."""
         if name is None:
             if len(self._records) != 1:
-                raise KeyError("the program has no record table" if not self._records else
-                               f"the program has {len(self._records)} record tables ({', '.join(self._records)}): "
-                               "name one")
+                raise TableNotNamed(self._records)
             name = next(iter(self._records))
         return _named(self._records, name, "record table")
 
