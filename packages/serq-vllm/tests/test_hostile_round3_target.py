@@ -51,7 +51,9 @@ def test_a_setting_that_is_not_a_whole_number_is_one_error_at_its_construct(sett
                             "it ever runs")
         lines = lines[3:]
     assert lines[0] == message
-    assert len(lines) == 3  # the source line and its caret
+    name, value = setting.split("=")
+    # the source line and its caret, then the value's origin (serq.loading.sets_noted, as serq run's run-time errors)
+    assert lines[3:] == [f"note: `{name}` is {value}, given by --set {name}"]
 
 
 def test_whole_settings_and_no_seq_cap_are_printed():

@@ -17,7 +17,7 @@ from serq.files import (
     read_input,
     write_atomic,
 )
-from serq.loading import apply_run_overrides, load_program
+from serq.loading import apply_run_overrides, load_program, sets_noted
 from serq.options import EVENTS, SAMPLES, SECONDS, load_options, run_options, to_load_options
 from serq.options import Path as SerqPath
 from serq.plugins import collect
@@ -112,7 +112,6 @@ def run_command(pm, file, sets, defs, seed, horizon, warmup, arrivals, trace, as
     partial report is written all the same).
     """
     from .api import run
-    from .errors import SimError
     from .report import record_program
 
     if as_json and fmt not in (None, "json"):
@@ -145,8 +144,9 @@ def run_command(pm, file, sets, defs, seed, horizon, warmup, arrivals, trace, as
 
         raise escaped(e, None) from None
     check_trace_beside(program, file, trace)
-    program = apply_run_overrides(program, seed=seed, horizon=horizon, warmup=warmup, arrivals=arrivals,
-                                  name=file)
+    with sets_noted(options.sets):  # (a horizon --set gave, below --warmup)
+        program = apply_run_overrides(program, seed=seed, horizon=horizon, warmup=warmup, arrivals=arrivals,
+                                      name=file)
     if program.run.horizon is None:
         # program-reference.txt: a run's horizon is required (a run without one need never end)
         raise UserError(f"{file}: the run has no horizon: give the program `run {{ horizon T; }}` or the "
@@ -235,15 +235,9 @@ def run_command(pm, file, sets, defs, seed, horizon, warmup, arrivals, trace, as
         from .trace import check_replaceable
 
         check_replaceable(program, trace)  # (named --trace FILE here: run() names its argument, trace=FILE)
-    try:
+    with sets_noted(options.sets):  # a run-time error of a program given --set: the values it ran with, after it
         report = run(program, check_invariants=check_invariants, progress=not no_progress, trace=trace,
                      pm=pm, max_events=max_events, max_wall=max_wall, max_samples=max_samples)
-    except SimError as e:  # a run-time error of a program given --set: the values it ran with, after it
-        if not options.sets:
-            raise
-        from serq.loading import set_note
-
-        raise SimError("\n".join([str(e), *(f"note: {set_note(n, v)}" for n, v in options.sets.items())])) from None
     record_program(report, file, _read_bytes(file), program, options.sets, options.defs)
     if slos is not None:
         try:

@@ -89,13 +89,15 @@ def real_command(file: str, python: str | None, timeout: float | None) -> None:
 @click.pass_obj
 def target_command(pm, file: str, sets, defs) -> None:
     """Print the vLLM engine configuration a program implies (the *.target.json shape)."""
-    from serq.loading import load_program
+    from serq.loading import load_program, sets_noted
     from serq.options import to_load_options
 
     from .target import target
 
-    program = load_program(pm, file, to_load_options(sets, defs))
-    answer = target(program, file)
+    options = to_load_options(sets, defs)
+    program = load_program(pm, file, options)
+    with sets_noted(options.sets):  # (`budget B;` refused as inf named no --set B)
+        answer = target(program, file)
     for warning in answer.get("warnings", ()):  # (in the JSON too, under warnings)
         click.echo(f"warning: {warning}", err=True)
     click.echo(json.dumps(answer, indent=2, sort_keys=True))

@@ -7,7 +7,7 @@ import json
 import click
 
 from .builtin import plugin_info, summary
-from .loading import apply_run_overrides, load_program
+from .loading import apply_run_overrides, load_program, sets_noted
 from .options import Path as SerqPath
 from .options import load_options, run_options, set_def_options, to_load_options
 
@@ -60,7 +60,9 @@ def ir_command(pm, file, sets, defs, seed, horizon, warmup, arrivals, schema, no
         return
     if file is None:
         raise click.UsageError("missing FILE (or --schema)")
-    program = load_program(pm, file, to_load_options(sets, defs))
-    program = apply_run_overrides(program, seed=seed, horizon=horizon, warmup=warmup, arrivals=arrivals,
-                                  name=file)
+    options = to_load_options(sets, defs)
+    program = load_program(pm, file, options)
+    with sets_noted(options.sets):  # (a horizon --set gave, below --warmup)
+        program = apply_run_overrides(program, seed=seed, horizon=horizon, warmup=warmup, arrivals=arrivals,
+                                      name=file)
     click.echo(serq_ir.encode_pretty(program, spans=not no_spans))

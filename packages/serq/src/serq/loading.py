@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import numbers
 import os
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -222,6 +224,27 @@ def set_note(name: str, value: float, given: Any = None) -> str:
 
     shown = clipped(name)
     return f"`{shown}` is {show_number(value, exact=True)}, given by {given_or_option(given)('set', shown)}"
+
+
+@contextlib.contextmanager
+def sets_noted(sets: Mapping[str, float], given: Any = None) -> Iterator[None]:
+    """A user's error raised within, of a program given ``--set`` (``sets``, NAME to VALUE), with a line
+    ``note: `NAME` is VALUE, given by --set NAME`` (:func:`set_note`) after its message for each: the one way
+    every command that takes ``--set`` says what an error after the program was loaded ran with (``serq run``'s
+    run-time errors, ``serq vllm target``'s refusal of a budget of inf, a ``--warmup`` not below a horizon
+    ``--set`` gave; ``serq vllm target --set B=inf`` named no ``--set``). The compile's errors note a value at
+    the ``let`` it replaces already (serq_frontend's Context.sets_noted): wrap only what follows the load.
+    The error keeps its class (its status, a run error's ``code``)."""
+    try:
+        yield
+    except Exception as e:
+        if not sets or not getattr(type(e), "serq_user_error", False):
+            raise
+        text = "\n".join([str(e), *(f"note: {set_note(n, v, given)}" for n, v in sets.items())])
+        if e.args != (str(e),):  # (a message made otherwise than from its one argument)
+            raise UserError(text) from None
+        e.args = (text,)
+        raise
 
 
 #: the Python API's argument of each option whose text is a name, a key of the argument's mapping (``--set lam``
