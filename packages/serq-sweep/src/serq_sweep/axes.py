@@ -101,7 +101,7 @@ def texts(value: Any, what: str, item: str = "name") -> list[str]:
     it (it was iterated as its letters: ``figures="ttft.p99"`` asked for the figures ``t``, ``t``, ...);
     anything else that is no list of strs, or a set (:func:`ordered`), is a TypeError naming ``what``."""
     if isinstance(value, str):
-        return [value]
+        return [plain(value)]
     if isinstance(value, (bytes, bytearray, memoryview, Mapping)) or not isinstance(value, Iterable):
         raise TypeError(f"{what} must be a {item} (a str) or a list of them, not {type(value).__name__}")
     out = list(itertools.islice(ordered(value, what), MAX_POINTS + 1))  # (itertools.count() was read for ever)
@@ -110,7 +110,7 @@ def texts(value: Any, what: str, item: str = "name") -> list[str]:
     for x in out:
         if not isinstance(x, str):
             raise TypeError(f"{what}: each {item} is a str, not {type(x).__name__} ({shown(x):.60})")
-    return out
+    return [plain(x) for x in out]
 
 
 def _real(v: Any, what: str) -> float:
@@ -316,7 +316,15 @@ def named_values(value: Any, what: str) -> Mapping[str, Any]:
     if not isinstance(value, Mapping):
         raise TypeError(f"{what} must be a mapping of names to values ({what}={{\"B\": [512, 8192]}}), not "
                         f"{type(value).__name__}")
-    return value
+    return {plain(k): v for k, v in value.items()}
+
+
+def plain(x: Any) -> Any:
+    """``x`` as a plain ``str`` when it is a str of a subclass (numpy's ``str_``, a user's class), else itself:
+    a name or a text the Python API takes is what it holds. A sweep's names kept their class, so that
+    ``sets={numpy.str_("B"): …}`` put ``np.str_('B')`` in the frame's ``attrs["axes"]`` and a search's
+    columns, where every other name is a str."""
+    return str.__str__(x) if isinstance(x, str) and type(x) is not str else x
 
 
 def zip_groups(zipped: Any) -> list[list[str]]:
@@ -340,7 +348,7 @@ def zip_groups(zipped: Any) -> list[list[str]]:
         bad = next((n for n in g if not isinstance(n, str)), None)
         if bad is not None or not g:
             raise TypeError(f"zip: a group is a list of names (zip=[[\"a\", \"b\"]]), not {g!r}")
-        groups.append(g)
+        groups.append([plain(n) for n in g])
     return groups
 
 

@@ -37,6 +37,7 @@ from .axes import (
     named_values,
     output_path,
     parse_range,
+    plain,
     points,
     program_files,
     seeds_given,
@@ -221,7 +222,7 @@ def _over(over: Any) -> tuple[str, str]:
         shown = type(over).__name__ if not isinstance(over, Sequence) else f"{over!r:.80}"
         raise TypeError(f'over must be the pair (NAME, RANGE) of two strs, over=("Lambda", "2:12") (RANGE LO:HI '
                         f"or LO:HI:STEP), not {shown}")
-    return over[0], over[1]
+    return plain(over[0]), plain(over[1])  # (numpy's str_ as the str it holds)
 
 
 
