@@ -167,3 +167,46 @@ def test_a_stage_bound_pools_keys_are_read_again_after_every_admission(monkeypat
     r, o = run(STAGE_BOUND, monkeypatch)
     assert o["q"] == [(1, 1.0, 2.0), (2, 1.0, 0.0), (3, 1.0, 1.0)]
     assert (pool(r, "kv").used, pool(r, "reqs").wait, pool(r, "reqs").admissions) == (0.18, 0.375, 4)
+
+
+NESTED_RESERVATIONS = """
+pool kv { cap 10; reserve held; preempt lifo; }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) {
+    hold kv (1) reserve (4) {
+      run d (0.5);
+      hold kv (1) reserve (3) { observe a = now; observe f = free(kv); run d (2); }
+      run d (1);
+    }
+  }
+  else { hold kv (2) { run d (1); grow kv (2); observe g = now; observe fg = free(kv); run d (1); } }
+  observe done = now;
+}
+run { horizon 20; }
+"""
+
+
+def test_an_inner_holds_reservation_ends_with_its_preemption_and_the_outer_one_stays(monkeypatch):
+    """pool-reference `reserve held`: "Each hold counts separately, including nested holds. Reservations
+    end with the hold's scope, release or preemption"; "A new reservation r requires used + Σ u_i + r ≤
+    cap"; `lifo`: "preempt the last admitted"; the victim "re-enters the hold's first pool's queue to
+    execute the hold again".
+
+    At 0 s0's outer hold (1, reserve 4: u 3) and s1's hold of 2 (3 + 3 + 2 <= 10) are admitted. At 0.5
+    s0's inner hold (1, reserve 3): 3 + 3 + 3 = 9 <= 10, admitted (u 2): free(kv) = 10 - 4 - 5 = 1. At 1
+    s1 grows by 2: 4 + (3 + 2) + 2 = 11 > 10; the last admitted is s0's inner hold (0.5), the victim: its
+    unit and its reservation go, the outer hold keeps both; s1 grows (3 + 3 + 2 = 8): free 10 - 5 - 3 = 2.
+    The inner hold, at the head of kv's queue, needs 5 + 3 + 3 = 11 > 10 (the session's own outer
+    reservation counts) and waits until s1 ends at 2: 1 + 3 + 3 = 7, admitted, free 10 - 2 - 5 = 3. It
+    runs over [2, 4], the outer hold's d over [4, 5].
+
+    kv: 4 admissions, waits 0, 0, 0, 1: 0.25; used: outer 1 on [0, 5], inner 1 on [0.5, 1] and [2, 4],
+    s1 2 on [0, 1] and 4 on [1, 2]: 5 + 2.5 + 6 = 13.5 over 20."""
+    r, o = run(NESTED_RESERVATIONS, monkeypatch)
+    assert (o["a"], o["f"]) == ([(0, 0.5, 0.5), (0, 2.0, 2.0)], [(0, 0.5, 1.0), (0, 2.0, 3.0)])
+    assert (o["g"], o["fg"]) == ([(1, 1.0, 1.0)], [(1, 1.0, 2.0)])
+    assert _at(o["done"]) == {0: 5.0, 1: 2.0}
+    kv = pool(r, "kv")
+    assert (kv.admissions, kv.preemptions, kv.wait, kv.used) == (4, 1, 0.25, 13.5 / 20)
