@@ -121,3 +121,48 @@ def test_records_of_two_tables_says_which_and_how_to_name_one():
     with pytest.raises(KeyError) as e:
         none.records()
     assert str(e.value) == "the program has no record table (a `record NAME { COL = expr; … }` statement makes one)"
+
+
+# 3. --max-wall bounds the set-up's read of a trace: past the bound the run stops before it begins, its
+#    partial report (max-wall, exit status 3) noting the set-up; the read went on to the trace's end (a trace
+#    of a million rows: 8 s under --max-wall 1). The clock is a stand-in that moves 1 s at each reading.
+class _Clock:
+    """The time module, but for a monotonic clock that moves 1 s at each reading."""
+
+    def __init__(self):
+        import time
+
+        self._time, self.t = time, 0.0
+
+    def monotonic(self) -> float:
+        self.t += 1.0
+        return self.t
+
+    def __getattr__(self, name):
+        return getattr(self._time, name)
+
+
+def test_max_wall_bounds_the_trace_read(tmp_path, monkeypatch):
+    from serq_sim import engine
+
+    rows = "".join(f"{i // 4},{i % 4 + 1},10,2,0.5,0\n" for i in range(40_000))  # some 14 pieces of 64 KiB
+    program = PROGRAM.replace("out - 1", "out")
+    prog = _program(tmp_path, trace="session,turn,new,out,think,forced\n" + rows, program=program)
+    whole = serq_sim.run(prog)  # the clock not bounding: the whole trace replayed
+    assert whole.partial is None and whole.result.arrivals == 1
+    reports = {}
+    for tier in ("", "general"):
+        monkeypatch.setattr(engine, "_time", _Clock())
+        monkeypatch.setenv("SERQ_SIM_TIER", tier)
+        r = serq_sim.run(prog, max_wall=3)  # set up at 1 s; the third piece read, at 4 s, is past the bound
+        monkeypatch.undo()
+        assert r.partial == "max-wall" and r.exit_status == 3
+        assert (r.result.events, r.result.arrivals, r.result.end) == (0, 0, 0)
+        note = [n for n in r.notes if "wall time" in n]
+        head = f"note: stopped after 3 s of wall time (--max-wall 3) at set-up, reading the trace {tmp_path / 't.csv'} ("
+        tail = " bytes read), before the run began at t=0; the figures cover what was simulated"
+        assert len(note) == 1 and note[0].startswith(head) and note[0].endswith(tail), note
+        read = int(note[0][len(head):-len(tail)])
+        assert 0 < read < (tmp_path / "t.csv").stat().st_size  # a part of the file: the read stopped
+        reports[tier] = r
+    assert reports[""].result == reports["general"].result

@@ -232,7 +232,7 @@ def run(program, *, seed: int | None = None, horizon: float | None = None, warmu
                     from .tier_env import forced_general
 
                     # (read whatever the program: a value SERQ_SIM_TIER does not take is an error)
-                    if not forced_general() and _fast_kinds(program):
+                    if not forced_general() and _fast_kinds(program) and sim.setup_stop is None:
                         from . import fast
 
                         report = fast.run(sim)  # None when the program is outside the fast tier's class

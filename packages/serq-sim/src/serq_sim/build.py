@@ -13,7 +13,7 @@ from serq_ir.rules import NEEDS_OPEN, arrivals_problem, open_advice, pairs, wind
 
 from . import workload as _workload
 from .compile import Compiler, observables_read, state_dependent, walk
-from .errors import SimError, format_error
+from .errors import SimError, StopRun, format_error
 from .guards import build_with, check_policy, check_stage, first_party, guard_engine, guard_share
 from .pools.model import (
     KeyedQueue,
@@ -225,9 +225,15 @@ def build(sim, reg, trace_path, trace_digest=None) -> None:
         try:
             if trace_path is None and (why := trace_outside(path, sim.source)) is not None:
                 raise SimError(format_error(wl.trace.span, None, None, why, sim.source))
-            sim.trace = load_trace(path, wl.trace.span if trace_path is None else None, sim.source, trace_digest)
+            sim.trace = load_trace(path, wl.trace.span if trace_path is None else None, sim.source, trace_digest,
+                                   sim.setup_watch(f"reading the trace {path}") if sim.max_wall is not None else None)
         except SimError as e:
             raise not_as_planned(path, trace_digest, e) from None
+        except StopRun as e:  # --max-wall, reached while the trace was read: the run stops before it begins
+            from .trace import TraceCorpus
+
+            sim.setup_stop = e
+            sim.trace = TraceCorpus(path, [], 0)
         sim.trace_ordered = wl.trace.ordered
     arrive = wl.arrive
     sim.arrive = arrive

@@ -442,17 +442,22 @@ class _Watched(io.RawIOBase):
     reads and serQ does not (or a column outside the six holds such text); the rows read from then on are
     checked cell by cell (:func:`_plain`; about 1 s a million rows). ``sha``, a hash object or None, hashes
     the bytes as they go by (:func:`load_trace`'s check of a sweep's ``digest``: what was read, not the file as
-    it is before or after)."""
+    it is before or after). ``watch``, a callable or None, is called with the bytes read so far after each
+    piece (:func:`load_trace`'s ``watch``: a run's ``--max-wall`` at set-up)."""
 
-    def __init__(self, raw, sha=None):
+    def __init__(self, raw, sha=None, watch=None):
         super().__init__()
         self.raw, self.odd, self._header, self.sha = raw, False, True, sha
+        self.watch, self.done = watch, 0
 
     def readable(self) -> bool:
         return True
 
     def readinto(self, b) -> int:
         n = self.raw.readinto(b)
+        if self.watch is not None:
+            self.done += n
+            self.watch(self.done)
         if n and self.sha is not None:
             self.sha.update(memoryview(b)[:n])
         if n and not self.odd:
@@ -508,14 +513,17 @@ def _first_error(path: str, width: int, idx: list[int]) -> SimError | None:
     return None
 
 
-def load_trace(path: str, declared=None, source: str | None = None, digest: str | None = None) -> TraceCorpus:
+def load_trace(path: str, declared=None, source: str | None = None, digest: str | None = None,
+               watch=None) -> TraceCorpus:
     """The trace in ``path``. ``declared``: the span of the workload's ``trace`` clause that names it (a
     file that cannot be read is reported there, with the source line; ``source`` the program's file);
     ``None`` for a trace given on the command line. ``digest``: the SHA-256 (hexadecimal) of the bytes the
     trace had when a sweep planned the run (:func:`changed`), or None: the bytes are hashed as they are read
-    only then (with OpenSSL's SHA-256, as :func:`file_digest`; a run that checks nothing pays nothing)."""
+    only then (with OpenSSL's SHA-256, as :func:`file_digest`; a run that checks nothing pays nothing).
+    ``watch``: called with the bytes read so far after each piece the reader reads (some 64 KiB); what it raises
+    (the run's ``StopRun`` at its ``--max-wall``, engine.Simulation.setup_watch) ends the read."""
     try:  # a regular file only, named here or on the command line: a FIFO would block, /dev/zero not end
-        watched = _Watched(open_input(path, max_line=MAX_LINE), None if digest is None else _sha256()())
+        watched = _Watched(open_input(path, max_line=MAX_LINE), None if digest is None else _sha256()(), watch)
         f = _open(path, watched=watched)
     except OSError as e:
         why = e.strerror or str(e)
