@@ -166,3 +166,46 @@ def test_max_wall_bounds_the_trace_read(tmp_path, monkeypatch):
         assert 0 < read < (tmp_path / "t.csv").stat().st_size  # a part of the file: the read stopped
         reports[tier] = r
     assert reports[""].result == reports["general"].result
+
+
+# 4. A stop before the event loop (Ctrl-C, SIGTERM, --max-wall's countdown inside an event) after a stretch of
+#    quiet rounds was planned there (a batch's first iteration, in Simulation._start's settle) counts the
+#    stretch's rounds as events, as the per-job planning counts them: the report said events 0, the rounds
+#    being added to the events popped only on the event loop's way out.
+DECODE = """stage engine : step { budget 512; cost 0.01; }
+workload { arrive batch(1); }
+session { run engine decode (20000); observe t = now; end; }
+run { horizon inf; seed 1; }
+"""
+
+
+def test_a_stop_in_the_set_up_settle_counts_the_planned_rounds(monkeypatch):
+    from serq_sim import engine
+
+    prog = serq_frontend.compile(source=DECODE)
+    real = engine.Simulation.settle
+
+    for stop in ("interrupted", "max-wall"):
+        calls = []
+
+        def settle(self, stop=stop, calls=calls):
+            real(self)
+            if not calls:  # _start's settle, the stretch planned in it: the stop comes as it ends
+                calls.append(self)
+                if stop == "interrupted":
+                    raise KeyboardInterrupt
+                self.stop("max-wall", "stopped (--max-wall) within one event")
+
+        monkeypatch.delenv("SERQ_SIM_TIER", raising=False)
+        monkeypatch.setattr(engine.Simulation, "settle", settle)
+        r = serq_sim.run(prog)
+        monkeypatch.undo()
+        assert r.partial == stop
+        rounds = r.result.stages[0].iterations
+        assert calls[0].virtual_events > 0  # a stretch was planned in _start: the case at hand
+        # the per-job planning (an event a round) stopped after as many rounds counts one event fewer than the
+        # iterations, the last in flight: as many as the report now gives (it gave 0)
+        monkeypatch.setenv("SERQ_SIM_TIER", "general")
+        per_job = serq_sim.run(prog, max_events=rounds - 1)
+        assert per_job.result.stages[0].iterations == rounds
+        assert r.result.events == per_job.result.events == rounds - 1 > 0

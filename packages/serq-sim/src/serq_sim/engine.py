@@ -535,7 +535,15 @@ class Simulation:
             with _wall_in_plugins(self):
                 if self.setup_stop is not None:  # stopped at set-up: nothing to simulate
                     raise self.setup_stop
-                self._start()
+                try:
+                    self._start()
+                except BaseException:
+                    # stopped before the event loop (Ctrl-C, SIGTERM, a bound, an error): the events are the
+                    # popped ones (none) and the rounds of the stretches planned in _start (a batch's first
+                    # iteration), which the loop's way out adds otherwise: the report said events 0 where the
+                    # per-job planning counts them. The one place that writes them back before the loop.
+                    self.events += self.virtual_events
+                    raise
                 self._loop()
         except (KeyboardInterrupt, StopRun) as e:
             if e.for_other(self) if isinstance(e, StopRun) else nested:

@@ -1260,12 +1260,10 @@ class LazyDecoding:
         spent = _monotonic() - sim.t_wall0 if mw is not None and not stop else 0.0
         if stop or mw is not None and spent >= mw:
             sim.now = self.t_last
-            # the count the report gives: the event loop's way out adds the rounds of the stretches (the
-            # virtual events) to the events it popped, but a stretch planned in the settle before the loop
-            # (a batch's first iteration) stopped there, where nothing added them: the report of a run
-            # stopped at --max-events 100 said events 0 (the per-job planning's, 100). Inside the loop, its
-            # count (a local) is written back over this one: the same number.
-            sim.events = events
+            # the count the report gives is written back where the stop is caught: the event loop's way out
+            # adds the rounds of the stretches (the virtual events) to the events it popped, and so does
+            # Simulation.run for a stop before the loop (a stretch planned in _start's settle: a batch's
+            # first iteration; the report of a run stopped there at --max-events 100 said events 0)
             if stop:
                 sim.stop_at_events(events)
             sim.stop("max-wall", f"stopped after {spent:.3g} s of wall time (--max-wall {show(mw)}) in the "
