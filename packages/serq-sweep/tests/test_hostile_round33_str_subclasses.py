@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 from serq_sweep import sweep
 from serq_sweep.search import find
 
@@ -39,3 +40,12 @@ def test_a_search_over_a_numpy_name_keys_its_rows_by_a_str():
     plain_columns, plain_rows = find(MG1, "response.mean <= 3", ("lambda", "0.1:0.9"), **RUN)
     assert columns == plain_columns and rows == plain_rows
     assert type(columns[0]) is str and all(type(k) is str for row in rows for k in row)
+
+
+def test_an_empty_slo_is_refused_before_any_run():
+    # as serq sweep --slo '' is, and report.set_slo({}) (serq_sim.metrics.check_slo): it was a goodput of every
+    # request, its report listing no metric met
+    from serq.errors import UserError
+
+    with pytest.raises(UserError, match=r"^error: slo: no metric given: an SLO is seconds by metric"):
+        sweep(MG1, slo={}, **RUN)

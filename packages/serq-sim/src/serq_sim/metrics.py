@@ -207,7 +207,9 @@ def check_slo(slo: Any) -> dict[str, float]:
     rules, each fault naming it: a TypeError for what is no mapping or no real number, a ValueError for a
     name that is no SLO metric and a NaN or negative value. It was a KeyError of the name (``{"nope": 1}``),
     a comparison's or an AttributeError's TypeError (``{"ttft": "1"}``, ``None``), and NaN or a negative
-    value made a goodput of 0 silently."""
+    value made a goodput of 0 silently. An empty mapping is a ValueError, as ``--slo ''`` is refused: it was
+    taken for an objective every request meets (a goodput of every request, and a report saying ``265 of 265
+    good: )``, the list of what it met empty)."""
     from collections.abc import Mapping
 
     from serq.errors import did_you_mean
@@ -215,6 +217,9 @@ def check_slo(slo: Any) -> dict[str, float]:
 
     if not isinstance(slo, Mapping):
         raise TypeError(f"slo is a mapping of metric names to seconds ({{'ttft': 1.0}}), not {type(slo).__name__}")
+    if not slo:
+        raise ValueError(f"slo: no metric given: an SLO is seconds by metric ({{'ttft': 1.0}}), of "
+                         f"{', '.join(SLO_METRICS)}")
     out: dict[str, float] = {}
     for name, v in slo.items():
         if name not in SLO_METRICS:

@@ -1,0 +1,94 @@
+"""The report object used as a researcher scripts it: an SLO set twice, an empty SLO, a report copied or
+pickled, a partial report, and a second run in the same process (docs/simulator.md, "The Python API's
+report").
+
+``report.set_slo({})`` was taken for an objective every request meets: the goodput of every request, and a
+text report saying ``265 of 265 good: )``, where ``serq run --slo ''`` is refused."""
+
+from __future__ import annotations
+
+import copy
+import pickle
+from pathlib import Path
+
+import pytest
+import serq_frontend
+import serq_sim
+from serq_report import render
+
+ROOT = Path(__file__).resolve().parents[3]
+SINGLE = str(ROOT / "examples" / "multi-turn" / "vllm_single_turn.sq")
+
+
+@pytest.fixture(scope="module")
+def program():
+    return serq_frontend.compile(SINGLE)
+
+
+def _run(program, **kw):
+    return serq_sim.run(program, **{"seed": 2, "horizon": 120, "warmup": 0, **kw})
+
+
+def _good(report, ttft: float) -> int:
+    """The requests whose TTFT (first_token - sent) is at most ``ttft``, counted from the records by hand."""
+    t = report.records(kind="numpy")
+    return sum(1 for s, f in zip(t["sent"], t["first_token"]) if f - s <= ttft)
+
+
+def test_an_empty_slo_is_refused_and_the_report_keeps_its_goodput(program):
+    report = _run(program)
+    report.set_slo({"ttft": 0.05})
+    before = report.result
+    with pytest.raises(ValueError, match=r"^slo: no metric given: an SLO is seconds by metric \(\{'ttft': 1\.0\}\), "
+                                         r"of ttft, tpot, e2el$"):
+        report.set_slo({})
+    assert report.result is before
+    assert "good: )" not in render(report, "text")
+
+
+def test_a_second_slo_replaces_the_first(program):
+    report = _run(program)
+    m = report.result.requests
+    assert m.completed > 40
+    report.set_slo({"ttft": 0.05})
+    report.set_slo({"ttft": 0.2})
+    m = report.result.requests
+    good = _good(report, 0.2)
+    assert 0 < good < m.completed and good != _good(report, 0.05)  # (the two SLOs tell apart)
+    assert (m.slo, m.good) == ({"ttft": 0.2}, good)
+    assert m.goodput == pytest.approx(good / m.duration, rel=1e-12)
+    fresh = _run(program)
+    fresh.set_slo({"ttft": 0.2})
+    assert render(fresh, "json") == render(report, "json")
+
+
+def test_records_are_a_new_table_at_each_call(program):
+    report = _run(program)
+    frame = report.records()
+    first = frame.iloc[0, 0]
+    frame.iloc[0, 0] = -1
+    assert report.records().iloc[0, 0] == first
+    with pytest.raises(ValueError, match="read-only"):
+        report.records(kind="numpy")["sent"][0] = -1.0
+
+
+@pytest.mark.parametrize("how", ["pickle", "deepcopy"])
+def test_a_report_copied_or_pickled_is_the_same_report(program, how):
+    report = _run(program)
+    report.set_slo({"ttft": 0.2})
+    other = pickle.loads(pickle.dumps(report)) if how == "pickle" else copy.deepcopy(report)
+    for fmt in ("json", "text", "csv"):
+        assert render(other, fmt) == render(report, fmt)
+    assert other.records().equals(report.records())
+    assert other.observe("ttft").values.tobytes() == report.observe("ttft").values.tobytes()
+    assert [(n, getattr(n, "code", None)) for n in other.notes] == [(n, getattr(n, "code", None)) for n in report.notes]
+
+
+def test_a_partial_report_takes_every_method(program):
+    report = _run(program, max_events=400)
+    assert report.partial == "max-events" and report.exit_status == 3
+    rows = len(report.records())
+    report.set_slo({"ttft": 0.2})
+    assert report.result.requests.good == _good(report, 0.2) <= rows
+    for fmt in ("json", "text", "csv"):
+        assert render(pickle.loads(pickle.dumps(report)), fmt) == render(report, fmt)
