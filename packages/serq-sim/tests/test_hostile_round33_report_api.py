@@ -92,3 +92,47 @@ def test_a_partial_report_takes_every_method(program):
     assert report.result.requests.good == _good(report, 0.2) <= rows
     for fmt in ("json", "text", "csv"):
         assert render(pickle.loads(pickle.dumps(report)), fmt) == render(report, fmt)
+
+
+MG1 = str(ROOT / "examples" / "single-turn" / "mg1.sq")
+FRESH = """
+import sys, serq_frontend, serq_sim
+from serq_report import render
+r = serq_sim.run(serq_frontend.compile(sys.argv[1], sets={"lambda": 0.7}), seed=3, horizon=3000, warmup=0)
+sys.stdout.write(r.tier + " " + render(r, "json"))
+"""
+
+
+def test_a_run_after_others_in_the_process_is_a_fresh_process_run(program):
+    import subprocess
+    import sys
+
+    _run(program, max_events=300)  # (other runs first: a step engine's, a fast one's, one stopped early)
+    serq_sim.run(serq_frontend.compile(MG1, defs={"service": "~det(1)"}), seed=9, horizon=500, warmup=0)
+    here = serq_sim.run(serq_frontend.compile(MG1, sets={"lambda": 0.7}), seed=3, horizon=3000, warmup=0)
+    fresh = subprocess.run([sys.executable, "-c", FRESH, MG1], capture_output=True, text=True, check=True)
+    assert fresh.stdout == here.tier + " " + render(here, "json")
+    assert here.tier == "fast"
+
+
+@pytest.mark.parametrize("tier", ["", "general"])
+def test_runs_in_two_threads_at_once_are_the_runs_alone(program, monkeypatch, tier):
+    import threading
+
+    monkeypatch.setenv("SERQ_SIM_TIER", tier)
+    programs = [(program, {"horizon": 60}), (serq_frontend.compile(MG1), {"horizon": 4000})]
+    alone = [render(serq_sim.run(p, seed=s, warmup=0, **kw), "json") for p, kw in programs for s in (1, 2)]
+    out: dict[int, str] = {}
+    start = threading.Barrier(4)
+
+    def go(i, p, seed, kw):
+        start.wait()
+        out[i] = render(serq_sim.run(p, seed=seed, warmup=0, **kw), "json")
+
+    threads = [threading.Thread(target=go, args=(i, p, s, kw))
+               for i, (p, kw, s) in enumerate((p, kw, s) for p, kw in programs for s in (1, 2))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert [out.get(i) for i in range(4)] == alone
