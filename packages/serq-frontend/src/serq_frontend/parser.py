@@ -1153,6 +1153,43 @@ def _requeue_misplaced(tok: Token, text: str) -> tuple[tuple[int, int], str] | N
     return (tok.line, tok.column), f"unexpected `requeue`: {why}"
 
 
+def _pool_option_slipped(tok: Token, text: str) -> tuple[tuple[int, int], str] | None:
+    """Two slips of pool-reference.txt's pool options: ``preempt by (k requeue tail;``, the keys' `)` missing
+    before ``requeue`` (the error was "two names side by side, `k requeue`; an operator or a `,` is missing",
+    or the word the expression wanted), and ``reserve (n);`` in a pool, the hold's clause written as the
+    pool's option ``reserve held;`` (the error was `(expected held)`). At ``requeue``, or at the `(`; None
+    otherwise."""
+    if tok.type == "$END" or tok.start_pos is None:
+        return None
+    before = _tokens_before(text, tok.start_pos)
+    if str(tok) == "(" and before and before[-1][1] == "reserve" and len(before) >= 2 and before[-2][1] in ("{", ";"):
+        stack, _ = _open_braces(text, tok.start_pos)
+        if stack and _in_pool_block([t for t in before if (t[2], t[3]) < stack[-1]]):
+            return (tok.line, tok.column), ("unexpected `(`: a pool's option is `reserve held;` (each live hold's "
+                                            "unallocated reservation counts against later admissions); the units "
+                                            "a hold reserves are its clause, `hold P (u) reserve (r) { … }`")
+        return None
+    if str(tok) == "requeue":
+        at = (tok.line, tok.column)
+    elif before and before[-1][1] == "requeue":
+        at = (before[-1][2], before[-1][3])
+        before = before[:-1]
+    else:
+        return None
+    depth = 0
+    for i in range(len(before) - 1, 1, -1):  # the parentheses left open before it, innermost first
+        depth += {")": 1, "(": -1}.get(before[i][1], 0)
+        if depth < 0:
+            if ([t[1] for t in before[i - 2:i]] == ["preempt", "by"]
+                    and _statement_start(before, i - 1) == i - 2):
+                break
+            depth = 0
+    else:
+        return None
+    return at, ("unexpected `requeue`: the keys' `)` is missing before it, `preempt by (key, …) requeue head;` "
+                "or `… requeue tail;`")
+
+
 #: the fields of a block that take one value, by the block: a pool's, a step stage's, the run block's
 _VALUE_FIELDS = {"pool": ("cap", "block"), "step": ("budget", "cost", "chunk"),
                  "run": ("horizon", "warmup", "seed", "arrivals")}
@@ -1387,9 +1424,9 @@ def _syntax_error(e: UnexpectedInput, text: str, file: str, reporter: Reporter, 
     misplaced = _misplaced_word(tok, text, grammar)
     if misplaced is not None:
         return reporter.error(Pos(file, *misplaced[0]), misplaced[1])
-    said = (_hold_clause_placed(tok, expected, text) or _requeue_missing(tok, text)
-            or _transfer_unfinished(tok, text) or _requeue_misplaced(tok, text) or _share_missing(tok, text)
-            or _parenthesis_missing(tok, expected, text))
+    said = (_pool_option_slipped(tok, text) or _hold_clause_placed(tok, expected, text)
+            or _requeue_missing(tok, text) or _transfer_unfinished(tok, text) or _requeue_misplaced(tok, text)
+            or _share_missing(tok, text) or _parenthesis_missing(tok, expected, text))
     if said is not None:
         return reporter.error(Pos(file, *said[0]), said[1])
     if "SEMICOLON" in expected and tok.type != "SEMICOLON":
