@@ -120,6 +120,41 @@ def own_name(x: Any) -> bool:
 MAX_DEF_DEPTH = 64
 
 
+def first_sets(stmts: list[Any]) -> dict[str, Pos]:
+    """The attributes a statement definition's body (as stored: the definitions it uses written out) sets
+    before anything in it reads them, each with the place of that first setting: a value the caller gave
+    such an attribute before the use is overwritten unread (lib/vllm.sq's ``vllm_request`` sets ``runs``
+    to 0 at its top). Counted are a ``set`` and a hold's admission binding where the body surely comes to
+    them: its own statements and, once the hold is admitted, a hold's block; a ``set`` in a branch or a
+    loop may not run, and one that reads the attribute (``set n = n + 1``) takes the caller's value."""
+    out: dict[str, Pos] = {}
+    read: set[str] = set()
+
+    def wrote(name: str, value: Any, pos: Pos) -> None:
+        read.update(names_read(value))
+        if name not in read and name not in out:
+            out[name] = pos
+        read.add(name)  # (later ones overwrite the body's own value)
+
+    def scan(block: list[Any]) -> None:
+        for s in block:
+            if isinstance(s, A.SSet):
+                wrote(s.name, s.value, s.pos)
+            elif isinstance(s, A.SHold):
+                for b in s.bindings:  # bound at the admission, before the amounts are taken
+                    wrote(b.name, b.value, b.pos)
+                for x in A.stmt_exprs(s):  # (its pools' amounts included)
+                    read.update(names_read(x))
+                scan(s.body)
+            else:
+                for x in A.walk_stmts([s]):
+                    for e in A.stmt_exprs(x):
+                        read.update(names_read(e))
+
+    scan(stmts)
+    return out
+
+
 class Expander:
     def __init__(self, module: A.Module, ctx: Any):
         self.ctx = ctx
@@ -140,6 +175,12 @@ class Expander:
         #: each definition's body as stored (expanded): its nodes, and how often it reads each parameter
         self.size: dict[str, int] = {}
         self.reads: dict[str, dict[str, int]] = {}
+        #: each statement definition's attributes its body sets before reading them (:func:`first_sets`)
+        self.first_sets: dict[str, dict[str, Pos]] = {}
+        #: the attributes the text being expanded (a workload block, a definition's body) has set so far,
+        #: each at its first own `set` since the last use that overwrote it; and how deep blocks nest
+        self._set_so_far: dict[str, Pos] = {}
+        self._nest = 0
 
     # -- definitions -------------------------------------------------------------------------------
 
@@ -204,6 +245,8 @@ class Expander:
         self._defining = False
         self.size[name] = A.expr_size(d.expr) if d.body is None else A.block_size(d.body)
         self.reads[name] = param_reads(d, self._terms)
+        if d.body is not None:
+            self.first_sets[name] = {k: v for k, v in first_sets(d.body).items() if k not in d.params}
 
     def _terms(self, a: A.Agg) -> int:
         """The terms the aggregate ``a`` writes out, when its count is a number or a constant the lets
@@ -361,8 +404,37 @@ class Expander:
         return A.map_expr(e, f)
 
     def block(self, stmts: list[Any]) -> list[Any]:
+        """``stmts`` with each use of a statement definition written out; a block not inside another (a
+        workload block, a definition's body) starts afresh the attributes it has set (:meth:`overwritten`)."""
+        saved = self._set_so_far
+        if not self._nest:
+            self._set_so_far = {}
+        self._nest += 1
+        try:
+            return self._block(stmts)
+        finally:
+            self._nest -= 1
+            if not self._nest:
+                self._set_so_far = saved
+
+    def overwritten(self, d: A.DefItem, use: Pos) -> None:
+        """Warn at each `set` of the text being expanded (its own, before ``use``, in the text's order) of
+        an attribute the body of ``d`` sets before reading it: from the use on, the attribute holds the
+        definition's value, and the caller's is lost (lib/vllm.sq's ``vllm_request`` sets ``runs``, ``known``,
+        ``c``, …; a ``let`` of such a name is refused as every let of an attribute's name is, and a ``set``
+        was overwritten silently). A warning, not an error: a value set and read before the use is sound."""
+        for name, at in self.first_sets.get(d.name, {}).items():
+            mine = self._set_so_far.pop(name, None)
+            if mine is not None:
+                self.ctx.reporter.warn(mine, f"`{name}` is set here, and the use of `{d.name}` at {use.at()} sets "
+                                       f"it again before reading it ({at.at()}): from that use on it holds "
+                                       f"`{d.name}`'s value, not this one; give this attribute another name")
+
+    def _block(self, stmts: list[Any]) -> list[Any]:
         out: list[Any] = []
         for i, s in enumerate(stmts):
+            if type(s) is A.SSet and s.pos.uses is None:  # the text's own (not a definition's, written out)
+                self._set_so_far.setdefault(s.name, s.pos)
             s = A.map_stmt(s, self.expr, self.expr, self.block)
             if type(s) is A.SDefCall:
                 d = self.defs.get(s.name)
@@ -382,6 +454,7 @@ class Expander:
                     raise self.ctx.error(s.pos, f"`{s.name}` is an expression definition; use it in an "
                                          "expression")
                 self.used(s.name, s.pos)
+                self.overwritten(d, s.pos)
                 out.extend(self.instantiate_block(d, s.args, s.pos))
             else:
                 out.append(s)
