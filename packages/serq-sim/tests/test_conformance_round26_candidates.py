@@ -87,3 +87,38 @@ def test_a_finite_runs_averages_and_gauges_are_over_end_less_warmup(monkeypatch)
     assert (g.mean, g.min, g.max) == (1.4, 1.0, 2.0)
     d = stage(r, "d")
     assert (d.present, d.completions, d.throughput) == (1.4, 2, 0.8)
+
+
+QUEUED_VICTIM = """
+pool kv { cap 4; preempt lifo; }
+stage f : fifo(1);
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  branch (serial == 0) { hold kv (2) { run d (1); grow kv (2); run d (1); } }
+  branch (serial == 1) { run f (3); }
+  branch (serial == 2) { hold kv (2) { observe a = now; run f (5); } }
+  observe done = now;
+}
+run { horizon 10; }
+"""
+
+
+def test_a_victim_waiting_in_a_fifo_stages_queue_leaves_it(monkeypatch):
+    """pool-reference `preempt`: "The victim leaves its stage, releases its hold … It re-enters the hold's
+    first pool's queue to execute the hold again"; `lifo`: "preempt the last admitted".
+
+    At 0 s0 holds kv 2 and runs d; s1 takes f's one server over [0, 3]; s2 holds kv 2 and waits in f's
+    queue. At 1 s0's growth (4 + 2 > 4) preempts s2, the last admitted: its job leaves f's queue unserved,
+    and s0 grows to 4, ending at 2. s2 is admitted again at 2, joins f's queue and is served over [3, 8].
+
+    f: 2 completions, waits 0 and 1 (the abandoned wait counts nowhere): 0.5; service (3 + 5) / 2 = 4;
+    present: s1 on [0, 3], s2 on [0, 1] and [2, 8]: 10 over 10; busy 8 of 10. kv: used s0 2 + 4, s2 2 + 12:
+    20 over 10; waits 0, 0, 1: 1/3."""
+    r, o = run(QUEUED_VICTIM, monkeypatch)
+    assert o["a"] == [(2, 0.0, 0.0), (2, 2.0, 2.0)]
+    assert o["done"] == [(0, 2.0, 2.0), (1, 3.0, 3.0), (2, 8.0, 8.0)]
+    f = stage(r, "f")
+    assert (f.completions, f.wait, f.service, f.present, f.utilisation) == (2, 0.5, 4.0, 1.0, 0.8)
+    kv = pool(r, "kv")
+    assert (kv.admissions, kv.preemptions, kv.wait, kv.used) == (3, 1, 1 / 3, 2.0)
