@@ -51,10 +51,12 @@ def registries(pm=None) -> Registries:
 
 
 def _shown(v) -> str:
-    """``repr(v)``, but for an int of a thousand digits, which is not quoted whole (serq.numbers.shown)."""
+    """``repr(v)``, but for an int of a thousand digits (serq.numbers.shown), and clipped as a message quotes a
+    text (serq.errors.clipped): ``horizon="x" * 10**6`` was a message of a million characters."""
+    from serq.errors import clipped
     from serq.numbers import shown
 
-    return shown(v)
+    return clipped(shown(v))
 
 
 def _refused(name: str, v: Any, rule: str, *, of_type: bool) -> Exception:
@@ -169,8 +171,10 @@ def run(program, *, seed: int | None = None, horizon: float | None = None, warmu
     ``check_invariants`` asserts every pool's bookkeeping after every event; ``progress`` shows a
     progress bar on stderr when it is a terminal; ``trace`` replaces the workload's trace file; ``pm`` a
     plugin manager whose stage kinds and policies to use (default: the installed ones). ``trace_digest``: the
-    SHA-256 (hexadecimal) of the bytes the trace the run reads had when a sweep planned the run; a trace read
-    otherwise (edited since) is a :class:`SimError` naming the file, before the run (``serq_sweep``'s check).
+    SHA-256 (64 hexadecimal digits, in either case) of the bytes the trace the run reads had when a sweep planned
+    the run; a trace read otherwise (edited since) is a :class:`SimError` naming the file, before the run
+    (``serq_sweep``'s check). A ``trace_digest`` that is no SHA-256 stands for bytes the sweep could not read
+    (``serq_sweep.core.trace_digest``: ``unreadable FILE: …``): whatever the run reads is then "changed".
 
     ``max_events`` (a positive integer) and ``max_wall`` (seconds of wall-clock time, positive) bound the
     run: when the event count reaches ``max_events`` (checked after every event, a step stage's stretch
@@ -196,6 +200,8 @@ def run(program, *, seed: int | None = None, horizon: float | None = None, warmu
     seed, horizon, warmup, arrivals = _check_run_args(program, seed, horizon, warmup, arrivals, trace)
     if trace_digest is not None and not isinstance(trace_digest, str):
         raise TypeError(f"trace_digest must be a str (a SHA-256 in hexadecimal), not {type(trace_digest).__name__}")
+    if trace_digest is not None and len(trace_digest) == 64 and all(c in "0123456789abcdefABCDEF" for c in trace_digest):
+        trace_digest = trace_digest.lower()  # (the trace's own digest in capitals was "the trace changed")
     from serq.numbers import switch
 
     for name, v in (("check_invariants", check_invariants), ("progress", progress)):
