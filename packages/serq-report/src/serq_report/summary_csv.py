@@ -17,17 +17,20 @@ JSON report's keys, every list and table in the Result's order)::
     stages,engine[0],utilisation,0.999999
     pools,kv,evicted_entries,17
     gauges,full,max,1.0
-    notes,,warning,sessions wait for ever at pool kv
+    notes,,note,observe x is constant 0 over 40 samples
+    notes,waits-for-ever,warning,1 session(s) wait for ever at the end of the run (…): …
 
 ``section`` is the JSON report's key (``run`` for its top-level figures), ``name`` the observe, gauge,
 metric, stage or pool (a member of an array ``name[index]``, as the text report labels it; empty for a
-figure of the section itself), ``statistic`` the figure's key: ``section.name.statistic`` is the figure's
+figure of the section itself), or a warning's code (the JSON report's ``codes``: ``not-steady``,
+``few-samples``, ``rejected``, …, ``serq_sim.notes.WARNING_CODES``; empty for a note that is no warning), ``statistic`` the figure's key: ``section.name.statistic`` is the figure's
 path in a sweep's table (``observes.ttft.p99``; ``requests.completed`` where the name is empty). The run's
 ``horizon, end, warmup, seed, events, arrivals, ended, turns, mean_live, interrupted`` and, for a partial
 run, ``partial`` (why it stopped: ``max-events``, ``sigterm``, ...); an instant's ``samples``, a record
 table's ``rows``; every figure a stage or pool has (those it has not, ``None`` in the JSON report, are
 left out); the request metrics' table name (``requests,,table,request``) and SLOs (``requests,slo,ttft``);
-last each note, ``note`` or ``warning``, its text as the value. What says what was run and not what came
+last each note, ``note`` or ``warning``, its text as the value and a warning's code as its name, so a
+script tells the kinds of warning apart by the code, never by the words (as a sweep's ``warnings`` column). What says what was run and not what came
 of it (``report_version``, ``serq_version``, ``program``) is in the JSON report only.
 
 Values as the CSV dumps write them (the same run gives the same bytes): a float by ``repr``, the shortest
@@ -99,9 +102,11 @@ def rows(report: Any) -> Iterator[tuple[str, str, str, Any]]:
     for name, stats in r["gauges"].items():
         for k, v in stats.items():
             yield "gauges", name, k, v
-    for note in r["notes"]:
+    codes = r.get("codes") or []  # (a Result made without them, or read back from a report before version 6)
+    for i, note in enumerate(r["notes"]):
         head = "warning" if note.startswith("warning: ") else "note"
-        yield "notes", "", head, note.removeprefix(f"{head}: ").rstrip("\n")
+        code = codes[i] if i < len(codes) else None
+        yield "notes", code or "", head, note.removeprefix(f"{head}: ").rstrip("\n")
 
 
 def render_csv(report: Any) -> str:
