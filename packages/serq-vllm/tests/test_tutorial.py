@@ -97,6 +97,22 @@ def test_what_the_text_says_the_runs_show(ran):
     names = re.findall(r"`(\w+)`", said.group(1))
     table = one.split("\n\n")[1].splitlines()
     assert table[0].split()[0] == "observe" and sorted(line.split()[0] for line in table[1:]) == sorted(names)
+    # the stage table's completions, which the text counts out: its figures are this run's
+    text = " ".join(DOC.read_text().split())
+    blocks = [b.splitlines() for b in one.split("\n\n")]
+    stage = next(b for b in blocks if b and b[0].startswith("stage "))
+    completions = int(stage[1].split()[stage[0].split().index("completions")])
+    engine = next(b for b in blocks if b and b[0].startswith("engine "))
+    assert engine[0].split()[-2:] == ["requests", "req/s"]  # (`token util` is a heading of two words)
+    requests = int(engine[1].split()[-2])
+    instants = dict(re.findall(r"(\w+) (\d+)", one.split("instants (samples only): ", 1)[1].splitlines()[0]))
+    first, done = int(instants["first_token"]), int(instants["done"])
+    completed = int(re.search(r"requests \(request\): completed (\d+)", one).group(1))
+    assert (f"This run shows `completions {completions}` beside the engine table's `requests {requests}`: {first} "
+            f"prefills") in text
+    assert f"(the instants' `first_token {first}`) and {done} decodes (`done {done}`), less {first + done - completions} " \
+           "decodes of no token" in text
+    assert f"{first} + {done} − {first + done - completions}." in text and f"`completed {completed}`" in text
     # one row per request, and the JSON reports one row per run
     import pandas as pd
 
