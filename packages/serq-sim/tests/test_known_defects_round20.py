@@ -209,3 +209,40 @@ def test_a_stop_in_the_set_up_settle_counts_the_planned_rounds(monkeypatch):
         per_job = serq_sim.run(prog, max_events=rounds - 1)
         assert per_job.result.stages[0].iterations == rounds
         assert r.result.events == per_job.result.events == rounds - 1 > 0
+
+
+# 5. A spill to a tier whose block does not divide the pool's keeps whole blocks of the tier's in each block
+#    written, the rest lost at every spill: warned (spill-lossy, notes.lossy_tier), where it was silent.
+#    By hand: session 0 caches 32 units (two blocks of 16) at t=11; session 1, at 20, needs all 32, so both
+#    blocks are evicted, two spills of 16 each; the tier keeps floor(16 / tb) * tb of each, 2 * that from 20
+#    to the run's end at 21: its mean cached 2 * kept / 21.
+SPILL = """let tb = 10;
+pool kv { cap 32; block 16; evict lru; spill cpu via pcie (0) when (1); }
+pool cpu { cap 1000; block tb; evict lru; }
+stage d : delay;
+stage pcie : delay;
+workload { arrive renewal(10); }
+session { hold kv (32) { run d (1); } cache (32); end; }
+run { horizon inf; arrivals 2; seed 1; }
+"""
+
+
+def test_a_tier_block_that_does_not_divide_the_pool_block_is_warned(monkeypatch):
+    import pytest
+    from serq_sim.notes import WARNING_CODES
+    from tiers import same_json
+
+    for tb, kept in ((16, 16), (8, 16), (10, 10), (12, 12), (256, 0)):
+        r = same_json(serq_frontend.compile(source=SPILL, sets={"tb": tb}), monkeypatch)
+        pools = {p["name"]: p for p in r["pools"]}
+        assert pools["kv"]["spills"] == (2 if kept else 0)
+        assert pools["cpu"]["cached"] == pytest.approx(2 * kept / 21, rel=1e-12)
+        lossy = [n for n, c in zip(r["notes"], r["codes"]) if c == "spill-lossy"]
+        if kept in (10, 12):
+            assert lossy == [f"warning: pool kv's `spill` loses units: kv evicts a block of 16 units at a time, each "
+                             f"a spill of its own, and its tier cpu keeps whole blocks of {tb}, so each spill keeps "
+                             f"{kept} of the 16 written and loses {16 - kept}; give cpu a block that divides 16"]
+        else:  # a block that divides 16 keeps it whole; one of 256 keeps nothing, which spill-unused says
+            assert lossy == []
+            assert ("spill-unused" in r["codes"]) == (tb == 256)
+    assert ("spill-lossy", "pool P's `spill` loses units") in WARNING_CODES

@@ -204,6 +204,29 @@ def coarse_tier(program, pool) -> str | None:
             "it keeps every unit written)")
 
 
+def lossy_tier(program, pool) -> str | None:
+    """The warning of a ``spill`` whose tier keeps blocks that do not divide the blocks its pool evicts (and
+    are no larger: :func:`coarse_tier`): each block evicted is a spill of its own, and the tier keeps what
+    reaches it in whole blocks of its own, rounded down (pools.model.Pool.round_down), so a block of 16 written
+    to a tier of blocks of 10 keeps 10 and loses 6, at every spill, silently. ``None`` when the tier's block
+    divides the pool's (or either has none)."""
+    import math
+
+    from serq_ir.rules import show_number
+
+    tier = program.pools[pool.spill.tier.pool]
+    b, bt = pool.block, tier.block
+    if b is None or bt is None or not bt <= b:
+        return None
+    kept = math.floor(b / bt + 1e-12) * bt  # as the tier rounds a spill's units down
+    if kept >= b:
+        return None
+    return (f"pool {pool.name}'s `spill` loses units: {pool.name} evicts a block of {show_number(b)} units at a "
+            f"time, each a spill of its own, and its tier {tier.name} keeps whole blocks of {show_number(bt)}, "
+            f"so each spill keeps {show_number(kept)} of the {show_number(b)} written and loses "
+            f"{show_number(b - kept)}; give {tier.name} a block that divides {show_number(b)}")
+
+
 def idle_rules(program) -> list[str]:
     """Pools whose rules act on no one: a ``queue by`` that orders no session, an ``admit via S`` through
     which S admits no session, a ``spill`` that writes nothing. A hold waits in the queue of its first
@@ -272,6 +295,8 @@ def idle_rules(program) -> list[str]:
                                "`cache (…)`"))
         elif pool.spill is not None and (w := coarse_tier(program, pool)) is not None:
             out.append(warning("spill-unused", w))
+        elif pool.spill is not None and (w := lossy_tier(program, pool)) is not None:
+            out.append(warning("spill-lossy", w))
         if i in first:
             continue
         rules = []
@@ -428,6 +453,7 @@ WARNING_CODES = (
     ("no-end", "the run has no end: "),
     ("queued-zero", "`queued("),
     ("spill-unused", "pool P's `spill` writes nothing"),
+    ("spill-lossy", "pool P's `spill` loses units"),
     ("rule-unused", "pool P's `queue by` / `admit via` …"),
     ("not-steady", "the run is not steady: "),
     ("few-samples", "too few samples "),
