@@ -210,3 +210,43 @@ def test_an_inner_holds_reservation_ends_with_its_preemption_and_the_outer_one_s
     assert _at(o["done"]) == {0: 5.0, 1: 2.0}
     kv = pool(r, "kv")
     assert (kv.admissions, kv.preemptions, kv.wait, kv.used) == (4, 1, 0.25, 13.5 / 20)
+
+
+AGED = """
+pool kv { cap 4; preempt by (-admission) REQUEUE; queue by (waited >= 2 ? 0 : 1, serial); }
+stage d : delay;
+workload { arrive batch(4); }
+session {
+  branch (serial == 0) { hold kv (2) { run d (1); grow kv (2); run d (1.5); } }
+  branch (serial == 1) { run d (2); hold kv (2) { observe a = now; run d (1); } }
+  branch (serial == 2) { run d (0.5); hold kv (2) { observe a = now; run d (1); } }
+  branch (serial == 3) { hold kv (2) { observe a = now; run d (10); } }
+  observe done = now;
+}
+run { horizon 20; }
+"""
+
+
+@pytest.mark.parametrize("requeue, a, done", [
+    # requeue tail: at 2.5 the keys are s2 (waited 2) (0, 2), s1 (waited 0.5) (1, 1) and s3, whose waited
+    # restarted at its preemption at 1, (1, 3): s2 and s1 fill the pool; s3 waits until they end at 3.5.
+    # (Had s3's waited counted from its first join at 0, 2.5, its key (0, 3) would have put it before s1.)
+    ("requeue tail", [(3, 0.0), (1, 2.5), (2, 2.5), (3, 3.5)], {0: 2.5, 1: 3.5, 2: 3.5, 3: 13.5}),
+    # requeue head: s3 first, ahead of the keys, then s2 (0, 2); s1 waits until s2 ends at 3.5.
+    ("requeue head", [(3, 0.0), (2, 2.5), (3, 2.5), (1, 3.5)], {0: 2.5, 1: 4.5, 2: 3.5, 3: 12.5}),
+])
+def test_a_victim_requeued_at_the_tail_ages_from_its_preemption(monkeypatch, requeue, a, done):
+    """pool-reference `preempt`: "requeue tail treats it as a newcomer: … queue by places it by its keys, with
+    waited reset to 0"; `queue`: "waited supplies seconds since the current hold entered the queue; it resets
+    on re-entry"; "A preempted hold re-enters at the head, ahead of policy keys, unless its pool says requeue
+    tail".
+
+    kv cap 4. At 0 s0 and s3 hold 2 each; s2 joins at 0.5. At 1 s0 grows by 2: the last admitted, s3, is the
+    victim; s0 holds 4 until 2.5. s1 joins at 2. At 2.5 the pool is empty and two holds of 2 fit.
+    Waits either way: 0, 0, 2 (s2), and 0.5 + 2.5 or 1.5 + 1.5: mean 1. used: s0 2 + 6, s3 2 + 20, s1 and
+    s2 2 each: 34 over 20."""
+    r, o = run(AGED.replace("REQUEUE", requeue), monkeypatch)
+    assert [(s, t) for s, t, _v in o["a"]] == a
+    assert _at(o["done"]) == done
+    kv = pool(r, "kv")
+    assert (kv.admissions, kv.preemptions, kv.wait, kv.used) == (5, 1, 1.0, 1.7)
