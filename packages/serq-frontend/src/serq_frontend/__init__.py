@@ -125,6 +125,14 @@ def _grammar_failure(pm: Any, layer_list: Sequence[Any], e: Exception) -> Except
     return e
 
 
+def _given(overrides: Any) -> Any:
+    """``sets`` or ``defs`` as given, {} for None (and only for None): ``sets or {}`` took any empty value for
+    none (``sets=""``, ``sets=0``, ``defs=False`` compiled without a word) and asked a DataFrame, a Series
+    or an array its truth (pandas' and numpy's ValueError, "The truth value of a DataFrame is ambiguous"),
+    where :func:`check_overrides` says what a mapping of overrides is."""
+    return {} if overrides is None else overrides
+
+
 def check_overrides(sets: Any, defs: Any) -> tuple[dict[str, float], dict[str, str]]:
     """``sets`` and ``defs`` as a compile takes them: mappings of names to numbers (a real number, not a bool
     nor NaN, within the doubles) and to expression texts, or TypeError/ValueError naming the entry. What was
@@ -266,7 +274,7 @@ def parse(path: str | Path | None = None, *, source: str | None = None, pm: Any 
 
     if not switch(desugar):  # (taken by its truth: desugar="no" desugared)
         raise TypeError(f"desugar must be True or False, not {desugar!r:.60}")
-    ctx, layer_list, text, name = _setup(path, source, pm, sets or {}, defs or {}, desugar, who="parse()")
+    ctx, layer_list, text, name = _setup(path, source, pm, _given(sets), _given(defs), desugar, who="parse()")
     return _front(ctx, text, name, layer_list, desugar)
 
 
@@ -355,7 +363,7 @@ def compile(path: str | Path | None = None, *, source: str | None = None,  # noq
         plugins, loaded once).
     :raises CompileError: the program does not parse or link; ``str(e)`` is the whole diagnostic.
     """
-    return _compile(path, source, sets or {}, defs or {}, pm)
+    return _compile(path, source, _given(sets), _given(defs), pm)
 
 
 def _compile(path: str | Path | None, source: str | None, sets: Mapping[str, float],

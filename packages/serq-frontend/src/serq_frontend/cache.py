@@ -579,7 +579,7 @@ def load(path: str | Path, *, sets: Mapping[str, float] | None = None, defs: Map
     import serq_frontend
 
     serq_frontend.check_path(path, "load()")
-    sets, defs = serq_frontend.check_overrides(sets or {}, defs or {})
+    sets, defs = serq_frontend.check_overrides(serq_frontend._given(sets), serq_frontend._given(defs))
     pm = serq_frontend._default_pm(pm)
     # paths as strings, as pathlib gives them (serq.files.path_str): a hit imports no pathlib
     folder = _cache_folder() if enabled() else None
