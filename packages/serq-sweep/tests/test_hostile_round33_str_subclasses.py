@@ -1,7 +1,10 @@
 """A name or a text the sweep API takes as a str of a subclass (numpy's ``str_``, a user's) is the plain str
 it holds: ``sets={numpy.str_("lambda"): …}`` put ``np.str_('lambda')`` in the frame's ``attrs["axes"]``,
 and ``find(over=(numpy.str_("lambda"), …))`` keyed its rows and named its column by it, where every other
-name is a str (a name read from a numpy array of names, or from a DataFrame's column, is one)."""
+name is a str (a name read from a numpy array of names, or from a DataFrame's column, is one).
+
+And the API's faults in the API's words: an empty ``slo={}``; find()'s condition that does not read, which
+was named ``--find '…'``, and compare()'s one seed, ``serq compare needs…``, to a caller of neither."""
 
 from __future__ import annotations
 
@@ -49,3 +52,28 @@ def test_an_empty_slo_is_refused_before_any_run():
 
     with pytest.raises(UserError, match=r"^error: slo: no metric given: an SLO is seconds by metric"):
         sweep(MG1, slo={}, **RUN)
+
+
+EXPECTED = "expected FIGURE OP NUMBER, OP one of <= < >= > == != (e.g. 'ttft.p99 <= 1')"
+
+
+@pytest.mark.parametrize(("condition", "why"), [
+    ("response.mean <=", EXPECTED),
+    ("response.mean =< 3", f"`=<` is no operator (did you mean `<=`?); {EXPECTED}"),
+])
+def test_finds_condition_is_named_as_the_api_was_given_it(condition, why):
+    # the caller of find() gave conditions=, no --find (the command line's words are kept: test_strict_lists)
+    from serq.errors import UsageError
+
+    with pytest.raises(UsageError) as e:
+        find(MG1, condition, ("lambda", "0.1:0.9"), **RUN)
+    assert str(e.value) == f"error: conditions: {condition!r}: {why}"
+
+
+def test_compare_with_one_seed_names_the_function():
+    from serq.errors import UsageError
+    from serq_sweep import compare
+
+    with pytest.raises(UsageError) as e:
+        compare(MG1, sets={"lambda": [0.3, 0.5]}, seeds=[1], **RUN)
+    assert str(e.value) == "error: compare() needs two or more seeds (seeds=1..10) for its CIs"

@@ -58,7 +58,7 @@ def test_seeds_given_as_text_are_named_by_the_argument(prog, seeds, message):
 def test_compare_asks_for_seeds_by_its_argument(prog):
     with pytest.raises(UsageError) as e:
         serq_sweep.compare(prog, sets={"x": [1, 2]}, seeds="1", workers=0, progress=False)
-    assert str(e.value) == "error: serq compare needs two or more seeds (seeds=1..10) for its CIs"
+    assert str(e.value) == "error: compare() needs two or more seeds (seeds=1..10) for its CIs"
 
 
 def test_workers_out_of_range_are_named_by_the_argument(prog):

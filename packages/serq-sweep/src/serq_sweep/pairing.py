@@ -37,7 +37,8 @@ def arms_plan(files: Sequence[str], *, sets: Mapping[str, Any] | None = None, de
     if len(_arms(plan)) != 1 or len(plan.points) < 2:
         raise UsageError(_not_arms(plan, given is option_given))
     if len(plan.seeds) < 2:
-        raise UsageError(f"serq compare needs two or more seeds ({given('seeds', '1..10')}) for its CIs")
+        who = "serq compare" if given is option_given else "compare()"  # (the API's caller ran no serq compare)
+        raise UsageError(f"{who} needs two or more seeds ({given('seeds', '1..10')}) for its CIs")
     return plan
 
 

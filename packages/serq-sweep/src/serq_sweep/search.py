@@ -71,20 +71,24 @@ _MEANT = {"=<": "<=", "=>": ">=", "<>": "!=", "=!": "!=", "=": "==", "===": "=="
           "≥": ">=", "≠": "!=", "<==": "<=", ">==": ">="}
 
 
-def parse_condition(text: str) -> tuple[str, str, float]:
+def parse_condition(text: str, cli: bool = True) -> tuple[str, str, float]:
+    """``FIGURE OP NUMBER`` as its three parts; a fault names the condition as it was given: ``--find 'T'``
+    on the command line, ``conditions: 'T'`` to :func:`find` (``cli`` False), whose caller gave no --find and
+    was told of one."""
     m = _COND.match(text)
     expected = "expected FIGURE OP NUMBER, OP one of <= < >= > == != (e.g. 'ttft.p99 <= 1')"
+    said = f"{'--find' if cli else 'conditions:'} {clipped(text)!r}"
     if not m:
         loose = _LOOSE.match(text) if isinstance(text, str) else None
         if loose and loose.group(1) not in _OPS:
             op = loose.group(1)
             meant = f" (did you mean `{_MEANT[op]}`?)" if op in _MEANT else ""
-            raise UsageError(f"--find {clipped(text)!r}: `{clipped(op)}` is no operator{meant}; {expected}")
-        raise UsageError(f"--find {clipped(text)!r}: {expected}")
+            raise UsageError(f"{said}: `{clipped(op)}` is no operator{meant}; {expected}")
+        raise UsageError(f"{said}: {expected}")
     try:
         return m.group(1), m.group(2), number(m.group(3))
     except NotANumber as e:
-        raise UsageError(f"--find {clipped(text)!r}: {e}; {expected}") from None
+        raise UsageError(f"{said}: {e}; {expected}") from None
 
 
 def whole_unit_pools(program: Any) -> set[int]:
@@ -283,7 +287,7 @@ def _find(program: Any, conditions: Any, over: Any, *, sets: Any, defs: Any, zip
     sets, defs = named_values(sets, "sets"), named_values(defs, "defs")
     out, progress = output_path(out, "out"), flag(progress, "progress", none=True)
     pm = core._plugin_manager(pm)
-    conds = [parse_condition(c) for c in texts(conditions, "conditions", "condition")]
+    conds = [parse_condition(c, cli) for c in texts(conditions, "conditions", "condition")]
     if not conds:
         raise UsageError(f"{'--find' if cli else 'conditions'}: no condition")
     name, spec = _over(over)
