@@ -61,3 +61,55 @@ def test_without_warm_up_and_horizon_cuts_every_request_is_two_runs_less_its_emp
     r = same_json(prog, monkeypatch)
     # four requests done, each a prefill and a decode, but serial 2's decode of 0 tokens: 4 * 2 - 1
     assert r["stages"][0]["completions"] == 7 and r["stages"][0]["requests"] == 4
+
+
+# -- the memory guard without a ulimit ------------------------------------------------------------------------
+# `serq sweep mg1.sq --set lambda=1e12:…` was killed by the kernel's OOM killer (exit 137): the memory guard
+# (serq_sim/memguard.py) bounded a run only under a ulimit, and without one the sessions piling up at the
+# server took the machine's memory. It bounds the run's resident memory by half the memory available when
+# the run began now (memguard.available), whatever the ulimits: a partial report, reason `memory`, exit 3.
+# The machine's available memory is far more than a test may take, so the run here is told that 160 MiB is
+# available, in its own process, under a ulimit -v of 4 GiB besides (whose own bound, half the room below it,
+# is far above: the stop is the new bound's).
+
+GROWING = """stage s : fifo(1);
+workload { arrive poisson(1e9); }
+session { run s (1); }
+run { horizon 10; warmup 0; seed 1; }
+"""
+
+RUN = """import sys
+from serq_sim import memguard
+memguard.available = lambda: (160 * 2**20, memguard.MACHINE)
+from serq.cli import main
+main(sys.argv[1:])
+"""
+
+
+@pytest.mark.parametrize("tier", ["", "general"])
+@pytest.mark.timeout(150)
+def test_a_run_outgrowing_the_available_memory_stops_with_its_report(tmp_path, tier):
+    import json
+    import os
+    import subprocess
+    import sys
+
+    resource = pytest.importorskip("resource")
+    if not os.path.exists("/proc/self/statm"):
+        pytest.skip("the guard reads /proc (Linux)")
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_AS, (4 * 2**30, 4 * 2**30))
+
+    (tmp_path / "p.sq").write_text(GROWING)
+    out = tmp_path / "out.json"
+    r = subprocess.run([sys.executable, "-c", RUN, "run", str(tmp_path / "p.sq"), "--no-progress", "--json", "-o",
+                        str(out)], env={**os.environ, "SERQ_SIM_TIER": tier}, capture_output=True, text=True,
+                       timeout=120, preexec_fn=limit)
+    assert "Traceback" not in r.stderr and r.returncode == 3, (r.returncode, r.stderr)
+    res = json.loads(out.read_text())
+    assert res["partial"] == "memory" and res["interrupted"] is True
+    (note,) = [n for n in res["notes"] if "memory limit" in n]
+    assert ("MiB resident memory the machine had room for when the run began (MemAvailable) in use" in note
+            and "address space" not in note)
+    assert 10_000 < res["arrivals"] and res["end"] < 10

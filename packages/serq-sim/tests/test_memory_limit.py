@@ -88,7 +88,30 @@ def test_the_bound_is_half_the_room_left_when_the_run_begins(monkeypatch, tmp_pa
     limits = {resource.RLIMIT_AS: (3000 * 4096, resource.RLIM_INFINITY),
               resource.RLIMIT_DATA: (resource.RLIM_INFINITY, resource.RLIM_INFINITY)}
     monkeypatch.setattr(resource, "getrlimit", lambda rl: limits.get(rl, (resource.RLIM_INFINITY,) * 2))
+    monkeypatch.setattr(memguard, "available", lambda: None)
     guard = memguard.memory_guard()
     assert guard.limits == [(0, 2000 * 4096, 3000 * 4096, "address space (ulimit -v)")]
+    # the memory available bounds the resident memory (statm's second field, 10 pages) as well, ulimit or not
+    monkeypatch.setattr(memguard, "available", lambda: (800 * 4096, memguard.MACHINE))
+    assert memguard.memory_guard().limits[1:] == [(1, 410 * 4096, 810 * 4096, memguard.MACHINE)]
     limits[resource.RLIMIT_AS] = (resource.RLIM_INFINITY, resource.RLIM_INFINITY)
-    assert memguard.memory_guard() is None  # no limit: no guard, nothing read at the ticks
+    assert memguard.memory_guard().limits == [(1, 410 * 4096, 810 * 4096, memguard.MACHINE)]
+    monkeypatch.setattr(memguard, "available", lambda: None)
+    assert memguard.memory_guard() is None  # no limit and nothing known of the machine: no guard
+
+
+def test_the_memory_available_is_the_machines_or_less_its_control_groups(monkeypatch, tmp_path):
+    meminfo, limit, used = tmp_path / "meminfo", tmp_path / "memory.max", tmp_path / "memory.current"
+    meminfo.write_text("MemTotal:       2000 kB\nMemFree:         100 kB\nMemAvailable:   1000 kB\n")
+    monkeypatch.setattr(memguard, "_MEMINFO", str(meminfo))
+    monkeypatch.setattr(memguard, "_CGROUPS", ((str(limit), str(used)),))
+    assert memguard.available() == (1000 * 1024, memguard.MACHINE)  # no control group file
+    limit.write_text("max\n")
+    used.write_text("5000\n")
+    assert memguard.available() == (1000 * 1024, memguard.MACHINE)  # a group without a limit
+    limit.write_text("105000\n")
+    assert memguard.available() == (100_000, memguard.CGROUP)  # its room is less than the machine's
+    limit.write_text(f"{10**12}\n")
+    assert memguard.available() == (1000 * 1024, memguard.MACHINE)
+    meminfo.unlink()
+    assert memguard.available() == (10**12 - 5000, memguard.CGROUP)

@@ -8,8 +8,14 @@ stack) it may come back as ``SystemError: error return without exception set``, 
 allocation that misses the free lists tries the kernel and fails, so a run can crawl for minutes before
 it fails. The guard reads what the process uses (``/proc/self/statm``: the figures the kernel compares
 with the limits) at the event loop's ticks (every ``TICK`` events) and when a batch is spawned, and
-stops the run once it has used ``SHARE`` of the room it had when the run began. Without a limit, or
-where ``/proc`` is not there, it costs nothing: :func:`memory_guard` is ``None``."""
+stops the run once it has used ``SHARE`` of the room it had when the run began.
+
+Without such a limit the machine's memory bounds a run all the same, and running into it is worse: the
+kernel's OOM killer ends the process (``serq sweep`` of a rate of 1e12 was killed, exit 137, its report
+lost), or the machine swaps. So the guard also bounds the run's resident memory (``statm``'s second
+field) by ``SHARE`` of the memory available when the run began (:func:`available`: ``MemAvailable`` of
+``/proc/meminfo``, or less, the room below the run's control group's limit), whatever the ulimits. Where
+``/proc`` is not there it costs nothing: :func:`memory_guard` is ``None``."""
 
 from __future__ import annotations
 
@@ -19,6 +25,13 @@ import os
 #: (the fast tier's report rebuilds the sessions waiting at its pools as the general engine keeps them)
 SHARE = 0.5
 _STATM = "/proc/self/statm"
+_MEMINFO = "/proc/meminfo"
+#: a control group's memory limit and what it uses (version 2, then version 1): a container's memory
+_CGROUPS = (("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"),
+            ("/sys/fs/cgroup/memory/memory.limit_in_bytes", "/sys/fs/cgroup/memory/memory.usage_in_bytes"))
+#: the limit :func:`available` names, each as the guard's sentence names it
+MACHINE = "resident memory the machine had room for when the run began (MemAvailable)"
+CGROUP = "resident memory its control group had room for when the run began (memory.max)"
 
 
 class MemoryGuard:
@@ -70,11 +83,42 @@ def _statm() -> list[bytes]:
     """The fields of ``/proc/self/statm``, read through a descriptor closed whatever happens: the guard
     reads it near a memory limit, where a buffered file's own allocations can fail between its opening
     and its ``with`` (a MemoryError there left the file to the collector: a ResourceWarning)."""
-    fd = os.open(_STATM, os.O_RDONLY)
+    return _read(_STATM, 4096).split()
+
+
+def _read(path: str, size: int) -> bytes:
+    fd = os.open(path, os.O_RDONLY)
     try:
-        return os.read(fd, 4096).split()
+        return os.read(fd, size)
     finally:
         os.close(fd)
+
+
+def available() -> tuple[int, str] | None:
+    """The bytes of memory this process may still take, and which limit that is (:data:`MACHINE`,
+    :data:`CGROUP`): the machine's available memory (``MemAvailable``, what the kernel can give without
+    swapping), or the room below the control group's limit where that is less; ``None`` where neither can be
+    read."""
+    out: tuple[int, str] | None = None
+    try:
+        for line in _read(_MEMINFO, 1 << 16).splitlines():
+            if line.startswith(b"MemAvailable:"):
+                out = (int(line.split()[1]) * 1024, MACHINE)
+                break
+    except (OSError, ValueError, IndexError):
+        pass
+    for limit_path, used_path in _CGROUPS:
+        try:
+            limit = _read(limit_path, 64).strip()
+            if limit == b"max":  # (version 2, no limit)
+                break
+            room = max(int(limit) - int(_read(used_path, 64).strip()), 0)
+        except (OSError, ValueError):
+            continue
+        if out is None or room < out[0]:
+            out = (room, CGROUP)
+        break
+    return out
 
 
 def _mib(n: int) -> str:
@@ -82,8 +126,8 @@ def _mib(n: int) -> str:
 
 
 def memory_guard() -> MemoryGuard | None:
-    """The guard for the limits of this process, or ``None`` when none is set (or what is used cannot be
-    read)."""
+    """The guard for the limits of this process (its ulimits, and the memory available: :func:`available`),
+    or ``None`` when there is none (or what is used cannot be read)."""
     try:
         import resource
     except ImportError:  # not on this system
@@ -105,4 +149,8 @@ def memory_guard() -> MemoryGuard | None:
         used = int(fields[field]) * page
         room = max(soft - used, 0)
         limits.append((field, used + int(room * SHARE), soft, name))
+    free = available()
+    if free is not None:  # statm: ..., resident (what the machine's memory holds), ...
+        used = int(fields[1]) * page
+        limits.append((1, used + int(free[0] * SHARE), used + free[0], free[1]))
     return MemoryGuard(limits, page) if limits else None
