@@ -112,7 +112,13 @@ def not_a_number(text: str) -> str:
 def not_whole(text: str) -> str:
     """``'1_000' is not a whole number (…)``, as :func:`not_a_number` (``'1e400' is not a whole number``)."""
     said = f"{quoted(text)} is not a whole number"
-    return f"{said} ({WHOLE_HINT})" if _python_reads(text, int) else said
+    if _python_reads(text, int):
+        return f"{said} ({WHOLE_HINT})"
+    if is_number(text):  # `1e3`, `1.0`: a whole value in another notation, which the language reads
+        v = number(text)
+        if math.isfinite(v) and v == math.floor(v) and abs(v) < 1e15:
+            return f"{said} in digits (write {int(v)})"
+    return said
 
 
 def is_number(text: str, *, nan: bool = False) -> bool:
