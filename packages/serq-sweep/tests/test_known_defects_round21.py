@@ -64,3 +64,15 @@ def test_each_command_says_what_a_bound_does_in_it(option, capsys):
     assert "compared on the figures of the time it simulated, with a warning" in compare.split(option, 1)[1]
     assert sweep.split(option, 1)[1].split("--", 1)[0].strip().split("(", 1)[1].startswith(
         "its row is then partial: status partial")
+
+
+def test_the_python_api_refuses_a_figure_given_twice_by_its_argument(tmp_path, monkeypatch):
+    from serq.errors import UsageError
+    from serq_sweep import compare, pairing
+
+    (tmp_path / "p.sq").write_text(PROGRAM)
+    monkeypatch.setattr(pairing, "arms_plan", lambda *a, **kw: (_ for _ in ()).throw(AssertionError("planned")))
+    with pytest.raises(UsageError) as info:
+        compare(str(tmp_path / "p.sq"), sets={"a": [1, 2]}, seeds="1..2", workers=0,
+                figures=["response.mean", "response.mean"])
+    assert str(info.value) == "error: figures=response.mean: given twice (give it once)"

@@ -7,7 +7,7 @@ import sys
 
 import click
 from serq import signals
-from serq.errors import UsageError, clipped, printable, printable_lines
+from serq.errors import UsageError, printable, printable_lines
 from serq.options import ARRIVALS, EVENTS, HORIZON, SAMPLES, SECONDS, WARMUP, Integer, Number
 from serq.options import Path as SerqPath
 
@@ -271,9 +271,7 @@ def compare_command(pm, files, sets, defs, zips, seeds, horizon, warmup, arrival
     if args.pop("zip"):  # (it was ignored: arms are the values of one name, or the FILEs)
         raise click.UsageError("--zip is not for serq compare (its arms are the values of one --set or --def "
                                "name, or two or more FILEs)")
-    twice = next((f for i, f in enumerate(figures) if f in figures[:i]), None)
-    if twice is not None:  # (it was compared once, silently), refused as a --set name given twice is
-        raise UsageError(f"--figure {clipped(twice)}: given twice (give it once)")
+    C.figures_once(figures)  # (it was compared once, silently), refused as a --set name given twice is
     plan = C.arms_plan(list(files), pm=pm, trace=trace, **args)
     if out is not None:  # before any run: a table its write would refuse was refused after every run
         core.check_table(out, sorted({i for p in plan.points for i in p.inputs}))

@@ -193,6 +193,18 @@ def plan_options() -> set[str]:
     return set(inspect.signature(core.plan).parameters) - own
 
 
+def figures_once(figures: Sequence[str], given: Any = None) -> None:
+    """Refuse a figure ``figures`` names twice (``serq compare --figure F --figure F``, ``compare(figures=[F,
+    F])``: it was compared once, silently), as a ``--set`` name given twice is: a usage error (status 2) naming
+    it as ``given`` names the option or argument (:func:`serq.loading.given_or_option`)."""
+    from serq.errors import UsageError, clipped
+    from serq.loading import given_or_option
+
+    twice = next((f for i, f in enumerate(figures) if f in figures[:i]), None)
+    if twice is not None:
+        raise UsageError(f"{given_or_option(given)('figure', clipped(twice))}: given twice (give it once)")
+
+
 def compare(files: str | Sequence[str], *, sets: Mapping[str, Any] | None = None,
             defs: Mapping[str, Any] | None = None, seeds: Any = "1..10", figures: Sequence[str] = (),
             workers: int | None = None, dask: Any = None, progress: bool | None = None, pm: Any = None,
@@ -213,10 +225,11 @@ def compare(files: str | Sequence[str], *, sets: Mapping[str, Any] | None = None
         raise UsageError("zip is not for compare() (its arms are the values of one name of sets or defs, or two "
                          "or more programs)")
     figures = texts(figures, "figures", "figure")  # (a str was iterated: figures="ttft.p99" asked for "t", ...)
-    progress = flag(progress, "progress", none=True)
-    check_dask(dask)  # before anything is compiled
     from serq.loading import argument_given
 
+    figures_once(figures, argument_given)
+    progress = flag(progress, "progress", none=True)
+    check_dask(dask)  # before anything is compiled
     # (its messages name the arguments, horizon=…, not serq compare's options)
     plan = arms_plan(files, sets=sets, defs=defs, seeds=seeds, pm=pm, given=argument_given, **kw)
     core.check_figures(plan, figures, argument_given("figure"))  # before the runs, as serq compare --figure
