@@ -246,3 +246,45 @@ def test_a_tier_block_that_does_not_divide_the_pool_block_is_warned(monkeypatch)
             assert lossy == []
             assert ("spill-unused" in r["codes"]) == (tb == 256)
     assert ("spill-lossy", "pool P's `spill` loses units") in WARNING_CODES
+
+
+# 6. `transfer … from kv[i] to kv[j]` whose indexes come out equal at run time is refused at the transfer, with
+#    its time and session, in the linker's words for equal constants (rules.transfer_itself_message): it ran,
+#    its release giving back the hold its load had just filled.
+TRANSFER = """pool kv[2] { cap 100; }
+stage link : delay;
+stage d : delay;
+workload { arrive batch(1); }
+session {
+  set i = 1;
+  set j = J;
+  hold kv[i] (10) {
+    hold kv[j] (10) {
+      run d (1);
+      transfer (0.5) from kv[i] to kv[j] (5);
+      observe held = used(kv[0]) + used(kv[1]);
+    }
+  }
+}
+run { horizon 10; }
+"""
+
+
+def test_a_transfer_whose_indexes_come_out_equal_is_refused(monkeypatch):
+    import pytest
+    from serq_frontend import CompileError
+    from serq_ir.rules import transfer_itself_message
+    from tiers import same_json
+
+    words = transfer_itself_message("kv[1]", "kv[1]")
+    assert words.startswith("`transfer … from kv[1] to kv[1]`: a transfer moves the KV from one pool to another")
+    refused = same_error(serq_frontend.compile(source=TRANSFER.replace("J", "i")), monkeypatch)
+    # at the transfer (line 11, column 7), after the link's 0.5 s: t = 1.5, session 0
+    assert refused == f"<source>:11:7: error: at t=1.5, session 0: {words}"
+    # two members: the transfer runs; at its observe kv[0] holds its 10 and kv[1] nothing (released by it)
+    r = same_json(serq_frontend.compile(source=TRANSFER.replace("J", "0")), monkeypatch)
+    assert r["observes"]["held"]["mean"] == 10
+    # equal constants: the linker's refusal, in the same words
+    with pytest.raises(CompileError) as e:
+        serq_frontend.compile(source=TRANSFER.replace("kv[i] to kv[j]", "kv[1] to kv[1]"))
+    assert words in str(e.value)

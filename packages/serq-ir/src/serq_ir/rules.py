@@ -668,6 +668,15 @@ def same_member_message(name: str) -> str:
     return f"the hold names pool {name} twice; a hold takes one amount of each pool (write one amount, the sum)"
 
 
+def transfer_itself_message(a: str, b: str) -> str:
+    """The message of a ``transfer … from a to b`` whose two pools are one member (``a`` and ``b`` as the transfer
+    names them): at the link for the same names and constant indexes (serq_frontend.sugar.serving), and at run
+    time for indexes that come out equal (serq_sim.compile, its ``release``, both tiers)."""
+    return (f"`transfer … from {a} to {b}`: a transfer moves the KV from one pool to another, and both name "
+            f"`{b}`; it ends with `release {a}`, which would give back the hold on `{b}` its load has just "
+            "filled. `from` names the pool the KV is leased or held on, `to` the pool of the hold it moves into")
+
+
 def least(*xs: float) -> float:
     """The language's ``min``: the least argument that is not NaN (the first of equal ones), NaN only when
     every argument is; NaN is no argument's rival, whatever its place (the reference's ``f64::min``,

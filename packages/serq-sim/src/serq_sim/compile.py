@@ -1000,9 +1000,20 @@ class Compiler:
             elif isinstance(st, N.Drop):
                 out.append(f"{pad}E.drop(s, {self.pool_ref(st.pool, 'session')})")
             elif isinstance(st, N.Release):
-                out.append(f"{pad}E.release(s, {self.pool_ref(st.pool, 'session')})")
+                if i >= 2 and _transfer_pair(stmts[i - 2], st):
+                    # a transfer's release of its `from`: refused when it names the member the load filled
+                    out.append(f"{pad}_tr = {self.pool_ref(st.pool, 'session')}")
+                    out.append(f"{pad}if _tr is _tl:")
+                    out.append(f"{pad}    E.transfer_error(s, _tr, {sid})")
+                    out.append(f"{pad}E.release(s, _tr)")
+                else:
+                    out.append(f"{pad}E.release(s, {self.pool_ref(st.pool, 'session')})")
             elif isinstance(st, N.Load):
-                out.append(f"{pad}E.load(s, {self.pool_ref(st.pool, 'session')}, {x(st.amount)}, {sid})")
+                if i < len(stmts) and _transfer_pair(st, stmts[i]):  # a transfer's load of its `to`: kept
+                    out.append(f"{pad}_tl = {self.pool_ref(st.pool, 'session')}")
+                    out.append(f"{pad}E.load(s, _tl, {x(st.amount)}, {sid})")
+                else:
+                    out.append(f"{pad}E.load(s, {self.pool_ref(st.pool, 'session')}, {x(st.amount)}, {sid})")
             elif isinstance(st, N.Run):
                 # A run of zero work completes at once: the session goes on without waiting (it keeps its
                 # place among the sessions ready at this instant, so, e.g., two requests that finish in
@@ -1109,6 +1120,16 @@ class Compiler:
 
         h.fast = prepare(self, st, h)
         return h
+
+
+def _transfer_pair(load, release) -> bool:
+    """Whether ``load`` and the statement after it, ``release``, are a ``transfer … from P to Q``'s last two (the
+    frontend writes a transfer as a run, ``load Q``, ``release P``, all three at the transfer's place): a load
+    and a release of one pool family at one place. Its release is refused at run time when its member is the
+    one the load filled (indexes that came out equal; the linker refuses equal constants): it would give back
+    the very hold the load has just filled (rules.transfer_itself_message)."""
+    return (isinstance(load, N.Load) and isinstance(release, N.Release) and load.span is not None
+            and load.span == release.span and load.pool.pool == release.pool.pool)
 
 
 def _session_serial(f_locals: dict) -> int | None:

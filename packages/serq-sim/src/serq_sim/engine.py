@@ -24,7 +24,7 @@ from typing import Any
 
 from serq.errors import place
 from serq_ir import nodes as N
-from serq_ir.rules import member_problem
+from serq_ir.rules import member_problem, transfer_itself_message
 
 from . import rand, records
 from . import stages as _stages
@@ -495,6 +495,14 @@ class Simulation:
 
     def redo_error(self, s: Session, sid: int) -> None:
         raise self.error(REDO_MESSAGE, sid, s)
+
+    def transfer_error(self, s: Session, pool, sid: int) -> None:
+        """A transfer whose ``from`` and ``to`` came out the same member ``pool`` (computed indexes equal): the
+        linker's words for constant ones (serq_ir.rules.transfer_itself_message), at the transfer."""
+        from .report import member_label
+
+        name = member_label(pool)
+        raise self.error(transfer_itself_message(name, name), sid, s)
 
     def guard_error(self, s: Session, g: float, sid: int) -> None:
         raise self.error(guard_message(g), sid, s)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from serq_ir import rules
+
 from .. import ast as A
 from ..consts import BadConstant, NotConstant, fold
 from ..parser import _word, grammar_text
@@ -119,10 +121,7 @@ def transfer_problem(src: A.Var, dst: A.Var, lets: dict[str, float]) -> str | No
     Its ``release src`` would give back the hold on ``dst`` that its ``load`` has just filled."""
     if not same_member(src, dst, lets):
         return None
-    a, b = _written(src, lets), _written(dst, lets)
-    return (f"`transfer … from {a} to {b}`: a transfer moves the KV from one pool to another, and both name "
-            f"`{b}`; it ends with `release {a}`, which would give back the hold on `{b}` its load has just "
-            "filled. `from` names the pool the KV is leased or held on, `to` the pool of the hold it moves into")
+    return rules.transfer_itself_message(_written(src, lets), _written(dst, lets))
 
 
 class Serving:
