@@ -526,12 +526,25 @@ def _writable(path: str, st: os.stat_result | None) -> None:
                           "where it could write it, as a shell's > does")
 
 
+def check_output_name(path: str, what: str = "file") -> None:
+    """Refuse (:class:`OutputError`) an output's name that names no ``what`` (a file, a folder): the empty
+    name and one holding a NUL character, which no system takes. The library's outputs passed them to the
+    system: ``report.dump("")`` failed with Python's FileNotFoundError of ``''``, ``write_atomic("", …)``
+    with one of its temporary file, and a NUL was os.lstat's ValueError, "embedded null byte". (The command
+    line refuses an empty name as it reads its options.)"""
+    if not path:
+        raise OutputError(f"an empty name names no {what}")
+    if "\0" in path:
+        raise OutputError(f"{path!r}: a file name holds no NUL character")
+
+
 def check_output(path: str | os.PathLike[str], *, own: bool = False) -> None:
     """Refuse (:class:`OutputError`), before a command does its work, an output :func:`open_atomic` would
     refuse or could not create when the work is done: a folder, a path under ``/dev`` that does not exist,
     a new file in a folder that does not exist; with ``own``, anything but a regular file
     (:func:`check_own`)."""
     path = path_arg(path, "check_output")
+    check_output_name(path)
     if own:
         check_own(path)
     st = _target(path)
@@ -550,8 +563,11 @@ def check_folder(path: str | os.PathLike[str], *, own: bool = False) -> None:
     (making it, with its parents, when missing: ``serq run --dump DIR``) that cannot be one: an existing
     entry that is not a folder (a file, a device, a FIFO), a symbolic link to nothing, or a missing path
     whose nearest existing parent is not a folder. With ``own`` (a folder serq names itself, a dump's
-    ``gauge``), a symbolic link is refused too."""
+    ``gauge``), a symbolic link is refused too. An empty path and one holding a NUL character name no folder
+    (``report.dump("")`` passed here and failed making it, Python's FileNotFoundError of ``''``; a NUL was
+    os.lstat's ValueError, "embedded null byte")."""
     path = path_arg(path, "check_folder")
+    check_output_name(path, "folder")
     probe = path
     while True:
         try:
@@ -827,6 +843,7 @@ def open_atomic(path: str | os.PathLike[str], mode: str = "w", *,
     TypeError naming it, :func:`path_arg`), not when the ``with`` block is entered.
     """
     path = path_arg(path, "open_atomic")
+    check_output_name(path)
     if mode not in ("w", "wb"):
         raise ValueError(f"open_atomic: mode must be 'w' or 'wb', not {mode!r}")
     _check_perms_own(perms, own, "open_atomic")
