@@ -122,3 +122,33 @@ def test_a_victim_waiting_in_a_fifo_stages_queue_leaves_it(monkeypatch):
     assert (f.completions, f.wait, f.service, f.present, f.utilisation) == (2, 0.5, 4.0, 1.0, 0.8)
     kv = pool(r, "kv")
     assert (kv.admissions, kv.preemptions, kv.wait, kv.used) == (3, 1, 1 / 3, 2.0)
+
+
+CURRENT_KEYS = """
+pool kv { cap 6; preempt by (pr); }
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  set pr = serial == 0 ? 0 : serial == 1 ? 5 : 100;
+  branch (serial == 2) { run d (1); hold kv (2) { grow kv (2); observe g = now; run d (1); } }
+  else { hold kv (2) { observe a = now; set pr = serial == 0 ? 9 : pr; run d (3); } }
+  observe done = now;
+}
+run { horizon 20; }
+"""
+
+
+def test_a_preemption_key_reads_the_candidates_attributes_at_the_victim_moment(monkeypatch):
+    """pool-reference `preempt`: "Keys are read at the Victim moment, for each candidate: its visible
+    attributes"; "Preempt the candidate with the least keys"; "requeue head (the default) places it first".
+
+    s0 (pr 0) and s1 (pr 5) hold kv 2 from 0; s0 sets pr = 9 in its body. At 1 s2 (pr 100) holds 2 and
+    grows by 2: 6 + 2 > 6. The keys read now are 9, 5, 100: s1 is the victim (read at s0's admission, s0's
+    0 would have been the least); s2 grows to 4, ends at 2, and s1 runs again over [2, 5].
+
+    kv: admissions 4, waits 0, 0, 0, 1: 0.25; used s0 2 × 3, s1 2 × 1 + 2 × 3, s2 4 × 1: 18 over 20."""
+    r, o = run(CURRENT_KEYS, monkeypatch)
+    assert (o["g"], o["a"]) == ([(2, 1.0, 1.0)], [(0, 0.0, 0.0), (1, 0.0, 0.0), (1, 2.0, 2.0)])
+    assert o["done"] == [(2, 2.0, 2.0), (0, 3.0, 3.0), (1, 5.0, 5.0)]
+    kv = pool(r, "kv")
+    assert (kv.admissions, kv.preemptions, kv.wait, kv.used) == (4, 1, 0.25, 0.9)
