@@ -67,3 +67,12 @@ def test_a_value_of_the_right_type_keeps_the_validation_words():
     with pytest.raises(serq_ir.IRError) as e:
         codec.checked(_with_rate(-1.0))
     assert "an arrival rate is positive and finite, not -1.0" in str(e.value)
+
+
+def test_a_constants_value_as_text_is_told_at_its_place():
+    # a constant is written as a pair, ["lambda", 0.8]: its value is the pair's second place
+    text = GOOD.replace('"version":2,', '"version":2,"constants":[["lam","0.8"]],', 1)
+    assert text != GOOD
+    with pytest.raises(serq_ir.IRError) as e:
+        serq_ir.decode(text, name="bad.ir.json")
+    assert str(e.value) == f"error: bad.ir.json: {WANTED}the text \"0.8\" - at '$.constants[0][1]'"

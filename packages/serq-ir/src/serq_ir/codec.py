@@ -115,6 +115,8 @@ def _field_type(raw: Any, steps: tuple) -> Any:
                 return None
             if isinstance(t, mi.TupleType):
                 t = t.item_types[step] if step < len(t.item_types) else None
+            elif isinstance(t, mi.StructType) and t.array_like:  # (a constant, ["lambda", 0.8])
+                t = t.fields[step].type if step < len(t.fields) else None
             elif isinstance(t, (mi.ListType, mi.VarTupleType)):
                 t = t.item_type
             else:
