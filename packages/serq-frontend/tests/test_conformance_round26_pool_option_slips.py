@@ -3,9 +3,10 @@
     preempt by (expr, …) [requeue head | tail];
     reserve held;
 
-* the keys' `)` left out before `requeue` (`preempt by (prio requeue tail;`) said "two names side by side,
-  `prio requeue`; an operator or a `,` is missing between them (an aggregate is `max j in n (e)`)", or, after
-  a number, "missing `;` (found `requeue` next)";
+* the keys' `)` left out before `requeue` (`preempt by (prio requeue tail;`, and `queue by (prio requeue
+  tail;`, where `requeue` does not belong either) said "two names side by side, `prio requeue`; an operator
+  or a `,` is missing between them (an aggregate is `max j in n (e)`)", or, after a number, "missing `;`
+  (found `requeue` next)";
 * a hold's `reserve (r)` clause written as the pool's option (`pool kv { reserve (4); }`) said "unexpected
   `(` (expected held)".
 """
@@ -34,6 +35,15 @@ KEYS_OPEN = "unexpected `requeue`: the keys' `)` is missing before it, `preempt 
 ])
 def test_the_keys_parenthesis_missing_before_requeue(option):
     refused("pool p { cap 4; " + option + " }\n" + REST, KEYS_OPEN)
+
+
+@pytest.mark.parametrize("option", ["queue by (prio ⟨requeue tail;", "queue by (prio, 1 ⟨requeue head;"])
+def test_the_queue_keys_parenthesis_missing_before_requeue_says_both(option):
+    """`requeue` after the pool's waiting order is refused as such (test_conformance_round25_pool_options); with
+    the keys' `)` missing too, the message says both."""
+    refused("pool p { cap 4; " + option + " }\n" + REST, "unexpected `requeue`: the keys' `)` is missing before it, "
+            "and where a preemption's victim goes back is said where the victim is chosen, `preempt by (…) requeue "
+            "tail;`, not in the pool's waiting order")
 
 
 def test_the_keys_parenthesis_missing_in_a_family_and_on_another_line():

@@ -1156,7 +1156,8 @@ def _requeue_misplaced(tok: Token, text: str) -> tuple[tuple[int, int], str] | N
 def _pool_option_slipped(tok: Token, text: str) -> tuple[tuple[int, int], str] | None:
     """Two slips of pool-reference.txt's pool options: ``preempt by (k requeue tail;``, the keys' `)` missing
     before ``requeue`` (the error was "two names side by side, `k requeue`; an operator or a `,` is missing",
-    or the word the expression wanted), and ``reserve (n);`` in a pool, the hold's clause written as the
+    or the word the expression wanted; ``queue by (k requeue tail;`` too, where ``requeue`` does not belong
+    either), and ``reserve (n);`` in a pool, the hold's clause written as the
     pool's option ``reserve held;`` (the error was `(expected held)`). At ``requeue``, or at the `(`; None
     otherwise."""
     if tok.type == "$END" or tok.start_pos is None:
@@ -1180,12 +1181,16 @@ def _pool_option_slipped(tok: Token, text: str) -> tuple[tuple[int, int], str] |
     for i in range(len(before) - 1, 1, -1):  # the parentheses left open before it, innermost first
         depth += {")": 1, "(": -1}.get(before[i][1], 0)
         if depth < 0:
-            if ([t[1] for t in before[i - 2:i]] == ["preempt", "by"]
-                    and _statement_start(before, i - 1) == i - 2):
+            option = [t[1] for t in before[i - 2:i]]
+            if option in (["preempt", "by"], ["queue", "by"]) and _statement_start(before, i - 1) == i - 2:
                 break
             depth = 0
     else:
         return None
+    if option[0] == "queue":
+        return at, ("unexpected `requeue`: the keys' `)` is missing before it, and where a preemption's victim "
+                    "goes back is said where the victim is chosen, `preempt by (…) requeue tail;`, not in the "
+                    "pool's waiting order")
     return at, ("unexpected `requeue`: the keys' `)` is missing before it, `preempt by (key, …) requeue head;` "
                 "or `… requeue tail;`")
 
