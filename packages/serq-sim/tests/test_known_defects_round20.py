@@ -281,6 +281,12 @@ def test_a_transfer_whose_indexes_come_out_equal_is_refused(monkeypatch):
     refused = same_error(serq_frontend.compile(source=TRANSFER.replace("J", "i")), monkeypatch)
     # at the transfer (line 11, column 7), after the link's 0.5 s: t = 1.5, session 0
     assert refused == f"<source>:11:7: error: at t=1.5, session 0: {words}"
+    # the load and the release at the boundary of the functions a long block is split into (compile.CHUNK, 64
+    # statements: the run, 61 sets and the link's run before the load, the 64th): refused the same
+    sets = "".join(f"      set x{k} = {k};\n" for k in range(61))
+    long = TRANSFER.replace("J", "i").replace("      run d (1);\n", "      run d (1);\n" + sets)
+    assert same_error(serq_frontend.compile(source=long), monkeypatch).startswith(
+        f"<source>:72:7: error: at t=1.5, session 0: {words}")
     # two members: the transfer runs; at its observe kv[0] holds its 10 and kv[1] nothing (released by it)
     r = same_json(serq_frontend.compile(source=TRANSFER.replace("J", "0")), monkeypatch)
     assert r["observes"]["held"]["mean"] == 10

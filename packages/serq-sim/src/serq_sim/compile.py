@@ -859,9 +859,15 @@ class Compiler:
             return
         if len(stmts) > CHUNK:
             # a long run of statements: functions of CHUNK statements each, one after the other (what
-            # one statement keeps in a local is read only inside it: splitting between two changes nothing)
-            for k in range(0, len(stmts), CHUNK):
-                self._sub(stmts[k:k + CHUNK], out, pad, depth, ret)
+            # one statement keeps in a local is read only inside it: splitting between two changes nothing; a
+            # transfer's load and release, which share the member the load filled, go in one function)
+            k = 0
+            while k < len(stmts):
+                e = min(k + CHUNK, len(stmts))
+                if e < len(stmts) and e - 1 > k and _transfer_pair(stmts[e - 1], stmts[e]):
+                    e -= 1
+                self._sub(stmts[k:e], out, pad, depth, ret)
+                k = e
             return
         i = 0
         while i < len(stmts):
