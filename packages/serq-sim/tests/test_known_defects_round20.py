@@ -3,6 +3,11 @@
 1. A run-time error of a session that replays a trace names the trace row it met: the file, the line, the
    trace's session id and turn as the file writes them, and the row's values (trace.replay_note), on both
    tiers (the fast tier formats its own errors, fast._err). The error said nothing of the trace.
+2. ``report.records()`` of a program of two record tables names them and how to name one.
+3. ``--max-wall`` bounds the set-up's read of a trace (a partial report, nothing simulated).
+4. A stop before the event loop counts the quiet rounds planned there as events (it said events 0).
+5. A spill tier whose block does not divide the pool's is warned of (spill-lossy).
+6. A transfer whose ``from`` and ``to`` come out one member at run time is refused there.
 """
 
 from __future__ import annotations
