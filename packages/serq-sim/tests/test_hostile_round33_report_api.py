@@ -136,3 +136,19 @@ def test_runs_in_two_threads_at_once_are_the_runs_alone(program, monkeypatch, ti
     for t in threads:
         t.join(60)
     assert [out.get(i) for i in range(4)] == alone
+
+
+@pytest.mark.parametrize("kind", ["pandas", "polars"])
+def test_records_of_a_library_not_installed_say_so(program, monkeypatch, kind):
+    import sys
+
+    report = _run(program, max_events=300)
+    monkeypatch.setitem(sys.modules, kind, None)  # (import of it then fails, installed or not)
+    with pytest.raises(ModuleNotFoundError) as e:
+        report.records(kind=kind)
+    assert str(e.value) == (f"records(kind={kind!r}) needs {kind}, which is not installed (pip install {kind}); "
+                            "kind='numpy' gives the columns as numpy arrays, kind='auto' what is installed")
+    assert set(report.records(kind="numpy")) >= {"session", "turn", "time", "sent"}
+    monkeypatch.setitem(sys.modules, "pandas", None)
+    monkeypatch.setitem(sys.modules, "polars", None)
+    assert isinstance(report.records(kind="auto"), dict)  # (auto: numpy when neither is there)

@@ -229,7 +229,7 @@ class Records:
                 import pandas as pd
             except ImportError:
                 if kind == "pandas":
-                    raise
+                    raise _missing(kind) from None
             else:  # (the caller's own columns, to edit in place: a frame of the kept arrays changed the report)
                 return pd.DataFrame(cols, copy=True)
         if kind in ("auto", "polars"):
@@ -237,13 +237,21 @@ class Records:
                 import polars as pl
             except ImportError:
                 if kind == "polars":
-                    raise
+                    raise _missing(kind) from None
             else:
                 return pl.DataFrame(cols)
         return dict(cols)
 
     def __repr__(self) -> str:
         return f"<Records {self.name!r}: {len(self)} rows, columns {', '.join(self.columns)}>"
+
+
+def _missing(kind: str) -> ModuleNotFoundError:
+    """``records(kind=KIND)`` of a library that is not installed: said so, with the kinds that need none (the
+    import's own "No module named 'polars'" named neither the call nor a way on)."""
+    return ModuleNotFoundError(f"records(kind={kind!r}) needs {kind}, which is not installed (pip install {kind}); "
+                               "kind='numpy' gives the columns as numpy arrays, kind='auto' what is installed",
+                               name=kind)
 
 
 def record_files(path: str, names: list[str]) -> dict[str, str]:
