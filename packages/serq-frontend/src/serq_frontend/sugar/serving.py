@@ -128,12 +128,24 @@ class Serving:
     def __init__(self, module: A.Module, ctx: Any):
         self.ctx = ctx
         self.kinds: dict[str, str] = {}
+        #: the stages in the order they are declared, with where (language.txt §2, Which stage: "A form finds
+        #: its stage among the stages declared above it"; program-reference.txt: "Items are read in order")
+        self.declared: list[tuple[Any, str, str]] = []
         for item in module.items:
             if isinstance(item, A.StageItem):
                 self.kinds.setdefault(item.name, item.kind.kind)
+                self.declared.append((item.pos, item.name, item.kind.kind))
 
     def find(self, verb: str, pos: Any) -> str:
-        return which_stage(self.kinds, verb, pos, self.ctx)
+        """The stage of a form without ``on`` at ``pos``, among the stages declared above it: above the
+        form, or, for a form a definition's body holds, above its outermost use ("a serving form in it
+        finds its stage at the use"). A server's forms are above or below the stages as the server is."""
+        at = pos.uses[0] if getattr(pos, "uses", None) else pos
+        kinds: dict[str, str] = {}
+        for where, name, kind in self.declared:
+            if where.file == at.file and (where.line, where.col) < (at.line, at.col):
+                kinds.setdefault(name, kind)
+        return which_stage(kinds, verb, pos, self.ctx)
 
     def stages(self, s: Any) -> list[A.Var]:
         if s.on:
