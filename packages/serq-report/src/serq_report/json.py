@@ -26,4 +26,7 @@ def encode_json(report: Any) -> bytes:
 
 def json_reporter(report: Any, out: TextIO) -> None:
     """The ``json`` format: writes :func:`encode_json` to ``out``."""
+    from ._result import text_out
+
+    text_out(out, "json_reporter")
     out.write(encode_json(report).decode("utf-8"))

@@ -122,4 +122,7 @@ def render_csv(report: Any) -> str:
 
 def csv_reporter(report: Any, out: TextIO) -> None:
     """The ``csv`` format: writes :func:`render_csv` to ``out``."""
+    from ._result import text_out
+
+    text_out(out, "csv_reporter")
     out.write(render_csv(report))

@@ -264,4 +264,7 @@ def render_text(report: Any) -> str:
 
 def text_reporter(report: Any, out: TextIO) -> None:
     """The ``text`` format: writes :func:`render_text` to ``out``."""
+    from ._result import text_out
+
+    text_out(out, "text_reporter")
     out.write(render_text(report))
