@@ -152,3 +152,40 @@ def test_records_of_a_library_not_installed_say_so(program, monkeypatch, kind):
     monkeypatch.setitem(sys.modules, "pandas", None)
     monkeypatch.setitem(sys.modules, "polars", None)
     assert isinstance(report.records(kind="auto"), dict)  # (auto: numpy when neither is there)
+
+
+INNER = "stage d : delay;\nworkload { arrive poisson(1); }\nsession { run d (~exp(1)); observe x = ~exp(2); }\n" \
+        "run { horizon 50; }\n"
+OUTER = "stage n : @nested33;\nstage d : fifo;\nworkload { arrive poisson(1); }\n" \
+        "session { set t0 = now; run n (~exp(1)); run d (~exp(2)); observe r = now - t0; }\nrun { horizon 60; warmup 0; }\n"
+
+
+def test_a_run_inside_a_plugins_stage_leaves_the_outer_run_as_it_was():
+    # a stage kind whose attach runs a simulation of its own for each job (its own seed, its own streams):
+    # the outer run's report is the one it gives when the stage runs none
+    from serq import hookimpl
+    from serq.plugins import get_plugin_manager
+    from serq_sim.stages import DelayStage
+
+    inner_runs: list = []
+    pm = get_plugin_manager()
+    inner = serq_frontend.compile(source=INNER, pm=pm)
+
+    class Nested(DelayStage):
+        def attach(self, job):
+            if inner_runs is not None and len(inner_runs) < 8:
+                inner_runs.append(render(serq_sim.run(inner, pm=pm, seed=7), "json"))
+            super().attach(job)
+
+    class Plugin:
+        @hookimpl
+        def serq_sim_register_stage_kinds(self, register):
+            register("nested33", Nested)
+
+    pm.register(Plugin(), name="nested33")
+    outer = serq_frontend.compile(source=OUTER, pm=pm)
+    with_inner = render(serq_sim.run(outer, pm=pm, seed=3), "json")
+    assert len(inner_runs) == 8 and len(set(inner_runs)) == 1  # (each inner run the same: seed 7)
+    inner_runs = None  # (the stage runs none now)
+    alone = render(serq_sim.run(outer, pm=pm, seed=3), "json")
+    assert with_inner == alone
