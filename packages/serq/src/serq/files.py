@@ -978,6 +978,20 @@ DUMP_MANIFEST = "serq-dump.json"
 DUMP_HEADERS = {"observe": "time,session,turn,value", "gauge": "time,value"}
 
 
+def _own_head(path: str) -> bytes:
+    """The first 4 KiB of ``path``, a name serq made beside what the user named, before writing over it:
+    ``b""`` where nothing is there (or an empty file, which has nothing to lose); anything but a regular
+    file is refused (:func:`check_own`)."""
+    check_own(path)
+    try:
+        with open(path, "rb") as f:
+            return f.read(4096)
+    except FileNotFoundError:
+        return b""
+    except OSError as e:
+        raise type(e)(e.errno, e.strerror, path) from None
+
+
 def check_dumped(path: str | os.PathLike[str], kind: str) -> None:
     """Refuse (:class:`OutputError`) to write a dump's file (``kind``: ``observe`` or ``gauge``, a CSV of
     :data:`DUMP_HEADERS`; ``list``, the :data:`DUMP_MANIFEST`) over a regular file a dump did not write: a
@@ -987,14 +1001,7 @@ def check_dumped(path: str | os.PathLike[str], kind: str) -> None:
     observe ``response``. Nothing there, or an empty file, has nothing to lose; anything but a regular file
     is :func:`check_own`'s."""
     path = path_arg(path, "check_dumped")
-    check_own(path)
-    try:
-        with open(path, "rb") as f:
-            head = f.read(4096)
-    except FileNotFoundError:
-        return
-    except OSError as e:
-        raise type(e)(e.errno, e.strerror, path) from None
+    head = _own_head(path)
     if not head:
         return
     if kind == "list":  # (as a dump writes it: the object's first key "serq-dump")
@@ -1021,14 +1028,7 @@ def check_recorded(path: str | os.PathLike[str], named: str) -> None:
     user's. Nothing there, or an empty file, has nothing to lose; anything but a regular file is
     :func:`check_own`'s."""
     path = path_arg(path, "check_recorded")
-    check_own(path)
-    try:
-        with open(path, "rb") as f:
-            head = f.read(4096)
-    except FileNotFoundError:
-        return
-    except OSError as e:
-        raise type(e)(e.errno, e.strerror, path) from None
+    head = _own_head(path)
     if not head:
         return
     if path.lower().endswith(".parquet"):
