@@ -115,3 +115,39 @@ def test_the_memory_available_is_the_machines_or_less_its_control_groups(monkeyp
     assert memguard.available() == (1000 * 1024, memguard.MACHINE)
     meminfo.unlink()
     assert memguard.available() == (10**12 - 5000, memguard.CGROUP)
+
+
+def test_the_machines_share_is_serq_memory_share(monkeypatch, tmp_path):
+    # SERQ_MEMORY_SHARE sets the share of the memory available at the run's start that its resident memory may
+    # grow by (10 pages resident, 800 available): 0.5 by default, 0.8 and 1 when given, none with 'off'
+    statm = tmp_path / "statm"
+    statm.write_text("1000 10 10 10 0 400 0\n")
+    monkeypatch.setattr(memguard, "_STATM", str(statm))
+    monkeypatch.setattr(memguard.os, "sysconf", lambda name: 4096)
+    monkeypatch.setattr(resource, "getrlimit", lambda rl: (resource.RLIM_INFINITY,) * 2)
+    monkeypatch.setattr(memguard, "available", lambda: (800 * 4096, memguard.MACHINE))
+    for value, share in (("", 0.5), (" ", 0.5), ("0.8", 0.8), ("1", 1.0), ("1e-3", 0.001)):
+        monkeypatch.setenv("SERQ_MEMORY_SHARE", value)
+        bound = 10 * 4096 + int(800 * 4096 * share)
+        assert memguard.memory_guard().limits == [(1, bound, 810 * 4096, memguard.MACHINE)], value
+    monkeypatch.setenv("SERQ_MEMORY_SHARE", "OFF")
+    assert memguard.memory_guard() is None  # no ulimit either: no guard
+    from serq.errors import UserError
+
+    for bad in ("0", "-0.5", "1.5", "nan", "inf", "half", "0,5"):
+        monkeypatch.setenv("SERQ_MEMORY_SHARE", bad)
+        with pytest.raises(UserError, match=r"SERQ_MEMORY_SHARE is '.*': it is the share of the memory available"):
+            memguard.memory_guard()
+
+
+def test_a_bad_serq_memory_share_is_one_line_at_the_cli(tmp_path):
+    program = tmp_path / "p.sq"
+    program.write_text("stage s : fifo(1);\nworkload { arrive poisson(1); }\nsession { run s (0.5); }\n"
+                       "run { horizon 10; }\n")
+    env = {**os.environ, "SERQ_MEMORY_SHARE": "2"}
+    r = subprocess.run([SERQ, "run", str(program), "--no-progress"], capture_output=True, text=True, env=env,
+                       timeout=120)
+    assert r.returncode == 1
+    assert r.stdout == ""
+    assert r.stderr.startswith("error: the environment variable SERQ_MEMORY_SHARE is '2': ")
+    assert r.stderr.count("\n") == 1 and "Traceback" not in r.stderr

@@ -14,8 +14,9 @@ Without such a limit the machine's memory bounds a run all the same, and running
 kernel's OOM killer ends the process (``serq sweep`` of a rate of 1e12 was killed, exit 137, its report
 lost), or the machine swaps. So the guard also bounds the run's resident memory (``statm``'s second
 field) by ``SHARE`` of the memory available when the run began (:func:`available`: ``MemAvailable`` of
-``/proc/meminfo``, or less, the room below the run's control group's limit), whatever the ulimits. Where
-``/proc`` is not there it costs nothing: :func:`memory_guard` is ``None``."""
+``/proc/meminfo``, or less, the room below the run's control group's limit), whatever the ulimits, or by the
+share ``SERQ_MEMORY_SHARE`` gives (:func:`machine_share`; ``off``: none). Where ``/proc`` is not there it costs
+nothing: :func:`memory_guard` is ``None``."""
 
 from __future__ import annotations
 
@@ -149,8 +150,35 @@ def memory_guard() -> MemoryGuard | None:
         used = int(fields[field]) * page
         room = max(soft - used, 0)
         limits.append((field, used + int(room * SHARE), soft, name))
-    free = available()
+    share = machine_share()
+    free = available() if share is not None else None
     if free is not None:  # statm: ..., resident (what the machine's memory holds), ...
         used = int(fields[1]) * page
-        limits.append((1, used + int(free[0] * SHARE), used + free[0], free[1]))
+        limits.append((1, used + int(free[0] * share), used + free[0], free[1]))
     return MemoryGuard(limits, page) if limits else None
+
+
+def machine_share() -> float | None:
+    """The share of the memory available when a run begins that its resident memory may grow by:
+    ``SERQ_MEMORY_SHARE``, a number above 0 and at most 1 (unset or empty: :data:`SHARE`), or ``off``
+    (``None``: no bound of the machine's, only a ulimit's). A run that needs more than half of what a busy
+    machine has free, and a user who knows the report fits in the rest, says so; any other value is a
+    :class:`serq.errors.UserError` naming it, as ``SERQ_SIM_TIER``'s (a typo silently kept the default)."""
+    raw = os.environ.get("SERQ_MEMORY_SHARE", "")
+    value = raw.strip().lower()
+    if not value:
+        return SHARE
+    if value == "off":
+        return None
+    try:
+        share = float(value)
+    except ValueError:
+        share = -1.0
+    if 0.0 < share <= 1.0:
+        return share
+    from serq.errors import UserError, printable
+
+    shown = raw if len(raw) <= 40 else raw[:37] + "..."
+    raise UserError(f"the environment variable SERQ_MEMORY_SHARE is {printable(repr(shown))}: it is the share of "
+                    "the memory available when a run begins that the run may grow by, a number above 0 and at "
+                    f"most 1 (unset or empty: {SHARE:g}), or 'off' (no bound but a ulimit's)")
