@@ -176,9 +176,8 @@ def machine_share() -> float | None:
         share = -1.0
     if 0.0 < share <= 1.0:
         return share
-    from serq.errors import UserError, printable
+    from .tier_env import env_error
 
-    shown = raw if len(raw) <= 40 else raw[:37] + "..."
-    raise UserError(f"the environment variable SERQ_MEMORY_SHARE is {printable(repr(shown))}: it is the share of "
-                    "the memory available when a run begins that the run may grow by, a number above 0 and at "
-                    f"most 1 (unset or empty: {SHARE:g}), or 'off' (no bound but a ulimit's)")
+    raise env_error("SERQ_MEMORY_SHARE", raw, "the share of the memory available when a run begins that the run may "
+                    f"grow by, a number above 0 and at most 1 (unset or empty: {SHARE:g}), or 'off' (no bound but a "
+                    "ulimit's)")

@@ -19,8 +19,14 @@ def forced_general() -> bool:
     value = raw.strip().lower()
     if value in VALUES:
         return VALUES[value]
+    raise env_error("SERQ_SIM_TIER", raw, "'general' (every run on the general engine) or unset, empty or 'fast' "
+                    "(the fast tier where a program allows it)")
+
+
+def env_error(name: str, raw: str, takes: str):
+    """The :class:`serq.errors.UserError` of the environment variable ``name`` set to ``raw``, a value it does not
+    take: the value shown (at most 40 characters, printable) and what it ``takes``."""
     from serq.errors import UserError, printable
 
     shown = raw if len(raw) <= 40 else raw[:37] + "..."
-    raise UserError(f"the environment variable SERQ_SIM_TIER is {printable(repr(shown))}: it is 'general' (every "
-                    "run on the general engine) or unset, empty or 'fast' (the fast tier where a program allows it)")
+    return UserError(f"the environment variable {name} is {printable(repr(shown))}: it is {takes}")
