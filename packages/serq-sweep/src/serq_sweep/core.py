@@ -124,6 +124,9 @@ class Plan:
     pm: Any = field(default=None, repr=False, compare=False)
     #: the warnings said before the runs, each once a program (serq_sim.notes.never_ends: a run with no end)
     warnings: list[str] = field(default_factory=list, repr=False, compare=False)
+    #: how a message names a setting (serq.loading.given_or_option): the command line's option (None) or the
+    #: Python API's argument (serq.loading.argument_given); a failed run's notes of its ``--set`` values say it
+    given: Any = field(default=None, repr=False, compare=False)
 
     @property
     def names(self) -> list[str]:
@@ -178,7 +181,7 @@ def compile_point(pm: Any, file: str, sets: Mapping[str, float], defs: Mapping[s
     ``said``: what the compiles of the same sweep wrote on stderr (their warnings), each text written once
     (:func:`compiled_once`): every point is compiled, and a warning of the program was written once a point,
     or once an evaluation of a capacity search."""
-    from serq.loading import LoadOptions, apply_run_overrides, given_or_option, load_program
+    from serq.loading import LoadOptions, apply_run_overrides, given_or_option, load_program, sets_noted
     from serq_sim.cli import check_trace_beside, run_inputs
 
     with compiled_once(said):
@@ -186,8 +189,9 @@ def compile_point(pm: Any, file: str, sets: Mapping[str, float], defs: Mapping[s
     check_trace_beside(program, file, trace)  # (an IR file's source does not choose where its trace is read)
     # a warmup not below the horizon: refused there, before any run, not once per run
     given = given_or_option(given)
-    program = apply_run_overrides(program, **{k: v for k, v in overrides.items() if v is not None}, name=file,
-                                  given=given)
+    with sets_noted(sets, given):  # (a horizon --set gave, below --warmup: as serq run notes it)
+        program = apply_run_overrides(program, **{k: v for k, v in overrides.items() if v is not None},
+                                      name=file, given=given)
     if program.run.horizon is None:
         raise UserError(f"{file}: the run has no horizon: give the program `run {{ horizon T; }}` or "
                         f"{given('horizon', 'T')}")
@@ -544,7 +548,7 @@ def plan(files: Sequence[str], *, sets: Mapping[str, Any] | None = None, defs: M
         out.append(Point(i, params, file, serq_ir.encode(program), run_hash(program, traces, pm, replayed), inputs,
                          {r.name: list(r.columns) for r in program.records}, replayed,
                          replayed_digest(program, traces, replayed)))
-    return Plan(axes, out, seed_list, limits, pm, warnings)
+    return Plan(axes, out, seed_list, limits, pm, warnings, given)
 
 
 zip_ = zip
@@ -789,11 +793,22 @@ def run_place(params: Mapping[str, Any], seed: Any) -> str:
     return f"(at the sweep's point {label}, seed {seed})" if label else f"(at seed {seed})"
 
 
+def point_notes(axes: Sequence[Axis], params: Mapping[str, Any], given: Any = None) -> list[str]:
+    """The notes a failed run's message ends with of the values its point took from ``--set`` (the axes of
+    kind ``set`` in ``params``): ``note: `P` is -1, given by --set P`` (``sets['P']`` for the Python API,
+    ``given``), as ``serq run`` notes them (serq.loading.set_notes, the one text)."""
+    from serq.loading import set_notes
+
+    return set_notes({a.name: params[a.name] for a in axes if a.kind == "set" and a.name in params}, given)
+
+
 def failures(plan: Plan, runs: Sequence[Mapping[str, Any]]) -> list[str]:
     """The message of each failed run of ``runs`` (rows: ``point``, ``seed``, ``status``, ``message``), each
-    followed by the line of :func:`run_place`."""
+    followed by the notes of its point's ``--set`` values (:func:`point_notes`) and the line of
+    :func:`run_place`."""
     points = {p.index: p for p in plan.points}
-    return [f"{r.get('message')}\n{run_place(points[r['point']].params, r['seed'])}" if r.get("point") in points
+    return ["\n".join([str(r.get("message")), *point_notes(plan.axes, points[r["point"]].params, plan.given),
+                       run_place(points[r["point"]].params, r["seed"])]) if r.get("point") in points
             else str(r.get("message")) for r in runs if r.get("status") == "error"]
 
 

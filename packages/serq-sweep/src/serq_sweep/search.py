@@ -466,8 +466,9 @@ def _find(program: Any, conditions: Any, over: Any, *, sets: Any, defs: Any, zip
                 bad = [r for r in results if r["status"] == "error"]
                 if bad:
                     seed = seed_list[results.index(bad[0])]
-                    raise UserError(f"{bad[0]['message']}\n(at {name}={show_number(s.value(x))} of the capacity search"
-                                    f"{_beside(s.params, name)}, seed {seed})")
+                    notes = "".join(f"{n}\n" for n in core.point_notes(axes, s.params, given))
+                    raise UserError(f"{bad[0]['message']}\n{notes}(at {name}={show_number(s.value(x))} of the "
+                                    f"capacity search{_beside(s.params, name)}, seed {seed})")
                 judged += results
                 means = {}
                 for f in figures:

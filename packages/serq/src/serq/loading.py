@@ -226,6 +226,14 @@ def set_note(name: str, value: float, given: Any = None) -> str:
     return f"`{shown}` is {show_number(value, exact=True)}, given by {given_or_option(given)('set', shown)}"
 
 
+def set_notes(sets: Mapping[str, float], given: Any = None) -> list[str]:
+    """The lines an error of a program given ``--set`` (``sets``, NAME to VALUE) ends with, one a name:
+    ``note: `NAME` is VALUE, given by --set NAME`` (:func:`set_note`). The one text of them: ``serq run``'s
+    (:func:`sets_noted`) and a sweep's, a comparison's or a capacity search's failed run's
+    (serq_sweep.core.failures), which named the point and not that its value came from ``--set``."""
+    return [f"note: {set_note(n, v, given)}" for n, v in sets.items()]
+
+
 @contextlib.contextmanager
 def sets_noted(sets: Mapping[str, float], given: Any = None) -> Iterator[None]:
     """A user's error raised within, of a program given ``--set`` (``sets``, NAME to VALUE), with a line
@@ -240,7 +248,7 @@ def sets_noted(sets: Mapping[str, float], given: Any = None) -> Iterator[None]:
     except Exception as e:
         if not sets or not getattr(type(e), "serq_user_error", False):
             raise
-        text = "\n".join([str(e), *(f"note: {set_note(n, v, given)}" for n, v in sets.items())])
+        text = "\n".join([str(e), *set_notes(sets, given)])
         if e.args != (str(e),):  # (a message made otherwise than from its one argument)
             raise UserError(text) from None
         e.args = (text,)

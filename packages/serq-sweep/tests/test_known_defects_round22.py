@@ -1,0 +1,83 @@
+"""Known defects of serq-sweep, round 22.
+
+1. A run that failed in ``serq sweep``, ``serq compare`` or ``serq sweep --find`` named its point, not that a
+   value of the point came from ``--set``, where ``serq run --set P=-1`` notes ``note: `P` is -1, given by
+   --set P`` after a run-time error: each notes its point's ``--set`` values the same way
+   (serq.loading.set_notes), before the line naming the point and seed; so does a run setting the values make
+   wrong (a horizon ``--set`` gave below ``--warmup``)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+pytestmark = pytest.mark.timeout(120)
+
+SERQ = [sys.executable, "-c", "from serq.cli import main; main()"]
+
+# at t=1 (renewal(1)) session 0 runs s for P: a negative work when P < 0
+PLAIN = """let P = 1;
+let N = 1;
+stage s : fifo(N);
+workload {
+  arrive renewal(1);
+}
+session {
+  set t0 = now;
+  run s (P + serial * 0);
+  observe response = now - t0;
+}
+run { horizon 10; }
+"""
+ERROR = ["p.sq:9:3: error: at t=1, session 0: the run's work is negative (-1)", "    run s (P + serial * 0);",
+         "    ^"]
+
+
+def serq(tmp_path, *args) -> subprocess.CompletedProcess:
+    (tmp_path / "p.sq").write_text(PLAIN)
+    return subprocess.run([*SERQ, *args, "--no-progress", "--workers", "0"], capture_output=True, text=True,
+                          cwd=tmp_path, timeout=60, stdin=subprocess.DEVNULL)
+
+
+def test_a_sweeps_failed_run_notes_its_sets(tmp_path):
+    r = serq(tmp_path, "sweep", "p.sq", "--set", "P=-1", "--set", "N=2", "--seeds", "5..6", "-o", "t.csv")
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    lines = r.stderr.splitlines()
+    first = lines.index("error: 2 run(s) failed; the first:")
+    assert lines[first + 1:] == [*ERROR, "note: `P` is -1, given by --set P", "note: `N` is 2, given by --set N",
+                                 "(at the sweep's point P=-1, N=2, seed 5)"]
+
+
+def test_a_comparisons_failed_run_notes_the_arms_value(tmp_path):
+    r = serq(tmp_path, "compare", "p.sq", "--set", "P=-1,-2", "--seeds", "1..2")
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    assert r.stderr.splitlines() == ["error: 4 run(s) failed; the first:", *ERROR,
+                                     "note: `P` is -1, given by --set P", "(at the sweep's point P=-1, seed 1)"]
+
+
+def test_a_capacity_searchs_failed_run_notes_the_sets(tmp_path):
+    r = serq(tmp_path, "sweep", "p.sq", "--set", "P=-1", "--find", "response.mean <= 1", "--over", "N", "1:3:1")
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    assert r.stderr.splitlines() == [*ERROR, "note: `P` is -1, given by --set P",
+                                     "(at N=1 of the capacity search, P=-1, seed 1)"]
+
+
+def test_a_run_setting_the_sets_make_wrong_notes_them(tmp_path):
+    (tmp_path / "h.sq").write_text(PLAIN.replace("horizon 10", "horizon H").replace("let N = 1;", "let N = 1;\nlet H = 10;"))
+    r = serq(tmp_path, "sweep", "h.sq", "--set", "H=5", "--warmup", "8")
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    assert r.stderr.splitlines() == ["h.sq: error: --warmup 8: warmup 8 is not below the horizon 5",
+                                     "note: `H` is 5, given by --set H", "(at the sweep's point H=5)"]
+
+
+def test_the_python_api_names_its_argument(tmp_path):
+    import serq_sweep
+    from serq.errors import UserError
+
+    (tmp_path / "p.sq").write_text(PLAIN)
+    with pytest.raises(UserError) as info:
+        serq_sweep.compare(str(tmp_path / "p.sq"), sets={"P": [-1, -2]}, seeds="1..2", workers=0, progress=False)
+    assert str(info.value).splitlines()[-2:] == ["note: `P` is -1, given by sets['P']",
+                                                 "(at the sweep's point P=-1, seed 1)"]
