@@ -940,16 +940,29 @@ class Simulation:
             raise self.setting_error(("arrivals", "horizon"), when, live)
         self.end = horizon if horizon != INF else self.now
 
-    def _show_progress(self) -> None:
+    def progress_at(self, w: float, now: float, rounds: int) -> None:
+        """The progress bar inside a stretch of quiet rounds (one event that can run for minutes), read at wall
+        time ``w``: its clock at ``now``, ``rounds`` of its rounds taken so far counted as the report counts
+        them (virtual events), drawn as a tick draws it (at most every 0.25 s)."""
+        if w - self.t_shown > 0.25:
+            self.t_shown = w
+            self._show_progress(now, rounds)
+
+    def _show_progress(self, now: float | None = None, rounds: int = 0) -> None:
+        """Draw the progress bar: the clock (``now``, or the run's), and the events counted as the report counts
+        them (the events popped, those of the stretches of quiet rounds taken, and ``rounds`` of one being taken;
+        it is drawn only while the event loop runs, where :attr:`events` counts the events popped)."""
+        if now is None:
+            now = self.now
         if self.arr_limit is not None:
             frac = self.open_arrivals / self.arr_limit
         elif self.horizon != INF and self.horizon > 0:
-            frac = self.now / self.horizon
+            frac = now / self.horizon
         else:
             frac = 0.0
         frac = min(max(frac, 0.0), 1.0)
         bar = "#" * int(frac * 30)
-        sys.stderr.write(f"\r[{bar:<30}] {frac * 100:5.1f}%  t={self.now:.6g}  events={self.events}")
+        sys.stderr.write(f"\r[{bar:<30}] {frac * 100:5.1f}%  t={now:.6g}  events={self.events + self.virtual_events + rounds}")
         sys.stderr.flush()
         self._progress_shown = True
 

@@ -370,9 +370,11 @@ class LazyDecoding:
         kend = first + (me - sim.events - sim.virtual_events) if me is not None else _NO_END
         # under a bound on wall time (max_wall) the clock is read every _WALL_ROUNDS rounds, and the stretch
         # ends once the bound is passed (stop_at_bound stops the run after it): reading it changes nothing
+        # and, with the progress bar shown, the bar is drawn there too (one event can be a stretch of minutes)
         mw = sim.max_wall
-        kwall = first + _WALL_ROUNDS if mw is not None else _NO_END
-        wall_end = sim.t_wall0 + mw if mw is not None else 0.0
+        shown = sim.show_progress
+        kwall = first + _WALL_ROUNDS if mw is not None or shown else _NO_END
+        wall_end = sim.t_wall0 + mw if mw is not None else _INF
         # a round that ends at the instant it starts (a cost of 0, or one below the clock's precision, or
         # one within the no-progress guard's instant: far below any time scale at this clock) is left to the
         # event loop, where it is an iteration of no time the stage's guard counts (StepStage._no_time): taken
@@ -520,8 +522,13 @@ class LazyDecoding:
                 k += 1
             # the stretch reached kstop: at kwall (before kend), the clock, every _WALL_ROUNDS rounds (a test
             # of its own at every round cost a long stretch some 3 %); ended by anything else, it is over
-            if k != kwall or k >= kend or _monotonic() >= wall_end:
+            if k != kwall or k >= kend:
                 break
+            w = _monotonic()
+            if w >= wall_end:
+                break
+            if shown:
+                sim.progress_at(w, last, k - first)  # (the rounds taken end at ``last``)
             kwall = k + _WALL_ROUNDS
             kstop = kend if kend < kwall else kwall
         n = k - first
