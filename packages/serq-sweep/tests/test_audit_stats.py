@@ -67,12 +67,13 @@ def test_arms_whose_values_agree_to_six_digits_keep_labels_of_their_own(tmp_path
     # (1.23457e+06 twice): each arm is labelled by its own value, and each is a block of its own
     path = _mm1(tmp_path)
     _, _, _, (rows, _) = _compare(path, figures=["response.mean"], extra="0.1000001,0.1000002,0.1000003")
-    assert [(r["base"], r["arm"]) for r in rows] == [("0.1000001", "0.1000002"), ("0.1000001", "0.1000003")]
+    assert [(r["base"], r["arm"]) for r in rows] == [("extra=0.1000001", "extra=0.1000002"),
+                                                ("extra=0.1000001", "extra=0.1000003")]
     text = render(rows, 0, 3)
-    assert "0.1000002 - 0.1000001, paired over 3 seeds" in text
-    assert "0.1000003 - 0.1000001, paired over 3 seeds" in text
+    assert "extra=0.1000002 - extra=0.1000001, paired over 3 seeds" in text
+    assert "extra=0.1000003 - extra=0.1000001, paired over 3 seeds" in text
     _, _, _, (rows, _) = _compare(path, figures=["b.mean"], B="1234567,1234568")
-    assert [(r["base"], r["arm"], r["diff"], r["ci_paired"]) for r in rows] == [("1234567", "1234568", 1.0, 0.0)]
+    assert [(r["base"], r["arm"], r["diff"], r["ci_paired"]) for r in rows] == [("B=1234567", "B=1234568", 1.0, 0.0)]
 
 
 def test_show_labels_each_point_by_its_own_value(tmp_path):

@@ -55,7 +55,7 @@ def test_budget_arms_paired_cis_narrower_than_unpaired():
         assert r["ci_paired"] == pytest.approx(2.571 * statistics.stdev(d) / math.sqrt(6))
         assert r["ci_paired"] < r["ci_unpaired"], fig
         assert r["variance_reduction"] > 0.5, fig
-    assert by["observes.ttft.mean"]["arm"] == "512" and by["observes.ttft.mean"]["base"] == "8192"
+    assert by["observes.ttft.mean"]["arm"] == "B=512" and by["observes.ttft.mean"]["base"] == "B=8192"
 
 
 def test_cli_output_and_table(tmp_path):
@@ -65,7 +65,7 @@ def test_cli_output_and_table(tmp_path):
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
-    assert lines[0] == "~exp(0.8) - ~exp(1), paired over 3 seeds (95 % CIs):"
+    assert lines[0] == "service=~exp(0.8) - service=~exp(1), paired over 3 seeds (95 % CIs):"
     assert lines[2].split()[0] == "observes.response.mean" and lines[3].split()[0] == "events"
     rows = core.read_table(str(out))
     assert [x["figure"] for x in rows] == ["observes.response.mean", "events"]
@@ -92,7 +92,7 @@ def test_a_name_given_one_value_is_a_setting_of_every_arm():
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
-    assert lines[0] == "~det(1) - ~exp(1), paired over 3 seeds (95 % CIs):"
+    assert lines[0] == "service=~det(1) - service=~exp(1), paired over 3 seeds (95 % CIs):"
     util = lines[2].split()
     assert util[0] == "stages.svc.utilisation"
     assert abs(float(util[1]) - 0.5) < 0.05 and abs(float(util[2]) - 0.5) < 0.05  # rho = lambda E[S] = 0.5

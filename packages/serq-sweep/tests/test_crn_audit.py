@@ -73,7 +73,7 @@ def test_budget_arms_see_the_same_requests_and_the_paired_statistics_are_the_han
         b = np.array([x[f] for x in table if x["B"] == 2048])
         d = b - a
         n = 4
-        assert (r["arm"], r["base"], r["n"]) == ("2048", "512", n)
+        assert (r["arm"], r["base"], r["n"]) == ("B=2048", "B=512", n)
         assert r["a"] == pytest.approx(a.mean(), rel=1e-14) and r["b"] == pytest.approx(b.mean(), rel=1e-14)
         assert r["diff"] == pytest.approx(d.mean(), rel=1e-12, abs=1e-15)
         assert r["ci_paired"] == pytest.approx(T[3] * d.std(ddof=1) / math.sqrt(n), rel=1e-12)

@@ -35,7 +35,7 @@ def test_compare_runs_the_seeds_its_help_names():
     p = _serq("compare", MG1, "--set", "lambda=0.5,0.6", "--arrivals", "20", "--horizon", "inf", "--warmup", "0",
               "--workers", "0", "--no-progress", "--figure", "observes.response.mean")
     assert p.returncode == 0, p.stderr
-    assert p.stdout.startswith("0.6 - 0.5, paired over 10 seeds"), p.stdout
+    assert p.stdout.startswith("lambda=0.6 - lambda=0.5, paired over 10 seeds"), p.stdout
     # a sweep's default is one seed, and its help says so
     assert re.search(r"--seeds SEEDS .*\[default: 1\]", _help("sweep"))
 

@@ -95,7 +95,7 @@ def test_compare_takes_such_a_name_its_table_has_no_column_of(folder):
     r = serq("compare", "p.sq", "--set", "events=1,2", "--seeds", "1..2", "--no-progress", "--workers", "0",
              cwd=folder)
     assert r.returncode == 0, r.stderr
-    assert r.stdout.startswith("2 - 1, paired over 2 seeds (95 % CIs):\n")  # the arms events=2 and events=1
+    assert r.stdout.startswith("events=2 - events=1, paired over 2 seeds (95 % CIs):\n")
 
 
 HEADER_TWICE = "point,events,seed,status,message,key,horizon,events\n0,1,1,ok,,abc,5.0,7\n"

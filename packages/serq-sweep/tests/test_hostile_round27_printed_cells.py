@@ -53,7 +53,7 @@ def test_compare_prints_its_heading_with_escapes(here, capsys):
     code, out, err = _serq(["compare", "p.sq", "--def", "service=~exp(1)", "--def", f"service={BODY}", "--seeds", "1..2",
                             "--workers", "0", "--no-progress"], capsys)
     assert code == 0, err
-    assert out.splitlines()[0] == f"{SHOWN} - ~exp(1), paired over 2 seeds (95 % CIs):"
+    assert out.splitlines()[0] == f"service={SHOWN} - service=~exp(1), paired over 2 seeds (95 % CIs):"
     assert all(ch.isprintable() for ch in out.replace("\n", ""))
 
 

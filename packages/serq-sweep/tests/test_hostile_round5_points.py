@@ -57,7 +57,7 @@ def test_a_point_given_twice_is_refused_before_any_run(tmp_path, args, label):
 def test_compare_may_compare_an_arm_with_itself(tmp_path):
     r = _serq(tmp_path, "compare", "p.sq", "--seeds", "1..3", "--set", "lam=0.3,0.3", "--figure", "response.mean")
     assert r.returncode == 0, r.stderr
-    assert "0.3 - 0.3, paired over 3 seeds" in r.stdout
+    assert "lam=0.3 - lam=0.3, paired over 3 seeds" in r.stdout
 
 
 def test_values_that_differ_still_sweep(tmp_path):

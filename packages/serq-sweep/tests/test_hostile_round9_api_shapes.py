@@ -47,7 +47,7 @@ def test_a_path_is_a_program_of_compare_and_find_as_of_sweep(tmp_path):
     (tmp_path / "p.sq").write_text(PROGRAM)
     d = compare(tmp_path / "p.sq", sets={"lam": [0.2, 0.4]}, seeds="1..2", workers=0, progress=False)
     # one arm (lam=0.4) against the base (lam=0.2), figure by figure
-    assert set(d["arm"]) == {"0.4"} and set(d["base"]) == {"0.2"} and "observes.y.mean" in set(d["figure"])
+    assert set(d["arm"]) == {"lam=0.4"} and set(d["base"]) == {"lam=0.2"} and "observes.y.mean" in set(d["figure"])
     # a missing file named by a Path is the compile's error about that file, not a TypeError of the Path
     with pytest.raises(Exception) as info:
         find(tmp_path / "missing.sq", "y.mean < 3", ("lam", "0.1:0.9"), workers=0, progress=False)

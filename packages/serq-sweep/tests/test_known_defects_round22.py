@@ -81,3 +81,45 @@ def test_the_python_api_names_its_argument(tmp_path):
         serq_sweep.compare(str(tmp_path / "p.sq"), sets={"P": [-1, -2]}, seeds="1..2", workers=0, progress=False)
     assert str(info.value).splitlines()[-2:] == ["note: `P` is -1, given by sets['P']",
                                                  "(at the sweep's point P=-1, seed 1)"]
+
+
+# 2. serq compare labelled an arm by its value alone (`3000 - 8010`): the heading, `arm` and `base` of --out and
+#    of compare()'s frame name the swept name (`blocks=3000`); two FILEs stay labelled by the files.
+
+BLOCKS = """let blocks = 8010;
+stage s : fifo;
+workload {
+  arrive renewal(1);
+}
+session {
+  set t0 = now;
+  run s (blocks / 16000);
+  observe response = now - t0;
+}
+run { horizon 10; }
+"""
+
+
+def test_compare_names_the_swept_name_in_its_labels(tmp_path):
+    (tmp_path / "b.sq").write_text(BLOCKS)
+    r = subprocess.run([*SERQ, "compare", "b.sq", "--set", "blocks=8010,3000", "--seeds", "1..2", "--figure",
+                        "response.mean", "-o", "c.csv", "--no-progress", "--workers", "0"], capture_output=True,
+                       text=True, cwd=tmp_path, timeout=60, stdin=subprocess.DEVNULL)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[0] == "blocks=3000 - blocks=8010, paired over 2 seeds (95 % CIs):"
+    # renewal(1) with service blocks/16000 < 1: no wait, the response is the service, 3000/16000 and 8010/16000
+    assert (tmp_path / "c.csv").read_text().splitlines()[1] == (
+        "blocks=3000,blocks=8010,observes.response.mean,2,0.500625,0.1875,-0.313125,0.0,0.0,,2,2")
+
+
+def test_compares_frame_and_two_files_labels(tmp_path):
+    import serq_sweep
+
+    (tmp_path / "b.sq").write_text(BLOCKS)
+    (tmp_path / "c.sq").write_text(BLOCKS.replace("8010", "3000"))
+    d = serq_sweep.compare(str(tmp_path / "b.sq"), defs=None, sets={"blocks": [8010, 3000]}, seeds="1..2",
+                           workers=0, progress=False, figures=["response.mean"])
+    assert list(d["arm"]) == ["blocks=3000"] and list(d["base"]) == ["blocks=8010"]
+    d = serq_sweep.compare([str(tmp_path / "b.sq"), str(tmp_path / "c.sq")], seeds="1..2", workers=0,
+                           progress=False, figures=["response.mean"])
+    assert list(d["arm"]) == [str(tmp_path / "c.sq")] and list(d["base"]) == [str(tmp_path / "b.sq")]

@@ -192,7 +192,7 @@ def test_compare_of_two_fleet_sizes_against_the_per_seed_table(tmp_path):
         a = {int(x["seed"]): float(x[fig]) for x in rows if x["c"] == "6"}
         b = {int(x["seed"]): float(x[fig]) for x in rows if x["c"] == "7"}
         diffs = [b[s] - a[s] for s in sorted(a)]
-        assert (r["arm"], r["base"], r["n"]) == ("7", "6", "6")
+        assert (r["arm"], r["base"], r["n"]) == ("c=7", "c=6", "6")
         assert float(r["a"]) == pytest.approx(sum(a.values()) / 6, rel=1e-12)
         assert float(r["b"]) == pytest.approx(sum(b.values()) / 6, rel=1e-12)
         assert float(r["diff"]) == pytest.approx(sum(diffs) / 6, rel=1e-12)
@@ -215,7 +215,7 @@ def test_compare_of_two_fleet_sizes_against_the_per_seed_table(tmp_path):
                   else erlang_c(7, 4) - erlang_c(6, 4))
         assert abs(float(r["diff"]) - theory) <= 2 * float(r["ci_paired"]), (fig, r["diff"], theory)
     # the printed block is the same numbers
-    assert "7 - 6, paired over 6 seeds" in p.stdout
+    assert "c=7 - c=6, paired over 6 seeds" in p.stdout
     line = next(ln for ln in p.stdout.splitlines() if ln.split()[:1] == ["observes.waited.mean"])
     assert float(line.split()[3]) == pytest.approx(float(got["observes.waited.mean"]["diff"]), rel=1e-5)
 

@@ -180,13 +180,13 @@ def test_serq_compare_out_has_the_columns_docs_sweep_md_names(tmp_path):
                         "--no-progress", "--figure", "x.mean", "-o", "c.csv"],
                        cwd=tmp_path, capture_output=True, text=True, timeout=100)
     assert p.returncode == 0, p.stderr
-    assert p.stdout.splitlines()[0].startswith("3 - 1, paired over 2 seeds")
+    assert p.stdout.splitlines()[0].startswith("c=3 - c=1, paired over 2 seeds")
     with open(tmp_path / "c.csv", newline="") as f:
         reader = csv.DictReader(f)
         (row,) = list(reader)
     assert reader.fieldnames == columns
     assert (row["arm"], row["base"], row["figure"], float(row["a"]), float(row["b"]), float(row["diff"])) == \
-        ("3", "1", "observes.x.mean", 1.0, 3.0, 2.0)
+        ("c=3", "c=1", "observes.x.mean", 1.0, 3.0, 2.0)
 
 
 @pytest.mark.timeout(60)

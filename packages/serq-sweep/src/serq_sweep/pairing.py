@@ -103,7 +103,7 @@ def comparisons(plan: core.Plan, columns: Sequence[str], table: Sequence[dict[st
     from .figures import resolve
 
     core.none_finished(plan, table)
-    axis = _arms(plan)[0].name
+    axis = _arms(plan)[0]
     figs = core.figure_columns(columns)
     if figures:  # a figure named by two tails (mean, response.mean) is compared once (the CLI refuses a name twice)
         figs = list(dict.fromkeys(resolve(f, figs) for f in figures))
@@ -120,10 +120,18 @@ def comparisons(plan: core.Plan, columns: Sequence[str], table: Sequence[dict[st
             if a == b and not figures:
                 same += 1
                 continue
-            out.append({"arm": show_value(plan.shown(arm)[axis]), "base": show_value(plan.shown(base)[axis]),
-                        "figure": f,
+            out.append({"arm": arm_label(plan, arm, axis), "base": arm_label(plan, base, axis), "figure": f,
                         **paired([_nan(x) for x in a], [_nan(x) for x in b])})
     return out, same
+
+
+def arm_label(plan: core.Plan, point: core.Point, axis: Any) -> str:
+    """An arm as the comparison's heading, ``arm`` and ``base`` name it: the swept name and its value as it
+    reads back (``blocks=3000``, ``service=~exp(0.8)``, :func:`serq_sweep.core.show_value`), or a program's
+    file as given (the axis ``program`` is no name of the program's). The value alone, ``3000 - 8010``, said
+    nothing of what was compared, once written to a file or read beside another comparison."""
+    value = show_value(plan.shown(point)[axis.name])
+    return value if axis.kind == "program" else f"{axis.name}={value}"
 
 
 def _num(v: Any) -> float | None:
