@@ -151,3 +151,30 @@ def test_a_bad_serq_memory_share_is_one_line_at_the_cli(tmp_path):
     assert r.stdout == ""
     assert r.stderr.startswith("error: the environment variable SERQ_MEMORY_SHARE is '2': ")
     assert r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
+
+
+def test_runs_in_parallel_divide_the_machines_share(monkeypatch, tmp_path):
+    # a sweep's N local workers each read the same memory available when their runs begin: each may grow by the
+    # share divided by N (SERQ_MEMORY_WORKERS, which the sweep starts them with), so that together they grow by
+    # the share at most (each by half of it ran the machine out: the kernel's OOM killer)
+    statm = tmp_path / "statm"
+    statm.write_text("1000 10 10 10 0 400 0\n")
+    monkeypatch.setattr(memguard, "_STATM", str(statm))
+    monkeypatch.setattr(memguard.os, "sysconf", lambda name: 4096)
+    monkeypatch.setattr(resource, "getrlimit", lambda rl: (resource.RLIM_INFINITY,) * 2)
+    monkeypatch.setattr(memguard, "available", lambda: (800 * 4096, memguard.MACHINE))
+    for share_env, workers, share in (("", "", 0.5), ("", "1", 0.5), ("", "4", 0.125), ("0.8", "2", 0.4),
+                                      ("1", " 8 ", 0.125)):
+        monkeypatch.setenv("SERQ_MEMORY_SHARE", share_env)
+        monkeypatch.setenv(memguard.WORKERS_VAR, workers)
+        bound = 10 * 4096 + int(800 * 4096 * share)
+        assert memguard.memory_guard().limits == [(1, bound, 810 * 4096, memguard.MACHINE)], (share_env, workers)
+    monkeypatch.setenv("SERQ_MEMORY_SHARE", "off")
+    assert memguard.memory_guard() is None  # 'off' stays off in a worker
+    monkeypatch.setenv("SERQ_MEMORY_SHARE", "")
+    from serq.errors import UserError
+
+    for bad in ("0", "-1", "1.5", "two", "4097", "٣"):
+        monkeypatch.setenv(memguard.WORKERS_VAR, bad)
+        with pytest.raises(UserError, match=r"SERQ_MEMORY_WORKERS is '.*': it is how many runs run at once"):
+            memguard.memory_guard()

@@ -158,26 +158,53 @@ def memory_guard() -> MemoryGuard | None:
     return MemoryGuard(limits, page) if limits else None
 
 
+#: the environment variable a sweep's local worker processes are started with: how many of them run at once on
+#: this machine, among which the share of the available memory is divided (:func:`machine_share`)
+WORKERS_VAR = "SERQ_MEMORY_WORKERS"
+
+
 def machine_share() -> float | None:
     """The share of the memory available when a run begins that its resident memory may grow by:
     ``SERQ_MEMORY_SHARE``, a number above 0 and at most 1 (unset or empty: :data:`SHARE`), or ``off``
     (``None``: no bound of the machine's, only a ulimit's). A run that needs more than half of what a busy
     machine has free, and a user who knows the report fits in the rest, says so; any other value is a
-    :class:`serq.errors.UserError` naming it, as ``SERQ_SIM_TIER``'s (a typo silently kept the default)."""
+    :class:`serq.errors.UserError` naming it, as ``SERQ_SIM_TIER``'s (a typo silently kept the default).
+
+    In a process that is one of N runs in parallel on this machine (a sweep's local workers, started with
+    :data:`WORKERS_VAR` set to N) the share is divided by N: each worker read the memory available when its
+    own run began, the same memory, and N workers each growing by half of it ran the machine out (the kernel's
+    OOM killer, a point's worker lost); together they now grow by the share at most."""
     raw = os.environ.get("SERQ_MEMORY_SHARE", "")
     value = raw.strip().lower()
     if not value:
-        return SHARE
-    if value == "off":
+        share = SHARE
+    elif value == "off":
         return None
-    try:
-        share = float(value)
-    except ValueError:
-        share = -1.0
-    if 0.0 < share <= 1.0:
-        return share
+    else:
+        try:
+            share = float(value)
+        except ValueError:
+            share = -1.0
+        if not 0.0 < share <= 1.0:
+            from .tier_env import env_error
+
+            raise env_error("SERQ_MEMORY_SHARE", raw, "the share of the memory available when a run begins that the "
+                            f"run may grow by, a number above 0 and at most 1 (unset or empty: {SHARE:g}), or 'off' (no "
+                            "bound but a ulimit's)")
+    return share / parallel_runs()
+
+
+def parallel_runs() -> int:
+    """How many runs this process runs beside on this machine (:data:`WORKERS_VAR`; 1 when it is unset). A value
+    that is not a whole number from 1 to 4096 is a :class:`serq.errors.UserError` naming it."""
+    raw = os.environ.get(WORKERS_VAR, "")
+    value = raw.strip()
+    if not value:
+        return 1
+    if value.isascii() and value.isdigit() and 1 <= int(value) <= 4096:
+        return int(value)
     from .tier_env import env_error
 
-    raise env_error("SERQ_MEMORY_SHARE", raw, "the share of the memory available when a run begins that the run may "
-                    f"grow by, a number above 0 and at most 1 (unset or empty: {SHARE:g}), or 'off' (no bound but a "
-                    "ulimit's)")
+    raise env_error(WORKERS_VAR, raw, "how many runs run at once on this machine, among which the share of its "
+                    "available memory is divided (a sweep's local workers are started with it): a whole number "
+                    "from 1 to 4096")

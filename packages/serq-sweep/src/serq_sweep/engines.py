@@ -173,7 +173,7 @@ class LocalPool:
                                     + _UNGUARDED)
                 self._probed = True
             try:
-                self._pool = ctx.Pool(n, initializer=_worker_start, initargs=(self._started,))
+                self._pool = ctx.Pool(n, initializer=_worker_start, initargs=(self._started, n))
             except OSError as e:
                 if e.errno not in (errno.EMFILE, errno.ENFILE) or left is None:
                     raise
@@ -266,12 +266,17 @@ _POLL = 0.5
 _started_queue: Any = None
 
 
-def _worker_start(started: Any) -> None:
-    """A pool worker's initializer: ``started`` takes ``(run, pid)`` as the worker takes each run."""
+def _worker_start(started: Any, workers: int = 1) -> None:
+    """A pool worker's initializer: ``started`` takes ``(run, pid)`` as the worker takes each run; its runs
+    divide the memory guard's share of the machine's available memory among the pool's ``workers``
+    (:data:`serq_sim.memguard.WORKERS_VAR`): each of them reads the same free memory when its run begins."""
     global _started_queue
+    from serq_sim.memguard import WORKERS_VAR
+
     from .worker import ignore_sigint
 
     ignore_sigint()
+    os.environ[WORKERS_VAR] = str(workers)
     _started_queue = started
 
 
@@ -290,6 +295,45 @@ def _died(task: Task, code: int | None, who: str = "worker process") -> dict:
     return {"status": "error", "figures": {}, "wall": 0.0,
             "message": f"error: {file}: the {who} running point {point}, seed {seed} ended without its "
                        f"result{how}: something in the run (a plugin's code, a lack of memory) ended the process"}
+
+
+#: the most bytes a scheduler file may have (Dask's holds an address, a type, an id and its workers' addresses)
+MAX_SCHEDULER_FILE = 16 * 2**20
+
+
+def scheduler_address(path: str) -> str:
+    """The address of the scheduler that the scheduler file ``path`` names (a name ending ``.json``, what
+    ``dask scheduler --scheduler-file PATH`` writes: a JSON object whose ``address`` is ``tcp://HOST:PORT``),
+    read here as every input serQ is given is read (:func:`serq.files.read_input`). Dask read it itself:
+    a FIFO there was opened and waited on for ever, and a file of other JSON (``{}``, ``[]``, an empty one,
+    an ``address`` that is no text) was a traceback of Dask's (``AssertionError``, ``TypeError``)."""
+    import json
+
+    from serq.errors import printable
+    from serq.files import not_utf8, read_input
+
+    said = f"--dask {clipped(path)}"
+    try:
+        data = read_input(path, limit=MAX_SCHEDULER_FILE, what="a scheduler file")
+    except OSError as e:
+        raise UserError(f"{said}: cannot read the scheduler file: {e.strerror or e}") from None
+    try:
+        cfg = json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as e:
+        raise UserError(f"{said}: the scheduler file is {not_utf8(data[e.start], data[:4], None)}") from None
+    except (ValueError, RecursionError):
+        got = "no JSON" if data.strip() else "nothing"
+    else:
+        address = cfg.get("address") if isinstance(cfg, dict) else None
+        if isinstance(address, str) and address:
+            return address
+        kinds = {list: "a JSON array", str: "a JSON string", bool: "a JSON true or false", type(None): "null"}
+        got = (kinds.get(type(cfg), "a JSON number") if not isinstance(cfg, dict) else
+               "an object without an address" if "address" not in cfg else
+               f"the address {clipped(printable(repr(address)))}")
+    raise UserError(f"{said}: not a scheduler file (it holds {got}; a scheduler file is a JSON object whose "
+                    '"address" is the scheduler\'s, "tcp://HOST:PORT", as dask scheduler --scheduler-file '
+                    "writes it)")
 
 
 class Dask:
@@ -322,10 +366,14 @@ class Dask:
             if getattr(mp.current_process(), "_inheriting", False):
                 raise UserError(_UNGUARDED_DASK)  # a worker being started, re-running an unguarded script
             import dask
+            from serq_sim.memguard import WORKERS_VAR
 
             # its workers' processes started with Dask's own logging at CRITICAL, their restarts too (what
             # silence_logs quiets is the workers' running, not their start and end)
-            quiet_workers = {"distributed.nanny.pre-spawn-environ.DASK_LOGGING__DISTRIBUTED": "critical"}
+            # and the memory guard's share of this machine's available memory divided among them
+            # (serq_sim.memguard.machine_share: each reads the same free memory when its run begins)
+            quiet_workers = {"distributed.nanny.pre-spawn-environ.DASK_LOGGING__DISTRIBUTED": "critical",
+                             f"distributed.nanny.pre-spawn-environ.{WORKERS_VAR}": str(self.workers or cores())}
             try:
                 with _main_from_no_file(), dask.config.set(quiet_workers):  # (its workers: processes started here)
                     # quiet, its workers' processes and, while it runs, the handlers Dask gives its loggers here
@@ -345,14 +393,14 @@ class Dask:
             self._quiet = _quiet_loggers()
         else:
             where = str(self.where)
+            address = scheduler_address(where) if where.endswith(".json") else where
             try:
-                if where.endswith(".json") and os.path.exists(where):
-                    self._client = distributed.Client(scheduler_file=where, timeout="10s")
-                else:
-                    self._client = distributed.Client(where, timeout="10s")
-            except (OSError, TimeoutError, ValueError) as e:
-                # (an address of 100 000 characters was quoted whole, and again in Dask's words)
-                raise UserError(f"--dask {clipped(where)}: cannot reach the scheduler: {clipped(str(e), 240)}"
+                self._client = distributed.Client(address, timeout="10s")
+            except Exception as e:  # noqa: BLE001 - what Dask makes of the user's address is the user's
+                # (an address of 100 000 characters was quoted whole, and again in Dask's words; tls:// without
+                # Dask's TLS settings, and ucx:// without its library, were TypeError tracebacks)
+                why = str(e) if isinstance(e, (OSError, TimeoutError, ValueError)) else f"{type(e).__name__}: {e}"
+                raise UserError(f"--dask {clipped(where)}: cannot reach the scheduler: {clipped(why, 240)}"
                                 ) from None
         self.name = f"dask ({self._client.scheduler.address})"
         self._scattered: dict[bytes, Any] = {}
