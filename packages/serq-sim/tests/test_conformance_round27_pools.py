@@ -189,3 +189,49 @@ def test_a_dead_remainder_is_evicted_at_its_entrys_release_time(monkeypatch):
     assert o["k"] == [(0, 2.0, 2.0)] and o["a"] == [(2, 2.5, 2.5)] and o["c"] == [(1, 3.5, 2.0)]
     kv = pool(r, "kv")
     assert (kv.admissions, kv.used, kv.cached, kv.evicted_units, kv.evicted_entries) == (4, 1.9, 2.5, 4.0, 1)
+
+
+OWN_INNER_VICTIM = """
+pool kv { cap 10; block 2; preempt lifo; }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) {
+    hold kv (2) {
+      run d (1);
+      hold kv (3) {
+        observe a = now; observe k = cached; observe p = computed;
+        run d (1); grow kv (2); observe g = now; run d (1);
+      } cache (10);
+      observe u = used(kv);
+    }
+  }
+  else { hold kv (4) { run d (4); } }
+}
+run { horizon 10; }
+"""
+
+
+def test_lifo_without_an_engine_preempts_the_sessions_own_inner_hold(monkeypatch):
+    """§3 grow: "with preempt lifo the holder that is … admitted last … is preempted (… a pool that is no
+    engine's memory preempts its most recently admitted holder): … its hold is released with its computed
+    prefix cached, and it re-enters the head of the pool's queue with the hold statement to execute again.
+    The grower itself can be the victim."; Statistics: stuck counts "sessions preempted a second time
+    without having advanced past the position of their previous preemption".
+
+    At 0 s0's outer hold takes 2 and s1's 4 (blocks of 2). At 1 s0's inner hold of 3 takes 4: the pool is
+    full. At 2 its grow of 2 does not fit; the holder admitted last is s0's inner hold (at 1), later than
+    s1 and s0's own outer hold: the inner hold alone is preempted. It has computed nothing (no growing run
+    and no load: position 0), so it caches nothing and `computed` is 0; it re-enters the queue and is
+    admitted at once (6 + 4 = 10). At 3 the same again, at position 0 again: stuck 1. At 4 s1's run ends
+    first (scheduled at 0) and frees 4; s0's grow then fits (2 + 6 = 8), and at 5 the inner hold ends,
+    caching its allocation of 6 (computed is the allocation); the outer hold still holds its 2.
+
+    used: s1 4 on [0, 4]; s0's outer 2 on [0, 5]; the inner 4 on [1, 4] and 6 on [4, 5]: 44 over 10.
+    cached: 6 on [5, 10]: 3."""
+    r, o = run(OWN_INNER_VICTIM, monkeypatch)
+    assert o["a"] == [(0, 1.0, 1.0), (0, 2.0, 2.0), (0, 3.0, 3.0)]
+    assert [v for _s, _t, v in o["k"] + o["p"]] == [0.0] * 6
+    assert o["g"] == [(0, 4.0, 4.0)] and o["u"] == [(0, 5.0, 2.0)]
+    kv = pool(r, "kv")
+    assert (kv.admissions, kv.preemptions, kv.stuck, kv.used, kv.cached) == (5, 2, 1, 4.4, 3.0)
