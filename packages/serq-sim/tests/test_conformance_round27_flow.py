@@ -26,7 +26,7 @@ from __future__ import annotations
 import pytest
 import serq_frontend
 import serq_sim
-from conform import at, run, run_error, stage
+from conform import at, pool, run, run_error, stage
 from serq_sim.fast import exclusion as fast_exclusion
 
 CHOOSE_IN_A_LOOP = """
@@ -210,3 +210,82 @@ def test_a_gauge_reads_each_instants_end_and_its_extremes_are_held_for_a_positiv
     g = reports[1].result.gauges["g"]
     assert reports[0].result.gauges["g"] == g
     assert (g.mean, g.min, g.max) == (mean, least, 7.0)
+
+
+VICTIM_IN_A_FLOW = """
+pool kv { cap 4; preempt lifo; }
+stage a : ps(2);
+stage b : ps(1);
+stage d : delay;
+share maxmin;
+workload { arrive batch(3); }
+session {
+  branch (serial == 0) { run d (0.5); hold kv (2) { observe s = now; run a, b (3); } }
+  branch (serial == 1) { hold kv (2) { run d (1); grow kv (1); run d (1); } }
+  branch (serial == 2) { run a (2); }
+  observe t = now;
+}
+run { horizon 10; }
+"""
+
+
+def test_a_victim_in_a_flow_leaves_every_stage_of_it_and_the_others_rates_rise(monkeypatch):
+    """§3 grow: the victim's "job leaves its stage, its hold is released …, and it re-enters the head of
+    the pool's queue with the hold statement to execute again"; a pool that is no engine's memory "preempts
+    its most recently admitted holder"; Stages: a run over several stages "is one job that holds a and b
+    from its start to its end", and a single-stage run on an array another run holds is a flow (maxmin).
+
+    s2's run on a is alone over [0, 0.5] at 2: 1 left. At 0.5 s0 (admitted then, the last) starts its flow
+    over a and b: both rise to 1, where b fills and a does too (1 + 1). At 1 s1's grow of 1 does not fit
+    (2 + 2 + 1 > 4): s0 is preempted, its flow leaves a and b with 0.5 of its 3 done, and it waits at the
+    head of kv's queue (2 + 1 + 2 > 4). s2 alone again at 2: its last 0.5 by 1.25. At 2 s1 ends, s0 is
+    admitted and runs its hold again from the start: 3 at 1 (b's capacity), done at 5.
+
+    a carries 2 on [0, 0.5] (s2), 2 on [0.5, 1] (1 + 1), 2 on [1, 1.25] (s2) and 1 on [2, 5] (s0, held
+    to b's 1): utilisation (1 + 1 + 0.5 + 3) / 2 / 10 = 0.275; present 1, 2, 1 and 1 there: 4.75 over 10;
+    completed s2 (1.25 s) and s0's second run (3 s): service 2.125. b: 1 of 1 on [0.5, 1] and [2, 5]:
+    0.35. kv: s1 2 on [0, 1] and 3 on [1, 2], s0 2 on [0.5, 1] and [2, 5]: 12 over 10; waits 0, 0 and 1
+    (s0's re-entry)."""
+    r, o = run(VICTIM_IN_A_FLOW, monkeypatch)
+    assert at(o["s"]) == [(0, 0.5), (0, 2.0)]
+    assert at(o["t"]) == [(2, 1.25), (1, 2.0), (0, 5.0)]
+    sa, sb = stage(r, "a"), stage(r, "b")
+    assert (sa.completions, sa.utilisation, sa.present, sa.service) == (2, 0.275, 0.475, 2.125)
+    assert (sb.completions, sb.utilisation, sb.present) == (1, 0.35, 0.35)
+    kv = pool(r, "kv")
+    assert (kv.admissions, kv.preemptions, kv.used, kv.wait) == (3, 1, 1.2, 1 / 3)
+
+
+VICTIM_IN_A_FIFO_QUEUE = """
+pool kv { cap 4; preempt lifo; }
+stage f : fifo;
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  branch (serial == 0) { hold kv (1) { run d (0.5); grow kv (2); observe g = now; run d (1); } }
+  branch (serial == 1) { run f (2); }
+  branch (serial == 2) { hold kv (2) { observe s = now; run f (1); } }
+  observe t = now;
+}
+run { horizon 10; }
+"""
+
+
+def test_a_victim_waiting_at_a_fifo_stage_leaves_its_queue(monkeypatch):
+    """§3 grow: the victim's "job leaves its stage"; Stages: "fifo(c): c servers, jobs in arrival order".
+
+    At 0 s1 takes f's server for 2 and s2, holding 2 of kv, waits behind it. At 0.5 s0's grow of 2 does
+    not fit (1 + 2 + 2 > 4); the last admitted holder is s2, waiting at f: it leaves f's queue, releases
+    its 2 and waits at kv's head (3 + 2 > 4). s0 grows (g = 0.5) and releases at 1.5; s2 is admitted then,
+    joins f behind s1 and is served over [2, 3].
+
+    f: two completions, s1 (no wait) and s2 (0.5 from 1.5): wait 0.25; present 2 on [0, 0.5], 1 on
+    [0.5, 1.5], 2 on [1.5, 2], 1 on [2, 3]: 4 over 10. kv: s0 1 on [0, 0.5], 3 on [0.5, 1.5]; s2 2 on
+    [0, 0.5] and [1.5, 3]: 7.5 over 10; waits 0, 0 and 1 (s2's re-entry)."""
+    r, o = run(VICTIM_IN_A_FIFO_QUEUE, monkeypatch)
+    assert at(o["g"]) == [(0, 0.5)] and at(o["s"]) == [(2, 0.0), (2, 1.5)]
+    assert at(o["t"]) == [(0, 1.5), (1, 2.0), (2, 3.0)]
+    f = stage(r, "f")
+    assert (f.completions, f.wait, f.present, f.utilisation) == (2, 0.25, 0.4, 0.3)
+    kv = pool(r, "kv")
+    assert (kv.admissions, kv.preemptions, kv.used, kv.wait) == (3, 1, 0.75, 1 / 3)
