@@ -75,14 +75,18 @@ def test_names_that_resolve_still_show_and_compare(tmp_path):
 @pytest.mark.timeout(90)
 def test_a_figure_named_twice_is_one_column_and_one_row(tmp_path):
     """``--show x --show x`` (or by two tails, ``mean`` and ``response.mean``) printed the column twice, and
-    ``--figure`` twice compared the figure twice."""
+    ``--figure`` twice compared the figure twice (now refused: docs/sweep.md)."""
     (tmp_path / "p.sq").write_text(SHORT)
     r = _serq(tmp_path, "sweep", "p.sq", "--set", "lam=0.5,1", "--show", "response.mean", "--show", "events",
               "--show", "observes.response.mean", "--show", "response.mean")
     assert r.returncode == 0, r.stderr
     assert r.stdout.splitlines()[0].split() == ["lam", "runs", "response.mean", "events"]
+    # serq compare refuses two names of one figure, as it refuses one name given twice (status 2)
     r = _serq(tmp_path, "compare", "p.sq", "--set", "lam=0.5,1", "--seeds", "1,2", "--figure", "response.mean",
               "--figure", "observes.response.mean", "--figure", "events")
+    assert r.returncode == 2 and "both name the figure observes.response.mean" in r.stderr, r.stderr
+    r = _serq(tmp_path, "compare", "p.sq", "--set", "lam=0.5,1", "--seeds", "1,2", "--figure", "response.mean",
+              "--figure", "events")
     assert r.returncode == 0, r.stderr
     rows = [line.split()[0] for line in r.stdout.splitlines()[2:] if line.strip()]
     assert rows == ["observes.response.mean", "events"]

@@ -123,3 +123,46 @@ def test_compares_frame_and_two_files_labels(tmp_path):
     d = serq_sweep.compare([str(tmp_path / "b.sq"), str(tmp_path / "c.sq")], seeds="1..2", workers=0,
                            progress=False, figures=["response.mean"])
     assert list(d["arm"]) == [str(tmp_path / "c.sq")] and list(d["base"]) == [str(tmp_path / "b.sq")]
+
+
+# 3. serq compare --figure mean --figure response.mean compared the one figure they name once, silently, where
+#    --figure F --figure F is refused: two names of one figure are refused too (status 2, both spellings), before
+#    the runs, and after them when no probe could resolve the names before.
+
+def test_compare_refuses_two_names_of_one_figure(tmp_path):
+    (tmp_path / "b.sq").write_text(BLOCKS)
+    r = subprocess.run([*SERQ, "compare", "b.sq", "--set", "blocks=8010,3000", "--seeds", "1..2", "--figure",
+                        "mean", "--figure", "events", "--figure", "response.mean", "-o", "c.csv", "--no-progress",
+                        "--workers", "0"], capture_output=True, text=True, cwd=tmp_path, timeout=60,
+                       stdin=subprocess.DEVNULL)
+    assert r.returncode == 2 and r.stdout == "" and not (tmp_path / "c.csv").exists()
+    assert r.stderr == ("error: --figure mean and --figure response.mean: both name the figure "
+                        "observes.response.mean (give it once)\n")
+
+
+def test_compares_api_refuses_them_in_its_arguments(tmp_path):
+    import serq_sweep
+    from serq.errors import UsageError
+
+    (tmp_path / "b.sq").write_text(BLOCKS)
+    with pytest.raises(UsageError) as info:
+        serq_sweep.compare(str(tmp_path / "b.sq"), sets={"blocks": [8010, 3000]}, seeds="1..2", workers=0,
+                           progress=False, figures=["observes.response.mean", "response.mean"])
+    assert str(info.value) == ("error: figures=observes.response.mean and figures=response.mean: both name the "
+                               "figure observes.response.mean (give it once)")
+
+
+def test_the_comparison_of_a_table_refuses_them_too(tmp_path):
+    from serq.errors import UsageError
+    from serq_sweep import pairing
+
+    (tmp_path / "b.sq").write_text(BLOCKS)
+    plan = pairing.arms_plan([str(tmp_path / "b.sq")], sets={"blocks": [1, 2]}, seeds="1..2")
+    columns = ["point", "blocks", "seed", "status", "message", "key", "observes.response.mean", "events"]
+    table = [{"point": p.index, "blocks": p.index + 1, "seed": s, "status": "ok", "message": "", "key": f"k{p.index}{s}",
+              "observes.response.mean": 1.0, "events": 3} for p in plan.points for s in plan.seeds]
+    with pytest.raises(UsageError) as info:
+        pairing.comparisons(plan, columns, table, ["mean", "events", "response.mean"])
+    assert "--figure mean and --figure response.mean: both name the figure observes.response.mean" in str(info.value)
+    rows, _ = pairing.comparisons(plan, columns, table, ["mean", "events"])  # one name each: compared in order
+    assert [r["figure"] for r in rows] == ["observes.response.mean", "events"]

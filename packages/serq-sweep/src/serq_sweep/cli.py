@@ -275,14 +275,14 @@ def compare_command(pm, files, sets, defs, zips, seeds, horizon, warmup, arrival
     plan = C.arms_plan(list(files), pm=pm, trace=trace, **args)
     if out is not None:  # before any run: a table its write would refuse was refused after every run
         core.check_table(out, sorted({i for p in plan.points for i in p.inputs}))
-    core.check_figures(plan, figures, "--figure")
+    C.figures_once(figures, None, core.check_figures(plan, figures, "--figure"))  # (mean, response.mean: one)
     for warning in plan.warnings:
         click.echo(printable_lines(f"serq: {warning}"), err=True)
     columns, table, complete, _ = run_plan(plan, workers=workers, dask=dask,
                                            progress=False if no_progress else None, desc="compare")
     if not complete:
         _exit_for(False)
-    rows, same = C.comparisons(plan, columns, table, figures)
+    rows, same = C.comparisons(plan, columns, table, figures)  # (the command line's options: given None)
     with signals.deferred():
         warning = core.cut_short(table, "the comparison was made")
         if warning is not None:

@@ -677,7 +677,7 @@ def _stop_after() -> int:
     return int(v)
 
 
-def check_figures(plan: Plan, names: Sequence[str], said: str | None = None) -> None:
+def check_figures(plan: Plan, names: Sequence[str], said: str | None = None) -> list[str]:
     """Refuse, before the sweep runs, a figure name (``serq sweep --show``, ``serq compare --figure``) that no
     run of ``plan`` has, or that names two figures of the table (an :class:`~serq_sweep.figures.AmbiguousFigure`),
     as :func:`serq_sweep.figures.resolve` would refuse it after every run (a typo cost the whole sweep, and its
@@ -686,13 +686,14 @@ def check_figures(plan: Plan, names: Sequence[str], said: str | None = None) -> 
     point of each program not yet run, whose figures may make a name that resolved ambiguous (``mean`` is one
     figure of a.sq but two of the table of a.sq and b.sq); a point that fails at once is passed over (its runs
     will say why). ``said`` names the option or argument that gave ``names`` (``--show``, ``--figure``,
-    ``--find``; ``figures``, ``conditions``), said first in the refusal.
+    ``--find``; ``figures``, ``conditions``), said first in the refusal. Returns the figures the probes had
+    (none when ``names`` is empty or no probe ran), which each of ``names`` resolves among.
 
     """
     if not names:
-        return
+        return []
     try:
-        _check_figures(plan, names)
+        return _check_figures(plan, names)
     except UserError as e:  # (UnknownFigure, AmbiguousFigure, the SLO's UsageError: each class kept)
         if said is None:
             raise
@@ -700,7 +701,7 @@ def check_figures(plan: Plan, names: Sequence[str], said: str | None = None) -> 
         raise type(e)(f"{said}: {text[len('error: '):] if text.startswith('error: ') else text}") from None
 
 
-def _check_figures(plan: Plan, names: Sequence[str]) -> None:
+def _check_figures(plan: Plan, names: Sequence[str]) -> list[str]:
     from .figures import UnknownFigure, resolve
     from .worker import run_task
 
@@ -739,6 +740,7 @@ def _check_figures(plan: Plan, names: Sequence[str]) -> None:
                 raise UsageError(f"{n}: {column} {SLO_FIGURES[column]}, which the runs are given "
                                  "with --slo (ttft=1,tpot=0.05; serq_sweep.sweep(slo=…)); without one each run's "
                                  "is NaN")
+    return list(columns)
 
 
 def rows(plan: Plan, done: Mapping[str, dict]) -> tuple[list[str], list[dict[str, Any]]]:

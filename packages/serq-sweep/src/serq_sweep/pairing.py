@@ -95,18 +95,20 @@ def _arms(plan: core.Plan) -> list:
 
 
 def comparisons(plan: core.Plan, columns: Sequence[str], table: Sequence[dict[str, Any]],
-                figures: Sequence[str] = ()) -> tuple[list[dict[str, Any]], int]:
+                figures: Sequence[str] = (), given: Any = None) -> tuple[list[dict[str, Any]], int]:
     """One row per arm after the first and figure (see the module). Figures equal in every run of the two
     arms are left out (returns the rows and how many were), and so are those with no finite value in any
     run of either; a figure in ``figures`` is never left out: with no finite value (an observe of no
-    samples) its row has ``n`` 0 and NaN (serq compare --figure printed nothing at all for it)."""
+    samples) its row has ``n`` 0 and NaN (serq compare --figure printed nothing at all for it); two of
+    ``figures`` that name one figure are refused (:func:`figures_once`, ``given`` naming the option)."""
     from .figures import resolve
 
     core.none_finished(plan, table)
     axis = _arms(plan)[0]
     figs = core.figure_columns(columns)
-    if figures:  # a figure named by two tails (mean, response.mean) is compared once (the CLI refuses a name twice)
-        figs = list(dict.fromkeys(resolve(f, figs) for f in figures))
+    if figures:  # (two names of one figure, mean and response.mean, are refused: said before the runs mostly)
+        figures_once(figures, given, figs)
+        figs = [resolve(f, figs) for f in figures]
     by = {(r["point"], r["seed"]): r for r in table if r["status"] != "error"}
     base = plan.points[0]
     out: list[dict[str, Any]] = []
@@ -201,16 +203,35 @@ def plan_options() -> set[str]:
     return set(inspect.signature(core.plan).parameters) - own
 
 
-def figures_once(figures: Sequence[str], given: Any = None) -> None:
+def figures_once(figures: Sequence[str], given: Any = None, columns: Sequence[str] = ()) -> None:
     """Refuse a figure ``figures`` names twice (``serq compare --figure F --figure F``, ``compare(figures=[F,
     F])``: it was compared once, silently), as a ``--set`` name given twice is: a usage error (status 2) naming
-    it as ``given`` names the option or argument (:func:`serq.loading.given_or_option`)."""
+    it as ``given`` names the option or argument (:func:`serq.loading.given_or_option`). With the runs'
+    figures (``columns``: :func:`serq_sweep.core.check_figures`'s, before the runs, or the table's), two names
+    that resolve to one figure are the same repeat, refused naming both spellings (``--figure mean`` and
+    ``--figure response.mean``, both ``observes.response.mean``); a name that resolves to none is left to
+    :func:`serq_sweep.figures.resolve`'s refusal."""
     from serq.errors import UsageError, clipped
     from serq.loading import given_or_option
 
+    from .figures import AmbiguousFigure, UnknownFigure, resolve
+
+    given = given_or_option(given)
     twice = next((f for i, f in enumerate(figures) if f in figures[:i]), None)
     if twice is not None:
-        raise UsageError(f"{given_or_option(given)('figure', clipped(twice))}: given twice (give it once)")
+        raise UsageError(f"{given('figure', clipped(twice))}: given twice (give it once)")
+    if not columns:
+        return
+    seen: dict[str, str] = {}
+    for f in figures:
+        try:
+            column = resolve(f, columns)
+        except (UnknownFigure, AmbiguousFigure):  # (said where the figures are taken)
+            continue
+        if column in seen:
+            raise UsageError(f"{given('figure', clipped(seen[column]))} and {given('figure', clipped(f))}: both "
+                             f"name the figure {clipped(column)} (give it once)")
+        seen[column] = f
 
 
 def compare(files: str | Sequence[str], *, sets: Mapping[str, Any] | None = None,
@@ -240,10 +261,11 @@ def compare(files: str | Sequence[str], *, sets: Mapping[str, Any] | None = None
     check_dask(dask)  # before anything is compiled
     # (its messages name the arguments, horizon=…, not serq compare's options)
     plan = arms_plan(files, sets=sets, defs=defs, seeds=seeds, pm=pm, given=argument_given, **kw)
-    core.check_figures(plan, figures, argument_given("figure"))  # before the runs, as serq compare --figure
+    # before the runs, as serq compare --figure: each name a figure of the runs, and no two of them one figure
+    figures_once(figures, argument_given, core.check_figures(plan, figures, argument_given("figure")))
     columns, table, complete, _ = run_plan(plan, workers=workers, dask=dask, progress=progress, desc="compare",
                                            given=argument_given)
     if not complete:
         raise KeyboardInterrupt
-    rows, _ = comparisons(plan, columns, table, figures)
+    rows, _ = comparisons(plan, columns, table, figures, argument_given)
     return core.to_frame(COLUMNS, rows)
