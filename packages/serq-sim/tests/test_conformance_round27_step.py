@@ -17,7 +17,7 @@ samples, byte for byte); every figure is computed by hand in the docstring.
 from __future__ import annotations
 
 import pytest
-from conform import pool, run, stage
+from conform import at, pool, run, stage
 
 GROWTH_BEFORE_ADMISSION = """
 pool kv { cap 8; preempt lifo; }
@@ -101,3 +101,40 @@ def test_a_growing_run_in_a_larger_hold_caches_its_position(monkeypatch):
     assert (kv.admissions, kv.used, kv.cached, kv.evicted_units) == (2, 1.3, 5.8, 0.0)
     e = stage(r, "E")
     assert (e.iterations, e.tokens) == (2, 3.5)
+
+
+IDLE_WITH_A_QUEUE = """
+pool kv { cap 8; }
+pool reqs { cap 4; admit via E; }
+stage E : step { budget 10; cost 1; memory kv; }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) { hold kv (6) { run d (2.5); } }
+  else { hold reqs (1), kv (4) { observe a = now; run E prefill (3); } }
+  observe t = now;
+}
+run { horizon 10; }
+"""
+
+
+def test_an_idle_engine_with_a_waiting_queue_starts_when_a_release_elsewhere_makes_room(monkeypatch):
+    """§3 Configuration: after every event the interpreter settles, "then it starts an iteration on every
+    idle step stage that has residents or a waiting queue it serves"; Stages (step): "An iteration that
+    schedules no token is not an iteration, unless it preempted"; Pools: a queue served by a step stage is
+    admitted "at the start of an iteration".
+
+    s0 holds 6 of kv outside the engine (a plain hold) over [0, 2.5]; s1 waits for reqs and 4 of kv
+    (6 + 4 > 8). E has no resident and a waiting head that does not fit: it schedules nothing, so no
+    iteration runs before 2.5 (one would be counted, and s1 would start on an iteration's boundary). At
+    2.5 s0's release is the event; the settle then starts an iteration on the idle E, which admits s1
+    and prefills its 3 tokens over [2.5, 3.5]. One iteration; reqs: s1 waited 2.5, queue 2.5 over 10;
+    kv: 6 on [0, 2.5] and 4 on [2.5, 3.5]: 19 over 10."""
+    r, o = run(IDLE_WITH_A_QUEUE, monkeypatch)
+    assert at(o["a"]) == [(1, 2.5)]
+    assert at(o["t"]) == [(0, 2.5), (1, 3.5)]
+    e = stage(r, "E")
+    assert (e.iterations, e.completions, e.tokens, e.utilisation) == (1, 1, 3.0, 0.1)
+    kv, reqs = pool(r, "kv"), pool(r, "reqs")
+    assert (kv.admissions, kv.used) == (2, 1.9)
+    assert (reqs.admissions, reqs.wait, reqs.queue) == (1, 2.5, 0.25)
