@@ -125,10 +125,33 @@ def _group_class() -> type:
                 why = disabled_command(self.pm, args[0])
                 if why is None:
                     off = others_switched_off(self.pm)
-                    if not off:
+                    option = self.option_named(ctx, args[0])
+                    if not off and not option:
                         raise
-                    why = f"no such command {args[0]!r}{off}"
+                    why = f"no such command {args[0]!r}{option}{off}"
                 raise click.UsageError(why, ctx=ctx) from None
+
+        def option_named(self, ctx: click.Context, name: str) -> str:
+            """`` (--find is an option of serq sweep)`` when ``name`` is no command but the long option
+            ``--name`` of some (``serq find`` for ``serq sweep --find``, ``serq records`` for ``--records``),
+            the commands named in the listing's order; nothing otherwise. Said only on the way to the error,
+            where loading every command costs nothing a command run would."""
+            flag = f"--{name}"
+            if name != name.strip("-") or not name or not all(c.isalnum() or c in "-_" for c in name):
+                return ""
+            having = []
+            for cmd_name in self.list_commands(ctx):
+                try:
+                    command = self.get_command(ctx, cmd_name)
+                except Exception:  # noqa: BLE001 - a command that cannot be loaded offers no option
+                    continue
+                params = getattr(command, "params", ())
+                if any(flag in getattr(p, "opts", ()) or flag in getattr(p, "secondary_opts", ()) for p in params):
+                    having.append(f"serq {cmd_name}")
+            if not having:
+                return ""
+            which = having[0] if len(having) == 1 else f"{', '.join(having[:-1])} and {having[-1]}"
+            return f" ({flag} is an option of {which})"
 
     return SerqGroup
 
@@ -543,6 +566,9 @@ def entry() -> None:
     global _startup_gc, _own_process
     import gc
 
+    from .shared import stack_room
+
+    stack_room()  # (a program nesting 1 000 deep recurses through C frames: serq.shared.STACK_BYTES)
     _own_process = True
     if gc.isenabled():
         gc.disable()
