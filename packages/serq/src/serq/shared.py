@@ -68,3 +68,32 @@ def collector_raised(threshold: int = WORK_GC_THRESHOLD) -> Any:
     what a threshold of 0 turned off), and put the thresholds back after the last of the calls under way
     (:data:`COLLECTOR`)."""
     return COLLECTOR.raised(lambda t: (threshold, *t[1:]) if 0 < t[0] < threshold else None)
+
+
+#: the C stack the ``serq`` command asks for (bytes): a program may nest 1 000 deep (expressions and blocks inside
+#: one another), and parsing, formatting and running such a program recurse through C frames in CPython (a
+#: generator resumed through ``yield from`` at every level of nested blocks, among others), about 300 bytes a
+#: level and more: under ``ulimit -s 256`` (KB) a program of 990 nested branches ended in a segmentation fault
+#: in ``serq ast`` and ``serq run``. Linux's default, 8 MB, holds them with room to spare.
+STACK_BYTES = 8 * 2**20
+
+
+def stack_room() -> None:
+    """Raise this process's soft stack limit (``RLIMIT_STACK``) to :data:`STACK_BYTES`, or to its hard limit when
+    that is lower, when it is below: on Linux the main thread's stack grows on demand up to the limit in force at
+    each fault, so a raise here holds for the rest of the command, and for the processes it starts (a sweep's
+    workers). Nothing is done where the limit is at least that, cannot be read or cannot be raised."""
+    try:
+        import resource
+    except ImportError:  # not on this system
+        return
+    try:
+        soft, hard = resource.getrlimit(resource.RLIMIT_STACK)
+        inf = resource.RLIM_INFINITY
+        if soft == inf or soft >= STACK_BYTES:
+            return
+        want = STACK_BYTES if hard == inf or hard >= STACK_BYTES else hard
+        if want > soft:
+            resource.setrlimit(resource.RLIMIT_STACK, (want, hard))
+    except (OSError, ValueError, AttributeError):
+        return
