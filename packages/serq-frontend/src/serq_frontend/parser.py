@@ -864,6 +864,8 @@ _AGGREGATE_WORDS = frozenset({"max", "min", "sum"})
 #: begins a statement)
 _STATEMENT_WORDS = {"set", "observe", "hold", "run", "branch", "loop", "end", "turn", "drop", "record", "release",
                     "grow", "choose", "mark"}
+#: every word that begins a statement: the words a word alone where a statement begins was meant to be
+_BEGIN_WORDS = _STATEMENT_WORDS | {"load", "request", "prefill", "decode", "tool", "transfer"}
 
 
 def _first_col(text: str, line: int) -> int:
@@ -1527,6 +1529,16 @@ def _syntax_error(e: UnexpectedInput, text: str, file: str, reporter: Reporter, 
             if close:
                 return reporter.error(Pos(file, word[0], word[1]), f"{_quoted(word[2])} does not begin a statement"
                                       f"{close}: a name there calls a definition, `{word[2]}(…);`")
+        if tok.type in ("SEMICOLON", "RBRACE") and "`(`" in names:
+            # a word alone where a statement begins (`rn;`, or a stray `foo` on a line before a `}`): the
+            # parser wanted the `(` of a definition's call after it, and the token it met may be on the
+            # next line; name the word where it stands
+            word = _item_word(text, tok, "{;}")
+            if word is not None and word[2] not in grammar.keywords():
+                return reporter.error(Pos(file, word[0], word[1]), f"{_quoted(word[2])} does not begin a statement"
+                                      f"{did_you_mean(word[2], sorted(_BEGIN_WORDS))}: a statement begins with "
+                                      f"one of the language's words (`run`, `hold`, `set`, …), or calls a "
+                                      f"definition, `{word[2]}(…);`")
     if len(names) > 8:
         hint = ""
     else:
