@@ -22,6 +22,7 @@ samples, byte for byte); every figure is computed by hand in the docstring.
 
 from __future__ import annotations
 
+import pytest
 from conform import pool, run, run_error
 
 NESTED_RELEASES = """
@@ -235,3 +236,46 @@ def test_lifo_without_an_engine_preempts_the_sessions_own_inner_hold(monkeypatch
     assert o["g"] == [(0, 4.0, 4.0)] and o["u"] == [(0, 5.0, 2.0)]
     kv = pool(r, "kv")
     assert (kv.admissions, kv.preemptions, kv.stuck, kv.used, kv.cached) == (5, 2, 1, 4.4, 3.0)
+
+
+RESUMING_VICTIM = """
+pool kv { cap 6; preempt lifo; }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) { hold kv (2) { run d (10); } }
+  else {
+    hold kv (min(4, 2 + computed)) {
+      observe p = computed;
+      observe k = cached;
+      load kv (min(4, 2 + computed) - cached);
+      run d (1);
+      grow kv (5 - min(4, 2 + computed));
+    } cache (100);
+  }
+}
+run { horizon HORIZON; }
+"""
+
+
+@pytest.mark.parametrize("horizon, preemptions, stuck", [(2.5, 2, 0), (3.5, 3, 1)])
+def test_stuck_counts_a_second_preemption_only_at_no_greater_position(monkeypatch, horizon, preemptions, stuck):
+    """Statistics: stuck counts "sessions preempted a second time without having advanced past the
+    position of their previous preemption"; grow: the victim's "hold is released with its computed prefix
+    cached", and "The re-executed hold finds computed set to the position the hold had computed"; Pools:
+    the hold consumes its own cached prefix (cached := what it consumed), and load advances the position.
+
+    s0 holds 2 for the whole run. s1's hold takes 2, loads 2 (position 2) and at 1 grows to 5: 2 + 5 > 6,
+    and s1, the last admitted, is its own victim at position 2 (its units after the growth, 5, are within
+    the cap: not rejected). It caches 2 and is admitted again at once with 4, consumes the 2 (`cached`,
+    `computed` 2), loads 2 more (position 4) and at 2 is preempted at 4: advanced, not stuck. Admitted
+    again with 4, it consumes its 4 and loads none; at 3 it is preempted at 4 again: stuck (once).
+
+    used: s0 2 all along; s1 2 on [0, 1], then 4. At 2.5: 5 + 2 + 4 + 2 = 13 over 2.5; at 3.5: 19 over
+    3.5. Nothing stays cached: each prefix is consumed at the instant it is cached."""
+    r, o = run(RESUMING_VICTIM.replace("HORIZON", str(horizon)), monkeypatch)
+    times = [0.0, 1.0, 2.0, 3.0][:preemptions + 1]
+    assert o["p"] == o["k"] == list(zip([1] * len(times), times, [0.0, 2.0, 4.0, 4.0]))
+    kv = pool(r, "kv")
+    assert (kv.admissions, kv.preemptions, kv.stuck, kv.rejections) == (preemptions + 2, preemptions, stuck, 0)
+    assert (kv.used, kv.cached) == ((13 / 2.5, 0.0) if horizon == 2.5 else (19 / 3.5, 0.0))
