@@ -289,3 +289,41 @@ def test_a_victim_waiting_at_a_fifo_stage_leaves_its_queue(monkeypatch):
     assert (f.completions, f.wait, f.present, f.utilisation) == (2, 0.25, 0.4, 0.3)
     kv = pool(r, "kv")
     assert (kv.admissions, kv.preemptions, kv.used, kv.wait) == (3, 1, 0.75, 1 / 3)
+
+
+RECORDS = """
+stage s : fifo;
+workload { arrive batch(3); }
+session {
+  set i = 0;
+  loop {
+    set sent = now;
+    run s (1);
+    set i = i + 1;
+    record req { sent = sent; wait = now - sent - 1; i = i; q = queue(s); }
+    branch (i == 2) { end; }
+  }
+}
+run { horizon 20; warmup 2; }
+"""
+
+
+def test_a_records_columns_are_read_when_it_runs_and_the_warm_up_keeps_rows_by_their_send_time(monkeypatch):
+    """§3 Statistics: "observe x = e records a sample after warm-up with the time, session and turn"; a
+    `record` row is every column "evaluated when the statement runs", kept when its `sent` is at or after
+    the warm-up's end (docs/language.md, Statements), in a `loop` that ends at its second pass.
+
+    One fifo server, three sessions of two 1-second jobs each. First passes: s0 [0, 1], s1 [1, 2], s2
+    [2, 3], sent 0: their rows (at 1, 2, 3) are before the warm-up. Second passes, sent 1, 2 and 3, in the
+    order of the first passes' ends: s0 [3, 4], s1 [4, 5], s2 [5, 6]. s0's row at 4 has sent 1, before the
+    warm-up's end: left out although written after it. s1's at 5: waited 5 - 2 - 1 = 2, and s2, started at
+    s1's completion, is the job at s (queue 1). s2's at 6: waited 2, queue 0. Records are no fast-tier
+    program's; the general engine runs both, and they agree."""
+    prog = serq_frontend.compile(source=RECORDS, sets={}, defs={})
+    rows = []
+    for tier in ("", "general"):
+        monkeypatch.setenv("SERQ_SIM_TIER", tier)
+        rec = serq_sim.run(prog).records("req")
+        rows.append({k: [float(x) for x in rec[k]] for k in ("session", "turn", "time", "sent", "wait", "i", "q")})
+    assert rows[0] == rows[1] == {"session": [1, 2], "turn": [0, 0], "time": [5, 6], "sent": [2, 3],
+                                  "wait": [2, 2], "i": [2, 2], "q": [1, 0]}
