@@ -344,7 +344,7 @@ def _desugar(module: Any, ctx: Any, layer_list: Sequence[Any]) -> Any:
     if ctx.defs and "defs" not in ran:  # no def or use in the program: every --def names nothing
         from .sugar.defs import unknown_defs
 
-        unknown_defs(ctx, set())
+        unknown_defs(ctx, set(), module)
     ctx.set_module(module)
     return module
 

@@ -111,6 +111,14 @@ class Context:
                 return other
         return None
 
+    def _a_definition(self, name: str) -> str:
+        """``; `rate` is an expression definition: give its body with --def rate`` when ``name``, given to
+        ``--set``, names an expression definition of the program (or of a library it uses) rather than a let
+        (a definition's body is replaced by ``--def``, a let's value by ``--set``), else nothing."""
+        if name not in self.notes.get("expression_defs", ()):
+            return ""
+        return f"; `{name}` is an expression definition: give its body with {self.option_name('def', clipped(name))}"
+
     def lets(self) -> dict[str, float]:
         """The value of every ``let`` (``--set`` applied), in declaration order."""
         if self._lets is None:
@@ -134,7 +142,7 @@ class Context:
         for name in self.sets:  # (before any is put in a let's place: this error notes none)
             if name not in names:
                 raise self.error(None, f"{self.option_name('set', clipped(name))}: the program has no `let {name}`"
-                                 + did_you_mean(name, names))
+                                 + (self._a_definition(name) or did_you_mean(name, names)))
         for item in self.module.items:
             if not isinstance(item, A.Let):
                 continue

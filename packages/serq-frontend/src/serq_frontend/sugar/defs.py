@@ -703,18 +703,21 @@ def rewrite(module: A.Module, ctx: Any) -> A.Module:
             ex.use(item, base)
         else:
             out.append(A.map_item(item, ex.expr, ex.block))
-    unknown_defs(ctx, ex.overridden)
+    unknown_defs(ctx, ex.overridden, module)
     return A.Module(out, module.file)
 
 
-def unknown_defs(ctx: Any, overridden: set[str]) -> None:
+def unknown_defs(ctx: Any, overridden: set[str], module: A.Module | None = None) -> None:
     """Refuse a ``--def`` that names no expression definition of the program (also when the program has
-    no definition at all, and this layer has nothing else to do)."""
+    no definition at all, and this layer has nothing else to do); one that names a ``let`` of the program
+    says to give its value with ``--set``."""
+    lets = [] if module is None else [item.name for item in module.items if isinstance(item, A.Let)]
     for name in ctx.defs:
         if name not in overridden:
+            hint = (f"; `{name}` is a `let`: give its value with {ctx.option_name('set', _shown(name))}"
+                    if name in lets else did_you_mean(name, ctx.notes.get("expression_defs", ())))
             raise ctx.error(None, f"{ctx.option_name('def', _shown(name))}: the program has no expression definition "
-                            f"`{name}`"
-                            + did_you_mean(name, ctx.notes.get("expression_defs", ())))
+                            f"`{name}`" + hint)
 
 
 LAYER = SugarLayer("defs", grammar_text("defs"), BUILDERS, rewrite)
