@@ -284,10 +284,19 @@ def _read_parquet(path: str) -> tuple[list[str], dict[str, dict[str, Any]]]:
     return header, out
 
 
+def declared(point: Any, name: str) -> tuple[str, ...]:
+    """The columns every record of table ``name`` has in a run of ``point``: those every record has
+    (``session``, ``turn``, ``time``) and those its program's ``record`` declares (none: a table its program
+    does not declare)."""
+    from serq_sim.records import OWN
+
+    return (*OWN, *point.records[name]) if name in point.records else ()
+
+
 def load(path: str, plan: Any) -> dict[str, Run]:
     """The records an earlier sweep into ``path`` kept (its tables and its journal): key -> the run's
     tables (a key this sweep does not run is left out)."""
-    wanted = {plan.key(p, s) for p in plan.points for s in plan.seeds}
+    wanted = {plan.key(p, s): p for p in plan.points for s in plan.seeds}
     runs: dict[str, Run] = {}
     for name, file in files(path, table_names(plan)).items():
         if not os.path.exists(file):
@@ -295,7 +304,10 @@ def load(path: str, plan: Any) -> dict[str, Run]:
         try:
             _, by_key = (_read_parquet if record_format(file) == "parquet" else _read_csv)(file)
             for key, cols in by_key.items():
-                if key in wanted:
+                # a run's records without a column its program's record declares (a column deleted or renamed
+                # by hand) are not its records: it runs again, as records cut down to fewer rows do (they were
+                # resumed with the column NaN, written so into the table, its values lost without a word)
+                if key in wanted and all(c in cols for c in declared(wanted[key], name)):
                     runs.setdefault(key, {})[name] = _own_dtypes(cols)
         except TableFault as e:
             raise UserError(e.message("cannot read the records to resume from", "; remove it or give --fresh")
@@ -307,9 +319,13 @@ def load(path: str, plan: Any) -> dict[str, Run]:
                             "--fresh") from None
     from .core import journal_entries
 
-    for key, r in journal_entries(journal_path(path), wanted, {"tables": lambda v: isinstance(v, dict)}):
+    for key, r in journal_entries(journal_path(path), set(wanted), {"tables": lambda v: isinstance(v, dict)}):
         try:
             runs[key] = {n: _arrays(cols) for n, cols in r["tables"].items()}
+            for n, cols in runs[key].items():  # (what a run journals: every column its program's record declares)
+                lacking = [c for c in declared(wanted[key], n) if c not in cols]
+                if lacking:
+                    raise ValueError(f"no column {lacking[0]} of the table {n}")
         except (AttributeError, TypeError, ValueError, KeyError) as e:
             why = f" ({e})" if isinstance(e, ValueError) else ""
             raise UserError(f"{journal_path(path)}: the records of run {key} are not a sweep's{why}; remove the "
