@@ -14,7 +14,8 @@ an engine no pool says ``admit via`` of (its requests would be admitted between 
 ``serve exclusive prefill`` (vLLM's scheduler has no batch isolation), a serve key reading ``remaining``
 (vLLM does not know how many tokens a request has left: the output length is ``max_tokens`` at most),
 ``reserve held`` on the engine's pools (vLLM checks a reservation at admission only), a memory pool that
-does not ``preempt lifo`` or ``evict lru``, and a constant chunk cap (vLLM's
+does not ``preempt lifo`` or ``evict lru``, a ``queue by`` key of a pool the engine's requests wait in that
+reads ``waited`` other than as ``-waited`` (vLLM's waiting queue is first come first served: :func:`_waited_key`), and a constant chunk cap (vLLM's
 ``long_prefill_token_threshold`` lifts for a lone request: ``chunk long_prefill(reqs, C)`` says so).
 Served in admission order with no keys (no ``serve`` clause, or ``serve admission``), the program is
 vLLM's own scheduler and its configuration names no ``scheduler_cls``; any ``serve by`` keys, even
@@ -274,6 +275,13 @@ def _refuse_unrunnable(program: n.Program, stage: n.Stage, kv: n.Pool, admitted:
         if pool.reserve_held:
             raise TargetError(pool.span, f"pool `{pool.name}` says `reserve held`: vLLM checks a request's "
                               "reservation at its admission only, later admissions do not count it", base)
+    for pool in (kv, *admitted):
+        key = _waited_key(pool.queue) if pool.admit_via is not None else None
+        if key is not None:
+            raise TargetError(_span(key) or pool.span, f"pool `{pool.name}` orders the requests waiting for "
+                              f"`{stage.name}` by how long they have waited (a `queue by` key reading `waited`), "
+                              "where vLLM's waiting queue is first come first served (a preempted request at its "
+                              "head), whatever a request has waited; `-waited` alone orders as vLLM does", base)
     lifo = n.PreemptBy(keys=[n.Unary(op="-", arg=n.Ctx(name="admission"))], requeue="head")
     preempt = kv.preempt
     if not (isinstance(preempt, n.PreemptBy) and preempt.requeue == "head" and len(preempt.keys) == 1
@@ -283,6 +291,22 @@ def _refuse_unrunnable(program: n.Program, stage: n.Stage, kv: n.Pool, admitted:
     if not isinstance(kv.evict, n.EvictLru):
         raise TargetError(kv.span, f"memory pool `{kv.name}` does not `evict lru`: vLLM's free queue is LRU",
                           base)
+
+
+def _waited_key(queue: Any) -> Any:
+    """The first ``queue by`` key of a pool that reads ``waited`` other than as ``-waited`` (after ``--set``: a
+    conditional on a constant is the branch it takes), None when there is none. ``-waited``, the longest wait
+    first, is vLLM's first come first served (requests that joined at one instant tie, and a tie keeps the
+    order they joined in); keys of the session's attributes are taken as its arrival order, as the scenario
+    programs' ``(t0, idx)`` are, which a target cannot tell from another order of them."""
+    if not isinstance(queue, n.QueueBy):
+        return None
+    waited = n.Unary(op="-", arg=n.Ctx(name="waited"))
+    for key in queue.keys:
+        folded = _folded(key)
+        if not _same(folded, waited) and any(isinstance(x, n.Ctx) and x.name == "waited" for x in _walk(folded)):
+            return key
+    return None
 
 
 def _same(a: n.Expr, b: n.Expr) -> bool:
