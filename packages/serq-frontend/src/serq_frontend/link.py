@@ -34,6 +34,7 @@ from .names import (
     TRACE_ATTRIBUTES,
     arity_problem,
     attribute_kind,
+    declared_name_problem,
 )
 from .names import supplied as _supplied
 
@@ -194,8 +195,9 @@ class Linker:
                                      f"{other.item.pos.line}:{other.item.pos.col})")
                 if name in self.lets:
                     raise self.error(at, f"the {what} `{name}` has the name of a `let`")
-                if name in CONTEXT or name == "inf":
-                    raise self.error(at, f"the {what} `{name}` has the name of {_supplied(name)}")
+                why = declared_name_problem(what, name, False)  # (a trace's columns: collect_attributes)
+                if why is not None:
+                    raise self.error(at, why)
                 size = 1
                 if item.size is not None:
                     size = ctx.const_int(item.size, f"the size of {what} `{name}`")
@@ -220,9 +222,8 @@ class Linker:
                                  "another name (it would be read where the attribute was meant)")
             fam = self.pools.get(n) or self.stages.get(n)
             if fam is not None:  # as an attribute the program sets may not take a pool's or a stage's name
-                decl = "pool" if n in self.pools else "stage"
-                raise self.error(A.name_at(fam.item), f"the {decl} `{n}` has the name of {attribute_kind(n)}; give "
-                                 f"the {decl} another name (a pool, a stage and an attribute have names of their own)")
+                raise self.error(A.name_at(fam.item), declared_name_problem(
+                    "pool" if n in self.pools else "stage", n, True))
             self.slots[n] = len(self.attributes)
             self.attributes.append(ir.Attribute(name=n, builtin=True))
         for block in (init, turn, session):

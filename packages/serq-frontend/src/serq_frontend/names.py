@@ -48,6 +48,37 @@ def supplied(name: str) -> str:
     return "the language's infinity" if name == "inf" else "a context variable"
 
 
+def language_name(name: str, trace: bool = False) -> str | None:
+    """What ``name`` is when the language supplies it for an expression to read (language.txt §2: the context
+    variables and ``inf``; the built-in attributes and, beside a ``trace``, the trace's columns), or None: the
+    one rule of the names a substituted name may not take (a queue entry's parameter, an ``at admission``
+    binding): the caller's argument would stand where the body meant the clock, the session's serial or the
+    turn's prompt (a binding ``new = 1`` beside a trace was taken, and the hold's body read 1 for ``new``)."""
+    if name == "inf":
+        return "the language's infinity"
+    if name in CONTEXT:
+        return "a context variable"
+    if name in BUILTIN_ATTRIBUTES:
+        return "a built-in attribute"
+    if trace and name in TRACE_ATTRIBUTES:
+        return "an attribute each turn of the trace gives"
+    return None
+
+
+def declared_name_problem(what: str, name: str, trace: bool) -> str | None:
+    """Why a pool, a stage or a queue (``what``; a queue's own pool too) may not be named ``name``, or None:
+    language.txt §2, attributes and the names the language supplies have names of their own, so a
+    declaration may not take a context variable's name, ``inf``, a built-in attribute's or, beside a
+    ``trace``, a trace column's. The one rule of every such declaration: a queue's own pool named ``serial``
+    was taken, and its entries' ``serial`` read the pool (```q.serial` is a pool, not a value``)."""
+    if name in CONTEXT or name == "inf":
+        return f"the {what} `{name}` has the name of {supplied(name)}"
+    if name in BUILTIN_ATTRIBUTES or (trace and name in TRACE_ATTRIBUTES):
+        return (f"the {what} `{name}` has the name of {attribute_kind(name)}; give the {what} another name (a pool, "
+                "a stage and an attribute have names of their own)")
+    return None
+
+
 def attribute_kind(name: str) -> str:
     """What a built-in or a trace attribute ``name`` is, for a message refusing a declaration of its name."""
     return "a built-in attribute of a session" if name in BUILTIN_ATTRIBUTES else "an attribute each turn of the trace gives"

@@ -7,7 +7,7 @@ import dataclasses
 from typing import Any
 
 from .. import ast as A
-from ..names import BUILTIN_ATTRIBUTES, CONTEXT, LIVE_OBSERVABLES
+from ..names import CONTEXT, LIVE_OBSERVABLES, language_name
 from ..parser import grammar_text
 from . import SugarLayer
 from .aggregates import own_index
@@ -82,6 +82,9 @@ class Admission:
         self.ctx = ctx
         self.taken = A.declared_names(module)
         self.sets: set[str] = set()
+        #: whether the workload replays a trace (a binding may not take a column's name, an attribute then)
+        self.trace = any(w.kind == "trace" for item in module.items if type(item) is A.WorkloadItem
+                         for w in item.items)
         for item in module.items:
             for b in A.item_blocks(item):
                 for s in A.walk_stmts(b):
@@ -101,11 +104,7 @@ class Admission:
                                 "name used twice would draw twice; draw into an attribute with `set` first")
             if b.name in env:
                 raise ctx.error(b.pos, f"`{b.name}` is bound twice in this `at admission`")
-            why = self.taken.get(b.name)
-            if why is None and (b.name in CONTEXT or b.name == "inf"):
-                why = "the language's infinity" if b.name == "inf" else "a context variable"
-            if why is None and b.name in BUILTIN_ATTRIBUTES:
-                why = "a built-in attribute"
+            why = self.taken.get(b.name) or language_name(b.name, self.trace)
             if why is not None:
                 raise ctx.error(b.pos, f"the binding `{b.name}` is {why}; give it a name of its own")
             later = {x.name for x in h.bindings[i:]} - env.keys() - self.sets

@@ -23,7 +23,7 @@ from typing import Any
 
 from .. import ast as A
 from ..diagnostics import Pos
-from ..names import BUILTIN_ATTRIBUTES, CONTEXT, OBSERVABLES, TRACE_ATTRIBUTES, attribute_kind, supplied
+from ..names import CONTEXT, OBSERVABLES, TRACE_ATTRIBUTES, declared_name_problem, language_name
 from ..parser import _word, grammar_text, name_pos
 from . import SugarLayer
 from .admission import live_read
@@ -164,6 +164,8 @@ class QueueRewriter:
         #: whether a `request gw;` may stand here (in the workload's session, outside every entry)
         self.request_ok = False
         self.hidden: set[str] = set()
+        #: whether the workload replays a trace (its columns are attributes a parameter may not be named as)
+        self.trace = False
         self.globals: set[str] = set()
         self._kinds: dict[str, str] | None = None
         self._outside: set[str] | None = None
@@ -174,6 +176,7 @@ class QueueRewriter:
                 for w in item.items:
                     if w.kind == "hidden":
                         self.hidden.update(n for n, _ in w.arg)
+                    self.trace = self.trace or w.kind == "trace"
             elif isinstance(item, (A.PoolItem, A.StageItem)):
                 self.globals.add(item.name)
 
@@ -268,12 +271,8 @@ class QueueRewriter:
                        "know it, so it is no parameter)")
             elif name in taken:
                 why = taken[name]
-            elif name in CONTEXT:
-                why = "a context variable"
-            elif name in BUILTIN_ATTRIBUTES:
-                why = "a built-in attribute"
-            elif name == "inf":
-                why = "the language's infinity"
+            elif language_name(name, self.trace) is not None:
+                why = language_name(name, self.trace)
             elif name in assigned:
                 raise self.ctx.error(pos, f"`{name}` is a parameter of {where} and its body assigns it; a "
                                      "parameter is substituted, so give the attribute another name")
@@ -368,12 +367,13 @@ class QueueRewriter:
         for item in self.module.items:
             if type(item) is not A.QueueItem:
                 continue
-            n = item.name
-            if n in CONTEXT or n == "inf":
-                raise ctx.error(A.name_at(item), f"the queue `{n}` has the name of {supplied(n)}")
-            if n in BUILTIN_ATTRIBUTES or (trace and n in TRACE_ATTRIBUTES):
-                raise ctx.error(A.name_at(item), f"the queue `{n}` has the name of {attribute_kind(n)}; give the "
-                                "queue another name (a pool, a stage and an attribute have names of their own)")
+            why = declared_name_problem("queue", item.name, trace)
+            if why is not None:
+                raise ctx.error(A.name_at(item), why)
+            for p in item.pools:  # (its entries read a pool by its short name: `serial` there was the pool)
+                why = declared_name_problem("pool", p.name, trace)
+                if why is not None:
+                    raise ctx.error(A.name_at(p), why)
         queues = {item.name for item in self.module.items if type(item) is A.QueueItem}
         for item in self.module.items:
             for b in A.item_blocks(item):
