@@ -522,8 +522,18 @@ def _writable(path: str, st: os.stat_result | None) -> None:
     folder to be writable, so such a file was replaced all the same."""
     if (st is not None and stat.S_ISREG(st.st_mode) and not _through_dev(path) and hasattr(os, "access")
             and not os.access(path, os.W_OK)):
-        raise OutputError(f"{path}: the file is not writable (permission denied); serq replaces a file only "
+        # (on a file system mounted read-only it said "permission denied", which chmod cannot mend)
+        why = "it is on a read-only file system" if _read_only_mount(path) else "permission denied"
+        raise OutputError(f"{path}: the file is not writable ({why}); serq replaces a file only "
                           "where it could write it, as a shell's > does")
+
+
+def _read_only_mount(path: str) -> bool:
+    """Whether ``path`` is on a file system mounted read-only (False where that cannot be told)."""
+    try:
+        return bool(os.statvfs(path).f_flag & getattr(os, "ST_RDONLY", 0))
+    except (OSError, AttributeError):  # (no statvfs: Windows)
+        return False
 
 
 def check_output_name(path: str, what: str = "file") -> None:
