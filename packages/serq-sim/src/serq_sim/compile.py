@@ -35,7 +35,7 @@ from typing import Any
 from serq_ir import nodes as N
 from serq_ir.rules import MAX_MEMBERS, branch_with_draw, choose_problem, greatest, least
 
-from . import rand
+from . import fold, rand
 from .errors import Preempted, work_message
 from .tier_env import forced_general
 
@@ -458,6 +458,11 @@ class Compiler:
         #: while writing a choose's loop (:meth:`choose_fn`): the choose's attribute slot and the sizes of the
         #: families its keys index by it (a member named by the candidate is read as ``family[_j]``)
         self.choose_ix: tuple[int, list[int]] | None = None
+        #: while writing a fold's first term (:meth:`fold`): the numbers that differ among its terms, by
+        #: ``id``, and the name of each in the loop's row
+        self.rows: dict[int, str] = {}
+        #: how many long aggregates were written as loops (:meth:`fold`)
+        self.folds = 0
 
     # ---------------------------------------------------------------- helpers
     def obj(self, o: Any, prefix: str = "_o") -> str:
@@ -525,6 +530,8 @@ class Compiler:
     def expr(self, e: N.Expr, rng: str = "session") -> str:
         r = self.expr
         if isinstance(e, N.Num):
+            if self.rows and id(e) in self.rows:  # a number that differs among a fold's terms: its row's
+                return self.rows[id(e)]
             v = num(e.value)
             if v == math.inf:
                 return "_INF"
@@ -555,7 +562,7 @@ class Compiler:
                 return f"({a} {op} {b})"
             if op == "/":
                 if isinstance(e.rhs, N.Num) and num(e.rhs.value) not in (0.0,) and num(e.rhs.value) == num(
-                        e.rhs.value):
+                        e.rhs.value) and id(e.rhs) not in self.rows:
                     return f"({a} / {b})"
                 return f"_div({a}, {b})"
             if op == "%":
@@ -570,6 +577,10 @@ class Compiler:
         if isinstance(e, N.Cond):
             return f"({r(e.then, rng)} if {self.nonzero(e.test, rng)} else {r(e.orelse, rng)})"
         if isinstance(e, N.Call):
+            if len(e.args) > fold.LOOP_TERMS and e.fn in ("sum", "min", "max"):
+                code = self.fold(e, rng)
+                if code is not None:
+                    return code
             args = [r(a, rng) for a in e.args]
             if e.fn == "sum":
                 # the left fold, as ((a + b) + c) …; a long one through a helper (one call, however many
@@ -619,6 +630,29 @@ class Compiler:
         if isinstance(e, N.Observable):
             return self.observable(e, rng)
         raise TypeError(f"not an expression: {e!r}")
+
+    def fold(self, e: N.Call, rng: str) -> str | None:
+        """The code of a long ``sum``, ``min`` or ``max`` whose terms are of one shape as the call of a loop
+        (:mod:`serq_sim.fold`: the same terms evaluated in the same order, folded to the same double, without
+        the code of every term or the tuple of their values); None when the terms are not of one shape."""
+        found = fold.plan(e.args, self.rows)
+        if found is None:
+            return None
+        varying, rows = found
+        outer = self.rows
+        self.rows = {**outer, **{id(x): f"_ag_k{i}" for i, x in enumerate(varying)}}
+        try:
+            body = self.expr(e.args[0], rng)
+        finally:
+            self.rows = outer
+        params = [n for n in fold.free_names(body) if not n.startswith("_ag_k")]
+        f = fold.make(e.fn, body, len(varying), params)
+        self.folds += 1
+        return f"{self.bind(f, '_ag')}({self.bind(rows, '_agK')}{''.join(', ' + n for n in params)})"
+
+    def bind(self, o: Any, stem: str) -> str:
+        """A name the generated code reads ``o`` by (a global of :attr:`g`)."""
+        return self.obj(o, stem)
 
     def truth(self, e: N.Expr, rng: str = "session") -> str | None:
         """For an expression whose value can only be 1.0 or 0.0 (a comparison, ``&&``, ``||``, ``!``): the

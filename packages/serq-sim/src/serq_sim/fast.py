@@ -460,6 +460,9 @@ class _Gen(Compiler):
         self.consts[name] = v
         return name
 
+    def bind(self, o: Any, stem: str) -> str:
+        return self.const(o, stem)  # (the generated function's constants: its globals and locals)
+
     def sv(self, f: int, field: str, m: str = "0") -> str:
         """State ``field`` of member ``m`` (an expression) of stage family ``f``."""
         if self.p.stages[f].size == 1:
