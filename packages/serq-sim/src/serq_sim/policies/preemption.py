@@ -31,6 +31,7 @@ import math
 
 from serq_ir import nodes as N
 
+from ..errors import SimError, fmt_time
 from ..orders import keys_order, nan_last
 from ..stages import Ctx
 
@@ -169,6 +170,12 @@ class PreemptByKeys(PreemptionPolicy):
         self._holds_on = growth.holds_on
 
     def victim(self, pool, grower):
+        try:
+            return self._victim(pool, grower)
+        except SimError as e:  # (a key's run-time error names the candidate it was evaluated for)
+            raise chosen_for(e, self.sim, pool, grower) from None
+
+    def _victim(self, pool, grower):
         if self.last is not None:
             found = self.last(self.sim, pool)
             if found is not False:
@@ -246,6 +253,21 @@ class PreemptByKeys(PreemptionPolicy):
             if best is None or k < bk or (k == bk and s.adm_seq > bseq):
                 best, bk, bseq = s, k, s.adm_seq
         return best
+
+
+def chosen_for(e: SimError, sim, pool, grower) -> SimError:
+    """Run-time error ``e``, raised while choosing whom ``pool`` preempts for ``grower``'s growth (a ``preempt
+    by`` key of a candidate that fails: a family's index out of range), with a note naming the grower: the
+    error names the key's place, the time and the candidate the key was evaluated for, and the session
+    whose growth asked was named nowhere. ``e``'s class and ``code`` are kept."""
+    from ..report import member_label
+
+    note = (f"\nnote: while choosing whom pool {member_label(pool)} preempts for the growth of session "
+            f"{grower.serial} at t={fmt_time(sim.now)} (its keys are evaluated for each candidate)")
+    out = type(e)(f"{e}{note}")
+    if e.code is not None:
+        out.code = e.code
+    return out
 
 
 def none_factory(sim, pool, node):
