@@ -259,6 +259,27 @@ def reads(e: N.Expr, pred) -> bool:
     return False
 
 
+def reads_taken(e: N.Expr, pred) -> bool:
+    """:func:`reads` of what ``e``'s evaluation can reach: of a conditional whose test is a number (a constant
+    the linker folded, ``order == 0 ? last : size`` with ``let order = 0``), only the arm it always takes."""
+    if pred(e):
+        return True
+    if isinstance(e, N.Cond):
+        if isinstance(e.test, N.Num):
+            return reads_taken(e.then if num(e.test.value) != 0.0 else e.orelse, pred)
+        return reads_taken(e.test, pred) or reads_taken(e.then, pred) or reads_taken(e.orelse, pred)
+    if isinstance(e, (N.Draw, N.Call)):
+        return any(reads_taken(a, pred) for a in e.args)
+    if isinstance(e, N.Observable):
+        return any(reads_taken(a, pred) for a in e.args) or (
+            e.target.index is not None and reads_taken(e.target.index, pred))
+    if isinstance(e, N.Unary):
+        return reads_taken(e.arg, pred)
+    if isinstance(e, N.Binary):
+        return reads_taken(e.lhs, pred) or reads_taken(e.rhs, pred)
+    return False
+
+
 def _may_fail(e: N.Expr) -> bool:
     # a draw checks its computed parameters, an observable its member's index and kind
     return isinstance(e, (N.Draw, N.Observable))

@@ -320,12 +320,15 @@ def key_reads(program, keys) -> tuple[bool, bool, bool]:
     attributes of :func:`fixed_slots`); ``size``: ``size``; ``attributes``: some attribute."""
     from serq_ir import nodes as N
 
-    from ..compile import reads
+    from ..compile import reads_taken
 
+    # (what a key can reach: a conditional of a constant test reads only the arm it takes, so `evict by (order
+    # == 0 ? last : size)` with `let order = 0` is the fixed key `last`, not a key re-ranked at every block
+    # its entry loses)
     changing = _changing(fixed_slots(program))
-    fixed = not any(reads(k, changing) for k in keys)
-    size = any(reads(k, lambda e: isinstance(e, N.Ctx) and e.name == "size") for k in keys)
-    attrs = any(reads(k, lambda e: isinstance(e, N.Attr)) for k in keys)
+    fixed = not any(reads_taken(k, changing) for k in keys)
+    size = any(reads_taken(k, lambda e: isinstance(e, N.Ctx) and e.name == "size") for k in keys)
+    attrs = any(reads_taken(k, lambda e: isinstance(e, N.Attr)) for k in keys)
     return fixed, size, attrs
 
 
