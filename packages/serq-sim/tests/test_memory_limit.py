@@ -117,15 +117,20 @@ def test_the_memory_available_is_the_machines_or_less_its_control_groups(monkeyp
     assert memguard.available() == (10**12 - 5000, memguard.CGROUP)
 
 
-def test_the_machines_share_is_serq_memory_share(monkeypatch, tmp_path):
-    # SERQ_MEMORY_SHARE sets the share of the memory available at the run's start that its resident memory may
-    # grow by (10 pages resident, 800 available): 0.5 by default, 0.8 and 1 when given, none with 'off'
+def _machine(monkeypatch, tmp_path) -> None:
+    """No ulimit, 10 pages of 4 096 bytes resident, 800 pages available on the machine."""
     statm = tmp_path / "statm"
     statm.write_text("1000 10 10 10 0 400 0\n")
     monkeypatch.setattr(memguard, "_STATM", str(statm))
     monkeypatch.setattr(memguard.os, "sysconf", lambda name: 4096)
     monkeypatch.setattr(resource, "getrlimit", lambda rl: (resource.RLIM_INFINITY,) * 2)
     monkeypatch.setattr(memguard, "available", lambda: (800 * 4096, memguard.MACHINE))
+
+
+def test_the_machines_share_is_serq_memory_share(monkeypatch, tmp_path):
+    # SERQ_MEMORY_SHARE sets the share of the memory available at the run's start that its resident memory may
+    # grow by (10 pages resident, 800 available): 0.5 by default, 0.8 and 1 when given, none with 'off'
+    _machine(monkeypatch, tmp_path)
     for value, share in (("", 0.5), (" ", 0.5), ("0.8", 0.8), ("1", 1.0), ("1e-3", 0.001)):
         monkeypatch.setenv("SERQ_MEMORY_SHARE", value)
         bound = 10 * 4096 + int(800 * 4096 * share)
@@ -157,12 +162,7 @@ def test_runs_in_parallel_divide_the_machines_share(monkeypatch, tmp_path):
     # a sweep's N local workers each read the same memory available when their runs begin: each may grow by the
     # share divided by N (SERQ_MEMORY_WORKERS, which the sweep starts them with), so that together they grow by
     # the share at most (each by half of it ran the machine out: the kernel's OOM killer)
-    statm = tmp_path / "statm"
-    statm.write_text("1000 10 10 10 0 400 0\n")
-    monkeypatch.setattr(memguard, "_STATM", str(statm))
-    monkeypatch.setattr(memguard.os, "sysconf", lambda name: 4096)
-    monkeypatch.setattr(resource, "getrlimit", lambda rl: (resource.RLIM_INFINITY,) * 2)
-    monkeypatch.setattr(memguard, "available", lambda: (800 * 4096, memguard.MACHINE))
+    _machine(monkeypatch, tmp_path)
     for share_env, workers, share in (("", "", 0.5), ("", "1", 0.5), ("", "4", 0.125), ("0.8", "2", 0.4),
                                       ("1", " 8 ", 0.125)):
         monkeypatch.setenv("SERQ_MEMORY_SHARE", share_env)
