@@ -166,3 +166,33 @@ def test_the_comparison_of_a_table_refuses_them_too(tmp_path):
     assert "--figure mean and --figure response.mean: both name the figure observes.response.mean" in str(info.value)
     rows, _ = pairing.comparisons(plan, columns, table, ["mean", "events"])  # one name each: compared in order
     assert [r["figure"] for r in rows] == ["observes.response.mean", "events"]
+
+
+# 7. compare([]) said "no program to sweep" and find([], …) was an IndexError; aggregate of a frame of no rows
+#    gave one row of runs 0, a point no sweep had: each call says there is no program in its own words, and no
+#    run aggregates to no row, with the columns a sweep's points have.
+
+@pytest.mark.parametrize("call, said", [(lambda s: s.sweep([]), "no program to sweep"),
+                                        (lambda s: s.compare([]), "no program to compare"),
+                                        (lambda s: s.find([], "x <= 1", ("N", "1:2")), "no program to search")])
+def test_no_program_is_said_for_the_call(call, said):
+    import serq_sweep
+    from serq.errors import UserError
+
+    with pytest.raises(UserError) as info:
+        call(serq_sweep)
+    assert str(info.value) == f"error: {said}"
+
+
+def test_aggregate_of_no_run_is_no_row(tmp_path):
+    import pandas as pd
+    import serq_sweep
+
+    assert serq_sweep.aggregate(pd.DataFrame()).to_dict("list") == {"runs": []}
+    (tmp_path / "b.sq").write_text(BLOCKS)
+    frame = serq_sweep.sweep(str(tmp_path / "b.sq"), sets={"blocks": [8010, 3000]}, workers=0, progress=False)
+    full = serq_sweep.aggregate(frame)
+    assert list(full["observes.response.mean:mean"]) == [8010 / 16000, 3000 / 16000]
+    empty = serq_sweep.aggregate(frame.iloc[0:0])
+    assert len(empty) == 0 and list(empty.columns) == list(full.columns)
+    assert list(empty.columns)[:3] == ["point", "blocks", "runs"]

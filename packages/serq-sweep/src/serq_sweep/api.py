@@ -298,7 +298,9 @@ def aggregate(frame: Any, by: Sequence[str] | None = None) -> Any:
     ``frame.attrs["axes"]``, else every column before ``seed`` but ``point``: :func:`core.point_columns`).
     A frame with a ``point`` column whose groups are one point each (a sweep's table grouped by its swept
     names) keeps it as the first column, as the file has it; a point whose every run failed is a row of
-    ``runs`` 0 and NaN figures, as in the file (it had no ``point`` column, and no row for such a point)."""
+    ``runs`` 0 and NaN figures, as in the file (it had no ``point`` column, and no row for such a point). A
+    frame of no rows (no run) gives a frame of no rows, its columns those it would have (``by``, ``runs``, each
+    numeric figure's ``:mean`` and ``:ci``): it gave one row of ``runs`` 0, a point no sweep had."""
     import pandas as pd
 
     from .axes import texts
@@ -321,6 +323,9 @@ def aggregate(frame: Any, by: Sequence[str] | None = None) -> Any:
     start = cols.index("key") + 1 if "key" in cols else 0
     figs = [c for c in cols[start:] if c not in by and c not in ("point", "seed") and _numbers(frame[c])]
     out = []
+    if len(frame) == 0:  # no run: no point (a point column only where the file has one)
+        point = ["point"] if "point" in cols and "point" not in by else []
+        return pd.DataFrame(columns=[*point, *by, "runs", *(f"{f}:{k}" for f in figs for k in ("mean", "ci"))])
     groups = list(frame.groupby(by, sort=False, dropna=False)) if by else [((), frame)]
     # each group one point: its index first, as the points file has it
     point = ("point" in cols and "point" not in by

@@ -460,8 +460,8 @@ def plan(files: Sequence[str], *, sets: Mapping[str, Any] | None = None, defs: M
         ordered(trace, "trace")  # (said before anything is read: a set has no order)
     sets, defs = named_values(sets, "sets"), named_values(defs, "defs")
     pm = _plugin_manager(pm)
-    if not files:
-        raise UserError("no program to sweep")
+    if not files:  # (said for the command: compare([]) said "no program to sweep")
+        raise UserError(f"no program to {'compare' if repeat else 'sweep'}")
     axes: list[Axis] = []
     if len(files) > 1:
         labels = list(program_labels) if program_labels else files

@@ -283,6 +283,8 @@ def _find(program: Any, conditions: Any, over: Any, *, sets: Any, defs: Any, zip
 
     cli = given is option_given
     files = program_files(program)  # (before the plugins are loaded: a wrong type is said at once)
+    if not files:  # (find([], …) was an IndexError of files[0])
+        raise UserError("no program to search")
     check_dask(dask)
     sets, defs = named_values(sets, "sets"), named_values(defs, "defs")
     out, progress = output_path(out, "out"), flag(progress, "progress", none=True)
