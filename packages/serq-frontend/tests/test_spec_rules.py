@@ -77,7 +77,8 @@ def test_a_live_set_that_reaches_the_header_is_refused():
     refused(lint_prog("  set c = 0;\n  hold kv (⟨c + 1) { set c = used(kv); run svc (1); }"),
             f"`c` {STALE} (at 6:21)")
     # transitively, through an attribute set from it while it was live
-    refused(lint_prog("  set a = used(kv);\n  set b = a;\n  set a = 0;\n  hold kv (⟨b) { }"), f"`b` {STALE} (at 6:3)")
+    refused(lint_prog("  set a = used(kv);\n  set b = a;\n  set a = 0;\n  hold kv (⟨b) { }"),
+            f"`b` {STALE} (at 6:3 from `a`, set at 5:3 from `used(kv)`)")
     # from the workload's turn block, run at `turn;`
     refused(LINT_HEAD.replace("arrive batch(1); }", "arrive batch(1); turn { set c = used(kv); } }")
             + "session {\n  set c = 0;\n  turn;\n  hold kv (⟨c) { }\n}\n", f"`c` {STALE}")

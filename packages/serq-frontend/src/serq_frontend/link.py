@@ -29,7 +29,6 @@ from .names import (
     DIALECT,
     DRAWS,
     FUNCTIONS,
-    LIVE_OBSERVABLES,
     OBSERVABLES,
     TRACE_ATTRIBUTES,
     arity_problem,
@@ -37,6 +36,7 @@ from .names import (
     declared_name_problem,
 )
 from .names import supplied as _supplied
+from .stale import HEADER, QUEUE_KEY, SERVE_KEY, VICTIM_KEY, Taint, stale_message
 
 #: a numeric literal's text (kernel.lark's NUMBER), to read a seed beyond 2**53 from its digits
 _LITERAL = re.compile(r"(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
@@ -152,8 +152,8 @@ class Linker:
         #: the pools the holds around the statement being linked name (rules.unheld)
         self.held: list = []
         self.tainted: dict[str, Pos] = {}
-        #: per hold (by id): the attributes set from live state whose value reaches its header
-        self.header_taint: dict[int, dict[str, Pos]] = {}
+        #: the attributes set from live state, where they are read later than the set (stale.Taint)
+        self.stale = Taint([])
         self.multi_run: Pos | None = None
         self.edepth = 0
         self.bdepth = 0
@@ -450,10 +450,7 @@ class Linker:
             raise self.error(pos, "`cached` in the body of a hold without `cache`: that hold consumes no "
                              "prefix, so `cached` would read 0; give the hold a `cache (…)` clause")
         if m is ADMIT and name in self.tainted:
-            at = self.tainted[name]
-            raise self.error(pos, f"`{name}` is set from live pool or stage state (at {at.line}:{at.col}) "
-                             "and read in a hold's header: the header is read at admission, the set when "
-                             "the session queued; read the state in `at admission (…)` instead")
+            raise self.error(pos, stale_message(name, self.stale.chain(name, self.tainted[name]), *HEADER))
         return ir.Attr(slot=self.slots[name], span=span(pos))
 
     def call(self, e: A.Call, m: Moment) -> Any:
@@ -662,10 +659,12 @@ class Linker:
             elif o.kind == "preempt_by":
                 kw["preempt"] = ir.PreemptBy(keys=[self.expr(k, VICTIM) for k in o.args[0]],
                                              requeue=o.extra)
+                self.stale_keys(o.args[0], self.stale.holding, name, VICTIM_KEY)
             elif o.kind == "queue_fifo":
                 kw["queue"] = ir.QueueFifo()
             elif o.kind == "queue_by":
                 kw["queue"] = ir.QueueBy(keys=[self.expr(k, QUEUE) for k in o.args[0]])
+                self.stale_keys(o.args[0], self.stale.waiting, name, QUEUE_KEY)
             elif o.kind == "reserve_held":
                 kw["reserve_held"] = True
             elif o.kind == "admit_via":
@@ -755,6 +754,7 @@ class Linker:
                 keys = [self.expr(x, SERVE) for x in (f["serve"][0][1] or [])] if "serve" in f else []
             finally:
                 self.own = None
+            self.stale_keys(f["serve"][0][1] or [] if "serve" in f else [], self.stale.running, name, SERVE_KEY)
             if type(budget) is ir.Num and (why := rules.budget_problem(_num_value(budget))):
                 raise self.error(f["budget"][0].pos, f"stage `{name}`: {why}; an iteration's budget is at "
                                  "least 0")
@@ -889,7 +889,7 @@ class Linker:
     def hold(self, s: A.SHold, where: str) -> ir.Hold:
         pools = []
         names = []
-        self.tainted = self.header_taint.get(id(s), {})
+        self.tainted = self.stale.headers.get(id(s), {})
         for p in s.pools:
             ref = self.ref(p.ref, "pool", ADMIT)
             names.append(p.ref.dotted)
@@ -991,8 +991,24 @@ class Linker:
     def taint(self, init: list[Any], turn: list[Any], session: list[Any]) -> None:
         """The first lint of §3, flow-sensitive: for every hold, the attributes whose value reaching its
         header was set from live pool or stage state (directly, or from an attribute so set), each with
-        the set that did it (``self.header_taint``, by the hold's id)."""
-        Taint(self.header_taint, turn).run(init, session)
+        the set that did it; and the same for the keys read later than the statements (stale.Taint)."""
+        self.stale = Taint(turn).run(init, session)
+
+    def stale_keys(self, keys: list[Any], states: dict[str, dict[str, Pos]], name: str,
+                   place: tuple[str, str, str]) -> None:
+        """A warning at the first read, in a pool's or a stage's ``keys``, of each attribute set from live
+        state that reaches them (``states``, by the family's ``name``): the first lint's trap, where the
+        scheduler reads the attribute later than the set (stale.py)."""
+        state = states.get(name) or {}
+        told: set[str] = set()
+        for k in keys:
+            for x in A.walk_expr(k):
+                n = x.simple if type(x) is A.Var else None
+                if n in state and n not in told and n in self.slots:
+                    told.add(n)
+                    where, when, instead = place
+                    self.ctx.reporter.warn(x.pos, stale_message(n, self.stale.chain(n, state[n]),
+                                                                where.format(name), when, instead))
 
     def unloaded_columns(self, init: list[Any], session: list[Any]) -> None:
         """A warning at the first read of a trace's column that no `turn;` has loaded on some path to it
@@ -1228,100 +1244,6 @@ class Linker:
             # is below every horizon, so the block gives one
             raise self.error(next(pos for name, _v, pos in item.fields if name == "warmup"), why)
         return ir.RunSettings(**kw, span=ir.RunSpans(**spans) if spans else None)
-
-
-class Taint:
-    """The flow of attributes set from live pool or stage state (``set x = used(kv);``, or from such an
-    attribute) to the holds' headers: a may-analysis over the statements in execution order. A set from
-    anything else, and a ``choose``, gives the attribute a value of another kind; a branch joins its
-    arms; a loop, its entry and its body's end; a hold's header also sees every state inside its body,
-    since a preemption there executes the hold again; ``turn;`` runs the workload's ``turn`` block, and
-    ``end;`` ends the flow. A state is ``{name: the set's position}``, ``None`` where nothing flows."""
-
-    def __init__(self, out: dict[int, dict[str, Pos]], turn: list[Any]):
-        self.out = out
-        self.turn = turn
-        #: the states seen inside the holds being analysed (innermost last), for their re-execution
-        self.inside: list[list[dict[str, Pos]]] = []
-
-    def run(self, init: list[Any], session: list[Any]) -> None:
-        self.block(session, self.block(init, {}))
-
-    @staticmethod
-    def join(a: dict[str, Pos] | None, b: dict[str, Pos] | None) -> dict[str, Pos] | None:
-        if a is None:
-            return None if b is None else dict(b)
-        if b is None:
-            return dict(a)
-        out = dict(a)
-        for k, p in b.items():
-            q = out.get(k)
-            if q is None or (p.line, p.col) < (q.line, q.col):
-                out[k] = p
-        return out
-
-    def see(self, state: dict[str, Pos] | None) -> None:
-        if state is not None:
-            for seen in self.inside:
-                seen.append(state)
-
-    def block(self, stmts: list[Any], state: dict[str, Pos] | None) -> dict[str, Pos] | None:
-        for s in stmts:
-            state = self.stmt(s, state)
-            self.see(state)
-        return state
-
-    def stmt(self, s: Any, state: dict[str, Pos] | None) -> dict[str, Pos] | None:
-        if state is None:
-            return None
-        t = type(s)
-        if t is A.SSet:
-            state = dict(state)
-            if any((type(x) is A.Call and x.name in LIVE_OBSERVABLES) or (type(x) is A.Var and x.simple in state)
-                   for x in A.walk_expr(s.value)):
-                state[s.name] = s.pos
-            else:
-                state.pop(s.name, None)
-            return state
-        if t is A.SChoose:
-            state = dict(state)
-            state.pop(s.name, None)
-            return state
-        if t is A.STurn:
-            return self.block(self.turn, state)
-        if t is A.SEnd:
-            return None
-        if t is A.SBranch:
-            return self.join(self.block(s.then, state), self.block(s.orelse, state))
-        if t is A.SLoop:
-            entry = state
-            while True:
-                end = self.block(s.body, state)
-                nxt = self.join(entry, end)
-                if nxt == state:
-                    return state
-                state = nxt
-        if t is A.SHold:
-            header = state
-            while True:
-                self.inside.append([])
-                try:
-                    end = self.block(s.body, header)
-                    seen = self.inside[-1]
-                finally:
-                    self.inside.pop()
-                nxt = header
-                for st in seen:
-                    nxt = self.join(nxt, st)
-                if nxt == header:
-                    break
-                header = nxt
-            prev = self.out.get(id(s))
-            self.out[id(s)] = header if prev is None else self.join(prev, header)
-            return end
-        for b in A.blocks_of(s):
-            state = self.join(state, self.block(b, state))
-        return state
 
 
 class Unloaded:

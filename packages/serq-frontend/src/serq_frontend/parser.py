@@ -1044,6 +1044,120 @@ def _parenthesis_missing(tok: Token, expected: set[str], text: str) -> tuple[tup
     return where, f"unexpected {found}: `{word}` takes {takes}, `{shape.format(ref)}`"
 
 
+def _stage_kind_ended(tok: Token, text: str) -> tuple[tuple[int, int], str] | None:
+    """A word or a number after the kind of a stage declaration (``stage t : fifo 2;``), a queue's ``serve``
+    or its ``nic``, on the kind's line: what the declaration takes there. The error listed the grammar's
+    tokens, and for a declaration of the kernel `latency` among them, which only a queue's serve takes (a
+    link's wait). At the token; None when the error is not that."""
+    if tok.type in ("$END", "SEMICOLON") or tok.start_pos is None:
+        return None
+    before = _tokens_before(text, tok.start_pos)
+    start = _statement_start(before, len(before))
+    words = [t[1] for t in before[start:]]
+    if not words or before[-1][2] != tok.line:
+        return None
+    if words[0] == "stage":
+        k = words.index(":") + 1 if ":" in words else 0
+        if k == 0 or words[1:2] and words[1] in ("(", ":"):
+            return None
+    elif words[0] in ("serve", "nic") and _open_braces(text, tok.start_pos)[0]:
+        k = 1
+    else:
+        return None
+    kind = words[k:]
+    if kind[:1] == ["@"] and len(kind) >= 2:
+        kind = ["@" + kind[1], *kind[2:]]
+    if not kind or kind[0] not in ("fifo", "ps", "delay") and not kind[0].startswith("@"):
+        return None
+    rest = kind[1:]
+    if rest and (rest[0] != "(" or rest[-1] != ")" or rest.count("(") != rest.count(")")):
+        return None
+    if words[0] == "serve" and str(tok) == "latency":
+        return None
+    if (tok.type != "NAME" and str(tok).isalpha() and str(tok) != "latency"
+            or tok.type == "NAME" and words[0] != "stage"):
+        return None  # the word that begins the next item, statement or entry: a `;` is missing
+    found = _token_text(tok)
+    k += start
+    shape = " ".join(text[_offset(text, before[k][2], before[k][3]):tok.start_pos].split())
+    head = " ".join(text[_offset(text, before[start][2], before[start][3]):
+                         _offset(text, before[k - 1][2], before[k - 1][3]) + len(before[k - 1][1])].split())
+    if kind[0] == "fifo" and not rest and tok.type in ("NUMBER", "NAME"):
+        return (tok.line, tok.column), (f"unexpected {found}: `fifo` takes its number of servers in parentheses, "
+                                        f"`{head} fifo({tok});` (`fifo` alone is one server)")
+    decl = {"stage": "a stage declaration", "serve": "a queue's serve", "nic": "a queue's nic"}[words[0]]
+    ends = "ends after its kind, or a link's wait, `latency x`" if words[0] == "serve" else "ends after its kind"
+    said = f"unexpected {found}: {decl} {ends}: `{head} {shape};`"
+    if str(tok) == "latency":
+        said += "; the wait before a link's transfers is a queue's, `serve … latency x;` in a queue of the link role"
+    return (tok.line, tok.column), said
+
+
+def _depth0(before: list[tuple[str, str, int, int]], start: int) -> list[str]:
+    """The words of ``before[start:]`` outside parentheses and brackets."""
+    out, depth = [], 0
+    for t in before[start:]:
+        if t[1] in ("(", "["):
+            depth += 1
+        elif t[1] in (")", "]"):
+            depth -= 1
+        elif depth == 0:
+            out.append(t[1])
+    return out
+
+
+#: a hold's header in §2's order, for a clause written out of it
+_HOLD_ORDER = "`hold P (units) reserve (r), Q (units) reuse (ρ) at admission (x = …) { … }`"
+
+
+def _clause_out_of_order(tok: Token, text: str, grammar: Any) -> tuple[tuple[int, int], str] | None:
+    """A clause §2 places in an order written out of it, or a form that stands where it does not (language.txt
+    §2), where the error listed the grammar's tokens, offered a close word for a word that is right but
+    misplaced, or said a `;` was missing: a pool's `reserve`, or a further pool, after the hold's `reuse` or
+    `at admission`; an entry call's `from` after its `to`; a pull's `latency` after its `share`; a serving
+    form with both an index and `on`; the empty parentheses of keys or of a `fifo`; a statement's word at the
+    top level (`run s (1);` read as the run block, `end;`). At the token; None when the error is not one."""
+    if tok.type == "$END" or tok.start_pos is None:
+        return None
+    at = (tok.line, tok.column)
+    word = str(tok)
+    before = _tokens_before(text, tok.start_pos)
+    start = _statement_start(before, len(before))
+    words = _depth0(before, start)
+    first = words[0] if words else ""
+    if first == "hold" and word in ("reserve", ",") and before[-1][1] == ")" and ("reuse" in words or "at" in words):
+        clause = "`reuse`" if "reuse" in words else "`at admission`"
+        what = "a pool's `reserve` follows its units" if word == "reserve" else "the pools come first"
+        return at, f"unexpected {_token_text(tok)}: {what}, before {clause}: {_HOLD_ORDER}"
+    if word == "from" and "." in words[:3] and "to" in words and before[-1][1] == ")":
+        return at, ("unexpected `from`: an entry call's `from` comes before its `to`, "
+                    "`Q.VERB (…) from S to P (n);`")
+    if word == "latency" and len(words) >= 4 and words[1] == "pull" and "share" in words:
+        return at, (f"unexpected `latency`: a pull's `latency` comes before its `share`, `{words[0]} pull {words[2]} "
+                    f"latency x share {words[-1] if words[-1] != 'share' else 'maxmin'};`")
+    if (first in ("prefill", "decode", "tool", "transfer") and len(words) >= 2 and words[1] == "on"
+            and before[start + 1][1] == "[" and tok.type != "LPAR"):
+        # `prefill [0] on P 3;`: the index read as the form, `on P` as two names of its work
+        on = next(t for t in before[start + 1:] if t[1] == "on")
+        return (on[2], on[3]), (f"unexpected `on`: a serving form names its stage by an index or by `on`, not both: "
+                                f"`{first}[j] …;` serves the role's array, `{first} on S …;` the stage S")
+    if word == ")" and len(before) >= 2 and before[-1][1] == "(" and before[-2][1] in ("by", "fifo"):
+        if before[-2][1] == "by":
+            return at, "unexpected `)`: `by` takes its keys, one at least, `by (key, …)`"
+        return at, "unexpected `)`: `fifo` takes its number of servers, `fifo(2)`, or nothing for one, `fifo`"
+    if grammar is not None and not _open_braces(text, tok.start_pos)[0]:
+        if first == "run" and len(before) - start == 1 and tok.type == "NAME":
+            return at, ("unexpected " + _token_text(tok) + ": `run` at the top level begins the run block, "
+                        "`run { horizon …; }`; a statement `run S (…);` belongs in a block (a session, a server, "
+                        "a definition's)")
+        if tok.type != "NAME" and word in _BEGIN_WORDS and (not before or before[-1][1] in (";", "}")):
+            words_ = grammar.item_keywords()
+            listed = ", ".join(words_) + ", or `READER pull SOURCE`" if words_ else "`READER pull SOURCE`"
+            return at, (f"`{word}` does not begin an item: it begins a statement, which belongs in a block (a "
+                        f"session, a server, a definition's); an item begins with {listed}")
+    return None
+
+
 #: a hold's clauses before its block and after it (language.txt §3: `hold P (u) [reserve (r)] … [reuse (ρ)]
 #: [at admission (…)] { … } [cache (ℓ)] [lease P (t)]`)
 _BEFORE_BLOCK = ("reserve", "reuse", "at")
@@ -1433,7 +1547,8 @@ def _syntax_error(e: UnexpectedInput, text: str, file: str, reporter: Reporter, 
         return reporter.error(Pos(file, *misplaced[0]), misplaced[1])
     said = (_pool_option_slipped(tok, text) or _hold_clause_placed(tok, expected, text)
             or _requeue_missing(tok, text) or _transfer_unfinished(tok, text) or _requeue_misplaced(tok, text)
-            or _share_missing(tok, text) or _parenthesis_missing(tok, expected, text))
+            or _share_missing(tok, text) or _parenthesis_missing(tok, expected, text)
+            or _stage_kind_ended(tok, text) or _clause_out_of_order(tok, text, grammar))
     if said is not None:
         return reporter.error(Pos(file, *said[0]), said[1])
     if "SEMICOLON" in expected and tok.type != "SEMICOLON":
