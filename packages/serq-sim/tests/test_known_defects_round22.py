@@ -66,3 +66,55 @@ def test_a_keys_error_names_the_grower(src, line, col, t, caret, monkeypatch, tm
         f"  {shown}", " " * (2 + shown.index(caret)) + "^",
         f"note: while choosing whom pool kv preempts for the growth of session 0 at t={t} (its keys are evaluated "
         "for each candidate)"]
+
+
+# 9. Ctrl-C (SIGINT) while the set-up read the trace ended serq run with `interrupted` and no report, where
+#    Ctrl-C in the run prints the partial report (status 130) and --max-wall at the read stops the run before
+#    it begins with one: the read's Ctrl-C and SIGTERM stop it the same way (a partial report, nothing
+#    simulated, a note naming the set-up). The signal is sent by the process to itself as the read begins.
+
+TRACED = """stage s : delay;
+workload {
+  arrive batch(2);
+  trace "t.csv";
+}
+session {
+  loop {
+    turn;
+    run s (out);
+    branch (more) { } else { end; }
+  }
+}
+run { horizon 100; }
+"""
+
+DRIVE = """import os, signal, sys
+from serq_sim import trace
+read = trace._read
+def _read(*args):
+    os.kill(os.getpid(), signal.{sig})
+    return read(*args)
+trace._read = _read
+from serq.cli import main
+main([{args}])
+"""
+
+
+@pytest.mark.parametrize("sig, status, said, partial", [("SIGINT", 130, "interrupted", "interrupted"),
+                                                         ("SIGTERM", 143, "terminated (SIGTERM)", "sigterm")])
+def test_a_signal_in_the_trace_read_gives_the_partial_report(tmp_path, sig, status, said, partial):
+    import json
+    import subprocess
+    import sys
+
+    (tmp_path / "p.sq").write_text(TRACED)
+    (tmp_path / "t.csv").write_text("session,turn,new,out,think,forced\n"
+                                    + "".join(f"{i // 4},{i % 4 + 1},10,2,0.5,0\n" for i in range(400)))
+    args = '"run", "p.sq", "--no-progress", "--json"'
+    r = subprocess.run([sys.executable, "-c", DRIVE.format(sig=sig, args=args)], cwd=tmp_path, capture_output=True,
+                       text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert r.returncode == status, r.stderr
+    report = json.loads(r.stdout)
+    assert report["partial"] == partial and (report["events"], report["arrivals"], report["end"]) == (0, 0, 0)
+    assert report["notes"] == [f"note: {said} at set-up, reading the trace t.csv, before the run began at t=0; the "
+                               "figures cover what was simulated"]

@@ -229,9 +229,15 @@ def build(sim, reg, trace_path, trace_digest=None) -> None:
                                    sim.setup_watch(f"reading the trace {path}") if sim.max_wall is not None else None)
         except SimError as e:
             raise not_as_planned(path, trace_digest, e) from None
-        except StopRun as e:  # --max-wall, reached while the trace was read: the run stops before it begins
+        except (StopRun, KeyboardInterrupt) as e:
+            # --max-wall, Ctrl-C or SIGTERM while the trace was read: the run stops before it begins, its
+            # partial report made as a stop in the run makes it (Ctrl-C here gave no report at all)
             from .trace import TraceCorpus
 
+            if isinstance(e, KeyboardInterrupt):
+                reason = getattr(e, "reason", "interrupted")
+                said = "terminated (SIGTERM)" if reason == "sigterm" else "interrupted"
+                e = StopRun(reason, f"{said} at set-up, reading the trace {path}, before the run began", owner=sim)
             sim.setup_stop = e
             sim.trace = TraceCorpus(path, [], 0)
         sim.trace_ordered = wl.trace.ordered
