@@ -30,6 +30,7 @@ pytestmark = pytest.mark.timeout(60)
 S = "stage s : fifo;\n"
 W = "workload { arrive poisson(1); turn { set n = 10; } }\n"
 H = "pool p { cap 9; }\npool q { cap 9; }\n" + S + W
+Q = "queue q : prefill { serve fifo; prefill (p) { run (p); } }\n"
 LINK = ("queue L : link { serve ps(10) latency 0.5; }\npool a { cap 9; }\npool b { cap 9; }\n" + W)
 PD = ("queue P : prefill { pool kv { cap 100; } serve fifo; nic ps(5); prefill (prompt) "
       "{ hold kv (prompt) { run (prompt); } cache (prompt) lease kv (inf); } }\n"
@@ -141,6 +142,20 @@ ORDER = [
     (S + W + "session { turn; }\n⟨end;\n", "`end` does not begin an item: it begins a statement, which belongs in "
      "a block (a session, a server, a definition's); an item begins with def, gauge, let, pool"),
     (S + W + "⟨turn;\nsession { turn; end; }\n", "`turn` does not begin an item"),
+    # QUEUE [ '[' expr ']' ] . VERB ( expr, ... ): the arguments in parentheses (it offered an entry's `{`)
+    (session("q.prefill⟨;", Q + W), "unexpected `;`: an entry call takes its arguments in parentheses, "
+     "`q.prefill (…);`"),
+    (session("q[1].prefill ⟨3;", Q.replace("queue q :", "queue q[2] :") + W),
+     "unexpected `3`: an entry call takes its arguments in parentheses, `q[1].prefill (…);`"),
+    # queue NAME [ : ROLE [, ROLE]* ]: each role once
+    ("queue q : prefill, ⟨prefill { serve fifo; prefill (p) { run (p); } }\n" + W + "session { turn; end; }\n",
+     "queue `q` names the role `prefill` twice"),
+    # strings ("file.sq", "file.csv") hold no escapes; operators of other languages
+    ('use ⟨"a\\"b.sq";\n' + S + W + "session { turn; end; }\n",
+     'a string has no escapes: the `"` after `\\` ends it, so `"a\\"` is the string here'),
+    (session("set x = 1 ⟨<> 2;"), "unexpected `<>`: a test of inequality is `!=`"),
+    (session("set x = 1 ⟨and 2;"), "unexpected `and`: the logical and is `&&`"),
+    (session("set x = (1) ⟨or 2;"), "unexpected `or`: the logical or is `||`"),
 ]
 
 

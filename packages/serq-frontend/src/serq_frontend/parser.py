@@ -1145,6 +1145,21 @@ def _clause_out_of_order(tok: Token, text: str, grammar: Any) -> tuple[tuple[int
         if before[-2][1] == "by":
             return at, "unexpected `)`: `by` takes its keys, one at least, `by (key, …)`"
         return at, "unexpected `)`: `fifo` takes its number of servers, `fifo(2)`, or nothing for one, `fifo`"
+    if (word != "(" and len(words) == 3 and words[1] == "." and before[-1][1] == words[2]
+            and before[start][0] == "name" and _open_braces(text, tok.start_pos)[0]):
+        # `q.prefill;`: an entry call without its parentheses (the list offered an entry's `{` and `from`)
+        return at, (f"unexpected {_token_text(tok)}: an entry call takes its arguments in parentheses, "
+                    f"`{''.join(t[1] for t in before[start:])} (…);`")
+    if before and before[-1][0] == "string" and before[-1][1].endswith('\\"'):
+        # `use "a\"b.sq";`: the `"` after the backslash ended the string, and the rest was read on
+        return (before[-1][2], before[-1][3]), ("a string has no escapes: the `\"` after `\\` ends it, so "
+                                                f"{_quoted(before[-1][1])} is the string here, and a path or a "
+                                                "file name holds no `\"`")
+    if word == ">" and tok.start_pos > 0 and text[tok.start_pos - 1] == "<":
+        return (tok.line, tok.column - 1), "unexpected `<>`: a test of inequality is `!=`"
+    if (word in ("and", "or") and tok.type == "NAME" and before and before[-1][2] == tok.line
+            and (before[-1][0] in ("name", "number") or before[-1][1] in (")", "]"))):
+        return at, f"unexpected `{word}`: the logical {word} is `{'&&' if word == 'and' else '||'}`"
     if grammar is not None and not _open_braces(text, tok.start_pos)[0]:
         if first == "run" and len(before) - start == 1 and tok.type == "NAME":
             return at, ("unexpected " + _token_text(tok) + ": `run` at the top level begins the run block, "

@@ -193,6 +193,8 @@ class QueueRewriter:
         for r, rpos in item.roles:
             if r not in ROLES:
                 raise ctx.error(rpos, f"`{r}` is not a role: the roles are gateway, prefill, decode, link")
+            if r in roles:  # (`queue q : prefill, prefill`: a role is played once, as a name is hidden once)
+                raise ctx.error(rpos, f"queue `{item.name}` names the role `{r}` twice")
             roles.append(r)
         family = item.size is not None
         size = ctx.const_int(item.size, f"the size of queue `{item.name}`") if family else 1
