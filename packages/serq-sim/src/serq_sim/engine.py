@@ -320,7 +320,10 @@ class Simulation:
     def __init__(self, program: N.Program, registries, *, seed=None, horizon=None, warmup=None,
                  arrivals=None, check_invariants=False, progress=False, trace_path=None, max_events=None,
                  max_wall=None, max_samples=None, trace_digest=None):
-        self.program = program
+        from .pools.model import program_kept_keys
+
+        # (the queues of both tiers are built from it: `queue by` keys as they choose the head, kept_keys)
+        self.program = program = program_kept_keys(program)
         rs = program.run
         # (a seed given is checked by serq_sim.run, the one caller, before the set-up: api._check_run_args)
         self.seed = int(rs.seed if seed is None else seed)

@@ -13,6 +13,7 @@ from collections import deque
 from heapq import heappop, heappush
 from operator import attrgetter
 
+import msgspec
 from serq_ir import nodes as N
 from serq_ir.rules import member_problem
 from sortedcontainers import SortedKeyList
@@ -105,6 +106,63 @@ class KeyedQueue:
 
     def __iter__(self):
         return iter(self.dq if self.scan else self.sl)
+
+
+def kept_keys(keys: list) -> list:
+    """``queue by`` keys as the queues read them, choosing the same head as the keys written: a conditional
+    whose test is a number (a let's switch, ``mode == 0 ? 0 : waited > slo ? 1 : 0``, which the linker keeps
+    unless its three parts are numbers) is the branch it takes, and a last ``-waited`` after other keys is
+    left out. Why the last is: the head is the first session, in join order, whose keys no later one's
+    compare strictly less (element by element, :func:`.admission.head`); a later session's ``waited`` is
+    never more than an earlier one's (the clock does not go back, and ``now - joined`` is a rounded,
+    monotone subtraction), so its ``-waited`` never compares less, and the keys before it decide alone, as
+    they do without it. So ``(waited > slo ? 1 : 0, -waited)``, an SLO-aware admission, is an aging threshold
+    (:class:`ThresholdQueue`) and ``(prio, -waited)`` keys read once at the join (``KeyedQueue``), where
+    either was read for every waiting session at every admission attempt. A test that is NaN is kept (a
+    NaN is true, as the compiled conditional takes it, but is no number to choose by here)."""
+    out = [_chosen(k) for k in keys]
+    while len(out) > 1 and _less_waited(out[-1]):
+        out.pop()
+    return out
+
+
+def _less_waited(e) -> bool:
+    return isinstance(e, N.Unary) and e.op == "-" and isinstance(e.arg, N.Ctx) and e.arg.name == "waited"
+
+
+def _chosen(e):
+    """``e`` with every conditional whose test is a number (not NaN) replaced by the branch it takes."""
+    while isinstance(e, N.Cond) and isinstance(e.test, N.Num) and num(e.test.value) == num(e.test.value):
+        e = e.then if num(e.test.value) != 0 else e.orelse
+    if not isinstance(e, N._Node):
+        return e
+    changed = {}
+    for f in e.__struct_fields__:
+        v = getattr(e, f)
+        if isinstance(v, N._Node):
+            w = _chosen(v)
+        elif isinstance(v, list) and any(isinstance(x, N._Node) for x in v):
+            w = [_chosen(x) for x in v]
+            w = v if all(a is b for a, b in zip(w, v)) else w
+        else:
+            continue
+        if w is not v:
+            changed[f] = w
+    return msgspec.structs.replace(e, **changed) if changed else e
+
+
+def program_kept_keys(program: N.Program) -> N.Program:
+    """``program`` with every pool's ``queue by`` keys as :func:`kept_keys` makes them (the same object when
+    none changes): what both tiers build their queues from (``Simulation.program``)."""
+    pools = list(program.pools)
+    for i, pool in enumerate(pools):
+        if isinstance(pool.queue, N.QueueBy):
+            keys = kept_keys(pool.queue.keys)
+            if len(keys) != len(pool.queue.keys) or any(a is not b for a, b in zip(keys, pool.queue.keys)):
+                pools[i] = msgspec.structs.replace(pool, queue=msgspec.structs.replace(pool.queue, keys=keys))
+    if all(a is b for a, b in zip(pools, program.pools)):
+        return program
+    return msgspec.structs.replace(program, pools=pools)
 
 
 def waited_last(keys) -> int:
