@@ -124,6 +124,11 @@ ORDER = [
     # QUEUE pull QUEUE [ latency expr ] share ( maxmin | bottleneck )
     (PD.replace("D pull P latency 0.5 share maxmin;", "D pull P share maxmin ⟨latency 0.5;"),
      "unexpected `latency`: a pull's `latency` comes before its `share`, `D pull P latency x share maxmin;`"),
+    # share maxmin ; | share bottleneck ; and a pull's share ( maxmin | bottleneck ): the policy named
+    ("share⟨;\n" + session("run s (1);"), "unexpected `;`: `share` names its policy, `share maxmin` or "
+     "`share bottleneck`"),
+    ("share ⟨3;\n" + session("run s (1);"), "unexpected `3`: `share` names its policy"),
+    (PD.replace("share maxmin;", "share⟨;"), "unexpected `;`: `share` names its policy"),
     # serving: [ '[' expr ']' | on STAGE ], one of the two
     (session("prefill [0] ⟨on prefill[1] 3;", "stage prefill[2] : fifo;\n" + W),
      "unexpected `on`: a serving form names its stage by an index or by `on`, not both: `prefill[j] …;` serves "

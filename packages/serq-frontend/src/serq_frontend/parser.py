@@ -1141,6 +1141,11 @@ def _clause_out_of_order(tok: Token, text: str, grammar: Any) -> tuple[tuple[int
         on = next(t for t in before[start + 1:] if t[1] == "on")
         return (on[2], on[3]), (f"unexpected `on`: a serving form names its stage by an index or by `on`, not both: "
                                 f"`{first}[j] …;` serves the role's array, `{first} on S …;` the stage S")
+    if before and before[-1][1] == "share" and before[-1][0] == "name" and tok.type != "NAME" and (
+            first == "share" or len(words) >= 3 and words[1] == "pull"):
+        # `share;`, `D pull P share;`: the policy left out (the list said only "a name")
+        return at, (f"unexpected {_token_text(tok)}: `share` names its policy, `share maxmin` or "
+                    "`share bottleneck`")
     if word == ")" and len(before) >= 2 and before[-1][1] == "(" and before[-2][1] in ("by", "fifo"):
         if before[-2][1] == "by":
             return at, "unexpected `)`: `by` takes its keys, one at least, `by (key, …)`"
