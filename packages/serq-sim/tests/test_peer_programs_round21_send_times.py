@@ -39,3 +39,11 @@ def test_a_warm_up_leaves_out_the_requests_sent_before_its_end():
     """The records are kept by their send time, the `sent` column, not by the session's start at 0."""
     r = serq_sim.run(serq_frontend.compile(path=str(PROGRAM)), warmup=1)
     assert list(r.records("request", kind="numpy")["session"]) == [2, 3]
+
+
+def test_more_sessions_than_the_log_has_send_its_requests_again():
+    """`ordered` replays session serial mod the log's four: sessions 4 and 5 are rows 0 and 1 again."""
+    r = serq_sim.run(serq_frontend.compile(path=str(PROGRAM), sets={"n": 6}))
+    rec = r.records("request", kind="numpy")
+    sent = dict(zip(rec["session"].tolist(), rec["sent"].tolist()))
+    assert sent == {0: 0.5, 1: 0.5, 2: 2.0, 3: 7.25, 4: 0.5, 5: 0.5}
