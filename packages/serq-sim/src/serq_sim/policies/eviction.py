@@ -335,7 +335,8 @@ def key_reads(program, keys) -> tuple[bool, bool, bool]:
 def age_sign(e) -> int | None:
     """1 when expression ``e`` reads nothing but ``age`` and finite numbers and cannot fall as ``age``
     rises (rounding included: ``age``, ``age + c``, ``age - c``, ``age * c`` and ``age / c`` for
-    ``c > 0``), -1 when it cannot rise (the same negated, ``c - age``, a negative factor), else ``None``."""
+    ``c > 0``), -1 when it cannot rise (the same negated, ``c - age``, a negative factor), else ``None``.
+    ``now - last`` is ``age`` and ``last - now`` is ``-age``; ``now`` or ``last`` read otherwise is ``None``."""
     from serq_ir import nodes as N
 
     from ..compile import num
@@ -349,6 +350,11 @@ def age_sign(e) -> int | None:
 
     if isinstance(e, N.Ctx):
         return 1 if e.name == "age" else None
+    if isinstance(e, N.Binary) and e.op == "-" and isinstance(e.lhs, N.Ctx) and isinstance(e.rhs, N.Ctx):
+        # `now - last` is `age` (evict_context's own subtraction), `last - now` its negation exactly (a
+        # difference's rounding is symmetric)
+        pair = (e.lhs.name, e.rhs.name)
+        return 1 if pair == ("now", "last") else -1 if pair == ("last", "now") else None
     if isinstance(e, N.Unary) and e.op == "-":
         s = age_sign(e.arg)
         return None if s is None else -s
@@ -375,10 +381,10 @@ def age_sign(e) -> int | None:
 
 
 def aged_key(program, keys) -> tuple[int, int] | None:
-    """``(i, sign)`` when key ``i`` of ``keys`` reads the time only through ``age``, monotonically
-    (:func:`age_sign`), and every other key reads what a fixed key reads (:func:`key_reads`; no ``age``):
-    the order of the cached entries by the keys is then their order with key ``i`` read as ``-last``
-    (``sign`` 1) or ``last``, at any instant, but for ties of rounding. Else ``None``."""
+    """``(i, sign)`` when key ``i`` of ``keys`` reads the time only through ``age`` (or ``now - last``),
+    monotonically (:func:`age_sign`), and every other key reads what a fixed key reads (:func:`key_reads`; no
+    ``age``): the order of the cached entries by the keys is then their order with key ``i`` read as
+    ``-last`` (``sign`` 1) or ``last``, at any instant, but for ties of rounding. Else ``None``."""
     from serq_ir import nodes as N
 
     from ..compile import reads
@@ -386,7 +392,7 @@ def aged_key(program, keys) -> tuple[int, int] | None:
     changing = _changing(fixed_slots(program))
     found = None
     for i, k in enumerate(keys):
-        if reads(k, lambda e: isinstance(e, N.Ctx) and e.name == "age"):
+        if reads(k, lambda e: isinstance(e, N.Ctx) and e.name in ("age", "now")):
             if found is not None:
                 return None
             sign = age_sign(k)
