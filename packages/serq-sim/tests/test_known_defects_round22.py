@@ -118,3 +118,85 @@ def test_a_signal_in_the_trace_read_gives_the_partial_report(tmp_path, sig, stat
     assert report["partial"] == partial and (report["events"], report["arrivals"], report["end"]) == (0, 0, 0)
     assert report["notes"] == [f"note: {said} at set-up, reading the trace t.csv, before the run began at t=0; the "
                                "figures cover what was simulated"]
+
+
+# 8. The errors built outside Simulation.error (the closed workload's replacement guard, the no-progress guard of
+#    a step stage whose iterations take no time, a plugin's error placed at its job) carried no note of the trace
+#    row their session replays, which every other run-time error of a trace session carries: one function makes
+#    them all (serq_sim.errors.session_error), on both tiers. The guards' limits are made small here.
+
+ROWS = "session,turn,new,out,think,forced\n" + "".join(f"{i},1,{10 + i},2,0,0\n" for i in range(50))
+
+# closed(1): each session ends at the instant it starts; the guard allows 3 + 1 replacements (session 4 is past)
+CLOSED = """stage d : delay;
+workload {
+  arrive closed(1);
+  trace "t.csv" ordered;
+}
+session {
+  turn;
+  end;
+}
+run { horizon 10; }
+"""
+
+# a step stage of cost 0: its iterations take no time, and the guard allows 50 + 1 a session live (52)
+STILL = """stage e : step { budget 100; cost 0; }
+workload {
+  arrive batch(2);
+  trace "t.csv" ordered;
+}
+session {
+  turn;
+  run e prefill (new);
+  run e decode (out * 1000000);
+}
+run { horizon 10; }
+"""
+
+
+@pytest.mark.parametrize("src, serial, head", [
+    (CLOSED, 4, "3:3: error: at t=0, session 4: no progress: the closed workload replaced more than 4 ended"),
+    (STILL, 0, "9:3: error: at t=0, session 0: no progress: the iterations of stage e take no time")])
+def test_a_guards_error_names_the_trace_row(src, serial, head, monkeypatch, tmp_path):
+    from serq_sim import engine, workload
+
+    monkeypatch.setattr(workload, "REPLACE_LIMIT", 3)
+    monkeypatch.setattr(workload, "REPLACE_PER_MEMBER", 1)
+    monkeypatch.setattr(engine, "STALL_EVENTS", 50)
+    monkeypatch.setattr(engine, "STALL_PER_SESSION", 1)
+    (tmp_path / "t.csv").write_text(ROWS)
+    p = tmp_path / "p.sq"
+    p.write_text(src)
+    lines = same_error(serq_frontend.compile(p), monkeypatch).splitlines()
+    assert lines[0].startswith(f"{p}:{head}")
+    # the trace's session N is its line N + 2 (the header first), ordered: session N replays it
+    assert lines[3:] == [f"{tmp_path / 't.csv'}:{serial + 2}:1: note: session {serial} replays the trace's session "
+                         f"{serial}, turn 1: new {10 + serial}, out 2, think 0, forced 0", f"  {serial},1,{10 + serial},2,0,0",
+                         "  ^"]
+
+
+def test_a_plugins_error_placed_at_its_job_names_the_trace_row(tmp_path):
+    # guards.placed, given a SimError raised in a plugin's code (its last frame outside serQ) and the job of a
+    # session replaying the trace: placed at the job's run, with the row's note
+    from serq_sim import guards
+    from serq_sim.api import registries
+    from serq_sim.engine import Simulation
+    from serq_sim.errors import SimError
+
+    (tmp_path / "t.csv").write_text(ROWS)
+    p = tmp_path / "p.sq"
+    p.write_text(STILL)
+    sim = Simulation(serq_frontend.compile(p), registries())
+    s = type("S", (), {"serial": 3, "trace": [sim.trace.sessions[3], 1, 3]})()  # (past its first turn)
+    job = type("J", (), {"owner": s, "span": 0})()
+    namespace: dict = {"SimError": SimError}
+    exec(compile("def fail():\n    raise SimError('stage e: no room for the job')\n", "acme.py", "exec"), namespace)
+    try:
+        namespace["fail"]()
+    except SimError as e:
+        placed = guards.placed(e, sim, job)
+    lines = str(placed).splitlines()
+    assert lines[0].endswith("error: at t=0, session 3: stage e: no room for the job")
+    assert lines[-3:] == [f"{tmp_path / 't.csv'}:5:1: note: session 3 replays the trace's session 3, turn 1: new 13, "
+                          "out 2, think 0, forced 0", "  3,1,13,2,0,0", "  ^"]

@@ -51,6 +51,7 @@ from .errors import (
     format_error,
     guard_message,
     printable,
+    session_error,
     setting_error,
     setting_origins,
     show,
@@ -481,8 +482,8 @@ class Simulation:
             span = self.spans[sid]
         s = s if s is not None else self.cur
         if s is None:
-            return SimError(format_error(span, self.now, None, msg, self.source))
-        return SimError(format_error(span, self.now, s.serial, msg, self.source) + self.replay_note(s))
+            return session_error(self, span, self.now, None, None, msg)
+        return session_error(self, span, self.now, s.serial, s.trace, msg)
 
     def replay_note(self, s: Session) -> str:
         """The note naming the trace row a session replays (trace.replay_note), "" for one that replays none:
@@ -780,14 +781,13 @@ class Simulation:
         runs = self._runs_of(j for j in stage.residents if isinstance(j.owner, Session))
         if not runs:
             raise SimError(format_error(stage.node.span, self.now, None, msg, self.source))
-        serial, span = runs[0]
-        raise SimError(format_error(span, self.now, serial, f"{msg}: its residents are {_runs_listed(runs)}",
-                                    self.source))
+        serial, span, replay = runs[0]
+        raise session_error(self, span, self.now, serial, replay, f"{msg}: its residents are {_runs_listed(runs)}")
 
-    def _runs_of(self, jobs) -> list[tuple[int, Any]]:
-        """The runs of ``jobs`` (sessions' jobs) as a no-progress error names them: ``(serial, span)``, in
-        their sessions' serial order."""
-        return sorted(((j.owner.serial, self.spans[j.span]) for j in jobs), key=lambda r: r[0])
+    def _runs_of(self, jobs) -> list[tuple[int, Any, Any]]:
+        """The runs of ``jobs`` (sessions' jobs) as a no-progress error names them: ``(serial, span, replay)``
+        (``replay``: the session's trace state, for the note naming its row), in their sessions' serial order."""
+        return sorted(((j.owner.serial, self.spans[j.span], j.owner.trace) for j in jobs), key=lambda r: r[0])
 
     def stall_error(self, n: int, counted: str = "events", cap: int | None = None) -> None:
         """The no-progress guard tripped: ``n`` events (or open arrivals, ``counted``) at this instant, more than
@@ -813,7 +813,7 @@ class Simulation:
             if found:
                 jobs.update(dict.fromkeys(found))
         runs = self._runs_of(j for j in jobs if isinstance(j.owner, Session))
-        if self.due_now is not None:  # the fast tier's events, outside self.heap: its runs as (serial, span)
+        if self.due_now is not None:  # the fast tier's events, outside self.heap: its runs as (serial, span, replay)
             named, located = self.due_now(upto)
             other += named
             runs = sorted(runs + located, key=lambda r: r[0])
@@ -824,11 +824,11 @@ class Simulation:
             msg = (f"no progress: more than {cap} {counted} in {now - t0:.3g} s of simulated time since "
                    f"t={t0:.6g} (steps far below any time scale: at that pace the run would not reach its end")
         if runs:
-            serial, span = runs[0]
+            serial, span, replay = runs[0]
             again = ("put off to this same instant again and again" if now == t0 else
                      "due again and again within that span")
-            raise SimError(format_error(span, now, serial, f"{msg}): the events due now are those of "
-                                        f"{_runs_listed(runs)}, {again}", self.source))
+            raise session_error(self, span, now, serial, replay, f"{msg}): the events due now are those of "
+                                f"{_runs_listed(runs)}, {again}")
         what = f"the events due now: {', '.join(dict.fromkeys(other))}" if other else "no event names a statement"
         # arrivals due again and again (a renewal gap below the clock's precision): the workload's `arrive`
         span = self.arrive.span if "arrive poisson" in other or "arrive renewal" in other else None
@@ -1419,15 +1419,15 @@ class Simulation:
             if now == self.rep_t:  # the closed workload's no-progress guard (workload.replace_limit)
                 k = self.rep_k = self.rep_k + 1
                 if k > self.rep_limit:
-                    raise SimError(format_error(self.arrive.span, now, s.serial,
-                                                _workload.replace_message(self.rep_limit), self.source))
+                    raise session_error(self, self.arrive.span, now, s.serial, s.trace,
+                                        _workload.replace_message(self.rep_limit))
                 if k > self.rep_n:  # and the CPU time spent at the instant (workload.REPLACE_SECONDS)
                     c = _time.process_time()
                     if k == self.rep_n + 1:
                         self.rep_c = c
                     elif c - self.rep_c > self.rep_seconds:
-                        raise SimError(format_error(self.arrive.span, now, s.serial, _workload.replace_time_message(
-                            self.rep_n, self.rep_seconds), self.source))
+                        raise session_error(self, self.arrive.span, now, s.serial, s.trace,
+                                            _workload.replace_time_message(self.rep_n, self.rep_seconds))
             else:
                 self.rep_t = now
                 self.rep_k = 1
@@ -1592,11 +1592,11 @@ def _jobs_of(owner) -> list:
     return out
 
 
-def _runs_listed(runs: list[tuple[int, Any]]) -> str:
-    """The runs a no-progress error names (``(serial, span)`` in serial order, :meth:`Simulation._runs_of`):
-    the first five as "the run at FILE:L:C of session N", then how many more."""
+def _runs_listed(runs: list[tuple[int, Any, Any]]) -> str:
+    """The runs a no-progress error names (``(serial, span, replay)`` in serial order,
+    :meth:`Simulation._runs_of`): the first five as "the run at FILE:L:C of session N", then how many more."""
     where = []
-    for serial, sp in runs[:5]:
+    for serial, sp, _replay in runs[:5]:
         at = f" at {place(sp)}" if sp is not None else ""
         where.append(f"the run{at} of session {serial}")
     more = f" and {len(runs) - 5} more" if len(runs) > 5 else ""

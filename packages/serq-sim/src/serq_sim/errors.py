@@ -94,6 +94,18 @@ def format_error(span, t: float | None, serial: int | None, message: str, base: 
 
 
 
+def session_error(sim, span, t: float | None, serial: int | None, replay, message: str) -> SimError:
+    """The run-time error ``message`` at ``span`` and time ``t`` of session ``serial`` (None: of none), as
+    :func:`format_error` says it, with the note naming the trace row the session replays (``replay``: its
+    ``[turns, next turn, trace session]``; None for a session that replays none, trace.replay_note): the one
+    way a run-time error of a session is made, on both tiers (``Simulation.error``, the fast tier's, the
+    closed workload's replacement guard, the no-progress guards, a plugin's error placed at its job), so
+    that every one of a trace session names its row (those built outside ``Simulation.error`` did not)."""
+    text = format_error(span, t, serial, message, sim.source)
+    if serial is not None and replay is not None and sim.trace is not None:
+        text += sim.trace.replay_note(replay, serial)
+    return SimError(text)
+
 
 #: a number as a message shows it: ``NaN``, a whole number without a point, else ``%g``
 show = show_number

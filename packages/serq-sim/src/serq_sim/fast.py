@@ -69,7 +69,15 @@ from .compile import (
     spin_message,
     state_dependent,
 )
-from .errors import SimError, StopRun, amount_message, format_error, guard_message, work_message
+from .errors import (
+    SimError,
+    StopRun,
+    amount_message,
+    format_error,
+    guard_message,
+    session_error,
+    work_message,
+)
 from .pools.exact import WIDE
 from .pools.exact import zero as exact_zero
 from .pools.model import EPS, ThresholdQueue, WaitedQueue, refused_amount, waited_cuts, waited_last
@@ -681,12 +689,12 @@ class _Gen(Compiler):
             out += [f"{pad}if now == rep_t:",
                     f"{pad}    rep_k += 1",
                     f"{pad}    if rep_k > {self.sim.rep_limit}:",
-                    f"{pad}        raise _closed_err(now, A[{self.XS}])",
+                    f"{pad}        raise _closed_err(now, A)",
                     f"{pad}    if rep_k > {n}:",  # and the CPU time spent at the instant (workload.REPLACE_SECONDS)
                     f"{pad}        if rep_k == {n + 1}:",
                     f"{pad}            rep_c = _cpu()",
                     f"{pad}        elif _cpu() - rep_c > {_flt(self.sim.rep_seconds)}:",
-                    f"{pad}            raise _closed_time_err(now, A[{self.XS}])",
+                    f"{pad}            raise _closed_time_err(now, A)",
                     f"{pad}else:",
                     f"{pad}    rep_t = now",
                     f"{pad}    rep_k = 1"]
@@ -1702,10 +1710,12 @@ def build(sim, progress: bool):
         # the error of the session in ``A`` (None: of none), as engine.Simulation.error says it: with the note
         # naming the trace row it replays
         if A is None:
-            return SimError(format_error(spans[sid], now, None, msg, source))
-        serial = A[XS]
-        note = "" if XTR is None or A[XTR] is None else sim.trace.replay_note(A[XTR:XTR + 3], serial)
-        return SimError(format_error(spans[sid], now, serial, msg, source) + note)
+            return session_error(sim, spans[sid], now, None, None, msg)
+        return session_error(sim, spans[sid], now, A[XS], _replay(A), msg)
+
+    def _replay(A):
+        # the trace state of the session in ``A`` (its [turns, next turn, trace session]), None without a trace
+        return None if XTR is None or A[XTR] is None else A[XTR:XTR + 3]
 
     def _dfail(msg, sid, A, now):
         raise _err(msg, sid, A, now)
@@ -1730,14 +1740,14 @@ def build(sim, progress: bool):
         # admission.amount_error: a hold's units that the pool refuses (NaN, negative; inf without a cap)
         return _err(amount_message("units", name, x), sid, A, now)
 
-    def _closed_err(now, serial):
+    def _closed_err(now, A):
         # engine.Simulation.end_session: a closed workload past its replacements at one instant
-        return SimError(format_error(sim.arrive.span, now, serial, replace_message(sim.rep_limit), source))
+        return session_error(sim, sim.arrive.span, now, A[XS], _replay(A), replace_message(sim.rep_limit))
 
-    def _closed_time_err(now, serial):
+    def _closed_time_err(now, A):
         # the same, past the CPU time allowed at one instant (workload.REPLACE_SECONDS)
-        return SimError(format_error(sim.arrive.span, now, serial, replace_time_message(sim.rep_n, sim.rep_seconds),
-                                     source))
+        return session_error(sim, sim.arrive.span, now, A[XS], _replay(A),
+                             replace_time_message(sim.rep_n, sim.rep_seconds))
 
     def _drop(q, x):
         for i, y in enumerate(q):
@@ -1772,7 +1782,8 @@ def build(sim, progress: bool):
                     hh = hh[a[0]]
                 for e in hh:
                     runs[id(e[2])] = e[2]
-        located = [(int(A[xs]), spans[run_span[A[xp]]] if A[xp] in run_span else None) for A in runs.values()]
+        located = [(int(A[xs]), spans[run_span[A[xp]]] if A[xp] in run_span else None, _replay(A))
+                   for A in runs.values()]
         return named, sorted(located, key=lambda r: r[0])
 
     def _tick(events, now, open_arrivals, live, live0, live_t, heap, ps_heaps):

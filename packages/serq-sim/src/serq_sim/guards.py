@@ -129,7 +129,7 @@ def placed(e: BaseException, sim: Any, job: Any = None) -> BaseException | None:
     placed as the run's own errors are: ``FILE:LINE:COL: error: at t=T, session N: …`` at the run statement
     of ``job`` when the plugin was given one (its ``attach``), else ``FILE: error: at t=T: …``; ``None`` for
     any other exception (serQ's own errors, which say where, are left as they are)."""
-    from .errors import SimError, format_error
+    from .errors import SimError, session_error
 
     if not isinstance(e, SimError) or _located(str(e)):
         return None
@@ -140,8 +140,9 @@ def placed(e: BaseException, sim: Any, job: Any = None) -> BaseException | None:
         return None
     owner = getattr(job, "owner", None)
     span = sim.spans[job.span] if owner is not None and 0 <= job.span < len(sim.spans) else None
-    return SimError(format_error(span, sim.now, owner.serial if owner is not None else None, str(e),
-                                 sim.source))
+    if owner is None:
+        return session_error(sim, span, sim.now, None, None, str(e))
+    return session_error(sim, span, sim.now, owner.serial, owner.trace, str(e))
 
 
 def _located(message: str) -> bool:
