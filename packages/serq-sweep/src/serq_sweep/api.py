@@ -162,7 +162,11 @@ class Records:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(jp)
         else:
-            self.runs = R.load(self.path, self.plan)
+            others: set[str] = set()
+            self.runs = R.load(self.path, self.plan, others)
+            said = R.left_out(self.path, others)
+            if said is not None:  # before the first run, while the records there are still whole
+                print(said, file=sys.stderr, flush=True)
         from serq.files import open_own_append
 
         self._made = not os.path.lexists(jp)

@@ -293,9 +293,9 @@ def declared(point: Any, name: str) -> tuple[str, ...]:
     return (*OWN, *point.records[name]) if name in point.records else ()
 
 
-def load(path: str, plan: Any) -> dict[str, Run]:
+def load(path: str, plan: Any, others: set[str] | None = None) -> dict[str, Run]:
     """The records an earlier sweep into ``path`` kept (its tables and its journal): key -> the run's
-    tables (a key this sweep does not run is left out)."""
+    tables (a key this sweep does not run is left out, and added to ``others`` when given)."""
     wanted = {plan.key(p, s): p for p in plan.points for s in plan.seeds}
     runs: dict[str, Run] = {}
     for name, file in files(path, table_names(plan)).items():
@@ -309,6 +309,8 @@ def load(path: str, plan: Any) -> dict[str, Run]:
                 # resumed with the column NaN, written so into the table, its values lost without a word)
                 if key in wanted and all(c in cols for c in declared(wanted[key], name)):
                     runs.setdefault(key, {})[name] = _own_dtypes(cols)
+                elif key not in wanted and others is not None:
+                    others.add(key)
         except TableFault as e:
             raise UserError(e.message("cannot read the records to resume from", "; remove it or give --fresh")
                             ) from None
@@ -319,7 +321,8 @@ def load(path: str, plan: Any) -> dict[str, Run]:
                             "--fresh") from None
     from .core import journal_entries
 
-    for key, r in journal_entries(journal_path(path), set(wanted), {"tables": lambda v: isinstance(v, dict)}):
+    for key, r in journal_entries(journal_path(path), set(wanted), {"tables": lambda v: isinstance(v, dict)},
+                                  others):
         try:
             runs[key] = {n: _arrays(cols) for n, cols in r["tables"].items()}
             for n, cols in runs[key].items():  # (what a run journals: every column its program's record declares)
@@ -331,6 +334,19 @@ def load(path: str, plan: Any) -> dict[str, Run]:
             raise UserError(f"{journal_path(path)}: the records of run {key} are not a sweep's{why}; remove the "
                             "file or give --fresh") from None
     return runs
+
+
+def left_out(path: str, others: set[str]) -> str | None:
+    """What a sweep says, before its first run, of the runs ``others`` whose records are in the records file
+    ``path`` (its tables, or its journal) and which it does not run, or None when there are none: the records
+    it writes hold its own runs alone (those of another sweep, or of values and seeds not swept now, went
+    without a word, where the table's are said: serq_sweep.core.left_out)."""
+    if not others:
+        return None
+    return (f"warning: --records {printable(path)}: the records of {len(others)} run(s) there (or in its journal) "
+            "are of no point and seed of this sweep (a value or seed not swept now, another sweep's, or the "
+            "program, a trace, a run bound or a serQ version changed since): the records this sweep writes "
+            "leave them out; copy them aside now to keep them, or give another --records")
 
 
 def complete(key: str, runs: Mapping[str, Run], result: Mapping[str, Any] | None, names: Sequence[str]) -> bool:
