@@ -484,6 +484,8 @@ class Compiler:
         self.rows: dict[int, str] = {}
         #: how many long aggregates were written as loops (:meth:`fold`)
         self.folds = 0
+        #: :func:`fold.plan` of each long aggregate outside any fold, by the call's ``id`` (with the call)
+        self.fold_plans: dict[int, tuple[N.Call, Any]] = {}
 
     # ---------------------------------------------------------------- helpers
     def obj(self, o: Any, prefix: str = "_o") -> str:
@@ -656,7 +658,14 @@ class Compiler:
         """The code of a long ``sum``, ``min`` or ``max`` whose terms are of one shape as the call of a loop
         (:mod:`serq_sim.fold`: the same terms evaluated in the same order, folded to the same double, without
         the code of every term or the tuple of their values); None when the terms are not of one shape."""
-        found = fold.plan(e.args, self.rows)
+        if self.rows:  # (inside an enclosing fold's first term: the plan depends on its rows)
+            found = fold.plan(e.args, self.rows)
+        else:  # planned once for both tiers' generators (the general engine's compiler keeps the plans)
+            plans = getattr(self.sim, "compiler", self).fold_plans
+            kept = plans.get(id(e))
+            if kept is None or kept[0] is not e:
+                kept = plans[id(e)] = (e, fold.plan(e.args, self.rows))
+            found = kept[1]
         if found is None:
             return None
         varying, rows = found
