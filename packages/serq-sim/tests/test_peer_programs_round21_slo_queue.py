@@ -5,7 +5,7 @@ kept queue took it (the threshold queue takes keys that read `waited` only compa
 where first come first served took 1.7 s; so did a let switching the keys (`mode == 0 ? 0 : …`), which the
 linker keeps as a conditional unless its three parts are numbers. The queues are now built from the keys as
 they choose the head (serq_sim.pools.model.kept_keys): a conditional on a number is the branch it takes, and a
-last `-waited` after other keys is left out, since a later session's `waited` is never more than an earlier
+last `-waited` (or `slo - waited`, the slack under one SLO) after other keys is left out, since a later session's `waited` is never more than an earlier
 one's and the head is the first, in join order, of the least keys. The reports and samples are the scan's of
 the keys as written, byte for byte, on both tiers (overloaded, sessions joined at one instant, a step engine
 whose preempted requests are re-queued at the head), and the keys are read about once a session."""
@@ -56,7 +56,9 @@ run { horizon 1e9; seed 2; }
 """
 
 KEYS = ["waited > slo ? 1 : 0, -waited", "mode == 0 ? 0 : waited > slo ? 1 : 0, mode == 2 ? prio : -waited",
-        "prio, -waited", "prio, waited >= slo, -waited, -waited", "mode == 1 ? prio : waited * 2, -waited"]
+        "prio, -waited", "prio, waited >= slo, -waited, -waited", "mode == 1 ? prio : waited * 2, -waited",
+        "slo - waited", "waited > slo ? 1 : 0, slo - waited", "prio, -waited - 3, 2 - waited, -waited + 1",
+        "inf - waited", "prio, waited - slo"]
 
 
 def scan(monkeypatch):
@@ -122,6 +124,12 @@ def test_which_keys_are_kept():
     keys, prog = kept("-waited")  # alone it stays (the groups' form, K of nothing)
     assert len(keys) == 1 and model.waited_last(keys) == -1
     keys, prog = kept("-waited, prio")  # not last: it orders
+    assert len(keys) == 2
+    keys, prog = kept("slo - waited")  # the slack under one SLO, alone: first come first served
+    assert len(keys) == 1 and model.waited_last(keys) == -1
+    keys, prog = kept("waited > slo ? 1 : 0, slo - waited, -waited + 1")
+    assert len(keys) == 1 and model.waited_cuts(keys) == [4.0]
+    keys, prog = kept("prio, waited - slo")  # rises with waited: it orders
     assert len(keys) == 2
     same = serq_frontend.compile(source=OVERLOADED.replace("KEY", "prio, serial"))
     assert model.program_kept_keys(same) is same
