@@ -47,7 +47,7 @@ def test_a_waiting_order_by_the_wait_is_refused_at_its_key(tmp_path, queue, key)
 
 
 @pytest.mark.parametrize("queue, sets", [("queue fifo;", {}), ("queue by (-waited);", {}), ("queue by (0, 1);", {}),
-                                         ("queue by (t0);", {}),
+                                         ("queue by (t0);", {}), ("queue by (slo - waited);", {}),
                                          ("queue by (qmode == 0 ? 0 : waited, -waited);", {"qmode": 0})])
 def test_keys_that_order_first_come_first_served_give_the_fifo_target(tmp_path, queue, sets):
     plain = target(serq_frontend.compile(path=str(BURSTS)), str(BURSTS))

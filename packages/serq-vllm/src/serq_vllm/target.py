@@ -294,17 +294,19 @@ def _refuse_unrunnable(program: n.Program, stage: n.Stage, kv: n.Pool, admitted:
 
 
 def _waited_key(queue: Any) -> Any:
-    """The first ``queue by`` key of a pool that reads ``waited`` other than as ``-waited`` (after ``--set``: a
-    conditional on a constant is the branch it takes), None when there is none. ``-waited``, the longest wait
-    first, is vLLM's first come first served (requests that joined at one instant tie, and a tie keeps the
+    """The first ``queue by`` key of a pool that reads ``waited`` other than as ``-waited`` or ``slo - waited``
+    (after ``--set``: a conditional on a constant is the branch it takes; serq_sim.pools.model's
+    ``falls_with_waited``), None when there is none. ``-waited``, the longest wait first, is vLLM's first come
+    first served (requests that joined at one instant tie, and a tie keeps the
     order they joined in); keys of the session's attributes are taken as its arrival order, as the scenario
     programs' ``(t0, idx)`` are, which a target cannot tell from another order of them."""
+    from serq_sim.pools.model import falls_with_waited
+
     if not isinstance(queue, n.QueueBy):
         return None
-    waited = n.Unary(op="-", arg=n.Ctx(name="waited"))
     for key in queue.keys:
         folded = _folded(key)
-        if not _same(folded, waited) and any(isinstance(x, n.Ctx) and x.name == "waited" for x in _walk(folded)):
+        if not falls_with_waited(folded) and any(isinstance(x, n.Ctx) and x.name == "waited" for x in _walk(folded)):
             return key
     return None
 

@@ -112,7 +112,7 @@ def kept_keys(keys: list) -> list:
     """``queue by`` keys as the queues read them, choosing the same head as the keys written: a conditional
     whose test is a number (a let's switch, ``mode == 0 ? 0 : waited > slo ? 1 : 0``, which the linker keeps
     unless its three parts are numbers) is the branch it takes, and a last ``-waited`` after other keys is
-    left out, and so is a last ``slo - waited`` (:func:`_falls_with_waited`; alone, such a key is ``-waited``).
+    left out, and so is a last ``slo - waited`` (:func:`falls_with_waited`; alone, such a key is ``-waited``).
     Why the last is: the head is the first session, in join order, whose keys no later one's compare strictly
     less (element by element, :func:`.admission.head`); a later session's ``waited`` is never more than an
     earlier one's (the clock does not go back, and ``now - joined`` is a rounded, monotone subtraction), so
@@ -121,9 +121,9 @@ def kept_keys(keys: list) -> list:
     either was read for every waiting session at every admission attempt. A test that is NaN is kept (a
     NaN is true, as the compiled conditional takes it, but is no number to choose by here)."""
     out = [_chosen(k) for k in keys]
-    while len(out) > 1 and _falls_with_waited(out[-1]):
+    while len(out) > 1 and falls_with_waited(out[-1]):
         out.pop()
-    if len(out) == 1 and _falls_with_waited(out[0]) and not _less_waited(out[0]):
+    if len(out) == 1 and falls_with_waited(out[0]) and not _less_waited(out[0]):
         # alone, such a key orders as `-waited` does (first come first served): the groups' form
         out[0] = N.Unary(op="-", arg=N.Ctx(name="waited"), span=getattr(out[0], "span", None))
     return out
@@ -133,7 +133,7 @@ def _less_waited(e) -> bool:
     return isinstance(e, N.Unary) and e.op == "-" and isinstance(e.arg, N.Ctx) and e.arg.name == "waited"
 
 
-def _falls_with_waited(e) -> bool:
+def falls_with_waited(e) -> bool:
     """Whether key ``e`` is ``-waited``, or ``waited`` subtracted from a number or ``-waited`` added to or less
     a number (``slo - waited``, the slack under one SLO): a rounded function of ``waited`` that never rises as
     it grows, so a later session's key is never less than an earlier one's (a NaN or an infinite number
