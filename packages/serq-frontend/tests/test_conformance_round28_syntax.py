@@ -124,6 +124,21 @@ ORDER = [
     # QUEUE pull QUEUE [ latency expr ] share ( maxmin | bottleneck )
     (PD.replace("D pull P latency 0.5 share maxmin;", "D pull P share maxmin ⟨latency 0.5;"),
      "unexpected `latency`: a pull's `latency` comes before its `share`, `D pull P latency x share maxmin;`"),
+    # choose NAME in expr by ( expr , ... ): `in` after the name, the keys after `by`
+    (session("choose k ⟨2 by (k); run s (k);"), "unexpected `2`: `choose` takes `in` after its name, "
+     "`choose k in n by (key, …);`"),
+    (session("choose k in 2 ⟨(k); run s (k);"), "unexpected `(`: `choose`'s keys follow `by`, "
+     "`choose k in n by (key, …);`"),
+    # QUEUE pull QUEUE [ latency expr ]: the wait written
+    (PD.replace("latency 0.5 share", "latency ⟨share"), "unexpected `share`: a pull's `latency` takes its wait, "
+     "`D pull P latency x share maxmin;`"),
+    # a `(` or `[` left open before a token no expression continues with: the opener's place
+    (session("hold p (1 ⟨{ run s (1); }", H), "unexpected `{`: a `)` is missing, the `(` at 5:24 is not closed"),
+    (session("hold p[0 ⟨(1) { run s (1); }", "pool p[2] { cap 9; }\n" + S + W),
+     "unexpected `(`: a `]` is missing, the `[` at 4:23 is not closed"),
+    ("pool p[2 ⟨{ cap 1; }\n" + session("run s (1);"), "unexpected `{`: a `]` is missing, the `[` at 1:7 is not "
+     "closed"),
+    (session("set x = max(1, 2⟨;"), "unexpected `;`: a `)` is missing, the `(` at 3:28 is not closed"),
     # share maxmin ; | share bottleneck ; and a pull's share ( maxmin | bottleneck ): the policy named
     ("share⟨;\n" + session("run s (1);"), "unexpected `;`: `share` names its policy, `share maxmin` or "
      "`share bottleneck`"),

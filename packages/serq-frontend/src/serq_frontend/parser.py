@@ -1106,6 +1106,8 @@ def _depth0(before: list[tuple[str, str, int, int]], start: int) -> list[str]:
     return out
 
 
+#: a choose as §2 writes it
+_CHOOSE = "`choose k in n by (key, …);`"
 #: a hold's header in §2's order, for a clause written out of it
 _HOLD_ORDER = "`hold P (units) reserve (r), Q (units) reuse (ρ) at admission (x = …) { … }`"
 
@@ -1146,6 +1148,15 @@ def _clause_out_of_order(tok: Token, text: str, grammar: Any) -> tuple[tuple[int
         # `share;`, `D pull P share;`: the policy left out (the list said only "a name")
         return at, (f"unexpected {_token_text(tok)}: `share` names its policy, `share maxmin` or "
                     "`share bottleneck`")
+    if len(words) == 6 and words[1] == "pull" and words[3:5] == ["latency", "share"] and before[-2][1] == "share":
+        # `D pull P latency share maxmin;`: `share maxmin` read as the start of an aggregate, the wait's
+        return (before[-2][2], before[-2][3]), (f"unexpected `share`: a pull's `latency` takes its wait, "
+                                                f"`{words[0]} pull {words[2]} latency x share {words[5]};`")
+    if first == "choose" and len(words) >= 2 and "by" not in words:
+        if "in" not in words and len(words) == 2:  # `choose k 2 by (…)`
+            return at, f"unexpected {_token_text(tok)}: `choose` takes `in` after its name, " + _CHOOSE
+        if "in" in words and word == "(":  # `choose k in 2 (…)`
+            return at, "unexpected `(`: `choose`'s keys follow `by`, " + _CHOOSE
     if word == ")" and len(before) >= 2 and before[-1][1] == "(" and before[-2][1] in ("by", "fifo"):
         if before[-2][1] == "by":
             return at, "unexpected `)`: `by` takes its keys, one at least, `by (key, …)`"
@@ -1176,6 +1187,30 @@ def _clause_out_of_order(tok: Token, text: str, grammar: Any) -> tuple[tuple[int
             return at, (f"`{word}` does not begin an item: it begins a statement, which belongs in a block (a "
                         f"session, a server, a definition's); an item begins with {listed}")
     return None
+
+
+def _bracket_unclosed(tok: Token, expected: set[str], text: str) -> tuple[tuple[int, int], str] | None:
+    """A `(` or `[` of the statement left open when a token that no expression continues with comes (``hold kv
+    (1 { … }``, ``pool p[2 { … }``, ``hold kv[0 (1) { … }``): the error was the token alone, "unexpected `{`",
+    or its list. At the token, naming the opener's place; None when the error is not that."""
+    if tok.type not in ("LBRACE", "SEMICOLON", "RBRACE", "LPAR") or tok.start_pos is None:
+        return None
+    before = _tokens_before(text, tok.start_pos)
+    start = _statement_start(before, len(before))  # (past an unclosed `(`, which it counts as a depth below 0)
+    stack: list[tuple[str, str, int, int]] = []
+    for t in before[start:]:
+        if t[1] in ("(", "["):
+            stack.append(t)
+        elif t[1] in (")", "]") and stack:
+            stack.pop()
+    if not stack:
+        return None
+    opener = stack[-1]
+    close = ")" if opener[1] == "(" else "]"
+    if ("RPAR" if close == ")" else "RSQB") not in expected or tok.type == "LPAR" and close == ")":
+        return None
+    return (tok.line, tok.column), (f"unexpected {_token_text(tok)}: a `{close}` is missing, the `{opener[1]}` at "
+                                    f"{opener[2]}:{opener[3]} is not closed")
 
 
 #: a hold's clauses before its block and after it (language.txt §3: `hold P (u) [reserve (r)] … [reuse (ρ)]
@@ -1568,7 +1603,8 @@ def _syntax_error(e: UnexpectedInput, text: str, file: str, reporter: Reporter, 
     said = (_pool_option_slipped(tok, text) or _hold_clause_placed(tok, expected, text)
             or _requeue_missing(tok, text) or _transfer_unfinished(tok, text) or _requeue_misplaced(tok, text)
             or _share_missing(tok, text) or _parenthesis_missing(tok, expected, text)
-            or _stage_kind_ended(tok, text) or _clause_out_of_order(tok, text, grammar))
+            or _stage_kind_ended(tok, text) or _clause_out_of_order(tok, text, grammar)
+            or _bracket_unclosed(tok, expected, text))
     if said is not None:
         return reporter.error(Pos(file, *said[0]), said[1])
     if "SEMICOLON" in expected and tok.type != "SEMICOLON":
