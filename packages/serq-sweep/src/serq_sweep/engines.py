@@ -402,9 +402,26 @@ class Dask:
                 why = str(e) if isinstance(e, (OSError, TimeoutError, ValueError)) else f"{type(e).__name__}: {e}"
                 raise UserError(f"--dask {clipped(where)}: cannot reach the scheduler: {clipped(why, 240)}"
                                 ) from None
+            self._has_workers(where)
         self.name = f"dask ({self._client.scheduler.address})"
         self._scattered: dict[bytes, Any] = {}
         return self
+
+    #: how long a scheduler is given to have a worker (Dask's scatter waited as long, then failed)
+    WORKER_WAIT = 10.0
+
+    def _has_workers(self, where: str) -> None:
+        """Refuse, closing the client, a scheduler that has no worker within :data:`WORKER_WAIT` seconds: the
+        first run's IR could go nowhere, and Dask's ``TimeoutError: No valid workers found`` was a traceback."""
+        try:
+            self._client.wait_for_workers(1, timeout=self.WORKER_WAIT)
+        except TimeoutError:
+            address = self._client.scheduler.address
+            self._client.close()
+            self._client = None
+            raise UserError(f"--dask {clipped(where)}: the scheduler at {clipped(address)} has no worker (none joined "
+                            f"in {self.WORKER_WAIT:g} s); start workers for it (dask worker {clipped(address)}), "
+                            "or give --dask local") from None
 
     def __exit__(self, *exc) -> None:
         if self._own:
@@ -436,7 +453,11 @@ class Dask:
             if again:  # with the IR itself: the worker its scattered copy went to may end again
                 ref = ir
             elif ref is None:  # a point's IR travels once, not once per seed
-                ref = self._scattered[ir] = client.scatter(ir, broadcast=False)
+                try:
+                    ref = self._scattered[ir] = client.scatter(ir, broadcast=False)
+                except TimeoutError:  # (every worker gone since the sweep began: Dask's traceback)
+                    raise UserError(f"{self.name}: the scheduler has no worker left to send the runs of "
+                                    f"{name} to; start workers for it, or give --dask local") from None
             f = client.submit(run_task, ref, ir_hash, name, seed, limits, *rest, plugins=self.plugins, pure=False)
             futures[f] = t
             return f

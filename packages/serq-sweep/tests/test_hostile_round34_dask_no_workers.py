@@ -1,0 +1,59 @@
+"""A Dask scheduler without a worker is one error, not Dask's traceback. ``--dask ADDRESS`` (or a scheduler
+file) of a scheduler that no worker joins within ``Dask.WORKER_WAIT`` seconds (10) is refused before any run,
+the client closed and no journal left (``the scheduler at tcp://… has no worker (none joined in 10 s); start
+workers for it …``); a ``distributed.Client`` of the caller's whose scheduler has none, or whose workers are
+gone, is refused where the first point's IR is sent, as its client's timeout runs out. Both were ``TimeoutError:
+No valid workers found`` from the scatter, with a traceback, after 10 s."""
+
+from __future__ import annotations
+
+import pytest
+from serq.errors import UserError
+from serq_sweep import engines, sweep
+
+pytestmark = pytest.mark.timeout(120)
+
+distributed = pytest.importorskip("distributed")
+
+PROGRAM = """let a = 1;
+stage s : delay;
+workload { arrive poisson(1); }
+session { run s (a); }
+run { horizon 5; seed 1; }
+"""
+
+
+@pytest.fixture(scope="module")
+def scheduler():
+    """A scheduler of no worker (a LocalCluster of none), its address."""
+    with distributed.LocalCluster(n_workers=0, host="127.0.0.1", dashboard_address="127.0.0.1:0",
+                                  silence_logs=engines.QUIET) as cluster:
+        yield cluster.scheduler_address
+
+
+def test_an_address_of_no_worker_is_refused_before_any_run(tmp_path, scheduler, monkeypatch):
+    monkeypatch.setattr(engines.Dask, "WORKER_WAIT", 0.5)
+    (tmp_path / "p.sq").write_text(PROGRAM)
+    with pytest.raises(UserError) as info:
+        sweep(str(tmp_path / "p.sq"), dask=scheduler, out=str(tmp_path / "t.csv"), progress=False)
+    assert str(info.value) == (f"error: --dask {scheduler}: the scheduler at {scheduler} has no worker (none joined "
+                               f"in 0.5 s); start workers for it (dask worker {scheduler}), or give --dask local")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["p.sq"]  # no table, no journal
+
+
+def test_a_scheduler_file_of_no_worker_is_refused_too(tmp_path, scheduler, monkeypatch):
+    monkeypatch.setattr(engines.Dask, "WORKER_WAIT", 0.5)
+    (tmp_path / "p.sq").write_text(PROGRAM)
+    (tmp_path / "s.json").write_text(f'{{"type": "Scheduler", "address": "{scheduler}"}}')
+    with pytest.raises(UserError, match=r"s\.json: the scheduler at tcp://127\.0\.0\.1:\d+ has no worker"):
+        sweep(str(tmp_path / "p.sq"), dask=str(tmp_path / "s.json"), progress=False)
+
+
+def test_a_callers_client_of_no_worker_is_refused_at_the_first_point(tmp_path, scheduler):
+    (tmp_path / "p.sq").write_text(PROGRAM)
+    with distributed.Client(scheduler, timeout="1s") as client:
+        with pytest.raises(UserError) as info:
+            sweep(str(tmp_path / "p.sq"), dask=client, progress=False)
+        assert str(info.value) == (f"error: dask ({scheduler}): the scheduler has no worker left to send the runs "
+                                   f"of {tmp_path / 'p.sq'} to; start workers for it, or give --dask local")
+        assert client.status == "running"  # the caller's, left open
