@@ -124,6 +124,13 @@ ORDER = [
     # QUEUE pull QUEUE [ latency expr ] share ( maxmin | bottleneck )
     (PD.replace("D pull P latency 0.5 share maxmin;", "D pull P share maxmin ⟨latency 0.5;"),
      "unexpected `latency`: a pull's `latency` comes before its `share`, `D pull P latency x share maxmin;`"),
+    # run STAGE [prefill | decode] ( expr ): a misspelt mode is told as the mode (it was "`run` takes its work
+    # in parentheses"); hidden NAME [, NAME]*: a list (it was "missing `;`")
+    ("pool kv { cap 9; }\nstage E : step { budget 8; cost 1; memory kv; }\n" + W
+     + "session { turn; hold kv (1) { run E ⟨decoding (1); } end; }\n",
+     "unexpected `decoding`: a run's mode on a step stage is `prefill` or `decode` (did you mean `decode`?)"),
+    (S + "workload { arrive poisson(1); hidden o ⟨p; turn { set o = 1; set p = 1; } }\nsession { turn; end; }\n",
+     "unexpected `p`: the names of a `hidden` are separated by `,`, `hidden o, p;`"),
     # choose NAME in expr by ( expr , ... ): `in` after the name, the keys after `by`
     (session("choose k ⟨2 by (k); run s (k);"), "unexpected `2`: `choose` takes `in` after its name, "
      "`choose k in n by (key, …);`"),

@@ -1152,6 +1152,13 @@ def _clause_out_of_order(tok: Token, text: str, grammar: Any) -> tuple[tuple[int
         # `D pull P latency share maxmin;`: `share maxmin` read as the start of an aggregate, the wait's
         return (before[-2][2], before[-2][3]), (f"unexpected `share`: a pull's `latency` takes its wait, "
                                                 f"`{words[0]} pull {words[2]} latency x share {words[5]};`")
+    if first == "run" and len(words) == 2 and tok.type == "NAME" and did_you_mean(word, ["prefill", "decode"]):
+        # `run E decoding (1);`: a mode misspelt (it said that `run` takes its work in parentheses)
+        return at, (f"unexpected `{word}`: a run's mode on a step stage is `prefill` or `decode`"
+                    + did_you_mean(word, ["prefill", "decode"]))
+    if first == "hidden" and len(words) >= 2 and words[-1] != "," and tok.type == "NAME" and before[-1][2] == tok.line:
+        # `hidden o p;`: the names of a `hidden` are a list (it said a `;` was missing before `p`)
+        return at, f"unexpected `{word}`: the names of a `hidden` are separated by `,`, `hidden {words[-1]}, {word};`"
     if first == "choose" and len(words) >= 2 and "by" not in words:
         if "in" not in words and len(words) == 2:  # `choose k 2 by (…)`
             return at, f"unexpected {_token_text(tok)}: `choose` takes `in` after its name, " + _CHOOSE
@@ -1602,8 +1609,8 @@ def _syntax_error(e: UnexpectedInput, text: str, file: str, reporter: Reporter, 
         return reporter.error(Pos(file, *misplaced[0]), misplaced[1])
     said = (_pool_option_slipped(tok, text) or _hold_clause_placed(tok, expected, text)
             or _requeue_missing(tok, text) or _transfer_unfinished(tok, text) or _requeue_misplaced(tok, text)
-            or _share_missing(tok, text) or _parenthesis_missing(tok, expected, text)
-            or _stage_kind_ended(tok, text) or _clause_out_of_order(tok, text, grammar)
+            or _share_missing(tok, text) or _clause_out_of_order(tok, text, grammar)
+            or _parenthesis_missing(tok, expected, text) or _stage_kind_ended(tok, text)
             or _bracket_unclosed(tok, expected, text))
     if said is not None:
         return reporter.error(Pos(file, *said[0]), said[1])
