@@ -9,7 +9,10 @@ test_parser did not yet hold serQ to, and three messages.
   ``at admission`` (it offered ``reuse`` for ``reserve``), an entry call's ``from`` after its ``to`` and a pull's
   ``latency`` after its ``share`` (both "missing `;`"), a serving form's index together with ``on`` (told as
   two names side by side of an aggregate), keys or a ``fifo`` with empty parentheses, a statement at the top
-  level (``run s (1);`` "unexpected `s` (expected `{`)", ``end;`` "unexpected `end`").
+  level (``run s (1);`` "unexpected `s` (expected `{`)", ``end;`` "unexpected `end`"); an entry call without
+  its parentheses, a role named twice (it was taken), a string with ``\\"`` (strings have no escapes), ``<>``,
+  ``and``, ``or``; ``share`` without its policy, a pull's ``latency`` without its wait, a ``choose`` without
+  ``in`` or ``by``, a ``(`` or ``[`` left open, a misspelt run mode, two ``hidden`` names without a ``,``.
 * Forms §2 writes that compile to the IR of their plain spelling: a definition of no parameter, ``choose … in``
   an expression, the ``;`` after a hold and after a step kind, an empty run block, an exponent's ``+``,
   ``fifo(1)``.
