@@ -109,9 +109,9 @@ run {{ horizon 20; seed 1; }}
         program = serq_frontend.compile(source=src.format(n=n))
         rows = []
 
-        def counted(fn, body, width, params, rows=rows):
-            rows.append((fn, width))
-            return _MAKE(fn, body, width, params)
+        def counted(fn, body, names, params, rows=rows):
+            rows.append((fn, len(names)))
+            return _MAKE(fn, body, names, params)
 
         monkeypatch.setattr(fold, "make", counted)
         for tier in ("", "general"):
@@ -128,3 +128,28 @@ run {{ horizon 20; seed 1; }}
         # the code does not grow with the terms (written out, each term was some 20 characters more)
         assert abs(sizes[10000, tier] - sizes[100, tier]) < 40, sizes
     assert sizes[100, ""] > 0 and sizes[100, "general"] > 0
+
+
+@pytest.mark.timeout(60)
+def test_a_number_shared_by_terms_in_a_program_built_in_python(monkeypatch):
+    """A Program built in Python may put one number node at several places (the linker makes each anew): an
+    outer aggregate whose first term holds one node twice is written out (its places could not be told
+    apart), the inner ones still loops; the same results as every call written out."""
+    import msgspec
+    from serq_ir import nodes as N
+
+    program = serq_frontend.compile(source=BASE.format(expr="sum k in N (x)"))
+    x = next(st for st in program.session if isinstance(st, N.Observe)).value.args[0]
+    terms = []
+    for k in range(40):
+        shared = N.Num(value=float(k))  # one node in every inner term of the outer term k
+        terms.append(N.Call(fn="sum", args=[N.Binary(op="+", lhs=shared, rhs=N.Binary(
+            op="*", lhs=N.Num(value=float(i)), rhs=x)) for i in range(40)]))
+    value = N.Call(fn="max", args=terms)
+    session = [msgspec.structs.replace(st, value=value) if isinstance(st, N.Observe) else st
+               for st in program.session]
+    built = msgspec.structs.replace(program, session=session)
+    written, _ = _outcomes(built, monkeypatch, 10**9)
+    looped, made = _outcomes(built, monkeypatch, _LOOP_TERMS)
+    assert looped == written
+    assert made == ["sum"] * 80  # 40 inner sums a tier, the outer max written out

@@ -670,13 +670,17 @@ class Compiler:
             return None
         varying, rows = found
         outer = self.rows
-        self.rows = {**outer, **{id(x): f"_ag_k{i}" for i, x in enumerate(varying)}}
+        # the numbers' names in the loop's row, other than an enclosing fold's (whose rows its code may read)
+        base = len(set(outer.values()))
+        names = [f"_ag_k{base + i}" for i in range(len(varying))]
+        self.rows = {**outer, **{id(x): n for x, n in zip(varying, names)}}
         try:
             body = self.expr(e.args[0], rng)
         finally:
             self.rows = outer
-        params = [n for n in fold.free_names(body) if not n.startswith("_ag_k")]
-        f = fold.make(e.fn, body, len(varying), params)
+        own = set(names)
+        params = [n for n in fold.free_names(body) if n not in own]  # (an enclosing fold's row is passed in)
+        f = fold.make(e.fn, body, names, params)
         self.folds += 1
         return f"{self.bind(f, '_ag')}({self.bind(rows, '_agK')}{''.join(', ' + n for n in params)})"
 

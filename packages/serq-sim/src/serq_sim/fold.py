@@ -136,13 +136,14 @@ def free_names(code: str) -> list[str]:
     return out
 
 
-def make(fn: str, body: str, width: int, params: list[str]):
-    """The function ``_ag(K, *params)`` that folds ``body`` (the first term's code, its differing numbers
-    read as ``_ag_k0`` …, ``width`` of them) over the rows of ``K`` with ``fn``'s operation."""
-    if width == 1:
-        row = "_ag_k0"  # (its rows are the numbers themselves)
+def make(fn: str, body: str, names: list[str], params: list[str]):
+    """The function ``_ag(K, *params)`` that folds ``body`` (the first term's code, its differing numbers read
+    by ``names``) over the rows of ``K`` (each the number itself when there is one name) with ``fn``'s
+    operation."""
+    if len(names) == 1:
+        row = names[0]  # (its rows are the numbers themselves)
     else:
-        row = "".join(f"_ag_k{i}, " for i in range(width)) if width else "_ag_"
+        row = "".join(f"{n}, " for n in names) if names else "_ag_"
     src = (f"def _ag(_ag_K, {''.join(p + ', ' for p in params)}):\n"
            f"    _ag_i = iter(_ag_K)\n"
            f"    {row} = next(_ag_i)\n"
