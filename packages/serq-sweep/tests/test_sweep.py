@@ -431,9 +431,10 @@ def test_a_point_that_does_not_compile_is_named_on_the_messages_line(tmp_path):
                     "run { horizon 100; }\n")
     r = serq("sweep", str(prog), "--set", "lam=1,2", "--horizon", "10", "--warmup", "50", "--no-progress", "-o",
              str(tmp_path / "o.csv"))
-    assert r.returncode == 1 and r.stderr.count("\n") == 1, r.stderr
-    assert r.stderr.endswith("error: --warmup 50: warmup 50 is not below the horizon 10 (--horizon 10) (at the "
-                             "sweep's point lam=1)\n"), r.stderr
+    # (the point's --set value noted as serq run notes it, then the point on a line of its own)
+    assert r.returncode == 1 and r.stderr.count("\n") == 3, r.stderr
+    assert r.stderr.endswith("error: --warmup 50: warmup 50 is not below the horizon 10 (--horizon 10)\n"
+                             "note: `lam` is 1, given by --set lam\n(at the sweep's point lam=1)\n"), r.stderr
     prog.write_text("let lam = 1;\nstage s : fifo;\nworkload { arrive poisson(lam); }\nsession { run t(1); }\n")
     r = serq("sweep", str(prog), "--set", "lam=1,2", "--no-progress", "-o", str(tmp_path / "o.csv"))
     lines = r.stderr.splitlines()
