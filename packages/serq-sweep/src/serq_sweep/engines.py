@@ -423,6 +423,38 @@ class Dask:
                             f"in {self.WORKER_WAIT:g} s); start workers for it (dask worker {clipped(address)}), "
                             "or give --dask local") from None
 
+    #: how often (seconds) a sweep waiting for Dask's results looks for them, and for the scheduler's workers
+    _READY_POLL = 0.02
+    _WORKER_POLL = 1.0
+
+    def _watched(self, done: Any) -> Iterator[Any]:
+        """The results of ``done`` (a ``distributed.as_completed``, futures added to it as they are sent again)
+        as they come; a :class:`UserError` once the scheduler has had no worker for :data:`WORKER_WAIT` seconds
+        while runs wait. Every worker of a scheduler of ours ended (killed, out of memory, no nanny to restart
+        it) and none joined: Dask keeps the runs until one does, and the sweep waited for ever, saying
+        nothing."""
+        import time
+
+        seen = time.monotonic()  # when the scheduler was last seen with a worker
+        look = seen + self._WORKER_POLL
+        while True:
+            if done.has_ready():
+                yield from done.next_batch(block=False)
+                continue
+            if done.is_empty():
+                return
+            now = time.monotonic()
+            if now >= look:
+                look = now + self._WORKER_POLL
+                if self._client.nthreads():
+                    seen = now
+                elif now - seen >= self.WORKER_WAIT:
+                    raise UserError(f"{self.name}: every worker of the scheduler ended, and none joined in "
+                                    f"{self.WORKER_WAIT:g} s: {done.count()} run(s) wait for one (a sweep's --out keeps "
+                                    "the runs that finished in its journal, for the sweep run again to "
+                                    "resume); start workers for it, or give --dask local")
+            time.sleep(self._READY_POLL)
+
     def __exit__(self, *exc) -> None:
         if self._own:
             # a cluster of our own torn down (after Ctrl-C or SIGTERM too): Dask's and tornado's loggers
@@ -483,7 +515,7 @@ class Dask:
 
         try:
             done = distributed.as_completed(list(futures), with_results=True, raise_errors=False)
-            for f, result in done:
+            for f, result in self._watched(done):
                 t = futures.pop(f)
                 kind, result = outcome(f, result)
                 if kind == "done":
@@ -506,7 +538,7 @@ class Dask:
             # others, and is the error only if it ends the workers it is given to again
             for t in suspects:
                 f = submit(t, again=True)
-                (f, result), = distributed.as_completed([f], with_results=True, raise_errors=False)
+                (f, result), = self._watched(distributed.as_completed([f], with_results=True, raise_errors=False))
                 futures.pop(f)
                 kind, result = outcome(f, result)
                 if kind == "done":
