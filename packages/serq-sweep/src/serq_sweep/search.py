@@ -392,9 +392,10 @@ def _find(program: Any, conditions: Any, over: Any, *, sets: Any, defs: Any, zip
         core.check_replaceable(program_, replayed, given)
         core.check_slo_program(program_, file, limits)
         if name not in {c.name for c in program_.constants}:
+            defined = _a_definition(pm, file, first, axes, name, overrides, given, replayed, compiled, cli)
             raise UserError(f"{file}: {over_said(bare=True)}: the program has no `let {clipped(name)}`"
-                            f"{did_you_mean(name, [c.name for c in program_.constants])} (the knob "
-                            f"{'--find' if cli else 'find'} searches is a let)")
+                            + (defined or f"{did_you_mean(name, [c.name for c in program_.constants])} (the knob "
+                               f"{'--find' if cli else 'find'} searches is a let)"))
         # the programs the search runs first, the knob at its two ends (LO, and HI or the grid's last value),
         # for the figures their runs have: a figure the knob brings (a family's member, stages.svc[7] of `stage
         # svc[c]` searched over c 3:12:1) is one of the runs' at HI though the program at LO has none (it was
@@ -578,6 +579,30 @@ def _fractional_cap(program: Any, lo_caps: list[Any], held: set[int], name: str,
                     f"{core.show_value(math.floor(cap))} does: a value found between two whole caps says no more "
                     f"than the whole one below it{grid}")
     return None
+
+
+def _a_definition(pm: Any, file: str, first: Mapping[str, Any], axes: Sequence[Axis], name: str, overrides: Any,
+                  given: Any, replayed: Any, said: set[str], cli: bool) -> str:
+    """For a knob ``name`` that is no `let` of ``file``: when it is an expression definition of the program
+    (the program takes a body for it, as ``--def`` gives one: `def rate() = …` of
+    examples/single-turn/vllm_bursts.sq), what the search takes instead, in the words of ``--set`` of a
+    definition (``; `rate` is an expression definition: …``); else ``""``. The search's values reach the program
+    as ``--set``, a number for a `let`; a definition's body is no number to bisect."""
+    try:
+        core.compile_point(pm, file, {a.name: first[a.name] for a in axes if a.kind == "set"},
+                           {**{a.name: first[a.name] for a in axes if a.kind == "def"}, name: "1"}, overrides,
+                           given, replayed, said=set(said))
+    except Exception as e:
+        if getattr(e, "serq_user_error", False):
+            return ""  # (no definition of that name, or none that takes this body: the plain message)
+        raise
+    shown_ = clipped(name)
+    set_word, def_word = (f"--set {shown_}", f"--def {shown_}") if cli else (f"sets[{shown_!r}]", f"defs[{shown_!r}]")
+    over_word = "--over" if cli else "over"
+    return (f"; `{shown_}` is an expression definition: {over_word} searches a `let`, its values given to the "
+            f"program as {set_word} gives one; {def_word} gives a definition's body, one or a list (an axis of "
+            f"the search), but no range of bodies is searched: to search it, make its body read a `let` "
+            f"(`let r = 1;` and `r` in the body) and search {'--over r' if cli else 'over=(' + repr('r') + ', …)'}")
 
 
 def find_cli(pm, files, args, find_, over, tol, *, workers, dask, progress, out) -> None:
