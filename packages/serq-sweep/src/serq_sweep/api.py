@@ -66,6 +66,12 @@ def run_plan(plan: core.Plan, *, workers: int | None = None, dask: Any = None, o
         with make_engine(workers, dask, plan.pm, given) as eng:
             done, complete = core.execute(plan, eng, done=done, journal=journal, progress=progress, desc=desc,
                                           skip=skip, records=None if records is None else records.add)
+            again = core.cut_down(plan, done, skip) if complete else set()
+            if again:  # resumed runs short of figures their point's runs have now: run again, once
+                resumed -= len(again)
+                done, complete = core.execute(plan, eng, done=done, journal=journal, progress=progress,
+                                              desc=desc, skip=skip - again,
+                                              records=None if records is None else records.add)
         failed = False
     finally:
         if failed and journal is not None:

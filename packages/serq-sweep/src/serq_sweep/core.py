@@ -1316,6 +1316,29 @@ def lacking_figure(status: Any, figures: Mapping[str, Any]) -> str | None:
     return None
 
 
+def cut_down(plan: Plan, done: Mapping[str, dict], resumed: Iterable[str]) -> set[str]:
+    """The runs resumed (their keys in ``resumed``) that lack a figure a run of their point has that ran now:
+    the figures a run reports are its program's (the IR's stages, pools, observes and gauges, the run bounds
+    and SLO, which its key holds), so such a run was read back from a table whose column was deleted by hand,
+    and it resumed as a run without that figure: the points table's mean of it was over the runs run now
+    alone. A run that failed has no figures; a point with no run run now tells nothing."""
+    resumed = set(resumed)
+    again: set[str] = set()
+    for p in plan.points:
+        keys = [plan.key(p, s) for s in plan.seeds]
+        ran = [done[k]["figures"] for k in keys if k in done and k not in resumed
+               and done[k].get("status") in ("ok", "partial")]
+        if not ran:
+            continue
+        wanted = set().union(*ran)
+        for k in keys:
+            r = done.get(k)
+            if (k in resumed and r is not None and r.get("status") in ("ok", "partial")
+                    and not wanted <= r["figures"].keys()):
+                again.add(k)
+    return again
+
+
 def _journaled_run(r: Mapping[str, Any]) -> tuple | None:
     """Where an entry of a sweep's journal is not a run's result (:func:`lacking_figure`), or None."""
     if "warnings" in r and not isinstance(r["warnings"], str):
