@@ -494,11 +494,12 @@ def _missing_under_dev(path: str) -> bool:
 
 
 def _stat(path: str) -> os.stat_result | None:
-    """What ``path`` names, through links (``None``: nothing); an error reading it names ``path``."""
+    """What ``path`` names, through links (``None``: nothing, a path under a file included); an error reading it
+    names ``path``."""
     try:
         return os.stat(path)
-    except FileNotFoundError:
-        return None
+    except (FileNotFoundError, NotADirectoryError):  # (p.sq/x.csv was 'Not a directory', where serq sweep -o
+        return None  # said 'no folder p.sq to write it in', as every output now does)
     except OSError as e:
         raise type(e)(e.errno, e.strerror, path) from None
 
