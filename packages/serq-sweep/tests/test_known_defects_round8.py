@@ -118,7 +118,7 @@ def test_compare_printed_block_splits_into_its_columns(tmp_path):
     prog = tmp_path / "exact.sq"
     prog.write_text(EXACT.replace("renewal(1)", "poisson(1)"))
     text = _serq("compare", str(prog), "--set", "lam=1,2", "--seeds", "1..3").splitlines()
-    assert text[0] == "2 - 1, paired over 3 seeds (95 % CIs):"
+    assert text[0] == "lam=2 - lam=1, paired over 3 seeds (95 % CIs):"
     lines = _split("\n".join(line for line in text[1:] if not line.startswith("(")))
     assert lines[0] == ["figure", "a", "b", "diff", "ci_paired", "ci_unpaired", "variance_reduction"]
     (y,) = [line for line in lines if line[0] == "observes.y.mean"]
