@@ -283,8 +283,10 @@ def _curve_data(table: Any, x: str, y: str, hue: str | None) -> tuple[str, dict,
                 said = f"the table's swept names: {', '.join(map(str, point_columns(cols, end))) or 'none'}"
             else:
                 shown = ", ".join(map(str, cols))
+                # (an empty file was "its columns: " and nothing)
                 said = (f"no {end} column, so not a table of serq sweep; its columns: "
-                        f"{shown if len(shown) <= 80 else shown[:77] + '...'}")
+                        f"{shown if len(shown) <= 80 else shown[:77] + '...'}" if cols else
+                        f"no {end} column, so not a table of serq sweep: the file holds no header line")
             shown_name = clipped(name)  # (a name of 100 000 characters was quoted whole, twice)
             raise UserError(f"{what} {shown_name}: no column {shown_name} ({said}){did_you_mean(name, map(str, cols))}")
     if "status" in cols:
