@@ -1216,6 +1216,10 @@ def load_finished(path: str, plan: Plan, others: set[str] | None = None) -> dict
         # was taken for an empty table and replaced); an empty file has nothing to lose
         if names and "key" not in names:
             raise UserError(f"{path}: not a sweep's table (no column key); remove it or give --fresh")
+        # (a table of keys without their statuses: each row's was said to be 'None', none a sweep writes)
+        if names and "status" not in names:
+            raise UserError(f"{path}: not a sweep's table (no column status, which every row of one has); remove "
+                            "it or give --fresh")
         # a table written before runs kept their reports' warnings has no column of them: its runs are run
         # again (once), rather than written back as runs that warned of nothing
         if table and "warnings" not in names:
