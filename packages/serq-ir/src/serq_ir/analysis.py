@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from .nodes import Branch, Hold, Loop, Program, Stmt
+from .nodes import Branch, Hold, Loop, Num, Program, Stage, Step, Stmt
 
 
 def blocks(stmts: list[Stmt]) -> Iterator[list[Stmt]]:
@@ -32,6 +32,15 @@ def count_blocks(program: Program) -> int:
         if top:
             n += 1 + sum(1 for _ in blocks(top))
     return n
+
+
+def budget_not_given(program: Program) -> list[Stage]:
+    """The step stages whose source gives no ``budget``, so that the budget is infinite (docs/language.md: a
+    step stage without ``budget``; language.txt §2 writes the field as required): an ``inf`` with no span in a
+    stage that has one (a ``budget`` written, ``inf`` too, has its span; an IR without spans tells neither)."""
+    return [s for s in program.stages
+            if isinstance(s.kind, Step) and isinstance(s.kind.budget, Num) and s.kind.budget.value == "inf"
+            and s.kind.budget.span is None and s.span is not None]
 
 
 def span_files(program: Program) -> list[str]:

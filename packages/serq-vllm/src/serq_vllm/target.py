@@ -38,6 +38,7 @@ from typing import Any
 
 from serq import UserError
 from serq_ir import nodes as n
+from serq_ir.analysis import budget_not_given
 from serq_ir.rules import show_number
 
 
@@ -451,6 +452,12 @@ def target(program: n.Program, base: str | None = None) -> dict[str, Any]:
     if fcfs:
         serve_by = [{"Ctx": "Admission"}]
     block = _whole(kv.block, "block_size", f"the block of memory pool `{kv.name}`", kv.span, base)
+    if stage in budget_not_given(program):
+        # no `budget` in the stage: the frontend reads it as an infinite budget (docs/language.md, a step stage
+        # without `budget`), which vLLM has no value for
+        raise TargetError(stage.span, f"stage `{stage.name}` gives no `budget`, so its budget is infinite (a step "
+                          "stage without `budget` has an infinite one): vLLM's max_num_batched_tokens has no "
+                          "unbounded value; give the engine the tokens of an iteration, `budget B;`", base)
     budget = _whole(_const(kind.budget, "budget", base), "max_num_batched_tokens", "the engine's budget",
                     _span(kind.budget) or stage.span, base)
     max_seqs = None if seqs_pool is None or math.isinf(seqs) else _whole(

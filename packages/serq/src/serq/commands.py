@@ -35,6 +35,14 @@ def check_command(pm, file, sets, defs) -> None:
     """Load and validate a program (source or IR) and print a one-line summary."""
     program = load_program(pm, file, to_load_options(sets, defs))
     click.echo(summary(program))
+    from serq_ir.analysis import budget_not_given
+
+    for stage in budget_not_given(program):
+        # language.txt §2 writes a step stage's `budget` as required; this frontend takes none as infinite, a
+        # difference a program may rely on (docs/language.md), said where a program is checked
+        span = stage.span
+        click.echo(f"{span.file}:{span.line}:{span.col}: note: stage `{stage.name}` gives no `budget`: its budget "
+                   "is infinite, every token its residents want in one iteration (docs/language.md, Stages)", err=True)
 
 
 @click.command("ir")
