@@ -22,9 +22,9 @@ WALL = 0.5
 WALLS = (WALL, 1.0, 2.0)
 
 # 20 000 sessions wait at t=0 for a pool of one whose holds take no time: each admission reads the key of
-# every waiting session (it reads `waited`, not as (K…, waited) does: pools.model.WaitedQueue), 2·10⁸ keys
-# at t=0 (10 s on the general engine)
-QUEUE = """pool p { cap 1; queue by (prio, waited * 2); }
+# every waiting session (it reads `waited`, not as (K…, waited) does: pools.model.WaitedQueue, nor linearly:
+# pools.linear.LinearQueue), 2·10⁸ keys at t=0 (10 s on the general engine)
+QUEUE = """pool p { cap 1; queue by (prio, waited * waited); }
 stage d : delay;
 workload { arrive batch(20000); }
 session { set prio = ~uniform(0, 1); hold p (1) { branch (serial == 0) { run d (1); } observe x = now; } }

@@ -15,6 +15,7 @@ from . import workload as _workload
 from .compile import Compiler, observables_read, state_dependent, walk
 from .errors import SimError, StopRun, format_error
 from .guards import build_with, check_policy, check_stage, first_party, guard_engine, guard_share
+from .pools.linear import LinearQueue, linear_waited
 from .pools.model import (
     KeyedQueue,
     Pool,
@@ -55,6 +56,18 @@ def _at_waited(keyed):
         return keyed(s, s.attrs, ctx)
 
     return key
+
+
+def _leaves_of(sim, leaves: list, span):
+    """The values of a linear key's leaves for a session (LinearQueue.leaves), or None when it has none."""
+    if not leaves:
+        return None
+    fn = sim.compiler.keys_fn(leaves, span=span)
+
+    def of(s):
+        return fn(s, s.attrs, sim.null_ctx)
+
+    return of
 
 
 def build(sim, reg, trace_path, trace_digest=None) -> None:
@@ -167,6 +180,10 @@ def build(sim, reg, trace_path, trace_digest=None) -> None:
                 pool.waited_queue = True
             elif WAITED_GROUPS and (cuts := waited_cuts(node.queue.keys)) is not None:
                 pool.queue = ThresholdQueue(_at_waited(pool.keyed), cuts)
+                pool.waited_queue = True
+            elif WAITED_GROUPS and (lin := linear_waited(node.queue.keys)) is not None:
+                j, form, leaves = lin
+                pool.queue = LinearQueue(_at_waited(pool.keyed), j, form, _leaves_of(sim, leaves, node.span))
                 pool.waited_queue = True
         if node.spill is not None:
             sp = node.spill

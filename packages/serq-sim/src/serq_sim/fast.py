@@ -80,6 +80,7 @@ from .errors import (
 )
 from .pools.exact import WIDE
 from .pools.exact import zero as exact_zero
+from .pools.linear import LinearQueue, linear_waited
 from .pools.model import EPS, ThresholdQueue, WaitedQueue, refused_amount, waited_cuts, waited_last
 from .stages import TINY_SHARE
 from .stats import HUGE_SPAN, HUGE_UNITS, PER_HUGE, add_sample
@@ -424,7 +425,8 @@ class _Gen(Compiler):
         #: per pool family: its queue ("fifo"; "dyn", keys evaluated at every head lookup; "static", keys
         #: evaluated once at the join, a heap of (key, tie, session) until a key holds a NaN; "waited", keys
         #: ``(K…, waited)`` or ``(K…, -waited)``: a pools.model.WaitedQueue, the ``K`` evaluated at the join;
-        #: "cuts", keys that read ``waited`` only compared with numbers: a pools.model.ThresholdQueue)
+        #: "cuts", keys that read ``waited`` only compared with numbers: a pools.model.ThresholdQueue; "lin",
+        #: one key reading ``waited`` linearly: a pools.linear.LinearQueue)
         self.pmode: list[str] = []
         from . import build as _build
 
@@ -436,6 +438,8 @@ class _Gen(Compiler):
                     self.pmode.append("waited")
                 elif _build.WAITED_GROUPS and waited_cuts(node.queue.keys) is not None:
                     self.pmode.append("cuts")
+                elif _build.WAITED_GROUPS and linear_waited(node.queue.keys) is not None:
+                    self.pmode.append("lin")
                 else:
                     self.pmode.append("dyn")
             else:
@@ -450,7 +454,7 @@ class _Gen(Compiler):
         #: whether an admission attempt needs a change since the last one (``admd``): when no queue's keys
         #: and no hold's units read state, whether a head fits changes only when a session joins a queue or
         #: a hold is released (an admission only takes room), and an attempt that admits none has no effect
-        self.adm_lazy = not {"dyn", "waited", "cuts"} & set(self.pmode) and not any(
+        self.adm_lazy = not {"dyn", "waited", "cuts", "lin"} & set(self.pmode) and not any(
             state_dependent(hp.units) for st in self.holds for hp in st.pools)
         #: the holds open around the statement being generated (innermost last)
         self.open_holds: list[int] = []
@@ -774,6 +778,14 @@ class _Gen(Compiler):
             return [f"{pad}if admd and ({' or '.join(qs)}):", f"{pad}    admd = False", f"{pad}    _adm(now, warm)"]
         return [f"{pad}if {' or '.join(qs)}:", f"{pad}    _adm(now, warm)"]
 
+    def leaves_src(self, g: int, leaves: list) -> str:
+        """The values of the leaves of pool family ``g``'s linear key (pools.linear.linear_waited), a tuple."""
+        old_span = self.cur_span
+        self.cur_span = self.span_id(self.p.pools[g].span)
+        src = "(" + "".join(self.expr(k) + ", " for k in leaves) + ")"
+        self.cur_span = old_span
+        return src
+
     def key_src(self, g: int, rng: str = "session") -> str:
         keys = self.p.pools[g].queue.keys
         old_ctx, old_span = self.ctx, self.cur_span
@@ -952,7 +964,7 @@ class _Gen(Compiler):
         if mode == "fifo":
             return [f"{pad}A = _q[0]"]
         scan = self.pulse_lines("", "len(_q)", self.scan_what(g, m), str(self.span_id(self.p.pools[g].span)))
-        if mode in ("dyn", "waited", "cuts"):
+        if mode in ("dyn", "waited", "cuts", "lin"):
             floor = self.room_floor[g]
             # no session waiting here fits (admission.try_admit): its keys are not read
             skip = [f"{pad}if {self.pv(g, 'u', m)} + {_flt(floor)} > {self.pcap(g, True)}:",
@@ -966,8 +978,8 @@ class _Gen(Compiler):
                      "        _b = A",
                      "        _bk = _k",
                      "A = _b"]
-            if mode in ("waited", "cuts"):  # the scan only when the queue cannot decide (WaitedQueue.head,
-                # ThresholdQueue.head)
+            if mode in ("waited", "cuts", "lin"):  # the scan only when the queue cannot decide
+                # (WaitedQueue.head, ThresholdQueue.head, LinearQueue.head)
                 lines = ["A = _q.head(now)", "if A is None:", *("    " + x for x in lines)]
             return [*skip,
                     f"{pad}if len(_q) == 1:",
@@ -996,7 +1008,7 @@ class _Gen(Compiler):
                           f"{pad}    _q.popleft()",
                           f"{pad}else:",
                           f"{pad}    _drop(_q, A)"]
-        if mode in ("waited", "cuts"):
+        if mode in ("waited", "cuts", "lin"):
             return out + [f"{pad}_q.remove(A)"]
         x = self.pv(g, "x", m)
         return out + [f"{pad}if not {x}:",
@@ -1491,6 +1503,16 @@ class _Gen(Compiler):
                 a(f"    def _kq{g}(A, _wt):")
                 a(f"        return {self.key_src(g)}")
                 qi = f"_G['_TQ'](_kq{g}, {waited_cuts(node.queue.keys)!r}, _G['_JQ'])"
+            elif self.pmode[g] == "lin":  # the keys at a waited, and the linear key's leaves (LinearQueue)
+                j, form, leaves = linear_waited(node.queue.keys)
+                a(f"    def _kq{g}(A, _wt):")
+                a(f"        return {self.key_src(g)}")
+                lq = "None"
+                if leaves:
+                    a(f"    def _lq{g}(A):")
+                    a(f"        return {self.leaves_src(g, leaves)}")
+                    lq = f"_lq{g}"
+                qi = f"_G['_LQ'](_kq{g}, {j}, {form!r}, {lq}, _G['_JQ'])"
             a(f"    g{g}_q = {qi}" if node.size == 1 else f"    g{g}_q = [{qi} for _ in range({node.size})]")
         if p.pools:
             L.extend("    " + line for line in self.adm_source())
@@ -1802,7 +1824,7 @@ def build(sim, progress: bool):
     g.update(gen.consts)
     g.update({
         "push": heapq.heappush, "pop": heapq.heappop, "hpush": heapq.heappush, "hpop": heapq.heappop,
-        "deque": deque, "_WQ": WaitedQueue, "_TQ": ThresholdQueue, "_JQ": itemgetter(gen.XQT), "_sidx": _sidx, "_pidx": _pidx, "_amt": _amt, "_drop": _drop,
+        "deque": deque, "_WQ": WaitedQueue, "_TQ": ThresholdQueue, "_LQ": LinearQueue, "_JQ": itemgetter(gen.XQT), "_sidx": _sidx, "_pidx": _pidx, "_amt": _amt, "_drop": _drop,
         "_tie": lambda e: e[1], "_dfail": _dfail, "_err": _err, "_closed_err": _closed_err, "_guard_message": guard_message, "_mono": _time.monotonic,
         "_closed_time_err": _closed_time_err, "_cpu": _time.process_time,
         "_workmsg": work_message, "_choosemsg": choose_message,
