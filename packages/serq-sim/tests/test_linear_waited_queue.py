@@ -86,13 +86,13 @@ def near(key: str, base: str = "1000", grain: str = "1e-13", arrive: str = "pois
             .replace("ARRIVALS", arrivals).replace("SEED", str(seed)).replace("PRE", pre))
 
 
-def agree(src: str, monkeypatch, **kw):
+def agree(src: str, monkeypatch, fast: bool = True, **kw):
     """The reports and samples of ``src`` on both tiers with the queue, and of the scan of its keys as
-    written: the same bytes. The queues made (their readings)."""
+    written: the same bytes. The queues made (their readings). ``fast``: the default tier is the fast one."""
     prog = serq_frontend.compile(source=src)
     made = reading(monkeypatch)
     new = {tier: outcome(prog, monkeypatch, tier, **kw) for tier in ("general", "")}
-    assert new["general"][2] == "general" and new[""][2] == "fast"
+    assert new["general"][2] == "general" and new[""][2] == ("fast" if fast else "general")
     with monkeypatch.context() as m:
         scan(m)
         old = outcome(prog, m, "general", **kw)
@@ -207,6 +207,30 @@ def test_a_deadline_that_gives_no_bound_goes_back_to_the_scan(monkeypatch, bad):
     src = near("dl - waited", seed=2).replace("set plen", f"set dl = serial == 60 ? {bad} : dl;\n  set plen")
     made = agree(src, monkeypatch)
     assert [q.scan for q in made if q.reads] == [True, True]  # (one a tier)
+
+
+@pytest.mark.parametrize("requeue", ["tail", "head"])
+def test_victims_of_a_growth_requeued_are_the_scans(monkeypatch, requeue):
+    """Holds that grow preempt others, which join the queue again (a new join time: waited afresh, or at
+    the head). (A preemption policy takes the general engine on either tier.)"""
+    src = f"""pool kv {{ cap 12; queue by (dl - waited, prio); preempt by (-prio) requeue {requeue}; }}
+stage d : delay;
+workload {{ arrive poisson(2.5); }}
+session {{
+  set prio = floor(~uniform(0, 3));
+  set dl = 500 - now + floor(~uniform(0, 3)) * 1e-13;
+  hold kv (1 + floor(~uniform(0, 3))) {{ observe start = serial; run d (~exp(1)); grow kv (2); run d (0.5); }}
+}}
+run {{ horizon 1e12; arrivals 600; seed 3; }}
+"""
+    made = agree(src, monkeypatch, fast=False)
+    import json
+
+    prog = serq_frontend.compile(source=src)
+    monkeypatch.setenv("SERQ_SIM_TIER", "")
+    out = json.loads(encode_json(serq_sim.run(prog)))
+    assert out["pools"][0]["preemptions"] > 50 and out["pools"][0]["queue"] > 5, out["pools"][0]
+    assert any(q.reads for q in made) and not any(q.scan for q in made)
 
 
 def test_a_vllm_engine_with_deadlines_is_the_scans(monkeypatch, tmp_path):
