@@ -209,6 +209,15 @@ def test_a_deadline_that_gives_no_bound_goes_back_to_the_scan(monkeypatch, bad):
     assert [q.scan for q in made if q.reads] == [True, True]  # (one a tier)
 
 
+@pytest.mark.parametrize("huge", ["1.5e308", "-1.7e308"])
+def test_a_deadline_near_the_overflow_is_scanned_while_it_waits(monkeypatch, huge):
+    # finite, but a step of its key could overflow: no bound, the lookups scan while it waits
+    src = near("dl - waited", seed=2).replace("set plen", f"set dl = serial == 60 ? {huge} : dl;\n  set plen")
+    made = agree(src, monkeypatch)
+    assert [q.scan for q in made if q.reads] == [False, False]
+    assert all(math.inf in q.bounds.values() for q in made if q.reads)
+
+
 @pytest.mark.parametrize("requeue", ["tail", "head"])
 def test_victims_of_a_growth_requeued_are_the_scans(monkeypatch, requeue):
     """Holds that grow preempt others, which join the queue again (a new join time: waited afresh, or at
