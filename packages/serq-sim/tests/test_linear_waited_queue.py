@@ -202,6 +202,23 @@ def test_a_far_clock_and_mixed_keys(monkeypatch):
         agree(near(key, "3", "1e-10", "poisson(3)", 5, "run d (1e6 + (serial % 7) * 0.37);"), monkeypatch)
 
 
+def test_a_family_and_a_hold_over_two_pools(monkeypatch):
+    # a queue per member, heads blocked at the second pool; deadlines an ulp of 100 apart
+    src = """pool a[2] { cap 2; queue by (prio, dl - waited); }
+pool b { cap 3; }
+stage d : delay;
+workload { arrive poisson(4.5); }
+session {
+  set prio = floor(~uniform(0, 2));
+  set dl = 100 - now + floor(~uniform(0, 3)) * 1.5e-14;
+  hold a[serial % 2] (1), b (1) { observe x = serial; run d (~exp(1)); }
+}
+run { horizon 1e12; arrivals 800; seed 9; }
+"""
+    made = agree(src, monkeypatch)
+    assert len([q for q in made if q.reads]) == 4 and not any(q.scan for q in made)
+
+
 @pytest.mark.parametrize("bad", ["inf", "-inf", "inf - inf", "1e308 * 10"])
 def test_a_deadline_that_gives_no_bound_goes_back_to_the_scan(monkeypatch, bad):
     src = near("dl - waited", seed=2).replace("set plen", f"set dl = serial == 60 ? {bad} : dl;\n  set plen")
