@@ -14,6 +14,7 @@ from serq_ir.rules import MAX_MEMBERS, show_number
 from . import ast as A
 from .consts import BadConstant, NotConstant, fold
 from .diagnostics import CompileError, Pos, Reporter, Sources, decode_source, did_you_mean
+from .names import DIALECT, FUNCTIONS, OBSERVABLES, function_hint
 
 
 def describe(e: Any) -> str:
@@ -165,6 +166,9 @@ class Context:
                     raise self.error(e.node.pos, f"`let {item.name}` reads `{later.name}`, declared after it (at "
                                      f"{later.pos.line}:{later.pos.col}); a `let` reads only the ones before "
                                      "it: declare it first") from None
+                unknown = self.unknown_function(e.node)
+                if unknown is not None:
+                    raise self.error(e.node.pos, unknown) from None
                 raise self.error(e.node.pos, f"`let {item.name}` is not a constant: it reads "
                                  f"{describe(e.node)}{_close_let(e.node, out)}") from None
             except BadConstant as e:
@@ -215,6 +219,9 @@ class Context:
         try:
             v = fold(e, self.lets(), self.block_of)
         except NotConstant as x:
+            unknown = self.unknown_function(x.node)
+            if unknown is not None:
+                raise self.error(x.node.pos, unknown) from None
             raise self.error(x.node.pos, f"{what} must be a constant (numbers and `let`s): it reads "
                              f"{describe(x.node)}{_close_let(x.node, self.lets())}") from None
         except BadConstant as x:
@@ -371,6 +378,21 @@ class Context:
         if callable(self._library_paths):
             self._library_paths = list(self._library_paths())
         return list(self._library_paths or [])
+
+    def unknown_function(self, e: Any) -> str | None:
+        """The message for ``e`` when it is a call of a name that is no function, observable or expression
+        definition (`log(2)`, a definition's name misspelt), else None: the linker's words wherever the call
+        stands, a constant's too (a `let` reading `log(2)` was "not a constant: it reads `log(…)`")."""
+        if not isinstance(e, A.Call):
+            return None
+        name = e.name
+        defs = self.notes.get("expression_defs", ())
+        if name in FUNCTIONS or name in OBSERVABLES or name in ("member", "blocksize") or name in defs:
+            return None
+        if name in DIALECT:
+            return f"`{name}(…)` is not part of this language" + (f"; {DIALECT[name]}" if DIALECT[name] else "")
+        return f"unknown function `{name}`" + (self.library_hint(name)
+                                                or function_hint(name, [*FUNCTIONS, *OBSERVABLES, "member", *defs]))
 
     def library_hint(self, name: str) -> str:
         """For an unknown definition ``name``: the words naming the library on the library path that

@@ -26,7 +26,6 @@ from .diagnostics import Pos, did_you_mean, uses_of
 from .names import (
     BUILTIN_ATTRIBUTES,
     CONTEXT,
-    DIALECT,
     DRAWS,
     FUNCTIONS,
     OBSERVABLES,
@@ -500,13 +499,7 @@ class Linker:
                 raise self.error(target.pos, rules.budget_left_message(target.dotted))
             args = [self.expr(a, m) for a in e.args[1:]]
             return ir.Observable(name=name, target=ref, args=args, span=span(e.pos))
-        if name in DIALECT:
-            raise self.error(e.pos, f"`{name}(…)` is not part of this language"
-                             + (f"; {DIALECT[name]}" if DIALECT[name] else ""))
-        hint = self.ctx.library_hint(name)
-        raise self.error(e.pos, f"unknown function `{name}`"
-                         + (hint or did_you_mean(name, [*FUNCTIONS, *OBSERVABLES, "member",
-                                                      *self.ctx.notes.get("expression_defs", ())])))
+        raise self.error(e.pos, self.ctx.unknown_function(e) or f"unknown function `{name}`")
 
     def member(self, e: A.Call, m: Moment) -> Any:
         """``member(X)``: the index of the pool or stage member ``X`` names, ``j`` for ``kv[j]`` and 0 for

@@ -30,6 +30,30 @@ def arity_problem(name: str, n: int) -> str | None:
 
 
 DRAWS = {"exp": 1, "det": 1, "uniform": 2, "erlang": 2, "h2": 2, "bernoulli": 1}
+#: other languages' names for what :data:`FUNCTIONS` has: the function that is it, or how it is written with
+#: them (language.txt §2 has no logarithm to another base, no rounding to the nearest and no `**`)
+FUNCTION_ALIASES = {
+    "log": ("ln", "the natural logarithm"), "power": ("pow", ""), "fabs": ("abs", ""),
+    "ceiling": ("ceil", ""), "minimum": ("min", ""), "maximum": ("max", ""),
+    "log10": ("", "the logarithm to base 10 is `ln(x) / ln(10)`"),
+    "log2": ("", "the logarithm to base 2 is `ln(x) / ln(2)`"),
+    "round": ("", "rounding to the nearest is `floor(x + 0.5)`"),
+}
+
+
+def function_hint(name: str, candidates: list[str]) -> str:
+    """The end of the message for a call of the unknown function ``name``: `` (did you mean `ln`?)`` for
+    another language's name of one of :data:`FUNCTIONS` (`log`), what the language writes instead where it
+    has no such function (`log10`), else the closest of ``candidates`` (the functions, observables and
+    definitions the call could have meant), as every unknown name is told."""
+    from serq.errors import did_you_mean
+
+    if name in FUNCTION_ALIASES:
+        same, note = FUNCTION_ALIASES[name]
+        if same:
+            return f" (did you mean `{same}`{', ' + note if note else ''}?)"
+        return f": the language has no `{name}`; {note}"
+    return did_you_mean(name, candidates)
 #: observable -> (kind of its target, number of further arguments)
 OBSERVABLES = {
     "queue": ("stage", 0), "busy": ("stage", 0), "work": ("stage", 0), "used": ("pool", 0),

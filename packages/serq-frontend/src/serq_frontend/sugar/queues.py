@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import ast as A
-from ..diagnostics import Pos
+from ..diagnostics import Pos, did_you_mean
 from ..names import CONTEXT, OBSERVABLES, TRACE_ATTRIBUTES, declared_name_problem, language_name
 from ..parser import _word, grammar_text, name_pos
 from . import SugarLayer
@@ -167,6 +167,8 @@ class QueueRewriter:
         #: whether the workload replays a trace (its columns are attributes a parameter may not be named as)
         self.trace = False
         self.globals: set[str] = set()
+        #: the program's own pools (a call's `from` may name one outright)
+        self.pools: set[str] = set()
         self._kinds: dict[str, str] | None = None
         self._outside: set[str] | None = None
         #: the pull relations seen, each naming the program's share: the first writes it, the others agree
@@ -179,6 +181,8 @@ class QueueRewriter:
                     self.trace = self.trace or w.kind == "trace"
             elif isinstance(item, (A.PoolItem, A.StageItem)):
                 self.globals.add(item.name)
+                if isinstance(item, A.PoolItem):
+                    self.pools.add(item.name)
 
     # -- declarations ------------------------------------------------------------------------------
 
@@ -909,6 +913,13 @@ class QueueRewriter:
         head, idx = r.parts[0]
         s = self.queues.get(head)
         if s is None:
+            if head not in self.pools and head.split(".")[0] not in self.queues:
+                # `from Z[i]` of no declaration: told first, as an unknown name is (it was told as a source
+                # other than the one the entry pulls from, or as a pool the linker did not know); `P.kv` is
+                # a queue's pool, the source an entry's `from src` passes on to a link's `transfer`
+                shown = r.dotted + ("[…]" if idx is not None else "")
+                raise ctx.error(r.pos, f"`from {shown}`: no queue or pool `{head}` is declared"
+                                + did_you_mean(head, [*self.queues, *self.pools]))
             return r
         if len(r.parts) > 1:
             raise ctx.error(r.pos, f"`from {r.dotted}`: a call takes from a queue, `from {head}`, and gets "
