@@ -85,3 +85,23 @@ def test_now_less_last_is_ranked_as_age(monkeypatch, keys, aged, spill, block, s
         # (1.6 to 25 times as many here: fewest where the size comes first and its ties are walked at a pick)
         assert reads["now", tier] == reads["age", tier]
         assert reads["hidden", tier] > 1.5 * reads["now", tier]
+
+
+def test_an_arm_a_constant_test_never_takes_is_not_read():
+    # `let order = 0;` folds `order == 0` to 1: the key is `size`, fixed while an entry is cached, and the
+    # ranking is aged as for `now - last, size`; the arm never taken (`waiting`, which changes while an entry
+    # is cached) made aged_key give None, where key_reads already read only the arm taken
+    folded = "let order = 0;\n" + PROGRAM.format(keys="now - last, order == 0 ? size : waiting", block=1, seed=3,
+                                                  spill="")
+    programs = {"folded": serq_frontend.compile(source=folded, sets={}, defs={}),
+                "plain": _compile("now - last, size", False, 1, 3)}
+    for program in programs.values():
+        assert aged_key(program, program.pools[0].evict.keys) == (0, 1)
+    outcomes = set()
+    for program in programs.values():
+        for tier in ("", "general"):
+            sim, outcome, samples = run_on_tier(program, tier)
+            assert outcome[0] == "report", outcome
+            assert isinstance(next(p for p in sim.pools if p.node.name == "kv").evict, AgedKeyedOrder)
+            outcomes.add(repr((outcome, samples)))
+    assert len(outcomes) == 1

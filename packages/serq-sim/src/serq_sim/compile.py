@@ -241,43 +241,31 @@ def _not_pure(e: N.Expr) -> bool:
     return not isinstance(e, (N.Num, N.Attr, N.Call, N.Unary, N.Binary, N.Cond))
 
 
-def reads(e: N.Expr, pred) -> bool:
-    """Whether some node of ``e`` satisfies ``pred``."""
+def reads(e: N.Expr, pred, taken: bool = False) -> bool:
+    """Whether some node of ``e`` satisfies ``pred``; with ``taken``, some node its evaluation can reach: of a
+    conditional whose test is a number (a constant the linker folded, ``order == 0 ? last : size`` with ``let
+    order = 0``), only the arm it always takes."""
     if pred(e):
         return True
     if isinstance(e, (N.Draw, N.Call)):
-        return any(reads(a, pred) for a in e.args)
+        return any(reads(a, pred, taken) for a in e.args)
     if isinstance(e, N.Observable):
-        return any(reads(a, pred) for a in e.args) or (
-            e.target.index is not None and reads(e.target.index, pred))
+        return any(reads(a, pred, taken) for a in e.args) or (
+            e.target.index is not None and reads(e.target.index, pred, taken))
     if isinstance(e, N.Unary):
-        return reads(e.arg, pred)
+        return reads(e.arg, pred, taken)
     if isinstance(e, N.Binary):
-        return reads(e.lhs, pred) or reads(e.rhs, pred)
+        return reads(e.lhs, pred, taken) or reads(e.rhs, pred, taken)
     if isinstance(e, N.Cond):
-        return reads(e.test, pred) or reads(e.then, pred) or reads(e.orelse, pred)
+        if taken and isinstance(e.test, N.Num):
+            return reads(e.then if num(e.test.value) != 0.0 else e.orelse, pred, True)
+        return reads(e.test, pred, taken) or reads(e.then, pred, taken) or reads(e.orelse, pred, taken)
     return False
 
 
 def reads_taken(e: N.Expr, pred) -> bool:
-    """:func:`reads` of what ``e``'s evaluation can reach: of a conditional whose test is a number (a constant
-    the linker folded, ``order == 0 ? last : size`` with ``let order = 0``), only the arm it always takes."""
-    if pred(e):
-        return True
-    if isinstance(e, N.Cond):
-        if isinstance(e.test, N.Num):
-            return reads_taken(e.then if num(e.test.value) != 0.0 else e.orelse, pred)
-        return reads_taken(e.test, pred) or reads_taken(e.then, pred) or reads_taken(e.orelse, pred)
-    if isinstance(e, (N.Draw, N.Call)):
-        return any(reads_taken(a, pred) for a in e.args)
-    if isinstance(e, N.Observable):
-        return any(reads_taken(a, pred) for a in e.args) or (
-            e.target.index is not None and reads_taken(e.target.index, pred))
-    if isinstance(e, N.Unary):
-        return reads_taken(e.arg, pred)
-    if isinstance(e, N.Binary):
-        return reads_taken(e.lhs, pred) or reads_taken(e.rhs, pred)
-    return False
+    """:func:`reads` of what ``e``'s evaluation can reach (``taken``)."""
+    return reads(e, pred, True)
 
 
 def _may_fail(e: N.Expr) -> bool:

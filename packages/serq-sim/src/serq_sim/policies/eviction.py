@@ -387,19 +387,20 @@ def aged_key(program, keys) -> tuple[int, int] | None:
     ``-last`` (``sign`` 1) or ``last``, at any instant, but for ties of rounding. Else ``None``."""
     from serq_ir import nodes as N
 
-    from ..compile import reads
+    from ..compile import reads_taken
 
+    # (what a key can reach, as key_reads reads it: the arm a constant test never takes is not read)
     changing = _changing(fixed_slots(program))
     found = None
     for i, k in enumerate(keys):
-        if reads(k, lambda e: isinstance(e, N.Ctx) and e.name in ("age", "now")):
+        if reads_taken(k, lambda e: isinstance(e, N.Ctx) and e.name in ("age", "now")):
             if found is not None:
                 return None
             sign = age_sign(k)
             if sign is None:
                 return None
             found = (i, sign)
-        elif reads(k, changing):
+        elif reads_taken(k, changing):
             return None
     return found
 
