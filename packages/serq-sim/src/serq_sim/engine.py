@@ -485,11 +485,6 @@ class Simulation:
             return session_error(self, span, self.now, None, None, msg)
         return session_error(self, span, self.now, s.serial, s.trace, msg)
 
-    def replay_note(self, s: Session) -> str:
-        """The note naming the trace row a session replays (trace.replay_note), "" for one that replays none:
-        every run-time error of a session carries it, on both tiers (fast.py's errors)."""
-        return "" if s.trace is None else self.trace.replay_note(s.trace, s.serial)
-
     def spin_error(self, s: Session, sid: int) -> None:
         raise self.error(spin_message(self.now), sid, s)
 
