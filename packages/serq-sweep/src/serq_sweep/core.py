@@ -1102,7 +1102,7 @@ def read_table_columns(path: str, lines: list[tuple[int, int]] | None = None) ->
     fmt = table_format(path, output=False)
     if fmt == "csv":
         return read_csv_table(path, lines)
-    frame = read_parquet(path)
+    frame = read_parquet(path, sized=True)
     return [str(c) for c in frame.columns], frame.to_dict("records")
 
 
@@ -1110,22 +1110,55 @@ def read_table_columns(path: str, lines: list[tuple[int, int]] | None = None) ->
 PARQUET_NEEDS = "reading a .parquet file needs pandas and pyarrow: pip install 'serq-sweep[pandas]' (or use .csv)"
 
 
-def read_parquet(path: str) -> Any:
+#: the most cells (rows times columns) a table of a sweep read back may have: a sweep has at most a million
+#: runs (axes.MAX_POINTS), each a row, of a hundred figures or so
+MAX_TABLE_CELLS = 10**8
+
+
+def read_parquet(path: str, sized: bool = False) -> Any:
     """A ``.parquet`` file (a sweep's table, its points table or records) as a pandas DataFrame, read through
     :func:`serq.files.open_input` as every input is. Without pandas or pyarrow (optional: serq-sweep's
     ``[pandas]`` extra) it is a :class:`UserError` naming the file: a resumed sweep, ``serq plot`` of a
-    table and ``--cdf`` of records ended in a traceback of the import (writing one already said so)."""
+    table and ``--cdf`` of records ended in a traceback of the import (writing one already said so).
+    ``sized``: a table of runs or points, held to what a sweep writes (:func:`parquet_size`) before its
+    rows are read."""
     try:
         import pandas as pd
     except ImportError:
         raise UserError(f"{path}: {PARQUET_NEEDS}") from None
     with open_input(path) as f:
+        if sized:
+            parquet_size(f)
         try:
             frame = pd.read_parquet(f)
         except ImportError:  # (pandas' own: no engine, pyarrow or fastparquet, is installed)
             raise UserError(f"{path}: {PARQUET_NEEDS}") from None
     plain_cells(frame)
     return frame
+
+
+def parquet_size(f: Any) -> None:
+    """Refuse (a ValueError saying why) the Parquet file open as ``f`` when its rows (its footer says how
+    many, before any is read) are more than a sweep's runs can be (:data:`axes.MAX_POINTS`) or its cells
+    more than :data:`MAX_TABLE_CELLS`: Parquet compresses a column of one value to almost nothing, and a
+    file of 0.9 MB holding 30 million rows of one run was read whole, 16 GB and minutes, by a sweep
+    resuming from it. ``f`` is left at its start."""
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:  # (pandas' reading says what is missing)
+        return
+    from .axes import MAX_POINTS
+
+    try:
+        meta = pq.ParquetFile(f).metadata
+    finally:
+        f.seek(0)
+    rows, cols = meta.num_rows, meta.num_columns
+    if rows > MAX_POINTS:
+        raise ValueError(f"it holds {rows} rows, more than the {MAX_POINTS} runs a sweep has at most")
+    if rows * cols > MAX_TABLE_CELLS:
+        raise ValueError(f"it holds {rows} rows of {cols} columns, more than the {MAX_TABLE_CELLS} cells a "
+                         "sweep's table has at most")
 
 
 #: what a cell of a table serQ writes holds (a number, a flag, a word, or nothing), as Python gives it

@@ -132,7 +132,7 @@ def _read(table: Any) -> Any:
     try:
         if fmt == "csv":
             return _csv_frame(path)
-        return read_parquet(path)
+        return read_parquet(path, sized=True)
     except TableFault as e:
         raise UserError(e.message("cannot read the table")) from None
     except (OSError, ValueError) as e:
