@@ -46,8 +46,16 @@ def test_a_deep_program_under_a_small_stack_is_read_and_told(tmp_path):
         r = _serq(cmd, str(p), *(("--no-progress",) if cmd == "run" else ()))
         assert r.returncode == 1, (cmd, r.returncode, r.stderr)  # the branches' own limit, told
         assert "nest more than 32 deep" in r.stderr and "Traceback" not in r.stderr
+    # the closing braces are not spaced as fmt spaces them: said, then written so (the lines kept), which is
+    # its form (a second fmt --check passes)
     r = _serq("fmt", "--check", str(p))
-    assert r.returncode in (0, 1) and "Traceback" not in r.stderr, r.stderr
+    assert (r.returncode, r.stdout, r.stderr) == (1, f"would reformat {p}\n", "")
+    r = _serq("fmt", str(p))
+    assert (r.returncode, r.stdout, r.stderr) == (0, f"reformatted {p}\n", "")
+    assert p.read_text() == ("workload { arrive poisson(1); }\nsession { " + "branch (1) { " * 990 + "observe x = 1; "
+                             + "} " * 990 + "}\nrun { horizon 1; }\n")
+    r = _serq("fmt", "--check", str(p))
+    assert (r.returncode, r.stdout, r.stderr) == (0, "", "")
 
 
 def test_the_limit_is_raised_only_when_below(monkeypatch):
