@@ -1405,7 +1405,7 @@ def journal_entries(path: str, wanted: set[str], fields: Mapping[str, Any], othe
     # a regular file only, of lines of at most MAX_LINE bytes (a sparse journal of NUL bytes is one line);
     # UTF-8, a byte-order mark skipped (a journal saved by an editor that adds one lost its first entry)
     with open_input(path, max_line=MAX_LINE) as f:
-        for n, raw in enumerate(f, 1):
+        for n, raw in _journal_lines(f, path):
             if n == 1 and raw.startswith(b"\xef\xbb\xbf"):
                 raw = raw[3:]
             try:
@@ -1437,6 +1437,18 @@ def journal_entries(path: str, wanted: set[str], fields: Mapping[str, Any], othe
                 yield r["key"], r
             elif others is not None:
                 others.add(r["key"])
+
+
+def _journal_lines(f: Any, path: str) -> Iterator[tuple[int, bytes]]:
+    """The lines of the journal open as ``f``, numbered from 1; one longer than :data:`MAX_LINE` is no entry a
+    sweep journals, and is told as one (it was the reader's words alone, without what to do)."""
+    from serq.files import LineTooLong
+
+    try:
+        yield from enumerate(f, 1)
+    except LineTooLong as e:
+        raise UserError(f"{path}: {e.strerror}, which no entry of a sweep's journal is; remove the file or give "
+                        "--fresh") from None
 
 
 #: how every entry of a sweep's journal begins (json.dumps of a dict whose first field is the key)
