@@ -56,5 +56,12 @@ def test_keys_that_order_first_come_first_served_give_the_fifo_target(tmp_path, 
 
 
 def test_the_switch_of_a_let_that_orders_is_refused(tmp_path):
-    with pytest.raises(UserError):
+    # at 1 the switch takes `waited`: refused at the key as written (the conditional), with the words above
+    with pytest.raises(UserError) as e:
         target_of(tmp_path, "queue by (qmode == 0 ? 0 : waited, -waited);", {"qmode": 1})
+    lines = str(e.value).splitlines()
+    source = (tmp_path / "p.sq").read_text().splitlines()
+    col = source[38].index("qmode == 0") + 1
+    assert lines[0].startswith(f"{tmp_path / 'p.sq'}:39:{col}: error: pool `reqs` orders the requests waiting for "
+                               "`engine` by how long they have waited (a `queue by` key reading `waited`)"), lines
+    assert lines[1:] == ["  " + source[38], "  " + " " * (col - 1) + "^"]
