@@ -42,8 +42,27 @@ INF = math.inf
 KEYS_AT_JOIN = True
 #: keys ``(K…, waited)`` or ``(K…, -waited)`` find the head without reading every waiting session's key
 #: (pools.model.WaitedQueue), and so do keys that read ``waited`` only compared with numbers
-#: (pools.model.ThresholdQueue); False: the scan (the tests compare the two)
+#: (pools.model.ThresholdQueue), and so do keys of which one reads ``waited`` linearly (pools.linear.LinearQueue);
+#: False: the scan (the tests compare the two)
 WAITED_GROUPS = True
+
+
+def queue_form(keys) -> str:
+    """How a pool's queue keeps its sessions under ``queue by`` keys (as pools.model.kept_keys made them), the
+    one rule of both tiers (the general engine's queues here, the fast tier's generated ones): "static", keys
+    reading only attributes and numbers (read once, at the join); "waited", ``(K…, waited)`` or ``(K…,
+    -waited)`` (WaitedQueue); "cuts", ``waited`` only compared with numbers (ThresholdQueue); "lin", one key
+    reading ``waited`` linearly (LinearQueue); "dyn", any other, every key read at every head lookup."""
+    if not any(state_dependent(k) for k in keys):
+        return "static"
+    if WAITED_GROUPS:
+        if waited_last(keys):
+            return "waited"
+        if waited_cuts(keys) is not None:
+            return "cuts"
+        if linear_waited(keys) is not None:
+            return "lin"
+    return "dyn"
 
 
 def _at_waited(keyed):
@@ -170,20 +189,22 @@ def build(sim, reg, trace_path, trace_digest=None) -> None:
         pool.preempt = pool_policy(sim, reg.preempt, pool, node.preempt, "preemption policy", reg)
         plugins = plugins or not (first_party(pool.evict) and first_party(pool.preempt))
         if isinstance(node.queue, N.QueueBy):
-            pool.keyed = sim.compiler.keys_fn(node.queue.keys, span=node.span)
-            if KEYS_AT_JOIN and not any(state_dependent(k) for k in node.queue.keys):
+            keys = node.queue.keys
+            pool.keyed = sim.compiler.keys_fn(keys, span=node.span)
+            form = queue_form(keys)
+            if form == "static" and KEYS_AT_JOIN:
                 pool.queue = KeyedQueue(pool)
                 pool.keyed_at_join = True
-            elif WAITED_GROUPS and (sign := waited_last(node.queue.keys)):
-                static = sim.compiler.keys_fn(node.queue.keys[:-1], span=node.span)
-                pool.queue = WaitedQueue(pool, static, sign)
+            elif form == "waited":
+                static = sim.compiler.keys_fn(keys[:-1], span=node.span)
+                pool.queue = WaitedQueue(pool, static, waited_last(keys))
                 pool.waited_queue = True
-            elif WAITED_GROUPS and (cuts := waited_cuts(node.queue.keys)) is not None:
-                pool.queue = ThresholdQueue(_at_waited(pool.keyed), cuts)
+            elif form == "cuts":
+                pool.queue = ThresholdQueue(_at_waited(pool.keyed), waited_cuts(keys))
                 pool.waited_queue = True
-            elif WAITED_GROUPS and (lin := linear_waited(node.queue.keys)) is not None:
-                j, form, leaves = lin
-                pool.queue = LinearQueue(_at_waited(pool.keyed), j, form, _leaves_of(sim, leaves, node.span))
+            elif form == "lin":
+                j, lin, leaves = linear_waited(keys)
+                pool.queue = LinearQueue(_at_waited(pool.keyed), j, lin, _leaves_of(sim, leaves, node.span))
                 pool.waited_queue = True
         if node.spill is not None:
             sp = node.spill

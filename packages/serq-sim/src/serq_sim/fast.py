@@ -430,20 +430,8 @@ class _Gen(Compiler):
         self.pmode: list[str] = []
         from . import build as _build
 
-        for node in p.pools:
-            if not isinstance(node.queue, N.QueueBy):
-                self.pmode.append("fifo")
-            elif any(state_dependent(k) for k in node.queue.keys):
-                if _build.WAITED_GROUPS and waited_last(node.queue.keys):
-                    self.pmode.append("waited")
-                elif _build.WAITED_GROUPS and waited_cuts(node.queue.keys) is not None:
-                    self.pmode.append("cuts")
-                elif _build.WAITED_GROUPS and linear_waited(node.queue.keys) is not None:
-                    self.pmode.append("lin")
-                else:
-                    self.pmode.append("dyn")
-            else:
-                self.pmode.append("static")
+        for node in p.pools:  # (the general engine's queues by the same rule, build.queue_form)
+            self.pmode.append(_build.queue_form(node.queue.keys) if isinstance(node.queue, N.QueueBy) else "fifo")
         #: the least room a hold waiting at each pool family can need, or 0 (admission.room_floors, found as
         #: the simulation was built)
         self.room_floor = sim.room_floors
