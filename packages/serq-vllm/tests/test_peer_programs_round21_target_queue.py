@@ -42,7 +42,7 @@ def test_a_waiting_order_by_the_wait_is_refused_at_its_key(tmp_path, queue, key)
     assert lines[0] == (f"{tmp_path / 'p.sq'}:39:{col}: error: pool `reqs` orders the requests waiting for `engine` by "
                         "how long they have waited (a `queue by` key reading `waited`), where vLLM's waiting queue is "
                         "first come first served (a preempted request at its head), whatever a request has waited; "
-                        "`-waited` alone orders as vLLM does"), lines
+                        "`-waited` or `slo - waited` (a number less `waited`) alone orders as vLLM does"), lines
     assert lines[1:] == ["  " + source[38], "  " + " " * (col - 1) + "^"]
 
 

@@ -282,7 +282,8 @@ def _refuse_unrunnable(program: n.Program, stage: n.Stage, kv: n.Pool, admitted:
             raise TargetError(_span(key) or pool.span, f"pool `{pool.name}` orders the requests waiting for "
                               f"`{stage.name}` by how long they have waited (a `queue by` key reading `waited`), "
                               "where vLLM's waiting queue is first come first served (a preempted request at its "
-                              "head), whatever a request has waited; `-waited` alone orders as vLLM does", base)
+                              "head), whatever a request has waited; `-waited` or `slo - waited` (a number less "
+                              "`waited`) alone orders as vLLM does", base)
     lifo = n.PreemptBy(keys=[n.Unary(op="-", arg=n.Ctx(name="admission"))], requeue="head")
     preempt = kv.preempt
     if not (isinstance(preempt, n.PreemptBy) and preempt.requeue == "head" and len(preempt.keys) == 1
