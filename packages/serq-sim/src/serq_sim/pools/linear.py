@@ -14,7 +14,7 @@ from serq_ir import nodes as N
 from sortedcontainers import SortedKeyList
 
 from ..compile import num, state_dependent
-from .model import _JOINED, _SHORT, INF, _KeptQueue
+from .model import _JOINED, _SHORT, INF, _PlacedQueue
 
 #: the unit roundoff of a double (round to nearest), and half the least subnormal: for every rounded
 #: operation ``|fl(z) - z| <= U * |z| + TINY`` (the second for a result in the subnormal range)
@@ -132,7 +132,7 @@ def _mag_exp(x: float) -> int:
     return math.frexp(x)[1]
 
 
-class LinearQueue(_KeptQueue):
+class LinearQueue(_PlacedQueue):
     """The queue of a pool whose ``queue by`` keys read ``waited`` in one key, linearly (:func:`linear_waited`:
     a deadline ``A - waited``, ``k * (A - waited)``, …), the others only attributes and numbers: the head is
     found by reading the keys of a few sessions, not of every waiting one, at each admission attempt.
@@ -191,11 +191,6 @@ class LinearQueue(_KeptQueue):
         self.bounds: dict = {}
         #: the keys read (at placements and of candidates), for the tests
         self.reads = 0
-
-    def append(self, s) -> None:
-        deque.append(self, s)
-        if not self.scan:
-            self.pend.append(s)
 
     def _to_scan(self) -> None:
         self.scan = True
@@ -292,11 +287,7 @@ class LinearQueue(_KeptQueue):
             return
         entry = self.where.pop(id(s), None)
         if entry is None:  # not placed yet
-            pend = self.pend
-            for i, x in enumerate(pend):
-                if x is s:
-                    del pend[i]
-                    break
+            self._unpend(s)
         else:
             self.sl.remove(entry)
         if not self.where and not self.pend:  # empty: the magnitudes start again

@@ -225,6 +225,26 @@ class _KeptQueue(deque):
         self._left(s)
 
 
+class _PlacedQueue(_KeptQueue):
+    """A :class:`_KeptQueue` that places each session in its own order at the first head lookup after its
+    join: those not placed yet wait in ``pend``; ``scan``, once it has given its order up for the scan."""
+
+    __slots__ = ()
+
+    def append(self, s) -> None:
+        deque.append(self, s)
+        if not self.scan:
+            self.pend.append(s)
+
+    def _unpend(self, s) -> None:
+        """Take ``s``, which leaves before it was placed, out of ``pend``."""
+        pend = self.pend
+        for i, x in enumerate(pend):
+            if x is s:
+                del pend[i]
+                return
+
+
 class WaitedQueue(_KeptQueue):
     """The queue of a pool whose ``queue by`` keys are ``(K…, waited)`` or ``(K…, -waited)``, the ``K``
     reading only attributes and numbers: the head is found without reading every waiting session's key.
@@ -399,7 +419,7 @@ def _entry_key(e):
     return e[0], e[1]
 
 
-class ThresholdQueue(_KeptQueue):
+class ThresholdQueue(_PlacedQueue):
     """The queue of a pool whose ``queue by`` keys read ``waited`` only compared with numbers (an aging
     threshold: ``queue by (waited >= 3 ? 0 : prio, serial)``, pool-reference.txt's lanes), the rest reading
     only attributes and numbers (:func:`waited_cuts`): the head is found without reading every waiting
@@ -437,11 +457,6 @@ class ThresholdQueue(_KeptQueue):
         self.tie = 0
         self.seq = 0
         self.scan = False
-
-    def append(self, s) -> None:
-        deque.append(self, s)
-        if not self.scan:
-            self.pend.append(s)
 
     def _to_scan(self) -> None:
         self.scan = True
@@ -519,11 +534,7 @@ class ThresholdQueue(_KeptQueue):
             return
         e = self.where.pop(id(s), None)
         if e is None:  # not placed yet
-            pend = self.pend
-            for i, x in enumerate(pend):
-                if x is s:
-                    del pend[i]
-                    return
+            self._unpend(s)
             return
         self.sl.remove(e)
         e[2] = None
