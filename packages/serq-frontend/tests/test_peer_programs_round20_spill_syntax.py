@@ -31,10 +31,12 @@ def test_a_spill_without_its_work_is_told_how_it_is_written(text, at, found):
 def test_a_spill_with_its_work_and_other_mistakes_keep_their_words():
     ok = "pool cpu { cap 10; }\nstage l : delay;\npool kv { cap 10; spill cpu via l (0) when (1); }\nsession { }\n"
     assert serq_frontend.compile(source=ok).pools[1].spill is not None
-    # a spill without its `when` is the parser's own words, naming the word it wants
+    # a spill without its `when` is told that part and the form (test_known_defects_round23; it was the
+    # parser's own words, "unexpected `;` (expected when)")
     with pytest.raises(CompileError) as e:
         serq_frontend.compile(source=ok.replace(" when (1)", ""))
-    assert e.value.message == "unexpected `;` (expected when)"
+    assert e.value.message.startswith("unexpected `;`: a spill says which evicted prefixes it writes, `when (pred)` "
+                                      "after its work: `spill TIER via LINK (work) when (pred);`")
     # a hold without its units is still told as a hold
     with pytest.raises(CompileError) as e:
         serq_frontend.compile(source="pool p { cap 1; }\nsession { hold p { } }\n")

@@ -922,6 +922,10 @@ _PARENTHESISED = {
 }
 
 
+#: the modes a run on a step stage may name (kernel.lark's `mode`, language.txt §2's `run STAGE [prefill | decode]`)
+_RUN_MODES = ("prefill", "decode")
+
+
 #: an arrival form's word -> what it takes in parentheses (language.txt §2's workload)
 _ARRIVALS = {"poisson": ("its rate", "rate"), "renewal": ("its gap", "gap"),
              "closed": ("its number of sessions", "n"), "batch": ("its number of sessions", "n")}
@@ -1152,10 +1156,18 @@ def _clause_out_of_order(tok: Token, text: str, grammar: Any) -> tuple[tuple[int
         # `D pull P latency share maxmin;`: `share maxmin` read as the start of an aggregate, the wait's
         return (before[-2][2], before[-2][3]), (f"unexpected `share`: a pull's `latency` takes its wait, "
                                                 f"`{words[0]} pull {words[2]} latency x share {words[5]};`")
-    if first == "run" and len(words) == 2 and tok.type == "NAME" and did_you_mean(word, ["prefill", "decode"]):
-        # `run E decoding (1);`: a mode misspelt (it said that `run` takes its work in parentheses)
-        return at, (f"unexpected `{word}`: a run's mode on a step stage is `prefill` or `decode`"
-                    + did_you_mean(word, ["prefill", "decode"]))
+    if (first == "run" and len(words) >= 2 and tok.type == "NAME" and before[-1][1] != ","
+            and all(w == "," or w not in _PARENTHESISED and w not in _RUN_MODES and w[:1].isalpha()
+                    for w in words[1:])
+            and (did_you_mean(word, _RUN_MODES) or text[tok.end_pos:].lstrip().startswith("("))):
+        # `run E decoding (1);`, `run E foo (1);`: a word between the stage and the work is the run's mode,
+        # misspelt or none of the modes (it said that `run` takes its work in parentheses)
+        a = _offset(text, before[start + 1][2], before[start + 1][3])
+        stages = " ".join(text[a:_offset(text, before[-1][2], before[-1][3]) + len(before[-1][1])].split())
+        return at, (f"unexpected `{word}`: a run's mode on a step stage is "
+                    + " or ".join(f"`{m}`" for m in _RUN_MODES) + did_you_mean(word, _RUN_MODES)
+                    + f"; `{word}` is not a run mode: `run {stages} decode (work);`, or without a mode "
+                    f"`run {stages} (work);`")
     if first == "hidden" and len(words) >= 2 and words[-1] != "," and tok.type == "NAME" and before[-1][2] == tok.line:
         # `hidden o p;`: the names of a `hidden` are a list (it said a `;` was missing before `p`)
         return at, f"unexpected `{word}`: the names of a `hidden` are separated by `,`, `hidden {words[-1]}, {word};`"
@@ -1493,6 +1505,49 @@ def _transfer_unfinished(tok: Token, text: str) -> tuple[tuple[int, int], str] |
                                     "forwards is the kernel's `run link (X);`")
 
 
+#: a pool's spill as language.txt §2 writes it, and what its predicate is
+_SPILL = ("`spill TIER via LINK (work) when (pred);` (pred, read at the Evict moment, decides whether the "
+          "evicted prefix is written: `when (1)` writes every one)")
+
+
+def _spill_unfinished(tok: Token, text: str) -> tuple[tuple[int, int], str] | None:
+    """``spill cpu via pcie (w);``, ``… when 1;``, ``spill cpu (w) when (p);``: a spill written without a part
+    of its form (language.txt §2: ``spill POOL via STAGE ( expr ) when ( expr ) ;``, the predicate required);
+    the error was the grammar's next word alone (`(expected when)`). At the token (as a spill without its work
+    is told, :func:`_parenthesis_missing`), the part named and the whole form; None when the error is inside a parenthesis, or where the form is complete (a `;` missing after it),
+    or a spill without its work's parentheses (:func:`_parenthesis_missing` says that)."""
+    if tok.start_pos is None and tok.type != "$END":
+        return None
+    offset = tok.start_pos if tok.type != "$END" else len(text)
+    before = _tokens_before(text, offset)
+    start = _statement_start(before, len(before))
+    if start >= len(before) or before[start][1] != "spill":
+        return None
+    depth = 0
+    for t in before[start:]:
+        depth += {"(": 1, "[": 1, ")": -1, "]": -1}.get(t[1], 0)
+    if depth != 0 or before[-1][1] in ("[", "."):
+        return None
+    words = _depth0(before, start)
+    if "via" not in words:
+        if len(words) < 2:
+            return None  # `spill;`, `spill (…)`: no tier named yet, the grammar's words
+        part = "a spill names the link its writes go over after the tier, `via LINK`"
+    elif before[-1][1] == "via":
+        part = "`via` takes the link's name"
+    elif "when" not in words:
+        if not any(t[1] == "(" for t in before[start:]):
+            return None
+        part = "a spill says which evicted prefixes it writes, `when (pred)` after its work"
+    elif before[-1][1] == "when":
+        part = "`when` takes its test in parentheses"
+    else:
+        return None
+    if tok.type == "$END":
+        return _prev_token_end(text, offset) or (1, 1), f"unexpected end of the file: {part}: {_SPILL}"
+    return (tok.line, tok.column), f"unexpected {_token_text(tok)}: {part}: {_SPILL}"
+
+
 #: the refusal of a definition named like a keyword (the linker's words, ``sugar.defs``)
 _KEYWORD_NAMED = "`{word}` is a keyword; a definition needs another name"
 
@@ -1610,7 +1665,8 @@ def _syntax_error(e: UnexpectedInput, text: str, file: str, reporter: Reporter, 
     said = (_pool_option_slipped(tok, text) or _hold_clause_placed(tok, expected, text)
             or _requeue_missing(tok, text) or _transfer_unfinished(tok, text) or _requeue_misplaced(tok, text)
             or _share_missing(tok, text) or _clause_out_of_order(tok, text, grammar)
-            or _parenthesis_missing(tok, expected, text) or _stage_kind_ended(tok, text)
+            or _parenthesis_missing(tok, expected, text) or _spill_unfinished(tok, text)
+            or _stage_kind_ended(tok, text)
             or _bracket_unclosed(tok, expected, text))
     if said is not None:
         return reporter.error(Pos(file, *said[0]), said[1])
