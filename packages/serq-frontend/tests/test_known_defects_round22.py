@@ -85,3 +85,47 @@ def test_without_a_trace_the_columns_names_are_free_and_figures_and_parameters_s
                         "observe cached = f(1);", trace=False))
     program = serq_frontend.compile(p)
     assert [g.name for g in program.gauges] == ["serial"] and "q.new" in [x.name for x in program.pools]
+
+
+# 5. `preempt by (max(prio, 1 requeue tail;` said the keys' `)` was missing where two were, and `cap (3 + (4;`
+#    named the inner `(` alone: every `(` and `[` left open is told with its place, the first first, in one text
+#    (parser._unclosed_said) wherever the error finds them (before `requeue`, at the token a statement ends with,
+#    at the end of the file, at a `]` where a `)` closes); a `)` or `]` that closes nothing is one too many, as a
+#    `}` of no `{` is.
+
+SLIP = """pool kv {{ cap 12; {option} }}
+stage d : delay;
+workload {{ arrive batch(1); init {{ set prio = 1; }} }}
+session {{ hold kv (1) {{ run d (1); }} }}
+run {{ horizon 5; }}
+"""
+
+
+@pytest.mark.parametrize("option, col, said", [
+    ("preempt by (max(prio, 1 requeue tail;", 43, "unexpected `requeue`: two `)` are missing before it, the `(` at "
+     "1:30 and the `(` at 1:34 are not closed; `preempt by (key, …) requeue head;` or `… requeue tail;`"),
+    ("preempt by (prio requeue tail;", 36, "unexpected `requeue`: a `)` is missing before it, the `(` at 1:30 is not "
+     "closed; `preempt by (key, …) requeue head;` or `… requeue tail;`"),
+    ("cap (3 + (4;", 30, "unexpected `;`: two `)` are missing, the `(` at 1:23 and the `(` at 1:28 are not closed"),
+    ("queue by (max(prio, used(kv[1;", 48, "unexpected `;`: `]`, `)`, `)` and `)` are missing, the `(` at 1:28, the "
+     "`(` at 1:32, the `(` at 1:43 and the `[` at 1:46 are not closed"),
+    ("cap (3 + 4];", 29, "unexpected `]`: a `)` is missing, the `(` at 1:23 is not closed"),
+    ("cap (3 + 4));", 30, "unexpected `)`: no `(` is open here (one `)` too many)"),
+    ("cap 3];", 24, "unexpected `]`: no `[` is open here (one `]` too many)"),
+])
+def test_every_bracket_left_open_is_told_with_its_place(tmp_path, option, col, said):
+    p = tmp_path / "p.sq"
+    p.write_text(SLIP.format(option=option))
+    with pytest.raises(serq_frontend.CompileError) as info:
+        serq_frontend.compile(p)
+    lines = str(info.value).splitlines()
+    assert lines == [f"{p}:1:{col}: error: {said}", f"  pool kv {{ cap 12; {option} }}", " " * (col + 1) + "^"]
+
+
+def test_at_the_end_of_the_file_the_brackets_are_told(tmp_path):
+    p = tmp_path / "p.sq"
+    p.write_text("stage s : delay;\nworkload { arrive batch(1); }\nsession { run s (1); }\nlet a = max(1, (2")
+    with pytest.raises(serq_frontend.CompileError) as info:
+        serq_frontend.compile(p)
+    assert str(info.value).splitlines()[0] == (f"{p}:4:18: error: unexpected end of the file: two `)` are missing, "
+                                               "the `(` at 4:12 and the `(` at 4:16 are not closed")

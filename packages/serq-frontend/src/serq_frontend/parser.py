@@ -1208,28 +1208,76 @@ def _clause_out_of_order(tok: Token, text: str, grammar: Any) -> tuple[tuple[int
     return None
 
 
-def _bracket_unclosed(tok: Token, expected: set[str], text: str) -> tuple[tuple[int, int], str] | None:
-    """A `(` or `[` of the statement left open when a token that no expression continues with comes (``hold kv
-    (1 { … }``, ``pool p[2 { … }``, ``hold kv[0 (1) { … }``): the error was the token alone, "unexpected `{`",
-    or its list. At the token, naming the opener's place; None when the error is not that."""
-    if tok.type not in ("LBRACE", "SEMICOLON", "RBRACE", "LPAR") or tok.start_pos is None:
-        return None
-    before = _tokens_before(text, tok.start_pos)
-    start = _statement_start(before, len(before))  # (past an unclosed `(`, which it counts as a depth below 0)
+#: the bracket that closes each opener
+_CLOSER = {"(": ")", "[": "]"}
+
+
+def _open_brackets(before: list[tuple[str, str, int, int]], start: int) -> list[tuple[str, str, int, int]]:
+    """The `(` and `[` of ``before[start:]`` left open, the outermost first."""
     stack: list[tuple[str, str, int, int]] = []
     for t in before[start:]:
-        if t[1] in ("(", "["):
+        if t[1] in _CLOSER:
             stack.append(t)
-        elif t[1] in (")", "]") and stack:
+        elif t[1] in (")", "]") and stack and _CLOSER[stack[-1][1]] == t[1]:
             stack.pop()
+    return stack
+
+
+def _unclosed_said(stack: list[tuple[str, str, int, int]], where: str = "") -> str:
+    """What the brackets ``stack`` left open miss, and where each was opened, the first first: ``a `)` is
+    missing, the `(` at 1:30 is not closed``, ``two `)` are missing, the `(` at 1:15 and the `(` at 1:20 are
+    not closed``, ```)` and `]` are missing, …`` (``where``, ``" before it"``, after the missing). The one
+    text of a `(` or `[` left open, wherever the error finds it: the error said one `)` missing where two
+    were (``preempt by (max(prio, 1 requeue tail;``, ``cap (3 + (4;``)."""
+    closers = [_CLOSER[t[1]] for t in reversed(stack)]
+    n = len(closers)
+    if len(set(closers)) == 1:
+        count = {1: "a", 2: "two", 3: "three"}.get(n, str(n))
+        missing = f"{count} `{closers[0]}` {'is' if n == 1 else 'are'} missing"
+    else:
+        missing = ", ".join(f"`{c}`" for c in closers[:-1]) + f" and `{closers[-1]}` are missing"
+    opened = [f"the `{t[1]}` at {t[2]}:{t[3]}" for t in stack]
+    if n > 4:  # (a deep nesting: the first, where the repair starts, and how many after it)
+        opened = [opened[0], f"{n - 1} more"]
+    listed = opened[0] if len(opened) == 1 else ", ".join(opened[:-1]) + " and " + opened[-1]
+    return f"{missing}{where}, {listed} {'is' if n == 1 else 'are'} not closed"
+
+
+def _bracket_unclosed(tok: Token, expected: set[str], text: str) -> tuple[tuple[int, int], str] | None:
+    """A `(` or `[` of the statement left open when a token that no expression continues with comes (``hold kv
+    (1 { … }``, ``pool p[2 { … }``, ``hold kv[0 (1) { … }``, the end of the file, a `]` where a `)` closes):
+    the error was the token alone, "unexpected `{`", or its list. At the token, naming every opener left open
+    and its place (:func:`_unclosed_said`); None when the error is not that."""
+    if tok.type not in ("LBRACE", "SEMICOLON", "RBRACE", "LPAR", "RPAR", "RSQB", "$END"):
+        return None
+    offset = len(text) if tok.type == "$END" else tok.start_pos
+    if offset is None:
+        return None
+    before = _tokens_before(text, offset)
+    # (_statement_start goes back past an unclosed `(`, which it counts as a depth below 0)
+    stack = _open_brackets(before, _statement_start(before, len(before)))
     if not stack:
         return None
-    opener = stack[-1]
-    close = ")" if opener[1] == "(" else "]"
+    close = _CLOSER[stack[-1][1]]
     if ("RPAR" if close == ")" else "RSQB") not in expected or tok.type == "LPAR" and close == ")":
         return None
-    return (tok.line, tok.column), (f"unexpected {_token_text(tok)}: a `{close}` is missing, the `{opener[1]}` at "
-                                    f"{opener[2]}:{opener[3]} is not closed")
+    if str(tok) == close:  # (the closer wanted: an error of what comes before it)
+        return None
+    if tok.type == "$END":
+        return _prev_token_end(text, len(text)) or (1, 1), f"unexpected end of the file: {_unclosed_said(stack)}"
+    return (tok.line, tok.column), f"unexpected {_token_text(tok)}: {_unclosed_said(stack)}"
+
+
+def _closer_unopened(tok: Token, text: str) -> tuple[tuple[int, int], str] | None:
+    """A `)` or `]` that closes nothing open in its statement (``let a = (1 + 2));``, ``let a = 1];``): one too
+    many, said as a `}` of no `{` is (the error listed what it expected instead). None otherwise."""
+    if tok.type not in ("RPAR", "RSQB") or tok.start_pos is None:
+        return None
+    before = _tokens_before(text, tok.start_pos)
+    if _open_brackets(before, _statement_start(before, len(before))):
+        return None
+    opener = "(" if str(tok) == ")" else "["
+    return (tok.line, tok.column), f"unexpected `{tok}`: no `{opener}` is open here (one `{tok}` too many)"
 
 
 #: a hold's clauses before its block and after it (language.txt §3: `hold P (u) [reserve (r)] … [reuse (ρ)]
@@ -1377,12 +1425,11 @@ def _pool_option_slipped(tok: Token, text: str) -> tuple[tuple[int, int], str] |
             depth = 0
     else:
         return None
+    said = _unclosed_said(_open_brackets(before, i - 2), " before it")  # (every `(` open: the keys' and inner ones)
     if option[0] == "queue":
-        return at, ("unexpected `requeue`: the keys' `)` is missing before it, and where a preemption's victim "
-                    "goes back is said where the victim is chosen, `preempt by (…) requeue tail;`, not in the "
-                    "pool's waiting order")
-    return at, ("unexpected `requeue`: the keys' `)` is missing before it, `preempt by (key, …) requeue head;` "
-                "or `… requeue tail;`")
+        return at, (f"unexpected `requeue`: {said}, and where a preemption's victim goes back is said where the "
+                    "victim is chosen, `preempt by (…) requeue tail;`, not in the pool's waiting order")
+    return at, f"unexpected `requeue`: {said}; `preempt by (key, …) requeue head;` or `… requeue tail;`"
 
 
 #: the fields of a block that take one value, by the block: a pool's, a step stage's, the run block's
@@ -1667,7 +1714,7 @@ def _syntax_error(e: UnexpectedInput, text: str, file: str, reporter: Reporter, 
             or _share_missing(tok, text) or _clause_out_of_order(tok, text, grammar)
             or _parenthesis_missing(tok, expected, text) or _spill_unfinished(tok, text)
             or _stage_kind_ended(tok, text)
-            or _bracket_unclosed(tok, expected, text))
+            or _bracket_unclosed(tok, expected, text) or _closer_unopened(tok, text))
     if said is not None:
         return reporter.error(Pos(file, *said[0]), said[1])
     if "SEMICOLON" in expected and tok.type != "SEMICOLON":
