@@ -77,6 +77,20 @@ def _at_waited(keyed):
     return key
 
 
+def _key_pulse(sim, pool):
+    """``pulse(n, queue, now)`` of a pool's WaitedQueue, ThresholdQueue or LinearQueue: ``n`` keys read inside
+    a head lookup are units of the event's work, counted down as the scan's are (admission.head), so that
+    ``--max-wall`` stops a lookup that reads many (docs/simulator.md)."""
+    from .pools.admission import scan_pulse
+
+    def pulse(n, q, now):
+        sim.pulse -= n
+        if sim.pulse < 0:
+            scan_pulse(sim, pool, len(q))
+
+    return pulse
+
+
 def _leaves_of(sim, leaves: list, span):
     """The values of a linear key's leaves for a session (LinearQueue.leaves), or None when it has none."""
     if not leaves:
@@ -197,14 +211,15 @@ def build(sim, reg, trace_path, trace_digest=None) -> None:
                 pool.keyed_at_join = True
             elif form == "waited":
                 static = sim.compiler.keys_fn(keys[:-1], span=node.span)
-                pool.queue = WaitedQueue(pool, static, waited_last(keys))
+                pool.queue = WaitedQueue(pool, static, waited_last(keys), pulse=_key_pulse(sim, pool))
                 pool.waited_queue = True
             elif form == "cuts":
-                pool.queue = ThresholdQueue(_at_waited(pool.keyed), waited_cuts(keys))
+                pool.queue = ThresholdQueue(_at_waited(pool.keyed), waited_cuts(keys), pulse=_key_pulse(sim, pool))
                 pool.waited_queue = True
             elif form == "lin":
                 j, lin, leaves = linear_waited(keys)
-                pool.queue = LinearQueue(_at_waited(pool.keyed), j, lin, _leaves_of(sim, leaves, node.span))
+                pool.queue = LinearQueue(_at_waited(pool.keyed), j, lin, _leaves_of(sim, leaves, node.span),
+                                         pulse=_key_pulse(sim, pool))
                 pool.waited_queue = True
         if node.spill is not None:
             sp = node.spill

@@ -1485,12 +1485,23 @@ class _Gen(Compiler):
             for field, init in fields:
                 a(f"    g{g}_{field} = {init}" if node.size == 1 else f"    g{g}_{field} = [{init}] * {node.size}")
             qi = "[]" if self.pmode[g] == "static" else "_G['deque']()"
+            qp = "None"
+            if self.pulses and self.pmode[g] in ("waited", "cuts", "lin"):
+                # the keys a head lookup reads, units of the event's work as the scan's are (build._key_pulse)
+                m = "_m" if node.size > 1 else "0"
+                a(f"    def _qp{g}(_m):")
+                a("        def _qpm(_n, _q, now):")
+                a("            nonlocal _pl")
+                L.extend(self.pulse_lines("            ", "_n", self.scan_what(g, "_m"),
+                                          str(self.span_id(node.span))))
+                a("        return _qpm")
+                qp = f"_qp{g}({m})"
             if self.pmode[g] == "waited":
-                qi = f"_G['_WQ'](None, None, {waited_last(node.queue.keys)}, _G['_JQ'])"
+                qi = f"_G['_WQ'](None, None, {waited_last(node.queue.keys)}, _G['_JQ'], {qp})"
             elif self.pmode[g] == "cuts":  # the keys at a waited, as the scan reads them
                 a(f"    def _kq{g}(A, _wt):")
                 a(f"        return {self.key_src(g)}")
-                qi = f"_G['_TQ'](_kq{g}, {waited_cuts(node.queue.keys)!r}, _G['_JQ'])"
+                qi = f"_G['_TQ'](_kq{g}, {waited_cuts(node.queue.keys)!r}, _G['_JQ'], {qp})"
             elif self.pmode[g] == "lin":  # the keys at a waited, and the linear key's leaves (LinearQueue)
                 j, form, leaves = linear_waited(node.queue.keys)
                 a(f"    def _kq{g}(A, _wt):")
@@ -1500,7 +1511,7 @@ class _Gen(Compiler):
                     a(f"    def _lq{g}(A):")
                     a(f"        return {self.leaves_src(g, leaves)}")
                     lq = f"_lq{g}"
-                qi = f"_G['_LQ'](_kq{g}, {j}, {form!r}, {lq}, _G['_JQ'])"
+                qi = f"_G['_LQ'](_kq{g}, {j}, {form!r}, {lq}, _G['_JQ'], {qp})"
             a(f"    g{g}_q = {qi}" if node.size == 1 else f"    g{g}_q = [{qi} for _ in range({node.size})]")
         if p.pools:
             L.extend("    " + line for line in self.adm_source())

@@ -166,9 +166,9 @@ class LinearQueue(_PlacedQueue):
     join (``pend``)."""
 
     __slots__ = ("key", "j", "form", "leaves", "joined", "pend", "sl", "where", "tie", "scan", "leaf_exp",
-                 "t_exp", "bounds", "reads")
+                 "t_exp", "bounds", "reads", "pulse")
 
-    def __init__(self, key, j: int, form: tuple, leaves, joined=None):
+    def __init__(self, key, j: int, form: tuple, leaves, joined=None, pulse=None):
         super().__init__()
         #: the keys of a waiting session at a ``waited``: ``key(s, waited)``, a tuple
         self.key = key
@@ -191,13 +191,17 @@ class LinearQueue(_PlacedQueue):
         self.bounds: dict = {}
         #: the keys read (at placements and of candidates), for the tests
         self.reads = 0
+        #: ``pulse(n, queue, now)``: ``n`` keys read, units of the event's work (model.WaitedQueue.pulse)
+        self.pulse = pulse
 
     def _to_scan(self) -> None:
         self.scan = True
         self.sl = self.where = self.pend = self.bounds = None
 
-    def _place(self, s) -> bool:
+    def _place(self, s, now: float) -> bool:
         """Read ``s``'s keys at ``waited = -t`` and its leaves, and sort it in (False: the scan from now on)."""
+        if self.pulse is not None:  # a key read is a unit of the event's work, as the scan's are
+            self.pulse(1, self, now)
         t = self.joined(s)
         k = self.key(s, -t)
         self.reads += 1
@@ -254,7 +258,7 @@ class LinearQueue(_PlacedQueue):
             return None
         pend = self.pend
         while pend:  # placed now, in join order, after every session placed before
-            if not self._place(pend.popleft()):
+            if not self._place(pend.popleft(), now):
                 self._to_scan()
                 return None
         d = self._bound(now)
@@ -267,11 +271,14 @@ class LinearQueue(_PlacedQueue):
         if top == INF:
             return None
         key = self.joined
+        pulse = self.pulse
         best = bk = bt = None
         for entry in sl.islice(0):
             p, sigma, tie = entry[0]
             if sigma > top or p != p0:
                 break
+            if pulse is not None:
+                pulse(1, self, now)
             s = entry[1]
             k = self.key(s, now - key(s))
             self.reads += 1

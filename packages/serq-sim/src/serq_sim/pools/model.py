@@ -267,10 +267,13 @@ class WaitedQueue(_KeptQueue):
     beside it by ``append`` (a join; the fast tier's generated code calls :meth:`join`), ``popleft`` and
     ``remove``."""
 
-    __slots__ = ("pool", "static", "sign", "joined", "pend", "groups", "order", "where", "last", "scan")
+    __slots__ = ("pool", "static", "sign", "joined", "pend", "groups", "order", "where", "last", "scan", "pulse")
 
-    def __init__(self, pool, static, sign: int, joined=None):
+    def __init__(self, pool, static, sign: int, joined=None, pulse=None):
         super().__init__()
+        #: ``pulse(n, queue, now)``: ``n`` units of the event's work done (a session grouped; Simulation.pulse_out
+        #: may stop the run there, inside the lookup); None: not counted
+        self.pulse = pulse
         self.pool = pool
         #: the keys but the last, as one function of the session (a tuple); ``None`` in the fast tier, whose
         #: generated code evaluates them and calls :meth:`join`
@@ -314,7 +317,10 @@ class WaitedQueue(_KeptQueue):
         pend = self.pend
         if pend:  # grouped now, in join order, after every session grouped before
             groups, where, order = self.groups, self.where, self.order
+            pulse = self.pulse
             for s, k in pend:
+                if pulse is not None:  # a key read is a unit of the event's work, as the scan's are
+                    pulse(1, self, now)
                 if k is None:
                     k = self.static(s, s.attrs, self.pool.sim.null_ctx)
                 for x in k:
@@ -439,10 +445,12 @@ class ThresholdQueue(_PlacedQueue):
     beside it by ``append``, ``popleft`` and ``remove``; a session is placed at the first head lookup after
     its join (``pend``), and a queue of a few is scanned (``_SHORT``)."""
 
-    __slots__ = ("key", "cuts", "joined", "pend", "sl", "due", "where", "tie", "seq", "scan")
+    __slots__ = ("key", "cuts", "joined", "pend", "sl", "due", "where", "tie", "seq", "scan", "pulse")
 
-    def __init__(self, key, cuts: list[float], joined=None):
+    def __init__(self, key, cuts: list[float], joined=None, pulse=None):
         super().__init__()
+        #: ``pulse(n, queue, now)``: ``n`` keys read, units of the event's work (WaitedQueue.pulse)
+        self.pulse = pulse
         #: the keys of a waiting session at a ``waited``: ``key(s, waited)``, a tuple
         self.key = key
         self.cuts = cuts
@@ -464,6 +472,8 @@ class ThresholdQueue(_PlacedQueue):
 
     def _read(self, e, now: float) -> bool:
         """Read entry ``e``'s keys at ``now`` and schedule the next reading; False at a NaN."""
+        if self.pulse is not None:  # a key read is a unit of the event's work, as the scan's are
+            self.pulse(1, self, now)
         s = e[2]
         w = now - self.joined(s)
         k = self.key(s, w)
