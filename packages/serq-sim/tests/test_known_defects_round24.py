@@ -9,15 +9,20 @@ a cut) is a unit, on both tiers, and a bound the run does not reach changes noth
 
 from __future__ import annotations
 
+import math
 import sys
 
+import msgspec
 import pytest
 import serq_frontend
 import serq_sim
+from serq_ir import nodes as N
+from serq_ir.analysis import taken_arm
 from serq_report.json import encode_json
 from serq_sim import engine, fast
+from serq_sim.compile import reads, reads_taken
 from serq_sim.pools.linear import LinearQueue
-from serq_sim.pools.model import ThresholdQueue, WaitedQueue
+from serq_sim.pools.model import ThresholdQueue, WaitedQueue, _chosen, kept_keys
 
 TIERS = [("", "fast"), ("general", "general")]
 
@@ -101,3 +106,46 @@ def test_a_bound_not_reached_changes_nothing(monkeypatch, form, key, kind):
     assert reports["fast"][0] == reports["general"][0]
     # the first 40 sessions admitted in join order (ties: the first to join)
     assert list(serq_sim.run(program, seed=3, max_wall=1e9).observe("x").values) == list(range(40))
+
+
+# a conditional whose test is a number: one rule (serq_ir.analysis.taken_arm) for what its evaluation can reach
+# (compile.reads with taken) and for the queue by keys kept (pools.model._chosen, which kept the conditional of a
+# NaN test where the other two took its first arm); the evaluation itself is the truth they must agree with
+TESTS = [(math.nan, "then"), (0.0, "orelse"), (-0.0, "orelse"), (2.0, "then")]
+TEST_IDS = ["nan", "zero", "minus-zero", "two"]
+
+
+def _cond(test):
+    return N.Cond(test=N.Num(value=test), then=N.Ctx(name="waited"), orelse=N.Attr(slot=4))
+
+
+@pytest.mark.parametrize("test, arm", TESTS, ids=TEST_IDS)
+def test_reads_reaches_the_arm_taken(test, arm):
+    def waited(e):
+        return isinstance(e, N.Ctx) and e.name == "waited"
+
+    assert reads_taken(_cond(test), waited) is (arm == "then")
+    assert reads(_cond(test), waited)  # (without taken: every arm)
+
+
+@pytest.mark.parametrize("test, arm", TESTS, ids=TEST_IDS)
+def test_the_keys_kept_are_the_arm_taken(test, arm):
+    e = _cond(test)
+    assert _chosen(e) is getattr(e, arm)
+    (kept,) = kept_keys([N.Binary(op="+", lhs=e, rhs=N.Num(value=1))])
+    assert kept.lhs is getattr(e, arm)
+
+
+@pytest.mark.parametrize("tier", [t for t, _ in TIERS], ids=[i for _, i in TIERS])
+@pytest.mark.parametrize("test, arm", TESTS, ids=TEST_IDS)
+def test_the_evaluation_takes_the_same_arm(monkeypatch, tier, test, arm):
+    # the IR has no NaN number from the frontend: the test is written into the IR by hand
+    program = serq_frontend.compile(source="workload { arrive batch(1); }\nsession { observe a = serial ? 1 : 2; }\n"
+                                           "run { horizon 1; }\n")
+    (st,) = program.session
+    cond = msgspec.structs.replace(st.value, test=N.Num(value=test))
+    program = msgspec.structs.replace(program, session=[msgspec.structs.replace(st, value=cond)])
+    monkeypatch.setenv("SERQ_SIM_TIER", tier)
+    r = serq_sim.run(program)
+    assert list(r.observe("a").values) == [1.0 if arm == "then" else 2.0]
+    assert taken_arm(cond) is getattr(cond, arm)

@@ -4,7 +4,22 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from .nodes import Branch, Hold, Loop, Num, Program, Stage, Step, Stmt
+from .nodes import Branch, Cond, Expr, Hold, Loop, Num, Program, Stage, Step, Stmt
+
+
+def taken_arm(e) -> Expr | None:
+    """The arm a conditional ``c ? a : b`` always takes when its test is a number: ``a`` when the test is not
+    zero, ``b`` when it is (``0`` or ``-0.0``); None when ``e`` is no conditional or its test is no number.
+    A NaN test takes ``a``: a non-zero operand is true (language.txt, Expressions), and NaN is not zero, as the
+    simulator evaluates it (``test != 0.0``) and the linker folds it. The one rule of every static judgement
+    of a conditional (which arm its evaluation can reach: the simulator's ``reads``, the ``queue by`` keys kept,
+    ``serq vllm target``'s folding), so that each agrees with the evaluation."""
+    if not isinstance(e, Cond) or not isinstance(e.test, Num):
+        return None
+    v = e.test.value
+    if isinstance(v, str):  # "inf" or "-inf": not zero
+        return e.then
+    return e.then if v != 0 else e.orelse
 
 
 def blocks(stmts: list[Stmt]) -> Iterator[list[Stmt]]:

@@ -33,6 +33,7 @@ from contextvars import ContextVar
 from typing import Any
 
 from serq_ir import nodes as N
+from serq_ir.analysis import taken_arm
 from serq_ir.rules import MAX_MEMBERS, branch_with_draw, choose_problem, greatest, least
 
 from . import fold, rand
@@ -257,8 +258,9 @@ def reads(e: N.Expr, pred, taken: bool = False) -> bool:
     if isinstance(e, N.Binary):
         return reads(e.lhs, pred, taken) or reads(e.rhs, pred, taken)
     if isinstance(e, N.Cond):
-        if taken and isinstance(e.test, N.Num):
-            return reads(e.then if num(e.test.value) != 0.0 else e.orelse, pred, True)
+        arm = taken_arm(e) if taken else None
+        if arm is not None:
+            return reads(arm, pred, True)
         return reads(e.test, pred, taken) or reads(e.then, pred, taken) or reads(e.orelse, pred, taken)
     return False
 

@@ -38,7 +38,7 @@ from typing import Any
 
 from serq import UserError
 from serq_ir import nodes as n
-from serq_ir.analysis import budget_not_given
+from serq_ir.analysis import budget_not_given, taken_arm
 from serq_ir.rules import show_number
 
 
@@ -187,8 +187,9 @@ def _folded(e: Any) -> Any:
     e = _selected(e)
     if isinstance(e, n.Cond):
         test = _folded(e.test)
-        if isinstance(test, n.Num):
-            return _folded(e.then if _value(test) != 0 else e.orelse)
+        arm = taken_arm(n.Cond(test=test, then=e.then, orelse=e.orelse))  # (a NaN test takes the first)
+        if arm is not None:
+            return _folded(arm)
         return n.Cond(test=test, then=_folded(e.then), orelse=_folded(e.orelse))
     if isinstance(e, n.Binary) and e.op in ("+", "-", "*"):
         a, b = _folded(e.lhs), _folded(e.rhs)

@@ -15,6 +15,7 @@ from operator import attrgetter
 
 import msgspec
 from serq_ir import nodes as N
+from serq_ir.analysis import taken_arm
 from serq_ir.rules import member_problem
 from sortedcontainers import SortedKeyList
 
@@ -151,9 +152,10 @@ def falls_with_waited(e) -> bool:
 
 
 def _chosen(e):
-    """``e`` with every conditional whose test is a number (not NaN) replaced by the branch it takes."""
-    while isinstance(e, N.Cond) and isinstance(e.test, N.Num) and num(e.test.value) == num(e.test.value):
-        e = e.then if num(e.test.value) != 0 else e.orelse
+    """``e`` with every conditional whose test is a number replaced by the arm it takes
+    (``serq_ir.analysis.taken_arm``: a NaN test takes the first, as the evaluation does)."""
+    while (arm := taken_arm(e)) is not None:
+        e = arm
     if not isinstance(e, N._Node):
         return e
     changed = {}
