@@ -1099,6 +1099,12 @@ def _stage_kind_ended(tok: Token, text: str) -> tuple[tuple[int, int], str] | No
 
 def _depth0(before: list[tuple[str, str, int, int]], start: int) -> list[str]:
     """The words of ``before[start:]`` outside parentheses and brackets."""
+    return _depth0_open(before, start)[0]
+
+
+def _depth0_open(before: list[tuple[str, str, int, int]], start: int) -> tuple[list[str], int]:
+    """The words of ``before[start:]`` outside parentheses and brackets (:func:`_depth0`), and how many of
+    those are open at its end (0: none; less than 0: more closed than opened)."""
     out, depth = [], 0
     for t in before[start:]:
         if t[1] in ("(", "["):
@@ -1107,7 +1113,7 @@ def _depth0(before: list[tuple[str, str, int, int]], start: int) -> list[str]:
             depth -= 1
         elif depth == 0:
             out.append(t[1])
-    return out
+    return out, depth
 
 
 #: a choose as §2 writes it
@@ -1535,15 +1541,7 @@ def _transfer_unfinished(tok: Token, text: str) -> tuple[tuple[int, int], str] |
         j -= 1
     if j >= 0 and before[_statement_start(before, j)][1] == "queue":
         return None  # a link queue's entry, `transfer (n) { … }`
-    depth = 0
-    words = []
-    for t in before[start:]:
-        if t[1] in ("(", "["):
-            depth += 1
-        elif t[1] in (")", "]"):
-            depth -= 1
-        elif depth == 0:
-            words.append(t[1])
+    words, depth = _depth0_open(before, start)
     if depth != 0 or ("to" in words and before[-1][1] == ")"):
         return None
     return (tok.line, tok.column), (f"unexpected {_token_text(tok)}: a transfer says where the KV moves, "
@@ -1570,12 +1568,9 @@ def _spill_unfinished(tok: Token, text: str) -> tuple[tuple[int, int], str] | No
     start = _statement_start(before, len(before))
     if start >= len(before) or before[start][1] != "spill":
         return None
-    depth = 0
-    for t in before[start:]:
-        depth += {"(": 1, "[": 1, ")": -1, "]": -1}.get(t[1], 0)
+    words, depth = _depth0_open(before, start)
     if depth != 0 or before[-1][1] in ("[", "."):
         return None
-    words = _depth0(before, start)
     if "via" not in words:
         if len(words) < 2:
             return None  # `spill;`, `spill (…)`: no tier named yet, the grammar's words
