@@ -366,6 +366,15 @@ def compile(path: str | Path | None = None, *, source: str | None = None,  # noq
     return _compile(path, source, _given(sets), _given(defs), pm)
 
 
+def knob_names(path: str | Path, *, pm: Any = None) -> tuple[list[str], list[str]]:
+    """The names of the program ``path``'s `let`s and of its expression definitions (``def rate() = …``, a
+    library's it uses too), in order: what a name given for a knob may have meant (``serq sweep --over``'s
+    did-you-mean, serq.errors.knob_hint). Raises ``CompileError`` as :func:`compile` does."""
+    ctx, layer_list, text, name = _setup(path, None, pm, {}, {}, True)
+    _front(ctx, text, name, layer_list, True)
+    return list(ctx.lets()), list(ctx.notes.get("expression_defs", ()))
+
+
 def _compile(path: str | Path | None, source: str | None, sets: Mapping[str, float],
              defs: Mapping[str, str], pm: Any, **setup: Any) -> Any:
     from .link import link

@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from serq.errors import clipped
+from serq.errors import clipped, knob_hint
 from serq.files import MAX_SOURCE, name_not_text, read_input, shown_name
 from serq_ir.rules import MAX_MEMBERS, show_number
 
@@ -143,7 +143,8 @@ class Context:
         for name in self.sets:  # (before any is put in a let's place: this error notes none)
             if name not in names:
                 raise self.error(None, f"{self.option_name('set', clipped(name))}: the program has no `let {name}`"
-                                 + (self._a_definition(name) or did_you_mean(name, names)))
+                                 + (self._a_definition(name)
+                                    or knob_hint(name, names, self.notes.get("expression_defs", ()))))
         for item in self.module.items:
             if not isinstance(item, A.Let):
                 continue

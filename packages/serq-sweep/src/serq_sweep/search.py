@@ -24,7 +24,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from serq.errors import UsageError, UserError, clipped, did_you_mean, printable_lines
+from serq.errors import UsageError, UserError, clipped, knob_hint, printable_lines
 from serq.numbers import NotANumber, number, real, shown
 from serq_ir.rules import show_number
 
@@ -394,8 +394,8 @@ def _find(program: Any, conditions: Any, over: Any, *, sets: Any, defs: Any, zip
         if name not in {c.name for c in program_.constants}:
             defined = _a_definition(pm, file, first, axes, name, overrides, given, replayed, compiled, cli)
             raise UserError(f"{file}: {over_said(bare=True)}: the program has no `let {clipped(name)}`"
-                            + (defined or f"{did_you_mean(name, [c.name for c in program_.constants])} (the knob "
-                               f"{'--find' if cli else 'find'} searches is a let)"))
+                            + (defined or f"{_knob_hint(pm, file, name, [c.name for c in program_.constants])} "
+                               f"(the knob {'--find' if cli else 'find'} searches is a let)"))
         # the programs the search runs first, the knob at its two ends (LO, and HI or the grid's last value),
         # for the figures their runs have: a figure the knob brings (a family's member, stages.svc[7] of `stage
         # svc[c]` searched over c 3:12:1) is one of the runs' at HI though the program at LO has none (it was
@@ -579,6 +579,24 @@ def _fractional_cap(program: Any, lo_caps: list[Any], held: set[int], name: str,
                     f"{core.show_value(math.floor(cap))} does: a value found between two whole caps says no more "
                     f"than the whole one below it{grid}")
     return None
+
+
+def _knob_hint(pm: Any, file: str, name: str, lets: list[str]) -> str:
+    """The did-you-mean of a knob ``name`` that is no `let` of ``file`` (whose lets are ``lets``): the closest of
+    its lets and, for a source program, its expression definitions, a definition said to be one
+    (serq.errors.knob_hint: ``--over rte`` of a program of `let lam` and `def rate()` is `rate`)."""
+    definitions: list[str] = []
+    if str(file).endswith(".sq"):
+        try:
+            from serq_frontend import knob_names
+
+            definitions = knob_names(file, pm=pm)[1]
+        except ImportError:  # (no frontend: an IR file's program has no definitions)
+            pass
+        except Exception as e:
+            if not getattr(e, "serq_user_error", False):
+                raise
+    return knob_hint(name, lets, definitions)
 
 
 def _a_definition(pm: Any, file: str, first: Mapping[str, Any], axes: Sequence[Axis], name: str, overrides: Any,

@@ -234,16 +234,35 @@ def did_you_mean(name: object, candidates: object) -> str:
     the one rule of every door that takes a name of the user's (a flag's, a look-up of the Python API's).
     A candidate equal to ``name`` but for case comes first; otherwise the closest by
     :func:`difflib.get_close_matches`, compared case-folded (``TTFT`` was nothing like ``ttft`` to it)."""
+    close = _closest(name, candidates)
+    return f" (did you mean `{close}`?)" if close is not None else ""
+
+
+def _closest(name: object, candidates: object) -> str | None:
+    """The candidate :func:`did_you_mean` offers for ``name``, or None."""
     import difflib
 
     if not isinstance(name, str):
-        return ""
+        return None
     names = sorted({c for c in candidates if isinstance(c, str)} - {name})  # type: ignore[attr-defined]
     folded: dict[str, str] = {}
     for c in names:  # (the first in sorted order of those one case-folding apart)
         folded.setdefault(c.casefold(), c)
     key = name.casefold()
     if key in folded:
-        return f" (did you mean `{folded[key]}`?)"
+        return folded[key]
     close = difflib.get_close_matches(key, list(folded), n=1)
-    return f" (did you mean `{folded[close[0]]}`?)" if close else ""
+    return folded[close[0]] if close else None
+
+
+def knob_hint(name: object, lets: object, definitions: object) -> str:
+    """:func:`did_you_mean` of a name given for a program's `let` (``--set NAME``, ``serq sweep --over NAME``)
+    among the program's lets and its expression definitions (``def rate() = …``), a definition said to be
+    one, as it takes its body another way: `` (did you mean `rate`, an expression definition?)``; a let as
+    ``did_you_mean`` says it."""
+    lets = [c for c in lets if isinstance(c, str)]  # type: ignore[attr-defined]
+    defs = [c for c in definitions if isinstance(c, str) and c not in lets]  # type: ignore[attr-defined]
+    close = _closest(name, [*lets, *defs])
+    if close is None:
+        return ""
+    return f" (did you mean `{close}`, an expression definition?)" if close in defs else f" (did you mean `{close}`?)"
