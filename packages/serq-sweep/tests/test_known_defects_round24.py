@@ -72,3 +72,57 @@ def test_knob_hint():
     assert knob_hint("lan", ["lam"], ["rate"]) == " (did you mean `lam`?)"
     assert knob_hint("xyz", ["lam"], ["rate"]) == ""
     assert knob_hint("rate", ["lam"], ["rate"]) == ""  # (the name itself is no suggestion)
+
+
+# ``--zip 'a, b'`` took blanks after its commas and ``--set 'a=1, 2'`` refused ' 2' as no number: one splitter
+# (axes.split_list) for every list of the command line now, the blanks around a comma the list's
+
+
+@pytest.mark.parametrize("spaced, plain", [("1, 2, 4", "1,2,4"), (" 1 ,2", "1,2"), ("0.5,\t1e3", "0.5,1e3"),
+                                           ("1,  inf", "1,inf")])
+def test_a_list_of_values_takes_blanks_around_its_commas(spaced, plain):
+    from serq_sweep.axes import parse_range, parse_seeds
+
+    assert parse_range(spaced, "--set b") == parse_range(plain, "--set b")
+    if "." not in plain and "inf" not in plain:
+        assert parse_seeds(spaced) == parse_seeds(plain) == [int(x) for x in plain.split(",")]
+
+
+@pytest.mark.parametrize("text, said", [
+    ("1, ,2", "--set b: '1, ,2': item 2 of 3 is empty"),
+    ("1, ", "--set b: '1, ': item 2 of 2 is empty"),
+    (" 2", "--set b: ' 2' is not a number"),  # a value alone keeps its blanks
+    ("1, 2 000", "--set b: '2 000' is not a number"),  # blanks inside an item are the item's
+])
+def test_blanks_are_no_item_and_no_part_of_a_number(text, said):
+    from serq.errors import UsageError
+    from serq_sweep.axes import parse_range
+
+    with pytest.raises(UsageError) as e:
+        parse_range(text, "--set b")
+    assert str(e.value).startswith("error: " + said), str(e.value)
+
+
+ZIPPED = """let a = 1;
+let b = 2;
+stage svc : fifo;
+workload { arrive poisson(0.5); }
+session { run svc (~exp(a * b / 4)); observe x = a + b; }
+run { horizon 5; }
+"""
+
+
+def test_set_and_zip_both_take_a_list_with_blanks(tmp_path):
+    (tmp_path / "p.sq").write_text(ZIPPED)
+
+    def sweep(*args):
+        r = subprocess.run([SERQ, "sweep", "p.sq", *args, "--workers", "0", "--no-progress", "--seeds", "1, 2",
+                            "--show", "observes.x.mean"], capture_output=True, text=True, cwd=tmp_path, timeout=100)
+        assert r.returncode == 0, r.stderr
+        return r.stdout
+
+    spaced = sweep("--set", "a=1, 2", "--set", "b=3,  4", "--zip", "a, b")
+    assert spaced == sweep("--set", "a=1,2", "--set", "b=3,4", "--zip", "a,b")
+    rows = [line.split() for line in spaced.splitlines()]
+    # the zipped points (a, b) = (1, 3) and (2, 4): x = a + b, 4 and 6, each of the two seeds
+    assert [r[:3] + r[-1:] for r in rows[1:]] == [["1", "3", "2", "4±0"], ["2", "4", "2", "6±0"]], spaced

@@ -134,10 +134,17 @@ def _real(v: Any, what: str) -> float:
     return x
 
 
+def split_list(text: str) -> list[str]:
+    """The items of the comma list ``text`` (``--set``'s values, ``--seeds``, ``--zip``'s names), each without the blanks around it: ``1, 2`` is ``1,2`` (a list quoted for the shell is written
+    so), ``a , b`` is ``a,b``; an item of blanks alone is empty. The one splitter of every list of the
+    command line (``--zip`` took blanks after its commas and ``--set`` refused `` 2`` as no number)."""
+    return [part.strip() for part in text.split(",")]
+
+
 def _items(text: str, what: str) -> list[str]:
-    """The items of the comma list ``text``, none of them empty (``1,,2``, ``,1`` and ``1,`` dropped the
-    empty item silently: a value the user meant to give, or a typo, was not swept)."""
-    parts = text.split(",")
+    """The items of the comma list ``text`` (:func:`split_list`), none of them empty (``1,,2``, ``,1`` and
+    ``1,`` dropped the empty item silently: a value the user meant to give, or a typo, was not swept)."""
+    parts = split_list(text)
     for k, part in enumerate(parts, 1):
         if part == "":
             raise UsageError(f"{what}: {clipped(text)!r}: item {k} of {len(parts)} is empty (a list is 1,2,4: no empty "

@@ -103,7 +103,9 @@ def _plan_args(sets, defs, zips, seeds, horizon, warmup, arrivals, max_wall, max
 def _zip_group(text: str) -> list[str]:
     """The names of one ``--zip NAME,NAME,...``: an empty one (``a,,b``, a trailing comma) is refused, as a
     list's empty item is, not dropped."""
-    names = [n.strip() for n in text.split(",")]
+    from .axes import split_list
+
+    names = split_list(text)
     for k, n in enumerate(names, 1):
         if not n:
             raise UsageError(f"--zip {printable(text)!r}: name {k} of {len(names)} is empty (a group is a,b: no "
