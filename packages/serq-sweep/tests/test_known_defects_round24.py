@@ -126,3 +126,48 @@ def test_set_and_zip_both_take_a_list_with_blanks(tmp_path):
     rows = [line.split() for line in spaced.splitlines()]
     # the zipped points (a, b) = (1, 3) and (2, 4): x = a + b, 4 and 6, each of the two seeds
     assert [r[:3] + r[-1:] for r in rows[1:]] == [["1", "3", "2", "4±0"], ["2", "4", "2", "6±0"]], spaced
+
+
+# a resumed table whose columns were reordered by hand (figures before key): the resume took the figures to be
+# the columns after key, so a run whose events stood before key was said to have "no number under events",
+# pointing at a cell that held one; it reads the table by its columns' names now
+
+
+def _table(path):
+    import csv
+
+    with open(path, newline="") as f:
+        return list(csv.reader(f))
+
+
+@pytest.mark.parametrize("order", ["key-last", "reversed", "figures-first"])
+def test_a_table_of_reordered_columns_is_resumed_by_their_names(tmp_path, order):
+    import csv
+
+    (tmp_path / "p.sq").write_text(PROGRAM)
+    args = [SERQ, "sweep", "p.sq", "--set", "lam=0.1,0.2,0.3", "--workers", "0", "--no-progress", "-o", "r.csv"]
+    r = subprocess.run(args, capture_output=True, text=True, cwd=tmp_path, timeout=100)
+    assert r.returncode == 0, r.stderr
+    written = (tmp_path / "r.csv").read_bytes()
+    rows = _table(tmp_path / "r.csv")
+    head = rows[0]
+    k = head.index("key")
+    if order == "key-last":
+        perm = [i for i in range(len(head)) if i != k] + [k]
+    elif order == "reversed":
+        perm = list(range(len(head)))[::-1]
+    else:
+        perm = list(range(k + 1, len(head))) + list(range(k + 1))
+    with open(tmp_path / "r.csv", "w", newline="") as f:
+        csv.writer(f, lineterminator="\n").writerows([[row[i] for i in perm] for row in rows])
+    assert (tmp_path / "r.csv").read_bytes() != written
+    r = subprocess.run(args, capture_output=True, text=True, cwd=tmp_path, timeout=100)
+    assert r.returncode == 0, r.stderr
+    assert "(0 run now, 3 resumed)" in r.stderr, r.stderr
+    # every run resumed with every figure it had, each cell as it was: the table written again is the first
+    # one, its columns in their order (FIXED and the swept names first, the figures in the order read)
+    again = _table(tmp_path / "r.csv")
+    assert [dict(zip(again[0], row)) for row in again[1:]] == [dict(zip(head, row)) for row in rows[1:]]
+    assert again[0][:k + 1] == head[:k + 1]
+    if order != "reversed":
+        assert (tmp_path / "r.csv").read_bytes() == written

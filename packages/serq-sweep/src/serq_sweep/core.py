@@ -1261,8 +1261,11 @@ def load_finished(path: str, plan: Plan, others: set[str] | None = None) -> dict
                     others.add(str(r["key"]))
             table = []
         if table:
-            start = names.index("key") + 1
-            figs = names[start:]
+            # the figures by their names, not their places: every column but FIXED and the swept names (a table
+            # whose columns were reordered by hand, figures before key, had those figures taken for no column,
+            # and its runs said to have no number under a figure whose cell held one)
+            swept = set(plan.names)
+            figs = [c for c in names if c not in FIXED and c not in swept]
             for n, r in enumerate(table, 2):
                 if r.get("key") in wanted:
                     if r.get("status") not in STATUSES:  # (hand-edited: "OK", "", "o\x00k" were taken as ok)
