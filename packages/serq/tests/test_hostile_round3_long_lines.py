@@ -88,7 +88,8 @@ def test_a_fault_at_the_end_of_a_long_trace_is_found_a_line_at_a_time(tmp_path, 
      "error: out.csv: cannot read the table to resume from (line 1 is longer than 16 MiB); remove it or give "
      "--fresh\n"),
     (lambda d: _sparse(d / "out.csv.journal"), ["sweep", "p.sq", "-o", "out.csv", "--workers", "0", "--no-progress"],
-     "error: out.csv.journal: line 1 is longer than 16 MiB\n"),
+     "error: out.csv.journal: line 1 is longer than 16 MiB, which no entry of a sweep's journal is; remove the file "
+     "or give --fresh\n"),
 ])
 def test_a_table_of_one_long_line_is_one_error_at_once(tmp_path, make, args, message):
     (tmp_path / "p.sq").write_text(PROGRAM)

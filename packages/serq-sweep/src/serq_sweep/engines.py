@@ -266,6 +266,18 @@ _POLL = 0.5
 _started_queue: Any = None
 
 
+def _environ_back(before: dict[str, str]) -> None:
+    """This process's environment as it was (``before``), where it differs: what Dask's nanny set in it to spawn its
+    workers (``distributed.nanny.pre-spawn-environ``) is theirs, not this process's."""
+    for k in set(os.environ) | set(before):
+        v = before.get(k)
+        if os.environ.get(k) != v:
+            if v is None:
+                del os.environ[k]
+            else:
+                os.environ[k] = v
+
+
 def _worker_start(started: Any, workers: int = 1) -> None:
     """A pool worker's initializer: ``started`` takes ``(run, pid)`` as the worker takes each run; its runs
     divide the memory guard's share of the machine's available memory among the pool's ``workers``
@@ -350,6 +362,8 @@ class Dask:
         self.name = "dask"
         #: the loggers quieted while a cluster of our own runs, with the levels to put back (_quiet_loggers)
         self._quiet: list | None = None
+        #: this process's environment before a cluster of our own started (:func:`_environ_back`)
+        self._environ: dict[str, str] | None = None
 
     def __enter__(self):
         try:
@@ -374,6 +388,12 @@ class Dask:
             # (serq_sim.memguard.machine_share: each reads the same free memory when its run begins)
             quiet_workers = {"distributed.nanny.pre-spawn-environ.DASK_LOGGING__DISTRIBUTED": "critical",
                              f"distributed.nanny.pre-spawn-environ.{WORKERS_VAR}": str(self.workers or cores())}
+            # Dask's nanny sets the variables of pre-spawn-environ in this process's own environment before it
+            # spawns a worker, and takes a variable this process has over the configuration's: a sweep in a
+            # Python session left SERQ_MEMORY_WORKERS=N behind (its later runs divided their memory share by N,
+            # and a later cluster's workers took that N) and Dask's logging at CRITICAL; put back (_environ_back)
+            self._environ = dict(os.environ)
+            os.environ.pop(WORKERS_VAR, None)
             try:
                 with _main_from_no_file(), dask.config.set(quiet_workers):  # (its workers: processes started here)
                     # quiet, its workers' processes and, while it runs, the handlers Dask gives its loggers here
@@ -387,6 +407,8 @@ class Dask:
             except RuntimeError as e:  # "Nanny failed to start.": it was that traceback
                 raise UserError(f"dask local: a worker process of the LocalCluster could not start ({e}): "
                                 + _UNGUARDED_DASK) from None
+            finally:
+                _environ_back(self._environ)
             self._client = distributed.Client(self._cluster)
             # and the loggers of the scheduler in this process and tornado's (tracebacks of the comms a worker's
             # end cuts short), as at the cluster's teardown, put back when it is torn down (__exit__)
@@ -469,6 +491,9 @@ class Dask:
                 self._quiet = None
                 for lg, lv in quiet:
                     lg.setLevel(lv)
+                if self._environ is not None:  # (a worker Dask restarted set them again)
+                    _environ_back(self._environ)
+                    self._environ = None
         self._client = self._cluster = None
 
     def run(self, tasks: Iterable[Task]) -> Iterator[tuple[Task, dict]]:
