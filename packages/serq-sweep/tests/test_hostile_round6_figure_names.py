@@ -75,10 +75,14 @@ def test_names_that_resolve_still_show_and_compare(tmp_path):
 @pytest.mark.timeout(90)
 def test_a_figure_named_twice_is_one_column_and_one_row(tmp_path):
     """``--show x --show x`` (or by two tails, ``mean`` and ``response.mean``) printed the column twice, and
-    ``--figure`` twice compared the figure twice (now refused: docs/sweep.md)."""
+    ``--figure`` twice compared the figure twice (both now refused, as a --set name given twice is:
+    docs/sweep.md)."""
     (tmp_path / "p.sq").write_text(SHORT)
     r = _serq(tmp_path, "sweep", "p.sq", "--set", "lam=0.5,1", "--show", "response.mean", "--show", "events",
-              "--show", "observes.response.mean", "--show", "response.mean")
+              "--show", "observes.response.mean")
+    assert r.returncode == 2 and r.stderr == ("error: --show response.mean and --show observes.response.mean: both "
+                                              "name the figure observes.response.mean (give it once)\n"), r.stderr
+    r = _serq(tmp_path, "sweep", "p.sq", "--set", "lam=0.5,1", "--show", "response.mean", "--show", "events")
     assert r.returncode == 0, r.stderr
     assert r.stdout.splitlines()[0].split() == ["lam", "runs", "response.mean", "events"]
     # serq compare refuses two names of one figure, as it refuses one name given twice (status 2)

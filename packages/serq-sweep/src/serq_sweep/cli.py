@@ -160,6 +160,7 @@ def sweep_command(pm, files, sets, defs, zips, seeds, horizon, warmup, arrivals,
     2 for a usage error; 130 on Ctrl-C and 143 on SIGTERM (what finished is written all the same).
     """
     from . import core
+    from . import pairing as C
     from .api import Records, run_plan
 
     args = _plan_args(sets, defs, zips, seeds, horizon, warmup, arrivals, max_wall, max_events, max_samples, slo)
@@ -183,8 +184,10 @@ def sweep_command(pm, files, sets, defs, zips, seeds, horizon, warmup, arrivals,
         return
     if records_file is not None and out is None:
         raise click.UsageError("--records goes with --out (the records resume with the sweep's table)")
+    shown = lambda _name, value: f"--show {value}"  # noqa: E731 - how the refusals name the option
+    C.figures_once(show, shown)  # (a column shown once, silently), refused as serq compare's --figure twice is
     plan = core.plan(list(files), pm=pm, **args)
-    core.check_figures(plan, show, "--show")
+    C.figures_once(show, shown, core.check_figures(plan, show, "--show"))  # (mean, response.mean: one column)
     for warning in plan.warnings:
         click.echo(printable_lines(f"serq: {warning}"), err=True)
     recs = None if records_file is None else Records(records_file)
