@@ -63,3 +63,23 @@ def count_resident_lists(monkeypatch, kind: type[Counted] = Counted) -> type[Cou
     monkeypatch.setattr(StepStage, "_join", counting_join)
     Counted.looks = 0
     return Counted
+
+
+def count_key_reads(monkeypatch) -> list[int]:
+    """Count every reading of a pool's ``queue by`` keys (the functions ``Compiler.keys_fn`` makes, on both
+    tiers) from now on: ``[count]``, a list whose item the readings add to."""
+    from serq_sim.compile import Compiler
+
+    calls = [0]
+    keys_fn = Compiler.keys_fn
+
+    def counted(self, *a, **kw):
+        fn = keys_fn(self, *a, **kw)
+
+        def f(s, A, C):
+            calls[0] += 1
+            return fn(s, A, C)
+        return f
+
+    monkeypatch.setattr(Compiler, "keys_fn", counted)
+    return calls

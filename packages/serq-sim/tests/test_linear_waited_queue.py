@@ -20,9 +20,9 @@ from pathlib import Path
 import pytest
 import serq_frontend
 import serq_sim
+from counting import count_key_reads
 from serq_report.json import encode_json
 from serq_sim import build as _build
-from serq_sim.compile import Compiler
 from serq_sim.pools import linear, model
 
 pytestmark = pytest.mark.timeout(120)
@@ -291,16 +291,7 @@ def test_a_vllm_engine_with_deadlines_is_the_scans(monkeypatch, tmp_path):
 def test_the_keys_are_read_about_once_a_session_not_at_every_attempt(monkeypatch, tier):
     # 3 000 arrivals at twice what two slots serve: the queue grows to about 1 500, and the scan read every
     # waiting session's keys at every admission
-    calls = [0]
-    keys_fn = Compiler.keys_fn
-
-    def counted(self, *a, **kw):
-        fn = keys_fn(self, *a, **kw)
-
-        def f(s, A, C):
-            calls[0] += 1
-            return fn(s, A, C)
-        return f
+    calls = count_key_reads(monkeypatch)
 
     src = """pool p { cap 2; queue by (prio, dl - waited); }
 stage d : delay;
@@ -309,7 +300,6 @@ session { set prio = floor(~uniform(0, 2)); set dl = ~uniform(0, 30); hold p (1)
 run { horizon inf; arrivals 3000; seed 1; }
 """
     prog = serq_frontend.compile(source=src)
-    monkeypatch.setattr(Compiler, "keys_fn", counted)
     with monkeypatch.context() as m:
         scan(m)
         m.setenv("SERQ_SIM_TIER", "general")

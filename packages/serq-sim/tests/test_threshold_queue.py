@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 import serq_frontend
 import serq_sim
+from counting import count_key_reads
 from serq_ir import nodes as N
 from serq_report.json import encode_json
 from serq_sim import build as _build
-from serq_sim.compile import Compiler
 from serq_sim.pools.model import waited_cuts
 
 pytestmark = pytest.mark.timeout(60)
@@ -168,16 +168,7 @@ def test_the_keys_are_read_about_once_a_threshold_not_at_every_attempt(monkeypat
     # waiting session's keys at every admission (some 2.3 million readings); now each session's keys are
     # read when it is placed, when its waited passes the threshold 5, and a few times more while the queue
     # is short enough to scan
-    calls = [0]
-    keys_fn = Compiler.keys_fn
-
-    def counted(self, *a, **kw):
-        fn = keys_fn(self, *a, **kw)
-
-        def f(s, A, C):
-            calls[0] += 1
-            return fn(s, A, C)
-        return f
+    calls = count_key_reads(monkeypatch)
 
     src = """pool p { cap 2; queue by (waited > 5 ? 0 : prio, serial); }
 stage d : delay;
@@ -188,7 +179,6 @@ run { horizon inf; arrivals 3000; seed 1; }
     prog = serq_frontend.compile(source=src)
     monkeypatch.setattr(_build, "WAITED_GROUPS", False)
     monkeypatch.setenv("SERQ_SIM_TIER", "general")
-    monkeypatch.setattr(Compiler, "keys_fn", counted)
     scan = encode_json(serq_sim.run(prog))
     scanned = calls[0]
     assert scanned > 1_000_000

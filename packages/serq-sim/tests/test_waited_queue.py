@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 import serq_frontend
 import serq_sim
+from counting import count_key_reads
 from serq_report.json import encode_json
 from serq_sim import build as _build
-from serq_sim.compile import Compiler
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -164,18 +164,8 @@ def test_a_preemption_heavy_vllm_program_agrees(tmp_path, monkeypatch):
 def test_the_head_is_found_without_reading_every_key(monkeypatch):
     # 2 000 sessions wait at t=0 for a one-slot pool whose holds take no time: the scan read the keys of
     # every waiting session at every admission (4 001 997); now each K once, when it is grouped
-    calls = [0]
-    keys_fn = Compiler.keys_fn
+    calls = count_key_reads(monkeypatch)
 
-    def counted(self, *a, **kw):
-        fn = keys_fn(self, *a, **kw)
-
-        def f(s, A, C):
-            calls[0] += 1
-            return fn(s, A, C)
-        return f
-
-    monkeypatch.setattr(Compiler, "keys_fn", counted)
     monkeypatch.setenv("SERQ_SIM_TIER", "general")
     src = """pool p { cap 1; queue by (prio, waited); }
 stage d : delay;
