@@ -266,16 +266,18 @@ _POLL = 0.5
 _started_queue: Any = None
 
 
-def _environ_back(before: dict[str, str]) -> None:
-    """This process's environment as it was (``before``), where it differs: what Dask's nanny set in it to spawn its
-    workers (``distributed.nanny.pre-spawn-environ``) is theirs, not this process's."""
-    for k in set(os.environ) | set(before):
-        v = before.get(k)
-        if os.environ.get(k) != v:
-            if v is None:
-                del os.environ[k]
-            else:
-                os.environ[k] = v
+def _environ_back(before: dict[str, str | None]) -> dict[str, str | None]:
+    """Put back the variables of this process's environment that differ from ``before`` (name to value, ``None``
+    for unset), and return those, as they were: what Dask's nanny set here to spawn its workers
+    (``distributed.nanny.pre-spawn-environ``, its own ``PYTHONHASHSEED`` and ``__DASK_PARENT_PID``) is theirs,
+    not this process's."""
+    back = {k: v for k, v in before.items() if os.environ.get(k) != v}
+    for k, v in back.items():
+        if v is None:
+            del os.environ[k]
+        else:
+            os.environ[k] = v
+    return back
 
 
 def _worker_start(started: Any, workers: int = 1) -> None:
@@ -362,8 +364,9 @@ class Dask:
         self.name = "dask"
         #: the loggers quieted while a cluster of our own runs, with the levels to put back (_quiet_loggers)
         self._quiet: list | None = None
-        #: this process's environment before a cluster of our own started (:func:`_environ_back`)
-        self._environ: dict[str, str] | None = None
+        #: the variables of this process's environment a cluster of our own set as it started, as they were
+        #: before (:func:`_environ_back`: a worker it restarts sets them again)
+        self._environ: dict[str, str | None] | None = None
 
     def __enter__(self):
         try:
@@ -392,7 +395,7 @@ class Dask:
             # spawns a worker, and takes a variable this process has over the configuration's: a sweep in a
             # Python session left SERQ_MEMORY_WORKERS=N behind (its later runs divided their memory share by N,
             # and a later cluster's workers took that N) and Dask's logging at CRITICAL; put back (_environ_back)
-            self._environ = dict(os.environ)
+            before = dict(os.environ)
             os.environ.pop(WORKERS_VAR, None)
             try:
                 with _main_from_no_file(), dask.config.set(quiet_workers):  # (its workers: processes started here)
@@ -407,8 +410,8 @@ class Dask:
             except RuntimeError as e:  # "Nanny failed to start.": it was that traceback
                 raise UserError(f"dask local: a worker process of the LocalCluster could not start ({e}): "
                                 + _UNGUARDED_DASK) from None
-            finally:
-                _environ_back(self._environ)
+            finally:  # (what the cluster's start changed, as it was: put back again at its end)
+                self._environ = _environ_back({k: before.get(k) for k in {*before, *os.environ}})
             self._client = distributed.Client(self._cluster)
             # and the loggers of the scheduler in this process and tornado's (tracebacks of the comms a worker's
             # end cuts short), as at the cluster's teardown, put back when it is torn down (__exit__)
