@@ -539,9 +539,42 @@ def _exit_quickly() -> None:
     if gc.isenabled():
         gc.collect()
     gc.freeze()
+    if _own_process and _exit_last and isinstance(_exit_code, int):
+        _end_process(_exit_code)
+
+
+def _end_process(code: int) -> None:
+    """The end of ``serq`` as the process's own command (:func:`entry`), from the last function at exit
+    (:func:`_exit_quickly`, when it is the last: every other one, the command's own, has run, and Python
+    has joined the command's threads): the standard output and error flushed, then ``os._exit(code)``,
+    without the interpreter's teardown.
+
+    What the command made is frozen (:func:`_leave_to_exit`), so the teardown would not free it, and the
+    native libraries it used were torn down around objects of theirs still alive: Arrow's (pandas reads
+    a Parquet file through it, and keeps its words in Arrow arrays) ended the process with SIGABRT,
+    ``terminate called without an active exception``, about once in 20 commands under load, after the
+    command had said all it had to (a table refused by ``serq plot``: the refusal's traceback, frozen,
+    held the table read). The process's files are its outputs, each written whole and closed before the
+    command returns (:mod:`serq.files`), and a library's own function at exit (logging's flush of its
+    handlers) has run; what is left to flush is the standard streams. A standard stream that cannot
+    take what is left is status 120, as Python's own exit gives."""
+    for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
+        try:
+            if stream is not None:
+                stream.flush()
+        except (OSError, ValueError):  # (a closed stream is a ValueError)
+            code = 120
+    os._exit(code)
 
 
 _exit_registered = False
+
+#: whether :func:`_exit_quickly` is the last function at exit (none was registered before it)
+_exit_last = False
+
+#: the status :func:`main` ends the command with, for :func:`_end_process` (None: it ended another way, an
+#: exception Python reports at exit itself)
+_exit_code: int | None = None
 
 #: set by :func:`entry` (the ``serq`` command as a process): the collector is off from the start until the
 #: command line is assembled, then what exists is frozen (see :func:`entry`)
@@ -596,12 +629,15 @@ def _startup_done() -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point of ``serq`` and ``python -m serq``."""
-    global _exit_registered
+    global _exit_registered, _exit_code, _exit_last
     from . import signals
 
     if not _exit_registered:  # registered first: it runs after every atexit function the command adds
         import atexit
 
+        # (one registered before it, by a program that runs the command, runs after it: then the process ends
+        # as Python ends it, not at _end_process, which would leave that function out)
+        _exit_last = getattr(atexit, "_ncallbacks", lambda: 1)() == 0
         atexit.register(_exit_quickly)
         _exit_registered = True
     try:
@@ -618,6 +654,8 @@ def main(argv: list[str] | None = None) -> None:
     finally:
         _leave_to_exit()
         signals.uninstall()
+    if _own_process:
+        _exit_code = code
     sys.exit(code)
 
 
