@@ -763,21 +763,49 @@ def rows(plan: Plan, done: Mapping[str, dict]) -> tuple[list[str], list[dict[str
     return columns, out
 
 
+def report_figure(column: Any) -> bool:
+    """Whether ``column`` is a report's figure by its name: its path starts at a top-level figure of
+    :class:`serq_ir.report.Result` (``events``, ``observes.ttft.p99``, ``stages.engine.utilisation``; a points
+    table's ``FIGURE:mean`` and ``FIGURE:ci`` are of their figure). No swept name is one (a swept name of a
+    top-level figure is refused, :func:`figure_names`), so a table's figures are told from its swept names
+    by their names wherever they stand."""
+    from serq_ir.report import Result
+
+    from .figures import NOT_FIGURES
+
+    head = str(column).split(".", 1)[0]
+    if "." not in str(column):
+        head = head.removesuffix(":mean").removesuffix(":ci")
+    return head in Result.__struct_fields__ and head not in NOT_FIGURES
+
+
 def figure_columns(columns: Sequence[str]) -> list[str]:
-    """The figures' columns of a sweep's table: every column after ``key`` (:data:`FIXED` and the swept names
-    come before it), as a resume reads them back."""
+    """The figures' columns of a sweep's table, in its order: every column that is a report's figure by its
+    name (:func:`report_figure`), wherever it stands, and every other column after ``key`` but :data:`FIXED`
+    (where a sweep writes the figures: a column of a name no report has, added there by hand, is read as a
+    figure as before). A table whose columns were reordered by hand (figures before ``key``) had those
+    figures taken for no column ("no figure 'events'" of ``serq plot``, and none in the Python API's
+    ``aggregate``): a resume reads its figures by name already."""
     columns = list(columns)
-    return columns[columns.index("key") + 1:] if "key" in columns else []
+    after = columns.index("key") + 1 if "key" in columns else len(columns)
+    return [c for i, c in enumerate(columns) if c not in FIXED and (i >= after or report_figure(c))]
 
 
 def point_columns(columns: Sequence[str], end: str = "seed") -> list[str]:
-    """The columns that say which point a row of a table is: the swept names, every column before ``end``
-    (``seed`` in a runs table, ``runs`` in a points table) but ``point`` (a table or frame without ``end``:
-    none). ``aggregate`` took every column after the first one, ``point`` in a table as written, so a frame
-    without ``point`` lost its first swept name and pooled the points that differ in it; a plot's line
-    reads its points by this too."""
+    """The columns that say which point a row of a table is: the swept names (a table or frame without
+    ``end``: none). In a runs table (``end`` ``seed``, with ``key``) every column that is neither
+    :data:`FIXED` nor a figure (:func:`figure_columns`), wherever it stands; in another (``runs`` of a points
+    table, a search's knob) every column before ``end`` but ``point`` and the figures. ``aggregate`` took
+    every column after the first one, ``point`` in a table as written, so a frame without ``point`` lost its
+    first swept name and pooled the points that differ in it; a figure moved before ``seed`` by hand was
+    taken for a swept name. A plot's line reads its points by this too."""
     columns = list(columns)
-    return [c for c in columns[: columns.index(end)] if c != "point"] if end in columns else []
+    if end not in columns:
+        return []
+    if end == "seed" and "key" in columns:
+        figures = set(figure_columns(columns))
+        return [c for c in columns if c not in FIXED and c not in figures]
+    return [c for c in columns[: columns.index(end)] if c != "point" and c not in FIXED and not report_figure(c)]
 
 
 #: the flag of each bound a run's ``partial`` status names (the run's ``message``)

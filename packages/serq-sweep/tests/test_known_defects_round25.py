@@ -1,0 +1,91 @@
+"""Known defects of serq sweep, round 25.
+
+A sweep's table whose columns were reordered by hand (the figures before ``key``, or before everything) was
+read by the places of its columns: ``serq plot`` took only the columns after ``key`` for figures ("no figure
+'events'"), and the Python API's ``aggregate`` made no ``FIGURE:mean`` of them (or took a figure moved before
+``seed`` for a swept name and made a point of each of its values). The figures are now read by their names
+(serq_sweep.core.figure_columns), as a resume read them already.
+"""
+
+from __future__ import annotations
+
+import csv
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.timeout(120)
+
+SERQ = str(Path(sys.executable).parent / "serq")
+
+PROGRAM = """let lam = 0.5;
+stage svc : fifo;
+workload { arrive poisson(lam); }
+session { set t0 = now; run svc (~exp(1)); observe response = now - t0; end; }
+run { horizon 50; }
+"""
+
+
+@pytest.fixture(scope="module")
+def table(tmp_path_factory):
+    """A sweep's table (2 points, 2 seeds), and the same table with its columns reordered by hand: the figures
+    first, then the swept name, then point, seed and the rest (key last)."""
+    d = tmp_path_factory.mktemp("reordered")
+    (d / "p.sq").write_text(PROGRAM)
+    r = subprocess.run([SERQ, "sweep", "p.sq", "--set", "lam=0.3,0.6", "--seeds", "1,2", "--out", "r.csv"],
+                       capture_output=True, text=True, cwd=d, timeout=100)
+    assert r.returncode == 0, r.stderr
+    with open(d / "r.csv", newline="") as f:
+        rows = list(csv.reader(f))
+    head = rows[0]
+    k = head.index("key")
+    order = [*head[k + 1:], "lam", "point", "seed", "status", "message", "warnings", "key"]
+    assert sorted(order) == sorted(head)
+    with open(d / "moved.csv", "w", newline="") as f:
+        w = csv.writer(f)
+        for row in rows:
+            w.writerow([row[head.index(c)] for c in order])
+    return d
+
+
+def test_plot_reads_a_figure_before_key(table):
+    r = subprocess.run([SERQ, "plot", "moved.csv", "--x", "lam", "--y", "events", "-o", "f.png"],
+                       capture_output=True, text=True, cwd=table, timeout=100)
+    assert r.returncode == 0, r.stderr
+    assert (table / "f.png").stat().st_size > 0
+
+
+def test_the_curve_of_a_reordered_table_is_the_written_ones(table):
+    from serq_sweep.plots import _curve_data
+
+    for y in ("events", "response.mean", "stages.svc.utilisation"):
+        assert _curve_data(str(table / "moved.csv"), "lam", y, None) == \
+            _curve_data(str(table / "r.csv"), "lam", y, None)
+    # (by hand: the mean of the two seeds' event counts at lam 0.3)
+    with open(table / "r.csv", newline="") as f:
+        rows = [r for r in csv.DictReader(f) if r["lam"] == "0.3"]
+    _, out, _, _ = _curve_data(str(table / "moved.csv"), "lam", "events", None)
+    assert out[None][0] == [0.3, 0.6]
+    assert out[None][1][0] == pytest.approx(sum(int(r["events"]) for r in rows) / 2)
+
+
+def test_aggregate_of_a_reordered_frame_is_the_written_ones(table):
+    import pandas as pd
+    from serq_sweep import aggregate
+
+    written = aggregate(pd.read_csv(table / "r.csv"))
+    moved = aggregate(pd.read_csv(table / "moved.csv"))
+    assert list(moved["lam"]) == [0.3, 0.6]  # two points: no figure taken for a swept name
+    assert "events:mean" in moved.columns and "observes.response.mean:mean" in moved.columns
+    pd.testing.assert_frame_equal(moved[sorted(moved.columns)], written[sorted(written.columns)])
+
+
+def test_the_columns_of_a_table_by_name():
+    from serq_sweep.core import figure_columns, point_columns
+
+    cols = ["events", "observes.x.mean", "rate", "point", "seed", "status", "message", "warnings", "key", "mine"]
+    assert figure_columns(cols) == ["events", "observes.x.mean", "mine"]
+    assert point_columns(cols) == ["rate"]
+    assert point_columns(["point", "rate", "events:mean", "runs", "events:ci"], "runs") == ["rate"]
