@@ -5,6 +5,7 @@ mean's CI against a closed form (the peer programs' tests)."""
 
 from __future__ import annotations
 
+import json
 import math
 import os
 
@@ -128,3 +129,14 @@ def gim1_sigma(lst, mu: float) -> float:
         else:
             hi = x
     return x
+
+
+def report_json(report) -> dict:
+    """The report as its JSON reads (``serq run --json``): the dict the round-29 conformance tests assert on."""
+    return json.loads(encode_json(report))
+
+
+def pool_json(report, name: str, index=None) -> dict:
+    """One pool's entry of the JSON report, its name and index left out."""
+    entry = next(p for p in report_json(report)["pools"] if p["name"] == name and p["index"] == index)
+    return {k: v for k, v in entry.items() if k not in ("name", "index")}
