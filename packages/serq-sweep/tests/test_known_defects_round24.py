@@ -33,8 +33,8 @@ def _sweep(tmp_path, name, file="p.sq"):
                           capture_output=True, text=True, cwd=tmp_path, timeout=100)
 
 
-@pytest.mark.parametrize("name, meant", [("rte", "`rate`, an expression definition"), ("Rate", "`rate`, an "
-                                         "expression definition"), ("lan", "`lam`"), ("lamb", "`lam`")])
+@pytest.mark.parametrize("name, meant", [("rte", "`rate`, an expression definition given with --def rate"),
+                                         ("Rate", "`rate`, an expression definition given with --def rate"), ("lan", "`lam`"), ("lamb", "`lam`")])
 def test_over_of_a_misspelt_name_suggests_a_let_or_a_definition_saying_which(tmp_path, name, meant):
     (tmp_path / "p.sq").write_text(PROGRAM)
     r = _sweep(tmp_path, name)
@@ -55,7 +55,8 @@ def test_the_python_api_says_it_too(tmp_path):
     (tmp_path / "p.sq").write_text(PROGRAM)
     with pytest.raises(UserError) as e:
         find(str(tmp_path / "p.sq"), "response.mean <= 2", over=("rte", "0.1:0.9"), workers=0, progress=False)
-    assert "(did you mean `rate`, an expression definition?) (the knob find searches is a let)" in str(e.value)
+    assert ("(did you mean `rate`, an expression definition given with defs['rate']?) (the knob find searches "
+            "is a let)") in str(e.value)
 
 
 def test_the_set_of_the_program_says_it_alike(tmp_path):
@@ -64,11 +65,11 @@ def test_the_set_of_the_program_says_it_alike(tmp_path):
                        timeout=100)
     assert r.returncode == 1
     assert r.stderr == ("p.sq: error: --set rte: the program has no `let rte` (did you mean `rate`, an expression "
-                        "definition?)\n")
+                        "definition given with --def rate?)\n")
 
 
 def test_knob_hint():
-    assert knob_hint("rte", ["lam"], ["rate"]) == " (did you mean `rate`, an expression definition?)"
+    assert knob_hint("rte", ["lam"], ["rate"]) == " (did you mean `rate`, an expression definition given with --def rate?)"
     assert knob_hint("lan", ["lam"], ["rate"]) == " (did you mean `lam`?)"
     assert knob_hint("xyz", ["lam"], ["rate"]) == ""
     assert knob_hint("rate", ["lam"], ["rate"]) == ""  # (the name itself is no suggestion)

@@ -89,3 +89,62 @@ def test_the_columns_of_a_table_by_name():
     assert figure_columns(cols) == ["events", "observes.x.mean", "mine"]
     assert point_columns(cols) == ["rate"]
     assert point_columns(["point", "rate", "events:mean", "runs", "events:ci"], "runs") == ["rate"]
+
+
+# ``serq sweep --def rte=…`` suggested only the definitions and ``--set`` only the lets (a definition said to
+# be one, but not which flag gives it): each flag's did-you-mean now names what the flag takes and the closest
+# name of the other kind with the flag that sets it (serq.errors.knob_hint, for --set, --def, --over, --zip)
+
+KNOBS = """let lam = 0.5;
+def rate() = lam * 2;
+def lamb() = 1;
+stage svc : fifo;
+workload { arrive poisson(rate() * lamb()); }
+session { set t0 = now; run svc (~exp(1)); observe response = now - t0; end; }
+run { horizon 50; }
+"""
+
+
+@pytest.mark.parametrize("args, said", [
+    (["--def", "rte=1"], "--def rte: the program has no expression definition `rte` (did you mean `rate`?)"),
+    (["--def", "lan=1"], "--def lan: the program has no expression definition `lan` (did you mean `lam`, a let "
+                         "given with --set lam?)"),
+    (["--set", "rte=1"], "--set rte: the program has no `let rte` (did you mean `rate`, an expression definition "
+                         "given with --def rate?)"),
+    (["--set", "lamx=1"], "--set lamx: the program has no `let lamx` (did you mean `lam` or `lamb`, an expression "
+                          "definition given with --def lamb?)"),
+    (["--def", "lamx=1"], "--def lamx: the program has no expression definition `lamx` (did you mean `lamb` or "
+                          "`lam`, a let given with --set lam?)"),
+])
+def test_a_misspelt_knob_names_what_its_flag_takes_and_the_other_kind(tmp_path, args, said):
+    (tmp_path / "p.sq").write_text(KNOBS)
+    r = subprocess.run([SERQ, "sweep", "p.sq", *args, "--out", "x.csv"], capture_output=True, text=True,
+                       cwd=tmp_path, timeout=100)
+    assert r.returncode == 1
+    assert said in r.stderr
+    assert not (tmp_path / "x.csv").exists()
+
+
+def test_over_and_zip_take_the_one_rule(tmp_path):
+    (tmp_path / "p.sq").write_text(KNOBS)
+    r = subprocess.run([SERQ, "sweep", "p.sq", "--find", "response.mean <= 2", "--over", "lamx", "0.1:0.9"],
+                       capture_output=True, text=True, cwd=tmp_path, timeout=100)
+    assert r.returncode == 1
+    assert ("--over lamx: the program has no `let lamx` (did you mean `lam` or `lamb`, an expression definition "
+            "given with --def lamb?)") in r.stderr
+    r = subprocess.run([SERQ, "sweep", "p.sq", "--set", "lam=0.1,0.2", "--def", "rate=1,2", "--zip", "lam,rte",
+                        "--out", "x.csv"], capture_output=True, text=True, cwd=tmp_path, timeout=100)
+    assert r.returncode == 2
+    assert "rte is not a swept name (swept: lam, rate) (did you mean `rate`?)" in r.stderr
+
+
+def test_knob_hint_of_each_flag():
+    from serq.errors import knob_hint
+    from serq.loading import argument_given
+
+    assert knob_hint("lan", ["lam"], ["rate"], "definition") == " (did you mean `lam`, a let given with --set lam?)"
+    assert knob_hint("rte", ["lam"], ["rate"], "definition") == " (did you mean `rate`?)"
+    assert knob_hint("rte", ["lam"], ["rate"], "let", argument_given) == \
+        " (did you mean `rate`, an expression definition given with defs['rate']?)"
+    assert knob_hint("rte", ["lam"], ["rate"], "either") == " (did you mean `rate`?)"
+    assert knob_hint("zzz", ["lam"], ["rate"], "definition") == ""

@@ -144,7 +144,8 @@ class Context:
             if name not in names:
                 raise self.error(None, f"{self.option_name('set', clipped(name))}: the program has no `let {name}`"
                                  + (self._a_definition(name)
-                                    or knob_hint(name, names, self.notes.get("expression_defs", ()))))
+                                    or knob_hint(name, names, self.notes.get("expression_defs", ()), "let",
+                                              self.option_name)))
         for item in self.module.items:
             if not isinstance(item, A.Let):
                 continue

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from serq.errors import UsageError, clipped, did_you_mean
+from serq.errors import UsageError, clipped, knob_hint
 from serq.numbers import WHOLE_HINT, NotANumber, number, real, shown, switch, whole
 
 #: at most this many points (compiled programs) in one sweep, this many values of one swept name (a range,
@@ -440,7 +440,9 @@ def points(axes: Sequence[Axis], zipped: Sequence[Sequence[str]] = (), *, repeat
         for name in g:
             if name not in by_name:
                 raise UsageError(f"{given('zip', shown)}: {clipped(name)} is not a swept name "
-                                f"(swept: {', '.join(by_name) or 'none'}){did_you_mean(name, by_name)}")
+                                f"(swept: {', '.join(by_name) or 'none'})"
+                                 + knob_hint(name, [n for n, a in by_name.items() if a.kind != "def"],
+                                             [n for n, a in by_name.items() if a.kind == "def"], "either", given))
             if name in grouped:  # (a name twice in one group was said to be "in two groups")
                 twice = "given twice in the group" if g.count(name) > 1 else "in two groups"
                 raise UsageError(f"{given('zip')}: {clipped(name)} is {twice}"

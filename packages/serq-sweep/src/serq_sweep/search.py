@@ -394,7 +394,7 @@ def _find(program: Any, conditions: Any, over: Any, *, sets: Any, defs: Any, zip
         if name not in {c.name for c in program_.constants}:
             defined = _a_definition(pm, file, first, axes, name, overrides, given, replayed, compiled, cli)
             raise UserError(f"{file}: {over_said(bare=True)}: the program has no `let {clipped(name)}`"
-                            + (defined or f"{_knob_hint(pm, file, name, [c.name for c in program_.constants])} "
+                            + (defined or f"{_knob_hint(pm, file, name, [c.name for c in program_.constants], given)} "
                                f"(the knob {'--find' if cli else 'find'} searches is a let)"))
         # the programs the search runs first, the knob at its two ends (LO, and HI or the grid's last value),
         # for the figures their runs have: a figure the knob brings (a family's member, stages.svc[7] of `stage
@@ -581,10 +581,11 @@ def _fractional_cap(program: Any, lo_caps: list[Any], held: set[int], name: str,
     return None
 
 
-def _knob_hint(pm: Any, file: str, name: str, lets: list[str]) -> str:
+def _knob_hint(pm: Any, file: str, name: str, lets: list[str], given: Any = None) -> str:
     """The did-you-mean of a knob ``name`` that is no `let` of ``file`` (whose lets are ``lets``): the closest of
     its lets and, for a source program, its expression definitions, a definition said to be one
-    (serq.errors.knob_hint: ``--over rte`` of a program of `let lam` and `def rate()` is `rate`)."""
+    (serq.errors.knob_hint: ``--over rte`` of a program of `let lam` and `def rate()` is `rate`, given with
+    ``--def rate``; ``given`` names the flag as a message does)."""
     definitions: list[str] = []
     if str(file).endswith(".sq"):
         try:
@@ -596,7 +597,7 @@ def _knob_hint(pm: Any, file: str, name: str, lets: list[str]) -> str:
         except Exception as e:
             if not getattr(e, "serq_user_error", False):
                 raise
-    return knob_hint(name, lets, definitions)
+    return knob_hint(name, lets, definitions, "let", given)
 
 
 def _a_definition(pm: Any, file: str, first: Mapping[str, Any], axes: Sequence[Axis], name: str, overrides: Any,

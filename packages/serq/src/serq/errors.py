@@ -255,14 +255,28 @@ def _closest(name: object, candidates: object) -> str | None:
     return folded[close[0]] if close else None
 
 
-def knob_hint(name: object, lets: object, definitions: object) -> str:
-    """:func:`did_you_mean` of a name given for a program's `let` (``--set NAME``, ``serq sweep --over NAME``)
-    among the program's lets and its expression definitions (``def rate() = …``), a definition said to be
-    one, as it takes its body another way: `` (did you mean `rate`, an expression definition?)``; a let as
-    ``did_you_mean`` says it."""
+def knob_hint(name: object, lets: object, definitions: object, takes: str = "let", given: object = None) -> str:
+    """The did-you-mean of a name a flag takes that the program lacks, the one rule of ``--set``, ``--def``,
+    ``serq sweep --over`` and ``--zip``: the closest of what the flag takes (``takes``: ``"let"`` for
+    ``--set`` and ``--over``, ``"definition"`` for ``--def``, ``"either"`` for ``--zip``, whose names are the
+    swept ones, ``lets`` and ``definitions`` those set and those defined) and the closest of the other kind,
+    said to be one with the flag that sets it (``given``, serq.loading.given_or_option: ``--def rate``, or
+    ``defs['rate']`` for the Python API): `` (did you mean `lam` or `rate`, an expression definition given
+    with --def rate?)``. ``--def rte`` suggested only definitions and ``--set`` only lets (a definition said
+    to be one without its flag), and a name of the other kind that the user meant was left unsaid."""
+    from .loading import given_or_option
+
+    given = given_or_option(given)
     lets = [c for c in lets if isinstance(c, str)]  # type: ignore[attr-defined]
     defs = [c for c in definitions if isinstance(c, str) and c not in lets]  # type: ignore[attr-defined]
-    close = _closest(name, [*lets, *defs])
-    if close is None:
-        return ""
-    return f" (did you mean `{close}`, an expression definition?)" if close in defs else f" (did you mean `{close}`?)"
+    own, other = ((lets, defs) if takes == "let" else (defs, lets) if takes == "definition"
+                  else ([*lets, *defs], []))
+    said = []
+    mine = _closest(name, own)
+    if mine is not None:
+        said.append(f"`{mine}`")
+    theirs = _closest(name, other)
+    if theirs is not None:
+        kind, flag = ("an expression definition", "def") if theirs in defs else ("a let", "set")
+        said.append(f"`{theirs}`, {kind} given with {given(flag, clipped(theirs))}")
+    return f" (did you mean {' or '.join(said)}?)" if said else ""

@@ -10,6 +10,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from serq.errors import knob_hint
+
 from .. import ast as A
 from ..diagnostics import CompileError, Pos, did_you_mean
 from ..names import (
@@ -710,12 +712,14 @@ def rewrite(module: A.Module, ctx: Any) -> A.Module:
 def unknown_defs(ctx: Any, overridden: set[str], module: A.Module | None = None) -> None:
     """Refuse a ``--def`` that names no expression definition of the program (also when the program has
     no definition at all, and this layer has nothing else to do); one that names a ``let`` of the program
-    says to give its value with ``--set``."""
+    says to give its value with ``--set``; a misspelt one, the closest definition and the closest let
+    (serq.errors.knob_hint, the rule of --set's too)."""
     lets = [] if module is None else [item.name for item in module.items if isinstance(item, A.Let)]
     for name in ctx.defs:
         if name not in overridden:
             hint = (f"; `{name}` is a `let`: give its value with {ctx.option_name('set', _shown(name))}"
-                    if name in lets else did_you_mean(name, ctx.notes.get("expression_defs", ())))
+                    if name in lets else knob_hint(name, lets, ctx.notes.get("expression_defs", ()), "definition",
+                                                   ctx.option_name))
             raise ctx.error(None, f"{ctx.option_name('def', _shown(name))}: the program has no expression definition "
                             f"`{name}`" + hint)
 
