@@ -240,3 +240,89 @@ def test_the_pages_priority_queue(monkeypatch, requeue, a, done, wait, queue):
     assert {s: t for s, t, _v in o["done"]} == done
     kv = {"used": 1.4, "queue": queue, "wait": wait, "admissions": 4, "preemptions": 1}
     assert _fields(r, "kv", kv) == kv
+
+
+# kv is E's memory, cap 8. s0 holds 2 and decodes 3 tokens growing kv; s1 holds 4 and decodes 4 (its run
+# does not grow: its position stays 0); s2 holds 2 from 0.1 and runs on d, not on E. One token an
+# iteration of 1 each (budget 8, cost 1) to s0 and s1: at the planning at 2 s0's third token needs a third
+# unit: 2 + 4 + 2 + 1 > 8. The candidates are E's residents, s0 and s1 (in serving order); s2, the pool's
+# last admission, is none.
+RESIDENTS = """
+pool kv { cap 8; PREEMPT; }
+stage E : step { budget 8; cost 1; memory kv; }
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  branch (serial == 0) { hold kv (2) { observe a = now; run E decode (3) growing kv; } }
+  branch (serial == 1) { hold kv (4) { observe a = now; run E decode (4); } }
+  branch (serial == 2) { run d (0.1); hold kv (2) { observe a = now; run d (10); } }
+  observe done = now;
+}
+run { horizon 20; }
+"""
+# s1 goes: s0 grows to 3 and takes its third token over [2, 3]; s1 (4 + 3 + 2 > 8) is admitted again at
+# 3, when s0 ends, and decodes its 4 tokens again over [3, 7]. used s0 2 on [0, 2], 3 on [2, 3]; s1 4 on
+# [0, 2] and [3, 7]; s2 2 on [0.1, 10.1]: 7 + 24 + 20 = 51 over 20.
+S1_GOES = ({1: 3.0}, {0: 3.0, 1: 7.0, 2: 10.1}, 2.55)
+# s0 goes, its own victim: s1 decodes its last two tokens over [2, 4]; s0 is admitted again at 3 (the
+# iteration's end: 4 + 2 + 2 <= 8) and decodes 3 over [3, 6], growing to 3 at 5. used s0 2 on [0, 2],
+# [3, 5], 3 on [5, 6]; s1 4 on [0, 4]; s2 20: 11 + 16 + 20 = 47 over 20.
+S0_GOES = ({0: 3.0}, {1: 4.0, 0: 6.0, 2: 10.1}, 2.35)
+
+
+@pytest.mark.parametrize("preempt, want", [
+    # the last in serving order: s1 (by the pool's admissions it would be s2)
+    ("preempt lifo", S1_GOES),
+    # the first: s0
+    ("preempt by (admission)", S0_GOES),
+    # position: s0's 2 (its growing run's), s1's 0 (a run that does not grow advances no position)
+    ("preempt by (position)", S1_GOES),
+    ("preempt by (-position)", S0_GOES),
+])
+def test_the_candidates_are_the_memory_stages_residents(monkeypatch, preempt, want):
+    again, done, used = want
+    r, o = run(RESIDENTS.replace("PREEMPT", preempt), monkeypatch)
+    assert _at(o["a"]) == [(0, 0.0), (1, 0.0), (2, 0.1)] + list(again.items())
+    assert {s: t for s, t, _v in o["done"]} == done
+    kv = {"used": used, "queue": 0.05, "wait": 0.25, "admissions": 4, "preemptions": 1}
+    assert _fields(r, "kv", kv) == pytest.approx(kv, rel=1e-12)
+
+
+# cap 9. s0 holds 3 and loads 1.5; s1 caches 2 at 0.5 and holds 3 again, consuming them (cached 2): its
+# position starts there, and its body advances nothing; s2 holds 3 from 1 and advances nothing: position
+# 0. At 2 s0 grows by 1: 9 + 1 > 9.
+CONSUMED = """
+pool kv { cap 9; preempt by (KEY); }
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  branch (serial == 0) { hold kv (3) { load kv (1.5); run d (2); grow kv (1); run d (1); } }
+  branch (serial == 1) { hold kv (2) { run d (0.5); } cache (2); hold kv (3) { observe k = computed; observe c = cached; run d (3); } cache (3); }
+  branch (serial == 2) { run d (1); hold kv (3) { observe k = computed; run d (3); } }
+  observe done = now;
+}
+run { horizon 10; }
+"""
+
+
+@pytest.mark.parametrize("key, k, c, done, kv", [
+    # position: s2's 0 (its allocation does not count), s0's 1.5, s1's 2. s2 is admitted again at 3 (s0
+    # ends: 3 + 3 <= 9) with computed 0 and ends at 6. used: s0 3 on [0, 2], 4 on [2, 3]; s1 2 on [0, 0.5],
+    # 3 on [0.5, 3.5]; s2 3 on [1, 2] and [3, 6]: 10 + 10 + 12 = 32 over 10. cached: s1's 2 are consumed
+    # at the instant they are cached; at 3.5 its hold, which advanced nothing, caches its allocation, 3,
+    # on [3.5, 10]: 19.5 over 10.
+    ("position", [(1, 0.5, 0.0), (2, 1.0, 0.0), (2, 3.0, 0.0)], [(1, 0.5, 2.0)],
+     {0: 3.0, 1: 3.5, 2: 6.0}, {"used": 3.2, "cached": 1.95, "preemptions": 1}),
+    # -position: s1's 2 is the greatest: it goes, caching its position, 2 (not its allocation), waits
+    # (4 + 3 + 3 > 9) until s0 ends at 3 and consumes them (cached 2, computed 2: where it was); it ends
+    # at 6 and caches 3. s2 ends at 4. used: s0 10; s1 1 + 3 on [0.5, 2] and [3, 6]: 14.5; s2 3 on [1, 4]:
+    # 9: 33.5 over 10. cached: 2 on [2, 3], 3 on [6, 10]: 14 over 10.
+    ("-position", [(1, 0.5, 0.0), (2, 1.0, 0.0), (1, 3.0, 2.0)], [(1, 0.5, 2.0), (1, 3.0, 2.0)],
+     {0: 3.0, 2: 4.0, 1: 6.0}, {"used": 3.35, "cached": 1.4, "preemptions": 1}),
+])
+def test_a_position_starts_at_the_prefix_consumed(monkeypatch, key, k, c, done, kv):
+    r, o = run(CONSUMED.replace("KEY", key), monkeypatch)
+    assert o["k"] == k
+    assert o["c"] == c
+    assert {s: t for s, t, _v in o["done"]} == done
+    assert _fields(r, "kv", kv) == pytest.approx(kv, rel=1e-12)
