@@ -1402,17 +1402,19 @@ def _pool_option_slipped(tok: Token, text: str) -> tuple[tuple[int, int], str] |
     before ``requeue`` (the error was "two names side by side, `k requeue`; an operator or a `,` is missing",
     or the word the expression wanted; ``queue by (k requeue tail;`` too, where ``requeue`` does not belong
     either), and ``reserve (n);`` in a pool, the hold's clause written as the
-    pool's option ``reserve held;`` (the error was `(expected held)`). At ``requeue``, or at the `(`; None
+    pool's option ``reserve held;`` (the error was `(expected held)`), as is ``reserve;`` or any other word
+    than ``held`` after it (``reserve all;``). At ``requeue``, or at the token after ``reserve``; None
     otherwise."""
     if tok.type == "$END" or tok.start_pos is None:
         return None
     before = _tokens_before(text, tok.start_pos)
-    if str(tok) == "(" and before and before[-1][1] == "reserve" and len(before) >= 2 and before[-2][1] in ("{", ";"):
+    if before and before[-1][1] == "reserve" and len(before) >= 2 and before[-2][1] in ("{", ";"):
         stack, _ = _open_braces(text, tok.start_pos)
         if stack and _in_pool_block([t for t in before if (t[2], t[3]) < stack[-1]]):
-            return (tok.line, tok.column), ("unexpected `(`: a pool's option is `reserve held;` (each live hold's "
-                                            "unallocated reservation counts against later admissions); the units "
-                                            "a hold reserves are its clause, `hold P (u) reserve (r) { … }`")
+            return (tok.line, tok.column), (f"unexpected `{tok}`: a pool's option is `reserve held;` (each live "
+                                            "hold's unallocated reservation counts against later admissions); "
+                                            "the units a hold reserves are its clause, `hold P (u) reserve (r) "
+                                            "{ … }`")
         return None
     if str(tok) == "requeue":
         at = (tok.line, tok.column)
