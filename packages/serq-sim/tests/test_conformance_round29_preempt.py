@@ -326,3 +326,41 @@ def test_a_position_starts_at_the_prefix_consumed(monkeypatch, key, k, c, done, 
     assert o["c"] == c
     assert {s: t for s, t, _v in o["done"]} == done
     assert _fields(r, "kv", kv) == pytest.approx(kv, rel=1e-12)
+
+
+# kv is E's memory, cap 6 (budget 8, chunk 2, cost 1). s0 prefills 8 (2 an iteration: [0, 4]), s1 decodes
+# 6, s2 decodes 3 growing kv; each holds 2. At the planning at 2 s2's third token needs a third unit
+# (6 + 1 > 6). decoding is 0 for s0 (prefilling), 1 for s1 and s2. The victim caches nothing (no cache
+# clause) and, its pool admitted at the settle, is admitted again at the iteration's end, 3, once there
+# is room; its run starts again.
+DECODING = """
+pool kv { cap 6; PREEMPT; }
+stage E : step { budget 8; chunk 2; cost 1; memory kv; }
+workload { arrive batch(3); }
+session {
+  branch (serial == 0) { hold kv (2) { observe a = now; run E prefill (8); } }
+  branch (serial == 1) { hold kv (2) { observe a = now; run E decode (6); } }
+  branch (serial == 2) { hold kv (2) { observe a = now; run E decode (3) growing kv; } }
+  observe done = now;
+}
+run { horizon 20; }
+"""
+
+
+@pytest.mark.parametrize("preempt, again, done", [
+    # the prefill, s0: s2 grows to 3 and ends at 3; s0 (2 + 3 + 2 > 6 until then) prefills again over
+    # [3, 7]; s1 ends at 6. used s0 2 on [0, 2], [3, 7]; s1 12; s2 2 on [0, 2], 3 on [2, 3]: 31 over 20.
+    ("preempt by (decoding)", 0, {2: 3.0, 1: 6.0, 0: 7.0}),
+    # the decoders tie: the last admitted, s2, its own victim; it decodes again over [3, 6], growing to 3
+    # at 5. used s0 8; s1 12; s2 2 on [0, 2], [3, 5], 3 on [5, 6]: 31.
+    ("preempt by (-decoding)", 2, {0: 4.0, 1: 6.0, 2: 6.0}),
+    # the tie broken by admission: s1, which decodes its 6 again over [3, 9]. used s0 8; s1 2 on [0, 2],
+    # [3, 9]: 16; s2 7: 31.
+    ("preempt by (-decoding, admission)", 1, {2: 3.0, 0: 4.0, 1: 9.0}),
+])
+def test_a_key_reads_whether_the_candidate_decodes(monkeypatch, preempt, again, done):
+    r, o = run(DECODING.replace("PREEMPT", preempt), monkeypatch)
+    assert _at(o["a"]) == [(0, 0.0), (1, 0.0), (2, 0.0), (again, 3.0)]
+    assert {s: t for s, t, _v in o["done"]} == done
+    kv = {"used": 1.55, "queue": 0.05, "wait": 0.25, "admissions": 4, "preemptions": 1}
+    assert _fields(r, "kv", kv) == pytest.approx(kv, rel=1e-12)
