@@ -364,3 +364,39 @@ def test_a_key_reads_whether_the_candidate_decodes(monkeypatch, preempt, again, 
     assert {s: t for s, t, _v in o["done"]} == done
     kv = {"used": 1.55, "queue": 0.05, "wait": 0.25, "admissions": 4, "preemptions": 1}
     assert _fields(r, "kv", kv) == pytest.approx(kv, rel=1e-12)
+
+
+# cap 6: s0 holds 1 over [0, 2]; s1 holds 1 and grows by 2 at 1; s2 holds 3, s3 1 (the last admitted),
+# each for 10. One growth takes two victims: s3 (5 + 2 > 6 still), then s2 (2 + 2 <= 6): s1 holds 3 over
+# [1, 5], and 2 units are free at 1, 3 at 2 (s0 ends), 6 at 5.
+TWO_VICTIMS = """
+pool kv { cap 6; PREEMPT; }
+stage d : delay;
+workload { arrive batch(4); }
+session {
+  branch (serial == 0) { hold kv (1) { run d (2); } }
+  branch (serial == 1) { hold kv (1) { run d (1); grow kv (2); run d (4); } }
+  branch (serial == 2) { hold kv (3) { observe a = now; run d (10); } }
+  branch (serial == 3) { hold kv (1) { observe a = now; run d (10); } }
+  observe done = now;
+}
+run { horizon 30; }
+"""
+
+
+@pytest.mark.parametrize("preempt, again, done, wait", [
+    # head: each victim is placed first, so the later one, s2, is ahead of s3: s2 (3 > 2) blocks s3 (1,
+    # which would fit) until s0 ends at 2; s3 (3 + 3 + 1 > 6) waits until s1 ends at 5. Waits 1 and 4:
+    # 5 over 6 admissions; queue 5 over 30.
+    ("preempt lifo", [(2, 2.0), (3, 5.0)], {0: 2.0, 1: 5.0, 2: 12.0, 3: 15.0}, 5 / 6),
+    # tail: newcomers in the order they were preempted: s3 fits at once (3 + 1 + 1); s2 waits until 5.
+    # Waits 0 and 4: 4 over 6; queue 4 over 30.
+    ("preempt by (-admission) requeue tail", [(3, 1.0), (2, 5.0)], {0: 2.0, 1: 5.0, 3: 11.0, 2: 15.0}, 4 / 6),
+])
+def test_two_victims_of_one_growth(monkeypatch, preempt, again, done, wait):
+    """used (both rows): s0 2; s1 1 + 3 * 4 = 13; s2 3 + 30 = 33; s3 1 + 10 = 11: 59 over 30."""
+    r, o = run(TWO_VICTIMS.replace("PREEMPT", preempt), monkeypatch)
+    assert _at(o["a"]) == [(2, 0.0), (3, 0.0)] + again
+    assert {s: t for s, t, _v in o["done"]} == done
+    kv = {"used": 59 / 30, "queue": wait * 6 / 30, "wait": wait, "admissions": 6, "preemptions": 2}
+    assert _fields(r, "kv", kv) == pytest.approx(kv, rel=1e-12)
