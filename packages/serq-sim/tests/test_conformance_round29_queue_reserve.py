@@ -249,3 +249,33 @@ def test_a_growth_beyond_the_reservation_follows_the_preempt_rule(monkeypatch, p
     assert _at(o["a"]) == a
     assert {s: t for s, t, _v in o["done"]} == done
     assert _fields(r, "kv", kv) == pytest.approx(kv, rel=1e-12)
+
+
+# cap 10: s0's outer hold of 1 reserves OUTER; its inner hold of 1 grows by 3 at 1; s1 holds 1 over [0, 2].
+# "Growth by d requires used + Σ_{i≠grower} u_i + d ≤ cap": the grower is the inner hold, so its own
+# session's outer reservation counts against it.
+OWN_OUTER = """
+pool kv { cap 10; reserve held; }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) { hold kv (1) reserve (OUTER) { hold kv (1) { run d (1); grow kv (3); observe g = now; observe f = free(kv); run d (1); } } }
+  else { hold kv (1) { run d (2); } }
+  observe done = now;
+}
+run { horizon 10; }
+"""
+
+
+@pytest.mark.parametrize("outer, g, f, done, kv", [
+    # u_outer 5: 3 + 5 + 3 > 10 at 1; at 2 (s1 ends) 2 + 5 + 3 = 10: the growth, and free 10 - 5 - 5 = 0.
+    # used: outer 1 on [0, 3], inner 1 on [0, 2], 4 on [2, 3], s1 2: 11 over 10; holders 3 + 3 + 2: 0.8.
+    (6, 2.0, 0.0, {1: 2.0, 0: 3.0}, {"used": 1.1, "holders": 0.8, "admissions": 3}),
+    # no reservation left: 3 + 3 <= 10 at 1; free 10 - 6 = 4. used 2 + 1 + 4 + 2: 0.9; holders 0.6.
+    (1, 1.0, 4.0, {0: 2.0, 1: 2.0}, {"used": 0.9, "holders": 0.6, "admissions": 3}),
+])
+def test_a_nested_growth_counts_its_sessions_outer_reservation(monkeypatch, outer, g, f, done, kv):
+    r, o = run(OWN_OUTER.replace("OUTER", str(outer)), monkeypatch)
+    assert (o["g"], o["f"]) == ([(0, g, g)], [(0, g, f)])
+    assert {s: t for s, t, _v in o["done"]} == done
+    assert _fields(r, "kv", kv) == pytest.approx(kv, rel=1e-12)
