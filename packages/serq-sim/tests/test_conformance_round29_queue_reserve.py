@@ -279,3 +279,38 @@ def test_a_nested_growth_counts_its_sessions_outer_reservation(monkeypatch, oute
     assert (o["g"], o["f"]) == ([(0, g, g)], [(0, g, f)])
     assert {s: t for s, t, _v in o["done"]} == done
     assert _fields(r, "kv", kv) == pytest.approx(kv, rel=1e-12)
+
+
+# s0 holds b (cap 1) over [0, 2]. s1 joins at 0.1 with a hold of a (1), b (1): it waits in its first pool's
+# queue, a's, where a has room and b has none. s2 joins a's queue at 0.5 for a (1) alone.
+FIRST_POOL = """
+pool a { cap 4; QUEUE; }
+pool b { cap 1; }
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  branch (serial == 0) { hold b (1) { run d (2); } }
+  branch (serial == 1) { run d (0.1); hold a (1), b (1) { observe x = now; run d (1); } }
+  branch (serial == 2) { run d (0.5); hold a (1) { observe x = now; run d (1); } }
+}
+run { horizon 10; }
+"""
+
+
+@pytest.mark.parametrize("queue, x, wait", [
+    # s1 is a's head and does not fit (b): s2, which fits a, waits behind it until 2. Waits 1.9 and 1.5.
+    ("queue fifo", [(1, 2.0), (2, 2.0)], 1.7),
+    # the longest waited is s1: the same
+    ("queue by (-waited)", [(1, 2.0), (2, 2.0)], 1.7),
+    # the least waited is s2's 0 at 0.5: it is the head and fits. Waits 0 and 1.9.
+    ("queue by (waited)", [(2, 0.5), (1, 2.0)], 0.95),
+    ("queue by (serial == 2 ? 0 : 1)", [(2, 0.5), (1, 2.0)], 0.95),
+])
+def test_a_hold_on_two_pools_waits_in_its_first_pools_queue(monkeypatch, queue, x, wait):
+    """a: used 1 + 1 over 10; queue the waits' sum over 10; b: s0 2 and s1 1 over 10, nobody in b's queue (both admitted there with no wait)."""
+    r, o = run(FIRST_POOL.replace("QUEUE", queue), monkeypatch)
+    assert _at(o["x"]) == x
+    a = {"used": 0.2, "wait": wait, "queue": wait * 2 / 10, "admissions": 2}
+    assert _fields(r, "a", a) == pytest.approx(a, rel=1e-12)
+    b = {"used": 0.3, "queue": 0.0, "wait": 0.0, "admissions": 2}
+    assert _fields(r, "b", b) == b
