@@ -148,3 +148,66 @@ def test_knob_hint_of_each_flag():
         " (did you mean `rate`, an expression definition given with defs['rate']?)"
     assert knob_hint("rte", ["lam"], ["rate"], "either") == " (did you mean `rate`?)"
     assert knob_hint("zzz", ["lam"], ["rate"], "definition") == ""
+
+
+# A sweep's records table in Parquet had no bound on its rows (its results table is held to a sweep's most
+# runs): a file of a few KB, one value compressed into a million rows, given as the records to resume from,
+# was read whole. Its record cells are now held to what the runs could have written, each at most
+# --max-samples samples and a tick of events more (records.records_size), from the file's footer.
+
+RECORDS = """let lam = 1;
+stage s : delay;
+workload { arrive poisson(lam); }
+session { run s (1); record req { wait = 1; } }
+run { horizon 5; seed 1; }
+"""
+
+
+def _records_bomb(path: Path, key: str, n: int) -> None:
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    np = pytest.importorskip("numpy")
+    keys = pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, dtype=np.int32)), pa.array([key]))
+    pq.write_table(pa.table({"point": np.zeros(n, dtype=np.int64), "seed": np.ones(n, dtype=np.int64), "key": keys,
+                             "session": np.zeros(n, dtype=np.int64), "turn": np.zeros(n, dtype=np.int32),
+                             "time": np.ones(n), "wait": np.ones(n, dtype=np.int64)}), path, compression="zstd")
+
+
+def _sweep_records(folder: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([SERQ, "sweep", "p.sq", "--workers", "0", "--no-progress", "-o", "t.parquet", "--records",
+                           "r.parquet", "--max-samples", "1000"], capture_output=True, text=True, cwd=folder,
+                          timeout=100, stdin=subprocess.DEVNULL)
+
+
+def test_records_in_parquet_of_more_rows_than_the_runs_wrote_are_refused(tmp_path):
+    pytest.importorskip("pyarrow")
+    (tmp_path / "p.sq").write_text(RECORDS)
+    r = _sweep_records(tmp_path)
+    assert r.returncode == 0, r.stderr
+    import pandas as pd
+
+    key = str(pd.read_parquet(tmp_path / "t.parquet")["key"][0])
+    # one run of at most 1000 samples, 4 record columns (session, turn, time, wait): 250 rows and a tick of
+    # events' rows (20 000) more at most
+    _records_bomb(tmp_path / "r.parquet", key, 1_000_000)
+    assert (tmp_path / "r.parquet").stat().st_size < 100_000
+    before = (tmp_path / "r.parquet").read_bytes()
+    r = _sweep_records(tmp_path)
+    assert r.returncode == 1
+    assert r.stderr == ("error: r.parquet: cannot read the records to resume from (it holds 1000000 rows of 4 record "
+                        "column(s), more than the 20250 that 1 run(s) of at most 1000 samples each can have "
+                        "written); remove it or give --fresh\n")
+    assert (tmp_path / "r.parquet").read_bytes() == before
+
+
+def test_records_within_the_bound_resume(tmp_path):
+    pytest.importorskip("pyarrow")
+    (tmp_path / "p.sq").write_text(RECORDS)
+    assert _sweep_records(tmp_path).returncode == 0
+    import pandas as pd
+
+    key = str(pd.read_parquet(tmp_path / "t.parquet")["key"][0])
+    _records_bomb(tmp_path / "r.parquet", key, 20_250)  # (the bound itself: read, and found not the run's)
+    r = _sweep_records(tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "1 run now, 0 resumed" in r.stderr

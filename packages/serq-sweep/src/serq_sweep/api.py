@@ -28,6 +28,7 @@ def run_plan(plan: core.Plan, *, workers: int | None = None, dask: Any = None, o
     from serq.files import open_own_append
 
     done: dict[str, dict] = {}
+    others: set[str] = set()  # (the runs of the table there that this sweep does not run)
     inputs: list[str] = []
     journal = None
     made = False
@@ -52,7 +53,6 @@ def run_plan(plan: core.Plan, *, workers: int | None = None, dask: Any = None, o
             if fresh:
                 os.ftruncate(journal.fileno(), 0)
             else:
-                others: set[str] = set()
                 done = core.load_finished(out, plan, others)  # (a journal of someone else's refused there)
                 core.check_points_table(out)
                 said = core.left_out(out, others)
@@ -60,7 +60,7 @@ def run_plan(plan: core.Plan, *, workers: int | None = None, dask: Any = None, o
                     print(said, file=sys.stderr, flush=True)
         skip = set(done)
         if records is not None:
-            records.open(fresh)
+            records.open(fresh, len(done) + len(others))
             skip = {k for k in skip if records.complete(k, done[k])}
         resumed = len(skip)
         with make_engine(workers, dask, plan.pm, given) as eng:
@@ -157,8 +157,9 @@ class Records:
                             "table)")
         self.files = R.check(self.path, plan, out, inputs)
 
-    def open(self, fresh: bool) -> None:
-        """Open the records of the sweep :meth:`check` passed: its journal, and the runs kept (unless ``fresh``)."""
+    def open(self, fresh: bool, known: int = 0) -> None:
+        """Open the records of the sweep :meth:`check` passed: its journal, and the runs kept (unless ``fresh``;
+        ``known``, the runs the sweep's table holds, bounds the records read back: records.load)."""
         from . import records as R
 
         if self.path is None:
@@ -169,7 +170,7 @@ class Records:
                 os.unlink(jp)
         else:
             others: set[str] = set()
-            self.runs = R.load(self.path, self.plan, others)
+            self.runs = R.load(self.path, self.plan, others, known)
             said = R.left_out(self.path, others)
             if said is not None:  # before the first run, while the records there are still whole
                 print(said, file=sys.stderr, flush=True)

@@ -1143,19 +1143,22 @@ PARQUET_NEEDS = "reading a .parquet file needs pandas and pyarrow: pip install '
 MAX_TABLE_CELLS = 10**8
 
 
-def read_parquet(path: str, sized: bool = False) -> Any:
+def read_parquet(path: str, sized: Any = False) -> Any:
     """A ``.parquet`` file (a sweep's table, its points table or records) as a pandas DataFrame, read through
     :func:`serq.files.open_input` as every input is. Without pandas or pyarrow (optional: serq-sweep's
     ``[pandas]`` extra) it is a :class:`UserError` naming the file: a resumed sweep, ``serq plot`` of a
     table and ``--cdf`` of records ended in a traceback of the import (writing one already said so).
     ``sized``: a table of runs or points, held to what a sweep writes (:func:`parquet_size`) before its
-    rows are read."""
+    rows are read; a function of the file's Parquet metadata, another such check (a records table's,
+    serq_sweep.records.records_size)."""
     try:
         import pandas as pd
     except ImportError:
         raise UserError(f"{path}: {PARQUET_NEEDS}") from None
     with open_input(path) as f:
-        if sized:
+        if callable(sized):
+            sized(parquet_metadata(f))
+        elif sized:
             parquet_size(f)
         try:
             frame = pd.read_parquet(f)
@@ -1171,22 +1174,30 @@ def parquet_size(f: Any) -> None:
     more than :data:`MAX_TABLE_CELLS`: Parquet compresses a column of one value to almost nothing, and a
     file of 0.9 MB holding 30 million rows of one run was read whole, 16 GB and minutes, by a sweep
     resuming from it. ``f`` is left at its start."""
-    try:
-        import pyarrow.parquet as pq
-    except ImportError:  # (pandas' reading says what is missing)
-        return
     from .axes import MAX_POINTS
 
-    try:
-        meta = pq.ParquetFile(f).metadata
-    finally:
-        f.seek(0)
+    meta = parquet_metadata(f)
+    if meta is None:
+        return
     rows, cols = meta.num_rows, meta.num_columns
     if rows > MAX_POINTS:
         raise ValueError(f"it holds {rows} rows, more than the {MAX_POINTS} runs a sweep has at most")
     if rows * cols > MAX_TABLE_CELLS:
         raise ValueError(f"it holds {rows} rows of {cols} columns, more than the {MAX_TABLE_CELLS} cells a "
                          "sweep's table has at most")
+
+
+def parquet_metadata(f: Any) -> Any:
+    """The metadata (its footer: rows, columns) of the Parquet file open as ``f``, read before any row is;
+    None without pyarrow (pandas' reading says what is missing). ``f`` is left at its start."""
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:
+        return None
+    try:
+        return pq.ParquetFile(f).metadata
+    finally:
+        f.seek(0)
 
 
 #: what a cell of a table serQ writes holds (a number, a flag, a word, or nothing), as Python gives it

@@ -266,10 +266,33 @@ def _cell(cell: str, column: str) -> float:
     return float(cell)
 
 
-def _read_parquet(path: str) -> tuple[list[str], dict[str, dict[str, Any]]]:
+def records_size(runs: int, max_samples: int, prefix: int) -> Any:
+    """The check of a records table in Parquet before any row of it is read (serq_sweep.core.read_parquet's
+    ``sized``): a ValueError when its record cells (its rows times its columns after the ``prefix`` ones:
+    ``point``, the swept names, ``seed``, ``key``) are more than ``runs`` runs can have written, each at
+    most ``max_samples`` samples (a run's --max-samples, serQ's default else: every record's row holds a
+    sample a column, and a run holding more is stopped, serq_sim.engine.Engine.samples_held) and the rows
+    of one tick of events more (:data:`serq_sim.engine.TICK`, the events between two looks at the samples
+    held). The results table was held to a sweep's most rows; a records table was read whole, and a file of
+    a few KB of one value compressed into millions of rows was a bomb of gigabytes to a sweep resuming."""
+    from serq_sim.engine import TICK
+
+    def check(meta: Any) -> None:
+        if meta is None:
+            return
+        rows, cols = meta.num_rows, max(1, meta.num_columns - prefix)
+        most = runs * (max_samples // cols + TICK)
+        if rows > most:
+            raise ValueError(f"it holds {rows} rows of {cols} record column(s), more than the {most} that {runs} "
+                             f"run(s) of at most {max_samples} samples each can have written")
+
+    return check
+
+
+def _read_parquet(path: str, sized: Any = None) -> tuple[list[str], dict[str, dict[str, Any]]]:
     from .core import read_parquet
 
-    frame = read_parquet(path)
+    frame = read_parquet(path, sized=sized or False)
     header = list(frame.columns)
     if "key" not in header:
         raise ValueError("no column key")
@@ -293,16 +316,25 @@ def declared(point: Any, name: str) -> tuple[str, ...]:
     return (*OWN, *point.records[name]) if name in point.records else ()
 
 
-def load(path: str, plan: Any, others: set[str] | None = None) -> dict[str, Run]:
+def load(path: str, plan: Any, others: set[str] | None = None, known: int = 0) -> dict[str, Run]:
     """The records an earlier sweep into ``path`` kept (its tables and its journal): key -> the run's
-    tables (a key this sweep does not run is left out, and added to ``others`` when given)."""
+    tables (a key this sweep does not run is left out, and added to ``others`` when given). ``known``: the
+    runs the sweep's table there holds (its own and others'); a records table in Parquet holds the records
+    of at most these or this sweep's runs, whichever are more (:func:`records_size`)."""
+    from serq_sim.engine import DEFAULT_MAX_SAMPLES
+
     wanted = {plan.key(p, s): p for p in plan.points for s in plan.seeds}
     runs: dict[str, Run] = {}
+    most = plan.limits.get("max_samples") or DEFAULT_MAX_SAMPLES
+    sized = records_size(max(len(wanted), known, 1), int(most), len(PREFIX) + len(plan.names))
     for name, file in files(path, table_names(plan)).items():
         if not os.path.exists(file):
             continue
         try:
-            _, by_key = (_read_parquet if record_format(file) == "parquet" else _read_csv)(file)
+            if record_format(file) == "parquet":
+                _, by_key = _read_parquet(file, sized)
+            else:
+                _, by_key = _read_csv(file)
             for key, cols in by_key.items():
                 # a run's records without a column its program's record declares (a column deleted or renamed
                 # by hand) are not its records: it runs again, as records cut down to fewer rows do (they were
