@@ -307,7 +307,8 @@ run { horizon 10; }
     ("queue by (serial == 2 ? 0 : 1)", [(2, 0.5), (1, 2.0)], 0.95),
 ])
 def test_a_hold_on_two_pools_waits_in_its_first_pools_queue(monkeypatch, queue, x, wait):
-    """a: used 1 + 1 over 10; queue the waits' sum over 10; b: s0 2 and s1 1 over 10, nobody in b's queue (both admitted there with no wait)."""
+    """a: used 1 + 1 over 10; queue the waits' sum over 10; b: s0 2 and s1 1 over 10, nobody in b's queue
+    (both admitted there with no wait)."""
     r, o = run(FIRST_POOL.replace("QUEUE", queue), monkeypatch)
     assert _at(o["x"]) == x
     a = {"used": 0.2, "wait": wait, "queue": wait * 2 / 10, "admissions": 2}
