@@ -170,3 +170,41 @@ def test_a_key_reads_whether_the_entrys_session_waits(monkeypatch, evict, c):
     assert _fields(r, "kv", want) == want
     want = {"used": 4 / 6, "queue": 2 / 6, "wait": 1.0, "admissions": 2}
     assert _fields(r, "g", want) == want
+
+
+# Block 2, cap 10: s1 caches 4 at 0.5, s0 6 at 1 (10 cached). s2 holds 4 at 2: two blocks go. A key that
+# reads size is read again once a block has gone: "Keys are evaluated per cache entry at the Evict moment".
+# used 6 on [0, 1], 4 on [0, 0.5], 4 on [2, 3]: 12 over 5 = 2.4; cached 4 on [0.5, 2], 6 on [1, 2], 6 on
+# [2, 5]: 30 over 5 = 6.
+SHRINKING = """
+pool kv { cap 10; block 2; EVICT; }
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  branch (serial == 2) { run d (2); hold kv (4) { run d (1); } }
+  else {
+    hold kv (serial == 0 ? 6 : 4) { run d (serial == 0 ? 1 : 0.5); } cache (8);
+    run d (4 - now);
+    observe c = cachedin(kv);
+  }
+}
+run { horizon 5; }
+"""
+
+
+@pytest.mark.parametrize("evict, left, entries", [
+    # -size: s0 (6) loses a block; now s0 and s1 tie at 4, and the release order puts s1 (0.5) first: s1
+    # loses the second block. Had s0 kept its first key, it would have lost both (2 left, s1 4).
+    ("evict by (-size)", {0: 4.0, 1: 2.0}, 0),
+    # the tie broken by -last: s0 (released later) again
+    ("evict by (-size, -last)", {0: 2.0, 1: 4.0}, 0),
+    # size: s1 (4) is the smaller, before and after its first block: it goes whole
+    ("evict by (size)", {0: 6.0, 1: 0.0}, 1),
+    # lru: s1, released first, whole
+    ("evict lru", {0: 6.0, 1: 0.0}, 1),
+])
+def test_a_size_key_is_read_again_as_its_entry_shrinks(monkeypatch, evict, left, entries):
+    r, o = run(SHRINKING.replace("EVICT", evict), monkeypatch)
+    assert {s: v for s, _t, v in o["c"]} == left
+    want = {"used": 2.4, "cached": 6.0, "admissions": 3, "evicted_entries": entries, "evicted_units": 4.0}
+    assert _fields(r, "kv", want) == want
