@@ -315,3 +315,35 @@ def test_a_hold_on_two_pools_waits_in_its_first_pools_queue(monkeypatch, queue, 
     assert _fields(r, "a", a) == pytest.approx(a, rel=1e-12)
     b = {"used": 0.3, "queue": 0.0, "wait": 0.0, "admissions": 2}
     assert _fields(r, "b", b) == b
+
+
+# s0 holds kv (1) reserving 8 (u 7) and g (1) over [0, 4]; at 1 it does STATEMENT. s1 wants 8 of kv at 0.5:
+# 1 + 7 + 8 > 10 while s0's reservation lives.
+RELEASED = """
+pool kv { cap 10; reserve held; }
+pool g { cap 5; }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) { hold kv (1) reserve (8), g (1) { run d (1); STATEMENT; run d (3); } }
+  else { run d (0.5); hold kv (8) { observe a = now; run d (1); } }
+}
+run { horizon 10; }
+"""
+
+
+@pytest.mark.parametrize("statement, a, kv, g_used", [
+    # "Reservations end with the hold's scope, release or preemption": the release of kv gives back the
+    # unit and ends the reservation at 1. used 1 + 8 over 10; wait 0.5 over 2; g held until 4: 0.4.
+    ("release kv", 1.0, {"used": 0.9, "wait": 0.25, "queue": 0.05}, 0.4),
+    # the release of g alone leaves kv's hold and its reservation: s1 waits for the scope's end at 4.
+    # used 4 + 8 over 10; wait 3.5 over 2; g held on [0, 1]: 0.1.
+    ("release g", 4.0, {"used": 1.2, "wait": 1.75, "queue": 0.35}, 0.1),
+    # a growth within the reservation (to 3 of 8) leaves u 5: 3 + 5 + 8 > 10 until 4. used 1 + 9 + 8.
+    ("grow kv (2)", 4.0, {"used": 1.8, "wait": 1.75, "queue": 0.35}, 0.4),
+])
+def test_a_release_ends_the_reservation(monkeypatch, statement, a, kv, g_used):
+    r, o = run(RELEASED.replace("STATEMENT", statement), monkeypatch)
+    assert o["a"] == [(1, a, a)]
+    assert _fields(r, "kv", kv) == pytest.approx(kv, rel=1e-12)
+    assert _fields(r, "g", {"used": g_used}) == {"used": g_used}
