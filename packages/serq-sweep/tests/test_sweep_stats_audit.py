@@ -120,7 +120,7 @@ def test_a_line_of_several_points_at_one_x_is_refused(tables):
     # out: two different curves of one sweep, neither of a point
     runs_path, points_path = tables
     said = ("error: --x lam: the table has 2 points at lam = 0.5 (they differ in mu): a line draws one point "
-            "per x; give mu as --hue, or plot the rows of one value of it")
+            "per x; give mu as --hue, or keep the rows of one value of it (--where mu=1)")
     for source in (runs_path, points_path, serq_sweep.aggregate(pd.read_csv(runs_path)),
                    pd.read_csv(runs_path).drop(columns="point")):
         with pytest.raises(UserError) as info:

@@ -201,6 +201,11 @@ def sweep_command(pm, files, sets, defs, zips, seeds, horizon, warmup, arrivals,
                 f"; records: {', '.join(recs.files.values())}" if recs is not None else "")
             click.echo(f"{len(table)} run(s) of {len(plan.points)} point(s) x {len(plan.seeds)} seed(s) "
                        f"({len(table) - resumed} run now, {resumed} resumed): {printable(files)}", err=True)
+        from .alike import seeds_alike
+
+        note = seeds_alike(table, columns, "the CIs across them are 0")
+        if note is not None:
+            click.echo(printable_lines(note), err=True)
         if show:
             warning = core.cut_short(table, "the means and CIs of --show were taken")
             if warning is not None:
@@ -292,6 +297,11 @@ def compare_command(pm, files, sets, defs, zips, seeds, horizon, warmup, arrival
         warning = core.cut_short(table, "the comparison was made")
         if warning is not None:
             click.echo(printable_lines(warning), err=True)
+        from .alike import seeds_alike
+
+        note = seeds_alike(table, columns, "the paired and unpaired CIs are 0 (the variance reduction NaN)")
+        if note is not None:
+            click.echo(printable_lines(note), err=True)
         sys.stdout.write(C.render(rows, same, len(plan.seeds)))
         sys.stdout.flush()
         if out is not None:
@@ -315,13 +325,17 @@ def compare_command(pm, files, sets, defs, zips, seeds, horizon, warmup, arrival
                    "(repeatable).")
 @click.option("--gauge", "gauge", multiple=True, metavar="GAUGE",
               help="From a dump folder: this gauge against time (repeatable).")
+@click.option("--where", "where", multiple=True, metavar="NAME=VALUE",
+              help="Draw only the rows of the table or records whose column NAME holds VALUE (repeatable: "
+                   "the rows that match every one).")
 @click.pass_obj
-def plot_command(pm, source, out, x, y, hue, cdf, gauge) -> None:
+def plot_command(pm, source, out, x, y, hue, cdf, gauge, where) -> None:
     """Draw a sweep's table (SOURCE a .parquet or .csv from serq sweep: --y against --x, with 95 % CI bands
     across seeds, a line per --hue), from a dump folder (serq run --dump DIR) the CDFs of observes'
     samples (--cdf) or gauges' time series (--gauge), or from records (serq run --records, serq sweep
     --records) the CDFs of per-request TTFT, TPOT, ITL (the per-request mean gap), E2E latency (--cdf),
-    a line per --hue."""
+    a line per --hue; --where NAME=VALUE draws only the rows of one value of a name."""
     from .plots import plot
+    from .rows import where_option
 
-    plot(source, out, x=x, y=y, hue=hue, cdf_of=cdf, gauge=gauge)
+    plot(source, out, x=x, y=y, hue=hue, cdf_of=cdf, gauge=gauge, where=where_option(where))

@@ -23,7 +23,7 @@ from __future__ import annotations
 import io
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from serq.errors import UsageError, UserError, clipped, did_you_mean, printable
@@ -371,9 +371,16 @@ def _one_point_per_x(frame: Any, cols: Sequence[str], x: str, hue: str | None, e
     varies = [c for c in others if c != "point" and rows[c].nunique(dropna=False) > 1]
     said = ", ".join(varies) or "point"
     where = " and ".join(f"{c} = {_hue_value(v)}" for c, v in zip(line, at))
+    if varies:
+        from .rows import _shown
+
+        one = f"--where {varies[0]}={_shown(rows[varies[0]].iloc[0])}"
+        keep = f"or keep the rows of one value of it ({one})"
+    else:
+        keep = "or keep the rows of one point (--where NAME=VALUE)"
     raise UserError(f"--x {x}: the table has {int(within.max())} points at {where} (they differ in {said}): a "
                     f"line draws one point per x; give {varies[0] if varies else 'the name that differs'} as "
-                    "--hue, or plot the rows of one value of it")
+                    f"--hue, {keep}")
 
 
 def _by_x(g: Any, x: str, columns: Sequence[str]) -> Any:
@@ -767,11 +774,13 @@ def _is_frame(v: Any) -> bool:
 
 
 def plot(source: Any, out: str | None = None, *, x: str | None = None, y: str | None = None,
-         hue: str | None = None, cdf_of: Sequence[str] = (), gauge: Sequence[str] = ()) -> Any:
+         hue: str | None = None, cdf_of: Sequence[str] = (), gauge: Sequence[str] = (),
+         where: Mapping[str, object] | None = None) -> Any:
     """The Python side of ``serq plot``: a curve from a table (``x``, ``y``, ``hue``), CDFs (``cdf_of``)
     of observes from a dump folder or of per-request metrics from a records file (``hue`` a swept name
     of a sweep's records), or gauges (``gauge``) from a dump folder; written to ``out`` when given.
-    Returns the Figure."""
+    ``where`` (``{NAME: VALUE}``, ``--where NAME=VALUE``) draws only the rows of a table or of records whose
+    column NAME holds VALUE (:mod:`serq_sweep.rows`). Returns the Figure."""
     from .axes import output_path, texts
 
     try:  # (a table and records are read as DataFrames: serq-sweep's [plot] extra, as matplotlib is)
@@ -803,7 +812,14 @@ def plot(source: Any, out: str | None = None, *, x: str | None = None, y: str | 
         from serq.files import check_output  # in other words: 'cannot create a file in its folder …')
 
         check_output(out)
+    if where and isinstance(src, str) and os.path.isdir(src):
+        raise UsageError("--where keeps the rows of a sweep's table or of records; a dump folder's samples are "
+                         "no such rows")
     if cdf_of and not (isinstance(src, str) and os.path.isdir(src)):
+        if where:
+            from .rows import selected
+
+            src = selected(_read_records(src), where, "the records")
         figure = records_cdf(src, cdf_of, hue)  # a records file (or DataFrame)
     elif cdf_of or gauge:
         if not (isinstance(src, str) and os.path.isdir(src)):
@@ -820,9 +836,13 @@ def plot(source: Any, out: str | None = None, *, x: str | None = None, y: str | 
             raise UsageError("serq plot TABLE needs --x NAME and --y FIGURE")
         if isinstance(src, str) and os.path.isdir(src):
             raise UserError(f"{src}: a folder: --x/--y read a sweep's table (--cdf/--gauge read a dump)")
+        if where:
+            from .rows import selected
+
+            src = selected(_read(src), where)
         figure = curve(src, x, y, hue)
     if out is not None:
-        inputs = [src] if isinstance(src, str) else []
+        inputs = [os.fspath(source)] if isinstance(source, (str, os.PathLike)) else []
         if (cdf_of or gauge) and isinstance(src, str) and os.path.isdir(src):
             # the files read inside the folder: -o x.svg, a link to DIR/response.csv, replaced it
             inputs += [_dump_file(src, n, gauge=not cdf_of) for n in (cdf_of or gauge)]

@@ -1,0 +1,117 @@
+"""``serq plot --where NAME=VALUE``: the rows of a sweep's table or of records that a plot draws.
+
+A sweep over two names (``--set Lambda=… --set blocks=…``) drawn against one of them takes the other as
+``--hue``, or draws the rows of one value of it: ``--where blocks=8010`` keeps those rows, as
+``recs[recs.blocks == 8010]`` does in Python. Each ``--where`` is one column and one value; several keep the
+rows that match them all. A value that reads as a number (``8010``, ``8.01e3``, ``inf``) matches the cells
+that hold that number, an int or a float alike; any other value matches the cells whose text is that value.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from serq.errors import UsageError, UserError, clipped, did_you_mean
+from serq.numbers import NotANumber, number, real
+
+#: the most values of a column a refusal lists
+SHOWN_VALUES = 12
+
+
+def where_option(items: Sequence[str]) -> dict[str, str]:
+    """The command line's ``--where NAME=VALUE`` items as ``{NAME: VALUE}``, in the order given: an item
+    without ``=``, of an empty name or value, or a name given twice is a usage error."""
+    out: dict[str, str] = {}
+    for item in items:
+        name, eq, value = item.partition("=")
+        if not eq or not name or not value:
+            raise UsageError(f"--where {clipped(item)}: give a column and one of its values, --where NAME=VALUE "
+                             "(--where blocks=8010)")
+        if name in out:
+            raise UsageError(f"--where {clipped(name)} is given twice ({clipped(out[name])} and {clipped(value)}): "
+                             "a row has one value in a column; give it once")
+        out[name] = value
+    return out
+
+
+def _wanted(value: object) -> float | str:
+    """What a ``--where`` value matches: a number (a value that reads as one, or a number given in Python), or
+    the text of a cell."""
+    if isinstance(value, str):
+        try:
+            return number(value.strip())
+        except NotANumber:
+            return value
+    r = real(value)
+    if r is None:
+        raise TypeError(f"where: a value is a number or a str, not {type(value).__name__}")
+    return r
+
+
+def _cell_number(v: Any) -> float | None:
+    if isinstance(v, bool):
+        return None
+    r = real(v)
+    if r is not None:
+        return r
+    try:  # numpy's numbers (a column of a frame read back)
+        import numpy as np
+
+        if isinstance(v, np.number) and not isinstance(v, np.bool_):
+            return float(v)
+    except ImportError:  # pragma: no cover - numpy comes with pandas
+        pass
+    return None
+
+
+def _matches(v: Any, want: float | str) -> bool:
+    if isinstance(want, str):
+        return isinstance(v, str) and v == want
+    n = _cell_number(v)
+    return n is not None and (n == want or (math.isnan(n) and math.isnan(want)))
+
+
+def _shown(v: Any) -> str:
+    from .core import show_value
+
+    n = _cell_number(v)
+    if n is not None:
+        return str(int(n)) if n.is_integer() and abs(n) < 1e15 else show_value(n)
+    return clipped(str(v))
+
+
+def selected(frame: Any, where: Mapping[str, object] | None, what: str = "the table") -> Any:
+    """The rows of ``frame`` whose column NAME holds VALUE for every item of ``where`` (the frame itself when
+    ``where`` is empty). A name that is no column, and a value no row holds, is a :class:`UserError` naming
+    the ``--where`` item, with the columns or the column's values."""
+    if not where:
+        return frame
+    if not isinstance(where, Mapping):
+        raise TypeError(f"where must be a mapping of a column's name to a value, not {type(where).__name__}")
+    for name, value in where.items():
+        given = f"--where {clipped(str(name))}={clipped(str(value))}"
+        if name not in frame.columns:
+            shown = ", ".join(map(str, frame.columns))
+            raise UserError(f"{given}: {what} has no column {clipped(str(name))} (its columns: "
+                            f"{shown if len(shown) <= 200 else shown[:197] + '...'})"
+                            f"{did_you_mean(str(name), map(str, frame.columns))}")
+        want = _wanted(value)
+        column = frame[name].tolist()
+        keep = [_matches(v, want) for v in column]
+        if not any(keep):
+            values = sorted({_shown(v) for v in column}, key=lambda s: (_sort_number(s) is None, _sort_number(s), s))
+            listed = ", ".join(values[:SHOWN_VALUES]) + (f", … ({len(values)} values)" if len(values) > SHOWN_VALUES
+                                                         else "")
+            raise UserError(f"{given}: no row of {what} has {clipped(str(name))} = {clipped(str(value))} (its "
+                            f"values: {listed or 'none, the table has no rows'})")
+        frame = frame[keep]
+    return frame
+
+
+def _sort_number(s: str) -> float | None:
+    try:
+        return number(s)
+    except NotANumber:
+        return None
