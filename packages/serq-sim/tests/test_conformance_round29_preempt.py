@@ -400,3 +400,40 @@ def test_two_victims_of_one_growth(monkeypatch, preempt, again, done, wait):
     assert {s: t for s, t, _v in o["done"]} == done
     kv = {"used": 59 / 30, "queue": wait * 6 / 30, "wait": wait, "admissions": 6, "preemptions": 2}
     assert _fields(r, "kv", kv) == pytest.approx(kv, rel=1e-12)
+
+
+# cap 4, lifo: s1 holds 2 over [0, 2.5]; s0 holds 2 from 0.1, loads a token while it has consumed fewer
+# than 2 cached, and grows by 2 a second later: 2 + 2 + 2 > 4, and s0 is the last admitted, its own victim,
+# admitted again at once (2 + 2 <= 4). It is preempted at 1.1 and 2.1, and grows at 3.1 (s1 has ended).
+# language.txt §3's stuck: "sessions preempted a second time without having advanced past the position
+# of their previous preemption".
+STUCK = """
+pool kv { cap 4; preempt lifo; }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) { run d (0.1); hold kv (2) { observe k = computed; observe c = cached; load kv (cached < 2 ? 1 : 0); run d (1); grow kv (2); observe g = now; run d (1); } CACHE; }
+  else { hold kv (2) { run d (2.5); } }
+  observe done = now;
+}
+run { horizon 10; }
+"""
+
+
+@pytest.mark.parametrize("cache, k, c, stuck, cached", [
+    # with cache (2) the victim caches its position and consumes it when admitted again: position 1 at the
+    # first preemption, 1 + 1 = 2 at the second, past it: not stuck. The hold ends at 4.1 at position 2
+    # (its load of 0 makes the position what it computed) and caches 2 over [4.1, 10]: 1.18.
+    ("cache (2)", [0.0, 1.0, 2.0], [0.0, 1.0, 2.0], 0, 1.18),
+    # cache (0) keeps nothing: each execution starts at 0 and loads 1, position 1 twice: stuck.
+    ("cache (0)", [0.0, 1.0, 1.0], [0.0, 0.0, 0.0], 1, 0.0),
+])
+def test_stuck_counts_a_victim_that_did_not_advance(monkeypatch, cache, k, c, stuck, cached):
+    """used: s1 2 on [0, 2.5]; s0 2 on [0.1, 3.1], 4 on [3.1, 4.1]: 15 over 10; holders 2.5 + 4: 0.65."""
+    r, o = run(STUCK.replace("CACHE", cache), monkeypatch)
+    assert [v for _s, _t, v in o["k"]] == k
+    assert [t for _s, t, _v in o["k"]] == [0.1, 1.1, 2.1]
+    assert [v for _s, _t, v in o["c"]] == c
+    assert o["g"] == [(0, 3.1, 3.1)]
+    kv = {"used": 1.5, "cached": cached, "holders": 0.65, "admissions": 4, "preemptions": 2, "stuck": stuck}
+    assert _fields(r, "kv", kv) == pytest.approx(kv, rel=1e-12)
