@@ -153,3 +153,18 @@ def test_a_finite_run_ends_when_its_sessions_have(monkeypatch, arrive, warmup, n
     assert {k: got[k] for k in kv} == pytest.approx(kv, rel=1e-12)
     stage = next(s for s in rep["stages"] if s["name"] == "d")
     assert {k: stage[k] for k in d} == pytest.approx(d, rel=1e-12)
+
+
+def test_a_tier_family_of_one_is_every_members(monkeypatch):
+    """The same program with one tier and one link (`pool cpu[1]`, `stage link[1]`) and every prefix spilled
+    (`when (size >= 1)`): kv[0]'s 3 and kv[1]'s 1 both go to cpu[0] over link[0], written from 2, landing
+    at 5 and 3. s1 finds its 1 in cpu[0] at 4 and 6, s0 its 3 at 6 only. cpu[0]: 4 units on [2, 10]: 3.2;
+    link[0]: 3 + 1 s of writes: present 0.4, two completions. kv[1] now spills once."""
+    src = (FAMILY.replace("pool cpu[2]", "pool cpu[1]").replace("stage link[2]", "stage link[1]")
+           .replace("when (size >= 2)", "when (size >= 1)").replace(" observe c1 = cachedin(cpu[1]);", ""))
+    r, o = run(src, monkeypatch)
+    assert o["c0"] == [(0, 4.0, 0.0), (1, 4.0, 1.0), (0, 6.0, 3.0), (1, 6.0, 1.0)]
+    assert (pool_json(r, "kv", 0)["spills"], pool_json(r, "kv", 1)["spills"]) == (1, 1)
+    assert pool_json(r, "cpu", 0)["cached"] == 3.2
+    link = next(s for s in report_json(r)["stages"] if s["name"] == "link")
+    assert (link["index"], link["present"], link["completions"]) == (0, 0.4, 2)
