@@ -437,3 +437,38 @@ def test_stuck_counts_a_victim_that_did_not_advance(monkeypatch, cache, k, c, st
     assert o["g"] == [(0, 3.1, 3.1)]
     kv = {"used": 1.5, "cached": cached, "holders": 0.65, "admissions": 4, "preemptions": 2, "stuck": stuck}
     assert _fields(r, "kv", kv) == pytest.approx(kv, rel=1e-12)
+
+
+# kv (cap 4) is admitted by E, its memory (budget 8, cost 1): s0 (2, decoding 3 growing kv) and s1 (2,
+# decoding 5) at the iteration at 0; s2 (3) joins at 0.5 and waits. At the planning at 2 s0's third token
+# needs a third unit: by (-admission) s1 goes. No admission in an iteration that preempted; s0 ends at 3.
+# queue by (-waited): at 3 s2 has waited 2.5.
+STAGE_REQUEUE = """
+pool kv { cap 4; admit via E; preempt by (-admission) REQUEUE; queue by (-waited); }
+stage E : step { budget 8; cost 1; memory kv; }
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  branch (serial == 0) { hold kv (2) { observe a = now; run E decode (3) growing kv; } }
+  branch (serial == 1) { hold kv (2) { observe a = now; run E decode (5); } }
+  branch (serial == 2) { run d (0.5); hold kv (3) { observe a = now; run E decode (1); } }
+  observe done = now;
+}
+run { horizon 20; }
+"""
+
+
+@pytest.mark.parametrize("requeue, again, done, waits", [
+    # tail: s1 has waited 1 (from 2), s2 2.5: s2 is admitted at 3 and decodes over [3, 4]; s1 (3 + 2 > 4)
+    # at 4, decoding 5 again over [4, 9]. Waits 0, 0, 2.5, 2.
+    ("requeue tail", [(2, 3.0), (1, 4.0)], {0: 3.0, 2: 4.0, 1: 9.0}, 4.5),
+    # head: s1 at 3 ([3, 8]), and s2 (2 + 3 > 4) at 8. Waits 0, 0, 1, 7.5.
+    ("requeue head", [(1, 3.0), (2, 8.0)], {0: 3.0, 1: 8.0, 2: 9.0}, 8.5),
+])
+def test_a_stage_admitted_pools_victim_requeued(monkeypatch, requeue, again, done, waits):
+    """used: s0 2 on [0, 2], 3 on [2, 3]; s1 2 on [0, 2] and for its 5 again; s2 3 for 1: 24 over 20."""
+    r, o = run(STAGE_REQUEUE.replace("REQUEUE", requeue), monkeypatch)
+    assert _at(o["a"]) == [(0, 0.0), (1, 0.0)] + again
+    assert {s: t for s, t, _v in o["done"]} == done
+    kv = {"used": 1.2, "wait": waits / 4, "queue": waits / 20, "admissions": 4, "preemptions": 1}
+    assert _fields(r, "kv", kv) == pytest.approx(kv, rel=1e-12)
