@@ -168,3 +168,51 @@ def test_a_tier_family_of_one_is_every_members(monkeypatch):
     assert pool_json(r, "cpu", 0)["cached"] == 3.2
     link = next(s for s in report_json(r)["stages"] if s["name"] == "link")
     assert (link["index"], link["present"], link["completions"]) == (0, 0.4, 2)
+
+
+NO_OPTIONS = """
+pool kv { }
+stage d : delay;
+workload { arrive batch(2); }
+session { hold kv (1e12) { observe f = free(kv); observe b = blocksize(kv); observe u = used(kv); run d (1); } cache (1e12); observe c = cachedin(kv); }
+run { horizon 2; }
+"""
+
+
+def test_every_option_is_optional(monkeypatch):
+    """pool-reference.txt: "Every option is optional", `cap` "inf" by default, `block` none. Two holds of
+    1e12 fit at once: used 2e12, free inf, a block of 1 (docs/language.md: blocksize of a pool without
+    block); each caches 1e12 at 1. used 2e12 on [0, 1]: 1e12 over 2; cached 2e12 on [1, 2]: 1e12."""
+    r, o = run(NO_OPTIONS, monkeypatch)
+    assert [v for _s, _t, v in o["f"]] == [float("inf")] * 2
+    assert [v for _s, _t, v in o["b"]] == [1.0, 1.0]
+    assert [v for _s, _t, v in o["u"]] == [2e12, 2e12]
+    assert o["c"] == [(0, 1.0, 1e12), (1, 1.0, 1e12)]
+    kv = pool_json(r, "kv")
+    assert (kv["used"], kv["cached"], kv["admissions"], kv["evicted_entries"]) == (1e12, 1e12, 2, 0)
+
+
+DEFAULTS = """
+pool kv { cap 4; }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) { hold kv (2) { run d (1); grow kv (2); observe g = now; run d (1); } }
+  else { hold kv (2) { run d (2); } cache (2); run d (0.5); observe c = cachedin(kv); }
+}
+run { horizon 4; }
+"""
+
+
+def test_the_default_preempt_and_evict(monkeypatch):
+    """`preempt none` by default: s0's growth at 1 (2 + 2 + 2 > 4) waits for room and resumes. At 2 s1
+    releases and caches 2, and the growth takes the room, evicting that entry (cached prefixes never block;
+    `evict lru` by default, the only entry): g = 2, s1 finds nothing cached at 2.5. used s0 2 on [0, 2], 4 on
+    [2, 3]; s1 2 on [0, 2]: 12 over 4 = 3; holders 3 + 2 over 4; no preemption."""
+    r, o = run(DEFAULTS, monkeypatch)
+    assert o["g"] == [(0, 2.0, 2.0)]
+    assert o["c"] == [(1, 2.5, 0.0)]
+    kv = pool_json(r, "kv")
+    assert {k: kv[k] for k in ("used", "cached", "holders", "preemptions", "evicted_entries", "evicted_units")} \
+        == {"used": 3.0, "cached": 0.0, "holders": 1.25, "preemptions": 0, "evicted_entries": 1,
+            "evicted_units": 2.0}
