@@ -106,7 +106,9 @@ def _whole(v: float, setting: str, what: str, span: n.Span | n.ExpandedSpan | No
     infinite value ended in an ``OverflowError`` traceback, a fraction was cut (a budget of 0.5 tokens
     became ``max_num_batched_tokens: 0``, a block of 2.5 tokens ``block_size: 2``)."""
     if not (math.isfinite(v) and v >= 1 and v == math.floor(v)):
-        raise TargetError(span, f"{what} is {show_number(v)}: vLLM's {setting} is a whole number, at least 1", base)
+        # every digit of a fraction (exact): a block of 16.000000000000004 said `is 16: … a whole number`
+        raise TargetError(span, f"{what} is {show_number(v, exact=True)}: vLLM's {setting} is a whole number, at "
+                          "least 1", base)
     if v >= _EXACT:  # (1e300 was written as the 301 digits of the double nearest it)
         raise TargetError(span, f"{what} is {show_number(v)}, not below 2**53, where serQ's numbers (doubles) do not tell "
                           f"one whole number from the next: no whole number for vLLM's {setting}", base)
@@ -446,8 +448,9 @@ def target(program: n.Program, base: str | None = None) -> dict[str, Any]:
     seqs_pool = min(admitted, key=lambda p: _const(n.Num(value=p.cap), "cap"), default=None)
     seqs = math.inf if seqs_pool is None else _const(n.Num(value=seqs_pool.cap), "cap")
     cap = _const(n.Num(value=kv.cap), "memory cap")
-    if math.isinf(cap):
-        raise TargetError(kv.span, f"memory pool {kv.name!r} has no cap", base)
+    if math.isinf(cap):  # (no cap, or one past the largest double: `cap blocks * bs` of a block of 1e308)
+        raise TargetError(kv.span, f"memory pool `{kv.name}`'s cap is inf: vLLM's num_gpu_blocks is a whole "
+                          "number of blocks, and a KV cache without bound has none", base)
     serve = kind.serve
     serve_by = [serde_expr(k, base) for k in serve.keys]
     fcfs = serve_by == []  # vLLM's own order: its own scheduler
