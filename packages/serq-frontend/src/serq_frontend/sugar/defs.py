@@ -432,12 +432,42 @@ class Expander:
                                        f"it again before reading it ({at.at()}): from that use on it holds "
                                        f"`{d.name}`'s value, not this one; give this attribute another name")
 
+    def _arms(self) -> Callable[[list[Any]], list[Any]]:
+        """The blocks of a branch, its arms in turn (``map_stmt`` calls this for ``then``, then ``orelse``), for
+        :meth:`overwritten`: a `set` in one arm is not before a use in the other, which never runs after it in
+        one pass (a program of two ways of serving, `branch (disagg) { set c = cached; … } else {
+        vllm_request(…); }`, was warned that the use overwrote its `c`). The `else` starts from the sets
+        before the branch that the `then` did not warn of; after the branch, a set before it stands if
+        neither arm warned of it, with each arm's own sets after it."""
+        before = dict(self._set_so_far)
+        then_state: list[dict[str, Pos]] = []
+
+        def arm(stmts: list[Any]) -> list[Any]:
+            if not then_state:  # the then arm: after the sets before the branch
+                out = self.block(stmts)
+                then_state.append(self._set_so_far)
+                return out
+            after_then = then_state[0]
+            self._set_so_far = {k: v for k, v in before.items() if k in after_then}
+            out = self.block(stmts)
+            after_else = self._set_so_far
+            merged = {k: v for k, v in before.items() if k in after_then and k in after_else}
+            for state in (after_then, after_else):
+                for k, v in state.items():
+                    if k not in before:
+                        merged.setdefault(k, v)
+            self._set_so_far = merged
+            return out
+
+        return arm
+
     def _block(self, stmts: list[Any]) -> list[Any]:
         out: list[Any] = []
         for i, s in enumerate(stmts):
             if type(s) is A.SSet and s.pos.uses is None:  # the text's own (not a definition's, written out)
                 self._set_so_far.setdefault(s.name, s.pos)
-            s = A.map_stmt(s, self.expr, self.expr, self.block)
+            s = A.map_stmt(s, self.expr, self.expr,
+                           self._arms() if type(s) is A.SBranch or type(s) is A.SBranchWith else self.block)
             if type(s) is A.SDefCall:
                 d = self.defs.get(s.name)
                 if d is None:
