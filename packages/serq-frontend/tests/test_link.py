@@ -297,7 +297,7 @@ def test_gauge_rules():
     refused(prog("  run svc (1);", head) + "gauge g = used(kv[⟨lam]);", "`kv[0.5]`: `kv` has members 0 … 1")
     refused(prog("  set k = 1;\n  run svc (1);", head) + "gauge g = used(kv[⟨k]);",
             "a gauge may not read an attribute")
-    refused(prog("  observe u = 1;\n  run svc (1);") + "⟨gauge u = 1;", "gauge `u` has the name of an observe")
+    refused(prog("  observe u = 1;\n  run svc (1);") + "⟨gauge u = 1;", "gauge `u` has the name of an observe (at 7:3)")
 
 
 def test_gauge_aggregate_is_written_out_with_numbers():

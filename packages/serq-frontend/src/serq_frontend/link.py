@@ -143,6 +143,7 @@ class Linker:
         self.attributes: list[ir.Attribute] = []
         self.hidden: set[str] = set()
         self.observes: dict[str, int] = {}
+        self.observe_at: dict[str, Pos] = {}  # an observe's first statement
         self.observe_tests: list[bool] = []
         self.observe_instants: list[bool] = []
         #: record tables by name: their index and columns (every site of one table names the same columns)
@@ -237,6 +238,7 @@ class Linker:
                     # an instant is an observe that is `now` at every site (a time, not a duration)
                     if s.name not in self.observes:
                         self.observes[s.name] = len(self.observes)
+                        self.observe_at[s.name] = s.pos
                         self.observe_tests.append(is_test(s.value))
                         self.observe_instants.append(is_now(s.value))
                     else:
@@ -1141,7 +1143,8 @@ class Linker:
             if g.name in gauge_names:
                 raise self.error(g.pos, f"gauge `{g.name}` is declared twice")
             if g.name in self.observes:
-                raise self.error(g.pos, f"gauge `{g.name}` has the name of an observe")
+                first = self.observe_at[g.name]
+                raise self.error(g.pos, f"gauge `{g.name}` has the name of an observe (at {first.line}:{first.col})")
             gauge_names.add(g.name)
             gauge_ir.append(ir.Gauge(name=g.name, value=self.value(g.value, GAUGE), span=span(g.pos)))
         # share
