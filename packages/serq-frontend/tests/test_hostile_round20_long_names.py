@@ -32,27 +32,31 @@ def cut(name: str) -> str:
     return name[:60] + "…" + name[-59:]
 
 
-def test_an_unknown_name_of_100000_characters():
-    name = "q" * 50_000 + "r" * 50_000
+def test_an_unknown_name_of_the_longest_length():
+    # (a name is at most MAX_NAME characters, 256: one of 100 000 is refused as too long, quoted cut as well)
+    name = "q" * 128 + "r" * 128
     assert first_line(f"stage s : fifo;\nsession {{ run s ({name}); }}\n" + TAIL) == \
         f"<source>:2:18: error: unknown name `{cut(name)}`"
+    name = "q" * 50_000 + "r" * 50_000
+    assert first_line(f"stage s : fifo;\nsession {{ run s ({name}); }}\n" + TAIL) == \
+        f"<source>:2:18: error: the name `{cut(name)}` is 100000 characters long; a name is at most 256 characters"
 
 
 def test_a_name_declared_twice():
-    name = "a" + "b" * 9_998 + "c"
+    name = "a" + "b" * 254 + "c"
     assert first_line(f"stage {name} : fifo;\nstage {name} : fifo;\n" + TAIL) == \
         f"<source>:2:7: error: `{cut(name)}` is declared twice (first at 1:1)"
 
 
 def test_the_closest_name_is_cut_too():
-    name = "s" + "ab" * 2_500
+    name = "s" + "ab" * 127
     typo = name[:-1] + "c"
     assert first_line(f"stage {name} : fifo;\nsession {{ run {typo} (1); }}\n" + TAIL) == \
         f"<source>:2:15: error: unknown stage `{cut(typo)}` (did you mean `{cut(name)}`?)"
 
 
 def test_a_note_names_a_long_definition_cut():
-    name = "d" * 300
+    name = "d" * 256
     with pytest.raises(CompileError) as info:
         serq_frontend.compile(source=f"def {name}() = zz;\nstage s : fifo;\nsession {{ run s ({name}()); }}\n" + TAIL)
     lines = str(info.value).splitlines()

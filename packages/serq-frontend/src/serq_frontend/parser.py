@@ -16,6 +16,7 @@ from typing import Any
 
 from lark import Lark, Token
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+from serq_ir.validate import MAX_NAME
 
 from . import ast as A
 from .diagnostics import CompileError, Pos, Reporter, did_you_mean
@@ -372,6 +373,8 @@ class Parser:
             stack = state.state_stack
             token = None
             for token in ip.lexer_thread.lex(state):
+                if len(token) > MAX_NAME and token.type in ("NAME", "EXT_NAME"):
+                    raise reporter.error(Pos(file, token.line or 0, token.column or 0), long_name(str(token)))
                 state.feed_token(token)
                 if len(stack) > MAX_STACK:
                     from . import MAX_NESTING, _nesting_hint
@@ -431,6 +434,14 @@ class Parser:
             words = self._keywords = sorted({t.pattern.value for t in self.lark.terminals
                                              if t.pattern.type == "str" and t.pattern.value.isalpha()})
         return words
+
+
+def long_name(name: str) -> str:
+    """The error of a name longer than :data:`MAX_NAME` characters (a program's, an IR file's)."""
+    from serq.errors import clipped
+
+    return (f"the name `{clipped(name)}` is {len(name)} characters long; a name is at most {MAX_NAME} "
+            "characters")
 
 
 #: the most entries the parser's stack may hold (:meth:`Parser.parse`): a program nested ``MAX_NESTING``

@@ -177,6 +177,16 @@ def _spill_unpaired(program: Program, pool: Pool) -> tuple[str, str] | None:
     return None
 
 
+#: the most characters of a name a program writes (a stage's, a pool's, an observe's, a gauge's, a record
+#: table's or column's, a let's, an attribute's, and every other): the report prints names whole, in its rows
+#: and its warnings, and an observe of a 5 MB name printed 15 MB. A source's longer name is refused at it
+#: (serq_frontend.parser); docs/language.md
+MAX_NAME = 256
+#: the most characters of a name in an IR file (refused here): the language composes a name of a few of its
+#: own at most (a disaggregated pair's ``D.nic.latency``), each at most :data:`MAX_NAME`
+MAX_IR_NAME = 4 * MAX_NAME
+
+
 def _printable(text: str, path: str, fail: Any) -> None:
     """Refuse a declared name that is empty or holds a character that does not print (a control character,
     a newline, a bidirectional override): the text report, its warnings and the CSV headers print names
@@ -184,6 +194,9 @@ def _printable(text: str, path: str, fail: Any) -> None:
     break its table. A source program's names are identifiers, which always print."""
     if not text:
         fail(path, "a name is not empty")
+    if len(text) > MAX_IR_NAME:
+        fail(path, f"the name {_q(text)} is {len(text)} characters long; a name is at most {MAX_IR_NAME} "
+             "characters")
     if not text.isprintable():
         bad = next(ch for ch in text if not ch.isprintable())
         shown = text if len(text) <= 40 else text[:40] + "…"
