@@ -64,8 +64,8 @@ def test_a_keys_error_names_the_grower(src, line, col, t, caret, monkeypatch, tm
     assert text.splitlines() == [
         f"{p}:{line}:{col}: error: at t={t}, session 1: pool index 5 out of range (the family has 2)",
         f"  {shown}", " " * (2 + shown.index(caret)) + "^",
-        f"note: while choosing whom pool kv preempts for the growth of session 0 at t={t} (its keys are evaluated "
-        "for each candidate)"]
+        f"note: while choosing whom pool kv preempts for the growth of session 0 at t={t} by the statement at "
+        f"{p}:13:5 (its keys are evaluated for each candidate)"]
 
 
 # 9. Ctrl-C (SIGINT) while the set-up read the trace ended serq run with `interrupted` and no report, where

@@ -170,12 +170,8 @@ class PreemptByKeys(PreemptionPolicy):
         self._holds_on = growth.holds_on
 
     def victim(self, pool, grower):
-        try:
-            return self._victim(pool, grower)
-        except SimError as e:  # (a key's run-time error names the candidate it was evaluated for)
-            raise chosen_for(e, self.sim, pool, grower) from None
-
-    def _victim(self, pool, grower):
+        # (a key's run-time error names the candidate it was evaluated for; the grower's growth notes it,
+        # serq_sim.pools.growth.grow_slot and chosen_for)
         if self.last is not None:
             found = self.last(self.sim, pool)
             if found is not False:
@@ -255,15 +251,21 @@ class PreemptByKeys(PreemptionPolicy):
         return best
 
 
-def chosen_for(e: SimError, sim, pool, grower) -> SimError:
+def chosen_for(e: SimError, sim, pool, grower, sid: int | None = None) -> SimError:
     """Run-time error ``e``, raised while choosing whom ``pool`` preempts for ``grower``'s growth (a ``preempt
-    by`` key of a candidate that fails: a family's index out of range), with a note naming the grower: the
-    error names the key's place, the time and the candidate the key was evaluated for, and the session
-    whose growth asked was named nowhere. ``e``'s class and ``code`` are kept."""
+    by`` key of a candidate that fails: a family's index out of range; a policy's own error), with a note
+    naming the growth as a run-time error names its place: the grower's statement ``sid`` (the hold's
+    ``grow``, or the run growing it: serq_sim.pools.growth.grow_slot), the session and the time. The error
+    names the key's place, the time and the candidate the key was evaluated for; the session whose growth
+    asked was named nowhere, and then its statement neither. ``e``'s class and ``code`` are kept."""
+    from serq.errors import place
+
     from ..report import member_label
 
+    span = sim.spans[sid] if sid is not None else None
+    by = f" by the statement at {place(span)}" if span is not None else ""
     note = (f"\nnote: while choosing whom pool {member_label(pool)} preempts for the growth of session "
-            f"{grower.serial} at t={fmt_time(sim.now)} (its keys are evaluated for each candidate)")
+            f"{grower.serial} at t={fmt_time(sim.now)}{by} (its keys are evaluated for each candidate)")
     out = type(e)(f"{e}{note}")
     if e.code is not None:
         out.code = e.code

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from ..errors import Preempted, not_bookable, show
+from ..errors import Preempted, SimError, not_bookable, show
 from ..orders import admission_order
 from ..stages import rank_seq
 from ..status import GROWING, STAGE
@@ -113,7 +113,12 @@ def grow_slot(sim, s, slot: Slot, d: float, job, sid: int | None = None, waiting
             return None
         if waiting:
             return True
-        victim = pool.preempt.victim(pool, s)
+        try:
+            victim = pool.preempt.victim(pool, s)
+        except SimError as e:  # (a key's error: noted with the grower, its statement and the time)
+            from ..policies.preemption import chosen_for
+
+            raise chosen_for(e, sim, pool, s, job.span if job is not None else sid) from None
         if victim is None:
             s.status = GROWING
             s.grow = (pool, slot, d, job)
