@@ -297,12 +297,35 @@ def _import_vllm() -> dict[str, Any]:
     )
 
 
+_NUMBER = r"-?(?:[0-9]+\.?[0-9]*|\.[0-9]+)"
+
+
+def serve_form(serve: str) -> str:
+    """A serving order in the one spelling both sides read: ``admission``, ``-admission``, ``decoding``,
+    ``-decoding`` or ``decoding ? X : Y`` (X and Y as written), whatever blanks the scenario put between
+    its words; a ValueError for an order the bridge lacks. ``serq vllm scenario`` gives this spelling to
+    the scenario program (``--def serve_key``): a blank the bridge skips but serQ's language does not read
+    (a no-break space, a vertical tab, U+001C, which Python's ``str.split`` takes as blanks) was passed
+    on as written and refused by the program's compile at ``defs['serve_key']:1:9``, not at the
+    scenario's ``serve``."""
+    s = "".join(str(serve).split())
+    if s in ("admission", "-admission", "decoding", "-decoding"):
+        return s
+    m = re.fullmatch(rf"decoding\?({_NUMBER}):({_NUMBER})", s, flags=re.ASCII)
+    if m:
+        return f"decoding ? {m.group(1)} : {m.group(2)}"
+    raise ValueError(
+        f"serve order {_quoted(serve)} is not supported by the bridge (known: {', '.join(SERVE_ORDERS)})"
+    )
+
+
 def _serve_key(serve: str):
     """The sort key of a serving order, a function of (admission stamp, decoding).
 
-    Known: ``admission``, ``-admission``, ``decoding``, ``-decoding`` and ``decoding ? X : Y`` with
-    numbers X and Y (``decoding ? 1 : 0``: prefills first; ``decoding ? 0 : 1``: decodes first)."""
-    s = "".join(str(serve).split())
+    Known (:func:`serve_form`): ``admission``, ``-admission``, ``decoding``, ``-decoding`` and
+    ``decoding ? X : Y`` with numbers X and Y (``decoding ? 1 : 0``: prefills first; ``decoding ? 0 :
+    1``: decodes first)."""
+    s = serve_form(serve)
     if s == "admission":
         return lambda adm, decoding: adm
     if s == "-admission":
@@ -310,13 +333,8 @@ def _serve_key(serve: str):
     if s in ("decoding", "-decoding"):
         sign = -1 if s.startswith("-") else 1
         return lambda adm, decoding: sign * (1 if decoding else 0)
-    m = re.fullmatch(r"decoding\?(-?(?:[0-9]+\.?[0-9]*|\.[0-9]+)):(-?(?:[0-9]+\.?[0-9]*|\.[0-9]+))", s)
-    if m:
-        yes, no = float(m.group(1)), float(m.group(2))
-        return lambda adm, decoding: yes if decoding else no
-    raise ValueError(
-        f"serve order {_quoted(serve)} is not supported by the bridge (known: {', '.join(SERVE_ORDERS)})"
-    )
+    yes, no = (float(x) for x in s.removeprefix("decoding ? ").split(" : "))
+    return lambda adm, decoding: yes if decoding else no
 
 
 def _decoding(request: Any) -> bool:

@@ -19,7 +19,7 @@ import msgspec
 from serq import UserError
 from serq.files import path_exists, path_join, path_str
 
-from .real import ScenarioError, check_scenario
+from .real import ScenarioError, check_scenario, serve_form
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -154,7 +154,9 @@ def _program(sc: dict[str, Any], pm: Any):
         "blocks": float(sc["num_blocks"] - 1), "C": float(sc.get("chunk") or 0),
         "caching": 1.0 if sc.get("prefix_caching") else 0.0,
     }
-    defs = {"serve_key": str(sc.get("serve", "admission"))}
+    # the order in the spelling the bridge reads it in (a blank of the scenario's own, a no-break space say,
+    # is no blank of the language)
+    defs = {"serve_key": serve_form(sc["serve"]) if "serve" in sc else "admission"}
     program = load(_PROGRAM, sets=sets, defs=defs, pm=pm)
     slot = {a.name: i for i, a in enumerate(program.attributes)}
     for name in ("idx", "prompt", "o", "think_time", "more"):
