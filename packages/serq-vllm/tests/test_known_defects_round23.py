@@ -60,15 +60,18 @@ def test_a_budget_written_inf_is_told_at_its_value(tmp_path):
     assert r.stderr.splitlines()[1] == "    budget inf;"
 
 
-def test_an_ir_without_spans_cannot_tell_and_says_what_it_has(tmp_path):
+def test_an_ir_without_spans_tells_it_too(tmp_path):
+    # (it could not tell, and said "the engine's budget is inf: … a whole number, at least 1": the IR says
+    # so now without its spans, Step.budget_given, round 25)
     (tmp_path / "p.sq").write_text(_without_budget())
     ir = _serq(tmp_path, "ir", "--no-spans", "p.sq")
     assert ir.returncode == 0, ir.stderr
     (tmp_path / "p.ir.json").write_text(ir.stdout)
     r = _serq(tmp_path, "vllm", "target", "p.ir.json")
     assert r.returncode == 1
-    assert r.stderr == ("p.ir.json: error: the engine's budget is inf: vLLM's max_num_batched_tokens is a whole "
-                        "number, at least 1\n")
+    assert r.stderr == ("p.ir.json: error: stage `engine` gives no `budget`, so its budget is infinite (a step "
+                        "stage without `budget` has an infinite one): vLLM's max_num_batched_tokens has no unbounded "
+                        "value; give the engine the tokens of an iteration, `budget B;`\n")
 
 
 @pytest.mark.parametrize("budget", ["  budget B;\n", "  budget 512;\n"])

@@ -781,7 +781,8 @@ class Linker:
             memory = None
             if "memory" in f:
                 memory = self.family_ref(f["memory"][0], "pool", fam, name)
-            kind = ir.Step(budget=budget, cost=cost, chunk=chunk, serve=serve, memory=memory)
+            kind = ir.Step(budget=budget, cost=cost, chunk=chunk, serve=serve, memory=memory,
+                           budget_given="budget" in f)
         return ir.Stage(name=name, kind=kind, size=fam.size, array=item.size is not None, span=span(item.pos))
 
     # -----------------------------------------------------------------------------------------------

@@ -51,11 +51,14 @@ def count_blocks(program: Program) -> int:
 
 def budget_not_given(program: Program) -> list[Stage]:
     """The step stages whose source gives no ``budget``, so that the budget is infinite (docs/language.md: a
-    step stage without ``budget``; language.txt §2 writes the field as required): an ``inf`` with no span in a
-    stage that has one (a ``budget`` written, ``inf`` too, has its span; an IR without spans tells neither)."""
+    step stage without ``budget``; language.txt §2 writes the field as required): those the IR says so of
+    (``budget_given`` false, spans or none), and, in an IR written before it said so, an ``inf`` with no
+    span in a stage that has one (a ``budget`` written, ``inf`` too, has its span). An IR without spans
+    (``serq ir --no-spans``) was taken as giving every budget, silently."""
     return [s for s in program.stages
-            if isinstance(s.kind, Step) and isinstance(s.kind.budget, Num) and s.kind.budget.value == "inf"
-            and s.kind.budget.span is None and s.span is not None]
+            if isinstance(s.kind, Step) and (not s.kind.budget_given or (
+                isinstance(s.kind.budget, Num) and s.kind.budget.value == "inf" and s.kind.budget.span is None
+                and s.span is not None))]
 
 
 def span_files(program: Program) -> list[str]:

@@ -469,6 +469,9 @@ class Step(_Node):
     chunk: Expr | None = None
     serve: ServeBy | ServeExclusivePrefill = ServeBy()
     memory: int | None = None
+    #: False: the source gave no ``budget`` (``budget`` is then ``inf``), which ``serq check`` notes
+    #: (serq_ir.analysis.budget_not_given) with the IR's spans or without them; written only when False
+    budget_given: bool = True
 
 
 StageKind = Union[Fifo, Ps, Delay, Step, Extension]

@@ -424,6 +424,10 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
         elif Step in mro:
             if isinstance(obj.budget, Num) and (why := rules.budget_problem(_value(obj.budget))):
                 fail((path, "budget"), f"{why}; an iteration's budget is at least 0")
+            if not obj.budget_given and not (isinstance(obj.budget, Num) and obj.budget.value == "inf"):
+                # (the stage's source gave no budget, so its budget is inf: serq_ir.analysis.budget_not_given)
+                fail((path, "budget_given"), "budget_given is false, yet the budget is not inf: a step stage "
+                     "whose source gives no budget has the budget inf")
             if isinstance(obj.cost, Num) and (why := rules.cost_problem(_value(obj.cost))):
                 fail((path, "cost"), f"{why}; an iteration's cost is at least 0")
             if isinstance(obj.chunk, Num) and (why := rules.chunk_problem(_value(obj.chunk))):

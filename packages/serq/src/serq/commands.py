@@ -40,8 +40,10 @@ def check_command(pm, file, sets, defs) -> None:
     for stage in budget_not_given(program):
         # language.txt §2 writes a step stage's `budget` as required; this frontend takes none as infinite, a
         # difference a program may rely on (docs/language.md), said where a program is checked
+        # (at the stage's span, or, in an IR without spans, by the file given: the stage is named either way)
         span = stage.span
-        click.echo(f"{span.file}:{span.line}:{span.col}: note: stage `{stage.name}` gives no `budget`: its budget "
+        where = f"{span.file}:{span.line}:{span.col}" if span is not None else str(file)
+        click.echo(f"{where}: note: stage `{stage.name}` gives no `budget`: its budget "
                    "is infinite, every token its residents want in one iteration (docs/language.md, Stages)", err=True)
 
 
