@@ -182,7 +182,7 @@ def render(rows: Sequence[dict[str, Any]], same: int, seeds: int) -> str:
         for r in rs:
             vr = r["variance_reduction"]
             lines.append([r["figure"], _fmt(r["a"]), _fmt(r["b"]), _fmt(r["diff"]), _fmt(r["ci_paired"]),
-                          _fmt(r["ci_unpaired"]), "nan" if math.isnan(vr) else f"{100 * vr:.1f}%"]
+                          _fmt(r["ci_unpaired"]), reduction_percent(vr)]
                          + ([str(r.get(k, seeds)) for k in ("n", "n_a", "n_b")] if short else []))
         out += align(lines, left=1, indent="  ")  # by the columns a cell takes on the screen
         if short:
@@ -192,6 +192,20 @@ def render(rows: Sequence[dict[str, Any]], same: int, seeds: int) -> str:
     if same:
         out.append(f"({same} figure(s) equal in every run of both arms left out)")
     return "\n".join(out) + "\n"
+
+
+def reduction_percent(vr: float) -> str:
+    """A variance reduction as the comparison's table prints it: a percentage to one decimal, and to as many
+    more as it takes (up to six) for a reduction below 1 to print below 100 % (0.9996 printed ``100.0%``,
+    which reads as no variance left; it is ``99.96%``)."""
+    if math.isnan(vr):
+        return "nan"
+    pct = 100 * vr
+    for digits in range(1, 7):
+        text = f"{pct:.{digits}f}"
+        if vr >= 1 or float(text) < 100:
+            return text + "%"
+    return ">99.99999%"  # (below 1 by less than 10^-8: a difference of no variance, near enough)
 
 
 def plan_options() -> set[str]:
