@@ -274,5 +274,7 @@ def run(program, *, seed: int | None = None, horizon: float | None = None, warmu
         failure = plugin_failure(pm, e, "the run")
         if failure is None:
             raise
-        raise PluginError(failure) from e
+        from .guards import noted_session
+
+        raise PluginError(failure + noted_session(e, sim)) from e
 

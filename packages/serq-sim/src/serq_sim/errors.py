@@ -101,10 +101,18 @@ def session_error(sim, span, t: float | None, serial: int | None, replay, messag
     way a run-time error of a session is made, on both tiers (``Simulation.error``, the fast tier's, the
     closed workload's replacement guard, the no-progress guards, a plugin's error placed at its job), so
     that every one of a trace session names its row (those built outside ``Simulation.error`` did not)."""
-    text = format_error(span, t, serial, message, sim.source)
-    if serial is not None and replay is not None and sim.trace is not None:
-        text += sim.trace.replay_note(replay, serial)
-    return SimError(text)
+    return SimError(format_error(span, t, serial, message, sim.source) + replay_text(sim, serial, replay))
+
+
+def replay_text(sim, serial: int | None, replay) -> str:
+    """The note naming the trace row session ``serial`` replays (``replay``: its ``[turns, next turn, trace
+    session]``, None for a session that replays none; trace.replay_note), on its own lines after a message,
+    or nothing: the one text of every run-time error of a session, serQ's (:func:`session_error`) and a
+    plugin's that breaks its contract at run time (serq_sim.guards.failure, and a plugin's exception at a
+    session's job, guards.session_of)."""
+    if serial is None or replay is None or getattr(sim, "trace", None) is None:
+        return ""
+    return sim.trace.replay_note(replay, serial)
 
 
 #: a number as a message shows it: ``NaN``, a whole number without a point, else ``%g``

@@ -69,12 +69,38 @@ def _shown(obj: Any) -> str:
     return f"an object of type {type(obj).__name__}"
 
 
-def failure(registry: Any, name: str, what: str, reason: str, sim: Any = None) -> PluginError:
+def failure(registry: Any, name: str, what: str, reason: str, sim: Any = None, session: Any = None) -> PluginError:
     """The error of the plugin that registered ``name`` in ``registry``: it ``what`` (``built stage svc
-    wrongly``), ``reason``; at the simulated time when ``sim`` is given."""
+    wrongly``), ``reason``; at the simulated time when ``sim`` is given, and with the trace row ``session``
+    replays, when it is the session of the job or the growth at hand (serq_sim.errors.replay_text, the note
+    of every run-time error of a trace session: a plugin's was without it)."""
     if sim is not None:
         reason = f"{reason} (at t={show_number(sim.now)})"
-    return PluginError(registry.plugin_message(name, what, reason))
+    return PluginError(registry.plugin_message(name, what, reason) + _replayed(sim, session))
+
+
+def _replayed(sim: Any, session: Any) -> str:
+    """The trace row ``session`` replays, as a run-time error notes it (nothing for none)."""
+    if sim is None or session is None:
+        return ""
+    from .errors import replay_text
+
+    return replay_text(sim, getattr(session, "serial", None), getattr(session, "trace", None))
+
+
+def session_of(e: BaseException, session: Any) -> None:
+    """Note on ``e``, an exception a plugin's code raised at a job of ``session`` (its ``attach``, its
+    ``sim.job_done`` of one), the session, for :func:`noted_session` once it is the plugin's failure."""
+    if session is not None and getattr(e, "serq_session", None) is None:
+        try:
+            e.serq_session = session  # type: ignore[attr-defined]
+        except AttributeError:  # (an exception of __slots__: without the note)
+            pass
+
+
+def noted_session(e: BaseException, sim: Any) -> str:
+    """The trace row note of the session :func:`session_of` noted on ``e``, or nothing."""
+    return _replayed(sim, getattr(e, "serq_session", None))
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -333,13 +359,14 @@ def _guard_jobs(stage: Any, registry: Any, name: str, label: str) -> None:
             at = placed(e, stage.sim, job)  # a refusal of the job: at the run statement that brought it
             if at is not None:
                 raise at from e
+            session_of(e, job.owner)  # (the plugin's failure notes the trace row the session replays)
             raise
         if job.stage is not stage and key in held:
             where = "None" if job.stage is None else f"stage {_stage_label(job.stage)}"
             raise failure(registry, name, f"failed in its stage {label}",
                           f"attach(job) left job.stage {where}, not the stage itself: a kind sets job.stage = "
                           "self in attach (the engine detaches a preempted or ended session's job through it)",
-                          stage.sim)
+                          stage.sim, job.owner)
         return result
 
     def noted_detach(job):
@@ -351,7 +378,7 @@ def _guard_jobs(stage: Any, registry: Any, name: str, label: str) -> None:
             raise failure(registry, name, f"failed in its stage {label}",
                           f"its count present is {_shown(stage.present)} once detach(job) returned, with "
                           f"{counts[me]} job(s) at the stage: detach(job) counts the job out of present "
-                          "(self.present -= 1)", stage.sim)
+                          "(self.present -= 1)", stage.sim, job.owner)
         return result
 
     stage.attach = noted_attach
@@ -490,7 +517,11 @@ def _guard_victim(policy: Any, registry: Any, name: str) -> None:
     victim = policy.victim
 
     def checked_victim(pool, grower):
-        v = victim(pool, grower)
+        try:
+            v = victim(pool, grower)
+        except Exception as e:  # (its failure notes the trace row the grower replays)
+            session_of(e, grower)
+            raise
         if v is None:
             return v
         if policy.requeue not in ("head", "tail"):
@@ -498,7 +529,7 @@ def _guard_victim(policy: Any, registry: Any, name: str) -> None:
             # built, where it is checked, was taken as 'tail' without a word
             raise failure(registry, name, f"failed in its preemption policy {name!r} (pool {pool.name})",
                           f"requeue is {_shown(policy.requeue)}, not 'head' or 'tail', at a preemption",
-                          policy.sim)
+                          policy.sim, grower)
         if v is grower:
             return v
         if not any(s is v for s, _slot in policy.sim.preempt_candidates(pool)):
@@ -507,7 +538,7 @@ def _guard_victim(policy: Any, registry: Any, name: str) -> None:
             shown = f"session {v.serial}" if isinstance(v, Session) else _shown(v)
             raise failure(registry, name, f"failed in its preemption policy {name!r} (pool {pool.name})",
                           f"victim(pool, grower) returned {shown}, which is not one of the candidates "
-                          "(sim.preempt_candidates(pool)), the grower, or None", policy.sim)
+                          "(sim.preempt_candidates(pool)), the grower, or None", policy.sim, grower)
         return v
 
     policy.victim = checked_victim
@@ -687,6 +718,14 @@ def guard_engine(sim: Any) -> None:
     from .stages import Job
 
     def checked_done(st, job):
+        try:
+            _check_done(st, job)
+        except ContractError as e:  # (its failure notes the trace row the job's session replays)
+            session_of(e, getattr(job, "owner", None))
+            raise
+        return done(st, job)
+
+    def _check_done(st, job):
         if not isinstance(job, Job):
             # (the two swapped, job_done(job, self), was "'K' object has no attribute 'owner'")
             swapped = ": the stage and the job swapped" if isinstance(st, Job) else ""
@@ -729,7 +768,6 @@ def guard_engine(sim: Any) -> None:
                                 f"{_shown(st.present)} with {at} job(s) at it once this one completes: a completion "
                                 "counts its job out of present first (self.present -= 1; job.stage = None; "
                                 "sim.job_done(self, job))")
-        return done(st, job)
 
     sim.at = checked_at
     sim.job_done = checked_done
