@@ -328,14 +328,17 @@ def compare_command(pm, files, sets, defs, zips, seeds, horizon, warmup, arrival
 @click.option("--where", "where", multiple=True, metavar="NAME=VALUE",
               help="Draw only the rows of the table or records whose column NAME holds VALUE (repeatable: "
                    "the rows that match every one).")
+@click.option("--log", "log", type=click.Choice(["x", "y", "xy"]), default=None, metavar="x|y|xy",
+              help="Draw these axes on a log scale (a value at or below 0 on one is refused).")
 @click.pass_obj
-def plot_command(pm, source, out, x, y, hue, cdf, gauge, where) -> None:
+def plot_command(pm, source, out, x, y, hue, cdf, gauge, where, log) -> None:
     """Draw a sweep's table (SOURCE a .parquet or .csv from serq sweep: --y against --x, with 95 % CI bands
     across seeds, a line per --hue), from a dump folder (serq run --dump DIR) the CDFs of observes'
     samples (--cdf) or gauges' time series (--gauge), or from records (serq run --records, serq sweep
     --records) the CDFs of per-request TTFT, TPOT, ITL (the per-request mean gap), E2E latency (--cdf),
-    a line per --hue; --where NAME=VALUE draws only the rows of one value of a name."""
+    a line per --hue; --where NAME=VALUE draws only the rows of one value of a name; --log x|y|xy draws
+    those axes on a log scale."""
     from .plots import plot
     from .rows import where_option
 
-    plot(source, out, x=x, y=y, hue=hue, cdf_of=cdf, gauge=gauge, where=where_option(where))
+    plot(source, out, x=x, y=y, hue=hue, cdf_of=cdf, gauge=gauge, where=where_option(where), log=log)
