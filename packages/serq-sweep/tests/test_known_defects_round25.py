@@ -211,3 +211,68 @@ def test_records_within_the_bound_resume(tmp_path):
     r = _sweep_records(tmp_path)
     assert r.returncode == 0, r.stderr
     assert "1 run now, 0 resumed" in r.stderr
+
+
+# A table saved by a spreadsheet writes a flag True as TRUE and a float with 15 significant digits: TRUE was
+# text to a resume (written back as the word, the flag lost) and to serq plot (--y interrupted: no numbers).
+# A flag is read in any case now (core._parse_csv); a 15-digit float is that figure, resumed as it reads.
+
+def _spreadsheet(text: str) -> str:
+    """``text``, a sweep's CSV table, as a spreadsheet saves it: flags in capitals, floats to 15 digits."""
+    import re
+
+    def cell(v: str) -> str:
+        if v in ("True", "False"):
+            return v.upper()
+        if re.fullmatch(r"-?[0-9]+\.[0-9]+(e[-+]?[0-9]+)?", v):
+            return f"{float(v):.15g}"
+        return v
+
+    rows = list(csv.reader(text.splitlines()))
+    out = [rows[0]] + [[cell(v) for v in r] for r in rows[1:]]
+    import io
+
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\n").writerows(out)
+    return buf.getvalue()
+
+
+@pytest.mark.parametrize("cell, value", [("TRUE", True), ("true", True), ("True", True), ("FALSE", False),
+                                         ("false", False), ("False", False), ("Truth", "Truth"), ("yes", "yes"),
+                                         ("0.164474272323390", 0.16447427232339)])
+def test_a_flag_in_any_case_is_a_flag(cell, value):
+    from serq_sweep.core import _parse_csv
+
+    assert _parse_csv(cell) == value and type(_parse_csv(cell)) is type(value)
+
+
+def _partial_sweep(folder: Path) -> subprocess.CompletedProcess:
+    # seed 2 at lam 0.6 and 0.3 stops at 30 events: interrupted True beside False
+    return subprocess.run([SERQ, "sweep", "p.sq", "--set", "lam=0.3,0.6", "--seeds", "1,2", "--max-events", "30",
+                           "--out", "r.csv", "--no-progress"], capture_output=True, text=True, cwd=folder, timeout=100)
+
+
+def test_a_table_saved_by_a_spreadsheet_resumes_and_plots(tmp_path):
+    (tmp_path / "p.sq").write_text(PROGRAM)
+    assert _partial_sweep(tmp_path).returncode in (0, 1)
+    written = (tmp_path / "r.csv").read_text()
+    assert ",True," in written and ",False," in written
+    saved = _spreadsheet(written)
+    assert ",TRUE," in saved and ",FALSE," in saved and saved != written
+    (tmp_path / "s.csv").write_text(saved)
+    r = subprocess.run([SERQ, "plot", "s.csv", "--x", "lam", "--y", "interrupted", "-o", "f.png"],
+                       capture_output=True, text=True, cwd=tmp_path, timeout=100)
+    assert r.returncode == 0, r.stderr
+    from serq_sweep.plots import _curve_data
+
+    assert _curve_data(str(tmp_path / "s.csv"), "lam", "interrupted", None)[1] == \
+        _curve_data(str(tmp_path / "r.csv"), "lam", "interrupted", None)[1]
+    (tmp_path / "r.csv").write_text(saved)
+    (tmp_path / "r.points.csv").unlink()
+    r = _partial_sweep(tmp_path)
+    assert "(0 run now, 4 resumed)" in r.stderr, r.stderr
+    again = list(csv.DictReader((tmp_path / "r.csv").read_text().splitlines()))
+    old = list(csv.DictReader(written.splitlines()))
+    # the flags are flags again, written as a sweep writes them; each figure is the 15-digit one read
+    assert [a["interrupted"] for a in again] == [o["interrupted"] for o in old]
+    assert [float(a["mean_live"]) for a in again] == [float(f"{float(o['mean_live']):.15g}") for o in old]

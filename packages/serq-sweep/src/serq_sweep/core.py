@@ -974,11 +974,14 @@ def _parse_csv(v: str) -> Any:
     """A cell of a sweep's CSV table as :func:`_csv_value` wrote it: an integer as digits 0-9 (after an
     optional ``-``), a float by ``repr`` (serQ's number syntax, or ``nan``), a bool, else the text as it is.
     ``int()`` and ``float()`` read more (full-width ``１２``, ``1_000``, `` 3 ``, ``+3``, ``Infinity``), so a
-    hand-edited cell was silently a number no writer writes; it is now kept as text."""
+    hand-edited cell was silently a number no writer writes; it is now kept as text. A flag is read in any
+    case (``TRUE``, ``true``, ``True``): a table saved by a spreadsheet writes ``True`` back as ``TRUE``, which
+    was text, resumed and written back so (``interrupted`` a word, not a flag) and refused by ``serq plot
+    --y interrupted`` as no number. (A float saved with 15 significant digits is a float, that figure.)"""
     if v == "":
         return math.nan
-    if v in ("True", "False"):
-        return v == "True"
+    if len(v) in (4, 5) and v.lower() in ("true", "false"):
+        return v.lower() == "true"
     if WHOLE_CELL.fullmatch(v):
         digits = len(v) - (v[0] == "-")
         if digits > MAX_DIGITS:  # no writer writes one: float() of it overflowed (a traceback), and one of more
