@@ -165,6 +165,39 @@ def _never_planned(sim) -> tuple[dict[Session, str], dict[str, str]]:
             {member_label(st): why for st, why in stages.items()})
 
 
+def _has_room(pend) -> bool:
+    """Whether the waiting hold ``pend`` has room now in each of its pools: what it needs at least (its floor)
+    fits, or, that not known at its join, each pool has a unit free. One without room waits for a release
+    as well, whatever admits it."""
+    if pend.floor is not None:
+        return _admission.fits(pend.floor)
+    return all(p.used + p.reserved < p.cap for p in pend.pools)
+
+
+def _unadmitted(via: dict[Session, Any]) -> dict[Session, str]:
+    """Of the sessions ``via`` maps to the step stage that admits them (`admit via` of the pool they are queued
+    at), those whose stage will never admit one, each with the stage's name: an idle stage whose budget is
+    at most 0 in every state the run can reach (:func:`.step.stall.stalled`'s bound, which an idle stage
+    without residents has too). Another stage may admit them at an iteration or a planning to come
+    (a budget of ``now > 100 ? B : 0``), so they wait for it and not for ever."""
+    if not via:
+        return {}
+    from .report import member_label
+    from .step.stage import StepStage
+    from .step.stall import _stays_0
+
+    never: dict[int, bool] = {}
+    out: dict[Session, str] = {}
+    for x, st in via.items():
+        k = id(st)
+        if k not in never:
+            never[k] = (isinstance(st, StepStage) and st.iter is None
+                        and _stays_0(st, st.node.kind.budget))
+        if never[k]:
+            out[x] = member_label(st)
+    return out
+
+
 def never_completing(label: str) -> str:
     """How the warning of sessions waiting for ever names a stage of serQ's own that holds them: ``at stage s,
     which will never complete them`` (a third party's stage names its kind and plugin too:
@@ -225,7 +258,7 @@ def _shown_sessions(serials) -> str:
 
 def _why_forever(waiting: set[Session], waits: dict[Session, list[Pool]], endless: set[Session],
                  queued: dict[Session, str], runs: set[Session], stalled: dict[Session, str],
-                 why_stalled: dict[str, str]) -> str:
+                 why_stalled: dict[str, str], unadmitted: dict[Session, str] | None = None) -> str:
     """Why the sessions of :meth:`Simulation.waiting_forever` wait for ever (a run with events left), each kind
     of waiter in its own words, joined by "or": the residents of a step stage that never starts an iteration
     (``stalled``); the sessions in a fifo stage's queue behind runs of infinite work (``queued``, the sessions
@@ -233,8 +266,15 @@ def _why_forever(waiting: set[Session], waits: dict[Session, list[Pool]], endles
     release them. Those are told by who holds their pools, followed through the holders that wait themselves:
     when that leads to a session that never releases for a reason of its own (a run of infinite work, one of
     ``endless``; a session ``queued`` or ``stalled``), they wait for it, and it is named; when it leads only
-    to sessions that wait for pools, or to none (a demand beyond the capacity), it is a deadlock."""
+    to sessions that wait for pools, or to none (a demand beyond the capacity), it is a deadlock. Those of
+    ``unadmitted`` wait at a pool that a step stage which never admits admits to (:func:`_unadmitted`), told
+    with that stage whatever their pools' holders do."""
     clauses = []
+    if unadmitted:
+        names = sorted(set(unadmitted.values()))
+        clauses.append(f"to be admitted by step stage{'s' if len(names) > 1 else ''} {', '.join(names)} "
+                       "(`admit via`), whose budget cannot rise above 0 as jobs arrive, so it admits none")
+        waiting = waiting - unadmitted.keys()
     for kind, words in (("budget", "whose budget cannot rise above 0 as jobs arrive, so no iteration ever starts"),
                         ("chunk", "whose chunk cannot rise above 0 as jobs arrive, and on which no run decodes, so no "
                                   "job is ever given a token")):
@@ -1026,13 +1066,17 @@ class Simulation:
         waits: dict[Session, list[Pool]] = {}
         where: dict[Session, str] = {}
         held: set[Session] = set()  # those a stage holds, whose run statements are named
+        via: dict[Session, Any] = {}  # a session queued at a pool a step stage admits to: that stage
         for pool in self.pools:
             label = member_label(pool)
+            admits = getattr(pool, "via", None)
             for q in (pool.front, pool.queue):
                 for x in q:
                     if x.status == QUEUED and x.pending is not None and x not in waits:
                         waits[x] = list(x.pending.pools)
                         where[x] = f"queued at {label}"
+                        if admits is not None:
+                            via[x] = admits
             for x in pool.growers:
                 if x.status == GROWING and x not in waits:
                     waits[x] = [pool]
@@ -1061,6 +1105,10 @@ class Simulation:
             # a step stage that can never start an iteration, whatever arrives (step/stall.py), never
             # completes its residents, which never release their holds either
             stalled, why_stalled = _never_planned(self)
+            # a session queued at a pool a step stage admits to (`admit via`) whose hold has room now waits for
+            # the stage's admission, not for a release: it waits for ever only when the stage never admits
+            unadmitted = _unadmitted(via)
+            stuck.difference_update(x for x in via if x not in unadmitted and _has_room(x.pending))
             freeing: set[Pool] = set()
             changed = True
             while changed:
@@ -1076,7 +1124,9 @@ class Simulation:
                     changed = True
             if not stuck and not queued and not stalled:
                 return None
-            why = _why_forever(stuck, waits, endless, queued, runs, stalled, why_stalled)
+            # (behind a stage stalled with residents, the residents' holds tell it: :func:`_why_forever`)
+            why = _why_forever(stuck, waits, endless, queued, runs, stalled, why_stalled,
+                               {x: unadmitted[x] for x in stuck if x in unadmitted and unadmitted[x] not in why_stalled})
             stuck.update(queued)
             where.update(queued)
             stuck.update(stalled)
