@@ -17,6 +17,7 @@ from typing import Any
 from lark import Lark, Token
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 from serq_ir.validate import MAX_NAME
+from serq_ir.validate import long_name as _long_name
 
 from . import ast as A
 from .diagnostics import CompileError, Pos, Reporter, did_you_mean
@@ -437,11 +438,11 @@ class Parser:
 
 
 def long_name(name: str) -> str:
-    """The error of a name longer than :data:`MAX_NAME` characters (a program's, an IR file's)."""
+    """The error of a program's name longer than :data:`MAX_NAME` characters, in the words of an IR file's
+    (serq_ir.validate.long_name), the name cut as every message cuts one."""
     from serq.errors import clipped
 
-    return (f"the name `{clipped(name)}` is {len(name)} characters long; a name is at most {MAX_NAME} "
-            "characters")
+    return _long_name(f"`{clipped(name)}`", len(name))
 
 
 #: the most entries the parser's stack may hold (:meth:`Parser.parse`): a program nested ``MAX_NESTING``

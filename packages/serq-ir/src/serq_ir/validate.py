@@ -187,6 +187,12 @@ MAX_NAME = 256
 MAX_IR_NAME = 4 * MAX_NAME
 
 
+def long_name(quoted: str, length: int, most: int = MAX_NAME) -> str:
+    """The error of a name of ``length`` characters, more than ``most``: a source's (serq_frontend.parser, the
+    name ``quoted`` in backquotes) and an IR file's (:data:`MAX_IR_NAME`, by its repr), in the same words."""
+    return f"the name {quoted} is {length} characters long; a name is at most {most} characters"
+
+
 def _printable(text: str, path: str, fail: Any) -> None:
     """Refuse a declared name that is empty or holds a character that does not print (a control character,
     a newline, a bidirectional override): the text report, its warnings and the CSV headers print names
@@ -195,8 +201,7 @@ def _printable(text: str, path: str, fail: Any) -> None:
     if not text:
         fail(path, "a name is not empty")
     if len(text) > MAX_IR_NAME:
-        fail(path, f"the name {_q(text)} is {len(text)} characters long; a name is at most {MAX_IR_NAME} "
-             "characters")
+        fail(path, long_name(_q(text), len(text), MAX_IR_NAME))
     if not text.isprintable():
         bad = next(ch for ch in text if not ch.isprintable())
         shown = text if len(text) <= 40 else text[:40] + "…"
