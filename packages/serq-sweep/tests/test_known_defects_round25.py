@@ -276,3 +276,25 @@ def test_a_table_saved_by_a_spreadsheet_resumes_and_plots(tmp_path):
     # the flags are flags again, written as a sweep writes them; each figure is the 15-digit one read
     assert [a["interrupted"] for a in again] == [o["interrupted"] for o in old]
     assert [float(a["mean_live"]) for a in again] == [float(f"{float(o['mean_live']):.15g}") for o in old]
+
+
+# The records table too was read by places: its record's columns those after key, so a records table with
+# them moved before key (by hand) lost them and its runs ran again; by their names now (records.record_columns).
+
+def test_a_records_table_reordered_by_hand_resumes(tmp_path):
+    (tmp_path / "p.sq").write_text(RECORDS)
+    args = [SERQ, "sweep", "p.sq", "--set", "lam=1,2", "--workers", "0", "--no-progress", "-o", "t.csv",
+            "--records", "r.csv"]
+    r = subprocess.run(args, capture_output=True, text=True, cwd=tmp_path, timeout=100)
+    assert r.returncode == 0, r.stderr
+    written = (tmp_path / "r.csv").read_text()
+    rows = list(csv.reader(written.splitlines()))
+    head = rows[0]
+    assert head[:4] == ["point", "lam", "seed", "key"]
+    order = [*head[4:], *head[:4]]  # the record's columns first
+    with open(tmp_path / "r.csv", "w", newline="") as f:
+        csv.writer(f, lineterminator="\n").writerows([[row[head.index(c)] for c in order] for row in rows])
+    r = subprocess.run(args, capture_output=True, text=True, cwd=tmp_path, timeout=100)
+    assert r.returncode == 0, r.stderr
+    assert "(0 run now, 2 resumed)" in r.stderr, r.stderr
+    assert (tmp_path / "r.csv").read_text() == written  # (written back as a sweep writes it)

@@ -203,9 +203,22 @@ def _arrays(cols: Mapping[str, Sequence]) -> dict[str, Any]:
     return _own_dtypes(out)
 
 
-def _read_csv(path: str) -> tuple[list[str], dict[str, dict[str, Any]]]:
+def record_columns(header: Sequence[str], swept: Sequence[str] = ()) -> list[int]:
+    """The places in ``header``, a records table's, of the record's own columns: every column but
+    :data:`PREFIX` and the swept names ``swept``, by their names wherever they stand (a table whose columns
+    were reordered by hand, the record's before ``key``, lost those: its runs ran again); without the swept
+    names, those after ``key`` (where a sweep writes them)."""
+    if swept or "key" not in header:
+        taken = {*PREFIX, *swept}
+        return [j for j, c in enumerate(header) if c not in taken]
+    k = list(header).index("key")
+    return [j for j in range(k + 1, len(header)) if header[j] not in PREFIX]
+
+
+def _read_csv(path: str, swept: Sequence[str] = ()) -> tuple[list[str], dict[str, dict[str, Any]]]:
     """A records table in CSV: its header, and key -> column -> array (integers where every cell of the
-    column is written as one, as the writer writes integer columns)."""
+    column is written as one, as the writer writes integer columns); the record's columns by their names
+    (:func:`record_columns`, ``swept`` the sweep's swept names)."""
     import numpy as np
 
     # a regular file only (a FIFO would block), of lines of at most MAX_LINE bytes (a sparse file is one line)
@@ -221,13 +234,14 @@ def _read_csv(path: str) -> tuple[list[str], dict[str, dict[str, Any]]]:
         if "key" not in header:
             raise ValueError("no column key")
         k = header.index("key")
-        cols = header[k + 1:]
+        places = record_columns(header, swept)
+        cols = [header[j] for j in places]
         by_key: dict[str, list[list[str]]] = {}
         where: dict[str, list[tuple[int, int]]] = {}  # per key, the lines of each of its rows
         for first, last, row in csv_rows(path, reader):
             if len(row) != len(header):
                 raise width_fault(path, first, last, row, len(header))
-            by_key.setdefault(row[k], []).append(row[k + 1:])
+            by_key.setdefault(row[k], []).append([row[j] for j in places])
             where.setdefault(row[k], []).append((first, last))
     whole = [all(_int64(r[j]) for rs in by_key.values() for r in rs) for j in range(len(cols))]
     out = {}
@@ -242,7 +256,7 @@ def _read_csv(path: str) -> tuple[list[str], dict[str, dict[str, Any]]]:
                 try:
                     values.append(_cell(r[j], c))
                 except ValueError as e:  # at the cell, the line quoted
-                    raise cell_fault(path, *lines, k + 1 + j, str(e)) from None
+                    raise cell_fault(path, *lines, places[j], str(e)) from None
             arrays[c] = np.array(values, dtype=np.float64)
         try:
             out[key] = _own_dtypes(arrays)
@@ -289,14 +303,14 @@ def records_size(runs: int, max_samples: int, prefix: int) -> Any:
     return check
 
 
-def _read_parquet(path: str, sized: Any = None) -> tuple[list[str], dict[str, dict[str, Any]]]:
+def _read_parquet(path: str, sized: Any = None, swept: Sequence[str] = ()) -> tuple[list[str], dict[str, dict[str, Any]]]:
     from .core import read_parquet
 
     frame = read_parquet(path, sized=sized or False)
     header = list(frame.columns)
     if "key" not in header:
         raise ValueError("no column key")
-    cols = header[header.index("key") + 1:]
+    cols = [header[j] for j in record_columns(header, swept)]
     for c in cols:  # a record's columns are numbers, as the CSV reader holds each cell to (_cell): a column of
         # words (or of nothing, Arrow's null type) was resumed and written back into the records table
         if frame[c].dtype.kind not in "iuf":
@@ -332,9 +346,9 @@ def load(path: str, plan: Any, others: set[str] | None = None, known: int = 0) -
             continue
         try:
             if record_format(file) == "parquet":
-                _, by_key = _read_parquet(file, sized)
+                _, by_key = _read_parquet(file, sized, plan.names)
             else:
-                _, by_key = _read_csv(file)
+                _, by_key = _read_csv(file, plan.names)
             for key, cols in by_key.items():
                 # a run's records without a column its program's record declares (a column deleted or renamed
                 # by hand) are not its records: it runs again, as records cut down to fewer rows do (they were
