@@ -54,11 +54,18 @@ def figure_names() -> tuple[str, ...]:
     A let of such a name swept made a table of two columns of that name, and the figure's value was written
     into the swept one: ``--set events=1,2`` wrote a table whose two points both said ``events`` 153, the
     run's count of events."""
+    return (*_top_figures(), "runs")
+
+
+def _top_figures() -> tuple[str, ...]:
+    """The top level of :class:`serq_ir.report.Result` that is figures (``events``, ``observes``, ``stages``,
+    …; not :data:`serq_sweep.figures.NOT_FIGURES`): the names a swept name may not have (:func:`figure_names`)
+    and the heads of a table's figures by name (:func:`report_figure`), one rule."""
     from serq_ir.report import Result
 
     from .figures import NOT_FIGURES
 
-    return (*(f for f in Result.__struct_fields__ if f not in NOT_FIGURES), "runs")
+    return tuple(f for f in Result.__struct_fields__ if f not in NOT_FIGURES)
 
 
 #: the status of a run (serq_sweep.worker.run_task): finished, stopped at a bound, or failed
@@ -769,14 +776,10 @@ def report_figure(column: Any) -> bool:
     table's ``FIGURE:mean`` and ``FIGURE:ci`` are of their figure). No swept name is one (a swept name of a
     top-level figure is refused, :func:`figure_names`), so a table's figures are told from its swept names
     by their names wherever they stand."""
-    from serq_ir.report import Result
-
-    from .figures import NOT_FIGURES
-
     head = str(column).split(".", 1)[0]
     if "." not in str(column):
         head = head.removesuffix(":mean").removesuffix(":ci")
-    return head in Result.__struct_fields__ and head not in NOT_FIGURES
+    return head in _top_figures()
 
 
 def figure_columns(columns: Sequence[str]) -> list[str]:
