@@ -32,6 +32,11 @@ class Pos:
     def at(self) -> str:
         return f"{self.file}:{self.line}:{self.col}"
 
+    def seen_from(self, other: Pos) -> str:
+        """This place as a message at ``other`` names it: ``line:col`` in ``other``'s file, its file too in
+        another (a library's: ``…/lib/vllm.sq:155:7``)."""
+        return f"{self.line}:{self.col}" if self.file == other.file else self.at()
+
     def expanded(self, use: Pos, name: str) -> Pos:
         """This position as seen through one more expansion, at ``use``, of the definition ``name`` (one
         link: each node of a body is expanded at every use around it, however deep the uses nest)."""

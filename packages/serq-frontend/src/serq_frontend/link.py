@@ -1145,8 +1145,7 @@ class Linker:
                 raise self.error(g.pos, f"gauge `{g.name}` is declared twice")
             if g.name in self.observes:
                 first = self.observe_at[g.name]  # (its file named when it is another's: a library's)
-                where = f"{first.line}:{first.col}" if first.file == g.pos.file else first.at()
-                raise self.error(g.pos, f"gauge `{g.name}` has the name of an observe (at {where})")
+                raise self.error(g.pos, f"gauge `{g.name}` has the name of an observe (at {first.seen_from(g.pos)})")
             gauge_names.add(g.name)
             gauge_ir.append(ir.Gauge(name=g.name, value=self.value(g.value, GAUGE), span=span(g.pos)))
         # share

@@ -67,7 +67,7 @@ class Writer:
         # `j`, inside `sum j in …`) keeps its own names, each read by its own aggregate
         o = next((o for o in reversed(self.around.get(a.var, ())) if A.same_text(o, a)), None)
         if o is not None:
-            where = f"{o.pos.line}:{o.pos.col}" if o.pos.file == a.pos.file else o.pos.at()
+            where = o.pos.seen_from(a.pos)
             raise ctx.error(a.var_at, f"`{a.op} {a.var} in …`: `{a.var}` is the index of the aggregate around it "
                             f"(`{o.op} {o.var} in …` at {where}); " + own_index(a.op, a.var, {*self.taken, *self.around}))
         v = ctx.const(a.n, f"the count of `{a.op} {a.var} in …`")

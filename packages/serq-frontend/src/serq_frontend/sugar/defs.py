@@ -382,8 +382,7 @@ class Expander:
                                  "before it, so none reaches itself (a definition is written out where it "
                                  "is used, and a recursive one would never end)")
         if name in self.all_defs:
-            at = self.all_defs[name]
-            where = f"{at.line}:{at.col}" if at.file == pos.file else at.at()
+            where = self.all_defs[name].seen_from(pos)
             raise self.ctx.error(pos, f"`{name}` is used before its definition (at {where}); define it first")
 
     def expr(self, e: Any) -> Any:
