@@ -4,6 +4,7 @@ out with a warning), a CI band reaching below 0 is clipped, its line drawn whole
 
 from __future__ import annotations
 
+import io
 import subprocess
 import sys
 from pathlib import Path
@@ -72,8 +73,18 @@ def test_a_band_below_0_is_clipped_and_its_line_drawn(made):
     g["seed"] = [1, 1, 2, 2]
     g["key"] = ["k1", "k2", "k3", "k4"]
     g["observes.w.mean"] = [0.1, 0.1, 10.0, 10.0]
-    ax = plot(g, x="a", y="w.mean", log="y").axes[0]
+    fig = plot(g, x="a", y="w.mean", log="y")
+    ax = fig.axes[0]
     assert ax.get_yscale() == "log" and list(ax.get_lines()[0].get_ydata()) == [5.05, 5.05]
+    # the band is the CI's, 5.05 -+ t(0.975, 1) * sd / sqrt(2) = 5.05 -+ 12.706 * 4.95, from below 0 to 67.9
+    (band,) = ax.collections
+    ys = [y for path in band.get_paths() for y in path.vertices[:, 1]]
+    assert min(ys) == pytest.approx(5.05 - 12.706 * 4.95, abs=0.01)
+    assert max(ys) == pytest.approx(5.05 + 12.706 * 4.95, abs=0.01)
+    # clipped, not dropped: the axis starts above 0, below the line, and the figure is drawn
+    low, high = ax.get_ylim()
+    assert 0 < low < 5.05 and high > 67.9
+    fig.savefig(io.BytesIO(), format="png")
 
 
 def test_the_cli(made):
