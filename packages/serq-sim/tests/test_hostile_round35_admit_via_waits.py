@@ -64,3 +64,40 @@ def test_requests_behind_a_holder_that_never_releases_still_wait_for_it(monkeypa
     assert _forever(r) == ["warning: 9 session(s) wait for ever at the end of the run (each waits for pools that only "
                            "sessions that never release them hold: session 0, whose run of infinite work never "
                            "completes): 9 queued at reqs (sessions 1, 2, 3, 4, 5, …)"]
+
+
+# --- a step iteration of infinite cost --------------------------------------------------------------------
+#
+# An iteration whose cost is inf (`cost decoders > 0 ? 1 / 0 : 1`: the second iteration, of the two requests'
+# decodes) never ends, so its residents never complete and the requests queued behind their holds never fit:
+# the report said nothing of it (a fifo stage's run of infinite work was told, a step stage's iteration not).
+
+INFINITE_COST = """pool reqs { cap 2; admit via E; }
+stage E : step { budget 8; cost decoders > 0 ? 1 / 0 : 1; }
+workload { arrive renewal(1); }
+session {
+  hold reqs (1) {
+    run E prefill (2);
+    run E decode (2);
+  }
+}
+run { horizon 10.5; }
+"""
+
+
+def test_the_residents_of_an_iteration_of_infinite_cost_wait_for_ever(monkeypatch):
+    r = same_json(serq_frontend.compile(source=INFINITE_COST), monkeypatch)
+    # arrivals at t = 1, ..., 10; sessions 0 and 1 are admitted (reqs of 2); the iteration that starts at t = 2
+    # with session 0 decoding (session 1 prefilling beside it) never ends
+    assert (r["arrivals"], r["ended"]) == (10, 0)
+    assert _forever(r) == [
+        "warning: 10 session(s) wait for ever at the end of the run (each waits at step stage E, whose iteration "
+        "under way, of infinite cost, never ends; or for pools that only sessions that never release them hold: "
+        "the residents of step stage E, whose iteration never ends): 2 at stage E, which will never complete "
+        "them (sessions 0, 1, in the runs at <source>:7:5, <source>:6:5); 8 queued at reqs (sessions 2, 3, 4, 5, "
+        "6, …)"]
+
+
+def test_an_iteration_of_finite_cost_past_the_horizon_is_no_wait_for_ever(monkeypatch):
+    r = same_json(serq_frontend.compile(source=INFINITE_COST.replace("1 / 0", "1e300")), monkeypatch)
+    assert r["ended"] == 0 and _forever(r) == []

@@ -165,6 +165,21 @@ def _never_planned(sim) -> tuple[dict[Session, str], dict[str, str]]:
             {member_label(st): why for st, why in stages.items()})
 
 
+def _endless_iterations(sim) -> list:
+    """The step stages of ``sim`` whose iteration under way ends at inf (a cost that is inf), so that none of
+    their residents ever completes, each judged only when no pool its residents hold has a preemption rule
+    (one could take a resident out of the stage)."""
+    if not sim.step_stages:
+        return []
+    from .step.stage import StepStage
+
+    ending = {id(cb.__self__) for t, _seq, cb, *arg in sim.heap
+              if t == INF and getattr(cb, "__func__", None) is StepStage._end and arg and arg[0] == cb.__self__.epoch}
+    return [st for st in sim.step_stages
+            if id(st) in ending and st.iter is not None
+            and all(j.owner is None or _unpreempted(j.owner) for j in st.residents)]
+
+
 def _has_room(pend) -> bool:
     """Whether the waiting hold ``pend`` has room now in each of its pools: what it needs at least (its floor)
     fits, or, that not known at its join, each pool has a unit free. One without room waits for a release
@@ -277,7 +292,8 @@ def _why_forever(waiting: set[Session], waits: dict[Session, list[Pool]], endles
         waiting = waiting - unadmitted.keys()
     for kind, words in (("budget", "whose budget cannot rise above 0 as jobs arrive, so no iteration ever starts"),
                         ("chunk", "whose chunk cannot rise above 0 as jobs arrive, and on which no run decodes, so no "
-                                  "job is ever given a token")):
+                                  "job is ever given a token"),
+                        ("cost", "whose iteration under way, of infinite cost, never ends")):
         names = sorted({x for x in stalled.values() if why_stalled[x] == kind})
         if names:
             clauses.append(f"at step stage{'s' if len(names) > 1 else ''} {', '.join(names)}, {words}")
@@ -318,7 +334,9 @@ def _why_forever(waiting: set[Session], waits: dict[Session, list[Pool]], endles
                         changed = True
         held = set().union(*mine.values())
         if held:
-            roots = [f"the residents of step stage {t[1]}, which never starts an iteration"
+            roots = [f"the residents of step stage {t[1]}, "
+                     + ("whose iteration never ends" if why_stalled.get(t[1]) == "cost" else
+                        "which never starts an iteration")
                      for t in sorted(x for x in held if x[0] == "step")]
             if ("endless",) in held:
                 roots.append(f"{_shown_sessions(x.serial for x in ended)}, whose run of infinite work never "
@@ -1105,6 +1123,11 @@ class Simulation:
             # a step stage that can never start an iteration, whatever arrives (step/stall.py), never
             # completes its residents, which never release their holds either
             stalled, why_stalled = _never_planned(self)
+            # so does one whose iteration under way never ends (of infinite cost)
+            for st in _endless_iterations(self):
+                label = member_label(st)
+                why_stalled[label] = "cost"
+                stalled.update((j.owner, label) for j in st.residents if j.owner is not None)
             # a session queued at a pool a step stage admits to (`admit via`) whose hold has room now waits for
             # the stage's admission, not for a release: it waits for ever only when the stage never admits
             unadmitted = _unadmitted(via)
