@@ -375,7 +375,10 @@ class Parser:
             token = None
             for token in ip.lexer_thread.lex(state):
                 if len(token) > MAX_NAME and token.type in ("NAME", "EXT_NAME"):
-                    raise reporter.error(Pos(file, token.line or 0, token.column or 0), long_name(str(token)))
+                    # (a plugin's name is what follows its `@`: `@` and 256 characters is a name of 256)
+                    name = str(token) if token.type == "NAME" else str(token)[1:]
+                    if len(name) > MAX_NAME:
+                        raise reporter.error(Pos(file, token.line or 0, token.column or 0), long_name(name))
                 state.feed_token(token)
                 if len(stack) > MAX_STACK:
                     from . import MAX_NESTING, _nesting_hint
