@@ -49,7 +49,7 @@ def test_non_finite_numbers_are_null(report):
 def test_shape(report):
     data = encode_json(report)
     assert data.endswith(b"}\n") and not data.endswith(b"\n\n")
-    assert data.splitlines()[1] == b'  "report_version": 6,'
+    assert data.splitlines()[1] == b'  "report_version": 7,'
     # Pretty-printing changes only whitespace.
     assert json.loads(data) == json.loads(msgspec.json.encode(report.result))
 

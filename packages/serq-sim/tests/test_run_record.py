@@ -43,7 +43,7 @@ def test_the_report_records_what_was_run(tmp_path, capsys, monkeypatch):
     f.write_text(PROG)
     monkeypatch.chdir(tmp_path)
     r = run_json(capsys, "p.sq", "--set", "lam=0.25", "--def", "service=~det(1)", "--seed", "3")
-    assert r["report_version"] == 6
+    assert r["report_version"] == 7
     assert r["serq_version"] == version("serq")
     info = r["program"]
     assert info["path"] == "p.sq"

@@ -16,7 +16,9 @@ import msgspec
 #: 5: the request metrics under an SLO have ``attainment``, the fraction of the completed requests that met it.
 #: 6: ``codes`` beside ``notes``: the short code of each warning's kind, so that a report read back is
 #: classified by its codes, never by its words.
-REPORT_VERSION = 6
+#: 7: ``program.plugins``, the plugins that provide what the program names as a plugin's (written only when it
+#: names one).
+REPORT_VERSION = 7
 
 
 class _S(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -159,6 +161,18 @@ class GaugeStats(_S, kw_only=True):
     max: float
 
 
+class PluginUse(_S, kw_only=True):
+    """A plugin that provides what the program names as a plugin's (``stage s : @lcfs;``, ``evict @mru;``):
+    the point and the name, the plugin by its registered name (an entry point's), its distribution and
+    version (``None`` for a plugin registered in the process, of no distribution)."""
+
+    point: str  # stage kind, eviction order, preemption policy or share policy
+    name: str
+    plugin: str | None
+    distribution: str | None
+    version: str | None
+
+
 class ProgramInfo(_S, kw_only=True):
     """What ``serq run`` simulated: the program as it was given, and the IR it became."""
 
@@ -168,6 +182,9 @@ class ProgramInfo(_S, kw_only=True):
     # without source spans or the source's path (hex of the compact JSON, ``serq_ir.encode(spans=False)``)
     sets: dict[str, float] = {}  # every --set NAME=value
     defs: dict[str, str] = {}  # every --def NAME=expr
+    # the plugins that provide what the program names as a plugin's, by point and name; absent (UNSET, not
+    # written) when it names none, so a program of built-in kinds and policies has the report it had
+    plugins: list[PluginUse] | msgspec.UnsetType = msgspec.UNSET
 
 
 class Result(_S, kw_only=True):

@@ -238,7 +238,7 @@ def run_command(pm, file, sets, defs, seed, horizon, warmup, arrivals, trace, as
     with sets_noted(options.sets):  # a run-time error of a program given --set: the values it ran with, after it
         report = run(program, check_invariants=check_invariants, progress=not no_progress, trace=trace,
                      pm=pm, max_events=max_events, max_wall=max_wall, max_samples=max_samples)
-    record_program(report, file, _read_bytes(file), program, options.sets, options.defs)
+    record_program(report, file, _read_bytes(file), program, options.sets, options.defs, pm)
     if slos is not None:
         try:
             report.set_slo(slos)

@@ -296,13 +296,15 @@ PARTIAL_EXIT = {"max-events": 3, "max-wall": 3, "max-samples": 3, "memory": 3, "
 
 
 def record_program(report: Report, path: str, data: bytes, program: Any, sets: dict[str, float],
-                   defs: dict[str, str]) -> None:
+                   defs: dict[str, str], pm: Any = None) -> None:
     """Record in ``report`` what was run: the program's ``path`` as given (as text: a byte of its name
     that is not UTF-8 written ``\\xNN``, :func:`serq.files.shown_name`, since the JSON report holds only
     text and an IR file so named ended a whole run in a ``UnicodeEncodeError``), the SHA-256 of its bytes
     ``data`` and of the IR ``program`` as simulated (without spans or the source's path), and every
     ``--set`` and ``--def``, by name (the order the flags were given in changes nothing that was run, so
-    it changes nothing in the report: ``--set a=1 --set b=2`` and ``--set b=2 --set a=1`` are one report)."""
+    it changes nothing in the report: ``--set a=1 --set b=2`` and ``--set b=2 --set a=1`` are one report).
+    With the plugin manager ``pm`` the run had, the plugins that provide what the program names as a
+    plugin's (:func:`serq.extensions.plugins_used`): its results depend on their versions too."""
     import msgspec
     import serq_ir
     from serq.files import shown_name
@@ -314,6 +316,13 @@ def record_program(report: Report, path: str, data: bytes, program: Any, sets: d
     info = ProgramInfo(path=shown_name(str(path)), sha256=sha256(data).hexdigest(),
                        ir_sha256=sha256(ir).hexdigest(), sets=dict(sorted(sets.items())),
                        defs=dict(sorted(defs.items())))
+    if pm is not None:
+        from serq.extensions import plugins_used
+        from serq_ir.report import PluginUse
+
+        used = plugins_used(program, pm)
+        if used:
+            info = msgspec.structs.replace(info, plugins=[PluginUse(**u) for u in used])
     report.result = msgspec.structs.replace(report.result, program=info)
 
 

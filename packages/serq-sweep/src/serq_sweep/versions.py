@@ -13,13 +13,6 @@ from typing import Any
 PARTS = ("serq-frontend", "serq-ir", "serq-sim")
 
 
-def _name(node: Any) -> str:
-    """The registry name of an IR stage kind or policy: an ``Extension``'s name, else its IR tag."""
-    from serq_ir import nodes as N
-
-    return node.name if isinstance(node, N.Extension) else type(node).__name__
-
-
 def deciding(program: Any, pm: Any = None, memo: dict[str, Any] | None = None) -> list[str]:
     """``NAME VERSION`` of each part (:data:`PARTS`; ``NAME absent`` when not installed) and of each
     distribution whose plugin registered a stage kind or policy ``program`` names, sorted, each once. A
@@ -27,6 +20,7 @@ def deciding(program: Any, pm: Any = None, memo: dict[str, Any] | None = None) -
     no version). A name no plugin registers adds nothing: its run fails saying so. ``memo``: what one sweep
     keeps from point to point (the parts' versions and the registries of ``pm``, looked up once)."""
     from serq import plugins
+    from serq.extensions import named
     from serq_sim.api import registries
 
     memo = {} if memo is None else memo
@@ -42,12 +36,10 @@ def deciding(program: Any, pm: Any = None, memo: dict[str, Any] | None = None) -
         parts.add(f"report version {REPORT_VERSION}")
         memo.update(pm=pm, reg=registries(pm), parts=parts)
     out, reg = set(memo["parts"]), memo["reg"]
-    named = [(reg.stage_kinds, _name(s.kind)) for s in program.stages]
-    for pool in program.pools:
-        named += [(reg.evict, _name(pool.evict)), (reg.preempt, _name(pool.preempt))]
-    if program.share is not None:
-        named.append((reg.share, program.share))
-    for registry, name in named:
+    of_point = {"stage kind": reg.stage_kinds, "eviction order": reg.evict, "preemption policy": reg.preempt,
+                "share policy": reg.share}
+    for _path, _what, point, name, _plugins in named(program):  # (a built-in's IR tag too: its plugin's)
+        registry = of_point[point]
         if name not in registry:
             continue
         plugin = registry.plugin_of(name)

@@ -111,27 +111,62 @@ class Extensions:
         return f"unknown {point} {spelled} ({known}; built in: {BUILT_IN[point]}){close}{off}"
 
 
-def ir_problems(program: Any, pm: Any) -> tuple[str, str] | None:
-    """The first extension an IR program names that the plugins of ``pm`` do not register, as
-    ``(JSON path, message)``; ``None`` when every one is registered. Looked at: every stage's kind, every
-    pool's evict and preempt, and the program's share policy."""
+def named(program: Any) -> list[tuple[str, str, str, str, bool]]:
+    """What an IR program names at the extension points, in the program's order (its pools, its stages, its
+    share policy): ``(JSON path, what names it, point, registry name, plugin's)`` for every pool's evict and
+    preempt, every stage's kind and the share policy; the registry name is an ``Extension``'s name or a
+    built-in's IR tag (``Delay``), ``plugin's`` whether the program names it as a plugin's (``@NAME``; a
+    share policy not of the language's own). The one walk of them: the IR loader's check
+    (:func:`ir_problems`), the report's plugins (:func:`plugins_used`) and a sweep's run keys."""
     from serq_ir import nodes as N
 
-    exts = Extensions(pm)
+    out = []
     for i, pool in enumerate(program.pools):
         for field, point in (("evict", "eviction order"), ("preempt", "preemption policy")):
             node = getattr(pool, field)
-            if isinstance(node, N.Extension):
-                why = exts.problem(point, node.name, repr(node.name))
-                if why:
-                    return f"pools[{i}].{field}.name", f"pool {pool.name}: {why}"
+            ext = isinstance(node, N.Extension)
+            out.append((f"pools[{i}].{field}.name", f"pool {pool.name}", point,
+                        node.name if ext else type(node).__name__, ext))
     for i, stage in enumerate(program.stages):
-        if isinstance(stage.kind, N.Extension):
-            why = exts.problem("stage kind", stage.kind.name, repr(stage.kind.name))
-            if why:
-                return f"stages[{i}].kind.name", f"stage {stage.name}: {why}"
+        ext = isinstance(stage.kind, N.Extension)
+        out.append((f"stages[{i}].kind.name", f"stage {stage.name}", "stage kind",
+                    stage.kind.name if ext else type(stage.kind).__name__, ext))
     if program.share is not None:
-        why = exts.problem("share policy", program.share, repr(program.share))
-        if why:
-            return "share", why
+        out.append(("share", "", "share policy", program.share, program.share not in BUILTIN_SHARE))
+    return out
+
+
+def ir_problems(program: Any, pm: Any) -> tuple[str, str] | None:
+    """The first extension an IR program names that the plugins of ``pm`` do not register, as
+    ``(JSON path, message)``; ``None`` when every one is registered. Looked at: every stage's kind, every
+    pool's evict and preempt, and the program's share policy (:func:`named`)."""
+    exts = Extensions(pm)
+    # (pools first, then stages, then the share policy: the order the first problem is found in)
+    for path, what, point, name, ext in named(program):
+        if ext or point == "share policy":
+            why = exts.problem(point, name, repr(name))
+            if why:
+                return path, f"{what}: {why}" if what else why
     return None
+
+
+def plugins_used(program: Any, pm: Any) -> list[dict[str, Any]]:
+    """The plugins that provide what ``program`` names as a plugin's (``@NAME``, a share policy not of the
+    language's own), each ``{point, name, plugin, distribution, version}`` once, sorted by point and name:
+    the plugin by its registered name (an entry point's), its distribution and version (``None`` for one
+    registered in this process). A name no plugin registers is left out (its run fails saying so)."""
+    from .plugins import plugin_distribution, plugin_name
+
+    exts = Extensions(pm)
+    out = {}
+    for _path, _what, point, name, ext in named(program):
+        reg = exts.registry(point) if ext else None
+        if reg is None or name not in reg or (point, name) in out:
+            continue
+        plugin = reg.plugin_of(name)
+        dist = plugin_distribution(pm, plugin) if plugin is not None else None
+        out[point, name] = {"point": point, "name": name,
+                            "plugin": plugin_name(pm, plugin) if plugin is not None else None,
+                            "distribution": dist.project_name if dist is not None else None,
+                            "version": dist.version if dist is not None else None}
+    return [out[k] for k in sorted(out)]
