@@ -201,6 +201,7 @@ def _run(sc: dict[str, Any], pm: Any) -> dict[str, Any]:
     if past is not None:
         raise past
     report = run(program, pm=pm)
+    _stopped(report)
     # the request index of each session's turns: by_session[serial][turn - 1]
     by_session = [[i for i, _ in chain] for chain in chains]
     n_sessions = len(by_session)
@@ -239,6 +240,26 @@ def _run(sc: dict[str, Any], pm: Any) -> dict[str, Any]:
         "steps": int(round(max(done.values()))) + 1,
         "config": {k: sc.get(k) for k in ("budget", "max_seqs", "chunk", "block_size", "num_blocks")},
     }
+
+
+def _stopped(report: Any) -> None:
+    """Raise for a run that stopped before its end, whose requests left unfinished say nothing of the
+    scenario: a signal's as the signal (KeyboardInterrupt, :class:`serq.signals.Terminated` for SIGTERM: the
+    command's status 130 or 143, as any command's), a bound's (the memory guard's) a UserError quoting the
+    run's note. Both were told as requests that 'did not finish by step 1000000, the scenario program's
+    horizon', status 1."""
+    r = report.result
+    if r.partial is None and not r.interrupted:
+        return
+    if r.partial in (None, "interrupted", "sigterm"):
+        from serq.signals import Terminated
+
+        raise Terminated() if r.partial == "sigterm" else KeyboardInterrupt()
+    said = next((n.removeprefix("note: ") for n in r.notes if n.startswith("note: stopped")), None)
+    said = (said or f"stopped ({r.partial})").removesuffix("; the figures cover what was simulated")
+    raise UserError(f"the scenario's run {said}, before its requests finished: no answer (a scenario of fewer "
+                    "requests, or more memory for the run: SERQ_MEMORY_SHARE)" if r.partial == "memory" else
+                    f"the scenario's run {said}, before its requests finished: no answer")
 
 
 def _earliest(sc: dict[str, Any], chains: list) -> dict[int, tuple[int, int, int]]:
