@@ -75,12 +75,24 @@ def test_a_plugin_providing_a_kind_the_program_names_is_in_the_key(tmp_path, mon
 def test_a_table_resumed_under_another_report_shape_runs_every_run_again(tmp_path, monkeypatch):
     """The report's shape decides which figures a run has: a table written under report version 3 had no
     request metrics' `std`, and its rows were resumed beside new ones that had it (the column empty for
-    them). REPORT_VERSION is in the key."""
+    them). FIGURES_VERSION is in the key."""
+    import serq_ir.report
+
+    out = str(tmp_path / "r.csv")
+    first = serq_sweep.sweep(MG1, out=out, **ARGS)
+    monkeypatch.setattr(serq_ir.report, "FIGURES_VERSION", serq_ir.report.FIGURES_VERSION + 1)
+    again = serq_sweep.sweep(MG1, out=out, **ARGS)
+    assert len(again) == 2 and not set(again["key"]) & set(first["key"])
+    assert _keys(out) == list(again["key"])
+
+
+def test_a_report_version_that_changed_no_figure_keeps_the_keys(tmp_path, monkeypatch):
+    """A report version that changed only what is no figure (7: program.plugins) resumes a table written
+    before it: its runs' keys are the same, no run runs again."""
     import serq_ir.report
 
     out = str(tmp_path / "r.csv")
     first = serq_sweep.sweep(MG1, out=out, **ARGS)
     monkeypatch.setattr(serq_ir.report, "REPORT_VERSION", serq_ir.report.REPORT_VERSION + 1)
     again = serq_sweep.sweep(MG1, out=out, **ARGS)
-    assert len(again) == 2 and not set(again["key"]) & set(first["key"])
-    assert _keys(out) == list(again["key"])
+    assert list(again["key"]) == list(first["key"]) and _keys(out) == list(first["key"])

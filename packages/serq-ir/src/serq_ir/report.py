@@ -20,6 +20,11 @@ import msgspec
 #: names one).
 REPORT_VERSION = 7
 
+#: The report version that last changed the figures a run has (what a sweep's table holds of a run): a sweep's
+#: run keys hold it, so a table resumes across a version that changed only what is no figure (7:
+#: ``program.plugins``). Raised with REPORT_VERSION when a figure is added, removed or changes.
+FIGURES_VERSION = 6
+
 
 class _S(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     pass

@@ -2,7 +2,7 @@
 
 A table resumed after one of them changed runs its runs again instead of mixing the results of two versions:
 serq-ir (what the IR means), serq-frontend (what a source compiles to), serq-sim (what a run does with it),
-the report's shape (``serq_ir.report.REPORT_VERSION``: which figures a run has) and the distribution of every plugin that provides a stage kind, an eviction order, a preemption policy or
+the report's figures (``serq_ir.report.FIGURES_VERSION``: which figures a run has) and the distribution of every plugin that provides a stage kind, an eviction order, a preemption policy or
 a share policy the program names. They are read where the key is computed, the sweep's own process."""
 
 from __future__ import annotations
@@ -27,13 +27,13 @@ def deciding(program: Any, pm: Any = None, memo: dict[str, Any] | None = None) -
     pm = plugins.api_plugin_manager(pm)
     if memo.get("pm") is not pm:
         found = plugins.find_distributions(PARTS)
-        from serq_ir.report import REPORT_VERSION
+        from serq_ir.report import FIGURES_VERSION
 
-        # and the report's shape: a version of it with more figures (report version 4: the request metrics'
+        # and the report's figures: a version of it with more figures (report version 4: the request metrics'
         # std and token totals; 5: their attainment) would leave the rows of a table resumed from before
-        # without them
+        # without them; a version that changed no figure (7: program.plugins) keeps the keys
         parts = {f"{n} {d.version if d is not None else 'absent'}" for n, d in found.items()}
-        parts.add(f"report version {REPORT_VERSION}")
+        parts.add(f"report version {FIGURES_VERSION}")
         memo.update(pm=pm, reg=registries(pm), parts=parts)
     out, reg = set(memo["parts"]), memo["reg"]
     of_point = {"stage kind": reg.stage_kinds, "eviction order": reg.evict, "preemption policy": reg.preempt,
