@@ -113,6 +113,8 @@ class Bad(StageKind):
     def finish(self, job):
         if job.stage is not self:
             return
+        if self.case == "raises later" and job.owner.serial == 1:
+            raise ValueError("worn out")
         self.acc()
         self.present -= 1
         job.stage = None
@@ -140,6 +142,7 @@ class BadPlugin:
     ("no stage", "attach(job) left job.stage None"),
     ("raises", "ValueError: no room"),
     ("late start", "sim.job_done(svc, job): job.started is 6.0"),
+    ("raises later", "ValueError: worn out"),
 ])
 def test_a_plugins_contract_error_names_the_trace_row(case, said, tmp_path):
     import serq_sim

@@ -99,8 +99,25 @@ def session_of(e: BaseException, session: Any) -> None:
 
 
 def noted_session(e: BaseException, sim: Any) -> str:
-    """The trace row note of the session :func:`session_of` noted on ``e``, or nothing."""
-    return _replayed(sim, getattr(e, "serq_session", None))
+    """The trace row note of the session :func:`session_of` noted on ``e``, else of the session whose job the
+    plugin's innermost function on ``e``'s traceback was given (an argument that is a job: ``attach(job)``,
+    an event's ``callback(job)``, which raised), or nothing."""
+    session = getattr(e, "serq_session", None)
+    if session is None:
+        from .stages import Job
+
+        tb = e.__traceback__
+        while tb is not None:
+            frame = tb.tb_frame
+            if not first_party_module(frame.f_globals.get("__name__")):
+                code = frame.f_code
+                for name in code.co_varnames[:code.co_argcount]:
+                    v = frame.f_locals.get(name)
+                    if isinstance(v, Job) and v.owner is not None:
+                        session = v.owner  # (the innermost such frame's, the one that raised last)
+                        break
+            tb = tb.tb_next
+    return _replayed(sim, session)
 
 
 # ---------------------------------------------------------------------------------------------------
