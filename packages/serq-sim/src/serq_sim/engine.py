@@ -817,6 +817,25 @@ class Simulation:
         live when it began."""
         return STALL_EVENTS + STALL_PER_SESSION * self.live_now()
 
+    def dust_error(self, stage, cap: int) -> None:
+        """The no-progress guard of a step stage whose iterations give less than a token that changes no job's
+        work (``StepStage._dust``): more than ``cap`` of them in a row, the run as it was but for the clock.
+        A run-time error naming the stage and its residents' runs, positioned at the first."""
+        msg = (f"no progress: {cap} iterations of stage {stage.name} in a row gave its jobs {stage.iter_tokens:g} "
+               "tokens, too few to change the work any of them has left (below its floating-point precision), and "
+               "nothing else happened: no iteration would ever end one (its budget or chunk is too small for the "
+               "work)")
+        self.residents_error(stage, msg)
+
+    def residents_error(self, stage, msg: str) -> None:
+        """The run-time error ``msg`` of a step stage's no-progress guard, naming its residents' runs (those of
+        the lowest serials), positioned at the first (the stage's own statement when none is a session's)."""
+        runs = self._runs_of(j for j in stage.residents if isinstance(j.owner, Session))
+        if not runs:
+            raise SimError(format_error(stage.node.span, self.now, None, msg, self.source))
+        serial, span, replay = runs[0]
+        raise session_error(self, span, self.now, serial, replay, f"{msg}: its residents are {_runs_listed(runs)}")
+
     def still_error(self, stage, cap: int) -> None:
         """The no-progress guard of a step stage whose iterations take no time (``StepStage._no_time``):
         they served more than ``cap`` jobs at this instant. A run-time error naming the stage and its
@@ -831,11 +850,7 @@ class Simulation:
             msg = (f"no progress: the iterations of stage {stage.name} take next to no time (its cost is far below "
                    f"any time scale at this time) and served more than {cap} jobs in {now - t0:.3g} s of simulated "
                    f"time since t={t0:.6g}")
-        runs = self._runs_of(j for j in stage.residents if isinstance(j.owner, Session))
-        if not runs:
-            raise SimError(format_error(stage.node.span, self.now, None, msg, self.source))
-        serial, span, replay = runs[0]
-        raise session_error(self, span, self.now, serial, replay, f"{msg}: its residents are {_runs_listed(runs)}")
+        self.residents_error(stage, msg)
 
     def _runs_of(self, jobs) -> list[tuple[int, Any, Any]]:
         """The runs of ``jobs`` (sessions' jobs) as a no-progress error names them: ``(serial, span, replay)``

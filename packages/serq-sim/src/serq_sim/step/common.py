@@ -79,7 +79,8 @@ def repeat_add(s: float, x: float, k: int) -> float:
 def tally_rounds(stage, tokens: float, budget: float, k: int) -> None:
     """Add ``k`` iterations' ``tokens`` and ``budget`` to a step stage's run-long sums, as the iterations would
     one by one (:func:`repeat_add`; one, the common case, added at once): the one rule of Planner._tally and
-    LazyDecoding._launch."""
+    LazyDecoding._launch. The iteration's tokens are kept as the stage's ``iter_tokens`` (StepStage._dust)."""
+    stage.iter_tokens = tokens
     if k == 1:
         stage.sum_tokens += tokens
         stage.sum_budget += budget

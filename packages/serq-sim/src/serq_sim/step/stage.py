@@ -35,6 +35,10 @@ from .tokens import gaps_of
 #: the context variables of serve keys that do not change while a job is resident
 _KEPT = ("admission", "decoding")
 
+#: iterations in a row of less than a token that change no job's work, nothing else happening between them,
+#: beyond which a stage whose budget, chunk and serve keys do not read the clock is stopped (StepStage._dust)
+DUST_ITERATIONS = 1000
+
 
 def _admission(job: Job) -> float:
     """A ranked resident's admission, the last of its rank (StepStage.attach)."""
@@ -59,6 +63,7 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
         "ngrow", "nlazy", "nlazy_x", "node", "planning", "pre_ctx", "pre_kv", "present", "quiet_rounds",
         "quiet_wakes", "busy_rounds", "rank_ctx", "ranked", "requests", "residents", "rounds", "serve_fixed", "serve_keys", "served_keys", "served_pools", "service_sum", "sim",
         "still_cap", "still_n", "still_t", "sum_budget", "sum_jobs", "sum_tokens", "t_last", "t_round", "t_start",
+        "iter_tokens", "dust_n", "dust_ev", "dust_fixed",
         "tal_dec", "tal_pre", "tpend", "wait_sum", "wake", "wake_batches",
     )
 
@@ -127,6 +132,14 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
         #: ZENO × max(|t|, 1) of its start)
         self.still_t = math.nan
         self.still_n = 0
+        #: the tokens of the iteration running (common.tally_rounds), the iterations in a row that changed no
+        #: job's work with nothing else happening between them (_dust), the event count at the last of them,
+        #: and whether the stage's budget, chunk and serve keys read nothing that changes with time alone
+        #: (None: not looked at yet)
+        self.iter_tokens = math.inf
+        self.dust_n = 0
+        self.dust_ev = -1
+        self.dust_fixed = None
         self.still_cap = 0
         #: what a job holds on the memory pool (Planner._held), bound once for the cost's sums
         self._held_fn = self._held
@@ -495,6 +508,8 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
         self.rounds += 1
         self.t_round = self.sim.now
         lazy_done = self.due.pop(self.rounds, None) if self.iter_lazy else None
+        if self.iter_tokens < 1.0:  # (less than a token in the whole iteration: rare)
+            self._dust(assign)
         finished = None
         partial = None
         for job in assign:
@@ -596,6 +611,40 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
             job.stage = None
             job.work = 0.0
             job_done(self, job)
+
+    def _dust(self, assign: list[Job]) -> None:
+        """The no-progress guard of an iteration of less than a token that ends (before its jobs' work is
+        reduced): one whose tokens change no job's work in floating point (a budget of ``1e-300`` against a
+        prompt of 1 000 tokens: ``1000 - 1e-300`` is ``1000``), completes none and gives no output token. When
+        nothing else happened since the stage's previous such iteration (its end the only event between
+        them) the run is as it was then but for the clock, and when the budget, chunk and serve keys read
+        nothing that changes with the clock alone (``now``, a draw) the next iteration is this one again:
+        more than :data:`DUST_ITERATIONS` of them in a row is the run-time error ``Simulation.dust_error``
+        (under ``--horizon inf`` the run went on for ever; under a horizon, it iterated to it, idle in all
+        but name). An iteration of a budget's last fraction given to a job after others took whole tokens
+        moved those: it is no such iteration."""
+        for job in assign:
+            if job.stage is self:
+                w = job.work
+                if w - job.assigned != w or w - job.assigned <= EPS:
+                    self.dust_n = 0
+                    return
+        sim = self.sim
+        ev = sim.events
+        self.dust_n = self.dust_n + 1 if self.dust_ev == ev - 1 else 1
+        self.dust_ev = ev
+        if self.dust_n > DUST_ITERATIONS:
+            if self.dust_fixed is None:
+                self.dust_fixed = not self._reads_clock()
+            if self.dust_fixed:
+                sim.dust_error(self, DUST_ITERATIONS)
+
+    def _reads_clock(self) -> bool:
+        """Whether the stage's budget, chunk or serve keys read what changes with the clock alone: ``now``,
+        ``waited`` or a draw."""
+        k = self.node.kind
+        exprs = [k.budget, k.chunk, *(k.serve.keys if isinstance(k.serve, N.ServeBy) else [])]
+        return reads_any(exprs, lambda e: isinstance(e, N.Draw) or isinstance(e, N.Ctx) and e.name in ("now", "waited"))
 
     def _no_time(self, assign: list[Job]) -> None:
         """The no-progress guard of a stage whose iterations take no time: more than ``STALL_EVENTS +
