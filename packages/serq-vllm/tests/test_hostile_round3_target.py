@@ -57,8 +57,20 @@ def test_a_setting_that_is_not_a_whole_number_is_one_error_at_its_construct(sett
 
 
 def test_whole_settings_and_no_seq_cap_are_printed():
-    r = _target("B=4096", "C=100", "max_seqs=inf")
+    # no request cap: max_num_seqs is the KV cache's 8 010 blocks (vLLM's null is its default, 256), which never
+    # binds (a running request holds a block at least), said in a warning
+    r = _target("B=8192", "C=100", "max_seqs=inf")
     assert r.returncode == 0, r.stderr
-    config = json.loads(r.stdout)["config"]
-    assert config["max_num_batched_tokens"] == 4096 and config["long_prefill_token_threshold"] == 100
-    assert config["max_num_seqs"] is None
+    out = json.loads(r.stdout)
+    config = out["config"]
+    assert config["max_num_batched_tokens"] == 8192 and config["long_prefill_token_threshold"] == 100
+    assert config["max_num_seqs"] == 8010 and config["num_gpu_blocks"] == 8011
+    assert out["warnings"][-1].startswith("the cap of pool `reqs` is inf: max_num_seqs is the KV cache's 8010 blocks")
+
+
+def test_no_seq_cap_under_a_budget_below_the_blocks_is_refused():
+    # vLLM refuses max_num_seqs > max_num_batched_tokens: its largest, 4 096, could cap what the program does not
+    r = _target("B=4096", "max_seqs=inf")
+    assert r.returncode == 1 and r.stdout == "", r.stderr
+    assert r.stderr.startswith("vllm.sq:35:1: error: the cap of pool `reqs` is inf: vLLM's max_num_seqs has no "
+                               "unbounded value, and its largest, the budget 4096"), r.stderr

@@ -451,8 +451,13 @@ def test_every_peer_program_implies_the_same_vllm_configuration(program):
 
 
 def test_an_engine_admitting_only_its_memory_pool_has_no_request_cap():
+    # no request cap: max_num_seqs is the KV cache's 39 usable blocks (of 40, vLLM's null block one), which never
+    # binds, said in a warning (vLLM's null is its default, 256)
     text = variant("kv_first_family", (",\n         reqs[j] (1)\n", "\n"))
-    assert _target(text)["config"]["max_num_seqs"] is None
+    out = _target(text)
+    assert out["config"]["max_num_seqs"] == 39 and out["config"]["num_gpu_blocks"] == 40
+    assert out["warnings"][-1].startswith("no pool but the memory pool `kv` caps the requests stage `engine` admits: "
+                                          "max_num_seqs is the KV cache's 39 blocks")
 
 
 @pytest.mark.parametrize("program", ["kernel", "sides", "kv_first_family", "queues"])

@@ -359,6 +359,28 @@ def _call_site(span: Any) -> tuple[str | None, str | None]:
     return f"{printable(at.file)}:{at.line}:{at.col}", (via[-1].name if via else None)
 
 
+def _unbounded_seqs(seqs_pool: n.Pool | None, stage: n.Stage, kv: n.Pool, usable: int, budget: int,
+                    base: str | None) -> tuple[int, str]:
+    """``max_num_seqs`` and its warning for an engine whose requests no pool caps (no pool but the memory pool
+    admits them, or its cap is inf): vLLM has no unbounded ``max_num_seqs`` (``null`` is its default, 256 or
+    what its usage context sets, which capped the requests the program does not), so it is the KV cache's
+    ``usable`` blocks, which never binds (a running request holds a block of its own at least: its last
+    prompt token is never a prefix hit). vLLM refuses ``max_num_seqs`` above ``max_num_batched_tokens``: when
+    the blocks are more than ``budget``, the largest value it takes can bind where the program has no cap,
+    and the program is refused (a :class:`TargetError` at the pool, else the stage)."""
+    what = f"the cap of pool `{seqs_pool.name}` is inf" if seqs_pool is not None else \
+        f"no pool but the memory pool `{kv.name}` caps the requests stage `{stage.name}` admits"
+    if usable > budget:
+        raise TargetError(seqs_pool.span if seqs_pool is not None else stage.span,
+                          f"{what}: vLLM's max_num_seqs has no unbounded value, and its largest, the budget "
+                          f"{budget} (vLLM refuses max_num_seqs > max_num_batched_tokens), can cap the running "
+                          f"requests where the program does not (the KV cache's {usable} blocks hold up to {usable}); "
+                          "give the requests a cap, `pool reqs { cap max_seqs; }`", base)
+    return usable, (f"{what}: max_num_seqs is the KV cache's {usable} blocks, which never caps the running requests "
+                    "(each holds a block of its own at least); vLLM has no unbounded max_num_seqs, and its default "
+                    "(null) caps them at 256")
+
+
 def _warnings(program: n.Program, sid: int, stage: n.Stage, kv: n.Pool, threshold: int) -> list[str]:
     """The module docstring's warnings: each hold a request's admission by step stage ``sid`` makes on the
     memory pool whose first chunk is cut at another threshold than the engine's chunk, ``threshold``
@@ -483,6 +505,9 @@ def target(program: n.Program, base: str | None = None) -> dict[str, Any]:
                           f"{show_number(kv.block)}, and vLLM's null block), not below 2**53, where serQ's numbers "
                           "(doubles) do not tell one whole number from the next: no whole number for vLLM's "
                           "num_gpu_blocks", base)
+    seqs_note = None
+    if max_seqs is None:
+        max_seqs, seqs_note = _unbounded_seqs(seqs_pool, stage, kv, int(blocks) - 1, budget, base)
     threshold = _chunk(kind.chunk, base)
     config = {
         "block_size": block,
@@ -499,6 +524,8 @@ def target(program: n.Program, base: str | None = None) -> dict[str, Any]:
     offload = _offload_warning(program, kv)
     if offload:
         warnings.append(offload)
+    if seqs_note is not None:
+        warnings.append(seqs_note)
     if warnings:  # (a key only then: the target of a program without one is as it was)
         out["warnings"] = warnings
     return out
