@@ -600,11 +600,12 @@ def _read_records(source: Any) -> Any:
     if not low.endswith((".csv", ".parquet")):
         raise UserError(f"{path}: --cdf reads a dump folder or a records file (.parquet or .csv)")
     from .core import TableFault, read_parquet
+    from .records import plotted_size
 
     try:
         if low.endswith(".csv"):
             return _csv_frame(path)
-        return read_parquet(path)
+        return read_parquet(path, sized=plotted_size)
     except TableFault as e:
         raise UserError(e.message("cannot read the records")) from None
     except (OSError, ValueError) as e:

@@ -303,6 +303,30 @@ def records_size(runs: int, max_samples: int, prefix: int) -> Any:
     return check
 
 
+#: the most rows, and the most cells (rows times columns), of a records file in Parquet that ``serq plot
+#: --cdf`` reads (with no sweep to say how many runs wrote it): ten million requests, each a step of the
+#: CDF, are more than a figure shows; a file past them is refused from its footer before any row is read
+MAX_PLOTTED_ROWS = 10**7
+MAX_PLOTTED_CELLS = 10**8
+
+
+def plotted_size(meta: Any) -> None:
+    """The check of a records file in Parquet that ``serq plot --cdf`` reads (serq_sweep.core.read_parquet's
+    ``sized``): a ValueError when its footer says more rows than :data:`MAX_PLOTTED_ROWS` or more cells than
+    :data:`MAX_PLOTTED_CELLS`. A sweep resuming holds its records to what its runs could have written
+    (:func:`records_size`); a plot has no sweep, and read such a file whole: a few KB of one value compressed
+    into millions of rows was a bomb of gigabytes."""
+    if meta is None:
+        return
+    rows, cols = meta.num_rows, meta.num_columns
+    if rows > MAX_PLOTTED_ROWS:
+        raise ValueError(f"it holds {rows} rows, more than the {MAX_PLOTTED_ROWS} a records file serq plot "
+                         "reads may have")
+    if rows * cols > MAX_PLOTTED_CELLS:
+        raise ValueError(f"it holds {rows} rows of {cols} columns, more than the {MAX_PLOTTED_CELLS} cells a "
+                         "records file serq plot reads may have")
+
+
 def _read_parquet(path: str, sized: Any = None, swept: Sequence[str] = ()) -> tuple[list[str], dict[str, dict[str, Any]]]:
     from .core import read_parquet
 

@@ -1,0 +1,55 @@
+"""Known defects, round 26 (serq-sweep)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from serq.errors import UserError
+from serq_sweep import records
+from serq_sweep.plots import records_cdf_data
+
+pytestmark = pytest.mark.timeout(120)
+
+SERQ = str(Path(sys.executable).parent / "serq")
+RECORD = ("session", "turn", "time", "sent", "first_token")
+
+
+def _one_request_many_times(path: Path, n: int) -> None:
+    """A records file of ``n`` rows, each the same request: a few hundred KB however many."""
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    one = pa.repeat(pa.scalar(1.0), n)
+    pq.write_table(pa.table({c: one for c in RECORD}), path, compression="zstd")
+
+
+# 1. serq plot --cdf of a records file in Parquet is held to a bound read from its footer (records.plotted_size)
+
+
+def test_plot_cdf_refuses_a_parquet_bomb_of_records(tmp_path):
+    pytest.importorskip("matplotlib")
+    _one_request_many_times(tmp_path / "r.parquet", records.MAX_PLOTTED_ROWS + 1)
+    assert (tmp_path / "r.parquet").stat().st_size < 1_000_000
+    try:
+        r = subprocess.run([SERQ, "plot", "r.parquet", "--cdf", "ttft", "-o", "a.svg"], capture_output=True, text=True,
+                           cwd=tmp_path, timeout=60, stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        pytest.fail("the records were read whole")
+    assert (r.returncode, r.stdout) == (1, "")
+    assert r.stderr == ("error: r.parquet: cannot read the records: it holds 10000001 rows, more than the 10000000 a "
+                        "records file serq plot reads may have\n")
+    assert not (tmp_path / "a.svg").exists()
+
+
+def test_plot_cdf_bounds_the_cells_too(tmp_path, monkeypatch):
+    pytest.importorskip("pandas")
+    _one_request_many_times(tmp_path / "r.parquet", 20)  # 20 rows of 5 columns: 100 cells
+    monkeypatch.setattr(records, "MAX_PLOTTED_CELLS", 99)
+    with pytest.raises(UserError) as info:
+        records_cdf_data(str(tmp_path / "r.parquet"), ["ttft"])
+    assert str(info.value).endswith("cannot read the records: it holds 20 rows of 5 columns, more than the 99 cells "
+                                    "a records file serq plot reads may have")
+    monkeypatch.setattr(records, "MAX_PLOTTED_CELLS", 100)  # at the bound: read, each request's ttft 0
+    assert records_cdf_data(str(tmp_path / "r.parquet"), ["ttft"]) == {("ttft", None): [0.0] * 20}
