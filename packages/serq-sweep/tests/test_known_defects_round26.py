@@ -53,3 +53,27 @@ def test_plot_cdf_bounds_the_cells_too(tmp_path, monkeypatch):
                                     "a records file serq plot reads may have")
     monkeypatch.setattr(records, "MAX_PLOTTED_CELLS", 100)  # at the bound: read, each request's ttft 0
     assert records_cdf_data(str(tmp_path / "r.parquet"), ["ttft"]) == {("ttft", None): [0.0] * 20}
+
+
+# 2. --hue naming no column of the records lists the swept names by their names (records.swept_names)
+
+
+@pytest.mark.parametrize("columns", [
+    ["point", "seed", "Lambda", "key", "session", "turn", "time", "sent", "first_token"],  # Lambda after seed
+    ["point", "Lambda", "session", "seed", "key", "turn", "time", "sent", "first_token"],  # session before seed
+    ["point", "Lambda", "seed", "key", "session", "turn", "time", "sent", "first_token"],  # as a sweep writes
+])
+def test_hue_of_no_column_lists_the_swept_names_by_name(columns):
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame([{c: 1.0 for c in columns}])[columns]
+    with pytest.raises(UserError) as info:
+        records_cdf_data(frame, ["ttft"], hue="lambda")
+    assert str(info.value).startswith("error: the records: --hue lambda: no column lambda (the swept names: Lambda)")
+
+
+def test_hue_of_a_run_s_records_lists_none():
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame([{c: 1.0 for c in RECORD}])
+    with pytest.raises(UserError) as info:
+        records_cdf_data(frame, ["ttft"], hue="Lambda")
+    assert "swept names" not in str(info.value)

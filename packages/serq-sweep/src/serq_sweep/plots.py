@@ -686,9 +686,11 @@ def records_cdf_data(records: Any, metrics: Sequence[str], hue: str | None = Non
     where = os.fspath(records) if isinstance(records, (str, os.PathLike)) else "the records"
     frame = _read_records(records)
     if hue is not None and hue not in frame.columns:
-        swept = list(frame.columns[: list(frame.columns).index("seed")]) if "seed" in frame.columns else []
+        from .records import swept_names
+
+        swept = swept_names(frame.columns)
         raise UserError(f"{where}: --hue {hue}: no column {hue}"
-                        + (f" (the swept names: {', '.join(c for c in swept if c != 'point')})" if swept else "")
+                        + (f" (the swept names: {', '.join(swept)})" if swept else "")
                         + did_you_mean(hue, map(str, frame.columns)))
     out: dict[tuple[str, Any], list[float]] = {}
     if hue is not None:

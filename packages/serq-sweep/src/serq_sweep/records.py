@@ -327,6 +327,20 @@ def plotted_size(meta: Any) -> None:
                          "records file serq plot reads may have")
 
 
+def swept_names(header: Sequence[str]) -> list[str]:
+    """The swept names of a records table read with no sweep to name them (``serq plot --cdf --hue``), by
+    their names wherever they stand, as :func:`serq_sweep.core.point_columns` reads a table's: every column
+    but :data:`PREFIX`, the columns every record has (``session``, ``turn``, ``time``: no swept name is one,
+    :func:`clash_of_columns`) and the record's declared ones, those after ``key`` (:func:`record_columns`).
+    The columns before ``seed`` were taken: a table whose columns were reordered by hand listed a record's
+    column as a swept name, or none."""
+    from serq_sim.records import OWN
+
+    from .core import point_columns
+
+    return [c for c in point_columns([str(c) for c in header]) if c not in OWN]
+
+
 def _read_parquet(path: str, sized: Any = None, swept: Sequence[str] = ()) -> tuple[list[str], dict[str, dict[str, Any]]]:
     from .core import read_parquet
 
