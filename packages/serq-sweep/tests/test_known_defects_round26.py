@@ -77,3 +77,38 @@ def test_hue_of_a_run_s_records_lists_none():
     with pytest.raises(UserError) as info:
         records_cdf_data(frame, ["ttft"], hue="Lambda")
     assert "swept names" not in str(info.value)
+
+
+# 3. a table's figures, offered to serq plot --y and to aggregate, are one rule (core.table_figures)
+
+
+def _runs(columns: list[str]):
+    pd = pytest.importorskip("pandas")
+    rows = [{"point": 0, "a": 1.0, "seed": s, "status": "ok", "message": "", "warnings": "",
+             "key": f"k{s}", "events": 10.0 + s, "w": 2.0 * s} for s in (1, 2)]
+    return pd.DataFrame(rows)[columns]
+
+
+@pytest.mark.parametrize("columns, figures", [
+    (["point", "a", "seed", "status", "message", "warnings", "key", "events", "w"], ["events", "w"]),
+    (["point", "a", "events", "seed", "status", "message", "warnings", "key", "w"], ["events", "w"]),  # moved
+    (["a", "seed", "events", "w"], ["a", "seed", "events", "w"]),  # no key: not a sweep's, every column
+])
+def test_table_figures(columns, figures):
+    from serq_sweep import core
+
+    assert core.table_figures(columns) == figures
+
+
+def test_plot_and_aggregate_offer_the_same_figures(monkeypatch):
+    from serq_sweep import aggregate, core
+    from serq_sweep.plots import curve_data
+
+    frame = _runs(["point", "a", "seed", "status", "message", "warnings", "key", "events", "w"])
+    # w 2 and 4: mean 3, half-width t(0.975, 1) sqrt(2) / sqrt(2)
+    assert curve_data(frame, "a", "w")[1] == {None: ([1.0], [3.0], [pytest.approx(12.7062, rel=1e-4)])}
+    assert "w:mean" in aggregate(frame).columns
+    monkeypatch.setattr(core, "table_figures", lambda cols: ["events"])  # the one rule, for both
+    with pytest.raises(UserError, match="--y w"):
+        curve_data(frame, "a", "w")
+    assert [c for c in aggregate(frame).columns if c.endswith(":mean")] == ["events:mean"]

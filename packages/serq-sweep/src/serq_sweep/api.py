@@ -331,9 +331,8 @@ def aggregate(frame: Any, by: Sequence[str] | None = None) -> Any:
     if missing:  # (a KeyError from inside pandas' groupby)
         raise ValueError(f"{what}: no column {missing[0]!r} in the frame (its columns: "
                          f"{', '.join(map(str, cols[:12]))}" + (", ..." if len(cols) > 12 else "") + ")")
-    # the figures by their names (serq_sweep.core.figure_columns: those moved before key too); a frame without
-    # key, every numeric column
-    figs = [c for c in (core.figure_columns(cols) if "key" in cols else cols) if c not in by and c not in ("point", "seed") and _numbers(frame[c])]
+    # the figures by their names (those moved before key too); a frame without key, every numeric column
+    figs = [c for c in core.table_figures(cols) if c not in by and c not in ("point", "seed") and _numbers(frame[c])]
     out = []
     if len(frame) == 0:  # no run: no point (a point column only where the file has one)
         point = ["point"] if "point" in cols and "point" not in by else []

@@ -794,6 +794,14 @@ def figure_columns(columns: Sequence[str]) -> list[str]:
     return [c for i, c in enumerate(columns) if c not in FIXED and (i >= after or report_figure(c))]
 
 
+def table_figures(columns: Sequence[str]) -> list[str]:
+    """The columns a table of runs offers as figures (``serq plot``'s ``--y``, the Python API's
+    ``aggregate``): in a sweep's table (one with ``key``) its figures by their names (:func:`figure_columns`),
+    wherever they stand; in a table without ``key`` (made by hand, not a sweep's) every column."""
+    columns = list(columns)
+    return figure_columns(columns) if "key" in columns else columns
+
+
 def point_columns(columns: Sequence[str], end: str = "seed") -> list[str]:
     """The columns that say which point a row of a table is: the swept names (a table or frame without
     ``end``: none). In a runs table (``end`` ``seed``, with ``key``) every column that is neither

@@ -261,7 +261,7 @@ def _curve_data(table: Any, x: str, y: str, hue: str | None) -> tuple[str, dict,
     column), ticked so."""
     import pandas as pd
 
-    from .core import figure_columns, point_columns
+    from .core import point_columns, table_figures
     from .figures import resolve
     from .search import COLUMNS as SEARCH_COLUMNS
     from .stats import mean_ci
@@ -300,9 +300,7 @@ def _curve_data(table: Any, x: str, y: str, hue: str | None) -> tuple[str, dict,
     elif points_table:
         figures = [c[:-5] for c in cols if c.endswith(":mean")]
     else:
-        # by their names, where the sweep wrote them or not (serq_sweep.core.figure_columns); a table without
-        # key (not a sweep's: made by hand) has every column offered
-        figures = figure_columns(cols) if "key" in cols else cols
+        figures = table_figures(cols)  # (by their names, where the sweep wrote them or not)
     try:
         fig = resolve(y, figures)
     except UserError as e:  # named by its option, as --x's and --hue's are (it said only "no figure 'y' …")
