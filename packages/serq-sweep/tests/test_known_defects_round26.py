@@ -112,3 +112,36 @@ def test_plot_and_aggregate_offer_the_same_figures(monkeypatch):
     with pytest.raises(UserError, match="--y w"):
         curve_data(frame, "a", "w")
     assert [c for c in aggregate(frame).columns if c.endswith(":mean")] == ["events:mean"]
+
+
+# 4. a run a signal stopped ends a sweep's worker as the signal: the one rule of serq.signals.run_stopped
+
+
+@pytest.mark.parametrize("partial, raised", [("sigterm", "Terminated"), ("interrupted", "KeyboardInterrupt")])
+def test_a_worker_s_run_stopped_by_a_signal_raises_the_signal(monkeypatch, partial, raised):
+    from types import SimpleNamespace
+
+    import serq_sim
+    from serq import signals
+    from serq_sweep import worker
+
+    monkeypatch.setattr(worker, "_program", lambda *a: object())
+    monkeypatch.setattr(serq_sim, "run", lambda *a, **k: SimpleNamespace(partial=partial))
+    with pytest.raises(KeyboardInterrupt) as e:
+        worker.run_task(b"", "", "p.sq", 1, {}, pm=object())
+    assert type(e.value).__name__ == raised
+    assert isinstance(e.value, signals.Terminated) == (partial == "sigterm")
+
+
+def test_a_worker_s_run_stopped_by_a_bound_is_partial(monkeypatch):
+    from types import SimpleNamespace
+
+    import serq_sim
+    from serq_sweep import worker
+
+    report = SimpleNamespace(partial="max-events", notes=[], result=None, record_names=())
+    monkeypatch.setattr(worker, "_program", lambda *a: object())
+    monkeypatch.setattr(serq_sim, "run", lambda *a, **k: report)
+    monkeypatch.setattr("serq_sweep.figures.flatten", lambda result: {})
+    out = worker.run_task(b"", "", "p.sq", 1, {}, pm=object())
+    assert (out["status"], out["message"]) == ("partial", "max-events")

@@ -52,6 +52,7 @@ its key holds, serq_sweep.core.replayed_digest): a trace that reads otherwise is
 installed plugins the sweep's manager holds (:func:`serq.plugins.plugin_selection`: a plugin it blocks is
 blocked here too, whatever the worker's environment says)."""
     import serq_sim
+    from serq.signals import run_stopped
     from serq_sim.notes import warning_codes
 
     from .figures import flatten
@@ -82,8 +83,9 @@ blocked here too, whatever the worker's environment says)."""
                 "wall": time.perf_counter() - t0}
     wall, c2 = time.perf_counter() - t0, time.process_time()
     partial = report.partial
-    if partial in ("interrupted", "sigterm"):  # a signal reached the run itself: it did not finish
-        raise KeyboardInterrupt
+    stop = run_stopped(partial)
+    if stop is not None:  # a signal reached the run itself: it did not finish
+        raise stop
     out = {"status": "ok" if partial is None else "partial", "message": partial or "",
            "warnings": warning_codes(report.notes), "figures": flatten(report.result), "wall": wall,
            "run_cpu": c2 - c1}

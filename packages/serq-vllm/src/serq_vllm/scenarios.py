@@ -244,17 +244,18 @@ def _run(sc: dict[str, Any], pm: Any) -> dict[str, Any]:
 
 def _stopped(report: Any) -> None:
     """Raise for a run that stopped before its end, whose requests left unfinished say nothing of the
-    scenario: a signal's as the signal (KeyboardInterrupt, :class:`serq.signals.Terminated` for SIGTERM: the
-    command's status 130 or 143, as any command's), a bound's (the memory guard's) a UserError quoting the
-    run's note. Both were told as requests that 'did not finish by step 1000000, the scenario program's
+    scenario: a signal's as the signal (:func:`serq.signals.run_stopped`: KeyboardInterrupt, Terminated for
+    SIGTERM; the command's status 130 or 143, as any command's), a bound's (the memory guard's) a UserError
+    quoting the run's note. Both were told as requests that 'did not finish by step 1000000, the scenario program's
     horizon', status 1."""
     r = report.result
     if r.partial is None and not r.interrupted:
         return
-    if r.partial in (None, "interrupted", "sigterm"):
-        from serq.signals import Terminated
+    from serq.signals import run_stopped
 
-        raise Terminated() if r.partial == "sigterm" else KeyboardInterrupt()
+    stop = run_stopped(r.partial or "interrupted")  # (interrupted with no reason: as Ctrl-C)
+    if stop is not None:
+        raise stop
     said = next((n.removeprefix("note: ") for n in r.notes if n.startswith("note: stopped")), None)
     said = (said or f"stopped ({r.partial})").removesuffix("; the figures cover what was simulated")
     raise UserError(f"the scenario's run {said}, before its requests finished: no answer (a scenario of fewer "

@@ -255,6 +255,18 @@ def stop_requested() -> KeyboardInterrupt | None:
     return Terminated() if _received == signal.SIGTERM else KeyboardInterrupt()
 
 
+def run_stopped(reason: str | None) -> KeyboardInterrupt | None:
+    """The exception that ends a command whose run a signal stopped, by the run's reason (its report's
+    ``partial``, serq_sim.Report.partial): :class:`Terminated` for ``"sigterm"``, ``KeyboardInterrupt`` for
+    ``"interrupted"`` (Ctrl-C, SIGINT); ``None`` for any other reason (a bound's) or none. Code that runs a
+    simulation and reads its report raises it, so that the command ends as any command the signal stopped
+    (143, 130): a sweep's run (serq_sweep.worker) and ``serq vllm scenario``'s (serq_vllm.scenarios) had a rule
+    each, and the sweep's raised ``KeyboardInterrupt`` for SIGTERM too."""
+    if reason == "sigterm":
+        return Terminated()
+    return KeyboardInterrupt() if reason == "interrupted" else None
+
+
 def exit_status() -> int | None:
     """130 or 143 when a signal was received, else ``None``."""
     return None if _received is None else EXIT_STATUS.get(_received, 128 + int(_received))
