@@ -29,7 +29,9 @@ when some stage has a count (``-`` for the others). Rows keep the order of the R
 
 Numbers (:func:`format_number`): counts as integers; every other figure with 6 significant digits as
 Python's ``format(x, ".6g")`` writes it (``0.253012``, ``1.5e+06``, ``1e-05``), ``nan`` for NaN,
-``inf``/``-inf``, and ``0`` for a negative zero. A confidence half-width is prefixed ``±`` unless NaN.
+``inf``/``-inf``, and ``0`` for a negative zero. A confidence half-width is prefixed ``±`` unless NaN. The
+run line's times (horizon, end, warmup) are read against one another: one whose 6 digits would be another's
+though their values differ is shown with the fewest digits that tell them apart (:func:`told_apart`).
 """
 
 from __future__ import annotations
@@ -83,11 +85,42 @@ def _labels(entries: Sequence[StageStats | PoolStats]) -> list[str]:
     return [e.name if e.index is None else f"{e.name}[{e.index}]" for e in entries]
 
 
+#: the most significant digits a figure of the run line is shown with: 17 tell every double from every other
+MOST_DIGITS = 17
+
+
+def told_apart(values: Sequence[float]) -> list[str]:
+    """The times of the run line (``horizon``, ``end``, ``warmup``), shown beside one another and read
+    against one another, each as :func:`format_number` writes it, but for those whose 6 significant digits
+    are another's though their values differ (a warm-up of 99.99999999999999 beside a horizon of 100: both
+    ``100``, which read as equal): those are shown with the fewest significant digits, one number for them
+    all, that tell each from every other of the line (``99.99999999999999`` beside ``100``), at most
+    :data:`MOST_DIGITS`, which tell every double apart. Values equal to one another are shown alike."""
+    from serq.numbers import real
+
+    nums = [real(v) for v in values]
+    shown = [format_number(v) for v in values]
+    clash = [i for i, v in enumerate(nums)
+             if any(shown[j] == shown[i] and u != v and not (u != u and v != v) for j, u in enumerate(nums))]
+    if not clash:
+        return shown
+    for digits in range(7, MOST_DIGITS + 1):
+        trial = list(shown)
+        for i in clash:
+            trial[i] = format(nums[i], f".{digits}g")
+        # apart: two values of the line differ exactly when their texts read as different numbers
+        if all((float(trial[i]) == float(trial[j])) == (nums[i] == nums[j])
+               for i in range(len(nums)) for j in range(i) if nums[i] == nums[i] and nums[j] == nums[j]):
+            return trial
+    return trial  # pragma: no cover - 17 digits read back as the double itself
+
+
 def _run_line(r: Result) -> str:
+    horizon, end, warmup = told_apart([r.horizon, r.end, r.warmup])
     fields = [
-        ("horizon", format_number(r.horizon)),
-        ("end", format_number(r.end)),
-        ("warmup", format_number(r.warmup)),
+        ("horizon", horizon),
+        ("end", end),
+        ("warmup", warmup),
         ("seed", _int(r.seed)),
         ("events", _int(r.events)),
         ("arrivals", _int(r.arrivals)),
