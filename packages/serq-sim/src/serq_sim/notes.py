@@ -377,6 +377,31 @@ def held_beyond(pools, span: float) -> list[str]:
     return out
 
 
+def unfinished_iterations(stages, warmup: float, end: float) -> list[str]:
+    """Step stages busy after the warm-up with one iteration alone, which no figure counts: planned before
+    the warm-up's end (an iteration is counted, and its composition tallied, when it is planned after it)
+    and still under way at the end of the run (its tokens are applied when it ends, language.txt §3), so
+    the stage reads busy with 0 iterations and says nothing of why. Its cost is what ran past the run: a
+    block of 1e16 units makes ``kv_decode`` 1e16 (the units the decoders hold, not tokens), and an iteration
+    of the A100 profile then lasts 1.4e9 s. ``stages``: ``(label, planned, ends, memory)``, ``ends`` the
+    time its end is due (None when not known), ``memory`` ``(pool's label, block)`` when the cost reads
+    ``kv_decode`` or ``kv_prefill`` of a memory pool, else None."""
+    out = []
+    for label, planned, ends, memory in stages:
+        due = f"; its cost ends it at t={ends:g}" if ends is not None else ""
+        why = ""
+        if memory is not None:
+            pool, block = memory
+            why = (f"; the cost reads kv_decode or kv_prefill, the units the residents hold on {pool}"
+                   + (f" (a block is {block:g} units)" if block is not None else "") + ", not tokens")
+        out.append(warning("unfinished-iteration",
+                           f"step stage {label} was busy after the warm-up with one iteration that no figure "
+                           f"counts: planned at t={planned:g}, before the warm-up's end (t={warmup:g}), and still "
+                           f"under way at the end of the run (t={end:g}){due}{why}; its iterations (0) and "
+                           "engine figures describe no iteration of the run"))
+    return out
+
+
 def few_samples(counts, warmup: float, requests: tuple[str, int] | None = None) -> list[str]:
     """Observes left with some but fewer than :data:`MIN_SAMPLES` samples (no CI and no quantiles), and the
     record table the request metrics are read from, ``requests`` = ``(name, rows)``, with as few rows (no
@@ -459,6 +484,7 @@ WARNING_CODES = (
     ("few-samples", "too few samples "),
     ("rejected", "pool P rejected N hold(s)"),
     ("stuck", "N session(s) stuck in the run"),
+    ("unfinished-iteration", "step stage S was busy after the warm-up with one iteration "),
     ("waits-for-ever", "N session(s) wait for ever "),
 )
 #: the code of a warning that carries none: one the simulator did not make (a plugin's note given as text,

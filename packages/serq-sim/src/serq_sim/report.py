@@ -339,6 +339,24 @@ def member_label(m: Any) -> str:
     return m.name if i is None else f"{m.name}[{i}]"
 
 
+def _unfinished_iterations(sim) -> list[tuple[str, float, float | None, tuple[str, float | None] | None]]:
+    """The step stages of :func:`serq_sim.notes.unfinished_iterations`: those with an iteration under way at
+    the end of the run and none counted (none planned after the warm-up), each ``(label, planned, ends,
+    memory)``, ``ends`` the time of its end's event on the heap."""
+    out = []
+    for st in sim.stages:
+        if getattr(st, "sum_budget", None) is None or getattr(st, "iter", None) is None or st.iterations:
+            continue
+        if not sim.end > sim.warmup:
+            continue
+        cb, epoch = getattr(st, "_end_cb", None), getattr(st, "epoch", None)
+        ends = next((t for t, _seq, f, arg in getattr(sim, "heap", ()) if f is cb and arg == epoch), None)
+        pool = st.memory if getattr(st, "cost_kv", False) else None
+        memory = None if pool is None else (member_label(pool), getattr(pool, "block", None))
+        out.append((member_label(st), st.t_start, ends, memory))
+    return out
+
+
 def _div(a: float, b: float) -> float:
     return a / b if b > 0 else math.nan
 
@@ -430,6 +448,7 @@ def build_report(sim) -> Report:
     notes += warn.evicted_beyond([(member_label(pl), pl.evicted_units, pl.b_evicted) for pl in sim.pools])
     notes += warn.held_beyond([(member_label(pl), pl.a_used, pl.b_used, pl.a_cached, pl.b_cached)
                                for pl in sim.pools], span)
+    notes += warn.unfinished_iterations(_unfinished_iterations(sim), sim.warmup, end)
     forever = sim.waiting_forever() if hasattr(sim, "waiting_forever") else None
     if forever:
         notes.append(forever)
