@@ -45,3 +45,45 @@ def test_no_warning_otherwise(monkeypatch, block, warmup, iterations):
     r = same_json(_engine(block, warmup), monkeypatch)
     assert r["stages"][0]["iterations"] == iterations
     assert "unfinished-iteration" not in r["codes"]
+
+
+# 7. a request queued at an `admit via` pool with room, behind a head that never fits, waits for ever
+# (head-of-line blocking), and is told so again; one behind a head that will fit is not (27b0e1b2's case)
+HEAD_OF_LINE = """pool reqs { cap 4; admit via E; }
+pool kv { cap 10; }
+stage E : step { budget 8; cost 1; }
+stage d : delay;
+workload { arrive renewal(1); }
+session {
+  set u = serial == 0 ? 8 : (serial == 1 ? 5 : 1);
+  set w = serial == 0 ? WORK : 0;
+  hold reqs (1), kv (u) {
+    run E prefill (2);
+    run d (w);
+  }
+}
+run { horizon 10.5; }
+"""
+
+
+def _forever(r: dict) -> list[str]:
+    return [n for n, c in zip(r["notes"], r["codes"]) if c == "waits-for-ever"]
+
+
+def test_requests_behind_a_head_that_never_fits_wait_for_ever(monkeypatch):
+    # session 0 holds 8 of kv's 10 for ever (a run of infinite work); session 1, the head of reqs' queue, needs
+    # 5 and never fits; sessions 2 to 9 need 1 each, which the 2 free units have room for, but wait behind it
+    r = same_json(serq_frontend.compile(source=HEAD_OF_LINE.replace("WORK", "inf")), monkeypatch)
+    assert (r["arrivals"], r["ended"]) == (10, 0)
+    assert _forever(r) == [
+        "warning: 9 session(s) wait for ever at the end of the run (each waits in the queue of reqs behind a head "
+        "that waits for ever and so blocks the rest: head-of-line blocking; or for pools that only sessions that "
+        "never release them hold: session 0, whose run of infinite work never completes): 9 queued at reqs "
+        "(sessions 1, 2, 3, 4, 5, …)"]
+
+
+def test_requests_behind_a_head_that_will_fit_do_not(monkeypatch):
+    # session 0 releases at t = 1001: the head then fits, and so do the others after it
+    r = same_json(serq_frontend.compile(source=HEAD_OF_LINE.replace("WORK", "1000")), monkeypatch)
+    assert (r["arrivals"], r["ended"]) == (10, 0)
+    assert _forever(r) == []

@@ -181,12 +181,53 @@ def _endless_iterations(sim) -> list:
 
 
 def _has_room(pend) -> bool:
-    """Whether the waiting hold ``pend`` has room now in each of its pools: what it needs at least (its floor)
-    fits, or, that not known at its join, each pool has a unit free. One without room waits for a release
-    as well, whatever admits it."""
+    """Whether the waiting hold ``pend`` has room now in each of its pools: what it needs (its demand, once an
+    admission attempt evaluated it and when it cannot change while it waits: ``info.pure``) fits, else what it
+    needs at least (its floor), else, neither known, each pool has a unit free. One without room waits for a
+    release as well, whatever admits it: a head of 5 units that an attempt found not to fit beside 2 free had
+    a unit free, and was taken as waiting for the stage's admission alone."""
+    demand = getattr(pend, "demand", None)
+    if demand is not None:
+        return _admission.fits(demand)
     if pend.floor is not None:
         return _admission.fits(pend.floor)
     return all(p.used + p.reserved < p.cap for p in pend.pools)
+
+
+def _behind_heads(sim, via: dict[Session, Any], stuck: set[Session]) -> dict[Session, str]:
+    """Of the sessions ``via`` maps to the step stage that admits them, those queued behind a session that
+    waits for ever (one of ``stuck``) in the order the stage serves its queues (the pools it admits from in
+    their order, each pool's re-queued sessions first, then its queue in the order they joined), each with the
+    label of the pool whose head it waits behind: the first head that does not fit stops the stage's
+    admissions (language.txt §3, head-of-line blocking), so they wait for ever too, room or none. A pool
+    whose queue is ordered by keys has its head chosen among all its queue: it blocks only when every session
+    queued there waits for ever (a session of it that does not may be the head); behind it, every one."""
+    from .report import member_label
+
+    served: dict[int, list[Pool]] = {}
+    for pool in sim.pools:
+        st = getattr(pool, "via", None)
+        if st is not None:
+            served.setdefault(id(st), []).append(pool)
+    out: dict[Session, str] = {}
+    for pools in served.values():
+        head: str | None = None  # the pool whose head waits for ever
+        for pool in pools:
+            label = member_label(pool)
+            front = [x for x in pool.front if x in via]
+            queue = [x for x in pool.queue if x in via]
+            keyed = getattr(pool, "keyed", None) is not None
+            for x in front if keyed else front + queue:
+                if head is not None:
+                    out[x] = head
+                elif x in stuck:
+                    head = label
+            if keyed:
+                if head is not None:
+                    out.update((x, head) for x in queue if head != label or x not in stuck)
+                elif queue and all(x in stuck for x in queue):
+                    head = label
+    return out
 
 
 def _unadmitted(via: dict[Session, Any]) -> dict[Session, str]:
@@ -273,7 +314,8 @@ def _shown_sessions(serials) -> str:
 
 def _why_forever(waiting: set[Session], waits: dict[Session, list[Pool]], endless: set[Session],
                  queued: dict[Session, str], runs: set[Session], stalled: dict[Session, str],
-                 why_stalled: dict[str, str], unadmitted: dict[Session, str] | None = None) -> str:
+                 why_stalled: dict[str, str], unadmitted: dict[Session, str] | None = None,
+                 blocked: dict[Session, str] | None = None) -> str:
     """Why the sessions of :meth:`Simulation.waiting_forever` wait for ever (a run with events left), each kind
     of waiter in its own words, joined by "or": the residents of a step stage that never starts an iteration
     (``stalled``); the sessions in a fifo stage's queue behind runs of infinite work (``queued``, the sessions
@@ -283,13 +325,20 @@ def _why_forever(waiting: set[Session], waits: dict[Session, list[Pool]], endles
     ``endless``; a session ``queued`` or ``stalled``), they wait for it, and it is named; when it leads only
     to sessions that wait for pools, or to none (a demand beyond the capacity), it is a deadlock. Those of
     ``unadmitted`` wait at a pool that a step stage which never admits admits to (:func:`_unadmitted`), told
-    with that stage whatever their pools' holders do."""
+    with that stage whatever their pools' holders do; those of ``blocked`` behind the head of a queue such a
+    stage admits from, which waits for ever (:func:`_behind_heads`), told with that pool."""
     clauses = []
     if unadmitted:
         names = sorted(set(unadmitted.values()))
         clauses.append(f"to be admitted by step stage{'s' if len(names) > 1 else ''} {', '.join(names)} "
                        "(`admit via`), whose budget cannot rise above 0 as jobs arrive, so it admits none")
         waiting = waiting - unadmitted.keys()
+    blocked = {x: label for x, label in (blocked or {}).items() if x in waiting}
+    if blocked:
+        names = sorted(set(blocked.values()))
+        clauses.append(f"in the queue{'s' if len(names) > 1 else ''} of {', '.join(names)} behind a head that waits "
+                       "for ever and so blocks the rest: head-of-line blocking")
+        waiting = waiting - blocked.keys()
     for kind, words in (("budget", "whose budget cannot rise above 0 as jobs arrive, so no iteration ever starts"),
                         ("chunk", "whose chunk cannot rise above 0 as jobs arrive, and on which no run decodes, so no "
                                   "job is ever given a token"),
@@ -1146,25 +1195,40 @@ class Simulation:
             # a session queued at a pool a step stage admits to (`admit via`) whose hold has room now waits for
             # the stage's admission, not for a release: it waits for ever only when the stage never admits
             unadmitted = _unadmitted(via)
-            stuck.difference_update(x for x in via if x not in unadmitted and _has_room(x.pending))
-            freeing: set[Pool] = set()
-            changed = True
-            while changed:
-                changed = False
-                for p in self.pools:
-                    if p not in freeing and any(sl.lease or (sl.owner not in stuck and sl.owner not in endless
-                                                             and sl.owner not in queued and sl.owner not in stalled)
-                                                for sl in p.holders):
-                        freeing.add(p)
+            admitted = {x for x in via if x not in unadmitted and _has_room(x.pending)}
+            # ... unless it is queued behind a head that waits for ever (head-of-line blocking): then so does
+            # it, whatever frees; to the fixed point, each pass from the start with the sessions found so
+            blocked: dict[Session, str] = {}
+            while True:
+                stuck = set(waits) - (admitted - blocked.keys())
+                freeing: set[Pool] = set()
+                changed = True
+                while changed:
+                    changed = False
+                    for p in self.pools:
+                        if p not in freeing and any(sl.lease or (sl.owner not in stuck and sl.owner not in endless
+                                                                 and sl.owner not in queued
+                                                                 and sl.owner not in stalled)
+                                                    for sl in p.holders):
+                            freeing.add(p)
+                            changed = True
+                    for x in [x for x in stuck if x not in blocked and any(p in freeing for p in waits[x])]:
+                        stuck.discard(x)
                         changed = True
-                for x in [x for x in stuck if any(p in freeing for p in waits[x])]:
-                    stuck.discard(x)
-                    changed = True
+                behind = _behind_heads(self, via, stuck) if via else {}
+                if behind.keys() <= blocked.keys():
+                    break
+                blocked.update(behind)
             if not stuck and not queued and not stalled:
                 return None
-            # (behind a stage stalled with residents, the residents' holds tell it: :func:`_why_forever`)
+            # (behind a stage stalled with residents, the residents' holds tell it: :func:`_why_forever`); a
+            # session blocked behind a head is told so when it would wait for nothing else (room, or a pool
+            # that frees), else by what it waits for itself
+            behind = {x: label for x, label in blocked.items()
+                      if x in admitted or any(p in freeing for p in waits[x])}
             why = _why_forever(stuck, waits, endless, queued, runs, stalled, why_stalled,
-                               {x: unadmitted[x] for x in stuck if x in unadmitted and unadmitted[x] not in why_stalled})
+                               {x: unadmitted[x] for x in stuck if x in unadmitted and unadmitted[x] not in why_stalled},
+                               behind)
             stuck.update(queued)
             where.update(queued)
             stuck.update(stalled)
