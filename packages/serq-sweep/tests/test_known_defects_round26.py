@@ -145,3 +145,37 @@ def test_a_worker_s_run_stopped_by_a_bound_is_partial(monkeypatch):
     monkeypatch.setattr("serq_sweep.figures.flatten", lambda result: {})
     out = worker.run_task(b"", "", "p.sq", 1, {}, pm=object())
     assert (out["status"], out["message"]) == ("partial", "max-events")
+
+
+# 8. serq sweep --find says when every seed of every point it evaluated ran the same run (serq_sweep.alike)
+
+FIXED = """let w = 1;
+stage s : fifo;
+workload { arrive ARRIVAL; }
+session { set t = now; run s (w); observe r = now - t; }
+run { horizon 100; seed 1; }
+"""
+
+
+def test_find_notes_a_program_that_draws_nothing(tmp_path):
+    # batch(20) of jobs of w at one FIFO server: job k ends at (k + 1) w, the mean response 10.5 w, every seed:
+    # r.mean <= 15 holds up to w = 15 / 10.5 = 1.428...; the search's bracket over 0.5:2 ends at [1.4140625, 1.4375]
+    (tmp_path / "fixed.sq").write_text(FIXED.replace("ARRIVAL", "batch(20)"))
+    (tmp_path / "random.sq").write_text(FIXED.replace("ARRIVAL", "poisson(0.5)"))
+    args = ["--find", "r.mean <= 15", "--over", "w", "0.5:2", "--seeds", "1..2", "--no-progress"]
+    r = subprocess.run([SERQ, "sweep", "fixed.sq", *args], capture_output=True, text=True, cwd=tmp_path, timeout=120,
+                       stdin=subprocess.DEVNULL)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[1].split() == ["1.4140625", "found", "1.4140625", "1.4375", "8"]
+    assert r.stderr == (
+        "note: every seed ran the same run: at each of 8 point(s) its 2 seeds gave every figure alike, as a program "
+        "that draws no random number does (a trace replayed `ordered` at fixed gaps, constant work); the conditions "
+        "of --find were judged on means whose CIs across them are 0: a CI of 0 here measures no precision, and more "
+        "seeds add nothing (random arrivals, `arrive poisson(…)`, or a draw make the seeds differ)\n")
+    r = subprocess.run([SERQ, "sweep", "random.sq", *args], capture_output=True, text=True, cwd=tmp_path, timeout=120,
+                       stdin=subprocess.DEVNULL)
+    assert r.returncode == 0 and "every seed ran the same run" not in r.stderr, r.stderr
+    one = [a if a != "1..2" else "1" for a in args]  # one seed: nothing to compare
+    r = subprocess.run([SERQ, "sweep", "fixed.sq", *one], capture_output=True, text=True, cwd=tmp_path, timeout=120,
+                       stdin=subprocess.DEVNULL)
+    assert r.returncode == 0 and r.stderr == "", r.stderr

@@ -421,6 +421,7 @@ def _find(program: Any, conditions: Any, over: Any, *, sets: Any, defs: Any, zip
     core.check_figures(core.Plan([], probes, seed_list, limits, pm), [f for f, _, _ in conds], given("find"))
     judged: list[dict[str, Any]] = []  # every run a condition was judged on (cut_short: the partial ones)
     thin: list[str] = []  # the means of a condition's figure over fewer runs than were judged (some had no value)
+    evaluated: list[dict[str, Any]] = []  # every run of every point evaluated, as a table's rows (serq_sweep.alike)
     with make_engine(workers, dask, pm, given) as eng:
         while True:
             pending = [(s, x) for s in searches for x in s.next() if x not in s.means]
@@ -473,6 +474,8 @@ def _find(program: Any, conditions: Any, over: Any, *, sets: Any, defs: Any, zip
                     raise UserError(f"{bad[0]['message']}\n{notes}(at {name}={show_number(s.value(x))} of the "
                                     f"capacity search{_beside(s.params, name)}, seed {seed})")
                 judged += results
+                place = len(evaluated) // len(seed_list)  # (each point evaluated once, under every seed)
+                evaluated += [{**r["figures"], "point": place, "status": r["status"]} for r in results]
                 means = {}
                 for f in figures:
                     vals = [r["figures"].get(f) for r in results]
@@ -505,6 +508,16 @@ def _find(program: Any, conditions: Any, over: Any, *, sets: Any, defs: Any, zip
         import sys
 
         print(printable_lines(warning), file=sys.stderr, flush=True)
+    from .alike import seeds_alike
+
+    # every seed of every point evaluated ran the same run: the conditions were judged on means of no spread
+    columns = ["point", "status", "key", *dict.fromkeys(f for r in evaluated for f in r if f not in ("point", "status"))]
+    alike = seeds_alike(evaluated, columns, "the conditions of --find were judged on means whose CIs across them "
+                        "are 0" if cli else "the conditions were judged on means whose CIs across them are 0")
+    if alike is not None:
+        import sys
+
+        print(printable_lines(alike), file=sys.stderr, flush=True)
     # (last: read beside the table it explains)
     everywhere = [s for s in searches if s.state == HOLDS_EVERYWHERE]
     if everywhere:
