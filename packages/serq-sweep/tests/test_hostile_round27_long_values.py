@@ -9,20 +9,11 @@ words, the same status."""
 from __future__ import annotations
 
 import pytest
+from delay_programs import delay_program
 from serq.cli import main
 from serq.errors import clipped
 
-PROGRAM = """let a = 1;
-stage s : delay;
-workload { arrive poisson(1); }
-session {
-  set t0 = now;
-  run s (a);
-  observe w = now - t0;
-  end;
-}
-run { horizon 5; seed 1; }
-"""
+PROGRAM = delay_program(record=None)
 
 LONG = "é" * 50_000
 #: the value as every message quotes it (independent of the code under test: first 60, …, last 59)

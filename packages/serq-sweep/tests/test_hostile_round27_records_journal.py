@@ -12,20 +12,11 @@ from __future__ import annotations
 import json
 
 import pytest
+from delay_programs import delay_program
 from serq.errors import UserError
 from serq_sweep import sweep
 
-PROGRAM = """let a = 1;
-stage s : delay;
-workload { arrive poisson(1); }
-session {
-  set t0 = now;
-  run s (a);
-  record req { wait = now - t0; n = 3; }
-  end;
-}
-run { horizon 3; seed 1; }
-"""
+PROGRAM = delay_program(horizon=3, observe=False, record="wait = now - t0; n = 3;")
 
 OWN = {"session": [0], "turn": [1], "time": [1.0]}
 

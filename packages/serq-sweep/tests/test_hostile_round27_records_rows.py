@@ -8,19 +8,10 @@ from __future__ import annotations
 import json
 
 import pytest
+from delay_programs import delay_program
 from serq_sweep import sweep
 
-PROGRAM = """let a = 1;
-stage s : delay;
-workload { arrive poisson(1); }
-session {
-  set t0 = now;
-  run s (a);
-  record req { wait = now - t0; }
-  end;
-}
-run { horizon 8; seed 1; }
-"""
+PROGRAM = delay_program(horizon=8, observe=False)
 
 
 def _sweep(tmp_path):

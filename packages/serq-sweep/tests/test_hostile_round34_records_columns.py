@@ -16,22 +16,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from delay_programs import delay_program
 
 pytestmark = pytest.mark.timeout(60)
 
 SERQ = str(Path(sys.executable).parent / "serq")
 
-PROGRAM = """let a = 1;
-stage s : delay;
-workload { arrive poisson(1); }
-session {
-  set t0 = now;
-  run s (a);
-  record req { wait = now - t0; at = now; }
-  end;
-}
-run { horizon 6; seed 1; }
-"""
+PROGRAM = delay_program(horizon=6, observe=False, record="wait = now - t0; at = now;")
 
 
 def _sweep(folder: Path, *args: str, files: tuple[str, ...] = ("p.sq",)) -> str:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from delay_programs import delay_program
 from serq.errors import UserError
 from serq_sweep import plot, sweep
 
@@ -18,18 +19,7 @@ pytest.importorskip("matplotlib")
 
 SERQ = str(Path(sys.executable).parent / "serq")
 
-PROGRAM = """let a = 1;
-stage s : delay;
-workload { arrive poisson(1); }
-session {
-  set t0 = now;
-  run s (a);
-  observe w = now - t0;
-  record req { wait = now - t0; }
-  end;
-}
-run { horizon 50; seed 1; }
-"""
+PROGRAM = delay_program(horizon=50)
 
 
 @pytest.fixture(scope="module")
