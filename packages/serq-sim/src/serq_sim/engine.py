@@ -171,12 +171,11 @@ def _endless_iterations(sim) -> list:
     (one could take a resident out of the stage)."""
     if not sim.step_stages:
         return []
-    from .step.stage import StepStage
+    from .step.stage import iteration_ends
 
-    ending = {id(cb.__self__) for t, _seq, cb, *arg in sim.heap
-              if t == INF and getattr(cb, "__func__", None) is StepStage._end and arg and arg[0] == cb.__self__.epoch}
+    ends = iteration_ends(sim.heap)
     return [st for st in sim.step_stages
-            if id(st) in ending and st.iter is not None
+            if ends.get(id(st)) == INF and st.iter is not None
             and all(j.owner is None or _unpreempted(j.owner) for j in st.residents)]
 
 

@@ -344,13 +344,17 @@ def _unfinished_iterations(sim) -> list[tuple[str, float, float | None, tuple[st
     the end of the run and none counted (none planned after the warm-up), each ``(label, planned, ends,
     memory)``, ``ends`` the time of its end's event on the heap."""
     out = []
+    ends_at = None
     for st in sim.stages:
         if getattr(st, "sum_budget", None) is None or getattr(st, "iter", None) is None or st.iterations:
             continue
         if not sim.end > sim.warmup:
             continue
-        cb, epoch = getattr(st, "_end_cb", None), getattr(st, "epoch", None)
-        ends = next((t for t, _seq, f, arg in getattr(sim, "heap", ()) if f is cb and arg == epoch), None)
+        if ends_at is None:  # (the queue read once, and only where such a stage is)
+            from .step.stage import iteration_ends
+
+            ends_at = iteration_ends(sim.heap)
+        ends = ends_at.get(id(st))
         pool = st.memory if getattr(st, "cost_kv", False) else None
         memory = None if pool is None else (member_label(pool), getattr(pool, "block", None))
         out.append((member_label(st), st.t_start, ends, memory))

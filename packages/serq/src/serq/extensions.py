@@ -148,6 +148,7 @@ def ir_problems(program: Any, pm: Any) -> tuple[str, str] | None:
             if why:
                 return path, f"{what}: {why}" if what else why
     return None
+    return None
 
 
 def plugins_used(program: Any, pm: Any) -> list[dict[str, Any]]:

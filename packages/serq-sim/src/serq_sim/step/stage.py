@@ -618,7 +618,7 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
         prompt of 1 000 tokens: ``1000 - 1e-300`` is ``1000``), completes none and gives no output token. When
         nothing else happened since the stage's previous such iteration (its end the only event between
         them) the run is as it was then but for the clock, and when the budget, chunk and serve keys read
-        nothing that changes with the clock alone (``now``, a draw) the next iteration is this one again:
+        nothing that changes with the clock alone (:meth:`_reads_clock`) the next iteration is this one again:
         more than :data:`DUST_ITERATIONS` of them in a row is the run-time error ``Simulation.dust_error``
         (under ``--horizon inf`` the run went on for ever; under a horizon, it iterated to it, idle in all
         but name). An iteration of a budget's last fraction given to a job after others took whole tokens
@@ -626,7 +626,8 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
         for job in assign:
             if job.stage is self:
                 w = job.work
-                if w - job.assigned != w or w - job.assigned <= EPS:
+                left = w - job.assigned
+                if left != w or left <= EPS:
                     self.dust_n = 0
                     return
         sim = self.sim
@@ -665,6 +666,17 @@ class StepStage(Planner, LazyDecoding, ExclusivePrefill, StageKind):
         self.still_n += len(assign) + self.iter_lazy or 1
         if self.still_n > self.still_cap:
             sim.still_error(self, self.still_cap)
+
+
+def iteration_ends(heap) -> dict[int, float]:
+    """The time of the end event of each step stage's iteration under way on ``heap`` (the simulation's event
+    queue), by ``id`` of the stage: its ``_end`` at the stage's current epoch. One pass over the queue, for
+    the judgements made at a run's end (an iteration that never ends, one that outlasts the run)."""
+    out = {}
+    for t, _seq, cb, arg in heap:
+        if getattr(cb, "__func__", None) is StepStage._end and arg == cb.__self__.epoch:
+            out[id(cb.__self__)] = t
+    return out
 
 
 def step_factory(sim, node, member, flat):
