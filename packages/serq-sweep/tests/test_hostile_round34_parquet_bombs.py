@@ -1,5 +1,5 @@
 """A Parquet table (a sweep's table or points table at ``--out``, ``serq plot``'s SOURCE) is held to what a
-sweep writes before its rows are read (core.parquet_size): at most a million rows, a sweep's most runs, and
+sweep writes before its rows are read (core.table_size): at most a million rows, a sweep's most runs, and
 ``core.MAX_TABLE_CELLS`` cells. Parquet compresses a column of one value to almost nothing: a file of 0.9 MB
 holding 30 million rows of one run was read whole by a sweep resuming from it, 16 GB and 160 s. Such a file
 is now one error at once, the file as it was."""

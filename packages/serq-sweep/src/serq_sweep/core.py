@@ -1162,7 +1162,7 @@ def read_parquet(path: str, sized: Any = False) -> Any:
     :func:`serq.files.open_input` as every input is. Without pandas or pyarrow (optional: serq-sweep's
     ``[pandas]`` extra) it is a :class:`UserError` naming the file: a resumed sweep, ``serq plot`` of a
     table and ``--cdf`` of records ended in a traceback of the import (writing one already said so).
-    ``sized``: a table of runs or points, held to what a sweep writes (:func:`parquet_size`) before its
+    ``sized``: a table of runs or points, held to what a sweep writes (:func:`table_size`) before its
     rows are read; a function of the file's Parquet metadata, another such check (a records table's,
     serq_sweep.records.records_size)."""
     try:
@@ -1170,10 +1170,8 @@ def read_parquet(path: str, sized: Any = False) -> Any:
     except ImportError:
         raise UserError(f"{path}: {PARQUET_NEEDS}") from None
     with open_input(path) as f:
-        if callable(sized):
-            sized(parquet_metadata(f))
-        elif sized:
-            parquet_size(f)
+        if sized:
+            (sized if callable(sized) else table_size)(parquet_metadata(f))
         try:
             frame = pd.read_parquet(f)
         except ImportError:  # (pandas' own: no engine, pyarrow or fastparquet, is installed)
@@ -1182,23 +1180,28 @@ def read_parquet(path: str, sized: Any = False) -> Any:
     return frame
 
 
-def parquet_size(f: Any) -> None:
-    """Refuse (a ValueError saying why) the Parquet file open as ``f`` when its rows (its footer says how
-    many, before any is read) are more than a sweep's runs can be (:data:`axes.MAX_POINTS`) or its cells
-    more than :data:`MAX_TABLE_CELLS`: Parquet compresses a column of one value to almost nothing, and a
-    file of 0.9 MB holding 30 million rows of one run was read whole, 16 GB and minutes, by a sweep
-    resuming from it. ``f`` is left at its start."""
+def table_size(meta: Any) -> None:
+    """Refuse (a ValueError saying why) a Parquet table of runs or points whose footer ``meta`` (None: no
+    pyarrow, nothing to check) says more rows than a sweep's runs can be (:data:`axes.MAX_POINTS`) or more
+    cells than :data:`MAX_TABLE_CELLS`, before any row is read: Parquet compresses a column of one value to
+    almost nothing, and a file of 0.9 MB holding 30 million rows of one run was read whole, 16 GB and
+    minutes, by a sweep resuming from it."""
     from .axes import MAX_POINTS
 
-    meta = parquet_metadata(f)
+    footer_bound(meta, MAX_POINTS, MAX_TABLE_CELLS, "runs a sweep has at most", "a sweep's table has at most")
+
+
+def footer_bound(meta: Any, most_rows: int, most_cells: int, rows_of: str, cells_of: str) -> None:
+    """The one shape of the checks of a Parquet file's footer ``meta`` (None: nothing to check) against fixed
+    bounds: a ValueError when its rows are more than ``most_rows`` (``it holds R rows, more than the N
+    ROWS_OF``) or its cells more than ``most_cells`` (``… cells CELLS_OF``)."""
     if meta is None:
         return
     rows, cols = meta.num_rows, meta.num_columns
-    if rows > MAX_POINTS:
-        raise ValueError(f"it holds {rows} rows, more than the {MAX_POINTS} runs a sweep has at most")
-    if rows * cols > MAX_TABLE_CELLS:
-        raise ValueError(f"it holds {rows} rows of {cols} columns, more than the {MAX_TABLE_CELLS} cells a "
-                         "sweep's table has at most")
+    if rows > most_rows:
+        raise ValueError(f"it holds {rows} rows, more than the {most_rows} {rows_of}")
+    if rows * cols > most_cells:
+        raise ValueError(f"it holds {rows} rows of {cols} columns, more than the {most_cells} cells {cells_of}")
 
 
 def parquet_metadata(f: Any) -> Any:

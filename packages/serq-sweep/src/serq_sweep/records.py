@@ -316,15 +316,10 @@ def plotted_size(meta: Any) -> None:
     :data:`MAX_PLOTTED_CELLS`. A sweep resuming holds its records to what its runs could have written
     (:func:`records_size`); a plot has no sweep, and read such a file whole: a few KB of one value compressed
     into millions of rows was a bomb of gigabytes."""
-    if meta is None:
-        return
-    rows, cols = meta.num_rows, meta.num_columns
-    if rows > MAX_PLOTTED_ROWS:
-        raise ValueError(f"it holds {rows} rows, more than the {MAX_PLOTTED_ROWS} a records file serq plot "
-                         "reads may have")
-    if rows * cols > MAX_PLOTTED_CELLS:
-        raise ValueError(f"it holds {rows} rows of {cols} columns, more than the {MAX_PLOTTED_CELLS} cells a "
-                         "records file serq plot reads may have")
+    from .core import footer_bound
+
+    said = "a records file serq plot reads may have"
+    footer_bound(meta, MAX_PLOTTED_ROWS, MAX_PLOTTED_CELLS, said, said)
 
 
 def swept_names(header: Sequence[str]) -> list[str]:
