@@ -258,9 +258,9 @@ def _stopped(report: Any) -> None:
         raise stop
     said = next((n.removeprefix("note: ") for n in r.notes if n.startswith("note: stopped")), None)
     said = (said or f"stopped ({r.partial})").removesuffix("; the figures cover what was simulated")
-    raise UserError(f"the scenario's run {said}, before its requests finished: no answer (a scenario of fewer "
-                    "requests, or more memory for the run: SERQ_MEMORY_SHARE)" if r.partial == "memory" else
-                    f"the scenario's run {said}, before its requests finished: no answer")
+    hint = " (a scenario of fewer requests, or more memory for the run: SERQ_MEMORY_SHARE)" if r.partial == "memory" \
+        else ""
+    raise UserError(f"the scenario's run {said}, before its requests finished: no answer{hint}")
 
 
 def _earliest(sc: dict[str, Any], chains: list) -> dict[int, tuple[int, int, int]]:
