@@ -1,0 +1,222 @@
+"""Conformance of language.txt §3, Stages (step), by hand, in cases no earlier test held together:
+
+* "The residents are served the way serve names …: an order, by (k₁, …) (ascending keys evaluated for each
+  resident with decoding, 1 for a decoding resident, admission, its admission sequence number, remaining,
+  the tokens its run has left, and the totals residents, decoders, kv_decode, kv_prefill; ties in
+  admission order …). A scheduler that serves the shortest remaining run first is serve by (remaining), the
+  opposite serve by (-remaining)";
+* "One token to a decoding job, up to chunk to a prefilling one, until the budget is spent", with a
+  `budget` and a `chunk` that read `residents` or `now` (§2: "residents, decoders, kv_decode, kv_prefill (a
+  step stage's budget, chunk and cost: the residents before the iteration)"), so that they change between
+  iterations of one run;
+* "The iteration advances the clock by C, an expression in tokens, decoders, prefilled, residents,
+  kv_decode, kv_prefill, attention" with "attention = Σ n (K + n/2) over the prefill chunks, K the
+  position before the chunk" (§2), where a growing prefill's K starts at the prefix its hold consumed.
+
+Each table row is one program run on the tier serQ picks and on the general engine (conform.run: the JSON
+reports and every observe's samples the same bytes); the step stage's entry is asserted as the JSON report
+reads, and every number is derived by hand in the row's comment.
+"""
+
+from __future__ import annotations
+
+import pytest
+from conform import report_json, run
+
+
+def _engine(report, name="E") -> dict:
+    return next(s for s in report_json(report)["stages"] if s["name"] == name)
+
+
+def _done(samples) -> dict:
+    return {s: t for s, t, _v in samples}
+
+
+def _fields(got: dict, want: dict) -> dict:
+    return {k: got[k] for k in want}
+
+
+# Two prefills, 10 (s0) and 6 (s1), on one engine with `budget 3 + residents; chunk 4; cost 1;`.
+BUDGET_READS_RESIDENTS = """
+stage E : step { budget 3 + residents; chunk 4; cost 1; }
+workload { arrive batch(2); }
+session {
+  run E prefill (serial == 0 ? 10 : 6);
+  observe done = now;
+}
+run { horizon 10; }
+"""
+# Six runs of 4 (s0 and s2) and 6 (s1) tokens on `budget 5; chunk 3; cost 1; serve KEYS;`.
+SERVE_REMAINING = """
+stage E : step { budget 5; chunk 3; cost 1; SERVE; }
+workload { arrive batch(3); }
+session {
+  run E prefill (serial == 1 ? 6 : 4);
+  observe done = now;
+}
+run { horizon 10; }
+"""
+# A decode of 3 (s0) and a prefill of 4 (s1) on `budget 2; cost 1;`.
+DECODE_AND_PREFILL = """
+stage E : step { budget 2; cost 1; SERVE; }
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) { run E decode (3); } else { run E prefill (4); }
+  observe done = now;
+}
+run { horizon 10; }
+"""
+# Decodes of 2 tokens each on a budget of B a step.
+DECODES = """
+stage E : step { budget B; cost 1; SERVE; }
+workload { arrive batch(N); }
+session { set prio = serial % 2; run E decode (2); observe done = now; }
+run { horizon 10; }
+"""
+
+
+def _src(template: str, **subs) -> str:
+    for k, v in subs.items():
+        template = template.replace(k, str(v))
+    return template
+
+
+@pytest.mark.parametrize("src, done, want", [
+    # budget 3 + residents: 5 while both are resident. [0, 1]: s0 min(4, 10, 5) = 4, s1 the 1 left; [1, 2]
+    # the same (s0 2 left, s1 4); [2, 3]: s0 its 2, s1 3 (1 left): s0 done at 3. At 3 residents is 1, so
+    # the budget is 4: s1's last token over [3, 4]. Tokens 5, 5, 5, 1: 16 over budgets 5 + 5 + 5 + 4 =
+    # 19; jobs 2, 2, 2, 1: batch 7/4; present 2 on [0, 3], 1 on [3, 4]: 7 over 10.
+    (BUDGET_READS_RESIDENTS, {0: 3.0, 1: 4.0},
+     {"iterations": 4, "tokens": 4.0, "token_utilisation": 16 / 19, "batch": 1.75, "present": 0.7,
+      "utilisation": 0.4, "service": 3.5}),
+    # serve by (remaining): [0, 1] s0 (4) and s2 (4) tie, admission order: s0 3 (chunk), s2 the 2 left,
+    # s1 (6) nothing; [1, 2]: s0 1, s2 2 (both done at 2), s1 2; [2, 3] s1 3; [3, 4] s1 its last 1.
+    # Tokens 5, 5, 3, 1: 14 over 20; jobs 2, 3, 1, 1: 7/4; present 3 on [0, 2], 1 on [2, 4]: 8 over 10.
+    (_src(SERVE_REMAINING, SERVE="serve by (remaining)"), {0: 2.0, 2: 2.0, 1: 4.0},
+     {"iterations": 4, "tokens": 3.5, "token_utilisation": 0.7, "batch": 1.75, "present": 0.8}),
+    # serve by (-remaining): [0, 1] s1 (-6) first: 3 (3 left); s0 and s2 tie at -4, admission order: s0
+    # the 2 left (2 left), s2 nothing. [1, 2]: s2 (-4) 3 (1 left), s1 (-3) 2 (1 left), s0 nothing. [2,
+    # 3]: s0 (-2) 2, then s1 and s2 tie at -1: s1 1, s2 1: all three done at 3. Tokens 5, 5, 4: 14 over
+    # 15; jobs 2, 2, 3: 7/3.
+    (_src(SERVE_REMAINING, SERVE="serve by (-remaining)"), {0: 3.0, 1: 3.0, 2: 3.0},
+     {"iterations": 3, "tokens": 14 / 3, "token_utilisation": 14 / 15, "batch": 7 / 3, "present": 0.9}),
+    # serve by (decoding): the prefill (key 0) before the decode (key 1): s1 takes the budget over [0, 1]
+    # and [1, 2] (done at 2); s0's three tokens over [2, 5]. Two prefill-only iterations, three
+    # decode-only; tokens 2, 2, 1, 1, 1: 7 over 10.
+    (_src(DECODE_AND_PREFILL, SERVE="serve by (decoding)"), {1: 2.0, 0: 5.0},
+     {"iterations": 5, "prefill_only": 2, "decode_only": 3, "mixed": 0, "tokens": 1.4,
+      "token_utilisation": 0.7, "batch": 1.0, "utilisation": 0.5}),
+    # serve admission: s0's decode token first, s1 the 1 left, three times (s0 done at 3, s1 at 3 left
+    # 1); s1's last over [3, 4]. Three mixed iterations and a prefill-only; tokens 7 over 8.
+    (_src(DECODE_AND_PREFILL, SERVE="serve admission"), {0: 3.0, 1: 4.0},
+     {"iterations": 4, "prefill_only": 1, "decode_only": 0, "mixed": 3, "tokens": 1.75,
+      "token_utilisation": 0.875, "batch": 1.75, "utilisation": 0.4}),
+    # serve by (-admission) on a budget of 1: the last admitted first, s2 over [0, 2], s1 over [2, 4],
+    # s0 over [4, 6]; present 3, 2, 1 for 2 each: 12 over 10.
+    (_src(DECODES, B=1, N=3, SERVE="serve by (-admission)"), {2: 2.0, 1: 4.0, 0: 6.0},
+     {"iterations": 6, "decode_only": 6, "tokens": 1.0, "batch": 1.0, "present": 1.2, "service": 4.0}),
+    # serve by (prio), prio = serial % 2, budget 2: s0 and s2 (0) tie and go in admission order before
+    # s1 and s3 (1): s0, s2 over [0, 2], s1, s3 over [2, 4]; present 4 on [0, 2], 2 on [2, 4].
+    (_src(DECODES, B=2, N=4, SERVE="serve by (prio)"), {0: 2.0, 2: 2.0, 1: 4.0, 3: 4.0},
+     {"iterations": 4, "decode_only": 4, "tokens": 2.0, "batch": 2.0, "present": 1.2, "service": 3.0}),
+    # serve by (0): every key ties, admission order: s0, s1 over [0, 2], s2, s3 over [2, 4].
+    (_src(DECODES, B=2, N=4, SERVE="serve by (0)"), {0: 2.0, 1: 2.0, 2: 4.0, 3: 4.0},
+     {"iterations": 4, "decode_only": 4, "tokens": 2.0, "batch": 2.0, "present": 1.2, "service": 3.0}),
+])
+def test_the_serving_order_and_a_budget_read_before_each_iteration(monkeypatch, src, done, want):
+    r, o = run(src, monkeypatch)
+    assert _done(o["done"]) == done
+    assert _fields(_engine(r), want) == want
+
+
+# A prefill of 10 (s0) beside a decode of 2 (s1): the cost reads attention. Chunks of 4: K = 0, n = 4:
+# 4 (0 + 2) = 8; K = 4, n = 4: 4 (4 + 2) = 24; K = 8, n = 2: 2 (8 + 1) = 18. The decode adds none. The
+# iterations last 1 + 8/4 = 3, 1 + 24/4 = 7 and 1 + 18/4 = 5.5: they end at 3, 10 and 15.5; s1's two
+# tokens are in the first two (done at 10). Tokens 5, 5, 2: 12 over 300; jobs 2, 2, 1.
+ATTENTION = """
+stage E : step { budget 100; chunk 4; cost 1 + attention / 4; }
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) { run E prefill (10); } else { run E decode (2); }
+  observe done = now;
+}
+run { horizon 20; }
+"""
+
+# One session, two holds of 4 on kv, each prefilling growing kv on an engine whose cost is attention / 2
+# (chunk 4). The first hold computes 4 over [0, 4] (attention 4 · 2 = 8) and caches 4.
+CACHED_ATTENTION = """
+pool kv { cap 100; }
+stage E : step { budget 100; chunk 4; cost attention / 2; memory kv; }
+workload { arrive batch(1); }
+session {
+  hold kv (4) { run E prefill (4) growing kv; } cache (100);
+  observe a = now;
+  hold kv (4) { run E prefill (6) growing kv; observe u = used(kv); } CACHE;
+  observe b = now;
+}
+run { horizon 30; }
+"""
+
+
+@pytest.mark.parametrize("src, done, want, kv", [
+    (ATTENTION, {1: 10.0, 0: 15.5},
+     {"iterations": 3, "mixed": 2, "prefill_only": 1, "tokens": 4.0, "token_utilisation": 0.04,
+      "utilisation": 0.775, "present": 1.275, "batch": 5 / 3}, None),
+    # With cache (100) the second hold consumes the 4 cached (at most its allocation): its position
+    # starts at 4, so its chunks are K = 4, n = 4: 24 (12 s, growing the hold to 8) and K = 8, n = 2: 18
+    # (9 s, to 10): done at 4 + 12 + 9 = 25. used: 4 on [0, 4], 8 on [4, 16], 10 on [16, 25]: 202 over
+    # 30; cached: 10 on [25, 30] (the 4 consumed at 4): 50 over 30.
+    (CACHED_ATTENTION.replace("CACHE", "cache (100)"), {"u": 10.0, "b": 25.0},
+     {"iterations": 3, "utilisation": 25 / 30}, {"used": 202 / 30, "cached": 50 / 30, "admissions": 2}),
+    # Without cache the hold consumes nothing and its position starts at 0: K = 0, n = 4: 8 (4 s, within
+    # its 4) and K = 4, n = 2: 10 (5 s, growing to 6): done at 13. used 16 + 16 + 30 = 62 over 30; the
+    # first hold's 4 stay cached from 4 to 30: 104 over 30.
+    (CACHED_ATTENTION.replace(" CACHE", ""), {"u": 6.0, "b": 13.0},
+     {"iterations": 3, "utilisation": 13 / 30}, {"used": 62 / 30, "cached": 104 / 30, "admissions": 2}),
+])
+def test_the_cost_reads_attention_from_the_position_before_each_chunk(monkeypatch, src, done, want, kv):
+    r, o = run(src, monkeypatch)
+    if kv is None:
+        assert _done(o["done"]) == done
+    else:
+        assert (o["u"][0][2], o["b"][0][1]) == (done["u"], done["b"])
+        assert o["a"] == [(0, 4.0, 4.0)]
+        pool = next(p for p in report_json(r)["pools"] if p["name"] == "kv")
+        assert _fields(pool, kv) == pytest.approx(kv, rel=1e-12)
+    assert _fields(_engine(r), want) == pytest.approx(want, rel=1e-12)
+
+
+# A prefill of 10 on `budget now < 2 ? 2 : 6`: 2 over [0, 1], 2 over [1, 2] (the budget read at 1), and
+# the 6 left over [2, 3], the budget read at 2 being 6. Tokens 10 over budgets 2 + 2 + 6 = 10.
+BUDGET_READS_NOW = """
+stage E : step { budget now < 2 ? 2 : 6; cost 1; }
+workload { arrive batch(1); }
+session { run E prefill (10); observe done = now; }
+run { horizon 10; }
+"""
+# s0 prefills 12 from 0 on `budget 5; chunk residents >= 2 ? 2 : 100`; s1 comes to the engine at 1.5
+# with 3. [0, 1] and [1, 2]: one resident, chunk 100: s0 5 and 5. At 2 both are resident: chunk 2, s0
+# its 2 (done at 3), s1 2; at 3 one again: s1 its last 1 over [3, 4]. Tokens 5, 5, 4, 1: 15 over 20;
+# present s0 3, s1 2.5: 5.5 over 10.
+CHUNK_READS_RESIDENTS = """
+stage E : step { budget 5; chunk residents >= 2 ? 2 : 100; cost 1; }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) { run E prefill (12); } else { run d (1.5); run E prefill (3); }
+  observe done = now;
+}
+run { horizon 10; }
+"""
+
+
+@pytest.mark.parametrize("src, done, want", [
+    (BUDGET_READS_NOW, {0: 3.0}, {"iterations": 3, "tokens": 10 / 3, "token_utilisation": 1.0}),
+    (CHUNK_READS_RESIDENTS, {0: 3.0, 1: 4.0},
+     {"iterations": 4, "tokens": 3.75, "token_utilisation": 0.75, "present": 0.55, "batch": 1.25}),
+])
+def test_a_budget_and_a_chunk_are_read_again_at_every_iteration(monkeypatch, src, done, want):
+    r, o = run(src, monkeypatch)
+    assert _done(o["done"]) == done
+    assert _fields(_engine(r), want) == want
