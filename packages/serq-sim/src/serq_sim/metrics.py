@@ -40,9 +40,12 @@
   before its first scheduling either: its ``timing`` is None).
 
 Each metric's mean (correctly rounded sum / n), median as ``np.median`` and p90/p95/p99 as
-``np.percentile`` (linear interpolation) give them, vLLM's, bit for bit (computed in Python, as the
-report imports no numpy: :func:`quantile`, :func:`median`); the CI is the batch-means half-width of
-the values in the order of the records (NaN below 40).
+``np.percentile`` (linear interpolation) give them, vLLM's, bit for bit (:func:`quantile`, :func:`median`,
+read from the sorted values); the CI is the batch-means half-width of the values in the order of the
+records (NaN below 40). A metric of fewer than :data:`NUMPY_FROM` values is computed in Python, so that a
+run's report imports no numpy; from there on its sort and its squared deviations are numpy's (imported
+then), which give the same floats: a stable sort orders equal values as ``sorted`` does (the only equal
+floats that differ are -0.0 and 0.0), and a deviation and its square are the same IEEE operations.
 """
 
 from __future__ import annotations
@@ -58,6 +61,10 @@ from .stats import MIN_SAMPLES, batch_means_ci, total
 
 #: The columns a record table needs for the metric set (prompt is optional: total-token throughput).
 NEEDED = ("sent", "first_token", "last_token", "output")
+#: From this many values on, a metric's values are sorted and their squared deviations taken by numpy
+#: (imported then: its import costs about what sorting 50 000 floats in Python does); below, in Python.
+#: The two give the same floats (the module's docstring).
+NUMPY_FROM = 100_000
 #: Why a program has no request metrics (and so no goodput for ``--slo``).
 NO_REQUESTS = ("the program records no requests (a record table with the columns sent, first_token, last_token and "
                "output; lib/vllm.sq's vllm_request records them)")
@@ -108,12 +115,29 @@ def percentile(srt: list[float], q: float) -> float:
     return quantile(len(srt), q, srt.__getitem__)
 
 
+def sorted_values(values: list[float]) -> list[float]:
+    """``sorted(values)`` (floats without NaN), from :data:`NUMPY_FROM` values on by numpy's stable sort:
+    the same list."""
+    if len(values) >= NUMPY_FROM:
+        import numpy as np
+
+        return np.sort(np.array(values, dtype=np.float64), kind="stable").tolist()
+    return sorted(values)
+
+
 def spread(values: list[float], mean: float, n: int) -> float:
     """numpy's ``std`` (vLLM's "Std TTFT", …: the population standard deviation) of the ``n`` values whose
     mean is ``mean``: the square root of the mean squared deviation, its sum exact and rounded once (numpy
     sums pairwise: the two agree to within rounding); NaN when a deviation is (a NaN or an infinite
     value), as numpy's."""
-    sq = total([(v - mean) * (v - mean) for v in values])
+    if n >= NUMPY_FROM:
+        import numpy as np
+
+        with np.errstate(all="ignore"):  # (an overflow is inf, as in Python, without numpy's warning)
+            d = np.array(values, dtype=np.float64) - mean
+            sq = total((d * d).tolist())
+    else:
+        sq = total([(v - mean) * (v - mean) for v in values])
     return math.sqrt(sq / n) if sq == sq else math.nan
 
 
@@ -129,7 +153,7 @@ def stats_of(values: list[float]) -> MetricStats:
         # quantiles read from it depended on where the NaN was)
         med = p90 = p95 = p99 = math.nan
     else:
-        srt = sorted(values)
+        srt = sorted_values(values)
         kth = srt.__getitem__
         med, p90, p95, p99 = median(n, kth), quantile(n, 90, kth), quantile(n, 95, kth), quantile(n, 99, kth)
     return MetricStats(count=n, mean=mean, std=std,

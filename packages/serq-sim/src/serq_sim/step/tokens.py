@@ -47,7 +47,7 @@ from operator import mul
 
 from serq_ir.report import MetricStats
 
-from ..metrics import median, quantile
+from ..metrics import NUMPY_FROM, median, quantile
 from ..stats import BATCHES, MIN_SAMPLES, _half_width
 from .common import EPS
 
@@ -179,11 +179,27 @@ class TokenGaps:
         if n == 0:
             return MetricStats(count=0, mean=nan, std=nan, ci=nan, median=nan, p90=nan, p95=nan, p99=nan)
         vals, ws = self.values, self.weights
-        mean = math.fsum(map(mul, vals, ws)) / n  # the same products, summed exactly (any order)
+        big = len(vals) >= NUMPY_FROM  # (numpy's arrays over the runs: the same floats, metrics.NUMPY_FROM)
+        if big:
+            import numpy as np
+
+            nv = np.frombuffer(vals, dtype=np.float64)
+            nw = np.frombuffer(ws, dtype=np.int64)
+            with np.errstate(all="ignore"):  # (an overflow is inf, as in Python, without numpy's warning)
+                products = (nv * nw).tolist()
+                mean = math.fsum(products) / n
+                d = nv - mean
+                squares = (nw * (d * d)).tolist()
+        else:
+            products = None
+            mean = math.fsum(map(mul, vals, ws)) / n  # the same products, summed exactly (any order)
         # serq_sim.metrics.spread over the expanded gaps: a run's squared deviations summed as one product
         # (w × d², rounded once, where the expanded sum adds w of them exactly: within rounding)
         try:
-            sq = math.fsum(w * ((v - mean) * (v - mean)) for v, w in zip(vals, ws))
+            if big:
+                sq = math.fsum(squares)
+            else:
+                sq = math.fsum(w * ((v - mean) * (v - mean)) for v, w in zip(vals, ws))
         except OverflowError:  # a partial sum past the double range (the terms are squares: no inf - inf)
             sq = math.inf
         std = math.sqrt(sq / n) if sq == sq else nan
@@ -191,23 +207,29 @@ class TokenGaps:
         # and the gaps up to and including each (an array: one machine word a run): the i-th smallest gap
         # (from 0) is the value of the first run whose sum exceeds i (runs of one value are adjacent; a gap
         # is never -0.0, an end minus an earlier or equal start, so equal values are the same float)
-        # (sorted through a list: an array's item is a new float object at each read)
+        # (sorted through a list: an array's item is a new float object at each read); numpy's stable sort
+        # of the indices is the same order
         listed = vals.tolist()
-        order = sorted(range(len(listed)), key=listed.__getitem__)
-        cum = array("q", accumulate(map(ws.__getitem__, order)))
+        if big:
+            o = np.argsort(nv, kind="stable")
+            order = o.tolist()
+            cum = array("q", np.cumsum(nw[o]).tobytes())
+        else:
+            order = sorted(range(len(listed)), key=listed.__getitem__)
+            cum = array("q", accumulate(map(ws.__getitem__, order)))
 
         def kth(i: int) -> float:
             return listed[order[bisect_right(cum, i)]]
 
         # serq_sim.metrics' order statistics (numpy's median and percentile) over the expanded gaps
         med, p90, p95, p99 = median(n, kth), quantile(n, 90, kth), quantile(n, 95, kth), quantile(n, 99, kth)
-        ci = self._ci(n) if n >= MIN_SAMPLES else nan
+        ci = self._ci(n, products) if n >= MIN_SAMPLES else nan
         return MetricStats(count=n, mean=mean, std=std, ci=ci, median=med, p90=p90, p95=p95, p99=p99)
 
-    def _ci(self, n: int) -> float:
+    def _ci(self, n: int, products: list[float] | None = None) -> float:
         """The batch-means half-width: 20 consecutive batches of ``n // 20`` gaps (the rest left out).
         A batch's sum is that of its runs' products (value × the run's gaps in the batch), taken exactly
-        (``math.fsum``: whatever their order)."""
+        (``math.fsum``: whatever their order); ``products``, when given, every run's, taken already."""
         size = n // BATCHES
         vals, ws = self.values, self.weights
         cum = array("q", accumulate(ws))  # the gaps up to and including each run, in the runs' order
@@ -220,8 +242,8 @@ class TokenGaps:
             if a == b:
                 parts = [vals[a] * size]
             else:
-                parts = [vals[a] * (cum[a] - lo), *map(mul, vals[a + 1:b], ws[a + 1:b]),
-                         vals[b] * (hi - cum[b - 1])]
+                inner = products[a + 1:b] if products is not None else map(mul, vals[a + 1:b], ws[a + 1:b])
+                parts = [vals[a] * (cum[a] - lo), *inner, vals[b] * (hi - cum[b - 1])]
             means.append(math.fsum(parts) / size)
         return _half_width(means)
 
