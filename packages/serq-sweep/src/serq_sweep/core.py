@@ -1317,11 +1317,14 @@ def load_finished(path: str, plan: Plan, others: set[str] | None = None) -> dict
                     others.add(str(r["key"]))
             table = []
         if table:
-            # the figures by their names, not their places: every column but FIXED and the swept names (a table
-            # whose columns were reordered by hand, figures before key, had those figures taken for no column,
-            # and its runs said to have no number under a figure whose cell held one)
+            # the figures by their names, not their places (figure_columns: a table whose columns were reordered
+            # by hand, figures before key, had those figures taken for no column, and its runs said to have no
+            # number under a figure whose cell held one), but this sweep's swept names; a swept name of the
+            # table's own that this sweep does not sweep (a --set mu dropped, the runs of mu's default kept by
+            # their keys, or a column renamed by hand) is no figure: it was written back after key as one, a
+            # "figure" mu of the points table (mu:mean) and of serq plot --y mu
             swept = set(plan.names)
-            figs = [c for c in names if c not in FIXED and c not in swept]
+            figs = [c for c in figure_columns(names) if c not in swept]
             for n, r in enumerate(table, 2):
                 if r.get("key") in wanted:
                     if r.get("status") not in STATUSES:  # (hand-edited: "OK", "", "o\x00k" were taken as ok)

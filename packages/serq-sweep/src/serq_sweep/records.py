@@ -386,8 +386,12 @@ def load(path: str, plan: Any, others: set[str] | None = None, known: int = 0) -
                 # a run's records without a column its program's record declares (a column deleted or renamed
                 # by hand) are not its records: it runs again, as records cut down to fewer rows do (they were
                 # resumed with the column NaN, written so into the table, its values lost without a word)
-                if key in wanted and all(c in cols for c in declared(wanted[key], name)):
-                    runs.setdefault(key, {})[name] = _own_dtypes(cols)
+                # and a run's records are the columns its program's record declares, no others: a swept name of
+                # the table there that this sweep does not sweep (a --set mu dropped, the runs of mu's default
+                # kept by their keys) was resumed as a record's column, written after key in the records table
+                own = declared(wanted[key], name) if key in wanted else ()
+                if key in wanted and all(c in cols for c in own):
+                    runs.setdefault(key, {})[name] = _own_dtypes({c: cols[c] for c in own})
                 elif key not in wanted and others is not None:
                     others.add(key)
         except TableFault as e:

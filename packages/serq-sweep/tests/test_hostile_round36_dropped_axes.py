@@ -1,0 +1,106 @@
+"""A swept name of the table a sweep resumes from that this sweep does not sweep is no figure and no record's
+column. A sweep over ``--set lam=… --set b=1,2`` resumed as one over ``--set lam=…`` alone finds the runs of
+b's default (1) by their keys (the same IR), and it wrote the old column ``b`` back after ``key`` as a figure:
+``b`` in the table among the figures, ``b:mean`` and ``b:ci`` in the points table, a curve of ``serq plot --y
+b``; the records table got ``b`` as a column of the record. So with a ``--def`` dropped (the text ``~exp(1)``
+as a figure) and with a swept column renamed by hand (``lam`` to ``Lam``). The tables a resume writes are the
+ones the sweep run whole writes (the truth each test compares with, byte for byte)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.timeout(60)
+
+SERQ = str(Path(sys.executable).parent / "serq")
+
+PROGRAM = """def gap() = 0.5;
+let lam = 1;
+let b = 1;
+stage s : delay;
+workload { arrive poisson(lam); }
+session {
+  set t0 = now;
+  run s (gap() * b);
+  observe w = now - t0;
+  record req { wait = now - t0; }
+  end;
+}
+run { horizon 10; seed 1; }
+"""
+
+
+def _sweep(folder: Path, out: str, records: str, *args: str) -> str:
+    r = subprocess.run([SERQ, "sweep", "p.sq", "--seeds", "1..2", "--workers", "0", "--no-progress", "-o", out,
+                        "--records", records, *args], capture_output=True, text=True, cwd=folder, timeout=50,
+                       stdin=subprocess.DEVNULL)
+    assert r.returncode == 0, r.stderr
+    return r.stderr.splitlines()[-1]
+
+
+@pytest.fixture
+def folder(tmp_path):
+    (tmp_path / "p.sq").write_text(PROGRAM)
+    return tmp_path
+
+
+def _same(folder: Path, ext: str) -> None:
+    for name, whole in ((f"t.{ext}", f"whole.{ext}"), (f"t.points.{ext}", f"whole.points.{ext}"),
+                        (f"r.{ext}", f"wr.{ext}")):
+        if ext == "csv":
+            assert (folder / name).read_text() == (folder / whole).read_text(), name
+        else:
+            import pandas as pd
+
+            pd.testing.assert_frame_equal(pd.read_parquet(folder / name), pd.read_parquet(folder / whole))
+
+
+@pytest.mark.parametrize(("before", "now"), [
+    (("--set", "b=1,2"), ()),
+    (("--def", "gap=0.5", "--def", "gap=0.25"), ()),  # (a definition's body is text: it was a figure of words)
+])
+def test_a_name_no_longer_swept_is_left_out(folder, before, now):
+    _sweep(folder, "whole.csv", "wr.csv", "--set", "lam=0.5,1", *now)
+    _sweep(folder, "t.csv", "r.csv", "--set", "lam=0.5,1", *before)
+    said = _sweep(folder, "t.csv", "r.csv", "--set", "lam=0.5,1", *now)
+    assert "(0 run now, 4 resumed)" in said
+    header = (folder / "t.csv").read_text().splitlines()[0].split(",")
+    assert header[:7] == ["point", "lam", "seed", "status", "message", "warnings", "key"]
+    assert not {"b", "gap"} & set(header)
+    _same(folder, "csv")
+
+
+def test_a_swept_column_renamed_by_hand(folder):
+    _sweep(folder, "whole.csv", "wr.csv", "--set", "lam=0.5,1")
+    _sweep(folder, "t.csv", "r.csv", "--set", "lam=0.5,1")
+    for name in ("t.csv", "r.csv"):
+        rows = list(csv.reader(io.StringIO((folder / name).read_text())))
+        rows[0][rows[0].index("lam")] = "Lam"
+        out = io.StringIO()
+        csv.writer(out, lineterminator="\n").writerows(rows)
+        (folder / name).write_text(out.getvalue())
+    assert "(0 run now, 4 resumed)" in _sweep(folder, "t.csv", "r.csv", "--set", "lam=0.5,1")
+    _same(folder, "csv")
+
+
+def test_parquet_tables_too(folder):
+    pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    _sweep(folder, "whole.parquet", "wr.parquet", "--set", "lam=0.5,1")
+    _sweep(folder, "t.parquet", "r.parquet", "--set", "lam=0.5,1", "--set", "b=1,2")
+    assert "(0 run now, 4 resumed)" in _sweep(folder, "t.parquet", "r.parquet", "--set", "lam=0.5,1")
+    _same(folder, "parquet")
+
+
+def test_the_names_swept_now_still_resume(folder):
+    # (the runs of b=2 are left out, said so; those of b=1 resume with b a swept name as before)
+    _sweep(folder, "whole.csv", "wr.csv", "--set", "lam=0.5,1", "--set", "b=1")
+    _sweep(folder, "t.csv", "r.csv", "--set", "lam=0.5,1", "--set", "b=1,2")
+    assert "(0 run now, 4 resumed)" in _sweep(folder, "t.csv", "r.csv", "--set", "lam=0.5,1", "--set", "b=1")
+    _same(folder, "csv")
