@@ -179,18 +179,89 @@ def _endless_iterations(sim) -> list:
             and all(j.owner is None or _unpreempted(j.owner) for j in st.residents)]
 
 
-def _has_room(pend) -> bool:
-    """Whether the waiting hold ``pend`` has room now in each of its pools: what it needs (its demand, once an
-    admission attempt evaluated it and when it cannot change while it waits: ``info.pure``) fits, else what it
-    needs at least (its floor), else, neither known, each pool has a unit free. One without room waits for a
-    release as well, whatever admits it: a head of 5 units that an attempt found not to fit beside 2 free had
-    a unit free, and was taken as waiting for the stage's admission alone."""
+def _has_room(sim, x: Session) -> bool:
+    """Whether the hold session ``x`` waits with has room now in each of its pools: what it needs (its demand,
+    once an admission attempt evaluated it and when it cannot change while it waits: ``info.pure``) fits, else
+    what it needs at least (:func:`_least_needs`: its amounts bounded below over every state the run can reach)
+    fits in each pool where that is known, else, nothing known, each pool has a unit free. One without room
+    waits for a release as well, whatever admits it: a head of 5 units beside 2 free has a unit free, and was
+    taken as waiting for the stage's admission alone (as was one whose units read the clock, whose demand no
+    attempt keeps)."""
+    pend = x.pending
     demand = getattr(pend, "demand", None)
     if demand is not None:
         return _admission.fits(demand)
-    if pend.floor is not None:
-        return _admission.fits(pend.floor)
+    least = _least_needs(sim, x)
+    if least:
+        return _admission.fits(least)
     return all(p.used + p.reserved < p.cap for p in pend.pools)
+
+
+def _least_needs(sim, x: Session) -> list:
+    """``[(pool, 0.0, least)]``: for each pool of the hold session ``x`` waits with whose room needed
+    (``round_up(max(units, reserve))``) is bounded below over every state the run can reach from now, that
+    bound. A waiting session's attributes do not change and ``now`` only grows, so an amount that reads only
+    those, numbers and the operators and functions over them is bounded by evaluating it over intervals (the
+    clock from now up to inf: :func:`.step.stall._bound`, sound under the doubles); anything else it reads (an
+    observable, a draw) leaves that amount unknown. The floor known at the join (``pend.floor``) is such a
+    bound. Used at the end of a run (:meth:`Simulation.forever`), never by admission."""
+    from .step.stall import _bound
+
+    pend = x.pending
+    pools = pend.pools
+    node = getattr(pend.info, "node", None)
+    out = []
+    if node is None or len(node.pools) != len(pools):
+        return list(pend.floor or ())
+    attrs = x.attrs
+    ctx = {"now": sim.now}
+    for hp, pool in zip(node.pools, pools):
+        lows = []
+        for e in (hp.units, hp.reserve):
+            if e is None:
+                continue
+            fixed = _with_attributes(e, attrs)
+            box = None if fixed is None else _bound(fixed, ctx)
+            if box is not None:
+                lows.append(box[0])
+        if lows:
+            least = max(lows)
+            if least > 0.0:
+                out.append((pool, 0.0, pool.round_up(least)))
+    return out or list(pend.floor or ())
+
+
+def _beyond(sim, x: Session) -> bool:
+    """Whether the hold session ``x`` waits with needs more than some pool's capacity (its demand, else what it
+    needs at least: :func:`_least_needs`), so that it never fits, whatever frees."""
+    need = getattr(x.pending, "demand", None) or _least_needs(sim, x)
+    return any(n > pool.cap + EPS for pool, _u, n in need)
+
+
+def _with_attributes(e, attrs):
+    """``e`` with each attribute it reads written as its value now (a waiting session's attributes do not
+    change), for :func:`_least_needs`; None when it reads anything but attributes, numbers, ``now`` and the
+    operators and functions over them."""
+    if isinstance(e, N.Num):
+        return e
+    if isinstance(e, N.Attr):
+        v = attrs[e.slot]
+        return N.Num(value=float(v)) if isinstance(v, (int, float)) else None
+    if isinstance(e, N.Ctx):
+        return e if e.name == "now" else None
+    if isinstance(e, N.Unary):
+        a = _with_attributes(e.arg, attrs)
+        return None if a is None else N.Unary(op=e.op, arg=a)
+    if isinstance(e, N.Binary):
+        a, b = _with_attributes(e.lhs, attrs), _with_attributes(e.rhs, attrs)
+        return None if a is None or b is None else N.Binary(op=e.op, lhs=a, rhs=b)
+    if isinstance(e, N.Cond):
+        parts = [_with_attributes(y, attrs) for y in (e.test, e.then, e.orelse)]
+        return None if any(y is None for y in parts) else N.Cond(test=parts[0], then=parts[1], orelse=parts[2])
+    if isinstance(e, N.Call):
+        args = [_with_attributes(y, attrs) for y in e.args]
+        return None if any(y is None for y in args) else N.Call(fn=e.fn, args=args)
+    return None
 
 
 def _behind_heads(sim, via: dict[Session, Any], stuck: set[Session]) -> dict[Session, str]:
@@ -198,9 +269,12 @@ def _behind_heads(sim, via: dict[Session, Any], stuck: set[Session]) -> dict[Ses
     waits for ever (one of ``stuck``) in the order the stage serves its queues (the pools it admits from in
     their order, each pool's re-queued sessions first, then its queue in the order they joined), each with the
     label of the pool whose head it waits behind: the first head that does not fit stops the stage's
-    admissions (language.txt §3, head-of-line blocking), so they wait for ever too, room or none. A pool
-    whose queue is ordered by keys has its head chosen among all its queue: it blocks only when every session
-    queued there waits for ever (a session of it that does not may be the head); behind it, every one."""
+    admissions (language.txt §3, head-of-line blocking), so they wait for ever too, room or none. A queue
+    ordered by keys read at the join (``queue by (-serial)``: attributes and numbers) is kept in the order they
+    serve it, and is taken in that order: a newcomer of lesser keys may be admitted before its head, but the
+    sessions behind the head stay behind it. A pool whose queue is ordered by keys that change as it waits has
+    its head chosen among all its queue at each attempt: it blocks only when every session queued there waits
+    for ever (a session of it that does not may be the head); behind it, every one."""
     from .report import member_label
 
     served: dict[int, list[Pool]] = {}
@@ -215,7 +289,10 @@ def _behind_heads(sim, via: dict[Session, Any], stuck: set[Session]) -> dict[Ses
             label = member_label(pool)
             front = [x for x in pool.front if x in via]
             queue = [x for x in pool.queue if x in via]
-            keyed = getattr(pool, "keyed", None) is not None
+            # a queue whose keys were read at the join is kept in the order they serve it (KeyedQueue: the least
+            # keys first, ties in join order): a newcomer may go before its head, never lift the rest past it
+            keyed = getattr(pool, "keyed", None) is not None and not (
+                getattr(pool, "keyed_at_join", False) and not pool.queue.scan)
             for x in front if keyed else front + queue:
                 if head is not None:
                     out[x] = head
@@ -1194,7 +1271,10 @@ class Simulation:
             # a session queued at a pool a step stage admits to (`admit via`) whose hold has room now waits for
             # the stage's admission, not for a release: it waits for ever only when the stage never admits
             unadmitted = _unadmitted(via)
-            admitted = {x for x in via if x not in unadmitted and _has_room(x.pending)}
+            admitted = {x for x in via if x not in unadmitted and _has_room(self, x)}
+            # one that needs more than a pool's capacity (amounts that read the clock escape the join's rejection)
+            # never fits, whatever frees
+            beyond = {x for x in via if x not in admitted and _beyond(self, x)}
             # ... unless it is queued behind a head that waits for ever (head-of-line blocking): then so does
             # it, whatever frees; to the fixed point, each pass from the start with the sessions found so
             blocked: dict[Session, str] = {}
@@ -1211,7 +1291,8 @@ class Simulation:
                                                     for sl in p.holders):
                             freeing.add(p)
                             changed = True
-                    for x in [x for x in stuck if x not in blocked and any(p in freeing for p in waits[x])]:
+                    for x in [x for x in stuck if x not in blocked and x not in beyond
+                              and any(p in freeing for p in waits[x])]:
                         stuck.discard(x)
                         changed = True
                 behind = _behind_heads(self, via, stuck) if via else {}
