@@ -15,7 +15,9 @@ an engine no pool says ``admit via`` of (its requests would be admitted between 
 (vLLM does not know how many tokens a request has left: the output length is ``max_tokens`` at most),
 ``reserve held`` on the engine's pools (vLLM checks a reservation at admission only), a memory pool that
 does not ``preempt lifo`` or ``evict lru``, a ``queue by`` key of a pool the engine's requests wait in that
-reads ``waited`` other than as ``-waited`` (vLLM's waiting queue is first come first served: :func:`_waited_key`), and a constant chunk cap (vLLM's
+reads ``waited`` other than as ``-waited`` (vLLM's waiting queue is first come first served: :func:`_waited_key`), or
+whose first key that orders is neither that nor a send time (``queue by (prompt)``: :func:`_unsent_key`), and a
+constant chunk cap (vLLM's
 ``long_prefill_token_threshold`` lifts for a lone request: ``chunk long_prefill(reqs, C)`` says so).
 Served in admission order with no keys (no ``serve`` clause, or ``serve admission``), the program is
 vLLM's own scheduler and its configuration names no ``scheduler_cls``; any ``serve by`` keys, even
@@ -287,6 +289,16 @@ def _refuse_unrunnable(program: n.Program, stage: n.Stage, kv: n.Pool, admitted:
                               "where vLLM's waiting queue is first come first served (a preempted request at its "
                               "head), whatever a request has waited; `-waited` or `slo - waited` (a number less "
                               "`waited`) alone orders as vLLM does", base)
+    sent = _send_times(program)
+    for pool in (kv, *admitted):
+        key = _unsent_key(pool.queue, sent) if pool.admit_via is not None else None
+        if key is not None:
+            raise TargetError(_span(key) or pool.span, f"pool `{pool.name}` orders the requests waiting for "
+                              f"`{stage.name}` by a key that is not the order they were sent in (a shortest "
+                              "prompt or a priority first), where vLLM's waiting queue is first come first "
+                              "served (a preempted request at its head); an attribute set to `now` when the "
+                              "request is sent (`set t0 = now;`, `queue by (t0)`) or `-waited` orders as vLLM "
+                              "does", base)
     lifo = n.PreemptBy(keys=[n.Unary(op="-", arg=n.Ctx(name="admission"))], requeue="head")
     preempt = kv.preempt
     if not (isinstance(preempt, n.PreemptBy) and preempt.requeue == "head" and len(preempt.keys) == 1
@@ -303,8 +315,7 @@ def _waited_key(queue: Any) -> Any:
     (after ``--set``: a conditional on a constant is the branch it takes; serq_sim.pools.model's
     ``falls_with_waited``), None when there is none. ``-waited``, the longest wait first, is vLLM's first come
     first served (requests that joined at one instant tie, and a tie keeps the
-    order they joined in); keys of the session's attributes are taken as its arrival order, as the scenario
-    programs' ``(t0, idx)`` are, which a target cannot tell from another order of them."""
+    order they joined in). A key of attributes is judged by :func:`_unsent_key`."""
     from serq_sim.pools.model import falls_with_waited
 
     if not isinstance(queue, n.QueueBy):
@@ -313,6 +324,43 @@ def _waited_key(queue: Any) -> Any:
         folded = _folded(key)
         if not falls_with_waited(folded) and any(isinstance(x, n.Ctx) and x.name == "waited" for x in _walk(folded)):
             return key
+    return None
+
+
+def _send_times(program: n.Program) -> set[int]:
+    """The attribute slots that hold a send time: every write of them is ``set X = now`` (none by a
+    ``choose``, a preset or the language)."""
+    now: set[int] = set()
+    other: set[int] = set()
+    for x in _walk_program(program):
+        if isinstance(x, n.Set):
+            (now if isinstance(x.value, n.Ctx) and x.value.name == "now" else other).add(x.slot)
+        elif isinstance(x, n.Choose):
+            other.add(x.slot)
+    for preset in program.workload.presets:
+        other.update(v.slot for v in preset.attrs)
+        other.update(v.slot for turn in preset.turns for v in turn)
+    return {slot for slot in now - other if not program.attributes[slot].builtin}
+
+
+def _unsent_key(queue: Any, sent: set[int]) -> Any:
+    """The first ``queue by`` key that orders (after ``--set``: :func:`_folded`; a number orders nothing)
+    when it is neither a send time (an attribute of ``sent``) nor a key that falls with ``waited``
+    (``-waited``, ``slo - waited``), None when there is none: a waiting order by anything else (``queue by
+    (prompt)``, ``queue by (prio, t0)``) is not vLLM's first come first served. The keys after a send time
+    order only the requests sent at one instant, which vLLM takes in the order they were submitted, as the
+    scenario programs' ``(t0, idx)`` does."""
+    from serq_sim.pools.model import falls_with_waited
+
+    if not isinstance(queue, n.QueueBy):
+        return None
+    for key in queue.keys:
+        folded = _folded(key)
+        if isinstance(folded, n.Num):
+            continue
+        if falls_with_waited(folded) or (isinstance(folded, n.Attr) and folded.slot in sent):
+            return None
+        return key
     return None
 
 
