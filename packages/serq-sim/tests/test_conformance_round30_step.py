@@ -220,3 +220,37 @@ def test_a_budget_and_a_chunk_are_read_again_at_every_iteration(monkeypatch, src
     r, o = run(src, monkeypatch)
     assert _done(o["done"]) == done
     assert _fields(_engine(r), want) == want
+
+
+# Three decodes of 3 arriving at 0, 0.5 and 1 through `admit via` on `budget 1 + 2 · decoders`, each
+# taking `budget_left(E)` units of a probe pool when it is admitted (used(probe), read in the body, sums
+# them).
+BUDGET_READS_DECODERS = """
+pool reqs { cap 10; admit via E; }
+pool probe { cap 100; }
+stage E : step { budget 1 + 2 * decoders; cost 1; }
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  run d (serial * 0.5);
+  hold reqs (1), probe (budget_left(E)) { observe b = used(probe); run E decode (3); }
+  observe done = now;
+}
+run { horizon 20; }
+"""
+
+
+def test_a_budget_reads_the_decoders_resident_before_the_iteration(monkeypatch):
+    """At 0 no resident: budget 1; s0 is admitted with budget_left 1 and takes it. At 1 (s2's delay ends
+    before the iteration it was scheduled beside: both at 1, planned after both) one decoder: budget 3; s0
+    takes 1, s1 is admitted with budget_left 2 and takes 1, s2 with 1 and takes the last. At 2 three
+    decoders: budget 7, three tokens; s0 is done at 3; at 3 two: budget 5, two tokens; s1 and s2 done at
+    4. probe: 1, 1 + 2, 3 + 1. Tokens 1 + 3 + 3 + 2 = 9 over budgets 1 + 3 + 7 + 5 = 16; reqs waits 0,
+    0.5, 0."""
+    r, o = run(BUDGET_READS_DECODERS, monkeypatch)
+    assert o["b"] == [(0, 0.0, 1.0), (1, 1.0, 3.0), (2, 1.0, 4.0)]
+    assert _done(o["done"]) == {0: 3.0, 1: 4.0, 2: 4.0}
+    want = {"iterations": 4, "tokens": 2.25, "token_utilisation": 9 / 16, "batch": 2.25}
+    assert _fields(_engine(r), want) == want
+    reqs = next(p for p in report_json(r)["pools"] if p["name"] == "reqs")
+    assert (reqs["admissions"], reqs["wait"], reqs["queue"]) == (3, 0.5 / 3, 0.025)

@@ -292,3 +292,46 @@ def test_turns_and_ended_count_from_the_warm_up(monkeypatch, w, turns, think, s)
     assert (j["turns"], j["ended"], j["arrivals"]) == (turns, 2, 2)
     assert _fields(_stage(j, "think"), think) == think
     assert _fields(_stage(j, "s"), s) == pytest.approx(s, rel=1e-12)
+
+
+# Sessions every 2 s from 2 (renewal(2)), each a prefill of 1 token and a decode of 2 on an engine of one
+# token an iteration (1 s). s0: prefill [2, 3], decode [3, 5]. s1 (at 4): prefill [5, 6], decode [6, 8].
+# s2 (at 6) waits behind s1's decode (admission order, one token a step): prefill [8, 9], decode from 9.
+# s3 (at 8) and s4 (at 10) get nothing before the horizon.
+RECORDED_REQUESTS = """
+stage E : step { budget 1; cost 1; }
+workload { arrive renewal(2); }
+session {
+  set t0 = now;
+  run E prefill (1);
+  set ft = now;
+  run E decode (2);
+  record req { sent = t0; first_token = ft; last_token = now; output = 3; }
+}
+run { horizon 10; warmup 3; }
+"""
+
+
+def test_the_request_metrics_take_the_requests_sent_from_the_warm_up(monkeypatch):
+    """The records keep s1's row alone (s0 was sent at 2, before the warm-up's end): TTFT 6 - 4 = 2, E2E
+    latency 8 - 4 = 4, TPOT (8 - 6) / 2 = 1, 1 request over 7 s, 3 output tokens. The inter-token gaps are
+    the requests' sent from the warm-up: s1's 7 - 6 and 8 - 7 and s2's 10 - 9, three of 1. The engine counts
+    the requests that end from the warm-up whatever their send time, s0's at 5 and s1's at 8: 2 over 7 s;
+    its runs done from 3: s0's prefill at 3 (at the warm-up) and decode at 5, s1's two, s2's prefill: 5,
+    their times there 1, 2, 2, 2 (s1's prefill joined at 4, served at 5) and 3 (s2's, 6 to 9); its
+    iterations planned from 3, at 3, 4, …, 10 (the horizon's included): 8 of one token, two of them
+    prefills only (at 5 and 8). Live: s0 on [3, 5], s1 on [4, 8], s2 on [6, 10], s3 on [8, 10]: 12 over 7;
+    ended 2."""
+    r, _o = run(RECORDED_REQUESTS, monkeypatch)
+    j = report_json(r)
+    assert (j["arrivals"], j["ended"], j["mean_live"], j["records"]) == (5, 2, 12 / 7, {"req": 1})
+    q = j["requests"]
+    assert _fields(q, {"completed": 1, "duration": 7.0, "total_output_tokens": 3.0,
+                       "request_throughput": 1 / 7, "output_throughput": 3 / 7}) == \
+        {"completed": 1, "duration": 7.0, "total_output_tokens": 3.0, "request_throughput": 1 / 7,
+         "output_throughput": 3 / 7}
+    assert {k: (q[k]["count"], q[k]["mean"]) for k in ("ttft", "tpot", "itl", "e2el")} == \
+        {"ttft": (1, 2.0), "tpot": (1, 1.0), "itl": (3, 1.0), "e2el": (1, 4.0)}
+    want = {"requests": 2, "request_throughput": 2 / 7, "completions": 5, "service": 2.0, "iterations": 8,
+            "prefill_only": 2, "decode_only": 6, "utilisation": 1.0, "present": 12 / 7}
+    assert _fields(_stage(j, "E"), want) == want
