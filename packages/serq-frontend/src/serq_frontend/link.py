@@ -275,8 +275,10 @@ class Linker:
                 raise self.error(pos, f"`{name}` is a built-in attribute; the language sets it")
             return
         if name in self.lets:
+            let = self.ctx.let_name_pos.get(name)
+            where = f"; the `let` is at {let.seen_from(pos)}" if let is not None and pos is not None else ""
             raise self.error(pos, f"`{name}` is a `let` constant and an attribute this sets: give them two "
-                             "names (the attribute would be read where the constant was meant)")
+                             f"names (the attribute would be read where the constant was meant{where})")
         if name in CONTEXT or name == "inf":
             raise self.error(pos, f"`{name}` is {_supplied(name)}; an attribute needs another name (`set "
                              f"{name} = …` would shadow it)")
