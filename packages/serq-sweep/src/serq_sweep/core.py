@@ -876,6 +876,29 @@ def cut_short(runs: Sequence[Mapping[str, Any]], judged: str) -> str | None:
             f"figures cover only the time simulated before the bound); {judged} on their figures all the same")
 
 
+def repeated_run(frame: Any) -> tuple[int, str] | None:
+    """Where and what is wrong with a table of runs (a DataFrame with ``seed``) that holds one run in two rows,
+    one point (``point`` and the swept names, :func:`point_columns`), one seed and one key twice: the second
+    row's place and the message; None when each run is in one row. A row copied by hand (or two tables of one
+    sweep joined) was a second seed of its point to ``serq plot``'s mean and CI and to ``aggregate``: the run
+    counted twice, the band narrower than its seeds give. (Rows of one key alone are no such pair: points whose
+    IR is one, a program and its copy, share a run.)"""
+    column = {str(c): c for c in frame.columns}
+    if "seed" not in column:
+        return None
+    by = [*(["point"] if "point" in column else []), *point_columns(list(column)), "seed",
+          *(["key"] if "key" in column else [])]
+    seen: dict[tuple, int] = {}
+    for j, row in enumerate(zip(*(frame[column[c]].tolist() for c in by))):
+        row = tuple(None if isinstance(v, float) and math.isnan(v) else v for v in row)
+        if row in seen:
+            where = ", ".join(f"{clipped(c)} {clipped(show_value(v))}" for c, v in zip(by, row))
+            return j, (f"the table holds the run of {printable(where)} twice (rows {seen[row] + 1} and {j + 1}): a run "
+                       "is one row, and each seed of a point is counted once in its mean and CI; remove the copy")
+        seen[row] = j
+    return None
+
+
 def aggregate_rows(plan: Plan, columns: Sequence[str], table: Sequence[dict[str, Any]]
                    ) -> tuple[list[str], list[dict[str, Any]]]:
     """Per point across its seeds (runs that did not fail): ``runs``, and for every numeric figure

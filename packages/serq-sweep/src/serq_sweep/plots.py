@@ -289,6 +289,8 @@ def _curve_data(table: Any, x: str, y: str, hue: str | None) -> tuple[str, dict,
                         f"no {end} column, so not a table of serq sweep: the file holds no header line")
             shown_name = clipped(name)  # (a name of 100 000 characters was quoted whole, twice)
             raise UserError(f"{what} {shown_name}: no column {shown_name} ({said}){did_you_mean(name, map(str, cols))}")
+    if "status" in cols and not (points_table or search_table):  # (a sweep's runs: a records table has rows a run)
+        _runs_once(frame)
     if "status" in cols:
         frame = frame[frame["status"] != "error"]
     # before the figure is looked for: a table of runs that all failed has none of the figures, and --y was
@@ -341,6 +343,20 @@ def _curve_data(table: Any, x: str, y: str, hue: str | None) -> tuple[str, dict,
     else:
         title = f"{_drawn(fig)} (mean{', 95 % CI' if band or not read_as_is else ''} across seeds)"
     return fig, out, title, search_table and pd.api.types.is_integer_dtype(frame[y_column].dtype)
+
+
+def _runs_once(frame: Any) -> None:
+    """Refuse a table of runs that holds one run in two rows (:func:`serq_sweep.core.repeated_run`), at the
+    second row's seed when the table was read from a CSV file."""
+    from .core import repeated_run
+
+    found = repeated_run(frame)
+    if found is None:
+        return
+    second, why = found
+    lines = frame.attrs.get("serq_lines")
+    at = lines.located(frame.index[second], "seed", why) if isinstance(lines, _Lines) else None
+    raise UserError(at or why)
 
 
 def _one_point_per_x(frame: Any, cols: Sequence[str], x: str, hue: str | None, end: str) -> None:
