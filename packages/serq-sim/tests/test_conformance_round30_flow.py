@@ -70,6 +70,9 @@ session {
 }
 run { horizon 20; }
 """
+# the same with a fourth session that runs no work on p at 1.5
+PS_ZERO_RUN = PS_READS_A_POOL.replace("batch(3)", "batch(4)").replace(
+    "  observe done = now;", "  branch (serial == 3) { run d (1.5); run p (0); }\n  observe done = now;")
 FIFO2 = """
 stage f : fifo(2);
 workload { arrive batch(3); }
@@ -93,6 +96,10 @@ run { horizon 10; }
     # less 1.5; alone at 4: its 0.5 in 0.125, done at 2.875. (Read at every instant, s0 would have run at
     # 4 from 1 and been done at 1.75.) present 2.875 + 0.75 over 20; utilisation 2.875 over 20.
     (PS_READS_A_POOL, {2: 2.75, 0: 2.875, 1: 11.0}, "p",
+     {"present": 3.625 / 20, "utilisation": 2.875 / 20, "service": (2.875 + 0.75) / 2, "completions": 2}),
+    # A run of no work at 1.5 completes at once and is no job of p: φ is not read again then (read then,
+    # s0 would run at 4 from 1.5 and be done at 2.25, s2 at 2.5); the figures are the row above's.
+    (PS_ZERO_RUN, {3: 1.5, 2: 2.75, 0: 2.875, 1: 11.0}, "p",
      {"present": 3.625 / 20, "utilisation": 2.875 / 20, "service": (2.875 + 0.75) / 2, "completions": 2}),
     # fifo(2), works 3, 1, 2: s0 and s1 start at 0; s2 waits for s1 (done at 1) and runs over [1, 3].
     # present 3 on [0, 1], 2 on [1, 3]: 7 over 10; utilisation 2 busy servers over [0, 3]: 6 / (2 · 10).

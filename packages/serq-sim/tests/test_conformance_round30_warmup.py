@@ -335,3 +335,35 @@ def test_the_request_metrics_take_the_requests_sent_from_the_warm_up(monkeypatch
     want = {"requests": 2, "request_throughput": 2 / 7, "completions": 5, "service": 2.0, "iterations": 8,
             "prefill_only": 2, "decode_only": 6, "utilisation": 1.0, "present": 12 / 7}
     assert _fields(_stage(j, "E"), want) == want
+
+
+# cap 2: s0 holds 2 over [0, 4]; s1 waits for 1 from 0 and holds it over [4, 5]; s2 asks 3 at 0 and s3
+# 5 at 5: both can never fit and are rejected, their sessions ended. Warm-up 3.
+REJECTED = """
+pool m { cap 2; }
+stage d : delay;
+workload { arrive batch(4); }
+session {
+  branch (serial == 0) { hold m (2) { run d (4); } }
+  branch (serial == 1) { hold m (1) { run d (1); } }
+  branch (serial == 2) { hold m (3) { run d (1); } }
+  branch (serial == 3) { run d (5); hold m (5) { run d (1); } }
+  observe done = now;
+}
+run { horizon 10; warmup 3; }
+"""
+
+
+def test_a_wait_begun_before_the_warm_up_counts_whole_and_rejections_from_it(monkeypatch):
+    """s1's admission at 4 is in the window and its wait counts whole, 4 (from 0); s3's rejection at 5
+    counts, s2's at 0 does not. used 2 on [3, 4], 1 on [4, 5]: 3 over 7; queue s1 on [3, 4]: 1 over 7;
+    holders s0 then s1 over [3, 5]: 2 over 7; ended s0 at 4, s1 and s3 at 5 (s2 at 0 is before it)."""
+    r, o = run(REJECTED, monkeypatch)
+    # a rejected session ends at its hold: s2 and s3 take no sample
+    assert o["done"] == [(0, 4.0, 4.0), (1, 5.0, 5.0)]
+    want = {"admissions": 1, "wait": 4.0, "rejections": 1, "used": 3 / 7, "queue": 1 / 7, "holders": 2 / 7,
+            "over_cap": 0}
+    assert _fields(pool_json(r, "m"), want) == want
+    j = report_json(r)
+    assert (j["ended"], j["arrivals"]) == (3, 4)
+    assert j["codes"] == ["rejected"]
