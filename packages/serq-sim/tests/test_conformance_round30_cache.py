@@ -150,3 +150,50 @@ def test_an_evicted_prefix_spills_to_a_tier_and_is_read_back(monkeypatch, block,
     assert _fields(pool_json(r, "cpu"), cpu) == cpu
     stage = next(s for s in report_json(r)["stages"] if s["name"] == "link")
     assert _fields(stage, link) == link
+
+
+# Three sessions at 0, 1.5 and 3 each hold 4 of kv (cap 6) for 1 s and cache 4, so each admission evicts
+# the entry before it, which kv spills to cpu over link (a write of 4 s); a DROP after the hold; then at 8
+# each reads back what cpu has of its prefix.
+SPILLS_IN_FLIGHT = """
+pool kv { cap 6; evict lru; spill cpu via link (size) when (1); }
+pool cpu { cap CPU; evict lru; }
+stage link : delay;
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  run d (serial * 1.5);
+  hold kv (4) { run d (1); } cache (4);
+  run d (0.5);
+  DROP
+  run d (8 - serial * 1.5 - 1.5);
+  hold cpu (hc) reuse (hc) at admission (hc = cachedin(cpu)) { observe c = cached; } cache (0);
+}
+run { horizon 20; }
+"""
+
+
+@pytest.mark.parametrize("cap, drop, back, cpu", [
+    # cpu of 5: s0's 4 take their room in cpu at 1.5 (its write over [1.5, 5.5]); at 3 s1's 4 need room
+    # beside them (4 + 4 > 5): cpu evicts s0's, still on its way (least recently released), and nothing
+    # lands for it at 5.5; s1's land at 7. At 8 s0 finds 0, s1 4, s2 0 (its entry is still on kv). cpu
+    # cached: s0's 4 on [1.5, 3], s1's on [3, 8] (consumed at 8): 26 over 20; one eviction of 4.
+    (5, "", [0.0, 4.0, 0.0], {"cached": 1.3, "evicted_entries": 1, "evicted_units": 4.0, "admissions": 3}),
+    # cpu of 10 and a drop of cpu after each hold: s0 drops at 1.5, after s1's admission (its delay,
+    # scheduled at 0, ends first) began the write of s0's prefix; s1 drops at 3, after s2's began its
+    # own. Each drop finds nothing landed and drops nothing: the units land at 5.5 and 7 and are found at
+    # 8. cpu cached: 4 on [1.5, 8], 4 on [3, 8]: 46 over 20.
+    (10, "drop cpu;", [4.0, 4.0, 0.0], {"cached": 2.3, "evicted_entries": 0, "evicted_units": 0.0,
+                                         "admissions": 3}),
+])
+def test_units_on_their_way_to_a_tier(monkeypatch, cap, drop, back, cpu):
+    r, o = run(SPILLS_IN_FLIGHT.replace("CPU", str(cap)).replace("DROP", drop), monkeypatch)
+    assert o["c"] == [(s, 8.0, v) for s, v in enumerate(back)]
+    # kv: 4 each for 1 s: 12 over 20; cached s0's on [1, 1.5], s1's on [2.5, 3], s2's on [4, 20]: 68
+    kv = {"used": 0.6, "cached": 3.4, "admissions": 3, "evicted_entries": 2, "evicted_units": 8.0, "spills": 2}
+    assert _fields(pool_json(r, "kv"), kv) == kv
+    assert _fields(pool_json(r, "cpu"), cpu) == cpu
+    # the writes over [1.5, 5.5] and [3, 7]: present 8 over 20, busy 5.5 over 20
+    link = next(s for s in report_json(r)["stages"] if s["name"] == "link")
+    assert _fields(link, {"completions": 2, "present": 0.4, "utilisation": 0.275}) == \
+        {"completions": 2, "present": 0.4, "utilisation": 0.275}
