@@ -254,3 +254,29 @@ def test_a_budget_reads_the_decoders_resident_before_the_iteration(monkeypatch):
     assert _fields(_engine(r), want) == want
     reqs = next(p for p in report_json(r)["pools"] if p["name"] == "reqs")
     assert (reqs["admissions"], reqs["wait"], reqs["queue"]) == (3, 0.5 / 3, 0.025)
+
+
+# s0 holds 8 of kv and decodes 3; s1 holds 4 and prefills 8; the budget reads the decoders' KV and the
+# chunk the prefills'.
+BUDGET_READS_KV = """
+pool kv { cap 100; }
+stage E : step { budget 2 + kv_decode / 4; chunk kv_prefill / 2; cost 1; memory kv; }
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) { hold kv (8) { run E decode (3); } } else { hold kv (4) { run E prefill (8); } }
+  observe done = now;
+}
+run { horizon 10; }
+"""
+
+
+def test_a_budget_and_a_chunk_read_the_residents_kv(monkeypatch):
+    """kv_decode is the 8 s0 holds while it decodes, kv_prefill the 4 s1 holds: budget 2 + 8/4 = 4, chunk
+    4/2 = 2. [0, 1], [1, 2], [2, 3]: s0 1, s1 2 (s0 done at 3, s1 has 2 left); at 3 kv_decode is 0: budget
+    2, chunk 2: s1's last 2, done at 4. Tokens 3, 3, 3, 2: 11 over budgets 4 + 4 + 4 + 2 = 14; three
+    mixed iterations and one prefill-only."""
+    r, o = run(BUDGET_READS_KV, monkeypatch)
+    assert _done(o["done"]) == {0: 3.0, 1: 4.0}
+    want = {"iterations": 4, "mixed": 3, "prefill_only": 1, "tokens": 2.75, "token_utilisation": 11 / 14,
+            "batch": 1.75}
+    assert _fields(_engine(r), want) == want

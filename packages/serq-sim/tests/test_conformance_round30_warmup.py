@@ -367,3 +367,35 @@ def test_a_wait_begun_before_the_warm_up_counts_whole_and_rejections_from_it(mon
     j = report_json(r)
     assert (j["ended"], j["arrivals"]) == (3, 4)
     assert j["codes"] == ["rejected"]
+
+
+# Two decodes of 2 on an engine of one token a step, then each session runs 1 + serial on a fifo(2) and 1
+# on a ps(1); s2 goes to the fifo at once.
+GAUGED_STAGES = """
+stage E : step { budget 1; cost 1; }
+stage f : fifo(2);
+stage p : ps(1);
+gauge b = busy(E);
+gauge q = queue(E);
+gauge bf = busy(f) + 10 * queue(f);
+gauge bp = busy(p);
+workload { arrive batch(3); }
+session {
+  branch (serial < 2) { run E decode (2); }
+  run f (1 + serial);
+  run p (1);
+}
+run { horizon 10; }
+"""
+
+
+def test_gauges_of_stage_observables(monkeypatch):
+    """docs/language.md: `queue(s)` the jobs at the stage (a step stage's residents), `busy(s)` those in
+    service (the jobs the running iteration serves). E: s0's two tokens over [0, 2], s1's over [2, 4]:
+    busy 1 on [0, 4] (4 over 10), residents 2 on [0, 2], 1 on [2, 4] (6 over 10). f: s2 runs 3 over [0,
+    3], s0 1 over [2, 3], s1 2 over [4, 6], none waiting: busy + 10 · queue is 11 a job: 11 · 2 + 22 + 11 ·
+    2 = 66 over 10. p: s2 and s0 from 3 at 1/2 each (done at 5), s1 over [6, 7]: 2 · 2 + 1 over 10."""
+    r, _o = run(GAUGED_STAGES, monkeypatch)
+    g = report_json(r)["gauges"]
+    assert {k: (v["mean"], v["min"], v["max"]) for k, v in g.items()} == \
+        {"b": (0.4, 0.0, 1.0), "q": (0.6, 0.0, 2.0), "bf": (6.6, 0.0, 22.0), "bp": (0.5, 0.0, 2.0)}
