@@ -280,3 +280,35 @@ def test_a_budget_and_a_chunk_read_the_residents_kv(monkeypatch):
     want = {"iterations": 4, "mixed": 3, "prefill_only": 1, "tokens": 2.75, "token_utilisation": 11 / 14,
             "batch": 1.75}
     assert _fields(_engine(r), want) == want
+
+
+# s0 decodes 4 growing a hold of 2 on kv (cap 5, preempt none); s1 holds 3 of kv outside the engine until
+# 2.5; s2 comes to the engine at 1.5 with a decode of 3 that holds nothing.
+A_STALLED_GROWER = """
+pool kv { cap 5; preempt none; }
+stage E : step { budget 10; cost 1; memory kv; }
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  branch (serial == 0) { hold kv (2) { run E decode (4) growing kv; } }
+  branch (serial == 1) { hold kv (3) { run d (2.5); } }
+  branch (serial == 2) { run d (1.5); run E decode (3); }
+  observe done = now;
+}
+run { horizon 10; }
+"""
+
+
+def test_a_grower_that_waits_takes_no_token_and_the_others_go_on(monkeypatch):
+    """§3 grow: "If it does not fit: with preempt none the session waits and resumes where it was"; a
+    growing job "first grows its hold to the position it will reach". s0's tokens 1 and 2 fit its 2 ([0,
+    1], [1, 2]); at 2 its third needs 3 units, 3 + 3 > 5: it waits and takes nothing, and s2 takes 1 over
+    [2, 3]. s1's release at 2.5 lets the growth through (used 3 + 0); at 3 s0 takes its third token and s2
+    its second, at 4 s0 grows to 4 for its last and s2 takes its last: both done at 5. Tokens 1, 1, 1, 2,
+    2: 7 over 5 iterations; used s0 2 · 2.5 + 3 · 1.5 + 4, s1 3 · 2.5: 21 over 10."""
+    r, o = run(A_STALLED_GROWER, monkeypatch)
+    assert _done(o["done"]) == {1: 2.5, 0: 5.0, 2: 5.0}
+    want = {"iterations": 5, "decode_only": 5, "tokens": 1.4, "utilisation": 0.5, "present": 0.85}
+    assert _fields(_engine(r), want) == want
+    kv = next(p for p in report_json(r)["pools"] if p["name"] == "kv")
+    assert (kv["used"], kv["holders"], kv["preemptions"], kv["admissions"]) == (2.1, 0.75, 0, 2)
