@@ -312,3 +312,35 @@ def test_a_grower_that_waits_takes_no_token_and_the_others_go_on(monkeypatch):
     assert _fields(_engine(r), want) == want
     kv = next(p for p in report_json(r)["pools"] if p["name"] == "kv")
     assert (kv["used"], kv["holders"], kv["preemptions"], kv["admissions"]) == (2.1, 0.75, 0, 2)
+
+
+# s0 prefills 6 and decodes 3; s1 comes at 2.5 and prefills 2, decodes 2; both through `admit via`.
+EXCLUSIVE = """
+pool reqs { cap 10; admit via E; }
+stage E : step { budget 4; cost 1; serve exclusive prefill; }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  branch (serial == 1) { run d (2.5); }
+  hold reqs (1) { run E prefill (serial == 0 ? 6 : 2); set ft = now; run E decode (serial == 0 ? 3 : 2); }
+  observe first = ft;
+  observe done = now;
+}
+run { horizon 10; }
+"""
+
+
+def test_exclusive_prefill_displaces_the_tentative_decodes(monkeypatch):
+    """§3: "serve exclusive prefill selects either one prefill alone or a decode-only batch. A resident
+    prefill takes precedence. Otherwise resident decodes are tentative: while budget is left, a waiting
+    prefill that fits can replace them and use the full budget". s0 is admitted at 0 and prefills alone,
+    4 then 2 (done at 2); at 2 its decode is a batch of one ([2, 3]). At 3 s1 waits (from 2.5): its
+    prefill displaces s0's tentative decode and takes the budget, 2 over [3, 4]; from 4 both decode, s0
+    its last 2 and s1 its 2: both done at 6. Three prefill-only iterations (4, 2, 2 tokens) and three
+    decode-only (1, 2, 2): 13 over 24; present s0 on [0, 6], s1 on [3, 6]."""
+    r, o = run(EXCLUSIVE, monkeypatch)
+    assert _done(o["done"]) == {0: 6.0, 1: 6.0}
+    assert {s: v for s, _t, v in o["first"]} == {0: 2.0, 1: 4.0}
+    want = {"iterations": 6, "prefill_only": 3, "decode_only": 3, "mixed": 0, "tokens": 13 / 6,
+            "token_utilisation": 13 / 24, "batch": 8 / 6, "present": 0.9, "completions": 4}
+    assert _fields(_engine(r), want) == want
