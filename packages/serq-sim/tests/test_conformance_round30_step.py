@@ -344,3 +344,31 @@ def test_exclusive_prefill_displaces_the_tentative_decodes(monkeypatch):
     want = {"iterations": 6, "prefill_only": 3, "decode_only": 3, "mixed": 0, "tokens": 13 / 6,
             "token_utilisation": 13 / 24, "batch": 8 / 6, "present": 0.9, "completions": 4}
     assert _fields(_engine(r), want) == want
+
+
+# Decodes of 400 (s0 at 0), 100 (s1 at 10.1) and 50 (s2 at 20.2) tokens on two tokens a step of 0.25 s:
+# long stretches of decode-only steps, the engine's quiet rounds.
+LONG_DECODES = """
+stage E : step { budget 2; cost 0.25; }
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  run d (serial * 10.1);
+  run E decode (serial == 0 ? 400 : serial == 1 ? 100 : 50);
+  observe done = now;
+}
+run { horizon 200; }
+"""
+
+
+def test_long_decodes_share_the_budget_in_admission_order(monkeypatch):
+    """Steps at every multiple of 0.25 (exact in binary) from 0 to 100, s0 one token in each: done at 100.
+    s1 joins at 10.1 and is first served at 10.25: its 100 tokens end at 35.25. s2 joins at 20.2 but s0
+    and s1, admitted before it, take the budget until 35.25; its 50 tokens then end at 47.75. 400 steps;
+    tokens 400 + 100 + 50 = 550 over budgets of 800; present 100 + 25.15 + 27.55 over 200."""
+    r, o = run(LONG_DECODES, monkeypatch)
+    assert _done(o["done"]) == {1: 35.25, 2: 47.75, 0: 100.0}
+    want = {"iterations": 400, "decode_only": 400, "tokens": 1.375, "token_utilisation": 0.6875,
+            "utilisation": 0.5, "completions": 3}
+    assert _fields(_engine(r), want) == want
+    assert _engine(r)["present"] == pytest.approx(152.7 / 200, rel=1e-12)
