@@ -399,3 +399,46 @@ def test_gauges_of_stage_observables(monkeypatch):
     g = report_json(r)["gauges"]
     assert {k: (v["mean"], v["min"], v["max"]) for k, v in g.items()} == \
         {"b": (0.4, 0.0, 1.0), "q": (0.6, 0.0, 2.0), "bf": (6.6, 0.0, 22.0), "bp": (0.5, 0.0, 2.0)}
+
+
+# Decodes of 400 (s0 at 0), 100 (s1 at 10.1) and 50 (s2 at 20.2) tokens, steps of 0.25 s, a budget of 2
+# before 30 and 1 from it; each records its request (the first token is a run of its own).
+QUIET_ROUNDS = """
+stage E : step { budget now < 30 ? 2 : 1; cost 0.25; }
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  run d (serial * 10.1);
+  set t0 = now;
+  set n = serial == 0 ? 400 : serial == 1 ? 100 : 50;
+  run E decode (1);
+  set ft = now;
+  run E decode (n - 1);
+  record req { sent = t0; first_token = ft; last_token = now; output = n; }
+}
+run { horizon 200; warmup 5; }
+"""
+
+
+def test_inter_token_gaps_across_quiet_rounds_and_a_budget_that_falls(monkeypatch):
+    """s0 takes a token every 0.25 from 0: 120 by 30, then alone in the budget of 1 its other 280, done
+    at 100. s1 (sent 10.1) takes tokens at 10.5, 10.75, …, 30 (79), then none until s0 is done: its 80th at
+    100.25 and its last at 105.25. s2 (sent 20.2) gets its first at 105.5 and its last at 117.75.
+
+    The records of the requests sent from 5, s1 and s2: TTFT 0.4 and 85.3, E2E 95.15 and 97.55, TPOT
+    94.75/99 and 12.25/49. Their gaps: s1's 78 + 20 of 0.25 and one of 70.25, s2's 49 of 0.25: 148 with
+    a sum of 107. The steps planned from 5, at 5, 5.25, …, 117.5: 451; tokens 21 + 2 · 79 + 280 + 21 + 50
+    = 530 over budgets of 2 · 100 + 351."""
+    r, _o = run(QUIET_ROUNDS, monkeypatch)
+    j = report_json(r)
+    q = j["requests"]
+    got = {k: (q[k]["count"], q[k]["mean"]) for k in ("ttft", "tpot", "itl", "e2el")}
+    want = {"ttft": (2, 42.85), "tpot": (2, (94.75 / 99 + 0.25) / 2), "itl": (148, 107 / 148),
+            "e2el": (2, 96.35)}
+    assert got.keys() == want.keys()
+    for k, (n, mean) in want.items():
+        assert got[k][0] == n and math.isclose(got[k][1], mean, rel_tol=1e-12), (k, got[k], want[k])
+    e = _stage(j, "E")
+    assert (e["iterations"], e["requests"], e["decode_only"]) == (451, 3, 451)
+    assert math.isclose(e["tokens"], 530 / 451, rel_tol=1e-12)
+    assert math.isclose(e["token_utilisation"], 530 / 551, rel_tol=1e-12)
