@@ -102,11 +102,31 @@ def resolve(name: str, columns: Iterable[str]) -> str:
             raise UnknownFigure(f"no figure {shown!r} in the results: a figure is named by its path, {paths} "
                                 "(FIGURE:mean and FIGURE:ci are a points table's columns of its mean and CI across "
                                 "the seeds)")
+    members = _members(stem if colon and stat in ("mean", "ci") else name, cols)
+    if members:
+        listed = ", ".join(f"`{clipped(c)}`" for c in members[:3]) + (f", …, `{clipped(members[-1])}`"
+                                                                     if len(members) > 3 else "")
+        raise UnknownFigure(f"no figure {shown!r} in the results: it names a family's figure, which each member "
+                            f"has under its index: {listed} ({len(members)} member(s)); name one")
     hint = did_you_mean(stem if colon and stat in ("mean", "ci") else name, _names(cols))
     if not hint:
         near = [c for c in cols if name.split(".")[-1] in c.split(".")][:6]
         hint = f" (figures with {clipped(name.split('.')[-1])!r}: {', '.join(near)})" if near else ""
     raise UnknownFigure(f"no figure {shown!r} in the results{hint}")
+
+
+def _members(name: str, cols: list[str]) -> list[str]:
+    """The columns that are ``name`` (or end with ``.name``) but for a member's index (``pools.kv.used`` names
+    ``pools.kv[0].used``, ``pools.kv[1].used``, …), in the table's order; the columns of one path of members
+    only (``kv.used`` of ``pools.kv[0].used`` and ``stages.kv[0].used`` is none)."""
+    import re
+
+    found: dict[str, list[str]] = {}
+    for c in cols:
+        bare = re.sub(r"\[\d+\]", "", c)
+        if bare != c and (bare == name or bare.endswith("." + name)):
+            found.setdefault(bare, []).append(c)
+    return next(iter(found.values())) if len(found) == 1 else []
 
 
 def _names(cols: list[str]) -> list[str]:
