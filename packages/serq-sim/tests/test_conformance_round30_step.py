@@ -372,3 +372,41 @@ def test_long_decodes_share_the_budget_in_admission_order(monkeypatch):
             "utilisation": 0.5, "completions": 3}
     assert _fields(_engine(r), want) == want
     assert _engine(r)["present"] == pytest.approx(152.7 / 200, rel=1e-12)
+
+
+# Two decodes of 20 growing holds of 4 on kv (cap 32, blocks of 4, preempt lifo): s0 from 0, s1 from 2.
+GROWING_IN_BLOCKS = """
+pool kv { cap 32; block 4; preempt lifo; }
+stage E : step { budget 2; cost 1; memory kv; }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  run d (serial * 2);
+  hold kv (4) { observe a = now; run E decode (20) growing kv; }
+  observe done = now;
+}
+run { horizon 50; }
+"""
+
+
+def test_decodes_growing_block_by_block_until_one_preempts_the_other(monkeypatch):
+    """§3: "a growing job first grows its hold to the position it will reach (block by block, preempting
+    if needed)"; preempt lifo's victim "was admitted last"; it "re-enters the head of the pool's queue".
+    The step at t takes s0 to t + 1 and s1 (from 2) to t - 1, each hold grown to the block its position
+    reaches. At 15 they hold 16 and 16 (32); at 16 s0 needs 20: s1, admitted last, is preempted (its
+    16 released, nothing cached: no cache clause) and gives its token back; s0 grows to 20. kv is no
+    engine's queue, so s1 is admitted again at the next settle, at 17 (20 + 4 ≤ 32), and decodes its 20
+    from the start: done at 37; s0 at 20.
+
+    used: s0 4 · (4 + 8 + 12 + 16 + 20) = 240; s1 first 4 · 4 + 4 · 8 + 4 · 12 + 2 · 16 = 128; again 240:
+    608 over 50. Tokens 2 · 1 + 14 · 2 + 1 + 3 · 2 + 17 · 1 = 54 in 37 steps."""
+    r, o = run(GROWING_IN_BLOCKS, monkeypatch)
+    assert [(s, t) for s, t, _v in o["a"]] == [(0, 0.0), (1, 2.0), (1, 17.0)]
+    assert _done(o["done"]) == {0: 20.0, 1: 37.0}
+    kv = next(p for p in report_json(r)["pools"] if p["name"] == "kv")
+    assert _fields(kv, {"used": 12.16, "queue": 0.02, "wait": 1 / 3, "admissions": 3, "preemptions": 1,
+                        "stuck": 0, "cached": 0.0}) == \
+        {"used": 12.16, "queue": 0.02, "wait": 1 / 3, "admissions": 3, "preemptions": 1, "stuck": 0,
+         "cached": 0.0}
+    want = {"iterations": 37, "tokens": 54 / 37, "completions": 2, "service": 20.0, "present": 1.08}
+    assert _fields(_engine(r), want) == want
