@@ -106,9 +106,10 @@ def test_an_order_by_anything_else_is_refused_at_its_key(tmp_path, queue, key, s
     col = source[2].index(key) + 1
     assert lines[0] == (f"{path}:3:{col}: error: pool `reqs` orders the requests waiting for `engine` by a key that "
                         "is not the order they were sent in (a shortest prompt or a priority first), where vLLM's "
-                        "waiting queue is first come first served (a preempted request at its head); an attribute "
-                        "set to `now` when the request is sent (`set t0 = now;`, `queue by (t0)`) or `-waited` "
-                        "orders as vLLM does"), lines
+                        "waiting queue is first come first served (a preempted request at its head; its `priority` "
+                        "scheduling policy, which orders by the priority each request is sent with, is not one a "
+                        "target writes); an attribute set to `now` when the request is sent (`set t0 = now;`, "
+                        "`queue by (t0)`) or `-waited` orders as vLLM does"), lines
     assert lines[1:] == ["  " + source[2], "  " + " " * (col - 1) + "^"]
 
 

@@ -296,9 +296,10 @@ def _refuse_unrunnable(program: n.Program, stage: n.Stage, kv: n.Pool, admitted:
             raise TargetError(_span(key) or pool.span, f"pool `{pool.name}` orders the requests waiting for "
                               f"`{stage.name}` by a key that is not the order they were sent in (a shortest "
                               "prompt or a priority first), where vLLM's waiting queue is first come first "
-                              "served (a preempted request at its head); an attribute set to `now` when the "
-                              "request is sent (`set t0 = now;`, `queue by (t0)`) or `-waited` orders as vLLM "
-                              "does", base)
+                              "served (a preempted request at its head; its `priority` scheduling policy, "
+                              "which orders by the priority each request is sent with, is not one a target "
+                              "writes); an attribute set to `now` when the request is sent (`set t0 = now;`, "
+                              "`queue by (t0)`) or `-waited` orders as vLLM does", base)
     lifo = n.PreemptBy(keys=[n.Unary(op="-", arg=n.Ctx(name="admission"))], requeue="head")
     preempt = kv.preempt
     if not (isinstance(preempt, n.PreemptBy) and preempt.requeue == "head" and len(preempt.keys) == 1
