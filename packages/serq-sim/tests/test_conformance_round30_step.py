@@ -410,3 +410,50 @@ def test_decodes_growing_block_by_block_until_one_preempts_the_other(monkeypatch
          "cached": 0.0}
     want = {"iterations": 37, "tokens": 54 / 37, "completions": 2, "service": 20.0, "present": 1.08}
     assert _fields(_engine(r), want) == want
+
+
+# The same two decodes through `admit via E`, caching what they computed and resuming from `computed`.
+RESUMED_FROM_COMPUTED = """
+pool reqs { cap 10; admit via E; }
+pool kv { cap 32; block 4; preempt lifo; }
+stage E : step { budget 2; cost 1; memory kv; }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  run d (serial * 2);
+  hold reqs (1), kv (max(4, computed)) {
+    observe a = now;
+    observe c = cached;
+    run E decode (20 - computed) growing kv;
+  } cache (100);
+  observe k = cachedin(kv);
+}
+run { horizon 50; }
+"""
+
+
+def test_a_victim_caches_its_position_and_resumes_from_it(monkeypatch):
+    """As above until 16, where s1 is preempted at position 14: its hold "is released with its computed
+    prefix cached" (14 in blocks of 4: 12), `computed` is 14, and it re-enters the head of reqs' queue
+    (its hold's first pool). No admission in the step that preempted; at 17, 18, 19 its header asks kv for
+    max(4, 14) = 16 beside s0's 20: no room, and the head blocks. s0 is done at 20 and caches 20; s1 is
+    admitted then, consumes its 12 (cached 12) and, the allocation of 16 beside s0's 20 cached, evicts a
+    block of s0's tail; it decodes 20 - 14 = 6 from position 12, growing to 20 at 24 (another block of
+    s0's evicted) and caching 18, in blocks 16, at 26.
+
+    kv used: 240 (s0) + 128 (s1 to 16) + 16 · 4 + 20 · 2 = 472 over 50; cached: s1's 12 on [16, 20], s0's
+    16 on [20, 24] and 12 on [24, 26], then 12 + 16 on [26, 50]: 808 over 50. reqs: waits 0, 0 and 4
+    (from 16 to 20). Tokens 2 + 28 + 4 + 6 = 40 in 26 steps."""
+    r, o = run(RESUMED_FROM_COMPUTED, monkeypatch)
+    assert [(s, t, v) for s, t, v in o["c"]] == [(0, 0.0, 0.0), (1, 2.0, 0.0), (1, 20.0, 12.0)]
+    assert o["k"] == [(0, 20.0, 20.0), (1, 26.0, 16.0)]
+    j = report_json(r)
+    kv = next(p for p in j["pools"] if p["name"] == "kv")
+    reqs = next(p for p in j["pools"] if p["name"] == "reqs")
+    assert _fields(kv, {"used": 9.44, "cached": 16.16, "evicted_units": 8.0, "evicted_entries": 0,
+                        "preemptions": 1, "admissions": 3}) == \
+        {"used": 9.44, "cached": 16.16, "evicted_units": 8.0, "evicted_entries": 0, "preemptions": 1,
+         "admissions": 3}
+    assert (reqs["wait"], reqs["queue"], reqs["admissions"]) == (4 / 3, 0.08, 3)
+    want = {"iterations": 26, "tokens": 40 / 26, "completions": 2, "service": 13.0}
+    assert _fields(_engine(r), want) == want
