@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 import serq_frontend
+import serq_sim
 from tiers import same_json
 
 pytestmark = pytest.mark.timeout(120)
@@ -82,3 +83,141 @@ def test_a_head_whose_units_fall_as_time_passes_is_not_told(monkeypatch):
     late = _run(monkeypatch, "-serial", "1", kv, horizon="30.5")
     assert (late["arrivals"], late["ended"]) == (30, 29)
     assert _forever(late) == []
+
+
+# 2. a contract a plugin breaks where no session is at hand (an eviction order's key(entry) and pick(pool), a
+# stage kind's busy_level()) names the pool or the stage's declaration, the source line and a caret, as a
+# run-time error is placed, and the time; one rule with the others (attach(job), sim.job_done)
+PLUGIN = '''from serq import hookimpl
+from serq_sim.policies import EvictionOrder
+from serq_sim.stages import StageKind
+
+CASE = ""
+
+
+class Order(EvictionOrder):
+    def key(self, entry):
+        return None if CASE == "key" else (entry.seq,)
+
+    def pick(self, pool):
+        got = super().pick(pool)
+        return "the oldest" if CASE == "pick" else got
+
+
+class Kind(StageKind):
+    def attach(self, job):
+        self.acc()
+        self.present += 1
+        job.stage = self
+        self.sim.at(self.sim.now + job.work, self._done, job)
+
+    def _done(self, job):
+        self.acc()
+        self.present -= 1
+        job.stage = None
+        self.sim.job_done(self, job)
+        if CASE == "job_done":  # (a completion booked twice)
+            self.sim.job_done(self, job)
+
+    def detach(self, job):
+        self.acc()
+        self.present -= 1
+        job.stage = None
+
+    def busy_level(self):
+        return 2.0 if CASE == "busy_level" else min(1.0, float(self.present))
+
+
+@hookimpl
+def serq_sim_register_eviction_orders(register):
+    register("order", Order)
+
+
+@hookimpl
+def serq_sim_register_stage_kinds(register):
+    register("k", Kind)
+'''
+
+# session k caches its 8 units in pool p[k] (its first hold, ending at t = 1 + k) and makes room there for its
+# 16 at t = 11 + k: an eviction each
+PROGRAM = """pool p[2] {{ cap 16; evict @order; }}
+stage s : @k;
+stage d : delay;
+workload {{ arrive batch(2); }}
+session {{
+  hold p[serial] (8) {{ run {first} (1 + serial); }} cache (8);
+  run d (10);
+  hold p[serial] (16) {{ run d (1); }}
+}}
+run {{ horizon 100; }}
+"""
+
+HINT = "(run without it: SERQ_DISABLED_PLUGINS=acme, or uninstall serq-acme)"
+
+
+@pytest.fixture
+def plugged(tmp_path, monkeypatch):
+    """The plugin above installed as serq-acme's entry point ``acme`` (a ``*.dist-info`` beside its module on
+    ``sys.path``, as a wheel leaves it); ``failure(case, first)``: the lines of the run's PluginError, the
+    program written to ``P.sq`` with ``first`` the stage of each session's first run."""
+    import sys
+
+    from serq.errors import PluginError
+    from serq.plugins import get_plugin_manager
+
+    site = tmp_path / "site"
+    info = site / "serq_acme-0.3.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: serq-acme\nVersion: 0.3.0\n")
+    (info / "entry_points.txt").write_text("[serq]\nacme = acme27_plugin\n")
+    (site / "acme27_plugin.py").write_text(PLUGIN)
+    monkeypatch.syspath_prepend(str(site))
+
+    def failure(case: str, first: str = "d") -> list[str]:
+        path = tmp_path / "P.sq"
+        path.write_text(PROGRAM.format(first=first))
+        pm = get_plugin_manager()
+        sys.modules["acme27_plugin"].CASE = case
+        with pytest.raises(PluginError) as e:
+            serq_sim.run(serq_frontend.compile(str(path), pm=pm), pm=pm, seed=1)
+        return str(e.value).replace(str(path), "P.sq").splitlines()
+
+    yield failure
+    sys.modules.pop("acme27_plugin", None)
+
+
+def pool_note(member: int) -> list[str]:
+    return [f"P.sq:1:1: note: pool p[{member}] is declared here", "  pool p[2] { cap 16; evict @order; }", "  ^"]
+
+
+STAGE_NOTE = ["P.sq:2:1: note: stage s is declared here", "  stage s : @k;", "  ^"]
+HEAD = "error: plugin 'acme' (from serq-acme 0.3.0) "
+
+
+def test_an_eviction_orders_key_that_is_no_tuple_names_the_pool_its_place_and_the_time(plugged):
+    # the key is read at the first eviction, t = 11: session 0's hold of 16 makes room in p[0], where its own 8
+    # units are cached (session 1's, in p[1], at t = 12)
+    assert plugged("key") == [
+        HEAD + "failed in its eviction order 'order' (pool p): key(entry) returned None, not a tuple of numbers "
+        "(at t=11)", HINT, *pool_note(0)]
+
+
+def test_an_eviction_orders_pick_of_no_entry_names_the_pool_its_place_and_the_time(plugged):
+    # session 0's hold of 16 at t = 11 finds p[0] holding its own 8 units cached: pick makes room there
+    assert plugged("pick") == [
+        HEAD + "failed in its eviction order 'order' (pool p): pick(pool) returned 'the oldest', not an entry of "
+        "the pool (at t=11)", HINT, *pool_note(0)]
+
+
+def test_a_stage_kinds_signal_out_of_range_names_the_stage_its_place_and_the_time(plugged):
+    # read where the stage's time averages are integrated: at t = 1, session 0's completion
+    assert plugged("busy_level", first="s") == [
+        HEAD + "failed in its stage s: busy_level() returned 2.0, not a number from 0 to 1 (at t=1)", HINT,
+        *STAGE_NOTE]
+
+
+def test_a_completion_asked_wrongly_names_the_stage_its_place_and_the_time_as_well(plugged):
+    lines = plugged("job_done", first="s")
+    assert lines[0].startswith(HEAD + "failed in Kind._done during the run: ContractError: sim.job_done(s, job): "
+                               "the job of session 0 is not its session's current run (completed twice"), lines
+    assert lines[0].endswith(" (at t=1)") and lines[1:] == [HINT, *STAGE_NOTE], lines

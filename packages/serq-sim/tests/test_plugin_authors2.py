@@ -455,6 +455,10 @@ run { horizon 100; }
 
 HINT = "(run without it: SERQ_DISABLED_PLUGINS=acme, or uninstall serq-acme)"
 
+#: the note of the declaration a failure at a program's pool or stage ends with (a share policy's has none)
+DECLARED = {EVICT: ["<source>:1:1: note: pool p is declared here"],
+            PREEMPT: ["<source>:1:1: note: pool a is declared here"], SHARE: []}
+
 
 @pytest.mark.parametrize(("program", "mode", "refused"), [
     # an eviction order's key: numpy's numbers are numbers, its bool a bool (refused before, as no number);
@@ -493,7 +497,8 @@ def test_what_a_policy_returns_outside_its_contract(pm, program, mode, refused):
     plugin.MODE = mode
     with pytest.raises(PluginError) as e:
         serq_sim.run(prog, pm=pm, seed=1)
-    assert str(e.value).splitlines() == [f"error: plugin 'acme' (from serq-acme 0.3.0) {refused}", HINT]
+    assert str(e.value).splitlines() == [f"error: plugin 'acme' (from serq-acme 0.3.0) {refused}", HINT,
+                                         *DECLARED[program]]
 
 
 def test_an_eviction_key_of_nan_evicts_as_the_scan_does(pm):
@@ -537,12 +542,13 @@ def test_a_kind_that_does_not_count_its_jobs_out_of_present(pm, case, why):
     sys.modules["acme2_kinds"].Uncounted.case = case
     with pytest.raises(PluginError) as e:
         serq_sim.run(_compile(pm, UNCOUNTED), pm=pm, seed=1)
-    first, hint = str(e.value).splitlines()
+    first, hint, note = str(e.value).splitlines()
     assert first.startswith(f"error: plugin 'acme' (from serq-acme 0.3.0) {why}") and hint == HINT, first
+    assert note == "<source>:2:1: note: stage s is declared here"
     if case == "done":  # at the plugin's call
         lines = KINDS.splitlines()
         call = lines.index("        self.sim.job_done(self, job)", lines.index("class Uncounted(Forever):")) + 1
-        assert first.endswith(f"acme2_kinds.py:{call}"), first
+        assert first.endswith(f"acme2_kinds.py:{call} (at t=0.5)"), first
 
 
 ASYNC = '''from serq import hookimpl
@@ -626,6 +632,8 @@ def test_an_async_or_generator_method_of_the_contract_is_refused_when_built(tmp_
             warnings.simplefilter("error")  # (a coroutine never awaited: Python's RuntimeWarning)
             pm = get_plugin_manager()
             serq_sim.run(_compile(pm, program), pm=pm, seed=1)
-        assert str(e.value).splitlines() == [f"error: plugin 'acme' (from serq-acme 0.3.0) {why}", HINT]
+        declared = {"builds stage": ["<source>:1:1: note: stage s is declared here"],
+                    "builds the p": ["<source>:1:1: note: pool a is declared here"]}.get(why[:12], [])
+        assert str(e.value).splitlines() == [f"error: plugin 'acme' (from serq-acme 0.3.0) {why}", HINT, *declared]
     finally:
         sys.modules.pop("acme2_async", None)

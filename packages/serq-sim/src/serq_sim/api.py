@@ -274,7 +274,7 @@ def run(program, *, seed: int | None = None, horizon: float | None = None, warmu
         failure = plugin_failure(pm, e, "the run")
         if failure is None:
             raise
-        from .guards import noted_session
+        from .guards import run_failure
 
-        raise PluginError(failure + noted_session(e, sim)) from e
+        raise PluginError(run_failure(failure, e, sim)) from e
 

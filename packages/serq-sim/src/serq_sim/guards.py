@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import numbers
 import weakref
+from types import SimpleNamespace
 from typing import Any
 
 from serq.errors import PluginError, place
@@ -69,14 +70,37 @@ def _shown(obj: Any) -> str:
     return f"an object of type {type(obj).__name__}"
 
 
-def failure(registry: Any, name: str, what: str, reason: str, sim: Any = None, session: Any = None) -> PluginError:
+def failure(registry: Any, name: str, what: str, reason: str, sim: Any = None, session: Any = None,
+            at: Any = None) -> PluginError:
     """The error of the plugin that registered ``name`` in ``registry``: it ``what`` (``built stage svc
-    wrongly``), ``reason``; at the simulated time when ``sim`` is given, and with the trace row ``session``
-    replays, when it is the session of the job or the growth at hand (serq_sim.errors.replay_text, the note
-    of every run-time error of a trace session: a plugin's was without it)."""
+    wrongly``), ``reason``. The one rule of every contract a plugin breaks: at the simulated time when ``sim``
+    is given (in the run); the declaration of the pool or stage it concerns, ``at`` (its member, a pool or a
+    stage: :func:`declared`), noted with its place, the source line and a caret, as a run-time error is placed
+    (a pool's eviction order's ``key(entry)`` or ``pick(pool)`` and a stage's ``busy_level()`` have no session at
+    hand, and named no place); and with the trace row ``session`` replays, when it is the session of the job or
+    the growth at hand (serq_sim.errors.replay_text, the note of every run-time error of a trace session)."""
     if sim is not None:
         reason = f"{reason} (at t={show_number(sim.now)})"
-    return PluginError(registry.plugin_message(name, what, reason) + _replayed(sim, session))
+    return PluginError(registry.plugin_message(name, what, reason) + declared(at) + _replayed(sim, session))
+
+
+def declared(member: Any) -> str:
+    """``\nFILE:LINE:COL: note: pool p is declared here`` (or ``stage s``, a family's member ``pool kv[1]``),
+    the source line and a caret, for a pool or a stage (``member``: a :class:`~serq_sim.pools.model.Pool`, else
+    a stage, or what has a stage's ``node``, ``index`` and ``sim``) whose node has a span (the statement that
+    declares it); nothing for ``None`` or a node without one (an IR written without spans)."""
+    node = getattr(member, "node", None)
+    span = getattr(node, "span", None)
+    if span is None:
+        return ""
+    from serq.errors import located
+
+    from .pools.model import Pool
+
+    kind = "pool" if isinstance(member, Pool) else "stage"
+    label = node.name if node.size == 1 else f"{node.name}[{getattr(member, 'index', 0)}]"
+    sim = getattr(member, "sim", None)
+    return "\n" + located(span, f"{kind} {label} is declared here", getattr(sim, "source", None), kind="note")
 
 
 def _replayed(sim: Any, session: Any) -> str:
@@ -280,18 +304,19 @@ def check_stage(sim: Any, stage: Any, registry: Any, name: str, node: Any, membe
     from .stages import StageKind
 
     label = node.name if node.size == 1 else f"{node.name}[{member}]"
+    at = SimpleNamespace(node=node, index=member, sim=sim)  # (the stage's declaration, for a failure's note)
     if not isinstance(stage, StageKind):
         raise failure(registry, name, f"builds stage {label} wrongly",
-                      f"its factory returned {_shown(stage)}, not a serq_sim.stages.StageKind")
+                      f"its factory returned {_shown(stage)}, not a serq_sim.stages.StageKind", at=at)
     # one object for two stages: the engine counted both stages' jobs, time averages and completions in it,
     # and reported the sum under the first stage's name twice
     _check_new(sim, stage, "stage", f"stage {label}", registry, name, f"builds stage {label} wrongly",
-               "StageKind", "stage of its kind")
+               "StageKind", "stage of its kind", at)
     if not first_party(type(stage)):
         why = _base_init_problem(stage, StageKind) or _methods_problem(
             stage, _STAGE_METHODS + (_START_METHODS if stage.wants_start else ()))
         if why is not None:
-            raise failure(registry, name, f"builds stage {label} wrongly", why)
+            raise failure(registry, name, f"builds stage {label} wrongly", why, at=at)
         _guard_observables(stage, registry, name, node)
 
 
@@ -317,7 +342,7 @@ def _guard_observables(stage: Any, registry: Any, name: str, node: Any) -> None:
             within = (f"from {show_number(lo)} to {show_number(hi)}" if hi != float("inf")
                       else f"at least {show_number(lo)}")
             raise failure(registry, name, f"failed in its stage {label}",
-                          f"{method}() returned {_shown(v)}, not a number {within}", stage.sim)
+                          f"{method}() returned {_shown(v)}, not a number {within}", stage.sim, at=stage)
 
         return call
 
@@ -343,7 +368,7 @@ def _guard_present(stage: Any, registry: Any, name: str, label: str) -> None:
         if not n >= 0:
             raise failure(registry, name, f"failed in its stage {label}",
                           f"its count present is {_shown(n)}, not a number at least 0 (a job counted out of it "
-                          "twice, or never counted in)", stage.sim)
+                          "twice, or never counted in)", stage.sim, at=stage)
         return acc()
 
     stage.acc = checked_acc
@@ -383,7 +408,7 @@ def _guard_jobs(stage: Any, registry: Any, name: str, label: str) -> None:
             raise failure(registry, name, f"failed in its stage {label}",
                           f"attach(job) left job.stage {where}, not the stage itself: a kind sets job.stage = "
                           "self in attach (the engine detaches a preempted or ended session's job through it)",
-                          stage.sim, job.owner)
+                          stage.sim, job.owner, at=stage)
         return result
 
     def noted_detach(job):
@@ -395,7 +420,7 @@ def _guard_jobs(stage: Any, registry: Any, name: str, label: str) -> None:
             raise failure(registry, name, f"failed in its stage {label}",
                           f"its count present is {_shown(stage.present)} once detach(job) returned, with "
                           f"{counts[me]} job(s) at the stage: detach(job) counts the job out of present "
-                          "(self.present -= 1)", stage.sim, job.owner)
+                          "(self.present -= 1)", stage.sim, job.owner, at=stage)
         return result
 
     stage.attach = noted_attach
@@ -403,20 +428,21 @@ def _guard_jobs(stage: Any, registry: Any, name: str, label: str) -> None:
 
 
 def _check_new(sim: Any, obj: Any, kind: str, label: str, registry: Any, name: str, what: str, cls: str,
-               members: str) -> None:
+               members: str, at: Any = None) -> None:
     """Refuse ``obj``, what a third party's factory built for ``label`` (``stage s``, ``pool p[1]``), when it
     built it before for another member of the run (its stages, or its pools' policies of ``kind``), or for
     another run (a factory that caches what it built: its clock and events are that run's); noted otherwise.
     ``what``: the failure's words (``builds stage s wrongly``); ``cls`` and ``members``: the contract's
-    class and whose members each need one (``StageKind``, ``stage of its kind``)."""
+    class and whose members each need one (``StageKind``, ``stage of its kind``); ``at``: the member, as
+    :func:`failure` notes it."""
     built = _noted(sim).built
     key = (kind, id(obj))
     if key in built:
         raise failure(registry, name, what, f"its factory returned the object it built for {built[key]}: a "
-                      f"factory builds a new {cls} for every member of every {members}")
+                      f"factory builds a new {cls} for every member of every {members}", at=at)
     if getattr(obj, "sim", sim) is not sim:
         raise failure(registry, name, what, "its factory returned an object built for another simulation: a "
-                      f"factory builds a new {cls} for every member of every {members}, in every run")
+                      f"factory builds a new {cls} for every member of every {members}, in every run", at=at)
     built[key] = label
 
 
@@ -429,25 +455,25 @@ def check_policy(policy: Any, registry: Any, name: str, pool: Any, what: str) ->
     label = f"pool {pool.name}" if pool.node.size == 1 else f"pool {pool.name}[{pool.index}]"
     if not isinstance(policy, cls):
         raise failure(registry, name, f"builds the {what} of {label} wrongly",
-                      f"its factory returned {_shown(policy)}, not a serq_sim.policies.{cls.__name__}")
+                      f"its factory returned {_shown(policy)}, not a serq_sim.policies.{cls.__name__}", at=pool)
     if not first_party(type(policy)):
         why = _base_init_problem(policy, cls)
         if why is not None:
-            raise failure(registry, name, f"builds the {what} of {label} wrongly", why)
+            raise failure(registry, name, f"builds the {what} of {label} wrongly", why, at=pool)
         # (one order's sorted entries, or one policy's pool, for two pools)
         _check_new(pool.sim, policy, what, label, registry, name, f"builds the {what} of {label} wrongly",
-                   cls.__name__, "pool that names it")
+                   cls.__name__, "pool that names it", pool)
         why = _methods_problem(policy, _PREEMPTION_METHODS if cls is PreemptionPolicy else _EVICTION_METHODS)
         if why is not None:
-            raise failure(registry, name, f"builds the {what} of {label} wrongly", why)
+            raise failure(registry, name, f"builds the {what} of {label} wrongly", why, at=pool)
     if cls is PreemptionPolicy:
         if policy.requeue not in ("head", "tail"):
             raise failure(registry, name, f"builds the {what} of {label} wrongly",
-                          f"requeue is {_shown(policy.requeue)}, not 'head' or 'tail'")
+                          f"requeue is {_shown(policy.requeue)}, not 'head' or 'tail'", at=pool)
         if not first_party(type(policy)) and type(policy.self_stop) is not bool:
             # read as a truth value where a grower preempts itself on a step stage: "no" or 0.5 would stop
             raise failure(registry, name, f"builds the {what} of {label} wrongly",
-                          f"self_stop is {_shown(policy.self_stop)}, not True or False")
+                          f"self_stop is {_shown(policy.self_stop)}, not True or False", at=pool)
         if not first_party(type(policy).victim):
             _guard_victim(policy, registry, name)
     else:
@@ -490,7 +516,7 @@ def _guard_key(order: Any, registry: Any, name: str) -> None:
             else:
                 return k
         raise failure(registry, name, f"failed in its eviction order {name!r} (pool {pool.name})",
-                      f"key(entry) returned {_shown(k)}, not a tuple of numbers", order.sim)
+                      f"key(entry) returned {_shown(k)}, not a tuple of numbers", order.sim, at=pool)
 
     order.key = checked_key
 
@@ -525,7 +551,7 @@ def _guard_pick(order: Any, registry: Any, name: str) -> None:
         else:
             return e
         raise failure(registry, name, f"failed in its eviction order {name!r} (pool {pool.name})",
-                      f"pick(pool) {why}", order.sim)
+                      f"pick(pool) {why}", order.sim, at=pool)
 
     order.pick = checked_pick
 
@@ -546,7 +572,7 @@ def _guard_victim(policy: Any, registry: Any, name: str) -> None:
             # built, where it is checked, was taken as 'tail' without a word
             raise failure(registry, name, f"failed in its preemption policy {name!r} (pool {pool.name})",
                           f"requeue is {_shown(policy.requeue)}, not 'head' or 'tail', at a preemption",
-                          policy.sim, grower)
+                          policy.sim, grower, at=pool)
         if v is grower:
             return v
         if not any(s is v for s, _slot in policy.sim.preempt_candidates(pool)):
@@ -555,7 +581,7 @@ def _guard_victim(policy: Any, registry: Any, name: str) -> None:
             shown = f"session {v.serial}" if isinstance(v, Session) else _shown(v)
             raise failure(registry, name, f"failed in its preemption policy {name!r} (pool {pool.name})",
                           f"victim(pool, grower) returned {shown}, which is not one of the candidates "
-                          "(sim.preempt_candidates(pool)), the grower, or None", policy.sim, grower)
+                          "(sim.preempt_candidates(pool)), the grower, or None", policy.sim, grower, at=pool)
         return v
 
     policy.victim = checked_victim
@@ -666,7 +692,7 @@ def marked_for_ever(sim: Any, marked: list, message: str) -> PluginError | None:
         found = owners.get(id(x))
         if found is not None:
             registry, name, label = found
-            return failure(registry, name, f"failed in its stage {label}", message, sim)
+            return failure(registry, name, f"failed in its stage {label}", message, sim, at=x)
     return None
 
 
@@ -700,7 +726,31 @@ def held_for_ever(sim: Any, stuck: Any) -> list[tuple[str, int]]:
 class ContractError(ValueError):
     """A plugin asked the engine what its contract does not allow (``sim.at`` of a time before now, or NaN;
     ``sim.job_done`` of a job that is not its session's current run). Raised in the plugin's call, so
-    :func:`serq.plugins.plugin_failure` names the plugin and its line."""
+    :func:`serq.plugins.plugin_failure` names the plugin and its line; the stage that asked is noted on it
+    (:func:`subject_of`), and its failure says the time and the stage's place as :func:`failure` does
+    (:func:`run_failure`)."""
+
+
+def subject_of(e: BaseException, member: Any) -> None:
+    """Note on ``e``, an exception a plugin's code raised breaking a contract at a pool or a stage
+    (``member``: the stage that called ``sim.job_done``, the stage whose method an event calls back), that
+    member, for :func:`noted_subject` once it is the plugin's failure."""
+    if member is not None and getattr(e, "serq_subject", None) is None:
+        try:
+            e.serq_subject = member  # type: ignore[attr-defined]
+        except AttributeError:  # (an exception of __slots__: without the note)
+            pass
+
+
+def run_failure(message: str, e: BaseException, sim: Any) -> str:
+    """``message``, :func:`serq.plugins.plugin_failure`'s of ``e`` raised in a plugin's code in the run, as
+    :func:`failure` says a contract's breach: a :class:`ContractError`'s first line ends with the simulated time
+    (after the plugin's line); then the declaration of the stage it concerns (:func:`subject_of`) and the trace
+    row of the session whose job it was (:func:`noted_session`), each noted when known."""
+    if isinstance(e, ContractError) and sim is not None:
+        head, nl, rest = message.partition("\n")
+        message = f"{head} (at t={show_number(sim.now)}){nl}{rest}"
+    return message + declared(getattr(e, "serq_subject", None)) + noted_session(e, sim)
 
 
 def guard_engine(sim: Any) -> None:
@@ -716,10 +766,16 @@ def guard_engine(sim: Any) -> None:
     #: engine's own call when the event came due, with no frame of the plugin's to name it
     judged: dict[Any, str | None] = {}
 
+    def breach(message: str, member: Any) -> ContractError:
+        e = ContractError(message)
+        subject_of(e, member if any(member is x for x in guarded) else None)
+        return e
+
     def checked_at(t, cb, arg=None):
         if not t >= sim.now:
-            raise ContractError(f"sim.at({t!r}, …): NaN is not a time" if t != t else
-                                f"sim.at({t!r}, …): an event before now (t={show_number(sim.now)}): the clock cannot go back")
+            raise breach(f"sim.at({t!r}, …): NaN is not a time" if t != t else
+                         f"sim.at({t!r}, …): an event before now (t={show_number(sim.now)}): the clock cannot go "
+                         "back", getattr(cb, "__self__", None))
         func = getattr(cb, "__func__", cb)
         try:
             why = judged[func, func is not cb]
@@ -728,8 +784,8 @@ def guard_engine(sim: Any) -> None:
         except TypeError:  # a callable object that cannot be a key: judged at every call
             why = call_problem(cb, "callback(arg)")
         if why is not None:
-            raise ContractError(f"sim.at({t!r}, …): the callback {why}, as the engine calls it when the event "
-                                "comes due")
+            raise breach(f"sim.at({t!r}, …): the callback {why}, as the engine calls it when the event comes due",
+                         getattr(cb, "__self__", None))
         return at(t, cb, arg)
 
     from .stages import Job
@@ -737,9 +793,10 @@ def guard_engine(sim: Any) -> None:
     def checked_done(st, job):
         try:
             _check_done(st, job)
-        except ContractError as e:  # (its failure notes the trace row the job's session replays)
-            session_of(e, getattr(job, "owner", None))
-            raise
+        except ContractError as e:  # (its failure notes the stage and the trace row the job's session replays)
+            placed_e = breach(str(e), st)
+            session_of(placed_e, getattr(job, "owner", None))
+            raise placed_e from None
         return done(st, job)
 
     def _check_done(st, job):

@@ -192,18 +192,19 @@ def left_out(count: int) -> str:
     return f"note: … {count} expansions more, each used inside the next, left out …"
 
 
-def located(span, body: str, base: str | None = None) -> str:
+def located(span, body: str, base: str | None = None, kind: str = "error") -> str:
     """``FILE:LINE:COL: error: BODY`` and the source line with a caret (:func:`source_excerpt`) for a
     ``span`` (an IR span: ``file``, ``line``, ``col``); without one, ``BASE: error: BODY`` (``base``, the
     program's file) or ``error: BODY``. A span in a definition's body that a use expanded (its ``via``, the
     uses, the innermost first) is followed by a note at each use, as a compile-time error there has them:
-    ``FILE:LINE:COL: note: in the expansion of `NAME`, used here``, the line and a caret."""
+    ``FILE:LINE:COL: note: in the expansion of `NAME`, used here``, the line and a caret. ``kind``: ``note``
+    for a place a message notes after its own line (a plugin's failure at a pool or a stage: serq_sim.guards)."""
     body = clipped_quotes(body)
     if span is None:
         head = f"{base}: " if base else ""
-        return f"{head}error: {body}"
-    out = f"{printable(span.file)}:{span.line}:{span.col}: error: {body}" + source_excerpt(span.file, span.line,
-                                                                                             span.col, base)
+        return f"{head}{kind}: {body}"
+    out = f"{printable(span.file)}:{span.line}:{span.col}: {kind}: {body}" + source_excerpt(span.file, span.line,
+                                                                                              span.col, base)
     inner, skipped, outer = noted(getattr(span, "via", ()))
     for uses in (inner, outer):
         if uses is outer and skipped:
