@@ -27,6 +27,7 @@ RUNS = {
     "multi-turn/closed.sq": (["--horizon", "300"], ["response"]),
     "single-turn/mg1.sq": (["--horizon", "300"], ["response"]),
     "single-turn/ps.sq": (["--horizon", "300"], ["response"]),
+    "single-turn/vllm_priority.sq": (["--horizon", "300"], ["ttft", "response", "ttft_interactive", "ttft_batch"]),
 }
 
 
