@@ -138,6 +138,9 @@ def check_scenario(sc: Any) -> None:
             raise ScenarioError(f"{_quoted(k)}: unknown scenario key, not modelled (a scenario has "
                                 f"{', '.join(SCENARIO_KEYS)})", (k,), key=True)
     for key in ("budget", "max_seqs", "block_size", "num_blocks"):
+        if key not in sc:
+            raise ScenarioError(f"'{key}' is missing: a scenario gives 'budget', 'max_seqs', 'block_size' and "
+                                "'num_blocks', each a positive integer", ())
         if not _int(sc.get(key)) or sc[key] <= 0:
             raise ScenarioError(f"'{key}' must be a positive integer", (key,) if key in sc else ())
     for key in _COUNTS:
