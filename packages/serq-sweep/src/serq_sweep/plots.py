@@ -545,7 +545,10 @@ def _dump_csv(folder: str, name: str, gauge: bool) -> tuple[list[float], list[fl
             # a column named twice (value,value: the first was read, the other ignored) is refused at the second
             repeated_column(path, header, reader.line_num)
             it, iv = header.index("time"), header.index("value")
+            latest = -math.inf  # (a gauge's latest change point's time: its change points are in time order)
             for first, last, row in csv_rows(path, reader):
+                if gauge and ts and ts[-1] == ts[-1]:
+                    latest = max(latest, ts[-1])
                 for i, into in ((it, ts), (iv, vs)):
                     try:  # as serq run --dump writes them (repr: 0.1, 1e-05, inf, nan), in serQ's number syntax
                         # (serq.numbers: float() read 1_000 as 1000 and ١٢ as 12)
@@ -556,6 +559,12 @@ def _dump_csv(folder: str, name: str, gauge: bool) -> tuple[list[float], list[fl
                         # at the cell, or at the row's start for a row without it; the line quoted
                         fault = cell_fault(path, first, last, i, message)
                         raise UserError(csv_located(path, fault.line, fault.col, message)) from None
+                if gauge and ts[-1] < latest:  # a step function drawn from change points out of order goes back
+                    # in time (a file edited or joined by hand): each step was drawn as a line back to it
+                    message = (f"time {ts[-1]!r} is before the change point above it ({latest!r}); a gauge's "
+                               "change points are in time order, as --dump writes them")
+                    fault = cell_fault(path, first, last, it, message)
+                    raise UserError(csv_located(path, fault.line, fault.col, message))
         except TableFault as e:
             raise UserError(csv_located(path, e.line, e.col, f"not a dump's CSV ({e.why})")) from None
         except csv.Error as e:
