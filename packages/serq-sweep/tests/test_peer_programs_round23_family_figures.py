@@ -3,10 +3,10 @@
 A capacity planner sweeping a fleet (`pool kv[N]`, `stage engine[N]`) asked for `--show pools.kv.preemptions` and
 was told `no figure 'pools.kv.preemptions' in the results (did you mean `pools.kv[1].preemptions`?)`: one member
 of the family, the last of the two equally near ones, as if the other did not exist. A name that is a family's
-figure but for the index (serq_sweep.figures._members) is now told as such, every member named (the first three
-and the last), so that the planner sees that each member has its own figure and none is the family's sum. A
-name that members of two paths end with (`kv.used` of `pools.kv[0].used` and `stages.kv[0].used`) is no one
-family's, and is told as before.
+figure but for the index (serq_sweep.figures._members) is now told as such, every member named (of more
+than four, the first three and the last), so that the planner sees that each member has its own figure and
+none is the family's sum. A name that members of two paths end with (`kv.used` of `pools.kv[0].used` and
+`stages.kv[0].used`) is no one family's, and is told as before.
 """
 
 from __future__ import annotations
@@ -44,6 +44,11 @@ def test_a_familys_figure_without_an_index_names_every_member():
         resolve("pools.kv.used:mean", cols[:5])
     # a member named is the member
     assert resolve("kv[3].used", cols) == "pools.kv[3].used"
+    # four members are all named (no … between the third and the last)
+    with pytest.raises(UnknownFigure) as e:
+        resolve("kv.used", [f"pools.kv[{i}].used" for i in range(4)])
+    assert str(e.value).endswith("under its index: `pools.kv[0].used`, `pools.kv[1].used`, `pools.kv[2].used`, "
+                                 "`pools.kv[3].used` (4 member(s)); name one")
 
 
 def test_members_of_two_paths_are_no_one_family():

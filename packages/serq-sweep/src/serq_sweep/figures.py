@@ -104,8 +104,9 @@ def resolve(name: str, columns: Iterable[str]) -> str:
                                 "the seeds)")
     members = _members(stem if colon and stat in ("mean", "ci") else name, cols)
     if members:
-        listed = ", ".join(f"`{clipped(c)}`" for c in members[:3]) + (f", …, `{clipped(members[-1])}`"
-                                                                     if len(members) > 3 else "")
+        shown_members = members if len(members) <= 4 else members[:3]
+        listed = ", ".join(f"`{clipped(c)}`" for c in shown_members) + (f", …, `{clipped(members[-1])}`"
+                                                                        if len(members) > 4 else "")
         raise UnknownFigure(f"no figure {shown!r} in the results: it names a family's figure, which each member "
                             f"has under its index: {listed} ({len(members)} member(s)); name one")
     hint = did_you_mean(stem if colon and stat in ("mean", "ci") else name, _names(cols))
