@@ -1137,6 +1137,8 @@ class Linker:
         trace = None
         if "trace" in wl:
             w = wl["trace"]
+            if len(w.arg) > ir.MAX_PATH:  # (no file has such a name; the IR holds a file's name to it)
+                raise self.error(w.pos, ir.long_file_name("the trace's", len(w.arg)))
             trace = ir.Trace(path=w.arg, ordered=bool(w.extra), span=span(w.pos))
         workload_ir = ir.Workload(arrive=arrive, trace=trace, init=ir_init, turn=ir_turn)
         # gauges

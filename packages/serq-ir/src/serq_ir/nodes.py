@@ -38,6 +38,20 @@ Number = Union[float, Literal["inf", "-inf"]]
 #: there said ``p.sq:0:-2:`` with a caret at the line's start, or quoted the wrong line)
 Place = Annotated[int, msgspec.Meta(ge=1)]
 
+#: the most characters of a file's name in an IR file (a span's, a use's, the trace's, the source's): a path
+#: the system opens is at most 4 096 bytes (PATH_MAX), and an error quotes its span's file whole, so a name of
+#: ten million characters in an IR file made a run-time error of 10 MB on stderr
+MAX_PATH = 4096
+#: a file's name in an IR file: at most :data:`MAX_PATH` characters
+FileName = Annotated[str, msgspec.Meta(max_length=MAX_PATH)]
+
+
+def long_file_name(whose: str, length: int) -> str:
+    """The error of a file's name of ``length`` characters, more than :data:`MAX_PATH` (``whose``: ``"the
+    trace's"``, ``"a span's"``), an IR file's or a source's trace clause's, in the same words."""
+    return (f"{whose} file name is {length} characters long; a file's name is at most {MAX_PATH} characters (a "
+            "path the system opens)")
+
 
 class Span(NamedTuple):
     """Where a node came from: ``[file, line, col]`` (1-based). A node the linker wrote out of a
@@ -45,7 +59,7 @@ class Span(NamedTuple):
     (``via`` is empty). A named tuple, not a struct: a span field is ``Span | ExpandedSpan``, and msgspec
     decodes a union of two structs only when both are tagged (a tag would be a fourth item of the array)."""
 
-    file: str
+    file: FileName
     line: Place
     col: Place
 
@@ -59,7 +73,7 @@ class Use(NamedTuple):
     the file when an array-like struct has too many items."""
 
     name: str
-    file: str
+    file: FileName
     line: Place
     col: Place
 
@@ -77,7 +91,7 @@ class ExpandedSpan(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     every span of every IR file. This way a span no use expanded stays ``[file, line, col]``, as IR version
     2 has always written it. The linker shares one ``via`` among the nodes of one expansion."""
 
-    file: str
+    file: FileName
     line: Place
     col: Place
     via: Uses
@@ -549,7 +563,7 @@ class Trace(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tru
     """Replay a CSV trace (``session,turn,new,out,think,forced``); ``ordered``: session i replays trace
     session i, otherwise each arrival samples a trace session."""
 
-    path: str
+    path: FileName
     ordered: bool = False
     span: Span | ExpandedSpan | None = None
 
@@ -657,7 +671,7 @@ class Program(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=T
     session: list[Stmt] = []
     share: str | None = None
     run: RunSettings = RunSettings()
-    source: str | None = None
+    source: FileName | None = None
 
 
 #: The built-in attributes every program has, in slot order.
