@@ -42,6 +42,13 @@ class Taint:
     ``turn;`` runs the workload's ``turn`` block, and ``end;`` ends the flow. A state is ``{name: the set's
     position}``, ``None`` where nothing flows.
 
+    It follows control as well as data: a branch whose guard reads live state (an observable, or an attribute
+    set from one) decides which of its arms' sets a name holds after it, so where both arms go on, every
+    attribute either arm sets is tainted there, by the branch (its position stands for the set); and a loop
+    whose body holds such a branch with an arm that ends decides how many times the body runs, so every
+    attribute its body sets is tainted at its top. A set inside an arm is not tainted by its guard: there the
+    arm is known, and the value is the set's.
+
     What it finds: per hold (by id), the state reaching its header (``headers``); per pool family, the states
     of the sessions waiting in its queue, the headers of the holds whose first pool it is (``waiting``), and
     of the sessions holding it, anywhere in the bodies of the holds that name it (``holding``); per stage
@@ -57,6 +64,9 @@ class Taint:
         self.sources: dict[Pos, tuple[Any, ...]] = {}
         #: the states seen inside the holds being analysed (innermost last), for their re-execution
         self.inside: list[list[State]] = []
+        #: per loop being analysed (innermost last), its branches on live state one arm of which ends: each
+        #: branch's position and what its guard read
+        self.deciders: list[list[tuple[Pos, tuple[Any, ...]]]] = []
 
     def run(self, init: list[Any], session: list[Any]) -> Taint:
         self.block(session, self.block(init, {}))
@@ -89,22 +99,56 @@ class Taint:
             self.see(state)
         return state
 
-    def _set(self, name: str, value: Any, pos: Pos, state: State) -> State:
-        state = dict(state)
+    @staticmethod
+    def _read(value: Any, state: State) -> tuple[Any, ...] | None:
+        """What ``value`` reads of live state: ``("obs", "used(kv)")`` for an observable (the first one),
+        else ``("attr", "t", where t's set was)`` for an attribute tainted in ``state``, else None."""
         source = None
         for x in A.walk_expr(value):
             if type(x) is A.Call and x.name in LIVE_OBSERVABLES:
-                source = ("obs", _shown(x))
-                break
+                return ("obs", _shown(x))
             if source is None and type(x) is A.Var and x.simple in state:
                 source = ("attr", x.simple, state[x.simple])
+        return source
+
+    #: how direct a source is, for the one a set's position keeps (an observable, an attribute, a guard)
+    _RANK = {"obs": 0, "attr": 1, "guard": 2}
+
+    def _source(self, pos: Pos, source: tuple[Any, ...]) -> None:
+        known = self.sources.get(pos)
+        if known is None or self._RANK[source[0]] < self._RANK[known[0]]:
+            self.sources[pos] = source
+
+    def _set(self, name: str, value: Any, pos: Pos, state: State) -> State:
+        state = dict(state)
+        source = self._read(value, state)
         if source is None:
             state.pop(name, None)
             return state
         state[name] = pos
-        known = self.sources.get(pos)
-        if known is None or known[0] == "attr" and source[0] == "obs":
-            self.sources[pos] = source
+        self._source(pos, source)
+        return state
+
+    def _sets(self, stmts: list[Any]) -> list[str]:
+        """The attributes ``stmts`` may `set` (through `turn;`, the `turn` block's too), in source order."""
+        names: list[str] = []
+        for s in A.walk_stmts(stmts):
+            if type(s) is A.SSet:
+                names.append(s.name)
+            elif type(s) is A.STurn:
+                names.extend(x.name for x in A.walk_stmts(self.turn) if type(x) is A.SSet)
+        return names
+
+    def _decided(self, state: State | None, names: list[str], at: Pos, guard: tuple[Any, ...]) -> State | None:
+        """``state`` with every one of ``names`` not already tainted tainted by the branch at ``at`` whose
+        guard read ``guard``."""
+        if state is None or not names:
+            return state
+        state = dict(state)
+        for n in names:
+            if n not in state:
+                state[n] = at
+        self._source(at, ("guard", guard))
         return state
 
     def stmt(self, s: Any, state: State | None) -> State | None:
@@ -122,12 +166,28 @@ class Taint:
         if t is A.SEnd:
             return None
         if t is A.SBranch:
-            return self.join(self.block(s.then, state), self.block(s.orelse, state))
+            guard = self._read(s.guard, state)
+            then, orelse = self.block(s.then, state), self.block(s.orelse, state)
+            out = self.join(then, orelse)
+            if guard is not None:
+                if then is not None and orelse is not None:  # which arm ran decides what the sets left
+                    out = self._decided(out, self._sets(s.then) + self._sets(s.orelse), s.pos, guard)
+                elif (then is None) != (orelse is None) and self.deciders:  # whether the loop goes on
+                    self.deciders[-1].append((s.pos, guard))
+            return out
         if t is A.SLoop:
             entry = state
+            names = self._sets(s.body)
             while True:
-                end = self.block(s.body, state)
+                self.deciders.append([])
+                try:
+                    end = self.block(s.body, state)
+                    deciders = self.deciders[-1]
+                finally:
+                    self.deciders.pop()
                 nxt = self.join(entry, end)
+                for at, guard in deciders:  # how many times the body ran decides what its sets left
+                    nxt = self._decided(nxt, names, at, guard)
                 if nxt == state:
                     return state
                 state = nxt
@@ -160,24 +220,38 @@ class Taint:
             state = self.join(state, self.block(b, state))
         return state
 
+    def _at(self, pos: Pos) -> str:
+        """Where a tainted value was set: ``set at 4:3``, or ``set under the branch at 6:3``
+        (:meth:`_decided`)."""
+        guard = self.sources.get(pos, ("",))[0] == "guard"
+        return f"set {'under the branch ' if guard else ''}at {pos.line}:{pos.col}"
+
     def chain(self, name: str, at: Pos) -> str:
         """Where the value of ``name`` set at ``at`` came from, for a message: `` (at 4:3)`` for a set that
-        reads an observable, `` (at 5:3 from `t`, set at 4:3 from `used(kv)`)`` through attributes."""
+        reads an observable, `` (at 5:3 from `t`, set at 4:3 from `used(kv)`)`` through attributes, and
+        `` (under the branch at 6:3, whose guard reads `t`, set at 4:3 from `used(kv)`)`` through a branch
+        (or a loop) on live state that decided it."""
         steps: list[str] = []
         seen: set[Pos] = set()
         pos = at
         while pos not in seen:
             seen.add(pos)
             source = self.sources.get(pos)
-            if source is None or source[0] == "obs":
-                if steps and source is not None:
-                    steps.append(f"from `{source[1]}`")
+            if source is None:
                 break
-            steps.append(f"from `{source[1]}`, set at {source[2].line}:{source[2].col}")
+            how = "from"
+            if source[0] == "guard":
+                how, source = ", whose guard reads", source[1]
+            if source[0] == "obs":
+                if steps or how != "from":
+                    steps.append(f"{how} `{source[1]}`")
+                break
+            steps.append(f"{how} `{source[1]}`, {self._at(source[2])}")
             pos = source[2]
+        head = self._at(at).removeprefix("set ")
         if not steps:
-            return f" (at {at.line}:{at.col})"
-        return f" (at {at.line}:{at.col} " + " ".join(steps) + ")"
+            return f" ({head})"
+        return f" ({head}" + "".join(s if s.startswith(",") else " " + s for s in steps) + ")"
 
 
 def stale_message(name: str, chain: str, where: str, when: str, instead: str) -> str:
