@@ -31,7 +31,7 @@ run { horizon 50; }
 """
 
 SAID = ("`rate` is an expression definition: {over} searches a `let`, its values given to the program as {set} "
-        "gives one; {def_} gives a definition's body, one or a list (an axis of the search), but no range of "
+        "gives one; {def_} gives a definition's body, one or several (an axis of the search), but no range of "
         "bodies is searched: to search it, make its body read a `let` (`let r = 1;` and `r` in the body) and "
         "search {over_r}")
 

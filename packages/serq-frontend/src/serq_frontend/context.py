@@ -435,8 +435,21 @@ class Context:
         return self._within_nesting(A.Module(items, name))
 
     def parse_expr(self, text: str, name: str) -> Any:
+        """A ``--def`` body, ``name`` the option that gave it (``--def f``). One that does not parse and has a
+        `,` outside parentheses (``--def order=0,prompt``, a list written as ``--set`` takes one) is told at that
+        `,` as such: a body is one expression, and a sweep's bodies are given one ``--def`` each (the parser
+        said ``unexpected `,` (expected the end of the file)``)."""
         self.sources.add(name, text)
-        return self._within_nesting(self.parser.parse(text, name, self.reporter, start="expr_start"))
+        try:
+            return self._within_nesting(self.parser.parse(text, name, self.reporter, start="expr_start"))
+        except CompileError:
+            comma = _top_level_comma(text)
+            if comma is None:
+                raise
+            each = f"{name}=A {name}=B" if name.startswith("--") else "a list of bodies"
+            raise self.error(Pos(name, *comma), "a definition's body is one expression, and this `,` is outside "
+                             f"any parentheses: several bodies are several values of a sweep, each given on its "
+                             f"own ({each})") from None
 
     def _within_nesting(self, tree: Any) -> Any:
         """``tree`` (a library or a ``--def`` body) held to the nesting limit the program's own text is
@@ -446,6 +459,30 @@ class Context:
 
         _check_nesting(tree, self)
         return tree
+
+
+def _top_level_comma(text: str) -> tuple[int, int] | None:
+    """The line and column of the first `,` of ``text`` outside every parenthesis and bracket, None when
+    there is none (a comment's are not counted)."""
+    depth, line, col, i = 0, 1, 1, 0
+    while i < len(text):
+        c = text[i]
+        if text.startswith("//", i):
+            while i < len(text) and text[i] != "\n":
+                i += 1
+            continue
+        if c in "([":
+            depth += 1
+        elif c in ")]":
+            depth = max(0, depth - 1)
+        elif c == "," and depth == 0:
+            return line, col
+        if c == "\n":
+            line, col = line + 1, 1
+        else:
+            col += 1
+        i += 1
+    return None
 
 
 #: the steps told at each end of a long cycle of constants (:meth:`Context._cycle`)

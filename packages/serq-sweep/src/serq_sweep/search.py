@@ -632,7 +632,7 @@ def _a_definition(pm: Any, file: str, first: Mapping[str, Any], axes: Sequence[A
     set_word, def_word = (f"--set {shown_}", f"--def {shown_}") if cli else (f"sets[{shown_!r}]", f"defs[{shown_!r}]")
     over_word = "--over" if cli else "over"
     return (f"; `{shown_}` is an expression definition: {over_word} searches a `let`, its values given to the "
-            f"program as {set_word} gives one; {def_word} gives a definition's body, one or a list (an axis of "
+            f"program as {set_word} gives one; {def_word} gives a definition's body, one or several (an axis of "
             f"the search), but no range of bodies is searched: to search it, make its body read a `let` "
             f"(`let r = 1;` and `r` in the body) and search {'--over r' if cli else 'over=(' + repr('r') + ', …)'}")
 
