@@ -152,8 +152,8 @@ def test_knob_hint_of_each_flag():
 
 # A sweep's records table in Parquet had no bound on its rows (its results table is held to a sweep's most
 # runs): a file of a few KB, one value compressed into a million rows, given as the records to resume from,
-# was read whole. Its record cells are now held to what the runs could have written, each at most
-# --max-samples samples and a tick of events more (records.records_size), from the file's footer.
+# was read whole. Its rows are now held to what the runs wrote, as the sweep's table counts them
+# (records.records_size; round 27: the bound of --max-samples samples a run was loose), from the file's footer.
 
 RECORDS = """let lam = 1;
 stage s : delay;
@@ -186,17 +186,18 @@ def test_records_in_parquet_of_more_rows_than_the_runs_wrote_are_refused(tmp_pat
     assert r.returncode == 0, r.stderr
     import pandas as pd
 
-    key = str(pd.read_parquet(tmp_path / "t.parquet")["key"][0])
-    # one run of at most 1000 samples, 4 record columns (session, turn, time, wait): 250 rows and a tick of
-    # events' rows (20 000) more at most
+    table = pd.read_parquet(tmp_path / "t.parquet")
+    key = str(table["key"][0])
+    # one run, whose row in the table counts the rows of records it wrote: 5 (poisson(1) up to t = 5, seed 1)
+    assert table["records.req"][0] == 5
     _records_bomb(tmp_path / "r.parquet", key, 1_000_000)
     assert (tmp_path / "r.parquet").stat().st_size < 100_000
     before = (tmp_path / "r.parquet").read_bytes()
     r = _sweep_records(tmp_path)
     assert r.returncode == 1
-    assert r.stderr == ("error: r.parquet: cannot read the records to resume from (it holds 1000000 rows of 4 record "
-                        "column(s), more than the 20250 that 1 run(s) of at most 1000 samples each can have "
-                        "written); remove it or give --fresh\n")
+    assert r.stderr == ("error: r.parquet: cannot read the records to resume from (it holds 1000000 rows, more than "
+                        "the 5: 5 that the 1 run(s) of the sweep's table wrote (their records.req)); remove it or "
+                        "give --fresh\n")
     assert (tmp_path / "r.parquet").read_bytes() == before
 
 
@@ -206,8 +207,10 @@ def test_records_within_the_bound_resume(tmp_path):
     assert _sweep_records(tmp_path).returncode == 0
     import pandas as pd
 
-    key = str(pd.read_parquet(tmp_path / "t.parquet")["key"][0])
-    _records_bomb(tmp_path / "r.parquet", key, 20_250)  # (the bound itself: read, and found not the run's)
+    table = pd.read_parquet(tmp_path / "t.parquet")
+    key = str(table["key"][0])
+    # within the bound (the 5 rows the run wrote): read, and found short of the run's rows, so it runs again
+    _records_bomb(tmp_path / "r.parquet", key, int(table["records.req"][0]) - 1)
     r = _sweep_records(tmp_path)
     assert r.returncode == 0, r.stderr
     assert "1 run now, 0 resumed" in r.stderr

@@ -60,7 +60,7 @@ def run_plan(plan: core.Plan, *, workers: int | None = None, dask: Any = None, o
                     print(said, file=sys.stderr, flush=True)
         skip = set(done)
         if records is not None:
-            records.open(fresh, len(done) + len(others))
+            records.open(fresh, done, len(others))
             skip = {k for k in skip if records.complete(k, done[k])}
         resumed = len(skip)
         with make_engine(workers, dask, plan.pm, given) as eng:
@@ -157,9 +157,10 @@ class Records:
                             "table)")
         self.files = R.check(self.path, plan, out, inputs)
 
-    def open(self, fresh: bool, known: int = 0) -> None:
+    def open(self, fresh: bool, done: Mapping[str, Any] | None = None, table_others: int = 0) -> None:
         """Open the records of the sweep :meth:`check` passed: its journal, and the runs kept (unless ``fresh``;
-        ``known``, the runs the sweep's table holds, bounds the records read back: records.load)."""
+        ``done``, the runs of the sweep's table it runs, and ``table_others``, how many others the table
+        holds, bound the records read back: records.load)."""
         from . import records as R
 
         if self.path is None:
@@ -170,7 +171,7 @@ class Records:
                 os.unlink(jp)
         else:
             others: set[str] = set()
-            self.runs = R.load(self.path, self.plan, others, known)
+            self.runs = R.load(self.path, self.plan, others, done, table_others)
             said = R.left_out(self.path, others)
             if said is not None:  # before the first run, while the records there are still whole
                 print(said, file=sys.stderr, flush=True)

@@ -280,27 +280,58 @@ def _cell(cell: str, column: str) -> float:
     return float(cell)
 
 
-def records_size(runs: int, max_samples: int, prefix: int) -> Any:
+def records_size(name: str, written: int, counted: int, unknown: int, max_samples: int, prefix: int) -> Any:
     """The check of a records table in Parquet before any row of it is read (serq_sweep.core.read_parquet's
-    ``sized``): a ValueError when its record cells (its rows times its columns after the ``prefix`` ones:
-    ``point``, the swept names, ``seed``, ``key``) are more than ``runs`` runs can have written, each at
-    most ``max_samples`` samples (a run's --max-samples, serQ's default else: every record's row holds a
-    sample a column, and a run holding more is stopped, serq_sim.engine.Engine.samples_held) and the rows
-    of one tick of events more (:data:`serq_sim.engine.TICK`, the events between two looks at the samples
-    held). The results table was held to a sweep's most rows; a records table was read whole, and a file of
-    a few KB of one value compressed into millions of rows was a bomb of gigabytes to a sweep resuming."""
+    ``sized``): a ValueError when its rows are more than its runs wrote (``name``: the table's). ``written``: the
+    rows that the
+    ``counted`` runs of the sweep's table wrote, as their rows there count them (``records.NAME``, the rows
+    after the warm-up, what the records keep: a run's records are resumed only when they are as many,
+    :func:`complete`); ``unknown``: the runs of that table whose rows say no count (another sweep's, left
+    out, or a row without the figure), each of which can have written at most ``max_samples`` samples (a
+    run's --max-samples, serQ's default else: every record's row holds a sample a column of the columns
+    after the ``prefix`` ones, ``point``, the swept names, ``seed``, ``key``, and a run holding more is
+    stopped, serq_sim.engine.Engine.samples_held) and the rows of one tick of events more
+    (:data:`serq_sim.engine.TICK`). A records table was read whole, and a file of a few KB of one value
+    compressed into millions of rows was a bomb of gigabytes to a sweep resuming; the bound of
+    ``max_samples`` alone, 25 million rows a run of 4 columns by default, let one of 0.4 MB through."""
     from serq_sim.engine import TICK
 
     def check(meta: Any) -> None:
         if meta is None:
             return
         rows, cols = meta.num_rows, max(1, meta.num_columns - prefix)
-        most = runs * (max_samples // cols + TICK)
+        each = max_samples // cols + TICK
+        most = written + unknown * each
         if rows > most:
-            raise ValueError(f"it holds {rows} rows of {cols} record column(s), more than the {most} that {runs} "
-                             f"run(s) of at most {max_samples} samples each can have written")
+            by = [f"{written} that the {counted} run(s) of the sweep's table wrote (their records.{name})"] if counted \
+                else []
+            if unknown:
+                by.append(f"{unknown * each} that {unknown} run(s) of at most {max_samples} samples each of "
+                          f"{cols} record column(s) can have written")
+            raise ValueError(f"it holds {rows} rows, more than the {most}" + (": " + " and ".join(by) if by else
+                             " that the runs of the sweep's table wrote (it holds none)"))
 
     return check
+
+
+def written_rows(name: str, done: Mapping[str, Mapping[str, Any]], others: int) -> tuple[int, int, int]:
+    """``(written, counted, unknown)`` of records table ``name`` for :func:`records_size`: the rows the runs
+    ``done`` (the sweep's table and its journal, key -> result) wrote by their ``records.NAME``, how many of
+    them say so (a failed run wrote none), and the runs that say no count: those whose row lacks the figure,
+    and ``others``, the runs of the table that this sweep does not run (whose rows are not kept)."""
+    written = counted = 0
+    unknown = others
+    for result in done.values():
+        if result.get("status") not in ("ok", "partial"):
+            counted += 1  # (a failed run keeps no records)
+            continue
+        n = result.get("figures", {}).get(f"records.{name}")
+        if isinstance(n, bool) or not isinstance(n, (int, float)) or not 0 <= n < 2**63 or n != int(n):
+            unknown += 1
+            continue
+        written += int(n)
+        counted += 1
+    return written, counted, unknown
 
 
 #: the most rows, and the most cells (rows times columns), of a records file in Parquet that ``serq plot
@@ -363,22 +394,25 @@ def declared(point: Any, name: str) -> tuple[str, ...]:
     return (*OWN, *point.records[name]) if name in point.records else ()
 
 
-def load(path: str, plan: Any, others: set[str] | None = None, known: int = 0) -> dict[str, Run]:
+def load(path: str, plan: Any, others: set[str] | None = None, done: Mapping[str, Mapping[str, Any]] | None = None,
+         table_others: int = 0) -> dict[str, Run]:
     """The records an earlier sweep into ``path`` kept (its tables and its journal): key -> the run's
-    tables (a key this sweep does not run is left out, and added to ``others`` when given). ``known``: the
-    runs the sweep's table there holds (its own and others'); a records table in Parquet holds the records
-    of at most these or this sweep's runs, whichever are more (:func:`records_size`)."""
+    tables (a key this sweep does not run is left out, and added to ``others`` when given). ``done``: the
+    runs of the sweep's table there (and its journal) this sweep runs, key -> result, ``table_others`` how
+    many others it holds; a records table in Parquet holds no more rows than those runs wrote
+    (:func:`records_size`, :func:`written_rows`)."""
     from serq_sim.engine import DEFAULT_MAX_SAMPLES
 
     wanted = {plan.key(p, s): p for p in plan.points for s in plan.seeds}
     runs: dict[str, Run] = {}
-    most = plan.limits.get("max_samples") or DEFAULT_MAX_SAMPLES
-    sized = records_size(max(len(wanted), known, 1), int(most), len(PREFIX) + len(plan.names))
+    most = int(plan.limits.get("max_samples") or DEFAULT_MAX_SAMPLES)
     for name, file in files(path, table_names(plan)).items():
         if not os.path.exists(file):
             continue
         try:
             if record_format(file) == "parquet":
+                sized = records_size(name, *written_rows(name, done or {}, table_others), most,
+                                     len(PREFIX) + len(plan.names))
                 _, by_key = _read_parquet(file, sized, plan.names)
             else:
                 _, by_key = _read_csv(file, plan.names)

@@ -1,0 +1,92 @@
+"""Known defects of serq sweep, round 27."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+pytestmark = pytest.mark.timeout(120)
+
+SERQ = str(Path(sys.executable).parent / "serq")
+
+# 3. a records table in Parquet to resume from holds no more rows than the runs of the sweep's table wrote, as
+# their rows count them (records.NAME): the bound of --max-samples samples a run (10^8 by default, 25 million
+# rows of 4 record columns a run) let a file of a few hundred KB of one value in a million rows through
+RECORDS = """let lam = 1;
+stage s : delay;
+workload { arrive poisson(lam); }
+session { run s (1); record req { wait = 1; } }
+run { horizon 5; seed 1; }
+"""
+
+
+def _bomb(path: Path, key: str, n: int) -> None:
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    np = pytest.importorskip("numpy")
+    keys = pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, dtype=np.int32)), pa.array([key]))
+    pq.write_table(pa.table({"point": np.zeros(n, dtype=np.int64), "seed": np.ones(n, dtype=np.int64), "key": keys,
+                             "session": np.zeros(n, dtype=np.int64), "turn": np.zeros(n, dtype=np.int32),
+                             "time": np.ones(n), "wait": np.ones(n, dtype=np.int64)}), path, compression="zstd")
+
+
+def _sweep(folder: Path) -> subprocess.CompletedProcess:
+    # (no --max-samples: serQ's default bound of a run's samples)
+    return subprocess.run([SERQ, "sweep", "p.sq", "--workers", "0", "--no-progress", "-o", "t.parquet", "--records",
+                           "r.parquet"], capture_output=True, text=True, cwd=folder, timeout=100,
+                          stdin=subprocess.DEVNULL)
+
+
+def test_records_of_more_rows_than_the_tables_runs_wrote_are_refused_by_default(tmp_path):
+    pytest.importorskip("pyarrow")
+    (tmp_path / "p.sq").write_text(RECORDS)
+    r = _sweep(tmp_path)
+    assert r.returncode == 0, r.stderr
+    import pandas as pd
+
+    table = pd.read_parquet(tmp_path / "t.parquet")
+    # poisson(1) up to t = 5 under seed 1: the run's row counts the 5 rows it wrote, as the records hold them
+    assert table["records.req"].tolist() == [5]
+    assert len(pd.read_parquet(tmp_path / "r.parquet")) == 5
+    _bomb(tmp_path / "r.parquet", str(table["key"][0]), 1_000_000)  # (within 25 million, the old default)
+    assert (tmp_path / "r.parquet").stat().st_size < 100_000
+    before = (tmp_path / "r.parquet").read_bytes()
+    r = _sweep(tmp_path)
+    assert (r.returncode, r.stderr) == (1, "error: r.parquet: cannot read the records to resume from (it holds "
+                                           "1000000 rows, more than the 5: 5 that the 1 run(s) of the sweep's table "
+                                           "wrote (their records.req)); remove it or give --fresh\n")
+    assert (tmp_path / "r.parquet").read_bytes() == before
+
+
+def _meta(rows: int, columns: int) -> SimpleNamespace:
+    return SimpleNamespace(num_rows=rows, num_columns=columns)
+
+
+def test_the_bound_is_the_rows_counted_and_max_samples_for_the_runs_that_count_none():
+    from serq_sweep.records import records_size, written_rows
+
+    done = {"a": {"status": "ok", "figures": {"records.req": 7}},
+            "b": {"status": "partial", "figures": {"records.req": 2}},
+            "c": {"status": "error", "figures": {}},  # (a failed run keeps no records)
+            "d": {"status": "ok", "figures": {}}}  # (a row without the count)
+    assert written_rows("req", done, 0) == (9, 3, 1)
+    assert written_rows("req", {k: done[k] for k in "abc"}, 2) == (9, 3, 2)  # (2 runs of another sweep)
+    # 4 columns before the record's (point, one swept name, seed, key), 4 record columns: 1000 samples a run
+    # are 250 rows, and a tick of 20 000 events' rows more
+    check = records_size("req", 9, 3, 1, 1000, 4)
+    check(_meta(9 + 20_250, 8))
+    with pytest.raises(ValueError) as e:
+        check(_meta(9 + 20_251, 8))
+    assert str(e.value) == ("it holds 20260 rows, more than the 20259: 9 that the 3 run(s) of the sweep's table wrote "
+                            "(their records.req) and 20250 that 1 run(s) of at most 1000 samples each of 4 record "
+                            "column(s) can have written")
+    exact = records_size("req", 9, 3, 0, 10**8, 4)
+    exact(_meta(9, 8))
+    with pytest.raises(ValueError, match=r"^it holds 10 rows, more than the 9: 9 that the 3 run"):
+        exact(_meta(10, 8))
+    with pytest.raises(ValueError, match=r"^it holds 1 rows, more than the 0 that the runs of the sweep's table wrote \(it holds none\)$"):
+        records_size("req", 0, 0, 0, 10**8, 4)(_meta(1, 8))
