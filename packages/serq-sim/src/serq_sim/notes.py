@@ -436,13 +436,24 @@ def rejections(pools) -> list[str]:
     ``outgrown`` of the ``refused`` were rejected because their own growth, beyond the capacity for the
     hold with what its session kept on the pool (pools.growth.kept_through_preemption), had preempted
     them (``Pool.outgrown``, docs/language.md "A hold that outgrows its pool"):
-    their units and reserve fitted, and the warning says which measure rejected them."""
+    their units and reserve fitted, and the warning says which measure rejected them.
+
+    A pool's entry may go on with ``rounded`` and ``block``: the least units (or reserve) of a rejected hold
+    that fitted the capacity and whose blocks did not, and what they rounded up to (``Pool.rounded_out``,
+    None when none), and the pool's block. The warning then says the rounding, or "can never fit its
+    capacity 5" would be said of a hold of 5."""
     out = []
-    for label, rejected, admitted, cap, refused, outgrown in pools:
+    for label, rejected, admitted, cap, refused, outgrown, *rounding in pools:
         if rejected:
             share = rejected / (rejected + admitted)
+            rounded, block = rounding if rounding else (None, None)
+            why = ""
+            if rounded is not None:
+                ask, need = rounded
+                why = (f"{ask:g} units are {need:g} in blocks of {block:g}; " if rejected == 1 else
+                       f"the least of them, {ask:g} units, are {need:g} in blocks of {block:g}; ")
             head = (f"pool {label} rejected {rejected} hold(s) that can never fit its capacity "
-                    f"{cap:g} ({share * 100:.3g} % of its {rejected + admitted} rejections and admissions "
+                    f"{cap:g} ({why}{share * 100:.3g} % of its {rejected + admitted} rejections and admissions "
                     f"after the warm-up: {rejected} rejected, {admitted} admitted; a hold still queued at "
                     "the end is in neither); their sessions ended there")
             if not refused:

@@ -446,8 +446,8 @@ def build_report(sim) -> Report:
     notes += warn.steadiness(sim.backlog, sim.arrivals)
     notes += warn.few_samples([(d.name, len(o.values)) for d, o in zip(p.observes, sim.obs) if not d.instant],
                               sim.warmup, (table.name, len(table)) if requests is not None else None)
-    notes += warn.rejections([(member_label(pl), pl.rejections, pl.admissions, pl.cap, pl.refused, pl.outgrown)
-                              for pl in sim.pools])
+    notes += warn.rejections([(member_label(pl), pl.rejections, pl.admissions, pl.cap, pl.refused, pl.outgrown,
+                               pl.rounded_out, pl.block) for pl in sim.pools])
     notes += warn.stuck([(member_label(pl), pl.stuck, pl.preemptions) for pl in sim.pools])
     notes += warn.evicted_beyond([(member_label(pl), pl.evicted_units, pl.b_evicted) for pl in sim.pools])
     notes += warn.held_beyond([(member_label(pl), pl.a_used, pl.b_used, pl.a_cached, pl.b_cached)

@@ -32,14 +32,14 @@ def hold(sim, s, info) -> None:
             if not 0.0 <= u < INF:
                 amount_error(sim, s, info, pool, "units", u, k)
             if pool.round_up(u) > pool.cap + EPS:
-                reject(sim, s, pool)
+                reject(sim, s, pool, u)
         if info.static[k]:
             r = info.reserves[k](s, A, C)
             if not 0.0 <= r < INF:
                 amount_error(sim, s, info, pool, "reserve", r, k)
             need = pool.round_up(r)
             if need > pool.cap + EPS:
-                reject(sim, s, pool)
+                reject(sim, s, pool, r)
             if not info.pure:
                 if floor is None:
                     floor = [(pool, 0.0, need)]
@@ -91,11 +91,16 @@ def enqueue(pool: Pool, s) -> None:
     pool.queue.append(s)
 
 
-def reject(sim, s, pool: Pool) -> None:
+def reject(sim, s, pool: Pool, ask: float | None = None) -> None:
+    """``s``'s hold can never fit ``pool``: the session ends. ``ask``, the units or reserve it was judged by,
+    is kept when it fits the cap and its blocks do not (``Pool.rounded_out``, the least such), for the
+    warning to say the rounding that rejected it (notes.rejections)."""
     if sim.warm:
         pool.rejections += 1
         if s.requeue is not None:  # set by the preemption, cleared when the hold joins a queue again
             pool.refused += 1
+        if ask is not None and ask <= pool.cap + EPS and (pool.rounded_out is None or ask < pool.rounded_out[0]):
+            pool.rounded_out = (ask, pool.round_up(ask))
     sim.end_session(s)
     raise SessionGone
 

@@ -650,7 +650,7 @@ class Pool:
         "t_last", "a_used",
         "a_cached", "a_queue", "a_holders", "b_used", "b_cached", "b_queue", "b_holders", "b_wait", "wait_sum", "admissions", "evicted_entries", "evicted_units",
         "b_evicted",
-        "preemptions", "spills", "rejections", "refused", "outgrown", "stuck", "over_cap", "__dict__",
+        "preemptions", "spills", "rejections", "refused", "outgrown", "rounded_out", "stuck", "over_cap", "__dict__",
     )
 
     def __init__(self, sim, node: N.Pool, member: int, flat: int):
@@ -732,6 +732,10 @@ class Pool:
         self.refused = 0
         #: of those, the holds whose own growth before the preemption was beyond the cap (admission.outgrown)
         self.outgrown = 0
+        #: of the rejections, the least amount (units, or reserve) that fitted the cap and whose blocks did
+        #: not, with what it was rounded up to: ``(5.0, 6.0)`` on a pool of cap 5 in blocks of 2; None when no
+        #: hold was rejected so (notes.rejections says the rounding)
+        self.rounded_out: tuple[float, float] | None = None
         self.stuck = 0
         self.over_cap = 0
 
@@ -786,6 +790,7 @@ class Pool:
         # `stuck` counts sessions over the whole run (docs/language.md), not from here: a session is counted
         # once (its flag stays), so zeroing it here lost one stuck before the warm-up and all through it
         self.rejections = self.refused = self.outgrown = 0
+        self.rounded_out = None
         self.evicted_units = self.b_evicted = 0.0
 
     def iter_entries(self):
