@@ -90,3 +90,31 @@ def test_the_bound_is_the_rows_counted_and_max_samples_for_the_runs_that_count_n
         exact(_meta(10, 8))
     with pytest.raises(ValueError, match=r"^it holds 1 rows, more than the 0 that the runs of the sweep's table wrote \(it holds none\)$"):
         records_size("req", 0, 0, 0, 10**8, 4)(_meta(1, 8))
+
+
+# 4. serq plot --where NAME=VALUE reads a value as written, blanks and all, a number's as a word's: the blanks
+# around a number were trimmed ("blocks= 8010" kept the rows of 8010) and those around a word kept ("status= ok"
+# kept none)
+@pytest.mark.parametrize("name, value, values", [("blocks", " 8010", "2000, 8010"), ("blocks", "8010 ", "2000, 8010"),
+                                                 ("status", " ok", "error, ok")])
+def test_a_where_value_keeps_its_blanks_a_number_as_a_word(name, value, values):
+    pd = pytest.importorskip("pandas")
+    from serq.errors import UserError
+    from serq_sweep.rows import selected
+
+    frame = pd.DataFrame({"blocks": [2000, 8010, 8010], "status": ["ok", "ok", "error"]})
+    with pytest.raises(UserError) as e:
+        selected(frame, {name: value})
+    assert str(e.value) == (f"error: --where {name}={value}: no row of the table has {name} = {value} (its values: {values}); "
+                            f"the blanks around {value.strip()!r} are part of the value")
+    assert selected(frame, {name: value.strip()}).index.tolist() == ([1, 2] if name == "blocks" else [0, 1])
+
+
+def test_a_where_value_with_blanks_from_the_command_line(tmp_path):
+    (tmp_path / "sw.csv").write_text("point,blocks,seed,key,status,warnings,w.mean\n"
+                                     "0,2000,1,a,ok,,1.0\n1,8010,1,b,ok,,2.0\n")
+    r = subprocess.run([SERQ, "plot", "sw.csv", "--x", "blocks", "--y", "w.mean", "--where", "blocks= 8010", "-o",
+                        "p.svg"], capture_output=True, text=True, cwd=tmp_path, timeout=100, stdin=subprocess.DEVNULL)
+    assert (r.returncode, r.stderr) == (1, "error: --where blocks= 8010: no row of the table has blocks =  8010 (its "
+                                           "values: 2000, 8010); the blanks around '8010' are part of the value\n")
+    assert not (tmp_path / "p.svg").exists()

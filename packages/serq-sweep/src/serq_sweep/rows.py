@@ -5,6 +5,10 @@ A sweep over two names (``--set Lambda=… --set blocks=…``) drawn against one
 ``recs[recs.blocks == 8010]`` does in Python. Each ``--where`` is one column and one value; several keep the
 rows that match them all. A value that reads as a number (``8010``, ``8.01e3``, ``inf``) matches the cells
 that hold that number, an int or a float alike; any other value matches the cells whose text is that value.
+A value is taken as written, blanks and all, a number's as a word's (:func:`_wanted`, the one reading): as
+the sweep's own ``--set B=VALUE`` keeps a value's blanks, ``--where "B= 512"`` is no number and matches no
+cell of 512 (its refusal says the blanks are the value's); the blanks around a number were trimmed, and
+those around a word kept.
 """
 
 from __future__ import annotations
@@ -37,11 +41,11 @@ def where_option(items: Sequence[str]) -> dict[str, str]:
 
 
 def _wanted(value: object) -> float | str:
-    """What a ``--where`` value matches: a number (a value that reads as one, or a number given in Python), or
-    the text of a cell."""
+    """What a ``--where`` value matches: a number (a value that reads as one, as the language writes it, with no
+    blank around it; or a number given in Python), or the text of a cell, blanks and all."""
     if isinstance(value, str):
         try:
-            return number(value.strip())
+            return number(value)
         except NotANumber:
             return value
     r = real(value)
@@ -104,8 +108,10 @@ def selected(frame: Any, where: Mapping[str, object] | None, what: str = "the ta
             values = sorted({_shown(v) for v in column}, key=lambda s: (_sort_number(s) is None, _sort_number(s), s))
             listed = ", ".join(values[:SHOWN_VALUES]) + (f", … ({len(values)} values)" if len(values) > SHOWN_VALUES
                                                          else "")
+            blanks = (f"; the blanks around {clipped(value.strip())!r} are part of the value"
+                      if isinstance(value, str) and value.strip() != value else "")
             raise UserError(f"{given}: no row of {what} has {clipped(str(name))} = {clipped(str(value))} (its "
-                            f"values: {listed or 'none, the table has no rows'})")
+                            f"values: {listed or 'none, the table has no rows'}){blanks}")
         frame = frame[keep]
     return frame
 
