@@ -73,3 +73,52 @@ def test_a_demand_above_the_capacity_before_rounding_needs_no_such_words(block, 
     note = rejected("delay", monkeypatch, block=block, units=units)
     assert note.startswith("warning: pool kv rejected 1 hold(s) that can never fit its capacity 5 (50 % of its 2 "
                            "rejections and admissions")
+
+
+# -- a hold on two pools waits in its first pool's queue: the wait for the second is the first's ------------------
+
+TWO_POOLS = """pool a { cap 10; }
+pool b { cap 1; }
+stage d : delay;
+
+workload {
+  arrive batch(2);
+}
+
+session {
+  branch (serial == 0) {
+    hold b (1) {
+      run d (2);
+    }
+  } else {
+    run d (0.5);
+    set t = now;
+    hold a (1), b (1) {
+      observe waited = now - t;
+      run d (1);
+    }
+  }
+  end;
+}
+
+run { horizon 10; }
+"""
+
+
+def test_a_hold_waiting_for_its_second_pool_waits_in_its_first_pools_queue(monkeypatch):
+    """language.txt §3: "Each pool has one queue, and a hold on several pools waits in its first pool's", and a
+    pool's figure is its "mean queue wait". Serial 0 holds b over [0, 2]; serial 1 joins a's queue at 0.5, a has
+    room and b none, and both are its at 2, for [2, 3]. So a admitted one hold after a wait of 1.5 (its queue
+    held one session over [0.5, 2] of the 10: 0.15), and b admitted two, each at once from its own queue, which
+    nobody joined (queue 0, wait 0). The wait for b is a's, and the observe says it: 1.5. Each pool keeps
+    Little's law, queue = admissions / 10 × wait: a 0.15 = 0.1 × 1.5, b 0 = 0.2 × 0 (docs/language.md, "A
+    pool's wait")."""
+    prog = serq_frontend.compile(source=TWO_POOLS)
+    report = same_json(prog, monkeypatch)
+    pools = {p["name"]: p for p in report["pools"]}
+    a, b = pools["a"], pools["b"]
+    assert (a["admissions"], a["wait"], a["queue"], a["used"]) == (1, 1.5, 0.15, 0.1)
+    assert (b["admissions"], b["wait"], b["queue"], b["used"]) == (2, 0.0, 0.0, 0.3)
+    assert report["observes"]["waited"]["mean"] == 1.5
+    for p in (a, b):
+        assert p["queue"] == pytest.approx(p["admissions"] / report["end"] * p["wait"])
