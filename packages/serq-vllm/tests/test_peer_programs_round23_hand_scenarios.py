@@ -20,6 +20,9 @@ allocated; no admission in a step that preempted; a preempted request keeps its 
   tokens each in step 0 and the rest in step 1 (first tokens at 2); r2 is done at 3, r0 at 4; its next turn is
   sent 1 step later, at 5, alone: no cut, its 12 tokens of history (3 full blocks) cached, 8 new: first
   token at 6, done at 7.
+* ``LONE_CHUNK``: chunk 4, r0 of 40 tokens alone at 0 takes the whole budget, 16; r1 (4 tokens) is sent at 1,
+  and while both run or wait each chunk is cut at 4: r0 4 a step, r1 its 4 at once (first token at 2, done at
+  4); alone again at 4, r0 takes its last 12 (first token at 5, done at 6).
 * ``CACHED_RESUME``: blocks of 2, 8 usable, prefix caching. r1 is preempted at step 3 with 2 outputs (8
   tokens, 7 computed), its blocks freed: its partial block first, which r0 takes. At 4 it needs 4 blocks and
   only its own 3 cached ones are free (they count, as vLLM's evictable blocks do); r0's growth at 5 evicts the
@@ -47,6 +50,8 @@ CHUNK_TURNS = {"budget": 16, "max_seqs": 4, "block_size": 4, "num_blocks": 21, "
                "requests": [{"prompt": 10, "out": 3, "arrive": 0, "session": 0, "turn": 0},
                             {"prompt": 20, "out": 2, "session": 0, "turn": 1, "think": 1},
                             {"prompt": 9, "out": 2, "arrive": 0, "session": 1, "turn": 0}]}
+LONE_CHUNK = {"budget": 16, "max_seqs": 4, "block_size": 4, "num_blocks": 100, "chunk": 4,
+              "requests": [{"prompt": 40, "out": 2}, {"prompt": 4, "out": 3, "arrive": 1}]}
 CACHED_RESUME = {"budget": 8, "max_seqs": 4, "block_size": 2, "num_blocks": 9, "prefix_caching": True,
                  "requests": [{"prompt": 6, "out": 6}, {"prompt": 6, "out": 4}]}
 
@@ -57,6 +62,8 @@ BY_HAND = {
     "chunk_turns": (CHUNK_TURNS, {"first": {"0": 2, "1": 6, "2": 2}, "done": {"0": 4, "1": 7, "2": 3},
                                   "preempted": {"0": 0, "1": 0, "2": 0}, "cached": {"0": 0, "1": 12, "2": 0},
                                   "preemptions": 0, "steps": 8}),
+    "lone_chunk": (LONE_CHUNK, {"first": {"0": 5, "1": 2}, "done": {"0": 6, "1": 4}, "preempted": {"0": 0, "1": 0},
+                                "preemptions": 0, "steps": 7}),
     "cached_resume": (CACHED_RESUME, {"first": {"0": 1, "1": 2}, "done": {"0": 6, "1": 8},
                                       "preempted": {"0": 0, "1": 1}, "cached": {"0": 0, "1": 0},
                                       "preemptions": 1, "steps": 9}),
