@@ -888,15 +888,17 @@ def repeated_run(frame: Any) -> tuple[int, str] | None:
         return None
     by = [*(["point"] if "point" in column else []), *point_columns(list(column)), "seed",
           *(["key"] if "key" in column else [])]
-    seen: dict[tuple, int] = {}
-    for j, row in enumerate(zip(*(frame[column[c]].tolist() for c in by))):
-        row = tuple(None if isinstance(v, float) and math.isnan(v) else v for v in row)
-        if row in seen:
-            where = ", ".join(f"{clipped(c)} {clipped(show_value(v))}" for c, v in zip(by, row))
-            return j, (f"the table holds the run of {printable(where)} twice (rows {seen[row] + 1} and {j + 1}): a run "
-                       "is one row, and each seed of a point is counted once in its mean and CI; remove the copy")
-        seen[row] = j
-    return None
+    cols = [column[c] for c in by]
+    again = frame.duplicated(subset=cols, keep="first").to_numpy()  # (NaN equal to NaN, as a copy's is)
+    if not again.any():
+        return None
+    j = int(again.argmax())
+    row = [_plain(frame[c].iloc[j]) for c in cols]
+    # (up to the first copy, the only rows given twice are its run's: the first of them is the one it copies)
+    first = int(frame.iloc[: j + 1].duplicated(subset=cols, keep=False).to_numpy().argmax())
+    where = ", ".join(f"{clipped(c)} {clipped(show_value(v))}" for c, v in zip(by, row))
+    return j, (f"the table holds the run of {printable(where)} twice (rows {first + 1} and {j + 1}): a run is one "
+               "row, and each seed of a point is counted once in its mean and CI; remove the copy")
 
 
 def aggregate_rows(plan: Plan, columns: Sequence[str], table: Sequence[dict[str, Any]]
