@@ -313,7 +313,7 @@ def compare_command(pm, files, sets, defs, zips, seeds, horizon, warmup, arrival
 
 
 @click.command("plot")
-@click.argument("source", type=SerqPath(exists=True))
+@click.argument("source", type=SerqPath(exists=True, records=True))
 @click.option("-o", "--out", "out", required=True, type=SerqPath(dir_okay=False), metavar="FILE",
               help="The picture: .svg, .png or .pdf (written atomically).")
 @click.option("--x", "x", default=None, metavar="NAME", help="The swept name along the x axis.")

@@ -631,6 +631,13 @@ def _read_records(source: Any) -> Any:
         return read_parquet(path, sized=plotted_size)
     except TableFault as e:
         raise UserError(e.message("cannot read the records")) from None
+    except FileNotFoundError as e:
+        from serq.options import record_tables
+
+        tables = record_tables(path) if not os.path.lexists(path) else []
+        told = (f" (records of several tables are written one file a table, named after it: {', '.join(tables)}; "
+                "give one)") if tables else ""
+        raise UserError(f"{path}: cannot read the records: {_why(e)}{told}") from None
     except (OSError, ValueError) as e:
         raise UserError(f"{path}: cannot read the records: {_why(e)}") from None
 

@@ -38,6 +38,12 @@ class Path(click.Path):
     ``os.stat`` refused them, so ``serq sweep p.sq p.sq/`` ran one program as two (the check that refuses
     ``p.sq ./p.sq`` could not stat it) and ``serq check p.sq/.`` said OK of a name ``serq run`` could not read."""
 
+    def __init__(self, *args, records: bool = False, **kwargs):
+        super().__init__(*args, **kwargs)
+        #: a name that may be given as ``--records`` was: one that does not exist is told the files of the
+        #: record tables written in its place, when they are there (:func:`record_tables`)
+        self.records = records
+
     def convert(self, value, param, ctx):
         if isinstance(value, str | bytes) and not value:
             self.fail("an empty name names no file", param, ctx)
@@ -46,7 +52,31 @@ class Path(click.Path):
         if value in ("-", b"-") and not self.allow_dash:
             self.fail("'-' names no file: serq reads and writes files by name, never standard input or output "
                       "by '-' (./- names a file called -)", param, ctx)
+        if self.records and self.exists and isinstance(value, str) and not os.path.lexists(value):
+            tables = record_tables(value)
+            if tables:
+                self.fail(f"{value!r} does not exist: records of several tables are written one file a table, "
+                          f"named after it ({', '.join(tables)}); give one", param, ctx)
         return super().convert(value, param, ctx)
+
+
+def record_tables(name: str) -> list[str]:
+    """The files ``--records NAME`` writes when a program records several tables (``r.csv``: ``r.request.csv``,
+    ``r.routed.csv``, …), as they are beside ``name``, sorted; ``[]`` when ``name`` ends in neither ``.csv`` nor
+    ``.parquet`` or none is there."""
+    from pathlib import Path as _Path
+
+    p = _Path(name)
+    if p.suffix not in (".csv", ".parquet") or not p.stem:
+        return []
+    import glob
+
+    try:
+        found = [f for f in p.parent.glob(f"{glob.escape(p.stem)}.*{p.suffix}")
+                 if f.name[len(p.stem) + 1:-len(p.suffix)].isidentifier()]
+    except OSError:
+        return []
+    return sorted(str(p.parent / f.name) if str(p.parent) != "." else f.name for f in found)
 
 
 class Number(click.ParamType):
