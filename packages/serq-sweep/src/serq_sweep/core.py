@@ -1195,14 +1195,31 @@ def read_parquet(path: str, sized: Any = False) -> Any:
     except ImportError:
         raise UserError(f"{path}: {PARQUET_NEEDS}") from None
     with open_input(path) as f:
+        meta = parquet_metadata(f)
+        if meta is not None:  # (a column named twice: pyarrow's error of it was the whole schema, a line a column)
+            repeated_parquet_column(meta.schema.to_arrow_schema().names)
         if sized:
-            (sized if callable(sized) else table_size)(parquet_metadata(f))
+            (sized if callable(sized) else table_size)(meta)
         try:
             frame = pd.read_parquet(f)
         except ImportError:  # (pandas' own: no engine, pyarrow or fastparquet, is installed)
             raise UserError(f"{path}: {PARQUET_NEEDS}") from None
+        except ValueError as e:  # (pyarrow's words can run on for a line a column: the first line, cut)
+            said = str(e).strip().split("\n", 1)[0]
+            raise ValueError(said if len(said) <= 300 else said[:299] + "…") from None
     plain_cells(frame)
     return frame
+
+
+def repeated_parquet_column(names: Sequence[str]) -> None:
+    """Refuse (a ValueError) a Parquet table whose schema names a column twice, as :func:`repeated_column`
+    refuses a CSV header that does: pyarrow reads no such table, and its error listed the whole schema."""
+    seen: dict[str, int] = {}
+    for i, name in enumerate(names):
+        if name in seen:
+            raise ValueError(f"the schema names the column {printable(str(name))[:60]} twice, as columns "
+                             f"{seen[name] + 1} and {i + 1}: no column of a table is named twice")
+        seen[name] = i
 
 
 def table_size(meta: Any) -> None:
