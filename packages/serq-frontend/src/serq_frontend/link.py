@@ -166,6 +166,9 @@ class Linker:
         self.nan_at: Pos | None = None
         #: such subexpressions, kept written out (an IR number is never NaN), by id: (node, its value)
         self.kept_nan: dict[int, tuple[Any, float]] = {}
+        #: where each pool says how to preempt (a `preempt` other than `none`): a pool no hold grows is told
+        #: that it never applies (:meth:`ungrown_preempts`)
+        self.preempt_at: dict[str, Pos] = {}
         #: the step-stage family whose own expressions (budget, chunk, cost, serve keys) are being linked:
         #: there a family of its size named without an index is the member paired with the stage's member
         self.own: Family | None = None
@@ -633,6 +636,8 @@ class Linker:
                 raise self.error(o.pos, f"pool `{name}`: `{group.replace('reserve', 'reserve held')}` is "
                                  "given twice")
             seen[group] = o.pos
+            if group == "preempt" and o.kind != "preempt_none":
+                self.preempt_at[name] = o.pos
             if o.kind == "cap":
                 v = ctx.const(o.args[0], f"the cap of pool `{name}`")
                 if v < 0:
@@ -1141,6 +1146,7 @@ class Linker:
                 raise self.error(w.pos, ir.long_file_name("the trace's", len(w.arg)))
             trace = ir.Trace(path=w.arg, ordered=bool(w.extra), span=span(w.pos))
         workload_ir = ir.Workload(arrive=arrive, trace=trace, init=ir_init, turn=ir_turn)
+        self.ungrown_preempts(pools, (ir_init, ir_turn, ir_session))
         # gauges
         gauge_ir = []
         gauge_names: set[str] = set()
@@ -1173,6 +1179,32 @@ class Linker:
         return ir.Program(version=ir.IR_VERSION, attributes=self.attributes, constants=constants,
                           observes=observes, records=records, gauges=gauge_ir, pools=pools, stages=stages, workload=workload_ir,
                           session=ir_session, share=share, run=run, source=self.source)
+
+    def ungrown_preempts(self, pools: list[ir.Pool], blocks: tuple[list, ...]) -> None:
+        """A warning at the `preempt` of each pool that no statement grows (no `grow`, `load` or run `growing`
+        of it): a pool preempts only when a grow finds no room (pool-reference.txt), so its order never
+        applies, and a program that put a priority preemption there (`pool reqs { …; preempt by (-prio)
+        requeue tail; }` beside an engine that grows `kv`) ran the memory pool's order without a word."""
+        from serq_ir.analysis import blocks as nested
+
+        grown: set[int] = set()
+        for top in blocks:
+            for block in (top, *nested(top)):
+                for x in block:
+                    if isinstance(x, (ir.Grow, ir.Load)):
+                        grown.add(x.pool.pool)
+                    elif isinstance(x, ir.Run) and x.growing is not None:
+                        grown.add(x.growing.pool)
+        others = [p.name for i, p in enumerate(pools) if i in grown]
+        for i, p in enumerate(pools):
+            at = self.preempt_at.get(p.name)
+            if at is None or i in grown:
+                continue
+            where = (f"; the program grows {', '.join(f'`{o}`' for o in others)}, whose `preempt` decides"
+                     if others else "")
+            self.ctx.reporter.warn(at, f"pool `{p.name}` says how to preempt, and nothing grows it (no `grow`, "
+                                   f"`load` or run `growing {p.name}`): a pool preempts only when a hold grows "
+                                   f"past its room, so this never applies{where}")
 
     def seed(self, value: Any) -> int:
         """The run block's seed, a whole number from 0 to 2**64 - 1, exactly as written. The language's
