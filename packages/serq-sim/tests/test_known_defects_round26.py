@@ -38,8 +38,9 @@ def test_an_iteration_past_the_run_planned_before_the_warmup_is_said(monkeypatch
 
 
 @pytest.mark.parametrize("block, warmup, iterations", [
-    ("1e16", "0", 1),  # planned after the warm-up (at it): counted, nothing to say
+    # (planned after the warm-up, at it, and never ended: counted, and said since round 27)
     ("16", "10", 0),  # blocks of 16: seven blocks, iterations of 1 s, done at t = 2, before the warm-up's end
+    ("16", "0", 2),  # the same with no warm-up: two iterations counted, both ended
 ])
 def test_no_warning_otherwise(monkeypatch, block, warmup, iterations):
     r = same_json(_engine(block, warmup), monkeypatch)

@@ -221,3 +221,48 @@ def test_a_completion_asked_wrongly_names_the_stage_its_place_and_the_time_as_we
     assert lines[0].startswith(HEAD + "failed in Kind._done during the run: ContractError: sim.job_done(s, job): "
                                "the job of session 0 is not its session's current run (completed twice"), lines
     assert lines[0].endswith(" (at t=1)") and lines[1:] == [HINT, *STAGE_NOTE], lines
+
+
+# 5. with no warm-up, a step stage whose one iteration outlasts the run counts it (planned after the warm-up)
+# and never applies its tokens: the same unfinished-iteration warning as one planned before the warm-up's end.
+# One request of 100 tokens on an engine whose cost reads kv_prefill, the units held on kv (one block)
+ENGINE = """pool kv {{ cap 1e20; block {block}; }}
+stage E : step {{ budget 64; cost 1 + 0.0000001 * kv_prefill; memory kv; }}
+workload {{ arrive batch(1); }}
+session {{
+  hold kv (100) {{ prefill on E (100) growing kv; }}
+}}
+run {{ horizon 100; warmup {warmup}; seed 1; }}
+"""
+
+
+def _unfinished(r: dict) -> list[str]:
+    return [n for n, c in zip(r["notes"], r["codes"]) if c == "unfinished-iteration"]
+
+
+@pytest.mark.parametrize("warmup", ["0", "1e-300"])
+def test_a_counted_iteration_past_the_run_is_said(monkeypatch, warmup):
+    # one block of 1e16 units: kv_prefill 1e16, an iteration of 1 + 1e9 s planned at t = 0; under warmup 1e-300
+    # it is planned before the warm-up's end, and said so as before (round 26)
+    r = same_json(serq_frontend.compile(source=ENGINE.format(block="1e16", warmup=warmup)), monkeypatch)
+    engine = r["stages"][0]
+    tail = ("and still under way at the end of the run (t=100); its cost ends it at t=1e+09; the cost reads "
+            "kv_decode or kv_prefill, the units the residents hold on kv (a block is 1e+16 units), not tokens; ")
+    if warmup == "0":
+        assert (engine["iterations"], engine["utilisation"]) == (1, 1.0)
+        assert _unfinished(r) == [
+            "warning: step stage E was busy after the warm-up with one iteration that never ended: planned at t=0, "
+            "not before the warm-up's end (t=0), " + tail + "its iterations (1) and engine figures count it, "
+            "though its tokens, applied when it ends, never were: they describe no iteration the run finished"]
+    else:
+        assert (engine["iterations"], engine["utilisation"]) == (0, 1.0)
+        assert _unfinished(r) == [
+            "warning: step stage E was busy after the warm-up with one iteration that no figure counts: planned at "
+            "t=0, before the warm-up's end (t=1e-300), " + tail + "its iterations (0) and engine figures describe "
+            "no iteration of the run"]
+
+
+def test_iterations_that_end_are_not_said(monkeypatch):
+    # blocks of 16: seven blocks, the prefill of 100 tokens in two iterations of about 1 s, both ended by t = 3
+    r = same_json(serq_frontend.compile(source=ENGINE.format(block="16", warmup="0")), monkeypatch)
+    assert r["stages"][0]["iterations"] == 2 and _unfinished(r) == []

@@ -378,14 +378,16 @@ def held_beyond(pools, span: float) -> list[str]:
 
 
 def unfinished_iterations(stages, warmup: float, end: float) -> list[str]:
-    """Step stages busy after the warm-up with one iteration alone, which no figure counts: planned before
-    the warm-up's end (an iteration is counted, and its composition tallied, when it is planned after it)
-    and still under way at the end of the run (its tokens are applied when it ends, language.txt §3), so
-    the stage reads busy with 0 iterations and says nothing of why. Its cost is what ran past the run: a
-    block of 1e16 units makes ``kv_decode`` 1e16 (the units the decoders hold, not tokens), and an iteration
-    of the A100 profile then lasts 1.4e9 s. ``stages``: ``(label, planned, ends, memory)``, ``ends`` the
-    time its end is due (None when not known), ``memory`` ``(pool's label, block)`` when the cost reads
-    ``kv_decode`` or ``kv_prefill`` of a memory pool, else None."""
+    """Step stages busy after the warm-up with one iteration alone, still under way at the end of the run (its
+    tokens are applied when it ends, language.txt §3). Planned before the warm-up's end, no figure counts it
+    (an iteration is counted, and its composition tallied, when it is planned after it): the stage reads busy
+    with 0 iterations and says nothing of why. Planned after it (no warm-up, or one that ends before it), it is
+    counted, an iteration whose tokens never applied: the stage reads 1 iteration and its tokens, which no job
+    was given. Either way the cost is what ran past the run: a block of 1e16 units makes ``kv_decode`` 1e16
+    (the units the decoders hold, not tokens), and an iteration of the A100 profile then lasts 1.4e9 s.
+    ``stages``: ``(label, planned, ends, memory)``, ``ends`` the time its end is due (None when not known),
+    ``memory`` ``(pool's label, block)`` when the cost reads ``kv_decode`` or ``kv_prefill`` of a memory pool,
+    else None."""
     out = []
     for label, planned, ends, memory in stages:
         due = f"; its cost ends it at t={ends:g}" if ends is not None else ""
@@ -394,11 +396,17 @@ def unfinished_iterations(stages, warmup: float, end: float) -> list[str]:
             pool, block = memory
             why = (f"; the cost reads kv_decode or kv_prefill, the units the residents hold on {pool}"
                    + (f" (a block is {block:g} units)" if block is not None else "") + ", not tokens")
-        out.append(warning("unfinished-iteration",
-                           f"step stage {label} was busy after the warm-up with one iteration that no figure "
-                           f"counts: planned at t={planned:g}, before the warm-up's end (t={warmup:g}), and still "
-                           f"under way at the end of the run (t={end:g}){due}{why}; its iterations (0) and "
-                           "engine figures describe no iteration of the run"))
+        if planned < warmup:
+            text = (f"step stage {label} was busy after the warm-up with one iteration that no figure counts: "
+                    f"planned at t={planned:g}, before the warm-up's end (t={warmup:g}), and still under way at the "
+                    f"end of the run (t={end:g}){due}{why}; its iterations (0) and engine figures describe no "
+                    "iteration of the run")
+        else:
+            text = (f"step stage {label} was busy after the warm-up with one iteration that never ended: planned "
+                    f"at t={planned:g}, not before the warm-up's end (t={warmup:g}), and still under way at the end of "
+                    f"the run (t={end:g}){due}{why}; its iterations (1) and engine figures count it, though its "
+                    "tokens, applied when it ends, never were: they describe no iteration the run finished")
+        out.append(warning("unfinished-iteration", text))
     return out
 
 

@@ -341,12 +341,16 @@ def member_label(m: Any) -> str:
 
 def _unfinished_iterations(sim) -> list[tuple[str, float, float | None, tuple[str, float | None] | None]]:
     """The step stages of :func:`serq_sim.notes.unfinished_iterations`: those with an iteration under way at
-    the end of the run and none counted (none planned after the warm-up), each ``(label, planned, ends,
-    memory)``, ``ends`` the time of its end's event on the heap."""
+    the end of the run and no other counted, each ``(label, planned, ends, memory)``, ``ends`` the time of its
+    end's event on the heap: none counted (the one under way planned before the warm-up's end), or the one
+    under way alone (planned after it, with no warm-up or a short one: counted, its tokens never applied)."""
     out = []
     ends_at = None
+    warmup = sim.warmup
     for st in sim.stages:
-        if getattr(st, "sum_budget", None) is None or getattr(st, "iter", None) is None or st.iterations:
+        if getattr(st, "sum_budget", None) is None or getattr(st, "iter", None) is None:
+            continue
+        if st.iterations != (1 if st.t_start >= warmup else 0):  # (others counted: the figures describe them)
             continue
         if not sim.end > sim.warmup:
             continue
