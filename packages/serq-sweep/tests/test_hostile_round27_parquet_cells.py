@@ -105,11 +105,11 @@ def test_the_row_of_the_cell_is_named(tmp_path, table):
 
 def test_the_cells_a_sweep_writes_still_resume(tmp_path, table):
     frame, _ = table
-    frame["w.mean"] = [2.5, float("nan")]  # hand-edited, but numbers
-    frame["message"] = [None, "x"]
+    frame["observes.w.mean"] = [2.5, float("nan")]  # hand-edited, but numbers (a figure's column: one a run
+    frame["message"] = [None, "x"]  # reports no figure of is left out of the table a resume writes)
     frame.to_parquet(tmp_path / "t.parquet")
     _resume(tmp_path)
-    assert pd.read_parquet(tmp_path / "t.parquet")["w.mean"].tolist()[0] == 2.5
+    assert pd.read_parquet(tmp_path / "t.parquet")["observes.w.mean"].tolist()[0] == 2.5
 
 
 def test_plot_of_a_table_of_a_map_in_point_is_one_message(tmp_path, table):

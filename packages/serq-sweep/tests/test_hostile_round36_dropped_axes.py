@@ -36,11 +36,19 @@ run { horizon 10; seed 1; }
 """
 
 
-def _sweep(folder: Path, out: str, records: str, *args: str) -> str:
+def _sweep(folder: Path, out: str, records: str, *args: str, dropped: str | None = None) -> str:
     r = subprocess.run([SERQ, "sweep", "p.sq", "--seeds", "1..2", "--workers", "0", "--no-progress", "-o", out,
                         "--records", records, *args], capture_output=True, text=True, cwd=folder, timeout=50,
                        stdin=subprocess.DEVNULL)
     assert r.returncode == 0, r.stderr
+    said = [line for line in r.stderr.splitlines() if "are no figure a run reports" in line]
+    if dropped is None:
+        assert not said
+    else:
+        assert said == [f"warning: {out}: the column(s) {dropped} of the table there are no figure a run reports "
+                        "and no name this sweep sweeps (a name swept before and not now, a column added or renamed "
+                        "by hand): the table this sweep writes leaves them out; copy it aside now to keep them, or "
+                        "give another --out"]
     return r.stderr.splitlines()[-1]
 
 
@@ -61,14 +69,14 @@ def _same(folder: Path, ext: str) -> None:
             pd.testing.assert_frame_equal(pd.read_parquet(folder / name), pd.read_parquet(folder / whole))
 
 
-@pytest.mark.parametrize(("before", "now"), [
-    (("--set", "b=1,2"), ()),
-    (("--def", "gap=0.5", "--def", "gap=0.25"), ()),  # (a definition's body is text: it was a figure of words)
+@pytest.mark.parametrize(("before", "now", "name"), [
+    (("--set", "b=1,2"), (), "b"),
+    (("--def", "gap=0.5", "--def", "gap=0.25"), (), "gap"),  # (a definition's body is text: a figure of words)
 ])
-def test_a_name_no_longer_swept_is_left_out(folder, before, now):
+def test_a_name_no_longer_swept_is_left_out(folder, before, now, name):
     _sweep(folder, "whole.csv", "wr.csv", "--set", "lam=0.5,1", *now)
     _sweep(folder, "t.csv", "r.csv", "--set", "lam=0.5,1", *before)
-    said = _sweep(folder, "t.csv", "r.csv", "--set", "lam=0.5,1", *now)
+    said = _sweep(folder, "t.csv", "r.csv", "--set", "lam=0.5,1", *now, dropped=name)
     assert "(0 run now, 4 resumed)" in said
     header = (folder / "t.csv").read_text().splitlines()[0].split(",")
     assert header[:7] == ["point", "lam", "seed", "status", "message", "warnings", "key"]
@@ -85,7 +93,17 @@ def test_a_swept_column_renamed_by_hand(folder):
         out = io.StringIO()
         csv.writer(out, lineterminator="\n").writerows(rows)
         (folder / name).write_text(out.getvalue())
-    assert "(0 run now, 4 resumed)" in _sweep(folder, "t.csv", "r.csv", "--set", "lam=0.5,1")
+    assert "(0 run now, 4 resumed)" in _sweep(folder, "t.csv", "r.csv", "--set", "lam=0.5,1", dropped="Lam")
+    _same(folder, "csv")
+
+
+def test_columns_added_by_hand(folder):
+    _sweep(folder, "whole.csv", "wr.csv", "--set", "lam=0.5,1")
+    _sweep(folder, "t.csv", "r.csv", "--set", "lam=0.5,1")
+    lines = (folder / "t.csv").read_text().splitlines()
+    (folder / "t.csv").write_text("".join(f"{line},{'note,' if i == 0 else 'x,'}{'' if i == 0 else '1'}\n"
+                                          for i, line in enumerate(lines)))
+    assert "(0 run now, 4 resumed)" in _sweep(folder, "t.csv", "r.csv", "--set", "lam=0.5,1", dropped="note, ''")
     _same(folder, "csv")
 
 
@@ -94,7 +112,7 @@ def test_parquet_tables_too(folder):
     pytest.importorskip("pyarrow")
     _sweep(folder, "whole.parquet", "wr.parquet", "--set", "lam=0.5,1")
     _sweep(folder, "t.parquet", "r.parquet", "--set", "lam=0.5,1", "--set", "b=1,2")
-    assert "(0 run now, 4 resumed)" in _sweep(folder, "t.parquet", "r.parquet", "--set", "lam=0.5,1")
+    assert "(0 run now, 4 resumed)" in _sweep(folder, "t.parquet", "r.parquet", "--set", "lam=0.5,1", dropped="b")
     _same(folder, "parquet")
 
 

@@ -1359,14 +1359,18 @@ def load_finished(path: str, plan: Plan, others: set[str] | None = None) -> dict
                     others.add(str(r["key"]))
             table = []
         if table:
-            # the figures by their names, not their places (figure_columns: a table whose columns were reordered
+            # the figures by their names, not their places (report_figure: a table whose columns were reordered
             # by hand, figures before key, had those figures taken for no column, and its runs said to have no
-            # number under a figure whose cell held one), but this sweep's swept names; a swept name of the
-            # table's own that this sweep does not sweep (a --set mu dropped, the runs of mu's default kept by
-            # their keys, or a column renamed by hand) is no figure: it was written back after key as one, a
-            # "figure" mu of the points table (mu:mean) and of serq plot --y mu
+            # number under a figure whose cell held one): a run's figures are its report's, each under one of
+            # the report's heads, so a swept name of the table's own that this sweep does not sweep (a --set mu
+            # dropped, the runs of mu's default kept by their keys), a column renamed or added by hand (lam to
+            # Lam, an empty name) is none: each was written back after key as a figure, mu:mean and mu:ci in
+            # the points table and a curve of serq plot --y mu
             swept = set(plan.names)
-            figs = [c for c in figure_columns(names) if c not in swept]
+            figs = [c for c in names if c not in FIXED and c not in swept and report_figure(c)]
+            said = not_figures(path, [c for c in names if c not in FIXED and c not in swept and not report_figure(c)])
+            if said is not None:  # before the first run, while the table there is still whole
+                print(said, file=sys.stderr, flush=True)
             for n, r in enumerate(table, 2):
                 if r.get("key") in wanted:
                     if r.get("status") not in STATUSES:  # (hand-edited: "OK", "", "o\x00k" were taken as ok)
@@ -1405,6 +1409,19 @@ def load_finished(path: str, plan: Plan, others: set[str] | None = None) -> dict
         done[key] = {"status": r["status"], "message": r["message"], "warnings": r["warnings"],
                      "figures": r["figures"]}
     return {k: r for k, r in done.items() if not trace_changed(r)}
+
+
+def not_figures(out: str, columns: Sequence[str]) -> str | None:
+    """What a sweep resuming from the table at ``out`` says of its ``columns`` that are neither a figure a run
+    reports (:func:`report_figure`) nor a name this sweep sweeps, which the table it writes leaves out (a
+    name swept before and not now, a column added or renamed by hand); None when there are none."""
+    if not columns:
+        return None
+    shown = ", ".join(clipped(printable(str(c))) or "''" for c in columns[:5])
+    more = f" and {len(columns) - 5} more" if len(columns) > 5 else ""
+    return (f"warning: {printable(out)}: the column(s) {shown}{more} of the table there are no figure a run reports "
+            "and no name this sweep sweeps (a name swept before and not now, a column added or renamed by hand): "
+            "the table this sweep writes leaves them out; copy it aside now to keep them, or give another --out")
 
 
 def trace_changed(result: Mapping[str, Any]) -> bool:
