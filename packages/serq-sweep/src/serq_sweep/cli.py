@@ -272,6 +272,9 @@ def compare_command(pm, files, sets, defs, zips, seeds, horizon, warmup, arrival
     The arms are two or more FILEs, or one FILE and the values of one --set or --def name (--set B=8192,512).
     Each arm after the first is compared with the first, seed by seed: the mean difference with its paired
     95 % CI, the CI the same runs would give unpaired, and the variance reduction pairing brings.
+
+    Exit status: 0; 1 for an error in a program or its inputs, or when a run failed (the first failure is
+    said); 2 for a usage error; 130 on Ctrl-C and 143 on SIGTERM.
     """
     from . import core
     from . import pairing as C
@@ -337,7 +340,11 @@ def plot_command(pm, source, out, x, y, hue, cdf, gauge, where, log) -> None:
     samples (--cdf) or gauges' time series (--gauge), or from records (serq run --records, serq sweep
     --records) the CDFs of per-request TTFT, TPOT, ITL (the per-request mean gap), E2E latency (--cdf),
     a line per --hue; --where NAME=VALUE draws only the rows of one value of a name; --log x|y|xy draws
-    those axes on a log scale."""
+    those axes on a log scale.
+
+    Exit status: 0; 1 for an error in what SOURCE holds (a name or figure it has not, a cell that is no
+    number, nothing to draw); 2 for a usage error (a flag, a SOURCE that does not exist, -o of no picture's
+    suffix); 130 on Ctrl-C and 143 on SIGTERM. Nothing is written but on success."""
     from .plots import plot
     from .rows import where_option
 
