@@ -118,3 +118,88 @@ def test_a_where_value_with_blanks_from_the_command_line(tmp_path):
     assert (r.returncode, r.stderr) == (1, "error: --where blocks= 8010: no row of the table has blocks =  8010 (its "
                                            "values: 2000, 8010); the blanks around '8010' are part of the value\n")
     assert not (tmp_path / "p.svg").exists()
+
+
+# 6. the report's program.plugins (serq.extensions.plugins_used) and a sweep's run keys (serq_sweep.versions
+# .deciding) name a plugin's distribution by one helper, serq.extensions.provider_of; the same outputs
+KIND = '''from serq import hookimpl
+from serq_sim.stages import DelayStage
+
+
+@hookimpl
+def serq_sim_register_stage_kinds(register):
+    register("slow", DelayStage)
+'''
+
+PLUGGED = """stage s : @slow;
+stage d : delay;
+workload { arrive poisson(1); }
+session { run s (1); run d (1); }
+run { horizon 5; }
+"""
+
+
+@pytest.fixture
+def acme(tmp_path, monkeypatch):
+    """serq-acme 0.3.0, whose entry point ``acme`` registers the stage kind ``slow`` (serQ's delay), installed as
+    a wheel leaves it; the folder it is in (for a command's PYTHONPATH)."""
+    site = tmp_path / "site"
+    info = site / "serq_acme-0.3.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: serq-acme\nVersion: 0.3.0\n")
+    (info / "entry_points.txt").write_text("[serq]\nacme = acme27_kind\n")
+    (site / "acme27_kind.py").write_text(KIND)
+    monkeypatch.syspath_prepend(str(site))
+    yield site
+    sys.modules.pop("acme27_kind", None)
+
+
+class InProcess:
+    """A plugin registered in this process (no distribution): the eviction order ``mine`` (serQ's lru)."""
+
+    from serq import hookimpl
+
+    @hookimpl
+    def serq_sim_register_eviction_orders(self, register):
+        from serq_sim.policies.eviction import LruOrder
+
+        register("mine", LruOrder)
+
+
+def test_one_provider_of_a_name_for_the_report_and_the_run_keys(acme):
+    import serq_frontend
+    from serq.extensions import Provider, plugins_used, provider_of
+    from serq.plugins import find_distributions, get_plugin_manager
+    from serq_ir.report import FIGURES_VERSION
+    from serq_sim.api import registries
+    from serq_sweep.versions import PARTS, deciding
+
+    pm = get_plugin_manager(plugins=[InProcess()])
+    source = "pool p { cap 4; evict @mine; }\n" + PLUGGED.replace("run s (1);", "hold p (1) { run s (1); }")
+    program = serq_frontend.compile(source=source, pm=pm)
+    reg = registries(pm)
+    mine = f"{InProcess.__module__}.InProcess"
+    assert provider_of(pm, reg.stage_kinds, "slow") == Provider("acme", "serq-acme", "0.3.0")
+    assert provider_of(pm, reg.evict, "mine") == Provider(mine, None, None)
+    assert plugins_used(program, pm) == [
+        {"point": "eviction order", "name": "mine", "plugin": mine, "distribution": None, "version": None},
+        {"point": "stage kind", "name": "slow", "plugin": "acme", "distribution": "serq-acme", "version": "0.3.0"}]
+    # the run keys' lines as they were written before the helper: the parts, the report's figures, then each
+    # provider's distribution and version, or the plugin registered in this process
+    parts = [f"{n} {d.version if d is not None else 'absent'}" for n, d in find_distributions(PARTS).items()]
+    assert deciding(program, pm) == sorted({*parts, f"report version {FIGURES_VERSION}", "serq-acme 0.3.0",
+                                            f"{mine} (registered in this process)"})
+
+
+def test_a_sweep_of_a_plugins_kind_resumes_its_table(acme, tmp_path):
+    import os
+
+    (tmp_path / "p.sq").write_text(PLUGGED)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(acme), os.environ.get("PYTHONPATH", "")])}
+    cmd = [SERQ, "sweep", "p.sq", "--seeds", "1..2", "--workers", "0", "--no-progress", "-o", "t.csv"]
+    first = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path, timeout=100, env=env,
+                           stdin=subprocess.DEVNULL)
+    assert first.returncode == 0 and "(2 run now, 0 resumed)" in first.stderr, first.stderr
+    again = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path, timeout=100, env=env,
+                           stdin=subprocess.DEVNULL)
+    assert again.returncode == 0 and "(0 run now, 2 resumed)" in again.stderr, again.stderr

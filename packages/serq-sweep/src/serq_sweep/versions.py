@@ -20,7 +20,7 @@ def deciding(program: Any, pm: Any = None, memo: dict[str, Any] | None = None) -
     no version). A name no plugin registers adds nothing: its run fails saying so. ``memo``: what one sweep
     keeps from point to point (the parts' versions and the registries of ``pm``, looked up once)."""
     from serq import plugins
-    from serq.extensions import named
+    from serq.extensions import named, provider_of
     from serq_sim.api import registries
 
     memo = {} if memo is None else memo
@@ -42,10 +42,9 @@ def deciding(program: Any, pm: Any = None, memo: dict[str, Any] | None = None) -
         registry = of_point[point]
         if name not in registry:
             continue
-        plugin = registry.plugin_of(name)
-        if plugin is None:  # (registered outside a hook: no plugin to name)
+        by = provider_of(pm, registry, name)
+        if by is None:  # (registered outside a hook: no plugin to name)
             continue
-        dist = plugins.plugin_distribution(pm, plugin)
-        out.add(f"{dist.project_name} {dist.version}" if dist is not None
-                else f"{plugins.plugin_name(pm, plugin)} (registered in this process)")
+        out.add(f"{by.distribution} {by.version}" if by.distribution is not None
+                else f"{by.plugin} (registered in this process)")
     return sorted(out)

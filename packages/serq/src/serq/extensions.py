@@ -9,7 +9,7 @@ is not built in, so a program of built-in kinds and policies never imports the s
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 #: point -> the hook its names are registered through
 HOOKS = {
@@ -151,23 +151,45 @@ def ir_problems(program: Any, pm: Any) -> tuple[str, str] | None:
     return None
 
 
+class Provider(NamedTuple):
+    """Who provides a name of an extension point (:func:`provider_of`)."""
+
+    #: the plugin by its registered name (an entry point's), or its class for one registered in this process
+    plugin: str
+    #: its distribution's project name and version, None for a plugin registered in this process
+    distribution: str | None
+    version: str | None
+
+
+def provider_of(pm: Any, registry: Any, name: str) -> Provider | None:
+    """The plugin that registered ``name`` in ``registry`` (a point's registry, its ``plugin_of``) and its
+    distribution, or None when no plugin did (a name registered outside a hook, or one ``registry`` lacks):
+    the one mapping of a name to its provider, which the report's ``program.plugins`` (:func:`plugins_used`)
+    and a sweep's run keys (``serq_sweep.versions.deciding``) both read."""
+    from .plugins import plugin_distribution, plugin_name
+
+    plugin = registry.plugin_of(name)
+    if plugin is None:
+        return None
+    dist = plugin_distribution(pm, plugin)
+    return Provider(plugin_name(pm, plugin), dist.project_name if dist is not None else None,
+                    dist.version if dist is not None else None)
+
+
 def plugins_used(program: Any, pm: Any) -> list[dict[str, Any]]:
     """The plugins that provide what ``program`` names as a plugin's (``@NAME``, a share policy not of the
     language's own), each ``{point, name, plugin, distribution, version}`` once, sorted by point and name:
     the plugin by its registered name (an entry point's), its distribution and version (``None`` for one
-    registered in this process). A name no plugin registers is left out (its run fails saying so)."""
-    from .plugins import plugin_distribution, plugin_name
-
+    registered in this process; all three ``None`` for a name registered outside a hook: :func:`provider_of`). A
+    name no plugin registers is left out (its run fails saying so)."""
     exts = Extensions(pm)
     out = {}
     for _path, _what, point, name, ext in named(program):
         reg = exts.registry(point) if ext else None
         if reg is None or name not in reg or (point, name) in out:
             continue
-        plugin = reg.plugin_of(name)
-        dist = plugin_distribution(pm, plugin) if plugin is not None else None
-        out[point, name] = {"point": point, "name": name,
-                            "plugin": plugin_name(pm, plugin) if plugin is not None else None,
-                            "distribution": dist.project_name if dist is not None else None,
-                            "version": dist.version if dist is not None else None}
+        by = provider_of(pm, reg, name)
+        out[point, name] = {"point": point, "name": name, "plugin": None if by is None else by.plugin,
+                            "distribution": None if by is None else by.distribution,
+                            "version": None if by is None else by.version}
     return [out[k] for k in sorted(out)]
