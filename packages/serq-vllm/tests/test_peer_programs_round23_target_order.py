@@ -8,7 +8,11 @@ the requests sent at one instant (the scenario program's `queue by (t0, idx)`).
 The orders the target takes are the ones the simulator serves first come first served: a batch of four requests
 with one slot is served in the order sent under `queue fifo`, `queue by (t0)` and `queue by (-waited)` (by hand:
 each takes 3 steps, prefill then two decodes, so admissions at 0, 3, 6, 9 in serial order), and shortest prompt
-first under `queue by (prompt)` (prompts 10, 4, 6, 2: serials 3, 1, 2, 0)."""
+first under `queue by (prompt)` (prompts 10, 4, 6, 2: serials 3, 1, 2, 0).
+
+A serve key of a session attribute (`serve by (prompt)`) printed `serve_by: [{"Attr": 4}]`, the attribute's slot in
+the program, beside `scheduler_cls: serq_vllm.SerqScheduler`, which sorts the running requests by their admission
+and whether they decode only: it is refused at the attribute, as `remaining` is."""
 
 from __future__ import annotations
 
@@ -127,3 +131,26 @@ def test_an_attribute_written_otherwise_than_now_is_no_send_time(tmp_path):
     path = program(tmp_path, "queue by (j);", "set t0 = now;\n  choose j in 2 by (j);")
     with pytest.raises(UserError, match="by a key that is not the order they were sent in"):
         target_of(path)
+
+
+@pytest.mark.parametrize("serve, key, name", [("serve by (prompt);", "prompt", "prompt"),
+                                              ("serve by (decoding, -prio);", "prio", "prio")])
+def test_a_serve_key_of_a_session_attribute_is_refused_at_it(tmp_path, serve, key, name):
+    # it printed serve_by [{"Attr": 4}], the attribute's slot, beside serq_vllm.SerqScheduler, which sorts the
+    # running requests by their admission and whether they decode only (serq_vllm.real.serve_form)
+    p = tmp_path / "p.sq"
+    p.write_text(PROGRAM.replace("QUEUE", "").replace("SENT", "set t0 = now;")
+                 .replace("memory kv; }", f"{serve} memory kv; }}"))
+    with pytest.raises(UserError) as e:
+        target_of(p)
+    lines = str(e.value).splitlines()
+    source = p.read_text().splitlines()
+    col = source[4].index(key, source[4].index("serve")) + 1
+    assert lines[0] == (f"{p}:5:{col}: error: step stage `engine` serves by `{name}`, an attribute of the program's "
+                        "sessions, which serq_vllm.SerqScheduler does not read: it sorts vLLM's running requests by "
+                        "their admission and whether they decode (`admission`, `decoding`)"), lines
+    assert lines[1:] == ["  " + source[4], "  " + " " * (col - 1) + "^"]
+    # the keys it reads are a target
+    p.write_text(PROGRAM.replace("QUEUE", "").replace("SENT", "set t0 = now;")
+                 .replace("memory kv; }", "serve by (decoding ? 1 : 0, admission); memory kv; }"))
+    assert target_of(p)["config"]["scheduler_cls"] == "serq_vllm.SerqScheduler"

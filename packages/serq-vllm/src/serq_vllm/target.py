@@ -12,7 +12,8 @@ reference implementation's serde form (``{"Ctx": "Admission"}``, ``{"Unary": ["N
 A program vLLM cannot run is refused, at the construct (file:line:col, the source line and a caret):
 an engine no pool says ``admit via`` of (its requests would be admitted between its iterations),
 ``serve exclusive prefill`` (vLLM's scheduler has no batch isolation), a serve key reading ``remaining``
-(vLLM does not know how many tokens a request has left: the output length is ``max_tokens`` at most),
+(vLLM does not know how many tokens a request has left: the output length is ``max_tokens`` at most) or a
+session attribute (serq_vllm.SerqScheduler sorts by admission and decoding only),
 ``reserve held`` on the engine's pools (vLLM checks a reservation at admission only), a memory pool that
 does not ``preempt lifo`` or ``evict lru``, a ``queue by`` key of a pool the engine's requests wait in that
 reads ``waited`` other than as ``-waited`` (vLLM's waiting queue is first come first served: :func:`_waited_key`), or
@@ -277,6 +278,12 @@ def _refuse_unrunnable(program: n.Program, stage: n.Stage, kv: n.Pool, admitted:
                 raise TargetError(x.span or stage.span, f"step stage `{stage.name}` serves by `remaining`, "
                                   "the tokens a request has left, which vLLM's scheduler does not know (it "
                                   "knows max_tokens, not the output length)", base)
+            if isinstance(x, n.Attr):
+                name = program.attributes[x.slot].name
+                raise TargetError(x.span or stage.span, f"step stage `{stage.name}` serves by `{name}`, an "
+                                  "attribute of the program's sessions, which serq_vllm.SerqScheduler does not "
+                                  "read: it sorts vLLM's running requests by their admission and whether they "
+                                  "decode (`admission`, `decoding`)", base)
     for pool in (kv, *admitted):
         if pool.reserve_held:
             raise TargetError(pool.span, f"pool `{pool.name}` says `reserve held`: vLLM checks a request's "
