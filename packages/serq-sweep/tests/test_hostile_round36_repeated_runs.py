@@ -2,7 +2,8 @@
 point, seed and key twice) is refused by ``serq plot`` and ``aggregate``: each counted the copy as a second
 seed of its point, so its mean leaned to that run and its CI was narrower than the seeds give (the mean of
 1, 1, 4 with a band of 4.3 where the seeds 1, 4 give 2.5 ± 19.1). Rows of one key at two points (a program and
-its copy, whose IR is one) are two runs of the table, drawn as before."""
+its copy, whose IR is one) are two runs of the table, drawn as before. A points table that holds one point in
+two rows (of two means) was drawn from whichever came first: it is refused too."""
 
 from __future__ import annotations
 
@@ -78,3 +79,21 @@ def test_one_key_at_two_points_is_two_runs(tmp_path):
     r = _plot(tmp_path, "t.csv")
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "p.svg").stat().st_size > 0
+
+
+POINTS = "point,lam,runs,observes.w.mean:mean,observes.w.mean:ci\n"
+
+
+def test_a_point_given_twice_in_a_points_table(tmp_path):
+    pytest.importorskip("matplotlib")
+    rows = ["0,0.5,2,2.5,19.059\n", "1,1,2,2.5,6.353\n"]
+    (tmp_path / "t.points.csv").write_text(POINTS + rows[0] + rows[0].replace("2.5,", "9.0,", 1) + rows[1])
+    r = _plot(tmp_path, "t.points.csv")
+    assert r.returncode == 1
+    assert r.stderr.splitlines() == [
+        "t.points.csv:3:7: error: the table holds the point at point 0, lam 0.5 twice (rows 1 and 2): a point is "
+        "one row, and a line draws it once; remove the copy",
+        "  0,0.5,2,9.0,19.059",
+        "        ^"]
+    (tmp_path / "t.points.csv").write_text(POINTS + "".join(rows))
+    assert _plot(tmp_path, "t.points.csv").returncode == 0

@@ -876,18 +876,23 @@ def cut_short(runs: Sequence[Mapping[str, Any]], judged: str) -> str | None:
             f"figures cover only the time simulated before the bound); {judged} on their figures all the same")
 
 
-def repeated_run(frame: Any) -> tuple[int, str] | None:
-    """Where and what is wrong with a table of runs (a DataFrame with ``seed``) that holds one run in two rows,
-    one point (``point`` and the swept names, :func:`point_columns`), one seed and one key twice: the second
-    row's place and the message; None when each run is in one row. A row copied by hand (or two tables of one
-    sweep joined) was a second seed of its point to ``serq plot``'s mean and CI and to ``aggregate``: the run
-    counted twice, the band narrower than its seeds give. (Rows of one key alone are no such pair: points whose
-    IR is one, a program and its copy, share a run.)"""
+def repeated_run(frame: Any, end: str = "seed") -> tuple[int, str] | None:
+    """Where and what is wrong with a table (a DataFrame) that holds one run, or one point, in two rows: the
+    second row's place and the message; None when each is in one row. In a table of runs (``end`` ``seed``)
+    a run is one point (``point`` and the swept names, :func:`point_columns`), one seed and one key; in a
+    points table (``end`` ``runs``) or a search's (``end`` its knob) a point is its ``point`` and swept names.
+    A row copied by hand (or two tables of one sweep joined) was a second seed of its point to ``serq plot``'s
+    mean and CI and to ``aggregate``: the run counted twice, the band narrower than its seeds give; a points
+    table's point given twice was drawn from whichever of its rows came first. (Rows of one key alone are no
+    such pair: points whose IR is one, a program and its copy, share a run.)"""
     column = {str(c): c for c in frame.columns}
-    if "seed" not in column:
+    if end not in column:
         return None
-    by = [*(["point"] if "point" in column else []), *point_columns(list(column)), "seed",
-          *(["key"] if "key" in column else [])]
+    runs = end == "seed"
+    by = [*(["point"] if "point" in column else []), *point_columns(list(column), end),
+          *(["seed", *(["key"] if "key" in column else [])] if runs else [])]
+    if not by:
+        return None
     cols = [column[c] for c in by]
     again = frame.duplicated(subset=cols, keep="first").to_numpy()  # (NaN equal to NaN, as a copy's is)
     if not again.any():
@@ -897,8 +902,11 @@ def repeated_run(frame: Any) -> tuple[int, str] | None:
     # (up to the first copy, the only rows given twice are its run's: the first of them is the one it copies)
     first = int(frame.iloc[: j + 1].duplicated(subset=cols, keep=False).to_numpy().argmax())
     where = ", ".join(f"{clipped(c)} {clipped(show_value(v))}" for c, v in zip(by, row))
-    return j, (f"the table holds the run of {printable(where)} twice (rows {first + 1} and {j + 1}): a run is one "
-               "row, and each seed of a point is counted once in its mean and CI; remove the copy")
+    if runs:
+        return j, (f"the table holds the run of {printable(where)} twice (rows {first + 1} and {j + 1}): a run is "
+                   "one row, and each seed of a point is counted once in its mean and CI; remove the copy")
+    return j, (f"the table holds the point at {printable(where)} twice (rows {first + 1} and {j + 1}): a point is "
+               "one row, and a line draws it once; remove the copy")
 
 
 def aggregate_rows(plan: Plan, columns: Sequence[str], table: Sequence[dict[str, Any]]

@@ -289,8 +289,8 @@ def _curve_data(table: Any, x: str, y: str, hue: str | None) -> tuple[str, dict,
                         f"no {end} column, so not a table of serq sweep: the file holds no header line")
             shown_name = clipped(name)  # (a name of 100 000 characters was quoted whole, twice)
             raise UserError(f"{what} {shown_name}: no column {shown_name} ({said}){did_you_mean(name, map(str, cols))}")
-    if "status" in cols and not (points_table or search_table):  # (a sweep's runs: a records table has rows a run)
-        _runs_once(frame)
+    if "status" in cols or points_table or search_table:  # (a sweep's tables: a records table has rows a run)
+        _runs_once(frame, end)
     if "status" in cols:
         frame = frame[frame["status"] != "error"]
     # before the figure is looked for: a table of runs that all failed has none of the figures, and --y was
@@ -345,17 +345,18 @@ def _curve_data(table: Any, x: str, y: str, hue: str | None) -> tuple[str, dict,
     return fig, out, title, search_table and pd.api.types.is_integer_dtype(frame[y_column].dtype)
 
 
-def _runs_once(frame: Any) -> None:
-    """Refuse a table of runs that holds one run in two rows (:func:`serq_sweep.core.repeated_run`), at the
-    second row's seed when the table was read from a CSV file."""
+def _runs_once(frame: Any, end: str) -> None:
+    """Refuse a table that holds one run, or one point, in two rows (:func:`serq_sweep.core.repeated_run`,
+    ``end`` the column that ends its swept names), at the second row's ``end`` (``seed``, ``runs``, the
+    knob) when the table was read from a CSV file."""
     from .core import repeated_run
 
-    found = repeated_run(frame)
+    found = repeated_run(frame, end)
     if found is None:
         return
     second, why = found
     lines = frame.attrs.get("serq_lines")
-    at = lines.located(frame.index[second], "seed", why) if isinstance(lines, _Lines) else None
+    at = lines.located(frame.index[second], end, why) if isinstance(lines, _Lines) else None
     raise UserError(at or why)
 
 
