@@ -141,12 +141,15 @@ class Plan:
 
     @functools.cached_property
     def _whole(self) -> frozenset[str]:
+        # (-0.0 is no integer's: as one it was 0, and --set z=0,-0, two points and two keys, two rows of z 0)
         return frozenset(a.name for a in self.axes if a.kind == "set" and all(
-            isinstance(v, float) and v.is_integer() and abs(v) < 2.0 ** 53 for v in a.values))
+            isinstance(v, float) and v.is_integer() and abs(v) < 2.0 ** 53 and (v != 0 or math.copysign(1.0, v) > 0)
+            for v in a.values))
 
     def shown(self, point: Point) -> dict[str, Any]:
         """``point.params`` as the tables give them: a ``--set`` axis whose every value is a whole number is
-        an integer column (``--set blocks=1200,8010``: 1200, not 1200.0); the others are as swept."""
+        an integer column (``--set blocks=1200,8010``: 1200, not 1200.0; not with ``-0``, which the integer
+        ``0`` would write as ``0``); the others are as swept."""
         whole = self._whole
         if not whole:
             return point.params
