@@ -723,7 +723,7 @@ def test_stuck_counts_a_session_over_the_whole_run(monkeypatch):
     r, _ = run(src, monkeypatch)
     kv = pool(r, "kv")
     assert (kv.preemptions, kv.stuck, kv.admissions) == (0, 1, 2)
-    assert r.result.notes[-1].startswith("warning: 1 session(s) stuck in the run, preempted again without progress")
+    assert r.result.notes[-1].startswith("warning: 1 session stuck in the run, preempted again without progress")
 
 
 # --- queue by: waited, re-evaluation, ties --------------------------------------------------------------------

@@ -43,7 +43,7 @@ session {
 run { horizon H; warmup W; }
 """
 
-FOREVER = ("warning: 3 session(s) wait for ever at the end of the run (no event is left that could wake them): "
+FOREVER = ("warning: 3 sessions wait for ever at the end of the run (no event is left that could wake them): "
            "1 at stage f, which will never complete them (session 0, in the run at <source>:7:39); 1 queued at m "
            "(session 1); 1 at stage d, which will never complete them (session 3, in the run at <source>:9:53)")
 
@@ -322,6 +322,6 @@ def test_a_finite_run_with_a_session_of_infinite_work_never_drains(monkeypatch, 
     msg = run_error(UNDRAINED.replace("H;", f"{horizon};"), monkeypatch)
     col = len(f"run {{ horizon {horizon}; ") + 1  # where `arrivals 3` starts
     # and says why (engine.Simulation.forever, the report's warning): s1's run never completes
-    assert msg == (f"<source>:5:{col}: error: at t={when}: run {{ arrivals 3; }}: 1 session(s) still live {where} "
-                   "(not drained): they wait for ever (no event is left that could wake them): 1 at stage d, which will "
+    assert msg == (f"<source>:5:{col}: error: at t={when}: run {{ arrivals 3; }}: 1 session still live {where} "
+                   "(not drained): it waits for ever (no event is left that could wake them): 1 at stage d, which will "
                    "never complete them (session 1, in the run at <source>:4:11)")

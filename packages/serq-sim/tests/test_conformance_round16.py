@@ -622,7 +622,7 @@ def test_arrivals_end_the_run_when_the_last_session_drains(monkeypatch):
         monkeypatch.setenv("SERQ_SIM_TIER", tier) if tier else monkeypatch.delenv("SERQ_SIM_TIER", raising=False)
         two = serq_sim.run(prog, arrivals=2).result
         assert (two.end, two.arrivals, two.mean_live) == (7.0, 2, 4 / 3)
-    assert "1 session(s) still live at the horizon" in run_error(ARRIVALS.replace("HORIZON", "8.5"), monkeypatch)
+    assert "1 session still live at the horizon" in run_error(ARRIVALS.replace("HORIZON", "8.5"), monkeypatch)
     assert "only 2 arrivals by the horizon" in run_error(ARRIVALS.replace("HORIZON", "5.5"), monkeypatch)
 
 

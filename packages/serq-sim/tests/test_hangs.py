@@ -235,7 +235,7 @@ def test_two_holds_waiting_on_each_other_are_a_warning():
     # session 0 holds p1 and waits for p2, session 1 holds p2 and waits for p1; then nothing is left to do
     r = _run(DEADLOCK.replace("ARRIVE", "arrive batch(2);").replace("PRE", ""))
     assert r.result.ended == 0 and r.result.events == 2
-    assert r.warnings == ["warning: 2 session(s) wait for ever at the end of the run (no event is left that "
+    assert r.warnings == ["warning: 2 sessions wait for ever at the end of the run (no event is left that "
                           "could wake them): 1 queued at p2 (session 0); 1 queued at p1 (session 1)"]
     assert r.partial is None and r.exit_status == 0  # a warning, not an error (unless --strict)
 
@@ -283,7 +283,7 @@ run { horizon 50; }
 """
     r = _run(src)
     assert r.pool("p").over_cap == 2
-    assert r.warnings == ["warning: 2 session(s) wait for ever at the end of the run (no event is left that "
+    assert r.warnings == ["warning: 2 sessions wait for ever at the end of the run (no event is left that "
                           "could wake them): 2 queued at p (sessions 0, 1)"]
 
 
@@ -299,9 +299,9 @@ def test_strict_makes_a_warning_exit_4(tmp_path):
     strict = subprocess.run([serq, "run", str(prog), "--strict"], capture_output=True, text=True, timeout=120)
     assert plain.returncode == 0 and strict.returncode == 4, (plain.stderr, strict.stderr)
     assert plain.stdout == strict.stdout
-    assert "\nwarning: 2 session(s) wait for ever at the end of the run" in strict.stdout
+    assert "\nwarning: 2 sessions wait for ever at the end of the run" in strict.stdout
     # the status is said on stderr, the one warning whole; with -o the terminal had nothing else to say why
-    said = ("error: --strict: the report has 1 warning (exit status 4): 2 session(s) wait for ever at the end of "
+    said = ("error: --strict: the report has 1 warning (exit status 4): 2 sessions wait for ever at the end of "
             "the run (no event is left that could wake them): 1 queued at p2 (session 0); 1 queued at p1 (session 1)\n")
     assert plain.stderr == "" and strict.stderr == said, strict.stderr
     to_file = subprocess.run([serq, "run", str(prog), "--strict", "--json", "-o", str(tmp_path / "r.json")],

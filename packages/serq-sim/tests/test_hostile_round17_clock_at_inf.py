@@ -38,7 +38,8 @@ def _run(src: str, tier: str):
 
 
 def _waits(r, n: int) -> bool:
-    return any(f"warning: {n} session(s) wait for ever" in w for w in r["notes"])
+    said = "1 session waits" if n == 1 else f"{n} sessions wait"
+    return any(f"warning: {said} for ever" in w for w in r["notes"])
 
 
 # session 0 runs 5 s, session 1 a job of infinite work on a delay stage: it never ends

@@ -38,7 +38,7 @@ def forever(r: dict) -> list[str]:
     return [n for n in r["notes"] if "wait for ever" in n]
 
 
-STALLED = ("warning: 10 session(s) wait for ever at the end of the run (each waits at step stage E, whose budget "
+STALLED = ("warning: 10 sessions wait for ever at the end of the run (each waits at step stage E, whose budget "
            "cannot rise above 0 as jobs arrive, so no iteration ever starts): 10 at stage E, which will never "
            "complete them (sessions 0, 1, 2, 3, 4, …, in the run at <source>:6:3)")
 

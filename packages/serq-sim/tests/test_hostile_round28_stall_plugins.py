@@ -62,6 +62,6 @@ def test_a_stalled_step_stage_beside_it_is_judged(monkeypatch):
     r = report(PROGRAM.replace("STEP", step).replace("AFTER", "run E prefill (4);"), monkeypatch)
     assert (r["arrivals"], r["ended"]) == (5, 0)
     assert [n for n in r["notes"] if "wait for ever" in n] == [
-        "warning: 4 session(s) wait for ever at the end of the run (each waits at step stage E, whose budget "
+        "warning: 4 sessions wait for ever at the end of the run (each waits at step stage E, whose budget "
         "cannot rise above 0 as jobs arrive, so no iteration ever starts): 4 at stage E, which will never "
         "complete them (sessions 0, 1, 2, 3, in the run at <source>:10:3)"]

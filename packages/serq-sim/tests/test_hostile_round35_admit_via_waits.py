@@ -51,7 +51,7 @@ def test_requests_the_stage_admits_later_do_not_wait_for_ever(monkeypatch):
 def test_requests_a_stage_of_no_budget_never_admits_are_told_so(monkeypatch):
     r = _report(monkeypatch, "0", "10.5")
     assert (r["arrivals"], r["ended"]) == (10, 0)
-    assert _forever(r) == ["warning: 10 session(s) wait for ever at the end of the run (each waits to be admitted by "
+    assert _forever(r) == ["warning: 10 sessions wait for ever at the end of the run (each waits to be admitted by "
                            "step stage E (`admit via`), whose budget cannot rise above 0 as jobs arrive, so it "
                            "admits none): 10 queued at reqs (sessions 0, 1, 2, 3, 4, …)"]
 
@@ -61,7 +61,7 @@ def test_requests_behind_a_holder_that_never_releases_still_wait_for_it(monkeypa
     # the stage admits, and wait for that holder, as before
     r = _report(monkeypatch, "8", "10.5", cap="1", work="inf")
     assert r["arrivals"] == 10
-    assert _forever(r) == ["warning: 9 session(s) wait for ever at the end of the run (each waits for pools that only "
+    assert _forever(r) == ["warning: 9 sessions wait for ever at the end of the run (each waits for pools that only "
                            "sessions that never release them hold: session 0, whose run of infinite work never "
                            "completes): 9 queued at reqs (sessions 1, 2, 3, 4, 5, …)"]
 
@@ -91,7 +91,7 @@ def test_the_residents_of_an_iteration_of_infinite_cost_wait_for_ever(monkeypatc
     # with session 0 decoding (session 1 prefilling beside it) never ends
     assert (r["arrivals"], r["ended"]) == (10, 0)
     assert _forever(r) == [
-        "warning: 10 session(s) wait for ever at the end of the run (each waits at step stage E, whose iteration "
+        "warning: 10 sessions wait for ever at the end of the run (each waits at step stage E, whose iteration "
         "under way, of infinite cost, never ends; or for pools that only sessions that never release them hold: "
         "the residents of step stage E, whose iteration never ends): 2 at stage E, which will never complete "
         "them (sessions 0, 1, in the runs at <source>:7:5, <source>:6:5); 8 queued at reqs (sessions 2, 3, 4, 5, "

@@ -62,4 +62,4 @@ def test_a_run_out_of_events_still_says_so():
     # a job at a ps stage of capacity 0 waits with no event left
     src = "stage s : ps(0);\nworkload { arrive batch(2); }\nsession { run s (1); }\nrun { horizon 10; seed 1; }\n"
     (w,) = _waits(serq_sim.run(serq_frontend.compile(source=src)))
-    assert "2 session(s) wait for ever" in w and "no event is left" in w, w
+    assert "2 sessions wait for ever" in w and "no event is left" in w, w

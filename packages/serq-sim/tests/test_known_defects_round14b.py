@@ -241,7 +241,7 @@ def forever(r: dict) -> list[str]:
 
 
 # (each resident waits in its first run, the prefill: the body's first line, 7:3, or 8:5 inside a hold)
-STALLED = ("warning: 10 session(s) wait for ever at the end of the run (each waits at step stage E, whose budget "
+STALLED = ("warning: 10 sessions wait for ever at the end of the run (each waits at step stage E, whose budget "
            "cannot rise above 0 as jobs arrive, so no iteration ever starts): 10 at stage E, which will never "
            "complete them (sessions 0, 1, 2, 3, 4, …, in the run at <source>:7:3)")
 
@@ -258,7 +258,7 @@ def test_a_stage_whose_budget_stays_0_under_open_arrivals(budget, monkeypatch):
 
 def test_the_same_stage_under_batch_arrivals_keeps_its_words(monkeypatch):
     r = report(step_program("residents > 0 ? 0 : 64", "batch(2)"), monkeypatch)
-    assert forever(r) == ["warning: 2 session(s) wait for ever at the end of the run (no event is left that could "
+    assert forever(r) == ["warning: 2 sessions wait for ever at the end of the run (no event is left that could "
                           "wake them): 2 at stage E, which will never complete them (sessions 0, 1, in the run at "
                           "<source>:7:3)"]
 
@@ -299,7 +299,7 @@ def test_requests_queued_behind_a_stalled_engine(monkeypatch):
     r = report(step_program("residents > 0 ? 0 : 64", pools="pool reqs { cap 64; admit via E; }", body=body),
                monkeypatch)
     [w] = forever(r)
-    assert w.startswith("warning: 10 session(s) wait for ever at the end of the run (")
+    assert w.startswith("warning: 10 sessions wait for ever at the end of the run (")
     # the first was given one iteration (budget 64 with no resident), its prefill's, and waits in its decode
     assert w.endswith("): 1 at stage E, which will never complete them (session 0, in the run at <source>:9:5); 9 "
                       "queued at reqs (sessions 1, 2, 3, 4, 5, …)")

@@ -91,7 +91,7 @@ def test_requests_queued_behind_the_stalled_vllm_engine(tmp_path, monkeypatch):
     r = report("", monkeypatch, path=str(tmp_path / "v.sq"))
     n = r["arrivals"]
     assert n > 100 and r["ended"] == 0
-    assert forever(r) == [f"warning: {n} session(s) wait for ever at the end of the run (each waits "
+    assert forever(r) == [f"warning: {n} sessions wait for ever at the end of the run (each waits "
                           f"{STALL.format('engine')}): 1 at stage engine, which will never complete them (session 0, "
                           f"in the run at {vllm_decode()} in `vllm_request_at` used at {tmp_path / 'v.sq'}:42:3); {n - 1} "
                           "queued at reqs (sessions 1, 2, 3, 4, 5, …)"]
@@ -130,7 +130,7 @@ run { horizon 10.5; }
 def test_each_kind_of_waiter_in_its_own_words(monkeypatch):
     r = report(MIXED, monkeypatch)
     assert r["arrivals"] == 10 and r["ended"] == 0
-    assert forever(r) == [f"warning: 10 session(s) wait for ever at the end of the run (each waits {STALL.format('E')}; "
+    assert forever(r) == [f"warning: 10 sessions wait for ever at the end of the run (each waits {STALL.format('E')}; "
                           f"or {DEADLOCK}): 1 at stage E, which will never complete them (session 0, in the run at "
                           "<source>:10:40); 1 queued at p2 "
                           "(session 1); 1 queued at p1 (session 2); 1 queued at reqs (session 3); 6 queued at a "
@@ -144,7 +144,7 @@ def test_a_deadlock_alone_is_still_called_one(monkeypatch):
         "hold a (1) { hold reqs (1) { run E prefill (4); run E decode (4); } }", "hold p1 (1) { run d (1); }")
     assert "reqs (1)" not in src.split("session {")[1]
     r = report(src, monkeypatch)
-    assert forever(r) == [f"warning: 9 session(s) wait for ever at the end of the run (each waits {DEADLOCK}): 1 "
+    assert forever(r) == [f"warning: 9 sessions wait for ever at the end of the run (each waits {DEADLOCK}): 1 "
                           "queued at p2 (session 1); 8 queued at p1 (sessions 2, 3, 4, 5, 6, …)"]
 
 
@@ -174,7 +174,7 @@ def step_program(budget: str, chunk: str = "", body: str = BOTH, horizon: str = 
 
 
 def stalled_words(why: str) -> str:
-    return (f"warning: 10 session(s) wait for ever at the end of the run (each waits at step stage E, {why}): 10 at "
+    return (f"warning: 10 sessions wait for ever at the end of the run (each waits at step stage E, {why}): 10 at "
             "stage E, which will never complete them (sessions 0, 1, 2, 3, 4, …, in the run at <source>:4:3)")
 
 

@@ -25,7 +25,7 @@ def where(src: str, text: str) -> str:
     return f"<source>:{line}:{col}"
 
 
-HEAD = "warning: {n} session(s) wait for ever at the end of the run (no event is left that could wake them): "
+HEAD = "warning: {n} sessions wait for ever at the end of the run (no event is left that could wake them): "
 
 FIFO = """stage s : fifo(1);
 workload { arrive batch(2); }
@@ -133,7 +133,7 @@ session {{ run d (serial == 1 ? inf : 1); }}
 run {{ horizon {horizon}; arrivals 3; }}
 """
     msg = same_error(serq_frontend.compile(source=src, sets={}, defs={}), monkeypatch)
-    assert msg.endswith(f"1 session(s) still live {when} (not drained): they wait for ever (no event is left that "
+    assert msg.endswith(f"1 session still live {when} (not drained): it waits for ever (no event is left that "
                         "could wake them): 1 at stage d, which will never complete them (session 1, in the run at "
                         "<source>:3:11)")
 

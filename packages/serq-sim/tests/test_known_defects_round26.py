@@ -77,7 +77,7 @@ def test_requests_behind_a_head_that_never_fits_wait_for_ever(monkeypatch):
     r = same_json(serq_frontend.compile(source=HEAD_OF_LINE.replace("WORK", "inf")), monkeypatch)
     assert (r["arrivals"], r["ended"]) == (10, 0)
     assert _forever(r) == [
-        "warning: 9 session(s) wait for ever at the end of the run (each waits in the queue of reqs behind a head "
+        "warning: 9 sessions wait for ever at the end of the run (each waits in the queue of reqs behind a head "
         "that waits for ever and so blocks the rest: head-of-line blocking; or for pools that only sessions that "
         "never release them hold: session 0, whose run of infinite work never completes): 9 queued at reqs "
         "(sessions 1, 2, 3, 4, 5, …)"]

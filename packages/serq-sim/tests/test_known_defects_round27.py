@@ -47,7 +47,7 @@ def test_a_head_whose_units_read_the_clock_and_never_fit_waits_for_ever(monkeypa
     # its units max(5, now / 100) are at least 5 from the end on, beside 2 free that only session 0 holds
     r = _run(monkeypatch, "-serial", "1", "max(u, now / 100)")
     assert (r["arrivals"], r["ended"]) == (10, 8)
-    assert _forever(r) == [f"warning: 1 session(s) wait for ever at the end of the run (each waits {HELD}): "
+    assert _forever(r) == [f"warning: 1 session waits for ever at the end of the run (each waits {HELD}): "
                            "1 queued at reqs (session 1)"]
 
 
@@ -58,7 +58,7 @@ def test_the_sessions_behind_a_head_of_keys_read_at_the_join_wait_for_ever(monke
     r = _run(monkeypatch, "-u", "1", kv)
     assert (r["arrivals"], r["ended"]) == (10, 0)
     assert _forever(r) == [
-        "warning: 9 session(s) wait for ever at the end of the run (each waits in the queue of reqs behind a head "
+        "warning: 9 sessions wait for ever at the end of the run (each waits in the queue of reqs behind a head "
         f"that waits for ever and so blocks the rest: head-of-line blocking; or {HELD}): 9 queued at reqs "
         "(sessions 1, 2, 3, 4, 5, …)"]
 
@@ -68,7 +68,7 @@ def test_a_head_that_needs_more_than_the_capacity_waits_for_ever_whatever_frees(
     # admitted; at t = 10.1 session 9 holds reqs and will release it, which frees room but never 5
     r = _run(monkeypatch, "-serial", "serial == 1 ? max(5, now / 100) : 1", "1", work="0", horizon="10.1")
     assert (r["arrivals"], r["ended"]) == (10, 8)
-    assert _forever(r) == ["warning: 1 session(s) wait for ever at the end of the run (each waits for pools that "
+    assert _forever(r) == ["warning: 1 session waits for ever at the end of the run (each waits for pools that "
                            "only they hold: a deadlock, or a demand beyond the capacity): 1 queued at reqs "
                            "(session 1)"]
 

@@ -419,7 +419,7 @@ def test_offload_fleet_at_scale_accounts_for_every_request_token_and_block(monke
 def test_a_decoder_too_small_to_drain_is_told_where_its_request_waits(monkeypatch):
     # decode engines of 30 blocks (480 tokens) and no preemption: a request admitted with its prompt (at most
     # 480) whose decode grows its KV past 480 waits for ever for a growth nothing can give it. The drained run
-    # (--arrivals 100) ends with it live; the error said "1 session(s) still live when no event is left (not
+    # (--arrivals 100) ends with it live; the error said "1 session still live when no event is left (not
     # drained)" and no more, where the report of a run to a horizon warns which session waits, and where
     prog = serq_frontend.compile(path=str(PD), sets={"blocksD": 30})
     msgs = []
@@ -433,7 +433,7 @@ def test_a_decoder_too_small_to_drain_is_told_where_its_request_waits(monkeypatc
         msgs.append(str(e.value).splitlines()[0])
     monkeypatch.delenv("SERQ_SIM_TIER", raising=False)
     assert msgs[0] == msgs[1]
-    assert msgs[0].endswith(": arrivals=100: 1 session(s) still live when no event is left (not drained): they wait "
+    assert msgs[0].endswith(": arrivals=100: 1 session still live when no event is left (not drained): it waits "
                             "for ever (no event is left that could wake them): 1 growing at D.kv[0] (session 95) "
                             "(horizon=inf)"), msgs[0]
 
@@ -454,8 +454,8 @@ run { horizon H; arrivals 2; }
 """
 
 
-@pytest.mark.parametrize("horizon, at", [("inf", "t=3: run { arrivals 2; }: 2 session(s) still live when no event is left"),
-                                         ("20", "t=20: run { arrivals 2; }: 2 session(s) still live at the horizon")])
+@pytest.mark.parametrize("horizon, at", [("inf", "t=3: run { arrivals 2; }: 2 sessions still live when no event is left"),
+                                         ("20", "t=20: run { arrivals 2; }: 2 sessions still live at the horizon")])
 def test_a_deadlock_that_keeps_a_run_from_draining_is_told(monkeypatch, horizon, at):
     # s0 holds a from 1 and wants b at 2.5; s1 holds b from 2 and wants a at 3: each waits for the other's
     # pool. The same words on the tier serQ picks, the fast tier (the program without its arrivals runs

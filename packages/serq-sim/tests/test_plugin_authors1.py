@@ -626,7 +626,7 @@ class Forgetful(Kind):
                                    "session { branch (serial == 2) { run d (1); } else { run s (1); } }\n"
                                    "run { horizon inf; }\n")
     assert [n for n in report.result.notes if "wait for ever" in n] == [
-        "warning: 2 session(s) wait for ever at the end of the run (no event is left that could wake them): 2 at "
+        "warning: 2 sessions wait for ever at the end of the run (no event is left that could wake them): 2 at "
         "stage s, whose kind @k of the plugin acme (serq-acme 0.3.0) will never complete them (sessions 0, 1, in the "
         "run at <source>:4:54)"]  # (the run s (1) of the session's line 4)
     assert report.result.stages[1].completions == 1

@@ -428,7 +428,7 @@ def test_runs_a_kind_never_completes_under_an_endless_horizon_are_named(pm):
     lines = FOREVER.splitlines()
     first, second = (f"<source>:{i + 1}:{lines[i].index(run) + 1}" for i, run in ((4, "run s (1)"), (5, "run s (2)")))
     assert [n for n in report.result.notes if "wait for ever" in n] == [
-        "warning: 3 session(s) wait for ever at the end of the run (no event is left that could wake them): 3 at "
+        "warning: 3 sessions wait for ever at the end of the run (no event is left that could wake them): 3 at "
         "stage s, whose kind @forever of the plugin acme (serq-acme 0.3.0) will never complete them (sessions 0, 1, "
         f"2, in the runs at {first}, {second})"]
 

@@ -68,7 +68,7 @@ def test_a_setting_an_option_gave_is_named_by_the_option(tmp_path):
     # --arrivals 4 in place of the run block's 5: the 4th arrives at 4 and is live at the horizon 4
     with pytest.raises(SimError) as e:
         serq_sim.run(apply_run_overrides(p, arrivals=4, name=str(f)))
-    assert str(e.value) == f"{f}: error: at t=4: --arrivals 4: 1 session(s) still live at the horizon (not drained)"
+    assert str(e.value) == f"{f}: error: at t=4: --arrivals 4: 1 session still live at the horizon (not drained)"
     # the run block's arrivals, the option's horizon: at the arrivals, naming the option
     with pytest.raises(SimError) as e:
         serq_sim.run(apply_run_overrides(p, horizon=2, name=str(f)))
@@ -82,7 +82,7 @@ def test_the_command_line_names_the_flag(tmp_path):
     r = subprocess.run([SERQ, "run", "p.sq", "--arrivals", "4", "--horizon", "4", "--no-progress"], cwd=tmp_path,
                        capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
     assert r.returncode == 1 and r.stdout == ""
-    assert r.stderr == ("p.sq: error: at t=4: --arrivals 4: 1 session(s) still live at the horizon (not drained) "
+    assert r.stderr == ("p.sq: error: at t=4: --arrivals 4: 1 session still live at the horizon (not drained) "
                         "(--horizon 4)\n")
 
 

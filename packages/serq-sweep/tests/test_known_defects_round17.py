@@ -77,8 +77,8 @@ def test_the_codes_of_the_reports_warnings():
              Note("warning: too few samples after the warm-up (t = 0) for a CI", "few-samples"),
              Note("warning: pool kv[1] rejected 2 hold(s)", "rejected"),
              Note("warning: pool kv[0] rejected 1 hold(s)", "rejected"),
-             Note("warning: 3 session(s) stuck in the run, preempted again", "stuck"),
-             Note("warning: 4 session(s) wait for ever at the end of the run", "waits-for-ever"),
+             Note("warning: 3 sessions stuck in the run, preempted again", "stuck"),
+             Note("warning: 4 sessions wait for ever at the end of the run", "waits-for-ever"),
              "warning: a plugin's own words", "warning: the run is not steady: a plugin's words"]
     assert warning_codes(notes) == "not-steady;few-samples;rejected;stuck;waits-for-ever;plugin"
     assert warning_code("note: the run stopped") is None

@@ -168,7 +168,7 @@ def test_find_notes_a_program_that_draws_nothing(tmp_path):
     assert r.returncode == 0, r.stderr
     assert r.stdout.splitlines()[1].split() == ["1.4140625", "found", "1.4140625", "1.4375", "8"]
     assert r.stderr == (
-        "note: every seed ran the same run: at each of 8 point(s) its 2 seeds gave every figure alike, as a program "
+        "note: every seed ran the same run: at each of 8 points its 2 seeds gave every figure alike, as a program "
         "that draws no random number does (a trace replayed `ordered` at fixed gaps, constant work); the conditions "
         "of --find were judged on means whose CIs across them are 0: a CI of 0 here measures no precision, and more "
         "seeds add nothing (random arrivals, `arrive poisson(…)`, or a draw make the seeds differ)\n")

@@ -203,3 +203,13 @@ def test_a_sweep_of_a_plugins_kind_resumes_its_table(acme, tmp_path):
     again = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path, timeout=100, env=env,
                            stdin=subprocess.DEVNULL)
     assert again.returncode == 0 and "(0 run now, 2 resumed)" in again.stderr, again.stderr
+
+
+# 7. the note that every seed ran the same run counts its points in the right number ("at each of 1 point(s)")
+@pytest.mark.parametrize("points, said", [(1, "at each of 1 point its 3 seeds"), (2, "at each of 2 points its 3 seeds")])
+def test_the_seeds_alike_note_counts_its_points_in_words(points, said):
+    from serq_sweep.alike import seeds_alike
+
+    runs = [{"point": p, "seed": s, "status": "ok", "w.mean": 1.0} for p in range(points) for s in (1, 2, 3)]
+    note = seeds_alike(runs, ["point", "seed", "key", "status", "warnings", "w.mean"], "the CIs across them are 0")
+    assert note.startswith(f"note: every seed ran the same run: {said} gave every figure alike, "), note

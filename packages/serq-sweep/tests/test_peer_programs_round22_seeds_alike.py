@@ -35,7 +35,7 @@ def _row(point, seed, events, mean, status="ok"):
 def test_the_note_by_hand():
     alike = [_row(0, 1, 10, 2.5), _row(0, 2, 10, 2.5), _row(1, 1, 12, math.nan), _row(1, 2, 12, math.nan)]
     note = seeds_alike(alike, COLUMNS, "the CIs across them are 0")
-    assert note is not None and note.startswith("note: every seed ran the same run: at each of 2 point(s) its 2 seeds")
+    assert note is not None and note.startswith("note: every seed ran the same run: at each of 2 points its 2 seeds")
     assert "the CIs across them are 0: a CI of 0 here measures no precision" in note
     # one figure of one run differs: no note
     assert seeds_alike([*alike[:3], _row(1, 2, 12, 0.5)], COLUMNS, "x") is None
@@ -59,11 +59,11 @@ def test_sweep_and_compare_note_a_program_that_draws_nothing(tmp_path):
     r = _run(tmp_path, "sweep", "fixed.sq", "--seeds", "1..3", "--show", "r.mean")
     assert r.returncode == 0, r.stderr
     assert r.stdout.splitlines()[1].split() == ["3", "10.5±0"]
-    assert r.stderr.startswith("note: every seed ran the same run: at each of 1 point(s) its 3 seeds")
+    assert r.stderr.startswith("note: every seed ran the same run: at each of 1 point its 3 seeds")
     # jobs of 2: job k ends at 2 (k + 1), mean 21; the difference 10.5 with CIs of 0
     r = _run(tmp_path, "compare", "fixed.sq", "--set", "w=1,2", "--seeds", "1..2", "--figure", "r.mean")
     assert r.returncode == 0, r.stderr
-    assert r.stderr.startswith("note: every seed ran the same run: at each of 2 point(s) its 2 seeds")
+    assert r.stderr.startswith("note: every seed ran the same run: at each of 2 points its 2 seeds")
     assert "the paired and unpaired CIs are 0 (the variance reduction NaN)" in r.stderr
     assert r.stdout.splitlines()[-1].split() == ["observes.r.mean", "10.5", "21", "10.5", "0", "0", "nan"]
     r = _run(tmp_path, "sweep", "random.sq", "--seeds", "1..3", "--show", "r.mean")

@@ -18,7 +18,7 @@ JSON report's keys, every list and table in the Result's order)::
     pools,kv,evicted_entries,17
     gauges,full,max,1.0
     notes,,note,observe x is constant 0 over 40 samples
-    notes,waits-for-ever,warning,1 session(s) wait for ever at the end of the run (…): …
+    notes,waits-for-ever,warning,1 session waits for ever at the end of the run (…): …
 
 ``section`` is the JSON report's key (``run`` for its top-level figures), ``name`` the observe, gauge,
 metric, stage or pool (a member of an array ``name[index]``, as the text report labels it; empty for a

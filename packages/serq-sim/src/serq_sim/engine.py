@@ -22,7 +22,7 @@ from array import array
 from collections import deque
 from typing import Any
 
-from serq.errors import place
+from serq.errors import number_of, place
 from serq_ir import nodes as N
 from serq_ir.rules import member_problem, transfer_itself_message
 
@@ -1127,12 +1127,13 @@ class Simulation:
                 raise self.setting_error(("arrivals", "horizon"), when, f"only {self.open_arrivals} arrivals {by}")
             # and which of them wait for ever, and where: the report's warning, which this error replaces (a
             # deadlock at a pool the run could not drain was told as "N session(s) still live" alone)
-            live = f"{self.live} session(s) still live {at} (not drained)"
+            live = f"{self.live} {number_of(self.live, 'session')} still live {at} (not drained)"
             forever = self.forever()
             if forever is not None:
                 n, why, parts = forever
-                who = "they" if n == self.live else f"{n} of them"
-                live += f": {who} wait for ever ({why}): {'; '.join(parts)}"
+                who = ("it waits" if n == 1 else "they wait") if n == self.live else (
+                    f"{n} of them {number_of(n, 'waits', 'wait')}")
+                live += f": {who} for ever ({why}): {'; '.join(parts)}"
             raise self.setting_error(("arrivals", "horizon"), when, live)
         self.end = horizon if horizon != INF else self.now
 
@@ -1211,7 +1212,8 @@ class Simulation:
         from .notes import warning
 
         n, why, parts = forever
-        return warning("waits-for-ever", f"{n} session(s) wait for ever at the end of the run ({why}): "
+        return warning("waits-for-ever", f"{n} {number_of(n, 'session waits', 'sessions wait')} for ever at the end "
+                       f"of the run ({why}): "
                        f"{'; '.join(parts)}")
 
     def forever(self) -> tuple[int, str, list[str]] | None:

@@ -30,6 +30,8 @@ from __future__ import annotations
 import math
 import os
 
+from serq.errors import number_of
+
 from .stats import MIN_SAMPLES
 
 #: The bins the backlog test needs.
@@ -138,7 +140,8 @@ def steadiness(b, arrivals: int) -> list[str]:
             f"{b.live0:g} at the warm-up's end (t = {b.start:g}) and {live_end:g} at t = {end:g}, a mean of "
             f"{r['level']:.4g} over {n} bins of {width:.4g}, the fitted growth {r['rise'] * r['level']:.4g} "
             f"({r['rise'] * 100:.3g} % of the mean; slope {r['slope'] / width:.4g} a time unit, t = {r['t']:.3g}; "
-            f"over the second half t = {r['half_t']:.3g}); {arrived:g} session(s) arrived and {ended:g} ended "
+            f"over the second half t = {r['half_t']:.3g}); {arrived:g} {number_of(arrived, 'session')} arrived and "
+            f"{ended:g} ended "
             "in that time. Arrivals outpace the service (a queue that grows without bound) or the warm-up is "
             "too short: the means depend on the horizon")]
 
@@ -337,7 +340,8 @@ def stuck(pools) -> list[str]:
         return []
     total = sum(n for _label, n, _pre in found)
     where = ", ".join(f"{label} ({n} stuck, {pre} preemption(s))" for label, n, pre in found)
-    return [warning("stuck", f"{total} session(s) stuck in the run, preempted again without progress (at no "
+    return [warning("stuck", f"{total} {number_of(total, 'session')} stuck in the run, preempted again without "
+                    "progress (at no "
                     f"greater position than at their previous preemption): {where}; such a session can cycle "
                     "between admission and preemption for as long as the pool is short, and its latency grows "
                     "with it")]

@@ -41,7 +41,10 @@ def seeds_alike(runs: Sequence[Mapping[str, Any]], columns: Sequence[str], what:
             return None
     seeds = sorted({len(g) for g in groups})
     counted = str(seeds[0]) if len(seeds) == 1 else f"{seeds[0]} to {seeds[-1]}"
-    return (f"note: every seed ran the same run: at each of {len(groups)} point(s) its {counted} seeds gave every "
+    from serq.errors import number_of
+
+    return (f"note: every seed ran the same run: at each of {len(groups)} {number_of(len(groups), 'point')} its "
+            f"{counted} seeds gave every "
             "figure alike, as a program that draws no random number does (a trace replayed `ordered` at fixed "
             f"gaps, constant work); {what}: a CI of 0 here measures no precision, and more seeds add nothing (random "
             "arrivals, `arrive poisson(…)`, or a draw make the seeds differ)")

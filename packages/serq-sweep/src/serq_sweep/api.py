@@ -140,6 +140,7 @@ class Records:
         self.files: dict[str, str] = {}
         self._journal = None
         self._made = False
+        self._points: dict[str, Any] | None = None
 
     def check(self, plan: core.Plan, out: str | None, inputs: list[str]) -> None:
         """Refuse, before anything is read or written, a swept name that is a column of a record table, records
@@ -149,6 +150,7 @@ class Records:
 
         self.plan, self.inputs = plan, inputs
         self.names = R.table_names(plan)
+        self._points = None
         R.clash_of_columns(plan)
         if self.path is None:
             return
@@ -183,7 +185,14 @@ class Records:
     def complete(self, key: str, result: dict | None) -> bool:
         from . import records as R
 
-        return R.complete(key, self.runs, result, self.names)
+        # the tables the run's program records: one of another program of the sweep (a table of its own
+        # beside lib/vllm.sq's `request`) is no record this run lacks (the other program's runs ran again on
+        # every resume, their records of that table said missing)
+        if self._points is None:
+            self._points = {self.plan.key(p, s): p for p in self.plan.points for s in self.plan.seeds}
+        point = self._points.get(key)
+        names = self.names if point is None else [n for n in self.names if n in point.records]
+        return R.complete(key, self.runs, result, names)
 
     def add(self, key: str, run: dict) -> None:
         self.runs[key] = run

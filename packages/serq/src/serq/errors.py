@@ -229,6 +229,14 @@ def place(span) -> str:
     return out
 
 
+def number_of(n: float, singular: str, plural: str | None = None) -> str:
+    """``singular`` when the count ``n`` is 1, else ``plural`` (``singular`` and an ``s`` by default): the word
+    a message writes after a count, ``1 point`` and ``2 points``, ``1 session waits`` and ``3 sessions wait``
+    (``number_of(n, "waits", "wait")``), where messages wrote ``point(s)`` and ``session(s)``. The count is
+    the caller's to show, as it shows its numbers."""
+    return singular if n == 1 else (singular + "s" if plural is None else plural)
+
+
 def did_you_mean(name: object, candidates: object) -> str:
     """`` (did you mean `x`?)`` with the candidate closest to an unknown ``name`` (a misspelling, or the
     name in another case: ``--set r=2`` of a ``let R``, ``--slo TTFT=1``), or nothing when none is close:
