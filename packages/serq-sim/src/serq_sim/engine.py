@@ -179,63 +179,94 @@ def _endless_iterations(sim) -> list:
             and all(j.owner is None or _unpreempted(j.owner) for j in st.residents)]
 
 
-def _has_room(sim, x: Session) -> bool:
-    """Whether the hold session ``x`` waits with has room now in each of its pools: what it needs (its demand,
-    once an admission attempt evaluated it and when it cannot change while it waits: ``info.pure``) fits, else
-    what it needs at least (:func:`_least_needs`: its amounts bounded below over every state the run can reach)
-    fits in each pool where that is known, else, nothing known, each pool has a unit free. One without room
-    waits for a release as well, whatever admits it: a head of 5 units beside 2 free has a unit free, and was
-    taken as waiting for the stage's admission alone (as was one whose units read the clock, whose demand no
-    attempt keeps)."""
+def _room(sim, x: Session, memo: dict[int, list]) -> tuple[bool, bool]:
+    """``(room, beyond)`` of the hold session ``x`` waits with. ``room``: whether it has room now in each of its
+    pools: what it needs (its demand, once an admission attempt evaluated it and when it cannot change while
+    it waits: ``info.pure``) fits, else what it needs at least (:func:`_least_needs`: its amounts bounded below
+    over every state the run can reach) fits in each pool where that is known, else, nothing known, each pool
+    has a unit free. One without room waits for a release as well, whatever admits it: a head of 5 units
+    beside 2 free has a unit free, and was taken as waiting for the stage's admission alone (as was one whose
+    units read the clock, whose demand no attempt keeps). ``beyond``: whether that need is more than some
+    pool's capacity, so that it never fits, whatever frees."""
     pend = x.pending
-    demand = getattr(pend, "demand", None)
-    if demand is not None:
-        return _admission.fits(demand)
-    least = _least_needs(sim, x)
-    if least:
-        return _admission.fits(least)
-    return all(p.used + p.reserved < p.cap for p in pend.pools)
+    need = getattr(pend, "demand", None) or _least_needs(sim, x, memo)
+    if not need:
+        return all(p.used + p.reserved < p.cap for p in pend.pools), False
+    if _admission.fits(need):
+        return True, False
+    return False, any(n > pool.cap + EPS for pool, _u, n in need)
 
 
-def _least_needs(sim, x: Session) -> list:
+def _least_needs(sim, x: Session, memo: dict[int, list]) -> list:
     """``[(pool, 0.0, least)]``: for each pool of the hold session ``x`` waits with whose room needed
     (``round_up(max(units, reserve))``) is bounded below over every state the run can reach from now, that
-    bound. A waiting session's attributes do not change and ``now`` only grows, so an amount that reads only
-    those, numbers and the operators and functions over them is bounded by evaluating it over intervals (the
-    clock from now up to inf: :func:`.step.stall._bound`, sound under the doubles); anything else it reads (an
-    observable, a draw) leaves that amount unknown. The floor known at the join (``pend.floor``) is such a
-    bound. Used at the end of a run (:meth:`Simulation.forever`), never by admission."""
-    from .step.stall import _bound
-
+    bound. A waiting session's attributes do not change and ``now`` only grows: an amount that reads only
+    attributes and numbers is its value (the hold's own compiled amount, evaluated as an attempt would); one
+    that reads ``now`` too, with the operators and functions over them, is bounded by evaluating it over
+    intervals (the clock from now up to inf: :func:`.step.stall._bound`, sound under the doubles); anything
+    else it reads (an observable, a draw) leaves that amount unknown. Used at the end of a run
+    (:meth:`Simulation.forever`), never by admission; ``memo``, kept across the sessions judged there, holds by
+    ``id`` of the hold's statement which of its amounts are which (:func:`_amounts`), read once."""
     pend = x.pending
-    pools = pend.pools
-    node = getattr(pend.info, "node", None)
-    out = []
-    if node is None or len(node.pools) != len(pools):
+    info = pend.info
+    plan = memo.get(id(info))
+    if plan is None:
+        plan = memo[id(info)] = _amounts(info, len(pend.pools))
+    if not plan:
         return list(pend.floor or ())
+    pools = pend.pools
     attrs = x.attrs
-    ctx = {"now": sim.now}
-    for hp, pool in zip(node.pools, pools):
-        lows = []
-        for e in (hp.units, hp.reserve):
-            if e is None:
+    lows: dict[int, float] = {}
+    for k, value, f, e in plan:
+        if f is not None:
+            try:
+                value = f(x, attrs, sim.null_ctx)
+            except Exception:  # noqa: BLE001 - (its error is an attempt's to make: not judged here)
                 continue
-            fixed = _with_attributes(e, attrs)
-            box = None if fixed is None else _bound(fixed, ctx)
-            if box is not None:
-                lows.append(box[0])
-        if lows:
-            least = max(lows)
-            if least > 0.0:
-                out.append((pool, 0.0, pool.round_up(least)))
+        elif e is not None:
+            from .step.stall import _bound
+
+            box = _bound(_with_attributes(e, attrs), {"now": sim.now})
+            if box is None:
+                continue
+            value = box[0]
+        if value == value and value > lows.get(k, 0.0):
+            lows[k] = value
+    out = [(pools[k], 0.0, pools[k].round_up(v)) for k, v in lows.items()]
     return out or list(pend.floor or ())
 
 
-def _beyond(sim, x: Session) -> bool:
-    """Whether the hold session ``x`` waits with needs more than some pool's capacity (its demand, else what it
-    needs at least: :func:`_least_needs`), so that it never fits, whatever frees."""
-    need = getattr(x.pending, "demand", None) or _least_needs(sim, x)
-    return any(n > pool.cap + EPS for pool, _u, n in need)
+def _amounts(info, n: int) -> list:
+    """The amounts of a hold's statement (``info``, of ``n`` pools) that :func:`_least_needs` reads, each ``(k,
+    value, f, e)`` for its pool ``k``: a number (``value``), one that reads only attributes and numbers (``f``,
+    its compiled function) or one that reads ``now`` as well (``e``, bounded over intervals); the others, none."""
+    from .compile import state_dependent
+
+    node = getattr(info, "node", None)
+    if node is None or len(node.pools) != n:
+        return []
+    out = []
+    for k, hp in enumerate(node.pools):
+        for e, f in ((hp.units, info.units[k]), (hp.reserve, info.reserves[k])):
+            if e is None or f is None:
+                continue
+            if isinstance(e, N.Num):
+                out.append((k, float(e.value), None, None))
+            elif not state_dependent(e):
+                out.append((k, 0.0, f, None))
+            elif _with_attributes(e, _ANY) is not None:
+                out.append((k, 0.0, None, e))
+    return out
+
+
+class _AnyAttributes:
+    """Attributes that are all 0, for asking :func:`_with_attributes` whether an expression can be bounded."""
+
+    def __getitem__(self, _slot: int) -> float:
+        return 0.0
+
+
+_ANY = _AnyAttributes()
 
 
 def _with_attributes(e, attrs):
@@ -1273,10 +1304,17 @@ class Simulation:
             # a session queued at a pool a step stage admits to (`admit via`) whose hold has room now waits for
             # the stage's admission, not for a release: it waits for ever only when the stage never admits
             unadmitted = _unadmitted(via)
-            admitted = {x for x in via if x not in unadmitted and _has_room(self, x)}
-            # one that needs more than a pool's capacity (amounts that read the clock escape the join's rejection)
-            # never fits, whatever frees
-            beyond = {x for x in via if x not in admitted and _beyond(self, x)}
+            # (one that needs more than a pool's capacity, amounts that read the clock escaping the join's
+            # rejection, never fits, whatever frees: beyond)
+            memo: dict[int, list] = {}  # (which amounts of each hold are read: _least_needs)
+            admitted, beyond = set(), set()
+            for x in via:
+                if x not in unadmitted:
+                    room, over = _room(self, x, memo)
+                    if room:
+                        admitted.add(x)
+                    elif over:
+                        beyond.add(x)
             # ... unless it is queued behind a head that waits for ever (head-of-line blocking): then so does
             # it, whatever frees; to the fixed point, each pass from the start with the sessions found so
             blocked: dict[Session, str] = {}
