@@ -28,6 +28,7 @@ from itertools import accumulate, compress, count, groupby, islice, repeat
 from operator import gt, itemgetter
 from pathlib import Path
 
+from serq.errors import printable
 from serq.files import MAX_LINE, LineTooLong, not_utf8, open_input
 from serq.numbers import NAN_PATTERN, PATTERN, NotANumber, number, quoted
 
@@ -228,7 +229,7 @@ def trace_beside(program, file: str, trace: str | None = None) -> str | None:
     folder = os.path.dirname(file) or "."
     if inside(path, folder) or inside(path, ".") or any(inside(path, w) for w in widened_paths()):
         return None
-    return (f"the trace {path} is outside the folder of {file} and the current folder; a program's trace is "
+    return (f"the trace {printable(path)} is outside the folder of {file} and the current folder; a program's trace is "
             "read only there, wherever an IR file's source says its program was (SERQ_PATH adds folders, "
             "--trace FILE reads any file)")
 
@@ -246,7 +247,7 @@ def trace_outside(path: str, source: str | None) -> str | None:
     if inside(path, root) or any(inside(path, w) for w in widened_paths()):
         return None
     where = "the program's folder" if source else "the current folder (the IR names no source)"
-    return (f"the trace {path} is outside {where}; a program reads a trace only there (SERQ_PATH adds "
+    return (f"the trace {printable(path)} is outside {where}; a program reads a trace only there (SERQ_PATH adds "
             "folders, --trace FILE reads any file)")
 
 
@@ -528,7 +529,7 @@ def load_trace(path: str, declared=None, source: str | None = None, digest: str 
     except OSError as e:
         why = e.strerror or str(e)
         if declared is not None:
-            raise SimError(format_error(declared, None, None, f"cannot read the trace {path}: {why}",
+            raise SimError(format_error(declared, None, None, f"cannot read the trace {printable(path)}: {why}",
                                         source)) from None
         raise SimError(f"{path}: error: cannot read the trace: {why}") from None
     reader = csv.reader(f, strict=True)  # a quoted field the file ends inside is an error, not a value
