@@ -330,6 +330,7 @@ def aggregate(frame: Any, by: Sequence[str] | None = None) -> Any:
     if not isinstance(frame, pd.DataFrame):  # (None, a dict: an AttributeError of .columns)
         raise TypeError(f"frame must be a pandas DataFrame (a sweep's table), not {type(frame).__name__}")
     cols = list(frame.columns)
+    core.repeated_parquet_column(cols, "frame")
     what = "by"
     if by is None:
         axes = frame.attrs.get("axes")

@@ -1222,13 +1222,15 @@ def read_parquet(path: str, sized: Any = False) -> Any:
     return frame
 
 
-def repeated_parquet_column(names: Sequence[str]) -> None:
+def repeated_parquet_column(names: Sequence[Any], whose: str = "the schema") -> None:
     """Refuse (a ValueError) a Parquet table whose schema names a column twice, as :func:`repeated_column`
-    refuses a CSV header that does: pyarrow reads no such table, and its error listed the whole schema."""
-    seen: dict[str, int] = {}
+    refuses a CSV header that does: pyarrow reads no such table, and its error listed the whole schema.
+    ``whose``: what holds the names (``frame``: a DataFrame given to ``aggregate`` or ``plot``, whose column
+    named twice was an AttributeError of pandas, or a second ``seed`` taken for the first)."""
+    seen: dict[Any, int] = {}
     for i, name in enumerate(names):
         if name in seen:
-            raise ValueError(f"the schema names the column {printable(str(name))[:60]} twice, as columns "
+            raise ValueError(f"{whose} names the column {printable(str(name))[:60]} twice, as columns "
                              f"{seen[name] + 1} and {i + 1}: no column of a table is named twice")
         seen[name] = i
 

@@ -124,6 +124,12 @@ def _read(table: Any) -> Any:
     import pandas as pd
 
     if isinstance(table, pd.DataFrame):
+        from .core import repeated_parquet_column
+
+        try:  # (one named twice was a traceback of pandas, or read as the first)
+            repeated_parquet_column(list(table.columns), "the frame")
+        except ValueError as e:
+            raise UserError(str(e)) from None
         return table
     from .core import TableFault, read_parquet, table_format
 
