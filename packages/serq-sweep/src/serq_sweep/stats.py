@@ -93,8 +93,9 @@ def mean_ci(xs: Sequence[float]) -> tuple[int, float, float, float]:
 def paired(a: Sequence[float], b: Sequence[float]) -> dict[str, float]:
     """``b - a`` over pairs (seeds) where both are finite: the mean difference, its paired 95 % half-width
     (t over the differences), the unpaired (Welch) half-width the same runs would give as two independent
-    samples, and the variance reduction ``1 - var(b - a) / (var(a) + var(b))``; every variance in the
-    units of :func:`unit`, so that figures of ``1e-200`` or ``1e300`` get the CIs and the reduction their
+    samples, and the variance reduction ``1 - var(b - a) / (var(a) + var(b))``, taken as ``2 cov(a, b) /
+    (var(a) + var(b))`` where pairing removes less than half (0 exactly for an arm the same at every seed);
+    every variance in the units of :func:`unit`, so that figures of ``1e-200`` or ``1e300`` get the CIs and the reduction their
     values in units of 1 get. The means ``a`` and ``b`` are each arm's over its own finite values: a figure
     only one arm has (a pool or a stage the other program does not declare) shows that arm's mean and NaN
     beside it (both were NaN, as if neither arm had it); with every pair whole they are the pairs' means.
@@ -122,7 +123,18 @@ def paired(a: Sequence[float], b: Sequence[float]) -> dict[str, float]:
         df = (n - 1) * (1 + r) ** 2 / (1 + r * r)
         ci_u = t975(df) * se / f
         tot = sa_f * sa_f + sb_f * sb_f
-        reduction = 1 - sd_f * sd_f / tot if tot > 0 else math.nan
+        # 1 - var(b - a) / (var(a) + var(b)) is 2 cov(a, b) / (var(a) + var(b)). Near 0 the difference of two
+        # nearly equal numbers is the rounding of each: an arm the same at every seed, which pairing cannot
+        # help, had a reduction of +-1e-14 (printed -0.0%); there the covariance is taken, 0 exactly for such
+        # an arm (its deviations are 0: its mean is its value). Near 1 the difference is exact (arms equal at
+        # every seed have var(b - a) = 0 and the reduction 1)
+        ratio = sd_f * sd_f / tot if tot > 0 else math.nan
+        if ratio > 0.5:
+            ma_f, mb_f = mean(xs) * f, mean(ys) * f
+            cov = math.fsum((x * f - ma_f) * (y * f - mb_f) for x, y in pairs) / (n - 1)
+            reduction = 2 * cov / tot
+        else:
+            reduction = 1 - ratio
     else:
         ci_u = reduction = math.nan
     return {"n": n, "a": ma, "b": mb, "diff": d, "ci_paired": ci_p, "ci_unpaired": ci_u,
