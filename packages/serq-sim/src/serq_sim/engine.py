@@ -323,7 +323,7 @@ def _behind_heads(sim, via: dict[Session, Any], stuck: set[Session]) -> dict[Ses
             # a queue whose keys were read at the join is kept in the order they serve it (KeyedQueue: the least
             # keys first, ties in join order): a newcomer may go before its head, never lift the rest past it
             keyed = getattr(pool, "keyed", None) is not None and not (
-                getattr(pool, "keyed_at_join", False) and not pool.queue.scan)
+                getattr(pool, "keyed_at_join", False) and not getattr(pool.queue, "scan", True))
             for x in front if keyed else front + queue:
                 if head is not None:
                     out[x] = head
