@@ -75,6 +75,9 @@ def test_the_bound_is_the_rows_counted_and_max_samples_for_the_runs_that_count_n
             "d": {"status": "ok", "figures": {}}}  # (a row without the count)
     assert written_rows("req", done, 0) == (9, 3, 1)
     assert written_rows("req", {k: done[k] for k in "abc"}, 2) == (9, 3, 2)  # (2 runs of another sweep)
+    # a run of a program that records no table req (a sweep of several programs) wrote none of it
+    points = {"d": SimpleNamespace(records={"cls": ("prio",)})}
+    assert written_rows("req", done, 0, points) == (9, 4, 0)
     # 4 columns before the record's (point, one swept name, seed, key), 4 record columns: 1000 samples a run
     # are 250 rows, and a tick of 20 000 events' rows more
     check = records_size("req", 9, 3, 1, 1000, 4)

@@ -314,16 +314,19 @@ def records_size(name: str, written: int, counted: int, unknown: int, max_sample
     return check
 
 
-def written_rows(name: str, done: Mapping[str, Mapping[str, Any]], others: int) -> tuple[int, int, int]:
+def written_rows(name: str, done: Mapping[str, Mapping[str, Any]], others: int,
+                 points: Mapping[str, Any] | None = None) -> tuple[int, int, int]:
     """``(written, counted, unknown)`` of records table ``name`` for :func:`records_size`: the rows the runs
     ``done`` (the sweep's table and its journal, key -> result) wrote by their ``records.NAME``, how many of
-    them say so (a failed run wrote none), and the runs that say no count: those whose row lacks the figure,
-    and ``others``, the runs of the table that this sweep does not run (whose rows are not kept)."""
+    them say so (a failed run wrote none, nor a run whose point's program, ``points[key]``, records no such
+    table), and the runs that say no count: those whose row lacks the figure, and ``others``, the runs of the
+    table that this sweep does not run (whose rows are not kept)."""
     written = counted = 0
     unknown = others
-    for result in done.values():
-        if result.get("status") not in ("ok", "partial"):
-            counted += 1  # (a failed run keeps no records)
+    for key, result in done.items():
+        point = None if points is None else points.get(key)
+        if result.get("status") not in ("ok", "partial") or (point is not None and name not in point.records):
+            counted += 1  # (a failed run keeps no records; a program without the table writes none of it)
             continue
         n = result.get("figures", {}).get(f"records.{name}")
         if isinstance(n, bool) or not isinstance(n, (int, float)) or not 0 <= n < 2**63 or n != int(n):
@@ -411,7 +414,7 @@ def load(path: str, plan: Any, others: set[str] | None = None, done: Mapping[str
             continue
         try:
             if record_format(file) == "parquet":
-                sized = records_size(name, *written_rows(name, done or {}, table_others), most,
+                sized = records_size(name, *written_rows(name, done or {}, table_others, wanted), most,
                                      len(PREFIX) + len(plan.names))
                 _, by_key = _read_parquet(file, sized, plan.names)
             else:
