@@ -28,6 +28,7 @@ RUNS = {
     "single-turn/mg1.sq": (["--horizon", "300"], ["response"]),
     "single-turn/ps.sq": (["--horizon", "300"], ["response"]),
     "single-turn/vllm_priority.sq": (["--horizon", "300"], ["ttft", "response", "ttft_interactive", "ttft_batch"]),
+    "single-turn/vllm_sarathi.sq": (["--horizon", "120"], ["ttft", "response"]),
 }
 
 
