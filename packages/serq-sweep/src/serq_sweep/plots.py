@@ -283,8 +283,9 @@ def _curve_data(table: Any, x: str, y: str, hue: str | None) -> tuple[str, dict,
     # a points table's were none: "the table's swept names: )"), before seed in a runs table, before the knob
     # in a search's
     end = knob if search_table else "runs" if points_table else "seed"
+    x_figure = _x_figure(cols, x, end, points_table, search_table)
     for name, what in ((x, "--x"), (hue, "--hue")):
-        if name is not None and name not in cols:
+        if name is not None and name not in cols and not (what == "--x" and x_figure):
             if end in cols:
                 said = f"the table's swept names: {', '.join(map(str, point_columns(cols, end))) or 'none'}"
             else:
@@ -315,16 +316,18 @@ def _curve_data(table: Any, x: str, y: str, hue: str | None) -> tuple[str, dict,
         raise type(e)(f"--y {clipped(y)}: {str(e).removeprefix('error: ')}") from None
     y_column = f"{fig}:mean" if f"{fig}:mean" in cols and (search_table or points_table) else fig
     frame = _flags_as_numbers(frame, y_column)
-    for name, what, column in ((x, "--x", x), (y, "--y", y_column)):
+    x_column = x if x_figure is None else f"{x_figure}:mean" if points_table else x_figure
+    for name, what, column in ((x, "--x", x_column), (y, "--y", y_column)):
         _numeric(frame, column, f"{what} {name}")
     out: dict[Any, tuple[list, list, list]] = {}
     if hue:
         _few_lines(int(frame[hue].nunique(dropna=False)), hue)
-    _one_point_per_x(frame, cols, x, hue, end)
+    if x_figure is None:
+        _one_point_per_x(frame, cols, x, hue, end)
     groups = frame.groupby(hue, sort=True) if hue else [(None, frame)]
     # a knob of whole numbers (a count of replicas, blocks: an integer column) keeps its values as ints, so
     # that curve() ticks its axis at whole numbers only (it was ticked 6.0, 6.2, 6.4 replicas)
-    whole = pd.api.types.is_integer_dtype(frame[x].dtype)
+    whole = x_figure is None and pd.api.types.is_integer_dtype(frame[x].dtype)
     # a points table's band is its FIGURE:ci, where it has one (a table of means alone, written by hand or by
     # a search, has none: its FIGURE:ci was a KeyError traceback)
     read_as_is = points_table or search_table
@@ -333,6 +336,9 @@ def _curve_data(table: Any, x: str, y: str, hue: str | None) -> tuple[str, dict,
         _half_widths(frame, c, f"--y {clipped(y)}")
     for h, g in groups:
         h = h[0] if isinstance(h, tuple) else h
+        if x_figure is not None:
+            out[h] = _figure_points(g, x_column, y_column, band, read_as_is, point_columns(cols, end))
+            continue
         xs, ms, cis = [], [], []
         for xv, part in _by_x(g, x, [y_column, *band]):
             if read_as_is:
@@ -346,9 +352,50 @@ def _curve_data(table: Any, x: str, y: str, hue: str | None) -> tuple[str, dict,
     if search_table:
         title = (f"{_drawn(fig)} found by the capacity search" if y_column == fig
                  else f"{_drawn(fig)} (mean across seeds at the {_drawn(knob)} found)")
+    elif x_figure is not None:
+        title = f"{_drawn(fig)} against {_drawn(x_figure)} (means{', 95 % CI' if band or not read_as_is else ''} across seeds)"
     else:
         title = f"{_drawn(fig)} (mean{', 95 % CI' if band or not read_as_is else ''} across seeds)"
     return fig, out, title, search_table and pd.api.types.is_integer_dtype(frame[y_column].dtype)
+
+
+def _x_figure(cols: Sequence[str], x: str, end: str, points_table: bool, search_table: bool) -> str | None:
+    """The figure ``--x`` names when it is no swept name of a runs or a points table (``--x
+    requests.ttft.mean --y requests.itl.p99``: a trade-off, a point per point of the sweep), else None. Such an
+    x was read as a swept name: each run of a runs table was a point of its own (its x its value, its y the
+    "mean across seeds" of that run alone, the seeds of one point scattered along the line), and a points
+    table had no column of that name."""
+    from .core import point_columns, table_figures
+    from .figures import resolve
+
+    if search_table or end not in cols or x in point_columns(cols, end) or x in ("point", end):
+        return None
+    figures = [c[:-5] for c in cols if c.endswith(":mean")] if points_table else table_figures(cols)
+    try:
+        return resolve(x, figures)
+    except UserError:
+        return None
+
+
+def _figure_points(g: Any, x_column: str, y_column: str, band: Sequence[str], read_as_is: bool,
+                   swept: Sequence[str]) -> tuple[list, list, list]:
+    """A line of ``y`` against the figure ``x``: per point of the sweep (its swept names), the mean of x
+    across its seeds, and y's mean and 95 % CI (a points table's row as it is), ordered by x; a point whose x
+    is no finite number is left out, as a line leaves out a NaN."""
+    from .stats import finite, mean, mean_ci
+
+    rows: list[tuple[float, float, float]] = []
+    if read_as_is:
+        cis = g[band[0]].tolist() if band else [math.nan] * len(g)
+        rows = [(float(a), float(b), float(c)) for a, b, c in zip(g[x_column], g[y_column], cis)]
+    else:
+        keys = [c for c in swept if c in g.columns]
+        parts = g.groupby(keys, sort=False, dropna=False) if keys else [(None, g)]
+        for _, part in parts:
+            _, m, ci, _ = mean_ci(part[y_column].astype(float).tolist())
+            rows.append((mean(finite(part[x_column].astype(float).tolist())), m, ci))
+    rows = sorted((r for r in rows if math.isfinite(r[0])), key=lambda r: r[0])
+    return [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows]
 
 
 def _runs_once(frame: Any, end: str) -> None:
