@@ -75,11 +75,20 @@ def run(tmp_path: Path, program: Path, *args: str) -> tuple[dict, list[dict]]:
         return json.loads(r.stdout), list(csv.DictReader(f))
 
 
-@pytest.mark.parametrize("budget", sorted(BY_HAND))
-def test_two_requests_give_the_hand_trace(tmp_path, budget):
+# vLLM's long_prefill_token_threshold instead of a small budget: budget 1000 and chunk long_prefill(reqs, 100),
+# the first chunk cut at admission too (vllm_request_at's threshold): r1 takes 100 a step while r0 runs,
+# [3.1, 5.1] and [5.1, 7.1], and alone the cap lifts, its last 100 [7.1, 9.1]: budget 101's trace
+THRESHOLD = (TWO.replace("let B = 1000;", "let B = 1000;\nlet C = 100;")
+             .replace("  memory kv;", "  chunk long_prefill(reqs, C);\n  memory kv;")
+             .replace("vllm_request(reqs, kv, engine, prompt, o, t0);",
+                      "vllm_request_at(reqs, kv, engine, prompt, o, t0, inf, C);"))
+
+
+@pytest.mark.parametrize(("budget", "source"), [(1000, TWO), (101, TWO), (101, THRESHOLD)])
+def test_two_requests_give_the_hand_trace(tmp_path, budget, source):
     p = tmp_path / "two.sq"
-    p.write_text(TWO)
-    report, rows = run(tmp_path, p, "--set", f"B={budget}")
+    p.write_text(source)
+    report, rows = run(tmp_path, p, *(["--set", f"B={budget}"] if source is TWO else []))
     times, gaps, tpot = BY_HAND[budget]
     got = {int(r["session"]): tuple(float(r[k]) for k in ("sent", "admitted", "first_token", "last_token"))
            for r in rows}
