@@ -472,8 +472,8 @@ def _by_x(g: Any, x: str, columns: Sequence[str]) -> Any:
 
 
 def curve(table: Any, x: str, y: str, hue: str | None = None, *, title: str | None = None) -> Any:
-    """``y`` (a figure's name) against the swept ``x``, a line per value of ``hue``, each with its 95 % CI
-    band (none where a point has one seed)."""
+    """``y`` (a figure's name) against the swept ``x`` (or against a figure ``x``, a point per point of the
+    sweep), a line per value of ``hue``, each with its 95 % CI band (none where a point has one seed)."""
     fig_name, data, drawn_title, y_whole = _curve_data(table, x, y, hue)
     something_to_draw((zip(xs, ms) for xs, ms, _ in data.values()), f"--y {y}",
                       f"no point whose {x} and {fig_name} are both finite numbers (a NaN or infinite "
