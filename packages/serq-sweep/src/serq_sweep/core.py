@@ -1142,7 +1142,10 @@ def repeated_column(path: str, header: Sequence[str], last: int) -> None:
 def read_csv_table(path: str, lines: list[tuple[int, int]] | None = None) -> tuple[list[str], list[dict[str, Any]]]:
     """The header and the rows of a CSV table written by a sweep (its runs or its points), each row's first and
     last line appended to ``lines`` when given. A malformed row or cell, or a byte that is not UTF-8, is a
-    :class:`TableFault` at its line and column."""
+    :class:`TableFault` at its line and column.
+
+    The rows are read :data:`CSV_CHUNK` at a time and parsed a column at a time (:func:`_parse_chunk`), each
+    cell read as :func:`_parse_csv` reads it; a fault is the one the first faulty row, read in order, has."""
     # a regular file only (a FIFO would block), of lines of at most MAX_LINE bytes (a sparse file of NUL bytes
     # is one line); a row whose fields are not the header's is an error, not a row with holes
     with wide_fields(), io.TextIOWrapper(open_input(path, max_line=MAX_LINE), newline="", encoding="utf-8-sig") as f:
@@ -1152,20 +1155,126 @@ def read_csv_table(path: str, lines: list[tuple[int, int]] | None = None) -> tup
         except UnicodeDecodeError:
             raise not_utf8_fault(path) from None
         repeated_column(path, header, reader.line_num)
-        rows = []
-        for first, last, row in csv_rows(path, reader):
-            if len(row) != len(header):
-                raise width_fault(path, first, last, row, len(header))
-            cells = {}
-            for i, (k, v) in enumerate(zip(header, row)):
-                try:
-                    cells[k] = v if k in TEXT else _parse_csv(v)
-                except ValueError as e:
-                    raise cell_fault(path, first, last, i, f"column {printable(k)[:60]}: {e}") from None
-            rows.append(cells)
+        records = csv_rows(path, reader)
+        rows: list[dict[str, Any]] = []
+        while True:
+            chunk: list[list[str]] = []
+            spans: list[tuple[int, int]] = []
+            fault = None
+            try:
+                for first, last, row in records:
+                    if len(row) != len(header):
+                        fault = width_fault(path, first, last, row, len(header))
+                        break
+                    chunk.append(row)
+                    spans.append((first, last))
+                    if len(chunk) == CSV_CHUNK:
+                        break
+            except TableFault as e:  # (a byte that is not UTF-8)
+                fault = e
+            # the rows before a faulty one are parsed first: a cell of theirs that is no number is the first fault
+            rows.extend(_parse_chunk(path, header, chunk, spans))
             if lines is not None:
-                lines.append((first, last))
-        return header, rows
+                lines.extend(spans)
+            if fault is not None:
+                raise fault
+            if len(chunk) < CSV_CHUNK:
+                return header, rows
+
+
+#: the rows of a CSV table parsed at a time: a column's cells of a chunk are checked in one pass
+CSV_CHUNK = 4096
+
+
+#: a column's cells, each after a line feed: a character no integer cell has; no float cell that is a number;
+#: a cell (a line) with a character a number has not (inf, nan, a word); a cell that begins with a ``+``
+#: (``float()`` reads ``+1``, which no writer writes) or is an integer
+NOT_WHOLE = re.compile(r"[^0-9\n-]")
+NOT_DECIMAL = re.compile(r"[^0-9.eE+\n-]")
+WORD_LINE = re.compile(r"\n([0-9.eE+-]*[^0-9.eE+\n-][^\n]*)")
+PLUS_OR_WHOLE_LINE = re.compile(rf"\n(?:\+|(?:{WHOLE_CELL.pattern})(?:\n|\Z))")
+#: a column of flags (or empty cells), each after a line feed
+FLAG_COLUMN = re.compile(r"(?:\n(?:[Tt][Rr][Uu][Ee]|[Ff][Aa][Ll][Ss][Ee])?)*")
+#: a float cell of letters: inf and NaN as :data:`FLOAT_CELL` takes them
+WORD_FLOAT = re.compile(rf"-?inf|{NAN_PATTERN}")
+
+
+def _parse_column(cells: Sequence[str]) -> list[Any] | None:
+    """The cells of a column as :func:`_parse_csv` reads each, when they are all integers of at most
+    :data:`MAX_DIGITS` digits, all floats (none an integer) or all flags, empty cells (NaN) among them; else
+    None (the column's cells are read one by one). A few scans of the column's text in C, then ``int()`` or
+    ``float()`` of each cell, where a cell's own reading tried three patterns in Python: of the characters
+    0-9 and ``-`` alone, ``int()`` reads just what :data:`WHOLE_CELL` takes; of 0-9, ``.``, ``e``, ``E``, ``+``
+    and ``-``, ``float()`` reads just what :data:`FLOAT_CELL` takes but a leading ``+``."""
+    joined = "\n" + "\n".join(cells)
+    if joined.count("\n") != len(cells):  # (a quoted cell holding a line feed)
+        return None
+    nan = math.nan
+    holes = "" in cells
+    try:
+        if not NOT_WHOLE.search(joined):
+            if max(map(len, cells)) > MAX_DIGITS:  # (refused by _parse_csv, at its cell)
+                return None
+            return [int(v) if v else nan for v in cells] if holes else list(map(int, cells))
+        if PLUS_OR_WHOLE_LINE.search(joined):
+            return None
+        if NOT_DECIMAL.search(joined) and not all(WORD_FLOAT.fullmatch(w) for w in WORD_LINE.findall(joined)):
+            return FLAG_COLUMN.fullmatch(joined) and [v.lower() == "true" if v else nan for v in cells]
+        return [float(v) if v else nan for v in cells] if holes else list(map(float, cells))
+    except ValueError:  # (a cell such as '-', '1e', '.': text, or refused, as its own reading says)
+        return None
+
+
+def _parse_chunk(path: str, header: list[str], chunk: list[list[str]], spans: list[tuple[int, int]]
+                 ) -> list[dict[str, Any]]:
+    """The rows ``chunk`` (at lines ``spans``) of a CSV table of columns ``header``, as cells by name, each read
+    as :func:`_parse_csv` reads it (a column of :data:`TEXT` as it is); a cell it refuses is a
+    :class:`TableFault`, the first in the order of the rows and then the columns."""
+    if not chunk:
+        return []
+    columns: list[Sequence[Any]] = []
+    slow: list[int] = []
+    for i, (name, cells) in enumerate(zip(header, zip(*chunk))):
+        parsed = cells if name in TEXT else _parse_column(cells)
+        if parsed is None:
+            slow.append(i)
+            parsed = list(cells)
+        columns.append(parsed)
+    if slow:  # cell by cell, in the order of the rows (only these columns can refuse a cell), a value once a column
+        for i in slow:
+            column, known = columns[i], {}
+            for j, v in enumerate(column):
+                try:
+                    column[j] = known[v]
+                except KeyError:
+                    pass
+                else:
+                    continue
+                try:
+                    column[j] = known[v] = _parse_csv(v)
+                except ValueError as e:
+                    raise _first_refused(path, header, chunk, spans, slow, j, i, e) from None
+    return [dict(zip(header, values)) for values in zip(*columns)]
+
+
+def _first_refused(path: str, header: list[str], chunk: list[list[str]], spans: list[tuple[int, int]],
+                   slow: list[int], row: int, col: int, error: ValueError) -> TableFault:
+    """The :class:`TableFault` of the first cell :func:`_parse_csv` refuses in ``chunk``, in the order of the rows
+    and then the columns: the one at ``row`` and ``col`` (``error``), or one of an earlier cell of another
+    column among ``slow``."""
+    for j in range(row + 1):
+        for i in slow:
+            if j == row and i == col:
+                break
+            try:
+                _parse_csv(chunk[j][i])
+            except ValueError as e:
+                row, col, error = j, i, e
+                break
+        else:
+            continue
+        break
+    return cell_fault(path, *spans[row], col, f"column {printable(header[col])[:60]}: {error}")
 
 
 def read_table(path: str, lines: list[tuple[int, int]] | None = None) -> list[dict[str, Any]]:
