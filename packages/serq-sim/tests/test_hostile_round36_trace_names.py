@@ -40,3 +40,21 @@ def test_a_trace_outside_the_folder(tmp_path):
     first = r.stderr.splitlines()[0]
     assert first.startswith("p.sq:2:30: error: the trace ../n\\nl.csv is outside the folder of p.ir.json")
     assert len(r.stderr.splitlines()) == 3
+
+
+def test_a_mistake_inside_such_a_trace_names_it_so(tmp_path):
+    # the trace is there and its row 2 has a word for a number: the locator of the cell (serq.jsonin's, as every
+    # CSV's and JSON file's mistake is told) names the file as the message quotes names, on the message's line
+    (tmp_path / "n\nl.csv").write_text("session,turn,new,out,think,forced\n0,1,x,1,1,0\n")
+    r = _ir(tmp_path, "n\nl.csv")
+    assert r.returncode == 1
+    assert r.stderr.splitlines() == ["n\\nl.csv:2:5: error: column new: 'x' is not a number", "  0,1,x,1,1,0",
+                                     "      ^"]
+
+
+def test_a_trace_given_on_the_command_line(tmp_path):
+    (tmp_path / "p.sq").write_text(PROGRAM)
+    r = subprocess.run([SERQ, "run", "p.sq", "--trace", "n\nl.csv", "--no-progress"], capture_output=True,
+                       text=True, cwd=tmp_path, timeout=60, stdin=subprocess.DEVNULL)
+    assert r.returncode == 1
+    assert r.stderr.splitlines() == ["n\\nl.csv: error: cannot read the trace: No such file or directory"]

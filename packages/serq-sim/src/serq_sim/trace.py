@@ -142,7 +142,7 @@ def csv_located(path: str, line: int, col: int, msg: str) -> str:
     (one longer than ``MAX_LINE`` bytes, a file gone since)."""
     text = _source_line(path, line)
     if text is None:
-        return f"{path}:{line}:{col}: error: {msg}"
+        return f"{printable(path)}:{line}:{col}: error: {msg}"
     from serq.jsonin import located
 
     return located(text, path, line, col, msg, first=line)
@@ -531,7 +531,7 @@ def load_trace(path: str, declared=None, source: str | None = None, digest: str 
         if declared is not None:
             raise SimError(format_error(declared, None, None, f"cannot read the trace {printable(path)}: {why}",
                                         source)) from None
-        raise SimError(f"{path}: error: cannot read the trace: {why}") from None
+        raise SimError(f"{printable(path)}: error: cannot read the trace: {why}") from None
     reader = csv.reader(f, strict=True)  # a quoted field the file ends inside is an error, not a value
     try:
         with f:
@@ -549,7 +549,7 @@ def load_trace(path: str, declared=None, source: str | None = None, digest: str 
     except LineTooLong as e:
         raise _err(path, e.line, 1, f"the trace is not CSV: {e.strerror} (a trace's rows are short)") from None
     except OSError as e:
-        raise SimError(f"{path}: error: cannot read the trace: {e.strerror or e}") from None
+        raise SimError(f"{printable(path)}: error: cannot read the trace: {e.strerror or e}") from None
     if digest is not None and watched.sha.hexdigest() != digest:
         raise changed(path)
     return corpus
@@ -588,7 +588,7 @@ def changed(path: str, why: str | None = None) -> SimError:
     instead when it could not read the file (:func:`not_as_planned`)."""
     read = ("the run read other bytes than the sweep's key of the run holds" if why is None else
             f"the run could not read the bytes the sweep's key of the run holds ({why})")
-    return SimError(f"{path}: error: {CHANGED}: {read}, so the run is not kept (rerun the sweep once the file is "
+    return SimError(f"{printable(path)}: error: {CHANGED}: {read}, so the run is not kept (rerun the sweep once the file is "
                     "as it should be)", code=TRACE_CHANGED)
 
 
@@ -769,18 +769,19 @@ def replay_note(corpus: TraceCorpus, state, serial: int | None) -> str:
     sid = corpus.ids[i]
     who = f"session {serial}" if serial is not None else "the session"
     path = corpus.path
+    shown = printable(path)
     k = nxt - 1
     if k < 0:
-        return f"\n{path}: note: {who} replays the trace's session {show_number(sid)}, before its first turn"
+        return f"\n{shown}: note: {who} replays the trace's session {show_number(sid)}, before its first turn"
     new, out, think, forced = turns[k]
     values = (f"new {show_number(new)}, out {show_number(out)}, think {show_number(think)}, "
               f"forced {show_number(forced)}")
     at = _find_row(path, sid, k)
     if at is None:  # the file no longer holds the row: its place in the session's turns
-        return (f"\n{path}: note: {who} replays the trace's session {show_number(sid)}, its turn {k + 1} "
+        return (f"\n{shown}: note: {who} replays the trace's session {show_number(sid)}, its turn {k + 1} "
                 f"(counted in order of turns): {values}")
     line, sid_text, turn_text = at
-    head = f"{path}:{line}:1: note: {who} replays the trace's session {sid_text}, turn {turn_text}: {values}"
+    head = f"{shown}:{line}:1: note: {who} replays the trace's session {sid_text}, turn {turn_text}: {values}"
     text = _source_line(path, line)
     if text is None:
         return "\n" + head

@@ -229,14 +229,15 @@ def check_keys(text: str) -> None:
 
 
 def _message(name: str, line: int, col: int, message: str, text: str, start: int, end: int, at: int) -> str:
-    """``name:line:col: error: message``, then the line ``text[start:end]`` quoted with a caret under its character
+    """``name:line:col: error: message`` (the name :func:`serq.errors.printable`: a file's name may hold a line
+    break), then the line ``text[start:end]`` quoted with a caret under its character
     ``at`` as a source's line is (:func:`serq.errors.quote_span`: a character that does not print as ``?``, a line
     longer than 200 characters cut around the column with ``...``, the caret under a wide character's columns),
     indented as a source's diagnostic indents it."""
-    from .errors import quote_span
+    from .errors import printable, quote_span
 
     shown, caret = quote_span(text, start, end, at)
-    return f"{name}:{line}:{col}: error: {message}\n  {shown}\n  {' ' * (caret - 1)}^"
+    return f"{printable(name)}:{line}:{col}: error: {message}\n  {shown}\n  {' ' * (caret - 1)}^"
 
 
 def located(text: str, name: str, line: int, col: int, message: str, *, first: int = 1) -> str:
