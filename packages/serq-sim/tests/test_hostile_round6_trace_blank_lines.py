@@ -45,8 +45,8 @@ def test_errors_after_blank_lines_are_at_their_lines(tmp_path):
     assert error_of(p := write(tmp_path, "\n,,,\n0,1,100,5,0,0\n")) == \
         f"{p}:3:1: error: the header lacks the column(s) session, turn, new, out, think, forced (expected " \
         "session,turn,new,out,think,forced)"
-    assert error_of(p := write(tmp_path, "\n\n" + HEADER)) == f"{p}:4:1: error: the trace has no rows"
-    assert error_of(p := write(tmp_path, HEADER + "\n\n")) == f"{p}:2:1: error: the trace has no rows"
+    assert error_of(p := write(tmp_path, "\n\n" + HEADER)) == f"{p}:3:34: error: the trace has no rows after its header"
+    assert error_of(p := write(tmp_path, HEADER + "\n\n")) == f"{p}:1:34: error: the trace has no rows after its header"
 
 
 @pytest.mark.parametrize("text", ["\n\n\n", ",,,,,\n", " \n"])

@@ -116,7 +116,7 @@ def test_header_and_empty_files(tmp_path):
     assert error_of(p := write(tmp_path, "session,turn,new\n0,1,2\n")) == \
         f"{p}:1:1: error: the header lacks the column(s) out, think, forced (expected " \
         "session,turn,new,out,think,forced)"
-    assert error_of(p := write(tmp_path, HEADER + "\n ,,,,, \n")) == f"{p}:2:1: error: the trace has no rows"
+    assert error_of(p := write(tmp_path, HEADER + "\n ,,,,, \n")) == f"{p}:1:34: error: the trace has no rows after its header"
 
 
 def test_sessions_in_order_of_first_appearance_turns_sorted(tmp_path, monkeypatch):

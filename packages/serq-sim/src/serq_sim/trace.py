@@ -671,8 +671,9 @@ def _read(path: str, reader, watched: _Watched) -> TraceCorpus:
             continue
         raise _first_error(path, width, idx) or _err(path, reader.line_num, 1, "malformed row")
     rows = len(data) // 6
-    if not rows:
-        raise _err(path, after, 1, "the trace has no rows")
+    if not rows:  # at the end of the header's line: a line after it may not be there
+        text = _source_line(path, after - 1)
+        raise _err(path, after - 1, len(text or "") + 1, "the trace has no rows after its header")
     cols: list[array] = []
     for k in range(5, -1, -1):  # split the columns off one at a time: at most one more column is held
         cols.append(data[k :: k + 1])
