@@ -191,55 +191,75 @@ def run_scenario(sc: dict[str, Any], pm: Any = None) -> dict[str, Any]:
 
 def _run(sc: dict[str, Any], pm: Any) -> dict[str, Any]:
     """:func:`run_scenario` of a scenario ``check_scenario`` passed (``serq vllm scenario`` runs what
-    :func:`read_scenario` checked: a 1 000-request scenario's check is a few milliseconds)."""
+    :func:`read_scenario` checked: a 1 000-request scenario's check is a few milliseconds).
+
+    What it holds per request is kept to what the answer needs (docs/vllm.md, "The oracle": some 2.2 KB a
+    request at the peak, where it was 2.8). The program it builds, whose presets are one per session with five
+    numbers a turn, is handed to the run and not kept: the run types a copy of its own
+    (``serq_ir.codec.checked``), and the presets were held twice. The chains of requests are let go before the
+    run, each session's request indices kept (the chains are found again from the scenario for an error). The
+    samples the answer reads are taken from the report into lists by request index, and the report (the run's
+    sessions, samples and program) let go before the answer's objects are made, their keys made once for the
+    four fields."""
     from serq_sim import run
 
-    program, chains = _program(sc, pm)  # chains in session (serial) order
+    box = [_program(sc, pm)]  # (program, chains in session (serial) order), only in the box
+    horizon = box[0][0].run.horizon
     # a request whose earliest end is past the horizon is refused before the run (which would simulate up to
     # the horizon's million steps to say the same)
-    past = _past_horizon(sc, chains, program.run.horizon)
+    past = _past_horizon(sc, box[0][1], horizon)
     if past is not None:
         raise past
-    report = run(program, pm=pm)
-    _stopped(report)
     # the request index of each session's turns: by_session[serial][turn - 1]
-    by_session = [[i for i, _ in chain] for chain in chains]
-    n_sessions = len(by_session)
-
-    def samples(name: str, last: bool = False) -> dict[int, float]:
-        # the engine's sample buffers as they are (no numpy): one pass, each sample keyed by its
-        # (session, turn); the first sample of a request, or with ``last`` its last
-        ob = report.observe(name)
-        out: dict[int, float] = {}
-        for sess, turn, v in zip(ob.buffer("sessions"), ob.buffer("turns"), ob.buffer("values")):
-            if 0 <= sess < n_sessions:
-                turns = by_session[sess]
-                if 0 < turn <= len(turns):
-                    key = turns[turn - 1]
-                    if last or key not in out:
-                        out[key] = v
-        return out
-
-    first = samples("first_token")
-    done = samples("done", last=True)
-    cached = samples("hit")
-    preempted_counts = samples("preempted", last=True)
+    by_session = [[i for i, _ in chain] for chain in box[0][1]]
+    report = run(box.pop()[0], pm=pm)  # (the call holds the program alone: the run's copy replaces it)
+    _stopped(report)
     n_req = len(sc["requests"])
-    missing = [i for i in range(n_req) if i not in done]
-    if missing:
-        raise _unfinished(sc, chains, missing, program.run.horizon)
-    inf = float("inf")
-    order = sorted(range(n_req), key=lambda i: (first.get(i, inf), i))
+    first = _samples(report, "first_token", by_session, n_req)
+    done = _samples(report, "done", by_session, n_req, last=True)
+    cached = _samples(report, "hit", by_session, n_req)
+    preempted_counts = _samples(report, "preempted", by_session, n_req, last=True)
     total_pre = sum(p.preemptions for p in report.result.pools)
+    del report, by_session
+    missing = [i for i in range(n_req) if done[i] is None]
+    if missing:
+        raise _unfinished(sc, _chains(sc), missing, horizon)
+    inf = float("inf")
+    order = sorted(range(n_req), key=lambda i: (inf if first[i] is None else first[i], i))
+    keys = [str(i) for i in range(n_req)]  # (one string a request, for the four objects)
+
+    def counts(values: list[Any], indices: Any) -> dict[str, int]:
+        return {keys[i]: int(round(values[i])) for i in indices}
+
+    def or_0(values: list[float | None]) -> list[float]:  # (a request with no sample counts 0)
+        return [0.0 if v is None else v for v in values]
+
     return {
-        "first": {str(i): int(round(first[i])) for i in order},
-        "done": {str(i): int(round(done[i])) for i in order},
-        "preempted": {str(i): int(round(preempted_counts.get(i, 0))) for i in range(n_req)},
-        "cached": {str(i): int(round(cached.get(i, 0))) for i in order},
+        "first": counts(first, order),
+        "done": counts(done, order),
+        "preempted": counts(or_0(preempted_counts), range(n_req)),
+        "cached": counts(or_0(cached), order),
         "preemptions": int(total_pre),
-        "steps": int(round(max(done.values()))) + 1,
+        "steps": int(round(max(done))) + 1,
         "config": {k: sc.get(k) for k in ("budget", "max_seqs", "chunk", "block_size", "num_blocks")},
     }
+
+
+def _samples(report: Any, name: str, by_session: list[list[int]], n_req: int, last: bool = False) -> list[float | None]:
+    """The samples of observe ``name`` by request index (``by_session[serial][turn - 1]``): the first of a
+    request, or with ``last`` its last; None for none. The engine's sample buffers are read as they are (no
+    numpy), in one pass."""
+    ob = report.observe(name)
+    out: list[float | None] = [None] * n_req
+    n_sessions = len(by_session)
+    for sess, turn, v in zip(ob.buffer("sessions"), ob.buffer("turns"), ob.buffer("values")):
+        if 0 <= sess < n_sessions:
+            turns = by_session[sess]
+            if 0 < turn <= len(turns):
+                key = turns[turn - 1]
+                if last or out[key] is None:
+                    out[key] = v
+    return out
 
 
 def _stopped(report: Any) -> None:
