@@ -49,8 +49,9 @@ def test_the_plot_of_the_records_name_names_the_tables_written(tmp_path):
         "a table, named after it (pr.cls.csv, pr.request.csv); give one (see 'serq plot --help')"]
     with pytest.raises(UserError) as e:
         serq_sweep.plot(str(tmp_path / "pr.csv"), str(tmp_path / "x.svg"), cdf_of=["ttft"])
-    assert str(e.value).endswith(f"(records of several tables are written one file a table, named after it: "
-                                 f"{tmp_path / 'pr.cls.csv'}, {tmp_path / 'pr.request.csv'}; give one)")
+    assert str(e.value) == (f"error: {tmp_path / 'pr.csv'}: cannot read the records: No such file or directory; records of "
+                            f"several tables are written one file a table, named after it ({tmp_path / 'pr.cls.csv'}, "
+                            f"{tmp_path / 'pr.request.csv'}); give one")
     # the one named is drawn
     r = subprocess.run([SERQ, "plot", "pr.request.csv", "--cdf", "ttft", "-o", "x.svg"], capture_output=True,
                        text=True, cwd=tmp_path)

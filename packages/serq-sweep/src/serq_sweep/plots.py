@@ -686,12 +686,10 @@ def _read_records(source: Any) -> Any:
     except TableFault as e:
         raise UserError(e.message("cannot read the records")) from None
     except FileNotFoundError as e:
-        from serq.options import record_tables
+        from serq.options import tables_written
 
-        tables = record_tables(path) if not os.path.lexists(path) else []
-        told = (f" (records of several tables are written one file a table, named after it: {', '.join(tables)}; "
-                "give one)") if tables else ""
-        raise UserError(f"{path}: cannot read the records: {_why(e)}{told}") from None
+        told = tables_written(path)
+        raise UserError(f"{path}: cannot read the records: {_why(e)}" + (f"; {told}" if told else "")) from None
     except (OSError, ValueError) as e:
         raise UserError(f"{path}: cannot read the records: {_why(e)}") from None
 

@@ -52,12 +52,22 @@ class Path(click.Path):
         if value in ("-", b"-") and not self.allow_dash:
             self.fail("'-' names no file: serq reads and writes files by name, never standard input or output "
                       "by '-' (./- names a file called -)", param, ctx)
-        if self.records and self.exists and isinstance(value, str) and not os.path.lexists(value):
-            tables = record_tables(value)
-            if tables:
-                self.fail(f"{value!r} does not exist: records of several tables are written one file a table, "
-                          f"named after it ({', '.join(tables)}); give one", param, ctx)
+        if self.records and self.exists and isinstance(value, str) and (told := tables_written(value)):
+            self.fail(f"{value!r} does not exist: {told}", param, ctx)
         return super().convert(value, param, ctx)
+
+
+def tables_written(name: str) -> str | None:
+    """What a records file ``name`` that does not exist is told when the files of the record tables written in
+    its place are there (:func:`record_tables`): ``records of several tables are written one file a table,
+    named after it (r.cls.csv, r.request.csv); give one``; None when ``name`` exists or none is there. The
+    one sentence of a missing SOURCE of ``serq plot`` and of ``serq_sweep.plot``'s records."""
+    if os.path.lexists(name):
+        return None
+    tables = record_tables(name)
+    if not tables:
+        return None
+    return f"records of several tables are written one file a table, named after it ({', '.join(tables)}); give one"
 
 
 def record_tables(name: str) -> list[str]:
