@@ -177,7 +177,7 @@ class Taint:
             return out
         if t is A.SLoop:
             entry = state
-            names = self._sets(s.body)
+            names: list[str] | None = None  # (what the body sets: found when a branch decides the loop)
             while True:
                 self.deciders.append([])
                 try:
@@ -187,6 +187,8 @@ class Taint:
                     self.deciders.pop()
                 nxt = self.join(entry, end)
                 for at, guard in deciders:  # how many times the body ran decides what its sets left
+                    if names is None:
+                        names = self._sets(s.body)
                     nxt = self._decided(nxt, names, at, guard)
                 if nxt == state:
                     return state
