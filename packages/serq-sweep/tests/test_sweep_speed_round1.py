@@ -6,6 +6,10 @@ from __future__ import annotations
 import csv
 import io
 import math
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from serq_sweep import core
@@ -160,3 +164,47 @@ def test_first_fault_in_reading_order(tmp_path, monkeypatch, chunk):
     # a byte that is not UTF-8 in the decoder's first read: its fault
     path.write_bytes(f"a,b\n1,{big}\n2,3\n".encode() + b"\xff,1\n")
     assert _fault(path)[:2] == (4, 1)
+
+
+# --- a sweep's points and the compile cache ---------------------------------------------------------------
+
+ROOT = Path(__file__).resolve().parents[3]
+MG1 = ROOT / "examples" / "single-turn" / "mg1.sq"
+
+
+def _serq(env, *args):
+    out = subprocess.run([sys.executable, "-m", "serq", *map(str, args)], capture_output=True, text=True, env=env,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    return out
+
+
+def _entries(folder):
+    return sorted(p.name for p in folder.glob("compile-*.bin"))
+
+
+def test_a_sweep_s_points_make_no_compile_cache_entry(tmp_path):
+    """Each point of a sweep (the program with --set values) wrote a compile-cache entry, synced, and the
+    sweep's entries pushed the user's others out of the cache (it keeps 256); the points now leave the cache
+    as it was, and the tables are those of a sweep with the cache off."""
+    cache = tmp_path / "cache"
+    env = {**os.environ, "SERQ_CACHE_DIR": str(cache)}
+    env.pop("SERQ_COMPILE_CACHE", None)
+    other = tmp_path / "other.sq"
+    other.write_text(MG1.read_text())
+    _serq(env, "check", other)  # the user's program, in the cache
+    before = _entries(cache)
+    assert len(before) == 1
+    stamp = (cache / before[0]).stat().st_mtime_ns
+    sweep = ["sweep", MG1, "--set", "lambda=0.1,0.2,0.3,0.4,0.5", "--def", "service=~exp(1)", "--def",
+             "service=~det(1)", "--arrivals", "30", "--warmup", "0", "--seeds", "1,2", "--workers", "0", "--no-progress"]
+    _serq(env, *sweep, "-o", tmp_path / "on.csv")
+    assert _entries(cache) == before and (cache / before[0]).stat().st_mtime_ns == stamp
+    _serq({**env, "SERQ_COMPILE_CACHE": "0"}, *sweep, "-o", tmp_path / "off.csv")
+    for name in ("on.csv", "on.points.csv"):
+        assert (tmp_path / name).read_bytes() == (tmp_path / name.replace("on", "off")).read_bytes()
+    assert len((tmp_path / "on.csv").read_text().splitlines()) == 1 + 5 * 2 * 2
+    # the program as written (no --set, no --def) is stored as serq run stores it: one entry, then a hit
+    _serq(env, "sweep", MG1, "--arrivals", "30", "--warmup", "0", "--seeds", "1,2", "--workers", "0", "--no-progress", "-o",
+          tmp_path / "plain.csv")
+    assert len(_entries(cache)) == 2

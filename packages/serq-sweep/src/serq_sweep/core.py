@@ -194,7 +194,7 @@ def compile_point(pm: Any, file: str, sets: Mapping[str, float], defs: Mapping[s
     from serq.loading import LoadOptions, apply_run_overrides, given_or_option, load_program, sets_noted
     from serq_sim.cli import check_trace_beside, run_inputs
 
-    with compiled_once(said):
+    with compiled_once(said), _unstored(bool(sets or defs)):
         program = load_program(pm, file, LoadOptions(sets=dict(sets), defs=dict(defs), given=given))
     check_trace_beside(program, file, trace)  # (an IR file's source does not choose where its trace is read)
     # a warmup not below the horizon: refused there, before any run, not once per run
@@ -207,6 +207,21 @@ def compile_point(pm: Any, file: str, sets: Mapping[str, float], defs: Mapping[s
                         f"{given('horizon', 'T')}")
     return program, run_inputs(program, file, trace)
 
+
+
+def _unstored(point: bool) -> Any:
+    """The block a point's compile is made in: with ``point`` (the program given ``--set`` or ``--def``
+    values), one whose compile does not use the compile cache (serq_frontend.cache.unstored): a sweep's
+    points, each its own key, wrote and synced an entry apiece and pushed the user's other programs out of
+    the cache; the program as written goes through it as ``serq run``'s does."""
+    if point:
+        try:
+            from serq_frontend.cache import unstored
+        except ImportError:  # (no serq-frontend: the sweep is of IR files)
+            pass
+        else:
+            return unstored()
+    return contextlib.nullcontext()
 
 
 @contextlib.contextmanager
