@@ -31,7 +31,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from serq.errors import UsageError, UserError, clipped, printable
+from serq.errors import UsageError, UserError, clipped, printable, shown_path
 from serq.files import MAX_LINE, open_input
 from serq.jsonin import MAX_DIGITS, value_at
 from serq.numbers import NAN_PATTERN
@@ -262,7 +262,7 @@ def trace_files(trace: Any, given: Any = None) -> list[str]:
     paths = [] if trace is None else program_files(trace, "trace")
     ids: dict[tuple[int, int], str] = {}
     for path in paths:
-        said = given("trace", clipped(printable(path)))
+        said = given("trace", shown_path(path))
         if not path:
             raise UsageError(f"{given('trace', repr(path))}: an empty name names no file")
         problem = name_not_text(path)
@@ -275,8 +275,8 @@ def trace_files(trace: Any, given: Any = None) -> list[str]:
         except (OSError, ValueError) as e:  # missing, a folder, a FIFO (not waited for), unreadable
             raise UsageError(f"{said}: cannot read the trace: {getattr(e, 'strerror', None) or e}") from None
         if (st.st_dev, st.st_ino) in ids:
-            raise UsageError(f"the traces of a sweep are given twice: {clipped(printable(ids[st.st_dev, st.st_ino]))}"
-                            f" and {clipped(printable(path))} are one file")
+            raise UsageError(f"the traces of a sweep are given twice: {shown_path(ids[st.st_dev, st.st_ino])}"
+                            f" and {shown_path(path)} are one file")
         ids[st.st_dev, st.st_ino] = path
     return paths
 
@@ -1146,12 +1146,26 @@ def repeated_column(path: str, header: Sequence[str], last: int) -> None:
     (a sweep swept a let named as one of the report's figures, ``events``, and wrote such a table; a resume
     read the figure as the point's value), and ``serq plot --cdf`` of records holding two columns ``wait``
     was a traceback of pandas."""
-    seen: dict[str, int] = {}
-    for i, name in enumerate(header):
+    twice = repeated_name(header)
+    if twice is not None:
+        j, i = twice
+        raise cell_fault(path, 1, last, i, f"the header gives the column {printable(header[i])[:60]} twice, as "
+                         f"fields {j + 1} and {i + 1}: {ONE_NAME}")
+
+
+#: why a table's column named twice is refused (:func:`repeated_column`, :func:`repeated_parquet_column`)
+ONE_NAME = "no column of a table is named twice"
+
+
+def repeated_name(names: Sequence[Any]) -> tuple[int, int] | None:
+    """``(first, second)``: the places of the first name ``names`` give twice (the second place the least such),
+    None when each is given once: the one search of a CSV header's, a Parquet schema's and a frame's."""
+    seen: dict[Any, int] = {}
+    for i, name in enumerate(names):
         if name in seen:
-            raise cell_fault(path, 1, last, i, f"the header gives the column {printable(name)[:60]} twice, as "
-                             f"fields {seen[name] + 1} and {i + 1}: no column of a table is named twice")
+            return seen[name], i
         seen[name] = i
+    return None
 
 
 def read_csv_table(path: str, lines: list[tuple[int, int]] | None = None) -> tuple[list[str], list[dict[str, Any]]]:
@@ -1351,12 +1365,11 @@ def repeated_parquet_column(names: Sequence[Any], whose: str = "the schema") -> 
     refuses a CSV header that does: pyarrow reads no such table, and its error listed the whole schema.
     ``whose``: what holds the names (``frame``: a DataFrame given to ``aggregate`` or ``plot``, whose column
     named twice was an AttributeError of pandas, or a second ``seed`` taken for the first)."""
-    seen: dict[Any, int] = {}
-    for i, name in enumerate(names):
-        if name in seen:
-            raise ValueError(f"{whose} names the column {printable(str(name))[:60]} twice, as columns "
-                             f"{seen[name] + 1} and {i + 1}: no column of a table is named twice")
-        seen[name] = i
+    twice = repeated_name(names)
+    if twice is not None:
+        j, i = twice
+        raise ValueError(f"{whose} names the column {printable(str(names[i]))[:60]} twice, as columns "
+                         f"{j + 1} and {i + 1}: {ONE_NAME}")
 
 
 def table_size(meta: Any) -> None:
