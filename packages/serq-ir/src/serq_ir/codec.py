@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from .errors import IRError, at_path
-from .nodes import IR_VERSION, MAX_PATH, Program
+from .nodes import FILE_NAME_BOUND, IR_VERSION, MAX_PATH, Program
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -77,8 +77,7 @@ def _decode_error(data: bytes, name: str, e: msgspec.DecodeError, raw: Any = Non
     if detail == "Number out of range":  # (1e309, -1e309, an integer of 400 digits: no double holds it)
         detail = _BEYOND_DOUBLES
     if detail == f"Expected 'str' of length <= {MAX_PATH}":  # (a span's file, the trace's, the source)
-        detail = (f"a file's name is at most {MAX_PATH} characters (a path the system opens), and this one is "
-                  "longer")
+        detail = f"{FILE_NAME_BOUND}, and this one is longer"
     detail = _typed_detail(detail, raw, data, path)
     unknown = re.fullmatch(r"Object contains unknown field '([^']*)'", detail)
     # the key or value msgspec quotes is the file's text, of any length: quoted as every message quotes a name

@@ -46,11 +46,15 @@ MAX_PATH = 4096
 FileName = Annotated[str, msgspec.Meta(max_length=MAX_PATH)]
 
 
+#: why a file's name longer than :data:`MAX_PATH` is refused, an IR file's (serq_ir.codec) or a source's trace
+#: clause's (:func:`long_file_name`)
+FILE_NAME_BOUND = f"a file's name is at most {MAX_PATH} characters (a path the system opens)"
+
+
 def long_file_name(whose: str, length: int) -> str:
     """The error of a file's name of ``length`` characters, more than :data:`MAX_PATH` (``whose``: ``"the
     trace's"``, ``"a span's"``), an IR file's or a source's trace clause's, in the same words."""
-    return (f"{whose} file name is {length} characters long; a file's name is at most {MAX_PATH} characters (a "
-            "path the system opens)")
+    return f"{whose} file name is {length} characters long; {FILE_NAME_BOUND}"
 
 
 class Span(NamedTuple):
