@@ -183,9 +183,12 @@ def read_trusted(path: str | os.PathLike[str], *, limit: int = MAX_ENTRY) -> byt
         st = os.fstat(fd)
         if not S_ISREG(st.st_mode) or _untrusted(st) is not None or st.st_size > limit:
             return None
+        size = st.st_size
         with open(fd, "rb", closefd=False) as f:
-            data = f.read(limit + 1)
-        return data if len(data) <= limit else None
+            # the size found, and a byte more to tell a file that grew since (read(limit + 1) took a buffer of
+            # the limit, 272 MB, at every read: a failure under a bound on virtual memory)
+            data = f.read(size + 1)
+        return data if len(data) <= size else None  # (one that grew while it was read: as if unreadable)
     except OSError:
         return None
     finally:
