@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 import serq_frontend
 import serq_sim
@@ -266,3 +268,19 @@ def test_iterations_that_end_are_not_said(monkeypatch):
     # blocks of 16: seven blocks, the prefill of 100 tokens in two iterations of about 1 s, both ended by t = 3
     r = same_json(serq_frontend.compile(source=ENGINE.format(block="16", warmup="0")), monkeypatch)
     assert r["stages"][0]["iterations"] == 2 and _unfinished(r) == []
+
+
+def test_a_family_of_one_is_named_by_its_member_as_the_report_names_it(plugged, monkeypatch):
+    # pool p[1] and stage s[1]: families of one, whose member the report calls p[0] and s[0] (report.member_label);
+    # the declaration's note and the stage's failure said p and s. Session 0 caches 8 in p[0] at t = 1, session 1
+    # another 8 at t = 2, and session 0's hold of 16 at t = 11 evicts; s[0]'s signal is read at t = 1
+    program = PROGRAM.replace("pool p[2]", "pool p[1]").replace("p[serial]", "p[0]").replace(
+        "stage s : @k;", "stage s[1] : @k;")
+    monkeypatch.setattr(sys.modules[__name__], "PROGRAM", program)
+    note = ["P.sq:1:1: note: pool p[0] is declared here", "  pool p[1] { cap 16; evict @order; }", "  ^"]
+    assert plugged("pick") == [
+        HEAD + "failed in its eviction order 'order' (pool p): pick(pool) returned 'the oldest', not an entry of "
+        "the pool (at t=11)", HINT, *note]
+    assert plugged("busy_level", first="s[0]") == [
+        HEAD + "failed in its stage s[0]: busy_level() returned 2.0, not a number from 0 to 1 (at t=1)", HINT,
+        "P.sq:2:1: note: stage s[0] is declared here", "  stage s[1] : @k;", "  ^"]

@@ -84,6 +84,15 @@ def failure(registry: Any, name: str, what: str, reason: str, sim: Any = None, s
     return PluginError(registry.plugin_message(name, what, reason) + declared(at) + _replayed(sim, session))
 
 
+def _label(node: Any, index: int) -> str:
+    """Member ``index`` of the pool or stage ``node`` declares, as the report names it (``report.member_label``:
+    ``kv`` declared without a size, ``kv[0]`` of ``pool kv[1]``, a family of one, where a failure said ``kv``)."""
+    from .report import member_index
+
+    i = member_index(SimpleNamespace(node=node, index=index))
+    return node.name if i is None else f"{node.name}[{i}]"
+
+
 def declared(member: Any) -> str:
     """``\nFILE:LINE:COL: note: pool p is declared here`` (or ``stage s``, a family's member ``pool kv[1]``),
     the source line and a caret, for a pool or a stage (``member``: a :class:`~serq_sim.pools.model.Pool`, else
@@ -98,7 +107,7 @@ def declared(member: Any) -> str:
     from .pools.model import Pool
 
     kind = "pool" if isinstance(member, Pool) else "stage"
-    label = node.name if node.size == 1 else f"{node.name}[{getattr(member, 'index', 0)}]"
+    label = _label(node, getattr(member, "index", 0))
     sim = getattr(member, "sim", None)
     return "\n" + located(span, f"{kind} {label} is declared here", getattr(sim, "source", None), kind="note")
 
@@ -303,7 +312,7 @@ def check_stage(sim: Any, stage: Any, registry: Any, name: str, node: Any, membe
     """Member ``member`` of stage ``node``, as a third party's factory built it for ``sim``."""
     from .stages import StageKind
 
-    label = node.name if node.size == 1 else f"{node.name}[{member}]"
+    label = _label(node, member)
     at = SimpleNamespace(node=node, index=member, sim=sim)  # (the stage's declaration, for a failure's note)
     if not isinstance(stage, StageKind):
         raise failure(registry, name, f"builds stage {label} wrongly",
@@ -328,7 +337,7 @@ _SIGNALS = (("busy_level", 0.0, 1.0), ("queue", 0.0, float("inf")), ("busy", 0.0
 def _guard_observables(stage: Any, registry: Any, name: str, node: Any) -> None:
     """``busy_level()`` (the utilisation signal) and the observables ``queue()``, ``busy()`` and ``work()`` of
     a third party's stage checked at every call: a number in their range, taken as a Python float."""
-    label = node.name if node.size == 1 else f"{node.name}[{stage.index}]"
+    label = _label(node, stage.index)
 
     def checked(method: str, lo: float, hi: float):
         f = getattr(stage, method)
@@ -452,7 +461,7 @@ def check_policy(policy: Any, registry: Any, name: str, pool: Any, what: str) ->
     from .policies import EvictionOrder, PreemptionPolicy
 
     cls = EvictionOrder if what == "eviction order" else PreemptionPolicy
-    label = f"pool {pool.name}" if pool.node.size == 1 else f"pool {pool.name}[{pool.index}]"
+    label = f"pool {_label(pool.node, pool.index)}"
     if not isinstance(policy, cls):
         raise failure(registry, name, f"builds the {what} of {label} wrongly",
                       f"its factory returned {_shown(policy)}, not a serq_sim.policies.{cls.__name__}", at=pool)
