@@ -910,6 +910,24 @@ def _twice(pairs: list) -> dict:
     return d
 
 
+def _read_bounded(f, size: int | None) -> bytes:
+    """What ``f`` holds, up to :data:`MAX_SCENARIO` bytes and one, in a buffer of what it holds (``read(n)``
+    allocates ``n`` bytes first: a read of the bound took 256 MB for a scenario of a few kB): a regular file
+    of ``size`` bytes at once with a byte more to see it grow, the rest (a file that grew, a pipe) in pieces
+    of 1 MiB. (serq.files.read_bounded's rule: this module imports nothing of serQ.)"""
+    data = f.read(size + 1) if size is not None else b""
+    if size is not None and len(data) <= size:
+        return data
+    parts, total = [data], len(data)
+    while total <= MAX_SCENARIO:
+        piece = f.read(min(2**20, MAX_SCENARIO + 1 - total))
+        if not piece:
+            break
+        parts.append(piece)
+        total += len(piece)
+    return b"".join(parts)
+
+
 def read_scenario_file(path: str) -> Any:
     """A scenario file as the bridge run on its own reads it (``python real.py SCENARIO.json``, ``-`` for standard
     input), by the rules serQ reads one by: a regular file only, opened without waiting (a FIFO blocked the
@@ -921,19 +939,20 @@ def read_scenario_file(path: str) -> Any:
 
     try:
         if path == "-":
-            data = sys.stdin.buffer.read(MAX_SCENARIO + 1)
+            data = _read_bounded(sys.stdin.buffer, None)
         else:
             fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
             with os.fdopen(fd, "rb") as f:
-                mode = os.fstat(f.fileno()).st_mode
+                st = os.fstat(f.fileno())
+                mode = st.st_mode
                 if not stat.S_ISREG(mode):
                     kind = "a folder" if stat.S_ISDIR(mode) else "a FIFO (a named pipe)" if stat.S_ISFIFO(mode) else \
                         "a device or a socket"
                     raise _Unreadable(f"{path}: cannot read: is {kind}, not a file")
-                data = f.read(MAX_SCENARIO + 1)
+                data = _read_bounded(f, st.st_size) if st.st_size <= MAX_SCENARIO else None
     except OSError as e:
         raise _Unreadable(f"{path}: cannot read: {e.strerror or e}") from None
-    if len(data) > MAX_SCENARIO:
+    if data is None or len(data) > MAX_SCENARIO:
         raise _Unreadable(f"{path}: cannot read: more than {MAX_SCENARIO // 2**20} MiB, more than a scenario may have")
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]

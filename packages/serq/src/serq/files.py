@@ -289,21 +289,29 @@ def read_input(path: str | os.PathLike[str], *, limit: int | None = None, what: 
         if limit is None:
             return f.read()
         size = os.fstat(f.fileno()).st_size
-        # what the file holds, and a byte to see it grow: read(n) allocates n bytes first, and a read of
-        # limit + 1 took 256 MB for a file of a few (a run near its memory limit then failed to end)
-        data = f.read(size + 1) if size <= limit else b""
-        if len(data) > size:  # it grew since: the rest in pieces, to the limit
-            parts, total = [data], len(data)
-            while total <= limit:
-                piece = f.read(min(2**20, limit + 1 - total))
-                if not piece:
-                    break
-                parts.append(piece)
-                total += len(piece)
-            data = b"".join(parts)
+        data = read_bounded(f, limit, size) if size <= limit else b""
         if size > limit or len(data) > limit:
             raise OSError(errno.EFBIG, _too_large(max(size, len(data)), limit, what), os.fspath(path))
         return data
+
+
+def read_bounded(f, limit: int, size: int | None = None) -> bytes:
+    """What the binary stream ``f`` holds, up to ``limit`` bytes and one (more than ``limit`` is the caller's
+    refusal), in a buffer of what it holds: ``read(n)`` allocates ``n`` bytes first, and a read of ``limit +
+    1`` took 256 MB for a file of a few (a run near its memory limit then failed to end). ``size``, a regular
+    file's size (``fstat``), is read at once with a byte more to see it grow; the rest (a file that grew, a
+    pipe) in pieces of 1 MiB."""
+    data = f.read(size + 1) if size is not None else b""
+    if size is not None and len(data) <= size:
+        return data
+    parts, total = [data], len(data)
+    while total <= limit:
+        piece = f.read(min(2**20, limit + 1 - total))
+        if not piece:
+            break
+        parts.append(piece)
+        total += len(piece)
+    return b"".join(parts)
 
 
 def _too_large(size: int, limit: int, what: str) -> str:
