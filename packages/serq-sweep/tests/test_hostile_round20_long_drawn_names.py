@@ -4,8 +4,8 @@ Names are the program's (an observe's, a gauge's, a swept let's), of any length.
 of an observe named with 150 characters drew a legend wider than the figure: matplotlib collapsed the axes to
 nothing and said so on stderr, a UserWarning quoting plots.py's line; a y label of 100 characters, a gauge's
 name of 40 beside its axes and a title ran off the figure. Each such name is now drawn as its first and last
-characters around a ``…``, at most 26 characters (16 beside a gauge's axes, 2.2 inches high); a shorter name
-is drawn whole.
+characters around a ``…``, at most 32 characters (16 beside a gauge's axes, 2.2 inches high); a shorter name
+is drawn whole (32, not 26: the report's own figures are drawn whole, requests.prefix_cache_hit_rate among them).
 """
 
 from __future__ import annotations
@@ -26,9 +26,11 @@ LONG = "m" * 150  # the widest of the letters a name is written with, but one
 
 def test_drawn():
     assert plots._drawn("observes.x.mean") == "observes.x.mean"
-    assert plots._drawn("a" * 26) == "a" * 26
+    assert plots._drawn("a" * 32) == "a" * 32
+    assert plots._drawn("requests.prefix_cache_hit_rate") == "requests.prefix_cache_hit_rate"
+    assert plots._drawn("requests.total_token_throughput") == "requests.total_token_throughput"
     cut = plots._drawn("a" * 12 + "b" * 100 + "c" * 13 + ".p99")
-    assert cut == "a" * 12 + "…" + "c" * 9 + ".p99" and len(cut) == 26
+    assert cut == "a" * 12 + "bbb…" + "c" * 12 + ".p99" and len(cut) == 32
     assert plots._drawn("x" * 17, 16) == "x" * 7 + "…" + "x" * 8
     assert plots._drawn(0.5) == "0.5"
 
@@ -63,7 +65,7 @@ def test_a_dump_of_long_names(tmp_path, monkeypatch, capsys):
     capsys.readouterr()
     figure = plots.cdf("d", [LONG])
     n = len(figure.axes[0].get_lines()[0].get_xdata())
-    assert _texts(figure) == ["value", "fraction of samples ≤ value", "m" * 12 + "…" + "m" * 13 + f" ({n} samples)"]
+    assert _texts(figure) == ["value", "fraction of samples ≤ value", "m" * 15 + "…" + "m" * 16 + f" ({n} samples)"]
     _no_warning(figure, tmp_path / "c.png")
     figure = plots.gauges("d", [GAUGE, GAUGE])
     assert _texts(figure) == ["w" * 7 + "…" + "w" * 8, "time", "w" * 7 + "…" + "w" * 8]
@@ -75,7 +77,8 @@ def test_a_sweeps_table_of_long_names(tmp_path):
             for p, x in enumerate([0.3, 0.5]) for s in (1, 2)]
     table = pd.DataFrame(rows)
     figure = plots.curve(table, "seed", f"observes.{LONG}.mean", hue=LONG)
-    short = "m" * 12 + "…" + "m" * 13
-    assert _texts(figure) == ["seed", "observes.mmm…mmmmmmmm.mean", "observes.mmm…mmmmmmmm.mean (mean, 95 % CI across seeds)",
+    short = "m" * 15 + "…" + "m" * 16
+    assert _texts(figure) == ["seed", "observes.mmmmmm…mmmmmmmmmmm.mean",
+                              "observes.mmmmmm…mmmmmmmmmmm.mean (mean, 95 % CI across seeds)",
                               f"{short} = 0.3", f"{short} = 0.5"]
     _no_warning(figure, tmp_path / "c.png")

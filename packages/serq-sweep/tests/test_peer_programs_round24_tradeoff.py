@@ -53,7 +53,7 @@ def by_hand(blocks: int) -> tuple[list, list, list]:
 def test_a_point_per_budget_from_the_runs_table(tmp_path):
     fig, data, title, _ = _curve_data(str(table(tmp_path)), "requests.ttft.mean", "requests.itl.p99", "blocks")
     assert fig == "requests.itl.p99"
-    assert title == "requests.itl.p99 against requests.ttft.mean (means, 95 % CI across seeds)"
+    assert title == "requests.itl.p99 against requests.ttft.mean (means, 95 % CI)"
     for blocks in (100, 900):
         xs, ms, cis = data[blocks]
         want = by_hand(blocks)
