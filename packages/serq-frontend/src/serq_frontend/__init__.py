@@ -227,7 +227,9 @@ def _setup(path: str | Path | None, source: str | None, pm: Any, sets: Mapping[s
             try:
                 data = read_input(p, limit=MAX_SOURCE, what="a serQ source")
             except OSError as e:
-                raise CompileError(f"error: {name}: cannot read: {e.strerror or e}") from None
+                from serq.errors import shown_path
+
+                raise CompileError(f"error: {shown_path(name)}: cannot read: {e.strerror or e}") from None
             text = decode_source(data, name)
         else:
             text = strip_bom(text)  # the compile cache's read of the file
@@ -237,7 +239,9 @@ def _setup(path: str | Path | None, source: str | None, pm: Any, sets: Mapping[s
         try:  # the size a program's file may have (a text of 100 MB would take some 6 GB to parse)
             check_text(text, limit=MAX_SOURCE, what="a serQ source", name=name)
         except OSError as e:
-            raise CompileError(f"error: {name}: {e.strerror}") from None
+            from serq.errors import shown_path
+
+            raise CompileError(f"error: {shown_path(name)}: {e.strerror}") from None
         check_unicode(text, name)  # (a file's bytes are decoded strictly: it holds none)
         base = None
     if option_name is None:

@@ -49,7 +49,9 @@ def fmt_command(pm: Any, files: tuple[str, ...], check: bool) -> None:
             data = read_input(p, limit=MAX_SOURCE, what="a serQ source")
             st = os.stat(p)
         except OSError as e:
-            raise CompileError(f"error: {f}: cannot read: {e.strerror or e}") from None
+            from serq.errors import shown_path
+
+            raise CompileError(f"error: {shown_path(f)}: cannot read: {e.strerror or e}") from None
         if (st.st_dev, st.st_ino) in seen:  # one file named twice (a.sq ./a.sq, a link): formatted once
             continue
         seen.add((st.st_dev, st.st_ino))

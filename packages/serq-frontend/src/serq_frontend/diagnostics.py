@@ -30,7 +30,9 @@ class Pos:
     uses: tuple[Pos, str, Any] | None = None
 
     def at(self) -> str:
-        return f"{self.file}:{self.line}:{self.col}"
+        from serq.errors import shown_path
+
+        return f"{shown_path(self.file)}:{self.line}:{self.col}"
 
     def seen_from(self, other: Pos) -> str:
         """This place as a message at ``other`` names it: ``line:col`` in ``other``'s file, its file too in
@@ -123,7 +125,9 @@ def render(message: str, pos: Pos | None, sources: Sources | None, *, name: str 
 
     message = clipped_quotes(message)
     if pos is None:
-        return f"{name}: {kind}: {message}"
+        from serq.errors import shown_path
+
+        return f"{shown_path(name)}: {kind}: {message}"
     out = [f"{pos.at()}: {kind}: {message}", *_excerpt(sources, pos)]
     inner, skipped, outer = noted(pos.notes())  # (at most serq.errors.MAX_NOTES, as a run-time error's)
     for notes in (inner, outer):

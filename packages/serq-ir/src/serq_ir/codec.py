@@ -540,7 +540,9 @@ def load(path: str | Path, *, check: Callable[[Program], tuple[str, str] | None]
     try:
         data = read_input(path, limit=MAX_JSON, what="an IR file")
     except OSError as e:
-        raise IRError(f"error: {name}: cannot read: {e.strerror or e}") from None
+        from serq.errors import shown_path
+
+        raise IRError(f"error: {shown_path(name)}: cannot read: {e.strerror or e}") from None
     try:
         program = decode(data, name=name)
         found = check(program) if check is not None else None

@@ -28,7 +28,7 @@ from itertools import accumulate, compress, count, groupby, islice, repeat
 from operator import gt, itemgetter
 from pathlib import Path
 
-from serq.errors import printable
+from serq.errors import shown_path
 from serq.files import MAX_LINE, LineTooLong, not_utf8, open_input
 from serq.numbers import NAN_PATTERN, PATTERN, NotANumber, number, quoted
 
@@ -142,7 +142,7 @@ def csv_located(path: str, line: int, col: int, msg: str) -> str:
     (one longer than ``MAX_LINE`` bytes, a file gone since)."""
     text = _source_line(path, line)
     if text is None:
-        return f"{printable(path)}:{line}:{col}: error: {msg}"
+        return f"{shown_path(path)}:{line}:{col}: error: {msg}"
     from serq.jsonin import located
 
     return located(text, path, line, col, msg, first=line)
@@ -229,7 +229,7 @@ def trace_beside(program, file: str, trace: str | None = None) -> str | None:
     folder = os.path.dirname(file) or "."
     if inside(path, folder) or inside(path, ".") or any(inside(path, w) for w in widened_paths()):
         return None
-    return (f"the trace {printable(path)} is outside the folder of {file} and the current folder; a program's trace is "
+    return (f"the trace {shown_path(path)} is outside the folder of {file} and the current folder; a program's trace is "
             "read only there, wherever an IR file's source says its program was (SERQ_PATH adds folders, "
             "--trace FILE reads any file)")
 
@@ -247,7 +247,7 @@ def trace_outside(path: str, source: str | None) -> str | None:
     if inside(path, root) or any(inside(path, w) for w in widened_paths()):
         return None
     where = "the program's folder" if source else "the current folder (the IR names no source)"
-    return (f"the trace {printable(path)} is outside {where}; a program reads a trace only there (SERQ_PATH adds "
+    return (f"the trace {shown_path(path)} is outside {where}; a program reads a trace only there (SERQ_PATH adds "
             "folders, --trace FILE reads any file)")
 
 
@@ -529,9 +529,9 @@ def load_trace(path: str, declared=None, source: str | None = None, digest: str 
     except OSError as e:
         why = e.strerror or str(e)
         if declared is not None:
-            raise SimError(format_error(declared, None, None, f"cannot read the trace {printable(path)}: {why}",
+            raise SimError(format_error(declared, None, None, f"cannot read the trace {shown_path(path)}: {why}",
                                         source)) from None
-        raise SimError(f"{printable(path)}: error: cannot read the trace: {why}") from None
+        raise SimError(f"{shown_path(path)}: error: cannot read the trace: {why}") from None
     reader = csv.reader(f, strict=True)  # a quoted field the file ends inside is an error, not a value
     try:
         with f:
@@ -549,7 +549,7 @@ def load_trace(path: str, declared=None, source: str | None = None, digest: str 
     except LineTooLong as e:
         raise _err(path, e.line, 1, f"the trace is not CSV: {e.strerror} (a trace's rows are short)") from None
     except OSError as e:
-        raise SimError(f"{printable(path)}: error: cannot read the trace: {e.strerror or e}") from None
+        raise SimError(f"{shown_path(path)}: error: cannot read the trace: {e.strerror or e}") from None
     if digest is not None and watched.sha.hexdigest() != digest:
         raise changed(path)
     return corpus
@@ -588,7 +588,7 @@ def changed(path: str, why: str | None = None) -> SimError:
     instead when it could not read the file (:func:`not_as_planned`)."""
     read = ("the run read other bytes than the sweep's key of the run holds" if why is None else
             f"the run could not read the bytes the sweep's key of the run holds ({why})")
-    return SimError(f"{printable(path)}: error: {CHANGED}: {read}, so the run is not kept (rerun the sweep once the file is "
+    return SimError(f"{shown_path(path)}: error: {CHANGED}: {read}, so the run is not kept (rerun the sweep once the file is "
                     "as it should be)", code=TRACE_CHANGED)
 
 
@@ -770,7 +770,7 @@ def replay_note(corpus: TraceCorpus, state, serial: int | None) -> str:
     sid = corpus.ids[i]
     who = f"session {serial}" if serial is not None else "the session"
     path = corpus.path
-    shown = printable(path)
+    shown = shown_path(path)
     k = nxt - 1
     if k < 0:
         return f"\n{shown}: note: {who} replays the trace's session {show_number(sid)}, before its first turn"

@@ -37,12 +37,14 @@ def check_command(pm, file, sets, defs) -> None:
     click.echo(summary(program))
     from serq_ir.analysis import budget_not_given
 
+    from .errors import shown_path
+
     for stage in budget_not_given(program):
         # language.txt §2 writes a step stage's `budget` as required; this frontend takes none as infinite, a
         # difference a program may rely on (docs/language.md), said where a program is checked
         # (at the stage's span, or, in an IR without spans, by the file given: the stage is named either way)
         span = stage.span
-        where = f"{span.file}:{span.line}:{span.col}" if span is not None else str(file)
+        where = f"{shown_path(span.file)}:{span.line}:{span.col}" if span is not None else shown_path(file)
         click.echo(f"{where}: note: stage `{stage.name}` gives no `budget`: its budget "
                    "is infinite, every token its residents want in one iteration (docs/language.md, Stages)", err=True)
 

@@ -71,6 +71,18 @@ def printable_lines(text: str) -> str:
 #: the most characters of a source line a diagnostic quotes
 QUOTE_WIDTH = 200
 
+#: the most characters of a file's name a message prints (:func:`shown_path`): a longer one is cut around
+#: ``…`` (the system opens no name of more than 4 096 bytes; one of 240 characters is rare and shown whole)
+PATH_WIDTH = 240
+
+
+def shown_path(path: object) -> str:
+    """A file's name as every message prints it, in ``FILE:LINE:COL:``, ``FILE: error:`` and the words of a
+    message alike: :func:`printable` (a line break in a name typed on the command line split the message's
+    first line in two), and one longer than :data:`PATH_WIDTH` characters cut as :func:`clipped` cuts
+    (``serq run --trace`` printed a name of 5 000 characters whole, where ``serq sweep --trace`` cut it)."""
+    return clipped(printable(str(path)), PATH_WIDTH)
+
 #: the most characters of a text (a program's name, a library's) a message quotes between backquotes
 QUOTED_WIDTH = 120
 

@@ -234,10 +234,10 @@ def _message(name: str, line: int, col: int, message: str, text: str, start: int
     ``at`` as a source's line is (:func:`serq.errors.quote_span`: a character that does not print as ``?``, a line
     longer than 200 characters cut around the column with ``...``, the caret under a wide character's columns),
     indented as a source's diagnostic indents it."""
-    from .errors import printable, quote_span
+    from .errors import quote_span, shown_path
 
     shown, caret = quote_span(text, start, end, at)
-    return f"{printable(name)}:{line}:{col}: error: {message}\n  {shown}\n  {' ' * (caret - 1)}^"
+    return f"{shown_path(name)}:{line}:{col}: error: {message}\n  {shown}\n  {' ' * (caret - 1)}^"
 
 
 def located(text: str, name: str, line: int, col: int, message: str, *, first: int = 1) -> str:
@@ -288,13 +288,13 @@ def read_text(path: str, what: str = "a JSON file") -> str:
     may ignore one, RFC 8259); a file that cannot be read, one of more than :data:`serq.files.MAX_JSON`
     bytes (``what`` it is names it), or a byte that is not UTF-8 (located at its line and column, the line
     quoted with a caret), is a :class:`serq.errors.UserError`."""
-    from .errors import UserError
+    from .errors import UserError, shown_path
     from .files import MAX_JSON, not_utf8, read_input
 
     try:
         data = read_input(path, limit=MAX_JSON, what=what)
     except OSError as e:
-        raise UserError(f"{path}: cannot read: {e.strerror or e}") from None
+        raise UserError(f"{shown_path(path)}: cannot read: {e.strerror or e}") from None
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     try:
@@ -314,7 +314,7 @@ def read_json(path: str, what: str = "a JSON file", check: Any = None) -> Any:
     one whose exception has a ``json_path`` (a path as :func:`value_at` takes it; ``json_key`` true: the
     fault is the key itself) is located there, at the value's line and column with the line quoted and a
     caret, as a JSON mistake is (a scenario's ``"prompt": -5`` was told by its JSON path alone)."""
-    from .errors import UserError
+    from .errors import UserError, shown_path
 
     text = read_text(path, what)
     if not text.strip():
@@ -325,7 +325,7 @@ def read_json(path: str, what: str = "a JSON file", check: Any = None) -> Any:
         raise UserError(located_at(text, path, e.pos, f"not JSON: {e.msg}")) from None
     except JSONNumberError as e:
         at = number_at(text)
-        raise UserError(f"{path}: error: {e}" if at is None else located_at(text, path, at, str(e))) from None
+        raise UserError(f"{shown_path(path)}: error: {e}" if at is None else located_at(text, path, at, str(e))) from None
     except JSONDuplicateKey as e:  # json kept the last: which the writer meant is anybody's guess
         raise UserError(e.message(text, path)) from None
     except RecursionError:  # json.loads recurses a frame per level of [ or {: at the document's start
@@ -346,5 +346,7 @@ def fault_at(text: str, path: str, e: Exception) -> str:
     (and ``json_key``) says where: located at the value's line and column, the line quoted with a caret, or
     ``path: message`` when the text has no such value. The one form of such a fault, found reading the file
     (:func:`read_json`'s ``check``) or later (a scenario's request that did not finish in its run)."""
+    from .errors import shown_path
+
     at = value_at(text, tuple(e.json_path), key=bool(getattr(e, "json_key", False)))
-    return f"{path}: {e}" if at is None else located_at(text, path, at, str(e))
+    return f"{shown_path(path)}: {e}" if at is None else located_at(text, path, at, str(e))
