@@ -57,3 +57,11 @@ def test_a_long_trace_name_is_cut_alike_by_run_and_sweep(tmp_path):
     assert s.returncode == 2
     assert s.stderr.startswith(f"error: --trace {shown}: cannot read the trace: ") and long not in s.stderr
     assert os.listdir(tmp_path) == []
+
+
+def test_an_output_named_with_a_line_break(tmp_path):
+    mg1 = ROOT / "examples" / "single-turn" / "mg1.sq"
+    r = _serq(tmp_path, "run", mg1, "--arrivals", "10", "--warmup", "0", "-o", "x\ny/r.csv")
+    assert r.returncode == 1
+    assert r.stderr == "error: x\\ny/r.csv: no folder x\\ny to write it in\n"
+    assert os.listdir(tmp_path) == []

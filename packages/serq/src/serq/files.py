@@ -52,7 +52,7 @@ import time
 from collections.abc import Iterable, Iterator
 from typing import IO
 
-from .errors import UserError
+from .errors import UserError, shown_path
 
 __all__ = ["DUMP_HEADERS", "DUMP_MANIFEST", "MAX_JSON", "MAX_LINE", "MAX_NAME", "MAX_SOURCE", "LineTooLong", "OutputError", "SameOutputError", "byte_order_note",
            "check_distinct", "check_folder", "check_not_input", "check_output",
@@ -384,7 +384,7 @@ def _temp_failed(e: OSError, path: str, target: str) -> OSError:
     ``path`` and saying what was tried: ``serq run -o /proc/self/status`` said only "No such file or
     directory" of a file that exists (a folder of /proc takes no new file)."""
     folder = os.path.dirname(target) or "."
-    why = (f"cannot create a file in its folder {folder} ({e.strerror or e}); serq writes a file whole or not "
+    why = (f"cannot create a file in its folder {shown_path(folder)} ({e.strerror or e}); serq writes a file whole or not "
            "at all, as a new file in its folder renamed over it")
     return type(e)(e.errno, why, path)
 
@@ -477,7 +477,7 @@ def check_not_input(path: str | os.PathLike[str], inputs: Iterable[str | os.Path
     for p in inputs:
         if _identity(p) == target:
             same = "" if p == path else f" (it is {p})"
-            raise OutputError(f"{path}: refusing to write over an input of this run{same}")
+            raise OutputError(f"{shown_path(path)}: refusing to write over an input of this run{same}")
 
 
 def check_own(path: str | os.PathLike[str]) -> None:
@@ -493,7 +493,7 @@ def check_own(path: str | os.PathLike[str]) -> None:
     if stat.S_ISREG(st.st_mode):
         return
     what = "a symbolic link" if stat.S_ISLNK(st.st_mode) else _kind(st.st_mode)  # a FIFO (a named pipe), …
-    raise OutputError(f"{path}: is {what}; serq names this file itself and writes it only as a new or "
+    raise OutputError(f"{shown_path(path)}: is {what}; serq names this file itself and writes it only as a new or "
                       "regular file (remove it, or choose another output)")
 
 
@@ -518,9 +518,9 @@ def _target(path: str) -> os.stat_result | None:
     created); an error reading it names ``path``."""
     st = _stat(path)
     if st is not None and stat.S_ISDIR(st.st_mode):
-        raise OutputError(f"{path}: is a folder, not a file")
+        raise OutputError(f"{shown_path(path)}: is a folder, not a file")
     if st is None and _missing_under_dev(path):
-        raise OutputError(f"{path}: no such file (a path under /dev is written through to what is there, never "
+        raise OutputError(f"{shown_path(path)}: no such file (a path under /dev is written through to what is there, never "
                           "created)")
     return st
 
@@ -533,7 +533,7 @@ def _writable(path: str, st: os.stat_result | None) -> None:
             and not os.access(path, os.W_OK)):
         # (on a file system mounted read-only it said "permission denied", which chmod cannot mend)
         why = "it is on a read-only file system" if _read_only_mount(path) else "permission denied"
-        raise OutputError(f"{path}: the file is not writable ({why}); serq replaces a file only "
+        raise OutputError(f"{shown_path(path)}: the file is not writable ({why}); serq replaces a file only "
                           "where it could write it, as a shell's > does")
 
 
@@ -573,7 +573,7 @@ def check_output(path: str | os.PathLike[str], *, own: bool = False) -> None:
         # the one a symbolic link to nothing leads to
         for folder in (os.path.dirname(path) or ".", os.path.dirname(os.path.realpath(path))):
             if not os.path.isdir(folder):
-                raise OutputError(f"{path}: no folder {os.path.dirname(path) or folder} to write it in")
+                raise OutputError(f"{shown_path(path)}: no folder {shown_path(os.path.dirname(path) or folder)} to write it in")
     _probe(path, st)
 
 
@@ -601,7 +601,7 @@ def check_folder(path: str | os.PathLike[str], *, own: bool = False) -> None:
             raise type(e)(e.errno, e.strerror, probe) from None
         if stat.S_ISLNK(st.st_mode):
             if own and probe == path:
-                raise OutputError(f"{path}: is a symbolic link; serq names this folder itself and writes "
+                raise OutputError(f"{shown_path(path)}: is a symbolic link; serq names this folder itself and writes "
                                   "only into a folder of its own (remove it, or choose another output)")
             st = _stat(probe)
         if st is not None and stat.S_ISDIR(st.st_mode):
@@ -610,8 +610,8 @@ def check_folder(path: str | os.PathLike[str], *, own: bool = False) -> None:
                 else "a FIFO" if stat.S_ISFIFO(st.st_mode) else "a socket" if stat.S_ISSOCK(st.st_mode)
                 else "a device")
         if probe == path:
-            raise OutputError(f"{path}: is {what}; files are written into a folder here")
-        raise OutputError(f"{path}: cannot be made a folder: {probe} is {what}")
+            raise OutputError(f"{shown_path(path)}: is {what}; files are written into a folder here")
+        raise OutputError(f"{shown_path(path)}: cannot be made a folder: {shown_path(probe)} is {what}")
 
 
 def _output_key(path: str) -> tuple | None:
@@ -679,13 +679,13 @@ def open_own_append(path: str | os.PathLike[str]) -> IO[str]:
         fd = os.open(path, flags, 0o666)
     except OSError as e:
         if os.path.islink(path):  # swapped for a link since the check
-            raise OutputError(f"{path}: is a symbolic link; serq names this file itself and writes it only "
+            raise OutputError(f"{shown_path(path)}: is a symbolic link; serq names this file itself and writes it only "
                               "as a new or regular file") from None
         raise type(e)(e.errno, e.strerror, path) from None
     if not stat.S_ISREG(os.fstat(fd).st_mode):
         os.close(fd)
         check_own(path)  # names what it is
-        raise OutputError(f"{path}: not a regular file")  # pragma: no cover - swapped since the check
+        raise OutputError(f"{shown_path(path)}: not a regular file")  # pragma: no cover - swapped since the check
     if hasattr(os, "set_blocking"):
         os.set_blocking(fd, True)
     return _Appender(fd, path)
@@ -1034,7 +1034,7 @@ def check_dumped(path: str | os.PathLike[str], kind: str) -> None:
         why, what = f"its first line is not {DUMP_HEADERS[kind]}", f"the CSV of {'an' if kind == 'observe' else 'a'} {kind}"
     if not ok:
         folder = os.path.dirname(path) or "."
-        raise OutputError(f"{path}: not a file a dump writes ({why}); a dump into {folder} writes {what} there "
+        raise OutputError(f"{shown_path(path)}: not a file a dump writes ({why}); a dump into {shown_path(folder)} writes {what} there "
                           "(remove it, or dump elsewhere)")
 
 
@@ -1057,7 +1057,7 @@ def check_recorded(path: str | os.PathLike[str], named: str) -> None:
         ok, why = first == b"session,turn,time" or first.startswith(b"session,turn,time,"), \
             "its first line does not begin session,turn,time"
     if not ok:
-        raise OutputError(f"{path}: not a table of records serq wrote ({why}); --records {named} writes a table "
+        raise OutputError(f"{shown_path(path)}: not a table of records serq wrote ({why}); --records {named} writes a table "
                           "of the program's records there (remove it, or give --records another name)")
 
 
