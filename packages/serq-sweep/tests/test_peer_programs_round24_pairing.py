@@ -53,3 +53,12 @@ def test_the_reduction_is_the_hand_one(a, b):
 def test_arms_equal_at_every_seed_keep_the_whole_reduction():
     a = [0.1, 0.3, 0.2, 0.25]
     assert paired(a, list(a))["variance_reduction"] == 1.0
+
+
+@pytest.mark.parametrize("c", [1.0, 1e200, -3.5])
+def test_a_constant_arm_beside_spreads_below_its_last_digit_has_no_reduction(c):
+    # b - a rounds to -c at every seed (b's spread is below c's last digit), so var(b - a) read 0 and the
+    # reduction 1; by hand it is 1 - var(b) / (0 + var(b)) = 0, pairing helping nothing
+    b = [1e-20, 2e-20, 4e-20]
+    for r in (paired([c] * 3, b), paired(b, [c] * 3)):
+        assert r["variance_reduction"] == 0.0

@@ -127,9 +127,13 @@ def paired(a: Sequence[float], b: Sequence[float]) -> dict[str, float]:
         # nearly equal numbers is the rounding of each: an arm the same at every seed, which pairing cannot
         # help, had a reduction of +-1e-14 (printed -0.0%); there the covariance is taken, 0 exactly for such
         # an arm (its deviations are 0: its mean is its value). Near 1 the difference is exact (arms equal at
-        # every seed have var(b - a) = 0 and the reduction 1)
+        # every seed have var(b - a) = 0 and the reduction 1). An arm the same at every seed beside one that
+        # varies less than the other's last digit (1.0 against 1e-20, 2e-20, 4e-20) has differences that round
+        # to one value, var(b - a) 0 where it is var(b): its reduction is 0, its covariance's, without them
         ratio = sd_f * sd_f / tot if tot > 0 else math.nan
-        if ratio > 0.5:
+        if tot > 0 and (sa_f == 0 or sb_f == 0):
+            reduction = 0.0
+        elif ratio > 0.5:
             ma_f, mb_f = mean(xs) * f, mean(ys) * f
             cov = math.fsum((x * f - ma_f) * (y * f - mb_f) for x, y in pairs) / (n - 1)
             reduction = 2 * cov / tot
