@@ -115,26 +115,26 @@ def percentile(srt: list[float], q: float) -> float:
     return quantile(len(srt), q, srt.__getitem__)
 
 
-def sorted_values(values: list[float]) -> list[float]:
-    """``sorted(values)`` (floats without NaN), from :data:`NUMPY_FROM` values on by numpy's stable sort:
-    the same list."""
+def sorted_values(values) -> list[float]:
+    """``sorted(values)`` (floats without NaN; a list, or from :data:`NUMPY_FROM` values on a numpy array
+    too), from :data:`NUMPY_FROM` values on by numpy's stable sort: the same list."""
     if len(values) >= NUMPY_FROM:
         import numpy as np
 
-        return np.sort(np.array(values, dtype=np.float64), kind="stable").tolist()
+        return np.sort(np.asarray(values, dtype=np.float64), kind="stable").tolist()
     return sorted(values)
 
 
-def spread(values: list[float], mean: float, n: int) -> float:
+def spread(values, mean: float, n: int) -> float:
     """numpy's ``std`` (vLLM's "Std TTFT", …: the population standard deviation) of the ``n`` values whose
     mean is ``mean``: the square root of the mean squared deviation, its sum exact and rounded once (numpy
     sums pairwise: the two agree to within rounding); NaN when a deviation is (a NaN or an infinite
-    value), as numpy's."""
+    value), as numpy's. ``values`` a list, or from :data:`NUMPY_FROM` values on a numpy array too."""
     if n >= NUMPY_FROM:
         import numpy as np
 
         with np.errstate(all="ignore"):  # (an overflow is inf, as in Python, without numpy's warning)
-            d = np.array(values, dtype=np.float64) - mean
+            d = np.asarray(values, dtype=np.float64) - mean
             sq = total((d * d).tolist())
     else:
         sq = total([(v - mean) * (v - mean) for v in values])
@@ -147,13 +147,18 @@ def stats_of(values: list[float]) -> MetricStats:
         nan = math.nan
         return MetricStats(count=0, mean=nan, std=nan, ci=nan, median=nan, p90=nan, p95=nan, p99=nan)
     mean = total(values) / n
-    std = spread(values, mean, n)
+    xs = values
+    if n >= NUMPY_FROM:  # one array for the spread and the sort (each made its own from the list)
+        import numpy as np
+
+        xs = np.array(values, dtype=np.float64)
+    std = spread(xs, mean, n)
     if mean != mean and any(v != v for v in values):
         # numpy's median and percentile of values with a NaN are NaN (sorted() has no order for a NaN: the
         # quantiles read from it depended on where the NaN was)
         med = p90 = p95 = p99 = math.nan
     else:
-        srt = sorted_values(values)
+        srt = sorted_values(xs)
         kth = srt.__getitem__
         med, p90, p95, p99 = median(n, kth), quantile(n, 90, kth), quantile(n, 95, kth), quantile(n, 99, kth)
     return MetricStats(count=n, mean=mean, std=std,

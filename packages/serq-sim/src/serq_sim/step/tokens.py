@@ -187,17 +187,17 @@ class TokenGaps:
             nw = np.frombuffer(ws, dtype=np.int64)
             with np.errstate(all="ignore"):  # (an overflow is inf, as in Python, without numpy's warning)
                 products = (nv * nw).tolist()
-                mean = math.fsum(products) / n
-                d = nv - mean
-                squares = (nw * (d * d)).tolist()
         else:
-            products = None
-            mean = math.fsum(map(mul, vals, ws)) / n  # the same products, summed exactly (any order)
+            products = list(map(mul, vals, ws))
+        # every run's product, value × weight: the mean is their exact sum (any order); the CI's batches sum them
+        mean = math.fsum(products) / n
         # serq_sim.metrics.spread over the expanded gaps: a run's squared deviations summed as one product
         # (w × d², rounded once, where the expanded sum adds w of them exactly: within rounding)
         try:
             if big:
-                sq = math.fsum(squares)
+                with np.errstate(all="ignore"):
+                    d = nv - mean
+                    sq = math.fsum((nw * (d * d)).tolist())
             else:
                 sq = math.fsum(w * ((v - mean) * (v - mean)) for v, w in zip(vals, ws))
         except OverflowError:  # a partial sum past the double range (the terms are squares: no inf - inf)
@@ -226,10 +226,10 @@ class TokenGaps:
         ci = self._ci(n, products) if n >= MIN_SAMPLES else nan
         return MetricStats(count=n, mean=mean, std=std, ci=ci, median=med, p90=p90, p95=p95, p99=p99)
 
-    def _ci(self, n: int, products: list[float] | None = None) -> float:
+    def _ci(self, n: int, products: list[float]) -> float:
         """The batch-means half-width: 20 consecutive batches of ``n // 20`` gaps (the rest left out).
         A batch's sum is that of its runs' products (value × the run's gaps in the batch), taken exactly
-        (``math.fsum``: whatever their order); ``products``, when given, every run's, taken already."""
+        (``math.fsum``: whatever their order); ``products``, every run's, taken once by :meth:`stats`."""
         size = n // BATCHES
         vals, ws = self.values, self.weights
         cum = array("q", accumulate(ws))  # the gaps up to and including each run, in the runs' order
@@ -242,8 +242,7 @@ class TokenGaps:
             if a == b:
                 parts = [vals[a] * size]
             else:
-                inner = products[a + 1:b] if products is not None else map(mul, vals[a + 1:b], ws[a + 1:b])
-                parts = [vals[a] * (cum[a] - lo), *inner, vals[b] * (hi - cum[b - 1])]
+                parts = [vals[a] * (cum[a] - lo), *products[a + 1:b], vals[b] * (hi - cum[b - 1])]
             means.append(math.fsum(parts) / size)
         return _half_width(means)
 
