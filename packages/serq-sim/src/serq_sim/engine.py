@@ -1155,7 +1155,8 @@ class Simulation:
             # without a horizon the run stops when no event is left, which is no horizon to name
             by, at = ("by the horizon", "at the horizon") if horizon != INF else ("when no event is left",) * 2
             if self.open_arrivals < limit:
-                raise self.setting_error(("arrivals", "horizon"), when, f"only {self.open_arrivals} arrivals {by}")
+                n = self.open_arrivals
+                raise self.setting_error(("arrivals", "horizon"), when, f"only {n} {number_of(n, 'arrival')} {by}")
             # and which of them wait for ever, and where: the report's warning, which this error replaces (a
             # deadlock at a pool the run could not drain was told as "N session(s) still live" alone)
             live = f"{self.live} {number_of(self.live, 'session')} still live {at} (not drained)"
