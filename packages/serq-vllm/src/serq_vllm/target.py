@@ -17,8 +17,9 @@ session attribute (serq_vllm.SerqScheduler sorts by admission and decoding only)
 ``reserve held`` on the engine's pools (vLLM checks a reservation at admission only), a memory pool that
 does not ``preempt lifo`` or ``evict lru``, a ``queue by`` key of a pool the engine's requests wait in that
 reads ``waited`` other than as ``-waited`` (vLLM's waiting queue is first come first served: :func:`_waited_key`), or
-whose first key that orders is neither that nor a send time (``queue by (prompt)``: :func:`_unsent_key`), and a
-constant chunk cap (vLLM's
+whose first key that orders is neither that (nor ``now - waited``, the instant it joined) nor a send time
+(``queue by (prompt)``: :func:`_unsent_key`), a send time that is not the request's arrival (a ``set t1 = now``
+before a tool call: :func:`_refuse_late_send`), and a constant chunk cap (vLLM's
 ``long_prefill_token_threshold`` lifts for a lone request: ``chunk long_prefill(reqs, C)`` says so).
 Served in admission order with no keys (no ``serve`` clause, or ``serve admission``), the program is
 vLLM's own scheduler and its configuration names no ``scheduler_cls``; any ``serve by`` keys, even
@@ -299,6 +300,8 @@ def _refuse_unrunnable(program: n.Program, stage: n.Stage, kv: n.Pool, admitted:
     sent = _send_times(program)
     for pool in (kv, *admitted):
         key = _unsent_key(pool.queue, sent) if pool.admit_via is not None else None
+        if key is None and pool.admit_via is not None:
+            _refuse_late_send(program, pool, stage, base)
         if key is not None:
             raise TargetError(_span(key) or pool.span, f"pool `{pool.name}` orders the requests waiting for "
                               f"`{stage.name}` by a key that is not the order they were sent in (a shortest "
@@ -318,6 +321,15 @@ def _refuse_unrunnable(program: n.Program, stage: n.Stage, kv: n.Pool, admitted:
                           base)
 
 
+def _joined_at(e: Any) -> bool:
+    """Whether the folded key ``e`` is ``now - waited``: the instant the request joined the queue (``waited``
+    counts from there, language.txt §3), which is vLLM's arrival order. It orders as ``-waited`` does: for the
+    requests waiting at one admission both are functions of ``waited`` alone that never rise as it grows, and a
+    tie keeps the order the requests joined in."""
+    return (isinstance(e, n.Binary) and e.op == "-" and isinstance(e.lhs, n.Ctx) and e.lhs.name == "now"
+            and isinstance(e.rhs, n.Ctx) and e.rhs.name == "waited")
+
+
 def _waited_key(queue: Any) -> Any:
     """The first ``queue by`` key of a pool that reads ``waited`` other than as ``-waited`` or ``slo - waited``
     (after ``--set``: a conditional on a constant is the branch it takes; serq_sim.pools.model's
@@ -330,7 +342,8 @@ def _waited_key(queue: Any) -> Any:
         return None
     for key in queue.keys:
         folded = _folded(key)
-        if not falls_with_waited(folded) and any(isinstance(x, n.Ctx) and x.name == "waited" for x in _walk(folded)):
+        if not (falls_with_waited(folded) or _joined_at(folded)) and any(
+                isinstance(x, n.Ctx) and x.name == "waited" for x in _walk(folded)):
             return key
     return None
 
@@ -366,10 +379,97 @@ def _unsent_key(queue: Any, sent: set[int]) -> Any:
         folded = _folded(key)
         if isinstance(folded, n.Num):
             continue
-        if falls_with_waited(folded) or (isinstance(folded, n.Attr) and folded.slot in sent):
+        if falls_with_waited(folded) or _joined_at(folded) or (isinstance(folded, n.Attr) and folded.slot in sent):
             return None
         return key
     return None
+
+
+def _first_order_key(queue: Any) -> Any:
+    """The first ``queue by`` key that orders (a number orders nothing), folded, or None."""
+    if not isinstance(queue, n.QueueBy):
+        return None
+    for key in queue.keys:
+        folded = _folded(key)
+        if not isinstance(folded, n.Num):
+            return key
+    return None
+
+
+#: the statements that let no simulated time pass (a ``turn`` loads the workload's turn block)
+_INSTANT = (n.Set, n.Observe, n.Record, n.Choose, n.Drop, n.Release, n.Turn)
+
+
+def _refuse_late_send(program: n.Program, pool: n.Pool, stage: n.Stage, base: str | None) -> None:
+    """Refuse a send time that is not the request's arrival at the engine. vLLM's first come first served
+    orders its waiting queue by arrival, the instant ``add_request`` puts a request in it, which in serQ is the
+    instant its hold joins the queue of its first pool. An attribute written only as ``set X = now``
+    (:func:`_send_times`) is that instant only when, on every path to every hold that waits in ``pool``'s
+    queue, the last ``set X = now`` comes with no statement that lets time pass after it (a stage, a hold, a
+    grow or a load): ``set t0 = now;`` just before ``vllm_request``, as the examples write it. One set before a
+    tool call, or none on some path (a value of an earlier turn), orders the requests by another instant; such
+    a key is refused at its place, naming the hold and what came between."""
+    key = _first_order_key(pool.queue)
+    folded = _folded(key) if key is not None else None
+    if not isinstance(folded, n.Attr):
+        return
+    slot = folded.slot
+    index = program.pools.index(pool)
+    name = program.attributes[slot].name
+    dead = object()  # no path reaches here (after an `end`)
+    found: list[tuple[Any, str]] = []
+
+    def place(x: Any) -> str:
+        where, _ = _call_site(getattr(x, "span", None))
+        return f" at {where}" if where else ""
+
+    def merge(a: Any, b: Any) -> Any:
+        return b if a is dead else a if b is dead else a if a is not None else b
+
+    def walk(block: list, state: Any) -> Any:
+        for st in block:
+            if state is dead:
+                return dead
+            if isinstance(st, n.Set):
+                if st.slot == slot:
+                    state = None if isinstance(st.value, n.Ctx) and st.value.name == "now" else f"`set {name}`" \
+                        + place(st)
+            elif isinstance(st, n.Turn):
+                state = walk(program.workload.turn, state)
+            elif isinstance(st, n.End):
+                return dead
+            elif isinstance(st, n.Branch):
+                state = merge(walk(st.then, state), walk(st.orelse, state))
+            elif isinstance(st, n.Loop):
+                entry = state
+                for _ in range(2):  # (two values: the second pass sees what the body leaves at its end)
+                    entry = merge(entry, walk(st.body, entry))
+                state = dead  # (a loop is left by `end` only)
+            elif isinstance(st, n.Hold):
+                if st.pools and st.pools[0].pool.pool == index and state is not None:
+                    found.append((st, state))
+                state = walk(st.body, f"the hold{place(st)}")
+                if state is not dead:
+                    state = f"the hold{place(st)}"
+            elif not isinstance(st, _INSTANT):
+                what = (f"a visit of stage `{program.stages[st.stages[0].stage].name}`"
+                        if isinstance(st, n.Run) and st.stages else f"`{type(st).__name__.lower()}`")
+                state = what + place(st)
+        return state
+
+    walk(program.session, walk(program.workload.init, f"`{name}` not set to `now` before it"))
+    if not found:
+        return
+    hold, why = found[0]
+    where, use = _call_site(hold.span)
+    request = f"the request that joins its queue{' at ' + where if where else ''}" + (f" ({use})" if use else "")
+    between = (f"with `{name}` not set to `now` before it on some path" if why.startswith(f"`{name}` not set")
+               else f"after {why}, which comes later than `set {name} = now` on some path")
+    raise TargetError(_span(key) or pool.span, f"pool `{pool.name}` orders the requests waiting for `{stage.name}` by "
+                      f"`{name}`, which is not the instant a request arrives there: {request} does so {between}; "
+                      "vLLM's first come first served orders by arrival, the instant a request joins the waiting "
+                      f"queue: set `{name}` to `now` with nothing that takes time between it and the request's "
+                      "hold, or order by `now - waited` or `-waited`", base)
 
 
 def _same(a: n.Expr, b: n.Expr) -> bool:
