@@ -109,11 +109,35 @@ def resolve(name: str, columns: Iterable[str]) -> str:
                                                                         if len(members) > 4 else "")
         raise UnknownFigure(f"no figure {shown!r} in the results: it names a family's figure, which each member "
                             f"has under its index: {listed} ({len(members)} member(s)); name one")
+    other = _median_named_otherwise(stem if colon and stat in ("mean", "ci") else name, cols)
+    if other is not None:
+        raise UnknownFigure(f"no figure {shown!r} in the results (did you mean `{clipped(other)}`? {MEDIANS})")
     hint = did_you_mean(stem if colon and stat in ("mean", "ci") else name, _names(cols))
     if not hint:
         near = [c for c in cols if name.split(".")[-1] in c.split(".")][:6]
         hint = f" (figures with {clipped(name.split('.')[-1])!r}: {', '.join(near)})" if near else ""
     raise UnknownFigure(f"no figure {shown!r} in the results{hint}")
+
+
+#: Why a median asked for by the other section's word is no figure (:func:`_median_named_otherwise`).
+MEDIANS = ("a request metric's median is `median`, as vLLM's benchmark names it, and an observe's is `p50`, "
+           "beside its p90, p95 and p99")
+
+
+def _median_named_otherwise(name: str, cols: list[str]) -> str | None:
+    """The one column ``name`` means when its last part is ``p50`` or ``median`` and the figure names its median
+    by the other word: the ``requests`` section's metrics (``requests.e2el.median``, vLLM's benchmark) and the
+    observes (``observes.ttft.p50``) name it differently, and ``requests.e2el.p50`` was offered
+    ``requests.e2el.p95``, the nearest spelling."""
+    stem, dot, last = name.rpartition(".")
+    swap = {"p50": "median", "median": "p50"}.get(last)
+    if not dot or swap is None:
+        return None
+    other = f"{stem}.{swap}"
+    if other in cols:
+        return other
+    tails = [c for c in cols if c.endswith("." + other)]
+    return tails[0] if len(tails) == 1 else None
 
 
 def _members(name: str, cols: list[str]) -> list[str]:
