@@ -398,7 +398,10 @@ def run_scenario(sc: dict) -> dict:
         "cached": {str(i): reqs[i].hit_tokens for i in order},
         "preemptions": engine.preemptions,
         "steps": int(max(r.done for r in reqs.values())) + 1,
-        "config": {k: sc.get(k) for k in ("budget", "max_seqs", "chunk", "block_size", "num_blocks")},
+        # every setting that changes the schedule, as serq_vllm.real.config_out writes it
+        "config": {"budget": sc["budget"], "max_seqs": sc["max_seqs"], "chunk": sc.get("chunk") or 0,
+                   "block_size": sc["block_size"], "num_blocks": sc["num_blocks"],
+                   "prefix_caching": bool(sc.get("prefix_caching")), "serve": "admission"},
     }
 
 

@@ -11,11 +11,16 @@ The program, by hand: four sessions at 0, one request slot, each request 3 steps
 decodes). Session 0 sets t1 = 0 and joins the queue at 5; sessions 1, 2 and 3 set t1 = 1 and join at 1, in serial
 order. First come first served admits 1 at 1, 2 at 4, 3 at 7 (it came at 1) and 0 at 10; by t1, 0 (t1 = 0) is
 admitted at 7, before 3, at 10.
+
+`serq vllm scenario`'s `config`, what it says it ran, left out `prefix_caching` and the serving order (`serve`),
+which change the schedule, and gave `chunk: null` where the oracle's answers give 0; the bridge left out `serve`
+and a `prefix_caching` that was off. Both now write every setting (`serq_vllm.real.config_out`).
 """
 
 from __future__ import annotations
 
 import csv
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -134,3 +139,34 @@ def test_now_less_waited_is_the_arrival_order_and_is_vllms(tmp_path):
     # served first come first served, as by hand (the module's docstring), and as `queue fifo`
     assert admitted(path, tmp_path) == FCFS
     assert admitted(program(tmp_path, "queue fifo;", name="f.sq"), tmp_path) == FCFS
+
+
+def _scenario(name: str) -> dict:
+    r = subprocess.run([SERQ, "vllm", "scenario", name], capture_output=True, text=True, timeout=100)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+def test_the_scenario_answer_says_every_setting_it_ran_with():
+    # generated/fuzz_bs32_chunk1.json: prefix caching on, served by `decoding ? -2 : 0.5` (its file's first line)
+    assert _scenario("generated/fuzz_bs32_chunk1")["config"] == {
+        "budget": 14, "max_seqs": 14, "chunk": 1, "block_size": 32, "num_blocks": 11, "prefix_caching": True,
+        "serve": "decoding ? -2 : 0.5"}
+    # vllm/preempt.json gives no chunk, no prefix_caching and no serve: the defaults it ran with
+    assert _scenario("vllm/preempt")["config"] == {
+        "budget": 100, "max_seqs": 16, "chunk": 0, "block_size": 16, "num_blocks": 11, "prefix_caching": False,
+        "serve": "admission"}
+
+
+def test_the_config_agrees_with_every_oracle_answer_on_what_the_answer_gives():
+    from serq_vllm.real import config_out
+    from serq_vllm.scenarios import answer_path, list_scenarios, read_scenario
+
+    shipped = list_scenarios()
+    assert len(shipped) >= 30
+    for s in shipped:
+        expected = json.loads(answer_path(s.path).read_text())["config"]
+        got = config_out(read_scenario(s.path))
+        assert {k: got[k] for k in expected} == expected, s.name
+        # the oracle's older convention: prefix_caching only when it is on
+        assert got["prefix_caching"] == expected.get("prefix_caching", False), s.name

@@ -473,17 +473,23 @@ def _chains(requests: list[dict[str, Any]]) -> dict[int, int]:
     return prev
 
 
-def _config_out(sc: dict[str, Any]) -> dict[str, Any]:
-    out = {
+def config_out(sc: dict[str, Any]) -> dict[str, Any]:
+    """The answer's ``config``: every setting of a (checked) scenario that changes the schedule, as it was
+    run, whether the scenario wrote it or left it at its default: ``budget``, ``max_seqs``, ``chunk`` (0 for
+    none), ``block_size``, ``num_blocks``, ``prefix_caching`` (true or false) and ``serve`` (the serving order
+    in :func:`serve_form`'s spelling, ``admission`` when the scenario names none). Both sides write it, the
+    bridge and ``serq vllm scenario``: the scenario's answer gave ``chunk: null`` for no threshold and left out
+    ``prefix_caching`` and ``serve``, and the bridge left out ``serve`` and a ``prefix_caching`` that was off.
+    (The oracle's answers written before this give ``prefix_caching`` only when it is on, and no ``serve``.)"""
+    return {
         "budget": sc["budget"],
         "max_seqs": sc["max_seqs"],
         "chunk": sc.get("chunk") or 0,
         "block_size": sc["block_size"],
         "num_blocks": sc["num_blocks"],
+        "prefix_caching": bool(sc.get("prefix_caching")),
+        "serve": serve_form(sc["serve"]) if "serve" in sc else "admission",
     }
-    if sc.get("prefix_caching"):
-        out["prefix_caching"] = True
-    return out
 
 
 def run_real(scenario: dict[str, Any]) -> dict[str, Any]:
@@ -665,7 +671,7 @@ def _run(v: dict[str, Any], sc: dict[str, Any], model_dir: str) -> dict[str, Any
         "cached": {str(i): cached[i] for i in by_first},
         "preemptions": sum(preempted.values()),
         "steps": max(done.values()) + 1,
-        "config": _config_out(sc),
+        "config": config_out(sc),
         "vllm": vllm_version(),
     }
 

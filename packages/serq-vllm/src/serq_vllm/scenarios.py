@@ -19,7 +19,7 @@ import msgspec
 from serq import UserError
 from serq.files import path_exists, path_join, path_str
 
-from .real import ScenarioError, check_scenario, serve_form
+from .real import ScenarioError, check_scenario, config_out, serve_form
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -241,7 +241,7 @@ def _run(sc: dict[str, Any], pm: Any) -> dict[str, Any]:
         "cached": counts(or_0(cached), order),
         "preemptions": int(total_pre),
         "steps": int(round(max(done))) + 1,
-        "config": {k: sc.get(k) for k in ("budget", "max_seqs", "chunk", "block_size", "num_blocks")},
+        "config": config_out(sc),
     }
 
 
