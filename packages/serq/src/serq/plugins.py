@@ -526,7 +526,10 @@ def load_entry_points(pm: pluggy.PluginManager, group: str = ENTRY_POINT_GROUP) 
         except BadEntryPoint as e:
             raise PluginError(_failed_plugin(name, dist, f"cannot be loaded ({value})",
                                              None, reason=f"its entry point's value {e}")) from None
-        except KeyboardInterrupt:  # (Ctrl-C, SIGTERM: the command's stop, wherever it landed)
+        except KeyboardInterrupt as e:  # (Ctrl-C, SIGTERM: the command's stop, wherever it landed)
+            # the plugin being loaded is noted for plugin_at, which names it: an import that takes long (a
+            # module that loads a large library, or waits) and is stopped was "interrupted", naming nothing
+            e.serq_loading = (name, dist, value)
             raise
         except BaseException as e:  # noqa: BLE001 - whatever a plugin's import raises is its failure to load
             # (a sys.exit() of its module, or of its serq_addhooks, ended every command with its status and no
@@ -1010,11 +1013,34 @@ def plugin_at(pm: pluggy.PluginManager | None, exc: BaseException) -> str | None
     """Where a third-party plugin's code was when ``exc`` was raised (Ctrl-C in a hook or a stage kind
     that does not return): ``plugin 'NAME' (from DIST VERSION): FUNCTION at FILE:LINE``, the innermost
     frame of its traceback in a plugin's module; ``None`` when no plugin's code was running."""
-    if pm is None or exc.__traceback__ is None:
+    if exc.__traceback__ is None:
+        return None
+    loading = getattr(exc, "serq_loading", None)
+    if isinstance(loading, tuple) and len(loading) == 3:
+        return _loading_place(*loading, exc)
+    if pm is None:
         return None
     exact, top = _third_party_modules(pm)
     found, _inherited = _plugin_frames(exact, top, exc)
     return None if found is None else _plugin_place(pm, *found)
+
+
+def _loading_place(name: str, dist: Any, value: str, exc: BaseException) -> str:
+    """Where the plugin ``name`` was when ``exc`` stopped its loading (its entry point's ``value`` imported,
+    its ``serq_addhooks`` called: :func:`load_entry_points`; no manager holds it yet):
+    ``plugin 'NAME' (from DIST VERSION) as it was loaded (VALUE): FUNCTION at FILE:LINE``, the innermost
+    frame of the traceback in its entry point's package; without the place when none is (the import
+    machinery's own, or serQ's, was running)."""
+    import traceback
+
+    package = value.partition(":")[0].strip().partition(".")[0]
+    place = ""
+    for frame, lineno in traceback.walk_tb(exc.__traceback__):
+        mod = frame.f_globals.get("__name__")
+        if isinstance(mod, str) and package and mod.partition(".")[0] == package:
+            code = frame.f_code
+            place = f": {getattr(code, 'co_qualname', code.co_name)} at {code.co_filename}:{lineno}"
+    return printable(f"plugin {name!r}{_origin(dist)} as it was loaded ({value}){place}")
 
 
 def _plugin_place(pm: pluggy.PluginManager, owner: Any, frame: Any, lineno: int) -> str:
