@@ -1,0 +1,132 @@
+"""Conformance of language.txt §3, Pools, by hand:
+
+* "A hold's lease m (t) keeps its allocation on m past the scope's end, neither evictable nor a preemption
+  victim, until the session's release m, t seconds, or the session's end, and cache applies then … A session
+  that holds and leases nothing on m releases nothing", and §2's "transfer (X) from P to Q (n); run link
+  (X); load Q (n); release P;": "load m (n) advances the innermost enclosing hold's position on m by n";
+* "Eviction is per entry, or per block from the tail of the entry when the pool has block b; … evict by (k₁,
+  …) by the keys and then release order", with a key (`-size`) that changes block by block;
+* "Without [cache] the hold is memory alone: it leaves the session's cached blocks where they are …; cache
+  (0) is the hold that consumes the prefix and keeps nothing"; "At the end of the body … min(ℓ, computed)
+  units stay cached, rounded down to blocks";
+* "end releases every hold but keeps the session's cached prefixes … A program that models dropping them
+  writes drop POOL; before end;"; "grow m (d) enlarges the innermost hold on m by d (rounded to blocks). If it
+  does not fit: with preempt none the session waits and resumes where it was".
+
+Each program runs on the tier serQ picks and on the general engine (conform.run); the pool's figures are
+asserted as the JSON report reads them.
+"""
+
+from __future__ import annotations
+
+from conform import pool_json, run
+
+LEASE = """
+pool P { cap 8; }
+pool Q { cap 8; }
+stage d : delay;
+stage link : delay;
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) {
+    hold P (4) { run d (1); } cache (4) lease P (2);
+    observe u1 = used(P);
+    run d (3);
+    observe c1 = cachedin(P);
+    hold Q (6) { transfer (2) from P to Q (3); observe uq = used(Q); run d (1); } cache (6);
+    observe cq = cachedin(Q);
+  } else {
+    run d (1.5);
+    hold P (6) { observe w = now; run d (1); }
+  }
+}
+run { horizon 20; }
+"""
+
+
+def test_a_lease_outlives_its_scope_and_a_transfer_loads_the_tokens(monkeypatch):
+    """s0 holds 4 of P over [0, 1] and leases them 2 s more: used(P) is still 4 at 1. s1 asks for 6 at 1.5:
+    the leased 4 are neither evictable nor given back, so it waits until 3, when the lease ends and the 4
+    are cached; it is admitted then, evicting them (c1 = 0 at 4). At 4 s0 holds 6 of Q and transfers: the
+    link runs 2 s, then 3 tokens load into Q, then `release P` releases nothing (s0 holds and leases
+    nothing on P). The hold caches min(6, computed 3) = 3 at 7. P: used 4 on [0, 3], 6 on [3, 4]: 18
+    over 20; s1 queued [1.5, 3]: 0.075, its wait 1.5 of two admissions: 0.75; one entry of 4 evicted.
+    Q: used 6 on [4, 7]: 0.9; cached 3 from 7: 39 over 20."""
+    r, obs = run(LEASE, monkeypatch)
+    assert (obs["u1"], obs["w"], obs["c1"], obs["uq"], obs["cq"]) == \
+        ([(0, 1.0, 4.0)], [(1, 3.0, 3.0)], [(0, 4.0, 0.0)], [(0, 6.0, 6.0)], [(0, 7.0, 3.0)])
+    p, q = pool_json(r, "P"), pool_json(r, "Q")
+    assert {k: p[k] for k in ("used", "queue", "wait", "admissions", "evicted_entries", "evicted_units")} == \
+        {"used": 0.9, "queue": 0.075, "wait": 0.75, "admissions": 2, "evicted_entries": 1, "evicted_units": 4.0}
+    assert {k: q[k] for k in ("used", "cached", "admissions")} == {"used": 0.9, "cached": 1.95, "admissions": 1}
+
+
+EVICT_BY = """
+pool m { cap 12; block 2; evict by (-size); }
+stage d : delay;
+workload { arrive batch(4); }
+session {
+  branch (serial < 3) {
+    run d (serial * 0.5);
+    hold m (2 * serial + 2) { run d (1); } cache (2 * serial + 2);
+    run d (4 - now);
+    observe c = cachedin(m);
+    hold m (1) { run d (1); }
+    observe c2 = cachedin(m);
+    hold m (4) { observe k = cached; run d (1); } cache (0);
+    observe c3 = cachedin(m);
+  } else {
+    run d (3);
+    hold m (7) { run d (0.5); }
+  }
+}
+run { horizon 20; }
+"""
+
+
+def test_evict_by_a_key_block_by_block(monkeypatch):
+    """s0, s1, s2 cache 2, 4, 6 (released at 1, 1.5, 2): the pool's 12 all cached. At 3 s3 needs 7 (8 in
+    blocks of 2): blocks are evicted from the tail of the entry of least key, -size, read again after each
+    block: s2's (6 → 4); then s1's and s2's tie at 4, release order: s1's (4 → 2); s2's (4 → 2); then all
+    three tie at 2: s0's, released first (2 → 0, the one whole entry). 8 units evicted; left 0, 2, 2.
+    A hold without `cache` (at 4) leaves them where they are (c2 as c); `cache (0)` (at 5) consumes them
+    (k = 0, 2, 2) and keeps nothing (c3 = 0). used: 2 + 4 + 6 over 1 s each, s3's 8 for 0.5, three holds of
+    2 (1 rounded) and three of 4 for 1 s: 12 + 4 + 6 + 12 = 34 over 20; cached 2 on [1, 1.5], 6 on [1.5,
+    2], 12 on [2, 3], 4 on [3, 5]: 1 + 3 + 12 + 8 = 24 over 20; ten admissions."""
+    r, obs = run(EVICT_BY, monkeypatch)
+    for name, want in (("c", [0.0, 2.0, 2.0]), ("c2", [0.0, 2.0, 2.0]), ("k", [0.0, 2.0, 2.0]),
+                       ("c3", [0.0, 0.0, 0.0])):
+        assert [v for _s, _t, v in obs[name]] == want, name
+    m = pool_json(r, "m")
+    assert {k: m[k] for k in ("used", "cached", "admissions", "evicted_entries", "evicted_units")} == \
+        {"used": 1.7, "cached": 1.2, "admissions": 10, "evicted_entries": 1, "evicted_units": 8.0}
+
+
+END_DROP_GROW = """
+pool m { cap 10; block 2; preempt none; }
+stage d : delay;
+workload { arrive batch(4); }
+session {
+  branch (serial == 0) { hold m (3) { run d (1); } cache (3); end; }
+  branch (serial == 1) { hold m (3) { run d (1); } cache (3); drop m; end; }
+  branch (serial == 3) { run d (2); hold m (4) { run d (3); } end; }
+  run d (2);
+  hold m (4) { run d (1); grow m (3); observe g = now; run d (1); }
+  observe c = cachedin(m);
+}
+run { horizon 20; }
+"""
+
+
+def test_end_keeps_a_prefix_drop_does_not_and_a_growth_waits(monkeypatch):
+    """s0 and s1 hold 3 (4 in blocks) over [0, 1] and cache min(3, 4) = 3, rounded down to blocks: 2. s0
+    ends and its 2 stay cached; s1 drops its own first. At 2 s2 and s3 hold 4 each; at 3 s2 grows by 3
+    (4 in blocks): 4 + 4 + 4 = 12 > 10 (s0's 2 cached do not block), so under preempt none it waits, until s3
+    releases at 5; then 8 + 2 cached fit without evicting. s2 resumes at 5 (g), done at 6. used 4 + 4 over
+    [0, 1], 8 on [2, 3], 8 on [3, 5], 8 on [5, 6]: 8 + 8 + 16 + 8 = 40 over 20; cached s0's 2 from 1: 38
+    over 20."""
+    r, obs = run(END_DROP_GROW, monkeypatch)
+    assert obs["g"] == [(2, 5.0, 5.0)] and obs["c"] == [(2, 6.0, 0.0)]
+    m = pool_json(r, "m")
+    assert {k: m[k] for k in ("used", "cached", "admissions", "evicted_units", "preemptions")} == \
+        {"used": 2.0, "cached": 1.9, "admissions": 4, "evicted_units": 0.0, "preemptions": 0}
