@@ -185,3 +185,42 @@ def test_vllm_request_in_the_scheduler(monkeypatch, src, requests, engine, kv):
     assert {k: e[k] for k in engine} == pytest.approx(engine, rel=1e-12)
     got = pool_json(r, "kv")
     assert {k: got[k] for k in kv} == pytest.approx(kv, rel=1e-12)
+
+
+FREE_QUEUE = """
+use "vllm.sq";
+pool reqs { cap 256; admit via engine; }
+pool kv { cap 6 * 4; block 4; evict lru; preempt lifo; }
+stage engine : step { budget 32; cost 1; memory kv; }
+stage d : delay;
+workload { arrive batch(3); hidden o; }
+session {
+  set prompt = serial < 2 ? 8 : LONG;
+  set o = 1;
+  run d (serial < 2 ? 0 : 1.5);
+  set t0 = now;
+  vllm_request(reqs, kv, engine, prompt, o, t0);
+  run d (2);
+  observe mine = cachedin(kv);
+}
+run { horizon 100; }
+"""
+
+
+@pytest.mark.parametrize("long, mine, evicted, cached", [
+    # s0 and s1 (prompt 8, one output token) prefill together over [0, 1] and finish in that iteration,
+    # s0 first (served first, admission order): each caches min(9, 8) = 8, two blocks; the free queue is
+    # s0's blocks (tail first), then s1's. At 1.5 s2 (prompt 16) needs 4 of the 6 blocks: 2 are free, and
+    # the two evicted are s0's, the entry released first (ties in release time go by release order): s0
+    # keeps 0, s1 8; s2 caches 16 at 2.5. Cached 16 on [1, 1.5], 8 on [1.5, 2.5], 24 from 2.5: 8 + 8 +
+    # 2334 = 2356 over 100.
+    (16, [0.0, 8.0, 16.0], 8.0, 23.56),
+    # prompt 12 needs 3 blocks: one evicted, the tail block of s0's entry: s0 keeps its first 4. Cached 16
+    # on [1, 1.5], 12 on [1.5, 2.5], 24 from 2.5: 8 + 12 + 2340 = 2360.
+    (12, [4.0, 8.0, 12.0], 4.0, 23.6),
+])
+def test_the_free_queue_is_lru_tail_first_in_release_order(monkeypatch, long, mine, evicted, cached):
+    r, obs = run(FREE_QUEUE.replace("LONG", str(long)), monkeypatch)
+    assert [v for _s, _t, v in obs["mine"]] == mine
+    kv = pool_json(r, "kv")
+    assert (kv["evicted_units"], kv["cached"]) == (evicted, pytest.approx(cached, rel=1e-12))
