@@ -213,7 +213,7 @@ run { horizon 100; }
     # s0's blocks (tail first), then s1's. At 1.5 s2 (prompt 16) needs 4 of the 6 blocks: 2 are free, and
     # the two evicted are s0's, the entry released first (ties in release time go by release order): s0
     # keeps 0, s1 8; s2 caches 16 at 2.5. Cached 16 on [1, 1.5], 8 on [1.5, 2.5], 24 from 2.5: 8 + 8 +
-    # 2334 = 2356 over 100.
+    # 2340 = 2356 over 100.
     (16, [0.0, 8.0, 16.0], 8.0, 23.56),
     # prompt 12 needs 3 blocks: one evicted, the tail block of s0's entry: s0 keeps its first 4. Cached 16
     # on [1, 1.5], 12 on [1.5, 2.5], 24 from 2.5: 8 + 12 + 2340 = 2360.
