@@ -433,6 +433,35 @@ def few_samples(counts, warmup: float, requests: tuple[str, int] | None = None) 
                     "lengthen the run (--horizon) or shorten the warm-up (--warmup)")]
 
 
+def shared_turns(table) -> list[str]:
+    """The warning of a table of requests (:class:`serq_sim.records.Records`, the one the report reads vLLM's
+    metrics from: a row a request) two of whose kept rows have one session and one turn. A turn is what a
+    ``turn;`` statement starts (language.txt: the workload's ``turn`` block runs at every ``turn;``, and
+    ``turn_no``, a row's ``turn``, counts them), so two requests a session sends with no ``turn;`` between them
+    (two ``vllm_request`` calls in a row) are recorded in one turn: their rows were written with turn 0 both,
+    without a word, and a join by session and turn (a router's own table beside the requests', docs/vllm.md)
+    pairs them wrongly. The rows are not renumbered (the column is the language's ``turn_no``, as every
+    sample's turn is); the report says so."""
+    t = table._table
+    kept = table.kept_rows
+    sessions, turns = t.sessions, t.turns
+    pairs = zip(sessions, turns) if len(kept) == len(sessions) else ((sessions[i], turns[i]) for i in kept)
+    seen: dict[tuple[int, int], int] = {}
+    for pair in pairs:
+        seen[pair] = seen.get(pair, 0) + 1
+    if len(seen) == len(kept):
+        return []
+    (s, k), n = next((pair, n) for pair, n in seen.items() if n > 1)
+    extra = len(kept) - len(seen)
+    return [warning("shared-turn", f"table `{table.name}` has {extra} {number_of(extra, 'row')} that {number_of(extra, 'shares', 'share')} their "
+                    f"session and turn with another row ({n} rows of session {s} at turn {k}, the first): a turn is "
+                    "what a `turn;` statement starts (the column `turn` is `turn_no`, the `turn;` statements the "
+                    "session has run), so the requests a session sends with no `turn;` between them are recorded "
+                    "in one turn, and session and turn do not tell them apart (a join with another table by "
+                    "session and turn pairs them wrongly); put `turn;` before each request, or record a column "
+                    "of the program's own that numbers them")]
+
+
 def rejections(pools) -> list[str]:
     """Pools that rejected holds as never fitting: their share of the pool's rejections and admissions after
     the warm-up (the report's two columns). A hold still queued at the end is in neither, and a hold admitted
@@ -505,6 +534,7 @@ WARNING_CODES = (
     ("rule-unused", "pool P's `queue by` / `admit via` …"),
     ("not-steady", "the run is not steady: "),
     ("few-samples", "too few samples "),
+    ("shared-turn", "table T has N row(s) that share their session and turn "),
     ("rejected", "pool P rejected N hold(s)"),
     ("stuck", "N session(s) stuck in the run"),
     ("unfinished-iteration", "step stage S was busy after the warm-up with one iteration "),
