@@ -173,3 +173,41 @@ def test_a_hold_that_can_never_fit_is_rejected(monkeypatch):
     assert {k: m[k] for k in ("rejections", "admissions", "used", "wait", "queue")} == \
         {"rejections": 2, "admissions": 2, "used": 0.4, "wait": 0.5, "queue": 0.05}
     assert report_json(r)["ended"] == 4
+
+
+SELF_VICTIM = """
+pool kv { cap 8; block 4; preempt lifo; }
+stage E : step { budget 8; cost 1; serve by (-admission); memory kv; }
+workload { arrive batch(2); }
+session {
+  hold kv (4) { observe a = now; run E decode (5) growing kv; }
+  observe t = now;
+}
+run { horizon 30; }
+"""
+
+
+def test_a_step_that_only_preempts_lasts_its_cost(monkeypatch):
+    """§3: "An iteration that schedules no token is not an iteration, unless it preempted: then it is the
+    scheduler step that only preempted … It lasts C at zero tokens", and Statistics' `stuck`. Two decodes
+    of 5 in holds of 4 (one block each, the pool's 8 full), served last admitted first. [0, 4]: a token each
+    an iteration, positions 1 … 4. At 4 s1, served first, wants a second block: the victim is the last
+    admitted, s1 itself, and under preempt lifo the residents after it (s0) get nothing: a step of no token
+    that preempted, [4, 5]. The pool is not admitted by the engine, so s1 is admitted again at the next
+    event, 5 (a = 5), and starts over (its program reads no `computed`). [5, 6]: s1 first (position 1),
+    then s0 wants its second block: the victim is s1 again (admitted last), preempted a second time short
+    of its first preemption's position: stuck. s0's fifth token: done at 6. s1 again at 6, alone: five
+    tokens over [6, 11] (a second block at the fifth). Eleven iterations, ten with tokens (decode-only);
+    tokens 2 · 4 + 0 + 1 + 5 = 14 over 11. kv: 8 on [0, 4], 4 on [4, 5], 8 on [5, 6], 4 on [6, 10], 8 on
+    [10, 11]: 68 over 30; s1 queued [4, 6]: 2/30; waits 0, 0, 1, 1."""
+    r, obs = run(SELF_VICTIM, monkeypatch)
+    assert obs["a"] == [(0, 0.0, 0.0), (1, 0.0, 0.0), (1, 5.0, 5.0), (1, 6.0, 6.0)]
+    assert obs["t"] == [(0, 6.0, 6.0), (1, 11.0, 11.0)]
+    e = _stage(r, "E")
+    assert {k: e[k] for k in ("iterations", "decode_only", "prefill_only", "mixed")} == \
+        {"iterations": 11, "decode_only": 10, "prefill_only": 0, "mixed": 0}
+    assert (e["tokens"], e["batch"]) == pytest.approx((14 / 11, 14 / 11), rel=1e-12)
+    kv = pool_json(r, "kv")
+    assert {k: kv[k] for k in ("preemptions", "stuck", "admissions", "wait")} == \
+        {"preemptions": 2, "stuck": 1, "admissions": 4, "wait": 0.5}
+    assert (kv["used"], kv["queue"]) == pytest.approx((68 / 30, 2 / 30), rel=1e-12)
