@@ -134,6 +134,18 @@ CASES = [
      {"iterations": 6, "tokens": 28 / 6, "batch": 7 / 6, "prefill_only": 3, "decode_only": 3, "mixed": 0},
      {"used": 0.68, "cached": 11.4, "admissions": 4, "preemptions": 1, "evicted_entries": 1,
       "evicted_units": 8.0}),
+    # The whole prompt reserved, the first chunk allocated: 4 blocks, budget 6, s0 (prompt 8) and s1 (12),
+    # one output token each. [0, 1]: s0 admitted with min(8, 6) = 6 units (2 blocks), prefills 6. [1, 2]:
+    # s0's last 2 (done at 2: first and last token); 4 of budget left, and s1's first chunk (4, one block)
+    # would fit beside s0's 8, but its reserve, the prompt's 12, does not: it waits. At 2 s0 caches its 8.
+    # [2, 3]: s1 admitted with min(12, 6) = 6 units (8, two blocks: not the 12 it reserved), prefills 6;
+    # [3, 4] 6 more, growing to 12, which evicts the tail block of s0's entry (4 units). kv 8 + 8 + 8 + 12 =
+    # 36; cached 8 on [2, 3], 4 on [3, 4], then 4 + 12 from 4: 8 + 4 + 1536 = 1548.
+    ("reserve_whole_prompt_allocate_first_chunk", _engine(BLOCKS="4", B="6", PROMPT="serial == 0 ? 8 : 12",
+                                                          OUT="1"),
+     [(0, 0.0, 0.0, 2.0, 2.0, 0, 0), (1, 0.0, 2.0, 4.0, 4.0, 0, 0)],
+     {"iterations": 4, "tokens": 5.0, "prefill_only": 4},
+     {"used": 0.36, "cached": 15.48, "admissions": 2, "evicted_entries": 0, "evicted_units": 4.0}),
     # Recompute after a decode preemption: 4 blocks, budget 32, two requests of prompt 4 and 6 out (decode
     # 5). [0, 1] both prefill 4 (first tokens 1); [1, 5] both decode (positions 5 … 8, two blocks each:
     # the pool full from 1). [5, 6]: s0 at position 9 wants a third block: s1 (the last admitted) is
