@@ -199,6 +199,45 @@ def test_vllm_request_in_the_scheduler(monkeypatch, src, requests, engine, kv):
     assert {k: got[k] for k in kv} == pytest.approx(kv, rel=1e-12)
 
 
+WAIT_CHANNEL = """
+use "vllm.sq";
+pool reqs { cap 1; admit via engine; }
+pool kv { cap 3 * 4; block 4; evict lru; preempt lifo; }
+stage engine : step { budget 32; cost 1; memory kv; }
+workload { arrive batch(2); hidden o; }
+session {
+  set prompt = serial == 0 ? 8 : 4;
+  set o = serial == 0 ? 1 : 6;
+  set t0 = now;
+  vllm_request(reqs, kv, engine, prompt, o, t0);
+  branch (serial == 0) {
+    set prompt = 12;
+    set o = 1;
+    set t0 = now;
+    vllm_request(reqs, kv, engine, prompt, o, t0);
+  }
+}
+run { horizon 100; }
+"""
+
+
+def test_a_waiting_requests_prefix_is_evictable_until_it_is_scheduled(monkeypatch):
+    """§7: "a waiting request's prefix is looked up and its blocks touched only when it is scheduled"
+    (units evaluated at admission; the queue served by the engine). One slot, 3 blocks. s0's first request
+    (prompt 8, one token) runs [0, 1] and caches 8; its second (prompt 12) is sent at 1 and waits for the
+    slot s1 took at 1 (prompt 4, 6 out: prefill [1, 2], decodes [2, 7]). While it waits s1's growth evicts
+    its prefix block by block from the tail: at 2 (position 5, a second block) and at 6 (position 9, a
+    third). Admitted at 7, it finds nothing cached (it would have found 8 when it queued): cached 0, all 12
+    prefilled (first token 8), evicting s1's 8 just cached. kv: 8 + 4 + 8 · 4 + 12 + 12 = 68; cached 8 on [1,
+    2], 4 on [2, 6], s0's 12 from 8: 8 + 16 + 1104; two whole entries and 16 units evicted."""
+    r, _obs = run(WAIT_CHANNEL, monkeypatch)
+    assert _requests(r) == [(0, 0.0, 0.0, 1.0, 1.0, 0, 0), (1, 0.0, 1.0, 2.0, 7.0, 0, 0),
+                            (0, 1.0, 7.0, 8.0, 8.0, 0, 0)]
+    kv = pool_json(r, "kv")
+    assert {k: kv[k] for k in ("used", "cached", "evicted_entries", "evicted_units")} == \
+        pytest.approx({"used": 0.68, "cached": 11.28, "evicted_entries": 2, "evicted_units": 16.0}, rel=1e-12)
+
+
 FREE_QUEUE = """
 use "vllm.sq";
 pool reqs { cap 256; admit via engine; }
