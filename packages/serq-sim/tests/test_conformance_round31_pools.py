@@ -130,3 +130,56 @@ def test_end_keeps_a_prefix_drop_does_not_and_a_growth_waits(monkeypatch):
     m = pool_json(r, "m")
     assert {k: m[k] for k in ("used", "cached", "admissions", "evicted_units", "preemptions")} == \
         {"used": 2.0, "cached": 1.9, "admissions": 4, "evicted_units": 0.0, "preemptions": 0}
+
+
+NESTED = """
+pool m { cap 20; }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) {
+    hold m (2) {
+      hold m (3) { grow m (4); observe u1 = used(m); release m; observe u2 = used(m); run d (1); } cache (7);
+      observe u3 = used(m);
+      observe c1 = cachedin(m);
+      run d (1);
+    } cache (2);
+    observe c2 = cachedin(m);
+    hold m (5) { run d (1); } cache (5) lease m (inf);
+    observe u4 = used(m);
+    run d (1);
+    release m;
+    observe u5 = used(m);
+    observe c3 = cachedin(m);
+    hold m (6) { run d (1); } cache (6) lease m (inf);
+    run d (1);
+  } else {
+    run d (10);
+    observe u6 = used(m);
+  }
+}
+run { horizon HORIZON; }
+"""
+
+
+def test_nested_holds_grow_and_release_the_innermost_and_a_lease_ends(monkeypatch):
+    """At 0 s0 holds 2, then 3 inside: `grow m (4)` enlarges the innermost (7): used 9; `release m` gives
+    the innermost's 7 back, cached per its clause (min(7, 7)): used 2, and its scope's end at 1 has
+    nothing left there. The outer hold ends at 2 caching min(2, 2) = 2, which replaces the session's own
+    7 (docs/language.md: one prefix of its own per pool, no eviction). At 2 a hold of 5 consumes the 2 and
+    is leased past its end at 3 (used 5 at 3); `release m` outside any hold at 4 ends the lease: used 0,
+    5 cached. A hold of 6 consumes them at 4, leased for ever from 5; the session ends at 6, which ends the
+    lease (s1 reads used 0 at 10) and caches 6. used: 9 on [0, 0], 2 on [0, 2], 5 on [2, 4], 6 on [4, 6]:
+    4 + 10 + 12 = 26; cached: 7 on [0, 2], 6 from 6: 14 + 6 (horizon - 6)."""
+    for horizon in (3, 20):
+        r, obs = run(NESTED.replace("HORIZON", str(horizon)), monkeypatch)
+        m = pool_json(r, "m")
+        if horizon == 3:
+            # over [0, 3]: used 4 + 5 = 9, cached 14
+            assert (m["used"], m["cached"]) == (3.0, 14 / 3)
+            continue
+        want = {"u1": 9.0, "u2": 2.0, "u3": 2.0, "c1": 7.0, "c2": 2.0, "u4": 5.0, "u5": 0.0, "c3": 5.0, "u6": 0.0}
+        assert {k: obs[k][0][2] for k in want} == want
+        assert [obs[k][0][1] for k in ("u2", "c1", "c2", "u4", "u5")] == [0.0, 1.0, 2.0, 3.0, 4.0]
+        assert {k: m[k] for k in ("used", "cached", "admissions", "evicted_units")} == \
+            {"used": 1.3, "cached": 4.9, "admissions": 4, "evicted_units": 0.0}
