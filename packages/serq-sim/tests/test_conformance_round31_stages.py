@@ -211,3 +211,40 @@ def test_a_step_that_only_preempts_lasts_its_cost(monkeypatch):
     assert {k: kv[k] for k in ("preemptions", "stuck", "admissions", "wait")} == \
         {"preemptions": 2, "stuck": 1, "admissions": 4, "wait": 0.5}
     assert (kv["used"], kv["queue"]) == pytest.approx((68 / 30, 2 / 30), rel=1e-12)
+
+
+NO_ADMISSION_AFTER_PREEMPTION = """
+pool reqs { cap 10; admit via E; }
+pool kv { cap 12; block 4; preempt by (-admission) requeue tail; }
+stage E : step { budget 16; cost 1; memory kv; }
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  run d (serial == 2 ? 0.5 : 0);
+  hold reqs (1), kv (serial == 1 ? 8 : 4) {
+    observe a = now;
+    run E prefill (serial == 1 ? 8 : serial == 0 ? 4 : 2) growing kv;
+    run E decode (serial == 2 ? 0 : 4) growing kv;
+  }
+  observe t = now;
+}
+run { horizon 30; }
+"""
+
+
+def test_no_admission_in_a_step_that_preempted(monkeypatch):
+    """§3: a queue admitted via a step stage is served "at the start of an iteration … and not in an
+    iteration that preempted" (vLLM's schedule(), scheduler.py:869). [0, 1]: s0 (4 units) and s1 (8)
+    admitted and prefilled: kv's 12 full. s2 queues at 0.5 (4 units). [1, 2]: s0's decode wants a second
+    block: the victim is the last admitted, s1, whose 8 go back; it requeues at the tail (behind s2); s0
+    grows to 8 and decodes. 4 are free and s2, the head, fits, but the step preempted: no admission. [2,
+    3]: s2 admitted (a = 2), its prefill of 2 done at 3. s0's decodes end at 5; s1 (8 + s0's 8 > 12 until
+    then) is admitted at 5, prefills [5, 6], decodes [6, 10] growing to 12 at position 9. kv used 12 + 8 +
+    12 + 8 · 2 + 8 + 12 · 4 = 104 over 30; reqs queued [0.5, 2] (s2) and [1, 5] (s1): 5.5 over 30, over
+    four admissions 1.375."""
+    r, obs = run(NO_ADMISSION_AFTER_PREEMPTION, monkeypatch)
+    assert obs["a"] == [(0, 0.0, 0.0), (1, 0.0, 0.0), (2, 2.0, 2.0), (1, 5.0, 5.0)]
+    assert obs["t"] == [(2, 3.0, 3.0), (0, 5.0, 5.0), (1, 10.0, 10.0)]
+    reqs, kv = pool_json(r, "reqs"), pool_json(r, "kv")
+    assert (reqs["queue"], reqs["wait"], reqs["admissions"]) == pytest.approx((5.5 / 30, 1.375, 4), rel=1e-12)
+    assert (kv["used"], kv["preemptions"]) == pytest.approx((104 / 30, 1), rel=1e-12)
