@@ -204,3 +204,28 @@ def test_turns_and_think_times(monkeypatch):
     j = report_json(r)
     tool = next(s for s in j["stages"] if s["name"] == "tool")
     assert (j["turns"], j["ended"], tool["completions"], tool["service"]) == (6, 2, 4, 2.5)
+
+
+def test_the_cli_arrivals_overrides_the_source_for_run_and_ir(tmp_path, capsys, monkeypatch):
+    """§2: "The CLI accepts --arrivals N for run and ir, overriding the source value": `serq ir
+    --arrivals 5` writes 5 in the IR's run block (the span naming the flag), `serq run --arrivals 5
+    --json` drains at 11 (arrivals at 2, …, 10, each on d for 1), on the default tier and the general
+    engine alike."""
+    import json
+
+    from serq.cli import main
+
+    path = tmp_path / "p.sq"
+    path.write_text(DRAIN.replace("HORIZON", "100").replace("WARMUP", "0"))
+    with pytest.raises(SystemExit) as info:
+        main(["ir", str(path), "--arrivals", "5"])
+    assert info.value.code in (0, None)
+    run_block = json.loads(capsys.readouterr().out)["run"]
+    assert (run_block["arrivals"], run_block["span"]["arrivals"]) == (5, "--arrivals 5")
+    for tier in ("", "general"):
+        monkeypatch.setenv("SERQ_SIM_TIER", tier)
+        with pytest.raises(SystemExit) as info:
+            main(["run", str(path), "--arrivals", "5", "--json", "--no-progress"])
+        assert info.value.code in (0, None)
+        j = json.loads(capsys.readouterr().out)
+        assert (j["end"], j["arrivals"], j["ended"], j["horizon"]) == (11.0, 5, 5, 100.0)
