@@ -248,3 +248,14 @@ def test_no_admission_in_a_step_that_preempted(monkeypatch):
     reqs, kv = pool_json(r, "reqs"), pool_json(r, "kv")
     assert (reqs["queue"], reqs["wait"], reqs["admissions"]) == pytest.approx((5.5 / 30, 1.375, 4), rel=1e-12)
     assert (kv["used"], kv["preemptions"]) == pytest.approx((104 / 30, 1), rel=1e-12)
+
+
+def test_ps_jobs_that_finish_together_leave_in_start_order(monkeypatch):
+    """§3, Ties: "jobs of a ps stage with equal finish tags finish in the order they started". On ps(1), s2
+    starts at 1 (work 3), s1 at 2 (work 2), s0 at 3 (work 1): alone [1, 2] (s2 2 left), two at 1/2 [2, 3]
+    (1.5 and 1.5 left), three at 1/3 until s0's 1 is done at 6 (0.5 left each), two at 1/2: s2 and s1 both
+    at 7. The fifo after it serves them in that order: s0 [6, 7], s2 [7, 8], s1 [8, 9]."""
+    src = ("stage d : delay;\nstage p : ps(1);\nstage f : fifo;\nworkload { arrive batch(3); }\n"
+           "session { run d (3 - serial); run p (serial + 1); run f (1); observe t = now; }\nrun { horizon 20; }\n")
+    _r, obs = run(src, monkeypatch)
+    assert [(s, t) for s, t, _v in obs["t"]] == [(0, 7.0), (2, 8.0), (1, 9.0)]
