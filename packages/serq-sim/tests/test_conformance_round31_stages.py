@@ -259,3 +259,44 @@ def test_ps_jobs_that_finish_together_leave_in_start_order(monkeypatch):
            "session { run d (3 - serial); run p (serial + 1); run f (1); observe t = now; }\nrun { horizon 20; }\n")
     _r, obs = run(src, monkeypatch)
     assert [(s, t) for s, t, _v in obs["t"]] == [(0, 7.0), (2, 8.0), (1, 9.0)]
+
+
+ESTIMATES = """
+stage s : fifo;
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  branch (serial < 2) { run s (serial + 1); }
+  else { run d (3.5); observe p = price(s, 1, 0.5); }
+  observe l = est_lambda(s);
+  observe r = est_rho(s);
+  observe w = est_wait(s);
+}
+run { horizon 10; }
+"""
+
+
+def test_a_stages_online_estimates_and_price(monkeypatch):
+    """§2's price(s, s_hit, ds), est_lambda, est_rho, est_wait (docs/language.md, The online estimates:
+    weights α = 0.01, the first completion sets service and wait, λ̂ from the second, ρ̂ = min(λ̂ ŝ, 0.99)).
+    On one server s0 (1 s) runs [0, 1], s1 (2 s) [1, 3] after a wait of 1. At 1: ŝ = 1, Ŵ = 0, λ̂ = ρ̂ = 0.
+    At 3: the gap between the two starts, 1: λ̂ = 1; ŝ = 0.99 + 0.02 = 1.01, Ŵ = 0.01, ρ̂ = min(1.01, 0.99).
+    price(s, 1, 0.5) at 3.5: s_m = 1.5; 0.5 + 1 · (2.25 - 1) / (2 · 0.01) + 1 · 0.01 · 0.5 / 0.01 = 63.5."""
+    _r, obs = run(ESTIMATES, monkeypatch)
+    assert [(t, v) for _s, t, v in obs["l"]] == [(1.0, 0.0), (3.0, 1.0), (3.5, 1.0)]
+    assert [v for _s, _t, v in obs["r"]] == [0.0, 0.99, 0.99]
+    assert [v for _s, _t, v in obs["w"]] == pytest.approx([0.0, 0.01, 0.01], rel=1e-12)
+    assert obs["p"][0][2] == pytest.approx(63.5, rel=1e-12)
+
+
+def test_budget_left_read_from_a_session(monkeypatch):
+    """budget_left(E) is the budget the iteration planned now would leave (§3, admit via: "budget_left(S)
+    then evaluates to the budget left"): at 0 s0's decode is resident (a token of 8): 7; at 0.25 still 7
+    (the iteration [0, 1] runs); at 1.25 s0's decode and s1's prefill, cut at the chunk 3: 8 - 4 = 4."""
+    src = ("stage E : step { budget 8; chunk 3; cost 1; }\nstage d : delay;\nworkload { arrive batch(3); }\n"
+           "session {\n  branch (serial == 0) { run E decode (5); }\n"
+           "  branch (serial == 1) { run d (0.5); run E prefill (10); }\n"
+           "  branch (serial == 2) { observe b = budget_left(E); run d (0.25); observe b = budget_left(E); "
+           "run d (1); observe b = budget_left(E); }\n}\nrun { horizon 10; }\n")
+    _r, obs = run(src, monkeypatch)
+    assert [(t, v) for _s, t, v in obs["b"]] == [(0.0, 7.0), (0.25, 7.0), (1.25, 4.0)]
