@@ -300,3 +300,19 @@ def test_budget_left_read_from_a_session(monkeypatch):
            "run d (1); observe b = budget_left(E); }\n}\nrun { horizon 10; }\n")
     _r, obs = run(src, monkeypatch)
     assert [(t, v) for _s, t, v in obs["b"]] == [(0.0, 7.0), (0.25, 7.0), (1.25, 4.0)]
+
+
+def test_the_stage_observables_work_busy_queue(monkeypatch):
+    """At 0.5, two jobs of 1 and 2 on each of a fifo, a ps(1) and a delay stage since 0 (docs/language.md:
+    `queue(s)` the jobs at the stage, served or waiting; `busy(s)` those in service): fifo: work 0.5 + 2,
+    busy 1, queue 2; ps: each served 0.25, work 0.75 + 1.75, busy 2; delay: work 0.5 + 1.5, busy 2."""
+    src = ("stage f : fifo;\nstage p : ps(1);\nstage y : delay;\nstage d : delay;\nworkload { arrive batch(7); }\n"
+           "session {\n  branch (serial < 2) { run f (serial + 1); }\n"
+           "  branch (serial >= 2 && serial < 4) { run p (serial - 1); }\n"
+           "  branch (serial >= 4 && serial < 6) { run y (serial - 3); }\n"
+           "  branch (serial == 6) { run d (0.5); observe wf = work(f); observe wp = work(p); observe wy = work(y);"
+           " observe bf = busy(f); observe bp = busy(p); observe by = busy(y); observe qf = queue(f);"
+           " observe qp = queue(p); observe qy = queue(y); }\n}\nrun { horizon 10; }\n")
+    _r, obs = run(src, monkeypatch)
+    got = {k: obs[k][0][2] for k in ("wf", "wp", "wy", "bf", "bp", "by", "qf", "qp", "qy")}
+    assert got == {"wf": 2.5, "wp": 2.5, "wy": 2.0, "bf": 1.0, "bp": 2.0, "by": 2.0, "qf": 2.0, "qp": 2.0, "qy": 2.0}
