@@ -19,6 +19,7 @@ asserted as the JSON report reads them.
 
 from __future__ import annotations
 
+import pytest
 from conform import pool_json, run
 
 LEASE = """
@@ -183,3 +184,40 @@ def test_nested_holds_grow_and_release_the_innermost_and_a_lease_ends(monkeypatc
         assert [obs[k][0][1] for k in ("u2", "c1", "c2", "u4", "u5")] == [0.0, 1.0, 2.0, 3.0, 4.0]
         assert {k: m[k] for k in ("used", "cached", "admissions", "evicted_units")} == \
             {"used": 1.3, "cached": 4.9, "admissions": 4, "evicted_units": 0.0}
+
+
+LEASE_NOT_VICTIM = """
+pool kv { cap 16; block 4; preempt lifo; }
+stage E : step { budget 8; cost 1; memory kv; }
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  branch (serial < 2) {
+    hold kv (4) { observe a = now; run E decode (8) growing kv; }
+  } else {
+    hold kv (8) { run d (0.1); } cache (8) lease kv (inf);
+    observe l = used(kv);
+    run d (100);
+  }
+  observe t = now;
+}
+run { horizon 30; }
+"""
+
+
+def test_the_victim_is_the_engines_last_admitted_resident_not_a_lease(monkeypatch):
+    """§3: preempt lifo preempts "the holder that is a resident of the step stage the pool is the memory of
+    and was admitted last … (a prefiller's finished request keeping its blocks leased … is in no running
+    list)", and a lease is "neither evictable nor a preemption victim". s0 and s1 hold one block each and
+    decode 8 on E; s2, admitted last, holds 8 and leases them from 0.1: the pool's 16 full. At 4 s0's fifth
+    token wants a second block: the victim is s1, the last admitted resident, not s2; s0 grows and decodes
+    to 8. s1 waits (the pool full) until s0's release at 8, then decodes its 8 again (a second block at
+    its fifth, beside s2's 8): done at 16. used 16 on [0, 8], 12 on [8, 12], 16 on [12, 16], 8 from 16:
+    352 over 30; s1 queued [4, 8]: wait 4 of four admissions; holders 3, 2, 2, 1: 50 over 30."""
+    r, obs = run(LEASE_NOT_VICTIM, monkeypatch)
+    assert obs["a"] == [(0, 0.0, 0.0), (1, 0.0, 0.0), (1, 8.0, 8.0)]
+    assert obs["l"] == [(2, 0.1, 16.0)] and obs["t"] == [(0, 8.0, 8.0), (1, 16.0, 16.0)]
+    kv = pool_json(r, "kv")
+    assert {k: kv[k] for k in ("preemptions", "admissions", "wait", "stuck")} == \
+        {"preemptions": 1, "admissions": 4, "wait": 1.0, "stuck": 0}
+    assert (kv["used"], kv["queue"], kv["holders"]) == pytest.approx((352 / 30, 4 / 30, 50 / 30), rel=1e-12)
