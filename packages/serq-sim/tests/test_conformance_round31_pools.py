@@ -221,3 +221,43 @@ def test_the_victim_is_the_engines_last_admitted_resident_not_a_lease(monkeypatc
     assert {k: kv[k] for k in ("preemptions", "admissions", "wait", "stuck")} == \
         {"preemptions": 1, "admissions": 4, "wait": 1.0, "stuck": 0}
     assert (kv["used"], kv["queue"], kv["holders"]) == pytest.approx((352 / 30, 4 / 30, 50 / 30), rel=1e-12)
+
+
+AWAY = """
+pool kv { cap 16; block 4; preempt lifo; }
+stage E : step { budget 8; cost 1; MEMORY }
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  branch (serial < 2) {
+    hold kv (4) { observe a = now; run E decode (8) growing kv; }
+  } else {
+    hold kv (8) { observe a = now; run d (10); }
+  }
+  observe t = now;
+}
+run { horizon 30; }
+"""
+
+
+@pytest.mark.parametrize("memory, again, done, used", [
+    # kv is E's memory: the victim is E's last admitted resident, s1, not s2 (admitted later, away at d);
+    # s1 admitted again when s0 ends at 8, done at 16; s2 undisturbed, done at 10. used 16 on [0, 8], 12 on
+    # [8, 10], 4 on [10, 12], 8 on [12, 16]: 192 over 30
+    ("memory kv;", (1, 8.0), {0: 8.0, 2: 10.0, 1: 16.0}, 192 / 30),
+    # a pool that is no engine's memory preempts its most recently admitted holder: s2, whose job leaves
+    # d; s0 and s1 both grow into its 8 and end at 8; s2 runs its 10 again from 8: 18. used 16 on [0, 8], 8
+    # on [8, 18]: 208 over 30
+    ("", (2, 8.0), {0: 8.0, 1: 8.0, 2: 18.0}, 208 / 30),
+])
+def test_which_holder_a_growth_preempts(monkeypatch, memory, again, done, used):
+    """§3: "preempt lifo the holder that is a resident of the step stage the pool is the memory of and was
+    admitted last …; a pool that is no engine's memory preempts its most recently admitted holder". s0 and
+    s1 (one block each) decode 8 on E, s2 holds 8 at a delay stage, admitted last: 16 of 16. At 4 s0's and
+    s1's fifth tokens want a block each."""
+    r, obs = run(AWAY.replace("MEMORY", memory), monkeypatch)
+    assert [(s, t) for s, t, _v in obs["a"]] == [(0, 0.0), (1, 0.0), (2, 0.0), again]
+    assert {s: t for s, t, _v in obs["t"]} == done
+    kv = pool_json(r, "kv")
+    assert (kv["preemptions"], kv["admissions"], kv["wait"]) == (1, 4, 1.0)
+    assert kv["used"] == pytest.approx(used, rel=1e-12)
