@@ -316,3 +316,38 @@ def test_the_stage_observables_work_busy_queue(monkeypatch):
     _r, obs = run(src, monkeypatch)
     got = {k: obs[k][0][2] for k in ("wf", "wp", "wy", "bf", "bp", "by", "qf", "qp", "qy")}
     assert got == {"wf": 2.5, "wp": 2.5, "wy": 2.0, "bf": 1.0, "bp": 2.0, "by": 2.0, "qf": 2.0, "qp": 2.0, "qy": 2.0}
+
+
+THREE_STAGES = """
+stage a : ps(1);
+stage b : ps(2);
+stage c : ps(4);
+share SHARE;
+workload { arrive batch(3); }
+session {
+  branch (serial == 0) { run a, b, c (2); }
+  branch (serial == 1) { run b, c (2); }
+  branch (serial == 2) { run c (2); }
+  observe t = now;
+}
+run { horizon 10; }
+"""
+
+
+@pytest.mark.parametrize("share, done, c_present", [
+    # maxmin: the rates rise together; a (1 flow, φ 1) fills at 1: f0 stops at 1; b (f0, f1, φ 2) fills
+    # at f1 = 1; c (φ 4) gives f2 the rest, 2. f2's 2 done at 1; f0, f1 at rate 1 done at 2 (still held by a
+    # and b). c carries (1 + 1 + 2) / 4 on [0, 1] and 2/4 on [1, 2]: 1.5 over 10; present 3 then 2: 5
+    ("maxmin", {2: 1.0, 0: 2.0, 1: 2.0}, 0.5),
+    # bottleneck: each its equal share at its tightest stage: f0 min(1/1, 2/2, 4/3) = 1, f1 min(2/2, 4/3)
+    # = 1, f2 4/3: done at 1.5; c carries (1 + 1 + 4/3) / 4 over 1.5 and 2/4 over 0.5: 1.5; present 3 · 1.5
+    # + 2 · 0.5 = 5.5
+    ("bottleneck", {2: 1.5, 0: 2.0, 1: 2.0}, 0.55),
+])
+def test_flows_over_three_stages(monkeypatch, share, done, c_present):
+    r, obs = run(THREE_STAGES.replace("SHARE", share), monkeypatch)
+    assert {s: t for s, t, _v in obs["t"]} == done
+    a, b, c = (_stage(r, n) for n in "abc")
+    assert (a["utilisation"], b["utilisation"], c["utilisation"], b["present"]) == \
+        pytest.approx((0.2, 0.2, 0.15, 0.4), rel=1e-12)
+    assert c["present"] == pytest.approx(c_present, rel=1e-12)
