@@ -229,3 +229,44 @@ def test_the_cli_arrivals_overrides_the_source_for_run_and_ir(tmp_path, capsys, 
         assert info.value.code in (0, None)
         j = json.loads(capsys.readouterr().out)
         assert (j["end"], j["arrivals"], j["ended"], j["horizon"]) == (11.0, 5, 5, 100.0)
+
+
+TRACE_CSV = "session,turn,new,out,think,forced\n0,1,10,2,1.5,0\n0,2,20,3,2.5,1\n1,1,30,4,0.5,0\n"
+TRACED = """
+stage d : delay;
+stage tk : delay;
+workload { arrive batch(3); trace "t.csv" ordered; }
+session {
+  turn;
+  loop {
+    observe n = new;
+    observe o = out;
+    observe f = forced;
+    observe m = more;
+    observe k = turn_no;
+    run d (1);
+    branch (more) { run tk (think); turn; } else { end; }
+  }
+}
+run { horizon 20; }
+"""
+
+
+def test_a_trace_replayed_in_order(tmp_path, monkeypatch):
+    """§3, Workload: "with a trace, turn loads the next turn's new, out, think, forced and sets more
+    (ordered: session i replays trace session i)" (docs/language.md: serial mod the trace's sessions). s0
+    replays trace session 0: (10, 2, think 1.5, more 1) at 0, then after d's 1 and the think of 1.5, (20,
+    3, forced 1, more 0) at 2.5; s1 session 1's one turn (30, 4, more 0); s2 (2 mod 2) session 0 again.
+    turn_no counts the turns. tk runs two thinks of 1.5; turns 5."""
+    (tmp_path / "t.csv").write_text(TRACE_CSV)
+    path = tmp_path / "p.sq"
+    path.write_text(TRACED)
+    r, obs = run("", monkeypatch, path=path)
+    want = {"n": [10, 30, 10, 20, 20], "o": [2, 4, 2, 3, 3], "f": [0, 0, 0, 1, 1], "m": [1, 0, 1, 0, 0],
+            "k": [1, 1, 1, 2, 2]}
+    for name, values in want.items():
+        assert [v for _s, _t, v in obs[name]] == [float(v) for v in values], name
+        assert [(s, t) for s, t, _v in obs[name]] == [(0, 0.0), (1, 0.0), (2, 0.0), (0, 2.5), (2, 2.5)]
+    j = report_json(r)
+    tk = next(s for s in j["stages"] if s["name"] == "tk")
+    assert (j["turns"], tk["completions"], tk["service"]) == (5, 2, 1.5)
