@@ -275,3 +275,45 @@ def test_the_free_queue_is_lru_tail_first_in_release_order(monkeypatch, long, mi
     assert [v for _s, _t, v in obs["mine"]] == mine
     kv = pool_json(r, "kv")
     assert (kv["evicted_units"], kv["cached"]) == (evicted, pytest.approx(cached, rel=1e-12))
+
+
+SERVING_ORDER = """
+use "vllm.sq";
+pool reqs { cap 8; admit via engine; }
+pool kv { cap 64 * 4; block 4; evict lru; preempt lifo; }
+stage engine : step { budget 32; cost 1; SERVE CHUNK memory kv; }
+workload {
+  arrive poisson(0.08);
+  hidden o;
+  turn { set n = 1 + floor(~exp(40)); set o = 1 + floor(~exp(20)); }
+}
+session {
+  turn;
+  set prompt = n;
+  set t0 = now;
+  vllm_request(reqs, kv, engine, prompt, o, t0);
+}
+run { horizon 2000; seed 3; }
+"""
+
+
+def test_admission_order_is_decode_first_without_a_chunk_cap(monkeypatch):
+    """§3: "decode first is by (decoding ? 0 : 1) … Without a per-request chunk cap, serving in admission
+    order is serving decode-first (SerqLang.Serve.serve_eq_decode_first; a cap breaks it …), which is why the
+    paper's 'prefill from the budget decode leaves' describes vLLM too". lib/vllm.sq's requests (about 160
+    over 2 000 iterations, a prefill often cut by the budget) give the same report, byte for byte, under
+    `serve admission` and `serve decode first`; with `chunk 8` the two differ, and `serve decode first` is
+    `serve by (decoding ? 0 : 1)` with or without it. Each on both tiers."""
+    import serq_frontend
+    from tiers import same_json
+
+    def report(serve: str, chunk: str) -> dict:
+        src = SERVING_ORDER.replace("SERVE", serve).replace("CHUNK", chunk)
+        return same_json(serq_frontend.compile(source=src, sets={}, defs={}), monkeypatch)
+
+    plain = report("serve admission;", "")
+    assert plain == report("serve decode first;", "") == report("serve by (decoding ? 0 : 1);", "")
+    assert plain["records"]["request"] > 100 and plain["stages"][0]["mixed"] > 100
+    capped = report("serve decode first;", "chunk 8;")
+    assert capped == report("serve by (decoding ? 0 : 1);", "chunk 8;")
+    assert capped != report("serve admission;", "chunk 8;")
