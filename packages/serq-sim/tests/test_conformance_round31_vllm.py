@@ -317,3 +317,21 @@ def test_admission_order_is_decode_first_without_a_chunk_cap(monkeypatch):
     capped = report("serve decode first;", "chunk 8;")
     assert capped == report("serve by (decoding ? 0 : 1);", "chunk 8;")
     assert capped != report("serve admission;", "chunk 8;")
+
+
+def test_a_request_that_outgrows_the_pool_is_rejected_by_its_reserve(monkeypatch):
+    """§3: "A hold that reserves what it will need (reserve (known) after a preemption) is rejected instead,
+    once the reservation is above the cap." One request, prompt 8, 10 out, 3 blocks (12). Prefill [0, 1]
+    (first token 1), decodes to position 12 by 5 (a third block at 9); at 5 position 13 wants a fourth: the
+    only resident is the victim, caching its 12 computed. Joining again it reserves known = 12 + 1 = 13,
+    16 in blocks, above 12: rejected, the session ends (no done, no row; its hit and first token stay
+    observed). kv: 8 on [0, 1], 12 on [1, 5]: 56 over 100; cached 12 from 5: 1140."""
+    src = _engine(BLOCKS="3", B="32", N="1", PROMPT="8", OUT="10")
+    src = src.replace("  vllm_request(reqs, kv, engine, prompt, o, t0);", "  vllm_request(reqs, kv, engine, prompt, o, t0);\n"
+                      "  observe after = now;")
+    r, obs = run(src, monkeypatch)
+    assert (obs["hit"], obs["first_token"]) == ([(0, 0.0, 0.0)], [(0, 1.0, 1.0)])
+    assert obs["done"] == [] and obs["after"] == [] and report_json(r)["records"] == {"request": 0}
+    kv = pool_json(r, "kv")
+    assert {k: kv[k] for k in ("used", "cached", "preemptions", "rejections", "admissions", "stuck")} == \
+        {"used": 0.56, "cached": 11.4, "preemptions": 1, "rejections": 1, "admissions": 1, "stuck": 0}
