@@ -20,7 +20,7 @@ asserted as the JSON report reads them.
 from __future__ import annotations
 
 import pytest
-from conform import pool_json, run
+from conform import pool_json, report_json, run
 
 LEASE = """
 pool P { cap 8; }
@@ -261,3 +261,35 @@ def test_which_holder_a_growth_preempts(monkeypatch, memory, again, done, used):
     kv = pool_json(r, "kv")
     assert (kv["preemptions"], kv["admissions"], kv["wait"]) == (1, 4, 1.0)
     assert kv["used"] == pytest.approx(used, rel=1e-12)
+
+
+QUEUE_BY = """
+pool m { cap 1; queue by (KEYS); }
+stage d : delay;
+workload { arrive renewal(0.5); }
+session { set prio = (serial * 7) % 5; hold m (1) { observe a = now; run d (1); } }
+run { horizon 100; arrivals 6; }
+"""
+
+
+@pytest.mark.parametrize("keys, order", [
+    # Arrivals at 0.5, 1, …, 3 (s0 … s5); one slot, 1 s each. At every release (1.5, 2.5, …) the completion
+    # comes before the arrival due at that instant (scheduled earlier: §3, Ties), so that arrival is not yet
+    # a candidate. By `waited` (least first: the newest): at 1.5 s1 alone; at 2.5 s2 (1) or s3 (0.5): s3; at
+    # 3.5 s2 (2), s4 (1), s5 (0.5): s5; at 4.5 s4; at 5.5 s2.
+    ("waited", [0, 1, 3, 5, 4, 2]),
+    # -waited: the longest waiting first, first come first served
+    ("-waited", [0, 1, 2, 3, 4, 5]),
+    # prio = 7 serial mod 5: 0, 2, 4, 1, 3, 0. At 2.5 s2 (4), s3 (1): s3; at 3.5 s2, s4 (3), s5 (0): s5;
+    # then s4, s2 (the same order as by waited here)
+    ("prio", [0, 1, 3, 5, 4, 2]),
+    # a second key decides only ties of the first: none here
+    ("prio, -waited", [0, 1, 3, 5, 4, 2]),
+])
+def test_queue_by_keys_read_again_at_every_admission(monkeypatch, keys, order):
+    """§3, Waiting selection: "queue by (k1, …) reevaluates pure keys for every waiting hold before each
+    admission attempt. waited is elapsed simulation seconds since that hold entered the queue"; a
+    cap-only pool of the fast tier."""
+    r, obs = run(QUEUE_BY.replace("KEYS", keys), monkeypatch)
+    assert sorted((t, s) for s, t, _v in obs["a"]) == [(0.5 + k, s) for k, s in enumerate(order)]
+    assert report_json(r)["end"] == 6.5
