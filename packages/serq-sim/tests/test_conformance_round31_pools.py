@@ -283,8 +283,9 @@ run { horizon 100; arrivals 6; }
     # prio = 7 serial mod 5: 0, 2, 4, 1, 3, 0. At 2.5 s2 (4), s3 (1): s3; at 3.5 s2, s4 (3), s5 (0): s5;
     # then s4, s2 (the same order as by waited here)
     ("prio", [0, 1, 3, 5, 4, 2]),
-    # a second key decides only ties of the first: none here
-    ("prio, -waited", [0, 1, 3, 5, 4, 2]),
+    # a second key decides ties of the first: serial mod 2 is 0 for s0, s2, s4. At 2.5 s2 (0) before s3;
+    # at 3.5 s4 (0); at 4.5 s3 and s5 tie at 1 and the least waited, s5 (1.5 against 2.5), goes first
+    ("serial % 2, waited", [0, 1, 2, 4, 5, 3]),
 ])
 def test_queue_by_keys_read_again_at_every_admission(monkeypatch, keys, order):
     """§3, Waiting selection: "queue by (k1, …) reevaluates pure keys for every waiting hold before each
