@@ -285,6 +285,9 @@ class SDrop(Node):
 class SRelease(Node):
     ref: Var
     pos: Pos
+    #: what the program wrote: ``release``, or the ``transfer … from`` (a queue call's ``from``) that gives
+    #: the KV's source back (a message names it)
+    verb: str = "release"
     REFS = ("ref",)
 
 

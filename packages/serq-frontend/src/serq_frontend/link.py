@@ -110,6 +110,22 @@ def number(v: float) -> ir.Number:
     return float(v)
 
 
+def _written_ref(v: A.Var) -> str:
+    """A pool reference as the program wrote it, for a message: each part with its index when that is a
+    number or a name (`pkv[i]`, `D.kv[0]`), `[…]` for any other expression."""
+    parts = []
+    for name, ix in v.parts:
+        if ix is None:
+            parts.append(name)
+        elif type(ix) is A.Num:
+            parts.append(f"{name}[{fmt_num(ix.value)}]")
+        elif type(ix) is A.Var and ix.simple is not None:
+            parts.append(f"{name}[{ix.simple}]")
+        else:
+            parts.append(f"{name}[…]")
+    return ".".join(parts)
+
+
 def _num_value(n: ir.Num) -> float:
     v = n.value
     if v == "inf":
@@ -169,6 +185,10 @@ class Linker:
         #: where each pool says how to preempt (a `preempt` other than `none`): a pool no hold grows is told
         #: that it never applies (:meth:`ungrown_preempts`)
         self.preempt_at: dict[str, Pos] = {}
+        #: the pools the program's holds lease, and each `release` (a transfer's included) that stands in no
+        #: hold of its pool, with that pool: one no hold leases either is told (:meth:`unleased_releases`)
+        self.leased: list[ir.PoolRef] = []
+        self.loose_releases: list[tuple[A.SRelease, ir.PoolRef]] = []
         #: the step-stage family whose own expressions (budget, chunk, cost, serve keys) are being linked:
         #: there a family of its size named without an index is the member paired with the stage's member
         self.own: Family | None = None
@@ -836,7 +856,10 @@ class Linker:
         if t is A.SDrop:
             return ir.Drop(pool=self.ref(s.ref, "pool", SESSION), span=sp)
         if t is A.SRelease:
-            return ir.Release(pool=self.ref(s.ref, "pool", SESSION), span=sp)
+            r = self.ref(s.ref, "pool", SESSION)
+            if rules.unheld(self.held, r):
+                self.loose_releases.append((s, r))
+            return ir.Release(pool=r, span=sp)
         if t is A.SLoad:
             return ir.Load(pool=self.held_ref(s.ref, s.verb), amount=self.amount(s.amount, f"load {s.ref.dotted}"), span=sp)
         if t is A.SRun:
@@ -929,6 +952,7 @@ class Linker:
                 ix = lease.pool.index
                 name = s.lease.dotted if ix is None else f"{s.lease.dotted}[{_num_value(ix):g}]"
                 raise self.error(s.lease.pos, rules.lease_unheld_message(name))
+            self.leased.append(lease.pool)
         return ir.Hold(pools=pools, body=body, reuse=reuse, cache=cache, lease=lease, span=span(s.pos))
 
     def run(self, s: A.SRun) -> ir.Run:
@@ -1147,6 +1171,7 @@ class Linker:
             trace = ir.Trace(path=w.arg, ordered=bool(w.extra), span=span(w.pos))
         workload_ir = ir.Workload(arrive=arrive, trace=trace, init=ir_init, turn=ir_turn)
         self.ungrown_preempts(pools, (ir_init, ir_turn, ir_session))
+        self.unleased_releases()
         # gauges
         gauge_ir = []
         gauge_names: set[str] = set()
@@ -1205,6 +1230,33 @@ class Linker:
             self.ctx.reporter.warn(at, f"pool `{p.name}` says how to preempt, and nothing grows it (no `grow`, "
                                    f"`load` or run `growing {p.name}`): a pool preempts only when a hold grows "
                                    f"past its room, so this never applies{where}")
+
+    def unleased_releases(self) -> None:
+        """A warning at each `release P` (a `transfer … from P`'s included) that stands in no hold of P when
+        no hold of the program leases P: a release outside a hold on P ends the session's lease of it, and "a
+        session that holds and leases nothing on m releases nothing" (language.txt §3), so such a release
+        never gives anything back. A P/D program whose prefill hold had no `lease` ran its transfer silently:
+        the prefill's KV went back to the cache at the hold's end, evictable before the read, and the read
+        counted its tokens at the decoder all the same. Once for each place in the source."""
+        seen = set()
+        for s, r in self.loose_releases:
+            at = s.ref.pos
+            key = (at.file, at.line, at.col)
+            if key in seen or not rules.names_none(self.leased, r):
+                continue
+            seen.add(key)
+            fam, ref = s.ref.dotted, _written_ref(s.ref)
+            if s.verb == "release":
+                text = (f"`release {ref}` gives nothing back: it stands in no hold of `{fam}`, and no hold of "
+                        f"the program leases `{fam}`, so the session holds nothing there when it runs (a release "
+                        f"outside a hold ends the lease a hold took, `hold {ref} (…) {{ … }} lease {ref} (t)`)")
+            else:
+                text = (f"`{s.verb} {ref}` reads KV the session no longer holds: it stands in no hold of "
+                        f"`{fam}`, and no hold of the program leases `{fam}`, so the hold that computed the KV "
+                        "gave it back at its end, to the cache, where it may be evicted before the read, and the "
+                        f"transfer's release ends nothing; keep the KV for the read: `lease {ref} (inf)` after "
+                        "that hold's block")
+            self.ctx.reporter.warn(at, text)
 
     def seed(self, value: Any) -> int:
         """The run block's seed, a whole number from 0 to 2**64 - 1, exactly as written. The language's

@@ -902,7 +902,7 @@ class QueueRewriter:
             if problem is not None:
                 raise ctx.error(c.to.pos, problem)
             out.append(A.SLoad(c.to, c.to_amount, c.pos, "transfer … to"))
-            out.append(A.SRelease(src, c.pos))
+            out.append(A.SRelease(src, c.pos, "transfer … from"))
         return out
 
     def source(self, c: A.SQCall) -> A.Var:

@@ -169,7 +169,7 @@ class Serving:
                 raise self.ctx.error(s.dst.pos, problem)
             stages = self.stages(s)
             return [A.SRun(stages, "plain", s.work, s.pos), A.SLoad(s.dst, s.amount, s.pos, "transfer … to"),
-                    A.SRelease(s.src, s.pos)]
+                    A.SRelease(s.src, s.pos, "transfer … from")]
         return None
 
 
