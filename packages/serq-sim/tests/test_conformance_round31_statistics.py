@@ -119,3 +119,18 @@ def test_a_gauge_of_constants_and_observables(monkeypatch):
     r, _obs = run(src, monkeypatch)
     g = report_json(r)["gauges"]["g"]
     assert (g["mean"], g["min"], g["max"]) == (3.25, 2.0, 5.0)
+
+
+def test_a_gauge_reads_after_the_instants_iteration_is_planned(monkeypatch):
+    """A gauge reads "the state the instant's last event leaves", the step stage's planning (and its
+    admissions) included. s0 is admitted by E's iteration at 0 (prefill 6, budget 4: [0, 1], then 2); s1
+    queues at 0.5 and is admitted by the iteration at 1 with the 2 tokens left, and prefills its last 4 over
+    [2, 3]. holders(reqs): 1 on [0, 1] (read after the planning at 0, not 0), 2 on [1, 2], 1 on [2, 3]: 4
+    over 10; queued(reqs): 1 on [0.5, 1]: 0.05."""
+    src = ("pool reqs { cap 4; admit via E; }\nstage E : step { budget 4; cost 1; }\nstage d : delay;\n"
+           "workload { arrive batch(2); }\nsession { run d (serial * 0.5); hold reqs (1) { run E prefill (6); } }\n"
+           "gauge h = holders(reqs);\ngauge q = queued(reqs);\nrun { horizon 10; }\n")
+    r, _obs = run(src, monkeypatch)
+    g = report_json(r)["gauges"]
+    assert (g["h"]["mean"], g["h"]["min"], g["h"]["max"]) == (0.4, 0.0, 2.0)
+    assert (g["q"]["mean"], g["q"]["max"]) == (0.05, 1.0)
