@@ -373,12 +373,21 @@ class Parser:
             state = ip.parser_state
             stack = state.state_stack
             token = None
+            size = len(text)
             for token in ip.lexer_thread.lex(state):
-                if len(token) > MAX_NAME and token.type in ("NAME", "EXT_NAME"):
-                    # (a plugin's name is what follows its `@`: `@` and 256 characters is a name of 256)
-                    name = str(token) if token.type == "NAME" else str(token)[1:]
-                    if len(name) > MAX_NAME:
-                        raise reporter.error(Pos(file, token.line or 0, token.column or 0), long_name(name))
+                if token.type in _WORDS:
+                    if len(token) > MAX_NAME and token.type in ("NAME", "EXT_NAME"):
+                        # (a plugin's name is what follows its `@`: `@` and 256 characters is a name of 256)
+                        name = str(token) if token.type == "NAME" else str(token)[1:]
+                        if len(name) > MAX_NAME:
+                            raise reporter.error(Pos(file, token.line or 0, token.column or 0), long_name(name))
+                elif (token.end_pos < size and _word_char(text[token.end_pos]) and token
+                      and _word_char(token[-1])):
+                    # a keyword run on into a letter, a digit or `_`: where the grammar takes no name, lark's
+                    # lexer matched the keyword alone and went on (`horizon10;` was `horizon 10;`, `cap8;` and
+                    # `capN;` `cap 8;` and `cap N;`, `cost0.01` `cost 0.01`, which serq fmt then spaced as the
+                    # word `cost0` and `.01`, a program that no longer parsed): a word is read whole
+                    raise reporter.error(Pos(file, token.line or 0, token.column or 0), _run_on(text, token, self))
                 state.feed_token(token)
                 if len(stack) > MAX_STACK:
                     from . import MAX_NESTING, _nesting_hint
@@ -438,6 +447,25 @@ class Parser:
             words = self._keywords = sorted({t.pattern.value for t in self.lark.terminals
                                              if t.pattern.type == "str" and t.pattern.value.isalpha()})
         return words
+
+
+#: the terminals that are a name (whatever follows them is another token) or a literal: any other terminal that
+#: is a word is a keyword, read whole (:meth:`Parser.parse`)
+_WORDS = frozenset({"NAME", "EXT_NAME", "NUMBER", "STRING"})
+
+
+def _run_on(text: str, token: Token, grammar: Parser) -> str:
+    """The error of a keyword ``token`` the text runs on after, into a word: the whole word; run on into a
+    number, the keyword and the number apart, else the closest of the grammar's words (`fifoo`, `capN`: a
+    misspelt word, as the syntax error of a split word has it)."""
+    end = token.end_pos
+    while end < len(text) and _word_char(text[end]):
+        end += 1
+    word, rest = text[token.start_pos:end], text[token.end_pos:end]
+    if not rest[0].isdigit():
+        return f"unexpected {_quoted(word)}" + did_you_mean(word, grammar.keywords())
+    return (f"unexpected {_quoted(word)}: the word `{token}` runs on into {_quoted(rest)}, and a word is read "
+            f"whole (a space between them: {_quoted(f'{token} {rest}')})")
 
 
 def long_name(name: str) -> str:
