@@ -442,7 +442,9 @@ def build_report(sim) -> Report:
         table = metric_table(records)
         if table is not None:
             gaps = getattr(sim, "token_gaps", None)  # the step stages' output tokens (step/tokens.py)
-            requests = request_metrics(table, span, gaps.stats() if gaps is not None else None)
+            # the measured window: a run stopped before the warm-up's end (a bound, Ctrl-C) measured nothing, a
+            # window of 0 (its rates NaN), not of the negative span end - warmup (`completed 0 over -35.5 s`)
+            requests = request_metrics(table, max(span, 0.0), gaps.stats() if gaps is not None else None)
     from . import notes as warn
 
     notes += warn.no_sessions(p.workload)
