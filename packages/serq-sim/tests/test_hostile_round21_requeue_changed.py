@@ -77,4 +77,4 @@ def test_a_requeue_turned_to_no_place_is_refused_at_the_preemption():
         run("middle")
     assert str(e.value).partition("\n")[0] == (
         f"error: plugin '{Plugin.__module__}.Plugin' failed in its preemption policy 'turning' (pool a): requeue is "
-        "'middle', not 'head' or 'tail', at a preemption (at t=2)")
+        "'middle', not 'head' or 'tail', at a preemption (at t=2, session 0)")

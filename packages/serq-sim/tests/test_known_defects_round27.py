@@ -222,7 +222,7 @@ def test_a_completion_asked_wrongly_names_the_stage_its_place_and_the_time_as_we
     lines = plugged("job_done", first="s")
     assert lines[0].startswith(HEAD + "failed in Kind._done during the run: ContractError: sim.job_done(s, job): "
                                "the job of session 0 is not its session's current run (completed twice"), lines
-    assert lines[0].endswith(" (at t=1)") and lines[1:] == [HINT, *STAGE_NOTE], lines
+    assert lines[0].endswith(" (at t=1, session 0)") and lines[1:] == [HINT, *STAGE_NOTE], lines
 
 
 # 5. with no warm-up, a step stage whose one iteration outlasts the run counts it (planned after the warm-up)

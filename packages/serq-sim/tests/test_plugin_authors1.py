@@ -131,7 +131,7 @@ def test_an_attach_that_leaves_job_stage_unset_is_named(install):
     assert _failure(install(source), PREEMPTED) == [
         "error: plugin 'acme' (from serq-acme 0.3.0) failed in its stage s: attach(job) left job.stage None, "
         "not the stage itself: a kind sets job.stage = self in attach (the engine detaches a preempted or ended "
-        "session's job through it) (at t=0)", HINT, "<source>:3:1: note: stage s is declared here"]
+        "session's job through it) (at t=0, session 0)", HINT, "<source>:3:1: note: stage s is declared here"]
 
 
 def test_an_attach_that_completes_the_job_at_once_is_no_fault(install):
@@ -600,14 +600,15 @@ class Swapped(Kind):
         job.stage = None
         self.sim.job_done(job, self)
 ''' + REGISTER.format(factory="Swapped")
-    [first, hint] = _failure(install(source), "stage s : @k;\nworkload { arrive batch(1); }\n"
-                                              "session { run s (1); }\nrun { horizon 10; }\n")
+    [first, hint, note] = _failure(install(source), "stage s : @k;\nworkload { arrive batch(1); }\n"
+                                                    "session { run s (1); }\nrun { horizon 10; }\n")
     assert first.startswith("error: plugin 'acme' (from serq-acme 0.3.0) failed in Swapped._done during the run: "
                             "ContractError: sim.job_done(stage, job) was given an object of type Swapped for its "
                             "job, not a serq_sim.stages.Job: the stage and the job swapped at "), first
     line = source.splitlines().index("        self.sim.job_done(job, self)") + 1  # the plugin's call
-    # (no stage noted: what it gave for the stage is the job)
-    assert first.endswith(f"acme1_sim.py:{line} (at t=1)") and hint == HINT, first
+    # what it gave for the stage is the job; the stage whose method asked is found on the traceback (round 30)
+    assert first.endswith(f"acme1_sim.py:{line} (at t=1, session 0)") and hint == HINT, first
+    assert note == "<source>:1:1: note: stage s is declared here"
 
 
 def test_sessions_a_plugins_kind_never_completes_are_told_at_its_stage(install):

@@ -455,9 +455,11 @@ run { horizon 100; }
 
 HINT = "(run without it: SERQ_DISABLED_PLUGINS=acme, or uninstall serq-acme)"
 
-#: the note of the declaration a failure at a program's pool or stage ends with (a share policy's has none)
+#: the note of the declaration a failure at a program's pool or stage ends with (a share policy's, since round
+#: 30, at the program's `share`)
 DECLARED = {EVICT: ["<source>:1:1: note: pool p is declared here"],
-            PREEMPT: ["<source>:1:1: note: pool a is declared here"], SHARE: []}
+            PREEMPT: ["<source>:1:1: note: pool a is declared here"],
+            SHARE: ["<source>:3:1: note: share bshare is declared here"]}
 
 
 @pytest.mark.parametrize(("program", "mode", "refused"), [
@@ -469,12 +471,12 @@ DECLARED = {EVICT: ["<source>:1:1: note: pool p is declared here"],
     # a preemption policy's victim is a session: a number of numpy's or NaN is none, nor a generator of them
     (PREEMPT, "numpy", "failed in its preemption policy 'bvictim' (pool a): victim(pool, grower) returned an object "
                        "of type int64, which is not one of the candidates (sim.preempt_candidates(pool)), the "
-                       "grower, or None (at t=2)"),
+                       "grower, or None (at t=2, session 2)"),
     (PREEMPT, "nan", "failed in its preemption policy 'bvictim' (pool a): victim(pool, grower) returned nan, which "
-                     "is not one of the candidates (sim.preempt_candidates(pool)), the grower, or None (at t=2)"),
+                     "is not one of the candidates (sim.preempt_candidates(pool)), the grower, or None (at t=2, session 2)"),
     (PREEMPT, "generator", "failed in its preemption policy 'bvictim' (pool a): victim(pool, grower) returned an "
                            "object of type generator, which is not one of the candidates "
-                           "(sim.preempt_candidates(pool)), the grower, or None (at t=2)"),
+                           "(sim.preempt_candidates(pool)), the grower, or None (at t=2, session 2)"),
     # a share policy's rates: a numpy array of float32 is numbers; a NaN is no rate; a generator no list
     (SHARE, "numpy", None),
     (SHARE, "nan", "failed in its share policy 'bshare': it returned the rate nan: a rate is a number at least 0 "
@@ -533,7 +535,7 @@ run { horizon 100; }
              "first (self.present -= 1; job.stage = None; sim.job_done(self, job)) at "),
     # at 1 session 1's grow preempts session 0 (the first admitted), whose job of 10 leaves s: present 1, no job
     ("detach", "failed in its stage s: its count present is 1 once detach(job) returned, with 0 job(s) at the "
-               "stage: detach(job) counts the job out of present (self.present -= 1) (at t=1)"),
+               "stage: detach(job) counts the job out of present (self.present -= 1) (at t=1, session 0)"),
 ])
 def test_a_kind_that_does_not_count_its_jobs_out_of_present(pm, case, why):
     """present is how many jobs the stage holds: the report's present (and utilisation by Little's law), and
@@ -548,7 +550,7 @@ def test_a_kind_that_does_not_count_its_jobs_out_of_present(pm, case, why):
     if case == "done":  # at the plugin's call
         lines = KINDS.splitlines()
         call = lines.index("        self.sim.job_done(self, job)", lines.index("class Uncounted(Forever):")) + 1
-        assert first.endswith(f"acme2_kinds.py:{call} (at t=0.5)"), first
+        assert first.endswith(f"acme2_kinds.py:{call} (at t=0.5, session 1)"), first
 
 
 ASYNC = '''from serq import hookimpl

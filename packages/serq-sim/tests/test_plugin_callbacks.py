@@ -84,4 +84,4 @@ def test_a_callback_the_engine_cannot_call_is_the_plugins_mistake_at_its_line(ca
     first = str(e.value).splitlines()[0]
     assert "failed in Later.attach during the run: ContractError: sim.at(1.0, …): the callback " in first, first
     assert why in first, first
-    assert first.endswith(f"at {HERE}:{_line(line)} (at t=0)"), first
+    assert first.endswith(f"at {HERE}:{_line(line)} (at t=0, session 0)"), first

@@ -225,7 +225,7 @@ def test_a_preemption_policy_that_breaks_its_contract(case, what):
     assert what in head
     if "victim" in case:
         assert "failed in its preemption policy 'victims' (pool a): victim(pool, grower) " in head
-        assert head.endswith("(sim.preempt_candidates(pool)), the grower, or None (at t=2)")
+        assert head.endswith("(sim.preempt_candidates(pool)), the grower, or None (at t=2, session 0)")
 
 
 def test_a_victim_that_holds_nothing_of_the_pool_is_refused():

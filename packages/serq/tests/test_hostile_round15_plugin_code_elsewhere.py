@@ -89,4 +89,6 @@ def test_a_policy_class_from_another_module_that_raises_is_the_plugins_failure(s
         serq_sim.run(program, pm=pm)
     first = str(e.value).splitlines()[0]
     assert first.startswith(f"error: plugin '{__name__}.{plugin.__name__}' failed in Broken.key"), first
-    assert first.endswith(f"RuntimeError: key went wrong at {site / 'r15_policies.py'}:6"), first
+    # (since round 30 with the time, and the pool's declaration after the message)
+    assert first.endswith(f"RuntimeError: key went wrong at {site / 'r15_policies.py'}:6 (at t=1)"), first
+    assert str(e.value).splitlines()[2] == "<source>:1:1: note: pool kv is declared here"

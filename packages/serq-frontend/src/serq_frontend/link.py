@@ -1203,7 +1203,9 @@ class Linker:
         records = [ir.RecordDecl(name=n, columns=cols) for n, (_, cols) in self.records.items()]
         return ir.Program(version=ir.IR_VERSION, attributes=self.attributes, constants=constants,
                           observes=observes, records=records, gauges=gauge_ir, pools=pools, stages=stages, workload=workload_ir,
-                          session=ir_session, share=share, run=run, source=self.source)
+                          session=ir_session, share=share,
+                          share_span=span(share_item.pos) if share_item is not None else None, run=run,
+                          source=self.source)
 
     def ungrown_preempts(self, pools: list[ir.Pool], blocks: tuple[list, ...]) -> None:
         """A warning at the `preempt` of each pool that no statement grows (no `grow`, `load` or run `growing`

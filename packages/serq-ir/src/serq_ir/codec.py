@@ -589,9 +589,13 @@ def _keys_once(data: bytes, name: str) -> None:
         pass
 
 
+#: the keys of the IR that hold a source span: every node's ``span``, and the program's ``share_span``
+_SPAN_KEYS = frozenset(("span", "share_span"))
+
+
 def _strip(obj: Any) -> Any:
     if isinstance(obj, dict):
-        return {k: _strip(v) for k, v in obj.items() if k != "span"}
+        return {k: _strip(v) for k, v in obj.items() if k not in _SPAN_KEYS}
     if isinstance(obj, list):
         return [_strip(v) for v in obj]
     return obj

@@ -26,7 +26,8 @@ import msgspec
 #: The IR version this package reads and writes. Another version is refused on load.
 #: 2: an observe declaration may be ``instant`` (its value is ``now`` at every site); a program may
 #: declare tables of records (``records``, the statement ``Record``). Optional data about the source
-#: added since (the arrival forms' spans, the run block's, a span's uses: :class:`ExpandedSpan`) keeps
+#: added since (the arrival forms' spans, the run block's, a span's uses: :class:`ExpandedSpan`, the
+#: ``share``'s, ``Program.share_span``) keeps
 #: version 2: an IR file written before reads as it did, and equivalence is judged without spans.
 IR_VERSION = 2
 
@@ -674,6 +675,10 @@ class Program(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=T
     workload: Workload = Workload()
     session: list[Stmt] = []
     share: str | None = None
+    #: where ``share NAME;`` is written (optional data about the source, as every span: a program without a
+    #: ``share`` has none, and an IR file written before it reads as it did), where a share policy's failure
+    #: in the run points
+    share_span: Span | ExpandedSpan | None = None
     run: RunSettings = RunSettings()
     source: FileName | None = None
 

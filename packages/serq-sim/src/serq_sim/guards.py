@@ -80,8 +80,32 @@ def failure(registry: Any, name: str, what: str, reason: str, sim: Any = None, s
     hand, and named no place); and with the trace row ``session`` replays, when it is the session of the job or
     the growth at hand (serq_sim.errors.replay_text, the note of every run-time error of a trace session)."""
     if sim is not None:
-        reason = f"{reason} (at t={show_number(sim.now)})"
-    return PluginError(registry.plugin_message(name, what, reason) + declared(at) + _replayed(sim, session))
+        reason = f"{reason} ({_when(sim, session)})"
+    note = declared_share(sim) if at is SHARE else declared(at)
+    return PluginError(registry.plugin_message(name, what, reason) + note + _replayed(sim, session))
+
+
+#: what a share policy's failure concerns (:func:`failure`'s ``at``): the program's ``share NAME;``
+SHARE = object()
+
+
+def _when(sim: Any, session: Any = None) -> str:
+    """``at t=T``, and ``, session N`` when the failure is at a session's job or growth (``session``)."""
+    serial = getattr(session, "serial", None)
+    return f"at t={show_number(sim.now)}" + (f", session {serial}" if isinstance(serial, int) else "")
+
+
+def declared_share(sim: Any) -> str:
+    """``\nFILE:LINE:COL: note: share NAME is declared here``, the source line and a caret: where the program
+    of ``sim`` names its share policy (``Program.share_span``); nothing without one (an IR written without
+    spans, or before the span was written)."""
+    program = getattr(sim, "program", None)
+    span = getattr(program, "share_span", None)
+    if span is None:
+        return ""
+    from serq.errors import located
+
+    return "\n" + located(span, f"share {program.share} is declared here", getattr(sim, "source", None), kind="note")
 
 
 def _label(node: Any, index: int) -> str:
@@ -135,6 +159,12 @@ def noted_session(e: BaseException, sim: Any) -> str:
     """The trace row note of the session :func:`session_of` noted on ``e``, else of the session whose job the
     plugin's innermost function on ``e``'s traceback was given (an argument that is a job: ``attach(job)``,
     an event's ``callback(job)``, which raised), or nothing."""
+    return _replayed(sim, _session_at(e))
+
+
+def _session_at(e: BaseException) -> Any:
+    """The session :func:`noted_session` notes: the one :func:`session_of` noted on ``e``, else the owner of a
+    job the plugin's innermost function on ``e``'s traceback was given, else None."""
     session = getattr(e, "serq_session", None)
     if session is None:
         from .stages import Job
@@ -150,7 +180,7 @@ def noted_session(e: BaseException, sim: Any) -> str:
                         session = v.owner  # (the innermost such frame's, the one that raised last)
                         break
             tb = tb.tb_next
-    return _replayed(sim, session)
+    return session
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -615,19 +645,20 @@ def guard_share(policy: Any, registry: Any, name: str, sim: Any) -> Any:
         return policy
 
     def checked_share(flows, caps):
-        rates = policy(flows, caps)
+        rates = policy(flows, caps)  # (an exception here is named at the `share`: _subject)
         if getattr(rates, "ndim", None) == 1 and callable(getattr(rates, "tolist", None)):
             rates = rates.tolist()  # a numpy array of rates: its numbers as Python's
         if not isinstance(rates, (list, tuple)) or len(rates) != len(flows):
             n = len(rates) if isinstance(rates, (list, tuple)) else None
             got = _shown(rates) if n is None else f"{n} rate(s)"
             raise failure(registry, name, f"failed in its share policy {name!r}",
-                          f"it returned {got} for {len(flows)} flow(s): one rate per flow", sim)
+                          f"it returned {got} for {len(flows)} flow(s): one rate per flow", sim, at=SHARE)
         plain = True
         for r in rates:
             if not _number(r) or not r >= 0:
                 raise failure(registry, name, f"failed in its share policy {name!r}",
-                              f"it returned the rate {_shown(r)}: a rate is a number at least 0 (or inf)", sim)
+                              f"it returned the rate {_shown(r)}: a rate is a number at least 0 (or inf)", sim,
+                              at=SHARE)
             if type(r) is not float:
                 plain = False
         # the flows at a stage carry no more than its capacity (language.txt: a stage's utilisation is "the
@@ -646,12 +677,19 @@ def guard_share(policy: Any, registry: Any, name: str, sim: Any) -> Any:
                 raise failure(registry, name, f"failed in its share policy {name!r}",
                               f"its rates at stage {_flow_stage(sim, k)} add up to {shown}, above "
                               f"the stage's capacity {show_number(cap)}: the flows at a stage carry at most its "
-                              "capacity", sim)
+                              "capacity", sim, at=SHARE)
         # numpy's float64 (a float) or an int: taken as Python's float, which the report encodes (a float64
         # rate reached the report's figures, and --json failed on it with a TypeError)
         return rates if plain else [float(r) for r in rates]
 
+    global _CHECKED_SHARE_CODE
+    _CHECKED_SHARE_CODE = checked_share.__code__
     return checked_share
+
+
+#: the code of :func:`guard_share`'s wrapper (the same for every policy), whose frame on a traceback is a share
+#: policy's call (:func:`_subject`)
+_CHECKED_SHARE_CODE: Any = None
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -753,13 +791,50 @@ def subject_of(e: BaseException, member: Any) -> None:
 
 def run_failure(message: str, e: BaseException, sim: Any) -> str:
     """``message``, :func:`serq.plugins.plugin_failure`'s of ``e`` raised in a plugin's code in the run, as
-    :func:`failure` says a contract's breach: a :class:`ContractError`'s first line ends with the simulated time
-    (after the plugin's line); then the declaration of the stage it concerns (:func:`subject_of`) and the trace
-    row of the session whose job it was (:func:`noted_session`), each noted when known."""
-    if isinstance(e, ContractError) and sim is not None:
-        head, nl, rest = message.partition("\n")
-        message = f"{head} (at t={show_number(sim.now)}){nl}{rest}"
-    return message + declared(getattr(e, "serq_subject", None)) + noted_session(e, sim)
+    :func:`failure` says a contract's breach: its first line ends with the simulated time (after the plugin's
+    line) and the session whose job or growth it was, when there is one (:func:`_session_at`); then the
+    declaration of what named the plugin (:func:`_subject`: the stage of its stage kind, the pool of its
+    eviction order or preemption policy, the program's ``share``) and the trace row of that session, each
+    noted when known. A ``ValueError`` raised in a plugin's stage kind named neither the time nor the stage
+    (``failed in Boom.attach during the run: RuntimeError: … at FILE:LINE`` alone); a contract's breach, the
+    time alone. ``sim`` is None for a failure while the run is built (its factories'), which has no time."""
+    if sim is None:
+        return message
+    session = _session_at(e)
+    head, nl, rest = message.partition("\n")
+    message = f"{head} ({_when(sim, session)}){nl}{rest}"
+    subject = _subject(e, sim)
+    note = declared_share(sim) if subject is SHARE else declared(subject)
+    return message + note + _replayed(sim, session)
+
+
+def _subject(e: BaseException, sim: Any) -> Any:
+    """What the plugin's failure ``e`` in the run of ``sim`` concerns, for its note: the member
+    :func:`subject_of` noted on ``e``; else, on ``e``'s traceback from its innermost frame out, the first
+    frame of a third party's share policy's call (:data:`SHARE`), or of a method of a stage kind, an eviction
+    order or a preemption policy of this run (``self``; an order's or a policy's pool); else None."""
+    noted = getattr(e, "serq_subject", None)
+    if noted is not None:
+        return noted
+    from .policies import EvictionOrder, PreemptionPolicy
+    from .stages import StageKind
+
+    frames = []
+    tb = e.__traceback__
+    while tb is not None:
+        frames.append(tb.tb_frame)
+        tb = tb.tb_next
+    for frame in reversed(frames):
+        if frame.f_code is _CHECKED_SHARE_CODE:
+            return SHARE
+        if not frame.f_code.co_argcount:
+            continue
+        me = frame.f_locals.get(frame.f_code.co_varnames[0])
+        if isinstance(me, StageKind) and getattr(me, "sim", None) is sim:
+            return me
+        if isinstance(me, (EvictionOrder, PreemptionPolicy)) and getattr(me, "sim", None) is sim:
+            return getattr(me, "pool", None)
+    return None
 
 
 def guard_engine(sim: Any) -> None:
