@@ -643,8 +643,16 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
                      "has a name of its own")
             space[decl.name] = at
     _member_labels(program, fail)
+    # a constant's name is the knob's a sweep sets and finds by (`serq sweep --find --over NAME`, `--set`): a
+    # second constant of one name was taken, and which of the two a tool read was the first it met
+    constants: dict[str, str] = {}
     for i, const in enumerate(program.constants):
-        _printable(const.name, f"$.constants[{i}][0]", fail)
+        at = f"$.constants[{i}][0]"
+        _printable(const.name, at, fail)
+        if const.name in constants:
+            fail(at, f"the name {_q(const.name)} is given twice (first at {constants[const.name]}); every constant "
+                 "has a name of its own")
+        constants[const.name] = at
     seen_tables: set[str] = set()
     for i, rec in enumerate(program.records):
         _printable(rec.name, f"$.records[{i}].name", fail)
