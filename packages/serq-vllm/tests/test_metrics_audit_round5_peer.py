@@ -18,6 +18,9 @@ times the expected figures are computed in plain Python, as docs/language.md def
   preemption's recompute, a token of a request not served in the iteration before) first, ascending, then the
   gaps of an iteration's length, the order ``serq_sim.step.tokens.TokenGaps.iteration`` keeps (docs/language.md);
 * hit rate ``sum(hit at the first admission) / sum(prompt)``; preemptions per request (``runs - 1``) and in all.
+* the pool table's time averages over [warm-up, end], vLLM's gauges: the requests running (``reqs``' holders)
+  and waiting (its queue), the KV blocks held (``kv``'s used) and cached by no running request (its cached),
+  from the peer's levels between its plannings and iteration ends.
 
 The engine is bench/vllm_preset.sq (the A100 step cost) with 300 blocks of 16 tokens and a chunk cap of 96, so
 requests are chunked, preempted and recomputed (one of them more than once), some have one output token, and
@@ -53,15 +56,37 @@ peer = _load_peer()
 
 
 class TokenTimes(peer.Engine):
-    """The peer engine, noting every output token's time per request and the gaps as serQ orders them."""
+    """The peer engine, noting every output token's time per request and the gaps as serQ orders them, and the
+    levels vLLM's gauges read: the requests running and waiting, the KV blocks held and cached."""
 
     def __init__(self, *a, **k):
         super().__init__(*a, **k)
         self.tokens: dict[int, list[float]] = {}
         self.gaps: list[tuple[float, float]] = []  # (the request's send time, the gap), in serQ's order
         self.last_end = None
+        self.levels: list[tuple[float, int, int, int]] = [(0.0, 0, 0, 0)]  # (time, running, held, cached) from then
+        self.waits: list[tuple[float, float]] = []  # (joined the waiting queue, admitted from it)
+        self.requeued: dict[int, float] = {}  # a preempted request's return to the queue
+
+    def plan(self):
+        before = list(self.running)
+        planned = super().plan()
+        now_running = {id(r) for r in self.running}
+        was_running = {id(r) for r in before}
+        self._moves = ([r for r in self.running if id(r) not in was_running],
+                       [r for r in before if id(r) not in now_running])
+        self._planned_levels = (len(self.running), self.used, self.cached)
+        return planned
 
     def finish(self, planned, now, done_cb):
+        # the iteration was planned at its start: its end less its cost (the engine's state is the planning's)
+        start = now - self.iteration_cost(planned)
+        self.levels.append((start, *self._planned_levels))
+        admitted, preempted = self._moves
+        for r in admitted:
+            self.waits.append((self.requeued.pop(r.idx, r.t0), start))
+        for r in preempted:
+            self.requeued[r.idx] = start
         stalled, regular = [], []
         for r, t, _ in planned:
             if r.decoding or r.work == t:  # a decode token, or the prefill completes: a token at `now`
@@ -72,6 +97,16 @@ class TokenTimes(peer.Engine):
         self.gaps += sorted(stalled, key=lambda g: g[1]) + regular
         self.last_end = now
         super().finish(planned, now, done_cb)
+        self.levels.append((now, len(self.running), self.used, self.cached))
+
+    def time_average(self, k, start, end):
+        """The mean over [start, end] of level ``k`` (1 running, 2 blocks held, 3 blocks cached)."""
+        total = 0.0
+        for (t0, *v), (t1, *_) in zip(self.levels, [*self.levels[1:], (end, 0, 0, 0)]):
+            a, b = max(t0, start), min(t1, end)
+            if b > a:
+                total += v[k - 1] * (b - a)
+        return total / (end - start)
 
 
 SETS = {"B": 512.0, "max_seqs": 64.0, "bs": 16.0, "blocks": 300.0, "C": 96.0}
@@ -253,3 +288,30 @@ def test_the_statistics_of_1_2_39_40_41_requests(n, tier, monkeypatch):
     if n == 2:  # p90 of two values: a + (b - a) * 0.9 (numpy's _lerp, t < 0.5 is not the case: b - (b - a) * 0.1)
         a, b = sorted(r.first - r.t0 for r in rows)
         assert req.ttft.p90 == b - (b - a) * (1 - 0.9) and req.ttft.median == (a + b) / 2
+
+
+@pytest.mark.parametrize("case", ["single-turn", "multi-turn"])
+@pytest.mark.parametrize("tier", ["", "general"])
+def test_the_pool_table_s_time_averages_are_vllm_s_gauges_of_the_peer(case, tier, monkeypatch):
+    # docs/vllm.md: vllm:num_requests_running is the request pool's `holders`, vllm:num_requests_waiting its
+    # `queue` (a preempted request waits again), vllm:kv_cache_usage_perc the KV pool's `used` over its cap (the
+    # blocks running requests hold, in tokens), and the blocks cached and held by none are `cached`; each a time
+    # average over [warm-up, end]. From the peer: its levels between plannings and iteration ends (the engine
+    # idle between conversations' turns keeps its cache), and the queue as the sum over requests of their
+    # waits (send or preemption to admission) within the window. The integrals are summed in another order here
+    # than in serQ: within rounding.
+    sessions = _sessions(150, 7, 4.0, multi=False) if case == "single-turn" else _sessions(60, 6, 2.0, multi=True)
+    warmup = 10.0 if case == "single-turn" else 5.0
+    eng, done, reqs = _peer(sessions, math.inf)
+    report = _serq(sessions, tier, monkeypatch, horizon=math.inf, warmup=warmup)
+    end = max(r.done for r in done)
+    pools = {p.name: p for p in report.result.pools}
+    bs = SETS["bs"]
+    assert pools["reqs"].holders == pytest.approx(eng.time_average(1, warmup, end), rel=1e-12)
+    assert pools["kv"].used == pytest.approx(eng.time_average(2, warmup, end) * bs, rel=1e-12)
+    assert pools["kv"].cached == pytest.approx(eng.time_average(3, warmup, end) * bs, rel=1e-12)
+    waited = math.fsum(max(0.0, min(b, end) - max(a, warmup)) for a, b in eng.waits)
+    assert pools["reqs"].queue == pytest.approx(waited / (end - warmup), rel=1e-12)
+    assert pools["reqs"].admissions == sum(1 for _, b in eng.waits if b >= warmup)  # re-admissions too
+    assert pools["kv"].queue == 0  # a request waits in the queue of its first pool, reqs (docs/vllm.md)
+    assert len(eng.waits) > len(reqs) and eng.time_average(3, warmup, end) > 0  # preempted and cached
