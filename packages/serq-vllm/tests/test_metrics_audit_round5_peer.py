@@ -67,6 +67,7 @@ class TokenTimes(peer.Engine):
         self.levels: list[tuple[float, int, int, int]] = [(0.0, 0, 0, 0)]  # (time, running, held, cached) from then
         self.waits: list[tuple[float, float]] = []  # (joined the waiting queue, admitted from it)
         self.requeued: dict[int, float] = {}  # a preempted request's return to the queue
+        self.iterations_run: list[tuple] = []
 
     def plan(self):
         before = list(self.running)
@@ -96,6 +97,9 @@ class TokenTimes(peer.Engine):
                 ts.append(now)
         self.gaps += sorted(stalled, key=lambda g: g[1]) + regular
         self.last_end = now
+        # (start, end, jobs served, tokens, whether each decoded): the engine table's iterations
+        self.iterations_run.append((start, now, len(planned), sum(t for _, t, _ in planned),
+                                    {r.decoding for r, _, _ in planned}))
         super().finish(planned, now, done_cb)
         self.levels.append((now, len(self.running), self.used, self.cached))
 
@@ -315,3 +319,28 @@ def test_the_pool_table_s_time_averages_are_vllm_s_gauges_of_the_peer(case, tier
     assert pools["reqs"].admissions == sum(1 for _, b in eng.waits if b >= warmup)  # re-admissions too
     assert pools["kv"].queue == 0  # a request waits in the queue of its first pool, reqs (docs/vllm.md)
     assert len(eng.waits) > len(reqs) and eng.time_average(3, warmup, end) > 0  # preempted and cached
+
+
+@pytest.mark.parametrize("case", ["single-turn", "multi-turn"])
+def test_the_engine_table_is_the_peer_s_iterations(case, monkeypatch):
+    # docs/simulator.md: over the iterations planned after the warm-up, how many served prefills only, decodes
+    # only or both; the mean jobs served (batch) and tokens an iteration; the tokens over the budget summed over
+    # them; `utilisation` the share of [warm-up, end] an iteration runs; `requests` the requests done after the
+    # warm-up whatever their send time (the requests section's `completed` counts those sent after it)
+    sessions = _sessions(150, 7, 4.0, multi=False) if case == "single-turn" else _sessions(60, 6, 2.0, multi=True)
+    warmup = 10.0 if case == "single-turn" else 5.0
+    eng, done, _ = _peer(sessions, math.inf)
+    report = _serq(sessions, "", monkeypatch, horizon=math.inf, warmup=warmup)
+    end = max(r.done for r in done)
+    st = {s.name: s for s in report.result.stages}["engine"]
+    its = [i for i in eng.iterations_run if i[0] >= warmup]
+    kinds = [i[4] for i in its]
+    assert (st.iterations, st.prefill_only, st.decode_only, st.mixed) == (
+        len(its), kinds.count({False}), kinds.count({True}), kinds.count({False, True}))
+    assert st.batch == sum(i[2] for i in its) / len(its) and st.tokens == sum(i[3] for i in its) / len(its)
+    assert st.token_utilisation == sum(i[3] for i in its) / (SETS["B"] * len(its))
+    busy = math.fsum(min(b, end) - max(a, warmup) for a, b, *_ in eng.iterations_run if b > warmup)
+    assert st.utilisation == pytest.approx(busy / (end - warmup), rel=1e-12)
+    requests = sum(1 for r in done if r.done >= warmup)
+    assert st.requests == requests > report.result.requests.completed
+    assert st.request_throughput == requests / (end - warmup)
