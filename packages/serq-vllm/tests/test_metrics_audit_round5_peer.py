@@ -68,6 +68,8 @@ class TokenTimes(peer.Engine):
         self.waits: list[tuple[float, float]] = []  # (joined the waiting queue, admitted from it)
         self.requeued: dict[int, float] = {}  # a preempted request's return to the queue
         self.iterations_run: list[tuple] = []
+        self.firsts: list = []  # the requests in the order of their first tokens (served order within an end)
+        self.dones: list = []  # the requests in the order they are done
 
     def plan(self):
         before = list(self.running)
@@ -97,10 +99,12 @@ class TokenTimes(peer.Engine):
                 ts.append(now)
         self.gaps += sorted(stalled, key=lambda g: g[1]) + regular
         self.last_end = now
+        firsts = [r for r, t, _ in planned if not r.decoding and r.work == t and r.known == r.prompt]
         # (start, end, jobs served, tokens, whether each decoded): the engine table's iterations
         self.iterations_run.append((start, now, len(planned), sum(t for _, t, _ in planned),
                                     {r.decoding for r, _, _ in planned}))
-        super().finish(planned, now, done_cb)
+        super().finish(planned, now, lambda r: (self.dones.append(r), done_cb(r)))
+        self.firsts += firsts  # (after the requests done here, as serQ's sessions go on: none has both)
         self.levels.append((now, len(self.running), self.used, self.cached))
 
     def time_average(self, k, start, end):
@@ -344,3 +348,37 @@ def test_the_engine_table_is_the_peer_s_iterations(case, monkeypatch):
     requests = sum(1 for r in done if r.done >= warmup)
     assert st.requests == requests > report.result.requests.completed
     assert st.request_throughput == requests / (end - warmup)
+
+
+def _nearest_rank(x, q):
+    """docs/simulator.md, Statistics: an observe's q-quantile is the ceil(q n)-th smallest sample."""
+    x = sorted(x)
+    return x[min(max(math.ceil(q * len(x)), 1), len(x)) - 1]
+
+
+@pytest.mark.parametrize("case", ["single-turn", "multi-turn"])
+def test_lib_vllm_s_observes_are_the_peer_s_samples(case, monkeypatch):
+    # lib/vllm.sq observes ttft at a request's first token, response (e2e) and preempted (runs - 1) when it is
+    # done; an observe keeps the samples taken after the warm-up (by the time taken, not the send time: a request
+    # sent before it counts) in the order taken; count, mean, 20-batch CI, cv2 (sample variance / mean^2) and
+    # nearest-rank p50 ... p99 (NaN below 40 samples). The multi-turn run stops at its horizon: a request in
+    # flight has its ttft sample and no response.
+    sessions = _sessions(150, 7, 4.0, multi=False) if case == "single-turn" else _sessions(60, 6, 2.0, multi=True)
+    warmup, horizon = (10.0, math.inf) if case == "single-turn" else (5.0, 30.0)
+    eng, _, _ = _peer(sessions, horizon)
+    report = _serq(sessions, "", monkeypatch, horizon=horizon, warmup=warmup)
+    got = report.result.observes
+    samples = {"ttft": [r.first - r.t0 for r in eng.firsts if r.first >= warmup],
+               "response": [r.done - r.t0 for r in eng.dones if r.done >= warmup],
+               "preempted": [float(r.runs - 1) for r in eng.dones if r.done >= warmup]}
+    for name, x in samples.items():
+        o, n = got[name], len(x)
+        m = math.fsum(x) / n
+        assert (o.count, o.mean, o.ci) == (n, m, _batch_means_ci(x)), name
+        assert o.cv2 == pytest.approx(math.fsum((v - m) ** 2 for v in x) / (n - 1) / m / m, rel=1e-12), name
+        assert [o.p50, o.p90, o.p95, o.p99] == [_nearest_rank(x, q) for q in (0.5, 0.9, 0.95, 0.99)], name
+    # the samples are by the time taken: requests whose first token came before the warm-up's end have a response
+    # sample and no ttft sample, and under the horizon requests in flight the reverse
+    opened = {r.idx for r in eng.firsts if r.first >= warmup}
+    ended = {r.idx for r in eng.dones if r.done >= warmup}
+    assert ended - opened and bool(opened - ended) == (horizon < math.inf)
