@@ -108,8 +108,9 @@ class RequestMetrics(_S, kw_only=True):
     last_token and output (lib/vllm.sq's ``request``): per request TTFT = first_token - sent, TPOT =
     (last_token - first_token) / (output - 1) for output > 1, E2E latency (e2el) = last_token - sent;
     ITL, every gap between consecutive output tokens of a request on the step stages (serq-sim's
-    step/tokens.py; None without a step stage), the gaps ending after the warm-up; throughputs over the
-    measured window end - warmup; goodput, the requests that meet every SLO given (``--slo``) per second,
+    step/tokens.py; None without a step stage), of the requests sent at or after the warm-up's end, as the
+    rows are; throughputs over the measured window end - warmup (0, the rates NaN, for a run stopped before
+    the warm-up's end); goodput, the requests that meet every SLO given (``--slo``) per second,
     and their attainment, the fraction of the completed requests that met every SLO (good / completed);
     the prefix-cache hit rate, when the table has the columns cached and prompt. With a column admitted
     (the request's first scheduling; lib/vllm.sq's ``admitted``), vLLM v1's per-request phases
