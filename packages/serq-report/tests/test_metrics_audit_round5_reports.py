@@ -212,3 +212,27 @@ def _text_report_prints_the_json_figures_to_six_digits(run):
         ci = "nan" if st["ci"] is None else "±" + _g(st["ci"])
         assert row == [name, str(st["count"]), _g(st["mean"]), _g(st["std"]), ci, _g(st["median"]), _g(st["p90"]),
                        _g(st["p95"]), _g(st["p99"])], name
+
+
+DRAINED = ["multi-turn/vllm.sq", "multi-turn/vllm_chat.sq", "multi-turn/vllm_replicas.sq", "multi-turn/offload.sq",
+           "multi-turn/vllm_subagents.sq", "single-turn/vllm_sarathi.sq", "single-turn/vllm_priority.sq",
+           "single-turn/vllm_bursts.sq", "pd-disaggregation/llmd_nixl_pull.sq", "pd-disaggregation/pd_vs_colocated.sq"]
+
+
+@pytest.mark.parametrize("example", DRAINED)
+def test_a_drained_run_s_itl_is_its_records_gaps(example, tmp_path):
+    # docs/language.md, ITL: in a run that drains (arrivals N, no warm-up) the gaps are exactly the rows'
+    # output - 1 gaps, which add up to last_token - first_token a row (a preempted request's wait in one of them;
+    # a P/D request's first token the decoder's): so the ITL's count is sum(output - 1) and its mean times its
+    # count sum(last_token - first_token), within the rounding of two sums of some 10^4 terms
+    runs = {}
+    for tier in ("", "general"):
+        out, rec = tmp_path / f"r{tier}.json", tmp_path / f"r{tier}.csv"
+        _serq("run", str(ROOT / "examples" / example), "--arrivals", "30", "--warmup", "0", "--json", "-o", str(out),
+              "--records", str(rec), tier=tier)
+        runs[tier] = (out.read_bytes(), rec.read_bytes())
+    assert runs[""] == runs["general"]
+    itl = json.loads(runs[""][0])["requests"]["itl"]
+    recs = pd.read_csv(io.BytesIO(runs[""][1]))
+    assert itl["count"] == int((recs.output - 1).sum()) > 1000
+    assert itl["mean"] * itl["count"] == pytest.approx(math.fsum(recs.last_token - recs.first_token), rel=1e-12)
