@@ -10,6 +10,9 @@ sweep's table held ``requests.duration`` -35.5.
 
 from __future__ import annotations
 
+import math
+
+import pytest
 import serq_frontend
 from tiers import same_json
 
@@ -50,3 +53,33 @@ def test_a_run_stopped_after_its_warm_up_s_end_keeps_end_minus_warmup(monkeypatc
     done = sum(1 for k in range(50, 100) if k + 0.5 <= end)
     assert req["completed"] == done and req["request_throughput"] == done / (end - 50.0)
     assert req["total_token_throughput"] == 4 * done / (end - 50.0)
+
+
+# by hand: one session a second from t = 0 holds one unit of p for 2.5 s, so from 2.5 on the sessions sent at
+# k, k - 1 and k - 2 hold it in [k, k + 0.5) (3 units) and k and k - 1 in [k + 0.5, k + 1) (2 units)
+GAUGED = """
+stage wait : delay;
+pool p { cap 5; }
+workload { arrive renewal(1); }
+session {
+  hold p (1) { run wait (2.5); }
+}
+gauge inuse = used(p);
+run { horizon 100; warmup 50; }
+"""
+
+
+def test_a_gauge_and_a_pool_s_used_are_time_averages_over_the_window(monkeypatch):
+    # over [50, 100]: mean 2.5; min 2 and max 3 (each held a positive time); the CI over 20 windows of 2.5 s:
+    # [50, 52.5] holds 3 over 1.5 s and 2 over 1 s (2.6), [52.5, 55] 3 over 1 s and 2 over 1.5 s (2.4), and so
+    # on alternately: 20 means of 2.5 +- 0.1, sample variance 20 * 0.01 / 19, half-width 2.093 * 0.1 / sqrt(19)
+    prog = serq_frontend.compile(source=GAUGED, sets={}, defs={})
+    r = same_json(prog, monkeypatch)
+    g = r["gauges"]["inuse"]
+    assert (g["mean"], g["min"], g["max"]) == (2.5, 2.0, 3.0)
+    assert g["ci"] == pytest.approx(2.093 * 0.1 / math.sqrt(19), rel=1e-12)
+    assert r["pools"][0]["used"] == 2.5 and r["pools"][0]["holders"] == 2.5
+    # stopped at 20.5, before the warm-up's end: no window, no average (NaN, null)
+    r = same_json(prog, monkeypatch, max_events=40)
+    assert r["end"] < 50 and r["gauges"]["inuse"] == {"mean": None, "ci": None, "min": None, "max": None}
+    assert r["pools"][0]["used"] is None
