@@ -399,7 +399,8 @@ def _guard_present(stage: Any, registry: Any, name: str, label: str) -> None:
     """``present``, the count of jobs the stage holds, checked where it is integrated (``acc()``, which the
     contract calls before every change of it, and the engine at a warm-up's and the run's end): a count
     below 0 (a job counted out twice, or out without being counted in) was integrated as it was, a mean
-    present of -9.88 reported without a word."""
+    present of -9.88 reported without a word; so was one that is no whole number (a job counted in as 0.5:
+    the report's present and utilisation of the stage halved, and ``queue(s)`` read 0.5 a job)."""
     acc = stage.acc
 
     def checked_acc():
@@ -408,6 +409,11 @@ def _guard_present(stage: Any, registry: Any, name: str, label: str) -> None:
             raise failure(registry, name, f"failed in its stage {label}",
                           f"its count present is {_shown(n)}, not a number at least 0 (a job counted out of it "
                           "twice, or never counted in)", stage.sim, at=stage)
+        if n % 1 != 0:  # (inf % 1 is NaN: no count either)
+            raise failure(registry, name, f"failed in its stage {label}",
+                          f"its count present is {_shown(n)}, not a whole number of jobs (attach(job) counts a "
+                          "job in as 1, self.present += 1, and its completion or detach(job) out as 1)",
+                          stage.sim, at=stage)
         return acc()
 
     stage.acc = checked_acc
