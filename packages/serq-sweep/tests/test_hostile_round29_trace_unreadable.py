@@ -4,7 +4,8 @@ result of the bytes its key holds, so it is the changed-trace error (serq_sim.tr
 resume runs again (core.trace_changed). Before, the run's own error ('outside the program's folder', 'is a
 FIFO', 'not a number') was kept by every resume, the file restored or not.
 
-A trace unreadable or malformed when the sweep plans keeps its own error: the key holds that.
+A trace unreadable or malformed when the sweep plans is refused then, once, before any run, with the error its run
+gives (since round 30: it was one error a run, kept in the table's rows).
 
 The trace has one session of one turn whose ``new`` is 5, so every sample of ``x`` is 5 (docs/language.md).
 """
@@ -108,11 +109,10 @@ def test_a_trace_made_unreadable_under_a_run_and_put_back_runs_again(folder, mon
     (_fifo, "cannot read the trace t.csv: is a FIFO (a named pipe), not a file"),
     (_malformed, "t.csv:2:5: error: column new: 'x' is not a number"),
 ])
-def test_a_trace_unreadable_when_planned_keeps_its_own_error(folder, capsys, make, said):
+def test_a_trace_unreadable_when_planned_is_refused_once_before_any_run(folder, capsys, make, said):
     os.remove(folder / "t.csv")
     make(folder)
     assert _sweep("-o", "r.csv", seeds="1..2") == 1
-    rows = _rows(folder / "r.csv")
-    assert [r["status"] for r in rows] == ["error", "error"]
-    for r in rows:
-        assert said in r["message"] and CHANGED not in r["message"], r["message"]
+    err = capsys.readouterr().err
+    assert said in err and err.count("error:") == 1 and CHANGED not in err, err
+    assert not os.path.exists(folder / "r.csv")

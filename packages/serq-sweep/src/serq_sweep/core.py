@@ -305,6 +305,25 @@ def load_traces(paths: Sequence[str]) -> None:
         load_trace(path)
 
 
+def load_program_trace(program: Any, trace: str | None, read: set[str]) -> None:
+    """Read the trace the program's own ``trace`` clause names once, before any run, as its run reads it
+    (:func:`serq_sim.trace.load_trace`, at the clause: ``FILE:LINE:COL: error: …``, the line and a caret; a
+    file that cannot be read said at the clause), unless ``trace`` (``--trace``) replaces it or ``read`` (the
+    traces read so far, by path) holds it. A malformed trace of the program's failed every run of a sweep
+    apart, an error a point, where a bad ``--trace FILE`` is refused once (:func:`load_traces`); it is the
+    program's, not a point's, so the message names no point."""
+    clause = program.workload.trace
+    if trace is not None or clause is None:
+        return
+    from serq_sim.trace import load_trace, resolve_trace
+
+    path = resolve_trace(clause.path, program.source)
+    if path in read:
+        return
+    read.add(path)
+    load_trace(path, clause.span, program.source)
+
+
 def check_replaceable(program: Any, trace: str | None, given: Any = None) -> None:
     """Refuse a ``--trace`` FILE for a program whose workload reads no trace, before any run, with the error
     ``serq run --trace`` gives it (:func:`serq_sim.trace.check_replaceable`; ``given`` names the option or
@@ -547,6 +566,7 @@ def plan(files: Sequence[str], *, sets: Mapping[str, Any] | None = None, defs: M
     warnings: list[str] = []
     traces: dict[Any, Any] = {}  # (each trace read once, whatever the number of points)
     compiled: set[str] = set()  # (what the points' compiles wrote on stderr: each warning once)
+    clauses: set[str] = set()  # (the traces the programs' own clauses name, each read once: load_program_trace)
     for i, params in enumerate(grid):
         file = by_label[params["program"]] if by_label else files[0]
         s = {a.name: params[a.name] for a in axes if a.kind == "set"}
@@ -563,6 +583,7 @@ def plan(files: Sequence[str], *, sets: Mapping[str, Any] | None = None, defs: M
                 msg += f" (at the sweep's point {label})" if "\n" not in msg else f"\n(at the sweep's point {label})"
             raise UserError(msg) from None
         check_replaceable(program, replayed, given)
+        load_program_trace(program, replayed, clauses)
         check_slo_program(program, file, limits)
         from serq_sim.notes import never_ends
 

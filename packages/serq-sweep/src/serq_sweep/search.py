@@ -381,6 +381,7 @@ def _find(program: Any, conditions: Any, over: Any, *, sets: Any, defs: Any, zip
     fractional_cap: str | None = None
     traces: dict[str, Any] = {}  # the digests of the traces the runs replay (core.run_hash), each read once
     compiled: set[str] = set()  # what the compiles wrote on stderr (a warning of the program): each text once
+    clauses: set[str] = set()  # the traces the programs' own clauses name, each read once (core.load_program_trace)
     # the knob is a let of every program, said before the search: its values reach the programs as --set,
     # whose error ("--set B: the program has no `let B`") named a flag the command line did not give
     for file in files:
@@ -390,6 +391,7 @@ def _find(program: Any, conditions: Any, over: Any, *, sets: Any, defs: Any, zip
                                          {a.name: first[a.name] for a in axes if a.kind == "def"}, overrides, given,
                                          replayed, said=compiled)
         core.check_replaceable(program_, replayed, given)
+        core.load_program_trace(program_, replayed, clauses)  # (once a trace, before the search)
         core.check_slo_program(program_, file, limits)
         if name not in {c.name for c in program_.constants}:
             defined = _a_definition(pm, file, first, axes, name, overrides, given, replayed, compiled, cli)
