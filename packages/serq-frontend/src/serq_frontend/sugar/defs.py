@@ -183,6 +183,9 @@ class Expander:
         #: each at its first own `set` since the last use that overwrote it; and how deep blocks nest
         self._set_so_far: dict[str, Pos] = {}
         self._nest = 0
+        #: the libraries being read (resolved path, the name their `use` gave), outermost first: a `use` of one
+        #: of them closes a cycle of uses (:meth:`use`)
+        self._reading: list[tuple[str, str]] = []
 
     # -- definitions -------------------------------------------------------------------------------
 
@@ -344,6 +347,16 @@ class Expander:
         for c in files:
             key = str(c.resolve())
             if key in ctx.libraries_read:
+                cycle = next((i for i, (k, _) in enumerate(self._reading) if k == key), None)
+                if cycle is not None:
+                    # read once, its uses first: a library it uses that uses it back was read with its own
+                    # definitions not yet defined, so a body there reading one was `unknown function`, or
+                    # not, as the program happened to use one library of the cycle or the other
+                    names = [_shown(n) for _, n in self._reading[cycle:]] + [_shown(u.path)]
+                    chain = ", which uses ".join(f"`{n}`" for n in names)
+                    raise ctx.error(u.pos, f"`use \"{_shown(u.path)}\"` closes a cycle of uses ({chain}): "
+                                    "libraries use one another one way only (each is read once, its uses first: "
+                                    "in a cycle, one library's definitions are read before the other's they use)")
                 return
             try:
                 parsed = ctx.parse_file(c, str(c), u.pos)
@@ -357,6 +370,7 @@ class Expander:
                             "library (it declares more than `def`s and `use`s), and no library of that "
                             "name on the library path")
         ctx.libraries_read.add(str(found.resolve()))
+        self._reading.append((str(found.resolve()), u.path))
         try:
             for item in lib.items:
                 if isinstance(item, A.DefItem):
@@ -365,6 +379,8 @@ class Expander:
                     self.use(item, found.parent)
         except CompileError as e:
             raise self.in_library(e, u) from None
+        finally:
+            self._reading.pop()
 
     def in_library(self, e: CompileError, u: A.UseItem) -> CompileError:
         """An error found reading the library of the use ``u`` (it does not parse, or a definition of it is
