@@ -93,6 +93,8 @@ def test_a_sweep_stopped_by_ctrl_c_and_resumed_writes_the_whole_sweep_s_bytes(tm
     proc.send_signal(signal.SIGCONT)
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, err
+    # what it holds, of how many: "1 run(s) of 2 point(s) x 2 seed(s)" read as the sweep's size
+    assert "1 of 4 run(s) of 2 point(s) x 2 seed(s) (1 run now, 0 resumed, then stopped): " in err.decode(), err
     r = subprocess.run([SERQ, *args], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert "4 run(s) of 2 point(s) x 2 seed(s) (3 run now, 1 resumed)" in r.stderr, r.stderr

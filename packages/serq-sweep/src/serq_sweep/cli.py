@@ -199,8 +199,12 @@ def sweep_command(pm, files, sets, defs, zips, seeds, horizon, warmup, arrivals,
         elif out is not None:
             files = f"{out}; per point: {core.points_path(out)}" + (
                 f"; records: {', '.join(recs.files.values())}" if recs is not None else "")
-            click.echo(f"{len(table)} run(s) of {len(plan.points)} point(s) x {len(plan.seeds)} seed(s) "
-                       f"({len(table) - resumed} run now, {resumed} resumed): {printable(files)}", err=True)
+            # an interrupted sweep says how many of its runs it holds: "2 run(s) of 2 point(s) x 3 seed(s)" read as
+            # the sweep's size, where it has 6
+            done = f"{len(table)}" if complete else f"{len(table)} of {len(plan.points) * len(plan.seeds)}"
+            click.echo(f"{done} run(s) of {len(plan.points)} point(s) x {len(plan.seeds)} seed(s) "
+                       f"({len(table) - resumed} run now, {resumed} resumed"
+                       f"{'' if complete else ', then stopped'}): {printable(files)}", err=True)
         from .alike import seeds_alike
 
         note = seeds_alike(table, columns, "the CIs across them are 0")
