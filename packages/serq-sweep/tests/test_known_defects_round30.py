@@ -76,3 +76,41 @@ def test_a_good_trace_of_the_program_sweeps_as_before(folder):
     assert r.returncode == 0, r.stderr
     # one session, one turn of `new` 2: a delay of 2x over the horizon 100
     assert [line.split()[-1] for line in r.stdout.splitlines()[1:]] == ["0.02", "0.06"], r.stdout
+
+
+# A point's label cut a trace's path (and a program's) at 120 characters, as a name of the program is quoted, beside
+# the same path cut at serq.errors.PATH_WIDTH (240) in the message's own FILE:LINE:COL; a run's place, `(at the
+# sweep's point …, seed N)`, was not cut at all. One rule: a file's name is shown by serq.errors.shown_path, a name
+# or value of the program's by serq.errors.clipped (docs/sweep.md says why the two widths).
+
+def test_a_point_label_shows_a_path_as_every_message_does_and_a_value_as_a_name(tmp_path):
+    from serq.errors import PATH_WIDTH, QUOTED_WIDTH, clipped, shown_path
+    from serq_sweep.core import Point, quoted_label, run_place
+
+    path = "/" + "d" * 150 + "/" + "e" * 100 + "/t.csv"
+    assert len(path) > PATH_WIDTH and len(shown_path(path)) == PATH_WIDTH
+    body = "x + " * 60 + "1"
+    params = {"program": path, "trace": path, "x": 0.5, "f": body}
+    want = f"program={shown_path(path)}, trace={shown_path(path)}, x=0.5, f={clipped(body)}"
+    assert len(clipped(body)) == QUOTED_WIDTH
+    assert quoted_label(params) == want
+    assert run_place(params, 3) == f"(at the sweep's point {want}, seed 3)"
+    assert Point(0, params, "p.sq", b"", "").label == want
+    # a line break in a trace's name is shown escaped, as in the message's FILE:LINE:COL
+    assert quoted_label({"trace": "a\nb.csv"}) == "trace=a\\nb.csv"
+
+
+def test_the_run_s_place_cuts_the_trace_as_its_note_does(tmp_path):
+    deep = tmp_path / ("d" * 150) / ("e" * 100)
+    deep.mkdir(parents=True)
+    (deep / "t.csv").write_text("session,turn,new,out,think,forced\n0,1,2,1,0,0\n")
+    (tmp_path / "t.csv").write_text("session,turn,new,out,think,forced\n0,1,2,1,0,0\n")
+    (tmp_path / "p.sq").write_text(PROGRAM.replace("run d (new * x)", "run d (new * x - 10)"))
+    trace = str(deep / "t.csv")
+    r = _serq("sweep", "p.sq", "--trace", trace, "--set", "x=1", "--no-progress", "--out", "o.csv", cwd=tmp_path)
+    assert r.returncode == 1
+    from serq.errors import shown_path
+
+    lines = r.stderr.splitlines()
+    assert any(line.startswith(f"{shown_path(trace)}:2:1: note: session 0 replays") for line in lines), r.stderr
+    assert lines[-1] == f"(at the sweep's point trace={shown_path(trace)}, x=1, seed 1)"

@@ -92,7 +92,7 @@ class Point:
 
     @property
     def label(self) -> str:
-        return ", ".join(f"{k}={_show(v)}" for k, v in self.params.items()) or "(the program as it is)"
+        return quoted_label(self.params) or "(the program as it is)"
 
 
 def show_value(v: Any) -> str:
@@ -110,12 +110,22 @@ def show_value(v: Any) -> str:
 _show = show_value
 
 
+#: the axes whose values are files' names (the programs' and the traces' paths as given)
+PATH_AXES = frozenset(("program", "trace"))
+
+
 def quoted_label(params: Mapping[str, Any]) -> str:
-    """A point's ``NAME=VALUE, …`` as a message quotes it: each value as :func:`show_value` shows it, each name
-    and value cut as every message cuts a name (:func:`serq.errors.clipped`: past 120 characters its first 60
-    and last 59 around ``…``). A swept definition of 140 000 characters was quoted whole in the message of the
-    error at its point; its own cut (60 characters, ``...`` and its length) then differed from its name's."""
-    return ", ".join(f"{clipped(k)}={clipped(show_value(v))}" for k, v in params.items())
+    """A point's ``NAME=VALUE, …`` as every message quotes it (a point's compile error, a run's ``(at the sweep's
+    point …, seed N)``, a capacity search's notes), each part shown by what it is, by the one rule of messages:
+    a file's name (a value of the axes ``program`` and ``trace``) as every message prints a file's name
+    (:func:`serq.errors.shown_path`: printable, cut past ``PATH_WIDTH``, 240 characters), and a name or a
+    value of the program's (a swept ``let`` or definition, :func:`show_value`) as every message quotes a
+    name of the program (:func:`serq.errors.clipped`: past ``QUOTED_WIDTH``, 120 characters, its first 60
+    and last 59 around ``…``). A trace's path was cut at 120 in the label beside the same path cut at 240 in
+    the message's own ``FILE:LINE:COL`` (and a run's place was not cut at all); a swept definition of 140 000
+    characters was quoted whole."""
+    return ", ".join(f"{clipped(k)}={shown_path(v) if k in PATH_AXES else clipped(show_value(v))}"
+                     for k, v in params.items())
 
 
 @dataclass
@@ -869,7 +879,7 @@ def run_place(params: Mapping[str, Any], seed: Any) -> str:
     seed: a sweep's or a comparison's first failed run, and the capacity search's (with its knob first),
     named neither the trace it replayed nor the value of a --set that made it fail (which ``serq run``
     notes, 'note: `P` is 0, given by --set P')."""
-    label = ", ".join(f"{k}={_show(v)}" for k, v in params.items())
+    label = quoted_label(params)
     return f"(at the sweep's point {label}, seed {seed})" if label else f"(at seed {seed})"
 
 
