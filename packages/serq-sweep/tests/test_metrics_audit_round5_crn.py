@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import csv
 import math
+import os
 import signal
 import subprocess
 from pathlib import Path
@@ -33,10 +34,11 @@ RUN = ["--set", "Lambda=1", "--horizon", "60", "--warmup", "10", "--no-progress"
 T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306}
 
 
-def _sweep(tmp, name, budgets, seeds, *engine, fmt="csv"):
+def _sweep(tmp, name, budgets, seeds, *engine, fmt="csv", tier=""):
     out, recs = tmp / f"{name}.{fmt}", tmp / f"{name}.records.{fmt}"
     r = subprocess.run([SERQ, "sweep", VLLM, "--set", f"B={budgets}", "--seeds", seeds, *RUN, *engine,
-                        "-o", str(out), "--records", str(recs)], capture_output=True, text=True)
+                        "-o", str(out), "--records", str(recs)], capture_output=True, text=True,
+                       env={**os.environ, "SERQ_SIM_TIER": tier})
     assert r.returncode == 0, r.stderr
     return out, recs
 
@@ -51,8 +53,10 @@ def test_the_arms_see_the_same_sessions_in_any_order_on_any_engine(tmp_path):
     _, base = _sweep(tmp_path, "base", "512,2048", "1..3", "--workers", "0")
     _, flipped = _sweep(tmp_path, "flipped", "2048,512", "3,1,2", "--workers", "2")
     _, dask = _sweep(tmp_path, "dask", "2048,512", "2,3,1", "--dask", "local", "--workers", "2")
+    _, general = _sweep(tmp_path, "general", "512,2048", "1..3", "--workers", "2", tier="general")
     runs = _runs(base)
     assert len(runs) == 6
+    assert general.read_bytes() == base.read_bytes()  # the general planning path: the same records, byte for byte
     for other in (flipped, dask):  # each run's records, whatever the arms' and seeds' order and the engine
         got = _runs(other)
         assert got.keys() == runs.keys()
