@@ -16,11 +16,13 @@ times the expected figures are computed in plain Python, as docs/language.md def
 * the values in record order (the order the requests finish, in an iteration in the order served) and the gaps
   in the order of the iterations' ends; within one iteration's end the gaps after a stall (a first decode after a
   preemption's recompute, a token of a request not served in the iteration before) first, ascending, then the
-  gaps of an iteration's length, the order ``serq_sim.step.tokens.TokenGaps.iteration`` keeps (docs/language.md);
-* hit rate ``sum(hit at the first admission) / sum(prompt)``; preemptions per request (``runs - 1``) and in all.
+  gaps of an iteration's length, the order ``serq_sim.step.tokens.TokenGaps.iteration`` keeps (docs/simulator.md, Statistics);
+* hit rate ``sum(hit at the first admission) / sum(prompt)``; preemptions per request (``runs - 1``) and in all;
 * the pool table's time averages over [warm-up, end], vLLM's gauges: the requests running (``reqs``' holders)
   and waiting (its queue), the KV blocks held (``kv``'s used) and cached by no running request (its cached),
-  from the peer's levels between its plannings and iteration ends.
+  from the peer's levels between its plannings and iteration ends;
+* the engine table from the peer's iterations, and lib/vllm.sq's observes (ttft, response, preempted: nearest-rank
+  quantiles) from its samples, taken after the warm-up by the time taken.
 
 The engine is bench/vllm_preset.sq (the A100 step cost) with 300 blocks of 16 tokens and a chunk cap of 96, so
 requests are chunked, preempted and recomputed (one of them more than once), some have one output token, and
