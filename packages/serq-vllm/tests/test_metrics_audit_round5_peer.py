@@ -7,7 +7,7 @@ recompute's token), so every request's gaps are known without serQ. From those t
 times the expected figures are computed in plain Python, as docs/language.md defines them:
 
 * TTFT ``first - sent``, E2EL ``done - sent``, TPOT ``(done - first) / (o - 1)`` of the requests of more than one
-  token, over the requests sent at or after the warm-up's end and done by the horizon;
+  token, the phases queue, prefill, decode and infer from the first admission, over the requests sent at or after the warm-up's end and done by the horizon;
 * ITL every gap between consecutive output tokens of a request sent at or after the warm-up's end, those of the
   requests still in flight at the horizon included;
 * the mean as ``math.fsum / n``; ``std`` the population deviation, its sum of squares exact; median and pN as
@@ -70,10 +70,14 @@ class TokenTimes(peer.Engine):
         self.waits: list[tuple[float, float]] = []  # (joined the waiting queue, admitted from it)
         self.requeued: dict[int, float] = {}  # a preempted request's return to the queue
         self.iterations_run: list[tuple] = []
+        self.admitted: dict[int, float] = {}
         self.firsts: list = []  # the requests in the order of their first tokens (served order within an end)
         self.dones: list = []  # the requests in the order they are done
 
     def plan(self):
+        # the instant of this planning: the last iteration's end, or, when the engine was idle, the arrival that
+        # woke it (a request joins the waiting queue at its send time, r.t0, at the planning that follows it)
+        self._planned_at = max([self.last_end or 0.0, *(r.t0 for r in self.waiting)])
         before = list(self.running)
         planned = super().plan()
         now_running = {id(r) for r in self.running}
@@ -84,12 +88,12 @@ class TokenTimes(peer.Engine):
         return planned
 
     def finish(self, planned, now, done_cb):
-        # the iteration was planned at its start: its end less its cost (the engine's state is the planning's)
-        start = now - self.iteration_cost(planned)
+        start = self._planned_at
         self.levels.append((start, *self._planned_levels))
         admitted, preempted = self._moves
         for r in admitted:
             self.waits.append((self.requeued.pop(r.idx, r.t0), start))
+            self.admitted.setdefault(r.idx, start)  # the first scheduling, vLLM's scheduled_ts
         for r in preempted:
             self.requeued[r.idx] = start
         stalled, regular = [], []
@@ -227,6 +231,13 @@ def _check(report, eng, done, warmup, duration):
     _same(req.ttft, _stats([r.first - r.t0 for r in rows]), "ttft")
     _same(req.e2el, _stats([r.done - r.t0 for r in rows]), "e2el")
     _same(req.tpot, _stats([(r.done - r.first) / (r.o - 1) for r in rows if r.o > 1]), "tpot")
+    # vLLM v1's phases from the first admission (docs/language.md): a preemption's wait and recompute in the
+    # prefill when it came before the first token, in the decode after it
+    adm = eng.admitted
+    _same(req.queue, _stats([adm[r.idx] - r.t0 for r in rows]), "queue")
+    _same(req.prefill, _stats([r.first - adm[r.idx] for r in rows]), "prefill")
+    _same(req.decode, _stats([r.done - r.first for r in rows]), "decode")
+    _same(req.infer, _stats([r.done - adm[r.idx] for r in rows]), "infer")
     gaps = [g for sent, g in eng.gaps if sent >= warmup]
     itl = _stats(gaps)
     # the ITL's sum of squares is taken a run of equal gaps at a time (w * d * d, rounded once): within rounding
