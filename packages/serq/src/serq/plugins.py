@@ -1326,7 +1326,15 @@ class Registry:
 
     def add(self, name: str, obj: Any, provider: str | Callable[[], str]) -> None:
         if name in self._items:
-            other = _provider_text(self._items[name][1])
+            first = self._items[name][1]
+            if (isinstance(first, _LazyProvider) and isinstance(provider, _LazyProvider) and first.pm is provider.pm
+                    and first.plugin is provider.plugin):
+                # one plugin's two calls: it alone named, with how to run without it (it was 'registered twice:
+                # by acme (serq-acme 0.3.0) and by acme (serq-acme 0.3.0)', and no way out)
+                raise PluginError(plugin_message(
+                    provider.pm, provider.plugin, f"registers the {self.kind} {name!r} twice",
+                    reason=f"a name is registered once (its second register({name!r}, …) is refused)"))
+            other = _provider_text(first)
             raise PluginError(
                 f"error: {self.kind} {name!r} is registered twice: by {other} and by "
                 f"{_provider_text(provider)}"
