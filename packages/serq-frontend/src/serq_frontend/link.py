@@ -1063,6 +1063,22 @@ class Linker:
                 seen.add(key)
                 self.ctx.reporter.warn(s.pos, f"this statement never runs: {why}")
 
+    def unset_reads(self, init: list[Any], turn: list[Any], session: list[Any]) -> None:
+        """A warning at the first read of each attribute the program sets that no path has set before it
+        (:class:`Unset`): an attribute is 0 until the session sets it, so the read is of 0 on every path, and
+        a P/D program that named its decoder's member `pkv[j]` one statement before its `choose j` prefilled
+        on member 0 whatever the router chose (an error only when a prefill member other than 0 held it)."""
+        attributes = {a.name for a in self.attributes if not a.builtin}
+        reads = Unset(attributes, turn).run(init, session)
+        for name, pos in reads.items():
+            # (an attribute is a name a `set` or a `choose` of these blocks assigns: collect_attributes)
+            first = next((s.pos for block in (init, turn, session) for s in A.walk_stmts(block)
+                          if isinstance(s, (A.SSet, A.SChoose)) and s.name == name), None)
+            at = "" if first is None else f"; the first statement that sets it is at {first.seen_from(pos)}"
+            self.ctx.reporter.warn(pos, f"`{name}` is read here before any statement sets it, so it reads 0 (an "
+                                   f"attribute is 0 until the session sets it{at}): set it before this read, or "
+                                   "write 0")
+
     def link(self) -> ir.Program:
         ctx = self.ctx
         self.declare()
@@ -1126,6 +1142,7 @@ class Linker:
                            for a in self.attributes]
         self.taint(init, turn, session)
         self.unreachable(session)
+        self.unset_reads(init, turn, session)
         if "trace" in wl:
             self.unloaded_columns(init, session)
         pools = [self.pool(n, f) for n, f in self.pools.items()]
@@ -1380,6 +1397,77 @@ class Unloaded:
         if t is A.SBranch:
             a, b = self.block(s.then, state), self.block(s.orelse, state)
             return b if a is None else a if b is None else a & b
+        for b in A.blocks_of(s):
+            state = self.block(b, state)
+            if state is None:
+                return None
+        return state
+
+
+class Unset:
+    """The first read of each attribute the program sets that no path has set before it, so that it reads 0
+    there: a may-analysis over the statements in execution order (the workload's `init`, then the session,
+    the workload's `turn` block at every `turn;`), the state the attributes some path to a point has set (a
+    `set`, a `choose`; a hold's bindings in its body). A branch keeps what either arm has, a loop's body
+    starts from what its entry has and anything the body sets (a set later in the body reaches its top on
+    the next pass), a hold's header reads what its body sets too (executed again after a preemption),
+    ``end;`` ends the flow (``None``). A `choose`'s keys read its index, not the attribute."""
+
+    def __init__(self, attributes: set[str], turn: list[Any]) -> None:
+        self.attributes = attributes
+        self.turn = turn
+        #: the first read found of each attribute, in execution order: name -> position
+        self.reads: dict[str, Pos] = {}
+
+    def run(self, init: list[Any], session: list[Any]) -> dict[str, Pos]:
+        self.block(session, self.block(init, frozenset()) or frozenset())
+        return self.reads
+
+    def see(self, exprs: Any, state: frozenset[str], bound: str | None = None) -> None:
+        found = [(x.pos, x.simple) for e in exprs for x in A.walk_expr(e)
+                 if type(x) is A.Var and x.simple in self.attributes and x.simple not in state
+                 and x.simple != bound and x.simple not in self.reads]
+        for pos, name in sorted(found, key=lambda r: (r[0].line, r[0].col)):
+            self.reads.setdefault(name, pos)
+
+    def block(self, stmts: list[Any], state: frozenset[str] | None) -> frozenset[str] | None:
+        for s in stmts:
+            if state is None:
+                return None
+            state = self.stmt(s, state)
+        return state
+
+    def stmt(self, s: Any, state: frozenset[str]) -> frozenset[str] | None:
+        t = type(s)
+        if t is A.STurn:
+            return self.block(self.turn, state)
+        if t is A.SEnd:
+            return None
+        if t is A.SHold:
+            # a hold preempted in its body executes again, its header reading what the body set
+            again = frozenset(A.assigned_in(s.body))
+            self.see([x for p in s.pools for x in A.stmt_exprs(p)] + [b.value for b in s.bindings]
+                     + ([s.reuse] if s.reuse is not None else []), state | again)
+            end = self.block(s.body, state | {b.name for b in s.bindings})
+            if end is not None:
+                self.see([x for x in (s.cache, s.lease_time) if x is not None], end)
+            return end
+        if t is A.SChoose:
+            self.see([s.n], state)
+            self.see(s.keys, state, bound=s.name)
+            return state | {s.name}
+        self.see(A.stmt_exprs(s), state)
+        if t is A.SSet:
+            return state | {s.name}
+        if t is A.SBranch:
+            a, b = self.block(s.then, state), self.block(s.orelse, state)
+            return b if a is None else a if b is None else a | b
+        if t is A.SLoop:
+            # a pass after the first starts from what an earlier one set: anything the body sets (one walk of
+            # the body, where a fixpoint of nested loops' passes took a number of passes exponential in their
+            # depth)
+            self.block(s.body, state | frozenset(A.assigned_in(s.body)))
+            return None  # a loop is left by an `end;` alone
         for b in A.blocks_of(s):
             state = self.block(b, state)
             if state is None:
