@@ -679,7 +679,7 @@ def _interrupted() -> int:
     return signals.interrupted()
 
 
-def _usage_message(e) -> str:
+def _usage_message(e, argv: list[str] | None = None) -> str:
     """A usage error (a bad flag, a missing argument, an option's value refused) as one line, as every
     error of serq's is: ``error: invalid value for '--horizon': … (see 'serq run --help')``. (click's own
     form is three lines, ``Usage: …``, ``Try …`` and ``Error: …``.)"""
@@ -692,7 +692,33 @@ def _usage_message(e) -> str:
         msg = msg[0].lower() + msg[1:]
     msg = msg[:-1] if msg.endswith(".") else msg
     where = e.ctx.command_path if getattr(e, "ctx", None) is not None else "serq"
-    return f"error: {msg} (see '{where} --help')"
+    return f"error: {msg}{_dash_file(e, argv)} (see '{where} --help')"
+
+
+def _dash_file(e, argv: list[str] | None) -> str:
+    """For an option click does not know that is the start of a file's name given on the command line (`serq
+    check -p.sq`, read as the options `-p`, `-.`, …): that the file is there, and how to give it (it was
+    `no such option '-p'` alone, naming neither the file nor the way)."""
+    import click
+
+    name = getattr(e, "option_name", None)
+    if not isinstance(e, click.exceptions.NoSuchOption) or not isinstance(name, str):
+        return ""
+    args = sys.argv[1:] if argv is None else argv
+    for arg in args:
+        if arg == "--":
+            break
+        if isinstance(arg, str) and arg.startswith(name) and arg[:1] == "-":
+            try:
+                there = os.path.lexists(arg)
+            except (OSError, ValueError):  # a name the system refuses to look up
+                there = False
+            if there:
+                from .errors import printable, shown_path
+
+                shown = printable(shown_path(arg))
+                return f"; {shown} is a file here: give it as ./{shown}, or after --"
+    return ""
 
 
 def _memory_hint(argv: list[str] | None, e: BaseException | None = None) -> str:
@@ -800,7 +826,7 @@ def _main(argv: list[str] | None) -> int:
         # status of a usage error; made one line, it was "error: usage: serq [OPTIONS] COMMAND …    serQ: …
         # Commands:   ast …" (see 'serq --help')", every command's summary run together
         no_command = getattr(click.exceptions, "NoArgsIsHelpError", ())
-        click.echo(e.format_message() if isinstance(e, no_command) else _usage_message(e), err=True)
+        click.echo(e.format_message() if isinstance(e, no_command) else _usage_message(e, argv), err=True)
         code = 2
     except click.exceptions.Exit as e:
         code = e.exit_code
