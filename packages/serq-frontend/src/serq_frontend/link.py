@@ -831,12 +831,25 @@ class Linker:
         finally:
             self.bdepth -= nests
 
-    def _stmt(self, s: Any, where: str) -> Any:
+    def workload_blocks(self, init: list[Any], turn: list[Any]) -> None:
+        """What the workload's `init` and `turn` blocks may hold, told before the analyses that walk them
+        (stale.Taint, Unset): a `turn;` in the `turn` block, whose `turn;` runs that block, sent them round
+        it to Python's recursion limit, and the program was refused unlocated, "the program nests too deeply
+        to compile", not at the statement (as :meth:`_stmt` tells it, linking the blocks, later)."""
+        for where, block in (("init", init), ("turn", turn)):
+            for s in A.walk_stmts(block):
+                self._workload_stmt(s, where)
+
+    def _workload_stmt(self, s: Any, where: str) -> None:
         t = type(s)
         if where in ("init", "turn") and t not in (A.SSet, A.SObserve, A.SBranch):
             what = KIND_NAMES.get(t, t.__name__)
             raise self.error(s.pos, f"{what} in the workload's `{where}` block: `{where}` holds only `set` "
                              "and `observe` (and `branch` over them)")
+
+    def _stmt(self, s: Any, where: str) -> Any:
+        t = type(s)
+        self._workload_stmt(s, where)
         sp = span(s.pos) if hasattr(s, "pos") else None
         if t is A.SSet:
             return ir.Set(slot=self.slots[s.name], value=self.value(s.value, SESSION), span=sp)
@@ -1131,6 +1144,7 @@ class Linker:
         init = wl["init"].arg if "init" in wl else []
         turn = wl["turn"].arg if "turn" in wl else []
         session = session_item.body if session_item is not None else []
+        self.workload_blocks(init, turn)
         self.collect_attributes(init, turn, session, "trace" in wl)
         for name, pos in wl.get("hidden", []):
             if name in ("cached", "computed"):
@@ -1410,7 +1424,7 @@ class Unset:
     the workload's `turn` block at every `turn;`), the state the attributes some path to a point has set (a
     `set`, a `choose`; a hold's bindings in its body). A branch keeps what either arm has, a loop's body
     starts from what its entry has and anything the body sets (a set later in the body reaches its top on
-    the next pass), a hold's header reads what its body sets too (executed again after a preemption),
+    the next pass), a hold's header and body read what its body sets too (executed again after a preemption),
     ``end;`` ends the flow (``None``). A `choose`'s keys read its index, not the attribute."""
 
     def __init__(self, attributes: set[str], turn: list[Any]) -> None:
@@ -1444,11 +1458,11 @@ class Unset:
         if t is A.SEnd:
             return None
         if t is A.SHold:
-            # a hold preempted in its body executes again, its header reading what the body set
-            again = frozenset(A.assigned_in(s.body))
+            # a hold preempted in its body executes again, its header and body reading what the body set
+            again = state | frozenset(A.assigned_in(s.body))
             self.see([x for p in s.pools for x in A.stmt_exprs(p)] + [b.value for b in s.bindings]
-                     + ([s.reuse] if s.reuse is not None else []), state | again)
-            end = self.block(s.body, state | {b.name for b in s.bindings})
+                     + ([s.reuse] if s.reuse is not None else []), again)
+            end = self.block(s.body, again | {b.name for b in s.bindings})
             if end is not None:
                 self.see([x for x in (s.cache, s.lease_time) if x is not None], end)
             return end
