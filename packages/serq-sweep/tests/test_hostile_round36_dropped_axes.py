@@ -98,12 +98,22 @@ def test_a_swept_column_renamed_by_hand(folder):
 
 
 def test_columns_added_by_hand(folder):
+    # among the figures (after seed), they are refused since round 30 (a figure's column renamed by hand is one
+    # too, and left out it was lost with its figure: test_known_defects_round30.py); before seed, where the swept
+    # names stand, they are left out, said so
     _sweep(folder, "whole.csv", "wr.csv", "--set", "lam=0.5,1")
     _sweep(folder, "t.csv", "r.csv", "--set", "lam=0.5,1")
     lines = (folder / "t.csv").read_text().splitlines()
     (folder / "t.csv").write_text("".join(f"{line},{'note,' if i == 0 else 'x,'}{'' if i == 0 else '1'}\n"
                                           for i, line in enumerate(lines)))
-    assert "(0 run now, 4 resumed)" in _sweep(folder, "t.csv", "r.csv", "--set", "lam=0.5,1", dropped="note, ''")
+    r = subprocess.run([SERQ, "sweep", "p.sq", "--seeds", "1..2", "--workers", "0", "--no-progress", "-o", "t.csv",
+                        "--records", "r.csv", "--set", "lam=0.5,1"], capture_output=True, text=True, cwd=folder,
+                       timeout=50, stdin=subprocess.DEVNULL)
+    assert r.returncode == 1 and r.stderr.startswith("error: t.csv: the column(s) note, '' of the table there stand "
+                                                     "among its figures"), r.stderr
+    (folder / "t.csv").write_text("".join(f"{line.replace(',lam,', ',note,lam,', 1) if i == 0 else line.replace(',', ',x,', 1)}\n"
+                                          for i, line in enumerate(lines)))
+    assert "(0 run now, 4 resumed)" in _sweep(folder, "t.csv", "r.csv", "--set", "lam=0.5,1", dropped="note")
     _same(folder, "csv")
 
 

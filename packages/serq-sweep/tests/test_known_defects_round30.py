@@ -114,3 +114,41 @@ def test_the_run_s_place_cuts_the_trace_as_its_note_does(tmp_path):
     lines = r.stderr.splitlines()
     assert any(line.startswith(f"{shown_path(trace)}:2:1: note: session 0 replays") for line in lines), r.stderr
     assert lines[-1] == f"(at the sweep's point trace={shown_path(trace)}, x=1, seed 1)"
+
+
+# A resumed table whose figure column was renamed by hand (observes.t.mean to t_mean) lost that column when no
+# point of it ran again: the renamed one was left out as no figure, and the figure with it, since no run of the
+# sweep ran to say its runs have it. A column that is no figure and stands among the figures is refused now,
+# naming it, before any run and with the table untouched.
+
+RESUMED = """let x = 1;
+stage d : delay;
+workload { arrive batch(2); }
+session { set t0 = now; run d (x); observe t = now - t0; }
+run { horizon 10; }
+"""
+
+
+def test_a_figure_column_renamed_by_hand_is_refused_and_resumes_once_named_back(tmp_path):
+    (tmp_path / "p.sq").write_text(RESUMED)
+    sweep = ("sweep", "p.sq", "--set", "x=1,2", "--seeds", "1..2", "--no-progress", "--out", "r.csv")
+    assert _serq(*sweep, cwd=tmp_path).returncode == 0
+    whole = (tmp_path / "r.csv").read_text()
+    header, rest = whole.split("\n", 1)
+    assert ",observes.t.mean," in header
+    edited = header.replace(",observes.t.mean,", ",t_mean,") + "\n" + rest
+    (tmp_path / "r.csv").write_text(edited)
+    r = _serq(*sweep, cwd=tmp_path)
+    assert r.returncode == 1 and r.stdout == ""
+    assert r.stderr == (
+        "error: r.csv: the column(s) t_mean of the table there stand among its figures and are no figure a run "
+        "reports (a figure's column renamed by hand, or a column added by hand): the table a resume writes has no "
+        "such column, and a run resumed from this one would have no number under the figure it was; rename it "
+        "back to the figure's name (its path in the report, `observes.NAME.mean`), move a column of your own "
+        "aside, or give --fresh to run the sweep again\n")
+    assert (tmp_path / "r.csv").read_text() == edited
+    # named back, it resumes every run and writes the table the sweep wrote
+    (tmp_path / "r.csv").write_text(whole)
+    r = _serq(*sweep, cwd=tmp_path)
+    assert r.returncode == 0 and "(0 run now, 4 resumed)" in r.stderr, r.stderr
+    assert (tmp_path / "r.csv").read_text() == whole

@@ -1549,7 +1549,9 @@ def load_finished(path: str, plan: Plan, others: set[str] | None = None) -> dict
             # the points table and a curve of serq plot --y mu
             swept = set(plan.names)
             figs = [c for c in names if c not in FIXED and c not in swept and report_figure(c)]
-            said = not_figures(path, [c for c in names if c not in FIXED and c not in swept and not report_figure(c)])
+            unknown = [c for c in names if c not in FIXED and c not in swept and not report_figure(c)]
+            refuse_unknown_figures(path, names, unknown)
+            said = not_figures(path, unknown)
             if said is not None:  # before the first run, while the table there is still whole
                 print(said, file=sys.stderr, flush=True)
             for n, r in enumerate(table, 2):
@@ -1590,6 +1592,30 @@ def load_finished(path: str, plan: Plan, others: set[str] | None = None) -> dict
         done[key] = {"status": r["status"], "message": r["message"], "warnings": r["warnings"],
                      "figures": r["figures"]}
     return {k: r for k, r in done.items() if not trace_changed(r)}
+
+
+def refuse_unknown_figures(out: str, names: Sequence[str], unknown: Sequence[str]) -> None:
+    """Refuse to resume from the table at ``out`` (its columns ``names``) when one of its ``unknown`` columns
+    (no figure a run reports, :func:`report_figure`, and no name this sweep sweeps) stands where a sweep writes
+    the figures, after ``seed`` (after ``key`` when the table has no ``seed``): a figure's column renamed by
+    hand (``observes.w.mean`` to ``w_mean``), or a column of the user's own added there. Left out as a name
+    swept before is (:func:`not_figures`), it was lost, and so was the figure it had been: a run resumed from
+    the table had no number under that figure, and only a run of its point run now tells a resume which
+    figures its runs have (:func:`cut_down`), so a resume that ran nothing again wrote a table without that
+    figure and without the column, and said only 'copy it aside'. A column before ``seed``, where a sweep
+    writes its swept names, is a name swept before (or one renamed), left out with the warning."""
+    start = names.index("seed") if "seed" in names else names.index("key")
+    among = [c for c in unknown if names.index(c) > start]
+    if not among:
+        return
+    shown = ", ".join(clipped(printable(str(c))) or "''" for c in among[:5])
+    more = f" and {len(among) - 5} more" if len(among) > 5 else ""
+    raise UserError(f"{printable(out)}: the column(s) {shown}{more} of the table there stand among its figures and are "
+                    "no figure a run reports (a figure's column renamed by hand, or a column added by hand): the "
+                    "table a resume writes has no such column, and a run resumed from this one would have no "
+                    "number under the figure it was; rename it back to the figure's name (its path in the report, "
+                    "`observes.NAME.mean`), move a column of your own aside, or give --fresh to run the sweep "
+                    "again")
 
 
 def not_figures(out: str, columns: Sequence[str]) -> str | None:
