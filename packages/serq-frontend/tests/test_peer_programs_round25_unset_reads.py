@@ -63,6 +63,7 @@ def test_a_read_before_the_set_is_told_and_reads_0(capsys):
     ("  choose j in 2 by (j);\n  run d (j);", ""),
     # a hold executed again after a preemption reads what its body set
     ("  hold p (1 + x) {\n    set x = 1;\n    run d (x);\n  }", ""),
+    ("  hold p (1) {\n    run d (x);\n    set x = 1;\n  }", ""),
 ])
 def test_no_word_where_some_path_has_set_it(capsys, body, init):
     _, err = compiled(capsys, body, init)
