@@ -200,6 +200,15 @@ class Expander:
         if kind == "function":
             raise ctx.error(at, f"`{name}` is a function of the language; a definition needs another name")
         if name in self.taken:
+            declared = next((getattr(i, "name_pos", None) or i.pos for i in self.module.items
+                             if getattr(i, "name", None) == name and not isinstance(i, A.DefItem)), None)
+            if declared is not None and declared.file != at.file:
+                # a library's definition the program's own name shadows: said at the library's line, it asked
+                # for another name there, which the library's user cannot give; the program's declaration is
+                # the one to rename
+                raise ctx.error(at, f"`{name}` is {self.taken[name]} of the program (at {declared.at()}), and "
+                                "this library defines it too: a definition needs a name of its own, so give the "
+                                f"program's {self.taken[name].split()[-1].strip('`')} another name")
             raise ctx.error(at, f"`{name}` is {self.taken[name]}; a definition needs another name")
         if kind == "name":
             raise ctx.error(at, f"`{name}` is a name of the language; a definition needs another name")
