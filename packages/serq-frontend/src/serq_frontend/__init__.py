@@ -300,7 +300,14 @@ def _front(ctx: Any, text: str, name: str, layer_list: Sequence[Any], desugar: b
             return module if finish is None else finish(module)
     except CompileError as e:
         raise ctx.sets_noted(e) from None
-    except RecursionError:
+    except RecursionError as e:
+        # a plugin's sugar layer whose own code recursed without end (its rewrite calling itself) is its
+        # failure, at its line: it was "p.sq: error: the program nests too deeply to compile", the program's
+        from serq.plugins import exit_as_plugin_error
+
+        failure = exit_as_plugin_error(ctx.extensions.pm, e, "the compile")
+        if failure is not None:
+            raise failure from e
         raise ctx.error(None, "the program nests too deeply to compile") from None
     except BaseException as e:
         # a plugin's sugar layer (its builders in the parse, its rewrite) that calls sys.exit() or raises a
@@ -330,9 +337,12 @@ def _kind_of(obj: Any) -> str:
 
 def _desugar(module: Any, ctx: Any, layer_list: Sequence[Any]) -> Any:
     from . import ast as A
+    from .diagnostics import CompileError
+    from .sugar import builtin_layers
 
     seen = ctx.parser.context.seen
     ran = set()
+    own = builtin_layers()
     for layer in layer_list:
         if layer.rewrite is not None and (layer.name in seen or not layer.builders):
             ctx.set_module(module)
@@ -345,6 +355,22 @@ def _desugar(module: Any, ctx: Any, layer_list: Sequence[Any]) -> Any:
                 if found is None:
                     raise TypeError(f"sugar layer {layer.name!r}: its rewrite returned {_kind_of(module)}")
                 raise found
+            if not any(layer is b for b in own):
+                # what a plugin's rewrite made is held to the nesting the parsed text is held to: the passes
+                # after it recurse, and a tree nested 100 000 deep was "p.sq: error: the program nests too
+                # deeply to compile" (one 2 000 deep, the linker's error at the user's session), naming neither
+                # the plugin nor a place of the program's
+                try:
+                    _check_nesting(module, ctx)
+                except CompileError:
+                    found = _layer_error(ctx.extensions.pm, layer.name,
+                                         f"failed in the rewrite of its sugar layer {layer.name!r}",
+                                         f"rewrite(module, ctx) returned a program nested more than {MAX_NESTING} "
+                                         "deep (expressions and blocks inside one another), which no program's "
+                                         "text may be")
+                    if found is None:
+                        raise
+                    raise found from None
     if ctx.defs and "defs" not in ran:  # no def or use in the program: every --def names nothing
         from .sugar.defs import unknown_defs
 
