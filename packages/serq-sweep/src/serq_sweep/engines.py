@@ -668,5 +668,16 @@ def engine(workers: int | None = None, dask: Any = None, pm: Any = None, given: 
     plugins = plugin_selection(pm)
     if dask is not None:
         check_dask(dask)
+        if workers is not None and not (isinstance(dask, str) and dask == "local"):
+            # a scheduler's workers run the runs: a count was the local pool's, or the LocalCluster's, and
+            # was dropped without a word (--workers 0, "in this process", ran every run on the scheduler)
+            from serq.errors import UsageError
+            from serq.loading import given_or_option
+
+            name = given_or_option(given)
+            where = name("dask", dask if isinstance(dask, (str, os.PathLike)) else "CLIENT")
+            raise UsageError(f"{name('workers', str(workers))} and {where}: the scheduler's workers run the runs, "
+                            f"and {name('workers', 'N')} counts the processes of a local pool (or of "
+                            f"{name('dask', 'local')}'s cluster); give one of them")
         return Dask(dask, workers, plugins)
     return LocalPool(workers or cores(), chosen=workers is not None, given=given, plugins=plugins)
