@@ -25,13 +25,14 @@ def test_serq_run_without_a_horizon_is_an_error(tmp_path):
     r = serq("run", str(f))
     assert r.returncode == 1
     assert r.stdout == ""
-    assert r.stderr == (f"error: {f}: the run has no horizon: give the program `run {{ horizon T; }}` or the "
-                        "command --horizon T (`inf` to run until no event is left)\n")
+    # at the run block, which gives none (test_hostile_round37_no_horizon)
+    assert r.stderr == (f"{f}:4:7: error: the run block gives no horizon: write `horizon T;` in it, or give "
+                        "--horizon T (`inf`: until no event is left)\n  run { seed 2; }\n        ^\n")
     # the same program as IR
     g = tmp_path / "p.ir.json"
     g.write_text(serq_ir.encode_pretty(serq_frontend.compile(str(f))))
     r = serq("run", str(g))
-    assert r.returncode == 1 and "the run has no horizon" in r.stderr and "Traceback" not in r.stderr
+    assert r.returncode == 1 and "the run block gives no horizon" in r.stderr and "Traceback" not in r.stderr
 
 
 def test_a_horizon_from_the_command_line_or_the_program(tmp_path):

@@ -148,9 +148,9 @@ def run_command(pm, file, sets, defs, seed, horizon, warmup, arrivals, trace, as
         program = apply_run_overrides(program, seed=seed, horizon=horizon, warmup=warmup, arrivals=arrivals,
                                       name=file)
     if program.run.horizon is None:
-        # program-reference.txt: a run's horizon is required (a run without one need never end)
-        raise UserError(f"{file}: the run has no horizon: give the program `run {{ horizon T; }}` or the "
-                        "command --horizon T (`inf` to run until no event is left)")
+        from serq.loading import no_horizon
+
+        raise no_horizon(program, file)
     slos = None
     if slo is not None:
         from .metrics import NO_REQUESTS, parse_slo, records_requests

@@ -213,8 +213,9 @@ def compile_point(pm: Any, file: str, sets: Mapping[str, float], defs: Mapping[s
         program = apply_run_overrides(program, **{k: v for k, v in overrides.items() if v is not None},
                                       name=file, given=given)
     if program.run.horizon is None:
-        raise UserError(f"{file}: the run has no horizon: give the program `run {{ horizon T; }}` or "
-                        f"{given('horizon', 'T')}")
+        from serq.loading import no_horizon
+
+        raise no_horizon(program, file, given)
     return program, run_inputs(program, file, trace)
 
 

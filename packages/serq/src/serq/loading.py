@@ -278,6 +278,25 @@ def argument_given(setting: str, text: str | None = None) -> str:
     return setting if text is None else f"{setting}={text}"
 
 
+def no_horizon(program: Any, name: Any, given: Any = option_given) -> UserError:
+    """The error of a run without a horizon (program-reference.txt: a run's horizon is required, as a run
+    without one need never end), for ``serq run`` and a sweep alike: pointed at the program's run block when
+    it has one (its first setting, the line quoted: ``run { arrivals 5; }`` was told as ``p.sq: error: the run
+    has no horizon``, at no line), else headed by the program's file ``name``. ``given`` names the option
+    (:func:`given_or_option`)."""
+    from .errors import located
+
+    spans = program.run.span
+    found = [] if spans is None else [getattr(spans, k) for k in spans.__struct_fields__]
+    found = [o for o in found if o is not None and not isinstance(o, str)]
+    if found:
+        at = min(found, key=lambda o: (o.line, o.col))
+        return UserError(located(at, f"the run block gives no horizon: write `horizon T;` in it, or give "
+                                     f"{given('horizon', 'T')} (`inf`: until no event is left)"))
+    return UserError(located(None, f"the run has no horizon: give the program `run {{ horizon T; }}` or "
+                                   f"{given('horizon', 'T')} (`inf`: until no event is left)", str(name)))
+
+
 def apply_run_overrides(program: Any, *, seed: int | None = None, horizon: float | None = None,
                         warmup: float | None = None, arrivals: int | None = None, name: Any = None,
                         given: Any = option_given) -> Any:
