@@ -389,7 +389,10 @@ class Dask:
             # silence_logs quiets is the workers' running, not their start and end)
             # and the memory guard's share of this machine's available memory divided among them
             # (serq_sim.memguard.machine_share: each reads the same free memory when its run begins)
+            # (asyncio's too: a task cut short by a worker's end reports itself, traceback and all, when
+            # collected, in the process that held it: _collect_cut_tasks)
             quiet_workers = {"distributed.nanny.pre-spawn-environ.DASK_LOGGING__DISTRIBUTED": "critical",
+                             "distributed.nanny.pre-spawn-environ.DASK_LOGGING__ASYNCIO": "critical",
                              f"distributed.nanny.pre-spawn-environ.{WORKERS_VAR}": str(self.workers or cores())}
             # Dask's nanny sets the variables of pre-spawn-environ in this process's own environment before it
             # spawns a worker, and takes a variable this process has over the configuration's: a sweep in a
@@ -490,6 +493,7 @@ class Dask:
                     self._client.close()
                 if self._cluster is not None:
                     self._cluster.close()
+                _collect_cut_tasks()
             finally:
                 self._quiet = None
                 for lg, lv in quiet:
@@ -595,6 +599,19 @@ def _quiet_loggers() -> list:
         before.append((lg, lg.level))
         lg.setLevel(QUIET)
     return before
+
+
+def _collect_cut_tasks() -> None:
+    """Collect, while the loggers are quiet, the asyncio tasks a cluster's teardown cut short. A task whose
+    exception nobody retrieved (a comm's read of a worker that ended: ``StreamClosedError: Stream is closed``)
+    reports it with its traceback when it is destroyed, on the ``asyncio`` logger; its exception holds its
+    traceback, which holds its frames, so it is destroyed by the cycle collector, whenever that runs next.
+    Run after the levels were put back, or at the interpreter's exit, that report reached stderr (Python's
+    last-resort handler), a traceback after a sweep's own message. Collected here, it is told to a quiet
+    logger."""
+    import gc
+
+    gc.collect()
 
 
 #: what an empty ``dask`` (``--dask ""``) is told: it names no scheduler
