@@ -78,6 +78,26 @@ def test_a_read_before_the_turn_that_sets_it_is_told(capsys):
     assert err.count("warning") == 1  # the read after the turn is not told
 
 
+TURN_READS_GAP = "  turn {\n    branch (turn_no > 1) {\n      set gap = now - t_last;\n    }\n  }\n"
+
+
+def test_the_turn_block_reads_what_a_later_turn_brings(capsys):
+    """The `turn` block is one place run at every `turn;`: its read of `t_last` behind `turn_no > 1` runs only
+    at the second `turn;`, after the session set it, and is told nothing."""
+    body = "  turn;\n  run d (1);\n  set t_last = now;\n  run d (2);\n  turn;\n  run d (gap);"
+    program, err = compiled(capsys, body, TURN_READS_GAP)
+    assert "before any statement sets it" not in err, err
+    # by hand: 1 s, 2 s, then gap = 2 s (t_last read as 0 would make it 3 s more than the arrival time)
+    assert list(serq_sim.run(program).observe("took").values) == [5.0, 5.0]
+
+
+def test_the_turn_block_read_no_turn_has_set_is_told(capsys):
+    body = "  turn;\n  run d (gap);\n  turn;\n  set t_last = now;"
+    _, err = compiled(capsys, body, TURN_READS_GAP)
+    assert err.startswith("<source>:8:23: warning: `t_last` is read here before any statement sets it"), err
+    assert err.count("warning") == 1
+
+
 def test_the_first_read_of_each_name_once(capsys):
     _, err = compiled(capsys, "  run d (x + y);\n  run d (x);\n  set x = 1;\n  set y = 1;")
     assert [line.split(": warning: ")[1][:3] for line in err.splitlines() if ": warning: " in line] == [

@@ -1425,19 +1425,37 @@ class Unset:
     `set`, a `choose`; a hold's bindings in its body). A branch keeps what either arm has, a loop's body
     starts from what its entry has and anything the body sets (a set later in the body reaches its top on
     the next pass), a hold's header and body read what its body sets too (executed again after a preemption),
-    ``end;`` ends the flow (``None``). A `choose`'s keys read its index, not the attribute."""
+    ``end;`` ends the flow (``None``). A `choose`'s keys read its index, not the attribute. The `turn` block
+    is one place run at every `turn;`: it reads what any `turn;` reaching it has set (a read behind
+    `branch (turn_no > 1)` of what the session sets after its first `turn;` is not told).
+
+    Every statement only adds names to the state, so the `turn` block adds the same names at every `turn;`
+    (``self.adds``, one walk); a first walk of the session, told nothing, gathers what the `turn;`s reach it
+    with (``self.entry``), and the second tells the block's reads against that, at the first `turn;`."""
 
     def __init__(self, attributes: set[str], turn: list[Any]) -> None:
         self.attributes = attributes
         self.turn = turn
         #: the first read found of each attribute, in execution order: name -> position
         self.reads: dict[str, Pos] = {}
+        #: whether reads are told (not in the first walk)
+        self.telling = False
+        #: what the `turn` block adds to the state (None: it ends the flow), and the union of the states
+        #: every `turn;` reaches it with
+        self.adds: frozenset[str] | None = frozenset()
+        self.entry: frozenset[str] = frozenset()
+        self.turn_told = False
 
     def run(self, init: list[Any], session: list[Any]) -> dict[str, Pos]:
+        self.adds = self.block(self.turn, frozenset())
+        self.block(session, self.block(init, frozenset()) or frozenset())
+        self.telling = True
         self.block(session, self.block(init, frozenset()) or frozenset())
         return self.reads
 
     def see(self, exprs: Any, state: frozenset[str], bound: str | None = None) -> None:
+        if not self.telling:
+            return
         found = [(x.pos, x.simple) for e in exprs for x in A.walk_expr(e)
                  if type(x) is A.Var and x.simple in self.attributes and x.simple not in state
                  and x.simple != bound and x.simple not in self.reads]
@@ -1454,7 +1472,12 @@ class Unset:
     def stmt(self, s: Any, state: frozenset[str]) -> frozenset[str] | None:
         t = type(s)
         if t is A.STurn:
-            return self.block(self.turn, state)
+            if not self.telling:
+                self.entry |= state
+            elif not self.turn_told:
+                self.turn_told = True
+                self.block(self.turn, self.entry)
+            return None if self.adds is None else state | self.adds
         if t is A.SEnd:
             return None
         if t is A.SHold:
