@@ -528,8 +528,12 @@ def load_entry_points(pm: pluggy.PluginManager, group: str = ENTRY_POINT_GROUP) 
                                              None, reason=f"its entry point's value {e}")) from None
         except KeyboardInterrupt as e:  # (Ctrl-C, SIGTERM: the command's stop, wherever it landed)
             # the plugin being loaded is noted for plugin_at, which names it: an import that takes long (a
-            # module that loads a large library, or waits) and is stopped was "interrupted", naming nothing
-            e.serq_loading = (name, dist, value)
+            # module that loads a large library, or waits) and is stopped was "interrupted", naming nothing.
+            # A third party's only: serQ's own parts, loaded at every start, are no plugin a user could blame
+            # (a signal landing in their import, or in serQ's own handler, named "plugin 'host' (from serq
+            # 0.1.0) as it was loaded (serq.builtin): _on_signal at …/serq/signals.py")
+            if value.partition(":")[0].strip().partition(".")[0] not in FIRST_PARTY_PACKAGES:
+                e.serq_loading = (name, dist, value)
             raise
         except BaseException as e:  # noqa: BLE001 - whatever a plugin's import raises is its failure to load
             # (a sys.exit() of its module, or of its serq_addhooks, ended every command with its status and no
