@@ -7,7 +7,7 @@ import sys
 
 import click
 from serq import signals
-from serq.errors import UsageError, UserError, clipped
+from serq.errors import UsageError, UserError, clipped, shown_path
 from serq.files import (
     MAX_JSON,
     check_distinct,
@@ -268,6 +268,14 @@ def run_command(pm, file, sets, defs, seed, horizon, warmup, arrivals, trace, as
     # a signal held while the report was written (or whose exception was dropped) is answered here
     held = signals.acknowledge()
     status = report.exit_status or held
+    stopped = report.stopped_note
+    if stopped is not None and output:
+        # (the report, in its file, says so; the terminal said nothing but the exit status)
+        from .report import STOPPED_TAIL
+
+        why = stopped.removeprefix("note: ").removesuffix(STOPPED_TAIL)
+        click.echo(f"serq: {why}: the report in {shown_path(output)} is partial (its figures cover what was "
+                   "simulated)", err=True)
     if not status and strict and report.warnings:
         # (the status alone said nothing where the report went to a file: -o holds the warnings, the terminal none)
         click.echo(strict_message(report.warnings), err=True)

@@ -277,6 +277,14 @@ class Report:
         return [n for n in self.notes if n.startswith("warning:")]
 
     @property
+    def stopped_note(self) -> str | None:
+        """The note that says why and when the run stopped before its end (``note: interrupted at t=…; the
+        figures cover what was simulated``), or None."""
+        if not self.result.interrupted:
+            return None
+        return next((n for n in self.notes if n.startswith("note: ") and n.endswith(STOPPED_TAIL)), None)
+
+    @property
     def exit_status(self) -> int:
         """What ``serq run`` exits with after writing this report: 0, or :data:`PARTIAL_EXIT` of
         :attr:`partial` (3 for a reason not listed)."""
@@ -289,6 +297,9 @@ class Report:
         return (f"<Report end={r.end:g} events={r.events} arrivals={r.arrivals} ended={r.ended} "
                 f"observes={list(self._observes)}>")
 
+
+#: the end of the note a run stopped before its end has (:attr:`Report.stopped_note`)
+STOPPED_TAIL = "; the figures cover what was simulated"
 
 #: Exit status of ``serq run`` for a partial report, by its reason: a bound the user set is 3, a signal
 #: 128 + its number, as a shell reports it.
@@ -466,7 +477,7 @@ def build_report(sim) -> Report:
         notes.append(forever)
     if sim.interrupted:
         why = getattr(sim, "partial_note", "") or "interrupted"
-        notes.append(f"note: {why} at t={end:g}; the figures cover what was simulated")
+        notes.append(f"note: {why} at t={end:g}{STOPPED_TAIL}")
     import serq
 
     result = Result(
