@@ -132,6 +132,24 @@ def test_a_send_time_set_just_before_the_request_is_its_arrival(tmp_path):
     assert target_of(program(tmp_path, "queue by (t0);", body)) == fifo
 
 
+def test_nested_loops_are_walked_once_each(tmp_path):
+    """Each pass of a loop was walked again at every pass of the loop around it: 30 nested loops took 2**30
+    walks (the module's timeout is the bound). Each level sets `t1` just before its request; the innermost
+    calls a tool between them, which is found and refused, and without it the order is first come first
+    served."""
+    depth = 30
+    level = "loop {\nset t1 = now;\nvllm_request(reqs, kv, engine, prompt, o, t1);\n"
+    inner = "end;\n" + "}\n" * depth
+    # the body begins at line 15: the tool of the innermost level at 15 + 3 * depth, its request on the next
+    tool, request = 15 + 3 * depth, 16 + 3 * depth
+    with pytest.raises(UserError, match=rf"joins its queue at .*p\.sq:{request}:1 \(vllm_request\) does so after a "
+                       rf"visit of stage `tool` at .*p\.sq:{tool}:1, which comes later than `set t1 = now`"):
+        target_of(program(tmp_path, "queue by (t1);", level * depth + "tool (1);\n"
+                          "vllm_request(reqs, kv, engine, prompt, o, t1);\n" + inner))
+    fifo = target_of(program(tmp_path, "", name="fifo.sq"))
+    assert target_of(program(tmp_path, "queue by (t1);", level * depth + inner, name="q.sq")) == fifo
+
+
 def test_now_less_waited_is_the_arrival_order_and_is_vllms(tmp_path):
     path = program(tmp_path, "queue by (now - waited);")
     assert target_of(path) == target_of(program(tmp_path, "", name="fifo.sq"))

@@ -418,6 +418,9 @@ def _refuse_late_send(program: n.Program, pool: n.Pool, stage: n.Stage, base: st
     name = program.attributes[slot].name
     dead = object()  # no path reaches here (after an `end`)
     found: list[tuple[Any, str]] = []
+    #: each loop and the state its body was walked from: a walk from a state finds what it found before, and
+    #: walking each pass of nested loops again took a number of walks exponential in their depth
+    walked: set[tuple[int, Any]] = set()
 
     def place(x: Any) -> str:
         where, _ = _call_site(getattr(x, "span", None))
@@ -443,6 +446,9 @@ def _refuse_late_send(program: n.Program, pool: n.Pool, stage: n.Stage, base: st
             elif isinstance(st, n.Loop):
                 entry = state
                 for _ in range(2):  # (two values: the second pass sees what the body leaves at its end)
+                    if (id(st), entry) in walked:
+                        break  # (walked from this state before, finding the same: nested loops walk once each)
+                    walked.add((id(st), entry))
                     entry = merge(entry, walk(st.body, entry))
                 state = dead  # (a loop is left by `end` only)
             elif isinstance(st, n.Hold):
