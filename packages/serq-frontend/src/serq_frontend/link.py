@@ -1364,7 +1364,23 @@ class Linker:
         return ir.RunSettings(**kw, span=ir.RunSpans(**spans) if spans else None)
 
 
-class Unloaded:
+class Flow:
+    """An analysis of the names a path to each statement has given a value, in execution order: a block's
+    statements one after another from the state before it, ``None`` once the flow has ended (``end;``); each
+    analysis says what a statement does (``stmt``)."""
+
+    def block(self, stmts: list[Any], state: frozenset[str] | None) -> frozenset[str] | None:
+        for s in stmts:
+            if state is None:
+                return None
+            state = self.stmt(s, state)
+        return state
+
+    def stmt(self, s: Any, state: frozenset[str]) -> frozenset[str] | None:
+        raise NotImplementedError
+
+
+class Unloaded(Flow):
     """The reads of a trace's columns (``new``, ``out``, ``think``, ``more``, ``forced``) that some path reaches
     before any `turn;` has loaded them: a must-analysis over the statements in execution order, the state the
     columns every path to a point has loaded (all of them after a `turn;`) or given a value (a `set`). A
@@ -1384,13 +1400,6 @@ class Unloaded:
         found = [(x.pos, x.simple) for e in exprs for x in A.walk_expr(e)
                  if type(x) is A.Var and x.simple in TRACE_ATTRIBUTES and x.simple not in state]
         self.reads.extend(sorted(found, key=lambda r: (r[0].line, r[0].col)))
-
-    def block(self, stmts: list[Any], state: frozenset[str] | None) -> frozenset[str] | None:
-        for s in stmts:
-            if state is None:
-                return None
-            state = self.stmt(s, state)
-        return state
 
     def stmt(self, s: Any, state: frozenset[str]) -> frozenset[str] | None:
         t = type(s)
@@ -1418,7 +1427,7 @@ class Unloaded:
         return state
 
 
-class Unset:
+class Unset(Flow):
     """The first read of each attribute the program sets that no path has set before it, so that it reads 0
     there: a may-analysis over the statements in execution order (the workload's `init`, then the session,
     the workload's `turn` block at every `turn;`), the state the attributes some path to a point has set (a
@@ -1461,13 +1470,6 @@ class Unset:
                  and x.simple != bound and x.simple not in self.reads]
         for pos, name in sorted(found, key=lambda r: (r[0].line, r[0].col)):
             self.reads.setdefault(name, pos)
-
-    def block(self, stmts: list[Any], state: frozenset[str] | None) -> frozenset[str] | None:
-        for s in stmts:
-            if state is None:
-                return None
-            state = self.stmt(s, state)
-        return state
 
     def stmt(self, s: Any, state: frozenset[str]) -> frozenset[str] | None:
         t = type(s)

@@ -193,6 +193,15 @@ def long_name(quoted: str, length: int, most: int = MAX_NAME) -> str:
     return f"the name {quoted} is {length} characters long; a name is at most {most} characters"
 
 
+def _named_once(name: str, at: str, space: dict[str, str], kind: str, fail: Any) -> None:
+    """A declaration's name at JSON path ``at``: printable, and not one ``space`` (name -> path) has already
+    given a declaration of its kind."""
+    _printable(name, at, fail)
+    if name in space:
+        fail(at, f"the name {_q(name)} is given twice (first at {space[name]}); every {kind} has a name of its own")
+    space[name] = at
+
+
 def _printable(text: str, path: str, fail: Any) -> None:
     """Refuse a declared name that is empty or holds a character that does not print (a control character,
     a newline, a bidirectional override): the text report, its warnings and the CSV headers print names
@@ -634,25 +643,14 @@ def validate(program: Program, *, name: str = "<ir>") -> Program:
     spaces["pools"] = spaces["stages"]
     for field, kind in (("attributes", "attribute"), ("observes", "observe"), ("gauges", "gauge"),
                         ("stages", "stage"), ("pools", "pool")):
-        space = spaces[field]
         for i, decl in enumerate(getattr(program, field)):
-            at = f"$.{field}[{i}].name"
-            _printable(decl.name, at, fail)
-            if decl.name in space:
-                fail(at, f"the name {_q(decl.name)} is given twice (first at {space[decl.name]}); every {kind} "
-                     "has a name of its own")
-            space[decl.name] = at
+            _named_once(decl.name, f"$.{field}[{i}].name", spaces[field], kind, fail)
     _member_labels(program, fail)
     # a constant's name is the knob's a sweep sets and finds by (`serq sweep --find --over NAME`, `--set`): a
     # second constant of one name was taken, and which of the two a tool read was the first it met
     constants: dict[str, str] = {}
     for i, const in enumerate(program.constants):
-        at = f"$.constants[{i}][0]"
-        _printable(const.name, at, fail)
-        if const.name in constants:
-            fail(at, f"the name {_q(const.name)} is given twice (first at {constants[const.name]}); every constant "
-                 "has a name of its own")
-        constants[const.name] = at
+        _named_once(const.name, f"$.constants[{i}][0]", constants, "constant", fail)
     seen_tables: set[str] = set()
     for i, rec in enumerate(program.records):
         _printable(rec.name, f"$.records[{i}].name", fail)
