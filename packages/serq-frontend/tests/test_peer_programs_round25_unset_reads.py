@@ -91,6 +91,18 @@ def test_the_turn_block_reads_what_a_later_turn_brings(capsys):
     assert list(serq_sim.run(program).observe("took").values) == [5.0, 5.0]
 
 
+def test_a_loop_s_next_turn_reads_what_the_turn_block_set(capsys):
+    """A `turn;` in a loop runs the `turn` block again on the next pass, which reads what the block set on the
+    pass before: `t_last` behind `turn_no > 1` is told nothing."""
+    init = "  turn {\n    branch (turn_no > 1) {\n      set gap = now - t_last;\n    }\n    set t_last = now;\n  }\n"
+    body = ("  loop {\n    turn;\n    run d (1 + gap);\n    branch (turn_no >= 3) {\n      observe took = now - t;\n"
+            "      end;\n    }\n  }")
+    program, err = compiled(capsys, body, init)
+    assert "before any statement sets it" not in err, err
+    # by hand, from the arrival: turn 1 runs 1 s (gap 0), turn 2 2 s (gap 1), turn 3 3 s (gap 2)
+    assert list(serq_sim.run(program).observe("took").values) == [6.0, 6.0]
+
+
 def test_the_turn_block_read_no_turn_has_set_is_told(capsys):
     body = "  turn;\n  run d (gap);\n  turn;\n  set t_last = now;"
     _, err = compiled(capsys, body, TURN_READS_GAP)

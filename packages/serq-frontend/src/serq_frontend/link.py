@@ -1433,7 +1433,7 @@ class Unset(Flow):
     the workload's `turn` block at every `turn;`), the state the attributes some path to a point has set (a
     `set`, a `choose`; a hold's bindings in its body). A branch keeps what either arm has, a loop's body
     starts from what its entry has and anything the body sets (a set later in the body reaches its top on
-    the next pass), a hold's header and body read what its body sets too (executed again after a preemption),
+    the next pass, the `turn` block's at a `turn;` in it too), a hold's header and body read what its body sets too (executed again after a preemption),
     ``end;`` ends the flow (``None``). A `choose`'s keys read its index, not the attribute. The `turn` block
     is one place run at every `turn;`: it reads what any `turn;` reaching it has set (a read behind
     `branch (turn_no > 1)` of what the session sets after its first `turn;` is not told).
@@ -1462,6 +1462,13 @@ class Unset(Flow):
         self.block(session, self.block(init, frozenset()) or frozenset())
         return self.reads
 
+    def sets_in(self, stmts: list[Any]) -> frozenset[str]:
+        """The attributes ``stmts`` may set, the `turn` block's at a `turn;` among them."""
+        names = A.assigned_in(stmts)
+        if self.adds and any(type(x) is A.STurn for x in A.walk_stmts(stmts)):
+            names |= self.adds
+        return frozenset(names)
+
     def see(self, exprs: Any, state: frozenset[str], bound: str | None = None) -> None:
         if not self.telling:
             return
@@ -1484,7 +1491,7 @@ class Unset(Flow):
             return None
         if t is A.SHold:
             # a hold preempted in its body executes again, its header and body reading what the body set
-            again = state | frozenset(A.assigned_in(s.body))
+            again = state | self.sets_in(s.body)
             self.see([x for p in s.pools for x in A.stmt_exprs(p)] + [b.value for b in s.bindings]
                      + ([s.reuse] if s.reuse is not None else []), again)
             end = self.block(s.body, again | {b.name for b in s.bindings})
@@ -1505,7 +1512,7 @@ class Unset(Flow):
             # a pass after the first starts from what an earlier one set: anything the body sets (one walk of
             # the body, where a fixpoint of nested loops' passes took a number of passes exponential in their
             # depth)
-            self.block(s.body, state | frozenset(A.assigned_in(s.body)))
+            self.block(s.body, state | self.sets_in(s.body))
             return None  # a loop is left by an `end;` alone
         for b in A.blocks_of(s):
             state = self.block(b, state)
