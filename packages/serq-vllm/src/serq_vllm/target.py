@@ -373,20 +373,18 @@ def _unsent_key(queue: Any, sent: set[int]) -> Any:
     scenario programs' ``(t0, idx)`` does."""
     from serq_sim.pools.model import falls_with_waited
 
-    if not isinstance(queue, n.QueueBy):
+    key = _first_order_key(queue)
+    if key is None:
         return None
-    for key in queue.keys:
-        folded = _folded(key)
-        if isinstance(folded, n.Num):
-            continue
-        if falls_with_waited(folded) or _joined_at(folded) or (isinstance(folded, n.Attr) and folded.slot in sent):
-            return None
-        return key
-    return None
+    folded = _folded(key)
+    if falls_with_waited(folded) or _joined_at(folded) or (isinstance(folded, n.Attr) and folded.slot in sent):
+        return None
+    return key
 
 
 def _first_order_key(queue: Any) -> Any:
-    """The first ``queue by`` key that orders (a number orders nothing), folded, or None."""
+    """The first ``queue by`` key that orders (after ``--set``: :func:`_folded`; a number orders nothing), as
+    written, or None."""
     if not isinstance(queue, n.QueueBy):
         return None
     for key in queue.keys:
