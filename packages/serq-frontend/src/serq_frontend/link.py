@@ -1272,10 +1272,15 @@ class Linker:
         the prefill's KV went back to the cache at the hold's end, evictable before the read, and the read
         counted its tokens at the decoder all the same. Once for each place in the source."""
         seen = set()
+        # one lease of each written member is enough to tell (a number, none, or computed): a release asked of
+        # every lease of a program of thousands took a time quadratic in its size
+        forms = {(p.pool, None if p.index is None else p.index.value if type(p.index) is ir.Num else ...): p
+                 for p in self.leased}
+        leased = list(forms.values())
         for s, r in self.loose_releases:
             at = s.ref.pos
             key = (at.file, at.line, at.col)
-            if key in seen or not rules.names_none(self.leased, r):
+            if key in seen or not rules.names_none(leased, r):
                 continue
             seen.add(key)
             fam, ref = s.ref.dotted, _written_ref(s.ref)
