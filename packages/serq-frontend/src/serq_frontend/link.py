@@ -1083,10 +1083,17 @@ class Linker:
         on member 0 whatever the router chose (an error only when a prefill member other than 0 held it)."""
         attributes = {a.name for a in self.attributes if not a.builtin}
         reads = Unset(attributes, turn).run(init, session)
+        if not reads:
+            return
+        # (an attribute is a name a `set` or a `choose` of these blocks assigns: collect_attributes) the first
+        # statement that sets each, found in one walk (one walk per warning took a time quadratic in the size)
+        firsts: dict[str, Pos] = {}
+        for block in (init, turn, session):
+            for s in A.walk_stmts(block):
+                if isinstance(s, (A.SSet, A.SChoose)):
+                    firsts.setdefault(s.name, s.pos)
         for name, pos in reads.items():
-            # (an attribute is a name a `set` or a `choose` of these blocks assigns: collect_attributes)
-            first = next((s.pos for block in (init, turn, session) for s in A.walk_stmts(block)
-                          if isinstance(s, (A.SSet, A.SChoose)) and s.name == name), None)
+            first = firsts.get(name)
             at = "" if first is None else f"; the first statement that sets it is at {first.seen_from(pos)}"
             self.ctx.reporter.warn(pos, f"`{name}` is read here before any statement sets it, so it reads 0 (an "
                                    f"attribute is 0 until the session sets it{at}): set it before this read, or "
