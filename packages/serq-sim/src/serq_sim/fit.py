@@ -208,9 +208,14 @@ def fit_steps(steps, where: str = "") -> Fit:
             coef, _, rank, _ = np.linalg.lstsq(x / scale, t, rcond=None)
     except np.linalg.LinAlgError:  # pragma: no cover - every column and time finite and scaled: not seen
         raise UserError(f"{head} the least-squares fit does not converge over these {len(a)} steps") from None
+    if len(a) < x.shape[1]:
+        raise UserError(f"{head} {len(a)} step{'s' if len(a) > 1 else ''} cannot determine the {x.shape[1]} "
+                        "coefficients c, d, e, a and b: a fit wants many steps of each kind, over the batch sizes "
+                        "and contexts to simulate")
     if rank < x.shape[1]:
-        raise UserError(f"{head} the terms are linearly dependent over these {len(a)} steps: the fit is not "
-                        "determined (give steps of more varied composition)")
+        raise UserError(f"{head} the terms are linearly dependent over these {len(a)} steps "
+                        f"(in every step, {'; '.join(dependencies(x / scale, scale, rank))}): the fit is not "
+                        "determined (give steps in which these terms vary apart)")
     at_zero: dict[str, float] = {}
     if (coef < 0).any():  # the unconstrained optimum is no cost: the optimum over coefficients at least 0
         with np.errstate(all="ignore"):
@@ -241,6 +246,34 @@ def fit_steps(steps, where: str = "") -> Fit:
         mape[k] = float(ape[sel].mean()) if counts[k] else math.nan
     return Fit(coefficients={n: float(v) for n, v in zip(COEFFICIENTS, coef)}, steps=len(a), counts=counts,
                mape=mape, at_zero=at_zero)
+
+
+def dependencies(scaled, scale, rank: int) -> list[str]:
+    """The linear relations that hold among the columns of a fit of rank ``rank`` below its width, each an
+    equation of one term (``kv_decode = 1000 * decoders``, ``prefilled = 512``): the null space of the
+    scaled columns (the right singular vectors past the rank), brought to one equation a term by
+    elimination from the last term back, so that each equation's subject is a term the others leave out,
+    its coefficients in the terms' own units (a column's scale put back) and rounded to 6 digits; a weight
+    below 1e-9 of the largest in its equation is the rounding of the decomposition, and is left out."""
+    import numpy as np
+
+    null = np.linalg.svd(scaled)[2][rank:] / scale  # each row w: sum_k w_k x_k = 0 in every step
+    rows, subjects = list(null / np.abs(null).max(axis=1, keepdims=True)), []
+    for col in range(null.shape[1] - 1, -1, -1):
+        i = next((i for i, w in enumerate(rows) if i >= len(subjects) and abs(w[col]) > 1e-9), None)
+        if i is None:
+            continue
+        rows[len(subjects)], rows[i] = rows[i], rows[len(subjects)]
+        w = rows[len(subjects)] = rows[len(subjects)] / -rows[len(subjects)][col]
+        rows = [r if r is w else r + r[col] * w for r in rows]  # col leaves every other equation
+        subjects.append(col)
+    names, equations = ("1", *TERMS), []
+    for col, w in zip(subjects, rows):
+        w[np.abs(w) < 1e-9 * np.abs(w).max()] = 0.0
+        rest = [f"{v:.6g}" if k == 0 else (t if v == 1 else f"{v:.6g} * {t}")
+                for k, (t, v) in enumerate(zip(names, w)) if k != col and v != 0]
+        equations.append(f"{names[col]} = {' + '.join(rest).replace('+ -', '- ') if rest else '0'}")
+    return equations
 
 
 def _ordinal(n: int) -> str:
