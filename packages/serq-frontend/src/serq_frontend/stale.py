@@ -67,6 +67,8 @@ class Taint:
         #: per loop being analysed (innermost last), its branches on live state one arm of which ends: each
         #: branch's position and what its guard read
         self.deciders: list[list[tuple[Pos, tuple[Any, ...]]]] = []
+        #: the `turn` block's effect per state entering it (:meth:`_turn`)
+        self.turns: dict[frozenset[tuple[str, Pos]], tuple[State | None, State | None, list[Any]]] = {}
 
     def run(self, init: list[Any], session: list[Any]) -> Taint:
         self.block(session, self.block(init, {}))
@@ -151,6 +153,33 @@ class Taint:
         self._source(at, ("guard", guard))
         return state
 
+    def _turn(self, state: State) -> State | None:
+        """``turn;`` from ``state``: the `turn` block walked once per state entering it, not at every
+        ``turn;`` (a session of n turns and a block of n sets took n² steps). What a walk leaves besides the
+        state out depends only on the state in: the tables it joins into, and a second join of the same
+        state changes nothing; the states seen inside it, kept as their join (a hold joins all it sees); and
+        the branches deciding the loop around the ``turn;``, kept to be told to the loop of each use."""
+        key = frozenset(state.items())
+        known = self.turns.get(key)
+        if known is None:
+            inside, outer = self.inside, self.deciders
+            seen: list[State] = []
+            deciders: list[tuple[Pos, tuple[Any, ...]]] = []
+            self.inside, self.deciders = [seen], [deciders]
+            try:
+                out = self.block(self.turn, state)
+            finally:
+                self.inside, self.deciders = inside, outer
+            joined: State | None = None
+            for st in seen:
+                joined = self.join(joined, st)
+            known = self.turns[key] = (out, joined, deciders)
+        out, joined, deciders = known
+        self.see(joined)
+        if self.deciders:
+            self.deciders[-1].extend(deciders)
+        return None if out is None else dict(out)
+
     def stmt(self, s: Any, state: State | None) -> State | None:
         if state is None:
             return None
@@ -162,7 +191,7 @@ class Taint:
             state.pop(s.name, None)
             return state
         if t is A.STurn:
-            return self.block(self.turn, state)
+            return self._turn(state)
         if t is A.SEnd:
             return None
         if t is A.SBranch:
