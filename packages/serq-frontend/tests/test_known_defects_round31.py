@@ -2,9 +2,15 @@
 
 1. The live-state lint (stale.Taint) walked the workload's `turn` block again at every `turn;`: a session of
    n `turn;` and a block of n sets took n² steps (3 000 of each: 12 s to compile). The block is now walked
-   once per state entering it, its effect kept; the verdicts are the same."""
+   once per state entering it, its effect kept; the verdicts are the same.
+2. The unset-read and trace-column warnings (link.Unset, link.Unloaded) after a `branch with` one arm of
+   which ends: the statement reaches those analyses as the plain branch it means (the branch_with layer
+   writes `branch (~bernoulli(p))`), whose arms are walked apart, so a read after it is checked by the way of
+   the arm that goes on. These pin that, for both warnings and both kinds of branch."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 import serq_frontend
@@ -54,3 +60,46 @@ def test_turns_in_different_states_are_told_apart(capfd):
            "  observe x = p;\n  end;\n}\n")
     serq_frontend.compile(source=src)
     assert STALE not in capfd.readouterr().err
+
+
+UNSET = "is read here before any statement sets it, so it reads 0"
+
+
+def _warnings(capfd, source: str, path: Path | None = None) -> str:
+    capfd.readouterr()
+    if path is None:
+        serq_frontend.compile(source=source)
+    else:
+        path.write_text(source)
+        serq_frontend.compile(path)
+    return capfd.readouterr().err
+
+
+@pytest.mark.parametrize("branch", [
+    "branch with (0.5) { end; } else { }",
+    "branch with (0.5) { end; }",
+    "branch with (0.5) { } else { end; }",
+    "branch with (0.5) { set w = 1; } else { end; }",
+    "branch (1 > 0) { end; } else { }",  # a plain branch went on already: the same rule
+])
+def test_a_read_after_a_branch_one_arm_of_which_ends_is_checked(capfd, branch):
+    src = ("stage svc : fifo;\nworkload { arrive batch(1); }\nsession {\n  " + branch + "\n"
+           "  observe x = y;\n  set y = 1;\n  end;\n}\n")
+    err = _warnings(capfd, src)
+    assert err.startswith(f"<source>:5:15: warning: `y` {UNSET} (an attribute is 0 until the session sets it; the "
+                          "first statement that sets it is at 6:3)"), err
+
+
+def test_a_branch_with_whose_arms_both_end_leaves_nothing_to_check(capfd):
+    src = ("stage svc : fifo;\nworkload { arrive batch(1); }\nsession {\n  set y = 1;\n"
+           "  branch with (0.5) { observe x = y; end; } else { end; }\n}\n")
+    assert _warnings(capfd, src) == ""
+
+
+def test_a_trace_column_read_after_a_branch_with_that_may_end_is_warned(capfd, tmp_path):
+    (tmp_path / "t.csv").write_text("session,turn,new,out,think,forced\n0,1,10,5,2,0\n")
+    src = ("stage s : delay;\nworkload {\n  arrive renewal(1);\n  trace \"t.csv\" ordered;\n}\n"
+           "session {\n  branch with (0.5) { end; } else { }\n  run s (new);\n  turn;\n  end;\n}\n")
+    err = _warnings(capfd, src, tmp_path / "p.sq")
+    assert err.startswith(f"{tmp_path / 'p.sq'}:8:10: warning: `new` is read before the session's first "
+                          "`turn;`, where it is 0"), err
