@@ -1,6 +1,6 @@
 """The bridge against the real scheduler: every shipped scenario's stored answer is what the installed
 vLLM gives. Needs vLLM (docs/vllm-oracle.md): in this interpreter, or in the one SERQ_VLLM_PYTHON names;
-skipped, with that reason, when neither has it."""
+skipped, saying why, when neither has it (vllm_python.py)."""
 
 from __future__ import annotations
 
@@ -12,20 +12,13 @@ import sys
 import pytest
 from serq_vllm import real
 from serq_vllm.scenarios import answer_path, list_scenarios
+from vllm_python import vllm_python
 
 FIELDS = ("first", "done", "preempted", "cached", "preemptions", "steps")
 
 
-def vllm_python() -> str | None:
-    for python in (os.environ.get("SERQ_VLLM_PYTHON"), sys.executable):
-        if python and subprocess.run([python, "-c", "import vllm"], capture_output=True).returncode == 0:
-            return python
-    return None
-
-
-PYTHON = vllm_python()
-pytestmark = [pytest.mark.vllm, pytest.mark.skipif(
-    PYTHON is None, reason="vLLM is not installed (here or in SERQ_VLLM_PYTHON); see docs/vllm-oracle.md")]
+PYTHON, WHY = vllm_python()
+pytestmark = [pytest.mark.vllm, pytest.mark.skipif(PYTHON is None, reason=WHY)]
 
 RUN_ALL = """
 import importlib.util, json, sys

@@ -1,0 +1,8 @@
+"""Test helpers of serq-vllm live next to the tests (vllm_python.py)."""
+
+import sys
+from pathlib import Path
+
+HERE = str(Path(__file__).parent)
+if HERE not in sys.path:
+    sys.path.insert(0, HERE)
