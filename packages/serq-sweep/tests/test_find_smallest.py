@@ -134,7 +134,9 @@ def test_each_point_takes_the_direction_of_its_ends(exact, tmp_path):
     assert r.returncode == 0 and r.stderr == (
         "note: holds_everywhere at k=0: the conditions hold at both ends, lam=0 and lam=4: the value reported is "
         "the top, lam=4, the largest that holds; the smallest that holds is lam=0 or below (for the fewest, give "
-        "a LO at which the conditions fail)\n"), r.stderr
+        "a LO at which the conditions fail); no crossing in the range, or an even number of them, where the "
+        "conditions are not monotone in lam: the search evaluated the ends alone, so they may fail between them\n"
+    ), r.stderr
     assert r.stdout == (" k     lam           outcome   holds   fails  evaluations\n"
                         " 1   1.375             found   1.375  1.4375            8\n"
                         "-1  1.4375    found_smallest  1.4375   1.375            8\n"

@@ -88,7 +88,9 @@ COND = "observes.r.mean <= 1"
 def note(lo, hi, at=""):
     return (f"note: holds_everywhere{at}: the conditions hold at both ends, N={lo} and N={hi}: the value reported "
             f"is the top, N={hi}, the largest that holds; the smallest that holds is N={lo} or below (for the "
-            f"fewest, give a LO at which the conditions fail)\n")
+            f"fewest, give a LO at which the conditions fail); no crossing in the range, or an even number of them, "
+            "where the conditions are not monotone in N: the search evaluated the ends alone, so they may fail "
+            "between them\n")
 
 
 def test_holds_everywhere_reports_the_top_and_says_so(tmp_path, capsys):

@@ -65,7 +65,8 @@ def test_show_says_how_many_runs_its_means_took_were_cut_short(capsys):
 # what a search that holds at both ends says of its value (docs/sweep.md), whole runs or not
 EVERYWHERE = ("note: holds_everywhere: the conditions hold at both ends, n={0} and n={1}: the value reported is the "
               "top, n={1}, the largest that holds; the smallest that holds is n={0} or below (for the fewest, give a "
-              "LO at which the conditions fail)\n")
+              "LO at which the conditions fail); no crossing in the range, or an even number of them, where the "
+              "conditions are not monotone in n: the search evaluated the ends alone, so they may fail between them\n")
 
 
 def test_nothing_is_said_of_whole_runs(capsys):

@@ -11,7 +11,10 @@ the engine) until the bracket between the value that holds and the one that fail
 wide (default (HI - LO) / 64; in the fewest halvings that make HI - LO so, :func:`halvings`), or, for a grid
 LO:HI:STEP, until the two are neighbours on the grid, and answers with the end that holds. A figure with no
 value (NaN) meets no condition. A condition that holds at both ends (``holds_everywhere``) or at neither
-(``fails_everywhere``) is reported as such. The outcomes (:data:`OUTCOMES`) are single words, one cell of
+(``fails_everywhere``) is reported as such, with a note that the search knows of no crossing between the
+ends: none, or an even number where the conditions are not monotone in the knob. A knob that is not
+monotone, with ends that differ, gives one crossing of the several the curve may have: the one the
+halvings meet. The outcomes (:data:`OUTCOMES`) are single words, one cell of
 the printed table as of ``--out``'s: the table is read by whitespace too.
 """
 
@@ -196,19 +199,30 @@ class _Search:
 
 
 def everywhere_note(searches: list[_Search], name: str) -> str:
-    """What a search that holds at both ends reports, said so that it is not read as a boundary: its value is
-    HI, the largest value of the range (docs/sweep.md), and the smallest value that holds is LO or below, which
-    is the answer to a question of the fewest (engines, blocks); the search, which only evaluated the two ends,
-    cannot tell which question was meant. ``searches`` those whose outcome is ``holds_everywhere``."""
-    lo, hi = (core.show_value(searches[0].value(x)) for x in (searches[0].lo, searches[0].hi))
+    """What a search whose conditions hold at both ends, or fail at both, reports (``searches``: those of
+    one of the two outcomes, ``holds_everywhere`` or ``fails_everywhere``), said so that it is not read as a
+    boundary. Having evaluated the two ends alone, the search knows of no crossing in the range: there is
+    none, or an even number of them, where the conditions are not monotone in the knob (a tail latency
+    against a spacing; two conditions that pull both ways). Of ``holds_everywhere`` it says too that its value
+    is HI, the largest value of the range (docs/sweep.md), and the smallest value that holds is LO or below,
+    which is the answer to a question of the fewest (engines, blocks); the search cannot tell which question
+    was meant."""
+    first = searches[0]
+    lo, hi = (core.show_value(first.value(x)) for x in (first.lo, first.hi))
     labelled = [core.quoted_label(s.params) for s in searches if s.params]
     at = ""
     if labelled:
         more = f", and {len(labelled) - 3} more" if len(labelled) > 3 else ""
         at = f" at {'; '.join(labelled[:3])}{more}"
+    between = (f"no crossing in the range, or an even number of them, where the conditions are not monotone in "
+               f"{name}: the search evaluated the ends alone")
+    if first.state == FAILS_EVERYWHERE:
+        return (f"note: fails_everywhere{at}: the conditions fail at both ends, {name}={lo} and {name}={hi}: "
+                f"{between}, so they may hold between them (a sweep of the range with --set shows it)")
     return (f"note: holds_everywhere{at}: the conditions hold at both ends, {name}={lo} and {name}={hi}: the value "
             f"reported is the top, {name}={hi}, the largest that holds; the smallest that holds is {name}={lo} or "
-            f"below (for the fewest, give a LO at which the conditions fail)")
+            f"below (for the fewest, give a LO at which the conditions fail); {between}, so they may fail "
+            "between them")
 
 
 def _is_real(v: Any) -> bool:
@@ -521,11 +535,12 @@ def _find(program: Any, conditions: Any, over: Any, *, sets: Any, defs: Any, zip
 
         print(printable_lines(alike), file=sys.stderr, flush=True)
     # (last: read beside the table it explains)
-    everywhere = [s for s in searches if s.state == HOLDS_EVERYWHERE]
-    if everywhere:
-        import sys
+    for outcome in (HOLDS_EVERYWHERE, FAILS_EVERYWHERE):
+        everywhere = [s for s in searches if s.state == outcome]
+        if everywhere:
+            import sys
 
-        print(printable_lines(everywhere_note(everywhere, name)), file=sys.stderr, flush=True)
+            print(printable_lines(everywhere_note(everywhere, name)), file=sys.stderr, flush=True)
     out_cols = [a.name for a in axes] + [name, *COLUMNS]
     figures = list(dict.fromkeys(figures or []))  # two conditions on one figure: one column (two of one name
     out_cols += [f"{f}:mean" for f in figures]  # were a Parquet writer's traceback after the whole search)
