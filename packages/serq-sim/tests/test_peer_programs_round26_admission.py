@@ -7,6 +7,7 @@ both tiers, and the same test under Poisson arrivals against M/M/1/K's loss prob
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pytest
@@ -83,3 +84,23 @@ def test_with_arrivals_at_distinct_instants_both_tests_are_mm1k(tmp_path, monkey
     p_k = (1 - rho) * rho**k / (1 - rho ** (k + 1))  # 0.160629
     figure = report.result.observes["dropped"]
     assert abs(figure.mean - p_k) <= figure.ci <= 0.06 * p_k, (figure.mean, figure.ci)
+
+
+EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "single-turn" / "mmck.sq"
+
+
+@pytest.mark.parametrize(("k", "loss", "response"), [(6, 0.112664, 1.78821), (2, 0.366516, 1.0),
+                                                     (float("inf"), 0.0, 5.26316)])
+def test_the_mmck_example_gives_the_closed_forms_its_header_states(k, loss, response):
+    # the birth-death chain of M/M/c/K at a = 1.8, c = 2, by hand in the header; K = 2 is Erlang B,
+    # K = inf Erlang C
+    a, c = 1.8, 2
+    top = 40 if k == float("inf") else int(k)
+    p = [a**n / math.factorial(min(n, c)) / c ** max(n - c, 0) for n in range(top + 1)]
+    if k != float("inf"):
+        assert p[-1] / sum(p) == pytest.approx(loss, abs=1e-6)
+        assert sum(n * x for n, x in enumerate(p)) / sum(p) / (a * (1 - p[-1] / sum(p))) == pytest.approx(response, abs=1e-5)
+    report = serq_sim.run(serq_frontend.compile(EXAMPLE, sets={"K": k}))  # its own 100 000 s
+    lost, resp = report.result.observes["lost"], report.result.observes["response"]
+    assert abs(lost.mean - loss) <= (lost.ci if loss else 0), (lost.mean, lost.ci)
+    assert abs(resp.mean - response) <= resp.ci <= 0.12 * response, (resp.mean, resp.ci)
