@@ -84,3 +84,49 @@ def test_a_monotone_search_says_nothing_more(tmp_path):
     r = _search(tmp_path, BOWL, "y.mean <= 1", "1.5:4")
     assert r.returncode == 0 and r.stderr == "", r.stderr
     assert r.stdout.splitlines()[1].split()[1] == "found", r.stdout
+
+
+# 5. Figure names: `ttft.p50` beside the request metrics resolved to `observes.ttft.p50` alone, though
+#    `requests.ttft.median` is the same figure of the other section (a median by its other word), while
+#    `ttft.p99` was refused as ambiguous. One rule: a tail names every figure that ends with it, a median's
+#    by either word.
+
+#: the columns a program on lib/vllm.sq gives (its observe ttft beside the request metrics)
+VLLM_COLUMNS = [f"observes.ttft.{s}" for s in ("count", "mean", "p50", "p90", "p95", "p99")] + [
+    f"requests.{m}.{s}" for m in ("ttft", "e2el") for s in ("count", "mean", "median", "p90", "p95", "p99")]
+
+
+@pytest.mark.parametrize("name, both", [
+    ("ttft.p99", "observes.ttft.p99, requests.ttft.p99"),
+    ("ttft.p50", "observes.ttft.p50, requests.ttft.median"),
+    ("ttft.median", "requests.ttft.median, observes.ttft.p50"),
+])
+def test_a_tail_that_two_sections_end_with_is_ambiguous_whatever_the_quantile(name, both):
+    from serq_sweep.figures import AmbiguousFigure, resolve
+
+    with pytest.raises(AmbiguousFigure) as e:
+        resolve(name, VLLM_COLUMNS)
+    assert str(e.value).startswith(f"error: figure {name!r} is ambiguous: {both}"), str(e.value)
+    if name != "ttft.p99":
+        assert str(e.value).endswith("(a median is one figure by either word: a request metric's median is "
+                                     "`median`, as vLLM's benchmark names it, and an observe's is `p50`, beside its "
+                                     "p90, p95 and p99; name one by its path)"), str(e.value)
+
+
+@pytest.mark.parametrize("name, column", [
+    ("observes.ttft.p50", "observes.ttft.p50"),
+    ("requests.ttft.median", "requests.ttft.median"),
+    ("e2el.median", "requests.e2el.median"),  # the one median of e2el: no observe of that name
+    ("ttft.p90", None),
+])
+def test_whole_paths_and_tails_of_one_figure_resolve(name, column):
+    from serq_sweep.figures import AmbiguousFigure, resolve
+
+    if column is None:
+        with pytest.raises(AmbiguousFigure):
+            resolve(name, VLLM_COLUMNS)
+    else:
+        assert resolve(name, VLLM_COLUMNS) == column
+    # without the observe, the request metric's median is the one figure by its word
+    assert resolve("ttft.median", VLLM_COLUMNS[6:]) == "requests.ttft.median"
+    assert resolve("ttft.p50", VLLM_COLUMNS[:6]) == "observes.ttft.p50"

@@ -29,7 +29,6 @@ def test_the_median_of_the_other_word_is_offered(name, meant):
 
 def test_the_names_that_are_figures_resolve_as_before():
     assert resolve("requests.e2el.median", COLUMNS) == "requests.e2el.median"
-    assert resolve("ttft.p50", COLUMNS) == "observes.ttft.p50"  # the one ttft.p50 there is
     assert resolve("e2el.median", COLUMNS) == "requests.e2el.median"
 
 
@@ -37,5 +36,4 @@ def test_a_median_no_figure_has_by_either_word_keeps_the_spelling_hint():
     with pytest.raises(UnknownFigure) as e:
         resolve("requests.e2l.p50", COLUMNS)
     assert "a request metric's median" not in str(e.value)
-    # ttft.median is ambiguous by neither word: requests.ttft.median is a figure, so it resolves
-    assert resolve("ttft.median", COLUMNS) == "requests.ttft.median"
+    # (ttft.p50 and ttft.median name two medians there, each by its word: test_known_defects_round31)

@@ -87,13 +87,22 @@ def resolve(name: str, columns: Iterable[str]) -> str:
     if name in cols:
         return name
     tails = [c for c in cols if c.endswith("." + name)]
-    if len(tails) == 1:
+    # a median is one figure by two words (MEDIANS): a tail ending with either means the columns that end
+    # with the other too, so `ttft.p50` of a program with an observe ttft and the request metrics is as
+    # ambiguous as `ttft.p99` (observes.ttft.p50, requests.ttft.median); a full path is the column it names
+    stem, dot, last = name.rpartition(".")
+    swap = {"p50": "median", "median": "p50"}.get(last) if dot else None
+    medians = [c for c in cols if c.endswith(f".{stem}.{swap}")] if swap is not None and tails else []
+    if len(tails) == 1 and not medians:
         return tails[0]
     # the name as a message quotes it: a long one cut around a … (one of 100 000 characters was quoted whole)
     shown = clipped(name)
     if tails:
+        tails += medians
         raise AmbiguousFigure(f"figure {shown!r} is ambiguous: " + ", ".join(tails[:6])
-                        + (" ..." if len(tails) > 6 else ""))
+                              + (" ..." if len(tails) > 6 else "")
+                              + (f" (a median is one figure by either word: {MEDIANS}; name one by its path)"
+                                 if medians else ""))
     stem, colon, stat = name.rpartition(":")
     if colon and stat in ("mean", "ci"):  # a points table's column, FIGURE:mean (it was offered another figure)
         meant = [stem] if stem in cols else [c for c in cols if c.endswith("." + stem)]
