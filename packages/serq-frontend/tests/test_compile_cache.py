@@ -318,14 +318,14 @@ def test_an_installed_plugins_python_warning_is_written_again_on_a_hit(tmp_path,
 def test_old_entries_are_pruned(tmp_path, folder):
     folder.mkdir()
     for i in range(12):
-        e = folder / f"compile-{i:02d}.bin"
+        e = folder / f"compile-{i:040x}.bin"
         e.write_bytes(b"x")
         os.utime(e, ns=(i * 10**9, i * 10**9))
     (folder / "parser-x.lark").write_bytes(b"tables")
     cache.prune(folder, keep=12)
     assert len(entries(folder)) == 12
     cache.prune(folder, keep=8)
-    assert [e.name for e in entries(folder)] == [f"compile-{i:02d}.bin" for i in range(6, 12)]
+    assert [e.name for e in entries(folder)] == [f"compile-{i:040x}.bin" for i in range(6, 12)]
     assert (folder / "parser-x.lark").exists()
 
 

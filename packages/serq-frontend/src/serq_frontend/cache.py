@@ -32,8 +32,8 @@ the user alone. An entry that is corrupt, truncated, of another key or another l
 replaced; so is one that is not a regular file, belongs to another user or is writable by others. A
 folder that belongs to another user or that others can write is not used at all (:func:`cache_dir`).
 Nothing in an entry is executed: its header is JSON and its IR is decoded by serq-ir. A write that finds
-more than :data:`KEEP` entries removes the oldest written. A compile inside :class:`unstored` (a sweep's
-points) does not use the cache.
+more than :data:`KEEP` entries removes the oldest written (files of other names are never counted or
+removed). A compile inside :class:`unstored` (a sweep's points) does not use the cache.
 
 This module imports no part of the compiler: a hit imports neither lark nor the parser, the sugar layers
 or the linker.
@@ -659,10 +659,20 @@ def store(file: Path, key: str, deps: list[list[Any]], stderr: str, program: Any
     prune(file.parent)
 
 
+def is_entry_name(name: str) -> bool:
+    """Whether ``name`` is that of an entry: ``compile-`` and the 40 lowercase hex digits of its key's head,
+    then ``.bin`` (:func:`load`). Only such files are pruned: a ``SERQ_CACHE_DIR`` that names a folder of the
+    user's own, holding files of theirs that begin with ``compile-`` and end in ``.bin`` (compile-notes.bin),
+    lost the oldest of them to a prune, as if they were entries."""
+    return (len(name) == 52 and name.startswith("compile-") and name.endswith(".bin")
+            and all(c in "0123456789abcdef" for c in name[8:48]))
+
+
 def prune(folder: Path, keep: int = KEEP) -> None:
-    """When the folder holds more than ``keep`` entries, remove the oldest written down to 3/4 of it."""
+    """When the folder holds more than ``keep`` entries (:func:`is_entry_name`), remove the oldest written
+    down to 3/4 of it; no other file of the folder is counted or removed."""
     try:
-        found = [e for e in os.scandir(folder) if e.name.startswith("compile-") and e.name.endswith(".bin")]
+        found = [e for e in os.scandir(folder) if is_entry_name(e.name)]
         if len(found) <= keep:
             return
         aged = sorted((e.stat().st_mtime_ns, e.path) for e in found)
