@@ -1,6 +1,7 @@
-"""An SRE's admission control: a slot pool a session leaves when it is full, under a burst. Sessions ready
-at one instant all run before the pools admit (language.txt §3, the settle), so a test of ``free(slots)``
-alone lets a whole batch past a pool too small for it, to wait in its queue; ``free(slots) -
+"""An SRE's admission control: a slot pool a session leaves when it is full, under a burst. The sessions
+one event makes ready all run before the pools admit (language.txt §3, the settle), so a test of
+``free(slots)`` alone lets a whole batch past a pool too small for it, to wait in its queue (a trace's
+sends of one time, each an event of its own, are turned away as they should be); ``free(slots) -
 queued(slots)`` counts the holds that joined the queue first. Both by hand (who is turned away, the
 pool's wait, the gauge of the sessions inside and the time it takes to come back to 0 after the burst), on
 both tiers, and the same test under Poisson arrivals against M/M/1/K's loss probability."""
@@ -104,3 +105,46 @@ def test_the_mmck_example_gives_the_closed_forms_its_header_states(k, loss, resp
     lost, resp = report.result.observes["lost"], report.result.observes["response"]
     assert abs(lost.mean - loss) <= (lost.ci if loss else 0), (lost.mean, lost.ci)
     assert abs(resp.mean - response) <= resp.ci <= 0.12 * response, (resp.mean, resp.ci)
+
+
+TRACE = """let K = 4;
+
+pool slots { cap K; }
+stage until : delay;
+stage svc : fifo;
+
+workload {
+  arrive batch(10);
+  trace "sends.csv" ordered;
+}
+
+session {
+  turn;
+  run until (think);
+  branch (free(slots) < 1) {
+    observe dropped = 1;
+    end;
+  }
+  observe dropped = 0;
+  hold slots (1) {
+    run svc (new);
+  }
+  end;
+}
+
+run { horizon inf; seed 1; }
+"""
+
+
+@pytest.mark.parametrize("tier", ["", "general"])
+def test_sends_of_one_time_from_a_trace_settle_one_at_a_time(tmp_path, monkeypatch, tier):
+    # ten sessions sent at 5 by their delays' ends, each an event of its own: each reads free(slots) after
+    # the holds before it were admitted, so free alone turns away the six past the pool's four
+    (tmp_path / "sends.csv").write_text("session,turn,new,out,think,forced\n"
+                                        + "".join(f"{i},0,1,1,5,0\n" for i in range(10)))
+    (tmp_path / "t.sq").write_text(TRACE)
+    monkeypatch.setenv("SERQ_SIM_TIER", tier)
+    report = serq_sim.run(serq_frontend.compile(tmp_path / "t.sq"))
+    assert list(report.observe("dropped").values) == [0.0] * 4 + [1.0] * 6
+    assert list(report.observe("dropped").times) == [5.0] * 10
+    assert (report.result.pools[0].admissions, report.result.pools[0].wait) == (4, 0)
