@@ -137,3 +137,23 @@ def test_fewer_steps_than_coefficients_say_so(tmp_path, capsys):
         "the batch sizes and contexts to simulate")
     code, out = serq(["fit", str(write(tmp_path / "five.jsonl", varied(5)))], capsys)
     assert code == 0, out  # five varied steps determine the five
+
+
+def test_a_chunked_prefill_reads_attention_from_the_chunks_position(tmp_path):
+    # one request of 100 prompt tokens and 2 output tokens under a budget of 64: chunks of 64 at K = 0 and
+    # 36 at K = 64 (attention 64 * 32 and 36 * (64 + 18)), the second sampling the first token; one decode
+    # of context 101, allocated 112
+    definition = "def mygpu() = " + " + ".join(
+        [repr(TRUE["c"])] + [f"{TRUE[k]!r} * {t}" for k, t in zip("deab", ("decoders", "kv_decode", "prefilled",
+                                                                       "attention"))]) + ";"
+    src = tmp_path / "chunk.sq"
+    src.write_text(ENGINE.format(definition=definition).replace("budget 2048", "budget 64")
+                   .replace("arrive batch(2)", "arrive batch(1)").replace("set o = 4", "set o = 2"))
+    program = serq_frontend.compile(src)
+    c, d, e, a, b = (TRUE[k] for k in "cdeab")
+    ttft = (c + a * 64 + b * 64 * 32) + (c + a * 36 + b * 36 * (64 + 18))
+    for tier in ("", "general"):
+        _, outcome, _ = run_on_tier(program, tier)
+        req = json.loads(outcome[1])["requests"]
+        assert req["ttft"]["mean"] == pytest.approx(ttft, rel=1e-12)
+        assert req["tpot"]["mean"] == pytest.approx(c + d + e * 112, rel=1e-12)
