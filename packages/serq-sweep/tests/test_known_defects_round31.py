@@ -130,3 +130,46 @@ def test_whole_paths_and_tails_of_one_figure_resolve(name, column):
     # without the observe, the request metric's median is the one figure by its word
     assert resolve("ttft.median", VLLM_COLUMNS[6:]) == "requests.ttft.median"
     assert resolve("ttft.p50", VLLM_COLUMNS[:6]) == "observes.ttft.p50"
+
+
+# 6. An empty name given to a flag that takes one was said as no name at all: `serq plot t.csv --x '' --y b`
+#    said "error: --x : no column  (…)", `--gauge ''` "no gauge  in the dump", `serq sweep --over '' 0:1`
+#    "--over : the program has no `let `". It is told as empty, a usage error, before anything is read.
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("flags, said", [
+    (["--x", "", "--y", "b"], "--x '': an empty name names no column"),
+    (["--x", "a", "--y", ""], "--y '': an empty name names no figure"),
+    (["--x", "a", "--y", "b", "--hue", ""], "--hue '': an empty name names no column"),
+    (["--x", " ", "--y", "b"], "--x ' ': a blank name names no column"),
+    (["--cdf", "a", "--cdf", ""], "--cdf '': an empty name names no observe, metric or column"),
+])
+def test_serq_plot_tells_an_empty_name_as_empty(tmp_path, flags, said):
+    table = tmp_path / "t.csv"
+    table.write_text("a,b\n1,2\n3,4\n")
+    r = subprocess.run([SERQ, "plot", str(table), "-o", str(tmp_path / "x.svg"), *flags], capture_output=True,
+                       text=True, timeout=60)
+    assert (r.returncode, r.stderr) == (2, f"error: {said}\n"), r.stderr
+    assert not (tmp_path / "x.svg").exists()
+
+
+@pytest.mark.timeout(60)
+def test_serq_plot_tells_an_empty_gauge_as_empty(tmp_path):
+    r = subprocess.run([SERQ, "plot", str(tmp_path), "-o", str(tmp_path / "x.svg"), "--gauge", ""],
+                       capture_output=True, text=True, timeout=60)
+    assert (r.returncode, r.stderr) == (2, "error: --gauge '': an empty name names no gauge\n"), r.stderr
+
+
+@pytest.mark.timeout(60)
+def test_an_empty_knob_is_told_as_empty(tmp_path):
+    (tmp_path / "p.sq").write_text(BOWL)
+    r = subprocess.run([SERQ, "sweep", str(tmp_path / "p.sq"), "--find", "y.mean <= 1", "--over", "", "0:4",
+                        "--workers", "0", "--no-progress"], capture_output=True, text=True, timeout=60)
+    assert (r.returncode, r.stderr) == (2, "error: --over '': an empty name names no let; the knob is a let "
+                                           "constant of the program\n"), r.stderr
+    from serq.errors import UsageError
+
+    with pytest.raises(UsageError) as e:
+        find(str(tmp_path / "p.sq"), "y.mean <= 1", ("", "0:4"), workers=0, progress=False)
+    assert str(e.value) == ("error: over=('', …): an empty name names no let; the knob is a let constant of the "
+                            "program")

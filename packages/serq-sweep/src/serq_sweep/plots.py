@@ -906,6 +906,13 @@ def plot(source: Any, out: str | None = None, *, x: str | None = None, y: str | 
         if v is not None and not isinstance(v, str):
             raise TypeError(f"{what} must be a name (a str), not {type(v).__name__}")
     cdf_of, gauge = texts(cdf_of, "cdf_of", "metric"), texts(gauge, "gauge", "gauge")
+    # an empty name names nothing, whatever the source holds: it was said as no name at all ("--x : no
+    # column  (…)", "no gauge  in the dump")
+    for flag, v, what in (("--x", x, "column"), ("--y", y, "figure"), ("--hue", hue, "column"),
+                          *(("--cdf", c, "observe, metric or column") for c in cdf_of),
+                          *(("--gauge", g, "gauge") for g in gauge)):
+        if v is not None and not v.strip():
+            raise UsageError(f"{flag} {v!r}: {'a blank' if v else 'an empty'} name names no {what}")
     src = os.fspath(source) if isinstance(source, (str, os.PathLike)) else source
     # an output's suffix, flags that do not go together and a flag missing are usage errors (status 2), as
     # a table's --out is of serq sweep (serq.errors.UsageError: a UserError to a caller of this function);

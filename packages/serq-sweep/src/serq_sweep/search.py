@@ -314,6 +314,10 @@ def _find(program: Any, conditions: Any, over: Any, *, sets: Any, defs: Any, zip
             return f"--over {clipped(name)}" + ("" if bare else f" {clipped(rng or '')}")
         return f"over=({clipped(name)!r}, {clipped(rng or '')!r})"
 
+    if not name.strip():  # (it was said as "--over : the program has no `let `")
+        raise UsageError(f"{'--over ' if cli else 'over=('}{name!r}{'' if cli else ', …)'}: "
+                         f"{'a blank' if name else 'an empty'} name names no let; the knob is a let constant of "
+                         "the program")
     if (sets and name in sets) or (defs and name in defs):
         raise UsageError(f"{over_said(bare=True)}: {clipped(name)} is also given with "
                          f"{'--set/--def' if cli else 'sets/defs'}")
