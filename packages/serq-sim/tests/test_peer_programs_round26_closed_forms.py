@@ -178,3 +178,38 @@ run { horizon 40000; warmup 500; seed 1; }
     # an arrival finds every line busy as the time congestion of N - 1 sources (Engset): 0.294118
     covers(doc["observes"]["blocked"], busy(n - 1)[c], 0.03)
     assert doc["pools"][0]["used"] == pytest.approx(sum(k * p for k, p in enumerate(busy(n))), rel=0.02)  # 1.14286
+
+
+def test_a_closed_network_of_two_queues_responds_as_mean_value_analysis(tmp_path, monkeypatch):
+    prog = compile_source(tmp_path, """let N = 8;
+let Z = 4;
+
+stage users : delay;
+stage cpu : fifo;
+stage disk : fifo;
+
+workload {
+  arrive closed(N);
+}
+
+session {
+  loop {
+    run users (~exp(Z));
+    set t0 = now;
+    run cpu (~exp(0.5));
+    run disk (~exp(0.8));
+    observe response = now - t0;
+  }
+}
+
+run { horizon 40000; warmup 500; seed 1; }
+""")
+    doc = same_json(prog, monkeypatch)
+    demands, q = (0.5, 0.8), [0.0, 0.0]
+    for n in range(1, 9):  # exact MVA: R_k(n) = S_k (1 + Q_k(n - 1)), X(n) = n / (sum R + Z), Q_k = X R_k
+        r = [s * (1 + qk) for s, qk in zip(demands, q)]
+        x = n / (sum(r) + 4)
+        q = [x * rk for rk in r]
+    assert sum(r) == pytest.approx(3.41566, abs=1e-5)
+    covers(doc["observes"]["response"], sum(r), 0.02)
+    assert [s["utilisation"] for s in doc["stages"][1:]] == pytest.approx([x * 0.5, x * 0.8], abs=0.01)
