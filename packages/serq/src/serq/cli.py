@@ -86,6 +86,16 @@ class LazyCommand:
         return f"<LazyCommand {self.name} = {self.target}>"
 
 
+class Interrupt(BaseException):
+    """A ``KeyboardInterrupt`` (Ctrl-C, or :class:`serq.signals.Terminated` for SIGTERM) raised in a command,
+    carried past click's ``main`` (:meth:`SerqGroup.invoke`), which turns one into ``Abort`` after a blank
+    line on stderr. ``interrupt`` is the exception itself, whose traceback names a plugin's code it stopped."""
+
+    def __init__(self, interrupt: KeyboardInterrupt):
+        super().__init__(interrupt)
+        self.interrupt = interrupt
+
+
 def _group_class() -> type:
     import click
 
@@ -113,6 +123,14 @@ def _group_class() -> type:
                     command = _unloadable(cmd_name, str(e))
                 self.commands[cmd_name] = command
             return command if command is None else once_only(command)
+
+        def invoke(self, ctx: click.Context):
+            # Ctrl-C or SIGTERM in a command passes click's main as Interrupt, which main ends as click's Abort
+            # was ended: click wrote a blank line on stderr before it raised Abort, the first line of the two
+            try:
+                return super().invoke(ctx)
+            except KeyboardInterrupt as e:
+                raise Interrupt(e) from e
 
         def resolve_command(self, ctx: click.Context, args: list[str]):
             try:
@@ -830,6 +848,11 @@ def _main(argv: list[str] | None) -> int:
         code = 2
     except click.exceptions.Exit as e:
         code = e.exit_code
+    except Interrupt as e:  # Ctrl-C or SIGTERM in a command (SerqGroup.invoke)
+        where = plugins.plugin_at(pm, e.interrupt)
+        if where is not None:  # a plugin's code that did not return: named
+            click.echo(f"serq: interrupted in {where}", err=True)
+        code = _interrupted()
     except click.exceptions.Abort as e:
         if isinstance(e.__context__, KeyboardInterrupt):  # click's own turn of Ctrl-C (or SIGTERM)
             where = plugins.plugin_at(pm, e.__context__)
