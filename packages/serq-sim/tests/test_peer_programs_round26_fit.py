@@ -127,6 +127,15 @@ def test_a_combination_and_two_relations_are_each_one_equation(tmp_path, capsys)
         _refusal(tmp_path, capsys, steps)
 
 
+def test_a_relation_is_found_and_written_whatever_the_terms_units(tmp_path, capsys):
+    # attention ~1e11 against decoders ~10: in the terms' own units the relation's weights are 1e-10 apart,
+    # which is no rounding (it was taken for one: "decoders = 0")
+    steps = [s | {"attention": 1e10 * s["decoders"]} for s in varied(60) if s["decoders"]]
+    assert "(in every step, attention = 1e+10 * decoders)" in _refusal(tmp_path, capsys, steps)
+    steps = [s | {"kv_decode": 5000 - s["decoders"]} for s in varied(60)]
+    assert "(in every step, kv_decode = 5000 - decoders)" in _refusal(tmp_path, capsys, steps)
+
+
 def test_fewer_steps_than_coefficients_say_so(tmp_path, capsys):
     # docs/step-costs.md's three example steps
     steps = [{"decoders": 12, "kv_decode": 20480, "prefilled": 0, "attention": 0, "time": 0.0171},

@@ -253,14 +253,16 @@ def dependencies(scaled, scale, rank: int) -> list[str]:
     equation of one term (``kv_decode = 1000 * decoders``, ``prefilled = 512``): the null space of the
     scaled columns (the right singular vectors past the rank), brought to one equation a term by
     elimination from the last term back, so that each equation's subject is a term the others leave out,
-    its coefficients in the terms' own units (a column's scale put back) and rounded to 6 digits; a weight
-    below 1e-9 of the largest in its equation is the rounding of the decomposition, and is left out."""
+    its coefficients in the terms' own units (a column's scale put back) and rounded to 6 digits; a term
+    whose part in the relation (its coefficient times its column's norm) is below 1e-9 of the largest is
+    the rounding of the decomposition, and is left out."""
     import numpy as np
 
     null = np.linalg.svd(scaled)[2][rank:] / scale  # each row w: sum_k w_k x_k = 0 in every step
     rows, subjects = list(null / np.abs(null).max(axis=1, keepdims=True)), []
     for col in range(null.shape[1] - 1, -1, -1):
-        i = next((i for i, w in enumerate(rows) if i >= len(subjects) and abs(w[col]) > 1e-9), None)
+        i = next((i for i, w in enumerate(rows) if i >= len(subjects)
+                  and abs(w[col] * scale[col]) > 1e-9 * np.abs(w * scale).max()), None)
         if i is None:
             continue
         rows[len(subjects)], rows[i] = rows[i], rows[len(subjects)]
@@ -269,8 +271,9 @@ def dependencies(scaled, scale, rank: int) -> list[str]:
         subjects.append(col)
     names, equations = ("1", *TERMS), []
     for col, w in zip(subjects, rows):
-        w[np.abs(w) < 1e-9 * np.abs(w).max()] = 0.0
-        rest = [f"{v:.6g}" if k == 0 else (t if v == 1 else f"{v:.6g} * {t}")
+        size = np.abs(w * scale)  # a term's part in the relation, whatever its unit (attention ~1e9 a step)
+        w[size < 1e-9 * size.max()] = 0.0
+        rest = [f"{v:.6g}" if k == 0 else {"1": t, "-1": f"-{t}"}.get(f"{v:.6g}", f"{v:.6g} * {t}")
                 for k, (t, v) in enumerate(zip(names, w)) if k != col and v != 0]
         equations.append(f"{names[col]} = {' + '.join(rest).replace('+ -', '- ') if rest else '0'}")
     return equations
