@@ -124,3 +124,18 @@ def test_requests_finishing_in_one_step_are_freed_in_the_order_they_were_schedul
     # the same step, takes the rest of session 1's blocks from the front of the queue.
     ans, real = _serq(name, monkeypatch)
     assert real["cached"]["3"] == hit and real["cached"]["4"] == 0
+
+
+@pytest.mark.parametrize("name, hit, done", [("source_waiting_prefix_evicted", 0, 14),
+                                             ("source_waiting_prefix_kept", 4, 13)])
+def test_a_request_waiting_while_the_budget_is_spent_leaves_its_prefix_evictable(monkeypatch, name, hit, done):
+    # Budget 4, block 4. Session 0's first turn caches one block (step 0); its second turn (prompt 6) arrives
+    # at step 2, while a 40-token prefill takes the whole budget each step (steps 1-10): the waiting loop
+    # runs only while budget is left (`while token_budget > 0`, scheduler.py:1062 in 0.33.0), so it is not admitted, its prefix
+    # not touched, and the prefill's tenth block comes from the free queue. With 10 usable blocks that is
+    # the session's cached block: the turn, admitted at step 11, hits 0 and prefills 6 tokens in two chunks
+    # (done 14). With 11 usable blocks the block survives: a hit of 4 (done 13). An admission at a step
+    # with no budget left would touch the block, and the prefill would preempt the turn for it instead.
+    ans, real = _serq(name, monkeypatch)
+    assert real["cached"]["1"] == hit and real["done"]["1"] == done
+    assert real["preemptions"] == 0
