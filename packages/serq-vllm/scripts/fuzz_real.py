@@ -34,9 +34,13 @@ import argparse
 import importlib.util
 import json
 import os
+import queue
 import random
+import signal
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -107,37 +111,125 @@ def load_real():
 REAL = load_real()
 
 
+#: how long the vLLM interpreter has to say it is ready (vLLM's import takes some 10-30 s on a CPU) and then
+#: to answer each scenario (a second or two)
+TIMEOUT = 600.0
+#: the longest line of the worker's read (one that is longer is its first part, which is no answer)
+LONGEST = 1 << 24
+
+
+class BridgeFailure(Exception):
+    """The vLLM interpreter cannot be run, exited, wrote what is not the worker's answer, or did not answer in
+    time: one line, ``--python PATH: …``, the script's error (status 1)."""
+
+
 class Real:
-    """A long-lived bridge in the vLLM interpreter."""
+    """A long-lived bridge in the vLLM interpreter, in a session of its own; a ``--python`` that is no
+    program, writes garbage, has no vLLM or never answers is a :class:`BridgeFailure` (it was a traceback,
+    and one that never answered kept the script waiting for ever)."""
 
-    def __init__(self, python: str):
+    def __init__(self, python: str, *, timeout: float = TIMEOUT):
+        self.python, self.timeout = python, timeout
         env = dict(os.environ, VLLM_LOGGING_LEVEL="ERROR")
-        self.proc = subprocess.Popen([python, "-c", WORKER, str(PACKAGE / "real.py")], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
-        ready = json.loads(self._line())
-        self.version = ready["ready"]
+        self.err = tempfile.TemporaryFile()
+        try:
+            self.proc = subprocess.Popen([python, "-c", WORKER, str(PACKAGE / "real.py")], stdin=subprocess.PIPE,
+                                         stdout=subprocess.PIPE, stderr=self.err, encoding="utf-8",
+                                         errors="replace", env=env, start_new_session=True)
+        except OSError as e:
+            self.err.close()
+            raise BridgeFailure(f"--python {python}: cannot run it: {e.strerror or e}") from None
+        self.lines: queue.Queue[str | None] = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+        try:
+            line = self._line("its ready line (after vLLM's import)")
+        except BridgeFailure:
+            self.err.close()
+            raise
+        try:
+            ready = json.loads(line)
+            self.version = ready["ready"]
+        except (ValueError, TypeError, KeyError):
+            self.stop()
+            self.err.close()
+            raise BridgeFailure(f"--python {python}: its first line is not the worker's ready line (is it a Python "
+                                f"interpreter with vLLM?): {_quoted(line)}") from None
 
-    def _line(self) -> str:
+    def _read(self) -> None:
         assert self.proc.stdout is not None
-        line = self.proc.stdout.readline()
-        if not line:
-            raise RuntimeError("the vLLM bridge exited")
+        try:
+            while line := self.proc.stdout.readline(LONGEST):
+                self.lines.put(line)
+        except (OSError, ValueError):  # closed under it (stopped)
+            pass
+        self.lines.put(None)
+
+    def _line(self, what: str) -> str:
+        try:
+            line = self.lines.get(timeout=self.timeout)
+        except queue.Empty:
+            self.stop()
+            raise BridgeFailure(f"--python {self.python}: {what} did not come within {self.timeout:g} s; "
+                                "stopped it") from None
+        if line is None:
+            status = self.stop()
+            self.err.seek(0, os.SEEK_END)
+            self.err.seek(max(0, self.err.tell() - 4096))
+            tail = [x.strip() for x in self.err.read().decode("utf-8", "replace").splitlines() if x.strip()]
+            raise BridgeFailure(f"--python {self.python}: it exited (status {status}) before {what}"
+                                + (f": {_quoted(tail[-1])}" if tail else ""))
         return line
 
     def run(self, sc: dict[str, Any]) -> dict[str, Any]:
         assert self.proc.stdin is not None
-        self.proc.stdin.write(json.dumps(sc) + "\n")
-        self.proc.stdin.flush()
-        return json.loads(self._line())
+        try:
+            self.proc.stdin.write(json.dumps(sc) + "\n")
+            self.proc.stdin.flush()
+        except OSError:  # it exited: told with its status and last error line
+            pass
+        line = self._line("its answer to a scenario")
+        try:
+            answer = json.loads(line)
+        except ValueError:
+            answer = None
+        if not isinstance(answer, dict):
+            self.stop()
+            raise BridgeFailure(f"--python {self.python}: its answer to a scenario is not a JSON object: "
+                                f"{_quoted(line)}")
+        return answer
+
+    def stop(self) -> int:
+        """Kill it and what it started (its session); its exit status."""
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        status = self.proc.wait()
+        for f in (self.proc.stdin, self.proc.stdout):
+            try:
+                if f is not None:
+                    f.close()
+            except OSError:
+                pass
+        return status
 
     def close(self) -> None:
         if self.proc.stdin:
-            self.proc.stdin.close()
+            try:
+                self.proc.stdin.close()
+            except OSError:
+                pass
         try:
             self.proc.wait(30)
         except subprocess.TimeoutExpired:  # vLLM's interpreter slow to exit (a loaded machine): its answers are in
-            self.proc.kill()
-            self.proc.wait()
+            pass
+        self.stop()
+        self.err.close()
+
+
+def _quoted(line: str) -> str:
+    line = line.strip()
+    return repr(line if len(line) <= 200 else line[:200] + "...")
 
 
 def run_serq(sc: dict[str, Any], general: bool) -> dict[str, Any]:
@@ -444,6 +536,8 @@ def shrink(sc: dict[str, Any], kind: str, real: Real | None, tiers: bool, budget
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--python", help="an interpreter that imports vLLM (without it, only the tiers are compared)")
+    ap.add_argument("--timeout", type=float, default=TIMEOUT, metavar="SECONDS",
+                    help=f"how long --python has to be ready, and then to answer each scenario (default {TIMEOUT:g})")
     ap.add_argument("-n", type=int, default=200, help="how many random scenarios (default 200)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--size", choices=("tiny", "small", "medium", "storm", "edge", "chat", "big", "mixed", "mutate"), default="mixed")
@@ -456,7 +550,22 @@ def main() -> int:
     args = ap.parse_args()
     if args.python is None and not args.tiers:
         ap.error("nothing to compare: give --python (vLLM) and/or --tiers")
-    real = Real(args.python) if args.python else None
+    try:
+        real = Real(args.python, timeout=args.timeout) if args.python else None
+    except BridgeFailure as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    try:
+        return run_jobs(args, real)
+    except BridgeFailure as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    finally:
+        if real is not None:  # (Ctrl-C included: the worker is in a session of its own, which no Ctrl-C reaches)
+            real.close()
+
+
+def run_jobs(args: argparse.Namespace, real: Real | None) -> int:
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)
     rng = random.Random(args.seed)
@@ -513,8 +622,6 @@ def main() -> int:
           f"{counts['real']} differ from vLLM, {counts['tiers']} differ between serQ's tiers, "
           f"{counts['known']} differ through vLLM's revoked-chunk cache defect "
           f"({time.monotonic() - t0:.0f}s)")
-    if real is not None:
-        real.close()
     return 1 if counts["real"] or counts["tiers"] else 0
 
 
