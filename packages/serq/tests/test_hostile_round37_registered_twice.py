@@ -55,7 +55,10 @@ def test_two_plugins_one_name_names_both_as_before():
     pm.register(Twice.__new__(Other), name="second")  # another object of the class: another plugin
     with pytest.raises(PluginError) as e:
         collect(pm, "serq_sim_register_stage_kinds", "stage kind")
-    assert str(e.value) == f"error: stage kind 'k' is registered twice: by {__name__}.Other and by second"
+    assert str(e.value).splitlines() == [
+        f"error: stage kind 'k' is registered twice: by {__name__}.Other and by second",
+        f"(run without one of them: SERQ_DISABLED_PLUGINS={__name__}.Other or SERQ_DISABLED_PLUGINS=second, or "
+        "uninstall one; `serq plugins` lists them)"]
 
 
 def test_an_installed_plugin_registering_a_command_twice(tmp_path):

@@ -174,7 +174,9 @@ def test_two_distributions_registering_one_kinds_name(tmp_path):
     r = run_serq("run", str(tmp_path / "p.sq"), env={"PYTHONPATH": str(tmp_path)})
     assert (r.returncode, r.stdout) == (1, "") and "Traceback" not in r.stderr, r
     assert r.stderr.splitlines() == ["error: stage kind 'everyone' is registered twice: by acme (serq-acme 0.3.0) and "
-                                     "by other (serq-other 0.3.0)"], r.stderr
+                                     "by other (serq-other 0.3.0)",
+                                     "(run without one of them: SERQ_DISABLED_PLUGINS=acme or SERQ_DISABLED_PLUGINS=other, "
+                                     "or uninstall one; `serq plugins` lists them)"], r.stderr
     alone = _collected(tmp_path, "serq_sim_register_stage_kinds", "stage kind", disabled=["other"])
     assert alone.provider("everyone") == "acme (serq-acme 0.3.0)"
 

@@ -1318,6 +1318,29 @@ class _LazyProvider:
         return self()
 
 
+def _run_without(*providers: Any) -> str:
+    """How to run without the plugins of ``providers`` that registered one name, the line that follows the
+    message as it follows a plugin's own (:func:`_failed_plugin`): each third-party plugin among them by its
+    name (SERQ_DISABLED_PLUGINS takes it) and distribution; serQ's own parts, and a provider that is a name
+    alone (registered outside a hook), are none to run without. Nothing when none is."""
+    found = []
+    for p in providers:
+        if not isinstance(p, _LazyProvider):
+            continue
+        mod = _plugin_module(p.plugin)
+        if mod is not None and mod.partition(".")[0] in FIRST_PARTY_PACKAGES:
+            continue
+        dist = plugin_distribution(p.pm, p.plugin)
+        found.append((printable(plugin_name(p.pm, p.plugin)), getattr(dist, "project_name", None)))
+    if not found:
+        return ""
+    if len(found) == 1:
+        name, project = found[0]
+        return f"\n(run without it: SERQ_DISABLED_PLUGINS={name}, or uninstall {project or 'it'})"
+    ways = " or ".join(f"SERQ_DISABLED_PLUGINS={name}" for name, _project in found)
+    return f"\n(run without one of them: {ways}, or uninstall one; `serq plugins` lists them)"
+
+
 class Registry:
     """``name → object`` for one kind of thing plugins register, remembering who registered each.
 
@@ -1341,7 +1364,7 @@ class Registry:
             other = _provider_text(first)
             raise PluginError(
                 f"error: {self.kind} {name!r} is registered twice: by {other} and by "
-                f"{_provider_text(provider)}"
+                f"{_provider_text(provider)}" + _run_without(first, provider)
             )
         self._items[name] = (obj, provider)
 
