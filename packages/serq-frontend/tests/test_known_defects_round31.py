@@ -6,7 +6,11 @@
 2. The unset-read and trace-column warnings (link.Unset, link.Unloaded) after a `branch with` one arm of
    which ends: the statement reaches those analyses as the plain branch it means (the branch_with layer
    writes `branch (~bernoulli(p))`), whose arms are walked apart, so a read after it is checked by the way of
-   the arm that goes on. These pin that, for both warnings and both kinds of branch."""
+   the arm that goes on. These pin that, for both warnings and both kinds of branch.
+9. `D pull P latency inf share …;` (and a link's `serve … latency inf;`) linked, and every transfer waited for
+   ever before it began: the run said nothing of it (its sessions held their pools to the horizon, no
+   warning). A latency of inf is refused at it, as language.txt's "a number or a constant over lets" of the
+   wait before each transfer means a finite one."""
 
 from __future__ import annotations
 
@@ -103,3 +107,56 @@ def test_a_trace_column_read_after_a_branch_with_that_may_end_is_warned(capfd, t
     err = _warnings(capfd, src, tmp_path / "p.sq")
     assert err.startswith(f"{tmp_path / 'p.sq'}:8:10: warning: `new` is read before the session's first "
                           "`turn;`, where it is 0"), err
+
+
+PULL = """queue P[2] : prefill {
+  pool kv { cap 100; }
+  serve fifo;
+  nic ps(1);
+  prefill (p) { hold kv (p) { run (p); } lease kv (inf); }
+}
+queue D[2] : decode {
+  pool kv { cap 100; }
+  serve fifo;
+  nic ps(1);
+  decode (p) from src { hold kv (p) { transfer (p) from src to kv (p); } }
+}
+let x0 = 1;
+D pull P latency LATENCY share maxmin;
+queue gw : gateway { route { P[0].prefill (prompt); D[1].decode (prompt) from P[0]; } }
+workload { arrive batch(1); init { set prompt = 32; } session { request gw; end; } }
+run { horizon 1000; }
+"""
+
+LINK = ("queue L[2] : link { serve ps(10) latency LATENCY; }\npool a { cap 9; }\npool b { cap 9; }\n"
+        "let x0 = 1;\nshare maxmin;\nstage M : ps(5);\nworkload { arrive none; }\n"
+        "session { hold b (1) { transfer on L[1], M (3) from a to b (1); } }\n")
+
+INF_LATENCY = ("is inf{}: every transfer would wait for ever before it began, and none would finish; a latency is a "
+               "finite number of seconds (0 for none)")
+
+
+@pytest.mark.parametrize("program, line, col, what", [
+    (PULL, 14, 18, "the latency of `D pull P`"),
+    (LINK, 1, 42, "the latency of link `L`"),
+])
+@pytest.mark.parametrize("latency", ["inf", "2 * inf"])
+def test_a_latency_of_inf_is_refused_at_it(program, line, col, what, latency):
+    with pytest.raises(CompileError) as e:
+        serq_frontend.compile(source=program.replace("LATENCY", latency))
+    lines = str(e.value).splitlines()
+    assert lines[0] == f"<source>:{line}:{col}: error: {what} " + INF_LATENCY.format(""), lines
+    assert lines[2].index("^") == col + 1, lines
+
+
+@pytest.mark.parametrize("program", [PULL, LINK])
+def test_a_latency_of_inf_given_for_a_let_says_so(program):
+    with pytest.raises(CompileError) as e:
+        serq_frontend.compile(source=program.replace("LATENCY", "x0"), sets={"x0": float("inf")})
+    assert " (`x0` is inf, given in place of its `let` at " in str(e.value).splitlines()[0], str(e.value)
+
+
+@pytest.mark.parametrize("program", [PULL, LINK])
+@pytest.mark.parametrize("latency", ["0", "x0", "1e300"])
+def test_a_finite_latency_links_as_before(program, latency):
+    serq_frontend.compile(source=program.replace("LATENCY", latency))

@@ -121,6 +121,18 @@ class Queue:
 
 
 
+def _latency(ctx: Any, e: Any, what: str) -> float:
+    """A link's or a pull relation's ``latency``, a constant (language.txt: a number or a constant over lets):
+    the wait before each transfer on it. ``inf`` is refused at it: every transfer would wait for ever and
+    none would finish, with nothing in the run to say why (its sessions hold their pools to the horizon);
+    a negative one is the run's refusal (a run's work is not negative), as NaN is the constant's."""
+    v = ctx.const(e, what)
+    if v == float("inf"):
+        raise ctx.error(e.pos, f"{what} is inf{ctx.given(e)}: every transfer would wait for ever before it "
+                        "began, and none would finish; a latency is a finite number of seconds (0 for none)")
+    return v
+
+
 def leases_on_every_path(stmts: list[Any]) -> str | None:
     """The pool a block leases on every way through it, or None."""
     for s in stmts:
@@ -248,7 +260,7 @@ class QueueRewriter:
             if ("transfer", False) in entries:
                 raise ctx.error(item.latency.pos, f"`latency` on link `{item.name}`: only a link without an "
                                 "entry takes one (an entry's body is the read)")
-            ctx.const(item.latency, f"the latency of link `{item.name}`")
+            _latency(ctx, item.latency, f"the latency of link `{item.name}`")
         self.queues[item.name] = q
         return q
 
@@ -469,7 +481,7 @@ class QueueRewriter:
         # one share item for the program (the linker's: `share` once), written by the first relation
         out: list[Any] = [A.ShareItem(item.share, item.pos)] if first is None else []
         if item.latency is not None:
-            ctx.const(item.latency, f"the latency of `{item.reader} pull {item.source}`")
+            _latency(ctx, item.latency, f"the latency of `{item.reader} pull {item.source}`")
             size = A.Num(float(reader.size), item.pos) if reader.family else None
             out.append(A.StageItem(f"{reader.name}.nic.latency", size, A.Kind("delay", item.pos), item.pos))
         return out
