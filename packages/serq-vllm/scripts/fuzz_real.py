@@ -560,6 +560,10 @@ def main() -> int:
     except BridgeFailure as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
+    except BaseException:  # Ctrl-C, or the script's own failure: the worker is stopped at once, not waited for
+        if real is not None:
+            real.stop()
+        raise
     finally:
         if real is not None:  # (Ctrl-C included: the worker is in a session of its own, which no Ctrl-C reaches)
             real.close()
