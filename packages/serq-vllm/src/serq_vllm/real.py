@@ -265,9 +265,12 @@ def _import_vllm() -> dict[str, Any]:
         from vllm.v1.outputs import ModelRunnerOutput
         from vllm.v1.request import Request
         from vllm.v1.structured_output import StructuredOutputManager
-    except ImportError as e:
+    except Exception as e:  # noqa: BLE001 - told, with its type when it is not an ImportError
+        # (an import that fails otherwise, torch's OSError for a library it cannot load or vLLM's own
+        # RuntimeError for a platform it does not know, was a traceback)
+        why = str(e) if isinstance(e, ImportError) else f"{type(e).__name__}: {e}"
         raise VllmNotInstalled(
-            f"vLLM {vllm_version()} is installed but its scheduler does not import ({e}); "
+            f"vLLM {vllm_version()} is installed but its scheduler does not import ({why}); "
             "see docs/vllm-oracle.md for the packages it needs"
         ) from e
     try:
