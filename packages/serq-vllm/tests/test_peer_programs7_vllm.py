@@ -31,9 +31,25 @@ def scenarios() -> list[Path]:
         answer = path.with_name(path.stem + ".out.json")
         if path.name.endswith((".out.json", ".target.json")) or not answer.exists():
             continue
-        if "serve" not in json.loads(path.read_text(encoding="utf-8")):
+        sc = json.loads(path.read_text(encoding="utf-8"))
+        # (served in admission order, and each conversation's turns listed together: the program walks a
+        # conversation by index + 1; a scenario whose turns interleave other requests, as
+        # generated/source_free_order's, is not one it can express)
+        if "serve" not in sc and _together(sc["requests"]):
             out.append(path)
     return out
+
+
+def _conversations(reqs: list) -> list[list[int]]:
+    """The scenario's conversations (a session's requests in turn order, or a request alone), as indices."""
+    convs: dict = {}
+    for i, q in enumerate(reqs):
+        convs.setdefault(("s", q["session"]) if "session" in q else ("r", i), []).append(i)
+    return [sorted(c, key=lambda i: reqs[i].get("turn", 0)) for c in convs.values()]
+
+
+def _together(reqs: list) -> bool:
+    return all(c == list(range(c[0], c[0] + len(c))) for c in _conversations(reqs))
 
 
 def table(values: list, param: str) -> str:
@@ -49,13 +65,9 @@ def benchmark(sc: dict) -> tuple[dict, dict, int]:
     turn order, or a request alone) numbered by arrival, then request index, as the oracle's driver sends
     them; a request keeps its index (the queue's tie key)."""
     reqs = sc["requests"]
-    convs: dict = {}
-    for i, q in enumerate(reqs):
-        convs.setdefault(("s", q["session"]) if "session" in q else ("r", i), []).append(i)
-    chains = sorted((sorted(c, key=lambda i: reqs[i].get("turn", 0)) for c in convs.values()),
-                    key=lambda c: (float(reqs[c[0]].get("arrive", 0)), c[0]))
-    # the program walks a conversation by index + 1: the scenarios list a conversation's turns together
-    assert all(c == list(range(c[0], c[0] + len(c))) for c in chains)
+    chains = sorted(_conversations(reqs), key=lambda c: (float(reqs[c[0]].get("arrive", 0)), c[0]))
+    # the program walks a conversation by index + 1: the scenarios taken list a conversation's turns together
+    assert _together(reqs)
     defs = {"prompt_of": table([q["prompt"] for q in reqs], "i"), "out_of": table([q["out"] for q in reqs], "i"),
             "arrive_of": table([q.get("arrive", 0) for q in reqs], "i"),
             "think_of": table([q.get("think", 0) for q in reqs], "i"),
