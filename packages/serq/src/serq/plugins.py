@@ -532,7 +532,7 @@ def load_entry_points(pm: pluggy.PluginManager, group: str = ENTRY_POINT_GROUP) 
             # A third party's only: serQ's own parts, loaded at every start, are no plugin a user could blame
             # (a signal landing in their import, or in serQ's own handler, named "plugin 'host' (from serq
             # 0.1.0) as it was loaded (serq.builtin): _on_signal at …/serq/signals.py")
-            if value.partition(":")[0].strip().partition(".")[0] not in FIRST_PARTY_PACKAGES:
+            if _entry_package(value) not in FIRST_PARTY_PACKAGES:
                 e.serq_loading = (name, dist, value)
             raise
         except BaseException as e:  # noqa: BLE001 - whatever a plugin's import raises is its failure to load
@@ -1029,6 +1029,11 @@ def plugin_at(pm: pluggy.PluginManager | None, exc: BaseException) -> str | None
     return None if found is None else _plugin_place(pm, *found)
 
 
+def _entry_package(value: str) -> str:
+    """The top-level package of an entry point's ``value`` (``pkg.mod:attr``: ``pkg``)."""
+    return value.partition(":")[0].strip().partition(".")[0]
+
+
 def _loading_place(name: str, dist: Any, value: str, exc: BaseException) -> str:
     """Where the plugin ``name`` was when ``exc`` stopped its loading (its entry point's ``value`` imported,
     its ``serq_addhooks`` called: :func:`load_entry_points`; no manager holds it yet):
@@ -1037,7 +1042,7 @@ def _loading_place(name: str, dist: Any, value: str, exc: BaseException) -> str:
     machinery's own, or serQ's, was running)."""
     import traceback
 
-    package = value.partition(":")[0].strip().partition(".")[0]
+    package = _entry_package(value)
     place = ""
     for frame, lineno in traceback.walk_tb(exc.__traceback__):
         mod = frame.f_globals.get("__name__")
