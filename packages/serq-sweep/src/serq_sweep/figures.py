@@ -89,10 +89,10 @@ def resolve(name: str, columns: Iterable[str]) -> str:
     tails = [c for c in cols if c.endswith("." + name)]
     # a median is one figure by two words (MEDIANS): a tail ending with either means the columns that end
     # with the other too, so `ttft.p50` of a program with an observe ttft and the request metrics is as
-    # ambiguous as `ttft.p99` (observes.ttft.p50, requests.ttft.median); a full path is the column it names
-    stem, dot, last = name.rpartition(".")
-    swap = {"p50": "median", "median": "p50"}.get(last) if dot else None
-    medians = [c for c in cols if c.endswith(f".{stem}.{swap}")] if swap is not None and tails else []
+    # ambiguous as `ttft.p99` (observes.ttft.p50, requests.ttft.median), and so is the bare `p50` (the tail
+    # of no prefix: every observe's p50 and every request metric's median); a full path is the column it names
+    other = _other_median(name)
+    medians = [c for c in cols if c.endswith("." + other)] if other is not None and tails else []
     if len(tails) == 1 and not medians:
         return tails[0]
     # the name as a message quotes it: a long one cut around a … (one of 100 000 characters was quoted whole)
@@ -133,16 +133,26 @@ MEDIANS = ("a request metric's median is `median`, as vLLM's benchmark names it,
            "beside its p90, p95 and p99")
 
 
+def _other_median(name: str) -> str | None:
+    """``name`` with its last part, ``p50`` or ``median``, in the other word (``ttft.p50`` -> ``ttft.median``,
+    ``p50`` -> ``median``); None for a name whose last part is neither. A bare name is the tail of no prefix,
+    so it swaps as a dotted one does (it was left out, and `p50` beside the request metrics named the one
+    observe's p50 while `ttft.p50` was ambiguous)."""
+    stem, dot, last = name.rpartition(".")
+    swap = {"p50": "median", "median": "p50"}.get(last)
+    if swap is None:
+        return None
+    return f"{stem}{dot}{swap}"
+
+
 def _median_named_otherwise(name: str, cols: list[str]) -> str | None:
     """The one column ``name`` means when its last part is ``p50`` or ``median`` and the figure names its median
     by the other word: the ``requests`` section's metrics (``requests.e2el.median``, vLLM's benchmark) and the
     observes (``observes.ttft.p50``) name it differently, and ``requests.e2el.p50`` was offered
     ``requests.e2el.p95``, the nearest spelling."""
-    stem, dot, last = name.rpartition(".")
-    swap = {"p50": "median", "median": "p50"}.get(last)
-    if not dot or swap is None:
+    other = _other_median(name)
+    if other is None:
         return None
-    other = f"{stem}.{swap}"
     if other in cols:
         return other
     tails = [c for c in cols if c.endswith("." + other)]
