@@ -1,0 +1,232 @@
+"""Conformance of language.txt §2's forms, by hand, in the cases a port of the reference's tests brings:
+
+* the serving vocabulary: "The parser rewrites each to the kernel statement it stands for … Which stage. A
+  form finds its stage among the stages declared above it …: the stage whose name is the role's, prefill,
+  link (or transfer), decode, tool; failing that, for prefill and decode, the step engine";
+* the two sides: "request; runs the server once. The parser splices the server's statements in its place —
+  at any depth, as often as it is written";
+* `def NAME ( NAME , ... ) = expr ;` and `def NAME ( NAME , ... ) block`, `let`, the aggregates' count "a
+  number, a constant's name or a parenthesised constant expression", `blocksize(p)` "(the pool's block,
+  folded at link time)", `inf`;
+* `at admission (x = e)`: "Everything in a hold's header — the units, reserve, reuse — is evaluated when
+  the session is admitted, and a set above the hold is not";
+* the workload: "init runs at arrival, turn at every turn statement", `serial`, `turn_no`, `arrive
+  closed(n)` (a session that ends is replaced at once), `arrive renewal(x)` (the first arrival after one
+  gap);
+* the refusals the text states: a constant that is NaN, two names of one kind, a context variable read
+  out of its place, a hidden attribute in a header, the two lints (§3, Lints).
+
+Each program runs on the tier serQ picks and on the general engine (conform.run: the same JSON reports and
+samples); every observe's samples are asserted as (session, time, value), and the figures named as the JSON
+report reads them. Every number is derived in the case's comment.
+"""
+
+from __future__ import annotations
+
+import pytest
+from conform import refused, report_json, run
+
+CASES = [
+    # Which stage, by role name: prefill 2 runs on `prefill` (a fifo), decode 3 on `decode` (a fifo), tool 1
+    # on `tool` (a delay). Two sessions at 0: s0 prefill [0, 2], decode [2, 5], tool [5, 6]; s1 waits for the
+    # prefill [0, 2], runs [2, 4], reaches decode at 4 behind s0 (till 5): [5, 8], tool [8, 9]. prefill: two
+    # completions, waits 0 and 2 (mean 1); decode: waits 0 and 1 (mean 0.5); tool: none.
+    ("role_stages", """
+stage prefill : fifo;
+stage decode : fifo;
+stage tool : delay;
+workload { arrive batch(2); }
+session { prefill 2; decode 3; tool 1; observe t = now; }
+run { horizon 20; }
+""", {"t": [(0, 6.0, 6.0), (1, 9.0, 9.0)]},
+     {"prefill": {"completions": 2, "wait": 1.0, "service": 2.0}, "decode": {"completions": 2, "wait": 0.5},
+      "tool": {"completions": 2, "wait": 0.0, "service": 1.0}}),
+    # No stage named prefill or decode: both find the one step engine, in tokens of its budget. Budget 4,
+    # cost 1: prefill 6 is 4 then 2 (ends at 2), decode 3 is one token an iteration: [2, 3], [3, 4], [4, 5].
+    # The tool runs on `tool`, 0.5: ends at 5.5. Five iterations, 4, 2, 1, 1, 1 tokens: 9/5 a step.
+    ("step_engine_for_prefill_and_decode", """
+stage E : step { budget 4; cost 1; }
+stage tool : delay;
+workload { arrive batch(1); }
+session { prefill 6; observe p = now; decode 3; observe d = now; tool 0.5; observe t = now; }
+run { horizon 20; }
+""", {"p": [(0, 2.0, 2.0)], "d": [(0, 5.0, 5.0)], "t": [(0, 5.5, 5.5)]},
+     {"E": {"iterations": 5, "tokens": 1.8, "prefill_only": 2, "decode_only": 3}}),
+    # `on STAGE` names the stage: two fifos a and b, prefill on a (1), decode on b (2). s0 a [0, 1], b [1, 3];
+    # s1 a [1, 2], b [3, 5] (waits 1 at b).
+    ("on_stage", """
+stage a : fifo;
+stage b : fifo;
+workload { arrive batch(2); }
+session { prefill on a (1); decode on b (2); observe t = now; }
+run { horizon 20; }
+""", {"t": [(0, 3.0, 3.0), (1, 5.0, 5.0)]},
+     {"a": {"completions": 2, "wait": 0.5}, "b": {"completions": 2, "wait": 0.5}}),
+    # request; splices the server's block where it is written, as often as written: two requests each, one
+    # fifo of 1 s. s0 [0, 1] (k = 1 at 1), s1 [1, 2] (waits 1); s0's second request joins at 1 behind s1:
+    # [2, 3] (waits 1); s1's at 2: [3, 4] (waits 1): mean wait 3/4. The server reads and sets the session's
+    # attributes: k counts the requests.
+    ("request_splices_the_server", """
+stage s : fifo;
+workload {
+  arrive batch(2);
+  init { set k = 0; }
+  session { request; request; observe done = k; }
+}
+server { run s (1); set k = k + 1; observe t = now; }
+run { horizon 20; }
+""", {"t": [(0, 1.0, 1.0), (1, 2.0, 2.0), (0, 3.0, 3.0), (1, 4.0, 4.0)],
+      "done": [(0, 3.0, 2.0), (1, 4.0, 2.0)]},
+     {"s": {"completions": 4, "wait": 0.75}}),
+    # A def of an expression and one of statements, the latter with a stage parameter: sq(3) = 9, then
+    # twice(d, 1.5) runs d twice: [0, 1.5], [1.5, 3].
+    ("definitions", """
+def sq(x) = x * x;
+def twice(st, w) { run st (w); run st (w); }
+stage d : delay;
+workload { arrive batch(1); }
+session { observe q = sq(serial + 3); twice(d, 1.5); observe t = now; }
+run { horizon 20; }
+""", {"q": [(0, 0.0, 9.0)], "t": [(0, 3.0, 3.0)]}, {"d": {"completions": 2, "service": 1.5}}),
+    # Aggregates over a let's count and a parenthesised constant: sum j in N (j * j) = 0 + 1 + 4 = 5;
+    # max j in (N + 1) (j % 3) over 0 … 3 = 2; min j in 2 (10 - j) = 9. Over a pool family, written out
+    # member by member: s0 holds m[1] (2) and m[2] (5) at 0; at 0.5 sum j in N (used(m[j])) = 7 and
+    # max j in N (free(m[j])) = 10 (m[0] empty).
+    ("aggregates", """
+let N = 3;
+pool m[N] { cap 10; }
+stage d : delay;
+workload { arrive batch(1); }
+session {
+  observe s = sum j in N (j * j);
+  observe x = max j in (N + 1) (j % 3);
+  observe n = min j in 2 (10 - j);
+  hold m[1] (2), m[2] (5) { run d (0.5); observe u = sum j in N (used(m[j])); observe f = max j in N (free(m[j])); }
+}
+run { horizon 20; }
+""", {"s": [(0, 0.0, 5.0)], "x": [(0, 0.0, 2.0)], "n": [(0, 0.0, 9.0)], "u": [(0, 0.5, 7.0)],
+      "f": [(0, 0.5, 10.0)]}, {}),
+    # blocksize(p) folds to the pool's block, or 1 without one, and a let may read it: B = 4; a hold of 5
+    # on kv takes two blocks (used 8), on plain 5; B2 = 1.
+    ("blocksize_folds", """
+let B = blocksize(kv);
+let B2 = blocksize(plain);
+pool kv { cap 100; block 4; }
+pool plain { cap 100; }
+stage d : delay;
+workload { arrive batch(1); }
+session {
+  observe b = B + 10 * B2;
+  hold kv (B + 1), plain (B + 1) { observe u = used(kv) * 100 + used(plain); run d (1); }
+}
+run { horizon 20; }
+""", {"b": [(0, 0.0, 14.0)], "u": [(0, 0.0, 805.0)]}, {}),
+    # at admission: the header is read when the session is admitted. cap 10; s0 holds 3 over [0, 2]; s1
+    # holds 8 from 0 (3 + 8 > 10: waits); s2 at 1 asks for free(m) at admission: it queues behind s1 (FIFO),
+    # and at 2 s1 takes 8 (free 2), then s2 is admitted with free(m) = 2: used 10 in its body.
+    ("header_at_admission", """
+pool m { cap 10; }
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  branch (serial == 0) { hold m (3) { run d (2); } }
+  branch (serial == 1) { hold m (8) { run d (3); } }
+  branch (serial == 2) {
+    run d (1);
+    hold m (u) at admission (u = free(m)) { observe used_in = used(m); observe t = now; run d (1); }
+  }
+}
+run { horizon 20; }
+""", {"used_in": [(2, 2.0, 10.0)], "t": [(2, 2.0, 2.0)]}, {}),
+    # init at arrival (turn_no 0), turn at every turn; (turn_no 1, 2, … read in the block): K = 10 at init,
+    # the turn block adds turn_no: 11, then 13. The sample after the second turn carries turn 2.
+    ("init_and_turns", """
+stage d : delay;
+workload {
+  arrive batch(1);
+  init { set K = 10; observe i = turn_no; }
+  turn { set K = K + turn_no; }
+}
+session { turn; observe a = K; run d (1); turn; observe b = K * 10 + turn_no; }
+run { horizon 20; }
+""", {"i": [(0, 0.0, 0.0)], "a": [(0, 0.0, 11.0)], "b": [(0, 1.0, 132.0)]}, {}),
+    # arrive closed(2): a session that ends is replaced at once. One fifo of 1 s: s0 [0, 1], s1 [1, 2]; s0
+    # ends at 1 and s2 arrives at 1, queued behind s1: [2, 3]; s1 ends at 2, s3 [3, 4]; s2 ends at 3, s4
+    # [4, 5] is cut by the horizon 4.5; s3 ends at 4 and s5 arrives then, behind s4. Completions at 1, 2, 3,
+    # 4.
+    ("closed_population", """
+stage s : fifo;
+workload { arrive closed(2); }
+session { observe a = now; run s (1); observe t = serial * 100 + now; }
+run { horizon 4.5; }
+""", {"a": [(0, 0.0, 0.0), (1, 0.0, 0.0), (2, 1.0, 1.0), (3, 2.0, 2.0), (4, 3.0, 3.0),
+            (5, 4.0, 4.0)],
+      "t": [(0, 1.0, 1.0), (1, 2.0, 102.0), (2, 3.0, 203.0), (3, 4.0, 304.0)]},
+     {"s": {"completions": 4}}),
+    # arrive renewal(1.5): the first arrival after one gap, at 1.5, then 3, 4.5, 6 (horizon 6.2: 4 arrivals).
+    ("renewal_first_after_a_gap", """
+stage d : delay;
+workload { arrive renewal(1.5); }
+session { observe a = now + serial / 10; run d (0.1); }
+run { horizon 6.2; }
+""", {"a": [(0, 1.5, 1.5), (1, 3.0, 3.1), (2, 4.5, 4.7), (3, 6.0, 6.3)]}, {}),
+    # A cap of inf holds any number: 1e300 units of m, used 1e300, free inf.
+    ("cap_inf", """
+pool m { cap inf; }
+stage d : delay;
+workload { arrive batch(1); }
+session { hold m (1e300) { observe u = used(m); observe f = free(m) == inf; run d (1); } }
+run { horizon 20; }
+""", {"u": [(0, 0.0, 1e300)], "f": [(0, 0.0, 1.0)]}, {}),
+]
+
+
+@pytest.mark.parametrize("src, obs, figures", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_a_form_by_hand(monkeypatch, src, obs, figures):
+    r, got = run(src, monkeypatch)
+    for name, want in obs.items():
+        assert got[name] == want, name
+    js = report_json(r)
+    for name, want in figures.items():
+        entry = next(s for s in js["stages"] + js["pools"] if s["name"] == name)
+        assert {k: entry[k] for k in want} == pytest.approx(want, rel=1e-12), name
+
+
+REFUSED = [
+    # "one that evaluates to NaN (0/0, inf - inf) does not link"
+    ("nan_let", "let x = 0 / 0;\nstage d : delay;\nworkload { arrive batch(1); }\nsession { run d (x); }\n"
+                "run { horizon 1; }\n", "`let x` evaluates to NaN"),
+    ("nan_cap", "pool m { cap inf - inf; }\nstage d : delay;\nworkload { arrive batch(1); }\n"
+                "session { hold m (1) { run d (1); } }\nrun { horizon 1; }\n",
+     "the cap of pool `m` evaluates to NaN"),
+    # "set present = … would make ps(min(present, 16)) read the attribute": the linker refuses the name
+    ("attribute_named_as_a_context_variable",
+     "stage p : ps(min(present, 16));\nworkload { arrive batch(1); }\nsession { set present = 1; run p (1); }\n"
+     "run { horizon 1; }\n", "`present` is a context variable"),
+    ("let_named_as_an_attribute",
+     "let k = 1;\nstage d : delay;\nworkload { arrive batch(1); }\nsession { set k = 2; run d (k); }\n"
+     "run { horizon 1; }\n", "give them two names"),
+    # "set x = tokens; in a session, or evict by (tokens), does not link"
+    ("tokens_in_a_session", "stage d : delay;\nworkload { arrive batch(1); }\nsession { set x = tokens; run d (x); }\n"
+                            "run { horizon 1; }\n",
+     "`tokens` is not readable in a session statement"),
+    ("tokens_in_an_eviction_key", "pool m { cap 4; evict by (tokens); }\nstage d : delay;\n"
+                                  "workload { arrive batch(1); }\nsession { hold m (1) { run d (1); } cache (1); }\n"
+                                  "run { horizon 1; }\n",
+     "`tokens` is not readable in an eviction key"),
+    # hidden: "a link error in a hold's units, reserve or reuse (read at admission)"
+    ("hidden_in_reserve", "pool m { cap 40; }\nstage d : delay;\nworkload { arrive batch(1); hidden o; }\n"
+                          "session { set o = 3; hold m (1) reserve (o) { run d (o); } }\nrun { horizon 1; }\n",
+     "`o` is hidden"),
+    # Lints: a set reading live pool state used in a header; a constant guard strictly between 0 and 1
+    ("set_of_live_state_in_a_header",
+     "pool m { cap 10; }\nstage d : delay;\nworkload { arrive batch(1); }\n"
+     "session { set u = free(m); hold m (u) { run d (1); } }\nrun { horizon 1; }\n", "at admission"),
+    ("constant_fraction_guard", "stage d : delay;\nworkload { arrive batch(1); }\n"
+                                "session { branch (0.5) { run d (1); } }\nrun { horizon 1; }\n", "branch with"),
+]
+
+
+@pytest.mark.parametrize("src, words", [c[1:] for c in REFUSED], ids=[c[0] for c in REFUSED])
+def test_refused_as_the_text_says(src, words):
+    assert words in refused(src)
