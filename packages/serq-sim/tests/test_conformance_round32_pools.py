@@ -1,0 +1,227 @@
+"""Conformance of language.txt §3, Pools and Ties, by hand, in the cases a port of the reference's tests brings:
+
+* "hold m₁(u₁) reserve(r₁), m₂(u₂) … joins the queue of m₁ … The head of a queue is admitted when every pool
+  of its hold has room for its reserve units next to the allocated units (used + r ≤ cap, r = max(u,
+  reserve); cached prefixes never block) … the first that does not fit blocks the rest (head-of-line
+  blocking)", and Ties: "Each pool has one queue, and a hold on several pools waits in its first pool's;
+  where the heads of two queues both wait for room in one pool … the pool declared first is served first";
+* "Other entries are evicted in the pool's order until allocations and cache fit … Eviction is per entry, or
+  per block from the tail of the entry when the pool has block b; evict lru orders by release time and then
+  release order";
+* "on admission the session consumes at most ρ units of its own cached prefix (cached := what it
+  consumed); the rest of that entry stays in the cache as a dead entry", "release m inside the body does the
+  same for m alone, at that point";
+* "A request that can never fit — its units, or its reserve when that is larger, above the cap, as they
+  evaluate when the session joins the queue — is rejected: the session ends";
+* "with preempt lifo the holder … was admitted last … (a pool that is no engine's memory preempts its most
+  recently admitted holder): its job leaves its stage, its hold is released … and it re-enters the head of
+  the pool's queue with the hold statement to execute again";
+* Waiting selection: "queue by (k1, …) reevaluates pure keys for every waiting hold before each admission
+  attempt. waited is elapsed simulation seconds since that hold entered the queue".
+
+Each program runs on the tier serQ picks and on the general engine (conform.run: the same JSON reports and
+samples); the observes are asserted as (session, time, value) and the pools' figures as the JSON report
+reads them (time averages over the horizon 10). Every number is derived in the case's comment.
+"""
+
+from __future__ import annotations
+
+import pytest
+from conform import pool_json, run
+
+CASES = [
+    # A hold on a and b waits in a's queue. s0 holds b over [0, 2]. s1 at 0.5 holds a (1), b (1): a has room,
+    # b not, so it waits at the head of a's queue; s2 at 1 holds a (1) alone and waits behind it (head of
+    # line), though a is empty. At 2 s1 is admitted (t1 = 2), [2, 3]; s2 at 3 (t2 = 3). a: used 2 over 10,
+    # queued [0.5, 2] and [1, 3]: 3.5 / 10, waits 1.5 and 2 (mean 1.75); b: nobody queued there.
+    ("waits_in_its_first_pools_queue", """
+pool a { cap 1; }
+pool b { cap 1; }
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  branch (serial == 0) { hold b (1) { run d (2); } }
+  branch (serial == 1) { run d (0.5); hold a (1), b (1) { observe t1 = now; run d (1); } }
+  branch (serial == 2) { run d (1); hold a (1) { observe t2 = now; run d (1); } }
+}
+run { horizon 10; }
+""", {"t1": [(1, 2.0, 2.0)], "t2": [(2, 3.0, 3.0)]},
+     {"a": {"used": 0.2, "queue": 0.35, "wait": 1.75, "admissions": 2},
+      "b": {"used": 0.3, "queue": 0.0, "admissions": 2}}),
+    # The same with s1's pools the other way round: it waits in b's queue, and s2's hold of a finds a's queue
+    # empty and a free: admitted at 1, [1, 2]. At 2 both b and a are free: s1 in at 2. a: used 1 + 1 over
+    # 10, no queue; b: s1 queued [0.5, 2]: 0.15.
+    ("first_pool_decides_the_queue", """
+pool a { cap 1; }
+pool b { cap 1; }
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  branch (serial == 0) { hold b (1) { run d (2); } }
+  branch (serial == 1) { run d (0.5); hold b (1), a (1) { observe t1 = now; run d (1); } }
+  branch (serial == 2) { run d (1); hold a (1) { observe t2 = now; run d (1); } }
+}
+run { horizon 10; }
+""", {"t1": [(1, 2.0, 2.0)], "t2": [(2, 1.0, 1.0)]},
+     {"a": {"used": 0.2, "queue": 0.0, "admissions": 2}, "b": {"used": 0.3, "queue": 0.15, "wait": 0.75}}),
+    # Two queues' heads wait for room in m: s1 (joined a's queue at 0.5) and s2 (b's, at 1). b is declared
+    # first, so at 2, when s0 gives m back, s2 is served first though it joined later: s2 [2, 3], s1 [3, 4].
+    ("the_pool_declared_first_is_served_first", """
+pool b { cap 10; }
+pool a { cap 10; }
+pool m { cap 1; }
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  branch (serial == 0) { hold m (1) { run d (2); } }
+  branch (serial == 1) { run d (0.5); hold a (1), m (1) { observe t = now; run d (1); } }
+  branch (serial == 2) { run d (1); hold b (1), m (1) { observe t = now; run d (1); } }
+}
+run { horizon 10; }
+""", {"t": [(2, 2.0, 2.0), (1, 3.0, 3.0)]},
+     {"a": {"queue": 0.25, "wait": 2.5}, "b": {"queue": 0.1, "wait": 1.0}, "m": {"used": 0.4, "admissions": 3}}),
+    # Cached prefixes never block: s0 caches 4 (the whole cap) at 1; s1 at 2 takes 3 at once, evicting the
+    # entry whole (no block: eviction is per entry). s0 reads 0 at 3. used 4 + 3 over 10; cached 4 on [1, 2].
+    ("cache_never_blocks_an_entry_goes_whole", """
+pool m { cap 4; }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) { hold m (4) { run d (1); } cache (4); run d (2); observe c = cachedin(m); }
+  else { run d (2); hold m (3) { observe t = now; run d (1); } }
+}
+run { horizon 10; }
+""", {"c": [(0, 3.0, 0.0)], "t": [(1, 2.0, 2.0)]},
+     {"m": {"used": 0.7, "cached": 0.4, "evicted_entries": 1, "evicted_units": 4.0, "admissions": 2}}),
+    # The same with block 1: eviction per block from the entry's tail, 3 blocks, and s0 keeps its first 1.
+    # cached 4 on [1, 2], 1 on [2, 10]: 12 / 10; no entry gone whole.
+    ("a_block_pool_evicts_from_the_tail", """
+pool m { cap 4; block 1; }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) { hold m (4) { run d (1); } cache (4); run d (2); observe c = cachedin(m); }
+  else { run d (2); hold m (3) { observe t = now; run d (1); } }
+}
+run { horizon 10; }
+""", {"c": [(0, 3.0, 1.0)], "t": [(1, 2.0, 2.0)]},
+     {"m": {"used": 0.7, "cached": 1.2, "evicted_entries": 0, "evicted_units": 3.0}}),
+    # reserve: s0 holds 6 of 10 over [0, 3]. s1 at 1 asks 2 reserving 5: 6 + 5 > 10, it waits; s2 at 1.5
+    # asks 1, which would fit, and waits behind s1. At 3 both are admitted (2 + 1 allocated, not 5), in one
+    # settling before either body runs (the sessions one event makes ready read the pool together: used 3
+    # for both, docs/language.md). used 6
+    # · 3 + 2 · 2 + 1 · 1 = 23 / 10; queued 2 + 1.5 = 3.5 / 10; waits 0, 2, 1.5 (mean 7/6).
+    ("reserve_blocks_the_head_and_those_behind", """
+pool m { cap 10; }
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  branch (serial == 0) { hold m (6) { run d (3); } }
+  branch (serial == 1) { run d (1); hold m (2) reserve (5) { observe t = now * 100 + used(m); run d (2); } }
+  branch (serial == 2) { run d (1.5); hold m (1) { observe t = now * 100 + used(m); run d (1); } }
+}
+run { horizon 10; }
+""", {"t": [(1, 3.0, 303.0), (2, 3.0, 303.0)]},
+     {"m": {"used": 2.3, "queue": 0.35, "wait": 7 / 6, "admissions": 3}}),
+    # release m in the body gives the hold's allocation back at once, caching per the hold's clause (4); the
+    # session goes on (its observes at 1 read used 0, cached 4) and the scope's end has nothing left. s1,
+    # waiting since 0.5 for all 8, is admitted at 1 after s0's commands, evicting s0's 4: s0 reads 0 at 2.
+    ("release_in_the_body", """
+pool m { cap 8; }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) {
+    hold m (4) { run d (1); release m; observe u = used(m); observe c = cachedin(m); run d (1); } cache (4);
+    observe c2 = cachedin(m);
+  } else { run d (0.5); hold m (8) { observe t = now; run d (1); } }
+}
+run { horizon 10; }
+""", {"u": [(0, 1.0, 0.0)], "c": [(0, 1.0, 4.0)], "c2": [(0, 2.0, 0.0)], "t": [(1, 1.0, 1.0)]},
+     {"m": {"used": 1.2, "evicted_entries": 1, "evicted_units": 4.0, "admissions": 2}}),
+    # queue by (waited): the least waited, the last to join, goes first: s0 [0, 1]; s1, s2, s3 join at 0.1,
+    # 0.2, 0.3; at 1 s3 (waited 0.7), at 2 s2, at 3 s1.
+    ("queue_by_waited_serves_the_last_joined", """
+pool m { cap 1; queue by (waited); }
+stage d : delay;
+workload { arrive batch(4); }
+session { run d (serial * 0.1); hold m (1) { observe t = now; run d (1); } }
+run { horizon 10; }
+""", {"t": [(0, 0.0, 0.0), (3, 1.0, 1.0), (2, 2.0, 2.0), (1, 3.0, 3.0)]},
+     {"m": {"used": 0.4, "admissions": 4}}),
+    # A hold that can never fit is rejected when it joins, its units and reserve read then: s0 asks 5 of 4,
+    # s1 1 reserving 6: both rejected at 0, their sessions end (no `after`). s2 holds 4 over [0, 1]; s3 joins
+    # at 0.5 asking 2 + used(m) = 6, a demand that reads the state: not one that can never fit (docs/
+    # language.md, "A hold whose demand reads the state is not rejected at its join"), it waits and is
+    # admitted at 1 with 2 + 0. Two rejections; used 4 + 2 over 10.
+    ("rejected_when_joining_a_state_demand_waits", """
+pool m { cap 4; }
+stage d : delay;
+workload { arrive batch(4); }
+session {
+  branch (serial == 0) { hold m (5) { run d (1); } }
+  branch (serial == 1) { hold m (1) reserve (6) { run d (1); } }
+  branch (serial == 2) { hold m (4) { run d (1); } }
+  branch (serial == 3) { run d (0.5); hold m (2 + used(m)) { run d (1); } }
+  observe after = now;
+}
+run { horizon 10; }
+""", {"after": [(2, 1.0, 1.0), (3, 2.0, 2.0)]}, {"m": {"rejections": 2, "admissions": 2, "used": 0.6}}),
+    # evict lru: release time, then release order. s2 caches 2 at 0.5; s0 and s1 2 each at 1 (s0 released
+    # first, its run scheduled first). At 2 s3 needs 4 of the full 6: s2's entry (0.5) goes, then s0's (1,
+    # released before s1's). At 3: s0 0, s1 2, s2 0. cached 2 [0.5, 1], 6 [1, 2], 2 from 2: 1 + 6 + 16.
+    ("lru_then_release_order", """
+pool m { cap 6; }
+stage d : delay;
+workload { arrive batch(4); }
+session {
+  branch (serial < 2) { hold m (2) { run d (1); } cache (2); }
+  branch (serial == 2) { hold m (2) { run d (0.5); } cache (2); }
+  branch (serial == 3) { run d (2); hold m (4) { run d (1); } }
+  branch (serial < 3) { run d (3 - now); observe c = cachedin(m); }
+}
+run { horizon 10; }
+""", {"c": [(0, 3.0, 0.0), (1, 3.0, 2.0), (2, 3.0, 0.0)]},
+     {"m": {"cached": 2.3, "evicted_entries": 2, "evicted_units": 4.0}}),
+    # reuse (2) consumes 2 of the session's 6 cached: cached = 2; the other 4 stay, dead (cachedin, the own
+    # prefix, reads 0 in the body); the release at 2 caches min(4, 4). cached 6 on [1, 1], 4 dead on [1, 2],
+    # 4 + 4 from 2: 4 + 64 = 68 / 10; used 6 + 4 over 10.
+    ("reuse_leaves_a_dead_remainder", """
+pool m { cap 10; }
+stage d : delay;
+workload { arrive batch(1); }
+session {
+  hold m (6) { run d (1); } cache (6);
+  hold m (4) reuse (2) { observe k = cached; observe c = cachedin(m); run d (1); } cache (4);
+  observe c2 = cachedin(m);
+}
+run { horizon 10; }
+""", {"k": [(0, 1.0, 2.0)], "c": [(0, 1.0, 0.0)], "c2": [(0, 2.0, 4.0)]},
+     {"m": {"cached": 6.8, "used": 1.0, "evicted_units": 0.0}}),
+    # preempt lifo on a pool no engine's memory: the most recently admitted holder is the victim. s0 and s1
+    # hold 2 each of 4 from 0; at 1 s0's grow by 1 finds no room: s1 (admitted after s0) is preempted, its
+    # delay job leaves, its hold goes back to the head of m's queue (nothing cached: no cache clause). s0
+    # grows to 3, and gives it back at 2; s1 re-executes the hold at 2 (computed 0: it computed nothing) and
+    # runs its 5 anew: [2, 7]. used 4 [0, 1], 3 [1, 2], 2 [2, 7]: 17 / 10; three admissions, one preemption.
+    ("preempt_lifo_on_a_plain_pool", """
+pool m { cap 4; preempt lifo; }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) { hold m (2) { run d (1); grow m (1); observe g = now; run d (1); } }
+  else { hold m (2) { observe t = now * 10 + computed; run d (5); } observe e = now; }
+}
+run { horizon 10; }
+""", {"g": [(0, 1.0, 1.0)], "t": [(1, 0.0, 0.0), (1, 2.0, 20.0)], "e": [(1, 7.0, 7.0)]},
+     {"m": {"used": 1.7, "admissions": 3, "preemptions": 1}}),
+]
+
+
+@pytest.mark.parametrize("src, obs, pools", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_a_pool_by_hand(monkeypatch, src, obs, pools):
+    r, got = run(src, monkeypatch)
+    for name, want in obs.items():
+        assert got[name] == want, name
+    for name, want in pools.items():
+        entry = pool_json(r, name)
+        assert {k: entry[k] for k in want} == pytest.approx(want, rel=1e-12), name
