@@ -1,0 +1,141 @@
+"""Conformance of language.txt §3's step engine and its queues, and of the Ties at one instant, by hand:
+
+* Configuration: "then it starts an iteration on every idle step stage that has residents or a waiting
+  queue it serves, provided no other event is pending at the same instant (a scheduler step sees every
+  arrival up to it)";
+* "A pool marked admit via S is not admitted at settle time: its queue is served by step stage S, at the
+  start of an iteration, after the residents have taken their tokens, while the iteration has budget left
+  … A stage that serves several queues tries them in the order their pools are declared, and the first head
+  that does not fit stops the iteration's admissions"; "Families are joined member for member: pool q[N] {
+  admit via S; } next to stage S[N] serves q[i] by S[i] … next to a family of one, every member gets that
+  one";
+* Ties: "Events at one instant: the order they were scheduled; … jobs of a ps stage with equal finish tags
+  finish in the order they started".
+
+Each program runs on the tier serQ picks and on the general engine (conform.run: the same JSON reports and
+samples); the observes are asserted as (session, time, value). Every number is derived in the case's
+comment.
+"""
+
+from __future__ import annotations
+
+import pytest
+from conform import report_json, run
+
+CASES = [
+    # The iteration at 1 waits for every event of the instant. Budget 4: s0's prefill of 6 takes 4 over [0,
+    # 1]. s1 reaches the engine at 1 through two delays of 0.5, the second's end scheduled at 0.5, after
+    # the iteration's end (scheduled at 0): when that end fires at 1, s1's arrival is still pending at 1, so
+    # the next iteration is planned after it and serves s0's last 2 and s1's 2 together: both end at 2.
+    ("an_iteration_sees_the_instants_arrivals", """
+stage E : step { budget 4; cost 1; }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) { run E prefill (6); } else { run d (0.5); run d (0.5); run E prefill (2); }
+  observe t = now;
+}
+run { horizon 10; }
+""", {"t": [(0, 2.0, 2.0), (1, 2.0, 2.0)]}, {"E": {"iterations": 2, "tokens": 4.0, "prefill_only": 2}}),
+    # Two queues served by E, tried in the order their pools are declared: s2's prefill (no hold) takes the
+    # whole budget over [0, 1], so nobody is admitted at 0. s0 waits in qb from 0, s1 in qa from 0.5; at 1
+    # qa, declared first, is tried first: s1 admitted, its prefill of 4 takes the budget ([1, 2]); s0 at 2.
+    ("queues_tried_in_declaration_order", """
+pool qa { cap 10; admit via E; }
+pool qb { cap 10; admit via E; }
+stage E : step { budget 4; cost 1; }
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  branch (serial == 0) { hold qb (1) { observe t = now; run E prefill (4); } }
+  branch (serial == 1) { run d (0.5); hold qa (1) { observe t = now; run E prefill (4); } }
+  branch (serial == 2) { run E prefill (4); }
+}
+run { horizon 10; }
+""", {"t": [(1, 1.0, 1.0), (0, 2.0, 2.0)]}, {"qa": {"admissions": 1, "wait": 0.5}, "qb": {"wait": 2.0}}),
+    # The first head that does not fit stops the iteration's admissions. s3 holds 3 of kv (cap 8) over [0,
+    # 4]. s1 heads qa from 0 asking kv 8: no room; s0 joins qb at 0.5 asking kv 2, which has room, but qa's
+    # head stops every attempt before qb is tried. At 4 s1 is admitted ([4, 5]), its 8 of kv leaving s0 no
+    # room until 5: s0 admitted at 5.
+    ("the_first_head_that_does_not_fit_stops_admission", """
+pool qa { cap 10; admit via E; }
+pool qb { cap 10; admit via E; }
+pool kv { cap 8; }
+stage E : step { budget 4; cost 1; }
+stage d : delay;
+workload { arrive batch(4); }
+session {
+  branch (serial == 0) { run d (0.5); hold qb (1), kv (2) { observe t = now; run E prefill (4); } }
+  branch (serial == 1) { hold qa (1), kv (8) { observe t = now; run E prefill (4); } }
+  branch (serial == 3) { hold kv (3) { run d (4); } }
+}
+run { horizon 10; }
+""", {"t": [(1, 4.0, 4.0), (0, 5.0, 5.0)]}, {"qb": {"wait": 4.5}, "kv": {"admissions": 3}}),
+    # A family served member for member: q[j] by S[j]. s0, s2 join q[0], s1, s3 q[1] (one slot each):
+    # s0 and s1 at 0 ([0, 1] on S[0] and S[1]), s2 and s3 at 1.
+    ("families_member_for_member", """
+pool q[2] { cap 1; admit via S; }
+stage S[2] : step { budget 4; cost 1; }
+workload { arrive batch(4); }
+session { set j = serial % 2; hold q[j] (1) { observe t = now; run S[j] prefill (4); } }
+run { horizon 10; }
+""", {"t": [(0, 0.0, 0.0), (1, 0.0, 0.0), (2, 1.0, 1.0), (3, 1.0, 1.0)]}, {}),
+    # Next to a family of one, every member gets that one: S[1] serves q[0] and q[1], q[0] first. Budget 4,
+    # one slot a member: s0 (q[0]) [0, 1]; at 1 q[0]'s head s2 before q[1]'s s1: [1, 2]; s1 [2, 3]; s3 [3, 4].
+    ("a_family_of_one_serves_every_member", """
+pool q[2] { cap 1; admit via S; }
+stage S[1] : step { budget 4; cost 1; }
+workload { arrive batch(4); }
+session { set j = serial % 2; hold q[j] (1) { observe t = now; run S[0] prefill (4); } }
+run { horizon 10; }
+""", {"t": [(0, 0.0, 0.0), (2, 1.0, 1.0), (1, 2.0, 2.0), (3, 3.0, 3.0)]}, {}),
+    # Equal finish tags on a ps stage finish in the order they started: on ps(1) s1's job (1.5) starts at 0,
+    # s0's (0.5) at 1 (after a delay): each has 0.5 left at 1, served at 0.5 each, both end at 2, s1's
+    # first (their times at p 2 and 1: service 1.5). The first to finish takes the one slot of m: s1 at 2,
+    # s0 at 3.
+    ("ps_ties_finish_in_start_order", """
+pool m { cap 1; }
+stage p : ps(1);
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) { run d (1); run p (0.5); } else { run p (1.5); }
+  hold m (1) { observe t = now; run d (1); }
+}
+run { horizon 10; }
+""", {"t": [(1, 2.0, 2.0), (0, 3.0, 3.0)]}, {"p": {"completions": 2, "service": 1.5}}),
+    # Events at one instant in the order they were scheduled: s0's delay of 2 is scheduled at 0, s1's of
+    # 1 at 1 (after one of 1): both end at 2, s0's first, and s0 takes the slot: s0 at 2, s1 at 3. With the
+    # delays the other way round (s1 scheduled first) s1 goes first: the second program.
+    ("one_instant_in_scheduling_order", """
+pool m { cap 1; }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) { run d (2); } else { run d (1); run d (1); }
+  hold m (1) { observe t = now; run d (1); }
+}
+run { horizon 10; }
+""", {"t": [(0, 2.0, 2.0), (1, 3.0, 3.0)]}, {}),
+    ("one_instant_in_scheduling_order_reversed", """
+pool m { cap 1; }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  branch (serial == 1) { run d (2); } else { run d (1); run d (1); }
+  hold m (1) { observe t = now; run d (1); }
+}
+run { horizon 10; }
+""", {"t": [(1, 2.0, 2.0), (0, 3.0, 3.0)]}, {}),
+]
+
+
+@pytest.mark.parametrize("src, obs, figures", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_a_step_or_an_instant_by_hand(monkeypatch, src, obs, figures):
+    r, got = run(src, monkeypatch)
+    for name, want in obs.items():
+        assert got[name] == want, name
+    js = report_json(r)
+    for name, want in figures.items():
+        entry = next(s for s in js["stages"] + js["pools"] if s["name"] == name)
+        assert {k: entry[k] for k in want} == pytest.approx(want, rel=1e-12), name
