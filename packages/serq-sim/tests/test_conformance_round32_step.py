@@ -8,7 +8,8 @@
   … A stage that serves several queues tries them in the order their pools are declared, and the first head
   that does not fit stops the iteration's admissions"; "Families are joined member for member: pool q[N] {
   admit via S; } next to stage S[N] serves q[i] by S[i] … next to a family of one, every member gets that
-  one";
+  one"; "serve exclusive prefill selects either one prefill alone or a decode-only batch … a waiting prefill
+  that fits can replace them and use the full budget, including in budget_left at admission";
 * Ties: "Events at one instant: the order they were scheduled; … jobs of a ps stage with equal finish tags
   finish in the order they started".
 
@@ -89,6 +90,41 @@ workload { arrive batch(4); }
 session { set j = serial % 2; hold q[j] (1) { observe t = now; run S[0] prefill (4); } }
 run { horizon 10; }
 """, {"t": [(0, 0.0, 0.0), (2, 1.0, 1.0), (1, 2.0, 2.0), (3, 3.0, 3.0)]}, {}),
+    # serve exclusive prefill: "a waiting prefill that fits can replace [the resident decodes] and use the
+    # full budget, including in budget_left at admission … Displaced decodes … neither execute nor advance".
+    # s0 decodes 5 from 0 ([0, 1] its first token); s1 joins at 0.5 and is admitted at 1 with budget_left
+    # 8 (the units of b it takes), its prefill of 6 alone in [1, 2]; s0's other 4 over [2, 6]. Six
+    # iterations, one prefill only: tokens 1, 6, 1, 1, 1, 1: 11/6; E present 6 + 1 over 20.
+    ("exclusive_prefill_displaces_the_decodes", """
+pool q { cap 10; admit via E; }
+pool b { cap 100; }
+stage E : step { budget 8; cost 1; serve exclusive prefill; }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) { hold q (1) { run E decode (5); } }
+  else { run d (0.5); hold q (1), b (x) at admission (x = budget_left(E)) { observe u = used(b); run E prefill (6); } }
+  observe t = now;
+}
+run { horizon 20; }
+""", {"u": [(1, 1.0, 8.0)], "t": [(1, 2.0, 2.0), (0, 6.0, 6.0)]},
+     {"E": {"iterations": 6, "prefill_only": 1, "decode_only": 5, "tokens": 11 / 6, "present": 0.35}}),
+    # The same under the default order: at 1 s0's decode takes its token first, s1 sees budget_left 7 and
+    # its 6 fit beside it: a mixed iteration [1, 2]; s0's last 3 over [2, 5]. Tokens 1, 7, 1, 1, 1: 11/5.
+    ("without_it_the_prefill_takes_what_the_decodes_leave", """
+pool q { cap 10; admit via E; }
+pool b { cap 100; }
+stage E : step { budget 8; cost 1; }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) { hold q (1) { run E decode (5); } }
+  else { run d (0.5); hold q (1), b (x) at admission (x = budget_left(E)) { observe u = used(b); run E prefill (6); } }
+  observe t = now;
+}
+run { horizon 20; }
+""", {"u": [(1, 1.0, 7.0)], "t": [(1, 2.0, 2.0), (0, 5.0, 5.0)]},
+     {"E": {"iterations": 5, "mixed": 1, "decode_only": 4, "tokens": 11 / 5}}),
     # Equal finish tags on a ps stage finish in the order they started: on ps(1) s1's job (1.5) starts at 0,
     # s0's (0.5) at 1 (after a delay): each has 0.5 left at 1, served at 0.5 each, both end at 2, s1's
     # first (their times at p 2 and 1: service 1.5). The first to finish takes the one slot of m: s1 at 2,
