@@ -9,9 +9,10 @@ does not.
 
 The key is a hash of everything the compile's result depends on that is known before compiling: the
 program's path as given and where it resolves to, its text, the ``--set`` and ``--def`` values, the size
-and modification time of every ``.py`` and ``.lark`` file of serq-frontend and serq-ir (an edited
-checkout misses), the installed serq-frontend, serq-ir, lark and msgspec (their ``*.dist-info`` names,
-which hold the versions), every plugin that implements a frontend hook or registers the stage kinds and policies a program names
+and modification time of every ``.py`` and ``.lark`` file of serq-frontend, serq-ir and serq (the host,
+whose messages a compile's warnings are written in; an edited checkout misses; stamped once per process),
+every installed serq and serq-* distribution, lark and msgspec (their ``*.dist-info`` names, which hold the
+versions; from the scan that found the plugins), every plugin that implements a frontend hook or registers the stage kinds and policies a program names
 (sugar layers, library paths, serq-sim's registration hooks: its name, distribution, and the size and
 modification time of its module's file and of the file each implementation is defined in, which differ
 for a package whose ``__init__`` imports its hooks), the library paths, the Python version and the IR
@@ -29,7 +30,9 @@ errors quote the program as after a fresh compile.
 
 Only successful compiles are stored, written atomically (:func:`serq.files.write_atomic`) and readable by
 the user alone. An entry that is corrupt, truncated, of another key or another layout is a miss, and is
-replaced; so is one that is not a regular file, belongs to another user or is writable by others. A
+replaced; so is one that is not a regular file, belongs to another user or is writable by others (a
+folder that is not empty at an entry's name, which is not the cache's to delete, is left, said in a
+warning on stderr once per process: that program compiles at every run until it is removed). A
 folder that belongs to another user or that others can write is not used at all (:func:`cache_dir`).
 Nothing in an entry is executed: its header is JSON and its IR is decoded by serq-ir. A write that finds
 more than :data:`KEEP` entries removes the oldest written (files of other names are never counted or
@@ -64,8 +67,8 @@ FORMAT = 1
 _MAGIC = b"serq-compile-cache\n"
 #: At most this many entries are kept (the oldest written go first).
 KEEP = 256
-#: The distributions whose version is part of the key.
-_DISTRIBUTIONS = ("serq-frontend", "serq-ir", "lark", "msgspec")
+#: The distributions whose version is part of the key, beside the serq and serq-* ones of the plugins (:func:`_versions`).
+_DISTRIBUTIONS = ("lark", "msgspec")
 #: The frontend's hooks, and those of the stage kinds and policies a program names (serq.extensions), whose
 #: implementations are part of the key.
 _HOOKS = ("serq_frontend_register_sugar", "serq_frontend_library_paths", "serq_sim_register_stage_kinds",
@@ -197,9 +200,12 @@ def read_trusted(path: str | os.PathLike[str], *, limit: int = MAX_ENTRY) -> byt
 
 def write_trusted(path: str | os.PathLike[str], data: bytes) -> None:
     """Write a cache file atomically, readable by the user alone; a cache that cannot be written is no error.
-    Whatever is at ``path`` and is not a regular file (a FIFO, a symbolic link, a folder) is removed first
-    and replaced: written through, a FIFO there kept every command waiting for a reader that never came,
-    and a link carried the write to the file it named."""
+    Whatever is at ``path`` and is not a regular file (a FIFO, a symbolic link, an empty folder) is removed
+    first and replaced: written through, a FIFO there kept every command waiting for a reader that never
+    came, and a link carried the write to the file it named. What cannot be removed, a folder that is not
+    empty (whose files are not the cache's to delete), is left as it is, said once per process in a warning
+    on stderr: the file is not kept, so what it would hold is made again on every run (a program compiled
+    at every run, silently)."""
     from stat import S_ISDIR
 
     from serq.files import OutputError, write_atomic
@@ -214,7 +220,11 @@ def write_trusted(path: str | os.PathLike[str], data: bytes) -> None:
                 os.rmdir(path)
             else:
                 os.unlink(path)
-        except OSError:
+        except OSError as e:
+            what = "a folder that is not empty" if S_ISDIR(st.st_mode) else "what is not a file"
+            _warn(f"entry:{os.fspath(path)}", f"the cache cannot keep {os.fspath(path)}: {what} is there and "
+                  f"cannot be removed ({e.strerror or e}); remove it, or what it would keep is made again at "
+                  "every run")
             return
     try:
         write_atomic(path, data, perms=0o600, own=True)
@@ -397,21 +407,57 @@ def _folders_failure(pm: Any, hook: Any) -> Exception:
     return PluginError("error: serq_frontend_library_paths: a plugin returned what is not a list of folders")
 
 
+#: :func:`_sources`'s answer, made once per process
+_SOURCES: list[Any] = []
+def _sources() -> list[Any]:
+    """The size and modification time of every ``.py`` and ``.lark`` file of serq-frontend, serq-ir and serq
+    (the host's messages and their formatting, which a compile's warnings are written in): an edited
+    checkout, whose versions stay as they were, is a miss. Made once per process: the code a process runs
+    is what it imported (some 0.3 ms)."""
+    if not _SOURCES:
+        import serq
+        import serq_ir
+
+        import serq_frontend
+
+        _SOURCES[:] = [_tree(os.path.dirname(os.path.abspath(m.__file__ or "")))
+                       for m in (serq_frontend, serq_ir, serq)]
+    return _SOURCES
+
+
+def _versions() -> dict[str, Any]:
+    """The installed distributions whose code a compile runs, by their ``*.dist-info`` names (which hold
+    the versions): every serq and serq-* one (``serq``, ``serq-frontend``, ``serq-sim``, a third party's
+    ``serq-foo``), lark and msgspec. From the scan that found the plugins (serq.plugins.installed_distributions:
+    no second look at ``sys.path``)."""
+    from serq.plugins import Distribution, _Unusual, installed_distributions, normalize_name
+
+    try:
+        found = {k: _dist_label(Distribution(v)) for k, v in installed_distributions().items()
+                 if k in _DISTRIBUTIONS or k == "serq" or k.startswith("serq_")}
+        return {**dict.fromkeys(_DISTRIBUTIONS), **found}
+    except _Unusual:  # (a zip or an egg on sys.path: importlib.metadata, slower)
+        import importlib.metadata
+
+        out: dict[str, Any] = dict.fromkeys(_DISTRIBUTIONS)
+        for dist in importlib.metadata.distributions():
+            k = normalize_name(dist.metadata["Name"] or "")
+            if (k in _DISTRIBUTIONS or k == "serq" or k.startswith("serq_")) and out.get(k) is None:
+                out[k] = _dist_label(dist)
+        return out
+
+
 def compute_key(name: str, real: str, text: str, sets: Mapping[str, float], defs: Mapping[str, str],
                 pm: Any, library_paths: list[Path] | list[str]) -> str:
     """The key of one compile (see the module's documentation)."""
     import serq_ir
-    from serq.plugins import find_distributions
-
-    import serq_frontend
 
     parts = {
         "format": FORMAT,
         "python": [sys.version, sys.implementation.cache_tag],
         "ir_version": serq_ir.IR_VERSION,
-        "frontend": _tree(os.path.dirname(os.path.abspath(serq_frontend.__file__))),
-        "ir": _tree(os.path.dirname(os.path.abspath(serq_ir.__file__))),
-        "distributions": {k: _dist_label(v) for k, v in find_distributions(_DISTRIBUTIONS).items()},
+        "sources": _sources(),
+        "distributions": _versions(),
         "plugins": _plugins(pm),
         "library_paths": [str(p) for p in library_paths],
         "program": [name, real, _text_digest(text)],
