@@ -709,6 +709,23 @@ class QueueRewriter:
                     continue
                 if head == "now":
                     what = "the clock, `now`"
+                elif head == "cached" or head in A.assigned_in(e.body):
+                    # "set the value there" of the message below is no way out: the value is set there already
+                    nested = any(s is t for h in A.walk_stmts(e.body) if isinstance(h, A.SHold)
+                                 for t in A.walk_stmts(h.body))
+                    told = (f"`cached`, which {'an enclosing' if nested else 'a'} hold's admission sets"
+                            if head == "cached" else f"`{head}`, which the entry sets")
+                    # a hold within another (an offload tier's after the request's own hold) reads what the
+                    # outer one's admission consumed from the pools in its own bindings, written first
+                    how = ("write this hold before the hold it is in, binding what it needs from the pools in its "
+                           "own `at admission (…)` (a tier read before the GPU's hold: `at admission (g = "
+                           "min(cachedin(kv), …), h = min(cachedin(tier), … - g))`)" if nested else
+                           "write the header in the parameters and pools the value comes from")
+                    raise self.ctx.error(x.pos, f"the header of a hold in `{q.name}.{e.verb}` reads {told}; the "
+                                         "header of every hold of an entry (units, reserve, reuse, `at "
+                                         "admission`), one within its body too, reads the entry's parameters, "
+                                         "its queue's pools and stage, the constants and `computed`, not what "
+                                         f"the entry's statements set: {how}")
                 elif head == e.src:
                     what = f"`{head}`, the pool its `from` names (the body's to take, not the admission's)"
                 elif head in self.queues or head in self.globals:
