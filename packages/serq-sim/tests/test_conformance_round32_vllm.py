@@ -40,6 +40,26 @@ run { horizon 100; }
 """
 
 
+TWO_TURNS = """
+use "vllm.sq";
+pool reqs { cap 256; admit via engine; }
+pool kv { cap 100 * 4; block 4; evict lru; preempt lifo; }
+stage engine : step { budget 8; cost 1; memory kv; }
+workload { arrive batch(1); hidden o; }
+session {
+  set prompt = 10;
+  set o = 3;
+  set t0 = now;
+  vllm_request(reqs, kv, engine, prompt, o, t0);
+  set prompt = 20;
+  set o = 1;
+  set t0 = now;
+  vllm_request_at(reqs, kv, engine, prompt, o, t0, MATCH, inf);
+}
+run { horizon 100; }
+"""
+
+
 def _engine(**kw) -> str:
     subs = dict(MAXSEQ="256", BLOCKS="100", B="32", CHUNK="", N="2", PROMPT="4", OUT="1",
                 REQUEST="vllm_request(reqs, kv, engine, prompt, o, t0)")
@@ -131,6 +151,24 @@ CASES = [
      [(0, 0.0, 0.0, 2.0, 5.0, 0, 0), (1, 0.0, 0.0, 6.0, 6.0, 0, 1)],
      {"iterations": 6, "tokens": 13 / 6},
      {"preemptions": 1, "admissions": 3}),
+    # "a hit is the longest run of cached full blocks … the unmatched blocks stay cached, dead", with the
+    # replayed trace's match: turn 2 shares only turn 1's prompt (match 10), not its outputs. Turn 1 (prompt
+    # 10, 3 out, budget 8): 8, 2 (first token 2), decodes [2, 4], caching positions 1 … 12. Turn 2 (prompt
+    # 20) at 4 hits min(12, floor(min(19, 10) / 4) · 4) = 8; the third block (positions 9 … 12, two of them
+    # outputs) stays cached, dead. Units min(20, 8 + 8) = 16; prefills 12: 8, 4 (first and last token 6),
+    # caching floor(20 / 4) · 4 = 20. kv used 8 + 12 + 12 · 2 + 16 + 20 = 80; cached 12 on [4, 4], the dead
+    # 4 on [4, 6], 24 from 6: 8 + 2256 = 2264 over 100. Tokens 8, 2, 1, 1, then 8, 4: 24/6.
+    ("a_match_leaves_the_unmatched_blocks_dead", TWO_TURNS.replace("MATCH", "10"),
+     [(0, 0.0, 0.0, 2.0, 4.0, 0, 0), (0, 4.0, 4.0, 6.0, 6.0, 8, 0)],
+     {"iterations": 6, "tokens": 24 / 6},
+     {"used": 0.8, "cached": 22.64, "admissions": 2, "evicted_units": 0.0}),
+    # With match inf (a chat: the prompt extends the whole sequence) the hit is all 12: floor(min(19, inf) /
+    # 4) · 4 = 16, bounded by the 12 cached; prefill 8 in one iteration [4, 5]. used 44 + 20 = 64; cached 20
+    # from 5: 1900. Tokens 8, 2, 1, 1, 8: 20/5.
+    ("a_chat_hits_the_outputs_too", TWO_TURNS.replace("MATCH", "inf"),
+     [(0, 0.0, 0.0, 2.0, 4.0, 0, 0), (0, 4.0, 4.0, 5.0, 5.0, 12, 0)],
+     {"iterations": 5, "tokens": 20 / 5},
+     {"used": 0.64, "cached": 19.0, "admissions": 2}),
 ]
 
 
