@@ -214,6 +214,38 @@ session {
 run { horizon 10; }
 """, {"g": [(0, 1.0, 1.0)], "t": [(1, 0.0, 0.0), (1, 2.0, 20.0)], "e": [(1, 7.0, 7.0)]},
      {"m": {"used": 1.7, "admissions": 3, "preemptions": 1}}),
+    # Nested holds on one pool, `release` and `grow` act on the innermost; a run of zero work completes at
+    # once, on a busy fifo too. s0 keeps f busy over [0, 2]; s1's `run f (0)` at 0.5 ends at 0.5. Block 2:
+    # the outer hold of 3 takes 4, the inner of 1 takes 2 (used 6); `release m` gives the inner's back (4),
+    # its scope's end has nothing left (4); `grow m (1)` adds a whole block to the outer (6); the outer's
+    # `cache (10)` keeps min(10, its allocation 6) = 6 (docs/language.md: a grow adds whole blocks, and
+    # the allocation is what a hold without a growing run computed). All at 0.5: used 0; cached 6 over
+    # [0.5, 10]: 5.7.
+    ("nested_holds_release_grow_and_zero_work", """
+pool m { cap 10; block 2; }
+stage f : fifo;
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) { run f (2); }
+  else {
+    run d (0.5);
+    run f (0);
+    observe z = now;
+    hold m (3) {
+      observe a = used(m);
+      hold m (1) { observe b = used(m); release m; observe c = used(m); }
+      observe e = used(m);
+      grow m (1);
+      observe g = used(m);
+    } cache (10);
+    observe k = cachedin(m);
+  }
+}
+run { horizon 10; }
+""", {"z": [(1, 0.5, 0.5)], "a": [(1, 0.5, 4.0)], "b": [(1, 0.5, 6.0)], "c": [(1, 0.5, 4.0)],
+      "e": [(1, 0.5, 4.0)], "g": [(1, 0.5, 6.0)], "k": [(1, 0.5, 6.0)]},
+     {"m": {"used": 0.0, "cached": 5.7, "admissions": 2}}),
 ]
 
 
