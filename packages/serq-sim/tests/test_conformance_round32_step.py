@@ -90,6 +90,26 @@ workload { arrive batch(4); }
 session { set j = serial % 2; hold q[j] (1) { observe t = now; run S[0] prefill (4); } }
 run { horizon 10; }
 """, {"t": [(0, 0.0, 0.0), (2, 1.0, 1.0), (1, 2.0, 2.0), (3, 3.0, 3.0)]}, {}),
+    # A family's members are served at the family's place in the declaration, in index order, and a member's
+    # head that does not fit stops the admissions as a pool's does. s0 holds 3 of kv (cap 8) over [0, 4];
+    # s1 heads q[1] from 0 asking kv 8: no room. s3 joins q[0] at 0.25: tried first, it fits (kv 1) and is
+    # admitted at once ([0.25, 1.25]); s2 joins a (declared after q) at 0.5 asking kv 2, which has room, but
+    # q[1]'s head stops every attempt before a is tried: at 4 s1 is admitted ([4, 5]), and s2 at 5.
+    ("a_familys_members_in_index_order_at_its_place", """
+pool q[2] { cap 10; admit via S; }
+pool a { cap 10; admit via S; }
+pool kv { cap 8; }
+stage S : step { budget 4; cost 1; }
+stage d : delay;
+workload { arrive batch(4); }
+session {
+  branch (serial == 0) { hold kv (3) { run d (4); } }
+  branch (serial == 1) { hold q[1] (1), kv (8) { observe t = now; run S prefill (4); } }
+  branch (serial == 2) { run d (0.5); hold a (1), kv (2) { observe t = now; run S prefill (4); } }
+  branch (serial == 3) { run d (0.25); hold q[0] (1), kv (1) { observe t = now; run S prefill (1); } }
+}
+run { horizon 10; }
+""", {"t": [(3, 0.25, 0.25), (1, 4.0, 4.0), (2, 5.0, 5.0)]}, {"a": {"wait": 4.5}}),
     # serve exclusive prefill: "a waiting prefill that fits can replace [the resident decodes] and use the
     # full budget, including in budget_left at admission … Displaced decodes … neither execute nor advance".
     # s0 decodes 5 from 0 ([0, 1] its first token); s1 joins at 0.5 and is admitted at 1 with budget_left
