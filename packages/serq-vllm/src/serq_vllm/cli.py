@@ -62,24 +62,32 @@ def scenario_command(pm, file: str) -> None:
 @click.option("--python", "python", type=SerqPath(dir_okay=False), default=None, metavar="PATH",
               help="Run the bridge in this interpreter (one that has vLLM), not serQ's own.")
 @click.option("--timeout", "timeout", type=TIMEOUT, default=None, metavar="SECONDS",
-              help="With --python: stop the bridge and fail when it has not answered after SECONDS "
+              help="Stop the bridge and fail when it has not answered after SECONDS "
                    "(default 600; inf: wait as long as it takes).")
 def real_command(file: str, python: str | None, timeout: float | None) -> None:
     """Run a scenario through an installed vLLM's real scheduler (fake model runner) and print the same
     JSON. vLLM is not a dependency: see docs/vllm-oracle.md for a CPU-only install."""
+    import sys
+
     from . import real
 
-    if timeout is not None and python is None:
-        raise click.UsageError("--timeout limits the bridge run by --python (the bridge in serQ's own "
-                               "interpreter stops with Ctrl-C)")
     scenario = _read(file)
+    limit = real.TIMEOUT if timeout is None else timeout
     if python is not None:
-        result = real.run_real_in(python, scenario, timeout=real.TIMEOUT if timeout is None else timeout)
-    else:
+        result = real.run_real_in(python, scenario, timeout=limit)
+    elif real.vllm_version() is None:  # said at once, without starting an interpreter
+        raise UserError(str(real.not_installed()))
+    elif not sys.executable:  # (an embedding Python that cannot name itself: here, without a time limit)
         try:
             result = real.run_real(scenario)
         except real.VllmNotInstalled as e:
             raise UserError(str(e)) from None
+    else:
+        # in serQ's own interpreter, as a process of its own, so that it has the timeout of --python's: run
+        # here, a vLLM that never answered (an import waiting on a lock, a scheduler that loops) kept the
+        # command waiting for ever, with nothing to stop it but Ctrl-C
+        result = real.run_real_in(sys.executable, scenario, timeout=limit,
+                                  named=f"the bridge in serQ's interpreter ({sys.executable})")
     click.echo(json.dumps(result))
 
 

@@ -241,13 +241,16 @@ def vllm_version() -> str | None:
         return None
 
 
+def not_installed() -> VllmNotInstalled:
+    """The error of an interpreter, this one, that has no vLLM."""
+    return VllmNotInstalled(f"vLLM is not installed in this interpreter ({sys.executable}); see "
+                            "docs/vllm-oracle.md for a CPU-only install")
+
+
 def _import_vllm() -> dict[str, Any]:
     """vLLM's scheduler API, imported now, or VllmNotInstalled."""
     if vllm_version() is None:
-        raise VllmNotInstalled(
-            "vLLM is not installed in this interpreter "
-            f"({sys.executable}); see docs/vllm-oracle.md for a CPU-only install"
-        )
+        raise not_installed()
     os.environ.setdefault("VLLM_LOGGING_LEVEL", "ERROR")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     try:
@@ -792,9 +795,11 @@ def _shown(text: str, width: int = 200) -> str:
     return text if len(text) <= width else text[:width] + "..."
 
 
-def run_real_in(python: str, scenario: dict, *, timeout: float | None = TIMEOUT) -> dict:
+def run_real_in(python: str, scenario: dict, *, timeout: float | None = TIMEOUT, named: str | None = None) -> dict:
     """``run_real`` in another interpreter, one that has vLLM: this file runs there on its own (it
-    imports nothing else of serQ), reading the scenario from its standard input.
+    imports nothing else of serQ), reading the scenario from its standard input. ``named`` is how a
+    message names the interpreter (``--python PYTHON`` by default; ``serq vllm real`` without ``--python``
+    runs the bridge so in serQ's own, named as such).
 
     The interpreter has ``timeout`` seconds (:data:`TIMEOUT`; ``None`` or ``inf``: no limit) to answer
     with one JSON object of :data:`ANSWER_KEYS` on its standard output, of at most
@@ -813,6 +818,7 @@ def run_real_in(python: str, scenario: dict, *, timeout: float | None = TIMEOUT)
 
     if timeout is not None and not timeout > 0:
         raise ValueError(f"run_real_in: timeout must be a positive number of seconds, not {timeout!r}")
+    named = f"--python {python}" if named is None else named
     question = json.dumps(scenario).encode("utf-8")
     # a name without a folder is the file of that name here when there is one (the option names a path), else a
     # command looked for on PATH (python3): the file ./venv-python given as venv-python was looked for on PATH
@@ -835,7 +841,7 @@ def run_real_in(python: str, scenario: dict, *, timeout: float | None = TIMEOUT)
         why = getattr(e, "strerror", None) or e
         if bare and isinstance(e, FileNotFoundError) and program == python:
             why = "no such file here, nor a command of that name on PATH"
-        raise BridgeError(f"error: --python {python}: {why}") from None
+        raise BridgeError(f"error: {named}: {why}") from None
     deadline = None if timeout is None or timeout == math.inf else time.monotonic() + timeout
     out = err = None
     try:
@@ -847,7 +853,7 @@ def run_real_in(python: str, scenario: dict, *, timeout: float | None = TIMEOUT)
         while proc.poll() is None and not out.over:
             if deadline is not None and time.monotonic() >= deadline:
                 _stop(proc)
-                raise BridgeError(f"error: --python {python}: no answer after {timeout:g} s; stopped it (give "
+                raise BridgeError(f"error: {named}: no answer after {timeout:g} s; stopped it (give "
                                   "it longer with --timeout SECONDS, or inf)")
             try:
                 proc.wait(0.05)
@@ -861,7 +867,7 @@ def run_real_in(python: str, scenario: dict, *, timeout: float | None = TIMEOUT)
         for d in (out, err):
             d.thread.join(_GRACE)
         if out.over:
-            raise BridgeError(f"error: --python {python}: wrote more than {MAX_JSON // 2**20} MiB without the "
+            raise BridgeError(f"error: {named}: wrote more than {MAX_JSON // 2**20} MiB without the "
                               "bridge's answer; stopped it")
         proc.wait()
     except BaseException:
@@ -897,7 +903,7 @@ def run_real_in(python: str, scenario: dict, *, timeout: float | None = TIMEOUT)
         m = re.search(r"\S", text)
         first = None if m is None else text[m.start(): m.start() + 400].split("\n", 1)[0].strip()
         wrote = "It wrote nothing." if first is None else f"It wrote {first[:80]!r}."
-        raise BridgeError(f"error: --python {python}: no answer of the bridge in its output (a JSON object of "
+        raise BridgeError(f"error: {named}: no answer of the bridge in its output (a JSON object of "
                           f"{', '.join(ANSWER_KEYS)}): is it a Python interpreter? {wrote}")
     return answer
 
