@@ -14,7 +14,10 @@
   closed(n)` (a session that ends is replaced at once), `arrive renewal(x)` (the first arrival after one
   gap);
 * the refusals the text states: a constant that is NaN, two names of one kind, a context variable read
-  out of its place, a hidden attribute in a header, the two lints (§3, Lints).
+  out of its place, a hidden attribute in a header or a queue key, the two lints (§3, Lints), the two
+  sides' and the queues' rules, the Which-stage rule's none and several, the modes of a run, a binding that
+  draws or that the body reads live, `cached` and `reuse` without `cache`, what a gauge may not read, an
+  aggregate's index that shadows a name, a flow without a share.
 
 Each program runs on the tier serQ picks and on the general engine (conform.run: the same JSON reports and
 samples); every observe's samples are asserted as (session, time, value), and the figures named as the JSON
@@ -224,6 +227,224 @@ REFUSED = [
      "session { set u = free(m); hold m (u) { run d (1); } }\nrun { horizon 1; }\n", "at admission"),
     ("constant_fraction_guard", "stage d : delay;\nworkload { arrive batch(1); }\n"
                                 "session { branch (0.5) { run d (1); } }\nrun { horizon 1; }\n", "branch with"),
+    # the two sides: "a workload's session without a server, or a server that is never requested, is an error"
+    ('server_never_requested', """
+stage s : fifo;
+workload { arrive batch(1); session { run s (1); } }
+server { run s (1); }
+run { horizon 1; }
+""",
+     "a `server` that is never requested: the workload's session"),
+    ('session_without_server', """
+stage s : fifo;
+workload { arrive batch(1); session { request; } }
+run { horizon 1; }
+""",
+     '`request;` with no `server`: declare a `server { … }`'),
+    # "The two forms are exclusive in one program"
+    ('two_sides_and_top_session', """
+stage s : fifo;
+workload { arrive batch(1); session { request; } }
+server { run s (1); }
+session { run s (1); }
+run { horizon 1; }
+""",
+     "a top-level `session` and the two sides (a workload's"),
+    # the server's side refuses "the next turn, the exit" and "the request"
+    ('turn_in_server', """
+stage s : fifo;
+workload { arrive batch(1); session { request; } }
+server { run s (1); turn; }
+run { horizon 1; }
+""",
+     "`turn;` in a server: the next turn is the session's side"),
+    ('request_in_server', """
+stage s : fifo;
+workload { arrive batch(1); session { request; } }
+server { run s (1); request; }
+run { horizon 1; }
+""",
+     '`request;` inside server: a server does not request itself;'),
+    # Queues: "a from on a queue that leases nothing does not link"
+    ('from_a_queue_leasing_nothing', """
+queue P[1] : prefill {
+  pool kv { cap 8; }
+  serve fifo;
+  prefill (prompt) { hold kv (prompt) { run (1); } cache (prompt); }
+}
+queue D[1] : decode {
+  pool kv { cap 8; }
+  serve fifo;
+  decode (prompt) from src { hold kv (prompt) { run (1); } }
+}
+workload { arrive batch(1); }
+session { set prompt = 2; P[0].prefill (prompt); D[0].decode (prompt) from P[0]; }
+run { horizon 1; }
+""",
+     '`from P`: no entry of `P` leases a pool, so it has nothing'),
+    # "and so is … a transfer without on in a queue that pulls from none"
+    ('transfer_without_on_no_pull', """
+stage link : ps(1);
+queue P[1] : prefill {
+  pool kv { cap 8; }
+  serve fifo;
+  prefill (prompt) { hold kv (prompt) { run (1); } cache (prompt) lease kv (inf); }
+}
+queue D[1] : decode {
+  pool kv { cap 8; }
+  serve fifo;
+  decode (prompt) from src { hold kv (prompt) { transfer (1) from src to kv (prompt); } }
+}
+workload { arrive batch(1); }
+session { set prompt = 2; P[0].prefill (prompt); D[0].decode (prompt) from P[0]; }
+run { horizon 1; }
+""",
+     "`D`'s `transfer` names no NIC and `D` pulls from no queue:"),
+    # "The parser checks that the target exists and plays that role"
+    ('request_of_a_non_gateway', """
+queue P : prefill {
+  pool kv { cap 8; }
+  serve fifo;
+  prefill (prompt) { hold kv (prompt) { run (1); } }
+}
+workload { arrive batch(1); session { request P; } }
+run { horizon 1; }
+""",
+     '`request P;`: queue `P` is no gateway (its roles: prefill)'),
+    # "without from P to Q (n) it is a parse error"
+    ('transfer_form_without_from', """
+stage s : fifo;
+stage link : fifo;
+workload { arrive batch(1); }
+session { transfer 1; }
+run { horizon 1; }
+""",
+     'unexpected `;`: a transfer says where the KV moves,'),
+    # Which stage: "Exactly one must qualify: with none … or several (two step engines) the parser stops"
+    ('prefill_with_no_stage', """
+stage s : fifo;
+workload { arrive batch(1); }
+session { prefill 1; }
+run { horizon 1; }
+""",
+     'unknown stage in a serving form: `prefill` finds no stage'),
+    ('prefill_two_engines', """
+stage A : step { budget 4; cost 1; }
+stage B : step { budget 4; cost 1; }
+workload { arrive batch(1); }
+session { prefill 1; }
+run { horizon 1; }
+""",
+     '`prefill`: several step engines qualify (A, B); say which'),
+    # "transfer and tool on a step engine are rejected by the linker as run E (X) would be"
+    ('tool_on_step', """
+stage E : step { budget 4; cost 1; }
+workload { arrive batch(1); }
+session { tool on E (1); }
+run { horizon 1; }
+""",
+     '`run E (…)`: `E` is a step stage, and a run there says what'),
+    # at admission: "A binding may not draw (~)"; "the body reading [a live binding] is a parse error"
+    ('binding_draws', """
+pool m { cap 10; }
+stage d : delay;
+workload { arrive batch(1); }
+session { hold m (x) at admission (x = ~exp(1)) { run d (1); } }
+run { horizon 1; }
+""",
+     'the binding `x` draws: a binding is substituted, so a name'),
+    ('body_reads_live_binding', """
+pool m { cap 10; }
+stage d : delay;
+workload { arrive batch(1); }
+session { hold m (x) at admission (x = free(m)) { run d (x); } }
+run { horizon 1; }
+""",
+     'the body reads `x`, a binding that reads live state'),
+    # Pools: "cached is 0 in its body (the linker rejects a body that reads it there, and a reuse there"
+    ('cached_in_hold_without_cache', """
+pool m { cap 10; }
+stage d : delay;
+workload { arrive batch(1); }
+session { hold m (1) { run d (cached + 1); } }
+run { horizon 1; }
+""",
+     '`cached` in the body of a hold without `cache`: that hold'),
+    ('reuse_without_cache', """
+pool m { cap 10; }
+stage d : delay;
+workload { arrive batch(1); }
+session { hold m (1) reuse (1) { run d (1); } }
+run { horizon 1; }
+""",
+     '`reuse` on a hold without `cache`: a memory-only hold'),
+    # Gauges: "an attribute, a draw, cachedin …, now or work(…) … is a link error"
+    ('gauge_reads_attribute', """
+stage d : delay;
+gauge g = serial;
+workload { arrive batch(1); }
+session { run d (1); }
+run { horizon 1; }
+""",
+     'a gauge may not read an attribute: `serial` is a session'),
+    ('gauge_reads_now', """
+stage d : delay;
+gauge g = now;
+workload { arrive batch(1); }
+session { run d (1); }
+run { horizon 1; }
+""",
+     'a gauge may not read `now`: it moves between events'),
+    # Expressions: "j may not be a name the program already has"
+    ('aggregate_index_shadows', """
+let j = 1;
+stage d : delay;
+workload { arrive batch(1); }
+session { run d (sum j in 2 (j)); }
+run { horizon 1; }
+""",
+     '`sum j in …`: `j` is a name the program has already; give'),
+    # hidden: "a link error in … a queue or eviction key"; "An attribute the scheduler itself sets (cached,
+    # computed) cannot be hidden"
+    ('hidden_queue_key', """
+pool m { cap 1; queue by (o); }
+stage d : delay;
+workload { arrive batch(1); hidden o; }
+session { set o = 1; hold m (1) { run d (1); } }
+run { horizon 1; }
+""",
+     "`o` is hidden: a pool's queue key is the scheduler's, and"),
+    ('hidden_cached', """
+stage d : delay;
+workload { arrive batch(1); hidden cached; }
+session { run d (1); }
+run { horizon 1; }
+""",
+     '`cached` cannot be hidden: the scheduler itself sets it'),
+    # "the mode is required on a step stage and forbidden elsewhere"
+    ('step_mode_missing', """
+stage E : step { budget 4; cost 1; }
+workload { arrive batch(1); }
+session { run E (1); }
+run { horizon 1; }
+""",
+     '`run E (…)`: `E` is a step stage, and a run there says what'),
+    ('mode_on_fifo', """
+stage s : fifo;
+workload { arrive batch(1); }
+session { run s prefill (1); }
+run { horizon 1; }
+""",
+     '`run s prefill (…)`: `s` is no step stage; a mode is for a'),
+    # Stages: "a program with one declares its share, which has no default"
+    ('share_missing_for_a_flow', """
+stage a : ps(1);
+stage b : ps(1);
+workload { arrive batch(1); }
+session { run a, b (1); }
+run { horizon 1; }
+""",
+     "a run over several stages needs the program's `share"),
 ]
 
 
