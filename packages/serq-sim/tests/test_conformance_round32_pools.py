@@ -8,6 +8,7 @@
 * "Other entries are evicted in the pool's order until allocations and cache fit … Eviction is per entry, or
   per block from the tail of the entry when the pool has block b; evict lru orders by release time and then
   release order";
+* "A hold's lease m (t) keeps its allocation on m past the scope's end";
 * "on admission the session consumes at most ρ units of its own cached prefix (cached := what it
   consumed); the rest of that entry stays in the cache as a dead entry", "release m inside the body does the
   same for m alone, at that point";
@@ -246,6 +247,28 @@ run { horizon 10; }
 """, {"z": [(1, 0.5, 0.5)], "a": [(1, 0.5, 4.0)], "b": [(1, 0.5, 6.0)], "c": [(1, 0.5, 4.0)],
       "e": [(1, 0.5, 4.0)], "g": [(1, 0.5, 6.0)], "k": [(1, 0.5, 6.0)]},
      {"m": {"used": 0.0, "cached": 5.7, "admissions": 2}}),
+    # "lease m (t) … until the session's release m, t seconds, or the session's end, and cache applies then
+    # … A session that holds and leases nothing on m releases nothing". s0 and s1 hold 4 of P over [0, 1]
+    # and lease them for ever: s0 releases at 2 (caching 4; its second release finds nothing), s1's lease
+    # ends with its session at 3. used (leases included) 4 · 2 + 4 · 3 = 20, holders 2 + 3; cached 4 from 2
+    # and 4 from 3: 32 + 28 = 60 over 10.
+    ("lease_until_release_or_the_sessions_end", """
+pool P { cap 8; }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) {
+    hold P (4) { run d (1); } cache (4) lease P (inf);
+    run d (1);
+    release P;
+    release P;
+    observe c = cachedin(P);
+    run d (1);
+    end;
+  } else { hold P (4) { run d (1); } cache (4) lease P (inf); run d (2); }
+}
+run { horizon 10; }
+""", {"c": [(0, 2.0, 4.0)]}, {"P": {"used": 2.0, "holders": 0.5, "cached": 6.0, "admissions": 2}}),
 ]
 
 
