@@ -269,6 +269,24 @@ session {
 }
 run { horizon 10; }
 """, {"c": [(0, 2.0, 4.0)]}, {"P": {"used": 2.0, "holders": 0.5, "cached": 6.0, "admissions": 2}}),
+    # "Preempted holds retain prepend priority" (a preempted session re-enters at the head, ahead of the key).
+    # queue by (prio): s0 and s1 (prio 5) hold 2 each of 4 from 0; s2 (prio 0) joins at 0.5 asking 3. At 1
+    # s0's grow preempts s1 (the last admitted), which goes back ahead of s2's smaller key: at 2, when s0
+    # gives its 3 back, s1 is admitted (2 of 4; s2's 3 do not fit beside it), [2, 5]; s2 at 5. used 4 + 3 +
+    # 2 · 3 + 3 = 16; queued s2 [0.5, 5], s1 [1, 2]: 5.5; waits 0, 0, 1, 4.5 over four admissions.
+    ("a_preempted_hold_goes_back_ahead_of_the_keys", """
+pool m { cap 4; queue by (prio); preempt lifo; }
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  set prio = serial == 2 ? 0 : 5;
+  branch (serial == 0) { hold m (2) { run d (1); grow m (1); run d (1); } }
+  branch (serial == 1) { hold m (2) { observe a = now; run d (3); } }
+  branch (serial == 2) { run d (0.5); hold m (3) { observe a = now; run d (1); } }
+}
+run { horizon 10; }
+""", {"a": [(1, 0.0, 0.0), (1, 2.0, 2.0), (2, 5.0, 5.0)]},
+     {"m": {"used": 1.6, "queue": 0.55, "wait": 1.375, "holders": 0.7, "admissions": 4, "preemptions": 1}}),
 ]
 
 

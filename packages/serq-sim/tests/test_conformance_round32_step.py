@@ -10,6 +10,8 @@
   admit via S; } next to stage S[N] serves q[i] by S[i] … next to a family of one, every member gets that
   one"; "serve exclusive prefill selects either one prefill alone or a decode-only batch … a waiting prefill
   that fits can replace them and use the full budget, including in budget_left at admission";
+* Waiting selection: "With admit via, budget_left(stage) reads that attempt's remaining token budget; keys
+  are reevaluated after each successful admission";
 * Ties: "Events at one instant: the order they were scheduled; … jobs of a ps stage with equal finish tags
   finish in the order they started".
 
@@ -110,6 +112,39 @@ session {
 }
 run { horizon 10; }
 """, {"t": [(3, 0.25, 0.25), (1, 4.0, 4.0), (2, 5.0, 5.0)]}, {"a": {"wait": 4.5}}),
+    # Waiting selection under admit via: "budget_left(stage) reads that attempt's remaining token budget;
+    # keys are reevaluated after each successful admission". Budget 8, prompts 6, 5, 2 waiting at 0 under
+    # queue by (prompt > budget_left(E) ? 1 : 0): at the first attempt all keys are 0 (join order): s0,
+    # leaving 2; then s1's key is 1 and s2's 0: s2 (2 tokens), leaving none. [0, 1] serves s0 and s2; s1 is
+    # admitted at 1, [1, 2].
+    ("queue_keys_read_the_attempts_budget", """
+pool q { cap 10; queue by (prompt > budget_left(E) ? 1 : 0); admit via E; }
+stage E : step { budget 8; cost 1; }
+workload { arrive batch(3); }
+session {
+  set prompt = serial == 0 ? 6 : serial == 1 ? 5 : 2;
+  hold q (1) { observe a = now; run E prefill (prompt); }
+  observe t = now;
+}
+run { horizon 10; }
+""",
+     {"a": [(0, 0.0, 0.0), (2, 0.0, 0.0), (1, 1.0, 1.0)], "t": [(0, 1.0, 1.0), (2, 1.0, 1.0), (1, 2.0, 2.0)]},
+     {"E": {"iterations": 2, "tokens": 6.5}}),
+    # FIFO instead: s0, then s1 with the 2 left (its prefill cut to 2 by the budget), and s2 at 1 beside s1's
+    # other 3: both end at 2.
+    ("fifo_admits_with_what_is_left", """
+pool q { cap 10; admit via E; }
+stage E : step { budget 8; cost 1; }
+workload { arrive batch(3); }
+session {
+  set prompt = serial == 0 ? 6 : serial == 1 ? 5 : 2;
+  hold q (1) { observe a = now; run E prefill (prompt); }
+  observe t = now;
+}
+run { horizon 10; }
+""",
+     {"a": [(0, 0.0, 0.0), (1, 0.0, 0.0), (2, 1.0, 1.0)], "t": [(0, 1.0, 1.0), (1, 2.0, 2.0), (2, 2.0, 2.0)]},
+     {"E": {"iterations": 2, "tokens": 6.5}}),
     # serve exclusive prefill: "a waiting prefill that fits can replace [the resident decodes] and use the
     # full budget, including in budget_left at admission … Displaced decodes … neither execute nor advance".
     # s0 decodes 5 from 0 ([0, 1] its first token); s1 joins at 0.5 and is admitted at 1 with budget_left
