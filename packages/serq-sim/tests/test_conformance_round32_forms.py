@@ -451,3 +451,51 @@ run { horizon 1; }
 @pytest.mark.parametrize("src, words", [c[1:] for c in REFUSED], ids=[c[0] for c in REFUSED])
 def test_refused_as_the_text_says(src, words):
     assert words in refused(src)
+
+
+TRACE = "session,turn,new,out,think,forced,extra\n7,2,30,3,0.5,1,x\n7,1,20,2,1.5,0,y\n9,1,5,1,0,0,z\n"
+
+TRACED = """
+stage th : delay;
+workload {
+  arrive batch(3);
+  trace "t.csv" ordered;
+  init { observe i = new + out + think + more + forced; }
+  turn { observe k = turn_no * 1000 + new * 10 + forced; }
+}
+session {
+  turn;
+  observe a = more;
+  run th (think);
+  turn;
+  observe b = new * 100 + out * 10 + more;
+  turn;
+  observe c = new * 100 + turn_no * 10 + more;
+}
+run { horizon 10; }
+"""
+
+
+def test_a_trace_replayed_by_hand(tmp_path, monkeypatch):
+    """§2's `trace "file.csv" [ordered]` and §3's Workload: "with a trace, turn loads the next turn's new,
+    out, think, forced and sets more (ordered: session i replays trace session i)", with docs/language.md's
+    choices: trace sessions numbered in the order they first appear (7 is 0, 9 is 1), a session's rows
+    sorted by `turn`, other columns ignored, every column 0 before the first `turn;` (in `init`), the `turn`
+    block reading the turn it describes (`turn_no` 1 at the first), and a `turn;` past the last row keeping
+    the last row's values with `more` 0 while `turn_no` counts. s0 and s2 replay session 7: (20, 2, think
+    1.5, forced 0, more 1), then at 1.5 (30, 3, 0.5, 1, more 0), then past the end; s1 replays session 9:
+    (5, 1, 0, 0, more 0) at 0, then past the end twice."""
+    (tmp_path / "t.csv").write_text(TRACE)
+    path = tmp_path / "p.sq"
+    path.write_text(TRACED)
+    r, obs = run("", monkeypatch, path=path)
+    assert [v for _s, _t, v in obs["i"]] == [0.0, 0.0, 0.0]
+    # k = turn_no · 1000 + new · 10 + forced, at each turn
+    assert obs["k"] == [(0, 0.0, 1200.0), (1, 0.0, 1050.0), (1, 0.0, 2050.0), (1, 0.0, 3050.0), (2, 0.0, 1200.0),
+                        (0, 1.5, 2301.0), (0, 1.5, 3301.0), (2, 1.5, 2301.0), (2, 1.5, 3301.0)]
+    assert obs["a"] == [(0, 0.0, 1.0), (1, 0.0, 0.0), (2, 0.0, 1.0)]
+    # b = new · 100 + out · 10 + more; c = new · 100 + turn_no · 10 + more
+    assert obs["b"] == [(1, 0.0, 510.0), (0, 1.5, 3030.0), (2, 1.5, 3030.0)]
+    assert obs["c"] == [(1, 0.0, 530.0), (0, 1.5, 3030.0), (2, 1.5, 3030.0)]
+    js = report_json(r)
+    assert (js["arrivals"], js["ended"], js["turns"]) == (3, 3, 9)
