@@ -298,3 +298,47 @@ def test_a_pool_by_hand(monkeypatch, src, obs, pools):
     for name, want in pools.items():
         entry = pool_json(r, name)
         assert {k: entry[k] for k in want} == pytest.approx(want, rel=1e-12), name
+
+
+ORDERS = """
+pool m { cap 12; EVICT }
+pool w { cap 1; }
+stage d : delay;
+workload { arrive batch(5); }
+session {
+  branch (serial < 3) {
+    hold m (serial == 0 ? 4 : serial == 1 ? 6 : 2) { run d (serial + 1); } cache (12);
+    branch (serial == 1) { hold w (1) { run d (0); } }
+    run d (5 - now);
+    observe c = cachedin(m);
+  }
+  branch (serial == 3) { run d (4); hold m (4) { run d (1); } }
+  branch (serial == 4) { hold w (1) { run d (4.5); } }
+}
+run { horizon 10; }
+"""
+
+
+@pytest.mark.parametrize("order, left", [
+    # s0, s1, s2 cache 4, 6 and 2 (the whole cap 12), released at 1, 2 and 3; s1 waits in w's queue from 2
+    # to 4.5 (s4 holds it), s0 and s2 are idle. At 4 s3 needs 4: entries are evicted whole (no block) in the
+    # order's keys, ascending, then release order, until 4 are free. Left at 5 (s0, s1, s2):
+    ("evict lru;", [0.0, 6.0, 2.0]),                 # release time: s0's 4 suffice
+    ("", [0.0, 6.0, 2.0]),                           # no order given: lru (pool-reference.txt's default)
+    ("evict by (-age);", [0.0, 6.0, 2.0]),           # the oldest first: lru again
+    ("evict by (age);", [4.0, 0.0, 0.0]),            # the youngest: s2's 2, then s1's 6
+    ("evict by (now - last);", [4.0, 0.0, 0.0]),     # age written out
+    ("evict by (-last);", [4.0, 0.0, 0.0]),          # the latest released first: as by (age)
+    ("evict by (size);", [0.0, 6.0, 0.0]),           # the smallest: s2's 2, then s0's 4
+    ("evict by (-size);", [4.0, 0.0, 2.0]),          # the largest: s1's 6
+    ("evict by (waiting);", [0.0, 6.0, 2.0]),        # the idle (0) before the waiting s1, release order: s0
+    ("evict by (1 - waiting);", [4.0, 0.0, 2.0]),    # the waiting s1 first
+    ("evict by (waiting, size);", [0.0, 6.0, 0.0]),  # among the idle the smallest: s2's 2, then s0's 4
+])
+def test_an_eviction_orders_context_variables(monkeypatch, order, left):
+    """§2's context variables of an eviction key, "size, age, last, waiting (eviction keys and spill
+    predicates)", and §3: "evict lru orders by release time and then release order, evict by (k₁, …) by the
+    keys and then release order" (docs/language.md: `age` is now − `last`, `waiting` 1 when the entry's
+    session is alive and waiting in some pool's queue)."""
+    _r, obs = run(ORDERS.replace("EVICT", order), monkeypatch)
+    assert obs["c"] == [(k, 5.0, v) for k, v in enumerate(left)]
