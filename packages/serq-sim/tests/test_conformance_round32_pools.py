@@ -287,6 +287,21 @@ session {
 run { horizon 10; }
 """, {"a": [(1, 0.0, 0.0), (1, 2.0, 2.0), (2, 5.0, 5.0)]},
      {"m": {"used": 1.6, "queue": 0.55, "wait": 1.375, "holders": 0.7, "admissions": 4, "preemptions": 1}}),
+    # pool-reference.txt, evict: keys read "the entry's session's attributes: current while the session
+    # lives, as they were at its last release after it has ended". s0 caches 4 with x = 3, sets x = 100 and
+    # ends: its key is 3. s1 caches 4 with x = 2 and sets x = 9, alive: its key is 9. At 2 s2 needs 4 of the
+    # full 8: s0's entry goes (3 < 9); read the other way on either side (100, or 2) s1's would. s1 keeps 4.
+    ("eviction_keys_read_the_attributes_live_or_at_release", """
+pool m { cap 8; evict by (x); }
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  branch (serial == 0) { set x = 3; hold m (4) { run d (1); } cache (4); set x = 100; end; }
+  branch (serial == 1) { set x = 2; hold m (4) { run d (1); } cache (4); set x = 9; run d (2); observe c = cachedin(m); }
+  branch (serial == 2) { set x = 0; run d (2); hold m (4) { run d (0.5); } }
+}
+run { horizon 10; }
+""", {"c": [(1, 3.0, 4.0)]}, {"m": {"evicted_entries": 1, "evicted_units": 4.0}}),
 ]
 
 
