@@ -123,6 +123,23 @@ class BridgeFailure(Exception):
     time: one line, ``--python PATH: …``, the script's error (status 1)."""
 
 
+def _hold_signals(got: list[int]) -> Any:
+    """Record SIGINT and SIGTERM in ``got`` instead of acting on them until the function returned is called,
+    which gives the handlers back: around the worker's start, where the exception a signal raises
+    (KeyboardInterrupt, or serq.signals.Terminated for SIGTERM: :func:`main`) after the child started but
+    before ``Popen`` returned lost its pid, and the worker ran on. In the main thread only (the one signal
+    handlers run in)."""
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+    previous = {sig: signal.signal(sig, lambda n, _f: got.append(n)) for sig in (signal.SIGINT, signal.SIGTERM)}
+
+    def restore() -> None:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+    return restore
+
+
 class Real:
     """A long-lived bridge in the vLLM interpreter, in a session of its own; a ``--python`` that is no
     program, writes garbage, has no vLLM or never answers is a :class:`BridgeFailure` (it was a traceback,
@@ -132,6 +149,8 @@ class Real:
         self.python, self.timeout = python, timeout
         env = dict(os.environ, VLLM_LOGGING_LEVEL="ERROR")
         self.err = tempfile.TemporaryFile()
+        held: list[int] = []
+        restore = _hold_signals(held)
         try:
             self.proc = subprocess.Popen([python, "-c", WORKER, str(PACKAGE / "real.py")], stdin=subprocess.PIPE,
                                          stdout=subprocess.PIPE, stderr=self.err, encoding="utf-8",
@@ -139,21 +158,26 @@ class Real:
         except OSError as e:
             self.err.close()
             raise BridgeFailure(f"--python {python}: cannot run it: {e.strerror or e}") from None
-        self.lines: queue.Queue[str | None] = queue.Queue()
-        threading.Thread(target=self._read, daemon=True).start()
+        finally:
+            restore()
+        # from here on the worker is stopped on any way out of the start: a BridgeFailure, and Ctrl-C or SIGTERM
+        # while vLLM's import runs (up to --timeout: the caller has no Real to stop yet, and the worker ran on)
         try:
+            if held:  # a signal that came while the worker started: acted on now, when it can be stopped
+                signal.raise_signal(held[0])
+            self.lines: queue.Queue[str | None] = queue.Queue()
+            threading.Thread(target=self._read, daemon=True).start()
             line = self._line("its ready line (after vLLM's import)")
-        except BridgeFailure:
-            self.err.close()
-            raise
-        try:
-            ready = json.loads(line)
-            self.version = ready["ready"]
-        except (ValueError, TypeError, KeyError):
+            try:
+                ready = json.loads(line)
+                self.version = ready["ready"]
+            except (ValueError, TypeError, KeyError):
+                raise BridgeFailure(f"--python {python}: its first line is not the worker's ready line (is it a "
+                                    f"Python interpreter with vLLM?): {_quoted(line)}") from None
+        except BaseException:
             self.stop()
             self.err.close()
-            raise BridgeFailure(f"--python {python}: its first line is not the worker's ready line (is it a Python "
-                                f"interpreter with vLLM?): {_quoted(line)}") from None
+            raise
 
     def _read(self) -> None:
         assert self.proc.stdout is not None
@@ -550,6 +574,22 @@ def main() -> int:
     args = ap.parse_args()
     if args.python is None and not args.tiers:
         ap.error("nothing to compare: give --python (vLLM) and/or --tiers")
+    # SIGTERM raises as Ctrl-C does, serq's Terminated (serq.signals, the serq command's handling: a run of
+    # serQ stops on it as on Ctrl-C, and a signal whose exception code called from C dropped is delivered
+    # again), so the worker is stopped on the way out; the script ends as a serq command the signal stopped
+    # (status 143, 130 for Ctrl-C). SIGTERM's default ended the script at once and left the worker running.
+    from serq import signals
+
+    signals.install()
+    try:
+        return _main(args)
+    except KeyboardInterrupt:
+        return signals.interrupted()
+    finally:
+        signals.uninstall()
+
+
+def _main(args: argparse.Namespace) -> int:
     try:
         real = Real(args.python, timeout=args.timeout) if args.python else None
     except BridgeFailure as e:
@@ -560,7 +600,7 @@ def main() -> int:
     except BridgeFailure as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
-    except BaseException:  # Ctrl-C, or the script's own failure: the worker is stopped at once, not waited for
+    except BaseException:  # Ctrl-C, SIGTERM, or the script's own failure: the worker is stopped at once, not waited for
         if real is not None:
             real.stop()
         raise

@@ -4,6 +4,10 @@
    ``--timeout`` was refused there): a vLLM that never answered kept the command waiting for ever. It runs
    in serQ's own interpreter as a process of its own, with the same ``--timeout`` (default 600 s) and
    message as ``--python``'s.
+4. SIGTERM to scripts/fuzz_real.py ended it at once and left its worker (the vLLM interpreter, in a session
+   of its own) running, and Ctrl-C while the worker started (vLLM's import) did too. The script handles
+   both as a serq command does (serq.signals: SIGTERM raises as Ctrl-C does, a run of serQ stops on it), the
+   worker is stopped on every way out of its start, and the script ends "terminated", 143 ("interrupted", 130).
 """
 
 from __future__ import annotations
@@ -118,6 +122,33 @@ def test_serqs_own_interpreter_that_sleeps_has_the_timeout(tmp_path):
         sleeper = _pid(tmp_path / "pid")
         out, err = p.communicate(timeout=60)
         assert (p.returncode, out) == (1, "") and err == f"error: the bridge in serQ's interpreter ({fake}): {LATE}"
+        assert _gone(sleeper)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+        _end(tmp_path / "pid", b"sleep")
+
+
+SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "fuzz_real.py"
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+@pytest.mark.parametrize("ready", [False, True], ids=["starting", "running"])
+def test_a_signal_to_fuzz_real_stops_its_worker(tmp_path, sig, ready):
+    fake = tmp_path / "fake"
+    fake.write_text("#!/bin/sh\n" + ("echo '{\"ready\": \"0.0\"}'\n" if ready else "")
+                    + "sleep 1000 &\necho $! > pid\nwait\n")
+    fake.chmod(0o755)
+    p = subprocess.Popen([sys.executable, str(SCRIPT), "--python", str(fake), "-n", "1", "--size", "tiny", "-q"],
+                         cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         stdin=subprocess.DEVNULL, start_new_session=True)
+    try:
+        sleeper = _pid(tmp_path / "pid")  # the worker runs (and has started what it started)
+        p.send_signal(sig)
+        _, err = p.communicate(timeout=60)
+        said = "terminated" if sig == signal.SIGTERM else "interrupted"
+        assert (p.returncode, err) == (128 + sig, f"{said}\n"), err
         assert _gone(sleeper)
     finally:
         if p.poll() is None:
