@@ -97,6 +97,26 @@ run { horizon 10; warmup 1.5; }
      {"E": {"iterations": 3, "prefill_only": 1, "decode_only": 2, "mixed": 0, "tokens": 4 / 3,
             "token_utilisation": 1 / 3, "completions": 2, "service": 2.5, "requests": 1,
             "present": 3.5 / 8.5, "utilisation": 3.5 / 8.5, "batch": 1.0}}, {}, {}),
+    # A gauge across the warm-up's edge, with its CI by hand. s0 holds 5 of m over [0, 2], s1 1 over [2, 4]:
+    # at the end of the instant 2 used is 1 (the 5 never held after the warm-up 2: not the greatest), 0 from
+    # 4. Over [2, 6]: mean 0.5, least 0, greatest 1; the 20 windows of 0.2 are ten 1s and ten 0s: standard
+    # deviation sqrt(0.25 · 20 / 19), CI 2.093 · that / sqrt(20) = 0.240084. q = queued + 10 · holders the
+    # same scaled by 10 (nobody queued).
+    ("gauge_across_the_warmup", """
+pool m { cap 10; }
+stage d : delay;
+gauge u = used(m);
+gauge q = queued(m) + 10 * holders(m);
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) { hold m (5) { run d (2); } }
+  else { run d (2); hold m (1) { run d (2); } }
+}
+run { horizon 6; warmup 2; }
+""", {"end": 6.0},
+     {}, {"m": {"used": 0.5, "holders": 0.5, "admissions": 1}},
+     {"u": {"mean": 0.5, "min": 0.0, "max": 1.0, "ci": 2.093 * (0.25 * 20 / 19) ** 0.5 / 20 ** 0.5},
+      "q": {"mean": 5.0, "min": 0.0, "max": 10.0, "ci": 10 * 2.093 * (0.25 * 20 / 19) ** 0.5 / 20 ** 0.5}}),
 ]
 
 
