@@ -117,6 +117,24 @@ run { horizon 6; warmup 2; }
      {}, {"m": {"used": 0.5, "holders": 0.5, "admissions": 1}},
      {"u": {"mean": 0.5, "min": 0.0, "max": 1.0, "ci": 2.093 * (0.25 * 20 / 19) ** 0.5 / 20 ** 0.5},
       "q": {"mean": 5.0, "min": 0.0, "max": 10.0, "ci": 10 * 2.093 * (0.25 * 20 / 19) ** 0.5 / 20 ** 0.5}}),
+    # fifo(c): "c servers, one job each at rate 1" in arrival order. fifo(2), three jobs of 1 at 0: s0 and s1
+    # [0, 1], s2 [1, 2]. Utilisation busy servers / c: (2/2 · 1 + 1/2 · 1) / 10; present 3 + 1 over 10;
+    # waits 0, 0, 1.
+    ("fifo_of_two_servers", """
+stage s : fifo(2);
+workload { arrive batch(3); }
+session { run s (1); observe t = now; }
+run { horizon 10; }
+""", {"instants": {"t": 3}},
+     {"s": {"completions": 3, "utilisation": 0.15, "present": 0.4, "wait": 1 / 3, "service": 1.0}}, {}, {}),
+    # fifo(inf): every job served at once; its utilisation is 0 (busy servers / inf, docs/language.md).
+    ("fifo_of_infinitely_many", """
+stage s : fifo(inf);
+workload { arrive batch(3); }
+session { run s (1); observe t = now; }
+run { horizon 10; }
+""", {"instants": {"t": 3}},
+     {"s": {"completions": 3, "utilisation": 0.0, "present": 0.3, "wait": 0.0, "service": 1.0}}, {}, {}),
 ]
 
 
