@@ -302,6 +302,25 @@ session {
 }
 run { horizon 10; }
 """, {"c": [(1, 3.0, 4.0)]}, {"m": {"evicted_entries": 1, "evicted_units": 4.0}}),
+    # "A hold's lease … neither evictable nor a preemption victim", and Statistics' stuck: "sessions
+    # preempted a second time without having advanced past the position of their previous preemption". Cap
+    # 3. s0 holds 1 from 0; s1 holds 2 over [0.5, 0.9] and leases them for ever. At 1 s0's grow of 1 finds no
+    # room and the only candidate is s0 (the lease is none): it preempts itself, goes back to the queue and
+    # is admitted again at once (1 fits beside the lease), runs its 1 and grows into the same preemption,
+    # at 1, 2, 3, 4, 5 (horizon 5.5): never past its grow (no g, no e), stuck once. used 1 · 5.5 + 2 · 5 =
+    # 15.5, holders 5.5 + 5 (the lease a holder); 7 admissions, none waiting.
+    ("a_lease_is_no_victim_and_the_grower_is_stuck", """
+pool P { cap 3; preempt lifo; }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) { hold P (1) { observe a = now; run d (1); observe b = now; grow P (1); observe g = now; run d (1); } observe e = now; }
+  else { run d (0.5); hold P (2) { run d (0.4); } cache (2) lease P (inf); observe l = now; run d (100); }
+}
+run { horizon 5.5; }
+""", {"a": [(0, float(t), float(t)) for t in range(6)], "g": [], "e": [], "l": [(1, 0.9, 0.9)]},
+     {"P": {"used": 15.5 / 5.5, "holders": 10.5 / 5.5, "admissions": 7, "preemptions": 5, "stuck": 1,
+            "wait": 0.0}}),
 ]
 
 
