@@ -321,6 +321,22 @@ run { horizon 5.5; }
 """, {"a": [(0, float(t), float(t)) for t in range(6)], "g": [], "e": [], "l": [(1, 0.9, 0.9)]},
      {"P": {"used": 15.5 / 5.5, "holders": 10.5 / 5.5, "admissions": 7, "preemptions": 5, "stuck": 1,
             "wait": 0.0}}),
+    # The same with s1's hold ending at 1, the instant of s0's grow: the grow's event (s0's run, scheduled at
+    # 0) comes before the end of s1's run (scheduled at 0.5), so s1 still holds and, the last admitted, is
+    # the victim: its run leaves the stage, its hold goes back to the queue, s0 grows (g = 1) and ends at 2;
+    # s1 waits [1, 2] (2 + 2 > 3), runs its hold again [2, 2.5] and leases then. One preemption; waits 0, 0,
+    # 1 over three admissions.
+    ("one_instant_decides_the_victim", """
+pool P { cap 3; preempt lifo; }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) { hold P (1) { observe a = now; run d (1); observe b = now; grow P (1); observe g = now; run d (1); } observe e = now; }
+  else { run d (0.5); hold P (2) { run d (0.5); } cache (2) lease P (inf); observe l = now; run d (100); }
+}
+run { horizon 5.5; }
+""", {"a": [(0, 0.0, 0.0)], "g": [(0, 1.0, 1.0)], "e": [(0, 2.0, 2.0)], "l": [(1, 2.5, 2.5)]},
+     {"P": {"admissions": 3, "preemptions": 1, "stuck": 0, "wait": 1 / 3, "queue": 1 / 5.5}}),
 ]
 
 
