@@ -12,8 +12,9 @@ the form of lib/step_costs.sq's profiles, each coefficient at least 0: a cost is
 ``e`` made a long decode context cheaper than a short one, and a large enough batch take a negative time).
 When the ordinary least-squares fit has every coefficient at least 0 it is the fit; else the fit is the
 least-squares optimum over the coefficients at least 0 (non-negative least squares, :func:`nnls`), in
-which the coefficients the constraint binds are 0, and the fit names them (``Fit.at_zero``, with the
-value the unconstrained fit gave each). Its error is the mean absolute percentage error
+which the coefficients the constraint binds are 0, and the fit names those whose unconstrained value is
+negative beyond the solve's round-off (``Fit.at_zero``, with the value the unconstrained fit gave each;
+:data:`ROUNDOFF`). Its error is the mean absolute percentage error
 ``mean(|fit - time| / time)`` by batch kind: ``decode`` (decoders > 0, prefilled = 0), ``prefill``
 (prefilled > 0, decoders = 0), ``mixed`` (both) and ``idle`` (neither).
 """
@@ -34,6 +35,11 @@ TERMS = ("decoders", "kv_decode", "prefilled", "attention")
 #: The coefficients' names: c for the fixed term, then one per term.
 COEFFICIENTS = ("c", "d", "e", "a", "b")
 KINDS = ("decode", "prefill", "mixed", "idle")
+#: A coefficient the constraint holds at 0 is named (``Fit.at_zero``) only when its unconstrained value is
+#: negative beyond this share of the times: its part in the fitted times, ``|value| * norm(term's values)``,
+#: above ``ROUNDOFF * norm(times)``. Less is the round-off of the least-squares solve (a term the times do not
+#: depend on comes out as about -1e-19, not 0).
+ROUNDOFF = 1e-9
 
 
 @dataclass
@@ -42,7 +48,8 @@ class Fit:
     steps: int
     counts: dict[str, int] = field(default_factory=dict)  # steps by batch kind
     mape: dict[str, float] = field(default_factory=dict)  # by batch kind (NaN for a kind with no step)
-    #: the coefficients held at 0 by the constraint (each at least 0), with what the unconstrained fit gave
+    #: the coefficients held at 0 by the constraint (each at least 0) whose unconstrained value, given, is
+    #: negative beyond the round-off (:data:`ROUNDOFF`)
     at_zero: dict[str, float] = field(default_factory=dict)
 
     def definition(self, name: str) -> str:
@@ -107,7 +114,7 @@ def _not_json(fault, raw: str, e: json.JSONDecodeError) -> UserError:
 def read_steps(path: str) -> list[tuple[float, float, float, float, float]]:
     """The steps of a JSON Lines file: ``(decoders, kv_decode, prefilled, attention, time)`` each; a
     mistake is one error at its line."""
-    text = read_text(path, "a step trace")
+    text = read_text(path, "a step trace", file_first=True)  # (every message of serq fit names the file first)
     steps = []
     for no, raw in _lines(text):
         fault = partial(_fault, path, no, raw)
@@ -218,10 +225,16 @@ def fit_steps(steps, where: str = "") -> Fit:
                         "determined (give steps in which these terms vary apart)")
     at_zero: dict[str, float] = {}
     if (coef < 0).any():  # the unconstrained optimum is no cost: the optimum over coefficients at least 0
+        # a coefficient the constraint holds is named when its unconstrained value is negative beyond the
+        # round-off of the solve: its part in the fitted times (the scaled coefficient, its column of norm 1)
+        # below -ROUNDOFF times the times' norm. A term the times do not depend on at all came out as
+        # -1e-19 or so, and was named as held at 0 when nothing held it.
+        bound = -ROUNDOFF * float(np.linalg.norm(t))
         with np.errstate(all="ignore"):
             free = coef / scale
+            binding = coef < bound
             coef = nnls(x / scale, t)
-        at_zero = {n: float(v) for n, v, c in zip(COEFFICIENTS, free, coef) if c == 0}
+        at_zero = {n: float(v) for n, v, c, b in zip(COEFFICIENTS, free, coef, binding) if c == 0 and b}
     with np.errstate(all="ignore"):
         coef = coef / scale
         pred = x @ coef

@@ -283,18 +283,23 @@ def at_byte(data: bytes, name: str, offset: int, message: str) -> str:
     return _message(name, line, col, message, near, 0, len(near), near_col)
 
 
-def read_text(path: str, what: str = "a JSON file") -> str:
+def read_text(path: str, what: str = "a JSON file", *, file_first: bool = False) -> str:
     """A user's JSON file as text: read as UTF-8 whatever the locale, a byte-order mark skipped (JSON readers
     may ignore one, RFC 8259); a file that cannot be read, one of more than :data:`serq.files.MAX_JSON`
     bytes (``what`` it is names it), or a byte that is not UTF-8 (located at its line and column, the line
-    quoted with a caret), is a :class:`serq.errors.UserError`."""
+    quoted with a caret), is a :class:`serq.errors.UserError`. ``file_first``: a file that cannot be read is
+    said as ``FILE: error: cannot read: …``, in the form of the located errors (``FILE:LINE:COL: error: …``),
+    for a command whose every message names the file first (``serq fit``); else ``error: FILE: cannot
+    read: …``, as a program's."""
     from .errors import UserError, shown_path
     from .files import MAX_JSON, not_utf8, read_input
 
     try:
         data = read_input(path, limit=MAX_JSON, what=what)
     except OSError as e:
-        raise UserError(f"{shown_path(path)}: cannot read: {e.strerror or e}") from None
+        why = e.strerror or e
+        raise UserError(f"{shown_path(path)}: error: cannot read: {why}" if file_first else
+                        f"{shown_path(path)}: cannot read: {why}") from None
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     try:
