@@ -145,6 +145,32 @@ run { horizon 10; }
 """,
      {"a": [(0, 0.0, 0.0), (1, 0.0, 0.0), (2, 1.0, 1.0)], "t": [(0, 1.0, 1.0), (1, 2.0, 2.0), (2, 2.0, 2.0)]},
      {"E": {"iterations": 2, "tokens": 6.5}}),
+    # "with preempt lifo the holder that is a resident of the step stage the pool is the memory of and was
+    # admitted last … (a holder away from the engine … is in no running list)". Block 4, cap 8. s0 holds 4
+    # reserving 8 at 0 and prefills 4 on E ([0, 1]); s1 holds 4 at 0.5 and runs 10 on a delay, the last
+    # admitted, away from E. At 1 s0's decode wants a second block: the only resident, s0, is its own victim
+    # (s1 untouched), caching its 4; the step [1, 2] only preempted. s0's reserve of 8 waits for s1 (10.5);
+    # admitted again it consumes its 4 (k = 4), prefills 4 - 4 = 0 at once and decodes 4 over [10.5, 14.5].
+    # kv used 4 + 40 + 8 · 4 = 76, cached 4 · 9.5 + 8 · 5.5 = 82, queued 9.5, waits 0, 0, 9.5.
+    ("the_victim_is_a_resident_not_a_holder_away", """
+pool kv { cap 8; block 4; preempt lifo; }
+stage E : step { budget 16; cost 1; memory kv; }
+stage d : delay;
+workload { arrive batch(2); }
+session {
+  branch (serial == 0) {
+    hold kv (4) reserve (8) {
+      observe k = cached;
+      run E prefill (4 - cached) growing kv;
+      run E decode (4) growing kv;
+    } cache (8);
+  } else { run d (0.5); hold kv (4) { run d (10); } }
+  observe t = now;
+}
+run { horizon 20; }
+""", {"k": [(0, 0.0, 0.0), (0, 10.5, 4.0)], "t": [(1, 10.5, 10.5), (0, 14.5, 14.5)]},
+     {"E": {"iterations": 6, "prefill_only": 1, "decode_only": 4},
+      "kv": {"used": 3.8, "cached": 4.1, "queue": 0.475, "wait": 9.5 / 3, "holders": 0.75, "preemptions": 1}}),
     # serve exclusive prefill: "a waiting prefill that fits can replace [the resident decodes] and use the
     # full budget, including in budget_left at admission … Displaced decodes … neither execute nor advance".
     # s0 decodes 5 from 0 ([0, 1] its first token); s1 joins at 0.5 and is admitted at 1 with budget_left
