@@ -172,7 +172,7 @@ def render(rows: Sequence[dict[str, Any]], same: int, seeds: int) -> str:
         short = any(r.get("n", seeds) < seeds and (r.get("n_a", 0) or r.get("n_b", 0)) for r in rs)
         # (an arm's label is a swept value as given: a --def body's comment may hold a line break or an escape
         # sequence, written as escapes here, as every cell of the table below is by serq.layout.align)
-        out.append(printable(f"{arm} - {base}, paired over {seeds} seeds (95 % CIs):"))
+        out.append(printable(f"{_apart(arm)} - {_apart(base)}, paired over {seeds} seeds (95 % CIs):"))
         # the columns named as --out names them (COLUMNS), each cell without a blank: a reader splitting the
         # table at whitespace gets the header's columns ('B - A', 'paired ±', 'var. reduction' and '45.5 %'
         # were two or three cells of one)
@@ -192,6 +192,13 @@ def render(rows: Sequence[dict[str, Any]], same: int, seeds: int) -> str:
     if same:
         out.append(f"({same} figure(s) equal in every run of both arms left out)")
     return "\n".join(out) + "\n"
+
+
+def _apart(label: str) -> str:
+    """An arm's label as the heading's ``ARM - BASE`` writes it: in parentheses when it holds the heading's
+    `` - `` itself (a definition's body, ``--def 'qkey=prio - waited'``), which read as
+    ``qkey=prio - qkey=prio - waited, …``, the arms' border nowhere to be seen."""
+    return f"({label})" if " - " in label else label
 
 
 def reduction_percent(vr: float) -> str:
